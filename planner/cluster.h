@@ -1,0 +1,128 @@
+/*
+ * cluster.h — the GPUs a plan runs on: nodes ("islands"), devices, links.
+ *
+ * Devices are numbered node-major: node 0's GPUs are 0 .. n0-1, node 1's follow,
+ * and so on. Every device of a node has that node's GPU type. Links come in two
+ * classes: intra-node (NVLink/PCIe, one bandwidth per node) and inter-node (one
+ * bandwidth for every node pair, or a full per-pair matrix for heterogeneous
+ * networks). A collective over a group of devices runs at the bandwidth of the
+ * slowest link the group spans (AMP Eq. 3).
+ *
+ * Units: bandwidths are bytes per second of *bus bandwidth* as nccl-tests report
+ * it, so a ring all-reduce of M bytes over n devices takes 2(n−1)/n · M / bw;
+ * memory in bytes; compute in FLOP/s.
+ *
+ * The built-in hardware table (tsl_gpu_find / tsl_link_find) is what the daemon
+ * falls back to before any worker has reported measured profiles; each entry
+ * names its source.
+ */
+#ifndef TSL_CLUSTER_H
+#define TSL_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define TSL_CLUSTER_MAX_NODES 1024u
+#define TSL_CLUSTER_MAX_DEVICES 16384u
+#define TSL_CLUSTER_MAX_GPU_TYPES 8u
+
+typedef struct tsl_gpu_spec {
+    char name[32];            /* "A100-80G" */
+    uint64_t mem_bytes;       /* device memory */
+    double peak_flops;        /* dense fp16/bf16 tensor-core peak, FLOP/s */
+    double efficiency;        /* achieved fraction of peak on Transformer GEMMs, (0, 1] */
+    double intra_bw;          /* default intra-node bus bandwidth, bytes/s */
+    double pcie_bw;           /* host<->device bandwidth, bytes/s */
+    const char *source;       /* where the figures come from */
+} tsl_gpu_spec_t;
+
+typedef struct tsl_link_spec {
+    const char *name;         /* "ib100", "ib400", "eth10", ... */
+    double bw;                /* bytes/s, bus bandwidth between two nodes */
+    const char *source;
+} tsl_link_spec_t;
+
+typedef struct tsl_node {
+    uint32_t n_gpus;
+    uint32_t gpu_type;        /* index into tsl_cluster_t.gpu_types */
+    double intra_bw;          /* bytes/s between this node's GPUs */
+    uint64_t cpu_mem_bytes;   /* host memory (offloading), 0 = unknown */
+} tsl_node_t;
+
+typedef struct tsl_cluster {
+    uint32_t n_nodes;
+    tsl_node_t *nodes;                        /* owned, n_nodes entries */
+    uint32_t n_gpu_types;
+    tsl_gpu_spec_t gpu_types[TSL_CLUSTER_MAX_GPU_TYPES];
+    double inter_bw;                          /* bytes/s for every node pair ... */
+    double *inter_bw_matrix;                  /* ... unless this n_nodes² matrix is set (owned) */
+    double overlap_slowdown;                  /* compute/comm contention factor, ≥ 1 (Galvatron V) */
+    uint32_t n_devices;                       /* derived: Σ n_gpus */
+    uint32_t *device_node;                    /* derived, owned: device → node */
+} tsl_cluster_t;
+
+/* Built-in hardware table. Lookups are case-insensitive; NULL if unknown. */
+size_t tsl_gpu_count(void);
+const tsl_gpu_spec_t *tsl_gpu_at(size_t i);
+const tsl_gpu_spec_t *tsl_gpu_find(const char *name);
+size_t tsl_link_count(void);
+const tsl_link_spec_t *tsl_link_at(size_t i);
+const tsl_link_spec_t *tsl_link_find(const char *name);
+
+#define TSL_DEFAULT_OVERLAP_SLOWDOWN 1.3  /* Galvatron-BMW Sec. V */
+
+/* Homogeneous cluster: n_nodes × gpus_per_node of one GPU type; inter_bw is
+ * ignored when n_nodes == 1. */
+int tsl_cluster_homogeneous(tsl_cluster_t *c, uint32_t n_nodes, uint32_t gpus_per_node,
+                            const tsl_gpu_spec_t *gpu, double inter_bw, tsl_err_t *err);
+
+/*
+ * Short spec: "[NODES x]GPUSxTYPE[:LINK]", e.g. "8xA100-80G", "2x8xA100-40G:ib100".
+ * TYPE is a built-in GPU name, LINK a built-in link name (default ib100 when more
+ * than one node). Errors name the part of the spec that is wrong.
+ */
+int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err);
+
+/* Adds a node; the cluster is usable after tsl_cluster_finish(). Used by the JSON
+ * loader and heterogeneous descriptions. */
+void tsl_cluster_init(tsl_cluster_t *c);
+int tsl_cluster_add_gpu_type(tsl_cluster_t *c, const tsl_gpu_spec_t *gpu, uint32_t *idx,
+                             tsl_err_t *err);
+int tsl_cluster_add_node(tsl_cluster_t *c, const tsl_node_t *node, tsl_err_t *err);
+/* Sets inter-node bandwidth for one pair (allocates the matrix on first use). */
+int tsl_cluster_set_pair_bw(tsl_cluster_t *c, uint32_t a, uint32_t b, double bw, tsl_err_t *err);
+int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err);   /* derives, validates */
+void tsl_cluster_free(tsl_cluster_t *c);
+int tsl_cluster_copy(tsl_cluster_t *dst, const tsl_cluster_t *src, tsl_err_t *err);
+
+/* Lookups (device ids must be < n_devices). */
+const tsl_gpu_spec_t *tsl_cluster_device_gpu(const tsl_cluster_t *c, uint32_t dev);
+double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev); /* peak × efficiency */
+uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev);
+uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c);
+double tsl_cluster_link_bw(const tsl_cluster_t *c, uint32_t dev_a, uint32_t dev_b);
+bool tsl_cluster_is_homogeneous(const tsl_cluster_t *c);
+
+/*
+ * Slowest link spanned by the device group {first + k·stride : 0 ≤ k < count}
+ * (AMP Eq. 3). count == 1 gives +INFINITY (no communication).
+ */
+double tsl_cluster_group_bw(const tsl_cluster_t *c, uint32_t first, uint32_t stride,
+                            uint32_t count);
+
+/*
+ * Slowest link over ALL groups of one parallel dimension inside a block of
+ * devices [block_first, block_first + block_size): groups of `count` devices with
+ * `stride`, tiled over the block as a mesh dimension does (e.g. TP=2 inner, DP=4
+ * outer in an 8-device block: TP groups {0,1},{2,3},..., DP groups {0,2,4,6},{1,3,5,7}).
+ */
+double tsl_cluster_dim_bw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                          uint32_t stride, uint32_t count);
+
+/* One-line description, e.g. "2 nodes x 8 A100-40G (80 GiB), intra 150 GB/s, inter 10 GB/s". */
+size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * cost.h — time and memory of one layer under one strategy for one micro-batch
+ * (Galvatron-BMW Sec. III-A and V, AMP 3.4). Every figure the planner prints is
+ * a sum of these.
+ *
+ * Notation: a stage runs on a block of G devices; the strategy has TP degree t,
+ * DP degree d, SDP degree z (data width w = d·z, t·w = G); the micro-batch has
+ * B_m samples, so each device processes n = B_m / w samples (B_m must divide by w,
+ * otherwise the strategy is infeasible for this micro-batch). P is the layer's
+ * parameter count, F its forward FLOPs per sample, X its fastest device rate
+ * (peak × efficiency, the slowest device of the block), k the overlap slowdown.
+ *
+ * Collectives (ring; M = bytes of the full buffer, bw = slowest link of the group):
+ *   all-reduce       2(n−1)/n · M / bw
+ *   all-gather       (n−1)/n · M / bw
+ *   reduce-scatter   (n−1)/n · M / bw
+ *   p2p              M / bw
+ *
+ * Time of one micro-batch:
+ *   compute_f  = F · n / (t · X)
+ *   compute_b  = 2 · compute_f                       (two GEMMs per forward GEMM)
+ *   tp_f       = tp_allreduces × all-reduce(2·s·h·n bytes, t)   (same again in backward)
+ *   sdp_gather = all-gather(2·P/t bytes, z)          (once in forward, once in backward)
+ *   recompute  = compute_f + tp_f                    (CKPT only, in backward)
+ *   fwd_s      = compute_f + tp_f + sdp_gather
+ *   bwd_s      = compute_b + tp_f + sdp_gather + recompute      (no gradient sync)
+ *   grad_comm  = all-reduce(2·P/(t·z) bytes, d) + reduce-scatter(2·P/t bytes, z)
+ *   bwd_sync_s = bwd_s − compute_b + overlap(compute_b, grad_comm)
+ *   overlap(X, C) = max(X, C) + (k − 1) · min(X, C)
+ *     — while both run each is slowed by k (Galvatron V: k ≈ 1.3); the longer one
+ *       then finishes alone at full speed. k = 1 gives max(X, C).
+ *   c(l, s) = fwd_s + bwd_s; the last micro-batch costs fwd_s + bwd_sync_s.
+ *
+ * Memory per device (bytes), mixed-precision Adam (ZeRO paper, Rajbhandari 2020):
+ *   16 bytes per parameter = 2 (fp16 weights) + 2 (fp16 grads) + 4 (fp32 master
+ *   weights) + 4 (Adam momentum) + 4 (Adam variance).
+ *   O_ms  = 16 · P / t            under DP
+ *         = 16 · P / (t · z)      under SDP (all states sharded, ZeRO-3)
+ *   act   = (act_repl + act_shard / t) · n          (model.h)
+ *   O_f   = act, O_b = 0                             without CKPT
+ *   O_f   = bnd · n, O_b = act                       with CKPT (Galvatron III-A)
+ *   SDP adds its transient gathered weights and unsharded gradients to the
+ *   backward peak: O_b += 4 · P / t · (1 − 1/z).
+ *
+ * Transformation cost R (Eq. 4): zero when consecutive layers share a layout
+ * (tsl_strategy_same_layout); otherwise the receiving layer's input is
+ * all-gathered over the stage block: (G−1)/G · bnd · B_m / w / bw_block.
+ */
+#ifndef TSL_COST_H
+#define TSL_COST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "model.h"
+#include "strategy.h"
+
+#define TSL_BYTES_PER_PARAM_STATES 16u   /* see above */
+#define TSL_BYTES_PER_PARAM_FP16 2u
+
+/* Where a stage runs: a block of devices of the cluster. */
+typedef struct tsl_cost_env {
+    const tsl_cluster_t *cluster;
+    uint32_t block_first;      /* first device of the stage block */
+    uint32_t block_size;       /* G */
+    double device_flops;       /* slowest device of the block, FLOP/s */
+    double block_bw;           /* slowest link inside the block (bytes/s), +INF if G == 1 */
+    double overlap_slowdown;   /* k */
+} tsl_cost_env_t;
+
+int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
+                      uint32_t block_size, tsl_err_t *err);
+
+/* Link bandwidths a strategy's groups see inside the env's block. */
+typedef struct tsl_strategy_bw {
+    double tp_bw, dp_bw, sdp_bw;   /* +INF for an unused dimension */
+} tsl_strategy_bw_t;
+
+void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
+                          tsl_strategy_bw_t *out);
+
+typedef struct tsl_layer_cost {
+    bool feasible;            /* false when B_m does not divide by the data width */
+    double fwd_s;
+    double bwd_s;             /* without gradient synchronisation */
+    double bwd_sync_s;        /* the micro-batch that synchronises gradients */
+    double grad_comm_s;       /* raw gradient communication time (before overlap) */
+    double compute_s;         /* compute part of fwd_s + bwd_s (for reporting) */
+    double comm_s;            /* communication part of fwd_s + bwd_s (for reporting) */
+    uint64_t ms_bytes;        /* O_ms */
+    uint64_t fwd_bytes;       /* O_f for one micro-batch */
+    uint64_t bwd_bytes;       /* O_b for one micro-batch */
+} tsl_layer_cost_t;
+
+/* Fills out for layer l under strategy s with micro-batch size mb. bw may be NULL
+ * (computed from env) or precomputed by tsl_cost_strategy_bw for speed. */
+void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                    const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out);
+
+/* R for layer l entering strategy `to` from a different layout. */
+double tsl_cost_transition_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
+                             const tsl_strategy_t *to, uint32_t mb);
+
+/* Collective and p2p times (see above). n = 1 or bytes = 0 gives 0. */
+double tsl_cost_allreduce_s(double bytes, uint32_t n, double bw);
+double tsl_cost_allgather_s(double bytes, uint32_t n, double bw);
+double tsl_cost_reduce_scatter_s(double bytes, uint32_t n, double bw);
+double tsl_cost_p2p_s(double bytes, double bw);
+double tsl_cost_overlap_s(double compute_s, double comm_s, double slowdown);
+
+/* Time to send a stage boundary (activation forward + gradient backward) of
+ * `bnd_bytes_per_sample` for mb samples between two device blocks. */
+double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,
+                            uint64_t bnd_bytes_per_sample, uint32_t mb);
+
+#endif

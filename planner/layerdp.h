@@ -1,0 +1,89 @@
+/*
+ * layerdp.h — Galvatron-BMW Algorithm 3: choose one strategy per layer of a stage
+ * to minimise the stage time under a device memory budget.
+ *
+ * The caller fills, for L layers and S strategies, the per-layer figures from
+ * cost.h (already multiplied by the number of micro-batches a stage keeps in
+ * flight for activations). The solver runs the forward-memory DP of Eq. 4
+ *
+ *   C(l, e, j) = c(l, j) + min_i [ C(l−1, e − w(l, j), i) + R(l, i, j) ]
+ *   w(l, j)    = ⌈(O_f(l, j) + O_ms(l, j)) / bucket⌉
+ *
+ * (the state keeps the previous layer's strategy j so that R is exact), then walks
+ * the forward budgets E_fwd upward from E − b_up, where b_up = max O_b, checking
+ * the real peak of Eq. 2,
+ *
+ *   E_all = max_i { Σ_{k≤i} O_f(k) + O_b(i) } + Σ_k O_ms(k),
+ *
+ * on the backtracked assignment, and keeps the largest E_fwd whose assignment
+ * fits (the first failure stops the walk, as Algorithm 3 does). The returned plan
+ * never exceeds the budget: E_all is computed in exact bytes; buckets only round
+ * the DP's forward sizes up.
+ *
+ * R comes in one of two forms: by layout classes (R = 0 between strategies of the
+ * same class, else trans_s[l·S + j]) — O(L·E·S) — or as a full L·S·S matrix
+ * (O(L·E·S²)), for callers with arbitrary transformation costs.
+ *
+ * No allocation happens in tsl_layerdp_solve: all memory lives in a workspace
+ * sized once for the largest problem.
+ */
+#ifndef TSL_LAYERDP_H
+#define TSL_LAYERDP_H
+
+#include <stdint.h>
+
+#include "err.h"
+
+/* Default bucket: an 80 GiB budget is 2048 buckets. */
+#define TSL_LAYERDP_DEFAULT_BUCKET_BYTES (40ull << 20)
+
+typedef struct tsl_layerdp_problem {
+    uint32_t n_layers;          /* L ≥ 1 */
+    uint32_t n_strategies;      /* S ≥ 1 */
+    /* [l·S + j]; time_s = +INFINITY marks (l, j) infeasible */
+    const double *time_s;       /* c(l, j) */
+    const uint64_t *fwd_bytes;  /* O_f(l, j) */
+    const uint64_t *bwd_bytes;  /* O_b(l, j) */
+    const uint64_t *ms_bytes;   /* O_ms(l, j) */
+    /* transformation cost, one of: */
+    const uint32_t *layout;     /* [j]: layout class of strategy j, with trans_s [l·S + j] */
+    const double *trans_s;
+    const double *trans_full_s; /* [(l·S + i)·S + j]: R(l, i, j), i = previous layer's */
+    uint64_t budget_bytes;      /* E */
+    uint64_t bucket_bytes;      /* memory granularity, 0 = default */
+} tsl_layerdp_problem_t;
+
+typedef struct tsl_layerdp_result {
+    double time_s;              /* Σ c(l, j_l) + Σ R; +INFINITY when nothing fits */
+    uint64_t peak_bytes;        /* E_all of the assignment */
+    uint64_t fwd_bytes;         /* E_f of the assignment */
+    uint64_t states_visited;    /* DP cells evaluated (for statistics) */
+} tsl_layerdp_result_t;
+
+typedef struct tsl_layerdp_ws tsl_layerdp_ws_t;
+
+/* Workspace for problems up to max_layers × max_strategies × max_buckets. */
+tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategies,
+                                     uint32_t max_buckets);
+void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws);
+
+/* Number of buckets a problem needs: ⌊budget / bucket⌋. */
+uint32_t tsl_layerdp_buckets(uint64_t budget_bytes, uint64_t bucket_bytes);
+
+/*
+ * Solves p. On success returns 0 and writes the chosen strategy index of each
+ * layer into choice[0..L) (when a plan fits) and the figures into res;
+ * res->time_s is +INFINITY and choice untouched when no assignment fits the
+ * budget. Returns -1 with err for malformed input (sizes beyond the workspace,
+ * missing arrays).
+ */
+int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t *choice,
+                      tsl_layerdp_result_t *res, tsl_err_t *err);
+
+/* E_all (Eq. 2) of a given assignment, in exact bytes. */
+uint64_t tsl_layerdp_peak_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice);
+
+/* Total time Σ c + Σ R of a given assignment. */
+double tsl_layerdp_time_s(const tsl_layerdp_problem_t *p, const uint32_t *choice);
+
+#endif

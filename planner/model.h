@@ -1,0 +1,143 @@
+/*
+ * model.h — what is being trained: an ordered list of layers and their shapes.
+ *
+ * A model is a sequence of layers. Each layer carries its shape (sequence length,
+ * hidden size, FFN size, heads, vocabulary) and the figures derived from it by
+ * tsl_layer_derive(). Everything the cost model needs about a layer is here; the
+ * cost model never looks at the kind except through these numbers.
+ *
+ * Units: parameters are counts, FLOPs are floating-point operations for ONE sample
+ * (one sequence), activation sizes are bytes for ONE sample in the activation dtype
+ * (fp16/bf16, 2 bytes) as training with mixed precision keeps them.
+ *
+ * Formulas (s = seq_len, h = hidden, f = ffn_hidden, a = heads, d = attention
+ * inner width = heads * head_dim, normally h; V = vocab; t = s_cross, the
+ * encoder length a decoder attends to; g = 1 for plain FFN, 2 for gated FFN):
+ *
+ *   parameters
+ *     self-attention   4·h·d + 3·d + h       (Q,K,V,O weights + biases)
+ *     cross-attention  4·h·d + 3·d + h
+ *     FFN              (g+1)·h·f + g·f + h   (up[,gate],down weights + biases)
+ *     layer norm       2·h each (encoder: 2, decoder: 3)
+ *     embedding        V·h + P·h             (P = learned positions, 0 for RoPE)
+ *     patch embedding  c·p²·h + h            (ViT/Swin; stored as vocab = c·p²)
+ *     head             V·h when untied, else 0 (weights shared with the embedding)
+ *
+ *   forward FLOPs per sample (2 FLOPs per multiply-add; Megatron-LM, Narayanan 2021)
+ *     self-attention   8·s·h·d + 4·s²·d      (projections + QKᵀ + AV)
+ *     cross-attention  4·s·h·d + 4·t·h·d + 4·s·t·d
+ *     FFN              2·(g+1)·s·h·f
+ *     head             2·s·h·V
+ *     embedding        0 (a lookup)
+ *   backward = 2 × forward (two GEMMs per forward GEMM), documented in cost.h.
+ *
+ *   activations per sample, bytes, fp16 (Korthikanti et al. 2022, "Reducing
+ *   activation recomputation", Sec. 4.1, generalised to f ≠ 4h and d ≠ h):
+ *     self-attention block  2·s·h (LN in) + 2·s·h (QKV in) + 4·s·d (Q,K) + 2·s·d (V)
+ *                           + 2·a·s² (softmax) + a·s² (dropout mask) + 2·a·s² (dropout out)
+ *                           + 2·s·d (proj in) + s·h (dropout mask)
+ *     FFN block             2·s·h (LN in) + 2·s·h (fc1 in) + 2·g·s·f (fc1 out)
+ *                           + 2·s·f (act out) + s·h (dropout mask)
+ *     For f = 4h, d = h this is the paper's 34·s·h + 5·a·s².
+ *   Under tensor parallelism of degree k (no sequence parallelism), the parts that
+ *   depend on d, f and a are split k ways, the rest (LN inputs, block inputs,
+ *   dropout masks on h) is replicated: act(k) = act_repl + act_shard / k.
+ *   The boundary activation (the layer's input kept when the layer is
+ *   checkpointed) is 2·s·h.
+ */
+#ifndef TSL_MODEL_H
+#define TSL_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define TSL_ACT_DTYPE_BYTES 2u  /* fp16/bf16 activations */
+#define TSL_MODEL_MAX_LAYERS 1024u
+#define TSL_NAME_MAX 64
+
+typedef enum tsl_layer_kind {
+    TSL_LAYER_EMBEDDING = 0, /* token (+ position) embedding, or patch embedding */
+    TSL_LAYER_ENCODER,       /* self-attention + FFN */
+    TSL_LAYER_DECODER,       /* self-attention + cross-attention + FFN */
+    TSL_LAYER_ATTENTION,     /* self-attention block alone (sub-layer partitioning) */
+    TSL_LAYER_FFN,           /* FFN block alone (sub-layer partitioning) */
+    TSL_LAYER_HEAD,          /* LM / classification head */
+    TSL_LAYER_KIND_COUNT
+} tsl_layer_kind_t;
+
+typedef struct tsl_layer {
+    /* shape: set by the caller */
+    tsl_layer_kind_t kind;
+    uint32_t seq_len;      /* s: tokens (or patches) per sample at this layer */
+    uint32_t hidden;       /* h */
+    uint32_t ffn_hidden;   /* f; 0 for layers without an FFN */
+    uint32_t heads;        /* a */
+    uint32_t attn_dim;     /* d = heads × head_dim; 0 means d = h */
+    uint32_t cross_seq_len;/* t: encoder tokens a decoder attends to; 0 otherwise */
+    uint32_t vocab;        /* V: embedding/head vocabulary, or c·p² for a patch embedding */
+    uint32_t positions;    /* learned position embeddings (embedding layer), 0 for none */
+    bool gated_ffn;        /* SwiGLU-style FFN (Llama): g = 2 */
+    bool tied_head;        /* head shares the embedding's weights (no parameters) */
+
+    /* derived by tsl_layer_derive() */
+    uint64_t params;
+    double fwd_flops;          /* per sample */
+    uint64_t bnd_act_bytes;    /* per sample: the layer input, kept under CKPT */
+    uint64_t act_repl_bytes;   /* per sample: stashed activations replicated under TP */
+    uint64_t act_shard_bytes;  /* per sample: stashed activations divided by the TP degree */
+    uint32_t tp_allreduces;    /* all-reduces of s·h activations per forward under TP */
+} tsl_layer_t;
+
+typedef struct tsl_model {
+    char name[TSL_NAME_MAX];
+    uint32_t n_layers;
+    tsl_layer_t *layers;   /* owned; n_layers entries */
+    uint32_t tokens_per_sample; /* for tokens/s: the longest input sequence */
+} tsl_model_t;
+
+/* Fills params, FLOPs and activation sizes of l from its shape (formulas above).
+ * Returns -1 if the shape is invalid (zero hidden size, FFN without size, ...). */
+int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
+
+/* Short lowercase name of a kind: "embedding", "encoder", ... */
+const char *tsl_layer_kind_name(tsl_layer_kind_t kind);
+
+/* Builder: init an empty model, append layers (derived on append), free. */
+void tsl_model_init(tsl_model_t *m, const char *name);
+int tsl_model_add(tsl_model_t *m, const tsl_layer_t *l, tsl_err_t *err);
+int tsl_model_add_n(tsl_model_t *m, const tsl_layer_t *l, uint32_t count, tsl_err_t *err);
+void tsl_model_free(tsl_model_t *m);
+
+/* Deep copy. */
+int tsl_model_copy(tsl_model_t *dst, const tsl_model_t *src, tsl_err_t *err);
+
+/* Totals over the layers. */
+uint64_t tsl_model_params(const tsl_model_t *m);
+double tsl_model_fwd_flops(const tsl_model_t *m);          /* per sample */
+uint64_t tsl_model_act_bytes(const tsl_model_t *m);        /* per sample, TP = 1 */
+
+/* Checks every layer's shape and the layer count. */
+int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err);
+
+/*
+ * Presets. Names are case-insensitive. Galvatron Table I: BERT-Huge-32/48,
+ * ViT-Huge-32/48, T5-Large-32/48, T5-512/4-32/48, Swin-Huge-32/48,
+ * GPT3-15B/39B/65B, BERT-xHuge, ViT-xHuge; AutoPipe Table I: GPT2-345M,
+ * GPT2-762M, GPT2-1.3B, BERT-Large; AMP 4.3: TransGAN-Hetero; H3T Table 2:
+ * BERT-1.8B/6B/13B/100B; and Llama2-7B.
+ */
+typedef struct tsl_model_preset {
+    const char *name;
+    const char *source;          /* paper and table it comes from */
+    uint64_t published_params;   /* the count the source states (for the 3% check) */
+} tsl_model_preset_t;
+
+size_t tsl_model_preset_count(void);
+const tsl_model_preset_t *tsl_model_preset_at(size_t i);
+const tsl_model_preset_t *tsl_model_preset_find(const char *name);
+int tsl_model_preset(const char *name, tsl_model_t *out, tsl_err_t *err);
+
+#endif

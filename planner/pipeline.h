@@ -1,0 +1,32 @@
+/*
+ * pipeline.h — time and memory of a 1F1B-flush pipeline of P stages with m
+ * micro-batches (Galvatron-BMW Eq. 5, 6 and 9).
+ *
+ *   T = (m − 1) · max_i C_nosync(i) + Σ_i C_sync(i)                         (Eq. 9)
+ *
+ * where C_sync(i) is stage i's time for one micro-batch including its gradient
+ * synchronisation (the last micro-batch) and C_nosync(i) the same without it. A
+ * stage's time includes sending its output boundary to the next stage (and the
+ * gradient back), so p2p costs enter both terms.
+ *
+ * Memory under 1F1B: stage i (0-based) keeps the activations of
+ * min(P − i, m) micro-batches in flight; shallower stages hold more.
+ *
+ * Balance degrees (Eq. 6): α = 1 − max_i x_i / Σ_i x_i, in [0, 1 − 1/P].
+ */
+#ifndef TSL_PIPELINE_H
+#define TSL_PIPELINE_H
+
+#include <stdint.h>
+
+/* Eq. 9. n_stages ≥ 1, m ≥ 1. */
+double tsl_pipeline_time_s(uint32_t n_stages, const double *stage_nosync_s,
+                           const double *stage_sync_s, uint32_t m);
+
+/* Micro-batches whose activations stage `stage` (0-based) holds under 1F1B. */
+uint32_t tsl_pipeline_inflight(uint32_t stage, uint32_t n_stages, uint32_t m);
+
+/* Eq. 6 over n values (time or memory); 0 for n ≤ 1 or a zero sum. */
+double tsl_pipeline_balance(uint32_t n, const double *values);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * plan.h — a hybrid-parallel training plan and its predicted figures.
+ *
+ * A plan is self-contained and fixed-size (no pointers): it can be copied with =,
+ * compared with memcmp after tsl_plan_init, and stored as is. Stage s runs layers
+ * [first_layer, first_layer + n_layers) on devices [first_device, first_device +
+ * n_devices); inside the block, device placement follows the strategy's level
+ * order (strategy.h): level 0 takes consecutive devices.
+ *
+ * Units: seconds, bytes, samples; throughput in samples/s and tokens/s.
+ */
+#ifndef TSL_PLAN_H
+#define TSL_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "model.h"
+#include "strategy.h"
+
+#define TSL_PLAN_MAX_STAGES 64u
+#define TSL_PLAN_MAX_LAYERS TSL_MODEL_MAX_LAYERS
+
+typedef struct tsl_plan_stage {
+    uint32_t first_layer, n_layers;
+    uint32_t first_device, n_devices;
+    uint32_t inflight;          /* micro-batches of activations held (1F1B) */
+    double time_s;              /* one micro-batch, with gradient sync */
+    double time_nosync_s;       /* one micro-batch, without */
+    double p2p_s;               /* boundary send to the next stage, included above */
+    uint64_t ms_bytes;          /* model states per device */
+    uint64_t act_bytes;         /* activations per device (all in-flight micro-batches) */
+    uint64_t peak_bytes;        /* Eq. 2 peak per device */
+} tsl_plan_stage_t;
+
+typedef struct tsl_plan {
+    bool valid;                 /* false: empty / no plan (e.g. a baseline that OOMs) */
+    char label[32];             /* "tessel", "dp", "megatron-tp", ... */
+    uint32_t n_devices;
+    uint32_t pp;                /* number of stages */
+    tsl_plan_stage_t stages[TSL_PLAN_MAX_STAGES];
+    uint32_t n_layers;
+    tsl_strategy_t layer[TSL_PLAN_MAX_LAYERS];
+    uint32_t global_batch;
+    uint32_t micro_batch;       /* samples per micro-batch (B_m) */
+    uint32_t n_micro;           /* m; global_batch = micro_batch × n_micro */
+    double iter_time_s;
+    double samples_per_s;
+    double tokens_per_s;
+    uint64_t peak_bytes;        /* max over stages */
+    uint64_t budget_bytes;      /* the memory budget the plan was searched under */
+    double alpha_t, alpha_m;    /* Eq. 6 */
+} tsl_plan_t;
+
+void tsl_plan_init(tsl_plan_t *p);
+
+/*
+ * Checks: every layer placed exactly once in order, stages cover the devices
+ * without overlap, each layer's strategy multiplies to its stage's device count,
+ * micro_batch × n_micro = global_batch, per-stage peak within budget, figures
+ * finite and positive. The message names the stage/layer and what is wrong.
+ */
+int tsl_plan_validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_cluster_t *c,
+                      tsl_err_t *err);
+
+/*
+ * Folds runs of equal strategies per stage, like the paper's Fig. 6:
+ * "tp2-dp4 ×12". Calls fn once per run.
+ */
+typedef void (*tsl_plan_run_fn)(void *ud, uint32_t stage, uint32_t first_layer,
+                                uint32_t count, const tsl_strategy_t *s);
+void tsl_plan_foreach_run(const tsl_plan_t *p, tsl_plan_run_fn fn, void *ud);
+
+/*
+ * Canonical fingerprint: a stable 64-bit FNV-1a hash over a canonical encoding of
+ * the model's layer shapes, the cluster's devices and links, and the request's
+ * fields (passed as an opaque canonical byte string by search.h). Independent of
+ * pointer values, struct padding and host byte order.
+ */
+typedef struct tsl_fp {
+    uint64_t h;
+} tsl_fp_t;
+
+void tsl_fp_init(tsl_fp_t *fp);
+void tsl_fp_u64(tsl_fp_t *fp, uint64_t v);
+void tsl_fp_f64(tsl_fp_t *fp, double v);        /* hashed via its %.17g text */
+void tsl_fp_str(tsl_fp_t *fp, const char *s);
+void tsl_fp_model(tsl_fp_t *fp, const tsl_model_t *m);
+void tsl_fp_cluster(tsl_fp_t *fp, const tsl_cluster_t *c);
+/* 16 lowercase hex digits + NUL into buf[17]. */
+void tsl_fp_hex(const tsl_fp_t *fp, char buf[17]);
+
+#endif

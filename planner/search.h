@@ -1,0 +1,117 @@
+/*
+ * search.h — the outer search (Galvatron-BMW Algorithm 1) and the baselines.
+ *
+ * For each global batch size (a fixed one, or a sweep), each PP degree P from the
+ * divisors of the device count (stages take consecutive device blocks, so PP
+ * crosses the slowest links first — Takeaway #1), each micro-batch count m, the
+ * model is partitioned into P stages, every stage runs the layer DP (layerdp.h)
+ * over the decision-tree strategies of its block (strategy.h), and the pipeline
+ * time of Eq. 9 (pipeline.h) ranks the result. The best plan by throughput wins;
+ * the k best distinct (P, m, batch) configurations are kept as alternatives.
+ *
+ * Baselines are the same search restricted to one hand-made strategy: pure DP
+ * (PyTorch DDP), pure TP (Megatron), pure PP (GPipe, one device per stage), pure
+ * SDP (ZeRO-3/FSDP), DeepSpeed 3D (2-way TP × 2-way PP × the rest DP), DP+TP and
+ * DP+PP (Galvatron's restricted variants). Baselines use no CKPT.
+ *
+ * Batch sweep: B = 1, 2, 4, ... while some configuration fits, then a linear
+ * refinement between the last fitting power of two and the first that does not,
+ * in steps of an eighth of it (up to request.max_batch).
+ *
+ * Pure and thread-safe: no globals, no clocks, no I/O. Progress and cancellation
+ * go through the hooks; the same input gives the same result, byte for byte.
+ */
+#ifndef TSL_SEARCH_H
+#define TSL_SEARCH_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "model.h"
+#include "plan.h"
+#include "strategy.h"
+
+#define TSL_SEARCH_MAX_TOPK 16u
+#define TSL_SEARCH_DEFAULT_TOPK 5u
+#define TSL_SEARCH_DEFAULT_MAX_BATCH 4096u
+
+typedef struct tsl_request {
+    uint32_t global_batch;      /* 0: sweep for the best throughput */
+    uint32_t max_batch;         /* sweep ceiling; 0 = TSL_SEARCH_DEFAULT_MAX_BATCH */
+    uint64_t mem_budget_bytes;  /* per device; 0 = the smallest device's memory */
+    uint32_t top_k;             /* alternatives kept; 0 = default */
+    uint32_t max_pp;            /* 0 = no limit beyond the device and layer counts */
+    uint32_t max_micro;         /* largest m tried; 0 = global batch */
+    uint64_t bucket_bytes;      /* layer DP memory granularity; 0 = default */
+    bool no_pp, no_tp, no_dp, no_sdp, no_ckpt;   /* switch dimensions off */
+    bool no_baselines;          /* skip the baseline searches */
+} tsl_request_t;
+
+void tsl_request_init(tsl_request_t *r);
+
+/* Checks the request against the model and cluster before any work: names the
+ * field and the reason (batch 0 with no sweep, budget above device memory, ...). */
+int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
+                         tsl_err_t *err);
+
+/* Fingerprint of (model, cluster, request). */
+void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m,
+                             const tsl_cluster_t *c, char hex[17]);
+
+typedef enum tsl_baseline {
+    TSL_BASELINE_DP = 0,
+    TSL_BASELINE_TP,
+    TSL_BASELINE_PP,
+    TSL_BASELINE_SDP,
+    TSL_BASELINE_3D,
+    TSL_BASELINE_DP_TP,
+    TSL_BASELINE_DP_PP,
+    TSL_BASELINE_COUNT
+} tsl_baseline_t;
+
+const char *tsl_baseline_name(tsl_baseline_t b);   /* "dp", "megatron-tp", ... */
+const char *tsl_baseline_title(tsl_baseline_t b);  /* "Pure DP (PyTorch DDP)", ... */
+
+typedef struct tsl_search_stats {
+    uint64_t dp_runs;           /* layer DP invocations */
+    uint64_t dp_states;         /* DP cells evaluated */
+    uint64_t configs;           /* (batch, P, m) configurations costed */
+    uint32_t batches_tried;
+} tsl_search_stats_t;
+
+typedef struct tsl_search_result {
+    tsl_plan_t best;
+    uint32_t n_top;
+    tsl_plan_t top[TSL_SEARCH_MAX_TOPK];          /* best first; top[0] == best */
+    tsl_plan_t baseline[TSL_BASELINE_COUNT];      /* .valid false: OOM / not applicable */
+    char baseline_why[TSL_BASELINE_COUNT][96];    /* why a baseline has no plan */
+    tsl_search_stats_t stats;
+} tsl_search_result_t;
+
+/* Progress: fraction in [0, 1] and a phase name ("search", "baselines").
+ * Called from the searching thread; keep it cheap. */
+typedef void (*tsl_progress_fn)(void *ud, double fraction, const char *phase);
+
+typedef struct tsl_search_hooks {
+    tsl_progress_fn progress;
+    void *progress_ud;
+    const atomic_int *cancel;   /* non-zero: stop at the next check, return TSL_SEARCH_CANCELLED */
+} tsl_search_hooks_t;
+
+enum {
+    TSL_SEARCH_OK = 0,
+    TSL_SEARCH_ERR = -1,        /* bad input or nothing fits; err says which */
+    TSL_SEARCH_CANCELLED = -2,
+};
+
+/*
+ * Runs the search. result is large (fixed-size plans): allocate it on the heap.
+ * Returns TSL_SEARCH_OK, TSL_SEARCH_ERR with err naming the field or saying that
+ * no strategy fits the memory budget, or TSL_SEARCH_CANCELLED.
+ */
+int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+               const tsl_search_hooks_t *hooks, tsl_search_result_t *result, tsl_err_t *err);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * strategy.h — one layer's parallel strategy inside a pipeline stage, and the
+ * decision-tree enumeration of all of them (Galvatron-BMW Sec. III-B).
+ *
+ * A stage runs on a block of G devices. Inside it a layer uses up to three
+ * parallel dimensions out of {DP, SDP, TP}, each at most once, whose degrees
+ * multiply to G (a decision tree whose non-leaf degrees are > 1). The ORDER of the
+ * levels matters: level 0 is the innermost dimension and takes consecutive devices
+ * (stride 1, so it stays inside a node when it can); level 1 has stride
+ * degree[0]; level 2 has stride degree[0]·degree[1]. Each tree comes with and
+ * without activation checkpointing (CKPT).
+ *
+ * Counts for 8 devices summed over PP degrees 8/4/2/1 (group sizes 1/2/4/8):
+ *   68 with CKPT variants and DP+SDP mixes; 44 after Takeaway #3 (no DP mixed
+ *   with SDP); 22 of those without CKPT. Per PP degree (group 1/2/4/8): before
+ *   Takeaway #3 2/6/18/42, after it 2/6/14/22.
+ *
+ * Group sizes that are not powers of two use their divisors as degrees: the
+ * levels are the ordered factorisations of G into factors > 1.
+ */
+#ifndef TSL_STRATEGY_H
+#define TSL_STRATEGY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define TSL_STRATEGY_MAX_LEVELS 3
+#define TSL_STRATEGY_MAX 2048u   /* enough for any group ≤ 16384 devices */
+
+typedef enum tsl_dim {
+    TSL_DIM_DP = 0,  /* data parallel: replicated model states, gradient all-reduce */
+    TSL_DIM_SDP,     /* sharded data parallel (ZeRO-3 / FSDP) */
+    TSL_DIM_TP,      /* Megatron tensor parallel */
+    TSL_DIM_COUNT
+} tsl_dim_t;
+
+typedef struct tsl_strategy {
+    uint8_t n_levels;                          /* 0 for a group of one device */
+    uint8_t dim[TSL_STRATEGY_MAX_LEVELS];      /* tsl_dim_t, innermost first */
+    uint32_t degree[TSL_STRATEGY_MAX_LEVELS];  /* each > 1 */
+    bool ckpt;                                 /* activation checkpointing */
+} tsl_strategy_t;
+
+typedef struct tsl_strategy_opts {
+    bool allow_dp, allow_sdp, allow_tp;
+    bool allow_ckpt;        /* add the CKPT twin of every tree */
+    bool allow_no_ckpt;     /* keep the tree without CKPT (false: CKPT-only) */
+    bool takeaway3;         /* drop trees that mix DP and SDP */
+    uint32_t max_tp;        /* 0 = no limit */
+} tsl_strategy_opts_t;
+
+/* All dimensions, CKPT on and off, Takeaway #3 applied: Tessel's default space. */
+tsl_strategy_opts_t tsl_strategy_opts_default(void);
+
+/* Degree of one dimension (1 when unused) and its stride inside the block. */
+uint32_t tsl_strategy_degree(const tsl_strategy_t *s, tsl_dim_t d);
+uint32_t tsl_strategy_stride(const tsl_strategy_t *s, tsl_dim_t d);
+uint32_t tsl_strategy_group_size(const tsl_strategy_t *s);   /* product of degrees */
+/* Data-parallel width: how many ways the micro-batch is split (DP × SDP). */
+uint32_t tsl_strategy_data_width(const tsl_strategy_t *s);
+
+/* True when the two strategies lay a layer's activations out the same way
+ * (same TP degree and stride, same data width and stride), i.e. no transformation
+ * is needed between consecutive layers using them. CKPT and DP vs SDP do not matter. */
+bool tsl_strategy_same_layout(const tsl_strategy_t *a, const tsl_strategy_t *b);
+
+/* Small integer identifying the layout class within one enumeration (see
+ * tsl_strategy_same_layout); written into layout[i] by tsl_strategy_enumerate. */
+
+/*
+ * Enumerates every strategy for a group of `group_size` devices under opts into
+ * out[0..cap), in a fixed deterministic order (trees without CKPT first, then
+ * their CKPT twins). layout[i] (may be NULL) receives a layout class id: equal ids
+ * ⇔ tsl_strategy_same_layout. Returns the count, or -1 with err if cap is too
+ * small or group_size is 0.
+ */
+int tsl_strategy_enumerate(uint32_t group_size, const tsl_strategy_opts_t *opts,
+                           tsl_strategy_t *out, uint32_t *layout, uint32_t cap, tsl_err_t *err);
+
+/* "tp2-dp4", "sdp8+ckpt", "tp2-sdp2-dp2" (innermost first), "single" for one device. */
+size_t tsl_strategy_format(const tsl_strategy_t *s, char *buf, size_t cap);
+
+/* Inverse of tsl_strategy_format; used by tests and plan import. */
+int tsl_strategy_parse(const char *text, tsl_strategy_t *out, tsl_err_t *err);
+
+bool tsl_strategy_equal(const tsl_strategy_t *a, const tsl_strategy_t *b);
+
+#endif
