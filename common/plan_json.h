@@ -1,0 +1,32 @@
+/*
+ * plan_json.h — plans and search results as JSON (jansson), the one format the
+ * CLI's --json, the daemon's store and ExportPlan(format=json) share.
+ *
+ * Units in key names: *_s seconds, *_bytes bytes, *_per_s rates. The document for
+ * a search result:
+ *   { "fingerprint", "model": {name, layers, params}, "cluster": {description,
+ *     devices, nodes}, "request": {...}, "plan": <plan>, "alternatives": [<plan>...],
+ *     "baselines": [{"name","title","plan"|null,"why"}], "stats": {...},
+ *     "search_time_s" }
+ * and a <plan>:
+ *   { "label", "pp", "global_batch", "micro_batch", "n_micro", "iter_time_s",
+ *     "samples_per_s", "tokens_per_s", "peak_bytes", "budget_bytes", "alpha_t",
+ *     "alpha_m", "stages": [{"first_layer","n_layers","first_device","n_devices",
+ *     "inflight","time_s","time_nosync_s","p2p_s","ms_bytes","act_bytes","peak_bytes",
+ *     "runs": [{"first_layer","count","strategy"}]}] }
+ */
+#ifndef TSL_PLAN_JSON_H
+#define TSL_PLAN_JSON_H
+
+#include <jansson.h>
+
+#include "plan.h"
+#include "search.h"
+
+json_t *tsl_plan_to_json(const tsl_plan_t *p);
+json_t *tsl_request_to_json(const tsl_request_t *r);
+json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_model_t *m,
+                                  const tsl_cluster_t *c, const tsl_request_t *r,
+                                  double search_time_s);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * config.h — tesseld's configuration: one table (name, default, bounds, help)
+ * serves the INI file, the command-line flags and the --help text (Redis
+ * config.c style).
+ *
+ * File format (INI, parsed with inih):
+ *   [server]  unix_socket = /run/tessel/tesseld.sock   socket_mode = 0660
+ *             tcp = 127.0.0.1:7443 (empty: no TCP)      tls_cert = …  tls_key = …
+ *             http = 127.0.0.1:9464 (empty: off)        pid_file / lock next to the socket
+ *   [store]   database = /var/lib/tessel/tessel.db
+ *   [search]  pool_size = 0 (= cores)  queue_size = 16  grace_s = 10
+ *   [limits]  max_request_bytes = 4194304  max_layers = 1024  max_devices = 16384
+ *             max_batch = 65536
+ *   [log]     level = info
+ *   [tokens]  <token> = scheduler | ops | worker      (one line per token)
+ * Flags use the same keys: --unix-socket PATH, --tcp ADDR, --database PATH, … and
+ * --config FILE; flags override the file.
+ */
+#ifndef TSL_CONFIG_H
+#define TSL_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+
+#define TSL_CONFIG_MAX_TOKENS 64
+
+typedef enum { TSL_ROLE_NONE = 0, TSL_ROLE_SCHEDULER, TSL_ROLE_OPS, TSL_ROLE_WORKER } tsl_role_t;
+
+typedef struct tsl_token {
+    char token[128];
+    tsl_role_t role;
+} tsl_token_t;
+
+typedef struct tsl_config {
+    char unix_socket[256];
+    uint32_t socket_mode;
+    char tcp[128];
+    char tls_cert[256];
+    char tls_key[256];
+    char http[128];
+    char database[256];
+    uint32_t pool_size;          /* 0 = number of cores */
+    uint32_t queue_size;
+    double grace_s;
+    uint64_t max_request_bytes;
+    uint32_t max_layers;
+    uint32_t max_devices;
+    uint32_t max_batch;
+    char log_level[16];
+    uint32_t n_tokens;
+    tsl_token_t tokens[TSL_CONFIG_MAX_TOKENS];
+} tsl_config_t;
+
+void tsl_config_defaults(tsl_config_t *c);
+/* Loads an INI file over the current values; errors name file:line and key. */
+int tsl_config_load_file(tsl_config_t *c, const char *path, tsl_err_t *err);
+/* Sets one key ("section.key" or the flag name "unix-socket"); bounds checked. */
+int tsl_config_set(tsl_config_t *c, const char *key, const char *value, tsl_err_t *err);
+/* Cross-field checks: TCP without tokens refused, TLS cert without key, ... */
+int tsl_config_validate(const tsl_config_t *c, tsl_err_t *err);
+/* The flag list with defaults and help, for --help. */
+void tsl_config_usage(FILE *out);
+/* Writes the effective configuration (tokens masked) — for --check-config. */
+void tsl_config_dump(const tsl_config_t *c, FILE *out);
+/* Role of a bearer token; TSL_ROLE_NONE if unknown. Constant-time compare. */
+tsl_role_t tsl_config_token_role(const tsl_config_t *c, const char *token);
+const char *tsl_role_name(tsl_role_t r);
+
+#endif
