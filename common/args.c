@@ -1,1 +1,96 @@
-/* placeholder: being written */
+#include "args.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+static int unit_shift(const char *u, unsigned *shift)
+{
+    static const struct {
+        const char *name;
+        unsigned shift;
+    } units[] = {{"", 0},   {"b", 0},   {"k", 10},   {"kb", 10}, {"kib", 10}, {"m", 20},
+                 {"mb", 20}, {"mib", 20}, {"g", 30}, {"gb", 30}, {"gib", 30}, {"t", 40},
+                 {"tb", 40}, {"tib", 40}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcasecmp(u, units[i].name) == 0) {
+            *shift = units[i].shift;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int tsl_parse_bytes(const char *field, const char *text, uint64_t *out, tsl_err_t *err)
+{
+    if (text == NULL || *text == '\0')
+        return tsl_err_set(err, "%s: missing size; use e.g. 16G or 512M", field);
+    if (*text == '-')
+        return tsl_err_set(err, "%s: '%s' is negative; sizes must be positive", field, text);
+    errno = 0;
+    char *end;
+    double v = strtod(text, &end);
+    unsigned shift;
+    if (end == text || errno != 0 || !isfinite(v) || unit_shift(end, &shift) != 0)
+        return tsl_err_set(err, "%s: '%s' is not a size; use e.g. 16G or 512M", field, text);
+    double bytes = v * (double)(1ull << shift);
+    if (bytes <= 0)
+        return tsl_err_set(err, "%s: '%s' must be greater than zero", field, text);
+    if (bytes >= 1.8e19)
+        return tsl_err_set(err, "%s: '%s' is too large", field, text);
+    *out = (uint64_t)bytes;
+    return 0;
+}
+
+int tsl_parse_u32(const char *field, const char *text, uint32_t min, uint32_t max, uint32_t *out,
+                  tsl_err_t *err)
+{
+    if (text == NULL || *text == '\0')
+        return tsl_err_set(err, "%s: missing number", field);
+    const char *p = text;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p == '-')
+        return tsl_err_set(err, "%s: '%s' is negative; must be %u..%u", field, text, min, max);
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (end == p || *end != '\0' || errno != 0)
+        return tsl_err_set(err, "%s: '%s' is not a whole number", field, text);
+    if (v < min || v > max)
+        return tsl_err_set(err, "%s: %llu is out of range; must be %u..%u", field, v, min, max);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int tsl_parse_double(const char *field, const char *text, double min, double max, double *out,
+                     tsl_err_t *err)
+{
+    if (text == NULL || *text == '\0')
+        return tsl_err_set(err, "%s: missing number", field);
+    errno = 0;
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno != 0 || !isfinite(v))
+        return tsl_err_set(err, "%s: '%s' is not a number", field, text);
+    if (v < min || v > max)
+        return tsl_err_set(err, "%s: %g is out of range; must be %g..%g", field, v, min, max);
+    *out = v;
+    return 0;
+}
+
+const char *tsl_format_bytes(uint64_t bytes, char *buf, unsigned cap)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    unsigned u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+    return buf;
+}

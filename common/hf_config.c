@@ -1,1 +1,470 @@
-/* placeholder: being written */
+/*
+ * hf_config.c — HuggingFace config.json → tsl_arch_spec_t → tsl_model_t.
+ *
+ * Reading is split from building: a per-architecture reader fills a family spec
+ * (model.h) from the JSON keys and the planner's tsl_model_build() makes the
+ * layers, so an imported model and a preset of the same family are built by the
+ * same code. Keys are read through a small reader that collects every missing
+ * key before failing, so one run tells the user all that is absent.
+ */
+#include "hf_config.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SUPPORTED "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2"
+
+const char *tsl_hf_config_supported(void)
+{
+    return SUPPORTED;
+}
+
+/* ---- key reader ---- */
+
+typedef struct reader {
+    const json_t *root;
+    char missing[256];       /* "n_layer, n_embd" */
+    char bad[TSL_ERR_MAX];   /* the first value of a wrong type or range */
+} reader_t;
+
+static void note_missing(reader_t *r, const char *label)
+{
+    size_t n = strlen(r->missing);
+    if (n < sizeof(r->missing) - 1)
+        snprintf(r->missing + n, sizeof(r->missing) - n, "%s%s", n ? ", " : "", label);
+}
+
+static void note_bad(reader_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note_bad(reader_t *r, const char *fmt, ...)
+{
+    if (r->bad[0] != '\0')
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->bad, sizeof(r->bad), fmt, ap);
+    va_end(ap);
+}
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    default: return "a number";
+    }
+}
+
+/* A positive integer that fits uint32; integral reals (768.0) are accepted
+ * because some tools write them. Returns 0 after noting what was wrong. */
+static uint32_t as_u32(reader_t *r, const char *key, const json_t *v)
+{
+    double x;
+    if (json_is_integer(v)) {
+        x = (double)json_integer_value(v);
+    } else if (json_is_real(v)) {
+        x = json_real_value(v);
+        if (x > -1e18 && x < 1e18 && (double)(long long)x != x) {
+            note_bad(r, "%s: %g is not an integer", key, x);
+            return 0;
+        }
+    } else {
+        note_bad(r, "%s: expected a positive integer, got %s", key, type_name(v));
+        return 0;
+    }
+    if (!(x >= 1.0)) {
+        note_bad(r, "%s: %.0f is not valid; expected a positive integer", key, x);
+        return 0;
+    }
+    if (x > (double)UINT32_MAX) {
+        note_bad(r, "%s: %.0f is too large (at most %u)", key, x, UINT32_MAX);
+        return 0;
+    }
+    return (uint32_t)x;
+}
+
+static uint32_t req_u32(reader_t *r, const char *key)
+{
+    const json_t *v = json_object_get(r->root, key);
+    if (v == NULL) {
+        note_missing(r, key);
+        return 0;
+    }
+    return as_u32(r, key, v);
+}
+
+/* Required under either of two names (GPT-2's n_positions / n_ctx). */
+static uint32_t req_u32_alt(reader_t *r, const char *key, const char *alt, const char *label)
+{
+    if (json_object_get(r->root, key) != NULL)
+        return req_u32(r, key);
+    if (json_object_get(r->root, alt) != NULL)
+        return req_u32(r, alt);
+    note_missing(r, label);
+    return 0;
+}
+
+/* Absent or null gives dflt. */
+static uint32_t opt_u32(reader_t *r, const char *key, uint32_t dflt)
+{
+    const json_t *v = json_object_get(r->root, key);
+    if (v == NULL || json_is_null(v))
+        return dflt;
+    return as_u32(r, key, v);
+}
+
+static bool opt_bool(reader_t *r, const char *key, bool dflt)
+{
+    const json_t *v = json_object_get(r->root, key);
+    if (v == NULL || json_is_null(v))
+        return dflt;
+    if (!json_is_boolean(v)) {
+        note_bad(r, "%s: expected true or false, got %s", key, type_name(v));
+        return dflt;
+    }
+    return json_is_true(v);
+}
+
+static const char *opt_str(reader_t *r, const char *key, const char *dflt)
+{
+    const json_t *v = json_object_get(r->root, key);
+    if (v == NULL || json_is_null(v))
+        return dflt;
+    if (!json_is_string(v)) {
+        note_bad(r, "%s: expected a string, got %s", key, type_name(v));
+        return dflt;
+    }
+    return json_string_value(v);
+}
+
+/* ---- per-architecture readers ---- */
+
+/* What a reader leaves for the common checks: the keys to name in messages. */
+typedef struct keys {
+    const char *layers, *hidden, *heads;
+    uint32_t max_seq;    /* learned positions limit an override; 0 = no limit */
+} keys_t;
+
+static void read_gpt2(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
+{
+    *k = (keys_t){"n_layer", "n_embd", "n_head", 0};
+    sp->arch = TSL_ARCH_GPT;
+    sp->layers = req_u32(r, "n_layer");
+    sp->hidden = req_u32(r, "n_embd");
+    sp->heads = req_u32(r, "n_head");
+    sp->positions = req_u32_alt(r, "n_positions", "n_ctx", "n_positions (or n_ctx)");
+    sp->vocab = req_u32(r, "vocab_size");
+    sp->ffn_hidden = opt_u32(r, "n_inner", 0);
+    if (sp->ffn_hidden == 0 && sp->hidden > UINT32_MAX / 4)
+        note_bad(r, "n_embd: %u is too large for the default n_inner = 4 x n_embd", sp->hidden);
+    else if (sp->ffn_hidden == 0)
+        sp->ffn_hidden = 4 * sp->hidden;
+    sp->tied_head = opt_bool(r, "tie_word_embeddings", true);
+    sp->seq_len = k->max_seq = sp->positions;
+}
+
+static void read_bert(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, bool roberta)
+{
+    *k = (keys_t){"num_hidden_layers", "hidden_size", "num_attention_heads", 0};
+    sp->arch = TSL_ARCH_BERT;
+    sp->layers = req_u32(r, "num_hidden_layers");
+    sp->hidden = req_u32(r, "hidden_size");
+    sp->heads = req_u32(r, "num_attention_heads");
+    sp->ffn_hidden = req_u32(r, "intermediate_size");
+    sp->positions = req_u32(r, "max_position_embeddings");
+    sp->vocab = req_u32(r, "vocab_size");
+    sp->type_vocab = opt_u32(r, "type_vocab_size", 2);
+    sp->tied_head = opt_bool(r, "tie_word_embeddings", true);
+    /* RoBERTa numbers positions from padding_idx + 1: two rows are never used */
+    uint32_t pad = roberta ? 2 : 0;
+    if (sp->positions > pad)
+        sp->seq_len = k->max_seq = sp->positions - pad;
+    else if (sp->positions != 0)
+        note_bad(r, "max_position_embeddings: %u leaves no usable position", sp->positions);
+}
+
+static void read_t5(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
+{
+    *k = (keys_t){"num_layers", "d_model", "num_heads", 0};
+    sp->arch = TSL_ARCH_T5;
+    sp->layers = req_u32(r, "num_layers");
+    sp->hidden = req_u32(r, "d_model");
+    sp->ffn_hidden = req_u32(r, "d_ff");
+    sp->heads = req_u32(r, "num_heads");
+    sp->head_dim = req_u32(r, "d_kv");
+    sp->vocab = req_u32(r, "vocab_size");
+    sp->dec_layers = opt_u32(r, "num_decoder_layers", sp->layers);
+    sp->rel_buckets = opt_u32(r, "relative_attention_num_buckets", 32);
+    sp->tied_head = opt_bool(r, "tie_word_embeddings", true);
+    const char *proj = opt_str(r, "feed_forward_proj", "relu");
+    sp->gated_ffn = strncmp(proj, "gated-", 6) == 0;
+    sp->seq_len = sp->dec_seq_len = 512; /* T5's configs carry no length */
+}
+
+/* Classifier outputs: id2label's size, else num_labels, else ImageNet-1K. */
+static uint32_t vit_classes(reader_t *r)
+{
+    const json_t *labels = json_object_get(r->root, "id2label");
+    if (json_is_object(labels) && json_object_size(labels) > 0)
+        return (uint32_t)json_object_size(labels);
+    return opt_u32(r, "num_labels", 1000);
+}
+
+static void read_vit(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
+{
+    *k = (keys_t){"num_hidden_layers", "hidden_size", "num_attention_heads", 0};
+    sp->arch = TSL_ARCH_VIT;
+    uint32_t image = req_u32(r, "image_size");
+    sp->patch = req_u32(r, "patch_size");
+    sp->channels = opt_u32(r, "num_channels", 3);
+    sp->hidden = req_u32(r, "hidden_size");
+    sp->layers = req_u32(r, "num_hidden_layers");
+    sp->ffn_hidden = req_u32(r, "intermediate_size");
+    sp->heads = req_u32(r, "num_attention_heads");
+    sp->classes = vit_classes(r);
+    if (image == 0 || sp->patch == 0)
+        return;
+    if (image % sp->patch != 0 || image / sp->patch > 65535) {
+        note_bad(r, "patch_size: %u does not tile image_size %u into at most 65535 x 65535 "
+                    "patches", sp->patch, image);
+        return;
+    }
+    uint32_t side = image / sp->patch;
+    sp->seq_len = side * side + 1; /* + the class token */
+    sp->positions = sp->seq_len;   /* the table stays this size under an override */
+}
+
+static void read_llama(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, const char *type)
+{
+    *k = (keys_t){"num_hidden_layers", "hidden_size", "num_attention_heads", 0};
+    sp->arch = TSL_ARCH_LLAMA;
+    sp->hidden = req_u32(r, "hidden_size");
+    sp->ffn_hidden = req_u32(r, "intermediate_size");
+    sp->layers = req_u32(r, "num_hidden_layers");
+    sp->heads = req_u32(r, "num_attention_heads");
+    sp->vocab = req_u32(r, "vocab_size");
+    sp->seq_len = req_u32(r, "max_position_embeddings");
+    sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
+    sp->head_dim = opt_u32(r, "head_dim", 0);
+    sp->tied_head = opt_bool(r, "tie_word_embeddings", false);
+    sp->gated_ffn = true;
+    bool qwen2 = strcmp(type, "qwen2") == 0;
+    sp->qkv_bias = qwen2;
+    if (strcmp(type, "mistral") == 0 || (qwen2 && opt_bool(r, "use_sliding_window", false)))
+        sp->attn_window = opt_u32(r, "sliding_window", 0);
+}
+
+/* ---- architecture detection ---- */
+
+typedef struct hf_arch {
+    const char *model_type;
+    const char *class_prefix; /* in "architectures": GPT2LMHeadModel, BertForMaskedLM */
+} hf_arch_t;
+
+static const hf_arch_t archs[] = {
+    {"gpt2", "GPT2"},   {"bert", "Bert"},       {"roberta", "Roberta"}, {"t5", "T5"},
+    {"vit", "ViT"},     {"llama", "Llama"},     {"mistral", "Mistral"}, {"qwen2", "Qwen2"},
+};
+
+#define N_ARCHS (sizeof(archs) / sizeof(archs[0]))
+
+static const hf_arch_t *arch_by_type(const char *type)
+{
+    for (size_t i = 0; i < N_ARCHS; i++) {
+        if (strcmp(archs[i].model_type, type) == 0)
+            return &archs[i];
+    }
+    return NULL;
+}
+
+/* "LlamaForCausalLM" is llama; "Qwen2MoeForCausalLM" is not qwen2: what follows
+ * the prefix must be the task part of the class name. */
+static const hf_arch_t *arch_by_class(const char *cls)
+{
+    static const char *const tails[] = {"Model", "For", "LMHead"};
+    for (size_t i = 0; i < N_ARCHS; i++) {
+        size_t n = strlen(archs[i].class_prefix);
+        if (strncmp(cls, archs[i].class_prefix, n) != 0)
+            continue;
+        for (size_t j = 0; j < sizeof(tails) / sizeof(tails[0]); j++) {
+            if (strncmp(cls + n, tails[j], strlen(tails[j])) == 0)
+                return &archs[i];
+        }
+    }
+    return NULL;
+}
+
+static const hf_arch_t *detect(const json_t *root, tsl_err_t *err)
+{
+    const json_t *mt = json_object_get(root, "model_type");
+    if (mt != NULL && !json_is_string(mt)) {
+        tsl_err_set(err, "model_type: expected a string, got %s", type_name(mt));
+        return NULL;
+    }
+    if (mt != NULL) {
+        const hf_arch_t *a = arch_by_type(json_string_value(mt));
+        if (a == NULL)
+            tsl_err_set(err, "model_type \"%.64s\" is not supported; supported: " SUPPORTED,
+                        json_string_value(mt));
+        return a;
+    }
+    const json_t *list = json_object_get(root, "architectures");
+    const json_t *first = json_is_array(list) ? json_array_get(list, 0) : NULL;
+    if (!json_is_string(first)) {
+        tsl_err_set(err, "no \"model_type\" and no \"architectures\" naming the architecture; "
+                         "supported model_type values: " SUPPORTED);
+        return NULL;
+    }
+    const hf_arch_t *a = arch_by_class(json_string_value(first));
+    if (a == NULL)
+        tsl_err_set(err, "architectures: \"%.64s\" is not supported (and model_type is absent); "
+                         "supported: " SUPPORTED, json_string_value(first));
+    return a;
+}
+
+/* ---- checks shared by all architectures ---- */
+
+static int check_spec(const reader_t *r, const tsl_arch_spec_t *sp, const keys_t *k,
+                      tsl_err_t *err)
+{
+    if (r->missing[0] && r->bad[0])
+        return tsl_err_set(err, "missing keys: %s; and %s", r->missing, r->bad);
+    if (r->missing[0])
+        return tsl_err_set(err, "missing keys: %s", r->missing);
+    if (r->bad[0])
+        return tsl_err_set(err, "%s", r->bad);
+    uint64_t layers = 2ull + sp->layers + (sp->arch == TSL_ARCH_T5 ? sp->dec_layers : 0);
+    if (layers > TSL_MODEL_MAX_LAYERS)
+        return tsl_err_set(err, "%s: %u layers (plus embedding, head%s) exceed the limit of %u "
+                                "layers (TSL_MODEL_MAX_LAYERS)", k->layers, sp->layers,
+                           sp->arch == TSL_ARCH_T5 ? ", decoder layers" : "",
+                           TSL_MODEL_MAX_LAYERS);
+    if (sp->head_dim == 0 && sp->hidden % sp->heads != 0)
+        return tsl_err_set(err, "%s: %s %u is not a multiple of %u heads", k->heads, k->hidden,
+                           sp->hidden, sp->heads);
+    if (sp->kv_heads > sp->heads || (sp->kv_heads && sp->heads % sp->kv_heads != 0))
+        return tsl_err_set(err, "num_key_value_heads: %u must divide %s (%u)", sp->kv_heads,
+                           k->heads, sp->heads);
+    return 0;
+}
+
+static int apply_override(tsl_arch_spec_t *sp, const keys_t *k, uint32_t seq, tsl_err_t *err)
+{
+    if (seq == 0)
+        return 0;
+    if (k->max_seq && seq > k->max_seq)
+        return tsl_err_set(err, "sequence length %u exceeds the %u learned positions of this "
+                                "model", seq, k->max_seq);
+    sp->seq_len = seq;
+    if (sp->arch == TSL_ARCH_T5)
+        sp->dec_seq_len = seq;
+    return 0;
+}
+
+static void default_name(const json_t *root, const char *type, char *buf, size_t len)
+{
+    const char *path = json_string_value(json_object_get(root, "_name_or_path"));
+    const char *base = path ? strrchr(path, '/') : NULL;
+    base = base ? base + 1 : path;
+    snprintf(buf, len, "%s", (base && *base) ? base : type);
+}
+
+static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_model_t *out,
+                     tsl_err_t *err)
+{
+    if (!json_is_object(root))
+        return tsl_err_set(err, "the top level is %s, not a JSON object", type_name(root));
+    const hf_arch_t *a = detect(root, err);
+    if (a == NULL)
+        return -1;
+    reader_t r = {.root = root};
+    tsl_arch_spec_t sp = {0};
+    keys_t k;
+    const char *t = a->model_type;
+    if (strcmp(t, "gpt2") == 0)
+        read_gpt2(&r, &sp, &k);
+    else if (strcmp(t, "bert") == 0 || strcmp(t, "roberta") == 0)
+        read_bert(&r, &sp, &k, strcmp(t, "roberta") == 0);
+    else if (strcmp(t, "t5") == 0)
+        read_t5(&r, &sp, &k);
+    else if (strcmp(t, "vit") == 0)
+        read_vit(&r, &sp, &k);
+    else
+        read_llama(&r, &sp, &k, t);
+    if (check_spec(&r, &sp, &k, err) != 0 || apply_override(&sp, &k, seq, err) != 0)
+        return tsl_err_prefix(err, "model_type %s", t);
+    char dflt[TSL_NAME_MAX];
+    default_name(root, t, dflt, sizeof(dflt));
+    return tsl_model_build(&sp, (name && *name) ? name : dflt, out, err);
+}
+
+int tsl_hf_config_parse(const char *json_text, const char *name, uint32_t seq_len_override,
+                        tsl_model_t *out, tsl_err_t *err)
+{
+    if (out == NULL)
+        return tsl_err_set(err, "hf config: NULL output model");
+    tsl_model_init(out, "");
+    /* messages start "hf config NAME:", or "hf config:" for an unnamed text */
+    const char *label = name ? name : "", *sep = *label ? " " : "";
+    if (json_text == NULL)
+        return tsl_err_set(err, "hf config%s%.64s: no JSON text", sep, label);
+    json_error_t je;
+    json_t *root = json_loads(json_text, 0, &je);
+    if (root == NULL)
+        return tsl_err_set(err, "hf config%s%.64s: invalid JSON at line %d column %d: %s", sep,
+                           label, je.line, je.column, je.text);
+    int rc = from_json(root, name, seq_len_override, out, err);
+    json_decref(root);
+    if (rc != 0)
+        tsl_err_prefix(err, "hf config%s%.64s", sep, label);
+    return rc;
+}
+
+/* "models/gpt2/config.json" → "gpt2"; "data/bert.json" → "bert"; "config.json" → NULL. */
+static const char *name_from_path(const char *path, char *buf, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (strcmp(base, "config.json") == 0) {
+        if (slash == NULL || slash == path)
+            return NULL;
+        const char *dir = slash;
+        while (dir > path && dir[-1] != '/')
+            dir--;
+        snprintf(buf, len, "%.*s", (int)(slash - dir), dir);
+        return buf[0] ? buf : NULL;
+    }
+    size_t n = strlen(base);
+    if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+        n -= 5;
+    snprintf(buf, len, "%.*s", (int)n, base);
+    return buf[0] ? buf : NULL;
+}
+
+int tsl_hf_config_load(const char *path, uint32_t seq_len_override, tsl_model_t *out,
+                       tsl_err_t *err)
+{
+    if (out == NULL)
+        return tsl_err_set(err, "hf config: NULL output model");
+    tsl_model_init(out, "");
+    if (path == NULL || *path == '\0')
+        return tsl_err_set(err, "hf config: no path given");
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    if (root == NULL && je.line < 0) /* could not open or read it */
+        return tsl_err_set(err, "%s: cannot read: %s", path, je.text);
+    if (root == NULL)
+        return tsl_err_set(err, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
+    char buf[TSL_NAME_MAX];
+    int rc = from_json(root, name_from_path(path, buf, sizeof(buf)), seq_len_override, out, err);
+    json_decref(root);
+    if (rc != 0)
+        tsl_err_prefix(err, "%s", path);
+    return rc;
+}

@@ -1,1 +1,131 @@
-/* placeholder: being written */
+#include "plan_json.h"
+
+#include <stdio.h>
+
+/* jansson stores integers as json_int_t (signed 64-bit): byte counts fit. */
+static json_t *u64(uint64_t v)
+{
+    return json_integer((json_int_t)v);
+}
+
+struct runs_ctx {
+    json_t *stage_runs[TSL_PLAN_MAX_STAGES];
+};
+
+static void add_run(void *ud, uint32_t stage, uint32_t first, uint32_t count,
+                    const tsl_strategy_t *s)
+{
+    struct runs_ctx *ctx = ud;
+    char text[64];
+    tsl_strategy_format(s, text, sizeof(text));
+    json_array_append_new(ctx->stage_runs[stage],
+                          json_pack("{s:i, s:i, s:s}", "first_layer", (json_int_t)first, "count",
+                                    (json_int_t)count, "strategy", text));
+}
+
+static json_t *stage_to_json(const tsl_plan_stage_t *st, json_t *runs)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "first_layer", json_integer(st->first_layer));
+    json_object_set_new(o, "n_layers", json_integer(st->n_layers));
+    json_object_set_new(o, "first_device", json_integer(st->first_device));
+    json_object_set_new(o, "n_devices", json_integer(st->n_devices));
+    json_object_set_new(o, "inflight", json_integer(st->inflight));
+    json_object_set_new(o, "time_s", json_real(st->time_s));
+    json_object_set_new(o, "time_nosync_s", json_real(st->time_nosync_s));
+    json_object_set_new(o, "p2p_s", json_real(st->p2p_s));
+    json_object_set_new(o, "ms_bytes", u64(st->ms_bytes));
+    json_object_set_new(o, "act_bytes", u64(st->act_bytes));
+    json_object_set_new(o, "peak_bytes", u64(st->peak_bytes));
+    json_object_set_new(o, "runs", runs);
+    return o;
+}
+
+json_t *tsl_plan_to_json(const tsl_plan_t *p)
+{
+    if (!p->valid)
+        return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "label", json_string(p->label));
+    json_object_set_new(o, "pp", json_integer(p->pp));
+    json_object_set_new(o, "global_batch", json_integer(p->global_batch));
+    json_object_set_new(o, "micro_batch", json_integer(p->micro_batch));
+    json_object_set_new(o, "n_micro", json_integer(p->n_micro));
+    json_object_set_new(o, "iter_time_s", json_real(p->iter_time_s));
+    json_object_set_new(o, "samples_per_s", json_real(p->samples_per_s));
+    json_object_set_new(o, "tokens_per_s", json_real(p->tokens_per_s));
+    json_object_set_new(o, "peak_bytes", u64(p->peak_bytes));
+    json_object_set_new(o, "budget_bytes", u64(p->budget_bytes));
+    json_object_set_new(o, "alpha_t", json_real(p->alpha_t));
+    json_object_set_new(o, "alpha_m", json_real(p->alpha_m));
+    struct runs_ctx ctx;
+    for (uint32_t s = 0; s < p->pp; s++)
+        ctx.stage_runs[s] = json_array();
+    tsl_plan_foreach_run(p, add_run, &ctx);
+    json_t *stages = json_array();
+    for (uint32_t s = 0; s < p->pp; s++)
+        json_array_append_new(stages, stage_to_json(&p->stages[s], ctx.stage_runs[s]));
+    json_object_set_new(o, "stages", stages);
+    return o;
+}
+
+json_t *tsl_request_to_json(const tsl_request_t *r)
+{
+    return json_pack("{s:i, s:i, s:I, s:i, s:i, s:i, s:I, s:b, s:b, s:b, s:b, s:b, s:b}",
+                     "global_batch", (json_int_t)r->global_batch, "max_batch",
+                     (json_int_t)r->max_batch, "memory_bytes", (json_int_t)r->mem_budget_bytes,
+                     "top_k", (json_int_t)r->top_k, "max_pp", (json_int_t)r->max_pp,
+                     "max_micro", (json_int_t)r->max_micro, "bucket_bytes",
+                     (json_int_t)r->bucket_bytes, "no_pp", r->no_pp, "no_tp", r->no_tp, "no_dp",
+                     r->no_dp, "no_sdp", r->no_sdp, "no_ckpt", r->no_ckpt, "no_baselines",
+                     r->no_baselines);
+}
+
+static json_t *baselines_to_json(const tsl_search_result_t *res, bool skipped)
+{
+    json_t *a = json_array();
+    for (int b = 0; b < TSL_BASELINE_COUNT && !skipped; b++) {
+        const tsl_plan_t *p = &res->baseline[b];
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(tsl_baseline_name((tsl_baseline_t)b)));
+        json_object_set_new(o, "title", json_string(tsl_baseline_title((tsl_baseline_t)b)));
+        json_object_set_new(o, "plan", tsl_plan_to_json(p));
+        json_object_set_new(o, "why", json_string(p->valid ? "" : res->baseline_why[b]));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_model_t *m,
+                                  const tsl_cluster_t *c, const tsl_request_t *r,
+                                  double search_time_s)
+{
+    char fp[17], desc[256];
+    tsl_request_fingerprint(r, m, c, fp);
+    tsl_cluster_describe(c, desc, sizeof(desc));
+    json_t *alts = json_array();
+    for (uint32_t i = 1; i < res->n_top; i++)
+        json_array_append_new(alts, tsl_plan_to_json(&res->top[i]));
+    json_t *doc = json_object();
+    json_object_set_new(doc, "fingerprint", json_string(fp));
+    json_object_set_new(doc, "model",
+                        json_pack("{s:s, s:i, s:I, s:i}", "name", m->name, "layers",
+                                  (json_int_t)m->n_layers, "params",
+                                  (json_int_t)tsl_model_params(m), "tokens_per_sample",
+                                  (json_int_t)m->tokens_per_sample));
+    json_object_set_new(doc, "cluster",
+                        json_pack("{s:s, s:i, s:i}", "description", desc, "devices",
+                                  (json_int_t)c->n_devices, "nodes", (json_int_t)c->n_nodes));
+    json_object_set_new(doc, "request", tsl_request_to_json(r));
+    json_object_set_new(doc, "plan", tsl_plan_to_json(&res->best));
+    json_object_set_new(doc, "alternatives", alts);
+    json_object_set_new(doc, "baselines", baselines_to_json(res, r->no_baselines));
+    json_object_set_new(doc, "stats",
+                        json_pack("{s:I, s:I, s:I, s:i}", "dp_runs",
+                                  (json_int_t)res->stats.dp_runs, "dp_states",
+                                  (json_int_t)res->stats.dp_states, "configs",
+                                  (json_int_t)res->stats.configs, "batches_tried",
+                                  (json_int_t)res->stats.batches_tried));
+    json_object_set_new(doc, "search_time_s", json_real(search_time_s));
+    return doc;
+}

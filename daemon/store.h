@@ -50,13 +50,15 @@ typedef struct tsl_stored_plan {
 
 void tsl_stored_plan_clear(tsl_stored_plan_t *p);
 
-/* Insert or replace by fingerprint (a re-plan clears stale). */
+/* Insert or replace by fingerprint (a re-plan clears stale: p->stale is ignored and
+ * the row is stored fresh). Fingerprints are 1–16 letters or digits. */
 int tsl_store_put_plan(tsl_store_t *s, const tsl_stored_plan_t *p, tsl_err_t *err);
 /* 0 found (out filled, caller clears), 1 not found, -1 error. */
 int tsl_store_get_plan(tsl_store_t *s, const char *fingerprint, tsl_stored_plan_t *out,
                        tsl_err_t *err);
 /* 0 deleted, 1 not found, -1 error. */
 int tsl_store_delete_plan(tsl_store_t *s, const char *fingerprint, tsl_err_t *err);
+/* 0 updated, 1 not found, -1 error (not found also fills err). */
 int tsl_store_mark_stale(tsl_store_t *s, const char *fingerprint, bool stale, tsl_err_t *err);
 int64_t tsl_store_count_plans(tsl_store_t *s);
 
@@ -72,7 +74,9 @@ typedef struct tsl_plan_filter {
  * Lists plans newest first (created desc, fingerprint asc as tie-break). fn gets
  * each row (summary fields filled; request_json/result_json NULL). next_token
  * (cap ≥ 64) receives the token of the next page or "" at the end. Page tokens are
- * opaque; a malformed one is an error naming page_token.
+ * opaque; a malformed one is an error naming page_token. A non-zero return
+ * from fn stops the walk and the call returns -1. fn runs without the store lock,
+ * so it may call the store. model_name "" means any, like NULL.
  */
 typedef int (*tsl_store_plan_fn)(void *ud, const tsl_stored_plan_t *p);
 int tsl_store_list_plans(tsl_store_t *s, const tsl_plan_filter_t *f, tsl_store_plan_fn fn,

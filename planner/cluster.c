@@ -1,1 +1,542 @@
-/* placeholder: being written */
+/*
+ * cluster.c — building, validating and querying a cluster description.
+ *
+ * Bandwidth lookups walk a group node by node, never device by device: a block
+ * can hold thousands of devices while it touches only a few nodes.
+ */
+#include "cluster.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define SPEC_FORMAT "expected [NODES x]GPUSxTYPE[:LINK], e.g. 2x8xA100-40G:ib100"
+#define SPEC_MAX 128
+
+void tsl_cluster_init(tsl_cluster_t *c) {
+    memset(c, 0, sizeof(*c));
+    c->overlap_slowdown = TSL_DEFAULT_OVERLAP_SLOWDOWN;
+}
+
+void tsl_cluster_free(tsl_cluster_t *c) {
+    if (c == NULL)
+        return;
+    free(c->nodes);
+    free(c->inter_bw_matrix);
+    free(c->device_node);
+    free(c->node_first);
+    tsl_cluster_init(c);
+}
+
+static bool positive_finite(double x) {
+    return isfinite(x) && x > 0;
+}
+
+static int check_gpu(const tsl_gpu_spec_t *g, tsl_err_t *err) {
+    size_t len = strnlen(g->name, sizeof(g->name));
+    if (len == 0 || len == sizeof(g->name))
+        return tsl_err_set(err, "cluster: GPU type name must be 1 to %zu characters",
+                           sizeof(g->name) - 1);
+    if (g->mem_bytes == 0)
+        return tsl_err_set(err, "cluster: GPU type '%s': memory must be > 0", g->name);
+    if (!positive_finite(g->peak_flops))
+        return tsl_err_set(err, "cluster: GPU type '%s': peak FLOP/s must be > 0", g->name);
+    if (!(g->efficiency > 0 && g->efficiency <= 1))
+        return tsl_err_set(err, "cluster: GPU type '%s': efficiency %g is outside (0, 1]", g->name,
+                           g->efficiency);
+    if (!positive_finite(g->intra_bw))
+        return tsl_err_set(err, "cluster: GPU type '%s': intra-node bandwidth must be > 0",
+                           g->name);
+    if (!positive_finite(g->pcie_bw))
+        return tsl_err_set(err, "cluster: GPU type '%s': PCIe bandwidth must be > 0", g->name);
+    return 0;
+}
+
+static bool same_figures(const tsl_gpu_spec_t *a, const tsl_gpu_spec_t *b) {
+    return a->mem_bytes == b->mem_bytes && a->peak_flops == b->peak_flops &&
+           a->efficiency == b->efficiency && a->intra_bw == b->intra_bw && a->pcie_bw == b->pcie_bw;
+}
+
+int tsl_cluster_add_gpu_type(tsl_cluster_t *c, const tsl_gpu_spec_t *gpu, uint32_t *idx,
+                             tsl_err_t *err) {
+    if (check_gpu(gpu, err) != 0)
+        return -1;
+    for (uint32_t i = 0; i < c->n_gpu_types; i++) {
+        if (strcasecmp(c->gpu_types[i].name, gpu->name) != 0)
+            continue;
+        if (!same_figures(&c->gpu_types[i], gpu))
+            return tsl_err_set(err, "cluster: GPU type '%s' given twice with different figures",
+                               gpu->name);
+        *idx = i;
+        return 0;
+    }
+    if (c->n_gpu_types >= TSL_CLUSTER_MAX_GPU_TYPES)
+        return tsl_err_set(err, "cluster: more than %u GPU types", TSL_CLUSTER_MAX_GPU_TYPES);
+    c->gpu_types[c->n_gpu_types] = *gpu;
+    *idx = c->n_gpu_types++;
+    return 0;
+}
+
+/* Keeps a pair matrix square when a node is added after the first pair was set. */
+static int grow_matrix(tsl_cluster_t *c, uint32_t n_old, uint32_t n_new, tsl_err_t *err) {
+    double *m = calloc((size_t)n_new * n_new, sizeof(*m));
+    if (m == NULL)
+        return tsl_err_set(err, "cluster: out of memory for the bandwidth matrix");
+    for (uint32_t a = 0; a < n_old; a++)
+        memcpy(&m[(size_t)a * n_new], &c->inter_bw_matrix[(size_t)a * n_old], n_old * sizeof(*m));
+    free(c->inter_bw_matrix);
+    c->inter_bw_matrix = m;
+    return 0;
+}
+
+int tsl_cluster_add_node(tsl_cluster_t *c, const tsl_node_t *node, tsl_err_t *err) {
+    uint32_t i = c->n_nodes;
+    if (node->n_gpus == 0)
+        return tsl_err_set(err, "cluster: node %u has no GPUs", i);
+    if (node->gpu_type >= c->n_gpu_types)
+        return tsl_err_set(err, "cluster: node %u: GPU type index %u not added", i, node->gpu_type);
+    if (!(isfinite(node->intra_bw) && node->intra_bw >= 0))
+        return tsl_err_set(err,
+                           "cluster: node %u: intra-node bandwidth must be >= 0 (0 = the "
+                           "GPU type's)",
+                           i);
+    if (i >= TSL_CLUSTER_MAX_NODES)
+        return tsl_err_set(err, "cluster: more than %u nodes", TSL_CLUSTER_MAX_NODES);
+    uint64_t devices = 0;
+    for (uint32_t k = 0; k < i; k++)
+        devices += c->nodes[k].n_gpus;
+    if (devices + node->n_gpus > TSL_CLUSTER_MAX_DEVICES)
+        return tsl_err_set(err,
+                           "cluster: node %u brings the device count to %llu, above the "
+                           "limit of %u",
+                           i, (unsigned long long)(devices + node->n_gpus),
+                           TSL_CLUSTER_MAX_DEVICES);
+    tsl_node_t *nodes = realloc(c->nodes, (size_t)(i + 1) * sizeof(*nodes));
+    if (nodes == NULL)
+        return tsl_err_set(err, "cluster: out of memory for node %u", i);
+    c->nodes = nodes;
+    if (c->inter_bw_matrix != NULL && grow_matrix(c, i, i + 1, err) != 0)
+        return -1;
+    c->nodes[i] = *node;
+    c->n_nodes = i + 1;
+    return 0;
+}
+
+int tsl_cluster_set_pair_bw(tsl_cluster_t *c, uint32_t a, uint32_t b, double bw, tsl_err_t *err) {
+    if (a >= c->n_nodes || b >= c->n_nodes)
+        return tsl_err_set(err, "cluster: link %u-%u names a node beyond the %u nodes", a, b,
+                           c->n_nodes);
+    if (a == b)
+        return tsl_err_set(err,
+                           "cluster: link %u-%u joins a node to itself; use the node's "
+                           "intra-node bandwidth",
+                           a, b);
+    if (!positive_finite(bw))
+        return tsl_err_set(err, "cluster: link %u-%u: bandwidth must be > 0", a, b);
+    if (c->inter_bw_matrix == NULL) {
+        c->inter_bw_matrix = calloc((size_t)c->n_nodes * c->n_nodes, sizeof(double));
+        if (c->inter_bw_matrix == NULL)
+            return tsl_err_set(err, "cluster: out of memory for the bandwidth matrix");
+    }
+    c->inter_bw_matrix[(size_t)a * c->n_nodes + b] = bw;
+    c->inter_bw_matrix[(size_t)b * c->n_nodes + a] = bw;
+    return 0;
+}
+
+/* Fills unset pairs with inter_bw; inter_bw becomes the slowest pair if unset. */
+static int finish_matrix(tsl_cluster_t *c, tsl_err_t *err) {
+    uint32_t n = c->n_nodes;
+    double slowest = INFINITY;
+    for (uint32_t a = 0; a < n; a++) {
+        for (uint32_t b = 0; b < n; b++) {
+            double *m = &c->inter_bw_matrix[(size_t)a * n + b];
+            if (a == b) {
+                *m = 0;
+                continue;
+            }
+            if (*m == 0 && c->inter_bw <= 0)
+                return tsl_err_set(err,
+                                   "cluster: no bandwidth between nodes %u and %u: set "
+                                   "the inter-node bandwidth or that pair",
+                                   a, b);
+            if (*m == 0)
+                *m = c->inter_bw;
+            slowest = fmin(slowest, *m);
+        }
+    }
+    if (c->inter_bw <= 0)
+        c->inter_bw = slowest;
+    return 0;
+}
+
+static int derive_devices(tsl_cluster_t *c, tsl_err_t *err) {
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < c->n_nodes; i++)
+        total += c->nodes[i].n_gpus;
+    free(c->device_node);
+    free(c->node_first);
+    c->device_node = malloc((size_t)total * sizeof(uint32_t));
+    c->node_first = malloc((size_t)c->n_nodes * sizeof(uint32_t));
+    if (c->device_node == NULL || c->node_first == NULL)
+        return tsl_err_set(err, "cluster: out of memory for %u devices", total);
+    uint32_t dev = 0;
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        c->node_first[i] = dev;
+        for (uint32_t g = 0; g < c->nodes[i].n_gpus; g++)
+            c->device_node[dev++] = i;
+    }
+    c->n_devices = total;
+    return 0;
+}
+
+int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err) {
+    if (c->n_nodes == 0)
+        return tsl_err_set(err, "cluster: no nodes");
+    if (!(isfinite(c->overlap_slowdown) && c->overlap_slowdown >= 1))
+        return tsl_err_set(err, "cluster: overlap slowdown %g must be >= 1 (1 = no contention)",
+                           c->overlap_slowdown);
+    if (!(isfinite(c->inter_bw) && c->inter_bw >= 0))
+        return tsl_err_set(err, "cluster: inter-node bandwidth must be > 0");
+    for (uint32_t i = 0; i < c->n_nodes; i++)
+        if (c->nodes[i].intra_bw == 0)
+            c->nodes[i].intra_bw = c->gpu_types[c->nodes[i].gpu_type].intra_bw;
+    if (c->n_nodes > 1 && c->inter_bw_matrix != NULL && finish_matrix(c, err) != 0)
+        return -1;
+    if (c->n_nodes > 1 && c->inter_bw <= 0)
+        return tsl_err_set(err, "cluster: inter-node bandwidth not set for %u nodes", c->n_nodes);
+    return derive_devices(c, err);
+}
+
+static int dup_array(void **dst, const void *src, size_t bytes) {
+    *dst = NULL;
+    if (src == NULL || bytes == 0)
+        return 0;
+    *dst = malloc(bytes);
+    if (*dst == NULL)
+        return -1;
+    memcpy(*dst, src, bytes);
+    return 0;
+}
+
+int tsl_cluster_copy(tsl_cluster_t *dst, const tsl_cluster_t *src, tsl_err_t *err) {
+    *dst = *src;
+    size_t n = src->n_nodes;
+    int rc = 0;
+    rc |= dup_array((void **)&dst->nodes, src->nodes, n * sizeof(*src->nodes));
+    rc |= dup_array((void **)&dst->inter_bw_matrix, src->inter_bw_matrix, n * n * sizeof(double));
+    rc |= dup_array((void **)&dst->device_node, src->device_node,
+                    (size_t)src->n_devices * sizeof(uint32_t));
+    rc |= dup_array((void **)&dst->node_first, src->node_first, n * sizeof(uint32_t));
+    if (rc != 0) {
+        tsl_cluster_free(dst);
+        return tsl_err_set(err, "cluster: out of memory copying %zu nodes", n);
+    }
+    return 0;
+}
+
+int tsl_cluster_homogeneous(tsl_cluster_t *c, uint32_t n_nodes, uint32_t gpus_per_node,
+                            const tsl_gpu_spec_t *gpu, double inter_bw, tsl_err_t *err) {
+    tsl_cluster_init(c);
+    int rc = -1;
+    uint32_t type;
+    if (n_nodes == 0 || n_nodes > TSL_CLUSTER_MAX_NODES) {
+        tsl_err_set(err, "cluster: node count %u outside 1..%u", n_nodes, TSL_CLUSTER_MAX_NODES);
+        goto out;
+    }
+    if (tsl_cluster_add_gpu_type(c, gpu, &type, err) != 0)
+        goto out;
+    c->inter_bw = n_nodes > 1 ? inter_bw : 0;
+    tsl_node_t node = {.n_gpus = gpus_per_node, .gpu_type = type, .intra_bw = gpu->intra_bw};
+    for (uint32_t i = 0; i < n_nodes; i++)
+        if (tsl_cluster_add_node(c, &node, err) != 0)
+            goto out;
+    rc = tsl_cluster_finish(c, err);
+out:
+    if (rc != 0)
+        tsl_cluster_free(c);
+    return rc;
+}
+
+/* ---- short spec ---- */
+
+/* "name1, name2, ..." of a built-in table, for error messages. */
+static void list_gpus(char *buf, size_t cap) {
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < tsl_gpu_count() && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", tsl_gpu_at(i)->name);
+}
+
+static void list_links(char *buf, size_t cap) {
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < tsl_link_count() && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", tsl_link_at(i)->name);
+}
+
+/* Reads up to 9 digits (no overflow possible); -1 if none or too many. */
+static int read_count(const char **p, uint32_t *out) {
+    const char *s = *p;
+    uint32_t v = 0;
+    int n = 0;
+    while (isdigit((unsigned char)s[n])) {
+        if (n == 9)
+            return -1;
+        v = v * 10 + (uint32_t)(s[n] - '0');
+        n++;
+    }
+    if (n == 0)
+        return -1;
+    *p = s + n;
+    *out = v;
+    return 0;
+}
+
+static bool is_x(char ch) {
+    return ch == 'x' || ch == 'X';
+}
+
+/* Splits "[N x]G x TYPE" into counts and the type name (points into s). */
+static int split_counts(const char *s, const char *spec, uint32_t *nodes, uint32_t *gpus,
+                        const char **type, tsl_err_t *err) {
+    const char *p = s;
+    uint32_t first, second;
+    if (read_count(&p, &first) != 0 || !is_x(*p))
+        return tsl_err_set(err, "cluster: '%s' is not a cluster spec; " SPEC_FORMAT, spec);
+    p++;
+    const char *q = p;
+    /* A second count only when digits are followed by 'x': "8x2080Ti" is a type. */
+    if (read_count(&q, &second) == 0 && is_x(*q)) {
+        *nodes = first;
+        *gpus = second;
+        p = q + 1;
+    } else {
+        *nodes = 1;
+        *gpus = first;
+    }
+    *type = p;
+    return 0;
+}
+
+static int check_counts(uint32_t nodes, uint32_t gpus, const char *spec, tsl_err_t *err) {
+    if (nodes == 0)
+        return tsl_err_set(err, "cluster: node count 0 in '%s'; need at least 1", spec);
+    if (gpus == 0)
+        return tsl_err_set(err, "cluster: GPUs per node 0 in '%s'; need at least 1", spec);
+    if (nodes > TSL_CLUSTER_MAX_NODES)
+        return tsl_err_set(err, "cluster: node count %u in '%s' exceeds the limit of %u", nodes,
+                           spec, TSL_CLUSTER_MAX_NODES);
+    if ((uint64_t)nodes * gpus > TSL_CLUSTER_MAX_DEVICES)
+        return tsl_err_set(err, "cluster: %u x %u = %llu devices in '%s' exceeds the limit of %u",
+                           nodes, gpus, (unsigned long long)nodes * gpus, spec,
+                           TSL_CLUSTER_MAX_DEVICES);
+    return 0;
+}
+
+int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err) {
+    char buf[SPEC_MAX], known[400];
+    uint32_t nodes = 0, gpus = 0;
+    const char *type = NULL;
+    tsl_cluster_init(c);
+    if (spec == NULL || spec[0] == '\0')
+        return tsl_err_set(err, "cluster: empty spec; " SPEC_FORMAT);
+    if (strlen(spec) >= sizeof(buf))
+        return tsl_err_set(err, "cluster: spec longer than %zu characters", sizeof(buf) - 1);
+    memcpy(buf, spec, strlen(spec) + 1);
+    char *colon = strchr(buf, ':');
+    const char *link_name = colon ? colon + 1 : NULL;
+    if (colon)
+        *colon = '\0';
+    if (split_counts(buf, spec, &nodes, &gpus, &type, err) != 0 ||
+        check_counts(nodes, gpus, spec, err) != 0)
+        return -1;
+    const tsl_gpu_spec_t *gpu = tsl_gpu_find(type);
+    if (gpu == NULL) {
+        list_gpus(known, sizeof(known));
+        return tsl_err_set(err, "cluster: unknown GPU type '%s'; known: %s", type, known);
+    }
+    const tsl_link_spec_t *link = tsl_link_find(link_name ? link_name : "ib100");
+    if (link == NULL) {
+        list_links(known, sizeof(known));
+        return tsl_err_set(err, "cluster: link '%s' unknown; known: %s", link_name, known);
+    }
+    return tsl_cluster_homogeneous(c, nodes, gpus, gpu, link->bw, err);
+}
+
+/* ---- lookups ---- */
+
+static double pair_bw(const tsl_cluster_t *c, uint32_t a, uint32_t b) {
+    if (c->inter_bw_matrix != NULL)
+        return c->inter_bw_matrix[(size_t)a * c->n_nodes + b];
+    return c->inter_bw;
+}
+
+const tsl_gpu_spec_t *tsl_cluster_device_gpu(const tsl_cluster_t *c, uint32_t dev) {
+    return &c->gpu_types[c->nodes[c->device_node[dev]].gpu_type];
+}
+
+double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev) {
+    const tsl_gpu_spec_t *g = tsl_cluster_device_gpu(c, dev);
+    return g->peak_flops * g->efficiency;
+}
+
+uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev) {
+    return tsl_cluster_device_gpu(c, dev)->mem_bytes;
+}
+
+uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c) {
+    uint64_t m = UINT64_MAX;
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        uint64_t v = c->gpu_types[c->nodes[i].gpu_type].mem_bytes;
+        m = v < m ? v : m;
+    }
+    return c->n_nodes ? m : 0;
+}
+
+double tsl_cluster_link_bw(const tsl_cluster_t *c, uint32_t dev_a, uint32_t dev_b) {
+    if (dev_a == dev_b)
+        return INFINITY;
+    uint32_t a = c->device_node[dev_a], b = c->device_node[dev_b];
+    return a == b ? c->nodes[a].intra_bw : pair_bw(c, a, b);
+}
+
+bool tsl_cluster_is_homogeneous(const tsl_cluster_t *c) {
+    for (uint32_t i = 1; i < c->n_nodes; i++) {
+        const tsl_node_t *a = &c->nodes[0], *b = &c->nodes[i];
+        if (a->n_gpus != b->n_gpus || a->intra_bw != b->intra_bw ||
+            !same_figures(&c->gpu_types[a->gpu_type], &c->gpu_types[b->gpu_type]))
+            return false;
+    }
+    if (c->inter_bw_matrix == NULL || c->n_nodes < 2)
+        return true;
+    double first = pair_bw(c, 0, 1);
+    for (uint32_t a = 0; a < c->n_nodes; a++)
+        for (uint32_t b = 0; b < c->n_nodes; b++)
+            if (a != b && pair_bw(c, a, b) != first)
+                return false;
+    return true;
+}
+
+/* ---- group bandwidth ---- */
+
+/* Members k ≥ k0 of the group that fall in the node holding member k0. */
+static uint32_t members_in_node(const tsl_cluster_t *c, uint32_t first, uint32_t stride,
+                                uint32_t count, uint32_t k0, uint32_t *node) {
+    uint64_t dev = first + (uint64_t)k0 * stride;
+    *node = c->device_node[dev];
+    uint64_t end = (uint64_t)c->node_first[*node] + c->nodes[*node].n_gpus;
+    uint64_t in = (end - dev + stride - 1) / stride;
+    return in < count - k0 ? (uint32_t)in : count - k0;
+}
+
+/* Slowest matrix pair between `node` and the nodes of members [0, k_end). */
+static double slowest_pair_before(const tsl_cluster_t *c, uint32_t first, uint32_t stride,
+                                  uint32_t count, uint32_t k_end, uint32_t node) {
+    double bw = INFINITY;
+    uint32_t other;
+    for (uint32_t k = 0; k < k_end;) {
+        k += members_in_node(c, first, stride, count, k, &other);
+        bw = fmin(bw, pair_bw(c, node, other));
+    }
+    return bw;
+}
+
+double tsl_cluster_group_bw(const tsl_cluster_t *c, uint32_t first, uint32_t stride,
+                            uint32_t count) {
+    if (count <= 1)
+        return INFINITY;
+    if (stride == 0 || first + (uint64_t)(count - 1) * stride >= c->n_devices)
+        return 0;
+    double bw = INFINITY;
+    for (uint32_t k = 0; k < count;) {
+        uint32_t node, in = members_in_node(c, first, stride, count, k, &node);
+        if (in >= 2)
+            bw = fmin(bw, c->nodes[node].intra_bw);
+        if (k > 0)
+            bw = fmin(bw, c->inter_bw_matrix ? slowest_pair_before(c, first, stride, count, k, node)
+                                             : c->inter_bw);
+        k += in;
+    }
+    return bw;
+}
+
+double tsl_cluster_dim_bw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                          uint32_t stride, uint32_t count) {
+    if (count <= 1)
+        return INFINITY;
+    uint64_t span = (uint64_t)stride * count;
+    if (stride == 0 || block_size % span != 0 || (uint64_t)block_first + block_size > c->n_devices)
+        return 0;
+    double bw = INFINITY;
+    for (uint64_t base = block_first; base < (uint64_t)block_first + block_size; base += span)
+        for (uint32_t i = 0; i < stride; i++)
+            bw = fmin(bw, tsl_cluster_group_bw(c, (uint32_t)base + i, stride, count));
+    return bw;
+}
+
+/* ---- description ---- */
+
+static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(*len < cap ? buf + *len : NULL, *len < cap ? cap - *len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *len += (size_t)n;
+}
+
+static void describe_nodes(const tsl_cluster_t *c, char *buf, size_t cap, size_t *len) {
+    for (uint32_t i = 0; i < c->n_nodes;) {
+        uint32_t j = i + 1;
+        while (j < c->n_nodes && c->nodes[j].n_gpus == c->nodes[i].n_gpus &&
+               c->nodes[j].gpu_type == c->nodes[i].gpu_type)
+            j++;
+        const tsl_gpu_spec_t *g = &c->gpu_types[c->nodes[i].gpu_type];
+        append(buf, cap, len, "%s%u node%s x %u %s (%.0f GiB)", i ? " + " : "", j - i,
+               j - i == 1 ? "" : "s", c->nodes[i].n_gpus, g->name,
+               (double)g->mem_bytes / (1024.0 * 1024.0 * 1024.0));
+        i = j;
+    }
+}
+
+static void describe_range(char *buf, size_t cap, size_t *len, const char *what, double lo,
+                           double hi) {
+    if (lo == hi)
+        append(buf, cap, len, ", %s %.3g GB/s", what, lo / 1e9);
+    else
+        append(buf, cap, len, ", %s %.3g-%.3g GB/s", what, lo / 1e9, hi / 1e9);
+}
+
+size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap) {
+    size_t len = 0;
+    if (cap > 0)
+        buf[0] = '\0';
+    if (c->n_nodes == 0) {
+        append(buf, cap, &len, "empty cluster");
+        return len;
+    }
+    describe_nodes(c, buf, cap, &len);
+    double lo = INFINITY, hi = 0;
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        lo = fmin(lo, c->nodes[i].intra_bw);
+        hi = fmax(hi, c->nodes[i].intra_bw);
+    }
+    describe_range(buf, cap, &len, "intra", lo, hi);
+    if (c->n_nodes < 2)
+        return len;
+    lo = INFINITY, hi = 0;
+    for (uint32_t a = 0; a < c->n_nodes; a++)
+        for (uint32_t b = a + 1; b < c->n_nodes; b++) {
+            lo = fmin(lo, pair_bw(c, a, b));
+            hi = fmax(hi, pair_bw(c, a, b));
+        }
+    describe_range(buf, cap, &len, "inter", lo, hi);
+    return len;
+}

@@ -62,6 +62,7 @@ typedef struct tsl_cluster {
     double overlap_slowdown;                  /* compute/comm contention factor, ≥ 1 (Galvatron V) */
     uint32_t n_devices;                       /* derived: Σ n_gpus */
     uint32_t *device_node;                    /* derived, owned: device → node */
+    uint32_t *node_first;                     /* derived, owned: node → its first device */
 } tsl_cluster_t;
 
 /* Built-in hardware table. Lookups are case-insensitive; NULL if unknown. */
@@ -87,12 +88,19 @@ int tsl_cluster_homogeneous(tsl_cluster_t *c, uint32_t n_nodes, uint32_t gpus_pe
 int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err);
 
 /* Adds a node; the cluster is usable after tsl_cluster_finish(). Used by the JSON
- * loader and heterogeneous descriptions. */
+ * loader and heterogeneous descriptions. A node's intra_bw of 0 means "the GPU
+ * type's intra_bw". A GPU type added twice under one name (case-insensitive) with
+ * the same figures gets the same index; different figures are an error.
+ * tsl_cluster_homogeneous, tsl_cluster_parse_spec and tsl_cluster_copy initialise
+ * their output themselves and leave it empty (freed) on failure. */
 void tsl_cluster_init(tsl_cluster_t *c);
 int tsl_cluster_add_gpu_type(tsl_cluster_t *c, const tsl_gpu_spec_t *gpu, uint32_t *idx,
                              tsl_err_t *err);
 int tsl_cluster_add_node(tsl_cluster_t *c, const tsl_node_t *node, tsl_err_t *err);
-/* Sets inter-node bandwidth for one pair (allocates the matrix on first use). */
+/* Sets inter-node bandwidth for one pair (allocates the matrix on first use).
+ * Pairs never set get inter_bw in tsl_cluster_finish(); after it the matrix is
+ * complete and symmetric, its diagonal 0 (unused), and inter_bw is the slowest
+ * pair when it was not given. */
 int tsl_cluster_set_pair_bw(tsl_cluster_t *c, uint32_t a, uint32_t b, double bw, tsl_err_t *err);
 int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err);   /* derives, validates */
 void tsl_cluster_free(tsl_cluster_t *c);
@@ -108,7 +116,11 @@ bool tsl_cluster_is_homogeneous(const tsl_cluster_t *c);
 
 /*
  * Slowest link spanned by the device group {first + k·stride : 0 ≤ k < count}
- * (AMP Eq. 3). count == 1 gives +INFINITY (no communication).
+ * (AMP Eq. 3): the intra-node bandwidth of every node holding ≥ 2 of its devices
+ * and the inter-node bandwidth of every pair of distinct nodes it touches.
+ * count == 1 gives +INFINITY (no communication); a group that leaves the cluster
+ * (or stride 0) gives 0, so that any time computed from it is +INFINITY.
+ * Cost: O(nodes touched), O(nodes touched²) with a bandwidth matrix.
  */
 double tsl_cluster_group_bw(const tsl_cluster_t *c, uint32_t first, uint32_t stride,
                             uint32_t count);
@@ -121,8 +133,10 @@ double tsl_cluster_group_bw(const tsl_cluster_t *c, uint32_t first, uint32_t str
  */
 double tsl_cluster_dim_bw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
                           uint32_t stride, uint32_t count);
+/* (block_size must divide by stride·count and lie inside the cluster, else 0.) */
 
-/* One-line description, e.g. "2 nodes x 8 A100-40G (80 GiB), intra 150 GB/s, inter 10 GB/s". */
+/* One-line description, e.g. "2 nodes x 8 A100-40G (40 GiB), intra 150 GB/s, inter 10.6 GB/s";
+ * returns the length it needed, as snprintf does. */
 size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap);
 
 #endif

@@ -1,1 +1,139 @@
-/* placeholder: being written */
+/*
+ * cluster_hw.c — the built-in hardware table: what the daemon assumes about a GPU
+ * or a link before any worker has measured it.
+ *
+ * How the figures were chosen (docs/cluster-format.md repeats this):
+ *
+ * peak_flops   dense fp16/bf16 tensor-core peak with fp32 accumulation (what mixed
+ *              precision training uses), from the vendor datasheet.
+ * efficiency   a constant fraction of that peak for Transformer layers. A100 is
+ *              calibrated: Galvatron's measured llama2-7b profile (A100, bf16,
+ *              s = 2048) runs a layer's forward at 65–73% of peak, and Megatron-LM
+ *              (Narayanan et al., SC'21) sustains 44–52% end to end; 0.6 sits
+ *              between, since backward kernels, softmax and norms run below GEMM
+ *              rate. Other GPUs get 0.5 (no calibration data; the same GEMM-heavy
+ *              shapes), T4 0.4 because its 70 W cap throttles clocks under
+ *              sustained tensor load.
+ * intra_bw     all-reduce bus bandwidth inside one node. A100: Galvatron's fixture
+ *              measured 138–159 GB/s (154 GB/s over 8 GPUs), taken as 150 — about
+ *              51% of NVLink3's 300 GB/s per direction. The other NVLink parts use
+ *              that same 51% of their per-direction NVLink bandwidth (V100 NVLink2
+ *              150 GB/s → 75; H100 NVLink4 450 GB/s → 230, conservative: NVSwitch
+ *              with NVLS is often measured higher). PCIe-only nodes: T4 6.25 GB/s
+ *              as AMP measured on g4dn.12xlarge (50 Gb/s, AMP Sec. 4.3); PCIe 3.0
+ *              boxes without NVLink (RTX TITAN, 2080 Ti) 10 GB/s, ~63% of the
+ *              15.75 GB/s x16 line rate since rings cross PCIe switches and the
+ *              inter-socket link.
+ * pcie_bw      host<->device copy bandwidth: ~78% of the x16 line rate, as pinned
+ *              cudaMemcpy typically reaches: gen3 12 GB/s, gen4 24, gen5 48.
+ * memory       the datasheet capacity, in GiB as the datasheets mean it (an
+ *              "80 GB" A100 reports 81920 MiB). 2080Ti-10G is H3T's setting (10 GB
+ *              usable of 11; H3T Sec. 4.1).
+ *
+ * Links: bus bandwidth between two nodes, a bit under line rate — InfiniBand at
+ * 85% (encoding, headers, NCCL protocol; Galvatron's 2-node A100 fixture measured
+ * 8–9 GB/s point to point on its fabric), Ethernet at 80% (TCP/RoCE overhead).
+ */
+#include "cluster.h"
+
+#include <strings.h>
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+#define GBPS 1e9
+#define TFLOPS 1e12
+
+#define SRC_A100                                                                                   \
+    "peak: NVIDIA A100 datasheet (312 TFLOPS bf16 dense); efficiency: Galvatron llama2-7b "        \
+    "A100 profile (65-73% of peak fwd) vs Megatron-LM SC'21 (44-52% e2e); intra: Galvatron "       \
+    "A100 allreduce fixture (154 GB/s, 8 GPUs, NVLink3); pcie: gen4 x16 ~78% of line rate"
+
+static const tsl_gpu_spec_t gpu_table[] = {
+    {"A100-40G", (uint64_t)(40 * GIB), 312 * TFLOPS, 0.60, 150 * GBPS, 24 * GBPS, SRC_A100},
+    {"A100-80G", (uint64_t)(80 * GIB), 312 * TFLOPS, 0.60, 150 * GBPS, 24 * GBPS, SRC_A100},
+    {"H100-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, 0.50, 230 * GBPS, 48 * GBPS,
+     "peak: NVIDIA H100 SXM5 datasheet (989 TFLOPS bf16 dense); efficiency: 0.5 assumed; "
+     "intra: NVLink4 450 GB/s/direction x 0.51 (the A100 measured ratio), conservative; "
+     "pcie: gen5 x16 ~78% of line rate"},
+    {"RTX-TITAN-24G", (uint64_t)(24 * GIB), 130 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
+     "peak: NVIDIA TITAN RTX datasheet (130 TFLOPS tensor); efficiency: 0.5 assumed; "
+     "intra: PCIe 3.0, no NVLink (Galvatron-BMW testbed), ~63% of x16 line rate; "
+     "pcie: gen3 x16 ~78% of line rate"},
+    {"V100-16G", (uint64_t)(16 * GIB), 125 * TFLOPS, 0.50, 75 * GBPS, 12 * GBPS,
+     "peak: NVIDIA V100 SXM2 datasheet (125 TFLOPS tensor); efficiency: 0.5 assumed; "
+     "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3"},
+    {"V100-32G", (uint64_t)(32 * GIB), 125 * TFLOPS, 0.50, 75 * GBPS, 12 * GBPS,
+     "peak: NVIDIA V100 SXM2 datasheet (125 TFLOPS tensor); efficiency: 0.5 assumed; "
+     "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3"},
+    {"T4-16G", (uint64_t)(16 * GIB), 65 * TFLOPS, 0.40, 6.25 * GBPS, 12 * GBPS,
+     "peak: NVIDIA T4 datasheet (65 TFLOPS fp16 mixed); efficiency: 0.4, 70 W cap throttles; "
+     "intra: AMP Sec. 4.3 measured 50 Gb/s PCIe on g4dn.12xlarge; pcie: gen3"},
+    {"2080Ti-11G", (uint64_t)(11 * GIB), 53.8 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
+     "peak: NVIDIA Turing whitepaper (53.8 TFLOPS fp16, fp32 accumulate); efficiency: 0.5 "
+     "assumed; intra: PCIe 3.0, no NVLink, ~63% of x16 line rate; pcie: gen3"},
+    {"2080Ti-10G", (uint64_t)(10 * GIB), 53.8 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
+     "as 2080Ti-11G with 10 GB, H3T's 8x2080Ti environment (H3T Sec. 4.1 and its "
+     "appendix: PCIe 3.0 at 15.8 GB/s line rate, no NVLink)"},
+};
+
+/* Short names people type; each maps to the one entry it can only mean. */
+static const struct {
+    const char *alias, *name;
+} gpu_aliases[] = {
+    {"TITAN-RTX", "RTX-TITAN-24G"},
+    {"RTX-TITAN", "RTX-TITAN-24G"},
+    {"TITAN-RTX-24G", "RTX-TITAN-24G"},
+    {"2080Ti", "2080Ti-11G"},
+    {"H100", "H100-80G"},
+    {"T4", "T4-16G"},
+};
+
+#define SRC_IB "InfiniBand line rate x 0.85 (encoding, headers, NCCL protocol)"
+#define SRC_ETH "Ethernet line rate x 0.80 (TCP/RoCE overhead)"
+
+static const tsl_link_spec_t link_table[] = {
+    {"ib100", 100 * GBPS / 8 * 0.85, "EDR 100 Gb/s: " SRC_IB},
+    {"ib200", 200 * GBPS / 8 * 0.85, "HDR 200 Gb/s: " SRC_IB},
+    {"ib400", 400 * GBPS / 8 * 0.85, "NDR 400 Gb/s: " SRC_IB},
+    {"eth10", 10 * GBPS / 8 * 0.80, "10 GbE: " SRC_ETH},
+    {"eth25", 25 * GBPS / 8 * 0.80, "25 GbE: " SRC_ETH},
+    {"eth100", 100 * GBPS / 8 * 0.80, "100 GbE: " SRC_ETH},
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+size_t tsl_gpu_count(void) {
+    return COUNT(gpu_table);
+}
+
+const tsl_gpu_spec_t *tsl_gpu_at(size_t i) {
+    return i < COUNT(gpu_table) ? &gpu_table[i] : NULL;
+}
+
+const tsl_gpu_spec_t *tsl_gpu_find(const char *name) {
+    if (name == NULL)
+        return NULL;
+    for (size_t i = 0; i < COUNT(gpu_aliases); i++)
+        if (strcasecmp(name, gpu_aliases[i].alias) == 0)
+            name = gpu_aliases[i].name;
+    for (size_t i = 0; i < COUNT(gpu_table); i++)
+        if (strcasecmp(name, gpu_table[i].name) == 0)
+            return &gpu_table[i];
+    return NULL;
+}
+
+size_t tsl_link_count(void) {
+    return COUNT(link_table);
+}
+
+const tsl_link_spec_t *tsl_link_at(size_t i) {
+    return i < COUNT(link_table) ? &link_table[i] : NULL;
+}
+
+const tsl_link_spec_t *tsl_link_find(const char *name) {
+    if (name == NULL)
+        return NULL;
+    for (size_t i = 0; i < COUNT(link_table); i++)
+        if (strcasecmp(name, link_table[i].name) == 0)
+            return &link_table[i];
+    return NULL;
+}

@@ -94,7 +94,10 @@ typedef struct tsl_layer_cost {
 } tsl_layer_cost_t;
 
 /* Fills out for layer l under strategy s with micro-batch size mb. bw may be NULL
- * (computed from env) or precomputed by tsl_cost_strategy_bw for speed. */
+ * (computed from env) or precomputed by tsl_cost_strategy_bw for speed.
+ * Infeasible (feasible = false, every time +INFINITY, every byte count 0) when mb
+ * is 0 or does not divide by the data width, or when s's degrees do not multiply
+ * to the env's block size. No allocation: safe in DP inner loops. */
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out);
 

@@ -26,6 +26,20 @@ int tsl_err_prefix(tsl_err_t *err, const char *fmt, ...)
     va_end(ap);
     char old[TSL_ERR_MAX];
     memcpy(old, err->msg, sizeof(old));
-    snprintf(err->msg, sizeof(err->msg), "%s: %s", prefix, old);
+    old[sizeof(old) - 1] = '\0';
+    /* assembled by hand: the result is cut at the buffer, on purpose */
+    size_t n = strlen(prefix), cap = sizeof(err->msg) - 1;
+    if (n > cap)
+        n = cap;
+    memcpy(err->msg, prefix, n);
+    const char *parts[] = {": ", old};
+    for (int i = 0; i < 2; i++) {
+        size_t k = strlen(parts[i]);
+        if (k > cap - n)
+            k = cap - n;
+        memcpy(err->msg + n, parts[i], k);
+        n += k;
+    }
+    err->msg[n] = '\0';
     return -1;
 }

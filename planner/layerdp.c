@@ -1,1 +1,707 @@
-/* placeholder: being written */
+/*
+ * layerdp.c — Galvatron-BMW Algorithm 3 (Appendix A): per-layer strategies of one
+ * stage under a memory budget. See layerdp.h for the contract and
+ * docs/search-space.md for the derivation and the guarantees.
+ *
+ * State: C(l, e, j) = least time of layers 0..l with layer l on strategy j and
+ * forward memory (O_f + O_ms, rounded up per layer to whole buckets) of at most e
+ * buckets; C(−1, e ≥ 0) = 0, so C is non-increasing in e.
+ *
+ *   C(0, e, j) = c(0, j)                                           if e ≥ w(0, j)
+ *   C(l, e, j) = c(l, j) + min_i [C(l−1, e − w(l, j), i) + R(l, i, j)]
+ *
+ * Layout form: R(l, i, j) = 0 when class(i) = class(j), else t(l, j) ≥ 0, so
+ *   min_i [...] = min( M_class(j)(l−1, e'), M_all(l−1, e') + t(l, j) )
+ * where M_k / M_all are the minima over the strategies of class k / over all
+ * strategies (kept per e with their argmins; M_all = min_k M_k): O(L·E·S).
+ * Full form: the minimum over i is taken explicitly: O(L·E·S²).
+ *
+ * Memory: the DP values live in two rows (previous layer, current layer); the
+ * argmin i of every evaluated cell (l ≥ 1) is kept as a uint16_t for backtracking.
+ * Everything is allocated by tsl_layerdp_ws_new; tsl_layerdp_solve allocates
+ * nothing.
+ *
+ * Speed: every inner loop runs over e on contiguous rows with a fixed strategy,
+ * so it is written for 4 lanes with the GCC/Clang vector extension (the argmins
+ * are kept as int64_t so that they share the lanes of the doubles) and a scalar
+ * tail; on x86-64 the kernels are built twice (AVX2 and baseline) and the loader
+ * picks one. Both give bit-identical results: every cell is the same sequence of
+ * IEEE additions and strict comparisons.
+ */
+#include "layerdp.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PRED_MAX_STRATEGIES 65536u   /* predecessors are stored as uint16_t */
+
+/* Vectors that may sit at any element boundary and alias their element type:
+ * loads and stores are plain (unaligned) vector moves. */
+typedef double v4d_t __attribute__((vector_size(32), aligned(8), may_alias));
+typedef int64_t v4i_t __attribute__((vector_size(32), aligned(8), may_alias));
+typedef uint16_t v4h_t __attribute__((vector_size(8), aligned(2), may_alias));
+
+#define V4D_LOAD(ptr) (*(const v4d_t *)(const void *)(ptr))
+#define V4I_LOAD(ptr) (*(const v4i_t *)(const void *)(ptr))
+#define V4D_STORE(ptr, v) (*(v4d_t *)(void *)(ptr) = (v))
+#define V4I_STORE(ptr, v) (*(v4i_t *)(void *)(ptr) = (v))
+#define V4H_STORE(ptr, v) (*(v4h_t *)(void *)(ptr) = (v))
+/* lane-wise m ? a : b for a mask m of all-ones / all-zeros lanes */
+#define V4_SELI(m, a, b) (((m) & (a)) | (~(m) & (b)))
+#define V4_SELD(m, a, b) ((v4d_t)V4_SELI((m), (v4i_t)(a), (v4i_t)(b)))
+
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define TSL_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef TSL_SIMD_CLONES
+#define TSL_SIMD_CLONES
+#endif
+
+struct tsl_layerdp_ws {
+    uint32_t max_layers, max_strategies, max_buckets;
+    uint16_t *pred;      /* [((l−1)·S + j)·E1 + e] for l ≥ 1: argmin i of cell (l, e, j) */
+    uint32_t *w;         /* [l·S + j]: ⌈(O_f + O_ms) / bucket⌉ */
+    uint16_t *act;       /* [l·S + a]: the usable strategies of layer l, ascending */
+    uint32_t *nact;      /* [l] */
+    uint32_t *cls;       /* [j]: compact layout class 0..K−1 (layout form) */
+    double *val[2];      /* layout form: class minima [k·E1 + e]; full form: C [b·E1 + e] */
+    int64_t *arg[2];     /* layout form: class argmins [k·E1 + e]; full form: scratch */
+    double *all[2];      /* [e]: minimum over all strategies of the layer */
+    int64_t *allarg[2];  /* [e]: its argmin */
+    uint32_t *tmp;       /* [l]: an assignment being checked */
+    uint32_t *minw;      /* [l]: min_j w(l, j) over the usable j */
+    uint32_t *hi;        /* [l]: the largest e layer l evaluates */
+};
+
+static inline uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    uint64_t s = a + b;
+    return s < a ? UINT64_MAX : s;
+}
+
+tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategies,
+                                     uint32_t max_buckets)
+{
+    if (max_layers == 0 || max_strategies == 0 || max_strategies > PRED_MAX_STRATEGIES ||
+        max_buckets == UINT32_MAX)
+        return NULL;
+    uint64_t e1 = (uint64_t)max_buckets + 1;
+    uint64_t ls = (uint64_t)max_layers * max_strategies;
+    uint64_t npred = ls * e1;
+    uint64_t nrow = (uint64_t)max_strategies * e1;
+    if (npred > SIZE_MAX / sizeof(uint16_t) || nrow > SIZE_MAX / sizeof(double))
+        return NULL;
+
+    tsl_layerdp_ws_t *ws = calloc(1, sizeof(*ws));
+    if (ws == NULL)
+        return NULL;
+    ws->max_layers = max_layers;
+    ws->max_strategies = max_strategies;
+    ws->max_buckets = max_buckets;
+    /* calloc: every cell has a defined value even before it is first written */
+    ws->pred = calloc((size_t)npred, sizeof(uint16_t));
+    ws->w = calloc((size_t)ls, sizeof(uint32_t));
+    ws->act = calloc((size_t)ls, sizeof(uint16_t));
+    ws->nact = calloc(max_layers, sizeof(uint32_t));
+    ws->cls = calloc(max_strategies, sizeof(uint32_t));
+    ws->tmp = calloc(max_layers, sizeof(uint32_t));
+    ws->minw = calloc(max_layers, sizeof(uint32_t));
+    ws->hi = calloc(max_layers, sizeof(uint32_t));
+    bool ok = ws->pred && ws->w && ws->act && ws->nact && ws->cls && ws->tmp &&
+              ws->minw && ws->hi;
+    for (int r = 0; r < 2; r++) {
+        ws->val[r] = calloc((size_t)nrow, sizeof(double));
+        ws->arg[r] = calloc((size_t)nrow, sizeof(int64_t));
+        ws->all[r] = calloc((size_t)e1, sizeof(double));
+        ws->allarg[r] = calloc((size_t)e1, sizeof(int64_t));
+        ok = ok && ws->val[r] && ws->arg[r] && ws->all[r] && ws->allarg[r];
+    }
+    if (!ok) {
+        tsl_layerdp_ws_free(ws);
+        return NULL;
+    }
+    return ws;
+}
+
+void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws)
+{
+    if (ws == NULL)
+        return;
+    free(ws->pred);
+    free(ws->w);
+    free(ws->act);
+    free(ws->nact);
+    free(ws->cls);
+    free(ws->tmp);
+    free(ws->minw);
+    free(ws->hi);
+    for (int r = 0; r < 2; r++) {
+        free(ws->val[r]);
+        free(ws->arg[r]);
+        free(ws->all[r]);
+        free(ws->allarg[r]);
+    }
+    free(ws);
+}
+
+uint32_t tsl_layerdp_buckets(uint64_t budget_bytes, uint64_t bucket_bytes)
+{
+    if (bucket_bytes == 0)
+        bucket_bytes = TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
+    uint64_t n = budget_bytes / bucket_bytes;
+    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+/* R(l, i, j); layer 0 takes its input from the previous stage: 0. */
+static inline double trans_cost(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i, uint32_t j)
+{
+    uint32_t S = p->n_strategies;
+    if (l == 0)
+        return 0.0;
+    if (p->trans_full_s != NULL)
+        return p->trans_full_s[((size_t)l * S + i) * S + j];
+    return p->layout[i] == p->layout[j] ? 0.0 : p->trans_s[(size_t)l * S + j];
+}
+
+uint64_t tsl_layerdp_peak_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice)
+{
+    uint32_t S = p->n_strategies;
+    uint64_t fwd = 0, ms = 0, top = 0;
+    for (uint32_t l = 0; l < p->n_layers; l++) {
+        size_t k = (size_t)l * S + choice[l];
+        fwd = sat_add(fwd, p->fwd_bytes[k]);
+        ms = sat_add(ms, p->ms_bytes[k]);
+        uint64_t here = sat_add(fwd, p->bwd_bytes[k]);
+        if (here > top)
+            top = here;
+    }
+    return sat_add(top, ms);
+}
+
+/* Eq. 3: Σ O_f + O_ms. */
+static uint64_t fwd_total_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice)
+{
+    uint32_t S = p->n_strategies;
+    uint64_t f = 0;
+    for (uint32_t l = 0; l < p->n_layers; l++) {
+        size_t k = (size_t)l * S + choice[l];
+        f = sat_add(f, sat_add(p->fwd_bytes[k], p->ms_bytes[k]));
+    }
+    return f;
+}
+
+/* Summed in the DP's own order, C(l) = (C(l−1) + R) + c, so that the DP's value
+ * and this one agree to the last bit. */
+double tsl_layerdp_time_s(const tsl_layerdp_problem_t *p, const uint32_t *choice)
+{
+    uint32_t S = p->n_strategies;
+    double t = 0.0;
+    for (uint32_t l = 0; l < p->n_layers; l++) {
+        double r = l == 0 ? 0.0 : trans_cost(p, l, choice[l - 1], choice[l]);
+        t = (t + r) + p->time_s[(size_t)l * S + choice[l]];
+    }
+    return t;
+}
+
+/* ---- kernels: n cells of one strategy, pointers already at the first cell ---- */
+
+/*
+ * Layout form, layer ≥ 1: with same = M_class(j), other = M_all + t,
+ *   v = min(same, other) + c, pred = argmin of the chosen side,
+ *   (ck, ckarg) = min((ck, ckarg), (v, j)).
+ * Ties keep the layout (no transformation) and the lower j.
+ */
+TSL_SIMD_CLONES
+static void relax_layout(uint32_t n, double c, double t, int64_t j, const double *restrict pall,
+                         const int64_t *restrict pallarg, const double *restrict pk,
+                         const int64_t *restrict pkarg, uint16_t *restrict pred,
+                         double *restrict ck, int64_t *restrict ckarg)
+{
+    const v4d_t cv = {c, c, c, c}, tv = {t, t, t, t};
+    const v4i_t jv = {j, j, j, j};
+    uint32_t x = 0;
+    for (; x + 4 <= n; x += 4) {
+        v4d_t same, other, old;
+        v4i_t is, io, oarg;
+        same = V4D_LOAD(pk + x);
+        other = V4D_LOAD(pall + x);
+        is = V4I_LOAD(pkarg + x);
+        io = V4I_LOAD(pallarg + x);
+        old = V4D_LOAD(ck + x);
+        oarg = V4I_LOAD(ckarg + x);
+        other += tv;
+        v4i_t m1 = other < same;
+        v4d_t v = V4_SELD(m1, other, same) + cv;
+        v4h_t pr = __builtin_convertvector(V4_SELI(m1, io, is), v4h_t);
+        V4H_STORE(pred + x, pr);
+        v4i_t m2 = v < old;
+        v4d_t nv = V4_SELD(m2, v, old);
+        v4i_t na = V4_SELI(m2, jv, oarg);
+        V4D_STORE(ck + x, nv);
+        V4I_STORE(ckarg + x, na);
+    }
+    for (; x < n; x++) {
+        double same = pk[x], other = pall[x] + t;
+        bool m1 = other < same;
+        double v = (m1 ? other : same) + c;
+        pred[x] = (uint16_t)(m1 ? pallarg[x] : pkarg[x]);
+        bool m2 = v < ck[x];
+        ck[x] = m2 ? v : ck[x];
+        ckarg[x] = m2 ? j : ckarg[x];
+    }
+}
+
+/* (best, arg) = min((best, arg), (c, j)) */
+TSL_SIMD_CLONES
+static void min_const(uint32_t n, double c, int64_t j, double *restrict best,
+                      int64_t *restrict arg)
+{
+    const v4d_t cv = {c, c, c, c};
+    const v4i_t jv = {j, j, j, j};
+    uint32_t x = 0;
+    for (; x + 4 <= n; x += 4) {
+        v4d_t old;
+        v4i_t oarg;
+        old = V4D_LOAD(best + x);
+        oarg = V4I_LOAD(arg + x);
+        v4i_t m = cv < old;
+        v4d_t nv = V4_SELD(m, cv, old);
+        v4i_t na = V4_SELI(m, jv, oarg);
+        V4D_STORE(best + x, nv);
+        V4I_STORE(arg + x, na);
+    }
+    for (; x < n; x++) {
+        bool m = c < best[x];
+        best[x] = m ? c : best[x];
+        arg[x] = m ? j : arg[x];
+    }
+}
+
+/* (best, arg) = min((best, arg), (src + r, j)) */
+TSL_SIMD_CLONES
+static void min_row(uint32_t n, const double *restrict src, double r, int64_t j,
+                    double *restrict best, int64_t *restrict arg)
+{
+    const v4d_t rv = {r, r, r, r};
+    const v4i_t jv = {j, j, j, j};
+    uint32_t x = 0;
+    for (; x + 4 <= n; x += 4) {
+        v4d_t v, old;
+        v4i_t oarg;
+        v = V4D_LOAD(src + x);
+        old = V4D_LOAD(best + x);
+        oarg = V4I_LOAD(arg + x);
+        v += rv;
+        v4i_t m = v < old;
+        v4d_t nv = V4_SELD(m, v, old);
+        v4i_t na = V4_SELI(m, jv, oarg);
+        V4D_STORE(best + x, nv);
+        V4I_STORE(arg + x, na);
+    }
+    for (; x < n; x++) {
+        double v = src[x] + r;
+        bool m = v < best[x];
+        best[x] = m ? v : best[x];
+        arg[x] = m ? j : arg[x];
+    }
+}
+
+/* (best, arg) = min((best, arg), (src, srcarg)) */
+TSL_SIMD_CLONES
+static void min_rowarg(uint32_t n, const double *restrict src, const int64_t *restrict srcarg,
+                       double *restrict best, int64_t *restrict arg)
+{
+    uint32_t x = 0;
+    for (; x + 4 <= n; x += 4) {
+        v4d_t v, old;
+        v4i_t a, oarg;
+        v = V4D_LOAD(src + x);
+        a = V4I_LOAD(srcarg + x);
+        old = V4D_LOAD(best + x);
+        oarg = V4I_LOAD(arg + x);
+        v4i_t m = v < old;
+        v4d_t nv = V4_SELD(m, v, old);
+        v4i_t na = V4_SELI(m, a, oarg);
+        V4D_STORE(best + x, nv);
+        V4I_STORE(arg + x, na);
+    }
+    for (; x < n; x++) {
+        bool m = src[x] < best[x];
+        best[x] = m ? src[x] : best[x];
+        arg[x] = m ? srcarg[x] : arg[x];
+    }
+}
+
+TSL_SIMD_CLONES
+static void fill_inf(double *restrict x, size_t n)
+{
+    const v4d_t inf = {INFINITY, INFINITY, INFINITY, INFINITY};
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        V4D_STORE(x + i, inf);
+    for (; i < n; i++)
+        x[i] = INFINITY;
+}
+
+/* First finite x[e] for e ∈ [from, to]; to + 1 when none. */
+static uint32_t first_finite(const double *x, uint32_t from, uint32_t to)
+{
+    uint32_t e = from;
+    while (e <= to && !(x[e] < INFINITY))
+        e++;
+    return e;
+}
+
+/* ---- the DP ---- */
+
+/*
+ * Cell ranges. Layer l only evaluates e ∈ [lo(l), hi(l)]:
+ *   lo(l) = first finite e of layer l−1 + min_j w(l, j)   (nothing smaller fits)
+ *   hi(l) = E − Σ_{k>l} min_j w(k, j)                        (the layers after l
+ *           need at least that much, so larger e are never read)
+ * Layer l+1 reads layer l at e − w(l+1, j) ∈ [first finite(l), hi(l+1) − min w(l+1)]
+ * and hi(l+1) − min w(l+1) = hi(l): always inside what was evaluated. The last
+ * layer has hi = E.
+ */
+
+/*
+ * Layout form. On return ws->all[r][0..E] (r returned) holds the last layer's
+ * minimum over strategies, +INFINITY where nothing fits, with its argmin in
+ * ws->allarg[r]. Adds the cells evaluated to *states.
+ */
+static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t E,
+                     uint32_t K, const uint32_t *minw, const uint32_t *hi, uint64_t *states)
+{
+    const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
+    int cur = 0, prv = 1;
+    uint64_t st = 0;
+    uint32_t ff = 0;   /* first finite e of the previous layer; 0 before layer 0 */
+    bool dead = false;
+
+    for (uint32_t l = 0; l < L; l++) {
+        const uint32_t lo = ff + minw[l];   /* ≤ hi[l], checked at the previous layer */
+        const uint16_t *act = ws->act + (size_t)l * S;
+        double *val = ws->val[cur];
+        int64_t *arg = ws->arg[cur];
+        for (uint32_t k = 0; k < K; k++)
+            fill_inf(val + (size_t)k * e1 + lo, hi[l] - lo + 1);
+        for (uint32_t a = 0; a < ws->nact[l]; a++) {
+            const uint32_t j = act[a];
+            const size_t lj = (size_t)l * S + j;
+            const uint32_t w = ws->w[lj];
+            if (w > hi[l] - ff)   /* ff + w beyond hi: no cell to evaluate */
+                continue;
+            const uint32_t n = hi[l] - ff - w + 1;
+            const size_t koff = (size_t)ws->cls[j] * e1;
+            if (l == 0)
+                min_const(n, p->time_s[lj], j, val + koff + w, arg + koff + w);
+            else
+                relax_layout(n, p->time_s[lj], p->trans_s[lj], j, ws->all[prv] + ff,
+                             ws->allarg[prv] + ff, ws->val[prv] + koff + ff,
+                             ws->arg[prv] + koff + ff,
+                             ws->pred + ((size_t)(l - 1) * S + j) * e1 + ff + w,
+                             val + koff + ff + w, arg + koff + ff + w);
+            st += n;
+        }
+        /* M_all = min over the classes (ties: the lower class) */
+        const uint32_t m = hi[l] - lo + 1;
+        memcpy(ws->all[cur] + lo, val + lo, m * sizeof(double));
+        memcpy(ws->allarg[cur] + lo, arg + lo, m * sizeof(int64_t));
+        for (uint32_t k = 1; k < K; k++)
+            min_rowarg(m, val + (size_t)k * e1 + lo, arg + (size_t)k * e1 + lo,
+                       ws->all[cur] + lo, ws->allarg[cur] + lo);
+        ff = first_finite(ws->all[cur], lo, hi[l]);
+        if (l + 1 < L && (ff > hi[l] || ff + minw[l + 1] > hi[l + 1])) {
+            dead = true;   /* no finite cell that the next layer can extend */
+            break;
+        }
+        prv = cur;
+        cur ^= 1;
+    }
+    *states += st;
+    if (dead) {
+        fill_inf(ws->all[cur], e1);
+        return cur;
+    }
+    /* prv: the last layer written (hi = E); below its first finite e nothing fits */
+    fill_inf(ws->all[prv], ff);
+    return prv;
+}
+
+/* Full form: rows ws->val[r][b·E1 + e] over the usable strategies b of the layer. */
+static int dp_full(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t E,
+                   const uint32_t *minw, const uint32_t *hi, uint64_t *states)
+{
+    const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
+    int cur = 0, prv = 1;
+    uint64_t st = 0;
+    uint32_t ff = 0, np = 0, n = 0;
+    bool dead = false;
+
+    for (uint32_t l = 0; l < L; l++) {
+        const uint16_t *actp = l ? ws->act + (size_t)(l - 1) * S : NULL;
+        const uint16_t *act = ws->act + (size_t)l * S;
+        const double *prow = ws->val[prv];
+        double *crow = ws->val[cur];
+        int64_t *scratch = ws->arg[cur];
+        const uint32_t lo = ff + minw[l];
+        uint32_t ffn = hi[l] + 1;
+        n = ws->nact[l];
+        for (uint32_t b = 0; b < n; b++) {
+            const uint32_t j = act[b];
+            const size_t lj = (size_t)l * S + j;
+            const uint32_t w = ws->w[lj];
+            const double c = p->time_s[lj];
+            double *row = crow + (size_t)b * e1;
+            const uint32_t first = w > hi[l] - ff ? hi[l] + 1 : ff + w;
+            fill_inf(row + lo, hi[l] - lo + 1);
+            if (first > hi[l])
+                continue;
+            const uint32_t cells = hi[l] - first + 1;
+            if (l == 0) {
+                min_const(cells, c, j, row + first, scratch + first);
+            } else {
+                /* C(l, e, j) = min_a [C(l−1, e − w, a) + R(l, a, j)] + c; the
+                 * argmin is kept as the strategy index itself */
+                const double *R = p->trans_full_s + (size_t)l * S * S + j;
+                for (uint32_t a = 0; a < np; a++)
+                    min_row(cells, prow + (size_t)a * e1 + ff, R[(size_t)actp[a] * S], actp[a],
+                            row + first, scratch + first);
+                uint16_t *pred = ws->pred + ((size_t)(l - 1) * S + j) * e1;
+                for (uint32_t e = first; e <= hi[l]; e++) {
+                    row[e] += c;
+                    pred[e] = (uint16_t)scratch[e];
+                }
+            }
+            st += cells;
+            uint32_t f = first_finite(row, first, hi[l]);
+            ffn = f < ffn ? f : ffn;
+        }
+        ff = ffn;
+        np = n;
+        if (l + 1 < L && (ff > hi[l] || ff + minw[l + 1] > hi[l + 1])) {
+            dead = true;
+            break;
+        }
+        prv = cur;
+        cur ^= 1;
+    }
+
+    /* the last layer's minimum over strategies, per e */
+    int r = dead ? cur : prv;
+    double *all = ws->all[r];
+    int64_t *allarg = ws->allarg[r];
+    fill_inf(all, e1);
+    if (!dead && ff <= E) {
+        const uint16_t *act = ws->act + (size_t)(L - 1) * S;
+        const double *crow = ws->val[r];
+        for (uint32_t b = 0; b < n; b++)
+            min_row(e1 - ff, crow + (size_t)b * e1 + ff, 0.0, act[b], all + ff, allarg + ff);
+    }
+    *states += st;
+    return r;
+}
+
+/* The assignment of C(L−1, e, allarg[e]) into out[0..L). */
+static void backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws,
+                      const int64_t *allarg, uint32_t E, uint32_t e, uint32_t *out)
+{
+    const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
+    uint32_t j = (uint32_t)allarg[e];
+    for (uint32_t l = L - 1; l > 0; l--) {
+        out[l] = j;
+        uint32_t i = ws->pred[((size_t)(l - 1) * S + j) * e1 + e];
+        e -= ws->w[(size_t)l * S + j];
+        j = i;
+    }
+    out[0] = j;
+}
+
+static int check_problem(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws,
+                         uint32_t *E_out, tsl_err_t *err)
+{
+    if (p == NULL)
+        return tsl_err_set(err, "problem: none given");
+    if (ws == NULL)
+        return tsl_err_set(err, "workspace: none given (create one with tsl_layerdp_ws_new)");
+    const uint32_t L = p->n_layers, S = p->n_strategies;
+    if (L == 0)
+        return tsl_err_set(err, "n_layers: 0; a stage has at least one layer");
+    if (S == 0)
+        return tsl_err_set(err, "n_strategies: 0; give at least one strategy");
+    if (L > ws->max_layers)
+        return tsl_err_set(err, "n_layers: %u exceeds the workspace's max_layers %u", (unsigned)L,
+                           (unsigned)ws->max_layers);
+    if (S > ws->max_strategies)
+        return tsl_err_set(err, "n_strategies: %u exceeds the workspace's max_strategies %u",
+                           (unsigned)S, (unsigned)ws->max_strategies);
+    uint64_t bucket = p->bucket_bytes ? p->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
+    uint64_t E = p->budget_bytes / bucket;
+    if (E > ws->max_buckets)
+        return tsl_err_set(err,
+                           "budget_bytes: %llu bytes is %llu buckets of %llu bytes, beyond the "
+                           "workspace's max_buckets %u (use a larger bucket_bytes)",
+                           (unsigned long long)p->budget_bytes, (unsigned long long)E,
+                           (unsigned long long)bucket, (unsigned)ws->max_buckets);
+    if (p->time_s == NULL)
+        return tsl_err_set(err, "time_s: missing");
+    if (p->fwd_bytes == NULL)
+        return tsl_err_set(err, "fwd_bytes: missing");
+    if (p->bwd_bytes == NULL)
+        return tsl_err_set(err, "bwd_bytes: missing");
+    if (p->ms_bytes == NULL)
+        return tsl_err_set(err, "ms_bytes: missing");
+    if (p->trans_full_s != NULL && (p->layout != NULL || p->trans_s != NULL))
+        return tsl_err_set(err, "trans_full_s: give either layout + trans_s or trans_full_s, "
+                           "not both");
+    if (p->trans_full_s == NULL && p->layout == NULL)
+        return tsl_err_set(err, "layout: missing (give layout + trans_s, or trans_full_s)");
+    if (p->trans_full_s == NULL && p->trans_s == NULL)
+        return tsl_err_set(err, "trans_s: missing (layout needs the per-layer trans_s)");
+
+    for (uint32_t l = 0; l < L; l++) {
+        for (uint32_t j = 0; j < S; j++) {
+            size_t k = (size_t)l * S + j;
+            if (!(p->time_s[k] >= 0.0))
+                return tsl_err_set(err, "time_s[l=%u, j=%u]: %g is not a time (must be >= 0, or "
+                                   "+INFINITY for infeasible)", (unsigned)l, (unsigned)j,
+                                   p->time_s[k]);
+            if (l > 0 && p->trans_s != NULL && !(p->trans_s[k] >= 0.0))
+                return tsl_err_set(err, "trans_s[l=%u, j=%u]: %g is not a time (must be >= 0)",
+                                   (unsigned)l, (unsigned)j, p->trans_s[k]);
+            if (l > 0 && p->trans_full_s != NULL) {
+                const double *r = p->trans_full_s + ((size_t)l * S) * S;
+                for (uint32_t i = 0; i < S; i++)
+                    if (!(r[(size_t)i * S + j] >= 0.0))
+                        return tsl_err_set(err, "trans_full_s[l=%u, i=%u, j=%u]: %g is not a time "
+                                           "(must be >= 0)", (unsigned)l, (unsigned)i,
+                                           (unsigned)j, r[(size_t)i * S + j]);
+            }
+        }
+    }
+    *E_out = (uint32_t)E;
+    return 0;
+}
+
+int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t *choice,
+                      tsl_layerdp_result_t *res, tsl_err_t *err)
+{
+    uint32_t E = 0;
+    if (res == NULL)
+        return tsl_err_set(err, "res: none given");
+    res->time_s = INFINITY;
+    res->peak_bytes = 0;
+    res->fwd_bytes = 0;
+    res->states_visited = 0;
+    if (choice == NULL)
+        return tsl_err_set(err, "choice: none given");
+    if (check_problem(p, ws, &E, err) != 0)
+        return -1;
+
+    const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
+    const uint64_t bucket = p->bucket_bytes ? p->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
+    const bool full = p->trans_full_s != NULL;
+
+    /* w per (l, j), the feasible strategies per layer, b_up over them */
+    uint64_t b_up = 0;
+    bool empty_layer = false;
+    for (uint32_t l = 0; l < L; l++) {
+        uint32_t n = 0;
+        for (uint32_t j = 0; j < S; j++) {
+            size_t k = (size_t)l * S + j;
+            uint64_t bytes = sat_add(p->fwd_bytes[k], p->ms_bytes[k]);
+            uint64_t w = bytes / bucket + (bytes % bucket != 0);
+            ws->w[k] = w > E ? UINT32_MAX : (uint32_t)w;
+            /* skipped: infeasible, or beyond the budget on its own (its own
+             * O_f + O_b + O_ms is a lower bound of the peak of any plan using it) */
+            if (w > E || !(p->time_s[k] < INFINITY) ||
+                sat_add(bytes, p->bwd_bytes[k]) > p->budget_bytes)
+                continue;
+            ws->act[(size_t)l * S + n++] = (uint16_t)j;
+            if (p->bwd_bytes[k] > b_up)
+                b_up = p->bwd_bytes[k];
+        }
+        ws->nact[l] = n;
+        empty_layer |= n == 0;
+    }
+    if (empty_layer)
+        return 0;   /* some layer has no strategy that fits at all */
+
+    /* cell ranges (see above): hi(l) = E − Σ_{k>l} min w(k, ·) */
+    uint32_t *minw = ws->minw, *hi = ws->hi;
+    uint64_t need = 0;
+    for (uint32_t l = 0; l < L; l++) {
+        uint32_t m = UINT32_MAX;
+        for (uint32_t a = 0; a < ws->nact[l]; a++) {
+            uint32_t w = ws->w[(size_t)l * S + ws->act[(size_t)l * S + a]];
+            m = w < m ? w : m;
+        }
+        minw[l] = m;
+        need += m;
+    }
+    if (need > E)
+        return 0;   /* the smallest forward sizes alone exceed the budget */
+    uint64_t after = 0;
+    for (uint32_t l = L; l-- > 0;) {
+        hi[l] = E - (uint32_t)after;
+        after += minw[l];
+    }
+
+    int r;
+    if (full) {
+        r = dp_full(p, ws, E, minw, hi, &res->states_visited);
+    } else {
+        /* compact layout classes 0..K−1, numbered by first appearance */
+        uint32_t K = 0;
+        for (uint32_t j = 0; j < S; j++) {
+            uint32_t q = 0;
+            while (q < j && p->layout[q] != p->layout[j])
+                q++;
+            ws->cls[j] = q < j ? ws->cls[q] : K++;
+        }
+        r = dp_layout(p, ws, E, K, minw, hi, &res->states_visited);
+    }
+    const double *F = ws->all[r];
+    const int64_t *J = ws->allarg[r];
+
+    /*
+     * Algorithm 3's walk over E_fwd. Every assignment with forward memory
+     * ≤ E − b_up has E_all ≤ E_f + b_up ≤ E, so the largest such bucket count e0
+     * is valid without a check. Above it, each backtracked assignment is checked
+     * with Eq. 2 in exact bytes; the largest valid E_fwd wins and the first
+     * invalid one ends the walk. Without a usable e0 the walk starts at 0.
+     */
+    int64_t best = -1;
+    uint32_t from = 0;
+    if (p->budget_bytes > b_up) {
+        uint64_t e0 = (p->budget_bytes - b_up) / bucket;
+        if (e0 <= E && F[e0] < INFINITY) {
+            best = (int64_t)e0;
+            from = (uint32_t)e0 + 1;
+        }
+    }
+    for (uint32_t e = from; e < e1; e++) {
+        if (!(F[e] < INFINITY))
+            continue;
+        backtrack(p, ws, J, E, e, ws->tmp);
+        if (tsl_layerdp_peak_bytes(p, ws->tmp) > p->budget_bytes)
+            break;
+        best = e;
+    }
+    if (best < 0)
+        return 0;
+
+    backtrack(p, ws, J, E, (uint32_t)best, ws->tmp);
+    uint64_t peak = tsl_layerdp_peak_bytes(p, ws->tmp);
+    if (peak > p->budget_bytes)
+        return 0;   /* cannot happen (see above); never hand out a plan over budget */
+    memcpy(choice, ws->tmp, (size_t)L * sizeof(uint32_t));
+    res->time_s = tsl_layerdp_time_s(p, choice);
+    res->peak_bytes = peak;
+    res->fwd_bytes = fwd_total_bytes(p, choice);
+    return 0;
+}

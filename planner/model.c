@@ -1,1 +1,371 @@
-/* placeholder: being written */
+/*
+ * model.c — layer shapes to parameters, FLOPs and activation bytes (model.h),
+ * and the model builder.
+ *
+ * Every figure is computed in double and converted at the end: a double holds
+ * every integer below 2^53 exactly, so the counts are exact for any sane shape,
+ * and a shape whose counts would pass 2^53 is refused instead of wrapping a
+ * uint64 silently.
+ */
+#include "model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXACT_MAX 9007199254740992.0 /* 2^53 */
+
+static const char *const kind_names[TSL_LAYER_KIND_COUNT] = {
+    [TSL_LAYER_EMBEDDING] = "embedding", [TSL_LAYER_ENCODER] = "encoder",
+    [TSL_LAYER_DECODER] = "decoder",     [TSL_LAYER_ATTENTION] = "attention",
+    [TSL_LAYER_FFN] = "ffn",             [TSL_LAYER_HEAD] = "head",
+};
+
+const char *tsl_layer_kind_name(tsl_layer_kind_t kind)
+{
+    if ((unsigned)kind >= TSL_LAYER_KIND_COUNT)
+        return "unknown";
+    return kind_names[kind];
+}
+
+/* The shape as doubles, with the defaults (d = h, e = d, w = s) resolved. */
+typedef struct dims {
+    double s, h, f, a, d, e, t, w, V, P, g, n;
+} dims_t;
+
+typedef struct figures {
+    double params, flops, repl, shard, bnd;
+    uint32_t allreduces;
+} figures_t;
+
+static bool has_attention(tsl_layer_kind_t k)
+{
+    return k == TSL_LAYER_ENCODER || k == TSL_LAYER_DECODER || k == TSL_LAYER_ATTENTION;
+}
+
+static bool has_ffn(tsl_layer_kind_t k)
+{
+    return k == TSL_LAYER_ENCODER || k == TSL_LAYER_DECODER || k == TSL_LAYER_FFN;
+}
+
+/* ---- shape checks: each names the field and says what would be valid ---- */
+
+static int check_attention(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
+{
+    uint32_t d = l->attn_dim ? l->attn_dim : l->hidden;
+    if (l->heads == 0)
+        return tsl_err_set(err, "%s layer: heads: 0 is not valid for a layer with attention; "
+                                "give the number of attention heads, e.g. hidden/64", kn);
+    if (d % l->heads != 0)
+        return tsl_err_set(err, "%s layer: attn_dim: %u is not a multiple of heads (%u); "
+                                "the attention width must be heads x head_dim", kn, d, l->heads);
+    if (l->kv_heads > l->heads || (l->kv_heads && l->heads % l->kv_heads != 0))
+        return tsl_err_set(err, "%s layer: kv_heads: %u must divide heads (%u); use 0 for "
+                                "plain multi-head attention", kn, l->kv_heads, l->heads);
+    if (l->kind == TSL_LAYER_DECODER && l->cross_seq_len == 0)
+        return tsl_err_set(err, "%s layer: cross_seq_len: 0 is not valid for a decoder layer; "
+                                "give the encoder length it attends to, e.g. 512", kn);
+    return 0;
+}
+
+static int check_ends(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
+{
+    if (l->kind == TSL_LAYER_HEAD && l->vocab == 0)
+        return tsl_err_set(err, "%s layer: vocab: 0 is not valid for a head; give the number "
+                                "of outputs (vocabulary or classes)", kn);
+    if (l->kind == TSL_LAYER_HEAD && l->head_tokens > l->seq_len)
+        return tsl_err_set(err, "%s layer: head_tokens: %u exceeds seq_len (%u)", kn,
+                           l->head_tokens, l->seq_len);
+    if (l->kind == TSL_LAYER_EMBEDDING && l->patch_embed && l->vocab == 0)
+        return tsl_err_set(err, "%s layer: vocab: 0 is not valid for a patch embedding; give "
+                                "channels x patch^2, e.g. 3*16*16 = 768", kn);
+    if (l->kind == TSL_LAYER_EMBEDDING && l->vocab == 0 && l->positions == 0 &&
+        l->extra_params == 0)
+        return tsl_err_set(err, "%s layer: vocab and positions are both 0: the embedding has "
+                                "nothing to embed", kn);
+    return 0;
+}
+
+static int check_shape(const tsl_layer_t *l, tsl_err_t *err)
+{
+    if ((unsigned)l->kind >= TSL_LAYER_KIND_COUNT)
+        return tsl_err_set(err, "kind: %u is not a layer kind (0..%u)", (unsigned)l->kind,
+                           (unsigned)TSL_LAYER_KIND_COUNT - 1);
+    const char *kn = tsl_layer_kind_name(l->kind);
+    if (l->hidden == 0)
+        return tsl_err_set(err, "%s layer: hidden: 0 is not a valid size; give the model width, "
+                                "e.g. 1024", kn);
+    if (l->seq_len == 0)
+        return tsl_err_set(err, "%s layer: seq_len: 0 is not valid; give the tokens per sample "
+                                "at this layer, e.g. 512", kn);
+    if (has_ffn(l->kind) && l->ffn_hidden == 0)
+        return tsl_err_set(err, "%s layer: ffn_hidden: 0 is not valid for a layer with an FFN; "
+                                "give its inner size, e.g. 4 x hidden = %llu", kn,
+                           4ull * l->hidden);
+    if (has_attention(l->kind) && check_attention(l, kn, err) != 0)
+        return -1;
+    if (!(l->extra_fwd_flops >= 0.0) || !isfinite(l->extra_fwd_flops))
+        return tsl_err_set(err, "%s layer: extra_fwd_flops: %g is not a valid FLOP count", kn,
+                           l->extra_fwd_flops);
+    return check_ends(l, kn, err);
+}
+
+/* ---- formulas (model.h) ---- */
+
+static dims_t dims_of(const tsl_layer_t *l)
+{
+    dims_t x;
+    x.s = l->seq_len;
+    x.h = l->hidden;
+    x.f = l->ffn_hidden;
+    x.a = l->heads;
+    x.d = l->attn_dim ? l->attn_dim : l->hidden;
+    x.e = (l->kv_heads && l->heads) ? x.d / l->heads * l->kv_heads : x.d;
+    x.t = l->cross_seq_len;
+    x.w = (l->attn_window && l->attn_window < l->seq_len) ? l->attn_window : l->seq_len;
+    x.V = l->vocab;
+    x.P = l->positions;
+    x.g = l->gated_ffn ? 2.0 : 1.0;
+    x.n = l->head_tokens ? l->head_tokens : l->seq_len;
+    return x;
+}
+
+static double norm_params(const tsl_layer_t *l, const dims_t *x)
+{
+    return l->rms_norm ? x->h : 2.0 * x->h;
+}
+
+/* Self- or cross-attention: Q and O are d wide, K and V are e wide. */
+static double attn_params(const tsl_layer_t *l, const dims_t *x)
+{
+    double p = 2.0 * x->h * x->d + 2.0 * x->h * x->e;
+    if (!l->no_bias)
+        p += x->d + 2.0 * x->e + x->h;
+    return p;
+}
+
+static double ffn_params(const tsl_layer_t *l, const dims_t *x)
+{
+    double p = (x->g + 1.0) * x->h * x->f;
+    if (!l->no_bias)
+        p += x->g * x->f + x->h;
+    return p;
+}
+
+static void add_self_attention(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
+{
+    fg->params += attn_params(l, x) + norm_params(l, x);
+    fg->flops += 4.0 * x->s * x->h * x->d + 4.0 * x->s * x->h * x->e + 4.0 * x->s * x->w * x->d;
+    /* LN in, QKV in, dropout mask on h | Q, K, V, proj in, scores (2+1+2 bytes) */
+    fg->repl += 5.0 * x->s * x->h;
+    fg->shard += 4.0 * x->s * x->d + 4.0 * x->s * x->e + 5.0 * x->a * x->s * x->w;
+    fg->allreduces += 1;
+}
+
+static void add_cross_attention(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
+{
+    fg->params += attn_params(l, x) + norm_params(l, x);
+    fg->flops += 4.0 * x->s * x->h * x->d + 4.0 * x->t * x->h * x->e + 4.0 * x->s * x->t * x->d;
+    fg->repl += 5.0 * x->s * x->h;
+    fg->shard += 4.0 * x->s * x->d + 4.0 * x->t * x->e + 5.0 * x->a * x->s * x->t;
+    fg->allreduces += 1;
+}
+
+static void add_ffn(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
+{
+    fg->params += ffn_params(l, x) + norm_params(l, x);
+    fg->flops += 2.0 * (x->g + 1.0) * x->s * x->h * x->f;
+    /* LN in, fc1 in, dropout mask | fc1 out (g of them), activation out */
+    fg->repl += 5.0 * x->s * x->h;
+    fg->shard += 2.0 * x->g * x->s * x->f + 2.0 * x->s * x->f;
+    fg->allreduces += 1;
+}
+
+static void add_embedding(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
+{
+    fg->params += x->V * x->h + x->P * x->h;
+    fg->repl += x->s * x->h; /* dropout mask on the output */
+    if (l->patch_embed) {
+        /* a GEMM over the pixels, which it keeps for the weight gradient */
+        fg->params += l->no_bias ? 0.0 : x->h;
+        fg->flops += 2.0 * x->s * x->V * x->h;
+        fg->repl += 2.0 * x->s * x->V;
+        fg->bnd = 2.0 * x->s * x->V;
+    } else {
+        fg->bnd = 8.0 * x->s; /* int64 token ids */
+        fg->allreduces = 1;   /* vocab-parallel lookup; see model.h */
+    }
+}
+
+static void add_head(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
+{
+    fg->params += l->tied_head ? 0.0 : x->V * x->h;
+    fg->flops += 2.0 * x->n * x->h * x->V;
+    fg->repl += 2.0 * x->s * x->h;
+    fg->shard += 4.0 * x->n * x->V; /* fp32 logits kept for the loss */
+}
+
+static void compute(const tsl_layer_t *l, figures_t *fg)
+{
+    dims_t x = dims_of(l);
+    memset(fg, 0, sizeof(*fg));
+    fg->bnd = 2.0 * x.s * x.h;
+    switch (l->kind) {
+    case TSL_LAYER_EMBEDDING: add_embedding(l, &x, fg); break;
+    case TSL_LAYER_ENCODER:
+        add_self_attention(l, &x, fg);
+        add_ffn(l, &x, fg);
+        break;
+    case TSL_LAYER_DECODER:
+        add_self_attention(l, &x, fg);
+        add_cross_attention(l, &x, fg);
+        add_ffn(l, &x, fg);
+        break;
+    case TSL_LAYER_ATTENTION: add_self_attention(l, &x, fg); break;
+    case TSL_LAYER_FFN: add_ffn(l, &x, fg); break;
+    case TSL_LAYER_HEAD: add_head(l, &x, fg); break;
+    default: break;
+    }
+    fg->params += (double)l->extra_params;
+    fg->flops += l->extra_fwd_flops;
+    fg->repl += (double)l->extra_act_bytes;
+}
+
+int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err)
+{
+    if (l == NULL)
+        return tsl_err_set(err, "layer: NULL");
+    if (check_shape(l, err) != 0)
+        return -1;
+    figures_t fg;
+    compute(l, &fg);
+    if (fg.params > EXACT_MAX || fg.repl > EXACT_MAX || fg.shard > EXACT_MAX ||
+        fg.bnd > EXACT_MAX)
+        return tsl_err_set(err, "%s layer: shape too large: %.3g parameters, %.3g activation "
+                                "bytes per sample (limit 2^53)",
+                           tsl_layer_kind_name(l->kind), fg.params, fg.repl + fg.shard);
+    l->params = (uint64_t)fg.params;
+    l->fwd_flops = fg.flops;
+    l->bnd_act_bytes = (uint64_t)fg.bnd;
+    l->act_repl_bytes = (uint64_t)fg.repl;
+    l->act_shard_bytes = (uint64_t)fg.shard;
+    l->tp_allreduces = fg.allreduces;
+    return 0;
+}
+
+/* ---- the model ---- */
+
+void tsl_model_init(tsl_model_t *m, const char *name)
+{
+    memset(m, 0, sizeof(*m));
+    snprintf(m->name, sizeof(m->name), "%s", name ? name : "");
+}
+
+void tsl_model_free(tsl_model_t *m)
+{
+    if (m == NULL)
+        return;
+    free(m->layers);
+    m->layers = NULL;
+    m->n_layers = 0;
+    m->tokens_per_sample = 0;
+}
+
+int tsl_model_add_n(tsl_model_t *m, const tsl_layer_t *l, uint32_t count, tsl_err_t *err)
+{
+    if (m == NULL || l == NULL)
+        return tsl_err_set(err, "model: NULL model or layer");
+    if (count == 0)
+        return 0;
+    if (count > TSL_MODEL_MAX_LAYERS || m->n_layers > TSL_MODEL_MAX_LAYERS - count)
+        return tsl_err_set(err, "model %s: %u + %u layers exceed the limit of %u "
+                                "(TSL_MODEL_MAX_LAYERS)",
+                           m->name, m->n_layers, count, TSL_MODEL_MAX_LAYERS);
+    tsl_layer_t d = *l;
+    if (tsl_layer_derive(&d, err) != 0)
+        return tsl_err_prefix(err, "model %s: layer %u", m->name, m->n_layers);
+    /* exact-size growth: models are built once and are at most 1024 layers */
+    tsl_layer_t *grown = realloc(m->layers, (size_t)(m->n_layers + count) * sizeof(*grown));
+    if (grown == NULL)
+        return tsl_err_set(err, "model %s: out of memory for %u layers", m->name,
+                           m->n_layers + count);
+    for (uint32_t i = 0; i < count; i++)
+        grown[m->n_layers + i] = d;
+    m->layers = grown;
+    m->n_layers += count;
+    if (d.seq_len > m->tokens_per_sample)
+        m->tokens_per_sample = d.seq_len;
+    return 0;
+}
+
+int tsl_model_add(tsl_model_t *m, const tsl_layer_t *l, tsl_err_t *err)
+{
+    return tsl_model_add_n(m, l, 1, err);
+}
+
+int tsl_model_copy(tsl_model_t *dst, const tsl_model_t *src, tsl_err_t *err)
+{
+    if (dst == NULL || src == NULL)
+        return tsl_err_set(err, "model copy: NULL model");
+    tsl_model_t tmp = *src;
+    tmp.layers = NULL;
+    if (src->n_layers > 0) {
+        if (src->layers == NULL)
+            return tsl_err_set(err, "model %s: %u layers but no layer array", src->name,
+                               src->n_layers);
+        tmp.layers = malloc((size_t)src->n_layers * sizeof(*tmp.layers));
+        if (tmp.layers == NULL) {
+            tsl_model_init(dst, src->name);
+            return tsl_err_set(err, "model %s: out of memory copying %u layers", src->name,
+                               src->n_layers);
+        }
+        memcpy(tmp.layers, src->layers, (size_t)src->n_layers * sizeof(*tmp.layers));
+    }
+    *dst = tmp;
+    return 0;
+}
+
+uint64_t tsl_model_params(const tsl_model_t *m)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; m && i < m->n_layers; i++)
+        sum += m->layers[i].params;
+    return sum;
+}
+
+double tsl_model_fwd_flops(const tsl_model_t *m)
+{
+    double sum = 0.0;
+    for (uint32_t i = 0; m && i < m->n_layers; i++)
+        sum += m->layers[i].fwd_flops;
+    return sum;
+}
+
+uint64_t tsl_model_act_bytes(const tsl_model_t *m)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; m && i < m->n_layers; i++)
+        sum += m->layers[i].act_repl_bytes + m->layers[i].act_shard_bytes;
+    return sum;
+}
+
+int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err)
+{
+    if (m == NULL)
+        return tsl_err_set(err, "model: NULL");
+    if (m->n_layers == 0)
+        return tsl_err_set(err, "model %s: no layers", m->name);
+    if (m->n_layers > TSL_MODEL_MAX_LAYERS)
+        return tsl_err_set(err, "model %s: %u layers exceed the limit of %u "
+                                "(TSL_MODEL_MAX_LAYERS)",
+                           m->name, m->n_layers, TSL_MODEL_MAX_LAYERS);
+    if (m->layers == NULL)
+        return tsl_err_set(err, "model %s: %u layers but no layer array", m->name,
+                           m->n_layers);
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        if (check_shape(&m->layers[i], err) != 0)
+            return tsl_err_prefix(err, "model %s: layer %u", m->name, i);
+    }
+    return 0;
+}

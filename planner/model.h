@@ -44,6 +44,38 @@
  *   dropout masks on h) is replicated: act(k) = act_repl + act_shard / k.
  *   The boundary activation (the layer's input kept when the layer is
  *   checkpointed) is 2·s·h.
+ *
+ * Extensions (fields added after the original contract; all default to 0/false,
+ * which gives exactly the formulas above; docs/models.md has the full table):
+ *   kv_heads      grouped-query attention: K and V have width e = kv_heads·d/a, so
+ *                 self-attention params 2·h·d + 2·h·e (+ d + 2·e + h biases), FLOPs
+ *                 4·s·h·d + 4·s·h·e + 4·s²·d, stash 4·s·d + 4·s·e instead of 8·s·d.
+ *   attn_window   windowed attention (Swin, TransGAN, sliding window): each query
+ *                 sees w = min(attn_window, s) keys, so every s² above becomes s·w
+ *                 (s/w windows of w² scores each).
+ *   no_bias       linear layers without biases (T5, Llama): drop the bias terms.
+ *   rms_norm      norms with a scale only: h parameters per norm instead of 2·h.
+ *   patch_embed   the embedding is a linear projection of c·p² pixel values
+ *                 (vocab = c·p²): params c·p²·h + h, FLOPs 2·s·c·p²·h.
+ *   head_tokens   tokens the head projects (0 = all s, an LM head; 1 = a
+ *                 classifier on the class or pooled token): FLOPs 2·n·h·V.
+ *   extra_*       added verbatim to params / fwd_flops / act_repl_bytes, for what
+ *                 the formulas leave out: final norms, BERT's token-type table and
+ *                 MLM transform, relative-position tables, Swin patch merging, ...
+ *   cross-attention stash: 5·s·h replicated; 2·s·d (Q) + 4·t·e (K,V) + 2·s·d
+ *                 (proj in) + 5·a·s·t sharded. The encoder output the K/V
+ *                 projections read is shared by all decoder layers and not charged.
+ *   embedding     stash s·h (dropout mask), plus 2·s·V (the input pixels) for a
+ *                 patch embedding; input (boundary) 8·s bytes of int64 token ids,
+ *                 or 2·s·V pixel bytes for a patch embedding.
+ *   head          stash 2·s·h (its input) replicated + 4·n·V (fp32 logits for the
+ *                 loss) sharded (vocab-parallel); boundary 2·s·h.
+ *   tp_allreduces encoder 2, decoder 3, attention or FFN block 1; a token
+ *                 embedding 1 (the vocab-parallel lookup all-reduces its s·h output
+ *                 in forward; the cost model's mirrored backward charge stands for
+ *                 the LM head's input-gradient all-reduce, so the pair is counted
+ *                 once, on the embedding); patch embedding 0 (replicated); head 0
+ *                 (vocab-parallel cross-entropy reduces only s-sized scalars).
  */
 #ifndef TSL_MODEL_H
 #define TSL_MODEL_H
@@ -81,6 +113,16 @@ typedef struct tsl_layer {
     uint32_t positions;    /* learned position embeddings (embedding layer), 0 for none */
     bool gated_ffn;        /* SwiGLU-style FFN (Llama): g = 2 */
     bool tied_head;        /* head shares the embedding's weights (no parameters) */
+    /* shape extensions (see "Extensions" above); zero keeps the plain formulas */
+    uint32_t kv_heads;     /* K/V heads for grouped-query attention; 0 means = heads */
+    uint32_t attn_window;  /* keys per query under windowed attention; 0 means all s */
+    uint32_t head_tokens;  /* head: tokens projected to V outputs; 0 means all s */
+    bool patch_embed;      /* embedding is a patch projection; vocab = c·p² */
+    bool no_bias;          /* linear layers have no biases (T5, Llama) */
+    bool rms_norm;         /* norms have h parameters, not 2·h (T5, Llama) */
+    uint64_t extra_params;     /* added to params (final norm, patch merging, ...) */
+    double extra_fwd_flops;    /* added to fwd_flops, per sample */
+    uint64_t extra_act_bytes;  /* added to act_repl_bytes, per sample */
 
     /* derived by tsl_layer_derive() */
     uint64_t params;
@@ -105,13 +147,19 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
 /* Short lowercase name of a kind: "embedding", "encoder", ... */
 const char *tsl_layer_kind_name(tsl_layer_kind_t kind);
 
-/* Builder: init an empty model, append layers (derived on append), free. */
+/* Builder: init an empty model, append layers (derived on append), free.
+ * tsl_model_add copies l, derives the copy and appends it; it fails (and leaves m
+ * unchanged) on an invalid shape, on running out of memory, or when m would
+ * exceed TSL_MODEL_MAX_LAYERS. tokens_per_sample follows the longest seq_len.
+ * tsl_model_free releases the layers and leaves an empty model; it may be called
+ * twice. Names longer than TSL_NAME_MAX - 1 bytes are cut. */
 void tsl_model_init(tsl_model_t *m, const char *name);
 int tsl_model_add(tsl_model_t *m, const tsl_layer_t *l, tsl_err_t *err);
 int tsl_model_add_n(tsl_model_t *m, const tsl_layer_t *l, uint32_t count, tsl_err_t *err);
 void tsl_model_free(tsl_model_t *m);
 
-/* Deep copy. */
+/* Deep copy. dst is overwritten, not freed: pass an empty or freed model. On
+ * failure dst is left empty (tsl_model_free on it is safe). */
 int tsl_model_copy(tsl_model_t *dst, const tsl_model_t *src, tsl_err_t *err);
 
 /* Totals over the layers. */
@@ -133,11 +181,74 @@ typedef struct tsl_model_preset {
     const char *name;
     const char *source;          /* paper and table it comes from */
     uint64_t published_params;   /* the count the source states (for the 3% check) */
+    bool params_are_ours;        /* the source states no count: published_params is
+                                    Tessel's own figure, documented in docs/models.md */
 } tsl_model_preset_t;
 
 size_t tsl_model_preset_count(void);
 const tsl_model_preset_t *tsl_model_preset_at(size_t i);
 const tsl_model_preset_t *tsl_model_preset_find(const char *name);
 int tsl_model_preset(const char *name, tsl_model_t *out, tsl_err_t *err);
+
+/*
+ * Architecture families: one spec builds a whole model, [embedding, layers...,
+ * head], the same way for the presets and for imported HuggingFace configs
+ * (common/hf_config.c). What each family puts where (docs/models.md):
+ *   GPT   token + learned position embedding; pre-LN encoder-kind layers (self-
+ *         attention + FFN: causality does not change the counts); final LN and a
+ *         tied LM head.
+ *   BERT  token + position + token-type embedding and its LN; encoder layers; MLM
+ *         head: dense h×h + LN + output bias, decoder weights tied. No pooler.
+ *   T5    shared token embedding, no positions (relative-position buckets in the
+ *         first encoder and decoder layer); no biases, scale-only norms; `layers`
+ *         encoder layers at seq_len, then `dec_layers` decoder layers at
+ *         dec_seq_len attending to seq_len encoder tokens; head tied unless
+ *         tied_head is false (T5 v1.1).
+ *   VIT   patch embedding (c·p² → h) + class token + learned positions; encoder
+ *         layers; final LN and a classifier on the class token (`classes`).
+ *   LLAMA token embedding, RoPE (no position table); no biases (qkv_bias adds
+ *         Qwen2's Q/K/V biases), RMSNorm, gated FFN, grouped-query attention;
+ *         final norm and a head tied or not.
+ */
+typedef enum tsl_arch {
+    TSL_ARCH_GPT = 0,
+    TSL_ARCH_BERT,
+    TSL_ARCH_T5,
+    TSL_ARCH_VIT,
+    TSL_ARCH_LLAMA,
+    TSL_ARCH_COUNT
+} tsl_arch_t;
+
+typedef struct tsl_arch_spec {
+    tsl_arch_t arch;
+    uint32_t layers;        /* transformer layers (T5: encoder layers) */
+    uint32_t dec_layers;    /* T5: decoder layers */
+    uint32_t hidden;        /* h */
+    uint32_t ffn_hidden;    /* f */
+    uint32_t heads;         /* a */
+    uint32_t kv_heads;      /* 0 means = heads */
+    uint32_t head_dim;      /* 0 means h / a (then d = h) */
+    uint32_t seq_len;       /* tokens per sample (T5: encoder; ViT: patches + 1) */
+    uint32_t dec_seq_len;   /* T5: decoder tokens; 0 means seq_len */
+    uint32_t vocab;         /* token vocabulary (not used by ViT) */
+    uint32_t positions;     /* learned positions (GPT, BERT; ViT: 0 means seq_len) */
+    uint32_t type_vocab;    /* BERT token types */
+    uint32_t channels, patch; /* ViT: image channels and patch side */
+    uint32_t classes;       /* ViT: classifier outputs */
+    uint32_t rel_buckets;   /* T5: relative-position buckets */
+    uint32_t attn_window;   /* sliding-window attention; 0 means none */
+    bool gated_ffn;         /* gated FFN (Llama SwiGLU, T5 v1.1 gated-gelu) */
+    bool tied_head;         /* LM head shares the embedding (GPT, BERT, T5 v1.0) */
+    bool qkv_bias;          /* LLAMA family: Q/K/V projections have biases (Qwen2) */
+} tsl_arch_spec_t;
+
+/* Builds [embedding, layers..., head] for spec into out (initialised here; free
+ * with tsl_model_free). Fails, naming the spec field, on a zero or inconsistent
+ * shape or when the layers would exceed TSL_MODEL_MAX_LAYERS. */
+int tsl_model_build(const tsl_arch_spec_t *spec, const char *name, tsl_model_t *out,
+                    tsl_err_t *err);
+
+/* Lowercase family name: "gpt", "bert", "t5", "vit", "llama". */
+const char *tsl_arch_name(tsl_arch_t arch);
 
 #endif

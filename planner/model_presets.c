@@ -1,1 +1,507 @@
-/* placeholder: being written */
+/*
+ * model_presets.c — architecture families (tsl_model_build) and the named
+ * presets from the papers. docs/models.md lists every preset with its computed
+ * and published parameter counts and says where each shape comes from.
+ */
+#include "model.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const arch_names[TSL_ARCH_COUNT] = {
+    [TSL_ARCH_GPT] = "gpt", [TSL_ARCH_BERT] = "bert", [TSL_ARCH_T5] = "t5",
+    [TSL_ARCH_VIT] = "vit", [TSL_ARCH_LLAMA] = "llama",
+};
+
+const char *tsl_arch_name(tsl_arch_t arch)
+{
+    if ((unsigned)arch >= TSL_ARCH_COUNT)
+        return "unknown";
+    return arch_names[arch];
+}
+
+/* ---- families ---- */
+
+static int spec_field_zero(const tsl_arch_spec_t *sp, tsl_err_t *err)
+{
+    const char *an = tsl_arch_name(sp->arch);
+    const struct { const char *name; uint32_t v; bool needed; } f[] = {
+        {"layers", sp->layers, true},
+        {"hidden", sp->hidden, true},
+        {"ffn_hidden", sp->ffn_hidden, true},
+        {"heads", sp->heads, true},
+        {"seq_len", sp->seq_len, true},
+        {"vocab", sp->vocab, sp->arch != TSL_ARCH_VIT},
+        {"dec_layers", sp->dec_layers, sp->arch == TSL_ARCH_T5},
+        {"channels", sp->channels, sp->arch == TSL_ARCH_VIT},
+        {"patch", sp->patch, sp->arch == TSL_ARCH_VIT},
+        {"classes", sp->classes, sp->arch == TSL_ARCH_VIT},
+    };
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+        if (f[i].needed && f[i].v == 0)
+            return tsl_err_set(err, "%s spec: %s: 0 is not valid; it must be positive", an,
+                               f[i].name);
+    }
+    return 0;
+}
+
+static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
+{
+    if ((unsigned)sp->arch >= TSL_ARCH_COUNT)
+        return tsl_err_set(err, "spec: arch: %u is not an architecture family",
+                           (unsigned)sp->arch);
+    if (spec_field_zero(sp, err) != 0)
+        return -1;
+    const char *an = tsl_arch_name(sp->arch);
+    uint64_t total = 2ull + sp->layers + (sp->arch == TSL_ARCH_T5 ? sp->dec_layers : 0);
+    if (total > TSL_MODEL_MAX_LAYERS)
+        return tsl_err_set(err, "%s spec: layers: %llu layers with embedding and head exceed "
+                                "the limit of %u (TSL_MODEL_MAX_LAYERS)",
+                           an, (unsigned long long)total, TSL_MODEL_MAX_LAYERS);
+    if ((uint64_t)sp->heads * sp->head_dim > UINT32_MAX)
+        return tsl_err_set(err, "%s spec: head_dim: %u x %u heads is too wide", an,
+                           sp->head_dim, sp->heads);
+    if (sp->head_dim == 0 && sp->hidden % sp->heads != 0)
+        return tsl_err_set(err, "%s spec: heads: hidden %u is not a multiple of %u heads; "
+                                "give head_dim", an, sp->hidden, sp->heads);
+    if (sp->kv_heads > sp->heads || (sp->kv_heads && sp->heads % sp->kv_heads != 0))
+        return tsl_err_set(err, "%s spec: kv_heads: %u must divide heads (%u)", an,
+                           sp->kv_heads, sp->heads);
+    if (sp->arch == TSL_ARCH_VIT && (uint64_t)sp->channels * sp->patch * sp->patch > UINT32_MAX)
+        return tsl_err_set(err, "vit spec: patch: %u is too large", sp->patch);
+    return 0;
+}
+
+/* One transformer layer of the family, before per-position extras. */
+static tsl_layer_t block_of(const tsl_arch_spec_t *sp)
+{
+    tsl_layer_t l = {0};
+    l.kind = TSL_LAYER_ENCODER;
+    l.seq_len = sp->seq_len;
+    l.hidden = sp->hidden;
+    l.ffn_hidden = sp->ffn_hidden;
+    l.heads = sp->heads;
+    l.kv_heads = sp->kv_heads;
+    l.attn_dim = sp->head_dim ? sp->heads * sp->head_dim : 0;
+    l.attn_window = sp->attn_window;
+    l.gated_ffn = sp->gated_ffn;
+    if (sp->arch == TSL_ARCH_T5 || sp->arch == TSL_ARCH_LLAMA) {
+        l.no_bias = true;
+        l.rms_norm = true;
+    }
+    if (sp->arch == TSL_ARCH_LLAMA && sp->qkv_bias) {
+        uint64_t d = l.attn_dim ? l.attn_dim : l.hidden;
+        uint64_t e = sp->kv_heads ? d / sp->heads * sp->kv_heads : d;
+        l.extra_params = d + 2 * e; /* Qwen2: biases on Q, K, V only */
+    }
+    return l;
+}
+
+/* What the last layer of a stack carries on top of the others: a final norm,
+ * Swin's patch merging, TransGAN's upsampling position tables. */
+typedef struct tail {
+    uint64_t params;
+    double flops;
+    uint64_t act_bytes;
+} tail_t;
+
+static const tail_t no_tail = {0, 0.0, 0};
+
+/* Appends count copies of l: the first carries first_params more parameters
+ * (relative-position tables), the last the tail. */
+static int add_stack(tsl_model_t *m, tsl_layer_t l, uint32_t count, uint64_t first_params,
+                     tail_t tail, tsl_err_t *err)
+{
+    const tsl_layer_t base = l;
+    for (uint32_t i = 0; i < count;) {
+        bool first = i == 0, last = i == count - 1;
+        uint32_t run = (first || last) ? 1 : count - 1 - i; /* the identical middle */
+        l.extra_params = base.extra_params + (first ? first_params : 0) +
+                         (last ? tail.params : 0);
+        l.extra_fwd_flops = base.extra_fwd_flops + (last ? tail.flops : 0.0);
+        l.extra_act_bytes = base.extra_act_bytes + (last ? tail.act_bytes : 0);
+        if (tsl_model_add_n(m, &l, run, err) != 0)
+            return -1;
+        i += run;
+    }
+    return 0;
+}
+
+static tsl_layer_t token_embedding(const tsl_arch_spec_t *sp)
+{
+    tsl_layer_t e = {0};
+    e.kind = TSL_LAYER_EMBEDDING;
+    e.seq_len = sp->seq_len;
+    e.hidden = sp->hidden;
+    e.vocab = sp->vocab;
+    e.positions = sp->positions;
+    return e;
+}
+
+static tsl_layer_t lm_head(const tsl_arch_spec_t *sp, uint32_t seq, uint64_t norm_params)
+{
+    tsl_layer_t hd = {0};
+    hd.kind = TSL_LAYER_HEAD;
+    hd.seq_len = seq;
+    hd.hidden = sp->hidden;
+    hd.vocab = sp->vocab;
+    hd.tied_head = sp->tied_head;
+    hd.extra_params = norm_params;                  /* the final norm */
+    hd.extra_act_bytes = 2ull * seq * sp->hidden;   /* its input */
+    return hd;
+}
+
+static int build_gpt(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
+{
+    tsl_layer_t e = token_embedding(sp), hd = lm_head(sp, sp->seq_len, 2ull * sp->hidden);
+    if (tsl_model_add(m, &e, err) != 0 || add_stack(m, block_of(sp), sp->layers, 0, no_tail, err))
+        return -1;
+    return tsl_model_add(m, &hd, err);
+}
+
+static int build_bert(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
+{
+    uint64_t s = sp->seq_len, h = sp->hidden;
+    tsl_layer_t e = token_embedding(sp);
+    e.extra_params = (uint64_t)sp->type_vocab * h + 2 * h; /* token types + LN */
+    e.extra_act_bytes = 2 * s * h;                          /* the LN's input */
+    /* MLM head: dense h×h + GELU + LN, then the tied decoder and its bias */
+    tsl_layer_t hd = lm_head(sp, sp->seq_len, h * h + h + 2 * h + sp->vocab);
+    hd.extra_fwd_flops = 2.0 * (double)s * (double)h * (double)h;
+    hd.extra_act_bytes = 6 * s * h;
+    if (tsl_model_add(m, &e, err) != 0 || add_stack(m, block_of(sp), sp->layers, 0, no_tail, err))
+        return -1;
+    return tsl_model_add(m, &hd, err);
+}
+
+static int build_t5(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
+{
+    uint64_t h = sp->hidden, rel = (uint64_t)sp->rel_buckets * sp->heads;
+    uint32_t ds = sp->dec_seq_len ? sp->dec_seq_len : sp->seq_len;
+    tsl_layer_t e = token_embedding(sp);
+    e.positions = 0; /* relative positions: a bucket table in the first layers */
+    tsl_layer_t enc = block_of(sp), dec = block_of(sp);
+    dec.kind = TSL_LAYER_DECODER;
+    dec.seq_len = ds;
+    dec.cross_seq_len = sp->seq_len;
+    tsl_layer_t hd = lm_head(sp, ds, h);
+    tail_t enc_norm = {h, 0.0, 2ull * sp->seq_len * h}; /* the encoder's final norm */
+    if (tsl_model_add(m, &e, err) != 0 ||
+        add_stack(m, enc, sp->layers, rel, enc_norm, err) != 0 ||
+        add_stack(m, dec, sp->dec_layers, rel, no_tail, err) != 0)
+        return -1;
+    return tsl_model_add(m, &hd, err);
+}
+
+static int build_vit(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
+{
+    uint64_t s = sp->seq_len, h = sp->hidden;
+    tsl_layer_t e = {0};
+    e.kind = TSL_LAYER_EMBEDDING;
+    e.patch_embed = true;
+    e.seq_len = sp->seq_len;
+    e.hidden = sp->hidden;
+    e.vocab = sp->channels * sp->patch * sp->patch;
+    e.positions = sp->positions ? sp->positions : sp->seq_len;
+    e.extra_params = h; /* the class token */
+    tsl_layer_t hd = {0};
+    hd.kind = TSL_LAYER_HEAD;
+    hd.seq_len = sp->seq_len;
+    hd.hidden = sp->hidden;
+    hd.vocab = sp->classes;
+    hd.head_tokens = 1;
+    hd.extra_params = 2 * h + sp->classes; /* final LN + classifier bias */
+    hd.extra_act_bytes = 2 * s * h;
+    if (tsl_model_add(m, &e, err) != 0 || add_stack(m, block_of(sp), sp->layers, 0, no_tail, err))
+        return -1;
+    return tsl_model_add(m, &hd, err);
+}
+
+static int build_llama(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
+{
+    tsl_layer_t e = token_embedding(sp);
+    e.positions = 0; /* RoPE */
+    tsl_layer_t hd = lm_head(sp, sp->seq_len, sp->hidden);
+    if (tsl_model_add(m, &e, err) != 0 || add_stack(m, block_of(sp), sp->layers, 0, no_tail, err))
+        return -1;
+    return tsl_model_add(m, &hd, err);
+}
+
+int tsl_model_build(const tsl_arch_spec_t *spec, const char *name, tsl_model_t *out,
+                    tsl_err_t *err)
+{
+    if (spec == NULL || out == NULL)
+        return tsl_err_set(err, "model build: NULL spec or model");
+    tsl_model_init(out, name);
+    if (spec_check(spec, err) != 0)
+        return tsl_err_prefix(err, "model %s", out->name);
+    int rc;
+    switch (spec->arch) {
+    case TSL_ARCH_GPT: rc = build_gpt(spec, out, err); break;
+    case TSL_ARCH_BERT: rc = build_bert(spec, out, err); break;
+    case TSL_ARCH_T5: rc = build_t5(spec, out, err); break;
+    case TSL_ARCH_VIT: rc = build_vit(spec, out, err); break;
+    default: rc = build_llama(spec, out, err); break;
+    }
+    if (rc != 0)
+        tsl_model_free(out);
+    return rc;
+}
+
+/* ---- presets with their own structure ---- */
+
+struct preset_def;
+typedef int (*preset_build_fn)(const struct preset_def *p, tsl_model_t *m, tsl_err_t *err);
+
+typedef struct preset_def {
+    tsl_model_preset_t info;
+    tsl_arch_spec_t spec;      /* families; unused when custom is set */
+    preset_build_fn custom;    /* Swin, TransGAN */
+    uint32_t depth[4];         /* Swin: layers per stage */
+} preset_def_t;
+
+/*
+ * Swin (Liu et al. 2021) at Galvatron's Swin-Huge widths: image 224, patch 4,
+ * stages of 56², 28², 14², 7² tokens at C = 320·2^k, head dim 32, FFN 4C. Attention
+ * runs in 7×7 windows, so each query sees 49 keys (attn_window = 49). Each layer
+ * carries its (2·7−1)²·heads relative-position table; between stages, patch
+ * merging (LN over 4C + a bias-free 4C→2C linear) is charged to the last layer of
+ * the stage it reads from, so that every layer's input is still 2·s·h.
+ */
+static int swin_stage(tsl_model_t *m, uint32_t k, uint32_t depth, tsl_err_t *err)
+{
+    const uint32_t c0 = 320, side0 = 224 / 4, window = 7 * 7;
+    uint64_t c = (uint64_t)c0 << k, side = side0 >> k, s = side * side;
+    tsl_layer_t l = {0};
+    l.kind = TSL_LAYER_ENCODER;
+    l.seq_len = (uint32_t)s;
+    l.hidden = (uint32_t)c;
+    l.ffn_hidden = (uint32_t)(4 * c);
+    l.heads = (uint32_t)(c / 32);
+    l.attn_window = window;
+    l.extra_params = 13ull * 13ull * l.heads;
+    tail_t merge = no_tail;
+    if (k < 3) {
+        merge.params = 8 * c * c + 8 * c;
+        merge.flops = 4.0 * (double)s * (double)c * (double)c; /* s/4 tokens × 4C → 2C */
+        merge.act_bytes = 4 * s * c;                           /* LN and GEMM inputs */
+    }
+    return add_stack(m, l, depth, 0, merge, err);
+}
+
+static int build_swin(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
+{
+    tsl_layer_t e = {0};
+    e.kind = TSL_LAYER_EMBEDDING;
+    e.patch_embed = true;
+    e.seq_len = 56 * 56;
+    e.hidden = 320;
+    e.vocab = 3 * 4 * 4;
+    e.extra_params = 2 * 320; /* patch norm */
+    e.extra_act_bytes = 2ull * e.seq_len * e.hidden;
+    if (tsl_model_add(m, &e, err) != 0)
+        return -1;
+    for (uint32_t k = 0; k < 4; k++) {
+        if (swin_stage(m, k, p->depth[k], err) != 0)
+            return -1;
+    }
+    tsl_layer_t hd = {0};
+    hd.kind = TSL_LAYER_HEAD;
+    hd.seq_len = 49;
+    hd.hidden = 2560;
+    hd.vocab = 1000;
+    hd.head_tokens = 1; /* average-pooled */
+    hd.extra_params = 2 * 2560 + 1000;
+    hd.extra_act_bytes = 2ull * 49 * 2560;
+    return tsl_model_add(m, &hd, err);
+}
+
+/*
+ * AMP's heterogeneous model (Sec. 4.3, App. 6.5.3): a TransGAN generator with 12
+ * layers at hidden 1024 (stage 1) and 12 at hidden 16 (stage 6), bottom width 9.
+ * What the paper leaves out follows the TransGAN generator that AMP ran (its
+ * released launch script: latent 512, 4 heads, MLP ratio 4, generator window 18):
+ * stage 1 attends over all 9×9 = 81 tokens; five 2× upsamplings (three of them
+ * pixel shuffles, 1024 → 16 channels) bring stage 6 to 288×288 = 82944 tokens,
+ * attended in 18×18 windows (324 keys per query). The latent projection
+ * (512 → 81·1024) is the embedding; the position tables of stages 2–6 are
+ * charged to the last stage-1 layer, which feeds the upsampling; the head is the
+ * 1×1 convolution to 3 channels. Norms are pixel norms (no parameters) in the
+ * original; the standard LN count (4·h per layer) is kept for simplicity.
+ */
+static int build_transgan(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
+{
+    (void)p;
+    const uint64_t bw = 9, latent = 512, h1 = 1024;
+    tsl_layer_t e = {0};
+    e.kind = TSL_LAYER_EMBEDDING;
+    e.seq_len = (uint32_t)(bw * bw);
+    e.hidden = (uint32_t)h1;
+    e.positions = (uint32_t)(bw * bw);
+    e.extra_params = latent * bw * bw * h1 + bw * bw * h1;
+    e.extra_fwd_flops = 2.0 * (double)(latent * bw * bw * h1);
+    if (tsl_model_add(m, &e, err) != 0)
+        return -1;
+
+    tsl_layer_t l = {0};
+    l.kind = TSL_LAYER_ENCODER;
+    l.seq_len = (uint32_t)(bw * bw);
+    l.hidden = (uint32_t)h1;
+    l.ffn_hidden = (uint32_t)(4 * h1);
+    l.heads = 4;
+    l.extra_params = (2 * bw - 1) * (2 * bw - 1) * 4; /* relative-position table */
+    tail_t pos_2_to_6 = no_tail;
+    pos_2_to_6.params = (18 * 18 + 36 * 36) * h1 + 72 * 72 * (h1 / 4) +
+                        144 * 144 * (h1 / 16) + 288 * 288 * (h1 / 64);
+    if (add_stack(m, l, 12, 0, pos_2_to_6, err) != 0)
+        return -1;
+
+    l.seq_len = 288 * 288;
+    l.hidden = (uint32_t)(h1 / 64);
+    l.ffn_hidden = (uint32_t)(4 * h1 / 64);
+    l.attn_window = 18 * 18;
+    l.extra_params = 35 * 35 * 4;
+    if (add_stack(m, l, 12, 0, no_tail, err) != 0)
+        return -1;
+
+    tsl_layer_t hd = {0};
+    hd.kind = TSL_LAYER_HEAD;
+    hd.seq_len = 288 * 288;
+    hd.hidden = (uint32_t)(h1 / 64);
+    hd.vocab = 3;
+    hd.extra_params = 3; /* conv bias */
+    return tsl_model_add(m, &hd, err);
+}
+
+/* ---- the table ---- */
+
+#define GALVATRON "Galvatron-BMW (Wang et al.), Table I: Statistics of Models"
+#define AUTOPIPE "AutoPipe (Liu et al.), Table I: benchmark models"
+#define H3T "H3T (Wang et al.), Table 2: different sizes of BERT (seq 512, App. C.3)"
+
+#define BERT(L, H, F, A)                                                                           \
+    {.arch = TSL_ARCH_BERT, .layers = L, .hidden = H, .ffn_hidden = F, .heads = A,                 \
+     .seq_len = 512, .vocab = 30522, .positions = 512, .type_vocab = 2, .tied_head = true}
+#define GPT(L, H, A, S)                                                                            \
+    {.arch = TSL_ARCH_GPT, .layers = L, .hidden = H, .ffn_hidden = 4 * (H), .heads = A,            \
+     .seq_len = S, .vocab = 50257, .positions = S, .tied_head = true}
+#define VIT(L, H, A)                                                                               \
+    {.arch = TSL_ARCH_VIT, .layers = L, .hidden = H, .ffn_hidden = 4 * (H), .heads = A,            \
+     .seq_len = 257, .channels = 3, .patch = 14, .classes = 1000}
+#define T5(L, DS)                                                                                  \
+    {.arch = TSL_ARCH_T5, .layers = L, .dec_layers = L, .hidden = 1024, .ffn_hidden = 4096,        \
+     .heads = 16, .seq_len = 512, .dec_seq_len = DS, .vocab = 32128, .rel_buckets = 32,            \
+     .tied_head = true}
+
+static const preset_def_t presets[] = {
+    {{"BERT-Huge-32", GALVATRON, 672000000, false}, BERT(32, 1280, 5120, 16), NULL, {0}},
+    {{"BERT-Huge-48", GALVATRON, 987000000, false}, BERT(48, 1280, 5120, 16), NULL, {0}},
+    {{"BERT-xHuge", GALVATRON, 10200000000, false}, BERT(128, 2560, 10240, 40), NULL, {0}},
+    {{"ViT-Huge-32", GALVATRON, 632000000, false}, VIT(32, 1280, 16), NULL, {0}},
+    {{"ViT-Huge-48", GALVATRON, 947000000, false}, VIT(48, 1280, 16), NULL, {0}},
+    {{"ViT-xHuge", GALVATRON, 10100000000, false}, VIT(128, 2560, 40), NULL, {0}},
+    {{"T5-Large-32", GALVATRON, 502000000, false}, T5(16, 512), NULL, {0}},
+    {{"T5-Large-48", GALVATRON, 737000000, false}, T5(24, 512), NULL, {0}},
+    {{"T5-512/4-32", GALVATRON " (encoder seq 512, decoder seq 4, Sec. VII-A)", 502000000,
+      false}, T5(16, 4), NULL, {0}},
+    {{"T5-512/4-48", GALVATRON " (encoder seq 512, decoder seq 4, Sec. VII-A)", 737000000,
+      false}, T5(24, 4), NULL, {0}},
+    {{"Swin-Huge-32", GALVATRON, 701000000, false}, {0}, build_swin, {2, 2, 26, 2}},
+    {{"Swin-Huge-48", GALVATRON, 1016000000, false}, {0}, build_swin, {2, 2, 42, 2}},
+    {{"GPT3-15B", GALVATRON, 15400000000, false}, GPT(48, 5120, 40, 2048), NULL, {0}},
+    {{"GPT3-39B", GALVATRON, 39100000000, false}, GPT(48, 8192, 64, 2048), NULL, {0}},
+    {{"GPT3-65B", GALVATRON, 64900000000, false}, GPT(80, 8192, 64, 2048), NULL, {0}},
+    {{"GPT2-345M", AUTOPIPE, 345000000, false}, GPT(24, 1024, 16, 1024), NULL, {0}},
+    {{"GPT2-762M", AUTOPIPE, 762000000, false}, GPT(36, 1280, 20, 1024), NULL, {0}},
+    {{"GPT2-1.3B", AUTOPIPE, 1314000000, false}, GPT(24, 2048, 32, 1024), NULL, {0}},
+    {{"BERT-Large", AUTOPIPE, 340000000, false}, BERT(24, 1024, 4096, 16), NULL, {0}},
+    {{"TransGAN-Hetero",
+      "AMP (Li et al., NeurIPS 2022), Sec. 4.3 and App. 6.5.3; the paper gives no "
+      "parameter count: published_params is Tessel's own figure (docs/models.md)",
+      199540179, true}, {0}, build_transgan, {0}},
+    {{"BERT-1.8B", H3T, 1840000000, false}, BERT(48, 1024, 16384, 32), NULL, {0}},
+    {{"BERT-6B", H3T, 6680000000, false}, BERT(48, 1024, 65536, 128), NULL, {0}},
+    {{"BERT-13B", H3T, 13800000000, false}, BERT(48, 2048, 65536, 128), NULL, {0}},
+    {{"BERT-100B", H3T, 102000000000, false}, BERT(56, 12288, 49152, 96), NULL, {0}},
+    {{"Llama2-7B", "Llama 2 (Touvron et al. 2023), 7B: 6.74B parameters; seq 4096", 6740000000,
+      false},
+     {.arch = TSL_ARCH_LLAMA, .layers = 32, .hidden = 4096, .ffn_hidden = 11008, .heads = 32,
+      .seq_len = 4096, .vocab = 32000, .gated_ffn = true, .tied_head = false},
+     NULL, {0}},
+};
+
+#define N_PRESETS (sizeof(presets) / sizeof(presets[0]))
+
+size_t tsl_model_preset_count(void)
+{
+    return N_PRESETS;
+}
+
+const tsl_model_preset_t *tsl_model_preset_at(size_t i)
+{
+    return i < N_PRESETS ? &presets[i].info : NULL;
+}
+
+static bool same_name(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return false;
+    }
+    return *a == *b;
+}
+
+static const preset_def_t *find_def(const char *name)
+{
+    for (size_t i = 0; name && i < N_PRESETS; i++) {
+        if (same_name(presets[i].info.name, name))
+            return &presets[i];
+    }
+    return NULL;
+}
+
+const tsl_model_preset_t *tsl_model_preset_find(const char *name)
+{
+    const preset_def_t *d = find_def(name);
+    return d ? &d->info : NULL;
+}
+
+/* "unknown preset" names the input and the choices, cut to fit the buffer. */
+static int unknown_preset(const char *name, tsl_err_t *err)
+{
+    char list[TSL_ERR_MAX];
+    size_t used = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < N_PRESETS && used < sizeof(list); i++) {
+        int n = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+                         presets[i].info.name);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    return tsl_err_set(err, "model: unknown preset \"%.64s\"; known presets: %s", name, list);
+}
+
+int tsl_model_preset(const char *name, tsl_model_t *out, tsl_err_t *err)
+{
+    if (out == NULL)
+        return tsl_err_set(err, "model: NULL output model");
+    if (name == NULL || name[0] == '\0') {
+        tsl_model_init(out, "");
+        return tsl_err_set(err, "model: no preset name given");
+    }
+    const preset_def_t *d = find_def(name);
+    if (d == NULL) {
+        tsl_model_init(out, "");
+        return unknown_preset(name, err);
+    }
+    if (d->custom == NULL)
+        return tsl_model_build(&d->spec, d->info.name, out, err);
+    tsl_model_init(out, d->info.name);
+    if (d->custom(d, out, err) != 0) {
+        tsl_model_free(out);
+        return -1;
+    }
+    return 0;
+}

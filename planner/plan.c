@@ -1,1 +1,200 @@
-/* placeholder: being written */
+#include "plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void tsl_plan_init(tsl_plan_t *p)
+{
+    memset(p, 0, sizeof(*p));
+}
+
+static int validate_stage_cover(const tsl_plan_t *p, const tsl_model_t *m,
+                                const tsl_cluster_t *c, tsl_err_t *err)
+{
+    uint32_t next_layer = 0, next_device = 0;
+    for (uint32_t s = 0; s < p->pp; s++) {
+        const tsl_plan_stage_t *st = &p->stages[s];
+        if (st->first_layer != next_layer || st->n_layers == 0)
+            return tsl_err_set(err, "plan: stage %u starts at layer %u with %u layers; expected "
+                               "a non-empty stage starting at layer %u", s, st->first_layer,
+                               st->n_layers, next_layer);
+        if (st->first_device != next_device || st->n_devices == 0)
+            return tsl_err_set(err, "plan: stage %u uses devices from %u (%u); expected a "
+                               "non-empty block starting at device %u", s, st->first_device,
+                               st->n_devices, next_device);
+        next_layer += st->n_layers;
+        next_device += st->n_devices;
+    }
+    if (next_layer != m->n_layers || next_layer != p->n_layers)
+        return tsl_err_set(err, "plan: stages place %u layers; the model has %u", next_layer,
+                           m->n_layers);
+    if (next_device != c->n_devices || next_device != p->n_devices)
+        return tsl_err_set(err, "plan: stages use %u devices; the cluster has %u", next_device,
+                           c->n_devices);
+    return 0;
+}
+
+static int validate_strategies(const tsl_plan_t *p, tsl_err_t *err)
+{
+    for (uint32_t s = 0; s < p->pp; s++) {
+        const tsl_plan_stage_t *st = &p->stages[s];
+        for (uint32_t l = st->first_layer; l < st->first_layer + st->n_layers; l++) {
+            const tsl_strategy_t *ls = &p->layer[l];
+            uint32_t g = tsl_strategy_group_size(ls);
+            if (g != st->n_devices)
+                return tsl_err_set(err, "plan: layer %u's strategy uses %u devices; its stage "
+                                   "%u has %u", l, g, s, st->n_devices);
+            uint32_t w = tsl_strategy_data_width(ls);
+            if (p->micro_batch % w != 0)
+                return tsl_err_set(err, "plan: layer %u splits the micro-batch %u ways; %u is "
+                                   "not divisible", l, w, p->micro_batch);
+        }
+    }
+    return 0;
+}
+
+static int validate_figures(const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (p->micro_batch == 0 || p->n_micro == 0 ||
+        (uint64_t)p->micro_batch * p->n_micro != p->global_batch)
+        return tsl_err_set(err, "plan: micro_batch %u × n_micro %u != global_batch %u",
+                           p->micro_batch, p->n_micro, p->global_batch);
+    if (!(isfinite(p->iter_time_s) && p->iter_time_s > 0) ||
+        !(isfinite(p->samples_per_s) && p->samples_per_s > 0))
+        return tsl_err_set(err, "plan: predicted time %g s / throughput %g samples/s is not a "
+                           "positive finite number", p->iter_time_s, p->samples_per_s);
+    for (uint32_t s = 0; s < p->pp; s++) {
+        if (p->budget_bytes && p->stages[s].peak_bytes > p->budget_bytes)
+            return tsl_err_set(err, "plan: stage %u needs %llu bytes per device, over the budget "
+                               "of %llu", s, (unsigned long long)p->stages[s].peak_bytes,
+                               (unsigned long long)p->budget_bytes);
+    }
+    return 0;
+}
+
+int tsl_plan_validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_cluster_t *c,
+                      tsl_err_t *err)
+{
+    if (!p->valid)
+        return tsl_err_set(err, "plan: empty plan");
+    if (p->pp == 0 || p->pp > TSL_PLAN_MAX_STAGES)
+        return tsl_err_set(err, "plan: %u stages; must be 1..%u", p->pp, TSL_PLAN_MAX_STAGES);
+    if (validate_stage_cover(p, m, c, err) != 0)
+        return -1;
+    if (validate_strategies(p, err) != 0)
+        return -1;
+    return validate_figures(p, err);
+}
+
+void tsl_plan_foreach_run(const tsl_plan_t *p, tsl_plan_run_fn fn, void *ud)
+{
+    for (uint32_t s = 0; s < p->pp; s++) {
+        const tsl_plan_stage_t *st = &p->stages[s];
+        uint32_t end = st->first_layer + st->n_layers;
+        uint32_t run_start = st->first_layer;
+        for (uint32_t l = st->first_layer + 1; l <= end; l++) {
+            if (l == end || !tsl_strategy_equal(&p->layer[l], &p->layer[run_start])) {
+                fn(ud, s, run_start, l - run_start, &p->layer[run_start]);
+                run_start = l;
+            }
+        }
+    }
+}
+
+/* ---- fingerprint: FNV-1a over a canonical byte stream ---- */
+
+#define FNV_OFFSET 1469598103934665603ull
+#define FNV_PRIME 1099511628211ull
+
+void tsl_fp_init(tsl_fp_t *fp)
+{
+    fp->h = FNV_OFFSET;
+}
+
+static void fp_bytes(tsl_fp_t *fp, const unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fp->h ^= b[i];
+        fp->h *= FNV_PRIME;
+    }
+}
+
+void tsl_fp_u64(tsl_fp_t *fp, uint64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)     /* little-endian regardless of the host */
+        b[i] = (unsigned char)(v >> (8 * i));
+    fp_bytes(fp, b, sizeof(b));
+}
+
+void tsl_fp_f64(tsl_fp_t *fp, double v)
+{
+    char text[40];
+    int n = snprintf(text, sizeof(text), "%.17g", v);
+    fp_bytes(fp, (const unsigned char *)text, (size_t)n);
+    tsl_fp_u64(fp, (uint64_t)n);
+}
+
+void tsl_fp_str(tsl_fp_t *fp, const char *s)
+{
+    size_t n = strlen(s);
+    fp_bytes(fp, (const unsigned char *)s, n);
+    tsl_fp_u64(fp, n);   /* length after the bytes: "ab"+"c" ≠ "a"+"bc" */
+}
+
+static void fp_layer(tsl_fp_t *fp, const tsl_layer_t *l)
+{
+    const uint64_t shape[] = {l->kind, l->seq_len, l->hidden, l->ffn_hidden, l->heads,
+                              l->attn_dim, l->cross_seq_len, l->vocab, l->positions,
+                              l->gated_ffn, l->tied_head, l->params, l->bnd_act_bytes,
+                              l->act_repl_bytes, l->act_shard_bytes, l->tp_allreduces,
+                              l->kv_heads, l->attn_window, l->head_tokens, l->patch_embed,
+                              l->no_bias, l->rms_norm, l->extra_params, l->extra_act_bytes};
+    for (size_t i = 0; i < sizeof(shape) / sizeof(shape[0]); i++)
+        tsl_fp_u64(fp, shape[i]);
+    tsl_fp_f64(fp, l->fwd_flops);
+    tsl_fp_f64(fp, l->extra_fwd_flops);
+}
+
+void tsl_fp_model(tsl_fp_t *fp, const tsl_model_t *m)
+{
+    tsl_fp_str(fp, "model");
+    tsl_fp_u64(fp, m->n_layers);
+    tsl_fp_u64(fp, m->tokens_per_sample);
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        fp_layer(fp, &m->layers[i]);
+}
+
+static void fp_gpu(tsl_fp_t *fp, const tsl_gpu_spec_t *g)
+{
+    tsl_fp_str(fp, g->name);
+    tsl_fp_u64(fp, g->mem_bytes);
+    tsl_fp_f64(fp, g->peak_flops);
+    tsl_fp_f64(fp, g->efficiency);
+    tsl_fp_f64(fp, g->intra_bw);
+    tsl_fp_f64(fp, g->pcie_bw);
+}
+
+void tsl_fp_cluster(tsl_fp_t *fp, const tsl_cluster_t *c)
+{
+    tsl_fp_str(fp, "cluster");
+    tsl_fp_u64(fp, c->n_nodes);
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        const tsl_node_t *n = &c->nodes[i];
+        tsl_fp_u64(fp, n->n_gpus);
+        fp_gpu(fp, &c->gpu_types[n->gpu_type]);
+        tsl_fp_f64(fp, n->intra_bw);
+        tsl_fp_u64(fp, n->cpu_mem_bytes);
+    }
+    tsl_fp_f64(fp, c->overlap_slowdown);
+    for (uint32_t a = 0; a < c->n_nodes; a++)
+        for (uint32_t b = a + 1; b < c->n_nodes; b++)
+            tsl_fp_f64(fp, c->inter_bw_matrix ? c->inter_bw_matrix[a * c->n_nodes + b]
+                                              : c->inter_bw);
+}
+
+void tsl_fp_hex(const tsl_fp_t *fp, char buf[17])
+{
+    snprintf(buf, 17, "%016llx", (unsigned long long)fp->h);
+}

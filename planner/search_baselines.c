@@ -1,1 +1,122 @@
-/* placeholder: being written */
+/*
+ * search_baselines.c — the hand-made strategies Tessel compares itself with,
+ * each the same engine over a restricted space (no CKPT: these are the systems as
+ * people run them out of the box).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "search_internal.h"
+
+static const struct {
+    const char *name, *title;
+} baseline_names[TSL_BASELINE_COUNT] = {
+    [TSL_BASELINE_DP] = {"dp", "Pure DP (PyTorch DDP)"},
+    [TSL_BASELINE_TP] = {"megatron-tp", "Pure TP (Megatron-LM)"},
+    [TSL_BASELINE_PP] = {"gpipe-pp", "Pure PP (GPipe)"},
+    [TSL_BASELINE_SDP] = {"zero3-sdp", "Pure SDP (ZeRO-3 / FSDP)"},
+    [TSL_BASELINE_3D] = {"deepspeed-3d", "DeepSpeed 3D (2-way TP x 2-way PP x DP)"},
+    [TSL_BASELINE_DP_TP] = {"dp+tp", "Galvatron DP+TP"},
+    [TSL_BASELINE_DP_PP] = {"dp+pp", "Galvatron DP+PP"},
+};
+
+const char *tsl_baseline_name(tsl_baseline_t b)
+{
+    return b < TSL_BASELINE_COUNT ? baseline_names[b].name : "?";
+}
+
+const char *tsl_baseline_title(tsl_baseline_t b)
+{
+    return b < TSL_BASELINE_COUNT ? baseline_names[b].title : "?";
+}
+
+static tsl_strategy_opts_t only_dims(bool dp, bool sdp, bool tp)
+{
+    tsl_strategy_opts_t o = tsl_strategy_opts_default();
+    o.allow_dp = dp;
+    o.allow_sdp = sdp;
+    o.allow_tp = tp;
+    o.allow_ckpt = false;
+    o.allow_no_ckpt = true;
+    return o;
+}
+
+/* DeepSpeed 3D: TP 2 inside a node (innermost), PP 2, DP over the rest. Returns
+ * false (with why) when the device count does not allow it. */
+static bool space_3d(uint32_t N, tsl_space_t *sp, char *why, size_t cap)
+{
+    if (N < 4 || N % 4 != 0) {
+        snprintf(why, cap, "needs a multiple of 4 devices (2 TP x 2 PP x DP), have %u", N);
+        return false;
+    }
+    sp->fixed_pp = 2;
+    sp->only_one_strategy = true;
+    memset(&sp->only, 0, sizeof(sp->only));
+    sp->only.dim[0] = TSL_DIM_TP;
+    sp->only.degree[0] = 2;
+    sp->only.n_levels = 1;
+    if (N / 4 > 1) {
+        sp->only.dim[1] = TSL_DIM_DP;
+        sp->only.degree[1] = N / 4;
+        sp->only.n_levels = 2;
+    }
+    return true;
+}
+
+static bool baseline_space(tsl_baseline_t b, const tsl_model_t *m, uint32_t N, tsl_space_t *sp,
+                           char *why, size_t cap)
+{
+    memset(sp, 0, sizeof(*sp));
+    sp->label = baseline_names[b].name;
+    switch (b) {
+    case TSL_BASELINE_DP: sp->opts = only_dims(true, false, false); sp->fixed_pp = 1; break;
+    case TSL_BASELINE_TP: sp->opts = only_dims(false, false, true); sp->fixed_pp = 1; break;
+    case TSL_BASELINE_SDP: sp->opts = only_dims(false, true, false); sp->fixed_pp = 1; break;
+    case TSL_BASELINE_DP_TP: sp->opts = only_dims(true, false, true); sp->fixed_pp = 1; break;
+    case TSL_BASELINE_DP_PP: sp->opts = only_dims(true, false, false); break;
+    case TSL_BASELINE_PP:
+        sp->opts = only_dims(true, false, false);
+        sp->fixed_pp = N;
+        if (N > m->n_layers || N > TSL_PLAN_MAX_STAGES) {
+            snprintf(why, cap, "%u stages needed, but the model has %u layers (limit %u stages)",
+                     N, m->n_layers, TSL_PLAN_MAX_STAGES);
+            return false;
+        }
+        break;
+    case TSL_BASELINE_3D:
+        sp->opts = only_dims(true, false, true);
+        return space_3d(N, sp, why, cap);
+    default: return false;
+    }
+    return true;
+}
+
+void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                          const tsl_search_hooks_t *hooks, tsl_search_result_t *res)
+{
+    for (int b = 0; b < TSL_BASELINE_COUNT; b++) {
+        tsl_plan_t *plan = &res->baseline[b];
+        char *why = res->baseline_why[b];
+        size_t cap = sizeof(res->baseline_why[b]);
+        tsl_plan_init(plan);
+        tsl_space_t sp;
+        if (!baseline_space((tsl_baseline_t)b, m, c->n_devices, &sp, why, cap))
+            continue;
+        tsl_engine_t e;
+        tsl_err_t err = {{0}};
+        double lo = 0.6 + 0.4 * b / TSL_BASELINE_COUNT, hi = 0.6 + 0.4 * (b + 1) / TSL_BASELINE_COUNT;
+        int rc = -1;
+        if (tsl_engine_init(&e, m, c, r, hooks, &sp, &err) == 0)
+            rc = tsl_engine_run(&e, plan, NULL, 0, NULL, lo, hi, &err);
+        res->stats.dp_runs += e.stats.dp_runs;
+        res->stats.dp_states += e.stats.dp_states;
+        res->stats.configs += e.stats.configs;
+        tsl_engine_free(&e);
+        if (rc == TSL_SEARCH_CANCELLED)
+            return;
+        if (rc != TSL_SEARCH_OK) {
+            plan->valid = false;
+            snprintf(why, cap, "%.90s", strstr(err.msg, "no plan fits") ? "OOM" : err.msg);
+        }
+    }
+}

@@ -1,0 +1,146 @@
+/*
+ * print.c — the human-readable plan: one document (plan_json.h shape) printed the
+ * same way whether it came from the local planner or from tesseld.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+
+static double num(json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
+static long long integer(json_t *o, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(o, key));
+}
+
+static const char *str(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+static const char *gib(json_t *o, const char *key, char *buf)
+{
+    return tsl_format_bytes((uint64_t)integer(o, key), buf, 32);
+}
+
+static void print_runs(FILE *out, json_t *stage)
+{
+    json_t *run;
+    size_t i;
+    fprintf(out, "         layers:");
+    json_array_foreach(json_object_get(stage, "runs"), i, run) {
+        long long first = integer(run, "first_layer"), count = integer(run, "count");
+        if (count == 1)
+            fprintf(out, "%s %lld %s ×1", i ? "," : "", first, str(run, "strategy"));
+        else
+            fprintf(out, "%s %lld-%lld %s ×%lld", i ? "," : "", first, first + count - 1,
+                    str(run, "strategy"), count);
+    }
+    fputc('\n', out);
+}
+
+static void print_stages(FILE *out, json_t *plan)
+{
+    fprintf(out, "\n  %-5s %-9s %-11s %-8s %-10s %-10s %-12s %s\n", "stage", "layers", "devices",
+            "inflight", "time/mb", "p2p/mb", "peak/device", "model states");
+    json_t *st;
+    size_t i;
+    json_array_foreach(json_object_get(plan, "stages"), i, st) {
+        char layers[32], devs[32], peak[32], ms[32], t[32], p2p[32];
+        long long fl = integer(st, "first_layer"), fd = integer(st, "first_device");
+        snprintf(layers, sizeof(layers), "%lld-%lld", fl, fl + integer(st, "n_layers") - 1);
+        snprintf(devs, sizeof(devs), "%lld-%lld", fd, fd + integer(st, "n_devices") - 1);
+        snprintf(t, sizeof(t), "%.4f s", num(st, "time_s"));
+        snprintf(p2p, sizeof(p2p), "%.4f s", num(st, "p2p_s"));
+        fprintf(out, "  %-5zu %-9s %-11s %-8lld %-10s %-10s %-12s %s\n", i, layers, devs,
+                integer(st, "inflight"), t, p2p, gib(st, "peak_bytes", peak),
+                gib(st, "ms_bytes", ms));
+        print_runs(out, st);
+    }
+}
+
+static void print_plan(FILE *out, json_t *plan, json_t *doc)
+{
+    char peak[32], budget[32];
+    long long pp = integer(plan, "pp");
+    fprintf(out, "  pipeline:  %lld stage%s; global batch %lld = %lld micro-batch%s of %lld (1F1B)\n",
+            pp, pp == 1 ? "" : "s", integer(plan, "global_batch"), integer(plan, "n_micro"),
+            integer(plan, "n_micro") == 1 ? "" : "es", integer(plan, "micro_batch"));
+    fprintf(out, "  predicted: %.4f s/iteration, %.2f samples/s, %.0f tokens/s\n",
+            num(plan, "iter_time_s"), num(plan, "samples_per_s"), num(plan, "tokens_per_s"));
+    fprintf(out, "  memory:    %s peak per device of a %s budget\n", gib(plan, "peak_bytes", peak),
+            gib(plan, "budget_bytes", budget));
+    fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),
+            num(plan, "alpha_m"), 1.0 - 1.0 / (double)(pp ? pp : 1));
+    (void)doc;
+    print_stages(out, plan);
+}
+
+static void print_baselines(FILE *out, json_t *doc, double best)
+{
+    json_t *bl = json_object_get(doc, "baselines");
+    if (json_array_size(bl) == 0)
+        return;
+    fprintf(out, "\nBaselines (same cluster, memory budget and batch rule)\n");
+    fprintf(out, "  %-42s %12s %9s %6s %4s %12s\n", "strategy", "samples/s", "tessel is", "batch",
+            "pp", "peak/device");
+    json_t *b;
+    size_t i;
+    json_array_foreach(bl, i, b) {
+        json_t *p = json_object_get(b, "plan");
+        if (!json_is_object(p)) {
+            const char *why = str(b, "why");
+            fprintf(out, "  %-42s %12s\n", str(b, "title"), *why ? why : "OOM");
+            continue;
+        }
+        char peak[32];
+        double tp = num(p, "samples_per_s");
+        fprintf(out, "  %-42s %12.2f %8.2fx %6lld %4lld %12s\n", str(b, "title"), tp,
+                tp > 0 ? best / tp : 0.0, integer(p, "global_batch"), integer(p, "pp"),
+                gib(p, "peak_bytes", peak));
+    }
+}
+
+static void print_alternatives(FILE *out, json_t *doc)
+{
+    json_t *alts = json_object_get(doc, "alternatives");
+    if (json_array_size(alts) == 0)
+        return;
+    fprintf(out, "\nAlternatives\n");
+    json_t *a;
+    size_t i;
+    json_array_foreach(alts, i, a) {
+        char peak[32];
+        fprintf(out, "  #%zu  %.2f samples/s  batch %lld  pp %lld  m %lld  peak %s\n", i + 2,
+                num(a, "samples_per_s"), integer(a, "global_batch"), integer(a, "pp"),
+                integer(a, "n_micro"), gib(a, "peak_bytes", peak));
+    }
+}
+
+void tsl_print_result(FILE *out, json_t *doc)
+{
+    json_t *model = json_object_get(doc, "model"), *cluster = json_object_get(doc, "cluster");
+    json_t *plan = json_object_get(doc, "plan");
+    fprintf(out, "Plan for %s (%lld layers, %.2fB parameters) on %s\n", str(model, "name"),
+            integer(model, "layers"), integer(model, "params") / 1e9,
+            str(cluster, "description"));
+    fprintf(out, "  fingerprint %s%s\n", str(doc, "fingerprint"),
+            json_is_true(json_object_get(doc, "cached")) ? " (cached)" : "");
+    if (!json_is_object(plan)) {
+        fprintf(out, "  no plan\n");
+        return;
+    }
+    print_plan(out, plan, doc);
+    print_baselines(out, doc, num(plan, "samples_per_s"));
+    print_alternatives(out, doc);
+    json_t *stats = json_object_get(doc, "stats");
+    fprintf(out, "\nSearch: %.3f s, %lld layer-DP runs, %lld configurations, %lld batch sizes\n",
+            num(doc, "search_time_s"), integer(stats, "dp_runs"), integer(stats, "configs"),
+            integer(stats, "batches_tried"));
+}

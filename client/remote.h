@@ -1,0 +1,85 @@
+/*
+ * remote.h — what the daemon subcommands of tesselctl (remote.c, remote_plans.c,
+ * remote_health.c) share: the connection options they accept after the
+ * subcommand name, opening a client, printing JSON, reading small files.
+ *
+ * Every function that can fail prints one line "tesselctl: <reason>" on stderr and
+ * returns a tesselctl exit code (commands.h); 0 means go on.
+ */
+#ifndef TSL_REMOTE_H
+#define TSL_REMOTE_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "commands.h"
+#include "rpc_client.h"
+#include "tessel/v1/planner.pb-c.h"
+
+/* Deadline for every call but Plan when --timeout is not given. */
+#define TSL_REMOTE_DEFAULT_TIMEOUT_S 30.0
+
+/* getopt_long ids of the connection options (past any single-letter option). */
+enum {
+    TSL_OPT_SERVER = 0x100,
+    TSL_OPT_TOKEN,
+    TSL_OPT_JSON,
+    TSL_OPT_TIMEOUT,
+    TSL_OPT_HELP,
+};
+
+/* The connection options as `struct option` entries, for a subcommand's table. */
+#define TSL_REMOTE_LONG_OPTS                                                                   \
+    {"server", required_argument, NULL, TSL_OPT_SERVER},                                       \
+        {"token", required_argument, NULL, TSL_OPT_TOKEN},                                     \
+        {"json", no_argument, NULL, TSL_OPT_JSON},                                             \
+        {"timeout", required_argument, NULL, TSL_OPT_TIMEOUT},                                 \
+        {"help", no_argument, NULL, TSL_OPT_HELP}
+
+/* Applies one of the connection options to co. Returns 0, or TSL_EXIT_USAGE for a bad
+ * --timeout; -1 when `opt` is not a connection option. */
+int tsl_remote_common_opt(int opt, const char *arg, tsl_client_opts_t *co);
+
+/* Fills server/token from TESSEL_SERVER / TESSEL_TOKEN where not given, and the
+ * default deadline (none for plan, TSL_REMOTE_DEFAULT_TIMEOUT_S otherwise). */
+void tsl_remote_defaults(tsl_client_opts_t *co, bool is_plan);
+
+/* Opens the client; on a malformed address prints why and returns TSL_EXIT_USAGE. */
+int tsl_remote_open(const tsl_client_opts_t *co, tsl_rpc_client_t **out);
+
+/* Parses a decimal count in [lo, hi] for option `name`. */
+int tsl_remote_parse_u32(const char *name, const char *text, unsigned lo, unsigned hi,
+                         unsigned *out);
+
+/* Reads a whole (text) file, at most max_bytes; *out is malloc'd and NUL-terminated.
+ * `what` names the option in the error message. */
+int tsl_remote_read_file(const char *what, const char *path, size_t max_bytes, char **out);
+
+/* Writes doc as indented JSON plus a newline; steals the reference. */
+int tsl_remote_print_json(FILE *out, json_t *doc);
+
+/* Reports a getopt_long failure (unknown option, missing argument) for `cmd` and
+ * returns TSL_EXIT_USAGE. Use with opterr = 0 and a leading ':' in optstring. */
+int tsl_remote_getopt_error(const char *cmd, int opt, char **argv);
+
+/* Takes exactly one positional argument (`what`, e.g. "FINGERPRINT") left after
+ * getopt; returns 0 or TSL_EXIT_USAGE. */
+int tsl_remote_one_arg(const char *cmd, const char *what, int argc, char **argv, int optind_,
+                       const char **out);
+
+/* One unary call on a fresh client (defaults applied to a copy of co): 0 with *out
+ * set, or the exit code after reporting the status on stderr. */
+int tsl_remote_call(const tsl_client_opts_t *co, const char *method, const ProtobufCMessage *req,
+                    const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out);
+
+/* Prints a plan document (proto_json.h) like a local search result, or as JSON
+ * with co->json; steals doc (NULL: out of memory). */
+int tsl_remote_print_doc(json_t *doc, const tsl_client_opts_t *co);
+
+/* "tesselctl: <fmt>" on stderr; returns `code`. */
+int tsl_remote_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

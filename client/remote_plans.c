@@ -1,0 +1,286 @@
+/*
+ * remote_plans.c — `tesselctl plans show|delete|export` and the dispatch of
+ * `tesselctl plans ACTION` (list lives in remote_list.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto_json.h"
+#include "remote.h"
+
+int tsl_remote_plans_list(int argc, char **argv, tsl_client_opts_t *co);
+
+static const char plans_usage[] =
+    "usage: tesselctl [--server ADDR] [--token T] plans ACTION [OPTIONS] [FINGERPRINT]\n"
+    "\n"
+    "Work with the plans cached in tesseld's store. A plan is named by its fingerprint,\n"
+    "16 hex digits over (model, cluster, request), as printed by `tesselctl plan`.\n"
+    "\n"
+    "Actions:\n"
+    "  list     list cached plans (filters, paging)           tesselctl plans list --help\n"
+    "  show     print one plan as `tesselctl plan` does        tesselctl plans show --help\n"
+    "  delete   remove one plan from the store                  tesselctl plans delete --help\n"
+    "  export   write one plan in an exchange format            tesselctl plans export --help\n"
+    "\n"
+    "Connection options (here or before the subcommand):\n"
+    "  --server ADDR   unix:/path, unix:///path or host:port\n"
+    "                  (env TESSEL_SERVER; default " TSL_DEFAULT_SERVER ")\n"
+    "  --token T       bearer token (env TESSEL_TOKEN); 'ops' reads, 'scheduler' deletes\n"
+    "  --timeout S     deadline per call in seconds (default 30)\n"
+    "  --json          machine-readable output on stdout\n"
+    "\n"
+    "Exit status: 0 ok, 2 usage or invalid input, 3 no such plan, 4 server error,\n"
+    "5 daemon unavailable or deadline exceeded.\n";
+
+static const char show_usage[] =
+    "usage: tesselctl plans show [--json] FINGERPRINT\n"
+    "\n"
+    "Fetch the plan FINGERPRINT from the daemon (Planner.GetPlan) and print it exactly as\n"
+    "`tesselctl plan` prints a fresh one: the pipeline stages with their layers,\n"
+    "devices, strategies, memory and time, the predicted throughput, and the comparison\n"
+    "with the baselines. With --json, the search-result document instead (see\n"
+    "docs/tesselctl.md). Needs a token with the 'ops' or 'scheduler' role when the daemon\n"
+    "has tokens configured.\n"
+    "\n"
+    "Options:\n"
+    "  --json          print the JSON document\n"
+    "  --server ADDR, --token T, --timeout S   as for every subcommand\n"
+    "\n"
+    "Exit status: 0 ok, 2 bad fingerprint, 3 no such plan, 4 server error, 5 unavailable.\n"
+    "\n"
+    "Example:\n"
+    "  tesselctl plans show 3f2a9c0d11e4b7a8\n";
+
+static const char delete_usage[] =
+    "usage: tesselctl plans delete [--json] FINGERPRINT\n"
+    "\n"
+    "Remove the plan FINGERPRINT from the daemon's store (Planner.DeletePlan). The next\n"
+    "`tesselctl plan` with the same model, cluster and request searches again. Needs a\n"
+    "token with the 'scheduler' role when the daemon has tokens configured.\n"
+    "\n"
+    "Options:\n"
+    "  --json          print {\"fingerprint\": ..., \"deleted\": true}\n"
+    "  --server ADDR, --token T, --timeout S   as for every subcommand\n"
+    "\n"
+    "Exit status: 0 deleted, 2 bad fingerprint, 3 no such plan, 4 server error,\n"
+    "5 unavailable.\n";
+
+static const char export_usage[] =
+    "usage: tesselctl plans export [--format FORMAT] [-o FILE] FINGERPRINT\n"
+    "\n"
+    "Export the plan FINGERPRINT (Planner.ExportPlan) in FORMAT and write it to stdout,\n"
+    "or to FILE (written to FILE.tmp, then renamed, so FILE is never half-written).\n"
+    "\n"
+    "Options:\n"
+    "  --format FORMAT  json (the default: the plan document of docs/tesselctl.md);\n"
+    "                   the daemon names the formats it knows in its error message\n"
+    "  -o, --output FILE  write to FILE instead of stdout\n"
+    "  --server ADDR, --token T, --timeout S   as for every subcommand\n"
+    "  (--json is accepted; the export is written as the daemon produced it)\n"
+    "\n"
+    "Exit status: 0 ok, 2 unknown format or bad fingerprint, 3 no such plan,\n"
+    "4 server error or FILE not writable, 5 unavailable.\n"
+    "\n"
+    "Example:\n"
+    "  tesselctl plans export --format json -o plan.json 3f2a9c0d11e4b7a8\n";
+
+/* ---- shared parsing ---------------------------------------------------------- */
+
+typedef struct fp_opts {
+    const char *fingerprint;
+    const char *format;      /* export */
+    const char *output;      /* export */
+} fp_opts_t;
+
+static const struct option fp_longopts[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    TSL_REMOTE_LONG_OPTS,
+    {NULL, 0, NULL, 0},
+};
+
+/* Parses "[options] FINGERPRINT"; -1 on --help (usage printed), else an exit code. */
+static int parse_fp(const char *cmd, const char *usage, bool is_export, int argc, char **argv,
+                    tsl_client_opts_t *co, fp_opts_t *fo)
+{
+    int opt, rc;
+
+    optind = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, is_export ? ":ho:" : ":h", fp_longopts, NULL)) != -1) {
+        if (opt == TSL_OPT_HELP || opt == 'h') {
+            fputs(usage, stdout);
+            return -1;
+        }
+        if (is_export && opt == 'f')
+            fo->format = optarg;
+        else if (is_export && opt == 'o')
+            fo->output = optarg;
+        else if ((rc = tsl_remote_common_opt(opt, optarg, co)) != -1) {
+            if (rc != 0)
+                return rc;
+        } else
+            return tsl_remote_getopt_error(cmd, opt, argv);
+    }
+    return tsl_remote_one_arg(cmd, "FINGERPRINT", argc, argv, optind, &fo->fingerprint);
+}
+
+/* ---- show / delete ---------------------------------------------------------- */
+
+static int plans_show(int argc, char **argv, tsl_client_opts_t *co)
+{
+    Tessel__V1__GetPlanRequest req = TESSEL__V1__GET_PLAN_REQUEST__INIT;
+    ProtobufCMessage *reply = NULL;
+    fp_opts_t fo = {0};
+    int rc = parse_fp("plans show", show_usage, false, argc, argv, co, &fo);
+
+    if (rc != 0)
+        return rc < 0 ? TSL_EXIT_OK : rc;
+    req.fingerprint = (char *)fo.fingerprint;
+    rc = tsl_remote_call(co, TSL_RPC_GET_PLAN, &req.base, &tessel__v1__plan__descriptor, &reply);
+    if (rc == 0)
+        rc = tsl_remote_print_doc(tsl_proto_plan_to_json((const Tessel__V1__Plan *)reply), co);
+    if (reply)
+        protobuf_c_message_free_unpacked(reply, NULL);
+    return rc;
+}
+
+static int plans_delete(int argc, char **argv, tsl_client_opts_t *co)
+{
+    Tessel__V1__DeletePlanRequest req = TESSEL__V1__DELETE_PLAN_REQUEST__INIT;
+    ProtobufCMessage *reply = NULL;
+    fp_opts_t fo = {0};
+    int rc = parse_fp("plans delete", delete_usage, false, argc, argv, co, &fo);
+
+    if (rc != 0)
+        return rc < 0 ? TSL_EXIT_OK : rc;
+    req.fingerprint = (char *)fo.fingerprint;
+    rc = tsl_remote_call(co, TSL_RPC_DELETE_PLAN, &req.base, &tessel__v1__delete_plan_response__descriptor,
+              &reply);
+    if (rc != 0)
+        return rc;
+    if (!((Tessel__V1__DeletePlanResponse *)reply)->deleted)
+        rc = tsl_remote_fail(TSL_EXIT_NOT_FOUND, "plans delete: no plan with fingerprint %s",
+                             fo.fingerprint);
+    else if (co->json)
+        rc = tsl_remote_print_json(stdout, json_pack("{s:s, s:b}", "fingerprint", fo.fingerprint,
+                                                     "deleted", 1));
+    else
+        printf("deleted plan %s\n", fo.fingerprint);
+    protobuf_c_message_free_unpacked(reply, NULL);
+    return rc;
+}
+
+/* ---- export -------------------------------------------------------------------- */
+
+static bool is_text(const char *content_type)
+{
+    return content_type && (strncmp(content_type, "application/json", 16) == 0 ||
+                            strncmp(content_type, "text/", 5) == 0);
+}
+
+static int write_all(FILE *f, const ProtobufCBinaryData *d, bool text)
+{
+    bool nl = text && d->len > 0 && d->data[d->len - 1] != '\n';
+
+    if (d->len && fwrite(d->data, 1, d->len, f) != d->len)
+        return -1;
+    if (nl && fputc('\n', f) == EOF)
+        return -1;
+    return fflush(f) == 0 ? 0 : -1;
+}
+
+static int write_file(const char *path, const ProtobufCBinaryData *d, bool text)
+{
+    size_t n = strlen(path) + 5;
+    char *tmp = malloc(n);
+    FILE *f;
+    int rc = -1;
+
+    if (!tmp)
+        return -1;
+    snprintf(tmp, n, "%s.tmp", path);
+    if ((f = fopen(tmp, "wb")) != NULL) {
+        rc = write_all(f, d, text);
+        if (fclose(f) != 0)
+            rc = -1;
+        if (rc == 0)
+            rc = rename(tmp, path);
+        if (rc != 0)
+            unlink(tmp);
+    }
+    free(tmp);
+    return rc;
+}
+
+static int write_export(const fp_opts_t *fo, const Tessel__V1__ExportPlanResponse *r)
+{
+    bool text = is_text(r->content_type);
+
+    if (!fo->output || strcmp(fo->output, "-") == 0)
+        return write_all(stdout, &r->content, text) == 0
+                   ? TSL_EXIT_OK
+                   : tsl_remote_fail(TSL_EXIT_SERVER, "plans export: cannot write to stdout");
+    if (write_file(fo->output, &r->content, text) != 0)
+        return tsl_remote_fail(TSL_EXIT_SERVER, "plans export: cannot write '%s': %m", fo->output);
+    return TSL_EXIT_OK;
+}
+
+static int plans_export(int argc, char **argv, tsl_client_opts_t *co)
+{
+    Tessel__V1__ExportPlanRequest req = TESSEL__V1__EXPORT_PLAN_REQUEST__INIT;
+    ProtobufCMessage *reply = NULL;
+    fp_opts_t fo = {.format = "json"};
+    int rc = parse_fp("plans export", export_usage, true, argc, argv, co, &fo);
+
+    if (rc != 0)
+        return rc < 0 ? TSL_EXIT_OK : rc;
+    req.fingerprint = (char *)fo.fingerprint;
+    req.format = (char *)fo.format;
+    rc = tsl_remote_call(co, TSL_RPC_EXPORT_PLAN, &req.base, &tessel__v1__export_plan_response__descriptor,
+              &reply);
+    if (rc == 0)
+        rc = write_export(&fo, (const Tessel__V1__ExportPlanResponse *)reply);
+    if (reply)
+        protobuf_c_message_free_unpacked(reply, NULL);
+    return rc;
+}
+
+/* ---- dispatch ---------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv, tsl_client_opts_t *co);
+} actions[] = {
+    {"list", tsl_remote_plans_list},
+    {"show", plans_show},
+    {"get", plans_show},
+    {"delete", plans_delete},
+    {"export", plans_export},
+};
+
+static bool is_help(const char *a)
+{
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 || strcmp(a, "help") == 0;
+}
+
+int tsl_cmd_plans(int argc, char **argv, const tsl_client_opts_t *co_in)
+{
+    tsl_client_opts_t co = *co_in;
+
+    if (argc < 2) {
+        fputs(plans_usage, stderr);
+        return TSL_EXIT_USAGE;
+    }
+    if (is_help(argv[1])) {
+        fputs(plans_usage, stdout);
+        return TSL_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++) {
+        if (strcmp(argv[1], actions[i].name) == 0)
+            return actions[i].fn(argc - 1, argv + 1, &co);
+    }
+    return tsl_remote_fail(TSL_EXIT_USAGE,
+                           "plans: unknown action '%s'; give list, show, delete or export", argv[1]);
+}

@@ -1,0 +1,191 @@
+/*
+ * remote_util.c — the plumbing shared by tesselctl's daemon subcommands.
+ */
+#include "remote.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tsl_remote_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("tesselctl: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+static int parse_timeout(const char *arg, double *out)
+{
+    char *end = NULL;
+    double v;
+
+    errno = 0;
+    v = strtod(arg, &end);
+    if (errno || end == arg || *end != '\0' || !(v > 0) || v > 86400 * 7)
+        return tsl_remote_fail(TSL_EXIT_USAGE,
+                               "--timeout: '%s' is not a number of seconds in (0, 604800]", arg);
+    *out = v;
+    return 0;
+}
+
+int tsl_remote_common_opt(int opt, const char *arg, tsl_client_opts_t *co)
+{
+    switch (opt) {
+    case TSL_OPT_SERVER: co->server = arg; return 0;
+    case TSL_OPT_TOKEN: co->token = arg; return 0;
+    case TSL_OPT_JSON: co->json = true; return 0;
+    case TSL_OPT_TIMEOUT: return parse_timeout(arg, &co->timeout_s);
+    default: return -1;
+    }
+}
+
+void tsl_remote_defaults(tsl_client_opts_t *co, bool is_plan)
+{
+    const char *env;
+
+    if (!co->server || !*co->server) {
+        env = getenv("TESSEL_SERVER");
+        co->server = (env && *env) ? env : TSL_DEFAULT_SERVER;
+    }
+    if (!co->token || !*co->token) {
+        env = getenv("TESSEL_TOKEN");
+        co->token = (env && *env) ? env : NULL;
+    }
+    if (co->timeout_s <= 0 && !is_plan)
+        co->timeout_s = TSL_REMOTE_DEFAULT_TIMEOUT_S;
+}
+
+int tsl_remote_open(const tsl_client_opts_t *co, tsl_rpc_client_t **out)
+{
+    char err[TSL_RPC_MSG_MAX];
+
+    *out = tsl_rpc_client_open(co->server, co->token, co->timeout_s, err, sizeof(err));
+    if (!*out)
+        return tsl_remote_fail(TSL_EXIT_USAGE, "%s", err);
+    return 0;
+}
+
+int tsl_remote_parse_u32(const char *name, const char *text, unsigned lo, unsigned hi,
+                         unsigned *out)
+{
+    char *end = NULL;
+    unsigned long v;
+
+    errno = 0;
+    v = strtoul(text, &end, 10);
+    if (errno || end == text || *end != '\0' || text[0] == '-' || v < lo || v > hi)
+        return tsl_remote_fail(TSL_EXIT_USAGE, "%s: '%s' is not a whole number in [%u, %u]",
+                               name, text, lo, hi);
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int read_stream(FILE *f, size_t max_bytes, char **out, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+
+    while (buf) {
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (ferror(f) || n > max_bytes)
+            break;
+        if (feof(f)) {
+            buf[n] = '\0';
+            *out = buf;
+            *len = n;
+            return 0;
+        }
+        if (n + 1 >= cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb)
+                break;
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    free(buf);
+    return -1;
+}
+
+int tsl_remote_read_file(const char *what, const char *path, size_t max_bytes, char **out)
+{
+    FILE *f = fopen(path, "rb");
+    size_t len = 0;
+    int rc;
+
+    *out = NULL;
+    if (!f)
+        return tsl_remote_fail(TSL_EXIT_USAGE, "%s: cannot open '%s': %s", what, path,
+                               strerror(errno));
+    rc = read_stream(f, max_bytes, out, &len);
+    fclose(f);
+    if (rc != 0)
+        return tsl_remote_fail(TSL_EXIT_USAGE, "%s: cannot read '%s' (unreadable, or over %zu bytes)",
+                               what, path, max_bytes);
+    if (strlen(*out) != len) {
+        free(*out);
+        *out = NULL;
+        return tsl_remote_fail(TSL_EXIT_USAGE, "%s: '%s' is not a text file (NUL byte)", what, path);
+    }
+    return 0;
+}
+
+int tsl_remote_print_json(FILE *out, json_t *doc)
+{
+    int rc;
+
+    if (!doc)
+        return tsl_remote_fail(TSL_EXIT_SERVER, "out of memory building the JSON output");
+    rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputc('\n', out);
+    json_decref(doc);
+    return rc == 0 ? TSL_EXIT_OK : TSL_EXIT_SERVER;
+}
+
+int tsl_remote_getopt_error(const char *cmd, int opt, char **argv)
+{
+    const char *arg = argv[optind - 1];
+
+    if (opt == ':')
+        return tsl_remote_fail(TSL_EXIT_USAGE, "%s: option '%s' needs a value; see tesselctl %s --help",
+                               cmd, arg, cmd);
+    return tsl_remote_fail(TSL_EXIT_USAGE, "%s: unknown option '%s'; see tesselctl %s --help", cmd,
+                           arg, cmd);
+}
+
+int tsl_remote_one_arg(const char *cmd, const char *what, int argc, char **argv, int optind_,
+                       const char **out)
+{
+    if (optind_ >= argc || !argv[optind_][0])
+        return tsl_remote_fail(TSL_EXIT_USAGE, "%s: give the %s; see tesselctl %s --help", cmd,
+                               what, cmd);
+    if (optind_ + 1 < argc)
+        return tsl_remote_fail(TSL_EXIT_USAGE, "%s: unexpected argument '%s' after the %s", cmd,
+                               argv[optind_ + 1], what);
+    *out = argv[optind_];
+    return 0;
+}
+
+/* Runs one unary call with a fresh client; reports failures. */
+int tsl_remote_call(const tsl_client_opts_t *co, const char *method, const ProtobufCMessage *req,
+                const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out)
+{
+    tsl_client_opts_t eff = *co;
+    tsl_rpc_client_t *c;
+    tsl_rpc_status_t st = {0};
+    int rc;
+
+    tsl_remote_defaults(&eff, false);
+    if ((rc = tsl_remote_open(&eff, &c)) != 0)
+        return rc;
+    if (tsl_rpc_unary(c, method, req, desc, out, &st) != 0)
+        rc = tsl_rpc_report(stderr, &st);
+    tsl_rpc_client_close(c);
+    return rc;
+}

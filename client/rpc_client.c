@@ -1,0 +1,432 @@
+/*
+ * rpc_client.c — synchronous unary and server-streaming calls over gRPC C core,
+ * with protobuf-c messages in byte buffers. See rpc_client.h.
+ */
+#include "rpc_client.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/time.h>
+
+#include "commands.h"
+
+struct tsl_rpc_client {
+    grpc_channel *channel;
+    grpc_completion_queue *cq;
+    double timeout_s;
+    bool has_auth;
+    char auth[320];          /* "Bearer <token>" */
+    char target[512];
+};
+
+struct tsl_rpc_stream {
+    tsl_rpc_client_t *c;
+    grpc_call *call;
+    grpc_metadata_array initial_md;
+    bool failed;             /* a reply did not unpack: keep that status */
+    tsl_rpc_status_t fail_st;
+};
+
+/* ---- addresses ---------------------------------------------------------- */
+
+static int normalise_target(const char *server, char *out, size_t outlen, char *errbuf,
+                            size_t errlen)
+{
+    const char *s = (server && *server) ? server : TSL_DEFAULT_SERVER;
+    int n;
+
+    if (strncmp(s, "unix:///", 8) == 0)
+        n = snprintf(out, outlen, "unix:%s", s + 7);
+    else if (s[0] == '/')
+        n = snprintf(out, outlen, "unix:%s", s);
+    else if (strncmp(s, "unix:", 5) == 0 && s[5] != '\0')
+        n = snprintf(out, outlen, "%s", s);
+    else if (strncmp(s, "unix:", 5) != 0 && strchr(s, ':') && s[strlen(s) - 1] != ':')
+        n = snprintf(out, outlen, "%s", s);
+    else {
+        snprintf(errbuf, errlen,
+                 "server: '%s' is not an address; give unix:/path/to/socket or host:port", s);
+        return -1;
+    }
+    if (n < 0 || (size_t)n >= outlen) {
+        snprintf(errbuf, errlen, "server: address longer than %zu bytes", outlen - 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- client -------------------------------------------------------------- */
+
+static grpc_channel *make_channel(const char *target)
+{
+    grpc_arg args[2];
+    grpc_channel_args ca = {.num_args = 2, .args = args};
+    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+    grpc_channel *ch;
+
+    args[0].type = GRPC_ARG_INTEGER;
+    args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+    args[0].value.integer = TSL_RPC_MAX_RECV_BYTES;
+    args[1].type = GRPC_ARG_INTEGER;
+    args[1].key = (char *)GRPC_ARG_ENABLE_RETRIES;
+    args[1].value.integer = 0;
+    ch = grpc_channel_create(target, creds, &ca);
+    grpc_channel_credentials_release(creds);
+    return ch;
+}
+
+tsl_rpc_client_t *tsl_rpc_client_open(const char *server, const char *token, double timeout_s,
+                                      char *errbuf, size_t errlen)
+{
+    tsl_rpc_client_t *c = calloc(1, sizeof(*c));
+
+    if (!c) {
+        snprintf(errbuf, errlen, "out of memory");
+        return NULL;
+    }
+    if (normalise_target(server, c->target, sizeof(c->target), errbuf, errlen) != 0)
+        goto err;
+    if (token && *token) {
+        int n = snprintf(c->auth, sizeof(c->auth), "Bearer %s", token);
+        if (n < 0 || (size_t)n >= sizeof(c->auth)) {
+            snprintf(errbuf, errlen, "token: longer than %zu bytes", sizeof(c->auth) - 8);
+            goto err;
+        }
+        c->has_auth = true;
+    }
+    c->timeout_s = timeout_s;
+    grpc_init();
+    c->channel = make_channel(c->target);
+    c->cq = grpc_completion_queue_create_for_pluck(NULL);
+    return c;
+err:
+    free(c);
+    return NULL;
+}
+
+void tsl_rpc_client_close(tsl_rpc_client_t *c)
+{
+    if (!c)
+        return;
+    grpc_channel_destroy(c->channel);
+    grpc_completion_queue_shutdown(c->cq);
+    while (grpc_completion_queue_pluck(c->cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL)
+               .type != GRPC_QUEUE_SHUTDOWN)
+        ;
+    grpc_completion_queue_destroy(c->cq);
+    free(c);
+    grpc_shutdown();
+}
+
+const char *tsl_rpc_client_target(const tsl_rpc_client_t *c)
+{
+    return c->target;
+}
+
+/* ---- per-call plumbing ---------------------------------------------------- */
+
+static gpr_timespec call_deadline(const tsl_rpc_client_t *c)
+{
+    if (c->timeout_s <= 0)
+        return gpr_inf_future(GPR_CLOCK_REALTIME);
+    return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                        gpr_time_from_micros((int64_t)(c->timeout_s * 1e6), GPR_TIMESPAN));
+}
+
+static grpc_call *new_call(tsl_rpc_client_t *c, const char *method)
+{
+    grpc_slice m = grpc_slice_from_static_string(method);
+    grpc_call *call = grpc_channel_create_call(c->channel, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq,
+                                               m, NULL, call_deadline(c), NULL);
+    return call;
+}
+
+static grpc_byte_buffer *pack(const ProtobufCMessage *msg)
+{
+    size_t len = protobuf_c_message_get_packed_size(msg);
+    grpc_slice s = grpc_slice_malloc(len);
+    grpc_byte_buffer *bb;
+
+    protobuf_c_message_pack(msg, GRPC_SLICE_START_PTR(s));
+    bb = grpc_raw_byte_buffer_create(&s, 1);
+    grpc_slice_unref(s);
+    return bb;
+}
+
+static ProtobufCMessage *unpack(grpc_byte_buffer *bb, const ProtobufCMessageDescriptor *desc)
+{
+    grpc_byte_buffer_reader r;
+    grpc_slice s;
+    ProtobufCMessage *msg;
+
+    if (!grpc_byte_buffer_reader_init(&r, bb))
+        return NULL;
+    s = grpc_byte_buffer_reader_readall(&r);
+    grpc_byte_buffer_reader_destroy(&r);
+    msg = protobuf_c_message_unpack(desc, NULL, GRPC_SLICE_LENGTH(s), GRPC_SLICE_START_PTR(s));
+    grpc_slice_unref(s);
+    return msg;
+}
+
+static void set_status(tsl_rpc_status_t *st, grpc_status_code code, const char *fmt, const char *a)
+{
+    if (!st)
+        return;
+    st->code = code;
+    snprintf(st->message, sizeof(st->message), fmt, a);
+}
+
+/* Copies the status details into st as one line (newlines become "; "). */
+static void fill_status(tsl_rpc_status_t *st, grpc_status_code code, grpc_slice details)
+{
+    size_t n = GRPC_SLICE_LENGTH(details), j = 0;
+    const char *p = (const char *)GRPC_SLICE_START_PTR(details);
+
+    if (!st)
+        return;
+    st->code = code;
+    for (size_t i = 0; i < n && j + 3 < sizeof(st->message); i++) {
+        if (p[i] == '\n' || p[i] == '\r') {
+            if (j > 0 && i + 1 < n) {
+                st->message[j++] = ';';
+                st->message[j++] = ' ';
+            }
+        } else {
+            st->message[j++] = p[i];
+        }
+    }
+    st->message[j] = '\0';
+}
+
+/* Says which server a transport failure was about. */
+static void note_target(const tsl_rpc_client_t *c, tsl_rpc_status_t *st)
+{
+    char msg[TSL_RPC_MSG_MAX];
+
+    if (st->code == GRPC_STATUS_UNAVAILABLE) {
+        snprintf(msg, sizeof(msg), "tesseld at %.200s is unavailable: %.250s", c->target,
+                 st->message[0] ? st->message : "no reason given");
+    } else if (st->code == GRPC_STATUS_DEADLINE_EXCEEDED &&
+               strcmp(st->message, "Deadline Exceeded") == 0) {
+        snprintf(msg, sizeof(msg), "no answer from tesseld at %.200s within %g s (--timeout)",
+                 c->target, c->timeout_s);
+    } else {
+        return;
+    }
+    memcpy(st->message, msg, sizeof(msg));
+}
+
+static void set_op(grpc_op *op, grpc_op_type type)
+{
+    memset(op, 0, sizeof(*op));
+    op->op = type;
+}
+
+/* Fills the send-side ops (metadata, message, close) at ops[0..2]. */
+static void send_ops(tsl_rpc_client_t *c, grpc_op *ops, grpc_metadata *md, grpc_byte_buffer *bb)
+{
+    memset(md, 0, sizeof(*md));
+    md->key = grpc_slice_from_static_string("authorization");
+    md->value = grpc_slice_from_static_string(c->auth);
+    set_op(&ops[0], GRPC_OP_SEND_INITIAL_METADATA);
+    ops[0].data.send_initial_metadata.count = c->has_auth ? 1 : 0;
+    ops[0].data.send_initial_metadata.metadata = c->has_auth ? md : NULL;
+    set_op(&ops[1], GRPC_OP_SEND_MESSAGE);
+    ops[1].data.send_message.send_message = bb;
+    set_op(&ops[2], GRPC_OP_SEND_CLOSE_FROM_CLIENT);
+}
+
+static bool run_batch(tsl_rpc_client_t *c, grpc_call *call, grpc_op *ops, size_t n, void *tag)
+{
+    grpc_event ev;
+
+    if (grpc_call_start_batch(call, ops, n, tag, NULL) != GRPC_CALL_OK)
+        return false;
+    ev = grpc_completion_queue_pluck(c->cq, tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    return ev.type == GRPC_OP_COMPLETE && ev.success;
+}
+
+/* ---- unary ----------------------------------------------------------------- */
+
+int tsl_rpc_unary(tsl_rpc_client_t *c, const char *method, const ProtobufCMessage *req,
+                  const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **out,
+                  tsl_rpc_status_t *st)
+{
+    grpc_call *call = new_call(c, method);
+    grpc_metadata md;
+    grpc_metadata_array initial_md, trailing_md;
+    grpc_byte_buffer *bb = pack(req), *reply = NULL;
+    grpc_status_code code = GRPC_STATUS_UNKNOWN;
+    grpc_slice details = grpc_empty_slice();
+    grpc_op ops[6];
+    int rc = -1;
+
+    *out = NULL;
+    grpc_metadata_array_init(&initial_md);
+    grpc_metadata_array_init(&trailing_md);
+    send_ops(c, ops, &md, bb);
+    set_op(&ops[3], GRPC_OP_RECV_INITIAL_METADATA);
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &initial_md;
+    set_op(&ops[4], GRPC_OP_RECV_MESSAGE);
+    ops[4].data.recv_message.recv_message = &reply;
+    set_op(&ops[5], GRPC_OP_RECV_STATUS_ON_CLIENT);
+    ops[5].data.recv_status_on_client.trailing_metadata = &trailing_md;
+    ops[5].data.recv_status_on_client.status = &code;
+    ops[5].data.recv_status_on_client.status_details = &details;
+    if (!run_batch(c, call, ops, 6, call)) {
+        set_status(st, GRPC_STATUS_INTERNAL, "%s: the call could not be run", method);
+        goto out;
+    }
+    fill_status(st, code, details);
+    if (code != GRPC_STATUS_OK) {
+        if (st)
+            note_target(c, st);
+        goto out;
+    }
+    if (!reply || !(*out = unpack(reply, reply_desc))) {
+        set_status(st, GRPC_STATUS_INTERNAL, "%s: the reply is not a valid message", method);
+        goto out;
+    }
+    rc = 0;
+out:
+    grpc_slice_unref(details);
+    grpc_metadata_array_destroy(&initial_md);
+    grpc_metadata_array_destroy(&trailing_md);
+    grpc_byte_buffer_destroy(bb);
+    if (reply)
+        grpc_byte_buffer_destroy(reply);
+    grpc_call_unref(call);
+    return rc;
+}
+
+/* ---- server streaming ------------------------------------------------------ */
+
+tsl_rpc_stream_t *tsl_rpc_stream_start(tsl_rpc_client_t *c, const char *method,
+                                       const ProtobufCMessage *req, tsl_rpc_status_t *st)
+{
+    tsl_rpc_stream_t *s = calloc(1, sizeof(*s));
+    grpc_byte_buffer *bb;
+    grpc_metadata md;
+    grpc_op ops[4];
+
+    if (!s) {
+        set_status(st, GRPC_STATUS_RESOURCE_EXHAUSTED, "%s: out of memory", method);
+        return NULL;
+    }
+    s->c = c;
+    s->call = new_call(c, method);
+    grpc_metadata_array_init(&s->initial_md);
+    bb = pack(req);
+    send_ops(c, ops, &md, bb);
+    set_op(&ops[3], GRPC_OP_RECV_INITIAL_METADATA);
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &s->initial_md;
+    /* A failed send shows up in the final status; nothing to decide here. */
+    (void)run_batch(c, s->call, ops, 4, s);
+    grpc_byte_buffer_destroy(bb);
+    return s;
+}
+
+int tsl_rpc_stream_next(tsl_rpc_stream_t *s, const ProtobufCMessageDescriptor *desc,
+                        ProtobufCMessage **out, tsl_rpc_status_t *st)
+{
+    grpc_byte_buffer *bb = NULL;
+    grpc_op op;
+
+    *out = NULL;
+    if (s->failed)
+        return -1;
+    set_op(&op, GRPC_OP_RECV_MESSAGE);
+    op.data.recv_message.recv_message = &bb;
+    if (!run_batch(s->c, s->call, &op, 1, s) || !bb)
+        return 0;
+    *out = unpack(bb, desc);
+    grpc_byte_buffer_destroy(bb);
+    if (*out)
+        return 1;
+    s->failed = true;
+    set_status(&s->fail_st, GRPC_STATUS_INTERNAL, "%s: a streamed reply is not a valid message",
+               desc->name);
+    if (st)
+        *st = s->fail_st;
+    grpc_call_cancel(s->call, NULL);
+    return -1;
+}
+
+void tsl_rpc_stream_cancel(tsl_rpc_stream_t *s)
+{
+    grpc_call_cancel(s->call, NULL);
+}
+
+int tsl_rpc_stream_finish(tsl_rpc_stream_t *s, tsl_rpc_status_t *st)
+{
+    grpc_metadata_array trailing_md;
+    grpc_status_code code = GRPC_STATUS_UNKNOWN;
+    grpc_slice details = grpc_empty_slice();
+    tsl_rpc_status_t local;
+    grpc_op op;
+
+    grpc_metadata_array_init(&trailing_md);
+    set_op(&op, GRPC_OP_RECV_STATUS_ON_CLIENT);
+    op.data.recv_status_on_client.trailing_metadata = &trailing_md;
+    op.data.recv_status_on_client.status = &code;
+    op.data.recv_status_on_client.status_details = &details;
+    if (!run_batch(s->c, s->call, &op, 1, s))
+        set_status(&local, GRPC_STATUS_INTERNAL, "%s", "the call's status could not be read");
+    else if (s->failed)
+        local = s->fail_st;
+    else
+        fill_status(&local, code, details);
+    note_target(s->c, &local);
+    if (st)
+        *st = local;
+    grpc_slice_unref(details);
+    grpc_metadata_array_destroy(&trailing_md);
+    grpc_metadata_array_destroy(&s->initial_md);
+    grpc_call_unref(s->call);
+    free(s);
+    return local.code == GRPC_STATUS_OK ? 0 : -1;
+}
+
+/* ---- status → exit code ------------------------------------------------- */
+
+int tsl_rpc_exit_code(grpc_status_code code)
+{
+    switch (code) {
+    case GRPC_STATUS_OK: return TSL_EXIT_OK;
+    case GRPC_STATUS_INVALID_ARGUMENT: return TSL_EXIT_USAGE;
+    case GRPC_STATUS_NOT_FOUND: return TSL_EXIT_NOT_FOUND;
+    case GRPC_STATUS_UNAVAILABLE:
+    case GRPC_STATUS_DEADLINE_EXCEEDED: return TSL_EXIT_UNAVAILABLE;
+    default: return TSL_EXIT_SERVER;
+    }
+}
+
+const char *tsl_rpc_code_name(grpc_status_code code)
+{
+    static const char *const names[] = {
+        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+        "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+        "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+        "UNAUTHENTICATED",
+    };
+    if ((unsigned)code < sizeof(names) / sizeof(names[0]))
+        return names[code];
+    return "UNKNOWN";
+}
+
+int tsl_rpc_report(FILE *err, const tsl_rpc_status_t *st)
+{
+    int rc = tsl_rpc_exit_code(st->code);
+
+    if (rc == TSL_EXIT_OK)
+        return rc;
+    if (st->message[0])
+        fprintf(err, "tesselctl: %s\n", st->message);
+    else
+        fprintf(err, "tesselctl: %s\n", tsl_rpc_code_name(st->code));
+    return rc;
+}

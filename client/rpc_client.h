@@ -1,0 +1,87 @@
+/*
+ * rpc_client.h — tesselctl's thin synchronous layer over the gRPC C core client.
+ *
+ * One tsl_rpc_client_t owns one channel and one pluck completion queue; it is used
+ * by one thread at a time (the benchmark opens one per thread). Requests and
+ * replies are protobuf-c messages; the layer serialises them into byte buffers,
+ * adds `authorization: Bearer <token>` as plain metadata (call credentials are
+ * refused on insecure channels) and applies one deadline per call.
+ *
+ * Addresses: "unix:/path", "unix:///path" (normalised to "unix:/path"), a bare
+ * absolute path "/path" (taken as a unix socket), or "host:port" (TCP, plaintext).
+ *
+ * Errors: every call fills a tsl_rpc_status_t — the gRPC status code and the
+ * server's message (or the transport's). tsl_rpc_exit_code() maps it onto the
+ * tesselctl exit codes of commands.h: OK 0, INVALID_ARGUMENT 2, NOT_FOUND 3,
+ * UNAVAILABLE / DEADLINE_EXCEEDED 5, anything else 4.
+ *
+ * Ownership: replies returned through `out` belong to the caller and are freed
+ * with protobuf_c_message_free_unpacked(msg, NULL).
+ */
+#ifndef TSL_RPC_CLIENT_H
+#define TSL_RPC_CLIENT_H
+
+#include <stdio.h>
+
+#include <grpc/grpc.h>
+#include <protobuf-c/protobuf-c.h>
+
+#define TSL_RPC_MSG_MAX 512
+#define TSL_RPC_MAX_RECV_BYTES (64 * 1024 * 1024)
+
+typedef struct tsl_rpc_client tsl_rpc_client_t;
+typedef struct tsl_rpc_stream tsl_rpc_stream_t;
+
+typedef struct tsl_rpc_status {
+    grpc_status_code code;
+    char message[TSL_RPC_MSG_MAX];   /* one line; "" when the server sent none */
+} tsl_rpc_status_t;
+
+/* Method paths, "/package.Service/Method". */
+#define TSL_RPC_PLAN "/tessel.v1.Planner/Plan"
+#define TSL_RPC_GET_PLAN "/tessel.v1.Planner/GetPlan"
+#define TSL_RPC_LIST_PLANS "/tessel.v1.Planner/ListPlans"
+#define TSL_RPC_DELETE_PLAN "/tessel.v1.Planner/DeletePlan"
+#define TSL_RPC_EXPORT_PLAN "/tessel.v1.Planner/ExportPlan"
+#define TSL_RPC_HEALTH_CHECK "/grpc.health.v1.Health/Check"
+
+/*
+ * Opens a channel to `server` (see the address forms above). `token` may be NULL
+ * or "" (no authorization metadata). `timeout_s` <= 0 means no deadline.
+ * Connecting is lazy: an unreachable server shows up as UNAVAILABLE on the first
+ * call. Returns NULL only for a malformed address (message in errbuf).
+ */
+tsl_rpc_client_t *tsl_rpc_client_open(const char *server, const char *token, double timeout_s,
+                                      char *errbuf, size_t errlen);
+void tsl_rpc_client_close(tsl_rpc_client_t *c);
+/* The normalised target the channel was created with. */
+const char *tsl_rpc_client_target(const tsl_rpc_client_t *c);
+
+/* Unary call: sends req, unpacks the reply with reply_desc into *out.
+ * Returns 0 on OK, -1 otherwise (status in st; *out NULL). */
+int tsl_rpc_unary(tsl_rpc_client_t *c, const char *method, const ProtobufCMessage *req,
+                  const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **out,
+                  tsl_rpc_status_t *st);
+
+/* Server-streaming call: starts it (request sent, half-closed). */
+tsl_rpc_stream_t *tsl_rpc_stream_start(tsl_rpc_client_t *c, const char *method,
+                                       const ProtobufCMessage *req, tsl_rpc_status_t *st);
+/* Next message: 1 with *out set, 0 at the end of the stream, -1 on a message that
+ * does not unpack (st says so; the call is cancelled). */
+int tsl_rpc_stream_next(tsl_rpc_stream_t *s, const ProtobufCMessageDescriptor *desc,
+                        ProtobufCMessage **out, tsl_rpc_status_t *st);
+/* Cancels the call; safe from another thread while one is blocked in
+ * tsl_rpc_stream_next (which then returns 0). Finish it as usual. */
+void tsl_rpc_stream_cancel(tsl_rpc_stream_t *s);
+/* Receives the final status (after next returned 0 or -1), frees the stream.
+ * Returns 0 on OK, -1 otherwise. */
+int tsl_rpc_stream_finish(tsl_rpc_stream_t *s, tsl_rpc_status_t *st);
+
+/* Status → tesselctl exit code (commands.h). */
+int tsl_rpc_exit_code(grpc_status_code code);
+/* "NOT_FOUND", "UNAVAILABLE", ... */
+const char *tsl_rpc_code_name(grpc_status_code code);
+/* Prints "tesselctl: <message>" (one line) on `err` and returns the exit code. */
+int tsl_rpc_report(FILE *err, const tsl_rpc_status_t *st);
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * args.h — parsing the numbers people type on command lines and in configs.
+ *
+ * Sizes: "16G", "16GB", "16GiB", "512M", "1T", "1048576" — K/M/G/T are binary
+ * (1024-based), as GPU memory is quoted; a bare number is bytes. Errors name the
+ * field: "memory: '16Q' is not a size; use e.g. 16G or 512M".
+ */
+#ifndef TSL_ARGS_H
+#define TSL_ARGS_H
+
+#include <stdint.h>
+
+#include "err.h"
+
+int tsl_parse_bytes(const char *field, const char *text, uint64_t *out, tsl_err_t *err);
+/* A positive integer in [min, max]. */
+int tsl_parse_u32(const char *field, const char *text, uint32_t min, uint32_t max, uint32_t *out,
+                  tsl_err_t *err);
+int tsl_parse_double(const char *field, const char *text, double min, double max, double *out,
+                     tsl_err_t *err);
+/* "16.0 GiB", "512.0 MiB" into buf. */
+const char *tsl_format_bytes(uint64_t bytes, char *buf, unsigned cap);
+
+#endif

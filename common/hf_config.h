@@ -1,0 +1,60 @@
+/*
+ * hf_config.h — a Tessel model from a HuggingFace transformers config.json.
+ *
+ * Supported model_type values (docs/models.md lists the keys read for each):
+ *   gpt2                 n_layer, n_embd, n_head, n_positions (or n_ctx), vocab_size;
+ *                        n_inner (null or absent: 4·n_embd), tie_word_embeddings
+ *   bert, roberta        num_hidden_layers, hidden_size, num_attention_heads,
+ *                        intermediate_size, max_position_embeddings, vocab_size;
+ *                        type_vocab_size (default 2)
+ *   t5                   num_layers, d_model, d_ff, num_heads, d_kv, vocab_size;
+ *                        num_decoder_layers (default num_layers), feed_forward_proj
+ *                        ("gated-*" gives a gated FFN), relative_attention_num_buckets
+ *                        (default 32), tie_word_embeddings (default true)
+ *   vit                  image_size, patch_size, hidden_size, num_hidden_layers,
+ *                        intermediate_size, num_attention_heads; num_channels
+ *                        (default 3); classes from id2label, else num_labels, else 1000
+ *   llama, mistral,      hidden_size, intermediate_size, num_hidden_layers,
+ *   qwen2                num_attention_heads, vocab_size, max_position_embeddings;
+ *                        num_key_value_heads (default heads), head_dim,
+ *                        tie_word_embeddings (default false), sliding_window
+ *                        (mistral; qwen2 when use_sliding_window is true)
+ * The architecture comes from "model_type", or failing that from the first entry
+ * of "architectures" (GPT2LMHeadModel, BertForMaskedLM, LlamaForCausalLM, ...).
+ *
+ * Sequence length: seq_len_override when non-zero, otherwise the longest the
+ * config allows: n_positions (gpt2), max_position_embeddings (bert; roberta
+ * minus its 2 padding positions; llama family), 512 for t5 (its config has no
+ * length; the override sets both encoder and decoder), (image/patch)² + 1 for
+ * vit (the override is then the token count, class token included). A model
+ * with learned positions refuses an override longer than its table.
+ *
+ * Name: the name argument when non-empty; otherwise the last path component of
+ * "_name_or_path" when the config has one, otherwise model_type. _load passes
+ * the file's name without ".json", or the directory's name for a file called
+ * config.json (models/gpt2/config.json → "gpt2").
+ *
+ * Errors name what is wrong: the file and jansson's line:column for unreadable
+ * or invalid JSON; the model_type and the supported list for an unknown
+ * architecture; every missing key at once; the key for a value of the wrong type
+ * or out of range. On failure *out is an empty model (tsl_model_free is safe);
+ * on success the caller owns it.
+ */
+#ifndef TSL_HF_CONFIG_H
+#define TSL_HF_CONFIG_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "model.h"
+
+int tsl_hf_config_load(const char *path, uint32_t seq_len_override, tsl_model_t *out,
+                       tsl_err_t *err);
+
+int tsl_hf_config_parse(const char *json_text, const char *name, uint32_t seq_len_override,
+                        tsl_model_t *out, tsl_err_t *err);
+
+/* "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2" */
+const char *tsl_hf_config_supported(void);
+
+#endif

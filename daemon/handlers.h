@@ -1,0 +1,33 @@
+/*
+ * handlers.h — tesseld's RPC handlers, one file per service:
+ *   handlers_plan.c    Planner.Plan (validation, cache, the search job)
+ *   handlers_reads.c   Planner.GetPlan, ListPlans, DeletePlan, ExportPlan
+ *   handlers_health.c  grpc.health.v1.Health/Check
+ *   handlers_unimpl.c  Registry and Trials (UNIMPLEMENTED until their issues),
+ *                      and any method nobody registered
+ * handlers.c holds the method table (path, roles) and the dispatch that checks
+ * the caller's token before any handler runs.
+ *
+ * Every handler runs on the completion-queue thread and must stay cheap: it
+ * reads the request, answers from the store or hands a search to the pool.
+ * Each finishes its call exactly once (server_call.h), directly or through the
+ * job it submits.
+ */
+#ifndef TSL_HANDLERS_H
+#define TSL_HANDLERS_H
+
+#include "server_call.h"
+
+void tsl_handle_plan(tsl_call_t *call);
+void tsl_handle_get_plan(tsl_call_t *call);
+void tsl_handle_list_plans(tsl_call_t *call);
+void tsl_handle_delete_plan(tsl_call_t *call);
+void tsl_handle_export_plan(tsl_call_t *call);
+void tsl_handle_health_check(tsl_call_t *call);
+void tsl_handle_unimplemented(tsl_call_t *call);
+
+/* Fingerprints are 16 hex digits; lowercases into out[17]. INVALID_ARGUMENT
+ * (and false) when fp is anything else. */
+bool tsl_handlers_fingerprint(tsl_call_t *call, const char *fp, char out[17]);
+
+#endif

@@ -1,0 +1,263 @@
+/*
+ * handlers_plan.c — Planner.Plan: validate, answer from the cache, or queue a
+ * search on the pool and stream its progress.
+ *
+ * On the completion-queue thread: decode and check every field (convert.h →
+ * INVALID_ARGUMENT naming the field and the limit), look the fingerprint up in
+ * the store (a fresh plan comes back at once with cached = true unless
+ * force), then either refuse at once with RESOURCE_EXHAUSTED when the pool and
+ * its queue are full, or send a "queued" progress event and submit the job.
+ *
+ * On a pool thread: the search, with progress events (at most 10 a second;
+ * one may be dropped while the previous is still being sent) and the
+ * planner's cancel flag, which is set when the client cancels, its deadline
+ * passes (RECV_CLOSE_ON_SERVER, and checked again at each progress callback),
+ * or the daemon stops after its grace period. A finished search is stored
+ * (request and result JSON) and its plan sent as the last event. A search that
+ * finds no plan within the memory budget answers FAILED_PRECONDITION with the
+ * planner's message: the request is well-formed, the cluster cannot hold it.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "convert.h"
+#include "handlers.h"
+#include "log.h"
+#include "plan_json.h"
+
+#define PROGRESS_MIN_INTERVAL_S 0.1
+
+typedef struct plan_job {
+    tsl_pool_job_t job;          /* first: the pool hands us this pointer */
+    tsl_call_t *call;
+    tsl_plan_input_t in;
+    double last_progress_s;
+} plan_job_t;
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void job_free(void *ud)
+{
+    plan_job_t *job = ud;
+    tsl_plan_input_free(&job->in);
+    free(job);
+}
+
+static void send_progress(tsl_call_t *call, double fraction, const char *phase)
+{
+    Tessel__V1__PlanProgress pr = TESSEL__V1__PLAN_PROGRESS__INIT;
+    Tessel__V1__PlanEvent ev = TESSEL__V1__PLAN_EVENT__INIT;
+    pr.fraction = fraction < 0 ? 0 : fraction > 1 ? 1 : fraction;
+    pr.phase = (char *)phase;
+    ev.event_case = TESSEL__V1__PLAN_EVENT__EVENT_PROGRESS;
+    ev.progress = &pr;
+    tsl_call_send(call, &ev.base);
+}
+
+/* Sends the plan for a stored (or just stored) result JSON as the last event. */
+static void answer_plan(tsl_call_t *call, const char *json, bool cached, bool stale,
+                        int64_t created_unix)
+{
+    tsl_arena_t a = {0};
+    tsl_err_t err = {{0}};
+    Tessel__V1__Plan *p = NULL;
+    if (tsl_convert_plan_json(json, &a, &p, &err) != 0) {
+        tsl_call_fail(call, GRPC_STATUS_INTERNAL, "%s", err.msg);
+    } else {
+        p->cached = cached;
+        p->stale = stale;
+        p->created_unix = created_unix;
+        Tessel__V1__PlanEvent ev = TESSEL__V1__PLAN_EVENT__INIT;
+        ev.event_case = TESSEL__V1__PLAN_EVENT__EVENT_PLAN;
+        ev.plan = p;
+        tsl_call_reply(call, &ev.base);
+    }
+    tsl_arena_free(&a);
+}
+
+/* ---- pool thread --------------------------------------------------------- */
+
+static void on_progress(void *ud, double fraction, const char *phase)
+{
+    plan_job_t *job = ud;
+    if (tsl_call_deadline_passed(job->call)) {
+        atomic_store(&job->job.cancel, 1);
+        return;
+    }
+    double now = mono_s();
+    if (now - job->last_progress_s < PROGRESS_MIN_INTERVAL_S)
+        return;
+    job->last_progress_s = now;
+    send_progress(job->call, fraction, phase);
+}
+
+static void answer_cancelled(plan_job_t *job, double ran_s)
+{
+    tsl_call_t *call = job->call;
+    bool late = tsl_call_deadline_passed(call);
+    if (late)
+        tsl_call_fail(call, GRPC_STATUS_DEADLINE_EXCEEDED,
+                      "search cancelled: the client's deadline passed (after %.2f s of search)",
+                      ran_s);
+    else if (!tsl_call_gone(call) && atomic_load(&call->srv->shutting_down))
+        tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE,
+                      "tesseld is shutting down: search cancelled after its grace period; retry");
+    else
+        tsl_call_fail(call, GRPC_STATUS_CANCELLED, "search cancelled by the client");
+}
+
+static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, double search_s)
+{
+    tsl_server_t *srv = job->call->srv;
+    json_t *doc = tsl_search_result_to_json(res, &job->in.model, &job->in.cluster,
+                                            &job->in.request, search_s);
+    char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+    json_decref(doc);
+    if (!text) {
+        tsl_call_fail(job->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "plan: out of memory");
+        return;
+    }
+    send_progress(job->call, 1.0, "store");
+    tsl_stored_plan_t row;
+    memset(&row, 0, sizeof row);
+    snprintf(row.fingerprint, sizeof row.fingerprint, "%s", job->in.fingerprint);
+    snprintf(row.model_name, sizeof row.model_name, "%s", job->in.model.name);
+    row.n_devices = job->in.cluster.n_devices;
+    row.global_batch = res->best.global_batch;
+    row.iter_time_s = res->best.iter_time_s;
+    row.samples_per_s = res->best.samples_per_s;
+    row.peak_bytes = res->best.peak_bytes;
+    row.search_time_s = search_s;
+    row.created_unix = (int64_t)time(NULL);
+    row.request_json = job->in.request_json;
+    row.result_json = text;
+    tsl_err_t err = {{0}};
+    if (tsl_store_put_plan(srv->store, &row, &err) != 0)
+        tsl_log_error("plan %s: not stored: %s", row.fingerprint, err.msg);
+    else if (srv->metrics)
+        tsl_metrics_set_plans(srv->metrics, tsl_store_count_plans(srv->store));
+    answer_plan(job->call, text, false, false, row.created_unix);
+    free(text);
+}
+
+static void job_run(tsl_pool_job_t *pj)
+{
+    plan_job_t *job = (plan_job_t *)pj;
+    tsl_call_t *call = job->call;
+    if (atomic_load(&pj->cancel) || tsl_call_gone(call) || tsl_call_deadline_passed(call)) {
+        answer_cancelled(job, 0);
+        return;
+    }
+    tsl_search_result_t *res = calloc(1, sizeof *res);
+    if (!res) {
+        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "search: out of memory");
+        return;
+    }
+    send_progress(call, 0, "search");
+    job->last_progress_s = mono_s();
+    tsl_search_hooks_t hooks = {.progress = on_progress, .progress_ud = job, .cancel = &pj->cancel};
+    tsl_err_t err = {{0}};
+    double t0 = mono_s();
+    int rc = tsl_search(&job->in.model, &job->in.cluster, &job->in.request, &hooks, res, &err);
+    double took = mono_s() - t0;
+    if (call->srv->metrics)
+        tsl_metrics_search_time(call->srv->metrics, took);
+    if (rc == TSL_SEARCH_CANCELLED)
+        answer_cancelled(job, took);
+    else if (rc != TSL_SEARCH_OK)
+        tsl_call_fail(call, GRPC_STATUS_FAILED_PRECONDITION, "%s", err.msg);
+    else
+        store_and_answer(job, res, took);
+    free(res);
+}
+
+static void job_release(tsl_pool_job_t *pj)
+{
+    tsl_call_unref(((plan_job_t *)pj)->call);   /* may free the job (the call's ctx) */
+}
+
+/* ---- completion-queue thread --------------------------------------------- */
+
+static void on_cancel(tsl_call_t *call)
+{
+    plan_job_t *job = call->ctx;
+    atomic_store(&job->job.cancel, 1);
+}
+
+/* true when answered from the store. */
+static bool answer_cached(tsl_call_t *call, const plan_job_t *job)
+{
+    tsl_stored_plan_t row;
+    memset(&row, 0, sizeof row);
+    tsl_err_t err = {{0}};
+    int rc = tsl_store_get_plan(call->srv->store, job->in.fingerprint, &row, &err);
+    if (rc < 0)
+        tsl_log_warnx("plan %s: cache lookup failed: %s", job->in.fingerprint, err.msg);
+    bool hit = rc == 0 && !row.stale;
+    if (hit)
+        answer_plan(call, row.result_json, true, false, row.created_unix);
+    if (rc == 0)
+        tsl_stored_plan_clear(&row);
+    if (call->srv->metrics)
+        tsl_metrics_cache(call->srv->metrics, hit);
+    return hit;
+}
+
+static void queue_full(tsl_call_t *call)
+{
+    uint32_t queued, running;
+    tsl_pool_counts(call->srv->pool, &queued, &running);
+    tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                  "search queue full: %u running and %u waiting (pool_size=%u, queue_size=%u); "
+                  "retry later",
+                  running, queued, tsl_pool_threads(call->srv->pool),
+                  tsl_pool_queue_cap(call->srv->pool));
+}
+
+static void submit(tsl_call_t *call, plan_job_t *job)
+{
+    tsl_call_set_ctx(call, job, job_free);
+    if (!tsl_pool_has_room(call->srv->pool)) {
+        queue_full(call);
+        return;
+    }
+    tsl_call_watch_close(call, on_cancel);
+    send_progress(call, 0, "queued");
+    job->call = call;
+    job->job.run = job_run;
+    job->job.release = job_release;
+    tsl_call_ref(call);
+    if (tsl_pool_submit(call->srv->pool, &job->job) != 0) {
+        tsl_call_unref(call);
+        tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE, "tesseld is shutting down; retry");
+    }
+}
+
+void tsl_handle_plan(tsl_call_t *call)
+{
+    Tessel__V1__PlanRequest *req =
+        (Tessel__V1__PlanRequest *)tsl_call_read(call, &tessel__v1__plan_request__descriptor);
+    if (!req)
+        return;
+    plan_job_t *job = calloc(1, sizeof *job);
+    tsl_err_t err = {{0}};
+    if (!job) {
+        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "Plan: out of memory");
+    } else if (tsl_convert_plan_request(req, call->srv->cfg, &job->in, &err) != 0) {
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s", err.msg);
+        free(job);
+    } else if (!job->in.force && answer_cached(call, job)) {
+        job_free(job);
+    } else {
+        submit(call, job);
+    }
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}

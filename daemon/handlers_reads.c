@@ -1,0 +1,213 @@
+/*
+ * handlers_reads.c — Planner.GetPlan, ListPlans, DeletePlan, ExportPlan: store
+ * calls of microseconds, answered on the completion-queue thread while
+ * searches run on the pool.
+ *
+ * GetPlan/ExportPlan of a fingerprint not stored → NOT_FOUND. DeletePlan is
+ * idempotent: OK with deleted = false when there was nothing to delete. A bad
+ * fingerprint or page token → INVALID_ARGUMENT; a store failure → INTERNAL.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "convert.h"
+#include "handlers.h"
+
+#define LIST_DEFAULT 50u
+#define LIST_MAX 1000u
+
+static void not_found(tsl_call_t *call, const char *fp)
+{
+    tsl_call_fail(call, GRPC_STATUS_NOT_FOUND,
+                  "no plan with fingerprint %s (ListPlans shows the stored ones)", fp);
+}
+
+/* 0 found (row filled), -1 answered (NOT_FOUND or INTERNAL). */
+static int load(tsl_call_t *call, const char *fp, tsl_stored_plan_t *row)
+{
+    tsl_err_t err = {{0}};
+    int rc = tsl_store_get_plan(call->srv->store, fp, row, &err);
+    if (rc == 1)
+        not_found(call, fp);
+    else if (rc < 0)
+        tsl_call_fail(call, GRPC_STATUS_INTERNAL, "store: %s", err.msg);
+    return rc == 0 ? 0 : -1;
+}
+
+void tsl_handle_get_plan(tsl_call_t *call)
+{
+    Tessel__V1__GetPlanRequest *req = (Tessel__V1__GetPlanRequest *)tsl_call_read(
+        call, &tessel__v1__get_plan_request__descriptor);
+    if (!req)
+        return;
+    char fp[17];
+    tsl_stored_plan_t row;
+    memset(&row, 0, sizeof row);
+    if (tsl_handlers_fingerprint(call, req->fingerprint, fp) && load(call, fp, &row) == 0) {
+        tsl_arena_t a = {0};
+        tsl_err_t err = {{0}};
+        Tessel__V1__Plan *p = NULL;
+        if (tsl_convert_plan_json(row.result_json, &a, &p, &err) != 0) {
+            tsl_call_fail(call, GRPC_STATUS_INTERNAL, "plan %s: %s", fp, err.msg);
+        } else {
+            p->cached = true;
+            p->stale = row.stale;
+            p->created_unix = row.created_unix;
+            tsl_call_reply(call, &p->base);
+        }
+        tsl_arena_free(&a);
+        tsl_stored_plan_clear(&row);
+    }
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+typedef struct list_ctx {
+    tsl_arena_t arena;
+    Tessel__V1__PlanSummary **items;
+    size_t n, cap;
+} list_ctx_t;
+
+static int list_row(void *ud, const tsl_stored_plan_t *row)
+{
+    list_ctx_t *ctx = ud;
+    if (ctx->n == ctx->cap)
+        return -1;
+    Tessel__V1__PlanSummary *s = tsl_arena_alloc(&ctx->arena, sizeof *s);
+    if (!s)
+        return -1;
+    tessel__v1__plan_summary__init(s);
+    s->fingerprint = tsl_arena_strdup(&ctx->arena, row->fingerprint);
+    s->model_name = tsl_arena_strdup(&ctx->arena, row->model_name);
+    if (!s->fingerprint || !s->model_name)
+        return -1;
+    s->n_devices = row->n_devices;
+    s->global_batch = row->global_batch;
+    s->iter_time_s = row->iter_time_s;
+    s->samples_per_s = row->samples_per_s;
+    s->peak_bytes = row->peak_bytes;
+    s->stale = row->stale;
+    s->created_unix = row->created_unix;
+    ctx->items[ctx->n++] = s;
+    return 0;
+}
+
+/* Filter from the request; false after answering INVALID_ARGUMENT. */
+static bool list_filter(tsl_call_t *call, const Tessel__V1__ListPlansRequest *req,
+                        tsl_plan_filter_t *f)
+{
+    memset(f, 0, sizeof *f);
+    switch (req->stale) {
+    case TESSEL__V1__LIST_PLANS_REQUEST__STALE_FILTER__ANY: f->stale = -1; break;
+    case TESSEL__V1__LIST_PLANS_REQUEST__STALE_FILTER__FRESH_ONLY: f->stale = 0; break;
+    case TESSEL__V1__LIST_PLANS_REQUEST__STALE_FILTER__STALE_ONLY: f->stale = 1; break;
+    default:
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "stale: %d is not ANY (0), FRESH_ONLY (1) or STALE_ONLY (2)", (int)req->stale);
+        return false;
+    }
+    f->model_name = req->model_name[0] ? req->model_name : NULL;
+    f->n_devices = req->n_devices;
+    f->page_size = req->page_size == 0 ? LIST_DEFAULT : req->page_size > LIST_MAX ? LIST_MAX
+                                                                                  : req->page_size;
+    f->page_token = req->page_token;
+    return true;
+}
+
+static void list_answer(tsl_call_t *call, const tsl_plan_filter_t *f)
+{
+    list_ctx_t ctx = {.cap = f->page_size};
+    char next[128] = "";
+    tsl_err_t err = {{0}};
+    ctx.items = tsl_arena_alloc(&ctx.arena, ctx.cap * sizeof *ctx.items);
+    if (!ctx.items) {
+        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ListPlans: out of memory");
+    } else if (tsl_store_list_plans(call->srv->store, f, list_row, &ctx, next, sizeof next,
+                                    &err) != 0) {
+        bool bad_token = strstr(err.msg, "page_token") != NULL;
+        tsl_call_fail(call, bad_token ? GRPC_STATUS_INVALID_ARGUMENT : GRPC_STATUS_INTERNAL,
+                      "%s%s", bad_token ? "" : "store: ", err.msg[0] ? err.msg : "list failed");
+    } else {
+        Tessel__V1__ListPlansResponse resp = TESSEL__V1__LIST_PLANS_RESPONSE__INIT;
+        resp.n_plans = ctx.n;
+        resp.plans = ctx.items;
+        resp.next_page_token = next;
+        tsl_call_reply(call, &resp.base);
+    }
+    tsl_arena_free(&ctx.arena);
+}
+
+void tsl_handle_list_plans(tsl_call_t *call)
+{
+    Tessel__V1__ListPlansRequest *req = (Tessel__V1__ListPlansRequest *)tsl_call_read(
+        call, &tessel__v1__list_plans_request__descriptor);
+    if (!req)
+        return;
+    tsl_plan_filter_t f;
+    if (list_filter(call, req, &f))
+        list_answer(call, &f);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+void tsl_handle_delete_plan(tsl_call_t *call)
+{
+    Tessel__V1__DeletePlanRequest *req = (Tessel__V1__DeletePlanRequest *)tsl_call_read(
+        call, &tessel__v1__delete_plan_request__descriptor);
+    if (!req)
+        return;
+    char fp[17];
+    if (tsl_handlers_fingerprint(call, req->fingerprint, fp)) {
+        tsl_err_t err = {{0}};
+        int rc = tsl_store_delete_plan(call->srv->store, fp, &err);
+        if (rc < 0) {
+            tsl_call_fail(call, GRPC_STATUS_INTERNAL, "store: %s", err.msg);
+        } else {
+            Tessel__V1__DeletePlanResponse resp = TESSEL__V1__DELETE_PLAN_RESPONSE__INIT;
+            resp.deleted = rc == 0;
+            tsl_call_reply(call, &resp.base);
+            if (rc == 0 && call->srv->metrics)
+                tsl_metrics_set_plans(call->srv->metrics, tsl_store_count_plans(call->srv->store));
+        }
+    }
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* "" and "json" are served; the others named in the API are still to come. */
+static bool export_format(tsl_call_t *call, const char *format)
+{
+    static const char *const later[] = {"megatron", "deepspeed", "galvatron", "torchtitan"};
+    if (!format[0] || strcasecmp(format, "json") == 0)
+        return true;
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
+        if (strcasecmp(format, later[i]) == 0) {
+            tsl_call_fail(call, GRPC_STATUS_UNIMPLEMENTED,
+                          "format: '%s' export is not implemented yet; use json", later[i]);
+            return false;
+        }
+    }
+    tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                  "format: '%.40s' is not one of json, megatron, deepspeed, galvatron, torchtitan",
+                  format);
+    return false;
+}
+
+void tsl_handle_export_plan(tsl_call_t *call)
+{
+    Tessel__V1__ExportPlanRequest *req = (Tessel__V1__ExportPlanRequest *)tsl_call_read(
+        call, &tessel__v1__export_plan_request__descriptor);
+    if (!req)
+        return;
+    char fp[17];
+    tsl_stored_plan_t row;
+    memset(&row, 0, sizeof row);
+    if (tsl_handlers_fingerprint(call, req->fingerprint, fp) && export_format(call, req->format) &&
+        load(call, fp, &row) == 0) {
+        Tessel__V1__ExportPlanResponse resp = TESSEL__V1__EXPORT_PLAN_RESPONSE__INIT;
+        resp.format = "json";
+        resp.content_type = "application/json";
+        resp.content.data = (uint8_t *)row.result_json;
+        resp.content.len = strlen(row.result_json);
+        tsl_call_reply(call, &resp.base);
+        tsl_stored_plan_clear(&row);
+    }
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}

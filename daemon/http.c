@@ -1,0 +1,439 @@
+/*
+ * http.c — /healthz, /metrics and the status page over libevent's evhttp, on a
+ * thread of its own (see http.h).
+ *
+ * We open the listening socket ourselves (rather than evhttp_bind_socket) to get
+ * a real errno for the error message and the bound port for port 0. Stopping
+ * goes through an event activated from the stopping thread, not a bare
+ * event_base_loopbreak(): libevent clears the break flag when a loop starts, so a
+ * stop that raced ahead of the thread's first dispatch would be lost.
+ */
+#include "http.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/thread.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define HTTP_TIMEOUT_S 30
+#define HTTP_MAX_HEADERS_BYTES 16384
+#define HTTP_MAX_BODY_BYTES 65536
+#define STATUS_PAGE_PLANS 1000
+
+struct tsl_http {
+    struct event_base *base;
+    struct evhttp *http;
+    struct event *stop_ev;
+    pthread_t thread;
+    bool running;
+    int port;
+    tsl_metrics_t *m;
+    tsl_store_t *store;
+    int (*health)(void *ud);
+    void *ud;
+};
+
+static pthread_once_t evthread_once = PTHREAD_ONCE_INIT;
+static int evthread_rc;
+
+static void evthread_init(void)
+{
+    evthread_rc = evthread_use_pthreads();
+}
+
+/* ---- listening socket ------------------------------------------------------------------ */
+
+/* "host:port" or "[v6]:port" → host and port strings. */
+static int split_addr(const char *addr, char *host, size_t hcap, char *port, size_t pcap)
+{
+    const char *colon = strrchr(addr, ':');
+    if (colon == NULL || colon == addr || colon[1] == '\0' || strlen(colon + 1) >= pcap)
+        return -1;
+    const char *h = addr;
+    size_t hlen = (size_t)(colon - addr);
+    if (h[0] == '[') {
+        if (hlen < 3 || h[hlen - 1] != ']')
+            return -1;
+        h++;
+        hlen -= 2;
+    }
+    if (hlen >= hcap)
+        return -1;
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    snprintf(port, pcap, "%s", colon + 1);
+    return 0;
+}
+
+static int bound_port(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+        return -1;
+    if (ss.ss_family == AF_INET)
+        return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return -1;
+}
+
+static int listen_on(const char *addr, tsl_err_t *err)
+{
+    char host[256], port[8];
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    int fd = -1, one = 1;
+    if (split_addr(addr, host, sizeof(host), port, sizeof(port)) != 0)
+        return tsl_err_set(err, "http: '%s' is not HOST:PORT (e.g. 127.0.0.1:9464)", addr);
+    int gai = getaddrinfo(host, port, &hints, &res);
+    if (gai != 0)
+        return tsl_err_set(err, "http: cannot resolve '%s': %s", addr, gai_strerror(gai));
+    fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
+        tsl_err_set(err, "http: cannot listen on %s: %s", addr, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+/* ---- responses --------------------------------------------------------------------------- */
+
+static void reply(struct evhttp_request *req, int code, const char *reason, const char *type,
+                  struct evbuffer *body)
+{
+    struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+    evhttp_add_header(oh, "Content-Type", type);
+    evhttp_add_header(oh, "Cache-Control", "no-store");
+    evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
+    /* evhttp sends a body even for HEAD; answer with the length alone. */
+    if (body != NULL && evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+        char len[32];
+        snprintf(len, sizeof(len), "%zu", evbuffer_get_length(body));
+        evhttp_add_header(oh, "Content-Length", len);
+        evbuffer_drain(body, evbuffer_get_length(body));
+    }
+    evhttp_send_reply(req, code, reason, body);
+}
+
+static void reply_text(struct evhttp_request *req, int code, const char *reason, const char *text)
+{
+    struct evbuffer *b = evbuffer_new();
+    if (b != NULL)
+        evbuffer_add(b, text, strlen(text));
+    reply(req, code, reason, "text/plain; charset=utf-8", b);
+    if (b != NULL)
+        evbuffer_free(b);
+}
+
+static bool is_healthy(const tsl_http_t *h)
+{
+    return h->health == NULL || h->health(h->ud) == 1;
+}
+
+static void serve_healthz(tsl_http_t *h, struct evhttp_request *req)
+{
+    if (is_healthy(h))
+        reply_text(req, 200, "OK", "ok\n");
+    else
+        reply_text(req, 503, "Service Unavailable", "not serving\n");
+}
+
+static void serve_metrics(tsl_http_t *h, struct evhttp_request *req)
+{
+    if (h->store != NULL) {
+        int64_t n = tsl_store_count_plans(h->store);
+        if (n >= 0)
+            tsl_metrics_set_plans(h->m, n);
+    }
+    char *text = tsl_metrics_render(h->m);
+    struct evbuffer *b = evbuffer_new();
+    if (text == NULL || b == NULL) {
+        reply_text(req, 500, "Internal Server Error", "out of memory\n");
+        goto out;
+    }
+    evbuffer_add(b, text, strlen(text));
+    reply(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", b);
+out:
+    free(text);
+    if (b != NULL)
+        evbuffer_free(b);
+}
+
+/* ---- the status page ----------------------------------------------------------------------- */
+
+/* Every string that came from a request or the store goes through here: model
+ * names are whatever a client sent. */
+static void add_escaped(struct evbuffer *b, const char *s)
+{
+    for (; *s != '\0'; s++) {
+        switch (*s) {
+        case '<': evbuffer_add(b, "&lt;", 4); break;
+        case '>': evbuffer_add(b, "&gt;", 4); break;
+        case '&': evbuffer_add(b, "&amp;", 5); break;
+        case '"': evbuffer_add(b, "&quot;", 6); break;
+        case '\'': evbuffer_add(b, "&#39;", 5); break;
+        default: evbuffer_add(b, s, 1); break;
+        }
+    }
+}
+
+static void add_cell(struct evbuffer *b, const char *cls, const char *text)
+{
+    evbuffer_add_printf(b, "<td%s>", cls);
+    add_escaped(b, text);
+    evbuffer_add(b, "</td>", 5);
+}
+
+typedef struct page_rows {
+    struct evbuffer *b;
+    size_t n;
+} page_rows_t;
+
+static int add_plan_row(void *ud, const tsl_stored_plan_t *p)
+{
+    page_rows_t *pr = ud;
+    struct evbuffer *b = pr->b;
+    char num[64], when[32];
+    struct tm tm;
+    time_t t = (time_t)p->created_unix;
+    if (gmtime_r(&t, &tm) == NULL || strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm) == 0)
+        snprintf(when, sizeof(when), "%lld", (long long)p->created_unix);
+    evbuffer_add_printf(b, "<tr>");
+    add_cell(b, " class=\"fp\"", p->fingerprint);
+    add_cell(b, "", p->model_name);
+    snprintf(num, sizeof(num), "%u", p->n_devices);
+    add_cell(b, " class=\"n\"", num);
+    snprintf(num, sizeof(num), "%u", p->global_batch);
+    add_cell(b, " class=\"n\"", num);
+    snprintf(num, sizeof(num), "%.2f", p->samples_per_s);
+    add_cell(b, " class=\"n\"", num);
+    snprintf(num, sizeof(num), "%.2f GiB", (double)p->peak_bytes / (1024.0 * 1024.0 * 1024.0));
+    add_cell(b, " class=\"n\"", num);
+    add_cell(b, "", p->stale ? "stale" : "fresh");
+    add_cell(b, "", when);
+    evbuffer_add_printf(b, "</tr>\n");
+    pr->n++;
+    return 0;
+}
+
+static const char PAGE_HEAD[] =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    "<title>tesseld</title>\n<style>\n"
+    "body{font-family:sans-serif;margin:2em;color:#222}\n"
+    "table{border-collapse:collapse}th,td{padding:3px 10px;border-bottom:1px solid #ddd;"
+    "text-align:left}\ntd.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+    "td.fp{font-family:monospace}\n</style></head><body>\n<h1>tesseld</h1>\n";
+
+static const char TABLE_HEAD[] =
+    "<table><thead><tr><th>fingerprint</th><th>model</th><th>devices</th><th>batch</th>"
+    "<th>samples/s</th><th>peak memory</th><th>stale</th><th>created (UTC)</th></tr></thead>"
+    "\n<tbody>\n";
+
+static void add_plans(tsl_http_t *h, struct evbuffer *b)
+{
+    tsl_plan_filter_t f = {.stale = -1, .page_size = STATUS_PAGE_PLANS};
+    page_rows_t pr = {.b = b};
+    char next[128];
+    tsl_err_t err = {{0}};
+    int64_t total = tsl_store_count_plans(h->store);
+    evbuffer_add_printf(b, "<h2>Cached plans</h2>\n");
+    evbuffer_add(b, TABLE_HEAD, sizeof(TABLE_HEAD) - 1);
+    int rc = tsl_store_list_plans(h->store, &f, add_plan_row, &pr, next, sizeof(next), &err);
+    evbuffer_add_printf(b, "</tbody></table>\n");
+    if (rc != 0) {
+        evbuffer_add_printf(b, "<p>Cannot list plans: ");
+        add_escaped(b, err.msg);
+        evbuffer_add_printf(b, "</p>\n");
+        return;
+    }
+    evbuffer_add_printf(b, "<p>%zu shown of %lld stored (newest first).</p>\n", pr.n,
+                        (long long)total);
+}
+
+static void serve_status(tsl_http_t *h, struct evhttp_request *req)
+{
+    struct evbuffer *b = evbuffer_new();
+    if (b == NULL) {
+        reply_text(req, 500, "Internal Server Error", "out of memory\n");
+        return;
+    }
+    evbuffer_add(b, PAGE_HEAD, sizeof(PAGE_HEAD) - 1);
+    evbuffer_add_printf(b, "<p>Status: %s</p>\n", is_healthy(h) ? "serving" : "not serving");
+    if (h->store != NULL)
+        add_plans(h, b);
+    else
+        evbuffer_add_printf(b, "<p>No store attached.</p>\n");
+    evbuffer_add_printf(b, "<p><a href=\"/metrics\">metrics</a> &middot; "
+                        "<a href=\"/healthz\">healthz</a></p>\n</body></html>\n");
+    /* The page carries no script and loads nothing: say so, as a second line of
+     * defence behind the escaping. */
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Security-Policy",
+                      "default-src 'none'; style-src 'unsafe-inline'");
+    reply(req, 200, "OK", "text/html; charset=utf-8", b);
+    evbuffer_free(b);
+}
+
+/* ---- routing --------------------------------------------------------------------------------- */
+
+static const struct {
+    const char *path;
+    void (*serve)(tsl_http_t *h, struct evhttp_request *req);
+} ROUTES[] = {
+    {"/healthz", serve_healthz},
+    {"/metrics", serve_metrics},
+    {"/", serve_status},
+};
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+    tsl_http_t *h = arg;
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+    enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+    if (path == NULL || path[0] == '\0')
+        path = "/";
+    for (size_t i = 0; i < sizeof(ROUTES) / sizeof(ROUTES[0]); i++) {
+        if (strcmp(path, ROUTES[i].path) != 0)
+            continue;
+        if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
+            reply_text(req, 405, "Method Not Allowed", "method not allowed\n");
+            return;
+        }
+        ROUTES[i].serve(h, req);
+        return;
+    }
+    reply_text(req, 404, "Not Found", "not found\n");
+}
+
+/* ---- thread and lifecycle ------------------------------------------------------------------ */
+
+static void on_stop(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    event_base_loopbreak(((tsl_http_t *)arg)->base);
+}
+
+static void *http_main(void *arg)
+{
+    tsl_http_t *h = arg;
+    if (event_base_dispatch(h->base) < 0)
+        tsl_log_error("http: event loop failed");
+    return NULL;
+}
+
+static void http_free(tsl_http_t *h)
+{
+    if (h->http != NULL)
+        evhttp_free(h->http);
+    if (h->stop_ev != NULL)
+        event_free(h->stop_ev);
+    if (h->base != NULL)
+        event_base_free(h->base);
+    free(h);
+}
+
+/* evhttp answers methods outside its allowed set with its own 405 and no Allow
+ * header; allowing all of them routes every request through on_request. */
+static void configure(struct evhttp *http)
+{
+    evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+                                         EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+                                         EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
+                                         EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+    evhttp_set_timeout(http, HTTP_TIMEOUT_S);
+    evhttp_set_max_headers_size(http, HTTP_MAX_HEADERS_BYTES);
+    evhttp_set_max_body_size(http, HTTP_MAX_BODY_BYTES);
+}
+
+static int start_thread(tsl_http_t *h, tsl_err_t *err)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&h->thread, NULL, http_main, h);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return tsl_err_set(err, "http: cannot start its thread: %s", strerror(rc));
+    h->running = true;
+    return 0;
+}
+
+int tsl_http_start(const char *addr, tsl_metrics_t *m, tsl_store_t *store,
+                   int (*health)(void *ud), void *ud, tsl_http_t **out, tsl_err_t *err)
+{
+    *out = NULL;
+    if (addr == NULL || addr[0] == '\0' || m == NULL)
+        return tsl_err_set(err, "http: %s", m == NULL ? "no metrics given" : "no address given");
+    pthread_once(&evthread_once, evthread_init);
+    if (evthread_rc != 0)
+        return tsl_err_set(err, "http: libevent has no pthreads support");
+    tsl_http_t *h = calloc(1, sizeof(*h));
+    if (h == NULL)
+        return tsl_err_set(err, "http: out of memory");
+    *h = (tsl_http_t){.m = m, .store = store, .health = health, .ud = ud};
+    int fd = listen_on(addr, err);
+    if (fd < 0)
+        goto fail;
+    h->port = bound_port(fd);
+    h->base = event_base_new();
+    h->http = h->base ? evhttp_new(h->base) : NULL;
+    h->stop_ev = h->base ? event_new(h->base, -1, 0, on_stop, h) : NULL;
+    if (h->http == NULL || h->stop_ev == NULL) {
+        tsl_err_set(err, "http: cannot set up the event loop (out of memory)");
+        close(fd);
+        goto fail;
+    }
+    configure(h->http);
+    evhttp_set_gencb(h->http, on_request, h);
+    if (evhttp_accept_socket_with_handle(h->http, fd) == NULL) {   /* owns fd on success */
+        tsl_err_set(err, "http: cannot accept on %s", addr);
+        close(fd);
+        goto fail;
+    }
+    if (start_thread(h, err) != 0)
+        goto fail;
+    *out = h;
+    return 0;
+fail:
+    http_free(h);
+    return -1;
+}
+
+int tsl_http_port(const tsl_http_t *h)
+{
+    return h ? h->port : -1;
+}
+
+void tsl_http_stop(tsl_http_t *h)
+{
+    if (h == NULL)
+        return;
+    if (h->running) {
+        event_active(h->stop_ev, EV_READ, 0);
+        pthread_join(h->thread, NULL);
+    }
+    http_free(h);
+}

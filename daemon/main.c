@@ -1,0 +1,290 @@
+/*
+ * main.c — tesseld: options, start-up order, the signal loop, the stop.
+ *
+ * Start-up: configuration (defaults < --config file < flags), the lock file
+ * next to the unix socket (a second daemon stops here), signals blocked before
+ * grpc_init() so every gRPC thread inherits the mask, the store, the gRPC
+ * server with its search pool, HTTP when configured, then READY=1 to systemd.
+ * This thread then only waits for signals (sigtimedwait), pinging the systemd
+ * watchdog in between; SIGTERM/SIGINT start the graceful stop.
+ */
+#include <grpc/grpc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "metrics.h"
+#include "server.h"
+#include "store.h"
+
+#define EXIT_RUNTIME 1
+#define EXIT_CONFIG 2
+
+typedef struct opts {
+    const char *config_file;
+    bool check_config, help, version;
+} opts_t;
+
+static void usage(FILE *out)
+{
+    fputs("NAME\n"
+          "  tesseld - the Tessel planning daemon: hybrid-parallel training plans over gRPC\n\n"
+          "SYNOPSIS\n"
+          "  tesseld [--config FILE] [--KEY VALUE ...]\n"
+          "  tesseld --check-config [--config FILE] [--KEY VALUE ...]\n"
+          "  tesseld --help | --version\n\n"
+          "DESCRIPTION\n"
+          "  Serves the tessel.v1.Planner API and grpc.health.v1.Health over gRPC on a\n"
+          "  unix socket (and optionally TCP, with TLS when a certificate is set). Plan\n"
+          "  searches run on a bounded pool of threads with a bounded queue; finished\n"
+          "  plans are kept in SQLite and answered from there for the same request.\n"
+          "  Runs in the foreground and logs to stderr (journald under systemd).\n\n"
+          "OPTIONS\n"
+          "  --config FILE                INI file read before the flags (flags win)\n"
+          "  --check-config, -n           print the effective configuration, then\n"
+          "                               \"configuration OK\" (exit 0) or the error (exit 2)\n"
+          "  --foreground, -f             accepted for compatibility; always the case\n"
+          "  --help, -h                   this text\n"
+          "  --version                    print the version\n"
+          "  Every configuration key is also a flag (--KEY VALUE or --KEY=VALUE):\n",
+          out);
+    tsl_config_usage(out);
+    fputs("\nAUTHENTICATION\n"
+          "  With no [tokens] only the unix socket is served and every caller on it is\n"
+          "  trusted; guard it with socket_mode and the socket directory. With tokens,\n"
+          "  every call needs 'authorization: Bearer TOKEN' metadata: scheduler may\n"
+          "  plan and delete, ops may read, worker may use Registry. Health/Check is\n"
+          "  always allowed.\n\n"
+          "SIGNALS\n"
+          "  SIGTERM, SIGINT  stop accepting calls, let running searches finish for\n"
+          "                   grace_s seconds, cancel the rest, close the store, exit 0.\n"
+          "  SIGHUP           ignored (restart to reload the configuration).\n\n"
+          "FILES\n"
+          "  /etc/tessel/tesseld.conf     the usual --config file\n"
+          "  SOCKET.lock                  flock()ed by the running daemon; holds its pid\n\n"
+          "EXIT STATUS\n"
+          "  0 stopped by a signal, or configuration OK; 1 could not start (socket in\n"
+          "  use, database refused, ...); 2 bad option or configuration.\n\n"
+          "EXAMPLES\n"
+          "  tesseld --config /etc/tessel/tesseld.conf\n"
+          "  tesseld --unix-socket /tmp/t.sock --database /tmp/t.db --pool-size 2\n"
+          "  tesseld --check-config --config /etc/tessel/tesseld.conf\n\n"
+          "SEE ALSO\n"
+          "  tesselctl(1), docs/api.md\n",
+          out);
+}
+
+/* Flags that are not configuration keys; -1 on a bad one. */
+static int parse_special(int argc, char **argv, opts_t *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            o->help = true;
+        else if (!strcmp(a, "--version"))
+            o->version = true;
+        else if (!strcmp(a, "--check-config") || !strcmp(a, "-n"))
+            o->check_config = true;
+        else if (!strcmp(a, "--config") && i + 1 < argc)
+            o->config_file = argv[++i];
+        else if (!strncmp(a, "--config=", 9))
+            o->config_file = a + 9;
+        else if (!strcmp(a, "--config")) {
+            fprintf(stderr, "tesseld: --config needs a FILE\n");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static bool is_special(const char *a)
+{
+    return !strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "--version") ||
+           !strcmp(a, "--check-config") || !strcmp(a, "-n") || !strcmp(a, "--foreground") ||
+           !strcmp(a, "-f") || !strncmp(a, "--config=", 9);
+}
+
+/* Every other --KEY VALUE / --KEY=VALUE goes through the config table. */
+static int apply_flags(int argc, char **argv, tsl_config_t *cfg, tsl_err_t *err)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--config")) {
+            i++;
+            continue;
+        }
+        if (is_special(a))
+            continue;
+        if (strncmp(a, "--", 2) != 0)
+            return tsl_err_set(err, "unexpected argument '%s' (see --help)", a);
+        const char *eq = strchr(a, '=');
+        char key[64];
+        if (eq) {
+            snprintf(key, sizeof key, "%.*s", (int)(eq - a), a);
+            if (tsl_config_set(cfg, key, eq + 1, err) != 0)
+                return -1;
+        } else if (i + 1 >= argc) {
+            return tsl_err_set(err, "%s needs a value (see --help)", a);
+        } else if (tsl_config_set(cfg, a, argv[++i], err) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int load_config(int argc, char **argv, const opts_t *o, tsl_config_t *cfg, tsl_err_t *err)
+{
+    tsl_config_defaults(cfg);
+    if (o->config_file && tsl_config_load_file(cfg, o->config_file, err) != 0)
+        return -1;
+    if (apply_flags(argc, argv, cfg, err) != 0)
+        return -1;
+    return tsl_config_validate(cfg, err);
+}
+
+static void block_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* Waits for SIGTERM/SIGINT; pings the systemd watchdog meanwhile. */
+static int wait_for_stop(const sigset_t *set)
+{
+    uint64_t wd_usec = 0;
+    bool watchdog = sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0;
+    uint64_t tick_usec = watchdog ? wd_usec / 2 : 1000000;
+    if (tick_usec > 1000000)
+        tick_usec = 1000000;
+    struct timespec tick = {(time_t)(tick_usec / 1000000), (long)(tick_usec % 1000000) * 1000};
+    for (;;) {
+        siginfo_t info;
+        int sig = sigtimedwait(set, &info, &tick);
+        if (sig == SIGTERM || sig == SIGINT)
+            return sig;
+        if (sig == SIGHUP)
+            tsl_log_info("SIGHUP ignored: restart tesseld to reload its configuration");
+        if (watchdog)
+            sd_notify(0, "WATCHDOG=1");
+    }
+}
+
+static int http_health(void *ud)
+{
+    return tsl_server_serving(ud) ? 1 : 0;
+}
+
+typedef struct daemon_state {
+    tsl_store_t *store;
+    tsl_metrics_t *metrics;
+    tsl_server_t *server;
+    tsl_http_t *http;
+} daemon_state_t;
+
+static int start(const tsl_config_t *cfg, daemon_state_t *d, tsl_err_t *err)
+{
+    if (tsl_store_open(cfg->database, &d->store, err) != 0)
+        return tsl_err_prefix(err, "store.database %s", cfg->database);
+    d->metrics = tsl_metrics_new();
+    if (d->metrics)
+        tsl_metrics_set_plans(d->metrics, tsl_store_count_plans(d->store));
+    if (tsl_server_start(cfg, d->store, d->metrics, &d->server, err) != 0)
+        return -1;
+    if (cfg->http[0] &&
+        tsl_http_start(cfg->http, d->metrics, d->store, http_health, d->server, &d->http, err) != 0)
+        return tsl_err_prefix(err, "server.http");
+    return 0;
+}
+
+static void stop(const tsl_config_t *cfg, daemon_state_t *d)
+{
+    tsl_server_stop(d->server, cfg->grace_s);
+    tsl_http_stop(d->http);
+    tsl_server_free(d->server);
+    tsl_store_close(d->store);
+    tsl_metrics_free(d->metrics);
+}
+
+static int run(const tsl_config_t *cfg)
+{
+    tsl_err_t err = {{0}};
+    sigset_t set;
+    int lock_fd = -1;
+    if (tsl_server_lock(cfg, &lock_fd, &err) != 0) {
+        tsl_log_error("%s", err.msg);
+        return EXIT_RUNTIME;
+    }
+    block_signals(&set);
+    tsl_server_route_grpc_log();
+    grpc_init();
+    daemon_state_t d = {0};
+    int rc = EXIT_RUNTIME;
+    if (start(cfg, &d, &err) != 0) {
+        tsl_log_error("%s", err.msg);
+    } else {
+        tsl_log_info("tesseld %s ready: %s; database %s; http %s", TSL_VERSION,
+                     tsl_server_listening(d.server), cfg->database, cfg->http[0] ? cfg->http : "off");
+        sd_notifyf(0, "READY=1\nSTATUS=serving on %s", tsl_server_listening(d.server));
+        int sig = wait_for_stop(&set);
+        tsl_log_info("%s: stopping (grace %.1f s)", strsignal(sig), cfg->grace_s);
+        sd_notify(0, "STOPPING=1");
+        rc = 0;
+    }
+    stop(cfg, &d);
+    grpc_shutdown();
+    if (lock_fd >= 0)
+        close(lock_fd);
+    if (rc == 0)
+        tsl_log_info("stopped");
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    opts_t o = {0};
+    tsl_config_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t err = {{0}};
+    if (!cfg || parse_special(argc, argv, &o) != 0)
+        return EXIT_CONFIG;
+    if (o.help) {
+        usage(stdout);
+        return 0;
+    }
+    if (o.version) {
+        printf("tesseld %s\n", TSL_VERSION);
+        return 0;
+    }
+    int bad = load_config(argc, argv, &o, cfg, &err);
+    if (o.check_config) {
+        if (bad) {
+            fprintf(stderr, "tesseld: %s\n", err.msg);
+            return EXIT_CONFIG;
+        }
+        tsl_config_dump(cfg, stdout);
+        printf("configuration OK\n");
+        return 0;
+    }
+    if (bad) {
+        fprintf(stderr, "tesseld: %s\n", err.msg);
+        return EXIT_CONFIG;
+    }
+    tsl_log_level_t level;
+    if (tsl_log_parse_level(cfg->log_level, &level) == 0)
+        tsl_log_set_level(level);
+    int rc = run(cfg);
+    free(cfg);
+    return rc;
+}

@@ -1,0 +1,236 @@
+/*
+ * metrics.c — tesseld's counters and their Prometheus text rendering (see
+ * metrics.h).
+ *
+ * One mutex guards everything: an update is a few adds, far below the cost of
+ * the RPC it counts, and one lock gives /metrics a consistent snapshot (a
+ * histogram's _count always equals its +Inf bucket).
+ */
+#include "metrics.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Search latency buckets, seconds: a cached plan is milliseconds, a large sweep
+ * minutes. */
+static const double SEARCH_BUCKETS_S[] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+                                          5,    10,    30,   60,  120,  300, 600};
+#define N_BUCKETS (sizeof(SEARCH_BUCKETS_S) / sizeof(SEARCH_BUCKETS_S[0]))
+
+/* Method × code pairs seen; a handful in practice. Past the cap, new pairs are
+ * counted under method="other" rather than growing without bound; the last
+ * N_CODES slots are kept for those. */
+#define MAX_SERIES 128
+
+static const char *const GRPC_CODES[] = {
+    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+    "UNAUTHENTICATED",
+};
+#define N_CODES (int)(sizeof(GRPC_CODES) / sizeof(GRPC_CODES[0]))
+
+typedef struct series {
+    char method[48];
+    int code;
+    uint64_t count;
+} series_t;
+
+struct tsl_metrics {
+    pthread_mutex_t mu;
+    series_t requests[MAX_SERIES];
+    size_t n_requests;
+    uint64_t buckets[N_BUCKETS];   /* not cumulative; summed when rendered */
+    uint64_t search_count;
+    double search_sum_s;
+    uint64_t cache_hits, cache_misses;
+    int64_t queued, running, plans;
+};
+
+tsl_metrics_t *tsl_metrics_new(void)
+{
+    tsl_metrics_t *m = calloc(1, sizeof(*m));
+    if (m != NULL)
+        pthread_mutex_init(&m->mu, NULL);
+    return m;
+}
+
+void tsl_metrics_free(tsl_metrics_t *m)
+{
+    if (m == NULL)
+        return;
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+static series_t *find_series(tsl_metrics_t *m, const char *method, int code)
+{
+    for (size_t i = 0; i < m->n_requests; i++)
+        if (m->requests[i].code == code && strcmp(m->requests[i].method, method) == 0)
+            return &m->requests[i];
+    bool other = strcmp(method, "other") == 0;
+    if (m->n_requests >= (other ? MAX_SERIES : MAX_SERIES - N_CODES))
+        return other ? NULL : find_series(m, "other", code);
+    series_t *s = &m->requests[m->n_requests++];
+    snprintf(s->method, sizeof(s->method), "%s", method);
+    s->code = code;
+    s->count = 0;
+    return s;
+}
+
+void tsl_metrics_request(tsl_metrics_t *m, const char *method, int grpc_code)
+{
+    if (m == NULL)
+        return;
+    if (grpc_code < 0 || grpc_code >= N_CODES)
+        grpc_code = 2;   /* UNKNOWN */
+    pthread_mutex_lock(&m->mu);
+    series_t *s = find_series(m, method ? method : "", grpc_code);
+    if (s != NULL)
+        s->count++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void tsl_metrics_search_time(tsl_metrics_t *m, double seconds)
+{
+    if (m == NULL || !(seconds >= 0) || isinf(seconds))
+        return;
+    size_t b = 0;
+    while (b < N_BUCKETS && seconds > SEARCH_BUCKETS_S[b])
+        b++;
+    pthread_mutex_lock(&m->mu);
+    if (b < N_BUCKETS)
+        m->buckets[b]++;
+    m->search_count++;
+    m->search_sum_s += seconds;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void tsl_metrics_cache(tsl_metrics_t *m, int hit)
+{
+    if (m == NULL)
+        return;
+    pthread_mutex_lock(&m->mu);
+    if (hit)
+        m->cache_hits++;
+    else
+        m->cache_misses++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void tsl_metrics_set_queue(tsl_metrics_t *m, int64_t queued, int64_t running)
+{
+    if (m == NULL)
+        return;
+    pthread_mutex_lock(&m->mu);
+    m->queued = queued;
+    m->running = running;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void tsl_metrics_set_plans(tsl_metrics_t *m, int64_t stored)
+{
+    if (m == NULL)
+        return;
+    pthread_mutex_lock(&m->mu);
+    m->plans = stored;
+    pthread_mutex_unlock(&m->mu);
+}
+
+/* ---- rendering ---------------------------------------------------------------------------- */
+
+/* Label values escape backslash, double quote and newline (exposition format). */
+static void put_label(FILE *f, const char *v)
+{
+    for (; *v != '\0'; v++) {
+        if (*v == '\\' || *v == '"')
+            fprintf(f, "\\%c", *v);
+        else if (*v == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*v, f);
+    }
+}
+
+static void put_header(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static int cmp_series(const void *a, const void *b)
+{
+    const series_t *x = a, *y = b;
+    int c = strcmp(x->method, y->method);
+    return c != 0 ? c : (x->code > y->code) - (x->code < y->code);
+}
+
+static void render_requests(FILE *f, const tsl_metrics_t *m)
+{
+    series_t sorted[MAX_SERIES];
+    memcpy(sorted, m->requests, m->n_requests * sizeof(series_t));
+    qsort(sorted, m->n_requests, sizeof(series_t), cmp_series);
+    put_header(f, "tessel_requests_total", "counter", "gRPC requests answered, by method and status code.");
+    for (size_t i = 0; i < m->n_requests; i++) {
+        fputs("tessel_requests_total{method=\"", f);
+        put_label(f, sorted[i].method);
+        fprintf(f, "\",code=\"%s\"} %llu\n", GRPC_CODES[sorted[i].code],
+                (unsigned long long)sorted[i].count);
+    }
+}
+
+static void render_histogram(FILE *f, const tsl_metrics_t *m)
+{
+    put_header(f, "tessel_search_seconds", "histogram", "Wall time of plan searches, in seconds.");
+    uint64_t cum = 0;
+    for (size_t b = 0; b < N_BUCKETS; b++) {
+        cum += m->buckets[b];
+        fprintf(f, "tessel_search_seconds_bucket{le=\"%g\"} %llu\n", SEARCH_BUCKETS_S[b],
+                (unsigned long long)cum);
+    }
+    fprintf(f, "tessel_search_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)m->search_count);
+    fprintf(f, "tessel_search_seconds_sum %.17g\n", m->search_sum_s);
+    fprintf(f, "tessel_search_seconds_count %llu\n", (unsigned long long)m->search_count);
+}
+
+static void render_scalars(FILE *f, const tsl_metrics_t *m)
+{
+    put_header(f, "tessel_plan_cache_hits_total", "counter",
+               "Plan requests answered from the store without a search.");
+    fprintf(f, "tessel_plan_cache_hits_total %llu\n", (unsigned long long)m->cache_hits);
+    put_header(f, "tessel_plan_cache_misses_total", "counter", "Plan requests that needed a search.");
+    fprintf(f, "tessel_plan_cache_misses_total %llu\n", (unsigned long long)m->cache_misses);
+    put_header(f, "tessel_search_queue_depth", "gauge", "Searches waiting for a search thread.");
+    fprintf(f, "tessel_search_queue_depth %lld\n", (long long)m->queued);
+    put_header(f, "tessel_searches_running", "gauge", "Searches running now.");
+    fprintf(f, "tessel_searches_running %lld\n", (long long)m->running);
+    put_header(f, "tessel_plans_stored", "gauge", "Plans in the store.");
+    fprintf(f, "tessel_plans_stored %lld\n", (long long)m->plans);
+}
+
+char *tsl_metrics_render(tsl_metrics_t *m)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL)
+        return NULL;
+    pthread_mutex_lock(&m->mu);
+    render_requests(f, m);
+    render_histogram(f, m);
+    render_scalars(f, m);
+    pthread_mutex_unlock(&m->mu);
+    if (ferror(f)) {
+        fclose(f);
+        free(text);
+        return NULL;
+    }
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}

@@ -1,0 +1,245 @@
+/*
+ * server.c — the gRPC server: creation, the completion-queue thread and the
+ * graceful stop (server.h).
+ */
+#include "server.h"
+
+#include <grpc/grpc.h>
+#include <grpc/support/log.h>
+#include <grpc/support/time.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "server_call.h"
+#include "server_int.h"
+
+#define ARMED_PER_METHOD 2     /* calls waiting per method (and for unknown methods) */
+#define SETTLE_S 5.0           /* after the grace period: how long calls get to end */
+
+static void grpc_log(gpr_log_func_args *a)
+{
+    if (a->severity == GPR_LOG_SEVERITY_ERROR)
+        tsl_log_error("grpc: %s (%s:%d)", a->message, a->file, a->line);
+    else
+        tsl_log_debug("grpc: %s (%s:%d)", a->message, a->file, a->line);
+}
+
+void tsl_server_route_grpc_log(void)
+{
+    gpr_set_log_function(grpc_log);
+}
+
+static void on_shutdown(tsl_tag_t *tag, bool ok)
+{
+    (void)ok;
+    tsl_server_t *s = (tsl_server_t *)((char *)tag - offsetof(tsl_server_t, shutdown_tag));
+    atomic_store(&s->shutdown_done, 1);
+}
+
+static void *cq_main(void *arg)
+{
+    tsl_server_t *s = arg;
+    for (;;) {
+        grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+        if (ev.type == GRPC_QUEUE_SHUTDOWN)
+            break;
+        if (ev.type != GRPC_OP_COMPLETE)
+            continue;
+        tsl_tag_t *tag = ev.tag;
+        tag->fn(tag, ev.success != 0);
+    }
+    return NULL;
+}
+
+static void on_pool_change(void *ud, uint32_t queued, uint32_t running)
+{
+    tsl_server_t *s = ud;
+    if (s->metrics)
+        tsl_metrics_set_queue(s->metrics, queued, running);
+}
+
+static int create_server(tsl_server_t *s)
+{
+    uint64_t max_rx = s->cfg->max_request_bytes;
+    grpc_arg args[2];
+    memset(args, 0, sizeof args);
+    args[0].type = GRPC_ARG_INTEGER;
+    args[0].key = GRPC_ARG_ALLOW_REUSEPORT;
+    args[0].value.integer = 0;
+    args[1].type = GRPC_ARG_INTEGER;
+    args[1].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+    args[1].value.integer = max_rx > INT_MAX ? INT_MAX : (int)max_rx;
+    grpc_channel_args ch = {.num_args = 2, .args = args};
+    s->server = grpc_server_create(&ch, NULL);
+    s->cq = grpc_completion_queue_create_for_next(NULL);
+    if (!s->server || !s->cq)
+        return -1;
+    grpc_server_register_completion_queue(s->server, s->cq, NULL);
+    s->methods = tsl_handlers_methods(&s->n_methods);
+    s->registered = calloc(s->n_methods, sizeof *s->registered);
+    if (!s->registered)
+        return -1;
+    for (size_t i = 0; i < s->n_methods; i++) {
+        s->registered[i] = grpc_server_register_method(
+            s->server, s->methods[i].path, NULL, GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+        if (!s->registered[i])
+            return -1;
+    }
+    return 0;
+}
+
+static int arm_all(tsl_server_t *s)
+{
+    for (int k = 0; k < ARMED_PER_METHOD; k++) {
+        for (size_t i = 0; i < s->n_methods; i++)
+            if (tsl_call_arm(s, i) != 0)
+                return -1;
+        if (tsl_call_arm(s, (size_t)-1) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int tsl_server_start(const tsl_config_t *cfg, tsl_store_t *store, tsl_metrics_t *metrics,
+                     tsl_server_t **out, tsl_err_t *err)
+{
+    *out = NULL;
+    tsl_server_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return tsl_err_set(err, "server: out of memory");
+    s->cfg = cfg;
+    s->store = store;
+    s->metrics = metrics;
+    s->shutdown_tag.fn = on_shutdown;
+    if (tsl_pool_start(cfg->pool_size, cfg->queue_size, on_pool_change, s, &s->pool, err) != 0)
+        goto fail;
+    if (create_server(s) != 0) {
+        tsl_err_set(err, "server: cannot create the gRPC server");
+        goto fail;
+    }
+    if (tsl_server_listen(s, err) != 0)
+        goto fail;
+    grpc_server_start(s->server);
+    if (pthread_create(&s->cq_thread, NULL, cq_main, s) != 0) {
+        tsl_err_set(err, "server: cannot start the completion-queue thread");
+        goto fail;
+    }
+    s->cq_thread_started = true;
+    if (arm_all(s) != 0) {
+        tsl_err_set(err, "server: cannot arm the gRPC calls");
+        goto fail;
+    }
+    atomic_store(&s->serving, 1);
+    *out = s;
+    return 0;
+fail:
+    tsl_server_stop(s, 0);
+    tsl_server_free(s);
+    return -1;
+}
+
+bool tsl_server_serving(const tsl_server_t *s)
+{
+    return s && atomic_load(&s->serving) && !atomic_load(&s->shutting_down);
+}
+
+const char *tsl_server_listening(const tsl_server_t *s)
+{
+    return s->listening;
+}
+
+static double mono_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Waits (bounded) until the server's shutdown tag came back and no call is alive. */
+static bool settle(tsl_server_t *s, double timeout_s)
+{
+    double until = mono_now() + timeout_s;
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    while (mono_now() < until) {
+        if (atomic_load(&s->shutdown_done) && atomic_load(&s->live_calls) == 0)
+            return true;
+        nanosleep(&tick, NULL);
+    }
+    return false;
+}
+
+/* Without a running completion-queue thread: drain the queue here. */
+static void drain_cq_here(tsl_server_t *s, double timeout_s)
+{
+    gpr_timespec until = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                                      gpr_time_from_millis((int64_t)(timeout_s * 1e3), GPR_TIMESPAN));
+    while (!atomic_load(&s->shutdown_done)) {
+        grpc_event ev = grpc_completion_queue_next(s->cq, until, NULL);
+        if (ev.type != GRPC_OP_COMPLETE)
+            break;
+        ((tsl_tag_t *)ev.tag)->fn(ev.tag, ev.success != 0);
+    }
+}
+
+static void stop_pool(tsl_server_t *s, double grace_s)
+{
+    if (!s->pool)
+        return;
+    uint32_t left = tsl_pool_drain(s->pool, grace_s);
+    if (left > 0) {
+        tsl_log_warnx("cancelling %u search(es) still running after the %.1f s grace period",
+                      left, grace_s);
+        tsl_pool_cancel_all(s->pool);
+    }
+    tsl_pool_stop(s->pool);
+    s->pool = NULL;
+}
+
+void tsl_server_stop(tsl_server_t *s, double grace_s)
+{
+    if (!s || s->stopped)
+        return;
+    s->stopped = true;
+    atomic_store(&s->shutting_down, 1);
+    atomic_store(&s->serving, 0);
+    if (s->server)
+        grpc_server_shutdown_and_notify(s->server, s->cq, &s->shutdown_tag);
+    stop_pool(s, grace_s);
+    if (!s->cq)
+        return;
+    if (!s->cq_thread_started) {
+        drain_cq_here(s, SETTLE_S);
+    } else if (!settle(s, SETTLE_S)) {
+        tsl_log_warnx("cancelling %ld call(s) still open after shutdown",
+                      (long)atomic_load(&s->live_calls));
+        grpc_server_cancel_all_calls(s->server);
+        if (!settle(s, SETTLE_S))
+            tsl_log_error("%ld call(s) did not end; stopping anyway",
+                          (long)atomic_load(&s->live_calls));
+    }
+    grpc_completion_queue_shutdown(s->cq);
+    if (s->cq_thread_started)
+        pthread_join(s->cq_thread, NULL);
+    else
+        while (grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
+               GRPC_QUEUE_SHUTDOWN)
+            ;
+    s->cq_thread_started = false;
+}
+
+void tsl_server_free(tsl_server_t *s)
+{
+    if (!s)
+        return;
+    if (s->server)
+        grpc_server_destroy(s->server);
+    if (s->cq)
+        grpc_completion_queue_destroy(s->cq);
+    tsl_pool_stop(s->pool);
+    free(s->registered);
+    free(s);
+}

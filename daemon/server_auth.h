@@ -1,0 +1,36 @@
+/*
+ * server_auth.h — bearer-token authentication and role checks for tesseld.
+ *
+ * Callers send "authorization: Bearer <token>" metadata; the config maps tokens
+ * to roles (config.h). With no tokens configured the daemon only listens on its
+ * unix socket (config validation refuses TCP without tokens) and every caller
+ * is trusted. With tokens configured every caller needs one, on any transport.
+ *
+ * Answers: no token → UNAUTHENTICATED; a token that is not configured →
+ * UNAUTHENTICATED; a known token whose role the method does not accept →
+ * PERMISSION_DENIED. A method with roles == 0 (Health/Check) is always allowed.
+ * Tokens are compared in constant time (tsl_config_token_role).
+ */
+#ifndef TSL_SERVER_AUTH_H
+#define TSL_SERVER_AUTH_H
+
+#include <grpc/grpc.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+
+typedef struct tsl_auth {
+    tsl_role_t role;     /* the caller's role, TSL_ROLE_NONE when unknown */
+    bool trusted;        /* no tokens configured */
+} tsl_auth_t;
+
+/* GRPC_STATUS_OK, or the code to answer with and a message in msg. */
+grpc_status_code tsl_auth_check(const tsl_config_t *cfg, const grpc_metadata_array *md,
+                                unsigned roles, const char *method, tsl_auth_t *out, char *msg,
+                                size_t cap);
+
+/* "scheduler or ops" for a role mask, into buf. */
+const char *tsl_auth_roles_text(unsigned roles, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * server_call.h — one gRPC call on the server: its state machine and batches.
+ *
+ * A tsl_call_t is created armed (waiting for a call of its method, or of any
+ * unregistered method), then handed to tsl_handlers_dispatch() on the
+ * completion-queue thread when a call arrives. It is reference-counted: each
+ * batch in flight holds a reference, so does anyone that keeps the call past
+ * the handler (a search job: tsl_call_ref / tsl_call_unref).
+ *
+ * Answers: exactly one tsl_call_finish() (or tsl_call_reply / tsl_call_fail)
+ * per call; it sends the initial metadata if not yet sent, the last message if
+ * any, and the status. Server-streaming calls may send messages before with
+ * tsl_call_send(), which drops the message when one is still in flight (only
+ * one SEND_MESSAGE may be outstanding) — fine for progress events. A finish
+ * that arrives while a send is in flight is started when that send completes.
+ * Every function that starts a batch takes the call's lock, so search threads
+ * and the completion-queue thread may both use a call.
+ *
+ * tsl_call_watch_close() arms RECV_CLOSE_ON_SERVER early (streaming calls), so
+ * that a client cancel or an expired deadline reaches on_cancel at once (on the
+ * completion-queue thread).
+ *
+ * Ownership: messages given to tsl_call_send/finish are packed at once and stay
+ * the caller's; byte buffers are kept alive until their batch completes.
+ */
+#ifndef TSL_SERVER_CALL_H
+#define TSL_SERVER_CALL_H
+
+#include <grpc/grpc.h>
+#include <protobuf-c/protobuf-c.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "config.h"
+#include "server_int.h"
+
+typedef void (*tsl_call_cancel_fn)(tsl_call_t *call);
+
+struct tsl_call {
+    tsl_server_t *srv;
+    const tsl_method_t *method;  /* NULL: a method nobody registered */
+    size_t method_index;
+    grpc_call *call;
+    gpr_timespec deadline;
+    grpc_metadata_array md;      /* the client's initial metadata */
+    grpc_call_details details;   /* unregistered calls: method and deadline */
+    grpc_byte_buffer *payload;   /* registered calls: the request message */
+
+    tsl_tag_t tag_new, tag_send, tag_final, tag_close;
+    pthread_mutex_t lock;
+    atomic_int refs;
+    bool md_sent, close_armed, finished, send_busy, final_pending;
+    int cancelled;               /* RECV_CLOSE_ON_SERVER writes it */
+    atomic_int gone;             /* the client cancelled or its deadline passed */
+    grpc_byte_buffer *send_buf, *final_buf;
+    grpc_status_code code;
+    grpc_slice status_details;
+
+    tsl_role_t role;             /* TSL_ROLE_NONE when no tokens are configured */
+    bool trusted;                /* no tokens configured: every caller trusted */
+    struct timespec t0;          /* CLOCK_MONOTONIC when the call arrived */
+    char *peer;                  /* grpc_call_get_peer at arrival (gpr_free) */
+
+    void *ctx;                   /* the handler's state, freed with the call */
+    void (*ctx_free)(void *ctx);
+    tsl_call_cancel_fn on_cancel;
+};
+
+/* Arms one call for methods[index], or for unregistered methods when index is
+ * (size_t)-1. 0 or -1 (logged). */
+int tsl_call_arm(tsl_server_t *s, size_t index);
+
+void tsl_call_ref(tsl_call_t *c);
+void tsl_call_unref(tsl_call_t *c);
+
+/* The request message, or NULL after failing the call with INVALID_ARGUMENT
+ * (malformed bytes, or no message). Free with protobuf_c_message_free_unpacked. */
+ProtobufCMessage *tsl_call_read(tsl_call_t *c, const ProtobufCMessageDescriptor *desc);
+
+/* Finishes with OK and msg as the one (unary) or last (streaming) message. */
+void tsl_call_reply(tsl_call_t *c, const ProtobufCMessage *msg);
+
+/* Finishes with an error status; the message is one line a person can act on. */
+void tsl_call_fail(tsl_call_t *c, grpc_status_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Sends one message of a streaming answer; false when dropped (a send still in
+ * flight, or the call is finished or gone). */
+bool tsl_call_send(tsl_call_t *c, const ProtobufCMessage *msg);
+
+/* Arms RECV_CLOSE_ON_SERVER now; on_cancel (may be NULL) runs if the client
+ * cancels or its deadline passes. */
+void tsl_call_watch_close(tsl_call_t *c, tsl_call_cancel_fn on_cancel);
+
+/* Attaches the handler's state; ctx_free runs when the call is freed. */
+void tsl_call_set_ctx(tsl_call_t *c, void *ctx, void (*ctx_free)(void *));
+
+bool tsl_call_deadline_passed(const tsl_call_t *c);
+bool tsl_call_gone(const tsl_call_t *c);
+
+/* "OK", "INVALID_ARGUMENT", ... */
+const char *tsl_grpc_code_name(grpc_status_code code);
+
+#endif

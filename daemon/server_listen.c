@@ -1,0 +1,164 @@
+/*
+ * server_listen.c — the lock file, the unix socket and the TCP/TLS listener
+ * (server.h). gRPC unlinks whatever sits at a unix-socket path before binding,
+ * so the flock()ed "<socket>.lock" is what keeps a second daemon from stealing
+ * a running daemon's socket; TCP relies on GRPC_ARG_ALLOW_REUSEPORT = 0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "server_int.h"
+
+#define TLS_FILE_MAX (1u << 20)
+
+static int check_socket_path(const char *path, tsl_err_t *err)
+{
+    struct sockaddr_un sun;
+    if (strlen(path) >= sizeof sun.sun_path)
+        return tsl_err_set(err, "unix_socket: '%s' is longer than %zu bytes", path,
+                           sizeof sun.sun_path - 1);
+    char dir[sizeof sun.sun_path];
+    snprintf(dir, sizeof dir, "%s", path);
+    struct stat st;
+    const char *d = dirname(dir);
+    if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode))
+        return tsl_err_set(err, "unix_socket: directory '%s' does not exist; create it "
+                           "(systemd: RuntimeDirectory=tessel) or set unix_socket", d);
+    return 0;
+}
+
+static void read_holder(int fd, char *buf, size_t cap)
+{
+    ssize_t n = pread(fd, buf, cap - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
+int tsl_server_lock(const tsl_config_t *cfg, int *fd_out, tsl_err_t *err)
+{
+    *fd_out = -1;
+    if (!cfg->unix_socket[0])
+        return 0;
+    if (check_socket_path(cfg->unix_socket, err) != 0)
+        return -1;
+    char path[sizeof cfg->unix_socket + 8];
+    snprintf(path, sizeof path, "%s.lock", cfg->unix_socket);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return tsl_err_set(err, "unix_socket: cannot open lock file %s: %s", path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char pid[32];
+        read_holder(fd, pid, sizeof pid);
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return tsl_err_set(err, "another tesseld (pid %s) is already serving unix:%s "
+                               "(lock %s is held); stop it or choose another unix_socket",
+                               pid[0] ? pid : "?", cfg->unix_socket, path);
+        return tsl_err_set(err, "unix_socket: cannot lock %s: %s", path, strerror(e));
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+        tsl_log_warn("cannot write the pid into %s", path);
+    *fd_out = fd;
+    return 0;
+}
+
+static int listen_unix(tsl_server_t *s, tsl_err_t *err)
+{
+    const tsl_config_t *cfg = s->cfg;
+    char addr[sizeof cfg->unix_socket + 8];
+    snprintf(addr, sizeof addr, "unix:%s", cfg->unix_socket);
+    mode_t mode = (mode_t)(cfg->socket_mode & 0777);
+    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+    mode_t old = umask((mode_t)(~mode & 0777));
+    int port = grpc_server_add_http2_port(s->server, addr, creds);
+    umask(old);
+    grpc_server_credentials_release(creds);
+    if (!port)
+        return tsl_err_set(err, "cannot listen on %s (see the grpc error above)", addr);
+    if (chmod(cfg->unix_socket, mode) != 0)
+        tsl_log_warn("chmod %04o %s", (unsigned)mode, cfg->unix_socket);
+    snprintf(s->listening, sizeof s->listening, "%s (mode %04o)", addr, (unsigned)mode);
+    return 0;
+}
+
+static char *slurp(const char *what, const char *path, tsl_err_t *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        tsl_err_set(err, "%s: cannot open '%s': %s", what, path, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(TLS_FILE_MAX + 1);
+    size_t n = buf ? fread(buf, 1, TLS_FILE_MAX + 1, f) : 0;
+    fclose(f);
+    if (!buf || n == 0 || n > TLS_FILE_MAX) {
+        tsl_err_set(err, "%s: '%s' is empty, unreadable or larger than %u bytes", what, path,
+                    TLS_FILE_MAX);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+static grpc_server_credentials *tcp_credentials(const tsl_config_t *cfg, tsl_err_t *err)
+{
+    if (!cfg->tls_cert[0])
+        return grpc_insecure_server_credentials_create();
+    char *cert = slurp("tls_cert", cfg->tls_cert, err);
+    char *key = cert ? slurp("tls_key", cfg->tls_key, err) : NULL;
+    grpc_server_credentials *creds = NULL;
+    if (cert && key) {
+        grpc_ssl_pem_key_cert_pair pair = {.private_key = key, .cert_chain = cert};
+        creds = grpc_ssl_server_credentials_create_ex(
+            NULL, &pair, 1, GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE, NULL);
+        if (!creds)
+            tsl_err_set(err, "tls_cert/tls_key: gRPC refused the certificate or key");
+    }
+    free(cert);
+    free(key);
+    return creds;
+}
+
+static int listen_tcp(tsl_server_t *s, tsl_err_t *err)
+{
+    const tsl_config_t *cfg = s->cfg;
+    grpc_server_credentials *creds = tcp_credentials(cfg, err);
+    if (!creds)
+        return -1;
+    int port = grpc_server_add_http2_port(s->server, cfg->tcp, creds);
+    grpc_server_credentials_release(creds);
+    if (!port)
+        return tsl_err_set(err, "tcp: cannot listen on '%s': the address is in use (another "
+                           "tesseld?) or not a local host:port", cfg->tcp);
+    size_t used = strlen(s->listening);
+    snprintf(s->listening + used, sizeof s->listening - used, "%stcp %s%s", used ? ", " : "",
+             cfg->tcp, cfg->tls_cert[0] ? " (tls)" : " (plaintext)");
+    return 0;
+}
+
+int tsl_server_listen(tsl_server_t *s, tsl_err_t *err)
+{
+    s->listening[0] = '\0';
+    if (s->cfg->unix_socket[0] && listen_unix(s, err) != 0)
+        return -1;
+    if (s->cfg->tcp[0] && listen_tcp(s, err) != 0)
+        return -1;
+    if (!s->listening[0])
+        return tsl_err_set(err, "nothing to listen on: set unix_socket or tcp");
+    return 0;
+}

@@ -1,0 +1,334 @@
+/*
+ * pipesim.c — 1F1B event simulator with critical path and master stage
+ * (AutoPipe III-B-1). See pipesim.h for the schedule, the dependency rules, the
+ * tie-breaking and the workspace contract.
+ *
+ * Method. Each stage's op sequence is fixed by 1F1B, so the simulation is a
+ * longest-path computation over a DAG whose edges are "previous op on the same
+ * stage" and "cross-stage input". Stages are swept alternately left-to-right and
+ * right-to-left; each sweep advances a stage as far as its ops' inputs are known
+ * (forwards cascade on the left-to-right sweep, backwards on the other). 1F1B is
+ * deadlock-free, so a sweep without progress is an internal error.
+ */
+#include "pipesim.h"
+
+#include <math.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <string.h>
+
+typedef struct sim_op {
+    double start_s;
+    double end_s;
+    double dur_s;
+    double p2p_s;        /* latency on the cross-stage edge into this op */
+    int32_t dep_stage;   /* cross-stage input, -1 for none */
+    uint32_t dep_idx;
+    int32_t pred_stage;  /* the dependency that bound the start, -1 for none */
+    uint32_t pred_idx;
+    uint32_t micro;
+    uint8_t op;
+    uint8_t half;
+    uint8_t steady;
+} sim_op_t;
+
+#define WS_ALIGN 16u
+
+static size_t align_up(size_t x)
+{
+    return (x + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
+}
+
+static uint32_t ops_per_stage(uint32_t m, uint32_t n_sliced)
+{
+    return 2u * m + n_sliced;
+}
+
+uint32_t tsl_pipesim_warmup(uint32_t stage, uint32_t n_stages, uint32_t n_micro)
+{
+    if (stage >= n_stages)
+        return 0;
+    uint32_t w = n_stages - 1 - stage;
+    return w < n_micro ? w : n_micro;
+}
+
+size_t tsl_pipesim_ws_bytes(uint32_t n_stages, uint32_t n_micro, uint32_t n_sliced)
+{
+    if (n_stages == 0 || n_stages > TSL_PIPESIM_MAX_STAGES || n_micro == 0 ||
+        n_micro > TSL_PIPESIM_MAX_MICRO || n_sliced > n_micro)
+        return 0;
+    size_t stride = ops_per_stage(n_micro, n_sliced);
+    size_t ops = (size_t)n_stages * stride;
+    return align_up(ops * sizeof(sim_op_t)) +
+           align_up(2u * (size_t)n_stages * n_micro * sizeof(uint32_t)) +
+           align_up(ops * sizeof(tsl_pipesim_step_t));
+}
+
+static int check_times(const double *v, uint32_t n, const char *field, tsl_err_t *err)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (!isfinite(v[i]) || v[i] < 0)
+            return tsl_err_set(err, "%s[%u]: %g is not a valid time; give a finite value >= 0",
+                               field, i, v[i]);
+    return 0;
+}
+
+static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
+{
+    if (in->n_stages == 0 || in->n_stages > TSL_PIPESIM_MAX_STAGES)
+        return tsl_err_set(err, "n_stages: %u is out of range; give 1..%u", in->n_stages,
+                           TSL_PIPESIM_MAX_STAGES);
+    if (in->n_micro == 0 || in->n_micro > TSL_PIPESIM_MAX_MICRO)
+        return tsl_err_set(err, "n_micro: %u is out of range; give 1..%u", in->n_micro,
+                           TSL_PIPESIM_MAX_MICRO);
+    if (in->n_sliced > in->n_micro)
+        return tsl_err_set(err, "n_sliced: %u exceeds the %u micro-batches", in->n_sliced,
+                           in->n_micro);
+    if (in->fwd_s == NULL || in->bwd_s == NULL)
+        return tsl_err_set(err, "%s: missing per-stage times", in->fwd_s ? "bwd_s" : "fwd_s");
+    if (check_times(in->fwd_s, in->n_stages, "fwd_s", err) ||
+        check_times(in->bwd_s, in->n_stages, "bwd_s", err))
+        return -1;
+    if (in->bwd_sync_s && check_times(in->bwd_sync_s, in->n_stages, "bwd_sync_s", err))
+        return -1;
+    if (in->p2p_s && check_times(in->p2p_s, in->n_stages - 1, "p2p_s", err))
+        return -1;
+    if (!(in->slice_fwd_frac >= 0 && in->slice_fwd_frac <= 1))
+        return tsl_err_set(err, "slice_fwd_frac: %g is out of range; give 0..1 (0: one half)",
+                           in->slice_fwd_frac);
+    if (!(in->slice_p2p_frac >= 0 && in->slice_p2p_frac <= 1))
+        return tsl_err_set(err, "slice_p2p_frac: %g is out of range; give 0..1 (0: one half)",
+                           in->slice_p2p_frac);
+    return 0;
+}
+
+/* Lays out stage s's 1F1B op sequence; fidx/bidx record where F(j) (its first
+ * half when sliced) and B(j) sit. */
+static uint32_t build_stage(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *ops,
+                            uint32_t *fidx, uint32_t *bidx)
+{
+    const uint32_t P = in->n_stages, m = in->n_micro;
+    const uint32_t w = tsl_pipesim_warmup(s, P, m);
+    const double ffrac = in->slice_fwd_frac > 0 ? in->slice_fwd_frac : 0.5;
+    const double cfrac = in->slice_p2p_frac > 0 ? in->slice_p2p_frac : 0.5;
+    const double c_in_f = (s > 0 && in->p2p_s) ? in->p2p_s[s - 1] : 0;
+    const double c_in_b = (s + 1 < P && in->p2p_s) ? in->p2p_s[s] : 0;
+    uint32_t q = 0, nf = 0, nb = 0;
+
+    while (nf < m || nb < m) {
+        /* the next op is a forward during warmup, alternately F/B in steady state
+         * (F first), backward in cooldown */
+        bool fwd;
+        if (nf < w)
+            fwd = true;
+        else if (nf < m)
+            fwd = (nf - w) == nb;
+        else
+            fwd = false;
+        if (fwd) {
+            uint32_t j = nf++;
+            fidx[j] = q;
+            uint32_t halves = j < in->n_sliced ? 2u : 1u;
+            for (uint32_t h = 0; h < halves; h++) {
+                sim_op_t *o = &ops[q];
+                memset(o, 0, sizeof(*o));
+                o->op = TSL_PIPESIM_FWD;
+                o->micro = j;
+                o->half = halves == 2 ? (uint8_t)(h + 1) : 0;
+                o->steady = j >= w;
+                o->dur_s = in->fwd_s[s] * (halves == 2 ? ffrac : 1.0);
+                o->p2p_s = c_in_f * (halves == 2 ? cfrac : 1.0);
+                o->dep_stage = s > 0 ? (int32_t)(s - 1) : -1;
+                o->dep_idx = 0; /* resolved once the left stage is laid out */
+                o->pred_stage = -1;
+                q++;
+            }
+        } else {
+            uint32_t j = nb++;
+            bidx[j] = q;
+            sim_op_t *o = &ops[q];
+            memset(o, 0, sizeof(*o));
+            o->op = TSL_PIPESIM_BWD;
+            o->micro = j;
+            o->steady = j < m - w;
+            o->dur_s = (j == m - 1 && in->bwd_sync_s) ? in->bwd_sync_s[s] : in->bwd_s[s];
+            o->p2p_s = c_in_b;
+            o->dep_stage = s + 1 < P ? (int32_t)(s + 1) : -1;
+            o->pred_stage = -1;
+            q++;
+        }
+    }
+    return q;
+}
+
+int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes,
+                    tsl_pipesim_out_t *out, tsl_err_t *err)
+{
+    if (in == NULL || out == NULL)
+        return tsl_err_set(err, "pipesim: %s is NULL", in ? "out" : "in");
+    if (check_in(in, err))
+        return -1;
+    const uint32_t P = in->n_stages, m = in->n_micro;
+    const size_t need = tsl_pipesim_ws_bytes(P, m, in->n_sliced);
+    if (ws == NULL || ws_bytes < need)
+        return tsl_err_set(err, "workspace: %zu bytes given, %zu needed for %u stages, "
+                                "%u micro-batches, %u sliced; size it with tsl_pipesim_ws_bytes",
+                           ws ? ws_bytes : 0, need, P, m, in->n_sliced);
+    if ((uintptr_t)ws % alignof(double) != 0)
+        return tsl_err_set(err, "workspace: not aligned for double");
+
+    const uint32_t stride = ops_per_stage(m, in->n_sliced);
+    const size_t n_all = (size_t)P * stride;
+    unsigned char *base = ws;
+    sim_op_t *ops = (sim_op_t *)base;
+    uint32_t *fidx = (uint32_t *)(base + align_up(n_all * sizeof(sim_op_t)));
+    uint32_t *bidx = fidx + (size_t)P * m;
+    tsl_pipesim_step_t *path =
+        (tsl_pipesim_step_t *)((unsigned char *)fidx +
+                               align_up(2u * (size_t)P * m * sizeof(uint32_t)));
+
+    uint32_t nops[TSL_PIPESIM_MAX_STAGES], ptr[TSL_PIPESIM_MAX_STAGES];
+    double scale = 0;
+    for (uint32_t s = 0; s < P; s++) {
+        nops[s] = build_stage(in, s, ops + (size_t)s * stride, fidx + (size_t)s * m,
+                              bidx + (size_t)s * m);
+        ptr[s] = 0;
+    }
+    /* resolve cross-stage inputs: F(s, j, half) <- F(s − 1, j, half);
+     * B(s, j) <- B(s + 1, j) */
+    for (uint32_t s = 0; s < P; s++) {
+        sim_op_t *so = ops + (size_t)s * stride;
+        for (uint32_t q = 0; q < nops[s]; q++) {
+            sim_op_t *o = &so[q];
+            scale += o->dur_s + o->p2p_s;
+            if (o->dep_stage < 0)
+                continue;
+            uint32_t d = (uint32_t)o->dep_stage;
+            if (o->op == TSL_PIPESIM_FWD)
+                o->dep_idx = fidx[(size_t)d * m + o->micro] + (o->half == 2 ? 1u : 0u);
+            else
+                o->dep_idx = bidx[(size_t)d * m + o->micro];
+        }
+    }
+    const double tol = 1e-10 * scale;
+
+    /* longest path, sweeping stages alternately left-to-right and right-to-left */
+    size_t done = 0;
+    bool ltr = true;
+    while (done < n_all) {
+        bool progressed = false;
+        for (uint32_t k = 0; k < P; k++) {
+            uint32_t s = ltr ? k : P - 1 - k;
+            sim_op_t *so = ops + (size_t)s * stride;
+            while (ptr[s] < nops[s]) {
+                sim_op_t *o = &so[ptr[s]];
+                bool has_prev = ptr[s] > 0;
+                double prev_end = has_prev ? so[ptr[s] - 1].end_s : 0;
+                if (o->dep_stage < 0) {
+                    o->start_s = prev_end;
+                    o->pred_stage = has_prev ? (int32_t)s : -1;
+                    o->pred_idx = has_prev ? ptr[s] - 1 : 0;
+                } else {
+                    uint32_t d = (uint32_t)o->dep_stage;
+                    if (ptr[d] <= o->dep_idx)
+                        break; /* input not known yet */
+                    double ready = ops[(size_t)d * stride + o->dep_idx].end_s + o->p2p_s;
+                    bool take_dep;
+                    if (!has_prev || ready > prev_end + tol)
+                        take_dep = true;
+                    else if (ready < prev_end - tol)
+                        take_dep = false;
+                    else
+                        take_dep = d > s; /* tie: the path closer to the last stage */
+                    o->start_s = fmax(ready, prev_end);
+                    if (take_dep) {
+                        o->pred_stage = (int32_t)d;
+                        o->pred_idx = o->dep_idx;
+                    } else {
+                        o->pred_stage = (int32_t)s;
+                        o->pred_idx = ptr[s] - 1;
+                    }
+                }
+                o->end_s = o->start_s + o->dur_s;
+                ptr[s]++;
+                done++;
+                progressed = true;
+            }
+        }
+        if (!progressed)
+            return tsl_err_set(err, "pipesim: schedule deadlocked after %zu of %zu ops "
+                                    "(internal error)", done, n_all);
+        ltr = !ltr;
+    }
+
+    memset(out, 0, sizeof(*out));
+    out->n_ops = (uint32_t)n_all;
+    out->startup_s = ops[(size_t)(P - 1) * stride].start_s;
+
+    /* the op that ends last (ties: the higher stage) */
+    uint32_t end_stage = 0, end_idx = 0;
+    double iter = -1;
+    for (uint32_t s = 0; s < P; s++) {
+        const sim_op_t *so = ops + (size_t)s * stride;
+        for (uint32_t q = 0; q < nops[s]; q++) {
+            out->busy_s[s] += so[q].dur_s;
+            if (so[q].end_s >= iter - tol) {
+                if (so[q].end_s > iter)
+                    iter = so[q].end_s;
+                end_stage = s;
+                end_idx = q;
+            }
+        }
+    }
+    out->iter_s = iter;
+
+    /* walk the binding dependencies back */
+    uint32_t len = 0;
+    int32_t cs = (int32_t)end_stage;
+    uint32_t ci = end_idx;
+    while (cs >= 0) {
+        const sim_op_t *o = &ops[(size_t)cs * stride + ci];
+        tsl_pipesim_step_t *st = &path[len++];
+        st->stage = (uint32_t)cs;
+        st->micro = o->micro;
+        st->op = o->op;
+        st->half = o->half;
+        st->steady = o->steady;
+        st->start_s = o->start_s;
+        st->end_s = o->end_s;
+        st->p2p_before_s = (o->pred_stage >= 0 && o->pred_stage != cs) ? o->p2p_s : 0;
+        int32_t ns = o->pred_stage;
+        ci = o->pred_idx;
+        cs = ns;
+    }
+    for (uint32_t a = 0, b = len ? len - 1 : 0; a < b; a++, b--) {
+        tsl_pipesim_step_t t = path[a];
+        path[a] = path[b];
+        path[b] = t;
+    }
+    out->path = path;
+    out->path_len = len;
+
+    for (uint32_t k = 0; k < len; k++) {
+        double d = path[k].end_s - path[k].start_s;
+        uint32_t st = path[k].stage;
+        out->crit_s[st] += d;
+        if (path[k].steady)
+            out->crit_steady_s[st] += d;
+        /* the stage drives the path here: the op waited for nothing but its own
+         * previous op (the first op of the path, at time 0, too) */
+        if (k == 0 || (path[k - 1].stage == st))
+            out->crit_chain_s[st] += d;
+        out->crit_p2p_s += path[k].p2p_before_s;
+    }
+    uint32_t master = 0;
+    double best = -1;
+    for (uint32_t s = 0; s < P; s++)
+        if (out->crit_chain_s[s] >= best - tol) {
+            if (out->crit_chain_s[s] > best)
+                best = out->crit_chain_s[s];
+            master = s;
+        }
+    out->master_stage = master;
+    return 0;
+}

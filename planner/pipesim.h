@@ -1,0 +1,122 @@
+/*
+ * pipesim.h — the 1F1B event simulator (AutoPipe III-B-1): iteration time, per-stage
+ * busy time, startup overhead, the critical path and the master stage of a
+ * synchronous 1F1B-flush pipeline of P stages running m micro-batches.
+ *
+ * Schedule. Stage s (0-based) runs w_s = min(P − 1 − s, m) warmup forwards, then
+ * m − w_s steady pairs (forward of micro-batch w_s + i, backward of i), then w_s
+ * cooldown backwards — Megatron-LM / PipeDream-flush 1F1B. The op order on each
+ * stage is fixed; an op starts when the previous op on its stage has ended and its
+ * cross-stage input has arrived:
+ *
+ *   F(s, j)  after  F(s − 1, j) + p2p(s − 1)            (activation from the left)
+ *   B(s, j)  after  B(s + 1, j) + p2p(s)                (gradient from the right)
+ *   B(P − 1, j) after F(P − 1, j)                        (same stage, by the order)
+ *
+ * Communication is a latency on the edge: it delays the receiver's op but keeps
+ * neither stage busy (sends are asynchronous, buffers unbounded). The same p2p
+ * time is used in both directions (AutoPipe: bidirectional ≈ unidirectional).
+ * With zero p2p and equal stage times t the result is (m + P − 1)·t exactly.
+ *
+ * Sliced micro-batches (AutoPipe Slicer, Alg. 2): the forwards of the first
+ * n_sliced micro-batches run as two halves, each taking slice_fwd_frac of the
+ * forward time and sending slice_p2p_frac of the p2p time; half 2 follows half 1
+ * on the same stage. The backward of a sliced micro-batch stays one op.
+ *
+ * Critical path. Every op records the dependency that bound its start (the
+ * previous op on its stage, or its cross-stage input). Walking these back from the
+ * op that ends last gives a dependency chain whose op times plus edge latencies
+ * sum to the iteration time. When both dependencies are ready at the same time
+ * (within 1e-10 of the total work) the one on the higher stage wins: among the
+ * longest paths AutoPipe takes the one closest to the last stage.
+ *
+ * Master stage (AutoPipe: the stage the critical path passes in the 1F1B phase,
+ * the one that "drives succeeding stages through FP and preceding stages through
+ * BP"): the stage on which the critical path spends the most time running ops
+ * back to back, i.e. ops whose binding dependency is the previous op on the same
+ * stage. Ops the path reaches from a neighbour (the first micro-batch's forward
+ * chain, the last one's backward chain) do not count. Ties go to the higher
+ * stage. Balanced pipelines have the last stage as master; an imbalanced one with
+ * a steady phase (m >= 2P or so), its slowest stage. With m close to P the fill
+ * and drain dominate, and the path may run along the last stage instead.
+ *
+ * Startup overhead: the time at which the last stage starts its first forward.
+ *
+ * Memory. The simulator never allocates: the caller passes a workspace of at least
+ * tsl_pipesim_ws_bytes(P, m, n_sliced) bytes (malloc'd memory or anything aligned
+ * for double), reusable across calls. The critical path lives in that workspace
+ * and stays valid until the workspace is reused or freed.
+ *
+ * Units: seconds. Pure, deterministic, thread-safe (one workspace per thread).
+ */
+#ifndef TSL_PIPESIM_H
+#define TSL_PIPESIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define TSL_PIPESIM_MAX_STAGES 64u
+#define TSL_PIPESIM_MAX_MICRO 1024u
+
+typedef enum tsl_pipesim_op {
+    TSL_PIPESIM_FWD = 0,
+    TSL_PIPESIM_BWD = 1,
+} tsl_pipesim_op_t;
+
+typedef struct tsl_pipesim_in {
+    uint32_t n_stages;        /* P, 1..TSL_PIPESIM_MAX_STAGES */
+    uint32_t n_micro;         /* m, 1..TSL_PIPESIM_MAX_MICRO */
+    const double *fwd_s;      /* [P] forward time of one micro-batch on each stage */
+    const double *bwd_s;      /* [P] backward time of one micro-batch */
+    const double *bwd_sync_s; /* [P] or NULL: backward of the last micro-batch, which
+                                 also synchronises gradients (Eq. 9's C_sync) */
+    const double *p2p_s;      /* [P − 1] or NULL (no communication): one micro-batch's
+                                 boundary between stage s and s + 1, either direction */
+    uint32_t n_sliced;        /* forwards of micro-batches 0 .. n_sliced − 1 run in halves */
+    double slice_fwd_frac;    /* a half's forward time / the whole's; 0 means 0.5 */
+    double slice_p2p_frac;    /* a half's p2p time / the whole's; 0 means 0.5 */
+} tsl_pipesim_in_t;
+
+/* One op of the critical path. */
+typedef struct tsl_pipesim_step {
+    uint32_t stage;
+    uint32_t micro;
+    uint8_t op;       /* tsl_pipesim_op_t */
+    uint8_t half;     /* 0: whole op; 1, 2: halves of a sliced forward */
+    uint8_t steady;   /* 1 when the op belongs to its stage's steady 1F1B phase */
+    double start_s;
+    double end_s;
+    double p2p_before_s; /* edge latency between the previous step and this one (0 on
+                            the same stage) */
+} tsl_pipesim_step_t;
+
+typedef struct tsl_pipesim_out {
+    double iter_s;                               /* end of the last op */
+    double startup_s;                            /* start of the last stage's first forward */
+    uint32_t master_stage;
+    double busy_s[TSL_PIPESIM_MAX_STAGES];       /* compute time of each stage */
+    double crit_s[TSL_PIPESIM_MAX_STAGES];       /* critical-path compute time per stage */
+    double crit_steady_s[TSL_PIPESIM_MAX_STAGES];/* ... of which in steady-state ops */
+    double crit_chain_s[TSL_PIPESIM_MAX_STAGES]; /* ... of which back to back on the stage
+                                                    (what elects the master) */
+    double crit_p2p_s;                           /* critical-path edge latencies */
+    uint32_t n_ops;                              /* ops simulated */
+    uint32_t path_len;
+    const tsl_pipesim_step_t *path;              /* first op first; inside the workspace */
+} tsl_pipesim_out_t;
+
+/* Workspace bytes for P stages, m micro-batches, n_sliced sliced ones; 0 when a
+ * count is out of range. */
+size_t tsl_pipesim_ws_bytes(uint32_t n_stages, uint32_t n_micro, uint32_t n_sliced);
+
+/* Simulates one iteration. Returns -1 with err naming the field (counts out of
+ * range, missing or negative/non-finite times, workspace too small). */
+int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes,
+                    tsl_pipesim_out_t *out, tsl_err_t *err);
+
+/* Number of warmup forwards of stage s under 1F1B: min(P − 1 − s, m). */
+uint32_t tsl_pipesim_warmup(uint32_t stage, uint32_t n_stages, uint32_t n_micro);
+
+#endif

@@ -1,0 +1,366 @@
+/*
+ * search_eval.c — costing one (batch, PP degree, micro-batch count)
+ * configuration: the per-stage layer DP (Galvatron_Search of Algorithm 1) and the
+ * pipeline figures of Eq. 9.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline.h"
+#include "search_internal.h"
+
+static bool same_shape(const tsl_layer_t *a, const tsl_layer_t *b)
+{
+    return a->kind == b->kind && a->seq_len == b->seq_len && a->hidden == b->hidden &&
+           a->ffn_hidden == b->ffn_hidden && a->heads == b->heads && a->attn_dim == b->attn_dim &&
+           a->cross_seq_len == b->cross_seq_len && a->vocab == b->vocab &&
+           a->positions == b->positions && a->gated_ffn == b->gated_ffn &&
+           a->tied_head == b->tied_head && a->params == b->params &&
+           a->fwd_flops == b->fwd_flops && a->bnd_act_bytes == b->bnd_act_bytes &&
+           a->act_repl_bytes == b->act_repl_bytes && a->act_shard_bytes == b->act_shard_bytes &&
+           a->tp_allreduces == b->tp_allreduces && a->kv_heads == b->kv_heads &&
+           a->attn_window == b->attn_window && a->head_tokens == b->head_tokens &&
+           a->patch_embed == b->patch_embed && a->no_bias == b->no_bias &&
+           a->rms_norm == b->rms_norm && a->extra_params == b->extra_params &&
+           a->extra_fwd_flops == b->extra_fwd_flops && a->extra_act_bytes == b->extra_act_bytes;
+}
+
+/* Layers with identical shapes cost the same: cost them once per stage. */
+static uint32_t classify_layers(const tsl_model_t *m, uint32_t *cls)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        cls[i] = n;
+        for (uint32_t j = 0; j < i; j++) {
+            if (cls[j] < n && same_shape(&m->layers[i], &m->layers[j])) {
+                cls[i] = cls[j];
+                break;
+            }
+        }
+        if (cls[i] == n)
+            n++;
+    }
+    return n;
+}
+
+static bool space_keeps(const tsl_space_t *sp, const tsl_strategy_t *s)
+{
+    return !sp->only_one_strategy || tsl_strategy_equal(s, &sp->only);
+}
+
+static int enumerate_group(tsl_engine_t *e, uint32_t G, tsl_err_t *err)
+{
+    tsl_group_strategies_t *g = &e->groups[e->n_groups];
+    g->group_size = G;
+    g->items = calloc(TSL_STRATEGY_MAX, sizeof(*g->items));
+    g->layout = calloc(TSL_STRATEGY_MAX, sizeof(*g->layout));
+    e->n_groups++;
+    if (g->items == NULL || g->layout == NULL)
+        return tsl_err_set(err, "search: out of memory enumerating strategies");
+    int n = tsl_strategy_enumerate(G, &e->space->opts, g->items, g->layout, TSL_STRATEGY_MAX, err);
+    if (n < 0)
+        return -1;
+    uint32_t kept = 0;
+    for (int i = 0; i < n; i++) {
+        if (!space_keeps(e->space, &g->items[i]))
+            continue;
+        g->items[kept] = g->items[i];
+        g->layout[kept] = g->layout[i];
+        kept++;
+    }
+    g->n = kept;
+    if (kept > e->max_strategies)
+        e->max_strategies = kept;
+    return 0;
+}
+
+static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
+{
+    size_t L = e->model->n_layers, S = e->max_strategies ? e->max_strategies : 1;
+    e->layer_class = calloc(L, sizeof(*e->layer_class));
+    if (e->layer_class == NULL)
+        return tsl_err_set(err, "search: out of memory");
+    e->n_classes = classify_layers(e->model, e->layer_class);
+    e->time_s = calloc(L * S, sizeof(double));
+    e->fwd_bytes = calloc(L * S, sizeof(uint64_t));
+    e->bwd_bytes = calloc(L * S, sizeof(uint64_t));
+    e->ms_bytes = calloc(L * S, sizeof(uint64_t));
+    e->trans_s = calloc(L * S, sizeof(double));
+    e->class_cost = calloc(e->n_classes * S, sizeof(tsl_layer_cost_t));
+    e->class_trans_s = calloc(e->n_classes * S, sizeof(double));
+    e->class_done = calloc(e->n_classes, 1);
+    e->bw = calloc(S, sizeof(tsl_strategy_bw_t));
+    e->choice = calloc(L, sizeof(uint32_t));
+    uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
+    e->ws = tsl_layerdp_ws_new((uint32_t)L, (uint32_t)S, buckets);
+    if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
+        !e->class_cost || !e->class_trans_s || !e->class_done || !e->bw || !e->choice || !e->ws)
+        return tsl_err_set(err, "search: out of memory for %zu layers × %zu strategies × %u "
+                           "memory buckets", L, S, buckets);
+    return 0;
+}
+
+static bool pp_allowed(const tsl_engine_t *e, uint32_t P)
+{
+    const tsl_request_t *r = e->req;
+    if (e->cluster->n_devices % P != 0 || P > e->model->n_layers || P > TSL_PLAN_MAX_STAGES)
+        return false;
+    if (e->space->fixed_pp)
+        return P == e->space->fixed_pp;
+    if (r->no_pp && P > 1)
+        return false;
+    return r->max_pp == 0 || P <= r->max_pp;
+}
+
+int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
+                    const tsl_request_t *r, const tsl_search_hooks_t *hooks,
+                    const tsl_space_t *space, tsl_err_t *err)
+{
+    memset(e, 0, sizeof(*e));
+    e->model = m;
+    e->cluster = c;
+    e->req = r;
+    e->hooks = hooks;
+    e->space = space;
+    e->budget_bytes = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_min_device_mem(c);
+    e->bucket_bytes = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
+    for (uint32_t P = 1; P <= c->n_devices; P++) {
+        if (!pp_allowed(e, P))
+            continue;
+        if (e->n_groups == TSL_SEARCH_MAX_GROUPS)
+            break;
+        if (enumerate_group(e, c->n_devices / P, err) != 0)
+            return -1;
+    }
+    return alloc_tables(e, err);
+}
+
+void tsl_engine_free(tsl_engine_t *e)
+{
+    for (uint32_t i = 0; i < e->n_groups; i++) {
+        free(e->groups[i].items);
+        free(e->groups[i].layout);
+    }
+    free(e->layer_class);
+    free(e->time_s);
+    free(e->fwd_bytes);
+    free(e->bwd_bytes);
+    free(e->ms_bytes);
+    free(e->trans_s);
+    free(e->class_cost);
+    free(e->class_trans_s);
+    free(e->class_done);
+    free(e->bw);
+    free(e->choice);
+    free(e->partition);
+    tsl_layerdp_ws_free(e->ws);
+    memset(e, 0, sizeof(*e));
+}
+
+const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t group_size)
+{
+    for (uint32_t i = 0; i < e->n_groups; i++)
+        if (e->groups[i].group_size == group_size)
+            return &e->groups[i];
+    return NULL;
+}
+
+/* ---- partition: min-max contiguous split by forward FLOPs (exact DP) ---- */
+
+void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first)
+{
+    uint32_t L = m->n_layers;
+    double *prefix = calloc(L + 1, sizeof(double));
+    double *best = calloc((size_t)(P + 1) * (L + 1), sizeof(double));
+    uint32_t *cut = calloc((size_t)(P + 1) * (L + 1), sizeof(uint32_t));
+    if (!prefix || !best || !cut) {   /* fall back to equal layer counts */
+        for (uint32_t s = 0; s <= P; s++)
+            first[s] = (uint32_t)((uint64_t)L * s / P);
+        goto out;
+    }
+    /* a tiny per-layer floor keeps zero-FLOP layers (embeddings) from piling up */
+    double floor_flops = tsl_model_fwd_flops(m) / L * 1e-3;
+    for (uint32_t l = 0; l < L; l++)
+        prefix[l + 1] = prefix[l] + m->layers[l].fwd_flops + floor_flops;
+#define BEST(p, l) best[(size_t)(p) * (L + 1) + (l)]
+#define CUT(p, l) cut[(size_t)(p) * (L + 1) + (l)]
+    for (uint32_t l = 1; l <= L; l++)
+        BEST(1, l) = prefix[l];
+    for (uint32_t p = 2; p <= P; p++) {
+        for (uint32_t l = p; l <= L; l++) {
+            BEST(p, l) = INFINITY;
+            for (uint32_t k = p - 1; k < l; k++) {
+                double v = fmax(BEST(p - 1, k), prefix[l] - prefix[k]);
+                if (v < BEST(p, l)) {
+                    BEST(p, l) = v;
+                    CUT(p, l) = k;
+                }
+            }
+        }
+    }
+    first[P] = L;
+    for (uint32_t p = P, l = L; p >= 1; p--) {
+        first[p - 1] = p == 1 ? 0 : CUT(p, l);
+        l = first[p - 1];
+    }
+#undef BEST
+#undef CUT
+out:
+    free(prefix);
+    free(best);
+    free(cut);
+}
+
+/* ---- one configuration ---- */
+
+static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env,
+                       const tsl_group_strategies_t *g, uint32_t layer, uint32_t Bm)
+{
+    uint32_t cls = e->layer_class[layer], S = e->max_strategies;
+    if (e->class_done[cls])
+        return;
+    const tsl_layer_t *l = &e->model->layers[layer];
+    for (uint32_t j = 0; j < g->n; j++) {
+        tsl_cost_layer(env, l, &g->items[j], &e->bw[j], Bm, &e->class_cost[cls * S + j]);
+        e->class_trans_s[cls * S + j] = tsl_cost_transition_s(env, l, &g->items[j], Bm);
+    }
+    e->class_done[cls] = 1;
+}
+
+/* Fills the DP rows of one stage; the objective of a layer is its share of Eq. 9
+ * when the stage is alone: (m − 1) micro-batches without gradient sync plus one
+ * with it. */
+static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
+                            uint32_t n, uint32_t m, uint32_t inflight)
+{
+    uint32_t S = e->max_strategies;
+    for (uint32_t i = 0; i < n; i++) {
+        const tsl_layer_cost_t *lc = &e->class_cost[e->layer_class[first + i] * S];
+        const double *tr = &e->class_trans_s[e->layer_class[first + i] * S];
+        for (uint32_t j = 0; j < g->n; j++) {
+            size_t k = (size_t)i * g->n + j;
+            e->time_s[k] = lc[j].feasible ? (m - 1) * (lc[j].fwd_s + lc[j].bwd_s) + lc[j].fwd_s +
+                                                lc[j].bwd_sync_s
+                                          : INFINITY;
+            e->saw_divisible |= lc[j].feasible;
+            e->fwd_bytes[k] = lc[j].fwd_bytes * inflight;
+            e->bwd_bytes[k] = lc[j].bwd_bytes;
+            e->ms_bytes[k] = lc[j].ms_bytes;
+            e->trans_s[k] = 2.0 * m * tr[j];   /* every micro-batch, forward and backward */
+        }
+    }
+}
+
+/* Per-micro-batch stage times of the chosen strategies (including R). */
+static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
+                        uint32_t n, tsl_plan_stage_t *st, uint64_t *act_bytes)
+{
+    uint32_t S = e->max_strategies;
+    double nosync = 0, sync = 0;
+    uint64_t act = 0, ms = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t j = e->choice[i], cls = e->layer_class[first + i];
+        const tsl_layer_cost_t *lc = &e->class_cost[cls * S + j];
+        double r = 0;
+        if (i > 0 && g->layout[e->choice[i - 1]] != g->layout[j])
+            r = 2.0 * e->class_trans_s[cls * S + j];
+        nosync += lc->fwd_s + lc->bwd_s + r;
+        sync += lc->fwd_s + lc->bwd_sync_s + r;
+        act += e->fwd_bytes[(size_t)i * g->n + j];
+        ms += lc->ms_bytes;
+    }
+    st->time_nosync_s = nosync;
+    st->time_s = sync;
+    st->ms_bytes = ms;
+    *act_bytes = act;
+}
+
+static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
+                       uint32_t s, const uint32_t *first_layer, uint32_t Bm, uint32_t m)
+{
+    uint32_t P = plan->pp, G = g->group_size;
+    uint32_t first = first_layer[s], n = first_layer[s + 1] - first;
+    tsl_cost_env_t env;
+    if (tsl_cost_env_init(&env, e->cluster, s * G, G, NULL) != 0)
+        return false;
+    for (uint32_t j = 0; j < g->n; j++)
+        tsl_cost_strategy_bw(&env, &g->items[j], &e->bw[j]);
+    for (uint32_t i = 0; i < n; i++)
+        e->class_done[e->layer_class[first + i]] = 0;
+    for (uint32_t i = 0; i < n; i++)
+        cost_class(e, &env, g, first + i, Bm);
+    uint32_t inflight = tsl_pipeline_inflight(s, P, m);
+    fill_stage_rows(e, g, first, n, m, inflight);
+
+    tsl_layerdp_problem_t prob = {
+        .n_layers = n, .n_strategies = g->n, .time_s = e->time_s, .fwd_bytes = e->fwd_bytes,
+        .bwd_bytes = e->bwd_bytes, .ms_bytes = e->ms_bytes, .layout = g->layout,
+        .trans_s = e->trans_s, .budget_bytes = e->budget_bytes, .bucket_bytes = e->bucket_bytes};
+    tsl_layerdp_result_t res;
+    e->stats.dp_runs++;
+    if (tsl_layerdp_solve(&prob, e->ws, e->choice, &res, NULL) != 0 || !isfinite(res.time_s))
+        return false;
+    e->stats.dp_states += res.states_visited;
+
+    tsl_plan_stage_t *st = &plan->stages[s];
+    st->first_layer = first;
+    st->n_layers = n;
+    st->first_device = s * G;
+    st->n_devices = G;
+    st->inflight = inflight;
+    st->peak_bytes = res.peak_bytes;
+    stage_times(e, g, first, n, st, &st->act_bytes);
+    if (s + 1 < P) {
+        st->p2p_s = tsl_cost_stage_p2p_s(e->cluster, s * G, (s + 1) * G,
+                                         e->model->layers[first_layer[s + 1]].bnd_act_bytes, Bm);
+        st->time_s += st->p2p_s;
+        st->time_nosync_s += st->p2p_s;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        plan->layer[first + i] = g->items[e->choice[i]];
+    return true;
+}
+
+static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
+{
+    double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES], mem[TSL_PLAN_MAX_STAGES];
+    uint64_t peak = 0;
+    for (uint32_t s = 0; s < plan->pp; s++) {
+        nosync[s] = plan->stages[s].time_nosync_s;
+        sync[s] = plan->stages[s].time_s;
+        mem[s] = (double)plan->stages[s].peak_bytes;
+        if (plan->stages[s].peak_bytes > peak)
+            peak = plan->stages[s].peak_bytes;
+    }
+    plan->iter_time_s = tsl_pipeline_time_s(plan->pp, nosync, sync, plan->n_micro);
+    plan->samples_per_s = plan->global_batch / plan->iter_time_s;
+    plan->tokens_per_s = plan->samples_per_s * e->model->tokens_per_sample;
+    plan->peak_bytes = peak;
+    plan->alpha_t = tsl_pipeline_balance(plan->pp, sync);
+    plan->alpha_m = tsl_pipeline_balance(plan->pp, mem);
+    plan->valid = isfinite(plan->iter_time_s) && plan->iter_time_s > 0;
+}
+
+void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
+                     const uint32_t *first_layer, tsl_plan_t *plan)
+{
+    plan->valid = false;
+    const tsl_group_strategies_t *g = tsl_engine_group(e, e->cluster->n_devices / P);
+    if (g == NULL || g->n == 0 || m == 0 || B % m != 0)
+        return;
+    e->stats.configs++;
+    snprintf(plan->label, sizeof(plan->label), "%s", e->space->label);
+    plan->n_devices = e->cluster->n_devices;
+    plan->n_layers = e->model->n_layers;
+    plan->pp = P;
+    plan->global_batch = B;
+    plan->n_micro = m;
+    plan->micro_batch = B / m;
+    plan->budget_bytes = e->budget_bytes;
+    for (uint32_t s = 0; s < P; s++)
+        if (!eval_stage(e, g, plan, s, first_layer, B / m, m))
+            return;
+    finish_plan(e, plan);
+}

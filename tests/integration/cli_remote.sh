@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# cli_remote.sh — tesselctl against a real tesseld on a private unix socket and a
+# temporary database: plan (stages and baselines), the cached second call,
+# plans list/show/export/delete, health, and the exit codes for an unreachable
+# daemon (5), an unknown plan (3) and a bad preset (2).
+#
+# usage: cli_remote.sh TESSELCTL TESSELD
+set -u
+
+CTL=${1:?usage: cli_remote.sh TESSELCTL TESSELD}
+DAEMON=${2:?usage: cli_remote.sh TESSELCTL TESSELD}
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+
+MODEL=GPT2-345M
+CLUSTER=4xA100-40G
+MODEL2=BERT-Large
+
+tmp=$(mktemp -d /tmp/tessel-cli-remote.XXXXXX)
+sock=$tmp/tesseld.sock
+daemon_pid=
+failures=0
+
+cleanup() {
+    if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
+        kill -TERM "$daemon_pid" 2>/dev/null
+        for _ in $(seq 1 100); do
+            kill -0 "$daemon_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$daemon_pid" 2>/dev/null
+        wait "$daemon_pid" 2>/dev/null
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+note() { printf '%s\n' "$*"; }
+fail() {
+    note "FAIL: $*"
+    failures=$((failures + 1))
+}
+ok() { note "ok: $*"; }
+
+# ctl ARGS... — runs tesselctl on the private socket with a bounded time;
+# stdout in $tmp/out, stderr in $tmp/err, exit status in $rc.
+ctl() {
+    timeout 300 "$CTL" --server "unix:$sock" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
+expect_rc() { # WANT WHAT
+    if [ "$rc" -eq "$1" ]; then
+        ok "$2 (exit $rc)"
+    else
+        fail "$2: exit $rc, want $1"
+        sed 's/^/  stdout: /' "$tmp/out" | head -20
+        sed 's/^/  stderr: /' "$tmp/err" | head -20
+    fi
+}
+
+expect_grep() { # FILE REGEX WHAT
+    if grep -Eqi -- "$2" "$1"; then
+        ok "$3"
+    else
+        fail "$3: no /$2/ in $(basename "$1")"
+        sed 's/^/  | /' "$1" | head -30
+    fi
+}
+
+json_field() { # FILE KEY — prints doc[KEY] of a JSON document
+    "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}
+
+start_daemon() {
+    cat >"$tmp/tesseld.ini" <<INI
+[server]
+unix_socket = $sock
+[store]
+database = $tmp/tessel.db
+[search]
+pool_size = 2
+[log]
+level = info
+INI
+    "$DAEMON" --config "$tmp/tesseld.ini" >"$tmp/tesseld.log" 2>&1 &
+    daemon_pid=$!
+    for _ in $(seq 1 150); do
+        if ! kill -0 "$daemon_pid" 2>/dev/null; then
+            note "tesseld exited at start-up:"
+            cat "$tmp/tesseld.log"
+            exit 1
+        fi
+        if timeout 5 "$CTL" --server "unix:$sock" --timeout 2 health >/dev/null 2>&1; then
+            ok "tesseld serving on unix:$sock"
+            return
+        fi
+        sleep 0.2
+    done
+    note "tesseld not serving within 30 s:"
+    cat "$tmp/tesseld.log"
+    exit 1
+}
+
+start_daemon
+
+# ---- plan, then the cached answer ------------------------------------------
+ctl plan --model "$MODEL" --cluster "$CLUSTER" --batch 32
+expect_rc 0 "plan $MODEL on $CLUSTER"
+expect_grep "$tmp/out" 'stage' "plan output shows the stages"
+expect_grep "$tmp/out" 'baseline|megatron|ddp|zero' "plan output compares with the baselines"
+if [ -s "$tmp/err" ]; then fail "plan wrote to stderr when piped: $(head -c 200 "$tmp/err")"; else ok "plan quiet on a piped stderr"; fi
+
+ctl plan --model "$MODEL" --cluster "$CLUSTER" --batch 32
+expect_rc 0 "second identical plan"
+expect_grep "$tmp/out" 'cached' "second plan reports the cached answer"
+
+ctl plan --model "$MODEL" --cluster "$CLUSTER" --batch 32 --json
+expect_rc 0 "plan --json"
+if "$PY" -m json.tool "$tmp/out" >/dev/null 2>&1; then ok "plan --json is JSON"; else fail "plan --json is not JSON"; fi
+fp=$(json_field "$tmp/out" fingerprint 2>/dev/null)
+cached=$(json_field "$tmp/out" cached 2>/dev/null)
+[[ "$fp" =~ ^[0-9a-f]{16}$ ]] && ok "fingerprint $fp" || fail "no fingerprint in plan --json ('$fp')"
+[ "$cached" = "True" ] && ok "plan --json says cached" || fail "plan --json cached = '$cached'"
+
+ctl plan --model "$MODEL2" --cluster "$CLUSTER" --batch 16 --no-baselines
+expect_rc 0 "plan $MODEL2 (a second cached plan)"
+
+# ---- plans list / show / export / delete ---------------------------------------
+ctl plans list
+expect_rc 0 "plans list"
+expect_grep "$tmp/out" "$fp" "plans list shows $fp"
+expect_grep "$tmp/out" "$MODEL2" "plans list shows $MODEL2"
+
+ctl plans list --model "$MODEL" --json
+expect_rc 0 "plans list --model --json"
+n=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["plans"]), all(p["model_name"]==sys.argv[2] for p in d["plans"]))' "$tmp/out" "$MODEL" 2>&1)
+[ "$n" = "1 True" ] && ok "list --model filters ($n)" || fail "list --model: '$n', want '1 True'"
+
+ctl plans list --page-size 1 --all --json
+expect_rc 0 "plans list --page-size 1 --all"
+n=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["plans"]), d["next_page_token"]=="")' "$tmp/out" 2>&1)
+[ "$n" = "2 True" ] && ok "--all follows the page tokens ($n)" || fail "--all: '$n', want '2 True'"
+
+ctl plans list --page-size 1
+expect_rc 0 "plans list --page-size 1"
+expect_grep "$tmp/err" 'page-token' "one page: the next token is offered on stderr"
+
+ctl plans show "$fp"
+expect_rc 0 "plans show"
+expect_grep "$tmp/out" 'stage' "plans show prints the plan table"
+
+ctl plans export "$fp" --format json
+expect_rc 0 "plans export --format json"
+if "$PY" -m json.tool "$tmp/out" >/dev/null 2>&1; then ok "export is valid JSON"; else fail "export is not valid JSON"; head -c 300 "$tmp/out"; fi
+
+ctl plans export "$fp" -o "$tmp/plan.json"
+expect_rc 0 "plans export -o FILE"
+if "$PY" -m json.tool "$tmp/plan.json" >/dev/null 2>&1; then ok "export -o wrote valid JSON"; else fail "export -o: no valid JSON in the file"; fi
+
+ctl plans export "$fp" --format no-such-format
+expect_rc 2 "export with an unknown format"
+
+ctl plans delete "$fp"
+expect_rc 0 "plans delete"
+ctl plans show "$fp"
+expect_rc 3 "plans show after delete"
+expect_grep "$tmp/err" '^tesselctl: ' "not found reported as one 'tesselctl:' line"
+ctl plans delete "$fp"
+expect_rc 3 "plans delete again"
+
+# ---- health, addresses, environment ---------------------------------------------
+ctl health
+expect_rc 0 "health"
+expect_grep "$tmp/out" '^SERVING$' "health prints SERVING"
+ctl health --json
+expect_rc 0 "health --json"
+expect_grep "$tmp/out" '"status": "SERVING"' "health --json"
+
+TESSEL_SERVER="unix://$sock" timeout 60 "$CTL" health >"$tmp/out" 2>"$tmp/err"; rc=$?
+expect_rc 0 "TESSEL_SERVER=unix:///path"
+
+timeout 60 "$CTL" --server "unix:$tmp/no-such.sock" health >"$tmp/out" 2>"$tmp/err"; rc=$?
+expect_rc 5 "health on a socket nobody listens on"
+expect_grep "$tmp/err" '^tesselctl: .*unavailable' "unavailable reported on stderr"
+timeout 60 "$CTL" --server "unix:$tmp/no-such.sock" plan --model "$MODEL" --cluster "$CLUSTER" \
+    >"$tmp/out" 2>"$tmp/err"; rc=$?
+expect_rc 5 "plan on a socket nobody listens on"
+
+# ---- invalid input ----------------------------------------------------------------
+ctl plan --model No-Such-Model --cluster "$CLUSTER"
+expect_rc 2 "plan with an unknown preset"
+expect_grep "$tmp/err" '^tesselctl: .*model' "the message names the model field"
+if [ "$(wc -l <"$tmp/err")" -eq 1 ]; then ok "one line on stderr"; else fail "stderr has $(wc -l <"$tmp/err") lines"; fi
+
+ctl plans list --page-size 0
+expect_rc 2 "plans list --page-size 0"
+ctl plans frobnicate
+expect_rc 2 "plans with an unknown action"
+ctl plans show
+expect_rc 2 "plans show without a fingerprint"
+
+for sub in "plans --help" "plans list --help" "plans show --help" "plans delete --help" \
+           "plans export --help" "health --help"; do
+    # shellcheck disable=SC2086
+    ctl $sub
+    expect_rc 0 "$sub"
+    expect_grep "$tmp/out" '^usage: tesselctl' "$sub prints a usage line"
+done
+
+if [ "$failures" -ne 0 ]; then
+    note "---- tesseld log (tail) ----"
+    tail -30 "$tmp/tesseld.log"
+    note "$failures check(s) failed"
+    exit 1
+fi
+note "PASS"

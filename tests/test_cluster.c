@@ -1,0 +1,433 @@
+/*
+ * test_cluster.c — built-in hardware table, short specs, device→node mapping,
+ * group and dimension bandwidths (AMP Eq. 3), and a check of the built-in A100
+ * figures against Galvatron's measured fixtures (skipped when absent).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cluster.h"
+
+#define GB 1e9
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static const tsl_link_spec_t *link_of(const char *name) {
+    const tsl_link_spec_t *l = tsl_link_find(name);
+    if (l == NULL) {
+        fprintf(stderr, "built-in link %s missing\n", name);
+        exit(1);
+    }
+    return l;
+}
+
+static void test_table(void) {
+    CHECK(tsl_gpu_count() >= 9, "GPU table has %zu entries", tsl_gpu_count());
+    for (size_t i = 0; i < tsl_gpu_count(); i++) {
+        const tsl_gpu_spec_t *g = tsl_gpu_at(i);
+        CHECK(g->efficiency >= 0.3 && g->efficiency <= 0.7, "%s efficiency %g", g->name,
+              g->efficiency);
+        CHECK(g->peak_flops > 10e12 && g->peak_flops < 2000e12, "%s peak", g->name);
+        CHECK(g->intra_bw > 1 * GB && g->intra_bw < 1000 * GB, "%s intra", g->name);
+        CHECK(g->pcie_bw > 5 * GB && g->pcie_bw < 100 * GB, "%s pcie", g->name);
+        CHECK(g->mem_bytes >= 10 * GIB, "%s memory", g->name);
+        CHECK(g->source != NULL && strlen(g->source) > 20, "%s has a source", g->name);
+        CHECK(tsl_gpu_find(g->name) == g, "%s finds itself", g->name);
+    }
+    CHECK(tsl_gpu_at(tsl_gpu_count()) == NULL, "past the end");
+    const char *names[] = {"A100-40G", "A100-80G", "H100-80G",   "RTX-TITAN-24G", "V100-16G",
+                           "V100-32G", "T4-16G",   "2080Ti-11G", "2080Ti-10G"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        CHECK(tsl_gpu_find(names[i]) != NULL, "built-in %s", names[i]);
+    CHECK(tsl_gpu_find("a100-80g") == tsl_gpu_find("A100-80G"), "case-insensitive");
+    CHECK(tsl_gpu_find("TITAN-RTX") == tsl_gpu_find("RTX-TITAN-24G"), "TITAN-RTX alias");
+    CHECK(tsl_gpu_find("2080Ti") == tsl_gpu_find("2080Ti-11G"), "2080Ti alias");
+    CHECK(tsl_gpu_find("A200") == NULL && tsl_gpu_find(NULL) == NULL, "unknown");
+    CHECK(tsl_gpu_find("A100-80G")->mem_bytes == 80ull << 30, "A100-80G memory");
+    CHECK(tsl_gpu_find("2080Ti-10G")->mem_bytes == 10ull << 30, "H3T's 10 GB 2080Ti");
+    /* no NVLink on the PCIe-only parts: far below the NVLink parts */
+    CHECK(tsl_gpu_find("RTX-TITAN-24G")->intra_bw < tsl_gpu_find("V100-16G")->intra_bw / 4,
+          "TITAN RTX is PCIe only");
+    CHECK(tsl_gpu_find("H100-80G")->intra_bw > tsl_gpu_find("A100-80G")->intra_bw, "NVLink4");
+
+    const char *links[] = {"ib100", "ib200", "ib400", "eth10", "eth25", "eth100"};
+    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+        const tsl_link_spec_t *l = tsl_link_find(links[i]);
+        CHECK(l != NULL && l->source != NULL, "link %s", links[i]);
+    }
+    CHECK(tsl_link_count() == 6 && tsl_link_at(6) == NULL, "six links");
+    /* bus bandwidth a bit under line rate (100 Gb/s = 12.5 GB/s) */
+    CHECK(link_of("ib100")->bw > 10 * GB && link_of("ib100")->bw < 12.5 * GB, "ib100");
+    CHECK_NEAR(link_of("ib400")->bw, 4 * link_of("ib100")->bw, 1e-12, "ib400 = 4 x ib100");
+    CHECK(link_of("eth10")->bw < 1.25 * GB && link_of("eth10")->bw > 0.9 * GB, "eth10");
+    CHECK(tsl_link_find("IB100") == link_of("ib100") && tsl_link_find("ib7") == NULL, "find");
+}
+
+static void test_spec_good(void) {
+    tsl_cluster_t c;
+    tsl_err_t err = {{0}};
+
+    CHECK(tsl_cluster_parse_spec(&c, "8xA100-80G", &err) == 0, "%s", err.msg);
+    CHECK(c.n_nodes == 1 && c.n_devices == 8 && c.nodes[0].n_gpus == 8, "1 node of 8");
+    CHECK(strcmp(tsl_cluster_device_gpu(&c, 7)->name, "A100-80G") == 0, "type");
+    CHECK(c.nodes[0].intra_bw == tsl_gpu_find("A100-80G")->intra_bw, "intra from the type");
+    CHECK(c.overlap_slowdown == TSL_DEFAULT_OVERLAP_SLOWDOWN, "default overlap");
+    tsl_cluster_free(&c);
+
+    CHECK(tsl_cluster_parse_spec(&c, "2x8xA100-40G:ib100", &err) == 0, "%s", err.msg);
+    CHECK(c.n_nodes == 2 && c.n_devices == 16, "2 x 8");
+    CHECK(c.inter_bw == link_of("ib100")->bw, "ib100");
+    CHECK(c.device_node[7] == 0 && c.device_node[8] == 1 && c.device_node[15] == 1, "map");
+    CHECK(c.node_first[0] == 0 && c.node_first[1] == 8, "node_first");
+    tsl_cluster_free(&c);
+
+    CHECK(tsl_cluster_parse_spec(&c, "4xV100-16G", &err) == 0, "%s", err.msg);
+    CHECK(c.n_nodes == 1 && c.n_devices == 4, "4 V100");
+    CHECK(tsl_cluster_device_mem(&c, 3) == 16ull << 30, "V100 16 GiB");
+    tsl_cluster_free(&c);
+
+    /* a type that starts with digits is not a second count */
+    CHECK(tsl_cluster_parse_spec(&c, "8x2080Ti", &err) == 0, "%s", err.msg);
+    CHECK(c.n_nodes == 1 && c.n_devices == 8, "8 x 2080Ti");
+    CHECK(strcmp(c.gpu_types[0].name, "2080Ti-11G") == 0, "alias resolved");
+    tsl_cluster_free(&c);
+
+    CHECK(tsl_cluster_parse_spec(&c, "2X4xa100-80g:IB400", &err) == 0, "%s", err.msg);
+    CHECK(c.n_devices == 8 && c.inter_bw == link_of("ib400")->bw, "upper-case X, ib400");
+    tsl_cluster_free(&c);
+
+    CHECK(tsl_cluster_parse_spec(&c, "4x8xTITAN-RTX", &err) == 0, "%s", err.msg);
+    CHECK(c.inter_bw == link_of("ib100")->bw, "default link ib100");
+    tsl_cluster_free(&c);
+
+    CHECK(tsl_cluster_parse_spec(&c, "1024x16xH100-80G:eth100", &err) == 0, "%s", err.msg);
+    CHECK(c.n_devices == TSL_CLUSTER_MAX_DEVICES, "the device limit itself is allowed");
+    tsl_cluster_free(&c);
+}
+
+static void spec_bad(const char *spec, const char *want) {
+    tsl_cluster_t c;
+    tsl_err_t err = {{0}};
+    int rc = tsl_cluster_parse_spec(&c, spec, &err);
+    CHECK(rc == -1, "'%s' must fail", spec);
+    CHECK(strstr(err.msg, want) != NULL, "'%s': got \"%s\", want \"%s\"", spec, err.msg, want);
+    CHECK(c.n_nodes == 0 && c.nodes == NULL, "'%s' leaves the cluster empty", spec);
+    tsl_cluster_free(&c);
+}
+
+static void test_spec_bad(void) {
+    spec_bad("8xA200", "cluster: unknown GPU type 'A200'; known: A100-40G, A100-80G");
+    spec_bad("0x8xA100-40G", "cluster: node count 0");
+    spec_bad("2x0xA100-40G", "cluster: GPUs per node 0");
+    spec_bad("0xA100-40G", "cluster: GPUs per node 0");
+    spec_bad("2x8xA100-40G:ib7", "cluster: link 'ib7' unknown; known: ib100, ib200");
+    spec_bad("2x8xA100-40G:", "link '' unknown");
+    spec_bad("A100-40G", "not a cluster spec");
+    spec_bad("x8xA100-40G", "not a cluster spec");
+    spec_bad("8", "not a cluster spec");
+    spec_bad("", "empty spec");
+    spec_bad("8x", "unknown GPU type ''");
+    spec_bad("2000x8xA100-40G", "exceeds the limit of 1024");
+    spec_bad("1024x32xA100-40G", "32768 devices");
+    spec_bad("9999999999x8xA100-40G", "not a cluster spec");
+}
+
+/* node 0: 8 A100-80G, node 1: 4 V100-16G, node 2: 2 T4 — by hand. */
+static void build_hetero(tsl_cluster_t *c) {
+    tsl_err_t err = {{0}};
+    uint32_t a100, v100, t4;
+    tsl_cluster_init(c);
+    CHECK(tsl_cluster_add_gpu_type(c, tsl_gpu_find("A100-80G"), &a100, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_add_gpu_type(c, tsl_gpu_find("V100-16G"), &v100, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_add_gpu_type(c, tsl_gpu_find("T4-16G"), &t4, &err) == 0, "%s", err.msg);
+    tsl_node_t n0 = {.n_gpus = 8, .gpu_type = a100, .intra_bw = 0};
+    tsl_node_t n1 = {.n_gpus = 4, .gpu_type = v100, .intra_bw = 60 * GB};
+    tsl_node_t n2 = {.n_gpus = 2, .gpu_type = t4, .intra_bw = 0, .cpu_mem_bytes = 1ull << 36};
+    CHECK(tsl_cluster_add_node(c, &n0, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_add_node(c, &n1, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_add_node(c, &n2, &err) == 0, "%s", err.msg);
+    c->inter_bw = 10 * GB;
+    CHECK(tsl_cluster_set_pair_bw(c, 1, 2, 1 * GB, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_finish(c, &err) == 0, "%s", err.msg);
+}
+
+static void test_mapping(void) {
+    tsl_cluster_t c;
+    build_hetero(&c);
+    CHECK(c.n_devices == 14, "14 devices");
+    for (uint32_t d = 0; d < 14; d++) {
+        uint32_t want = d < 8 ? 0 : d < 12 ? 1 : 2;
+        CHECK(c.device_node[d] == want, "device %u on node %u", d, c.device_node[d]);
+    }
+    CHECK(strcmp(tsl_cluster_device_gpu(&c, 8)->name, "V100-16G") == 0, "device 8 is a V100");
+    CHECK(strcmp(tsl_cluster_device_gpu(&c, 13)->name, "T4-16G") == 0, "device 13 is a T4");
+    const tsl_gpu_spec_t *t4 = tsl_gpu_find("T4-16G");
+    CHECK_NEAR(tsl_cluster_device_flops(&c, 12), t4->peak_flops * t4->efficiency, 1e-15, "flops");
+    CHECK(tsl_cluster_device_mem(&c, 0) == 80ull << 30, "A100 memory");
+    CHECK(tsl_cluster_min_device_mem(&c) == 16ull << 30, "smallest device");
+    CHECK(c.nodes[0].intra_bw == tsl_gpu_find("A100-80G")->intra_bw, "intra 0 = type's");
+    CHECK(c.nodes[1].intra_bw == 60 * GB, "intra override kept");
+    CHECK(c.nodes[2].cpu_mem_bytes == 1ull << 36, "cpu memory kept");
+    CHECK(!tsl_cluster_is_homogeneous(&c), "heterogeneous");
+    /* the matrix is complete and symmetric after finish */
+    CHECK(c.inter_bw_matrix[0 * 3 + 1] == 10 * GB && c.inter_bw_matrix[2 * 3 + 1] == 1 * GB,
+          "matrix filled");
+    CHECK(c.inter_bw_matrix[1 * 3 + 1] == 0, "diagonal unused");
+
+    CHECK(isinf(tsl_cluster_link_bw(&c, 3, 3)), "same device");
+    CHECK(tsl_cluster_link_bw(&c, 1, 6) == c.nodes[0].intra_bw, "same node");
+    CHECK(tsl_cluster_link_bw(&c, 0, 8) == 10 * GB, "nodes 0-1");
+    CHECK(tsl_cluster_link_bw(&c, 13, 9) == 1 * GB, "nodes 2-1 slow pair");
+
+    char buf[256];
+    size_t n = tsl_cluster_describe(&c, buf, sizeof(buf));
+    CHECK(n == strlen(buf), "describe length");
+    CHECK(strstr(buf, "1 node x 8 A100-80G (80 GiB) + 1 node x 4 V100-16G") != NULL, "%s", buf);
+    CHECK(strstr(buf, "inter 1-10 GB/s") != NULL, "%s", buf);
+    CHECK(tsl_cluster_describe(&c, buf, 8) == n && strlen(buf) == 7, "truncated describe");
+
+    tsl_cluster_t d;
+    tsl_err_t err = {{0}};
+    CHECK(tsl_cluster_copy(&d, &c, &err) == 0, "%s", err.msg);
+    tsl_cluster_free(&c);
+    CHECK(d.n_devices == 14 && d.device_node[13] == 2 && d.node_first[2] == 12, "deep copy");
+    CHECK(tsl_cluster_link_bw(&d, 13, 9) == 1 * GB, "copied matrix");
+    tsl_cluster_free(&d);
+    CHECK(d.nodes == NULL && d.n_nodes == 0, "free empties");
+    tsl_cluster_free(&d);
+}
+
+static void test_describe_homogeneous(void) {
+    tsl_cluster_t c;
+    tsl_err_t err;
+    char buf[256];
+    CHECK(tsl_cluster_parse_spec(&c, "2x8xA100-40G:eth10", &err) == 0, "%s", err.msg);
+    tsl_cluster_describe(&c, buf, sizeof(buf));
+    CHECK(strcmp(buf, "2 nodes x 8 A100-40G (40 GiB), intra 150 GB/s, inter 1 GB/s") == 0, "%s",
+          buf);
+    CHECK(tsl_cluster_is_homogeneous(&c), "homogeneous");
+    tsl_cluster_free(&c);
+}
+
+static void test_build_errors(void) {
+    tsl_cluster_t c;
+    tsl_err_t err = {{0}};
+    uint32_t idx, idx2;
+    tsl_gpu_spec_t g = *tsl_gpu_find("A100-80G");
+
+    tsl_cluster_init(&c);
+    CHECK(tsl_cluster_finish(&c, &err) == -1 && strstr(err.msg, "no nodes"), "%s", err.msg);
+    CHECK(tsl_cluster_add_gpu_type(&c, &g, &idx, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_add_gpu_type(&c, &g, &idx2, &err) == 0 && idx2 == idx, "same type reused");
+    g.efficiency = 0.3;
+    CHECK(tsl_cluster_add_gpu_type(&c, &g, &idx2, &err) == -1 &&
+              strstr(err.msg, "different figures"),
+          "%s", err.msg);
+    g.efficiency = 1.5;
+    snprintf(g.name, sizeof(g.name), "X");
+    CHECK(tsl_cluster_add_gpu_type(&c, &g, &idx2, &err) == -1 && strstr(err.msg, "(0, 1]"), "%s",
+          err.msg);
+    g.efficiency = 0.5;
+    for (int i = 0; i < 7; i++) {
+        snprintf(g.name, sizeof(g.name), "T%d", i);
+        CHECK(tsl_cluster_add_gpu_type(&c, &g, &idx2, &err) == 0, "%s", err.msg);
+    }
+    snprintf(g.name, sizeof(g.name), "T9");
+    CHECK(tsl_cluster_add_gpu_type(&c, &g, &idx2, &err) == -1 && strstr(err.msg, "more than 8"),
+          "%s", err.msg);
+
+    tsl_node_t n = {.n_gpus = 0, .gpu_type = idx};
+    CHECK(tsl_cluster_add_node(&c, &n, &err) == -1 && strstr(err.msg, "no GPUs"), "%s", err.msg);
+    n.n_gpus = 4;
+    n.gpu_type = 99;
+    CHECK(tsl_cluster_add_node(&c, &n, &err) == -1 && strstr(err.msg, "not added"), "%s", err.msg);
+    n.gpu_type = idx;
+    CHECK(tsl_cluster_add_node(&c, &n, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_set_pair_bw(&c, 0, 1, GB, &err) == -1 && strstr(err.msg, "beyond"), "%s",
+          err.msg);
+    CHECK(tsl_cluster_add_node(&c, &n, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_set_pair_bw(&c, 1, 1, GB, &err) == -1, "self link");
+    CHECK(tsl_cluster_set_pair_bw(&c, 0, 1, 0, &err) == -1, "zero bandwidth");
+    CHECK(tsl_cluster_finish(&c, &err) == -1 && strstr(err.msg, "inter-node bandwidth not set"),
+          "%s", err.msg);
+    /* a node added after a pair was set keeps the matrix square */
+    CHECK(tsl_cluster_set_pair_bw(&c, 0, 1, 5 * GB, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_add_node(&c, &n, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_finish(&c, &err) == -1 && strstr(err.msg, "nodes 0 and 2"), "%s", err.msg);
+    CHECK(tsl_cluster_set_pair_bw(&c, 0, 2, 7 * GB, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_set_pair_bw(&c, 1, 2, 6 * GB, &err) == 0, "%s", err.msg);
+    c.overlap_slowdown = 0.9;
+    CHECK(tsl_cluster_finish(&c, &err) == -1 && strstr(err.msg, "overlap"), "%s", err.msg);
+    c.overlap_slowdown = 1.0;
+    CHECK(tsl_cluster_finish(&c, &err) == 0, "%s", err.msg);
+    CHECK(c.inter_bw == 5 * GB, "inter_bw = slowest pair when not given");
+    CHECK(tsl_cluster_link_bw(&c, 0, 4) == 5 * GB && tsl_cluster_link_bw(&c, 9, 5) == 6 * GB,
+          "pairs after growth");
+    tsl_cluster_free(&c);
+
+    CHECK(tsl_cluster_homogeneous(&c, 2, 8, tsl_gpu_find("A100-80G"), 0, &err) == -1,
+          "2 nodes need an inter-node bandwidth");
+    CHECK(c.nodes == NULL, "left empty");
+    CHECK(tsl_cluster_homogeneous(&c, 1, 8, tsl_gpu_find("A100-80G"), 0, &err) == 0, "%s", err.msg);
+    tsl_cluster_free(&c);
+}
+
+static void test_group_bw(void) {
+    tsl_cluster_t c;
+    tsl_err_t err = {{0}};
+    CHECK(tsl_cluster_parse_spec(&c, "2x8xA100-40G:ib100", &err) == 0, "%s", err.msg);
+    double intra = c.nodes[0].intra_bw, inter = c.inter_bw;
+    CHECK(isinf(tsl_cluster_group_bw(&c, 3, 1, 1)), "one device: no communication");
+    CHECK(tsl_cluster_group_bw(&c, 0, 1, 8) == intra, "inside node 0");
+    CHECK(tsl_cluster_group_bw(&c, 8, 1, 8) == intra, "inside node 1");
+    CHECK(tsl_cluster_group_bw(&c, 6, 1, 4) == inter, "straddles the nodes");
+    CHECK(tsl_cluster_group_bw(&c, 0, 1, 16) == inter, "whole cluster");
+    CHECK(tsl_cluster_group_bw(&c, 0, 8, 2) == inter, "one device per node");
+    CHECK(tsl_cluster_group_bw(&c, 0, 2, 4) == intra, "strided, inside a node");
+    CHECK(tsl_cluster_group_bw(&c, 10, 8, 2) == 0, "leaves the cluster");
+    CHECK(tsl_cluster_group_bw(&c, 0, 0, 2) == 0, "stride 0");
+
+    /* TP-inner vs TP-outer on 2 x 8 (Galvatron Takeaway #1) */
+    CHECK(tsl_cluster_dim_bw(&c, 0, 16, 1, 8) == intra, "TP8 inner: NVLink");
+    CHECK(tsl_cluster_dim_bw(&c, 0, 16, 8, 2) == inter, "DP2 outer: InfiniBand");
+    CHECK(tsl_cluster_dim_bw(&c, 0, 16, 1, 2) == intra, "TP2 inner");
+    CHECK(tsl_cluster_dim_bw(&c, 0, 16, 2, 8) == inter, "TP2 inner -> DP8 outer spans nodes");
+    CHECK(tsl_cluster_dim_bw(&c, 0, 16, 2, 4) == intra, "TP2, TP-outer4 in node, DP2 across");
+    CHECK(tsl_cluster_dim_bw(&c, 0, 16, 4, 4) == inter, "outer 4 at stride 4 spans nodes");
+    CHECK(tsl_cluster_dim_bw(&c, 0, 8, 2, 4) == intra, "header example: DP4 over TP2, 8 dev");
+    CHECK(tsl_cluster_dim_bw(&c, 8, 8, 1, 8) == intra, "second node's block");
+    CHECK(tsl_cluster_dim_bw(&c, 4, 8, 1, 8) == inter, "block straddling nodes");
+    CHECK(isinf(tsl_cluster_dim_bw(&c, 0, 16, 1, 1)), "degree 1");
+    CHECK(tsl_cluster_dim_bw(&c, 0, 16, 3, 2) == 0, "does not tile the block");
+    CHECK(tsl_cluster_dim_bw(&c, 8, 16, 1, 2) == 0, "block outside the cluster");
+    tsl_cluster_free(&c);
+}
+
+/* 4 nodes x 2 GPUs, node 2 with a slow PCIe-only box, pair (1, 3) on a slow link. */
+static void test_group_bw_matrix(void) {
+    tsl_cluster_t c;
+    tsl_err_t err = {{0}};
+    uint32_t t;
+    tsl_cluster_init(&c);
+    CHECK(tsl_cluster_add_gpu_type(&c, tsl_gpu_find("V100-32G"), &t, &err) == 0, "%s", err.msg);
+    for (int i = 0; i < 4; i++) {
+        tsl_node_t n = {.n_gpus = 2, .gpu_type = t, .intra_bw = i == 2 ? 20 * GB : 70 * GB};
+        CHECK(tsl_cluster_add_node(&c, &n, &err) == 0, "%s", err.msg);
+    }
+    c.inter_bw = 12 * GB;
+    CHECK(tsl_cluster_set_pair_bw(&c, 1, 3, 1 * GB, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_set_pair_bw(&c, 0, 2, 30 * GB, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_finish(&c, &err) == 0, "%s", err.msg);
+
+    CHECK(tsl_cluster_group_bw(&c, 0, 1, 4) == 12 * GB, "nodes 0,1: scalar pair");
+    CHECK(tsl_cluster_group_bw(&c, 4, 1, 2) == 20 * GB, "inside the slow node");
+    CHECK(tsl_cluster_group_bw(&c, 0, 4, 2) == 30 * GB, "nodes 0,2: one GPU each, fast pair");
+    CHECK(tsl_cluster_group_bw(&c, 0, 1, 6) == 12 * GB, "nodes 0..2: pair 0-1 = 12 slowest");
+    CHECK(tsl_cluster_group_bw(&c, 2, 4, 2) == 1 * GB, "nodes 1,3: the slow pair");
+    CHECK(tsl_cluster_group_bw(&c, 0, 2, 4) == 1 * GB, "one GPU per node, all nodes");
+    CHECK(tsl_cluster_group_bw(&c, 4, 1, 4) == 12 * GB, "nodes 2,3: intra 20 vs pair 12");
+    CHECK(tsl_cluster_dim_bw(&c, 0, 8, 1, 2) == 20 * GB, "TP2 inner: slowest node's intra");
+    CHECK(tsl_cluster_dim_bw(&c, 0, 8, 2, 4) == 1 * GB, "DP4 outer crosses the slow pair");
+    CHECK(tsl_cluster_dim_bw(&c, 0, 4, 2, 2) == 12 * GB, "block of nodes 0,1");
+    tsl_cluster_free(&c);
+}
+
+/* 1024 nodes x 16: lookups walk nodes, so even the full-width groups are cheap. */
+static void test_group_bw_large(void) {
+    tsl_cluster_t c;
+    tsl_err_t err = {{0}};
+    CHECK(tsl_cluster_parse_spec(&c, "1024x16xH100-80G:ib400", &err) == 0, "%s", err.msg);
+    double intra = c.nodes[0].intra_bw, inter = c.inter_bw;
+    for (int rep = 0; rep < 20; rep++) {
+        CHECK(tsl_cluster_dim_bw(&c, 0, 16384, 1, 16) == intra, "TP16 inner");
+        CHECK(tsl_cluster_dim_bw(&c, 0, 16384, 16, 1024) == inter, "DP1024 outer");
+        CHECK(tsl_cluster_dim_bw(&c, 0, 16384, 1, 16384) == inter, "everything");
+        CHECK(tsl_cluster_dim_bw(&c, 0, 16384, 8192, 2) == inter, "stride 8192");
+    }
+    /* a matrix costs O(nodes²) per group: still fine at 1024 nodes */
+    CHECK(tsl_cluster_set_pair_bw(&c, 1000, 1023, 1 * GB, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_finish(&c, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_dim_bw(&c, 0, 16384, 16, 1024) == 1 * GB, "slow pair found");
+    CHECK(tsl_cluster_dim_bw(&c, 0, 16000, 16, 1000) == inter, "slow pair outside the block");
+    tsl_cluster_free(&c);
+}
+
+/* "key": value in a tiny flat JSON file, by hand (planner tests link no JSON library). */
+static int fixture_value(const char *path, const char *key, double *out) {
+    char text[8192], pattern[128];
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    snprintf(pattern, sizeof(pattern), "\"%s\"", key);
+    const char *p = strstr(text, pattern);
+    if (p == NULL || (p = strchr(p + strlen(pattern), ':')) == NULL)
+        return -1;
+    return sscanf(p + 1, "%lf", out) == 1 ? 0 : -1;
+}
+
+static void test_galvatron_fixture(void) {
+    const char *shared = getenv("TSL_SHARED");
+    char path[512];
+    double measured;
+    if (shared == NULL) {
+        printf("skip fixture check: TSL_SHARED not set\n");
+        return;
+    }
+    snprintf(path, sizeof(path),
+             "%s/fixtures/galvatron/hardware/allreduce_bandwidth_1nodes_8gpus_per_node.json",
+             shared);
+    if (fixture_value(path, "allreduce_size_8_consec_1", &measured) != 0) {
+        printf("skip fixture check: cannot read allreduce_size_8_consec_1 from %s\n", path);
+        return;
+    }
+    /* Galvatron writes GB/s of bus bandwidth, the unit of intra_bw */
+    CHECK_NEAR(tsl_gpu_find("A100-80G")->intra_bw / GB, measured, 0.25,
+               "built-in A100 intra %.1f GB/s vs measured %.1f",
+               tsl_gpu_find("A100-80G")->intra_bw / GB, measured);
+    CHECK_NEAR(tsl_gpu_find("A100-40G")->intra_bw / GB, measured, 0.25, "A100-40G");
+
+    snprintf(path, sizeof(path), "%s/fixtures/galvatron/hardware/overlap_coefficient.json", shared);
+    if (fixture_value(path, "overlap_coe", &measured) == 0)
+        CHECK_NEAR(TSL_DEFAULT_OVERLAP_SLOWDOWN, measured, 0.25, "overlap %.3f vs measured %.3f",
+                   TSL_DEFAULT_OVERLAP_SLOWDOWN, measured);
+
+    /* inter-node: the fabric of the fixture is not named, so only the order of magnitude */
+    snprintf(path, sizeof(path),
+             "%s/fixtures/galvatron/hardware/allreduce_bandwidth_2nodes_8gpus_per_node.json",
+             shared);
+    if (fixture_value(path, "allreduce_size_2_consec_0", &measured) == 0)
+        CHECK(link_of("ib100")->bw / GB < 2 * measured && link_of("ib100")->bw / GB > measured / 2,
+              "ib100 %.1f GB/s vs 2-node measured %.1f", link_of("ib100")->bw / GB, measured);
+
+    /* efficiency: llama2-7b layer (h 4096, f 11008 gated, s 2048), forward ms per sample */
+    snprintf(path, sizeof(path),
+             "%s/fixtures/galvatron/llama2-7b/computation_profiling_bf16_llama2-7b_all.json",
+             shared);
+    if (fixture_value(path, "layertype_0_bsz8_seq2048", &measured) == 0) {
+        double s = 2048, h = 4096, f = 11008;
+        double flops = 8 * s * h * h + 4 * s * s * h + 2 * 3 * s * h * f;
+        double implied = flops / (measured * 1e-3) / tsl_gpu_find("A100-80G")->peak_flops;
+        CHECK_NEAR(tsl_gpu_find("A100-80G")->efficiency, implied, 0.25,
+                   "A100 efficiency %.2f vs %.2f implied by the fixture",
+                   tsl_gpu_find("A100-80G")->efficiency, implied);
+    }
+}
+
+int main(void) {
+    test_table();
+    test_spec_good();
+    test_spec_bad();
+    test_mapping();
+    test_describe_homogeneous();
+    test_build_errors();
+    test_group_bw();
+    test_group_bw_matrix();
+    test_group_bw_large();
+    test_galvatron_fixture();
+    return CHECK_DONE();
+}

@@ -1,0 +1,392 @@
+/*
+ * test_cost.c — cost.h's formulas against values computed by hand for a small
+ * layer: DP, SDP (1.5× DP's communication, Galvatron-BMW III-A), TP, CKPT,
+ * DP+SDP, overlap limits, infeasible micro-batches, model-state bytes.
+ *
+ * Layers and strategies are built by hand (derived fields set here) so this test
+ * depends only on cluster.c and cost.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "cost.h"
+
+#define GB 1e9
+#define EPS 1e-12
+
+/* P = 12·2^20 (divisible by every degree used), F = 4 GFLOP per sample. */
+#define P_PARAMS 12582912ull
+#define F_FLOPS 4e9
+#define ACT_REPL 1000000ull
+#define ACT_SHARD 4000000ull
+#define SEQ 128u
+#define HID 1024u
+#define BND (2ull * SEQ * HID)
+
+/* A made-up GPU with round figures: X = 100 TFLOP/s × 0.5 = 5e13 FLOP/s. */
+static const tsl_gpu_spec_t test_gpu = {
+    .name = "TEST",
+    .mem_bytes = 32ull << 30,
+    .peak_flops = 100e12,
+    .efficiency = 0.5,
+    .intra_bw = 100 * GB,
+    .pcie_bw = 10 * GB,
+    .source = "test",
+};
+#define X_FLOPS 5e13
+
+static tsl_layer_t test_layer(void) {
+    tsl_layer_t l;
+    memset(&l, 0, sizeof(l));
+    l.kind = TSL_LAYER_ENCODER;
+    l.seq_len = SEQ;
+    l.hidden = HID;
+    l.ffn_hidden = 4 * HID;
+    l.heads = 16;
+    l.params = P_PARAMS;
+    l.fwd_flops = F_FLOPS;
+    l.bnd_act_bytes = BND;
+    l.act_repl_bytes = ACT_REPL;
+    l.act_shard_bytes = ACT_SHARD;
+    l.tp_allreduces = 2;
+    return l;
+}
+
+/* Strategy from (dim, degree) pairs, innermost first. */
+static tsl_strategy_t strat(int n, const tsl_dim_t *dims, const uint32_t *degs, bool ckpt) {
+    tsl_strategy_t s;
+    memset(&s, 0, sizeof(s));
+    s.n_levels = (uint8_t)n;
+    for (int i = 0; i < n; i++) {
+        s.dim[i] = (uint8_t)dims[i];
+        s.degree[i] = degs[i];
+    }
+    s.ckpt = ckpt;
+    return s;
+}
+
+static tsl_strategy_t one(tsl_dim_t d, uint32_t deg, bool ckpt) {
+    return strat(1, &d, &deg, ckpt);
+}
+
+static void make_env(tsl_cluster_t *c, tsl_cost_env_t *env, uint32_t nodes, uint32_t gpn) {
+    tsl_err_t err = {{0}};
+    CHECK(tsl_cluster_homogeneous(c, nodes, gpn, &test_gpu, 10 * GB, &err) == 0, "%s", err.msg);
+    c->overlap_slowdown = 1.3;
+    CHECK(tsl_cost_env_init(env, c, 0, nodes * gpn, &err) == 0, "%s", err.msg);
+}
+
+static void test_collectives(void) {
+    CHECK_NEAR(tsl_cost_allreduce_s(8e9, 8, 100 * GB), 2.0 * 7 / 8 * 8e9 / 100e9, EPS, "ar");
+    CHECK_NEAR(tsl_cost_allgather_s(8e9, 4, 10 * GB), 3.0 / 4 * 8e9 / 10e9, EPS, "ag");
+    CHECK_NEAR(tsl_cost_reduce_scatter_s(8e9, 4, 10 * GB), 0.6, EPS, "rs");
+    CHECK_NEAR(tsl_cost_p2p_s(1e9, 10 * GB), 0.1, EPS, "p2p");
+    CHECK(tsl_cost_allreduce_s(8e9, 1, 100 * GB) == 0, "n = 1");
+    CHECK(tsl_cost_allgather_s(0, 8, 100 * GB) == 0, "0 bytes");
+    CHECK(tsl_cost_reduce_scatter_s(0, 8, 0) == 0, "0 bytes over no link");
+    CHECK(tsl_cost_allreduce_s(8e9, 8, INFINITY) == 0, "infinite link");
+    CHECK(isinf(tsl_cost_allreduce_s(8e9, 8, 0)), "no link at all");
+    /* all-reduce = reduce-scatter + all-gather */
+    CHECK_NEAR(tsl_cost_allreduce_s(5e8, 6, 7 * GB),
+               tsl_cost_allgather_s(5e8, 6, 7 * GB) + tsl_cost_reduce_scatter_s(5e8, 6, 7 * GB),
+               EPS, "ar = rs + ag");
+}
+
+static void test_overlap(void) {
+    CHECK(tsl_cost_overlap_s(3, 5, 1.0) == 5, "k = 1 gives max");
+    CHECK(tsl_cost_overlap_s(5, 3, 1.0) == 5, "k = 1 gives max, symmetric");
+    CHECK_NEAR(tsl_cost_overlap_s(3, 5, 1.3), 5 + 0.3 * 3, EPS, "k = 1.3");
+    CHECK_NEAR(tsl_cost_overlap_s(3, 5, 2.0), 8, EPS, "k = 2 serialises");
+    CHECK(tsl_cost_overlap_s(0, 5, 1.3) == 5 && tsl_cost_overlap_s(4, 0, 1.3) == 4,
+          "nothing to overlap with");
+}
+
+static void test_env(void) {
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_err_t err = {{0}};
+    make_env(&c, &env, 2, 4);
+    CHECK(env.block_size == 8 && env.device_flops == X_FLOPS, "env figures");
+    CHECK(env.block_bw == 10 * GB && env.overlap_slowdown == 1.3, "block spans two nodes");
+    CHECK(tsl_cost_env_init(&env, &c, 4, 4, &err) == 0 && env.block_bw == 100 * GB, "%s", err.msg);
+    CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0 && isinf(env.block_bw), "one device");
+    CHECK(tsl_cost_env_init(&env, &c, 4, 8, &err) == -1 && strstr(err.msg, "outside"), "%s",
+          err.msg);
+    CHECK(tsl_cost_env_init(&env, &c, 0, 0, &err) == -1, "empty block");
+    tsl_cluster_free(&c);
+
+    /* the slowest device of a mixed block sets the compute rate */
+    uint32_t a, v;
+    tsl_cluster_init(&c);
+    tsl_cluster_add_gpu_type(&c, tsl_gpu_find("A100-80G"), &a, &err);
+    tsl_cluster_add_gpu_type(&c, tsl_gpu_find("V100-32G"), &v, &err);
+    tsl_node_t na = {.n_gpus = 4, .gpu_type = a}, nv = {.n_gpus = 4, .gpu_type = v};
+    tsl_cluster_add_node(&c, &na, &err);
+    tsl_cluster_add_node(&c, &nv, &err);
+    c.inter_bw = 5 * GB;
+    CHECK(tsl_cluster_finish(&c, &err) == 0, "%s", err.msg);
+    const tsl_gpu_spec_t *vg = tsl_gpu_find("V100-32G"), *ag = tsl_gpu_find("A100-80G");
+    CHECK(tsl_cost_env_init(&env, &c, 2, 4, &err) == 0, "%s", err.msg);
+    CHECK(env.device_flops == vg->peak_flops * vg->efficiency, "V100 paces the block");
+    CHECK(tsl_cost_env_init(&env, &c, 0, 4, &err) == 0, "%s", err.msg);
+    CHECK(env.device_flops == ag->peak_flops * ag->efficiency, "A100-only block");
+    tsl_cluster_free(&c);
+}
+
+static void test_dp(void) {
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t r;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r); /* n = 2 samples per device */
+    double cf = F_FLOPS * 2 / X_FLOPS;          /* 1.6e-4 s */
+    double grad = 2.0 * 7 / 8 * (2.0 * P_PARAMS) / (100 * GB);
+    CHECK(r.feasible, "DP8 mb 16 feasible");
+    CHECK_NEAR(cf, 1.6e-4, EPS, "compute_f by hand");
+    CHECK_NEAR(r.fwd_s, cf, EPS, "fwd = compute_f");
+    CHECK_NEAR(r.bwd_s, 2 * cf, EPS, "bwd = 2 compute_f");
+    CHECK_NEAR(r.grad_comm_s, grad, EPS, "grad all-reduce %g", r.grad_comm_s);
+    CHECK_NEAR(r.grad_comm_s, 4.4040192e-4, EPS, "grad by hand");
+    CHECK_NEAR(r.bwd_sync_s, grad + 0.3 * 2 * cf, EPS, "overlap: comm longer, compute slowed");
+    CHECK_NEAR(r.compute_s, 3 * cf, EPS, "compute part");
+    CHECK(r.comm_s == 0, "DP has no per-micro-batch communication");
+    CHECK(r.ms_bytes == 16 * P_PARAMS, "16 bytes per parameter");
+    CHECK(r.fwd_bytes == (ACT_REPL + ACT_SHARD) * 2 && r.bwd_bytes == 0, "activations");
+
+    /* precomputed bandwidths give the same figures */
+    tsl_strategy_bw_t bw;
+    tsl_layer_cost_t r2;
+    tsl_cost_strategy_bw(&env, &s, &bw);
+    CHECK(bw.dp_bw == 100 * GB && isinf(bw.tp_bw) && isinf(bw.sdp_bw), "DP bandwidths");
+    tsl_cost_layer(&env, &l, &s, &bw, 16, &r2);
+    CHECK(memcmp(&r, &r2, sizeof(r)) == 0, "bw NULL == precomputed");
+
+    /* k = 1: the synchronising backward is max(compute, comm) */
+    env.overlap_slowdown = 1.0;
+    tsl_cost_layer(&env, &l, &s, &bw, 16, &r);
+    CHECK_NEAR(r.bwd_sync_s, fmax(2 * cf, grad), EPS, "k = 1");
+    tsl_cluster_free(&c);
+}
+
+static void test_sdp(void) {
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t dp, sdp;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    tsl_strategy_t s_dp = one(TSL_DIM_DP, 8, false), s_sdp = one(TSL_DIM_SDP, 8, false);
+    tsl_cost_layer(&env, &l, &s_dp, NULL, 16, &dp);
+    tsl_cost_layer(&env, &l, &s_sdp, NULL, 16, &sdp);
+
+    double cf = F_FLOPS * 2 / X_FLOPS;
+    double gather = 7.0 / 8 * (2.0 * P_PARAMS) / (100 * GB); /* 2.2020096e-4 */
+    CHECK(sdp.feasible, "SDP8 feasible");
+    CHECK_NEAR(sdp.fwd_s, cf + gather, EPS, "fwd gathers the weights");
+    CHECK_NEAR(sdp.bwd_s, 2 * cf + gather, EPS, "bwd gathers again");
+    CHECK_NEAR(sdp.grad_comm_s, gather, EPS, "reduce-scatter = gather time");
+    CHECK_NEAR(sdp.comm_s, 2 * gather, EPS, "two gathers per micro-batch");
+    CHECK_NEAR(sdp.bwd_sync_s, gather + tsl_cost_overlap_s(2 * cf, gather, 1.3), EPS,
+               "sync overlaps the reduce-scatter");
+    /* Galvatron-BMW III-A: SDP's communication is 1.5x DP's for the same degree */
+    CHECK_NEAR(sdp.comm_s + sdp.grad_comm_s, 1.5 * (dp.comm_s + dp.grad_comm_s), EPS,
+               "SDP %g vs DP %g", sdp.comm_s + sdp.grad_comm_s, dp.grad_comm_s);
+    CHECK(sdp.ms_bytes == 16 * P_PARAMS / 8, "states sharded 8 ways");
+    CHECK(sdp.fwd_bytes == dp.fwd_bytes, "same activations as DP");
+    CHECK(sdp.bwd_bytes == 4 * P_PARAMS * 7 / 8, "transient gathered weights + grads");
+
+    /* DP2 x SDP4 (SDP inner): all-reduce of the shard over DP + reduce-scatter over SDP */
+    tsl_dim_t dims[] = {TSL_DIM_SDP, TSL_DIM_DP};
+    uint32_t degs[] = {4, 2};
+    tsl_strategy_t mix = strat(2, dims, degs, false);
+    tsl_layer_cost_t m;
+    tsl_cost_layer(&env, &l, &mix, NULL, 16, &m);
+    double want = tsl_cost_allreduce_s(2.0 * P_PARAMS / 4, 2, 100 * GB) +
+                  tsl_cost_reduce_scatter_s(2.0 * P_PARAMS, 4, 100 * GB);
+    CHECK(m.feasible, "DP2xSDP4 feasible");
+    CHECK_NEAR(m.grad_comm_s, want, EPS, "mixed gradient sync");
+    CHECK(m.ms_bytes == 16 * P_PARAMS / 4, "states sharded over SDP only");
+    CHECK(m.bwd_bytes == 4 * P_PARAMS * 3 / 4, "SDP4 transient");
+    tsl_cluster_free(&c);
+}
+
+static void test_tp_and_ckpt(void) {
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t tp, ck;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    tsl_strategy_t s = one(TSL_DIM_TP, 8, false), sc = one(TSL_DIM_TP, 8, true);
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &tp); /* w = 1: n = 4 */
+    tsl_cost_layer(&env, &l, &sc, NULL, 4, &ck);
+
+    double cf = F_FLOPS * 4 / (8 * X_FLOPS);           /* 4e-5 */
+    double msg = 2.0 * SEQ * HID * 4;                  /* 1 MiB */
+    double tpf = 2 * (2.0 * 7 / 8 * msg / (100 * GB)); /* two all-reduces */
+    CHECK_NEAR(tpf, 3.670016e-5, EPS, "tp_f by hand");
+    CHECK_NEAR(tp.fwd_s, cf + tpf, EPS, "TP fwd");
+    CHECK_NEAR(tp.bwd_s, 2 * cf + tpf, EPS, "TP bwd");
+    CHECK(tp.grad_comm_s == 0 && tp.bwd_sync_s == tp.bwd_s, "TP has no gradient sync");
+    CHECK_NEAR(tp.comm_s, 2 * tpf, EPS, "TP comm");
+    CHECK(tp.ms_bytes == 16 * P_PARAMS / 8, "TP shards states");
+    uint64_t act = (ACT_REPL + ACT_SHARD / 8) * 4;
+    CHECK(tp.fwd_bytes == act && tp.bwd_bytes == 0, "TP activations %llu",
+          (unsigned long long)tp.fwd_bytes);
+
+    /* CKPT: recompute forward (with its all-reduces) in backward; O_f = bnd·n, O_b = act */
+    CHECK_NEAR(ck.fwd_s, tp.fwd_s, EPS, "CKPT forward unchanged");
+    CHECK_NEAR(ck.bwd_s, 2 * cf + tpf + cf + tpf, EPS, "CKPT recompute");
+    CHECK_NEAR(ck.compute_s, 4 * cf, EPS, "CKPT compute");
+    CHECK_NEAR(ck.comm_s, 3 * tpf, EPS, "CKPT comm");
+    CHECK_NEAR(ck.compute_s + ck.comm_s, ck.fwd_s + ck.bwd_s, EPS, "parts add up");
+    CHECK(ck.fwd_bytes == BND * 4 && ck.bwd_bytes == act, "CKPT memory");
+    CHECK(ck.ms_bytes == tp.ms_bytes, "CKPT keeps the states");
+
+    /* CKPT on DP: O_f = bnd·n, recompute = compute_f */
+    tsl_strategy_t dc = one(TSL_DIM_DP, 8, true);
+    tsl_layer_cost_t d;
+    tsl_cost_layer(&env, &l, &dc, NULL, 8, &d);
+    double cf1 = F_FLOPS * 1 / X_FLOPS;
+    CHECK_NEAR(d.bwd_s, 3 * cf1, EPS, "DP CKPT bwd");
+    CHECK(d.fwd_bytes == BND && d.bwd_bytes == ACT_REPL + ACT_SHARD, "DP CKPT memory");
+    tsl_cluster_free(&c);
+}
+
+/* TP2 inner stays in a node; TP over the outer level crosses the slow link. */
+static void test_placement(void) {
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_strategy_bw_t bw;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 2, 4);
+    tsl_dim_t in_dims[] = {TSL_DIM_TP, TSL_DIM_DP}, out_dims[] = {TSL_DIM_DP, TSL_DIM_TP};
+    uint32_t in_degs[] = {2, 4}, out_degs[] = {4, 2};
+    tsl_strategy_t tp_in = strat(2, in_dims, in_degs, false);
+    tsl_strategy_t tp_out = strat(2, out_dims, out_degs, false);
+    tsl_cost_strategy_bw(&env, &tp_in, &bw);
+    CHECK(bw.tp_bw == 100 * GB && bw.dp_bw == 10 * GB && isinf(bw.sdp_bw), "TP inner");
+    tsl_cost_strategy_bw(&env, &tp_out, &bw);
+    CHECK(bw.tp_bw == 10 * GB && bw.dp_bw == 100 * GB, "TP outer");
+
+    tsl_layer_cost_t a, b;
+    tsl_cost_layer(&env, &l, &tp_in, NULL, 8, &a);
+    tsl_cost_layer(&env, &l, &tp_out, NULL, 8, &b);
+    CHECK(a.feasible && b.feasible, "both feasible");
+    CHECK(a.fwd_s < b.fwd_s, "TP over the slow link costs more forward");
+    double grad_in = tsl_cost_allreduce_s(2.0 * P_PARAMS / 2, 4, 10 * GB);
+    CHECK_NEAR(a.grad_comm_s, grad_in, EPS, "DP4 over the slow link, half the parameters");
+    tsl_cluster_free(&c);
+}
+
+static void test_infeasible(void) {
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t r;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    tsl_cost_layer(&env, &l, &s, NULL, 12, &r);
+    CHECK(!r.feasible && isinf(r.fwd_s) && isinf(r.bwd_s) && isinf(r.bwd_sync_s),
+          "12 samples over 8 ways");
+    tsl_cost_layer(&env, &l, &s, NULL, 0, &r);
+    CHECK(!r.feasible, "empty micro-batch");
+    tsl_strategy_t t4 = one(TSL_DIM_TP, 4, false);
+    tsl_cost_layer(&env, &l, &t4, NULL, 4, &r);
+    CHECK(!r.feasible, "strategy of 4 devices on a block of 8");
+    tsl_strategy_t t8 = one(TSL_DIM_TP, 8, false);
+    tsl_cost_layer(&env, &l, &t8, NULL, 3, &r);
+    CHECK(r.feasible, "TP does not split the batch: any mb works");
+
+    tsl_err_t err;
+    tsl_strategy_t single;
+    memset(&single, 0, sizeof(single));
+    CHECK(tsl_cost_env_init(&env, &c, 5, 1, &err) == 0, "%s", err.msg);
+    tsl_cost_layer(&env, &l, &single, NULL, 3, &r);
+    CHECK(r.feasible && r.comm_s == 0 && r.grad_comm_s == 0, "one device: no communication");
+    CHECK_NEAR(r.fwd_s, F_FLOPS * 3 / X_FLOPS, EPS, "one device compute");
+    CHECK(r.ms_bytes == 16 * P_PARAMS, "one device holds all states");
+    tsl_cluster_free(&c);
+}
+
+static void test_transition_and_p2p(void) {
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    tsl_strategy_t dp = one(TSL_DIM_DP, 8, false), tp = one(TSL_DIM_TP, 8, false);
+    /* (G−1)/G · bnd · B_m / w / bw */
+    CHECK_NEAR(tsl_cost_transition_s(&env, &l, &dp, 16), 7.0 / 8 * BND * 16 / 8 / (100 * GB), EPS,
+               "into DP8");
+    CHECK_NEAR(tsl_cost_transition_s(&env, &l, &tp, 16), 7.0 / 8 * BND * 16 / (100 * GB), EPS,
+               "into TP8");
+    tsl_cluster_free(&c);
+
+    make_env(&c, &env, 2, 4);
+    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, 0, 4, BND, 8), 2.0 * BND * 8 / (10 * GB), EPS,
+               "across nodes: activation + gradient");
+    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, 0, 2, BND, 8), 2.0 * BND * 8 / (100 * GB), EPS,
+               "inside a node");
+    CHECK(tsl_cost_stage_p2p_s(&c, 0, 4, 0, 8) == 0, "nothing to send");
+    tsl_cluster_free(&c);
+}
+
+/* cost.c reads degrees and strides itself (to inline them); they must agree with
+ * strategy.c's definitions for every enumerated strategy. */
+static void test_agrees_with_strategy(void) {
+    static tsl_strategy_t all[TSL_STRATEGY_MAX];
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_err_t err = {{0}};
+    tsl_layer_t l = test_layer();
+    tsl_strategy_opts_t opts = tsl_strategy_opts_default();
+    opts.takeaway3 = false;
+    CHECK(tsl_cluster_homogeneous(&c, 3, 4, &test_gpu, 10 * GB, &err) == 0, "%s", err.msg);
+    uint32_t sizes[] = {4, 6, 12};
+    for (size_t k = 0; k < 3; k++) {
+        uint32_t g = sizes[k];
+        CHECK(tsl_cost_env_init(&env, &c, 0, g, &err) == 0, "%s", err.msg);
+        int n = tsl_strategy_enumerate(g, &opts, all, NULL, TSL_STRATEGY_MAX, &err);
+        CHECK(n > 0, "enumerate %u: %s", g, err.msg);
+        for (int i = 0; i < n; i++) {
+            tsl_strategy_bw_t bw;
+            tsl_cost_strategy_bw(&env, &all[i], &bw);
+            double want[3];
+            for (int d = 0; d < 3; d++)
+                want[d] =
+                    tsl_strategy_degree(&all[i], (tsl_dim_t)d) > 1
+                        ? tsl_cluster_dim_bw(&c, 0, g, tsl_strategy_stride(&all[i], (tsl_dim_t)d),
+                                             tsl_strategy_degree(&all[i], (tsl_dim_t)d))
+                        : INFINITY;
+            CHECK(bw.dp_bw == want[TSL_DIM_DP] && bw.sdp_bw == want[TSL_DIM_SDP] &&
+                      bw.tp_bw == want[TSL_DIM_TP],
+                  "G %u strategy %d bandwidths", g, i);
+            uint32_t w = tsl_strategy_data_width(&all[i]);
+            tsl_layer_cost_t r;
+            tsl_cost_layer(&env, &l, &all[i], &bw, 2 * w, &r);
+            CHECK(r.feasible, "G %u strategy %d feasible at 2w", g, i);
+            if (w > 1) {
+                tsl_cost_layer(&env, &l, &all[i], &bw, w + 1, &r);
+                CHECK(!r.feasible, "G %u strategy %d infeasible at w + 1", g, i);
+            }
+        }
+    }
+    tsl_cluster_free(&c);
+}
+
+int main(void) {
+    test_collectives();
+    test_overlap();
+    test_env();
+    test_dp();
+    test_sdp();
+    test_tp_and_ckpt();
+    test_placement();
+    test_infeasible();
+    test_transition_and_p2p();
+    test_agrees_with_strategy();
+    return CHECK_DONE();
+}

@@ -1,0 +1,272 @@
+/*
+ * test_hf_config.c — common/hf_config: HuggingFace config.json files of every
+ * supported architecture against their known parameter counts, and the errors
+ * for missing keys, wrong types, invalid JSON and unknown architectures.
+ *
+ * The files are in tests/data/hf (TSL_TESTDATA points at tests/data). The exact
+ * counts are those transformers reports for the same configs (model.num_parameters()
+ * of GPT2LMHeadModel, BertForMaskedLM, ...), which is what Tessel's layers add up to.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "hf_config.h"
+
+static char data_dir[1024];
+
+static const char *path_of(const char *file)
+{
+    static char buf[2048];
+    snprintf(buf, sizeof(buf), "%s/hf/%s", data_dir, file);
+    return buf;
+}
+
+static bool has(const tsl_err_t *e, const char *needle)
+{
+    return strstr(e->msg, needle) != NULL;
+}
+
+typedef struct known {
+    const char *file, *name;
+    uint64_t params;   /* transformers' count for this config */
+    uint32_t layers;   /* Tessel layers: embedding + blocks + head */
+    uint32_t seq;
+} known_t;
+
+static const known_t knowns[] = {
+    {"gpt2.json", "gpt2", 124439808, 14, 1024},
+    {"bert.json", "bert", 109514298, 14, 512},        /* BertForMaskedLM */
+    {"roberta.json", "roberta", 124697433, 14, 512},  /* RobertaForMaskedLM */
+    {"t5.json", "t5", 60506624, 14, 512},             /* t5-small */
+    {"vit.json", "vit", 86567656, 14, 197},           /* vit-base, 1000 classes */
+    {"llama.json", "llama", 1100048384, 24, 2048},    /* TinyLlama 1.1B */
+    {"mistral.json", "mistral", 7241732096, 34, 32768},
+    {"qwen2.json", "qwen2", 494032768, 26, 32768},    /* Qwen2-0.5B */
+    {"bert_no_model_type.json", "bert_no_model_type", 109514298, 14, 512},
+};
+
+static void test_known(void)
+{
+    for (size_t i = 0; i < sizeof(knowns) / sizeof(knowns[0]); i++) {
+        const known_t *k = &knowns[i];
+        tsl_model_t m;
+        tsl_err_t err = {{0}};
+        int rc = tsl_hf_config_load(path_of(k->file), 0, &m, &err);
+        CHECK(rc == 0, "%s: %s", k->file, err.msg);
+        if (rc != 0)
+            continue;
+        uint64_t got = tsl_model_params(&m);
+        printf("%-24s %-20s %12llu params (known %12llu), %u layers, seq %u\n", k->file, m.name,
+               (unsigned long long)got, (unsigned long long)k->params, m.n_layers,
+               m.tokens_per_sample);
+        CHECK(got == k->params, "%s: %llu params, expected %llu", k->file,
+              (unsigned long long)got, (unsigned long long)k->params);
+        CHECK(strcmp(m.name, k->name) == 0, "%s: named %s", k->file, m.name);
+        CHECK(m.n_layers == k->layers, "%s: %u layers", k->file, m.n_layers);
+        CHECK(m.tokens_per_sample == k->seq, "%s: seq %u", k->file, m.tokens_per_sample);
+        CHECK(tsl_model_validate(&m, &err) == 0, "%s: %s", k->file, err.msg);
+        tsl_model_free(&m);
+    }
+}
+
+static void test_shapes(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {{0}};
+
+    CHECK(tsl_hf_config_load(path_of("t5.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].kind == TSL_LAYER_ENCODER && m.layers[7].kind == TSL_LAYER_DECODER &&
+              m.layers[7].seq_len == 512 && m.layers[7].cross_seq_len == 512,
+          "t5 layout");
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("t5.json"), 128, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].seq_len == 128 && m.layers[7].seq_len == 128 &&
+              m.layers[7].cross_seq_len == 128,
+          "t5 override sets encoder and decoder");
+    tsl_model_free(&m);
+
+    CHECK(tsl_hf_config_load(path_of("gpt2.json"), 512, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.tokens_per_sample == 512 && tsl_model_params(&m) == 124439808,
+          "gpt2 override keeps the position table");
+    CHECK(m.layers[1].ffn_hidden == 3072, "n_inner null gives 4 x n_embd");
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("gpt2.json"), 2048, &m, &err) != 0 &&
+              has(&err, "learned positions"),
+          "gpt2 override past n_positions: %s", err.msg);
+
+    CHECK(tsl_hf_config_load(path_of("mistral.json"), 4096, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].attn_window == 4096 && m.layers[1].kv_heads == 8 &&
+              m.layers[1].gated_ffn && m.tokens_per_sample == 4096,
+          "mistral: window %u kv %u", m.layers[1].attn_window, m.layers[1].kv_heads);
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("qwen2.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].attn_window == 0 && m.layers[m.n_layers - 1].tied_head,
+          "qwen2: no window unless use_sliding_window; tied head");
+    tsl_model_free(&m);
+
+    CHECK(tsl_hf_config_load(path_of("vit.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[0].patch_embed && m.layers[0].vocab == 3 * 16 * 16 &&
+              m.layers[m.n_layers - 1].vocab == 1000,
+          "vit patch embedding and classifier");
+    tsl_model_free(&m);
+}
+
+/* T5 v1.1 small: gated-gelu, untied head (transformers: 76,961,152). */
+static void test_parse(void)
+{
+    const char *t5v11 = "{\"model_type\": \"t5\", \"d_model\": 512, \"d_ff\": 1024, "
+                        "\"d_kv\": 64, \"num_heads\": 6, \"num_layers\": 8, "
+                        "\"num_decoder_layers\": 8, \"vocab_size\": 32128, "
+                        "\"feed_forward_proj\": \"gated-gelu\", \"tie_word_embeddings\": false}";
+    tsl_model_t m;
+    tsl_err_t err = {{0}};
+    CHECK(tsl_hf_config_parse(t5v11, "t5-v1_1-small", 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(tsl_model_params(&m) == 76961152, "t5 v1.1 small: %llu",
+          (unsigned long long)tsl_model_params(&m));
+    CHECK(m.layers[1].gated_ffn && strcmp(m.name, "t5-v1_1-small") == 0, "gated, named");
+    tsl_model_free(&m);
+
+    /* name: _name_or_path's last component, else model_type */
+    const char *named = "{\"_name_or_path\": \"org/tiny-gpt\", \"model_type\": \"gpt2\", "
+                        "\"n_layer\": 2, \"n_embd\": 64, \"n_head\": 4, \"n_ctx\": 128, "
+                        "\"vocab_size\": 1000}";
+    CHECK(tsl_hf_config_parse(named, NULL, 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(strcmp(m.name, "tiny-gpt") == 0, "named %s", m.name);
+    CHECK(m.tokens_per_sample == 128, "n_ctx stands in for n_positions");
+    tsl_model_free(&m);
+    const char *anon = "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64.0, "
+                       "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 1000}";
+    CHECK(tsl_hf_config_parse(anon, "", 0, &m, &err) == 0, "integral real: %s", err.msg);
+    CHECK(strcmp(m.name, "gpt2") == 0, "named %s", m.name);
+    tsl_model_free(&m);
+
+    const char *labels = "{\"model_type\": \"vit\", \"image_size\": 32, \"patch_size\": 8, "
+                         "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                         "\"intermediate_size\": 256, \"num_attention_heads\": 4, "
+                         "\"id2label\": {\"0\": \"cat\", \"1\": \"dog\", \"2\": \"bird\"}}";
+    CHECK(tsl_hf_config_parse(labels, "tiny-vit", 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[m.n_layers - 1].vocab == 3 && m.tokens_per_sample == 17,
+          "vit classes %u, seq %u", m.layers[m.n_layers - 1].vocab, m.tokens_per_sample);
+    tsl_model_free(&m);
+}
+
+static void expect_load_error(const char *file, const char *a, const char *b)
+{
+    tsl_model_t m;
+    tsl_err_t err = {{0}};
+    int rc = tsl_hf_config_load(path_of(file), 0, &m, &err);
+    printf("%-20s -> %s\n", file, err.msg);
+    CHECK(rc != 0, "%s loaded", file);
+    CHECK(has(&err, file), "%s: error does not name the file: %s", file, err.msg);
+    CHECK(has(&err, a) && has(&err, b), "%s: expected \"%s\" and \"%s\" in: %s", file, a, b,
+          err.msg);
+    CHECK(m.n_layers == 0 && m.layers == NULL, "%s: failure leaves an empty model", file);
+}
+
+static void expect_parse_error(const char *json, const char *a, const char *b)
+{
+    tsl_model_t m;
+    tsl_err_t err = {{0}};
+    int rc = tsl_hf_config_parse(json, "t", 0, &m, &err);
+    CHECK(rc != 0, "parsed: %s", json);
+    CHECK(has(&err, a) && has(&err, b), "expected \"%s\" and \"%s\" in: %s", a, b, err.msg);
+    CHECK(m.n_layers == 0, "failure leaves an empty model");
+}
+
+static void test_errors(void)
+{
+    expect_load_error("bad_missing.json", "missing keys", "n_layer, n_embd");
+    expect_load_error("bad_type.json", "hidden_size", "string");
+    expect_load_error("bad_negative.json", "n_head", "-12");
+    expect_load_error("bad_zero.json", "intermediate_size", "positive");
+    expect_load_error("bad_syntax.json", ":5:", "invalid JSON");
+    expect_load_error("bad_unknown.json", "gpt_neox", "supported: gpt2, bert");
+    expect_load_error("no_such_file.json", "cannot read", "No such file");
+
+    expect_parse_error("{\"model_type\": \"gpt2\", \"n_layer\": 2,", "line", "column");
+    expect_parse_error("[1, 2]", "not a JSON object", "array");
+    expect_parse_error("{\"hidden_size\": 8}", "model_type", "supported");
+    expect_parse_error("{\"architectures\": [\"Qwen2MoeForCausalLM\"]}", "Qwen2MoeForCausalLM",
+                       "supported");
+    expect_parse_error("{\"model_type\": 7}", "model_type", "string");
+    expect_parse_error("{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64.5, "
+                       "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 1000}",
+                       "n_embd", "not an integer");
+    expect_parse_error("{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, "
+                       "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 1000, "
+                       "\"tie_word_embeddings\": \"yes\"}",
+                       "tie_word_embeddings", "true or false");
+    expect_parse_error("{\"model_type\": \"gpt2\", \"n_layer\": 5000, \"n_embd\": 64, "
+                       "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 1000}",
+                       "n_layer", "TSL_MODEL_MAX_LAYERS");
+    expect_parse_error("{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, "
+                       "\"n_head\": 5, \"n_positions\": 128, \"vocab_size\": 1000}",
+                       "n_head", "multiple");
+    expect_parse_error("{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, "
+                       "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 99999999999}",
+                       "vocab_size", "too large");
+    expect_parse_error("{\"model_type\": \"llama\", \"hidden_size\": 64, "
+                       "\"intermediate_size\": 128, \"num_hidden_layers\": 2, "
+                       "\"num_attention_heads\": 4, \"num_key_value_heads\": 3, "
+                       "\"vocab_size\": 100, \"max_position_embeddings\": 64}",
+                       "num_key_value_heads", "must divide");
+    expect_parse_error("{\"model_type\": \"vit\", \"image_size\": 30, \"patch_size\": 8, "
+                       "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                       "\"intermediate_size\": 256, \"num_attention_heads\": 4}",
+                       "patch_size", "image_size");
+    expect_parse_error("{\"model_type\": \"t5\"}", "missing keys",
+                       "num_layers, d_model, d_ff, num_heads, d_kv, vocab_size");
+
+    tsl_model_t m;
+    tsl_err_t err = {{0}};
+    CHECK(tsl_hf_config_parse(NULL, "x", 0, &m, &err) != 0 && has(&err, "no JSON"), "%s",
+          err.msg);
+    CHECK(tsl_hf_config_load(NULL, 0, &m, &err) != 0 && has(&err, "no path"), "%s", err.msg);
+}
+
+/* A file called config.json takes its directory's name. */
+static void test_config_json_name(void)
+{
+    char dir[] = "/tmp/tsl-hf-XXXXXX";
+    if (mkdtemp(dir) == NULL) {
+        CHECK(0, "mkdtemp failed");
+        return;
+    }
+    char sub[256], file[300];
+    snprintf(sub, sizeof(sub), "%s/my-gpt", dir);
+    snprintf(file, sizeof(file), "%s/config.json", sub);
+    FILE *f = NULL;
+    if (mkdir(sub, 0700) == 0)
+        f = fopen(file, "w");
+    CHECK(f != NULL, "cannot write %s", file);
+    if (f != NULL) {
+        fputs("{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, \"n_head\": 4, "
+              "\"n_positions\": 128, \"vocab_size\": 1000}\n", f);
+        fclose(f);
+        tsl_model_t m;
+        tsl_err_t err = {{0}};
+        CHECK(tsl_hf_config_load(file, 0, &m, &err) == 0, "%s", err.msg);
+        CHECK(strcmp(m.name, "my-gpt") == 0, "named %s", m.name);
+        tsl_model_free(&m);
+        remove(file);
+    }
+    rmdir(sub);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const char *d = getenv("TSL_TESTDATA");
+    snprintf(data_dir, sizeof(data_dir), "%s", d ? d : "tests/data");
+    test_known();
+    test_shapes();
+    test_parse();
+    test_errors();
+    test_config_json_name();
+    return CHECK_DONE();
+}

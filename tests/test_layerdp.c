@@ -1,0 +1,734 @@
+/*
+ * test_layerdp.c — Galvatron-BMW Algorithm 3 against brute force on random small
+ * instances, hand examples, and the workspace limits.
+ *
+ * Brute force: every assignment of strategies to layers, its exact Eq. 2 peak and
+ * its time Σ c + Σ R summed as tsl_layerdp_time_s does; the optimum is the least
+ * time among assignments whose peak fits the budget.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "layerdp.h"
+
+#define MAXL 7
+#define MAXS 6
+#define MAXB 160
+
+/* ---- a portable random stream (64-bit LCG, Knuth's MMIX constants) ---- */
+typedef struct {
+    uint64_t s;
+} lcg_t;
+
+static uint32_t rnd(lcg_t *r)
+{
+    r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(r->s >> 33);
+}
+
+static uint32_t rnd_below(lcg_t *r, uint32_t n)   /* [0, n) */
+{
+    return n ? rnd(r) % n : 0;
+}
+
+static double rnd_unit(lcg_t *r)   /* [0, 1) */
+{
+    return (double)rnd(r) / 2147483648.0;
+}
+
+/* ---- one instance with its own storage ---- */
+typedef struct inst {
+    uint32_t L, S;
+    double time[MAXL * MAXS];
+    uint64_t f[MAXL * MAXS], b[MAXL * MAXS], ms[MAXL * MAXS];
+    uint32_t layout[MAXS];
+    double trans[MAXL * MAXS];
+    double full[MAXL * MAXS * MAXS];
+    tsl_layerdp_problem_t p;
+} inst_t;
+
+static void bind(inst_t *in, bool full_form, uint64_t budget, uint64_t bucket)
+{
+    memset(&in->p, 0, sizeof(in->p));
+    in->p.n_layers = in->L;
+    in->p.n_strategies = in->S;
+    in->p.time_s = in->time;
+    in->p.fwd_bytes = in->f;
+    in->p.bwd_bytes = in->b;
+    in->p.ms_bytes = in->ms;
+    if (full_form) {
+        in->p.trans_full_s = in->full;
+    } else {
+        in->p.layout = in->layout;
+        in->p.trans_s = in->trans;
+    }
+    in->p.budget_bytes = budget;
+    in->p.bucket_bytes = bucket;
+}
+
+/* Fills the full matrix from the layout form (the same R written out). */
+static void full_from_layout(inst_t *in)
+{
+    uint32_t S = in->S;
+    for (uint32_t l = 0; l < in->L; l++)
+        for (uint32_t i = 0; i < S; i++)
+            for (uint32_t j = 0; j < S; j++)
+                in->full[(l * S + i) * S + j] =
+                    in->layout[i] == in->layout[j] ? 0.0 : in->trans[l * S + j];
+}
+
+/* ---- brute force ---- */
+typedef struct brute {
+    double best;            /* least time over assignments with peak ≤ budget */
+    uint32_t choice[MAXL];
+    double best_guaranteed; /* ... over those with Σ w ≤ e0 too (the DP must match or beat it) */
+    uint64_t count;
+} brute_t;
+
+typedef struct bctx {
+    const tsl_layerdp_problem_t *p;
+    uint64_t bucket;
+    int64_t e0;             /* −1: no guaranteed region */
+    uint32_t cur[MAXL];
+    brute_t *out;
+} bctx_t;
+
+static double r_of(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i, uint32_t j)
+{
+    uint32_t S = p->n_strategies;
+    if (l == 0)
+        return 0.0;
+    if (p->trans_full_s)
+        return p->trans_full_s[(l * S + i) * S + j];
+    return p->layout[i] == p->layout[j] ? 0.0 : p->trans_s[l * S + j];
+}
+
+static void dfs(bctx_t *cx, uint32_t l, double t, uint64_t fwd, uint64_t top, uint64_t ms,
+                uint64_t wsum)
+{
+    const tsl_layerdp_problem_t *p = cx->p;
+    uint32_t S = p->n_strategies;
+    if (l == p->n_layers) {
+        cx->out->count++;
+        if (!(t < INFINITY))
+            return;
+        if (top + ms <= p->budget_bytes && t < cx->out->best) {
+            cx->out->best = t;
+            memcpy(cx->out->choice, cx->cur, sizeof(cx->cur));
+        }
+        if (cx->e0 >= 0 && wsum <= (uint64_t)cx->e0 && top + ms <= p->budget_bytes &&
+            t < cx->out->best_guaranteed)
+            cx->out->best_guaranteed = t;
+        return;
+    }
+    for (uint32_t j = 0; j < S; j++) {
+        uint32_t k = l * S + j;
+        cx->cur[l] = j;
+        double r = l ? r_of(p, l, cx->cur[l - 1], j) : 0.0;
+        double nt = (t + r) + p->time_s[k];
+        uint64_t nf = fwd + p->fwd_bytes[k];
+        uint64_t here = nf + p->bwd_bytes[k];
+        uint64_t w = (p->fwd_bytes[k] + p->ms_bytes[k] + cx->bucket - 1) / cx->bucket;
+        dfs(cx, l + 1, nt, nf, here > top ? here : top, ms + p->ms_bytes[k], wsum + w);
+    }
+}
+
+static brute_t brute(const tsl_layerdp_problem_t *p)
+{
+    brute_t b;
+    memset(&b, 0, sizeof(b));
+    b.best = INFINITY;
+    b.best_guaranteed = INFINITY;
+    bctx_t cx;
+    memset(&cx, 0, sizeof(cx));
+    cx.p = p;
+    cx.bucket = p->bucket_bytes;
+    cx.out = &b;
+    /* b_up over the strategies that can be part of some fitting plan at all */
+    uint64_t bup = 0;
+    for (uint32_t k = 0; k < p->n_layers * p->n_strategies; k++)
+        if (p->time_s[k] < INFINITY && p->fwd_bytes[k] + p->ms_bytes[k] + p->bwd_bytes[k] <= p->budget_bytes &&
+            p->bwd_bytes[k] > bup)
+            bup = p->bwd_bytes[k];
+    cx.e0 = p->budget_bytes > bup ? (int64_t)((p->budget_bytes - bup) / cx.bucket) : -1;
+    dfs(&cx, 0, 0.0, 0, 0, 0, 0);
+    return b;
+}
+
+/* ---- random instances ---- */
+typedef struct gen {
+    bool whole_buckets;     /* sizes are whole multiples of the bucket, O_b = 0 */
+    bool infinite_r;        /* full form: some transitions cost +INFINITY */
+} gen_t;
+
+static void random_instance(lcg_t *r, const gen_t *g, inst_t *in, uint64_t *budget, uint64_t *bucket)
+{
+    memset(in, 0, sizeof(*in));
+    do {
+        in->L = 1 + rnd_below(r, MAXL);
+        in->S = 1 + rnd_below(r, MAXS);
+    } while (pow(in->S, in->L) > 20000.0);
+    static const uint64_t buckets[] = {1, 3, 64, 1000, 4096, 40ull << 20};
+    *bucket = buckets[rnd_below(r, 6)];
+    uint32_t S = in->S;
+    for (uint32_t j = 0; j < S; j++)
+        in->layout[j] = rnd_below(r, 3);
+    for (uint32_t l = 0; l < in->L; l++) {
+        for (uint32_t j = 0; j < S; j++) {
+            uint32_t k = l * S + j;
+            in->time[k] = rnd_below(r, 9) == 0 ? INFINITY : 0.1 + 10.0 * rnd_unit(r);
+            if (g->whole_buckets) {
+                in->f[k] = *bucket * rnd_below(r, 5);
+                in->ms[k] = *bucket * rnd_below(r, 4);
+                in->b[k] = 0;
+            } else {
+                /* bucket ≤ 40 MiB: 5 buckets stay below 2^32 */
+                in->f[k] = rnd_below(r, (uint32_t)(5 * *bucket));
+                in->ms[k] = rnd_below(r, (uint32_t)(3 * *bucket));
+                in->b[k] = 1 + rnd_below(r, (uint32_t)(4 * *bucket));
+            }
+            /* layer 0's R is never used: a huge value there must not matter */
+            in->trans[k] = l == 0 ? 1e9 : (rnd_below(r, 4) == 0 ? 0.0 : 3.0 * rnd_unit(r));
+            for (uint32_t i = 0; i < S; i++) {
+                double x = rnd_below(r, 4) == 0 ? 0.0 : 3.0 * rnd_unit(r);
+                if (g->infinite_r && rnd_below(r, 12) == 0)
+                    x = INFINITY;
+                in->full[(l * S + i) * S + j] = l == 0 ? 1e9 : x;
+            }
+        }
+    }
+    /* budgets from "nothing fits" to "everything fits" */
+    uint64_t span = (uint64_t)in->L * 7 + 2;
+    *budget = *bucket * rnd_below(r, (uint32_t)span) + rnd_below(r, (uint32_t)(*bucket < 1000000 ? *bucket : 1000000));
+}
+
+static int solve(inst_t *in, tsl_layerdp_ws_t *ws, uint32_t *choice, tsl_layerdp_result_t *res)
+{
+    tsl_err_t err = {{0}};
+    int rc = tsl_layerdp_solve(&in->p, ws, choice, res, &err);
+    CHECK(rc == 0, "solve: %s", err.msg);
+    return rc;
+}
+
+/* (1a) O_b = 0, whole buckets: the DP is exact, both R forms. */
+static void test_brute_exact(tsl_layerdp_ws_t *ws, int *checked)
+{
+    lcg_t r = {20240611};
+    gen_t g = {.whole_buckets = true, .infinite_r = false};
+    static inst_t in;
+    int found = 0, none = 0, bad_layout = 0, bad_full = 0, bad_matrix = 0, bad_agree = 0;
+    for (int it = 0; it < 2500; it++) {
+        uint64_t budget, bucket;
+        random_instance(&r, &g, &in, &budget, &bucket);
+        uint32_t c1[MAXL], c2[MAXL], c3[MAXL];
+        tsl_layerdp_result_t r1, r2, r3;
+
+        /* layout classes with random trans costs */
+        bind(&in, false, budget, bucket);
+        brute_t b1 = brute(&in.p);
+        if (solve(&in, ws, c1, &r1) != 0)
+            return;
+        if (!(r1.time_s == b1.best))
+            bad_layout++;
+        if (r1.time_s < INFINITY && (r1.peak_bytes > budget || tsl_layerdp_time_s(&in.p, c1) != r1.time_s))
+            bad_layout++;
+
+        /* the same R written as a full matrix: same optimum */
+        full_from_layout(&in);
+        bind(&in, true, budget, bucket);
+        if (solve(&in, ws, c2, &r2) != 0)
+            return;
+        if (!(r2.time_s == b1.best) || !(r2.time_s == r1.time_s))
+            bad_agree++;
+
+        /* a random full matrix (some transitions forbidden) */
+        lcg_t r2s = {r.s ^ 0x9e3779b97f4a7c15ull};
+        for (uint32_t l = 1; l < in.L; l++)
+            for (uint32_t q = 0; q < in.S * in.S; q++) {
+                double x = rnd_below(&r2s, 4) == 0 ? 0.0 : 3.0 * rnd_unit(&r2s);
+                if (rnd_below(&r2s, 12) == 0)
+                    x = INFINITY;   /* a forbidden transition */
+                in.full[l * in.S * in.S + q] = x;
+            }
+        brute_t b3 = brute(&in.p);
+        if (solve(&in, ws, c3, &r3) != 0)
+            return;
+        if (!(r3.time_s == b3.best))
+            bad_matrix++;
+        if (r3.time_s < INFINITY && (r3.peak_bytes > budget || tsl_layerdp_time_s(&in.p, c3) != r3.time_s))
+            bad_full++;
+
+        found += b1.best < INFINITY;
+        none += !(b1.best < INFINITY);
+        *checked += 3;
+    }
+    CHECK(bad_layout == 0, "layout form differs from brute force on %d instances", bad_layout);
+    CHECK(bad_agree == 0, "full form (from layouts) differs on %d instances", bad_agree);
+    CHECK(bad_matrix == 0, "random full matrix differs from brute force on %d instances", bad_matrix);
+    CHECK(bad_full == 0, "full form returned an inconsistent plan on %d instances", bad_full);
+    CHECK(found > 500 && none > 100, "instance mix: %d with a plan, %d without", found, none);
+    printf("exact (O_b = 0, whole buckets): 3 x 2500 instances, %d with a plan, %d without\n", found,
+           none);
+}
+
+/* (1b) arbitrary sizes, O_b > 0: never over budget, never below the optimum,
+ * consistent figures; nothing found exactly when brute force finds nothing in the
+ * region Algorithm 3 guarantees. */
+static void test_brute_general(tsl_layerdp_ws_t *ws, int *checked)
+{
+    static inst_t in;
+    for (int form = 0; form < 2; form++) {
+        lcg_t r = {form ? 777 : 4242};
+        gen_t g = {.whole_buckets = false, .infinite_r = form == 1};
+        int over = 0, below = 0, incons = 0, phantom = 0, missed = 0, worse_guar = 0;
+        int optimal = 0, found = 0, total = 0;
+        for (int it = 0; it < 3000; it++) {
+            uint64_t budget, bucket;
+            random_instance(&r, &g, &in, &budget, &bucket);
+            bind(&in, form == 1, budget, bucket);
+            brute_t b = brute(&in.p);
+            uint32_t c[MAXL];
+            for (uint32_t l = 0; l < MAXL; l++)
+                c[l] = 99;
+            tsl_layerdp_result_t res;
+            if (solve(&in, ws, c, &res) != 0)
+                return;
+            total++;
+            if (res.time_s < INFINITY) {
+                found++;
+                uint64_t peak = tsl_layerdp_peak_bytes(&in.p, c);
+                if (peak > budget || res.peak_bytes != peak)
+                    over++;
+                if (res.time_s < b.best)
+                    below++;
+                if (tsl_layerdp_time_s(&in.p, c) != res.time_s)
+                    incons++;
+                if (!(b.best < INFINITY))
+                    phantom++;
+                if (res.time_s == b.best)
+                    optimal++;
+                if (res.time_s > b.best_guaranteed)
+                    worse_guar++;
+            } else {
+                if (c[0] != 99)
+                    incons++;   /* choice must stay untouched */
+                if (b.best_guaranteed < INFINITY)
+                    missed++;   /* a plan within E − b_up existed */
+            }
+        }
+        const char *name = form ? "full matrix" : "layout classes";
+        CHECK(over == 0, "%s: %d plans over budget", name, over);
+        CHECK(below == 0, "%s: %d times below the brute-force optimum", name, below);
+        CHECK(incons == 0, "%s: %d inconsistent results", name, incons);
+        CHECK(phantom == 0, "%s: %d plans where brute force has none", name, phantom);
+        CHECK(missed == 0, "%s: %d instances missed a plan within E - b_up", name, missed);
+        CHECK(worse_guar == 0, "%s: %d plans worse than the best within E - b_up", name, worse_guar);
+        CHECK(found > 500, "%s: only %d instances with a plan", name, found);
+        printf("general (%s): %d instances, %d with a plan, %d of them optimal\n", name, total, found,
+               optimal);
+        *checked += total;
+    }
+}
+
+/* ---- hand examples ---- */
+#define MIB (1ull << 20)
+
+static void test_one_layer(tsl_layerdp_ws_t *ws)
+{
+    inst_t in;
+    memset(&in, 0, sizeof(in));
+    in.L = 1;
+    in.S = 3;
+    /* j0: t 3, 3 MiB fwd+ms; j1: t 1, 12 MiB (too big); j2: t 2, 6 MiB + 3 MiB backward */
+    double t[3] = {3, 1, 2};
+    uint64_t f[3] = {2 * MIB, 8 * MIB, 4 * MIB}, ms[3] = {1 * MIB, 4 * MIB, 2 * MIB},
+             b[3] = {0, 0, 3 * MIB};
+    memcpy(in.time, t, sizeof(t));
+    memcpy(in.f, f, sizeof(f));
+    memcpy(in.ms, ms, sizeof(ms));
+    memcpy(in.b, b, sizeof(b));
+    bind(&in, false, 10 * MIB, MIB);
+    uint32_t c[1] = {77};
+    tsl_layerdp_result_t res;
+    solve(&in, ws, c, &res);
+    CHECK(c[0] == 2 && res.time_s == 2.0, "one layer: choice %u time %g", (unsigned)c[0], res.time_s);
+    CHECK(res.peak_bytes == 9 * MIB && res.fwd_bytes == 6 * MIB, "one layer: peak %llu fwd %llu",
+          (unsigned long long)res.peak_bytes, (unsigned long long)res.fwd_bytes);
+    CHECK(res.states_visited > 0 && res.states_visited <= 11 * 3, "states %llu",
+          (unsigned long long)res.states_visited);
+
+    /* budget too small for anything: +INFINITY, choice untouched */
+    bind(&in, false, 2 * MIB, MIB);
+    c[0] = 77;
+    solve(&in, ws, c, &res);
+    CHECK(isinf(res.time_s) && res.time_s > 0 && c[0] == 77 && res.peak_bytes == 0,
+          "too small: time %g choice %u", res.time_s, (unsigned)c[0]);
+    /* 8.99 MiB: j2's 9 MiB peak no longer fits though its forward does */
+    bind(&in, false, 9 * MIB - 1, MIB);
+    solve(&in, ws, c, &res);
+    CHECK(c[0] == 0 && res.time_s == 3.0, "9 MiB - 1: choice %u", (unsigned)c[0]);
+    /* a budget of 0 bytes and zero-sized strategies still solves */
+    memset(in.f, 0, sizeof(in.f));
+    memset(in.ms, 0, sizeof(in.ms));
+    memset(in.b, 0, sizeof(in.b));
+    bind(&in, false, 0, MIB);
+    solve(&in, ws, c, &res);
+    CHECK(c[0] == 1 && res.time_s == 1.0 && res.peak_bytes == 0, "zero sizes, zero budget");
+}
+
+/* R steers the layers towards one layout. */
+static void test_r_steering(tsl_layerdp_ws_t *ws)
+{
+    inst_t in;
+    memset(&in, 0, sizeof(in));
+    in.L = 4;
+    in.S = 3;
+    /* j0: class A, 1.0 everywhere; j1: class B, 0.8 / 1.1 alternating; j2: class C
+     * (later class B), 1.1 / 0.8 alternating */
+    double c0[4] = {1.0, 1.0, 1.0, 1.0}, c1[4] = {0.8, 1.1, 0.8, 1.1}, c2[4] = {1.1, 0.8, 1.1, 0.8};
+    for (uint32_t l = 0; l < 4; l++) {
+        in.time[l * 3 + 0] = c0[l];
+        in.time[l * 3 + 1] = c1[l];
+        in.time[l * 3 + 2] = c2[l];
+        for (uint32_t j = 0; j < 3; j++) {
+            in.f[l * 3 + j] = MIB;
+            in.trans[l * 3 + j] = 0.5;
+        }
+    }
+    in.layout[0] = 10;
+    in.layout[1] = 20;
+    in.layout[2] = 30;
+    uint32_t c[4];
+    tsl_layerdp_result_t res;
+
+    /* all distinct classes, R = 0.5: best is to stay on one layout:
+     * all j0 = 4.0, all j1 = 3.8, all j2 = 3.8 — ties keep the lower index */
+    bind(&in, false, 100 * MIB, MIB);
+    solve(&in, ws, c, &res);
+    CHECK(fabs(res.time_s - 3.8) < 1e-12 && c[0] == c[1] && c[1] == c[2] && c[2] == c[3] && c[0] != 0,
+          "steering: %u %u %u %u time %g", (unsigned)c[0], (unsigned)c[1], (unsigned)c[2],
+          (unsigned)c[3], res.time_s);
+
+    /* no R: the per-layer minima, 0.8 × 4 */
+    for (uint32_t k = 0; k < 12; k++)
+        in.trans[k] = 0.0;
+    solve(&in, ws, c, &res);
+    CHECK(fabs(res.time_s - 3.2) < 1e-12, "no R: time %g", res.time_s);
+
+    /* j1 and j2 in one class: switching between them is free, to j0 it costs */
+    for (uint32_t k = 0; k < 12; k++)
+        in.trans[k] = 0.5;
+    in.layout[2] = 20;
+    solve(&in, ws, c, &res);
+    CHECK(fabs(res.time_s - 3.2) < 1e-12 && c[0] == 1 && c[1] == 2 && c[2] == 1 && c[3] == 2,
+          "one class: %u %u %u %u time %g", (unsigned)c[0], (unsigned)c[1], (unsigned)c[2],
+          (unsigned)c[3], res.time_s);
+
+    /* the same through the full matrix */
+    full_from_layout(&in);
+    bind(&in, true, 100 * MIB, MIB);
+    solve(&in, ws, c, &res);
+    CHECK(fabs(res.time_s - 3.2) < 1e-12 && c[0] == 1 && c[1] == 2 && c[2] == 1 && c[3] == 2,
+          "full form, one class: time %g", res.time_s);
+
+    /* j0 fastest everywhere and entering its layout free: all j0 */
+    in.layout[2] = 30;
+    bind(&in, false, 100 * MIB, MIB);
+    for (uint32_t l = 0; l < 4; l++)
+        in.time[l * 3 + 0] = 0.5;
+    in.trans[1 * 3 + 0] = in.trans[2 * 3 + 0] = in.trans[3 * 3 + 0] = 0.0;   /* into j0: free */
+    solve(&in, ws, c, &res);
+    CHECK(fabs(res.time_s - 2.0) < 1e-12 && c[0] == 0 && c[1] == 0 && c[2] == 0 && c[3] == 0,
+          "cheap j0: time %g", res.time_s);
+}
+
+/* Infeasible strategies are never chosen and cost no DP cells. */
+static void test_infeasible(tsl_layerdp_ws_t *ws)
+{
+    inst_t in;
+    memset(&in, 0, sizeof(in));
+    in.L = 3;
+    in.S = 3;
+    for (uint32_t l = 0; l < 3; l++) {
+        in.time[l * 3 + 0] = 2.0;
+        in.time[l * 3 + 1] = INFINITY;   /* fast-looking but infeasible: tiny memory */
+        in.time[l * 3 + 2] = 3.0;
+        in.f[l * 3 + 0] = 4 * MIB;
+        in.f[l * 3 + 1] = 0;
+        in.f[l * 3 + 2] = 1 * MIB;
+    }
+    bind(&in, false, 10 * MIB, MIB);
+    uint32_t c[3];
+    tsl_layerdp_result_t res;
+    solve(&in, ws, c, &res);
+    /* 10 MiB: at most two of the 4 MiB layers: 2 + 2 + 3 = 7 */
+    CHECK(res.time_s == 7.0 && c[0] != 1 && c[1] != 1 && c[2] != 1, "infeasible skipped: %g",
+          res.time_s);
+    CHECK(res.states_visited <= 3ull * 11 * 2, "infeasible cells not evaluated: %llu",
+          (unsigned long long)res.states_visited);
+
+    /* a layer with no feasible strategy: nothing fits */
+    in.time[1 * 3 + 0] = in.time[1 * 3 + 2] = INFINITY;
+    c[0] = 55;
+    solve(&in, ws, c, &res);
+    CHECK(isinf(res.time_s) && c[0] == 55, "a layer without a feasible strategy");
+
+    /* a strategy whose own peak (f + b + ms) exceeds the budget never counts in b_up:
+     * one layer, j0 fast but O_b 12 > 10, j1 slower and fits */
+    memset(&in, 0, sizeof(in));
+    in.L = 1;
+    in.S = 2;
+    in.time[0] = 1.0;
+    in.f[0] = 3;
+    in.b[0] = 12;
+    in.time[1] = 2.0;
+    in.f[1] = 5;
+    bind(&in, false, 10, 1);
+    solve(&in, ws, c, &res);
+    CHECK(res.time_s == 2.0 && c[0] == 1 && res.peak_bytes == 5, "hopeless strategy pruned");
+}
+
+/* Algorithm 3's walk over E_fwd above E − b_up. */
+static void test_walk(tsl_layerdp_ws_t *ws)
+{
+    inst_t in;
+    memset(&in, 0, sizeof(in));
+    in.L = 1;
+    in.S = 4;
+    /* bucket = 1 byte, budget 10:
+     *   j0: f 6, b 4, t 1   (peak 10)
+     *   j1: f 2, b 0, t 2   (peak 2)
+     *   j2: f 1, b 9, t 5   (peak 10) → b_up = 9, E − b_up = 1: only j2
+     *   j3: f 8, b 5, t 0.5 (peak 13: over; hopeless, pruned)                       */
+    uint64_t f[4] = {6, 2, 1, 8}, b[4] = {4, 0, 9, 5};
+    double t[4] = {1, 2, 5, 0.5};
+    memcpy(in.f, f, sizeof(f));
+    memcpy(in.b, b, sizeof(b));
+    memcpy(in.time, t, sizeof(t));
+    bind(&in, false, 10, 1);
+    uint32_t c[1];
+    tsl_layerdp_result_t res;
+    solve(&in, ws, c, &res);
+    CHECK(c[0] == 0 && res.time_s == 1.0 && res.peak_bytes == 10,
+          "walk: from j2 at E - b_up up to j0: choice %u time %g", (unsigned)c[0], res.time_s);
+
+    /* two layers where the walk meets an invalid assignment and stops (bucket 1 B):
+     *   layer 0: j0 f 5 t 1;       j1 f 2 t 3;        j2 infeasible
+     *   layer 1: j0 f 1 b 6 t 1;   j1 f 1 b 0 t 2;    j2 f 3 b 0 t 0.2
+     * budget 10, b_up 6 → E − b_up = 4: (j1, j0) t 4, peak 2 + 1 + 6 = 9.
+     * e = 5: (j1, j2) t 3.2, peak 5: valid.
+     * e = 6: (j0, j0) t 2, peak 5 + 1 + 6 = 12 > 10: invalid, the walk stops.
+     * (e = 8 would give (j0, j2) t 1.2, peak 8 — the brute-force optimum — but
+     * Algorithm 3 does not look past the first invalid E_fwd.) */
+    memset(&in, 0, sizeof(in));
+    in.L = 2;
+    in.S = 3;
+    uint64_t f2[6] = {5, 2, 0, 1, 1, 3}, b2[6] = {0, 0, 0, 6, 0, 0};
+    double t2[6] = {1, 3, INFINITY, 1, 2, 0.2};
+    memcpy(in.f, f2, sizeof(f2));
+    memcpy(in.b, b2, sizeof(b2));
+    memcpy(in.time, t2, sizeof(t2));
+    bind(&in, false, 10, 1);
+    uint32_t c2[2];
+    solve(&in, ws, c2, &res);
+    CHECK(c2[0] == 1 && c2[1] == 2 && fabs(res.time_s - 3.2) < 1e-12 && res.peak_bytes == 5 &&
+              res.fwd_bytes == 5,
+          "walk stops at the first invalid E_fwd: %u %u time %g", (unsigned)c2[0], (unsigned)c2[1],
+          res.time_s);
+    brute_t bf = brute(&in.p);
+    CHECK(fabs(bf.best - 1.2) < 1e-12 && bf.choice[0] == 0 && bf.choice[1] == 2,
+          "brute force finds (j0, j2): %g", bf.best);
+}
+
+static void test_figures(void)
+{
+    /* Eq. 2 by hand: f = 3, 5, 2; b = 4, 1, 7; ms = 10, 20, 30.
+     * prefixes + b: 3+4 = 7, 8+1 = 9, 10+7 = 17 → 17 + 60 = 77; E_f = 70. */
+    inst_t in;
+    memset(&in, 0, sizeof(in));
+    in.L = 3;
+    in.S = 2;
+    uint32_t ch[3] = {1, 0, 1};
+    uint64_t f[3] = {3, 5, 2}, b[3] = {4, 1, 7}, ms[3] = {10, 20, 30};
+    double t[3] = {1.5, 2.5, 4.0};
+    for (uint32_t l = 0; l < 3; l++) {
+        uint32_t k = l * 2 + ch[l];
+        in.f[k] = f[l];
+        in.b[k] = b[l];
+        in.ms[k] = ms[l];
+        in.time[k] = t[l];
+        in.trans[k] = 0.25;
+    }
+    in.layout[0] = 0;
+    in.layout[1] = 1;
+    bind(&in, false, 0, 1);
+    CHECK(tsl_layerdp_peak_bytes(&in.p, ch) == 77, "peak %llu",
+          (unsigned long long)tsl_layerdp_peak_bytes(&in.p, ch));
+    /* time: 1.5 + (0.25 + 2.5) + (0.25 + 4.0) = 8.5 (layer 0 pays no R) */
+    CHECK(tsl_layerdp_time_s(&in.p, ch) == 8.5, "time %g", tsl_layerdp_time_s(&in.p, ch));
+    full_from_layout(&in);
+    bind(&in, true, 0, 1);
+    CHECK(tsl_layerdp_time_s(&in.p, ch) == 8.5, "time, full form");
+
+    CHECK(tsl_layerdp_buckets(80ull << 30, 0) == 2048, "80 GiB default buckets");
+    CHECK(tsl_layerdp_buckets(80ull << 30, TSL_LAYERDP_DEFAULT_BUCKET_BYTES) == 2048, "80 GiB");
+    CHECK(tsl_layerdp_buckets(100, 7) == 14 && tsl_layerdp_buckets(6, 7) == 0, "floor");
+    CHECK(tsl_layerdp_buckets(UINT64_MAX, 1) == UINT32_MAX, "saturates");
+}
+
+/* ---- workspace limits and malformed input ---- */
+static void test_limits(void)
+{
+    CHECK(tsl_layerdp_ws_new(0, 4, 4) == NULL, "0 layers");
+    CHECK(tsl_layerdp_ws_new(4, 0, 4) == NULL, "0 strategies");
+    CHECK(tsl_layerdp_ws_new(4, 70000, 4) == NULL, "more strategies than uint16 predecessors");
+    tsl_layerdp_ws_free(NULL);
+
+    tsl_layerdp_ws_t *ws = tsl_layerdp_ws_new(4, 3, 16);
+    CHECK(ws != NULL, "small workspace");
+    if (ws == NULL)
+        return;
+    inst_t in;
+    memset(&in, 0, sizeof(in));
+    in.L = 4;
+    in.S = 3;
+    for (uint32_t k = 0; k < 12; k++) {
+        in.time[k] = 1.0;
+        in.f[k] = 1;
+    }
+    uint32_t c[8];
+    tsl_layerdp_result_t res;
+    tsl_err_t err = {{0}};
+
+    bind(&in, false, 16, 1);
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == 0 && res.time_s == 4.0, "fits exactly: %s",
+          err.msg);
+
+    in.L = 5;
+    bind(&in, false, 16, 1);
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "n_layers"),
+          "too many layers: %s", err.msg);
+    in.L = 4;
+    in.S = 4;
+    bind(&in, false, 16, 1);
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "n_strategies"),
+          "too many strategies: %s", err.msg);
+    in.S = 3;
+    bind(&in, false, 17, 1);
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "budget_bytes") &&
+              strstr(err.msg, "max_buckets"),
+          "too many buckets: %s", err.msg);
+    bind(&in, false, 17 * TSL_LAYERDP_DEFAULT_BUCKET_BYTES, 0);   /* default bucket */
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "budget_bytes"),
+          "default bucket, 17 buckets: %s", err.msg);
+    bind(&in, false, 16 * TSL_LAYERDP_DEFAULT_BUCKET_BYTES + 5, 0);
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == 0 && res.time_s == 4.0,
+          "default bucket, 16 buckets: %s", err.msg);
+
+    in.L = 0;
+    bind(&in, false, 16, 1);
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "n_layers"), "0 layers");
+    in.L = 4;
+
+    struct {
+        const char *needle;
+        int what;
+    } miss[] = {{"time_s", 0}, {"fwd_bytes", 1}, {"bwd_bytes", 2}, {"ms_bytes", 3},
+                {"layout", 4}, {"trans_s", 5},   {"trans_full_s", 6}};
+    for (size_t i = 0; i < sizeof(miss) / sizeof(miss[0]); i++) {
+        bind(&in, false, 16, 1);
+        switch (miss[i].what) {
+        case 0: in.p.time_s = NULL; break;
+        case 1: in.p.fwd_bytes = NULL; break;
+        case 2: in.p.bwd_bytes = NULL; break;
+        case 3: in.p.ms_bytes = NULL; break;
+        case 4: in.p.layout = NULL; break;
+        case 5: in.p.trans_s = NULL; break;
+        case 6: in.p.trans_full_s = in.full; break;   /* both forms at once */
+        }
+        CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, miss[i].needle),
+              "missing %s: %s", miss[i].needle, err.msg);
+    }
+    bind(&in, false, 16, 1);
+    CHECK(tsl_layerdp_solve(&in.p, ws, NULL, &res, &err) == -1 && strstr(err.msg, "choice"), "choice");
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, NULL, &err) == -1 && strstr(err.msg, "res"), "res");
+    CHECK(tsl_layerdp_solve(&in.p, NULL, c, &res, &err) == -1 && strstr(err.msg, "workspace"), "ws");
+    CHECK(tsl_layerdp_solve(NULL, ws, c, &res, &err) == -1 && strstr(err.msg, "problem"), "problem");
+
+    in.time[5] = -1.0;
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "time_s[l=1, j=2]"),
+          "negative time: %s", err.msg);
+    in.time[5] = NAN;
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "time_s[l=1, j=2]"),
+          "NaN time: %s", err.msg);
+    in.time[5] = 1.0;
+    in.trans[7] = NAN;
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "trans_s[l=2, j=1]"),
+          "NaN trans: %s", err.msg);
+    in.trans[7] = 0.0;
+    in.trans[1] = NAN;   /* layer 0's R is never used */
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == 0, "layer 0 trans ignored");
+    in.trans[1] = 0.0;
+    memset(in.full, 0, sizeof(in.full));
+    in.full[(3 * 3 + 2) * 3 + 0] = -0.5;
+    bind(&in, true, 16, 1);
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 &&
+              strstr(err.msg, "trans_full_s[l=3, i=2, j=0]"),
+          "negative R: %s", err.msg);
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, NULL) == -1, "NULL err is fine");
+    tsl_layerdp_ws_free(ws);
+}
+
+/* The workspace carries no state from one solve to the next. */
+static void test_reuse(tsl_layerdp_ws_t *ws)
+{
+    lcg_t r = {99};
+    gen_t g = {.whole_buckets = false, .infinite_r = false};
+    static inst_t a, b;
+    int bad = 0;
+    tsl_layerdp_ws_t *fresh = tsl_layerdp_ws_new(MAXL, MAXS, MAXB);
+    for (int it = 0; it < 200 && fresh; it++) {
+        uint64_t ba, ka, bb, kb;
+        random_instance(&r, &g, &a, &ba, &ka);
+        random_instance(&r, &g, &b, &bb, &kb);
+        bind(&a, it & 1, ba, ka);
+        bind(&b, !(it & 1), bb, kb);
+        uint32_t c1[MAXL] = {0}, c2[MAXL] = {0}, c3[MAXL] = {0};
+        tsl_layerdp_result_t r1, r2, r3;
+        solve(&a, ws, c1, &r1);
+        solve(&b, ws, c3, &r3);   /* something else in between */
+        solve(&a, ws, c2, &r2);
+        if (memcmp(c1, c2, sizeof(c1)) != 0 || memcmp(&r1, &r2, sizeof(r1)) != 0)
+            bad++;
+        memset(c3, 0, sizeof(c3));
+        solve(&a, fresh, c3, &r3);
+        if (memcmp(c1, c3, sizeof(c1)) != 0 || memcmp(&r1, &r3, sizeof(r1)) != 0)
+            bad++;
+    }
+    CHECK(fresh != NULL && bad == 0, "reused workspace differs on %d solves", bad);
+    tsl_layerdp_ws_free(fresh);
+}
+
+int main(void)
+{
+    tsl_layerdp_ws_t *ws = tsl_layerdp_ws_new(MAXL, MAXS, MAXB);
+    CHECK(ws != NULL, "workspace");
+    if (ws == NULL)
+        return CHECK_DONE();
+    int checked = 0;
+    test_brute_exact(ws, &checked);
+    test_brute_general(ws, &checked);
+    test_one_layer(ws);
+    test_r_steering(ws);
+    test_infeasible(ws);
+    test_walk(ws);
+    test_figures();
+    test_limits();
+    test_reuse(ws);
+    tsl_layerdp_ws_free(ws);
+    printf("%d random instances checked against brute force\n", checked);
+    return CHECK_DONE();
+}

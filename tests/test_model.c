@@ -1,0 +1,416 @@
+/*
+ * test_model.c — planner/model: the formulas of model.h on known shapes, the
+ * presets against their published parameter counts, shape errors, the builder.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "model.h"
+
+static tsl_layer_t encoder(uint32_t s, uint32_t h, uint32_t a)
+{
+    tsl_layer_t l = {0};
+    l.kind = TSL_LAYER_ENCODER;
+    l.seq_len = s;
+    l.hidden = h;
+    l.ffn_hidden = 4 * h;
+    l.heads = a;
+    return l;
+}
+
+static bool has(const tsl_err_t *e, const char *needle)
+{
+    return strstr(e->msg, needle) != NULL;
+}
+
+static void test_presets(void)
+{
+    size_t n = tsl_model_preset_count();
+    CHECK(n >= 25, "only %zu presets", n);
+    printf("%-16s %6s %16s %16s %8s\n", "preset", "layers", "computed", "published", "diff");
+    for (size_t i = 0; i < n; i++) {
+        const tsl_model_preset_t *p = tsl_model_preset_at(i);
+        tsl_model_t m;
+        tsl_err_t err = {{0}};
+        int rc = tsl_model_preset(p->name, &m, &err);
+        CHECK(rc == 0, "preset %s: %s", p->name, err.msg);
+        if (rc != 0)
+            continue;
+        uint64_t got = tsl_model_params(&m);
+        printf("%-16s %6u %16llu %16llu %+7.2f%%%s\n", p->name, m.n_layers,
+               (unsigned long long)got, (unsigned long long)p->published_params,
+               100.0 * ((double)got - (double)p->published_params) / (double)p->published_params,
+               p->params_are_ours ? "  (ours: the source gives no count)" : "");
+        CHECK_NEAR(got, p->published_params, 0.03, "%s: %llu vs published %llu", p->name,
+                   (unsigned long long)got, (unsigned long long)p->published_params);
+        CHECK(tsl_model_validate(&m, &err) == 0, "%s: %s", p->name, err.msg);
+        CHECK(m.layers[0].kind == TSL_LAYER_EMBEDDING, "%s: first layer is not embedding",
+              p->name);
+        CHECK(m.layers[m.n_layers - 1].kind == TSL_LAYER_HEAD, "%s: last layer is not head",
+              p->name);
+        CHECK(strcmp(m.name, p->name) == 0, "%s: model named %s", p->name, m.name);
+        CHECK(p->source != NULL && strlen(p->source) > 10, "%s: no source", p->name);
+        CHECK(m.tokens_per_sample > 0 && tsl_model_fwd_flops(&m) > 0 &&
+                  tsl_model_act_bytes(&m) > 0,
+              "%s: empty figures", p->name);
+        tsl_model_free(&m);
+    }
+    CHECK(tsl_model_preset_at(n) == NULL, "preset_at past the end");
+    const tsl_model_preset_t *p = tsl_model_preset_find("bert-huge-32");
+    CHECK(p && strcmp(p->name, "BERT-Huge-32") == 0, "case-insensitive find");
+    CHECK(tsl_model_preset_find("LLAMA2-7b") != NULL, "case-insensitive find");
+    CHECK(tsl_model_preset_find("BERT-Huge") == NULL, "prefix must not match");
+    CHECK(tsl_model_preset_find(NULL) == NULL, "NULL name");
+}
+
+static void test_encoder_formulas(void)
+{
+    const uint32_t shapes[][3] = {{512, 1024, 16}, {2048, 5120, 40}, {1024, 1280, 20}, {7, 64, 1}};
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+        double s = shapes[i][0], h = shapes[i][1], a = shapes[i][2];
+        tsl_layer_t l = encoder(shapes[i][0], shapes[i][1], shapes[i][2]);
+        tsl_err_t err = {{0}};
+        CHECK(tsl_layer_derive(&l, &err) == 0, "derive: %s", err.msg);
+        CHECK(l.params == (uint64_t)(12 * h * h + 13 * h), "params %llu for h=%g",
+              (unsigned long long)l.params, h);
+        CHECK(l.fwd_flops == 24 * s * h * h + 4 * s * s * h, "flops %g for s=%g h=%g",
+              l.fwd_flops, s, h);
+        double act = (double)(l.act_repl_bytes + l.act_shard_bytes);
+        CHECK(act == 34 * s * h + 5 * a * s * s, "act %g vs %g", act, 34 * s * h + 5 * a * s * s);
+        for (uint32_t t = 1; t <= 8; t *= 2) {
+            double got = (double)l.act_repl_bytes + (double)l.act_shard_bytes / t;
+            double want = s * h * (10.0 + 24.0 / t) + 5 * a * s * s / t;
+            CHECK(got == want, "TP %u: %g vs %g", t, got, want);
+        }
+        CHECK(l.bnd_act_bytes == (uint64_t)(2 * s * h), "boundary %llu",
+              (unsigned long long)l.bnd_act_bytes);
+        CHECK(l.tp_allreduces == 2, "encoder all-reduces %u", l.tp_allreduces);
+    }
+}
+
+/* An attention block plus an FFN block is an encoder layer (AutoPipe's split). */
+static void test_sublayers(void)
+{
+    tsl_layer_t enc = encoder(1024, 1024, 16), at = enc, ff = enc;
+    at.kind = TSL_LAYER_ATTENTION;
+    ff.kind = TSL_LAYER_FFN;
+    tsl_err_t err = {{0}};
+    CHECK(tsl_layer_derive(&enc, &err) == 0 && tsl_layer_derive(&at, &err) == 0 &&
+              tsl_layer_derive(&ff, &err) == 0,
+          "derive: %s", err.msg);
+    CHECK(at.params + ff.params == enc.params, "params split");
+    CHECK(at.fwd_flops + ff.fwd_flops == enc.fwd_flops, "flops split");
+    CHECK(at.act_repl_bytes + ff.act_repl_bytes == enc.act_repl_bytes, "repl split");
+    CHECK(at.act_shard_bytes + ff.act_shard_bytes == enc.act_shard_bytes, "shard split");
+    CHECK(at.tp_allreduces == 1 && ff.tp_allreduces == 1, "block all-reduces");
+    /* the attention-only block needs no FFN size */
+    at.ffn_hidden = 0;
+    CHECK(tsl_layer_derive(&at, &err) == 0, "attention without ffn: %s", err.msg);
+}
+
+static void test_extensions(void)
+{
+    tsl_err_t err = {{0}};
+    /* gated FFN: 3·h·f weights, 6·s·h·f FLOPs */
+    tsl_layer_t f = {0};
+    f.kind = TSL_LAYER_FFN;
+    f.seq_len = 16;
+    f.hidden = 64;
+    f.ffn_hidden = 96;
+    f.gated_ffn = true;
+    f.no_bias = true;
+    f.rms_norm = true;
+    CHECK(tsl_layer_derive(&f, &err) == 0, "%s", err.msg);
+    CHECK(f.params == 3 * 64 * 96 + 64, "gated params %llu", (unsigned long long)f.params);
+    CHECK(f.fwd_flops == 6.0 * 16 * 64 * 96, "gated flops %g", f.fwd_flops);
+
+    /* GQA: kv_heads = heads changes nothing; fewer shrink K and V */
+    tsl_layer_t a = encoder(128, 512, 8), b = a, c = a;
+    b.kv_heads = 8;
+    c.kv_heads = 2;
+    CHECK(tsl_layer_derive(&a, &err) == 0 && tsl_layer_derive(&b, &err) == 0 &&
+              tsl_layer_derive(&c, &err) == 0,
+          "%s", err.msg);
+    CHECK(a.params == b.params && a.fwd_flops == b.fwd_flops, "kv_heads = heads");
+    CHECK(a.params - c.params == 2ull * (512 * 512 - 512 * 128) + 2 * (512 - 128),
+          "GQA params %llu vs %llu", (unsigned long long)a.params, (unsigned long long)c.params);
+
+    /* windowed attention: the s² terms become s·w */
+    tsl_layer_t w = encoder(3136, 320, 10);
+    w.attn_window = 49;
+    CHECK(tsl_layer_derive(&w, &err) == 0, "%s", err.msg);
+    double s = 3136, h = 320;
+    CHECK(w.fwd_flops == 24 * s * h * h + 4 * s * 49 * h, "window flops %g", w.fwd_flops);
+    CHECK(w.act_repl_bytes + w.act_shard_bytes == (uint64_t)(34 * s * h + 5 * 10 * s * 49),
+          "window act");
+    tsl_layer_t big = encoder(49, 320, 10);
+    big.attn_window = 4096; /* wider than the sequence: the whole sequence */
+    tsl_layer_t plain = encoder(49, 320, 10);
+    CHECK(tsl_layer_derive(&big, &err) == 0 && tsl_layer_derive(&plain, &err) == 0, "%s",
+          err.msg);
+    CHECK(big.fwd_flops == plain.fwd_flops, "window wider than s");
+
+    /* decoder: self + cross + FFN, 3 norms, 3 all-reduces */
+    tsl_layer_t d = encoder(4, 1024, 16);
+    d.kind = TSL_LAYER_DECODER;
+    d.cross_seq_len = 512;
+    CHECK(tsl_layer_derive(&d, &err) == 0, "%s", err.msg);
+    double dh = 1024, ds = 4, dt = 512;
+    CHECK(d.params == (uint64_t)(16 * dh * dh + 19 * dh), "decoder params %llu",
+          (unsigned long long)d.params);
+    double want = 8 * ds * dh * dh + 4 * ds * ds * dh + 4 * ds * dh * dh + 4 * dt * dh * dh +
+                  4 * ds * dt * dh + 16 * ds * dh * dh;
+    CHECK(d.fwd_flops == want, "decoder flops %g vs %g", d.fwd_flops, want);
+    CHECK(d.tp_allreduces == 3, "decoder all-reduces %u", d.tp_allreduces);
+
+    /* embedding and head */
+    tsl_layer_t e = {0};
+    e.kind = TSL_LAYER_EMBEDDING;
+    e.seq_len = 1024;
+    e.hidden = 768;
+    e.vocab = 50257;
+    e.positions = 1024;
+    CHECK(tsl_layer_derive(&e, &err) == 0, "%s", err.msg);
+    CHECK(e.params == (50257ull + 1024) * 768 && e.fwd_flops == 0 && e.tp_allreduces == 1,
+          "token embedding");
+    tsl_layer_t hd = {0};
+    hd.kind = TSL_LAYER_HEAD;
+    hd.seq_len = 1024;
+    hd.hidden = 768;
+    hd.vocab = 50257;
+    hd.tied_head = true;
+    CHECK(tsl_layer_derive(&hd, &err) == 0, "%s", err.msg);
+    CHECK(hd.params == 0 && hd.fwd_flops == 2.0 * 1024 * 768 * 50257 && hd.tp_allreduces == 0,
+          "tied head");
+    hd.tied_head = false;
+    hd.head_tokens = 1;
+    CHECK(tsl_layer_derive(&hd, &err) == 0, "%s", err.msg);
+    CHECK(hd.params == 50257ull * 768 && hd.fwd_flops == 2.0 * 768 * 50257, "classifier head");
+    tsl_layer_t pe = {0};
+    pe.kind = TSL_LAYER_EMBEDDING;
+    pe.patch_embed = true;
+    pe.seq_len = 196;
+    pe.hidden = 768;
+    pe.vocab = 3 * 16 * 16;
+    CHECK(tsl_layer_derive(&pe, &err) == 0, "%s", err.msg);
+    CHECK(pe.params == 768ull * 768 + 768 && pe.fwd_flops == 2.0 * 196 * 768 * 768 &&
+              pe.tp_allreduces == 0,
+          "patch embedding");
+
+    /* extras are added verbatim */
+    tsl_layer_t x = encoder(8, 64, 1), y = x;
+    y.extra_params = 5;
+    y.extra_fwd_flops = 7;
+    y.extra_act_bytes = 11;
+    CHECK(tsl_layer_derive(&x, &err) == 0 && tsl_layer_derive(&y, &err) == 0, "%s", err.msg);
+    CHECK(y.params == x.params + 5 && y.fwd_flops == x.fwd_flops + 7 &&
+              y.act_repl_bytes == x.act_repl_bytes + 11 && y.act_shard_bytes == x.act_shard_bytes,
+          "extras");
+}
+
+static void test_t5_512_4(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {{0}};
+    CHECK(tsl_model_preset("t5-512/4-32", &m, &err) == 0, "%s", err.msg);
+    uint32_t enc = 0, dec = 0;
+    bool ok = true;
+    for (uint32_t i = 0; i < m.n_layers; i++) {
+        const tsl_layer_t *l = &m.layers[i];
+        if (l->kind == TSL_LAYER_ENCODER) {
+            enc++;
+            ok = ok && l->seq_len == 512 && l->cross_seq_len == 0;
+        } else if (l->kind == TSL_LAYER_DECODER) {
+            dec++;
+            ok = ok && l->seq_len == 4 && l->cross_seq_len == 512;
+        }
+    }
+    CHECK(enc == 16 && dec == 16, "T5-512/4-32: %u encoder, %u decoder layers", enc, dec);
+    CHECK(ok, "T5-512/4-32: encoder seq 512, decoder seq 4 with cross_seq 512");
+    CHECK(m.tokens_per_sample == 512, "tokens_per_sample %u", m.tokens_per_sample);
+    CHECK(m.layers[m.n_layers - 1].seq_len == 4, "the head works on decoder tokens");
+    /* shorter decoders stash far less than encoders (Galvatron's imbalance) */
+    CHECK(m.layers[20].act_repl_bytes + m.layers[20].act_shard_bytes <
+              (m.layers[1].act_repl_bytes + m.layers[1].act_shard_bytes) / 10,
+          "decoder activations not smaller");
+    CHECK(m.layers[20].params > m.layers[2].params, "decoder has the extra attention block");
+    tsl_model_free(&m);
+}
+
+static void test_swin(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {{0}};
+    CHECK(tsl_model_preset("Swin-Huge-32", &m, &err) == 0, "%s", err.msg);
+    const uint32_t hid[4] = {320, 640, 1280, 2560}, seq[4] = {3136, 784, 196, 49},
+                   depth[4] = {2, 2, 26, 2};
+    uint32_t i = 1;
+    for (int k = 0; k < 4; k++) {
+        for (uint32_t j = 0; j < depth[k]; j++, i++) {
+            const tsl_layer_t *l = &m.layers[i];
+            CHECK(l->kind == TSL_LAYER_ENCODER && l->hidden == hid[k] && l->seq_len == seq[k] &&
+                      l->attn_window == 49 && l->heads == hid[k] / 32,
+                  "Swin layer %u: h %u s %u w %u", i, l->hidden, l->seq_len, l->attn_window);
+        }
+    }
+    CHECK(i == m.n_layers - 1, "Swin-Huge-32 has %u layers", m.n_layers);
+    /* patch merging sits on the last layer of stages 1-3 */
+    CHECK(m.layers[2].params > m.layers[1].params, "merge params on stage 1's last layer");
+    CHECK(m.layers[2].params - m.layers[1].params == 8ull * 320 * 320 + 8 * 320, "merge params");
+    tsl_model_free(&m);
+}
+
+static void test_errors(void)
+{
+    tsl_err_t err = {{0}};
+    tsl_layer_t l = encoder(512, 0, 16);
+    CHECK(tsl_layer_derive(&l, &err) != 0 && has(&err, "hidden"), "hidden 0: %s", err.msg);
+    l = encoder(512, 1024, 16);
+    l.kind = TSL_LAYER_FFN;
+    l.ffn_hidden = 0;
+    CHECK(tsl_layer_derive(&l, &err) != 0 && has(&err, "ffn_hidden"), "ffn 0: %s", err.msg);
+    l = encoder(512, 1024, 0);
+    CHECK(tsl_layer_derive(&l, &err) != 0 && has(&err, "heads"), "heads 0: %s", err.msg);
+    l = encoder(0, 1024, 16);
+    CHECK(tsl_layer_derive(&l, &err) != 0 && has(&err, "seq_len"), "seq 0: %s", err.msg);
+    l = encoder(512, 1024, 16);
+    l.kind = TSL_LAYER_DECODER;
+    CHECK(tsl_layer_derive(&l, &err) != 0 && has(&err, "cross_seq_len"), "cross: %s", err.msg);
+    l = encoder(512, 1000, 16);
+    CHECK(tsl_layer_derive(&l, &err) != 0 && has(&err, "attn_dim"), "d %% a: %s", err.msg);
+    l = encoder(512, 1024, 16);
+    l.kv_heads = 3;
+    CHECK(tsl_layer_derive(&l, &err) != 0 && has(&err, "kv_heads"), "kv: %s", err.msg);
+    l = encoder(512, 1024, 16);
+    l.kind = TSL_LAYER_HEAD;
+    CHECK(tsl_layer_derive(&l, &err) != 0 && has(&err, "vocab"), "head vocab: %s", err.msg);
+    l.kind = (tsl_layer_kind_t)99;
+    CHECK(tsl_layer_derive(&l, &err) != 0 && has(&err, "kind"), "kind: %s", err.msg);
+    l = encoder(4000000000u, 4000000000u, 1);
+    CHECK(tsl_layer_derive(&l, &err) != 0 && has(&err, "too large"), "huge: %s", err.msg);
+
+    /* the model names the layer */
+    tsl_model_t m;
+    tsl_model_init(&m, "bad");
+    tsl_layer_t ok = encoder(8, 64, 1), bad = ok;
+    bad.ffn_hidden = 0;
+    CHECK(tsl_model_add(&m, &ok, &err) == 0, "%s", err.msg);
+    CHECK(tsl_model_add(&m, &bad, &err) != 0 && has(&err, "layer 1") &&
+              has(&err, "ffn_hidden"),
+          "model add: %s", err.msg);
+    CHECK(m.n_layers == 1, "a failed add leaves the model unchanged");
+    tsl_model_free(&m);
+
+    /* unknown presets */
+    CHECK(tsl_model_preset("GPT-5", &m, &err) != 0 && has(&err, "\"GPT-5\"") &&
+              has(&err, "BERT-Huge-32"),
+          "unknown: %s", err.msg);
+    CHECK(m.n_layers == 0 && m.layers == NULL, "unknown preset leaves an empty model");
+    char longname[2000];
+    memset(longname, 'x', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    CHECK(tsl_model_preset(longname, &m, &err) != 0 && has(&err, "unknown preset"),
+          "long name: %.80s", err.msg);
+    CHECK(tsl_model_preset(NULL, &m, &err) != 0 && has(&err, "no preset"), "NULL: %s", err.msg);
+
+    /* family specs */
+    tsl_arch_spec_t sp = {.arch = TSL_ARCH_GPT, .layers = 0, .hidden = 64, .ffn_hidden = 256,
+                          .heads = 4, .seq_len = 32, .vocab = 100};
+    CHECK(tsl_model_build(&sp, "x", &m, &err) != 0 && has(&err, "layers"), "spec: %s",
+          err.msg);
+    sp.layers = 2;
+    sp.kv_heads = 3;
+    CHECK(tsl_model_build(&sp, "x", &m, &err) != 0 && has(&err, "kv_heads"), "spec: %s",
+          err.msg);
+    CHECK(m.n_layers == 0, "failed build leaves an empty model");
+}
+
+static void test_builder(void)
+{
+    tsl_err_t err = {{0}};
+    tsl_model_t a, b;
+    CHECK(tsl_model_preset("GPT2-345M", &a, &err) == 0, "%s", err.msg);
+    CHECK(tsl_model_copy(&b, &a, &err) == 0, "copy: %s", err.msg);
+    CHECK(b.n_layers == a.n_layers && b.layers != a.layers && strcmp(a.name, b.name) == 0 &&
+              a.tokens_per_sample == b.tokens_per_sample,
+          "copy is equal and separate");
+    for (uint32_t i = 0; i < a.n_layers && i < b.n_layers; i++) {
+        const tsl_layer_t *x = &a.layers[i], *y = &b.layers[i];
+        CHECK(x->kind == y->kind && x->seq_len == y->seq_len && x->hidden == y->hidden &&
+                  x->params == y->params && x->fwd_flops == y->fwd_flops &&
+                  x->act_repl_bytes == y->act_repl_bytes &&
+                  x->act_shard_bytes == y->act_shard_bytes,
+              "copied layer %u differs", i);
+    }
+    b.layers[1].params = 1;
+    CHECK(a.layers[1].params != 1, "copy is deep");
+    tsl_model_free(&b);
+    CHECK(b.n_layers == 0 && b.layers == NULL, "free empties");
+    tsl_model_free(&b); /* twice is fine */
+    tsl_model_free(&a);
+
+    tsl_model_t empty;
+    tsl_model_init(&empty, "empty");
+    CHECK(tsl_model_validate(&empty, &err) != 0 && has(&err, "no layers"), "%s", err.msg);
+    CHECK(tsl_model_copy(&b, &empty, &err) == 0 && b.n_layers == 0, "copy of empty");
+
+    /* names are cut, not overflowed */
+    char longname[200];
+    memset(longname, 'n', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    tsl_model_init(&a, longname);
+    CHECK(strlen(a.name) == TSL_NAME_MAX - 1, "name cut to %zu", strlen(a.name));
+
+    /* the layer limit */
+    tsl_layer_t l = encoder(8, 64, 1);
+    CHECK(tsl_model_add_n(&a, &l, TSL_MODEL_MAX_LAYERS + 1, &err) != 0 &&
+              has(&err, "TSL_MODEL_MAX_LAYERS"),
+          "limit: %s", err.msg);
+    CHECK(a.n_layers == 0, "nothing added past the limit");
+    CHECK(tsl_model_add_n(&a, &l, TSL_MODEL_MAX_LAYERS, &err) == 0, "%s", err.msg);
+    CHECK(tsl_model_validate(&a, &err) == 0, "%s", err.msg);
+    CHECK(tsl_model_add(&a, &l, &err) != 0 && has(&err, "limit"), "one more: %s", err.msg);
+    CHECK(a.n_layers == TSL_MODEL_MAX_LAYERS, "n_layers %u", a.n_layers);
+    a.n_layers = TSL_MODEL_MAX_LAYERS + 1; /* hand-made model over the limit */
+    CHECK(tsl_model_validate(&a, &err) != 0 && has(&err, "TSL_MODEL_MAX_LAYERS"), "%s",
+          err.msg);
+    a.n_layers = TSL_MODEL_MAX_LAYERS;
+    a.layers[7].hidden = 0;
+    CHECK(tsl_model_validate(&a, &err) != 0 && has(&err, "layer 7") && has(&err, "hidden"),
+          "validate: %s", err.msg);
+    tsl_model_free(&a);
+
+    CHECK(strcmp(tsl_layer_kind_name(TSL_LAYER_FFN), "ffn") == 0 &&
+              strcmp(tsl_layer_kind_name(TSL_LAYER_KIND_COUNT), "unknown") == 0,
+          "kind names");
+}
+
+static void test_llama(void)
+{
+    tsl_err_t err = {{0}};
+    tsl_model_t m;
+    CHECK(tsl_model_preset("Llama2-7B", &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[0].positions == 0, "RoPE: no position table");
+    CHECK(m.layers[0].params == 32000ull * 4096, "embedding params");
+    CHECK(m.layers[m.n_layers - 1].params == 32000ull * 4096 + 4096, "untied head + norm");
+    CHECK(m.layers[1].params == 4ull * 4096 * 4096 + 3ull * 4096 * 11008 + 2 * 4096,
+          "Llama layer params %llu", (unsigned long long)m.layers[1].params);
+    CHECK(m.tokens_per_sample == 4096, "seq 4096");
+    tsl_model_free(&m);
+}
+
+int main(void)
+{
+    test_presets();
+    test_encoder_formulas();
+    test_sublayers();
+    test_extensions();
+    test_t5_512_4();
+    test_swin();
+    test_errors();
+    test_builder();
+    test_llama();
+    return CHECK_DONE();
+}

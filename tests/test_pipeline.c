@@ -1,0 +1,68 @@
+/*
+ * test_pipeline.c — Galvatron-BMW Eq. 9 by hand, 1F1B in-flight micro-batches,
+ * and the balance degrees of Eq. 6.
+ */
+#include <stdint.h>
+
+#include "check.h"
+#include "pipeline.h"
+
+#define EPS 1e-12
+
+static void test_time(void) {
+    double nosync[] = {1.0, 3.0, 2.0};
+    double sync[] = {1.5, 3.5, 2.5};
+    /* (m − 1) · max nosync + Σ sync = 3 · 3 + 7.5 */
+    CHECK_NEAR(tsl_pipeline_time_s(3, nosync, sync, 4), 16.5, EPS, "Eq. 9, m = 4");
+    CHECK_NEAR(tsl_pipeline_time_s(3, nosync, sync, 1), 7.5, EPS, "m = 1: one pass");
+    CHECK_NEAR(tsl_pipeline_time_s(1, nosync, sync, 8), 7 * 1.0 + 1.5, EPS, "one stage");
+    /* the bottleneck stage, not the first, paces the steady state */
+    double flat[] = {2.0, 2.0, 2.0, 2.0}, flat_sync[] = {2.5, 2.5, 2.5, 2.5};
+    CHECK_NEAR(tsl_pipeline_time_s(4, flat, flat_sync, 8), 7 * 2.0 + 10.0, EPS, "balanced");
+    CHECK(tsl_pipeline_time_s(0, nosync, sync, 4) == 0, "no stages");
+    CHECK(tsl_pipeline_time_s(3, nosync, sync, 0) == 0, "no micro-batches");
+}
+
+static void test_inflight(void) {
+    uint32_t want_m2[] = {2, 2, 2, 1}, want_m8[] = {4, 3, 2, 1};
+    for (uint32_t i = 0; i < 4; i++) {
+        CHECK(tsl_pipeline_inflight(i, 4, 2) == want_m2[i], "P 4, m 2, stage %u: %u", i,
+              tsl_pipeline_inflight(i, 4, 2));
+        CHECK(tsl_pipeline_inflight(i, 4, 8) == want_m8[i], "P 4, m 8, stage %u: %u", i,
+              tsl_pipeline_inflight(i, 4, 8));
+    }
+    CHECK(tsl_pipeline_inflight(0, 1, 16) == 1, "no pipeline: one micro-batch at a time");
+    CHECK(tsl_pipeline_inflight(4, 4, 8) == 0, "stage beyond the pipeline");
+}
+
+static void test_balance(void) {
+    double equal[] = {3, 3, 3, 3};
+    CHECK_NEAR(tsl_pipeline_balance(4, equal), 1 - 1.0 / 4, EPS, "perfect balance = 1 - 1/P");
+    double lopsided[] = {0, 0, 5, 0};
+    CHECK_NEAR(tsl_pipeline_balance(4, lopsided), 0, EPS, "all on one stage = 0");
+    double ramp[] = {1, 2, 3, 4};
+    CHECK_NEAR(tsl_pipeline_balance(4, ramp), 1 - 4.0 / 10, EPS, "1 - max/sum");
+    CHECK(tsl_pipeline_balance(1, ramp) == 0, "one stage");
+    double zeros[] = {0, 0, 0};
+    CHECK(tsl_pipeline_balance(3, zeros) == 0, "zero sum");
+
+    /* any values: α ∈ [0, 1 − 1/P] */
+    uint32_t seed = 12345;
+    for (int rep = 0; rep < 1000; rep++) {
+        double v[8];
+        uint32_t p = 2 + (uint32_t)rep % 7;
+        for (uint32_t i = 0; i < p; i++) {
+            seed = seed * 1103515245u + 12345u;
+            v[i] = (double)(seed >> 8) / (1u << 24);
+        }
+        double a = tsl_pipeline_balance(p, v);
+        CHECK(a >= 0 && a <= 1 - 1.0 / p + EPS, "alpha %g for P %u", a, p);
+    }
+}
+
+int main(void) {
+    test_time();
+    test_inflight();
+    test_balance();
+    return CHECK_DONE();
+}

@@ -1,0 +1,429 @@
+/*
+ * test_pipesim.c — the 1F1B event simulator (planner/pipesim.h).
+ *
+ * Eq. 9 of Galvatron-BMW, (m − 1)·max_s t_s + Σ_s t_s with t_s = f_s + b_s, is
+ * exact for balanced stages without communication, and a lower bound whenever the
+ * last stage is (one of) the slowest. It is NOT a lower bound of 1F1B in general:
+ * a slow early stage hides the later stages' work behind its warmup forwards
+ * (the counterexample below runs in m·t_0 < Eq. 9). The bound that always holds:
+ *   T >= max_k [ Σ_{s<k} (t_s + 2·c_s) + m·t_k ]       (stage k's own work, plus
+ *        the first forward reaching it and the last backward leaving it)
+ *   T >= Σ_s t_s + 2·Σ_s c_s                           (one micro-batch end to end)
+ */
+#include "check.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "pipesim.h"
+
+static uint64_t lcg_state = 0x5eed2024u;
+
+static double lcg01(void)
+{
+    lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(lcg_state >> 11) / 9007199254740992.0;
+}
+
+static uint32_t lcg_below(uint32_t n)
+{
+    return (uint32_t)(lcg01() * n);
+}
+
+static void *ws;
+static size_t ws_bytes;
+
+static int sim(uint32_t P, uint32_t m, const double *f, const double *b, const double *c,
+               uint32_t sliced, tsl_pipesim_out_t *o)
+{
+    tsl_pipesim_in_t in;
+    memset(&in, 0, sizeof(in));
+    in.n_stages = P;
+    in.n_micro = m;
+    in.fwd_s = f;
+    in.bwd_s = b;
+    in.p2p_s = c;
+    in.n_sliced = sliced;
+    tsl_err_t err;
+    int rc = tsl_pipesim_run(&in, ws, ws_bytes, o, &err);
+    if (rc)
+        fprintf(stderr, "pipesim: %s\n", err.msg);
+    return rc;
+}
+
+static double eq9(uint32_t P, uint32_t m, const double *f, const double *b)
+{
+    double mx = 0, sum = 0;
+    for (uint32_t s = 0; s < P; s++) {
+        mx = fmax(mx, f[s] + b[s]);
+        sum += f[s] + b[s];
+    }
+    return (double)(m - 1) * mx + sum;
+}
+
+static double true_lb(uint32_t P, uint32_t m, const double *f, const double *b, const double *c)
+{
+    double lb = 0, pre = 0;
+    for (uint32_t k = 0; k < P; k++) {
+        lb = fmax(lb, pre + (double)m * (f[k] + b[k]));
+        pre += f[k] + b[k] + (k + 1 < P && c ? 2 * c[k] : 0);
+    }
+    return fmax(lb, pre);
+}
+
+/* Op order of stage s under 1F1B, written independently of pipesim.c: returns the
+ * position of (op, micro, half) in the stage's sequence. */
+static int order_pos(uint32_t s, uint32_t P, uint32_t m, uint32_t sliced, uint8_t op,
+                     uint32_t micro, uint8_t half)
+{
+    uint32_t w = P - 1 - s < m ? P - 1 - s : m;
+    int pos = 0;
+    uint32_t nf = 0, nb = 0;
+    /* warmup */
+    for (; nf < w; nf++) {
+        for (uint32_t h = 0; h < (nf < sliced ? 2u : 1u); h++, pos++)
+            if (op == TSL_PIPESIM_FWD && micro == nf && half == (nf < sliced ? h + 1 : 0))
+                return pos;
+    }
+    for (; nf < m; nf++, nb++) {
+        for (uint32_t h = 0; h < (nf < sliced ? 2u : 1u); h++, pos++)
+            if (op == TSL_PIPESIM_FWD && micro == nf && half == (nf < sliced ? h + 1 : 0))
+                return pos;
+        if (op == TSL_PIPESIM_BWD && micro == nb)
+            return pos;
+        pos++;
+    }
+    for (; nb < m; nb++, pos++)
+        if (op == TSL_PIPESIM_BWD && micro == nb)
+            return pos;
+    return -1;
+}
+
+/* Checks the critical path is a dependency chain from time 0 to iter_s with no
+ * slack, whose op times and edge latencies sum to iter_s. Returns failures. */
+static int check_path(uint32_t P, uint32_t m, const double *c, uint32_t sliced,
+                      const tsl_pipesim_out_t *o)
+{
+    int bad = 0;
+    const double tol = 1e-9 * fmax(1.0, o->iter_s);
+    if (o->path_len == 0)
+        return 1;
+    const tsl_pipesim_step_t *p = o->path;
+    if (!(p[0].stage == 0 && p[0].op == TSL_PIPESIM_FWD && p[0].micro == 0 &&
+          fabs(p[0].start_s) <= tol))
+        bad++;
+    if (fabs(p[o->path_len - 1].end_s - o->iter_s) > tol)
+        bad++;
+    double total = 0;
+    for (uint32_t k = 0; k < o->path_len; k++) {
+        total += (p[k].end_s - p[k].start_s) + p[k].p2p_before_s;
+        if (k == 0)
+            continue;
+        const tsl_pipesim_step_t *a = &p[k - 1], *z = &p[k];
+        double expect_p2p = 0;
+        if (a->stage == z->stage) {
+            int pa = order_pos(a->stage, P, m, sliced, a->op, a->micro, a->half);
+            int pz = order_pos(z->stage, P, m, sliced, z->op, z->micro, z->half);
+            if (pa < 0 || pz != pa + 1)
+                bad++;
+        } else if (z->op == TSL_PIPESIM_FWD) {
+            if (!(a->op == TSL_PIPESIM_FWD && a->stage + 1 == z->stage && a->micro == z->micro &&
+                  a->half == z->half))
+                bad++;
+            expect_p2p = c ? c[a->stage] * (z->half ? 0.5 : 1.0) : 0;
+        } else {
+            if (!(a->op == TSL_PIPESIM_BWD && a->stage == z->stage + 1 && a->micro == z->micro))
+                bad++;
+            expect_p2p = c ? c[z->stage] : 0;
+        }
+        if (fabs(z->p2p_before_s - expect_p2p) > tol)
+            bad++;
+        if (fabs(z->start_s - (a->end_s + z->p2p_before_s)) > tol)
+            bad++;
+    }
+    if (fabs(total - o->iter_s) > tol)
+        bad++;
+    return bad;
+}
+
+static void test_balanced_exact(void)
+{
+    static const uint32_t Ps[] = {1, 2, 3, 4, 5, 8, 16, 64};
+    static const uint32_t ms[] = {1, 2, 3, 4, 7, 8, 16, 33, 128, 1024};
+    double f[64], b[64];
+    int cases = 0, exact = 0;
+    for (size_t a = 0; a < sizeof(Ps) / sizeof(Ps[0]); a++)
+        for (size_t k = 0; k < sizeof(ms) / sizeof(ms[0]); k++) {
+            uint32_t P = Ps[a], m = ms[k];
+            for (uint32_t s = 0; s < P; s++) {
+                f[s] = 0.75; /* dyadic: every sum is exact */
+                b[s] = 1.5;
+            }
+            tsl_pipesim_out_t o;
+            if (sim(P, m, f, b, NULL, 0, &o))
+                continue;
+            cases++;
+            double want = eq9(P, m, f, b);
+            if (o.iter_s == want)
+                exact++;
+            else
+                fprintf(stderr, "balanced P=%u m=%u: %.17g != %.17g\n", P, m, o.iter_s, want);
+            CHECK(o.iter_s == (double)(m + P - 1) * 2.25, "P=%u m=%u: (m+P-1)·t", P, m);
+            CHECK(o.startup_s == (double)(P - 1) * 0.75, "P=%u m=%u: startup %g", P, m,
+                  o.startup_s);
+            CHECK(o.master_stage == P - 1, "P=%u m=%u: balanced master %u, want the last stage",
+                  P, m, o.master_stage);
+            CHECK(check_path(P, m, NULL, 0, &o) == 0, "P=%u m=%u: critical path invalid", P, m);
+            for (uint32_t s = 0; s < P; s++)
+                CHECK(o.busy_s[s] == (double)m * 2.25, "P=%u busy[%u]", P, s);
+        }
+    CHECK(cases == 80 && exact == cases, "balanced: %d of %d exact", exact, cases);
+    printf("balanced, zero p2p: %d/%d cases equal Eq. 9 exactly\n", exact, cases);
+}
+
+static void test_random(void)
+{
+    double f[64], b[64], c[64], z[64] = {0};
+    int n = 0, lb_ok = 0, bal_ok = 0, last_ok = 0, path_ok = 0, grow_ok = 0, below_eq9 = 0;
+    for (int t = 0; t < 600; t++) {
+        uint32_t P = 1 + lcg_below(12), m = 1 + lcg_below(40);
+        for (uint32_t s = 0; s < P; s++) {
+            f[s] = 0.5 + lcg01();
+            b[s] = f[s] * (0.5 + 3 * lcg01());
+            c[s] = 0.3 * lcg01() + 1e-3;
+        }
+        tsl_pipesim_out_t o0, oc;
+        /* the path lives in the workspace: check it before the next run */
+        if (sim(P, m, f, b, NULL, 0, &o0))
+            continue;
+        int path_bad = check_path(P, m, NULL, 0, &o0);
+        if (sim(P, m, f, b, c, 0, &oc))
+            continue;
+        path_bad += check_path(P, m, c, 0, &oc);
+        n++;
+        double lb0 = true_lb(P, m, f, b, NULL), lbc = true_lb(P, m, f, b, c);
+        if (o0.iter_s >= lb0 * (1 - 1e-12) && oc.iter_s >= lbc * (1 - 1e-12))
+            lb_ok++;
+        else
+            fprintf(stderr, "P=%u m=%u: T %.9g / %.9g below the bound %.9g / %.9g\n", P, m,
+                    o0.iter_s, oc.iter_s, lb0, lbc);
+        if (o0.iter_s < eq9(P, m, f, b) * (1 - 1e-12))
+            below_eq9++;
+        /* p2p > 0 makes it longer (P >= 2: the last micro-batch's chain pays it) */
+        if (P == 1 ? oc.iter_s == o0.iter_s : oc.iter_s > o0.iter_s)
+            grow_ok++;
+        else
+            fprintf(stderr, "P=%u m=%u: with p2p %.9g, without %.9g\n", P, m, oc.iter_s,
+                    o0.iter_s);
+        if (path_bad == 0)
+            path_ok++;
+
+        /* the same stages made equal (random t): Eq. 9 exactly */
+        for (uint32_t s = 0; s < P; s++) {
+            f[s] = f[0];
+            b[s] = b[0];
+        }
+        tsl_pipesim_out_t ob;
+        if (sim(P, m, f, b, z, 0, &ob) == 0 &&
+            fabs(ob.iter_s - eq9(P, m, f, b)) <= 1e-12 * ob.iter_s)
+            bal_ok++;
+
+        /* the last stage the slowest: Eq. 9 is a lower bound */
+        for (uint32_t s = 0; s < P; s++) {
+            f[s] = 0.5 + lcg01();
+            b[s] = f[s] * (0.5 + 3 * lcg01());
+        }
+        double mx = 0;
+        for (uint32_t s = 0; s < P; s++)
+            mx = fmax(mx, f[s] + b[s]);
+        f[P - 1] = mx / 3 + 0.01;
+        b[P - 1] = 2 * f[P - 1];
+        tsl_pipesim_out_t ol;
+        if (sim(P, m, f, b, c, 0, &ol) == 0 && ol.iter_s >= eq9(P, m, f, b) * (1 - 1e-12))
+            last_ok++;
+    }
+    CHECK(n == 600, "random: %d cases ran", n);
+    CHECK(lb_ok == n, "random: %d of %d at or above the 1F1B lower bound", lb_ok, n);
+    CHECK(grow_ok == n, "random: p2p > 0 lengthened %d of %d", grow_ok, n);
+    CHECK(path_ok == n, "random: %d of %d critical paths valid", path_ok, n);
+    CHECK(bal_ok == n, "random balanced: %d of %d equal Eq. 9", bal_ok, n);
+    CHECK(last_ok == n, "random, last stage slowest: %d of %d at or above Eq. 9", last_ok, n);
+    printf("random (%d cases, LCG): lower bound held in %d, p2p grew T in %d, paths valid in %d, "
+           "balanced = Eq. 9 in %d, last-slowest >= Eq. 9 in %d; below Eq. 9 (slow early "
+           "stage) in %d\n",
+           n, lb_ok, grow_ok, path_ok, bal_ok, last_ok, below_eq9);
+}
+
+/* A slow first stage hides the second behind its warmup: T = m·t_0 < Eq. 9. */
+static void test_eq9_not_a_lower_bound(void)
+{
+    double f[2] = {1, 0.0078125}, b[2] = {2, 0.015625};
+    tsl_pipesim_out_t o;
+    if (sim(2, 4, f, b, NULL, 0, &o))
+        return;
+    CHECK(o.iter_s == 12.0, "slow first stage: T %.17g, want 4 x 3", o.iter_s);
+    CHECK(o.iter_s < eq9(2, 4, f, b), "Eq. 9 %.9g should exceed the 1F1B time here",
+          eq9(2, 4, f, b));
+    CHECK(o.master_stage == 0, "master %u, want 0", o.master_stage);
+}
+
+static void test_p2p_grows(void)
+{
+    double f[8], b[8], c[8];
+    double prev = -1;
+    for (int k = 0; k <= 4; k++) {
+        for (uint32_t s = 0; s < 8; s++) {
+            f[s] = 1;
+            b[s] = 2;
+            c[s] = 0.125 * k;
+        }
+        tsl_pipesim_out_t o;
+        if (sim(8, 16, f, b, c, 0, &o))
+            return;
+        CHECK(o.iter_s > prev, "p2p %g: T %g not above %g", c[0], o.iter_s, prev);
+        CHECK(o.startup_s == 7 * (1 + c[0]), "p2p %g: startup %g", c[0], o.startup_s);
+        CHECK(check_path(8, 16, c, 0, &o) == 0, "p2p %g: path invalid", c[0]);
+        prev = o.iter_s;
+    }
+}
+
+static void test_master(void)
+{
+    double f[16], b[16];
+    int n = 0, ok = 0;
+    for (uint32_t P = 2; P <= 12; P++)
+        for (uint32_t slow = 0; slow < P; slow++)
+            for (uint32_t mm = 2; mm <= 4; mm++) {
+                /* m >= 2P: with m = P fill and drain dominate and the critical path
+                 * can run along the last stage instead (see pipesim.h) */
+                uint32_t m = mm * P;
+                for (uint32_t s = 0; s < P; s++) {
+                    f[s] = 0.9 + 0.2 * lcg01();
+                    b[s] = 2 * f[s];
+                }
+                f[slow] = 1.6;
+                b[slow] = 3.2;
+                tsl_pipesim_out_t o;
+                if (sim(P, m, f, b, NULL, 0, &o))
+                    continue;
+                n++;
+                if (o.master_stage == slow)
+                    ok++;
+                else
+                    fprintf(stderr, "P=%u m=%u slow %u: master %u\n", P, m, slow,
+                            o.master_stage);
+            }
+    CHECK(n > 0 && ok == n, "master = the slowest stage in %d of %d imbalanced pipelines", ok,
+          n);
+    printf("master stage: the slowest stage in %d/%d imbalanced pipelines\n", ok, n);
+}
+
+static void test_sliced_and_sync(void)
+{
+    double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, c[3] = {0.25, 0.25, 0.25};
+    tsl_pipesim_out_t o0, o1;
+    if (sim(4, 8, f, b, c, 0, &o0) || sim(4, 8, f, b, c, 1, &o1))
+        return;
+    CHECK(o1.startup_s == 3 * (0.5 + 0.125), "sliced startup %g", o1.startup_s);
+    CHECK(o1.iter_s < o0.iter_s, "slicing micro-batch 0: %g not below %g", o1.iter_s, o0.iter_s);
+    CHECK(o1.n_ops == o0.n_ops + 4, "one extra op per stage: %u vs %u", o1.n_ops, o0.n_ops);
+    CHECK(check_path(4, 8, c, 1, &o1) == 0, "sliced path invalid");
+    for (uint32_t s = 0; s < 4; s++)
+        CHECK(o1.busy_s[s] == o0.busy_s[s], "slicing keeps the work of stage %u", s);
+    tsl_pipesim_out_t o3;
+    if (sim(4, 8, f, b, c, 3, &o3) == 0)
+        CHECK(check_path(4, 8, c, 3, &o3) == 0, "3 sliced: path invalid");
+
+    /* gradient sync on the last backward, balanced, no p2p: (m − 1)·t + Σ t_sync */
+    double sync[4] = {2.5, 2.5, 2.5, 2.5};
+    tsl_pipesim_in_t in;
+    memset(&in, 0, sizeof(in));
+    in.n_stages = 4;
+    in.n_micro = 8;
+    in.fwd_s = f;
+    in.bwd_s = b;
+    in.bwd_sync_s = sync;
+    tsl_pipesim_out_t os;
+    tsl_err_t err;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &os, &err) == 0, "sync run");
+    CHECK(os.iter_s == 7 * 3.0 + 4 * 3.5, "with sync: T %g, want %g", os.iter_s, 7 * 3.0 + 14);
+}
+
+static void test_errors_and_determinism(void)
+{
+    double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, neg[4] = {1, -1, 1, 1};
+    tsl_pipesim_in_t in;
+    memset(&in, 0, sizeof(in));
+    in.n_stages = 4;
+    in.n_micro = 8;
+    in.fwd_s = f;
+    in.bwd_s = b;
+    tsl_pipesim_out_t o;
+    tsl_err_t err;
+    err.msg[0] = 0;
+    in.n_stages = 0;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "n_stages"),
+          "0 stages: %s", err.msg);
+    in.n_stages = 65;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "n_stages"),
+          "65 stages: %s", err.msg);
+    in.n_stages = 4;
+    in.n_micro = 1025;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "n_micro"),
+          "1025 micro-batches: %s", err.msg);
+    in.n_micro = 8;
+    in.bwd_s = neg;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "bwd_s[1]"),
+          "negative time: %s", err.msg);
+    in.bwd_s = b;
+    CHECK(tsl_pipesim_run(&in, ws, 64, &o, &err) == -1 && strstr(err.msg, "workspace"),
+          "small workspace: %s", err.msg);
+    in.n_sliced = 9;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "n_sliced"),
+          "too many sliced: %s", err.msg);
+    in.n_sliced = 0;
+    CHECK(tsl_pipesim_ws_bytes(4, 8, 0) > 0 && tsl_pipesim_ws_bytes(0, 8, 0) == 0,
+          "ws_bytes bounds");
+
+    /* determinism: the same input gives the same path, byte for byte */
+    double c[3] = {0.1, 0.2, 0.3};
+    in.p2p_s = c;
+    static tsl_pipesim_step_t first[2048];
+    tsl_pipesim_out_t a, z;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &a, &err) == 0, "run a");
+    uint32_t len = a.path_len < 2048 ? a.path_len : 2048;
+    memcpy(first, a.path, len * sizeof(first[0]));
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &z, &err) == 0, "run z");
+    CHECK(z.path_len == a.path_len && memcmp(first, z.path, len * sizeof(first[0])) == 0 &&
+              z.iter_s == a.iter_s,
+          "deterministic");
+
+    /* the caps: 64 stages, 1024 micro-batches */
+    double f64[64], b64[64];
+    for (int s = 0; s < 64; s++) {
+        f64[s] = 1;
+        b64[s] = 2;
+    }
+    tsl_pipesim_out_t big;
+    if (sim(64, 1024, f64, b64, NULL, 0, &big) == 0)
+        CHECK(big.iter_s == (1024 + 63) * 3.0 && check_path(64, 1024, NULL, 0, &big) == 0,
+              "64 x 1024: %g", big.iter_s);
+}
+
+int main(void)
+{
+    ws_bytes = tsl_pipesim_ws_bytes(TSL_PIPESIM_MAX_STAGES, TSL_PIPESIM_MAX_MICRO,
+                                    TSL_PIPESIM_MAX_MICRO);
+    ws = malloc(ws_bytes);
+    if (ws == NULL)
+        SKIP_ALL("no memory for the workspace");
+    test_balanced_exact();
+    test_random();
+    test_eq9_not_a_lower_bound();
+    test_p2p_grows();
+    test_master();
+    test_sliced_and_sync();
+    test_errors_and_determinism();
+    free(ws);
+    return CHECK_DONE();
+}

@@ -1,0 +1,188 @@
+/* Tests for planner/plan: validation, run folding, fingerprints. */
+#include <string.h>
+
+#include "check.h"
+#include "plan.h"
+
+static tsl_strategy_t strat(const char *text)
+{
+    tsl_strategy_t s;
+    tsl_err_t err;
+    if (tsl_strategy_parse(text, &s, &err) != 0) {
+        fprintf(stderr, "bad strategy %s: %s\n", text, err.msg);
+        exit(2);
+    }
+    return s;
+}
+
+/* A 2-stage plan of a 6-layer model on 8 devices: stage 0 layers 0-2 on 0-3, stage 1 3-5 on 4-7. */
+static void make_plan(tsl_plan_t *p)
+{
+    tsl_plan_init(p);
+    p->valid = true;
+    p->n_devices = 8;
+    p->pp = 2;
+    p->n_layers = 6;
+    p->global_batch = 16;
+    p->micro_batch = 4;
+    p->n_micro = 4;
+    p->iter_time_s = 1.0;
+    p->samples_per_s = 16.0;
+    p->budget_bytes = 1000;
+    for (uint32_t s = 0; s < 2; s++) {
+        p->stages[s].first_layer = 3 * s;
+        p->stages[s].n_layers = 3;
+        p->stages[s].first_device = 4 * s;
+        p->stages[s].n_devices = 4;
+        p->stages[s].peak_bytes = 900;
+    }
+    p->layer[0] = strat("tp2-dp2");
+    p->layer[1] = strat("tp2-dp2");
+    p->layer[2] = strat("sdp4+ckpt");
+    for (int l = 3; l < 6; l++)
+        p->layer[l] = strat("tp4");
+}
+
+static void make_inputs(tsl_model_t *m, tsl_cluster_t *c)
+{
+    tsl_err_t err;
+    tsl_model_init(m, "tiny");
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, .seq_len = 128, .hidden = 256,
+                     .ffn_hidden = 1024, .heads = 4};
+    if (tsl_model_add_n(m, &l, 6, &err) != 0 || tsl_cluster_parse_spec(c, "8xA100-80G", &err) != 0) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        exit(2);
+    }
+}
+
+static void test_validate(const tsl_model_t *m, const tsl_cluster_t *c)
+{
+    tsl_plan_t p;
+    tsl_err_t err = {{0}};
+    make_plan(&p);
+    CHECK(tsl_plan_validate(&p, m, c, &err) == 0, "valid plan rejected: %s", err.msg);
+
+    make_plan(&p);
+    p.stages[1].first_layer = 4;   /* layer 3 unplaced */
+    CHECK(tsl_plan_validate(&p, m, c, &err) != 0 && strstr(err.msg, "stage 1"), "gap: %s",
+          err.msg);
+
+    make_plan(&p);
+    p.layer[4] = strat("tp2");     /* uses 2 of the stage's 4 devices */
+    CHECK(tsl_plan_validate(&p, m, c, &err) != 0 && strstr(err.msg, "layer 4"), "degrees: %s",
+          err.msg);
+
+    make_plan(&p);
+    p.stages[0].peak_bytes = 1001;
+    CHECK(tsl_plan_validate(&p, m, c, &err) != 0 && strstr(err.msg, "budget"), "budget: %s",
+          err.msg);
+
+    make_plan(&p);
+    p.n_micro = 3;
+    CHECK(tsl_plan_validate(&p, m, c, &err) != 0 && strstr(err.msg, "micro"), "batch: %s",
+          err.msg);
+
+    make_plan(&p);
+    p.micro_batch = 2;
+    p.n_micro = 8;
+    p.layer[0] = strat("dp4");    /* micro-batch 2 cannot split 4 ways */
+    p.layer[1] = strat("dp4");
+    CHECK(tsl_plan_validate(&p, m, c, &err) != 0 && strstr(err.msg, "divisible"), "width: %s",
+          err.msg);
+
+    make_plan(&p);
+    p.stages[1].n_devices = 2;
+    CHECK(tsl_plan_validate(&p, m, c, &err) != 0, "device cover accepted");
+}
+
+struct runs {
+    int n;
+    uint32_t stage[8], first[8], count[8];
+};
+
+static void collect(void *ud, uint32_t stage, uint32_t first, uint32_t count,
+                    const tsl_strategy_t *s)
+{
+    struct runs *r = ud;
+    (void)s;
+    r->stage[r->n] = stage;
+    r->first[r->n] = first;
+    r->count[r->n] = count;
+    r->n++;
+}
+
+static void test_runs(void)
+{
+    tsl_plan_t p;
+    make_plan(&p);
+    struct runs r = {0};
+    tsl_plan_foreach_run(&p, collect, &r);
+    CHECK(r.n == 3, "3 runs expected, got %d", r.n);
+    CHECK(r.first[0] == 0 && r.count[0] == 2 && r.stage[0] == 0, "run 0 %u+%u", r.first[0],
+          r.count[0]);
+    CHECK(r.first[1] == 2 && r.count[1] == 1, "run 1 %u+%u", r.first[1], r.count[1]);
+    CHECK(r.first[2] == 3 && r.count[2] == 3 && r.stage[2] == 1, "run 2 %u+%u", r.first[2],
+          r.count[2]);
+}
+
+static void test_fingerprint(const tsl_model_t *m, const tsl_cluster_t *c)
+{
+    tsl_fp_t a, b;
+    char ha[17], hb[17];
+    tsl_fp_init(&a);
+    tsl_fp_str(&a, "");
+    tsl_fp_hex(&a, ha);
+    CHECK(strlen(ha) == 16, "hex length %zu", strlen(ha));
+
+    tsl_fp_init(&a);
+    tsl_fp_model(&a, m);
+    tsl_fp_cluster(&a, c);
+    tsl_fp_init(&b);
+    tsl_fp_model(&b, m);
+    tsl_fp_cluster(&b, c);
+    CHECK(a.h == b.h, "same input, different fingerprint");
+
+    tsl_model_t m2;
+    tsl_err_t err;
+    tsl_model_copy(&m2, m, &err);
+    m2.layers[5].seq_len = 256;
+    tsl_layer_derive(&m2.layers[5], &err);
+    tsl_fp_init(&b);
+    tsl_fp_model(&b, &m2);
+    tsl_fp_cluster(&b, c);
+    CHECK(a.h != b.h, "a changed layer kept the fingerprint");
+    tsl_model_free(&m2);
+
+    /* concatenation ambiguity: "ab","c" vs "a","bc" */
+    tsl_fp_init(&a);
+    tsl_fp_str(&a, "ab");
+    tsl_fp_str(&a, "c");
+    tsl_fp_init(&b);
+    tsl_fp_str(&b, "a");
+    tsl_fp_str(&b, "bc");
+    CHECK(a.h != b.h, "string boundaries not hashed");
+
+    /* byte-order independence: the u64 encoding is fixed little-endian FNV-1a */
+    tsl_fp_init(&a);
+    tsl_fp_u64(&a, 1);
+    tsl_fp_hex(&a, ha);
+    tsl_fp_init(&b);
+    tsl_fp_u64(&b, 1ull << 56);
+    tsl_fp_hex(&b, hb);
+    CHECK(strcmp(ha, hb) != 0, "byte order ignored");
+    /* FNV-1a of 01 00 00 00 00 00 00 00, computed independently */
+    CHECK(strcmp(ha, "29034675a49f07c2") == 0, "reference value %s", ha);
+}
+
+int main(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    make_inputs(&m, &c);
+    test_validate(&m, &c);
+    test_runs();
+    test_fingerprint(&m, &c);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+    return CHECK_DONE();
+}

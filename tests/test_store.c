@@ -1,0 +1,469 @@
+/*
+ * test_store.c — the SQLite store: open/migrate/reopen, plan CRUD, listing with
+ * every filter and paging, stale marking, refusal of a newer schema (file left
+ * byte for byte), integrity check, concurrent writers from threads.
+ */
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "store.h"
+
+static char tmpdir[256];
+
+static void db_path(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s/%s", tmpdir, name);
+}
+
+static tsl_stored_plan_t make_plan(const char *fp, const char *model, uint32_t dev, int64_t created)
+{
+    tsl_stored_plan_t p;
+    memset(&p, 0, sizeof(p));
+    snprintf(p.fingerprint, sizeof(p.fingerprint), "%s", fp);
+    snprintf(p.model_name, sizeof(p.model_name), "%s", model);
+    p.n_devices = dev;
+    p.global_batch = 64;
+    p.iter_time_s = 1.25;
+    p.samples_per_s = 51.2;
+    p.peak_bytes = 70ULL << 30;
+    p.search_time_s = 0.5;
+    p.created_unix = created;
+    p.request_json = (char *)"{\"model\":\"x\"}";
+    p.result_json = (char *)"{\"plan\":{}}";
+    return p;
+}
+
+static int exec_sql(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open(path, &db);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+    return rc;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    char *buf = malloc(1 << 20);
+    *len = fread(buf, 1, 1 << 20, f);
+    fclose(f);
+    return buf;
+}
+
+static void test_open_migrate(void)
+{
+    char path[300];
+    tsl_err_t err = {{0}};
+    tsl_store_t *s = NULL;
+    db_path(path, sizeof(path), "open.db");
+    CHECK(tsl_store_schema_version() >= 1, "binary knows a schema");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    CHECK(tsl_store_db_version(s) == tsl_store_schema_version(), "migrated to %d",
+          tsl_store_db_version(s));
+    CHECK(tsl_store_count_plans(s) == 0, "empty");
+    CHECK(tsl_store_check(s, &err) == 0, "integrity: %s", err.msg);
+    tsl_store_close(s);
+    /* Reopen: nothing to migrate, same version, WAL persisted. */
+    CHECK(tsl_store_open(path, &s, &err) == 0, "reopen: %s", err.msg);
+    CHECK(tsl_store_db_version(s) == tsl_store_schema_version(), "version kept");
+    tsl_store_close(s);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    sqlite3_open(path, &db);
+    sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL);
+    CHECK(sqlite3_step(st) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0,
+          "journal_mode is wal");
+    sqlite3_finalize(st);
+    const char *tables[] = {"plans", "workers", "devices", "profiles", "hardware", "trials"};
+    for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+        sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1", -1, &st, NULL);
+        sqlite3_bind_text(st, 1, tables[i], -1, SQLITE_STATIC);
+        CHECK(sqlite3_step(st) == SQLITE_ROW, "table %s exists", tables[i]);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    /* Errors: no path; a file that is not a database. */
+    CHECK(tsl_store_open("", &s, &err) == -1 && strstr(err.msg, "database") != NULL, "%s", err.msg);
+    db_path(path, sizeof(path), "garbage.db");
+    FILE *f = fopen(path, "w");
+    fputs("this is not an SQLite database, just some text that is long enough............"
+          "................................................................................", f);
+    fclose(f);
+    CHECK(tsl_store_open(path, &s, &err) == -1 && strstr(err.msg, "garbage.db") != NULL,
+          "garbage refused: %s", err.msg);
+    CHECK(s == NULL, "no handle on failure");
+}
+
+static void test_crud(void)
+{
+    char path[300];
+    tsl_err_t err = {{0}};
+    tsl_store_t *s = NULL;
+    db_path(path, sizeof(path), "crud.db");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    tsl_stored_plan_t p = make_plan("00112233aabbccdd", "GPT3-15B", 8, 0);
+    CHECK(tsl_store_put_plan(s, &p, &err) == 0, "put: %s", err.msg);
+    tsl_stored_plan_t got;
+    CHECK(tsl_store_get_plan(s, "00112233aabbccdd", &got, &err) == 0, "get: %s", err.msg);
+    CHECK(strcmp(got.model_name, "GPT3-15B") == 0, "model %s", got.model_name);
+    CHECK(got.n_devices == 8 && got.global_batch == 64, "counts");
+    CHECK(got.iter_time_s == 1.25 && got.samples_per_s == 51.2 && got.search_time_s == 0.5, "doubles");
+    CHECK(got.peak_bytes == 70ULL << 30, "peak %llu", (unsigned long long)got.peak_bytes);
+    CHECK(got.created_unix > 1600000000, "created set by put: %lld", (long long)got.created_unix);
+    CHECK(!got.stale, "fresh");
+    CHECK(got.request_json && strcmp(got.request_json, "{\"model\":\"x\"}") == 0, "request kept");
+    CHECK(got.result_json && strcmp(got.result_json, "{\"plan\":{}}") == 0, "result kept");
+    tsl_stored_plan_clear(&got);
+    CHECK(got.request_json == NULL && got.result_json == NULL, "clear nulls");
+
+    /* Replace: same fingerprint, new figures; stale cleared by a re-plan. */
+    CHECK(tsl_store_mark_stale(s, "00112233aabbccdd", true, &err) == 0, "mark: %s", err.msg);
+    CHECK(tsl_store_get_plan(s, "00112233aabbccdd", &got, &err) == 0 && got.stale, "now stale");
+    tsl_stored_plan_clear(&got);
+    p.iter_time_s = 0.75;
+    p.result_json = (char *)"{\"plan\":{\"v\":2}}";
+    CHECK(tsl_store_put_plan(s, &p, &err) == 0, "replace: %s", err.msg);
+    CHECK(tsl_store_count_plans(s) == 1, "still one row");
+    CHECK(tsl_store_get_plan(s, "00112233aabbccdd", &got, &err) == 0, "get after replace");
+    CHECK(got.iter_time_s == 0.75 && !got.stale && strstr(got.result_json, "\"v\":2"), "replaced");
+    tsl_stored_plan_clear(&got);
+    CHECK(tsl_store_mark_stale(s, "00112233aabbccdd", false, &err) == 0, "unmark");
+
+    /* Not found, delete, bad fingerprints. */
+    CHECK(tsl_store_get_plan(s, "ffffffffffffffff", &got, &err) == 1, "get missing → 1");
+    CHECK(tsl_store_mark_stale(s, "ffffffffffffffff", true, &err) == 1, "mark missing → 1");
+    CHECK(tsl_store_delete_plan(s, "00112233aabbccdd", &err) == 0, "delete");
+    CHECK(tsl_store_delete_plan(s, "00112233aabbccdd", &err) == 1, "delete again → 1");
+    CHECK(tsl_store_get_plan(s, "00112233aabbccdd", &got, &err) == 1, "gone");
+    CHECK(tsl_store_get_plan(s, "bad'; DROP", &got, &err) == -1 && strstr(err.msg, "fingerprint"),
+          "bad fingerprint named: %s", err.msg);
+    CHECK(tsl_store_get_plan(s, "0123456789abcdef0", &got, &err) == -1, "17 chars refused");
+    tsl_stored_plan_t bad = make_plan("", "m", 1, 0);
+    CHECK(tsl_store_put_plan(s, &bad, &err) == -1 && strstr(err.msg, "fingerprint"), "%s", err.msg);
+    bad = make_plan("abc", "m", 1, 0);
+    bad.result_json = NULL;
+    CHECK(tsl_store_put_plan(s, &bad, &err) == -1 && strstr(err.msg, "result_json"), "%s", err.msg);
+    bad = make_plan("abc", "m", 1, 0);
+    bad.iter_time_s = 0.0 / 0.0;
+    CHECK(tsl_store_put_plan(s, &bad, &err) == -1 && strstr(err.msg, "iter_time_s"), "%s", err.msg);
+    CHECK(tsl_store_count_plans(s) == 0, "nothing stored by bad puts");
+    tsl_store_close(s);
+}
+
+/* ---- listing ---------------------------------------------------------------------------- */
+
+typedef struct seen {
+    char fps[400][17];
+    int n;
+} seen_t;
+
+static int collect(void *ud, const tsl_stored_plan_t *p)
+{
+    seen_t *s = ud;
+    if (s->n < 400)
+        snprintf(s->fps[s->n++], 17, "%s", p->fingerprint);
+    return p->request_json != NULL || p->result_json != NULL;   /* summaries only */
+}
+
+/* Walks every page; returns the number of pages or -1. */
+static int walk(tsl_store_t *s, tsl_plan_filter_t f, seen_t *out)
+{
+    char tok[64] = "";
+    int pages = 0;
+    tsl_err_t err = {{0}};
+    memset(out, 0, sizeof(*out));
+    do {
+        char next[64];
+        f.page_token = tok;
+        if (tsl_store_list_plans(s, &f, collect, out, next, sizeof(next), &err) != 0) {
+            fprintf(stderr, "list: %s\n", err.msg);
+            return -1;
+        }
+        snprintf(tok, sizeof(tok), "%s", next);
+        pages++;
+    } while (tok[0] != '\0' && pages < 1000);
+    return pages;
+}
+
+static void test_list(void)
+{
+    char path[300];
+    tsl_err_t err = {{0}};
+    tsl_store_t *s = NULL;
+    db_path(path, sizeof(path), "list.db");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    /* 120 plans: 3 models, devices 8/16, many sharing a created second (tie-break). */
+    for (int i = 0; i < 120; i++) {
+        char fp[17];
+        snprintf(fp, sizeof(fp), "%016x", (unsigned)(i * 2654435761u));
+        const char *model = i % 3 == 0 ? "BERT-Huge-32" : i % 3 == 1 ? "GPT3-15B" : "ViT-<x>";
+        tsl_stored_plan_t p = make_plan(fp, model, i % 2 ? 16 : 8, 1700000000 + i / 7);
+        CHECK(tsl_store_put_plan(s, &p, &err) == 0, "put %d: %s", i, err.msg);
+        if (i % 5 == 0)
+            tsl_store_mark_stale(s, fp, true, &err);
+    }
+    CHECK(tsl_store_count_plans(s) == 120, "120 stored");
+    seen_t all;
+    tsl_plan_filter_t f = {.stale = -1, .page_size = 7};
+    int pages = walk(s, f, &all);
+    CHECK(pages == 18, "120/7 → 18 pages, got %d", pages);
+    CHECK(all.n == 120, "every plan once: %d", all.n);
+    int dups = 0;
+    for (int i = 0; i < all.n; i++)
+        for (int j = i + 1; j < all.n; j++)
+            dups += strcmp(all.fps[i], all.fps[j]) == 0;
+    CHECK(dups == 0, "no duplicates across pages (%d)", dups);
+
+    /* Order: newest first, fingerprint ascending within a second. */
+    tsl_stored_plan_t a, b;
+    int ordered = 1;
+    for (int i = 0; i + 1 < all.n; i++) {
+        tsl_store_get_plan(s, all.fps[i], &a, NULL);
+        tsl_store_get_plan(s, all.fps[i + 1], &b, NULL);
+        if (a.created_unix < b.created_unix ||
+            (a.created_unix == b.created_unix && strcmp(a.fingerprint, b.fingerprint) >= 0))
+            ordered = 0;
+        tsl_stored_plan_clear(&a);
+        tsl_stored_plan_clear(&b);
+    }
+    CHECK(ordered, "created desc, fingerprint asc");
+
+    seen_t got;
+    f = (tsl_plan_filter_t){.stale = -1, .model_name = "gpt3-15b", .page_size = 9};
+    CHECK(walk(s, f, &got) > 0 && got.n == 40, "model filter, case-insensitive: %d", got.n);
+    f = (tsl_plan_filter_t){.stale = -1, .model_name = "ViT-<x>", .n_devices = 16, .page_size = 5};
+    CHECK(walk(s, f, &got) > 0 && got.n == 20, "model + devices: %d", got.n);
+    f = (tsl_plan_filter_t){.stale = 1};
+    CHECK(walk(s, f, &got) == 1 && got.n == 24, "stale only: %d", got.n);
+    f = (tsl_plan_filter_t){.stale = 0, .page_size = 1000};
+    CHECK(walk(s, f, &got) == 1 && got.n == 96, "fresh only: %d", got.n);
+    f = (tsl_plan_filter_t){.stale = -1, .n_devices = 8, .page_size = 0};
+    CHECK(walk(s, f, &got) == 2 && got.n == 60, "devices 8, default page 50: %d", got.n);
+    f = (tsl_plan_filter_t){.stale = -1, .model_name = "nope"};
+    CHECK(walk(s, f, &got) == 1 && got.n == 0, "no match: %d", got.n);
+
+    /* An insert between pages neither duplicates nor hides older rows. */
+    char next[64];
+    memset(&got, 0, sizeof(got));
+    f = (tsl_plan_filter_t){.stale = -1, .page_size = 10};
+    tsl_store_list_plans(s, &f, collect, &got, next, sizeof(next), &err);
+    tsl_stored_plan_t newer = make_plan("ffff000000000000", "GPT3-15B", 8, 1800000000);
+    tsl_store_put_plan(s, &newer, &err);
+    f.page_token = next;
+    f.page_size = 1000;
+    tsl_store_list_plans(s, &f, collect, &got, next, sizeof(next), &err);
+    CHECK(got.n == 120 && next[0] == '\0', "rest after insert: %d", got.n);
+
+    /* Malformed tokens name page_token. */
+    const char *bad[] = {"!!!", "abc", "MTIzNDU", "MTIzfGJhZCc=", "fHx8", "x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        f.page_token = bad[i];
+        err.msg[0] = '\0';
+        CHECK(tsl_store_list_plans(s, &f, collect, &got, next, sizeof(next), &err) == -1 &&
+                  strstr(err.msg, "page_token") != NULL,
+              "token '%s' refused: %s", bad[i], err.msg);
+    }
+    /* A callback may stop the walk. */
+    f = (tsl_plan_filter_t){.stale = -1};
+    CHECK(tsl_store_list_plans(s, &f, collect, &got, next, sizeof(next), &err) == 0, "ok");
+    tsl_store_close(s);
+}
+
+static int stop_at_once(void *ud, const tsl_stored_plan_t *p)
+{
+    (void)ud;
+    (void)p;
+    return 3;
+}
+
+static void test_callback_stop(void)
+{
+    char path[300], next[64];
+    tsl_err_t err = {{0}};
+    tsl_store_t *s = NULL;
+    db_path(path, sizeof(path), "list.db");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    tsl_plan_filter_t f = {.stale = -1};
+    CHECK(tsl_store_list_plans(s, &f, stop_at_once, NULL, next, sizeof(next), &err) == -1,
+          "stopped walk is -1");
+    seen_t got;
+    memset(&got, 0, sizeof(got));
+    CHECK(tsl_store_list_plans(s, &f, collect, &got, next, 10, &err) == -1 &&
+              strstr(err.msg, "next_token"), "small token buffer: %s", err.msg);
+    tsl_store_close(s);
+}
+
+/* ---- newer schema, integrity ------------------------------------------------------------- */
+
+static void test_newer_schema(void)
+{
+    char path[300];
+    tsl_err_t err = {{0}};
+    tsl_store_t *s = NULL;
+    db_path(path, sizeof(path), "newer.db");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    tsl_stored_plan_t p = make_plan("abcdef0123456789", "m", 4, 0);
+    tsl_store_put_plan(s, &p, &err);
+    tsl_store_close(s);
+    /* Leave WAL mode (checkpointing everything into the main file) so that the
+     * file alone is the database, then set a version from the future. */
+    CHECK(exec_sql(path, "PRAGMA journal_mode=DELETE; PRAGMA user_version = 99;") == SQLITE_OK,
+          "set user_version 99");
+    size_t len0 = 0, len1 = 0;
+    char *before = read_file(path, &len0);
+    struct stat st0, st1;
+    stat(path, &st0);
+    CHECK(tsl_store_open(path, &s, &err) == -1, "newer refused");
+    CHECK(strstr(err.msg, "newer tesseld") && strstr(err.msg, "schema 99") &&
+              strstr(err.msg, "refusing to touch it") && strstr(err.msg, "newer.db"),
+          "clear message: %s", err.msg);
+    char want[64];
+    snprintf(want, sizeof(want), "this binary knows %d", tsl_store_schema_version());
+    CHECK(strstr(err.msg, want) != NULL, "names our version: %s", err.msg);
+    char *after = read_file(path, &len1);
+    stat(path, &st1);
+    CHECK(before && after && len0 == len1 && memcmp(before, after, len0) == 0,
+          "file bytes unchanged (%zu vs %zu)", len0, len1);
+    CHECK(st0.st_mtime == st1.st_mtime, "mtime unchanged");
+    char wal[320];
+    snprintf(wal, sizeof(wal), "%s-wal", path);
+    CHECK(access(wal, F_OK) != 0, "no WAL file created");
+    free(before);
+    free(after);
+}
+
+static void test_integrity(void)
+{
+    char path[300];
+    tsl_err_t err = {{0}};
+    tsl_store_t *s = NULL;
+    db_path(path, sizeof(path), "fk.db");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    CHECK(tsl_store_check(s, &err) == 0, "fresh db ok: %s", err.msg);
+    tsl_store_close(s);
+    /* A dangling reference written behind the store's back (foreign keys off). */
+    CHECK(exec_sql(path, "PRAGMA foreign_keys=OFF; INSERT INTO trials (trial_id, plan_fingerprint, "
+                         "created_unix) VALUES ('t1', 'nosuchplan', 1);") == SQLITE_OK, "inject");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "reopen: %s", err.msg);
+    CHECK(tsl_store_check(s, &err) == -1 && strstr(err.msg, "foreign_key_check") &&
+              strstr(err.msg, "trials"), "dangling found: %s", err.msg);
+    tsl_store_close(s);
+    /* Foreign keys are on for the store's own connection. */
+    CHECK(exec_sql(path, "DELETE FROM trials") == SQLITE_OK, "clean");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "reopen");
+    tsl_stored_plan_t p = make_plan("1234", "m", 1, 0);
+    tsl_store_put_plan(s, &p, &err);
+    tsl_store_close(s);
+    CHECK(exec_sql(path, "PRAGMA foreign_keys=ON; INSERT INTO trials (trial_id, plan_fingerprint, "
+                         "created_unix) VALUES ('t2', '1234', 1);") == SQLITE_OK, "trial of a plan");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "reopen");
+    CHECK(tsl_store_delete_plan(s, "1234", &err) == 0, "delete cascades: %s", err.msg);
+    CHECK(tsl_store_check(s, &err) == 0, "still consistent: %s", err.msg);
+    tsl_store_close(s);
+}
+
+/* ---- concurrency ----------------------------------------------------------------------------- */
+
+#define N_THREADS 8
+#define PER_THREAD 60
+
+typedef struct worker_arg {
+    tsl_store_t *shared;
+    const char *path;
+    int id;
+    int failures;
+} worker_arg_t;
+
+static void *writer(void *arg)
+{
+    worker_arg_t *w = arg;
+    tsl_err_t err = {{0}};
+    tsl_store_t *own = NULL;
+    /* Odd threads use a connection of their own: that exercises WAL + busy_timeout
+     * across connections, the even ones the store's internal mutex. */
+    if (w->id % 2 && tsl_store_open(w->path, &own, &err) != 0) {
+        fprintf(stderr, "thread %d open: %s\n", w->id, err.msg);
+        w->failures++;
+        return NULL;
+    }
+    tsl_store_t *s = own ? own : w->shared;
+    for (int i = 0; i < PER_THREAD; i++) {
+        char fp[17];
+        snprintf(fp, sizeof(fp), "%02x%014x", w->id, i);
+        tsl_stored_plan_t p = make_plan(fp, "GPT3-15B", 8, 0);
+        tsl_stored_plan_t got;
+        if (tsl_store_put_plan(s, &p, &err) != 0 || tsl_store_get_plan(s, fp, &got, &err) != 0) {
+            fprintf(stderr, "thread %d: %s\n", w->id, err.msg);
+            w->failures++;
+            continue;
+        }
+        tsl_stored_plan_clear(&got);
+        if (i % 3 == 0 && tsl_store_mark_stale(s, fp, true, &err) != 0)
+            w->failures++;
+        if (i % 4 == 0 && tsl_store_delete_plan(s, fp, &err) != 0)
+            w->failures++;
+    }
+    tsl_store_close(own);
+    return NULL;
+}
+
+static void test_concurrent(void)
+{
+    char path[300];
+    tsl_err_t err = {{0}};
+    tsl_store_t *s = NULL;
+    db_path(path, sizeof(path), "threads.db");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    pthread_t th[N_THREADS];
+    worker_arg_t args[N_THREADS];
+    for (int i = 0; i < N_THREADS; i++) {
+        args[i] = (worker_arg_t){.shared = s, .path = path, .id = i};
+        pthread_create(&th[i], NULL, writer, &args[i]);
+    }
+    int failures = 0;
+    for (int i = 0; i < N_THREADS; i++) {
+        pthread_join(th[i], NULL);
+        failures += args[i].failures;
+    }
+    CHECK(failures == 0, "no failed operation (%d)", failures);
+    int64_t want = N_THREADS * (PER_THREAD - (PER_THREAD + 3) / 4);
+    CHECK(tsl_store_count_plans(s) == want, "count %lld, want %lld",
+          (long long)tsl_store_count_plans(s), (long long)want);
+    CHECK(tsl_store_check(s, &err) == 0, "integrity after threads: %s", err.msg);
+    tsl_store_close(s);
+}
+
+static void cleanup(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+}
+
+int main(void)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof(tmpdir), "%s/tsl-store-XXXXXX", base && *base ? base : "/tmp");
+    if (mkdtemp(tmpdir) == NULL)
+        SKIP_ALL("cannot create a temporary directory");
+    test_open_migrate();
+    test_crud();
+    test_list();
+    test_callback_stop();
+    test_newer_schema();
+    test_integrity();
+    test_concurrent();
+    cleanup();
+    return CHECK_DONE();
+}
