@@ -79,6 +79,15 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
     fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),
             num(plan, "alpha_m"), 1.0 - 1.0 / (double)(pp ? pp : 1));
     (void)doc;
+    json_t *order = json_object_get(plan, "node_order");
+    if (json_array_size(order) > 0) {
+        json_t *n;
+        size_t i;
+        fprintf(out, "  placement: nodes in the order");
+        json_array_foreach(order, i, n) fprintf(out, "%s %lld", i ? "," : "",
+                                                (long long)json_integer_value(n));
+        fprintf(out, " (stage blocks follow this order)\n");
+    }
     print_stages(out, plan);
 }
 

@@ -12,7 +12,8 @@
  * The wire message does not carry the model's layer and parameter counts: for a
  * preset they are taken from the planner's preset table (what the daemon used);
  * for a HuggingFace config, and for the cluster's node count and the request,
- * they are left out rather than invented.
+ * they are left out rather than invented (remote.c adds them for `plan`, where
+ * the inputs are at hand).
  *
  * Ownership: every function returns a new reference (json_decref it); NULL only
  * when out of memory.

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cluster_json.h"
 #include "plan_json.h"
 #include "proto_json.h"
 #include "remote.h"
@@ -44,7 +45,7 @@ static int request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req
                                                "models`) or --hf-config PATH");
     req->model_preset = strdup(po->model);
     req->model_case = TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET;
-    return 0;
+    return req->model_preset ? 0 : tsl_remote_fail(TSL_EXIT_SERVER, "out of memory");
 }
 
 /* Cluster: an existing file or a name ending in .json is a description; else a spec. */
@@ -60,7 +61,7 @@ static int request_cluster(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *r
     }
     req->cluster_spec = strdup(po->cluster);
     req->cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
-    return 0;
+    return req->cluster_spec ? 0 : tsl_remote_fail(TSL_EXIT_SERVER, "out of memory");
 }
 
 static void request_options(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req)
@@ -162,14 +163,36 @@ int tsl_remote_print_doc(json_t *doc, const tsl_client_opts_t *co)
     return TSL_EXIT_OK;
 }
 
-/* The document of a plan we asked for: what the wire carries, plus the request
- * as the local mode shows it. */
+/* What the wire does not carry, from the inputs the daemon planned with, read the
+ * way the local mode reads them: the model's shape and the cluster's node count. */
+static void doc_add_inputs(json_t *doc, const tsl_plan_opts_t *po)
+{
+    json_t *model = json_object_get(doc, "model"), *cluster = json_object_get(doc, "cluster");
+    tsl_model_t m = {0};
+    tsl_cluster_t c = {0};
+    tsl_err_t err;
+
+    if (tsl_plan_load_model(po, &m, &err) == 0) {
+        json_object_set_new(model, "layers", json_integer((json_int_t)m.n_layers));
+        json_object_set_new(model, "params", json_integer((json_int_t)tsl_model_params(&m)));
+        json_object_set_new(model, "tokens_per_sample",
+                            json_integer((json_int_t)m.tokens_per_sample));
+    }
+    tsl_model_free(&m);
+    if (tsl_cluster_from_arg(po->cluster, &c, &err) == 0)
+        json_object_set_new(cluster, "nodes", json_integer((json_int_t)c.n_nodes));
+    tsl_cluster_free(&c);
+}
+
+/* The document of a plan we asked for: what the wire carries, the inputs' shape
+ * and the request, as the local mode shows them. */
 static json_t *plan_doc(const Tessel__V1__Plan *plan, const tsl_plan_opts_t *po)
 {
     json_t *doc = tsl_proto_plan_to_json(plan);
     tsl_request_t r;
 
     if (doc) {
+        doc_add_inputs(doc, po);
         tsl_plan_fill_request(po, &r);
         json_object_set_new(doc, "request", tsl_request_to_json(&r));
     }

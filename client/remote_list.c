@@ -170,28 +170,41 @@ static void emit_page(list_out_t *lo, const Tessel__V1__ListPlansResponse *r)
     lo->rows += r->n_plans;
 }
 
+/* Takes the reply's next token; the old one (maybe lo->req.page_token) is freed
+ * only after the comparison that catches a daemon repeating itself. */
+static int next_page(list_opts_t *lo, const Tessel__V1__ListPlansResponse *r, char **next_token)
+{
+    char *tok = strdup(r->next_page_token ? r->next_page_token : "");
+
+    if (!tok)
+        return tsl_remote_fail(TSL_EXIT_SERVER, "out of memory");
+    if (lo->all && *tok && lo->req.page_token && strcmp(lo->req.page_token, tok) == 0) {
+        free(tok);
+        return tsl_remote_fail(TSL_EXIT_SERVER,
+                               "plans list: the daemon returned the same page token twice");
+    }
+    free(*next_token);
+    *next_token = tok;
+    lo->req.page_token = tok;
+    return 0;
+}
+
 /* Fetches pages into out; next_token gets the token left after the last page read. */
 static int fetch_pages(tsl_rpc_client_t *c, list_opts_t *lo, list_out_t *out, char **next_token)
 {
     tsl_rpc_status_t st = {0};
     ProtobufCMessage *reply;
+    int rc;
 
     for (unsigned page = 0; page < LIST_MAX_PAGES; page++) {
         if (tsl_rpc_unary(c, TSL_RPC_LIST_PLANS, &lo->req.base,
                           &tessel__v1__list_plans_response__descriptor, &reply, &st) != 0)
             return tsl_rpc_report(stderr, &st);
-        Tessel__V1__ListPlansResponse *r = (Tessel__V1__ListPlansResponse *)reply;
-        emit_page(out, r);
-        free(*next_token);
-        *next_token = strdup(r->next_page_token ? r->next_page_token : "");
+        emit_page(out, (Tessel__V1__ListPlansResponse *)reply);
+        rc = next_page(lo, (Tessel__V1__ListPlansResponse *)reply, next_token);
         protobuf_c_message_free_unpacked(reply, NULL);
-        if (!*next_token)
-            return tsl_remote_fail(TSL_EXIT_SERVER, "out of memory");
-        if (!lo->all || !**next_token)
-            return 0;
-        if (lo->req.page_token && strcmp(lo->req.page_token, *next_token) == 0)
-            return tsl_remote_fail(TSL_EXIT_SERVER, "plans list: the daemon returned the same page token twice");
-        lo->req.page_token = *next_token;
+        if (rc != 0 || !lo->all || !**next_token)
+            return rc;
     }
     return tsl_remote_fail(TSL_EXIT_SERVER, "plans list: more than %u pages; stopped", LIST_MAX_PAGES);
 }

@@ -66,6 +66,12 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
     for (uint32_t s = 0; s < p->pp; s++)
         json_array_append_new(stages, stage_to_json(&p->stages[s], ctx.stage_runs[s]));
     json_object_set_new(o, "stages", stages);
+    if (p->n_nodes) {
+        json_t *order = json_array();
+        for (uint32_t k = 0; k < p->n_nodes; k++)
+            json_array_append_new(order, json_integer(p->node_order[k]));
+        json_object_set_new(o, "node_order", order);
+    }
     return o;
 }
 

@@ -23,14 +23,15 @@
  * Writes first[0..p] (absolute block indices) and returns the optimum, or INFINITY
  * when the caps leave no partition.
  *
- * time[i][j] = min_k max(time[k][j − 1], S[i] − S[k]) (the paper's lines 8–14). k is
- * scanned downwards from i − 1; the last stage's load only grows as k falls, so
- * the scan stops once it alone reaches the best value found — exact, and about
- * n/p steps per cell on balanced inputs instead of n.
+ * time[i][j] = min_k max(time[k][j − 1], S[i] − S[k]) (the paper's lines 8–14).
+ * time[k][j − 1] never decreases with k (a prefix with one more block cannot be
+ * split better; with nondecreasing caps this still holds) and S[i] − S[k] never
+ * increases, so the minimum sits where they cross: a binary search finds the
+ * first k with time[k][j − 1] >= S[i] − S[k], and the optimum is at it or just
+ * before it. O(n·p·log n) instead of the paper's O(n²·p) — exact all the same.
  */
 static double dp_minmax(const double *S, uint32_t lo, uint32_t hi, uint32_t p, const double *cap,
-                        double *T, uint32_t *arg, uint32_t *first)
-{
+                        double *T, uint32_t *arg, uint32_t *first) {
     const uint32_t len = hi - lo, W = p + 1;
     for (size_t x = 0; x < (size_t)(len + 1) * W; x++) {
         T[x] = INFINITY;
@@ -38,23 +39,33 @@ static double dp_minmax(const double *S, uint32_t lo, uint32_t hi, uint32_t p, c
     }
     T[0] = 0;
     for (uint32_t j = 1; j <= p; j++) {
-        uint32_t i_from = j, i_to = len;
+        uint32_t i_from = j;
         if (j == p)
             i_from = len; /* the last stage must end at the last block */
-        for (uint32_t i = i_from; i <= i_to; i++) {
+        for (uint32_t i = i_from; i <= len; i++) {
             double load = S[lo + i] - S[lo];
             if (cap && j < p && load > cap[j] * (1 + 1e-12))
                 continue;
+            /* first k in [j − 1, i − 1] with time[k][j − 1] >= S[i] − S[k] */
+            uint32_t a = j - 1, z = i; /* answer in [a, z]; z = i: none */
+            while (a < z) {
+                uint32_t mid = a + (z - a) / 2;
+                if (T[(size_t)mid * W + j - 1] >= S[lo + i] - S[lo + mid])
+                    z = mid;
+                else
+                    a = mid + 1;
+            }
             double best = INFINITY;
             uint32_t barg = 0;
-            for (uint32_t k = i; k-- > j - 1;) {
-                double seg = S[lo + i] - S[lo + k];
-                if (seg >= best)
-                    break;
-                double v = fmax(T[(size_t)k * W + j - 1], seg);
+            if (a < i) {
+                best = T[(size_t)a * W + j - 1];
+                barg = a;
+            }
+            if (a > j - 1) {
+                double v = S[lo + i] - S[lo + a - 1]; /* > time[a − 1][j − 1] */
                 if (v < best) {
                     best = v;
-                    barg = k;
+                    barg = a - 1;
                 }
             }
             T[(size_t)i * W + j] = best;
@@ -73,8 +84,7 @@ static double dp_minmax(const double *S, uint32_t lo, uint32_t hi, uint32_t p, c
     return opt;
 }
 
-static int check_weights(const double *w, uint32_t n, const char *field, tsl_err_t *err)
-{
+static int check_weights(const double *w, uint32_t n, const char *field, tsl_err_t *err) {
     for (uint32_t i = 0; i < n; i++)
         if (!isfinite(w[i]) || w[i] < 0)
             return tsl_err_set(err, "%s[%u]: %g is not a valid time; give a finite value >= 0",
@@ -82,9 +92,8 @@ static int check_weights(const double *w, uint32_t n, const char *field, tsl_err
     return 0;
 }
 
-int tsl_autopipe_minmax(const double *w, uint32_t n, uint32_t p, uint32_t *first,
-                        double *max_out, tsl_err_t *err)
-{
+int tsl_autopipe_minmax(const double *w, uint32_t n, uint32_t p, uint32_t *first, double *max_out,
+                        tsl_err_t *err) {
     int rc = -1;
     double *S = NULL, *T = NULL;
     uint32_t *arg = NULL;
@@ -94,9 +103,10 @@ int tsl_autopipe_minmax(const double *w, uint32_t n, uint32_t p, uint32_t *first
         return tsl_err_set(err, "n_blocks: %u is out of range; give 1..%u", n,
                            TSL_AUTOPIPE_MAX_BLOCKS);
     if (p == 0 || p > n || p > TSL_PIPESIM_MAX_STAGES)
-        return tsl_err_set(err, "n_stages: %u is out of range; give 1..%u (one block per "
-                                "stage at least)", p, n < TSL_PIPESIM_MAX_STAGES ? n
-                                                                          : TSL_PIPESIM_MAX_STAGES);
+        return tsl_err_set(err,
+                           "n_stages: %u is out of range; give 1..%u (one block per "
+                           "stage at least)",
+                           p, n < TSL_PIPESIM_MAX_STAGES ? n : TSL_PIPESIM_MAX_STAGES);
     if (check_weights(w, n, "w", err))
         return -1;
     size_t cells = (size_t)(n + 1) * (p + 1);
@@ -132,26 +142,22 @@ out:
 
 /* ------------------------------------------------------------- stage times */
 
-static int check_partition(const uint32_t *first, uint32_t n, uint32_t P, tsl_err_t *err)
-{
+static int check_partition(const uint32_t *first, uint32_t n, uint32_t P, tsl_err_t *err) {
     if (first[0] != 0 || first[P] != n)
-        return tsl_err_set(err, "first: a partition must start at block 0 and end at block %u",
-                           n);
+        return tsl_err_set(err, "first: a partition must start at block 0 and end at block %u", n);
     for (uint32_t s = 0; s < P; s++)
         if (first[s + 1] <= first[s])
             return tsl_err_set(err, "first[%u]: stage %u is empty or reversed", s + 1, s);
     return 0;
 }
 
-static double cut_p2p(const tsl_autopipe_in_t *in, uint32_t after_block)
-{
+static double cut_p2p(const tsl_autopipe_in_t *in, uint32_t after_block) {
     return in->cut_p2p_s ? in->cut_p2p_s[after_block] : in->p2p_s;
 }
 
 int tsl_autopipe_stage_times(const tsl_autopipe_in_t *in, const uint32_t *first,
                              double *stage_fwd_s, double *stage_bwd_s, double *stage_p2p_s,
-                             tsl_err_t *err)
-{
+                             tsl_err_t *err) {
     if (in == NULL || first == NULL || in->fwd_s == NULL || in->bwd_s == NULL)
         return tsl_err_set(err, "stage_times: missing input");
     if (in->n_stages == 0 || in->n_stages > TSL_PIPESIM_MAX_STAGES)
@@ -180,24 +186,23 @@ int tsl_autopipe_stage_times(const tsl_autopipe_in_t *in, const uint32_t *first,
 typedef struct ap_ctx {
     const tsl_autopipe_in_t *in;
     uint32_t n, P;
-    double *S;       /* prefix sums of f + b */
-    double *dpT;     /* Algorithm 1 tables, (n + 1)·(P + 1) */
+    double *S;   /* prefix sums of f + b */
+    double *dpT; /* Algorithm 1 tables, (n + 1)·(P + 1) */
     uint32_t *dpArg;
     void *simws;
     size_t simws_bytes;
-    uint32_t *pool;  /* cap partitions of P + 1 starts */
+    uint32_t *pool; /* cap partitions of P + 1 starts */
     double *pool_iter, *pool_startup;
     uint32_t *pool_master;
     uint32_t pool_n, pool_cap;
-    uint32_t *hash;  /* open addressing: pool index + 1, 0 = empty */
+    uint32_t *hash; /* open addressing: pool index + 1, 0 = empty */
     uint32_t hash_mask;
     uint32_t *stack;
     uint32_t stack_n;
     bool cap_hit;
 } ap_ctx_t;
 
-static uint64_t part_hash(const uint32_t *first, uint32_t P)
-{
+static uint64_t part_hash(const uint32_t *first, uint32_t P) {
     uint64_t h = 1469598103934665603ull;
     for (uint32_t s = 1; s < P; s++) {
         h ^= first[s];
@@ -206,8 +211,7 @@ static uint64_t part_hash(const uint32_t *first, uint32_t P)
     return h;
 }
 
-static int simulate(ap_ctx_t *c, const uint32_t *first, tsl_pipesim_out_t *so, tsl_err_t *err)
-{
+static int simulate(ap_ctx_t *c, const uint32_t *first, tsl_pipesim_out_t *so, tsl_err_t *err) {
     double f[TSL_PIPESIM_MAX_STAGES], b[TSL_PIPESIM_MAX_STAGES], p2p[TSL_PIPESIM_MAX_STAGES];
     if (tsl_autopipe_stage_times(c->in, first, f, b, p2p, err))
         return -1;
@@ -224,8 +228,7 @@ static int simulate(ap_ctx_t *c, const uint32_t *first, tsl_pipesim_out_t *so, t
 /* Index of partition `first` in the pool, simulating it if new (*is_new then
  * true). NONE when the pool is full. */
 static int evaluate(ap_ctx_t *c, const uint32_t *first, uint32_t *idx, bool *is_new,
-                    tsl_err_t *err)
-{
+                    tsl_err_t *err) {
     const uint32_t W = c->P + 1;
     uint64_t h = part_hash(first, c->P);
     uint32_t slot = (uint32_t)(h & c->hash_mask);
@@ -262,8 +265,7 @@ static int evaluate(ap_ctx_t *c, const uint32_t *first, uint32_t *idx, bool *is_
  * so that they never starve the master in cooldown: Algorithm 1 on the blocks
  * after stage i with those cumulative caps (the last stage takes the rest).
  * Returns false when Eq. (1) already holds or no partition meets it. */
-static bool adjust_after_master(ap_ctx_t *c, const uint32_t *first, uint32_t i, uint32_t *adj)
-{
+static bool adjust_after_master(ap_ctx_t *c, const uint32_t *first, uint32_t i, uint32_t *adj) {
     const uint32_t P = c->P;
     if (i + 1 >= P)
         return false;
@@ -292,8 +294,7 @@ static bool adjust_after_master(ap_ctx_t *c, const uint32_t *first, uint32_t i, 
 }
 
 /* Algorithm 1 on the first `stages` stages, over the blocks they hold now. */
-static void rebalance_prefix(ap_ctx_t *c, uint32_t *first, uint32_t stages)
-{
+static void rebalance_prefix(ap_ctx_t *c, uint32_t *first, uint32_t stages) {
     uint32_t pre[TSL_PIPESIM_MAX_STAGES + 1];
     if (stages < 2)
         return;
@@ -303,8 +304,7 @@ static void rebalance_prefix(ap_ctx_t *c, uint32_t *first, uint32_t stages)
         first[j] = pre[j];
 }
 
-static int push(ap_ctx_t *c, uint32_t idx)
-{
+static int push(ap_ctx_t *c, uint32_t idx) {
     if (c->stack_n == c->pool_cap)
         return -1;
     c->stack[c->stack_n++] = idx;
@@ -312,8 +312,7 @@ static int push(ap_ctx_t *c, uint32_t idx)
 }
 
 /* Evaluates a candidate; a new one whose master is <= i is queued for steps 2–3. */
-static int consider(ap_ctx_t *c, const uint32_t *cand, uint32_t i, tsl_err_t *err)
-{
+static int consider(ap_ctx_t *c, const uint32_t *cand, uint32_t i, tsl_err_t *err) {
     uint32_t k;
     bool is_new;
     if (evaluate(c, cand, &k, &is_new, err))
@@ -323,8 +322,7 @@ static int consider(ap_ctx_t *c, const uint32_t *cand, uint32_t i, tsl_err_t *er
     return 0;
 }
 
-static int search(ap_ctx_t *c, uint32_t start, tsl_err_t *err)
-{
+static int search(ap_ctx_t *c, uint32_t start, tsl_err_t *err) {
     const uint32_t P = c->P, W = P + 1;
     uint32_t cur[TSL_PIPESIM_MAX_STAGES + 1], cand[TSL_PIPESIM_MAX_STAGES + 1];
     push(c, start);
@@ -373,8 +371,7 @@ static int search(ap_ctx_t *c, uint32_t start, tsl_err_t *err)
     return 0;
 }
 
-static int check_ap_in(const tsl_autopipe_in_t *in, tsl_err_t *err)
-{
+static int check_ap_in(const tsl_autopipe_in_t *in, tsl_err_t *err) {
     if (in->n_blocks == 0 || in->n_blocks > TSL_AUTOPIPE_MAX_BLOCKS)
         return tsl_err_set(err, "n_blocks: %u is out of range; give 1..%u", in->n_blocks,
                            TSL_AUTOPIPE_MAX_BLOCKS);
@@ -400,8 +397,7 @@ static int check_ap_in(const tsl_autopipe_in_t *in, tsl_err_t *err)
     return 0;
 }
 
-static void fill_result(ap_ctx_t *c, uint32_t best, uint32_t start, tsl_autopipe_result_t *out)
-{
+static void fill_result(ap_ctx_t *c, uint32_t best, uint32_t start, tsl_autopipe_result_t *out) {
     const uint32_t P = c->P, W = P + 1;
     memset(out, 0, sizeof(*out));
     out->n_stages = P;
@@ -425,8 +421,7 @@ static void fill_result(ap_ctx_t *c, uint32_t best, uint32_t start, tsl_autopipe
 }
 
 int tsl_autopipe_partition(const tsl_autopipe_in_t *in, tsl_autopipe_result_t *out,
-                           tsl_err_t *err)
-{
+                           tsl_err_t *err) {
     int rc = -1;
     ap_ctx_t c;
     memset(&c, 0, sizeof(c));
@@ -457,8 +452,8 @@ int tsl_autopipe_partition(const tsl_autopipe_in_t *in, tsl_autopipe_result_t *o
     c.stack = malloc(c.pool_cap * sizeof(uint32_t));
     if (!c.S || !c.dpT || !c.dpArg || !c.simws || !c.pool || !c.pool_iter || !c.pool_startup ||
         !c.pool_master || !c.hash || !c.stack) {
-        tsl_err_set(err, "partition: out of memory for %u blocks, %u stages, %u evaluations",
-                    c.n, c.P, c.pool_cap);
+        tsl_err_set(err, "partition: out of memory for %u blocks, %u stages, %u evaluations", c.n,
+                    c.P, c.pool_cap);
         goto out;
     }
     c.S[0] = 0;
@@ -502,8 +497,7 @@ out:
 /* --------------------------------------------------------------- the slicer */
 
 int tsl_autopipe_slice(const tsl_pipesim_in_t *pipe, const tsl_autopipe_slice_cfg_t *cfg,
-                       tsl_autopipe_slice_t *out, tsl_err_t *err)
-{
+                       tsl_autopipe_slice_t *out, tsl_err_t *err) {
     int rc = -1;
     void *ws = NULL;
     if (pipe == NULL || out == NULL)
@@ -574,11 +568,13 @@ int tsl_autopipe_slice(const tsl_pipesim_in_t *pipe, const tsl_autopipe_slice_cf
     if (P < dc.min_stages)
         snprintf(out->why, sizeof(out->why),
                  "not applied: %u stages < %u (AutoPipe Fig. 10: slicing slows shallow "
-                 "pipelines)", P, dc.min_stages);
+                 "pipelines)",
+                 P, dc.min_stages);
     else if (!(t_k < out->iter_s) || gain <= dc.min_gain)
         snprintf(out->why, sizeof(out->why),
                  "not applied: slicing %u micro-batch(es) changes the iteration time by "
-                 "%+.2f%% (needs < -%.2f%%)", k, -100 * gain, 100 * dc.min_gain);
+                 "%+.2f%% (needs < -%.2f%%)",
+                 k, -100 * gain, 100 * dc.min_gain);
     else {
         out->applied = true;
         out->n_sliced = k;

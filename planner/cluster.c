@@ -397,6 +397,15 @@ uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c) {
     return c->n_nodes ? m : 0;
 }
 
+uint64_t tsl_cluster_max_device_mem(const tsl_cluster_t *c) {
+    uint64_t m = 0;
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        uint64_t v = c->gpu_types[c->nodes[i].gpu_type].mem_bytes;
+        m = v > m ? v : m;
+    }
+    return m;
+}
+
 double tsl_cluster_link_bw(const tsl_cluster_t *c, uint32_t dev_a, uint32_t dev_b) {
     if (dev_a == dev_b)
         return INFINITY;

@@ -111,6 +111,7 @@ const tsl_gpu_spec_t *tsl_cluster_device_gpu(const tsl_cluster_t *c, uint32_t de
 double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev); /* peak × efficiency */
 uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev);
 uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c);
+uint64_t tsl_cluster_max_device_mem(const tsl_cluster_t *c);
 double tsl_cluster_link_bw(const tsl_cluster_t *c, uint32_t dev_a, uint32_t dev_b);
 bool tsl_cluster_is_homogeneous(const tsl_cluster_t *c);
 

@@ -21,12 +21,9 @@
  * Everything is allocated by tsl_layerdp_ws_new; tsl_layerdp_solve allocates
  * nothing.
  *
- * Speed: every inner loop runs over e on contiguous rows with a fixed strategy,
- * so it is written for 4 lanes with the GCC/Clang vector extension (the argmins
- * are kept as int64_t so that they share the lanes of the doubles) and a scalar
- * tail; on x86-64 the kernels are built twice (AVX2 and baseline) and the loader
- * picks one. Both give bit-identical results: every cell is the same sequence of
- * IEEE additions and strict comparisons.
+ * Speed: every inner loop is a run over e on contiguous rows with one strategy
+ * fixed (see struct kernels). On x86-64 with AVX2 they run 4 cells per step,
+ * elsewhere as plain scalar loops; both give bit-identical results.
  */
 #include "layerdp.h"
 
@@ -35,57 +32,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PRED_MAX_STRATEGIES 65536u   /* predecessors are stored as uint16_t */
+#define PRED_MAX_STRATEGIES 65536u /* predecessors are stored as uint16_t */
+#define FULL_TILE 512u             /* full form: cells per tile (8 KiB of minima) */
 
-/* Vectors that may sit at any element boundary and alias their element type:
- * loads and stores are plain (unaligned) vector moves. */
-typedef double v4d_t __attribute__((vector_size(32), aligned(8), may_alias));
-typedef int64_t v4i_t __attribute__((vector_size(32), aligned(8), may_alias));
-typedef uint16_t v4h_t __attribute__((vector_size(8), aligned(2), may_alias));
+/* AVX2 kernels on x86-64 with GCC or Clang, chosen at run time; elsewhere (and on
+ * x86-64 CPUs without AVX2) the portable scalar kernels. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TSL_LAYERDP_AVX2 1
+#define TSL_TARGET_AVX2 __attribute__((target("avx2")))
+#endif
 
-#define V4D_LOAD(ptr) (*(const v4d_t *)(const void *)(ptr))
-#define V4I_LOAD(ptr) (*(const v4i_t *)(const void *)(ptr))
-#define V4D_STORE(ptr, v) (*(v4d_t *)(void *)(ptr) = (v))
-#define V4I_STORE(ptr, v) (*(v4i_t *)(void *)(ptr) = (v))
-#define V4H_STORE(ptr, v) (*(v4h_t *)(void *)(ptr) = (v))
-/* lane-wise m ? a : b for a mask m of all-ones / all-zeros lanes */
-#define V4_SELI(m, a, b) (((m) & (a)) | (~(m) & (b)))
-#define V4_SELD(m, a, b) ((v4d_t)V4_SELI((m), (v4i_t)(a), (v4i_t)(b)))
-
-#if defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define TSL_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-#endif
-#ifndef TSL_SIMD_CLONES
-#define TSL_SIMD_CLONES
-#endif
+typedef struct kernels kernels_t;
 
 struct tsl_layerdp_ws {
     uint32_t max_layers, max_strategies, max_buckets;
-    uint16_t *pred;      /* [((l−1)·S + j)·E1 + e] for l ≥ 1: argmin i of cell (l, e, j) */
-    uint32_t *w;         /* [l·S + j]: ⌈(O_f + O_ms) / bucket⌉ */
-    uint16_t *act;       /* [l·S + a]: the usable strategies of layer l, ascending */
-    uint32_t *nact;      /* [l] */
-    uint32_t *cls;       /* [j]: compact layout class 0..K−1 (layout form) */
-    double *val[2];      /* layout form: class minima [k·E1 + e]; full form: C [b·E1 + e] */
-    int64_t *arg[2];     /* layout form: class argmins [k·E1 + e]; full form: scratch */
-    double *all[2];      /* [e]: minimum over all strategies of the layer */
-    int64_t *allarg[2];  /* [e]: its argmin */
-    uint32_t *tmp;       /* [l]: an assignment being checked */
-    uint32_t *minw;      /* [l]: min_j w(l, j) over the usable j */
-    uint32_t *hi;        /* [l]: the largest e layer l evaluates */
+    uint16_t *pred;     /* [((l−1)·S + j)·E1 + e] for l ≥ 1: argmin i of cell (l, e, j) */
+    uint32_t *w;        /* [l·S + j]: ⌈(O_f + O_ms) / bucket⌉ */
+    uint16_t *act;      /* [l·S + a]: the usable strategies of layer l, ascending */
+    uint32_t *nact;     /* [l] */
+    uint32_t *cls;      /* [j]: compact layout class 0..K−1 (layout form) */
+    double *val[2];     /* layout form: class minima [k·E1 + e]; full form: C [b·E1 + e] */
+    int64_t *arg[2];    /* layout form: class argmins [k·E1 + e]; full form: scratch */
+    double *all[2];     /* [e]: minimum over all strategies of the layer */
+    int64_t *allarg[2]; /* [e]: its argmin */
+    uint32_t *tmp;      /* [l]: an assignment being checked */
+    uint32_t *minw;     /* [l]: min_j w(l, j) over the usable j */
+    uint32_t *hi;       /* [l]: the largest e layer l evaluates */
+    const kernels_t *k; /* the kernels of this solve */
+    bool portable;      /* tsl_layerdp_ws_set_portable: scalar kernels only */
 };
 
-static inline uint64_t sat_add(uint64_t a, uint64_t b)
-{
+static inline uint64_t sat_add(uint64_t a, uint64_t b) {
     uint64_t s = a + b;
     return s < a ? UINT64_MAX : s;
 }
 
 tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategies,
-                                     uint32_t max_buckets)
-{
+                                     uint32_t max_buckets) {
     if (max_layers == 0 || max_strategies == 0 || max_strategies > PRED_MAX_STRATEGIES ||
         max_buckets == UINT32_MAX)
         return NULL;
@@ -111,8 +94,7 @@ tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategie
     ws->tmp = calloc(max_layers, sizeof(uint32_t));
     ws->minw = calloc(max_layers, sizeof(uint32_t));
     ws->hi = calloc(max_layers, sizeof(uint32_t));
-    bool ok = ws->pred && ws->w && ws->act && ws->nact && ws->cls && ws->tmp &&
-              ws->minw && ws->hi;
+    bool ok = ws->pred && ws->w && ws->act && ws->nact && ws->cls && ws->tmp && ws->minw && ws->hi;
     for (int r = 0; r < 2; r++) {
         ws->val[r] = calloc((size_t)nrow, sizeof(double));
         ws->arg[r] = calloc((size_t)nrow, sizeof(int64_t));
@@ -127,8 +109,7 @@ tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategie
     return ws;
 }
 
-void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws)
-{
+void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws) {
     if (ws == NULL)
         return;
     free(ws->pred);
@@ -148,8 +129,7 @@ void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws)
     free(ws);
 }
 
-uint32_t tsl_layerdp_buckets(uint64_t budget_bytes, uint64_t bucket_bytes)
-{
+uint32_t tsl_layerdp_buckets(uint64_t budget_bytes, uint64_t bucket_bytes) {
     if (bucket_bytes == 0)
         bucket_bytes = TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
     uint64_t n = budget_bytes / bucket_bytes;
@@ -157,8 +137,8 @@ uint32_t tsl_layerdp_buckets(uint64_t budget_bytes, uint64_t bucket_bytes)
 }
 
 /* R(l, i, j); layer 0 takes its input from the previous stage: 0. */
-static inline double trans_cost(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i, uint32_t j)
-{
+static inline double trans_cost(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i,
+                                uint32_t j) {
     uint32_t S = p->n_strategies;
     if (l == 0)
         return 0.0;
@@ -167,8 +147,7 @@ static inline double trans_cost(const tsl_layerdp_problem_t *p, uint32_t l, uint
     return p->layout[i] == p->layout[j] ? 0.0 : p->trans_s[(size_t)l * S + j];
 }
 
-uint64_t tsl_layerdp_peak_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice)
-{
+uint64_t tsl_layerdp_peak_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice) {
     uint32_t S = p->n_strategies;
     uint64_t fwd = 0, ms = 0, top = 0;
     for (uint32_t l = 0; l < p->n_layers; l++) {
@@ -183,8 +162,7 @@ uint64_t tsl_layerdp_peak_bytes(const tsl_layerdp_problem_t *p, const uint32_t *
 }
 
 /* Eq. 3: Σ O_f + O_ms. */
-static uint64_t fwd_total_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice)
-{
+static uint64_t fwd_total_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice) {
     uint32_t S = p->n_strategies;
     uint64_t f = 0;
     for (uint32_t l = 0; l < p->n_layers; l++) {
@@ -196,8 +174,7 @@ static uint64_t fwd_total_bytes(const tsl_layerdp_problem_t *p, const uint32_t *
 
 /* Summed in the DP's own order, C(l) = (C(l−1) + R) + c, so that the DP's value
  * and this one agree to the last bit. */
-double tsl_layerdp_time_s(const tsl_layerdp_problem_t *p, const uint32_t *choice)
-{
+double tsl_layerdp_time_s(const tsl_layerdp_problem_t *p, const uint32_t *choice) {
     uint32_t S = p->n_strategies;
     double t = 0.0;
     for (uint32_t l = 0; l < p->n_layers; l++) {
@@ -210,41 +187,36 @@ double tsl_layerdp_time_s(const tsl_layerdp_problem_t *p, const uint32_t *choice
 /* ---- kernels: n cells of one strategy, pointers already at the first cell ---- */
 
 /*
- * Layout form, layer ≥ 1: with same = M_class(j), other = M_all + t,
- *   v = min(same, other) + c, pred = argmin of the chosen side,
- *   (ck, ckarg) = min((ck, ckarg), (v, j)).
- * Ties keep the layout (no transformation) and the lower j.
+ * Every inner loop of the DP is one of these: a run over e on contiguous rows
+ * with one strategy fixed. The AVX2 versions process 4 cells per step (the
+ * argmins are int64_t so that they share the lanes of the doubles) and finish
+ * with the scalar version; both perform the same IEEE additions and strict
+ * comparisons per cell, so their results are identical to the bit.
  */
-TSL_SIMD_CLONES
-static void relax_layout(uint32_t n, double c, double t, int64_t j, const double *restrict pall,
-                         const int64_t *restrict pallarg, const double *restrict pk,
-                         const int64_t *restrict pkarg, uint16_t *restrict pred,
-                         double *restrict ck, int64_t *restrict ckarg)
-{
-    const v4d_t cv = {c, c, c, c}, tv = {t, t, t, t};
-    const v4i_t jv = {j, j, j, j};
-    uint32_t x = 0;
-    for (; x + 4 <= n; x += 4) {
-        v4d_t same, other, old;
-        v4i_t is, io, oarg;
-        same = V4D_LOAD(pk + x);
-        other = V4D_LOAD(pall + x);
-        is = V4I_LOAD(pkarg + x);
-        io = V4I_LOAD(pallarg + x);
-        old = V4D_LOAD(ck + x);
-        oarg = V4I_LOAD(ckarg + x);
-        other += tv;
-        v4i_t m1 = other < same;
-        v4d_t v = V4_SELD(m1, other, same) + cv;
-        v4h_t pr = __builtin_convertvector(V4_SELI(m1, io, is), v4h_t);
-        V4H_STORE(pred + x, pr);
-        v4i_t m2 = v < old;
-        v4d_t nv = V4_SELD(m2, v, old);
-        v4i_t na = V4_SELI(m2, jv, oarg);
-        V4D_STORE(ck + x, nv);
-        V4I_STORE(ckarg + x, na);
-    }
-    for (; x < n; x++) {
+struct kernels {
+    /* Layout form, layer ≥ 1: with same = M_class(j), other = M_all + t,
+     *   v = min(same, other) + c, pred = the argmin of the chosen side,
+     *   (ck, ckarg) = min((ck, ckarg), (v, j)).
+     * Ties keep the layout (no transformation) and the lower j. */
+    void (*relax_layout)(uint32_t n, double c, double t, int64_t j, const double *pall,
+                         const int64_t *pallarg, const double *pk, const int64_t *pkarg,
+                         uint16_t *pred, double *ck, int64_t *ckarg);
+    /* (best, arg) = min((best, arg), (c, j)) */
+    void (*min_const)(uint32_t n, double c, int64_t j, double *best, int64_t *arg);
+    /* (best, arg) = min((best, arg), (src + r, j)) */
+    void (*min_row)(uint32_t n, const double *src, double r, int64_t j, double *best, int64_t *arg);
+    /* (best, arg) = min((best, arg), (src, srcarg)) */
+    void (*min_rowarg)(uint32_t n, const double *src, const int64_t *srcarg, double *best,
+                       int64_t *arg);
+    void (*fill_inf)(double *x, size_t n);
+};
+
+static void relax_layout_scalar(uint32_t n, double c, double t, int64_t j,
+                                const double *restrict pall, const int64_t *restrict pallarg,
+                                const double *restrict pk, const int64_t *restrict pkarg,
+                                uint16_t *restrict pred, double *restrict ck,
+                                int64_t *restrict ckarg) {
+    for (uint32_t x = 0; x < n; x++) {
         double same = pk[x], other = pall[x] + t;
         bool m1 = other < same;
         double v = (m1 ? other : same) + c;
@@ -255,54 +227,18 @@ static void relax_layout(uint32_t n, double c, double t, int64_t j, const double
     }
 }
 
-/* (best, arg) = min((best, arg), (c, j)) */
-TSL_SIMD_CLONES
-static void min_const(uint32_t n, double c, int64_t j, double *restrict best,
-                      int64_t *restrict arg)
-{
-    const v4d_t cv = {c, c, c, c};
-    const v4i_t jv = {j, j, j, j};
-    uint32_t x = 0;
-    for (; x + 4 <= n; x += 4) {
-        v4d_t old;
-        v4i_t oarg;
-        old = V4D_LOAD(best + x);
-        oarg = V4I_LOAD(arg + x);
-        v4i_t m = cv < old;
-        v4d_t nv = V4_SELD(m, cv, old);
-        v4i_t na = V4_SELI(m, jv, oarg);
-        V4D_STORE(best + x, nv);
-        V4I_STORE(arg + x, na);
-    }
-    for (; x < n; x++) {
+static void min_const_scalar(uint32_t n, double c, int64_t j, double *restrict best,
+                             int64_t *restrict arg) {
+    for (uint32_t x = 0; x < n; x++) {
         bool m = c < best[x];
         best[x] = m ? c : best[x];
         arg[x] = m ? j : arg[x];
     }
 }
 
-/* (best, arg) = min((best, arg), (src + r, j)) */
-TSL_SIMD_CLONES
-static void min_row(uint32_t n, const double *restrict src, double r, int64_t j,
-                    double *restrict best, int64_t *restrict arg)
-{
-    const v4d_t rv = {r, r, r, r};
-    const v4i_t jv = {j, j, j, j};
-    uint32_t x = 0;
-    for (; x + 4 <= n; x += 4) {
-        v4d_t v, old;
-        v4i_t oarg;
-        v = V4D_LOAD(src + x);
-        old = V4D_LOAD(best + x);
-        oarg = V4I_LOAD(arg + x);
-        v += rv;
-        v4i_t m = v < old;
-        v4d_t nv = V4_SELD(m, v, old);
-        v4i_t na = V4_SELI(m, jv, oarg);
-        V4D_STORE(best + x, nv);
-        V4I_STORE(arg + x, na);
-    }
-    for (; x < n; x++) {
+static void min_row_scalar(uint32_t n, const double *restrict src, double r, int64_t j,
+                           double *restrict best, int64_t *restrict arg) {
+    for (uint32_t x = 0; x < n; x++) {
         double v = src[x] + r;
         bool m = v < best[x];
         best[x] = m ? v : best[x];
@@ -310,46 +246,162 @@ static void min_row(uint32_t n, const double *restrict src, double r, int64_t j,
     }
 }
 
-/* (best, arg) = min((best, arg), (src, srcarg)) */
-TSL_SIMD_CLONES
-static void min_rowarg(uint32_t n, const double *restrict src, const int64_t *restrict srcarg,
-                       double *restrict best, int64_t *restrict arg)
-{
-    uint32_t x = 0;
-    for (; x + 4 <= n; x += 4) {
-        v4d_t v, old;
-        v4i_t a, oarg;
-        v = V4D_LOAD(src + x);
-        a = V4I_LOAD(srcarg + x);
-        old = V4D_LOAD(best + x);
-        oarg = V4I_LOAD(arg + x);
-        v4i_t m = v < old;
-        v4d_t nv = V4_SELD(m, v, old);
-        v4i_t na = V4_SELI(m, a, oarg);
-        V4D_STORE(best + x, nv);
-        V4I_STORE(arg + x, na);
-    }
-    for (; x < n; x++) {
+static void min_rowarg_scalar(uint32_t n, const double *restrict src,
+                              const int64_t *restrict srcarg, double *restrict best,
+                              int64_t *restrict arg) {
+    for (uint32_t x = 0; x < n; x++) {
         bool m = src[x] < best[x];
         best[x] = m ? src[x] : best[x];
         arg[x] = m ? srcarg[x] : arg[x];
     }
 }
 
-TSL_SIMD_CLONES
-static void fill_inf(double *restrict x, size_t n)
-{
+static void fill_inf_scalar(double *restrict x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        x[i] = INFINITY;
+}
+
+static const kernels_t kernels_scalar = {
+    relax_layout_scalar, min_const_scalar, min_row_scalar, min_rowarg_scalar, fill_inf_scalar,
+};
+
+#ifdef TSL_LAYERDP_AVX2
+
+/* Vectors that may sit at any element boundary and alias their element type:
+ * loads and stores are plain (unaligned) vector moves. */
+typedef double v4d_t __attribute__((vector_size(32), aligned(8), may_alias));
+typedef int64_t v4i_t __attribute__((vector_size(32), aligned(8), may_alias));
+typedef uint16_t v4h_t __attribute__((vector_size(8), aligned(2), may_alias));
+
+#define V4D_LOAD(ptr) (*(const v4d_t *)(const void *)(ptr))
+#define V4I_LOAD(ptr) (*(const v4i_t *)(const void *)(ptr))
+#define V4D_STORE(ptr, v) (*(v4d_t *)(void *)(ptr) = (v))
+#define V4I_STORE(ptr, v) (*(v4i_t *)(void *)(ptr) = (v))
+#define V4H_STORE(ptr, v) (*(v4h_t *)(void *)(ptr) = (v))
+/* lane-wise m ? a : b for a mask m of all-ones / all-zeros lanes */
+#define V4_SELI(m, a, b) (((m) & (a)) | (~(m) & (b)))
+#define V4_SELD(m, a, b) ((v4d_t)V4_SELI((m), (v4i_t)(a), (v4i_t)(b)))
+
+TSL_TARGET_AVX2
+static void relax_layout_avx2(uint32_t n, double c, double t, int64_t j,
+                              const double *restrict pall, const int64_t *restrict pallarg,
+                              const double *restrict pk, const int64_t *restrict pkarg,
+                              uint16_t *restrict pred, double *restrict ck,
+                              int64_t *restrict ckarg) {
+    const v4d_t cv = {c, c, c, c}, tv = {t, t, t, t};
+    const v4i_t jv = {j, j, j, j};
+    uint32_t x = 0;
+    for (; x + 4 <= n; x += 4) {
+        v4d_t same = V4D_LOAD(pk + x), other = V4D_LOAD(pall + x) + tv, old = V4D_LOAD(ck + x);
+        v4i_t is = V4I_LOAD(pkarg + x), io = V4I_LOAD(pallarg + x), oarg = V4I_LOAD(ckarg + x);
+        v4i_t m1 = other < same;
+        v4d_t v = V4_SELD(m1, other, same) + cv;
+        v4h_t pr = __builtin_convertvector(V4_SELI(m1, io, is), v4h_t);
+        V4H_STORE(pred + x, pr);
+        v4i_t m2 = v < old;
+        v4d_t nv = V4_SELD(m2, v, old);
+        v4i_t na = V4_SELI(m2, jv, oarg);
+        V4D_STORE(ck + x, nv);
+        V4I_STORE(ckarg + x, na);
+    }
+    relax_layout_scalar(n - x, c, t, j, pall + x, pallarg + x, pk + x, pkarg + x, pred + x, ck + x,
+                        ckarg + x);
+}
+
+TSL_TARGET_AVX2
+static void min_const_avx2(uint32_t n, double c, int64_t j, double *restrict best,
+                           int64_t *restrict arg) {
+    const v4d_t cv = {c, c, c, c};
+    const v4i_t jv = {j, j, j, j};
+    uint32_t x = 0;
+    for (; x + 4 <= n; x += 4) {
+        v4d_t old = V4D_LOAD(best + x);
+        v4i_t oarg = V4I_LOAD(arg + x);
+        v4i_t m = cv < old;
+        v4d_t nv = V4_SELD(m, cv, old);
+        v4i_t na = V4_SELI(m, jv, oarg);
+        V4D_STORE(best + x, nv);
+        V4I_STORE(arg + x, na);
+    }
+    min_const_scalar(n - x, c, j, best + x, arg + x);
+}
+
+TSL_TARGET_AVX2
+static void min_row_avx2(uint32_t n, const double *restrict src, double r, int64_t j,
+                         double *restrict best, int64_t *restrict arg) {
+    const v4d_t rv = {r, r, r, r};
+    const v4i_t jv = {j, j, j, j};
+    uint32_t x = 0;
+    for (; x + 4 <= n; x += 4) {
+        v4d_t v = V4D_LOAD(src + x) + rv, old = V4D_LOAD(best + x);
+        v4i_t oarg = V4I_LOAD(arg + x);
+        v4i_t m = v < old;
+        v4d_t nv = V4_SELD(m, v, old);
+        v4i_t na = V4_SELI(m, jv, oarg);
+        V4D_STORE(best + x, nv);
+        V4I_STORE(arg + x, na);
+    }
+    min_row_scalar(n - x, src + x, r, j, best + x, arg + x);
+}
+
+TSL_TARGET_AVX2
+static void min_rowarg_avx2(uint32_t n, const double *restrict src, const int64_t *restrict srcarg,
+                            double *restrict best, int64_t *restrict arg) {
+    uint32_t x = 0;
+    for (; x + 4 <= n; x += 4) {
+        v4d_t v = V4D_LOAD(src + x), old = V4D_LOAD(best + x);
+        v4i_t a = V4I_LOAD(srcarg + x), oarg = V4I_LOAD(arg + x);
+        v4i_t m = v < old;
+        v4d_t nv = V4_SELD(m, v, old);
+        v4i_t na = V4_SELI(m, a, oarg);
+        V4D_STORE(best + x, nv);
+        V4I_STORE(arg + x, na);
+    }
+    min_rowarg_scalar(n - x, src + x, srcarg + x, best + x, arg + x);
+}
+
+TSL_TARGET_AVX2
+static void fill_inf_avx2(double *restrict x, size_t n) {
     const v4d_t inf = {INFINITY, INFINITY, INFINITY, INFINITY};
     size_t i = 0;
     for (; i + 4 <= n; i += 4)
         V4D_STORE(x + i, inf);
-    for (; i < n; i++)
-        x[i] = INFINITY;
+    fill_inf_scalar(x + i, n - i);
+}
+
+static const kernels_t kernels_avx2 = {
+    relax_layout_avx2, min_const_avx2, min_row_avx2, min_rowarg_avx2, fill_inf_avx2,
+};
+#endif
+
+static const kernels_t *pick_kernels(const tsl_layerdp_ws_t *ws) {
+#ifdef TSL_LAYERDP_AVX2
+    if (!ws->portable && __builtin_cpu_supports("avx2"))
+        return &kernels_avx2;
+#endif
+    (void)ws;
+    return &kernels_scalar;
+}
+
+/*
+ * Not in layerdp.h (yet): makes solves on ws use the portable scalar kernels
+ * (on = 1) or the fastest the CPU has (on = 0, the default). For tests and
+ * benchmarks; the results are the same either way. Returns 1 when vector
+ * kernels exist in this build.
+ */
+int tsl_layerdp_ws_set_portable(tsl_layerdp_ws_t *ws, int on);
+int tsl_layerdp_ws_set_portable(tsl_layerdp_ws_t *ws, int on) {
+    if (ws != NULL)
+        ws->portable = on != 0;
+#ifdef TSL_LAYERDP_AVX2
+    return 1;
+#else
+    return 0;
+#endif
 }
 
 /* First finite x[e] for e ∈ [from, to]; to + 1 when none. */
-static uint32_t first_finite(const double *x, uint32_t from, uint32_t to)
-{
+static uint32_t first_finite(const double *x, uint32_t from, uint32_t to) {
     uint32_t e = from;
     while (e <= to && !(x[e] < INFINITY))
         e++;
@@ -373,38 +425,37 @@ static uint32_t first_finite(const double *x, uint32_t from, uint32_t to)
  * minimum over strategies, +INFINITY where nothing fits, with its argmin in
  * ws->allarg[r]. Adds the cells evaluated to *states.
  */
-static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t E,
-                     uint32_t K, const uint32_t *minw, const uint32_t *hi, uint64_t *states)
-{
+static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t E, uint32_t K,
+                     const uint32_t *minw, const uint32_t *hi, uint64_t *states) {
     const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
     int cur = 0, prv = 1;
     uint64_t st = 0;
-    uint32_t ff = 0;   /* first finite e of the previous layer; 0 before layer 0 */
+    uint32_t ff = 0; /* first finite e of the previous layer; 0 before layer 0 */
     bool dead = false;
 
     for (uint32_t l = 0; l < L; l++) {
-        const uint32_t lo = ff + minw[l];   /* ≤ hi[l], checked at the previous layer */
+        const uint32_t lo = ff + minw[l]; /* ≤ hi[l], checked at the previous layer */
         const uint16_t *act = ws->act + (size_t)l * S;
         double *val = ws->val[cur];
         int64_t *arg = ws->arg[cur];
         for (uint32_t k = 0; k < K; k++)
-            fill_inf(val + (size_t)k * e1 + lo, hi[l] - lo + 1);
+            ws->k->fill_inf(val + (size_t)k * e1 + lo, hi[l] - lo + 1);
         for (uint32_t a = 0; a < ws->nact[l]; a++) {
             const uint32_t j = act[a];
             const size_t lj = (size_t)l * S + j;
             const uint32_t w = ws->w[lj];
-            if (w > hi[l] - ff)   /* ff + w beyond hi: no cell to evaluate */
+            if (w > hi[l] - ff) /* ff + w beyond hi: no cell to evaluate */
                 continue;
             const uint32_t n = hi[l] - ff - w + 1;
             const size_t koff = (size_t)ws->cls[j] * e1;
             if (l == 0)
-                min_const(n, p->time_s[lj], j, val + koff + w, arg + koff + w);
+                ws->k->min_const(n, p->time_s[lj], j, val + koff + w, arg + koff + w);
             else
-                relax_layout(n, p->time_s[lj], p->trans_s[lj], j, ws->all[prv] + ff,
-                             ws->allarg[prv] + ff, ws->val[prv] + koff + ff,
-                             ws->arg[prv] + koff + ff,
-                             ws->pred + ((size_t)(l - 1) * S + j) * e1 + ff + w,
-                             val + koff + ff + w, arg + koff + ff + w);
+                ws->k->relax_layout(n, p->time_s[lj], p->trans_s[lj], j, ws->all[prv] + ff,
+                                    ws->allarg[prv] + ff, ws->val[prv] + koff + ff,
+                                    ws->arg[prv] + koff + ff,
+                                    ws->pred + ((size_t)(l - 1) * S + j) * e1 + ff + w,
+                                    val + koff + ff + w, arg + koff + ff + w);
             st += n;
         }
         /* M_all = min over the classes (ties: the lower class) */
@@ -412,11 +463,11 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
         memcpy(ws->all[cur] + lo, val + lo, m * sizeof(double));
         memcpy(ws->allarg[cur] + lo, arg + lo, m * sizeof(int64_t));
         for (uint32_t k = 1; k < K; k++)
-            min_rowarg(m, val + (size_t)k * e1 + lo, arg + (size_t)k * e1 + lo,
-                       ws->all[cur] + lo, ws->allarg[cur] + lo);
+            ws->k->min_rowarg(m, val + (size_t)k * e1 + lo, arg + (size_t)k * e1 + lo,
+                              ws->all[cur] + lo, ws->allarg[cur] + lo);
         ff = first_finite(ws->all[cur], lo, hi[l]);
         if (l + 1 < L && (ff > hi[l] || ff + minw[l + 1] > hi[l + 1])) {
-            dead = true;   /* no finite cell that the next layer can extend */
+            dead = true; /* no finite cell that the next layer can extend */
             break;
         }
         prv = cur;
@@ -424,18 +475,17 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
     }
     *states += st;
     if (dead) {
-        fill_inf(ws->all[cur], e1);
+        ws->k->fill_inf(ws->all[cur], e1);
         return cur;
     }
     /* prv: the last layer written (hi = E); below its first finite e nothing fits */
-    fill_inf(ws->all[prv], ff);
+    ws->k->fill_inf(ws->all[prv], ff);
     return prv;
 }
 
 /* Full form: rows ws->val[r][b·E1 + e] over the usable strategies b of the layer. */
 static int dp_full(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t E,
-                   const uint32_t *minw, const uint32_t *hi, uint64_t *states)
-{
+                   const uint32_t *minw, const uint32_t *hi, uint64_t *states) {
     const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
     int cur = 0, prv = 1;
     uint64_t st = 0;
@@ -458,19 +508,23 @@ static int dp_full(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_
             const double c = p->time_s[lj];
             double *row = crow + (size_t)b * e1;
             const uint32_t first = w > hi[l] - ff ? hi[l] + 1 : ff + w;
-            fill_inf(row + lo, hi[l] - lo + 1);
+            ws->k->fill_inf(row + lo, hi[l] - lo + 1);
             if (first > hi[l])
                 continue;
             const uint32_t cells = hi[l] - first + 1;
             if (l == 0) {
-                min_const(cells, c, j, row + first, scratch + first);
+                ws->k->min_const(cells, c, j, row + first, scratch + first);
             } else {
                 /* C(l, e, j) = min_a [C(l−1, e − w, a) + R(l, a, j)] + c; the
                  * argmin is kept as the strategy index itself */
                 const double *R = p->trans_full_s + (size_t)l * S * S + j;
-                for (uint32_t a = 0; a < np; a++)
-                    min_row(cells, prow + (size_t)a * e1 + ff, R[(size_t)actp[a] * S], actp[a],
-                            row + first, scratch + first);
+                /* in tiles of e, so that the running minimum stays in L1 */
+                for (uint32_t t0 = 0; t0 < cells; t0 += FULL_TILE) {
+                    uint32_t tn = cells - t0 < FULL_TILE ? cells - t0 : FULL_TILE;
+                    for (uint32_t a = 0; a < np; a++)
+                        ws->k->min_row(tn, prow + (size_t)a * e1 + ff + t0, R[(size_t)actp[a] * S],
+                                       actp[a], row + first + t0, scratch + first + t0);
+                }
                 uint16_t *pred = ws->pred + ((size_t)(l - 1) * S + j) * e1;
                 for (uint32_t e = first; e <= hi[l]; e++) {
                     row[e] += c;
@@ -495,12 +549,12 @@ static int dp_full(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_
     int r = dead ? cur : prv;
     double *all = ws->all[r];
     int64_t *allarg = ws->allarg[r];
-    fill_inf(all, e1);
+    ws->k->fill_inf(all, e1);
     if (!dead && ff <= E) {
         const uint16_t *act = ws->act + (size_t)(L - 1) * S;
         const double *crow = ws->val[r];
         for (uint32_t b = 0; b < n; b++)
-            min_row(e1 - ff, crow + (size_t)b * e1 + ff, 0.0, act[b], all + ff, allarg + ff);
+            ws->k->min_row(e1 - ff, crow + (size_t)b * e1 + ff, 0.0, act[b], all + ff, allarg + ff);
     }
     *states += st;
     return r;
@@ -508,8 +562,7 @@ static int dp_full(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_
 
 /* The assignment of C(L−1, e, allarg[e]) into out[0..L). */
 static void backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws,
-                      const int64_t *allarg, uint32_t E, uint32_t e, uint32_t *out)
-{
+                      const int64_t *allarg, uint32_t E, uint32_t e, uint32_t *out) {
     const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
     uint32_t j = (uint32_t)allarg[e];
     for (uint32_t l = L - 1; l > 0; l--) {
@@ -522,8 +575,7 @@ static void backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws
 }
 
 static int check_problem(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws,
-                         uint32_t *E_out, tsl_err_t *err)
-{
+                         uint32_t *E_out, tsl_err_t *err) {
     if (p == NULL)
         return tsl_err_set(err, "problem: none given");
     if (ws == NULL)
@@ -557,7 +609,7 @@ static int check_problem(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t 
         return tsl_err_set(err, "ms_bytes: missing");
     if (p->trans_full_s != NULL && (p->layout != NULL || p->trans_s != NULL))
         return tsl_err_set(err, "trans_full_s: give either layout + trans_s or trans_full_s, "
-                           "not both");
+                                "not both");
     if (p->trans_full_s == NULL && p->layout == NULL)
         return tsl_err_set(err, "layout: missing (give layout + trans_s, or trans_full_s)");
     if (p->trans_full_s == NULL && p->trans_s == NULL)
@@ -567,9 +619,10 @@ static int check_problem(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t 
         for (uint32_t j = 0; j < S; j++) {
             size_t k = (size_t)l * S + j;
             if (!(p->time_s[k] >= 0.0))
-                return tsl_err_set(err, "time_s[l=%u, j=%u]: %g is not a time (must be >= 0, or "
-                                   "+INFINITY for infeasible)", (unsigned)l, (unsigned)j,
-                                   p->time_s[k]);
+                return tsl_err_set(err,
+                                   "time_s[l=%u, j=%u]: %g is not a time (must be >= 0, or "
+                                   "+INFINITY for infeasible)",
+                                   (unsigned)l, (unsigned)j, p->time_s[k]);
             if (l > 0 && p->trans_s != NULL && !(p->trans_s[k] >= 0.0))
                 return tsl_err_set(err, "trans_s[l=%u, j=%u]: %g is not a time (must be >= 0)",
                                    (unsigned)l, (unsigned)j, p->trans_s[k]);
@@ -577,9 +630,11 @@ static int check_problem(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t 
                 const double *r = p->trans_full_s + ((size_t)l * S) * S;
                 for (uint32_t i = 0; i < S; i++)
                     if (!(r[(size_t)i * S + j] >= 0.0))
-                        return tsl_err_set(err, "trans_full_s[l=%u, i=%u, j=%u]: %g is not a time "
-                                           "(must be >= 0)", (unsigned)l, (unsigned)i,
-                                           (unsigned)j, r[(size_t)i * S + j]);
+                        return tsl_err_set(err,
+                                           "trans_full_s[l=%u, i=%u, j=%u]: %g is not a time "
+                                           "(must be >= 0)",
+                                           (unsigned)l, (unsigned)i, (unsigned)j,
+                                           r[(size_t)i * S + j]);
             }
         }
     }
@@ -588,8 +643,7 @@ static int check_problem(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t 
 }
 
 int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t *choice,
-                      tsl_layerdp_result_t *res, tsl_err_t *err)
-{
+                      tsl_layerdp_result_t *res, tsl_err_t *err) {
     uint32_t E = 0;
     if (res == NULL)
         return tsl_err_set(err, "res: none given");
@@ -601,6 +655,7 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
         return tsl_err_set(err, "choice: none given");
     if (check_problem(p, ws, &E, err) != 0)
         return -1;
+    ws->k = pick_kernels(ws);
 
     const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
     const uint64_t bucket = p->bucket_bytes ? p->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
@@ -629,7 +684,7 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
         empty_layer |= n == 0;
     }
     if (empty_layer)
-        return 0;   /* some layer has no strategy that fits at all */
+        return 0; /* some layer has no strategy that fits at all */
 
     /* cell ranges (see above): hi(l) = E − Σ_{k>l} min w(k, ·) */
     uint32_t *minw = ws->minw, *hi = ws->hi;
@@ -644,7 +699,7 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
         need += m;
     }
     if (need > E)
-        return 0;   /* the smallest forward sizes alone exceed the budget */
+        return 0; /* the smallest forward sizes alone exceed the budget */
     uint64_t after = 0;
     for (uint32_t l = L; l-- > 0;) {
         hi[l] = E - (uint32_t)after;
@@ -698,7 +753,7 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
     backtrack(p, ws, J, E, (uint32_t)best, ws->tmp);
     uint64_t peak = tsl_layerdp_peak_bytes(p, ws->tmp);
     if (peak > p->budget_bytes)
-        return 0;   /* cannot happen (see above); never hand out a plan over budget */
+        return 0; /* cannot happen (see above); never hand out a plan over budget */
     memcpy(choice, ws->tmp, (size_t)L * sizeof(uint32_t));
     res->time_s = tsl_layerdp_time_s(p, choice);
     res->peak_bytes = peak;

@@ -39,8 +39,8 @@ const char *tsl_memopt_solver_name(tsl_memopt_solver_t s)
 
 void tsl_memopt_switch_str(uint32_t sw, char *buf, uint32_t cap)
 {
-    static const char *const names[6] = {"remat",  "offload", "partition",
-                                         "lazy",   "econ-f",  "econ-b"};
+    static const char *const names[6] = {"remat", "offload", "partition",
+                                         "lazy",  "econ-f",  "econ-b"};
     if (cap == 0)
         return;
     buf[0] = '\0';
@@ -80,7 +80,8 @@ int tsl_memopt_ctx_validate(const tsl_memopt_ctx_t *c, tsl_err_t *err)
     if (c == NULL)
         return tsl_err_set(err, "memopt: no context given");
     if (c->zero_degree == 0)
-        return tsl_err_set(err, "zero_degree: 0 devices; give the number sharing the states (>= 1)");
+        return tsl_err_set(err,
+                           "zero_degree: 0 devices; give the number sharing the states (>= 1)");
     if (c->micro_batch == 0)
         return tsl_err_set(err, "micro_batch: 0 samples per device; give >= 1");
     if (c->gpu_mem_limit_bytes == 0)
@@ -110,10 +111,11 @@ int tsl_memopt_ctx_validate(const tsl_memopt_ctx_t *c, tsl_err_t *err)
     if (!(isfinite(c->overlap_slowdown) && c->overlap_slowdown >= 1.0))
         return tsl_err_set(err, "overlap_slowdown: %g must be >= 1", c->overlap_slowdown);
     if (c->allowed_switches & ~TSL_MEMOPT_ALL)
-        return tsl_err_set(err, "allowed_switches: 0x%x has bits outside 0x%x",
-                           c->allowed_switches, TSL_MEMOPT_ALL);
+        return tsl_err_set(err, "allowed_switches: 0x%x has bits outside 0x%x", c->allowed_switches,
+                           TSL_MEMOPT_ALL);
     if (c->allowed_modes == 0 || (c->allowed_modes >> TSL_MEMOPT_MODE_COUNT) != 0)
-        return tsl_err_set(err, "allowed_modes: 0x%x; set bit (1 << mode) for at least one of %u modes",
+        return tsl_err_set(err,
+                           "allowed_modes: 0x%x; set bit (1 << mode) for at least one of %u modes",
                            c->allowed_modes, TSL_MEMOPT_MODE_COUNT);
     return 0;
 }
@@ -186,8 +188,8 @@ enum { ST_PCIE = 0, ST_COLL = 1 };
 typedef struct op {
     double dur;
     int8_t stream;
-    int8_t dep;  /* index of an op that must finish first, or -1 */
-    bool post;   /* post-process of the previous layer (else preparation of the next) */
+    int8_t dep; /* index of an op that must finish first, or -1 */
+    bool post;  /* post-process of the previous layer (else preparation of the next) */
 } op_t;
 
 /*
@@ -286,8 +288,8 @@ static void segment_q(const lq_t *P, const lq_t *L, const lq_t *N, const tsl_mem
     o->fwd_s = overlap_s(L->fwd_s, seg_comm(ops, no, ef, shared), k);
     uint64_t pre = N ? N->full_b + (n_lazy ? N->part_b : 0) : 0;
     uint64_t post = p_off ? P->h_b : 0;
-    uint64_t peak_f = L->h_b + L->full_b + post   /* live at the start */
-                      + L->a_b + out_b               /* what the compute creates */
+    uint64_t peak_f = L->h_b + L->full_b + post /* live at the start */
+                      + L->a_b + out_b          /* what the compute creates */
                       + (ef ? sat_sub(pre, post) : pre);
 
     /* Backward segment i: compute (recompute) + 2 F_i; post-process i+1
@@ -396,8 +398,7 @@ static uint64_t cpu_fixed_bytes(const tsl_layer_t *layers, uint32_t n, const tsl
         return 0;
     uint64_t sum = 0;
     for (uint32_t i = 0; i < n; i++)
-        sum += ceil_div((uint64_t)TSL_BYTES_PER_PARAM_STATES * layers[i].params,
-                        c->zero_degree);
+        sum += ceil_div((uint64_t)TSL_BYTES_PER_PARAM_STATES * layers[i].params, c->zero_degree);
     return sum;
 }
 
@@ -456,8 +457,8 @@ int tsl_memopt_evaluate(const tsl_layer_t *layers, uint32_t n, const tsl_memopt_
     out->gpu_peak_bytes = peak + ctx->reserved_bytes;
     out->cpu_bytes_per_device = cpu_fixed_bytes(layers, n, ctx, mode) + hidden;
     out->cpu_bytes_per_node = out->cpu_bytes_per_device * ctx->devices_per_node;
-    out->valid = out->gpu_peak_bytes <= ctx->gpu_mem_limit_bytes &&
-                 cpu_fits(ctx, out->cpu_bytes_per_device);
+    out->valid =
+        out->gpu_peak_bytes <= ctx->gpu_mem_limit_bytes && cpu_fits(ctx, out->cpu_bytes_per_device);
     return 0;
 }
 
@@ -517,8 +518,8 @@ int tsl_memopt_ws_init(tsl_memopt_ws_t *ws, uint32_t max_layers, uint32_t mem_le
             ws->chosen[k] = malloc(cells);
             ok = ws->rt[k] && ws->curr[k] && ws->peak[k] && ws->parent[k] && ws->chosen[k];
         }
-        ws->max_nodes = dp_max_nodes ? dp_max_nodes
-                                     : (uint64_t)max_layers * TSL_MEMOPT_N_SWITCH_SETS * 4u * m1;
+        ws->max_nodes =
+            dp_max_nodes ? dp_max_nodes : (uint64_t)max_layers * TSL_MEMOPT_N_SWITCH_SETS * 4u * m1;
         if (ws->max_nodes > UINT32_MAX - 1u)
             ws->max_nodes = UINT32_MAX - 1u;
         if (ok) {
@@ -607,8 +608,8 @@ typedef struct search_ctx {
     tsl_memopt_ws_t *ws;
     uint32_t n;
     const tsl_memopt_ctx_t *ctx;
-    uint64_t gpu_budget;     /* M − reserved */
-    uint64_t cpu_fixed;      /* per device */
+    uint64_t gpu_budget; /* M − reserved */
+    uint64_t cpu_fixed;  /* per device */
     double best_t;
     bool found;
     uint64_t evals;
@@ -667,7 +668,8 @@ static void run_simple(search_ctx_t *sc, tsl_memopt_solver_t solver, uint32_t al
         break;
     case TSL_MEMOPT_SOLVER_RANDOM: {
         uint64_t rng = o->seed ^ (0x5851f42d4c957f2dull * ((uint64_t)mode + 1u));
-        uint32_t samples = o->random_samples ? o->random_samples : TSL_MEMOPT_DEFAULT_RANDOM_SAMPLES;
+        uint32_t samples =
+            o->random_samples ? o->random_samples : TSL_MEMOPT_DEFAULT_RANDOM_SAMPLES;
         for (uint32_t t = 0; t < samples; t++) {
             for (uint32_t i = 0; i < n; i++)
                 seq[i] = sets[splitmix64(&rng) % ns];
@@ -757,8 +759,8 @@ int tsl_memopt_solve(const tsl_layer_t *layers, uint32_t n, const tsl_memopt_ctx
         }
         if (tsl_memopt_ws_load(ws, layers, n, ctx, mode, err) != 0)
             goto out;
-        search_ctx_t sc = {ws, n, ctx, ctx->gpu_mem_limit_bytes - ctx->reserved_bytes, fixed,
-                           0.0, false, 0};
+        search_ctx_t sc = {ws,    n,   ctx,   ctx->gpu_mem_limit_bytes - ctx->reserved_bytes,
+                           fixed, 0.0, false, 0};
         if (dp) {
             /* Host memory is not a DP dimension: withhold hidden-state offload when the
              * node could not hold every hidden state. */

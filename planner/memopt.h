@@ -127,21 +127,21 @@ void tsl_memopt_switch_str(uint32_t sw, char *buf, uint32_t cap);
 
 /* What one device of the group sees. */
 typedef struct tsl_memopt_ctx {
-    uint32_t zero_degree;          /* n: devices sharing the model states, ≥ 1 */
-    uint32_t micro_batch;          /* samples per device per step, ≥ 1 */
-    uint64_t gpu_mem_limit_bytes;  /* M: the peak must not exceed it */
-    uint64_t reserved_bytes;       /* fixed GPU overhead added to every peak (≤ M) */
-    double flops_per_s;            /* achieved device FLOP/s */
-    double coll_bytes_per_s;       /* bus bandwidth of all-gather/reduce-scatter over the n devices */
-    bool coll_shares_pcie;         /* no NVLink: collectives and copies share one bus */
-    double pcie_bytes_per_s;       /* host<->device copy bandwidth */
-    uint64_t cpu_mem_bytes;        /* host memory of one node; 0 = unknown (not checked) */
-    uint32_t devices_per_node;     /* devices sharing cpu_mem_bytes, ≥ 1 */
-    double cpu_adam_params_per_s;  /* CPU optimizer rate for one device's partition; 0 = free */
-    double gpu_adam_params_per_s;  /* GPU optimizer rate (ZERO3 mode); 0 = free */
-    double overlap_slowdown;       /* k ≥ 1 (cluster.h) */
-    uint32_t allowed_switches;     /* TSL_MEMOPT_* bits the solvers may set */
-    uint32_t allowed_modes;        /* bit (1 << mode) per allowed global mode */
+    uint32_t zero_degree;         /* n: devices sharing the model states, ≥ 1 */
+    uint32_t micro_batch;         /* samples per device per step, ≥ 1 */
+    uint64_t gpu_mem_limit_bytes; /* M: the peak must not exceed it */
+    uint64_t reserved_bytes;      /* fixed GPU overhead added to every peak (≤ M) */
+    double flops_per_s;           /* achieved device FLOP/s */
+    double coll_bytes_per_s;   /* bus bandwidth of all-gather/reduce-scatter over the n devices */
+    bool coll_shares_pcie;     /* no NVLink: collectives and copies share one bus */
+    double pcie_bytes_per_s;   /* host<->device copy bandwidth */
+    uint64_t cpu_mem_bytes;    /* host memory of one node; 0 = unknown (not checked) */
+    uint32_t devices_per_node; /* devices sharing cpu_mem_bytes, ≥ 1 */
+    double cpu_adam_params_per_s; /* CPU optimizer rate for one device's partition; 0 = free */
+    double gpu_adam_params_per_s; /* GPU optimizer rate (ZERO3 mode); 0 = free */
+    double overlap_slowdown;      /* k ≥ 1 (cluster.h) */
+    uint32_t allowed_switches;    /* TSL_MEMOPT_* bits the solvers may set */
+    uint32_t allowed_modes;       /* bit (1 << mode) per allowed global mode */
 } tsl_memopt_ctx_t;
 
 /* Defaults: micro_batch 1, zero_degree 1, k = 1, every switch and mode allowed,
@@ -164,13 +164,13 @@ int tsl_memopt_ctx_from_cluster(tsl_memopt_ctx_t *ctx, const tsl_cluster_t *c, u
  * layer i, plus the step's prologue/epilogue when i = 0, the forward-to-backward
  * turnaround when i = n − 1, and the layer's share of the optimizer step. */
 typedef struct tsl_memopt_seg {
-    double time_s;            /* everything below, summed */
-    double fwd_s, bwd_s;      /* the two segments */
-    double edge_s;            /* prologue + epilogue (i = 0), turnaround (i = n − 1) */
-    double opt_s;             /* optimizer step share (and partition upload) */
-    uint64_t resident_bytes;  /* held for the whole step */
-    uint64_t carried_bytes;   /* held from forward i to backward i */
-    uint64_t local_peak_bytes;/* peak of its segments above Σ resident + Σ_{j<i} carried */
+    double time_s;             /* everything below, summed */
+    double fwd_s, bwd_s;       /* the two segments */
+    double edge_s;             /* prologue + epilogue (i = 0), turnaround (i = n − 1) */
+    double opt_s;              /* optimizer step share (and partition upload) */
+    uint64_t resident_bytes;   /* held for the whole step */
+    uint64_t carried_bytes;    /* held from forward i to backward i */
+    uint64_t local_peak_bytes; /* peak of its segments above Σ resident + Σ_{j<i} carried */
 } tsl_memopt_seg_t;
 
 void tsl_memopt_segment(const tsl_layer_t *layers, uint32_t n, uint32_t i,
@@ -179,18 +179,18 @@ void tsl_memopt_segment(const tsl_layer_t *layers, uint32_t n, uint32_t i,
 
 /* A plan: fixed-size, copyable with =. */
 typedef struct tsl_memopt_plan {
-    bool valid;                   /* gpu_peak ≤ M and host memory within the node's */
+    bool valid; /* gpu_peak ≤ M and host memory within the node's */
     tsl_memopt_mode_t mode;
     uint32_t n_layers;
-    uint8_t sw[TSL_MODEL_MAX_LAYERS];  /* per-layer switch sets */
-    double step_s;                /* predicted time of one step */
-    double fwd_s, bwd_s, edge_s, opt_s;  /* its parts */
-    double compute_s;             /* pure compute (forward, backward, recompute) */
-    uint64_t gpu_peak_bytes;      /* including reserved_bytes */
-    uint32_t peak_layer;          /* segment where the peak occurs */
+    uint8_t sw[TSL_MODEL_MAX_LAYERS];   /* per-layer switch sets */
+    double step_s;                      /* predicted time of one step */
+    double fwd_s, bwd_s, edge_s, opt_s; /* its parts */
+    double compute_s;                   /* pure compute (forward, backward, recompute) */
+    uint64_t gpu_peak_bytes;            /* including reserved_bytes */
+    uint32_t peak_layer;                /* segment where the peak occurs */
     uint64_t cpu_bytes_per_device;
-    uint64_t cpu_bytes_per_node;  /* × devices_per_node */
-    uint32_t n_on[6];             /* layers with each switch bit on (bit order above) */
+    uint64_t cpu_bytes_per_node; /* × devices_per_node */
+    uint32_t n_on[6];            /* layers with each switch bit on (bit order above) */
 } tsl_memopt_plan_t;
 
 /* Predicts time and memory of a given switch sequence (sw[0 .. n−1]). Returns -1
@@ -210,25 +210,25 @@ typedef enum tsl_memopt_solver {
 
 const char *tsl_memopt_solver_name(tsl_memopt_solver_t s); /* "all-on", "uniform", ... */
 
-#define TSL_MEMOPT_DEFAULT_MEM_LEVELS 128u      /* H3T's m */
+#define TSL_MEMOPT_DEFAULT_MEM_LEVELS 128u /* H3T's m */
 #define TSL_MEMOPT_DEFAULT_RANDOM_SAMPLES 10000u
 
 typedef struct tsl_memopt_opts {
     tsl_memopt_solver_t solver;
-    uint32_t mem_levels;        /* m for the DP; 0 = default */
-    uint32_t random_samples;    /* T_rand; 0 = default */
-    uint64_t seed;              /* random solver */
-    bool dp_no_dominance;       /* turn pruning 2 off (for tests / comparison) */
+    uint32_t mem_levels;     /* m for the DP; 0 = default */
+    uint32_t random_samples; /* T_rand; 0 = default */
+    uint64_t seed;           /* random solver */
+    bool dp_no_dominance;    /* turn pruning 2 off (for tests / comparison) */
 } tsl_memopt_opts_t;
 
 void tsl_memopt_opts_init(tsl_memopt_opts_t *o, tsl_memopt_solver_t solver);
 
 typedef struct tsl_memopt_stats {
-    uint64_t evaluations;       /* full sequences evaluated (random, greedy, uniform) */
-    uint64_t dp_transitions;    /* transfers tried */
-    uint64_t dp_states;         /* distinct states reached */
-    uint64_t dp_kept;           /* states left after pruning 2 */
-    uint64_t dp_nodes;          /* back-pointer nodes used */
+    uint64_t evaluations;    /* full sequences evaluated (random, greedy, uniform) */
+    uint64_t dp_transitions; /* transfers tried */
+    uint64_t dp_states;      /* distinct states reached */
+    uint64_t dp_kept;        /* states left after pruning 2 */
+    uint64_t dp_nodes;       /* back-pointer nodes used */
 } tsl_memopt_stats_t;
 
 /*
@@ -241,13 +241,13 @@ typedef struct tsl_memopt_ws {
     uint32_t max_layers, mem_levels;
     uint64_t max_nodes;
     /* private below */
-    uint32_t loaded_n;          /* layers of the table now loaded (0: none) */
+    uint32_t loaded_n; /* layers of the table now loaded (0: none) */
     tsl_memopt_mode_t loaded_mode;
-    double *tab_time;           /* [layer][r_prev 8][s 64][r_next 8]: segment time */
-    uint64_t *tab_mem;          /* same index × 3: resident, carried, local_peak */
-    uint64_t *hidden_bytes;     /* per layer: the hidden state an offload moves */
-    uint8_t *seq, *best;        /* scratch sequences */
-    uint64_t tri;               /* (m+1)(m+2)/2 cells per r-pair */
+    double *tab_time;       /* [layer][r_prev 8][s 64][r_next 8]: segment time */
+    uint64_t *tab_mem;      /* same index × 3: resident, carried, local_peak */
+    uint64_t *hidden_bytes; /* per layer: the hidden state an offload moves */
+    uint8_t *seq, *best;    /* scratch sequences */
+    uint64_t tri;           /* (m+1)(m+2)/2 cells per r-pair */
     double *rt[2];
     uint64_t *curr[2], *peak[2];
     uint32_t *parent[2];

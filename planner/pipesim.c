@@ -21,10 +21,10 @@ typedef struct sim_op {
     double start_s;
     double end_s;
     double dur_s;
-    double p2p_s;        /* latency on the cross-stage edge into this op */
-    int32_t dep_stage;   /* cross-stage input, -1 for none */
+    double p2p_s;      /* latency on the cross-stage edge into this op */
+    int32_t dep_stage; /* cross-stage input, -1 for none */
     uint32_t dep_idx;
-    int32_t pred_stage;  /* the dependency that bound the start, -1 for none */
+    int32_t pred_stage; /* the dependency that bound the start, -1 for none */
     uint32_t pred_idx;
     uint32_t micro;
     uint8_t op;
@@ -34,26 +34,22 @@ typedef struct sim_op {
 
 #define WS_ALIGN 16u
 
-static size_t align_up(size_t x)
-{
+static size_t align_up(size_t x) {
     return (x + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
 }
 
-static uint32_t ops_per_stage(uint32_t m, uint32_t n_sliced)
-{
+static uint32_t ops_per_stage(uint32_t m, uint32_t n_sliced) {
     return 2u * m + n_sliced;
 }
 
-uint32_t tsl_pipesim_warmup(uint32_t stage, uint32_t n_stages, uint32_t n_micro)
-{
+uint32_t tsl_pipesim_warmup(uint32_t stage, uint32_t n_stages, uint32_t n_micro) {
     if (stage >= n_stages)
         return 0;
     uint32_t w = n_stages - 1 - stage;
     return w < n_micro ? w : n_micro;
 }
 
-size_t tsl_pipesim_ws_bytes(uint32_t n_stages, uint32_t n_micro, uint32_t n_sliced)
-{
+size_t tsl_pipesim_ws_bytes(uint32_t n_stages, uint32_t n_micro, uint32_t n_sliced) {
     if (n_stages == 0 || n_stages > TSL_PIPESIM_MAX_STAGES || n_micro == 0 ||
         n_micro > TSL_PIPESIM_MAX_MICRO || n_sliced > n_micro)
         return 0;
@@ -64,8 +60,7 @@ size_t tsl_pipesim_ws_bytes(uint32_t n_stages, uint32_t n_micro, uint32_t n_slic
            align_up(ops * sizeof(tsl_pipesim_step_t));
 }
 
-static int check_times(const double *v, uint32_t n, const char *field, tsl_err_t *err)
-{
+static int check_times(const double *v, uint32_t n, const char *field, tsl_err_t *err) {
     for (uint32_t i = 0; i < n; i++)
         if (!isfinite(v[i]) || v[i] < 0)
             return tsl_err_set(err, "%s[%u]: %g is not a valid time; give a finite value >= 0",
@@ -73,8 +68,7 @@ static int check_times(const double *v, uint32_t n, const char *field, tsl_err_t
     return 0;
 }
 
-static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
-{
+static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err) {
     if (in->n_stages == 0 || in->n_stages > TSL_PIPESIM_MAX_STAGES)
         return tsl_err_set(err, "n_stages: %u is out of range; give 1..%u", in->n_stages,
                            TSL_PIPESIM_MAX_STAGES);
@@ -104,9 +98,8 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
 
 /* Lays out stage s's 1F1B op sequence; fidx/bidx record where F(j) (its first
  * half when sliced) and B(j) sit. */
-static uint32_t build_stage(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *ops,
-                            uint32_t *fidx, uint32_t *bidx)
-{
+static uint32_t build_stage(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *ops, uint32_t *fidx,
+                            uint32_t *bidx) {
     const uint32_t P = in->n_stages, m = in->n_micro;
     const uint32_t w = tsl_pipesim_warmup(s, P, m);
     const double ffrac = in->slice_fwd_frac > 0 ? in->slice_fwd_frac : 0.5;
@@ -161,9 +154,8 @@ static uint32_t build_stage(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *op
     return q;
 }
 
-int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes,
-                    tsl_pipesim_out_t *out, tsl_err_t *err)
-{
+int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_pipesim_out_t *out,
+                    tsl_err_t *err) {
     if (in == NULL || out == NULL)
         return tsl_err_set(err, "pipesim: %s is NULL", in ? "out" : "in");
     if (check_in(in, err))
@@ -171,8 +163,9 @@ int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes,
     const uint32_t P = in->n_stages, m = in->n_micro;
     const size_t need = tsl_pipesim_ws_bytes(P, m, in->n_sliced);
     if (ws == NULL || ws_bytes < need)
-        return tsl_err_set(err, "workspace: %zu bytes given, %zu needed for %u stages, "
-                                "%u micro-batches, %u sliced; size it with tsl_pipesim_ws_bytes",
+        return tsl_err_set(err,
+                           "workspace: %zu bytes given, %zu needed for %u stages, "
+                           "%u micro-batches, %u sliced; size it with tsl_pipesim_ws_bytes",
                            ws ? ws_bytes : 0, need, P, m, in->n_sliced);
     if ((uintptr_t)ws % alignof(double) != 0)
         return tsl_err_set(err, "workspace: not aligned for double");
@@ -256,8 +249,10 @@ int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes,
             }
         }
         if (!progressed)
-            return tsl_err_set(err, "pipesim: schedule deadlocked after %zu of %zu ops "
-                                    "(internal error)", done, n_all);
+            return tsl_err_set(err,
+                               "pipesim: schedule deadlocked after %zu of %zu ops "
+                               "(internal error)",
+                               done, n_all);
         ltr = !ltr;
     }
 

@@ -83,9 +83,9 @@ typedef struct tsl_pipesim_in {
 typedef struct tsl_pipesim_step {
     uint32_t stage;
     uint32_t micro;
-    uint8_t op;       /* tsl_pipesim_op_t */
-    uint8_t half;     /* 0: whole op; 1, 2: halves of a sliced forward */
-    uint8_t steady;   /* 1 when the op belongs to its stage's steady 1F1B phase */
+    uint8_t op;     /* tsl_pipesim_op_t */
+    uint8_t half;   /* 0: whole op; 1, 2: halves of a sliced forward */
+    uint8_t steady; /* 1 when the op belongs to its stage's steady 1F1B phase */
     double start_s;
     double end_s;
     double p2p_before_s; /* edge latency between the previous step and this one (0 on
@@ -93,18 +93,18 @@ typedef struct tsl_pipesim_step {
 } tsl_pipesim_step_t;
 
 typedef struct tsl_pipesim_out {
-    double iter_s;                               /* end of the last op */
-    double startup_s;                            /* start of the last stage's first forward */
+    double iter_s;    /* end of the last op */
+    double startup_s; /* start of the last stage's first forward */
     uint32_t master_stage;
-    double busy_s[TSL_PIPESIM_MAX_STAGES];       /* compute time of each stage */
-    double crit_s[TSL_PIPESIM_MAX_STAGES];       /* critical-path compute time per stage */
-    double crit_steady_s[TSL_PIPESIM_MAX_STAGES];/* ... of which in steady-state ops */
-    double crit_chain_s[TSL_PIPESIM_MAX_STAGES]; /* ... of which back to back on the stage
-                                                    (what elects the master) */
-    double crit_p2p_s;                           /* critical-path edge latencies */
-    uint32_t n_ops;                              /* ops simulated */
+    double busy_s[TSL_PIPESIM_MAX_STAGES];        /* compute time of each stage */
+    double crit_s[TSL_PIPESIM_MAX_STAGES];        /* critical-path compute time per stage */
+    double crit_steady_s[TSL_PIPESIM_MAX_STAGES]; /* ... of which in steady-state ops */
+    double crit_chain_s[TSL_PIPESIM_MAX_STAGES];  /* ... of which back to back on the stage
+                                                     (what elects the master) */
+    double crit_p2p_s;                            /* critical-path edge latencies */
+    uint32_t n_ops;                               /* ops simulated */
     uint32_t path_len;
-    const tsl_pipesim_step_t *path;              /* first op first; inside the workspace */
+    const tsl_pipesim_step_t *path; /* first op first; inside the workspace */
 } tsl_pipesim_out_t;
 
 /* Workspace bytes for P stages, m micro-batches, n_sliced sliced ones; 0 when a
@@ -113,8 +113,8 @@ size_t tsl_pipesim_ws_bytes(uint32_t n_stages, uint32_t n_micro, uint32_t n_slic
 
 /* Simulates one iteration. Returns -1 with err naming the field (counts out of
  * range, missing or negative/non-finite times, workspace too small). */
-int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes,
-                    tsl_pipesim_out_t *out, tsl_err_t *err);
+int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_pipesim_out_t *out,
+                    tsl_err_t *err);
 
 /* Number of warmup forwards of stage s under 1F1B: min(P − 1 − s, m). */
 uint32_t tsl_pipesim_warmup(uint32_t stage, uint32_t n_stages, uint32_t n_micro);

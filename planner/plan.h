@@ -52,6 +52,11 @@ typedef struct tsl_plan {
     uint64_t peak_bytes;        /* max over stages */
     uint64_t budget_bytes;      /* the memory budget the plan was searched under */
     double alpha_t, alpha_m;    /* Eq. 6 */
+    /* Placement: stage blocks index devices of the cluster with its nodes taken in
+     * this order (node_order[k] = the k-th node's index in the cluster as given).
+     * n_nodes == 0 means the cluster's own order. */
+    uint32_t n_nodes;
+    uint16_t node_order[TSL_CLUSTER_MAX_NODES];
 } tsl_plan_t;
 
 void tsl_plan_init(tsl_plan_t *p);

@@ -28,10 +28,10 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
         return -1;
     if (c->n_devices == 0)
         return tsl_err_set(err, "cluster: no devices");
-    uint64_t dev_mem = tsl_cluster_min_device_mem(c);
+    uint64_t dev_mem = tsl_cluster_max_device_mem(c);
     if (r->mem_budget_bytes > dev_mem)
         return tsl_err_set(err, "memory: the budget of %.1f GiB exceeds the %.1f GiB of the "
-                           "smallest device", r->mem_budget_bytes / 1073741824.0,
+                           "largest device", r->mem_budget_bytes / 1073741824.0,
                            dev_mem / 1073741824.0);
     if (r->mem_budget_bytes != 0 && r->mem_budget_bytes < (64ull << 20))
         return tsl_err_set(err, "memory: %llu bytes is too small a budget; give at least 64M",
@@ -63,7 +63,7 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m,
     tsl_fp_str(&fp, "request");
     const uint64_t fields[] = {r->global_batch, r->global_batch ? 0 : max_batch(r),
                                r->mem_budget_bytes ? r->mem_budget_bytes
-                                                   : tsl_cluster_min_device_mem(c),
+                                                   : tsl_cluster_max_device_mem(c),
                                r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK, r->max_pp,
                                r->max_micro, r->bucket_bytes, r->no_pp, r->no_tp, r->no_dp,
                                r->no_sdp, r->no_ckpt, r->no_baselines};
@@ -238,7 +238,11 @@ int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t 
     for (uint32_t i = 0; i < e->n_groups; i++) {
         uint32_t P = e->cluster->n_devices / e->groups[i].group_size;
         rs.pps[rs.n_pp] = P;
-        tsl_partition_by_flops(e->model, P, &rs.first[rs.n_pp * (TSL_PLAN_MAX_STAGES + 1)]);
+        uint32_t *first = &rs.first[rs.n_pp * (TSL_PLAN_MAX_STAGES + 1)];
+        if (e->space->uniform_layers)
+            tsl_partition_uniform(e->model->n_layers, P, first);
+        else
+            tsl_partition_by_flops(e->model, P, first);
         rs.n_pp++;
     }
     int r;
@@ -285,23 +289,81 @@ static void add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s)
     into->batches_tried += s->batches_tried;
 }
 
-int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-               const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
+/* One placement: the engine over cluster c (nodes already in `order`). */
+static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const uint16_t *order,
+                            const tsl_request_t *r, const tsl_search_hooks_t *hooks,
+                            tsl_search_result_t *res, double lo, double hi, tsl_err_t *err)
 {
-    memset(res, 0, sizeof(*res));
-    if (tsl_request_validate(r, m, c, err) != 0)
-        return TSL_SEARCH_ERR;
     tsl_space_t space = tessel_space(r);
     tsl_engine_t e;
     if (tsl_engine_init(&e, m, c, r, hooks, &space, err) != 0) {
         tsl_engine_free(&e);
         return TSL_SEARCH_ERR;
     }
+    e.node_order = order;
     uint32_t k = r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK;
-    double split = r->no_baselines ? 1.0 : 0.6;
-    int rc = tsl_engine_run(&e, &res->best, res->top, k, &res->n_top, 0.0, split, err);
+    tsl_plan_t *top = malloc(k * sizeof(*top)), *best = malloc(sizeof(*best));
+    uint32_t n_top = 0;
+    int rc = TSL_SEARCH_ERR;
+    if (top == NULL || best == NULL)
+        tsl_err_set(err, "search: out of memory");
+    else
+        rc = tsl_engine_run(&e, best, top, k, &n_top, lo, hi, err);
     add_stats(&res->stats, &e.stats);
     tsl_engine_free(&e);
+    if (rc == TSL_SEARCH_OK) {
+        if (!res->best.valid || better(best, &res->best))
+            res->best = *best;
+        for (uint32_t i = 0; i < n_top; i++)
+            offer_top(res->top, k, &res->n_top, &top[i]);
+    }
+    free(top);
+    free(best);
+    return rc;
+}
+
+/* Every placement worth trying (one on homogeneous clusters); the best wins. */
+static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c,
+                             const tsl_request_t *r, const tsl_search_hooks_t *hooks,
+                             tsl_search_result_t *res, double hi, tsl_err_t *err)
+{
+    static const uint32_t max_orders = 4;
+    bool place = !r->no_placement && c->n_nodes > 1 && !tsl_cluster_is_homogeneous(c);
+    if (!place)
+        return search_placement(m, c, NULL, r, hooks, res, 0.0, hi, err);
+    uint16_t(*orders)[TSL_CLUSTER_MAX_NODES] = malloc(max_orders * sizeof(*orders));
+    if (orders == NULL)
+        return tsl_err_set(err, "search: out of memory");
+    uint32_t n = tsl_placement_orders(c, orders, max_orders);
+    int rc = TSL_SEARCH_ERR, any_ok = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        tsl_cluster_t pc;
+        if (tsl_cluster_permute(c, orders[i], &pc, err) != 0)
+            break;
+        bool identity = true;
+        for (uint32_t k = 0; k < c->n_nodes && identity; k++)
+            identity = orders[i][k] == k;
+        rc = search_placement(m, &pc, identity ? NULL : orders[i], r, hooks, res, hi * i / n,
+                              hi * (i + 1) / n, err);
+        tsl_cluster_free(&pc);
+        if (rc == TSL_SEARCH_CANCELLED)
+            break;
+        any_ok |= rc == TSL_SEARCH_OK;
+    }
+    free(orders);
+    if (rc == TSL_SEARCH_CANCELLED)
+        return rc;
+    return any_ok ? TSL_SEARCH_OK : TSL_SEARCH_ERR;
+}
+
+int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+               const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
+{
+    memset(res, 0, sizeof(*res));
+    if (tsl_request_validate(r, m, c, err) != 0)
+        return TSL_SEARCH_ERR;
+    double split = r->no_baselines ? 1.0 : 0.6;
+    int rc = search_placements(m, c, r, hooks, res, split, err);
     if (rc != TSL_SEARCH_OK)
         return rc;
     if (!r->no_baselines) {

@@ -12,7 +12,14 @@
  * Baselines are the same search restricted to one hand-made strategy: pure DP
  * (PyTorch DDP), pure TP (Megatron), pure PP (GPipe, one device per stage), pure
  * SDP (ZeRO-3/FSDP), DeepSpeed 3D (2-way TP × 2-way PP × the rest DP), DP+TP and
- * DP+PP (Galvatron's restricted variants). Baselines use no CKPT.
+ * DP+PP (Galvatron's restricted variants), and Megatron-LM's heuristics as AMP
+ * Sec. 4.1 states them (smallest TP×PP that fits with TP inside a node, uniform
+ * layer assignment, every micro-batch size). Baselines use no CKPT.
+ *
+ * Heterogeneous clusters (mixed GPU types or per-pair bandwidths): each stage's
+ * memory budget is the smaller of the request's and its devices' memory, and the
+ * search also tries re-ordered node placements (AMP 3.6: which node group takes
+ * which stage) — the plan's node_order says which one won.
  *
  * Batch sweep: B = 1, 2, 4, ... while some configuration fits, then a linear
  * refinement between the last fitting power of two and the first that does not,
@@ -47,6 +54,7 @@ typedef struct tsl_request {
     uint64_t bucket_bytes;      /* layer DP memory granularity; 0 = default */
     bool no_pp, no_tp, no_dp, no_sdp, no_ckpt;   /* switch dimensions off */
     bool no_baselines;          /* skip the baseline searches */
+    bool no_placement;          /* heterogeneous clusters: keep the node order as given */
 } tsl_request_t;
 
 void tsl_request_init(tsl_request_t *r);
@@ -68,6 +76,7 @@ typedef enum tsl_baseline {
     TSL_BASELINE_3D,
     TSL_BASELINE_DP_TP,
     TSL_BASELINE_DP_PP,
+    TSL_BASELINE_MEGATRON,      /* Megatron-LM's heuristics as AMP Sec. 4.1 states them */
     TSL_BASELINE_COUNT
 } tsl_baseline_t;
 

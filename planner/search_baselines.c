@@ -4,6 +4,7 @@
  * people run them out of the box).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "search_internal.h"
@@ -18,6 +19,7 @@ static const struct {
     [TSL_BASELINE_3D] = {"deepspeed-3d", "DeepSpeed 3D (2-way TP x 2-way PP x DP)"},
     [TSL_BASELINE_DP_TP] = {"dp+tp", "Galvatron DP+TP"},
     [TSL_BASELINE_DP_PP] = {"dp+pp", "Galvatron DP+PP"},
+    [TSL_BASELINE_MEGATRON] = {"megatron-heuristic", "Megatron heuristics (AMP Sec. 4.1)"},
 };
 
 const char *tsl_baseline_name(tsl_baseline_t b)
@@ -41,6 +43,22 @@ static tsl_strategy_opts_t only_dims(bool dp, bool sdp, bool tp)
     return o;
 }
 
+/* TP innermost (inside a node), DP outside it: the layout Megatron places. */
+static tsl_strategy_t tp_then_dp(uint32_t tp, uint32_t dp)
+{
+    tsl_strategy_t s;
+    memset(&s, 0, sizeof(s));
+    if (tp > 1) {
+        s.dim[s.n_levels] = TSL_DIM_TP;
+        s.degree[s.n_levels++] = tp;
+    }
+    if (dp > 1) {
+        s.dim[s.n_levels] = TSL_DIM_DP;
+        s.degree[s.n_levels++] = dp;
+    }
+    return s;
+}
+
 /* DeepSpeed 3D: TP 2 inside a node (innermost), PP 2, DP over the rest. Returns
  * false (with why) when the device count does not allow it. */
 static bool space_3d(uint32_t N, tsl_space_t *sp, char *why, size_t cap)
@@ -51,15 +69,7 @@ static bool space_3d(uint32_t N, tsl_space_t *sp, char *why, size_t cap)
     }
     sp->fixed_pp = 2;
     sp->only_one_strategy = true;
-    memset(&sp->only, 0, sizeof(sp->only));
-    sp->only.dim[0] = TSL_DIM_TP;
-    sp->only.degree[0] = 2;
-    sp->only.n_levels = 1;
-    if (N / 4 > 1) {
-        sp->only.dim[1] = TSL_DIM_DP;
-        sp->only.degree[1] = N / 4;
-        sp->only.n_levels = 2;
-    }
+    sp->only = tp_then_dp(2, N / 4);
     return true;
 }
 
@@ -91,10 +101,81 @@ static bool baseline_space(tsl_baseline_t b, const tsl_model_t *m, uint32_t N, t
     return true;
 }
 
+/* ---- Megatron-LM's heuristics (AMP Sec. 4.1) ---- */
+
+static uint32_t min_gpus_per_node(const tsl_cluster_t *c)
+{
+    uint32_t g = UINT32_MAX;
+    for (uint32_t i = 0; i < c->n_nodes; i++)
+        if (c->nodes[i].n_gpus < g)
+            g = c->nodes[i].n_gpus;
+    return g;
+}
+
+/* One (tp, pp, micro-batch size b) candidate: TP inside a node, DP next, uniform
+ * layers; plan->valid false when it does not fit or B does not divide. */
+static void megatron_eval(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                          uint32_t B, uint32_t tp, uint32_t pp, uint32_t b, tsl_plan_t *plan,
+                          tsl_search_stats_t *stats)
+{
+    uint32_t N = c->n_devices, dp = N / (tp * pp), first[TSL_PLAN_MAX_STAGES + 1];
+    plan->valid = false;
+    if (B % (b * dp) != 0)
+        return;
+    tsl_space_t sp = {.label = baseline_names[TSL_BASELINE_MEGATRON].name,
+                      .opts = only_dims(true, false, true), .fixed_pp = pp,
+                      .only_one_strategy = true, .only = tp_then_dp(tp, dp),
+                      .uniform_layers = true};
+    tsl_engine_t e;
+    if (tsl_engine_init(&e, m, c, r, NULL, &sp, NULL) == 0) {
+        tsl_partition_uniform(m->n_layers, pp, first);
+        tsl_engine_eval(&e, B, pp, B / (b * dp), first, plan);
+    }
+    stats->dp_runs += e.stats.dp_runs;
+    stats->dp_states += e.stats.dp_states;
+    stats->configs += e.stats.configs;
+    tsl_engine_free(&e);
+}
+
+/* For every micro-batch size: the smallest TP×PP that fits, TP no wider than the
+ * smallest node; the best of those over the micro-batch sizes. */
+static void megatron_baseline(const tsl_model_t *m, const tsl_cluster_t *c,
+                              const tsl_request_t *r, uint32_t B, tsl_search_result_t *res)
+{
+    uint32_t N = c->n_devices, gpn = min_gpus_per_node(c);
+    tsl_plan_t *best = &res->baseline[TSL_BASELINE_MEGATRON], *cand = malloc(sizeof(*cand));
+    if (cand == NULL)
+        return;
+    for (uint32_t b = 1; b <= B; b *= 2) {   /* micro-batch sizes per replica */
+        if (B % b != 0)
+            break;
+        bool found = false;
+        for (uint32_t k = 1; k <= N && !found; k++) {
+            for (uint32_t tp = 1; tp <= k && tp <= gpn; tp++) {
+                uint32_t pp = k / tp;
+                if (k % tp || N % k || pp > m->n_layers || pp > TSL_PLAN_MAX_STAGES)
+                    continue;
+                tsl_plan_init(cand);
+                megatron_eval(m, c, r, B, tp, pp, b, cand, &res->stats);
+                if (!cand->valid)
+                    continue;
+                found = true;
+                if (!best->valid || cand->samples_per_s > best->samples_per_s)
+                    *best = *cand;
+            }
+        }
+    }
+    free(cand);
+    if (!best->valid)
+        snprintf(res->baseline_why[TSL_BASELINE_MEGATRON], sizeof(res->baseline_why[0]), "OOM");
+}
+
 void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                           const tsl_search_hooks_t *hooks, tsl_search_result_t *res)
 {
-    for (int b = 0; b < TSL_BASELINE_COUNT; b++) {
+    tsl_plan_init(&res->baseline[TSL_BASELINE_MEGATRON]);
+    megatron_baseline(m, c, r, r->global_batch ? r->global_batch : res->best.global_batch, res);
+    for (int b = 0; b < TSL_BASELINE_MEGATRON; b++) {
         tsl_plan_t *plan = &res->baseline[b];
         char *why = res->baseline_why[b];
         size_t cap = sizeof(res->baseline_why[b]);

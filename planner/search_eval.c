@@ -124,7 +124,7 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
     e->req = r;
     e->hooks = hooks;
     e->space = space;
-    e->budget_bytes = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_min_device_mem(c);
+    e->budget_bytes = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_max_device_mem(c);
     e->bucket_bytes = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
     for (uint32_t P = 1; P <= c->n_devices; P++) {
         if (!pp_allowed(e, P))
@@ -213,6 +213,14 @@ out:
     free(cut);
 }
 
+void tsl_partition_uniform(uint32_t n_layers, uint32_t P, uint32_t *first)
+{
+    uint32_t base = n_layers / P, extra = n_layers % P;
+    first[0] = 0;
+    for (uint32_t s = 0; s < P; s++)
+        first[s + 1] = first[s] + base + (s < extra ? 1 : 0);
+}
+
 /* ---- one configuration ---- */
 
 static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env,
@@ -277,6 +285,21 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     *act_bytes = act;
 }
 
+/* Heterogeneous clusters: a stage cannot use more memory than its smallest device. */
+static uint64_t stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t n)
+{
+    uint64_t budget = e->budget_bytes;
+    const tsl_cluster_t *c = e->cluster;
+    for (uint32_t d = first; d < first + n;) {
+        uint32_t node = c->device_node[d];
+        uint64_t mem = tsl_cluster_device_mem(c, d);
+        if (mem < budget)
+            budget = mem;
+        d = c->node_first[node] + c->nodes[node].n_gpus;   /* next node */
+    }
+    return budget;
+}
+
 static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
                        uint32_t s, const uint32_t *first_layer, uint32_t Bm, uint32_t m)
 {
@@ -297,7 +320,8 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     tsl_layerdp_problem_t prob = {
         .n_layers = n, .n_strategies = g->n, .time_s = e->time_s, .fwd_bytes = e->fwd_bytes,
         .bwd_bytes = e->bwd_bytes, .ms_bytes = e->ms_bytes, .layout = g->layout,
-        .trans_s = e->trans_s, .budget_bytes = e->budget_bytes, .bucket_bytes = e->bucket_bytes};
+        .trans_s = e->trans_s, .budget_bytes = stage_budget(e, s * G, G),
+        .bucket_bytes = e->bucket_bytes};
     tsl_layerdp_result_t res;
     e->stats.dp_runs++;
     if (tsl_layerdp_solve(&prob, e->ws, e->choice, &res, NULL) != 0 || !isfinite(res.time_s))
@@ -359,6 +383,10 @@ void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
     plan->n_micro = m;
     plan->micro_batch = B / m;
     plan->budget_bytes = e->budget_bytes;
+    if (e->node_order) {
+        plan->n_nodes = e->cluster->n_nodes;
+        memcpy(plan->node_order, e->node_order, plan->n_nodes * sizeof(uint16_t));
+    }
     for (uint32_t s = 0; s < P; s++)
         if (!eval_stage(e, g, plan, s, first_layer, B / m, m))
             return;

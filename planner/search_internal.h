@@ -21,6 +21,7 @@ typedef struct tsl_space {
     bool only_one_strategy;     /* keep only `only` (DeepSpeed 3D) */
     tsl_strategy_t only;
     bool accumulate;            /* allow m > 1 micro-batches when P == 1 */
+    bool uniform_layers;        /* partition by layer count (Megatron), not by FLOPs */
 } tsl_space_t;
 
 /* Strategies of one stage size, enumerated once per search. */
@@ -63,6 +64,7 @@ typedef struct tsl_engine {
     /* stage partitions by PP degree: part[P-index][stage] = first layer */
     uint32_t *partition;        /* [(max stages + 1) per P], see search_eval.c */
 
+ const uint16_t *node_order;  /* placement being costed (NULL: as given) */
     bool saw_divisible;         /* some (layer, strategy) split its micro-batch evenly */
     tsl_search_stats_t stats;
 } tsl_engine_t;
@@ -77,6 +79,9 @@ const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t g
 /* Balanced contiguous partition of the model into P stages by compute (min-max
  * of forward FLOPs, exact DP); first[0..P] with first[P] = L. */
 void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first);
+/* Equal layer counts (Megatron's uniform assignment); the first stages take the
+ * remainder. */
+void tsl_partition_uniform(uint32_t n_layers, uint32_t P, uint32_t *first);
 
 /*
  * Costs one configuration (global batch B, P stages, m micro-batches) over the
@@ -93,6 +98,13 @@ void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
  */
 int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t top_cap,
                    uint32_t *n_top, double progress_lo, double progress_hi, tsl_err_t *err);
+
+/* Placement (search_placement.c): a copy of c with its nodes in `order`, and the
+ * distinct node orders worth trying on c (identity first); returns the count. */
+int tsl_cluster_permute(const tsl_cluster_t *c, const uint16_t *order, tsl_cluster_t *out,
+                        tsl_err_t *err);
+uint32_t tsl_placement_orders(const tsl_cluster_t *c, uint16_t (*orders)[TSL_CLUSTER_MAX_NODES],
+                              uint32_t cap);
 
 /* The baseline spaces, and their search (search_baselines.c). */
 void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,

@@ -31,8 +31,7 @@ enum { ROLE_DATA = 0, ROLE_TP = 1 };
 
 static const char *const dim_name[TSL_DIM_COUNT] = {"dp", "sdp", "tp"};
 
-tsl_strategy_opts_t tsl_strategy_opts_default(void)
-{
+tsl_strategy_opts_t tsl_strategy_opts_default(void) {
     tsl_strategy_opts_t o;
     memset(&o, 0, sizeof(o));
     o.allow_dp = true;
@@ -45,24 +44,21 @@ tsl_strategy_opts_t tsl_strategy_opts_default(void)
     return o;
 }
 
-static int level_of(const tsl_strategy_t *s, tsl_dim_t d)
-{
+static int level_of(const tsl_strategy_t *s, tsl_dim_t d) {
     for (uint32_t i = 0; i < s->n_levels && i < TSL_STRATEGY_MAX_LEVELS; i++)
         if (s->dim[i] == (uint8_t)d)
             return (int)i;
     return -1;
 }
 
-uint32_t tsl_strategy_degree(const tsl_strategy_t *s, tsl_dim_t d)
-{
+uint32_t tsl_strategy_degree(const tsl_strategy_t *s, tsl_dim_t d) {
     int lv = level_of(s, d);
     return lv < 0 ? 1u : s->degree[lv];
 }
 
 /* Stride of the level that uses d: the product of the degrees inside it. An unused
  * dimension has degree 1, and its stride is reported as 1 (any value would do). */
-uint32_t tsl_strategy_stride(const tsl_strategy_t *s, tsl_dim_t d)
-{
+uint32_t tsl_strategy_stride(const tsl_strategy_t *s, tsl_dim_t d) {
     int lv = level_of(s, d);
     if (lv < 0)
         return 1u;
@@ -72,23 +68,20 @@ uint32_t tsl_strategy_stride(const tsl_strategy_t *s, tsl_dim_t d)
     return st;
 }
 
-uint32_t tsl_strategy_group_size(const tsl_strategy_t *s)
-{
+uint32_t tsl_strategy_group_size(const tsl_strategy_t *s) {
     uint32_t g = 1;
     for (uint32_t i = 0; i < s->n_levels && i < TSL_STRATEGY_MAX_LEVELS; i++)
         g *= s->degree[i];
     return g;
 }
 
-uint32_t tsl_strategy_data_width(const tsl_strategy_t *s)
-{
+uint32_t tsl_strategy_data_width(const tsl_strategy_t *s) {
     return tsl_strategy_degree(s, TSL_DIM_DP) * tsl_strategy_degree(s, TSL_DIM_SDP);
 }
 
 /* The layout key described at the top: roles and degrees, adjacent data merged. */
 static uint32_t layout_key(const tsl_strategy_t *s, uint8_t role[TSL_STRATEGY_MAX_LEVELS],
-                           uint32_t deg[TSL_STRATEGY_MAX_LEVELS])
-{
+                           uint32_t deg[TSL_STRATEGY_MAX_LEVELS]) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < s->n_levels && i < TSL_STRATEGY_MAX_LEVELS; i++) {
         uint8_t r = s->dim[i] == TSL_DIM_TP ? ROLE_TP : ROLE_DATA;
@@ -103,8 +96,7 @@ static uint32_t layout_key(const tsl_strategy_t *s, uint8_t role[TSL_STRATEGY_MA
     return n;
 }
 
-bool tsl_strategy_same_layout(const tsl_strategy_t *a, const tsl_strategy_t *b)
-{
+bool tsl_strategy_same_layout(const tsl_strategy_t *a, const tsl_strategy_t *b) {
     uint8_t ra[TSL_STRATEGY_MAX_LEVELS], rb[TSL_STRATEGY_MAX_LEVELS];
     uint32_t da[TSL_STRATEGY_MAX_LEVELS], db[TSL_STRATEGY_MAX_LEVELS];
     uint32_t na = layout_key(a, ra, da), nb = layout_key(b, rb, db);
@@ -116,8 +108,7 @@ bool tsl_strategy_same_layout(const tsl_strategy_t *a, const tsl_strategy_t *b)
     return true;
 }
 
-bool tsl_strategy_equal(const tsl_strategy_t *a, const tsl_strategy_t *b)
-{
+bool tsl_strategy_equal(const tsl_strategy_t *a, const tsl_strategy_t *b) {
     if (a->n_levels != b->n_levels || a->ckpt != b->ckpt)
         return false;
     for (uint32_t i = 0; i < a->n_levels && i < TSL_STRATEGY_MAX_LEVELS; i++)
@@ -130,25 +121,27 @@ bool tsl_strategy_equal(const tsl_strategy_t *a, const tsl_strategy_t *b)
 
 typedef struct enum_ctx {
     const tsl_strategy_opts_t *opts;
-    tsl_strategy_t *out;   /* NULL: count only */
+    tsl_strategy_t *out; /* NULL: count only */
     uint32_t cap;
-    uint32_t n;            /* trees accepted so far (without the CKPT twins) */
+    uint32_t n; /* trees accepted so far (without the CKPT twins) */
 } enum_ctx_t;
 
-static bool dim_allowed(const tsl_strategy_opts_t *o, uint32_t d)
-{
+static bool dim_allowed(const tsl_strategy_opts_t *o, uint32_t d) {
     switch (d) {
-    case TSL_DIM_DP: return o->allow_dp;
-    case TSL_DIM_SDP: return o->allow_sdp;
-    case TSL_DIM_TP: return o->allow_tp;
-    default: return false;
+    case TSL_DIM_DP:
+        return o->allow_dp;
+    case TSL_DIM_SDP:
+        return o->allow_sdp;
+    case TSL_DIM_TP:
+        return o->allow_tp;
+    default:
+        return false;
     }
 }
 
 /* Every assignment of distinct allowed dimensions to the k levels of one
  * factorisation, in lexicographic order, after the filters. */
-static void emit_factorisation(enum_ctx_t *cx, const uint32_t *deg, uint32_t k)
-{
+static void emit_factorisation(enum_ctx_t *cx, const uint32_t *deg, uint32_t k) {
     const tsl_strategy_opts_t *o = cx->opts;
     uint32_t d[TSL_STRATEGY_MAX_LEVELS] = {0, 0, 0};
     uint32_t total = 1;
@@ -188,8 +181,7 @@ static void emit_factorisation(enum_ctx_t *cx, const uint32_t *deg, uint32_t k)
     }
 }
 
-static uint32_t divisors_of(uint32_t g, uint32_t *div)
-{
+static uint32_t divisors_of(uint32_t g, uint32_t *div) {
     /* ascending: small ones from the front, their partners collected behind */
     uint32_t lo = 0, hi = 0;
     uint32_t big[MAX_DIVISORS];
@@ -205,8 +197,7 @@ static uint32_t divisors_of(uint32_t g, uint32_t *div)
     return lo;
 }
 
-static void enumerate_trees(enum_ctx_t *cx, uint32_t g)
-{
+static void enumerate_trees(enum_ctx_t *cx, uint32_t g) {
     if (g == 1) {
         /* the single empty tree: one device, no parallel dimension */
         if (cx->out != NULL && cx->n < cx->cap)
@@ -220,7 +211,7 @@ static void enumerate_trees(enum_ctx_t *cx, uint32_t g)
 
     deg[0] = g;
     emit_factorisation(cx, deg, 1);
-    for (uint32_t a = 1; a + 1 < nd; a++) {         /* 1 < div[a] < g */
+    for (uint32_t a = 1; a + 1 < nd; a++) { /* 1 < div[a] < g */
         deg[0] = div[a];
         deg[1] = g / div[a];
         emit_factorisation(cx, deg, 2);
@@ -239,8 +230,7 @@ static void enumerate_trees(enum_ctx_t *cx, uint32_t g)
 }
 
 int tsl_strategy_enumerate(uint32_t group_size, const tsl_strategy_opts_t *opts,
-                           tsl_strategy_t *out, uint32_t *layout, uint32_t cap, tsl_err_t *err)
-{
+                           tsl_strategy_t *out, uint32_t *layout, uint32_t cap, tsl_err_t *err) {
     tsl_strategy_opts_t def = tsl_strategy_opts_default();
     if (opts == NULL)
         opts = &def;
@@ -253,7 +243,7 @@ int tsl_strategy_enumerate(uint32_t group_size, const tsl_strategy_opts_t *opts,
     uint32_t variants = (opts->allow_no_ckpt ? 1u : 0u) + (opts->allow_ckpt ? 1u : 0u);
     uint64_t total = (uint64_t)trees * variants;
     if (out == NULL)
-        return (int)total;   /* count only */
+        return (int)total; /* count only */
     if (total > cap)
         return tsl_err_set(err,
                            "cap: %u strategies for a group of %u devices do not fit in %u slots",
@@ -262,7 +252,7 @@ int tsl_strategy_enumerate(uint32_t group_size, const tsl_strategy_opts_t *opts,
     /* trees are in out[0..trees); lay out the variants: plain ones, then CKPT twins */
     if (opts->allow_no_ckpt && opts->allow_ckpt) {
         for (uint32_t i = 0; i < trees; i++) {
-            memcpy(&out[trees + i], &out[i], sizeof(out[0]));   /* padding too */
+            memcpy(&out[trees + i], &out[i], sizeof(out[0])); /* padding too */
             out[trees + i].ckpt = true;
         }
     } else if (opts->allow_ckpt) {
@@ -294,8 +284,7 @@ int tsl_strategy_enumerate(uint32_t group_size, const tsl_strategy_opts_t *opts,
 
 /* ---- text form ---- */
 
-size_t tsl_strategy_format(const tsl_strategy_t *s, char *buf, size_t cap)
-{
+size_t tsl_strategy_format(const tsl_strategy_t *s, char *buf, size_t cap) {
     char tmp[96];
     size_t n = 0;
     if (s->n_levels == 0) {
@@ -319,8 +308,7 @@ size_t tsl_strategy_format(const tsl_strategy_t *s, char *buf, size_t cap)
 
 /* Parses one "<dim><degree>" token of length len. */
 static int parse_level(const char *text, const char *tok, size_t len, uint8_t *dim, uint32_t *deg,
-                       tsl_err_t *err)
-{
+                       tsl_err_t *err) {
     size_t nl = 0;
     int d = -1;
     for (int i = TSL_DIM_COUNT; i-- > 0;) {
@@ -332,32 +320,38 @@ static int parse_level(const char *text, const char *tok, size_t len, uint8_t *d
         }
     }
     if (d < 0)
-        return tsl_err_set(err, "strategy \"%s\": bad token \"%.*s\": expected dp<N>, sdp<N> or tp<N>",
+        return tsl_err_set(err,
+                           "strategy \"%s\": bad token \"%.*s\": expected dp<N>, sdp<N> or tp<N>",
                            text, (int)len, tok);
     uint64_t v = 0;
     const char *p = tok + nl, *end = tok + len;
     if (*p == '0')
-        return tsl_err_set(err, "strategy \"%s\": bad token \"%.*s\": degree must be an integer > 1 "
-                           "without leading zeros", text, (int)len, tok);
+        return tsl_err_set(err,
+                           "strategy \"%s\": bad token \"%.*s\": degree must be an integer > 1 "
+                           "without leading zeros",
+                           text, (int)len, tok);
     for (; p < end; p++) {
         if (*p < '0' || *p > '9')
-            return tsl_err_set(err, "strategy \"%s\": bad token \"%.*s\": degree must be a decimal "
-                               "integer > 1", text, (int)len, tok);
+            return tsl_err_set(err,
+                               "strategy \"%s\": bad token \"%.*s\": degree must be a decimal "
+                               "integer > 1",
+                               text, (int)len, tok);
         v = v * 10 + (uint64_t)(*p - '0');
         if (v > UINT32_MAX)
-            return tsl_err_set(err, "strategy \"%s\": bad token \"%.*s\": degree too large",
-                               text, (int)len, tok);
+            return tsl_err_set(err, "strategy \"%s\": bad token \"%.*s\": degree too large", text,
+                               (int)len, tok);
     }
     if (v < 2)
-        return tsl_err_set(err, "strategy \"%s\": bad token \"%.*s\": degree must be > 1 "
-                           "(leave the dimension out instead)", text, (int)len, tok);
+        return tsl_err_set(err,
+                           "strategy \"%s\": bad token \"%.*s\": degree must be > 1 "
+                           "(leave the dimension out instead)",
+                           text, (int)len, tok);
     *dim = (uint8_t)d;
     *deg = (uint32_t)v;
     return 0;
 }
 
-int tsl_strategy_parse(const char *text, tsl_strategy_t *out, tsl_err_t *err)
-{
+int tsl_strategy_parse(const char *text, tsl_strategy_t *out, tsl_err_t *err) {
     if (text == NULL || out == NULL)
         return tsl_err_set(err, "strategy: no text given");
     tsl_strategy_t s;
@@ -368,13 +362,13 @@ int tsl_strategy_parse(const char *text, tsl_strategy_t *out, tsl_err_t *err)
     size_t body = plus ? (size_t)(plus - text) : len;
     if (plus != NULL) {
         if (strcmp(plus, "+ckpt") != 0)
-            return tsl_err_set(err, "strategy \"%s\": bad token \"%s\": the only suffix is \"+ckpt\"",
-                               text, plus);
+            return tsl_err_set(
+                err, "strategy \"%s\": bad token \"%s\": the only suffix is \"+ckpt\"", text, plus);
         s.ckpt = true;
     }
     if (body == 0)
-        return tsl_err_set(err, "strategy \"%s\": empty strategy; give e.g. \"tp2-dp4\" or \"single\"",
-                           text);
+        return tsl_err_set(
+            err, "strategy \"%s\": empty strategy; give e.g. \"tp2-dp4\" or \"single\"", text);
     if (body == 6 && strncmp(text, "single", 6) == 0) {
         memcpy(out, &s, sizeof(s));
         return 0;

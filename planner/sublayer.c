@@ -9,15 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool splittable(const tsl_layer_t *l)
-{
+static bool splittable(const tsl_layer_t *l) {
     return (l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER) && l->ffn_hidden > 0;
 }
 
 /* The FFN block of layer l: the layer's shape as an FFN layer, derived. The
  * extra_* figures (final norms and the like) stay with the attention block. */
-static int ffn_block(const tsl_layer_t *l, uint32_t idx, tsl_layer_t *ffn, tsl_err_t *err)
-{
+static int ffn_block(const tsl_layer_t *l, uint32_t idx, tsl_layer_t *ffn, tsl_err_t *err) {
     *ffn = *l;
     ffn->kind = TSL_LAYER_FFN;
     ffn->cross_seq_len = 0;
@@ -29,16 +27,16 @@ static int ffn_block(const tsl_layer_t *l, uint32_t idx, tsl_layer_t *ffn, tsl_e
     if (ffn->params > l->params || ffn->fwd_flops > l->fwd_flops ||
         ffn->act_repl_bytes > l->act_repl_bytes || ffn->act_shard_bytes > l->act_shard_bytes ||
         ffn->tp_allreduces > l->tp_allreduces)
-        return tsl_err_set(err, "layer %u: the FFN block's figures exceed the whole %s layer's "
-                                "(params %llu > %llu or FLOPs %.0f > %.0f); the layer was not "
-                                "derived from its shape",
+        return tsl_err_set(err,
+                           "layer %u: the FFN block's figures exceed the whole %s layer's "
+                           "(params %llu > %llu or FLOPs %.0f > %.0f); the layer was not "
+                           "derived from its shape",
                            idx, tsl_layer_kind_name(l->kind), (unsigned long long)ffn->params,
                            (unsigned long long)l->params, ffn->fwd_flops, l->fwd_flops);
     return 0;
 }
 
-int tsl_sublayer_split(const tsl_model_t *src, tsl_sublayer_model_t *out, tsl_err_t *err)
-{
+int tsl_sublayer_split(const tsl_model_t *src, tsl_sublayer_model_t *out, tsl_err_t *err) {
     int rc = -1;
     if (out == NULL)
         return tsl_err_set(err, "sublayer: out is NULL");
@@ -50,8 +48,9 @@ int tsl_sublayer_split(const tsl_model_t *src, tsl_sublayer_model_t *out, tsl_er
     for (uint32_t i = 0; i < src->n_layers; i++)
         n += splittable(&src->layers[i]) ? 2u : 1u;
     if (n > TSL_MODEL_MAX_LAYERS)
-        return tsl_err_set(err, "model: %u layers split into %u blocks, more than the %u a "
-                                "model may hold",
+        return tsl_err_set(err,
+                           "model: %u layers split into %u blocks, more than the %u a "
+                           "model may hold",
                            src->n_layers, n, TSL_MODEL_MAX_LAYERS);
 
     tsl_layer_t *layers = calloc(n, sizeof(*layers));
@@ -87,9 +86,9 @@ int tsl_sublayer_split(const tsl_model_t *src, tsl_sublayer_model_t *out, tsl_er
         /* integer FLOP counts subtract exactly; a fractional extra_fwd_flops may
          * leave the sum an ulp off, which the nearest doubles repair */
         for (int step = 0; step < 8 && attn.fwd_flops + ffn.fwd_flops != l->fwd_flops; step++)
-            attn.fwd_flops = nextafter(attn.fwd_flops, attn.fwd_flops + ffn.fwd_flops < l->fwd_flops
-                                                           ? INFINITY
-                                                           : -INFINITY);
+            attn.fwd_flops =
+                nextafter(attn.fwd_flops,
+                          attn.fwd_flops + ffn.fwd_flops < l->fwd_flops ? INFINITY : -INFINITY);
         if (attn.fwd_flops + ffn.fwd_flops != l->fwd_flops || attn.fwd_flops < 0) {
             tsl_err_set(err, "layer %u: forward FLOPs %.17g do not split exactly (%.17g + %.17g)",
                         i, l->fwd_flops, attn.fwd_flops, ffn.fwd_flops);
@@ -120,8 +119,7 @@ out:
     return rc;
 }
 
-void tsl_sublayer_free(tsl_sublayer_model_t *sm)
-{
+void tsl_sublayer_free(tsl_sublayer_model_t *sm) {
     if (sm == NULL)
         return;
     free(sm->model.layers);
@@ -129,8 +127,7 @@ void tsl_sublayer_free(tsl_sublayer_model_t *sm)
     memset(sm, 0, sizeof(*sm));
 }
 
-const char *tsl_sublayer_part_name(tsl_sublayer_part_t part)
-{
+const char *tsl_sublayer_part_name(tsl_sublayer_part_t part) {
     switch (part) {
     case TSL_SUBLAYER_WHOLE:
         return "layer";
@@ -142,15 +139,13 @@ const char *tsl_sublayer_part_name(tsl_sublayer_part_t part)
     return "?";
 }
 
-uint32_t tsl_sublayer_boundary_halves(const tsl_sublayer_model_t *sm, uint32_t i)
-{
+uint32_t tsl_sublayer_boundary_halves(const tsl_sublayer_model_t *sm, uint32_t i) {
     if (i >= sm->model.n_layers)
         return 2u * sm->n_src_layers;
     return 2u * sm->ref[i].layer + (sm->ref[i].part == TSL_SUBLAYER_FFN ? 1u : 0u);
 }
 
-int tsl_sublayer_boundary_str(const tsl_sublayer_model_t *sm, uint32_t i, char *buf, size_t n)
-{
+int tsl_sublayer_boundary_str(const tsl_sublayer_model_t *sm, uint32_t i, char *buf, size_t n) {
     if (sm == NULL || i > sm->model.n_layers)
         return -1;
     uint32_t h = tsl_sublayer_boundary_halves(sm, i);

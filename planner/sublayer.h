@@ -43,13 +43,13 @@ typedef enum tsl_sublayer_part {
 } tsl_sublayer_part_t;
 
 typedef struct tsl_sublayer_ref {
-    uint32_t layer;           /* index in the source model */
+    uint32_t layer; /* index in the source model */
     tsl_sublayer_part_t part;
 } tsl_sublayer_ref_t;
 
 typedef struct tsl_sublayer_model {
-    tsl_model_t model;        /* the split model; layers owned */
-    tsl_sublayer_ref_t *ref;  /* model.n_layers entries; owned */
+    tsl_model_t model;       /* the split model; layers owned */
+    tsl_sublayer_ref_t *ref; /* model.n_layers entries; owned */
     uint32_t n_src_layers;
 } tsl_sublayer_model_t;
 

@@ -18,23 +18,25 @@
 #define MAXS 6
 #define MAXB 160
 
+/* In layerdp.c, not (yet) in layerdp.h: force the portable scalar kernels. */
+int tsl_layerdp_ws_set_portable(tsl_layerdp_ws_t *ws, int on);
+
 /* ---- a portable random stream (64-bit LCG, Knuth's MMIX constants) ---- */
 typedef struct {
     uint64_t s;
 } lcg_t;
 
-static uint32_t rnd(lcg_t *r)
-{
+static uint32_t rnd(lcg_t *r) {
     r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
     return (uint32_t)(r->s >> 33);
 }
 
-static uint32_t rnd_below(lcg_t *r, uint32_t n)   /* [0, n) */
+static uint32_t rnd_below(lcg_t *r, uint32_t n) /* [0, n) */
 {
     return n ? rnd(r) % n : 0;
 }
 
-static double rnd_unit(lcg_t *r)   /* [0, 1) */
+static double rnd_unit(lcg_t *r) /* [0, 1) */
 {
     return (double)rnd(r) / 2147483648.0;
 }
@@ -50,8 +52,7 @@ typedef struct inst {
     tsl_layerdp_problem_t p;
 } inst_t;
 
-static void bind(inst_t *in, bool full_form, uint64_t budget, uint64_t bucket)
-{
+static void bind(inst_t *in, bool full_form, uint64_t budget, uint64_t bucket) {
     memset(&in->p, 0, sizeof(in->p));
     in->p.n_layers = in->L;
     in->p.n_strategies = in->S;
@@ -70,8 +71,7 @@ static void bind(inst_t *in, bool full_form, uint64_t budget, uint64_t bucket)
 }
 
 /* Fills the full matrix from the layout form (the same R written out). */
-static void full_from_layout(inst_t *in)
-{
+static void full_from_layout(inst_t *in) {
     uint32_t S = in->S;
     for (uint32_t l = 0; l < in->L; l++)
         for (uint32_t i = 0; i < S; i++)
@@ -82,7 +82,7 @@ static void full_from_layout(inst_t *in)
 
 /* ---- brute force ---- */
 typedef struct brute {
-    double best;            /* least time over assignments with peak ≤ budget */
+    double best; /* least time over assignments with peak ≤ budget */
     uint32_t choice[MAXL];
     double best_guaranteed; /* ... over those with Σ w ≤ e0 too (the DP must match or beat it) */
     uint64_t count;
@@ -91,13 +91,12 @@ typedef struct brute {
 typedef struct bctx {
     const tsl_layerdp_problem_t *p;
     uint64_t bucket;
-    int64_t e0;             /* −1: no guaranteed region */
+    int64_t e0; /* −1: no guaranteed region */
     uint32_t cur[MAXL];
     brute_t *out;
 } bctx_t;
 
-static double r_of(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i, uint32_t j)
-{
+static double r_of(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i, uint32_t j) {
     uint32_t S = p->n_strategies;
     if (l == 0)
         return 0.0;
@@ -107,8 +106,7 @@ static double r_of(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i, uint3
 }
 
 static void dfs(bctx_t *cx, uint32_t l, double t, uint64_t fwd, uint64_t top, uint64_t ms,
-                uint64_t wsum)
-{
+                uint64_t wsum) {
     const tsl_layerdp_problem_t *p = cx->p;
     uint32_t S = p->n_strategies;
     if (l == p->n_layers) {
@@ -136,8 +134,7 @@ static void dfs(bctx_t *cx, uint32_t l, double t, uint64_t fwd, uint64_t top, ui
     }
 }
 
-static brute_t brute(const tsl_layerdp_problem_t *p)
-{
+static brute_t brute(const tsl_layerdp_problem_t *p) {
     brute_t b;
     memset(&b, 0, sizeof(b));
     b.best = INFINITY;
@@ -150,7 +147,8 @@ static brute_t brute(const tsl_layerdp_problem_t *p)
     /* b_up over the strategies that can be part of some fitting plan at all */
     uint64_t bup = 0;
     for (uint32_t k = 0; k < p->n_layers * p->n_strategies; k++)
-        if (p->time_s[k] < INFINITY && p->fwd_bytes[k] + p->ms_bytes[k] + p->bwd_bytes[k] <= p->budget_bytes &&
+        if (p->time_s[k] < INFINITY &&
+            p->fwd_bytes[k] + p->ms_bytes[k] + p->bwd_bytes[k] <= p->budget_bytes &&
             p->bwd_bytes[k] > bup)
             bup = p->bwd_bytes[k];
     cx.e0 = p->budget_bytes > bup ? (int64_t)((p->budget_bytes - bup) / cx.bucket) : -1;
@@ -160,12 +158,12 @@ static brute_t brute(const tsl_layerdp_problem_t *p)
 
 /* ---- random instances ---- */
 typedef struct gen {
-    bool whole_buckets;     /* sizes are whole multiples of the bucket, O_b = 0 */
-    bool infinite_r;        /* full form: some transitions cost +INFINITY */
+    bool whole_buckets; /* sizes are whole multiples of the bucket, O_b = 0 */
+    bool infinite_r;    /* full form: some transitions cost +INFINITY */
 } gen_t;
 
-static void random_instance(lcg_t *r, const gen_t *g, inst_t *in, uint64_t *budget, uint64_t *bucket)
-{
+static void random_instance(lcg_t *r, const gen_t *g, inst_t *in, uint64_t *budget,
+                            uint64_t *bucket) {
     memset(in, 0, sizeof(*in));
     do {
         in->L = 1 + rnd_below(r, MAXL);
@@ -202,11 +200,11 @@ static void random_instance(lcg_t *r, const gen_t *g, inst_t *in, uint64_t *budg
     }
     /* budgets from "nothing fits" to "everything fits" */
     uint64_t span = (uint64_t)in->L * 7 + 2;
-    *budget = *bucket * rnd_below(r, (uint32_t)span) + rnd_below(r, (uint32_t)(*bucket < 1000000 ? *bucket : 1000000));
+    *budget = *bucket * rnd_below(r, (uint32_t)span) +
+              rnd_below(r, (uint32_t)(*bucket < 1000000 ? *bucket : 1000000));
 }
 
-static int solve(inst_t *in, tsl_layerdp_ws_t *ws, uint32_t *choice, tsl_layerdp_result_t *res)
-{
+static int solve(inst_t *in, tsl_layerdp_ws_t *ws, uint32_t *choice, tsl_layerdp_result_t *res) {
     tsl_err_t err = {{0}};
     int rc = tsl_layerdp_solve(&in->p, ws, choice, res, &err);
     CHECK(rc == 0, "solve: %s", err.msg);
@@ -214,8 +212,7 @@ static int solve(inst_t *in, tsl_layerdp_ws_t *ws, uint32_t *choice, tsl_layerdp
 }
 
 /* (1a) O_b = 0, whole buckets: the DP is exact, both R forms. */
-static void test_brute_exact(tsl_layerdp_ws_t *ws, int *checked)
-{
+static void test_brute_exact(tsl_layerdp_ws_t *ws, int *checked) {
     lcg_t r = {20240611};
     gen_t g = {.whole_buckets = true, .infinite_r = false};
     static inst_t in;
@@ -233,7 +230,8 @@ static void test_brute_exact(tsl_layerdp_ws_t *ws, int *checked)
             return;
         if (!(r1.time_s == b1.best))
             bad_layout++;
-        if (r1.time_s < INFINITY && (r1.peak_bytes > budget || tsl_layerdp_time_s(&in.p, c1) != r1.time_s))
+        if (r1.time_s < INFINITY &&
+            (r1.peak_bytes > budget || tsl_layerdp_time_s(&in.p, c1) != r1.time_s))
             bad_layout++;
 
         /* the same R written as a full matrix: same optimum */
@@ -250,7 +248,7 @@ static void test_brute_exact(tsl_layerdp_ws_t *ws, int *checked)
             for (uint32_t q = 0; q < in.S * in.S; q++) {
                 double x = rnd_below(&r2s, 4) == 0 ? 0.0 : 3.0 * rnd_unit(&r2s);
                 if (rnd_below(&r2s, 12) == 0)
-                    x = INFINITY;   /* a forbidden transition */
+                    x = INFINITY; /* a forbidden transition */
                 in.full[l * in.S * in.S + q] = x;
             }
         brute_t b3 = brute(&in.p);
@@ -258,7 +256,8 @@ static void test_brute_exact(tsl_layerdp_ws_t *ws, int *checked)
             return;
         if (!(r3.time_s == b3.best))
             bad_matrix++;
-        if (r3.time_s < INFINITY && (r3.peak_bytes > budget || tsl_layerdp_time_s(&in.p, c3) != r3.time_s))
+        if (r3.time_s < INFINITY &&
+            (r3.peak_bytes > budget || tsl_layerdp_time_s(&in.p, c3) != r3.time_s))
             bad_full++;
 
         found += b1.best < INFINITY;
@@ -267,18 +266,18 @@ static void test_brute_exact(tsl_layerdp_ws_t *ws, int *checked)
     }
     CHECK(bad_layout == 0, "layout form differs from brute force on %d instances", bad_layout);
     CHECK(bad_agree == 0, "full form (from layouts) differs on %d instances", bad_agree);
-    CHECK(bad_matrix == 0, "random full matrix differs from brute force on %d instances", bad_matrix);
+    CHECK(bad_matrix == 0, "random full matrix differs from brute force on %d instances",
+          bad_matrix);
     CHECK(bad_full == 0, "full form returned an inconsistent plan on %d instances", bad_full);
     CHECK(found > 500 && none > 100, "instance mix: %d with a plan, %d without", found, none);
-    printf("exact (O_b = 0, whole buckets): 3 x 2500 instances, %d with a plan, %d without\n", found,
-           none);
+    printf("exact (O_b = 0, whole buckets): 3 x 2500 instances, %d with a plan, %d without\n",
+           found, none);
 }
 
 /* (1b) arbitrary sizes, O_b > 0: never over budget, never below the optimum,
  * consistent figures; nothing found exactly when brute force finds nothing in the
  * region Algorithm 3 guarantees. */
-static void test_brute_general(tsl_layerdp_ws_t *ws, int *checked)
-{
+static void test_brute_general(tsl_layerdp_ws_t *ws, int *checked) {
     static inst_t in;
     for (int form = 0; form < 2; form++) {
         lcg_t r = {form ? 777 : 4242};
@@ -314,9 +313,9 @@ static void test_brute_general(tsl_layerdp_ws_t *ws, int *checked)
                     worse_guar++;
             } else {
                 if (c[0] != 99)
-                    incons++;   /* choice must stay untouched */
+                    incons++; /* choice must stay untouched */
                 if (b.best_guaranteed < INFINITY)
-                    missed++;   /* a plan within E − b_up existed */
+                    missed++; /* a plan within E − b_up existed */
             }
         }
         const char *name = form ? "full matrix" : "layout classes";
@@ -325,10 +324,11 @@ static void test_brute_general(tsl_layerdp_ws_t *ws, int *checked)
         CHECK(incons == 0, "%s: %d inconsistent results", name, incons);
         CHECK(phantom == 0, "%s: %d plans where brute force has none", name, phantom);
         CHECK(missed == 0, "%s: %d instances missed a plan within E - b_up", name, missed);
-        CHECK(worse_guar == 0, "%s: %d plans worse than the best within E - b_up", name, worse_guar);
+        CHECK(worse_guar == 0, "%s: %d plans worse than the best within E - b_up", name,
+              worse_guar);
         CHECK(found > 500, "%s: only %d instances with a plan", name, found);
-        printf("general (%s): %d instances, %d with a plan, %d of them optimal\n", name, total, found,
-               optimal);
+        printf("general (%s): %d instances, %d with a plan, %d of them optimal\n", name, total,
+               found, optimal);
         *checked += total;
     }
 }
@@ -336,8 +336,7 @@ static void test_brute_general(tsl_layerdp_ws_t *ws, int *checked)
 /* ---- hand examples ---- */
 #define MIB (1ull << 20)
 
-static void test_one_layer(tsl_layerdp_ws_t *ws)
-{
+static void test_one_layer(tsl_layerdp_ws_t *ws) {
     inst_t in;
     memset(&in, 0, sizeof(in));
     in.L = 1;
@@ -354,7 +353,8 @@ static void test_one_layer(tsl_layerdp_ws_t *ws)
     uint32_t c[1] = {77};
     tsl_layerdp_result_t res;
     solve(&in, ws, c, &res);
-    CHECK(c[0] == 2 && res.time_s == 2.0, "one layer: choice %u time %g", (unsigned)c[0], res.time_s);
+    CHECK(c[0] == 2 && res.time_s == 2.0, "one layer: choice %u time %g", (unsigned)c[0],
+          res.time_s);
     CHECK(res.peak_bytes == 9 * MIB && res.fwd_bytes == 6 * MIB, "one layer: peak %llu fwd %llu",
           (unsigned long long)res.peak_bytes, (unsigned long long)res.fwd_bytes);
     CHECK(res.states_visited > 0 && res.states_visited <= 11 * 3, "states %llu",
@@ -380,8 +380,7 @@ static void test_one_layer(tsl_layerdp_ws_t *ws)
 }
 
 /* R steers the layers towards one layout. */
-static void test_r_steering(tsl_layerdp_ws_t *ws)
-{
+static void test_r_steering(tsl_layerdp_ws_t *ws) {
     inst_t in;
     memset(&in, 0, sizeof(in));
     in.L = 4;
@@ -408,7 +407,8 @@ static void test_r_steering(tsl_layerdp_ws_t *ws)
      * all j0 = 4.0, all j1 = 3.8, all j2 = 3.8 — ties keep the lower index */
     bind(&in, false, 100 * MIB, MIB);
     solve(&in, ws, c, &res);
-    CHECK(fabs(res.time_s - 3.8) < 1e-12 && c[0] == c[1] && c[1] == c[2] && c[2] == c[3] && c[0] != 0,
+    CHECK(fabs(res.time_s - 3.8) < 1e-12 && c[0] == c[1] && c[1] == c[2] && c[2] == c[3] &&
+              c[0] != 0,
           "steering: %u %u %u %u time %g", (unsigned)c[0], (unsigned)c[1], (unsigned)c[2],
           (unsigned)c[3], res.time_s);
 
@@ -439,22 +439,21 @@ static void test_r_steering(tsl_layerdp_ws_t *ws)
     bind(&in, false, 100 * MIB, MIB);
     for (uint32_t l = 0; l < 4; l++)
         in.time[l * 3 + 0] = 0.5;
-    in.trans[1 * 3 + 0] = in.trans[2 * 3 + 0] = in.trans[3 * 3 + 0] = 0.0;   /* into j0: free */
+    in.trans[1 * 3 + 0] = in.trans[2 * 3 + 0] = in.trans[3 * 3 + 0] = 0.0; /* into j0: free */
     solve(&in, ws, c, &res);
     CHECK(fabs(res.time_s - 2.0) < 1e-12 && c[0] == 0 && c[1] == 0 && c[2] == 0 && c[3] == 0,
           "cheap j0: time %g", res.time_s);
 }
 
 /* Infeasible strategies are never chosen and cost no DP cells. */
-static void test_infeasible(tsl_layerdp_ws_t *ws)
-{
+static void test_infeasible(tsl_layerdp_ws_t *ws) {
     inst_t in;
     memset(&in, 0, sizeof(in));
     in.L = 3;
     in.S = 3;
     for (uint32_t l = 0; l < 3; l++) {
         in.time[l * 3 + 0] = 2.0;
-        in.time[l * 3 + 1] = INFINITY;   /* fast-looking but infeasible: tiny memory */
+        in.time[l * 3 + 1] = INFINITY; /* fast-looking but infeasible: tiny memory */
         in.time[l * 3 + 2] = 3.0;
         in.f[l * 3 + 0] = 4 * MIB;
         in.f[l * 3 + 1] = 0;
@@ -492,8 +491,7 @@ static void test_infeasible(tsl_layerdp_ws_t *ws)
 }
 
 /* Algorithm 3's walk over E_fwd above E − b_up. */
-static void test_walk(tsl_layerdp_ws_t *ws)
-{
+static void test_walk(tsl_layerdp_ws_t *ws) {
     inst_t in;
     memset(&in, 0, sizeof(in));
     in.L = 1;
@@ -543,8 +541,7 @@ static void test_walk(tsl_layerdp_ws_t *ws)
           "brute force finds (j0, j2): %g", bf.best);
 }
 
-static void test_figures(void)
-{
+static void test_figures(void) {
     /* Eq. 2 by hand: f = 3, 5, 2; b = 4, 1, 7; ms = 10, 20, 30.
      * prefixes + b: 3+4 = 7, 8+1 = 9, 10+7 = 17 → 17 + 60 = 77; E_f = 70. */
     inst_t in;
@@ -580,8 +577,7 @@ static void test_figures(void)
 }
 
 /* ---- workspace limits and malformed input ---- */
-static void test_limits(void)
-{
+static void test_limits(void) {
     CHECK(tsl_layerdp_ws_new(0, 4, 4) == NULL, "0 layers");
     CHECK(tsl_layerdp_ws_new(4, 0, 4) == NULL, "0 strategies");
     CHECK(tsl_layerdp_ws_new(4, 70000, 4) == NULL, "more strategies than uint16 predecessors");
@@ -621,7 +617,7 @@ static void test_limits(void)
     CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "budget_bytes") &&
               strstr(err.msg, "max_buckets"),
           "too many buckets: %s", err.msg);
-    bind(&in, false, 17 * TSL_LAYERDP_DEFAULT_BUCKET_BYTES, 0);   /* default bucket */
+    bind(&in, false, 17 * TSL_LAYERDP_DEFAULT_BUCKET_BYTES, 0); /* default bucket */
     CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "budget_bytes"),
           "default bucket, 17 buckets: %s", err.msg);
     bind(&in, false, 16 * TSL_LAYERDP_DEFAULT_BUCKET_BYTES + 5, 0);
@@ -630,33 +626,51 @@ static void test_limits(void)
 
     in.L = 0;
     bind(&in, false, 16, 1);
-    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "n_layers"), "0 layers");
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "n_layers"),
+          "0 layers");
     in.L = 4;
 
     struct {
         const char *needle;
         int what;
-    } miss[] = {{"time_s", 0}, {"fwd_bytes", 1}, {"bwd_bytes", 2}, {"ms_bytes", 3},
+    } miss[] = {{"time_s", 0}, {"fwd_bytes", 1}, {"bwd_bytes", 2},   {"ms_bytes", 3},
                 {"layout", 4}, {"trans_s", 5},   {"trans_full_s", 6}};
     for (size_t i = 0; i < sizeof(miss) / sizeof(miss[0]); i++) {
         bind(&in, false, 16, 1);
         switch (miss[i].what) {
-        case 0: in.p.time_s = NULL; break;
-        case 1: in.p.fwd_bytes = NULL; break;
-        case 2: in.p.bwd_bytes = NULL; break;
-        case 3: in.p.ms_bytes = NULL; break;
-        case 4: in.p.layout = NULL; break;
-        case 5: in.p.trans_s = NULL; break;
-        case 6: in.p.trans_full_s = in.full; break;   /* both forms at once */
+        case 0:
+            in.p.time_s = NULL;
+            break;
+        case 1:
+            in.p.fwd_bytes = NULL;
+            break;
+        case 2:
+            in.p.bwd_bytes = NULL;
+            break;
+        case 3:
+            in.p.ms_bytes = NULL;
+            break;
+        case 4:
+            in.p.layout = NULL;
+            break;
+        case 5:
+            in.p.trans_s = NULL;
+            break;
+        case 6:
+            in.p.trans_full_s = in.full;
+            break; /* both forms at once */
         }
         CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, miss[i].needle),
               "missing %s: %s", miss[i].needle, err.msg);
     }
     bind(&in, false, 16, 1);
-    CHECK(tsl_layerdp_solve(&in.p, ws, NULL, &res, &err) == -1 && strstr(err.msg, "choice"), "choice");
+    CHECK(tsl_layerdp_solve(&in.p, ws, NULL, &res, &err) == -1 && strstr(err.msg, "choice"),
+          "choice");
     CHECK(tsl_layerdp_solve(&in.p, ws, c, NULL, &err) == -1 && strstr(err.msg, "res"), "res");
-    CHECK(tsl_layerdp_solve(&in.p, NULL, c, &res, &err) == -1 && strstr(err.msg, "workspace"), "ws");
-    CHECK(tsl_layerdp_solve(NULL, ws, c, &res, &err) == -1 && strstr(err.msg, "problem"), "problem");
+    CHECK(tsl_layerdp_solve(&in.p, NULL, c, &res, &err) == -1 && strstr(err.msg, "workspace"),
+          "ws");
+    CHECK(tsl_layerdp_solve(NULL, ws, c, &res, &err) == -1 && strstr(err.msg, "problem"),
+          "problem");
 
     in.time[5] = -1.0;
     CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "time_s[l=1, j=2]"),
@@ -669,7 +683,7 @@ static void test_limits(void)
     CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "trans_s[l=2, j=1]"),
           "NaN trans: %s", err.msg);
     in.trans[7] = 0.0;
-    in.trans[1] = NAN;   /* layer 0's R is never used */
+    in.trans[1] = NAN; /* layer 0's R is never used */
     CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == 0, "layer 0 trans ignored");
     in.trans[1] = 0.0;
     memset(in.full, 0, sizeof(in.full));
@@ -683,8 +697,7 @@ static void test_limits(void)
 }
 
 /* The workspace carries no state from one solve to the next. */
-static void test_reuse(tsl_layerdp_ws_t *ws)
-{
+static void test_reuse(tsl_layerdp_ws_t *ws) {
     lcg_t r = {99};
     gen_t g = {.whole_buckets = false, .infinite_r = false};
     static inst_t a, b;
@@ -699,7 +712,7 @@ static void test_reuse(tsl_layerdp_ws_t *ws)
         uint32_t c1[MAXL] = {0}, c2[MAXL] = {0}, c3[MAXL] = {0};
         tsl_layerdp_result_t r1, r2, r3;
         solve(&a, ws, c1, &r1);
-        solve(&b, ws, c3, &r3);   /* something else in between */
+        solve(&b, ws, c3, &r3); /* something else in between */
         solve(&a, ws, c2, &r2);
         if (memcmp(c1, c2, sizeof(c1)) != 0 || memcmp(&r1, &r2, sizeof(r1)) != 0)
             bad++;
@@ -712,8 +725,69 @@ static void test_reuse(tsl_layerdp_ws_t *ws)
     tsl_layerdp_ws_free(fresh);
 }
 
-int main(void)
-{
+/* The vector kernels and the portable ones give the same plans, to the bit,
+ * also on problems big enough for the 4-cell steps to dominate. */
+static void test_kernels_agree(void) {
+    enum { BL = 24, BS = 20, BB = 600 };
+    tsl_layerdp_ws_t *fast = tsl_layerdp_ws_new(BL, BS, BB), *slow = tsl_layerdp_ws_new(BL, BS, BB);
+    CHECK(fast && slow, "workspaces");
+    if (!fast || !slow)
+        goto out;
+    int has_vec = tsl_layerdp_ws_set_portable(slow, 1);
+    static double time[BL * BS], trans[BL * BS], full[BL * BS * BS];
+    static uint64_t f[BL * BS], b[BL * BS], ms[BL * BS];
+    static uint32_t layout[BS];
+    lcg_t r = {31337};
+    int bad = 0, plans = 0;
+    for (int it = 0; it < 60; it++) {
+        uint32_t L = 1 + rnd_below(&r, BL), S = 1 + rnd_below(&r, BS);
+        uint64_t bucket = 1000;
+        for (uint32_t j = 0; j < S; j++)
+            layout[j] = rnd_below(&r, 1 + S / 3);
+        for (uint32_t k = 0; k < L * S; k++) {
+            time[k] = rnd_below(&r, 10) == 0 ? INFINITY : 0.5 + rnd_unit(&r);
+            trans[k] = 0.2 * rnd_unit(&r);
+            f[k] = rnd_below(&r, 40000);
+            ms[k] = rnd_below(&r, 20000);
+            b[k] = rnd_below(&r, 2) ? 0 : rnd_below(&r, 60000);
+        }
+        for (uint32_t k = 0; k < L * S * S; k++)
+            full[k] = rnd_below(&r, 3) == 0 ? 0.0 : 0.2 * rnd_unit(&r);
+        tsl_layerdp_problem_t p = {
+            .n_layers = L,
+            .n_strategies = S,
+            .time_s = time,
+            .fwd_bytes = f,
+            .bwd_bytes = b,
+            .ms_bytes = ms,
+            .budget_bytes = bucket * rnd_below(&r, BB + 1),
+            .bucket_bytes = bucket,
+        };
+        for (int form = 0; form < 2; form++) {
+            p.layout = form ? NULL : layout;
+            p.trans_s = form ? NULL : trans;
+            p.trans_full_s = form ? full : NULL;
+            uint32_t c1[BL] = {0}, c2[BL] = {0};
+            tsl_layerdp_result_t r1, r2;
+            tsl_err_t err = {{0}};
+            int rc1 = tsl_layerdp_solve(&p, fast, c1, &r1, &err);
+            int rc2 = tsl_layerdp_solve(&p, slow, c2, &r2, &err);
+            if (rc1 != 0 || rc2 != 0 || memcmp(c1, c2, sizeof(c1)) != 0 ||
+                memcmp(&r1, &r2, sizeof(r1)) != 0)
+                bad++;
+            plans += r1.time_s < INFINITY;
+        }
+    }
+    CHECK(bad == 0, "vector and portable kernels differ on %d of 120 solves", bad);
+    CHECK(plans > 20, "only %d of 120 solves found a plan", plans);
+    printf("kernels: %s vs portable agree on 120 solves (%d with a plan)\n",
+           has_vec ? "vector" : "portable (no vector kernels in this build)", plans);
+out:
+    tsl_layerdp_ws_free(fast);
+    tsl_layerdp_ws_free(slow);
+}
+
+int main(void) {
     tsl_layerdp_ws_t *ws = tsl_layerdp_ws_new(MAXL, MAXS, MAXB);
     CHECK(ws != NULL, "workspace");
     if (ws == NULL)
@@ -721,6 +795,12 @@ int main(void)
     int checked = 0;
     test_brute_exact(ws, &checked);
     test_brute_general(ws, &checked);
+    /* once more with the portable kernels (the same instances) */
+    if (tsl_layerdp_ws_set_portable(ws, 1)) {
+        test_brute_exact(ws, &checked);
+        test_brute_general(ws, &checked);
+    }
+    tsl_layerdp_ws_set_portable(ws, 0);
     test_one_layer(ws);
     test_r_steering(ws);
     test_infeasible(ws);
@@ -728,6 +808,7 @@ int main(void)
     test_figures();
     test_limits();
     test_reuse(ws);
+    test_kernels_agree();
     tsl_layerdp_ws_free(ws);
     printf("%d random instances checked against brute force\n", checked);
     return CHECK_DONE();

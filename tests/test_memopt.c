@@ -132,7 +132,8 @@ static void test_memory_model(void)
     tsl_memopt_ctx_t ctx;
     tsl_err_t err = {{0}};
     if (build_model(&m, "BERT-1.8B", 48, 1024, 16384, 32, 512, 30522) != 0 ||
-        make_ctx(&ctx, &c, "8x2080Ti-10G", 126, 16, (uint64_t)(8000 * MIB), 2e9, GPU_ADAM_2080TI) != 0) {
+        make_ctx(&ctx, &c, "8x2080Ti-10G", 126, 16, (uint64_t)(8000 * MIB), 2e9, GPU_ADAM_2080TI) !=
+            0) {
         CHECK(0, "setup failed");
         return;
     }
@@ -184,8 +185,8 @@ static void test_memory_model(void)
         uint32_t base = sw[i] & ~(uint32_t)(TSL_MEMOPT_ECON_FWD | TSL_MEMOPT_ECON_BWD);
         uint32_t nb = i + 1 < n ? sw[i + 1] : 0, pb = i ? sw[i - 1] : 0;
         tsl_memopt_segment(L, n, i, &ctx, mode, pb, base, nb, &s0);
-        tsl_memopt_segment(L, n, i, &ctx, mode, pb, base | TSL_MEMOPT_ECON_FWD | TSL_MEMOPT_ECON_BWD,
-                           nb, &s1);
+        tsl_memopt_segment(L, n, i, &ctx, mode, pb,
+                           base | TSL_MEMOPT_ECON_FWD | TSL_MEMOPT_ECON_BWD, nb, &s1);
         if (s1.time_s < s0.time_s || s1.local_peak_bytes > s0.local_peak_bytes)
             econ_bad++;
     }
@@ -195,7 +196,8 @@ static void test_memory_model(void)
     CHECK(off_bad == 0, "%d cases where hidden offload raised the GPU peak", off_bad);
     CHECK(cpu_bad == 0, "%d cases where offload did not add exactly the hidden bytes to the host",
           cpu_bad);
-    CHECK(seg_bad == 0, "%d cases where offload did not take the hidden bytes off the GPU", seg_bad);
+    CHECK(seg_bad == 0, "%d cases where offload did not take the hidden bytes off the GPU",
+          seg_bad);
     CHECK(econ_bad == 0, "%d cases where economical mode was faster or used more memory", econ_bad);
 
     /* Partition and lazy prefetch: the bytes they take off the GPU. */
@@ -259,7 +261,8 @@ static void test_dp_exhaustive(void)
     tsl_err_t err = {{0}};
     /* 5 encoder layers of BERT-1.8B shape (+ embedding and head = 7 segments). */
     if (build_model(&m, "toy", 5, 1024, 16384, 32, 512, 30522) != 0 ||
-        make_ctx(&ctx, &c, "8x2080Ti-10G", 126, 16, (uint64_t)(8000 * MIB), 2e9, GPU_ADAM_2080TI) != 0) {
+        make_ctx(&ctx, &c, "8x2080Ti-10G", 126, 16, (uint64_t)(8000 * MIB), 2e9, GPU_ADAM_2080TI) !=
+            0) {
         CHECK(0, "setup failed");
         return;
     }
@@ -331,8 +334,8 @@ static void run_setting(const char *name, uint32_t f, uint32_t a, uint32_t globa
     tsl_err_t err = {{0}};
     uint32_t micro = global_batch / 8;
     if (build_model(&m, name, 48, 1024, f, a, 512, 30522) != 0 ||
-        make_ctx(&ctx, &c, "8x2080Ti-10G", 126, micro, (uint64_t)(8000 * MIB),
-                 CPU_ADAM_2080TI_NODE, GPU_ADAM_2080TI) != 0) {
+        make_ctx(&ctx, &c, "8x2080Ti-10G", 126, micro, (uint64_t)(8000 * MIB), CPU_ADAM_2080TI_NODE,
+                 GPU_ADAM_2080TI) != 0) {
         CHECK(0, "setup failed");
         return;
     }
@@ -387,11 +390,11 @@ static void run_setting(const char *name, uint32_t f, uint32_t a, uint32_t globa
     }
     CHECK(ok3, "%s b%u: offload mode: %s", name, global_batch, err.msg);
     if (ok3) {
-        CHECK(p3[2].gpu_peak_bytes <= h3t.gpu_mem_limit_bytes, "%s b%u: offload-mode dp peak",
-              name, global_batch);
+        CHECK(p3[2].gpu_peak_bytes <= h3t.gpu_mem_limit_bytes, "%s b%u: offload-mode dp peak", name,
+              global_batch);
         CHECK(p3[2].step_s <= p3[0].step_s && p3[2].step_s <= p3[1].step_s * 1.02,
-              "%s b%u: offload-mode dp %.4f s vs all-on %.4f s, greedy %.4f s", name,
-              global_batch, p3[2].step_s, p3[0].step_s, p3[1].step_s);
+              "%s b%u: offload-mode dp %.4f s vs all-on %.4f s, greedy %.4f s", name, global_batch,
+              p3[2].step_s, p3[0].step_s, p3[1].step_s);
     }
     tsl_cluster_free(&c);
     tsl_model_free(&m);
@@ -404,8 +407,8 @@ static void test_random_reproducible(tsl_memopt_ws_t *ws)
     tsl_memopt_ctx_t ctx;
     tsl_err_t err = {{0}};
     if (build_model(&m, "BERT-1.8B", 48, 1024, 16384, 32, 512, 30522) != 0 ||
-        make_ctx(&ctx, &c, "8x2080Ti-10G", 126, 16, (uint64_t)(8000 * MIB),
-                 CPU_ADAM_2080TI_NODE, GPU_ADAM_2080TI) != 0) {
+        make_ctx(&ctx, &c, "8x2080Ti-10G", 126, 16, (uint64_t)(8000 * MIB), CPU_ADAM_2080TI_NODE,
+                 GPU_ADAM_2080TI) != 0) {
         CHECK(0, "setup failed");
         return;
     }
@@ -440,7 +443,8 @@ static void test_gpt3(void)
     tsl_err_t err = {{0}};
     const uint64_t limit = 40000000000ull; /* 40 GB */
     if (build_model(&m, "GPT3-175B", 96, 12288, 49152, 96, 2048, 50257) != 0 ||
-        make_ctx(&ctx, &c, "8x8xA100-40G:ib200", 503, 1, limit, CPU_ADAM_A100_NODE, GPU_ADAM_A100) != 0) {
+        make_ctx(&ctx, &c, "8x8xA100-40G:ib200", 503, 1, limit, CPU_ADAM_A100_NODE,
+                 GPU_ADAM_A100) != 0) {
         CHECK(0, "setup failed");
         return;
     }
@@ -463,8 +467,10 @@ static void test_gpt3(void)
     }
     memset(sw, TSL_MEMOPT_ALL, n);
     tsl_memopt_evaluate(m.layers, n, &ctx, TSL_MEMOPT_MODE_ZERO3, sw, &p, &err);
-    CHECK(!p.valid, "plain ZeRO-3 (states on the GPU) does not fit even with every switch on: "
-                    "%.1f GiB", p.gpu_peak_bytes / GIB);
+    CHECK(!p.valid,
+          "plain ZeRO-3 (states on the GPU) does not fit even with every switch on: "
+          "%.1f GiB",
+          p.gpu_peak_bytes / GIB);
     printf("  zero3 (no CPU offload), every switch on: peak %.1f GiB (does not fit)\n",
            p.gpu_peak_bytes / GIB);
     tsl_memopt_opts_t o;

@@ -19,14 +19,12 @@
 
 static uint64_t lcg_state = 0x5eed2024u;
 
-static double lcg01(void)
-{
+static double lcg01(void) {
     lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
     return (double)(lcg_state >> 11) / 9007199254740992.0;
 }
 
-static uint32_t lcg_below(uint32_t n)
-{
+static uint32_t lcg_below(uint32_t n) {
     return (uint32_t)(lcg01() * n);
 }
 
@@ -34,8 +32,7 @@ static void *ws;
 static size_t ws_bytes;
 
 static int sim(uint32_t P, uint32_t m, const double *f, const double *b, const double *c,
-               uint32_t sliced, tsl_pipesim_out_t *o)
-{
+               uint32_t sliced, tsl_pipesim_out_t *o) {
     tsl_pipesim_in_t in;
     memset(&in, 0, sizeof(in));
     in.n_stages = P;
@@ -51,8 +48,7 @@ static int sim(uint32_t P, uint32_t m, const double *f, const double *b, const d
     return rc;
 }
 
-static double eq9(uint32_t P, uint32_t m, const double *f, const double *b)
-{
+static double eq9(uint32_t P, uint32_t m, const double *f, const double *b) {
     double mx = 0, sum = 0;
     for (uint32_t s = 0; s < P; s++) {
         mx = fmax(mx, f[s] + b[s]);
@@ -61,8 +57,7 @@ static double eq9(uint32_t P, uint32_t m, const double *f, const double *b)
     return (double)(m - 1) * mx + sum;
 }
 
-static double true_lb(uint32_t P, uint32_t m, const double *f, const double *b, const double *c)
-{
+static double true_lb(uint32_t P, uint32_t m, const double *f, const double *b, const double *c) {
     double lb = 0, pre = 0;
     for (uint32_t k = 0; k < P; k++) {
         lb = fmax(lb, pre + (double)m * (f[k] + b[k]));
@@ -74,8 +69,7 @@ static double true_lb(uint32_t P, uint32_t m, const double *f, const double *b, 
 /* Op order of stage s under 1F1B, written independently of pipesim.c: returns the
  * position of (op, micro, half) in the stage's sequence. */
 static int order_pos(uint32_t s, uint32_t P, uint32_t m, uint32_t sliced, uint8_t op,
-                     uint32_t micro, uint8_t half)
-{
+                     uint32_t micro, uint8_t half) {
     uint32_t w = P - 1 - s < m ? P - 1 - s : m;
     int pos = 0;
     uint32_t nf = 0, nb = 0;
@@ -102,8 +96,7 @@ static int order_pos(uint32_t s, uint32_t P, uint32_t m, uint32_t sliced, uint8_
 /* Checks the critical path is a dependency chain from time 0 to iter_s with no
  * slack, whose op times and edge latencies sum to iter_s. Returns failures. */
 static int check_path(uint32_t P, uint32_t m, const double *c, uint32_t sliced,
-                      const tsl_pipesim_out_t *o)
-{
+                      const tsl_pipesim_out_t *o) {
     int bad = 0;
     const double tol = 1e-9 * fmax(1.0, o->iter_s);
     if (o->path_len == 0)
@@ -146,8 +139,7 @@ static int check_path(uint32_t P, uint32_t m, const double *c, uint32_t sliced,
     return bad;
 }
 
-static void test_balanced_exact(void)
-{
+static void test_balanced_exact(void) {
     static const uint32_t Ps[] = {1, 2, 3, 4, 5, 8, 16, 64};
     static const uint32_t ms[] = {1, 2, 3, 4, 7, 8, 16, 33, 128, 1024};
     double f[64], b[64];
@@ -171,8 +163,8 @@ static void test_balanced_exact(void)
             CHECK(o.iter_s == (double)(m + P - 1) * 2.25, "P=%u m=%u: (m+P-1)·t", P, m);
             CHECK(o.startup_s == (double)(P - 1) * 0.75, "P=%u m=%u: startup %g", P, m,
                   o.startup_s);
-            CHECK(o.master_stage == P - 1, "P=%u m=%u: balanced master %u, want the last stage",
-                  P, m, o.master_stage);
+            CHECK(o.master_stage == P - 1, "P=%u m=%u: balanced master %u, want the last stage", P,
+                  m, o.master_stage);
             CHECK(check_path(P, m, NULL, 0, &o) == 0, "P=%u m=%u: critical path invalid", P, m);
             for (uint32_t s = 0; s < P; s++)
                 CHECK(o.busy_s[s] == (double)m * 2.25, "P=%u busy[%u]", P, s);
@@ -181,8 +173,7 @@ static void test_balanced_exact(void)
     printf("balanced, zero p2p: %d/%d cases equal Eq. 9 exactly\n", exact, cases);
 }
 
-static void test_random(void)
-{
+static void test_random(void) {
     double f[64], b[64], c[64], z[64] = {0};
     int n = 0, lb_ok = 0, bal_ok = 0, last_ok = 0, path_ok = 0, grow_ok = 0, below_eq9 = 0;
     for (int t = 0; t < 600; t++) {
@@ -213,8 +204,7 @@ static void test_random(void)
         if (P == 1 ? oc.iter_s == o0.iter_s : oc.iter_s > o0.iter_s)
             grow_ok++;
         else
-            fprintf(stderr, "P=%u m=%u: with p2p %.9g, without %.9g\n", P, m, oc.iter_s,
-                    o0.iter_s);
+            fprintf(stderr, "P=%u m=%u: with p2p %.9g, without %.9g\n", P, m, oc.iter_s, o0.iter_s);
         if (path_bad == 0)
             path_ok++;
 
@@ -255,8 +245,7 @@ static void test_random(void)
 }
 
 /* A slow first stage hides the second behind its warmup: T = m·t_0 < Eq. 9. */
-static void test_eq9_not_a_lower_bound(void)
-{
+static void test_eq9_not_a_lower_bound(void) {
     double f[2] = {1, 0.0078125}, b[2] = {2, 0.015625};
     tsl_pipesim_out_t o;
     if (sim(2, 4, f, b, NULL, 0, &o))
@@ -267,8 +256,7 @@ static void test_eq9_not_a_lower_bound(void)
     CHECK(o.master_stage == 0, "master %u, want 0", o.master_stage);
 }
 
-static void test_p2p_grows(void)
-{
+static void test_p2p_grows(void) {
     double f[8], b[8], c[8];
     double prev = -1;
     for (int k = 0; k <= 4; k++) {
@@ -287,8 +275,7 @@ static void test_p2p_grows(void)
     }
 }
 
-static void test_master(void)
-{
+static void test_master(void) {
     double f[16], b[16];
     int n = 0, ok = 0;
     for (uint32_t P = 2; P <= 12; P++)
@@ -310,16 +297,13 @@ static void test_master(void)
                 if (o.master_stage == slow)
                     ok++;
                 else
-                    fprintf(stderr, "P=%u m=%u slow %u: master %u\n", P, m, slow,
-                            o.master_stage);
+                    fprintf(stderr, "P=%u m=%u slow %u: master %u\n", P, m, slow, o.master_stage);
             }
-    CHECK(n > 0 && ok == n, "master = the slowest stage in %d of %d imbalanced pipelines", ok,
-          n);
+    CHECK(n > 0 && ok == n, "master = the slowest stage in %d of %d imbalanced pipelines", ok, n);
     printf("master stage: the slowest stage in %d/%d imbalanced pipelines\n", ok, n);
 }
 
-static void test_sliced_and_sync(void)
-{
+static void test_sliced_and_sync(void) {
     double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, c[3] = {0.25, 0.25, 0.25};
     tsl_pipesim_out_t o0, o1;
     if (sim(4, 8, f, b, c, 0, &o0) || sim(4, 8, f, b, c, 1, &o1))
@@ -349,8 +333,7 @@ static void test_sliced_and_sync(void)
     CHECK(os.iter_s == 7 * 3.0 + 4 * 3.5, "with sync: T %g, want %g", os.iter_s, 7 * 3.0 + 14);
 }
 
-static void test_errors_and_determinism(void)
-{
+static void test_errors_and_determinism(void) {
     double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, neg[4] = {1, -1, 1, 1};
     tsl_pipesim_in_t in;
     memset(&in, 0, sizeof(in));
@@ -410,10 +393,9 @@ static void test_errors_and_determinism(void)
               "64 x 1024: %g", big.iter_s);
 }
 
-int main(void)
-{
-    ws_bytes = tsl_pipesim_ws_bytes(TSL_PIPESIM_MAX_STAGES, TSL_PIPESIM_MAX_MICRO,
-                                    TSL_PIPESIM_MAX_MICRO);
+int main(void) {
+    ws_bytes =
+        tsl_pipesim_ws_bytes(TSL_PIPESIM_MAX_STAGES, TSL_PIPESIM_MAX_MICRO, TSL_PIPESIM_MAX_MICRO);
     ws = malloc(ws_bytes);
     if (ws == NULL)
         SKIP_ALL("no memory for the workspace");

@@ -8,8 +8,7 @@
 #include "check.h"
 #include "strategy.h"
 
-static tsl_strategy_t S(const char *text)
-{
+static tsl_strategy_t S(const char *text) {
     tsl_strategy_t s;
     tsl_err_t err = {{0}};
     memset(&s, 0, sizeof(s));
@@ -18,8 +17,7 @@ static tsl_strategy_t S(const char *text)
     return s;
 }
 
-static int count(uint32_t g, const tsl_strategy_opts_t *o)
-{
+static int count(uint32_t g, const tsl_strategy_opts_t *o) {
     static tsl_strategy_t buf[TSL_STRATEGY_MAX];
     tsl_err_t err = {{0}};
     int n = tsl_strategy_enumerate(g, o, buf, NULL, TSL_STRATEGY_MAX, &err);
@@ -31,12 +29,11 @@ static int count(uint32_t g, const tsl_strategy_opts_t *o)
 }
 
 /* ---- the paper's counts for 8 GPUs ---- */
-static void test_counts_8(void)
-{
-    const uint32_t groups[4] = {1, 2, 4, 8};   /* PP degree 8 / 4 / 2 / 1 */
-    const int before[4] = {2, 6, 18, 42};      /* CKPT twins, DP+SDP mixes kept */
-    const int after[4] = {2, 6, 14, 22};       /* Takeaway #3 */
-    const int no_ckpt[4] = {1, 3, 7, 11};      /* Takeaway #3, no CKPT */
+static void test_counts_8(void) {
+    const uint32_t groups[4] = {1, 2, 4, 8}; /* PP degree 8 / 4 / 2 / 1 */
+    const int before[4] = {2, 6, 18, 42};    /* CKPT twins, DP+SDP mixes kept */
+    const int after[4] = {2, 6, 14, 22};     /* Takeaway #3 */
+    const int no_ckpt[4] = {1, 3, 7, 11};    /* Takeaway #3, no CKPT */
 
     tsl_strategy_opts_t all = tsl_strategy_opts_default();
     all.takeaway3 = false;
@@ -50,9 +47,12 @@ static void test_counts_8(void)
     for (int i = 0; i < 4; i++) {
         int a = count(groups[i], &all), b = count(groups[i], &def);
         int c = count(groups[i], &plain), d = count(groups[i], &only_ckpt);
-        CHECK(a == before[i], "G=%u before Takeaway #3: %d, want %d", (unsigned)groups[i], a, before[i]);
-        CHECK(b == after[i], "G=%u after Takeaway #3: %d, want %d", (unsigned)groups[i], b, after[i]);
-        CHECK(c == no_ckpt[i], "G=%u without CKPT: %d, want %d", (unsigned)groups[i], c, no_ckpt[i]);
+        CHECK(a == before[i], "G=%u before Takeaway #3: %d, want %d", (unsigned)groups[i], a,
+              before[i]);
+        CHECK(b == after[i], "G=%u after Takeaway #3: %d, want %d", (unsigned)groups[i], b,
+              after[i]);
+        CHECK(c == no_ckpt[i], "G=%u without CKPT: %d, want %d", (unsigned)groups[i], c,
+              no_ckpt[i]);
         CHECK(d == no_ckpt[i], "G=%u CKPT only: %d, want %d", (unsigned)groups[i], d, no_ckpt[i]);
         s_before += a;
         s_after += b;
@@ -67,8 +67,7 @@ static void test_counts_8(void)
 }
 
 /* ---- groups that are not powers of two, and larger ones ---- */
-static void test_counts_other(void)
-{
+static void test_counts_other(void) {
     tsl_strategy_opts_t all = tsl_strategy_opts_default();
     all.takeaway3 = false;
     tsl_strategy_opts_t def = tsl_strategy_opts_default();
@@ -107,7 +106,8 @@ static void test_counts_other(void)
         int two = (int)(n - 1), three = (int)((n - 1) * (n - 2) / 2);
         int want_all = 2 * (3 + 6 * two + 6 * three);
         int want_def = 2 * (3 + 4 * two);
-        CHECK(count(g, &all) == want_all, "G=%u all: %d want %d", (unsigned)g, count(g, &all), want_all);
+        CHECK(count(g, &all) == want_all, "G=%u all: %d want %d", (unsigned)g, count(g, &all),
+              want_all);
         CHECK(count(g, &def) == want_def, "G=%u default: %d want %d", (unsigned)g, count(g, &def),
               want_def);
         CHECK(want_all <= (int)TSL_STRATEGY_MAX, "G=%u fits TSL_STRATEGY_MAX", (unsigned)g);
@@ -131,24 +131,23 @@ static void test_counts_other(void)
             }
             for (int q = 0; q < i; q++)
                 if (tsl_strategy_equal(&buf[q], s))
-                    bad++;   /* duplicates */
+                    bad++; /* duplicates */
         }
         CHECK(n > 0 && bad == 0, "G=%u: %d malformed/duplicate strategies", (unsigned)g, bad);
     }
 }
 
 /* ---- option filters ---- */
-static void test_opts(void)
-{
+static void test_opts(void) {
     tsl_strategy_opts_t o = tsl_strategy_opts_default();
     o.allow_ckpt = false;
 
     /* max_tp = 2 on 8 devices: dp8 sdp8 | tp2-dp4 tp2-sdp4 | dp4-tp2 sdp4-tp2 */
     o.max_tp = 2;
     CHECK(count(8, &o) == 6, "max_tp 2: %d", count(8, &o));
-    o.max_tp = 4;   /* only tp8 goes */
+    o.max_tp = 4; /* only tp8 goes */
     CHECK(count(8, &o) == 10, "max_tp 4: %d", count(8, &o));
-    o.max_tp = 1;   /* no TP: dp8 sdp8 (dp/sdp mixes are Takeaway #3'd) */
+    o.max_tp = 1; /* no TP: dp8 sdp8 (dp/sdp mixes are Takeaway #3'd) */
     CHECK(count(8, &o) == 2, "max_tp 1: %d", count(8, &o));
     o.max_tp = 8;
     CHECK(count(8, &o) == 11, "max_tp 8 = no limit: %d", count(8, &o));
@@ -163,9 +162,9 @@ static void test_opts(void)
     CHECK(count(4, &t) == 1, "TP only, max_tp 4, on 4: tp4");
 
     tsl_strategy_opts_t d = o;
-    d.allow_sdp = false;   /* dp, tp: 8: 2 + 2·2 = 6 trees */
+    d.allow_sdp = false; /* dp, tp: 8: 2 + 2·2 = 6 trees */
     CHECK(count(8, &d) == 6, "DP+TP on 8: %d", count(8, &d));
-    d.takeaway3 = false;   /* no change without SDP */
+    d.takeaway3 = false; /* no change without SDP */
     CHECK(count(8, &d) == 6, "DP+TP on 8 without Takeaway #3: %d", count(8, &d));
 
     tsl_strategy_opts_t none = tsl_strategy_opts_default();
@@ -179,12 +178,10 @@ static void test_opts(void)
 }
 
 /* ---- order, class ids ---- */
-static void test_order_and_layout(void)
-{
+static void test_order_and_layout(void) {
     static const char *const want8[] = {
-        "dp8", "sdp8", "tp8",
-        "dp2-tp4", "sdp2-tp4", "tp2-dp4", "tp2-sdp4",
-        "dp4-tp2", "sdp4-tp2", "tp4-dp2", "tp4-sdp2",
+        "dp8",      "sdp8",    "tp8",      "dp2-tp4", "sdp2-tp4", "tp2-dp4",
+        "tp2-sdp4", "dp4-tp2", "sdp4-tp2", "tp4-dp2", "tp4-sdp2",
     };
     static const uint32_t want_layout8[] = {0, 0, 1, 2, 2, 3, 3, 4, 4, 5, 5};
     tsl_strategy_t out[64];
@@ -225,8 +222,8 @@ static void test_order_and_layout(void)
     tsl_strategy_opts_t all = tsl_strategy_opts_default();
     all.takeaway3 = false;
     n = tsl_strategy_enumerate(6, &all, out, layout, 64, &err);
-    static const char *const want6[] = {"dp6", "sdp6", "tp6", "dp2-sdp3", "dp2-tp3", "sdp2-dp3",
-                                        "sdp2-tp3", "tp2-dp3", "tp2-sdp3", "dp3-sdp2"};
+    static const char *const want6[] = {"dp6",      "sdp6",     "tp6",     "dp2-sdp3", "dp2-tp3",
+                                        "sdp2-dp3", "sdp2-tp3", "tp2-dp3", "tp2-sdp3", "dp3-sdp2"};
     for (int i = 0; i < 10 && n == 30; i++) {
         char buf[64];
         tsl_strategy_format(&out[i], buf, sizeof(buf));
@@ -261,12 +258,11 @@ static void test_order_and_layout(void)
 }
 
 /* ---- degree, stride, group size, data width ---- */
-static void test_degree_stride(void)
-{
+static void test_degree_stride(void) {
     struct {
         const char *text;
-        uint32_t dp, sdp, tp;             /* degrees */
-        uint32_t dp_st, sdp_st, tp_st;    /* strides (1 when unused) */
+        uint32_t dp, sdp, tp;          /* degrees */
+        uint32_t dp_st, sdp_st, tp_st; /* strides (1 when unused) */
         uint32_t group, width;
     } cases[] = {
         {"single", 1, 1, 1, 1, 1, 1, 1, 1},
@@ -283,12 +279,12 @@ static void test_degree_stride(void)
         CHECK(tsl_strategy_degree(&s, TSL_DIM_DP) == cases[i].dp, "%s dp degree", cases[i].text);
         CHECK(tsl_strategy_degree(&s, TSL_DIM_SDP) == cases[i].sdp, "%s sdp degree", cases[i].text);
         CHECK(tsl_strategy_degree(&s, TSL_DIM_TP) == cases[i].tp, "%s tp degree", cases[i].text);
-        CHECK(tsl_strategy_stride(&s, TSL_DIM_DP) == cases[i].dp_st, "%s dp stride %u", cases[i].text,
-              (unsigned)tsl_strategy_stride(&s, TSL_DIM_DP));
+        CHECK(tsl_strategy_stride(&s, TSL_DIM_DP) == cases[i].dp_st, "%s dp stride %u",
+              cases[i].text, (unsigned)tsl_strategy_stride(&s, TSL_DIM_DP));
         CHECK(tsl_strategy_stride(&s, TSL_DIM_SDP) == cases[i].sdp_st, "%s sdp stride %u",
               cases[i].text, (unsigned)tsl_strategy_stride(&s, TSL_DIM_SDP));
-        CHECK(tsl_strategy_stride(&s, TSL_DIM_TP) == cases[i].tp_st, "%s tp stride %u", cases[i].text,
-              (unsigned)tsl_strategy_stride(&s, TSL_DIM_TP));
+        CHECK(tsl_strategy_stride(&s, TSL_DIM_TP) == cases[i].tp_st, "%s tp stride %u",
+              cases[i].text, (unsigned)tsl_strategy_stride(&s, TSL_DIM_TP));
         CHECK(tsl_strategy_group_size(&s) == cases[i].group, "%s group size", cases[i].text);
         CHECK(tsl_strategy_data_width(&s) == cases[i].width, "%s data width", cases[i].text);
     }
@@ -300,8 +296,7 @@ static void test_degree_stride(void)
  * samples of its data group; two strategies lay activations out the same way when
  * every device has the same TP rank and the devices are grouped into the same
  * data groups (which samples a group holds is immaterial). */
-static bool layout_by_devices(const tsl_strategy_t *x, const tsl_strategy_t *y)
-{
+static bool layout_by_devices(const tsl_strategy_t *x, const tsl_strategy_t *y) {
     uint32_t g = tsl_strategy_group_size(x);
     if (g != tsl_strategy_group_size(y))
         return false;
@@ -317,7 +312,7 @@ static bool layout_by_devices(const tsl_strategy_t *x, const tsl_strategy_t *y)
                 if (s->dim[lv] == TSL_DIM_TP)
                     tp = rank;
                 else
-                    data += rank * stride;   /* the data coordinates, as one number */
+                    data += rank * stride; /* the data coordinates, as one number */
                 stride *= s->degree[lv];
             }
             dd[k][d] = data;
@@ -334,12 +329,13 @@ static bool layout_by_devices(const tsl_strategy_t *x, const tsl_strategy_t *y)
     return true;
 }
 
-static void test_same_layout(void)
-{
+static void test_same_layout(void) {
     /* explicit truth table */
-    const char *names[] = {"dp8", "sdp8+ckpt", "tp8", "tp2-dp4", "tp2-sdp4+ckpt", "dp4-tp2",
-                           "dp2-sdp4", "dp2-tp2-sdp2", "sdp2-tp2-dp2+ckpt", "tp2-dp2-sdp2"};
+    const char *names[] = {
+        "dp8",     "sdp8+ckpt", "tp8",          "tp2-dp4",           "tp2-sdp4+ckpt",
+        "dp4-tp2", "dp2-sdp4",  "dp2-tp2-sdp2", "sdp2-tp2-dp2+ckpt", "tp2-dp2-sdp2"};
     enum { N = 10 };
+    /* clang-format off */
     static const int truth[N][N] = {
         /*          dp8 sdp8 tp8 t2d4 t2s4 d4t2 d2s4 dts sdtd tdds */
         /* dp8  */ {1, 1, 0, 0, 0, 0, 1, 0, 0, 0},
@@ -353,13 +349,16 @@ static void test_same_layout(void)
         /* sdtd */ {0, 0, 0, 0, 0, 0, 0, 1, 1, 0},
         /* tdds */ {0, 0, 0, 1, 1, 0, 0, 0, 0, 1},
     };
+    /* clang-format on */
     tsl_strategy_t s[N];
     for (int i = 0; i < N; i++)
         s[i] = S(names[i]);
     for (int i = 0; i < N; i++)
         for (int j = 0; j < N; j++)
-            CHECK(tsl_strategy_same_layout(&s[i], &s[j]) == (bool)truth[i][j], "same_layout(%s, %s) "
-                  "want %d", names[i], names[j], truth[i][j]);
+            CHECK(tsl_strategy_same_layout(&s[i], &s[j]) == (bool)truth[i][j],
+                  "same_layout(%s, %s) "
+                  "want %d",
+                  names[i], names[j], truth[i][j]);
 
     /* small cases across group sizes */
     tsl_strategy_t one = S("single"), onec = S("single+ckpt"), dp2 = S("dp2"), tp2 = S("tp2"),
@@ -381,7 +380,8 @@ static void test_same_layout(void)
         int n = tsl_strategy_enumerate(g, &all, buf, NULL, TSL_STRATEGY_MAX, NULL);
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++, pairs++)
-                if (tsl_strategy_same_layout(&buf[i], &buf[j]) != layout_by_devices(&buf[i], &buf[j]))
+                if (tsl_strategy_same_layout(&buf[i], &buf[j]) !=
+                    layout_by_devices(&buf[i], &buf[j]))
                     bad++;
     }
     CHECK(bad == 0, "same_layout disagrees with the device model on %d of %d pairs", bad, pairs);
@@ -396,10 +396,10 @@ static void test_same_layout(void)
 }
 
 /* ---- format / parse ---- */
-static void test_text(void)
-{
-    const char *good[] = {"single", "single+ckpt", "tp2-dp4", "sdp8+ckpt", "tp2-sdp2-dp2+ckpt",
-                          "dp3-tp5", "tp1024", "sdp65536-dp65535"};
+static void test_text(void) {
+    const char *good[] = {"single",    "single+ckpt",       "tp2-dp4",
+                          "sdp8+ckpt", "tp2-sdp2-dp2+ckpt", "dp3-tp5",
+                          "tp1024",    "sdp65536-dp65535"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         tsl_strategy_t s = S(good[i]);
         char buf[64];
@@ -475,23 +475,21 @@ static void test_text(void)
 }
 
 /* ---- enumerate errors ---- */
-static void test_errors(void)
-{
+static void test_errors(void) {
     tsl_strategy_t out[8];
     uint32_t layout[8];
     tsl_err_t err = {{0}};
     CHECK(tsl_strategy_enumerate(0, NULL, out, layout, 8, &err) == -1 &&
               strstr(err.msg, "group_size") != NULL,
           "group 0: %s", err.msg);
-    CHECK(tsl_strategy_enumerate(8, NULL, out, layout, 8, &err) == -1 && strstr(err.msg, "cap") != NULL &&
-              strstr(err.msg, "22") != NULL,
+    CHECK(tsl_strategy_enumerate(8, NULL, out, layout, 8, &err) == -1 &&
+              strstr(err.msg, "cap") != NULL && strstr(err.msg, "22") != NULL,
           "cap 8 for 22 strategies: %s", err.msg);
     CHECK(tsl_strategy_enumerate(2, NULL, out, layout, 6, &err) == 6, "G=2 fits exactly");
     CHECK(tsl_strategy_enumerate(2, NULL, out, layout, 5, NULL) == -1, "NULL err is fine");
 }
 
-int main(void)
-{
+int main(void) {
     test_counts_8();
     test_counts_other();
     test_opts();

@@ -29,8 +29,7 @@
 #define RATE_FLOPS 140737488355328.0 /* 2^47 */
 
 static int build_gpt2(tsl_model_t *m, const char *name, uint32_t layers, uint32_t hidden,
-                      uint32_t heads)
-{
+                      uint32_t heads) {
     tsl_err_t err;
     tsl_model_init(m, name);
     tsl_layer_t e, l, h;
@@ -60,8 +59,7 @@ static int build_gpt2(tsl_model_t *m, const char *name, uint32_t layers, uint32_
 }
 
 /* Checks every split layer's blocks sum exactly to it; returns failures. */
-static int check_sums(const tsl_model_t *src, const tsl_sublayer_model_t *sm)
-{
+static int check_sums(const tsl_model_t *src, const tsl_sublayer_model_t *sm) {
     int bad = 0;
     for (uint32_t i = 0, k = 0; i < src->n_layers; i++) {
         const tsl_layer_t *w = &src->layers[i];
@@ -80,8 +78,9 @@ static int check_sums(const tsl_model_t *src, const tsl_sublayer_model_t *sm)
         bad += a->fwd_flops + f->fwd_flops != w->fwd_flops;
         bad += a->act_repl_bytes + f->act_repl_bytes != w->act_repl_bytes;
         bad += a->act_shard_bytes + f->act_shard_bytes != w->act_shard_bytes;
-        bad += (a->act_repl_bytes + a->act_shard_bytes) + (f->act_repl_bytes + f->act_shard_bytes) !=
-               w->act_repl_bytes + w->act_shard_bytes;
+        bad +=
+            (a->act_repl_bytes + a->act_shard_bytes) + (f->act_repl_bytes + f->act_shard_bytes) !=
+            w->act_repl_bytes + w->act_shard_bytes;
         bad += a->tp_allreduces + f->tp_allreduces != w->tp_allreduces;
         bad += a->params == 0 || f->params == 0 || a->fwd_flops <= 0 || f->fwd_flops <= 0;
         bad += a->bnd_act_bytes != w->bnd_act_bytes || f->bnd_act_bytes == 0;
@@ -90,8 +89,7 @@ static int check_sums(const tsl_model_t *src, const tsl_sublayer_model_t *sm)
     return bad;
 }
 
-static void test_split_gpt2(void)
-{
+static void test_split_gpt2(void) {
     tsl_model_t m;
     tsl_sublayer_model_t sm;
     tsl_err_t err;
@@ -119,7 +117,8 @@ static void test_split_gpt2(void)
               a->act_repl_bytes == at.act_repl_bytes && a->act_shard_bytes == at.act_shard_bytes,
           "attention block differs from tsl_layer_derive(ATTENTION): params %llu/%llu",
           (unsigned long long)a->params, (unsigned long long)at.params);
-    CHECK(a->fwd_flops == 12.0 * 1073741824.0 && sm.model.layers[2].fwd_flops == 16.0 * 1073741824.0,
+    CHECK(a->fwd_flops == 12.0 * 1073741824.0 &&
+              sm.model.layers[2].fwd_flops == 16.0 * 1073741824.0,
           "GPT-2 345M blocks: attention %.17g, FFN %.17g FLOPs", a->fwd_flops,
           sm.model.layers[2].fwd_flops);
 
@@ -154,8 +153,7 @@ static void test_split_gpt2(void)
     }
 }
 
-static void test_split_decoder(void)
-{
+static void test_split_decoder(void) {
     tsl_model_t m;
     tsl_sublayer_model_t sm;
     tsl_err_t err;
@@ -173,12 +171,12 @@ static void test_split_decoder(void)
     l.kind = TSL_LAYER_DECODER;
     l.seq_len = 128;
     l.cross_seq_len = 512;
-    l.extra_params = 777;       /* a per-layer extra: stays with the attention block */
+    l.extra_params = 777; /* a per-layer extra: stays with the attention block */
     l.extra_fwd_flops = 12345.5;
     l.extra_act_bytes = 99;
     ok = ok && tsl_model_add_n(&m, &l, 3, &err) == 0;
     l.gated_ffn = true;
-    l.extra_fwd_flops = 0.1;   /* fractional: the sum must still be exact */
+    l.extra_fwd_flops = 0.1; /* fractional: the sum must still be exact */
     ok = ok && tsl_model_add(&m, &l, &err) == 0;
     CHECK(ok, "build t5-ish: %s", err.msg);
     if (!ok)
@@ -211,8 +209,7 @@ static void test_split_decoder(void)
 }
 
 /* Min-max over whole layers, O(n²p), written independently of autopipe.c. */
-static double layer_minmax(const double *w, uint32_t n, uint32_t p, uint32_t *first)
-{
+static double layer_minmax(const double *w, uint32_t n, uint32_t p, uint32_t *first) {
     static double T[TSL_MODEL_MAX_LAYERS + 1][TSL_PIPESIM_MAX_STAGES + 1];
     static uint32_t A[TSL_MODEL_MAX_LAYERS + 1][TSL_PIPESIM_MAX_STAGES + 1];
     for (uint32_t i = 0; i <= n; i++)
@@ -246,8 +243,7 @@ typedef struct cmp {
 } cmp_t;
 
 static int compare(const char *name, uint32_t layers, uint32_t hidden, uint32_t heads, uint32_t P,
-                   cmp_t *out)
-{
+                   cmp_t *out) {
     tsl_model_t m;
     tsl_sublayer_model_t sm;
     tsl_err_t err;
@@ -334,38 +330,42 @@ static int compare(const char *name, uint32_t layers, uint32_t hidden, uint32_t 
     return rc;
 }
 
-static void test_partitions(void)
-{
+static void test_partitions(void) {
     cmp_t c;
     if (compare("GPT-2 345M", 24, 1024, 16, 4, &c) == 0) {
         CHECK(c.sub_max <= c.layer_max, "345M P=4: sub-layer %.9g above layer %.9g", c.sub_max,
               c.layer_max);
         CHECK(c.layer_max == 196.0 * 3 * 1073741824.0 / RATE_FLOPS,
               "345M P=4: layer optimum %.9g, want 7 layers' worth", c.layer_max);
-        CHECK(c.sub_iter <= c.layer_iter, "345M P=4: AutoPipe %.9g slower than the layer "
-                                          "optimum %.9g", c.sub_iter, c.layer_iter);
+        CHECK(c.sub_iter <= c.layer_iter,
+              "345M P=4: AutoPipe %.9g slower than the layer "
+              "optimum %.9g",
+              c.sub_iter, c.layer_iter);
     } else
         CHECK(0, "GPT-2 345M P=4 did not run");
     if (compare("GPT-2 345M", 24, 1024, 16, 8, &c) == 0) {
-        CHECK(c.sub_max < c.layer_max, "345M P=8: sub-layer %.9g not below layer %.9g",
-              c.sub_max, c.layer_max);
-        CHECK(c.sub_iter < c.layer_iter, "345M P=8: AutoPipe %.9g not faster than the layer "
-                                         "optimum %.9g", c.sub_iter, c.layer_iter);
+        CHECK(c.sub_max < c.layer_max, "345M P=8: sub-layer %.9g not below layer %.9g", c.sub_max,
+              c.layer_max);
+        CHECK(c.sub_iter < c.layer_iter,
+              "345M P=8: AutoPipe %.9g not faster than the layer "
+              "optimum %.9g",
+              c.sub_iter, c.layer_iter);
     } else
         CHECK(0, "GPT-2 345M P=8 did not run");
     if (compare("GPT-2 1.3B", 24, 2048, 32, 4, &c) == 0) {
-        CHECK(c.sub_max < c.layer_max, "1.3B P=4: sub-layer %.9g not below layer %.9g",
-              c.sub_max, c.layer_max);
-        CHECK(c.sub_iter < c.layer_iter, "1.3B P=4: AutoPipe %.9g not faster than the layer "
-                                         "optimum %.9g", c.sub_iter, c.layer_iter);
+        CHECK(c.sub_max < c.layer_max, "1.3B P=4: sub-layer %.9g not below layer %.9g", c.sub_max,
+              c.layer_max);
+        CHECK(c.sub_iter < c.layer_iter,
+              "1.3B P=4: AutoPipe %.9g not faster than the layer "
+              "optimum %.9g",
+              c.sub_iter, c.layer_iter);
     } else
         CHECK(0, "GPT-2 1.3B P=4 did not run");
     if (compare("GPT-2 762M", 36, 1280, 20, 4, &c) == 0)
         CHECK(c.sub_max <= c.layer_max, "762M P=4: sub-layer above layer");
 }
 
-int main(void)
-{
+int main(void) {
     test_split_gpt2();
     test_split_decoder();
     test_partitions();

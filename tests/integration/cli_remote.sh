@@ -2,7 +2,9 @@
 # cli_remote.sh — tesselctl against a real tesseld on a private unix socket and a
 # temporary database: plan (stages and baselines), the cached second call,
 # plans list/show/export/delete, health, and the exit codes for an unreachable
-# daemon (5), an unknown plan (3) and a bad preset (2).
+# daemon (5), an unknown plan (3), a bad preset (2) and a passed deadline (5);
+# then a second tesseld with tokens on loopback TCP: tokens by flag and by
+# TESSEL_TOKEN, missing / wrong token and wrong role (4).
 #
 # usage: cli_remote.sh TESSELCTL TESSELD
 set -u
@@ -16,21 +18,31 @@ MODEL=GPT2-345M
 CLUSTER=4xA100-40G
 MODEL2=BERT-Large
 
+SCHED_TOKEN=cli-remote-scheduler-7d2f91
+OPS_TOKEN=cli-remote-ops-4be803
+
 tmp=$(mktemp -d /tmp/tessel-cli-remote.XXXXXX)
 sock=$tmp/tesseld.sock
 daemon_pid=
+tcp_pid=
 failures=0
 
-cleanup() {
-    if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-        kill -TERM "$daemon_pid" 2>/dev/null
+stop_pid() { # PID — SIGTERM, a bounded wait, then SIGKILL
+    [ -n "$1" ] || return 0
+    if kill -0 "$1" 2>/dev/null; then
+        kill -TERM "$1" 2>/dev/null
         for _ in $(seq 1 100); do
-            kill -0 "$daemon_pid" 2>/dev/null || break
+            kill -0 "$1" 2>/dev/null || break
             sleep 0.1
         done
-        kill -KILL "$daemon_pid" 2>/dev/null
-        wait "$daemon_pid" 2>/dev/null
+        kill -KILL "$1" 2>/dev/null
     fi
+    wait "$1" 2>/dev/null
+}
+
+cleanup() {
+    stop_pid "$daemon_pid"
+    stop_pid "$tcp_pid"
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -73,6 +85,24 @@ json_field() { # FILE KEY — prints doc[KEY] of a JSON document
     "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
 }
 
+wait_serving() { # PID SERVER LOG [TOKEN]
+    for _ in $(seq 1 150); do
+        if ! kill -0 "$1" 2>/dev/null; then
+            note "tesseld exited at start-up:"
+            cat "$3"
+            exit 1
+        fi
+        if TESSEL_TOKEN=${4:-} timeout 5 "$CTL" --server "$2" --timeout 2 health >/dev/null 2>&1; then
+            ok "tesseld serving on $2"
+            return
+        fi
+        sleep 0.2
+    done
+    note "tesseld not serving on $2 within 30 s:"
+    cat "$3"
+    exit 1
+}
+
 start_daemon() {
     cat >"$tmp/tesseld.ini" <<INI
 [server]
@@ -86,21 +116,35 @@ level = info
 INI
     "$DAEMON" --config "$tmp/tesseld.ini" >"$tmp/tesseld.log" 2>&1 &
     daemon_pid=$!
-    for _ in $(seq 1 150); do
-        if ! kill -0 "$daemon_pid" 2>/dev/null; then
-            note "tesseld exited at start-up:"
-            cat "$tmp/tesseld.log"
-            exit 1
-        fi
-        if timeout 5 "$CTL" --server "unix:$sock" --timeout 2 health >/dev/null 2>&1; then
-            ok "tesseld serving on unix:$sock"
-            return
-        fi
-        sleep 0.2
-    done
-    note "tesseld not serving within 30 s:"
-    cat "$tmp/tesseld.log"
-    exit 1
+    wait_serving "$daemon_pid" "unix:$sock" "$tmp/tesseld.log"
+}
+
+# A second daemon with tokens and a TCP listener on a free loopback port.
+start_tcp_daemon() {
+    port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    cat >"$tmp/tcp.ini" <<INI
+[server]
+unix_socket = $tmp/tcp.sock
+tcp = 127.0.0.1:$port
+[store]
+database = $tmp/tcp.db
+[search]
+pool_size = 2
+[tokens]
+$SCHED_TOKEN = scheduler
+$OPS_TOKEN = ops
+INI
+    "$DAEMON" --config "$tmp/tcp.ini" >"$tmp/tcp.log" 2>&1 &
+    tcp_pid=$!
+    wait_serving "$tcp_pid" "127.0.0.1:$port" "$tmp/tcp.log" "$OPS_TOKEN"
+}
+
+# tcp_ctl TOKEN ARGS... — tesselctl on the TCP daemon with TESSEL_TOKEN=TOKEN.
+tcp_ctl() {
+    local token=$1
+    shift
+    TESSEL_TOKEN=$token timeout 300 "$CTL" --server "127.0.0.1:$port" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
 }
 
 start_daemon
@@ -209,9 +253,33 @@ for sub in "plans --help" "plans list --help" "plans show --help" "plans delete 
     expect_grep "$tmp/out" '^usage: tesselctl' "$sub prints a usage line"
 done
 
+# ---- deadline -------------------------------------------------------------------
+ctl --timeout 0.3 plan --model GPT3-65B --cluster 16x8xA100-80G:ib100 --max-batch 65536 --force
+expect_rc 5 "plan past its --timeout"
+expect_grep "$tmp/err" '^tesselctl: .*(deadline|within 0.3 s)' "deadline reported on stderr"
+
+# ---- TCP with tokens ---------------------------------------------------------------
+start_tcp_daemon
+tcp_ctl "$OPS_TOKEN" health
+expect_rc 0 "health over TCP with the ops token"
+tcp_ctl "" plans list
+expect_rc 4 "plans list over TCP without a token"
+expect_grep "$tmp/err" '^tesselctl: ' "missing token reported on stderr"
+tcp_ctl "not-a-token" plans list
+expect_rc 4 "plans list over TCP with a wrong token"
+tcp_ctl "$OPS_TOKEN" plan --model "$MODEL" --cluster "$CLUSTER" --batch 32
+expect_rc 4 "plan with the ops token (wrong role)"
+tcp_ctl "$SCHED_TOKEN" plan --model "$MODEL" --cluster "$CLUSTER" --batch 32
+expect_rc 0 "plan over TCP with the scheduler token (TESSEL_TOKEN)"
+TESSEL_TOKEN=not-a-token timeout 60 "$CTL" --server "127.0.0.1:$port" --token "$OPS_TOKEN" \
+    plans list >"$tmp/out" 2>"$tmp/err"; rc=$?
+expect_rc 0 "--token wins over TESSEL_TOKEN"
+expect_grep "$tmp/out" "$MODEL" "plans list over TCP shows the plan"
+
 if [ "$failures" -ne 0 ]; then
-    note "---- tesseld log (tail) ----"
+    note "---- tesseld logs (tail) ----"
     tail -30 "$tmp/tesseld.log"
+    [ -f "$tmp/tcp.log" ] && tail -30 "$tmp/tcp.log"
     note "$failures check(s) failed"
     exit 1
 fi
