@@ -85,6 +85,17 @@ static void answer_plan(tsl_call_t *call, const char *json, bool cached, bool st
 
 /* ---- pool thread --------------------------------------------------------- */
 
+/* Every progress event of a search goes through here: at most one per
+ * PROGRESS_MIN_INTERVAL_S, so a client sees at most 10 a second. */
+static void rate_limited_progress(plan_job_t *job, double fraction, const char *phase)
+{
+    double now = mono_s();
+    if (now - job->last_progress_s < PROGRESS_MIN_INTERVAL_S)
+        return;
+    job->last_progress_s = now;
+    send_progress(job->call, fraction, phase);
+}
+
 static void on_progress(void *ud, double fraction, const char *phase)
 {
     plan_job_t *job = ud;
@@ -92,11 +103,7 @@ static void on_progress(void *ud, double fraction, const char *phase)
         atomic_store(&job->job.cancel, 1);
         return;
     }
-    double now = mono_s();
-    if (now - job->last_progress_s < PROGRESS_MIN_INTERVAL_S)
-        return;
-    job->last_progress_s = now;
-    send_progress(job->call, fraction, phase);
+    rate_limited_progress(job, fraction, phase);
 }
 
 static void answer_cancelled(plan_job_t *job, double ran_s)
@@ -125,7 +132,7 @@ static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, do
         tsl_call_fail(job->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "plan: out of memory");
         return;
     }
-    send_progress(job->call, 1.0, "store");
+    rate_limited_progress(job, 1.0, "store");
     tsl_stored_plan_t row;
     memset(&row, 0, sizeof row);
     snprintf(row.fingerprint, sizeof row.fingerprint, "%s", job->in.fingerprint);
@@ -161,8 +168,7 @@ static void job_run(tsl_pool_job_t *pj)
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "search: out of memory");
         return;
     }
-    send_progress(call, 0, "search");
-    job->last_progress_s = mono_s();
+    rate_limited_progress(job, 0, "search");
     tsl_search_hooks_t hooks = {.progress = on_progress, .progress_ud = job, .cancel = &pj->cancel};
     tsl_err_t err = {{0}};
     double t0 = mono_s();
@@ -225,19 +231,24 @@ static void queue_full(tsl_call_t *call)
 static void submit(tsl_call_t *call, plan_job_t *job)
 {
     tsl_call_set_ctx(call, job, job_free);
+    if (atomic_load(&call->srv->shutting_down)) {
+        tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE, "tesseld is shutting down; retry");
+        return;
+    }
     if (!tsl_pool_has_room(call->srv->pool)) {
         queue_full(call);
         return;
     }
     tsl_call_watch_close(call, on_cancel);
     send_progress(call, 0, "queued");
+    job->last_progress_s = mono_s();
     job->call = call;
     job->job.run = job_run;
     job->job.release = job_release;
     tsl_call_ref(call);
     if (tsl_pool_submit(call->srv->pool, &job->job) != 0) {
-        tsl_call_unref(call);
         tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE, "tesseld is shutting down; retry");
+        tsl_call_unref(call);
     }
 }
 

@@ -389,7 +389,6 @@ static const kernels_t *pick_kernels(const tsl_layerdp_ws_t *ws) {
  * benchmarks; the results are the same either way. Returns 1 when vector
  * kernels exist in this build.
  */
-int tsl_layerdp_ws_set_portable(tsl_layerdp_ws_t *ws, int on);
 int tsl_layerdp_ws_set_portable(tsl_layerdp_ws_t *ws, int on) {
     if (ws != NULL)
         ws->portable = on != 0;

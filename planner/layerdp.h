@@ -67,6 +67,11 @@ tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategie
                                      uint32_t max_buckets);
 void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws);
 
+/* On x86-64 the inner loops use AVX2 when the CPU has it (chosen at run time);
+ * on = 1 forces the plain scalar loops. Both give bit-identical results — the
+ * test compares them. Returns 1 when this build has the AVX2 kernels, else 0. */
+int tsl_layerdp_ws_set_portable(tsl_layerdp_ws_t *ws, int on);
+
 /* Number of buckets a problem needs: ⌊budget / bucket⌋. */
 uint32_t tsl_layerdp_buckets(uint64_t budget_bytes, uint64_t bucket_bytes);
 

@@ -519,7 +519,7 @@ int tsl_memopt_ws_init(tsl_memopt_ws_t *ws, uint32_t max_layers, uint32_t mem_le
             ok = ws->rt[k] && ws->curr[k] && ws->peak[k] && ws->parent[k] && ws->chosen[k];
         }
         ws->max_nodes =
-            dp_max_nodes ? dp_max_nodes : (uint64_t)max_layers * TSL_MEMOPT_N_SWITCH_SETS * 4u * m1;
+            dp_max_nodes ? dp_max_nodes : (uint64_t)max_layers * TSL_MEMOPT_N_SWITCH_SETS * 8u * m1;
         if (ws->max_nodes > UINT32_MAX - 1u)
             ws->max_nodes = UINT32_MAX - 1u;
         if (ok) {
@@ -723,7 +723,11 @@ int tsl_memopt_solve(const tsl_layer_t *layers, uint32_t n, const tsl_memopt_ctx
     const bool dp = opts->solver == TSL_MEMOPT_SOLVER_DP;
     uint32_t m = opts->mem_levels ? opts->mem_levels : TSL_MEMOPT_DEFAULT_MEM_LEVELS;
     if (ws == NULL) {
-        if (tsl_memopt_ws_init(&own, n, dp ? m : 0, 0, err) != 0)
+        /* Without pruning 2 every reached state needs a node: the worst case. */
+        uint64_t pool = dp && opts->dp_no_dominance ? (uint64_t)n * TSL_MEMOPT_N_SWITCH_SETS *
+                                                          ((uint64_t)m + 1) * (m + 2) / 2
+                                                    : 0;
+        if (tsl_memopt_ws_init(&own, n, dp ? m : 0, pool, err) != 0)
             return -1;
         ws = &own;
         own_ws = true;

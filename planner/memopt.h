@@ -234,8 +234,10 @@ typedef struct tsl_memopt_stats {
 /*
  * Workspace: everything the solvers need for up to max_layers layers and m memory
  * levels, allocated here once. dp_max_nodes bounds the DP's back-pointer pool
- * (one node per kept state); 0 = max_layers · 64 · 4(m + 1). A workspace without
- * the DP (m = 0) is small.
+ * (one node per state kept after pruning 2, 5 bytes each); 0 = max_layers · 64 ·
+ * 8(m + 1), 4× or more what H3T's settings use. Without pruning 2 (dp_no_dominance) the
+ * worst case is max_layers · 64 · (m+1)(m+2)/2; tsl_memopt_solve sizes its own
+ * workspace for that. A workspace without the DP (m = 0) is small.
  */
 typedef struct tsl_memopt_ws {
     uint32_t max_layers, mem_levels;

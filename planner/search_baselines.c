@@ -113,32 +113,36 @@ static uint32_t min_gpus_per_node(const tsl_cluster_t *c)
 }
 
 /* One (tp, pp, micro-batch size b) candidate: TP inside a node, DP next, uniform
- * layers; plan->valid false when it does not fit or B does not divide. */
+ * layers, m = B / (b·dp). Megatron picks its degrees by memory alone, so whether
+ * the candidate fits is judged at the nearest batch the degrees can run
+ * (*fits); plan->valid only when B itself divides. */
 static void megatron_eval(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                           uint32_t B, uint32_t tp, uint32_t pp, uint32_t b, tsl_plan_t *plan,
-                          tsl_search_stats_t *stats)
+                          bool *fits, tsl_search_stats_t *stats)
 {
     uint32_t N = c->n_devices, dp = N / (tp * pp), first[TSL_PLAN_MAX_STAGES + 1];
-    plan->valid = false;
-    if (B % (b * dp) != 0)
-        return;
+    uint32_t per = b * dp, B_run = B / per ? B / per * per : per;
     tsl_space_t sp = {.label = baseline_names[TSL_BASELINE_MEGATRON].name,
                       .opts = only_dims(true, false, true), .fixed_pp = pp,
                       .only_one_strategy = true, .only = tp_then_dp(tp, dp),
                       .uniform_layers = true};
     tsl_engine_t e;
+    plan->valid = false;
     if (tsl_engine_init(&e, m, c, r, NULL, &sp, NULL) == 0) {
         tsl_partition_uniform(m->n_layers, pp, first);
-        tsl_engine_eval(&e, B, pp, B / (b * dp), first, plan);
+        tsl_engine_eval(&e, B_run, pp, B_run / per, first, plan);
     }
+    *fits = plan->valid;
+    plan->valid = plan->valid && B_run == B;
     stats->dp_runs += e.stats.dp_runs;
     stats->dp_states += e.stats.dp_states;
     stats->configs += e.stats.configs;
     tsl_engine_free(&e);
 }
 
-/* For every micro-batch size: the smallest TP×PP that fits, TP no wider than the
- * smallest node; the best of those over the micro-batch sizes. */
+/* For every micro-batch size: the smallest TP×PP whose memory fits, TP no wider
+ * than the smallest node; that micro-batch size is dropped when the global batch
+ * does not divide over its DP degree. The best of those over the sizes. */
 static void megatron_baseline(const tsl_model_t *m, const tsl_cluster_t *c,
                               const tsl_request_t *r, uint32_t B, tsl_search_result_t *res)
 {
@@ -147,27 +151,25 @@ static void megatron_baseline(const tsl_model_t *m, const tsl_cluster_t *c,
     if (cand == NULL)
         return;
     for (uint32_t b = 1; b <= B; b *= 2) {   /* micro-batch sizes per replica */
-        if (B % b != 0)
-            break;
         bool found = false;
         for (uint32_t k = 1; k <= N && !found; k++) {
             for (uint32_t tp = 1; tp <= k && tp <= gpn; tp++) {
                 uint32_t pp = k / tp;
                 if (k % tp || N % k || pp > m->n_layers || pp > TSL_PLAN_MAX_STAGES)
                     continue;
+                bool fits;
                 tsl_plan_init(cand);
-                megatron_eval(m, c, r, B, tp, pp, b, cand, &res->stats);
-                if (!cand->valid)
-                    continue;
-                found = true;
-                if (!best->valid || cand->samples_per_s > best->samples_per_s)
+                megatron_eval(m, c, r, B, tp, pp, b, cand, &fits, &res->stats);
+                found |= fits;
+                if (cand->valid && (!best->valid || cand->samples_per_s > best->samples_per_s))
                     *best = *cand;
             }
         }
     }
     free(cand);
     if (!best->valid)
-        snprintf(res->baseline_why[TSL_BASELINE_MEGATRON], sizeof(res->baseline_why[0]), "OOM");
+        snprintf(res->baseline_why[TSL_BASELINE_MEGATRON], sizeof(res->baseline_why[0]),
+                 "OOM or the batch does not divide");
 }
 
 void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,

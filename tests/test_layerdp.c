@@ -18,8 +18,7 @@
 #define MAXS 6
 #define MAXB 160
 
-/* In layerdp.c, not (yet) in layerdp.h: force the portable scalar kernels. */
-int tsl_layerdp_ws_set_portable(tsl_layerdp_ws_t *ws, int on);
+
 
 /* ---- a portable random stream (64-bit LCG, Knuth's MMIX constants) ---- */
 typedef struct {
@@ -212,7 +211,7 @@ static int solve(inst_t *in, tsl_layerdp_ws_t *ws, uint32_t *choice, tsl_layerdp
 }
 
 /* (1a) O_b = 0, whole buckets: the DP is exact, both R forms. */
-static void test_brute_exact(tsl_layerdp_ws_t *ws, int *checked) {
+static void test_brute_exact(tsl_layerdp_ws_t *ws, const char *kern, int *checked) {
     lcg_t r = {20240611};
     gen_t g = {.whole_buckets = true, .infinite_r = false};
     static inst_t in;
@@ -270,14 +269,15 @@ static void test_brute_exact(tsl_layerdp_ws_t *ws, int *checked) {
           bad_matrix);
     CHECK(bad_full == 0, "full form returned an inconsistent plan on %d instances", bad_full);
     CHECK(found > 500 && none > 100, "instance mix: %d with a plan, %d without", found, none);
-    printf("exact (O_b = 0, whole buckets): 3 x 2500 instances, %d with a plan, %d without\n",
-           found, none);
+    printf("exact (O_b = 0, whole buckets, %s kernels): 3 x 2500 instances, %d with a plan, "
+           "%d without\n",
+           kern, found, none);
 }
 
 /* (1b) arbitrary sizes, O_b > 0: never over budget, never below the optimum,
  * consistent figures; nothing found exactly when brute force finds nothing in the
  * region Algorithm 3 guarantees. */
-static void test_brute_general(tsl_layerdp_ws_t *ws, int *checked) {
+static void test_brute_general(tsl_layerdp_ws_t *ws, const char *kern, int *checked) {
     static inst_t in;
     for (int form = 0; form < 2; form++) {
         lcg_t r = {form ? 777 : 4242};
@@ -327,8 +327,8 @@ static void test_brute_general(tsl_layerdp_ws_t *ws, int *checked) {
         CHECK(worse_guar == 0, "%s: %d plans worse than the best within E - b_up", name,
               worse_guar);
         CHECK(found > 500, "%s: only %d instances with a plan", name, found);
-        printf("general (%s): %d instances, %d with a plan, %d of them optimal\n", name, total,
-               found, optimal);
+        printf("general (%s, %s kernels): %d instances, %d with a plan, %d of them optimal\n", name,
+               kern, total, found, optimal);
         *checked += total;
     }
 }
@@ -793,12 +793,14 @@ int main(void) {
     if (ws == NULL)
         return CHECK_DONE();
     int checked = 0;
-    test_brute_exact(ws, &checked);
-    test_brute_general(ws, &checked);
+    int has_vec = tsl_layerdp_ws_set_portable(ws, 0);
+    test_brute_exact(ws, has_vec ? "vector" : "portable", &checked);
+    test_brute_general(ws, has_vec ? "vector" : "portable", &checked);
     /* once more with the portable kernels (the same instances) */
-    if (tsl_layerdp_ws_set_portable(ws, 1)) {
-        test_brute_exact(ws, &checked);
-        test_brute_general(ws, &checked);
+    if (has_vec) {
+        tsl_layerdp_ws_set_portable(ws, 1);
+        test_brute_exact(ws, "portable", &checked);
+        test_brute_general(ws, "portable", &checked);
     }
     tsl_layerdp_ws_set_portable(ws, 0);
     test_one_layer(ws);

@@ -240,6 +240,7 @@ static double layer_minmax(const double *w, uint32_t n, uint32_t p, uint32_t *fi
 typedef struct cmp {
     double layer_max, sub_max;
     double layer_iter, sub_iter, alg1_iter;
+    double startup_cut; /* the slicer's on AutoPipe's partition, 0 when not applied */
 } cmp_t;
 
 static int compare(const char *name, uint32_t layers, uint32_t hidden, uint32_t heads, uint32_t P,
@@ -321,6 +322,16 @@ static int compare(const char *name, uint32_t layers, uint32_t hidden, uint32_t 
                 printf(" [%s, %s) %.1f", lo, hi, n_half / 2);
             }
             printf("\n");
+
+            /* the slicer on AutoPipe's partition */
+            rc = tsl_autopipe_stage_times(&in, r.first, f, b, c, &err);
+            tsl_autopipe_slice_t sl;
+            if (rc == 0 && tsl_autopipe_slice(&si, NULL, &sl, &err) == 0) {
+                out->startup_cut = sl.applied ? sl.startup_cut : 0;
+                printf("  slicer: %s (startup %.6f -> %.6f s, iteration %.6f -> %.6f s)\n", sl.why,
+                       sl.startup_s, sl.sliced_startup_s, sl.iter_s, sl.sliced_iter_s);
+            } else
+                rc = -1;
         }
     }
     if (rc)
@@ -341,6 +352,8 @@ static void test_partitions(void) {
               "345M P=4: AutoPipe %.9g slower than the layer "
               "optimum %.9g",
               c.sub_iter, c.layer_iter);
+        CHECK(c.startup_cut >= 0.40, "345M P=4: slicer cut the startup by %.1f%%",
+              100 * c.startup_cut);
     } else
         CHECK(0, "GPT-2 345M P=4 did not run");
     if (compare("GPT-2 345M", 24, 1024, 16, 8, &c) == 0) {
@@ -350,6 +363,8 @@ static void test_partitions(void) {
               "345M P=8: AutoPipe %.9g not faster than the layer "
               "optimum %.9g",
               c.sub_iter, c.layer_iter);
+        CHECK(c.startup_cut >= 0.40, "345M P=8: slicer cut the startup by %.1f%%",
+              100 * c.startup_cut);
     } else
         CHECK(0, "GPT-2 345M P=8 did not run");
     if (compare("GPT-2 1.3B", 24, 2048, 32, 4, &c) == 0) {

@@ -47,6 +47,11 @@ assert "queue full" in full[0]["details"], full[0]["details"]
 print("  refusal: %s (%.3f s)" % (full[0]["details"], full[0]["elapsed_s"]))
 assert len(done) == 2 and all(r["phases"][0] == "queued" for r in done), done
 assert "search" in done[1]["phases"], done[1]
+for r in done:  # progress is rate-limited: no second holds more than 10 events
+    t = r["times"]
+    worst = max(sum(1 for u in t if s <= u < s + 1.0) for s in t)
+    assert worst <= 10, ("%d progress events within one second" % worst, t)
+    assert r["fractions"] == sorted(r["fractions"]), r["fractions"]
 print("  searches took %.2f s and %.2f s" % (done[0]["elapsed_s"], done[1]["elapsed_s"]))
 PYEOF
 rpc health

@@ -83,7 +83,7 @@ def plan_request(a):
 
 def run_plan(stub, args, a):
     """Follows one Plan stream; the result records every event's kind and time."""
-    out = {"code": "OK", "details": "", "progress": 0, "phases": [], "fractions": []}
+    out = {"code": "OK", "details": "", "progress": 0, "phases": [], "fractions": [], "times": []}
     t0 = time.monotonic()
     try:
         call = stub.Plan(plan_request(a), timeout=args.deadline, metadata=metadata(args))
@@ -99,6 +99,7 @@ def run_plan(stub, args, a):
             if ev.HasField("progress"):
                 out["progress"] += 1
                 out["fractions"].append(ev.progress.fraction)
+                out["times"].append(t)
                 if not out["phases"] or out["phases"][-1] != ev.progress.phase:
                     out["phases"].append(ev.progress.phase)
             elif "fingerprint" not in out:
