@@ -79,6 +79,12 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
     fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),
             num(plan, "alpha_m"), 1.0 - 1.0 / (double)(pp ? pp : 1));
     (void)doc;
+    json_t *mo = json_object_get(plan, "memopt");
+    if (json_is_object(mo)) {
+        char cpu[32];
+        fprintf(out, "  memory switches (H3T): global mode %s, host memory %s per node\n",
+                str(mo, "mode"), gib(mo, "cpu_bytes_per_node", cpu));
+    }
     json_t *order = json_object_get(plan, "node_order");
     if (json_array_size(order) > 0) {
         json_t *n;

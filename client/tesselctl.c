@@ -40,7 +40,9 @@ static const char plan_usage[] =
     "                      --cluster SPEC|FILE.json [--memory SIZE]\n"
     "                      [--batch N | --sweep [--max-batch N]] [--top-k N]\n"
     "                      [--no-pp] [--no-tp] [--no-dp] [--no-sdp] [--no-ckpt]\n"
-    "                      [--no-baselines] [--local] [--force] [--json]\n"
+    "                      [--no-baselines] [--no-placement] [--no-memopt]\n"
+    "                      [--no-bi-objective] [--no-sublayer] [--no-slicer]\n"
+    "                      [--local] [--force] [--json]\n"
     "\n"
     "Search the hybrid-parallel plan (pipeline stages, per-layer data / sharded-data /\n"
     "tensor parallelism, activation checkpointing, micro-batching) with the highest\n"
@@ -60,6 +62,14 @@ static const char plan_usage[] =
     "  --no-pp, --no-tp, --no-dp, --no-sdp, --no-ckpt\n"
     "                      switch a dimension off\n"
     "  --no-baselines      skip the baseline comparison\n"
+    "  --no-placement      heterogeneous clusters: keep the node order as given instead of\n"
+    "                      searching which nodes take which stage (AMP)\n"
+    "  --no-memopt         never fall back to H3T's memory switches and CPU offload when\n"
+    "                      nothing else fits the memory budget\n"
+    "  --no-bi-objective   keep the compute-balanced partition (Galvatron-Base) instead of\n"
+    "                      balancing memory and time (Galvatron-BMW)\n"
+    "  --no-sublayer       partition at whole layers only (no AutoPipe attention/FFN split)\n"
+    "  --no-slicer         no AutoPipe micro-batch slicing of the pipeline start-up\n"
     "  --local             run the planner in this process instead of tesseld\n"
     "  --force             ignore tesseld's cached plan and search again\n"
     "  --json              print the plan document as JSON (docs/plan-format.md)\n";
@@ -67,7 +77,8 @@ static const char plan_usage[] =
 enum {
     OPT_SERVER = 256, OPT_TOKEN, OPT_TIMEOUT, OPT_JSON, OPT_MODEL, OPT_HF, OPT_SEQ, OPT_CLUSTER,
     OPT_MEMORY, OPT_BATCH, OPT_SWEEP, OPT_MAXB, OPT_TOPK, OPT_NOPP, OPT_NOTP, OPT_NODP,
-    OPT_NOSDP, OPT_NOCKPT, OPT_NOBASE, OPT_LOCAL, OPT_FORCE,
+    OPT_NOSDP, OPT_NOCKPT, OPT_NOBASE, OPT_LOCAL, OPT_FORCE, OPT_NOPLACE, OPT_NOMEMOPT,
+    OPT_NOBIOBJ, OPT_NOSUB, OPT_NOSLICE,
 };
 
 static int global_opt(int opt, tsl_client_opts_t *co, tsl_err_t *err)
@@ -102,6 +113,11 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_NOBASE: po->no_baselines = true; return 0;
     case OPT_LOCAL: po->local = true; return 0;
     case OPT_FORCE: po->force = true; return 0;
+    case OPT_NOPLACE: po->no_placement = true; return 0;
+    case OPT_NOMEMOPT: po->no_memopt = true; return 0;
+    case OPT_NOBIOBJ: po->no_bi_objective = true; return 0;
+    case OPT_NOSUB: po->no_sublayer = true; return 0;
+    case OPT_NOSLICE: po->no_slicer = true; return 0;
     default: return 1;
     }
 }
@@ -117,7 +133,10 @@ static const struct option plan_long[] = {
     {"no-tp", no_argument, 0, OPT_NOTP}, {"no-dp", no_argument, 0, OPT_NODP},
     {"no-sdp", no_argument, 0, OPT_NOSDP}, {"no-ckpt", no_argument, 0, OPT_NOCKPT},
     {"no-baselines", no_argument, 0, OPT_NOBASE}, {"local", no_argument, 0, OPT_LOCAL},
-    {"force", no_argument, 0, OPT_FORCE}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+    {"force", no_argument, 0, OPT_FORCE}, {"no-placement", no_argument, 0, OPT_NOPLACE},
+    {"no-memopt", no_argument, 0, OPT_NOMEMOPT}, {"no-bi-objective", no_argument, 0, OPT_NOBIOBJ},
+    {"no-sublayer", no_argument, 0, OPT_NOSUB}, {"no-slicer", no_argument, 0, OPT_NOSLICE},
+    {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 };
 
 static int cmd_plan(int argc, char **argv, tsl_client_opts_t *co)

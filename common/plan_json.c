@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include "memopt.h"
+
 /* jansson stores integers as json_int_t (signed 64-bit): byte counts fit. */
 static json_t *u64(uint64_t v)
 {
@@ -9,6 +11,7 @@ static json_t *u64(uint64_t v)
 }
 
 struct runs_ctx {
+    const tsl_plan_t *plan;
     json_t *stage_runs[TSL_PLAN_MAX_STAGES];
 };
 
@@ -16,8 +19,13 @@ static void add_run(void *ud, uint32_t stage, uint32_t first, uint32_t count,
                     const tsl_strategy_t *s)
 {
     struct runs_ctx *ctx = ud;
-    char text[64];
-    tsl_strategy_format(s, text, sizeof(text));
+    char text[128];
+    size_t n = tsl_strategy_format(s, text, sizeof(text));
+    if (ctx->plan->layer_switches[first] && n + 2 < sizeof(text)) {
+        text[n] = '+';
+        tsl_memopt_switch_str(ctx->plan->layer_switches[first], text + n + 1,
+                              (uint32_t)(sizeof(text) - n - 1));
+    }
     json_array_append_new(ctx->stage_runs[stage],
                           json_pack("{s:i, s:i, s:s}", "first_layer", (json_int_t)first, "count",
                                     (json_int_t)count, "strategy", text));
@@ -58,7 +66,7 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
     json_object_set_new(o, "budget_bytes", u64(p->budget_bytes));
     json_object_set_new(o, "alpha_t", json_real(p->alpha_t));
     json_object_set_new(o, "alpha_m", json_real(p->alpha_m));
-    struct runs_ctx ctx;
+    struct runs_ctx ctx = {.plan = p};
     for (uint32_t s = 0; s < p->pp; s++)
         ctx.stage_runs[s] = json_array();
     tsl_plan_foreach_run(p, add_run, &ctx);
@@ -66,6 +74,11 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
     for (uint32_t s = 0; s < p->pp; s++)
         json_array_append_new(stages, stage_to_json(&p->stages[s], ctx.stage_runs[s]));
     json_object_set_new(o, "stages", stages);
+    if (p->memopt)
+        json_object_set_new(o, "memopt",
+                            json_pack("{s:s, s:I}", "mode",
+                                      tsl_memopt_mode_name((tsl_memopt_mode_t)(p->memopt - 1)),
+                                      "cpu_bytes_per_node", (json_int_t)p->cpu_bytes_per_node));
     if (p->n_nodes) {
         json_t *order = json_array();
         for (uint32_t k = 0; k < p->n_nodes; k++)

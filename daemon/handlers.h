@@ -26,6 +26,17 @@ void tsl_handle_export_plan(tsl_call_t *call);
 void tsl_handle_health_check(tsl_call_t *call);
 void tsl_handle_unimplemented(tsl_call_t *call);
 
+/* Answers with the Plan of a stored row (GetPlan), or with it as the last
+ * PlanEvent (as_event, Plan): packed once and kept (handlers_cache.c). */
+void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row, bool cached,
+                              bool as_event);
+
+/* The cache of packed Plans (NULL-safe): the daemon forgets a fingerprint
+ * whenever it stores or deletes it. */
+tsl_plan_cache_t *tsl_plan_cache_new(void);
+void tsl_plan_cache_free(tsl_plan_cache_t *c);
+void tsl_plan_cache_forget(tsl_plan_cache_t *c, const char *fp);
+
 /* Fingerprints are 16 hex digits; lowercases into out[17]. INVALID_ARGUMENT
  * (and false) when fp is anything else. */
 bool tsl_handlers_fingerprint(tsl_call_t *call, const char *fp, char out[17]);

@@ -18,6 +18,8 @@
  * both use it.
  */
 #include <grpc/slice.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

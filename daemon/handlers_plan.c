@@ -62,27 +62,6 @@ static void send_progress(tsl_call_t *call, double fraction, const char *phase)
     tsl_call_send(call, &ev.base);
 }
 
-/* Sends the plan for a stored (or just stored) result JSON as the last event. */
-static void answer_plan(tsl_call_t *call, const char *json, bool cached, bool stale,
-                        int64_t created_unix)
-{
-    tsl_arena_t a = {0};
-    tsl_err_t err = {{0}};
-    Tessel__V1__Plan *p = NULL;
-    if (tsl_convert_plan_json(json, &a, &p, &err) != 0) {
-        tsl_call_fail(call, GRPC_STATUS_INTERNAL, "%s", err.msg);
-    } else {
-        p->cached = cached;
-        p->stale = stale;
-        p->created_unix = created_unix;
-        Tessel__V1__PlanEvent ev = TESSEL__V1__PLAN_EVENT__INIT;
-        ev.event_case = TESSEL__V1__PLAN_EVENT__EVENT_PLAN;
-        ev.plan = p;
-        tsl_call_reply(call, &ev.base);
-    }
-    tsl_arena_free(&a);
-}
-
 /* ---- pool thread --------------------------------------------------------- */
 
 /* Every progress event of a search goes through here: at most one per
@@ -147,11 +126,12 @@ static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, do
     row.request_json = job->in.request_json;
     row.result_json = text;
     tsl_err_t err = {{0}};
+    tsl_plan_cache_forget(srv->plans, row.fingerprint);
     if (tsl_store_put_plan(srv->store, &row, &err) != 0)
         tsl_log_error("plan %s: not stored: %s", row.fingerprint, err.msg);
     else if (srv->metrics)
         tsl_metrics_set_plans(srv->metrics, tsl_store_count_plans(srv->store));
-    answer_plan(job->call, text, false, false, row.created_unix);
+    tsl_handlers_answer_plan(job->call, &row, false, true);
     free(text);
 }
 
@@ -209,7 +189,7 @@ static bool answer_cached(tsl_call_t *call, const plan_job_t *job)
         tsl_log_warnx("plan %s: cache lookup failed: %s", job->in.fingerprint, err.msg);
     bool hit = rc == 0 && !row.stale;
     if (hit)
-        answer_plan(call, row.result_json, true, false, row.created_unix);
+        tsl_handlers_answer_plan(call, &row, true, true);
     if (rc == 0)
         tsl_stored_plan_clear(&row);
     if (call->srv->metrics)

@@ -44,18 +44,7 @@ void tsl_handle_get_plan(tsl_call_t *call)
     tsl_stored_plan_t row;
     memset(&row, 0, sizeof row);
     if (tsl_handlers_fingerprint(call, req->fingerprint, fp) && load(call, fp, &row) == 0) {
-        tsl_arena_t a = {0};
-        tsl_err_t err = {{0}};
-        Tessel__V1__Plan *p = NULL;
-        if (tsl_convert_plan_json(row.result_json, &a, &p, &err) != 0) {
-            tsl_call_fail(call, GRPC_STATUS_INTERNAL, "plan %s: %s", fp, err.msg);
-        } else {
-            p->cached = true;
-            p->stale = row.stale;
-            p->created_unix = row.created_unix;
-            tsl_call_reply(call, &p->base);
-        }
-        tsl_arena_free(&a);
+        tsl_handlers_answer_plan(call, &row, true, false);
         tsl_stored_plan_clear(&row);
     }
     protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -157,6 +146,7 @@ void tsl_handle_delete_plan(tsl_call_t *call)
     char fp[17];
     if (tsl_handlers_fingerprint(call, req->fingerprint, fp)) {
         tsl_err_t err = {{0}};
+        tsl_plan_cache_forget(call->srv->plans, fp);
         int rc = tsl_store_delete_plan(call->srv->store, fp, &err);
         if (rc < 0) {
             tsl_call_fail(call, GRPC_STATUS_INTERNAL, "store: %s", err.msg);

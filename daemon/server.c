@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "handlers.h"
 #include "server_call.h"
 #include "server_int.h"
 
@@ -115,6 +116,7 @@ int tsl_server_start(const tsl_config_t *cfg, tsl_store_t *store, tsl_metrics_t 
     s->store = store;
     s->metrics = metrics;
     s->shutdown_tag.fn = on_shutdown;
+    s->plans = tsl_plan_cache_new();
     if (tsl_pool_start(cfg->pool_size, cfg->queue_size, on_pool_change, s, &s->pool, err) != 0)
         goto fail;
     if (create_server(s) != 0) {
@@ -240,6 +242,7 @@ void tsl_server_free(tsl_server_t *s)
     if (s->cq)
         grpc_completion_queue_destroy(s->cq);
     tsl_pool_stop(s->pool);
+    tsl_plan_cache_free(s->plans);
     free(s->registered);
     free(s);
 }

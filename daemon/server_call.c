@@ -211,6 +211,11 @@ void tsl_call_reply(tsl_call_t *c, const ProtobufCMessage *msg)
     finish(c, GRPC_STATUS_OK, "", msg ? pack(msg) : NULL);
 }
 
+void tsl_call_reply_slices(tsl_call_t *c, grpc_slice *slices, size_t n)
+{
+    finish(c, GRPC_STATUS_OK, "", grpc_raw_byte_buffer_create(slices, n));
+}
+
 void tsl_call_fail(tsl_call_t *c, grpc_status_code code, const char *fmt, ...)
 {
     char msg[1024];

@@ -82,6 +82,10 @@ ProtobufCMessage *tsl_call_read(tsl_call_t *c, const ProtobufCMessageDescriptor 
 /* Finishes with OK and msg as the one (unary) or last (streaming) message. */
 void tsl_call_reply(tsl_call_t *c, const ProtobufCMessage *msg);
 
+/* Finishes with OK and the concatenation of already packed slices as the
+ * last message (the byte buffer takes its own references). */
+void tsl_call_reply_slices(tsl_call_t *c, grpc_slice *slices, size_t n);
+
 /* Finishes with an error status; the message is one line a person can act on. */
 void tsl_call_fail(tsl_call_t *c, grpc_status_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -18,6 +18,7 @@
 #include "store.h"
 
 typedef struct tsl_call tsl_call_t;
+typedef struct tsl_plan_cache tsl_plan_cache_t;   /* handlers_cache.c */
 
 /* Role bits a method accepts (1u << tsl_role_t); 0 = anyone, even without a token. */
 #define TSL_ROLE_BIT(r) (1u << (unsigned)(r))
@@ -39,6 +40,7 @@ struct tsl_server {
     tsl_store_t *store;
     tsl_metrics_t *metrics;           /* may be NULL */
     tsl_pool_t *pool;
+    tsl_plan_cache_t *plans;          /* packed Plan answers; NULL: no cache */
 
     grpc_server *server;
     grpc_completion_queue *cq;

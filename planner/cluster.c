@@ -201,9 +201,16 @@ int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err) {
                            c->overlap_slowdown);
     if (!(isfinite(c->inter_bw) && c->inter_bw >= 0))
         return tsl_err_set(err, "cluster: inter-node bandwidth must be > 0");
-    for (uint32_t i = 0; i < c->n_nodes; i++)
-        if (c->nodes[i].intra_bw == 0)
-            c->nodes[i].intra_bw = c->gpu_types[c->nodes[i].gpu_type].intra_bw;
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        tsl_node_t *n = &c->nodes[i];
+        if (n->intra_bw == 0)
+            n->intra_bw = c->gpu_types[n->gpu_type].intra_bw;
+        /* Unknown host memory: assume twice the node's GPU memory (a DGX A100-40G
+         * has 1 TiB for 320 GiB of GPU memory, cloud instances about 1.5-3×). */
+        if (n->cpu_mem_bytes == 0)
+            n->cpu_mem_bytes = TSL_DEFAULT_HOST_MEM_PER_GPU_MEM * n->n_gpus *
+                               c->gpu_types[n->gpu_type].mem_bytes;
+    }
     if (c->n_nodes > 1 && c->inter_bw_matrix != NULL && finish_matrix(c, err) != 0)
         return -1;
     if (c->n_nodes > 1 && c->inter_bw <= 0)

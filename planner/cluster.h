@@ -49,7 +49,9 @@ typedef struct tsl_node {
     uint32_t n_gpus;
     uint32_t gpu_type;        /* index into tsl_cluster_t.gpu_types */
     double intra_bw;          /* bytes/s between this node's GPUs */
-    uint64_t cpu_mem_bytes;   /* host memory (offloading), 0 = unknown */
+    uint64_t cpu_mem_bytes;   /* host memory (offloading); 0 when added = unknown,
+                                 which tsl_cluster_finish() replaces by
+                                 TSL_DEFAULT_HOST_MEM_PER_GPU_MEM × the node's GPU memory */
 } tsl_node_t;
 
 typedef struct tsl_cluster {
@@ -74,6 +76,7 @@ const tsl_link_spec_t *tsl_link_at(size_t i);
 const tsl_link_spec_t *tsl_link_find(const char *name);
 
 #define TSL_DEFAULT_OVERLAP_SLOWDOWN 1.3  /* Galvatron-BMW Sec. V */
+#define TSL_DEFAULT_HOST_MEM_PER_GPU_MEM 2u
 
 /* Homogeneous cluster: n_nodes × gpus_per_node of one GPU type; inter_bw is
  * ignored when n_nodes == 1. */

@@ -412,6 +412,7 @@ static const preset_def_t presets[] = {
     {{"GPT3-15B", GALVATRON, 15400000000, false}, GPT(48, 5120, 40, 2048), NULL, {0}},
     {{"GPT3-39B", GALVATRON, 39100000000, false}, GPT(48, 8192, 64, 2048), NULL, {0}},
     {{"GPT3-65B", GALVATRON, 64900000000, false}, GPT(80, 8192, 64, 2048), NULL, {0}},
+    {{"GPT3-175B", "GPT-3 (Brown et al. 2020), Table 2.1; the H3T issue setting (h3t.txt 3.3)", 175000000000, false}, GPT(96, 12288, 96, 2048), NULL, {0}},
     {{"GPT2-345M", AUTOPIPE, 345000000, false}, GPT(24, 1024, 16, 1024), NULL, {0}},
     {{"GPT2-762M", AUTOPIPE, 762000000, false}, GPT(36, 1280, 20, 1024), NULL, {0}},
     {{"GPT2-1.3B", AUTOPIPE, 1314000000, false}, GPT(24, 2048, 32, 1024), NULL, {0}},

@@ -177,7 +177,7 @@ typedef struct tsl_partition_step {
     uint32_t to_stage;          /* k − 1 or k + 1 (when moved) */
     uint32_t layer;             /* the layer moved (when moved) */
     double max_time_s;          /* max a_i of p' (when moved) */
-    char why[160];              /* when not moved: which limit stopped each neighbour */
+    char why[256];              /* when not moved: which limit stopped each neighbour */
 } tsl_partition_step_t;
 
 /*
@@ -207,7 +207,7 @@ typedef struct tsl_partition_biobj {
     bool endpoints_ordered;     /* α_t(p_m) ≤ α_t(p_t) and α_m(p_t) ≤ α_m(p_m) */
     uint32_t steps;             /* adjustments made */
     bool step_cap_hit;          /* stopped at max_steps, not by the limits */
-    char stop_why[160];         /* why the queue ended (the last step's why) */
+    char stop_why[256];         /* why the queue ended (the last step's why) */
     uint32_t pm_first[TSL_PARTITION_MAX_STAGES + 1];
     tsl_partition_stats_t pm;
     uint32_t pt_first[TSL_PARTITION_MAX_STAGES + 1];

@@ -94,7 +94,8 @@ void tsl_plan_foreach_run(const tsl_plan_t *p, tsl_plan_run_fn fn, void *ud)
         uint32_t end = st->first_layer + st->n_layers;
         uint32_t run_start = st->first_layer;
         for (uint32_t l = st->first_layer + 1; l <= end; l++) {
-            if (l == end || !tsl_strategy_equal(&p->layer[l], &p->layer[run_start])) {
+            if (l == end || !tsl_strategy_equal(&p->layer[l], &p->layer[run_start]) ||
+                p->layer_switches[l] != p->layer_switches[run_start]) {
                 fn(ud, s, run_start, l - run_start, &p->layer[run_start]);
                 run_start = l;
             }

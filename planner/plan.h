@@ -57,6 +57,12 @@ typedef struct tsl_plan {
      * n_nodes == 0 means the cluster's own order. */
     uint32_t n_nodes;
     uint16_t node_order[TSL_CLUSTER_MAX_NODES];
+    /* H3T memory switches (memopt.h), set on plans of the memopt space only:
+     * memopt = 1 + tsl_memopt_mode_t (0: none), per-layer switch bits, and the host
+     * memory the offloads need per node. */
+    uint8_t memopt;
+    uint8_t layer_switches[TSL_PLAN_MAX_LAYERS];
+    uint64_t cpu_bytes_per_node;
 } tsl_plan_t;
 
 void tsl_plan_init(tsl_plan_t *p);
@@ -71,7 +77,8 @@ int tsl_plan_validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_clust
                       tsl_err_t *err);
 
 /*
- * Folds runs of equal strategies per stage, like the paper's Fig. 6:
+ * Folds runs of equal strategies (and equal memory switches) per stage, like the
+ * paper's Fig. 6:
  * "tp2-dp4 ×12". Calls fn once per run.
  */
 typedef void (*tsl_plan_run_fn)(void *ud, uint32_t stage, uint32_t first_layer,

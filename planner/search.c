@@ -185,10 +185,10 @@ static int sweep(tsl_engine_t *e, run_state_t *rs, double lo, double hi)
         int fit = eval_batch(e, rs, B);
         if (fit < 0)
             return -1;
-        if (fit == 0 && rs->best->valid)
+        if (fit == 0 && (rs->best->valid || e->saw_divisible))
             break;   /* memory is exhausted: larger batches only need more */
         if (fit == 0)
-            continue;   /* nothing fits yet: small batches may not divide across devices */
+            continue;   /* nothing divided yet: small batches may not split across devices */
         stale = rs->best->samples_per_s > best_seen * 1.01 ? 0 : stale + 1;
         if (rs->best->samples_per_s > best_seen)
             best_seen = rs->best->samples_per_s;
@@ -359,11 +359,20 @@ static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c,
 int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
 {
+    tsl_err_t local = {{0}};
+    if (err == NULL)
+        err = &local;
     memset(res, 0, sizeof(*res));
     if (tsl_request_validate(r, m, c, err) != 0)
         return TSL_SEARCH_ERR;
     double split = r->no_baselines ? 1.0 : 0.6;
     int rc = search_placements(m, c, r, hooks, res, split, err);
+    if (rc == TSL_SEARCH_ERR && !r->no_memopt && strncmp(err->msg, "memory:", 7) == 0) {
+        /* too tight for Galvatron's space: H3T's switches and offloading */
+        if (hooks && hooks->progress)
+            hooks->progress(hooks->progress_ud, split, "memopt");
+        rc = tsl_search_memopt(m, c, r, hooks, res, err);
+    }
     if (rc != TSL_SEARCH_OK)
         return rc;
     if (!r->no_baselines) {

@@ -55,6 +55,7 @@ typedef struct tsl_request {
     bool no_pp, no_tp, no_dp, no_sdp, no_ckpt;   /* switch dimensions off */
     bool no_baselines;          /* skip the baseline searches */
     bool no_placement;          /* heterogeneous clusters: keep the node order as given */
+    bool no_memopt;             /* never fall back to H3T's memory switches */
 } tsl_request_t;
 
 void tsl_request_init(tsl_request_t *r);

@@ -106,6 +106,11 @@ int tsl_cluster_permute(const tsl_cluster_t *c, const uint16_t *order, tsl_clust
 uint32_t tsl_placement_orders(const tsl_cluster_t *c, uint16_t (*orders)[TSL_CLUSTER_MAX_NODES],
                               uint32_t cap);
 
+/* H3T's space (search_memopt.c): ZeRO-3 over every device with per-layer memory
+ * switches and CPU offload; fills res->best / top[0]. For when nothing else fits. */
+int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                      const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err);
+
 /* The baseline spaces, and their search (search_baselines.c). */
 void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                           const tsl_search_hooks_t *hooks, tsl_search_result_t *res);

@@ -202,8 +202,40 @@ static void test_request_validation(void)
     tsl_cluster_free(&c);
 }
 
+/* GPT-3 175B on 64 A100-40G: the states alone overflow 40 GB in Galvatron's space;
+ * H3T's switches and CPU offload make it fit (issue #3, part 4). */
+static void test_memopt_fallback(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    load("GPT3-175B", "8x8xA100-40G:ib200", &m, &c);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.global_batch = 64;
+    r.no_baselines = true;
+    tsl_err_t err = {{0}};
+    int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
+    CHECK(rc == TSL_SEARCH_OK, "GPT3-175B on 64xA100-40G: %s", err.msg);
+    CHECK(res.best.memopt != 0, "the plan does not use memory switches");
+    CHECK(res.best.peak_bytes <= (40ull << 30), "peak %llu over 40 GiB",
+          (unsigned long long)res.best.peak_bytes);
+    CHECK(res.best.cpu_bytes_per_node > 0 && res.best.cpu_bytes_per_node <= c.nodes[0].cpu_mem_bytes,
+          "host memory %llu per node vs %llu available",
+          (unsigned long long)res.best.cpu_bytes_per_node,
+          (unsigned long long)c.nodes[0].cpu_mem_bytes);
+    tsl_err_t verr = {{0}};
+    CHECK(tsl_plan_validate(&res.best, &m, &c, &verr) == 0, "memopt plan invalid: %s", verr.msg);
+    r.no_memopt = true;
+    rc = tsl_search(&m, &c, &r, NULL, &res, &err);
+    CHECK(rc == TSL_SEARCH_ERR && strncmp(err.msg, "memory:", 7) == 0,
+          "without memopt 175B should not fit: rc %d %s", rc, err.msg);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
+    test_memopt_fallback();
     test_request_validation();
     test_beats_baselines();
     test_large_model();

@@ -1,0 +1,101 @@
+/*
+ * search_memopt.c — H3T's space, for when memory is too tight for Galvatron's
+ * strategies alone: ZeRO-3 over every device with per-layer memory switches
+ * (rematerialisation, hidden-state offload, parameter partition, lazy prefetch)
+ * and, as the global mode, optimizer/parameter offload to host memory, solved by
+ * H3T's DP (memopt.h). Host memory per node is part of the validity check.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memopt.h"
+#include "search_internal.h"
+
+/* One per-device micro-batch b: the memopt DP over the whole model. */
+static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, uint64_t budget, uint32_t b,
+                        tsl_memopt_ws_t *ws, tsl_plan_t *plan, tsl_err_t *err)
+{
+    tsl_memopt_ctx_t ctx;
+    tsl_memopt_ctx_init(&ctx);
+    ctx.micro_batch = b;
+    if (tsl_memopt_ctx_from_cluster(&ctx, c, 0, c->n_devices, budget, err) != 0)
+        return false;
+    tsl_memopt_opts_t o;
+    tsl_memopt_opts_init(&o, TSL_MEMOPT_SOLVER_DP);
+    tsl_memopt_plan_t *mp = malloc(sizeof(*mp));
+    if (mp == NULL)
+        return false;
+    bool ok = tsl_memopt_solve(m->layers, m->n_layers, &ctx, &o, ws, mp, NULL, err) == 0 &&
+              mp->valid;
+    if (ok) {
+        uint32_t N = c->n_devices;
+        tsl_plan_init(plan);
+        plan->valid = true;
+        snprintf(plan->label, sizeof(plan->label), "tessel-h3t");
+        plan->n_devices = N;
+        plan->n_layers = m->n_layers;
+        plan->pp = 1;
+        plan->stages[0] = (tsl_plan_stage_t){.n_layers = m->n_layers, .n_devices = N,
+                                             .inflight = 1, .time_s = mp->step_s,
+                                             .time_nosync_s = mp->step_s,
+                                             .peak_bytes = mp->gpu_peak_bytes};
+        tsl_strategy_t sdp = {.n_levels = N > 1, .dim = {TSL_DIM_SDP}, .degree = {N}};
+        for (uint32_t l = 0; l < m->n_layers; l++) {
+            plan->layer[l] = sdp;
+            plan->layer_switches[l] = mp->sw[l];
+        }
+        plan->global_batch = b * N;
+        plan->micro_batch = b * N;
+        plan->n_micro = 1;
+        plan->iter_time_s = mp->step_s;
+        plan->samples_per_s = plan->global_batch / mp->step_s;
+        plan->tokens_per_s = plan->samples_per_s * m->tokens_per_sample;
+        plan->peak_bytes = mp->gpu_peak_bytes;
+        plan->budget_bytes = budget;
+        plan->memopt = (uint8_t)(1 + mp->mode);
+        plan->cpu_bytes_per_node = mp->cpu_bytes_per_node;
+    }
+    free(mp);
+    return ok;
+}
+
+int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                      const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
+{
+    uint32_t N = c->n_devices, maxb = r->max_batch ? r->max_batch : TSL_SEARCH_DEFAULT_MAX_BATCH;
+    uint64_t budget = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_min_device_mem(c);
+    if (r->global_batch && r->global_batch % N != 0)
+        return tsl_err_set(err, "batch: %u does not divide over %u devices of ZeRO-3, the only "
+                           "space left that fits memory", r->global_batch, N);
+    tsl_memopt_ws_t ws;
+    if (tsl_memopt_ws_init(&ws, m->n_layers, TSL_MEMOPT_DEFAULT_MEM_LEVELS, 0, err) != 0)
+        return -1;
+    tsl_plan_t *plan = malloc(sizeof(*plan));
+    tsl_err_t why = {{0}};
+    int rc = -1;
+    for (uint32_t b = r->global_batch ? r->global_batch / N : 1; plan && b * N <= maxb; b *= 2) {
+        if (hooks && hooks->cancel && atomic_load(hooks->cancel)) {
+            rc = TSL_SEARCH_CANCELLED;
+            break;
+        }
+        if (!memopt_plan(m, c, budget, b, &ws, plan, &why))
+            break;   /* larger micro-batches only need more memory */
+        if (!res->best.valid || plan->samples_per_s > res->best.samples_per_s)
+            res->best = *plan;
+        if (r->global_batch)
+            break;
+    }
+    if (res->best.valid) {
+        res->top[0] = res->best;
+        res->n_top = 1;
+        rc = 0;
+    } else if (rc != TSL_SEARCH_CANCELLED) {
+        tsl_err_set(err, "memory: no plan fits %.2f GiB per device, not even with ZeRO-3, "
+                    "CPU offload and every H3T switch (%s)", budget / 1073741824.0,
+                    why.msg[0] ? why.msg : "host memory or device memory exhausted");
+    }
+    free(plan);
+    tsl_memopt_ws_free(&ws);
+    return rc;
+}
