@@ -58,6 +58,7 @@ void tsl_plan_fill_request(const tsl_plan_opts_t *po, tsl_request_t *r)
     r->no_baselines = po->no_baselines;
     r->no_placement = po->no_placement;
     r->no_memopt = po->no_memopt;
+    r->no_slicer = po->no_slicer;
 }
 
 static int run_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,

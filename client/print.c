@@ -79,6 +79,15 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
     fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),
             num(plan, "alpha_m"), 1.0 - 1.0 / (double)(pp ? pp : 1));
     (void)doc;
+    if (num(plan, "sim_iter_time_s") > 0) {
+        fprintf(out, "  simulated: %.4f s/iteration by the 1F1B event simulator (master stage %lld)\n",
+                num(plan, "sim_iter_time_s"), integer(plan, "master_stage"));
+        json_t *sl = json_object_get(plan, "slicer");
+        if (json_is_object(sl))
+            fprintf(out, "  slicer:    the first %lld micro-batch%s run forward in halves: %.4f s/iteration\n",
+                    integer(sl, "n_sliced"), integer(sl, "n_sliced") == 1 ? "" : "es",
+                    num(sl, "iter_time_s"));
+    }
     json_t *mo = json_object_get(plan, "memopt");
     if (json_is_object(mo)) {
         char cpu[32];

@@ -27,7 +27,7 @@ static void add_run(void *ud, uint32_t stage, uint32_t first, uint32_t count,
                               (uint32_t)(sizeof(text) - n - 1));
     }
     json_array_append_new(ctx->stage_runs[stage],
-                          json_pack("{s:i, s:i, s:s}", "first_layer", (json_int_t)first, "count",
+                          json_pack("{s:I, s:I, s:s}", "first_layer", (json_int_t)first, "count",
                                     (json_int_t)count, "strategy", text));
 }
 
@@ -39,6 +39,7 @@ static json_t *stage_to_json(const tsl_plan_stage_t *st, json_t *runs)
     json_object_set_new(o, "first_device", json_integer(st->first_device));
     json_object_set_new(o, "n_devices", json_integer(st->n_devices));
     json_object_set_new(o, "inflight", json_integer(st->inflight));
+    json_object_set_new(o, "fwd_s", json_real(st->fwd_s));
     json_object_set_new(o, "time_s", json_real(st->time_s));
     json_object_set_new(o, "time_nosync_s", json_real(st->time_nosync_s));
     json_object_set_new(o, "p2p_s", json_real(st->p2p_s));
@@ -74,6 +75,14 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
     for (uint32_t s = 0; s < p->pp; s++)
         json_array_append_new(stages, stage_to_json(&p->stages[s], ctx.stage_runs[s]));
     json_object_set_new(o, "stages", stages);
+    if (p->sim_iter_time_s > 0) {
+        json_object_set_new(o, "sim_iter_time_s", json_real(p->sim_iter_time_s));
+        json_object_set_new(o, "master_stage", json_integer(p->master_stage));
+    }
+    if (p->n_sliced)
+        json_object_set_new(o, "slicer",
+                            json_pack("{s:I, s:f}", "n_sliced", (json_int_t)p->n_sliced,
+                                      "iter_time_s", p->sliced_iter_time_s));
     if (p->memopt)
         json_object_set_new(o, "memopt",
                             json_pack("{s:s, s:I}", "mode",
@@ -90,14 +99,22 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
 
 json_t *tsl_request_to_json(const tsl_request_t *r)
 {
-    return json_pack("{s:i, s:i, s:I, s:i, s:i, s:i, s:I, s:b, s:b, s:b, s:b, s:b, s:b}",
-                     "global_batch", (json_int_t)r->global_batch, "max_batch",
-                     (json_int_t)r->max_batch, "memory_bytes", (json_int_t)r->mem_budget_bytes,
-                     "top_k", (json_int_t)r->top_k, "max_pp", (json_int_t)r->max_pp,
-                     "max_micro", (json_int_t)r->max_micro, "bucket_bytes",
-                     (json_int_t)r->bucket_bytes, "no_pp", r->no_pp, "no_tp", r->no_tp, "no_dp",
-                     r->no_dp, "no_sdp", r->no_sdp, "no_ckpt", r->no_ckpt, "no_baselines",
-                     r->no_baselines);
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "global_batch",
+                          (json_int_t)r->global_batch, "max_batch", (json_int_t)r->max_batch,
+                          "memory_bytes", (json_int_t)r->mem_budget_bytes, "top_k",
+                          (json_int_t)r->top_k, "max_pp", (json_int_t)r->max_pp, "max_micro",
+                          (json_int_t)r->max_micro, "bucket_bytes", (json_int_t)r->bucket_bytes);
+    const struct {
+        const char *key;
+        bool value;
+    } flags[] = {{"no_pp", r->no_pp},           {"no_tp", r->no_tp},
+                 {"no_dp", r->no_dp},           {"no_sdp", r->no_sdp},
+                 {"no_ckpt", r->no_ckpt},       {"no_baselines", r->no_baselines},
+                 {"no_placement", r->no_placement}, {"no_memopt", r->no_memopt},
+                 {"no_slicer", r->no_slicer}};
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        json_object_set_new(o, flags[i].key, json_boolean(flags[i].value));
+    return o;
 }
 
 static json_t *baselines_to_json(const tsl_search_result_t *res, bool skipped)
@@ -128,19 +145,19 @@ json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_mode
     json_t *doc = json_object();
     json_object_set_new(doc, "fingerprint", json_string(fp));
     json_object_set_new(doc, "model",
-                        json_pack("{s:s, s:i, s:I, s:i}", "name", m->name, "layers",
+                        json_pack("{s:s, s:I, s:I, s:I}", "name", m->name, "layers",
                                   (json_int_t)m->n_layers, "params",
                                   (json_int_t)tsl_model_params(m), "tokens_per_sample",
                                   (json_int_t)m->tokens_per_sample));
     json_object_set_new(doc, "cluster",
-                        json_pack("{s:s, s:i, s:i}", "description", desc, "devices",
+                        json_pack("{s:s, s:I, s:I}", "description", desc, "devices",
                                   (json_int_t)c->n_devices, "nodes", (json_int_t)c->n_nodes));
     json_object_set_new(doc, "request", tsl_request_to_json(r));
     json_object_set_new(doc, "plan", tsl_plan_to_json(&res->best));
     json_object_set_new(doc, "alternatives", alts);
     json_object_set_new(doc, "baselines", baselines_to_json(res, r->no_baselines));
     json_object_set_new(doc, "stats",
-                        json_pack("{s:I, s:I, s:I, s:i}", "dp_runs",
+                        json_pack("{s:I, s:I, s:I, s:I}", "dp_runs",
                                   (json_int_t)res->stats.dp_runs, "dp_states",
                                   (json_int_t)res->stats.dp_states, "configs",
                                   (json_int_t)res->stats.configs, "batches_tried",

@@ -252,12 +252,12 @@ static int run(const tsl_config_t *cfg)
     return rc;
 }
 
-int main(int argc, char **argv)
+/* --help, --version, --check-config, or bad options: the exit status; -1 to run. */
+static int before_run(int argc, char **argv, tsl_config_t *cfg)
 {
     opts_t o = {0};
-    tsl_config_t *cfg = calloc(1, sizeof *cfg);
     tsl_err_t err = {{0}};
-    if (!cfg || parse_special(argc, argv, &o) != 0)
+    if (parse_special(argc, argv, &o) != 0)
         return EXIT_CONFIG;
     if (o.help) {
         usage(stdout);
@@ -267,24 +267,33 @@ int main(int argc, char **argv)
         printf("tesseld %s\n", TSL_VERSION);
         return 0;
     }
-    int bad = load_config(argc, argv, &o, cfg, &err);
+    if (load_config(argc, argv, &o, cfg, &err) != 0) {
+        fprintf(stderr, "tesseld: %s\n", err.msg);
+        return EXIT_CONFIG;
+    }
     if (o.check_config) {
-        if (bad) {
-            fprintf(stderr, "tesseld: %s\n", err.msg);
-            return EXIT_CONFIG;
-        }
         tsl_config_dump(cfg, stdout);
         printf("configuration OK\n");
         return 0;
     }
-    if (bad) {
-        fprintf(stderr, "tesseld: %s\n", err.msg);
-        return EXIT_CONFIG;
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    tsl_config_t *cfg = calloc(1, sizeof *cfg);
+    if (!cfg) {
+        fprintf(stderr, "tesseld: out of memory\n");
+        return EXIT_RUNTIME;
     }
-    tsl_log_level_t level;
-    if (tsl_log_parse_level(cfg->log_level, &level) == 0)
-        tsl_log_set_level(level);
-    int rc = run(cfg);
+    int rc = before_run(argc, argv, cfg);
+    if (rc < 0) {
+        tsl_log_level_t level;
+        if (tsl_log_parse_level(cfg->log_level, &level) == 0)
+            tsl_log_set_level(level);
+        rc = run(cfg);
+    }
+    memset(cfg, 0, sizeof *cfg);   /* it held the tokens */
     free(cfg);
     return rc;
 }

@@ -547,7 +547,8 @@ static void consider(tsl_partition_biobj_t *out, const uint32_t *first,
 }
 
 int tsl_partition_bi_objective(const tsl_partition_in_t *in, tsl_partition_ws_t *ws,
-                               uint32_t max_steps, tsl_partition_biobj_t *out, tsl_err_t *err)
+                               uint32_t max_steps, bool with_fit, tsl_partition_biobj_t *out,
+                               tsl_err_t *err)
 {
     ctx_t c;
     if (!ws || !out)
@@ -588,6 +589,12 @@ int tsl_partition_bi_objective(const tsl_partition_in_t *in, tsl_partition_ws_t 
         consider(out, p, &ps, TSL_PARTITION_FROM_QUEUE, out->steps, P);
     }
     consider(out, out->pt_first, &out->pt, TSL_PARTITION_FROM_PT, out->steps + 1, P);
+    int rc = tsl_partition_time_balanced(in, ws, true, out->fit_first, &out->fit, err);
+    if (rc == TSL_PARTITION_ERR)
+        return -1;
+    out->fit_found = rc == TSL_PARTITION_OK;
+    if (with_fit && out->fit_found)
+        consider(out, out->fit_first, &out->fit, TSL_PARTITION_FROM_FIT, out->steps + 2, P);
     out->cond7 = out->found && tsl_partition_condition7(&out->stats, &out->pm, &out->pt);
     return 0;
 }

@@ -61,9 +61,12 @@
  *     more layers than p_m).
  * tsl_partition_bi_objective    Algorithm 2's queue for fixed per-layer costs:
  *     p = p_m; while adjust(p, C_max(p)) moves, p = p'. Candidates are p_m,
- *     every p' and p_t (the queue's destination); the result is the candidate
- *     with the lowest T among those that fit and satisfy Eq. 7 (ties: the
- *     earliest visited). Since p_m and p_t satisfy Eq. 7 exactly when
+ *     every p' and p_t (the queue's destination), and with with_fit also p_fit,
+ *     the exact time-balanced partition within the budget (Tessel's addition:
+ *     the queue only ever unloads the slowest stage and stalls when its one
+ *     neighbour is full; p_fit does not); the result is the candidate with the
+ *     lowest T among those that fit and satisfy Eq. 7 (ties: the earliest
+ *     visited, p_fit last). Since p_m and p_t satisfy Eq. 7 exactly when
  *     α_t(p_m) ≤ α_t(p_t) and α_m(p_t) ≤ α_m(p_m) (endpoints_ordered), and no
  *     partition does otherwise, the result is never slower than p_m or p_t when
  *     they fit; when the endpoints are not ordered the Eq. 7 filter is dropped.
@@ -195,6 +198,7 @@ typedef enum tsl_partition_source {
     TSL_PARTITION_FROM_PM = 0,  /* the memory-balanced start */
     TSL_PARTITION_FROM_QUEUE,   /* an adjusted partition p' */
     TSL_PARTITION_FROM_PT,      /* the time-balanced destination */
+    TSL_PARTITION_FROM_FIT,     /* p_fit (with_fit only) */
 } tsl_partition_source_t;
 
 typedef struct tsl_partition_biobj {
@@ -202,7 +206,8 @@ typedef struct tsl_partition_biobj {
     uint32_t first[TSL_PARTITION_MAX_STAGES + 1];  /* the chosen partition */
     tsl_partition_stats_t stats;
     tsl_partition_source_t source;
-    uint32_t chosen_step;       /* 0 = p_m, k = the k-th p', steps + 1 = p_t */
+    uint32_t chosen_step;       /* 0 = p_m, k = the k-th p', steps + 1 = p_t,
+                                   steps + 2 = p_fit */
     bool cond7;                 /* the chosen partition satisfies Eq. 7 */
     bool endpoints_ordered;     /* α_t(p_m) ≤ α_t(p_t) and α_m(p_t) ≤ α_m(p_m) */
     uint32_t steps;             /* adjustments made */
@@ -212,12 +217,18 @@ typedef struct tsl_partition_biobj {
     tsl_partition_stats_t pm;
     uint32_t pt_first[TSL_PARTITION_MAX_STAGES + 1];
     tsl_partition_stats_t pt;
+    bool fit_found;             /* p_fit exists (computed with or without with_fit) */
+    uint32_t fit_first[TSL_PARTITION_MAX_STAGES + 1];
+    tsl_partition_stats_t fit;
 } tsl_partition_biobj_t;
 
 /* Algorithm 2's queue for fixed per-layer costs (above). max_steps: 0 = L·P.
- * Returns 0 (out->found says whether anything fits) or -1 with err. */
+ * with_fit: p_fit is a candidate too (false: the paper's algorithm alone; p_fit
+ * is reported either way). Returns 0 (out->found says whether anything fits)
+ * or -1 with err. */
 int tsl_partition_bi_objective(const tsl_partition_in_t *in, tsl_partition_ws_t *ws,
-                               uint32_t max_steps, tsl_partition_biobj_t *out, tsl_err_t *err);
+                               uint32_t max_steps, bool with_fit, tsl_partition_biobj_t *out,
+                               tsl_err_t *err);
 
 typedef struct tsl_partition_amp {
     uint32_t first[TSL_PARTITION_MAX_STAGES + 1];  /* the optimal partition */

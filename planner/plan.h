@@ -27,6 +27,7 @@ typedef struct tsl_plan_stage {
     uint32_t first_layer, n_layers;
     uint32_t first_device, n_devices;
     uint32_t inflight;          /* micro-batches of activations held (1F1B) */
+    double fwd_s;               /* one micro-batch's forward (of time_s), p2p excluded */
     double time_s;              /* one micro-batch, with gradient sync */
     double time_nosync_s;       /* one micro-batch, without */
     double p2p_s;               /* boundary send to the next stage, included above */
@@ -63,6 +64,12 @@ typedef struct tsl_plan {
     uint8_t memopt;
     uint8_t layer_switches[TSL_PLAN_MAX_LAYERS];
     uint64_t cpu_bytes_per_node;
+    /* AutoPipe (pipesim.h, autopipe.h): the same stage times through the 1F1B event
+     * simulator, its master stage, and the slicer (n_sliced = 0: not applied). */
+    double sim_iter_time_s;
+    uint32_t master_stage;
+    uint32_t n_sliced;
+    double sliced_iter_time_s;
 } tsl_plan_t;
 
 void tsl_plan_init(tsl_plan_t *p);

@@ -382,6 +382,11 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
             return TSL_SEARCH_CANCELLED;
         }
     }
+    tsl_search_simulate(&res->best, !r->no_slicer);
+    for (uint32_t i = 0; i < res->n_top; i++)
+        tsl_search_simulate(&res->top[i], !r->no_slicer);
+    for (int b = 0; b < TSL_BASELINE_COUNT; b++)
+        tsl_search_simulate(&res->baseline[b], false);
     if (hooks && hooks->progress)
         hooks->progress(hooks->progress_ud, 1.0, "done");
     return TSL_SEARCH_OK;

@@ -266,7 +266,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
                         uint32_t n, tsl_plan_stage_t *st, uint64_t *act_bytes)
 {
     uint32_t S = e->max_strategies;
-    double nosync = 0, sync = 0;
+    double nosync = 0, sync = 0, fwd = 0;
     uint64_t act = 0, ms = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t j = e->choice[i], cls = e->layer_class[first + i];
@@ -276,11 +276,13 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
             r = 2.0 * e->class_trans_s[cls * S + j];
         nosync += lc->fwd_s + lc->bwd_s + r;
         sync += lc->fwd_s + lc->bwd_sync_s + r;
+        fwd += lc->fwd_s + r / 2;   /* R moves activations forward and gradients back */
         act += e->fwd_bytes[(size_t)i * g->n + j];
         ms += lc->ms_bytes;
     }
     st->time_nosync_s = nosync;
     st->time_s = sync;
+    st->fwd_s = fwd;
     st->ms_bytes = ms;
     *act_bytes = act;
 }

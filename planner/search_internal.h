@@ -111,6 +111,10 @@ uint32_t tsl_placement_orders(const tsl_cluster_t *c, uint16_t (*orders)[TSL_CLU
 int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                       const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err);
 
+/* AutoPipe (search_autopipe.c): fills the plan's simulated 1F1B time, master stage
+ * and, when slicer is set and it helps, the slicer's figures. */
+void tsl_search_simulate(tsl_plan_t *p, bool slicer);
+
 /* The baseline spaces, and their search (search_baselines.c). */
 void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                           const tsl_search_hooks_t *hooks, tsl_search_result_t *res);

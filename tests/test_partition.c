@@ -630,7 +630,7 @@ static void test_bi_objective_random(void)
         tsl_partition_stats(&s.in, pm, &pms, &err);
         tsl_partition_stats(&s.in, pt, &pts, &err);
         tsl_partition_biobj_t b;
-        if (tsl_partition_bi_objective(&s.in, ws, 0, &b, &err))
+        if (tsl_partition_bi_objective(&s.in, ws, 0, k % 2, &b, &err))
             continue;
         n++;
         found += b.found;
@@ -640,6 +640,9 @@ static void test_bi_objective_random(void)
         if (pts.fits)
             good = good && b.stats.pipeline_s <= pts.pipeline_s;
         good = good && alpha_ok(b.stats.alpha_t, s.P) && alpha_ok(b.stats.alpha_m, s.P);
+        if (k % 2 && b.fit_found &&
+            (!b.endpoints_ordered || tsl_partition_condition7(&b.fit, &pms, &pts)))
+            good = good && b.stats.pipeline_s <= b.fit.pipeline_s;
         ok += good;
         if (b.endpoints_ordered) {
             n_ord++;
@@ -731,7 +734,7 @@ static void test_models(void)
             CHECK(a.fits && b.fits == (bi == 1), "%s budget %d: p_m fits, p_t %s", names[k], bi,
                   bi ? "fits" : "does not");
             tsl_partition_biobj_t r;
-            rc = tsl_partition_bi_objective(&mi.in, ws, 0, &r, &err);
+            rc = tsl_partition_bi_objective(&mi.in, ws, 0, false, &r, &err);
             CHECK(rc == 0 && r.found, "%s: bi-objective found a partition: %s", names[k],
                   rc ? err.msg : "");
             if (rc || !r.found)
@@ -778,6 +781,32 @@ static void test_models(void)
             print_part("chosen", r.first, &r.stats);
             printf("    throughput gain over p_m %.1f%%\n",
                    100.0 * (a.pipeline_s / r.stats.pipeline_s - 1));
+            /* Tessel's driver: p_fit joins the candidates */
+            tsl_partition_biobj_t rw;
+            rc = tsl_partition_bi_objective(&mi.in, ws, 0, true, &rw, &err);
+            CHECK(rc == 0 && rw.found && rw.cond7 && rw.stats.fits &&
+                      rw.stats.pipeline_s <= r.stats.pipeline_s,
+                  "%s budget %d: with p_fit no slower than the queue and Eq. 7 holds", names[k],
+                  bi);
+            if (rc == 0 && rw.found) {
+                print_part("with_fit", rw.first, &rw.stats);
+                printf("    throughput gain of with_fit over p_m %.1f%%\n",
+                       100.0 * (a.pipeline_s / rw.stats.pipeline_s - 1));
+            }
+            /* for reference: the exact optima over the fitting partitions */
+            uint32_t pf[5];
+            tsl_partition_stats_t fs;
+            tsl_partition_amp_t opt;
+            int rf = tsl_partition_time_balanced(&mi.in, ws, true, pf, &fs, &err);
+            int ro = tsl_partition_amp(&mi.in, ws, true, &opt, &err);
+            CHECK(rf == 0 && ro == 0 && opt.stats.fits &&
+                      opt.stats.pipeline_s <= r.stats.pipeline_s * (1 + 1e-12) &&
+                      opt.stats.pipeline_s <= fs.pipeline_s * (1 + 1e-12),
+                  "%s: the exact optimum within the budget bounds the heuristic", names[k]);
+            if (rf == 0)
+                print_part("p_t|fit", pf, &fs);
+            if (ro == 0)
+                print_part("amp|fit", opt.first, &opt.stats);
         }
     }
     tsl_partition_ws_free(ws);
@@ -882,7 +911,7 @@ static void test_timing(void)
     tsl_partition_biobj_t b;
     t0 = now_s();
     for (int r = 0; r < reps; r++)
-        rc |= tsl_partition_bi_objective(&s.in, ws, 0, &b, &err);
+        rc |= tsl_partition_bi_objective(&s.in, ws, 0, false, &b, &err);
     double t_bi = (now_s() - t0) / reps;
     CHECK(rc == 0, "timing runs succeed");
     printf("timing, L = 200, P = 16, m = 32, speeds + p2p + sync: AMP DP %.3f ms (%u capped DPs, "
@@ -954,8 +983,8 @@ static void test_errors(void)
     memset(&a2, 0xff, sizeof(a2));
     tsl_partition_amp(&r.in, w1, false, &a1, &err);
     tsl_partition_amp(&r.in, w2, false, &a2, &err);
-    tsl_partition_bi_objective(&r.in, w1, 0, &b1, &err);
-    tsl_partition_bi_objective(&r.in, w2, 0, &b2, &err);
+    tsl_partition_bi_objective(&r.in, w1, 0, true, &b1, &err);
+    tsl_partition_bi_objective(&r.in, w2, 0, true, &b2, &err);
     CHECK(memcmp(&a1, &a2, sizeof(a1)) == 0 && memcmp(&b1, &b2, sizeof(b1)) == 0,
           "deterministic across workspaces");
     tsl_partition_ws_free(w1);

@@ -46,6 +46,10 @@ fail() {
     FAILURES=$((FAILURES + 1))
 }
 finish() {
+    # A daemon built with -Db_sanitize=... reports into its log.
+    if grep -lE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' "$TMPD"/*.log 2>/dev/null; then
+        fail "a sanitizer reported an error (log above)"
+    fi
     if [ "$FAILURES" -ne 0 ]; then
         echo "$FAILURES check(s) failed"
         exit 1
