@@ -36,7 +36,10 @@ static void print_runs(FILE *out, json_t *stage)
     fprintf(out, "         layers:");
     json_array_foreach(json_object_get(stage, "runs"), i, run) {
         long long first = integer(run, "first_layer"), count = integer(run, "count");
-        if (count == 1)
+        if (*str(run, "layers"))
+            fprintf(out, "%s %s %s ×%lld", i ? "," : "", str(run, "layers"), str(run, "strategy"),
+                    count);
+        else if (count == 1)
             fprintf(out, "%s %lld %s ×1", i ? "," : "", first, str(run, "strategy"));
         else
             fprintf(out, "%s %lld-%lld %s ×%lld", i ? "," : "", first, first + count - 1,
@@ -47,6 +50,9 @@ static void print_runs(FILE *out, json_t *stage)
 
 static void print_stages(FILE *out, json_t *plan)
 {
+    if (strcmp(str(plan, "granularity"), "sublayer") == 0)
+        fprintf(out, "\n  granularity: attention/FFN blocks (AutoPipe); layers are [from, to) in "
+                     "source layers, 7.5 = the FFN half of layer 7\n");
     fprintf(out, "\n  %-5s %-9s %-11s %-8s %-10s %-10s %-12s %s\n", "stage", "layers", "devices",
             "inflight", "time/mb", "p2p/mb", "peak/device", "model states");
     json_t *st;
@@ -54,7 +60,10 @@ static void print_stages(FILE *out, json_t *plan)
     json_array_foreach(json_object_get(plan, "stages"), i, st) {
         char layers[32], devs[32], peak[32], ms[32], t[32], p2p[32];
         long long fl = integer(st, "first_layer"), fd = integer(st, "first_device");
-        snprintf(layers, sizeof(layers), "%lld-%lld", fl, fl + integer(st, "n_layers") - 1);
+        if (*str(st, "layers"))
+            snprintf(layers, sizeof(layers), "%s", str(st, "layers"));
+        else
+            snprintf(layers, sizeof(layers), "%lld-%lld", fl, fl + integer(st, "n_layers") - 1);
         snprintf(devs, sizeof(devs), "%lld-%lld", fd, fd + integer(st, "n_devices") - 1);
         snprintf(t, sizeof(t), "%.4f s", num(st, "time_s"));
         snprintf(p2p, sizeof(p2p), "%.4f s", num(st, "p2p_s"));

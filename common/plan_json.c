@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "memopt.h"
+#include "sublayer.h"
 
 /* jansson stores integers as json_int_t (signed 64-bit): byte counts fit. */
 static json_t *u64(uint64_t v)
@@ -12,8 +13,19 @@ static json_t *u64(uint64_t v)
 
 struct runs_ctx {
     const tsl_plan_t *plan;
+    const tsl_sublayer_model_t *sm;   /* labels for sub-layer plans, else NULL */
     json_t *stage_runs[TSL_PLAN_MAX_STAGES];
 };
+
+/* "[7.5, 13)": a half-open range of source-layer boundaries (sub-layer plans). */
+static json_t *span_label(const tsl_sublayer_model_t *sm, uint32_t first, uint32_t count)
+{
+    char a[24], b[24], text[64];
+    tsl_sublayer_boundary_str(sm, first, a, sizeof(a));
+    tsl_sublayer_boundary_str(sm, first + count, b, sizeof(b));
+    snprintf(text, sizeof(text), "[%s, %s)", a, b);
+    return json_string(text);
+}
 
 static void add_run(void *ud, uint32_t stage, uint32_t first, uint32_t count,
                     const tsl_strategy_t *s)
@@ -26,9 +38,11 @@ static void add_run(void *ud, uint32_t stage, uint32_t first, uint32_t count,
         tsl_memopt_switch_str(ctx->plan->layer_switches[first], text + n + 1,
                               (uint32_t)(sizeof(text) - n - 1));
     }
-    json_array_append_new(ctx->stage_runs[stage],
-                          json_pack("{s:I, s:I, s:s}", "first_layer", (json_int_t)first, "count",
-                                    (json_int_t)count, "strategy", text));
+    json_t *run = json_pack("{s:I, s:I, s:s}", "first_layer", (json_int_t)first, "count",
+                            (json_int_t)count, "strategy", text);
+    if (ctx->sm)
+        json_object_set_new(run, "layers", span_label(ctx->sm, first, count));
+    json_array_append_new(ctx->stage_runs[stage], run);
 }
 
 static json_t *stage_to_json(const tsl_plan_stage_t *st, json_t *runs)
@@ -50,10 +64,12 @@ static json_t *stage_to_json(const tsl_plan_stage_t *st, json_t *runs)
     return o;
 }
 
-json_t *tsl_plan_to_json(const tsl_plan_t *p)
+static json_t *plan_to_json(const tsl_plan_t *p, const tsl_sublayer_model_t *sm)
 {
     if (!p->valid)
         return json_null();
+    if (!p->sublayer)
+        sm = NULL;
     json_t *o = json_object();
     json_object_set_new(o, "label", json_string(p->label));
     json_object_set_new(o, "pp", json_integer(p->pp));
@@ -67,14 +83,20 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
     json_object_set_new(o, "budget_bytes", u64(p->budget_bytes));
     json_object_set_new(o, "alpha_t", json_real(p->alpha_t));
     json_object_set_new(o, "alpha_m", json_real(p->alpha_m));
-    struct runs_ctx ctx = {.plan = p};
+    struct runs_ctx ctx = {.plan = p, .sm = sm};
     for (uint32_t s = 0; s < p->pp; s++)
         ctx.stage_runs[s] = json_array();
     tsl_plan_foreach_run(p, add_run, &ctx);
     json_t *stages = json_array();
-    for (uint32_t s = 0; s < p->pp; s++)
-        json_array_append_new(stages, stage_to_json(&p->stages[s], ctx.stage_runs[s]));
+    for (uint32_t s = 0; s < p->pp; s++) {
+        json_t *st = stage_to_json(&p->stages[s], ctx.stage_runs[s]);
+        if (sm)
+            json_object_set_new(st, "layers",
+                                span_label(sm, p->stages[s].first_layer, p->stages[s].n_layers));
+        json_array_append_new(stages, st);
+    }
     json_object_set_new(o, "stages", stages);
+    json_object_set_new(o, "granularity", json_string(p->sublayer ? "sublayer" : "layer"));
     if (p->sim_iter_time_s > 0) {
         json_object_set_new(o, "sim_iter_time_s", json_real(p->sim_iter_time_s));
         json_object_set_new(o, "master_stage", json_integer(p->master_stage));
@@ -95,6 +117,11 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
         json_object_set_new(o, "node_order", order);
     }
     return o;
+}
+
+json_t *tsl_plan_to_json(const tsl_plan_t *p)
+{
+    return plan_to_json(p, NULL);
 }
 
 json_t *tsl_request_to_json(const tsl_request_t *r)
@@ -137,11 +164,14 @@ json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_mode
                                   double search_time_s)
 {
     char fp[17], desc[256];
+    tsl_sublayer_model_t sm, *smp = NULL;
+    if (res->best.sublayer && tsl_sublayer_split(m, &sm, NULL) == 0)
+        smp = &sm;
     tsl_request_fingerprint(r, m, c, fp);
     tsl_cluster_describe(c, desc, sizeof(desc));
     json_t *alts = json_array();
     for (uint32_t i = 1; i < res->n_top; i++)
-        json_array_append_new(alts, tsl_plan_to_json(&res->top[i]));
+        json_array_append_new(alts, plan_to_json(&res->top[i], smp));
     json_t *doc = json_object();
     json_object_set_new(doc, "fingerprint", json_string(fp));
     json_object_set_new(doc, "model",
@@ -153,7 +183,7 @@ json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_mode
                         json_pack("{s:s, s:I, s:I}", "description", desc, "devices",
                                   (json_int_t)c->n_devices, "nodes", (json_int_t)c->n_nodes));
     json_object_set_new(doc, "request", tsl_request_to_json(r));
-    json_object_set_new(doc, "plan", tsl_plan_to_json(&res->best));
+    json_object_set_new(doc, "plan", plan_to_json(&res->best, smp));
     json_object_set_new(doc, "alternatives", alts);
     json_object_set_new(doc, "baselines", baselines_to_json(res, r->no_baselines));
     json_object_set_new(doc, "stats",
@@ -163,5 +193,7 @@ json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_mode
                                   (json_int_t)res->stats.configs, "batches_tried",
                                   (json_int_t)res->stats.batches_tried));
     json_object_set_new(doc, "search_time_s", json_real(search_time_s));
+    if (smp)
+        tsl_sublayer_free(smp);
     return doc;
 }

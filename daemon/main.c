@@ -197,7 +197,7 @@ typedef struct daemon_state {
 static int start(const tsl_config_t *cfg, daemon_state_t *d, tsl_err_t *err)
 {
     if (tsl_store_open(cfg->database, &d->store, err) != 0)
-        return tsl_err_prefix(err, "store.database %s", cfg->database);
+        return -1;
     d->metrics = tsl_metrics_new();
     if (d->metrics)
         tsl_metrics_set_plans(d->metrics, tsl_store_count_plans(d->store));
@@ -205,7 +205,7 @@ static int start(const tsl_config_t *cfg, daemon_state_t *d, tsl_err_t *err)
         return -1;
     if (cfg->http[0] &&
         tsl_http_start(cfg->http, d->metrics, d->store, http_health, d->server, &d->http, err) != 0)
-        return tsl_err_prefix(err, "server.http");
+        return -1;
     return 0;
 }
 

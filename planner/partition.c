@@ -13,16 +13,16 @@
 #include "pipeline.h"
 
 #define NONE UINT32_MAX
-#define ALPHA_SLACK 1e-12   /* Eq. 7 comparisons absorb rounding of α */
+#define ALPHA_SLACK 1e-12 /* Eq. 7 comparisons absorb rounding of α */
 
 struct tsl_partition_ws {
     uint32_t max_layers, max_stages;
-    double *T, *Y;          /* [L + 1] prefix sums of time_s, sync_s */
-    uint64_t *O, *U;        /* [L + 1] prefix sums of ms_bytes, act_bytes */
-    uint32_t *prev;         /* [P · (L + 1)] start of the stage ending at y */
-    double *dp;             /* [P · (L + 1)] min Σ c of stages 0..j ending at y */
-    uint32_t *stk;          /* [L + 1] monotone stack of starts */
-    double *stk_key;        /* [L + 1] their keys */
+    double *T, *Y;   /* [L + 1] prefix sums of time_s, sync_s */
+    uint64_t *O, *U; /* [L + 1] prefix sums of ms_bytes, act_bytes */
+    uint32_t *prev;  /* [P · (L + 1)] start of the stage ending at y */
+    double *dp;      /* [P · (L + 1)] min Σ c of stages 0..j ending at y */
+    uint32_t *stk;   /* [L + 1] monotone stack of starts */
+    double *stk_key; /* [L + 1] their keys */
 };
 
 /* Per-call view of the input: per-stage constants and the prefix sums. */
@@ -30,17 +30,16 @@ typedef struct ctx {
     const tsl_partition_in_t *in;
     uint32_t L, P, m;
     double speed[TSL_PARTITION_MAX_STAGES];
-    uint64_t w[TSL_PARTITION_MAX_STAGES];        /* in-flight micro-batches */
+    uint64_t w[TSL_PARTITION_MAX_STAGES]; /* in-flight micro-batches */
     uint64_t budget[TSL_PARTITION_MAX_STAGES];
     tsl_partition_ws_t *ws;
-    uint32_t sweeps;                             /* feasibility sweeps run */
-    uint32_t dps;                                /* min-Σ DPs run */
+    uint32_t sweeps; /* feasibility sweeps run */
+    uint32_t dps;    /* min-Σ DPs run */
 } ctx_t;
 
 /* ------------------------------------------------------------- workspace */
 
-tsl_partition_ws_t *tsl_partition_ws_new(uint32_t max_layers, uint32_t max_stages)
-{
+tsl_partition_ws_t *tsl_partition_ws_new(uint32_t max_layers, uint32_t max_stages) {
     if (max_layers == 0 || max_layers > TSL_PARTITION_MAX_LAYERS || max_stages == 0 ||
         max_stages > TSL_PARTITION_MAX_STAGES)
         return NULL;
@@ -58,16 +57,14 @@ tsl_partition_ws_t *tsl_partition_ws_new(uint32_t max_layers, uint32_t max_stage
     ws->dp = malloc(grid * sizeof(double));
     ws->stk = malloc(n * sizeof(uint32_t));
     ws->stk_key = malloc(n * sizeof(double));
-    if (!ws->T || !ws->Y || !ws->O || !ws->U || !ws->prev || !ws->dp || !ws->stk ||
-        !ws->stk_key) {
+    if (!ws->T || !ws->Y || !ws->O || !ws->U || !ws->prev || !ws->dp || !ws->stk || !ws->stk_key) {
         tsl_partition_ws_free(ws);
         return NULL;
     }
     return ws;
 }
 
-void tsl_partition_ws_free(tsl_partition_ws_t *ws)
-{
+void tsl_partition_ws_free(tsl_partition_ws_t *ws) {
     if (!ws)
         return;
     free(ws->T);
@@ -83,8 +80,7 @@ void tsl_partition_ws_free(tsl_partition_ws_t *ws)
 
 /* ------------------------------------------------------------- validation */
 
-static int check_time(const double *v, uint32_t n, const char *field, tsl_err_t *err)
-{
+static int check_time(const double *v, uint32_t n, const char *field, tsl_err_t *err) {
     for (uint32_t i = 0; i < n; i++)
         if (!isfinite(v[i]) || v[i] < 0)
             return tsl_err_set(err, "%s[%u]: %g is not a valid time; give a finite value >= 0",
@@ -94,8 +90,7 @@ static int check_time(const double *v, uint32_t n, const char *field, tsl_err_t 
 
 /* Checks in and fills the per-stage constants (not the prefix sums). */
 static int ctx_init(ctx_t *c, const tsl_partition_in_t *in, tsl_partition_ws_t *ws,
-                    tsl_err_t *err)
-{
+                    tsl_err_t *err) {
     memset(c, 0, sizeof(*c));
     if (!in)
         return tsl_err_set(err, "partition: the input is NULL");
@@ -114,7 +109,9 @@ static int ctx_init(ctx_t *c, const tsl_partition_in_t *in, tsl_partition_ws_t *
         return tsl_err_set(err, "n_micro: 0 micro-batches; give at least 1");
     if (!in->time_s || !in->ms_bytes || !in->act_bytes)
         return tsl_err_set(err, "%s: missing; give one value per layer",
-                           !in->time_s ? "time_s" : !in->ms_bytes ? "ms_bytes" : "act_bytes");
+                           !in->time_s     ? "time_s"
+                           : !in->ms_bytes ? "ms_bytes"
+                                           : "act_bytes");
     if (check_time(in->time_s, L, "time_s", err) ||
         (in->sync_s && check_time(in->sync_s, L, "sync_s", err)) ||
         (in->p2p_s && check_time(in->p2p_s, L, "p2p_s", err)))
@@ -131,8 +128,9 @@ static int ctx_init(ctx_t *c, const tsl_partition_in_t *in, tsl_partition_ws_t *
     for (uint32_t i = 0; i < P; i++) {
         double v = in->speed ? in->speed[i] : 1.0;
         if (!isfinite(v) || !(v > 0))
-            return tsl_err_set(err, "speed[%u]: %g is not a valid speed; give a finite value > 0 "
-                                    "(1 = nominal, 0.5 = half as fast)",
+            return tsl_err_set(err,
+                               "speed[%u]: %g is not a valid speed; give a finite value > 0 "
+                               "(1 = nominal, 0.5 = half as fast)",
                                i, v);
         c->speed[i] = v;
         c->w[i] = tsl_pipeline_inflight(i, P, c->m);
@@ -150,14 +148,14 @@ static int ctx_init(ctx_t *c, const tsl_partition_in_t *in, tsl_partition_ws_t *
         su += in->act_bytes[l];
     }
     if (wmax && su > (UINT64_MAX - so) / wmax)
-        return tsl_err_set(err, "act_bytes: %u in-flight micro-batches of %llu bytes overflow "
-                                "64 bits",
+        return tsl_err_set(err,
+                           "act_bytes: %u in-flight micro-batches of %llu bytes overflow "
+                           "64 bits",
                            (unsigned)wmax, (unsigned long long)su);
     return 0;
 }
 
-static void ctx_prefix(const ctx_t *c)
-{
+static void ctx_prefix(const ctx_t *c) {
     const tsl_partition_in_t *in = c->in;
     tsl_partition_ws_t *ws = c->ws;
     ws->T[0] = ws->Y[0] = 0;
@@ -170,8 +168,7 @@ static void ctx_prefix(const ctx_t *c)
     }
 }
 
-static int check_first(const ctx_t *c, const uint32_t *first, tsl_err_t *err)
-{
+static int check_first(const ctx_t *c, const uint32_t *first, tsl_err_t *err) {
     if (!first)
         return tsl_err_set(err, "first: missing; give the P + 1 stage starts");
     if (first[0] != 0)
@@ -181,8 +178,9 @@ static int check_first(const ctx_t *c, const uint32_t *first, tsl_err_t *err)
                            first[c->P], c->L);
     for (uint32_t i = 0; i < c->P; i++)
         if (first[i + 1] <= first[i])
-            return tsl_err_set(err, "first[%u]: %u does not follow first[%u] = %u; every stage "
-                                    "needs at least one layer",
+            return tsl_err_set(err,
+                               "first[%u]: %u does not follow first[%u] = %u; every stage "
+                               "needs at least one layer",
                                i + 1, first[i + 1], i, first[i]);
     return 0;
 }
@@ -191,22 +189,19 @@ static int check_first(const ctx_t *c, const uint32_t *first, tsl_err_t *err)
 
 /* The one expression for a_i (partition.h): every function goes through it, so
  * figures are bit-identical. Tx, Ty are prefix sums of time_s. */
-static inline double stage_time(const ctx_t *c, uint32_t i, double Tx, double Ty, uint32_t y)
-{
+static inline double stage_time(const ctx_t *c, uint32_t i, double Tx, double Ty, uint32_t y) {
     double e = (y < c->L && c->in->p2p_s) ? c->in->p2p_s[y - 1] : 0.0;
     return (Ty - Tx) / c->speed[i] + e;
 }
 
 static inline uint64_t stage_mem(const ctx_t *c, uint32_t i, uint64_t Ox, uint64_t Oy, uint64_t Ux,
-                                 uint64_t Uy)
-{
+                                 uint64_t Uy) {
     return (Oy - Ox) + c->w[i] * (Uy - Ux);
 }
 
 /* Figures of a (valid) partition; prefix sums are accumulated in the same order
  * as ctx_prefix, so this needs no workspace and agrees with it bit for bit. */
-static void eval_partition(const ctx_t *c, const uint32_t *first, tsl_partition_stats_t *out)
-{
+static void eval_partition(const ctx_t *c, const uint32_t *first, tsl_partition_stats_t *out) {
     const tsl_partition_in_t *in = c->in;
     memset(out, 0, sizeof(*out));
     out->n_stages = c->P;
@@ -244,8 +239,7 @@ static void eval_partition(const ctx_t *c, const uint32_t *first, tsl_partition_
 }
 
 int tsl_partition_stats(const tsl_partition_in_t *in, const uint32_t *first,
-                        tsl_partition_stats_t *out, tsl_err_t *err)
-{
+                        tsl_partition_stats_t *out, tsl_err_t *err) {
     ctx_t c;
     if (ctx_init(&c, in, NULL, err) || check_first(&c, first, err))
         return -1;
@@ -256,8 +250,7 @@ int tsl_partition_stats(const tsl_partition_in_t *in, const uint32_t *first,
 }
 
 bool tsl_partition_condition7(const tsl_partition_stats_t *p, const tsl_partition_stats_t *pm,
-                              const tsl_partition_stats_t *pt)
-{
+                              const tsl_partition_stats_t *pt) {
     if (!p || !pm || !pt || p->n_stages != pm->n_stages || p->n_stages != pt->n_stages)
         return false;
     return pm->alpha_t <= p->alpha_t + ALPHA_SLACK && p->alpha_t <= pt->alpha_t + ALPHA_SLACK &&
@@ -272,8 +265,7 @@ bool tsl_partition_condition7(const tsl_partition_stats_t *p, const tsl_partitio
  * ending at y is best started at the latest reachable start x < y: one sweep per
  * stage, O(P·L). Fills ws->prev for backtracking.
  */
-static bool feasible(ctx_t *c, double tcap, uint64_t mcap, bool use_budget)
-{
+static bool feasible(ctx_t *c, double tcap, uint64_t mcap, bool use_budget) {
     const uint32_t L = c->L, P = c->P;
     tsl_partition_ws_t *ws = c->ws;
     c->sweeps++;
@@ -299,8 +291,7 @@ static bool feasible(ctx_t *c, double tcap, uint64_t mcap, bool use_budget)
     return ws->prev[(size_t)(P - 1) * (L + 1) + L] != NONE;
 }
 
-static void backtrack(const ctx_t *c, uint32_t *first)
-{
+static void backtrack(const ctx_t *c, uint32_t *first) {
     uint32_t y = c->L;
     first[c->P] = c->L;
     for (uint32_t j = c->P; j-- > 0;) {
@@ -309,15 +300,13 @@ static void backtrack(const ctx_t *c, uint32_t *first)
     }
 }
 
-static double bits_double(uint64_t b)
-{
+static double bits_double(uint64_t b) {
     double d;
     memcpy(&d, &b, sizeof(d));
     return d;
 }
 
-static uint64_t double_bits(double d)
-{
+static uint64_t double_bits(double d) {
     uint64_t b;
     memcpy(&b, &d, sizeof(b));
     return b;
@@ -326,15 +315,14 @@ static uint64_t double_bits(double d)
 /* The smallest cap C with feasible(C, mcap): bisection over the ordered bit
  * patterns of the non-negative doubles, so C is exact (a stage value). false
  * when no partition meets mcap / the budgets at all. */
-static bool min_time_cap(ctx_t *c, uint64_t mcap, bool use_budget, double *out)
-{
+static bool min_time_cap(ctx_t *c, uint64_t mcap, bool use_budget, double *out) {
     if (!feasible(c, INFINITY, mcap, use_budget))
         return false;
     if (feasible(c, 0.0, mcap, use_budget)) {
         *out = 0.0;
         return true;
     }
-    uint64_t lo = 0, hi = double_bits(INFINITY);   /* lo infeasible, hi feasible */
+    uint64_t lo = 0, hi = double_bits(INFINITY); /* lo infeasible, hi feasible */
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (feasible(c, bits_double(mid), mcap, use_budget))
@@ -346,8 +334,7 @@ static bool min_time_cap(ctx_t *c, uint64_t mcap, bool use_budget, double *out)
     return true;
 }
 
-static bool min_mem_cap(ctx_t *c, double tcap, bool use_budget, uint64_t *out)
-{
+static bool min_mem_cap(ctx_t *c, double tcap, bool use_budget, uint64_t *out) {
     if (!feasible(c, tcap, UINT64_MAX, use_budget))
         return false;
     if (feasible(c, tcap, 0, use_budget)) {
@@ -367,9 +354,8 @@ static bool min_mem_cap(ctx_t *c, double tcap, bool use_budget, uint64_t *out)
 }
 
 int tsl_partition_time_balanced(const tsl_partition_in_t *in, tsl_partition_ws_t *ws,
-                                bool within_budget, uint32_t *first,
-                                tsl_partition_stats_t *out, tsl_err_t *err)
-{
+                                bool within_budget, uint32_t *first, tsl_partition_stats_t *out,
+                                tsl_err_t *err) {
     ctx_t c;
     if (!ws)
         return tsl_err_set(err, "time_balanced: no workspace; create one with "
@@ -383,7 +369,7 @@ int tsl_partition_time_balanced(const tsl_partition_in_t *in, tsl_partition_ws_t
     uint64_t mcap;
     if (!min_time_cap(&c, UINT64_MAX, within_budget, &tcap))
         return TSL_PARTITION_NONE_FITS;
-    min_mem_cap(&c, tcap, within_budget, &mcap);   /* feasible at mcap = max */
+    min_mem_cap(&c, tcap, within_budget, &mcap); /* feasible at mcap = max */
     feasible(&c, tcap, mcap, within_budget);
     backtrack(&c, first);
     if (out)
@@ -392,8 +378,7 @@ int tsl_partition_time_balanced(const tsl_partition_in_t *in, tsl_partition_ws_t
 }
 
 int tsl_partition_memory_balanced(const tsl_partition_in_t *in, tsl_partition_ws_t *ws,
-                                  uint32_t *first, tsl_partition_stats_t *out, tsl_err_t *err)
-{
+                                  uint32_t *first, tsl_partition_stats_t *out, tsl_err_t *err) {
     ctx_t c;
     if (!ws)
         return tsl_err_set(err, "memory_balanced: no workspace; create one with "
@@ -405,7 +390,7 @@ int tsl_partition_memory_balanced(const tsl_partition_in_t *in, tsl_partition_ws
     ctx_prefix(&c);
     double tcap;
     uint64_t mcap;
-    min_mem_cap(&c, INFINITY, false, &mcap);   /* always feasible without budgets */
+    min_mem_cap(&c, INFINITY, false, &mcap); /* always feasible without budgets */
     min_time_cap(&c, mcap, false, &tcap);
     feasible(&c, tcap, mcap, false);
     backtrack(&c, first);
@@ -418,10 +403,8 @@ int tsl_partition_memory_balanced(const tsl_partition_in_t *in, tsl_partition_ws
 
 /* Limits 1–3 for a candidate p' (moved between stages k and nb); on failure
  * writes the reason into why. */
-static bool validate_move(const ctx_t *c, const tsl_partition_stats_t *s, uint32_t k,
-                          uint32_t nb, double c_max_s, uint64_t pt_max_mem, char *why,
-                          size_t why_n)
-{
+static bool validate_move(const ctx_t *c, const tsl_partition_stats_t *s, uint32_t k, uint32_t nb,
+                          double c_max_s, uint64_t pt_max_mem, char *why, size_t why_n) {
     for (uint32_t i = 0; i < c->P; i++) {
         bool changed = i == k || i == nb;
         double a = s->stage_time_s[i];
@@ -434,8 +417,7 @@ static bool validate_move(const ctx_t *c, const tsl_partition_stats_t *s, uint32
     for (uint32_t i = 0; i < c->P; i++)
         if (s->stage_mem_bytes[i] > c->budget[i]) {
             snprintf(why, why_n, "limit 2 (stage %u would need %llu bytes, budget %llu)", i,
-                     (unsigned long long)s->stage_mem_bytes[i],
-                     (unsigned long long)c->budget[i]);
+                     (unsigned long long)s->stage_mem_bytes[i], (unsigned long long)c->budget[i]);
             return false;
         }
     if (s->max_mem_bytes > pt_max_mem) {
@@ -448,8 +430,7 @@ static bool validate_move(const ctx_t *c, const tsl_partition_stats_t *s, uint32
 
 static int adjust(const ctx_t *c, const uint32_t *first, const tsl_partition_stats_t *cur,
                   double c_max_s, uint64_t pt_max_mem, uint32_t *next, tsl_partition_step_t *step,
-                  tsl_partition_stats_t *next_stats)
-{
+                  tsl_partition_stats_t *next_stats) {
     const uint32_t P = c->P, k = cur->slowest_stage;
     uint32_t p[TSL_PARTITION_MAX_STAGES + 1];
     memcpy(p, first, (P + 1) * sizeof(uint32_t));
@@ -474,9 +455,9 @@ static int adjust(const ctx_t *c, const uint32_t *first, const tsl_partition_sta
             continue;
         memcpy(cand[d], p, (P + 1) * sizeof(uint32_t));
         if (d == 0)
-            cand[d][k]++;       /* its first layer joins stage k − 1 */
+            cand[d][k]++; /* its first layer joins stage k − 1 */
         else
-            cand[d][k + 1]--;   /* its last layer joins stage k + 1 */
+            cand[d][k + 1]--; /* its last layer joins stage k + 1 */
         eval_partition(c, cand[d], &cs[d]);
         ok[d] = validate_move(c, &cs[d], k, d == 0 ? k - 1 : k + 1, c_max_s, pt_max_mem, why[d],
                               sizeof(why[d]));
@@ -512,16 +493,16 @@ static int adjust(const ctx_t *c, const uint32_t *first, const tsl_partition_sta
 
 int tsl_partition_adjust(const tsl_partition_in_t *in, const uint32_t *first, double c_max_s,
                          uint64_t pt_max_mem_bytes, uint32_t *next, tsl_partition_step_t *step,
-                         tsl_err_t *err)
-{
+                         tsl_err_t *err) {
     ctx_t c;
     if (ctx_init(&c, in, NULL, err) || check_first(&c, first, err))
         return -1;
     if (!next || !step)
         return tsl_err_set(err, "adjust: %s is NULL", next ? "step" : "next");
     if (isnan(c_max_s) || c_max_s < 0)
-        return tsl_err_set(err, "c_max_s: %g is not a valid time; give the previous max stage "
-                                "time, >= 0",
+        return tsl_err_set(err,
+                           "c_max_s: %g is not a valid time; give the previous max stage "
+                           "time, >= 0",
                            c_max_s);
     tsl_partition_stats_t cur;
     eval_partition(&c, first, &cur);
@@ -531,8 +512,7 @@ int tsl_partition_adjust(const tsl_partition_in_t *in, const uint32_t *first, do
 /* Keeps cand in out when it fits, passes Eq. 7 (when satisfiable) and is faster. */
 static void consider(tsl_partition_biobj_t *out, const uint32_t *first,
                      const tsl_partition_stats_t *s, tsl_partition_source_t src, uint32_t step,
-                     uint32_t P)
-{
+                     uint32_t P) {
     if (!s->fits)
         return;
     if (out->endpoints_ordered && !tsl_partition_condition7(s, &out->pm, &out->pt))
@@ -548,8 +528,7 @@ static void consider(tsl_partition_biobj_t *out, const uint32_t *first,
 
 int tsl_partition_bi_objective(const tsl_partition_in_t *in, tsl_partition_ws_t *ws,
                                uint32_t max_steps, bool with_fit, tsl_partition_biobj_t *out,
-                               tsl_err_t *err)
-{
+                               tsl_err_t *err) {
     ctx_t c;
     if (!ws || !out)
         return tsl_err_set(err, "bi_objective: %s is NULL", ws ? "out" : "the workspace");
@@ -612,8 +591,7 @@ int tsl_partition_bi_objective(const tsl_partition_in_t *in, tsl_partition_ws_t 
  * increasing; a new key pops every key ≥ it, so ties keep the latest start).
  * Fills ws->prev; false when no partition qualifies.
  */
-static bool min_sum(ctx_t *c, double cap, bool strict, bool use_budget)
-{
+static bool min_sum(ctx_t *c, double cap, bool strict, bool use_budget) {
     const uint32_t L = c->L, P = c->P;
     tsl_partition_ws_t *ws = c->ws;
     const double *T = ws->T, *Y = ws->Y;
@@ -648,8 +626,8 @@ static bool min_sum(ctx_t *c, double cap, bool strict, bool use_budget)
                 double t = stage_time(c, j, T[mid], T[y], y);
                 bool ok = strict ? t < cap : t <= cap;
                 if (ok && use_budget)
-                    ok = stage_mem(c, j, ws->O[mid], ws->O[y], ws->U[mid], ws->U[y]) <=
-                         c->budget[j];
+                    ok =
+                        stage_mem(c, j, ws->O[mid], ws->O[y], ws->U[mid], ws->U[y]) <= c->budget[j];
                 if (ok)
                     z = mid;
                 else
@@ -677,8 +655,7 @@ static bool min_sum(ctx_t *c, double cap, bool strict, bool use_budget)
 }
 
 int tsl_partition_amp(const tsl_partition_in_t *in, tsl_partition_ws_t *ws, bool within_budget,
-                      tsl_partition_amp_t *out, tsl_err_t *err)
-{
+                      tsl_partition_amp_t *out, tsl_err_t *err) {
     ctx_t c;
     if (!ws || !out)
         return tsl_err_set(err, "amp: %s is NULL", ws ? "out" : "the workspace");
@@ -702,7 +679,7 @@ int tsl_partition_amp(const tsl_partition_in_t *in, tsl_partition_ws_t *ws, bool
     /* C₀ and π₀, the min-Σ partition among the time-balanced ones */
     double c0 = 0;
     if (!min_time_cap(&c, UINT64_MAX, within_budget, &c0))
-        return TSL_PARTITION_NONE_FITS;   /* cannot happen: G∞ found one */
+        return TSL_PARTITION_NONE_FITS; /* cannot happen: G∞ found one */
     out->min_max_time_s = c0;
     out->bisect_steps = c.sweeps;
     if (c.m > 1) {
@@ -733,7 +710,7 @@ int tsl_partition_amp(const tsl_partition_in_t *in, tsl_partition_ws_t *ws, bool
             if (lambda * c0 + s.sum_sync_s >= out->stats.pipeline_s)
                 break;
             if (!(s.max_time_s < bound))
-                break;   /* rounding guard: the cap must fall every round */
+                break; /* rounding guard: the cap must fall every round */
             bound = s.max_time_s;
         }
     }

@@ -91,12 +91,13 @@
  *     (same cap, Σ no lower), and one with max a < bound has T ≥ (m − 1)·C₀ +
  *     G(bound), so the result is the exact optimum; each round lowers the
  *     bound strictly to a stage value of the Pareto frontier of (max a, Σ c).
- *     Complexity O((3 + K)·P·L·log L + 64·P·L), K = frontier points inside
- *     [C₀, (best − G∞)/(m − 1)] — K = 0 when Σ c does not depend on the
- *     partition (uniform speed, no p2p or sync), a few in practice, and at most
- *     the number of distinct stage times, σ·L(L+1)/2 with σ distinct speeds:
- *     worst case O(σ·P·L³·log L), against AMP's O(P·L⁴) for every cap. m = 1:
- *     one DP.
+ *     Complexity O((2 + K)·P·L·log L + 64·P·L), K = frontier points inside
+ *     [C₀, (best − G∞)/(m − 1)]: K = 0 when Σ c does not depend on the
+ *     partition (uniform speed, no p2p; sync only adds a constant); 19 at
+ *     L = 200, P = 16 with two speeds and random p2p; at most the number of
+ *     distinct stage times, σ·L(L+1)/2 with σ distinct speeds, so the worst
+ *     case is O(σ·P·L³·log L), against AMP's O(P·L⁴) for every cap. m = 1:
+ *     one DP. docs/partition.md has measurements.
  *
  * Memory: every entry point that takes a workspace allocates nothing; the
  * workspace is sized once (tsl_partition_ws_new) for the largest L and P. Pure,
@@ -113,7 +114,7 @@
 
 #define TSL_PARTITION_MAX_STAGES 64u
 #define TSL_PARTITION_MAX_LAYERS (1u << 20)
-#define TSL_PARTITION_NO_BUDGET UINT64_MAX   /* budget_bytes: no memory limit */
+#define TSL_PARTITION_NO_BUDGET UINT64_MAX /* budget_bytes: no memory limit */
 
 /* Status of the searches that may find nothing (within a budget). */
 #define TSL_PARTITION_OK 0
@@ -121,16 +122,16 @@
 #define TSL_PARTITION_ERR (-1)
 
 typedef struct tsl_partition_in {
-    uint32_t n_layers;          /* L ≥ 1 */
-    uint32_t n_stages;          /* P, 1 ≤ P ≤ L, ≤ the workspace's and MAX_STAGES */
-    uint32_t n_micro;           /* m ≥ 1 */
-    const double *time_s;       /* [L] t_l, finite, ≥ 0 */
-    const double *sync_s;       /* [L] y_l or NULL (0) */
-    const uint64_t *ms_bytes;   /* [L] o_l */
-    const uint64_t *act_bytes;  /* [L] u_l */
-    const double *p2p_s;        /* [L] e_l or NULL (0); e_{L−1} is never used */
-    const double *speed;        /* [P] v_i, finite, > 0, or NULL (all 1) */
-    uint64_t budget_bytes;      /* E for every stage, > 0; TSL_PARTITION_NO_BUDGET: none */
+    uint32_t n_layers;                  /* L ≥ 1 */
+    uint32_t n_stages;                  /* P, 1 ≤ P ≤ L, ≤ the workspace's and MAX_STAGES */
+    uint32_t n_micro;                   /* m ≥ 1 */
+    const double *time_s;               /* [L] t_l, finite, ≥ 0 */
+    const double *sync_s;               /* [L] y_l or NULL (0) */
+    const uint64_t *ms_bytes;           /* [L] o_l */
+    const uint64_t *act_bytes;          /* [L] u_l */
+    const double *p2p_s;                /* [L] e_l or NULL (0); e_{L−1} is never used */
+    const double *speed;                /* [P] v_i, finite, > 0, or NULL (all 1) */
+    uint64_t budget_bytes;              /* E for every stage, > 0; TSL_PARTITION_NO_BUDGET: none */
     const uint64_t *stage_budget_bytes; /* [P] E_i (> 0), or NULL: budget_bytes */
 } tsl_partition_in_t;
 
@@ -139,13 +140,13 @@ typedef struct tsl_partition_stats {
     double stage_time_s[TSL_PARTITION_MAX_STAGES];      /* a_i */
     double stage_sync_s[TSL_PARTITION_MAX_STAGES];      /* c_i */
     uint64_t stage_mem_bytes[TSL_PARTITION_MAX_STAGES]; /* M_i */
-    double max_time_s;          /* max a_i (C_max) */
-    uint32_t slowest_stage;     /* argmax a_i, lowest index on ties */
-    double sum_sync_s;          /* Σ c_i */
-    uint64_t max_mem_bytes;     /* max M_i */
-    double alpha_t, alpha_m;    /* Eq. 6, in [0, 1 − 1/P] */
-    double pipeline_s;          /* T, Eq. 9 */
-    bool fits;                  /* every M_i ≤ E_i */
+    double max_time_s;                                  /* max a_i (C_max) */
+    uint32_t slowest_stage;                             /* argmax a_i, lowest index on ties */
+    double sum_sync_s;                                  /* Σ c_i */
+    uint64_t max_mem_bytes;                             /* max M_i */
+    double alpha_t, alpha_m;                            /* Eq. 6, in [0, 1 − 1/P] */
+    double pipeline_s;                                  /* T, Eq. 9 */
+    bool fits;                                          /* every M_i ≤ E_i */
 } tsl_partition_stats_t;
 
 typedef struct tsl_partition_ws tsl_partition_ws_t;
@@ -163,8 +164,8 @@ int tsl_partition_stats(const tsl_partition_in_t *in, const uint32_t *first,
  * TSL_PARTITION_OK, TSL_PARTITION_NONE_FITS (within_budget only: no partition
  * fits; first untouched) or TSL_PARTITION_ERR. */
 int tsl_partition_time_balanced(const tsl_partition_in_t *in, tsl_partition_ws_t *ws,
-                                bool within_budget, uint32_t *first,
-                                tsl_partition_stats_t *out, tsl_err_t *err);
+                                bool within_budget, uint32_t *first, tsl_partition_stats_t *out,
+                                tsl_err_t *err);
 
 /* p_m into first[0..P] and its figures into out (may be NULL); 0 / -1. */
 int tsl_partition_memory_balanced(const tsl_partition_in_t *in, tsl_partition_ws_t *ws,
@@ -175,12 +176,12 @@ bool tsl_partition_condition7(const tsl_partition_stats_t *p, const tsl_partitio
                               const tsl_partition_stats_t *pt);
 
 typedef struct tsl_partition_step {
-    bool moved;                 /* next holds p' */
-    uint32_t from_stage;        /* the slowest stage k of p */
-    uint32_t to_stage;          /* k − 1 or k + 1 (when moved) */
-    uint32_t layer;             /* the layer moved (when moved) */
-    double max_time_s;          /* max a_i of p' (when moved) */
-    char why[256];              /* when not moved: which limit stopped each neighbour */
+    bool moved;          /* next holds p' */
+    uint32_t from_stage; /* the slowest stage k of p */
+    uint32_t to_stage;   /* k − 1 or k + 1 (when moved) */
+    uint32_t layer;      /* the layer moved (when moved) */
+    double max_time_s;   /* max a_i of p' (when moved) */
+    char why[256];       /* when not moved: which limit stopped each neighbour */
 } tsl_partition_step_t;
 
 /*
@@ -195,29 +196,29 @@ int tsl_partition_adjust(const tsl_partition_in_t *in, const uint32_t *first, do
                          tsl_err_t *err);
 
 typedef enum tsl_partition_source {
-    TSL_PARTITION_FROM_PM = 0,  /* the memory-balanced start */
-    TSL_PARTITION_FROM_QUEUE,   /* an adjusted partition p' */
-    TSL_PARTITION_FROM_PT,      /* the time-balanced destination */
-    TSL_PARTITION_FROM_FIT,     /* p_fit (with_fit only) */
+    TSL_PARTITION_FROM_PM = 0, /* the memory-balanced start */
+    TSL_PARTITION_FROM_QUEUE,  /* an adjusted partition p' */
+    TSL_PARTITION_FROM_PT,     /* the time-balanced destination */
+    TSL_PARTITION_FROM_FIT,    /* p_fit (with_fit only) */
 } tsl_partition_source_t;
 
 typedef struct tsl_partition_biobj {
-    bool found;                 /* some candidate fits */
-    uint32_t first[TSL_PARTITION_MAX_STAGES + 1];  /* the chosen partition */
+    bool found;                                   /* some candidate fits */
+    uint32_t first[TSL_PARTITION_MAX_STAGES + 1]; /* the chosen partition */
     tsl_partition_stats_t stats;
     tsl_partition_source_t source;
-    uint32_t chosen_step;       /* 0 = p_m, k = the k-th p', steps + 1 = p_t,
-                                   steps + 2 = p_fit */
-    bool cond7;                 /* the chosen partition satisfies Eq. 7 */
-    bool endpoints_ordered;     /* α_t(p_m) ≤ α_t(p_t) and α_m(p_t) ≤ α_m(p_m) */
-    uint32_t steps;             /* adjustments made */
-    bool step_cap_hit;          /* stopped at max_steps, not by the limits */
-    char stop_why[256];         /* why the queue ended (the last step's why) */
+    uint32_t chosen_step;   /* 0 = p_m, k = the k-th p', steps + 1 = p_t,
+                               steps + 2 = p_fit */
+    bool cond7;             /* the chosen partition satisfies Eq. 7 */
+    bool endpoints_ordered; /* α_t(p_m) ≤ α_t(p_t) and α_m(p_t) ≤ α_m(p_m) */
+    uint32_t steps;         /* adjustments made */
+    bool step_cap_hit;      /* stopped at max_steps, not by the limits */
+    char stop_why[256];     /* why the queue ended (the last step's why) */
     uint32_t pm_first[TSL_PARTITION_MAX_STAGES + 1];
     tsl_partition_stats_t pm;
     uint32_t pt_first[TSL_PARTITION_MAX_STAGES + 1];
     tsl_partition_stats_t pt;
-    bool fit_found;             /* p_fit exists (computed with or without with_fit) */
+    bool fit_found; /* p_fit exists (computed with or without with_fit) */
     uint32_t fit_first[TSL_PARTITION_MAX_STAGES + 1];
     tsl_partition_stats_t fit;
 } tsl_partition_biobj_t;
@@ -231,13 +232,13 @@ int tsl_partition_bi_objective(const tsl_partition_in_t *in, tsl_partition_ws_t 
                                tsl_err_t *err);
 
 typedef struct tsl_partition_amp {
-    uint32_t first[TSL_PARTITION_MAX_STAGES + 1];  /* the optimal partition */
-    tsl_partition_stats_t stats;  /* stats.pipeline_s is the optimum T */
-    double min_max_time_s;      /* C₀ = max a_i of p_t (within the budget if asked) */
-    double min_sum_s;           /* G∞ = min Σ c_i */
-    uint32_t caps_tried;        /* capped DPs run in the descent (K + 1) */
-    uint32_t dp_runs;           /* all (stage, last layer) DPs run */
-    uint32_t bisect_steps;      /* feasibility sweeps for C₀ */
+    uint32_t first[TSL_PARTITION_MAX_STAGES + 1]; /* the optimal partition */
+    tsl_partition_stats_t stats;                  /* stats.pipeline_s is the optimum T */
+    double min_max_time_s; /* C₀ = max a_i of p_t (within the budget if asked) */
+    double min_sum_s;      /* G∞ = min Σ c_i */
+    uint32_t caps_tried;   /* capped DPs run in the descent (K + 1) */
+    uint32_t dp_runs;      /* all (stage, last layer) DPs run */
+    uint32_t bisect_steps; /* feasibility sweeps for C₀ */
 } tsl_partition_amp_t;
 
 /* AMP's layer assignment, exact (above). Returns TSL_PARTITION_OK,

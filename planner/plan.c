@@ -1,5 +1,7 @@
 #include "plan.h"
 
+#include "sublayer.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,8 +75,25 @@ static int validate_figures(const tsl_plan_t *p, tsl_err_t *err)
     return 0;
 }
 
+static int validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_cluster_t *c,
+                    tsl_err_t *err);
+
 int tsl_plan_validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_cluster_t *c,
                       tsl_err_t *err)
+{
+    if (!p->sublayer)
+        return validate(p, m, c, err);
+    /* a sub-layer plan places the attention/FFN blocks of the split model */
+    tsl_sublayer_model_t sm;
+    if (tsl_sublayer_split(m, &sm, err) != 0)
+        return -1;
+    int rc = validate(p, &sm.model, c, err);
+    tsl_sublayer_free(&sm);
+    return rc;
+}
+
+static int validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_cluster_t *c,
+                    tsl_err_t *err)
 {
     if (!p->valid)
         return tsl_err_set(err, "plan: empty plan");

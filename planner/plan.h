@@ -43,6 +43,7 @@ typedef struct tsl_plan {
     uint32_t pp;                /* number of stages */
     tsl_plan_stage_t stages[TSL_PLAN_MAX_STAGES];
     uint32_t n_layers;
+    bool sublayer;              /* layers are tsl_sublayer_split()'s attention/FFN blocks */
     tsl_strategy_t layer[TSL_PLAN_MAX_LAYERS];
     uint32_t global_batch;
     uint32_t micro_batch;       /* samples per micro-batch (B_m) */
@@ -79,6 +80,7 @@ void tsl_plan_init(tsl_plan_t *p);
  * without overlap, each layer's strategy multiplies to its stage's device count,
  * micro_batch × n_micro = global_batch, per-stage peak within budget, figures
  * finite and positive. The message names the stage/layer and what is wrong.
+ * m is the model as given; a sub-layer plan is checked against its split.
  */
 int tsl_plan_validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_cluster_t *c,
                       tsl_err_t *err);

@@ -375,6 +375,8 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
     }
     if (rc != TSL_SEARCH_OK)
         return rc;
+    if (!r->no_sublayer)
+        tsl_search_sublayer(m, c, r, res);
     if (!r->no_baselines) {
         tsl_search_baselines(m, c, r, hooks, res);
         if (hooks && hooks->cancel && atomic_load(hooks->cancel)) {

@@ -57,6 +57,7 @@ typedef struct tsl_request {
     bool no_placement;          /* heterogeneous clusters: keep the node order as given */
     bool no_memopt;             /* never fall back to H3T's memory switches */
     bool no_slicer;             /* no AutoPipe slicing of the first micro-batches */
+    bool no_sublayer;           /* whole layers only (no attention/FFN split) */
 } tsl_request_t;
 
 void tsl_request_init(tsl_request_t *r);

@@ -3,11 +3,14 @@
  * simulator (critical path, master stage) and its slicer (Alg. 2), which splits
  * the first micro-batches' forwards to cut the pipeline's start-up.
  */
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "autopipe.h"
 #include "pipesim.h"
 #include "search_internal.h"
+#include "sublayer.h"
 
 void tsl_search_simulate(tsl_plan_t *p, bool slicer)
 {
@@ -39,4 +42,98 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer)
         p->n_sliced = sl.n_sliced;
         p->sliced_iter_time_s = sl.sliced_iter_s;
     }
+}
+
+/* ---- sub-layer granularity (AutoPipe III-A) ---- */
+
+/* Per-block times for AutoPipe's partitioner: forward from FLOPs at the slowest
+ * device's rate, backward twice that, p2p of a cut after the block. */
+static void block_times(const tsl_model_t *sm, const tsl_cluster_t *c, const tsl_plan_t *best,
+                        double *fwd, double *bwd, double *cut)
+{
+    double rate = INFINITY;
+    for (uint32_t d = 0; d < c->n_devices; d++)
+        if (tsl_cluster_device_flops(c, d) < rate)
+            rate = tsl_cluster_device_flops(c, d);
+    uint32_t G = c->n_devices / best->pp;
+    for (uint32_t k = 0; k < sm->n_layers; k++) {
+        fwd[k] = sm->layers[k].fwd_flops * best->micro_batch / (rate * G);
+        bwd[k] = 2 * fwd[k];
+        cut[k] = k + 1 < sm->n_layers
+                     ? tsl_cost_stage_p2p_s(c, 0, G, sm->layers[k + 1].bnd_act_bytes,
+                                            best->micro_batch) / 2
+                     : 0;
+    }
+}
+
+/* Candidate sub-layer partitions for best's (B, P, m): compute-balanced over the
+ * blocks, and AutoPipe's heuristic partitioner (Alg. 1 + master-stage moves). */
+static uint32_t sublayer_partitions(const tsl_model_t *sm, const tsl_cluster_t *c,
+                                    const tsl_plan_t *best, uint32_t (*first)[TSL_PLAN_MAX_STAGES + 1])
+{
+    uint32_t n = 0, L = sm->n_layers;
+    tsl_partition_by_flops(sm, best->pp, first[n++]);
+    double *t = malloc(3 * (size_t)L * sizeof(double));
+    tsl_autopipe_result_t *ap = malloc(sizeof(*ap));
+    if (t && ap && best->pp <= TSL_PIPESIM_MAX_STAGES && best->n_micro <= TSL_PIPESIM_MAX_MICRO) {
+        block_times(sm, c, best, t, t + L, t + 2 * L);
+        tsl_autopipe_in_t in = {.n_blocks = L, .fwd_s = t, .bwd_s = t + L, .cut_p2p_s = t + 2 * L,
+                                .n_stages = best->pp, .n_micro = best->n_micro};
+        if (tsl_autopipe_partition(&in, ap, NULL) == 0)
+            memcpy(first[n++], ap->first, (best->pp + 1) * sizeof(uint32_t));
+    }
+    free(t);
+    free(ap);
+    return n;
+}
+
+/*
+ * Re-partitions the best configuration at sub-layer granularity (attention and
+ * FFN blocks as separate units); replaces res->best when that is faster. The
+ * plan then indexes the blocks of tsl_sublayer_split(m) and has sublayer set.
+ */
+void tsl_search_sublayer(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                         tsl_search_result_t *res)
+{
+    tsl_plan_t *best = &res->best;
+    if (!best->valid || best->pp < 2 || best->memopt)
+        return;
+    tsl_sublayer_model_t sm;
+    if (tsl_sublayer_split(m, &sm, NULL) != 0)
+        return;
+    tsl_cluster_t pc;
+    const tsl_cluster_t *cc = c;
+    if (best->n_nodes && tsl_cluster_permute(c, best->node_order, &pc, NULL) == 0)
+        cc = &pc;
+    tsl_space_t sp = {.label = "tessel", .opts = tsl_strategy_opts_default(),
+                      .fixed_pp = best->pp};
+    sp.opts.allow_dp = !r->no_dp;
+    sp.opts.allow_sdp = !r->no_sdp;
+    sp.opts.allow_tp = !r->no_tp;
+    sp.opts.allow_ckpt = !r->no_ckpt;
+    tsl_engine_t e;
+    uint32_t(*first)[TSL_PLAN_MAX_STAGES + 1] = malloc(2 * sizeof(*first));
+    tsl_plan_t *cand = malloc(sizeof(*cand));
+    if (first && cand && tsl_engine_init(&e, &sm.model, cc, r, NULL, &sp, NULL) == 0) {
+        e.node_order = best->n_nodes ? best->node_order : NULL;
+        uint32_t n = sublayer_partitions(&sm.model, cc, best, first);
+        for (uint32_t i = 0; i < n; i++) {
+            tsl_plan_init(cand);
+            tsl_engine_eval(&e, best->global_batch, best->pp, best->n_micro, first[i], cand);
+            if (cand->valid && cand->samples_per_s > best->samples_per_s * (1 + 1e-9)) {
+                cand->sublayer = true;
+                *best = *cand;
+                res->top[0] = *cand;
+            }
+        }
+        res->stats.dp_runs += e.stats.dp_runs;
+        res->stats.dp_states += e.stats.dp_states;
+        res->stats.configs += e.stats.configs;
+        tsl_engine_free(&e);
+    }
+    free(first);
+    free(cand);
+    if (cc == &pc)
+        tsl_cluster_free(&pc);
+    tsl_sublayer_free(&sm);
 }

@@ -114,6 +114,9 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
 /* AutoPipe (search_autopipe.c): fills the plan's simulated 1F1B time, master stage
  * and, when slicer is set and it helps, the slicer's figures. */
 void tsl_search_simulate(tsl_plan_t *p, bool slicer);
+/* Re-partitions res->best at attention/FFN granularity; keeps it when faster. */
+void tsl_search_sublayer(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                         tsl_search_result_t *res);
 
 /* The baseline spaces, and their search (search_baselines.c). */
 void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,

@@ -18,14 +18,12 @@
 
 static uint64_t lcg_state = 0x9a27171023u;
 
-static double lcg01(void)
-{
+static double lcg01(void) {
     lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
     return (double)(lcg_state >> 11) / 9007199254740992.0;
 }
 
-static uint32_t lcg_below(uint32_t n)
-{
+static uint32_t lcg_below(uint32_t n) {
     return (uint32_t)(lcg01() * n);
 }
 
@@ -41,8 +39,7 @@ typedef struct inst {
     tsl_partition_in_t in;
 } inst_t;
 
-static void inst_wire(inst_t *s)
-{
+static void inst_wire(inst_t *s) {
     memset(&s->in, 0, sizeof(s->in));
     s->in.n_layers = s->L;
     s->in.n_stages = s->P;
@@ -58,8 +55,7 @@ static void inst_wire(inst_t *s)
 }
 
 /* Random instance; integer-valued times one case in three (exact ties). */
-static void inst_random(inst_t *s, uint32_t maxL, uint32_t maxP, bool extras)
-{
+static void inst_random(inst_t *s, uint32_t maxL, uint32_t maxP, bool extras) {
     memset(s, 0, sizeof(*s));
     s->L = 1 + lcg_below(maxL);
     uint32_t pmax = s->L < maxP ? s->L : maxP;
@@ -93,8 +89,7 @@ typedef struct ref {
     bool fits;
 } ref_t;
 
-static void ref_eval(const inst_t *s, const uint32_t *first, ref_t *r)
-{
+static void ref_eval(const inst_t *s, const uint32_t *first, ref_t *r) {
     memset(r, 0, sizeof(*r));
     r->fits = true;
     for (uint32_t i = 0; i < s->P; i++) {
@@ -122,16 +117,14 @@ static void ref_eval(const inst_t *s, const uint32_t *first, ref_t *r)
     r->T = (s->m - 1) * r->max_a + r->sum_c;
 }
 
-static bool near(double a, double b)
-{
+static bool near(double a, double b) {
     return fabs(a - b) <= 1e-9 * fmax(1.0, fmax(fabs(a), fabs(b)));
 }
 
 /* Calls fn on every partition of s into P non-empty stages. */
 typedef void (*visit_fn)(const inst_t *s, const uint32_t *first, void *ud);
 
-static void enum_rec(const inst_t *s, uint32_t *first, uint32_t i, visit_fn fn, void *ud)
-{
+static void enum_rec(const inst_t *s, uint32_t *first, uint32_t i, visit_fn fn, void *ud) {
     if (i == s->P) {
         fn(s, first, ud);
         return;
@@ -143,8 +136,7 @@ static void enum_rec(const inst_t *s, uint32_t *first, uint32_t i, visit_fn fn, 
     }
 }
 
-static void enumerate(const inst_t *s, visit_fn fn, void *ud)
-{
+static void enumerate(const inst_t *s, visit_fn fn, void *ud) {
     uint32_t first[MAXP + 1];
     first[0] = 0;
     first[s->P] = s->L;
@@ -156,18 +148,17 @@ static void enumerate(const inst_t *s, visit_fn fn, void *ud)
 }
 
 typedef struct brute {
-    int pass;               /* 0: primaries; 1: secondaries given the primaries */
-    double min_max_a;       /* min max a */
-    uint64_t min_max_M;     /* min max M */
-    double min_max_a_fit;   /* min max a among fitting (INF: none) */
+    int pass;             /* 0: primaries; 1: secondaries given the primaries */
+    double min_max_a;     /* min max a */
+    uint64_t min_max_M;   /* min max M */
+    double min_max_a_fit; /* min max a among fitting (INF: none) */
     double min_T, min_T_fit;
-    uint64_t sec_M_of_pt;   /* min max M among max-a optimal */
-    double sec_a_of_pm;     /* min max a among max-M optimal */
+    uint64_t sec_M_of_pt; /* min max M among max-a optimal */
+    double sec_a_of_pm;   /* min max a among max-M optimal */
     int count;
 } brute_t;
 
-static void brute_visit(const inst_t *s, const uint32_t *first, void *ud)
-{
+static void brute_visit(const inst_t *s, const uint32_t *first, void *ud) {
     brute_t *b = ud;
     ref_t r;
     ref_eval(s, first, &r);
@@ -188,8 +179,7 @@ static void brute_visit(const inst_t *s, const uint32_t *first, void *ud)
     }
 }
 
-static void brute(const inst_t *s, brute_t *b)
-{
+static void brute(const inst_t *s, brute_t *b) {
     memset(b, 0, sizeof(*b));
     b->min_max_a = b->min_T = b->min_T_fit = b->min_max_a_fit = INFINITY;
     b->min_max_M = UINT64_MAX;
@@ -200,8 +190,7 @@ static void brute(const inst_t *s, brute_t *b)
     enumerate(s, brute_visit, b);
 }
 
-static bool valid_first(const inst_t *s, const uint32_t *first)
-{
+static bool valid_first(const inst_t *s, const uint32_t *first) {
     if (first[0] != 0 || first[s->P] != s->L)
         return false;
     for (uint32_t i = 0; i < s->P; i++)
@@ -210,8 +199,7 @@ static bool valid_first(const inst_t *s, const uint32_t *first)
     return true;
 }
 
-static bool alpha_ok(double a, uint32_t P)
-{
+static bool alpha_ok(double a, uint32_t P) {
     return a >= -1e-15 && a <= 1.0 - 1.0 / P + 1e-12;
 }
 
@@ -221,8 +209,7 @@ typedef struct stats_check {
     int n, ok, alpha_ok;
 } stats_check_t;
 
-static void stats_visit(const inst_t *s, const uint32_t *first, void *ud)
-{
+static void stats_visit(const inst_t *s, const uint32_t *first, void *ud) {
     stats_check_t *sc = ud;
     tsl_partition_stats_t st;
     tsl_err_t err;
@@ -240,8 +227,7 @@ static void stats_visit(const inst_t *s, const uint32_t *first, void *ud)
     sc->alpha_ok += alpha_ok(st.alpha_t, s->P) && alpha_ok(st.alpha_m, s->P);
 }
 
-static void test_balanced_vs_brute(void)
-{
+static void test_balanced_vs_brute(void) {
     tsl_partition_ws_t *ws = tsl_partition_ws_new(10, 4);
     CHECK(ws != NULL, "workspace");
     int n = 0, pt_ok = 0, pt_sec = 0, pm_ok = 0, pm_sec = 0, fit_ok = 0, none_ok = 0, n_none = 0;
@@ -255,9 +241,9 @@ static void test_balanced_vs_brute(void)
         if (k % 2) {
             s.budget = b.min_max_M + lcg_below((uint32_t)(b.min_max_M / 2 + 1));
             if (k % 7 == 0)
-                s.budget = b.min_max_M > 1 ? b.min_max_M - 1 : 1;   /* nothing fits */
+                s.budget = b.min_max_M > 1 ? b.min_max_M - 1 : 1; /* nothing fits */
             if (k % 5 == 0 && s.P > 1) {
-                s.has_E = true;   /* per-stage budgets */
+                s.has_E = true; /* per-stage budgets */
                 for (uint32_t i = 0; i < s.P; i++)
                     s.E[i] = s.budget / 2 + lcg_below((uint32_t)(s.budget + 1));
             }
@@ -303,8 +289,8 @@ static void test_balanced_vs_brute(void)
           fit_ok, n);
     CHECK(n_none > 0 && none_ok == n_none, "none fits reported %d/%d", none_ok, n_none);
     CHECK(sc.ok == sc.n, "stats = direct sums on %d/%d partitions", sc.ok, sc.n);
-    CHECK(sc.alpha_ok == sc.n, "alpha_t, alpha_m in [0, 1 - 1/P] on %d/%d partitions",
-          sc.alpha_ok, sc.n);
+    CHECK(sc.alpha_ok == sc.n, "alpha_t, alpha_m in [0, 1 - 1/P] on %d/%d partitions", sc.alpha_ok,
+          sc.n);
     printf("p_t, p_m: exhaustive optimum (and tie-break) on %d/%d random instances (L<=10, "
            "P<=4, speeds, p2p); within budget %d/%d (%d with nothing fitting); stats and "
            "alpha checked on %d partitions\n",
@@ -314,14 +300,13 @@ static void test_balanced_vs_brute(void)
 
 /* ---- AMP's DP against brute force ---- */
 
-static void test_amp_vs_brute(void)
-{
+static void test_amp_vs_brute(void) {
     tsl_partition_ws_t *ws = tsl_partition_ws_new(10, 4);
     int n = 0, ok = 0, ok_fit = 0, consistent = 0;
     for (int k = 0; k < 800; k++) {
         inst_t s;
         inst_random(&s, 10, 4, true);
-        if (k % 3 == 0) {   /* heterogeneous speeds and p2p for sure */
+        if (k % 3 == 0) { /* heterogeneous speeds and p2p for sure */
             s.has_v = s.has_e = true;
             inst_wire(&s);
         }
@@ -366,8 +351,7 @@ static void test_amp_vs_brute(void)
  * an O(P·L²) DP of the least Σ c with every a_i ≤ C; the answer is the least
  * (m − 1)·C + G(C). Independent of partition.c; for instances brute force cannot
  * enumerate. */
-static double amp_reference(const inst_t *s, double *caps, double *G, double *A, double *Cc)
-{
+static double amp_reference(const inst_t *s, double *caps, double *G, double *A, double *Cc) {
     uint32_t L = s->L, P = s->P, n = 0;
 #define IDX(i, x, y) (((size_t)(i) * (L + 1) + (x)) * (L + 1) + (y))
     for (uint32_t i = 0; i < P; i++)
@@ -407,15 +391,13 @@ static double amp_reference(const inst_t *s, double *caps, double *G, double *A,
     return best;
 }
 
-static double now_s(void)
-{
+static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void test_amp_vs_paper_dp(void)
-{
+static void test_amp_vs_paper_dp(void) {
     tsl_partition_ws_t *ws = tsl_partition_ws_new(40, 8);
     static double caps[8 * 41 * 41], G[8 * 41], A[8 * 41 * 41], Cc[8 * 41 * 41];
     int n = 0, ok = 0;
@@ -450,8 +432,7 @@ static void test_amp_vs_paper_dp(void)
             ref_eval(&s, a.first, &r);
             ok += near(r.T, want);
             if (!near(r.T, want))
-                fprintf(stderr, "amp vs paper DP: L=%u P=%u %.17g vs %.17g\n", s.L, s.P, r.T,
-                        want);
+                fprintf(stderr, "amp vs paper DP: L=%u P=%u %.17g vs %.17g\n", s.L, s.P, r.T, want);
         }
     }
     CHECK(ok == n, "AMP DP = the paper's every-cap DP on %d/%d instances (L 24..40)", ok, n);
@@ -463,8 +444,7 @@ static void test_amp_vs_paper_dp(void)
 
 /* ---- Algorithm 2's step ---- */
 
-static void test_adjust(void)
-{
+static void test_adjust(void) {
     tsl_partition_ws_t *ws = tsl_partition_ws_new(12, 5);
     int n = 0, moved = 0, limits_ok = 0, stuck_ok = 0, n_stuck = 0, shape_ok = 0, alpha_up = 0,
         n_alpha = 0;
@@ -522,7 +502,7 @@ static void test_adjust(void)
             }
             lim = lim && rn.fits && rn.max_M <= pt_max;
             limits_ok += lim;
-            if (!s.has_v && !s.has_e) {   /* Σ a constant: α_t cannot fall (App. B) */
+            if (!s.has_v && !s.has_e) { /* Σ a constant: α_t cannot fall (App. B) */
                 tsl_partition_stats_t ns;
                 tsl_partition_stats(&s.in, next, &ns, &err);
                 n_alpha++;
@@ -551,8 +531,8 @@ static void test_adjust(void)
                 }
                 ref_eval(&s, c, &rn);
                 /* limit 1 concerns the two changed stages (the others keep their time) */
-                bool pass = rn.fits && rn.max_M <= pt_max && rn.a[slow] < r.max_a &&
-                            rn.a[nb] < r.max_a;
+                bool pass =
+                    rn.fits && rn.max_M <= pt_max && rn.a[slow] < r.max_a && rn.a[nb] < r.max_a;
                 really = !pass;
             }
             stuck_ok += really && st.why[0] != 0;
@@ -565,8 +545,8 @@ static void test_adjust(void)
           n_stuck);
     CHECK(moved > 50 && n_stuck > 50, "both outcomes exercised (%d moved, %d stuck)", moved,
           n_stuck);
-    CHECK(alpha_up == n_alpha && n_alpha > 0, "alpha_t never falls (constant sum): %d/%d",
-          alpha_up, n_alpha);
+    CHECK(alpha_up == n_alpha && n_alpha > 0, "alpha_t never falls (constant sum): %d/%d", alpha_up,
+          n_alpha);
     printf("adjust: %d steps on random partitions, %d moved (limits 1-3 hold), %d stuck "
            "(both neighbours really blocked)\n",
            n, moved, n_stuck);
@@ -601,8 +581,7 @@ static void test_adjust(void)
           "budget blocks the move: %s", st.why);
     s.in.budget_bytes = TSL_PARTITION_NO_BUDGET;
     rc = tsl_partition_adjust(&s.in, p, 4.0, 23, q, &st, &err);
-    CHECK(rc == 0 && !st.moved && strstr(st.why, "limit 3"), "p_t's memory blocks it: %s",
-          st.why);
+    CHECK(rc == 0 && !st.moved && strstr(st.why, "limit 3"), "p_t's memory blocks it: %s", st.why);
     /* [3, 3] with C_max 3: the receiving stage would reach 4 > 3 */
     uint32_t p2[4] = {0, 2, 4, 6};
     rc = tsl_partition_adjust(&s.in, p2, 2.0, UINT64_MAX, q, &st, &err);
@@ -612,8 +591,7 @@ static void test_adjust(void)
 
 /* ---- the driver on random instances ---- */
 
-static void test_bi_objective_random(void)
-{
+static void test_bi_objective_random(void) {
     tsl_partition_ws_t *ws = tsl_partition_ws_new(MAXL, MAXP);
     int n = 0, ok = 0, c7 = 0, n_ord = 0, found = 0;
     for (int k = 0; k < 400; k++) {
@@ -649,8 +627,8 @@ static void test_bi_objective_random(void)
             c7 += b.cond7 && tsl_partition_condition7(&b.stats, &pms, &pts);
         }
     }
-    CHECK(ok == n && found == n, "bi-objective: fits, no slower than fitting p_m/p_t: %d/%d",
-          ok, n);
+    CHECK(ok == n && found == n, "bi-objective: fits, no slower than fitting p_m/p_t: %d/%d", ok,
+          n);
     CHECK(c7 == n_ord, "chosen satisfies Eq. 7 whenever p_m, p_t are ordered: %d/%d", c7, n_ord);
     printf("bi-objective on %d random instances: never slower than a fitting p_m or p_t; Eq. 7 "
            "held on the %d with ordered endpoints\n",
@@ -669,8 +647,7 @@ typedef struct model_in {
 
 /* time ∝ 3·fwd FLOPs (fwd + bwd) of a micro-batch of 8 at 100 TFLOP/s; model
  * states 16 bytes per parameter sharded 8 ways; activations of 8 samples. */
-static int model_in(const char *name, model_in_t *mi)
-{
+static int model_in(const char *name, model_in_t *mi) {
     tsl_model_t m;
     tsl_err_t err;
     memset(mi, 0, sizeof(*mi));
@@ -696,8 +673,7 @@ static int model_in(const char *name, model_in_t *mi)
     return 0;
 }
 
-static void print_part(const char *what, const uint32_t *first, const tsl_partition_stats_t *s)
-{
+static void print_part(const char *what, const uint32_t *first, const tsl_partition_stats_t *s) {
     printf("    %-8s [", what);
     for (uint32_t i = 0; i < s->n_stages; i++)
         printf("%s%u", i ? "," : "", first[i + 1] - first[i]);
@@ -705,8 +681,7 @@ static void print_part(const char *what, const uint32_t *first, const tsl_partit
            s->max_mem_bytes / 1073741824.0, s->alpha_t, s->alpha_m, s->fits ? "" : "  (OOM)");
 }
 
-static void test_models(void)
-{
+static void test_models(void) {
     const char *names[] = {"T5-512/4-48", "BERT-Huge-48"};
     tsl_partition_ws_t *ws = tsl_partition_ws_new(TSL_MODEL_MAX_LAYERS, 8);
     for (int k = 0; k < 2; k++) {
@@ -720,8 +695,7 @@ static void test_models(void)
         tsl_partition_stats_t pms, pts;
         int rc = tsl_partition_memory_balanced(&mi.in, ws, pm, &pms, &err) |
                  tsl_partition_time_balanced(&mi.in, ws, false, pt, &pts, &err);
-        CHECK(rc == 0 && pms.max_mem_bytes < pts.max_mem_bytes &&
-                  pts.max_time_s < pms.max_time_s,
+        CHECK(rc == 0 && pms.max_mem_bytes < pts.max_mem_bytes && pts.max_time_s < pms.max_time_s,
               "%s: p_m holds less memory, p_t is faster", names[k]);
         uint64_t budgets[2] = {pms.max_mem_bytes + (pts.max_mem_bytes - pms.max_mem_bytes) / 2,
                                pts.max_mem_bytes};
@@ -742,13 +716,13 @@ static void test_models(void)
             /* throughput = B / T */
             CHECK(r.stats.fits && r.stats.pipeline_s <= a.pipeline_s &&
                       (!b.fits || r.stats.pipeline_s <= b.pipeline_s),
-                  "%s budget %d: T %.6f vs p_m %.6f, p_t %.6f%s", names[k], bi,
-                  r.stats.pipeline_s, a.pipeline_s, b.pipeline_s, b.fits ? "" : " (OOM)");
+                  "%s budget %d: T %.6f vs p_m %.6f, p_t %.6f%s", names[k], bi, r.stats.pipeline_s,
+                  a.pipeline_s, b.pipeline_s, b.fits ? "" : " (OOM)");
             CHECK(r.endpoints_ordered && r.cond7 && tsl_partition_condition7(&r.stats, &a, &b),
                   "%s budget %d: chosen satisfies Eq. 7", names[k], bi);
             CHECK(alpha_ok(r.stats.alpha_t, 4) && alpha_ok(r.stats.alpha_m, 4) &&
-                      alpha_ok(a.alpha_t, 4) && alpha_ok(a.alpha_m, 4) &&
-                      alpha_ok(b.alpha_t, 4) && alpha_ok(b.alpha_m, 4),
+                      alpha_ok(a.alpha_t, 4) && alpha_ok(a.alpha_m, 4) && alpha_ok(b.alpha_t, 4) &&
+                      alpha_ok(b.alpha_m, 4),
                   "%s: alpha in [0, 0.75]", names[k]);
             /* replay the queue: α_t rises, α stays in range, limits hold */
             uint32_t p[5];
@@ -763,8 +737,7 @@ static void test_models(void)
                 tsl_partition_stats_t ns;
                 tsl_partition_stats(&mi.in, p, &ns, &err);
                 mono &= ns.alpha_t >= ps.alpha_t - 1e-12 && alpha_ok(ns.alpha_t, 4) &&
-                        alpha_ok(ns.alpha_m, 4) && ns.fits &&
-                        ns.max_mem_bytes <= pts.max_mem_bytes;
+                        alpha_ok(ns.alpha_m, 4) && ns.fits && ns.max_mem_bytes <= pts.max_mem_bytes;
                 ps = ns;
                 steps++;
             }
@@ -814,8 +787,7 @@ static void test_models(void)
 
 /* ---- heterogeneous clusters ---- */
 
-static void test_heterogeneous(void)
-{
+static void test_heterogeneous(void) {
     tsl_partition_ws_t *ws = tsl_partition_ws_new(64, 8);
     inst_t s;
     memset(&s, 0, sizeof(s));
@@ -829,8 +801,8 @@ static void test_heterogeneous(void)
         s.u[l] = 1 << 16;
     }
     s.has_v = s.has_e = true;
-    s.v[0] = s.v[1] = 1.0;          /* e.g. V100 stages */
-    s.v[2] = s.v[3] = 0.5;          /* T4 stages, half as fast */
+    s.v[0] = s.v[1] = 1.0; /* e.g. V100 stages */
+    s.v[2] = s.v[3] = 0.5; /* T4 stages, half as fast */
     s.budget = TSL_PARTITION_NO_BUDGET;
     inst_wire(&s);
     tsl_partition_amp_t a;
@@ -876,8 +848,7 @@ static void test_heterogeneous(void)
 
 /* ---- timing (printed, not asserted) ---- */
 
-static void test_timing(void)
-{
+static void test_timing(void) {
     static inst_t s;
     memset(&s, 0, sizeof(s));
     s.L = 200;
@@ -916,15 +887,13 @@ static void test_timing(void)
     CHECK(rc == 0, "timing runs succeed");
     printf("timing, L = 200, P = 16, m = 32, speeds + p2p + sync: AMP DP %.3f ms (%u capped DPs, "
            "%u DPs, %u feasibility sweeps), p_t %.3f ms, bi-objective %.3f ms (%u steps)\n",
-           t_amp * 1e3, a.caps_tried, a.dp_runs, a.bisect_steps, t_pt * 1e3, t_bi * 1e3,
-           b.steps);
+           t_amp * 1e3, a.caps_tried, a.dp_runs, a.bisect_steps, t_pt * 1e3, t_bi * 1e3, b.steps);
     tsl_partition_ws_free(ws);
 }
 
 /* ---- errors and determinism ---- */
 
-static void test_errors(void)
-{
+static void test_errors(void) {
     tsl_partition_ws_t *ws = tsl_partition_ws_new(8, 4);
     inst_t s;
     memset(&s, 0, sizeof(s));
@@ -991,8 +960,7 @@ static void test_errors(void)
     tsl_partition_ws_free(w2);
 }
 
-int main(void)
-{
+int main(void) {
     test_balanced_vs_brute();
     test_amp_vs_brute();
     test_amp_vs_paper_dp();

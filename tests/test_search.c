@@ -4,6 +4,7 @@
 
 #include "check.h"
 #include "search.h"
+#include "sublayer.h"
 
 static tsl_search_result_t res, res2;
 
@@ -233,8 +234,47 @@ static void test_memopt_fallback(void)
     tsl_cluster_free(&c);
 }
 
+/* AutoPipe's granularity and simulator inside the search. */
+static void test_sublayer_and_simulator(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    load("GPT2-1.3B", "2x4xV100-16G:ib100", &m, &c);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.global_batch = 64;
+    r.no_baselines = true;
+    tsl_err_t err = {{0}};
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    r.no_sublayer = true;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res2, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(!res2.best.sublayer, "--no-sublayer returned a sub-layer plan");
+    CHECK(res.best.samples_per_s >= res2.best.samples_per_s,
+          "sub-layer refinement made it slower: %.3f < %.3f", res.best.samples_per_s,
+          res2.best.samples_per_s);
+    tsl_err_t verr = {{0}};
+    CHECK(tsl_plan_validate(&res.best, &m, &c, &verr) == 0, "plan invalid: %s", verr.msg);
+    if (res.best.sublayer) {
+        tsl_sublayer_model_t sm;
+        CHECK(tsl_sublayer_split(&m, &sm, &err) == 0, "%s", err.msg);
+        CHECK(res.best.n_layers == sm.model.n_layers, "sub-layer plan has %u blocks, split %u",
+              res.best.n_layers, sm.model.n_layers);
+        tsl_sublayer_free(&sm);
+    }
+    /* the simulator ran on the pipelined plan and agrees with Eq. 9 within 10% */
+    if (res.best.pp > 1)
+        CHECK(res.best.sim_iter_time_s > 0 &&
+                  fabs(res.best.sim_iter_time_s - res.best.iter_time_s) <= 0.1 * res.best.iter_time_s,
+              "simulated %.4f vs Eq. 9 %.4f", res.best.sim_iter_time_s, res.best.iter_time_s);
+    if (res.best.n_sliced)
+        CHECK(res.best.sliced_iter_time_s < res.best.sim_iter_time_s, "slicer made it slower");
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
+    test_sublayer_and_simulator();
     test_memopt_fallback();
     test_request_validation();
     test_beats_baselines();
