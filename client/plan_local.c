@@ -59,6 +59,8 @@ void tsl_plan_fill_request(const tsl_plan_opts_t *po, tsl_request_t *r)
     r->no_placement = po->no_placement;
     r->no_memopt = po->no_memopt;
     r->no_slicer = po->no_slicer;
+    r->no_sublayer = po->no_sublayer;
+    r->no_bi_objective = po->no_bi_objective;
 }
 
 static int run_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,

@@ -77,6 +77,11 @@ static void request_options(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *
     req->no_sdp = po->no_sdp;
     req->no_ckpt = po->no_ckpt;
     req->no_baselines = po->no_baselines;
+    req->no_placement = po->no_placement;
+    req->no_memopt = po->no_memopt;
+    req->no_slicer = po->no_slicer;
+    req->no_sublayer = po->no_sublayer;
+    req->no_bi_objective = po->no_bi_objective;
     req->force = po->force;
 }
 

@@ -138,7 +138,8 @@ json_t *tsl_request_to_json(const tsl_request_t *r)
                  {"no_dp", r->no_dp},           {"no_sdp", r->no_sdp},
                  {"no_ckpt", r->no_ckpt},       {"no_baselines", r->no_baselines},
                  {"no_placement", r->no_placement}, {"no_memopt", r->no_memopt},
-                 {"no_slicer", r->no_slicer}};
+                 {"no_slicer", r->no_slicer},       {"no_sublayer", r->no_sublayer},
+                 {"no_bi_objective", r->no_bi_objective}};
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         json_object_set_new(o, flags[i].key, json_boolean(flags[i].value));
     return o;

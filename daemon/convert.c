@@ -37,12 +37,6 @@ static int check_fields(const Tessel__V1__PlanRequest *req, const tsl_config_t *
                            cfg->max_batch);
     if (req->top_k > TSL_SEARCH_MAX_TOPK)
         return tsl_err_set(err, "top_k: %u is above the limit %u", req->top_k, TSL_SEARCH_MAX_TOPK);
-    /* Declared in the API, not yet switches of the planner's search: refused
-     * rather than ignored, so that a plan never claims a setting it lacks. */
-    if (req->no_bi_objective)
-        return tsl_err_set(err, "no_bi_objective: not supported by this tesseld's planner yet");
-    if (req->no_sublayer)
-        return tsl_err_set(err, "no_sublayer: not supported by this tesseld's planner yet");
     return 0;
 }
 
@@ -96,6 +90,8 @@ static void build_request(const Tessel__V1__PlanRequest *req, const tsl_config_t
     r->no_placement = req->no_placement;
     r->no_memopt = req->no_memopt;
     r->no_slicer = req->no_slicer;
+    r->no_sublayer = req->no_sublayer;
+    r->no_bi_objective = req->no_bi_objective;
 }
 
 /* An embedded JSON document as an object when it parses, else as its text. */
@@ -132,6 +128,8 @@ static char *request_json(const Tessel__V1__PlanRequest *req)
     json_object_set_new(o, "no_placement", json_boolean(req->no_placement));
     json_object_set_new(o, "no_memopt", json_boolean(req->no_memopt));
     json_object_set_new(o, "no_slicer", json_boolean(req->no_slicer));
+    json_object_set_new(o, "no_sublayer", json_boolean(req->no_sublayer));
+    json_object_set_new(o, "no_bi_objective", json_boolean(req->no_bi_objective));
     char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(o);
     return text;

@@ -66,7 +66,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m,
                                                    : tsl_cluster_max_device_mem(c),
                                r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK, r->max_pp,
                                r->max_micro, r->bucket_bytes, r->no_pp, r->no_tp, r->no_dp,
-                               r->no_sdp, r->no_ckpt, r->no_baselines};
+                               r->no_sdp, r->no_ckpt, r->no_baselines, r->no_placement,
+                               r->no_memopt, r->no_slicer, r->no_sublayer, r->no_bi_objective};
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         tsl_fp_u64(&fp, fields[i]);
     tsl_fp_hex(&fp, hex);
@@ -99,6 +100,17 @@ static void offer_top(tsl_plan_t *top, uint32_t cap, uint32_t *n, const tsl_plan
     top[pos] = *p;
     if (*n < cap)
         (*n)++;
+}
+
+/* Insertion sort, best first (n ≤ TSL_SEARCH_MAX_TOPK). */
+static void sort_top(tsl_plan_t *top, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++)
+        for (uint32_t j = i; j > 0 && better(&top[j], &top[j - 1]); j--) {
+            tsl_plan_t t = top[j];
+            top[j] = top[j - 1];
+            top[j - 1] = t;
+        }
 }
 
 /* ---- micro-batch counts and batch sweep ---- */
@@ -309,6 +321,16 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
         tsl_err_set(err, "search: out of memory");
     else
         rc = tsl_engine_run(&e, best, top, k, &n_top, lo, hi, err);
+    tsl_plan_t *base = &res->baseline[TSL_BASELINE_GALVATRON_BASE];
+    if (rc == TSL_SEARCH_OK && (!base->valid || better(best, base))) {
+        *base = *best;   /* before re-balancing: Galvatron-Base */
+        snprintf(base->label, sizeof(base->label), "galvatron-base");
+    }
+    if (rc == TSL_SEARCH_OK && !r->no_bi_objective) {
+        tsl_search_rebalance(&e, top, n_top);
+        sort_top(top, n_top);
+        *best = top[0];
+    }
     add_stats(&res->stats, &e.stats);
     tsl_engine_free(&e);
     if (rc == TSL_SEARCH_OK) {

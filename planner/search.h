@@ -58,6 +58,7 @@ typedef struct tsl_request {
     bool no_memopt;             /* never fall back to H3T's memory switches */
     bool no_slicer;             /* no AutoPipe slicing of the first micro-batches */
     bool no_sublayer;           /* whole layers only (no attention/FFN split) */
+    bool no_bi_objective;       /* keep the compute-balanced partition (Galvatron-Base) */
 } tsl_request_t;
 
 void tsl_request_init(tsl_request_t *r);
@@ -80,6 +81,7 @@ typedef enum tsl_baseline {
     TSL_BASELINE_DP_TP,
     TSL_BASELINE_DP_PP,
     TSL_BASELINE_MEGATRON,      /* Megatron-LM's heuristics as AMP Sec. 4.1 states them */
+    TSL_BASELINE_GALVATRON_BASE,/* Tessel's search without re-balancing the partition */
     TSL_BASELINE_COUNT
 } tsl_baseline_t;
 

@@ -20,6 +20,7 @@ static const struct {
     [TSL_BASELINE_DP_TP] = {"dp+tp", "Galvatron DP+TP"},
     [TSL_BASELINE_DP_PP] = {"dp+pp", "Galvatron DP+PP"},
     [TSL_BASELINE_MEGATRON] = {"megatron-heuristic", "Megatron heuristics (AMP Sec. 4.1)"},
+    [TSL_BASELINE_GALVATRON_BASE] = {"galvatron-base", "Galvatron-Base (no bi-objective)"},
 };
 
 const char *tsl_baseline_name(tsl_baseline_t b)

@@ -288,7 +288,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
 }
 
 /* Heterogeneous clusters: a stage cannot use more memory than its smallest device. */
-static uint64_t stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t n)
+uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t n)
 {
     uint64_t budget = e->budget_bytes;
     const tsl_cluster_t *c = e->cluster;
@@ -322,7 +322,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     tsl_layerdp_problem_t prob = {
         .n_layers = n, .n_strategies = g->n, .time_s = e->time_s, .fwd_bytes = e->fwd_bytes,
         .bwd_bytes = e->bwd_bytes, .ms_bytes = e->ms_bytes, .layout = g->layout,
-        .trans_s = e->trans_s, .budget_bytes = stage_budget(e, s * G, G),
+        .trans_s = e->trans_s, .budget_bytes = tsl_engine_stage_budget(e, s * G, G),
         .bucket_bytes = e->bucket_bytes};
     tsl_layerdp_result_t res;
     e->stats.dp_runs++;

@@ -76,6 +76,15 @@ void tsl_engine_free(tsl_engine_t *e);
 
 const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t group_size);
 
+/* Memory budget of the stage on devices [first, first + n): the request's, or
+ * less on devices with less memory. */
+uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t n);
+
+/* Re-balances the partitions of plans[0..n) (search_partition.c): Galvatron-BMW's
+ * bi-objective queue and AMP's assignment over the per-layer costs of each plan's
+ * strategies; a plan is replaced by a faster re-searched one. */
+void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n);
+
 /* Balanced contiguous partition of the model into P stages by compute (min-max
  * of forward FLOPs, exact DP); first[0..P] with first[P] = L. */
 void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first);

@@ -497,8 +497,7 @@ static void test_adjust(void) {
             bool lim = true;
             for (uint32_t i = 0; i < s.P; i++) {
                 bool changed = i == st.from_stage || i == st.to_stage;
-                lim = lim && (changed ? rn.a[i] < r.max_a * (1 + 1e-12)
-                                      : rn.a[i] <= r.max_a * (1 + 1e-12));
+                lim = lim && (changed ? rn.a[i] < r.max_a : rn.a[i] <= r.max_a * (1 + 1e-12));
             }
             lim = lim && rn.fits && rn.max_M <= pt_max;
             limits_ok += lim;
@@ -582,6 +581,38 @@ static void test_adjust(void) {
     s.in.budget_bytes = TSL_PARTITION_NO_BUDGET;
     rc = tsl_partition_adjust(&s.in, p, 4.0, 23, q, &st, &err);
     CHECK(rc == 0 && !st.moved && strstr(st.why, "limit 3"), "p_t's memory blocks it: %s", st.why);
+    /* [1, 2, 3]: stage 1 would reach C_max = 3 exactly; limit 1 wants it below,
+     * or the next step could hand the layer back */
+    uint32_t p3[4] = {0, 1, 3, 6};
+    rc = tsl_partition_adjust(&s.in, p3, 3.0, UINT64_MAX, q, &st, &err);
+    CHECK(rc == 0 && !st.moved && strstr(st.why, "limit 1"), "a tie at C_max is no move (%s)",
+          st.why);
+    /* both neighbours pass: the lower max wins — [2 | 1 1 1.5 | 0.5]: giving 1.5
+     * to stage 2 leaves max 2, giving 1 to stage 0 leaves max 3 */
+    inst_t h = s;
+    h.L = 5;
+    h.budget = TSL_PARTITION_NO_BUDGET;
+    double ht[5] = {2, 1, 1, 1.5, 0.5};
+    memcpy(h.t, ht, sizeof(ht));
+    inst_wire(&h);
+    uint32_t p4[4] = {0, 1, 4, 5};
+    rc = tsl_partition_adjust(&h.in, p4, 3.5, UINT64_MAX, q, &st, &err);
+    CHECK(rc == 0 && st.moved && st.to_stage == 2 && st.layer == 3 && q[2] == 3 &&
+              st.max_time_s == 2.0,
+          "prefers the neighbour that leaves the lower max (to %u, layer %u)", st.to_stage,
+          st.layer);
+    /* equal max time [1 | 1 1 1 | 1]: the lower max memory — stage 0 holds 3
+     * micro-batches, stage 2 one, so giving the layer to stage 2 costs less */
+    double he[5] = {1, 1, 1, 1, 1};
+    memcpy(h.t, he, sizeof(he));
+    rc = tsl_partition_adjust(&h.in, p4, 3.0, UINT64_MAX, q, &st, &err);
+    CHECK(rc == 0 && st.moved && st.to_stage == 2 && q[2] == 3,
+          "equal time: the lower memory (to %u)", st.to_stage);
+    /* equal time and memory (no activations): towards the shallower stage */
+    memset(h.u, 0, sizeof(h.u));
+    rc = tsl_partition_adjust(&h.in, p4, 3.0, UINT64_MAX, q, &st, &err);
+    CHECK(rc == 0 && st.moved && st.to_stage == 0 && q[1] == 2, "full tie: stage k - 1 (to %u)",
+          st.to_stage);
     /* [3, 3] with C_max 3: the receiving stage would reach 4 > 3 */
     uint32_t p2[4] = {0, 2, 4, 6};
     rc = tsl_partition_adjust(&s.in, p2, 2.0, UINT64_MAX, q, &st, &err);

@@ -23,9 +23,10 @@ done
 
 BG=$TMPD/long.json.out
 timeout 120 "$PY" "$HERE/tsl_rpc.py" --proto "$PROTO_DIR" --stubs "$STUBS" --target "$T" \
-    plan "${LONG[@]}" >"$BG" 2>&1 &
+    plan "${LONG[@]}" --events-file "$TMPD/events" >"$BG" 2>&1 &
 bg=$!
-sleep 1.0
+wait_events "$TMPD/events" 'progress queued' 1 30 || fail "the long search was not accepted"
+sleep 0.3
 kill -KILL "$DPID"
 wait_exit "$DPID" 10 && ok "tesseld killed with SIGKILL mid-search" || fail "tesseld survived SIGKILL"
 wait $bg

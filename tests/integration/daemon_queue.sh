@@ -18,9 +18,11 @@ FP=$(jget "$OUT" fingerprint)
 
 BG=$TMPD/three.json
 timeout 300 "$PY" "$HERE/tsl_rpc.py" --proto "$PROTO_DIR" --stubs "$STUBS" --target "$T" \
-    --deadline 240 plans 3 "${LONG[@]}" --force >"$BG" 2>"$TMPD/three.err" &
+    --deadline 240 plans 3 "${LONG[@]}" --force --events-file "$TMPD/events" \
+    >"$BG" 2>"$TMPD/three.err" &
 bg=$!
-sleep 1.0
+wait_events "$TMPD/events" 'progress queued' 2 30 || fail "two searches were not accepted"
+sleep 0.3
 
 # While the searches run (the CQ thread never runs one), reads come back at once.
 for what in health list "get $FP"; do

@@ -153,6 +153,17 @@ expect_details() {
     fi
 }
 
+# wait_events FILE PATTERN COUNT SECONDS — a --events-file has COUNT lines matching.
+wait_events() {
+    local i n
+    for i in $(seq 1 $(($4 * 10))); do
+        n=$(grep -c -- "$2" "$1" 2>/dev/null)
+        [ "${n:-0}" -ge "$3" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # free_port — a TCP port on 127.0.0.1 that was free a moment ago.
 free_port() {
     "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

@@ -81,6 +81,13 @@ def plan_request(a):
     return req
 
 
+def note_event(a, text):
+    """Appends one line per event to --events-file, so a test can wait for one."""
+    if a.events_file:
+        with open(a.events_file, "a") as f:
+            f.write(text + "\n")
+
+
 def run_plan(stub, args, a):
     """Follows one Plan stream; the result records every event's kind and time."""
     out = {"code": "OK", "details": "", "progress": 0, "phases": [], "fractions": [], "times": []}
@@ -97,12 +104,14 @@ def run_plan(stub, args, a):
             if "fingerprint" in out:
                 out["events_after_plan"] += 1
             if ev.HasField("progress"):
+                note_event(a, "progress %s %.3f" % (ev.progress.phase, ev.progress.fraction))
                 out["progress"] += 1
                 out["fractions"].append(ev.progress.fraction)
                 out["times"].append(t)
                 if not out["phases"] or out["phases"][-1] != ev.progress.phase:
                     out["phases"].append(ev.progress.phase)
             elif "fingerprint" not in out:
+                note_event(a, "plan " + ev.plan.fingerprint)
                 p = ev.plan
                 out.update(fingerprint=p.fingerprint, cached=p.cached, stale=p.stale,
                            model=p.model_name, n_devices=p.n_devices,
@@ -191,6 +200,7 @@ def build_parser():
         p.add_argument("--no-baselines", action="store_true")
         p.add_argument("--force", action="store_true")
         p.add_argument("--cancel-after", type=float, help="cancel the call after S seconds")
+        p.add_argument("--events-file", help="append a line per event to this file")
     for name in ("get", "delete", "export"):
         p = sub.add_parser(name)
         p.add_argument("fingerprint")

@@ -1,0 +1,148 @@
+/*
+ * search_partition.c — re-balancing the pipeline partition of a found
+ * configuration (Galvatron-BMW Algorithm 2 and AMP's layer assignment).
+ *
+ * The main search partitions by compute (Galvatron-Base). For each of the best
+ * configurations, the per-layer costs under the strategies the layer DP chose
+ * feed the partition module: Galvatron-BMW's bi-objective queue from the
+ * memory-balanced towards the time-balanced partition (plus the best-balanced
+ * partition that fits), and AMP's exact Eq. 5 assignment with per-stage speeds.
+ * Each candidate partition is searched again (the layer DP re-chooses the
+ * strategies for it); a few rounds run while they improve.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition.h"
+#include "search_internal.h"
+
+#define REFINE_ROUNDS 3
+
+typedef struct refine_buf {
+    double *t, *y, *p2p, speed[TSL_PLAN_MAX_STAGES];
+    uint64_t *ms, *act, stage_budget[TSL_PLAN_MAX_STAGES];
+    tsl_partition_ws_t *ws;
+    tsl_partition_biobj_t *bo;
+    tsl_partition_amp_t *amp;
+    tsl_plan_t *cand;
+} refine_buf_t;
+
+static void refine_buf_free(refine_buf_t *b)
+{
+    free(b->t);
+    free(b->y);
+    free(b->p2p);
+    free(b->ms);
+    free(b->act);
+    free(b->bo);
+    free(b->amp);
+    free(b->cand);
+    tsl_partition_ws_free(b->ws);
+}
+
+static bool refine_buf_init(refine_buf_t *b, uint32_t L)
+{
+    memset(b, 0, sizeof(*b));
+    b->t = calloc(L, sizeof(double));
+    b->y = calloc(L, sizeof(double));
+    b->p2p = calloc(L, sizeof(double));
+    b->ms = calloc(L, sizeof(uint64_t));
+    b->act = calloc(L, sizeof(uint64_t));
+    b->bo = malloc(sizeof(*b->bo));
+    b->amp = malloc(sizeof(*b->amp));
+    b->cand = malloc(sizeof(*b->cand));
+    b->ws = tsl_partition_ws_new(L, TSL_PLAN_MAX_STAGES);
+    return b->t && b->y && b->p2p && b->ms && b->act && b->bo && b->amp && b->cand && b->ws;
+}
+
+/*
+ * Per-layer costs of plan p under its strategies, at the nominal speed (the
+ * fastest stage's), with each stage's relative speed and memory budget.
+ */
+static void layer_costs(const tsl_engine_t *e, const tsl_plan_t *p, refine_buf_t *b)
+{
+    const tsl_model_t *m = e->model;
+    double fastest = 0;
+    tsl_cost_env_t env[TSL_PLAN_MAX_STAGES];
+    for (uint32_t s = 0; s < p->pp; s++) {
+        tsl_cost_env_init(&env[s], e->cluster, p->stages[s].first_device,
+                          p->stages[s].n_devices, NULL);
+        fastest = fmax(fastest, env[s].device_flops);
+    }
+    for (uint32_t s = 0; s < p->pp; s++) {
+        const tsl_plan_stage_t *st = &p->stages[s];
+        b->speed[s] = env[s].device_flops / fastest;
+        b->stage_budget[s] = tsl_engine_stage_budget(e, st->first_device, st->n_devices);
+        /* a cut after a layer of this stage sends to the next block (the last
+         * stage's cuts cost what the previous boundary does) */
+        uint32_t to = s + 1 < p->pp ? p->stages[s + 1].first_device
+                                    : (s ? p->stages[s - 1].first_device : st->first_device);
+        for (uint32_t l = st->first_layer; l < st->first_layer + st->n_layers; l++) {
+            tsl_layer_cost_t lc;
+            tsl_cost_layer(&env[s], &m->layers[l], &p->layer[l], NULL, p->micro_batch, &lc);
+            b->t[l] = (lc.fwd_s + lc.bwd_s) * b->speed[s];
+            b->y[l] = (lc.bwd_sync_s - lc.bwd_s) * b->speed[s];
+            b->ms[l] = lc.ms_bytes;
+            b->act[l] = lc.fwd_bytes + lc.bwd_bytes;
+            b->p2p[l] = l + 1 < m->n_layers
+                            ? tsl_cost_stage_p2p_s(e->cluster, st->first_device, to,
+                                                   m->layers[l + 1].bnd_act_bytes, p->micro_batch)
+                            : 0;
+        }
+    }
+}
+
+static bool same_partition(const tsl_plan_t *p, const uint32_t *first)
+{
+    for (uint32_t s = 0; s < p->pp; s++)
+        if (p->stages[s].first_layer != first[s])
+            return false;
+    return true;
+}
+
+/* Searches the configuration of *best again with partition `first`; keeps it when faster. */
+static bool try_partition(tsl_engine_t *e, tsl_plan_t *best, const uint32_t *first,
+                          refine_buf_t *b)
+{
+    if (same_partition(best, first))
+        return false;
+    tsl_plan_init(b->cand);
+    tsl_engine_eval(e, best->global_batch, best->pp, best->n_micro, first, b->cand);
+    if (!b->cand->valid || b->cand->samples_per_s <= best->samples_per_s * (1 + 1e-9))
+        return false;
+    *best = *b->cand;
+    return true;
+}
+
+/* One round: the partition module's candidates from p's per-layer costs. */
+static bool refine_round(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
+{
+    layer_costs(e, p, b);
+    tsl_partition_in_t in = {.n_layers = e->model->n_layers, .n_stages = p->pp,
+                             .n_micro = p->n_micro, .time_s = b->t, .sync_s = b->y,
+                             .ms_bytes = b->ms, .act_bytes = b->act, .p2p_s = b->p2p,
+                             .speed = b->speed, .budget_bytes = p->budget_bytes,
+                             .stage_budget_bytes = b->stage_budget};
+    bool improved = false;
+    if (tsl_partition_bi_objective(&in, b->ws, 0, true, b->bo, NULL) == 0 && b->bo->found)
+        improved |= try_partition(e, p, b->bo->first, b);
+    if (tsl_partition_amp(&in, b->ws, true, b->amp, NULL) == TSL_PARTITION_OK)
+        improved |= try_partition(e, p, b->amp->first, b);
+    return improved;
+}
+
+void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n)
+{
+    refine_buf_t b;
+    if (refine_buf_init(&b, e->model->n_layers)) {
+        for (uint32_t i = 0; i < n; i++) {
+            if (!plans[i].valid || plans[i].pp < 2 || plans[i].pp > TSL_PARTITION_MAX_STAGES)
+                continue;
+            for (int round = 0; round < REFINE_ROUNDS; round++)
+                if (!refine_round(e, &plans[i], &b))
+                    break;
+        }
+    }
+    refine_buf_free(&b);
+}
