@@ -42,6 +42,7 @@ typedef struct tsl_plan_opts {
     uint32_t batch;          /* --batch N; 0 with --sweep */
     uint32_t max_batch;      /* --max-batch N */
     uint32_t top_k;          /* --top-k N */
+    uint32_t pp;             /* --pp N: fixed pipeline stages */
     bool no_pp, no_tp, no_dp, no_sdp, no_ckpt, no_baselines;
     bool no_placement, no_memopt, no_bi_objective, no_sublayer, no_slicer;
     bool force;              /* --force: ignore the daemon's cached plan */

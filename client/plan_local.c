@@ -50,6 +50,7 @@ void tsl_plan_fill_request(const tsl_plan_opts_t *po, tsl_request_t *r)
     r->max_batch = po->max_batch;
     r->mem_budget_bytes = po->memory_bytes;
     r->top_k = po->top_k;
+    r->pp = po->pp;
     r->no_pp = po->no_pp;
     r->no_tp = po->no_tp;
     r->no_dp = po->no_dp;

@@ -82,6 +82,7 @@ static void request_options(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *
     req->no_slicer = po->no_slicer;
     req->no_sublayer = po->no_sublayer;
     req->no_bi_objective = po->no_bi_objective;
+    req->pp = po->pp;
     req->force = po->force;
 }
 

@@ -38,7 +38,7 @@ static const char usage_text[] =
 static const char plan_usage[] =
     "usage: tesselctl plan (--model NAME | --hf-config PATH [--seq-len N])\n"
     "                      --cluster SPEC|FILE.json [--memory SIZE]\n"
-    "                      [--batch N | --sweep [--max-batch N]] [--top-k N]\n"
+    "                      [--batch N | --sweep [--max-batch N]] [--top-k N] [--pp N]\n"
     "                      [--no-pp] [--no-tp] [--no-dp] [--no-sdp] [--no-ckpt]\n"
     "                      [--no-baselines] [--no-placement] [--no-memopt]\n"
     "                      [--no-bi-objective] [--no-sublayer] [--no-slicer]\n"
@@ -59,6 +59,7 @@ static const char plan_usage[] =
     "  --sweep             sweep the batch size for the best throughput (the default)\n"
     "  --max-batch N       largest batch the sweep tries (default 4096)\n"
     "  --top-k N           alternatives to keep (default 5, at most 16)\n"
+    "  --pp N              fix the number of pipeline stages (default: searched)\n"
     "  --no-pp, --no-tp, --no-dp, --no-sdp, --no-ckpt\n"
     "                      switch a dimension off\n"
     "  --no-baselines      skip the baseline comparison\n"
@@ -78,7 +79,7 @@ enum {
     OPT_SERVER = 256, OPT_TOKEN, OPT_TIMEOUT, OPT_JSON, OPT_MODEL, OPT_HF, OPT_SEQ, OPT_CLUSTER,
     OPT_MEMORY, OPT_BATCH, OPT_SWEEP, OPT_MAXB, OPT_TOPK, OPT_NOPP, OPT_NOTP, OPT_NODP,
     OPT_NOSDP, OPT_NOCKPT, OPT_NOBASE, OPT_LOCAL, OPT_FORCE, OPT_NOPLACE, OPT_NOMEMOPT,
-    OPT_NOBIOBJ, OPT_NOSUB, OPT_NOSLICE,
+    OPT_NOBIOBJ, OPT_NOSUB, OPT_NOSLICE, OPT_PP,
 };
 
 static int global_opt(int opt, tsl_client_opts_t *co, tsl_err_t *err)
@@ -105,6 +106,7 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_SWEEP: po->batch = 0; return 0;
     case OPT_MAXB: return tsl_parse_u32("max-batch", optarg, 1, 1u << 20, &po->max_batch, err);
     case OPT_TOPK: return tsl_parse_u32("top-k", optarg, 1, 16, &po->top_k, err);
+    case OPT_PP: return tsl_parse_u32("pp", optarg, 1, 64, &po->pp, err);
     case OPT_NOPP: po->no_pp = true; return 0;
     case OPT_NOTP: po->no_tp = true; return 0;
     case OPT_NODP: po->no_dp = true; return 0;
@@ -129,7 +131,7 @@ static const struct option plan_long[] = {
     {"seq-len", required_argument, 0, OPT_SEQ}, {"cluster", required_argument, 0, OPT_CLUSTER},
     {"memory", required_argument, 0, OPT_MEMORY}, {"batch", required_argument, 0, OPT_BATCH},
     {"sweep", no_argument, 0, OPT_SWEEP}, {"max-batch", required_argument, 0, OPT_MAXB},
-    {"top-k", required_argument, 0, OPT_TOPK}, {"no-pp", no_argument, 0, OPT_NOPP},
+    {"top-k", required_argument, 0, OPT_TOPK}, {"pp", required_argument, 0, OPT_PP}, {"no-pp", no_argument, 0, OPT_NOPP},
     {"no-tp", no_argument, 0, OPT_NOTP}, {"no-dp", no_argument, 0, OPT_NODP},
     {"no-sdp", no_argument, 0, OPT_NOSDP}, {"no-ckpt", no_argument, 0, OPT_NOCKPT},
     {"no-baselines", no_argument, 0, OPT_NOBASE}, {"local", no_argument, 0, OPT_LOCAL},

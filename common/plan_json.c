@@ -126,7 +126,8 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
 
 json_t *tsl_request_to_json(const tsl_request_t *r)
 {
-    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "global_batch",
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "pp", (json_int_t)r->pp,
+                          "global_batch",
                           (json_int_t)r->global_batch, "max_batch", (json_int_t)r->max_batch,
                           "memory_bytes", (json_int_t)r->mem_budget_bytes, "top_k",
                           (json_int_t)r->top_k, "max_pp", (json_int_t)r->max_pp, "max_micro",

@@ -92,6 +92,7 @@ static void build_request(const Tessel__V1__PlanRequest *req, const tsl_config_t
     r->no_slicer = req->no_slicer;
     r->no_sublayer = req->no_sublayer;
     r->no_bi_objective = req->no_bi_objective;
+    r->pp = req->pp;
 }
 
 /* An embedded JSON document as an object when it parses, else as its text. */
@@ -130,6 +131,7 @@ static char *request_json(const Tessel__V1__PlanRequest *req)
     json_object_set_new(o, "no_slicer", json_boolean(req->no_slicer));
     json_object_set_new(o, "no_sublayer", json_boolean(req->no_sublayer));
     json_object_set_new(o, "no_bi_objective", json_boolean(req->no_bi_objective));
+    json_object_set_new(o, "pp", json_integer(req->pp));
     char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(o);
     return text;

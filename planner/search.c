@@ -36,6 +36,12 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     if (r->mem_budget_bytes != 0 && r->mem_budget_bytes < (64ull << 20))
         return tsl_err_set(err, "memory: %llu bytes is too small a budget; give at least 64M",
                            (unsigned long long)r->mem_budget_bytes);
+    if (r->pp && (c->n_devices % r->pp != 0 || r->pp > m->n_layers || r->pp > TSL_PLAN_MAX_STAGES))
+        return tsl_err_set(err, "pp: %u stages must divide the %u devices and be at most the %u "
+                           "layers (and %u)", r->pp, c->n_devices, m->n_layers,
+                           TSL_PLAN_MAX_STAGES);
+    if (r->pp > 1 && r->no_pp)
+        return tsl_err_set(err, "pp: %u stages asked with pipelining switched off", r->pp);
     if (r->top_k > TSL_SEARCH_MAX_TOPK)
         return tsl_err_set(err, "top_k: %u is above the limit of %u", r->top_k,
                            TSL_SEARCH_MAX_TOPK);
@@ -61,7 +67,7 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m,
     tsl_fp_model(&fp, m);
     tsl_fp_cluster(&fp, c);
     tsl_fp_str(&fp, "request");
-    const uint64_t fields[] = {r->global_batch, r->global_batch ? 0 : max_batch(r),
+    const uint64_t fields[] = {r->global_batch, r->global_batch ? 0 : max_batch(r), r->pp,
                                r->mem_budget_bytes ? r->mem_budget_bytes
                                                    : tsl_cluster_max_device_mem(c),
                                r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK, r->max_pp,

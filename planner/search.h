@@ -50,6 +50,7 @@ typedef struct tsl_request {
     uint64_t mem_budget_bytes;  /* per device; 0 = the smallest device's memory */
     uint32_t top_k;             /* alternatives kept; 0 = default */
     uint32_t max_pp;            /* 0 = no limit beyond the device and layer counts */
+    uint32_t pp;                /* fixed number of pipeline stages; 0 = search */
     uint32_t max_micro;         /* largest m tried; 0 = global batch */
     uint64_t bucket_bytes;      /* layer DP memory granularity; 0 = default */
     bool no_pp, no_tp, no_dp, no_sdp, no_ckpt;   /* switch dimensions off */

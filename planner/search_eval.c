@@ -111,6 +111,8 @@ static bool pp_allowed(const tsl_engine_t *e, uint32_t P)
         return P == e->space->fixed_pp;
     if (r->no_pp && P > 1)
         return false;
+    if (r->pp && P != r->pp)
+        return false;
     return r->max_pp == 0 || P <= r->max_pp;
 }
 

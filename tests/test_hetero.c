@@ -4,6 +4,7 @@
 
 #include "check.h"
 #include "search.h"
+#include "search_internal.h"
 
 static tsl_search_result_t res, res2;
 
@@ -122,8 +123,57 @@ static void test_per_stage_memory(void)
     tsl_cluster_free(&c);
 }
 
+/* AMP 4.3's heterogeneous model (12 layers of hidden 1024, then 12 of hidden 16) on
+ * 4×4 V100, batch 64, as a 4-stage pipeline: the partition must be non-uniform and
+ * beat the uniform layer assignment of the same configuration. */
+static void test_hetero_model(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {{0}};
+    if (tsl_model_preset("TransGAN-Hetero", &m, &err) != 0 ||
+        tsl_cluster_parse_spec(&c, "4x4xV100-16G:ib100", &err) != 0)
+        exit(2);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.global_batch = 64;
+    r.pp = 4;
+    r.no_baselines = true;
+    r.no_sublayer = true;   /* compare whole-layer partitions */
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    const tsl_plan_t *p = &res.best;
+    CHECK(p->pp == 4, "pp %u", p->pp);
+    bool uniform = true;
+    for (uint32_t s = 1; s < p->pp; s++)
+        uniform &= p->stages[s].n_layers + 1 >= p->stages[0].n_layers &&
+                   p->stages[s].n_layers <= p->stages[0].n_layers + 1;
+    CHECK(!uniform, "the partition is uniform (%u, %u, %u, %u layers)", p->stages[0].n_layers,
+          p->stages[1].n_layers, p->stages[2].n_layers, p->stages[3].n_layers);
+
+    /* the same (B, P, m) over equal layer counts, strategies re-chosen by the DP */
+    tsl_space_t sp = {.label = "uniform", .opts = tsl_strategy_opts_default(), .fixed_pp = 4};
+    tsl_engine_t e;
+    uint32_t first[5];
+    tsl_plan_t *u = malloc(sizeof(*u));
+    CHECK(tsl_engine_init(&e, &m, &c, &r, NULL, &sp, &err) == 0, "%s", err.msg);
+    tsl_partition_uniform(m.n_layers, 4, first);
+    tsl_plan_init(u);
+    tsl_engine_eval(&e, p->global_batch, 4, p->n_micro, first, u);
+    CHECK(!u->valid || p->samples_per_s > u->samples_per_s,
+          "non-uniform %.2f samples/s does not beat uniform %.2f", p->samples_per_s,
+          u->samples_per_s);
+    printf("TransGAN-Hetero, 4 stages: %u/%u/%u/%u layers %.1f samples/s, uniform %.1f\n",
+           p->stages[0].n_layers, p->stages[1].n_layers, p->stages[2].n_layers,
+           p->stages[3].n_layers, p->samples_per_s, u->valid ? u->samples_per_s : 0.0);
+    free(u);
+    tsl_engine_free(&e);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
+    test_hetero_model();
     test_amp_cluster(false);
     test_amp_cluster(true);
     test_per_stage_memory();
