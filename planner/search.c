@@ -129,7 +129,7 @@ static uint32_t micro_counts(const tsl_engine_t *e, uint32_t B, uint32_t P, uint
     uint32_t n = 0, cap = e->req->max_micro ? e->req->max_micro : B;
     if (P == 1) {
         out[n++] = 1;
-        for (uint32_t m = 2; e->space->accumulate && m <= 8; m *= 2)
+        for (uint32_t m = 2; e->space->accumulate && m <= 32; m *= 2)
             if (B % m == 0 && m <= cap)
                 out[n++] = m;
         return n;
@@ -307,6 +307,22 @@ static void add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s)
     into->batches_tried += s->batches_tried;
 }
 
+/* Tessel's space contains every baseline's, but its search visits fewer batch and
+ * micro-batch combinations than a baseline's rule may; a baseline plan that beats
+ * the best found is itself a Tessel plan, and is taken. */
+static void adopt_baselines(tsl_search_result_t *res, const tsl_request_t *r)
+{
+    uint32_t k = r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK;
+    for (int b = 0; b < TSL_BASELINE_COUNT; b++) {
+        tsl_plan_t *p = &res->baseline[b];
+        if (!p->valid || !better(p, &res->best))
+            continue;
+        res->best = *p;
+        snprintf(res->best.label, sizeof(res->best.label), "tessel");
+        offer_top(res->top, k, &res->n_top, &res->best);
+    }
+}
+
 /* One placement: the engine over cluster c (nodes already in `order`). */
 static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const uint16_t *order,
                             const tsl_request_t *r, const tsl_search_hooks_t *hooks,
@@ -412,6 +428,7 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
             return TSL_SEARCH_CANCELLED;
         }
     }
+    adopt_baselines(res, r);
     tsl_search_simulate(&res->best, !r->no_slicer);
     for (uint32_t i = 0; i < res->n_top; i++)
         tsl_search_simulate(&res->top[i], !r->no_slicer);
