@@ -78,9 +78,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
 {
     char peak[32], budget[32];
     long long pp = integer(plan, "pp");
-    fprintf(out, "  pipeline:  %lld stage%s; global batch %lld = %lld micro-batch%s of %lld (1F1B)\n",
+    fprintf(out, "  pipeline:  %lld stage%s; global batch %lld = %lld micro-batch%s of %lld (%s)\n",
             pp, pp == 1 ? "" : "s", integer(plan, "global_batch"), integer(plan, "n_micro"),
-            integer(plan, "n_micro") == 1 ? "" : "es", integer(plan, "micro_batch"));
+            integer(plan, "n_micro") == 1 ? "" : "es", integer(plan, "micro_batch"),
+            pp > 1 ? "1F1B" : integer(plan, "n_micro") > 1 ? "gradient accumulation" : "one step");
     fprintf(out, "  predicted: %.4f s/iteration, %.2f samples/s, %.0f tokens/s\n",
             num(plan, "iter_time_s"), num(plan, "samples_per_s"), num(plan, "tokens_per_s"));
     fprintf(out, "  memory:    %s peak per device of a %s budget\n", gib(plan, "peak_bytes", peak),

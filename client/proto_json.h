@@ -3,17 +3,18 @@
  * so that tsl_print_result() and --json show a plan from the daemon exactly as one
  * planned locally.
  *
- * A tessel.v1.Plan becomes a search-result document:
- *   { "fingerprint", "model": {"name"[, "layers", "params"]}, "cluster": {"description", "devices"},
+ * A tessel.v1.Plan becomes the search-result document of plan_json.h, key for
+ * key and in the same order:
+ *   { "fingerprint", "model": {"name","layers","params","tokens_per_sample"},
+ *     "cluster": {"description","devices","nodes"}, "request": {...},
  *     "plan": <plan>|null, "alternatives": [<plan>...],
- *     "baselines": [{"name","title","plan"|null,"why"}], "stats": {"dp_runs"},
- *     "search_time_s", "cached", "stale", "created_unix" }
- * with <plan> in plan_json.h's shape (stage bytes as "ms_bytes" / "act_bytes").
- * The wire message does not carry the model's layer and parameter counts: for a
- * preset they are taken from the planner's preset table (what the daemon used);
- * for a HuggingFace config, and for the cluster's node count and the request,
- * they are left out rather than invented (remote.c adds them for `plan`, where
- * the inputs are at hand).
+ *     "baselines": [{"name","title","plan"|null,"why"}],
+ *     "stats": {"dp_runs","dp_states","configs","batches_tried"}, "search_time_s",
+ *     "cached", "stale", "created_unix" }
+ * with <plan> in plan_json.h's shape (stage bytes as "ms_bytes" / "act_bytes";
+ * "layers" labels, "sim_iter_time_s"/"master_stage", "slicer", "memopt" and
+ * "node_order" only where the plan has them). The last three keys are the
+ * store's and exist only for plans that came from tesseld.
  *
  * Ownership: every function returns a new reference (json_decref it); NULL only
  * when out of memory.

@@ -8,11 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cluster_json.h"
-#include "plan_json.h"
 #include "proto_json.h"
 #include "remote.h"
-#include "search.h"
 
 /* Largest config / cluster file sent (the daemon's default request limit). */
 #define TSL_REMOTE_MAX_FILE_BYTES (4u * 1024 * 1024)
@@ -169,44 +166,7 @@ int tsl_remote_print_doc(json_t *doc, const tsl_client_opts_t *co)
     return TSL_EXIT_OK;
 }
 
-/* What the wire does not carry, from the inputs the daemon planned with, read the
- * way the local mode reads them: the model's shape and the cluster's node count. */
-static void doc_add_inputs(json_t *doc, const tsl_plan_opts_t *po)
-{
-    json_t *model = json_object_get(doc, "model"), *cluster = json_object_get(doc, "cluster");
-    tsl_model_t m = {0};
-    tsl_cluster_t c = {0};
-    tsl_err_t err;
-
-    if (tsl_plan_load_model(po, &m, &err) == 0) {
-        json_object_set_new(model, "layers", json_integer((json_int_t)m.n_layers));
-        json_object_set_new(model, "params", json_integer((json_int_t)tsl_model_params(&m)));
-        json_object_set_new(model, "tokens_per_sample",
-                            json_integer((json_int_t)m.tokens_per_sample));
-    }
-    tsl_model_free(&m);
-    if (tsl_cluster_from_arg(po->cluster, &c, &err) == 0)
-        json_object_set_new(cluster, "nodes", json_integer((json_int_t)c.n_nodes));
-    tsl_cluster_free(&c);
-}
-
-/* The document of a plan we asked for: what the wire carries, the inputs' shape
- * and the request, as the local mode shows them. */
-static json_t *plan_doc(const Tessel__V1__Plan *plan, const tsl_plan_opts_t *po)
-{
-    json_t *doc = tsl_proto_plan_to_json(plan);
-    tsl_request_t r;
-
-    if (doc) {
-        doc_add_inputs(doc, po);
-        tsl_plan_fill_request(po, &r);
-        json_object_set_new(doc, "request", tsl_request_to_json(&r));
-    }
-    return doc;
-}
-
-static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_plan_opts_t *po,
-                    const tsl_client_opts_t *co)
+static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t *co)
 {
     Tessel__V1__Plan *plan = NULL;
     tsl_rpc_client_t *c;
@@ -220,7 +180,7 @@ static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_plan_opts_t *p
     else if (!plan)
         rc = tsl_remote_fail(TSL_EXIT_SERVER, "the daemon ended the Plan stream without a plan");
     else
-        rc = tsl_remote_print_doc(plan_doc(plan, po), co);
+        rc = tsl_remote_print_doc(tsl_proto_plan_to_json(plan), co);
     if (plan)
         protobuf_c_message_free_unpacked(&plan->base, NULL);
     tsl_rpc_client_close(c);
@@ -239,7 +199,7 @@ int tsl_plan_remote(const tsl_plan_opts_t *po, const tsl_client_opts_t *co_in)
         rc = request_cluster(po, &req);
     if (rc == 0) {
         request_options(po, &req);
-        rc = run_plan(&req, po, &co);
+        rc = run_plan(&req, &co);
     }
     request_free(&req);
     return rc;

@@ -163,7 +163,7 @@ static void emit_page(list_out_t *lo, const Tessel__V1__ListPlansResponse *r)
             json_array_append_new(lo->plans, tsl_proto_summary_to_json(r->plans[i]));
             continue;
         }
-        if (lo->rows == 0)
+        if (lo->rows == 0 && i == 0)
             print_header();
         print_row(r->plans[i]);
     }

@@ -107,7 +107,8 @@ static int fill_runs(tsl_arena_t *a, const json_t *runs, Tessel__V1__Stage *st)
         Tessel__V1__LayerRun *lr = st->runs[i];
         lr->first_layer = u32(r, "first_layer");
         lr->count = u32(r, "count");
-        if (!(lr->strategy = tsl_arena_strdup(a, str(r, "strategy"))))
+        if (!(lr->strategy = tsl_arena_strdup(a, str(r, "strategy"))) ||
+            !(lr->layers = tsl_arena_strdup(a, str(r, "layers"))))
             return -1;
     }
     return 0;
@@ -120,13 +121,55 @@ static int fill_stage(tsl_arena_t *a, const json_t *o, Tessel__V1__Stage *st)
     st->first_device = u32(o, "first_device");
     st->n_devices = u32(o, "n_devices");
     st->inflight = u32(o, "inflight");
+    st->fwd_s = num(o, "fwd_s");
     st->time_s = num(o, "time_s");
     st->time_nosync_s = num(o, "time_nosync_s");
     st->p2p_s = num(o, "p2p_s");
     st->model_states_bytes = u64(o, "ms_bytes");
     st->activation_bytes = u64(o, "act_bytes");
     st->peak_bytes = u64(o, "peak_bytes");
+    if (!(st->layers = tsl_arena_strdup(a, str(o, "layers"))))
+        return -1;
     return fill_runs(a, json_object_get(o, "runs"), st);
+}
+
+/* The AutoPipe and H3T extras of a <plan>: each present only when the planner
+ * used it (plan_json.c). */
+static int fill_extras(tsl_arena_t *a, const json_t *plan, Tessel__V1__PlanFigures *f)
+{
+    const char *g = str(plan, "granularity");
+    if (!(f->granularity = tsl_arena_strdup(a, g[0] ? g : "layer")))
+        return -1;
+    f->sim_iter_time_s = num(plan, "sim_iter_time_s");
+    f->master_stage = u32(plan, "master_stage");
+    const json_t *sl = json_object_get(plan, "slicer");
+    if (json_is_object(sl)) {
+        if (!(f->slicer = tsl_arena_alloc(a, sizeof *f->slicer)))
+            return -1;
+        tessel__v1__slicer_figures__init(f->slicer);
+        f->slicer->n_sliced = u32(sl, "n_sliced");
+        f->slicer->iter_time_s = num(sl, "iter_time_s");
+    }
+    const json_t *mo = json_object_get(plan, "memopt");
+    if (json_is_object(mo)) {
+        if (!(f->memopt = tsl_arena_alloc(a, sizeof *f->memopt)))
+            return -1;
+        tessel__v1__memopt_figures__init(f->memopt);
+        if (!(f->memopt->mode = tsl_arena_strdup(a, str(mo, "mode"))))
+            return -1;
+        f->memopt->cpu_bytes_per_node = u64(mo, "cpu_bytes_per_node");
+    }
+    const json_t *order = json_object_get(plan, "node_order");
+    f->n_node_order = json_array_size(order);
+    if (f->n_node_order) {
+        if (!(f->node_order = tsl_arena_alloc(a, f->n_node_order * sizeof *f->node_order)))
+            return -1;
+        for (size_t i = 0; i < f->n_node_order; i++) {
+            json_int_t v = json_integer_value(json_array_get(order, i));
+            f->node_order[i] = v > 0 && v <= UINT32_MAX ? (uint32_t)v : 0;
+        }
+    }
+    return 0;
 }
 
 /* plan: a <plan> object or null (no plan; why says so). */
@@ -163,7 +206,7 @@ static Tessel__V1__PlanFigures *figures(tsl_arena_t *a, const json_t *plan, cons
     for (size_t i = 0; i < f->n_stages; i++)
         if (fill_stage(a, json_array_get(stages, i), f->stages[i]) != 0)
             return NULL;
-    return f;
+    return fill_extras(a, plan, f) == 0 ? f : NULL;
 }
 
 static int fill_lists(tsl_arena_t *a, const json_t *doc, Tessel__V1__Plan *p)
@@ -188,6 +231,43 @@ static int fill_lists(tsl_arena_t *a, const json_t *doc, Tessel__V1__Plan *p)
     return 0;
 }
 
+static bool flag(const json_t *o, const char *key)
+{
+    return json_is_true(json_object_get(o, key));
+}
+
+/* The "request" echo; NULL (no field) when the document has none. */
+static int fill_request(tsl_arena_t *a, const json_t *r, Tessel__V1__Plan *p)
+{
+    if (!json_is_object(r))
+        return 0;
+    Tessel__V1__PlanOptions *o = tsl_arena_alloc(a, sizeof *o);
+    if (!o)
+        return -1;
+    tessel__v1__plan_options__init(o);
+    o->pp = u32(r, "pp");
+    o->global_batch = u32(r, "global_batch");
+    o->max_batch = u32(r, "max_batch");
+    o->memory_bytes = u64(r, "memory_bytes");
+    o->top_k = u32(r, "top_k");
+    o->max_pp = u32(r, "max_pp");
+    o->max_micro = u32(r, "max_micro");
+    o->bucket_bytes = u64(r, "bucket_bytes");
+    o->no_pp = flag(r, "no_pp");
+    o->no_tp = flag(r, "no_tp");
+    o->no_dp = flag(r, "no_dp");
+    o->no_sdp = flag(r, "no_sdp");
+    o->no_ckpt = flag(r, "no_ckpt");
+    o->no_baselines = flag(r, "no_baselines");
+    o->no_placement = flag(r, "no_placement");
+    o->no_memopt = flag(r, "no_memopt");
+    o->no_slicer = flag(r, "no_slicer");
+    o->no_sublayer = flag(r, "no_sublayer");
+    o->no_bi_objective = flag(r, "no_bi_objective");
+    p->request = o;
+    return 0;
+}
+
 int tsl_convert_plan_json(const char *result_json, tsl_arena_t *a, Tessel__V1__Plan **out,
                           tsl_err_t *err)
 {
@@ -208,11 +288,19 @@ int tsl_convert_plan_json(const char *result_json, tsl_arena_t *a, Tessel__V1__P
     p->model_name = tsl_arena_strdup(a, str(model, "name"));
     p->cluster_description = tsl_arena_strdup(a, str(cluster, "description"));
     p->n_devices = u32(cluster, "devices");
+    p->cluster_nodes = u32(cluster, "nodes");
+    p->model_layers = u32(model, "layers");
+    p->model_params = u64(model, "params");
+    p->tokens_per_sample = u32(model, "tokens_per_sample");
     p->search_time_s = num(doc, "search_time_s");
-    p->dp_runs = u64(json_object_get(doc, "stats"), "dp_runs");
+    const json_t *stats = json_object_get(doc, "stats");
+    p->dp_runs = u64(stats, "dp_runs");
+    p->dp_states = u64(stats, "dp_states");
+    p->configs = u64(stats, "configs");
+    p->batches_tried = u32(stats, "batches_tried");
     p->best = figures(a, json_object_get(doc, "plan"), "tessel", "");
     if (!p->fingerprint || !p->model_name || !p->cluster_description || !p->best ||
-        fill_lists(a, doc, p) != 0)
+        fill_lists(a, doc, p) != 0 || fill_request(a, json_object_get(doc, "request"), p) != 0)
         goto out;
     *out = p;
     rc = 0;

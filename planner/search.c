@@ -121,9 +121,9 @@ static void sort_top(tsl_plan_t *top, uint32_t n)
 
 /* ---- micro-batch counts and batch sweep ---- */
 
-/* Micro-batch counts tried for B and P: divisors of B in [P, 8P] (up to four,
+/* Micro-batch counts tried for B and P: divisors of B in [P, 32P] (up to six,
  * spread geometrically), m = B when B < P; with P = 1, m = 1 plus gradient
- * accumulation 2/4/8 when the space allows it. */
+ * accumulation 2 … 32 when the space allows it. */
 static uint32_t micro_counts(const tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t *out)
 {
     uint32_t n = 0, cap = e->req->max_micro ? e->req->max_micro : B;
@@ -139,7 +139,7 @@ static uint32_t micro_counts(const tsl_engine_t *e, uint32_t B, uint32_t P, uint
         return n;
     }
     uint32_t last = 0;
-    for (uint32_t m = P; m <= 8 * P && m <= cap && n < 4; m++) {
+    for (uint32_t m = P; m <= 32 * P && m <= cap && n < 6; m++) {
         if (B % m != 0 || (last && m < 2 * last))
             continue;
         out[n++] = m;
@@ -289,7 +289,7 @@ out:
 
 /* ---- public entry ---- */
 
-static tsl_space_t tessel_space(const tsl_request_t *r)
+tsl_space_t tsl_space_tessel(const tsl_request_t *r)
 {
     tsl_space_t sp = {.label = "tessel", .opts = tsl_strategy_opts_default(), .accumulate = true};
     sp.opts.allow_dp = !r->no_dp;
@@ -299,13 +299,6 @@ static tsl_space_t tessel_space(const tsl_request_t *r)
     return sp;
 }
 
-static void add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s)
-{
-    into->dp_runs += s->dp_runs;
-    into->dp_states += s->dp_states;
-    into->configs += s->configs;
-    into->batches_tried += s->batches_tried;
-}
 
 /* Tessel's space contains every baseline's, but its search visits fewer batch and
  * micro-batch combinations than a baseline's rule may; a baseline plan that beats
@@ -328,7 +321,7 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
                             const tsl_request_t *r, const tsl_search_hooks_t *hooks,
                             tsl_search_result_t *res, double lo, double hi, tsl_err_t *err)
 {
-    tsl_space_t space = tessel_space(r);
+    tsl_space_t space = tsl_space_tessel(r);
     tsl_engine_t e;
     if (tsl_engine_init(&e, m, c, r, hooks, &space, err) != 0) {
         tsl_engine_free(&e);
@@ -353,7 +346,7 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
         sort_top(top, n_top);
         *best = top[0];
     }
-    add_stats(&res->stats, &e.stats);
+    tsl_search_add_stats(&res->stats, &e.stats);
     tsl_engine_free(&e);
     if (rc == TSL_SEARCH_OK) {
         if (!res->best.valid || better(best, &res->best))

@@ -105,12 +105,8 @@ void tsl_search_sublayer(const tsl_model_t *m, const tsl_cluster_t *c, const tsl
     const tsl_cluster_t *cc = c;
     if (best->n_nodes && tsl_cluster_permute(c, best->node_order, &pc, NULL) == 0)
         cc = &pc;
-    tsl_space_t sp = {.label = "tessel", .opts = tsl_strategy_opts_default(),
-                      .fixed_pp = best->pp};
-    sp.opts.allow_dp = !r->no_dp;
-    sp.opts.allow_sdp = !r->no_sdp;
-    sp.opts.allow_tp = !r->no_tp;
-    sp.opts.allow_ckpt = !r->no_ckpt;
+    tsl_space_t sp = tsl_space_tessel(r);
+    sp.fixed_pp = best->pp;
     tsl_engine_t e;
     uint32_t(*first)[TSL_PLAN_MAX_STAGES + 1] = malloc(2 * sizeof(*first));
     tsl_plan_t *cand = malloc(sizeof(*cand));
@@ -126,9 +122,7 @@ void tsl_search_sublayer(const tsl_model_t *m, const tsl_cluster_t *c, const tsl
                 res->top[0] = *cand;
             }
         }
-        res->stats.dp_runs += e.stats.dp_runs;
-        res->stats.dp_states += e.stats.dp_states;
-        res->stats.configs += e.stats.configs;
+        tsl_search_add_stats(&res->stats, &e.stats);
         tsl_engine_free(&e);
     }
     free(first);

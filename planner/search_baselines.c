@@ -135,9 +135,7 @@ static void megatron_eval(const tsl_model_t *m, const tsl_cluster_t *c, const ts
     }
     *fits = plan->valid;
     plan->valid = plan->valid && B_run == B;
-    stats->dp_runs += e.stats.dp_runs;
-    stats->dp_states += e.stats.dp_states;
-    stats->configs += e.stats.configs;
+    tsl_search_add_stats(stats, &e.stats);
     tsl_engine_free(&e);
 }
 
@@ -192,9 +190,7 @@ void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const ts
         int rc = -1;
         if (tsl_engine_init(&e, m, c, r, hooks, &sp, &err) == 0)
             rc = tsl_engine_run(&e, plan, NULL, 0, NULL, lo, hi, &err);
-        res->stats.dp_runs += e.stats.dp_runs;
-        res->stats.dp_states += e.stats.dp_states;
-        res->stats.configs += e.stats.configs;
+        tsl_search_add_stats(&res->stats, &e.stats);
         tsl_engine_free(&e);
         if (rc == TSL_SEARCH_CANCELLED)
             return;

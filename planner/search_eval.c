@@ -161,6 +161,14 @@ void tsl_engine_free(tsl_engine_t *e)
     memset(e, 0, sizeof(*e));
 }
 
+void tsl_search_add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s)
+{
+    into->dp_runs += s->dp_runs;
+    into->dp_states += s->dp_states;
+    into->configs += s->configs;
+    into->batches_tried += s->batches_tried;
+}
+
 const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t group_size)
 {
     for (uint32_t i = 0; i < e->n_groups; i++)

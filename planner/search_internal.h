@@ -69,10 +69,16 @@ typedef struct tsl_engine {
     tsl_search_stats_t stats;
 } tsl_engine_t;
 
+/* Tessel's own space under the request's switches. */
+tsl_space_t tsl_space_tessel(const tsl_request_t *r);
+
 int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
                     const tsl_request_t *r, const tsl_search_hooks_t *hooks,
                     const tsl_space_t *space, tsl_err_t *err);
 void tsl_engine_free(tsl_engine_t *e);
+
+/* Adds one run's counters to a result's. */
+void tsl_search_add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s);
 
 const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t group_size);
 

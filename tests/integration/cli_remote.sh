@@ -3,6 +3,8 @@
 # temporary database: plan (stages and baselines), the cached second call,
 # plans list/show/export/delete, health, and the exit codes for an unreachable
 # daemon (5), an unknown plan (3), a bad preset (2) and a passed deadline (5);
+# a remote plan's JSON (Plan stream and GetPlan) against the local planner's,
+# key for key, and `plans show` of a HuggingFace-config plan (layers, parameters);
 # then a second tesseld with tokens on loopback TCP: tokens by flag and by
 # TESSEL_TOKEN, missing / wrong token and wrong role (4).
 #
@@ -17,6 +19,7 @@ PY=python3
 MODEL=GPT2-345M
 CLUSTER=4xA100-40G
 MODEL2=BERT-Large
+HF_CONFIG=$(cd "$(dirname "$0")/../data/hf" && pwd)/gpt2.json
 
 SCHED_TOKEN=cli-remote-scheduler-7d2f91
 OPS_TOKEN=cli-remote-ops-4be803
@@ -83,6 +86,36 @@ expect_grep() { # FILE REGEX WHAT
 
 json_field() { # FILE KEY — prints doc[KEY] of a JSON document
     "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}
+
+# same_doc LOCAL REMOTE — "same" when the remote document has every key of the
+# local one, at every depth, with the same value, apart from the search
+# statistics and time (keys compared, values not) and the store's cached /
+# stale / created_unix, which only the remote one has; else the differences.
+same_doc() {
+    "$PY" - "$1" "$2" <<'PY'
+import json, sys
+local, remote = (json.load(open(f)) for f in sys.argv[1:3])
+diffs = []
+def walk(a, b, path, values=True):
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if path == "" and k in ("cached", "stale", "created_unix") and k not in a:
+                continue
+            if k not in a or k not in b:
+                diffs.append("%s/%s: only %s" % (path, k, "remote" if k in b else "local"))
+                continue
+            top_stats = path == "" and k in ("stats", "search_time_s")
+            walk(a[k], b[k], "%s/%s" % (path, k), values and not top_stats)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            diffs.append("%s: %d items local, %d remote" % (path, len(a), len(b)))
+        for i, (x, y) in enumerate(zip(a, b)):
+            walk(x, y, "%s[%d]" % (path, i), values)
+    elif type(a) is not type(b) or (values and a != b):
+        diffs.append("%s: local %r, remote %r" % (path, a, b))
+print("same" if not diffs else "; ".join(diffs[:8]) + " (%d in all)" % len(diffs))
+PY
 }
 
 wait_serving() { # PID SERVER LOG [TOKEN]
@@ -213,6 +246,39 @@ expect_rc 3 "plans show after delete"
 expect_grep "$tmp/err" '^tesselctl: ' "not found reported as one 'tesselctl:' line"
 ctl plans delete "$fp"
 expect_rc 3 "plans delete again"
+
+# ---- the remote document is the local one ----------------------------------------
+same_args=(--model "$MODEL" --cluster 8xA100-40G --batch 32)
+timeout 300 "$CTL" plan --local --json "${same_args[@]}" >"$tmp/local.json" 2>"$tmp/err"
+rc=$?
+expect_rc 0 "plan --local --json ${same_args[*]}"
+ctl plan --json "${same_args[@]}"
+expect_rc 0 "plan --json ${same_args[*]} (remote)"
+cp "$tmp/out" "$tmp/remote.json"
+d=$(same_doc "$tmp/local.json" "$tmp/remote.json" 2>&1)
+[ "$d" = "same" ] && ok "remote plan --json = local plan --json" || fail "remote vs local plan --json: $d"
+same_fp=$(json_field "$tmp/remote.json" fingerprint 2>/dev/null)
+ctl plans show "$same_fp" --json
+expect_rc 0 "plans show --json $same_fp"
+d=$(same_doc "$tmp/local.json" "$tmp/out" 2>&1)
+[ "$d" = "same" ] && ok "GetPlan document = local plan --json" || fail "GetPlan vs local plan --json: $d"
+
+# ---- a HuggingFace config: the model's shape comes back from the daemon ------------
+hf_args=(--hf-config "$HF_CONFIG" --cluster "$CLUSTER" --batch 16 --no-baselines)
+timeout 300 "$CTL" plan --local --json "${hf_args[@]}" >"$tmp/local.json" 2>"$tmp/err"
+hf_layers=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["model"]["layers"])' "$tmp/local.json" 2>&1)
+ctl plan --json "${hf_args[@]}"
+expect_rc 0 "plan --hf-config $(basename "$HF_CONFIG")"
+d=$(same_doc "$tmp/local.json" "$tmp/out" 2>&1)
+[ "$d" = "same" ] && ok "HF-config plan: remote --json = local --json" || fail "HF-config plan, remote vs local: $d"
+hf_fp=$(json_field "$tmp/out" fingerprint 2>/dev/null)
+ctl plans show "$hf_fp"
+expect_rc 0 "plans show of the HF-config plan"
+[[ "$hf_layers" =~ ^[1-9][0-9]*$ ]] && ok "the local planner counts $hf_layers layers" || fail "local layer count '$hf_layers'"
+expect_grep "$tmp/out" "^Plan for .* \\($hf_layers layers, 0\\.1[0-9]B parameters\\)" \
+    "plans show prints the HF model's $hf_layers layers and its parameters"
+expect_grep "$tmp/out" '^Search: .* [1-9][0-9]* configurations, [1-9][0-9]* batch sizes' \
+    "plans show prints the search statistics"
 
 # ---- health, addresses, environment ---------------------------------------------
 ctl health
