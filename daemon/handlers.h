@@ -27,7 +27,9 @@ void tsl_handle_health_check(tsl_call_t *call);
 void tsl_handle_unimplemented(tsl_call_t *call);
 
 /* Answers with the Plan of a stored row (GetPlan), or with it as the last
- * PlanEvent (as_event, Plan): packed once and kept (handlers_cache.c). */
+ * PlanEvent (as_event, Plan): packed once and kept (handlers_cache.c). row may
+ * be a head only (tsl_store_plan_head): the JSON is read from the store when
+ * the packed bytes are not cached. */
 void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row, bool cached,
                               bool as_event);
 

@@ -9,8 +9,10 @@
  * fields (a protobuf parser takes concatenated encodings as one message), and
  * for Plan it is wrapped as PlanEvent.plan. Slots are keyed by fingerprint and
  * the row's created_unix and are forgotten when the daemon stores or deletes
- * that fingerprint; the store row is still read on every call, so a plan
- * deleted or marked stale elsewhere is never answered from here.
+ * that fingerprint; the store row's head (tsl_store_plan_head: the summary
+ * columns, a prepared statement, no JSON) is still read on every call, so a
+ * plan deleted, replaced or marked stale elsewhere is never answered from here.
+ * Only a miss reads and converts the stored JSON.
  *
  * Direct-mapped (the fingerprint is a hash already), bounded in bytes; slices
  * are reference-counted, so an answer in flight keeps its bytes alive after an
@@ -115,12 +117,10 @@ static void insert(tsl_plan_cache_t *c, const char *fp, int64_t created, grpc_sl
     pthread_mutex_unlock(&c->lock);
 }
 
-/* The packed Plan of a stored row: from the cache, or converted and cached. */
-static int plan_bytes(tsl_server_t *srv, const tsl_stored_plan_t *row, grpc_slice *out,
-                      tsl_err_t *err)
+/* Converts and packs a row's result JSON, and caches the bytes. */
+static int convert_row(tsl_server_t *srv, const tsl_stored_plan_t *row, grpc_slice *out,
+                       tsl_err_t *err)
 {
-    if (srv->plans && lookup(srv->plans, row->fingerprint, row->created_unix, out))
-        return 0;
     tsl_arena_t a = {0};
     Tessel__V1__Plan *p = NULL;
     if (tsl_convert_plan_json(row->result_json, &a, &p, err) != 0) {
@@ -134,6 +134,29 @@ static int plan_bytes(tsl_server_t *srv, const tsl_stored_plan_t *row, grpc_slic
     if (srv->plans)
         insert(srv->plans, row->fingerprint, row->created_unix, *out);
     return 0;
+}
+
+/* The packed Plan of a stored row: from the cache, or converted and cached. A
+ * row read with tsl_store_plan_head (no result_json) is read whole on a miss;
+ * *row then takes that read's created_unix and stale, which go with its bytes. */
+static int plan_bytes(tsl_server_t *srv, tsl_stored_plan_t *row, grpc_slice *out, tsl_err_t *err)
+{
+    if (srv->plans && lookup(srv->plans, row->fingerprint, row->created_unix, out))
+        return 0;
+    if (row->result_json)
+        return convert_row(srv, row, out, err);
+    tsl_stored_plan_t full;
+    memset(&full, 0, sizeof full);
+    int rc = tsl_store_get_plan(srv->store, row->fingerprint, &full, err);
+    if (rc == 1)
+        tsl_err_set(err, "deleted while it was being read");
+    if (rc != 0)
+        return -1;
+    rc = convert_row(srv, &full, out, err);
+    row->created_unix = full.created_unix;
+    row->stale = full.stale;
+    tsl_stored_plan_clear(&full);
+    return rc;
 }
 
 static size_t put_varint(uint8_t *b, uint64_t v)
@@ -160,18 +183,19 @@ static grpc_slice answer_fields(bool cached, bool stale, int64_t created_unix)
     return grpc_slice_from_copied_buffer((const char *)b, n);
 }
 
-void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row, bool cached,
+void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row_in, bool cached,
                               bool as_event)
 {
     grpc_slice parts[3];
     tsl_err_t err = {{0}};
     size_t n = 0;
     grpc_slice body;
-    if (plan_bytes(call->srv, row, &body, &err) != 0) {
-        tsl_call_fail(call, GRPC_STATUS_INTERNAL, "plan %s: %s", row->fingerprint, err.msg);
+    tsl_stored_plan_t row = *row_in;   /* the head fields; the JSON stays row_in's */
+    if (plan_bytes(call->srv, &row, &body, &err) != 0) {
+        tsl_call_fail(call, GRPC_STATUS_INTERNAL, "plan %s: %s", row.fingerprint, err.msg);
         return;
     }
-    grpc_slice tail = answer_fields(cached, row->stale, row->created_unix);
+    grpc_slice tail = answer_fields(cached, row.stale, row.created_unix);
     if (as_event) {   /* PlanEvent.plan = 2, length-delimited */
         uint8_t hdr[11];
         size_t h = 0;

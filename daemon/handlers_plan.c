@@ -184,14 +184,12 @@ static bool answer_cached(tsl_call_t *call, const plan_job_t *job)
     tsl_stored_plan_t row;
     memset(&row, 0, sizeof row);
     tsl_err_t err = {{0}};
-    int rc = tsl_store_get_plan(call->srv->store, job->in.fingerprint, &row, &err);
+    int rc = tsl_store_plan_head(call->srv->store, job->in.fingerprint, &row, &err);
     if (rc < 0)
         tsl_log_warnx("plan %s: cache lookup failed: %s", job->in.fingerprint, err.msg);
     bool hit = rc == 0 && !row.stale;
     if (hit)
         tsl_handlers_answer_plan(call, &row, true, true);
-    if (rc == 0)
-        tsl_stored_plan_clear(&row);
     if (call->srv->metrics)
         tsl_metrics_cache(call->srv->metrics, hit);
     return hit;

@@ -22,11 +22,13 @@ static void not_found(tsl_call_t *call, const char *fp)
                   "no plan with fingerprint %s (ListPlans shows the stored ones)", fp);
 }
 
-/* 0 found (row filled), -1 answered (NOT_FOUND or INTERNAL). */
-static int load(tsl_call_t *call, const char *fp, tsl_stored_plan_t *row)
+/* 0 found (row filled; head_only: the summary columns, nothing to clear), -1
+ * answered (NOT_FOUND or INTERNAL). */
+static int load(tsl_call_t *call, const char *fp, tsl_stored_plan_t *row, bool head_only)
 {
     tsl_err_t err = {{0}};
-    int rc = tsl_store_get_plan(call->srv->store, fp, row, &err);
+    int rc = head_only ? tsl_store_plan_head(call->srv->store, fp, row, &err)
+                       : tsl_store_get_plan(call->srv->store, fp, row, &err);
     if (rc == 1)
         not_found(call, fp);
     else if (rc < 0)
@@ -43,10 +45,8 @@ void tsl_handle_get_plan(tsl_call_t *call)
     char fp[17];
     tsl_stored_plan_t row;
     memset(&row, 0, sizeof row);
-    if (tsl_handlers_fingerprint(call, req->fingerprint, fp) && load(call, fp, &row) == 0) {
+    if (tsl_handlers_fingerprint(call, req->fingerprint, fp) && load(call, fp, &row, true) == 0)
         tsl_handlers_answer_plan(call, &row, true, false);
-        tsl_stored_plan_clear(&row);
-    }
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -190,7 +190,7 @@ void tsl_handle_export_plan(tsl_call_t *call)
     tsl_stored_plan_t row;
     memset(&row, 0, sizeof row);
     if (tsl_handlers_fingerprint(call, req->fingerprint, fp) && export_format(call, req->format) &&
-        load(call, fp, &row) == 0) {
+        load(call, fp, &row, false) == 0) {
         Tessel__V1__ExportPlanResponse resp = TESSEL__V1__EXPORT_PLAN_RESPONSE__INIT;
         resp.format = "json";
         resp.content_type = "application/json";

@@ -9,6 +9,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <stdio.h>
 
 struct tsl_pool {
     pthread_mutex_t lock;
@@ -52,6 +56,17 @@ static void *worker_main(void *arg)
     worker_arg_t wa = *(worker_arg_t *)arg;
     tsl_pool_t *p = wa.pool;
     free(arg);
+    const char *e = getenv("TSL_EXP_SCHED");
+    if (e && !strcmp(e, "idle")) {
+        struct sched_param sp = {0};
+        pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+    } else if (e && !strcmp(e, "batch19")) {
+        struct sched_param sp = {0};
+        pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+        setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+    } else if (e && !strcmp(e, "nice19")) {
+        setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+    }
     pthread_mutex_lock(&p->lock);
     for (;;) {
         while (!p->head && !p->stopping)

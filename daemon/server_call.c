@@ -113,7 +113,6 @@ static void on_new(tsl_tag_t *tag, bool ok)
     if (!c->method)
         c->deadline = c->details.deadline;
     clock_gettime(CLOCK_MONOTONIC, &c->t0);
-    c->peer = grpc_call_get_peer(c->call);
     tsl_handlers_dispatch(c);
     tsl_call_unref(c);
 }
@@ -164,15 +163,19 @@ static double elapsed_ms(const tsl_call_t *c)
 static void log_request(tsl_call_t *c, grpc_status_code code, const char *msg)
 {
     const char *name = c->method ? c->method->name : "unknown";
+    if (c->srv->metrics)
+        tsl_metrics_request(c->srv->metrics, name, (int)code);
+    if (tsl_log_get_level() < TSL_LOG_INFO)
+        return;   /* no line to write: spare the peer string and the formatting */
     const char *role = !c->method ? "-" : c->trusted ? "trusted" : tsl_role_name(c->role);
+    if (!c->peer)
+        c->peer = grpc_call_get_peer(c->call);
     const char *peer = c->peer ? c->peer : "?";
     if (code == GRPC_STATUS_OK)
         tsl_log_info("rpc %s peer=%s role=%s code=OK %.1f ms", name, peer, role, elapsed_ms(c));
     else
         tsl_log_info("rpc %s peer=%s role=%s code=%s %.1f ms: %s", name, peer, role,
                      tsl_grpc_code_name(code), elapsed_ms(c), msg);
-    if (c->srv->metrics)
-        tsl_metrics_request(c->srv->metrics, name, (int)code);
 }
 
 static void finish(tsl_call_t *c, grpc_status_code code, const char *msg, grpc_byte_buffer *buf)

@@ -61,7 +61,7 @@ struct tsl_call {
     tsl_role_t role;             /* TSL_ROLE_NONE when no tokens are configured */
     bool trusted;                /* no tokens configured: every caller trusted */
     struct timespec t0;          /* CLOCK_MONOTONIC when the call arrived */
-    char *peer;                  /* grpc_call_get_peer at arrival (gpr_free) */
+    char *peer;                  /* grpc_call_get_peer when logged (gpr_free) */
 
     void *ctx;                   /* the handler's state, freed with the call */
     void (*ctx_free)(void *ctx);

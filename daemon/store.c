@@ -26,6 +26,7 @@
 struct tsl_store {
     sqlite3 *db;
     pthread_mutex_t mu;
+    sqlite3_stmt *head;       /* tsl_store_plan_head's statement, prepared once */
     char path[512];
 };
 
@@ -259,6 +260,7 @@ void tsl_store_close(tsl_store_t *s)
     if (s == NULL)
         return;
     /* Recommended before closing long-lived connections: refreshes planner stats. */
+    sqlite3_finalize(s->head);
     sqlite3_exec(s->db, "PRAGMA optimize", NULL, NULL, NULL);
     sqlite3_close(s->db);
     pthread_mutex_destroy(&s->mu);
@@ -447,6 +449,41 @@ int tsl_store_get_plan(tsl_store_t *s, const char *fingerprint, tsl_stored_plan_
         return -1;
     pthread_mutex_lock(&s->mu);
     int rc = get_locked(s, fingerprint, out, err);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+/* The summary columns only: SQLite never touches the JSON columns' overflow
+ * pages, and the statement is prepared once (GetPlan's hot path). */
+static int head_locked(tsl_store_t *s, const char *fp, tsl_stored_plan_t *out, tsl_err_t *err)
+{
+    static const char sql[] = "SELECT " PLAN_COLUMNS " FROM plans WHERE fingerprint = ?1";
+    if (s->head == NULL &&
+        sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->head, NULL) != SQLITE_OK)
+        return db_fail(s, err, "prepare");
+    sqlite3_bind_text(s->head, 1, fp, -1, SQLITE_STATIC);
+    int step = sqlite3_step(s->head), rc = -1;
+    if (step == SQLITE_ROW) {
+        row_to_plan(s->head, out);
+        rc = 0;
+    } else if (step == SQLITE_DONE) {
+        tsl_err_set(err, "fingerprint: no plan %s in the store", fp);
+        rc = 1;
+    } else {
+        db_fail(s, err, "reading plan");
+    }
+    sqlite3_reset(s->head);
+    sqlite3_clear_bindings(s->head);
+    return rc;
+}
+
+int tsl_store_plan_head(tsl_store_t *s, const char *fingerprint, tsl_stored_plan_t *out,
+                        tsl_err_t *err)
+{
+    if (check_fingerprint(fingerprint, err) != 0)
+        return -1;
+    pthread_mutex_lock(&s->mu);
+    int rc = head_locked(s, fingerprint, out, err);
     pthread_mutex_unlock(&s->mu);
     return rc;
 }

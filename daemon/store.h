@@ -56,6 +56,11 @@ int tsl_store_put_plan(tsl_store_t *s, const tsl_stored_plan_t *p, tsl_err_t *er
 /* 0 found (out filled, caller clears), 1 not found, -1 error. */
 int tsl_store_get_plan(tsl_store_t *s, const char *fingerprint, tsl_stored_plan_t *out,
                        tsl_err_t *err);
+/* The summary fields only (request_json / result_json stay NULL: nothing to
+ * clear): 0 found, 1 not found, -1 error. Microseconds and no allocation — for
+ * answers whose plan bytes are cached elsewhere. */
+int tsl_store_plan_head(tsl_store_t *s, const char *fingerprint, tsl_stored_plan_t *out,
+                        tsl_err_t *err);
 /* 0 deleted, 1 not found, -1 error. */
 int tsl_store_delete_plan(tsl_store_t *s, const char *fingerprint, tsl_err_t *err);
 /* 0 updated, 1 not found, -1 error (not found also fills err). */

@@ -790,13 +790,29 @@ int tsl_memopt_solve(const tsl_layer_t *layers, uint32_t n, const tsl_memopt_ctx
                 snprintf(why, sizeof(why), "%s: no sequence the %s solver tried fits",
                          tsl_memopt_mode_name(mode), tsl_memopt_solver_name(opts->solver));
         }
-        if (!sc.found)
-            continue;
-        if (tsl_memopt_evaluate(layers, n, ctx, mode, ws->best, &cand, err) != 0)
-            goto out;
-        if (cand.valid && (!found || cand.step_s < plan->step_s)) {
-            *plan = cand;
-            found = true;
+        if (sc.found) {
+            if (tsl_memopt_evaluate(layers, n, ctx, mode, ws->best, &cand, err) != 0)
+                goto out;
+            if (cand.valid && (!found || cand.step_s < plan->step_s)) {
+                *plan = cand;
+                found = true;
+            }
+        }
+        if (dp) {
+            /* The DP rounds memory to m levels and can miss what greedy (which starts
+             * from all-on) finds near the limit: greedy is its floor in every mode. */
+            search_ctx_t sg = sc;
+            sg.found = false;
+            run_simple(&sg, TSL_MEMOPT_SOLVER_GREEDY, allowed, opts, mode);
+            st.evaluations += sg.evals;
+            if (!sg.found)
+                continue;
+            if (tsl_memopt_evaluate(layers, n, ctx, mode, ws->best, &cand, err) != 0)
+                goto out;
+            if (cand.valid && (!found || cand.step_s < plan->step_s)) {
+                *plan = cand;
+                found = true;
+            }
         }
     }
     if (!found) {
