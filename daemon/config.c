@@ -70,6 +70,8 @@ static const cfg_entry_t CONFIG_TABLE[] = {
      "searches waiting for a thread; past it Plan is RESOURCE_EXHAUSTED"},
     {"search", "grace_s", "grace", "SECONDS", CFG_DOUBLE, F(grace_s), "10", 0, 3600,
      "on SIGTERM, seconds running searches get before cancellation"},
+    {"search", "search_nice", "search-nice", "N", CFG_UINT32, F(search_nice), "19", 0, 19,
+     "search threads run N nice steps below the daemon (SCHED_BATCH); 0 = same priority"},
     {"limits", "max_request_bytes", "max-request-bytes", "BYTES", CFG_BYTES, F(max_request_bytes),
      "4194304", 1024, 1073741824, "largest request message accepted (K/M/G suffixes allowed)"},
     {"limits", "max_layers", "max-layers", "N", CFG_UINT32, F(max_layers), "1024", 1, 1048576,

@@ -8,7 +8,7 @@
  *             tcp = 127.0.0.1:7443 (empty: no TCP)      tls_cert = …  tls_key = …
  *             http = 127.0.0.1:9464 (empty: off)        pid_file / lock next to the socket
  *   [store]   database = /var/lib/tessel/tessel.db
- *   [search]  pool_size = 0 (= cores)  queue_size = 16  grace_s = 10
+ *   [search]  pool_size = 0 (= cores)  queue_size = 16  grace_s = 10  search_nice = 19
  *   [limits]  max_request_bytes = 4194304  max_layers = 1024  max_devices = 16384
  *             max_batch = 65536
  *   [log]     level = info
@@ -45,6 +45,7 @@ typedef struct tsl_config {
     uint32_t pool_size;          /* 0 = number of cores */
     uint32_t queue_size;
     double grace_s;
+    uint32_t search_nice;        /* search threads' nice steps below the daemon; 0 = none */
     uint64_t max_request_bytes;
     uint32_t max_layers;
     uint32_t max_devices;

@@ -9,6 +9,9 @@
  * watchdog in between; SIGTERM/SIGINT start the graceful stop.
  */
 #include <grpc/grpc.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -28,6 +31,11 @@
 
 #define EXIT_RUNTIME 1
 #define EXIT_CONFIG 2
+
+/* glibc malloc: blocks from this size on are mmap()ed (and unmapped on free),
+ * and an arena hands back free memory at its top past this much. */
+#define MALLOC_MMAP_THRESHOLD_BYTES (256 * 1024)
+#define MALLOC_TRIM_THRESHOLD_BYTES (1024 * 1024)
 
 typedef struct opts {
     const char *config_file;
@@ -279,8 +287,31 @@ static int before_run(int argc, char **argv, tsl_config_t *cfg)
     return -1;
 }
 
+/*
+ * A search allocates tens of MB (DP tables, the 750 KB result) on its pool
+ * thread's malloc arena and frees them when it ends. glibc's default
+ * thresholds adapt upwards after such frees (up to 32 MB mmap / 64 MB trim),
+ * after which a non-main arena keeps all of that resident for good and
+ * malloc_trim() does not reach it: each search thread pinned ~20 MB. Fixed
+ * thresholds keep large blocks in mmap and trim arena tops, so the daemon goes
+ * back to its idle size after a search; the planner allocates up front, so
+ * searches are no slower. An operator's own GLIBC_TUNABLES / MALLOC_*_ wins.
+ */
+static void tune_malloc(void)
+{
+#ifdef __GLIBC__
+    const char *t = getenv("GLIBC_TUNABLES");
+    if ((t && strstr(t, "glibc.malloc.")) || getenv("MALLOC_MMAP_THRESHOLD_") ||
+        getenv("MALLOC_TRIM_THRESHOLD_"))
+        return;
+    mallopt(M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD_BYTES);
+    mallopt(M_TRIM_THRESHOLD, MALLOC_TRIM_THRESHOLD_BYTES);
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    tune_malloc();
     tsl_config_t *cfg = calloc(1, sizeof *cfg);
     if (!cfg) {
         fprintf(stderr, "tesseld: out of memory\n");

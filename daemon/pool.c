@@ -5,14 +5,17 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define NICE_MAX 19
 
 struct tsl_pool {
     pthread_mutex_t lock;
@@ -21,6 +24,7 @@ struct tsl_pool {
     tsl_pool_job_t *head, *tail;  /* waiting jobs, FIFO */
     uint32_t queued, running;
     uint32_t queue_cap, n_threads;
+    uint32_t nice;                /* priority steps below the daemon; 0 = unchanged */
     bool refusing, stopping;
     pthread_t *threads;
     tsl_pool_job_t **current;     /* per thread: the job it runs, or NULL */
@@ -51,22 +55,34 @@ static tsl_pool_job_t *take_locked(tsl_pool_t *p)
     return job;
 }
 
+/* Called by each pool thread on itself: SCHED_BATCH (the scheduler treats it as
+ * CPU-bound and does not let its wake-ups preempt others), then nice steps below
+ * the process. On Linux the nice value of PRIO_PROCESS with a thread id is that
+ * thread's alone. */
+static void lower_priority(uint32_t index, uint32_t nice)
+{
+    if (nice == 0)
+        return;
+    struct sched_param sp = {.sched_priority = 0};
+    int rc = pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+    if (rc != 0)
+        tsl_log_warnx("pool: search thread %u: SCHED_BATCH: %s", index, strerror(rc));
+    id_t tid = (id_t)syscall(SYS_gettid);
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, tid);
+    if (now == -1 && errno != 0)
+        now = 0;
+    int want = now + (int)nice > NICE_MAX ? NICE_MAX : now + (int)nice;
+    if (want > now && setpriority(PRIO_PROCESS, tid, want) != 0)
+        tsl_log_warn("pool: search thread %u: nice %d", index, want);
+}
+
 static void *worker_main(void *arg)
 {
     worker_arg_t wa = *(worker_arg_t *)arg;
     tsl_pool_t *p = wa.pool;
     free(arg);
-    const char *e = getenv("TSL_EXP_SCHED");
-    if (e && !strcmp(e, "idle")) {
-        struct sched_param sp = {0};
-        pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
-    } else if (e && !strcmp(e, "batch19")) {
-        struct sched_param sp = {0};
-        pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
-        setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
-    } else if (e && !strcmp(e, "nice19")) {
-        setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
-    }
+    lower_priority(wa.index, p->nice);
     pthread_mutex_lock(&p->lock);
     for (;;) {
         while (!p->head && !p->stopping)
@@ -115,8 +131,8 @@ static int start_threads(tsl_pool_t *p, tsl_err_t *err)
     return 0;
 }
 
-int tsl_pool_start(uint32_t threads, uint32_t queue_cap, tsl_pool_change_fn on_change,
-                   void *ud, tsl_pool_t **out, tsl_err_t *err)
+int tsl_pool_start(uint32_t threads, uint32_t queue_cap, uint32_t nice,
+                   tsl_pool_change_fn on_change, void *ud, tsl_pool_t **out, tsl_err_t *err)
 {
     *out = NULL;
     tsl_pool_t *p = calloc(1, sizeof *p);
@@ -124,6 +140,7 @@ int tsl_pool_start(uint32_t threads, uint32_t queue_cap, tsl_pool_change_fn on_c
         return tsl_err_set(err, "pool: out of memory");
     p->n_threads = threads ? threads : default_threads();
     p->queue_cap = queue_cap;
+    p->nice = nice > NICE_MAX ? NICE_MAX : nice;
     p->on_change = on_change;
     p->ud = ud;
     pthread_mutex_init(&p->lock, NULL);

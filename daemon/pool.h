@@ -15,6 +15,12 @@
  * still run after a cancel so that its owner can answer its caller; run()
  * should look at the flag first.
  *
+ * Priority: with nice > 0 each pool thread, as it starts, moves to
+ * SCHED_BATCH and lowers its own priority by nice steps (capped at 19), so
+ * that the threads answering calls win the CPU whenever they want it; the
+ * searches take what is left. A thread that cannot change its priority logs a
+ * warning and runs on as it is.
+ *
  * Thread-safety: every function may be called from any thread; on_change is
  * called with the pool's lock held — keep it cheap and do not call back in.
  */
@@ -39,9 +45,10 @@ typedef struct tsl_pool_job {
 /* Queue depth changes (for metrics gauges). */
 typedef void (*tsl_pool_change_fn)(void *ud, uint32_t queued, uint32_t running);
 
-/* threads: 0 = the number of online CPUs. queue_cap may be 0 (no waiting). */
-int tsl_pool_start(uint32_t threads, uint32_t queue_cap, tsl_pool_change_fn on_change,
-                   void *ud, tsl_pool_t **out, tsl_err_t *err);
+/* threads: 0 = the number of online CPUs. queue_cap may be 0 (no waiting).
+ * nice: the threads' priority below the caller's (0..19; 0 = unchanged). */
+int tsl_pool_start(uint32_t threads, uint32_t queue_cap, uint32_t nice,
+                   tsl_pool_change_fn on_change, void *ud, tsl_pool_t **out, tsl_err_t *err);
 
 /* The number of threads actually started. */
 uint32_t tsl_pool_threads(const tsl_pool_t *p);

@@ -117,7 +117,8 @@ int tsl_server_start(const tsl_config_t *cfg, tsl_store_t *store, tsl_metrics_t 
     s->metrics = metrics;
     s->shutdown_tag.fn = on_shutdown;
     s->plans = tsl_plan_cache_new();
-    if (tsl_pool_start(cfg->pool_size, cfg->queue_size, on_pool_change, s, &s->pool, err) != 0)
+    if (tsl_pool_start(cfg->pool_size, cfg->queue_size, cfg->search_nice, on_pool_change, s,
+                       &s->pool, err) != 0)
         goto fail;
     if (create_server(s) != 0) {
         tsl_err_set(err, "server: cannot create the gRPC server");

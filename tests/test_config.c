@@ -33,7 +33,8 @@ static void test_defaults(void)
     CHECK(c.socket_mode == 0660, "mode %o", c.socket_mode);
     CHECK(c.tcp[0] == '\0' && c.http[0] == '\0' && c.tls_cert[0] == '\0', "off by default");
     CHECK(strcmp(c.database, "/var/lib/tessel/tessel.db") == 0, "database");
-    CHECK(c.pool_size == 0 && c.queue_size == 16 && c.grace_s == 10, "search");
+    CHECK(c.pool_size == 0 && c.queue_size == 16 && c.grace_s == 10 && c.search_nice == 19,
+          "search");
     CHECK(c.max_request_bytes == 4194304 && c.max_layers == 1024 && c.max_devices == 16384 &&
               c.max_batch == 65536, "limits");
     CHECK(strcmp(c.log_level, "info") == 0 && c.n_tokens == 0, "log, tokens");
@@ -77,6 +78,9 @@ static void test_set(void)
     CHECK(tsl_config_set(&c, "grace", "2.5", &err) == 0 && c.grace_s == 2.5, "double");
     CHECK(tsl_config_set(&c, "grace", "nan", &err) == -1, "nan refused");
     CHECK(tsl_config_set(&c, "grace", "3601", &err) == -1 && strstr(err.msg, "grace_s"), "%s", err.msg);
+    CHECK(tsl_config_set(&c, "search-nice", "0", &err) == 0 && c.search_nice == 0, "nice 0");
+    CHECK(tsl_config_set(&c, "search.search_nice", "20", &err) == -1 && strstr(err.msg, "search_nice"),
+          "nice above 19: %s", err.msg);
     CHECK(tsl_config_set(&c, "log-level", "DEBUG", &err) == 0 && strcmp(c.log_level, "debug") == 0,
           "level canonical: %s", c.log_level);
     CHECK(tsl_config_set(&c, "log.level", "loud", &err) == -1 && strstr(err.msg, "log.level"),

@@ -1,6 +1,6 @@
 /*
  * test_store.c — the SQLite store: open/migrate/reopen, plan CRUD, listing with
- * every filter and paging, stale marking, refusal of a newer schema (file left
+ * every filter and paging, the summary-only head read, stale marking, refusal of a newer schema (file left
  * byte for byte), integrity check, concurrent writers from threads.
  */
 #include <pthread.h>
@@ -157,6 +157,48 @@ static void test_crud(void)
     bad.iter_time_s = 0.0 / 0.0;
     CHECK(tsl_store_put_plan(s, &bad, &err) == -1 && strstr(err.msg, "iter_time_s"), "%s", err.msg);
     CHECK(tsl_store_count_plans(s) == 0, "nothing stored by bad puts");
+    tsl_store_close(s);
+}
+
+/* The head: the summary columns of one row, never its JSON; follows replace,
+ * stale marking and delete like a full read; the statement is reused. */
+static void test_head(void)
+{
+    char path[300];
+    tsl_err_t err = {{0}};
+    tsl_store_t *s = NULL;
+    db_path(path, sizeof(path), "head.db");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    tsl_stored_plan_t p = make_plan("0123456789abcdef", "GPT2-345M", 4, 1700000000);
+    CHECK(tsl_store_put_plan(s, &p, &err) == 0, "put: %s", err.msg);
+    tsl_stored_plan_t h;
+    memset(&h, 0x5a, sizeof(h));
+    CHECK(tsl_store_plan_head(s, "0123456789abcdef", &h, &err) == 0, "head: %s", err.msg);
+    CHECK(strcmp(h.fingerprint, "0123456789abcdef") == 0 && strcmp(h.model_name, "GPT2-345M") == 0,
+          "head names: %s %s", h.fingerprint, h.model_name);
+    CHECK(h.n_devices == 4 && h.global_batch == 64 && h.peak_bytes == 70ULL << 30 &&
+              h.iter_time_s == 1.25 && h.created_unix == 1700000000 && !h.stale,
+          "head figures");
+    CHECK(h.request_json == NULL && h.result_json == NULL, "a head carries no JSON");
+    for (int i = 0; i < 100; i++)
+        if (tsl_store_plan_head(s, "0123456789abcdef", &h, &err) != 0)
+            break;
+    CHECK(h.created_unix == 1700000000, "the reused statement reads the same row");
+    CHECK(tsl_store_mark_stale(s, "0123456789abcdef", true, &err) == 0, "mark: %s", err.msg);
+    CHECK(tsl_store_plan_head(s, "0123456789abcdef", &h, &err) == 0 && h.stale, "head sees stale");
+    p.created_unix = 1700000100;
+    CHECK(tsl_store_put_plan(s, &p, &err) == 0, "replace: %s", err.msg);
+    CHECK(tsl_store_plan_head(s, "0123456789abcdef", &h, &err) == 0 && !h.stale &&
+              h.created_unix == 1700000100,
+          "head sees the replacement (created %lld)", (long long)h.created_unix);
+    CHECK(tsl_store_plan_head(s, "ffffffffffffffff", &h, &err) == 1 && strstr(err.msg, "no plan"),
+          "head of a missing plan → 1: %s", err.msg);
+    CHECK(tsl_store_delete_plan(s, "0123456789abcdef", &err) == 0, "delete");
+    CHECK(tsl_store_plan_head(s, "0123456789abcdef", &h, &err) == 1, "head after delete → 1");
+    CHECK(tsl_store_plan_head(s, "bad'; DROP", &h, &err) == -1 && strstr(err.msg, "fingerprint"),
+          "bad fingerprint named: %s", err.msg);
+    tsl_store_close(s);   /* finalizes the statement (else the connection leaks) */
+    CHECK(tsl_store_open(path, &s, &err) == 0, "reopen after close: %s", err.msg);
     tsl_store_close(s);
 }
 
@@ -459,6 +501,7 @@ int main(void)
         SKIP_ALL("cannot create a temporary directory");
     test_open_migrate();
     test_crud();
+    test_head();
     test_list();
     test_callback_stop();
     test_newer_schema();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # daemon_basic.sh — one tesseld on a private unix socket and database, driven by
-# an independent Python gRPC client: health, Plan (progress events, then the
+# an independent Python gRPC client: the search threads' priority, health, Plan (progress events, then the
 # plan), the cached second call, force, list (filters, paging), get, export,
 # delete, malformed messages, unknown methods, Registry/Trials UNIMPLEMENTED,
 # the socket's mode, /healthz over HTTP, --check-config and start-up refusals.
@@ -17,6 +17,29 @@ start_daemon d --unix-socket "$SOCK" --database "$TMPD/t.db" --pool-size 2 \
     --http "127.0.0.1:$HTTP_PORT"
 wait_healthy "$T" || { fail "tesseld did not become healthy"; finish; }
 ok "tesseld is up"
+
+# The two search threads run below the daemon (search_nice = 19, SCHED_BATCH = 3);
+# every other thread keeps nice 0.
+low=0
+for _ in $(seq 1 20); do
+    low=$("$PY" - "$DPID" <<'PY'
+import glob, sys
+n = 0
+for f in glob.glob("/proc/%s/task/*/stat" % sys.argv[1]):
+    try:
+        fields = open(f).read().rsplit(")", 1)[1].split()
+    except OSError:
+        continue
+    nice, policy = int(fields[16]), int(fields[38])
+    n += nice == 19 and policy == 3
+print(n)
+PY
+)
+    [ "$low" = 2 ] && break
+    sleep 0.1
+done
+[ "$low" = 2 ] && ok "2 search threads at nice 19 under SCHED_BATCH" ||
+    fail "$low search threads at nice 19 / SCHED_BATCH, want 2"
 
 # ---- health -------------------------------------------------------------------
 rpc health
