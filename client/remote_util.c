@@ -3,6 +3,8 @@
  */
 #include "remote.h"
 
+#include "args.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -20,17 +22,12 @@ int tsl_remote_fail(int code, const char *fmt, ...)
     return code;
 }
 
+/* One bound for --timeout wherever it stands on the command line. */
 static int parse_timeout(const char *arg, double *out)
 {
-    char *end = NULL;
-    double v;
-
-    errno = 0;
-    v = strtod(arg, &end);
-    if (errno || end == arg || *end != '\0' || !(v > 0) || v > 86400 * 7)
-        return tsl_remote_fail(TSL_EXIT_USAGE,
-                               "--timeout: '%s' is not a number of seconds in (0, 604800]", arg);
-    *out = v;
+    tsl_err_t err;
+    if (tsl_parse_double("--timeout", arg, 0.001, 86400 * 7, out, &err) != 0)
+        return tsl_remote_fail(TSL_EXIT_USAGE, "%s (seconds)", err.msg);
     return 0;
 }
 
@@ -74,15 +71,11 @@ int tsl_remote_open(const tsl_client_opts_t *co, tsl_rpc_client_t **out)
 int tsl_remote_parse_u32(const char *name, const char *text, unsigned lo, unsigned hi,
                          unsigned *out)
 {
-    char *end = NULL;
-    unsigned long v;
-
-    errno = 0;
-    v = strtoul(text, &end, 10);
-    if (errno || end == text || *end != '\0' || text[0] == '-' || v < lo || v > hi)
-        return tsl_remote_fail(TSL_EXIT_USAGE, "%s: '%s' is not a whole number in [%u, %u]",
-                               name, text, lo, hi);
-    *out = (unsigned)v;
+    tsl_err_t err;
+    uint32_t v;
+    if (tsl_parse_u32(name, text, lo, hi, &v, &err) != 0)
+        return tsl_remote_fail(TSL_EXIT_USAGE, "%s", err.msg);
+    *out = v;
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "cluster.h"
 #include "commands.h"
 #include "model.h"
+#include "remote.h"
 
 static const char usage_text[] =
     "usage: tesselctl [--server ADDR] [--token T] [--json] COMMAND [ARGS]\n"
@@ -75,24 +76,14 @@ static const char plan_usage[] =
     "  --force             ignore tesseld's cached plan and search again\n"
     "  --json              print the plan document as JSON (docs/plan-format.md)\n";
 
+/* The connection options (--server, --token, --timeout, --json) are remote.h's,
+ * parsed by tsl_remote_common_opt for every subcommand alike. */
 enum {
-    OPT_SERVER = 256, OPT_TOKEN, OPT_TIMEOUT, OPT_JSON, OPT_MODEL, OPT_HF, OPT_SEQ, OPT_CLUSTER,
+    OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER,
     OPT_MEMORY, OPT_BATCH, OPT_SWEEP, OPT_MAXB, OPT_TOPK, OPT_NOPP, OPT_NOTP, OPT_NODP,
     OPT_NOSDP, OPT_NOCKPT, OPT_NOBASE, OPT_LOCAL, OPT_FORCE, OPT_NOPLACE, OPT_NOMEMOPT,
     OPT_NOBIOBJ, OPT_NOSUB, OPT_NOSLICE, OPT_PP,
 };
-
-static int global_opt(int opt, tsl_client_opts_t *co, tsl_err_t *err)
-{
-    switch (opt) {
-    case OPT_SERVER: co->server = optarg; return 0;
-    case OPT_TOKEN: co->token = optarg; return 0;
-    case OPT_JSON: co->json = true; return 0;
-    case OPT_TIMEOUT:
-        return tsl_parse_double("timeout", optarg, 0.001, 1e6, &co->timeout_s, err);
-    default: return 1;
-    }
-}
 
 static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
 {
@@ -125,8 +116,8 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
 }
 
 static const struct option plan_long[] = {
-    {"server", required_argument, 0, OPT_SERVER}, {"token", required_argument, 0, OPT_TOKEN},
-    {"timeout", required_argument, 0, OPT_TIMEOUT}, {"json", no_argument, 0, OPT_JSON},
+    {"server", required_argument, 0, TSL_OPT_SERVER}, {"token", required_argument, 0, TSL_OPT_TOKEN},
+    {"timeout", required_argument, 0, TSL_OPT_TIMEOUT}, {"json", no_argument, 0, TSL_OPT_JSON},
     {"model", required_argument, 0, OPT_MODEL}, {"hf-config", required_argument, 0, OPT_HF},
     {"seq-len", required_argument, 0, OPT_SEQ}, {"cluster", required_argument, 0, OPT_CLUSTER},
     {"memory", required_argument, 0, OPT_MEMORY}, {"batch", required_argument, 0, OPT_BATCH},
@@ -152,8 +143,10 @@ static int cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
             fputs(plan_usage, stdout);
             return TSL_EXIT_OK;
         }
-        int r = global_opt(opt, co, &err);
-        if (r == 1)
+        int r = tsl_remote_common_opt(opt, optarg, co);
+        if (r > 0)
+            return r;   /* reported */
+        if (r < 0)
             r = plan_opt(opt, &po, &err);
         if (r == 1) {
             fputs(plan_usage, stderr);
@@ -214,25 +207,24 @@ static int cmd_hardware(void)
 }
 
 static const struct option global_long[] = {
-    {"server", required_argument, 0, OPT_SERVER}, {"token", required_argument, 0, OPT_TOKEN},
-    {"timeout", required_argument, 0, OPT_TIMEOUT}, {"json", no_argument, 0, OPT_JSON},
+    {"server", required_argument, 0, TSL_OPT_SERVER}, {"token", required_argument, 0, TSL_OPT_TOKEN},
+    {"timeout", required_argument, 0, TSL_OPT_TIMEOUT}, {"json", no_argument, 0, TSL_OPT_JSON},
     {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 };
 
 int main(int argc, char **argv)
 {
     tsl_client_opts_t co = {.server = getenv("TESSEL_SERVER"), .token = getenv("TESSEL_TOKEN")};
-    tsl_err_t err = {{0}};
     int opt;
     while ((opt = getopt_long(argc, argv, "+h", global_long, NULL)) != -1) {
         if (opt == 'h') {
             fputs(usage_text, stdout);
             return TSL_EXIT_OK;
         }
-        int r = global_opt(opt, &co, &err);
-        if (r != 0) {
-            if (r < 0)
-                fprintf(stderr, "tesselctl: %s\n", err.msg);
+        int r = tsl_remote_common_opt(opt, optarg, &co);
+        if (r > 0)
+            return r;   /* reported */
+        if (r < 0) {
             fputs(usage_text, stderr);
             return TSL_EXIT_USAGE;
         }
