@@ -144,6 +144,15 @@ typedef struct tsl_model {
  * Returns -1 if the shape is invalid (zero hidden size, FFN without size, ...). */
 int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
 
+/*
+ * The layer's integer shape and derived fields in a fixed order (its FLOPs,
+ * fwd_flops and extra_fwd_flops, are the only other fields that matter). Two
+ * layers with equal keys and equal FLOPs cost the same everywhere; the search
+ * groups layers by it and the plan fingerprint hashes it. Returns the length.
+ */
+#define TSL_LAYER_KEY_LEN 24
+uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN]);
+
 /* Short lowercase name of a kind: "embedding", "encoder", ... */
 const char *tsl_layer_kind_name(tsl_layer_kind_t kind);
 

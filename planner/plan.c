@@ -165,14 +165,10 @@ void tsl_fp_str(tsl_fp_t *fp, const char *s)
 
 static void fp_layer(tsl_fp_t *fp, const tsl_layer_t *l)
 {
-    const uint64_t shape[] = {l->kind, l->seq_len, l->hidden, l->ffn_hidden, l->heads,
-                              l->attn_dim, l->cross_seq_len, l->vocab, l->positions,
-                              l->gated_ffn, l->tied_head, l->params, l->bnd_act_bytes,
-                              l->act_repl_bytes, l->act_shard_bytes, l->tp_allreduces,
-                              l->kv_heads, l->attn_window, l->head_tokens, l->patch_embed,
-                              l->no_bias, l->rms_norm, l->extra_params, l->extra_act_bytes};
-    for (size_t i = 0; i < sizeof(shape) / sizeof(shape[0]); i++)
-        tsl_fp_u64(fp, shape[i]);
+    uint64_t key[TSL_LAYER_KEY_LEN];
+    uint32_t n = tsl_layer_key(l, key);
+    for (uint32_t i = 0; i < n; i++)
+        tsl_fp_u64(fp, key[i]);
     tsl_fp_f64(fp, l->fwd_flops);
     tsl_fp_f64(fp, l->extra_fwd_flops);
 }

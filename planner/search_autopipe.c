@@ -3,7 +3,6 @@
  * simulator (critical path, master stage) and its slicer (Alg. 2), which splits
  * the first micro-batches' forwards to cut the pipeline's start-up.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,10 +50,9 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer)
 static void block_times(const tsl_model_t *sm, const tsl_cluster_t *c, const tsl_plan_t *best,
                         double *fwd, double *bwd, double *cut)
 {
-    double rate = INFINITY;
-    for (uint32_t d = 0; d < c->n_devices; d++)
-        if (tsl_cluster_device_flops(c, d) < rate)
-            rate = tsl_cluster_device_flops(c, d);
+    tsl_cost_env_t env;   /* its device_flops: the slowest device's rate */
+    tsl_cost_env_init(&env, c, 0, c->n_devices, NULL);
+    double rate = env.device_flops;
     uint32_t G = c->n_devices / best->pp;
     for (uint32_t k = 0; k < sm->n_layers; k++) {
         fwd[k] = sm->layers[k].fwd_flops * best->micro_batch / (rate * G);

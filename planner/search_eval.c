@@ -13,18 +13,11 @@
 
 static bool same_shape(const tsl_layer_t *a, const tsl_layer_t *b)
 {
-    return a->kind == b->kind && a->seq_len == b->seq_len && a->hidden == b->hidden &&
-           a->ffn_hidden == b->ffn_hidden && a->heads == b->heads && a->attn_dim == b->attn_dim &&
-           a->cross_seq_len == b->cross_seq_len && a->vocab == b->vocab &&
-           a->positions == b->positions && a->gated_ffn == b->gated_ffn &&
-           a->tied_head == b->tied_head && a->params == b->params &&
-           a->fwd_flops == b->fwd_flops && a->bnd_act_bytes == b->bnd_act_bytes &&
-           a->act_repl_bytes == b->act_repl_bytes && a->act_shard_bytes == b->act_shard_bytes &&
-           a->tp_allreduces == b->tp_allreduces && a->kv_heads == b->kv_heads &&
-           a->attn_window == b->attn_window && a->head_tokens == b->head_tokens &&
-           a->patch_embed == b->patch_embed && a->no_bias == b->no_bias &&
-           a->rms_norm == b->rms_norm && a->extra_params == b->extra_params &&
-           a->extra_fwd_flops == b->extra_fwd_flops && a->extra_act_bytes == b->extra_act_bytes;
+    uint64_t ka[TSL_LAYER_KEY_LEN], kb[TSL_LAYER_KEY_LEN];
+    uint32_t n = tsl_layer_key(a, ka);
+    tsl_layer_key(b, kb);
+    return memcmp(ka, kb, n * sizeof(uint64_t)) == 0 && a->fwd_flops == b->fwd_flops &&
+           a->extra_fwd_flops == b->extra_fwd_flops;
 }
 
 /* Layers with identical shapes cost the same: cost them once per stage. */
