@@ -90,7 +90,7 @@ static int run_case(const bench_case_t *bc, tsl_search_result_t *res)
 {
     tsl_model_t m = {0};
     tsl_cluster_t c = {0};
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     if (tsl_model_preset(bc->model, &m, &err) != 0 ||
         tsl_cluster_parse_spec(&c, bc->cluster, &err) != 0) {
         printf("%-34s error: %s\n", bc->title, err.msg);
@@ -205,7 +205,7 @@ static void run_hetero(const hetero_case_t *hc, tsl_search_result_t *res)
 {
     tsl_model_t m = {0};
     tsl_cluster_t c = {0};
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int rc = tsl_model_preset(hc->model, &m, &err);
     if (rc == 0)
         rc = hc->cluster ? tsl_cluster_parse_spec(&c, hc->cluster, &err) : amp_cluster(&c, &err);
@@ -329,7 +329,7 @@ static void run_h3t(const h3t_case_t *hc, tsl_memopt_ws_t *ws)
     tsl_model_t m = {0};
     tsl_cluster_t c = {0};
     tsl_memopt_ctx_t ctx;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     if (tsl_model_preset(hc->model, &m, &err) != 0 || h3t_ctx(&ctx, &c, hc, &err) != 0) {
         printf("%-36s error: %s\n", hc->title, err.msg);
         goto out;
@@ -370,7 +370,7 @@ static void run_e2e(const e2e_case_t *ec, tsl_search_result_t *res)
 {
     tsl_model_t m = {0};
     tsl_cluster_t c = {0};
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_request_t r;
     tsl_request_init(&r);
     r.global_batch = ec->batch;
@@ -400,7 +400,7 @@ static void bench_h3t(const char *filter, tsl_search_result_t *res)
 {
     bool printed = false, printed_e2e = false;
     tsl_memopt_ws_t ws;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     if (tsl_memopt_ws_init(&ws, H3T_MAX_LAYERS, TSL_MEMOPT_DEFAULT_MEM_LEVELS, 0, &err) != 0) {
         printf("H3T workspace: %s\n", err.msg);
         return;
@@ -530,7 +530,7 @@ static void run_autopipe(const ap_case_t *ac, ap_times_t *t)
 {
     tsl_model_t m = {0};
     tsl_sublayer_model_t sm = {0};
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     if (tsl_model_preset(ac->model, &m, &err) != 0 || tsl_sublayer_split(&m, &sm, &err) != 0 ||
         ap_measure(ac, &m, &sm, t, &err) != 0)
         printf("%-30s error: %s\n", ac->title, err.msg);

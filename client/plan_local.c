@@ -76,7 +76,7 @@ static int run_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
     bool bar = isatty(STDERR_FILENO);
     if (bar)
         hooks.progress = show_progress;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     double t0 = now_s();
     int rc = tsl_search(m, c, r, &hooks, res, &err);
     double elapsed = now_s() - t0;
@@ -103,7 +103,7 @@ int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
 {
     tsl_model_t m = {0};
     tsl_cluster_t c = {0};
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int rc = TSL_EXIT_USAGE;
     if (tsl_plan_load_model(po, &m, &err) != 0)
         goto fail;

@@ -135,7 +135,7 @@ static const struct option plan_long[] = {
 static int cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
 {
     tsl_plan_opts_t po = {0};
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", plan_long, NULL)) != -1) {

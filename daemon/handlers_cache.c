@@ -187,7 +187,7 @@ void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row_in,
                               bool as_event)
 {
     grpc_slice parts[3];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     size_t n = 0;
     grpc_slice body;
     tsl_stored_plan_t row = *row_in;   /* the head fields; the JSON stays row_in's */

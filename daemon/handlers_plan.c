@@ -125,7 +125,7 @@ static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, do
     row.created_unix = (int64_t)time(NULL);
     row.request_json = job->in.request_json;
     row.result_json = text;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_plan_cache_forget(srv->plans, row.fingerprint);
     if (tsl_store_put_plan(srv->store, &row, &err) != 0)
         tsl_log_error("plan %s: not stored: %s", row.fingerprint, err.msg);
@@ -150,7 +150,7 @@ static void job_run(tsl_pool_job_t *pj)
     }
     rate_limited_progress(job, 0, "search");
     tsl_search_hooks_t hooks = {.progress = on_progress, .progress_ud = job, .cancel = &pj->cancel};
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     double t0 = mono_s();
     int rc = tsl_search(&job->in.model, &job->in.cluster, &job->in.request, &hooks, res, &err);
     double took = mono_s() - t0;
@@ -183,7 +183,7 @@ static bool answer_cached(tsl_call_t *call, const plan_job_t *job)
 {
     tsl_stored_plan_t row;
     memset(&row, 0, sizeof row);
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int rc = tsl_store_plan_head(call->srv->store, job->in.fingerprint, &row, &err);
     if (rc < 0)
         tsl_log_warnx("plan %s: cache lookup failed: %s", job->in.fingerprint, err.msg);
@@ -237,7 +237,7 @@ void tsl_handle_plan(tsl_call_t *call)
     if (!req)
         return;
     plan_job_t *job = calloc(1, sizeof *job);
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     if (!job) {
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "Plan: out of memory");
     } else if (tsl_convert_plan_request(req, call->srv->cfg, &job->in, &err) != 0) {

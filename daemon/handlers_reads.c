@@ -26,7 +26,7 @@ static void not_found(tsl_call_t *call, const char *fp)
  * answered (NOT_FOUND or INTERNAL). */
 static int load(tsl_call_t *call, const char *fp, tsl_stored_plan_t *row, bool head_only)
 {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int rc = head_only ? tsl_store_plan_head(call->srv->store, fp, row, &err)
                        : tsl_store_get_plan(call->srv->store, fp, row, &err);
     if (rc == 1)
@@ -106,7 +106,7 @@ static void list_answer(tsl_call_t *call, const tsl_plan_filter_t *f)
 {
     list_ctx_t ctx = {.cap = f->page_size};
     char next[128] = "";
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     ctx.items = tsl_arena_alloc(&ctx.arena, ctx.cap * sizeof *ctx.items);
     if (!ctx.items) {
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ListPlans: out of memory");
@@ -145,7 +145,7 @@ void tsl_handle_delete_plan(tsl_call_t *call)
         return;
     char fp[17];
     if (tsl_handlers_fingerprint(call, req->fingerprint, fp)) {
-        tsl_err_t err = {{0}};
+        tsl_err_t err = {0};
         tsl_plan_cache_forget(call->srv->plans, fp);
         int rc = tsl_store_delete_plan(call->srv->store, fp, &err);
         if (rc < 0) {

@@ -255,7 +255,7 @@ static void add_plans(tsl_http_t *h, struct evbuffer *b)
     tsl_plan_filter_t f = {.stale = -1, .page_size = STATUS_PAGE_PLANS};
     page_rows_t pr = {.b = b};
     char next[128];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int64_t total = tsl_store_count_plans(h->store);
     evbuffer_add_printf(b, "<h2>Cached plans</h2>\n");
     evbuffer_add(b, TABLE_HEAD, sizeof(TABLE_HEAD) - 1);

@@ -228,7 +228,7 @@ static void stop(const tsl_config_t *cfg, daemon_state_t *d)
 
 static int run(const tsl_config_t *cfg)
 {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     sigset_t set;
     int lock_fd = -1;
     if (tsl_server_lock(cfg, &lock_fd, &err) != 0) {
@@ -264,7 +264,7 @@ static int run(const tsl_config_t *cfg)
 static int before_run(int argc, char **argv, tsl_config_t *cfg)
 {
     opts_t o = {0};
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     if (parse_special(argc, argv, &o) != 0)
         return EXIT_CONFIG;
     if (o.help) {

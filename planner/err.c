@@ -12,7 +12,38 @@ int tsl_err_set(tsl_err_t *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
     va_end(ap);
+    err->code = TSL_E_INVALID;
     return -1;
+}
+
+int tsl_err_setc(tsl_err_t *err, tsl_errcode_t code, const char *fmt, ...)
+{
+    if (err == NULL)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    err->code = code;
+    return -1;
+}
+
+tsl_errcode_t tsl_err_code(const tsl_err_t *err)
+{
+    return err == NULL ? TSL_E_NONE : err->code;
+}
+
+const char *tsl_errcode_name(tsl_errcode_t code)
+{
+    static const char *const names[TSL_E_COUNT] = {
+        [TSL_E_NONE] = "none",           [TSL_E_INVALID] = "invalid",
+        [TSL_E_NOFIT] = "nofit",         [TSL_E_NOTFOUND] = "notfound",
+        [TSL_E_CANCELLED] = "cancelled", [TSL_E_EXHAUSTED] = "exhausted",
+        [TSL_E_NOMEM] = "nomem",         [TSL_E_UNAVAILABLE] = "unavailable",
+        [TSL_E_PRECONDITION] = "precondition", [TSL_E_UNSUPPORTED] = "unsupported",
+        [TSL_E_DEVICE] = "device",       [TSL_E_INTERNAL] = "internal",
+    };
+    return (unsigned)code < TSL_E_COUNT ? names[code] : "unknown";
 }
 
 int tsl_err_prefix(tsl_err_t *err, const char *fmt, ...)

@@ -5,6 +5,12 @@
  * given a non-NULL tsl_err_t, writes one line a person can act on: it names the
  * field and says what was wrong ("memory: 0 is not a valid budget; give e.g. 16G").
  * The buffer is fixed-size so that reporting an error never allocates.
+ *
+ * Beside the message, an error carries a code: what kind of failure it is, so
+ * that callers decide on the code (fall back to H3T when nothing fits, answer
+ * INVALID_ARGUMENT or RESOURCE_EXHAUSTED, exit 2 or 3) and never on the text.
+ * tsl_err_set() means "bad input" (TSL_E_INVALID), the common case; other kinds
+ * go through tsl_err_setc(). tsl_err_prefix() keeps the code.
  */
 #ifndef TSL_ERR_H
 #define TSL_ERR_H
@@ -13,13 +19,41 @@
 
 #define TSL_ERR_MAX 512
 
+typedef enum tsl_errcode {
+    TSL_E_NONE = 0,         /* no error recorded */
+    TSL_E_INVALID,          /* bad input: the message names the field and the limit */
+    TSL_E_NOFIT,            /* valid input, but no plan fits the memory budget */
+    TSL_E_NOTFOUND,         /* no such plan, worker, profile, file */
+    TSL_E_CANCELLED,        /* the caller cancelled or its deadline passed */
+    TSL_E_EXHAUSTED,        /* a queue or quota is full: try again later */
+    TSL_E_NOMEM,            /* an allocation failed */
+    TSL_E_UNAVAILABLE,      /* a peer, a device or the store cannot be reached now */
+    TSL_E_PRECONDITION,     /* the system is not in a state to do it (no profile...) */
+    TSL_E_UNSUPPORTED,      /* valid, but not something Tessel does (yet) */
+    TSL_E_DEVICE,           /* a CUDA, cuBLAS or NCCL call failed */
+    TSL_E_INTERNAL,         /* a bug: an invariant did not hold */
+    TSL_E_COUNT
+} tsl_errcode_t;
+
+/* `tsl_err_t e = {0};` zeroes it all. */
 typedef struct tsl_err {
     char msg[TSL_ERR_MAX];
+    tsl_errcode_t code;
 } tsl_err_t;
 
 /* Formats into err (when non-NULL) and returns -1, so callers can write
  * `return tsl_err_set(err, "...")`. */
 int tsl_err_set(tsl_err_t *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* As tsl_err_set, with the kind of failure given explicitly. */
+int tsl_err_setc(tsl_err_t *err, tsl_errcode_t code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The code of err; TSL_E_NONE for NULL or a cleared error. */
+tsl_errcode_t tsl_err_code(const tsl_err_t *err);
+
+/* "invalid", "nofit", ... (stable names, for logs and JSON). */
+const char *tsl_errcode_name(tsl_errcode_t code);
 
 /* Prefixes an existing message with "prefix: " (e.g. the file being read). */
 int tsl_err_prefix(tsl_err_t *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -396,7 +396,7 @@ static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c,
 int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
 {
-    tsl_err_t local = {{0}};
+    tsl_err_t local = {0};
     if (err == NULL)
         err = &local;
     memset(res, 0, sizeof(*res));

@@ -185,7 +185,7 @@ void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const ts
         if (!baseline_space((tsl_baseline_t)b, m, c->n_devices, &sp, why, cap))
             continue;
         tsl_engine_t e;
-        tsl_err_t err = {{0}};
+        tsl_err_t err = {0};
         double lo = 0.6 + 0.4 * b / TSL_BASELINE_COUNT, hi = 0.6 + 0.4 * (b + 1) / TSL_BASELINE_COUNT;
         int rc = -1;
         if (tsl_engine_init(&e, m, c, r, hooks, &sp, &err) == 0)

@@ -72,7 +72,7 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
     if (tsl_memopt_ws_init(&ws, m->n_layers, TSL_MEMOPT_DEFAULT_MEM_LEVELS, 0, err) != 0)
         return -1;
     tsl_plan_t *plan = malloc(sizeof(*plan));
-    tsl_err_t why = {{0}};
+    tsl_err_t why = {0};
     int rc = -1;
     for (uint32_t b = r->global_batch ? r->global_batch / N : 1; plan && b * N <= maxb; b *= 2) {
         if (hooks && hooks->cancel && atomic_load(hooks->cancel)) {

@@ -67,7 +67,7 @@ static void test_table(void) {
 
 static void test_spec_good(void) {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
 
     CHECK(tsl_cluster_parse_spec(&c, "8xA100-80G", &err) == 0, "%s", err.msg);
     CHECK(c.n_nodes == 1 && c.n_devices == 8 && c.nodes[0].n_gpus == 8, "1 node of 8");
@@ -109,7 +109,7 @@ static void test_spec_good(void) {
 
 static void spec_bad(const char *spec, const char *want) {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int rc = tsl_cluster_parse_spec(&c, spec, &err);
     CHECK(rc == -1, "'%s' must fail", spec);
     CHECK(strstr(err.msg, want) != NULL, "'%s': got \"%s\", want \"%s\"", spec, err.msg, want);
@@ -136,7 +136,7 @@ static void test_spec_bad(void) {
 
 /* node 0: 8 A100-80G, node 1: 4 V100-16G, node 2: 2 T4 — by hand. */
 static void build_hetero(tsl_cluster_t *c) {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     uint32_t a100, v100, t4;
     tsl_cluster_init(c);
     CHECK(tsl_cluster_add_gpu_type(c, tsl_gpu_find("A100-80G"), &a100, &err) == 0, "%s", err.msg);
@@ -189,7 +189,7 @@ static void test_mapping(void) {
     CHECK(tsl_cluster_describe(&c, buf, 8) == n && strlen(buf) == 7, "truncated describe");
 
     tsl_cluster_t d;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(tsl_cluster_copy(&d, &c, &err) == 0, "%s", err.msg);
     tsl_cluster_free(&c);
     CHECK(d.n_devices == 14 && d.device_node[13] == 2 && d.node_first[2] == 12, "deep copy");
@@ -213,7 +213,7 @@ static void test_describe_homogeneous(void) {
 
 static void test_build_errors(void) {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     uint32_t idx, idx2;
     tsl_gpu_spec_t g = *tsl_gpu_find("A100-80G");
 
@@ -276,7 +276,7 @@ static void test_build_errors(void) {
 
 static void test_group_bw(void) {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "2x8xA100-40G:ib100", &err) == 0, "%s", err.msg);
     double intra = c.nodes[0].intra_bw, inter = c.inter_bw;
     CHECK(isinf(tsl_cluster_group_bw(&c, 3, 1, 1)), "one device: no communication");
@@ -308,7 +308,7 @@ static void test_group_bw(void) {
 /* 4 nodes x 2 GPUs, node 2 with a slow PCIe-only box, pair (1, 3) on a slow link. */
 static void test_group_bw_matrix(void) {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     uint32_t t;
     tsl_cluster_init(&c);
     CHECK(tsl_cluster_add_gpu_type(&c, tsl_gpu_find("V100-32G"), &t, &err) == 0, "%s", err.msg);
@@ -337,7 +337,7 @@ static void test_group_bw_matrix(void) {
 /* 1024 nodes x 16: lookups walk nodes, so even the full-width groups are cheap. */
 static void test_group_bw_large(void) {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "1024x16xH100-80G:ib400", &err) == 0, "%s", err.msg);
     double intra = c.nodes[0].intra_bw, inter = c.inter_bw;
     for (int rep = 0; rep < 20; rep++) {

@@ -30,7 +30,7 @@ static int load(const char *name, tsl_cluster_t *c, tsl_err_t *err) {
 
 static void test_file_a100(void) {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(load("a100-2x8-ib100.json", &c, &err) == 0, "%s", err.msg);
     CHECK(c.n_nodes == 2 && c.n_devices == 16, "2 x 8");
     CHECK(c.inter_bw == tsl_link_find("ib100")->bw && c.inter_bw_matrix == NULL, "ib100");
@@ -42,7 +42,7 @@ static void test_file_a100(void) {
 
 static void test_file_amp(void) {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(load("amp-hetero.json", &c, &err) == 0, "%s", err.msg);
     CHECK(c.n_nodes == 4 && c.n_devices == 16 && c.n_gpu_types == 2, "3 V100 nodes + 1 T4");
     CHECK_NEAR(c.nodes[0].intra_bw, 170 * GB / 8, 1e-12, "170 Gb/s NVLink");
@@ -58,7 +58,7 @@ static void test_file_amp(void) {
 
 static void test_file_matrix(void) {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(load("matrix-4nodes.json", &c, &err) == 0, "%s", err.msg);
     CHECK(c.n_nodes == 4 && c.n_devices == 32 && c.inter_bw_matrix != NULL, "4 x 8, matrix");
     CHECK(tsl_cluster_link_bw(&c, 0, 8) == 21.25 * GB, "same rack");
@@ -74,7 +74,7 @@ static void test_file_matrix(void) {
 
 static void test_file_custom(void) {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(load("custom-gpu.json", &c, &err) == 0, "%s", err.msg);
     CHECK(c.n_nodes == 3 && c.n_devices == 14 && c.n_gpu_types == 3, "three types");
     const tsl_gpu_spec_t *l40 = tsl_cluster_device_gpu(&c, 0);
@@ -95,7 +95,7 @@ static void test_file_custom(void) {
 
 static void test_file_bad(void) {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(load("bad-gpus.json", &c, &err) == -1, "bad file fails");
     CHECK(strstr(err.msg, "bad-gpus.json: nodes[1].gpus: must be a positive integer") != NULL, "%s",
           err.msg);
@@ -210,7 +210,7 @@ static const struct bad_case bad_cases[] = {
 static void test_errors(void) {
     for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
         tsl_cluster_t c;
-        tsl_err_t err = {{0}};
+        tsl_err_t err = {0};
         int rc = tsl_cluster_json_parse(bad_cases[i].json, &c, &err);
         CHECK(rc == -1, "case %zu must fail: %s", i, bad_cases[i].json);
         CHECK(strstr(err.msg, bad_cases[i].want) != NULL, "case %zu: got \"%s\", want \"%s\"", i,
@@ -234,14 +234,14 @@ static void test_too_many_types(void) {
                                 "%s{\"type\": \"G%d\", \"gpus\": 1}", i ? ", " : "", i);
     snprintf(json + len, sizeof(json) - len, "], \"inter_gbps\": 10}");
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(tsl_cluster_json_parse(json, &c, &err) == -1, "nine types");
     CHECK(strstr(err.msg, "nodes[8].type: cluster: more than 8 GPU types") != NULL, "%s", err.msg);
 }
 
 static void test_inline_good(void) {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     /* an override given by alias applies to nodes named canonically, and the other way */
     const char *json = "{\"gpu_types\": {\"TITAN-RTX\": {\"intra_gbps\": 5}},"
                        " \"nodes\": [{\"type\": \"RTX-TITAN-24G\", \"gpus\": 8},"
@@ -294,7 +294,7 @@ static void test_round_trip(void) {
                            "custom-gpu.json"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         tsl_cluster_t a, b;
-        tsl_err_t err = {{0}};
+        tsl_err_t err = {0};
         CHECK(load(files[i], &a, &err) == 0, "%s", err.msg);
         json_t *j = tsl_cluster_to_json(&a);
         CHECK(j != NULL, "%s: written", files[i]);
@@ -320,7 +320,7 @@ static void test_round_trip(void) {
 
 static void test_from_arg(void) {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     char path[700];
     CHECK(tsl_cluster_from_arg("2x8xA100-40G:ib100", &c, &err) == 0, "%s", err.msg);
     CHECK(c.n_devices == 16, "spec");

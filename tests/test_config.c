@@ -27,7 +27,7 @@ static const char *write_conf(const char *name, const char *text)
 static void test_defaults(void)
 {
     tsl_config_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_config_defaults(&c);
     CHECK(strcmp(c.unix_socket, "/run/tessel/tesseld.sock") == 0, "unix_socket %s", c.unix_socket);
     CHECK(c.socket_mode == 0660, "mode %o", c.socket_mode);
@@ -44,7 +44,7 @@ static void test_defaults(void)
 static void test_set(void)
 {
     tsl_config_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_config_defaults(&c);
     CHECK(tsl_config_set(&c, "unix-socket", "/tmp/t.sock", &err) == 0, "%s", err.msg);
     CHECK(strcmp(c.unix_socket, "/tmp/t.sock") == 0, "flag name");
@@ -109,7 +109,7 @@ static void test_set(void)
 static void test_tokens(void)
 {
     tsl_config_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_config_defaults(&c);
     CHECK(tsl_config_token_role(&c, "anything") == TSL_ROLE_NONE, "no tokens");
     CHECK(tsl_config_set(&c, "tokens.sched-token-0123456789", "scheduler", &err) == 0, "%s", err.msg);
@@ -144,7 +144,7 @@ static void test_tokens(void)
 static void test_validate(void)
 {
     tsl_config_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_config_defaults(&c);
     tsl_config_set(&c, "tcp", "0.0.0.0:7443", &err);
     CHECK(tsl_config_validate(&c, &err) == -1 &&
@@ -175,7 +175,7 @@ static void test_validate(void)
 static void test_file(void)
 {
     tsl_config_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_config_defaults(&c);
     const char *good = write_conf("good.conf",
         "; a comment\n# another\n\n[server]\nunix_socket = /tmp/tessel-test.sock\n"
@@ -248,7 +248,7 @@ static void test_usage_dump(void)
     free(text);
 
     tsl_config_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_config_defaults(&c);
     tsl_config_set(&c, "tokens.very-secret-token-value", "scheduler", &err);
     f = open_memstream(&text, &len);
@@ -271,7 +271,7 @@ static void test_usage_dump(void)
 static void test_example(const char *path)
 {
     tsl_config_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_config_defaults(&c);
     CHECK(tsl_config_load_file(&c, path, &err) == 0, "example loads: %s", err.msg);
     CHECK(tsl_config_validate(&c, &err) == 0, "example valid: %s", err.msg);

@@ -72,7 +72,7 @@ static tsl_strategy_t one(tsl_dim_t d, uint32_t deg, bool ckpt) {
 }
 
 static void make_env(tsl_cluster_t *c, tsl_cost_env_t *env, uint32_t nodes, uint32_t gpn) {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(tsl_cluster_homogeneous(c, nodes, gpn, &test_gpu, 10 * GB, &err) == 0, "%s", err.msg);
     c->overlap_slowdown = 1.3;
     CHECK(tsl_cost_env_init(env, c, 0, nodes * gpn, &err) == 0, "%s", err.msg);
@@ -106,7 +106,7 @@ static void test_overlap(void) {
 static void test_env(void) {
     tsl_cluster_t c;
     tsl_cost_env_t env;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     make_env(&c, &env, 2, 4);
     CHECK(env.block_size == 8 && env.device_flops == X_FLOPS, "env figures");
     CHECK(env.block_bw == 10 * GB && env.overlap_slowdown == 1.3, "block spans two nodes");
@@ -340,7 +340,7 @@ static void test_agrees_with_strategy(void) {
     static tsl_strategy_t all[TSL_STRATEGY_MAX];
     tsl_cluster_t c;
     tsl_cost_env_t env;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_layer_t l = test_layer();
     tsl_strategy_opts_t opts = tsl_strategy_opts_default();
     opts.takeaway3 = false;

@@ -47,7 +47,7 @@ static void test_amp_cluster(bool t4_first)
 {
     tsl_model_t m;
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     amp_cluster(&c, t4_first);
     CHECK(!tsl_cluster_is_homogeneous(&c), "mixed V100/T4 cluster reported homogeneous");
     if (tsl_model_preset("GPT2-345M", &m, &err) != 0)
@@ -81,7 +81,7 @@ static void test_amp_cluster(bool t4_first)
     CHECK(res.best.samples_per_s >= res2.best.samples_per_s * 0.999,
           "placement search %.2f below the given order's %.2f", res.best.samples_per_s,
           res2.best.samples_per_s);
-    tsl_err_t verr = {{0}};
+    tsl_err_t verr = {0};
     CHECK(tsl_plan_validate(&res.best, &m, &c, &verr) == 0, "plan invalid: %s", verr.msg);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
@@ -91,7 +91,7 @@ static void test_amp_cluster(bool t4_first)
 static void test_per_stage_memory(void)
 {
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     uint32_t big, small;
     tsl_cluster_init(&c);
     tsl_cluster_add_gpu_type(&c, tsl_gpu_find("A100-40G"), &big, &err);
@@ -130,7 +130,7 @@ static void test_hetero_model(void)
 {
     tsl_model_t m;
     tsl_cluster_t c;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     if (tsl_model_preset("TransGAN-Hetero", &m, &err) != 0 ||
         tsl_cluster_parse_spec(&c, "4x4xV100-16G:ib100", &err) != 0)
         exit(2);

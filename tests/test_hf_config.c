@@ -55,7 +55,7 @@ static void test_known(void)
     for (size_t i = 0; i < sizeof(knowns) / sizeof(knowns[0]); i++) {
         const known_t *k = &knowns[i];
         tsl_model_t m;
-        tsl_err_t err = {{0}};
+        tsl_err_t err = {0};
         int rc = tsl_hf_config_load(path_of(k->file), 0, &m, &err);
         CHECK(rc == 0, "%s: %s", k->file, err.msg);
         if (rc != 0)
@@ -77,7 +77,7 @@ static void test_known(void)
 static void test_shapes(void)
 {
     tsl_model_t m;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
 
     CHECK(tsl_hf_config_load(path_of("t5.json"), 0, &m, &err) == 0, "%s", err.msg);
     CHECK(m.layers[1].kind == TSL_LAYER_ENCODER && m.layers[7].kind == TSL_LAYER_DECODER &&
@@ -124,7 +124,7 @@ static void test_parse(void)
                         "\"num_decoder_layers\": 8, \"vocab_size\": 32128, "
                         "\"feed_forward_proj\": \"gated-gelu\", \"tie_word_embeddings\": false}";
     tsl_model_t m;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(tsl_hf_config_parse(t5v11, "t5-v1_1-small", 0, &m, &err) == 0, "%s", err.msg);
     CHECK(tsl_model_params(&m) == 76961152, "t5 v1.1 small: %llu",
           (unsigned long long)tsl_model_params(&m));
@@ -158,7 +158,7 @@ static void test_parse(void)
 static void expect_load_error(const char *file, const char *a, const char *b)
 {
     tsl_model_t m;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int rc = tsl_hf_config_load(path_of(file), 0, &m, &err);
     printf("%-20s -> %s\n", file, err.msg);
     CHECK(rc != 0, "%s loaded", file);
@@ -171,7 +171,7 @@ static void expect_load_error(const char *file, const char *a, const char *b)
 static void expect_parse_error(const char *json, const char *a, const char *b)
 {
     tsl_model_t m;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int rc = tsl_hf_config_parse(json, "t", 0, &m, &err);
     CHECK(rc != 0, "parsed: %s", json);
     CHECK(has(&err, a) && has(&err, b), "expected \"%s\" and \"%s\" in: %s", a, b, err.msg);
@@ -223,7 +223,7 @@ static void test_errors(void)
                        "num_layers, d_model, d_ff, num_heads, d_kv, vocab_size");
 
     tsl_model_t m;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(tsl_hf_config_parse(NULL, "x", 0, &m, &err) != 0 && has(&err, "no JSON"), "%s",
           err.msg);
     CHECK(tsl_hf_config_load(NULL, 0, &m, &err) != 0 && has(&err, "no path"), "%s", err.msg);
@@ -249,7 +249,7 @@ static void test_config_json_name(void)
               "\"n_positions\": 128, \"vocab_size\": 1000}\n", f);
         fclose(f);
         tsl_model_t m;
-        tsl_err_t err = {{0}};
+        tsl_err_t err = {0};
         CHECK(tsl_hf_config_load(file, 0, &m, &err) == 0, "%s", err.msg);
         CHECK(strcmp(m.name, "my-gpt") == 0, "named %s", m.name);
         tsl_model_free(&m);

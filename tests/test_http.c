@@ -79,7 +79,7 @@ static int has_header(const response_t *r, const char *line)
 static tsl_store_t *make_store(void)
 {
     char path[400];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_store_t *s = NULL;
     snprintf(path, sizeof(path), "%s/http.db", tmpdir);
     if (tsl_store_open(path, &s, &err) != 0) {
@@ -111,7 +111,7 @@ static void test_pages(tsl_store_t *store)
 {
     tsl_metrics_t *m = tsl_metrics_new();
     tsl_http_t *h = NULL;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     response_t r;
     tsl_metrics_request(m, "GetPlan", 0);
     CHECK(tsl_http_start("127.0.0.1:0", m, store, health, NULL, &h, &err) == 0, "start: %s", err.msg);
@@ -175,7 +175,7 @@ static void test_no_store_and_errors(void)
 {
     tsl_metrics_t *m = tsl_metrics_new();
     tsl_http_t *h = NULL;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     response_t r;
     CHECK(tsl_http_start("127.0.0.1:0", m, NULL, NULL, NULL, &h, &err) == 0, "start: %s", err.msg);
     int port = tsl_http_port(h);

@@ -204,7 +204,7 @@ static void random_instance(lcg_t *r, const gen_t *g, inst_t *in, uint64_t *budg
 }
 
 static int solve(inst_t *in, tsl_layerdp_ws_t *ws, uint32_t *choice, tsl_layerdp_result_t *res) {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int rc = tsl_layerdp_solve(&in->p, ws, choice, res, &err);
     CHECK(rc == 0, "solve: %s", err.msg);
     return rc;
@@ -597,7 +597,7 @@ static void test_limits(void) {
     }
     uint32_t c[8];
     tsl_layerdp_result_t res;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
 
     bind(&in, false, 16, 1);
     CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == 0 && res.time_s == 4.0, "fits exactly: %s",
@@ -769,7 +769,7 @@ static void test_kernels_agree(void) {
             p.trans_full_s = form ? full : NULL;
             uint32_t c1[BL] = {0}, c2[BL] = {0};
             tsl_layerdp_result_t r1, r2;
-            tsl_err_t err = {{0}};
+            tsl_err_t err = {0};
             int rc1 = tsl_layerdp_solve(&p, fast, c1, &r1, &err);
             int rc2 = tsl_layerdp_solve(&p, slow, c2, &r2, &err);
             if (rc1 != 0 || rc2 != 0 || memcmp(c1, c2, sizeof(c1)) != 0 ||

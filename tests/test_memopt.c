@@ -24,7 +24,7 @@
 static int build_model(tsl_model_t *m, const char *name, uint32_t layers, uint32_t h, uint32_t f,
                        uint32_t a, uint32_t seq, uint32_t vocab)
 {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_model_init(m, name);
     tsl_layer_t e = {0};
     e.kind = TSL_LAYER_EMBEDDING;
@@ -55,7 +55,7 @@ static int build_model(tsl_model_t *m, const char *name, uint32_t layers, uint32
 static int make_ctx(tsl_memopt_ctx_t *ctx, tsl_cluster_t *c, const char *spec, double cpu_gib,
                     uint32_t micro, uint64_t limit, double cpu_adam_node, double gpu_adam)
 {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     if (tsl_cluster_parse_spec(c, spec, &err) != 0) {
         fprintf(stderr, "cluster %s: %s\n", spec, err.msg);
         return -1;
@@ -130,7 +130,7 @@ static void test_memory_model(void)
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_memopt_ctx_t ctx;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     if (build_model(&m, "BERT-1.8B", 48, 1024, 16384, 32, 512, 30522) != 0 ||
         make_ctx(&ctx, &c, "8x2080Ti-10G", 126, 16, (uint64_t)(8000 * MIB), 2e9, GPU_ADAM_2080TI) !=
             0) {
@@ -258,7 +258,7 @@ static void test_dp_exhaustive(void)
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_memopt_ctx_t ctx;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     /* 5 encoder layers of BERT-1.8B shape (+ embedding and head = 7 segments). */
     if (build_model(&m, "toy", 5, 1024, 16384, 32, 512, 30522) != 0 ||
         make_ctx(&ctx, &c, "8x2080Ti-10G", 126, 16, (uint64_t)(8000 * MIB), 2e9, GPU_ADAM_2080TI) !=
@@ -331,7 +331,7 @@ static void run_setting(const char *name, uint32_t f, uint32_t a, uint32_t globa
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_memopt_ctx_t ctx;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     uint32_t micro = global_batch / 8;
     if (build_model(&m, name, 48, 1024, f, a, 512, 30522) != 0 ||
         make_ctx(&ctx, &c, "8x2080Ti-10G", 126, micro, (uint64_t)(8000 * MIB), CPU_ADAM_2080TI_NODE,
@@ -405,7 +405,7 @@ static void test_random_reproducible(tsl_memopt_ws_t *ws)
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_memopt_ctx_t ctx;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     if (build_model(&m, "BERT-1.8B", 48, 1024, 16384, 32, 512, 30522) != 0 ||
         make_ctx(&ctx, &c, "8x2080Ti-10G", 126, 16, (uint64_t)(8000 * MIB), CPU_ADAM_2080TI_NODE,
                  GPU_ADAM_2080TI) != 0) {
@@ -440,7 +440,7 @@ static void test_gpt3(void)
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_memopt_ctx_t ctx;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     const uint64_t limit = 40000000000ull; /* 40 GB */
     if (build_model(&m, "GPT3-175B", 96, 12288, 49152, 96, 2048, 50257) != 0 ||
         make_ctx(&ctx, &c, "8x8xA100-40G:ib200", 503, 1, limit, CPU_ADAM_A100_NODE,
@@ -518,7 +518,7 @@ static void test_dp_floor(tsl_memopt_ws_t *ws)
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_memopt_ctx_t ctx;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     if (build_model(&m, "BERT-13B", 48, 2048, 65536, 128, 512, 30522) != 0 ||
         make_ctx(&ctx, &c, "8x8xA100-40G:ib200", 503, 4096 / 64, (uint64_t)(25 * GIB),
                  CPU_ADAM_A100_NODE, GPU_ADAM_A100) != 0) {
@@ -546,7 +546,7 @@ static void test_dp_floor(tsl_memopt_ws_t *ws)
 
 int main(void)
 {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     test_memory_model();
     test_dp_exhaustive();
     tsl_memopt_ws_t ws;

@@ -33,7 +33,7 @@ static void test_presets(void)
     for (size_t i = 0; i < n; i++) {
         const tsl_model_preset_t *p = tsl_model_preset_at(i);
         tsl_model_t m;
-        tsl_err_t err = {{0}};
+        tsl_err_t err = {0};
         int rc = tsl_model_preset(p->name, &m, &err);
         CHECK(rc == 0, "preset %s: %s", p->name, err.msg);
         if (rc != 0)
@@ -71,7 +71,7 @@ static void test_encoder_formulas(void)
     for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
         double s = shapes[i][0], h = shapes[i][1], a = shapes[i][2];
         tsl_layer_t l = encoder(shapes[i][0], shapes[i][1], shapes[i][2]);
-        tsl_err_t err = {{0}};
+        tsl_err_t err = {0};
         CHECK(tsl_layer_derive(&l, &err) == 0, "derive: %s", err.msg);
         CHECK(l.params == (uint64_t)(12 * h * h + 13 * h), "params %llu for h=%g",
               (unsigned long long)l.params, h);
@@ -96,7 +96,7 @@ static void test_sublayers(void)
     tsl_layer_t enc = encoder(1024, 1024, 16), at = enc, ff = enc;
     at.kind = TSL_LAYER_ATTENTION;
     ff.kind = TSL_LAYER_FFN;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&enc, &err) == 0 && tsl_layer_derive(&at, &err) == 0 &&
               tsl_layer_derive(&ff, &err) == 0,
           "derive: %s", err.msg);
@@ -112,7 +112,7 @@ static void test_sublayers(void)
 
 static void test_extensions(void)
 {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     /* gated FFN: 3·h·f weights, 6·s·h·f FLOPs */
     tsl_layer_t f = {0};
     f.kind = TSL_LAYER_FFN;
@@ -213,7 +213,7 @@ static void test_extensions(void)
 static void test_t5_512_4(void)
 {
     tsl_model_t m;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(tsl_model_preset("t5-512/4-32", &m, &err) == 0, "%s", err.msg);
     uint32_t enc = 0, dec = 0;
     bool ok = true;
@@ -242,7 +242,7 @@ static void test_t5_512_4(void)
 static void test_swin(void)
 {
     tsl_model_t m;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(tsl_model_preset("Swin-Huge-32", &m, &err) == 0, "%s", err.msg);
     const uint32_t hid[4] = {320, 640, 1280, 2560}, seq[4] = {3136, 784, 196, 49},
                    depth[4] = {2, 2, 26, 2};
@@ -264,7 +264,7 @@ static void test_swin(void)
 
 static void test_errors(void)
 {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_layer_t l = encoder(512, 0, 16);
     CHECK(tsl_layer_derive(&l, &err) != 0 && has(&err, "hidden"), "hidden 0: %s", err.msg);
     l = encoder(512, 1024, 16);
@@ -329,7 +329,7 @@ static void test_errors(void)
 
 static void test_builder(void)
 {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_model_t a, b;
     CHECK(tsl_model_preset("GPT2-345M", &a, &err) == 0, "%s", err.msg);
     CHECK(tsl_model_copy(&b, &a, &err) == 0, "copy: %s", err.msg);
@@ -389,7 +389,7 @@ static void test_builder(void)
 
 static void test_llama(void)
 {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_model_t m;
     CHECK(tsl_model_preset("Llama2-7B", &m, &err) == 0, "%s", err.msg);
     CHECK(m.layers[0].positions == 0, "RoPE: no position table");

@@ -58,7 +58,7 @@ static void make_inputs(tsl_model_t *m, tsl_cluster_t *c)
 static void test_validate(const tsl_model_t *m, const tsl_cluster_t *c)
 {
     tsl_plan_t p;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     make_plan(&p);
     CHECK(tsl_plan_validate(&p, m, c, &err) == 0, "valid plan rejected: %s", err.msg);
 

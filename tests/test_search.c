@@ -29,7 +29,7 @@ static int run(const char *model, const char *cluster, uint64_t mem_gib, uint32_
     r.global_batch = batch;
     int rc = tsl_search(&m, &c, &r, NULL, out, err);
     if (rc == TSL_SEARCH_OK) {
-        tsl_err_t verr = {{0}};
+        tsl_err_t verr = {0};
         CHECK(tsl_plan_validate(&out->best, &m, &c, &verr) == 0, "%s best plan invalid: %s",
               model, verr.msg);
         for (int b = 0; b < TSL_BASELINE_COUNT; b++)
@@ -45,7 +45,7 @@ static int run(const char *model, const char *cluster, uint64_t mem_gib, uint32_
 /* With a fixed batch every baseline's space is inside Tessel's: Tessel must not lose. */
 static void test_beats_baselines(void)
 {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int rc = run("BERT-Huge-32", "8xRTX-TITAN-24G", 16, 32, &res, &err);
     CHECK(rc == TSL_SEARCH_OK, "BERT-Huge-32 batch 32: %s", err.msg);
     int valid = 0;
@@ -73,7 +73,7 @@ static void test_beats_baselines(void)
 /* GPT3-15B cannot be replicated per device: DP OOMs, Tessel shards or pipelines. */
 static void test_large_model(void)
 {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int rc = run("GPT3-15B", "4x8xA100-80G:ib400", 80, 0, &res, &err);
     CHECK(rc == TSL_SEARCH_OK, "GPT3-15B on 32 GPUs: %s", err.msg);
     CHECK(!res.baseline[TSL_BASELINE_DP].valid, "pure DP of 15B params fitted 80 GB");
@@ -89,7 +89,7 @@ static void test_large_model(void)
 /* The sweep finds a batch at least as good as any fixed power of two it passes. */
 static void test_sweep_not_worse_than_fixed(void)
 {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(run("GPT2-345M", "8xA100-40G", 40, 0, &res, &err) == TSL_SEARCH_OK, "sweep: %s",
           err.msg);
     CHECK(run("GPT2-345M", "8xA100-40G", 40, 8, &res2, &err) == TSL_SEARCH_OK, "batch 8: %s",
@@ -100,7 +100,7 @@ static void test_sweep_not_worse_than_fixed(void)
 
 static void test_memory_too_small(void)
 {
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int rc = run("GPT3-65B", "8xA100-40G", 1, 0, &res, &err);
     CHECK(rc == TSL_SEARCH_ERR, "65B on 8 GPUs of 1 GiB returned %d", rc);
     CHECK(strncmp(err.msg, "memory:", 7) == 0, "error does not name the memory: %s", err.msg);
@@ -115,7 +115,7 @@ static void test_divisibility(void)
     tsl_request_init(&r);
     r.global_batch = 3;
     r.no_tp = r.no_pp = true;   /* only DP/SDP across 8: a batch of 3 cannot split */
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
     CHECK(rc == TSL_SEARCH_ERR && strncmp(err.msg, "batch:", 6) == 0,
           "batch 3 over dp8: rc %d, %s", rc, err.msg);
@@ -161,7 +161,7 @@ static void test_hooks(void)
     tsl_request_init(&r);
     struct progress_log log = {.monotone = true};
     tsl_search_hooks_t hooks = {.progress = on_progress, .progress_ud = &log};
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(tsl_search(&m, &c, &r, &hooks, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
     CHECK(log.n >= 3 && log.monotone && log.last == 1.0, "progress: %d calls, monotone %d, last %g",
           log.n, log.monotone, log.last);
@@ -180,7 +180,7 @@ static void test_request_validation(void)
     tsl_cluster_t c;
     load("GPT2-345M", "8xA100-40G", &m, &c);
     tsl_request_t r;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_request_init(&r);
     r.mem_budget_bytes = 100ull << 30;
     CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 && strstr(err.msg, "memory"),
@@ -214,7 +214,7 @@ static void test_memopt_fallback(void)
     tsl_request_init(&r);
     r.global_batch = 64;
     r.no_baselines = true;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
     CHECK(rc == TSL_SEARCH_OK, "GPT3-175B on 64xA100-40G: %s", err.msg);
     CHECK(res.best.memopt != 0, "the plan does not use memory switches");
@@ -224,7 +224,7 @@ static void test_memopt_fallback(void)
           "host memory %llu per node vs %llu available",
           (unsigned long long)res.best.cpu_bytes_per_node,
           (unsigned long long)c.nodes[0].cpu_mem_bytes);
-    tsl_err_t verr = {{0}};
+    tsl_err_t verr = {0};
     CHECK(tsl_plan_validate(&res.best, &m, &c, &verr) == 0, "memopt plan invalid: %s", verr.msg);
     r.no_memopt = true;
     rc = tsl_search(&m, &c, &r, NULL, &res, &err);
@@ -244,7 +244,7 @@ static void test_sublayer_and_simulator(void)
     tsl_request_init(&r);
     r.global_batch = 64;
     r.no_baselines = true;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
     r.no_sublayer = true;
     CHECK(tsl_search(&m, &c, &r, NULL, &res2, &err) == TSL_SEARCH_OK, "%s", err.msg);
@@ -252,7 +252,7 @@ static void test_sublayer_and_simulator(void)
     CHECK(res.best.samples_per_s >= res2.best.samples_per_s,
           "sub-layer refinement made it slower: %.3f < %.3f", res.best.samples_per_s,
           res2.best.samples_per_s);
-    tsl_err_t verr = {{0}};
+    tsl_err_t verr = {0};
     CHECK(tsl_plan_validate(&res.best, &m, &c, &verr) == 0, "plan invalid: %s", verr.msg);
     if (res.best.sublayer) {
         tsl_sublayer_model_t sm;

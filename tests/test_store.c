@@ -63,7 +63,7 @@ static char *read_file(const char *path, size_t *len)
 static void test_open_migrate(void)
 {
     char path[300];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_store_t *s = NULL;
     db_path(path, sizeof(path), "open.db");
     CHECK(tsl_store_schema_version() >= 1, "binary knows a schema");
@@ -107,7 +107,7 @@ static void test_open_migrate(void)
 static void test_crud(void)
 {
     char path[300];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_store_t *s = NULL;
     db_path(path, sizeof(path), "crud.db");
     CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
@@ -165,7 +165,7 @@ static void test_crud(void)
 static void test_head(void)
 {
     char path[300];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_store_t *s = NULL;
     db_path(path, sizeof(path), "head.db");
     CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
@@ -222,7 +222,7 @@ static int walk(tsl_store_t *s, tsl_plan_filter_t f, seen_t *out)
 {
     char tok[64] = "";
     int pages = 0;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     memset(out, 0, sizeof(*out));
     do {
         char next[64];
@@ -240,7 +240,7 @@ static int walk(tsl_store_t *s, tsl_plan_filter_t f, seen_t *out)
 static void test_list(void)
 {
     char path[300];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_store_t *s = NULL;
     db_path(path, sizeof(path), "list.db");
     CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
@@ -331,7 +331,7 @@ static int stop_at_once(void *ud, const tsl_stored_plan_t *p)
 static void test_callback_stop(void)
 {
     char path[300], next[64];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_store_t *s = NULL;
     db_path(path, sizeof(path), "list.db");
     CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
@@ -350,7 +350,7 @@ static void test_callback_stop(void)
 static void test_newer_schema(void)
 {
     char path[300];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_store_t *s = NULL;
     db_path(path, sizeof(path), "newer.db");
     CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
@@ -387,7 +387,7 @@ static void test_newer_schema(void)
 static void test_integrity(void)
 {
     char path[300];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_store_t *s = NULL;
     db_path(path, sizeof(path), "fk.db");
     CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
@@ -429,7 +429,7 @@ typedef struct worker_arg {
 static void *writer(void *arg)
 {
     worker_arg_t *w = arg;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_store_t *own = NULL;
     /* Odd threads use a connection of their own: that exercises WAL + busy_timeout
      * across connections, the even ones the store's internal mutex. */
@@ -462,7 +462,7 @@ static void *writer(void *arg)
 static void test_concurrent(void)
 {
     char path[300];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     tsl_store_t *s = NULL;
     db_path(path, sizeof(path), "threads.db");
     CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);

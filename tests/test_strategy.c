@@ -10,7 +10,7 @@
 
 static tsl_strategy_t S(const char *text) {
     tsl_strategy_t s;
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     memset(&s, 0, sizeof(s));
     int rc = tsl_strategy_parse(text, &s, &err);
     CHECK(rc == 0, "parse \"%s\": %s", text, err.msg);
@@ -19,7 +19,7 @@ static tsl_strategy_t S(const char *text) {
 
 static int count(uint32_t g, const tsl_strategy_opts_t *o) {
     static tsl_strategy_t buf[TSL_STRATEGY_MAX];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int n = tsl_strategy_enumerate(g, o, buf, NULL, TSL_STRATEGY_MAX, &err);
     CHECK(n >= 0, "enumerate(%u): %s", (unsigned)g, err.msg);
     /* the count-only form agrees */
@@ -186,7 +186,7 @@ static void test_order_and_layout(void) {
     static const uint32_t want_layout8[] = {0, 0, 1, 2, 2, 3, 3, 4, 4, 5, 5};
     tsl_strategy_t out[64];
     uint32_t layout[64];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     int n = tsl_strategy_enumerate(8, NULL, out, layout, 64, &err);
     CHECK(n == 22, "default on 8: %d (%s)", n, err.msg);
     for (int i = 0; i < 22 && n == 22; i++) {
@@ -463,7 +463,7 @@ static void test_text(void) {
         {"+ckpt", "empty"},
     };
     for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
-        tsl_err_t err = {{0}};
+        tsl_err_t err = {0};
         tsl_strategy_t out;
         memset(&out, 0x5a, sizeof(out));
         int rc = tsl_strategy_parse(bad_cases[i].text, &out, &err);
@@ -478,7 +478,7 @@ static void test_text(void) {
 static void test_errors(void) {
     tsl_strategy_t out[8];
     uint32_t layout[8];
-    tsl_err_t err = {{0}};
+    tsl_err_t err = {0};
     CHECK(tsl_strategy_enumerate(0, NULL, out, layout, 8, &err) == -1 &&
               strstr(err.msg, "group_size") != NULL,
           "group 0: %s", err.msg);
