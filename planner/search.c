@@ -233,7 +233,7 @@ static int no_fit_error(const tsl_engine_t *e, tsl_err_t *err)
                            e->cluster->n_devices);
     double states = (double)tsl_model_params(e->model) * TSL_BYTES_PER_PARAM_STATES /
                     e->cluster->n_devices;
-    return tsl_err_set(err, "memory: no plan fits %.2f GiB per device (%s on %u devices%s); "
+    return tsl_err_setc(err, TSL_E_NOFIT, "memory: no plan fits %.2f GiB per device (%s on %u devices%s); "
                        "model states alone need at least %.2f GiB per device when fully sharded",
                        e->budget_bytes / 1073741824.0, e->model->name, e->cluster->n_devices,
                        e->req->global_batch ? ", fixed batch" : "", states / 1073741824.0);
@@ -250,7 +250,7 @@ int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t 
     rs.scratch = malloc(sizeof(*rs.scratch));
     rs.first = calloc((size_t)TSL_SEARCH_MAX_GROUPS * (TSL_PLAN_MAX_STAGES + 1), sizeof(uint32_t));
     if (rs.scratch == NULL || rs.first == NULL) {
-        tsl_err_set(err, "search: out of memory");
+        tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
         goto out;
     }
     for (uint32_t i = 0; i < e->n_groups; i++) {
@@ -272,7 +272,7 @@ int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t 
     }
     if (r < 0) {
         rc = TSL_SEARCH_CANCELLED;
-        tsl_err_set(err, "search: cancelled");
+        tsl_err_setc(err, TSL_E_CANCELLED, "search: cancelled");
         goto out;
     }
     if (!best->valid) {
@@ -333,7 +333,7 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
     uint32_t n_top = 0;
     int rc = TSL_SEARCH_ERR;
     if (top == NULL || best == NULL)
-        tsl_err_set(err, "search: out of memory");
+        tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     else
         rc = tsl_engine_run(&e, best, top, k, &n_top, lo, hi, err);
     tsl_plan_t *base = &res->baseline[TSL_BASELINE_GALVATRON_BASE];
@@ -370,7 +370,7 @@ static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c,
         return search_placement(m, c, NULL, r, hooks, res, 0.0, hi, err);
     uint16_t(*orders)[TSL_CLUSTER_MAX_NODES] = malloc(max_orders * sizeof(*orders));
     if (orders == NULL)
-        return tsl_err_set(err, "search: out of memory");
+        return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     uint32_t n = tsl_placement_orders(c, orders, max_orders);
     int rc = TSL_SEARCH_ERR, any_ok = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -404,7 +404,7 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
         return TSL_SEARCH_ERR;
     double split = r->no_baselines ? 1.0 : 0.6;
     int rc = search_placements(m, c, r, hooks, res, split, err);
-    if (rc == TSL_SEARCH_ERR && !r->no_memopt && strncmp(err->msg, "memory:", 7) == 0) {
+    if (rc == TSL_SEARCH_ERR && !r->no_memopt && tsl_err_code(err) == TSL_E_NOFIT) {
         /* too tight for Galvatron's space: H3T's switches and offloading */
         if (hooks && hooks->progress)
             hooks->progress(hooks->progress_ud, split, "memopt");
@@ -417,7 +417,7 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
     if (!r->no_baselines) {
         tsl_search_baselines(m, c, r, hooks, res);
         if (hooks && hooks->cancel && atomic_load(hooks->cancel)) {
-            tsl_err_set(err, "search: cancelled");
+            tsl_err_setc(err, TSL_E_CANCELLED, "search: cancelled");
             return TSL_SEARCH_CANCELLED;
         }
     }

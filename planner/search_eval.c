@@ -51,7 +51,7 @@ static int enumerate_group(tsl_engine_t *e, uint32_t G, tsl_err_t *err)
     g->layout = calloc(TSL_STRATEGY_MAX, sizeof(*g->layout));
     e->n_groups++;
     if (g->items == NULL || g->layout == NULL)
-        return tsl_err_set(err, "search: out of memory enumerating strategies");
+        return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory enumerating strategies");
     int n = tsl_strategy_enumerate(G, &e->space->opts, g->items, g->layout, TSL_STRATEGY_MAX, err);
     if (n < 0)
         return -1;
@@ -74,7 +74,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     size_t L = e->model->n_layers, S = e->max_strategies ? e->max_strategies : 1;
     e->layer_class = calloc(L, sizeof(*e->layer_class));
     if (e->layer_class == NULL)
-        return tsl_err_set(err, "search: out of memory");
+        return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     e->n_classes = classify_layers(e->model, e->layer_class);
     e->time_s = calloc(L * S, sizeof(double));
     e->fwd_bytes = calloc(L * S, sizeof(uint64_t));
@@ -90,7 +90,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->ws = tsl_layerdp_ws_new((uint32_t)L, (uint32_t)S, buckets);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
         !e->class_cost || !e->class_trans_s || !e->class_done || !e->bw || !e->choice || !e->ws)
-        return tsl_err_set(err, "search: out of memory for %zu layers × %zu strategies × %u "
+        return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory for %zu layers × %zu strategies × %u "
                            "memory buckets", L, S, buckets);
     return 0;
 }
