@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "partition.h"
 #include "search_internal.h"
 
 static const struct {

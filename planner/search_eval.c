@@ -170,60 +170,6 @@ const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t g
     return NULL;
 }
 
-/* ---- partition: min-max contiguous split by forward FLOPs (exact DP) ---- */
-
-void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first)
-{
-    uint32_t L = m->n_layers;
-    double *prefix = calloc(L + 1, sizeof(double));
-    double *best = calloc((size_t)(P + 1) * (L + 1), sizeof(double));
-    uint32_t *cut = calloc((size_t)(P + 1) * (L + 1), sizeof(uint32_t));
-    if (!prefix || !best || !cut) {   /* fall back to equal layer counts */
-        for (uint32_t s = 0; s <= P; s++)
-            first[s] = (uint32_t)((uint64_t)L * s / P);
-        goto out;
-    }
-    /* a tiny per-layer floor keeps zero-FLOP layers (embeddings) from piling up */
-    double floor_flops = tsl_model_fwd_flops(m) / L * 1e-3;
-    for (uint32_t l = 0; l < L; l++)
-        prefix[l + 1] = prefix[l] + m->layers[l].fwd_flops + floor_flops;
-#define BEST(p, l) best[(size_t)(p) * (L + 1) + (l)]
-#define CUT(p, l) cut[(size_t)(p) * (L + 1) + (l)]
-    for (uint32_t l = 1; l <= L; l++)
-        BEST(1, l) = prefix[l];
-    for (uint32_t p = 2; p <= P; p++) {
-        for (uint32_t l = p; l <= L; l++) {
-            BEST(p, l) = INFINITY;
-            for (uint32_t k = p - 1; k < l; k++) {
-                double v = fmax(BEST(p - 1, k), prefix[l] - prefix[k]);
-                if (v < BEST(p, l)) {
-                    BEST(p, l) = v;
-                    CUT(p, l) = k;
-                }
-            }
-        }
-    }
-    first[P] = L;
-    for (uint32_t p = P, l = L; p >= 1; p--) {
-        first[p - 1] = p == 1 ? 0 : CUT(p, l);
-        l = first[p - 1];
-    }
-#undef BEST
-#undef CUT
-out:
-    free(prefix);
-    free(best);
-    free(cut);
-}
-
-void tsl_partition_uniform(uint32_t n_layers, uint32_t P, uint32_t *first)
-{
-    uint32_t base = n_layers / P, extra = n_layers % P;
-    first[0] = 0;
-    for (uint32_t s = 0; s < P; s++)
-        first[s + 1] = first[s] + base + (s < extra ? 1 : 0);
-}
-
 /* ---- one configuration ---- */
 
 static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env,
