@@ -613,7 +613,13 @@ typedef struct search_ctx {
     double best_t;
     bool found;
     uint64_t evals;
+    const atomic_int *cancel; /* polled between batches of sequences */
 } search_ctx_t;
+
+static bool sc_cancelled(const search_ctx_t *sc)
+{
+    return sc->cancel && atomic_load(sc->cancel) != 0;
+}
 
 /* Evaluates ws->seq; keeps it in ws->best when valid and strictly faster. */
 static void try_seq(search_ctx_t *sc)
@@ -671,6 +677,8 @@ static void run_simple(search_ctx_t *sc, tsl_memopt_solver_t solver, uint32_t al
         uint32_t samples =
             o->random_samples ? o->random_samples : TSL_MEMOPT_DEFAULT_RANDOM_SAMPLES;
         for (uint32_t t = 0; t < samples; t++) {
+            if (t % 64 == 0 && sc_cancelled(sc))
+                return;
             for (uint32_t i = 0; i < n; i++)
                 seq[i] = sets[splitmix64(&rng) % ns];
             try_seq(sc);
@@ -682,6 +690,8 @@ static void run_simple(search_ctx_t *sc, tsl_memopt_solver_t solver, uint32_t al
         memset(seq, (int)allowed, n);
         try_seq(sc);
         for (uint32_t nf = 1; nf <= n; nf++) {
+            if (sc_cancelled(sc))
+                return;
             uint32_t step = n / nf;
             for (uint32_t k = 0; k < ns; k++) {
                 memset(seq, (int)allowed, n);
@@ -705,6 +715,131 @@ void tsl_memopt_opts_init(tsl_memopt_opts_t *o, tsl_memopt_solver_t solver)
     o->seed = 1;
 }
 
+/* One tsl_memopt_solve call: its inputs, the workspace, the best plan so far. */
+typedef struct solve {
+    const tsl_layer_t *layers;
+    uint32_t n;
+    const tsl_memopt_ctx_t *ctx;
+    const tsl_memopt_opts_t *opts;
+    tsl_memopt_ws_t *ws;
+    tsl_memopt_plan_t *plan;
+    bool found;
+    tsl_memopt_stats_t st;
+    char why[256]; /* why the last mode found nothing */
+} solve_t;
+
+/* Uses the caller's workspace after checking it fits, or sizes one (*own). */
+static int solve_ws(solve_t *sv, tsl_memopt_ws_t *ws, tsl_memopt_ws_t *own, bool *own_ws,
+                    tsl_err_t *err)
+{
+    const uint32_t n = sv->n;
+    const bool dp = sv->opts->solver == TSL_MEMOPT_SOLVER_DP;
+    uint32_t m = sv->opts->mem_levels ? sv->opts->mem_levels : TSL_MEMOPT_DEFAULT_MEM_LEVELS;
+    if (ws == NULL) {
+        /* Without pruning 2 every reached state needs a node: the worst case. */
+        uint64_t pool = dp && sv->opts->dp_no_dominance
+                            ? (uint64_t)n * TSL_MEMOPT_N_SWITCH_SETS * ((uint64_t)m + 1) *
+                                  (m + 2) / 2
+                            : 0;
+        if (tsl_memopt_ws_init(own, n, dp ? m : 0, pool, err) != 0)
+            return -1;
+        *own_ws = true;
+        sv->ws = own;
+        return 0;
+    }
+    if (n > ws->max_layers)
+        return tsl_err_set(err, "layers: %u is more than the workspace's %u", n, ws->max_layers);
+    if (dp && ws->mem_levels != m)
+        return tsl_err_set(err, "mem_levels: the workspace has %u levels, the options ask %u",
+                           ws->mem_levels, m);
+    sv->ws = ws;
+    return 0;
+}
+
+/* Evaluates ws->best under mode; keeps it in the plan when valid and faster. */
+static int keep_if_faster(solve_t *sv, tsl_memopt_mode_t mode, tsl_err_t *err)
+{
+    tsl_memopt_plan_t cand;
+    if (tsl_memopt_evaluate(sv->layers, sv->n, sv->ctx, mode, sv->ws->best, &cand, err) != 0)
+        return -1;
+    if (cand.valid && (!sv->found || cand.step_s < sv->plan->step_s)) {
+        *sv->plan = cand;
+        sv->found = true;
+    }
+    return 0;
+}
+
+/* H3T's DP in one mode; sets sc->found. Host memory is not a DP dimension:
+ * hidden-state offload is withheld when the node could not hold every hidden
+ * state. */
+static int solve_dp(solve_t *sv, tsl_memopt_mode_t mode, uint32_t allowed, search_ctx_t *sc,
+                    tsl_err_t *err)
+{
+    uint64_t all_hidden = 0;
+    for (uint32_t i = 0; i < sv->n; i++)
+        all_hidden += sv->ws->hidden_bytes[i];
+    uint32_t a = allowed;
+    if (!cpu_fits(sv->ctx, sc->cpu_fixed + all_hidden))
+        a &= ~(uint32_t)TSL_MEMOPT_OFFLOAD_HIDDEN;
+    tsl_err_t e2 = {0};
+    int r = tsl_memopt_dp(sv->ws, sv->n, sv->ctx, a, sv->opts, sv->ws->best, &sv->st, &e2);
+    if (r < 0) {
+        tsl_err_setc(err, tsl_err_code(&e2), "%s", e2.msg);
+        return -1;
+    }
+    sc->found = r == 0;
+    if (r > 0)
+        snprintf(sv->why, sizeof(sv->why), "%s: %.200s", tsl_memopt_mode_name(mode), e2.msg);
+    return 0;
+}
+
+/* One global mode: host-memory check, the segment table, the solver, and for the
+ * DP greedy as its floor. */
+static int solve_mode(solve_t *sv, tsl_memopt_mode_t mode, tsl_err_t *err)
+{
+    const tsl_memopt_ctx_t *ctx = sv->ctx;
+    const bool dp = sv->opts->solver == TSL_MEMOPT_SOLVER_DP;
+    uint32_t allowed = ctx->allowed_switches & mode_mask(mode);
+    uint64_t fixed = cpu_fixed_bytes(sv->layers, sv->n, ctx, mode);
+    if (!cpu_fits(ctx, fixed)) {
+        snprintf(sv->why, sizeof(sv->why),
+                 "cpu_mem_bytes: %s needs %.1f GiB of host memory per node for the offloaded "
+                 "states, the node has %.1f GiB",
+                 tsl_memopt_mode_name(mode), (double)fixed * ctx->devices_per_node / GIB,
+                 (double)ctx->cpu_mem_bytes / GIB);
+        return 0;
+    }
+    if (tsl_memopt_ws_load(sv->ws, sv->layers, sv->n, ctx, mode, err) != 0)
+        return -1;
+    search_ctx_t sc = {sv->ws, sv->n, ctx, ctx->gpu_mem_limit_bytes - ctx->reserved_bytes,
+                       fixed,  0.0,   false, 0,  sv->opts->cancel};
+    if (dp) {
+        if (solve_dp(sv, mode, allowed, &sc, err) != 0)
+            return -1;
+    } else {
+        run_simple(&sc, sv->opts->solver, allowed, sv->opts, mode);
+        sv->st.evaluations += sc.evals;
+        if (!sc.found)
+            snprintf(sv->why, sizeof(sv->why), "%s: no sequence the %s solver tried fits",
+                     tsl_memopt_mode_name(mode), tsl_memopt_solver_name(sv->opts->solver));
+    }
+    if (sc.found && keep_if_faster(sv, mode, err) != 0)
+        return -1;
+    if (dp) {
+        /* The DP rounds memory to m levels and can miss what greedy (which starts
+         * from all-on) finds near the limit: greedy is its floor in every mode. */
+        search_ctx_t sg = sc;
+        sg.found = false;
+        run_simple(&sg, TSL_MEMOPT_SOLVER_GREEDY, allowed, sv->opts, mode);
+        sv->st.evaluations += sg.evals;
+        if (sg.found && keep_if_faster(sv, mode, err) != 0)
+            return -1;
+    }
+    if (tsl_memopt_cancelled(sv->opts))
+        return tsl_err_setc(err, TSL_E_CANCELLED, "search: cancelled");
+    return 0;
+}
+
 int tsl_memopt_solve(const tsl_layer_t *layers, uint32_t n, const tsl_memopt_ctx_t *ctx,
                      const tsl_memopt_opts_t *opts, tsl_memopt_ws_t *ws, tsl_memopt_plan_t *plan,
                      tsl_memopt_stats_t *stats, tsl_err_t *err)
@@ -712,122 +847,44 @@ int tsl_memopt_solve(const tsl_layer_t *layers, uint32_t n, const tsl_memopt_ctx
     int rc = -1;
     tsl_memopt_ws_t own;
     bool own_ws = false;
-    tsl_memopt_stats_t st;
-    memset(&st, 0, sizeof(st));
     if (opts == NULL || (unsigned)opts->solver >= TSL_MEMOPT_SOLVER_COUNT)
         return tsl_err_set(err, "solver: not one of all-on, uniform, random, greedy, dp");
     if (plan == NULL)
         return tsl_err_set(err, "plan: no output given");
     if (tsl_memopt_ctx_validate(ctx, err) != 0 || check_layers(layers, n, err) != 0)
         return -1;
-    const bool dp = opts->solver == TSL_MEMOPT_SOLVER_DP;
-    uint32_t m = opts->mem_levels ? opts->mem_levels : TSL_MEMOPT_DEFAULT_MEM_LEVELS;
-    if (ws == NULL) {
-        /* Without pruning 2 every reached state needs a node: the worst case. */
-        uint64_t pool = dp && opts->dp_no_dominance ? (uint64_t)n * TSL_MEMOPT_N_SWITCH_SETS *
-                                                          ((uint64_t)m + 1) * (m + 2) / 2
-                                                    : 0;
-        if (tsl_memopt_ws_init(&own, n, dp ? m : 0, pool, err) != 0)
-            return -1;
-        ws = &own;
-        own_ws = true;
-    } else if (n > ws->max_layers) {
-        return tsl_err_set(err, "layers: %u is more than the workspace's %u", n, ws->max_layers);
-    } else if (dp && ws->mem_levels != m) {
-        return tsl_err_set(err, "mem_levels: the workspace has %u levels, the options ask %u",
-                           ws->mem_levels, m);
-    }
+    solve_t sv = {.layers = layers, .n = n, .ctx = ctx, .opts = opts, .plan = plan};
+    if (solve_ws(&sv, ws, &own, &own_ws, err) != 0)
+        return -1;
 
-    bool found = false, have_diag = false;
-    tsl_memopt_plan_t cand;
-    char why[256] = "";
+    bool have_diag = false;
     for (unsigned mi = 0; mi < TSL_MEMOPT_MODE_COUNT; mi++) {
         if (!(ctx->allowed_modes & (1u << mi)))
             continue;
         tsl_memopt_mode_t mode = (tsl_memopt_mode_t)mi;
-        uint32_t allowed = ctx->allowed_switches & mode_mask(mode);
         if (!have_diag) {
-            memset(ws->seq, (int)allowed, n);
-            if (tsl_memopt_evaluate(layers, n, ctx, mode, ws->seq, plan, err) != 0)
+            /* every switch on in the first mode: the figures the error quotes */
+            memset(sv.ws->seq, (int)(ctx->allowed_switches & mode_mask(mode)), n);
+            if (tsl_memopt_evaluate(layers, n, ctx, mode, sv.ws->seq, plan, err) != 0)
                 goto out;
             have_diag = true;
         }
-        uint64_t fixed = cpu_fixed_bytes(layers, n, ctx, mode);
-        if (!cpu_fits(ctx, fixed)) {
-            snprintf(why, sizeof(why),
-                     "cpu_mem_bytes: %s needs %.1f GiB of host memory per node for the offloaded "
-                     "states, the node has %.1f GiB",
-                     tsl_memopt_mode_name(mode), (double)fixed * ctx->devices_per_node / GIB,
-                     (double)ctx->cpu_mem_bytes / GIB);
-            continue;
-        }
-        if (tsl_memopt_ws_load(ws, layers, n, ctx, mode, err) != 0)
+        if (solve_mode(&sv, mode, err) != 0)
             goto out;
-        search_ctx_t sc = {ws,    n,   ctx,   ctx->gpu_mem_limit_bytes - ctx->reserved_bytes,
-                           fixed, 0.0, false, 0};
-        if (dp) {
-            /* Host memory is not a DP dimension: withhold hidden-state offload when the
-             * node could not hold every hidden state. */
-            uint64_t all_hidden = 0;
-            for (uint32_t i = 0; i < n; i++)
-                all_hidden += ws->hidden_bytes[i];
-            uint32_t a = allowed;
-            if (!cpu_fits(ctx, fixed + all_hidden))
-                a &= ~(uint32_t)TSL_MEMOPT_OFFLOAD_HIDDEN;
-            tsl_err_t e2;
-            int r = tsl_memopt_dp(ws, n, ctx, a, opts, ws->best, &st, &e2);
-            if (r < 0) {
-                tsl_err_set(err, "%s", e2.msg);
-                goto out;
-            }
-            sc.found = r == 0;
-            if (r > 0)
-                snprintf(why, sizeof(why), "%s: %.200s", tsl_memopt_mode_name(mode), e2.msg);
-        } else {
-            run_simple(&sc, opts->solver, allowed, opts, mode);
-            st.evaluations += sc.evals;
-            if (!sc.found)
-                snprintf(why, sizeof(why), "%s: no sequence the %s solver tried fits",
-                         tsl_memopt_mode_name(mode), tsl_memopt_solver_name(opts->solver));
-        }
-        if (sc.found) {
-            if (tsl_memopt_evaluate(layers, n, ctx, mode, ws->best, &cand, err) != 0)
-                goto out;
-            if (cand.valid && (!found || cand.step_s < plan->step_s)) {
-                *plan = cand;
-                found = true;
-            }
-        }
-        if (dp) {
-            /* The DP rounds memory to m levels and can miss what greedy (which starts
-             * from all-on) finds near the limit: greedy is its floor in every mode. */
-            search_ctx_t sg = sc;
-            sg.found = false;
-            run_simple(&sg, TSL_MEMOPT_SOLVER_GREEDY, allowed, opts, mode);
-            st.evaluations += sg.evals;
-            if (!sg.found)
-                continue;
-            if (tsl_memopt_evaluate(layers, n, ctx, mode, ws->best, &cand, err) != 0)
-                goto out;
-            if (cand.valid && (!found || cand.step_s < plan->step_s)) {
-                *plan = cand;
-                found = true;
-            }
-        }
     }
-    if (!found) {
-        tsl_err_set(err,
-                    "gpu_mem_limit_bytes: the %s solver found no switch setting within %.2f GiB "
-                    "per device (every switch on, %s: peak %.2f GiB, host %.1f GiB per node)%s%s",
-                    tsl_memopt_solver_name(opts->solver), (double)ctx->gpu_mem_limit_bytes / GIB,
-                    tsl_memopt_mode_name(plan->mode), (double)plan->gpu_peak_bytes / GIB,
-                    (double)plan->cpu_bytes_per_node / GIB, why[0] ? "; " : "", why);
+    if (!sv.found) {
+        tsl_err_setc(err, TSL_E_NOFIT,
+                     "gpu_mem_limit_bytes: the %s solver found no switch setting within %.2f GiB "
+                     "per device (every switch on, %s: peak %.2f GiB, host %.1f GiB per node)%s%s",
+                     tsl_memopt_solver_name(opts->solver), (double)ctx->gpu_mem_limit_bytes / GIB,
+                     tsl_memopt_mode_name(plan->mode), (double)plan->gpu_peak_bytes / GIB,
+                     (double)plan->cpu_bytes_per_node / GIB, sv.why[0] ? "; " : "", sv.why);
         goto out;
     }
     rc = 0;
 out:
     if (stats)
-        *stats = st;
+        *stats = sv.st;
     if (own_ws)
         tsl_memopt_ws_free(&own);
     return rc;

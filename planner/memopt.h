@@ -93,6 +93,7 @@
 #ifndef TSL_MEMOPT_H
 #define TSL_MEMOPT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -219,7 +220,16 @@ typedef struct tsl_memopt_opts {
     uint32_t random_samples; /* T_rand; 0 = default */
     uint64_t seed;           /* random solver */
     bool dp_no_dominance;    /* turn pruning 2 off (for tests / comparison) */
+    const atomic_int *cancel; /* NULL, or non-zero: stop at the next check (once per DP
+                                 layer, greedy round, 64 random samples, mode) and fail
+                                 with TSL_E_CANCELLED */
 } tsl_memopt_opts_t;
+
+/* Whether o carries a cancel flag that is set. */
+static inline bool tsl_memopt_cancelled(const tsl_memopt_opts_t *o)
+{
+    return o && o->cancel && atomic_load(o->cancel) != 0;
+}
 
 void tsl_memopt_opts_init(tsl_memopt_opts_t *o, tsl_memopt_solver_t solver);
 
@@ -267,8 +277,9 @@ void tsl_memopt_ws_free(tsl_memopt_ws_t *ws);
 /*
  * Runs one solver over every allowed global mode and returns the fastest valid
  * plan. ws may be NULL (one is allocated for the call). Returns 0, or -1 with err
- * naming what does not fit (plan then holds the all-switches-on plan of the first
- * allowed mode, valid = false) or which argument is wrong. stats may be NULL.
+ * naming what does not fit (code TSL_E_NOFIT; plan then holds the all-switches-on
+ * plan of the first allowed mode, valid = false), which argument is wrong, or that
+ * opts->cancel was set (TSL_E_CANCELLED). stats may be NULL.
  */
 int tsl_memopt_solve(const tsl_layer_t *layers, uint32_t n, const tsl_memopt_ctx_t *ctx,
                      const tsl_memopt_opts_t *opts, tsl_memopt_ws_t *ws, tsl_memopt_plan_t *plan,
@@ -279,8 +290,9 @@ int tsl_memopt_solve(const tsl_layer_t *layers, uint32_t n, const tsl_memopt_ctx
  * tsl_memopt_ws_load fills the workspace's segment table for (layers, ctx, mode);
  * tsl_memopt_dp then runs the DP over it with the switches in `allowed` and
  * writes the best sequence to sw[0 .. n−1]. It returns 0 when it found one, 1
- * when no sequence fits M (err says so), -1 on bad input or when the workspace's
- * back-pointer pool is exhausted (err names dp_max_nodes). stats are added to.
+ * when no sequence fits M (err says so), -1 on bad input, when the workspace's
+ * back-pointer pool is exhausted (err names dp_max_nodes) or when opts->cancel
+ * is set (TSL_E_CANCELLED). stats are added to.
  * The DP checks GPU memory only; tsl_memopt_solve keeps host memory in bounds by
  * withholding OFFLOAD_HIDDEN when the node could not hold every hidden state.
  */

@@ -84,6 +84,8 @@ int tsl_memopt_dp(tsl_memopt_ws_t *ws, uint32_t n, const tsl_memopt_ctx_t *ctx, 
     uint64_t nodes = 0;
 
     for (uint32_t i = 0; i < n; i++) {
+        if (tsl_memopt_cancelled(opts))
+            return tsl_err_setc(err, TSL_E_CANCELLED, "search: cancelled");
         /* Pruning 2 and back-pointer nodes for the states after layer i − 1. */
         uint64_t nk = 0;
         for (uint64_t pair = 0; pair < (uint64_t)nr * nr; pair++) {

@@ -187,17 +187,18 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
             hooks->progress(hooks->progress_ud, split, "memopt");
         rc = tsl_search_memopt(m, c, r, hooks, res, err);
     }
+    if (rc == TSL_SEARCH_OK && !r->no_sublayer && !tsl_search_cancelled(hooks))
+        tsl_search_sublayer(m, c, r, res);
+    if (rc == TSL_SEARCH_OK && !r->no_baselines && !tsl_search_cancelled(hooks))
+        tsl_search_baselines(m, c, r, hooks, res);
+    /* the steps after the engine return early when cancelled: their results are
+     * partial */
+    if (rc == TSL_SEARCH_OK && tsl_search_cancelled(hooks)) {
+        tsl_err_setc(err, TSL_E_CANCELLED, "search: cancelled");
+        rc = TSL_SEARCH_CANCELLED;
+    }
     if (rc != TSL_SEARCH_OK)
         return rc;
-    if (!r->no_sublayer)
-        tsl_search_sublayer(m, c, r, res);
-    if (!r->no_baselines) {
-        tsl_search_baselines(m, c, r, hooks, res);
-        if (hooks && hooks->cancel && atomic_load(hooks->cancel)) {
-            tsl_err_setc(err, TSL_E_CANCELLED, "search: cancelled");
-            return TSL_SEARCH_CANCELLED;
-        }
-    }
     adopt_baselines(res, r);
     tsl_search_simulate(&res->best, !r->no_slicer);
     for (uint32_t i = 0; i < res->n_top; i++)

@@ -144,7 +144,8 @@ static void megatron_eval(const tsl_model_t *m, const tsl_cluster_t *c, const ts
  * than the smallest node; that micro-batch size is dropped when the global batch
  * does not divide over its DP degree. The best of those over the sizes. */
 static void megatron_baseline(const tsl_model_t *m, const tsl_cluster_t *c,
-                              const tsl_request_t *r, uint32_t B, tsl_search_result_t *res)
+                              const tsl_request_t *r, const tsl_search_hooks_t *hooks,
+                              uint32_t B, tsl_search_result_t *res)
 {
     uint32_t N = c->n_devices, gpn = min_gpus_per_node(c);
     tsl_plan_t *best = &res->baseline[TSL_BASELINE_MEGATRON], *cand = malloc(sizeof(*cand));
@@ -157,6 +158,8 @@ static void megatron_baseline(const tsl_model_t *m, const tsl_cluster_t *c,
                 uint32_t pp = k / tp;
                 if (k % tp || N % k || pp > m->n_layers || pp > TSL_PLAN_MAX_STAGES)
                     continue;
+                if (tsl_search_cancelled(hooks))
+                    goto out;
                 bool fits;
                 tsl_plan_init(cand);
                 megatron_eval(m, c, r, B, tp, pp, b, cand, &fits, &res->stats);
@@ -166,6 +169,7 @@ static void megatron_baseline(const tsl_model_t *m, const tsl_cluster_t *c,
             }
         }
     }
+out:
     free(cand);
     if (!best->valid)
         snprintf(res->baseline_why[TSL_BASELINE_MEGATRON], sizeof(res->baseline_why[0]),
@@ -176,7 +180,7 @@ void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const ts
                           const tsl_search_hooks_t *hooks, tsl_search_result_t *res)
 {
     tsl_plan_init(&res->baseline[TSL_BASELINE_MEGATRON]);
-    megatron_baseline(m, c, r, r->global_batch ? r->global_batch : res->best.global_batch, res);
+    megatron_baseline(m, c, r, hooks, r->global_batch ? r->global_batch : res->best.global_batch, res);
     for (int b = 0; b < TSL_BASELINE_MEGATRON; b++) {
         tsl_plan_t *plan = &res->baseline[b];
         char *why = res->baseline_why[b];

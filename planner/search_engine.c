@@ -85,9 +85,14 @@ static uint32_t micro_counts(const tsl_engine_t *e, uint32_t B, uint32_t P, uint
     return n;
 }
 
+bool tsl_search_cancelled(const tsl_search_hooks_t *hooks)
+{
+    return hooks && hooks->cancel && atomic_load(hooks->cancel) != 0;
+}
+
 static bool cancelled(const tsl_engine_t *e)
 {
-    return e->hooks && e->hooks->cancel && atomic_load(e->hooks->cancel) != 0;
+    return tsl_search_cancelled(e->hooks);
 }
 
 static void progress(const tsl_engine_t *e, double f, const char *phase)

@@ -112,6 +112,11 @@ void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
 int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t top_cap,
                    uint32_t *n_top, double progress_lo, double progress_hi, tsl_err_t *err);
 
+/* Whether the hooks carry a cancel flag that is set. Every loop of the search
+ * polls it at least once per configuration costed (one layer-DP pass), so that a
+ * cancelled search returns within about one configuration's time. */
+bool tsl_search_cancelled(const tsl_search_hooks_t *hooks);
+
 /* The request's max_batch, or the default. */
 uint32_t tsl_search_max_batch(const tsl_request_t *r);
 

@@ -14,7 +14,8 @@
 
 /* One per-device micro-batch b: the memopt DP over the whole model. */
 static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, uint64_t budget, uint32_t b,
-                        tsl_memopt_ws_t *ws, tsl_plan_t *plan, tsl_err_t *err)
+                        const atomic_int *cancel, tsl_memopt_ws_t *ws, tsl_plan_t *plan,
+                        tsl_err_t *err)
 {
     tsl_memopt_ctx_t ctx;
     tsl_memopt_ctx_init(&ctx);
@@ -23,9 +24,12 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, uint64_t b
         return false;
     tsl_memopt_opts_t o;
     tsl_memopt_opts_init(&o, TSL_MEMOPT_SOLVER_DP);
+    o.cancel = cancel;   /* the DP polls it once per layer */
     tsl_memopt_plan_t *mp = malloc(sizeof(*mp));
-    if (mp == NULL)
+    if (mp == NULL) {
+        tsl_err_setc(err, TSL_E_NOMEM, "memopt: out of memory");
         return false;
+    }
     bool ok = tsl_memopt_solve(m->layers, m->n_layers, &ctx, &o, ws, mp, NULL, err) == 0 &&
               mp->valid;
     if (ok) {
@@ -75,23 +79,26 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
     tsl_err_t why = {0};
     int rc = -1;
     for (uint32_t b = r->global_batch ? r->global_batch / N : 1; plan && b * N <= maxb; b *= 2) {
-        if (hooks && hooks->cancel && atomic_load(hooks->cancel)) {
+        if (tsl_search_cancelled(hooks)) {
             rc = TSL_SEARCH_CANCELLED;
             break;
         }
-        if (!memopt_plan(m, c, budget, b, &ws, plan, &why))
+        if (!memopt_plan(m, c, budget, b, hooks ? hooks->cancel : NULL, &ws, plan, &why)) {
+            if (tsl_err_code(&why) == TSL_E_CANCELLED)
+                rc = TSL_SEARCH_CANCELLED;
             break;   /* larger micro-batches only need more memory */
+        }
         if (!res->best.valid || plan->samples_per_s > res->best.samples_per_s)
             res->best = *plan;
         if (r->global_batch)
             break;
     }
-    if (res->best.valid) {
+    if (rc == TSL_SEARCH_CANCELLED) {
+        tsl_err_setc(err, TSL_E_CANCELLED, "search: cancelled");
+    } else if (res->best.valid) {
         res->top[0] = res->best;
         res->n_top = 1;
         rc = 0;
-    } else if (rc == TSL_SEARCH_CANCELLED) {
-        tsl_err_setc(err, TSL_E_CANCELLED, "search: cancelled");
     } else {
         tsl_err_setc(err, TSL_E_NOFIT, "memory: no plan fits %.2f GiB per device, not even with ZeRO-3, "
                     "CPU offload and every H3T switch (%s)", budget / 1073741824.0,

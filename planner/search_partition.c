@@ -140,7 +140,7 @@ void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n)
             if (!plans[i].valid || plans[i].pp < 2 || plans[i].pp > TSL_PARTITION_MAX_STAGES)
                 continue;
             for (int round = 0; round < REFINE_ROUNDS; round++)
-                if (!refine_round(e, &plans[i], &b))
+                if (tsl_search_cancelled(e->hooks) || !refine_round(e, &plans[i], &b))
                     break;
         }
     }
