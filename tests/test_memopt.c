@@ -9,6 +9,7 @@
  * The CPU Adam rates are assumptions (see cpu_adam below); they add the same time
  * to every plan of a setting and do not change which plan wins.
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -544,6 +545,46 @@ static void test_dp_floor(tsl_memopt_ws_t *ws)
     tsl_model_free(&m);
 }
 
+/* A set cancel flag stops every solver at its first check (issue 12): the DP
+ * before its first layer, greedy after its all-on sequence, random before its
+ * first sample; the error says cancelled, not "no plan fits". */
+static void test_cancel(tsl_memopt_ws_t *ws)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_memopt_ctx_t ctx;
+    tsl_err_t err = {0};
+    if (build_model(&m, "BERT-1.8B", 48, 1024, 16384, 32, 512, 30522) != 0 ||
+        make_ctx(&ctx, &c, "8x2080Ti-10G", 126, 16, (uint64_t)(8000 * MIB), CPU_ADAM_2080TI_NODE,
+                 GPU_ADAM_2080TI) != 0) {
+        CHECK(0, "setup failed");
+        return;
+    }
+    atomic_int flag = 1;
+    const tsl_memopt_solver_t solvers[] = {TSL_MEMOPT_SOLVER_DP, TSL_MEMOPT_SOLVER_GREEDY,
+                                           TSL_MEMOPT_SOLVER_RANDOM};
+    for (size_t i = 0; i < sizeof(solvers) / sizeof(solvers[0]); i++) {
+        tsl_memopt_opts_t o;
+        tsl_memopt_opts_init(&o, solvers[i]);
+        tsl_memopt_plan_t p;
+        tsl_memopt_stats_t st;
+        int rc = tsl_memopt_solve(m.layers, m.n_layers, &ctx, &o, ws, &p, &st, &err);
+        CHECK(rc == 0 || tsl_err_code(&err) == TSL_E_NOFIT, "%s without a cancel flag: %s",
+              tsl_memopt_solver_name(solvers[i]), err.msg);
+        uint64_t full = st.evaluations + st.dp_transitions;
+        o.cancel = &flag;
+        rc = tsl_memopt_solve(m.layers, m.n_layers, &ctx, &o, ws, &p, &st, &err);
+        CHECK(rc == -1 && tsl_err_code(&err) == TSL_E_CANCELLED, "%s cancelled: rc %d, %s",
+              tsl_memopt_solver_name(solvers[i]), rc, err.msg);
+        CHECK(st.dp_transitions == 0 && st.evaluations <= 1 && full > 1,
+              "%s ran on after the flag: %llu transitions, %llu evaluations (full run %llu)",
+              tsl_memopt_solver_name(solvers[i]), (unsigned long long)st.dp_transitions,
+              (unsigned long long)st.evaluations, (unsigned long long)full);
+    }
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
     tsl_err_t err = {0};
@@ -560,6 +601,7 @@ int main(void)
     run_setting("BERT-6B", 65536, 128, 32, &ws);
     test_random_reproducible(&ws);
     test_dp_floor(&ws);
+    test_cancel(&ws);
     tsl_memopt_ws_free(&ws);
     test_gpt3();
     return CHECK_DONE();

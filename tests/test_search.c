@@ -1,6 +1,8 @@
 /* Tests for planner/search: Algorithm 1, baselines, determinism, hooks, errors. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "search.h"
@@ -278,6 +280,97 @@ static void test_sublayer_and_simulator(void)
     tsl_cluster_free(&c);
 }
 
+/* ---- cancellation in every path (issue 12) ---- */
+
+/* Sets the cancel flag from the progress callback (on the searching thread, so
+ * the point is deterministic): on the at_call-th report, on the first report at or
+ * past at_fraction, or when phase at_phase begins; with after_ms, a thread sets it
+ * that long after instead (the point then falls inside the phase's work). */
+struct canceller {
+    atomic_int flag;
+    int calls, at_call;
+    double at_fraction;
+    const char *at_phase;
+    int after_ms;
+    bool started;
+    pthread_t thread;
+};
+
+static void *cancel_later(void *ud)
+{
+    struct canceller *k = ud;
+    struct timespec ts = {.tv_sec = k->after_ms / 1000, .tv_nsec = k->after_ms % 1000 * 1000000L};
+    nanosleep(&ts, NULL);
+    atomic_store(&k->flag, 1);
+    return NULL;
+}
+
+static void on_progress_cancel(void *ud, double f, const char *phase)
+{
+    struct canceller *k = ud;
+    k->calls++;
+    bool now = (k->at_call && k->calls == k->at_call) || (k->at_fraction > 0 && f >= k->at_fraction) ||
+               (k->at_phase && strcmp(phase, k->at_phase) == 0);
+    if (!now || k->started || atomic_load(&k->flag))
+        return;
+    if (k->after_ms) {
+        k->started = pthread_create(&k->thread, NULL, cancel_later, k) == 0;
+        return;
+    }
+    atomic_store(&k->flag, 1);
+}
+
+static int search_cancelled_at(const char *model, const char *cluster, struct canceller *k,
+                               tsl_err_t *err)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    load(model, cluster, &m, &c);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    tsl_search_hooks_t hooks = {.progress = on_progress_cancel, .progress_ud = k,
+                                .cancel = &k->flag};
+    int rc = tsl_search(&m, &c, &r, &hooks, &res, err);
+    if (k->started)
+        pthread_join(k->thread, NULL);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+    return rc;
+}
+
+static void test_cancel_paths(void)
+{
+    tsl_err_t err = {0};
+    CHECK(run("BERT-Huge-32", "8xA100-40G", 40, 0, &res2, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    uint32_t full_batches = res2.stats.batches_tried;
+
+    /* the sweep: stops at the next configuration, without trying more batches */
+    struct canceller k = {.at_call = 2};
+    int rc = search_cancelled_at("BERT-Huge-32", "8xA100-40G", &k, &err);
+    CHECK(rc == TSL_SEARCH_CANCELLED && tsl_err_code(&err) == TSL_E_CANCELLED,
+          "sweep: rc %d, %s", rc, err.msg);
+    CHECK(res.stats.batches_tried < full_batches, "sweep ran on: %u of %u batches",
+          res.stats.batches_tried, full_batches);
+
+    /* once the engine is done: re-balancing, sub-layer and baselines are skipped
+     * and the result is not passed off as complete */
+    k = (struct canceller){.at_fraction = 0.6};
+    rc = search_cancelled_at("BERT-Huge-32", "8xA100-40G", &k, &err);
+    CHECK(rc == TSL_SEARCH_CANCELLED && tsl_err_code(&err) == TSL_E_CANCELLED,
+          "after the engine: rc %d, %s", rc, err.msg);
+
+    /* the H3T path: at its start, and inside its DP (GPT3-175B on 64 A100-40G only
+     * fits with memory switches; its DP runs for seconds uncancelled) */
+    k = (struct canceller){.at_phase = "memopt"};
+    rc = search_cancelled_at("GPT3-175B", "8x8xA100-40G:ib200", &k, &err);
+    CHECK(rc == TSL_SEARCH_CANCELLED && tsl_err_code(&err) == TSL_E_CANCELLED,
+          "memopt at its start: rc %d, %s", rc, err.msg);
+    k = (struct canceller){.at_phase = "memopt", .after_ms = 30};
+    rc = search_cancelled_at("GPT3-175B", "8x8xA100-40G:ib200", &k, &err);
+    CHECK(k.started && rc == TSL_SEARCH_CANCELLED && tsl_err_code(&err) == TSL_E_CANCELLED,
+          "memopt inside its DP: rc %d, %s", rc, err.msg);
+}
+
 int main(void)
 {
     test_sublayer_and_simulator();
@@ -290,5 +383,6 @@ int main(void)
     test_divisibility();
     test_deterministic();
     test_hooks();
+    test_cancel_paths();
     return CHECK_DONE();
 }
