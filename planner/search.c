@@ -77,15 +77,36 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m,
 
 /* ---- public entry ---- */
 
+/* Whether p lies in Tessel's space under the request's switches (a baseline runs
+ * as its system does, whatever the switches say). */
+static bool plan_in_request(const tsl_plan_t *p, const tsl_request_t *r)
+{
+    if ((r->pp && p->pp != r->pp) || (r->no_pp && p->pp > 1) || (r->max_pp && p->pp > r->max_pp) ||
+        (r->max_micro && p->n_micro > r->max_micro))
+        return false;
+    const bool off[TSL_DIM_COUNT] = {[TSL_DIM_DP] = r->no_dp, [TSL_DIM_SDP] = r->no_sdp,
+                                     [TSL_DIM_TP] = r->no_tp};
+    for (uint32_t l = 0; l < p->n_layers && l < TSL_PLAN_MAX_LAYERS; l++) {
+        const tsl_strategy_t *s = &p->layer[l];
+        if (s->ckpt && r->no_ckpt)
+            return false;
+        for (uint32_t k = 0; k < s->n_levels; k++)
+            if (s->dim[k] < TSL_DIM_COUNT && off[s->dim[k]])
+                return false;
+    }
+    return true;
+}
+
 /* Tessel's space contains every baseline's, but its search visits fewer batch and
  * micro-batch combinations than a baseline's rule may; a baseline plan that beats
- * the best found is itself a Tessel plan, and is taken. */
+ * the best found is itself a Tessel plan, and is taken when the request's
+ * switches allow it. */
 static void adopt_baselines(tsl_search_result_t *res, const tsl_request_t *r)
 {
     uint32_t k = r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK;
     for (int b = 0; b < TSL_BASELINE_COUNT; b++) {
         tsl_plan_t *p = &res->baseline[b];
-        if (!p->valid || !tsl_plan_better(p, &res->best))
+        if (!p->valid || !tsl_plan_better(p, &res->best) || !plan_in_request(p, r))
             continue;
         res->best = *p;
         snprintf(res->best.label, sizeof(res->best.label), "tessel");

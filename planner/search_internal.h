@@ -20,7 +20,10 @@ uint32_t tsl_placement_orders(const tsl_cluster_t *c, uint16_t (*orders)[TSL_CLU
                               uint32_t cap);
 
 /* H3T's space (search_memopt.c): ZeRO-3 over every device with per-layer memory
- * switches and CPU offload; fills res->best / top[0]. For when nothing else fits. */
+ * switches and CPU offload; fills res->best / top[0]. For when nothing else fits:
+ * err holds the engine's no-fit error on entry. The request's switches hold here
+ * too: no_ckpt withholds rematerialisation; no_sdp (on more than one device) and
+ * a fixed pp > 1 exclude the space, and err's message then says so. */
 int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                       const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err);
 

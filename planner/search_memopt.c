@@ -13,15 +13,17 @@
 #include "search_internal.h"
 
 /* One per-device micro-batch b: the memopt DP over the whole model. */
-static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, uint64_t budget, uint32_t b,
-                        const atomic_int *cancel, tsl_memopt_ws_t *ws, tsl_plan_t *plan,
-                        tsl_err_t *err)
+static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                        uint64_t budget, uint32_t b, const atomic_int *cancel, tsl_memopt_ws_t *ws,
+                        tsl_plan_t *plan, tsl_err_t *err)
 {
     tsl_memopt_ctx_t ctx;
     tsl_memopt_ctx_init(&ctx);
     ctx.micro_batch = b;
     if (tsl_memopt_ctx_from_cluster(&ctx, c, 0, c->n_devices, budget, err) != 0)
         return false;
+    if (r->no_ckpt)   /* rematerialisation is checkpointing by another name */
+        ctx.allowed_switches &= ~(uint32_t)TSL_MEMOPT_REMAT;
     tsl_memopt_opts_t o;
     tsl_memopt_opts_init(&o, TSL_MEMOPT_SOLVER_DP);
     o.cancel = cancel;   /* the DP polls it once per layer */
@@ -64,9 +66,30 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, uint64_t b
     return ok;
 }
 
+/* H3T's space is ZeRO-3 over every device in one stage: a request that switches
+ * sharding off or fixes several stages excludes it. Adds why to err's no-fit
+ * message (keeping its code) and returns -1 then. */
+static int request_excludes(const tsl_request_t *r, uint32_t N, tsl_err_t *err)
+{
+    const char *why = NULL;
+    if (r->no_sdp && N > 1)
+        why = "sharded data parallelism is switched off (no_sdp) and H3T's memory switches "
+              "build on ZeRO-3";
+    else if (r->pp > 1)
+        why = "H3T's memory switches run in one pipeline stage and the request fixes more";
+    if (why == NULL)
+        return 0;
+    char prev[TSL_ERR_MAX];
+    snprintf(prev, sizeof(prev), "%s", err->msg);
+    return tsl_err_setc(err, TSL_E_NOFIT, "%.300s; the fallback to H3T is not tried: %s", prev,
+                        why);
+}
+
 int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                       const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
 {
+    if (request_excludes(r, c->n_devices, err) != 0)
+        return TSL_SEARCH_ERR;
     uint32_t N = c->n_devices, maxb = r->max_batch ? r->max_batch : TSL_SEARCH_DEFAULT_MAX_BATCH;
     uint64_t budget = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_min_device_mem(c);
     if (r->global_batch && r->global_batch % N != 0)
@@ -83,7 +106,7 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
             rc = TSL_SEARCH_CANCELLED;
             break;
         }
-        if (!memopt_plan(m, c, budget, b, hooks ? hooks->cancel : NULL, &ws, plan, &why)) {
+        if (!memopt_plan(m, c, r, budget, b, hooks ? hooks->cancel : NULL, &ws, plan, &why)) {
             if (tsl_err_code(&why) == TSL_E_CANCELLED)
                 rc = TSL_SEARCH_CANCELLED;
             break;   /* larger micro-batches only need more memory */

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "memopt.h"
 #include "search.h"
 #include "sublayer.h"
 
@@ -371,6 +372,80 @@ static void test_cancel_paths(void)
           "memopt inside its DP: rc %d, %s", rc, err.msg);
 }
 
+/* ---- the request's switches hold in every path (issue 10) ---- */
+
+static bool uses_dim(const tsl_plan_t *p, tsl_dim_t d)
+{
+    for (uint32_t l = 0; l < p->n_layers; l++)
+        for (uint32_t k = 0; k < p->layer[l].n_levels; k++)
+            if (p->layer[l].dim[k] == d)
+                return true;
+    return false;
+}
+
+static void test_switches_hold(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_request_t r;
+    tsl_err_t err = {0};
+
+    /* GPT3-175B on 64 A100-40G fits only through H3T (ZeRO-3 + switches): with
+     * SDP off the answer is a no-fit error that says why, not a ZeRO-3 plan */
+    load("GPT3-175B", "8x8xA100-40G:ib200", &m, &c);
+    tsl_request_init(&r);
+    r.global_batch = 64;
+    r.no_baselines = true;
+    r.no_sdp = true;
+    int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
+    CHECK(rc == TSL_SEARCH_ERR && tsl_err_code(&err) == TSL_E_NOFIT && strstr(err.msg, "no_sdp"),
+          "175B with no_sdp: rc %d, %s", rc, err.msg);
+    CHECK(!res.best.valid || !uses_dim(&res.best, TSL_DIM_SDP), "175B with no_sdp uses SDP");
+    /* no checkpointing: H3T's rematerialisation is withheld too */
+    tsl_request_init(&r);
+    r.global_batch = 64;
+    r.no_baselines = true;
+    r.no_ckpt = true;
+    rc = tsl_search(&m, &c, &r, NULL, &res, &err);
+    CHECK(rc == TSL_SEARCH_OK || tsl_err_code(&err) == TSL_E_NOFIT, "175B with no_ckpt: %s",
+          err.msg);
+    uint32_t remat = 0;
+    for (uint32_t l = 0; rc == TSL_SEARCH_OK && l < m.n_layers; l++)
+        remat += (res.best.layer_switches[l] & TSL_MEMOPT_REMAT) || res.best.layer[l].ckpt;
+    CHECK(remat == 0, "175B with no_ckpt rematerialises %u layers", remat);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+
+    /* the baselines run as their systems do, but the answer stays in the space */
+    load("BERT-Huge-32", "8xA100-40G", &m, &c);
+    const struct {
+        bool no_dp, no_sdp, no_tp, no_ckpt;
+        uint32_t pp;
+    } cases[] = {{.no_sdp = true}, {.no_dp = true}, {.no_tp = true, .no_sdp = true},
+                 {.no_ckpt = true}, {.pp = 2}, {.no_dp = true, .no_tp = true}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tsl_request_init(&r);
+        r.mem_budget_bytes = 8ull << 30;
+        r.no_dp = cases[i].no_dp;
+        r.no_sdp = cases[i].no_sdp;
+        r.no_tp = cases[i].no_tp;
+        r.no_ckpt = cases[i].no_ckpt;
+        r.pp = cases[i].pp;
+        rc = tsl_search(&m, &c, &r, NULL, &res, &err);
+        CHECK(rc == TSL_SEARCH_OK, "case %zu: %s", i, err.msg);
+        const tsl_plan_t *b = &res.best;
+        bool ckpt = false;
+        for (uint32_t l = 0; l < b->n_layers; l++)
+            ckpt |= b->layer[l].ckpt;
+        CHECK(!(r.no_dp && uses_dim(b, TSL_DIM_DP)) && !(r.no_sdp && uses_dim(b, TSL_DIM_SDP)) &&
+                  !(r.no_tp && uses_dim(b, TSL_DIM_TP)) && !(r.no_ckpt && ckpt) &&
+                  !(r.pp && b->pp != r.pp),
+              "case %zu: the plan (%s, pp %u) breaks a switch", i, b->label, b->pp);
+    }
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
     test_sublayer_and_simulator();
@@ -384,5 +459,6 @@ int main(void)
     test_deterministic();
     test_hooks();
     test_cancel_paths();
+    test_switches_hold();
     return CHECK_DONE();
 }
