@@ -740,3 +740,32 @@ void tsl_partition_uniform(uint32_t n_layers, uint32_t P, uint32_t *first) {
     for (uint32_t s = 0; s < P; s++)
         first[s + 1] = first[s] + base + (s < extra ? 1 : 0);
 }
+
+uint32_t tsl_partition_count(uint32_t n_layers, uint32_t P) {
+    uint64_t c = 1;
+    for (uint32_t i = 1; i < P; i++) {
+        c = c * (n_layers - i) / i; /* exact: C(L − 1, i) from C(L − 1, i − 1) */
+        if (c > UINT32_MAX / n_layers)
+            return UINT32_MAX;
+    }
+    return (uint32_t)c;
+}
+
+void tsl_partition_first(uint32_t n_layers, uint32_t P, uint32_t *first) {
+    for (uint32_t s = 0; s < P; s++)
+        first[s] = s;
+    first[P] = n_layers;
+}
+
+bool tsl_partition_next(uint32_t n_layers, uint32_t P, uint32_t *first) {
+    /* the rightmost cut that can move right does; the cuts after it follow it */
+    uint32_t s = P - 1;
+    while (s >= 1 && first[s] == n_layers - (P - s))
+        s--;
+    if (s == 0)
+        return false;
+    first[s]++;
+    for (uint32_t t = s + 1; t < P; t++)
+        first[t] = first[t - 1] + 1;
+    return true;
+}

@@ -256,4 +256,15 @@ int tsl_partition_amp(const tsl_partition_in_t *in, tsl_partition_ws_t *ws, bool
 void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first);
 void tsl_partition_uniform(uint32_t n_layers, uint32_t P, uint32_t *first);
 
+/*
+ * Every contiguous partition of n_layers into P non-empty stages, for small
+ * cases: tsl_partition_count gives their number C(L − 1, P − 1) (UINT32_MAX when
+ * it would overflow), tsl_partition_first the first (stages of one layer, the
+ * last taking the rest), tsl_partition_next the next in lexicographic order of
+ * the cuts (false after the last). Requires 1 <= P <= n_layers.
+ */
+uint32_t tsl_partition_count(uint32_t n_layers, uint32_t P);
+void tsl_partition_first(uint32_t n_layers, uint32_t P, uint32_t *first);
+bool tsl_partition_next(uint32_t n_layers, uint32_t P, uint32_t *first);
+
 #endif

@@ -114,6 +114,33 @@ static void adopt_baselines(tsl_search_result_t *res, const tsl_request_t *r)
     }
 }
 
+static bool same_config(const tsl_plan_t *a, const tsl_plan_t *b)
+{
+    return a->global_batch == b->global_batch && a->pp == b->pp && a->n_micro == b->n_micro;
+}
+
+/* Re-balances the candidates the refinement needs whatever top_k shows: the
+ * engine's TSL_SEARCH_MAX_TOPK best and the best plan of every PP degree, merged
+ * into top[0..*n) (capacity TSL_SEARCH_MAX_TOPK), each replacing the entry of its
+ * configuration. The best plan found is among them, so top[0] is the best
+ * re-balanced plan. */
+static void refine(tsl_engine_t *e, tsl_plan_t *top, uint32_t *n)
+{
+    tsl_plan_t *cand = e->per_pp;
+    bool merged[TSL_SEARCH_MAX_GROUPS] = {false};
+    tsl_search_rebalance(e, top, *n);
+    for (uint32_t g = 0; g < e->n_groups; g++)
+        for (uint32_t i = 0; cand[g].valid && i < *n && !merged[g]; i++)
+            merged[g] = same_config(&top[i], &cand[g]);
+    for (uint32_t g = 0; g < e->n_groups; g++)
+        if (!merged[g])
+            tsl_search_rebalance(e, &cand[g], 1);
+    tsl_top_sort(top, *n);
+    for (uint32_t g = 0; g < e->n_groups; g++)
+        if (cand[g].valid && !merged[g])
+            tsl_top_offer(top, TSL_SEARCH_MAX_TOPK, n, &cand[g]);
+}
+
 /* One placement: the engine over cluster c (nodes already in `order`). */
 static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const uint16_t *order,
                             const tsl_request_t *r, const tsl_search_hooks_t *hooks,
@@ -126,30 +153,33 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
         return TSL_SEARCH_ERR;
     }
     e.node_order = order;
-    uint32_t k = r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK;
-    tsl_plan_t *top = malloc(k * sizeof(*top)), *best = malloc(sizeof(*best));
+    /* the engine keeps the most alternatives there may be shown: what it passes on
+     * to the refinement must not depend on how many are */
+    uint32_t k = r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK, cap = TSL_SEARCH_MAX_TOPK;
+    tsl_plan_t *top = malloc(cap * sizeof(*top)), *best = malloc(sizeof(*best));
+    e.per_pp = calloc(e.n_groups ? e.n_groups : 1, sizeof(*e.per_pp));
     uint32_t n_top = 0;
     int rc = TSL_SEARCH_ERR;
-    if (top == NULL || best == NULL)
+    if (top == NULL || best == NULL || e.per_pp == NULL)
         tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     else
-        rc = tsl_engine_run(&e, best, top, k, &n_top, lo, hi, err);
+        rc = tsl_engine_run(&e, best, top, cap, &n_top, lo, hi, err);
     tsl_plan_t *base = &res->baseline[TSL_BASELINE_GALVATRON_BASE];
     if (rc == TSL_SEARCH_OK && (!base->valid || tsl_plan_better(best, base))) {
         *base = *best;   /* before re-balancing: Galvatron-Base */
         snprintf(base->label, sizeof(base->label), "galvatron-base");
     }
     if (rc == TSL_SEARCH_OK && !r->no_bi_objective) {
-        tsl_search_rebalance(&e, top, n_top);
-        tsl_top_sort(top, n_top);
+        refine(&e, top, &n_top);
         *best = top[0];
     }
     tsl_search_add_stats(&res->stats, &e.stats);
+    free(e.per_pp);
     tsl_engine_free(&e);
     if (rc == TSL_SEARCH_OK) {
         if (!res->best.valid || tsl_plan_better(best, &res->best))
             res->best = *best;
-        for (uint32_t i = 0; i < n_top; i++)
+        for (uint32_t i = 0; i < n_top && i < k; i++)
             tsl_top_offer(res->top, k, &res->n_top, &top[i]);
     }
     free(top);

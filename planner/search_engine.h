@@ -15,6 +15,9 @@
 #include "search.h"
 
 #define TSL_SEARCH_MAX_GROUPS 128u   /* distinct stage sizes (divisors of N) */
+/* A model with at most this many partitions into P stages has every one of them
+ * searched: when the starting partition fits nothing, and when re-balancing. */
+#define TSL_SEARCH_ALL_PARTITIONS 20u
 
 typedef struct tsl_space {
     const char *label;
@@ -68,6 +71,11 @@ typedef struct tsl_engine {
 
  const uint16_t *node_order;  /* placement being costed (NULL: as given) */
     bool saw_divisible;         /* some (layer, strategy) split its micro-batch evenly */
+    tsl_plan_t *per_pp;         /* NULL, or [n_groups] set by the caller: tsl_engine_run
+                                   fills it with the best plan of each PP degree (group i,
+                                   P = N / groups[i].group_size; .valid false where none
+                                   fits), the candidates the refinement steps need
+                                   whatever the top-k shown */
     tsl_search_stats_t stats;
 } tsl_engine_t;
 

@@ -132,6 +132,20 @@ static bool refine_round(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
     return improved;
 }
 
+/* Small cases: the partition heuristics can miss the optimum of a handful of
+ * partitions; every one is searched (cuts in lexicographic order). */
+static void try_every_partition(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
+{
+    const uint32_t L = e->model->n_layers, P = p->pp;
+    uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+    tsl_partition_first(L, P, first);
+    do {
+        if (tsl_search_cancelled(e->hooks))
+            return;
+        try_partition(e, p, first, b);
+    } while (tsl_partition_next(L, P, first));
+}
+
 void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n)
 {
     refine_buf_t b;
@@ -139,6 +153,10 @@ void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n)
         for (uint32_t i = 0; i < n; i++) {
             if (!plans[i].valid || plans[i].pp < 2 || plans[i].pp > TSL_PARTITION_MAX_STAGES)
                 continue;
+            if (tsl_partition_count(e->model->n_layers, plans[i].pp) <= TSL_SEARCH_ALL_PARTITIONS) {
+                try_every_partition(e, &plans[i], &b);
+                continue;
+            }
             for (int round = 0; round < REFINE_ROUNDS; round++)
                 if (tsl_search_cancelled(e->hooks) || !refine_round(e, &plans[i], &b))
                     break;

@@ -6,6 +6,8 @@
 
 #include "check.h"
 #include "memopt.h"
+#include "partition.h"
+#include "search_engine.h"
 #include "search.h"
 #include "sublayer.h"
 
@@ -446,6 +448,164 @@ static void test_switches_hold(void)
     tsl_cluster_free(&c);
 }
 
+/* ---- search completeness (issue 10) ---- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state % n);
+}
+
+/* Embedding, 1..5 encoder layers of random widths, head. */
+static void random_model(tsl_model_t *m)
+{
+    tsl_err_t err = {0};
+    uint32_t seq = 128u << rnd(3), h = 256u << rnd(3), n = 1 + rnd(5);
+    tsl_model_init(m, "random");
+    tsl_layer_t e = {.kind = TSL_LAYER_EMBEDDING, .seq_len = seq, .hidden = h, .vocab = 30522,
+                     .positions = seq};
+    tsl_layer_t hd = {.kind = TSL_LAYER_HEAD, .seq_len = seq, .hidden = h, .vocab = 30522,
+                      .tied_head = true};
+    CHECK(tsl_model_add(m, &e, &err) == 0, "%s", err.msg);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t w = h << rnd(2);
+        tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, .seq_len = seq, .hidden = w,
+                         .ffn_hidden = 4 * w, .heads = 16};
+        CHECK(tsl_model_add(m, &l, &err) == 0, "%s", err.msg);
+    }
+    CHECK(tsl_model_add(m, &hd, &err) == 0, "%s", err.msg);
+}
+
+/* The best plan over every PP degree, micro-batch count and contiguous
+ * partition, each costed by the engine (the layer DP picks the strategies). */
+static double exhaustive(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r)
+{
+    tsl_space_t sp = tsl_space_tessel(r);
+    tsl_engine_t e;
+    tsl_err_t err = {0};
+    double best = 0;
+    const uint32_t N = c->n_devices, L = m->n_layers, B = r->global_batch;
+    if (tsl_engine_init(&e, m, c, r, NULL, &sp, &err) == 0) {
+        uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+        for (uint32_t P = 1; P <= N && P <= L; P++)
+            for (uint32_t mc = 1; N % P == 0 && mc <= B; mc++) {
+                if (B % mc || (P > 1 && mc < P && mc != B))
+                    continue;
+                tsl_partition_first(L, P, first);
+                do {
+                    tsl_plan_init(&res2.best);
+                    tsl_engine_eval(&e, B, P, mc, first, &res2.best);
+                    if (res2.best.valid && res2.best.samples_per_s > best)
+                        best = res2.best.samples_per_s;
+                } while (tsl_partition_next(L, P, first));
+            }
+    }
+    tsl_engine_free(&e);
+    return best;
+}
+
+/* Small random cases: the search finds what exhaustive enumeration finds under
+ * the same cost model. */
+static void test_exhaustive(void)
+{
+    static const char *clusters[] = {"2xA100-40G", "4xA100-40G", "8xA100-40G",
+                                     "2x2xV100-16G:ib100", "4xV100-16G"};
+    int worse = 0;
+    for (int t = 0; t < 300; t++) {
+        tsl_model_t m;
+        tsl_cluster_t c;
+        tsl_err_t err = {0};
+        random_model(&m);
+        const char *cs = clusters[rnd(5)];
+        CHECK(tsl_cluster_parse_spec(&c, cs, &err) == 0, "%s", err.msg);
+        tsl_request_t r;
+        tsl_request_init(&r);
+        r.global_batch = 4u << rnd(4);
+        r.mem_budget_bytes = (1ull << rnd(4)) << 30;
+        r.no_baselines = r.no_sublayer = r.no_memopt = true;
+        int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
+        double got = rc == TSL_SEARCH_OK ? res.best.samples_per_s : 0;
+        double want = exhaustive(&m, &c, &r);
+        if (got < want * (1 - 1e-9) && worse++ < 5)
+            CHECK(0, "case %d (%s, %u layers, batch %u, %llu GiB): search %.3f, exhaustive %.3f",
+                  t, cs, m.n_layers, r.global_batch,
+                  (unsigned long long)(r.mem_budget_bytes >> 30), got, want);
+        tsl_model_free(&m);
+        tsl_cluster_free(&c);
+    }
+    CHECK(worse == 0, "%d of 300 random cases below exhaustive enumeration", worse);
+}
+
+static double best_with(const char *model, const char *cluster, uint64_t mem_gib, uint32_t batch,
+                        uint32_t max_batch, uint32_t top_k, tsl_plan_t *out)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    load(model, cluster, &m, &c);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.mem_budget_bytes = mem_gib << 30;
+    r.global_batch = batch;
+    r.max_batch = max_batch;
+    r.top_k = top_k;
+    tsl_err_t err = {0};
+    int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
+    CHECK(rc == TSL_SEARCH_OK, "%s on %s: %s", model, cluster, err.msg);
+    if (out)
+        *out = res.best;
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+    return rc == TSL_SEARCH_OK ? res.best.samples_per_s : 0;
+}
+
+/* The answer does not depend on how many alternatives are shown: these cases
+ * returned a different plan with a small top_k before the refinement got the
+ * best plan of every PP degree. */
+static void test_topk_independent(void)
+{
+    static const struct {
+        const char *model, *cluster;
+        uint64_t mem_gib;
+        uint32_t batch;
+    } cases[] = {{"TransGAN-Hetero", "4x4xV100-16G:ib100", 8, 64},
+                 {"GPT2-1.3B", "2x4xV100-16G:ib100", 8, 32},
+                 {"BERT-Huge-32", "8xRTX-TITAN-24G", 8, 0}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tsl_plan_t a, b;
+        double one = best_with(cases[i].model, cases[i].cluster, cases[i].mem_gib, cases[i].batch,
+                               0, 1, &a);
+        for (uint32_t k = 2; k <= TSL_SEARCH_MAX_TOPK; k += 7) {
+            double more = best_with(cases[i].model, cases[i].cluster, cases[i].mem_gib,
+                                    cases[i].batch, 0, k, &b);
+            CHECK(one == more && a.pp == b.pp && a.global_batch == b.global_batch,
+                  "%s: top_k 1 gives %.2f (pp %u, batch %u), top_k %u %.2f (pp %u, batch %u)",
+                  cases[i].model, one, a.pp, a.global_batch, k, more, b.pp, b.global_batch);
+        }
+    }
+}
+
+/* Throughput that keeps rising slowly with the batch (Llama2-7B on 8 A100 at
+ * 16 GiB: 5.10, 5.11, 5.12 samples/s at batch 8, 16, 32, then 5.34 and 5.46 at
+ * 64 and 128) does not stop the sweep; a cap that is not a power of two is
+ * tried itself. */
+static void test_sweep_rising_slowly(void)
+{
+    double fixed128 = best_with("Llama2-7B", "8xA100-40G", 16, 128, 0, 0, NULL);
+    tsl_plan_t p;
+    double sweep = best_with("Llama2-7B", "8xA100-40G", 16, 0, 0, 0, &p);
+    CHECK(sweep >= fixed128 * (1 - 1e-9), "sweep %.3f (batch %u) below fixed batch 128 %.3f",
+          sweep, p.global_batch, fixed128);
+    double fixed100 = best_with("Llama2-7B", "8xA100-40G", 16, 100, 0, 0, NULL);
+    double capped = best_with("Llama2-7B", "8xA100-40G", 16, 0, 100, 0, &p);
+    CHECK(capped >= fixed100 * (1 - 1e-9) && p.global_batch <= 100,
+          "sweep capped at 100: %.3f (batch %u), fixed batch 100 %.3f", capped, p.global_batch,
+          fixed100);
+}
+
 int main(void)
 {
     test_sublayer_and_simulator();
@@ -460,5 +620,8 @@ int main(void)
     test_hooks();
     test_cancel_paths();
     test_switches_hold();
+    test_exhaustive();
+    test_topk_independent();
+    test_sweep_rising_slowly();
     return CHECK_DONE();
 }
