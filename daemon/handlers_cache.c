@@ -25,8 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
+#include "arena.h"
 #include "handlers.h"
+#include "plan_proto.h"
 
 #define CACHE_SLOTS 1024u
 #define CACHE_MAX_BYTES (16u << 20)
@@ -123,7 +124,7 @@ static int convert_row(tsl_server_t *srv, const tsl_stored_plan_t *row, grpc_sli
 {
     tsl_arena_t a = {0};
     Tessel__V1__Plan *p = NULL;
-    if (tsl_convert_plan_json(row->result_json, &a, &p, err) != 0) {
+    if (tsl_plan_proto_from_json(row->result_json, &a, &p, err) != 0) {
         tsl_arena_free(&a);
         return -1;
     }
