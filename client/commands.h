@@ -47,6 +47,8 @@ typedef struct tsl_plan_opts {
     bool no_placement, no_memopt, no_bi_objective, no_sublayer, no_slicer;
     bool force;              /* --force: ignore the daemon's cached plan */
     bool local;              /* --local: run the planner in-process */
+    const char *export_format; /* --export FORMAT: print the plan as that stack takes it */
+    const char *trace;       /* --trace FILE: the simulated 1F1B timeline (Chrome trace) */
 } tsl_plan_opts_t;
 
 /* Human output of a search-result document (plan_json.h shape). */

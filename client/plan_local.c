@@ -8,6 +8,7 @@
 
 #include "cluster_json.h"
 #include "commands.h"
+#include "export.h"
 #include "hf_config.h"
 #include "plan_json.h"
 #include "search.h"
@@ -64,8 +65,25 @@ void tsl_plan_fill_request(const tsl_plan_opts_t *po, tsl_request_t *r)
     r->no_bi_objective = po->no_bi_objective;
 }
 
-static int run_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                      const tsl_client_opts_t *co)
+/* --export FORMAT: the best plan as that stack takes it, on stdout. */
+static int print_export(const tsl_plan_opts_t *po, const tsl_plan_t *best, const tsl_model_t *m)
+{
+    tsl_export_format_t f;
+    tsl_err_t err = {0};
+    char *text;
+    size_t len;
+    if (tsl_export_format_parse(po->export_format, &f, &err) != 0 ||
+        tsl_export(f, best, m, &text, &len, &err) != 0) {
+        fprintf(stderr, "tesselctl: %s\n", err.msg);
+        return tsl_err_code(&err) == TSL_E_UNSUPPORTED ? TSL_EXIT_SERVER : TSL_EXIT_USAGE;
+    }
+    int rc = fwrite(text, 1, len, stdout) == len ? TSL_EXIT_OK : TSL_EXIT_SERVER;
+    free(text);
+    return rc;
+}
+
+static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl_cluster_t *c,
+                      const tsl_request_t *r, const tsl_client_opts_t *co)
 {
     tsl_search_result_t *res = malloc(sizeof(*res));
     if (res == NULL) {
@@ -86,6 +104,11 @@ static int run_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
         fprintf(stderr, "tesselctl: %s\n", err.msg);
         free(res);
         return TSL_EXIT_USAGE;
+    }
+    if (po->export_format) {
+        rc = print_export(po, &res->best, m);
+        free(res);
+        return rc;
     }
     json_t *doc = tsl_search_result_to_json(res, m, c, r, elapsed);
     if (co->json)
@@ -115,7 +138,7 @@ int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
         goto fail;
     tsl_request_t r;
     tsl_plan_fill_request(po, &r);
-    rc = run_search(&m, &c, &r, co);
+    rc = run_search(po, &m, &c, &r, co);
     goto out;
 fail:
     fprintf(stderr, "tesselctl: %s\n", err.msg);

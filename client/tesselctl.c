@@ -44,6 +44,7 @@ static const char plan_usage[] =
     "                      [--no-baselines] [--no-placement] [--no-memopt]\n"
     "                      [--no-bi-objective] [--no-sublayer] [--no-slicer]\n"
     "                      [--local] [--force] [--json]\n"
+    "                      [--export FORMAT] [--trace FILE]   (with --local)\n"
     "\n"
     "Search the hybrid-parallel plan (pipeline stages, per-layer data / sharded-data /\n"
     "tensor parallelism, activation checkpointing, micro-batching) with the highest\n"
@@ -74,7 +75,13 @@ static const char plan_usage[] =
     "  --no-slicer         no AutoPipe micro-batch slicing of the pipeline start-up\n"
     "  --local             run the planner in this process instead of tesseld\n"
     "  --force             ignore tesseld's cached plan and search again\n"
-    "  --json              print the plan document as JSON (docs/plan-format.md)\n";
+    "  --json              print the plan document as JSON (docs/plan-format.md)\n"
+    "  --export FORMAT     print the best plan as megatron (launch arguments), deepspeed\n"
+    "                      (config JSON), torchtitan (TOML) or galvatron (strategy JSON)\n"
+    "                      takes it, instead of the table; a plan the stack cannot run is\n"
+    "                      refused with the reason, exit 4 (docs/exports.md)\n"
+    "  --trace FILE        also write the simulated 1F1B timeline of the best plan as a\n"
+    "                      Chrome trace (open it in Perfetto or chrome://tracing)\n";
 
 /* The connection options (--server, --token, --timeout, --json) are remote.h's,
  * parsed by tsl_remote_common_opt for every subcommand alike. */
@@ -82,7 +89,7 @@ enum {
     OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER,
     OPT_MEMORY, OPT_BATCH, OPT_SWEEP, OPT_MAXB, OPT_TOPK, OPT_NOPP, OPT_NOTP, OPT_NODP,
     OPT_NOSDP, OPT_NOCKPT, OPT_NOBASE, OPT_LOCAL, OPT_FORCE, OPT_NOPLACE, OPT_NOMEMOPT,
-    OPT_NOBIOBJ, OPT_NOSUB, OPT_NOSLICE, OPT_PP,
+    OPT_NOBIOBJ, OPT_NOSUB, OPT_NOSLICE, OPT_PP, OPT_EXPORT, OPT_TRACE,
 };
 
 static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
@@ -111,6 +118,8 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_NOBIOBJ: po->no_bi_objective = true; return 0;
     case OPT_NOSUB: po->no_sublayer = true; return 0;
     case OPT_NOSLICE: po->no_slicer = true; return 0;
+    case OPT_EXPORT: po->export_format = optarg; return 0;
+    case OPT_TRACE: po->trace = optarg; return 0;
     default: return 1;
     }
 }
@@ -129,6 +138,7 @@ static const struct option plan_long[] = {
     {"force", no_argument, 0, OPT_FORCE}, {"no-placement", no_argument, 0, OPT_NOPLACE},
     {"no-memopt", no_argument, 0, OPT_NOMEMOPT}, {"no-bi-objective", no_argument, 0, OPT_NOBIOBJ},
     {"no-sublayer", no_argument, 0, OPT_NOSUB}, {"no-slicer", no_argument, 0, OPT_NOSLICE},
+    {"export", required_argument, 0, OPT_EXPORT}, {"trace", required_argument, 0, OPT_TRACE},
     {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 };
 
@@ -159,6 +169,12 @@ static int cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
     }
     if (optind < argc) {
         fprintf(stderr, "tesselctl: plan: unexpected argument '%s'\n", argv[optind]);
+        return TSL_EXIT_USAGE;
+    }
+    if ((po.export_format || po.trace) && !po.local) {
+        fprintf(stderr, "tesselctl: plan: --%s needs --local; for a plan in tesseld use "
+                        "`tesselctl plans export FP --format FORMAT`\n",
+                po.export_format ? "export" : "trace");
         return TSL_EXIT_USAGE;
     }
     return po.local ? tsl_plan_local(&po, co) : tsl_plan_remote(&po, co);

@@ -239,6 +239,20 @@ if "$PY" -m json.tool "$tmp/plan.json" >/dev/null 2>&1; then ok "export -o wrote
 ctl plans export "$fp" --format no-such-format
 expect_rc 2 "export with an unknown format"
 
+# The stacks' formats: the daemon's export of the stored plan is the local one's,
+# byte for byte, or the same refusal (exit 4, the same reason).
+for f in megatron deepspeed torchtitan galvatron; do
+    timeout 300 "$CTL" plan --local --model "$MODEL" --cluster "$CLUSTER" --batch 32 \
+        --export "$f" >"$tmp/local.$f" 2>"$tmp/local.$f.err"; lrc=$?
+    ctl plans export "$fp" --format "$f"
+    if [ "$rc" = "$lrc" ] && cmp -s "$tmp/out" "$tmp/local.$f" && cmp -s "$tmp/err" "$tmp/local.$f.err" &&
+        { [ "$rc" = 0 ] || { [ "$rc" = 4 ] && grep -q "^tesselctl: $f: " "$tmp/err"; }; }; then
+        ok "plans export --format $f = plan --local --export $f (exit $rc)"
+    else
+        fail "plans export --format $f: exit $rc, local $lrc"; head -c 400 "$tmp/out" "$tmp/err" "$tmp/local.$f.err"
+    fi
+done
+
 ctl plans delete "$fp"
 expect_rc 0 "plans delete"
 ctl plans show "$fp"
@@ -279,6 +293,11 @@ expect_grep "$tmp/out" "^Plan for .* \\($hf_layers layers, 0\\.1[0-9]B parameter
     "plans show prints the HF model's $hf_layers layers and its parameters"
 expect_grep "$tmp/out" '^Search: .* [1-9][0-9]* configurations, [1-9][0-9]* batch sizes' \
     "plans show prints the search statistics"
+timeout 300 "$CTL" plan --local "${hf_args[@]}" --export galvatron >"$tmp/local.hf" 2>&1; lrc=$?
+ctl plans export "$hf_fp" --format galvatron
+[ "$rc" = "$lrc" ] && { [ "$rc" = 4 ] || cmp -s "$tmp/out" "$tmp/local.hf"; } &&
+    ok "plans export of an HF-config plan rebuilds its model (exit $rc)" ||
+    fail "plans export --format galvatron of the HF-config plan: exit $rc, local $lrc"
 
 # ---- health, addresses, environment ---------------------------------------------
 ctl health
