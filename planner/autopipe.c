@@ -114,7 +114,7 @@ int tsl_autopipe_minmax(const double *w, uint32_t n, uint32_t p, uint32_t *first
     T = malloc(cells * sizeof(*T));
     arg = malloc(cells * sizeof(*arg));
     if (!S || !T || !arg) {
-        tsl_err_set(err, "minmax: out of memory for %u blocks x %u stages", n, p);
+        tsl_err_setc(err, TSL_E_NOMEM, "minmax: out of memory for %u blocks x %u stages", n, p);
         goto out;
     }
     S[0] = 0;
@@ -452,7 +452,7 @@ int tsl_autopipe_partition(const tsl_autopipe_in_t *in, tsl_autopipe_result_t *o
     c.stack = malloc(c.pool_cap * sizeof(uint32_t));
     if (!c.S || !c.dpT || !c.dpArg || !c.simws || !c.pool || !c.pool_iter || !c.pool_startup ||
         !c.pool_master || !c.hash || !c.stack) {
-        tsl_err_set(err, "partition: out of memory for %u blocks, %u stages, %u evaluations", c.n,
+        tsl_err_setc(err, TSL_E_NOMEM, "partition: out of memory for %u blocks, %u stages, %u evaluations", c.n,
                     c.P, c.pool_cap);
         goto out;
     }
@@ -525,7 +525,7 @@ int tsl_autopipe_slice(const tsl_pipesim_in_t *pipe, const tsl_autopipe_slice_cf
     }
     ws = malloc(bytes);
     if (ws == NULL) {
-        tsl_err_set(err, "slice: out of memory for %zu bytes of workspace", bytes);
+        tsl_err_setc(err, TSL_E_NOMEM, "slice: out of memory for %zu bytes of workspace", bytes);
         goto out;
     }
 

@@ -85,7 +85,7 @@ int tsl_cluster_add_gpu_type(tsl_cluster_t *c, const tsl_gpu_spec_t *gpu, uint32
 static int grow_matrix(tsl_cluster_t *c, uint32_t n_old, uint32_t n_new, tsl_err_t *err) {
     double *m = calloc((size_t)n_new * n_new, sizeof(*m));
     if (m == NULL)
-        return tsl_err_set(err, "cluster: out of memory for the bandwidth matrix");
+        return tsl_err_setc(err, TSL_E_NOMEM, "cluster: out of memory for the bandwidth matrix");
     for (uint32_t a = 0; a < n_old; a++)
         memcpy(&m[(size_t)a * n_new], &c->inter_bw_matrix[(size_t)a * n_old], n_old * sizeof(*m));
     free(c->inter_bw_matrix);
@@ -117,7 +117,7 @@ int tsl_cluster_add_node(tsl_cluster_t *c, const tsl_node_t *node, tsl_err_t *er
                            TSL_CLUSTER_MAX_DEVICES);
     tsl_node_t *nodes = realloc(c->nodes, (size_t)(i + 1) * sizeof(*nodes));
     if (nodes == NULL)
-        return tsl_err_set(err, "cluster: out of memory for node %u", i);
+        return tsl_err_setc(err, TSL_E_NOMEM, "cluster: out of memory for node %u", i);
     c->nodes = nodes;
     if (c->inter_bw_matrix != NULL && grow_matrix(c, i, i + 1, err) != 0)
         return -1;
@@ -140,7 +140,7 @@ int tsl_cluster_set_pair_bw(tsl_cluster_t *c, uint32_t a, uint32_t b, double bw,
     if (c->inter_bw_matrix == NULL) {
         c->inter_bw_matrix = calloc((size_t)c->n_nodes * c->n_nodes, sizeof(double));
         if (c->inter_bw_matrix == NULL)
-            return tsl_err_set(err, "cluster: out of memory for the bandwidth matrix");
+            return tsl_err_setc(err, TSL_E_NOMEM, "cluster: out of memory for the bandwidth matrix");
     }
     c->inter_bw_matrix[(size_t)a * c->n_nodes + b] = bw;
     c->inter_bw_matrix[(size_t)b * c->n_nodes + a] = bw;
@@ -182,7 +182,7 @@ static int derive_devices(tsl_cluster_t *c, tsl_err_t *err) {
     c->device_node = malloc((size_t)total * sizeof(uint32_t));
     c->node_first = malloc((size_t)c->n_nodes * sizeof(uint32_t));
     if (c->device_node == NULL || c->node_first == NULL)
-        return tsl_err_set(err, "cluster: out of memory for %u devices", total);
+        return tsl_err_setc(err, TSL_E_NOMEM, "cluster: out of memory for %u devices", total);
     uint32_t dev = 0;
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         c->node_first[i] = dev;
@@ -240,7 +240,7 @@ int tsl_cluster_copy(tsl_cluster_t *dst, const tsl_cluster_t *src, tsl_err_t *er
     rc |= dup_array((void **)&dst->node_first, src->node_first, n * sizeof(uint32_t));
     if (rc != 0) {
         tsl_cluster_free(dst);
-        return tsl_err_set(err, "cluster: out of memory copying %zu nodes", n);
+        return tsl_err_setc(err, TSL_E_NOMEM, "cluster: out of memory copying %zu nodes", n);
     }
     return 0;
 }
@@ -555,4 +555,33 @@ size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap) {
         }
     describe_range(buf, cap, &len, "inter", lo, hi);
     return len;
+}
+
+/* ---- re-placing: a copy with its nodes in another order ---- */
+
+int tsl_cluster_permute(const tsl_cluster_t *c, const uint16_t *order, tsl_cluster_t *out,
+                        tsl_err_t *err) {
+    tsl_cluster_init(out);
+    for (uint32_t t = 0; t < c->n_gpu_types; t++) {
+        uint32_t idx;
+        if (tsl_cluster_add_gpu_type(out, &c->gpu_types[t], &idx, err) != 0)
+            goto fail;
+    }
+    for (uint32_t k = 0; k < c->n_nodes; k++)
+        if (tsl_cluster_add_node(out, &c->nodes[order[k]], err) != 0)
+            goto fail;
+    out->inter_bw = c->inter_bw;
+    out->overlap_slowdown = c->overlap_slowdown;
+    for (uint32_t a = 0; c->inter_bw_matrix && a < c->n_nodes; a++)
+        for (uint32_t b = a + 1; b < c->n_nodes; b++)
+            if (tsl_cluster_set_pair_bw(out, a, b,
+                                        c->inter_bw_matrix[order[a] * c->n_nodes + order[b]],
+                                        err) != 0)
+                goto fail;
+    if (tsl_cluster_finish(out, err) != 0)
+        goto fail;
+    return 0;
+fail:
+    tsl_cluster_free(out);
+    return -1;
 }

@@ -143,4 +143,11 @@ double tsl_cluster_dim_bw(const tsl_cluster_t *c, uint32_t block_first, uint32_t
  * returns the length it needed, as snprintf does. */
 size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap);
 
+/* A copy of c into out (initialised here) with its nodes taken in `order` (a
+ * permutation of 0 .. n_nodes − 1), pair bandwidths following them; stages laid
+ * over the devices in node order are thereby re-placed (AMP 3.6). Returns -1 with
+ * err on failure (out is then freed). */
+int tsl_cluster_permute(const tsl_cluster_t *c, const uint16_t *order, tsl_cluster_t *out,
+                        tsl_err_t *err);
+
 #endif

@@ -532,7 +532,7 @@ int tsl_memopt_ws_init(tsl_memopt_ws_t *ws, uint32_t max_layers, uint32_t mem_le
     }
     if (!ok) {
         tsl_memopt_ws_free(ws);
-        return tsl_err_set(err, "memopt workspace: out of memory for %u layers and %u levels",
+        return tsl_err_setc(err, TSL_E_NOMEM, "memopt workspace: out of memory for %u layers and %u levels",
                            max_layers, mem_levels);
     }
     return 0;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autopipe.h"
 #include "pipeline.h"
 
 #define NONE UINT32_MAX
@@ -716,4 +717,26 @@ int tsl_partition_amp(const tsl_partition_in_t *in, tsl_partition_ws_t *ws, bool
     }
     out->dp_runs = c.dps;
     return TSL_PARTITION_OK;
+}
+
+/* ---- the search's starting partitions ---- */
+
+void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first) {
+    uint32_t L = m->n_layers;
+    double *w = malloc((size_t)L * sizeof(double));
+    /* a tiny per-layer floor keeps zero-FLOP layers (embeddings) from piling up */
+    double floor_flops = tsl_model_fwd_flops(m) / L * 1e-3;
+    for (uint32_t l = 0; w && l < L; l++)
+        w[l] = m->layers[l].fwd_flops + floor_flops;
+    if (w == NULL || tsl_autopipe_minmax(w, L, P, first, NULL, NULL) != 0)
+        for (uint32_t s = 0; s <= P; s++) /* equal layer counts */
+            first[s] = (uint32_t)((uint64_t)L * s / P);
+    free(w);
+}
+
+void tsl_partition_uniform(uint32_t n_layers, uint32_t P, uint32_t *first) {
+    uint32_t base = n_layers / P, extra = n_layers % P;
+    first[0] = 0;
+    for (uint32_t s = 0; s < P; s++)
+        first[s + 1] = first[s] + base + (s < extra ? 1 : 0);
 }

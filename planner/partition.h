@@ -111,6 +111,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "model.h"
 
 #define TSL_PARTITION_MAX_STAGES 64u
 #define TSL_PARTITION_MAX_LAYERS (1u << 20)
@@ -245,5 +246,14 @@ typedef struct tsl_partition_amp {
  * TSL_PARTITION_NONE_FITS (within_budget only) or TSL_PARTITION_ERR. */
 int tsl_partition_amp(const tsl_partition_in_t *in, tsl_partition_ws_t *ws, bool within_budget,
                       tsl_partition_amp_t *out, tsl_err_t *err);
+
+/*
+ * The search's starting partitions (first[0..P], first[P] = L). By compute: the
+ * min-max contiguous split of forward FLOPs (tsl_autopipe_minmax; equal layer
+ * counts when that cannot run). Uniform: equal layer counts, Megatron's
+ * assignment, the first stages taking the remainder.
+ */
+void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first);
+void tsl_partition_uniform(uint32_t n_layers, uint32_t P, uint32_t *first);
 
 #endif

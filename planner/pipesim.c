@@ -154,12 +154,21 @@ static uint32_t build_stage(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *op
     return q;
 }
 
-int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_pipesim_out_t *out,
+/* One simulation's working set: the op table and the index arrays, carved out of
+ * the caller's workspace. */
+typedef struct sim {
+    const tsl_pipesim_in_t *in;
+    uint32_t P, m, stride;
+    size_t n_all;
+    sim_op_t *ops;
+    uint32_t *fidx, *bidx;
+    tsl_pipesim_step_t *path;
+    uint32_t nops[TSL_PIPESIM_MAX_STAGES];
+    double tol;
+} sim_t;
+
+static int carve_ws(sim_t *sm, const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes,
                     tsl_err_t *err) {
-    if (in == NULL || out == NULL)
-        return tsl_err_set(err, "pipesim: %s is NULL", in ? "out" : "in");
-    if (check_in(in, err))
-        return -1;
     const uint32_t P = in->n_stages, m = in->n_micro;
     const size_t need = tsl_pipesim_ws_bytes(P, m, in->n_sliced);
     if (ws == NULL || ws_bytes < need)
@@ -170,79 +179,93 @@ int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_p
     if ((uintptr_t)ws % alignof(double) != 0)
         return tsl_err_set(err, "workspace: not aligned for double");
 
-    const uint32_t stride = ops_per_stage(m, in->n_sliced);
-    const size_t n_all = (size_t)P * stride;
+    sm->in = in;
+    sm->P = P;
+    sm->m = m;
+    sm->stride = ops_per_stage(m, in->n_sliced);
+    sm->n_all = (size_t)P * sm->stride;
     unsigned char *base = ws;
-    sim_op_t *ops = (sim_op_t *)base;
-    uint32_t *fidx = (uint32_t *)(base + align_up(n_all * sizeof(sim_op_t)));
-    uint32_t *bidx = fidx + (size_t)P * m;
-    tsl_pipesim_step_t *path =
-        (tsl_pipesim_step_t *)((unsigned char *)fidx +
-                               align_up(2u * (size_t)P * m * sizeof(uint32_t)));
+    sm->ops = (sim_op_t *)base;
+    sm->fidx = (uint32_t *)(base + align_up(sm->n_all * sizeof(sim_op_t)));
+    sm->bidx = sm->fidx + (size_t)P * m;
+    sm->path = (tsl_pipesim_step_t *)((unsigned char *)sm->fidx +
+                                      align_up(2u * (size_t)P * m * sizeof(uint32_t)));
+    return 0;
+}
 
-    uint32_t nops[TSL_PIPESIM_MAX_STAGES], ptr[TSL_PIPESIM_MAX_STAGES];
+/* Lays out every stage and resolves cross-stage inputs: F(s, j, half) <-
+ * F(s − 1, j, half); B(s, j) <- B(s + 1, j). Sets the tie tolerance from the
+ * total work. */
+static void layout(sim_t *sm) {
+    const uint32_t P = sm->P, m = sm->m, stride = sm->stride;
     double scale = 0;
+    for (uint32_t s = 0; s < P; s++)
+        sm->nops[s] = build_stage(sm->in, s, sm->ops + (size_t)s * stride,
+                                  sm->fidx + (size_t)s * m, sm->bidx + (size_t)s * m);
     for (uint32_t s = 0; s < P; s++) {
-        nops[s] = build_stage(in, s, ops + (size_t)s * stride, fidx + (size_t)s * m,
-                              bidx + (size_t)s * m);
-        ptr[s] = 0;
-    }
-    /* resolve cross-stage inputs: F(s, j, half) <- F(s − 1, j, half);
-     * B(s, j) <- B(s + 1, j) */
-    for (uint32_t s = 0; s < P; s++) {
-        sim_op_t *so = ops + (size_t)s * stride;
-        for (uint32_t q = 0; q < nops[s]; q++) {
+        sim_op_t *so = sm->ops + (size_t)s * stride;
+        for (uint32_t q = 0; q < sm->nops[s]; q++) {
             sim_op_t *o = &so[q];
             scale += o->dur_s + o->p2p_s;
             if (o->dep_stage < 0)
                 continue;
             uint32_t d = (uint32_t)o->dep_stage;
             if (o->op == TSL_PIPESIM_FWD)
-                o->dep_idx = fidx[(size_t)d * m + o->micro] + (o->half == 2 ? 1u : 0u);
+                o->dep_idx = sm->fidx[(size_t)d * m + o->micro] + (o->half == 2 ? 1u : 0u);
             else
-                o->dep_idx = bidx[(size_t)d * m + o->micro];
+                o->dep_idx = sm->bidx[(size_t)d * m + o->micro];
         }
     }
-    const double tol = 1e-10 * scale;
+    sm->tol = 1e-10 * scale;
+}
 
-    /* longest path, sweeping stages alternately left-to-right and right-to-left */
+/* Times op ptr[s] of stage s; returns false when its cross-stage input is not
+ * known yet. */
+static bool time_op(sim_t *sm, uint32_t s, const uint32_t *ptr) {
+    sim_op_t *so = sm->ops + (size_t)s * sm->stride;
+    sim_op_t *o = &so[ptr[s]];
+    bool has_prev = ptr[s] > 0;
+    double prev_end = has_prev ? so[ptr[s] - 1].end_s : 0;
+    if (o->dep_stage < 0) {
+        o->start_s = prev_end;
+        o->pred_stage = has_prev ? (int32_t)s : -1;
+        o->pred_idx = has_prev ? ptr[s] - 1 : 0;
+    } else {
+        uint32_t d = (uint32_t)o->dep_stage;
+        if (ptr[d] <= o->dep_idx)
+            return false;
+        double ready = sm->ops[(size_t)d * sm->stride + o->dep_idx].end_s + o->p2p_s;
+        bool take_dep;
+        if (!has_prev || ready > prev_end + sm->tol)
+            take_dep = true;
+        else if (ready < prev_end - sm->tol)
+            take_dep = false;
+        else
+            take_dep = d > s; /* tie: the path closer to the last stage */
+        o->start_s = fmax(ready, prev_end);
+        if (take_dep) {
+            o->pred_stage = (int32_t)d;
+            o->pred_idx = o->dep_idx;
+        } else {
+            o->pred_stage = (int32_t)s;
+            o->pred_idx = ptr[s] - 1;
+        }
+    }
+    o->end_s = o->start_s + o->dur_s;
+    return true;
+}
+
+/* Longest path, sweeping stages alternately left-to-right and right-to-left. */
+static int sweep(sim_t *sm, tsl_err_t *err) {
+    const uint32_t P = sm->P;
+    uint32_t ptr[TSL_PIPESIM_MAX_STAGES] = {0};
     size_t done = 0;
     bool ltr = true;
-    while (done < n_all) {
+    while (done < sm->n_all) {
         bool progressed = false;
         for (uint32_t k = 0; k < P; k++) {
             uint32_t s = ltr ? k : P - 1 - k;
-            sim_op_t *so = ops + (size_t)s * stride;
-            while (ptr[s] < nops[s]) {
-                sim_op_t *o = &so[ptr[s]];
-                bool has_prev = ptr[s] > 0;
-                double prev_end = has_prev ? so[ptr[s] - 1].end_s : 0;
-                if (o->dep_stage < 0) {
-                    o->start_s = prev_end;
-                    o->pred_stage = has_prev ? (int32_t)s : -1;
-                    o->pred_idx = has_prev ? ptr[s] - 1 : 0;
-                } else {
-                    uint32_t d = (uint32_t)o->dep_stage;
-                    if (ptr[d] <= o->dep_idx)
-                        break; /* input not known yet */
-                    double ready = ops[(size_t)d * stride + o->dep_idx].end_s + o->p2p_s;
-                    bool take_dep;
-                    if (!has_prev || ready > prev_end + tol)
-                        take_dep = true;
-                    else if (ready < prev_end - tol)
-                        take_dep = false;
-                    else
-                        take_dep = d > s; /* tie: the path closer to the last stage */
-                    o->start_s = fmax(ready, prev_end);
-                    if (take_dep) {
-                        o->pred_stage = (int32_t)d;
-                        o->pred_idx = o->dep_idx;
-                    } else {
-                        o->pred_stage = (int32_t)s;
-                        o->pred_idx = ptr[s] - 1;
-                    }
-                }
-                o->end_s = o->start_s + o->dur_s;
+            while (ptr[s] < sm->nops[s] && time_op(sm, s, ptr)) {
                 ptr[s]++;
                 done++;
                 progressed = true;
@@ -252,37 +275,42 @@ int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_p
             return tsl_err_set(err,
                                "pipesim: schedule deadlocked after %zu of %zu ops "
                                "(internal error)",
-                               done, n_all);
+                               done, sm->n_all);
         ltr = !ltr;
     }
+    return 0;
+}
 
-    memset(out, 0, sizeof(*out));
-    out->n_ops = (uint32_t)n_all;
-    out->startup_s = ops[(size_t)(P - 1) * stride].start_s;
-
-    /* the op that ends last (ties: the higher stage) */
-    uint32_t end_stage = 0, end_idx = 0;
+/* Busy times and the op that ends last (ties: the higher stage). */
+static void find_end(const sim_t *sm, tsl_pipesim_out_t *out, uint32_t *end_stage,
+                     uint32_t *end_idx) {
     double iter = -1;
-    for (uint32_t s = 0; s < P; s++) {
-        const sim_op_t *so = ops + (size_t)s * stride;
-        for (uint32_t q = 0; q < nops[s]; q++) {
+    *end_stage = 0;
+    *end_idx = 0;
+    for (uint32_t s = 0; s < sm->P; s++) {
+        const sim_op_t *so = sm->ops + (size_t)s * sm->stride;
+        for (uint32_t q = 0; q < sm->nops[s]; q++) {
             out->busy_s[s] += so[q].dur_s;
-            if (so[q].end_s >= iter - tol) {
+            if (so[q].end_s >= iter - sm->tol) {
                 if (so[q].end_s > iter)
                     iter = so[q].end_s;
-                end_stage = s;
-                end_idx = q;
+                *end_stage = s;
+                *end_idx = q;
             }
         }
     }
     out->iter_s = iter;
+}
 
-    /* walk the binding dependencies back */
+/* Walks the binding dependencies back from the last op; stores the path first op
+ * first. */
+static uint32_t walk_path(const sim_t *sm, uint32_t end_stage, uint32_t end_idx) {
+    tsl_pipesim_step_t *path = sm->path;
     uint32_t len = 0;
     int32_t cs = (int32_t)end_stage;
     uint32_t ci = end_idx;
     while (cs >= 0) {
-        const sim_op_t *o = &ops[(size_t)cs * stride + ci];
+        const sim_op_t *o = &sm->ops[(size_t)cs * sm->stride + ci];
         tsl_pipesim_step_t *st = &path[len++];
         st->stage = (uint32_t)cs;
         st->micro = o->micro;
@@ -301,10 +329,13 @@ int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_p
         path[a] = path[b];
         path[b] = t;
     }
-    out->path = path;
-    out->path_len = len;
+    return len;
+}
 
-    for (uint32_t k = 0; k < len; k++) {
+/* Per-stage critical-path times and the master stage. */
+static void path_stats(const sim_t *sm, tsl_pipesim_out_t *out) {
+    const tsl_pipesim_step_t *path = out->path;
+    for (uint32_t k = 0; k < out->path_len; k++) {
         double d = path[k].end_s - path[k].start_s;
         uint32_t st = path[k].stage;
         out->crit_s[st] += d;
@@ -318,12 +349,35 @@ int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_p
     }
     uint32_t master = 0;
     double best = -1;
-    for (uint32_t s = 0; s < P; s++)
-        if (out->crit_chain_s[s] >= best - tol) {
+    for (uint32_t s = 0; s < sm->P; s++)
+        if (out->crit_chain_s[s] >= best - sm->tol) {
             if (out->crit_chain_s[s] > best)
                 best = out->crit_chain_s[s];
             master = s;
         }
     out->master_stage = master;
+}
+
+int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_pipesim_out_t *out,
+                    tsl_err_t *err) {
+    if (in == NULL || out == NULL)
+        return tsl_err_set(err, "pipesim: %s is NULL", in ? "out" : "in");
+    if (check_in(in, err))
+        return -1;
+    sim_t sm = {0};
+    if (carve_ws(&sm, in, ws, ws_bytes, err))
+        return -1;
+    layout(&sm);
+    if (sweep(&sm, err))
+        return -1;
+
+    memset(out, 0, sizeof(*out));
+    out->n_ops = (uint32_t)sm.n_all;
+    out->startup_s = sm.ops[(size_t)(sm.P - 1) * sm.stride].start_s;
+    uint32_t end_stage, end_idx;
+    find_end(&sm, out, &end_stage, &end_idx);
+    out->path_len = walk_path(&sm, end_stage, end_idx);
+    out->path = sm.path;
+    path_stats(&sm, out);
     return 0;
 }

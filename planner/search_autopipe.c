@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "autopipe.h"
+#include "partition.h"
 #include "pipesim.h"
 #include "search_internal.h"
 #include "sublayer.h"

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "partition.h"
 #include "search_internal.h"
 
 static const struct {
@@ -196,7 +197,7 @@ void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const ts
             return;
         if (rc != TSL_SEARCH_OK) {
             plan->valid = false;
-            snprintf(why, cap, "%.90s", strstr(err.msg, "no plan fits") ? "OOM" : err.msg);
+            snprintf(why, cap, "%.90s", tsl_err_code(&err) == TSL_E_NOFIT ? "OOM" : err.msg);
         }
     }
 }

@@ -51,7 +51,7 @@ static int enumerate_group(tsl_engine_t *e, uint32_t G, tsl_err_t *err)
     g->layout = calloc(TSL_STRATEGY_MAX, sizeof(*g->layout));
     e->n_groups++;
     if (g->items == NULL || g->layout == NULL)
-        return tsl_err_set(err, "search: out of memory enumerating strategies");
+        return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory enumerating strategies");
     int n = tsl_strategy_enumerate(G, &e->space->opts, g->items, g->layout, TSL_STRATEGY_MAX, err);
     if (n < 0)
         return -1;
@@ -74,7 +74,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     size_t L = e->model->n_layers, S = e->max_strategies ? e->max_strategies : 1;
     e->layer_class = calloc(L, sizeof(*e->layer_class));
     if (e->layer_class == NULL)
-        return tsl_err_set(err, "search: out of memory");
+        return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     e->n_classes = classify_layers(e->model, e->layer_class);
     e->time_s = calloc(L * S, sizeof(double));
     e->fwd_bytes = calloc(L * S, sizeof(uint64_t));
@@ -90,7 +90,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->ws = tsl_layerdp_ws_new((uint32_t)L, (uint32_t)S, buckets);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
         !e->class_cost || !e->class_trans_s || !e->class_done || !e->bw || !e->choice || !e->ws)
-        return tsl_err_set(err, "search: out of memory for %zu layers × %zu strategies × %u "
+        return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory for %zu layers × %zu strategies × %u "
                            "memory buckets", L, S, buckets);
     return 0;
 }
@@ -168,60 +168,6 @@ const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t g
         if (e->groups[i].group_size == group_size)
             return &e->groups[i];
     return NULL;
-}
-
-/* ---- partition: min-max contiguous split by forward FLOPs (exact DP) ---- */
-
-void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first)
-{
-    uint32_t L = m->n_layers;
-    double *prefix = calloc(L + 1, sizeof(double));
-    double *best = calloc((size_t)(P + 1) * (L + 1), sizeof(double));
-    uint32_t *cut = calloc((size_t)(P + 1) * (L + 1), sizeof(uint32_t));
-    if (!prefix || !best || !cut) {   /* fall back to equal layer counts */
-        for (uint32_t s = 0; s <= P; s++)
-            first[s] = (uint32_t)((uint64_t)L * s / P);
-        goto out;
-    }
-    /* a tiny per-layer floor keeps zero-FLOP layers (embeddings) from piling up */
-    double floor_flops = tsl_model_fwd_flops(m) / L * 1e-3;
-    for (uint32_t l = 0; l < L; l++)
-        prefix[l + 1] = prefix[l] + m->layers[l].fwd_flops + floor_flops;
-#define BEST(p, l) best[(size_t)(p) * (L + 1) + (l)]
-#define CUT(p, l) cut[(size_t)(p) * (L + 1) + (l)]
-    for (uint32_t l = 1; l <= L; l++)
-        BEST(1, l) = prefix[l];
-    for (uint32_t p = 2; p <= P; p++) {
-        for (uint32_t l = p; l <= L; l++) {
-            BEST(p, l) = INFINITY;
-            for (uint32_t k = p - 1; k < l; k++) {
-                double v = fmax(BEST(p - 1, k), prefix[l] - prefix[k]);
-                if (v < BEST(p, l)) {
-                    BEST(p, l) = v;
-                    CUT(p, l) = k;
-                }
-            }
-        }
-    }
-    first[P] = L;
-    for (uint32_t p = P, l = L; p >= 1; p--) {
-        first[p - 1] = p == 1 ? 0 : CUT(p, l);
-        l = first[p - 1];
-    }
-#undef BEST
-#undef CUT
-out:
-    free(prefix);
-    free(best);
-    free(cut);
-}
-
-void tsl_partition_uniform(uint32_t n_layers, uint32_t P, uint32_t *first)
-{
-    uint32_t base = n_layers / P, extra = n_layers % P;
-    first[0] = 0;
-    for (uint32_t s = 0; s < P; s++)
-        first[s + 1] = first[s] + base + (s < extra ? 1 : 0);
 }
 
 /* ---- one configuration ---- */

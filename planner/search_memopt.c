@@ -90,8 +90,10 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
         res->top[0] = res->best;
         res->n_top = 1;
         rc = 0;
-    } else if (rc != TSL_SEARCH_CANCELLED) {
-        tsl_err_set(err, "memory: no plan fits %.2f GiB per device, not even with ZeRO-3, "
+    } else if (rc == TSL_SEARCH_CANCELLED) {
+        tsl_err_setc(err, TSL_E_CANCELLED, "search: cancelled");
+    } else {
+        tsl_err_setc(err, TSL_E_NOFIT, "memory: no plan fits %.2f GiB per device, not even with ZeRO-3, "
                     "CPU offload and every H3T switch (%s)", budget / 1073741824.0,
                     why.msg[0] ? why.msg : "host memory or device memory exhausted");
     }

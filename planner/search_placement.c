@@ -9,35 +9,6 @@
 
 #include "search_internal.h"
 
-/* A copy of c with its nodes taken in `order`. */
-int tsl_cluster_permute(const tsl_cluster_t *c, const uint16_t *order, tsl_cluster_t *out,
-                        tsl_err_t *err)
-{
-    tsl_cluster_init(out);
-    for (uint32_t t = 0; t < c->n_gpu_types; t++) {
-        uint32_t idx;
-        if (tsl_cluster_add_gpu_type(out, &c->gpu_types[t], &idx, err) != 0)
-            goto fail;
-    }
-    for (uint32_t k = 0; k < c->n_nodes; k++)
-        if (tsl_cluster_add_node(out, &c->nodes[order[k]], err) != 0)
-            goto fail;
-    out->inter_bw = c->inter_bw;
-    out->overlap_slowdown = c->overlap_slowdown;
-    for (uint32_t a = 0; c->inter_bw_matrix && a < c->n_nodes; a++)
-        for (uint32_t b = a + 1; b < c->n_nodes; b++)
-            if (tsl_cluster_set_pair_bw(out, a, b,
-                                        c->inter_bw_matrix[order[a] * c->n_nodes + order[b]],
-                                        err) != 0)
-                goto fail;
-    if (tsl_cluster_finish(out, err) != 0)
-        goto fail;
-    return 0;
-fail:
-    tsl_cluster_free(out);
-    return -1;
-}
-
 static double node_flops(const tsl_cluster_t *c, uint32_t n)
 {
     const tsl_gpu_spec_t *g = &c->gpu_types[c->nodes[n].gpu_type];

@@ -56,7 +56,7 @@ int tsl_sublayer_split(const tsl_model_t *src, tsl_sublayer_model_t *out, tsl_er
     tsl_layer_t *layers = calloc(n, sizeof(*layers));
     tsl_sublayer_ref_t *ref = calloc(n, sizeof(*ref));
     if (layers == NULL || ref == NULL) {
-        tsl_err_set(err, "sublayer: out of memory for %u blocks", n);
+        tsl_err_setc(err, TSL_E_NOMEM, "sublayer: out of memory for %u blocks", n);
         goto out;
     }
 

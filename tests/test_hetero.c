@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "partition.h"
 #include "search.h"
 #include "search_internal.h"
 

@@ -104,6 +104,8 @@ static void test_memory_too_small(void)
     int rc = run("GPT3-65B", "8xA100-40G", 1, 0, &res, &err);
     CHECK(rc == TSL_SEARCH_ERR, "65B on 8 GPUs of 1 GiB returned %d", rc);
     CHECK(strncmp(err.msg, "memory:", 7) == 0, "error does not name the memory: %s", err.msg);
+    CHECK(tsl_err_code(&err) == TSL_E_NOFIT, "no-fit error has code %s",
+          tsl_errcode_name(tsl_err_code(&err)));
 }
 
 static void test_divisibility(void)
@@ -170,6 +172,8 @@ static void test_hooks(void)
     hooks.cancel = &cancel;
     CHECK(tsl_search(&m, &c, &r, &hooks, &res, &err) == TSL_SEARCH_CANCELLED,
           "cancel flag ignored");
+    CHECK(tsl_err_code(&err) == TSL_E_CANCELLED, "cancelled search has code %s",
+          tsl_errcode_name(tsl_err_code(&err)));
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }
@@ -230,6 +234,8 @@ static void test_memopt_fallback(void)
     rc = tsl_search(&m, &c, &r, NULL, &res, &err);
     CHECK(rc == TSL_SEARCH_ERR && strncmp(err.msg, "memory:", 7) == 0,
           "without memopt 175B should not fit: rc %d %s", rc, err.msg);
+    CHECK(tsl_err_code(&err) == TSL_E_NOFIT, "no-fit error has code %s",
+          tsl_errcode_name(tsl_err_code(&err)));
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }

@@ -1,0 +1,126 @@
+/*
+ * search_engine.h — the engine every search space runs: Algorithm 1 (the batch
+ * sweep over PP degrees and micro-batch counts, search_engine.c) over the
+ * configurations that search_eval.c costs, and the top-k keeping.
+ *
+ * A search "space" is the set of plans one search may return: Tessel's full
+ * space, or a baseline's restriction of it. The same engine runs over every
+ * space; only the space differs.
+ */
+#ifndef TSL_SEARCH_ENGINE_H
+#define TSL_SEARCH_ENGINE_H
+
+#include "cost.h"
+#include "layerdp.h"
+#include "search.h"
+
+#define TSL_SEARCH_MAX_GROUPS 128u   /* distinct stage sizes (divisors of N) */
+
+typedef struct tsl_space {
+    const char *label;
+    tsl_strategy_opts_t opts;
+    uint32_t fixed_pp;          /* 0: every divisor of N */
+    bool only_one_strategy;     /* keep only `only` (DeepSpeed 3D) */
+    tsl_strategy_t only;
+    bool accumulate;            /* allow m > 1 micro-batches when P == 1 */
+    bool uniform_layers;        /* partition by layer count (Megatron), not by FLOPs */
+} tsl_space_t;
+
+/* Strategies of one stage size, enumerated once per search. */
+typedef struct tsl_group_strategies {
+    uint32_t group_size;
+    uint32_t n;
+    tsl_strategy_t *items;      /* owned */
+    uint32_t *layout;           /* owned */
+} tsl_group_strategies_t;
+
+/* Everything one search needs, allocated once up front. */
+typedef struct tsl_engine {
+    const tsl_model_t *model;
+    const tsl_cluster_t *cluster;
+    const tsl_request_t *req;
+    const tsl_search_hooks_t *hooks;
+    const tsl_space_t *space;
+    uint64_t budget_bytes;
+    uint64_t bucket_bytes;
+
+    uint32_t n_groups;
+    tsl_group_strategies_t groups[TSL_SEARCH_MAX_GROUPS];
+    uint32_t max_strategies;
+
+    uint32_t *layer_class;      /* [L]: equal ids ⇔ identical layer shapes */
+    uint32_t n_classes;
+
+    /* per-stage DP inputs, [L × S_max] (rows of the stage's layers) */
+    double *time_s;
+    uint64_t *fwd_bytes, *bwd_bytes, *ms_bytes;
+    double *trans_s;
+    /* per-layer-class costs, [classes × S_max] */
+    tsl_layer_cost_t *class_cost;
+    double *class_trans_s;
+    uint8_t *class_done;
+    tsl_strategy_bw_t *bw;      /* [S_max] */
+    uint32_t *choice;           /* [L] */
+    tsl_layerdp_ws_t *ws;
+
+    /* stage partitions by PP degree: part[P-index][stage] = first layer */
+    uint32_t *partition;        /* [(max stages + 1) per P], see search_eval.c */
+
+ const uint16_t *node_order;  /* placement being costed (NULL: as given) */
+    bool saw_divisible;         /* some (layer, strategy) split its micro-batch evenly */
+    tsl_search_stats_t stats;
+} tsl_engine_t;
+
+/* Tessel's own space under the request's switches. */
+tsl_space_t tsl_space_tessel(const tsl_request_t *r);
+
+int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
+                    const tsl_request_t *r, const tsl_search_hooks_t *hooks,
+                    const tsl_space_t *space, tsl_err_t *err);
+void tsl_engine_free(tsl_engine_t *e);
+
+/* Tessel's own space under the request's switches. */
+tsl_space_t tsl_space_tessel(const tsl_request_t *r);
+
+int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
+                    const tsl_request_t *r, const tsl_search_hooks_t *hooks,
+                    const tsl_space_t *space, tsl_err_t *err);
+void tsl_engine_free(tsl_engine_t *e);
+
+/* Adds one run's counters to a result's. */
+void tsl_search_add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s);
+
+const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t group_size);
+
+/* Memory budget of the stage on devices [first, first + n): the request's, or
+ * less on devices with less memory. */
+uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t n);
+
+/*
+ * Costs one configuration (global batch B, P stages, m micro-batches) over the
+ * engine's space and fills plan (plan->valid false when nothing fits).
+ */
+void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
+                     const uint32_t *first_layer, tsl_plan_t *plan);
+
+/*
+ * Algorithm 1 over the engine's space: the best plan into best, the top-k into
+ * top (may be NULL). Returns TSL_SEARCH_OK, TSL_SEARCH_ERR (nothing fits; err
+ * says why) or TSL_SEARCH_CANCELLED. progress_lo/hi map this run's progress into
+ * the caller's overall fraction.
+ */
+int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t top_cap,
+                   uint32_t *n_top, double progress_lo, double progress_hi, tsl_err_t *err);
+
+/* The request's max_batch, or the default. */
+uint32_t tsl_search_max_batch(const tsl_request_t *r);
+
+/* Whether a is the better plan: faster, then (deterministic tie-breaks) less
+ * memory, fewer stages, fewer micro-batches. */
+bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b);
+/* Offers p to the best-first list top[0..*n) of capacity cap (top may be NULL). */
+void tsl_top_offer(tsl_plan_t *top, uint32_t cap, uint32_t *n, const tsl_plan_t *p);
+/* Sorts top[0..n) best first (n <= TSL_SEARCH_MAX_TOPK). */
+void tsl_top_sort(tsl_plan_t *top, uint32_t n);
+
+#endif
