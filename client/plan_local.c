@@ -12,6 +12,7 @@
 #include "hf_config.h"
 #include "plan_json.h"
 #include "search.h"
+#include "trace_json.h"
 
 static double now_s(void)
 {
@@ -82,6 +83,24 @@ static int print_export(const tsl_plan_opts_t *po, const tsl_plan_t *best, const
     return rc;
 }
 
+/* --trace FILE: the best plan's simulated 1F1B timeline as Chrome trace events. */
+static int write_trace(const char *path, const tsl_plan_t *best, const tsl_model_t *m)
+{
+    tsl_err_t err = {0};
+    json_t *doc = tsl_trace_plan(best, m, &err);
+    if (doc == NULL) {
+        fprintf(stderr, "tesselctl: %s\n", err.msg);
+        return TSL_EXIT_SERVER;
+    }
+    int rc = json_dump_file(doc, path, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    json_decref(doc);
+    if (rc != 0) {
+        fprintf(stderr, "tesselctl: trace: cannot write '%s': %m\n", path);
+        return TSL_EXIT_SERVER;
+    }
+    return TSL_EXIT_OK;
+}
+
 static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl_cluster_t *c,
                       const tsl_request_t *r, const tsl_client_opts_t *co)
 {
@@ -104,6 +123,10 @@ static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl
         fprintf(stderr, "tesselctl: %s\n", err.msg);
         free(res);
         return TSL_EXIT_USAGE;
+    }
+    if (po->trace && (rc = write_trace(po->trace, &res->best, m)) != TSL_EXIT_OK) {
+        free(res);
+        return rc;
     }
     if (po->export_format) {
         rc = print_export(po, &res->best, m);
