@@ -293,6 +293,13 @@ expect_grep "$tmp/out" "^Plan for .* \\($hf_layers layers, 0\\.1[0-9]B parameter
     "plans show prints the HF model's $hf_layers layers and its parameters"
 expect_grep "$tmp/out" '^Search: .* [1-9][0-9]* configurations, [1-9][0-9]* batch sizes' \
     "plans show prints the search statistics"
+# A config in a directory: the daemon names the model as --local does (the
+# directory), not by its model_type.
+mkdir -p "$tmp/my-gpt2" && cp "$HF_CONFIG" "$tmp/my-gpt2/config.json"
+ctl plan --json --hf-config "$tmp/my-gpt2/config.json" --cluster "$CLUSTER" --batch 8 --no-baselines
+hf_name=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["model"]["name"])' "$tmp/out" 2>&1)
+[ "$hf_name" = my-gpt2 ] && ok "an HF model planned through tesseld keeps the name --local gives" ||
+    fail "HF model name through tesseld: '$hf_name', want my-gpt2"
 timeout 300 "$CTL" plan --local "${hf_args[@]}" --export galvatron >"$tmp/local.hf" 2>&1; lrc=$?
 ctl plans export "$hf_fp" --format galvatron
 [ "$rc" = "$lrc" ] && { [ "$rc" = 4 ] || cmp -s "$tmp/out" "$tmp/local.hf"; } &&
