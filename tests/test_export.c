@@ -153,18 +153,12 @@ static void test_megatron(void)
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
     set_layers(&plan, 5, 3, "tp4");
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "layer 5 (Transformer layer) runs tp4 but layer 1 runs tp2-dp2");
-    make_plan(&plan, 2, cut, 4, "dp2-tp2", 8, 16);
-    expect_refused(TSL_EXPORT_MEGATRON, &plan, "consecutive GPUs");
-    make_plan(&plan, 2, cut, 4, "sdp4", 8, 16);
-    expect_refused(TSL_EXPORT_MEGATRON, &plan, "ZeRO-3");
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
     plan.layer[3].ckpt = true;
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "first N layers");
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
     plan.layer[25].ckpt = true;
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "layer 25 (head) is checkpointed");
-    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "tp2-dp4", 3, 4);
-    expect_refused(TSL_EXPORT_MEGATRON, &plan, "3 samples does not divide over 4");
 }
 
 static void test_deepspeed(void)
@@ -187,13 +181,6 @@ static void test_deepspeed(void)
         json_decref(o);
         free(text);
     }
-    make_plan(&plan, 2, cut2, 4, "tp2-dp2", 8, 16);
-    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "pipeline engine takes tensor parallelism");
-    make_plan(&plan, 2, cut2, 4, "sdp4", 8, 16);
-    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "ZeRO-3");
-    const uint32_t cut3[] = {0, 11, 26};
-    make_plan(&plan, 2, cut3, 4, "dp4", 8, 16);
-    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "'uniform' partition");
     make_plan(&plan, 1, cut, 8, "sdp8", 16, 4);
     plan.layer[2].ckpt = true;
     expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "1 of 24 Transformer layers");
@@ -206,12 +193,6 @@ static void test_torchtitan(void)
     for (uint32_t i = 1; i <= 24; i++)
         plan.layer[i].ckpt = true;
     expect_lines(TSL_EXPORT_TORCHTITAN, &plan, "gpt2-345m.torchtitan.toml");
-
-    make_plan(&plan, 2, cut, 4, "sdp2-tp2", 4, 8);
-    expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "mesh");
-    const uint32_t cut2[] = {0, 25, 26};
-    make_plan(&plan, 2, cut2, 4, "tp2-sdp2", 4, 8);
-    expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "output head alone");
 }
 
 static void test_galvatron(void)
@@ -231,9 +212,36 @@ static void test_galvatron(void)
     set_layers(&plan, 25, 1, "tp2-dp2");
     set_layers(&plan, 10, 1, "sdp2-dp2");
     expect_refused(TSL_EXPORT_GALVATRON, &plan, "layer 10");
-    const uint32_t cut2[] = {0, 1, 26};
-    make_plan(&plan, 2, cut2, 4, "tp2-dp2", 8, 4);
-    expect_refused(TSL_EXPORT_GALVATRON, &plan, "stage 0 holds no Transformer layer");
+}
+
+/* Plans one target cannot run, each under one strategy: 2 stages cut at `cut`
+ * (1 stage when cut is 0), 4 devices per stage. */
+static const struct refusal {
+    tsl_export_format_t f;
+    uint32_t cut;
+    const char *strategy;
+    uint32_t micro;
+    const char *why;
+} refusals[] = {
+    {TSL_EXPORT_MEGATRON, 13, "dp2-tp2", 8, "consecutive GPUs"},
+    {TSL_EXPORT_MEGATRON, 13, "sdp4", 8, "ZeRO-3"},
+    {TSL_EXPORT_MEGATRON, 0, "tp2-dp2", 3, "3 samples does not divide over 2"},
+    {TSL_EXPORT_DEEPSPEED, 13, "tp2-dp2", 8, "pipeline engine takes tensor parallelism"},
+    {TSL_EXPORT_DEEPSPEED, 13, "sdp4", 8, "ZeRO-3"},
+    {TSL_EXPORT_DEEPSPEED, 11, "dp4", 8, "'uniform' partition"},
+    {TSL_EXPORT_TORCHTITAN, 11, "sdp2-tp2", 4, "mesh"},
+    {TSL_EXPORT_TORCHTITAN, 25, "tp2-sdp2", 4, "output head alone"},
+    {TSL_EXPORT_GALVATRON, 1, "tp2-dp2", 8, "stage 0 holds no Transformer layer"},
+};
+
+static void test_refusals(void)
+{
+    for (size_t k = 0; k < sizeof refusals / sizeof refusals[0]; k++) {
+        const struct refusal *r = &refusals[k];
+        const uint32_t cut[] = {0, r->cut ? r->cut : 26, 26};
+        make_plan(&plan, r->cut ? 2 : 1, cut, 4, r->strategy, r->micro, 8);
+        expect_refused(r->f, &plan, r->why);
+    }
 }
 
 /* Refusals every target shares: stage cuts inside a layer, H3T switches. */
@@ -295,6 +303,7 @@ int main(void)
     test_deepspeed();
     test_torchtitan();
     test_galvatron();
+    test_refusals();
     test_common_refusals();
     test_roundtrip();
     tsl_model_free(&model);
