@@ -39,6 +39,9 @@ typedef struct tsl_plan_opts {
     tsl_request_t req;       /* --batch N (0 with --sweep), --memory 16G, --no-pp, ... */
     bool force;              /* --force: ignore the daemon's cached plan */
     bool local;              /* --local: run the planner in-process */
+    bool sweep;              /* --sweep given (an error beside --batch N) */
+    const char *export_format; /* --export FORMAT: print the plan as that stack takes it */
+    const char *trace;       /* --trace FILE: the simulated 1F1B timeline (Chrome trace) */
 } tsl_plan_opts_t;
 
 /* `tesselctl plan ...` (client/plan_opts.c): parses the options, then runs the

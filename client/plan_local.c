@@ -14,10 +14,12 @@
 
 #include "cluster_json.h"
 #include "commands.h"
+#include "export.h"
 #include "hf_config.h"
 #include "plan_json.h"
 #include "progress.h"
 #include "search.h"
+#include "trace_json.h"
 
 static double now_s(void)
 {
@@ -120,8 +122,43 @@ static int search_failed(int rc, const tsl_err_t *err, const tsl_client_opts_t *
     return tsl_errcode_exit(code == TSL_E_NONE ? TSL_E_INVALID : code);
 }
 
-static int run_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                      const tsl_client_opts_t *co)
+/* --export FORMAT: the best plan as that stack takes it, on stdout. */
+static int print_export(const tsl_plan_opts_t *po, const tsl_plan_t *best, const tsl_model_t *m)
+{
+    tsl_export_format_t f;
+    tsl_err_t err = {0};
+    char *text;
+    size_t len;
+    if (tsl_export_format_parse(po->export_format, &f, &err) != 0 ||
+        tsl_export(f, best, m, &text, &len, &err) != 0) {
+        fprintf(stderr, "tesselctl: %s\n", err.msg);
+        return tsl_err_code(&err) == TSL_E_UNSUPPORTED ? TSL_EXIT_SERVER : TSL_EXIT_USAGE;
+    }
+    int rc = fwrite(text, 1, len, stdout) == len ? TSL_EXIT_OK : TSL_EXIT_SERVER;
+    free(text);
+    return rc;
+}
+
+/* --trace FILE: the best plan's simulated 1F1B timeline as Chrome trace events. */
+static int write_trace(const char *path, const tsl_plan_t *best, const tsl_model_t *m)
+{
+    tsl_err_t err = {0};
+    json_t *doc = tsl_trace_plan(best, m, &err);
+    if (doc == NULL) {
+        fprintf(stderr, "tesselctl: %s\n", err.msg);
+        return TSL_EXIT_SERVER;
+    }
+    int rc = json_dump_file(doc, path, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    json_decref(doc);
+    if (rc != 0) {
+        fprintf(stderr, "tesselctl: trace: cannot write '%s': %m\n", path);
+        return TSL_EXIT_SERVER;
+    }
+    return TSL_EXIT_OK;
+}
+
+static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl_cluster_t *c,
+                      const tsl_request_t *r, const tsl_client_opts_t *co)
 {
     tsl_search_result_t *res = malloc(sizeof(*res));
     if (res == NULL) {
@@ -143,6 +180,15 @@ static int run_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
     if (rc != TSL_SEARCH_OK) {
         free(res);
         return search_failed(rc, &err, co);
+    }
+    if (po->trace && (rc = write_trace(po->trace, &res->best, m)) != TSL_EXIT_OK) {
+        free(res);
+        return rc;
+    }
+    if (po->export_format) {
+        rc = print_export(po, &res->best, m);
+        free(res);
+        return rc;
     }
     char fp[17];
     tsl_request_fingerprint(r, m, c, fp);
@@ -172,7 +218,7 @@ int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
     }
     if (tsl_cluster_from_arg(po->cluster, &c, &err) != 0)
         goto fail;
-    rc = run_search(&m, &c, &po->req, co);
+    rc = run_search(po, &m, &c, &po->req, co);
     goto out;
 fail:
     fprintf(stderr, "tesselctl: %s\n", err.msg);

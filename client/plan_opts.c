@@ -37,7 +37,13 @@ static const char plan_usage_tail[] =
     "  --local             run the planner in this process instead of tesseld\n"
     "  --timeout S         give up after S seconds (remote and --local alike; exit 5)\n"
     "  --force             ignore tesseld's cached plan and search again\n"
-    "  --json              print the plan document as JSON (docs/plan-format.md)\n";
+    "  --json              print the plan document as JSON (docs/plan-format.md)\n"
+    "  --export FORMAT     print the best plan as megatron (launch arguments), deepspeed\n"
+    "                      (config JSON), torchtitan (TOML) or galvatron (strategy JSON)\n"
+    "                      takes it, instead of the table; a plan the stack cannot run is\n"
+    "                      refused with the reason, exit 4 (docs/exports.md; with --local)\n"
+    "  --trace FILE        also write the simulated 1F1B timeline of the best plan as a\n"
+    "                      Chrome trace (Perfetto, chrome://tracing; with --local)\n";
 
 /* ---- the request's options, from request_fields.h ------------------------------ */
 
@@ -62,6 +68,7 @@ static const req_opt_t req_opts[] = {
 /* getopt ids: the other options, then OPT_REQ + the request field's index. */
 enum {
     OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER, OPT_SWEEP, OPT_LOCAL, OPT_FORCE,
+    OPT_EXPORT, OPT_TRACE,
     OPT_REQ = 0x200,
 };
 
@@ -86,9 +93,11 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_HF: po->hf_config = optarg; return 0;
     case OPT_SEQ: return tsl_parse_u32("seq-len", optarg, 1, 1u << 20, &po->seq_len, err);
     case OPT_CLUSTER: po->cluster = optarg; return 0;
-    case OPT_SWEEP: po->req.global_batch = 0; return 0;
+    case OPT_SWEEP: po->sweep = true; return 0;
     case OPT_LOCAL: po->local = true; return 0;
     case OPT_FORCE: po->force = true; return 0;
+    case OPT_EXPORT: po->export_format = optarg; return 0;
+    case OPT_TRACE: po->trace = optarg; return 0;
     default: return 1;
     }
 }
@@ -98,7 +107,8 @@ static const struct option fixed_long[] = {
     {"model", required_argument, 0, OPT_MODEL}, {"hf-config", required_argument, 0, OPT_HF},
     {"seq-len", required_argument, 0, OPT_SEQ}, {"cluster", required_argument, 0, OPT_CLUSTER},
     {"sweep", no_argument, 0, OPT_SWEEP}, {"local", no_argument, 0, OPT_LOCAL},
-    {"force", no_argument, 0, OPT_FORCE},
+    {"force", no_argument, 0, OPT_FORCE}, {"export", required_argument, 0, OPT_EXPORT},
+    {"trace", required_argument, 0, OPT_TRACE},
 };
 
 #define N_FIXED (sizeof fixed_long / sizeof fixed_long[0])
@@ -172,7 +182,8 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
     tsl_request_init(&po.req);
     build_long(longopts);
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (opt == 'h' || opt == TSL_OPT_HELP) {
             plan_usage(stdout);
             return TSL_EXIT_OK;
@@ -182,17 +193,27 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
             return r;   /* reported */
         if (r < 0)
             r = plan_opt(opt, &po, &err);
-        if (r == 1) {
-            plan_usage(stderr);
-            return TSL_EXIT_USAGE;
-        }
+        if (r == 1)
+            return tsl_remote_getopt_error("plan", opt, argv);
         if (r != 0) {
             fprintf(stderr, "tesselctl: %s\n", err.msg);
             return TSL_EXIT_USAGE;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "tesselctl: plan: unexpected argument '%s'\n", argv[optind]);
+        fprintf(stderr, "tesselctl: plan: unexpected argument '%s'; see tesselctl plan --help\n",
+                argv[optind]);
+        return TSL_EXIT_USAGE;
+    }
+    if (po.sweep && po.req.global_batch != 0) {
+        fputs("tesselctl: plan: --batch fixes the batch size, --sweep searches it; give one\n",
+              stderr);
+        return TSL_EXIT_USAGE;
+    }
+    if ((po.export_format || po.trace) && !po.local) {
+        fprintf(stderr, "tesselctl: plan: --%s needs --local; for a plan in tesseld use "
+                        "`tesselctl plans export FP --format FORMAT`\n",
+                po.export_format ? "export" : "trace");
         return TSL_EXIT_USAGE;
     }
     return po.local ? tsl_plan_local(&po, co) : tsl_plan_remote(&po, co);

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cluster_json.h"
+#include "hf_config.h"
 #include "plan_proto.h"
 #include "progress.h"
 #include "remote.h"
@@ -14,6 +17,29 @@
 
 /* Largest config / cluster file sent (the daemon's default request limit). */
 #define TSL_REMOTE_MAX_FILE_BYTES (4u * 1024 * 1024)
+
+/* The daemon names an HF model by the config's _name_or_path (else its
+ * model_type); set it to the name --local derives from the path, so that both
+ * modes show the same name. Text that is not a JSON object goes as it is (the
+ * daemon reports it). */
+static int name_hf_config(const char *path, char **text)
+{
+    char buf[TSL_NAME_MAX];
+    const char *name = tsl_hf_config_path_name(path, buf, sizeof buf);
+    json_t *root = name ? json_loads(*text, 0, NULL) : NULL;
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return 0;
+    }
+    json_object_set_new(root, "_name_or_path", json_string(name));
+    char *named = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    if (named == NULL)
+        return tsl_remote_fail(TSL_EXIT_SERVER, "out of memory");
+    free(*text);
+    *text = named;
+    return 0;
+}
 
 /* Model: a preset name or the text of a HuggingFace config.json. */
 static int request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req)
@@ -24,7 +50,7 @@ static int request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req
         int rc = tsl_remote_read_file("--hf-config", po->hf_config, TSL_REMOTE_MAX_FILE_BYTES,
                                       &req->hf_config_json);
         req->model_case = TESSEL__V1__PLAN_REQUEST__MODEL_HF_CONFIG_JSON;
-        return rc;
+        return rc == 0 ? name_hf_config(po->hf_config, &req->hf_config_json) : rc;
     }
     if (!po->model || !*po->model)
         return tsl_remote_fail(TSL_EXIT_USAGE, "model: missing; give --model NAME (see `tesselctl "

@@ -73,17 +73,21 @@ static const char export_usage[] =
     "or to FILE (written to FILE.tmp, then renamed, so FILE is never half-written).\n"
     "\n"
     "Options:\n"
-    "  --format FORMAT  json (the default: the plan document of docs/tesselctl.md);\n"
-    "                   the daemon names the formats it knows in its error message\n"
+    "  --format FORMAT  json (the default: the plan document of docs/plan-format.md),\n"
+    "                   megatron (Megatron-LM launch arguments), deepspeed (a DeepSpeed\n"
+    "                   config JSON), torchtitan (a torchtitan TOML) or galvatron (a\n"
+    "                   Galvatron strategy JSON); see docs/exports.md\n"
     "  -o, --output FILE  write to FILE instead of stdout\n"
     "  --server ADDR, --token T, --timeout S   as for every subcommand\n"
     "  (--json is accepted; the export is written as the daemon produced it)\n"
     "\n"
     "Exit status: 0 ok, 2 unknown format or bad fingerprint, 3 no such plan,\n"
-    "4 server error or FILE not writable, 5 unavailable.\n"
+    "4 server error, FILE not writable, or a plan the stack cannot run (the message\n"
+    "says why), 5 unavailable.\n"
     "\n"
     "Example:\n"
-    "  tesselctl plans export --format json -o plan.json 3f2a9c0d11e4b7a8\n";
+    "  tesselctl plans export --format json -o plan.json 3f2a9c0d11e4b7a8\n"
+    "  tesselctl plans export --format megatron 3f2a9c0d11e4b7a8\n";
 
 /* ---- shared parsing ---------------------------------------------------------- */
 

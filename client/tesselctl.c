@@ -2,6 +2,7 @@
  * tesselctl — the command line for schedulers and ops.
  */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,8 @@
 #include "remote.h"
 
 static const char usage_text[] =
-    "usage: tesselctl [--server ADDR] [--token T] [--json] COMMAND [ARGS]\n"
+    "usage: tesselctl [--server ADDR] [--token T] [--timeout S] [--json] COMMAND [ARGS]\n"
+    "       tesselctl --version\n"
     "\n"
     "Plan how to split a Transformer's training across GPUs, and manage the plans\n"
     "cached by tesseld.\n"
@@ -31,9 +33,53 @@ static const char usage_text[] =
     "  --timeout S     give up after S seconds (default: none for plan, 30 otherwise)\n"
     "  --json          machine-readable output\n"
     "  -h, --help      this text; `tesselctl COMMAND --help` for a command\n"
+    "  --version       print the version\n"
     "\n"
     "Exit status: 0 ok, 2 usage or invalid input (including: no plan fits the memory\n"
     "budget), 3 not found, 4 server error, 5 tesseld unavailable or deadline exceeded.\n";
+
+static const char models_usage[] =
+    "usage: tesselctl models [--json]\n"
+    "\n"
+    "List the built-in model presets that --model names: name, layers, parameters and\n"
+    "the paper and table each comes from (--json: an array of {name, layers, params,\n"
+    "source}). Does not talk to tesseld. See docs/models.md.\n";
+
+static const char hardware_usage[] =
+    "usage: tesselctl hardware\n"
+    "\n"
+    "List the GPU types and inter-node links a --cluster spec may name, with the\n"
+    "figures the cost model uses (memory, peak FLOP/s and the efficiency applied,\n"
+    "intra-node and PCIe bandwidth) and where they come from. Does not talk to\n"
+    "tesseld. See docs/cluster-format.md.\n";
+
+/* models and hardware: --help, --json (models), nothing else. Returns -1 to go on,
+ * or the exit status. */
+static int local_cmd_args(const char *cmd, const char *usage, bool json_ok, int argc,
+                          char **argv, tsl_client_opts_t *co)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+    };
+    int opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (opt == 'h') {
+            fputs(usage, stdout);
+            return TSL_EXIT_OK;
+        }
+        if (opt != 'j' || !json_ok)
+            return tsl_remote_getopt_error(cmd, opt, argv);
+        co->json = true;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tesselctl: %s: unexpected argument '%s'; see tesselctl %s --help\n", cmd,
+                argv[optind], cmd);
+        return TSL_EXIT_USAGE;
+    }
+    return -1;
+}
 
 static int cmd_models(const tsl_client_opts_t *co)
 {
@@ -80,30 +126,36 @@ static int cmd_hardware(void)
 static const struct option global_long[] = {
     {"server", required_argument, 0, TSL_OPT_SERVER}, {"token", required_argument, 0, TSL_OPT_TOKEN},
     {"timeout", required_argument, 0, TSL_OPT_TIMEOUT}, {"json", no_argument, 0, TSL_OPT_JSON},
-    {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+    {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0},
 };
 
 int main(int argc, char **argv)
 {
     tsl_client_opts_t co = {.server = getenv("TESSEL_SERVER"), .token = getenv("TESSEL_TOKEN")};
     int opt;
-    while ((opt = getopt_long(argc, argv, "+h", global_long, NULL)) != -1) {
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+:h", global_long, NULL)) != -1) {
         if (opt == 'h') {
             fputs(usage_text, stdout);
+            return TSL_EXIT_OK;
+        }
+        if (opt == 'V') {
+            printf("tesselctl %s\n", TSL_VERSION);
             return TSL_EXIT_OK;
         }
         int r = tsl_remote_common_opt(opt, optarg, &co);
         if (r > 0)
             return r;   /* reported */
         if (r < 0) {
-            fputs(usage_text, stderr);
+            fprintf(stderr, "tesselctl: %s option '%s'; see tesselctl --help\n",
+                    opt == ':' ? "a value is missing after the" : "unknown", argv[optind - 1]);
             return TSL_EXIT_USAGE;
         }
     }
     if (co.server == NULL)
         co.server = TSL_DEFAULT_SERVER;
     if (optind >= argc) {
-        fputs(usage_text, stderr);
+        fputs("tesselctl: no command given; see tesselctl --help\n", stderr);
         return TSL_EXIT_USAGE;
     }
     const char *cmd = argv[optind];
@@ -115,11 +167,15 @@ int main(int argc, char **argv)
         return tsl_cmd_plans(sub_argc, sub_argv, &co);
     if (strcmp(cmd, "health") == 0)
         return tsl_cmd_health(sub_argc, sub_argv, &co);
+    int rc;
     if (strcmp(cmd, "models") == 0)
-        return cmd_models(&co);
+        return (rc = local_cmd_args("models", models_usage, true, sub_argc, sub_argv, &co)) >= 0
+                   ? rc
+                   : cmd_models(&co);
     if (strcmp(cmd, "hardware") == 0)
-        return cmd_hardware();
-    fprintf(stderr, "tesselctl: unknown command '%s'\n", cmd);
-    fputs(usage_text, stderr);
+        return (rc = local_cmd_args("hardware", hardware_usage, false, sub_argc, sub_argv, &co)) >= 0
+                   ? rc
+                   : cmd_hardware();
+    fprintf(stderr, "tesselctl: unknown command '%s'; see tesselctl --help\n", cmd);
     return TSL_EXIT_USAGE;
 }

@@ -447,6 +447,11 @@ static const char *name_from_path(const char *path, char *buf, size_t len)
     return buf[0] ? buf : NULL;
 }
 
+const char *tsl_hf_config_path_name(const char *path, char *buf, size_t len)
+{
+    return name_from_path(path, buf, len);
+}
+
 int tsl_hf_config_load(const char *path, uint32_t seq_len_override, tsl_model_t *out,
                        tsl_err_t *err)
 {

@@ -43,6 +43,7 @@
 #ifndef TSL_HF_CONFIG_H
 #define TSL_HF_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -53,6 +54,12 @@ int tsl_hf_config_load(const char *path, uint32_t seq_len_override, tsl_model_t 
 
 int tsl_hf_config_parse(const char *json_text, const char *name, uint32_t seq_len_override,
                         tsl_model_t *out, tsl_err_t *err);
+
+/* The model name tsl_hf_config_load gives a config read from path
+ * ("models/gpt2/config.json" → "gpt2", "data/bert.json" → "bert"), into buf; NULL
+ * when the path names none (a bare "config.json": then _name_or_path or the
+ * model_type names it). */
+const char *tsl_hf_config_path_name(const char *path, char *buf, size_t len);
 
 /* "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2" */
 const char *tsl_hf_config_supported(void);

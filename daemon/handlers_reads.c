@@ -7,10 +7,12 @@
  * idempotent: OK with deleted = false when there was nothing to delete. A bad
  * fingerprint or page token → INVALID_ARGUMENT; a store failure → INTERNAL.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "arena.h"
+#include "export.h"
 #include "handlers.h"
 #include "tessel/v1/planner.pb-c.h"
 
@@ -162,23 +164,46 @@ void tsl_handle_delete_plan(tsl_call_t *call)
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
-/* "" and "json" are served; the others named in the API are still to come. */
-static bool export_format(tsl_call_t *call, const char *format)
+/* "" and "json": the stored document; the others: common/export.h. *f is set
+ * to TSL_EXPORT_COUNT for json. */
+static bool export_format(tsl_call_t *call, const char *format, tsl_export_format_t *f)
 {
-    static const char *const later[] = {"megatron", "deepspeed", "galvatron", "torchtitan"};
+    tsl_err_t err = {0};
+    *f = TSL_EXPORT_COUNT;
     if (!format[0] || strcasecmp(format, "json") == 0)
         return true;
-    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
-        if (strcasecmp(format, later[i]) == 0) {
-            tsl_call_fail(call, GRPC_STATUS_UNIMPLEMENTED,
-                          "format: '%s' export is not implemented yet; use json", later[i]);
-            return false;
-        }
-    }
-    tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
-                  "format: '%.40s' is not one of json, megatron, deepspeed, galvatron, torchtitan",
-                  format);
+    if (tsl_export_format_parse(format, f, &err) == 0)
+        return true;
+    tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s", err.msg);
     return false;
+}
+
+static void reply_export(tsl_call_t *call, const char *format, const char *content_type,
+                         const char *text, size_t len)
+{
+    Tessel__V1__ExportPlanResponse resp = TESSEL__V1__EXPORT_PLAN_RESPONSE__INIT;
+    resp.format = (char *)format;
+    resp.content_type = (char *)content_type;
+    resp.content.data = (uint8_t *)text;
+    resp.content.len = len;
+    tsl_call_reply(call, &resp.base);
+}
+
+/* A plan the target cannot express is FAILED_PRECONDITION with the reason. */
+static void export_stored(tsl_call_t *call, tsl_export_format_t f, const tsl_stored_plan_t *row)
+{
+    tsl_err_t err = {0};
+    char *text;
+    size_t len;
+    if (tsl_export_stored(f, row->request_json, row->result_json, &text, &len, &err) != 0) {
+        tsl_call_fail(call, tsl_err_code(&err) == TSL_E_UNSUPPORTED
+                                ? GRPC_STATUS_FAILED_PRECONDITION
+                                : GRPC_STATUS_INTERNAL,
+                      "%s", err.msg);
+        return;
+    }
+    reply_export(call, tsl_export_format_name(f), tsl_export_content_type(f), text, len);
+    free(text);
 }
 
 void tsl_handle_export_plan(tsl_call_t *call)
@@ -188,16 +213,16 @@ void tsl_handle_export_plan(tsl_call_t *call)
     if (!req)
         return;
     char fp[17];
+    tsl_export_format_t f;
     tsl_stored_plan_t row;
     memset(&row, 0, sizeof row);
-    if (tsl_handlers_fingerprint(call, req->fingerprint, fp) && export_format(call, req->format) &&
-        load(call, fp, &row, false) == 0) {
-        Tessel__V1__ExportPlanResponse resp = TESSEL__V1__EXPORT_PLAN_RESPONSE__INIT;
-        resp.format = "json";
-        resp.content_type = "application/json";
-        resp.content.data = (uint8_t *)row.result_json;
-        resp.content.len = strlen(row.result_json);
-        tsl_call_reply(call, &resp.base);
+    if (tsl_handlers_fingerprint(call, req->fingerprint, fp) &&
+        export_format(call, req->format, &f) && load(call, fp, &row, false) == 0) {
+        if (f == TSL_EXPORT_COUNT)
+            reply_export(call, "json", "application/json", row.result_json,
+                         strlen(row.result_json));
+        else
+            export_stored(call, f, &row);
         tsl_stored_plan_clear(&row);
     }
     protobuf_c_message_free_unpacked(&req->base, NULL);

@@ -87,7 +87,7 @@ static void usage(FILE *out)
           "  tesseld --unix-socket /tmp/t.sock --database /tmp/t.db --pool-size 2\n"
           "  tesseld --check-config --config /etc/tessel/tesseld.conf\n\n"
           "SEE ALSO\n"
-          "  tesselctl(1), docs/api.md\n",
+          "  tesseld(8), tesselctl(1), tessel-worker(8), docs/operations.md, docs/api.md\n",
           out);
 }
 

@@ -381,3 +381,27 @@ int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_p
     path_stats(&sm, out);
     return 0;
 }
+
+int tsl_pipesim_events(const tsl_pipesim_in_t *in, const void *ws, tsl_pipesim_event_t *ev,
+                       size_t cap, tsl_err_t *err) {
+    if (in == NULL || ws == NULL || check_in(in, err))
+        return in && ws ? -1 : tsl_err_set(err, "pipesim: %s is NULL", in ? "ws" : "in");
+    const uint32_t stride = ops_per_stage(in->n_micro, in->n_sliced);
+    const size_t n = (size_t)in->n_stages * stride;
+    if (ev == NULL || cap < n)
+        return tsl_err_set(err, "events: room for %zu, %zu needed", ev ? cap : 0, n);
+    const sim_op_t *ops = ws;
+    for (size_t k = 0; k < n; k++) {
+        const sim_op_t *o = &ops[k];
+        tsl_pipesim_event_t *e = &ev[k];
+        e->stage = (uint32_t)(k / stride);
+        e->micro = o->micro;
+        e->op = o->op;
+        e->half = o->half;
+        e->start_s = o->start_s;
+        e->end_s = o->end_s;
+        e->p2p_s = o->dep_stage >= 0 ? o->p2p_s : 0;
+        e->sent_s = o->dep_stage >= 0 ? ops[(size_t)o->dep_stage * stride + o->dep_idx].end_s : 0;
+    }
+    return (int)n;
+}

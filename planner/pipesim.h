@@ -116,6 +116,30 @@ size_t tsl_pipesim_ws_bytes(uint32_t n_stages, uint32_t n_micro, uint32_t n_slic
 int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_pipesim_out_t *out,
                     tsl_err_t *err);
 
+/* One simulated op, for timelines (tsl_pipesim_events). */
+typedef struct tsl_pipesim_event {
+    uint32_t stage;
+    uint32_t micro;
+    uint8_t op;      /* tsl_pipesim_op_t */
+    uint8_t half;    /* 0: whole op; 1, 2: halves of a sliced forward */
+    double start_s;
+    double end_s;
+    double p2p_s;    /* latency of its cross-stage input; 0 when it has none */
+    double sent_s;   /* when that input left the neighbour (the end of the op that
+                        produced it); it arrived at sent_s + p2p_s <= start_s */
+} tsl_pipesim_event_t;
+
+/*
+ * Every op of the run that the last successful tsl_pipesim_run(in, ws, ...) left
+ * in ws, stage by stage and, on each stage, in the order it ran them (so start_s
+ * never decreases within a stage), into ev[0 .. cap). Returns the count (the
+ * run's n_ops), or -1 with err when cap is too small or in is out of range. Reads
+ * the workspace only: call it before the workspace is reused. Optional: the
+ * simulator itself records nothing extra.
+ */
+int tsl_pipesim_events(const tsl_pipesim_in_t *in, const void *ws, tsl_pipesim_event_t *ev,
+                       size_t cap, tsl_err_t *err);
+
 /* Number of warmup forwards of stage s under 1F1B: min(P − 1 − s, m). */
 uint32_t tsl_pipesim_warmup(uint32_t stage, uint32_t n_stages, uint32_t n_micro);
 

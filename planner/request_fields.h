@@ -40,10 +40,12 @@
 #define TSL_REQUEST_FIELDS(X)                                                                 \
     X(pp, UINT, "pp", "N", 1, 64, "fix the number of pipeline stages (default: searched)",     \
       "pp", "pp")                                                                              \
-    X(global_batch, UINT, "batch", "N", 1, 1u << 20, "fixed global batch size",                \
+    X(global_batch, UINT, "batch", "N", 1, 1u << 20,                                           \
+      "fixed global batch size (not together with --sweep)",                                   \
       "global_batch", "global_batch")                                                          \
     X(max_batch, UINT, "max-batch", "N", 1, 1u << 20,                                          \
-      "largest batch the sweep tries (default 4096)", "max_batch", "max_batch")                \
+      "largest batch the sweep tries (default 4096); it does not bound --batch", "max_batch",   \
+      "max_batch")                                                                             \
     X(mem_budget_bytes, BYTES, "memory", "SIZE", 0, 0,                                         \
       "memory budget per device, e.g. 16G (default: device memory)", "memory_bytes",           \
       "memory_bytes")                                                                          \

@@ -83,5 +83,67 @@ grep -q "GPT3-65B" "$out" && grep -q "BERT-Huge-32" "$out" && ok || bad "models 
 expect 0 "" hardware
 grep -q "A100-80G" "$out" && ok || bad "hardware list"
 
+# Usage errors: one 'tesselctl: ' line with a hint, never the usage text.
+one_line() { # PATTERN ARGS...
+    local pattern="$1"
+    shift
+    "$ctl" "$@" >"$out" 2>"$err"
+    local got=$?
+    if [ "$got" = 2 ] && [ "$(wc -l <"$err")" = 1 ] && grep -q "^tesselctl: .*$pattern.*see tesselctl" "$err"; then
+        ok
+    else
+        bad "tesselctl $*: exit $got, stderr: $(head -3 "$err")"
+    fi
+}
+one_line "unknown option '--bogus'" --bogus
+one_line "plan: unknown option '--bogus-flag'" plan --local --bogus-flag
+one_line "plan: option '--model' needs a value" plan --model
+one_line "unknown command 'frobnicate'" frobnicate
+one_line "no command given"
+one_line "models: unexpected argument 'junk'" models junk
+one_line "hardware: unexpected argument 'x'" hardware x
+expect 2 "^tesselctl: plan: --batch fixes the batch size, --sweep searches it" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --batch 8 --sweep
+[ "$(wc -l <"$err")" = 1 ] && ok || bad "--batch with --sweep: $(cat "$err")"
+expect 0 "" models --help
+grep -q "^usage: tesselctl models" "$out" && ok || bad "models --help: $(head -2 "$out")"
+expect 0 "" hardware -h
+grep -q "^usage: tesselctl hardware" "$out" && ok || bad "hardware -h: $(head -2 "$out")"
+expect 0 "" models --json
+"$ctl" --json models >"$err.2" 2>/dev/null
+cmp -s "$out" "$err.2" && ok || bad "models --json differs from --json models"
+rm -f "$err.2"
+expect 0 "" --version
+grep -Eq '^tesselctl [0-9]+\.[0-9]+\.[0-9]+$' "$out" && ok || bad "--version: $(cat "$out")"
+
+# --export and --trace (docs/exports.md, trace_json.h)
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 64 --no-tp --no-baselines --export deepspeed
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["train_batch_size"] == 64' "$out" && ok ||
+    bad "--export deepspeed: $(head -5 "$out")"
+# The search's plan may or may not fit Megatron-LM: either the arguments, or exit 4,
+# one line with the reason and nothing on stdout.
+"$ctl" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 64 --no-baselines \
+    --export megatron >"$out" 2>"$err"
+case $? in
+0) grep -q -- "^--tensor-model-parallel-size [0-9]" "$out" && ok || bad "--export megatron: $(head -3 "$out")" ;;
+4) [ ! -s "$out" ] && [ "$(wc -l <"$err")" = 1 ] && grep -q "^tesselctl: megatron: " "$err" && ok ||
+    bad "a refused export: $(cat "$err")" ;;
+*) bad "--export megatron exited $?" ;;
+esac
+expect 2 "format: 'yaml' is not one of" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 64 --export yaml
+expect 2 "--export needs --local" plan --model GPT2-345M --cluster 8xA100-80G --export megatron
+trace=$(mktemp)
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --pp 4 --no-baselines --json --trace "$trace"
+/usr/bin/python3 - "$out" "$trace" <<'PY' && ok || bad "--trace: the timeline does not end at sim_iter_time_s"
+import json, sys
+plan = json.load(open(sys.argv[1]))["plan"]
+tr = json.load(open(sys.argv[2]))
+end = max(e["ts"] + e["dur"] for e in tr["traceEvents"] if e["ph"] == "X")
+assert abs(end - plan["sim_iter_time_s"] * 1e6) < 1e-3, (end, plan["sim_iter_time_s"])
+assert {e["pid"] for e in tr["traceEvents"]} == {1, 2, 3, 4}
+PY
+expect 4 "trace: cannot write" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --trace /nonexistent/dir/t.json
+rm -f "$trace"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

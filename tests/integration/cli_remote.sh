@@ -239,6 +239,20 @@ if "$PY" -m json.tool "$tmp/plan.json" >/dev/null 2>&1; then ok "export -o wrote
 ctl plans export "$fp" --format no-such-format
 expect_rc 2 "export with an unknown format"
 
+# The stacks' formats: the daemon's export of the stored plan is the local one's,
+# byte for byte, or the same refusal (exit 4, the same reason).
+for f in megatron deepspeed torchtitan galvatron; do
+    timeout 300 "$CTL" plan --local --model "$MODEL" --cluster "$CLUSTER" --batch 32 \
+        --export "$f" >"$tmp/local.$f" 2>"$tmp/local.$f.err"; lrc=$?
+    ctl plans export "$fp" --format "$f"
+    if [ "$rc" = "$lrc" ] && cmp -s "$tmp/out" "$tmp/local.$f" && cmp -s "$tmp/err" "$tmp/local.$f.err" &&
+        { [ "$rc" = 0 ] || { [ "$rc" = 4 ] && grep -q "^tesselctl: $f: " "$tmp/err"; }; }; then
+        ok "plans export --format $f = plan --local --export $f (exit $rc)"
+    else
+        fail "plans export --format $f: exit $rc, local $lrc"; head -c 400 "$tmp/out" "$tmp/err" "$tmp/local.$f.err"
+    fi
+done
+
 ctl plans delete "$fp"
 expect_rc 0 "plans delete"
 ctl plans show "$fp"
@@ -279,6 +293,18 @@ expect_grep "$tmp/out" "^Plan for .* \\($hf_layers layers, 0\\.1[0-9]B parameter
     "plans show prints the HF model's $hf_layers layers and its parameters"
 expect_grep "$tmp/out" '^Search: .* [1-9][0-9]* configurations, [1-9][0-9]* batch sizes' \
     "plans show prints the search statistics"
+# A config in a directory: the daemon names the model as --local does (the
+# directory), not by its model_type.
+mkdir -p "$tmp/my-gpt2" && cp "$HF_CONFIG" "$tmp/my-gpt2/config.json"
+ctl plan --json --hf-config "$tmp/my-gpt2/config.json" --cluster "$CLUSTER" --batch 8 --no-baselines
+hf_name=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["model"]["name"])' "$tmp/out" 2>&1)
+[ "$hf_name" = my-gpt2 ] && ok "an HF model planned through tesseld keeps the name --local gives" ||
+    fail "HF model name through tesseld: '$hf_name', want my-gpt2"
+timeout 300 "$CTL" plan --local "${hf_args[@]}" --export galvatron >"$tmp/local.hf" 2>&1; lrc=$?
+ctl plans export "$hf_fp" --format galvatron
+[ "$rc" = "$lrc" ] && { [ "$rc" = 4 ] || cmp -s "$tmp/out" "$tmp/local.hf"; } &&
+    ok "plans export of an HF-config plan rebuilds its model (exit $rc)" ||
+    fail "plans export --format galvatron of the HF-config plan: exit $rc, local $lrc"
 
 # ---- health, addresses, environment ---------------------------------------------
 ctl health

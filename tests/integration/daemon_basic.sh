@@ -135,8 +135,16 @@ import json, sys
 doc = json.loads(json.load(open(sys.argv[1]))["content"])
 assert doc["fingerprint"] == sys.argv[2] and doc["plan"]["stages"], doc.keys()
 EOF
-rpc export "$FP" --format megatron
-expect "ExportPlan megatron (not yet)" code UNIMPLEMENTED
+rpc export "$FP" --format galvatron
+"$PY" - "$OUT" <<'EOF' && ok "ExportPlan galvatron: a strategy JSON or the reason it cannot be one" || fail "ExportPlan galvatron: $(head -c 300 "$OUT")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+if r["code"] == "OK":
+    assert r["content_type"] == "application/json", r
+    assert "pp_deg" in json.loads(r["content"]), r
+else:
+    assert r["code"] == "FAILED_PRECONDITION" and r["details"].startswith("galvatron: "), r
+EOF
 rpc export "$FP" --format bogus
 expect "ExportPlan of an unknown format" code INVALID_ARGUMENT
 

@@ -1,0 +1,115 @@
+/*
+ * export.h — a plan written as another training stack takes it, in that stack's
+ * own key names (docs/exports.md):
+ *
+ *   megatron    Megatron-LM launch arguments, one per line (text/plain)
+ *   deepspeed   a DeepSpeed config JSON (application/json)
+ *   torchtitan  a torchtitan job TOML (application/toml)
+ *   galvatron   a Galvatron strategy JSON, as its galvatron_config_*.json files
+ *
+ * A plan the target cannot express is refused, never exported approximately: the
+ * call fails with TSL_E_UNSUPPORTED and a message that names the layer or stage
+ * and the target's rule ("megatron: layer 0 (embedding) uses tp2-dp4 but layer 1
+ * uses dp8; Megatron-LM runs every layer at one tensor-parallel degree").
+ * Megatron-LM, DeepSpeed and torchtitan take one strategy for the whole model;
+ * Galvatron takes one per Transformer layer. None of them cuts a stage inside a
+ * layer, and none takes H3T's per-layer memory switches.
+ *
+ * The model is the source model the plan was searched for (a sub-layer plan is
+ * folded back onto it: its attention and FFN blocks must share a strategy and a
+ * stage). Models must have the shape [embedding, Transformer layers..., head].
+ *
+ * Pure apart from memory: nothing is written to a file or a descriptor here.
+ */
+#ifndef TSL_EXPORT_H
+#define TSL_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "err.h"
+#include "model.h"
+#include "plan.h"
+
+typedef enum tsl_export_format {
+    TSL_EXPORT_MEGATRON = 0,
+    TSL_EXPORT_DEEPSPEED,
+    TSL_EXPORT_TORCHTITAN,
+    TSL_EXPORT_GALVATRON,
+    TSL_EXPORT_COUNT
+} tsl_export_format_t;
+
+/* "megatron", ... (case-insensitive). Fails naming the known formats. */
+int tsl_export_format_parse(const char *name, tsl_export_format_t *out, tsl_err_t *err);
+const char *tsl_export_format_name(tsl_export_format_t f);
+/* "text/plain", "application/json", "application/toml". */
+const char *tsl_export_content_type(tsl_export_format_t f);
+
+/*
+ * Writes plan p of model m in format f into a new NUL-terminated string *text
+ * (its length in *len; free() it). On failure *text is NULL and err says why:
+ * TSL_E_UNSUPPORTED when the target cannot express the plan, TSL_E_INVALID for
+ * an invalid or empty plan, TSL_E_NOMEM.
+ */
+int tsl_export(tsl_export_format_t f, const tsl_plan_t *p, const tsl_model_t *m, char **text,
+               size_t *len, tsl_err_t *err);
+
+/*
+ * The plan object of a plan document (plan_json.h) back into a tsl_plan_t: the
+ * fields an export reads (stages, per-layer strategies, batch, micro-batches,
+ * granularity, memopt, label, figures). Memory switches are not read back: a
+ * memopt plan comes back with memopt set, which every export refuses.
+ */
+int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err);
+
+/*
+ * Export of a plan the daemon stored: request_json is the request as the daemon
+ * keeps it ({"model_preset": NAME} or {"hf_config": {...}}, "seq_len"), result_json
+ * the search-result document. Rebuilds the model, reads the document's "plan"
+ * and calls tsl_export().
+ */
+int tsl_export_stored(tsl_export_format_t f, const char *request_json, const char *result_json,
+                      char **text, size_t *len, tsl_err_t *err);
+
+/* ---- for the exporters (export_*.c) ------------------------------------------ */
+
+/* The plan in the source model's layers. */
+typedef struct tsl_export_view {
+    const tsl_plan_t *plan;
+    const tsl_model_t *model;
+    const char *target;                           /* "megatron", ... for messages */
+    uint32_t pp;
+    uint32_t stage_first[TSL_PLAN_MAX_STAGES];    /* source layer index */
+    uint32_t stage_count[TSL_PLAN_MAX_STAGES];    /* source layers */
+    uint32_t stage_blocks[TSL_PLAN_MAX_STAGES];   /* Transformer layers among them */
+    uint32_t n_blocks;                            /* Transformer layers: 1 .. n_blocks */
+    tsl_strategy_t layer[TSL_PLAN_MAX_LAYERS];    /* per source layer */
+} tsl_export_view_t;
+
+/* The whole model under one strategy (ckpt aside): what Megatron-LM, DeepSpeed
+ * and torchtitan take. */
+typedef struct tsl_export_uniform {
+    tsl_strategy_t s;          /* layer 1's, ckpt cleared */
+    uint32_t tp, dp, sdp;      /* degrees, 1 when unused */
+    uint32_t stage_devices;    /* devices per stage */
+    uint32_t micro_per_rank;   /* samples per micro-batch per data-parallel rank */
+    uint32_t ckpt_blocks;      /* Transformer layers with CKPT */
+} tsl_export_uniform_t;
+
+int tsl_export_view_init(tsl_export_view_t *v, const char *target, const tsl_plan_t *p,
+                         const tsl_model_t *m, tsl_err_t *err);
+int tsl_export_uniform(const tsl_export_view_t *v, tsl_export_uniform_t *u, tsl_err_t *err);
+/* "embedding", "Transformer layer", "head": what source layer i is, for messages. */
+const char *tsl_export_layer_kind(const tsl_export_view_t *v, uint32_t layer);
+/* The strategy as text, without CKPT ("tp2-dp4"), into buf[64]. */
+const char *tsl_export_strategy_str(const tsl_strategy_t *s, char buf[64]);
+
+int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
+int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
+int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
+int tsl_export_galvatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * trace_json.c — the simulated 1F1B timeline as Chrome trace events (trace_json.h).
+ */
+#include "trace_json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pipesim.h"
+#include "sublayer.h"
+
+typedef struct trace {
+    json_t *events;
+    const tsl_plan_t *p;
+    double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
+        p2p[TSL_PLAN_MAX_STAGES], recompute[TSL_PLAN_MAX_STAGES];
+} trace_t;
+
+static void put(trace_t *t, uint32_t stage, int tid, const char *name, const char *cat,
+                double start_s, double dur_s, int micro)
+{
+    if (dur_s <= 0)
+        return;
+    json_t *e = json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i}", "name", name, "cat", cat, "ph",
+                          "X", "ts", start_s * 1e6, "dur", dur_s * 1e6, "pid", (int)stage + 1,
+                          "tid", tid);
+    json_t *args = json_pack("{s:i}", "stage", (int)stage);
+    if (micro >= 0)
+        json_object_set_new(args, "micro", json_integer(micro));
+    json_object_set_new(e, "args", args);
+    json_array_append_new(t->events, e);
+}
+
+static void meta(trace_t *t, const char *what, uint32_t stage, int tid, const char *name)
+{
+    json_t *e = json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", what, "ph", "M", "pid",
+                          (int)stage + 1, "tid", tid, "args", "name", name);
+    json_array_append_new(t->events, e);
+}
+
+/* The checkpointed layers' share of each stage's forward FLOPs, times its forward. */
+static void recompute_times(trace_t *t, const tsl_model_t *m)
+{
+    const tsl_plan_t *p = t->p;
+    tsl_sublayer_model_t sm;
+    bool split = p->sublayer && tsl_sublayer_split(m, &sm, NULL) == 0;
+    const tsl_model_t *pm = split ? &sm.model : m;
+    if (pm->n_layers == p->n_layers) {
+        for (uint32_t s = 0; s < p->pp; s++) {
+            double all = 0, ck = 0;
+            const tsl_plan_stage_t *st = &p->stages[s];
+            for (uint32_t i = st->first_layer; i < st->first_layer + st->n_layers; i++) {
+                all += pm->layers[i].fwd_flops;
+                ck += p->layer[i].ckpt ? pm->layers[i].fwd_flops : 0;
+            }
+            t->recompute[s] = all > 0 ? t->fwd[s] * ck / all : 0;
+            if (t->recompute[s] > t->bwd[s])
+                t->recompute[s] = t->bwd[s];
+        }
+    }
+    if (split)
+        tsl_sublayer_free(&sm);
+}
+
+/* One op: its compute slices on tid 1, its input's arrival on tid 2 or 3. */
+static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t n_micro)
+{
+    char name[48];
+    int j = (int)e->micro;
+    uint32_t s = e->stage;
+    if (e->op == TSL_PIPESIM_FWD) {
+        snprintf(name, sizeof name, "F %d", j);
+        put(t, s, 1, name, "forward", e->start_s, e->end_s - e->start_s, j);
+        snprintf(name, sizeof name, "recv F %d", j);
+        put(t, s, 2, name, "p2p", e->sent_s, e->p2p_s, j);
+        return;
+    }
+    double r = t->recompute[s], grad = t->bwd[s] - r;
+    double sync = e->micro + 1 == n_micro ? (e->end_s - e->start_s) - t->bwd[s] : 0;
+    snprintf(name, sizeof name, "R %d", j);
+    put(t, s, 1, name, "recompute", e->start_s, r, j);
+    snprintf(name, sizeof name, "B %d", j);
+    put(t, s, 1, name, "backward", e->start_s + r, grad, j);
+    put(t, s, 1, "grad sync", "sync", e->start_s + r + grad, sync, j);
+    snprintf(name, sizeof name, "recv B %d", j);
+    put(t, s, 3, name, "p2p", e->sent_s, e->p2p_s, j);
+}
+
+static void put_stage(trace_t *t, const tsl_pipesim_event_t *ev, uint32_t n, uint32_t s,
+                      double end_s)
+{
+    const tsl_plan_stage_t *st = &t->p->stages[s];
+    char name[64];
+    snprintf(name, sizeof name, "stage %u (GPUs %u-%u)", s, st->first_device,
+             st->first_device + st->n_devices - 1);
+    meta(t, "process_name", s, 1, name);
+    meta(t, "thread_name", s, 1, "compute");
+    meta(t, "thread_name", s, 2, "recv from the previous stage");
+    meta(t, "thread_name", s, 3, "recv from the next stage");
+    double at = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        put(t, s, 1, "bubble", "bubble", at, ev[k].start_s - at, -1);
+        put_op(t, &ev[k], t->p->n_micro);
+        at = ev[k].end_s;
+    }
+    put(t, s, 1, "bubble", "bubble", at, end_s - at, -1);
+}
+
+static int simulate(trace_t *t, tsl_pipesim_event_t **ev, double *iter_s, tsl_err_t *err)
+{
+    const tsl_plan_t *p = t->p;
+    for (uint32_t s = 0; s < p->pp; s++) {
+        const tsl_plan_stage_t *st = &p->stages[s];
+        t->fwd[s] = st->fwd_s;
+        t->bwd[s] = st->time_nosync_s - st->p2p_s - st->fwd_s;
+        t->sync[s] = st->time_s - st->p2p_s - st->fwd_s;
+        t->p2p[s] = st->p2p_s / 2;   /* the stage's p2p counts both directions */
+    }
+    tsl_pipesim_in_t in = {.n_stages = p->pp, .n_micro = p->n_micro, .fwd_s = t->fwd,
+                           .bwd_s = t->bwd, .bwd_sync_s = t->sync, .p2p_s = t->p2p};
+    size_t bytes = tsl_pipesim_ws_bytes(p->pp, p->n_micro, 0), n = 2u * p->pp * p->n_micro;
+    void *ws = malloc(bytes ? bytes : 1);
+    *ev = malloc(n * sizeof(**ev));
+    tsl_pipesim_out_t out;
+    int rc = -1;
+    if (ws == NULL || *ev == NULL)
+        tsl_err_setc(err, TSL_E_NOMEM, "trace: out of memory");
+    else if (tsl_pipesim_run(&in, ws, bytes, &out, err) == 0 &&
+             tsl_pipesim_events(&in, ws, *ev, n, err) == (int)n)
+        rc = 0;
+    *iter_s = rc == 0 ? out.iter_s : 0;
+    free(ws);
+    return rc;
+}
+
+json_t *tsl_trace_plan(const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err)
+{
+    if (!p->valid || p->pp == 0 || p->n_micro == 0) {
+        tsl_err_set(err, "trace: no plan to trace");
+        return NULL;
+    }
+    trace_t *t = calloc(1, sizeof(*t));
+    tsl_pipesim_event_t *ev = NULL;
+    double iter_s;
+    json_t *doc = NULL;
+    if (t == NULL) {
+        tsl_err_setc(err, TSL_E_NOMEM, "trace: out of memory");
+        return NULL;
+    }
+    t->p = p;
+    if (simulate(t, &ev, &iter_s, err) != 0)
+        goto out;
+    if (m)
+        recompute_times(t, m);
+    t->events = json_array();
+    for (uint32_t s = 0; s < p->pp; s++)
+        put_stage(t, ev + (size_t)s * 2 * p->n_micro, 2 * p->n_micro, s, iter_s);
+    doc = json_pack("{s:o, s:s, s:{s:s, s:s, s:f, s:i, s:i, s:i}}", "traceEvents", t->events,
+                    "displayTimeUnit", "ms", "otherData", "model", m ? m->name : "",
+                    "schedule", "1F1B", "iter_time_s", iter_s, "pp", (int)p->pp, "n_micro",
+                    (int)p->n_micro, "micro_batch", (int)p->micro_batch);
+out:
+    free(ev);
+    free(t);
+    return doc;
+}

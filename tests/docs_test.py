@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""docs_test.py — every offline tesselctl command shown in README.md and docs/*.md
+runs: `plan --local ...`, `models`, `hardware`, `--help`, `--version`.
+
+A command shown with an error after it ("tesselctl: ...") must fail with exit 2 and
+that message (up to its first "..."); one shown with output after it must print that
+output (the search time aside). Commands that need tesseld, synopses and pipelines
+are listed as skipped. Placeholder paths map to files in the tree (PLACEHOLDERS).
+
+usage: docs_test.py SOURCE_ROOT TESSELCTL
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT, CTL = sys.argv[1], sys.argv[2]
+PLACEHOLDERS = {
+    "path/to/config.json": "tests/data/hf/gpt2.json",
+    "./llama-7b/config.json": "tests/data/hf/llama.json",
+    "./llama/config.json": "tests/data/hf/llama.json",
+}
+OFFLINE = re.compile(r"\s(--local|models|hardware|--help|-h|--version)(\s|$)")
+failed = 0
+
+
+def examples(path):
+    """(command, following lines) for each tesselctl command in a code block."""
+    blocks, cur, inside = [], [], False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("```"):
+            if inside:
+                blocks.append(cur)
+            cur, inside = [], not inside
+        elif inside:
+            cur.append(line.rstrip("\n"))
+    for block in blocks:
+        i = 0
+        while i < len(block):
+            cmd = block[i]
+            while cmd.endswith("\\") and i + 1 < len(block):
+                i += 1
+                cmd = cmd[:-1] + " " + block[i].strip()
+            i += 1
+            prompt = cmd.startswith("$ ")
+            cmd = cmd[2:] if prompt else cmd
+            if not re.match(r"(build/client/)?tesselctl\s", cmd + " "):
+                continue
+            out = []
+            while prompt and i < len(block) and not block[i].startswith("$ "):
+                out.append(block[i])
+                i += 1
+            yield cmd.split(" #")[0].strip(), out
+
+
+def run(cmd, tmp):
+    args = cmd.split()[1:]
+    for k, v in PLACEHOLDERS.items():
+        args = [v if a == k else a for a in args]
+    args = [os.path.join(tmp, a) if prev == "--trace" else a for prev, a in zip([""] + args, args)]
+    return subprocess.run([CTL] + args, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def check(path, cmd, out, tmp):
+    global failed
+    if any(c in cmd for c in "[(|>$") or not OFFLINE.search(cmd):
+        print(f"skip - {path}: {cmd} (needs tesseld, or a synopsis)")
+        return
+    r = run(cmd, tmp)
+    if out and out[0].startswith("tesselctl: "):
+        want = out[0].split("...")[0].split("(...")[0]
+        good = r.returncode == 2 and r.stderr.startswith(want)
+        why = f"exit {r.returncode}, stderr {r.stderr.strip()[:200]!r}, want exit 2 and {want!r}"
+    elif out:
+        norm = lambda t: re.sub(r"Search: [0-9.]+ s,", "Search: X s,", t.rstrip("\n"))
+        good = r.returncode == 0 and norm(r.stdout) == norm("\n".join(out))
+        why = f"exit {r.returncode}; the output differs from the one shown:\n{r.stdout}{r.stderr}"
+    else:
+        good = r.returncode == 0
+        why = f"exit {r.returncode}: {r.stderr.strip()[:300]}"
+    print(("ok" if good else "not ok") + f" - {path}: {cmd}")
+    if not good:
+        print("  " + why)
+        failed += 1
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    for path in ["README.md"] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))):
+        full = os.path.join(ROOT, path)
+        for cmd, out in examples(full):
+            check(os.path.relpath(full, ROOT), cmd, out, tmp)
+print(f"{failed} failed")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,57 @@
+#!/bin/bash
+# man_test.sh — the manual pages in docs/man: they format without a warning
+# (groff -ww; mandoc -Tlint too where it is installed), man -l renders their
+# sections, and they name every option the programs' --help texts list, so that
+# a new flag without a line in its page fails here.
+#
+# usage: man_test.sh MANDIR TESSELCTL TESSELD
+# Exit 77 (skip) without groff.
+set -u
+mandir=$1 ctl=$2 tesseld=$3
+command -v groff >/dev/null || { echo "SKIP: groff is not installed"; exit 77; }
+fails=0
+ok() { echo "ok - $*"; }
+fail() { echo "not ok - $*"; fails=$((fails + 1)); }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for page in tesselctl.1 tesseld.8 tessel-worker.8; do
+    f=$mandir/$page
+    w=$(groff -man -Tutf8 -ww -z "$f" 2>&1)
+    [ -z "$w" ] && ok "$page formats without warnings" || fail "$page: $w"
+    if command -v mandoc >/dev/null; then
+        w=$(mandoc -Tlint -W warning "$f" 2>&1)
+        [ -z "$w" ] && ok "$page passes mandoc -Tlint" || fail "$page: $w"
+    fi
+    groff -man -Tascii -P-cbou "$f" 2>/dev/null >"$tmp/$page.txt"
+    for sec in NAME SYNOPSIS DESCRIPTION "EXIT STATUS" "SEE ALSO"; do
+        grep -q "^$sec" "$tmp/$page.txt" || fail "$page has no $sec section"
+    done
+    if command -v man >/dev/null; then
+        MANWIDTH=80 man -l "$f" 2>/dev/null | grep -q '^NAME' && ok "man -l $page" || fail "man -l $page"
+    fi
+done
+
+# Every long option of tesselctl's usage texts is in tesselctl(1).
+for cmd in "" plan "plans list" "plans show" "plans export" health; do
+    # shellcheck disable=SC2086
+    "$ctl" $cmd --help 2>&1 | grep -o -- '--[a-z][a-z-]*' | sort -u | while read -r opt; do
+        grep -q -- "$opt" "$tmp/tesselctl.1.txt" || echo "$opt"
+    done
+done >"$tmp/missing"
+[ ! -s "$tmp/missing" ] && ok "tesselctl(1) names every option of the --help texts" ||
+    fail "tesselctl(1) lacks: $(tr '\n' ' ' <"$tmp/missing")"
+
+# Every configuration key of tesseld --help is in tesseld(8).
+"$tesseld" --help 2>&1 | grep -o '\[[a-z]*\] [a-z_]*' | awk '{print $2}' | sort -u | while read -r key; do
+    grep -q -- "$key" "$tmp/tesseld.8.txt" || echo "$key"
+done >"$tmp/missing"
+[ ! -s "$tmp/missing" ] && ok "tesseld(8) names every configuration key" ||
+    fail "tesseld(8) lacks: $(tr '\n' ' ' <"$tmp/missing")"
+"$tesseld" --help 2>&1 | grep -q 'tesseld(8)' && ok "tesseld --help points at tesseld(8)" ||
+    fail "tesseld --help does not name tesseld(8)"
+grep -q '^Documentation=man:tesseld(8)' "$mandir/../../systemd/tesseld.service" &&
+    ok "tesseld.service's Documentation= names tesseld(8)" || fail "tesseld.service Documentation="
+
+echo "$fails failed"
+[ "$fails" = 0 ]

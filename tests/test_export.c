@@ -1,0 +1,311 @@
+/*
+ * test_export.c — common/export.h: plans written as Megatron-LM, DeepSpeed,
+ * torchtitan and Galvatron take them, checked key for key against hand-written
+ * files in tests/data/export/, and the plans each target cannot run refused
+ * with TSL_E_UNSUPPORTED and a reason.
+ *
+ * The plans are built by hand on GPT2-345M ([embedding, 24 layers, head]) so
+ * that every field the exports read is known here, independent of the search.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "export.h"
+#include "plan_json.h"
+#include "sublayer.h"
+
+static tsl_model_t model;
+
+/* Stage s runs layers [cut[s], cut[s+1]) on `per` devices under strategy text. */
+static void make_plan(tsl_plan_t *p, uint32_t pp, const uint32_t *cut, uint32_t per,
+                      const char *strategy, uint32_t micro, uint32_t n_micro)
+{
+    tsl_plan_init(p);
+    p->valid = true;
+    snprintf(p->label, sizeof p->label, "tessel");
+    p->pp = pp;
+    p->n_layers = model.n_layers;
+    p->n_devices = pp * per;
+    for (uint32_t s = 0; s < pp; s++) {
+        p->stages[s].first_layer = cut[s];
+        p->stages[s].n_layers = cut[s + 1] - cut[s];
+        p->stages[s].first_device = s * per;
+        p->stages[s].n_devices = per;
+    }
+    for (uint32_t i = 0; i < p->n_layers; i++)
+        CHECK(tsl_strategy_parse(strategy, &p->layer[i], NULL) == 0, "strategy %s", strategy);
+    p->micro_batch = micro;
+    p->n_micro = n_micro;
+    p->global_batch = micro * n_micro;
+    p->iter_time_s = 1.5;
+    p->samples_per_s = p->global_batch / 1.5;
+    p->peak_bytes = 10ull << 30;
+}
+
+static void set_layers(tsl_plan_t *p, uint32_t first, uint32_t count, const char *strategy)
+{
+    for (uint32_t i = first; i < first + count; i++)
+        CHECK(tsl_strategy_parse(strategy, &p->layer[i], NULL) == 0, "strategy %s", strategy);
+}
+
+static char *slurp(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/export/%s", getenv("TSL_TESTDATA"), name);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL, "open %s", path);
+    if (f == NULL)
+        return strdup("");
+    char *buf = calloc(1, 1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The lines that are not comments or blank, joined. */
+static void strip_comments(char *text)
+{
+    char *w = text;
+    for (char *line = text; *line;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line + 1) : strlen(line);
+        if (line[0] != '#' && line[0] != '\n') {
+            memmove(w, line, len);
+            w += len;
+        }
+        line += len;
+    }
+    *w = '\0';
+}
+
+static char *export_ok(tsl_export_format_t f, const tsl_plan_t *p)
+{
+    char *text = NULL;
+    size_t len = 0;
+    tsl_err_t err = {0};
+    int rc = tsl_export(f, p, &model, &text, &len, &err);
+    CHECK(rc == 0, "%s export: %s", tsl_export_format_name(f), err.msg);
+    CHECK(rc != 0 || strlen(text) == len, "%s: length", tsl_export_format_name(f));
+    return text ? text : strdup("");
+}
+
+static void expect_json(tsl_export_format_t f, const tsl_plan_t *p, const char *file)
+{
+    char *text = export_ok(f, p), *want = slurp(file);
+    json_t *a = json_loads(text, 0, NULL), *b = json_loads(want, 0, NULL);
+    CHECK(a && b && json_equal(a, b), "%s: export differs from %s:\n%s", tsl_export_format_name(f),
+          file, text);
+    json_decref(a);
+    json_decref(b);
+    free(text);
+    free(want);
+}
+
+static void expect_lines(tsl_export_format_t f, const tsl_plan_t *p, const char *file)
+{
+    char *text = export_ok(f, p), *want = slurp(file);
+    CHECK(text[0] == '#', "%s: starts with a comment naming the model", tsl_export_format_name(f));
+    strip_comments(text);
+    strip_comments(want);
+    CHECK(strcmp(text, want) == 0, "%s: export differs from %s:\n%s",
+          tsl_export_format_name(f), file, text);
+    free(text);
+    free(want);
+}
+
+static void expect_refused(tsl_export_format_t f, const tsl_plan_t *p, const char *why)
+{
+    char *text = (char *)"untouched";
+    size_t len;
+    tsl_err_t err = {0};
+    int rc = tsl_export(f, p, &model, &text, &len, &err);
+    CHECK(rc == -1 && text == NULL, "%s: refused", tsl_export_format_name(f));
+    CHECK(tsl_err_code(&err) == TSL_E_UNSUPPORTED, "%s: TSL_E_UNSUPPORTED, got %s (%s)",
+          tsl_export_format_name(f), tsl_errcode_name(tsl_err_code(&err)), err.msg);
+    CHECK(strstr(err.msg, why) != NULL, "%s: '%s' says '%s'", tsl_export_format_name(f), err.msg,
+          why);
+    CHECK(strncmp(err.msg, tsl_export_format_name(f), strlen(tsl_export_format_name(f))) == 0,
+          "message names the target: %s", err.msg);
+}
+
+static tsl_plan_t plan;
+
+static void test_megatron(void)
+{
+    /* 2 stages of 12 Transformer layers, tp2-dp2, the first 4 of each recomputed. */
+    const uint32_t cut[] = {0, 13, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
+    for (uint32_t i = 0; i < 4; i++)
+        plan.layer[1 + i].ckpt = plan.layer[13 + i].ckpt = true;
+    expect_lines(TSL_EXPORT_MEGATRON, &plan, "gpt2-345m.megatron");
+
+    /* Uneven first/last stages: 10, 14 layers. */
+    const uint32_t cut2[] = {0, 11, 26};
+    make_plan(&plan, 2, cut2, 4, "tp2-dp2", 8, 16);
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--decoder-first-pipeline-num-layers 10\n") &&
+          strstr(text, "--decoder-last-pipeline-num-layers 14\n"), "uneven stages:\n%s", text);
+    free(text);
+
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
+    set_layers(&plan, 5, 3, "tp4");
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "layer 5 (Transformer layer) runs tp4 but layer 1 runs tp2-dp2");
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
+    plan.layer[3].ckpt = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "first N layers");
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
+    plan.layer[25].ckpt = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "layer 25 (head) is checkpointed");
+}
+
+static void test_deepspeed(void)
+{
+    const uint32_t cut[] = {0, 26};
+    make_plan(&plan, 1, cut, 8, "sdp8", 16, 4);
+    for (uint32_t i = 1; i <= 24; i++)
+        plan.layer[i].ckpt = true;
+    expect_json(TSL_EXPORT_DEEPSPEED, &plan, "gpt2-345m.deepspeed.json");
+
+    const uint32_t cut2[] = {0, 13, 26};
+    make_plan(&plan, 2, cut2, 4, "dp4", 8, 16);
+    {
+        char *text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+        json_t *o = json_loads(text, 0, NULL);
+        CHECK(json_integer_value(json_object_get(json_object_get(o, "pipeline"), "stages")) == 2 &&
+              json_integer_value(json_object_get(o, "train_micro_batch_size_per_gpu")) == 2 &&
+              json_integer_value(json_object_get(o, "gradient_accumulation_steps")) == 16,
+              "deepspeed pipeline:\n%s", text);
+        json_decref(o);
+        free(text);
+    }
+    make_plan(&plan, 1, cut, 8, "sdp8", 16, 4);
+    plan.layer[2].ckpt = true;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "1 of 24 Transformer layers");
+}
+
+static void test_torchtitan(void)
+{
+    const uint32_t cut[] = {0, 11, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-sdp2", 4, 8);
+    for (uint32_t i = 1; i <= 24; i++)
+        plan.layer[i].ckpt = true;
+    expect_lines(TSL_EXPORT_TORCHTITAN, &plan, "gpt2-345m.torchtitan.toml");
+}
+
+static void test_galvatron(void)
+{
+    /* Layer-level: mixed TP degrees, a non-consecutive TP, ZeRO-3 layers, CKPT. */
+    const uint32_t cut[] = {0, 9, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 4);
+    set_layers(&plan, 3, 2, "dp2-tp2");
+    set_layers(&plan, 9, 4, "sdp4");
+    set_layers(&plan, 13, 4, "tp4");
+    for (uint32_t i = 5; i < 9; i++)
+        plan.layer[i].ckpt = true;
+    expect_json(TSL_EXPORT_GALVATRON, &plan, "gpt2-345m.galvatron.json");
+
+    set_layers(&plan, 25, 1, "tp4");
+    expect_refused(TSL_EXPORT_GALVATRON, &plan, "vocabulary TP degree");
+    set_layers(&plan, 25, 1, "tp2-dp2");
+    set_layers(&plan, 10, 1, "sdp2-dp2");
+    expect_refused(TSL_EXPORT_GALVATRON, &plan, "layer 10");
+}
+
+/* Plans one target cannot run, each under one strategy: 2 stages cut at `cut`
+ * (1 stage when cut is 0), 4 devices per stage. */
+static const struct refusal {
+    tsl_export_format_t f;
+    uint32_t cut;
+    const char *strategy;
+    uint32_t micro;
+    const char *why;
+} refusals[] = {
+    {TSL_EXPORT_MEGATRON, 13, "dp2-tp2", 8, "consecutive GPUs"},
+    {TSL_EXPORT_MEGATRON, 13, "sdp4", 8, "ZeRO-3"},
+    {TSL_EXPORT_MEGATRON, 0, "tp2-dp2", 3, "3 samples does not divide over 2"},
+    {TSL_EXPORT_DEEPSPEED, 13, "tp2-dp2", 8, "pipeline engine takes tensor parallelism"},
+    {TSL_EXPORT_DEEPSPEED, 13, "sdp4", 8, "ZeRO-3"},
+    {TSL_EXPORT_DEEPSPEED, 11, "dp4", 8, "'uniform' partition"},
+    {TSL_EXPORT_TORCHTITAN, 11, "sdp2-tp2", 4, "mesh"},
+    {TSL_EXPORT_TORCHTITAN, 25, "tp2-sdp2", 4, "output head alone"},
+    {TSL_EXPORT_GALVATRON, 1, "tp2-dp2", 8, "stage 0 holds no Transformer layer"},
+};
+
+static void test_refusals(void)
+{
+    for (size_t k = 0; k < sizeof refusals / sizeof refusals[0]; k++) {
+        const struct refusal *r = &refusals[k];
+        const uint32_t cut[] = {0, r->cut ? r->cut : 26, 26};
+        make_plan(&plan, r->cut ? 2 : 1, cut, 4, r->strategy, r->micro, 8);
+        expect_refused(r->f, &plan, r->why);
+    }
+}
+
+/* Refusals every target shares: stage cuts inside a layer, H3T switches. */
+static void test_common_refusals(void)
+{
+    tsl_sublayer_model_t sm;
+    CHECK(tsl_sublayer_split(&model, &sm, NULL) == 0, "split");
+    make_plan(&plan, 2, (const uint32_t[]){0, 14, 50}, 4, "tp2-dp2", 8, 4);
+    plan.sublayer = true;
+    plan.n_layers = sm.model.n_layers;
+    set_layers(&plan, 0, plan.n_layers, "tp2-dp2");
+    for (int f = 0; f < TSL_EXPORT_COUNT; f++)
+        expect_refused((tsl_export_format_t)f, &plan, "starts inside layer 7 (at 7.5");
+    /* Cut between layers: folds back onto the model like a whole-layer plan. */
+    plan.stages[0].n_layers = 13;
+    plan.stages[1].first_layer = 13;
+    plan.stages[1].n_layers = 37;
+    char *text = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(strstr(text, "pipeline_parallel_split_points = [\"layers.6\"]") != NULL,
+          "a sub-layer plan cut at whole layers exports:\n%s", text);
+    free(text);
+    set_layers(&plan, 20, 1, "tp4");
+    expect_refused(TSL_EXPORT_GALVATRON, &plan, "attention block runs tp2-dp2 but its FFN block tp4");
+    tsl_sublayer_free(&sm);
+
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "sdp8", 8, 4);
+    plan.memopt = 1;
+    for (int f = 0; f < TSL_EXPORT_COUNT; f++)
+        expect_refused((tsl_export_format_t)f, &plan, "--no-memopt");
+}
+
+/* A plan through its JSON document and back exports the same text (the daemon's path). */
+static void test_roundtrip(void)
+{
+    const uint32_t cut[] = {0, 9, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 4);
+    set_layers(&plan, 13, 4, "tp4");
+    plan.layer[2].ckpt = true;
+    json_t *doc = tsl_plan_to_json(&plan);
+    tsl_plan_t back;
+    tsl_err_t err = {0};
+    CHECK(tsl_plan_from_json(doc, &back, &err) == 0, "from_json: %s", err.msg);
+    char *a = export_ok(TSL_EXPORT_GALVATRON, &plan), *b = export_ok(TSL_EXPORT_GALVATRON, &back);
+    CHECK(strcmp(a, b) == 0, "round trip:\n%s\n%s", a, b);
+    free(a);
+    free(b);
+    json_decref(doc);
+    tsl_export_format_t f;
+    CHECK(tsl_export_format_parse("TorchTitan", &f, NULL) == 0 && f == TSL_EXPORT_TORCHTITAN,
+          "format names are case-insensitive");
+    CHECK(tsl_export_format_parse("yaml", &f, &err) == -1 && strstr(err.msg, "megatron"),
+          "an unknown format lists the known ones: %s", err.msg);
+}
+
+int main(void)
+{
+    CHECK(tsl_model_preset("GPT2-345M", &model, NULL) == 0 && model.n_layers == 26, "GPT2-345M");
+    test_megatron();
+    test_deepspeed();
+    test_torchtitan();
+    test_galvatron();
+    test_refusals();
+    test_common_refusals();
+    test_roundtrip();
+    tsl_model_free(&model);
+    return CHECK_DONE();
+}

@@ -1,0 +1,180 @@
+/*
+ * test_trace_json.c — common/trace_json.h and pipesim's event output: a real
+ * plan's simulated 1F1B timeline checked against the Chrome Trace Event format
+ * (complete "X" events with ts/dur in µs, pid/tid, "M" metadata naming every
+ * track, ts in order on every track) and against the simulation (each op's
+ * duration is its stage's time, the compute tracks cover the iteration without
+ * gaps or overlaps, and the timeline ends at the plan's sim_iter_time_s).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "pipesim.h"
+#include "search.h"
+#include "trace_json.h"
+
+#define US_EPS 1e-3   /* µs: the document's rounding */
+
+static void check_format(json_t *doc, const tsl_plan_t *p)
+{
+    json_t *evs = json_object_get(doc, "traceEvents");
+    CHECK(json_is_array(evs) && json_array_size(evs) > 0, "traceEvents is an array");
+    double last_ts[TSL_PLAN_MAX_STAGES + 1][4], end[TSL_PLAN_MAX_STAGES + 1] = {0};
+    bool named[TSL_PLAN_MAX_STAGES + 1] = {false};
+    for (uint32_t s = 0; s <= p->pp; s++)
+        for (int t = 0; t < 4; t++)
+            last_ts[s][t] = -1;
+    size_t i;
+    json_t *e;
+    int bad = 0;
+    json_array_foreach(evs, i, e) {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        json_int_t pid = json_integer_value(json_object_get(e, "pid"));
+        json_int_t tid = json_integer_value(json_object_get(e, "tid"));
+        if (ph == NULL || pid < 1 || pid > p->pp || tid < 1 || tid > 3 ||
+            !json_is_string(json_object_get(e, "name"))) {
+            bad++;
+            continue;
+        }
+        if (strcmp(ph, "M") == 0) {
+            const char *n = json_string_value(json_object_get(json_object_get(e, "args"), "name"));
+            if (n && strcmp(json_string_value(json_object_get(e, "name")), "process_name") == 0)
+                named[pid] = strncmp(n, "stage ", 6) == 0;
+            continue;
+        }
+        double ts = json_number_value(json_object_get(e, "ts"));
+        double dur = json_number_value(json_object_get(e, "dur"));
+        bad += strcmp(ph, "X") != 0 || !(ts >= 0) || !(dur > 0) ||
+               !json_is_string(json_object_get(e, "cat"));
+        bad += ts < last_ts[pid][tid];   /* in order on the track */
+        last_ts[pid][tid] = ts;
+        if (tid == 1) {                   /* compute: back to back from 0 */
+            bad += fabs(ts - end[pid]) > US_EPS;
+            end[pid] = ts + dur;
+        }
+    }
+    CHECK(bad == 0, "%d events break the format or the order", bad);
+    for (uint32_t s = 1; s <= p->pp; s++) {
+        CHECK(named[s], "stage %u has a process_name", s - 1);
+        CHECK(fabs(end[s] - p->sim_iter_time_s * 1e6) < US_EPS,
+              "stage %u's compute track ends at %.3f µs, the simulation at %.3f", s - 1, end[s],
+              p->sim_iter_time_s * 1e6);
+    }
+    CHECK_NEAR(json_number_value(json_object_get(json_object_get(doc, "otherData"), "iter_time_s")),
+               p->sim_iter_time_s, 1e-12, "otherData.iter_time_s");
+}
+
+/* Each op's slices add up to its stage's times. */
+static void check_durations(json_t *doc, const tsl_plan_t *p)
+{
+    double fwd[TSL_PLAN_MAX_STAGES] = {0}, bwd[TSL_PLAN_MAX_STAGES] = {0},
+           sync[TSL_PLAN_MAX_STAGES] = {0}, rec[TSL_PLAN_MAX_STAGES] = {0};
+    uint32_t nf[TSL_PLAN_MAX_STAGES] = {0};
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(doc, "traceEvents"), i, e) {
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        int s = (int)json_integer_value(json_object_get(e, "pid")) - 1;
+        double dur = json_number_value(json_object_get(e, "dur")) / 1e6;
+        if (cat == NULL || s < 0)
+            continue;
+        if (strcmp(cat, "forward") == 0) {
+            CHECK_NEAR(dur, p->stages[s].fwd_s, 1e-9, "stage %d forward", s);
+            fwd[s] += dur;
+            nf[s]++;
+        } else if (strcmp(cat, "backward") == 0) {
+            bwd[s] += dur;
+        } else if (strcmp(cat, "recompute") == 0) {
+            rec[s] += dur;
+        } else if (strcmp(cat, "sync") == 0) {
+            sync[s] += dur;
+        }
+    }
+    for (uint32_t s = 0; s < p->pp; s++) {
+        const tsl_plan_stage_t *st = &p->stages[s];
+        double b = st->time_nosync_s - st->p2p_s - st->fwd_s;
+        double sy = st->time_s - st->time_nosync_s;
+        CHECK(nf[s] == p->n_micro, "stage %u: %u forwards, %u micro-batches", s, nf[s], p->n_micro);
+        CHECK_NEAR(bwd[s] + rec[s], p->n_micro * b, 1e-9, "stage %u backward + recompute", s);
+        CHECK(sy <= 0 || fabs(sync[s] - sy) < 1e-9, "stage %u grad sync %g, want %g", s, sync[s], sy);
+    }
+}
+
+/* The simulator's events themselves: every op once, in order per stage, inputs
+ * arrived before the op starts. */
+static void check_events(void)
+{
+    const double f[3] = {1, 2, 1}, b[3] = {2, 4, 2}, c[2] = {0.5, 0.25};
+    tsl_pipesim_in_t in = {.n_stages = 3, .n_micro = 5, .fwd_s = f, .bwd_s = b, .p2p_s = c};
+    size_t bytes = tsl_pipesim_ws_bytes(3, 5, 0);
+    void *ws = malloc(bytes);
+    tsl_pipesim_out_t out;
+    tsl_pipesim_event_t ev[30];
+    tsl_err_t err = {0};
+    CHECK(tsl_pipesim_run(&in, ws, bytes, &out, &err) == 0, "pipesim: %s", err.msg);
+    CHECK(tsl_pipesim_events(&in, ws, ev, 29, &err) == -1, "a short buffer is refused");
+    int n = tsl_pipesim_events(&in, ws, ev, 30, &err);
+    CHECK(n == 30 && (uint32_t)n == out.n_ops, "30 ops, got %d", n);
+    double last = 0;
+    for (int k = 0; k < n; k++) {
+        const tsl_pipesim_event_t *e = &ev[k];
+        if (k % 10 == 0)
+            last = 0;
+        double want = e->op == TSL_PIPESIM_FWD ? f[e->stage] : b[e->stage];
+        CHECK(e->start_s >= last - 1e-12 && fabs(e->end_s - e->start_s - want) < 1e-12,
+              "op %d: in order, its stage's time", k);
+        CHECK(e->sent_s + e->p2p_s <= e->start_s + 1e-12, "op %d starts after its input", k);
+        last = e->end_s;
+    }
+    CHECK(fabs(ev[19].end_s - out.iter_s) < 1e-12 || fabs(ev[9].end_s - out.iter_s) < 1e-12,
+          "the iteration ends with a stage's last op");
+    free(ws);
+}
+
+static void check_plan(const char *model, const char *cluster, uint32_t pp, bool ckpt)
+{
+    tsl_model_t m = {0};
+    tsl_cluster_t c = {0};
+    tsl_request_t r;
+    tsl_search_result_t *res = malloc(sizeof(*res));
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset(model, &m, &err) == 0 && tsl_cluster_parse_spec(&c, cluster, &err) == 0,
+          "inputs: %s", err.msg);
+    tsl_request_init(&r);
+    r.global_batch = 32;
+    r.pp = pp;
+    r.no_baselines = true;
+    r.no_slicer = true;
+    CHECK(tsl_search(&m, &c, &r, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    tsl_plan_t *p = &res->best;
+    if (ckpt)
+        for (uint32_t i = 1; i < p->n_layers; i += 2)
+            p->layer[i].ckpt = true;
+    CHECK(p->pp == pp && p->sim_iter_time_s > 0, "%s: a %u-stage plan with a simulated time", model,
+          pp);
+    json_t *doc = tsl_trace_plan(p, &m, &err);
+    CHECK(doc != NULL, "trace: %s", err.msg);
+    if (doc) {
+        check_format(doc, p);
+        check_durations(doc, p);
+        char *text = json_dumps(doc, JSON_COMPACT);
+        CHECK(text && (strstr(text, "\"cat\": \"recompute\"") || strstr(text, "\"cat\":\"recompute\"")) == ckpt,
+              "recompute slices %s", ckpt ? "present" : "absent");
+        free(text);
+    }
+    json_decref(doc);
+    free(res);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
+int main(void)
+{
+    check_events();
+    check_plan("GPT2-345M", "8xA100-80G", 4, false);
+    check_plan("GPT2-345M", "8xA100-80G", 2, true);
+    check_plan("BERT-Large", "2x4xA100-40G:ib100", 8, false);
+    return CHECK_DONE();
+}
