@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "migrations.h"
+#include "store_registry.h"
 
 #define STORE_BUSY_TIMEOUT_MS 5000
 #define STORE_PAGE_DEFAULT 50
@@ -721,4 +722,17 @@ int tsl_store_list_plans(tsl_store_t *s, const tsl_plan_filter_t *f, tsl_store_p
 out:
     free(pg.rows);
     return rc;
+}
+
+/* ---- for the other store modules (store_registry.h) ------------------------------------ */
+
+sqlite3 *tsl_store_lock_db(tsl_store_t *s)
+{
+    pthread_mutex_lock(&s->mu);
+    return s->db;
+}
+
+void tsl_store_unlock_db(tsl_store_t *s)
+{
+    pthread_mutex_unlock(&s->mu);
 }
