@@ -134,7 +134,7 @@ static int upsert_device(sqlite3 *db, const char *id, const tsl_reg_device_t *d,
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (worker_id, device_index) DO UPDATE SET "
         "model = excluded.model, memory_bytes = excluded.memory_bytes, "
         "sm_count = excluded.sm_count, uuid = excluded.uuid";
-    return run(db, sql, "tititt", err, id, (int64_t)d->index, d->model,
+    return run(db, sql, "titiit", err, id, (int64_t)d->index, d->model,
                (int64_t)d->memory_bytes, (int64_t)d->sm_count, d->uuid ? d->uuid : "");
 }
 
