@@ -1,9 +1,9 @@
 /*
  * commands.h — tesselctl's subcommands and the options they share.
  *
- * Exit codes (documented in tesselctl --help and docs/tesselctl.md):
- *   0 ok, 2 usage or invalid input, 3 not found, 4 server error, 5 unavailable
- *   (daemon not reachable / deadline).
+ * Exit codes (documented in tesselctl --help and docs/tesselctl.md) are
+ * api/status.h's TSL_EXIT_*: 0 ok, 2 usage or invalid input, 3 not found,
+ * 4 server error, 5 unavailable (daemon not reachable / deadline).
  */
 #ifndef TSL_COMMANDS_H
 #define TSL_COMMANDS_H
@@ -14,15 +14,11 @@
 
 #include <jansson.h>
 
-enum {
-    TSL_EXIT_OK = 0,
-    TSL_EXIT_USAGE = 2,
-    TSL_EXIT_NOT_FOUND = 3,
-    TSL_EXIT_SERVER = 4,
-    TSL_EXIT_UNAVAILABLE = 5,
-};
+#include "search.h"
 
-#define TSL_DEFAULT_SERVER "unix:/run/tessel/tesseld.sock"
+#include "rpc_client.h"   /* TSL_DEFAULT_SERVER */
+#include "status.h"       /* TSL_EXIT_* */
+
 
 /* Connection options shared by every remote subcommand. */
 typedef struct tsl_client_opts {
@@ -32,22 +28,22 @@ typedef struct tsl_client_opts {
     bool json;               /* --json */
 } tsl_client_opts_t;
 
-/* `tesselctl plan` options, parsed once for the local and the remote mode. */
+/* `tesselctl plan` options, parsed once for the local and the remote mode. The
+ * request's own options (--batch, --memory, --no-pp, ...) are the fields of
+ * planner/request_fields.h, parsed into req by its table (plan_opts.c). */
 typedef struct tsl_plan_opts {
     const char *model;       /* --model NAME (preset) */
     const char *hf_config;   /* --hf-config PATH */
     uint32_t seq_len;        /* --seq-len N (with --hf-config) */
     const char *cluster;     /* --cluster SPEC|FILE.json */
-    uint64_t memory_bytes;   /* --memory 16G */
-    uint32_t batch;          /* --batch N; 0 with --sweep */
-    uint32_t max_batch;      /* --max-batch N */
-    uint32_t top_k;          /* --top-k N */
-    uint32_t pp;             /* --pp N: fixed pipeline stages */
-    bool no_pp, no_tp, no_dp, no_sdp, no_ckpt, no_baselines;
-    bool no_placement, no_memopt, no_bi_objective, no_sublayer, no_slicer;
+    tsl_request_t req;       /* --batch N (0 with --sweep), --memory 16G, --no-pp, ... */
     bool force;              /* --force: ignore the daemon's cached plan */
     bool local;              /* --local: run the planner in-process */
 } tsl_plan_opts_t;
+
+/* `tesselctl plan ...` (client/plan_opts.c): parses the options, then runs the
+ * local or the remote mode. */
+int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co);
 
 /* Human output of a search-result document (plan_json.h shape). */
 void tsl_print_result(FILE *out, json_t *doc);
@@ -58,9 +54,6 @@ int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co);
 struct tsl_model;
 struct tsl_err;
 int tsl_plan_load_model(const tsl_plan_opts_t *po, struct tsl_model *m, struct tsl_err *err);
-/* The planner request the options describe. */
-struct tsl_request;
-void tsl_plan_fill_request(const tsl_plan_opts_t *po, struct tsl_request *r);
 
 /* Remote mode and the daemon subcommands (client/remote.c). argv[0] is the
  * subcommand name. */

@@ -1,34 +1,34 @@
 /*
  * plan_local.c — `tesselctl plan --local`: the planner in-process, no daemon.
+ *
+ * --timeout is honoured as for a remote plan: a watchdog thread sets the
+ * planner's cancel flag at the deadline, and the exit status is the one a
+ * remote DEADLINE_EXCEEDED maps to (api/status.h).
  */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cluster_json.h"
 #include "commands.h"
 #include "hf_config.h"
 #include "plan_json.h"
+#include "progress.h"
 #include "search.h"
 
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* A bar on stderr when it is a terminal; nothing when piped. */
 static void show_progress(void *ud, double fraction, const char *phase)
 {
-    (void)ud;
-    int width = 30, filled = (int)(fraction * width);
-    fprintf(stderr, "\r%-9s [", phase);
-    for (int i = 0; i < width; i++)
-        fputc(i < filled ? '#' : ' ', stderr);
-    fprintf(stderr, "] %3.0f%%", fraction * 100);
-    fflush(stderr);
+    tsl_progress_draw(ud, fraction, phase);
 }
 
 int tsl_plan_load_model(const tsl_plan_opts_t *po, tsl_model_t *m, tsl_err_t *err)
@@ -43,25 +43,81 @@ int tsl_plan_load_model(const tsl_plan_opts_t *po, tsl_model_t *m, tsl_err_t *er
                             "--hf-config PATH");
 }
 
-void tsl_plan_fill_request(const tsl_plan_opts_t *po, tsl_request_t *r)
+/* ---- the --timeout watchdog ---------------------------------------------------- */
+
+typedef struct watchdog {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct timespec deadline;   /* CLOCK_MONOTONIC */
+    bool done, started;
+    atomic_int cancel;          /* the planner's cancel flag */
+} watchdog_t;
+
+static void *watchdog_main(void *arg)
 {
-    tsl_request_init(r);
-    r->global_batch = po->batch;
-    r->max_batch = po->max_batch;
-    r->mem_budget_bytes = po->memory_bytes;
-    r->top_k = po->top_k;
-    r->pp = po->pp;
-    r->no_pp = po->no_pp;
-    r->no_tp = po->no_tp;
-    r->no_dp = po->no_dp;
-    r->no_sdp = po->no_sdp;
-    r->no_ckpt = po->no_ckpt;
-    r->no_baselines = po->no_baselines;
-    r->no_placement = po->no_placement;
-    r->no_memopt = po->no_memopt;
-    r->no_slicer = po->no_slicer;
-    r->no_sublayer = po->no_sublayer;
-    r->no_bi_objective = po->no_bi_objective;
+    watchdog_t *w = arg;
+    pthread_mutex_lock(&w->lock);
+    int rc = 0;
+    while (!w->done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&w->cond, &w->lock, &w->deadline);
+    if (!w->done)
+        atomic_store(&w->cancel, 1);
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+/* Starts the watchdog when timeout_s > 0; without one the flag stays 0. */
+static void watchdog_start(watchdog_t *w, double timeout_s)
+{
+    atomic_init(&w->cancel, 0);
+    w->done = false;
+    w->started = false;
+    if (timeout_s <= 0)
+        return;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&w->lock, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &w->deadline);
+    double end = (double)w->deadline.tv_sec + (double)w->deadline.tv_nsec / 1e9 + timeout_s;
+    w->deadline.tv_sec = (time_t)end;
+    w->deadline.tv_nsec = (long)((end - (double)(time_t)end) * 1e9);
+    w->started = pthread_create(&w->thread, NULL, watchdog_main, w) == 0;
+    if (!w->started) {
+        pthread_cond_destroy(&w->cond);
+        pthread_mutex_destroy(&w->lock);
+    }
+}
+
+static void watchdog_stop(watchdog_t *w)
+{
+    if (!w->started)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->done = true;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->cond);
+    pthread_mutex_destroy(&w->lock);
+}
+
+/* ---- the search ----------------------------------------------------------------- */
+
+/* The exit status of a failed search, by its code (api/status.h). */
+static int search_failed(int rc, const tsl_err_t *err, const tsl_client_opts_t *co)
+{
+    if (rc == TSL_SEARCH_CANCELLED) {
+        fprintf(stderr, "tesselctl: search cancelled: no plan within %g s (--timeout)\n",
+                co->timeout_s);
+        return tsl_status_exit(GRPC_STATUS_DEADLINE_EXCEEDED);
+    }
+    fprintf(stderr, "tesselctl: %s\n", err->msg);
+    tsl_errcode_t code = tsl_err_code(err);
+    return tsl_errcode_exit(code == TSL_E_NONE ? TSL_E_INVALID : code);
 }
 
 static int run_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
@@ -72,22 +128,25 @@ static int run_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
         fprintf(stderr, "tesselctl: out of memory\n");
         return TSL_EXIT_SERVER;
     }
-    tsl_search_hooks_t hooks = {0};
-    bool bar = isatty(STDERR_FILENO);
-    if (bar)
-        hooks.progress = show_progress;
+    tsl_progress_t pg;
+    watchdog_t wd;
+    tsl_progress_init(&pg);
+    tsl_search_hooks_t hooks = {.progress = pg.on ? show_progress : NULL, .progress_ud = &pg,
+                                .cancel = &wd.cancel};
     tsl_err_t err = {0};
+    watchdog_start(&wd, co->timeout_s);
     double t0 = now_s();
     int rc = tsl_search(m, c, r, &hooks, res, &err);
     double elapsed = now_s() - t0;
-    if (bar)
-        fprintf(stderr, "\r%60s\r", "");
+    watchdog_stop(&wd);
+    tsl_progress_clear(&pg);
     if (rc != TSL_SEARCH_OK) {
-        fprintf(stderr, "tesselctl: %s\n", err.msg);
         free(res);
-        return TSL_EXIT_USAGE;
+        return search_failed(rc, &err, co);
     }
-    json_t *doc = tsl_search_result_to_json(res, m, c, r, elapsed);
+    char fp[17];
+    tsl_request_fingerprint(r, m, c, fp);
+    json_t *doc = tsl_search_result_to_json(res, m, c, r, fp, elapsed);
     if (co->json)
         json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     else
@@ -113,9 +172,7 @@ int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
     }
     if (tsl_cluster_from_arg(po->cluster, &c, &err) != 0)
         goto fail;
-    tsl_request_t r;
-    tsl_plan_fill_request(po, &r);
-    rc = run_search(&m, &c, &r, co);
+    rc = run_search(&m, &c, &po->req, co);
     goto out;
 fail:
     fprintf(stderr, "tesselctl: %s\n", err.msg);

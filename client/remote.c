@@ -1,30 +1,19 @@
 /*
  * remote.c — `tesselctl plan` against tesseld: builds a tessel.v1.PlanRequest
- * from the parsed options, follows the Plan stream (a progress bar on stderr when
- * it is a terminal), and prints the plan like a local one.
+ * from the parsed options, follows the Plan stream (progress.h's bar on stderr
+ * when it is a terminal), and prints the plan like a local one.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "proto_json.h"
+#include "cluster_json.h"
+#include "plan_proto.h"
+#include "progress.h"
 #include "remote.h"
+#include "request.h"
 
 /* Largest config / cluster file sent (the daemon's default request limit). */
 #define TSL_REMOTE_MAX_FILE_BYTES (4u * 1024 * 1024)
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-static bool is_regular_file(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
 
 /* Model: a preset name or the text of a HuggingFace config.json. */
 static int request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req)
@@ -45,13 +34,13 @@ static int request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req
     return req->model_preset ? 0 : tsl_remote_fail(TSL_EXIT_SERVER, "out of memory");
 }
 
-/* Cluster: an existing file or a name ending in .json is a description; else a spec. */
+/* Cluster: a description file or a spec, by tsl_cluster_arg_is_file's rule. */
 static int request_cluster(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req)
 {
     if (!po->cluster || !*po->cluster)
         return tsl_remote_fail(TSL_EXIT_USAGE,
                                "cluster: missing; give --cluster SPEC (e.g. 2x8xA100-40G:ib100) or FILE.json");
-    if (is_regular_file(po->cluster) || ends_with(po->cluster, ".json")) {
+    if (tsl_cluster_arg_is_file(po->cluster)) {
         req->cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_JSON;
         return tsl_remote_read_file("--cluster", po->cluster, TSL_REMOTE_MAX_FILE_BYTES,
                                     &req->cluster_json);
@@ -61,25 +50,11 @@ static int request_cluster(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *r
     return req->cluster_spec ? 0 : tsl_remote_fail(TSL_EXIT_SERVER, "out of memory");
 }
 
+/* seq_len and force travel beside the request fields (request_fields.h). */
 static void request_options(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req)
 {
+    tsl_request_to_proto(&po->req, &req->base);
     req->seq_len = po->seq_len;
-    req->memory_bytes = po->memory_bytes;
-    req->global_batch = po->batch;
-    req->max_batch = po->max_batch;
-    req->top_k = po->top_k;
-    req->no_pp = po->no_pp;
-    req->no_tp = po->no_tp;
-    req->no_dp = po->no_dp;
-    req->no_sdp = po->no_sdp;
-    req->no_ckpt = po->no_ckpt;
-    req->no_baselines = po->no_baselines;
-    req->no_placement = po->no_placement;
-    req->no_memopt = po->no_memopt;
-    req->no_slicer = po->no_slicer;
-    req->no_sublayer = po->no_sublayer;
-    req->no_bi_objective = po->no_bi_objective;
-    req->pp = po->pp;
     req->force = po->force;
 }
 
@@ -90,58 +65,23 @@ static void request_free(Tessel__V1__PlanRequest *req)
     free(req->cluster_spec);
 }
 
-/* ---- progress bar ----------------------------------------------------------- */
-
-typedef struct progress {
-    bool on;                 /* stderr is a terminal */
-    bool drawn;
-    int last_pct;
-    char last_phase[32];
-} progress_t;
-
-static void progress_draw(progress_t *pg, const Tessel__V1__PlanProgress *ev)
-{
-    enum { WIDTH = 30 };
-    double f = ev->fraction < 0 ? 0 : ev->fraction > 1 ? 1 : ev->fraction;
-    int pct = (int)(f * 100.0 + 0.5), fill = (int)(f * WIDTH + 0.5);
-    const char *phase = ev->phase ? ev->phase : "";
-    char bar[WIDTH + 1];
-
-    if (!pg->on || (pct == pg->last_pct && strcmp(phase, pg->last_phase) == 0))
-        return;
-    memset(bar, '#', (size_t)fill);
-    memset(bar + fill, '.', (size_t)(WIDTH - fill));
-    bar[WIDTH] = '\0';
-    fprintf(stderr, "\r\033[K%-10.10s [%s] %3d%%", phase, bar, pct);
-    fflush(stderr);
-    pg->drawn = true;
-    pg->last_pct = pct;
-    snprintf(pg->last_phase, sizeof(pg->last_phase), "%s", phase);
-}
-
-static void progress_clear(progress_t *pg)
-{
-    if (pg->drawn)
-        fputs("\r\033[K", stderr);
-    pg->drawn = false;
-}
-
 /* ---- the stream --------------------------------------------------------- */
 
 /* Follows the stream; the last plan event is kept in *plan. */
 static int follow_stream(tsl_rpc_client_t *c, const Tessel__V1__PlanRequest *req,
                          Tessel__V1__Plan **plan, tsl_rpc_status_t *st)
 {
-    progress_t pg = {.on = isatty(STDERR_FILENO) == 1, .last_pct = -1};
+    tsl_progress_t pg;
     tsl_rpc_stream_t *s = tsl_rpc_stream_start(c, TSL_RPC_PLAN, &req->base, st);
     ProtobufCMessage *msg;
 
     if (!s)
         return -1;
+    tsl_progress_init(&pg);
     while (tsl_rpc_stream_next(s, &tessel__v1__plan_event__descriptor, &msg, st) == 1) {
         Tessel__V1__PlanEvent *ev = (Tessel__V1__PlanEvent *)msg;
         if (ev->event_case == TESSEL__V1__PLAN_EVENT__EVENT_PROGRESS) {
-            progress_draw(&pg, ev->progress);
+            tsl_progress_draw(&pg, ev->progress->fraction, ev->progress->phase);
         } else if (ev->event_case == TESSEL__V1__PLAN_EVENT__EVENT_PLAN) {
             if (*plan)
                 protobuf_c_message_free_unpacked(&(*plan)->base, NULL);
@@ -151,7 +91,7 @@ static int follow_stream(tsl_rpc_client_t *c, const Tessel__V1__PlanRequest *req
         }
         protobuf_c_message_free_unpacked(msg, NULL);
     }
-    progress_clear(&pg);
+    tsl_progress_clear(&pg);
     return tsl_rpc_stream_finish(s, st);
 }
 
@@ -180,7 +120,7 @@ static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t 
     else if (!plan)
         rc = tsl_remote_fail(TSL_EXIT_SERVER, "the daemon ended the Plan stream without a plan");
     else
-        rc = tsl_remote_print_doc(tsl_proto_plan_to_json(plan), co);
+        rc = tsl_remote_print_doc(tsl_plan_proto_to_json(plan), co);
     if (plan)
         protobuf_c_message_free_unpacked(&plan->base, NULL);
     tsl_rpc_client_close(c);

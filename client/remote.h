@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "rpc_client.h"
+#include "status.h"
 #include "tessel/v1/planner.pb-c.h"
 
 /* Deadline for every call but Plan when --timeout is not given. */
@@ -78,6 +79,10 @@ int tsl_remote_call(const tsl_client_opts_t *co, const char *method, const Proto
 /* Prints a plan document (proto_json.h) like a local search result, or as JSON
  * with co->json; steals doc (NULL: out of memory). */
 int tsl_remote_print_doc(json_t *doc, const tsl_client_opts_t *co);
+
+/* tesselctl's exit-code mapping of a call's status (api/status.h's table):
+ * prints "tesselctl: <message>" (one line) on `err` and returns the exit code. */
+int tsl_rpc_report(FILE *err, const tsl_rpc_status_t *st);
 
 /* "tesselctl: <fmt>" on stderr; returns `code`. */
 int tsl_remote_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

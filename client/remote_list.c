@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "args.h"
-#include "proto_json.h"
+#include "plan_proto.h"
 #include "remote.h"
 
 int tsl_remote_plans_list(int argc, char **argv, tsl_client_opts_t *co);

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proto_json.h"
+#include "plan_proto.h"
 #include "remote.h"
 
 int tsl_remote_plans_list(int argc, char **argv, tsl_client_opts_t *co);
@@ -140,7 +140,7 @@ static int plans_show(int argc, char **argv, tsl_client_opts_t *co)
     req.fingerprint = (char *)fo.fingerprint;
     rc = tsl_remote_call(co, TSL_RPC_GET_PLAN, &req.base, &tessel__v1__plan__descriptor, &reply);
     if (rc == 0)
-        rc = tsl_remote_print_doc(tsl_proto_plan_to_json((const Tessel__V1__Plan *)reply), co);
+        rc = tsl_remote_print_doc(tsl_plan_proto_to_json((const Tessel__V1__Plan *)reply), co);
     if (reply)
         protobuf_c_message_free_unpacked(reply, NULL);
     return rc;

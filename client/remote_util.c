@@ -182,3 +182,16 @@ int tsl_remote_call(const tsl_client_opts_t *co, const char *method, const Proto
     tsl_rpc_client_close(c);
     return rc;
 }
+
+int tsl_rpc_report(FILE *err, const tsl_rpc_status_t *st)
+{
+    int rc = tsl_status_exit(st->code);
+
+    if (rc == TSL_EXIT_OK)
+        return rc;
+    if (st->message[0])
+        fprintf(err, "tesselctl: %s\n", st->message);
+    else
+        fprintf(err, "tesselctl: %s\n", tsl_status_name(st->code));
+    return rc;
+}

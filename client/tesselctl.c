@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
 #include "cluster.h"
 #include "commands.h"
 #include "model.h"
@@ -35,134 +34,6 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0 ok, 2 usage or invalid input (including: no plan fits the memory\n"
     "budget), 3 not found, 4 server error, 5 tesseld unavailable or deadline exceeded.\n";
-
-static const char plan_usage[] =
-    "usage: tesselctl plan (--model NAME | --hf-config PATH [--seq-len N])\n"
-    "                      --cluster SPEC|FILE.json [--memory SIZE]\n"
-    "                      [--batch N | --sweep [--max-batch N]] [--top-k N] [--pp N]\n"
-    "                      [--no-pp] [--no-tp] [--no-dp] [--no-sdp] [--no-ckpt]\n"
-    "                      [--no-baselines] [--no-placement] [--no-memopt]\n"
-    "                      [--no-bi-objective] [--no-sublayer] [--no-slicer]\n"
-    "                      [--local] [--force] [--json]\n"
-    "\n"
-    "Search the hybrid-parallel plan (pipeline stages, per-layer data / sharded-data /\n"
-    "tensor parallelism, activation checkpointing, micro-batching) with the highest\n"
-    "predicted throughput, and compare it with pure DP, Megatron TP, GPipe PP, ZeRO-3,\n"
-    "DeepSpeed 3D, DP+TP and DP+PP under the same memory budget.\n"
-    "\n"
-    "  --model NAME        a built-in preset (tesselctl models), e.g. GPT3-15B\n"
-    "  --hf-config PATH    a HuggingFace config.json (GPT-2, BERT, T5, ViT, Llama-style)\n"
-    "  --seq-len N         sequence length for --hf-config (default: from the config)\n"
-    "  --cluster SPEC      [NODESx]GPUSxTYPE[:LINK], e.g. 8xA100-80G, 2x8xA100-40G:ib100,\n"
-    "                      or a cluster JSON file (docs/cluster-format.md)\n"
-    "  --memory SIZE       memory budget per device, e.g. 16G (default: device memory)\n"
-    "  --batch N           fixed global batch size\n"
-    "  --sweep             sweep the batch size for the best throughput (the default)\n"
-    "  --max-batch N       largest batch the sweep tries (default 4096)\n"
-    "  --top-k N           alternatives to keep (default 5, at most 16)\n"
-    "  --pp N              fix the number of pipeline stages (default: searched)\n"
-    "  --no-pp, --no-tp, --no-dp, --no-sdp, --no-ckpt\n"
-    "                      switch a dimension off\n"
-    "  --no-baselines      skip the baseline comparison\n"
-    "  --no-placement      heterogeneous clusters: keep the node order as given instead of\n"
-    "                      searching which nodes take which stage (AMP)\n"
-    "  --no-memopt         never fall back to H3T's memory switches and CPU offload when\n"
-    "                      nothing else fits the memory budget\n"
-    "  --no-bi-objective   keep the compute-balanced partition (Galvatron-Base) instead of\n"
-    "                      balancing memory and time (Galvatron-BMW)\n"
-    "  --no-sublayer       partition at whole layers only (no AutoPipe attention/FFN split)\n"
-    "  --no-slicer         no AutoPipe micro-batch slicing of the pipeline start-up\n"
-    "  --local             run the planner in this process instead of tesseld\n"
-    "  --force             ignore tesseld's cached plan and search again\n"
-    "  --json              print the plan document as JSON (docs/plan-format.md)\n";
-
-/* The connection options (--server, --token, --timeout, --json) are remote.h's,
- * parsed by tsl_remote_common_opt for every subcommand alike. */
-enum {
-    OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER,
-    OPT_MEMORY, OPT_BATCH, OPT_SWEEP, OPT_MAXB, OPT_TOPK, OPT_NOPP, OPT_NOTP, OPT_NODP,
-    OPT_NOSDP, OPT_NOCKPT, OPT_NOBASE, OPT_LOCAL, OPT_FORCE, OPT_NOPLACE, OPT_NOMEMOPT,
-    OPT_NOBIOBJ, OPT_NOSUB, OPT_NOSLICE, OPT_PP,
-};
-
-static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
-{
-    switch (opt) {
-    case OPT_MODEL: po->model = optarg; return 0;
-    case OPT_HF: po->hf_config = optarg; return 0;
-    case OPT_SEQ: return tsl_parse_u32("seq-len", optarg, 1, 1u << 20, &po->seq_len, err);
-    case OPT_CLUSTER: po->cluster = optarg; return 0;
-    case OPT_MEMORY: return tsl_parse_bytes("memory", optarg, &po->memory_bytes, err);
-    case OPT_BATCH: return tsl_parse_u32("batch", optarg, 1, 1u << 20, &po->batch, err);
-    case OPT_SWEEP: po->batch = 0; return 0;
-    case OPT_MAXB: return tsl_parse_u32("max-batch", optarg, 1, 1u << 20, &po->max_batch, err);
-    case OPT_TOPK: return tsl_parse_u32("top-k", optarg, 1, 16, &po->top_k, err);
-    case OPT_PP: return tsl_parse_u32("pp", optarg, 1, 64, &po->pp, err);
-    case OPT_NOPP: po->no_pp = true; return 0;
-    case OPT_NOTP: po->no_tp = true; return 0;
-    case OPT_NODP: po->no_dp = true; return 0;
-    case OPT_NOSDP: po->no_sdp = true; return 0;
-    case OPT_NOCKPT: po->no_ckpt = true; return 0;
-    case OPT_NOBASE: po->no_baselines = true; return 0;
-    case OPT_LOCAL: po->local = true; return 0;
-    case OPT_FORCE: po->force = true; return 0;
-    case OPT_NOPLACE: po->no_placement = true; return 0;
-    case OPT_NOMEMOPT: po->no_memopt = true; return 0;
-    case OPT_NOBIOBJ: po->no_bi_objective = true; return 0;
-    case OPT_NOSUB: po->no_sublayer = true; return 0;
-    case OPT_NOSLICE: po->no_slicer = true; return 0;
-    default: return 1;
-    }
-}
-
-static const struct option plan_long[] = {
-    {"server", required_argument, 0, TSL_OPT_SERVER}, {"token", required_argument, 0, TSL_OPT_TOKEN},
-    {"timeout", required_argument, 0, TSL_OPT_TIMEOUT}, {"json", no_argument, 0, TSL_OPT_JSON},
-    {"model", required_argument, 0, OPT_MODEL}, {"hf-config", required_argument, 0, OPT_HF},
-    {"seq-len", required_argument, 0, OPT_SEQ}, {"cluster", required_argument, 0, OPT_CLUSTER},
-    {"memory", required_argument, 0, OPT_MEMORY}, {"batch", required_argument, 0, OPT_BATCH},
-    {"sweep", no_argument, 0, OPT_SWEEP}, {"max-batch", required_argument, 0, OPT_MAXB},
-    {"top-k", required_argument, 0, OPT_TOPK}, {"pp", required_argument, 0, OPT_PP}, {"no-pp", no_argument, 0, OPT_NOPP},
-    {"no-tp", no_argument, 0, OPT_NOTP}, {"no-dp", no_argument, 0, OPT_NODP},
-    {"no-sdp", no_argument, 0, OPT_NOSDP}, {"no-ckpt", no_argument, 0, OPT_NOCKPT},
-    {"no-baselines", no_argument, 0, OPT_NOBASE}, {"local", no_argument, 0, OPT_LOCAL},
-    {"force", no_argument, 0, OPT_FORCE}, {"no-placement", no_argument, 0, OPT_NOPLACE},
-    {"no-memopt", no_argument, 0, OPT_NOMEMOPT}, {"no-bi-objective", no_argument, 0, OPT_NOBIOBJ},
-    {"no-sublayer", no_argument, 0, OPT_NOSUB}, {"no-slicer", no_argument, 0, OPT_NOSLICE},
-    {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
-};
-
-static int cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
-{
-    tsl_plan_opts_t po = {0};
-    tsl_err_t err = {0};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", plan_long, NULL)) != -1) {
-        if (opt == 'h') {
-            fputs(plan_usage, stdout);
-            return TSL_EXIT_OK;
-        }
-        int r = tsl_remote_common_opt(opt, optarg, co);
-        if (r > 0)
-            return r;   /* reported */
-        if (r < 0)
-            r = plan_opt(opt, &po, &err);
-        if (r == 1) {
-            fputs(plan_usage, stderr);
-            return TSL_EXIT_USAGE;
-        }
-        if (r != 0) {
-            fprintf(stderr, "tesselctl: %s\n", err.msg);
-            return TSL_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "tesselctl: plan: unexpected argument '%s'\n", argv[optind]);
-        return TSL_EXIT_USAGE;
-    }
-    return po.local ? tsl_plan_local(&po, co) : tsl_plan_remote(&po, co);
-}
 
 static int cmd_models(const tsl_client_opts_t *co)
 {
@@ -239,7 +110,7 @@ int main(int argc, char **argv)
     int sub_argc = argc - optind;
     char **sub_argv = argv + optind;
     if (strcmp(cmd, "plan") == 0)
-        return cmd_plan(sub_argc, sub_argv, &co);
+        return tsl_cmd_plan(sub_argc, sub_argv, &co);
     if (strcmp(cmd, "plans") == 0)
         return tsl_cmd_plans(sub_argc, sub_argv, &co);
     if (strcmp(cmd, "health") == 0)

@@ -558,7 +558,7 @@ int tsl_cluster_json_load(const char *path, tsl_cluster_t *out, tsl_err_t *err) 
     return rc;
 }
 
-static bool looks_like_file(const char *arg) {
+bool tsl_cluster_arg_is_file(const char *arg) {
     size_t len = strlen(arg);
     struct stat st;
     if (len >= 5 && strcasecmp(arg + len - 5, ".json") == 0)
@@ -572,7 +572,7 @@ int tsl_cluster_from_arg(const char *arg, tsl_cluster_t *out, tsl_err_t *err) {
         return tsl_err_set(err, "cluster: empty; give a spec such as 2x8xA100-40G:ib100 or a "
                                 "JSON file (docs/cluster-format.md)");
     }
-    if (looks_like_file(arg))
+    if (tsl_cluster_arg_is_file(arg))
         return tsl_cluster_json_load(arg, out, err);
     return tsl_cluster_parse_spec(out, arg, err);
 }

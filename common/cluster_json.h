@@ -16,6 +16,7 @@
 #define TSL_CLUSTER_JSON_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "cluster.h"
 
@@ -28,8 +29,12 @@ int tsl_cluster_json_load(const char *path, tsl_cluster_t *out, tsl_err_t *err);
 /* From a parsed document (e.g. a "cluster" object embedded in a request). */
 int tsl_cluster_json_from(const json_t *root, tsl_cluster_t *out, tsl_err_t *err);
 
-/* A command-line or API argument: a JSON file when arg ends in ".json" or names
- * an existing file, otherwise a short spec such as "2x8xA100-40G:ib100". */
+/* The one "file or spec?" rule for --cluster: a JSON file when arg ends in
+ * ".json" (any case) or names an existing regular file, otherwise a short spec
+ * such as "2x8xA100-40G:ib100". tesselctl's local and remote modes both use it. */
+bool tsl_cluster_arg_is_file(const char *arg);
+
+/* A command-line argument by that rule: the file loaded, or the spec parsed. */
 int tsl_cluster_from_arg(const char *arg, tsl_cluster_t *out, tsl_err_t *err);
 
 /* The cluster in the same format (complete: every node's bandwidth, GPU types

@@ -1,5 +1,6 @@
 #include "plan_json.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "memopt.h"
@@ -124,26 +125,38 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
     return plan_to_json(p, NULL);
 }
 
+/* A request field as JSON, by its kind (request_fields.h). */
+#define JSON_OF_BOOL(v) json_boolean(v)
+#define JSON_OF_UINT(v) json_integer((json_int_t)(v))
+#define JSON_OF_BYTES(v) u64(v)
+
 json_t *tsl_request_to_json(const tsl_request_t *r)
 {
-    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "pp", (json_int_t)r->pp,
-                          "global_batch",
-                          (json_int_t)r->global_batch, "max_batch", (json_int_t)r->max_batch,
-                          "memory_bytes", (json_int_t)r->mem_budget_bytes, "top_k",
-                          (json_int_t)r->top_k, "max_pp", (json_int_t)r->max_pp, "max_micro",
-                          (json_int_t)r->max_micro, "bucket_bytes", (json_int_t)r->bucket_bytes);
-    const struct {
-        const char *key;
-        bool value;
-    } flags[] = {{"no_pp", r->no_pp},           {"no_tp", r->no_tp},
-                 {"no_dp", r->no_dp},           {"no_sdp", r->no_sdp},
-                 {"no_ckpt", r->no_ckpt},       {"no_baselines", r->no_baselines},
-                 {"no_placement", r->no_placement}, {"no_memopt", r->no_memopt},
-                 {"no_slicer", r->no_slicer},       {"no_sublayer", r->no_sublayer},
-                 {"no_bi_objective", r->no_bi_objective}};
-    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-        json_object_set_new(o, flags[i].key, json_boolean(flags[i].value));
+    json_t *o = json_object();
+#define SET_FIELD_(name, kind, flag, metavar, min, max, help, proto, json)                     \
+    json_object_set_new(o, json, JSON_OF_##kind(r->name));
+    TSL_REQUEST_FIELDS(SET_FIELD_)
+#undef SET_FIELD_
     return o;
+}
+
+/* A request field from JSON, by its kind; absent or not a number reads 0. */
+static uint64_t json_u64(const json_t *v, uint64_t max)
+{
+    double d = json_is_integer(v) ? (double)json_integer_value(v) : json_number_value(v);
+    return d <= 0 ? 0 : d >= (double)max ? max : (uint64_t)d;
+}
+#define FROM_JSON_BOOL(v) json_is_true(v)
+#define FROM_JSON_UINT(v) (uint32_t) json_u64(v, UINT32_MAX)
+#define FROM_JSON_BYTES(v) json_u64(v, UINT64_MAX)
+
+void tsl_request_from_json(const json_t *o, tsl_request_t *r)
+{
+    tsl_request_init(r);
+#define GET_FIELD_(name, kind, flag, metavar, min, max, help, proto, json)                     \
+    r->name = FROM_JSON_##kind(json_object_get(o, json));
+    TSL_REQUEST_FIELDS(GET_FIELD_)
+#undef GET_FIELD_
 }
 
 static json_t *baselines_to_json(const tsl_search_result_t *res, bool skipped)
@@ -163,13 +176,12 @@ static json_t *baselines_to_json(const tsl_search_result_t *res, bool skipped)
 
 json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_model_t *m,
                                   const tsl_cluster_t *c, const tsl_request_t *r,
-                                  double search_time_s)
+                                  const char *fp, double search_time_s)
 {
-    char fp[17], desc[256];
+    char desc[256];
     tsl_sublayer_model_t sm, *smp = NULL;
     if (res->best.sublayer && tsl_sublayer_split(m, &sm, NULL) == 0)
         smp = &sm;
-    tsl_request_fingerprint(r, m, c, fp);
     tsl_cluster_describe(c, desc, sizeof(desc));
     json_t *alts = json_array();
     for (uint32_t i = 1; i < res->n_top; i++)

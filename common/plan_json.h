@@ -24,9 +24,14 @@
 #include "search.h"
 
 json_t *tsl_plan_to_json(const tsl_plan_t *p);
+/* Every field of request_fields.h under its JSON key, in the list's order. */
 json_t *tsl_request_to_json(const tsl_request_t *r);
+/* The inverse: the fields read back by their keys (missing keys read 0). */
+void tsl_request_from_json(const json_t *o, tsl_request_t *r);
+/* fp: the request's fingerprint, computed once by the caller
+ * (tsl_request_fingerprint) and reused for the cache key. */
 json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_model_t *m,
                                   const tsl_cluster_t *c, const tsl_request_t *r,
-                                  double search_time_s);
+                                  const char *fp, double search_time_s);
 
 #endif

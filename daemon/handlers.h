@@ -8,8 +8,9 @@
  *   handlers_unimpl.c  Registry.Assignments/ReportTrial and Trials (UNIMPLEMENTED
  *                      until their issues),
  *                      and any method nobody registered
- * handlers.c holds the method table (path, roles) and the dispatch that checks
- * the caller's token before any handler runs.
+ * handlers.c holds the method table (roles and handler per method of
+ * api/methods.h); server_call.c checks the caller's token against it before
+ * any handler runs.
  *
  * Every handler runs on the completion-queue thread and must stay cheap: it
  * reads the request, answers from the store or hands a search to the pool.
@@ -47,8 +48,8 @@ tsl_plan_cache_t *tsl_plan_cache_new(void);
 void tsl_plan_cache_free(tsl_plan_cache_t *c);
 void tsl_plan_cache_forget(tsl_plan_cache_t *c, const char *fp);
 
-/* Fingerprints are 16 hex digits; lowercases into out[17]. INVALID_ARGUMENT
- * (and false) when fp is anything else. */
+/* Fingerprints are 16 hex digits (common/fingerprint.h); lowercases into
+ * out[17]. INVALID_ARGUMENT (and false) when fp is anything else. */
 bool tsl_handlers_fingerprint(tsl_call_t *call, const char *fp, char out[17]);
 
 #endif

@@ -25,8 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
+#include "arena.h"
 #include "handlers.h"
+#include "plan_proto.h"
 
 #define CACHE_SLOTS 1024u
 #define CACHE_MAX_BYTES (16u << 20)
@@ -123,7 +124,7 @@ static int convert_row(tsl_server_t *srv, const tsl_stored_plan_t *row, grpc_sli
 {
     tsl_arena_t a = {0};
     Tessel__V1__Plan *p = NULL;
-    if (tsl_convert_plan_json(row->result_json, &a, &p, err) != 0) {
+    if (tsl_plan_proto_from_json(row->result_json, &a, &p, err) != 0) {
         tsl_arena_free(&a);
         return -1;
     }
@@ -169,16 +170,32 @@ static size_t put_varint(uint8_t *b, uint64_t v)
     return n;
 }
 
-/* Plan.cached (10), Plan.stale (11), Plan.created_unix (12), as varints. */
+/* The field number of a message's field, from the generated descriptor (so
+ * that a renumbering in the .proto cannot leave this file behind). */
+static uint32_t field_number(const ProtobufCMessageDescriptor *d, const char *name)
+{
+    const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(d, name);
+    return f ? f->id : 0;
+}
+
+/* A field's key: number and wire type (0 varint, 2 length-delimited). */
+static size_t put_key(uint8_t *b, const ProtobufCMessageDescriptor *d, const char *name,
+                      unsigned wire_type)
+{
+    return put_varint(b, ((uint64_t)field_number(d, name) << 3) | wire_type);
+}
+
+/* Plan.cached, Plan.stale, Plan.created_unix, as varints. */
 static grpc_slice answer_fields(bool cached, bool stale, int64_t created_unix)
 {
-    uint8_t b[32];
+    const ProtobufCMessageDescriptor *d = &tessel__v1__plan__descriptor;
+    uint8_t b[48];
     size_t n = 0;
-    b[n++] = 10 << 3;
+    n += put_key(b + n, d, "cached", 0);
     b[n++] = cached ? 1 : 0;
-    b[n++] = 11 << 3;
+    n += put_key(b + n, d, "stale", 0);
     b[n++] = stale ? 1 : 0;
-    b[n++] = 12 << 3;
+    n += put_key(b + n, d, "created_unix", 0);
     n += put_varint(b + n, (uint64_t)created_unix);
     return grpc_slice_from_copied_buffer((const char *)b, n);
 }
@@ -196,10 +213,9 @@ void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row_in,
         return;
     }
     grpc_slice tail = answer_fields(cached, row.stale, row.created_unix);
-    if (as_event) {   /* PlanEvent.plan = 2, length-delimited */
-        uint8_t hdr[11];
-        size_t h = 0;
-        hdr[h++] = (2 << 3) | 2;
+    if (as_event) {   /* PlanEvent.plan, length-delimited */
+        uint8_t hdr[16];
+        size_t h = put_key(hdr, &tessel__v1__plan_event__descriptor, "plan", 2);
         h += put_varint(hdr + h, GRPC_SLICE_LENGTH(body) + GRPC_SLICE_LENGTH(tail));
         parts[n++] = grpc_slice_from_copied_buffer((const char *)hdr, h);
     }

@@ -2,8 +2,8 @@
  * handlers_plan.c — Planner.Plan: validate, answer from the cache, or queue a
  * search on the pool and stream its progress.
  *
- * On the completion-queue thread: decode and check every field (convert.h →
- * INVALID_ARGUMENT naming the field and the limit), look the fingerprint up in
+ * On the completion-queue thread: decode and check every field (api/request.h
+ * → INVALID_ARGUMENT naming the field and the limit), look the fingerprint up in
  * the store (a fresh plan comes back at once with cached = true unless
  * force), then either refuse at once with RESOURCE_EXHAUSTED when the pool and
  * its queue are full, or send a "queued" progress event and submit the job.
@@ -13,9 +13,13 @@
  * planner's cancel flag, which is set when the client cancels, its deadline
  * passes (RECV_CLOSE_ON_SERVER, and checked again at each progress callback),
  * or the daemon stops after its grace period. A finished search is stored
- * (request and result JSON) and its plan sent as the last event. A search that
- * finds no plan within the memory budget answers FAILED_PRECONDITION with the
- * planner's message: the request is well-formed, the cluster cannot hold it.
+ * (request and result JSON) and its plan sent as the last event. A failed
+ * search answers by its error code through api/status.h with the planner's
+ * message: no plan within the memory budget (NOFIT) is FAILED_PRECONDITION —
+ * the request is well-formed, the cluster cannot hold it; running out of
+ * memory RESOURCE_EXHAUSTED; a broken invariant INTERNAL. A search that stops
+ * early (CANCELLED) answers DEADLINE_EXCEEDED, CANCELLED or UNAVAILABLE by why
+ * it stopped.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -23,10 +27,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "convert.h"
 #include "handlers.h"
 #include "log.h"
 #include "plan_json.h"
+#include "request.h"
+#include "status.h"
 
 #define PROGRESS_MIN_INTERVAL_S 0.1
 
@@ -100,11 +105,22 @@ static void answer_cancelled(plan_job_t *job, double ran_s)
         tsl_call_fail(call, GRPC_STATUS_CANCELLED, "search cancelled by the client");
 }
 
+/* A search that failed: by its code. The planner reports "nothing fits" as
+ * NOFIT; a message without a code (older producers, TSL_E_INVALID by
+ * default) keeps the answer a search failure always had. */
+static void answer_failed(tsl_call_t *call, const tsl_err_t *err)
+{
+    tsl_errcode_t code = tsl_err_code(err);
+    if (code == TSL_E_NONE || code == TSL_E_INVALID)
+        code = TSL_E_NOFIT;
+    tsl_call_fail(call, tsl_errcode_status(code), "%s", err->msg);
+}
+
 static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, double search_s)
 {
     tsl_server_t *srv = job->call->srv;
     json_t *doc = tsl_search_result_to_json(res, &job->in.model, &job->in.cluster,
-                                            &job->in.request, search_s);
+                                            &job->in.request, job->in.fingerprint, search_s);
     char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
     json_decref(doc);
     if (!text) {
@@ -156,10 +172,10 @@ static void job_run(tsl_pool_job_t *pj)
     double took = mono_s() - t0;
     if (call->srv->metrics)
         tsl_metrics_search_time(call->srv->metrics, took);
-    if (rc == TSL_SEARCH_CANCELLED)
+    if (rc == TSL_SEARCH_CANCELLED || tsl_err_code(&err) == TSL_E_CANCELLED)
         answer_cancelled(job, took);
     else if (rc != TSL_SEARCH_OK)
-        tsl_call_fail(call, GRPC_STATUS_FAILED_PRECONDITION, "%s", err.msg);
+        answer_failed(call, &err);
     else
         store_and_answer(job, res, took);
     free(res);
@@ -238,10 +254,13 @@ void tsl_handle_plan(tsl_call_t *call)
         return;
     plan_job_t *job = calloc(1, sizeof *job);
     tsl_err_t err = {0};
+    const tsl_config_t *cfg = call->srv->cfg;
+    const tsl_request_limits_t limits = {
+        .max_batch = cfg->max_batch, .max_layers = cfg->max_layers, .max_devices = cfg->max_devices};
     if (!job) {
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "Plan: out of memory");
-    } else if (tsl_convert_plan_request(req, call->srv->cfg, &job->in, &err) != 0) {
-        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s", err.msg);
+    } else if (tsl_plan_request_decode(req, &limits, &job->in, &err) != 0) {
+        tsl_call_fail_err(call, &err);
         free(job);
     } else if (!job->in.force && answer_cached(call, job)) {
         job_free(job);

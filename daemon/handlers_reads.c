@@ -10,8 +10,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "convert.h"
+#include "arena.h"
 #include "handlers.h"
+#include "tessel/v1/planner.pb-c.h"
 
 #define LIST_DEFAULT 50u
 #define LIST_MAX 1000u
@@ -112,9 +113,9 @@ static void list_answer(tsl_call_t *call, const tsl_plan_filter_t *f)
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ListPlans: out of memory");
     } else if (tsl_store_list_plans(call->srv->store, f, list_row, &ctx, next, sizeof next,
                                     &err) != 0) {
-        bool bad_token = strstr(err.msg, "page_token") != NULL;
-        tsl_call_fail(call, bad_token ? GRPC_STATUS_INVALID_ARGUMENT : GRPC_STATUS_INTERNAL,
-                      "%s%s", bad_token ? "" : "store: ", err.msg[0] ? err.msg : "list failed");
+        bool bad_input = tsl_err_code(&err) == TSL_E_INVALID;   /* the page token */
+        tsl_call_fail(call, bad_input ? GRPC_STATUS_INVALID_ARGUMENT : GRPC_STATUS_INTERNAL,
+                      "%s%s", bad_input ? "" : "store: ", err.msg[0] ? err.msg : "list failed");
     } else {
         Tessel__V1__ListPlansResponse resp = TESSEL__V1__LIST_PLANS_RESPONSE__INIT;
         resp.n_plans = ctx.n;

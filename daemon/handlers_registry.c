@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "convert.h"
+#include "arena.h"
 #include "handlers.h"
 #include "log.h"
 #include "store_registry.h"
@@ -38,11 +38,6 @@ static void sweep(tsl_call_t *call)
     if (tsl_registry_sweep(call->srv->store, (int64_t)time(NULL), call->srv->cfg->worker_timeout_s,
                            log_offline, NULL, &err) != 0)
         tsl_log_warnx("registry: liveness sweep failed: %s", err.msg);
-}
-
-static void fail_store(tsl_call_t *call, int rc, const tsl_err_t *err)
-{
-    tsl_call_fail(call, rc == 1 ? GRPC_STATUS_NOT_FOUND : GRPC_STATUS_INTERNAL, "%s", err->msg);
 }
 
 /* A printable name of 1..max characters (no control characters, no quotes, so
@@ -131,7 +126,7 @@ void tsl_handle_register_worker(tsl_call_t *call)
         bool known = false;
         int rc = tsl_registry_register(call->srv->store, &w, (int64_t)time(NULL), &known, &err);
         if (rc != 0) {
-            fail_store(call, rc, &err);
+            tsl_call_fail_err(call, &err);
         } else {
             tsl_log_info("worker %s (%s, %zu GPU(s) %s%s) %s", w.worker_id, w.hostname,
                          req->n_devices, devs[0].model, w.simulated ? ", simulated" : "",
@@ -161,7 +156,7 @@ void tsl_handle_heartbeat(tsl_call_t *call)
         int rc = tsl_registry_heartbeat(call->srv->store, req->worker_id, req->deregister,
                                         (int64_t)time(NULL), &back, &err);
         if (rc != 0) {
-            fail_store(call, rc, &err);
+            tsl_call_fail_err(call, &err);
         } else {
             if (req->deregister)
                 tsl_log_info("worker %s deregistered (stopping)", req->worker_id);
@@ -251,10 +246,7 @@ static void store_report(tsl_call_t *call, const Tessel__V1__ReportProfileReques
     int rc = tsl_registry_report(call->srv->store, req->worker_id, rid, req->measured_unix,
                                  (int64_t)time(NULL), ms, req->n_measurements, &res, &err);
     if (rc != 0) {
-        if (tsl_err_code(&err) == TSL_E_INVALID)
-            tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s", err.msg);
-        else
-            fail_store(call, rc, &err);
+        tsl_call_fail_err(call, &err);
         return;
     }
     if (!res.duplicate)
@@ -369,7 +361,7 @@ void tsl_handle_list_workers(tsl_call_t *call)
     tsl_err_t err = {0};
     sweep(call);
     if (tsl_registry_list(call->srv->store, list_row, &ctx, &err) != 0) {
-        tsl_call_fail(call, GRPC_STATUS_INTERNAL, "%s", err.msg);
+        tsl_call_fail_err(call, &err);
     } else {
         Tessel__V1__ListWorkersResponse resp = TESSEL__V1__LIST_WORKERS_RESPONSE__INIT;
         resp.n_workers = ctx.n;
@@ -462,7 +454,7 @@ void tsl_handle_get_profile(tsl_call_t *call)
         check_name(call, "hostname", req->hostname, MAX_NAME, true)) {
         if (tsl_registry_profile(call->srv->store, req->gpu_model, req->hostname, profile_row,
                                  &ctx, &err) != 0) {
-            tsl_call_fail(call, GRPC_STATUS_INTERNAL, "%s", err.msg);
+            tsl_call_fail_err(call, &err);
         } else {
             Tessel__V1__GetProfileResponse resp = TESSEL__V1__GET_PROFILE_RESPONSE__INIT;
             resp.gpu_model = req->gpu_model;

@@ -18,7 +18,7 @@ void tsl_handle_unimplemented(tsl_call_t *call)
     if (call->method) {
         tsl_call_fail(call, GRPC_STATUS_UNIMPLEMENTED,
                       "%s is declared in the API but not implemented by this tesseld yet",
-                      call->method->path);
+                      call->method->rpc->path);
         return;
     }
     char *path = grpc_slice_to_c_string(call->details.method);

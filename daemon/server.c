@@ -80,13 +80,13 @@ static int create_server(tsl_server_t *s)
     if (!s->server || !s->cq)
         return -1;
     grpc_server_register_completion_queue(s->server, s->cq, NULL);
-    s->methods = tsl_handlers_methods(&s->n_methods);
+    s->methods = tsl_handlers_methods(&s->n_methods, &s->fallback);
     s->registered = calloc(s->n_methods, sizeof *s->registered);
     if (!s->registered)
         return -1;
     for (size_t i = 0; i < s->n_methods; i++) {
         s->registered[i] = grpc_server_register_method(
-            s->server, s->methods[i].path, NULL, GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+            s->server, s->methods[i].rpc->path, NULL, GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
         if (!s->registered[i])
             return -1;
     }

@@ -4,7 +4,6 @@
 #include "server_call.h"
 
 #include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 #include <stdarg.h>
@@ -14,6 +13,9 @@
 #include <string.h>
 
 #include "log.h"
+#include "server_auth.h"
+#include "status.h"
+#include "wire.h"
 
 #define CALL_OF(tag, member) ((tsl_call_t *)((char *)(tag) - offsetof(tsl_call_t, member)))
 
@@ -93,11 +95,32 @@ int tsl_call_arm(tsl_server_t *s, size_t index)
                                      &c->tag_new);
     if (e != GRPC_CALL_OK) {
         tsl_log_error("rpc: cannot arm a call for %s (grpc_call_error %d)",
-                      c->method ? c->method->path : "unknown methods", (int)e);
+                      c->method ? c->method->rpc->path : "unknown methods", (int)e);
         call_free(c);
         return -1;
     }
     return 0;
+}
+
+/* Runs a new call: the fallback for methods nobody registered; otherwise the
+ * caller's token against the method's roles, then its handler. */
+static void dispatch(tsl_call_t *c)
+{
+    if (!c->method) {
+        c->srv->fallback(c);
+        return;
+    }
+    char msg[512];
+    tsl_auth_t who;
+    grpc_status_code code = tsl_auth_check(c->srv->cfg, &c->md, c->method->roles,
+                                           c->method->rpc->name, &who, msg, sizeof msg);
+    c->role = who.role;
+    c->trusted = who.trusted;
+    if (code != GRPC_STATUS_OK) {
+        tsl_call_fail(c, code, "%s", msg);
+        return;
+    }
+    c->method->handle(c);
 }
 
 /* A call arrived (ok) or the server is shutting down (!ok). */
@@ -113,7 +136,7 @@ static void on_new(tsl_tag_t *tag, bool ok)
     if (!c->method)
         c->deadline = c->details.deadline;
     clock_gettime(CLOCK_MONOTONIC, &c->t0);
-    tsl_handlers_dispatch(c);
+    dispatch(c);
     tsl_call_unref(c);
 }
 
@@ -162,7 +185,7 @@ static double elapsed_ms(const tsl_call_t *c)
 
 static void log_request(tsl_call_t *c, grpc_status_code code, const char *msg)
 {
-    const char *name = c->method ? c->method->name : "unknown";
+    const char *name = c->method ? c->method->rpc->name : "unknown";
     if (c->srv->metrics)
         tsl_metrics_request(c->srv->metrics, name, (int)code);
     if (tsl_log_get_level() < TSL_LOG_INFO)
@@ -175,7 +198,7 @@ static void log_request(tsl_call_t *c, grpc_status_code code, const char *msg)
         tsl_log_info("rpc %s peer=%s role=%s code=OK %.1f ms", name, peer, role, elapsed_ms(c));
     else
         tsl_log_info("rpc %s peer=%s role=%s code=%s %.1f ms: %s", name, peer, role,
-                     tsl_grpc_code_name(code), elapsed_ms(c), msg);
+                     tsl_status_name(code), elapsed_ms(c), msg);
 }
 
 static void finish(tsl_call_t *c, grpc_status_code code, const char *msg, grpc_byte_buffer *buf)
@@ -199,19 +222,9 @@ static void finish(tsl_call_t *c, grpc_status_code code, const char *msg, grpc_b
     log_request(c, code, msg);
 }
 
-static grpc_byte_buffer *pack(const ProtobufCMessage *msg)
-{
-    size_t n = protobuf_c_message_get_packed_size(msg);
-    grpc_slice sl = grpc_slice_malloc(n);
-    protobuf_c_message_pack(msg, GRPC_SLICE_START_PTR(sl));
-    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&sl, 1);
-    grpc_slice_unref(sl);
-    return bb;
-}
-
 void tsl_call_reply(tsl_call_t *c, const ProtobufCMessage *msg)
 {
-    finish(c, GRPC_STATUS_OK, "", msg ? pack(msg) : NULL);
+    finish(c, GRPC_STATUS_OK, "", msg ? tsl_wire_pack(msg) : NULL);
 }
 
 void tsl_call_reply_slices(tsl_call_t *c, grpc_slice *slices, size_t n)
@@ -229,6 +242,11 @@ void tsl_call_fail(tsl_call_t *c, grpc_status_code code, const char *fmt, ...)
     finish(c, code, msg, NULL);
 }
 
+void tsl_call_fail_err(tsl_call_t *c, const tsl_err_t *err)
+{
+    finish(c, tsl_errcode_status(tsl_err_code(err)), err->msg, NULL);
+}
+
 ProtobufCMessage *tsl_call_read(tsl_call_t *c, const ProtobufCMessageDescriptor *desc)
 {
     if (!c->payload) {
@@ -236,21 +254,22 @@ ProtobufCMessage *tsl_call_read(tsl_call_t *c, const ProtobufCMessageDescriptor 
                       desc->name);
         return NULL;
     }
-    grpc_byte_buffer_reader r;
-    if (!grpc_byte_buffer_reader_init(&r, c->payload)) {
-        tsl_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "request: cannot read the message bytes");
-        return NULL;
-    }
-    grpc_slice sl = grpc_byte_buffer_reader_readall(&r);
-    grpc_byte_buffer_reader_destroy(&r);
-    ProtobufCMessage *m = protobuf_c_message_unpack(desc, NULL, GRPC_SLICE_LENGTH(sl),
-                                                    GRPC_SLICE_START_PTR(sl));
-    size_t len = GRPC_SLICE_LENGTH(sl);
-    grpc_slice_unref(sl);
-    if (!m)
+    size_t len = 0;
+    ProtobufCMessage *m = tsl_wire_unpack(c->payload, desc, &len);
+    if (!m) {
         tsl_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT,
                       "request: %zu bytes are not a valid %s.%s message", len, desc->package_name,
                       desc->short_name);
+        return NULL;
+    }
+    /* A C string stops at the first NUL: "GPT2-345M\0evil" must not pass as
+     * GPT2-345M, so every string field is checked in the bytes. */
+    tsl_err_t err = {0};
+    if (tsl_wire_check_strings(c->payload, desc, &err) != 0) {
+        tsl_call_fail_err(c, &err);
+        protobuf_c_message_free_unpacked(m, NULL);
+        return NULL;
+    }
     return m;
 }
 
@@ -268,7 +287,7 @@ bool tsl_call_send(tsl_call_t *c, const ProtobufCMessage *msg)
         ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
         c->md_sent = true;
     }
-    c->send_buf = pack(msg);
+    c->send_buf = tsl_wire_pack(msg);
     ops[n].op = GRPC_OP_SEND_MESSAGE;
     ops[n++].data.send_message.send_message = c->send_buf;
     c->send_busy = true;
@@ -351,17 +370,4 @@ bool tsl_call_deadline_passed(const tsl_call_t *c)
 bool tsl_call_gone(const tsl_call_t *c)
 {
     return atomic_load(&c->gone) != 0;
-}
-
-const char *tsl_grpc_code_name(grpc_status_code code)
-{
-    static const char *const names[] = {
-        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-        "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-        "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-        "UNAUTHENTICATED",
-    };
-    if ((int)code >= 0 && (size_t)code < sizeof names / sizeof names[0])
-        return names[code];
-    return "UNKNOWN";
 }

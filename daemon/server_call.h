@@ -2,8 +2,10 @@
  * server_call.h — one gRPC call on the server: its state machine and batches.
  *
  * A tsl_call_t is created armed (waiting for a call of its method, or of any
- * unregistered method), then handed to tsl_handlers_dispatch() on the
- * completion-queue thread when a call arrives. It is reference-counted: each
+ * unregistered method). When a call arrives, on the completion-queue thread,
+ * the caller's token is checked against the method's roles (server_auth.h)
+ * and the method's handler runs — or the server's fallback handler for a
+ * method nobody registered (server_int.h). It is reference-counted: each
  * batch in flight holds a reference, so does anyone that keeps the call past
  * the handler (a search job: tsl_call_ref / tsl_call_unref).
  *
@@ -34,6 +36,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "err.h"
 #include "server_int.h"
 
 typedef void (*tsl_call_cancel_fn)(tsl_call_t *call);
@@ -76,7 +79,8 @@ void tsl_call_ref(tsl_call_t *c);
 void tsl_call_unref(tsl_call_t *c);
 
 /* The request message, or NULL after failing the call with INVALID_ARGUMENT
- * (malformed bytes, or no message). Free with protobuf_c_message_free_unpacked. */
+ * (malformed bytes, no message, or a string field with a NUL byte). Free
+ * with protobuf_c_message_free_unpacked. */
 ProtobufCMessage *tsl_call_read(tsl_call_t *c, const ProtobufCMessageDescriptor *desc);
 
 /* Finishes with OK and msg as the one (unary) or last (streaming) message. */
@@ -89,6 +93,9 @@ void tsl_call_reply_slices(tsl_call_t *c, grpc_slice *slices, size_t n);
 /* Finishes with an error status; the message is one line a person can act on. */
 void tsl_call_fail(tsl_call_t *c, grpc_status_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Finishes with the status api/status.h maps err's code to, and its message. */
+void tsl_call_fail_err(tsl_call_t *c, const tsl_err_t *err);
 
 /* Sends one message of a streaming answer; false when dropped (a send still in
  * flight, or the call is finished or gone). */
@@ -103,8 +110,5 @@ void tsl_call_set_ctx(tsl_call_t *c, void *ctx, void (*ctx_free)(void *));
 
 bool tsl_call_deadline_passed(const tsl_call_t *c);
 bool tsl_call_gone(const tsl_call_t *c);
-
-/* "OK", "INVALID_ARGUMENT", ... */
-const char *tsl_grpc_code_name(grpc_status_code code);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "methods.h"
 #include "metrics.h"
 #include "pool.h"
 #include "server.h"
@@ -23,11 +24,12 @@ typedef struct tsl_plan_cache tsl_plan_cache_t;   /* handlers_cache.c */
 /* Role bits a method accepts (1u << tsl_role_t); 0 = anyone, even without a token. */
 #define TSL_ROLE_BIT(r) (1u << (unsigned)(r))
 
+typedef void (*tsl_call_handler_fn)(tsl_call_t *call);
+
 typedef struct tsl_method {
-    const char *path;          /* "/tessel.v1.Planner/GetPlan" */
-    const char *name;          /* "GetPlan": logs and metrics */
-    unsigned roles;            /* TSL_ROLE_BIT(...) | ...; 0 = always allowed */
-    void (*handle)(tsl_call_t *call);
+    const tsl_rpc_method_t *rpc;  /* path and name (api/methods.h) */
+    unsigned roles;               /* TSL_ROLE_BIT(...) | ...; 0 = always allowed */
+    tsl_call_handler_fn handle;
 } tsl_method_t;
 
 /* The completion-queue thread's tags all point at one of these. */
@@ -47,6 +49,7 @@ struct tsl_server {
     void **registered;                /* per method: grpc_server_register_method handle */
     size_t n_methods;
     const tsl_method_t *methods;
+    tsl_call_handler_fn fallback;     /* answers methods nobody registered */
 
     pthread_t cq_thread;
     bool cq_thread_started;
@@ -63,11 +66,10 @@ struct tsl_server {
 /* Listeners (server_listen.c). */
 int tsl_server_listen(tsl_server_t *s, tsl_err_t *err);
 
-/* The method table (handlers.c) and the generic handler for unknown methods. */
-const tsl_method_t *tsl_handlers_methods(size_t *count);
-void tsl_handlers_unknown(tsl_call_t *call);
-
-/* Runs a new call: auth, then the method's handler (handlers.c). */
-void tsl_handlers_dispatch(tsl_call_t *call);
+/* The method table (handlers.c) and, in *fallback, the handler for methods
+ * nobody registered. The server holds both; server_call.c dispatches a new
+ * call through them (auth first), so the call layer never calls back into
+ * the handlers' files. */
+const tsl_method_t *tsl_handlers_methods(size_t *count, tsl_call_handler_fn *fallback);
 
 #endif

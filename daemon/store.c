@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fingerprint.h"
 #include "migrations.h"
 #include "store_registry.h"
 
@@ -40,7 +41,8 @@ struct tsl_store {
 
 static int db_fail(tsl_store_t *s, tsl_err_t *err, const char *what)
 {
-    return tsl_err_set(err, "database %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    return tsl_err_setc(err, TSL_E_INTERNAL, "database %s: %s: %s", s->path, what,
+                        sqlite3_errmsg(s->db));
 }
 
 static int db_exec(tsl_store_t *s, const char *sql, tsl_err_t *err)
@@ -78,19 +80,13 @@ static int prepare(tsl_store_t *s, const char *sql, sqlite3_stmt **st, tsl_err_t
     return 0;
 }
 
-/* Fingerprints are the planner's 16 hex digits; the store accepts 1–16 letters or
- * digits, which keeps '|' (the page-token separator) and SQL oddities out. */
+/* Fingerprints are the planner's 16 hex digits (common/fingerprint.h), which
+ * also keeps '|' (the page-token separator) and SQL oddities out. */
 static int check_fingerprint(const char *fp, tsl_err_t *err)
 {
-    size_t n = fp ? strlen(fp) : 0;
-    if (n == 0 || n > 16)
-        return tsl_err_set(err, "fingerprint: '%.40s' must be 1 to 16 letters or digits",
-                           fp ? fp : "");
-    for (size_t i = 0; i < n; i++) {
-        char c = fp[i];
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
-            return tsl_err_set(err, "fingerprint: '%.40s' must be 1 to 16 letters or digits", fp);
-    }
+    if (!tsl_fingerprint_valid(fp))
+        return tsl_err_setc(err, TSL_E_INVALID, "fingerprint: '%.40s' is not 16 hex digits",
+                            fp ? fp : "");
     return 0;
 }
 
@@ -609,7 +605,8 @@ static int make_token(int64_t created, const char *fp, char *tok, size_t cap, ts
     char raw[64];
     int n = snprintf(raw, sizeof(raw), "%lld|%s", (long long)created, fp);
     if ((size_t)(n + 2) / 3 * 4 + 1 > cap)
-        return tsl_err_set(err, "next_token: buffer of %zu bytes is too small (64 needed)", cap);
+        return tsl_err_setc(err, TSL_E_INTERNAL,
+                            "next_token: buffer of %zu bytes is too small (64 needed)", cap);
     b64_encode((const unsigned char *)raw, (size_t)n, tok);
     return 0;
 }
@@ -701,7 +698,7 @@ int tsl_store_list_plans(tsl_store_t *s, const tsl_plan_filter_t *f, tsl_store_p
         next_token[0] = '\0';
     pg.rows = calloc(limit, sizeof(*pg.rows));
     if (pg.rows == NULL)
-        return tsl_err_set(err, "database %s: out of memory listing plans", s->path);
+        return tsl_err_setc(err, TSL_E_NOMEM, "database %s: out of memory listing plans", s->path);
     pthread_mutex_lock(&s->mu);
     rc = list_locked(s, f, paged ? &after_created : NULL, after_fp, limit, &pg, err);
     pthread_mutex_unlock(&s->mu);
@@ -711,7 +708,7 @@ int tsl_store_list_plans(tsl_store_t *s, const tsl_plan_filter_t *f, tsl_store_p
     for (size_t i = 0; i < pg.n; i++) {
         int r = fn ? fn(ud, &pg.rows[i]) : 0;
         if (r != 0) {
-            rc = tsl_err_set(err, "listing plans: stopped by the caller (%d)", r);
+            rc = tsl_err_setc(err, TSL_E_INTERNAL, "listing plans: stopped by the caller (%d)", r);
             goto out;
         }
     }

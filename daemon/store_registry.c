@@ -14,7 +14,7 @@
 
 static int reg_fail(sqlite3 *db, tsl_err_t *err, const char *what)
 {
-    return tsl_err_setc(err, TSL_E_UNAVAILABLE, "store: %s: %s", what, sqlite3_errmsg(db));
+    return tsl_err_setc(err, TSL_E_INTERNAL, "store: %s: %s", what, sqlite3_errmsg(db));
 }
 
 /* Runs sql (no rows expected) with the text and integer binds given by a

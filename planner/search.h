@@ -38,28 +38,25 @@
 #include "cluster.h"
 #include "model.h"
 #include "plan.h"
+#include "request_fields.h"
 #include "strategy.h"
 
 #define TSL_SEARCH_MAX_TOPK 16u
 #define TSL_SEARCH_DEFAULT_TOPK 5u
 #define TSL_SEARCH_DEFAULT_MAX_BATCH 4096u
 
+/* The request: one member per line of request_fields.h, which documents each
+ * field and how to add one. Zero means "default" throughout:
+ *   global_batch 0: sweep for the best throughput; max_batch 0:
+ *   TSL_SEARCH_DEFAULT_MAX_BATCH; mem_budget_bytes 0: the smallest device's
+ *   memory; top_k 0: default; max_pp 0: no limit beyond the device and layer
+ *   counts; pp 0: searched; max_micro 0: the global batch; bucket_bytes 0: the
+ *   layer DP's default granularity; the no_* switches turn a dimension or a
+ *   step of the search off. */
 typedef struct tsl_request {
-    uint32_t global_batch;      /* 0: sweep for the best throughput */
-    uint32_t max_batch;         /* sweep ceiling; 0 = TSL_SEARCH_DEFAULT_MAX_BATCH */
-    uint64_t mem_budget_bytes;  /* per device; 0 = the smallest device's memory */
-    uint32_t top_k;             /* alternatives kept; 0 = default */
-    uint32_t max_pp;            /* 0 = no limit beyond the device and layer counts */
-    uint32_t pp;                /* fixed number of pipeline stages; 0 = search */
-    uint32_t max_micro;         /* largest m tried; 0 = global batch */
-    uint64_t bucket_bytes;      /* layer DP memory granularity; 0 = default */
-    bool no_pp, no_tp, no_dp, no_sdp, no_ckpt;   /* switch dimensions off */
-    bool no_baselines;          /* skip the baseline searches */
-    bool no_placement;          /* heterogeneous clusters: keep the node order as given */
-    bool no_memopt;             /* never fall back to H3T's memory switches */
-    bool no_slicer;             /* no AutoPipe slicing of the first micro-batches */
-    bool no_sublayer;           /* whole layers only (no attention/FFN split) */
-    bool no_bi_objective;       /* keep the compute-balanced partition (Galvatron-Base) */
+#define TSL_REQUEST_MEMBER_(name, kind, ...) TSL_REQUEST_CTYPE_##kind name;
+    TSL_REQUEST_FIELDS(TSL_REQUEST_MEMBER_)
+#undef TSL_REQUEST_MEMBER_
 } tsl_request_t;
 
 void tsl_request_init(tsl_request_t *r);

@@ -150,10 +150,10 @@ static void test_crud(void)
     CHECK(tsl_store_get_plan(s, "0123456789abcdef0", &got, &err) == -1, "17 chars refused");
     tsl_stored_plan_t bad = make_plan("", "m", 1, 0);
     CHECK(tsl_store_put_plan(s, &bad, &err) == -1 && strstr(err.msg, "fingerprint"), "%s", err.msg);
-    bad = make_plan("abc", "m", 1, 0);
+    bad = make_plan("00000000000000ab", "m", 1, 0);
     bad.result_json = NULL;
     CHECK(tsl_store_put_plan(s, &bad, &err) == -1 && strstr(err.msg, "result_json"), "%s", err.msg);
-    bad = make_plan("abc", "m", 1, 0);
+    bad = make_plan("00000000000000ab", "m", 1, 0);
     bad.iter_time_s = 0.0 / 0.0;
     CHECK(tsl_store_put_plan(s, &bad, &err) == -1 && strstr(err.msg, "iter_time_s"), "%s", err.msg);
     CHECK(tsl_store_count_plans(s) == 0, "nothing stored by bad puts");
@@ -403,13 +403,13 @@ static void test_integrity(void)
     /* Foreign keys are on for the store's own connection. */
     CHECK(exec_sql(path, "DELETE FROM trials") == SQLITE_OK, "clean");
     CHECK(tsl_store_open(path, &s, &err) == 0, "reopen");
-    tsl_stored_plan_t p = make_plan("1234", "m", 1, 0);
+    tsl_stored_plan_t p = make_plan("0000000000001234", "m", 1, 0);
     tsl_store_put_plan(s, &p, &err);
     tsl_store_close(s);
     CHECK(exec_sql(path, "PRAGMA foreign_keys=ON; INSERT INTO trials (trial_id, plan_fingerprint, "
-                         "created_unix) VALUES ('t2', '1234', 1);") == SQLITE_OK, "trial of a plan");
+                         "created_unix) VALUES ('t2', '0000000000001234', 1);") == SQLITE_OK, "trial of a plan");
     CHECK(tsl_store_open(path, &s, &err) == 0, "reopen");
-    CHECK(tsl_store_delete_plan(s, "1234", &err) == 0, "delete cascades: %s", err.msg);
+    CHECK(tsl_store_delete_plan(s, "0000000000001234", &err) == 0, "delete cascades: %s", err.msg);
     CHECK(tsl_store_check(s, &err) == 0, "still consistent: %s", err.msg);
     tsl_store_close(s);
 }

@@ -14,9 +14,9 @@
 #include "rpc_client.h"
 #include "tessel/v1/registry.pb-c.h"
 
-#define TSL_RPC_REGISTER "/tessel.v1.Registry/RegisterWorker"
-#define TSL_RPC_HEARTBEAT "/tessel.v1.Registry/Heartbeat"
-#define TSL_RPC_REPORT "/tessel.v1.Registry/ReportProfile"
+#define TSL_RPC_REGISTER (tsl_rpc_methods[TSL_RPC_ID_REGISTER_WORKER].path)
+#define TSL_RPC_HEARTBEAT (tsl_rpc_methods[TSL_RPC_ID_HEARTBEAT].path)
+#define TSL_RPC_REPORT (tsl_rpc_methods[TSL_RPC_ID_REPORT_PROFILE].path)
 
 #ifndef TSL_VERSION
 #define TSL_VERSION "0"
@@ -53,7 +53,7 @@ void tsl_agent_rpc_close(tsl_agent_rpc_t *r)
 
 static tsl_agent_rpc_rc_t classify(const tsl_rpc_status_t *st, const char *what, tsl_err_t *err)
 {
-    tsl_err_set(err, "%s: %s: %s", what, tsl_rpc_code_name(st->code),
+    tsl_err_set(err, "%s: %s: %s", what, tsl_status_name(st->code),
                 st->message[0] ? st->message : "no message");
     switch (st->code) {
     case GRPC_STATUS_OK: return TSL_AGENT_RPC_OK;

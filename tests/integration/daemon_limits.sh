@@ -34,6 +34,24 @@ gb=$(jget "$OUT" global_batch)
 [ "${gb:-0}" -ge 1 ] && [ "${gb:-0}" -le 1024 ] && ok "sweep chose batch $gb <= 1024" ||
     fail "sweep chose batch $gb"
 
+# Bad values that pass no more (issue 12): a NUL byte inside a string, and
+# hardware figures outside their physical bounds (api/request.h).
+rpc plan --escapes --model 'GPT2-345M\0evil' --cluster 4xA100-40G
+expect "model_preset with a NUL byte" code INVALID_ARGUMENT
+expect_details "NUL message names the field" '^model_preset: contains a NUL byte'
+printf '{"nodes": [{"type": "A100-40G", "gpus": 4}, {"type": "A100-40G", "gpus": 4}], "inter_gbps": 1e-300}' \
+    >"$TMPD/slow.json"
+rpc plan --model GPT2-345M --cluster-json "$TMPD/slow.json"
+expect "inter_gbps = 1e-300" code INVALID_ARGUMENT
+expect_details "bounds message names inter_gbps" '^cluster_json: inter_gbps: .*physical bounds'
+printf '{"gpu_types": {"slow": {"memory_gb": 40, "peak_tflops": 1e-30, "efficiency": 0.5, "intra_gbps": 100, "pcie_gbps": 16}}, "nodes": [{"type": "slow", "gpus": 4}]}' \
+    >"$TMPD/weak.json"
+rpc plan --model GPT2-345M --cluster-json "$TMPD/weak.json"
+expect "peak_tflops = 1e-30" code INVALID_ARGUMENT
+expect_details "bounds message names peak_tflops" 'peak_tflops: .*physical bounds'
+rpc plan "${QUICK[@]}" --batch 8
+expect "a plan in bounds after the refusals" code OK
+
 big=$("$PY" -c 'print("{\"model_type\": \"gpt2\", \"pad\": \"" + "x" * 100000 + "\"}")')
 rpc plan --hf-config-text "$big" --cluster 4xA100-40G
 expect "a 100 kB request over max_request_bytes=65536" code RESOURCE_EXHAUSTED

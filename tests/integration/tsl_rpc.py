@@ -65,7 +65,8 @@ def plan_request(a):
     elif a.hf_config_text is not None:
         req.hf_config_json = a.hf_config_text
     elif a.model:
-        req.model_preset = a.model
+        # --escapes: "GPT2-345M\\0evil" carries a real NUL byte (argv cannot)
+        req.model_preset = a.model.encode().decode("unicode_escape") if a.escapes else a.model
     if a.cluster_json:
         with open(a.cluster_json) as f:
             req.cluster_json = f.read()
@@ -190,6 +191,8 @@ def build_parser():
         p.add_argument("--model")
         p.add_argument("--hf-config")
         p.add_argument("--hf-config-text")
+        p.add_argument("--escapes", action="store_true",
+                       help="decode backslash escapes in --model (e.g. \\0)")
         p.add_argument("--cluster")
         p.add_argument("--cluster-json")
         p.add_argument("--seq-len", type=int, default=0)

@@ -1,59 +1,17 @@
 /*
- * convert_plan.c — a stored search result (plan_json.h) → tessel.v1.Plan, and
- * the arena the message lives in (convert.h).
+ * plan_proto.c — the plan document (common/plan_json.h) ↔ tessel.v1.Plan, both
+ * directions (plan_proto.h).
  */
-#include <jansson.h>
+#include "plan_proto.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
+#include "plan_json.h"
+#include "request.h"
 
-#define ARENA_CHUNK 16384u
-
-struct tsl_arena_chunk {
-    struct tsl_arena_chunk *next;
-    size_t used, cap;
-    _Alignas(max_align_t) unsigned char data[];
-};
-
-void *tsl_arena_alloc(tsl_arena_t *a, size_t size)
-{
-    size = (size + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
-    struct tsl_arena_chunk *c = a->head;
-    if (!c || c->cap - c->used < size) {
-        size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
-        c = malloc(sizeof *c + cap);
-        if (!c)
-            return NULL;
-        c->next = a->head;
-        c->used = 0;
-        c->cap = cap;
-        a->head = c;
-    }
-    void *p = c->data + c->used;
-    c->used += size;
-    memset(p, 0, size);
-    return p;
-}
-
-char *tsl_arena_strdup(tsl_arena_t *a, const char *s)
-{
-    size_t n = strlen(s ? s : "") + 1;
-    char *d = tsl_arena_alloc(a, n);
-    if (d)
-        memcpy(d, s ? s : "", n);
-    return d;
-}
-
-void tsl_arena_free(tsl_arena_t *a)
-{
-    while (a->head) {
-        struct tsl_arena_chunk *next = a->head->next;
-        free(a->head);
-        a->head = next;
-    }
-}
+/* ==== document → Plan ============================================================ */
 
 static double num(const json_t *o, const char *key)
 {
@@ -231,11 +189,6 @@ static int fill_lists(tsl_arena_t *a, const json_t *doc, Tessel__V1__Plan *p)
     return 0;
 }
 
-static bool flag(const json_t *o, const char *key)
-{
-    return json_is_true(json_object_get(o, key));
-}
-
 /* The "request" echo; NULL (no field) when the document has none. */
 static int fill_request(tsl_arena_t *a, const json_t *r, Tessel__V1__Plan *p)
 {
@@ -245,31 +198,15 @@ static int fill_request(tsl_arena_t *a, const json_t *r, Tessel__V1__Plan *p)
     if (!o)
         return -1;
     tessel__v1__plan_options__init(o);
-    o->pp = u32(r, "pp");
-    o->global_batch = u32(r, "global_batch");
-    o->max_batch = u32(r, "max_batch");
-    o->memory_bytes = u64(r, "memory_bytes");
-    o->top_k = u32(r, "top_k");
-    o->max_pp = u32(r, "max_pp");
-    o->max_micro = u32(r, "max_micro");
-    o->bucket_bytes = u64(r, "bucket_bytes");
-    o->no_pp = flag(r, "no_pp");
-    o->no_tp = flag(r, "no_tp");
-    o->no_dp = flag(r, "no_dp");
-    o->no_sdp = flag(r, "no_sdp");
-    o->no_ckpt = flag(r, "no_ckpt");
-    o->no_baselines = flag(r, "no_baselines");
-    o->no_placement = flag(r, "no_placement");
-    o->no_memopt = flag(r, "no_memopt");
-    o->no_slicer = flag(r, "no_slicer");
-    o->no_sublayer = flag(r, "no_sublayer");
-    o->no_bi_objective = flag(r, "no_bi_objective");
+    tsl_request_t req;
+    tsl_request_from_json(r, &req);
+    tsl_request_to_proto(&req, &o->base);
     p->request = o;
     return 0;
 }
 
-int tsl_convert_plan_json(const char *result_json, tsl_arena_t *a, Tessel__V1__Plan **out,
-                          tsl_err_t *err)
+int tsl_plan_proto_from_json(const char *result_json, tsl_arena_t *a, Tessel__V1__Plan **out,
+                             tsl_err_t *err)
 {
     json_error_t je;
     json_t *doc = json_loads(result_json, 0, &je);
@@ -306,7 +243,199 @@ int tsl_convert_plan_json(const char *result_json, tsl_arena_t *a, Tessel__V1__P
     rc = 0;
 out:
     if (rc != 0)
-        tsl_err_set(err, "stored plan: out of memory");
+        tsl_err_setc(err, TSL_E_NOMEM, "stored plan: out of memory");
     json_decref(doc);
     return rc;
+}
+
+/* ==== Plan → document ============================================================ */
+
+static json_t *ju64(uint64_t v)
+{
+    return json_integer((json_int_t)v);
+}
+
+static const char *text(const char *s)
+{
+    return s ? s : "";
+}
+
+static json_t *run_to_json(const Tessel__V1__LayerRun *r)
+{
+    json_t *o = json_pack("{s:I, s:I, s:s}", "first_layer", (json_int_t)r->first_layer, "count",
+                          (json_int_t)r->count, "strategy", text(r->strategy));
+    if (o && r->layers && r->layers[0])
+        json_object_set_new(o, "layers", json_string(r->layers));
+    return o;
+}
+
+static json_t *stage_runs(const Tessel__V1__Stage *s)
+{
+    json_t *runs = json_array();
+
+    for (size_t i = 0; runs && i < s->n_runs; i++)
+        json_array_append_new(runs, run_to_json(s->runs[i]));
+    return runs;
+}
+
+/* Keys in plan_json.c's order; "layers" only on sub-layer plans. */
+static json_t *stage_to_json(const Tessel__V1__Stage *s)
+{
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f}", "first_layer",
+                          (json_int_t)s->first_layer, "n_layers", (json_int_t)s->n_layers,
+                          "first_device", (json_int_t)s->first_device, "n_devices",
+                          (json_int_t)s->n_devices, "inflight", (json_int_t)s->inflight,
+                          "fwd_s", s->fwd_s, "time_s", s->time_s, "time_nosync_s",
+                          s->time_nosync_s, "p2p_s", s->p2p_s);
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "ms_bytes", ju64(s->model_states_bytes));
+    json_object_set_new(o, "act_bytes", ju64(s->activation_bytes));
+    json_object_set_new(o, "peak_bytes", ju64(s->peak_bytes));
+    json_object_set_new(o, "runs", stage_runs(s));
+    if (s->layers && s->layers[0])
+        json_object_set_new(o, "layers", json_string(s->layers));
+    return o;
+}
+
+static json_t *figures_head(const Tessel__V1__PlanFigures *f)
+{
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f}", "label", text(f->label), "pp",
+                     (json_int_t)f->pp, "global_batch", (json_int_t)f->global_batch,
+                     "micro_batch", (json_int_t)f->micro_batch, "n_micro",
+                     (json_int_t)f->n_micro, "iter_time_s", f->iter_time_s, "samples_per_s",
+                     f->samples_per_s, "tokens_per_s", f->tokens_per_s);
+}
+
+/* granularity, the 1F1B simulation, the slicer, H3T and the node order: each
+ * present only when the plan has it, as plan_json.c writes them. */
+static void figures_extras(json_t *o, const Tessel__V1__PlanFigures *f)
+{
+    json_object_set_new(o, "granularity",
+                        json_string(f->granularity && f->granularity[0] ? f->granularity
+                                                                        : "layer"));
+    if (f->sim_iter_time_s > 0) {
+        json_object_set_new(o, "sim_iter_time_s", json_real(f->sim_iter_time_s));
+        json_object_set_new(o, "master_stage", json_integer((json_int_t)f->master_stage));
+    }
+    if (f->slicer && f->slicer->n_sliced)
+        json_object_set_new(o, "slicer",
+                            json_pack("{s:I, s:f}", "n_sliced", (json_int_t)f->slicer->n_sliced,
+                                      "iter_time_s", f->slicer->iter_time_s));
+    if (f->memopt)
+        json_object_set_new(o, "memopt",
+                            json_pack("{s:s, s:I}", "mode", text(f->memopt->mode),
+                                      "cpu_bytes_per_node",
+                                      (json_int_t)f->memopt->cpu_bytes_per_node));
+    if (f->n_node_order) {
+        json_t *order = json_array();
+        for (size_t k = 0; order && k < f->n_node_order; k++)
+            json_array_append_new(order, json_integer((json_int_t)f->node_order[k]));
+        json_object_set_new(o, "node_order", order);
+    }
+}
+
+json_t *tsl_proto_figures_to_json(const Tessel__V1__PlanFigures *f)
+{
+    json_t *o = figures_head(f), *stages = json_array();
+
+    if (!o || !stages) {
+        json_decref(o);
+        json_decref(stages);
+        return NULL;
+    }
+    json_object_set_new(o, "peak_bytes", ju64(f->peak_bytes));
+    json_object_set_new(o, "budget_bytes", ju64(f->budget_bytes));
+    json_object_set_new(o, "alpha_t", json_real(f->alpha_t));
+    json_object_set_new(o, "alpha_m", json_real(f->alpha_m));
+    for (size_t i = 0; i < f->n_stages; i++)
+        json_array_append_new(stages, stage_to_json(f->stages[i]));
+    json_object_set_new(o, "stages", stages);
+    figures_extras(o, f);
+    return o;
+}
+
+/* The planner's title for a baseline label ("dp" → "Pure DP (PyTorch DDP)"). */
+static const char *baseline_title(const char *label)
+{
+    for (int b = 0; b < TSL_BASELINE_COUNT; b++)
+        if (strcmp(tsl_baseline_name((tsl_baseline_t)b), label) == 0)
+            return tsl_baseline_title((tsl_baseline_t)b);
+    return label;
+}
+
+static json_t *baseline_to_json(const Tessel__V1__PlanFigures *f)
+{
+    const char *label = f->label ? f->label : "";
+    json_t *plan = f->valid ? tsl_proto_figures_to_json(f) : json_null();
+    return json_pack("{s:s, s:s, s:o, s:s}", "name", label, "title", baseline_title(label),
+                     "plan", plan, "why", f->why ? f->why : "");
+}
+
+static json_t *figures_list(Tessel__V1__PlanFigures *const *v, size_t n, bool baselines)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; a && i < n; i++)
+        json_array_append_new(a, baselines ? baseline_to_json(v[i])
+                                           : tsl_proto_figures_to_json(v[i]));
+    return a;
+}
+
+static json_t *best_to_json(const Tessel__V1__Plan *p)
+{
+    if (!p->best || !p->best->valid)
+        return json_null();
+    return tsl_proto_figures_to_json(p->best);
+}
+
+/* The request echo in tsl_request_to_json()'s shape; an empty object when the
+ * daemon sent none. */
+static json_t *request_to_json(const Tessel__V1__PlanOptions *r)
+{
+    if (!r)
+        return json_object();
+    tsl_request_t req;
+    tsl_request_from_proto(&r->base, &req);
+    return tsl_request_to_json(&req);
+}
+
+json_t *tsl_plan_proto_to_json(const Tessel__V1__Plan *p)
+{
+    json_t *doc = json_pack(
+        "{s:s, s:{s:s, s:I, s:I, s:I}, s:{s:s, s:I, s:I}}", "fingerprint", text(p->fingerprint),
+        "model", "name", text(p->model_name), "layers", (json_int_t)p->model_layers, "params",
+        (json_int_t)p->model_params, "tokens_per_sample", (json_int_t)p->tokens_per_sample,
+        "cluster", "description", text(p->cluster_description), "devices",
+        (json_int_t)p->n_devices, "nodes", (json_int_t)p->cluster_nodes);
+    if (!doc)
+        return NULL;
+    json_object_set_new(doc, "request", request_to_json(p->request));
+    json_object_set_new(doc, "plan", best_to_json(p));
+    json_object_set_new(doc, "alternatives",
+                        figures_list(p->alternatives, p->n_alternatives, false));
+    json_object_set_new(doc, "baselines", figures_list(p->baselines, p->n_baselines, true));
+    json_object_set_new(doc, "stats",
+                        json_pack("{s:I, s:I, s:I, s:I}", "dp_runs", (json_int_t)p->dp_runs,
+                                  "dp_states", (json_int_t)p->dp_states, "configs",
+                                  (json_int_t)p->configs, "batches_tried",
+                                  (json_int_t)p->batches_tried));
+    json_object_set_new(doc, "search_time_s", json_real(p->search_time_s));
+    json_object_set_new(doc, "cached", json_boolean(p->cached));
+    json_object_set_new(doc, "stale", json_boolean(p->stale));
+    json_object_set_new(doc, "created_unix", json_integer((json_int_t)p->created_unix));
+    return doc;
+}
+
+json_t *tsl_proto_summary_to_json(const Tessel__V1__PlanSummary *s)
+{
+    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:f, s:f, s:b, s:I}", "fingerprint",
+                          s->fingerprint ? s->fingerprint : "", "model_name",
+                          s->model_name ? s->model_name : "", "n_devices",
+                          (json_int_t)s->n_devices, "global_batch", (json_int_t)s->global_batch,
+                          "iter_time_s", s->iter_time_s, "samples_per_s", s->samples_per_s,
+                          "stale", (int)s->stale, "created_unix", (json_int_t)s->created_unix);
+    if (o)
+        json_object_set_new(o, "peak_bytes", json_integer((json_int_t)s->peak_bytes));
+    return o;
 }

@@ -1,6 +1,6 @@
 /*
  * rpc_client.c — synchronous unary and server-streaming calls over gRPC C core,
- * with protobuf-c messages in byte buffers. See rpc_client.h.
+ * with protobuf-c messages in byte buffers (wire.h). See rpc_client.h.
  */
 #include "rpc_client.h"
 
@@ -8,11 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/time.h>
 
-#include "commands.h"
+#include "wire.h"
 
 struct tsl_rpc_client {
     grpc_channel *channel;
@@ -145,33 +144,6 @@ static grpc_call *new_call(tsl_rpc_client_t *c, const char *method)
     return call;
 }
 
-static grpc_byte_buffer *pack(const ProtobufCMessage *msg)
-{
-    size_t len = protobuf_c_message_get_packed_size(msg);
-    grpc_slice s = grpc_slice_malloc(len);
-    grpc_byte_buffer *bb;
-
-    protobuf_c_message_pack(msg, GRPC_SLICE_START_PTR(s));
-    bb = grpc_raw_byte_buffer_create(&s, 1);
-    grpc_slice_unref(s);
-    return bb;
-}
-
-static ProtobufCMessage *unpack(grpc_byte_buffer *bb, const ProtobufCMessageDescriptor *desc)
-{
-    grpc_byte_buffer_reader r;
-    grpc_slice s;
-    ProtobufCMessage *msg;
-
-    if (!grpc_byte_buffer_reader_init(&r, bb))
-        return NULL;
-    s = grpc_byte_buffer_reader_readall(&r);
-    grpc_byte_buffer_reader_destroy(&r);
-    msg = protobuf_c_message_unpack(desc, NULL, GRPC_SLICE_LENGTH(s), GRPC_SLICE_START_PTR(s));
-    grpc_slice_unref(s);
-    return msg;
-}
-
 static void set_status(tsl_rpc_status_t *st, grpc_status_code code, const char *fmt, const char *a)
 {
     if (!st)
@@ -259,7 +231,7 @@ int tsl_rpc_unary(tsl_rpc_client_t *c, const char *method, const ProtobufCMessag
     grpc_call *call = new_call(c, method);
     grpc_metadata md;
     grpc_metadata_array initial_md, trailing_md;
-    grpc_byte_buffer *bb = pack(req), *reply = NULL;
+    grpc_byte_buffer *bb = tsl_wire_pack(req), *reply = NULL;
     grpc_status_code code = GRPC_STATUS_UNKNOWN;
     grpc_slice details = grpc_empty_slice();
     grpc_op ops[6];
@@ -287,7 +259,7 @@ int tsl_rpc_unary(tsl_rpc_client_t *c, const char *method, const ProtobufCMessag
             note_target(c, st);
         goto out;
     }
-    if (!reply || !(*out = unpack(reply, reply_desc))) {
+    if (!reply || !(*out = tsl_wire_unpack(reply, reply_desc, NULL))) {
         set_status(st, GRPC_STATUS_INTERNAL, "%s: the reply is not a valid message", method);
         goto out;
     }
@@ -320,7 +292,7 @@ tsl_rpc_stream_t *tsl_rpc_stream_start(tsl_rpc_client_t *c, const char *method,
     s->c = c;
     s->call = new_call(c, method);
     grpc_metadata_array_init(&s->initial_md);
-    bb = pack(req);
+    bb = tsl_wire_pack(req);
     send_ops(c, ops, &md, bb);
     set_op(&ops[3], GRPC_OP_RECV_INITIAL_METADATA);
     ops[3].data.recv_initial_metadata.recv_initial_metadata = &s->initial_md;
@@ -343,7 +315,7 @@ int tsl_rpc_stream_next(tsl_rpc_stream_t *s, const ProtobufCMessageDescriptor *d
     op.data.recv_message.recv_message = &bb;
     if (!run_batch(s->c, s->call, &op, 1, s) || !bb)
         return 0;
-    *out = unpack(bb, desc);
+    *out = tsl_wire_unpack(bb, desc, NULL);
     grpc_byte_buffer_destroy(bb);
     if (*out)
         return 1;
@@ -389,44 +361,4 @@ int tsl_rpc_stream_finish(tsl_rpc_stream_t *s, tsl_rpc_status_t *st)
     grpc_call_unref(s->call);
     free(s);
     return local.code == GRPC_STATUS_OK ? 0 : -1;
-}
-
-/* ---- status → exit code ------------------------------------------------- */
-
-int tsl_rpc_exit_code(grpc_status_code code)
-{
-    switch (code) {
-    case GRPC_STATUS_OK: return TSL_EXIT_OK;
-    case GRPC_STATUS_INVALID_ARGUMENT: return TSL_EXIT_USAGE;
-    case GRPC_STATUS_NOT_FOUND: return TSL_EXIT_NOT_FOUND;
-    case GRPC_STATUS_UNAVAILABLE:
-    case GRPC_STATUS_DEADLINE_EXCEEDED: return TSL_EXIT_UNAVAILABLE;
-    default: return TSL_EXIT_SERVER;
-    }
-}
-
-const char *tsl_rpc_code_name(grpc_status_code code)
-{
-    static const char *const names[] = {
-        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-        "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-        "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-        "UNAUTHENTICATED",
-    };
-    if ((unsigned)code < sizeof(names) / sizeof(names[0]))
-        return names[code];
-    return "UNKNOWN";
-}
-
-int tsl_rpc_report(FILE *err, const tsl_rpc_status_t *st)
-{
-    int rc = tsl_rpc_exit_code(st->code);
-
-    if (rc == TSL_EXIT_OK)
-        return rc;
-    if (st->message[0])
-        fprintf(err, "tesselctl: %s\n", st->message);
-    else
-        fprintf(err, "tesselctl: %s\n", tsl_rpc_code_name(st->code));
-    return rc;
 }

@@ -1,5 +1,6 @@
 /*
- * rpc_client.h — tesselctl's thin synchronous layer over the gRPC C core client.
+ * rpc_client.h — a thin synchronous layer over the gRPC C core client, for
+ * tesselctl, the benchmarks and the worker.
  *
  * One tsl_rpc_client_t owns one channel and one pluck completion queue; it is used
  * by one thread at a time (the benchmark opens one per thread). Requests and
@@ -11,9 +12,8 @@
  * absolute path "/path" (taken as a unix socket), or "host:port" (TCP, plaintext).
  *
  * Errors: every call fills a tsl_rpc_status_t — the gRPC status code and the
- * server's message (or the transport's). tsl_rpc_exit_code() maps it onto the
- * tesselctl exit codes of commands.h: OK 0, INVALID_ARGUMENT 2, NOT_FOUND 3,
- * UNAVAILABLE / DEADLINE_EXCEEDED 5, anything else 4.
+ * server's message (or the transport's); status.h names it and maps it onto
+ * tesselctl's exit statuses.
  *
  * Ownership: replies returned through `out` belong to the caller and are freed
  * with protobuf_c_message_free_unpacked(msg, NULL).
@@ -26,6 +26,9 @@
 #include <grpc/grpc.h>
 #include <protobuf-c/protobuf-c.h>
 
+#include "methods.h"
+#include "status.h"
+
 #define TSL_RPC_MSG_MAX 512
 #define TSL_RPC_MAX_RECV_BYTES (64 * 1024 * 1024)
 
@@ -37,13 +40,8 @@ typedef struct tsl_rpc_status {
     char message[TSL_RPC_MSG_MAX];   /* one line; "" when the server sent none */
 } tsl_rpc_status_t;
 
-/* Method paths, "/package.Service/Method". */
-#define TSL_RPC_PLAN "/tessel.v1.Planner/Plan"
-#define TSL_RPC_GET_PLAN "/tessel.v1.Planner/GetPlan"
-#define TSL_RPC_LIST_PLANS "/tessel.v1.Planner/ListPlans"
-#define TSL_RPC_DELETE_PLAN "/tessel.v1.Planner/DeletePlan"
-#define TSL_RPC_EXPORT_PLAN "/tessel.v1.Planner/ExportPlan"
-#define TSL_RPC_HEALTH_CHECK "/grpc.health.v1.Health/Check"
+/* tesseld's default address (its default unix_socket, daemon/config.h). */
+#define TSL_DEFAULT_SERVER "unix:/run/tessel/tesseld.sock"
 
 /*
  * Opens a channel to `server` (see the address forms above). `token` may be NULL
@@ -76,12 +74,5 @@ void tsl_rpc_stream_cancel(tsl_rpc_stream_t *s);
 /* Receives the final status (after next returned 0 or -1), frees the stream.
  * Returns 0 on OK, -1 otherwise. */
 int tsl_rpc_stream_finish(tsl_rpc_stream_t *s, tsl_rpc_status_t *st);
-
-/* Status → tesselctl exit code (commands.h). */
-int tsl_rpc_exit_code(grpc_status_code code);
-/* "NOT_FOUND", "UNAVAILABLE", ... */
-const char *tsl_rpc_code_name(grpc_status_code code);
-/* Prints "tesselctl: <message>" (one line) on `err` and returns the exit code. */
-int tsl_rpc_report(FILE *err, const tsl_rpc_status_t *st);
 
 #endif

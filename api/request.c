@@ -1,0 +1,302 @@
+/*
+ * request.c — tessel.v1.PlanRequest → model, cluster, request, with every
+ * field checked before a search starts; request fields ↔ proto (request.h).
+ */
+#include "request.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_json.h"
+#include "hf_config.h"
+
+/* ---- request fields ↔ proto, by name ---------------------------------------- */
+
+typedef struct field_ref {
+    const char *name;              /* the tsl_request_t member, for messages */
+    tsl_request_kind_t kind;
+    bool cli;                      /* has a tesselctl flag */
+    const char *proto;
+    size_t offset;                 /* in tsl_request_t */
+} field_ref_t;
+
+static const field_ref_t fields[] = {
+#define FIELD_REF_(name, kind, flag, metavar, min, max, help, proto, json)                     \
+    {#name, TSL_REQUEST_KIND_##kind, flag != NULL, proto, offsetof(tsl_request_t, name)},
+    TSL_REQUEST_FIELDS(FIELD_REF_)
+#undef FIELD_REF_
+};
+
+#define N_FIELDS (sizeof fields / sizeof fields[0])
+
+static ProtobufCType proto_type(tsl_request_kind_t k)
+{
+    return k == TSL_REQUEST_KIND_BOOL   ? PROTOBUF_C_TYPE_BOOL
+           : k == TSL_REQUEST_KIND_UINT ? PROTOBUF_C_TYPE_UINT32
+                                        : PROTOBUF_C_TYPE_UINT64;
+}
+
+/* The field's descriptor when msg's type has it with the right type and label. */
+static const ProtobufCFieldDescriptor *proto_field(const ProtobufCMessageDescriptor *d,
+                                                   const field_ref_t *f)
+{
+    const ProtobufCFieldDescriptor *pf = protobuf_c_message_descriptor_get_field_by_name(d, f->proto);
+    if (!pf || pf->type != proto_type(f->kind) || pf->label != PROTOBUF_C_LABEL_NONE)
+        return NULL;
+    return pf;
+}
+
+void tsl_request_from_proto(const ProtobufCMessage *msg, tsl_request_t *r)
+{
+    tsl_request_init(r);
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        const ProtobufCFieldDescriptor *pf = proto_field(msg->descriptor, &fields[i]);
+        if (!pf)
+            continue;
+        const char *src = (const char *)msg + pf->offset;
+        char *dst = (char *)r + fields[i].offset;
+        switch (fields[i].kind) {
+        case TSL_REQUEST_KIND_BOOL: *(bool *)dst = *(const protobuf_c_boolean *)src != 0; break;
+        case TSL_REQUEST_KIND_UINT: memcpy(dst, src, sizeof(uint32_t)); break;
+        case TSL_REQUEST_KIND_BYTES: memcpy(dst, src, sizeof(uint64_t)); break;
+        }
+    }
+}
+
+void tsl_request_to_proto(const tsl_request_t *r, ProtobufCMessage *msg)
+{
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        const ProtobufCFieldDescriptor *pf = proto_field(msg->descriptor, &fields[i]);
+        if (!pf)
+            continue;
+        char *dst = (char *)msg + pf->offset;
+        const char *src = (const char *)r + fields[i].offset;
+        switch (fields[i].kind) {
+        case TSL_REQUEST_KIND_BOOL: *(protobuf_c_boolean *)dst = *(const bool *)src; break;
+        case TSL_REQUEST_KIND_UINT: memcpy(dst, src, sizeof(uint32_t)); break;
+        case TSL_REQUEST_KIND_BYTES: memcpy(dst, src, sizeof(uint64_t)); break;
+        }
+    }
+}
+
+const char *tsl_request_proto_mismatch(const ProtobufCMessageDescriptor *desc, bool cli_only)
+{
+    for (size_t i = 0; i < N_FIELDS; i++)
+        if ((!cli_only || fields[i].cli) && !proto_field(desc, &fields[i]))
+            return fields[i].name;
+    return NULL;
+}
+
+/* ---- checks ------------------------------------------------------------------- */
+
+static int check_fields(const Tessel__V1__PlanRequest *req, const tsl_request_limits_t *lim,
+                        tsl_err_t *err)
+{
+    if (req->model_case == TESSEL__V1__PLAN_REQUEST__MODEL__NOT_SET)
+        return tsl_err_set(err, "model: set model_preset (e.g. GPT3-15B) or hf_config_json");
+    if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER__NOT_SET)
+        return tsl_err_set(err, "cluster: set cluster_spec (e.g. 2x8xA100-40G:ib100) or cluster_json");
+    if (req->model_case == TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET &&
+        strlen(req->model_preset) >= TSL_NAME_MAX)
+        return tsl_err_set(err, "model_preset: longer than %u characters", TSL_NAME_MAX - 1);
+    if (req->seq_len && req->model_case != TESSEL__V1__PLAN_REQUEST__MODEL_HF_CONFIG_JSON)
+        return tsl_err_set(err, "seq_len: only applies with hf_config_json (a preset has its own)");
+    if (req->seq_len > TSL_REQUEST_MAX_SEQ_LEN)
+        return tsl_err_set(err, "seq_len: %u is above the limit %u", req->seq_len,
+                           TSL_REQUEST_MAX_SEQ_LEN);
+    if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC &&
+        strlen(req->cluster_spec) > TSL_REQUEST_MAX_SPEC)
+        return tsl_err_set(err, "cluster_spec: longer than %u characters", TSL_REQUEST_MAX_SPEC);
+    if (req->global_batch > lim->max_batch)
+        return tsl_err_set(err, "global_batch: %u is above the limit max_batch=%u",
+                           req->global_batch, lim->max_batch);
+    if (req->max_batch > lim->max_batch)
+        return tsl_err_set(err, "max_batch: %u is above the limit max_batch=%u", req->max_batch,
+                           lim->max_batch);
+    if (req->top_k > TSL_SEARCH_MAX_TOPK)
+        return tsl_err_set(err, "top_k: %u is above the limit %u", req->top_k, TSL_SEARCH_MAX_TOPK);
+    return 0;
+}
+
+/* Physical bounds (request.h), in the planner's units. */
+#define GIB 1073741824.0
+#define BW_MIN 0.01e9
+#define BW_MAX 100000e9
+
+static int bounded(const char *field, double v, double lo, double hi, double unit,
+                   const char *unit_name, tsl_err_t *err)
+{
+    if (isfinite(v) && v >= lo && v <= hi)
+        return 0;
+    return tsl_err_set(err, "%s: %g %s is outside the physical bounds [%g, %g]", field, v / unit,
+                       unit_name, lo / unit, hi / unit);
+}
+
+static int check_gpu(const tsl_gpu_spec_t *g, tsl_err_t *err)
+{
+    char f[96];
+#define GPU_FIELD_(key) (snprintf(f, sizeof f, "gpu_types.%.40s.%s", g->name, key), f)
+    if (bounded(GPU_FIELD_("memory_gb"), (double)g->mem_bytes, GIB / 16, 16384 * GIB, GIB, "GiB",
+                err) != 0 ||
+        bounded(GPU_FIELD_("peak_tflops"), g->peak_flops, 0.1e12, 100000e12, 1e12, "TFLOP/s",
+                err) != 0 ||
+        bounded(GPU_FIELD_("intra_gbps"), g->intra_bw, BW_MIN, BW_MAX, 1e9, "GB/s", err) != 0 ||
+        bounded(GPU_FIELD_("pcie_gbps"), g->pcie_bw, BW_MIN, BW_MAX, 1e9, "GB/s", err) != 0)
+        return -1;
+    if (!(g->efficiency > 0 && g->efficiency <= 1))
+        return tsl_err_set(err, "%s: %g is outside (0, 1]", GPU_FIELD_("efficiency"),
+                           g->efficiency);
+#undef GPU_FIELD_
+    return 0;
+}
+
+int tsl_request_check_cluster(const tsl_cluster_t *c, tsl_err_t *err)
+{
+    char f[64];
+    for (uint32_t t = 0; t < c->n_gpu_types; t++)
+        if (check_gpu(&c->gpu_types[t], err) != 0)
+            return -1;
+    for (uint32_t n = 0; n < c->n_nodes; n++) {
+        snprintf(f, sizeof f, "nodes[%u].intra_gbps", n);
+        if (bounded(f, c->nodes[n].intra_bw, BW_MIN, BW_MAX, 1e9, "GB/s", err) != 0)
+            return -1;
+        snprintf(f, sizeof f, "nodes[%u].cpu_memory_gb", n);
+        if (bounded(f, (double)c->nodes[n].cpu_mem_bytes, 0, 1048576 * GIB, GIB, "GiB", err) != 0)
+            return -1;
+    }
+    if (c->n_nodes > 1 && !c->inter_bw_matrix &&
+        bounded("inter_gbps", c->inter_bw, BW_MIN, BW_MAX, 1e9, "GB/s", err) != 0)
+        return -1;
+    for (uint32_t a = 0; c->inter_bw_matrix && a < c->n_nodes; a++) {
+        for (uint32_t b = 0; b < c->n_nodes; b++) {
+            snprintf(f, sizeof f, "inter_gbps_matrix[%u][%u]", a, b);
+            if (a != b && bounded(f, c->inter_bw_matrix[(size_t)a * c->n_nodes + b], BW_MIN,
+                                  BW_MAX, 1e9, "GB/s", err) != 0)
+                return -1;
+        }
+    }
+    return bounded("overlap", c->overlap_slowdown, 1, 100, 1, "x", err);
+}
+
+/* ---- the planner's input ---------------------------------------------------------- */
+
+static int build_model(const Tessel__V1__PlanRequest *req, const tsl_request_limits_t *lim,
+                       tsl_model_t *m, tsl_err_t *err)
+{
+    if (req->model_case == TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET) {
+        if (tsl_model_preset(req->model_preset, m, err) != 0)
+            return tsl_err_prefix(err, "model_preset");
+    } else if (tsl_hf_config_parse(req->hf_config_json, "", req->seq_len, m, err) != 0) {
+        return tsl_err_prefix(err, "hf_config_json");
+    }
+    if (m->n_layers > lim->max_layers)
+        return tsl_err_set(err, "model: %u layers is above the limit max_layers=%u", m->n_layers,
+                           lim->max_layers);
+    return 0;
+}
+
+static int build_cluster(const Tessel__V1__PlanRequest *req, const tsl_request_limits_t *lim,
+                         tsl_cluster_t *c, tsl_err_t *err)
+{
+    if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC) {
+        if (tsl_cluster_parse_spec(c, req->cluster_spec, err) != 0)
+            return tsl_err_prefix(err, "cluster_spec");
+    } else if (tsl_cluster_json_parse(req->cluster_json, c, err) != 0) {
+        return tsl_err_prefix(err, "cluster_json");
+    }
+    if (c->n_devices > lim->max_devices)
+        return tsl_err_set(err, "cluster: %u devices is above the limit max_devices=%u",
+                           c->n_devices, lim->max_devices);
+    if (tsl_request_check_cluster(c, err) != 0)
+        return tsl_err_prefix(err, "%s", req->cluster_case ==
+                                                 TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC
+                                             ? "cluster_spec"
+                                             : "cluster_json");
+    return 0;
+}
+
+/* The sweep's ceiling defaults to the smaller of the planner's and the limit. */
+static void build_request(const Tessel__V1__PlanRequest *req, const tsl_request_limits_t *lim,
+                          tsl_request_t *r)
+{
+    tsl_request_from_proto(&req->base, r);
+    if (!r->global_batch && !r->max_batch)
+        r->max_batch = lim->max_batch < TSL_SEARCH_DEFAULT_MAX_BATCH ? lim->max_batch
+                                                                     : TSL_SEARCH_DEFAULT_MAX_BATCH;
+}
+
+/* An embedded JSON document as an object when it parses, else as its text. */
+static json_t *embedded(const char *text)
+{
+    json_t *v = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+    return v ? v : json_string(text);
+}
+
+/* The PlanRequest as received: its oneofs, seq_len, and every request field
+ * PlanRequest carries under its proto name (sorted keys). */
+static char *request_json(const Tessel__V1__PlanRequest *req)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    if (req->model_case == TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET)
+        json_object_set_new(o, "model_preset", json_string(req->model_preset));
+    else
+        json_object_set_new(o, "hf_config", embedded(req->hf_config_json));
+    if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC)
+        json_object_set_new(o, "cluster_spec", json_string(req->cluster_spec));
+    else
+        json_object_set_new(o, "cluster", embedded(req->cluster_json));
+    json_object_set_new(o, "seq_len", json_integer(req->seq_len));
+    tsl_request_t r;
+    tsl_request_from_proto(&req->base, &r);
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        if (!proto_field(req->base.descriptor, &fields[i]))
+            continue;
+        const char *p = (const char *)&r + fields[i].offset;
+        json_t *v = fields[i].kind == TSL_REQUEST_KIND_BOOL
+                        ? json_boolean(*(const bool *)p)
+                        : fields[i].kind == TSL_REQUEST_KIND_UINT
+                              ? json_integer(*(const uint32_t *)p)
+                              : json_integer((json_int_t) * (const uint64_t *)p);
+        json_object_set_new(o, fields[i].proto, v);
+    }
+    char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(o);
+    return text;
+}
+
+int tsl_plan_request_decode(const Tessel__V1__PlanRequest *req, const tsl_request_limits_t *lim,
+                            tsl_plan_input_t *in, tsl_err_t *err)
+{
+    if (check_fields(req, lim, err) != 0)
+        return -1;
+    if (build_model(req, lim, &in->model, err) != 0)
+        goto fail;
+    if (build_cluster(req, lim, &in->cluster, err) != 0)
+        goto fail;
+    build_request(req, lim, &in->request);
+    if (tsl_request_validate(&in->request, &in->model, &in->cluster, err) != 0)
+        goto fail;
+    tsl_request_fingerprint(&in->request, &in->model, &in->cluster, in->fingerprint);
+    in->force = req->force;
+    in->request_json = request_json(req);
+    if (!in->request_json) {
+        tsl_err_setc(err, TSL_E_NOMEM, "request: out of memory");
+        goto fail;
+    }
+    return 0;
+fail:
+    tsl_plan_input_free(in);
+    return -1;
+}
+
+void tsl_plan_input_free(tsl_plan_input_t *in)
+{
+    tsl_model_free(&in->model);
+    tsl_cluster_free(&in->cluster);
+    free(in->request_json);
+    memset(in, 0, sizeof *in);
+}

@@ -1,0 +1,81 @@
+/*
+ * request.h — a tessel.v1.PlanRequest checked and turned into the planner's
+ * input, and the request's fields to and from the wire.
+ *
+ * In: a PlanRequest becomes a model, a cluster and a tsl_request_t, every field
+ * checked against the caller's limits (tsl_request_limits_t: the daemon fills it
+ * from its [limits] config, a worker or a test from anything) and against
+ * physical bounds, then by the planner's own validation, before any search
+ * starts. Errors carry TSL_E_INVALID and name the field and the limit
+ * ("global_batch: 100000 is above the limit max_batch=65536") or carry the
+ * planner's message prefixed with the field ("model_preset: ..."). A
+ * cluster_spec is only ever a short spec: it is never opened as a file.
+ *
+ * Physical bounds of the hardware figures a request may describe (cluster_json,
+ * docs/cluster-format.md); a value outside them is INVALID_ARGUMENT naming it:
+ *   memory_gb      GPU memory           1/16 GiB .. 16 TiB
+ *   peak_tflops    GPU peak             0.1 .. 100 000 TFLOP/s
+ *   efficiency     achieved fraction    (0, 1]
+ *   intra_gbps, pcie_gbps, inter_gbps, inter_gbps_matrix
+ *                  bandwidths           0.01 .. 100 000 GB/s
+ *   cpu_memory_gb  host memory a node   0 .. 1 PiB
+ *   overlap        slowdown factor      1 .. 100
+ *
+ * The wire: tsl_request_from_proto / tsl_request_to_proto copy every field of
+ * planner/request_fields.h between a tsl_request_t and a PlanRequest or a
+ * PlanOptions (whichever message is given), by field name through the
+ * protobuf-c descriptor; fields the message does not have are skipped.
+ *
+ * Ownership: tsl_plan_input_t owns its model, cluster and request_json; free it
+ * with tsl_plan_input_free (also after a failed decode).
+ */
+#ifndef TSL_API_REQUEST_H
+#define TSL_API_REQUEST_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "search.h"
+#include "tessel/v1/planner.pb-c.h"
+
+#define TSL_REQUEST_MAX_SEQ_LEN 1048576u   /* seq_len limit */
+#define TSL_REQUEST_MAX_SPEC 255u          /* cluster_spec length limit */
+
+/* What a server accepts; the daemon copies its [limits] here. */
+typedef struct tsl_request_limits {
+    uint32_t max_batch;     /* global_batch and max_batch; also the sweep's default ceiling */
+    uint32_t max_layers;    /* the model's layer count */
+    uint32_t max_devices;   /* the cluster's device count */
+} tsl_request_limits_t;
+
+typedef struct tsl_plan_input {
+    tsl_model_t model;
+    tsl_cluster_t cluster;
+    tsl_request_t request;
+    char fingerprint[17];
+    char *request_json;      /* canonical JSON of the PlanRequest as received (malloc'd) */
+    bool force;
+} tsl_plan_input_t;
+
+/* Fills in (zeroed by the caller first); on failure in holds nothing to free
+ * but tsl_plan_input_free is still safe. */
+int tsl_plan_request_decode(const Tessel__V1__PlanRequest *req, const tsl_request_limits_t *lim,
+                            tsl_plan_input_t *in, tsl_err_t *err);
+void tsl_plan_input_free(tsl_plan_input_t *in);
+
+/* Checks a cluster's hardware figures against the physical bounds above. */
+int tsl_request_check_cluster(const tsl_cluster_t *c, tsl_err_t *err);
+
+/* msg: a PlanRequest or a PlanOptions. from_proto starts from tsl_request_init. */
+void tsl_request_from_proto(const ProtobufCMessage *msg, tsl_request_t *r);
+void tsl_request_to_proto(const tsl_request_t *r, ProtobufCMessage *msg);
+
+/* The request fields' descriptors in msg's type, for tests: the name of the
+ * first request_fields.h entry the message lacks or types differently (only
+ * those with a CLI flag when cli_only), or NULL when all match. */
+const char *tsl_request_proto_mismatch(const ProtobufCMessageDescriptor *desc, bool cli_only);
+
+#endif

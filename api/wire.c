@@ -1,0 +1,102 @@
+/*
+ * wire.c — pack and unpack through gRPC slices (wire.h).
+ */
+#include "wire.h"
+
+#include <grpc/byte_buffer_reader.h>
+#include <stdbool.h>
+#include <grpc/slice.h>
+#include <string.h>
+
+grpc_byte_buffer *tsl_wire_pack(const ProtobufCMessage *msg)
+{
+    size_t n = protobuf_c_message_get_packed_size(msg);
+    grpc_slice sl = grpc_slice_malloc(n);
+    protobuf_c_message_pack(msg, GRPC_SLICE_START_PTR(sl));
+    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&sl, 1);
+    grpc_slice_unref(sl);
+    return bb;
+}
+
+ProtobufCMessage *tsl_wire_unpack(grpc_byte_buffer *bb, const ProtobufCMessageDescriptor *desc,
+                                  size_t *len)
+{
+    grpc_byte_buffer_reader r;
+    if (len)
+        *len = 0;
+    if (!grpc_byte_buffer_reader_init(&r, bb))
+        return NULL;
+    grpc_slice sl = grpc_byte_buffer_reader_readall(&r);
+    grpc_byte_buffer_reader_destroy(&r);
+    if (len)
+        *len = GRPC_SLICE_LENGTH(sl);
+    ProtobufCMessage *m = protobuf_c_message_unpack(desc, NULL, GRPC_SLICE_LENGTH(sl),
+                                                    GRPC_SLICE_START_PTR(sl));
+    grpc_slice_unref(sl);
+    return m;
+}
+
+/* Reads a varint at *p (< end); false when malformed. */
+static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    *v = 0;
+    for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return true;
+    }
+    return false;
+}
+
+/* Nested messages are walked to this depth; deeper ones are left to protobuf-c. */
+#define MAX_DEPTH 16
+
+static int walk(const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *desc,
+                int depth, tsl_err_t *err)
+{
+    while (p < end) {
+        uint64_t key, n = 0;
+        if (!varint(&p, end, &key))
+            return 0;   /* malformed: protobuf-c has judged the bytes already */
+        switch (key & 7) {
+        case 0: if (!varint(&p, end, &n)) return 0; continue;
+        case 1: n = 8; break;
+        case 5: n = 4; break;
+        case 2: if (!varint(&p, end, &n)) return 0; break;
+        default: return 0;
+        }
+        if (n > (uint64_t)(end - p))
+            return 0;
+        const ProtobufCFieldDescriptor *f =
+            (key & 7) == 2 ? protobuf_c_message_descriptor_get_field(desc, (unsigned)(key >> 3))
+                           : NULL;
+        if (f && f->type == PROTOBUF_C_TYPE_STRING && memchr(p, 0, (size_t)n))
+            return tsl_err_setc(err, TSL_E_INVALID,
+                                "%s: contains a NUL byte; strings must be plain text", f->name);
+        if (f && f->type == PROTOBUF_C_TYPE_MESSAGE && depth < MAX_DEPTH &&
+            walk(p, p + n, f->descriptor, depth + 1, err) != 0)
+            return -1;
+        p += n;
+    }
+    return 0;
+}
+
+int tsl_wire_check_string_bytes(const uint8_t *data, size_t len,
+                                 const ProtobufCMessageDescriptor *desc, tsl_err_t *err)
+{
+    return walk(data, data + len, desc, 0, err);
+}
+
+int tsl_wire_check_strings(grpc_byte_buffer *bb, const ProtobufCMessageDescriptor *desc,
+                           tsl_err_t *err)
+{
+    grpc_byte_buffer_reader r;
+    if (!grpc_byte_buffer_reader_init(&r, bb))
+        return 0;
+    grpc_slice sl = grpc_byte_buffer_reader_readall(&r);
+    grpc_byte_buffer_reader_destroy(&r);
+    int rc = tsl_wire_check_string_bytes(GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl), desc, err);
+    grpc_slice_unref(sl);
+    return rc;
+}

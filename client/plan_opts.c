@@ -1,0 +1,199 @@
+/*
+ * plan_opts.c — `tesselctl plan`: its options and --help. The request's options
+ * come from planner/request_fields.h (one line there is one option here: its
+ * flag, its parser, its help line); the others (model, cluster, mode) are
+ * spelled out below.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "remote.h"
+
+static const char plan_usage_head[] =
+    "usage: tesselctl plan (--model NAME | --hf-config PATH [--seq-len N])\n"
+    "                      --cluster SPEC|FILE.json [--batch N | --sweep]\n"
+    "                      [SEARCH OPTIONS] [--local] [--force] [--json]\n"
+    "\n"
+    "Search the hybrid-parallel plan (pipeline stages, per-layer data / sharded-data /\n"
+    "tensor parallelism, activation checkpointing, micro-batching) with the highest\n"
+    "predicted throughput, and compare it with pure DP, Megatron TP, GPipe PP, ZeRO-3,\n"
+    "DeepSpeed 3D, DP+TP and DP+PP under the same memory budget.\n"
+    "\n"
+    "  --model NAME        a built-in preset (tesselctl models), e.g. GPT3-15B\n"
+    "  --hf-config PATH    a HuggingFace config.json (GPT-2, BERT, T5, ViT, Llama-style)\n"
+    "  --seq-len N         sequence length for --hf-config (default: from the config)\n"
+    "  --cluster SPEC      [NODESx]GPUSxTYPE[:LINK], e.g. 8xA100-80G, 2x8xA100-40G:ib100,\n"
+    "                      or a cluster JSON file (docs/cluster-format.md)\n"
+    "  --sweep             sweep the batch size for the best throughput (the default)\n"
+    "\n"
+    "Search options:\n";
+
+static const char plan_usage_tail[] =
+    "\n"
+    "  --local             run the planner in this process instead of tesseld\n"
+    "  --timeout S         give up after S seconds (remote and --local alike; exit 5)\n"
+    "  --force             ignore tesseld's cached plan and search again\n"
+    "  --json              print the plan document as JSON (docs/plan-format.md)\n";
+
+/* ---- the request's options, from request_fields.h ------------------------------ */
+
+typedef struct req_opt {
+    const char *flag;         /* NULL: not an option */
+    const char *metavar;
+    tsl_request_kind_t kind;
+    uint32_t min, max;
+    const char *help;
+    size_t offset;            /* in tsl_request_t */
+} req_opt_t;
+
+static const req_opt_t req_opts[] = {
+#define REQ_OPT_(name, kind, flag, metavar, min, max, help, proto, json)                       \
+    {flag, metavar, TSL_REQUEST_KIND_##kind, min, max, help, offsetof(tsl_request_t, name)},
+    TSL_REQUEST_FIELDS(REQ_OPT_)
+#undef REQ_OPT_
+};
+
+#define N_REQ_OPTS (sizeof req_opts / sizeof req_opts[0])
+
+/* getopt ids: the other options, then OPT_REQ + the request field's index. */
+enum {
+    OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER, OPT_SWEEP, OPT_LOCAL, OPT_FORCE,
+    OPT_REQ = 0x200,
+};
+
+static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_err_t *err)
+{
+    char *field = (char *)r + o->offset;
+    switch (o->kind) {
+    case TSL_REQUEST_KIND_BOOL: *(bool *)field = true; return 0;
+    case TSL_REQUEST_KIND_UINT: return tsl_parse_u32(o->flag, arg, o->min, o->max, (uint32_t *)field, err);
+    case TSL_REQUEST_KIND_BYTES: return tsl_parse_bytes(o->flag, arg, (uint64_t *)field, err);
+    }
+    return 1;
+}
+
+/* 0 applied, 1 not a plan option, -1 bad value (err). */
+static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
+{
+    if (opt >= OPT_REQ && (size_t)(opt - OPT_REQ) < N_REQ_OPTS)
+        return req_opt(&req_opts[opt - OPT_REQ], optarg, &po->req, err);
+    switch (opt) {
+    case OPT_MODEL: po->model = optarg; return 0;
+    case OPT_HF: po->hf_config = optarg; return 0;
+    case OPT_SEQ: return tsl_parse_u32("seq-len", optarg, 1, 1u << 20, &po->seq_len, err);
+    case OPT_CLUSTER: po->cluster = optarg; return 0;
+    case OPT_SWEEP: po->req.global_batch = 0; return 0;
+    case OPT_LOCAL: po->local = true; return 0;
+    case OPT_FORCE: po->force = true; return 0;
+    default: return 1;
+    }
+}
+
+static const struct option fixed_long[] = {
+    TSL_REMOTE_LONG_OPTS,
+    {"model", required_argument, 0, OPT_MODEL}, {"hf-config", required_argument, 0, OPT_HF},
+    {"seq-len", required_argument, 0, OPT_SEQ}, {"cluster", required_argument, 0, OPT_CLUSTER},
+    {"sweep", no_argument, 0, OPT_SWEEP}, {"local", no_argument, 0, OPT_LOCAL},
+    {"force", no_argument, 0, OPT_FORCE},
+};
+
+#define N_FIXED (sizeof fixed_long / sizeof fixed_long[0])
+
+/* The getopt_long table: the fixed options, then one per request flag. */
+static void build_long(struct option out[N_FIXED + N_REQ_OPTS + 1])
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_FIXED; i++)
+        out[n++] = fixed_long[i];
+    for (size_t i = 0; i < N_REQ_OPTS; i++) {
+        if (!req_opts[i].flag)
+            continue;
+        out[n].name = req_opts[i].flag;
+        out[n].has_arg = req_opts[i].kind == TSL_REQUEST_KIND_BOOL ? no_argument : required_argument;
+        out[n].flag = NULL;
+        out[n].val = OPT_REQ + (int)i;
+        n++;
+    }
+    memset(&out[n], 0, sizeof out[n]);
+}
+
+/* "  --flag META         help", wrapped at 86 columns under the help column. */
+static void print_help_line(FILE *f, const req_opt_t *o)
+{
+    enum { COL = 22, WIDTH = 86 };
+    char lhs[64];
+    snprintf(lhs, sizeof lhs, "--%s%s%s", o->flag, o->metavar[0] ? " " : "", o->metavar);
+    int at = fprintf(f, "  %-*s", COL - 3, lhs);
+    if (at < COL - 1)
+        at += fprintf(f, "%*s", COL - 1 - at, "");
+    const char *p = o->help;
+    while (*p) {
+        size_t room = WIDTH - (size_t)at, n = strlen(p);
+        if (n > room) {
+            n = room;
+            while (n > 0 && p[n] != ' ')
+                n--;
+            if (n == 0)
+                n = room;
+        }
+        fprintf(f, " %.*s", (int)n, p);
+        p += n;
+        while (*p == ' ')
+            p++;
+        if (*p) {
+            fprintf(f, "\n%*s", COL - 1, "");
+            at = COL - 1;
+        }
+    }
+    fputc('\n', f);
+}
+
+static void plan_usage(FILE *f)
+{
+    fputs(plan_usage_head, f);
+    for (size_t i = 0; i < N_REQ_OPTS; i++)
+        if (req_opts[i].flag)
+            print_help_line(f, &req_opts[i]);
+    fputs(plan_usage_tail, f);
+}
+
+int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
+{
+    struct option longopts[N_FIXED + N_REQ_OPTS + 1];
+    tsl_plan_opts_t po;
+    tsl_err_t err = {0};
+    int opt;
+
+    memset(&po, 0, sizeof po);
+    tsl_request_init(&po.req);
+    build_long(longopts);
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (opt == 'h' || opt == TSL_OPT_HELP) {
+            plan_usage(stdout);
+            return TSL_EXIT_OK;
+        }
+        int r = tsl_remote_common_opt(opt, optarg, co);
+        if (r > 0)
+            return r;   /* reported */
+        if (r < 0)
+            r = plan_opt(opt, &po, &err);
+        if (r == 1) {
+            plan_usage(stderr);
+            return TSL_EXIT_USAGE;
+        }
+        if (r != 0) {
+            fprintf(stderr, "tesselctl: %s\n", err.msg);
+            return TSL_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tesselctl: plan: unexpected argument '%s'\n", argv[optind]);
+        return TSL_EXIT_USAGE;
+    }
+    return po.local ? tsl_plan_local(&po, co) : tsl_plan_remote(&po, co);
+}

@@ -1,0 +1,93 @@
+/*
+ * request_fields.h — the planner request's fields, listed once.
+ *
+ * tsl_request_t (search.h) is generated from this list, and so is everything
+ * that carries a request across a boundary:
+ *   - tesselctl's `plan` options, their help lines and the options → request
+ *     mapping (client/plan_opts.c);
+ *   - tsl_request_t ↔ tessel.v1.PlanRequest and ↔ tessel.v1.PlanOptions, the
+ *     request echo of a Plan (api/request.c, api/plan_proto.c, through the
+ *     protobuf-c descriptors by field name; tests/test_api.c checks that every
+ *     field named here exists in the .proto with a matching type);
+ *   - the "request" object of the plan document (common/plan_json.c) and the
+ *     request JSON the daemon stores.
+ *
+ * One X(...) per field, in the order the plan document lists them:
+ *   X(name, KIND, flag, metavar, min, max, help, proto, json)
+ *     name     the C member of tsl_request_t
+ *     KIND     BOOL  a switch: bool, `--flag` sets it, proto bool
+ *              UINT  uint32_t, `--flag N` in [min, max], proto uint32
+ *              BYTES uint64_t, `--flag SIZE` (common/args.h sizes), proto uint64
+ *     flag     tesselctl's long option without "--", or NULL: not a CLI option
+ *     metavar  the argument's name in --help ("N", "SIZE"; "" for BOOL)
+ *     min,max  the CLI's accepted range (UINT only; 0, 0 otherwise)
+ *     help     one line of tesselctl plan --help ("" when flag is NULL)
+ *     proto    the field name in PlanRequest and PlanOptions (a string: looked
+ *              up by name in the descriptor). A field with a CLI flag must be
+ *              in PlanRequest; every field must be in PlanOptions.
+ *     json     the key in the plan document's "request" object
+ *
+ * Adding a request option: one line here, the field in proto/tessel/v1/
+ * planner.proto (PlanRequest and PlanOptions, new field numbers — never reuse
+ * one), and its meaning in the planner (read r->name where it matters; add it
+ * to tsl_request_fingerprint in search.c when it changes the answer). The CLI
+ * option, its help line, the wire and the JSON follow from this list. Zero
+ * must mean "default" (tsl_request_init zeroes the request).
+ */
+#ifndef TSL_REQUEST_FIELDS_H
+#define TSL_REQUEST_FIELDS_H
+
+#define TSL_REQUEST_FIELDS(X)                                                                 \
+    X(pp, UINT, "pp", "N", 1, 64, "fix the number of pipeline stages (default: searched)",     \
+      "pp", "pp")                                                                              \
+    X(global_batch, UINT, "batch", "N", 1, 1u << 20, "fixed global batch size",                \
+      "global_batch", "global_batch")                                                          \
+    X(max_batch, UINT, "max-batch", "N", 1, 1u << 20,                                          \
+      "largest batch the sweep tries (default 4096)", "max_batch", "max_batch")                \
+    X(mem_budget_bytes, BYTES, "memory", "SIZE", 0, 0,                                         \
+      "memory budget per device, e.g. 16G (default: device memory)", "memory_bytes",           \
+      "memory_bytes")                                                                          \
+    X(top_k, UINT, "top-k", "N", 1, 16, "alternatives to keep (default 5, at most 16)",         \
+      "top_k", "top_k")                                                                        \
+    X(max_pp, UINT, NULL, "", 0, 0, "", "max_pp", "max_pp")                                    \
+    X(max_micro, UINT, NULL, "", 0, 0, "", "max_micro", "max_micro")                           \
+    X(bucket_bytes, BYTES, NULL, "", 0, 0, "", "bucket_bytes", "bucket_bytes")                 \
+    X(no_pp, BOOL, "no-pp", "", 0, 0, "no pipeline parallelism", "no_pp", "no_pp")             \
+    X(no_tp, BOOL, "no-tp", "", 0, 0, "no tensor parallelism", "no_tp", "no_tp")               \
+    X(no_dp, BOOL, "no-dp", "", 0, 0, "no data parallelism", "no_dp", "no_dp")                 \
+    X(no_sdp, BOOL, "no-sdp", "", 0, 0, "no sharded data parallelism (ZeRO-3)", "no_sdp",      \
+      "no_sdp")                                                                                \
+    X(no_ckpt, BOOL, "no-ckpt", "", 0, 0, "no activation checkpointing", "no_ckpt", "no_ckpt") \
+    X(no_baselines, BOOL, "no-baselines", "", 0, 0, "skip the baseline comparison",            \
+      "no_baselines", "no_baselines")                                                          \
+    X(no_placement, BOOL, "no-placement", "", 0, 0,                                            \
+      "heterogeneous clusters: keep the node order as given instead of searching which "      \
+      "nodes take which stage (AMP)",                                                          \
+      "no_placement", "no_placement")                                                          \
+    X(no_memopt, BOOL, "no-memopt", "", 0, 0,                                                  \
+      "never fall back to H3T's memory switches and CPU offload when nothing else fits the "  \
+      "memory budget",                                                                         \
+      "no_memopt", "no_memopt")                                                                \
+    X(no_slicer, BOOL, "no-slicer", "", 0, 0,                                                  \
+      "no AutoPipe micro-batch slicing of the pipeline start-up", "no_slicer", "no_slicer")    \
+    X(no_sublayer, BOOL, "no-sublayer", "", 0, 0,                                              \
+      "partition at whole layers only (no AutoPipe attention/FFN split)", "no_sublayer",       \
+      "no_sublayer")                                                                           \
+    X(no_bi_objective, BOOL, "no-bi-objective", "", 0, 0,                                      \
+      "keep the compute-balanced partition (Galvatron-Base) instead of balancing memory and " \
+      "time (Galvatron-BMW)",                                                                  \
+      "no_bi_objective", "no_bi_objective")
+
+/* The C type of each KIND (TSL_REQUEST_CTYPE_UINT ...). */
+#define TSL_REQUEST_CTYPE_BOOL bool
+#define TSL_REQUEST_CTYPE_UINT uint32_t
+#define TSL_REQUEST_CTYPE_BYTES uint64_t
+
+/* The kinds as values, for code that walks the list at run time. */
+typedef enum tsl_request_kind {
+    TSL_REQUEST_KIND_BOOL,
+    TSL_REQUEST_KIND_UINT,
+    TSL_REQUEST_KIND_BYTES,
+} tsl_request_kind_t;
+
+#endif

@@ -1,0 +1,228 @@
+/*
+ * test_api.c — api/: the status table, the method table, the request fields
+ * against the .proto (so planner/request_fields.h and planner.proto cannot
+ * drift), request ↔ proto, the plan document ↔ Plan round trip, NUL bytes in
+ * strings, and the physical bounds of hardware figures.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "methods.h"
+#include "plan_json.h"
+#include "plan_proto.h"
+#include "request.h"
+#include "status.h"
+#include "wire.h"
+
+static void test_status_table(void)
+{
+    /* The answers tests and docs promise (docs/tesselctl.md, docs/api.md). */
+    CHECK(tsl_errcode_status(TSL_E_INVALID) == GRPC_STATUS_INVALID_ARGUMENT, "invalid");
+    CHECK(tsl_errcode_status(TSL_E_NOFIT) == GRPC_STATUS_FAILED_PRECONDITION, "nofit");
+    CHECK(tsl_errcode_status(TSL_E_NOMEM) == GRPC_STATUS_RESOURCE_EXHAUSTED, "nomem");
+    CHECK(tsl_errcode_status(TSL_E_INTERNAL) == GRPC_STATUS_INTERNAL, "internal");
+    CHECK(tsl_errcode_status(TSL_E_CANCELLED) == GRPC_STATUS_DEADLINE_EXCEEDED, "cancelled");
+    CHECK(tsl_errcode_status(TSL_E_NOTFOUND) == GRPC_STATUS_NOT_FOUND, "notfound");
+    CHECK(tsl_errcode_exit(TSL_E_INVALID) == 2 && tsl_errcode_exit(TSL_E_NOFIT) == 2,
+          "bad input and no fit exit 2 (local)");
+    CHECK(tsl_errcode_exit(TSL_E_CANCELLED) == tsl_status_exit(GRPC_STATUS_DEADLINE_EXCEEDED) &&
+              tsl_errcode_exit(TSL_E_CANCELLED) == 5,
+          "a local timeout exits as a remote deadline");
+    CHECK(tsl_status_exit(GRPC_STATUS_OK) == 0 && tsl_status_exit(GRPC_STATUS_INVALID_ARGUMENT) == 2 &&
+              tsl_status_exit(GRPC_STATUS_NOT_FOUND) == 3 &&
+              tsl_status_exit(GRPC_STATUS_FAILED_PRECONDITION) == 4 &&
+              tsl_status_exit(GRPC_STATUS_UNAUTHENTICATED) == 4 &&
+              tsl_status_exit(GRPC_STATUS_UNAVAILABLE) == 5 &&
+              tsl_status_exit(GRPC_STATUS_DEADLINE_EXCEEDED) == 5,
+          "remote exit statuses unchanged");
+    for (int c = TSL_E_NONE; c < TSL_E_COUNT; c++) {
+        grpc_status_code st = tsl_errcode_status((tsl_errcode_t)c);
+        CHECK(strcmp(tsl_status_name(st), "UNKNOWN") != 0, "code %s has a status",
+              tsl_errcode_name((tsl_errcode_t)c));
+        CHECK((c == TSL_E_NONE) == (st == GRPC_STATUS_OK), "only NONE is OK (%d)", c);
+    }
+    CHECK(strcmp(tsl_status_name(GRPC_STATUS_RESOURCE_EXHAUSTED), "RESOURCE_EXHAUSTED") == 0 &&
+              strcmp(tsl_status_name((grpc_status_code)99), "UNKNOWN") == 0,
+          "status names");
+}
+
+static void test_methods(void)
+{
+    for (size_t i = 0; i < TSL_RPC_ID_COUNT; i++) {
+        const tsl_rpc_method_t *m = &tsl_rpc_methods[i];
+        CHECK(m->path && m->path[0] == '/' && strchr(m->path + 1, '/') && m->name && m->name[0],
+              "method %zu has a path and a name", i);
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(m->path, tsl_rpc_methods[j].path) != 0, "%s listed once", m->path);
+    }
+    CHECK(strcmp(TSL_RPC_GET_PLAN, "/tessel.v1.Planner/GetPlan") == 0, "GetPlan path");
+}
+
+static void test_fields_match_proto(void)
+{
+    const char *miss = tsl_request_proto_mismatch(&tessel__v1__plan_options__descriptor, false);
+    CHECK(miss == NULL, "PlanOptions has every request field (missing or mistyped: %s)",
+          miss ? miss : "");
+    miss = tsl_request_proto_mismatch(&tessel__v1__plan_request__descriptor, true);
+    CHECK(miss == NULL, "PlanRequest has every request field with a CLI flag (missing: %s)",
+          miss ? miss : "");
+
+    tsl_request_t r, back;
+    tsl_request_init(&r);
+    r.global_batch = 96;
+    r.max_batch = 512;
+    r.mem_budget_bytes = 80ull << 30;
+    r.top_k = 3;
+    r.pp = 4;
+    r.max_pp = 8;
+    r.bucket_bytes = 1u << 20;
+    r.no_sdp = r.no_bi_objective = r.no_slicer = true;
+    Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
+    tsl_request_to_proto(&r, &req.base);
+    CHECK(req.global_batch == 96 && req.memory_bytes == 80ull << 30 && req.pp == 4 &&
+              req.no_sdp && req.no_bi_objective && req.no_slicer && !req.no_pp,
+          "request → PlanRequest by field name");
+    tsl_request_from_proto(&req.base, &back);
+    CHECK(back.global_batch == 96 && back.mem_budget_bytes == 80ull << 30 && back.max_pp == 0 &&
+              back.no_bi_objective && !back.no_tp,
+          "PlanRequest → request (max_pp is not on PlanRequest)");
+    Tessel__V1__PlanOptions opt = TESSEL__V1__PLAN_OPTIONS__INIT;
+    tsl_request_to_proto(&r, &opt.base);
+    tsl_request_from_proto(&opt.base, &back);
+    CHECK(memcmp(&r, &back, sizeof r) == 0, "request → PlanOptions → request is the same");
+}
+
+/* A real search result: document → Plan → document gives the document back. */
+static void test_plan_round_trip(void)
+{
+    tsl_model_t m = {0};
+    tsl_cluster_t c = {0};
+    tsl_request_t r;
+    tsl_err_t err = {0};
+    tsl_search_result_t *res = calloc(1, sizeof *res);
+    tsl_request_init(&r);
+    r.global_batch = 32;
+    CHECK(tsl_model_preset("GPT2-345M", &m, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c, "2x4xA100-40G:ib100", &err) == 0, "%s", err.msg);
+    CHECK(tsl_search(&m, &c, &r, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    char fp[17];
+    tsl_request_fingerprint(&r, &m, &c, fp);
+    json_t *doc = tsl_search_result_to_json(res, &m, &c, &r, fp, 0.25);
+    CHECK(strcmp(json_string_value(json_object_get(doc, "fingerprint")), fp) == 0,
+          "the document carries the fingerprint given");
+    char *text = json_dumps(doc, 0);
+
+    tsl_arena_t a = {0};
+    Tessel__V1__Plan *p = NULL;
+    CHECK(tsl_plan_proto_from_json(text, &a, &p, &err) == 0, "document → Plan: %s", err.msg);
+    json_t *back = p ? tsl_plan_proto_to_json(p) : NULL;
+    CHECK(back != NULL, "Plan → document");
+    /* The store's three keys come only from tesseld. */
+    json_object_del(back, "cached");
+    json_object_del(back, "stale");
+    json_object_del(back, "created_unix");
+    char *t1 = json_dumps(doc, JSON_REAL_PRECISION(17)), *t2 = json_dumps(back, JSON_REAL_PRECISION(17));
+    CHECK(t1 && t2 && strcmp(t1, t2) == 0, "round trip: key for key, in order\n%.400s\n%.400s", t1,
+          t2);
+    free(t1);
+    free(t2);
+    json_decref(back);
+    tsl_arena_free(&a);
+    CHECK(tsl_plan_proto_from_json("{\"plan\": 1}", &a, &p, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_INVALID,
+          "not a search result: %s", err.msg);
+    tsl_arena_free(&a);
+    free(text);
+    json_decref(doc);
+    free(res);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
+static void test_nul_strings(void)
+{
+    Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
+    req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET;
+    req.model_preset = "GPT2-345M";
+    req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
+    req.cluster_spec = "4xA100-40G";
+    uint8_t buf[256];
+    size_t n = tessel__v1__plan_request__pack(&req, buf);
+    tsl_err_t err = {0};
+    CHECK(tsl_wire_check_string_bytes(buf, n, &tessel__v1__plan_request__descriptor, &err) == 0,
+          "plain strings pass");
+    /* "GPT2-345M" → "GPT2\0345M": same length, a NUL inside. */
+    uint8_t *at = memmem(buf, n, "GPT2-345M", 9);
+    CHECK(at != NULL, "preset bytes found");
+    if (at)
+        at[4] = '\0';
+    CHECK(tsl_wire_check_string_bytes(buf, n, &tessel__v1__plan_request__descriptor, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_INVALID && strncmp(err.msg, "model_preset:", 13) == 0,
+          "a NUL byte is refused, naming the field: %s", err.msg);
+
+    /* Nested: a Plan's fingerprint and a stage's run strategy. */
+    Tessel__V1__LayerRun run = TESSEL__V1__LAYER_RUN__INIT;
+    Tessel__V1__LayerRun *runs[] = {&run};
+    Tessel__V1__Stage st = TESSEL__V1__STAGE__INIT;
+    Tessel__V1__Stage *stages[] = {&st};
+    Tessel__V1__PlanFigures f = TESSEL__V1__PLAN_FIGURES__INIT;
+    Tessel__V1__Plan p = TESSEL__V1__PLAN__INIT;
+    run.strategy = "tp2XXdp4";
+    st.n_runs = 1;
+    st.runs = runs;
+    f.n_stages = 1;
+    f.stages = stages;
+    p.best = &f;
+    n = tessel__v1__plan__pack(&p, buf);
+    at = memmem(buf, n, "XX", 2);
+    if (at)
+        at[0] = '\0';
+    CHECK(tsl_wire_check_string_bytes(buf, n, &tessel__v1__plan__descriptor, &err) == -1 &&
+              strncmp(err.msg, "strategy:", 9) == 0,
+          "nested strings are checked too: %s", err.msg);
+}
+
+static void test_bounds(void)
+{
+    tsl_err_t err = {0};
+    /* Every built-in GPU type and link lies within the bounds. */
+    for (size_t i = 0; i < tsl_gpu_count(); i++) {
+        for (size_t l = 0; l < tsl_link_count(); l++) {
+            char spec[96];
+            tsl_cluster_t c = {0};
+            snprintf(spec, sizeof spec, "2x4x%s:%s", tsl_gpu_at(i)->name, tsl_link_at(l)->name);
+            CHECK(tsl_cluster_parse_spec(&c, spec, &err) == 0, "%s: %s", spec, err.msg);
+            CHECK(tsl_request_check_cluster(&c, &err) == 0, "%s within bounds: %s", spec, err.msg);
+            tsl_cluster_free(&c);
+        }
+    }
+    tsl_cluster_t c = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "2x4xA100-40G:ib100", &err) == 0, "%s", err.msg);
+    c.inter_bw = 1e-300;
+    CHECK(tsl_request_check_cluster(&c, &err) == -1 && strncmp(err.msg, "inter_gbps:", 11) == 0,
+          "inter_gbps 1e-300: %s", err.msg);
+    c.inter_bw = 12.5e9;
+    c.gpu_types[0].peak_flops = 1e-30 * 1e12;
+    CHECK(tsl_request_check_cluster(&c, &err) == -1 && strstr(err.msg, "peak_tflops"),
+          "peak_tflops 1e-30: %s", err.msg);
+    c.gpu_types[0].peak_flops = 312e12;
+    c.gpu_types[0].mem_bytes = 1ull << 50;
+    CHECK(tsl_request_check_cluster(&c, &err) == -1 && strstr(err.msg, "memory_gb"),
+          "1 PiB of GPU memory: %s", err.msg);
+    c.gpu_types[0].mem_bytes = 40ull << 30;
+    c.nodes[1].intra_bw = 0.0 / 0.0;
+    CHECK(tsl_request_check_cluster(&c, &err) == -1 && strstr(err.msg, "nodes[1].intra_gbps"),
+          "NaN bandwidth: %s", err.msg);
+    tsl_cluster_free(&c);
+}
+
+int main(void)
+{
+    test_status_table();
+    test_methods();
+    test_fields_match_proto();
+    test_plan_round_trip();
+    test_nul_strings();
+    test_bounds();
+    return CHECK_DONE();
+}
