@@ -27,7 +27,10 @@ static const char plan_usage_head[] =
     "  --hf-config PATH    a HuggingFace config.json (GPT-2, BERT, T5, ViT, Llama-style)\n"
     "  --seq-len N         sequence length for --hf-config (default: from the config)\n"
     "  --cluster SPEC      [NODESx]GPUSxTYPE[:LINK], e.g. 8xA100-80G, 2x8xA100-40G:ib100,\n"
-    "                      or a cluster JSON file (docs/cluster-format.md)\n"
+    "                      or a cluster JSON file (docs/cluster-format.md), or\n"
+    "                      \"registered\": the online workers registered with tesseld,\n"
+    "                      on their measured figures (the plan lists their sources)\n"
+    "  --nodes A,B         only these registered workers (implies --cluster registered)\n"
     "  --sweep             sweep the batch size for the best throughput (the default)\n"
     "\n"
     "Search options:\n";
@@ -62,6 +65,7 @@ static const req_opt_t req_opts[] = {
 /* getopt ids: the other options, then OPT_REQ + the request field's index. */
 enum {
     OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER, OPT_SWEEP, OPT_LOCAL, OPT_FORCE,
+    OPT_NODES,
     OPT_REQ = 0x200,
 };
 
@@ -89,6 +93,7 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_SWEEP: po->req.global_batch = 0; return 0;
     case OPT_LOCAL: po->local = true; return 0;
     case OPT_FORCE: po->force = true; return 0;
+    case OPT_NODES: po->nodes = optarg; return 0;
     default: return 1;
     }
 }
@@ -98,7 +103,7 @@ static const struct option fixed_long[] = {
     {"model", required_argument, 0, OPT_MODEL}, {"hf-config", required_argument, 0, OPT_HF},
     {"seq-len", required_argument, 0, OPT_SEQ}, {"cluster", required_argument, 0, OPT_CLUSTER},
     {"sweep", no_argument, 0, OPT_SWEEP}, {"local", no_argument, 0, OPT_LOCAL},
-    {"force", no_argument, 0, OPT_FORCE},
+    {"force", no_argument, 0, OPT_FORCE}, {"nodes", required_argument, 0, OPT_NODES},
 };
 
 #define N_FIXED (sizeof fixed_long / sizeof fixed_long[0])
@@ -193,6 +198,12 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
     }
     if (optind < argc) {
         fprintf(stderr, "tesselctl: plan: unexpected argument '%s'\n", argv[optind]);
+        return TSL_EXIT_USAGE;
+    }
+    if (po.nodes && !po.cluster)
+        po.cluster = "registered";
+    if (po.local && po.cluster && strcmp(po.cluster, "registered") == 0) {
+        fprintf(stderr, "tesselctl: plan: --cluster registered needs tesseld (drop --local)\n");
         return TSL_EXIT_USAGE;
     }
     return po.local ? tsl_plan_local(&po, co) : tsl_plan_remote(&po, co);
