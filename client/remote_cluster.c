@@ -44,6 +44,7 @@ typedef struct reg_cluster {
     model_figs_t models[MAX_MODELS];
     size_t n_models;
     double overlap;                /* 0: not measured */
+    bool overlap_simulated;
     char comment[1024];
 } reg_cluster_t;
 
@@ -183,8 +184,10 @@ static void figure_overlap(reg_cluster_t *rc, const Tessel__V1__GetProfileRespon
     for (size_t i = 0; i < r->n_measurements; i++) {
         const Tessel__V1__Measurement *m = r->measurements[i];
         if (strcmp(m->name, "overlap_slowdown") == 0 && strcmp(m->unit, "ratio") == 0 &&
-            use_row(r, m, &sim) && m->value >= 1 && m->value > rc->overlap)
+            use_row(r, m, &sim) && m->value >= 1 && m->value > rc->overlap) {
             rc->overlap = m->value;
+            rc->overlap_simulated = m->simulated;
+        }
     }
 }
 
@@ -350,9 +353,11 @@ static json_t *document(reg_cluster_t *rc)
     }
     if (doc && rc->overlap >= 1)
         json_object_set_new(doc, "overlap_slowdown", json_real(rc->overlap));
-    source(rc, rc->overlap >= 1 ? "overlap slowdown: %.2f measured (larger side)"
-                                : "overlap slowdown: built-in %.2f (not measured)",
-           rc->overlap >= 1 ? rc->overlap : TSL_DEFAULT_OVERLAP_SLOWDOWN);
+    if (rc->overlap >= 1)
+        source(rc, "overlap slowdown: %.2f, the larger side (%s)", rc->overlap,
+               kind(rc->overlap_simulated));
+    else
+        source(rc, "overlap slowdown: built-in %.2f (not measured)", TSL_DEFAULT_OVERLAP_SLOWDOWN);
     return doc;
 }
 

@@ -6,7 +6,7 @@
  *   agent_config.c   configuration: one table serves the INI file, the flags and --help
  *   agent_backoff.c  capped exponential backoff with jitter (pure arithmetic)
  *   agent_spool.c    reports waiting to be sent: one file each under state_dir/spool
- *   agent_measure.c  what the node has and what it measures (sim backend here)
+ *   agent_measure.c  what the node has and what it measures (worker/profile/ backends)
  *   agent_rpc.c      every RPC the agent makes — the only file that knows the wire
  *   agent.c          the libevent loop: timers, signals (signalfd), reconnects
  *
@@ -40,6 +40,7 @@ typedef struct tsl_agent_config {
     uint32_t heartbeat_s;
     uint32_t profile_every_s;  /* 0 = at start only (and on SIGUSR1) */
     bool profile_at_start;
+    bool profile_quick;        /* the profiler's --quick: fewer sizes, shorter loops */
     double rpc_timeout_s;
     double backoff_base_s, backoff_cap_s;
     uint32_t spool_max;        /* reports kept at most; the oldest go first */

@@ -1,166 +1,135 @@
 /*
- * agent_measure.c — what the node has and what it measures (agent.h).
+ * agent_measure.c — what the node has and what it measures (agent.h), through
+ * the profiler's backends (worker/profile/profile.h: cuda, sim): one profile
+ * run fills a tsl_prof_t, which becomes the node's devices (registration) and
+ * a flat list of figures with units and labels (the report).
  *
- * The sim backend reads a device description (JSON, docs/worker.md) and derives
- * every figure from it with the same formulas a real run is judged by (GEMM time
- * from FLOPs and achieved throughput, bus bandwidth as nccl-tests defines it), so
- * the daemon, the aggregate and the planner see the shapes of real profiles.
- * The worker registers as simulated and the daemon marks every figure so.
+ * Figures (docs/api.md, "Measurements"): per device (the profiled one, index 0
+ * of the visible GPUs): gemm_fwd (s; m, n, k, batch), attention_fwd/_bwd and
+ * ffn_fwd/_bwd (s; h, s, a, f, mb, tp), attention_mem/ffn_mem (bytes), pcie_h2d,
+ * pcie_d2h, hbm_bw (bytes/s), memory_total, memory_free (bytes); per node:
+ * allreduce_busbw, allgather_busbw, reducescatter_busbw, sendrecv_busbw (bytes/s;
+ * group, bytes, link) and overlap_slowdown (ratio; side, comm).
  *
- * The cuda backend is the profiler's (worker/profile/); this agent refuses it
- * with a clear message until that is linked in.
+ * GPU selection (node.gpus): CUDA_VISIBLE_DEVICES for cuda, set before the
+ * backend first touches CUDA; the first N of the file's GPUs for sim.
  */
-#include <errno.h>
-#include <jansson.h>
-#include <math.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
+#include "profile.h"
 
-#define GIB 1073741824.0
+/* ---- running the backend --------------------------------------------------------------- */
 
-/* ---- the device file -------------------------------------------------------------------- */
-
-typedef struct sim_gpu {
-    double peak_tflops, gemm_efficiency, hbm_gbps, pcie_gbps;
-} sim_gpu_t;
-
-typedef struct sim_file {
-    json_t *root;
-    double intra_busbw_gbps, overlap_slowdown;
-    const char *link;
-} sim_file_t;
-
-static int load_file(const char *path, sim_file_t *f, tsl_err_t *err)
+static int count_selected(const char *list, uint32_t n)
 {
-    json_error_t je;
-    memset(f, 0, sizeof *f);
-    f->root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-    if (!f->root)
-        return tsl_err_set(err, "device file %s:%d: %s", path, je.line, je.text);
-    json_t *gpus = json_object_get(f->root, "gpus");
-    if (!json_is_array(gpus) || json_array_size(gpus) == 0 ||
-        json_array_size(gpus) > TSL_AGENT_MAX_DEVICES) {
-        json_decref(f->root);
-        f->root = NULL;
-        return tsl_err_set(err, "device file %s: \"gpus\" must be an array of 1 to %u GPUs", path,
-                           TSL_AGENT_MAX_DEVICES);
-    }
-    json_t *v = json_object_get(f->root, "intra_busbw_gbps");
-    f->intra_busbw_gbps = json_is_number(v) ? json_number_value(v) : 0;
-    v = json_object_get(f->root, "overlap_slowdown");
-    f->overlap_slowdown = json_is_number(v) ? json_number_value(v) : 1.3;
-    v = json_object_get(f->root, "link");
-    f->link = json_is_string(v) ? json_string_value(v) : "nvlink";
-    return 0;
-}
-
-static double num(json_t *o, const char *key, double def)
-{
-    json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : def;
-}
-
-static const char *str(json_t *o, const char *key, const char *def)
-{
-    json_t *v = json_object_get(o, key);
-    return json_is_string(v) ? json_string_value(v) : def;
-}
-
-/* One GPU entry: model and memory are required, the figures positive. */
-static int read_gpu(const char *path, size_t i, json_t *g, tsl_agent_device_t *d, sim_gpu_t *s,
-                    tsl_err_t *err)
-{
-    const char *model = str(g, "model", "");
-    double mem_gb = num(g, "memory_gb", 0);
-    memset(d, 0, sizeof *d);
-    if (!model[0] || mem_gb <= 0)
-        return tsl_err_set(err, "device file %s: gpus[%zu] needs \"model\" and a positive "
-                           "\"memory_gb\"", path, i);
-    d->index = (uint32_t)i;
-    snprintf(d->model, sizeof d->model, "%s", model);
-    snprintf(d->uuid, sizeof d->uuid, "%s", str(g, "uuid", ""));
-    d->memory_bytes = (uint64_t)(mem_gb * GIB);
-    d->sm_count = (uint32_t)num(g, "sm_count", 0);
-    if (s) {
-        s->peak_tflops = num(g, "peak_tflops", 0);
-        s->gemm_efficiency = num(g, "gemm_efficiency", 0.6);
-        s->hbm_gbps = num(g, "hbm_gbps", 0);
-        s->pcie_gbps = num(g, "pcie_gbps", 25);
-        if (!(s->peak_tflops > 0) || !(s->gemm_efficiency > 0 && s->gemm_efficiency <= 1))
-            return tsl_err_set(err, "device file %s: gpus[%zu] needs \"peak_tflops\" > 0 and "
-                               "\"gemm_efficiency\" in (0, 1]", path, i);
-    }
-    return 0;
-}
-
-/* cfg->gpus: "" = every GPU, else a comma-separated list of indices. */
-static bool selected(const char *list, uint32_t index)
-{
-    if (!list[0])
-        return true;
+    uint32_t k = 0;
     for (const char *p = list; *p;) {
         char *end;
         unsigned long v = strtoul(p, &end, 10);
-        if (end != p && v == index)
-            return true;
-        p = *end ? end + 1 : end;
+        if (end == p)
+            return -1;
+        k += v < n;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return -1;
     }
-    return false;
+    return (int)k;
+}
+
+/* One run of the configured backend into a heap tsl_prof_t (free it). */
+static tsl_prof_t *run_backend(const tsl_agent_config_t *cfg, bool quick, tsl_err_t *err)
+{
+    const tsl_prof_backend_t *be = tsl_prof_backend_find(cfg->backend);
+    tsl_prof_opts_t o;
+    if (!be || !be->run) {
+        tsl_err_setc(err, TSL_E_UNSUPPORTED, "node.backend %s: %s", cfg->backend,
+                     be ? be->why_absent : "not a backend (cuda, sim)");
+        return NULL;
+    }
+    if (strcmp(cfg->backend, "cuda") == 0 && cfg->gpus[0])
+        setenv("CUDA_VISIBLE_DEVICES", cfg->gpus, 0);
+    tsl_prof_opts_default(&o, quick);
+    o.device_file = cfg->device_file[0] ? cfg->device_file : NULL;
+    o.command = "tessel-worker run";
+    tsl_prof_t *p = calloc(1, sizeof *p);
+    if (!p) {
+        tsl_err_setc(err, TSL_E_NOMEM, "profile: out of memory");
+        return NULL;
+    }
+    if (be->run(&o, p, err) != 0) {
+        tsl_err_prefix(err, "profile (%s)", cfg->backend);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static int fill_node(const tsl_agent_config_t *cfg, const tsl_prof_t *p, tsl_agent_node_t *node,
+                     tsl_err_t *err)
+{
+    int n = (int)p->gpus;
+    memset(node, 0, sizeof *node);
+    snprintf(node->hostname, sizeof node->hostname, "%s", cfg->node_name);
+    snprintf(node->driver_version, sizeof node->driver_version, "%s", p->driver_version);
+    snprintf(node->cuda_version, sizeof node->cuda_version, "%s", p->runtime_version);
+    snprintf(node->nccl_version, sizeof node->nccl_version, "%s", p->nccl_version);
+    node->simulated = p->simulated;
+    if (p->simulated && cfg->gpus[0] && (n = count_selected(cfg->gpus, p->gpus)) <= 0)
+        return tsl_err_set(err, "node.gpus: '%s' selects none of the %u simulated GPUs", cfg->gpus,
+                           p->gpus);
+    if (n < 1 || n > (int)TSL_AGENT_MAX_DEVICES)
+        return tsl_err_set(err, "node: %d GPUs visible; a worker registers 1 to %u", n,
+                           TSL_AGENT_MAX_DEVICES);
+    for (int i = 0; i < n; i++) {
+        tsl_agent_device_t *d = &node->devices[node->n_devices++];
+        d->index = (uint32_t)i;
+        snprintf(d->model, sizeof d->model, "%s", p->model);
+        d->memory_bytes = p->mem_total_bytes;
+        d->sm_count = p->sm_count;
+        /* The profile names device 0's UUID; the others are told apart by index. */
+        if (i == 0 && !p->simulated)
+            snprintf(d->uuid, sizeof d->uuid, "%s", p->uuid);
+        else
+            snprintf(d->uuid, sizeof d->uuid, "%.80s+%d", p->simulated ? "SIM" : p->uuid, i);
+    }
+    return 0;
 }
 
 int tsl_agent_discover(const tsl_agent_config_t *cfg, tsl_agent_node_t *node, tsl_err_t *err)
 {
-    sim_file_t f;
-    memset(node, 0, sizeof *node);
-    snprintf(node->hostname, sizeof node->hostname, "%s", cfg->node_name);
-    if (strcmp(cfg->backend, "sim") != 0)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "backend cuda: this tessel-worker was built without the CUDA "
-                            "profiler (worker/profile); use --backend sim with a device file");
-    if (load_file(cfg->device_file, &f, err) != 0)
+    tsl_prof_t *p = run_backend(cfg, true, err);
+    if (!p)
         return -1;
-    json_t *gpus = json_object_get(f.root, "gpus");
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < json_array_size(gpus); i++) {
-        if (!selected(cfg->gpus, (uint32_t)i))
-            continue;
-        rc = read_gpu(cfg->device_file, i, json_array_get(gpus, i), &node->devices[node->n_devices],
-                      NULL, err);
-        node->n_devices += rc == 0;
-    }
-    if (rc == 0 && node->n_devices == 0)
-        rc = tsl_err_set(err, "node.gpus: '%s' selects none of the %zu GPUs in %s", cfg->gpus,
-                         json_array_size(gpus), cfg->device_file);
-    snprintf(node->driver_version, sizeof node->driver_version, "%s", str(f.root, "driver_version", "sim"));
-    snprintf(node->cuda_version, sizeof node->cuda_version, "%s", str(f.root, "cuda_version", "sim"));
-    snprintf(node->nccl_version, sizeof node->nccl_version, "%s", str(f.root, "nccl_version", "sim"));
-    node->simulated = true;
-    json_decref(f.root);
+    int rc = fill_node(cfg, p, node, err);
+    free(p);
     return rc;
 }
 
-/* ---- measurements ----------------------------------------------------------------------------- */
+/* ---- the figures ------------------------------------------------------------------------ */
 
 typedef struct builder {
     tsl_agent_profile_t *p;
     size_t cap;
+    bool failed;
 } builder_t;
 
-/* Appends one measurement; labels are "key=value" pairs, NULL-terminated. */
-static tsl_agent_measurement_t *add(builder_t *b, const char *name, const char *unit, double value,
-                                    int device, ...)
+/* Appends one figure; labels are "key=value" strings, NULL-terminated. device < 0: the node. */
+static void add(builder_t *b, const char *name, const char *unit, double value, int device, ...)
 {
+    if (b->failed)
+        return;
     if (b->p->n == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 32;
+        size_t cap = b->cap ? 2 * b->cap : 64;
         tsl_agent_measurement_t *m = realloc(b->p->m, cap * sizeof *m);
-        if (!m)
-            return NULL;
+        if (!m) {
+            b->failed = true;
+            return;
+        }
         b->p->m = m;
         b->cap = cap;
     }
@@ -176,62 +145,79 @@ static tsl_agent_measurement_t *add(builder_t *b, const char *name, const char *
     const char *kv;
     while ((kv = va_arg(ap, const char *)) != NULL && m->n_labels < TSL_AGENT_MAX_LABELS) {
         const char *eq = strchr(kv, '=');
-        if (!eq)
-            continue;
         snprintf(m->keys[m->n_labels], sizeof m->keys[0], "%.*s", (int)(eq - kv), kv);
         snprintf(m->values[m->n_labels], sizeof m->values[0], "%s", eq + 1);
         m->n_labels++;
     }
     va_end(ap);
-    return m;
 }
 
-/* Achieved fraction of peak for an m×n×k GEMM: small GEMMs cannot fill the GPU
- * (AMP 3.4), so efficiency rises with the work towards the file's figure. */
-static double gemm_efficiency(const sim_gpu_t *s, double m)
-{
-    return s->gemm_efficiency * (m / (m + 768.0));
-}
+#define L(buf, fmt, ...) (snprintf(buf, sizeof buf, fmt, __VA_ARGS__), buf)
 
-static int measure_gpu(builder_t *b, const tsl_agent_device_t *d, const sim_gpu_t *s)
+static void add_gemms(builder_t *b, const tsl_prof_t *p)
 {
-    static const unsigned sizes[] = {1024, 2048, 4096, 8192};
-    int dev = (int)d->index, ok = 1;
-    char shape[4][24];
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        double m = sizes[i], flops = 2.0 * m * m * m;
-        double t = flops / (s->peak_tflops * 1e12 * gemm_efficiency(s, m));
-        snprintf(shape[0], sizeof shape[0], "m=%u", sizes[i]);
-        snprintf(shape[1], sizeof shape[1], "n=%u", sizes[i]);
-        snprintf(shape[2], sizeof shape[2], "k=%u", sizes[i]);
-        ok &= add(b, "gemm_fwd", "s", t, dev, shape[0], shape[1], shape[2], "dtype=bf16",
-                  (const char *)NULL) != NULL;
+    char m[24], n[24], k[24], batch[24];
+    for (uint32_t i = 0; i < p->n_gemms; i++) {
+        const tsl_prof_gemm_t *g = &p->gemms[i];
+        add(b, "gemm_fwd", "s", g->time_s, 0, L(m, "m=%u", g->m), L(n, "n=%u", g->n),
+            L(k, "k=%u", g->k), L(batch, "batch=%u", g->batch), (const char *)NULL);
     }
-    ok &= add(b, "memory_total", "bytes", (double)d->memory_bytes, dev, (const char *)NULL) != NULL;
-    ok &= add(b, "pcie_h2d", "bytes/s", s->pcie_gbps * 1e9, dev, "bytes=268435456", "pinned=1",
-              (const char *)NULL) != NULL;
-    ok &= add(b, "pcie_d2h", "bytes/s", s->pcie_gbps * 0.95e9, dev, "bytes=268435456", "pinned=1",
-              (const char *)NULL) != NULL;
-    if (s->hbm_gbps > 0)
-        ok &= add(b, "hbm_bw", "bytes/s", s->hbm_gbps * 1e9, dev, (const char *)NULL) != NULL;
-    return ok ? 0 : -1;
 }
 
-static int measure_node(builder_t *b, const sim_file_t *f, uint32_t n_gpus)
+static void add_blocks(builder_t *b, const tsl_prof_t *p)
 {
-    char group[24], link[40];
-    int ok = 1;
-    snprintf(link, sizeof link, "link=%s", f->link);
-    for (uint32_t g = 2; g <= n_gpus && f->intra_busbw_gbps > 0; g *= 2) {
-        snprintf(group, sizeof group, "group=%u", g);
-        ok &= add(b, "allreduce_busbw", "bytes/s", f->intra_busbw_gbps * 1e9, -1, group,
-                  "bytes=1073741824", link, (const char *)NULL) != NULL;
+    char h[24], s[24], a[24], f[24], mb[24], tp[24], name[32];
+    for (uint32_t i = 0; i < p->n_blocks; i++) {
+        const tsl_prof_block_t *x = &p->blocks[i];
+        tsl_prof_shape_t r = tsl_prof_shape_resolved(&x->shape);
+        const char *kind = tsl_prof_block_name(x->kind);
+        L(h, "h=%u", r.hidden), L(s, "s=%u", r.seq_len), L(a, "a=%u", r.heads);
+        L(f, "f=%u%s", r.ffn_hidden, r.gated ? "g" : ""), L(mb, "mb=%u", x->mb), L(tp, "tp=%u", x->tp);
+        add(b, L(name, "%s_fwd", kind), "s", x->fwd_s, 0, h, s, a, f, mb, tp, (const char *)NULL);
+        add(b, L(name, "%s_bwd", kind), "s", x->bwd_s, 0, h, s, a, f, mb, tp, (const char *)NULL);
+        add(b, L(name, "%s_mem", kind), "bytes", (double)x->mem_bytes, 0, h, s, a, f, mb, tp,
+            (const char *)NULL);
     }
-    ok &= add(b, "overlap_slowdown", "ratio", f->overlap_slowdown, -1, "side=compute",
-              (const char *)NULL) != NULL;
-    ok &= add(b, "overlap_slowdown", "ratio", f->overlap_slowdown, -1, "side=comm",
-              (const char *)NULL) != NULL;
-    return ok ? 0 : -1;
+}
+
+static void add_device(builder_t *b, const tsl_prof_t *p)
+{
+    char bytes[40], dbytes[40];
+    L(bytes, "bytes=%llu", (unsigned long long)p->h2d_bytes);
+    L(dbytes, "bytes=%llu", (unsigned long long)p->dmem_bytes);
+    add(b, "memory_total", "bytes", (double)p->mem_total_bytes, 0, (const char *)NULL);
+    add(b, "memory_free", "bytes", (double)p->mem_free_bytes, 0, (const char *)NULL);
+    if (p->h2d_gbps > 0)
+        add(b, "pcie_h2d", "bytes/s", p->h2d_gbps * 1e9, 0, bytes, "pinned=1", (const char *)NULL);
+    if (p->d2h_gbps > 0)
+        add(b, "pcie_d2h", "bytes/s", p->d2h_gbps * 1e9, 0, bytes, "pinned=1", (const char *)NULL);
+    if (p->dmem_gbps > 0)
+        add(b, "hbm_bw", "bytes/s", p->dmem_gbps * 1e9, 0, dbytes, (const char *)NULL);
+}
+
+static void add_node(builder_t *b, const tsl_prof_t *p)
+{
+    char name[40], group[24], bytes[40], link[48], comm[80];
+    L(link, "link=%s", p->hw_link);
+    for (uint32_t i = 0; i < p->n_colls; i++) {
+        const tsl_prof_coll_t *c = &p->colls[i];
+        const char *op = tsl_prof_coll_name(c->op);
+        size_t at = 0;
+        for (const char *q = op; *q && at + 8 < sizeof name; q++)   /* "all_reduce" → "allreduce" */
+            if (*q != '_')
+                name[at++] = *q;
+        snprintf(name + at, sizeof name - at, "_busbw");
+        add(b, name, "bytes/s", c->busbw_gbps * 1e9, -1, L(group, "group=%u", c->group),
+            L(bytes, "bytes=%llu", (unsigned long long)c->bytes), link, (const char *)NULL);
+    }
+    for (uint32_t i = 0; i < p->n_overlap; i++) {
+        const tsl_prof_overlap_t *o = &p->overlap[i];
+        L(comm, "comm=%s", o->comm);
+        add(b, "overlap_slowdown", "ratio", o->gemm_slowdown, -1, "side=compute", comm,
+            (const char *)NULL);
+        add(b, "overlap_slowdown", "ratio", o->comm_slowdown, -1, "side=comm", comm,
+            (const char *)NULL);
+    }
 }
 
 static void make_report_id(const tsl_agent_config_t *cfg, tsl_agent_profile_t *p)
@@ -249,30 +235,22 @@ static void make_report_id(const tsl_agent_config_t *cfg, tsl_agent_profile_t *p
 int tsl_agent_measure(const tsl_agent_config_t *cfg, const tsl_agent_node_t *node,
                       tsl_agent_profile_t *p, tsl_err_t *err)
 {
-    sim_file_t f;
     builder_t b = {.p = p};
-    int rc = 0;
+    (void)node;
     memset(p, 0, sizeof *p);
     make_report_id(cfg, p);
-    if (strcmp(cfg->backend, "sim") != 0)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED, "backend cuda: not built in this tessel-worker");
-    if (load_file(cfg->device_file, &f, err) != 0)
+    tsl_prof_t *prof = run_backend(cfg, cfg->profile_quick, err);
+    if (!prof)
         return -1;
-    json_t *gpus = json_object_get(f.root, "gpus");
-    for (uint32_t i = 0; rc == 0 && i < node->n_devices; i++) {
-        const tsl_agent_device_t *d = &node->devices[i];
-        tsl_agent_device_t again;
-        sim_gpu_t s;
-        rc = read_gpu(cfg->device_file, d->index, json_array_get(gpus, d->index), &again, &s, err);
-        if (rc == 0 && measure_gpu(&b, d, &s) != 0)
-            rc = tsl_err_setc(err, TSL_E_NOMEM, "profile: out of memory");
-    }
-    if (rc == 0 && measure_node(&b, &f, node->n_devices) != 0)
-        rc = tsl_err_setc(err, TSL_E_NOMEM, "profile: out of memory");
-    json_decref(f.root);
-    if (rc != 0)
-        tsl_agent_profile_free(p);
-    return rc;
+    add_gemms(&b, prof);
+    add_blocks(&b, prof);
+    add_device(&b, prof);
+    add_node(&b, prof);
+    free(prof);
+    if (!b.failed)
+        return 0;
+    tsl_agent_profile_free(p);
+    return tsl_err_setc(err, TSL_E_NOMEM, "profile: out of memory");
 }
 
 void tsl_agent_profile_free(tsl_agent_profile_t *p)
