@@ -177,7 +177,7 @@ int tsl_request_check_cluster(const tsl_cluster_t *c, tsl_err_t *err)
                 return -1;
         }
     }
-    return bounded("overlap", c->overlap_slowdown, 1, 100, 1, "x", err);
+    return bounded("overlap_slowdown", c->overlap_slowdown, 1, 100, 1, "x", err);
 }
 
 /* ---- the planner's input ---------------------------------------------------------- */

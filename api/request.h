@@ -19,7 +19,7 @@
  *   intra_gbps, pcie_gbps, inter_gbps, inter_gbps_matrix
  *                  bandwidths           0.01 .. 100 000 GB/s
  *   cpu_memory_gb  host memory a node   0 .. 1 PiB
- *   overlap        slowdown factor      1 .. 100
+ *   overlap_slowdown  slowdown factor   1 .. 100
  *
  * The wire: tsl_request_from_proto / tsl_request_to_proto copy every field of
  * planner/request_fields.h between a tsl_request_t and a PlanRequest or a

@@ -88,15 +88,24 @@ int tsl_wire_check_string_bytes(const uint8_t *data, size_t len,
     return walk(data, data + len, desc, 0, err);
 }
 
-int tsl_wire_check_strings(grpc_byte_buffer *bb, const ProtobufCMessageDescriptor *desc,
-                           tsl_err_t *err)
+ProtobufCMessage *tsl_wire_unpack_checked(grpc_byte_buffer *bb,
+                                          const ProtobufCMessageDescriptor *desc, size_t *len,
+                                          tsl_err_t *err)
 {
     grpc_byte_buffer_reader r;
+    *len = 0;
+    if (err)
+        err->msg[0] = '\0';
     if (!grpc_byte_buffer_reader_init(&r, bb))
-        return 0;
+        return NULL;
     grpc_slice sl = grpc_byte_buffer_reader_readall(&r);
     grpc_byte_buffer_reader_destroy(&r);
-    int rc = tsl_wire_check_string_bytes(GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl), desc, err);
+    *len = GRPC_SLICE_LENGTH(sl);
+    ProtobufCMessage *m = protobuf_c_message_unpack(desc, NULL, *len, GRPC_SLICE_START_PTR(sl));
+    if (m && tsl_wire_check_string_bytes(GRPC_SLICE_START_PTR(sl), *len, desc, err) != 0) {
+        protobuf_c_message_free_unpacked(m, NULL);
+        m = NULL;
+    }
     grpc_slice_unref(sl);
-    return rc;
+    return m;
 }

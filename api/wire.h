@@ -24,14 +24,18 @@ grpc_byte_buffer *tsl_wire_pack(const ProtobufCMessage *msg);
 ProtobufCMessage *tsl_wire_unpack(grpc_byte_buffer *bb, const ProtobufCMessageDescriptor *desc,
                                   size_t *len);
 
-/* Walks the encoded message in bb (already known to unpack as desc) and fails
- * (TSL_E_INVALID, naming the field) when a string field, at any depth, holds
- * a NUL byte: protobuf-c hands strings to C as NUL-terminated, so the rest
- * would be silently cut off. */
-int tsl_wire_check_strings(grpc_byte_buffer *bb, const ProtobufCMessageDescriptor *desc,
-                           tsl_err_t *err);
+/* A request as a server reads it: unpacked, and refused (NULL, TSL_E_INVALID
+ * naming the field) when a string field holds a NUL byte — see below. The bytes
+ * are read once for both. *len as for tsl_wire_unpack; NULL with err->msg ""
+ * when the bytes are not a valid desc message at all. */
+ProtobufCMessage *tsl_wire_unpack_checked(grpc_byte_buffer *bb,
+                                          const ProtobufCMessageDescriptor *desc, size_t *len,
+                                          tsl_err_t *err);
 
-/* The same over plain bytes. */
+/* Walks an encoded desc message (already known to unpack) and fails
+ * (TSL_E_INVALID, naming the field) when a string field, at any depth, holds a
+ * NUL byte: protobuf-c hands strings to C as NUL-terminated, so the rest would
+ * be silently cut off. */
 int tsl_wire_check_string_bytes(const uint8_t *data, size_t len,
                                  const ProtobufCMessageDescriptor *desc, tsl_err_t *err);
 

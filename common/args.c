@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 static int unit_shift(const char *u, unsigned *shift)
@@ -24,10 +25,34 @@ static int unit_shift(const char *u, unsigned *shift)
     return -1;
 }
 
-int tsl_parse_bytes(const char *field, const char *text, uint64_t *out, tsl_err_t *err)
+/* TSL_SIZE_STRICT: a whole number, digits only, and at most a one-letter unit. */
+static int parse_strict(const char *text, uint64_t *out)
+{
+    if (text[0] < '0' || text[0] > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(text, &end, 10);
+    unsigned shift;
+    if (errno != 0 || strlen(end) > 1 || unit_shift(end, &shift) != 0)
+        return -1;
+    if (shift && v > (~0ULL >> shift))
+        return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+int tsl_parse_size(const char *field, const char *text, unsigned flags, uint64_t *out,
+                   tsl_err_t *err)
 {
     if (text == NULL || *text == '\0')
         return tsl_err_set(err, "%s: missing size; use e.g. 16G or 512M", field);
+    if (flags & TSL_SIZE_STRICT) {
+        if (parse_strict(text, out) != 0)
+            return tsl_err_set(err, "%s: '%s' is not a whole number (K, M, G, T suffixes allowed)",
+                               field, text);
+        return 0;
+    }
     if (*text == '-')
         return tsl_err_set(err, "%s: '%s' is negative; sizes must be positive", field, text);
     errno = 0;
@@ -43,6 +68,11 @@ int tsl_parse_bytes(const char *field, const char *text, uint64_t *out, tsl_err_
         return tsl_err_set(err, "%s: '%s' is too large", field, text);
     *out = (uint64_t)bytes;
     return 0;
+}
+
+int tsl_parse_bytes(const char *field, const char *text, uint64_t *out, tsl_err_t *err)
+{
+    return tsl_parse_size(field, text, 0, out, err);
 }
 
 int tsl_parse_u32(const char *field, const char *text, uint32_t min, uint32_t max, uint32_t *out,

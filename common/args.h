@@ -12,6 +12,14 @@
 
 #include "err.h"
 
+/* The one byte-size parser. flags 0: as above ("1.5G", "16GiB"; more than zero).
+ * TSL_SIZE_STRICT (configuration files): a whole number of digits with at most
+ * a one-letter binary unit, K, M, G or T ("4194304", "4M"); zero allowed, the
+ * caller checks the range. */
+#define TSL_SIZE_STRICT 1u
+int tsl_parse_size(const char *field, const char *text, unsigned flags, uint64_t *out,
+                   tsl_err_t *err);
+/* tsl_parse_size(field, text, 0, out, err): the command-line form. */
 int tsl_parse_bytes(const char *field, const char *text, uint64_t *out, tsl_err_t *err);
 /* A positive integer in [min, max]. */
 int tsl_parse_u32(const char *field, const char *text, uint32_t min, uint32_t max, uint32_t *out,

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "log.h"
 
 typedef enum {
@@ -111,27 +112,26 @@ const char *tsl_role_name(tsl_role_t r)
 
 /* ---- parsing one value --------------------------------------------------------------- */
 
-static int parse_uint(const char *v, unsigned long long *out, bool suffixes)
+static int parse_uint(const char *v, unsigned long long *out)
 {
     char *end = NULL;
     if (v[0] < '0' || v[0] > '9')
         return -1;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
-    if (errno != 0 || end == v)
+    if (errno != 0 || end == v || *end != '\0')
         return -1;
-    unsigned long long mul = 1;
-    if (suffixes && *end != '\0' && end[1] == '\0') {
-        switch (*end) {
-        case 'k': case 'K': mul = 1ULL << 10; end++; break;
-        case 'm': case 'M': mul = 1ULL << 20; end++; break;
-        case 'g': case 'G': mul = 1ULL << 30; end++; break;
-        default: break;
-        }
-    }
-    if (*end != '\0' || n > ~0ULL / mul)
+    *out = n;
+    return 0;
+}
+
+/* Sizes: common/args.h's parser with its strict rule (whole numbers, K/M/G/T). */
+static int parse_size(const char *v, unsigned long long *out)
+{
+    uint64_t b;
+    if (tsl_parse_size("size", v, TSL_SIZE_STRICT, &b, NULL) != 0)
         return -1;
-    *out = n * mul;
+    *out = b;
     return 0;
 }
 
@@ -199,9 +199,9 @@ static int set_number(const cfg_entry_t *e, void *field, const char *v, tsl_err_
         return 0;
     case CFG_UINT32:
     case CFG_BYTES:
-        if (parse_uint(v, &u, e->type == CFG_BYTES) != 0)
+        if ((e->type == CFG_BYTES ? parse_size(v, &u) : parse_uint(v, &u)) != 0)
             return tsl_err_set(err, "%s.%s: '%s' is not a whole number%s", e->section, e->key, v,
-                               e->type == CFG_BYTES ? " (K, M, G suffixes allowed)" : "");
+                               e->type == CFG_BYTES ? " (K, M, G, T suffixes allowed)" : "");
         if ((double)u < e->min || (double)u > e->max)
             return out_of_range(e, v, err);
         if (e->type == CFG_UINT32)

@@ -254,22 +254,17 @@ ProtobufCMessage *tsl_call_read(tsl_call_t *c, const ProtobufCMessageDescriptor 
                       desc->name);
         return NULL;
     }
+    /* A C string stops at the first NUL: "GPT2-345M\0evil" must not pass as
+     * GPT2-345M, so every string field is checked in the bytes. */
     size_t len = 0;
-    ProtobufCMessage *m = tsl_wire_unpack(c->payload, desc, &len);
-    if (!m) {
+    tsl_err_t err = {0};
+    ProtobufCMessage *m = tsl_wire_unpack_checked(c->payload, desc, &len, &err);
+    if (!m && err.msg[0])
+        tsl_call_fail_err(c, &err);
+    else if (!m)
         tsl_call_fail(c, GRPC_STATUS_INVALID_ARGUMENT,
                       "request: %zu bytes are not a valid %s.%s message", len, desc->package_name,
                       desc->short_name);
-        return NULL;
-    }
-    /* A C string stops at the first NUL: "GPT2-345M\0evil" must not pass as
-     * GPT2-345M, so every string field is checked in the bytes. */
-    tsl_err_t err = {0};
-    if (tsl_wire_check_strings(c->payload, desc, &err) != 0) {
-        tsl_call_fail_err(c, &err);
-        protobuf_c_message_free_unpacked(m, NULL);
-        return NULL;
-    }
     return m;
 }
 

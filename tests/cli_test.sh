@@ -43,6 +43,19 @@ if /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert 
 expect 0 "" plan --local --model GPT2-345M --cluster 2x8xA100-40G:ib100 --batch 64 --json --no-baselines
 if /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["plan"]["global_batch"] == 64' "$out"; then ok; else bad "--batch 64 not kept"; fi
 
+# --timeout holds with --local too: the search is cancelled at the deadline and the
+# exit status is a remote DEADLINE_EXCEEDED's (5), well before the search would end
+t0=$(date +%s%N)
+expect 5 "within 0.3 s (--timeout)" --timeout 0.3 plan --local --model GPT3-65B --cluster 16x8xA100-80G:ib100 --max-batch 65536
+t1=$(date +%s%N)
+[ $(((t1 - t0) / 1000000)) -lt 5000 ] && ok || bad "--local --timeout 0.3 took $(((t1 - t0) / 1000000)) ms"
+expect 5 "within 0.2 s" plan --local --timeout 0.2 --model GPT3-65B --cluster 16x8xA100-80G:ib100
+
+# the help lists every request option of planner/request_fields.h
+expect 0 "" plan --help
+grep -q -- "--no-bi-objective" "$out" && grep -q -- "--memory SIZE" "$out" && grep -q -- "--top-k N" "$out" &&
+    ok || bad "plan --help lacks request options: $(cat "$out")"
+
 # bad input: exit 2, one line naming the field
 expect 2 "model:" plan --local --model NoSuchModel --cluster 8xA100-80G
 expect 2 "cluster:" plan --local --model GPT2-345M --cluster 8xA200-80G

@@ -412,6 +412,17 @@ static void test_integrity(void)
     CHECK(tsl_store_delete_plan(s, "0000000000001234", &err) == 0, "delete cascades: %s", err.msg);
     CHECK(tsl_store_check(s, &err) == 0, "still consistent: %s", err.msg);
     tsl_store_close(s);
+    /* The schema holds the fingerprint rule too (002_fingerprint_hex.sql). */
+    static const char row[] = "INSERT INTO plans (fingerprint, model_name, n_devices, global_batch, "
+                              "iter_time_s, samples_per_s, peak_bytes, search_time_s, created_unix, "
+                              "request_json, result_json) VALUES ('%s', 'm', 1, 1, 1, 1, 1, 1, 1, '{}', '{}')";
+    char sql[512];
+    snprintf(sql, sizeof sql, row, "abc");
+    CHECK(exec_sql(path, sql) != SQLITE_OK, "the schema refuses a 3-character fingerprint");
+    snprintf(sql, sizeof sql, row, "000000000000zzzz");
+    CHECK(exec_sql(path, sql) != SQLITE_OK, "the schema refuses non-hex digits");
+    snprintf(sql, sizeof sql, row, "00000000000000AB");
+    CHECK(exec_sql(path, sql) == SQLITE_OK, "the schema takes 16 hex digits");
 }
 
 /* ---- concurrency ----------------------------------------------------------------------------- */

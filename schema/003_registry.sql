@@ -1,4 +1,4 @@
--- 002_registry.sql — what the worker registry needs beyond 001's tables.
+-- 003_registry.sql — what the worker registry needs beyond 001's tables.
 --
 -- workers: the liveness state (online / offline after missed heartbeats / stopped
 -- after a deregistering heartbeat), the heartbeat interval the worker announced
