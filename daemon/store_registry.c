@@ -59,6 +59,18 @@ static int end(sqlite3 *db, int rc, tsl_err_t *err)
     return -1;
 }
 
+/* Ends the transaction of a call about one worker; 1 (an unknown worker) commits
+ * what little it did (reads) and names the id. */
+static int end_for_worker(sqlite3 *db, int rc, const char *worker_id, tsl_err_t *err)
+{
+    if (rc != 1)
+        return end(db, rc, err);
+    end(db, 0, err);
+    tsl_err_setc(err, TSL_E_NOTFOUND, "worker_id: %s is not registered; register first",
+                 worker_id);
+    return 1;
+}
+
 static const char *col_text(sqlite3_stmt *st, int col)
 {
     const unsigned char *t = sqlite3_column_text(st, col);
@@ -187,13 +199,7 @@ int tsl_registry_heartbeat(tsl_store_t *s, const char *worker_id, bool deregiste
             rc = run(db, "UPDATE workers SET last_seen_unix = ?2, state = ?3 WHERE worker_id = ?1",
                      "tit", err, worker_id, now, deregister ? "stopped" : "online");
         *came_back = rc == 0 && online == 0 && !deregister;
-        if (rc == 1) {
-            end(db, 0, err);
-            tsl_err_setc(err, TSL_E_NOTFOUND, "worker_id: %s is not registered; register first",
-                         worker_id);
-        } else {
-            rc = end(db, rc, err);
-        }
+        rc = end_for_worker(db, rc, worker_id, err);
     }
     tsl_store_unlock_db(s);
     return rc;
@@ -449,13 +455,7 @@ int tsl_registry_report(tsl_store_t *s, const char *worker_id, const char *repor
     if (rc == 0) {
         rc = report_locked(db, worker_id, report_id, measured_unix ? measured_unix : now, now, m,
                            n, res, err);
-        if (rc == 1) {
-            end(db, 0, err);
-            tsl_err_setc(err, TSL_E_NOTFOUND, "worker_id: %s is not registered; register first",
-                         worker_id);
-        } else {
-            rc = end(db, rc, err);
-        }
+        rc = end_for_worker(db, rc, worker_id, err);
     }
     tsl_store_unlock_db(s);
     return rc;

@@ -106,14 +106,18 @@ static void test_config(const char *root)
     CHECK(write_text(tok, "  s3cret-token \n") == 0, "token file");
     snprintf(path, sizeof path, "%s/w.conf", root);
     char text[800];
-    snprintf(text, sizeof text, "[daemon]\nserver = unix:/x.sock\ntoken_file = %s\n[node]\n"
-             "backend = sim\ndevice_file = /dev/null\nname = n1\n[agent]\nprofile_every_s = 3600\n",
+    snprintf(text, sizeof text, "[daemon]\naddress = unix:/x.sock\ntoken_file = %s\n[node]\n"
+             "backend = sim\ndevice_file = /dev/null\nname = n1\n[profile]\ninterval_h = 0.5\n"
+             "shapes = h=1024,s=1024,a=16  h=2048,s=512,a=16,gated\n",
              tok);
     CHECK(write_text(path, text) == 0, "config file");
     CHECK(tsl_agent_config_load(&c, path, &err) == 0, "load: %s", err.msg);
     CHECK(tsl_agent_config_finish(&c, &err) == 0, "finish: %s", err.msg);
     CHECK(strcmp(c.token, "s3cret-token") == 0, "token read and trimmed: '%s'", c.token);
-    CHECK(c.profile_every_s == 3600 && strcmp(c.node_name, "n1") == 0, "file values");
+    CHECK(c.profile_interval_h == 0.5 && strcmp(c.node_name, "n1") == 0, "file values");
+    tsl_agent_config_set(&c, "profile-shapes", "h=1024,s=1024", &err);
+    CHECK(tsl_agent_config_finish(&c, &err) != 0 && strstr(err.msg, "profile.shapes"),
+          "a bad shape is a configuration error: %s", err.msg);
     CHECK(write_text(path, "[node]\nbackend = sim\nbogus = 1\n") == 0, "bad file");
     CHECK(tsl_agent_config_load(&c, path, &err) != 0 && strstr(err.msg, ":3:"),
           "error names the line: %s", err.msg);

@@ -5,7 +5,7 @@
  *               ▲   │ unavailable: again after a backoff        │
  *               └───┴──────── lost tesseld / NOT_FOUND ◀────────┘
  *
- * Profiles are measured at start (and every profile_every_s, and on SIGUSR1)
+ * Profiles are measured at start (and every profile.interval_h, and on SIGUSR1)
  * whether or not tesseld is reachable: each goes to the spool first and leaves
  * it only when tesseld acknowledged it, so nothing measured is lost to an
  * outage or a restart. Signals are blocked in every thread (before gRPC starts
@@ -177,8 +177,8 @@ static void on_profile(evutil_socket_t fd, short what, void *ud)
                       a->cfg->spool_max, dropped);
     free(buf);
     tsl_agent_profile_free(&p);
-    if (a->cfg->profile_every_s)
-        after(a->ev_profile, a->cfg->profile_every_s);
+    if (a->cfg->profile_interval_h > 0)
+        after(a->ev_profile, a->cfg->profile_interval_h * 3600);
     if (a->registered)
         flush(a);
 }

@@ -38,8 +38,10 @@ typedef struct tsl_agent_config {
     char gpus[128];            /* "" = all visible; else "0,2,3" */
     char state_dir[256];       /* the spool lives here */
     uint32_t heartbeat_s;
-    uint32_t profile_every_s;  /* 0 = at start only (and on SIGUSR1) */
     bool profile_at_start;
+    double profile_interval_h; /* 0 = at start only (and on SIGUSR1) */
+    char profile_shapes[256];  /* "" = the profiler's defaults; else space-separated */
+    char profile_mb[64], profile_tp[64];
     bool profile_quick;        /* the profiler's --quick: fewer sizes, shorter loops */
     double rpc_timeout_s;
     double backoff_base_s, backoff_cap_s;
@@ -53,7 +55,8 @@ int tsl_agent_config_load(tsl_agent_config_t *c, const char *path, tsl_err_t *er
 /* One key by its flag name ("heartbeat") or "section.key"; bounds checked. */
 int tsl_agent_config_set(tsl_agent_config_t *c, const char *key, const char *value,
                          tsl_err_t *err);
-/* Cross-field checks, the token file read, the node name filled from hostname. */
+/* Cross-field checks, the profile options parsed, the token file read, the node
+ * name filled from hostname. */
 int tsl_agent_config_finish(tsl_agent_config_t *c, tsl_err_t *err);
 void tsl_agent_config_usage(FILE *out);
 void tsl_agent_config_dump(const tsl_agent_config_t *c, FILE *out);
@@ -137,6 +140,10 @@ typedef struct tsl_agent_profile {
 
 /* The devices the backend sees, filtered by cfg->gpus; hostname from node_name. */
 int tsl_agent_discover(const tsl_agent_config_t *cfg, tsl_agent_node_t *node, tsl_err_t *err);
+/* The profiler's options from the [profile] keys (checked by config_finish). */
+struct tsl_prof_opts;
+int tsl_agent_prof_opts(const tsl_agent_config_t *cfg, bool quick, struct tsl_prof_opts *o,
+                        tsl_err_t *err);
 /* One profile of node (the backend's measurements, with units and labels). */
 int tsl_agent_measure(const tsl_agent_config_t *cfg, const tsl_agent_node_t *node,
                       tsl_agent_profile_t *p, tsl_err_t *err);

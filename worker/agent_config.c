@@ -14,6 +14,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "profile.h"
 
 typedef enum { AC_STRING, AC_UINT, AC_DOUBLE, AC_BOOL } ac_type_t;
 
@@ -28,8 +29,10 @@ typedef struct ac_entry {
 
 #define F(field) offsetof(tsl_agent_config_t, field), sizeof(((tsl_agent_config_t *)0)->field)
 
+/* The sections and keys of deploy/tessel-worker.conf: [daemon] how to reach tesseld,
+ * [node] what this node is, [profile] when and what to measure. */
 static const ac_entry_t TABLE[] = {
-    {"daemon", "server", "server", "ADDR", AC_STRING, F(server), "unix:/run/tessel/tesseld.sock",
+    {"daemon", "address", "server", "ADDR", AC_STRING, F(server), "unix:/run/tessel/tesseld.sock",
      1, 255, "tesseld address: unix:/path or host:port"},
     {"daemon", "token", "token", "TOKEN", AC_STRING, F(token), "", 0, 127,
      "bearer token of role worker (prefer token_file: argv is visible to all)"},
@@ -41,6 +44,8 @@ static const ac_entry_t TABLE[] = {
      0.01, 3600, "first reconnect delay; doubles per failure, with jitter"},
     {"daemon", "backoff_cap_s", "backoff-cap", "SECONDS", AC_DOUBLE, F(backoff_cap_s), "60", 0.01,
      86400, "longest reconnect delay"},
+    {"daemon", "spool_max", "spool-max", "N", AC_UINT, F(spool_max), "64", 1, 100000,
+     "reports kept while tesseld is unreachable; the oldest are dropped first"},
     {"node", "name", "node-name", "NAME", AC_STRING, F(node_name), "", 0, 127,
      "node name the worker registers as; \"\" = the hostname"},
     {"node", "backend", "backend", "cuda|sim", AC_STRING, F(backend), "cuda", 3, 4,
@@ -49,18 +54,22 @@ static const ac_entry_t TABLE[] = {
      "sim: the device description (deploy/sim/*.json, docs/profile-format.md)"},
     {"node", "gpus", "gpus", "LIST", AC_STRING, F(gpus), "", 0, 127,
      "GPU indices to register, e.g. 0,1,3; \"\" = all visible"},
+    {"node", "heartbeat_s", "heartbeat", "SECONDS", AC_UINT, F(heartbeat_s), "10", 1, 3600,
+     "heartbeat interval (tesseld marks the worker offline after 3 missed)"},
     {"node", "state_dir", "state-dir", "DIR", AC_STRING, F(state_dir), "/var/lib/tessel-worker",
      1, 255, "reports not yet sent wait in DIR/spool"},
-    {"agent", "heartbeat_s", "heartbeat", "SECONDS", AC_UINT, F(heartbeat_s), "10", 1, 3600,
-     "heartbeat interval (tesseld marks the worker offline after 3 missed)"},
-    {"agent", "profile_at_start", "profile-at-start", "BOOL", AC_BOOL, F(profile_at_start), "yes",
-     0, 1, "measure a profile once registered"},
-    {"agent", "profile_quick", "profile-quick", "BOOL", AC_BOOL, F(profile_quick), "no", 0, 1,
-     "measure fewer micro-batch sizes and TP splits, with shorter loops"},
-    {"agent", "profile_every_s", "profile-every", "SECONDS", AC_UINT, F(profile_every_s), "0", 0,
-     31536000, "measure again this often; 0 = only at start and on SIGUSR1"},
-    {"agent", "spool_max", "spool-max", "N", AC_UINT, F(spool_max), "64", 1, 100000,
-     "reports kept while tesseld is unreachable; the oldest are dropped first"},
+    {"profile", "at_start", "profile-at-start", "BOOL", AC_BOOL, F(profile_at_start), "yes", 0, 1,
+     "measure a profile at start"},
+    {"profile", "interval_h", "profile-interval", "HOURS", AC_DOUBLE, F(profile_interval_h), "0",
+     0, 8760, "measure again this often; 0 = only at start and on SIGUSR1"},
+    {"profile", "shapes", "profile-shapes", "SHAPES", AC_STRING, F(profile_shapes), "", 0, 255,
+     "layer shapes to time, space-separated h=H,s=S,a=A[,d=D][,f=F][,gated]; \"\" = the profiler's"},
+    {"profile", "micro_batches", "profile-mb", "LIST", AC_STRING, F(profile_mb), "", 0, 63,
+     "micro-batch sizes, e.g. 1,2,4,8,16; \"\" = the profiler's"},
+    {"profile", "tp", "profile-tp", "LIST", AC_STRING, F(profile_tp), "", 0, 63,
+     "TP splits, e.g. 1,2,4,8; \"\" = the profiler's"},
+    {"profile", "quick", "profile-quick", "BOOL", AC_BOOL, F(profile_quick), "no", 0, 1,
+     "fewer micro-batch sizes and TP splits, shorter loops"},
     {"log", "level", "log-level", "LEVEL", AC_STRING, F(log_level), "info", 4, 5,
      "error | warn | info | debug"},
 };
@@ -201,8 +210,40 @@ static int read_token_file(tsl_agent_config_t *c, tsl_err_t *err)
     return 0;
 }
 
+/* Space-separated shapes into o (at most TSL_PROF_MAX_SHAPES). */
+static int parse_shapes(const char *text, struct tsl_prof_opts *o, tsl_err_t *err)
+{
+    char buf[256], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", text);
+    o->n_shapes = 0;
+    for (char *tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+        if (o->n_shapes == TSL_PROF_MAX_SHAPES)
+            return tsl_err_set(err, "profile.shapes: more than %u shapes", TSL_PROF_MAX_SHAPES);
+        if (tsl_prof_parse_shape(tok, &o->shapes[o->n_shapes++], err) != 0)
+            return tsl_err_prefix(err, "profile.shapes");
+    }
+    return 0;
+}
+
+int tsl_agent_prof_opts(const tsl_agent_config_t *cfg, bool quick, struct tsl_prof_opts *o,
+                        tsl_err_t *err)
+{
+    tsl_prof_opts_default(o, quick);
+    o->device_file = cfg->device_file[0] ? cfg->device_file : NULL;
+    o->command = "tessel-worker run";
+    if (cfg->profile_shapes[0] && parse_shapes(cfg->profile_shapes, o, err) != 0)
+        return -1;
+    if (cfg->profile_mb[0] &&
+        tsl_prof_parse_list(cfg->profile_mb, o->mb, &o->n_mb, "profile.micro_batches", err) != 0)
+        return -1;
+    if (cfg->profile_tp[0] && tsl_prof_parse_list(cfg->profile_tp, o->tp, &o->n_tp, "profile.tp", err) != 0)
+        return -1;
+    return 0;
+}
+
 int tsl_agent_config_finish(tsl_agent_config_t *c, tsl_err_t *err)
 {
+    tsl_prof_opts_t o;
     tsl_log_level_t lvl;
     if (strcmp(c->backend, "sim") != 0 && strcmp(c->backend, "cuda") != 0)
         return tsl_err_set(err, "node.backend: '%s' is not cuda or sim", c->backend);
@@ -214,6 +255,8 @@ int tsl_agent_config_finish(tsl_agent_config_t *c, tsl_err_t *err)
     if (c->backoff_cap_s < c->backoff_base_s)
         return tsl_err_set(err, "daemon.backoff_cap_s: %g is below backoff_base_s %g",
                            c->backoff_cap_s, c->backoff_base_s);
+    if (tsl_agent_prof_opts(c, c->profile_quick, &o, err) != 0)
+        return -1;
     if (c->token[0] && c->token_file[0])
         return tsl_err_set(err, "daemon.token and daemon.token_file: give one, not both");
     if (c->token_file[0] && read_token_file(c, err) != 0)

@@ -36,7 +36,7 @@ static void usage(FILE *out)
           "  first registration succeeded.\n\n"
           "  It then heartbeats every heartbeat_s seconds; tesseld shows it offline after\n"
           "  three missed heartbeats (the daemon's worker_timeout_s) and online again at\n"
-          "  the next one. Profiles are measured at start, every profile_every_s and on\n"
+          "  the next one. Profiles are measured at start, every profile.interval_h and on\n"
           "  SIGUSR1; each is written to the spool (state_dir/spool) first and removed\n"
           "  only once tesseld acknowledged it, so measurements survive an unreachable\n"
           "  daemon and restarts. When tesseld cannot be reached, the worker retries\n"

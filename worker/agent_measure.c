@@ -53,9 +53,8 @@ static tsl_prof_t *run_backend(const tsl_agent_config_t *cfg, bool quick, tsl_er
     }
     if (strcmp(cfg->backend, "cuda") == 0 && cfg->gpus[0])
         setenv("CUDA_VISIBLE_DEVICES", cfg->gpus, 0);
-    tsl_prof_opts_default(&o, quick);
-    o.device_file = cfg->device_file[0] ? cfg->device_file : NULL;
-    o.command = "tessel-worker run";
+    if (tsl_agent_prof_opts(cfg, quick, &o, err) != 0)
+        return NULL;
     tsl_prof_t *p = calloc(1, sizeof *p);
     if (!p) {
         tsl_err_setc(err, TSL_E_NOMEM, "profile: out of memory");

@@ -137,7 +137,7 @@ $WTOKEN = worker
 EOF
 cat >"$tmp/worker.conf" <<EOF
 [daemon]
-server = unix:$sock
+address = unix:$sock
 token_file = $tmp/worker.token
 rpc_timeout_s = 5
 backoff_base_s = 0.2
@@ -145,9 +145,9 @@ backoff_cap_s = 1
 [node]
 backend = sim
 device_file = $tmp/dev.json
-[agent]
 heartbeat_s = 1
-profile_quick = yes
+[profile]
+quick = yes
 EOF
 
 "$WORKER" --config "$tmp/worker.conf" --check-config >"$tmp/out" 2>&1 &&
