@@ -47,6 +47,7 @@ typedef struct tsl_plan_opts {
     bool no_placement, no_memopt, no_bi_objective, no_sublayer, no_slicer;
     bool force;              /* --force: ignore the daemon's cached plan */
     bool local;              /* --local: run the planner in-process */
+    const char *profile;     /* --profile FILE: measured figures (local mode; issue 8) */
 } tsl_plan_opts_t;
 
 /* Human output of a search-result document (plan_json.h shape). */

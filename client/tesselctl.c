@@ -73,6 +73,8 @@ static const char plan_usage[] =
     "  --no-sublayer       partition at whole layers only (no AutoPipe attention/FFN split)\n"
     "  --no-slicer         no AutoPipe micro-batch slicing of the pipeline start-up\n"
     "  --local             run the planner in this process instead of tesseld\n"
+    "  --profile FILE      with --local: plan on a measured profile (tessel-worker profile\n"
+    "                      --json, docs/profile-format.md) instead of built-in figures\n"
     "  --force             ignore tesseld's cached plan and search again\n"
     "  --json              print the plan document as JSON (docs/plan-format.md)\n";
 
@@ -82,7 +84,7 @@ enum {
     OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER,
     OPT_MEMORY, OPT_BATCH, OPT_SWEEP, OPT_MAXB, OPT_TOPK, OPT_NOPP, OPT_NOTP, OPT_NODP,
     OPT_NOSDP, OPT_NOCKPT, OPT_NOBASE, OPT_LOCAL, OPT_FORCE, OPT_NOPLACE, OPT_NOMEMOPT,
-    OPT_NOBIOBJ, OPT_NOSUB, OPT_NOSLICE, OPT_PP,
+    OPT_NOBIOBJ, OPT_NOSUB, OPT_NOSLICE, OPT_PP, OPT_PROFILE,
 };
 
 static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
@@ -111,6 +113,7 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_NOBIOBJ: po->no_bi_objective = true; return 0;
     case OPT_NOSUB: po->no_sublayer = true; return 0;
     case OPT_NOSLICE: po->no_slicer = true; return 0;
+    case OPT_PROFILE: po->profile = optarg; return 0;
     default: return 1;
     }
 }
@@ -129,6 +132,7 @@ static const struct option plan_long[] = {
     {"force", no_argument, 0, OPT_FORCE}, {"no-placement", no_argument, 0, OPT_NOPLACE},
     {"no-memopt", no_argument, 0, OPT_NOMEMOPT}, {"no-bi-objective", no_argument, 0, OPT_NOBIOBJ},
     {"no-sublayer", no_argument, 0, OPT_NOSUB}, {"no-slicer", no_argument, 0, OPT_NOSLICE},
+    {"profile", required_argument, 0, OPT_PROFILE},
     {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 };
 
@@ -159,6 +163,11 @@ static int cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
     }
     if (optind < argc) {
         fprintf(stderr, "tesselctl: plan: unexpected argument '%s'\n", argv[optind]);
+        return TSL_EXIT_USAGE;
+    }
+    if (po.profile != NULL && !po.local) {
+        fprintf(stderr, "tesselctl: --profile: works with --local only (tesseld's profiles come "
+                        "from its registered workers)\n");
         return TSL_EXIT_USAGE;
     }
     return po.local ? tsl_plan_local(&po, co) : tsl_plan_remote(&po, co);
