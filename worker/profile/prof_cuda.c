@@ -7,7 +7,7 @@
  * Every CUDA, cuBLAS and NCCL call is checked; a failure returns -1 with
  * TSL_E_DEVICE and a message naming the call and the library's error string.
  */
-#include "profile.h"
+#include "prof.h"
 #include "prof_kernels.h"
 
 #include <cublas_v2.h>

@@ -2,7 +2,7 @@
  * prof_emit.c — a profile as JSON (docs/profile-format.md) or as a table.
  * A small printf-based emitter: the GPU machine may have no jansson.
  */
-#include "profile.h"
+#include "prof.h"
 
 #include <math.h>
 #include <string.h>
