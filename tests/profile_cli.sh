@@ -1,11 +1,16 @@
 #!/bin/bash
-# tessel-worker profile, driven as a user would: the sim backend's table and JSON
-# (every figure marked simulated), and bad input that must get one clear line and
-# exit status 2. The cuda backend runs only where a GPU answers (it is timed on a
-# GPU machine by hand, deploy/profiles/README.md); here it must fail cleanly.
+# Profiles end to end, driven as a user would (issue 8).
+# tessel-worker profile: the sim backend's table and JSON (every figure marked
+# simulated), and bad input that must get one clear line and exit status 2. The cuda
+# backend runs only where a GPU answers (it is timed on a GPU machine by hand,
+# deploy/profiles/README.md); here it must fail cleanly.
+# tesselctl plan --local --profile (when tesselctl is built): plans on the committed
+# H100 profile and says which figures came from where; built-in figures without it.
 set -u
 worker="$1"
 root="$2"
+ctl="${3:-}"
+prof="$root/deploy/profiles/h100-80g.json"
 dev="$root/deploy/sim/h100-80g.json"
 pass=0
 fail=0
@@ -90,6 +95,38 @@ case $? in
 2) grep -q "built without CUDA" "$err" && ok || bad "cuda: $(head -2 "$err")" ;;
 *) bad "cuda backend crashed" ;;
 esac
+
+if [ -n "$ctl" ]; then
+    "$ctl" plan --local --model GPT2-345M --cluster 1xH100-80G --batch 16 >"$out" 2>"$err" &&
+        grep -q "^figures: built-in" "$out" && ok || bad "built-in figures line: $(tail -2 "$out") $(cat "$err")"
+
+    "$ctl" plan --local --model GPT2-345M --cluster 1xH100-80G --batch 16 --profile "$prof" >"$out" 2>"$err" &&
+        grep -q "^figures: compute measured (.*h100-80g.json, H100-80G / single), host<->device measured, intra-node built-in, overlap built-in" "$out" &&
+        ok || bad "measured figures line: $(tail -2 "$out") $(cat "$err")"
+
+    "$ctl" plan --local --model GPT2-345M --cluster 1xH100 --batch 16 --profile "$prof" --json >"$out" 2>"$err"
+    python3 - "$out" <<'PY' && ok || bad "figures JSON key"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["figures"]
+assert f["compute"] == "measured" and f["host_device"] == "measured", f
+assert f["intra_node"] == "built-in" and f["overlap"] == "built-in", f
+assert f["profile"].endswith("h100-80g.json") and f["hardware"]["gpu"] == "H100-80G", f
+PY
+
+    "$ctl" plan --local --model GPT2-345M --cluster 1xH100-80G --batch 16 --json >"$out" 2>"$err"
+    python3 -c "import json,sys; f=json.load(open(sys.argv[1]))['figures']; assert f['compute']=='built-in', f" "$out" &&
+        ok || bad "built-in JSON key"
+
+    "$ctl" plan --local --model GPT2-345M --cluster 8xA100-40G --batch 16 --profile "$prof" >"$out" 2>"$err"
+    [ $? -eq 2 ] && grep -q "H100-80G" "$err" && ok || bad "profile for another GPU: $(cat "$err")"
+
+    "$ctl" plan --local --model GPT2-345M --cluster 1xH100 --batch 16 --profile /nonexistent.json >"$out" 2>"$err"
+    [ $? -eq 2 ] && grep -q "nonexistent" "$err" && ok || bad "missing profile: $(cat "$err")"
+
+    "$ctl" plan --model GPT2-345M --cluster 1xH100 --profile "$prof" >"$out" 2>"$err"
+    [ $? -eq 2 ] && grep -q -- "--local" "$err" && ok || bad "--profile without --local: $(cat "$err")"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
