@@ -40,6 +40,7 @@ typedef struct tsl_plan_opts {
     tsl_request_t req;       /* --batch N (0 with --sweep), --memory 16G, --no-pp, ... */
     bool force;              /* --force: ignore the daemon's cached plan */
     bool local;              /* --local: run the planner in-process */
+    const char *profile;     /* --profile FILE: measured figures (local mode; issue 8) */
 } tsl_plan_opts_t;
 
 /* `tesselctl plan ...` (client/plan_opts.c): parses the options, then runs the

@@ -38,6 +38,8 @@ static const char plan_usage_head[] =
 static const char plan_usage_tail[] =
     "\n"
     "  --local             run the planner in this process instead of tesseld\n"
+    "  --profile FILE      with --local: plan on a measured profile (tessel-worker profile\n"
+    "                      --json, docs/profile-format.md) instead of built-in figures\n"
     "  --timeout S         give up after S seconds (remote and --local alike; exit 5)\n"
     "  --force             ignore tesseld's cached plan and search again\n"
     "  --json              print the plan document as JSON (docs/plan-format.md)\n";
@@ -65,7 +67,7 @@ static const req_opt_t req_opts[] = {
 /* getopt ids: the other options, then OPT_REQ + the request field's index. */
 enum {
     OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER, OPT_SWEEP, OPT_LOCAL, OPT_FORCE,
-    OPT_NODES,
+    OPT_NODES, OPT_PROFILE,
     OPT_REQ = 0x200,
 };
 
@@ -94,6 +96,7 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_LOCAL: po->local = true; return 0;
     case OPT_FORCE: po->force = true; return 0;
     case OPT_NODES: po->nodes = optarg; return 0;
+    case OPT_PROFILE: po->profile = optarg; return 0;
     default: return 1;
     }
 }
@@ -104,6 +107,7 @@ static const struct option fixed_long[] = {
     {"seq-len", required_argument, 0, OPT_SEQ}, {"cluster", required_argument, 0, OPT_CLUSTER},
     {"sweep", no_argument, 0, OPT_SWEEP}, {"local", no_argument, 0, OPT_LOCAL},
     {"force", no_argument, 0, OPT_FORCE}, {"nodes", required_argument, 0, OPT_NODES},
+    {"profile", required_argument, 0, OPT_PROFILE},
 };
 
 #define N_FIXED (sizeof fixed_long / sizeof fixed_long[0])
@@ -198,6 +202,11 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
     }
     if (optind < argc) {
         fprintf(stderr, "tesselctl: plan: unexpected argument '%s'\n", argv[optind]);
+        return TSL_EXIT_USAGE;
+    }
+    if (po.profile != NULL && !po.local) {
+        fprintf(stderr, "tesselctl: --profile: works with --local only (tesseld's profiles come "
+                        "from its registered workers: --cluster registered)\n");
         return TSL_EXIT_USAGE;
     }
     if (po.nodes && !po.cluster)

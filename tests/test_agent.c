@@ -98,7 +98,7 @@ static void test_config(const char *root)
           "defaults");
     CHECK(tsl_agent_config_set(&c, "heartbeat", "0", &err) != 0 && strstr(err.msg, "heartbeat_s"),
           "heartbeat 0 refused: %s", err.msg);
-    CHECK(tsl_agent_config_set(&c, "agent.heartbeat_s", "2", &err) == 0 && c.heartbeat_s == 2,
+    CHECK(tsl_agent_config_set(&c, "node.heartbeat_s", "2", &err) == 0 && c.heartbeat_s == 2,
           "section.key form");
     CHECK(tsl_agent_config_set(&c, "nope", "1", &err) != 0 && strstr(err.msg, "unknown"),
           "unknown key");

@@ -14,7 +14,7 @@
 
 #include "agent.h"
 #include "log.h"
-#include "profile.h"
+#include "prof.h"
 
 typedef enum { AC_STRING, AC_UINT, AC_DOUBLE, AC_BOOL } ac_type_t;
 

@@ -1,6 +1,6 @@
 /*
  * agent_measure.c — what the node has and what it measures (agent.h), through
- * the profiler's backends (worker/profile/profile.h: cuda, sim): one profile
+ * the profiler's backends (worker/profile/prof.h: cuda, sim): one profile
  * run fills a tsl_prof_t, which becomes the node's devices (registration) and
  * a flat list of figures with units and labels (the report).
  *
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "profile.h"
+#include "prof.h"
 
 /* ---- running the backend --------------------------------------------------------------- */
 

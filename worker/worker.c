@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "profile.h"
+#include "prof.h"
 
 static void usage(FILE *f) {
     fputs("usage: tessel-worker profile --backend cuda|sim [--device-file FILE] [--json]\n"

@@ -2,7 +2,7 @@
  * prof_backends.c — the backends this binary was built with (meson decides:
  * cuda where CUDA, cuBLAS, NCCL and nvcc were found; sim where jansson was).
  */
-#include "profile.h"
+#include "prof.h"
 
 #include <strings.h>
 

@@ -7,7 +7,7 @@
  * Every CUDA, cuBLAS and NCCL call is checked; a failure returns -1 with
  * TSL_E_DEVICE and a message naming the call and the library's error string.
  */
-#include "profile.h"
+#include "prof.h"
 #include "prof_kernels.h"
 
 #include <cublas_v2.h>
@@ -21,35 +21,20 @@
 #include <nvml.h>
 #endif
 
-#define CU(call)                                                                                   \
+/* A failed CUDA, cuBLAS or NCCL call: TSL_E_DEVICE naming the call and the
+ * library's error string, then `goto out`. */
+#define DEVICE_CHECK(type, ok, strerror_fn, call)                                                  \
     do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            tsl_err_setc(err, TSL_E_DEVICE, "%s: %s (%s:%d)", #call, cudaGetErrorString(e_),       \
-                         __FILE__, __LINE__);                                                      \
+        type r_ = (call);                                                                          \
+        if (r_ != (ok)) {                                                                          \
+            tsl_err_setc(err, TSL_E_DEVICE, "%s: %s (%s:%d)", #call, strerror_fn(r_), __FILE__,    \
+                         __LINE__);                                                                \
             goto out;                                                                              \
         }                                                                                          \
     } while (0)
-
-#define CB(call)                                                                                   \
-    do {                                                                                           \
-        cublasStatus_t s_ = (call);                                                                \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-            tsl_err_setc(err, TSL_E_DEVICE, "%s: %s (%s:%d)", #call, cublasGetStatusString(s_),    \
-                         __FILE__, __LINE__);                                                      \
-            goto out;                                                                              \
-        }                                                                                          \
-    } while (0)
-
-#define NC(call)                                                                                   \
-    do {                                                                                           \
-        ncclResult_t r_ = (call);                                                                  \
-        if (r_ != ncclSuccess) {                                                                   \
-            tsl_err_setc(err, TSL_E_DEVICE, "%s: %s (%s:%d)", #call, ncclGetErrorString(r_),       \
-                         __FILE__, __LINE__);                                                      \
-            goto out;                                                                              \
-        }                                                                                          \
-    } while (0)
+#define CU(call) DEVICE_CHECK(cudaError_t, cudaSuccess, cudaGetErrorString, call)
+#define CB(call) DEVICE_CHECK(cublasStatus_t, CUBLAS_STATUS_SUCCESS, cublasGetStatusString, call)
+#define NC(call) DEVICE_CHECK(ncclResult_t, ncclSuccess, ncclGetErrorString, call)
 
 #define MIB (1024ull * 1024)
 #define GIB (1024ull * MIB)

@@ -2,7 +2,7 @@
  * prof_emit.c — a profile as JSON (docs/profile-format.md) or as a table.
  * A small printf-based emitter: the GPU machine may have no jansson.
  */
-#include "profile.h"
+#include "prof.h"
 
 #include <math.h>
 #include <string.h>
@@ -32,6 +32,12 @@ static void jnum(FILE *f, double v) {
 #define KN(k, v) (fprintf(f, "%s\"%s\": ", sep, k), jnum(f, v), sep = ", ")
 #define KU(k, v) (fprintf(f, "%s\"%s\": %llu", sep, k, (unsigned long long)(v)), sep = ", ")
 #define KB(k, v) (fprintf(f, "%s\"%s\": %s", sep, k, (v) ? "true" : "false"), sep = ", ")
+
+/* Starts item i of an array: the separator, a new line, the brace. */
+static const char *item(FILE *f, uint32_t i) {
+    fprintf(f, "%s\n    {", i ? "," : "");
+    return "";
+}
 
 static void shape_keys(FILE *f, const tsl_prof_shape_t *s0, const char **sepp) {
     const char *sep = *sepp;
@@ -90,8 +96,7 @@ int tsl_prof_write_json(FILE *f, const tsl_prof_t *p) {
     fputs("},\n  \"gemms\": [", f);
     for (uint32_t i = 0; i < p->n_gemms; i++) {
         const tsl_prof_gemm_t *g = &p->gemms[i];
-        sep = "";
-        fprintf(f, "%s\n    {", i ? "," : "");
+        sep = item(f, i);
         KS("what", g->what);
         KU("m", g->m);
         KU("n", g->n);
@@ -105,8 +110,7 @@ int tsl_prof_write_json(FILE *f, const tsl_prof_t *p) {
     fputs("\n  ],\n  \"blocks\": [", f);
     for (uint32_t i = 0; i < p->n_blocks; i++) {
         const tsl_prof_block_t *b = &p->blocks[i];
-        sep = "";
-        fprintf(f, "%s\n    {", i ? "," : "");
+        sep = item(f, i);
         KS("block", tsl_prof_block_name(b->kind));
         if (b->kind == TSL_PROF_ATTENTION)
             KS("attention_core", "batched-gemm");
@@ -133,8 +137,7 @@ int tsl_prof_write_json(FILE *f, const tsl_prof_t *p) {
     fputs("},\n  \"collectives\": [", f);
     for (uint32_t i = 0; i < p->n_colls; i++) {
         const tsl_prof_coll_t *c = &p->colls[i];
-        sep = "";
-        fprintf(f, "%s\n    {", i ? "," : "");
+        sep = item(f, i);
         KS("op", tsl_prof_coll_name(c->op));
         KU("group", c->group);
         KU("bytes", c->bytes);
@@ -146,8 +149,7 @@ int tsl_prof_write_json(FILE *f, const tsl_prof_t *p) {
     fputs("\n  ],\n  \"overlap\": [", f);
     for (uint32_t i = 0; i < p->n_overlap; i++) {
         const tsl_prof_overlap_t *o = &p->overlap[i];
-        sep = "";
-        fprintf(f, "%s\n    {", i ? "," : "");
+        sep = item(f, i);
         KS("comm", o->comm);
         KB("stand_in", o->stand_in);
         KU("gemm_m", o->gemm_m);

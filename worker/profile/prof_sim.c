@@ -13,7 +13,7 @@
  *   overlap_slowdown                                   both sides of the overlap test
  * Rates: a block of T tokens per device runs at rate·T/(T + half_rate_tokens).
  */
-#include "profile.h"
+#include "prof.h"
 
 #include <jansson.h>
 #include <math.h>

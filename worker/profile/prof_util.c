@@ -3,7 +3,7 @@
  * counts, the median, bandwidth arithmetic and nccl-tests' bus-bandwidth
  * factors. No CUDA here: the unit tests run it on machines without a GPU.
  */
-#include "profile.h"
+#include "prof.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * profile.h — what tessel-worker measures on its GPUs, and the backends that
+ * prof.h — what tessel-worker measures on its GPUs, and the backends that
  * measure it (DESIGN.md "Profiles"; docs/profile-format.md is the JSON form).
  *
  * A backend fills a tsl_prof_t: `cuda` (CUDA runtime, cuBLAS, NCCL; built where
