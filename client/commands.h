@@ -35,13 +35,15 @@ typedef struct tsl_plan_opts {
     const char *model;       /* --model NAME (preset) */
     const char *hf_config;   /* --hf-config PATH */
     uint32_t seq_len;        /* --seq-len N (with --hf-config) */
-    const char *cluster;     /* --cluster SPEC|FILE.json */
+    const char *cluster;     /* --cluster SPEC|FILE.json|registered */
+    const char *nodes;       /* --nodes a,b: these registered workers (implies registered) */
     tsl_request_t req;       /* --batch N (0 with --sweep), --memory 16G, --no-pp, ... */
     bool force;              /* --force: ignore the daemon's cached plan */
     bool local;              /* --local: run the planner in-process */
     bool sweep;              /* --sweep given (an error beside --batch N) */
     const char *export_format; /* --export FORMAT: print the plan as that stack takes it */
     const char *trace;       /* --trace FILE: the simulated 1F1B timeline (Chrome trace) */
+    const char *profile;     /* --profile FILE: measured figures (local mode; issue 8) */
 } tsl_plan_opts_t;
 
 /* `tesselctl plan ...` (client/plan_opts.c): parses the options, then runs the
@@ -63,5 +65,8 @@ int tsl_plan_load_model(const tsl_plan_opts_t *po, struct tsl_model *m, struct t
 int tsl_plan_remote(const tsl_plan_opts_t *po, const tsl_client_opts_t *co);
 int tsl_cmd_plans(int argc, char **argv, const tsl_client_opts_t *co);
 int tsl_cmd_health(int argc, char **argv, const tsl_client_opts_t *co);
+/* `tesselctl workers`, `tesselctl profiles` (client/remote_workers.c). */
+int tsl_cmd_workers(int argc, char **argv, const tsl_client_opts_t *co);
+int tsl_cmd_profiles(int argc, char **argv, const tsl_client_opts_t *co);
 
 #endif

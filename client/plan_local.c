@@ -18,6 +18,7 @@
 #include "hf_config.h"
 #include "plan_json.h"
 #include "progress.h"
+#include "profile_json.h"
 #include "search.h"
 #include "trace_json.h"
 
@@ -157,8 +158,24 @@ static int write_trace(const char *path, const tsl_plan_t *best, const tsl_model
     return TSL_EXIT_OK;
 }
 
+/* Where the plan's figures came from (issue 8): a "figures" key and line. */
+static json_t *figures_json(const tsl_profile_t *p, const tsl_profile_use_t *use,
+                            const char *line)
+{
+    bool on = p != NULL && use->compute;
+    const char *what = !on ? "built-in" : p->simulated ? "simulated" : "measured";
+    json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "compute", what, "host_device",
+                          on && use->pcie ? what : "built-in", "intra_node",
+                          on && use->intra ? what : "built-in", "overlap",
+                          on && use->overlap ? what : "built-in", "profile",
+                          on ? p->source : "", "line", line);
+    if (f != NULL && on)
+        json_object_set_new(f, "hardware", json_pack("{s:s, s:s}", "gpu", p->gpu, "link", p->link));
+    return f;
+}
+
 static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl_cluster_t *c,
-                      const tsl_request_t *r, const tsl_client_opts_t *co)
+                      const tsl_request_t *r, const tsl_client_opts_t *co, json_t *figures)
 {
     tsl_search_result_t *res = malloc(sizeof(*res));
     if (res == NULL) {
@@ -193,10 +210,14 @@ static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl
     char fp[17];
     tsl_request_fingerprint(r, m, c, fp);
     json_t *doc = tsl_search_result_to_json(res, m, c, r, fp, elapsed);
+    if (doc != NULL && figures != NULL)
+        json_object_set(doc, "figures", figures);
     if (co->json)
         json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     else
         tsl_print_result(stdout, doc);
+    if (!co->json && figures != NULL)
+        printf("%s\n", json_string_value(json_object_get(figures, "line")));
     if (co->json)
         fputc('\n', stdout);
     json_decref(doc);
@@ -209,6 +230,8 @@ int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
     tsl_model_t m = {0};
     tsl_cluster_t c = {0};
     tsl_err_t err = {0};
+    tsl_profile_t *prof = NULL;
+    json_t *figures = NULL;
     int rc = TSL_EXIT_USAGE;
     if (tsl_plan_load_model(po, &m, &err) != 0)
         goto fail;
@@ -218,12 +241,21 @@ int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
     }
     if (tsl_cluster_from_arg(po->cluster, &c, &err) != 0)
         goto fail;
-    rc = run_search(po, &m, &c, &po->req, co);
+    tsl_profile_use_t use = {0};
+    char line[512];
+    if (po->profile != NULL && (tsl_profile_json_load(po->profile, &prof, &err) != 0 ||
+                                tsl_profile_attach(&c, prof, &use, &err) != 0))
+        goto fail;
+    tsl_profile_describe(prof, &use, line, sizeof(line));
+    figures = figures_json(prof, &use, line);
+    rc = run_search(po, &m, &c, &po->req, co, figures);
     goto out;
 fail:
     fprintf(stderr, "tesselctl: %s\n", err.msg);
 out:
+    json_decref(figures);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
+    free(prof);
     return rc;
 }

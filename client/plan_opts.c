@@ -27,7 +27,10 @@ static const char plan_usage_head[] =
     "  --hf-config PATH    a HuggingFace config.json (GPT-2, BERT, T5, ViT, Llama-style)\n"
     "  --seq-len N         sequence length for --hf-config (default: from the config)\n"
     "  --cluster SPEC      [NODESx]GPUSxTYPE[:LINK], e.g. 8xA100-80G, 2x8xA100-40G:ib100,\n"
-    "                      or a cluster JSON file (docs/cluster-format.md)\n"
+    "                      or a cluster JSON file (docs/cluster-format.md), or\n"
+    "                      \"registered\": the online workers registered with tesseld,\n"
+    "                      on their measured figures (the plan lists their sources)\n"
+    "  --nodes A,B         only these registered workers (implies --cluster registered)\n"
     "  --sweep             sweep the batch size for the best throughput (the default)\n"
     "\n"
     "Search options:\n";
@@ -35,6 +38,8 @@ static const char plan_usage_head[] =
 static const char plan_usage_tail[] =
     "\n"
     "  --local             run the planner in this process instead of tesseld\n"
+    "  --profile FILE      with --local: plan on a measured profile (tessel-worker profile\n"
+    "                      --json, docs/profile-format.md) instead of built-in figures\n"
     "  --timeout S         give up after S seconds (remote and --local alike; exit 5)\n"
     "  --force             ignore tesseld's cached plan and search again\n"
     "  --json              print the plan document as JSON (docs/plan-format.md)\n"
@@ -68,7 +73,7 @@ static const req_opt_t req_opts[] = {
 /* getopt ids: the other options, then OPT_REQ + the request field's index. */
 enum {
     OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER, OPT_SWEEP, OPT_LOCAL, OPT_FORCE,
-    OPT_EXPORT, OPT_TRACE,
+    OPT_EXPORT, OPT_TRACE, OPT_NODES, OPT_PROFILE,
     OPT_REQ = 0x200,
 };
 
@@ -98,6 +103,8 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_FORCE: po->force = true; return 0;
     case OPT_EXPORT: po->export_format = optarg; return 0;
     case OPT_TRACE: po->trace = optarg; return 0;
+    case OPT_NODES: po->nodes = optarg; return 0;
+    case OPT_PROFILE: po->profile = optarg; return 0;
     default: return 1;
     }
 }
@@ -109,6 +116,8 @@ static const struct option fixed_long[] = {
     {"sweep", no_argument, 0, OPT_SWEEP}, {"local", no_argument, 0, OPT_LOCAL},
     {"force", no_argument, 0, OPT_FORCE}, {"export", required_argument, 0, OPT_EXPORT},
     {"trace", required_argument, 0, OPT_TRACE},
+    {"force", no_argument, 0, OPT_FORCE}, {"nodes", required_argument, 0, OPT_NODES},
+    {"profile", required_argument, 0, OPT_PROFILE},
 };
 
 #define N_FIXED (sizeof fixed_long / sizeof fixed_long[0])
@@ -214,6 +223,17 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
         fprintf(stderr, "tesselctl: plan: --%s needs --local; for a plan in tesseld use "
                         "`tesselctl plans export FP --format FORMAT`\n",
                 po.export_format ? "export" : "trace");
+        return TSL_EXIT_USAGE;
+    }
+    if (po.profile != NULL && !po.local) {
+        fprintf(stderr, "tesselctl: --profile: works with --local only (tesseld's profiles come "
+                        "from its registered workers: --cluster registered)\n");
+        return TSL_EXIT_USAGE;
+    }
+    if (po.nodes && !po.cluster)
+        po.cluster = "registered";
+    if (po.local && po.cluster && strcmp(po.cluster, "registered") == 0) {
+        fprintf(stderr, "tesselctl: plan: --cluster registered needs tesseld (drop --local)\n");
         return TSL_EXIT_USAGE;
     }
     return po.local ? tsl_plan_local(&po, co) : tsl_plan_remote(&po, co);

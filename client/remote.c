@@ -60,9 +60,16 @@ static int request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req
     return req->model_preset ? 0 : tsl_remote_fail(TSL_EXIT_SERVER, "out of memory");
 }
 
-/* Cluster: a description file or a spec, by tsl_cluster_arg_is_file's rule. */
-static int request_cluster(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req)
+/* Cluster: "registered", a description file or a spec (tsl_cluster_arg_is_file's rule). */
+static int request_cluster(const tsl_plan_opts_t *po, const tsl_client_opts_t *co,
+                           Tessel__V1__PlanRequest *req, json_t **sources)
 {
+    if (po->cluster && strcmp(po->cluster, "registered") == 0) {
+        req->cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_JSON;
+        return tsl_remote_registered_cluster(co, po->nodes, &req->cluster_json, sources);
+    }
+    if (po->nodes)
+        return tsl_remote_fail(TSL_EXIT_USAGE, "--nodes: only with --cluster registered");
     if (!po->cluster || !*po->cluster)
         return tsl_remote_fail(TSL_EXIT_USAGE,
                                "cluster: missing; give --cluster SPEC (e.g. 2x8xA100-40G:ib100) or FILE.json");
@@ -132,7 +139,27 @@ int tsl_remote_print_doc(json_t *doc, const tsl_client_opts_t *co)
     return TSL_EXIT_OK;
 }
 
-static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t *co)
+/* A plan on registered workers says where its figures came from: a list before
+ * the table, or "figure_sources" in the JSON document. */
+static json_t *with_sources(json_t *doc, json_t *sources, const tsl_client_opts_t *co)
+{
+    size_t i;
+    json_t *line;
+    if (!doc || !sources)
+        return doc;
+    if (co->json) {
+        json_object_set(doc, "figure_sources", sources);
+        return doc;
+    }
+    printf("Figures (registered workers):\n");
+    json_array_foreach(sources, i, line)
+        printf("  %s\n", json_string_value(line));
+    printf("\n");
+    return doc;
+}
+
+static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t *co,
+                    json_t *sources)
 {
     Tessel__V1__Plan *plan = NULL;
     tsl_rpc_client_t *c;
@@ -146,7 +173,7 @@ static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t 
     else if (!plan)
         rc = tsl_remote_fail(TSL_EXIT_SERVER, "the daemon ended the Plan stream without a plan");
     else
-        rc = tsl_remote_print_doc(tsl_plan_proto_to_json(plan), co);
+        rc = tsl_remote_print_doc(with_sources(tsl_plan_proto_to_json(plan), sources, co), co);
     if (plan)
         protobuf_c_message_free_unpacked(&plan->base, NULL);
     tsl_rpc_client_close(c);
@@ -157,16 +184,18 @@ int tsl_plan_remote(const tsl_plan_opts_t *po, const tsl_client_opts_t *co_in)
 {
     Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
     tsl_client_opts_t co = *co_in;
+    json_t *sources = NULL;
     int rc;
 
     tsl_remote_defaults(&co, true);
     rc = request_model(po, &req);
     if (rc == 0)
-        rc = request_cluster(po, &req);
+        rc = request_cluster(po, &co, &req, &sources);
     if (rc == 0) {
         request_options(po, &req);
-        rc = run_plan(&req, &co);
+        rc = run_plan(&req, &co, sources);
     }
+    json_decref(sources);
     request_free(&req);
     return rc;
 }

@@ -84,6 +84,13 @@ int tsl_remote_print_doc(json_t *doc, const tsl_client_opts_t *co);
  * prints "tesselctl: <message>" (one line) on `err` and returns the exit code. */
 int tsl_rpc_report(FILE *err, const tsl_rpc_status_t *st);
 
+/* `--cluster registered` / `--nodes a,b` (remote_cluster.c): a cluster JSON document
+ * of the online registered workers (all, or those named in the comma-separated
+ * nodes) on their measured figures; *sources lists where each figure came from
+ * (strings). 0, or the exit code after reporting. */
+int tsl_remote_registered_cluster(const tsl_client_opts_t *co, const char *nodes, char **json_text,
+                                  json_t **sources);
+
 /* "tesselctl: <fmt>" on stderr; returns `code`. */
 int tsl_remote_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -23,6 +23,8 @@ static const char usage_text[] =
     "  plan       search a hybrid-parallel plan (through tesseld, or --local in-process)\n"
     "  plans      list | show FP | delete FP | export FP: cached plans in tesseld\n"
     "  health     ask tesseld whether it is serving\n"
+    "  workers    the tessel-worker agents registered with tesseld, online or not\n"
+    "  profiles   what the workers measured (per GPU model, or --node N raw)\n"
     "  models     list the built-in model presets\n"
     "  hardware   list the built-in GPU types and inter-node links\n"
     "\n"
@@ -165,6 +167,10 @@ int main(int argc, char **argv)
         return tsl_cmd_plan(sub_argc, sub_argv, &co);
     if (strcmp(cmd, "plans") == 0)
         return tsl_cmd_plans(sub_argc, sub_argv, &co);
+    if (strcmp(cmd, "workers") == 0)
+        return tsl_cmd_workers(sub_argc, sub_argv, &co);
+    if (strcmp(cmd, "profiles") == 0)
+        return tsl_cmd_profiles(sub_argc, sub_argv, &co);
     if (strcmp(cmd, "health") == 0)
         return tsl_cmd_health(sub_argc, sub_argv, &co);
     int rc;

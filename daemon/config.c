@@ -83,6 +83,11 @@ static const cfg_entry_t CONFIG_TABLE[] = {
      "largest global batch size a request may ask for"},
     {"log", "level", "log-level", "LEVEL", CFG_LEVEL, F(log_level), "info", 0, 15,
      "error | warn | info | debug"},
+    {"registry", "worker_heartbeat_s", "worker-heartbeat", "SECONDS", CFG_UINT32,
+     F(worker_heartbeat_s), "10", 1, 3600,
+     "heartbeat interval for workers that do not choose their own"},
+    {"registry", "worker_timeout_s", "worker-timeout", "SECONDS", CFG_UINT32, F(worker_timeout_s),
+     "0", 0, 86400, "a worker silent this long is offline; 0 = three of its heartbeat intervals"},
 };
 
 #define CONFIG_N (sizeof(CONFIG_TABLE) / sizeof(CONFIG_TABLE[0]))
@@ -326,7 +331,7 @@ static int set_in_section(tsl_config_t *c, const char *section, const char *key,
         return tsl_err_set(err, "key '%s' is outside any [section]", key);
     if (!known_section(section))
         return tsl_err_set(err, "unknown section [%s] (known: server, store, search, limits, "
-                           "log, tokens)", section);
+                           "log, registry, tokens)", section);
     return tsl_err_set(err, "unknown key '%s' in section [%s]", key, section);
 }
 

@@ -12,6 +12,7 @@
  *   [limits]  max_request_bytes = 4194304  max_layers = 1024  max_devices = 16384
  *             max_batch = 65536
  *   [log]     level = info
+ *   [registry] worker_heartbeat_s = 10  worker_timeout_s = 0 (= 3 heartbeats)
  *   [tokens]  <token> = scheduler | ops | worker      (one line per token)
  * Flags use the same keys: --unix-socket PATH, --tcp ADDR, --database PATH, … and
  * --config FILE; flags override the file.
@@ -51,6 +52,8 @@ typedef struct tsl_config {
     uint32_t max_devices;
     uint32_t max_batch;
     char log_level[16];
+    uint32_t worker_heartbeat_s; /* interval handed to workers that announce none */
+    uint32_t worker_timeout_s;   /* offline after this much silence; 0 = 3 heartbeats */
     uint32_t n_tokens;
     tsl_token_t tokens[TSL_CONFIG_MAX_TOKENS];
 } tsl_config_t;

@@ -3,7 +3,10 @@
  *   handlers_plan.c    Planner.Plan (validation, cache, the search job)
  *   handlers_reads.c   Planner.GetPlan, ListPlans, DeletePlan, ExportPlan
  *   handlers_health.c  grpc.health.v1.Health/Check
- *   handlers_unimpl.c  Registry and Trials (UNIMPLEMENTED until their issues),
+ *   handlers_registry.c Registry: RegisterWorker, Heartbeat, ReportProfile,
+ *                      ListWorkers, GetProfile
+ *   handlers_unimpl.c  Registry.Assignments/ReportTrial and Trials (UNIMPLEMENTED
+ *                      until their issues),
  *                      and any method nobody registered
  * handlers.c holds the method table (roles and handler per method of
  * api/methods.h); server_call.c checks the caller's token against it before
@@ -26,6 +29,11 @@ void tsl_handle_delete_plan(tsl_call_t *call);
 void tsl_handle_export_plan(tsl_call_t *call);
 void tsl_handle_health_check(tsl_call_t *call);
 void tsl_handle_unimplemented(tsl_call_t *call);
+void tsl_handle_register_worker(tsl_call_t *call);
+void tsl_handle_heartbeat(tsl_call_t *call);
+void tsl_handle_report_profile(tsl_call_t *call);
+void tsl_handle_list_workers(tsl_call_t *call);
+void tsl_handle_get_profile(tsl_call_t *call);
 
 /* Answers with the Plan of a stored row (GetPlan), or with it as the last
  * PlanEvent (as_event, Plan): packed once and kept (handlers_cache.c). row may

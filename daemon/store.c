@@ -19,6 +19,7 @@
 
 #include "fingerprint.h"
 #include "migrations.h"
+#include "store_registry.h"
 
 #define STORE_BUSY_TIMEOUT_MS 5000
 #define STORE_PAGE_DEFAULT 50
@@ -718,4 +719,17 @@ int tsl_store_list_plans(tsl_store_t *s, const tsl_plan_filter_t *f, tsl_store_p
 out:
     free(pg.rows);
     return rc;
+}
+
+/* ---- for the other store modules (store_registry.h) ------------------------------------ */
+
+sqlite3 *tsl_store_lock_db(tsl_store_t *s)
+{
+    pthread_mutex_lock(&s->mu);
+    return s->db;
+}
+
+void tsl_store_unlock_db(tsl_store_t *s)
+{
+    pthread_mutex_unlock(&s->mu);
 }

@@ -65,6 +65,9 @@ typedef struct tsl_cluster {
     uint32_t n_devices;                       /* derived: Σ n_gpus */
     uint32_t *device_node;                    /* derived, owned: device → node */
     uint32_t *node_first;                     /* derived, owned: node → its first device */
+    /* issue 8: measured figures per GPU type (planner/profile.h), borrowed, NULL =
+     * built-in; set by tsl_profile_attach, copied as pointers by tsl_cluster_copy */
+    const struct tsl_profile *gpu_profile[TSL_CLUSTER_MAX_GPU_TYPES];
 } tsl_cluster_t;
 
 /* Built-in hardware table. Lookups are case-insensitive; NULL if unknown. */

@@ -4,6 +4,7 @@
  * no allocation, no strings, no bandwidth lookups when the caller passes them.
  */
 #include "cost.h"
+#include "profile.h"
 
 #include <math.h>
 #include <string.h>
@@ -65,6 +66,7 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     env->device_flops = block_flops(c, block_first, block_size);
     env->block_bw = tsl_cluster_group_bw(c, block_first, 1, block_size);
     env->overlap_slowdown = c->overlap_slowdown;
+    env->profile = tsl_profile_for_block(c, block_first, block_size);   /* issue 8 */
     return 0;
 }
 
@@ -164,6 +166,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
 
     double compute_f = l->fwd_flops * n / (t * env->device_flops);
     double compute_b = 2.0 * compute_f;
+    if (env->profile != NULL)   /* issue 8: measured per-shape block times replace peak × eff. */
+        tsl_profile_layer_s(env->profile, l, n, t, env->device_flops, &compute_f, &compute_b);
     double tp_f = l->tp_allreduces * tsl_cost_allreduce_s(act_msg, t, bw->tp_bw);
     double gather = tsl_cost_allgather_s(TSL_BYTES_PER_PARAM_FP16 * p / t, z, bw->sdp_bw);
     double recompute = s->ckpt ? compute_f + tp_f : 0.0;

@@ -58,7 +58,7 @@ expect "DeletePlan as ops" code PERMISSION_DENIED
 rpc_to "$TCP" --token "$WORKER" get "$FP"
 expect "GetPlan as worker" code PERMISSION_DENIED
 rpc_to "$TCP" --token "$WORKER" registry
-expect "Registry/Heartbeat as worker (not implemented yet)" code UNIMPLEMENTED
+expect "Registry/Heartbeat as worker (an unknown worker_id)" code NOT_FOUND
 rpc_to "$TCP" --token "$OPS" registry
 expect "Registry/Heartbeat as ops" code PERMISSION_DENIED
 rpc_to "$TCP" registry

@@ -167,7 +167,7 @@ expect "Health/Check with a bad length" code INVALID_ARGUMENT
 rpc unknown
 expect "an unknown method" code UNIMPLEMENTED
 rpc registry
-expect "Registry/Heartbeat" code UNIMPLEMENTED
+expect "Registry/Heartbeat of an unknown worker" code NOT_FOUND
 rpc trials
 expect "Trials/GetTrial" code UNIMPLEMENTED
 rpc health

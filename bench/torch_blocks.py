@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""torch_blocks.py — PyTorch side-by-side for `tessel-worker profile --backend cuda`.
+
+Times, with torch (outside the product: Tessel never needs PyTorch), the same
+bf16 shapes the cuda backend times: the forward GEMMs of the attention and FFN
+blocks (torch.matmul), the attention core both unfused (QK^T, softmax, PV:
+the profiler's "batched-gemm" path) and fused (scaled_dot_product_attention,
+whatever kernel torch picks: flash / cuDNN / efficient), and whole blocks
+forward + backward through autograd. Median of N runs timed with CUDA events
+after warm-up, on random data.
+
+usage: python3 bench/torch_blocks.py [--quick] [--json FILE]
+"""
+import argparse
+import json
+import statistics
+
+import torch
+import torch.nn.functional as F
+
+SHAPES = [(1024, 1024, 16), (2048, 1024, 32)]   # (h, s, a): GPT2-345M, GPT2-1.3B
+
+
+def bench(fn, warmup=3, iters=10):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e-3)
+    return statistics.median(times)
+
+
+def rnd(*shape, grad=False):
+    t = torch.rand(*shape, device="cuda", dtype=torch.bfloat16) * 2 - 1
+    return t.requires_grad_(grad)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    mbs = [1, 4, 16]
+    tps = [1, 4]
+    rows = []
+    dev = torch.cuda.get_device_name(0)
+    print(f"device: {dev}, torch {torch.__version__}, CUDA {torch.version.cuda}")
+    for m in (8192, 4096):
+        A, B = rnd(m, m), rnd(m, m)
+        t = bench(lambda: A @ B)
+        rows.append(dict(what=f"reference {m}^3", time_s=t, tflops=2 * m**3 / t / 1e12))
+    for (h, s, a) in SHAPES:
+        dh = h // a
+        f = 4 * h
+        for tp in tps:
+            for mb in mbs:
+                T, al, fl = mb * s, a // tp, f // tp
+                d = al * dh
+                x = rnd(T, h)
+                wqkv, wo, w1, w2 = rnd(h, 3 * d), rnd(d, h), rnd(h, fl), rnd(fl, h)
+                q, k, v = rnd(mb, al, s, dh), rnd(mb, al, s, dh), rnd(mb, al, s, dh)
+                ctx = rnd(T, d)
+                u = rnd(T, fl)
+                gemms = {
+                    "qkv": (lambda: x @ wqkv, 2 * T * h * 3 * d),
+                    "qk^T": (lambda: q @ k.transpose(-1, -2), 2 * mb * al * s * s * dh),
+                    "attn-out": (lambda: ctx @ wo, 2 * T * d * h),
+                    "ffn-up": (lambda: x @ w1, 2 * T * h * fl),
+                    "ffn-down": (lambda: u @ w2, 2 * T * fl * h),
+                }
+                r = dict(h=h, s=s, a=a, mb=mb, tp=tp)
+                for name, (fn, fl_) in gemms.items():
+                    t = bench(fn)
+                    r[name + "_tflops"] = fl_ / t / 1e12
+                scale = 1.0 / dh**0.5
+
+                def unfused():
+                    p = torch.softmax((q @ k.transpose(-1, -2)) * scale, dim=-1)
+                    return p @ v
+
+                core_flops = 4 * mb * al * s * s * dh
+                r["core_unfused_s"] = bench(unfused)
+                r["core_sdpa_s"] = bench(lambda: F.scaled_dot_product_attention(q, k, v))
+                r["core_flops"] = core_flops
+
+                # whole blocks, forward and backward through autograd
+                xg = rnd(T, h, grad=True)
+                Wqkv, Wo = rnd(h, 3 * d, grad=True), rnd(d, h, grad=True)
+                W1, W2 = rnd(h, fl, grad=True), rnd(fl, h, grad=True)
+
+                def attn_fwd(fused):
+                    qkv = (xg @ Wqkv).view(mb, s, 3, al, dh).permute(2, 0, 3, 1, 4)
+                    if fused:
+                        c = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
+                    else:
+                        p = torch.softmax((qkv[0] @ qkv[1].transpose(-1, -2)) * scale, dim=-1)
+                        c = p @ qkv[2]
+                    return c.permute(0, 2, 1, 3).reshape(T, d) @ Wo
+
+                def ffn_fwd():
+                    return F.gelu(xg @ W1, approximate="tanh") @ W2
+
+                for name, fwd in (("attn_unfused", lambda: attn_fwd(False)),
+                                  ("attn_sdpa", lambda: attn_fwd(True)), ("ffn", ffn_fwd)):
+                    r[name + "_fwd_s"] = bench(lambda: fwd())
+                    out = fwd()
+                    gy = torch.rand_like(out)
+
+                    def fb():
+                        y = fwd()
+                        y.backward(gy)
+                    r[name + "_fwdbwd_s"] = bench(fb)
+                    r[name + "_bwd_s"] = r[name + "_fwdbwd_s"] - r[name + "_fwd_s"]
+                rows.append(r)
+                del x, wqkv, wo, w1, w2, q, k, v, ctx, u, xg, Wqkv, Wo, W1, W2
+                torch.cuda.empty_cache()
+    print(f"{'h':>5} {'mb':>3} {'tp':>3} {'qkv':>6} {'qkT':>6} {'out':>6} {'up':>6} {'down':>6}"
+          f" {'core-unf':>9} {'core-sdpa':>9} {'attn f/b unf':>14} {'attn f/b sdpa':>14}"
+          f" {'ffn f/b':>14}   (TFLOP/s; times us)")
+    for r in rows:
+        if "h" not in r:
+            print(f"{r['what']}: {r['tflops']:.1f} TFLOP/s ({r['time_s']*1e6:.1f} us)")
+            continue
+        print(f"{r['h']:>5} {r['mb']:>3} {r['tp']:>3} {r['qkv_tflops']:6.0f} {r['qk^T_tflops']:6.0f}"
+              f" {r['attn-out_tflops']:6.0f} {r['ffn-up_tflops']:6.0f} {r['ffn-down_tflops']:6.0f}"
+              f" {r['core_unfused_s']*1e6:9.1f} {r['core_sdpa_s']*1e6:9.1f}"
+              f" {r['attn_unfused_fwd_s']*1e6:6.0f}/{r['attn_unfused_bwd_s']*1e6:<7.0f}"
+              f" {r['attn_sdpa_fwd_s']*1e6:6.0f}/{r['attn_sdpa_bwd_s']*1e6:<7.0f}"
+              f" {r['ffn_fwd_s']*1e6:6.0f}/{r['ffn_bwd_s']*1e6:<7.0f}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(dict(device=dev, torch=torch.__version__, rows=rows), fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

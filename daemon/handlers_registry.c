@@ -1,0 +1,469 @@
+/*
+ * handlers_registry.c — Registry.RegisterWorker, Heartbeat, ReportProfile,
+ * ListWorkers, GetProfile (store_registry.h does the storing).
+ *
+ * Every call first brings the liveness states up to date (tsl_registry_sweep),
+ * so that a worker silent past its timeout is offline in any answer, and the
+ * transition is logged once. Requests are checked field by field
+ * (INVALID_ARGUMENT names the field and the limit); an unknown worker_id is
+ * NOT_FOUND, which tells the worker to register again (a daemon whose database
+ * was replaced); store failures are INTERNAL.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "arena.h"
+#include "handlers.h"
+#include "log.h"
+#include "store_registry.h"
+#include "tessel/v1/registry.pb-c.h"
+
+#define MAX_NAME 127u               /* hostname, model, versions */
+#define MAX_MEASUREMENTS 100000u
+#define MAX_HEARTBEAT_S 3600u
+
+static void log_offline(void *ud, const char *worker_id, const char *hostname)
+{
+    (void)ud;
+    tsl_log_info("worker %s (%s) offline: no heartbeat within its timeout", worker_id, hostname);
+}
+
+static void sweep(tsl_call_t *call)
+{
+    tsl_err_t err = {0};
+    if (tsl_registry_sweep(call->srv->store, (int64_t)time(NULL), call->srv->cfg->worker_timeout_s,
+                           log_offline, NULL, &err) != 0)
+        tsl_log_warnx("registry: liveness sweep failed: %s", err.msg);
+}
+
+/* A printable name of 1..max characters (no control characters, no quotes, so
+ * that it stays one clean token in tables, logs and profile keys). */
+static bool check_name(tsl_call_t *call, const char *field, const char *v, size_t max, bool empty_ok)
+{
+    size_t n = strlen(v);
+    bool ok = (empty_ok || n > 0) && n <= max;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (unsigned char)v[i] >= ' ' && v[i] != 0x7f && v[i] != '"' && v[i] != '\\';
+    if (!ok)
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "%s: '%.60s' must be %s%zu printable characters without quotes", field, v,
+                      empty_ok ? "at most " : "1 to ", max);
+    return ok;
+}
+
+/* ---- RegisterWorker ------------------------------------------------------------------------ */
+
+static bool check_devices(tsl_call_t *call, const Tessel__V1__RegisterRequest *req,
+                          tsl_reg_device_t *devs)
+{
+    if (req->n_devices == 0 || req->n_devices > TSL_REGISTRY_MAX_DEVICES) {
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "devices: %zu given; a worker registers 1 to %u GPUs", req->n_devices,
+                      TSL_REGISTRY_MAX_DEVICES);
+        return false;
+    }
+    for (size_t i = 0; i < req->n_devices; i++) {
+        const Tessel__V1__Device *d = req->devices[i];
+        char field[48];
+        snprintf(field, sizeof field, "devices[%zu].model", i);
+        if (!check_name(call, field, d->model, MAX_NAME, false))
+            return false;
+        snprintf(field, sizeof field, "devices[%zu].uuid", i);
+        if (!check_name(call, field, d->uuid, MAX_NAME, true))
+            return false;
+        for (size_t j = 0; j < i; j++) {
+            if (req->devices[j]->index == d->index) {
+                tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                              "devices[%zu].index: %u is given twice", i, d->index);
+                return false;
+            }
+        }
+        devs[i] = (tsl_reg_device_t){.index = d->index, .model = d->model,
+                                     .memory_bytes = d->memory_bytes, .sm_count = d->sm_count,
+                                     .uuid = d->uuid};
+    }
+    return true;
+}
+
+static bool check_register(tsl_call_t *call, const Tessel__V1__RegisterRequest *req)
+{
+    if (!check_name(call, "hostname", req->hostname, MAX_NAME, false) ||
+        !check_name(call, "driver_version", req->driver_version, MAX_NAME, true) ||
+        !check_name(call, "cuda_version", req->cuda_version, MAX_NAME, true) ||
+        !check_name(call, "nccl_version", req->nccl_version, MAX_NAME, true) ||
+        !check_name(call, "version", req->version, MAX_NAME, true))
+        return false;
+    if (req->heartbeat_interval_s > MAX_HEARTBEAT_S) {
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "heartbeat_interval_s: %u is above the limit %u", req->heartbeat_interval_s,
+                      MAX_HEARTBEAT_S);
+        return false;
+    }
+    return true;
+}
+
+void tsl_handle_register_worker(tsl_call_t *call)
+{
+    Tessel__V1__RegisterRequest *req = (Tessel__V1__RegisterRequest *)tsl_call_read(
+        call, &tessel__v1__register_request__descriptor);
+    if (!req)
+        return;
+    tsl_reg_device_t devs[TSL_REGISTRY_MAX_DEVICES];
+    sweep(call);
+    if (check_register(call, req) && check_devices(call, req, devs)) {
+        tsl_reg_worker_t w = {
+            .hostname = req->hostname, .driver_version = req->driver_version,
+            .cuda_version = req->cuda_version, .nccl_version = req->nccl_version,
+            .version = req->version, .simulated = req->simulated,
+            .heartbeat_s = req->heartbeat_interval_s ? req->heartbeat_interval_s
+                                                     : call->srv->cfg->worker_heartbeat_s,
+            .n_devices = (uint32_t)req->n_devices, .devices = devs};
+        tsl_err_t err = {0};
+        bool known = false;
+        int rc = tsl_registry_register(call->srv->store, &w, (int64_t)time(NULL), &known, &err);
+        if (rc != 0) {
+            tsl_call_fail_err(call, &err);
+        } else {
+            tsl_log_info("worker %s (%s, %zu GPU(s) %s%s) %s", w.worker_id, w.hostname,
+                         req->n_devices, devs[0].model, w.simulated ? ", simulated" : "",
+                         known ? "registered again: identity restored" : "registered");
+            Tessel__V1__RegisterResponse resp = TESSEL__V1__REGISTER_RESPONSE__INIT;
+            resp.worker_id = w.worker_id;
+            resp.heartbeat_interval_s = w.heartbeat_s;
+            resp.known = known;
+            tsl_call_reply(call, &resp.base);
+        }
+    }
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* ---- Heartbeat ------------------------------------------------------------------------------ */
+
+void tsl_handle_heartbeat(tsl_call_t *call)
+{
+    Tessel__V1__HeartbeatRequest *req = (Tessel__V1__HeartbeatRequest *)tsl_call_read(
+        call, &tessel__v1__heartbeat_request__descriptor);
+    if (!req)
+        return;
+    sweep(call);
+    if (check_name(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN, false)) {
+        tsl_err_t err = {0};
+        bool back = false;
+        int rc = tsl_registry_heartbeat(call->srv->store, req->worker_id, req->deregister,
+                                        (int64_t)time(NULL), &back, &err);
+        if (rc != 0) {
+            tsl_call_fail_err(call, &err);
+        } else {
+            if (req->deregister)
+                tsl_log_info("worker %s deregistered (stopping)", req->worker_id);
+            else if (back)
+                tsl_log_info("worker %s online again", req->worker_id);
+            Tessel__V1__HeartbeatResponse resp = TESSEL__V1__HEARTBEAT_RESPONSE__INIT;
+            tsl_call_reply(call, &resp.base);
+        }
+    }
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* ---- ReportProfile ------------------------------------------------------------------------------ */
+
+/* The labels as a JSON object with sorted keys (one spelling per label set, so
+ * that equal labels aggregate together); the "link" label is also returned. */
+static char *labels_json(const Tessel__V1__Measurement *m, const char **link)
+{
+    json_t *o = json_object();
+    *link = "";
+    for (size_t i = 0; o && i < m->n_labels; i++) {
+        json_object_set_new(o, m->labels[i]->key, json_string(m->labels[i]->value));
+        if (strcmp(m->labels[i]->key, "link") == 0)
+            *link = m->labels[i]->value;
+    }
+    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(o);
+    return text;
+}
+
+static bool check_measurement(tsl_call_t *call, size_t i, const Tessel__V1__Measurement *m)
+{
+    char field[48];
+    snprintf(field, sizeof field, "measurements[%zu].name", i);
+    if (!check_name(call, field, m->name, 63, false))
+        return false;
+    snprintf(field, sizeof field, "measurements[%zu].unit", i);
+    if (!check_name(call, field, m->unit, 15, false))
+        return false;
+    if (!isfinite(m->value)) {
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "measurements[%zu].value: not a finite number (%s)", i, m->name);
+        return false;
+    }
+    for (size_t k = 0; k < m->n_labels; k++) {
+        snprintf(field, sizeof field, "measurements[%zu].labels", i);
+        if (!check_name(call, field, m->labels[k]->key, 63, false) ||
+            !check_name(call, field, m->labels[k]->value, 255, true))
+            return false;
+    }
+    return true;
+}
+
+/* Converts the report's measurements; false after answering. */
+static bool convert_measurements(tsl_call_t *call, const Tessel__V1__ReportProfileRequest *req,
+                                 tsl_reg_measurement_t *out, char **texts)
+{
+    for (size_t i = 0; i < req->n_measurements; i++) {
+        const Tessel__V1__Measurement *m = req->measurements[i];
+        if (!check_measurement(call, i, m))
+            return false;
+        const char *link;
+        texts[i] = labels_json(m, &link);
+        if (!texts[i]) {
+            tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ReportProfile: out of memory");
+            return false;
+        }
+        out[i] = (tsl_reg_measurement_t){.name = m->name, .unit = m->unit, .value = m->value,
+                                         .labels_json = texts[i], .link_class = link,
+                                         .per_device = m->per_device,
+                                         .device_index = m->device_index};
+    }
+    return true;
+}
+
+static void store_report(tsl_call_t *call, const Tessel__V1__ReportProfileRequest *req,
+                         const tsl_reg_measurement_t *ms)
+{
+    tsl_reg_report_result_t res;
+    tsl_err_t err = {0};
+    char made[40];
+    const char *rid = req->report_id;
+    if (!rid[0]) {   /* a client without spool ids: every report is new */
+        snprintf(made, sizeof made, "srv-%lld-%08x", (long long)time(NULL), (unsigned)rand());
+        rid = made;
+    }
+    int rc = tsl_registry_report(call->srv->store, req->worker_id, rid, req->measured_unix,
+                                 (int64_t)time(NULL), ms, req->n_measurements, &res, &err);
+    if (rc != 0) {
+        tsl_call_fail_err(call, &err);
+        return;
+    }
+    if (!res.duplicate)
+        tsl_log_info("worker %s: profile %s stored (%u measurements); %u plan(s) marked stale",
+                     req->worker_id, rid, res.stored, res.plans_marked_stale);
+    Tessel__V1__ReportProfileResponse resp = TESSEL__V1__REPORT_PROFILE_RESPONSE__INIT;
+    resp.plans_marked_stale = res.plans_marked_stale;
+    resp.duplicate = res.duplicate;
+    resp.stored = res.stored;
+    tsl_call_reply(call, &resp.base);
+}
+
+void tsl_handle_report_profile(tsl_call_t *call)
+{
+    Tessel__V1__ReportProfileRequest *req = (Tessel__V1__ReportProfileRequest *)tsl_call_read(
+        call, &tessel__v1__report_profile_request__descriptor);
+    if (!req)
+        return;
+    size_t n = req->n_measurements;
+    tsl_reg_measurement_t *ms = calloc(n ? n : 1, sizeof *ms);
+    char **texts = calloc(n ? n : 1, sizeof *texts);
+    sweep(call);
+    if (!ms || !texts)
+        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ReportProfile: out of memory");
+    else if (check_name(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN, false) &&
+             check_name(call, "report_id", req->report_id, 64, true)) {
+        if (n > MAX_MEASUREMENTS)
+            tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                          "measurements: %zu is above the limit %u", n, MAX_MEASUREMENTS);
+        else if (convert_measurements(call, req, ms, texts))
+            store_report(call, req, ms);
+    }
+    for (size_t i = 0; texts && i < n; i++)
+        free(texts[i]);
+    free(texts);
+    free(ms);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* ---- ListWorkers ------------------------------------------------------------------------------- */
+
+typedef struct list_ctx {
+    tsl_arena_t arena;
+    Tessel__V1__Worker **items;
+    size_t n, cap;
+} list_ctx_t;
+
+static Tessel__V1__Device *copy_device(tsl_arena_t *a, const tsl_reg_device_t *d)
+{
+    Tessel__V1__Device *o = tsl_arena_alloc(a, sizeof *o);
+    if (!o)
+        return NULL;
+    tessel__v1__device__init(o);
+    o->index = d->index;
+    o->model = tsl_arena_strdup(a, d->model);
+    o->memory_bytes = d->memory_bytes;
+    o->sm_count = d->sm_count;
+    o->uuid = tsl_arena_strdup(a, d->uuid);
+    return o->model && o->uuid ? o : NULL;
+}
+
+static int fill_worker(tsl_arena_t *a, Tessel__V1__Worker *o, const tsl_reg_worker_t *w)
+{
+    tessel__v1__worker__init(o);
+    o->worker_id = tsl_arena_strdup(a, w->worker_id);
+    o->hostname = tsl_arena_strdup(a, w->hostname);
+    o->state = tsl_arena_strdup(a, w->state);
+    o->driver_version = tsl_arena_strdup(a, w->driver_version);
+    o->cuda_version = tsl_arena_strdup(a, w->cuda_version);
+    o->nccl_version = tsl_arena_strdup(a, w->nccl_version);
+    o->last_seen_unix = w->last_seen_unix;
+    o->registered_unix = w->registered_unix;
+    o->profile_unix = w->profile_unix;
+    o->n_measurements = w->n_measurements;
+    o->heartbeat_interval_s = w->heartbeat_s;
+    o->simulated = w->simulated;
+    o->devices = tsl_arena_alloc(a, (w->n_devices ? w->n_devices : 1) * sizeof *o->devices);
+    if (!o->worker_id || !o->hostname || !o->state || !o->driver_version || !o->cuda_version ||
+        !o->nccl_version || !o->devices)
+        return -1;
+    for (uint32_t i = 0; i < w->n_devices; i++)
+        if (!(o->devices[o->n_devices++] = copy_device(a, &w->devices[i])))
+            return -1;
+    return 0;
+}
+
+static int list_row(void *ud, const tsl_reg_worker_t *w)
+{
+    list_ctx_t *ctx = ud;
+    if (ctx->n == ctx->cap) {
+        size_t cap = ctx->cap ? 2 * ctx->cap : 16;
+        Tessel__V1__Worker **items = realloc(ctx->items, cap * sizeof *items);
+        if (!items)
+            return -1;
+        ctx->items = items;
+        ctx->cap = cap;
+    }
+    Tessel__V1__Worker *o = tsl_arena_alloc(&ctx->arena, sizeof *o);
+    if (!o || fill_worker(&ctx->arena, o, w) != 0)
+        return -1;
+    ctx->items[ctx->n++] = o;
+    return 0;
+}
+
+void tsl_handle_list_workers(tsl_call_t *call)
+{
+    Tessel__V1__ListWorkersRequest *req = (Tessel__V1__ListWorkersRequest *)tsl_call_read(
+        call, &tessel__v1__list_workers_request__descriptor);
+    if (!req)
+        return;
+    list_ctx_t ctx = {0};
+    tsl_err_t err = {0};
+    sweep(call);
+    if (tsl_registry_list(call->srv->store, list_row, &ctx, &err) != 0) {
+        tsl_call_fail_err(call, &err);
+    } else {
+        Tessel__V1__ListWorkersResponse resp = TESSEL__V1__LIST_WORKERS_RESPONSE__INIT;
+        resp.n_workers = ctx.n;
+        resp.workers = ctx.items;
+        tsl_call_reply(call, &resp.base);
+    }
+    free(ctx.items);
+    tsl_arena_free(&ctx.arena);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* ---- GetProfile ----------------------------------------------------------------------------------- */
+
+typedef struct profile_ctx {
+    tsl_arena_t arena;
+    Tessel__V1__Measurement **items;
+    size_t n, cap;
+} profile_ctx_t;
+
+/* The stored labels JSON back into map entries. */
+static int copy_labels(tsl_arena_t *a, Tessel__V1__Measurement *o, const char *text)
+{
+    json_t *obj = json_loads(text, 0, NULL);
+    const char *k;
+    json_t *v;
+    size_t n = json_is_object(obj) ? json_object_size(obj) : 0;
+    o->labels = tsl_arena_alloc(a, (n ? n : 1) * sizeof *o->labels);
+    if (!o->labels) {
+        json_decref(obj);
+        return -1;
+    }
+    json_object_foreach(obj, k, v) {
+        Tessel__V1__Measurement__LabelsEntry *e = tsl_arena_alloc(a, sizeof *e);
+        if (!e)
+            break;
+        tessel__v1__measurement__labels_entry__init(e);
+        e->key = tsl_arena_strdup(a, k);
+        e->value = tsl_arena_strdup(a, json_is_string(v) ? json_string_value(v) : "");
+        if (!e->key || !e->value)
+            break;
+        o->labels[o->n_labels++] = e;
+    }
+    json_decref(obj);
+    return o->n_labels == n ? 0 : -1;
+}
+
+static int profile_row(void *ud, const tsl_reg_measurement_t *m)
+{
+    profile_ctx_t *ctx = ud;
+    if (ctx->n == ctx->cap) {
+        size_t cap = ctx->cap ? 2 * ctx->cap : 64;
+        Tessel__V1__Measurement **items = realloc(ctx->items, cap * sizeof *items);
+        if (!items)
+            return -1;
+        ctx->items = items;
+        ctx->cap = cap;
+    }
+    tsl_arena_t *a = &ctx->arena;
+    Tessel__V1__Measurement *o = tsl_arena_alloc(a, sizeof *o);
+    if (!o)
+        return -1;
+    tessel__v1__measurement__init(o);
+    o->name = tsl_arena_strdup(a, m->name);
+    o->unit = tsl_arena_strdup(a, m->unit);
+    o->gpu_model = tsl_arena_strdup(a, m->gpu_model);
+    o->link_class = tsl_arena_strdup(a, m->link_class);
+    o->hostname = tsl_arena_strdup(a, m->hostname ? m->hostname : "");
+    o->value = m->value;
+    o->measured_unix = m->measured_unix;
+    o->simulated = m->simulated;
+    o->n_samples = m->n_samples;
+    o->per_device = m->per_device;
+    o->device_index = m->device_index;
+    if (!o->name || !o->unit || !o->gpu_model || !o->link_class || !o->hostname ||
+        copy_labels(a, o, m->labels_json) != 0)
+        return -1;
+    ctx->items[ctx->n++] = o;
+    return 0;
+}
+
+void tsl_handle_get_profile(tsl_call_t *call)
+{
+    Tessel__V1__GetProfileRequest *req = (Tessel__V1__GetProfileRequest *)tsl_call_read(
+        call, &tessel__v1__get_profile_request__descriptor);
+    if (!req)
+        return;
+    profile_ctx_t ctx = {0};
+    tsl_err_t err = {0};
+    if (check_name(call, "gpu_model", req->gpu_model, MAX_NAME, true) &&
+        check_name(call, "hostname", req->hostname, MAX_NAME, true)) {
+        if (tsl_registry_profile(call->srv->store, req->gpu_model, req->hostname, profile_row,
+                                 &ctx, &err) != 0) {
+            tsl_call_fail_err(call, &err);
+        } else {
+            Tessel__V1__GetProfileResponse resp = TESSEL__V1__GET_PROFILE_RESPONSE__INIT;
+            resp.gpu_model = req->gpu_model;
+            resp.n_measurements = ctx.n;
+            resp.measurements = ctx.items;
+            tsl_call_reply(call, &resp.base);
+        }
+    }
+    free(ctx.items);
+    tsl_arena_free(&ctx.arena);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}

@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# worker_registry.sh — tesseld and two `sim` tessel-workers as real processes on
+# a private unix socket and a temporary database, driven with tesselctl:
+#   registration and profiles stored (raw and aggregated, marked simulated);
+#   `tesselctl workers` shows both online; a plan on `--cluster registered`
+#   (and `--nodes`) uses their figures and says where they came from; a new
+#   profile marks that plan stale; a worker killed with SIGKILL goes offline
+#   after the timeout and comes back with its identity when restarted; a wrong
+#   token is refused (worker and tesselctl); SIGTERM deregisters ("stopped");
+#   a report measured while tesseld is down waits in the spool and arrives
+#   when it is back. Heartbeats every second, offline after 3 s of silence.
+#
+# usage: worker_registry.sh TESSELCTL TESSELD TESSEL_WORKER DEVICE_FILE
+set -u
+
+CTL=${1:?usage: worker_registry.sh TESSELCTL TESSELD TESSEL_WORKER DEVICE_FILE}
+DAEMON=${2:?usage: worker_registry.sh TESSELCTL TESSELD TESSEL_WORKER DEVICE_FILE}
+WORKER=${3:?usage: worker_registry.sh TESSELCTL TESSELD TESSEL_WORKER DEVICE_FILE}
+DEVICE_FILE=${4:?usage: worker_registry.sh TESSELCTL TESSELD TESSEL_WORKER DEVICE_FILE}
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+
+tmp=$(mktemp -d /tmp/tessel-worker-it.XXXXXX)
+sock=$tmp/tesseld.sock
+SCHED=wr-scheduler-2b7c1e
+OPS=wr-ops-91d0aa
+WTOKEN=wr-worker-5e33f0
+failures=0
+pids=()
+
+stop_pid() { # PID — SIGTERM, a bounded wait, then SIGKILL
+    [ -n "$1" ] || return 0
+    if kill -0 "$1" 2>/dev/null; then
+        kill -TERM "$1" 2>/dev/null
+        for _ in $(seq 1 100); do
+            kill -0 "$1" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$1" 2>/dev/null
+    fi
+    wait "$1" 2>/dev/null
+}
+
+cleanup() {
+    for p in "${pids[@]}"; do stop_pid "$p"; done
+    if [ "$failures" -ne 0 ]; then
+        for log in "$tmp"/*.log; do
+            echo "---- $log (last 25 lines)"
+            tail -n 25 "$log"
+        done
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+ok() { printf 'ok: %s\n' "$*"; }
+fail() {
+    printf 'FAIL: %s\n' "$*"
+    failures=$((failures + 1))
+}
+
+# ctl TOKEN ARGS... — tesselctl on the private socket; stdout $tmp/out, status $rc.
+ctl() {
+    local token=$1
+    shift
+    timeout 120 "$CTL" --server "unix:$sock" --token "$token" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
+# q FILE EXPR — evaluates a Python expression over the JSON document d.
+q() {
+    "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null
+}
+
+# wait_for SECONDS EXPR — polls `tesselctl workers --json` until EXPR (over d) is True.
+wait_for() {
+    local i
+    for i in $(seq 1 $(($1 * 5))); do
+        ctl "$OPS" workers --json
+        [ "$rc" -eq 0 ] && [ "$(q "$tmp/out" "$2")" = True ] && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+state_of() { # NODE — from the last workers answer
+    q "$tmp/out" "[w['state'] for w in d['workers'] if w['hostname']=='$1'][0]"
+}
+id_of() {
+    q "$tmp/out" "[w['worker_id'] for w in d['workers'] if w['hostname']=='$1'][0]"
+}
+
+start_daemon() {
+    "$DAEMON" --config "$tmp/tesseld.conf" >>"$tmp/tesseld.log" 2>&1 &
+    daemon_pid=$!
+    pids+=("$daemon_pid")
+    for _ in $(seq 1 75); do
+        timeout 5 "$CTL" --server "unix:$sock" health >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# start_worker NODE [EXTRA FLAGS...] — sets $wpid; log in $tmp/NODE.log.
+start_worker() {
+    local node=$1
+    shift
+    "$WORKER" run --config "$tmp/worker.conf" --node-name "$node" --state-dir "$tmp/state-$node" \
+        "$@" >>"$tmp/$node.log" 2>&1 &
+    wpid=$!
+    pids+=("$wpid")
+}
+
+# ---- set-up ---------------------------------------------------------------------------
+"$PY" - "$DEVICE_FILE" "$tmp/dev.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["gpus"] = 2
+json.dump(d, open(sys.argv[2], "w"))
+PY
+printf '%s\n' "$WTOKEN" >"$tmp/worker.token"
+cat >"$tmp/tesseld.conf" <<EOF
+[server]
+unix_socket = $sock
+[store]
+database = $tmp/t.db
+[search]
+pool_size = 1
+[registry]
+worker_heartbeat_s = 1
+worker_timeout_s = 3
+[tokens]
+$SCHED = scheduler
+$OPS = ops
+$WTOKEN = worker
+EOF
+cat >"$tmp/worker.conf" <<EOF
+[daemon]
+address = unix:$sock
+token_file = $tmp/worker.token
+rpc_timeout_s = 5
+backoff_base_s = 0.2
+backoff_cap_s = 1
+[node]
+backend = sim
+device_file = $tmp/dev.json
+heartbeat_s = 1
+[profile]
+quick = yes
+EOF
+
+"$WORKER" --config "$tmp/worker.conf" --check-config >"$tmp/out" 2>&1 &&
+    grep -q "configuration OK" "$tmp/out" && ! grep -q -- "$WTOKEN" "$tmp/out" &&
+    ok "tessel-worker --check-config: OK, the token masked" ||
+    fail "tessel-worker --check-config"
+"$WORKER" --help | grep -q "SIGTERM" && ok "tessel-worker --help documents the signals" ||
+    fail "tessel-worker --help"
+
+start_daemon || { fail "tesseld did not come up"; exit 1; }
+ok "tesseld is up"
+
+# ---- registration, profiles, workers ------------------------------------------------------
+start_worker sim-a
+wa=$wpid
+start_worker sim-b
+wb=$wpid
+if wait_for 30 "sorted((w['hostname'], w['state'], w['profile_unix'] > 0, w['simulated']) for w in d['workers']) == [('sim-a','online',True,True), ('sim-b','online',True,True)]"; then
+    ok "both workers registered, online, simulated, with a profile"
+else
+    fail "workers did not both come online with a profile: $(cat "$tmp/out")"
+fi
+id_b=$(id_of sim-b)
+[ "$(q "$tmp/out" "[len(w['devices']) for w in d['workers']]")" = "[2, 2]" ] &&
+    ok "each registered its 2 GPUs" || fail "devices: $(cat "$tmp/out")"
+
+ctl "$OPS" workers
+grep -E '^sim-a .* online' "$tmp/out" >/dev/null && grep -E '^sim-b .* online' "$tmp/out" >/dev/null &&
+    ok "tesselctl workers: both online in the table" || fail "workers table: $(cat "$tmp/out")"
+
+ctl "$OPS" profiles --json
+[ "$(q "$tmp/out" "all(m['simulated'] for m in d['measurements']) and len(d['measurements']) > 10")" = True ] &&
+    ok "aggregated profile stored, every figure simulated" || fail "profiles: $(head -c 400 "$tmp/out")"
+[ "$(q "$tmp/out" "min(m['n_samples'] for m in d['measurements'] if m['name']=='gemm_fwd')")" = 2 ] &&
+    ok "gemm_fwd aggregated over both workers (2 samples)" || fail "n_samples of gemm_fwd"
+[ "$(q "$tmp/out" "sorted({m['unit'] for m in d['measurements']}) == ['bytes', 'bytes/s', 'ratio', 's']")" = True ] &&
+    ok "units stored with the figures" || fail "units: $(q "$tmp/out" "sorted({m['unit'] for m in d['measurements']})")"
+ctl "$OPS" profiles --node sim-a --json
+[ "$(q "$tmp/out" "len(d['measurements']) > 10 and all(m['hostname']=='sim-a' for m in d['measurements'])")" = True ] &&
+    ok "profiles --node sim-a: that node's raw report" || fail "profiles --node"
+
+# ---- planning on the registered workers ---------------------------------------------------
+ctl "$SCHED" plan --model GPT2-345M --cluster registered --batch 16 --no-baselines --json
+if [ "$rc" -eq 0 ] && [ "$(q "$tmp/out" "d['cluster']['devices']")" = 4 ]; then
+    ok "plan --cluster registered: 4 GPUs of 2 workers"
+else
+    fail "plan --cluster registered: exit $rc $(head -c 300 "$tmp/out") $(cat "$tmp/err")"
+fi
+fp=$(q "$tmp/out" "d['fingerprint']")
+[ "$(q "$tmp/out" "any('gemm_fwd' in s and 'simulated' in s for s in d['figure_sources'])")" = True ] &&
+    ok "the plan names the source of its compute figure" || fail "figure_sources: $(q "$tmp/out" "d.get('figure_sources')")"
+grep -q "H100-80G-sim" "$tmp/out" && ok "the plan's GPU type says simulated" || fail "GPU type name"
+ctl "$SCHED" plan --model GPT2-345M --nodes sim-b --batch 8 --no-baselines
+[ "$rc" -eq 0 ] && grep -q "Figures (registered workers)" "$tmp/out" && grep -q "1 node x 2" "$tmp/out" &&
+    ok "plan --nodes sim-b: one node, with the figures' sources" || fail "plan --nodes: $(head -5 "$tmp/out") $(cat "$tmp/err")"
+ctl "$SCHED" plan --model GPT2-345M --nodes nowhere
+[ "$rc" -eq 3 ] && ok "plan --nodes of an unknown node: exit 3" || fail "--nodes nowhere: exit $rc"
+
+kill -USR1 "$wa"
+ok_stale=0
+for _ in $(seq 1 50); do
+    ctl "$OPS" plans list --json
+    [ "$(q "$tmp/out" "[p['stale'] for p in d['plans'] if p['fingerprint']=='$fp']")" = "[True]" ] && { ok_stale=1; break; }
+    sleep 0.2
+done
+[ $ok_stale -eq 1 ] && ok "a new profile for the hardware key marks the plan stale" ||
+    fail "plan $fp not stale after a new profile"
+
+# ---- a killed worker goes offline, and comes back as itself -------------------------------
+kill -KILL "$wb"
+wait "$wb" 2>/dev/null
+if wait_for 20 "[w['state'] for w in d['workers'] if w['hostname']=='sim-b'] == ['offline']"; then
+    ok "SIGKILLed worker is offline after the timeout"
+else
+    fail "sim-b not offline: $(cat "$tmp/out")"
+fi
+[ "$(state_of sim-a)" = online ] && ok "the other worker stays online" || fail "sim-a: $(state_of sim-a)"
+ctl "$SCHED" plan --model GPT2-345M --nodes sim-b
+[ "$rc" -eq 5 ] && ok "plan --nodes on an offline worker: exit 5" || fail "--nodes offline: exit $rc"
+start_worker sim-b
+wb=$wpid
+if wait_for 20 "[w['state'] for w in d['workers'] if w['hostname']=='sim-b'] == ['online']"; then
+    ok "restarted worker is online again"
+else
+    fail "sim-b did not come back"
+fi
+[ "$(id_of sim-b)" = "$id_b" ] && ok "... with its identity ($id_b)" || fail "id changed: $(id_of sim-b) != $id_b"
+[ "$(q "$tmp/out" "len(d['workers'])")" = 2 ] && ok "no duplicate worker row" || fail "worker rows: $(q "$tmp/out" "len(d['workers'])")"
+grep -q "identity restored" "$tmp/sim-b.log" && ok "the worker logs its restored identity" || fail "no 'identity restored' in sim-b.log"
+
+# ---- wrong tokens ----------------------------------------------------------------------------
+printf 'not-the-token\n' >"$tmp/bad.token"
+start_worker sim-x --token-file "$tmp/bad.token"
+wx=$wpid
+st=
+for _ in $(seq 1 100); do
+    kill -0 "$wx" 2>/dev/null || { wait "$wx"; st=$?; break; }
+    sleep 0.1
+done
+[ "$st" = 1 ] && grep -q UNAUTHENTICATED "$tmp/sim-x.log" &&
+    ok "a worker with a wrong token is refused and exits 1" || fail "bad-token worker: status '$st'"
+ctl "$WTOKEN" plan --model GPT2-345M --cluster registered
+[ "$rc" -eq 4 ] && ok "the worker role may not plan (exit 4)" || fail "worker token planning: exit $rc"
+ctl nope workers
+[ "$rc" -eq 4 ] && ok "tesselctl workers with a wrong token: exit 4" || fail "bad token workers: exit $rc"
+
+# ---- SIGTERM deregisters ------------------------------------------------------------------------
+kill -TERM "$wa"
+st=
+for _ in $(seq 1 100); do
+    kill -0 "$wa" 2>/dev/null || { wait "$wa"; st=$?; break; }
+    sleep 0.1
+done
+[ "$st" = 0 ] && ok "SIGTERM: the worker exits 0" || fail "SIGTERM exit status '$st'"
+ctl "$OPS" workers --json
+[ "$(state_of sim-a)" = stopped ] && ok "deregistered: sim-a is stopped at once" || fail "sim-a state $(state_of sim-a)"
+
+# ---- the spool: measured while tesseld is down, sent when it is back ------------------------------
+stop_pid "$daemon_pid"
+start_worker sim-c
+wc=$wpid
+spooled=0
+for _ in $(seq 1 100); do
+    ls "$tmp/state-sim-c/spool/"*.report >/dev/null 2>&1 && { spooled=1; break; }
+    sleep 0.1
+done
+[ $spooled -eq 1 ] && ok "with tesseld down the profile waits in the spool" || fail "nothing spooled"
+start_daemon || fail "tesseld did not come back"
+if wait_for 30 "[w['profile_unix'] > 0 for w in d['workers'] if w['hostname']=='sim-c'] == [True]"; then
+    ok "the spooled profile arrived once tesseld was back"
+else
+    fail "sim-c's profile never arrived"
+fi
+ls "$tmp/state-sim-c/spool/"*.report >/dev/null 2>&1 && fail "spool not emptied" || ok "spool emptied"
+grep -q "next try in" "$tmp/sim-c.log" && ok "the worker retried with backoff" || fail "no retry logged"
+
+stop_pid "$wb"
+stop_pid "$wc"
+if [ "$failures" -ne 0 ]; then
+    echo "$failures check(s) failed"
+    exit 1
+fi
+echo "all checks passed"

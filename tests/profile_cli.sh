@@ -1,0 +1,132 @@
+#!/bin/bash
+# Profiles end to end, driven as a user would (issue 8).
+# tessel-worker profile: the sim backend's table and JSON (every figure marked
+# simulated), and bad input that must get one clear line and exit status 2. The cuda
+# backend runs only where a GPU answers (it is timed on a GPU machine by hand,
+# deploy/profiles/README.md); here it must fail cleanly.
+# tesselctl plan --local --profile (when tesselctl is built): plans on the committed
+# H100 profile and says which figures came from where; built-in figures without it.
+set -u
+worker="$1"
+root="$2"
+ctl="${3:-}"
+prof="$root/deploy/profiles/h100-80g.json"
+dev="$root/deploy/sim/h100-80g.json"
+pass=0
+fail=0
+out=$(mktemp)
+err=$(mktemp)
+trap 'rm -f "$out" "$err" "$out.json"' EXIT
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+expect() {   # expect STATUS PATTERN-ON-STDERR ARGS...
+    local want="$1" pattern="$2"
+    shift 2
+    "$worker" "$@" >"$out" 2>"$err"
+    local got=$?
+    if [ "$got" -ne "$want" ]; then
+        bad "$* exited $got, want $want: $(head -3 "$err")"
+    elif [ -n "$pattern" ] && ! grep -q -- "$pattern" "$err"; then
+        bad "$*: stderr lacks '$pattern': $(head -3 "$err")"
+    else
+        ok
+    fi
+}
+
+if ! "$worker" profile --backend sim --device-file "$dev" --quick >"$out" 2>"$err" &&
+    grep -q "built without jansson" "$err"; then
+    echo "SKIP: this tessel-worker has no sim backend (no jansson)"
+    exit 77
+fi
+
+expect 0 "" profile --backend sim --device-file "$dev" --quick
+grep -q "SIMULATED" "$out" && ok || bad "table does not say SIMULATED"
+grep -q "^attention  1024" "$out" && ok || bad "no attention row: $(head -12 "$out")"
+grep -q "^ffn        2048" "$out" && ok || bad "no ffn 2048 row"
+
+expect 0 "" profile --backend sim --device-file "$dev" --json --out "$out.json" \
+    --shape h=4096,s=2048,a=32,f=11008,gated --mb 1,2 --tp 1,2,4
+python3 - "$out.json" <<'PY' && ok || bad "sim JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "tessel-profile/1" and d["simulated"] is True, d["format"]
+assert d["hardware"] == {"gpu": "H100-80G", "link": "nvlink", "gpus": 8}, d["hardware"]
+b = d["blocks"]
+assert len(b) == 2 * 2 * 3, len(b)
+assert all(x["ffn_kind"] == "swiglu" and x["hidden"] == 4096 for x in b)
+assert all(x["fwd_s"] > 0 and x["bwd_s"] > 0 and x["memory_bytes"] > 0 for x in b)
+ar = [c for c in d["collectives"] if c["op"] == "all_reduce" and c["group"] == 8]
+assert ar and abs(ar[-1]["busbw_gbps"] / ar[-1]["algbw_gbps"] - 1.75) < 1e-6, ar[-1]
+assert {c["op"] for c in d["collectives"]} == {"all_reduce", "all_gather", "reduce_scatter", "send_recv"}
+o = d["overlap"][0]
+assert o["comm"] == "nccl-all-reduce" and o["stand_in"] is False and o["gemm_slowdown"] == 1.3
+PY
+
+# one GPU: group 1, no send/recv, a copy stand-in for the overlap test
+one=$(mktemp)
+sed 's/"gpus": 8/"gpus": 1/' "$dev" >"$one"
+"$worker" profile --backend sim --device-file "$one" --json --quick >"$out" 2>"$err"
+python3 - "$out" <<'PY' && ok || bad "one-GPU sim JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["hardware"]["link"] == "single" and d["hardware"]["gpus"] == 1
+assert all(c["group"] == 1 and c["busbw_gbps"] == 0 for c in d["collectives"])
+assert "send_recv" not in {c["op"] for c in d["collectives"]}
+assert d["overlap"][0]["stand_in"] is True
+PY
+rm -f "$one"
+
+expect 2 "required" profile
+expect 2 "not cuda or sim" profile --backend tpu
+expect 2 "device-file" profile --backend sim
+expect 2 "missing" profile --backend sim --device-file "$root/deploy/tesseld.conf.missing"
+expect 2 "needs h, s and a" profile --backend sim --device-file "$dev" --shape h=1024
+expect 2 "positive integer" profile --backend sim --device-file "$dev" --mb 0
+expect 2 "iters" profile --backend sim --device-file "$dev" --iters 0
+expect 2 "unknown command" frobnicate
+expect 0 "" --help
+
+# the cuda backend: either it measures (a GPU is there) or it says why not
+"$worker" profile --backend cuda --quick --mb 1 --tp 1 --iters 1 --warmup 0 --json >"$out" 2>"$err"
+case $? in
+0) python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['simulated'] is False" "$out" && ok || bad "cuda JSON" ;;
+1) grep -q "cuda" "$err" && ok || bad "cuda failure without a message: $(head -2 "$err")" ;;
+2) grep -q "built without CUDA" "$err" && ok || bad "cuda: $(head -2 "$err")" ;;
+*) bad "cuda backend crashed" ;;
+esac
+
+if [ -n "$ctl" ]; then
+    "$ctl" plan --local --model GPT2-345M --cluster 1xH100-80G --batch 16 >"$out" 2>"$err" &&
+        grep -q "^figures: built-in" "$out" && ok || bad "built-in figures line: $(tail -2 "$out") $(cat "$err")"
+
+    "$ctl" plan --local --model GPT2-345M --cluster 1xH100-80G --batch 16 --profile "$prof" >"$out" 2>"$err" &&
+        grep -q "^figures: compute measured (.*h100-80g.json, H100-80G / single), host<->device measured, intra-node built-in, overlap built-in" "$out" &&
+        ok || bad "measured figures line: $(tail -2 "$out") $(cat "$err")"
+
+    "$ctl" plan --local --model GPT2-345M --cluster 1xH100 --batch 16 --profile "$prof" --json >"$out" 2>"$err"
+    python3 - "$out" <<'PY' && ok || bad "figures JSON key"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["figures"]
+assert f["compute"] == "measured" and f["host_device"] == "measured", f
+assert f["intra_node"] == "built-in" and f["overlap"] == "built-in", f
+assert f["profile"].endswith("h100-80g.json") and f["hardware"]["gpu"] == "H100-80G", f
+PY
+
+    "$ctl" plan --local --model GPT2-345M --cluster 1xH100-80G --batch 16 --json >"$out" 2>"$err"
+    python3 -c "import json,sys; f=json.load(open(sys.argv[1]))['figures']; assert f['compute']=='built-in', f" "$out" &&
+        ok || bad "built-in JSON key"
+
+    "$ctl" plan --local --model GPT2-345M --cluster 8xA100-40G --batch 16 --profile "$prof" >"$out" 2>"$err"
+    [ $? -eq 2 ] && grep -q "H100-80G" "$err" && ok || bad "profile for another GPU: $(cat "$err")"
+
+    "$ctl" plan --local --model GPT2-345M --cluster 1xH100 --batch 16 --profile /nonexistent.json >"$out" 2>"$err"
+    [ $? -eq 2 ] && grep -q "nonexistent" "$err" && ok || bad "missing profile: $(cat "$err")"
+
+    "$ctl" plan --model GPT2-345M --cluster 1xH100 --profile "$prof" >"$out" 2>"$err"
+    [ $? -eq 2 ] && grep -q -- "--local" "$err" && ok || bad "--profile without --local: $(cat "$err")"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,157 @@
+/*
+ * test_agent.c — tessel-worker's pure parts: the backoff arithmetic (ceilings,
+ * the cap, the jitter bounds, reset), the spool (order across reopen, the size
+ * cap, atomic files, reject, bad ids) and the configuration table.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "check.h"
+
+static void test_backoff(void)
+{
+    tsl_backoff_t b;
+    tsl_backoff_init(&b, 0.5, 8);
+    const double ceil[] = {0.5, 1, 2, 4, 8, 8, 8};
+    for (size_t i = 0; i < sizeof ceil / sizeof ceil[0]; i++) {
+        CHECK(tsl_backoff_ceiling(&b) == ceil[i], "ceiling %zu: %g, want %g", i,
+              tsl_backoff_ceiling(&b), ceil[i]);
+        double lo = tsl_backoff_next(&(tsl_backoff_t){b.base_s, b.cap_s, b.attempt}, 0);
+        double hi = tsl_backoff_next(&(tsl_backoff_t){b.base_s, b.cap_s, b.attempt}, 0.999999);
+        CHECK(lo == ceil[i] / 2, "u=0 gives half the ceiling: %g", lo);
+        CHECK(hi < ceil[i] && hi > ceil[i] * 0.99, "u~1 gives just under the ceiling: %g", hi);
+        double mid = tsl_backoff_next(&b, 0.5);
+        CHECK(mid == ceil[i] * 0.75, "u=0.5 gives 3/4 of the ceiling: %g", mid);
+    }
+    CHECK(b.attempt == 7, "attempts counted: %u", b.attempt);
+    tsl_backoff_reset(&b);
+    CHECK(tsl_backoff_ceiling(&b) == 0.5, "reset starts over");
+    /* Out-of-range draws are clamped into [d/2, d); thousands of failures do not overflow. */
+    CHECK(tsl_backoff_next(&b, -3) == 0.25, "u<0 clamps to 0");
+    CHECK(tsl_backoff_next(&b, 7) < 1.0, "u>=1 stays under the ceiling");
+    b.attempt = 100000;
+    CHECK(tsl_backoff_ceiling(&b) == 8, "many doublings stay at the cap");
+    double d = tsl_backoff_next(&b, 0.3);
+    CHECK(d >= 4 && d <= 8, "capped delay within [cap/2, cap]: %g", d);
+    tsl_backoff_init(&b, 5, 1);
+    CHECK(b.cap_s == 5, "a cap below the base is raised to the base");
+}
+
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+static void test_spool(const char *root)
+{
+    char dir[300], name[256];
+    tsl_spool_t sp;
+    tsl_err_t err = {0};
+    uint32_t dropped = 0;
+    void *buf = NULL;
+    size_t n = 0;
+    snprintf(dir, sizeof dir, "%s/spool", root);
+    CHECK(tsl_spool_open(&sp, dir, 3, &err) == 0, "open creates the directory: %s", err.msg);
+    CHECK(tsl_spool_oldest(&sp, name, sizeof name, &buf, &n, &err) == 1, "empty spool");
+    CHECK(tsl_spool_put(&sp, "r1", "one", 3, &dropped, &err) == 0 && dropped == 0, "put r1");
+    CHECK(tsl_spool_put(&sp, "r2", "two!", 4, &dropped, &err) == 0, "put r2");
+    /* Reopened (a restart): the order carries on after the files found. */
+    CHECK(tsl_spool_open(&sp, dir, 3, &err) == 0, "reopen");
+    CHECK(tsl_spool_count(&sp) == 2, "two waiting: %u", tsl_spool_count(&sp));
+    CHECK(tsl_spool_put(&sp, "r3", "3", 1, &dropped, &err) == 0, "put r3");
+    CHECK(tsl_spool_put(&sp, "r4", "four", 4, &dropped, &err) == 0 && dropped == 1,
+          "past spool_max the oldest is dropped (%u)", dropped);
+    CHECK(tsl_spool_oldest(&sp, name, sizeof name, &buf, &n, &err) == 0, "oldest: %s", err.msg);
+    CHECK(strstr(name, "-r2.report") && n == 4 && memcmp(buf, "two!", 4) == 0,
+          "r1 dropped, r2 the oldest: %s", name);
+    free(buf);
+    CHECK(tsl_spool_reject(&sp, name, &err) == 0, "reject r2");
+    CHECK(tsl_spool_oldest(&sp, name, sizeof name, &buf, &n, &err) == 0 && strstr(name, "-r3."),
+          "then r3: %s", name);
+    free(buf);
+    CHECK(tsl_spool_remove(&sp, name, &err) == 0 && tsl_spool_count(&sp) == 1, "remove r3");
+    /* Leftovers of a crash mid-write (.tmp) and rejected files are not reports. */
+    char junk[400];
+    snprintf(junk, sizeof junk, "%s/0000000000000099-x.report.tmp", dir);
+    CHECK(write_text(junk, "half") == 0, "write a .tmp");
+    CHECK(tsl_spool_count(&sp) == 1, "a .tmp or .rejected file is not counted");
+    CHECK(tsl_spool_put(&sp, "a/b", "x", 1, &dropped, &err) != 0 && strstr(err.msg, "file name"),
+          "an id with a slash is refused: %s", err.msg);
+    CHECK(tsl_spool_put(&sp, "", "x", 1, &dropped, &err) != 0, "an empty id is refused");
+}
+
+static void test_config(const char *root)
+{
+    tsl_agent_config_t c;
+    tsl_err_t err = {0};
+    char path[300], tok[300];
+    tsl_agent_config_defaults(&c);
+    CHECK(c.heartbeat_s == 10 && strcmp(c.backend, "cuda") == 0 && c.profile_at_start,
+          "defaults");
+    CHECK(tsl_agent_config_set(&c, "heartbeat", "0", &err) != 0 && strstr(err.msg, "heartbeat_s"),
+          "heartbeat 0 refused: %s", err.msg);
+    CHECK(tsl_agent_config_set(&c, "node.heartbeat_s", "2", &err) == 0 && c.heartbeat_s == 2,
+          "section.key form");
+    CHECK(tsl_agent_config_set(&c, "nope", "1", &err) != 0 && strstr(err.msg, "unknown"),
+          "unknown key");
+    snprintf(tok, sizeof tok, "%s/token", root);
+    CHECK(write_text(tok, "  s3cret-token \n") == 0, "token file");
+    snprintf(path, sizeof path, "%s/w.conf", root);
+    char text[800];
+    snprintf(text, sizeof text, "[daemon]\naddress = unix:/x.sock\ntoken_file = %s\n[node]\n"
+             "backend = sim\ndevice_file = /dev/null\nname = n1\n[profile]\ninterval_h = 0.5\n"
+             "shapes = h=1024,s=1024,a=16  h=2048,s=512,a=16,gated\n",
+             tok);
+    CHECK(write_text(path, text) == 0, "config file");
+    CHECK(tsl_agent_config_load(&c, path, &err) == 0, "load: %s", err.msg);
+    CHECK(tsl_agent_config_finish(&c, &err) == 0, "finish: %s", err.msg);
+    CHECK(strcmp(c.token, "s3cret-token") == 0, "token read and trimmed: '%s'", c.token);
+    CHECK(c.profile_interval_h == 0.5 && strcmp(c.node_name, "n1") == 0, "file values");
+    tsl_agent_config_set(&c, "profile-shapes", "h=1024,s=1024", &err);
+    CHECK(tsl_agent_config_finish(&c, &err) != 0 && strstr(err.msg, "profile.shapes"),
+          "a bad shape is a configuration error: %s", err.msg);
+    CHECK(write_text(path, "[node]\nbackend = sim\nbogus = 1\n") == 0, "bad file");
+    CHECK(tsl_agent_config_load(&c, path, &err) != 0 && strstr(err.msg, ":3:"),
+          "error names the line: %s", err.msg);
+    tsl_agent_config_defaults(&c);
+    tsl_agent_config_set(&c, "backend", "sim", &err);
+    CHECK(tsl_agent_config_finish(&c, &err) != 0 && strstr(err.msg, "device_file"),
+          "sim without a device file: %s", err.msg);
+}
+
+/* The example node config in deploy/ parses (finish is not run: it names
+ * /etc paths that a build machine lacks). */
+static void test_example(const char *path)
+{
+    tsl_agent_config_t c;
+    tsl_err_t err = {0};
+    tsl_agent_config_defaults(&c);
+    CHECK(tsl_agent_config_load(&c, path, &err) == 0, "%s: %s", path, err.msg);
+    CHECK(strcmp(c.state_dir, "/var/lib/tessel-worker") == 0 && c.heartbeat_s == 10,
+          "example values");
+}
+
+int main(int argc, char **argv)
+{
+    char root[] = "/tmp/tessel-test-agent.XXXXXX";
+    if (!mkdtemp(root))
+        SKIP_ALL("mkdtemp failed");
+    test_backoff();
+    test_spool(root);
+    test_config(root);
+    if (argc > 1)
+        test_example(argv[1]);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    if (system(cmd) != 0)
+        fprintf(stderr, "note: could not remove %s\n", root);
+    return CHECK_DONE();
+}

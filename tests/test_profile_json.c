@@ -1,0 +1,140 @@
+/*
+ * test_profile_json.c — the profile format (docs/profile-format.md): what the
+ * worker writes (prof_emit.c, here from the sim backend) reads back into the
+ * planner's struct unchanged; the committed H100 profile loads; bad documents
+ * get an error naming the JSON path.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "profile.h"
+#include "profile_json.h"
+
+#include "prof.h"
+
+static tsl_profile_t *from_text(const char *text, tsl_err_t *err) {
+    json_error_t je;
+    json_t *root = json_loads(text, 0, &je);
+    tsl_profile_t *p = NULL;
+    if (root == NULL) {
+        tsl_err_set(err, "parse: %s", je.text);
+        return NULL;
+    }
+    tsl_profile_json_from(root, "inline", &p, err);
+    json_decref(root);
+    return p;
+}
+
+static void test_round_trip(void) {
+    const char *shared = getenv("TSL_SOURCE_ROOT");
+    char dev[512];
+    snprintf(dev, sizeof(dev), "%s/deploy/sim/h100-80g.json", shared ? shared : "..");
+    tsl_prof_opts_t o;
+    tsl_prof_opts_default(&o, false);
+    o.device_file = dev;
+    tsl_prof_t *w = calloc(1, sizeof(*w));
+    tsl_err_t err = {0};
+    CHECK(tsl_prof_run_sim(&o, w, &err) == 0, "sim: %s", err.msg);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(tsl_prof_write_json(f, w) == 0, "write");
+    fclose(f);
+    tsl_profile_t *p = from_text(buf, &err);
+    CHECK(p != NULL, "read back: %s", err.msg);
+    if (p == NULL) {
+        free(buf);
+        free(w);
+        return;
+    }
+    CHECK(p->simulated && strcmp(p->gpu, "H100-80G") == 0 && strcmp(p->link, "nvlink") == 0 &&
+              p->gpus == 8,
+          "hardware key");
+    CHECK(p->n_blocks == w->n_blocks && p->n_blocks == 2 * 4 * 5 * 2, "blocks %u", p->n_blocks);
+    /* every block, matched by its key, with the same figures (JSON keeps 9 digits) */
+    uint32_t matched = 0;
+    for (uint32_t i = 0; i < w->n_blocks; i++) {
+        const tsl_prof_block_t *a = &w->blocks[i];
+        tsl_prof_shape_t s = tsl_prof_shape_resolved(&a->shape);
+        for (uint32_t j = 0; j < p->n_blocks; j++) {
+            const tsl_profile_block_t *b = &p->blocks[j];
+            if ((int)b->kind != (int)a->kind || b->hidden != s.hidden || b->mb != a->mb ||
+                b->tp != a->tp)
+                continue;
+            matched++;
+            CHECK(b->seq_len == s.seq_len && b->heads == s.heads && b->head_dim == s.head_dim &&
+                      b->ffn_hidden == s.ffn_hidden && b->gated == s.gated,
+                  "shape %u", i);
+            CHECK_NEAR(b->fwd_s, a->fwd_s, 1e-8, "fwd %u", i);
+            CHECK_NEAR(b->bwd_s, a->bwd_s, 1e-8, "bwd %u", i);
+            CHECK_NEAR(b->fwd_flops, a->fwd_flops, 1e-8, "flops %u", i);
+            CHECK(b->mem_bytes == a->mem_bytes, "memory %u", i);
+        }
+    }
+    CHECK(matched == w->n_blocks, "matched %u of %u", matched, w->n_blocks);
+    CHECK_NEAR(p->h2d_bw, 48e9, 1e-9, "h2d");
+    CHECK_NEAR(p->dmem_bw, 3000e9, 1e-9, "dmem");
+    CHECK(p->intra_group == 8 && p->intra_busbw > 0 && p->intra_busbw <= 230e9, "intra %g",
+          p->intra_busbw);
+    CHECK_NEAR(p->overlap_slowdown, 1.3, 1e-9, "overlap from the NCCL entry");
+    free(p);
+    free(buf);
+    free(w);
+}
+
+static void test_committed_h100(void) {
+    const char *root = getenv("TSL_SOURCE_ROOT");
+    char path[512];
+    snprintf(path, sizeof(path), "%s/deploy/profiles/h100-80g.json", root ? root : "..");
+    tsl_profile_t *p = NULL;
+    tsl_err_t err = {0};
+    CHECK(tsl_profile_json_load(path, &p, &err) == 0, "%s", err.msg);
+    if (p == NULL)
+        return;
+    CHECK(!p->simulated && strcmp(p->gpu, "H100-80G") == 0 && strcmp(p->link, "single") == 0,
+          "measured, one H100");
+    CHECK(p->n_blocks == 80, "blocks %u", p->n_blocks);
+    CHECK(p->intra_busbw == 0 && p->intra_group == 0, "one GPU: no NCCL bus bandwidth");
+    CHECK(p->overlap_slowdown == 0 && p->overlap_stand_in > 1, "stand-in only: %g",
+          p->overlap_stand_in);
+    CHECK(p->h2d_bw > 10e9 && p->dmem_bw > 1e12, "bandwidths");
+    double f, b;
+    CHECK(tsl_profile_block_rate(p, TSL_PROFILE_FFN, 2048, 16384, 1, &f, &b) == 0 &&
+              f > 300e12 && f < 989e12,
+          "FFN rate %g", f);
+    free(p);
+}
+
+static void test_errors(void) {
+    tsl_err_t err = {0};
+    tsl_profile_t *p;
+    p = from_text("[]", &err);
+    CHECK(p == NULL && strstr(err.msg, "object"), "%s", err.msg);
+    p = from_text("{\"format\": \"other/2\"}", &err);
+    CHECK(p == NULL && strstr(err.msg, "tessel-profile/1"), "%s", err.msg);
+    p = from_text("{\"format\": \"tessel-profile/1\", \"simulated\": false, \"hardware\": "
+                  "{\"gpu\": \"H100-80G\", \"link\": \"single\", \"gpus\": 1}, \"blocks\": []}",
+                  &err);
+    CHECK(p == NULL && strstr(err.msg, "blocks"), "%s", err.msg);
+    p = from_text("{\"format\": \"tessel-profile/1\", \"simulated\": false, \"hardware\": "
+                  "{\"gpu\": \"H100-80G\", \"link\": \"single\", \"gpus\": 1}, \"blocks\": "
+                  "[{\"block\": \"ffn\", \"hidden\": 1024, \"seq_len\": 1024, \"heads\": 16, "
+                  "\"head_dim\": 64, \"ffn_hidden\": 4096, \"ffn_kind\": \"gelu\", "
+                  "\"micro_batch\": 1, \"tp\": 1, \"fwd_s\": -1, \"bwd_s\": 1, "
+                  "\"fwd_flops\": 1e9}]}",
+                  &err);
+    CHECK(p == NULL && strstr(err.msg, "blocks[0].fwd_s"), "%s", err.msg);
+    p = from_text("{\"format\": \"tessel-profile/1\", \"simulated\": \"no\"}", &err);
+    CHECK(p == NULL && strstr(err.msg, "simulated"), "%s", err.msg);
+    CHECK(tsl_profile_json_load("/nonexistent/p.json", &p, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_NOTFOUND,
+          "%s", err.msg);
+}
+
+int main(void) {
+    test_round_trip();
+    test_committed_h100();
+    test_errors();
+    return CHECK_DONE();
+}

@@ -1,0 +1,194 @@
+/*
+ * agent.h — tessel-worker's agent: the per-node process that registers its GPUs
+ * with tesseld, heartbeats, measures profiles and reports them.
+ *
+ * Modules (one file each):
+ *   agent_config.c   configuration: one table serves the INI file, the flags and --help
+ *   agent_backoff.c  capped exponential backoff with jitter (pure arithmetic)
+ *   agent_spool.c    reports waiting to be sent: one file each under state_dir/spool
+ *   agent_measure.c  what the node has and what it measures (worker/profile/ backends)
+ *   agent_rpc.c      every RPC the agent makes — the only file that knows the wire
+ *   agent.c          the libevent loop: timers, signals (signalfd), reconnects
+ *
+ * Units: seconds (double or uint32 _s), bytes, bytes/s. Every fallible function
+ * returns 0 / -1 and fills a tsl_err_t.
+ */
+#ifndef TSL_AGENT_H
+#define TSL_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+
+#define TSL_AGENT_MAX_DEVICES 64u
+#define TSL_AGENT_MAX_LABELS 6u
+
+/* ---- configuration (agent_config.c) -------------------------------------------------------- */
+
+typedef struct tsl_agent_config {
+    char server[256];          /* tesseld address: unix:/path or host:port */
+    char token[128];           /* bearer token ("" = none); or read from token_file */
+    char token_file[256];
+    char node_name[128];       /* "" = hostname */
+    char backend[8];           /* "sim" | "cuda" */
+    char device_file[256];     /* sim: the device description */
+    char gpus[128];            /* "" = all visible; else "0,2,3" */
+    char state_dir[256];       /* the spool lives here */
+    uint32_t heartbeat_s;
+    bool profile_at_start;
+    double profile_interval_h; /* 0 = at start only (and on SIGUSR1) */
+    char profile_shapes[256];  /* "" = the profiler's defaults; else space-separated */
+    char profile_mb[64], profile_tp[64];
+    bool profile_quick;        /* the profiler's --quick: fewer sizes, shorter loops */
+    double rpc_timeout_s;
+    double backoff_base_s, backoff_cap_s;
+    uint32_t spool_max;        /* reports kept at most; the oldest go first */
+    char log_level[16];
+} tsl_agent_config_t;
+
+void tsl_agent_config_defaults(tsl_agent_config_t *c);
+/* An INI file over the current values; errors name file:line and the key. */
+int tsl_agent_config_load(tsl_agent_config_t *c, const char *path, tsl_err_t *err);
+/* One key by its flag name ("heartbeat") or "section.key"; bounds checked. */
+int tsl_agent_config_set(tsl_agent_config_t *c, const char *key, const char *value,
+                         tsl_err_t *err);
+/* Cross-field checks, the profile options parsed, the token file read, the node
+ * name filled from hostname. */
+int tsl_agent_config_finish(tsl_agent_config_t *c, tsl_err_t *err);
+void tsl_agent_config_usage(FILE *out);
+void tsl_agent_config_dump(const tsl_agent_config_t *c, FILE *out);
+
+/* ---- backoff (agent_backoff.c) --------------------------------------------------------------- */
+
+/* Delay n (from 0) is drawn uniformly from [d/2, d] with d = min(cap, base·2^n):
+ * "equal jitter" — never less than half the ceiling, so a fleet of restarted
+ * workers neither hammers the daemon nor waits in lockstep. */
+typedef struct tsl_backoff {
+    double base_s, cap_s;
+    uint32_t attempt;
+} tsl_backoff_t;
+
+void tsl_backoff_init(tsl_backoff_t *b, double base_s, double cap_s);
+/* The ceiling d of the next delay (without jitter). */
+double tsl_backoff_ceiling(const tsl_backoff_t *b);
+/* The next delay for a uniform u in [0, 1); counts the attempt. */
+double tsl_backoff_next(tsl_backoff_t *b, double u);
+void tsl_backoff_reset(tsl_backoff_t *b);
+
+/* ---- spool (agent_spool.c) --------------------------------------------------------------------- */
+
+/* Reports not yet acknowledged by tesseld, one file each, named so that the
+ * oldest sorts first: DIR/<16-digit sequence>-<id>.report. Written to a
+ * temporary name, fsync'd and renamed, so a crash leaves a whole file or none. */
+typedef struct tsl_spool {
+    char dir[300];
+    uint32_t max_files;
+    uint64_t seq;             /* next sequence number (past every file found) */
+} tsl_spool_t;
+
+/* Creates dir (mode 0700) when missing. */
+int tsl_spool_open(tsl_spool_t *sp, const char *dir, uint32_t max_files, tsl_err_t *err);
+/* Adds one report; beyond max_files the oldest are dropped (*dropped counts them). */
+int tsl_spool_put(tsl_spool_t *sp, const char *id, const void *buf, size_t n, uint32_t *dropped,
+                  tsl_err_t *err);
+/* The oldest report: 0 (name and malloc'd *buf filled), 1 empty, -1 error. */
+int tsl_spool_oldest(tsl_spool_t *sp, char *name, size_t cap, void **buf, size_t *n,
+                     tsl_err_t *err);
+int tsl_spool_remove(tsl_spool_t *sp, const char *name, tsl_err_t *err);
+/* A report the daemon refused for good is kept aside as NAME.rejected. */
+int tsl_spool_reject(tsl_spool_t *sp, const char *name, tsl_err_t *err);
+uint32_t tsl_spool_count(const tsl_spool_t *sp);
+
+/* ---- the node and its measurements (agent_measure.c) ------------------------------------------ */
+
+typedef struct tsl_agent_device {
+    uint32_t index;
+    char model[128];
+    uint64_t memory_bytes;
+    uint32_t sm_count;
+    char uuid[96];
+} tsl_agent_device_t;
+
+typedef struct tsl_agent_node {
+    char hostname[128];
+    char driver_version[64], cuda_version[64], nccl_version[64];
+    bool simulated;
+    uint32_t n_devices;
+    tsl_agent_device_t devices[TSL_AGENT_MAX_DEVICES];
+} tsl_agent_node_t;
+
+typedef struct tsl_agent_measurement {
+    char name[48];
+    char unit[16];
+    double value;
+    bool per_device;
+    uint32_t device_index;
+    uint32_t n_labels;
+    char keys[TSL_AGENT_MAX_LABELS][24];
+    char values[TSL_AGENT_MAX_LABELS][48];
+} tsl_agent_measurement_t;
+
+typedef struct tsl_agent_profile {
+    char report_id[48];        /* "<node>-<unix>-<random>" */
+    int64_t measured_unix;
+    size_t n;
+    tsl_agent_measurement_t *m;   /* owned */
+} tsl_agent_profile_t;
+
+/* The devices the backend sees, filtered by cfg->gpus; hostname from node_name. */
+int tsl_agent_discover(const tsl_agent_config_t *cfg, tsl_agent_node_t *node, tsl_err_t *err);
+/* The profiler's options from the [profile] keys (checked by config_finish). */
+struct tsl_prof_opts;
+int tsl_agent_prof_opts(const tsl_agent_config_t *cfg, bool quick, struct tsl_prof_opts *o,
+                        tsl_err_t *err);
+/* One profile of node (the backend's measurements, with units and labels). */
+int tsl_agent_measure(const tsl_agent_config_t *cfg, const tsl_agent_node_t *node,
+                      tsl_agent_profile_t *p, tsl_err_t *err);
+void tsl_agent_profile_free(tsl_agent_profile_t *p);
+
+/* ---- the wire (agent_rpc.c) ------------------------------------------------------------------- */
+
+typedef enum {
+    TSL_AGENT_RPC_OK = 0,
+    TSL_AGENT_RPC_RETRY,      /* unreachable, deadline, shutting down: try again later */
+    TSL_AGENT_RPC_UNKNOWN,    /* the daemon does not know this worker_id: register again */
+    TSL_AGENT_RPC_REFUSED,    /* token, role or request refused: retrying will not help */
+} tsl_agent_rpc_rc_t;
+
+typedef struct tsl_agent_rpc tsl_agent_rpc_t;
+
+tsl_agent_rpc_t *tsl_agent_rpc_open(const tsl_agent_config_t *cfg, tsl_err_t *err);
+void tsl_agent_rpc_close(tsl_agent_rpc_t *r);
+
+typedef struct tsl_agent_identity {
+    char worker_id[64];
+    uint32_t heartbeat_s;      /* what the daemon expects */
+    bool known;                /* the daemon had this id before */
+} tsl_agent_identity_t;
+
+tsl_agent_rpc_rc_t tsl_agent_rpc_register(tsl_agent_rpc_t *r, const tsl_agent_node_t *node,
+                                          uint32_t heartbeat_s, tsl_agent_identity_t *id,
+                                          tsl_err_t *err);
+tsl_agent_rpc_rc_t tsl_agent_rpc_heartbeat(tsl_agent_rpc_t *r, const char *worker_id,
+                                           bool deregister, tsl_err_t *err);
+/* The bytes a report is spooled as (a packed ReportProfileRequest); malloc'd. */
+int tsl_agent_rpc_pack_report(const char *worker_id, const tsl_agent_profile_t *p, void **buf,
+                              size_t *n, tsl_err_t *err);
+/* Sends spooled bytes under worker_id; *stale: plans the daemon marked stale. */
+tsl_agent_rpc_rc_t tsl_agent_rpc_send_report(tsl_agent_rpc_t *r, const char *worker_id,
+                                             const void *buf, size_t n, uint32_t *stale,
+                                             tsl_err_t *err);
+
+/* ---- the loop (agent.c) ------------------------------------------------------------------------ */
+
+/* Runs until SIGTERM/SIGINT (0: deregistered and stopped) or a permanent error
+ * (-1, err filled: the token refused, the device file unreadable, ...). */
+int tsl_agent_run(const tsl_agent_config_t *cfg, tsl_err_t *err);
+
+/* `tessel-worker run` (and the default): options, then tsl_agent_run. */
+int tsl_agent_main(int argc, char **argv);
+
+#endif
