@@ -40,6 +40,7 @@ typedef struct tsl_config {
     char tcp[128];
     char tls_cert[256];
     char tls_key[256];
+    bool insecure_tcp;           /* plaintext tcp allowed (warned at every start) */
     char http[128];
     char database[256];
     uint32_t pool_size;          /* 0 = number of cores */
@@ -50,6 +51,7 @@ typedef struct tsl_config {
     uint32_t max_layers;
     uint32_t max_devices;
     uint32_t max_batch;
+    uint32_t idle_connection_s;  /* a connection without calls is closed after this */
     char log_level[16];
     uint32_t n_tokens;
     tsl_token_t tokens[TSL_CONFIG_MAX_TOKENS];
