@@ -4,6 +4,7 @@
  */
 #include "server.h"
 
+#include <grpc/compression.h>
 #include <grpc/grpc.h>
 #include <grpc/support/log.h>
 #include <grpc/support/time.h>
@@ -63,18 +64,39 @@ static void on_pool_change(void *ud, uint32_t queued, uint32_t running)
         tsl_metrics_set_queue(s->metrics, queued, running);
 }
 
+/* What one client can make the server hold: streams per connection, and a
+ * memory quota over all transports (reads are what the quota governs in 1.51). */
+#define STREAMS_PER_CONNECTION 16
+#define QUOTA_BASE_BYTES (64u << 20)
+#define HANDSHAKE_TIMEOUT_MS 10000
+
+static void int_arg(grpc_arg *a, const char *key, long v)
+{
+    a->type = GRPC_ARG_INTEGER;
+    a->key = (char *)key;
+    a->value.integer = v > INT_MAX ? INT_MAX : (int)v;
+}
+
 static int create_server(tsl_server_t *s)
 {
     uint64_t max_rx = s->cfg->max_request_bytes;
-    grpc_arg args[2];
+    uint64_t quota = QUOTA_BASE_BYTES + 2 * max_rx;
+    s->quota = grpc_resource_quota_create("tesseld");
+    grpc_resource_quota_resize(s->quota, quota > SIZE_MAX ? SIZE_MAX : (size_t)quota);
+    grpc_arg args[8];
     memset(args, 0, sizeof args);
-    args[0].type = GRPC_ARG_INTEGER;
-    args[0].key = GRPC_ARG_ALLOW_REUSEPORT;
-    args[0].value.integer = 0;
-    args[1].type = GRPC_ARG_INTEGER;
-    args[1].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-    args[1].value.integer = max_rx > INT_MAX ? INT_MAX : (int)max_rx;
-    grpc_channel_args ch = {.num_args = 2, .args = args};
+    int_arg(&args[0], GRPC_ARG_ALLOW_REUSEPORT, 0);
+    int_arg(&args[1], GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, (long)(max_rx > INT_MAX ? INT_MAX : max_rx));
+    /* Identity only: a compressed request is refused (UNIMPLEMENTED) before it is inflated. */
+    int_arg(&args[2], GRPC_COMPRESSION_CHANNEL_ENABLED_ALGORITHMS_BITSET, 1);
+    int_arg(&args[3], GRPC_ARG_MAX_CONCURRENT_STREAMS, STREAMS_PER_CONNECTION);
+    int_arg(&args[4], GRPC_ARG_MAX_CONNECTION_IDLE_MS, (long)s->cfg->idle_connection_s * 1000);
+    int_arg(&args[5], GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS);
+    args[6].type = GRPC_ARG_POINTER;
+    args[6].key = (char *)GRPC_ARG_RESOURCE_QUOTA;
+    args[6].value.pointer.p = s->quota;
+    args[6].value.pointer.vtable = grpc_resource_quota_arg_vtable();
+    grpc_channel_args ch = {.num_args = 7, .args = args};
     s->server = grpc_server_create(&ch, NULL);
     s->cq = grpc_completion_queue_create_for_next(NULL);
     if (!s->server || !s->cq)
@@ -86,7 +108,7 @@ static int create_server(tsl_server_t *s)
         return -1;
     for (size_t i = 0; i < s->n_methods; i++) {
         s->registered[i] = grpc_server_register_method(
-            s->server, s->methods[i].path, NULL, GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+            s->server, s->methods[i].path, NULL, GRPC_SRM_PAYLOAD_NONE /* server_gate.c reads it */, 0);
         if (!s->registered[i])
             return -1;
     }
@@ -127,6 +149,8 @@ int tsl_server_start(const tsl_config_t *cfg, tsl_store_t *store, tsl_metrics_t 
     if (tsl_server_listen(s, err) != 0)
         goto fail;
     grpc_server_start(s->server);
+    if (tsl_accept_start(s, err) != 0)
+        goto fail;
     if (pthread_create(&s->cq_thread, NULL, cq_main, s) != 0) {
         tsl_err_set(err, "server: cannot start the completion-queue thread");
         goto fail;
@@ -147,7 +171,8 @@ fail:
 
 bool tsl_server_serving(const tsl_server_t *s)
 {
-    return s && atomic_load(&s->serving) && !atomic_load(&s->shutting_down);
+    return s && atomic_load(&s->serving) && !atomic_load(&s->shutting_down) &&
+           !tsl_accept_saturated(s);
 }
 
 const char *tsl_server_listening(const tsl_server_t *s)
@@ -209,6 +234,7 @@ void tsl_server_stop(tsl_server_t *s, double grace_s)
     s->stopped = true;
     atomic_store(&s->shutting_down, 1);
     atomic_store(&s->serving, 0);
+    tsl_accept_stop(s);
     if (s->server)
         grpc_server_shutdown_and_notify(s->server, s->cq, &s->shutdown_tag);
     stop_pool(s, grace_s);
@@ -244,6 +270,9 @@ void tsl_server_free(tsl_server_t *s)
         grpc_completion_queue_destroy(s->cq);
     tsl_pool_stop(s->pool);
     tsl_plan_cache_free(s->plans);
+    tsl_accept_free(s);
+    if (s->quota)
+        grpc_resource_quota_unref(s->quota);
     free(s->registered);
     free(s);
 }

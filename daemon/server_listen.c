@@ -54,9 +54,18 @@ int tsl_server_lock(const tsl_config_t *cfg, int *fd_out, tsl_err_t *err)
         return -1;
     char path[sizeof cfg->unix_socket + 8];
     snprintf(path, sizeof path, "%s.lock", cfg->unix_socket);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    /* O_NOFOLLOW: a planted "<socket>.lock -> victim" must not get the victim truncated. */
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (fd < 0)
-        return tsl_err_set(err, "unix_socket: cannot open lock file %s: %s", path, strerror(errno));
+        return tsl_err_set(err, "unix_socket: cannot open lock file %s: %s%s", path,
+                           strerror(errno), errno == ELOOP ? " (it is a symbolic link; remove it)"
+                                                           : "");
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return tsl_err_set(err, "unix_socket: lock file %s is not a regular file; remove it",
+                           path);
+    }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         char pid[32];
@@ -79,19 +88,10 @@ int tsl_server_lock(const tsl_config_t *cfg, int *fd_out, tsl_err_t *err)
 static int listen_unix(tsl_server_t *s, tsl_err_t *err)
 {
     const tsl_config_t *cfg = s->cfg;
-    char addr[sizeof cfg->unix_socket + 8];
-    snprintf(addr, sizeof addr, "unix:%s", cfg->unix_socket);
-    mode_t mode = (mode_t)(cfg->socket_mode & 0777);
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-    mode_t old = umask((mode_t)(~mode & 0777));
-    int port = grpc_server_add_http2_port(s->server, addr, creds);
-    umask(old);
-    grpc_server_credentials_release(creds);
-    if (!port)
-        return tsl_err_set(err, "cannot listen on %s (see the grpc error above)", addr);
-    if (chmod(cfg->unix_socket, mode) != 0)
-        tsl_log_warn("chmod %04o %s", (unsigned)mode, cfg->unix_socket);
-    snprintf(s->listening, sizeof s->listening, "%s (mode %04o)", addr, (unsigned)mode);
+    unsigned mode = cfg->socket_mode & 0777;
+    if (tsl_accept_bind_unix(s, cfg->unix_socket, mode, err) != 0)
+        return -1;
+    snprintf(s->listening, sizeof s->listening, "unix:%s (mode %04o)", cfg->unix_socket, mode);
     return 0;
 }
 
@@ -137,14 +137,23 @@ static grpc_server_credentials *tcp_credentials(const tsl_config_t *cfg, tsl_err
 static int listen_tcp(tsl_server_t *s, tsl_err_t *err)
 {
     const tsl_config_t *cfg = s->cfg;
-    grpc_server_credentials *creds = tcp_credentials(cfg, err);
-    if (!creds)
-        return -1;
-    int port = grpc_server_add_http2_port(s->server, cfg->tcp, creds);
-    grpc_server_credentials_release(creds);
-    if (!port)
-        return tsl_err_set(err, "tcp: cannot listen on '%s': the address is in use (another "
-                           "tesseld?) or not a local host:port", cfg->tcp);
+    if (!cfg->tls_cert[0]) {
+        /* Plaintext: only with insecure_tcp = true (config.c), and said at every start. */
+        tsl_log_warnx("tcp %s: plaintext (insecure_tcp = true): tokens and plans cross the "
+                      "network unencrypted; set tls_cert and tls_key", cfg->tcp);
+        if (tsl_accept_bind_tcp(s, cfg->tcp, err) != 0)
+            return -1;
+    } else {
+        /* TLS keeps gRPC's own listener: add_channel_from_fd takes insecure credentials only. */
+        grpc_server_credentials *creds = tcp_credentials(cfg, err);
+        if (!creds)
+            return -1;
+        int port = grpc_server_add_http2_port(s->server, cfg->tcp, creds);
+        grpc_server_credentials_release(creds);
+        if (!port)
+            return tsl_err_set(err, "tcp: cannot listen on '%s': the address is in use (another "
+                               "tesseld?) or not a local host:port", cfg->tcp);
+    }
     size_t used = strlen(s->listening);
     snprintf(s->listening + used, sizeof s->listening - used, "%stcp %s%s", used ? ", " : "",
              cfg->tcp, cfg->tls_cert[0] ? " (tls)" : " (plaintext)");
