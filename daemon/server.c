@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "ratelimit.h"
 #include "handlers.h"
 #include "server_call.h"
 #include "server_int.h"
@@ -22,11 +23,21 @@
 #define ARMED_PER_METHOD 2     /* calls waiting per method (and for unknown methods) */
 #define SETTLE_S 5.0           /* after the grace period: how long calls get to end */
 
+/* gRPC logs some client-caused events at ERROR (a refused compression, a
+ * failed accept): at most one such line per interval, so a client cannot flood
+ * the log. */
+#define GRPC_ERROR_LOG_INTERVAL_S 10
+
 static void grpc_log(gpr_log_func_args *a)
 {
-    if (a->severity == GPR_LOG_SEVERITY_ERROR)
-        tsl_log_error("grpc: %s (%s:%d)", a->message, a->file, a->line);
-    else
+    static tsl_ratelimit_t rl;
+    uint64_t skipped;
+    if (a->severity == GPR_LOG_SEVERITY_ERROR) {
+        if (tsl_ratelimit_ok(&rl, GRPC_ERROR_LOG_INTERVAL_S, &skipped))
+            tsl_log_error("grpc: %s (%s:%d) [%llu more gRPC errors in the last %d s not logged]",
+                          a->message, a->file, a->line, (unsigned long long)skipped,
+                          GRPC_ERROR_LOG_INTERVAL_S);
+    } else
         tsl_log_debug("grpc: %s (%s:%d)", a->message, a->file, a->line);
 }
 
@@ -187,13 +198,14 @@ static double mono_now(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Waits (bounded) until the server's shutdown tag came back and no call is alive. */
-static bool settle(tsl_server_t *s, double timeout_s)
+/* Waits (bounded) until no call is alive and, with all_done, the server's
+ * shutdown tag came back. */
+static bool settle(tsl_server_t *s, double timeout_s, bool all_done)
 {
     double until = mono_now() + timeout_s;
     struct timespec tick = {0, 10 * 1000 * 1000};
     while (mono_now() < until) {
-        if (atomic_load(&s->shutdown_done) && atomic_load(&s->live_calls) == 0)
+        if ((!all_done || atomic_load(&s->shutdown_done)) && atomic_load(&s->live_calls) == 0)
             return true;
         nanosleep(&tick, NULL);
     }
@@ -242,11 +254,15 @@ void tsl_server_stop(tsl_server_t *s, double grace_s)
         return;
     if (!s->cq_thread_started) {
         drain_cq_here(s, SETTLE_S);
-    } else if (!settle(s, SETTLE_S)) {
-        tsl_log_warnx("cancelling %ld call(s) still open after shutdown",
-                      (long)atomic_load(&s->live_calls));
+    } else {
+        /* Once every call has ended, cancelling "all calls" (none left) is what
+         * makes gRPC drop the idle connections: after a GOAWAY alone it waits for
+         * each client to hang up (seconds) before the shutdown completes. */
+        if (!settle(s, SETTLE_S, false))
+            tsl_log_warnx("cancelling %ld call(s) still open after shutdown",
+                          (long)atomic_load(&s->live_calls));
         grpc_server_cancel_all_calls(s->server);
-        if (!settle(s, SETTLE_S))
+        if (!settle(s, SETTLE_S, true))
             tsl_log_error("%ld call(s) did not end; stopping anyway",
                           (long)atomic_load(&s->live_calls));
     }

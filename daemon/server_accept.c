@@ -12,7 +12,8 @@
  *    HTTP thread and gRPC: a connection that lands there is closed at once;
  *  - on EMFILE, ENFILE, ENOBUFS or ENOMEM backs off BACKOFF_MS and tries again;
  *  - marks the server saturated (health NOT_SERVING) while either happens and
- *    for SATURATED_HOLD_MS after, and logs it at most once per LOG_INTERVAL_S.
+ *    for SATURATED_HOLD_MS after, or while the descriptor table is filled up to
+ *    the reserve, and logs it at most once per LOG_INTERVAL_S.
  * Idle connections are closed by gRPC after idle_connection_s (server.c).
  */
 #include <arpa/inet.h>
@@ -52,9 +53,20 @@ static int64_t now_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* Saturated: a refusal within the hold time, or (a level, not an event) the
+ * lowest free descriptor is already inside the reserve — descriptors are
+ * handed out lowest first, so that is how full the table is. */
 bool tsl_accept_saturated(const tsl_server_t *s)
 {
-    return now_ms() < atomic_load(&s->saturated_until_ms);
+    if (now_ms() < atomic_load(&s->saturated_until_ms))
+        return true;
+    if (!s->accept_started)
+        return false;
+    int probe = fcntl(s->wake[0], F_DUPFD_CLOEXEC, 0);
+    if (probe < 0)
+        return true;
+    close(probe);
+    return probe >= s->fd_limit - s->fd_reserve;
 }
 
 /* Raises the soft descriptor limit to the hard one (capped): nothing here uses
