@@ -42,7 +42,14 @@ struct tsl_store {
 
 static int db_fail(tsl_store_t *s, tsl_err_t *err, const char *what)
 {
-    return tsl_err_set(err, "database %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    /* The two faults an operator must act on get a hint; the write was rolled back. */
+    int code = sqlite3_errcode(s->db) & 0xff;
+    const char *hint = code == SQLITE_FULL    ? " (free space on its file system; nothing was "
+                                                "written, earlier plans are intact)"
+                       : code == SQLITE_IOERR ? " (check the disk and the kernel log; the write "
+                                                "was rolled back)"
+                                              : "";
+    return tsl_err_set(err, "database %s: %s: %s%s", s->path, what, sqlite3_errmsg(s->db), hint);
 }
 
 static int db_exec(tsl_store_t *s, const char *sql, tsl_err_t *err)
