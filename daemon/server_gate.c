@@ -60,11 +60,8 @@ void tsl_gate_admit(tsl_call_t *c)
         return;
     }
     char msg[512];
-    tsl_auth_t who;
-    grpc_status_code code = tsl_auth_check(c->srv->cfg, &c->md, c->method->roles,
-                                           c->method->name, &who, msg, sizeof msg);
+    grpc_status_code code = tsl_auth_call(c, msg, sizeof msg);
     if (code != GRPC_STATUS_OK) {
-        c->role = who.role;
         tsl_metrics_refused(c->srv->metrics, code == GRPC_STATUS_PERMISSION_DENIED
                                                  ? TSL_REFUSED_PERMISSION
                                                  : TSL_REFUSED_UNAUTHENTICATED);
