@@ -2,7 +2,8 @@
 # daemon_hardening.sh — tesseld under hostile clients and local mistakes (issue 12):
 #  * unauthenticated calls are refused from their metadata before the message is
 #    read: a 256 MiB gzip bomb and 3 MiB messages leave the peak RSS small, and
-#    tessel_refused_total counts them; compressed requests are refused;
+#    tessel_refused_total counts them; compressed requests are refused; 2000
+#    ExportPlan streams with a zero receive window hold 16 streams' worth;
 #  * out of descriptors (prlimit 256, 300 idle TCP + 300 idle unix connects):
 #    health says NOT_SERVING on an old connection and on /healthz while held, and
 #    both listeners serve new connections once they are closed;
@@ -60,6 +61,18 @@ n=$(metric 'tessel_refused_total{reason="unauthenticated"}')
 n=$(grep -c 'refused before reading the request' "$TMPD/a.log")
 [ "$n" -ge 1 ] && [ "$n" -le 2 ] && ok "refusals logged, rate-limited ($n line(s))" ||
     fail "$n refusal lines in the log, want 1 or 2"
+# 2000 ExportPlan streams on one connection that never opens its receive window.
+rpc_to "unix:$SOCK" --token "$SCHED" plan "${QUICK[@]}"
+FP=$(jget "$OUT" fingerprint)
+before=$(awk '/VmRSS/ {print $2}' "/proc/$DPID/status")
+probe streams "127.0.0.1:$PORT" 2000 "$FP" "$SCHED"
+n=$(jget "$OUT" answered)
+after=$(awk '/VmRSS/ {print $2}' "/proc/$DPID/status")
+# Before: all 2000 were answered and their plans held (RSS +70 MB with small plans).
+[ "${n:-0}" -le 16 ] && ok "2000 streams with a zero window: $n taken at a time (16 per connection)" ||
+    fail "2000 streams with a zero window: $n answered at once: $(cat "$OUT")"
+[ $((after - before)) -lt 32768 ] && ok "RSS grew $(((after - before) / 1024)) MiB under them" ||
+    fail "RSS grew from $before kB to $after kB under 2000 blocked streams"
 mode=$(stat -c %a "$TMPD/h.db")
 [ "$mode" = 600 ] && ok "the database is created 0600" || fail "database mode $mode, want 600"
 

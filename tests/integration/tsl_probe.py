@@ -8,6 +8,9 @@ raw bytes through grpc's generic calls). Every probe prints one JSON line.
                                       old channel and /healthz while they are held, then
                                       whether a new channel is served once they are closed
   idle TCP SECONDS                    does a silent TCP connect get closed within SECONDS?
+  streams TCP N FP [TOKEN]            one HTTP/2 connection (hand-made frames), receive
+                                      window 0, N ExportPlan streams for plan FP: how many
+                                      did the server take, and did it keep the connection?
 """
 import json
 import socket
@@ -107,6 +110,76 @@ def idle(tcp, seconds):
     print(json.dumps({"closed": closed, "after_s": round(time.time() - t0, 1)}))
 
 
+def frame(kind, flags, stream, payload=b""):
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+
+
+def hpack_literal(name, value):
+    """Literal header field without indexing, no Huffman (RFC 7541 6.2.2)."""
+    def string(s):
+        b = s.encode()
+        assert len(b) < 127
+        return bytes([len(b)]) + b
+    return b"\x00" + string(name) + string(value)
+
+
+def streams(tcp, n, fp, token=None):
+    host, port = tcp.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=5)
+    # SETTINGS: INITIAL_WINDOW_SIZE (0x4) = 0: the server may send us nothing.
+    s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"\x00\x04" + bytes(4)))
+    headers = b"".join(hpack_literal(k, v) for k, v in (
+        (":method", "POST"), (":scheme", "http"), (":path", "/tessel.v1.Planner/ExportPlan"),
+        (":authority", "tesseld"), ("content-type", "application/grpc"), ("te", "trailers"))
+        + ((("authorization", "Bearer " + token),) if token else ()))
+    fpb = fp.encode()
+    msg = b"\x0a" + bytes([len(fpb)]) + fpb + b"\x12\x04json"
+    body = b"\x00" + len(msg).to_bytes(4, "big") + msg
+    out, acked = [], False
+    for i in range(n):
+        sid = 1 + 2 * i
+        out.append(frame(1, 0x4, sid, headers) + frame(0, 0x1, sid, body))
+    buf, refused, answered, goaway = b"", 0, set(), False
+    s.settimeout(0.5)
+    sent = 0
+    t0 = time.time()
+    while time.time() - t0 < 20:
+        try:
+            data = s.recv(65536)
+            if not data:
+                break
+            buf += data
+        except socket.timeout:
+            pass
+        except OSError:
+            break
+        while len(buf) >= 9:
+            ln = int.from_bytes(buf[:3], "big")
+            if len(buf) < 9 + ln:
+                break
+            kind, flags, sid = buf[3], buf[4], int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
+            payload, buf = buf[9:9 + ln], buf[9 + ln:]
+            if kind == 4 and not flags & 1:       # the server's SETTINGS: ack them
+                s.sendall(frame(4, 1, 0))
+                acked = True
+            elif kind == 1:
+                answered.add(sid)
+            elif kind == 3 and int.from_bytes(payload[:4], "big") == 7:
+                refused += 1                      # RST_STREAM REFUSED_STREAM
+            elif kind == 7:
+                goaway = True
+        if acked and sent < n:                    # all streams once the settings are agreed
+            try:
+                s.sendall(b"".join(out[sent:]))
+            except OSError:
+                break
+            sent = n
+        if goaway or (sent == n and len(answered) + refused >= n):
+            break
+    print(json.dumps({"sent": sent, "answered": len(answered), "refused": refused,
+                      "goaway": goaway}))
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "health":
@@ -120,6 +193,8 @@ def main(argv):
         print(json.dumps({"code": code, "details": details if isinstance(details, str) else ""}))
     elif cmd == "exhaust":
         exhaust(argv[2], argv[3], argv[4], argv[5], int(argv[6]))
+    elif cmd == "streams":
+        streams(argv[2], int(argv[3]), argv[4], argv[5] if len(argv) > 5 else None)
     elif cmd == "idle":
         idle(argv[2], float(argv[3]))
     else:
