@@ -12,11 +12,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "log.h"
@@ -28,7 +31,8 @@ typedef enum {
     CFG_MODE,     /* uint32_t, octal permission bits */
     CFG_UINT32,
     CFG_BYTES,    /* uint64_t, with an optional K/M/G suffix (binary) */
-    CFG_DOUBLE,
+    CFG_DOUBLE,   /* decimal only: "0x10", "1e3", "inf" are refused */
+    CFG_BOOL,     /* bool: true | false */
 } cfg_type_t;
 
 typedef struct cfg_entry {
@@ -54,13 +58,15 @@ static const cfg_entry_t CONFIG_TABLE[] = {
      "/run/tessel/tesseld.sock", 0, UNIX_PATH_MAX_LEN,
      "unix socket for gRPC; \"\" = none (trusted callers unless [tokens])"},
     {"server", "socket_mode", "socket-mode", "MODE", CFG_MODE, F(socket_mode), "0660", 0, 0777,
-     "permission bits of the unix socket, octal"},
+     "permission bits of the unix socket, octal with a leading 0 (0660)"},
     {"server", "tcp", "tcp", "HOST:PORT", CFG_ADDR, F(tcp), "", 0, 127,
      "TCP address for gRPC; \"\" = off; needs [tokens]"},
     {"server", "tls_cert", "tls-cert", "FILE", CFG_STRING, F(tls_cert), "", 0, 255,
      "PEM certificate chain for the TCP listener (with tls_key)"},
     {"server", "tls_key", "tls-key", "FILE", CFG_STRING, F(tls_key), "", 0, 255,
      "PEM private key for the TCP listener (with tls_cert)"},
+    {"server", "insecure_tcp", "insecure-tcp", "BOOL", CFG_BOOL, F(insecure_tcp), "false", 0, 0,
+     "allow tcp without TLS (tokens cross the network in clear; warned at start)"},
     {"server", "http", "http", "HOST:PORT", CFG_ADDR, F(http), "", 0, 127,
      "/healthz, /metrics and status page; \"\" = off"},
     {"store", "database", "database", "PATH", CFG_STRING, F(database), "/var/lib/tessel/tessel.db",
@@ -81,6 +87,8 @@ static const cfg_entry_t CONFIG_TABLE[] = {
      "most devices a cluster in a request may have"},
     {"limits", "max_batch", "max-batch", "N", CFG_UINT32, F(max_batch), "65536", 1, 16777216,
      "largest global batch size a request may ask for"},
+    {"limits", "idle_connection_s", "idle-connection", "SECONDS", CFG_UINT32,
+     F(idle_connection_s), "120", 1, 86400, "a connection with no call open is closed after this"},
     {"log", "level", "log-level", "LEVEL", CFG_LEVEL, F(log_level), "info", 0, 15,
      "error | warn | info | debug"},
     {"registry", "worker_heartbeat_s", "worker-heartbeat", "SECONDS", CFG_UINT32,
@@ -135,12 +143,13 @@ static int parse_size(const char *v, unsigned long long *out)
     return 0;
 }
 
-/* Permission bits: octal digits only, so "660" and "0660" mean the same and a
- * decimal slip like "432" (= 0660) is refused rather than misread. */
+/* Permission bits: octal digits with a leading 0 ("0660"), so a decimal slip
+ * like "432" (which is 0660 in decimal, and 0432 read as octal) is refused
+ * rather than misread. */
 static int parse_mode(const char *v, unsigned long *out)
 {
     size_t n = strlen(v);
-    if (n == 0 || n > 5 || strspn(v, "01234567") != n)
+    if (n < 2 || n > 5 || v[0] != '0' || strspn(v, "01234567") != n)
         return -1;
     *out = strtoul(v, NULL, 8);
     return 0;
@@ -191,7 +200,7 @@ static int set_number(const cfg_entry_t *e, void *field, const char *v, tsl_err_
     switch (e->type) {
     case CFG_MODE:
         if (parse_mode(v, &mode) != 0)
-            return tsl_err_set(err, "%s.%s: '%s' is not an octal mode like 0660", e->section,
+            return tsl_err_set(err, "%s.%s: '%s' is not an octal mode with a leading 0, like 0660", e->section,
                                e->key, v);
         if (mode > 0777)
             return out_of_range(e, v, err);
@@ -209,7 +218,16 @@ static int set_number(const cfg_entry_t *e, void *field, const char *v, tsl_err_
         else
             *(uint64_t *)field = u;
         return 0;
+    case CFG_BOOL:
+        if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+            return tsl_err_set(err, "%s.%s: '%s' is not true or false", e->section, e->key, v);
+        *(bool *)field = v[0] == 't';
+        return 0;
     default:
+        /* strtod would also take hex ("0x10" = 16), exponents, "inf" and "nan". */
+        if (strspn(v, "0123456789.") != strlen(v) || strchr(v, '.') != strrchr(v, '.'))
+            return tsl_err_set(err, "%s.%s: '%s' is not a decimal number like 2.5", e->section,
+                               e->key, v);
         d = strtod(v, &end);
         if (end == v || *end != '\0' || !isfinite(d))
             return tsl_err_set(err, "%s.%s: '%s' is not a number", e->section, e->key, v);
@@ -374,6 +392,7 @@ typedef struct cfg_parse {
     int lineno;
     int err_line;          /* 0: no error of ours */
     tsl_err_t err;
+    int seen_line[CONFIG_N];   /* where each key was set: a second setting is an error */
 } cfg_parse_t;
 
 static char *cfg_reader(char *buf, int cap, void *stream)
@@ -396,21 +415,77 @@ static int cfg_handler(void *user, const char *section, const char *name, const 
     cfg_parse_t *p = user;
     if (p->err_line != 0)
         return 0;
+    const cfg_entry_t *e = find_key(section, name);
+    if (e != NULL && p->seen_line[e - CONFIG_TABLE] != 0) {
+        p->err_line = p->lineno;
+        tsl_err_set(&p->err, "%s.%s is already set on line %d (a key may appear once)", section,
+                    name, p->seen_line[e - CONFIG_TABLE]);
+        return 0;
+    }
+    if (e != NULL)
+        p->seen_line[e - CONFIG_TABLE] = p->lineno;
     if (set_in_section(&p->work, section, name, value, &p->err) == 0)
         return 1;
     p->err_line = p->lineno;
     return 0;
 }
 
+/* The whole file in memory: a regular file (not /dev/zero, a FIFO or a
+ * directory) of at most CONFIG_FILE_MAX bytes without NUL bytes (inih would cut
+ * the value there). *lineno gets the line of a NUL. */
+#define CONFIG_FILE_MAX (1u << 20)
+
+static char *read_config(const char *path, size_t *len, int *nul_line, tsl_err_t *err)
+{
+    char *buf = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    struct stat st;
+    if (fd < 0) {
+        tsl_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > CONFIG_FILE_MAX) {
+        tsl_err_set(err, "%s: not a regular file of at most %u bytes", path, CONFIG_FILE_MAX);
+        goto out;
+    }
+    buf = malloc((size_t)st.st_size + 1);
+    ssize_t n = buf ? read(fd, buf, (size_t)st.st_size + 1) : -1;
+    if (n < 0 || n > st.st_size) {
+        tsl_err_set(err, "%s: cannot read: %s", path, n < 0 ? strerror(errno) : "it grew");
+        free(buf);
+        buf = NULL;
+        goto out;
+    }
+    *len = (size_t)n;
+    *nul_line = 0;
+    const char *z = memchr(buf, '\0', *len);
+    for (const char *q = buf; z && q <= z; q++)
+        *nul_line += q == buf || q[-1] == '\n';
+out:
+    close(fd);
+    return buf;
+}
+
 int tsl_config_load_file(tsl_config_t *c, const char *path, tsl_err_t *err)
 {
+    size_t len = 0;
+    int nul_line = 0;
+    char *text = read_config(path, &len, &nul_line, err);
+    if (text == NULL)
+        return -1;
+    if (nul_line != 0) {
+        free(text);
+        return tsl_err_set(err, "%s:%d: a NUL byte in the file", path, nul_line);
+    }
     cfg_parse_t *p = calloc(1, sizeof(*p));
     int rc = -1;
-    if (p == NULL)
+    if (p == NULL) {
+        free(text);
         return tsl_err_set(err, "%s: out of memory", path);
-    p->fp = fopen(path, "r");
+    }
+    p->fp = len ? fmemopen(text, len, "r") : fopen("/dev/null", "r");
     if (p->fp == NULL) {
-        tsl_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+        tsl_err_set(err, "%s: cannot read: %s", path, strerror(errno));
         goto out;
     }
     p->work = *c;
@@ -431,6 +506,8 @@ out:
         fclose(p->fp);
     memset(p, 0, sizeof(*p));   /* the copy held tokens */
     free(p);
+    memset(text, 0, len);
+    free(text);
     return rc;
 }
 
@@ -441,6 +518,13 @@ int tsl_config_validate(const tsl_config_t *c, tsl_err_t *err)
     if (c->tcp[0] != '\0' && c->n_tokens == 0)
         return tsl_err_set(err, "tcp listener configured without [tokens]: refusing to serve an "
                            "unauthenticated TCP port; add tokens or remove tcp");
+    if (c->tcp[0] != '\0' && c->tls_cert[0] == '\0' && !c->insecure_tcp)
+        return tsl_err_set(err, "tcp listener without TLS: tokens would cross the network in "
+                           "clear; set tls_cert and tls_key, or insecure_tcp = true to accept that");
+    if ((c->socket_mode & 0007) != 0 && c->n_tokens == 0 && c->unix_socket[0] != '\0')
+        return tsl_err_set(err, "server.socket_mode %04o lets every local user in, and without "
+                           "[tokens] every caller is trusted; use 0660 or 0600, or add tokens",
+                           c->socket_mode);
     if ((c->tls_cert[0] != '\0') != (c->tls_key[0] != '\0'))
         return tsl_err_set(err, "server.%s is set but server.%s is not: TLS needs both the "
                            "certificate and its key", c->tls_cert[0] ? "tls_cert" : "tls_key",
@@ -486,6 +570,7 @@ static void dump_value(const tsl_config_t *c, const cfg_entry_t *e, FILE *out)
     case CFG_UINT32: fprintf(out, "%u", *(const uint32_t *)field); break;
     case CFG_BYTES: fprintf(out, "%llu", (unsigned long long)*(const uint64_t *)field); break;
     case CFG_DOUBLE: fprintf(out, "%g", *(const double *)field); break;
+    case CFG_BOOL: fputs(*(const bool *)field ? "true" : "false", out); break;
     default: fprintf(out, "%s", (const char *)field); break;
     }
 }

@@ -15,6 +15,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 #include <event2/thread.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -29,16 +30,21 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "ratelimit.h"
 
 #define HTTP_TIMEOUT_S 30
 #define HTTP_MAX_HEADERS_BYTES 16384
 #define HTTP_MAX_BODY_BYTES 65536
 #define STATUS_PAGE_PLANS 1000
+#define ACCEPT_BACKOFF_MS 200      /* after a failed accept (EMFILE, ...), pause this long */
+#define ACCEPT_LOG_INTERVAL_S 10
 
 struct tsl_http {
     struct event_base *base;
     struct evhttp *http;
     struct event *stop_ev;
+    struct event *resume_ev;           /* re-enables the listener after a backoff */
+    struct evconnlistener *listener;
     pthread_t thread;
     bool running;
     int port;
@@ -327,6 +333,66 @@ static void on_request(struct evhttp_request *req, void *arg)
     reply_text(req, 404, "Not Found", "not found\n");
 }
 
+/* ---- accept backoff ------------------------------------------------------------------------ */
+
+/* libevent retries a failing accept() (EMFILE) at once and forever while the
+ * socket stays readable: a whole core and a log line per try. Instead: pause
+ * the listener, resume after ACCEPT_BACKOFF_MS, log once per interval. */
+/* The listener's callback argument is evhttp's (struct evhttp *), so the
+ * servers are found by it here. */
+#define MAX_SERVERS 16
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static tsl_http_t *registry[MAX_SERVERS];
+
+static void registry_set(tsl_http_t *h, bool add)
+{
+    pthread_mutex_lock(&registry_mu);
+    for (size_t i = 0; i < MAX_SERVERS; i++) {
+        if (add ? registry[i] == NULL : registry[i] == h) {
+            registry[i] = add ? h : NULL;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&registry_mu);
+}
+
+static tsl_http_t *registry_find(const struct evhttp *http)
+{
+    tsl_http_t *h = NULL;
+    pthread_mutex_lock(&registry_mu);
+    for (size_t i = 0; i < MAX_SERVERS && !h; i++)
+        if (registry[i] && registry[i]->http == http)
+            h = registry[i];
+    pthread_mutex_unlock(&registry_mu);
+    return h;
+}
+
+static void on_accept_error(struct evconnlistener *lev, void *arg)
+{
+    static tsl_ratelimit_t rl;
+    tsl_http_t *h = registry_find(arg);
+    int e = EVUTIL_SOCKET_ERROR();
+    uint64_t skipped;
+    struct timeval tv = {0, ACCEPT_BACKOFF_MS * 1000};
+    tsl_metrics_refused(h ? h->m : NULL, TSL_REFUSED_HTTP_ACCEPT);
+    evconnlistener_disable(lev);
+    if (h)
+        evtimer_add(h->resume_ev, &tv);
+    else
+        evconnlistener_enable(lev);   /* not ours: cannot happen; never leave it off */
+    if (tsl_ratelimit_ok(&rl, ACCEPT_LOG_INTERVAL_S, &skipped))
+        tsl_log_warnx("http: accept failed: %s; pausing accepts for %d ms [%llu more in the "
+                      "last %d s not logged]", evutil_socket_error_to_string(e),
+                      ACCEPT_BACKOFF_MS, (unsigned long long)skipped, ACCEPT_LOG_INTERVAL_S);
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    evconnlistener_enable(((tsl_http_t *)arg)->listener);
+}
+
 /* ---- thread and lifecycle ------------------------------------------------------------------ */
 
 static void on_stop(evutil_socket_t fd, short what, void *arg)
@@ -346,10 +412,13 @@ static void *http_main(void *arg)
 
 static void http_free(tsl_http_t *h)
 {
+    registry_set(h, false);
     if (h->http != NULL)
         evhttp_free(h->http);
     if (h->stop_ev != NULL)
         event_free(h->stop_ev);
+    if (h->resume_ev != NULL)
+        event_free(h->resume_ev);
     if (h->base != NULL)
         event_base_free(h->base);
     free(h);
@@ -401,18 +470,23 @@ int tsl_http_start(const char *addr, tsl_metrics_t *m, tsl_store_t *store,
     h->base = event_base_new();
     h->http = h->base ? evhttp_new(h->base) : NULL;
     h->stop_ev = h->base ? event_new(h->base, -1, 0, on_stop, h) : NULL;
-    if (h->http == NULL || h->stop_ev == NULL) {
+    h->resume_ev = h->base ? evtimer_new(h->base, on_resume, h) : NULL;
+    if (h->http == NULL || h->stop_ev == NULL || h->resume_ev == NULL) {
         tsl_err_set(err, "http: cannot set up the event loop (out of memory)");
         close(fd);
         goto fail;
     }
     configure(h->http);
     evhttp_set_gencb(h->http, on_request, h);
-    if (evhttp_accept_socket_with_handle(h->http, fd) == NULL) {   /* owns fd on success */
+    struct evhttp_bound_socket *bound = evhttp_accept_socket_with_handle(h->http, fd);
+    if (bound == NULL) {   /* owns fd on success */
         tsl_err_set(err, "http: cannot accept on %s", addr);
         close(fd);
         goto fail;
     }
+    h->listener = evhttp_bound_socket_get_listener(bound);
+    registry_set(h, true);
+    evconnlistener_set_error_cb(h->listener, on_accept_error);
     if (start_thread(h, err) != 0)
         goto fail;
     *out = h;

@@ -75,7 +75,8 @@ static void usage(FILE *out)
           "SIGNALS\n"
           "  SIGTERM, SIGINT  stop accepting calls, let running searches finish for\n"
           "                   grace_s seconds, cancel the rest, close the store, exit 0.\n"
-          "  SIGHUP           ignored (restart to reload the configuration).\n\n"
+          "  SIGHUP           ignored (restart to reload the configuration).\n"
+          "  SIGUSR1, SIGUSR2, SIGALRM  ignored (logged); they do not stop tesseld.\n\n"
           "FILES\n"
           "  /etc/tessel/tesseld.conf     the usual --config file\n"
           "  SOCKET.lock                  flock()ed by the running daemon; holds its pid\n\n"
@@ -165,6 +166,10 @@ static void block_signals(sigset_t *set)
     sigaddset(set, SIGTERM);
     sigaddset(set, SIGINT);
     sigaddset(set, SIGHUP);
+    /* Their default action kills the process: a stray kill -USR1 must not. */
+    sigaddset(set, SIGUSR1);
+    sigaddset(set, SIGUSR2);
+    sigaddset(set, SIGALRM);
     pthread_sigmask(SIG_BLOCK, set, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
@@ -185,6 +190,8 @@ static int wait_for_stop(const sigset_t *set)
             return sig;
         if (sig == SIGHUP)
             tsl_log_info("SIGHUP ignored: restart tesseld to reload its configuration");
+        else if (sig > 0)
+            tsl_log_info("%s ignored (from pid %ld)", strsignal(sig), (long)info.si_pid);
         if (watchdog)
             sd_notify(0, "WATCHDOG=1");
     }
@@ -200,11 +207,16 @@ typedef struct daemon_state {
     tsl_metrics_t *metrics;
     tsl_server_t *server;
     tsl_http_t *http;
+    tsl_store_t *http_store;   /* read-only, the HTTP thread's */
 } daemon_state_t;
 
 static int start(const tsl_config_t *cfg, daemon_state_t *d, tsl_err_t *err)
 {
     if (tsl_store_open(cfg->database, &d->store, err) != 0)
+        return -1;
+    /* The HTTP thread reads through its own connection: a slow scraper never
+     * holds the lock gRPC reads take. */
+    if (cfg->http[0] && tsl_store_open_reader(cfg->database, &d->http_store, err) != 0)
         return -1;
     d->metrics = tsl_metrics_new();
     if (d->metrics)
@@ -212,7 +224,7 @@ static int start(const tsl_config_t *cfg, daemon_state_t *d, tsl_err_t *err)
     if (tsl_server_start(cfg, d->store, d->metrics, &d->server, err) != 0)
         return -1;
     if (cfg->http[0] &&
-        tsl_http_start(cfg->http, d->metrics, d->store, http_health, d->server, &d->http, err) != 0)
+        tsl_http_start(cfg->http, d->metrics, d->http_store, http_health, d->server, &d->http, err) != 0)
         return -1;
     return 0;
 }
@@ -222,6 +234,7 @@ static void stop(const tsl_config_t *cfg, daemon_state_t *d)
     tsl_server_stop(d->server, cfg->grace_s);
     tsl_http_stop(d->http);
     tsl_server_free(d->server);
+    tsl_store_close(d->http_store);
     tsl_store_close(d->store);
     tsl_metrics_free(d->metrics);
 }
@@ -276,6 +289,10 @@ static int before_run(int argc, char **argv, tsl_config_t *cfg)
         return 0;
     }
     if (load_config(argc, argv, &o, cfg, &err) != 0) {
+        fprintf(stderr, "tesseld: %s\n", err.msg);
+        return EXIT_CONFIG;
+    }
+    if (o.check_config && tsl_server_check_tls(cfg, &err) != 0) {
         fprintf(stderr, "tesseld: %s\n", err.msg);
         return EXIT_CONFIG;
     }

@@ -9,6 +9,7 @@
 #include "metrics.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -49,6 +50,12 @@ struct tsl_metrics {
     double search_sum_s;
     uint64_t cache_hits, cache_misses;
     int64_t queued, running, plans;
+    _Atomic uint64_t refused[TSL_REFUSED_N];   /* lock-free: counted on hot refusal paths */
+};
+
+static const char *const REFUSED_NAMES[TSL_REFUSED_N] = {
+    "unauthenticated", "permission_denied", "unreadable", "connection", "accept_error",
+    "http_accept_error",
 };
 
 tsl_metrics_t *tsl_metrics_new(void)
@@ -141,6 +148,17 @@ void tsl_metrics_set_plans(tsl_metrics_t *m, int64_t stored)
     pthread_mutex_unlock(&m->mu);
 }
 
+void tsl_metrics_refused(tsl_metrics_t *m, tsl_refused_t reason)
+{
+    if (m && (unsigned)reason < TSL_REFUSED_N)
+        atomic_fetch_add(&m->refused[reason], 1);
+}
+
+uint64_t tsl_metrics_refused_count(tsl_metrics_t *m, tsl_refused_t reason)
+{
+    return m && (unsigned)reason < TSL_REFUSED_N ? atomic_load(&m->refused[reason]) : 0;
+}
+
 /* ---- rendering ---------------------------------------------------------------------------- */
 
 /* Label values escape backslash, double quote and newline (exposition format). */
@@ -209,6 +227,11 @@ static void render_scalars(FILE *f, const tsl_metrics_t *m)
     fprintf(f, "tessel_searches_running %lld\n", (long long)m->running);
     put_header(f, "tessel_plans_stored", "gauge", "Plans in the store.");
     fprintf(f, "tessel_plans_stored %lld\n", (long long)m->plans);
+    put_header(f, "tessel_refused_total", "counter",
+               "Calls and connections refused before any handler ran, by reason.");
+    for (int r = 0; r < TSL_REFUSED_N; r++)
+        fprintf(f, "tessel_refused_total{reason=\"%s\"} %llu\n", REFUSED_NAMES[r],
+                (unsigned long long)atomic_load(&m->refused[r]));
 }
 
 char *tsl_metrics_render(tsl_metrics_t *m)

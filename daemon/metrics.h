@@ -26,6 +26,20 @@ void tsl_metrics_cache(tsl_metrics_t *m, int hit);
 void tsl_metrics_set_queue(tsl_metrics_t *m, int64_t queued, int64_t running);
 void tsl_metrics_set_plans(tsl_metrics_t *m, int64_t stored);
 
+/* Refused before any handler ran: tessel_refused_total{reason}. Reasons are
+ * the fixed set below; the counters are atomics, callable from any thread. */
+typedef enum {
+    TSL_REFUSED_UNAUTHENTICATED = 0, /* no or unknown token, checked before the message is read */
+    TSL_REFUSED_PERMISSION,          /* a known token whose role may not call the method */
+    TSL_REFUSED_UNREADABLE,          /* the message never arrived (too large, compressed, gone) */
+    TSL_REFUSED_CONNECTION,          /* a connection closed at accept: descriptors reserved */
+    TSL_REFUSED_ACCEPT_ERROR,        /* accept() failed (EMFILE, ENFILE, ENOMEM, ...) */
+    TSL_REFUSED_HTTP_ACCEPT,         /* the HTTP listener's accept() failed */
+    TSL_REFUSED_N
+} tsl_refused_t;
+void tsl_metrics_refused(tsl_metrics_t *m, tsl_refused_t reason);
+uint64_t tsl_metrics_refused_count(tsl_metrics_t *m, tsl_refused_t reason);
+
 /* Renders the exposition text into a malloc'd NUL-terminated string. */
 char *tsl_metrics_render(tsl_metrics_t *m);
 

@@ -171,6 +171,44 @@ uint32_t tsl_pool_queue_cap(const tsl_pool_t *p)
     return p->queue_cap;
 }
 
+/* Unlinks the queued jobs whose cancel flag is set — their callers have given
+ * up (cancelled, or the deadline passed while they waited) — so they stop
+ * holding queue places. Returns them as a list for finish_cancelled(). */
+static tsl_pool_job_t *unlink_cancelled_locked(tsl_pool_t *p)
+{
+    tsl_pool_job_t *out = NULL, **link = &p->head, *last = NULL;
+    while (*link) {
+        tsl_pool_job_t *j = *link;
+        if (atomic_load(&j->cancel)) {
+            *link = j->next;
+            j->next = out;
+            out = j;
+            p->queued--;
+        } else {
+            last = j;
+            link = &j->next;
+        }
+    }
+    p->tail = last;
+    if (out) {
+        notify_locked(p);
+        pthread_cond_broadcast(&p->idle);
+    }
+    return out;
+}
+
+/* Outside the lock: run() sees its cancel flag and only answers its caller. */
+static void finish_cancelled(tsl_pool_job_t *list)
+{
+    while (list) {
+        tsl_pool_job_t *next = list->next;
+        list->next = NULL;
+        list->run(list);
+        list->release(list);
+        list = next;
+    }
+}
+
 static bool has_room_locked(const tsl_pool_t *p)
 {
     return !p->refusing && p->queued + p->running < p->n_threads + p->queue_cap;
@@ -179,16 +217,20 @@ static bool has_room_locked(const tsl_pool_t *p)
 bool tsl_pool_has_room(tsl_pool_t *p)
 {
     pthread_mutex_lock(&p->lock);
+    tsl_pool_job_t *gone = unlink_cancelled_locked(p);
     bool room = has_room_locked(p);
     pthread_mutex_unlock(&p->lock);
+    finish_cancelled(gone);
     return room;
 }
 
 int tsl_pool_submit(tsl_pool_t *p, tsl_pool_job_t *job)
 {
     pthread_mutex_lock(&p->lock);
+    tsl_pool_job_t *gone = unlink_cancelled_locked(p);
     if (!has_room_locked(p)) {
         pthread_mutex_unlock(&p->lock);
+        finish_cancelled(gone);
         return -1;
     }
     job->next = NULL;
@@ -201,6 +243,7 @@ int tsl_pool_submit(tsl_pool_t *p, tsl_pool_job_t *job)
     notify_locked(p);
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->lock);
+    finish_cancelled(gone);
     return 0;
 }
 

@@ -13,7 +13,10 @@
  * cancel is the job's flag for the planner (search.h hooks): the pool sets it
  * on every job, queued or running, in tsl_pool_cancel_all(). A queued job is
  * still run after a cancel so that its owner can answer its caller; run()
- * should look at the flag first.
+ * should look at the flag first. A queued job whose flag is set (its caller
+ * gave up while it waited) does not keep its place: the next tsl_pool_has_room
+ * or tsl_pool_submit unlinks it and calls its run() and release() on the
+ * calling thread, so that run() must only answer when it finds the flag set.
  *
  * Priority: with nice > 0 each pool thread, as it starts, moves to
  * SCHED_BATCH and lowers its own priority by nice steps (capped at 19), so

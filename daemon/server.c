@@ -4,6 +4,7 @@
  */
 #include "server.h"
 
+#include <grpc/compression.h>
 #include <grpc/grpc.h>
 #include <grpc/support/log.h>
 #include <grpc/support/time.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "ratelimit.h"
 #include "handlers.h"
 #include "server_call.h"
 #include "server_int.h"
@@ -21,11 +23,21 @@
 #define ARMED_PER_METHOD 2     /* calls waiting per method (and for unknown methods) */
 #define SETTLE_S 5.0           /* after the grace period: how long calls get to end */
 
+/* gRPC logs some client-caused events at ERROR (a refused compression, a
+ * failed accept): at most one such line per interval, so a client cannot flood
+ * the log. */
+#define GRPC_ERROR_LOG_INTERVAL_S 10
+
 static void grpc_log(gpr_log_func_args *a)
 {
-    if (a->severity == GPR_LOG_SEVERITY_ERROR)
-        tsl_log_error("grpc: %s (%s:%d)", a->message, a->file, a->line);
-    else
+    static tsl_ratelimit_t rl;
+    uint64_t skipped;
+    if (a->severity == GPR_LOG_SEVERITY_ERROR) {
+        if (tsl_ratelimit_ok(&rl, GRPC_ERROR_LOG_INTERVAL_S, &skipped))
+            tsl_log_error("grpc: %s (%s:%d) [%llu more gRPC errors in the last %d s not logged]",
+                          a->message, a->file, a->line, (unsigned long long)skipped,
+                          GRPC_ERROR_LOG_INTERVAL_S);
+    } else
         tsl_log_debug("grpc: %s (%s:%d)", a->message, a->file, a->line);
 }
 
@@ -63,18 +75,39 @@ static void on_pool_change(void *ud, uint32_t queued, uint32_t running)
         tsl_metrics_set_queue(s->metrics, queued, running);
 }
 
+/* What one client can make the server hold: streams per connection, and a
+ * memory quota over all transports (reads are what the quota governs in 1.51). */
+#define STREAMS_PER_CONNECTION 16
+#define QUOTA_BASE_BYTES (64u << 20)
+#define HANDSHAKE_TIMEOUT_MS 10000
+
+static void int_arg(grpc_arg *a, const char *key, long v)
+{
+    a->type = GRPC_ARG_INTEGER;
+    a->key = (char *)key;
+    a->value.integer = v > INT_MAX ? INT_MAX : (int)v;
+}
+
 static int create_server(tsl_server_t *s)
 {
     uint64_t max_rx = s->cfg->max_request_bytes;
-    grpc_arg args[2];
+    uint64_t quota = QUOTA_BASE_BYTES + 2 * max_rx;
+    s->quota = grpc_resource_quota_create("tesseld");
+    grpc_resource_quota_resize(s->quota, quota > SIZE_MAX ? SIZE_MAX : (size_t)quota);
+    grpc_arg args[8];
     memset(args, 0, sizeof args);
-    args[0].type = GRPC_ARG_INTEGER;
-    args[0].key = GRPC_ARG_ALLOW_REUSEPORT;
-    args[0].value.integer = 0;
-    args[1].type = GRPC_ARG_INTEGER;
-    args[1].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-    args[1].value.integer = max_rx > INT_MAX ? INT_MAX : (int)max_rx;
-    grpc_channel_args ch = {.num_args = 2, .args = args};
+    int_arg(&args[0], GRPC_ARG_ALLOW_REUSEPORT, 0);
+    int_arg(&args[1], GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, (long)(max_rx > INT_MAX ? INT_MAX : max_rx));
+    /* Identity only: a compressed request is refused (UNIMPLEMENTED) before it is inflated. */
+    int_arg(&args[2], GRPC_COMPRESSION_CHANNEL_ENABLED_ALGORITHMS_BITSET, 1);
+    int_arg(&args[3], GRPC_ARG_MAX_CONCURRENT_STREAMS, STREAMS_PER_CONNECTION);
+    int_arg(&args[4], GRPC_ARG_MAX_CONNECTION_IDLE_MS, (long)s->cfg->idle_connection_s * 1000);
+    int_arg(&args[5], GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS);
+    args[6].type = GRPC_ARG_POINTER;
+    args[6].key = (char *)GRPC_ARG_RESOURCE_QUOTA;
+    args[6].value.pointer.p = s->quota;
+    args[6].value.pointer.vtable = grpc_resource_quota_arg_vtable();
+    grpc_channel_args ch = {.num_args = 7, .args = args};
     s->server = grpc_server_create(&ch, NULL);
     s->cq = grpc_completion_queue_create_for_next(NULL);
     if (!s->server || !s->cq)
@@ -86,7 +119,7 @@ static int create_server(tsl_server_t *s)
         return -1;
     for (size_t i = 0; i < s->n_methods; i++) {
         s->registered[i] = grpc_server_register_method(
-            s->server, s->methods[i].rpc->path, NULL, GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+            s->server, s->methods[i].rpc->path, NULL, GRPC_SRM_PAYLOAD_NONE /* server_gate.c reads it */, 0);
         if (!s->registered[i])
             return -1;
     }
@@ -127,6 +160,8 @@ int tsl_server_start(const tsl_config_t *cfg, tsl_store_t *store, tsl_metrics_t 
     if (tsl_server_listen(s, err) != 0)
         goto fail;
     grpc_server_start(s->server);
+    if (tsl_accept_start(s, err) != 0)
+        goto fail;
     if (pthread_create(&s->cq_thread, NULL, cq_main, s) != 0) {
         tsl_err_set(err, "server: cannot start the completion-queue thread");
         goto fail;
@@ -147,7 +182,8 @@ fail:
 
 bool tsl_server_serving(const tsl_server_t *s)
 {
-    return s && atomic_load(&s->serving) && !atomic_load(&s->shutting_down);
+    return s && atomic_load(&s->serving) && !atomic_load(&s->shutting_down) &&
+           !tsl_accept_saturated(s);
 }
 
 const char *tsl_server_listening(const tsl_server_t *s)
@@ -162,13 +198,14 @@ static double mono_now(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Waits (bounded) until the server's shutdown tag came back and no call is alive. */
-static bool settle(tsl_server_t *s, double timeout_s)
+/* Waits (bounded) until no call is alive and, with all_done, the server's
+ * shutdown tag came back. */
+static bool settle(tsl_server_t *s, double timeout_s, bool all_done)
 {
     double until = mono_now() + timeout_s;
     struct timespec tick = {0, 10 * 1000 * 1000};
     while (mono_now() < until) {
-        if (atomic_load(&s->shutdown_done) && atomic_load(&s->live_calls) == 0)
+        if ((!all_done || atomic_load(&s->shutdown_done)) && atomic_load(&s->live_calls) == 0)
             return true;
         nanosleep(&tick, NULL);
     }
@@ -209,6 +246,7 @@ void tsl_server_stop(tsl_server_t *s, double grace_s)
     s->stopped = true;
     atomic_store(&s->shutting_down, 1);
     atomic_store(&s->serving, 0);
+    tsl_accept_stop(s);
     if (s->server)
         grpc_server_shutdown_and_notify(s->server, s->cq, &s->shutdown_tag);
     stop_pool(s, grace_s);
@@ -216,11 +254,15 @@ void tsl_server_stop(tsl_server_t *s, double grace_s)
         return;
     if (!s->cq_thread_started) {
         drain_cq_here(s, SETTLE_S);
-    } else if (!settle(s, SETTLE_S)) {
-        tsl_log_warnx("cancelling %ld call(s) still open after shutdown",
-                      (long)atomic_load(&s->live_calls));
+    } else {
+        /* Once every call has ended, cancelling "all calls" (none left) is what
+         * makes gRPC drop the idle connections: after a GOAWAY alone it waits for
+         * each client to hang up (seconds) before the shutdown completes. */
+        if (!settle(s, SETTLE_S, false))
+            tsl_log_warnx("cancelling %ld call(s) still open after shutdown",
+                          (long)atomic_load(&s->live_calls));
         grpc_server_cancel_all_calls(s->server);
-        if (!settle(s, SETTLE_S))
+        if (!settle(s, SETTLE_S, true))
             tsl_log_error("%ld call(s) did not end; stopping anyway",
                           (long)atomic_load(&s->live_calls));
     }
@@ -244,6 +286,9 @@ void tsl_server_free(tsl_server_t *s)
         grpc_completion_queue_destroy(s->cq);
     tsl_pool_stop(s->pool);
     tsl_plan_cache_free(s->plans);
+    tsl_accept_free(s);
+    if (s->quota)
+        grpc_resource_quota_unref(s->quota);
     free(s->registered);
     free(s);
 }

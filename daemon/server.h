@@ -37,6 +37,11 @@ typedef struct tsl_server tsl_server_t;
  * and the pid that holds it when another daemon has it. */
 int tsl_server_lock(const tsl_config_t *cfg, int *fd, tsl_err_t *err);
 
+/* Loads tls_cert and tls_key (when set) and checks that they are PEM and that
+ * the key belongs to the certificate; the error names the file and the fault.
+ * For --check-config, and before the TLS listener is made. */
+int tsl_server_check_tls(const tsl_config_t *cfg, tsl_err_t *err);
+
 /* Routes gRPC's log lines into common/log.h; call before grpc_init(). */
 void tsl_server_route_grpc_log(void);
 

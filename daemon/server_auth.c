@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "server_call.h"
 #include "server_int.h"
 
 #define TOKEN_MAX 256
@@ -88,4 +89,14 @@ grpc_status_code tsl_auth_check(const tsl_config_t *cfg, const grpc_metadata_arr
         return GRPC_STATUS_PERMISSION_DENIED;
     }
     return GRPC_STATUS_OK;
+}
+
+grpc_status_code tsl_auth_call(tsl_call_t *call, char *msg, size_t cap)
+{
+    tsl_auth_t who;
+    grpc_status_code code = tsl_auth_check(call->srv->cfg, &call->md, call->method->roles,
+                                           call->method->rpc->name, &who, msg, cap);
+    call->role = who.role;
+    call->trusted = who.trusted;
+    return code;
 }

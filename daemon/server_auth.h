@@ -30,6 +30,11 @@ grpc_status_code tsl_auth_check(const tsl_config_t *cfg, const grpc_metadata_arr
                                 unsigned roles, const char *method, tsl_auth_t *out, char *msg,
                                 size_t cap);
 
+/* tsl_auth_check for a registered call's method and metadata; fills the call's
+ * role and trusted flag. (handlers.c's dispatch can use it too.) */
+struct tsl_call;
+grpc_status_code tsl_auth_call(struct tsl_call *call, char *msg, size_t cap);
+
 /* "scheduler or ops" for a role mask, into buf. */
 const char *tsl_auth_roles_text(unsigned roles, char *buf, size_t cap);
 

@@ -23,6 +23,7 @@ static void on_new(tsl_tag_t *tag, bool ok);
 static void on_send(tsl_tag_t *tag, bool ok);
 static void on_final(tsl_tag_t *tag, bool ok);
 static void on_close(tsl_tag_t *tag, bool ok);
+static void on_recv(tsl_tag_t *tag, bool ok);
 
 static tsl_call_t *call_new(tsl_server_t *s, size_t index)
 {
@@ -38,6 +39,7 @@ static tsl_call_t *call_new(tsl_server_t *s, size_t index)
     c->tag_send.fn = on_send;
     c->tag_final.fn = on_final;
     c->tag_close.fn = on_close;
+    c->tag_recv.fn = on_recv;
     pthread_mutex_init(&c->lock, NULL);
     atomic_init(&c->refs, 1);
     atomic_fetch_add(&s->live_calls, 1);
@@ -88,7 +90,7 @@ int tsl_call_arm(tsl_server_t *s, size_t index)
     grpc_call_error e;
     if (c->method)
         e = grpc_server_request_registered_call(s->server, s->registered[index], &c->call,
-                                                &c->deadline, &c->md, &c->payload, s->cq, s->cq,
+                                                &c->deadline, &c->md, NULL /* server_gate.c */, s->cq, s->cq,
                                                 &c->tag_new);
     else
         e = grpc_server_request_call(s->server, &c->call, &c->details, &c->md, s->cq, s->cq,
@@ -104,7 +106,7 @@ int tsl_call_arm(tsl_server_t *s, size_t index)
 
 /* Runs a new call: the fallback for methods nobody registered; otherwise the
  * caller's token against the method's roles, then its handler. */
-static void dispatch(tsl_call_t *c)
+void tsl_call_dispatch(tsl_call_t *c)
 {
     if (!c->method) {
         c->srv->fallback(c);
@@ -136,7 +138,7 @@ static void on_new(tsl_tag_t *tag, bool ok)
     if (!c->method)
         c->deadline = c->details.deadline;
     clock_gettime(CLOCK_MONOTONIC, &c->t0);
-    dispatch(c);
+    tsl_gate_admit(c);
     tsl_call_unref(c);
 }
 
@@ -150,6 +152,26 @@ static int start_locked(tsl_call_t *c, const grpc_op *ops, size_t n, tsl_tag_t *
         return -1;
     }
     return 0;
+}
+
+int tsl_call_start_recv(tsl_call_t *c, void (*then)(tsl_call_t *c, bool ok))
+{
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_RECV_MESSAGE;
+    op.data.recv_message.recv_message = &c->payload;
+    c->on_recv = then;
+    pthread_mutex_lock(&c->lock);
+    int rc = start_locked(c, &op, 1, &c->tag_recv);
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+static void on_recv(tsl_tag_t *tag, bool ok)
+{
+    tsl_call_t *c = CALL_OF(tag, tag_recv);
+    c->on_recv(c, ok);
+    tsl_call_unref(c);
 }
 
 static void start_final_locked(tsl_call_t *c)
@@ -192,7 +214,7 @@ static void log_request(tsl_call_t *c, grpc_status_code code, const char *msg)
         return;   /* no line to write: spare the peer string and the formatting */
     const char *role = !c->method ? "-" : c->trusted ? "trusted" : tsl_role_name(c->role);
     if (!c->peer)
-        c->peer = grpc_call_get_peer(c->call);
+        c->peer = tsl_accept_peer(c->srv, c->call);
     const char *peer = c->peer ? c->peer : "?";
     if (code == GRPC_STATUS_OK)
         tsl_log_info("rpc %s peer=%s role=%s code=OK %.1f ms", name, peer, role, elapsed_ms(c));

@@ -51,7 +51,7 @@ struct tsl_call {
     grpc_call_details details;   /* unregistered calls: method and deadline */
     grpc_byte_buffer *payload;   /* registered calls: the request message */
 
-    tsl_tag_t tag_new, tag_send, tag_final, tag_close;
+    tsl_tag_t tag_new, tag_send, tag_final, tag_close, tag_recv;
     pthread_mutex_t lock;
     atomic_int refs;
     bool md_sent, close_armed, finished, send_busy, final_pending;
@@ -69,11 +69,26 @@ struct tsl_call {
     void *ctx;                   /* the handler's state, freed with the call */
     void (*ctx_free)(void *ctx);
     tsl_call_cancel_fn on_cancel;
+    void (*on_recv)(tsl_call_t *call, bool ok);   /* tsl_call_start_recv */
 };
 
 /* Arms one call for methods[index], or for unregistered methods when index is
  * (size_t)-1. 0 or -1 (logged). */
 int tsl_call_arm(tsl_server_t *s, size_t index);
+
+/* Reads the request message into c->payload (methods are registered without
+ * a payload, so nothing is read before server_gate.c has checked the caller);
+ * then(c, ok) runs on the completion-queue thread once it arrived or failed.
+ * 0 or -1 (the batch could not start; then is not called). */
+int tsl_call_start_recv(tsl_call_t *c, void (*then)(tsl_call_t *c, bool ok));
+
+/* A new call, before anything is read: auth from metadata, then the message,
+ * then tsl_call_dispatch (server_gate.c). */
+void tsl_gate_admit(tsl_call_t *c);
+
+/* Runs an admitted call: the fallback for methods nobody registered, else auth
+ * (fills the role) and the method's handler. */
+void tsl_call_dispatch(tsl_call_t *c);
 
 void tsl_call_ref(tsl_call_t *c);
 void tsl_call_unref(tsl_call_t *c);

@@ -45,6 +45,7 @@ struct tsl_server {
     tsl_plan_cache_t *plans;          /* packed Plan answers; NULL: no cache */
 
     grpc_server *server;
+    grpc_resource_quota *quota;
     grpc_completion_queue *cq;
     void **registered;                /* per method: grpc_server_register_method handle */
     size_t n_methods;
@@ -61,10 +62,36 @@ struct tsl_server {
     bool stopped;
 
     char listening[512];
+
+    /* Our accept loop for the plaintext listeners (server_accept.c). */
+#define TSL_MAX_LISTEN_FDS 8
+    int listen_fds[TSL_MAX_LISTEN_FDS];
+    size_t n_listen;
+    bool unix_bound;                  /* we made the socket file: unlink it at stop */
+    int wake[2];
+    pthread_t accept_thread;
+    bool accept_started;
+    long fd_limit, fd_reserve;
+    grpc_server_credentials *insecure_creds;
+    char (*peer_names)[64];           /* per accepted fd: "unix:...", "ipv4:a.b.c.d:port" */
+    _Atomic int64_t saturated_until_ms;   /* CLOCK_MONOTONIC ms; health NOT_SERVING before */
 };
 
 /* Listeners (server_listen.c). */
 int tsl_server_listen(tsl_server_t *s, tsl_err_t *err);
+
+/* The accept loop (server_accept.c): bind adds a listening socket; start runs
+ * the thread once the gRPC server is started; stop closes the listeners and
+ * removes the unix socket file. Saturated: a listener refused or failed to
+ * accept within the last second (health NOT_SERVING). */
+int tsl_accept_bind_unix(tsl_server_t *s, const char *path, unsigned mode, tsl_err_t *err);
+int tsl_accept_bind_tcp(tsl_server_t *s, const char *addr, tsl_err_t *err);
+int tsl_accept_start(tsl_server_t *s, tsl_err_t *err);
+void tsl_accept_stop(tsl_server_t *s);
+bool tsl_accept_saturated(const tsl_server_t *s);
+void tsl_accept_free(tsl_server_t *s);
+/* grpc_call_get_peer, with "fd:N" replaced by the address accepted (gpr_free). */
+char *tsl_accept_peer(const tsl_server_t *s, grpc_call *call);
 
 /* The method table (handlers.c) and, in *fallback, the handler for methods
  * nobody registered. The server holds both; server_call.c dispatches a new

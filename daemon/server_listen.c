@@ -1,14 +1,18 @@
 /*
  * server_listen.c — the lock file, the unix socket and the TCP/TLS listener
- * (server.h). gRPC unlinks whatever sits at a unix-socket path before binding,
- * so the flock()ed "<socket>.lock" is what keeps a second daemon from stealing
- * a running daemon's socket; TCP relies on GRPC_ARG_ALLOW_REUSEPORT = 0.
+ * (server.h). The plaintext listeners are bound by server_accept.c, which
+ * replaces a socket left at the unix-socket path; the flock()ed
+ * "<socket>.lock" is what keeps a second daemon from stealing a running
+ * daemon's socket. The TLS listener is gRPC's (GRPC_ARG_ALLOW_REUSEPORT = 0).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <libgen.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,9 +58,18 @@ int tsl_server_lock(const tsl_config_t *cfg, int *fd_out, tsl_err_t *err)
         return -1;
     char path[sizeof cfg->unix_socket + 8];
     snprintf(path, sizeof path, "%s.lock", cfg->unix_socket);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    /* O_NOFOLLOW: a planted "<socket>.lock -> victim" must not get the victim truncated. */
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (fd < 0)
-        return tsl_err_set(err, "unix_socket: cannot open lock file %s: %s", path, strerror(errno));
+        return tsl_err_set(err, "unix_socket: cannot open lock file %s: %s%s", path,
+                           strerror(errno), errno == ELOOP ? " (it is a symbolic link; remove it)"
+                                                           : "");
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return tsl_err_set(err, "unix_socket: lock file %s is not a regular file; remove it",
+                           path);
+    }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         char pid[32];
@@ -79,19 +92,10 @@ int tsl_server_lock(const tsl_config_t *cfg, int *fd_out, tsl_err_t *err)
 static int listen_unix(tsl_server_t *s, tsl_err_t *err)
 {
     const tsl_config_t *cfg = s->cfg;
-    char addr[sizeof cfg->unix_socket + 8];
-    snprintf(addr, sizeof addr, "unix:%s", cfg->unix_socket);
-    mode_t mode = (mode_t)(cfg->socket_mode & 0777);
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-    mode_t old = umask((mode_t)(~mode & 0777));
-    int port = grpc_server_add_http2_port(s->server, addr, creds);
-    umask(old);
-    grpc_server_credentials_release(creds);
-    if (!port)
-        return tsl_err_set(err, "cannot listen on %s (see the grpc error above)", addr);
-    if (chmod(cfg->unix_socket, mode) != 0)
-        tsl_log_warn("chmod %04o %s", (unsigned)mode, cfg->unix_socket);
-    snprintf(s->listening, sizeof s->listening, "%s (mode %04o)", addr, (unsigned)mode);
+    unsigned mode = cfg->socket_mode & 0777;
+    if (tsl_accept_bind_unix(s, cfg->unix_socket, mode, err) != 0)
+        return -1;
+    snprintf(s->listening, sizeof s->listening, "unix:%s (mode %04o)", cfg->unix_socket, mode);
     return 0;
 }
 
@@ -115,14 +119,59 @@ static char *slurp(const char *what, const char *path, tsl_err_t *err)
     return buf;
 }
 
+static int load_pair(const tsl_config_t *cfg, char **cert, char **key, tsl_err_t *err)
+{
+    *cert = slurp("tls_cert", cfg->tls_cert, err);
+    *key = *cert ? slurp("tls_key", cfg->tls_key, err) : NULL;
+    return *cert && *key ? 0 : -1;
+}
+
+static int check_pair(const tsl_config_t *cfg, const char *cert, const char *key, tsl_err_t *err)
+{
+    BIO *cb = BIO_new_mem_buf(cert, -1), *kb = BIO_new_mem_buf(key, -1);
+    X509 *x = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *pk = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, (void *)"") : NULL;
+    int rc = -1;
+    if (!x)
+        tsl_err_set(err, "tls_cert: '%s' holds no PEM certificate", cfg->tls_cert);
+    else if (!pk)
+        tsl_err_set(err, "tls_key: '%s' holds no PEM private key (or it is encrypted)",
+                    cfg->tls_key);
+    else if (X509_check_private_key(x, pk) != 1)
+        tsl_err_set(err, "tls_key: '%s' is not the key of the certificate in '%s'",
+                    cfg->tls_key, cfg->tls_cert);
+    else
+        rc = 0;
+    ERR_clear_error();
+    EVP_PKEY_free(pk);
+    X509_free(x);
+    BIO_free(kb);
+    BIO_free(cb);
+    return rc;
+}
+
+int tsl_server_check_tls(const tsl_config_t *cfg, tsl_err_t *err)
+{
+    if (!cfg->tls_cert[0] || !cfg->tls_key[0])
+        return 0;
+    char *cert, *key;
+    int rc = load_pair(cfg, &cert, &key, err) == 0 ? check_pair(cfg, cert, key, err) : -1;
+    if (key)
+        memset(key, 0, strlen(key));
+    free(cert);
+    free(key);
+    return rc;
+}
+
 static grpc_server_credentials *tcp_credentials(const tsl_config_t *cfg, tsl_err_t *err)
 {
     if (!cfg->tls_cert[0])
         return grpc_insecure_server_credentials_create();
-    char *cert = slurp("tls_cert", cfg->tls_cert, err);
-    char *key = cert ? slurp("tls_key", cfg->tls_key, err) : NULL;
+    if (tsl_server_check_tls(cfg, err) != 0)
+        return NULL;
+    char *cert, *key;
     grpc_server_credentials *creds = NULL;
-    if (cert && key) {
+    if (load_pair(cfg, &cert, &key, err) == 0) {
         grpc_ssl_pem_key_cert_pair pair = {.private_key = key, .cert_chain = cert};
         creds = grpc_ssl_server_credentials_create_ex(
             NULL, &pair, 1, GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE, NULL);
@@ -137,14 +186,23 @@ static grpc_server_credentials *tcp_credentials(const tsl_config_t *cfg, tsl_err
 static int listen_tcp(tsl_server_t *s, tsl_err_t *err)
 {
     const tsl_config_t *cfg = s->cfg;
-    grpc_server_credentials *creds = tcp_credentials(cfg, err);
-    if (!creds)
-        return -1;
-    int port = grpc_server_add_http2_port(s->server, cfg->tcp, creds);
-    grpc_server_credentials_release(creds);
-    if (!port)
-        return tsl_err_set(err, "tcp: cannot listen on '%s': the address is in use (another "
-                           "tesseld?) or not a local host:port", cfg->tcp);
+    if (!cfg->tls_cert[0]) {
+        /* Plaintext: only with insecure_tcp = true (config.c), and said at every start. */
+        tsl_log_warnx("tcp %s: plaintext (insecure_tcp = true): tokens and plans cross the "
+                      "network unencrypted; set tls_cert and tls_key", cfg->tcp);
+        if (tsl_accept_bind_tcp(s, cfg->tcp, err) != 0)
+            return -1;
+    } else {
+        /* TLS keeps gRPC's own listener: add_channel_from_fd takes insecure credentials only. */
+        grpc_server_credentials *creds = tcp_credentials(cfg, err);
+        if (!creds)
+            return -1;
+        int port = grpc_server_add_http2_port(s->server, cfg->tcp, creds);
+        grpc_server_credentials_release(creds);
+        if (!port)
+            return tsl_err_set(err, "tcp: cannot listen on '%s': the address is in use (another "
+                               "tesseld?) or not a local host:port", cfg->tcp);
+    }
     size_t used = strlen(s->listening);
     snprintf(s->listening + used, sizeof s->listening - used, "%stcp %s%s", used ? ", " : "",
              cfg->tcp, cfg->tls_cert[0] ? " (tls)" : " (plaintext)");

@@ -9,6 +9,8 @@
  */
 #include "store.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fingerprint.h"
 #include "migrations.h"
@@ -41,8 +44,15 @@ struct tsl_store {
 
 static int db_fail(tsl_store_t *s, tsl_err_t *err, const char *what)
 {
-    return tsl_err_setc(err, TSL_E_INTERNAL, "database %s: %s: %s", s->path, what,
-                        sqlite3_errmsg(s->db));
+    /* The two faults an operator must act on get a hint; the write was rolled back. */
+    int code = sqlite3_errcode(s->db) & 0xff;
+    const char *hint = code == SQLITE_FULL    ? " (free space on its file system; nothing was "
+                                                "written, earlier plans are intact)"
+                       : code == SQLITE_IOERR ? " (check the disk and the kernel log; the write "
+                                                "was rolled back)"
+                                              : "";
+    return tsl_err_setc(err, code == SQLITE_FULL ? TSL_E_EXHAUSTED : code == SQLITE_IOERR ? TSL_E_UNAVAILABLE : TSL_E_INTERNAL,
+                        "database %s: %s: %s%s", s->path, what, sqlite3_errmsg(s->db), hint);
 }
 
 static int db_exec(tsl_store_t *s, const char *sql, tsl_err_t *err)
@@ -219,24 +229,45 @@ static int migrate(tsl_store_t *s, int current, tsl_err_t *err)
     return 0;
 }
 
-int tsl_store_open(const char *path, tsl_store_t **out, tsl_err_t *err)
+/* SQLite creates a new database with 0644 under the usual umask; create the
+ * file 0600 first (its -wal and -shm files take the database file's mode). */
+static int create_private(const char *path, tsl_err_t *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    if (errno == EEXIST)
+        return 0;
+    return tsl_err_set(err, "database %s: cannot create: %s", path, strerror(errno));
+}
+
+static int store_open(const char *path, bool reader, tsl_store_t **out, tsl_err_t *err)
 {
     *out = NULL;
     if (path == NULL || path[0] == '\0')
         return tsl_err_set(err, "database: no path given (set [store] database)");
+    if (!reader && create_private(path, err) != 0)
+        return -1;
     tsl_store_t *s = calloc(1, sizeof(*s));
     if (s == NULL)
         return tsl_err_set(err, "database %s: out of memory", path);
     snprintf(s->path, sizeof(s->path), "%s", path);
     pthread_mutex_init(&s->mu, NULL);
     int v = 0;
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    int flags = reader ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+                       : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
         tsl_err_set(err, "database %s: cannot open: %s", path,
                     s->db ? sqlite3_errmsg(s->db) : "out of memory");
         goto fail;
     }
     sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
+    if (reader) {
+        *out = s;
+        return 0;
+    }
     /* The version check comes before any PRAGMA that writes (journal_mode does),
      * so a newer database is left byte for byte as it was. */
     if (read_version(s, &v, err) != 0 || refuse_newer(s, v, err) != 0)
@@ -250,6 +281,16 @@ fail:
     pthread_mutex_destroy(&s->mu);
     free(s);
     return -1;
+}
+
+int tsl_store_open(const char *path, tsl_store_t **out, tsl_err_t *err)
+{
+    return store_open(path, false, out, err);
+}
+
+int tsl_store_open_reader(const char *path, tsl_store_t **out, tsl_err_t *err)
+{
+    return store_open(path, true, out, err);
 }
 
 void tsl_store_close(tsl_store_t *s)
@@ -379,7 +420,15 @@ static int put_locked(tsl_store_t *s, const tsl_stored_plan_t *p, tsl_err_t *err
     sqlite3_bind_int64(st, 7, (sqlite3_int64)p->peak_bytes);
     sqlite3_bind_double(st, 8, p->search_time_s);
     sqlite3_bind_int64(st, 9, p->created_unix != 0 ? p->created_unix : (int64_t)time(NULL));
-    sqlite3_bind_text(st, 10, p->request_json, -1, SQLITE_STATIC);
+    /* A request is kept for people to read; a huge one (a padded hf_config) is not
+     * worth a row of its size per distinct request. */
+    char stub[128];
+    size_t req_len = strlen(p->request_json);
+    if (req_len > TSL_STORE_REQUEST_MAX)
+        snprintf(stub, sizeof stub, "{\"omitted\": \"larger than %d bytes\", \"bytes\": %zu}",
+                 TSL_STORE_REQUEST_MAX, req_len);
+    sqlite3_bind_text(st, 10, req_len > TSL_STORE_REQUEST_MAX ? stub : p->request_json, -1,
+                      SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 11, p->result_json, -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE) {
         db_fail(s, err, "storing plan");

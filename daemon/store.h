@@ -24,14 +24,21 @@
 
 typedef struct tsl_store tsl_store_t;
 
-/* Opens (creating if needed) and migrates. */
+/* Opens (creating if needed, mode 0600: plans and requests are the operator's
+ * business) and migrates. */
 int tsl_store_open(const char *path, tsl_store_t **out, tsl_err_t *err);
+/* A read-only connection to a database tsl_store_open has prepared: for the
+ * HTTP thread, so that a slow scraper holds its own lock, never the writer's
+ * (WAL readers do not block the writer, nor it them). Writes fail. */
+int tsl_store_open_reader(const char *path, tsl_store_t **out, tsl_err_t *err);
 void tsl_store_close(tsl_store_t *s);
 /* Schema version the binary knows, and the database's. */
 int tsl_store_schema_version(void);
 int tsl_store_db_version(tsl_store_t *s);
 /* PRAGMA integrity_check == "ok" → 0. */
 int tsl_store_check(tsl_store_t *s, tsl_err_t *err);
+
+#define TSL_STORE_REQUEST_MAX 65536
 
 typedef struct tsl_stored_plan {
     char fingerprint[17];
@@ -44,7 +51,9 @@ typedef struct tsl_stored_plan {
     double search_time_s;
     int64_t created_unix;     /* set by put when 0 */
     bool stale;
-    char *request_json;       /* the request as received (canonical JSON) */
+    char *request_json;       /* the request as received (canonical JSON); put keeps at
+                                 most TSL_STORE_REQUEST_MAX bytes of it, else a stub
+                                 {"omitted": ..., "bytes": N} */
     char *result_json;        /* the whole search result (plan_json.h) */
 } tsl_stored_plan_t;
 

@@ -53,8 +53,17 @@ static void test_set(void)
     CHECK(tsl_config_set(&c, "--database", "/tmp/x.db", &err) == 0 &&
               strcmp(c.database, "/tmp/x.db") == 0, "--flag form: %s", err.msg);
     CHECK(tsl_config_set(&c, "socket-mode", "0600", &err) == 0 && c.socket_mode == 0600, "octal");
-    CHECK(tsl_config_set(&c, "socket-mode", "640", &err) == 0 && c.socket_mode == 0640,
-          "octal without a leading 0");
+    /* A decimal slip: 432 is 0660 in decimal; without a leading 0 the mode is refused. */
+    CHECK(tsl_config_set(&c, "socket-mode", "432", &err) == -1 && strstr(err.msg, "leading 0"),
+          "432 refused: %s", err.msg);
+    CHECK(tsl_config_set(&c, "socket-mode", "640", &err) == -1, "640 without a leading 0 refused");
+    CHECK(tsl_config_set(&c, "socket-mode", "0640", &err) == 0 && c.socket_mode == 0640, "0640");
+    CHECK(tsl_config_set(&c, "grace", "0x10", &err) == -1 && strstr(err.msg, "decimal"),
+          "grace 0x10 refused: %s", err.msg);
+    CHECK(tsl_config_set(&c, "grace", "1e1", &err) == -1, "grace 1e1 refused");
+    CHECK(tsl_config_set(&c, "grace", "inf", &err) == -1, "grace inf refused");
+    CHECK(tsl_config_set(&c, "grace", "2.5", &err) == 0 && c.grace_s == 2.5, "grace 2.5");
+    CHECK(tsl_config_set(&c, "insecure-tcp", "yes", &err) == -1, "bool: true or false only");
     CHECK(tsl_config_set(&c, "socket-mode", "0690", &err) == -1 && strstr(err.msg, "socket_mode"),
           "9 is not octal: %s", err.msg);
     CHECK(tsl_config_set(&c, "socket-mode", "01777", &err) == -1 && strstr(err.msg, "0777"),
@@ -152,7 +161,10 @@ static void test_validate(void)
                               "unauthenticated TCP port; add tokens or remove tcp") == 0,
           "tcp without tokens: %s", err.msg);
     tsl_config_set(&c, "tokens.abcdefabcdef", "scheduler", &err);
-    CHECK(tsl_config_validate(&c, &err) == 0, "tcp with tokens: %s", err.msg);
+    CHECK(tsl_config_validate(&c, &err) == -1 && strstr(err.msg, "insecure_tcp = true"),
+          "plaintext tcp without insecure_tcp: %s", err.msg);
+    tsl_config_set(&c, "insecure-tcp", "true", &err);
+    CHECK(tsl_config_validate(&c, &err) == 0, "tcp with tokens, insecure_tcp: %s", err.msg);
     tsl_config_set(&c, "tls-cert", "/etc/c.pem", &err);
     CHECK(tsl_config_validate(&c, &err) == -1 && strstr(err.msg, "tls_cert") && strstr(err.msg, "tls_key"),
           "cert without key: %s", err.msg);
@@ -170,6 +182,13 @@ static void test_validate(void)
     tsl_config_defaults(&c);
     tsl_config_set(&c, "unix-socket", "", &err);
     CHECK(tsl_config_validate(&c, &err) == -1 && strstr(err.msg, "no listener"), "%s", err.msg);
+    /* A socket every local user may open, with every caller trusted: refused. */
+    tsl_config_defaults(&c);
+    tsl_config_set(&c, "socket-mode", "0666", &err);
+    CHECK(tsl_config_validate(&c, &err) == -1 && strstr(err.msg, "every local user"),
+          "mode 0666 without tokens: %s", err.msg);
+    tsl_config_set(&c, "tokens.abcdefabcdef", "scheduler", &err);
+    CHECK(tsl_config_validate(&c, &err) == 0, "mode 0666 with tokens: %s", err.msg);
 }
 
 static void test_file(void)
@@ -179,7 +198,7 @@ static void test_file(void)
     tsl_config_defaults(&c);
     const char *good = write_conf("good.conf",
         "; a comment\n# another\n\n[server]\nunix_socket = /tmp/tessel-test.sock\n"
-        "socket_mode = 0600\ntcp = 127.0.0.1:7443\nhttp = 127.0.0.1:0  ; inline comment\n"
+        "socket_mode = 0600\ntcp = 127.0.0.1:7443\ninsecure_tcp = true\nhttp = 127.0.0.1:0  ; inline comment\n"
         "[store]\ndatabase=/tmp/t.db\n[search]\npool_size = 2\nqueue_size = 3\ngrace_s = 1.5\n"
         "[limits]\nmax_request_bytes = 1M\nmax_layers = 64\nmax_devices = 128\nmax_batch = 512\n"
         "[log]\nlevel = warn\n[tokens]\ns3cr3t-token-for-tests = scheduler\nro-token = ops\n");
@@ -208,6 +227,9 @@ static void test_file(void)
         {"nosection.conf", "database = /x\n", ":1:", "outside any [section]"},
         {"role.conf", "[tokens]\nabc = root\n", ":2:", "root"},
         {"addr.conf", "[server]\nhttp = 9464\n", ":2:", "HOST:PORT"},
+        {"hex.conf", "[search]\ngrace_s = 0x10\n", ":2:", "decimal"},
+        {"dup.conf", "[search]\npool_size = 2\n\npool_size = 3\n", ":4:", "line 2"},
+        {"mode432.conf", "[server]\nsocket_mode = 432\n", ":2:", "leading 0"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         tsl_config_t d;
@@ -226,6 +248,17 @@ static void test_file(void)
     const char *path = write_conf("long.conf", text);
     CHECK(tsl_config_load_file(&c, path, &err) == -1 && strstr(err.msg, ":2:") &&
               strstr(err.msg, "longer than"), "long line: %s", err.msg);
+    /* A NUL byte would cut the value short in inih: refused with its line. */
+    path = write_conf("nul.conf", "");
+    FILE *nf = fopen(path, "w");
+    fwrite("[server]\nunix_socket = /a\0evil\n", 1, 31, nf);
+    fclose(nf);
+    CHECK(tsl_config_load_file(&c, path, &err) == -1 && strstr(err.msg, ":2:") &&
+              strstr(err.msg, "NUL"), "NUL byte: %s", err.msg);
+    /* Not a regular file: refused at once instead of reading forever. */
+    CHECK(tsl_config_load_file(&c, "/dev/zero", &err) == -1 && strstr(err.msg, "regular file"),
+          "/dev/zero: %s", err.msg);
+    CHECK(tsl_config_load_file(&c, tmpdir, &err) == -1, "a directory: %s", err.msg);
     CHECK(tsl_config_load_file(&c, "/nonexistent/tesseld.conf", &err) == -1 &&
               strstr(err.msg, "/nonexistent/tesseld.conf") && strstr(err.msg, "No such file"),
           "missing file: %s", err.msg);

@@ -496,6 +496,73 @@ static void test_concurrent(void)
     tsl_store_close(s);
 }
 
+/* The HTTP thread's connection: while it walks a listing (a slow scraper holds
+ * its lock for the whole walk), the writer's reads and writes go on. */
+typedef struct reader_walk {
+    tsl_store_t *writer;
+    int rows, inner_ok;
+} reader_walk_t;
+
+static int during_walk(void *ud, const tsl_stored_plan_t *p)
+{
+    reader_walk_t *w = ud;
+    tsl_stored_plan_t head, extra = make_plan("feed0000", "during", 1, 5);
+    tsl_err_t err = {0};
+    memset(&head, 0, sizeof(head));
+    w->rows++;
+    w->inner_ok += tsl_store_plan_head(w->writer, p->fingerprint, &head, &err) == 0;
+    w->inner_ok += tsl_store_put_plan(w->writer, &extra, &err) == 0;
+    return 0;
+}
+
+static void test_reader(void)
+{
+    char path[300];
+    tsl_err_t err = {0};
+    tsl_store_t *w = NULL, *r = NULL;
+    struct stat st;
+    db_path(path, sizeof(path), "reader.db");
+    CHECK(tsl_store_open(path, &w, &err) == 0, "open: %s", err.msg);
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "created 0600, not %o",
+          (unsigned)(st.st_mode & 0777));
+    for (int i = 0; i < 5; i++) {
+        char fp[17];
+        snprintf(fp, sizeof(fp), "beef%04d", i);
+        tsl_stored_plan_t p = make_plan(fp, "r", 8, 100 + i);
+        tsl_store_put_plan(w, &p, &err);
+    }
+    CHECK(tsl_store_open_reader(path, &r, &err) == 0, "reader: %s", err.msg);
+    if (!r)
+        return;
+    reader_walk_t walk = {.writer = w};
+    tsl_plan_filter_t f = {.stale = -1, .page_size = 100};
+    char next[64];
+    CHECK(tsl_store_list_plans(r, &f, during_walk, &walk, next, sizeof(next), &err) == 0,
+          "reader lists: %s", err.msg);
+    CHECK(walk.rows == 5 && walk.inner_ok == 10,
+          "the writer reads and writes while the reader walks (%d rows, %d ok)", walk.rows,
+          walk.inner_ok);
+    tsl_stored_plan_t p = make_plan("beef9999", "r", 8, 1);
+    CHECK(tsl_store_put_plan(r, &p, &err) == -1, "the reader cannot write");
+    /* A huge request is not kept whole. */
+    char *big = malloc(TSL_STORE_REQUEST_MAX + 100);
+    memset(big, ' ', TSL_STORE_REQUEST_MAX + 99);
+    big[0] = '{';
+    big[TSL_STORE_REQUEST_MAX + 98] = '}';
+    big[TSL_STORE_REQUEST_MAX + 99] = '\0';
+    p.request_json = big;
+    CHECK(tsl_store_put_plan(w, &p, &err) == 0, "put a big request: %s", err.msg);
+    tsl_stored_plan_t got;
+    memset(&got, 0, sizeof(got));
+    CHECK(tsl_store_get_plan(w, "beef9999", &got, &err) == 0 && strlen(got.request_json) < 200 &&
+              strstr(got.request_json, "omitted"), "a request over %d bytes is stored as a stub",
+          TSL_STORE_REQUEST_MAX);
+    tsl_stored_plan_clear(&got);
+    free(big);
+    tsl_store_close(r);
+    tsl_store_close(w);
+}
+
 static void cleanup(void)
 {
     char cmd[300];
@@ -518,6 +585,7 @@ int main(void)
     test_newer_schema();
     test_integrity();
     test_concurrent();
+    test_reader();
     cleanup();
     return CHECK_DONE();
 }

@@ -159,6 +159,7 @@ start_tcp_daemon() {
 [server]
 unix_socket = $tmp/tcp.sock
 tcp = 127.0.0.1:$port
+insecure_tcp = true
 [store]
 database = $tmp/tcp.db
 [search]

@@ -17,6 +17,7 @@ cat >"$TMPD/tesseld.conf" <<EOF2
 [server]
 unix_socket = $SOCK
 tcp = $TCP
+insecure_tcp = true
 [store]
 database = $TMPD/t.db
 [search]

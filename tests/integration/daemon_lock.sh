@@ -14,7 +14,7 @@ PORT=$(free_port)
 printf '[tokens]\nops-1c2d3e = ops\n' >"$TMPD/tokens.conf"
 
 start_daemon first --config "$TMPD/tokens.conf" --unix-socket "$SOCK" --database "$TMPD/t.db" \
-    --pool-size 1 --tcp "127.0.0.1:$PORT"
+    --pool-size 1 --tcp "127.0.0.1:$PORT" --insecure-tcp true
 FIRST=$DPID
 wait_healthy "$T" || { fail "the first tesseld did not become healthy"; finish; }
 
@@ -32,7 +32,7 @@ rpc_to "$T" health
 expect "the first daemon still answers on its socket" status SERVING
 
 start_daemon third --config "$TMPD/tokens.conf" --unix-socket "$TMPD/other.sock" \
-    --database "$TMPD/t3.db" --pool-size 1 --tcp "127.0.0.1:$PORT"
+    --database "$TMPD/t3.db" --pool-size 1 --tcp "127.0.0.1:$PORT" --insecure-tcp true
 if wait_exit "$DPID" 10; then
     [ "$EXIT_STATUS" -eq 1 ] && ok "a daemon on the same TCP port exits 1: $(tail -n 1 "$TMPD/third.log")" ||
         fail "the daemon on the same TCP port exited $EXIT_STATUS, want 1"

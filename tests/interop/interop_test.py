@@ -89,6 +89,7 @@ def write_config(tmp, sock, port):
         f.write("[server]\n"
                 "unix_socket = %s\n"
                 "tcp = 127.0.0.1:%d\n"
+                "insecure_tcp = true\n"
                 "[store]\n"
                 "database = %s\n"
                 "[search]\n"

@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""tsl_probe.py — hostile-client probes for daemon_hardening.sh (no stubs needed:
+raw bytes through grpc's generic calls). Every probe prints one JSON line.
+
+  health TARGET                       Health/Check on a new channel
+  big TARGET MIB [--gzip] [--token T] one Plan request of MIB MiB (zeros)
+  exhaust TARGET TCP UNIX HTTP N      N idle TCP and N idle unix connects; health on an
+                                      old channel and /healthz while they are held, then
+                                      whether a new channel is served once they are closed
+  idle TCP SECONDS                    does a silent TCP connect get closed within SECONDS?
+  streams TCP N FP [TOKEN]            one HTTP/2 connection (hand-made frames), receive
+                                      window 0, N ExportPlan streams for plan FP: how many
+                                      did the server take, and did it keep the connection?
+"""
+import json
+import socket
+import sys
+import time
+import urllib.request
+
+import grpc
+
+HEALTH = "/grpc.health.v1.Health/Check"
+PLAN = "/tessel.v1.Planner/Plan"
+STATUS = {1: "SERVING", 2: "NOT_SERVING"}
+
+
+def call(ch, method, payload, timeout=5, token=None, gzip=False):
+    md = [("authorization", "Bearer " + token)] if token else None
+    f = ch.unary_unary(method, request_serializer=None, response_deserializer=None)
+    try:
+        kw = {"compression": grpc.Compression.Gzip} if gzip else {}
+        resp = f(payload, timeout=timeout, metadata=md, **kw)
+        return "OK", resp
+    except grpc.RpcError as e:
+        return e.code().name, e.details()
+
+
+def fresh(target):
+    """A channel with its own connection (not one shared from grpc's global pool)."""
+    return grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
+
+
+def health(ch, timeout=3):
+    code, resp = call(ch, HEALTH, b"", timeout)
+    if code != "OK":
+        return code
+    return STATUS.get(resp[1] if len(resp) >= 2 else 0, "UNKNOWN")
+
+
+def healthz(http):
+    try:
+        return urllib.request.urlopen("http://%s/healthz" % http, timeout=3).status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except Exception as e:  # noqa: BLE001 - any failure is an answer here
+        return str(e)
+
+
+def connect_many(kind, addr, n):
+    socks = []
+    for _ in range(n):
+        try:
+            if kind == "tcp":
+                host, port = addr.rsplit(":", 1)
+                s = socket.create_connection((host, int(port)), timeout=2)
+            else:
+                s = socket.socket(socket.AF_UNIX)
+                s.settimeout(2)
+                s.connect(addr)
+            socks.append(s)
+        except OSError:
+            break
+    return socks
+
+
+def exhaust(target, tcp, unix, http, n):
+    old = grpc.insecure_channel(target)
+    out = {"before": health(old)}
+    held = connect_many("tcp", tcp, n) + connect_many("unix", unix, n)
+    out["held"] = len(held)
+    time.sleep(1.0)
+    out["old_channel_during"] = health(old)
+    out["healthz_during"] = healthz(http)
+    for s in held:
+        s.close()
+    out["after"] = "never"
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        with fresh(target) as a, fresh(tcp) as b:
+            if health(a, 2) == health(b, 2) == "SERVING" and healthz(http) == 200:
+                out["after"] = "SERVING"
+                break
+        time.sleep(0.5)
+    print(json.dumps(out))
+
+
+def idle(tcp, seconds):
+    host, port = tcp.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=seconds)
+    t0 = time.time()
+    closed = False
+    try:
+        while time.time() - t0 < seconds:
+            if not s.recv(4096):  # the server's SETTINGS/GOAWAY first, then EOF
+                closed = True
+                break
+    except OSError:
+        closed = True
+    print(json.dumps({"closed": closed, "after_s": round(time.time() - t0, 1)}))
+
+
+def frame(kind, flags, stream, payload=b""):
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+
+
+def hpack_literal(name, value):
+    """Literal header field without indexing, no Huffman (RFC 7541 6.2.2)."""
+    def string(s):
+        b = s.encode()
+        assert len(b) < 127
+        return bytes([len(b)]) + b
+    return b"\x00" + string(name) + string(value)
+
+
+def streams(tcp, n, fp, token=None):
+    host, port = tcp.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=5)
+    # SETTINGS: INITIAL_WINDOW_SIZE (0x4) = 0: the server may send us nothing.
+    s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"\x00\x04" + bytes(4)))
+    headers = b"".join(hpack_literal(k, v) for k, v in (
+        (":method", "POST"), (":scheme", "http"), (":path", "/tessel.v1.Planner/ExportPlan"),
+        (":authority", "tesseld"), ("content-type", "application/grpc"), ("te", "trailers"))
+        + ((("authorization", "Bearer " + token),) if token else ()))
+    fpb = fp.encode()
+    msg = b"\x0a" + bytes([len(fpb)]) + fpb + b"\x12\x04json"
+    body = b"\x00" + len(msg).to_bytes(4, "big") + msg
+    out, acked = [], False
+    for i in range(n):
+        sid = 1 + 2 * i
+        out.append(frame(1, 0x4, sid, headers) + frame(0, 0x1, sid, body))
+    buf, refused, answered, goaway = b"", 0, set(), False
+    s.settimeout(0.5)
+    sent = 0
+    t0 = time.time()
+    while time.time() - t0 < 20:
+        try:
+            data = s.recv(65536)
+            if not data:
+                break
+            buf += data
+        except socket.timeout:
+            pass
+        except OSError:
+            break
+        while len(buf) >= 9:
+            ln = int.from_bytes(buf[:3], "big")
+            if len(buf) < 9 + ln:
+                break
+            kind, flags, sid = buf[3], buf[4], int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
+            payload, buf = buf[9:9 + ln], buf[9 + ln:]
+            if kind == 4 and not flags & 1:       # the server's SETTINGS: ack them
+                s.sendall(frame(4, 1, 0))
+                acked = True
+            elif kind == 1:
+                answered.add(sid)
+            elif kind == 3 and int.from_bytes(payload[:4], "big") == 7:
+                refused += 1                      # RST_STREAM REFUSED_STREAM
+            elif kind == 7:
+                goaway = True
+        if acked and sent < n:                    # all streams once the settings are agreed
+            try:
+                s.sendall(b"".join(out[sent:]))
+            except OSError:
+                break
+            sent = n
+        if goaway or (sent == n and len(answered) + refused >= n):
+            break
+    print(json.dumps({"sent": sent, "answered": len(answered), "refused": refused,
+                      "goaway": goaway}))
+
+
+def main(argv):
+    cmd = argv[1]
+    if cmd == "health":
+        print(json.dumps({"status": health(fresh(argv[2]))}))
+    elif cmd == "big":
+        token = argv[argv.index("--token") + 1] if "--token" in argv else None
+        payload = bytes(int(argv[3]) << 20)
+        ch = grpc.insecure_channel(argv[2], options=[("grpc.max_send_message_length", -1),
+                                                     ("grpc.use_local_subchannel_pool", 1)])
+        code, details = call(ch, PLAN, payload, 30, token, "--gzip" in argv)
+        print(json.dumps({"code": code, "details": details if isinstance(details, str) else ""}))
+    elif cmd == "exhaust":
+        exhaust(argv[2], argv[3], argv[4], argv[5], int(argv[6]))
+    elif cmd == "streams":
+        streams(argv[2], int(argv[3]), argv[4], argv[5] if len(argv) > 5 else None)
+    elif cmd == "idle":
+        idle(argv[2], float(argv[3]))
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
