@@ -44,7 +44,7 @@ typedef struct tsl_plan_opts {
     uint32_t top_k;          /* --top-k N */
     uint32_t pp;             /* --pp N: fixed pipeline stages */
     bool no_pp, no_tp, no_dp, no_sdp, no_ckpt, no_baselines;
-    bool no_placement, no_memopt, no_bi_objective, no_sublayer, no_slicer;
+    bool no_placement, no_memopt, no_bi_objective, no_sublayer, no_slicer, no_interleave;
     bool force;              /* --force: ignore the daemon's cached plan */
     bool local;              /* --local: run the planner in-process */
 } tsl_plan_opts_t;

@@ -62,6 +62,7 @@ void tsl_plan_fill_request(const tsl_plan_opts_t *po, tsl_request_t *r)
     r->no_slicer = po->no_slicer;
     r->no_sublayer = po->no_sublayer;
     r->no_bi_objective = po->no_bi_objective;
+    r->no_interleave = po->no_interleave;
 }
 
 static int run_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,

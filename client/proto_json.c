@@ -75,6 +75,8 @@ static void figures_extras(json_t *o, const Tessel__V1__PlanFigures *f)
         json_object_set_new(o, "sim_iter_time_s", json_real(f->sim_iter_time_s));
         json_object_set_new(o, "master_stage", json_integer((json_int_t)f->master_stage));
     }
+    if (f->interleave > 1)
+        json_object_set_new(o, "interleave", json_integer((json_int_t)f->interleave));
     if (f->slicer && f->slicer->n_sliced)
         json_object_set_new(o, "slicer",
                             json_pack("{s:I, s:f}", "n_sliced", (json_int_t)f->slicer->n_sliced,
@@ -171,7 +173,8 @@ static json_t *request_to_json(const Tessel__V1__PlanOptions *r)
                  {"no_memopt", r->no_memopt},
                  {"no_slicer", r->no_slicer},
                  {"no_sublayer", r->no_sublayer},
-                 {"no_bi_objective", r->no_bi_objective}};
+                 {"no_bi_objective", r->no_bi_objective},
+                 {"no_interleave", r->no_interleave}};
     for (size_t i = 0; o && i < sizeof(flags) / sizeof(flags[0]); i++)
         json_object_set_new(o, flags[i].key, json_boolean(flags[i].value));
     return o;

@@ -79,6 +79,7 @@ static void request_options(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *
     req->no_slicer = po->no_slicer;
     req->no_sublayer = po->no_sublayer;
     req->no_bi_objective = po->no_bi_objective;
+    req->no_interleave = po->no_interleave;
     req->pp = po->pp;
     req->force = po->force;
 }

@@ -43,6 +43,7 @@ static const char plan_usage[] =
     "                      [--no-pp] [--no-tp] [--no-dp] [--no-sdp] [--no-ckpt]\n"
     "                      [--no-baselines] [--no-placement] [--no-memopt]\n"
     "                      [--no-bi-objective] [--no-sublayer] [--no-slicer]\n"
+    "                      [--no-interleave]\n"
     "                      [--local] [--force] [--json]\n"
     "\n"
     "Search the hybrid-parallel plan (pipeline stages, per-layer data / sharded-data /\n"
@@ -72,6 +73,8 @@ static const char plan_usage[] =
     "                      balancing memory and time (Galvatron-BMW)\n"
     "  --no-sublayer       partition at whole layers only (no AutoPipe attention/FFN split)\n"
     "  --no-slicer         no AutoPipe micro-batch slicing of the pipeline start-up\n"
+    "  --no-interleave     plain 1F1B only: no interleaved schedule with several model\n"
+    "                      chunks per stage (Megatron-LM's virtual pipeline stages)\n"
     "  --local             run the planner in this process instead of tesseld\n"
     "  --force             ignore tesseld's cached plan and search again\n"
     "  --json              print the plan document as JSON (docs/plan-format.md)\n";
@@ -82,7 +85,7 @@ enum {
     OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER,
     OPT_MEMORY, OPT_BATCH, OPT_SWEEP, OPT_MAXB, OPT_TOPK, OPT_NOPP, OPT_NOTP, OPT_NODP,
     OPT_NOSDP, OPT_NOCKPT, OPT_NOBASE, OPT_LOCAL, OPT_FORCE, OPT_NOPLACE, OPT_NOMEMOPT,
-    OPT_NOBIOBJ, OPT_NOSUB, OPT_NOSLICE, OPT_PP,
+    OPT_NOBIOBJ, OPT_NOSUB, OPT_NOSLICE, OPT_NOINTER, OPT_PP,
 };
 
 static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
@@ -111,6 +114,7 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_NOBIOBJ: po->no_bi_objective = true; return 0;
     case OPT_NOSUB: po->no_sublayer = true; return 0;
     case OPT_NOSLICE: po->no_slicer = true; return 0;
+    case OPT_NOINTER: po->no_interleave = true; return 0;
     default: return 1;
     }
 }
@@ -129,6 +133,7 @@ static const struct option plan_long[] = {
     {"force", no_argument, 0, OPT_FORCE}, {"no-placement", no_argument, 0, OPT_NOPLACE},
     {"no-memopt", no_argument, 0, OPT_NOMEMOPT}, {"no-bi-objective", no_argument, 0, OPT_NOBIOBJ},
     {"no-sublayer", no_argument, 0, OPT_NOSUB}, {"no-slicer", no_argument, 0, OPT_NOSLICE},
+    {"no-interleave", no_argument, 0, OPT_NOINTER},
     {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 };
 

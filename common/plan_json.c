@@ -101,6 +101,8 @@ static json_t *plan_to_json(const tsl_plan_t *p, const tsl_sublayer_model_t *sm)
         json_object_set_new(o, "sim_iter_time_s", json_real(p->sim_iter_time_s));
         json_object_set_new(o, "master_stage", json_integer(p->master_stage));
     }
+    if (p->interleave > 1)
+        json_object_set_new(o, "interleave", json_integer(p->interleave));
     if (p->n_sliced)
         json_object_set_new(o, "slicer",
                             json_pack("{s:I, s:f}", "n_sliced", (json_int_t)p->n_sliced,
@@ -140,7 +142,7 @@ json_t *tsl_request_to_json(const tsl_request_t *r)
                  {"no_ckpt", r->no_ckpt},       {"no_baselines", r->no_baselines},
                  {"no_placement", r->no_placement}, {"no_memopt", r->no_memopt},
                  {"no_slicer", r->no_slicer},       {"no_sublayer", r->no_sublayer},
-                 {"no_bi_objective", r->no_bi_objective}};
+                 {"no_bi_objective", r->no_bi_objective}, {"no_interleave", r->no_interleave}};
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         json_object_set_new(o, flags[i].key, json_boolean(flags[i].value));
     return o;

@@ -92,6 +92,7 @@ static void build_request(const Tessel__V1__PlanRequest *req, const tsl_config_t
     r->no_slicer = req->no_slicer;
     r->no_sublayer = req->no_sublayer;
     r->no_bi_objective = req->no_bi_objective;
+    r->no_interleave = req->no_interleave;
     r->pp = req->pp;
 }
 
@@ -131,6 +132,7 @@ static char *request_json(const Tessel__V1__PlanRequest *req)
     json_object_set_new(o, "no_slicer", json_boolean(req->no_slicer));
     json_object_set_new(o, "no_sublayer", json_boolean(req->no_sublayer));
     json_object_set_new(o, "no_bi_objective", json_boolean(req->no_bi_objective));
+    json_object_set_new(o, "no_interleave", json_boolean(req->no_interleave));
     json_object_set_new(o, "pp", json_integer(req->pp));
     char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(o);

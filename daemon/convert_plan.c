@@ -142,6 +142,7 @@ static int fill_extras(tsl_arena_t *a, const json_t *plan, Tessel__V1__PlanFigur
         return -1;
     f->sim_iter_time_s = num(plan, "sim_iter_time_s");
     f->master_stage = u32(plan, "master_stage");
+    f->interleave = u32(plan, "interleave");
     const json_t *sl = json_object_get(plan, "slicer");
     if (json_is_object(sl)) {
         if (!(f->slicer = tsl_arena_alloc(a, sizeof *f->slicer)))
@@ -264,6 +265,7 @@ static int fill_request(tsl_arena_t *a, const json_t *r, Tessel__V1__Plan *p)
     o->no_slicer = flag(r, "no_slicer");
     o->no_sublayer = flag(r, "no_sublayer");
     o->no_bi_objective = flag(r, "no_bi_objective");
+    o->no_interleave = flag(r, "no_interleave");
     p->request = o;
     return 0;
 }

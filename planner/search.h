@@ -60,6 +60,7 @@ typedef struct tsl_request {
     bool no_slicer;             /* no AutoPipe slicing of the first micro-batches */
     bool no_sublayer;           /* whole layers only (no attention/FFN split) */
     bool no_bi_objective;       /* keep the compute-balanced partition (Galvatron-Base) */
+    bool no_interleave;         /* plain 1F1B only (no interleaved virtual stages) */
 } tsl_request_t;
 
 void tsl_request_init(tsl_request_t *r);
