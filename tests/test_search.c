@@ -606,6 +606,40 @@ static void test_sweep_rising_slowly(void)
           fixed100);
 }
 
+/* Interleaved 1F1B is weighed per plan: GPT3-39B on 16 A100 at batch 32 (4
+ * stages, 32 micro-batches) gains from 2 chunks per stage; the simulator runs the
+ * interleaved schedule; no_interleave holds. */
+static void test_interleave(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    load("GPT3-39B", "2x8xA100-80G:ib200", &m, &c);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.global_batch = 32;
+    r.no_baselines = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    const tsl_plan_t *p = &res.best;
+    CHECK(p->interleave >= 2 && p->pp >= 2 && p->n_micro % p->pp == 0,
+          "39B at batch 32: interleave %u, pp %u, m %u", p->interleave, p->pp, p->n_micro);
+    CHECK(p->sim_iter_time_s > 0 && fabs(p->sim_iter_time_s - p->iter_time_s) <
+                                        0.1 * p->iter_time_s,
+          "simulated %.4f s vs predicted %.4f s", p->sim_iter_time_s, p->iter_time_s);
+    tsl_err_t verr = {0};
+    CHECK(tsl_plan_validate(p, &m, &c, &verr) == 0, "interleaved plan invalid: %s", verr.msg);
+    double with = p->samples_per_s;
+    r.no_interleave = true;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.interleave <= 1 && res.best.samples_per_s < with,
+          "no_interleave: interleave %u, %.3f vs %.3f samples/s", res.best.interleave,
+          res.best.samples_per_s, with);
+    for (uint32_t i = 0; i < res.n_top; i++)
+        CHECK(res.top[i].interleave <= 1, "no_interleave: alternative %u interleaves", i);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
     test_sublayer_and_simulator();
@@ -623,5 +657,6 @@ int main(void)
     test_exhaustive();
     test_topk_independent();
     test_sweep_rising_slowly();
+    test_interleave();
     return CHECK_DONE();
 }
