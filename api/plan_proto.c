@@ -100,6 +100,7 @@ static int fill_extras(tsl_arena_t *a, const json_t *plan, Tessel__V1__PlanFigur
         return -1;
     f->sim_iter_time_s = num(plan, "sim_iter_time_s");
     f->master_stage = u32(plan, "master_stage");
+    f->interleave = u32(plan, "interleave");
     const json_t *sl = json_object_get(plan, "slicer");
     if (json_is_object(sl)) {
         if (!(f->slicer = tsl_arena_alloc(a, sizeof *f->slicer)))
@@ -318,6 +319,8 @@ static void figures_extras(json_t *o, const Tessel__V1__PlanFigures *f)
         json_object_set_new(o, "sim_iter_time_s", json_real(f->sim_iter_time_s));
         json_object_set_new(o, "master_stage", json_integer((json_int_t)f->master_stage));
     }
+    if (f->interleave > 1)
+        json_object_set_new(o, "interleave", json_integer((json_int_t)f->interleave));
     if (f->slicer && f->slicer->n_sliced)
         json_object_set_new(o, "slicer",
                             json_pack("{s:I, s:f}", "n_sliced", (json_int_t)f->slicer->n_sliced,

@@ -82,6 +82,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
             pp, pp == 1 ? "" : "s", integer(plan, "global_batch"), integer(plan, "n_micro"),
             integer(plan, "n_micro") == 1 ? "" : "es", integer(plan, "micro_batch"),
             pp > 1 ? "1F1B" : integer(plan, "n_micro") > 1 ? "gradient accumulation" : "one step");
+    if (integer(plan, "interleave") > 1)
+        fprintf(out, "  interleave: %lld model chunks per stage (interleaved 1F1B: bubble / %lld, "
+                "p2p x %lld)\n", integer(plan, "interleave"), integer(plan, "interleave"),
+                integer(plan, "interleave"));
     fprintf(out, "  predicted: %.4f s/iteration, %.2f samples/s, %.0f tokens/s\n",
             num(plan, "iter_time_s"), num(plan, "samples_per_s"), num(plan, "tokens_per_s"));
     fprintf(out, "  memory:    %s peak per device of a %s budget\n", gib(plan, "peak_bytes", peak),

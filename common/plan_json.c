@@ -102,6 +102,8 @@ static json_t *plan_to_json(const tsl_plan_t *p, const tsl_sublayer_model_t *sm)
         json_object_set_new(o, "sim_iter_time_s", json_real(p->sim_iter_time_s));
         json_object_set_new(o, "master_stage", json_integer(p->master_stage));
     }
+    if (p->interleave > 1)
+        json_object_set_new(o, "interleave", json_integer(p->interleave));
     if (p->n_sliced)
         json_object_set_new(o, "slicer",
                             json_pack("{s:I, s:f}", "n_sliced", (json_int_t)p->n_sliced,

@@ -29,6 +29,32 @@ uint32_t tsl_pipeline_inflight(uint32_t stage, uint32_t n_stages, uint32_t m) {
     return warm < m ? warm : m;
 }
 
+/* The bubble is the fill and drain: every stage but the slowest once per
+ * micro-batch's pass; with v chunks each pass is v hops of 1/v the time. */
+double tsl_pipeline_time_interleaved_s(uint32_t n_stages, const double *stage_nosync_s,
+                                       const double *stage_sync_s, uint32_t m, uint32_t v) {
+    if (v <= 1 || n_stages == 0 || m == 0)
+        return tsl_pipeline_time_s(n_stages, stage_nosync_s, stage_sync_s, m);
+    double slowest = 0, sum = 0, sync = 0;
+    for (uint32_t i = 0; i < n_stages; i++) {
+        slowest = fmax(slowest, stage_nosync_s[i]);
+        sum += stage_nosync_s[i];
+        sync += stage_sync_s[i] - stage_nosync_s[i];
+    }
+    return (double)m * slowest + (sum - slowest) / v + sync;
+}
+
+uint32_t tsl_pipeline_inflight_interleaved(uint32_t stage, uint32_t n_stages, uint32_t m,
+                                           uint32_t v) {
+    if (v <= 1 || stage >= n_stages)
+        return tsl_pipeline_inflight(stage, n_stages, m);
+    uint64_t w = (uint64_t)(n_stages - stage - 1) * 2 + (uint64_t)(v - 1) * n_stages;
+    if (w > (uint64_t)m * v)
+        w = (uint64_t)m * v;
+    uint64_t held = (w + 1 + v - 1) / v; /* chunk activations are 1/v of the stage's */
+    return held < m ? (uint32_t)held : m;
+}
+
 double tsl_pipeline_balance(uint32_t n, const double *values) {
     if (n <= 1)
         return 0;

@@ -12,6 +12,21 @@
  * Memory under 1F1B: stage i (0-based) keeps the activations of
  * min(P − i, m) micro-batches in flight; shallower stages hold more.
  *
+ * Interleaved 1F1B (Narayanan et al. 2021, "Efficient Large-Scale Language Model
+ * Training on GPU Clusters Using Megatron-LM", Sec. 2.2): each stage holds v model
+ * chunks, so a micro-batch crosses P·v virtual stages of 1/v the time each. The
+ * pipeline bubble, Σ_i C_nosync(i) − max_i C_nosync(i) in Eq. 9, shrinks by v;
+ * the gradient synchronisation does not:
+ *
+ *   T_v = m · max_i C_nosync(i) + (Σ_i C_nosync(i) − max_i C_nosync(i)) / v
+ *         + Σ_i (C_sync(i) − C_nosync(i))
+ *
+ * (v = 1 is Eq. 9). The price: v times the point-to-point traffic (the caller's
+ * stage times carry it), and more activations in flight: Megatron's schedule runs
+ * (P − i − 1)·2 + (v − 1)·P warmup chunk forwards on stage i, so it holds
+ * ⌈(that + 1) / v⌉ micro-batches' worth (at most m). Megatron requires m to be a
+ * multiple of P.
+ *
  * Balance degrees (Eq. 6): α = 1 − max_i x_i / Σ_i x_i, in [0, 1 − 1/P].
  */
 #ifndef TSL_PIPELINE_H
@@ -25,6 +40,13 @@ double tsl_pipeline_time_s(uint32_t n_stages, const double *stage_nosync_s,
 
 /* Micro-batches whose activations stage `stage` (0-based) holds under 1F1B. */
 uint32_t tsl_pipeline_inflight(uint32_t stage, uint32_t n_stages, uint32_t m);
+
+/* T_v and the in-flight micro-batches under interleaved 1F1B with v chunks per
+ * stage; v <= 1 gives tsl_pipeline_time_s / tsl_pipeline_inflight exactly. */
+double tsl_pipeline_time_interleaved_s(uint32_t n_stages, const double *stage_nosync_s,
+                                       const double *stage_sync_s, uint32_t m, uint32_t v);
+uint32_t tsl_pipeline_inflight_interleaved(uint32_t stage, uint32_t n_stages, uint32_t m,
+                                           uint32_t v);
 
 /* Eq. 6 over n values (time or memory); 0 for n ≤ 1 or a zero sum. */
 double tsl_pipeline_balance(uint32_t n, const double *values);

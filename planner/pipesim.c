@@ -30,6 +30,7 @@ typedef struct sim_op {
     uint8_t op;
     uint8_t half;
     uint8_t steady;
+    uint8_t chunk;
 } sim_op_t;
 
 #define WS_ALIGN 16u
@@ -93,7 +94,73 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err) {
     if (!(in->slice_p2p_frac >= 0 && in->slice_p2p_frac <= 1))
         return tsl_err_set(err, "slice_p2p_frac: %g is out of range; give 0..1 (0: one half)",
                            in->slice_p2p_frac);
+    if (in->n_chunks > 1 && (in->n_sliced || in->n_micro % in->n_stages ||
+                             (uint64_t)in->n_micro * in->n_chunks > TSL_PIPESIM_MAX_MICRO ||
+                             in->n_chunks > UINT8_MAX))
+        return tsl_err_set(err,
+                           "n_chunks: %u chunks need m (%u) divisible by the %u stages, m·v at "
+                           "most %u and no slicing",
+                           in->n_chunks, in->n_micro, in->n_stages, TSL_PIPESIM_MAX_MICRO);
     return 0;
+}
+
+static uint32_t chunks(const tsl_pipesim_in_t *in) {
+    return in->n_chunks > 1 ? in->n_chunks : 1;
+}
+
+/* Interleaved 1F1B: stage s's ops in Megatron's order (see pipesim.h); idx[c·m + j]
+ * records where F (fidx) or B (bidx) of chunk c, micro-batch j sits. Inputs are
+ * resolved in layout(). */
+static uint32_t build_stage_interleaved(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *ops,
+                                        uint32_t *fidx, uint32_t *bidx) {
+    const uint32_t P = in->n_stages, m = in->n_micro, v = in->n_chunks, total = m * v;
+    uint32_t w = (P - s - 1) * 2 + (v - 1) * P, q = 0, nf = 0, nb = 0;
+    if (w > total)
+        w = total;
+    while (nf < total || nb < total) {
+        bool fwd = nf < w || (nf < total && nf - w == nb);
+        uint32_t k = fwd ? nf++ : nb++, g = k % (P * v);
+        uint32_t c = fwd ? g / P : v - 1 - g / P, j = k / (P * v) * P + k % P;
+        sim_op_t *o = &ops[q];
+        memset(o, 0, sizeof(*o));
+        o->op = fwd ? TSL_PIPESIM_FWD : TSL_PIPESIM_BWD;
+        o->micro = j;
+        o->chunk = (uint8_t)c;
+        o->steady = fwd ? k >= w : k < total - w;
+        double sync = (j == m - 1 && in->bwd_sync_s) ? in->bwd_sync_s[s] : in->bwd_s[s];
+        o->dur_s = (fwd ? in->fwd_s[s] : sync) / v;
+        o->dep_stage = -1;
+        o->pred_stage = -1;
+        (fwd ? fidx : bidx)[c * m + j] = q++;
+    }
+    return q;
+}
+
+/* Interleaved: the op's input, F(q − 1) or B(q + 1) of virtual stage q = c·P + s
+ * (the last virtual stage's backward: its own forward), and the hop's latency. */
+static void resolve_interleaved(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *o,
+                                const uint32_t *fidx, const uint32_t *bidx) {
+    const uint32_t P = in->n_stages, m = in->n_micro, v = in->n_chunks, mv = m * v;
+    const uint32_t qv = o->chunk * P + s;
+    const double wrap = P > 1 && in->p2p_s ? in->p2p_s[P - 2] : 0;
+    uint32_t d, c;
+    if (o->op == TSL_PIPESIM_FWD) {
+        if (qv == 0)
+            return;
+        d = s > 0 ? s - 1 : P - 1;
+        c = s > 0 ? o->chunk : o->chunk - 1u;
+        o->p2p_s = s > 0 ? (in->p2p_s ? in->p2p_s[s - 1] : 0) : wrap;
+        o->dep_idx = fidx[(size_t)d * mv + c * m + o->micro];
+    } else if (qv == P * v - 1) {
+        d = s;
+        o->dep_idx = fidx[(size_t)d * mv + o->chunk * m + o->micro];
+    } else {
+        d = s + 1 < P ? s + 1 : 0;
+        c = s + 1 < P ? o->chunk : o->chunk + 1u;
+        o->p2p_s = s + 1 < P ? (in->p2p_s ? in->p2p_s[s] : 0) : wrap;
+        o->dep_idx = bidx[(size_t)d * mv + c * m + o->micro];
+    }
+    o->dep_stage = (int32_t)d;
 }
 
 /* Lays out stage s's 1F1B op sequence; fidx/bidx record where F(j) (its first
@@ -159,6 +226,7 @@ static uint32_t build_stage(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *op
 typedef struct sim {
     const tsl_pipesim_in_t *in;
     uint32_t P, m, stride;
+    uint32_t mv; /* m · v: (chunk, micro-batch) pairs per stage */
     size_t n_all;
     sim_op_t *ops;
     uint32_t *fidx, *bidx;
@@ -169,8 +237,8 @@ typedef struct sim {
 
 static int carve_ws(sim_t *sm, const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes,
                     tsl_err_t *err) {
-    const uint32_t P = in->n_stages, m = in->n_micro;
-    const size_t need = tsl_pipesim_ws_bytes(P, m, in->n_sliced);
+    const uint32_t P = in->n_stages, m = in->n_micro, mv = m * chunks(in);
+    const size_t need = tsl_pipesim_ws_bytes(P, mv, in->n_sliced);
     if (ws == NULL || ws_bytes < need)
         return tsl_err_set(err,
                            "workspace: %zu bytes given, %zu needed for %u stages, "
@@ -182,14 +250,15 @@ static int carve_ws(sim_t *sm, const tsl_pipesim_in_t *in, void *ws, size_t ws_b
     sm->in = in;
     sm->P = P;
     sm->m = m;
-    sm->stride = ops_per_stage(m, in->n_sliced);
+    sm->mv = mv;
+    sm->stride = ops_per_stage(mv, in->n_sliced);
     sm->n_all = (size_t)P * sm->stride;
     unsigned char *base = ws;
     sm->ops = (sim_op_t *)base;
     sm->fidx = (uint32_t *)(base + align_up(sm->n_all * sizeof(sim_op_t)));
-    sm->bidx = sm->fidx + (size_t)P * m;
+    sm->bidx = sm->fidx + (size_t)P * mv;
     sm->path = (tsl_pipesim_step_t *)((unsigned char *)sm->fidx +
-                                      align_up(2u * (size_t)P * m * sizeof(uint32_t)));
+                                      align_up(2u * (size_t)P * mv * sizeof(uint32_t)));
     return 0;
 }
 
@@ -197,17 +266,21 @@ static int carve_ws(sim_t *sm, const tsl_pipesim_in_t *in, void *ws, size_t ws_b
  * F(s − 1, j, half); B(s, j) <- B(s + 1, j). Sets the tie tolerance from the
  * total work. */
 static void layout(sim_t *sm) {
-    const uint32_t P = sm->P, m = sm->m, stride = sm->stride;
+    const uint32_t P = sm->P, m = sm->m, mv = sm->mv, stride = sm->stride;
+    const bool inter = chunks(sm->in) > 1;
     double scale = 0;
     for (uint32_t s = 0; s < P; s++)
-        sm->nops[s] = build_stage(sm->in, s, sm->ops + (size_t)s * stride,
-                                  sm->fidx + (size_t)s * m, sm->bidx + (size_t)s * m);
+        sm->nops[s] = (inter ? build_stage_interleaved : build_stage)(
+            sm->in, s, sm->ops + (size_t)s * stride, sm->fidx + (size_t)s * mv,
+            sm->bidx + (size_t)s * mv);
     for (uint32_t s = 0; s < P; s++) {
         sim_op_t *so = sm->ops + (size_t)s * stride;
         for (uint32_t q = 0; q < sm->nops[s]; q++) {
             sim_op_t *o = &so[q];
+            if (inter)
+                resolve_interleaved(sm->in, s, o, sm->fidx, sm->bidx);
             scale += o->dur_s + o->p2p_s;
-            if (o->dep_stage < 0)
+            if (o->dep_stage < 0 || inter)
                 continue;
             uint32_t d = (uint32_t)o->dep_stage;
             if (o->op == TSL_PIPESIM_FWD)
@@ -317,6 +390,7 @@ static uint32_t walk_path(const sim_t *sm, uint32_t end_stage, uint32_t end_idx)
         st->op = o->op;
         st->half = o->half;
         st->steady = o->steady;
+        st->chunk = o->chunk;
         st->start_s = o->start_s;
         st->end_s = o->end_s;
         st->p2p_before_s = (o->pred_stage >= 0 && o->pred_stage != cs) ? o->p2p_s : 0;

@@ -23,6 +23,20 @@
  * forward time and sending slice_p2p_frac of the p2p time; half 2 follows half 1
  * on the same stage. The backward of a sliced micro-batch stays one op.
  *
+ * Interleaved 1F1B (Narayanan et al. 2021, "Efficient Large-Scale Language Model
+ * Training on GPU Clusters Using Megatron-LM", Sec. 2.2): with n_chunks = v > 1
+ * each stage holds v model chunks (virtual stages q = chunk·P + s), a chunk's op
+ * taking 1/v of the stage's time. Stage s runs Megatron's schedule: forward k
+ * (0 ≤ k < m·v) is chunk (k mod P·v) / P of micro-batch (k / P·v)·P + k mod P,
+ * backward k the same micro-batch of chunk v − 1 − (k mod P·v) / P;
+ * min((P − s − 1)·2 + (v − 1)·P, m·v) warmup forwards, then F/B pairs, then the
+ * cooldown backwards. F(q, j) waits for F(q − 1, j), B(q, j) for B(q + 1, j)
+ * (the last virtual stage: its own forward); the hop from the last stage back to
+ * the first takes p2p_s[P − 2]. Each chunk's last backward carries 1/v of the
+ * gradient synchronisation. Requires m divisible by P, no slicing. The bubble is
+ * divided by v; with zero p2p and equal stage times t the result is
+ * m·t + (P − 1)·t / v.
+ *
  * Critical path. Every op records the dependency that bound its start (the
  * previous op on its stage, or its cross-stage input). Walking these back from the
  * op that ends last gives a dependency chain whose op times plus edge latencies
@@ -43,7 +57,8 @@
  * Startup overhead: the time at which the last stage starts its first forward.
  *
  * Memory. The simulator never allocates: the caller passes a workspace of at least
- * tsl_pipesim_ws_bytes(P, m, n_sliced) bytes (malloc'd memory or anything aligned
+ * tsl_pipesim_ws_bytes(P, m, n_sliced) bytes (interleaved: tsl_pipesim_ws_bytes(P,
+ * m·v, 0)) (malloc'd memory or anything aligned
  * for double), reusable across calls. The critical path lives in that workspace
  * and stays valid until the workspace is reused or freed.
  *
@@ -77,6 +92,7 @@ typedef struct tsl_pipesim_in {
     uint32_t n_sliced;        /* forwards of micro-batches 0 .. n_sliced − 1 run in halves */
     double slice_fwd_frac;    /* a half's forward time / the whole's; 0 means 0.5 */
     double slice_p2p_frac;    /* a half's p2p time / the whole's; 0 means 0.5 */
+    uint32_t n_chunks;        /* v model chunks per stage (interleaved 1F1B); 0 or 1: plain */
 } tsl_pipesim_in_t;
 
 /* One op of the critical path. */
@@ -86,6 +102,7 @@ typedef struct tsl_pipesim_step {
     uint8_t op;     /* tsl_pipesim_op_t */
     uint8_t half;   /* 0: whole op; 1, 2: halves of a sliced forward */
     uint8_t steady; /* 1 when the op belongs to its stage's steady 1F1B phase */
+    uint8_t chunk;  /* model chunk of the stage (interleaved 1F1B; 0 otherwise) */
     double start_s;
     double end_s;
     double p2p_before_s; /* edge latency between the previous step and this one (0 on

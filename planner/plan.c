@@ -92,6 +92,23 @@ int tsl_plan_validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_clust
     return rc;
 }
 
+/* Interleaved 1F1B: v chunks need a layer each on every stage, and Megatron's
+ * schedule m divisible by P. */
+static int validate_interleave(const tsl_plan_t *p, tsl_err_t *err)
+{
+    uint32_t v = p->interleave;
+    if (v <= 1)
+        return 0;
+    if (p->pp < 2 || p->n_micro % p->pp != 0)
+        return tsl_err_set(err, "plan: interleave %u needs several stages and n_micro (%u) "
+                           "divisible by them (%u)", v, p->n_micro, p->pp);
+    for (uint32_t s = 0; s < p->pp; s++)
+        if (p->stages[s].n_layers < v)
+            return tsl_err_set(err, "plan: stage %u has %u layers for %u interleaved chunks", s,
+                               p->stages[s].n_layers, v);
+    return 0;
+}
+
 static int validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_cluster_t *c,
                     tsl_err_t *err)
 {
@@ -101,7 +118,7 @@ static int validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_cluster
         return tsl_err_set(err, "plan: %u stages; must be 1..%u", p->pp, TSL_PLAN_MAX_STAGES);
     if (validate_stage_cover(p, m, c, err) != 0)
         return -1;
-    if (validate_strategies(p, err) != 0)
+    if (validate_strategies(p, err) != 0 || validate_interleave(p, err) != 0)
         return -1;
     return validate_figures(p, err);
 }

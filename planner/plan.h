@@ -48,6 +48,8 @@ typedef struct tsl_plan {
     uint32_t global_batch;
     uint32_t micro_batch;       /* samples per micro-batch (B_m) */
     uint32_t n_micro;           /* m; global_batch = micro_batch × n_micro */
+    uint32_t interleave;        /* v model chunks per stage (interleaved 1F1B, pipeline.h);
+                                   0 or 1: plain 1F1B */
     double iter_time_s;
     double samples_per_s;
     double tokens_per_s;

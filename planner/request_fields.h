@@ -78,7 +78,11 @@
     X(no_bi_objective, BOOL, "no-bi-objective", "", 0, 0,                                      \
       "keep the compute-balanced partition (Galvatron-Base) instead of balancing memory and " \
       "time (Galvatron-BMW)",                                                                  \
-      "no_bi_objective", "no_bi_objective")
+      "no_bi_objective", "no_bi_objective")                                                    \
+    X(no_interleave, BOOL, "no-interleave", "", 0, 0,                                          \
+      "plain 1F1B only: no interleaved schedule with several model chunks per stage "          \
+      "(Megatron-LM's virtual pipeline stages)",                                               \
+      "no_interleave", "no_interleave")
 
 /* The C type of each KIND (TSL_REQUEST_CTYPE_UINT ...). */
 #define TSL_REQUEST_CTYPE_BOOL bool

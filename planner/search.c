@@ -69,7 +69,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m,
                                r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK, r->max_pp,
                                r->max_micro, r->bucket_bytes, r->no_pp, r->no_tp, r->no_dp,
                                r->no_sdp, r->no_ckpt, r->no_baselines, r->no_placement,
-                               r->no_memopt, r->no_slicer, r->no_sublayer, r->no_bi_objective};
+                               r->no_memopt, r->no_slicer, r->no_sublayer, r->no_bi_objective,
+                               r->no_interleave};
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         tsl_fp_u64(&fp, fields[i]);
     tsl_fp_hex(&fp, hex);
@@ -82,7 +83,7 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m,
 static bool plan_in_request(const tsl_plan_t *p, const tsl_request_t *r)
 {
     if ((r->pp && p->pp != r->pp) || (r->no_pp && p->pp > 1) || (r->max_pp && p->pp > r->max_pp) ||
-        (r->max_micro && p->n_micro > r->max_micro))
+        (r->max_micro && p->n_micro > r->max_micro) || (r->no_interleave && p->interleave > 1))
         return false;
     const bool off[TSL_DIM_COUNT] = {[TSL_DIM_DP] = r->no_dp, [TSL_DIM_SDP] = r->no_sdp,
                                      [TSL_DIM_TP] = r->no_tp};

@@ -14,8 +14,9 @@
 
 void tsl_search_simulate(tsl_plan_t *p, bool slicer)
 {
-    uint32_t P = p->pp;
-    if (!p->valid || P < 2 || P > TSL_PIPESIM_MAX_STAGES || p->n_micro > TSL_PIPESIM_MAX_MICRO)
+    uint32_t P = p->pp, v = p->interleave > 1 ? p->interleave : 1;
+    if (!p->valid || P < 2 || P > TSL_PIPESIM_MAX_STAGES ||
+        (uint64_t)p->n_micro * v > TSL_PIPESIM_MAX_MICRO)
         return;
     double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
         p2p[TSL_PLAN_MAX_STAGES];
@@ -24,11 +25,12 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer)
         fwd[s] = st->fwd_s;
         bwd[s] = st->time_nosync_s - st->p2p_s - st->fwd_s;
         sync[s] = st->time_s - st->p2p_s - st->fwd_s;
-        p2p[s] = st->p2p_s / 2;   /* stage p2p counts both directions */
+        /* stage p2p counts both directions and, interleaved, v hops */
+        p2p[s] = st->p2p_s / (2.0 * v);
     }
     tsl_pipesim_in_t in = {.n_stages = P, .n_micro = p->n_micro, .fwd_s = fwd, .bwd_s = bwd,
-                           .bwd_sync_s = sync, .p2p_s = p2p};
-    size_t bytes = tsl_pipesim_ws_bytes(P, p->n_micro, 0);
+                           .bwd_sync_s = sync, .p2p_s = p2p, .n_chunks = v};
+    size_t bytes = tsl_pipesim_ws_bytes(P, p->n_micro * v, 0);
     void *ws = malloc(bytes);
     tsl_pipesim_out_t out;
     if (ws && tsl_pipesim_run(&in, ws, bytes, &out, NULL) == 0) {
@@ -38,7 +40,8 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer)
     free(ws);
     tsl_autopipe_slice_cfg_t cfg = {0};
     tsl_autopipe_slice_t sl;
-    if (slicer && tsl_autopipe_slice(&in, &cfg, &sl, NULL) == 0 && sl.applied) {
+    /* the slicer splits plain 1F1B's start-up; interleaving already shrinks it */
+    if (slicer && v == 1 && tsl_autopipe_slice(&in, &cfg, &sl, NULL) == 0 && sl.applied) {
         p->n_sliced = sl.n_sliced;
         p->sliced_iter_time_s = sl.sliced_iter_s;
     }

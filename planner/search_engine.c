@@ -288,5 +288,6 @@ tsl_space_t tsl_space_tessel(const tsl_request_t *r)
     sp.opts.allow_sdp = !r->no_sdp;
     sp.opts.allow_tp = !r->no_tp;
     sp.opts.allow_ckpt = !r->no_ckpt;
+    sp.interleave = !r->no_interleave;
     return sp;
 }

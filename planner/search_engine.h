@@ -18,6 +18,8 @@
 /* A model with at most this many partitions into P stages has every one of them
  * searched: when the starting partition fits nothing, and when re-balancing. */
 #define TSL_SEARCH_ALL_PARTITIONS 20u
+/* Largest interleave (model chunks per stage) weighed: 2 and 4 (pipeline.h). */
+#define TSL_SEARCH_MAX_INTERLEAVE 4u
 
 typedef struct tsl_space {
     const char *label;
@@ -27,6 +29,7 @@ typedef struct tsl_space {
     tsl_strategy_t only;
     bool accumulate;            /* allow m > 1 micro-batches when P == 1 */
     bool uniform_layers;        /* partition by layer count (Megatron), not by FLOPs */
+    bool interleave;            /* weigh interleaved 1F1B (v chunks per stage) per plan */
 } tsl_space_t;
 
 /* Strategies of one stage size, enumerated once per search. */
@@ -71,6 +74,7 @@ typedef struct tsl_engine {
 
  const uint16_t *node_order;  /* placement being costed (NULL: as given) */
     bool saw_divisible;         /* some (layer, strategy) split its micro-batch evenly */
+    tsl_plan_t *alt;            /* scratch plan: another interleave of the same configuration */
     tsl_plan_t *per_pp;         /* NULL, or [n_groups] set by the caller: tsl_engine_run
                                    fills it with the best plan of each PP degree (group i,
                                    P = N / groups[i].group_size; .valid false where none

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pipeline.h"
+#include "pipesim.h"
 #include "search_internal.h"
 
 static bool same_shape(const tsl_layer_t *a, const tsl_layer_t *b)
@@ -86,10 +87,12 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->class_done = calloc(e->n_classes, 1);
     e->bw = calloc(S, sizeof(tsl_strategy_bw_t));
     e->choice = calloc(L, sizeof(uint32_t));
+    e->alt = malloc(sizeof(*e->alt));
     uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
     e->ws = tsl_layerdp_ws_new((uint32_t)L, (uint32_t)S, buckets);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
-        !e->class_cost || !e->class_trans_s || !e->class_done || !e->bw || !e->choice || !e->ws)
+        !e->class_cost || !e->class_trans_s || !e->class_done || !e->bw || !e->choice || !e->ws ||
+        !e->alt)
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory for %zu layers × %zu strategies × %u "
                            "memory buckets", L, S, buckets);
     return 0;
@@ -149,6 +152,7 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->class_done);
     free(e->bw);
     free(e->choice);
+    free(e->alt);
     free(e->partition);
     tsl_layerdp_ws_free(e->ws);
     memset(e, 0, sizeof(*e));
@@ -251,10 +255,25 @@ uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t
     return budget;
 }
 
+/* Stage s's point-to-point time per micro-batch, both directions: its boundary to
+ * the next stage, v times under interleaving, where the last stage also sends
+ * v − 1 chunk boundaries back to the first. */
+static double stage_p2p_s(const tsl_engine_t *e, uint32_t s, uint32_t P, uint32_t G,
+                          const uint32_t *first_layer, uint32_t Bm, uint32_t v)
+{
+    if (s + 1 < P)
+        return v * tsl_cost_stage_p2p_s(e->cluster, s * G, (s + 1) * G,
+                                        e->model->layers[first_layer[s + 1]].bnd_act_bytes, Bm);
+    if (v <= 1)
+        return 0;
+    return (v - 1) * tsl_cost_stage_p2p_s(e->cluster, s * G, 0,
+                                          e->model->layers[first_layer[s]].bnd_act_bytes, Bm);
+}
+
 static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
                        uint32_t s, const uint32_t *first_layer, uint32_t Bm, uint32_t m)
 {
-    uint32_t P = plan->pp, G = g->group_size;
+    uint32_t P = plan->pp, G = g->group_size, v = plan->interleave;
     uint32_t first = first_layer[s], n = first_layer[s + 1] - first;
     tsl_cost_env_t env;
     if (tsl_cost_env_init(&env, e->cluster, s * G, G, NULL) != 0)
@@ -265,7 +284,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         e->class_done[e->layer_class[first + i]] = 0;
     for (uint32_t i = 0; i < n; i++)
         cost_class(e, &env, g, first + i, Bm);
-    uint32_t inflight = tsl_pipeline_inflight(s, P, m);
+    uint32_t inflight = tsl_pipeline_inflight_interleaved(s, P, m, v);
     fill_stage_rows(e, g, first, n, m, inflight);
 
     tsl_layerdp_problem_t prob = {
@@ -287,9 +306,8 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     st->inflight = inflight;
     st->peak_bytes = res.peak_bytes;
     stage_times(e, g, first, n, st, &st->act_bytes);
-    if (s + 1 < P) {
-        st->p2p_s = tsl_cost_stage_p2p_s(e->cluster, s * G, (s + 1) * G,
-                                         e->model->layers[first_layer[s + 1]].bnd_act_bytes, Bm);
+    if (s + 1 < P || v > 1) {
+        st->p2p_s = stage_p2p_s(e, s, P, G, first_layer, Bm, v);
         st->time_s += st->p2p_s;
         st->time_nosync_s += st->p2p_s;
     }
@@ -309,7 +327,8 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
         if (plan->stages[s].peak_bytes > peak)
             peak = plan->stages[s].peak_bytes;
     }
-    plan->iter_time_s = tsl_pipeline_time_s(plan->pp, nosync, sync, plan->n_micro);
+    plan->iter_time_s = tsl_pipeline_time_interleaved_s(plan->pp, nosync, sync, plan->n_micro,
+                                                        plan->interleave);
     plan->samples_per_s = plan->global_batch / plan->iter_time_s;
     plan->tokens_per_s = plan->samples_per_s * e->model->tokens_per_sample;
     plan->peak_bytes = peak;
@@ -318,13 +337,29 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
     plan->valid = isfinite(plan->iter_time_s) && plan->iter_time_s > 0;
 }
 
-void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
-                     const uint32_t *first_layer, tsl_plan_t *plan)
+/* The interleaves weighed for (P, m) and this partition: 1, and 2 and 4 where
+ * the space allows it, m is a multiple of P (Megatron's schedule needs it) and
+ * every stage has a layer per chunk. */
+static uint32_t max_interleave(const tsl_engine_t *e, uint32_t P, uint32_t m,
+                               const uint32_t *first_layer)
+{
+    if (!e->space->interleave || P < 2 || m % P != 0)
+        return 1;
+    uint32_t fewest = UINT32_MAX, v = 1;
+    for (uint32_t s = 0; s < P; s++)
+        if (first_layer[s + 1] - first_layer[s] < fewest)
+            fewest = first_layer[s + 1] - first_layer[s];
+    while (v * 2 <= TSL_SEARCH_MAX_INTERLEAVE && v * 2 <= fewest &&
+           (uint64_t)m * v * 2 <= TSL_PIPESIM_MAX_MICRO)
+        v *= 2;
+    return v;
+}
+
+/* One configuration at one interleave v. */
+static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
+                        uint32_t m, uint32_t v, const uint32_t *first_layer, tsl_plan_t *plan)
 {
     plan->valid = false;
-    const tsl_group_strategies_t *g = tsl_engine_group(e, e->cluster->n_devices / P);
-    if (g == NULL || g->n == 0 || m == 0 || B % m != 0)
-        return;
     e->stats.configs++;
     snprintf(plan->label, sizeof(plan->label), "%s", e->space->label);
     plan->n_devices = e->cluster->n_devices;
@@ -333,6 +368,7 @@ void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
     plan->global_batch = B;
     plan->n_micro = m;
     plan->micro_batch = B / m;
+    plan->interleave = v;
     plan->budget_bytes = e->budget_bytes;
     if (e->node_order) {
         plan->n_nodes = e->cluster->n_nodes;
@@ -342,4 +378,22 @@ void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
         if (!eval_stage(e, g, plan, s, first_layer, B / m, m))
             return;
     finish_plan(e, plan);
+}
+
+void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
+                     const uint32_t *first_layer, tsl_plan_t *plan)
+{
+    plan->valid = false;
+    const tsl_group_strategies_t *g = tsl_engine_group(e, e->cluster->n_devices / P);
+    if (g == NULL || g->n == 0 || m == 0 || B % m != 0)
+        return;
+    eval_config(e, g, B, P, m, 1, first_layer, plan);
+    /* interleaving holds more activations: where plain 1F1B does not fit, it cannot */
+    uint32_t vmax = plan->valid ? max_interleave(e, P, m, first_layer) : 1;
+    for (uint32_t v = 2; v <= vmax; v *= 2) {
+        tsl_plan_init(e->alt);
+        eval_config(e, g, B, P, m, v, first_layer, e->alt);
+        if (e->alt->valid && e->alt->samples_per_s > plan->samples_per_s)
+            *plan = *e->alt;
+    }
 }

@@ -401,18 +401,26 @@ static void run_setting(const char *name, uint32_t f, uint32_t a, uint32_t globa
     tsl_model_free(&m);
 }
 
+/* BERT-1.8B (48 layers, batch 16) on 8 2080 Ti at 8000 MB, H3T's Table 1 setting. */
+static int bert18_on_2080ti(tsl_model_t *m, tsl_cluster_t *c, tsl_memopt_ctx_t *ctx)
+{
+    if (build_model(m, "BERT-1.8B", 48, 1024, 16384, 32, 512, 30522) != 0 ||
+        make_ctx(ctx, c, "8x2080Ti-10G", 126, 16, (uint64_t)(8000 * MIB), CPU_ADAM_2080TI_NODE,
+                 GPU_ADAM_2080TI) != 0) {
+        CHECK(0, "setup failed");
+        return -1;
+    }
+    return 0;
+}
+
 static void test_random_reproducible(tsl_memopt_ws_t *ws)
 {
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_memopt_ctx_t ctx;
     tsl_err_t err = {0};
-    if (build_model(&m, "BERT-1.8B", 48, 1024, 16384, 32, 512, 30522) != 0 ||
-        make_ctx(&ctx, &c, "8x2080Ti-10G", 126, 16, (uint64_t)(8000 * MIB), CPU_ADAM_2080TI_NODE,
-                 GPU_ADAM_2080TI) != 0) {
-        CHECK(0, "setup failed");
+    if (bert18_on_2080ti(&m, &c, &ctx) != 0)
         return;
-    }
     /* Uniform samples leave remat off in half the layers: only a loose limit lets
      * some of them fit (at 8000 MB none does, as H3T's Table 1 reports). */
     ctx.gpu_mem_limit_bytes = (uint64_t)(40 * GIB);
@@ -550,17 +558,13 @@ static void test_dp_floor(tsl_memopt_ws_t *ws)
  * first sample; the error says cancelled, not "no plan fits". */
 static void test_cancel(tsl_memopt_ws_t *ws)
 {
+    atomic_int flag = 1;
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_memopt_ctx_t ctx;
-    tsl_err_t err = {0};
-    if (build_model(&m, "BERT-1.8B", 48, 1024, 16384, 32, 512, 30522) != 0 ||
-        make_ctx(&ctx, &c, "8x2080Ti-10G", 126, 16, (uint64_t)(8000 * MIB), CPU_ADAM_2080TI_NODE,
-                 GPU_ADAM_2080TI) != 0) {
-        CHECK(0, "setup failed");
+    if (bert18_on_2080ti(&m, &c, &ctx) != 0)
         return;
-    }
-    atomic_int flag = 1;
+    tsl_err_t err = {0};
     const tsl_memopt_solver_t solvers[] = {TSL_MEMOPT_SOLVER_DP, TSL_MEMOPT_SOLVER_GREEDY,
                                            TSL_MEMOPT_SOLVER_RANDOM};
     for (size_t i = 0; i < sizeof(solvers) / sizeof(solvers[0]); i++) {

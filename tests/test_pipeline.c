@@ -35,6 +35,27 @@ static void test_inflight(void) {
     CHECK(tsl_pipeline_inflight(4, 4, 8) == 0, "stage beyond the pipeline");
 }
 
+/* Interleaved 1F1B, v = 2 on 2 stages of nosync 2 s (sync 2.5 s), m = 4:
+ * m·max + (Σ nosync − max) / v + Σ (sync − nosync) = 8 + 2 / 2 + 1 = 10, against
+ * Eq. 9's 3·2 + 5 = 11; v = 1 is Eq. 9 itself. In flight on stage 0: Megatron's
+ * (P − 1)·2 + (v − 1)·P = 4 warmup chunk forwards plus one, in chunks of half a
+ * stage: ⌈5 / 2⌉ = 3 micro-batches (plain 1F1B: 2); stage 1: ⌈3 / 2⌉ = 2. */
+static void test_interleaved(void) {
+    double nosync[] = {2.0, 2.0}, sync[] = {2.5, 2.5};
+    CHECK_NEAR(tsl_pipeline_time_interleaved_s(2, nosync, sync, 4, 2), 10.0, EPS, "v 2: %g",
+               tsl_pipeline_time_interleaved_s(2, nosync, sync, 4, 2));
+    CHECK(tsl_pipeline_time_interleaved_s(2, nosync, sync, 4, 1) ==
+              tsl_pipeline_time_s(2, nosync, sync, 4),
+          "v 1 is Eq. 9");
+    CHECK(tsl_pipeline_inflight_interleaved(0, 2, 4, 2) == 3 &&
+              tsl_pipeline_inflight_interleaved(1, 2, 4, 2) == 2,
+          "in flight under v 2: %u, %u", tsl_pipeline_inflight_interleaved(0, 2, 4, 2),
+          tsl_pipeline_inflight_interleaved(1, 2, 4, 2));
+    CHECK(tsl_pipeline_inflight_interleaved(0, 2, 1, 2) == 1, "never more than m");
+    CHECK(tsl_pipeline_inflight_interleaved(0, 4, 8, 1) == tsl_pipeline_inflight(0, 4, 8),
+          "v 1 is plain 1F1B");
+}
+
 static void test_balance(void) {
     double equal[] = {3, 3, 3, 3};
     CHECK_NEAR(tsl_pipeline_balance(4, equal), 1 - 1.0 / 4, EPS, "perfect balance = 1 - 1/P");
@@ -63,6 +84,7 @@ static void test_balance(void) {
 int main(void) {
     test_time();
     test_inflight();
+    test_interleaved();
     test_balance();
     return CHECK_DONE();
 }

@@ -393,6 +393,51 @@ static void test_errors_and_determinism(void) {
               "64 x 1024: %g", big.iter_s);
 }
 
+/* Interleaved 1F1B, hand-computed: 2 stages, v = 2 chunks each, m = 4, forward
+ * and backward 1 s per stage (0.5 s per chunk), no communication. Each stage is
+ * busy m·(f + b) = 8 s; Megatron's schedule (stage 0: F c0j0, F c0j1, F c1j0,
+ * F c1j1 warmup; stage 1: F c0j0, F c0j1, then F/B pairs) leaves a fill of one
+ * chunk forward (0.5 s) on stage 1 and a drain of one chunk backward (0.5 s) on
+ * stage 0: 9 s, the bubble (P − 1)·(f + b)/v = 1 s instead of plain 1F1B's 2 s. */
+static void test_interleaved(void) {
+    const double f[] = {1, 1, 1, 1}, b[] = {1, 1, 1, 1}, c[] = {0.1, 0.1, 0.1};
+    tsl_pipesim_in_t in;
+    memset(&in, 0, sizeof(in));
+    in.n_stages = 2;
+    in.n_micro = 4;
+    in.fwd_s = f;
+    in.bwd_s = b;
+    in.n_chunks = 2;
+    tsl_pipesim_out_t o;
+    tsl_err_t err = {0};
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0, "%s", err.msg);
+    CHECK_NEAR(o.iter_s, 9.0, 1e-12, "v 2 on 2 stages: %g", o.iter_s);
+    CHECK(o.n_ops == 2 * 2 * 4 * 2 && o.startup_s == 0.5 && o.busy_s[0] == 8.0,
+          "%u ops, start-up %g, busy %g", o.n_ops, o.startup_s, o.busy_s[0]);
+    in.n_chunks = 1;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == 10.0,
+          "plain 1F1B: %g", o.iter_s);
+    /* m·t + (P − 1)·t/v for balanced stages without communication */
+    in.n_stages = 4;
+    in.n_micro = 8;
+    for (uint32_t v = 2; v <= 4; v++) {
+        in.n_chunks = v;
+        CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0, "%s", err.msg);
+        CHECK_NEAR(o.iter_s, 8 * 2.0 + 3 * 2.0 / v, 1e-12, "P 4, m 8, v %u: %g", v, o.iter_s);
+    }
+    /* each chunk hop pays its latency: more than without, less than plain 1F1B's
+     * bubble when the hop is cheap */
+    in.n_stages = 2;
+    in.n_micro = 4;
+    in.n_chunks = 2;
+    in.p2p_s = c;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s > 9.0 && o.iter_s < 10.0,
+          "v 2 with 0.1 s hops: %g", o.iter_s);
+    in.n_micro = 3; /* Megatron's schedule needs m divisible by P */
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "n_chunks"),
+          "m 3 on 2 stages accepted: %s", err.msg);
+}
+
 int main(void) {
     ws_bytes =
         tsl_pipesim_ws_bytes(TSL_PIPESIM_MAX_STAGES, TSL_PIPESIM_MAX_MICRO, TSL_PIPESIM_MAX_MICRO);
@@ -406,6 +451,7 @@ int main(void) {
     test_master();
     test_sliced_and_sync();
     test_errors_and_determinism();
+    test_interleaved();
     free(ws);
     return CHECK_DONE();
 }

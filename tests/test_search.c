@@ -22,17 +22,14 @@ static void load(const char *model, const char *cluster, tsl_model_t *m, tsl_clu
     }
 }
 
-static int run(const char *model, const char *cluster, uint64_t mem_gib, uint32_t batch,
-               tsl_search_result_t *out, tsl_err_t *err)
+/* Searches model on cluster under r; checks the plans it returns. */
+static int run_request(const char *model, const char *cluster, const tsl_request_t *r,
+                       tsl_search_result_t *out, tsl_err_t *err)
 {
     tsl_model_t m;
     tsl_cluster_t c;
     load(model, cluster, &m, &c);
-    tsl_request_t r;
-    tsl_request_init(&r);
-    r.mem_budget_bytes = mem_gib << 30;
-    r.global_batch = batch;
-    int rc = tsl_search(&m, &c, &r, NULL, out, err);
+    int rc = tsl_search(&m, &c, r, NULL, out, err);
     if (rc == TSL_SEARCH_OK) {
         tsl_err_t verr = {0};
         CHECK(tsl_plan_validate(&out->best, &m, &c, &verr) == 0, "%s best plan invalid: %s",
@@ -45,6 +42,26 @@ static int run(const char *model, const char *cluster, uint64_t mem_gib, uint32_
     tsl_model_free(&m);
     tsl_cluster_free(&c);
     return rc;
+}
+
+static int run(const char *model, const char *cluster, uint64_t mem_gib, uint32_t batch,
+               tsl_search_result_t *out, tsl_err_t *err)
+{
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.mem_budget_bytes = mem_gib << 30;
+    r.global_batch = batch;
+    return run_request(model, cluster, &r, out, err);
+}
+
+/* A request for a fixed batch, without the baselines. */
+static tsl_request_t fixed_request(uint32_t batch)
+{
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.global_batch = batch;
+    r.no_baselines = true;
+    return r;
 }
 
 /* With a fixed batch every baseline's space is inside Tessel's: Tessel must not lose. */
@@ -395,18 +412,14 @@ static void test_switches_hold(void)
     /* GPT3-175B on 64 A100-40G fits only through H3T (ZeRO-3 + switches): with
      * SDP off the answer is a no-fit error that says why, not a ZeRO-3 plan */
     load("GPT3-175B", "8x8xA100-40G:ib200", &m, &c);
-    tsl_request_init(&r);
-    r.global_batch = 64;
-    r.no_baselines = true;
+    r = fixed_request(64);
     r.no_sdp = true;
     int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
     CHECK(rc == TSL_SEARCH_ERR && tsl_err_code(&err) == TSL_E_NOFIT && strstr(err.msg, "no_sdp"),
           "175B with no_sdp: rc %d, %s", rc, err.msg);
     CHECK(!res.best.valid || !uses_dim(&res.best, TSL_DIM_SDP), "175B with no_sdp uses SDP");
     /* no checkpointing: H3T's rematerialisation is withheld too */
-    tsl_request_init(&r);
-    r.global_batch = 64;
-    r.no_baselines = true;
+    r = fixed_request(64);
     r.no_ckpt = true;
     rc = tsl_search(&m, &c, &r, NULL, &res, &err);
     CHECK(rc == TSL_SEARCH_OK || tsl_err_code(&err) == TSL_E_NOFIT, "175B with no_ckpt: %s",
@@ -543,9 +556,6 @@ static void test_exhaustive(void)
 static double best_with(const char *model, const char *cluster, uint64_t mem_gib, uint32_t batch,
                         uint32_t max_batch, uint32_t top_k, tsl_plan_t *out)
 {
-    tsl_model_t m;
-    tsl_cluster_t c;
-    load(model, cluster, &m, &c);
     tsl_request_t r;
     tsl_request_init(&r);
     r.mem_budget_bytes = mem_gib << 30;
@@ -553,12 +563,10 @@ static double best_with(const char *model, const char *cluster, uint64_t mem_gib
     r.max_batch = max_batch;
     r.top_k = top_k;
     tsl_err_t err = {0};
-    int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
+    int rc = run_request(model, cluster, &r, &res, &err);
     CHECK(rc == TSL_SEARCH_OK, "%s on %s: %s", model, cluster, err.msg);
     if (out)
         *out = res.best;
-    tsl_model_free(&m);
-    tsl_cluster_free(&c);
     return rc == TSL_SEARCH_OK ? res.best.samples_per_s : 0;
 }
 
@@ -606,6 +614,37 @@ static void test_sweep_rising_slowly(void)
           fixed100);
 }
 
+/* Interleaved 1F1B is weighed per plan: GPT3-39B on 16 A100 at batch 32 (4
+ * stages, 32 micro-batches) gains from 2 chunks per stage; the simulator runs the
+ * interleaved schedule; no_interleave holds. */
+static void test_interleave(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    load("GPT3-39B", "2x8xA100-80G:ib200", &m, &c);
+    tsl_request_t r = fixed_request(32);
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    const tsl_plan_t *p = &res.best;
+    CHECK(p->interleave >= 2 && p->pp >= 2 && p->n_micro % p->pp == 0,
+          "39B at batch 32: interleave %u, pp %u, m %u", p->interleave, p->pp, p->n_micro);
+    CHECK(p->sim_iter_time_s > 0 && fabs(p->sim_iter_time_s - p->iter_time_s) <
+                                        0.1 * p->iter_time_s,
+          "simulated %.4f s vs predicted %.4f s", p->sim_iter_time_s, p->iter_time_s);
+    tsl_err_t verr = {0};
+    CHECK(tsl_plan_validate(p, &m, &c, &verr) == 0, "interleaved plan invalid: %s", verr.msg);
+    double with = p->samples_per_s;
+    r.no_interleave = true;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.interleave <= 1 && res.best.samples_per_s < with,
+          "no_interleave: interleave %u, %.3f vs %.3f samples/s", res.best.interleave,
+          res.best.samples_per_s, with);
+    for (uint32_t i = 0; i < res.n_top; i++)
+        CHECK(res.top[i].interleave <= 1, "no_interleave: alternative %u interleaves", i);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
     test_sublayer_and_simulator();
@@ -623,5 +662,6 @@ int main(void)
     test_exhaustive();
     test_topk_independent();
     test_sweep_rising_slowly();
+    test_interleave();
     return CHECK_DONE();
 }
