@@ -11,7 +11,7 @@
 
 static const char *const arch_names[TSL_ARCH_COUNT] = {
     [TSL_ARCH_GPT] = "gpt", [TSL_ARCH_BERT] = "bert", [TSL_ARCH_T5] = "t5",
-    [TSL_ARCH_VIT] = "vit", [TSL_ARCH_LLAMA] = "llama",
+    [TSL_ARCH_VIT] = "vit", [TSL_ARCH_LLAMA] = "llama", [TSL_ARCH_NEOX] = "neox",
 };
 
 const char *tsl_arch_name(tsl_arch_t arch)
@@ -89,6 +89,14 @@ static tsl_layer_t block_of(const tsl_arch_spec_t *sp)
     if (sp->arch == TSL_ARCH_T5 || sp->arch == TSL_ARCH_LLAMA) {
         l.no_bias = true;
         l.rms_norm = true;
+    }
+    /* Llama-family training runs without dropout (attention_dropout 0, no hidden
+     * dropout in the configs); so do the NeoX-family configs we read */
+    l.no_dropout = sp->arch == TSL_ARCH_LLAMA || sp->arch == TSL_ARCH_NEOX;
+    if (sp->arch == TSL_ARCH_NEOX) {
+        l.no_bias = sp->no_bias;
+        l.parallel_block = sp->parallel_block;
+        l.shared_norm = sp->parallel_block && sp->shared_norm;
     }
     if (sp->arch == TSL_ARCH_LLAMA && sp->qkv_bias) {
         uint64_t d = l.attn_dim ? l.attn_dim : l.hidden;
@@ -228,6 +236,16 @@ static int build_llama(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err
     return tsl_model_add(m, &hd, err);
 }
 
+static int build_neox(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
+{
+    tsl_layer_t e = token_embedding(sp);
+    e.positions = 0; /* rotary */
+    tsl_layer_t hd = lm_head(sp, sp->seq_len, 2ull * sp->hidden + (sp->head_bias ? sp->vocab : 0));
+    if (tsl_model_add(m, &e, err) != 0 || add_stack(m, block_of(sp), sp->layers, 0, no_tail, err))
+        return -1;
+    return tsl_model_add(m, &hd, err);
+}
+
 int tsl_model_build(const tsl_arch_spec_t *spec, const char *name, tsl_model_t *out,
                     tsl_err_t *err)
 {
@@ -242,6 +260,7 @@ int tsl_model_build(const tsl_arch_spec_t *spec, const char *name, tsl_model_t *
     case TSL_ARCH_BERT: rc = build_bert(spec, out, err); break;
     case TSL_ARCH_T5: rc = build_t5(spec, out, err); break;
     case TSL_ARCH_VIT: rc = build_vit(spec, out, err); break;
+    case TSL_ARCH_NEOX: rc = build_neox(spec, out, err); break;
     default: rc = build_llama(spec, out, err); break;
     }
     if (rc != 0)
