@@ -67,6 +67,8 @@ typedef struct tsl_cost_env {
     double device_flops;       /* slowest device of the block, FLOP/s */
     double block_bw;           /* slowest link inside the block (bytes/s), +INF if G == 1 */
     double overlap_slowdown;   /* k */
+    double device_mem_bw;      /* slowest device memory of the block, datasheet bytes/s;
+                                  0 when a GPU type has none (FLOP count only) */
 } tsl_cost_env_t;
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
