@@ -73,7 +73,9 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m,
                                r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK, r->max_pp,
                                r->max_micro, r->bucket_bytes, r->no_pp, r->no_tp, r->no_dp,
                                r->no_sdp, r->no_ckpt, r->no_baselines, r->no_placement,
-                               r->no_memopt, r->no_slicer, r->no_sublayer, r->no_bi_objective};
+                               r->no_memopt, r->no_slicer, r->no_sublayer, r->no_bi_objective,
+                               /* issue-10 switches */
+                               r->unfused_attn, r->no_seq_par, r->no_zero, r->no_selective};
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         tsl_fp_u64(&fp, fields[i]);
     tsl_fp_hex(&fp, hex);
@@ -233,9 +235,11 @@ static int no_fit_error(const tsl_engine_t *e, tsl_err_t *err)
                            e->cluster->n_devices);
     double states = (double)tsl_model_params(e->model) * TSL_BYTES_PER_PARAM_STATES /
                     e->cluster->n_devices;
-    return tsl_err_set(err, "memory: no plan fits %.2f GiB per device (%s on %u devices%s); "
-                       "model states alone need at least %.2f GiB per device when fully sharded",
-                       e->budget_bytes / 1073741824.0, e->model->name, e->cluster->n_devices,
+    return tsl_err_set(err, "memory: no plan fits %.2f GiB per device (%s at sequence length %u "
+                       "on %u devices%s); model states alone need at least %.2f GiB per device "
+                       "when fully sharded",
+                       e->budget_bytes / 1073741824.0, e->model->name,
+                       e->model->tokens_per_sample, e->cluster->n_devices,
                        e->req->global_batch ? ", fixed batch" : "", states / 1073741824.0);
 }
 
@@ -296,6 +300,11 @@ tsl_space_t tsl_space_tessel(const tsl_request_t *r)
     sp.opts.allow_sdp = !r->no_sdp;
     sp.opts.allow_tp = !r->no_tp;
     sp.opts.allow_ckpt = !r->no_ckpt;
+    /* issue-10 choices; selective recomputation only has scores to drop when
+     * attention is unfused */
+    sp.opts.allow_sp = !r->no_seq_par;
+    sp.opts.allow_zero = !r->no_zero;
+    sp.opts.allow_selective = !r->no_selective && r->unfused_attn;
     return sp;
 }
 
@@ -393,15 +402,9 @@ static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c,
     return any_ok ? TSL_SEARCH_OK : TSL_SEARCH_ERR;
 }
 
-int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-               const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
+static int search_model(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                        const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
 {
-    tsl_err_t local = {0};
-    if (err == NULL)
-        err = &local;
-    memset(res, 0, sizeof(*res));
-    if (tsl_request_validate(r, m, c, err) != 0)
-        return TSL_SEARCH_ERR;
     double split = r->no_baselines ? 1.0 : 0.6;
     int rc = search_placements(m, c, r, hooks, res, split, err);
     if (rc == TSL_SEARCH_ERR && !r->no_memopt && strncmp(err->msg, "memory:", 7) == 0) {
@@ -430,4 +433,24 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
     if (hooks && hooks->progress)
         hooks->progress(hooks->progress_ud, 1.0, "done");
     return TSL_SEARCH_OK;
+}
+
+int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+               const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
+{
+    tsl_err_t local = {0};
+    if (err == NULL)
+        err = &local;
+    memset(res, 0, sizeof(*res));
+    if (tsl_request_validate(r, m, c, err) != 0)
+        return TSL_SEARCH_ERR;
+    if (!r->unfused_attn)
+        return search_model(m, c, r, hooks, res, err);
+    /* issue 10: the request's attention kind applies to the model searched */
+    tsl_model_t own = {0};
+    int rc = TSL_SEARCH_ERR;
+    if (tsl_model_copy(&own, m, err) == 0 && tsl_model_set_unfused_attn(&own, true, err) == 0)
+        rc = search_model(&own, c, r, hooks, res, err);
+    tsl_model_free(&own);
+    return rc;
 }

@@ -60,6 +60,12 @@ typedef struct tsl_request {
     bool no_slicer;             /* no AutoPipe slicing of the first micro-batches */
     bool no_sublayer;           /* whole layers only (no attention/FFN split) */
     bool no_bi_objective;       /* keep the compute-balanced partition (Galvatron-Base) */
+    /* ---- issue-10 cost-model switches (docs/cost-model.md); the defaults are
+     * today's stacks: fused attention, SP, ZeRO-1/2 on DP levels ---- */
+    bool unfused_attn;          /* attention keeps its s×s scores (no flash kernel) */
+    bool no_seq_par;            /* no sequence parallelism with TP */
+    bool no_zero;               /* no ZeRO-1 / ZeRO-2 twins of DP levels */
+    bool no_selective;          /* no selective recomputation (offered only when unfused) */
 } tsl_request_t;
 
 void tsl_request_init(tsl_request_t *r);
