@@ -311,6 +311,7 @@ void tsl_model_free(tsl_model_t *m)
     m->layers = NULL;
     m->n_layers = 0;
     m->tokens_per_sample = 0;
+    m->max_context = 0;
 }
 
 int tsl_model_add_n(tsl_model_t *m, const tsl_layer_t *l, uint32_t count, tsl_err_t *err)

@@ -161,6 +161,8 @@ typedef struct tsl_model {
     uint32_t n_layers;
     tsl_layer_t *layers;   /* owned; n_layers entries */
     uint32_t tokens_per_sample; /* for tokens/s: the longest input sequence */
+    uint32_t max_context;  /* the longer window the source allows when the model was
+                              built at a shorter default sequence (hf_config.h); 0 = none */
 } tsl_model_t;
 
 /* Fills params, FLOPs and activation sizes of l from its shape (formulas above).
