@@ -36,7 +36,7 @@ typedef struct tsl_client_opts {
 typedef struct tsl_plan_opts {
     const char *model;       /* --model NAME (preset) */
     const char *hf_config;   /* --hf-config PATH */
-    uint32_t seq_len;        /* --seq-len N (with --hf-config) */
+    uint32_t seq_len;        /* --seq-len N */
     const char *cluster;     /* --cluster SPEC|FILE.json */
     uint64_t memory_bytes;   /* --memory 16G */
     uint32_t batch;          /* --batch N; 0 with --sweep */
@@ -46,6 +46,8 @@ typedef struct tsl_plan_opts {
     bool no_pp, no_tp, no_dp, no_sdp, no_ckpt, no_baselines;
     bool no_placement, no_memopt, no_bi_objective, no_sublayer, no_slicer;
     bool force;              /* --force: ignore the daemon's cached plan */
+    /* issue-10 cost-model switches (local mode; tesseld's request lacks them yet) */
+    bool unfused_attn, no_seq_par, no_zero, no_selective;
     bool local;              /* --local: run the planner in-process */
 } tsl_plan_opts_t;
 

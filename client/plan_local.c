@@ -36,7 +36,7 @@ int tsl_plan_load_model(const tsl_plan_opts_t *po, tsl_model_t *m, tsl_err_t *er
     if (po->model && po->hf_config)
         return tsl_err_set(err, "model: give either --model or --hf-config, not both");
     if (po->model)
-        return tsl_model_preset(po->model, m, err);
+        return tsl_model_preset_seq(po->model, po->seq_len, m, err);
     if (po->hf_config)
         return tsl_hf_config_load(po->hf_config, po->seq_len, m, err);
     return tsl_err_set(err, "model: missing; give --model NAME (see `tesselctl models`) or "
@@ -62,6 +62,11 @@ void tsl_plan_fill_request(const tsl_plan_opts_t *po, tsl_request_t *r)
     r->no_slicer = po->no_slicer;
     r->no_sublayer = po->no_sublayer;
     r->no_bi_objective = po->no_bi_objective;
+    /* issue-10 cost-model switches */
+    r->unfused_attn = po->unfused_attn;
+    r->no_seq_par = po->no_seq_par;
+    r->no_zero = po->no_zero;
+    r->no_selective = po->no_selective;
 }
 
 static int run_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,

@@ -37,12 +37,13 @@ static const char usage_text[] =
     "budget), 3 not found, 4 server error, 5 tesseld unavailable or deadline exceeded.\n";
 
 static const char plan_usage[] =
-    "usage: tesselctl plan (--model NAME | --hf-config PATH [--seq-len N])\n"
+    "usage: tesselctl plan (--model NAME | --hf-config PATH) [--seq-len N]\n"
     "                      --cluster SPEC|FILE.json [--memory SIZE]\n"
     "                      [--batch N | --sweep [--max-batch N]] [--top-k N] [--pp N]\n"
     "                      [--no-pp] [--no-tp] [--no-dp] [--no-sdp] [--no-ckpt]\n"
     "                      [--no-baselines] [--no-placement] [--no-memopt]\n"
     "                      [--no-bi-objective] [--no-sublayer] [--no-slicer]\n"
+    "                      [--unfused-attn] [--no-seq-par] [--no-zero] [--no-selective]\n"
     "                      [--local] [--force] [--json]\n"
     "\n"
     "Search the hybrid-parallel plan (pipeline stages, per-layer data / sharded-data /\n"
@@ -52,7 +53,8 @@ static const char plan_usage[] =
     "\n"
     "  --model NAME        a built-in preset (tesselctl models), e.g. GPT3-15B\n"
     "  --hf-config PATH    a HuggingFace config.json (GPT-2, BERT, T5, ViT, Llama-style)\n"
-    "  --seq-len N         sequence length for --hf-config (default: from the config)\n"
+    "  --seq-len N         sequence length (default: the preset's; for --hf-config the\n"
+    "                      config's window, at most 4096 unless given)\n"
     "  --cluster SPEC      [NODESx]GPUSxTYPE[:LINK], e.g. 8xA100-80G, 2x8xA100-40G:ib100,\n"
     "                      or a cluster JSON file (docs/cluster-format.md)\n"
     "  --memory SIZE       memory budget per device, e.g. 16G (default: device memory)\n"
@@ -72,6 +74,12 @@ static const char plan_usage[] =
     "                      balancing memory and time (Galvatron-BMW)\n"
     "  --no-sublayer       partition at whole layers only (no AutoPipe attention/FFN split)\n"
     "  --no-slicer         no AutoPipe micro-batch slicing of the pipeline start-up\n"
+    "  --unfused-attn      attention keeps its s x s scores (no flash kernel); offers\n"
+    "                      selective recomputation (docs/cost-model.md)\n"
+    "  --no-seq-par        no sequence parallelism with tensor parallelism\n"
+    "  --no-zero           no ZeRO-1/ZeRO-2 on data-parallel levels (plain all-reduce)\n"
+    "  --no-selective      no selective recomputation (with --unfused-attn)\n"
+    "                      (these four: --local only for now)\n"
     "  --local             run the planner in this process instead of tesseld\n"
     "  --force             ignore tesseld's cached plan and search again\n"
     "  --json              print the plan document as JSON (docs/plan-format.md)\n";
@@ -83,6 +91,8 @@ enum {
     OPT_MEMORY, OPT_BATCH, OPT_SWEEP, OPT_MAXB, OPT_TOPK, OPT_NOPP, OPT_NOTP, OPT_NODP,
     OPT_NOSDP, OPT_NOCKPT, OPT_NOBASE, OPT_LOCAL, OPT_FORCE, OPT_NOPLACE, OPT_NOMEMOPT,
     OPT_NOBIOBJ, OPT_NOSUB, OPT_NOSLICE, OPT_PP,
+    /* issue-10 cost-model switches */
+    OPT_UNFUSED, OPT_NOSEQPAR, OPT_NOZERO, OPT_NOSEL,
 };
 
 static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
@@ -111,6 +121,11 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_NOBIOBJ: po->no_bi_objective = true; return 0;
     case OPT_NOSUB: po->no_sublayer = true; return 0;
     case OPT_NOSLICE: po->no_slicer = true; return 0;
+    /* issue-10 cost-model switches */
+    case OPT_UNFUSED: po->unfused_attn = true; return 0;
+    case OPT_NOSEQPAR: po->no_seq_par = true; return 0;
+    case OPT_NOZERO: po->no_zero = true; return 0;
+    case OPT_NOSEL: po->no_selective = true; return 0;
     default: return 1;
     }
 }
@@ -129,6 +144,9 @@ static const struct option plan_long[] = {
     {"force", no_argument, 0, OPT_FORCE}, {"no-placement", no_argument, 0, OPT_NOPLACE},
     {"no-memopt", no_argument, 0, OPT_NOMEMOPT}, {"no-bi-objective", no_argument, 0, OPT_NOBIOBJ},
     {"no-sublayer", no_argument, 0, OPT_NOSUB}, {"no-slicer", no_argument, 0, OPT_NOSLICE},
+    /* issue-10 cost-model switches */
+    {"unfused-attn", no_argument, 0, OPT_UNFUSED}, {"no-seq-par", no_argument, 0, OPT_NOSEQPAR},
+    {"no-zero", no_argument, 0, OPT_NOZERO}, {"no-selective", no_argument, 0, OPT_NOSEL},
     {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 };
 

@@ -140,7 +140,10 @@ json_t *tsl_request_to_json(const tsl_request_t *r)
                  {"no_ckpt", r->no_ckpt},       {"no_baselines", r->no_baselines},
                  {"no_placement", r->no_placement}, {"no_memopt", r->no_memopt},
                  {"no_slicer", r->no_slicer},       {"no_sublayer", r->no_sublayer},
-                 {"no_bi_objective", r->no_bi_objective}};
+                 {"no_bi_objective", r->no_bi_objective},
+                 /* issue-10 cost-model switches */
+                 {"unfused_attn", r->unfused_attn}, {"no_seq_par", r->no_seq_par},
+                 {"no_zero", r->no_zero},           {"no_selective", r->no_selective}};
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         json_object_set_new(o, flags[i].key, json_boolean(flags[i].value));
     return o;
@@ -181,6 +184,11 @@ json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_mode
                                   (json_int_t)m->n_layers, "params",
                                   (json_int_t)tsl_model_params(m), "tokens_per_sample",
                                   (json_int_t)m->tokens_per_sample));
+    /* the sequence every figure assumes, and the window it was cut from (issue 10) */
+    json_t *jm = json_object_get(doc, "model");
+    json_object_set_new(jm, "seq_len", json_integer(m->tokens_per_sample));
+    if (m->max_context)
+        json_object_set_new(jm, "max_context", json_integer(m->max_context));
     json_object_set_new(doc, "cluster",
                         json_pack("{s:s, s:I, s:I}", "description", desc, "devices",
                                   (json_int_t)c->n_devices, "nodes", (json_int_t)c->n_nodes));

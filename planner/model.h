@@ -227,6 +227,9 @@ size_t tsl_model_preset_count(void);
 const tsl_model_preset_t *tsl_model_preset_at(size_t i);
 const tsl_model_preset_t *tsl_model_preset_find(const char *name);
 int tsl_model_preset(const char *name, tsl_model_t *out, tsl_err_t *err);
+/* The preset at another sequence length (0: its own). Family presets only, and
+ * no longer than a learned position table; T5 sets its encoder length. */
+int tsl_model_preset_seq(const char *name, uint32_t seq_len, tsl_model_t *out, tsl_err_t *err);
 
 /*
  * Architecture families: one spec builds a whole model, [embedding, layers...,

@@ -503,6 +503,25 @@ static int unknown_preset(const char *name, tsl_err_t *err)
     return tsl_err_set(err, "model: unknown preset \"%.64s\"; known presets: %s", name, list);
 }
 
+int tsl_model_preset_seq(const char *name, uint32_t seq_len, tsl_model_t *out, tsl_err_t *err)
+{
+    const preset_def_t *d = find_def(name);
+    if (seq_len == 0 || d == NULL)
+        return tsl_model_preset(name, out, err);
+    tsl_model_init(out, d->info.name);
+    const char *why = NULL;
+    tsl_arch_spec_t sp = d->spec;
+    if (d->custom != NULL || sp.arch == TSL_ARCH_VIT)
+        why = "its sequence is set by the image and patch sizes";
+    else if (sp.positions != 0 && seq_len > sp.positions)
+        why = "it is longer than the preset's learned position table";
+    if (why != NULL)
+        return tsl_err_set(err, "seq_len: %u cannot be used with preset %s: %s", seq_len,
+                           d->info.name, why);
+    sp.seq_len = seq_len; /* T5: the encoder; its decoder keeps its own length */
+    return tsl_model_build(&sp, d->info.name, out, err);
+}
+
 int tsl_model_preset(const char *name, tsl_model_t *out, tsl_err_t *err)
 {
     if (out == NULL)
