@@ -220,7 +220,9 @@ static void grad_sync(const tsl_strategy_t *s, degrees_t g, const tsl_strategy_b
     double rs = tsl_cost_reduce_scatter_s(shard, g.d, bw->dp_bw);
     double sdp_rs = tsl_cost_reduce_scatter_s(grad_bytes, g.z, bw->sdp_bw);
     *per_mb = s->zero >= 2 ? rs : 0.0;
-    *last = sdp_rs + (s->zero == 0 ? tsl_cost_allreduce_s(shard, g.d, bw->dp_bw) : rs);
+    *last = sdp_rs + (s->zero == 0   ? tsl_cost_allreduce_s(shard, g.d, bw->dp_bw)
+                      : s->zero == 1 ? rs
+                                     : 0.0);
     *exposed = s->zero ? tsl_cost_allgather_s(shard, g.d, bw->dp_bw) : 0.0;
 }
 
@@ -258,6 +260,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb, k);
     out->grad_comm_s = per_mb + last + exposed;
     out->bwd_sync_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last, k) + exposed;
+    /* (ZeRO-2's last micro-batch reduce-scatters once, as every other: per_mb) */
     out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f : 0.0);
     out->comm_s = 2.0 * tp_f + 2.0 * gather + (s->ckpt ? tp_f : 0.0);
     layer_memory(l, s, g, mb / w, out);
