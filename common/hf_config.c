@@ -245,19 +245,25 @@ static void read_vit(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
     sp->positions = sp->seq_len;   /* the table stays this size under an override */
 }
 
-static void read_llama(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, const char *type)
+/* The keys the Llama, GPT-NeoX and Phi configs name alike. */
+static void read_decoder_keys(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, tsl_arch_t arch)
 {
     *k = (keys_t){"num_hidden_layers", "hidden_size", "num_attention_heads", 0};
-    sp->arch = TSL_ARCH_LLAMA;
+    sp->arch = arch;
     sp->hidden = req_u32(r, "hidden_size");
     sp->ffn_hidden = req_u32(r, "intermediate_size");
     sp->layers = req_u32(r, "num_hidden_layers");
     sp->heads = req_u32(r, "num_attention_heads");
     sp->vocab = req_u32(r, "vocab_size");
     sp->seq_len = req_u32(r, "max_position_embeddings");
+    sp->tied_head = opt_bool(r, "tie_word_embeddings", false);
+}
+
+static void read_llama(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, const char *type)
+{
+    read_decoder_keys(r, sp, k, TSL_ARCH_LLAMA);
     sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
     sp->head_dim = opt_u32(r, "head_dim", 0);
-    sp->tied_head = opt_bool(r, "tie_word_embeddings", false);
     sp->gated_ffn = true;
     bool qwen2 = strcmp(type, "qwen2") == 0;
     sp->qkv_bias = qwen2;
@@ -269,15 +275,7 @@ static void read_llama(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, const char *
  * LayerNorms either way, biases, untied embed_out. */
 static void read_neox(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
 {
-    *k = (keys_t){"num_hidden_layers", "hidden_size", "num_attention_heads", 0};
-    sp->arch = TSL_ARCH_NEOX;
-    sp->hidden = req_u32(r, "hidden_size");
-    sp->ffn_hidden = req_u32(r, "intermediate_size");
-    sp->layers = req_u32(r, "num_hidden_layers");
-    sp->heads = req_u32(r, "num_attention_heads");
-    sp->vocab = req_u32(r, "vocab_size");
-    sp->seq_len = req_u32(r, "max_position_embeddings");
-    sp->tied_head = opt_bool(r, "tie_word_embeddings", false);
+    read_decoder_keys(r, sp, k, TSL_ARCH_NEOX);
     sp->parallel_block = opt_bool(r, "use_parallel_residual", true);
 }
 
@@ -311,16 +309,8 @@ static void read_falcon(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
  * untied LM head with a bias. */
 static void read_phi(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
 {
-    *k = (keys_t){"num_hidden_layers", "hidden_size", "num_attention_heads", 0};
-    sp->arch = TSL_ARCH_NEOX;
-    sp->hidden = req_u32(r, "hidden_size");
-    sp->ffn_hidden = req_u32(r, "intermediate_size");
-    sp->layers = req_u32(r, "num_hidden_layers");
-    sp->heads = req_u32(r, "num_attention_heads");
+    read_decoder_keys(r, sp, k, TSL_ARCH_NEOX);
     sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
-    sp->vocab = req_u32(r, "vocab_size");
-    sp->seq_len = req_u32(r, "max_position_embeddings");
-    sp->tied_head = opt_bool(r, "tie_word_embeddings", false);
     sp->parallel_block = sp->shared_norm = true;
     sp->head_bias = !sp->tied_head;
 }

@@ -387,14 +387,8 @@ static void test_agrees_with_strategy(void) {
 /* One GPT layer of Korthikanti et al. Table 2's shape, derived by model.c:
  * s = 2048, h = 4096, a = 32, f = 4h, unfused attention with dropout. */
 static tsl_layer_t gpt_layer(void) {
-    tsl_layer_t l;
-    memset(&l, 0, sizeof(l));
-    l.kind = TSL_LAYER_ENCODER;
-    l.seq_len = 2048;
-    l.hidden = 4096;
-    l.ffn_hidden = 4 * 4096;
-    l.heads = 32;
-    l.unfused_attn = true;
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, .seq_len = 2048, .hidden = 4096,
+                     .ffn_hidden = 4 * 4096, .heads = 32, .unfused_attn = true};
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     return l;
@@ -433,6 +427,13 @@ static void test_sp_selective_memory(void) {
     tsl_cluster_free(&c);
 }
 
+/* Costs of layer l under three strategies at micro-batch mb. */
+static void cost3(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t s[3],
+                  uint32_t mb, tsl_layer_cost_t out[3]) {
+    for (int i = 0; i < 3; i++)
+        tsl_cost_layer(env, l, &s[i], NULL, mb, &out[i]);
+}
+
 /* Times, FLOP-only device (no bandwidth figure): SP moves the same ring bytes as
  * the all-reduce; selective recompute repeats QKᵀ and AV in the backward. */
 static void test_sp_selective_time(void) {
@@ -440,13 +441,13 @@ static void test_sp_selective_time(void) {
     tsl_cost_env_t env;
     make_env(&c, &env, 1, 4);
     tsl_layer_t l = gpt_layer();
-    tsl_strategy_t plain = one(TSL_DIM_TP, 4, false), sp = plain, sel = plain;
-    sp.sp = true;
-    sel.selective = true;
-    tsl_layer_cost_t a, b, d;
-    tsl_cost_layer(&env, &l, &plain, NULL, 2, &a);
-    tsl_cost_layer(&env, &l, &sp, NULL, 2, &b);
-    tsl_cost_layer(&env, &l, &sel, NULL, 2, &d);
+    tsl_strategy_t plain = one(TSL_DIM_TP, 4, false), v[3] = {plain, plain, plain}, sp;
+    v[1].sp = true;
+    v[2].selective = true;
+    sp = v[1];
+    tsl_layer_cost_t r[3];
+    cost3(&env, &l, v, 2, r);
+    tsl_layer_cost_t a = r[0], b = r[1], d = r[2];
     CHECK(a.fwd_s == b.fwd_s && a.bwd_s == b.bwd_s && a.comm_s == b.comm_s,
           "SP: all-gather + reduce-scatter = the all-reduce's bytes");
     double core = 4.0 * 2048 * 2048 * 4096 * 2 / (4 * X_FLOPS); /* 4·s²·d·n / (t·X) */
@@ -475,13 +476,12 @@ static void test_zero(void) {
     tsl_cost_env_t env;
     make_env(&c, &env, 1, 4);
     tsl_layer_t l = test_layer();
-    tsl_strategy_t dp = one(TSL_DIM_DP, 4, false), z1 = dp, z2 = dp;
-    z1.zero = 1;
-    z2.zero = 2;
-    tsl_layer_cost_t a, b, d;
-    tsl_cost_layer(&env, &l, &dp, NULL, 8, &a);
-    tsl_cost_layer(&env, &l, &z1, NULL, 8, &b);
-    tsl_cost_layer(&env, &l, &z2, NULL, 8, &d);
+    tsl_strategy_t dp = one(TSL_DIM_DP, 4, false), v[3] = {dp, dp, dp};
+    v[1].zero = 1;
+    v[2].zero = 2;
+    tsl_layer_cost_t r[3];
+    cost3(&env, &l, v, 8, r);
+    tsl_layer_cost_t a = r[0], b = r[1], d = r[2];
     CHECK(a.ms_bytes == 16 * P_PARAMS, "DP: 16 bytes per parameter");
     CHECK(b.ms_bytes == 7 * P_PARAMS, "ZeRO-1: 2 + 2 + 12/4 = 7 bytes per parameter");
     CHECK(d.ms_bytes == 11 * P_PARAMS / 2, "ZeRO-2: 2 + 2/4 + 12/4 = 5.5 bytes per parameter");
@@ -505,14 +505,9 @@ static void test_feasibility_and_padding(void) {
     tsl_cluster_t c;
     tsl_cost_env_t env;
     make_env(&c, &env, 1, 8);
-    tsl_layer_t q;
-    memset(&q, 0, sizeof(q));
-    q.kind = TSL_LAYER_ENCODER; /* Qwen2-7B: 28 heads, 4 K/V heads */
-    q.seq_len = 128;
-    q.hidden = 3584;
-    q.ffn_hidden = 18944;
-    q.heads = 28;
-    q.kv_heads = 4;
+    /* Qwen2-7B: 28 heads, 4 K/V heads */
+    tsl_layer_t q = {.kind = TSL_LAYER_ENCODER, .seq_len = 128, .hidden = 3584,
+                     .ffn_hidden = 18944, .heads = 28, .kv_heads = 4};
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&q, &err) == 0, "%s", err.msg);
     tsl_layer_cost_t r;
@@ -529,12 +524,7 @@ static void test_feasibility_and_padding(void) {
     CHECK(!r.feasible, "tp4 does not divide 2 K/V heads");
 
     /* GPT-2's 50257 tokens pad to 50304 at t = 1 (128·1) and 50688 at t = 4 (99·512) */
-    tsl_layer_t e;
-    memset(&e, 0, sizeof(e));
-    e.kind = TSL_LAYER_EMBEDDING;
-    e.seq_len = 128;
-    e.hidden = 1024;
-    e.vocab = 50257;
+    tsl_layer_t e = {.kind = TSL_LAYER_EMBEDDING, .seq_len = 128, .hidden = 1024, .vocab = 50257};
     CHECK(tsl_layer_derive(&e, &err) == 0, "%s", err.msg);
     tsl_cost_layer(&env, &e, &tp4, NULL, 1, &r);
     CHECK(r.ms_bytes == 16ull * 50688 * 1024 / 4, "padded embedding states at t = 4: %llu",

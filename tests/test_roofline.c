@@ -39,13 +39,8 @@ static void test_gemm(void) {
 }
 
 static tsl_layer_t layer(uint32_t s, uint32_t h, uint32_t a) {
-    tsl_layer_t l;
-    memset(&l, 0, sizeof(l));
-    l.kind = TSL_LAYER_ENCODER;
-    l.seq_len = s;
-    l.hidden = h;
-    l.ffn_hidden = 4 * h;
-    l.heads = a;
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, .seq_len = s, .hidden = h, .ffn_hidden = 4 * h,
+                     .heads = a};
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     return l;
