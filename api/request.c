@@ -101,8 +101,6 @@ static int check_fields(const Tessel__V1__PlanRequest *req, const tsl_request_li
     if (req->model_case == TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET &&
         strlen(req->model_preset) >= TSL_NAME_MAX)
         return tsl_err_set(err, "model_preset: longer than %u characters", TSL_NAME_MAX - 1);
-    if (req->seq_len && req->model_case != TESSEL__V1__PLAN_REQUEST__MODEL_HF_CONFIG_JSON)
-        return tsl_err_set(err, "seq_len: only applies with hf_config_json (a preset has its own)");
     if (req->seq_len > TSL_REQUEST_MAX_SEQ_LEN)
         return tsl_err_set(err, "seq_len: %u is above the limit %u", req->seq_len,
                            TSL_REQUEST_MAX_SEQ_LEN);
@@ -186,7 +184,7 @@ static int build_model(const Tessel__V1__PlanRequest *req, const tsl_request_lim
                        tsl_model_t *m, tsl_err_t *err)
 {
     if (req->model_case == TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET) {
-        if (tsl_model_preset(req->model_preset, m, err) != 0)
+        if (tsl_model_preset_seq(req->model_preset, req->seq_len, m, err) != 0)
             return tsl_err_prefix(err, "model_preset");
     } else if (tsl_hf_config_parse(req->hf_config_json, "", req->seq_len, m, err) != 0) {
         return tsl_err_prefix(err, "hf_config_json");

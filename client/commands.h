@@ -34,7 +34,7 @@ typedef struct tsl_client_opts {
 typedef struct tsl_plan_opts {
     const char *model;       /* --model NAME (preset) */
     const char *hf_config;   /* --hf-config PATH */
-    uint32_t seq_len;        /* --seq-len N (with --hf-config) */
+    uint32_t seq_len;        /* --seq-len N */
     const char *cluster;     /* --cluster SPEC|FILE.json|registered */
     const char *nodes;       /* --nodes a,b: these registered workers (implies registered) */
     tsl_request_t req;       /* --batch N (0 with --sweep), --memory 16G, --no-pp, ... */

@@ -39,7 +39,7 @@ int tsl_plan_load_model(const tsl_plan_opts_t *po, tsl_model_t *m, tsl_err_t *er
     if (po->model && po->hf_config)
         return tsl_err_set(err, "model: give either --model or --hf-config, not both");
     if (po->model)
-        return tsl_model_preset(po->model, m, err);
+        return tsl_model_preset_seq(po->model, po->seq_len, m, err);
     if (po->hf_config)
         return tsl_hf_config_load(po->hf_config, po->seq_len, m, err);
     return tsl_err_set(err, "model: missing; give --model NAME (see `tesselctl models`) or "

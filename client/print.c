@@ -168,6 +168,11 @@ void tsl_print_result(FILE *out, json_t *doc)
     fprintf(out, "Plan for %s (%lld layers, %.2fB parameters) on %s\n", str(model, "name"),
             integer(model, "layers"), integer(model, "params") / 1e9,
             str(cluster, "description"));
+    long long window = integer(model, "max_context");
+    fprintf(out, "  sequence:  %lld tokens per sample", integer(model, "tokens_per_sample"));
+    if (window > 0)
+        fprintf(out, " (a default: the config allows %lld; --seq-len N to plan another)", window);
+    fprintf(out, "\n");
     fprintf(out, "  fingerprint %s%s\n", str(doc, "fingerprint"),
             json_is_true(json_object_get(doc, "cached")) ? " (cached)" : "");
     if (!json_is_object(plan)) {

@@ -91,7 +91,7 @@ static int stored_model(const json_t *req, const json_t *doc, tsl_model_t *m, ts
 {
     const char *preset = json_string_value(json_object_get(req, "model_preset"));
     if (preset)
-        return tsl_model_preset(preset, m, err);
+        return tsl_model_preset_seq(preset, u32_of(req, "seq_len"), m, err);
     const json_t *hf = json_object_get(req, "hf_config");
     if (hf == NULL)
         return tsl_err_set(err, "request: neither model_preset nor hf_config");

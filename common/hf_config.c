@@ -15,7 +15,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SUPPORTED "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2"
+#define SUPPORTED "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2, gpt_neox, falcon, phi"
+
+/* The sequence a config with a longer window is planned at by default: what
+ * people pre-train such models at (Llama 2/3 pre-training: 4096 / 8192); the
+ * full window (Qwen2-7B: 131072) is a long-context fine-tuning setting. */
+#define DEFAULT_SEQ_CAP 4096u
 
 const char *tsl_hf_config_supported(void)
 {
@@ -240,24 +245,118 @@ static void read_vit(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
     sp->positions = sp->seq_len;   /* the table stays this size under an override */
 }
 
-static void read_llama(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, const char *type)
+/* The keys the Llama, GPT-NeoX and Phi configs name alike. */
+static void read_decoder_keys(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, tsl_arch_t arch)
 {
     *k = (keys_t){"num_hidden_layers", "hidden_size", "num_attention_heads", 0};
-    sp->arch = TSL_ARCH_LLAMA;
+    sp->arch = arch;
     sp->hidden = req_u32(r, "hidden_size");
     sp->ffn_hidden = req_u32(r, "intermediate_size");
     sp->layers = req_u32(r, "num_hidden_layers");
     sp->heads = req_u32(r, "num_attention_heads");
     sp->vocab = req_u32(r, "vocab_size");
     sp->seq_len = req_u32(r, "max_position_embeddings");
+    sp->tied_head = opt_bool(r, "tie_word_embeddings", false);
+}
+
+static void read_llama(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, const char *type)
+{
+    read_decoder_keys(r, sp, k, TSL_ARCH_LLAMA);
     sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
     sp->head_dim = opt_u32(r, "head_dim", 0);
-    sp->tied_head = opt_bool(r, "tie_word_embeddings", false);
     sp->gated_ffn = true;
     bool qwen2 = strcmp(type, "qwen2") == 0;
     sp->qkv_bias = qwen2;
     if (strcmp(type, "mistral") == 0 || (qwen2 && opt_bool(r, "use_sliding_window", false)))
         sp->attn_window = opt_u32(r, "sliding_window", 0);
+}
+
+/* GPT-NeoX: parallel attention/FFN unless use_parallel_residual is false, two
+ * LayerNorms either way, biases, untied embed_out. */
+static void read_neox(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
+{
+    read_decoder_keys(r, sp, k, TSL_ARCH_NEOX);
+    sp->parallel_block = opt_bool(r, "use_parallel_residual", true);
+}
+
+/* Falcon: parallel_attn with one LayerNorm (7B) or two (new_decoder_architecture:
+ * 40B/180B); multi_query or num_kv_heads; no biases unless bias; FFN 4·h unless
+ * ffn_hidden_size; tied head. */
+static void read_falcon(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
+{
+    *k = (keys_t){"num_hidden_layers", "hidden_size", "num_attention_heads", 0};
+    sp->arch = TSL_ARCH_NEOX;
+    sp->hidden = req_u32(r, "hidden_size");
+    sp->layers = req_u32_alt(r, "num_hidden_layers", "n_layer", "num_hidden_layers (or n_layer)");
+    sp->heads = req_u32_alt(r, "num_attention_heads", "n_head",
+                            "num_attention_heads (or n_head)");
+    sp->vocab = req_u32(r, "vocab_size");
+    sp->seq_len = opt_u32(r, "max_position_embeddings", 2048);
+    bool new_arch = opt_bool(r, "new_decoder_architecture", false);
+    sp->kv_heads = new_arch ? opt_u32(r, "num_kv_heads", 0)
+                 : opt_bool(r, "multi_query", true) ? 1 : 0;
+    uint32_t dflt_ffn = sp->hidden <= UINT32_MAX / 4 ? 4 * sp->hidden : 0;
+    sp->ffn_hidden = opt_u32(r, "ffn_hidden_size", dflt_ffn);
+    sp->no_bias = !opt_bool(r, "bias", false);
+    sp->parallel_block = new_arch || opt_bool(r, "parallel_attn", true);
+    sp->shared_norm = !new_arch;
+    sp->tied_head = opt_bool(r, "tie_word_embeddings", true);
+    if (opt_bool(r, "alibi", false))
+        note_bad(r, "alibi: true (Falcon-RW's ALiBi attention) is not supported");
+}
+
+/* Phi-1/1.5/2: one LayerNorm feeding parallel attention and FFN, biases, an
+ * untied LM head with a bias. */
+static void read_phi(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
+{
+    read_decoder_keys(r, sp, k, TSL_ARCH_NEOX);
+    sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
+    sp->parallel_block = sp->shared_norm = true;
+    sp->head_bias = !sp->tied_head;
+}
+
+/* ---- mixture of experts: refused (docs/models.md) ---- */
+
+static const char *const moe_types[] = {
+    "mixtral", "qwen2_moe", "qwen3_moe", "deepseek", "deepseek_v2", "deepseek_v3", "dbrx",
+    "olmoe", "phimoe", "jamba", "granitemoe", "jetmoe", "switch_transformers", "nllb_moe",
+};
+
+/* Experts a config declares under any of the usual keys; 0 when none. */
+static int64_t moe_experts(const json_t *root, const char **key)
+{
+    static const char *const keys[] = {"num_local_experts", "num_experts", "n_routed_experts",
+                                       "moe_num_experts"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        const json_t *v = json_object_get(root, keys[i]);
+        if (json_is_integer(v) && json_integer_value(v) > 1) {
+            *key = keys[i];
+            return json_integer_value(v);
+        }
+    }
+    return 0;
+}
+
+/* Tessel has no expert-parallel dimension: an MoE model planned as dense would
+ * be wrong in every figure, so it is refused, saying why. */
+static int refuse_moe(const json_t *root, tsl_err_t *err)
+{
+    const char *type = json_string_value(json_object_get(root, "model_type"));
+    const char *key = NULL;
+    int64_t n = moe_experts(root, &key);
+    if (n > 0)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "mixture-of-experts model (%s = %lld) is not supported: Tessel "
+                            "plans dense models only and has no expert-parallel dimension",
+                            key, (long long)n);
+    for (size_t i = 0; type && i < sizeof(moe_types) / sizeof(moe_types[0]); i++) {
+        if (strcmp(type, moe_types[i]) == 0)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "model_type \"%s\" is a mixture-of-experts model, which is not "
+                                "supported: Tessel plans dense models only and has no "
+                                "expert-parallel dimension", type);
+    }
+    return 0;
 }
 
 /* ---- architecture detection ---- */
@@ -270,6 +369,7 @@ typedef struct hf_arch {
 static const hf_arch_t archs[] = {
     {"gpt2", "GPT2"},   {"bert", "Bert"},       {"roberta", "Roberta"}, {"t5", "T5"},
     {"vit", "ViT"},     {"llama", "Llama"},     {"mistral", "Mistral"}, {"qwen2", "Qwen2"},
+    {"gpt_neox", "GPTNeoX"}, {"falcon", "Falcon"}, {"phi", "Phi"},
 };
 
 #define N_ARCHS (sizeof(archs) / sizeof(archs[0]))
@@ -380,6 +480,8 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
 {
     if (!json_is_object(root))
         return tsl_err_set(err, "the top level is %s, not a JSON object", type_name(root));
+    if (refuse_moe(root, err) != 0)
+        return -1;
     const hf_arch_t *a = detect(root, err);
     if (a == NULL)
         return -1;
@@ -395,13 +497,26 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
         read_t5(&r, &sp, &k);
     else if (strcmp(t, "vit") == 0)
         read_vit(&r, &sp, &k);
+    else if (strcmp(t, "gpt_neox") == 0)
+        read_neox(&r, &sp, &k);
+    else if (strcmp(t, "falcon") == 0)
+        read_falcon(&r, &sp, &k);
+    else if (strcmp(t, "phi") == 0)
+        read_phi(&r, &sp, &k);
     else
         read_llama(&r, &sp, &k, t);
+    uint32_t window = sp.seq_len;
+    if (seq == 0 && (sp.arch == TSL_ARCH_LLAMA || sp.arch == TSL_ARCH_NEOX) &&
+        sp.seq_len > DEFAULT_SEQ_CAP)
+        sp.seq_len = DEFAULT_SEQ_CAP;
     if (check_spec(&r, &sp, &k, err) != 0 || apply_override(&sp, &k, seq, err) != 0)
         return tsl_err_prefix(err, "model_type %s", t);
     char dflt[TSL_NAME_MAX];
     default_name(root, t, dflt, sizeof(dflt));
-    return tsl_model_build(&sp, (name && *name) ? name : dflt, out, err);
+    if (tsl_model_build(&sp, (name && *name) ? name : dflt, out, err) != 0)
+        return -1;
+    out->max_context = window > out->tokens_per_sample ? window : 0;
+    return 0;
 }
 
 int tsl_hf_config_parse(const char *json_text, const char *name, uint32_t seq_len_override,

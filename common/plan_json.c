@@ -195,6 +195,11 @@ json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_mode
                                   (json_int_t)m->n_layers, "params",
                                   (json_int_t)tsl_model_params(m), "tokens_per_sample",
                                   (json_int_t)m->tokens_per_sample));
+    /* the sequence every figure assumes, and the window it was cut from (issue 10) */
+    json_t *jm = json_object_get(doc, "model");
+    json_object_set_new(jm, "seq_len", json_integer(m->tokens_per_sample));
+    if (m->max_context)
+        json_object_set_new(jm, "max_context", json_integer(m->max_context));
     json_object_set_new(doc, "cluster",
                         json_pack("{s:s, s:I, s:I}", "description", desc, "devices",
                                   (json_int_t)c->n_devices, "nodes", (json_int_t)c->n_nodes));

@@ -37,6 +37,8 @@ typedef struct tsl_gpu_spec {
     double intra_bw;          /* default intra-node bus bandwidth, bytes/s */
     double pcie_bw;           /* host<->device bandwidth, bytes/s */
     const char *source;       /* where the figures come from */
+    double mem_bw;            /* datasheet device-memory bandwidth, bytes/s; 0 = unknown (the
+                                 cost model then counts FLOPs only: docs/cost-model.md) */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {

@@ -26,6 +26,10 @@
  *              inter-socket link.
  * pcie_bw      host<->device copy bandwidth: ~78% of the x16 line rate, as pinned
  *              cudaMemcpy typically reaches: gen3 12 GB/s, gen4 24, gen5 48.
+ * mem_bw       device-memory bandwidth from the datasheet (the roofline of
+ *              planner/roofline.h takes a sustained fraction of it): A100-40G HBM2
+ *              1555 GB/s, A100-80G SXM HBM2e 2039, H100 SXM5 HBM3 3350, TITAN RTX
+ *              GDDR6 672, V100 SXM2 HBM2 900, T4 GDDR6 320, 2080 Ti GDDR6 616.
  * memory       the datasheet capacity, in GiB as the datasheets mean it (an
  *              "80 GB" A100 reports 81920 MiB). 2080Ti-10G is H3T's setting (10 GB
  *              usable of 11; H3T Sec. 4.1).
@@ -48,31 +52,31 @@
     "A100 allreduce fixture (154 GB/s, 8 GPUs, NVLink3); pcie: gen4 x16 ~78% of line rate"
 
 static const tsl_gpu_spec_t gpu_table[] = {
-    {"A100-40G", (uint64_t)(40 * GIB), 312 * TFLOPS, 0.60, 150 * GBPS, 24 * GBPS, SRC_A100},
-    {"A100-80G", (uint64_t)(80 * GIB), 312 * TFLOPS, 0.60, 150 * GBPS, 24 * GBPS, SRC_A100},
+    {"A100-40G", (uint64_t)(40 * GIB), 312 * TFLOPS, 0.60, 150 * GBPS, 24 * GBPS, SRC_A100, 1555 * GBPS},
+    {"A100-80G", (uint64_t)(80 * GIB), 312 * TFLOPS, 0.60, 150 * GBPS, 24 * GBPS, SRC_A100, 2039 * GBPS},
     {"H100-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, 0.50, 230 * GBPS, 48 * GBPS,
      "peak: NVIDIA H100 SXM5 datasheet (989 TFLOPS bf16 dense); efficiency: 0.5 assumed; "
      "intra: NVLink4 450 GB/s/direction x 0.51 (the A100 measured ratio), conservative; "
-     "pcie: gen5 x16 ~78% of line rate"},
+     "pcie: gen5 x16 ~78% of line rate", 3350 * GBPS},
     {"RTX-TITAN-24G", (uint64_t)(24 * GIB), 130 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "peak: NVIDIA TITAN RTX datasheet (130 TFLOPS tensor); efficiency: 0.5 assumed; "
      "intra: PCIe 3.0, no NVLink (Galvatron-BMW testbed), ~63% of x16 line rate; "
-     "pcie: gen3 x16 ~78% of line rate"},
+     "pcie: gen3 x16 ~78% of line rate", 672 * GBPS},
     {"V100-16G", (uint64_t)(16 * GIB), 125 * TFLOPS, 0.50, 75 * GBPS, 12 * GBPS,
      "peak: NVIDIA V100 SXM2 datasheet (125 TFLOPS tensor); efficiency: 0.5 assumed; "
-     "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3"},
+     "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3", 900 * GBPS},
     {"V100-32G", (uint64_t)(32 * GIB), 125 * TFLOPS, 0.50, 75 * GBPS, 12 * GBPS,
      "peak: NVIDIA V100 SXM2 datasheet (125 TFLOPS tensor); efficiency: 0.5 assumed; "
-     "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3"},
+     "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3", 900 * GBPS},
     {"T4-16G", (uint64_t)(16 * GIB), 65 * TFLOPS, 0.40, 6.25 * GBPS, 12 * GBPS,
      "peak: NVIDIA T4 datasheet (65 TFLOPS fp16 mixed); efficiency: 0.4, 70 W cap throttles; "
-     "intra: AMP Sec. 4.3 measured 50 Gb/s PCIe on g4dn.12xlarge; pcie: gen3"},
+     "intra: AMP Sec. 4.3 measured 50 Gb/s PCIe on g4dn.12xlarge; pcie: gen3", 320 * GBPS},
     {"2080Ti-11G", (uint64_t)(11 * GIB), 53.8 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "peak: NVIDIA Turing whitepaper (53.8 TFLOPS fp16, fp32 accumulate); efficiency: 0.5 "
-     "assumed; intra: PCIe 3.0, no NVLink, ~63% of x16 line rate; pcie: gen3"},
+     "assumed; intra: PCIe 3.0, no NVLink, ~63% of x16 line rate; pcie: gen3", 616 * GBPS},
     {"2080Ti-10G", (uint64_t)(10 * GIB), 53.8 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "as 2080Ti-11G with 10 GB, H3T's 8x2080Ti environment (H3T Sec. 4.1 and its "
-     "appendix: PCIe 3.0 at 15.8 GB/s line rate, no NVLink)"},
+     "appendix: PCIe 3.0 at 15.8 GB/s line rate, no NVLink)", 616 * GBPS},
 };
 
 /* Short names people type; each maps to the one entry it can only mean. */

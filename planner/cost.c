@@ -9,6 +9,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "roofline.h"
+
 /* The strategy's degree and stride, computed here rather than through
  * strategy.c so the hot path inlines them (same definition as strategy.h:
  * level i has stride = product of the degrees below it). */
@@ -42,11 +44,13 @@ static uint32_t group_size(const tsl_strategy_t *s) {
 
 /* Slowest device of the block: a collective waits for it (AMP Eq. 3's logic
  * applied to compute). Walks nodes, not devices. */
-static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size) {
+static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size, double *mem_bw) {
     double x = INFINITY;
+    *mem_bw = INFINITY;
     for (uint32_t dev = first; dev < first + size;) {
         uint32_t node = c->device_node[dev];
         x = fmin(x, tsl_cluster_device_flops(c, dev));
+        *mem_bw = fmin(*mem_bw, tsl_cluster_device_gpu(c, dev)->mem_bw);
         dev = c->node_first[node] + c->nodes[node].n_gpus;
     }
     return x;
@@ -63,7 +67,7 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     env->cluster = c;
     env->block_first = block_first;
     env->block_size = block_size;
-    env->device_flops = block_flops(c, block_first, block_size);
+    env->device_flops = block_flops(c, block_first, block_size, &env->device_mem_bw);
     env->block_bw = tsl_cluster_group_bw(c, block_first, 1, block_size);
     env->overlap_slowdown = c->overlap_slowdown;
     env->profile = tsl_profile_for_block(c, block_first, block_size);   /* issue 8 */
@@ -128,14 +132,60 @@ static inline uint64_t div_ceil(uint64_t a, uint64_t b) {
     return (a + b - 1) / b;
 }
 
-/* O_ms, O_f, O_b of cost.h for n samples per device. */
-static void layer_memory(const tsl_layer_t *l, bool ckpt, uint32_t t, uint32_t z, uint64_t n,
+/* Megatron pads the vocabulary of the token embedding and the LM head to a
+ * multiple of 128·t (make-vocab-size-divisible-by 128 per TP rank); patch
+ * embeddings and classifier heads keep theirs. */
+static double padded_vocab(const tsl_layer_t *l, uint32_t t) {
+    bool lm = (l->kind == TSL_LAYER_EMBEDDING && !l->patch_embed) ||
+              (l->kind == TSL_LAYER_HEAD && l->head_tokens == 0);
+    if (!lm || l->vocab == 0)
+        return (double)l->vocab;
+    uint64_t q = 128ull * t;
+    return (double)(((uint64_t)l->vocab + q - 1) / q * q);
+}
+
+/* Parameters with the padded rows (a tied head owns none). */
+static double padded_params(const tsl_layer_t *l, uint32_t t) {
+    double extra = padded_vocab(l, t) - l->vocab;
+    if (l->kind == TSL_LAYER_HEAD && l->tied_head)
+        extra = 0;
+    return (double)l->params + extra * l->hidden;
+}
+
+/* Megatron splits heads, K/V heads and the FFN width over the TP group; a degree
+ * that does not divide them has no implementation (issue 10, "Feasibility"). */
+static bool tp_fits(const tsl_layer_t *l, uint32_t t) {
+    if (t <= 1)
+        return true;
+    bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
+                l->kind == TSL_LAYER_ATTENTION;
+    bool ffn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
+               l->kind == TSL_LAYER_FFN;
+    uint32_t kv = l->kv_heads ? l->kv_heads : l->heads;
+    if (attn && (l->heads % t != 0 || kv % t != 0))
+        return false;
+    return !ffn || l->ffn_hidden % t == 0;
+}
+
+/* Degrees of a strategy, as the formulas name them. */
+typedef struct degrees {
+    uint32_t t, d, z;
+} degrees_t;
+
+/* O_ms, O_f, O_b of cost.h for n samples per device. Model states per parameter
+ * (Rajbhandari 2020): 2 fp16 weights + 2 fp16 gradients + 12 optimizer bytes,
+ * all divided by t·z; ZeRO-1 divides the 12 by d too, ZeRO-2 the gradients. */
+static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t n,
                          tsl_layer_cost_t *out) {
-    uint64_t p = l->params;
-    out->ms_bytes = div_ceil((uint64_t)TSL_BYTES_PER_PARAM_STATES * p, (uint64_t)t * z);
-    uint64_t act = l->act_repl_bytes * n + div_ceil(l->act_shard_bytes * n, t);
-    if (ckpt) {
-        out->fwd_bytes = l->bnd_act_bytes * n;
+    double p = padded_params(l, g.t), tz = (double)g.t * g.z;
+    double opt_div = s->zero >= 1 ? g.d : 1, grad_div = s->zero >= 2 ? g.d : 1;
+    out->ms_bytes = (uint64_t)ceil(p / tz * (2.0 + 2.0 / grad_div + 12.0 / opt_div));
+    uint64_t split = s->sp ? g.t : 1; /* sequence parallelism shards the rest */
+    uint64_t score = s->selective ? l->act_score_bytes : 0;
+    uint64_t act = div_ceil(l->act_repl_bytes * n, split) +
+                   div_ceil((l->act_shard_bytes - score) * n, g.t);
+    if (s->ckpt) {
+        out->fwd_bytes = div_ceil(l->bnd_act_bytes * n, split);
         out->bwd_bytes = act;
     } else {
         out->fwd_bytes = act;
@@ -143,15 +193,46 @@ static void layer_memory(const tsl_layer_t *l, bool ckpt, uint32_t t, uint32_t z
     }
     /* SDP gathers the full (TP-sharded) fp16 weights and holds unsharded fp16
      * gradients before reduce-scatter: 2 + 2 bytes per parameter beyond its shard. */
-    if (z > 1)
-        out->bwd_bytes += div_ceil(4 * p * (z - 1), (uint64_t)t * z);
+    if (g.z > 1)
+        out->bwd_bytes += (uint64_t)ceil(4.0 * p * (g.z - 1) / tz);
+    /* ZeRO-2 holds a layer's full fp16 gradient until it is reduce-scattered */
+    if (s->zero >= 2 && g.d > 1)
+        out->bwd_bytes += (uint64_t)ceil(2.0 * p / tz * (1.0 - 1.0 / g.d));
+}
+
+/* ---- the one place compute time is modelled: a roofline per GEMM (roofline.h).
+ * A measured profile, where one exists, replaces these two calls. ---- */
+static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                            double n, uint32_t t, double *fwd_s, double *core_s) {
+    tsl_roofline_dev_t dev;
+    tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
+    *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
+    *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
+}
+
+/* Gradient synchronisation of the DP and SDP levels (grad_bytes: fp16 gradients
+ * of this device's TP shard). Plain DP all-reduces once, on the last
+ * micro-batch, under the backward. ZeRO-1 reduce-scatters there instead and
+ * all-gathers the updated weights after the optimizer step, where no backward
+ * hides it (exposed): the same ring bytes, less memory, a later wait. ZeRO-2
+ * also reduce-scatters every micro-batch (per_mb), under its backward. */
+static void grad_sync(const tsl_strategy_t *s, degrees_t g, const tsl_strategy_bw_t *bw,
+                      double grad_bytes, double *per_mb, double *last, double *exposed) {
+    double shard = grad_bytes / g.z;
+    double rs = tsl_cost_reduce_scatter_s(shard, g.d, bw->dp_bw);
+    double sdp_rs = tsl_cost_reduce_scatter_s(grad_bytes, g.z, bw->sdp_bw);
+    *per_mb = s->zero >= 2 ? rs : 0.0;
+    *last = sdp_rs + (s->zero == 0   ? tsl_cost_allreduce_s(shard, g.d, bw->dp_bw)
+                      : s->zero == 1 ? rs
+                                     : 0.0);
+    *exposed = s->zero ? tsl_cost_allgather_s(shard, g.d, bw->dp_bw) : 0.0;
 }
 
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out) {
-    uint32_t t = dim_degree(s, TSL_DIM_TP), d = dim_degree(s, TSL_DIM_DP);
-    uint32_t z = dim_degree(s, TSL_DIM_SDP), w = d * z;
-    if (mb == 0 || mb % w != 0 || group_size(s) != env->block_size) {
+    degrees_t g = {dim_degree(s, TSL_DIM_TP), dim_degree(s, TSL_DIM_DP), dim_degree(s, TSL_DIM_SDP)};
+    uint32_t w = g.d * g.z;
+    if (mb == 0 || mb % w != 0 || group_size(s) != env->block_size || !tp_fits(l, g.t)) {
         set_infeasible(out);
         return;
     }
@@ -161,29 +242,32 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         bw = &local;
     }
     double n = (double)(mb / w);
-    double p = (double)l->params;
+    double p = padded_params(l, g.t);
     double act_msg = (double)TSL_ACT_DTYPE_BYTES * l->seq_len * l->hidden * n;
 
-    double compute_f = l->fwd_flops * n / (t * env->device_flops);
+    double compute_f, core_f;
+    layer_compute_f(env, l, s, n, g.t, &compute_f, &core_f);
     double compute_b = 2.0 * compute_f;
-    if (env->profile != NULL)   /* issue 8: measured per-shape block times replace peak × eff. */
-        tsl_profile_layer_s(env->profile, l, n, t, env->device_flops, &compute_f, &compute_b);
-    double tp_f = l->tp_allreduces * tsl_cost_allreduce_s(act_msg, t, bw->tp_bw);
-    double gather = tsl_cost_allgather_s(TSL_BYTES_PER_PARAM_FP16 * p / t, z, bw->sdp_bw);
-    double recompute = s->ckpt ? compute_f + tp_f : 0.0;
-    double grad_comm =
-        tsl_cost_allreduce_s(TSL_BYTES_PER_PARAM_FP16 * p / ((double)t * z), d, bw->dp_bw) +
-        tsl_cost_reduce_scatter_s(TSL_BYTES_PER_PARAM_FP16 * p / t, z, bw->sdp_bw);
+    if (env->profile != NULL)   /* issue 8: measured per-shape block times replace the roofline */
+        tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
+    /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes */
+    double tp_f = l->tp_allreduces * tsl_cost_allreduce_s(act_msg, g.t, bw->tp_bw);
+    double gather = tsl_cost_allgather_s(TSL_BYTES_PER_PARAM_FP16 * p / g.t, g.z, bw->sdp_bw);
+    double recompute = s->ckpt ? compute_f + tp_f : core_f;
+    double per_mb, last, exposed;
+    grad_sync(s, g, bw, TSL_BYTES_PER_PARAM_FP16 * p / g.t, &per_mb, &last, &exposed);
+    double k = env->overlap_slowdown;
 
     out->feasible = true;
     out->fwd_s = compute_f + tp_f + gather;
-    out->bwd_s = compute_b + tp_f + gather + recompute;
-    out->grad_comm_s = grad_comm;
-    out->bwd_sync_s =
-        out->bwd_s - compute_b + tsl_cost_overlap_s(compute_b, grad_comm, env->overlap_slowdown);
-    out->compute_s = compute_f + compute_b + (s->ckpt ? compute_f : 0.0);
+    double bwd_rest = tp_f + gather + recompute;
+    out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb, k);
+    out->grad_comm_s = per_mb + last + exposed;
+    out->bwd_sync_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last, k) + exposed;
+    /* (ZeRO-2's last micro-batch reduce-scatters once, as every other: per_mb) */
+    out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f : 0.0);
     out->comm_s = 2.0 * tp_f + 2.0 * gather + (s->ckpt ? tp_f : 0.0);
-    layer_memory(l, s->ckpt, t, z, mb / w, out);
+    layer_memory(l, s, g, mb / w, out);
 }
 
 double tsl_cost_transition_s(const tsl_cost_env_t *env, const tsl_layer_t *l,

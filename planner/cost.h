@@ -17,7 +17,8 @@
  *   p2p              M / bw
  *
  * Time of one micro-batch:
- *   compute_f  = F · n / (t · X)
+ *   compute_f  = roofline of the layer's GEMMs and elementwise work (roofline.h;
+ *                F · n / (t · X) when the device has no memory-bandwidth figure)
  *   compute_b  = 2 · compute_f                       (two GEMMs per forward GEMM)
  *   tp_f       = tp_allreduces × all-reduce(2·s·h·n bytes, t)   (same again in backward)
  *   sdp_gather = all-gather(2·P/t bytes, z)          (once in forward, once in backward)
@@ -41,6 +42,17 @@
  *   O_f   = bnd · n, O_b = act                       with CKPT (Galvatron III-A)
  *   SDP adds its transient gathered weights and unsharded gradients to the
  *   backward peak: O_b += 4 · P / t · (1 − 1/z).
+ *
+ * Issue-10 choices (docs/cost-model.md has each with its source):
+ *   feasibility  t must divide the layer's heads, K/V heads and FFN width;
+ *                embedding/LM-head vocabulary padded to a multiple of 128·t (P').
+ *   +sp          act_repl and (with CKPT) bnd divided by t; tp_f unchanged (an
+ *                all-gather + reduce-scatter moves the all-reduce's ring bytes).
+ *   +selckpt     act drops act_score_bytes; recompute = the attention core alone.
+ *   +zero1       O_ms = P'/(t·z)·(4 + 12/d); grad sync = reduce-scatter under the
+ *                backward + weight all-gather exposed after it.
+ *   +zero2       O_ms = P'/(t·z)·(2 + 14/d); a reduce-scatter every micro-batch,
+ *                O_b += 2·P'/(t·z)·(1 − 1/d) (the unsharded gradient).
  *
  * Transformation cost R (Eq. 4): zero when consecutive layers share a layout
  * (tsl_strategy_same_layout); otherwise the receiving layer's input is
@@ -69,6 +81,8 @@ typedef struct tsl_cost_env {
     double overlap_slowdown;   /* k */
     const struct tsl_profile *profile;  /* issue 8: measured block times of the block's GPU
                                            type (planner/profile.h), or NULL: peak × efficiency */
+    double device_mem_bw;      /* slowest device memory of the block, datasheet bytes/s;
+                                  0 when a GPU type has none (FLOP count only) */
 } tsl_cost_env_t;
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
@@ -83,7 +97,8 @@ void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                           tsl_strategy_bw_t *out);
 
 typedef struct tsl_layer_cost {
-    bool feasible;            /* false when B_m does not divide by the data width */
+    bool feasible;            /* false when B_m does not divide by the data width, or
+                                 the TP degree does not divide heads/K/V heads/FFN */
     double fwd_s;
     double bwd_s;             /* without gradient synchronisation */
     double bwd_sync_s;        /* the micro-batch that synchronises gradients */

@@ -35,7 +35,7 @@ typedef struct dims {
 } dims_t;
 
 typedef struct figures {
-    double params, flops, repl, shard, bnd;
+    double params, flops, repl, shard, bnd, score, core_flops;
     uint32_t allreduces;
 } figures_t;
 
@@ -153,23 +153,45 @@ static double ffn_params(const tsl_layer_t *l, const dims_t *x)
     return p;
 }
 
+/* Bytes per score an unfused attention keeps: the softmax output (2), plus the
+ * dropout mask (1) and dropped copy (2) when there is dropout. Fused: none. */
+static double score_bytes(const tsl_layer_t *l)
+{
+    if (!l->unfused_attn)
+        return 0.0;
+    return l->no_dropout ? 2.0 : 5.0;
+}
+
+/* Replicated stash of a block: its norm input and the GEMM input (2 + 2 bytes
+ * per element), and the dropout mask on its output (1) unless there is none. */
+static double block_repl(const tsl_layer_t *l, const dims_t *x)
+{
+    return (l->no_dropout ? 4.0 : 5.0) * x->s * x->h;
+}
+
+/* One attention over `keys` keys per query whose K/V come from `kv_tokens` tokens. */
+static void add_attention(const tsl_layer_t *l, const dims_t *x, double keys, double kv_tokens,
+                          figures_t *fg)
+{
+    double core = 4.0 * x->s * keys * x->d; /* QKᵀ and AV */
+    fg->params += attn_params(l, x) + norm_params(l, x);
+    fg->flops += 4.0 * x->s * x->h * x->d + 4.0 * kv_tokens * x->h * x->e + core;
+    fg->core_flops += core;
+    /* LN in, QKV in, dropout mask on h | Q, K, V, proj in, scores */
+    fg->repl += block_repl(l, x);
+    fg->shard += 4.0 * x->s * x->d + 4.0 * kv_tokens * x->e;
+    fg->score += score_bytes(l) * x->a * x->s * keys;
+    fg->allreduces += 1;
+}
+
 static void add_self_attention(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
 {
-    fg->params += attn_params(l, x) + norm_params(l, x);
-    fg->flops += 4.0 * x->s * x->h * x->d + 4.0 * x->s * x->h * x->e + 4.0 * x->s * x->w * x->d;
-    /* LN in, QKV in, dropout mask on h | Q, K, V, proj in, scores (2+1+2 bytes) */
-    fg->repl += 5.0 * x->s * x->h;
-    fg->shard += 4.0 * x->s * x->d + 4.0 * x->s * x->e + 5.0 * x->a * x->s * x->w;
-    fg->allreduces += 1;
+    add_attention(l, x, x->w, x->s, fg);
 }
 
 static void add_cross_attention(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
 {
-    fg->params += attn_params(l, x) + norm_params(l, x);
-    fg->flops += 4.0 * x->s * x->h * x->d + 4.0 * x->t * x->h * x->e + 4.0 * x->s * x->t * x->d;
-    fg->repl += 5.0 * x->s * x->h;
-    fg->shard += 4.0 * x->s * x->d + 4.0 * x->t * x->e + 5.0 * x->a * x->s * x->t;
-    fg->allreduces += 1;
+    add_attention(l, x, x->t, x->t, fg);
 }
 
 static void add_ffn(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
@@ -177,7 +199,7 @@ static void add_ffn(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
     fg->params += ffn_params(l, x) + norm_params(l, x);
     fg->flops += 2.0 * (x->g + 1.0) * x->s * x->h * x->f;
     /* LN in, fc1 in, dropout mask | fc1 out (g of them), activation out */
-    fg->repl += 5.0 * x->s * x->h;
+    fg->repl += block_repl(l, x);
     fg->shard += 2.0 * x->g * x->s * x->f + 2.0 * x->s * x->f;
     fg->allreduces += 1;
 }
@@ -185,7 +207,7 @@ static void add_ffn(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
 static void add_embedding(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
 {
     fg->params += x->V * x->h + x->P * x->h;
-    fg->repl += x->s * x->h; /* dropout mask on the output */
+    fg->repl += l->no_dropout ? 0.0 : x->s * x->h; /* dropout mask on the output */
     if (l->patch_embed) {
         /* a GEMM over the pixels, which it keeps for the weight gradient */
         fg->params += l->no_bias ? 0.0 : x->h;
@@ -206,6 +228,21 @@ static void add_head(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
     fg->shard += 4.0 * x->n * x->V; /* fp32 logits kept for the loss */
 }
 
+/* y = x + attn(LN(x)) + ffn(LN'(x)) (model.h): the FFN's norm reads the stashed
+ * x, TP sums both outputs before one all-reduce; a shared norm also shares its
+ * output (the FFN's GEMM input) and has no parameters of its own. */
+static void parallel_block(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
+{
+    if (!l->parallel_block)
+        return;
+    fg->repl -= 2.0 * x->s * x->h;
+    fg->allreduces -= 1;
+    if (l->shared_norm) {
+        fg->repl -= 2.0 * x->s * x->h;
+        fg->params -= norm_params(l, x);
+    }
+}
+
 static void compute(const tsl_layer_t *l, figures_t *fg)
 {
     dims_t x = dims_of(l);
@@ -216,6 +253,7 @@ static void compute(const tsl_layer_t *l, figures_t *fg)
     case TSL_LAYER_ENCODER:
         add_self_attention(l, &x, fg);
         add_ffn(l, &x, fg);
+        parallel_block(l, &x, fg);
         break;
     case TSL_LAYER_DECODER:
         add_self_attention(l, &x, fg);
@@ -227,6 +265,7 @@ static void compute(const tsl_layer_t *l, figures_t *fg)
     case TSL_LAYER_HEAD: add_head(l, &x, fg); break;
     default: break;
     }
+    fg->shard += fg->score;
     fg->params += (double)l->extra_params;
     fg->flops += l->extra_fwd_flops;
     fg->repl += (double)l->extra_act_bytes;
@@ -251,6 +290,8 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err)
     l->act_repl_bytes = (uint64_t)fg.repl;
     l->act_shard_bytes = (uint64_t)fg.shard;
     l->tp_allreduces = fg.allreduces;
+    l->act_score_bytes = (uint64_t)fg.score;
+    l->core_fwd_flops = fg.core_flops;
     return 0;
 }
 
@@ -270,6 +311,7 @@ void tsl_model_free(tsl_model_t *m)
     m->layers = NULL;
     m->n_layers = 0;
     m->tokens_per_sample = 0;
+    m->max_context = 0;
 }
 
 int tsl_model_add_n(tsl_model_t *m, const tsl_layer_t *l, uint32_t count, tsl_err_t *err)
@@ -350,6 +392,18 @@ uint64_t tsl_model_act_bytes(const tsl_model_t *m)
     return sum;
 }
 
+int tsl_model_set_unfused_attn(tsl_model_t *m, bool unfused, tsl_err_t *err)
+{
+    if (m == NULL || (m->n_layers > 0 && m->layers == NULL))
+        return tsl_err_set(err, "model: NULL model or layer array");
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        m->layers[i].unfused_attn = unfused;
+        if (tsl_layer_derive(&m->layers[i], err) != 0)
+            return tsl_err_prefix(err, "model %s: layer %u", m->name, i);
+    }
+    return 0;
+}
+
 int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err)
 {
     if (m == NULL)
@@ -378,7 +432,9 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
         l->positions,     l->gated_ffn,      l->tied_head,       l->params,
         l->bnd_act_bytes, l->act_repl_bytes, l->act_shard_bytes, l->tp_allreduces,
         l->kv_heads,      l->attn_window,    l->head_tokens,     l->patch_embed,
-        l->no_bias,       l->rms_norm,       l->extra_params,    l->extra_act_bytes};
+        l->no_bias,       l->rms_norm,       l->extra_params,    l->extra_act_bytes,
+        l->no_dropout,    l->unfused_attn,   l->parallel_block,  l->shared_norm,
+        l->act_score_bytes};
     memcpy(key, k, sizeof(k));
     return TSL_LAYER_KEY_LEN;
 }

@@ -76,6 +76,21 @@
  *                 the LM head's input-gradient all-reduce, so the pair is counted
  *                 once, on the embedding); patch embedding 0 (replicated); head 0
  *                 (vocab-parallel cross-entropy reduces only s-sized scalars).
+ *
+ * Stash variants (issue 10; Korthikanti et al. 2022, Sec. 4; docs/cost-model.md):
+ *   unfused_attn  false (the default) is fused/flash attention: the 5·a·s·w score
+ *                 stash above is not kept (flash keeps only fp32 softmax statistics,
+ *                 4·a·s bytes, left out as negligible). true keeps it, in
+ *                 act_shard_bytes and again in act_score_bytes.
+ *   no_dropout    drops the s·h dropout masks (one per block) and, unfused, the
+ *                 dropout of the scores: 2·a·s·w (softmax output) instead of 5·a·s·w.
+ *   parallel_block  y = x + attn(LN(x)) + ffn(LN'(x)): the FFN's norm input is the
+ *                 attention's (−2·s·h replicated) and TP all-reduces once per layer;
+ *                 with shared_norm LN' = LN: no FFN norm and its output is the QKV
+ *                 input (−2·s·h more, −norm parameters).
+ *   Llama (no biases, RMSNorm, SwiGLU, no dropout) per sample, fused:
+ *     8·s·h replicated + (4·s·d + 4·s·e + 6·s·f) sharded, e.g. Llama-2-7B
+ *     (d = e = h, f = 11008 = 2.6875·h): s·h·(8 + 24.125/t).
  */
 #ifndef TSL_MODEL_H
 #define TSL_MODEL_H
@@ -123,6 +138,11 @@ typedef struct tsl_layer {
     uint64_t extra_params;     /* added to params (final norm, patch merging, ...) */
     double extra_fwd_flops;    /* added to fwd_flops, per sample */
     uint64_t extra_act_bytes;  /* added to act_repl_bytes, per sample */
+    /* issue-10 shape flags (see "Stash variants" above); false keeps the GPT forms */
+    bool no_dropout;       /* no dropout anywhere (Llama family): no masks, no dropped copies */
+    bool unfused_attn;     /* attention keeps its s×w scores (no fused/flash kernel) */
+    bool parallel_block;   /* attention and FFN read the same input (GPT-J/NeoX/Falcon/Phi) */
+    bool shared_norm;      /* with parallel_block: one norm feeds both (Falcon-7B, Phi) */
 
     /* derived by tsl_layer_derive() */
     uint64_t params;
@@ -131,6 +151,9 @@ typedef struct tsl_layer {
     uint64_t act_repl_bytes;   /* per sample: stashed activations replicated under TP */
     uint64_t act_shard_bytes;  /* per sample: stashed activations divided by the TP degree */
     uint32_t tp_allreduces;    /* all-reduces of s·h activations per forward under TP */
+    uint64_t act_score_bytes;  /* per sample: the s×w attention stash inside act_shard_bytes
+                                  (0 with fused attention); selective recompute drops it */
+    double core_fwd_flops;     /* per sample: QKᵀ and AV, what selective recompute repeats */
 } tsl_layer_t;
 
 typedef struct tsl_model {
@@ -138,6 +161,8 @@ typedef struct tsl_model {
     uint32_t n_layers;
     tsl_layer_t *layers;   /* owned; n_layers entries */
     uint32_t tokens_per_sample; /* for tokens/s: the longest input sequence */
+    uint32_t max_context;  /* the longer window the source allows when the model was
+                              built at a shorter default sequence (hf_config.h); 0 = none */
 } tsl_model_t;
 
 /* Fills params, FLOPs and activation sizes of l from its shape (formulas above).
@@ -150,7 +175,7 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
  * layers with equal keys and equal FLOPs cost the same everywhere; the search
  * groups layers by it and the plan fingerprint hashes it. Returns the length.
  */
-#define TSL_LAYER_KEY_LEN 24
+#define TSL_LAYER_KEY_LEN 29
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN]);
 
 /* Short lowercase name of a kind: "embedding", "encoder", ... */
@@ -176,6 +201,10 @@ uint64_t tsl_model_params(const tsl_model_t *m);
 double tsl_model_fwd_flops(const tsl_model_t *m);          /* per sample */
 uint64_t tsl_model_act_bytes(const tsl_model_t *m);        /* per sample, TP = 1 */
 
+/* Attention of every layer fused (false, the default) or keeping its s×w scores
+ * (true); re-derives the layers. For a request's unfused_attn switch. */
+int tsl_model_set_unfused_attn(tsl_model_t *m, bool unfused, tsl_err_t *err);
+
 /* Checks every layer's shape and the layer count. */
 int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err);
 
@@ -198,6 +227,9 @@ size_t tsl_model_preset_count(void);
 const tsl_model_preset_t *tsl_model_preset_at(size_t i);
 const tsl_model_preset_t *tsl_model_preset_find(const char *name);
 int tsl_model_preset(const char *name, tsl_model_t *out, tsl_err_t *err);
+/* The preset at another sequence length (0: its own). Family presets only, and
+ * no longer than a learned position table; T5 sets its encoder length. */
+int tsl_model_preset_seq(const char *name, uint32_t seq_len, tsl_model_t *out, tsl_err_t *err);
 
 /*
  * Architecture families: one spec builds a whole model, [embedding, layers...,
@@ -218,6 +250,11 @@ int tsl_model_preset(const char *name, tsl_model_t *out, tsl_err_t *err);
  *   LLAMA token embedding, RoPE (no position table); no biases (qkv_bias adds
  *         Qwen2's Q/K/V biases), RMSNorm, gated FFN, grouped-query attention;
  *         final norm and a head tied or not.
+ *   NEOX  token embedding, rotary (no position table); LayerNorm with bias;
+ *         plain (GELU) FFN; biases unless no_bias; attention and FFN in parallel
+ *         when parallel_block (one norm when shared_norm); grouped-query
+ *         attention; no dropout; final LayerNorm and a head tied or not, with a
+ *         bias when head_bias. GPT-NeoX, Falcon and Phi(-1/1.5/2) configs.
  */
 typedef enum tsl_arch {
     TSL_ARCH_GPT = 0,
@@ -225,6 +262,7 @@ typedef enum tsl_arch {
     TSL_ARCH_T5,
     TSL_ARCH_VIT,
     TSL_ARCH_LLAMA,
+    TSL_ARCH_NEOX,
     TSL_ARCH_COUNT
 } tsl_arch_t;
 
@@ -249,6 +287,11 @@ typedef struct tsl_arch_spec {
     bool gated_ffn;         /* gated FFN (Llama SwiGLU, T5 v1.1 gated-gelu) */
     bool tied_head;         /* LM head shares the embedding (GPT, BERT, T5 v1.0) */
     bool qkv_bias;          /* LLAMA family: Q/K/V projections have biases (Qwen2) */
+    /* NEOX family (GPT-NeoX, Falcon, Phi) */
+    bool no_bias;           /* linear layers without biases (Falcon) */
+    bool parallel_block;    /* attention and FFN in parallel on the same input */
+    bool shared_norm;       /* with parallel_block: one norm feeds both (Falcon-7B, Phi) */
+    bool head_bias;         /* the LM head has a bias of vocab entries (Phi) */
 } tsl_arch_spec_t;
 
 /* Builds [embedding, layers..., head] for spec into out (initialised here; free
@@ -257,7 +300,7 @@ typedef struct tsl_arch_spec {
 int tsl_model_build(const tsl_arch_spec_t *spec, const char *name, tsl_model_t *out,
                     tsl_err_t *err);
 
-/* Lowercase family name: "gpt", "bert", "t5", "vit", "llama". */
+/* Lowercase family name: "gpt", "bert", "t5", "vit", "llama", "neox". */
 const char *tsl_arch_name(tsl_arch_t arch);
 
 #endif

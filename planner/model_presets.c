@@ -11,7 +11,7 @@
 
 static const char *const arch_names[TSL_ARCH_COUNT] = {
     [TSL_ARCH_GPT] = "gpt", [TSL_ARCH_BERT] = "bert", [TSL_ARCH_T5] = "t5",
-    [TSL_ARCH_VIT] = "vit", [TSL_ARCH_LLAMA] = "llama",
+    [TSL_ARCH_VIT] = "vit", [TSL_ARCH_LLAMA] = "llama", [TSL_ARCH_NEOX] = "neox",
 };
 
 const char *tsl_arch_name(tsl_arch_t arch)
@@ -89,6 +89,14 @@ static tsl_layer_t block_of(const tsl_arch_spec_t *sp)
     if (sp->arch == TSL_ARCH_T5 || sp->arch == TSL_ARCH_LLAMA) {
         l.no_bias = true;
         l.rms_norm = true;
+    }
+    /* Llama-family training runs without dropout (attention_dropout 0, no hidden
+     * dropout in the configs); so do the NeoX-family configs we read */
+    l.no_dropout = sp->arch == TSL_ARCH_LLAMA || sp->arch == TSL_ARCH_NEOX;
+    if (sp->arch == TSL_ARCH_NEOX) {
+        l.no_bias = sp->no_bias;
+        l.parallel_block = sp->parallel_block;
+        l.shared_norm = sp->parallel_block && sp->shared_norm;
     }
     if (sp->arch == TSL_ARCH_LLAMA && sp->qkv_bias) {
         uint64_t d = l.attn_dim ? l.attn_dim : l.hidden;
@@ -228,6 +236,16 @@ static int build_llama(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err
     return tsl_model_add(m, &hd, err);
 }
 
+static int build_neox(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
+{
+    tsl_layer_t e = token_embedding(sp);
+    e.positions = 0; /* rotary */
+    tsl_layer_t hd = lm_head(sp, sp->seq_len, 2ull * sp->hidden + (sp->head_bias ? sp->vocab : 0));
+    if (tsl_model_add(m, &e, err) != 0 || add_stack(m, block_of(sp), sp->layers, 0, no_tail, err))
+        return -1;
+    return tsl_model_add(m, &hd, err);
+}
+
 int tsl_model_build(const tsl_arch_spec_t *spec, const char *name, tsl_model_t *out,
                     tsl_err_t *err)
 {
@@ -242,6 +260,7 @@ int tsl_model_build(const tsl_arch_spec_t *spec, const char *name, tsl_model_t *
     case TSL_ARCH_BERT: rc = build_bert(spec, out, err); break;
     case TSL_ARCH_T5: rc = build_t5(spec, out, err); break;
     case TSL_ARCH_VIT: rc = build_vit(spec, out, err); break;
+    case TSL_ARCH_NEOX: rc = build_neox(spec, out, err); break;
     default: rc = build_llama(spec, out, err); break;
     }
     if (rc != 0)
@@ -482,6 +501,25 @@ static int unknown_preset(const char *name, tsl_err_t *err)
         used += (size_t)n;
     }
     return tsl_err_set(err, "model: unknown preset \"%.64s\"; known presets: %s", name, list);
+}
+
+int tsl_model_preset_seq(const char *name, uint32_t seq_len, tsl_model_t *out, tsl_err_t *err)
+{
+    const preset_def_t *d = find_def(name);
+    if (seq_len == 0 || d == NULL)
+        return tsl_model_preset(name, out, err);
+    tsl_model_init(out, d->info.name);
+    const char *why = NULL;
+    tsl_arch_spec_t sp = d->spec;
+    if (d->custom != NULL || sp.arch == TSL_ARCH_VIT)
+        why = "its sequence is set by the image and patch sizes";
+    else if (sp.positions != 0 && seq_len > sp.positions)
+        why = "it is longer than the preset's learned position table";
+    if (why != NULL)
+        return tsl_err_set(err, "seq_len: %u cannot be used with preset %s: %s", seq_len,
+                           d->info.name, why);
+    sp.seq_len = seq_len; /* T5: the encoder; its decoder keeps its own length */
+    return tsl_model_build(&sp, d->info.name, out, err);
 }
 
 int tsl_model_preset(const char *name, tsl_model_t *out, tsl_err_t *err)

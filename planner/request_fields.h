@@ -82,7 +82,17 @@
     X(no_interleave, BOOL, "no-interleave", "", 0, 0,                                          \
       "plain 1F1B only: no interleaved schedule with several model chunks per stage "          \
       "(Megatron-LM's virtual pipeline stages)",                                               \
-      "no_interleave", "no_interleave")
+      "no_interleave", "no_interleave")                                                        \
+    X(unfused_attn, BOOL, "unfused-attn", "", 0, 0,                                            \
+      "attention keeps its s x s scores (no flash kernel); offers selective recomputation "    \
+      "(docs/cost-model.md)",                                                                  \
+      "unfused_attn", "unfused_attn")                                                          \
+    X(no_seq_par, BOOL, "no-seq-par", "", 0, 0,                                                \
+      "no sequence parallelism with tensor parallelism", "no_seq_par", "no_seq_par")           \
+    X(no_zero, BOOL, "no-zero", "", 0, 0,                                                      \
+      "no ZeRO-1/ZeRO-2 on data-parallel levels (plain all-reduce)", "no_zero", "no_zero")     \
+    X(no_selective, BOOL, "no-selective", "", 0, 0,                                            \
+      "no selective recomputation (with --unfused-attn)", "no_selective", "no_selective")
 
 /* The C type of each KIND (TSL_REQUEST_CTYPE_UINT ...). */
 #define TSL_REQUEST_CTYPE_BOOL bool

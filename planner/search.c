@@ -70,7 +70,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m,
                                r->max_micro, r->bucket_bytes, r->no_pp, r->no_tp, r->no_dp,
                                r->no_sdp, r->no_ckpt, r->no_baselines, r->no_placement,
                                r->no_memopt, r->no_slicer, r->no_sublayer, r->no_bi_objective,
-                               r->no_interleave};
+                               r->no_interleave, r->unfused_attn, r->no_seq_par, r->no_zero,
+                               r->no_selective};
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         tsl_fp_u64(&fp, fields[i]);
     tsl_fp_hex(&fp, hex);
@@ -222,15 +223,9 @@ static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c,
     return any_ok ? TSL_SEARCH_OK : TSL_SEARCH_ERR;
 }
 
-int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-               const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
+static int search_model(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                        const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
 {
-    tsl_err_t local = {0};
-    if (err == NULL)
-        err = &local;
-    memset(res, 0, sizeof(*res));
-    if (tsl_request_validate(r, m, c, err) != 0)
-        return TSL_SEARCH_ERR;
     double split = r->no_baselines ? 1.0 : 0.6;
     int rc = search_placements(m, c, r, hooks, res, split, err);
     if (rc == TSL_SEARCH_ERR && !r->no_memopt && tsl_err_code(err) == TSL_E_NOFIT) {
@@ -260,4 +255,24 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
     if (hooks && hooks->progress)
         hooks->progress(hooks->progress_ud, 1.0, "done");
     return TSL_SEARCH_OK;
+}
+
+int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+               const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
+{
+    tsl_err_t local = {0};
+    if (err == NULL)
+        err = &local;
+    memset(res, 0, sizeof(*res));
+    if (tsl_request_validate(r, m, c, err) != 0)
+        return TSL_SEARCH_ERR;
+    if (!r->unfused_attn)
+        return search_model(m, c, r, hooks, res, err);
+    /* issue 10: the request's attention kind applies to the model searched */
+    tsl_model_t own = {0};
+    int rc = TSL_SEARCH_ERR;
+    if (tsl_model_copy(&own, m, err) == 0 && tsl_model_set_unfused_attn(&own, true, err) == 0)
+        rc = search_model(&own, c, r, hooks, res, err);
+    tsl_model_free(&own);
+    return rc;
 }

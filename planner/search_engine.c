@@ -223,10 +223,13 @@ static int no_fit_error(const tsl_engine_t *e, tsl_err_t *err)
                            e->cluster->n_devices);
     double states = (double)tsl_model_params(e->model) * TSL_BYTES_PER_PARAM_STATES /
                     e->cluster->n_devices;
-    return tsl_err_setc(err, TSL_E_NOFIT, "memory: no plan fits %.2f GiB per device (%s on %u devices%s); "
-                       "model states alone need at least %.2f GiB per device when fully sharded",
-                       e->budget_bytes / 1073741824.0, e->model->name, e->cluster->n_devices,
-                       e->req->global_batch ? ", fixed batch" : "", states / 1073741824.0);
+    return tsl_err_setc(err, TSL_E_NOFIT,
+                        "memory: no plan fits %.2f GiB per device (%s at sequence length %u on "
+                        "%u devices%s); model states alone need at least %.2f GiB per device "
+                        "when fully sharded",
+                        e->budget_bytes / 1073741824.0, e->model->name,
+                        e->model->tokens_per_sample, e->cluster->n_devices,
+                        e->req->global_batch ? ", fixed batch" : "", states / 1073741824.0);
 }
 
 int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t top_cap,
@@ -289,5 +292,10 @@ tsl_space_t tsl_space_tessel(const tsl_request_t *r)
     sp.opts.allow_tp = !r->no_tp;
     sp.opts.allow_ckpt = !r->no_ckpt;
     sp.interleave = !r->no_interleave;
+    /* issue-10 choices; selective recomputation only has scores to drop when
+     * attention is unfused */
+    sp.opts.allow_sp = !r->no_seq_par;
+    sp.opts.allow_zero = !r->no_zero;
+    sp.opts.allow_selective = !r->no_selective && r->unfused_attn;
     return sp;
 }

@@ -123,8 +123,9 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
         res->n_top = 1;
         rc = 0;
     } else {
-        tsl_err_setc(err, TSL_E_NOFIT, "memory: no plan fits %.2f GiB per device, not even with ZeRO-3, "
-                    "CPU offload and every H3T switch (%s)", budget / 1073741824.0,
+        tsl_err_setc(err, TSL_E_NOFIT, "memory: no plan fits %.2f GiB per device at sequence "
+                     "length %u, not even with ZeRO-3, CPU offload and every H3T switch (%s)",
+                     budget / 1073741824.0, m->tokens_per_sample,
                     why.msg[0] ? why.msg : "host memory or device memory exhausted");
     }
     free(plan);

@@ -9,7 +9,11 @@
  *      first (8 | 2·4 | 4·2 | 2·2·2);
  *   3. the dimensions of the levels, lexicographically innermost first with
  *      DP < SDP < TP (dp-sdp, dp-tp, sdp-dp, sdp-tp, tp-dp, tp-sdp);
- *   4. all trees without CKPT in that order, then their CKPT twins in the same order.
+ *   4. each tree is followed by its issue-10 twins when the options allow them:
+ *      "+zero1", "+zero2" (trees with DP); with allow_sp a tree with TP comes as
+ *      its "+sp" form only (the plain form is dominated: docs/search-space.md);
+ *   5. all of those without CKPT in that order, then their CKPT twins in the same
+ *      order, then their selective-recomputation twins.
  *
  * Layout classes: a strategy's layout is the sequence of its levels with DP and SDP
  * both seen as "data", adjacent data levels merged into one (their product) —
@@ -109,7 +113,8 @@ bool tsl_strategy_same_layout(const tsl_strategy_t *a, const tsl_strategy_t *b) 
 }
 
 bool tsl_strategy_equal(const tsl_strategy_t *a, const tsl_strategy_t *b) {
-    if (a->n_levels != b->n_levels || a->ckpt != b->ckpt)
+    if (a->n_levels != b->n_levels || a->ckpt != b->ckpt || a->sp != b->sp ||
+        a->selective != b->selective || a->zero != b->zero)
         return false;
     for (uint32_t i = 0; i < a->n_levels && i < TSL_STRATEGY_MAX_LEVELS; i++)
         if (a->dim[i] != b->dim[i] || a->degree[i] != b->degree[i])
@@ -136,6 +141,35 @@ static bool dim_allowed(const tsl_strategy_opts_t *o, uint32_t d) {
         return o->allow_tp;
     default:
         return false;
+    }
+}
+
+/* One tree and its SP / ZeRO twins (order 4 at the top). */
+static void emit_tree(enum_ctx_t *cx, const uint32_t *deg, const uint32_t *d, uint32_t k) {
+    const tsl_strategy_opts_t *o = cx->opts;
+    bool has_tp = false, has_dp = false;
+    for (uint32_t i = 0; i < k; i++) {
+        has_tp |= d[i] == TSL_DIM_TP;
+        has_dp |= d[i] == TSL_DIM_DP;
+    }
+    /* SP moves the bytes TP moves and stores and computes less (docs/cost-model.md):
+     * where it is allowed a TP level comes with it only, its plain twin dominated */
+    uint32_t sp0 = (o->allow_sp && has_tp) ? 1 : 0, n_zero = (o->allow_zero && has_dp) ? 3 : 1;
+    for (uint32_t sp = sp0; sp < sp0 + 1; sp++) {
+        for (uint32_t z = 0; z < n_zero; z++) {
+            if (cx->out != NULL && cx->n < cx->cap) {
+                tsl_strategy_t *s = &cx->out[cx->n];
+                memset(s, 0, sizeof(*s));
+                s->n_levels = (uint8_t)k;
+                for (uint32_t i = 0; i < k; i++) {
+                    s->dim[i] = (uint8_t)d[i];
+                    s->degree[i] = deg[i];
+                }
+                s->sp = sp == 1;
+                s->zero = (uint8_t)z;
+            }
+            cx->n++;
+        }
     }
 }
 
@@ -168,16 +202,7 @@ static void emit_factorisation(enum_ctx_t *cx, const uint32_t *deg, uint32_t k) 
         }
         if (!ok || (o->takeaway3 && has_dp && has_sdp))
             continue;
-        if (cx->out != NULL && cx->n < cx->cap) {
-            tsl_strategy_t *s = &cx->out[cx->n];
-            memset(s, 0, sizeof(*s));
-            s->n_levels = (uint8_t)k;
-            for (uint32_t i = 0; i < k; i++) {
-                s->dim[i] = (uint8_t)d[i];
-                s->degree[i] = deg[i];
-            }
-        }
-        cx->n++;
+        emit_tree(cx, deg, d, k);
     }
 }
 
@@ -240,7 +265,8 @@ int tsl_strategy_enumerate(uint32_t group_size, const tsl_strategy_opts_t *opts,
     enum_ctx_t cx = {.opts = opts, .out = out, .cap = cap, .n = 0};
     enumerate_trees(&cx, group_size);
     uint32_t trees = cx.n;
-    uint32_t variants = (opts->allow_no_ckpt ? 1u : 0u) + (opts->allow_ckpt ? 1u : 0u);
+    uint32_t variants = (opts->allow_no_ckpt ? 1u : 0u) + (opts->allow_ckpt ? 1u : 0u) +
+                        (opts->allow_selective ? 1u : 0u);
     uint64_t total = (uint64_t)trees * variants;
     if (out == NULL)
         return (int)total; /* count only */
@@ -249,15 +275,20 @@ int tsl_strategy_enumerate(uint32_t group_size, const tsl_strategy_opts_t *opts,
                            "cap: %u strategies for a group of %u devices do not fit in %u slots",
                            (unsigned)total, (unsigned)group_size, (unsigned)cap);
 
-    /* trees are in out[0..trees); lay out the variants: plain ones, then CKPT twins */
-    if (opts->allow_no_ckpt && opts->allow_ckpt) {
+    /* trees are in out[0..trees); lay out the variants: plain ones, then CKPT
+     * twins, then selective-recomputation twins (block b holds variant b) */
+    uint32_t b = 0;
+    bool want[3] = {opts->allow_no_ckpt, opts->allow_ckpt, opts->allow_selective};
+    for (uint32_t v = 0; v < 3; v++) {
+        if (!want[v])
+            continue;
+        for (uint32_t i = 0; i < trees && b > 0; i++)
+            memcpy(&out[b * trees + i], &out[i], sizeof(out[0])); /* padding too */
         for (uint32_t i = 0; i < trees; i++) {
-            memcpy(&out[trees + i], &out[i], sizeof(out[0])); /* padding too */
-            out[trees + i].ckpt = true;
+            out[b * trees + i].ckpt = v == 1;
+            out[b * trees + i].selective = v == 2;
         }
-    } else if (opts->allow_ckpt) {
-        for (uint32_t i = 0; i < trees; i++)
-            out[i].ckpt = true;
+        b++;
     }
 
     if (layout != NULL && total > 0) {
@@ -275,9 +306,9 @@ int tsl_strategy_enumerate(uint32_t group_size, const tsl_strategy_opts_t *opts,
                 nclass++;
             layout[i] = id;
         }
-        if (variants == 2)
+        for (uint32_t v = 1; v < variants; v++)
             for (uint32_t i = 0; i < trees; i++)
-                layout[trees + i] = layout[i];
+                layout[v * trees + i] = layout[i];
     }
     return (int)total;
 }
@@ -296,8 +327,14 @@ size_t tsl_strategy_format(const tsl_strategy_t *s, char *buf, size_t cap) {
                                   (unsigned)s->degree[i]);
         }
     }
+    if (s->sp)
+        n += (size_t)snprintf(tmp + n, sizeof(tmp) - n, "+sp");
+    if (s->zero)
+        n += (size_t)snprintf(tmp + n, sizeof(tmp) - n, "+zero%u", (unsigned)s->zero);
     if (s->ckpt)
         n += (size_t)snprintf(tmp + n, sizeof(tmp) - n, "+ckpt");
+    else if (s->selective)
+        n += (size_t)snprintf(tmp + n, sizeof(tmp) - n, "+selckpt");
     if (cap > 0) {
         size_t c = n < cap - 1 ? n : cap - 1;
         memcpy(buf, tmp, c);
@@ -351,6 +388,44 @@ static int parse_level(const char *text, const char *tok, size_t len, uint8_t *d
     return 0;
 }
 
+/* "+sp+zero1+ckpt": each known suffix once, in the order tsl_strategy_format
+ * writes them. */
+static int parse_suffixes(const char *text, const char *plus, tsl_strategy_t *s,
+                          tsl_err_t *err) {
+    static const char *const names[] = {"+sp", "+zero1", "+zero2", "+ckpt", "+selckpt"};
+    static const int rank[] = {0, 1, 1, 2, 2};
+    const char *all = plus;
+    int last = -1;
+    while (*plus != '\0') {
+        size_t tl = strcspn(plus + 1, "+") + 1;
+        int k = -1;
+        for (int i = 0; i < 5; i++)
+            if (strlen(names[i]) == tl && strncmp(plus, names[i], tl) == 0)
+                k = i;
+        if (k < 0 || rank[k] <= last)
+            return tsl_err_set(err, "strategy \"%s\": bad suffix \"%.*s\" in \"%s\": expected, "
+                                    "in this order, +sp, +zero1|+zero2, +ckpt|+selckpt",
+                               text, (int)tl, plus, all);
+        last = rank[k];
+        s->sp |= k == 0;
+        s->zero = k == 1 ? 1 : k == 2 ? 2 : s->zero;
+        s->ckpt |= k == 3;
+        s->selective |= k == 4;
+        plus += tl;
+    }
+    return 0;
+}
+
+/* +sp needs a TP level and +zero a DP level (the enumeration makes no others). */
+static int check_twins(const char *text, const tsl_strategy_t *s, tsl_err_t *err) {
+    if (s->sp && tsl_strategy_degree(s, TSL_DIM_TP) < 2)
+        return tsl_err_set(err, "strategy \"%s\": +sp needs a tp level", text);
+    if (s->zero && tsl_strategy_degree(s, TSL_DIM_DP) < 2)
+        return tsl_err_set(err, "strategy \"%s\": +zero%u needs a dp level", text,
+                           (unsigned)s->zero);
+    return 0;
+}
+
 int tsl_strategy_parse(const char *text, tsl_strategy_t *out, tsl_err_t *err) {
     if (text == NULL || out == NULL)
         return tsl_err_set(err, "strategy: no text given");
@@ -360,16 +435,14 @@ int tsl_strategy_parse(const char *text, tsl_strategy_t *out, tsl_err_t *err) {
     size_t len = strlen(text);
     const char *plus = strchr(text, '+');
     size_t body = plus ? (size_t)(plus - text) : len;
-    if (plus != NULL) {
-        if (strcmp(plus, "+ckpt") != 0)
-            return tsl_err_set(
-                err, "strategy \"%s\": bad token \"%s\": the only suffix is \"+ckpt\"", text, plus);
-        s.ckpt = true;
-    }
+    if (plus != NULL && parse_suffixes(text, plus, &s, err) != 0)
+        return -1;
     if (body == 0)
         return tsl_err_set(
             err, "strategy \"%s\": empty strategy; give e.g. \"tp2-dp4\" or \"single\"", text);
     if (body == 6 && strncmp(text, "single", 6) == 0) {
+        if (check_twins(text, &s, err) != 0)
+            return -1;
         memcpy(out, &s, sizeof(s));
         return 0;
     }
@@ -404,6 +477,8 @@ int tsl_strategy_parse(const char *text, tsl_strategy_t *out, tsl_err_t *err) {
             break;
         tok = dash + 1;
     }
+    if (check_twins(text, &s, err) != 0)
+        return -1;
     memcpy(out, &s, sizeof(s));
     return 0;
 }

@@ -42,6 +42,11 @@ typedef struct tsl_strategy {
     uint8_t dim[TSL_STRATEGY_MAX_LEVELS];      /* tsl_dim_t, innermost first */
     uint32_t degree[TSL_STRATEGY_MAX_LEVELS];  /* each > 1 */
     bool ckpt;                                 /* activation checkpointing */
+    /* issue-10 choices (docs/search-space.md); all false/0 is the papers' strategy */
+    bool sp;          /* sequence parallelism with the TP level (Megatron-LM); needs TP */
+    bool selective;   /* selective recomputation of the attention core; not with ckpt */
+    uint8_t zero;     /* DP level: 0 all-reduce, 1 ZeRO-1 (distributed optimizer),
+                         2 ZeRO-2 (gradients sharded too); needs DP */
 } tsl_strategy_t;
 
 typedef struct tsl_strategy_opts {
@@ -50,9 +55,15 @@ typedef struct tsl_strategy_opts {
     bool allow_no_ckpt;     /* keep the tree without CKPT (false: CKPT-only) */
     bool takeaway3;         /* drop trees that mix DP and SDP */
     uint32_t max_tp;        /* 0 = no limit */
+    /* issue-10 choices, all false in tsl_strategy_opts_default (the papers' space,
+     * whose counts are above); each adds twins of the trees it applies to */
+    bool allow_sp;          /* trees with TP come as "+sp" (their plain form dominated) */
+    bool allow_zero;        /* + "+zero1" and "+zero2" twins of every tree with DP */
+    bool allow_selective;   /* + a "+selckpt" twin of every variant (after the CKPT ones) */
 } tsl_strategy_opts_t;
 
-/* All dimensions, CKPT on and off, Takeaway #3 applied: Tessel's default space. */
+/* All dimensions, CKPT on and off, Takeaway #3 applied: the papers' space (the
+ * issue-10 choices off; the search turns them on from the request). */
 tsl_strategy_opts_t tsl_strategy_opts_default(void);
 
 /* Degree of one dimension (1 when unused) and its stride inside the block. */
@@ -80,7 +91,9 @@ bool tsl_strategy_same_layout(const tsl_strategy_t *a, const tsl_strategy_t *b);
 int tsl_strategy_enumerate(uint32_t group_size, const tsl_strategy_opts_t *opts,
                            tsl_strategy_t *out, uint32_t *layout, uint32_t cap, tsl_err_t *err);
 
-/* "tp2-dp4", "sdp8+ckpt", "tp2-sdp2-dp2" (innermost first), "single" for one device. */
+/* "tp2-dp4", "sdp8+ckpt", "tp2-sdp2-dp2" (innermost first), "single" for one device;
+ * then the suffixes in this order: "+sp", "+zero1" | "+zero2", "+ckpt" | "+selckpt"
+ * ("tp4-dp2+sp+zero1+selckpt"). */
 size_t tsl_strategy_format(const tsl_strategy_t *s, char *buf, size_t cap);
 
 /* Inverse of tsl_strategy_format; used by tests and plan import. */

@@ -367,13 +367,174 @@ static void test_agrees_with_strategy(void) {
             uint32_t w = tsl_strategy_data_width(&all[i]);
             tsl_layer_cost_t r;
             tsl_cost_layer(&env, &l, &all[i], &bw, 2 * w, &r);
-            CHECK(r.feasible, "G %u strategy %d feasible at 2w", g, i);
+            /* TP must divide the 16 heads and the FFN (issue 10): tp3, tp6, tp12 cannot */
+            uint32_t tp = tsl_strategy_degree(&all[i], TSL_DIM_TP);
+            bool fits = l.heads % tp == 0 && l.ffn_hidden % tp == 0;
+            CHECK(r.feasible == fits, "G %u strategy %d feasible at 2w iff tp%u fits", g, i, tp);
+            if (!fits)
+                continue;
             if (w > 1) {
                 tsl_cost_layer(&env, &l, &all[i], &bw, w + 1, &r);
                 CHECK(!r.feasible, "G %u strategy %d infeasible at w + 1", g, i);
             }
         }
     }
+    tsl_cluster_free(&c);
+}
+
+/* ---- issue 10: SP, selective recompute, ZeRO-1/2, feasibility, vocab padding ---- */
+
+/* One GPT layer of Korthikanti et al. Table 2's shape, derived by model.c:
+ * s = 2048, h = 4096, a = 32, f = 4h, unfused attention with dropout. */
+static tsl_layer_t gpt_layer(void) {
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, .seq_len = 2048, .hidden = 4096,
+                     .ffn_hidden = 4 * 4096, .heads = 32, .unfused_attn = true};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    return l;
+}
+
+/* Memory of one layer, one sample per device, TP 4, against Table 2's forms. */
+static void test_sp_selective_memory(void) {
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    make_env(&c, &env, 1, 4);
+    tsl_layer_t l = gpt_layer();
+    double s = 2048, h = 4096, a = 32, t = 4;
+    tsl_strategy_t plain = one(TSL_DIM_TP, 4, false), sp = plain, sel = plain, spsel, spck;
+    sp.sp = true;
+    sel.selective = true;
+    spsel = sp;
+    spsel.selective = true;
+    spck = sp;
+    spck.ckpt = true;
+    tsl_layer_cost_t r;
+    tsl_cost_layer(&env, &l, &plain, NULL, 1, &r);
+    CHECK(r.fwd_bytes == (uint64_t)(s * h * (10 + 24 / t) + 5 * a * s * s / t),
+          "TP: sbh(10 + 24/t + 5as/(ht)): %llu", (unsigned long long)r.fwd_bytes);
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &r);
+    CHECK(r.fwd_bytes == (uint64_t)(s * h / t * (34 + 5 * a * s / h)),
+          "TP+SP: sbh/t (34 + 5as/h): %llu", (unsigned long long)r.fwd_bytes);
+    tsl_cost_layer(&env, &l, &sel, NULL, 1, &r);
+    CHECK(r.fwd_bytes == (uint64_t)(s * h * (10 + 24 / t)), "TP + selective: sbh(10 + 24/t)");
+    tsl_cost_layer(&env, &l, &spsel, NULL, 1, &r);
+    CHECK(r.fwd_bytes == (uint64_t)(34 * s * h / t) && r.bwd_bytes == 0,
+          "TP + SP + selective: 34sbh/t");
+    tsl_cost_layer(&env, &l, &spck, NULL, 1, &r);
+    CHECK(r.fwd_bytes == (uint64_t)(2 * s * h / t) &&
+              r.bwd_bytes == (uint64_t)(s * h / t * (34 + 5 * a * s / h)),
+          "full recompute under SP keeps the sharded 2sbh/t input");
+    tsl_cluster_free(&c);
+}
+
+/* Costs of layer l under three strategies at micro-batch mb. */
+static void cost3(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t s[3],
+                  uint32_t mb, tsl_layer_cost_t out[3]) {
+    for (int i = 0; i < 3; i++)
+        tsl_cost_layer(env, l, &s[i], NULL, mb, &out[i]);
+}
+
+/* Times, FLOP-only device (no bandwidth figure): SP moves the same ring bytes as
+ * the all-reduce; selective recompute repeats QKᵀ and AV in the backward. */
+static void test_sp_selective_time(void) {
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    make_env(&c, &env, 1, 4);
+    tsl_layer_t l = gpt_layer();
+    tsl_strategy_t plain = one(TSL_DIM_TP, 4, false), v[3] = {plain, plain, plain}, sp;
+    v[1].sp = true;
+    v[2].selective = true;
+    sp = v[1];
+    tsl_layer_cost_t r[3];
+    cost3(&env, &l, v, 2, r);
+    tsl_layer_cost_t a = r[0], b = r[1], d = r[2];
+    CHECK(a.fwd_s == b.fwd_s && a.bwd_s == b.bwd_s && a.comm_s == b.comm_s,
+          "SP: all-gather + reduce-scatter = the all-reduce's bytes");
+    double core = 4.0 * 2048 * 2048 * 4096 * 2 / (4 * X_FLOPS); /* 4·s²·d·n / (t·X) */
+    CHECK_NEAR(d.bwd_s - a.bwd_s, core, EPS, "selective recomputes the attention core");
+    CHECK_NEAR(d.fwd_s, a.fwd_s, EPS, "selective: forward unchanged");
+
+    /* with a memory bandwidth, SP divides norm/residual/dropout traffic by t:
+     * 2 blocks × 15 bytes per element × s·h·n·(1 − 1/t) at 0.8 × bandwidth */
+    tsl_gpu_spec_t g = test_gpu;
+    g.mem_bw = 1000 * GB;
+    tsl_cluster_free(&c);
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_homogeneous(&c, 1, 4, &g, 10 * GB, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cost_env_init(&env, &c, 0, 4, &err) == 0, "%s", err.msg);
+    tsl_cost_layer(&env, &l, &plain, NULL, 2, &a);
+    tsl_cost_layer(&env, &l, &sp, NULL, 2, &b);
+    double saved = 30.0 * 2048 * 4096 * 2 * (1 - 1.0 / 4) / (0.8 * 1000 * GB);
+    CHECK_NEAR(a.fwd_s - b.fwd_s, saved, 1e-12, "SP elementwise saving: %g vs %g",
+               a.fwd_s - b.fwd_s, saved);
+    tsl_cluster_free(&c);
+}
+
+/* ZeRO-1 / ZeRO-2 on dp4: states, transient gradients, communication. */
+static void test_zero(void) {
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    make_env(&c, &env, 1, 4);
+    tsl_layer_t l = test_layer();
+    tsl_strategy_t dp = one(TSL_DIM_DP, 4, false), v[3] = {dp, dp, dp};
+    v[1].zero = 1;
+    v[2].zero = 2;
+    tsl_layer_cost_t r[3];
+    cost3(&env, &l, v, 8, r);
+    tsl_layer_cost_t a = r[0], b = r[1], d = r[2];
+    CHECK(a.ms_bytes == 16 * P_PARAMS, "DP: 16 bytes per parameter");
+    CHECK(b.ms_bytes == 7 * P_PARAMS, "ZeRO-1: 2 + 2 + 12/4 = 7 bytes per parameter");
+    CHECK(d.ms_bytes == 11 * P_PARAMS / 2, "ZeRO-2: 2 + 2/4 + 12/4 = 5.5 bytes per parameter");
+    CHECK(b.bwd_bytes == a.bwd_bytes && d.bwd_bytes == a.bwd_bytes + 3 * P_PARAMS / 2,
+          "ZeRO-2 holds a layer's full fp16 gradient (2P·3/4 beyond its shard) until the "
+          "reduce-scatter");
+    double cb = 2 * F_FLOPS * 2 / X_FLOPS;                 /* n = 2 */
+    double rs = 3.0 / 4 * 2 * P_PARAMS / (100 * GB), ag = rs;
+    CHECK_NEAR(a.grad_comm_s, tsl_cost_allreduce_s(2.0 * P_PARAMS, 4, 100 * GB), EPS, "DP ar");
+    CHECK_NEAR(b.grad_comm_s, rs + ag, EPS, "ZeRO-1: reduce-scatter + all-gather, same bytes");
+    CHECK_NEAR(b.bwd_s, cb, EPS, "ZeRO-1: nothing per micro-batch");
+    CHECK_NEAR(b.bwd_sync_s, tsl_cost_overlap_s(cb, rs, 1.3) + ag, EPS,
+               "ZeRO-1: RS under the backward, the weight all-gather exposed");
+    CHECK_NEAR(d.bwd_s, tsl_cost_overlap_s(cb, rs, 1.3), EPS, "ZeRO-2: RS every micro-batch");
+    CHECK_NEAR(d.bwd_sync_s, tsl_cost_overlap_s(cb, rs, 1.3) + ag, EPS, "ZeRO-2: last one");
+    tsl_cluster_free(&c);
+}
+
+/* TP must divide heads, K/V heads and the FFN; Megatron's vocabulary padding. */
+static void test_feasibility_and_padding(void) {
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    make_env(&c, &env, 1, 8);
+    /* Qwen2-7B: 28 heads, 4 K/V heads */
+    tsl_layer_t q = {.kind = TSL_LAYER_ENCODER, .seq_len = 128, .hidden = 3584,
+                     .ffn_hidden = 18944, .heads = 28, .kv_heads = 4};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&q, &err) == 0, "%s", err.msg);
+    tsl_layer_cost_t r;
+    tsl_strategy_t tp8 = one(TSL_DIM_TP, 8, false);
+    tsl_cost_layer(&env, &q, &tp8, NULL, 1, &r);
+    CHECK(!r.feasible, "tp8 does not divide 28 heads");
+    tsl_cluster_free(&c);
+    make_env(&c, &env, 1, 4);
+    tsl_strategy_t tp4 = one(TSL_DIM_TP, 4, false);
+    tsl_cost_layer(&env, &q, &tp4, NULL, 1, &r);
+    CHECK(r.feasible, "tp4 divides 28 heads, 4 K/V heads, 18944");
+    q.kv_heads = 2;
+    tsl_cost_layer(&env, &q, &tp4, NULL, 1, &r);
+    CHECK(!r.feasible, "tp4 does not divide 2 K/V heads");
+
+    /* GPT-2's 50257 tokens pad to 50304 at t = 1 (128·1) and 50688 at t = 4 (99·512) */
+    tsl_layer_t e = {.kind = TSL_LAYER_EMBEDDING, .seq_len = 128, .hidden = 1024, .vocab = 50257};
+    CHECK(tsl_layer_derive(&e, &err) == 0, "%s", err.msg);
+    tsl_cost_layer(&env, &e, &tp4, NULL, 1, &r);
+    CHECK(r.ms_bytes == 16ull * 50688 * 1024 / 4, "padded embedding states at t = 4: %llu",
+          (unsigned long long)r.ms_bytes);
+    tsl_cluster_free(&c);
+    make_env(&c, &env, 1, 1);
+    tsl_strategy_t single;
+    memset(&single, 0, sizeof(single));
+    tsl_cost_layer(&env, &e, &single, NULL, 1, &r);
+    CHECK(r.ms_bytes == 16ull * 50304 * 1024, "padded to 128 at t = 1");
     tsl_cluster_free(&c);
 }
 
@@ -388,5 +549,9 @@ int main(void) {
     test_infeasible();
     test_transition_and_p2p();
     test_agrees_with_strategy();
+    test_sp_selective_memory();
+    test_sp_selective_time();
+    test_zero();
+    test_feasibility_and_padding();
     return CHECK_DONE();
 }

@@ -45,8 +45,16 @@ static const known_t knowns[] = {
     {"t5.json", "t5", 60506624, 14, 512},             /* t5-small */
     {"vit.json", "vit", 86567656, 14, 197},           /* vit-base, 1000 classes */
     {"llama.json", "llama", 1100048384, 24, 2048},    /* TinyLlama 1.1B */
-    {"mistral.json", "mistral", 7241732096, 34, 32768},
-    {"qwen2.json", "qwen2", 494032768, 26, 32768},    /* Qwen2-0.5B */
+    /* windows above 4096 are planned at 4096 by default (issue 10) */
+    {"mistral.json", "mistral", 7241732096, 34, 4096},
+    {"qwen2.json", "qwen2", 494032768, 26, 4096},     /* Qwen2-0.5B */
+    {"qwen2_7b.json", "qwen2_7b", 7615616512, 30, 4096},
+    {"llama3_8b.json", "llama3_8b", 8030261248, 34, 4096},
+    {"llama2_70b.json", "llama2_70b", 68976648192, 82, 4096},
+    {"gpt2_xl.json", "gpt2_xl", 1557611200, 50, 1024},
+    {"gpt_neox.json", "gpt_neox", 70426624, 8, 2048},   /* parallel, two LayerNorms */
+    {"falcon.json", "falcon", 6921720704, 34, 2048},   /* parallel, one LayerNorm, MQA */
+    {"phi.json", "phi", 2779683840, 34, 2048},          /* parallel, one LayerNorm */
     {"bert_no_model_type.json", "bert_no_model_type", 109514298, 14, 512},
 };
 
@@ -72,6 +80,47 @@ static void test_known(void)
         CHECK(tsl_model_validate(&m, &err) == 0, "%s: %s", k->file, err.msg);
         tsl_model_free(&m);
     }
+}
+
+/* Issue 10: NeoX-family block forms, the default sequence and MoE refusal. */
+static void test_issue10(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {0};
+    CHECK(tsl_hf_config_load(path_of("falcon.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].parallel_block && m.layers[1].shared_norm && m.layers[1].kv_heads == 1 &&
+              m.layers[1].no_bias && m.layers[1].tp_allreduces == 1,
+          "falcon: parallel block, one norm, multi-query, no biases, one all-reduce");
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("gpt_neox.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].parallel_block && !m.layers[1].shared_norm && !m.layers[1].no_bias,
+          "neox: parallel block with two LayerNorms and biases");
+    tsl_model_free(&m);
+
+    CHECK(tsl_hf_config_load(path_of("qwen2_7b.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.tokens_per_sample == 4096 && m.max_context == 131072,
+          "qwen2-7b: planned at 4096 of its 131072 window (%u, %u)", m.tokens_per_sample,
+          m.max_context);
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("qwen2_7b.json"), 32768, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.tokens_per_sample == 32768, "--seq-len overrides the default: %u",
+          m.tokens_per_sample);
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("llama.json"), 0, &m, &err) == 0 && m.max_context == 0,
+          "a 2048 window is used whole");
+    tsl_model_free(&m);
+
+    const char *moe[] = {"mixtral.json", "qwen2_moe_keys.json", "deepseek_moe.json"};
+    for (size_t i = 0; i < 3; i++) {
+        tsl_err_t e = {0};
+        CHECK(tsl_hf_config_load(path_of(moe[i]), 0, &m, &e) == -1 &&
+                  tsl_err_code(&e) == TSL_E_UNSUPPORTED && has(&e, "mixture-of-experts"),
+              "%s refused as MoE: %s", moe[i], e.msg);
+    }
+    tsl_err_t e = {0};
+    CHECK(tsl_hf_config_load(path_of("qwen2_moe_keys.json"), 0, &m, &e) == -1 &&
+              has(&e, "num_experts = 60"),
+          "the MoE key is named: %s", e.msg);
 }
 
 static void test_shapes(void)
@@ -185,7 +234,7 @@ static void test_errors(void)
     expect_load_error("bad_negative.json", "n_head", "-12");
     expect_load_error("bad_zero.json", "intermediate_size", "positive");
     expect_load_error("bad_syntax.json", ":5:", "invalid JSON");
-    expect_load_error("bad_unknown.json", "gpt_neox", "supported: gpt2, bert");
+    expect_load_error("bad_unknown.json", "mamba", "supported: gpt2, bert");
     expect_load_error("no_such_file.json", "cannot read", "No such file");
 
     expect_parse_error("{\"model_type\": \"gpt2\", \"n_layer\": 2,", "line", "column");
@@ -264,6 +313,7 @@ int main(void)
     const char *d = getenv("TSL_TESTDATA");
     snprintf(data_dir, sizeof(data_dir), "%s", d ? d : "tests/data");
     test_known();
+    test_issue10();
     test_shapes();
     test_parse();
     test_errors();

@@ -39,6 +39,7 @@ static int build_model(tsl_model_t *m, const char *name, uint32_t layers, uint32
     l.hidden = h;
     l.ffn_hidden = f;
     l.heads = a;
+    l.unfused_attn = true; /* H3T's BERT (2022) kept the attention scores */
     tsl_layer_t hd = {0};
     hd.kind = TSL_LAYER_HEAD;
     hd.seq_len = seq;

@@ -77,8 +77,17 @@ static void test_encoder_formulas(void)
               (unsigned long long)l.params, h);
         CHECK(l.fwd_flops == 24 * s * h * h + 4 * s * s * h, "flops %g for s=%g h=%g",
               l.fwd_flops, s, h);
+        /* fused attention (the default) keeps no scores: Korthikanti's 34·s·h */
         double act = (double)(l.act_repl_bytes + l.act_shard_bytes);
+        CHECK(act == 34 * s * h && l.act_score_bytes == 0, "fused act %g vs %g", act, 34 * s * h);
+        CHECK(l.core_fwd_flops == 4 * s * s * h, "core flops %g", l.core_fwd_flops);
+        /* unfused: sbh(34 + 5as/h), and sbh(10 + 24/t + 5as/(ht)) under TP t */
+        l.unfused_attn = true;
+        CHECK(tsl_layer_derive(&l, &err) == 0, "derive: %s", err.msg);
+        act = (double)(l.act_repl_bytes + l.act_shard_bytes);
         CHECK(act == 34 * s * h + 5 * a * s * s, "act %g vs %g", act, 34 * s * h + 5 * a * s * s);
+        CHECK(l.act_score_bytes == (uint64_t)(5 * a * s * s), "scores %llu",
+              (unsigned long long)l.act_score_bytes);
         for (uint32_t t = 1; t <= 8; t *= 2) {
             double got = (double)l.act_repl_bytes + (double)l.act_shard_bytes / t;
             double want = s * h * (10.0 + 24.0 / t) + 5 * a * s * s / t;
@@ -140,6 +149,7 @@ static void test_extensions(void)
     /* windowed attention: the s² terms become s·w */
     tsl_layer_t w = encoder(3136, 320, 10);
     w.attn_window = 49;
+    w.unfused_attn = true; /* the score stash is what the window shrinks */
     CHECK(tsl_layer_derive(&w, &err) == 0, "%s", err.msg);
     double s = 3136, h = 320;
     CHECK(w.fwd_flops == 24 * s * h * h + 4 * s * 49 * h, "window flops %g", w.fwd_flops);
@@ -231,7 +241,9 @@ static void test_t5_512_4(void)
     CHECK(ok, "T5-512/4-32: encoder seq 512, decoder seq 4 with cross_seq 512");
     CHECK(m.tokens_per_sample == 512, "tokens_per_sample %u", m.tokens_per_sample);
     CHECK(m.layers[m.n_layers - 1].seq_len == 4, "the head works on decoder tokens");
-    /* shorter decoders stash far less than encoders (Galvatron's imbalance) */
+    /* shorter decoders stash far less than encoders (Galvatron's imbalance, with
+     * the unfused attention of its time) */
+    CHECK(tsl_model_set_unfused_attn(&m, true, NULL) == 0, "unfused");
     CHECK(m.layers[20].act_repl_bytes + m.layers[20].act_shard_bytes <
               (m.layers[1].act_repl_bytes + m.layers[1].act_shard_bytes) / 10,
           "decoder activations not smaller");

@@ -1,0 +1,157 @@
+/*
+ * roofline.c — the formulas of roofline.h. Each layer kind lists its GEMMs with
+ * their shapes and its elementwise kernels with the bytes they move (read +
+ * write, 2-byte elements unless said); docs/cost-model.md has the table.
+ */
+#include "roofline.h"
+
+#include <math.h>
+
+void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double datasheet_mem_bw)
+{
+    d->gemm_flops = gemm_flops;
+    d->mem_bw = datasheet_mem_bw > 0 ? TSL_ROOFLINE_MEM_EFF * datasheet_mem_bw : 0.0;
+    d->launch_s = TSL_ROOFLINE_LAUNCH_S;
+}
+
+double tsl_roofline_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b)
+{
+    double flops_s = 2.0 * m * n * k * b / d->gemm_flops;
+    if (d->mem_bw <= 0)
+        return flops_s;
+    double bytes = 2.0 * (m * k + k * n + m * n) * b;
+    return fmax(flops_s, bytes / d->mem_bw) + d->launch_s;
+}
+
+double tsl_roofline_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t kernels)
+{
+    if (d->mem_bw <= 0)
+        return 0.0;
+    return bytes / d->mem_bw + kernels * d->launch_s;
+}
+
+/* The shape in doubles, defaults resolved (as model.c's dims). */
+typedef struct shape {
+    double s, h, f, a, d, e, w, ct, g, n;
+    bool dropout;
+} shape_t;
+
+static shape_t shape_of(const tsl_layer_t *l)
+{
+    shape_t x;
+    x.s = l->seq_len;
+    x.h = l->hidden;
+    x.f = l->ffn_hidden;
+    x.a = l->heads ? l->heads : 1;
+    x.d = l->attn_dim ? l->attn_dim : l->hidden;
+    x.e = (l->kv_heads && l->heads) ? x.d / l->heads * l->kv_heads : x.d;
+    x.w = (l->attn_window && l->attn_window < l->seq_len) ? l->attn_window : l->seq_len;
+    x.ct = l->cross_seq_len;
+    x.g = l->gated_ffn ? 2.0 : 1.0;
+    x.n = l->head_tokens ? l->head_tokens : l->seq_len;
+    x.dropout = !l->no_dropout;
+    return x;
+}
+
+/* QKᵀ, softmax (+ dropout), AV for `keys` keys per query. Fused (flash): one
+ * kernel at the tensor rate that reads Q, K, V and writes O, no score traffic. */
+static double core_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, const shape_t *x,
+                     double S, double t, double keys)
+{
+    double hd = x->d / x->a, b = S * x->a / t;
+    if (l->unfused_attn) {
+        double score_bytes = (x->dropout ? 9.0 : 4.0) * x->a * x->s * keys * S / t;
+        return tsl_roofline_gemm_s(d, x->s, keys, hd, b) + tsl_roofline_gemm_s(d, x->s, hd, keys, b) +
+               tsl_roofline_mem_s(d, score_bytes, x->dropout ? 2 : 1);
+    }
+    double flops = 4.0 * x->s * keys * x->d * S / t;
+    if (d->mem_bw <= 0)
+        return flops / d->gemm_flops;
+    double bytes = 2.0 * (2.0 * x->s * x->d + 2.0 * keys * x->e) * S / t;
+    return fmax(flops / d->gemm_flops, bytes / d->mem_bw) + d->launch_s;
+}
+
+/* Norm (4 bytes/element), residual add (6) and dropout (5: two copies and a
+ * mask) of one block: replicated over the TP group unless sequence-parallel. */
+static double block_elementwise_s(const tsl_roofline_dev_t *d, const shape_t *x, double S,
+                                  double split)
+{
+    double per = x->dropout ? 15.0 : 10.0;
+    return tsl_roofline_mem_s(d, per * x->h * x->s * S / split, x->dropout ? 3 : 2);
+}
+
+static double attention_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, const shape_t *x,
+                          double S, double t, double split, bool cross)
+{
+    double T = S * x->s, keys = cross ? x->ct : x->w, q;
+    if (cross)
+        q = tsl_roofline_gemm_s(d, T, x->d / t, x->h, 1) +
+            tsl_roofline_gemm_s(d, S * x->ct, 2.0 * x->e / t, x->h, 1);
+    else
+        q = tsl_roofline_gemm_s(d, T, (x->d + 2.0 * x->e) / t, x->h, 1);
+    return q + core_s(d, l, x, S, t, keys) + tsl_roofline_gemm_s(d, T, x->h, x->d / t, 1) +
+           block_elementwise_s(d, x, S, split);
+}
+
+static double ffn_s(const tsl_roofline_dev_t *d, const shape_t *x, double S, double t, double split)
+{
+    double T = S * x->s;
+    return tsl_roofline_gemm_s(d, T, x->g * x->f / t, x->h, 1) +
+           tsl_roofline_mem_s(d, 2.0 * (x->g + 1.0) * x->f / t * T, 1) +
+           tsl_roofline_gemm_s(d, T, x->h, x->f / t, 1) + block_elementwise_s(d, x, S, split);
+}
+
+static double ends_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, const shape_t *x, double S,
+                     double t, double split, double V)
+{
+    double T = S * x->s;
+    if (l->kind == TSL_LAYER_HEAD) /* logits GEMM, then fp32 logits written and read */
+        return tsl_roofline_gemm_s(d, S * x->n, V / t, x->h, 1) +
+               tsl_roofline_mem_s(d, 8.0 * V / t * S * x->n, 2);
+    double out = (l->positions ? 6.0 : 4.0) + (x->dropout ? 5.0 : 0.0); /* rows, +pos, dropout */
+    double mem = tsl_roofline_mem_s(d, out * x->h * T / split, 2);
+    if (l->patch_embed)
+        return tsl_roofline_gemm_s(d, T, x->h, V, 1) + mem;
+    return mem;
+}
+
+double tsl_roofline_layer_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                                uint32_t t, bool sp, double vocab)
+{
+    double tt = t ? t : 1, split = sp ? tt : 1.0;
+    double extra = l->extra_fwd_flops * samples / (tt * d->gemm_flops);
+    if (d->mem_bw <= 0) { /* FLOP count only, as before the roofline */
+        double pad = 0.0;
+        if (l->kind == TSL_LAYER_HEAD && vocab > l->vocab)
+            pad = 2.0 * (l->head_tokens ? l->head_tokens : l->seq_len) * l->hidden *
+                  (vocab - l->vocab);
+        return (l->fwd_flops + pad) * samples / (tt * d->gemm_flops);
+    }
+    shape_t x = shape_of(l);
+    switch (l->kind) {
+    case TSL_LAYER_ENCODER:
+        return extra + attention_s(d, l, &x, samples, tt, split, false) +
+               ffn_s(d, &x, samples, tt, split);
+    case TSL_LAYER_DECODER:
+        return extra + attention_s(d, l, &x, samples, tt, split, false) +
+               attention_s(d, l, &x, samples, tt, split, true) + ffn_s(d, &x, samples, tt, split);
+    case TSL_LAYER_ATTENTION: return extra + attention_s(d, l, &x, samples, tt, split, false);
+    case TSL_LAYER_FFN: return extra + ffn_s(d, &x, samples, tt, split);
+    default: return extra + ends_s(d, l, &x, samples, tt, split, vocab);
+    }
+}
+
+double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                               uint32_t t)
+{
+    if (l->core_fwd_flops <= 0)
+        return 0.0;
+    double tt = t ? t : 1;
+    if (d->mem_bw <= 0)
+        return l->core_fwd_flops * samples / (tt * d->gemm_flops);
+    shape_t x = shape_of(l);
+    double c = core_s(d, l, &x, samples, tt, x.w);
+    if (l->kind == TSL_LAYER_DECODER)
+        c += core_s(d, l, &x, samples, tt, x.ct);
+    return c;
+}
