@@ -506,7 +506,7 @@ typedef struct reader_walk {
 static int during_walk(void *ud, const tsl_stored_plan_t *p)
 {
     reader_walk_t *w = ud;
-    tsl_stored_plan_t head, extra = make_plan("feed0000", "during", 1, 5);
+    tsl_stored_plan_t head, extra = make_plan("feed000000000000", "during", 1, 5);
     tsl_err_t err = {0};
     memset(&head, 0, sizeof(head));
     w->rows++;
@@ -527,7 +527,7 @@ static void test_reader(void)
           (unsigned)(st.st_mode & 0777));
     for (int i = 0; i < 5; i++) {
         char fp[17];
-        snprintf(fp, sizeof(fp), "beef%04d", i);
+        snprintf(fp, sizeof(fp), "beef%012d", i);
         tsl_stored_plan_t p = make_plan(fp, "r", 8, 100 + i);
         tsl_store_put_plan(w, &p, &err);
     }
@@ -542,7 +542,7 @@ static void test_reader(void)
     CHECK(walk.rows == 5 && walk.inner_ok == 10,
           "the writer reads and writes while the reader walks (%d rows, %d ok)", walk.rows,
           walk.inner_ok);
-    tsl_stored_plan_t p = make_plan("beef9999", "r", 8, 1);
+    tsl_stored_plan_t p = make_plan("beef999900000000", "r", 8, 1);
     CHECK(tsl_store_put_plan(r, &p, &err) == -1, "the reader cannot write");
     /* A huge request is not kept whole. */
     char *big = malloc(TSL_STORE_REQUEST_MAX + 100);
@@ -554,7 +554,7 @@ static void test_reader(void)
     CHECK(tsl_store_put_plan(w, &p, &err) == 0, "put a big request: %s", err.msg);
     tsl_stored_plan_t got;
     memset(&got, 0, sizeof(got));
-    CHECK(tsl_store_get_plan(w, "beef9999", &got, &err) == 0 && strlen(got.request_json) < 200 &&
+    CHECK(tsl_store_get_plan(w, "beef999900000000", &got, &err) == 0 && strlen(got.request_json) < 200 &&
               strstr(got.request_json, "omitted"), "a request over %d bytes is stored as a stub",
           TSL_STORE_REQUEST_MAX);
     tsl_stored_plan_clear(&got);
