@@ -38,9 +38,16 @@ typedef enum tsl_dtype { TSL_DT_F32 = 0, TSL_DT_BF16, TSL_DT_I32 } tsl_dtype_t;
 
 size_t tsl_dtype_bytes(tsl_dtype_t dt);
 
+/* nvcc compiles these for the device too (devops_cuda_kernels.cu). */
+#ifdef __CUDACC__
+#define TSL_HD __host__ __device__
+#else
+#define TSL_HD
+#endif
+
 /* Counter-based random bits (splitmix64 of seed, stream and index): no state, so any
  * element of any tensor can be made on its own, in any order, on any device. */
-static inline uint64_t tsl_mix64(uint64_t x)
+TSL_HD static inline uint64_t tsl_mix64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -48,17 +55,26 @@ static inline uint64_t tsl_mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static inline uint64_t tsl_uniform_bits(uint64_t seed, uint64_t stream, uint64_t index)
+TSL_HD static inline uint64_t tsl_uniform_bits(uint64_t seed, uint64_t stream, uint64_t index)
 {
     return tsl_mix64(tsl_mix64(seed ^ tsl_mix64(stream)) + index);
 }
 
 /* Uniform in [-1, 1), exact in float32 (23 random bits). */
-static inline float tsl_uniform(uint64_t seed, uint64_t stream, uint64_t index)
+TSL_HD static inline float tsl_uniform(uint64_t seed, uint64_t stream, uint64_t index)
 {
     return (float)((double)(tsl_uniform_bits(seed, stream, index) >> 41) / (double)(1u << 22) -
                    1.0);
 }
+
+/* The byte counters every implementation keeps: in use, their peak, an optional limit
+ * (0: none). admit: 0 when `bytes` more fit, else -1 with TSL_E_NOMEM naming `who`;
+ * add: counts bytes in (> 0) or out (< 0) and follows the peak. */
+typedef struct tsl_memcount {
+    uint64_t limit_bytes, used_bytes, peak_bytes;
+} tsl_memcount_t;
+int tsl_memcount_admit(const tsl_memcount_t *m, const char *who, uint64_t bytes, tsl_err_t *err);
+void tsl_memcount_add(tsl_memcount_t *m, int64_t bytes);
 
 typedef struct tsl_buf {
     void *ptr;

@@ -15,12 +15,29 @@
 #include "devops.h"
 
 typedef struct cpu_ctx {
-    uint64_t limit_bytes, used_bytes, peak_bytes;
+    tsl_memcount_t mem;
 } cpu_ctx_t;
 
 struct tsl_event {
     double t_s;
 };
+
+int tsl_memcount_admit(const tsl_memcount_t *m, const char *who, uint64_t bytes, tsl_err_t *err)
+{
+    if (!m->limit_bytes || m->used_bytes + bytes <= m->limit_bytes)
+        return 0;
+    return tsl_err_setc(err, TSL_E_NOMEM,
+                        "%s: out of memory: %llu bytes in use, %llu more exceed the limit %llu", who,
+                        (unsigned long long)m->used_bytes, (unsigned long long)bytes,
+                        (unsigned long long)m->limit_bytes);
+}
+
+void tsl_memcount_add(tsl_memcount_t *m, int64_t bytes)
+{
+    m->used_bytes += (uint64_t)bytes;
+    if (m->used_bytes > m->peak_bytes)
+        m->peak_bytes = m->used_bytes;
+}
 
 size_t tsl_dtype_bytes(tsl_dtype_t dt)
 {
@@ -47,11 +64,8 @@ static int cpu_alloc(tsl_devops_t *o, tsl_buf_t *out, size_t n, tsl_dtype_t dt, 
     cpu_ctx_t *c = ctx_of(o);
     uint64_t bytes = (uint64_t)n * tsl_dtype_bytes(dt);
     memset(out, 0, sizeof(*out));
-    if (c->limit_bytes && c->used_bytes + bytes > c->limit_bytes)
-        return tsl_err_setc(err, TSL_E_NOMEM,
-                            "cpu: out of memory: %llu bytes in use, %llu more exceed the limit %llu",
-                            (unsigned long long)c->used_bytes, (unsigned long long)bytes,
-                            (unsigned long long)c->limit_bytes);
+    if (tsl_memcount_admit(&c->mem, "cpu", bytes, err))
+        return -1;
     /* calloc: fresh buffers read as zeros, so runs never depend on old heap bytes. */
     out->ptr = calloc(n ? n : 1, tsl_dtype_bytes(dt));
     if (!out->ptr)
@@ -59,9 +73,7 @@ static int cpu_alloc(tsl_devops_t *o, tsl_buf_t *out, size_t n, tsl_dtype_t dt, 
                             (unsigned long long)bytes);
     out->n = n;
     out->dt = dt;
-    c->used_bytes += bytes;
-    if (c->used_bytes > c->peak_bytes)
-        c->peak_bytes = c->used_bytes;
+    tsl_memcount_add(&c->mem, (int64_t)bytes);
     return 0;
 }
 
@@ -69,14 +81,14 @@ static void cpu_free(tsl_devops_t *o, tsl_buf_t *b)
 {
     if (!b->ptr)
         return;
-    ctx_of(o)->used_bytes -= (uint64_t)b->n * tsl_dtype_bytes(b->dt);
+    tsl_memcount_add(&ctx_of(o)->mem, -(int64_t)(b->n * tsl_dtype_bytes(b->dt)));
     free(b->ptr);
     memset(b, 0, sizeof(*b));
 }
 
-static uint64_t cpu_peak(tsl_devops_t *o) { return ctx_of(o)->peak_bytes; }
-static uint64_t cpu_used(tsl_devops_t *o) { return ctx_of(o)->used_bytes; }
-static void cpu_reset_peak(tsl_devops_t *o) { ctx_of(o)->peak_bytes = ctx_of(o)->used_bytes; }
+static uint64_t cpu_peak(tsl_devops_t *o) { return ctx_of(o)->mem.peak_bytes; }
+static uint64_t cpu_used(tsl_devops_t *o) { return ctx_of(o)->mem.used_bytes; }
+static void cpu_reset_peak(tsl_devops_t *o) { ctx_of(o)->mem.peak_bytes = ctx_of(o)->mem.used_bytes; }
 
 static int cpu_upload(tsl_devops_t *o, tsl_buf_t *dst, const void *host, tsl_err_t *err)
 {
@@ -459,7 +471,7 @@ int tsl_devops_cpu_create(uint64_t limit_bytes, tsl_devops_t **out, tsl_err_t *e
         return tsl_err_setc(err, TSL_E_NOMEM, "cpu: out of memory creating the device ops");
     }
     *o = cpu_table;
-    c->limit_bytes = limit_bytes;
+    c->mem.limit_bytes = limit_bytes;
     o->ctx = c;
     *out = o;
     return 0;

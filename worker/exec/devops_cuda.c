@@ -19,7 +19,7 @@
 
 typedef struct cuda_ctx {
     int device;
-    uint64_t limit_bytes, used_bytes, peak_bytes;
+    tsl_memcount_t mem;
     cudaStream_t s[2];
     cublasHandle_t blas;
 } cuda_ctx_t;
@@ -62,25 +62,21 @@ static int cu_alloc(tsl_devops_t *o, tsl_buf_t *out, size_t n, tsl_dtype_t dt, t
     cuda_ctx_t *c = cx(o);
     uint64_t bytes = (uint64_t)n * tsl_dtype_bytes(dt);
     memset(out, 0, sizeof(*out));
-    if (c->limit_bytes && c->used_bytes + bytes > c->limit_bytes)
-        return tsl_err_setc(err, TSL_E_NOMEM, "cuda: out of memory: %llu bytes over the limit %llu",
-                            (unsigned long long)(c->used_bytes + bytes),
-                            (unsigned long long)c->limit_bytes);
+    if (tsl_memcount_admit(&c->mem, "cuda", bytes, err))
+        return -1;
     cudaError_t e = cudaMalloc(&out->ptr, bytes ? bytes : 1);
     if (e == cudaErrorMemoryAllocation) {
         cudaGetLastError(); /* clear it: running out is a result, not a broken context */
         out->ptr = NULL;
         return tsl_err_setc(err, TSL_E_NOMEM, "cuda: out of memory allocating %llu bytes with "
                             "%llu in use", (unsigned long long)bytes,
-                            (unsigned long long)c->used_bytes);
+                            (unsigned long long)c->mem.used_bytes);
     }
     if (cuerr(e, "cudaMalloc", err))
         return -1;
     out->n = n;
     out->dt = dt;
-    c->used_bytes += bytes;
-    if (c->used_bytes > c->peak_bytes)
-        c->peak_bytes = c->used_bytes;
+    tsl_memcount_add(&c->mem, (int64_t)bytes);
     return 0;
 }
 
@@ -88,14 +84,14 @@ static void cu_free(tsl_devops_t *o, tsl_buf_t *b)
 {
     if (!b->ptr)
         return;
-    cx(o)->used_bytes -= (uint64_t)b->n * tsl_dtype_bytes(b->dt);
+    tsl_memcount_add(&cx(o)->mem, -(int64_t)(b->n * tsl_dtype_bytes(b->dt)));
     cudaFree(b->ptr);
     memset(b, 0, sizeof(*b));
 }
 
-static uint64_t cu_peak(tsl_devops_t *o) { return cx(o)->peak_bytes; }
-static uint64_t cu_used(tsl_devops_t *o) { return cx(o)->used_bytes; }
-static void cu_reset_peak(tsl_devops_t *o) { cx(o)->peak_bytes = cx(o)->used_bytes; }
+static uint64_t cu_peak(tsl_devops_t *o) { return cx(o)->mem.peak_bytes; }
+static uint64_t cu_used(tsl_devops_t *o) { return cx(o)->mem.used_bytes; }
+static void cu_reset_peak(tsl_devops_t *o) { cx(o)->mem.peak_bytes = cx(o)->mem.used_bytes; }
 
 /* bf16 by round-to-nearest-even of the float's bits (NaN kept quiet). */
 static uint16_t f2bf(float f)
@@ -397,7 +393,7 @@ int tsl_devops_cuda_create(int device, uint64_t limit_bytes, tsl_devops_t **out,
     *o = cuda_table;
     o->ctx = c;
     c->device = device;
-    c->limit_bytes = limit_bytes;
+    c->mem.limit_bytes = limit_bytes;
     if (cuerr(cudaSetDevice(device), "cudaSetDevice", err) ||
         cuerr(cudaStreamCreateWithFlags(&c->s[0], cudaStreamNonBlocking), "stream", err) ||
         cuerr(cudaStreamCreateWithFlags(&c->s[1], cudaStreamNonBlocking), "stream", err) ||

@@ -43,27 +43,12 @@ static int done(void)
     return (int)cudaGetLastError();
 }
 
-/* The same bits as tsl_uniform() on the host. */
-__device__ static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-__device__ static uint64_t ubits(uint64_t seed, uint64_t stream, uint64_t i)
-{
-    return mix64(mix64(seed ^ mix64(stream)) + i);
-}
-
 __global__ static void k_fill(void *p, int dt, size_t n, uint64_t seed, uint64_t s, uint64_t base,
                               float c, float a)
 {
     GRID_LOOP(i, n)
     {
-        float u = (float)((double)(ubits(seed, s, base + i) >> 41) / (double)(1u << 22) - 1.0);
-        st(p, dt, i, c + a * u);
+        st(p, dt, i, c + a * tsl_uniform(seed, s, base + i));
     }
 }
 
@@ -77,7 +62,7 @@ extern "C" int tsl_k_fill_uniform(void *p, int dt, size_t n, uint64_t seed, uint
 __global__ static void k_ids(int32_t *p, size_t n, uint64_t seed, uint64_t s, uint64_t base,
                              uint32_t mod)
 {
-    GRID_LOOP(i, n) p[i] = (int32_t)((ubits(seed, s, base + i) >> 11) % mod);
+    GRID_LOOP(i, n) p[i] = (int32_t)((tsl_uniform_bits(seed, s, base + i) >> 11) % mod);
 }
 
 extern "C" int tsl_k_fill_ids(int32_t *p, size_t n, uint64_t seed, uint64_t stream, uint64_t base,
