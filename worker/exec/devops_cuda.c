@@ -22,6 +22,7 @@ typedef struct cuda_ctx {
     tsl_memcount_t mem;
     cudaStream_t s[2];
     cublasHandle_t blas;
+    float *ws;   /* column-reduction workspace, like cuBLAS's own: not in the counters */
 } cuda_ctx_t;
 
 struct tsl_event {
@@ -200,7 +201,7 @@ static int cu_ln_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *x,
                      tsl_err_t *err)
 {
     return kerr(tsl_k_layernorm_bwd(dy->ptr, x->ptr, gamma->ptr, mean->ptr, rstd->ptr, dx->ptr,
-                                    dgamma->ptr, dbeta->ptr, rows, cols, S(o)),
+                                    dgamma->ptr, dbeta->ptr, rows, cols, cx(o)->ws, S(o)),
                 "layernorm backward", err);
 }
 
@@ -249,7 +250,7 @@ static int cu_add_bias(tsl_devops_t *o, tsl_buf_t *x, const tsl_buf_t *bias, int
 static int cu_bias_grad(tsl_devops_t *o, const tsl_buf_t *dy, tsl_buf_t *db, int rows, int cols,
                         tsl_err_t *err)
 {
-    return kerr(tsl_k_bias_grad(dy->ptr, db->ptr, rows, cols, S(o)), "bias gradient", err);
+    return kerr(tsl_k_bias_grad(dy->ptr, db->ptr, rows, cols, cx(o)->ws, S(o)), "bias gradient", err);
 }
 
 static int cu_embed_fwd(tsl_devops_t *o, const tsl_buf_t *table, const tsl_buf_t *ids,
@@ -358,6 +359,7 @@ static void cu_destroy(tsl_devops_t *o)
     if (c) {
         if (c->blas)
             cublasDestroy(c->blas);
+        cudaFree(c->ws);
         for (int i = 0; i < 2; i++)
             if (c->s[i])
                 cudaStreamDestroy(c->s[i]);
@@ -395,6 +397,7 @@ int tsl_devops_cuda_create(int device, uint64_t limit_bytes, tsl_devops_t **out,
     c->device = device;
     c->mem.limit_bytes = limit_bytes;
     if (cuerr(cudaSetDevice(device), "cudaSetDevice", err) ||
+        cuerr(cudaMalloc((void **)&c->ws, TSL_K_COLSUM_WS * sizeof(float)), "workspace", err) ||
         cuerr(cudaStreamCreateWithFlags(&c->s[0], cudaStreamNonBlocking), "stream", err) ||
         cuerr(cudaStreamCreateWithFlags(&c->s[1], cudaStreamNonBlocking), "stream", err) ||
         blaserr(cublasCreate(&c->blas), "cublasCreate", err) ||

@@ -2,7 +2,7 @@
  * devops_cuda_kernels.cu — the cuda device ops' small kernels (see the header).
  * Row kernels (layernorm, softmax, cross-entropy) give one block to a row and reduce
  * in float through shared memory; column reductions (dgamma, dbeta, bias gradients)
- * give one thread to a column, so no atomics and a fixed order. In-place calls
+ * sum row chunks into a float workspace, then the chunks in order: no atomics. In-place calls
  * (softmax, cross-entropy dy over y) are safe: a thread reads an element before it
  * writes it, and only its own.
  */
@@ -162,32 +162,71 @@ __global__ static void k_ln_bwd_dx(const bf16 *dy, const bf16 *x, const bf16 *g,
     }
 }
 
-__global__ static void k_ln_bwd_params(const bf16 *dy, const bf16 *x, const float *mean,
-                                       const float *rstd, bf16 *dg, bf16 *db, int rows, int cols)
+/* Column sums in two passes so that every SM has work however few the columns: pass 1
+ * gives each of `ch` row chunks its own partial sums (rows chunk, chunk + ch, ...), pass
+ * 2 adds the chunks in order. sb = Σ dy; sg = Σ dy · x̂ when x is given (layernorm). */
+__global__ static void k_colsum_part(const bf16 *dy, const bf16 *x, const float *mean,
+                                     const float *rstd, float *pg, float *pb, int rows, int cols)
+{
+    int c = blockIdx.x * blockDim.x + threadIdx.x, ch = gridDim.y, k = blockIdx.y;
+    if (c >= cols)
+        return;
+    float sg = 0, sb = 0;
+    for (int r = k; r < rows; r += ch) {
+        float d = __bfloat162float(dy[(size_t)r * cols + c]);
+        sb += d;
+        if (x)
+            sg += d * (__bfloat162float(x[(size_t)r * cols + c]) - mean[r]) * rstd[r];
+    }
+    pb[(size_t)k * cols + c] = sb;
+    if (x)
+        pg[(size_t)k * cols + c] = sg;
+}
+
+__global__ static void k_colsum_add(const float *pg, const float *pb, bf16 *dg, bf16 *db,
+                                    int cols, int ch)
 {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= cols)
         return;
     float sg = 0, sb = 0;
-    for (int r = 0; r < rows; r++) {
-        float d = __bfloat162float(dy[(size_t)r * cols + c]);
-        sg += d * (__bfloat162float(x[(size_t)r * cols + c]) - mean[r]) * rstd[r];
-        sb += d;
+    for (int k = 0; k < ch; k++) {
+        sb += pb[(size_t)k * cols + c];
+        if (dg)
+            sg += pg[(size_t)k * cols + c];
     }
-    dg[c] = __float2bfloat16(__bfloat162float(dg[c]) + sg);
     db[c] = __float2bfloat16(__bfloat162float(db[c]) + sb);
+    if (dg)
+        dg[c] = __float2bfloat16(__bfloat162float(dg[c]) + sg);
+}
+
+/* ws: TSL_K_COLSUM_WS floats. dg (and x, mean, rstd) NULL: bias gradient only. */
+static int colsum(const bf16 *dy, const bf16 *x, const float *mean, const float *rstd, bf16 *dg,
+                  bf16 *db, int rows, int cols, float *ws, cudaStream_t cs)
+{
+    size_t fit = TSL_K_COLSUM_WS / (2 * (size_t)cols);
+    int ch = (int)(fit < 64 ? fit : 64);
+    ch = ch < rows ? ch : rows;
+    if (ch < 1)
+        return (int)cudaErrorInvalidValue;
+    float *pg = ws, *pb = ws + (size_t)ch * cols;
+    dim3 grid((cols + NT - 1) / NT, ch);
+    k_colsum_part<<<grid, NT, 0, cs>>>(dy, x, mean, rstd, pg, pb, rows, cols);
+    k_colsum_add<<<(cols + NT - 1) / NT, NT, 0, cs>>>(pg, pb, dg, db, cols, ch);
+    return done();
 }
 
 extern "C" int tsl_k_layernorm_bwd(const void *dy, const void *x, const void *g,
                                    const float *mean, const float *rstd, void *dx, void *dg,
-                                   void *db, int rows, int cols, void *s)
+                                   void *db, int rows, int cols, float *ws, void *s)
 {
     cudaStream_t cs = (cudaStream_t)s;
     k_ln_bwd_dx<<<rows, NT, 0, cs>>>((const bf16 *)dy, (const bf16 *)x, (const bf16 *)g, mean,
                                      rstd, (bf16 *)dx, cols);
-    k_ln_bwd_params<<<(cols + NT - 1) / NT, NT, 0, cs>>>((const bf16 *)dy, (const bf16 *)x, mean,
-                                                         rstd, (bf16 *)dg, (bf16 *)db, rows, cols);
-    return done();
+    int e = done();
+    return e ? e
+             : colsum((const bf16 *)dy, (const bf16 *)x, mean, rstd, (bf16 *)dg, (bf16 *)db, rows,
+                      cols, ws, cs);
 }
 
 #define GELU_K 0.7978845608028654f
@@ -290,22 +329,10 @@ extern "C" int tsl_k_add_bias(void *x, const void *bias, int rows, int cols, voi
     return done();
 }
 
-__global__ static void k_bias_grad(const bf16 *dy, bf16 *db, int rows, int cols)
+extern "C" int tsl_k_bias_grad(const void *dy, void *db, int rows, int cols, float *ws, void *s)
 {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= cols)
-        return;
-    float s = 0;
-    for (int r = 0; r < rows; r++)
-        s += __bfloat162float(dy[(size_t)r * cols + c]);
-    db[c] = __float2bfloat16(__bfloat162float(db[c]) + s);
-}
-
-extern "C" int tsl_k_bias_grad(const void *dy, void *db, int rows, int cols, void *s)
-{
-    k_bias_grad<<<(cols + NT - 1) / NT, NT, 0, (cudaStream_t)s>>>((const bf16 *)dy, (bf16 *)db,
-                                                                  rows, cols);
-    return done();
+    return colsum((const bf16 *)dy, NULL, NULL, NULL, NULL, (bf16 *)db, rows, cols, ws,
+                  (cudaStream_t)s);
 }
 
 __global__ static void k_embed(bf16 *table, const int32_t *ids, bf16 *y, size_t n, int cols,

@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Floats of workspace the column reductions (layernorm and bias gradients) need. */
+#define TSL_K_COLSUM_WS ((size_t)4 << 20)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,14 +27,14 @@ int tsl_k_layernorm_fwd(const void *x, const void *g, const void *b, void *y, fl
                         float *rstd, int rows, int cols, void *st);
 int tsl_k_layernorm_bwd(const void *dy, const void *x, const void *g, const float *mean,
                         const float *rstd, void *dx, void *dg, void *db, int rows, int cols,
-                        void *st);
+                        float *ws, void *st);
 int tsl_k_gelu(const void *x, const void *dy, void *out, size_t n, int backward, void *st);
 int tsl_k_softmax_fwd(const void *x, void *y, int rows, int cols, int causal, void *st);
 int tsl_k_softmax_bwd(const void *y, const void *dy, void *dx, int rows, int cols, void *st);
 int tsl_k_axpy(float alpha, const void *x, void *y, int dt, size_t n, void *st);
 int tsl_k_scale(float alpha, void *x, int dt, size_t n, void *st);
 int tsl_k_add_bias(void *x, const void *bias, int rows, int cols, void *st);
-int tsl_k_bias_grad(const void *dy, void *db, int rows, int cols, void *st);
+int tsl_k_bias_grad(const void *dy, void *db, int rows, int cols, float *ws, void *st);
 int tsl_k_embed(const void *table, const int32_t *ids, void *y, int rows, int cols, int backward,
                 void *st);
 int tsl_k_mse(const void *y, const void *t, void *dy, size_t n, float scale, float *loss,
