@@ -370,9 +370,30 @@ static void refusals(void)
     tsl_model_free(&m);
 }
 
+/* A loopback rank that leaves wakes a peer waiting for it; what it sent still arrives. */
+static void loopback_leave(void)
+{
+    tsl_err_t err = {0};
+    tsl_loopback_world_t *w = NULL;
+    tsl_commops_t *a = NULL, *b = NULL;
+    float one = 1.0f, got = 0.0f;
+    tsl_buf_t sb = {&one, 1, TSL_DT_F32}, rb = {&got, 1, TSL_DT_F32};
+    CHECK(!tsl_comm_loopback_world(2, &w, &err) && !tsl_comm_loopback_rank(w, 0, &a, &err) &&
+              !tsl_comm_loopback_rank(w, 1, &b, &err), "%s", err.msg);
+    CHECK(!b->sendrecv(b, &sb, 0, NULL, -1, NULL, &err), "%s", err.msg);
+    b->destroy(b);
+    CHECK(!a->sendrecv(a, NULL, -1, &rb, 1, NULL, &err) && got == 1.0f, "sent before leaving");
+    CHECK(a->sendrecv(a, NULL, -1, &rb, 1, NULL, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_UNAVAILABLE && strstr(err.msg, "rank 1 left"),
+          "then an error, not a hang: %s", err.msg);
+    a->destroy(a);
+    tsl_comm_loopback_world_free(w);
+}
+
 int main(void)
 {
     refusals();
+    loopback_leave();
     splits(0);
     splits(24); /* with a token embedding and an LM head */
     tcp_pp2();

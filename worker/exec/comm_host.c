@@ -379,6 +379,17 @@ static int loopback_send(tsl_host_comm_t *h, int peer, int tag, const void *data
     return 0;
 }
 
+/* A rank that leaves (done, or failed) closes its side: a peer still waiting for it
+ * gets an error instead of waiting forever. Messages already sent are still read. */
+static void loopback_leave(tsl_host_comm_t *h)
+{
+    tsl_loopback_world_t *w = h->transport;
+    char why[64];
+    snprintf(why, sizeof(why), "rank %d left", h->rank);
+    for (int p = 0; p < w->size; p++)
+        tsl_inbox_close(&w->inboxes[p * w->size + h->rank], why);
+}
+
 int tsl_comm_loopback_rank(tsl_loopback_world_t *w, int rank, tsl_commops_t **out, tsl_err_t *err)
 {
     if (rank < 0 || rank >= w->size)
@@ -394,6 +405,7 @@ int tsl_comm_loopback_rank(tsl_loopback_world_t *w, int rank, tsl_commops_t **ou
     h->size = w->size;
     h->inbox = &w->inboxes[rank * w->size];
     h->send = loopback_send;
+    h->transport_free = loopback_leave;
     h->transport = w;
     tsl_host_comm_ops(c, "loopback", h);
     *out = c;

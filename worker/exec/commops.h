@@ -23,8 +23,8 @@
  * devops->stream() gives (NULL on cpu); nccl queues there, the host transports run
  * now. Buffers' dtype must be F32 or BF16 (tcp/loopback: F32 only).
  *
- * Errors: 0 / -1 with tsl_err_t; TSL_E_UNAVAILABLE when a peer is gone (tcp), with
- * the peer's rank in the message; TSL_E_DEVICE for NCCL failures.
+ * Errors: 0 / -1 with tsl_err_t; TSL_E_UNAVAILABLE when a peer is gone (tcp: its
+ * process exited; loopback: its ops were destroyed), with the peer's rank in the message; TSL_E_DEVICE for NCCL failures.
  */
 #ifndef TSL_EXEC_COMMOPS_H
 #define TSL_EXEC_COMMOPS_H

@@ -47,6 +47,11 @@ static int make_groups(tsl_exec_t *e, tsl_err_t *err)
     if ((int)e->r.world != c->size || (int)e->r.rank != c->rank)
         return tsl_err_set(err, "exec: rank %u of %u, but the comm ops are rank %d of %d",
                            e->r.rank, e->r.world, c->rank, c->size);
+    /* loopback and tcp move host memory; device buffers need nccl. */
+    if (c->size > 1 && strcmp(e->dev->name, "cpu") && strcmp(c->name, "nccl"))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "exec: %s comm ops cannot move %s device buffers; use nccl", c->name,
+                            e->dev->name);
     TRY(c->group_split(c, 0, (int)e->r.rank, &e->world_g, err));
     TRY(c->group_split(c, e->r.tp_color, (int)e->r.tp_index, &e->tp_g, err));
     TRY(c->group_split(c, e->r.dp_color, (int)e->r.dp_index, &e->dp_g, err));

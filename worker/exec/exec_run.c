@@ -127,6 +127,11 @@ static int nccl_comm(run_cfg_t *c, int rank, tsl_commops_t **out, tsl_err_t *err
 {
     uint8_t id[TSL_NCCL_ID_BYTES];
     char tmp[4096];
+    if (c->plan.n_devices == 1) { /* nobody to tell */
+        if (tsl_comm_nccl_unique_id(id, err))
+            return -1;
+        return tsl_comm_nccl_create(id, 0, 1, c->device, out, err);
+    }
     if (!c->nccl_id)
         return tsl_err_set(err, "--comm nccl needs --nccl-id FILE");
     if (rank == 0) {
