@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "exec.h"
+#include "search.h"
 
 #define MAXR 8
 #define MAXL 8
@@ -390,8 +391,66 @@ static void loopback_leave(void)
     tsl_comm_loopback_world_free(w);
 }
 
+/* Plans the search returns for a small GPT on 4 GPUs: every rank of every plan either
+ * maps to work or is refused as unsupported, and one accepted multi-device plan runs. */
+static void searched_plans(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT, .layers = 4, .hidden = 32, .ffn_hidden = 128,
+                            .heads = 4, .seq_len = 8, .vocab = 64, .positions = 8,
+                            .tied_head = true};
+    tsl_request_t rq;
+    tsl_search_result_t *res = calloc(1, sizeof(*res));
+    tsl_cluster_init(&c);
+    CHECK(!tsl_model_build(&spec, "gpt-tiny", &m, &err), "%s", err.msg);
+    CHECK(!tsl_cluster_parse_spec(&c, "4xA100-80G", &err), "%s", err.msg);
+    tsl_request_init(&rq);
+    rq.global_batch = 8;
+    CHECK(tsl_search(&m, &c, &rq, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    const tsl_plan_t *plans[1 + TSL_BASELINE_COUNT], *run = NULL;
+    int n = 0, accepted = 0;
+    plans[n++] = &res->best;
+    for (int b = 0; b < (int)TSL_BASELINE_COUNT; b++)
+        if (res->baseline[b].valid)
+            plans[n++] = &res->baseline[b];
+    for (int k = 0; k < n; k++) {
+        bool all = true;
+        for (uint32_t r = 0; r < plans[k]->n_devices; r++) {
+            tsl_exec_rank_t er;
+            tsl_err_t e2 = {0};
+            if (tsl_exec_rank_from_plan(plans[k], &m, r, &er, &e2)) {
+                CHECK(tsl_err_code(&e2) == TSL_E_UNSUPPORTED, "plan %s rank %u: %s",
+                      plans[k]->label, r, e2.msg);
+                all = false;
+                break;
+            }
+            tsl_exec_rank_free(&er);
+        }
+        accepted += all;
+        if (all && plans[k]->n_devices > 1 && (!run || plans[k]->pp > run->pp))
+            run = plans[k];
+    }
+    CHECK(accepted >= 1 && run, "%d of %d searched plans run", accepted, n);
+    if (run) {
+        printf("searched plans: %d of %d run here; running %s (pp %u, %u devices)\n", accepted, n,
+               run->label, run->pp, run->n_devices);
+        result_t got;
+        int oom = 0;
+        run_plan(run, &m, &got, -1, 0, &oom);
+        CHECK(got.ok && isfinite(got.loss) && got.loss > 0, "plan %s (pp %u, %u devices) ran: "
+              "loss %g", run->label, run->pp, run->n_devices, got.loss);
+        free_result(&got);
+    }
+    free(res);
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
+    searched_plans();
     refusals();
     loopback_leave();
     splits(0);
