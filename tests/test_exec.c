@@ -371,6 +371,64 @@ static void refusals(void)
     tsl_model_free(&m);
 }
 
+/* The collectives on three loopback ranks, groups by split: {0, 2} and {1} by parity,
+ * keys reversing the order in the first. */
+typedef struct coll_arg {
+    tsl_loopback_world_t *w;
+    int rank, ok;
+} coll_arg_t;
+
+static void *coll_main(void *p)
+{
+    coll_arg_t *a = p;
+    tsl_err_t err = {0};
+    tsl_commops_t *c = NULL;
+    tsl_group_t *world = NULL, *par = NULL;
+    float v[6], part[2], all[6];
+    tsl_buf_t bv = {v, 6, TSL_DT_F32}, bp = {part, 2, TSL_DT_F32}, ba = {all, 6, TSL_DT_F32};
+    a->ok = !tsl_comm_loopback_rank(a->w, a->rank, &c, &err) &&
+            !c->group_split(c, 0, a->rank, &world, &err) &&
+            !c->group_split(c, a->rank % 2, -a->rank, &par, &err);
+    for (int i = 0; i < 6; i++)
+        v[i] = (float)(10 * a->rank + i);
+    a->ok = a->ok && !c->allreduce(c, world, &bv, NULL, &err) && v[0] == 30 && v[5] == 45;
+    /* world sums: 30 + 3i; member me gets chunk me */
+    a->ok = a->ok && !c->reduce_scatter(c, world, &bv, &bp, NULL, &err) &&
+            part[0] == 3 * (30 + 6 * a->rank) && part[1] == 3 * (33 + 6 * a->rank);
+    tsl_buf_t mine = {part, 2, TSL_DT_F32};
+    a->ok = a->ok && !c->all_gather(c, world, &mine, &ba, NULL, &err) && all[0] == 90 &&
+            all[5] == 3 * 45;
+    a->ok = a->ok && c->group_size(par) == (a->rank % 2 ? 1 : 2) &&
+            c->group_rank(par) == (a->rank == 0 && c->group_size(par) == 2 ? 1 : 0);
+    a->ok = a->ok && !c->barrier(c, par, &err) && !c->barrier(c, world, &err);
+    if (!a->ok)
+        fprintf(stderr, "rank %d: %s\n", a->rank, err.msg);
+    if (c) {
+        c->group_free(c, world);
+        c->group_free(c, par);
+        c->destroy(c);
+    }
+    return NULL;
+}
+
+static void collectives(void)
+{
+    tsl_err_t err = {0};
+    coll_arg_t a[3];
+    pthread_t th[3];
+    tsl_loopback_world_t *w = NULL;
+    CHECK(!tsl_comm_loopback_world(3, &w, &err), "%s", err.msg);
+    for (int k = 0; k < 3; k++) {
+        a[k] = (coll_arg_t){w, k, 0};
+        pthread_create(&th[k], NULL, coll_main, &a[k]);
+    }
+    for (int k = 0; k < 3; k++) {
+        pthread_join(th[k], NULL);
+        CHECK(a[k].ok, "rank %d: split, allreduce, reduce_scatter, all_gather, barrier", k);
+    }
+    tsl_comm_loopback_world_free(w);
+}
+
 /* A loopback rank that leaves wakes a peer waiting for it; what it sent still arrives. */
 static void loopback_leave(void)
 {
@@ -452,6 +510,7 @@ int main(void)
 {
     searched_plans();
     refusals();
+    collectives();
     loopback_leave();
     splits(0);
     splits(24); /* with a token embedding and an LM head */
