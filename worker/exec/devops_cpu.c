@@ -138,26 +138,59 @@ static int cpu_zero(tsl_devops_t *o, tsl_buf_t *b, tsl_err_t *err)
     return 0;
 }
 
+/* One output element: Σ_p in index order, in double. */
+static double gemm_dot(const tsl_gemm_t *g, const float *a, const float *b, int i, int j)
+{
+    double s = 0;
+    for (int p = 0; p < g->k; p++) {
+        float av = g->ta ? a[(size_t)p * g->lda + i] : a[(size_t)i * g->lda + p];
+        float bv = g->tb ? b[(size_t)j * g->ldb + p] : b[(size_t)p * g->ldb + j];
+        s += (double)av * bv;
+    }
+    return s;
+}
+
+static void gemm_store(const tsl_gemm_t *g, float *c, int i, int j, double s)
+{
+    float *cv = &c[(size_t)i * g->ldc + j];
+    *cv = (float)(g->alpha * s + (g->beta != 0.0f ? g->beta * *cv : 0.0));
+}
+
+/* C row i with B read along its rows (B not transposed): the same sums in the same p
+ * order as gemm_dot, so the same bits, with B walked contiguously. */
+static void gemm_row(const tsl_gemm_t *g, const float *a, const float *b, float *c, int i,
+                     double *acc)
+{
+    for (int j = 0; j < g->n; j++)
+        acc[j] = 0;
+    for (int p = 0; p < g->k; p++) {
+        double av = g->ta ? a[(size_t)p * g->lda + i] : a[(size_t)i * g->lda + p];
+        const float *br = b + (size_t)p * g->ldb;
+        for (int j = 0; j < g->n; j++)
+            acc[j] += av * br[j];
+    }
+    for (int j = 0; j < g->n; j++)
+        gemm_store(g, c, i, j, acc[j]);
+}
+
 static int cpu_gemm(tsl_devops_t *o, const tsl_gemm_t *g, tsl_err_t *err)
 {
     (void)o, (void)err;
+    double *acc = g->tb ? NULL : malloc(sizeof(double) * (size_t)(g->n > 0 ? g->n : 1));
     for (int bi = 0; bi < g->batch; bi++) {
         const float *a = CF(&g->a) + bi * g->stride_a;
         const float *b = CF(&g->b) + bi * g->stride_b;
         float *c = F(&g->c) + bi * g->stride_c;
         for (int i = 0; i < g->m; i++) {
-            for (int j = 0; j < g->n; j++) {
-                double s = 0;
-                for (int p = 0; p < g->k; p++) {
-                    float av = g->ta ? a[(size_t)p * g->lda + i] : a[(size_t)i * g->lda + p];
-                    float bv = g->tb ? b[(size_t)j * g->ldb + p] : b[(size_t)p * g->ldb + j];
-                    s += (double)av * bv;
-                }
-                float *cv = &c[(size_t)i * g->ldc + j];
-                *cv = (float)(g->alpha * s + (g->beta != 0.0f ? g->beta * *cv : 0.0));
+            if (acc) {
+                gemm_row(g, a, b, c, i, acc);
+                continue;
             }
+            for (int j = 0; j < g->n; j++)
+                gemm_store(g, c, i, j, gemm_dot(g, a, b, i, j));
         }
     }
+    free(acc);
     return 0;
 }
 
