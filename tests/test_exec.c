@@ -1,0 +1,520 @@
+/*
+ * test_exec.c — the stage executor without GPUs: the same small model and seed run
+ * as one rank and split by pipeline (pp 2, 4; 2–4 micro-batches; checkpointing),
+ * data (dp 2, sdp 2) and tensor (tp 2) parallelism, ranks as loopback threads, gives
+ * the same loss and gradients — bitwise where the reduction order is the same (pure
+ * pipelines), else within 1e-5 relative. One pp = 2 run with tcp comm ops between
+ * forked processes; OOM as a result agreed by every rank; plans the executor refuses.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "exec.h"
+#include "search.h"
+
+#define MAXR 8
+#define MAXL 8
+#define CAP (1u << 18)
+
+typedef struct result {
+    double loss;                 /* from a last-stage rank */
+    bool ok;
+    /* per rank, per stage layer */
+    struct {
+        uint32_t n_layers, tp, tp_index, dp, dp_index;
+        uint32_t index[MAXL];
+        bool sdp[MAXL];
+        size_t n[MAXL];
+        float *g[MAXL];
+    } r[MAXR];
+    uint32_t world;
+} result_t;
+
+typedef struct job {
+    const tsl_plan_t *plan;
+    const tsl_model_t *model;
+    tsl_loopback_world_t *world;
+    result_t *res;
+    uint32_t rank;
+    uint64_t mem_limit;
+    bool oom;
+} job_t;
+
+static void opts(tsl_exec_opts_t *o)
+{
+    tsl_exec_opts_default(o);
+    o->warmup = 0;
+    o->iters = 2; /* the second step's gradients depend on the first's update */
+    o->optim = TSL_EXEC_SGD;
+    o->lr = 0.5f;
+    o->seed = 42;
+}
+
+static void collect(tsl_exec_t *e, const tsl_exec_rank_t *r, result_t *res)
+{
+    tsl_err_t err = {0};
+    res->r[r->rank].n_layers = r->n_layers;
+    res->r[r->rank].tp = r->tp;
+    res->r[r->rank].tp_index = r->tp_index;
+    res->r[r->rank].dp = r->dp;
+    res->r[r->rank].dp_index = r->dp_index;
+    for (uint32_t i = 0; i < r->n_layers && i < MAXL; i++) {
+        float *g = malloc(CAP * sizeof(float));
+        size_t n = 0;
+        CHECK(g && !tsl_exec_layer_grad(e, i, g, CAP, &n, &err), "%s", err.msg);
+        res->r[r->rank].g[i] = g;
+        res->r[r->rank].n[i] = n;
+        res->r[r->rank].index[i] = r->layers[i].index;
+        res->r[r->rank].sdp[i] = r->layers[i].sdp;
+    }
+    if (r->next_rank < 0)
+        res->loss = tsl_exec_loss(e);
+}
+
+/* One rank: create, two steps, collect. */
+static int run_one(job_t *j, tsl_commops_t *c, tsl_err_t *err)
+{
+    tsl_exec_rank_t r;
+    tsl_exec_opts_t o;
+    tsl_devops_t *d = NULL;
+    tsl_exec_t *e = NULL;
+    int rc = -1;
+    opts(&o);
+    if (tsl_exec_rank_from_plan(j->plan, j->model, j->rank, &r, err))
+        return -1;
+    if (tsl_devops_cpu_create(j->mem_limit, &d, err))
+        goto out;
+    if (tsl_exec_create(&r, &o, d, c, &e, err)) {
+        j->oom = tsl_err_code(err) == TSL_E_NOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < o.iters; i++)
+        if (tsl_exec_step(e, NULL, err))
+            goto out;
+    collect(e, &r, j->res);
+    rc = 0;
+out:
+    tsl_exec_destroy(e);
+    if (d)
+        d->destroy(d);
+    tsl_exec_rank_free(&r);
+    return rc;
+}
+
+static void *thread_main(void *p)
+{
+    job_t *j = p;
+    tsl_err_t err = {0};
+    tsl_commops_t *c = NULL;
+    if (tsl_comm_loopback_rank(j->world, (int)j->rank, &c, &err) || run_one(j, c, &err)) {
+        if (!j->oom)
+            fprintf(stderr, "rank %u: %s\n", j->rank, err.msg);
+        j->res->ok = false;
+    }
+    if (c)
+        c->destroy(c);
+    return NULL;
+}
+
+/* All ranks of the plan as threads; limit_rank (if < world) gets a memory limit. */
+static void run_plan(const tsl_plan_t *p, const tsl_model_t *m, result_t *res, int limit_rank,
+                     uint64_t limit, int *n_oom)
+{
+    tsl_err_t err = {0};
+    job_t jobs[MAXR];
+    pthread_t th[MAXR];
+    memset(res, 0, sizeof(*res));
+    res->ok = true;
+    res->world = p->n_devices;
+    CHECK(!tsl_comm_loopback_world((int)p->n_devices, &jobs[0].world, &err), "%s", err.msg);
+    for (uint32_t k = 0; k < p->n_devices; k++) {
+        jobs[k] = (job_t){p, m, jobs[0].world, res, k, (int)k == limit_rank ? limit : 0, false};
+        pthread_create(&th[k], NULL, thread_main, &jobs[k]);
+    }
+    *n_oom = 0;
+    for (uint32_t k = 0; k < p->n_devices; k++) {
+        pthread_join(th[k], NULL);
+        *n_oom += jobs[k].oom;
+    }
+    tsl_comm_loopback_world_free(jobs[0].world);
+}
+
+static void free_result(result_t *res)
+{
+    for (int k = 0; k < MAXR; k++)
+        for (int i = 0; i < MAXL; i++)
+            free(res->r[k].g[i]);
+}
+
+/* The reference's (one rank) full gradient of model layer idx. */
+static const float *ref_grad(const result_t *ref, uint32_t idx, size_t *n)
+{
+    for (uint32_t i = 0; i < ref->r[0].n_layers; i++)
+        if (ref->r[0].index[i] == idx) {
+            *n = ref->r[0].n[i];
+            return ref->r[0].g[i];
+        }
+    return NULL;
+}
+
+static void compare(const result_t *ref, const result_t *got, const tsl_model_t *m,
+                    const char *what, bool bitwise)
+{
+    CHECK(got->ok && ref->ok, "%s: every rank ran", what);
+    if (bitwise)
+        CHECK(got->loss == ref->loss, "%s: loss %.9g, one rank %.9g", what, got->loss, ref->loss);
+    else
+        CHECK_NEAR(got->loss, ref->loss, 1e-5, "%s: loss %.9g, one rank %.9g", what, got->loss,
+                   ref->loss);
+    for (uint32_t k = 0; k < got->world; k++) {
+        for (uint32_t i = 0; i < got->r[k].n_layers; i++) {
+            size_t nf = 0;
+            const float *full = ref_grad(ref, got->r[k].index[i], &nf);
+            tsl_exec_layer_t l = {0};
+            const tsl_layer_t *L = &m->layers[got->r[k].index[i]];
+            l = (tsl_exec_layer_t){L->kind, 0, L->seq_len, L->hidden, L->ffn_hidden, L->heads,
+                                   L->vocab, !L->no_bias, false, false};
+            uint32_t tp = got->r[k].tp, dp = got->r[k].dp;
+            size_t np = tsl_exec_layer_params(&l, tp), shard = (np + dp - 1) / dp;
+            float *want = calloc(shard * dp + 1, sizeof(float));
+            tsl_exec_layer_slice(&l, tp, got->r[k].tp_index, full, want);
+            const float *w = want;
+            size_t n = np;
+            if (got->r[k].sdp[i]) {
+                w = want + got->r[k].dp_index * shard;
+                n = shard;
+            }
+            CHECK(got->r[k].n[i] == n, "%s: rank %u layer %u: %zu gradients, expected %zu", what,
+                  k, got->r[k].index[i], got->r[k].n[i], n);
+            double mx = 0, worst = 0;
+            for (size_t j = 0; j < n; j++)
+                mx = fmax(mx, fabs(w[j]));
+            for (size_t j = 0; j < n && got->r[k].n[i] == n; j++)
+                worst = fmax(worst, fabs((double)got->r[k].g[i][j] - w[j]));
+            if (bitwise)
+                CHECK(got->r[k].n[i] == n && !memcmp(got->r[k].g[i], w, n * sizeof(float)),
+                      "%s: rank %u layer %u: gradients differ (max %g)", what, k,
+                      got->r[k].index[i], worst);
+            else
+                CHECK(worst <= 1e-5 * mx, "%s: rank %u layer %u: gradient off by %g of %g", what,
+                      k, got->r[k].index[i], worst, mx);
+            free(want);
+        }
+    }
+}
+
+static void model(tsl_model_t *m, uint32_t vocab)
+{
+    tsl_err_t err = {0};
+    tsl_layer_t enc = {.kind = TSL_LAYER_ENCODER, .seq_len = 8, .hidden = 32, .ffn_hidden = 64,
+                       .heads = 4};
+    tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING, .seq_len = 8, .hidden = 32, .vocab = vocab};
+    tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 8, .hidden = 32, .vocab = vocab};
+    tsl_model_init(m, "small");
+    if (vocab)
+        CHECK(!tsl_model_add(m, &emb, &err), "%s", err.msg);
+    CHECK(!tsl_model_add_n(m, &enc, 4, &err), "%s", err.msg);
+    if (vocab)
+        CHECK(!tsl_model_add(m, &head, &err), "%s", err.msg);
+}
+
+static void run_spec(const tsl_model_t *m, tsl_exec_plan_spec_t s, result_t *res)
+{
+    tsl_err_t err = {0};
+    tsl_plan_t p;
+    int oom = 0;
+    CHECK(!tsl_exec_uniform_plan(m, &s, &p, &err), "%s", err.msg);
+    run_plan(&p, m, res, -1, 0, &oom);
+}
+
+static void case_vs(const tsl_model_t *m, const result_t *ref, tsl_exec_plan_spec_t s,
+                    const char *what, bool bitwise)
+{
+    result_t got;
+    run_spec(m, s, &got);
+    compare(ref, &got, m, what, bitwise);
+    free_result(&got);
+}
+
+static void splits(uint32_t vocab)
+{
+    tsl_model_t m;
+    model(&m, vocab);
+    result_t ref4, ref2;
+    run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 4}, &ref4);
+    run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 2}, &ref2);
+    CHECK(ref4.ok && isfinite(ref4.loss) && ref4.loss > 0, "reference loss %g", ref4.loss);
+    CHECK(ref4.loss != ref2.loss, "different batches give different losses");
+    case_vs(&m, &ref4, (tsl_exec_plan_spec_t){2, 1, 1, false, false, 4, 4}, "pp2 m4", true);
+    case_vs(&m, &ref2, (tsl_exec_plan_spec_t){2, 1, 1, false, false, 4, 2}, "pp2 m2", true);
+    case_vs(&m, &ref4, (tsl_exec_plan_spec_t){4, 1, 1, false, false, 4, 4}, "pp4 m4", true);
+    case_vs(&m, &ref2, (tsl_exec_plan_spec_t){4, 1, 1, false, false, 4, 2}, "pp4 m2", true);
+    case_vs(&m, &ref4, (tsl_exec_plan_spec_t){2, 1, 1, false, true, 4, 4}, "pp2 ckpt", true);
+    case_vs(&m, &ref4, (tsl_exec_plan_spec_t){2, 1, 2, false, false, 4, 4}, "pp2 dp2", false);
+    case_vs(&m, &ref4, (tsl_exec_plan_spec_t){2, 1, 2, true, false, 4, 4}, "pp2 sdp2", false);
+    case_vs(&m, &ref4, (tsl_exec_plan_spec_t){1, 2, 1, false, false, 4, 4}, "tp2", false);
+    case_vs(&m, &ref2, (tsl_exec_plan_spec_t){2, 2, 2, false, true, 4, 2}, "pp2 tp2 dp2 ckpt",
+            false);
+    free_result(&ref4);
+    free_result(&ref2);
+    tsl_model_free(&m);
+}
+
+/* pp 2 over tcp between two forked processes: bitwise the loopback run. */
+static void tcp_pp2(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    model(&m, 0);
+    tsl_plan_t p;
+    tsl_exec_plan_spec_t s = {2, 1, 1, false, false, 4, 3};
+    CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err), "%s", err.msg);
+    result_t lo;
+    int oom = 0;
+    run_plan(&p, &m, &lo, -1, 0, &oom);
+    int port = 20000 + (int)(getpid() % 4000) * 4, fds[2][2];
+    pid_t pid[2];
+    for (int k = 0; k < 2; k++) {
+        CHECK(!pipe(fds[k]), "pipe");
+        pid[k] = fork();
+        if (pid[k] == 0) {
+            result_t res;
+            memset(&res, 0, sizeof(res));
+            res.ok = true;
+            tsl_commops_t *c = NULL;
+            job_t j = {&p, &m, NULL, &res, (uint32_t)k, 0, false};
+            int rc = tsl_comm_tcp_create("127.0.0.1", port, k, 2, 30, &c, &err) ||
+                     run_one(&j, c, &err);
+            if (rc)
+                fprintf(stderr, "tcp rank %d: %s\n", k, err.msg);
+            if (c)
+                c->destroy(c);
+            /* loss, then each layer's gradients */
+            FILE *f = fdopen(fds[k][1], "w");
+            fwrite(&res.loss, sizeof(double), 1, f);
+            for (uint32_t i = 0; i < res.r[k].n_layers; i++)
+                fwrite(res.r[k].g[i], sizeof(float), res.r[k].n[i], f);
+            fclose(f);
+            _exit(rc ? 1 : 0);
+        }
+        close(fds[k][1]);
+    }
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fdopen(fds[k][0], "r");
+        double loss = 0;
+        bool same = fread(&loss, sizeof(double), 1, f) == 1;
+        for (uint32_t i = 0; same && i < lo.r[k].n_layers; i++) {
+            float *g = malloc(lo.r[k].n[i] * sizeof(float));
+            same = fread(g, sizeof(float), lo.r[k].n[i], f) == lo.r[k].n[i] &&
+                   !memcmp(g, lo.r[k].g[i], lo.r[k].n[i] * sizeof(float));
+            free(g);
+        }
+        fclose(f);
+        int st = 0;
+        waitpid(pid[k], &st, 0);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "tcp rank %d exited %d", k, st);
+        CHECK(same, "tcp rank %d: gradients equal the loopback run's", k);
+        if (k == 1)
+            CHECK(loss == lo.loss, "tcp loss %.9g, loopback %.9g", loss, lo.loss);
+    }
+    free_result(&lo);
+    tsl_model_free(&m);
+}
+
+/* One rank short of memory: both ranks report OOM, neither hangs or crashes. */
+static void oom_agreed(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    model(&m, 0);
+    tsl_plan_t p;
+    tsl_exec_plan_spec_t s = {2, 1, 1, false, false, 4, 2};
+    CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err), "%s", err.msg);
+    result_t res;
+    int oom = 0;
+    run_plan(&p, &m, &res, 1, 64 * 1024, &oom);
+    CHECK(!res.ok && oom == 2, "both ranks report OOM (%d did)", oom);
+    free_result(&res);
+    tsl_model_free(&m);
+}
+
+static void refusals(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_model_init(&m, "dec");
+    tsl_layer_t dec = {.kind = TSL_LAYER_DECODER, .seq_len = 8, .hidden = 32, .ffn_hidden = 64,
+                       .heads = 4, .cross_seq_len = 8};
+    CHECK(!tsl_model_add_n(&m, &dec, 2, &err), "%s", err.msg);
+    tsl_plan_t p;
+    tsl_exec_rank_t r;
+    tsl_exec_plan_spec_t s = {1, 1, 1, false, false, 2, 1};
+    CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err), "%s", err.msg);
+    CHECK(tsl_exec_rank_from_plan(&p, &m, 0, &r, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "decoder"),
+          "decoder refused: %s", err.msg);
+    tsl_model_free(&m);
+    model(&m, 0);
+    s = (tsl_exec_plan_spec_t){1, 1, 2, false, false, 3, 1};
+    CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err), "%s", err.msg);
+    CHECK(tsl_exec_rank_from_plan(&p, &m, 1, &r, &err) == -1 && strstr(err.msg, "micro-batch 3"),
+          "odd micro-batch over dp 2 refused: %s", err.msg);
+    s = (tsl_exec_plan_spec_t){1, 8, 1, false, false, 2, 1};
+    CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err), "%s", err.msg);
+    CHECK(tsl_exec_rank_from_plan(&p, &m, 0, &r, &err) == -1 && strstr(err.msg, "heads"),
+          "tp 8 over 4 heads refused: %s", err.msg);
+    CHECK(tsl_exec_rank_from_plan(&p, &m, 9, &r, &err) == -1, "rank outside the plan refused");
+    tsl_model_free(&m);
+}
+
+/* The collectives on three loopback ranks, groups by split: {0, 2} and {1} by parity,
+ * keys reversing the order in the first. */
+typedef struct coll_arg {
+    tsl_loopback_world_t *w;
+    int rank, ok;
+} coll_arg_t;
+
+static void *coll_main(void *p)
+{
+    coll_arg_t *a = p;
+    tsl_err_t err = {0};
+    tsl_commops_t *c = NULL;
+    tsl_group_t *world = NULL, *par = NULL;
+    float v[6], part[2], all[6];
+    tsl_buf_t bv = {v, 6, TSL_DT_F32}, bp = {part, 2, TSL_DT_F32}, ba = {all, 6, TSL_DT_F32};
+    a->ok = !tsl_comm_loopback_rank(a->w, a->rank, &c, &err) &&
+            !c->group_split(c, 0, a->rank, &world, &err) &&
+            !c->group_split(c, a->rank % 2, -a->rank, &par, &err);
+    for (int i = 0; i < 6; i++)
+        v[i] = (float)(10 * a->rank + i);
+    a->ok = a->ok && !c->allreduce(c, world, &bv, NULL, &err) && v[0] == 30 && v[5] == 45;
+    /* world sums: 30 + 3i; member me gets chunk me */
+    a->ok = a->ok && !c->reduce_scatter(c, world, &bv, &bp, NULL, &err) &&
+            part[0] == 3 * (30 + 6 * a->rank) && part[1] == 3 * (33 + 6 * a->rank);
+    tsl_buf_t mine = {part, 2, TSL_DT_F32};
+    a->ok = a->ok && !c->all_gather(c, world, &mine, &ba, NULL, &err) && all[0] == 90 &&
+            all[5] == 3 * 45;
+    a->ok = a->ok && c->group_size(par) == (a->rank % 2 ? 1 : 2) &&
+            c->group_rank(par) == (a->rank == 0 && c->group_size(par) == 2 ? 1 : 0);
+    a->ok = a->ok && !c->barrier(c, par, &err) && !c->barrier(c, world, &err);
+    if (!a->ok)
+        fprintf(stderr, "rank %d: %s\n", a->rank, err.msg);
+    if (c) {
+        c->group_free(c, world);
+        c->group_free(c, par);
+        c->destroy(c);
+    }
+    return NULL;
+}
+
+static void collectives(void)
+{
+    tsl_err_t err = {0};
+    coll_arg_t a[3];
+    pthread_t th[3];
+    tsl_loopback_world_t *w = NULL;
+    CHECK(!tsl_comm_loopback_world(3, &w, &err), "%s", err.msg);
+    for (int k = 0; k < 3; k++) {
+        a[k] = (coll_arg_t){w, k, 0};
+        pthread_create(&th[k], NULL, coll_main, &a[k]);
+    }
+    for (int k = 0; k < 3; k++) {
+        pthread_join(th[k], NULL);
+        CHECK(a[k].ok, "rank %d: split, allreduce, reduce_scatter, all_gather, barrier", k);
+    }
+    tsl_comm_loopback_world_free(w);
+}
+
+/* A loopback rank that leaves wakes a peer waiting for it; what it sent still arrives. */
+static void loopback_leave(void)
+{
+    tsl_err_t err = {0};
+    tsl_loopback_world_t *w = NULL;
+    tsl_commops_t *a = NULL, *b = NULL;
+    float one = 1.0f, got = 0.0f;
+    tsl_buf_t sb = {&one, 1, TSL_DT_F32}, rb = {&got, 1, TSL_DT_F32};
+    CHECK(!tsl_comm_loopback_world(2, &w, &err) && !tsl_comm_loopback_rank(w, 0, &a, &err) &&
+              !tsl_comm_loopback_rank(w, 1, &b, &err), "%s", err.msg);
+    CHECK(!b->sendrecv(b, &sb, 0, NULL, -1, NULL, &err), "%s", err.msg);
+    b->destroy(b);
+    CHECK(!a->sendrecv(a, NULL, -1, &rb, 1, NULL, &err) && got == 1.0f, "sent before leaving");
+    CHECK(a->sendrecv(a, NULL, -1, &rb, 1, NULL, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_UNAVAILABLE && strstr(err.msg, "rank 1 left"),
+          "then an error, not a hang: %s", err.msg);
+    a->destroy(a);
+    tsl_comm_loopback_world_free(w);
+}
+
+/* Plans the search returns for a small GPT on 4 GPUs: every rank of every plan either
+ * maps to work or is refused as unsupported, and one accepted multi-device plan runs. */
+static void searched_plans(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT, .layers = 4, .hidden = 32, .ffn_hidden = 128,
+                            .heads = 4, .seq_len = 8, .vocab = 64, .positions = 8,
+                            .tied_head = true};
+    tsl_request_t rq;
+    tsl_search_result_t *res = calloc(1, sizeof(*res));
+    tsl_cluster_init(&c);
+    CHECK(!tsl_model_build(&spec, "gpt-tiny", &m, &err), "%s", err.msg);
+    CHECK(!tsl_cluster_parse_spec(&c, "4xA100-80G", &err), "%s", err.msg);
+    tsl_request_init(&rq);
+    rq.global_batch = 8;
+    CHECK(tsl_search(&m, &c, &rq, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    const tsl_plan_t *plans[1 + TSL_BASELINE_COUNT], *run = NULL;
+    int n = 0, accepted = 0;
+    plans[n++] = &res->best;
+    for (int b = 0; b < (int)TSL_BASELINE_COUNT; b++)
+        if (res->baseline[b].valid)
+            plans[n++] = &res->baseline[b];
+    for (int k = 0; k < n; k++) {
+        bool all = true;
+        for (uint32_t r = 0; r < plans[k]->n_devices; r++) {
+            tsl_exec_rank_t er;
+            tsl_err_t e2 = {0};
+            if (tsl_exec_rank_from_plan(plans[k], &m, r, &er, &e2)) {
+                CHECK(tsl_err_code(&e2) == TSL_E_UNSUPPORTED, "plan %s rank %u: %s",
+                      plans[k]->label, r, e2.msg);
+                all = false;
+                break;
+            }
+            tsl_exec_rank_free(&er);
+        }
+        accepted += all;
+        if (all && plans[k]->n_devices > 1 && (!run || plans[k]->pp > run->pp))
+            run = plans[k];
+    }
+    CHECK(accepted >= 1 && run, "%d of %d searched plans run", accepted, n);
+    if (run) {
+        printf("searched plans: %d of %d run here; running %s (pp %u, %u devices)\n", accepted, n,
+               run->label, run->pp, run->n_devices);
+        result_t got;
+        int oom = 0;
+        run_plan(run, &m, &got, -1, 0, &oom);
+        CHECK(got.ok && isfinite(got.loss) && got.loss > 0, "plan %s (pp %u, %u devices) ran: "
+              "loss %g", run->label, run->pp, run->n_devices, got.loss);
+        free_result(&got);
+    }
+    free(res);
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
+int main(void)
+{
+    searched_plans();
+    refusals();
+    collectives();
+    loopback_leave();
+    splits(0);
+    splits(24); /* with a token embedding and an LM head */
+    tcp_pp2();
+    oom_agreed();
+    return CHECK_DONE();
+}

@@ -1,0 +1,158 @@
+/*
+ * test_exec_ops.c — the cpu device ops: a gradient check of a whole tiny layer (every
+ * op's backward, through the executor) against central finite differences, and a few
+ * op contracts (causal softmax, layernorm, OOM as a result).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "exec.h"
+
+/* Loss of one step with SGD at lr 0 (parameters unchanged, same batch every time). */
+static double loss_now(tsl_exec_t *e)
+{
+    tsl_err_t err = {0};
+    if (tsl_exec_step(e, NULL, &err)) {
+        fprintf(stderr, "step: %s\n", err.msg);
+        return NAN;
+    }
+    return tsl_exec_loss(e);
+}
+
+/* Checks layer li's gradient at a spread of indices. */
+static void gradcheck_layer(tsl_exec_t *e, uint32_t li, const char *what)
+{
+    tsl_err_t err = {0};
+    size_t n = 0;
+    float *g = malloc(1 << 20), *p = malloc(1 << 20);
+    CHECK(!tsl_exec_layer_grad(e, li, g, (1 << 20) / 4, &n, &err), "%s", err.msg);
+    CHECK(!tsl_exec_layer_param(e, li, p, (1 << 20) / 4, &n, &err), "%s", err.msg);
+    int bad = 0, tried = 0;
+    for (size_t j = 0; j < n; j += 1 + n / 97) {
+        float keep = p[j], h = 1e-2f;
+        p[j] = keep + h;
+        tsl_exec_layer_set_param(e, li, p, n, &err);
+        double up = loss_now(e);
+        p[j] = keep - h;
+        tsl_exec_layer_set_param(e, li, p, n, &err);
+        double down = loss_now(e);
+        p[j] = keep;
+        tsl_exec_layer_set_param(e, li, p, n, &err);
+        double fd = (up - down) / (2.0 * h);
+        tried++;
+        if (fabs(fd - g[j]) > 2e-2 * fmax(fabs(fd), fabs(g[j])) + 2e-4) {
+            if (bad++ < 5)
+                fprintf(stderr, "%s: param %zu: analytic %.6g, finite difference %.6g\n", what, j,
+                        g[j], fd);
+        }
+    }
+    CHECK(bad == 0 && tried > 10, "%s: %d of %d gradients off", what, bad, tried);
+    free(g);
+    free(p);
+}
+
+static void gradcheck(uint32_t vocab)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_model_init(&m, "tiny");
+    tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING, .seq_len = 4, .hidden = 8, .vocab = vocab};
+    tsl_layer_t enc = {.kind = TSL_LAYER_ENCODER, .seq_len = 4, .hidden = 8, .ffn_hidden = 16,
+                       .heads = 2};
+    tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 4, .hidden = 8, .vocab = vocab};
+    if (vocab)
+        tsl_model_add(&m, &emb, &err);
+    tsl_model_add(&m, &enc, &err);
+    if (vocab)
+        tsl_model_add(&m, &head, &err);
+    tsl_exec_plan_spec_t spec = {.pp = 1, .tp = 1, .dp = 1, .micro_batch = 2, .n_micro = 2};
+    tsl_plan_t plan;
+    tsl_exec_rank_t r;
+    tsl_exec_opts_t o;
+    tsl_exec_opts_default(&o);
+    o.optim = TSL_EXEC_SGD;
+    o.lr = 0;
+    o.same_batch = true;
+    tsl_loopback_world_t *w = NULL;
+    tsl_commops_t *c = NULL;
+    tsl_devops_t *d = NULL;
+    tsl_exec_t *e = NULL;
+    CHECK(!tsl_exec_uniform_plan(&m, &spec, &plan, &err), "%s", err.msg);
+    CHECK(!tsl_exec_rank_from_plan(&plan, &m, 0, &r, &err), "%s", err.msg);
+    CHECK(!tsl_comm_loopback_world(1, &w, &err) && !tsl_comm_loopback_rank(w, 0, &c, &err),
+          "%s", err.msg);
+    CHECK(!tsl_devops_cpu_create(0, &d, &err), "%s", err.msg);
+    CHECK(!tsl_exec_create(&r, &o, d, c, &e, &err), "%s", err.msg);
+    if (e) {
+        double l0 = loss_now(e);
+        CHECK(isfinite(l0) && l0 > 0, "loss %g", l0);
+        for (uint32_t i = 0; i < r.n_layers; i++) {
+            char what[64];
+            snprintf(what, sizeof(what), "vocab %u layer %u", vocab, i);
+            loss_now(e); /* the gradients of the unperturbed parameters */
+            gradcheck_layer(e, i, what);
+        }
+    }
+    tsl_exec_destroy(e);
+    d->destroy(d);
+    c->destroy(c);
+    tsl_comm_loopback_world_free(w);
+    tsl_exec_rank_free(&r);
+    tsl_model_free(&m);
+}
+
+static void softmax_layernorm(void)
+{
+    tsl_err_t err = {0};
+    tsl_devops_t *d = NULL;
+    CHECK(!tsl_devops_cpu_create(0, &d, &err), "%s", err.msg);
+    tsl_buf_t x, y, g, b, mu, rs;
+    CHECK(!d->alloc(d, &x, 12, TSL_DT_F32, &err) && !d->alloc(d, &y, 12, TSL_DT_F32, &err),
+          "alloc");
+    d->fill_uniform(d, &x, 7, 1, 0, 0, 3, &err);
+    d->softmax_fwd(d, &x, &y, 4, 3, true, &err); /* rows 0..3 see 1,2,3,1 columns */
+    const float *v = y.ptr;
+    CHECK(v[0] == 1.0f && v[1] == 0 && v[2] == 0, "row 0 sees only column 0");
+    CHECK(fabsf(v[3] + v[4] - 1) < 1e-6f && v[5] == 0, "row 1 masks column 2");
+    CHECK(fabsf(v[6] + v[7] + v[8] - 1) < 1e-6f, "row 2 sums to 1");
+    CHECK(v[9] == 1.0f, "row 3 is query 0 of the next sequence");
+    CHECK(!d->alloc(d, &g, 3, TSL_DT_F32, &err) && !d->alloc(d, &b, 3, TSL_DT_F32, &err) &&
+              !d->alloc(d, &mu, 4, TSL_DT_F32, &err) && !d->alloc(d, &rs, 4, TSL_DT_F32, &err),
+          "alloc");
+    d->fill_uniform(d, &g, 1, 1, 0, 1, 0, &err); /* gamma 1 */
+    d->layernorm_fwd(d, &x, &g, &b, &y, &mu, &rs, 4, 3, &err);
+    for (int r = 0; r < 4; r++) {
+        double s = 0, s2 = 0;
+        for (int c = 0; c < 3; c++)
+            s += v[r * 3 + c], s2 += v[r * 3 + c] * v[r * 3 + c];
+        CHECK(fabs(s) < 1e-5 && fabs(s2 / 3 - 1) < 1e-2, "row %d: mean %g, var %g", r, s / 3,
+              s2 / 3);
+    }
+    uint64_t used = d->used_bytes(d);
+    CHECK(used == (12 + 12 + 3 + 3 + 4 + 4) * 4u, "used %llu", (unsigned long long)used);
+    tsl_buf_t *all[] = {&x, &y, &g, &b, &mu, &rs};
+    for (int i = 0; i < 6; i++)
+        d->free(d, all[i]);
+    CHECK(d->used_bytes(d) == 0 && d->peak_bytes(d) == used, "peak kept after free");
+    d->destroy(d);
+
+    /* A limit makes alloc fail with NOMEM, and leaves the counters as they were. */
+    CHECK(!tsl_devops_cpu_create(100, &d, &err), "%s", err.msg);
+    CHECK(!d->alloc(d, &x, 20, TSL_DT_F32, &err), "80 bytes fit");
+    tsl_err_t oom = {0};
+    CHECK(d->alloc(d, &y, 20, TSL_DT_F32, &oom) == -1 && tsl_err_code(&oom) == TSL_E_NOMEM,
+          "160 bytes do not: %s", oom.msg);
+    CHECK(d->used_bytes(d) == 80 && y.ptr == NULL, "used %llu", (unsigned long long)d->used_bytes(d));
+    d->free(d, &x);
+    d->destroy(d);
+}
+
+int main(void)
+{
+    softmax_layernorm();
+    gradcheck(0);
+    gradcheck(11);
+    return CHECK_DONE();
+}

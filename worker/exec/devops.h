@@ -1,0 +1,208 @@
+/*
+ * devops.h — the device operations the stage executor (exec.h) is written against.
+ *
+ * Contract. A tsl_devops_t is a table of functions over one device and its state
+ * (ctx). Implementations: `cpu` (plain C, float32, deterministic: the same inputs give
+ * the same bits on every run and every thread count) and `cuda` (cuBLAS bf16 GEMMs with
+ * fp32 accumulation and small kernels; compiled only when meson finds CUDA).
+ *
+ * Buffers. tsl_buf_t is a typed view {ptr, n elements, dtype}; the engine never
+ * dereferences ptr (on cuda it is device memory). tsl_buf_view() makes sub-views;
+ * only what alloc returned may be passed to free. Activations, weights and gradients
+ * use ops->act_dtype (cpu: F32, cuda: BF16); layer-norm statistics, optimizer state
+ * and the loss use F32; token ids use I32.
+ *
+ * Memory. alloc counts bytes in use and their peak (peak_bytes, reset_peak). Running
+ * out of memory — the device's, or the limit given at creation — is a result: alloc
+ * returns -1 with TSL_E_NOMEM and the state stays consistent. Nothing else allocates
+ * device memory after the engine's setup.
+ *
+ * Ordering. Every op is queued on the compute stream in call order (cpu: runs now).
+ * Comm ops (commops.h) take a stream from stream(); event_record/stream_wait order the
+ * two streams; sync waits for both. Timing: event_record then, after sync,
+ * event_elapsed_s(a, b) = seconds from a to b.
+ *
+ * Shapes are row-major. Errors: 0 / -1 with tsl_err_t (TSL_E_DEVICE for CUDA and
+ * cuBLAS failures, TSL_E_INVALID for bad arguments).
+ */
+#ifndef TSL_EXEC_DEVOPS_H
+#define TSL_EXEC_DEVOPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+typedef enum tsl_dtype { TSL_DT_F32 = 0, TSL_DT_BF16, TSL_DT_I32 } tsl_dtype_t;
+
+size_t tsl_dtype_bytes(tsl_dtype_t dt);
+
+/* nvcc compiles these for the device too (devops_cuda_kernels.cu). */
+#ifdef __CUDACC__
+#define TSL_HD __host__ __device__
+#else
+#define TSL_HD
+#endif
+
+/* Counter-based random bits (splitmix64 of seed, stream and index): no state, so any
+ * element of any tensor can be made on its own, in any order, on any device. */
+TSL_HD static inline uint64_t tsl_mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+TSL_HD static inline uint64_t tsl_uniform_bits(uint64_t seed, uint64_t stream, uint64_t index)
+{
+    return tsl_mix64(tsl_mix64(seed ^ tsl_mix64(stream)) + index);
+}
+
+/* Uniform in [-1, 1), exact in float32 (23 random bits). */
+TSL_HD static inline float tsl_uniform(uint64_t seed, uint64_t stream, uint64_t index)
+{
+    return (float)((double)(tsl_uniform_bits(seed, stream, index) >> 41) / (double)(1u << 22) -
+                   1.0);
+}
+
+/* The byte counters every implementation keeps: in use, their peak, an optional limit
+ * (0: none). admit: 0 when `bytes` more fit, else -1 with TSL_E_NOMEM naming `who`;
+ * add: counts bytes in (> 0) or out (< 0) and follows the peak. */
+typedef struct tsl_memcount {
+    uint64_t limit_bytes, used_bytes, peak_bytes;
+} tsl_memcount_t;
+int tsl_memcount_admit(const tsl_memcount_t *m, const char *who, uint64_t bytes, tsl_err_t *err);
+void tsl_memcount_add(tsl_memcount_t *m, int64_t bytes);
+
+typedef struct tsl_buf {
+    void *ptr;
+    size_t n;           /* elements */
+    tsl_dtype_t dt;
+} tsl_buf_t;
+
+/* Elements [off, off + n) of b (off + n ≤ b->n, checked by assert). */
+tsl_buf_t tsl_buf_view(const tsl_buf_t *b, size_t off, size_t n);
+
+/*
+ * C = alpha · op(A) · op(B) + beta · C for `batch` matrices: op(A) is m×k, op(B) k×n,
+ * C m×n, row-major with leading dimensions lda/ldb/ldc (elements between rows) and
+ * batch strides (elements between consecutive matrices). beta = 1 accumulates
+ * (gradient accumulation across micro-batches); cuda accumulates in fp32.
+ */
+typedef struct tsl_gemm {
+    bool ta, tb;
+    int m, n, k;
+    float alpha, beta;
+    tsl_buf_t a, b, c;
+    int lda, ldb, ldc;
+    long long stride_a, stride_b, stride_c;
+    int batch;          /* ≥ 1 */
+} tsl_gemm_t;
+
+enum { TSL_STREAM_COMPUTE = 0, TSL_STREAM_COMM = 1 };
+
+typedef struct tsl_devops tsl_devops_t;
+typedef struct tsl_event tsl_event_t;
+
+struct tsl_devops {
+    const char *name;            /* "cpu", "cuda" */
+    tsl_dtype_t act_dtype;
+    void *ctx;
+
+    int (*alloc)(tsl_devops_t *o, tsl_buf_t *out, size_t n, tsl_dtype_t dt, tsl_err_t *err);
+    void (*free)(tsl_devops_t *o, tsl_buf_t *b);          /* NULL ptr: no-op; clears *b */
+    uint64_t (*peak_bytes)(tsl_devops_t *o);
+    uint64_t (*used_bytes)(tsl_devops_t *o);
+    void (*reset_peak)(tsl_devops_t *o);                  /* peak = in use now */
+
+    /* host <-> device, float32 on the host, converted to b's dtype (I32: int32_t). */
+    int (*upload)(tsl_devops_t *o, tsl_buf_t *dst, const void *host, tsl_err_t *err);
+    int (*download)(tsl_devops_t *o, const tsl_buf_t *src, void *host, tsl_err_t *err);
+    /* dst ← src, same length; converts F32 ↔ BF16. */
+    int (*copy)(tsl_devops_t *o, tsl_buf_t *dst, const tsl_buf_t *src, tsl_err_t *err);
+    /* Seeded synthetic values: b[i] = center + amp · tsl_uniform(seed, stream, base + i)
+     * (F32/BF16); ids: b[i] = (tsl_uniform_bits(...) >> 11) mod modulo (I32). The same
+     * on every implementation, so a device makes its own data without a transfer. */
+    int (*fill_uniform)(tsl_devops_t *o, tsl_buf_t *b, uint64_t seed, uint64_t stream,
+                        uint64_t base, float center, float amp, tsl_err_t *err);
+    int (*fill_ids)(tsl_devops_t *o, tsl_buf_t *b, uint64_t seed, uint64_t stream, uint64_t base,
+                    uint32_t modulo, tsl_err_t *err);
+    int (*zero)(tsl_devops_t *o, tsl_buf_t *b, tsl_err_t *err);
+
+    int (*gemm)(tsl_devops_t *o, const tsl_gemm_t *g, tsl_err_t *err);
+
+    /* x: rows×cols; gamma, beta: cols; mean, rstd: F32 rows. bwd accumulates dgamma,
+     * dbeta (+=) and writes dx. */
+    int (*layernorm_fwd)(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *gamma,
+                         const tsl_buf_t *beta, tsl_buf_t *y, tsl_buf_t *mean, tsl_buf_t *rstd,
+                         int rows, int cols, tsl_err_t *err);
+    int (*layernorm_bwd)(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *x,
+                         const tsl_buf_t *gamma, const tsl_buf_t *mean, const tsl_buf_t *rstd,
+                         tsl_buf_t *dx, tsl_buf_t *dgamma, tsl_buf_t *dbeta, int rows, int cols,
+                         tsl_err_t *err);
+    /* GeLU (tanh form), elementwise; bwd: dx = dy · gelu'(x). */
+    int (*gelu_fwd)(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, tsl_err_t *err);
+    int (*gelu_bwd)(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *dy, tsl_buf_t *dx,
+                    tsl_err_t *err);
+    /* Row softmax of rows×cols; causal: row r masks columns > r mod cols (queries of
+     * one (sample, head) are `cols` consecutive rows). bwd: dx = y ⊙ (dy − Σ y·dy). */
+    int (*softmax_fwd)(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows, int cols,
+                       bool causal, tsl_err_t *err);
+    int (*softmax_bwd)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *dy, tsl_buf_t *dx,
+                       int rows, int cols, tsl_err_t *err);
+    /* y += alpha · x (n = x->n = y->n). */
+    int (*axpy)(tsl_devops_t *o, float alpha, const tsl_buf_t *x, tsl_buf_t *y, tsl_err_t *err);
+    int (*scale)(tsl_devops_t *o, float alpha, tsl_buf_t *x, tsl_err_t *err);
+    /* x[r][c] += bias[c]; bias_grad: db[c] += Σ_r dy[r][c]. */
+    int (*add_bias)(tsl_devops_t *o, tsl_buf_t *x, const tsl_buf_t *bias, int rows, int cols,
+                    tsl_err_t *err);
+    int (*bias_grad)(tsl_devops_t *o, const tsl_buf_t *dy, tsl_buf_t *db, int rows, int cols,
+                     tsl_err_t *err);
+    /* Embedding: y[r] = table[ids[r]]; bwd: dtable[ids[r]] += dy[r] (rows in order). */
+    int (*embed_fwd)(tsl_devops_t *o, const tsl_buf_t *table, const tsl_buf_t *ids, tsl_buf_t *y,
+                     int rows, int cols, tsl_err_t *err);
+    int (*embed_bwd)(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *ids,
+                     tsl_buf_t *dtable, int rows, int cols, tsl_err_t *err);
+    /* Losses, scaled by `scale` (1 / elements of the global batch): loss (F32, one
+     * element) += scale · Σ ..., dy = ∂/∂y. mse: Σ (y − t)²; xent: rows×cols logits,
+     * targets I32 class per row, Σ −log softmax(y)[t]. */
+    int (*mse)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy,
+               float scale, tsl_buf_t *loss, tsl_err_t *err);
+    int (*xent)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy,
+                int rows, int cols, float scale, tsl_buf_t *loss, tsl_err_t *err);
+    /* Optimizers on n = p->n elements. master (F32, may have ptr NULL) holds the fp32
+     * copy when act_dtype is not F32. step counts from 1. */
+    int (*adam)(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master,
+                tsl_buf_t *m, tsl_buf_t *v, float lr, float b1, float b2, float eps, int step,
+                tsl_err_t *err);
+    int (*sgd)(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master, float lr,
+               tsl_err_t *err);
+
+    /* Streams and events. stream() gives what comm ops take (cudaStream_t, or NULL). */
+    void *(*stream)(tsl_devops_t *o, int which);
+    int (*event_create)(tsl_devops_t *o, tsl_event_t **ev, tsl_err_t *err);
+    void (*event_destroy)(tsl_devops_t *o, tsl_event_t *ev);
+    int (*event_record)(tsl_devops_t *o, tsl_event_t *ev, int stream, tsl_err_t *err);
+    int (*stream_wait)(tsl_devops_t *o, int stream, tsl_event_t *ev, tsl_err_t *err);
+    int (*event_elapsed_s)(tsl_devops_t *o, tsl_event_t *a, tsl_event_t *b, double *s,
+                           tsl_err_t *err);
+    int (*sync)(tsl_devops_t *o, tsl_err_t *err);
+
+    /* Releases everything; o itself is freed. Buffers still allocated are leaked
+     * from the counters' point of view only (the engine frees its own first). */
+    void (*destroy)(tsl_devops_t *o);
+};
+
+/* CPU ops; limit_bytes > 0 makes alloc fail (TSL_E_NOMEM) beyond it. */
+int tsl_devops_cpu_create(uint64_t limit_bytes, tsl_devops_t **out, tsl_err_t *err);
+
+/* CUDA ops on `device`; -1 with TSL_E_UNSUPPORTED when built without CUDA. */
+int tsl_devops_cuda_create(int device, uint64_t limit_bytes, tsl_devops_t **out, tsl_err_t *err);
+
+/* By name: "cpu" or "cuda". */
+int tsl_devops_create(const char *name, int device, uint64_t limit_bytes, tsl_devops_t **out,
+                      tsl_err_t *err);
+
+#endif

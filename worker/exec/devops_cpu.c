@@ -1,0 +1,521 @@
+/*
+ * devops_cpu.c — the device ops in plain C, float32, one thread.
+ *
+ * Deterministic on purpose: every reduction runs in a fixed order (GEMM sums over k in
+ * a double accumulator in index order), so two runs that issue the same ops on the
+ * same data give the same bits. That is what lets tests/test_exec.c compare a
+ * pipelined run with a single-rank run bitwise.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "devops.h"
+
+typedef struct cpu_ctx {
+    tsl_memcount_t mem;
+} cpu_ctx_t;
+
+struct tsl_event {
+    double t_s;
+};
+
+int tsl_memcount_admit(const tsl_memcount_t *m, const char *who, uint64_t bytes, tsl_err_t *err)
+{
+    if (!m->limit_bytes || m->used_bytes + bytes <= m->limit_bytes)
+        return 0;
+    return tsl_err_setc(err, TSL_E_NOMEM,
+                        "%s: out of memory: %llu bytes in use, %llu more exceed the limit %llu", who,
+                        (unsigned long long)m->used_bytes, (unsigned long long)bytes,
+                        (unsigned long long)m->limit_bytes);
+}
+
+void tsl_memcount_add(tsl_memcount_t *m, int64_t bytes)
+{
+    m->used_bytes += (uint64_t)bytes;
+    if (m->used_bytes > m->peak_bytes)
+        m->peak_bytes = m->used_bytes;
+}
+
+size_t tsl_dtype_bytes(tsl_dtype_t dt)
+{
+    return dt == TSL_DT_BF16 ? 2u : 4u;
+}
+
+tsl_buf_t tsl_buf_view(const tsl_buf_t *b, size_t off, size_t n)
+{
+    assert(off + n <= b->n);
+    tsl_buf_t v = {(char *)b->ptr + off * tsl_dtype_bytes(b->dt), n, b->dt};
+    return v;
+}
+
+#define F(b) ((float *)(b)->ptr)
+#define CF(b) ((const float *)(b)->ptr)
+
+static cpu_ctx_t *ctx_of(tsl_devops_t *o)
+{
+    return o->ctx;
+}
+
+static int cpu_alloc(tsl_devops_t *o, tsl_buf_t *out, size_t n, tsl_dtype_t dt, tsl_err_t *err)
+{
+    cpu_ctx_t *c = ctx_of(o);
+    uint64_t bytes = (uint64_t)n * tsl_dtype_bytes(dt);
+    memset(out, 0, sizeof(*out));
+    if (tsl_memcount_admit(&c->mem, "cpu", bytes, err))
+        return -1;
+    /* calloc: fresh buffers read as zeros, so runs never depend on old heap bytes. */
+    out->ptr = calloc(n ? n : 1, tsl_dtype_bytes(dt));
+    if (!out->ptr)
+        return tsl_err_setc(err, TSL_E_NOMEM, "cpu: out of memory allocating %llu bytes",
+                            (unsigned long long)bytes);
+    out->n = n;
+    out->dt = dt;
+    tsl_memcount_add(&c->mem, (int64_t)bytes);
+    return 0;
+}
+
+static void cpu_free(tsl_devops_t *o, tsl_buf_t *b)
+{
+    if (!b->ptr)
+        return;
+    tsl_memcount_add(&ctx_of(o)->mem, -(int64_t)(b->n * tsl_dtype_bytes(b->dt)));
+    free(b->ptr);
+    memset(b, 0, sizeof(*b));
+}
+
+static uint64_t cpu_peak(tsl_devops_t *o) { return ctx_of(o)->mem.peak_bytes; }
+static uint64_t cpu_used(tsl_devops_t *o) { return ctx_of(o)->mem.used_bytes; }
+static void cpu_reset_peak(tsl_devops_t *o) { ctx_of(o)->mem.peak_bytes = ctx_of(o)->mem.used_bytes; }
+
+static int cpu_upload(tsl_devops_t *o, tsl_buf_t *dst, const void *host, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    memcpy(dst->ptr, host, dst->n * 4u);
+    return 0;
+}
+
+static int cpu_download(tsl_devops_t *o, const tsl_buf_t *src, void *host, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    memcpy(host, src->ptr, src->n * 4u);
+    return 0;
+}
+
+static int cpu_copy(tsl_devops_t *o, tsl_buf_t *dst, const tsl_buf_t *src, tsl_err_t *err)
+{
+    (void)o;
+    if (dst->n != src->n || dst->dt != src->dt) /* the cpu ops never hold BF16 */
+        return tsl_err_set(err, "copy: %zu elements into %zu of another type", src->n, dst->n);
+    memmove(dst->ptr, src->ptr, src->n * tsl_dtype_bytes(src->dt));
+    return 0;
+}
+
+static int cpu_fill_uniform(tsl_devops_t *o, tsl_buf_t *b, uint64_t seed, uint64_t stream,
+                            uint64_t base, float center, float amp, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (size_t i = 0; i < b->n; i++)
+        F(b)[i] = center + amp * tsl_uniform(seed, stream, base + i);
+    return 0;
+}
+
+static int cpu_fill_ids(tsl_devops_t *o, tsl_buf_t *b, uint64_t seed, uint64_t stream,
+                        uint64_t base, uint32_t modulo, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (size_t i = 0; i < b->n; i++)
+        ((int32_t *)b->ptr)[i] = (int32_t)((tsl_uniform_bits(seed, stream, base + i) >> 11) % modulo);
+    return 0;
+}
+
+static int cpu_zero(tsl_devops_t *o, tsl_buf_t *b, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    memset(b->ptr, 0, b->n * tsl_dtype_bytes(b->dt));
+    return 0;
+}
+
+/* One output element: Σ_p in index order, in double. */
+static double gemm_dot(const tsl_gemm_t *g, const float *a, const float *b, int i, int j)
+{
+    double s = 0;
+    for (int p = 0; p < g->k; p++) {
+        float av = g->ta ? a[(size_t)p * g->lda + i] : a[(size_t)i * g->lda + p];
+        float bv = g->tb ? b[(size_t)j * g->ldb + p] : b[(size_t)p * g->ldb + j];
+        s += (double)av * bv;
+    }
+    return s;
+}
+
+static void gemm_store(const tsl_gemm_t *g, float *c, int i, int j, double s)
+{
+    float *cv = &c[(size_t)i * g->ldc + j];
+    *cv = (float)(g->alpha * s + (g->beta != 0.0f ? g->beta * *cv : 0.0));
+}
+
+/* C row i with B read along its rows (B not transposed): the same sums in the same p
+ * order as gemm_dot, so the same bits, with B walked contiguously. */
+static void gemm_row(const tsl_gemm_t *g, const float *a, const float *b, float *c, int i,
+                     double *acc)
+{
+    for (int j = 0; j < g->n; j++)
+        acc[j] = 0;
+    for (int p = 0; p < g->k; p++) {
+        double av = g->ta ? a[(size_t)p * g->lda + i] : a[(size_t)i * g->lda + p];
+        const float *br = b + (size_t)p * g->ldb;
+        for (int j = 0; j < g->n; j++)
+            acc[j] += av * br[j];
+    }
+    for (int j = 0; j < g->n; j++)
+        gemm_store(g, c, i, j, acc[j]);
+}
+
+static int cpu_gemm(tsl_devops_t *o, const tsl_gemm_t *g, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    double *acc = g->tb ? NULL : malloc(sizeof(double) * (size_t)(g->n > 0 ? g->n : 1));
+    for (int bi = 0; bi < g->batch; bi++) {
+        const float *a = CF(&g->a) + bi * g->stride_a;
+        const float *b = CF(&g->b) + bi * g->stride_b;
+        float *c = F(&g->c) + bi * g->stride_c;
+        for (int i = 0; i < g->m; i++) {
+            if (acc) {
+                gemm_row(g, a, b, c, i, acc);
+                continue;
+            }
+            for (int j = 0; j < g->n; j++)
+                gemm_store(g, c, i, j, gemm_dot(g, a, b, i, j));
+        }
+    }
+    free(acc);
+    return 0;
+}
+
+static int cpu_ln_fwd(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *gamma,
+                      const tsl_buf_t *beta, tsl_buf_t *y, tsl_buf_t *mean, tsl_buf_t *rstd,
+                      int rows, int cols, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (int r = 0; r < rows; r++) {
+        const float *xr = CF(x) + (size_t)r * cols;
+        double mu = 0, var = 0;
+        for (int c = 0; c < cols; c++)
+            mu += xr[c];
+        mu /= cols;
+        for (int c = 0; c < cols; c++)
+            var += (xr[c] - mu) * (xr[c] - mu);
+        double rs = 1.0 / sqrt(var / cols + 1e-5);
+        F(mean)[r] = (float)mu;
+        F(rstd)[r] = (float)rs;
+        for (int c = 0; c < cols; c++)
+            F(y)[(size_t)r * cols + c] =
+                (float)((xr[c] - mu) * rs * CF(gamma)[c] + CF(beta)[c]);
+    }
+    return 0;
+}
+
+static int cpu_ln_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *x,
+                      const tsl_buf_t *gamma, const tsl_buf_t *mean, const tsl_buf_t *rstd,
+                      tsl_buf_t *dx, tsl_buf_t *dgamma, tsl_buf_t *dbeta, int rows, int cols,
+                      tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (int r = 0; r < rows; r++) {
+        const float *xr = CF(x) + (size_t)r * cols, *dyr = CF(dy) + (size_t)r * cols;
+        double mu = CF(mean)[r], rs = CF(rstd)[r], s1 = 0, s2 = 0;
+        for (int c = 0; c < cols; c++) {
+            double xh = (xr[c] - mu) * rs, g = dyr[c] * CF(gamma)[c];
+            s1 += g;
+            s2 += g * xh;
+            F(dgamma)[c] += (float)(dyr[c] * xh);
+            F(dbeta)[c] += dyr[c];
+        }
+        s1 /= cols;
+        s2 /= cols;
+        for (int c = 0; c < cols; c++) {
+            double xh = (xr[c] - mu) * rs, g = dyr[c] * CF(gamma)[c];
+            F(dx)[(size_t)r * cols + c] = (float)(rs * (g - s1 - xh * s2));
+        }
+    }
+    return 0;
+}
+
+#define GELU_K 0.7978845608028654 /* sqrt(2/pi) */
+
+static int cpu_gelu_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (size_t i = 0; i < x->n; i++) {
+        double v = CF(x)[i];
+        F(y)[i] = (float)(0.5 * v * (1.0 + tanh(GELU_K * (v + 0.044715 * v * v * v))));
+    }
+    return 0;
+}
+
+static int cpu_gelu_bwd(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *dy, tsl_buf_t *dx,
+                        tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (size_t i = 0; i < x->n; i++) {
+        double v = CF(x)[i], t = tanh(GELU_K * (v + 0.044715 * v * v * v));
+        double d = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * GELU_K * (1 + 3 * 0.044715 * v * v);
+        F(dx)[i] = (float)(CF(dy)[i] * d);
+    }
+    return 0;
+}
+
+static int cpu_softmax_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows, int cols,
+                           bool causal, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (int r = 0; r < rows; r++) {
+        const float *xr = CF(x) + (size_t)r * cols;
+        float *yr = F(y) + (size_t)r * cols;
+        int last = causal ? r % cols : cols - 1;
+        double mx = xr[0], s = 0;
+        for (int c = 1; c <= last; c++)
+            mx = fmax(mx, xr[c]);
+        for (int c = 0; c <= last; c++)
+            s += exp(xr[c] - mx);
+        for (int c = 0; c < cols; c++)
+            yr[c] = c <= last ? (float)(exp(xr[c] - mx) / s) : 0.0f;
+    }
+    return 0;
+}
+
+static int cpu_softmax_bwd(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *dy,
+                           tsl_buf_t *dx, int rows, int cols, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (int r = 0; r < rows; r++) {
+        const float *yr = CF(y) + (size_t)r * cols, *dyr = CF(dy) + (size_t)r * cols;
+        double s = 0;
+        for (int c = 0; c < cols; c++)
+            s += (double)yr[c] * dyr[c];
+        for (int c = 0; c < cols; c++)
+            F(dx)[(size_t)r * cols + c] = (float)(yr[c] * (dyr[c] - s));
+    }
+    return 0;
+}
+
+static int cpu_axpy(tsl_devops_t *o, float alpha, const tsl_buf_t *x, tsl_buf_t *y,
+                    tsl_err_t *err)
+{
+    (void)o;
+    if (x->n != y->n)
+        return tsl_err_set(err, "axpy: %zu elements into %zu", x->n, y->n);
+    for (size_t i = 0; i < x->n; i++)
+        F(y)[i] += alpha * CF(x)[i];
+    return 0;
+}
+
+static int cpu_scale(tsl_devops_t *o, float alpha, tsl_buf_t *x, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (size_t i = 0; i < x->n; i++)
+        F(x)[i] *= alpha;
+    return 0;
+}
+
+static int cpu_add_bias(tsl_devops_t *o, tsl_buf_t *x, const tsl_buf_t *bias, int rows,
+                        int cols, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++)
+            F(x)[(size_t)r * cols + c] += CF(bias)[c];
+    return 0;
+}
+
+static int cpu_bias_grad(tsl_devops_t *o, const tsl_buf_t *dy, tsl_buf_t *db, int rows,
+                         int cols, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (int c = 0; c < cols; c++) {
+        double s = 0;
+        for (int r = 0; r < rows; r++)
+            s += CF(dy)[(size_t)r * cols + c];
+        F(db)[c] += (float)s;
+    }
+    return 0;
+}
+
+static int cpu_embed_fwd(tsl_devops_t *o, const tsl_buf_t *table, const tsl_buf_t *ids,
+                         tsl_buf_t *y, int rows, int cols, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    const int32_t *id = ids->ptr;
+    for (int r = 0; r < rows; r++)
+        memcpy(F(y) + (size_t)r * cols, CF(table) + (size_t)id[r] * cols, cols * 4u);
+    return 0;
+}
+
+static int cpu_embed_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *ids,
+                         tsl_buf_t *dtable, int rows, int cols, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    const int32_t *id = ids->ptr;
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++)
+            F(dtable)[(size_t)id[r] * cols + c] += CF(dy)[(size_t)r * cols + c];
+    return 0;
+}
+
+static int cpu_mse(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy,
+                   float scale, tsl_buf_t *loss, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    double s = 0;
+    for (size_t i = 0; i < y->n; i++) {
+        double d = (double)CF(y)[i] - CF(t)[i];
+        s += d * d;
+        F(dy)[i] = (float)(2.0 * scale * d);
+    }
+    F(loss)[0] += (float)(scale * s);
+    return 0;
+}
+
+static int cpu_xent(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy,
+                    int rows, int cols, float scale, tsl_buf_t *loss, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    const int32_t *tg = t->ptr;
+    double total = 0;
+    for (int r = 0; r < rows; r++) {
+        const float *yr = CF(y) + (size_t)r * cols;
+        double mx = yr[0], s = 0;
+        for (int c = 1; c < cols; c++)
+            mx = fmax(mx, yr[c]);
+        for (int c = 0; c < cols; c++)
+            s += exp(yr[c] - mx);
+        total += mx + log(s) - yr[tg[r]];
+        for (int c = 0; c < cols; c++)
+            F(dy)[(size_t)r * cols + c] =
+                (float)(scale * (exp(yr[c] - mx) / s - (c == tg[r] ? 1.0 : 0.0)));
+    }
+    F(loss)[0] += (float)(scale * total);
+    return 0;
+}
+
+static int cpu_adam(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master,
+                    tsl_buf_t *m, tsl_buf_t *v, float lr, float b1, float b2, float eps, int step,
+                    tsl_err_t *err)
+{
+    (void)o, (void)err, (void)master;
+    double c1 = 1.0 - pow(b1, step), c2 = 1.0 - pow(b2, step);
+    for (size_t i = 0; i < p->n; i++) {
+        double gi = CF(g)[i];
+        F(m)[i] = (float)(b1 * F(m)[i] + (1.0 - b1) * gi);
+        F(v)[i] = (float)(b2 * F(v)[i] + (1.0 - b2) * gi * gi);
+        F(p)[i] -= (float)(lr * (F(m)[i] / c1) / (sqrt(F(v)[i] / c2) + eps));
+    }
+    return 0;
+}
+
+static int cpu_sgd(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master,
+                   float lr, tsl_err_t *err)
+{
+    (void)master;
+    return cpu_axpy(o, -lr, g, p, err);
+}
+
+static void *cpu_stream(tsl_devops_t *o, int which)
+{
+    (void)o, (void)which;
+    return NULL;
+}
+
+static int cpu_event_create(tsl_devops_t *o, tsl_event_t **ev, tsl_err_t *err)
+{
+    (void)o;
+    *ev = calloc(1, sizeof(**ev));
+    return *ev ? 0 : tsl_err_setc(err, TSL_E_NOMEM, "cpu: out of memory for an event");
+}
+
+static void cpu_event_destroy(tsl_devops_t *o, tsl_event_t *ev)
+{
+    (void)o;
+    free(ev);
+}
+
+static int cpu_event_record(tsl_devops_t *o, tsl_event_t *ev, int stream, tsl_err_t *err)
+{
+    (void)o, (void)stream, (void)err;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ev->t_s = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    return 0;
+}
+
+static int cpu_stream_wait(tsl_devops_t *o, int stream, tsl_event_t *ev, tsl_err_t *err)
+{
+    (void)o, (void)stream, (void)ev, (void)err;
+    return 0; /* one stream really: everything already ran in order */
+}
+
+static int cpu_elapsed(tsl_devops_t *o, tsl_event_t *a, tsl_event_t *b, double *s,
+                       tsl_err_t *err)
+{
+    (void)o, (void)err;
+    *s = b->t_s - a->t_s;
+    return 0;
+}
+
+static int cpu_sync(tsl_devops_t *o, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    return 0;
+}
+
+static void cpu_destroy(tsl_devops_t *o)
+{
+    if (!o)
+        return;
+    free(o->ctx);
+    free(o);
+}
+
+static const tsl_devops_t cpu_table = {
+    .name = "cpu", .act_dtype = TSL_DT_F32,
+    .alloc = cpu_alloc, .free = cpu_free, .peak_bytes = cpu_peak, .used_bytes = cpu_used,
+    .reset_peak = cpu_reset_peak, .upload = cpu_upload, .download = cpu_download,
+    .copy = cpu_copy, .fill_uniform = cpu_fill_uniform, .fill_ids = cpu_fill_ids, .zero = cpu_zero, .gemm = cpu_gemm,
+    .layernorm_fwd = cpu_ln_fwd, .layernorm_bwd = cpu_ln_bwd,
+    .gelu_fwd = cpu_gelu_fwd, .gelu_bwd = cpu_gelu_bwd,
+    .softmax_fwd = cpu_softmax_fwd, .softmax_bwd = cpu_softmax_bwd,
+    .axpy = cpu_axpy, .scale = cpu_scale, .add_bias = cpu_add_bias, .bias_grad = cpu_bias_grad,
+    .embed_fwd = cpu_embed_fwd, .embed_bwd = cpu_embed_bwd, .mse = cpu_mse, .xent = cpu_xent,
+    .adam = cpu_adam, .sgd = cpu_sgd, .stream = cpu_stream,
+    .event_create = cpu_event_create, .event_destroy = cpu_event_destroy,
+    .event_record = cpu_event_record, .stream_wait = cpu_stream_wait,
+    .event_elapsed_s = cpu_elapsed, .sync = cpu_sync, .destroy = cpu_destroy,
+};
+
+int tsl_devops_cpu_create(uint64_t limit_bytes, tsl_devops_t **out, tsl_err_t *err)
+{
+    tsl_devops_t *o = malloc(sizeof(*o));
+    cpu_ctx_t *c = calloc(1, sizeof(*c));
+    if (!o || !c) {
+        free(o);
+        free(c);
+        return tsl_err_setc(err, TSL_E_NOMEM, "cpu: out of memory creating the device ops");
+    }
+    *o = cpu_table;
+    c->mem.limit_bytes = limit_bytes;
+    o->ctx = c;
+    *out = o;
+    return 0;
+}
+
+int tsl_devops_create(const char *name, int device, uint64_t limit_bytes, tsl_devops_t **out,
+                      tsl_err_t *err)
+{
+    if (!strcmp(name, "cpu"))
+        return tsl_devops_cpu_create(limit_bytes, out, err);
+    if (!strcmp(name, "cuda"))
+        return tsl_devops_cuda_create(device, limit_bytes, out, err);
+    return tsl_err_set(err, "devops: '%s' is not one of cpu, cuda", name);
+}

@@ -1,0 +1,445 @@
+/*
+ * devops_cuda_kernels.cu — the cuda device ops' small kernels (see the header).
+ * Row kernels (layernorm, softmax, cross-entropy) give one block to a row and reduce
+ * in float through shared memory; column reductions (dgamma, dbeta, bias gradients)
+ * sum row chunks into a float workspace, then the chunks in order: no atomics. In-place calls
+ * (softmax, cross-entropy dy over y) are safe: a thread reads an element before it
+ * writes it, and only its own.
+ */
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "devops.h"
+#include "devops_cuda_kernels.h"
+
+typedef __nv_bfloat16 bf16;
+#define NT 256
+
+static unsigned blocks(size_t n)
+{
+    size_t b = (n + NT - 1) / NT;
+    return (unsigned)(b > 65535u * 16u ? 65535u * 16u : (b ? b : 1));
+}
+
+#define GRID_LOOP(i, n)                                                                            \
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n);                       \
+         i += (size_t)gridDim.x * blockDim.x)
+
+__device__ static float ld(const void *p, int dt, size_t i)
+{
+    return dt == TSL_DT_BF16 ? __bfloat162float(((const bf16 *)p)[i]) : ((const float *)p)[i];
+}
+
+__device__ static void st(void *p, int dt, size_t i, float v)
+{
+    if (dt == TSL_DT_BF16)
+        ((bf16 *)p)[i] = __float2bfloat16(v);
+    else
+        ((float *)p)[i] = v;
+}
+
+static int done(void)
+{
+    return (int)cudaGetLastError();
+}
+
+__global__ static void k_fill(void *p, int dt, size_t n, uint64_t seed, uint64_t s, uint64_t base,
+                              float c, float a)
+{
+    GRID_LOOP(i, n)
+    {
+        st(p, dt, i, c + a * tsl_uniform(seed, s, base + i));
+    }
+}
+
+extern "C" int tsl_k_fill_uniform(void *p, int dt, size_t n, uint64_t seed, uint64_t stream,
+                                  uint64_t base, float center, float amp, void *s)
+{
+    k_fill<<<blocks(n), NT, 0, (cudaStream_t)s>>>(p, dt, n, seed, stream, base, center, amp);
+    return done();
+}
+
+__global__ static void k_ids(int32_t *p, size_t n, uint64_t seed, uint64_t s, uint64_t base,
+                             uint32_t mod)
+{
+    GRID_LOOP(i, n) p[i] = (int32_t)((tsl_uniform_bits(seed, s, base + i) >> 11) % mod);
+}
+
+extern "C" int tsl_k_fill_ids(int32_t *p, size_t n, uint64_t seed, uint64_t stream, uint64_t base,
+                              uint32_t modulo, void *s)
+{
+    k_ids<<<blocks(n), NT, 0, (cudaStream_t)s>>>(p, n, seed, stream, base, modulo);
+    return done();
+}
+
+__global__ static void k_convert(void *d, int ddt, const void *s, int sdt, size_t n)
+{
+    GRID_LOOP(i, n) st(d, ddt, i, ld(s, sdt, i));
+}
+
+extern "C" int tsl_k_convert(void *dst, int ddt, const void *src, int sdt, size_t n, void *s)
+{
+    k_convert<<<blocks(n), NT, 0, (cudaStream_t)s>>>(dst, ddt, src, sdt, n);
+    return done();
+}
+
+/* Sum of v over the block (NT threads); every thread gets it. */
+__device__ static float block_sum(float v, float *sh)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0)
+        sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    float t = 0;
+    for (int w = 0; w < NT / 32; w++)
+        t += sh[w];
+    return t;
+}
+
+__device__ static float block_max(float v, float *sh)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0)
+        sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    float t = -INFINITY;
+    for (int w = 0; w < NT / 32; w++)
+        t = fmaxf(t, sh[w]);
+    return t;
+}
+
+__global__ static void k_ln_fwd(const bf16 *x, const bf16 *g, const bf16 *b, bf16 *y, float *mean,
+                                float *rstd, int cols)
+{
+    __shared__ float sh[NT / 32];
+    size_t r = blockIdx.x, o = r * cols;
+    float s = 0;
+    for (int c = threadIdx.x; c < cols; c += NT)
+        s += __bfloat162float(x[o + c]);
+    float mu = block_sum(s, sh) / cols, v = 0;
+    for (int c = threadIdx.x; c < cols; c += NT) {
+        float d = __bfloat162float(x[o + c]) - mu;
+        v += d * d;
+    }
+    float rs = rsqrtf(block_sum(v, sh) / cols + 1e-5f);
+    for (int c = threadIdx.x; c < cols; c += NT)
+        y[o + c] = __float2bfloat16((__bfloat162float(x[o + c]) - mu) * rs *
+                                        __bfloat162float(g[c]) +
+                                    __bfloat162float(b[c]));
+    if (threadIdx.x == 0)
+        mean[r] = mu, rstd[r] = rs;
+}
+
+extern "C" int tsl_k_layernorm_fwd(const void *x, const void *g, const void *b, void *y,
+                                   float *mean, float *rstd, int rows, int cols, void *s)
+{
+    k_ln_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (const bf16 *)g, (const bf16 *)b,
+                                               (bf16 *)y, mean, rstd, cols);
+    return done();
+}
+
+__global__ static void k_ln_bwd_dx(const bf16 *dy, const bf16 *x, const bf16 *g,
+                                   const float *mean, const float *rstd, bf16 *dx, int cols)
+{
+    __shared__ float sh[NT / 32];
+    size_t r = blockIdx.x, o = r * cols;
+    float mu = mean[r], rs = rstd[r], s1 = 0, s2 = 0;
+    for (int c = threadIdx.x; c < cols; c += NT) {
+        float gy = __bfloat162float(dy[o + c]) * __bfloat162float(g[c]);
+        s1 += gy;
+        s2 += gy * (__bfloat162float(x[o + c]) - mu) * rs;
+    }
+    s1 = block_sum(s1, sh) / cols;
+    s2 = block_sum(s2, sh) / cols;
+    for (int c = threadIdx.x; c < cols; c += NT) {
+        float xh = (__bfloat162float(x[o + c]) - mu) * rs;
+        float gy = __bfloat162float(dy[o + c]) * __bfloat162float(g[c]);
+        dx[o + c] = __float2bfloat16(rs * (gy - s1 - xh * s2));
+    }
+}
+
+/* Column sums in two passes so that every SM has work however few the columns: pass 1
+ * gives each of `ch` row chunks its own partial sums (rows chunk, chunk + ch, ...), pass
+ * 2 adds the chunks in order. sb = Σ dy; sg = Σ dy · x̂ when x is given (layernorm). */
+__global__ static void k_colsum_part(const bf16 *dy, const bf16 *x, const float *mean,
+                                     const float *rstd, float *pg, float *pb, int rows, int cols)
+{
+    int c = blockIdx.x * blockDim.x + threadIdx.x, ch = gridDim.y, k = blockIdx.y;
+    if (c >= cols)
+        return;
+    float sg = 0, sb = 0;
+    for (int r = k; r < rows; r += ch) {
+        float d = __bfloat162float(dy[(size_t)r * cols + c]);
+        sb += d;
+        if (x)
+            sg += d * (__bfloat162float(x[(size_t)r * cols + c]) - mean[r]) * rstd[r];
+    }
+    pb[(size_t)k * cols + c] = sb;
+    if (x)
+        pg[(size_t)k * cols + c] = sg;
+}
+
+__global__ static void k_colsum_add(const float *pg, const float *pb, bf16 *dg, bf16 *db,
+                                    int cols, int ch)
+{
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= cols)
+        return;
+    float sg = 0, sb = 0;
+    for (int k = 0; k < ch; k++) {
+        sb += pb[(size_t)k * cols + c];
+        if (dg)
+            sg += pg[(size_t)k * cols + c];
+    }
+    db[c] = __float2bfloat16(__bfloat162float(db[c]) + sb);
+    if (dg)
+        dg[c] = __float2bfloat16(__bfloat162float(dg[c]) + sg);
+}
+
+/* ws: TSL_K_COLSUM_WS floats. dg (and x, mean, rstd) NULL: bias gradient only. */
+static int colsum(const bf16 *dy, const bf16 *x, const float *mean, const float *rstd, bf16 *dg,
+                  bf16 *db, int rows, int cols, float *ws, cudaStream_t cs)
+{
+    size_t fit = TSL_K_COLSUM_WS / (2 * (size_t)cols);
+    int ch = (int)(fit < 64 ? fit : 64);
+    ch = ch < rows ? ch : rows;
+    if (ch < 1)
+        return (int)cudaErrorInvalidValue;
+    float *pg = ws, *pb = ws + (size_t)ch * cols;
+    dim3 grid((cols + NT - 1) / NT, ch);
+    k_colsum_part<<<grid, NT, 0, cs>>>(dy, x, mean, rstd, pg, pb, rows, cols);
+    k_colsum_add<<<(cols + NT - 1) / NT, NT, 0, cs>>>(pg, pb, dg, db, cols, ch);
+    return done();
+}
+
+extern "C" int tsl_k_layernorm_bwd(const void *dy, const void *x, const void *g,
+                                   const float *mean, const float *rstd, void *dx, void *dg,
+                                   void *db, int rows, int cols, float *ws, void *s)
+{
+    cudaStream_t cs = (cudaStream_t)s;
+    k_ln_bwd_dx<<<rows, NT, 0, cs>>>((const bf16 *)dy, (const bf16 *)x, (const bf16 *)g, mean,
+                                     rstd, (bf16 *)dx, cols);
+    int e = done();
+    return e ? e
+             : colsum((const bf16 *)dy, (const bf16 *)x, mean, rstd, (bf16 *)dg, (bf16 *)db, rows,
+                      cols, ws, cs);
+}
+
+#define GELU_K 0.7978845608028654f
+
+__global__ static void k_gelu(const bf16 *x, const bf16 *dy, bf16 *out, size_t n, int backward)
+{
+    GRID_LOOP(i, n)
+    {
+        float v = __bfloat162float(x[i]), t = tanhf(GELU_K * (v + 0.044715f * v * v * v));
+        if (!backward) {
+            out[i] = __float2bfloat16(0.5f * v * (1.0f + t));
+        } else {
+            float d = 0.5f * (1 + t) + 0.5f * v * (1 - t * t) * GELU_K * (1 + 3 * 0.044715f * v * v);
+            out[i] = __float2bfloat16(__bfloat162float(dy[i]) * d);
+        }
+    }
+}
+
+extern "C" int tsl_k_gelu(const void *x, const void *dy, void *out, size_t n, int backward,
+                          void *s)
+{
+    k_gelu<<<blocks(n), NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (const bf16 *)dy, (bf16 *)out,
+                                                  n, backward);
+    return done();
+}
+
+__global__ static void k_softmax_fwd(const bf16 *x, bf16 *y, int cols, int causal)
+{
+    __shared__ float sh[NT / 32];
+    size_t r = blockIdx.x, o = r * cols;
+    int last = causal ? (int)(r % cols) : cols - 1;
+    float mx = -INFINITY, s = 0;
+    for (int c = threadIdx.x; c <= last; c += NT)
+        mx = fmaxf(mx, __bfloat162float(x[o + c]));
+    mx = block_max(mx, sh);
+    for (int c = threadIdx.x; c <= last; c += NT)
+        s += __expf(__bfloat162float(x[o + c]) - mx);
+    s = block_sum(s, sh);
+    for (int c = threadIdx.x; c < cols; c += NT)
+        y[o + c] = __float2bfloat16(c <= last ? __expf(__bfloat162float(x[o + c]) - mx) / s : 0.0f);
+}
+
+extern "C" int tsl_k_softmax_fwd(const void *x, void *y, int rows, int cols, int causal, void *s)
+{
+    k_softmax_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (bf16 *)y, cols, causal);
+    return done();
+}
+
+__global__ static void k_softmax_bwd(const bf16 *y, const bf16 *dy, bf16 *dx, int cols)
+{
+    __shared__ float sh[NT / 32];
+    size_t o = (size_t)blockIdx.x * cols;
+    float s = 0;
+    for (int c = threadIdx.x; c < cols; c += NT)
+        s += __bfloat162float(y[o + c]) * __bfloat162float(dy[o + c]);
+    s = block_sum(s, sh);
+    for (int c = threadIdx.x; c < cols; c += NT)
+        dx[o + c] = __float2bfloat16(__bfloat162float(y[o + c]) * (__bfloat162float(dy[o + c]) - s));
+}
+
+extern "C" int tsl_k_softmax_bwd(const void *y, const void *dy, void *dx, int rows, int cols,
+                                 void *s)
+{
+    k_softmax_bwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)y, (const bf16 *)dy, (bf16 *)dx,
+                                                    cols);
+    return done();
+}
+
+__global__ static void k_axpy(float a, const void *x, void *y, int dt, size_t n)
+{
+    GRID_LOOP(i, n) st(y, dt, i, ld(y, dt, i) + a * ld(x, dt, i));
+}
+
+extern "C" int tsl_k_axpy(float alpha, const void *x, void *y, int dt, size_t n, void *s)
+{
+    k_axpy<<<blocks(n), NT, 0, (cudaStream_t)s>>>(alpha, x, y, dt, n);
+    return done();
+}
+
+__global__ static void k_scale(float a, void *x, int dt, size_t n)
+{
+    GRID_LOOP(i, n) st(x, dt, i, a * ld(x, dt, i));
+}
+
+extern "C" int tsl_k_scale(float alpha, void *x, int dt, size_t n, void *s)
+{
+    k_scale<<<blocks(n), NT, 0, (cudaStream_t)s>>>(alpha, x, dt, n);
+    return done();
+}
+
+__global__ static void k_add_bias(bf16 *x, const bf16 *b, size_t n, int cols)
+{
+    GRID_LOOP(i, n) x[i] = __float2bfloat16(__bfloat162float(x[i]) + __bfloat162float(b[i % cols]));
+}
+
+extern "C" int tsl_k_add_bias(void *x, const void *bias, int rows, int cols, void *s)
+{
+    size_t n = (size_t)rows * cols;
+    k_add_bias<<<blocks(n), NT, 0, (cudaStream_t)s>>>((bf16 *)x, (const bf16 *)bias, n, cols);
+    return done();
+}
+
+extern "C" int tsl_k_bias_grad(const void *dy, void *db, int rows, int cols, float *ws, void *s)
+{
+    return colsum((const bf16 *)dy, NULL, NULL, NULL, NULL, (bf16 *)db, rows, cols, ws,
+                  (cudaStream_t)s);
+}
+
+__global__ static void k_embed(bf16 *table, const int32_t *ids, bf16 *y, size_t n, int cols,
+                               int backward)
+{
+    GRID_LOOP(i, n)
+    {
+        size_t r = i / cols, c = i % cols, t = (size_t)ids[r] * cols + c;
+        if (!backward)
+            y[i] = table[t];
+        else
+            atomicAdd(&table[t], y[i]);
+    }
+}
+
+extern "C" int tsl_k_embed(const void *table, const int32_t *ids, void *y, int rows, int cols,
+                           int backward, void *s)
+{
+    size_t n = (size_t)rows * cols;
+    k_embed<<<blocks(n), NT, 0, (cudaStream_t)s>>>((bf16 *)table, ids, (bf16 *)y, n, cols,
+                                                   backward);
+    return done();
+}
+
+__global__ static void k_mse(const bf16 *y, const bf16 *t, bf16 *dy, size_t n, float scale,
+                             float *loss)
+{
+    __shared__ float sh[NT / 32];
+    float s = 0;
+    GRID_LOOP(i, n)
+    {
+        float d = __bfloat162float(y[i]) - __bfloat162float(t[i]);
+        s += d * d;
+        dy[i] = __float2bfloat16(2.0f * scale * d);
+    }
+    s = block_sum(s, sh);
+    if (threadIdx.x == 0)
+        atomicAdd(loss, scale * s);
+}
+
+extern "C" int tsl_k_mse(const void *y, const void *t, void *dy, size_t n, float scale,
+                         float *loss, void *s)
+{
+    k_mse<<<blocks(n), NT, 0, (cudaStream_t)s>>>((const bf16 *)y, (const bf16 *)t, (bf16 *)dy, n,
+                                                 scale, loss);
+    return done();
+}
+
+__global__ static void k_xent(const bf16 *y, const int32_t *t, bf16 *dy, int cols, float scale,
+                              float *loss)
+{
+    __shared__ float sh[NT / 32];
+    size_t o = (size_t)blockIdx.x * cols;
+    float mx = -INFINITY, s = 0, yt = __bfloat162float(y[o + t[blockIdx.x]]);
+    for (int c = threadIdx.x; c < cols; c += NT)
+        mx = fmaxf(mx, __bfloat162float(y[o + c]));
+    mx = block_max(mx, sh);
+    for (int c = threadIdx.x; c < cols; c += NT)
+        s += __expf(__bfloat162float(y[o + c]) - mx);
+    s = block_sum(s, sh); /* also orders every read of y before the writes below */
+    for (int c = threadIdx.x; c < cols; c += NT) {
+        float p = __expf(__bfloat162float(y[o + c]) - mx) / s;
+        dy[o + c] = __float2bfloat16(scale * (p - (c == t[blockIdx.x] ? 1.0f : 0.0f)));
+    }
+    if (threadIdx.x == 0)
+        atomicAdd(loss, scale * (mx + logf(s) - yt));
+}
+
+extern "C" int tsl_k_xent(const void *y, const int32_t *t, void *dy, int rows, int cols,
+                          float scale, float *loss, void *s)
+{
+    k_xent<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)y, t, (bf16 *)dy, cols, scale, loss);
+    return done();
+}
+
+__global__ static void k_adam(bf16 *p, const bf16 *g, float *w, float *m, float *v, size_t n,
+                              float lr, float b1, float b2, float eps, float c1, float c2)
+{
+    GRID_LOOP(i, n)
+    {
+        float gi = __bfloat162float(g[i]);
+        m[i] = b1 * m[i] + (1 - b1) * gi;
+        v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+        w[i] -= lr * (m[i] / c1) / (sqrtf(v[i] / c2) + eps);
+        p[i] = __float2bfloat16(w[i]);
+    }
+}
+
+extern "C" int tsl_k_adam(void *p, const void *g, float *master, float *m, float *v, size_t n,
+                          float lr, float b1, float b2, float eps, float c1, float c2, void *s)
+{
+    k_adam<<<blocks(n), NT, 0, (cudaStream_t)s>>>((bf16 *)p, (const bf16 *)g, master, m, v, n, lr,
+                                                  b1, b2, eps, c1, c2);
+    return done();
+}
+
+__global__ static void k_sgd(bf16 *p, const bf16 *g, float *w, size_t n, float lr)
+{
+    GRID_LOOP(i, n)
+    {
+        w[i] -= lr * __bfloat162float(g[i]);
+        p[i] = __float2bfloat16(w[i]);
+    }
+}
+
+extern "C" int tsl_k_sgd(void *p, const void *g, float *master, size_t n, float lr, void *s)
+{
+    k_sgd<<<blocks(n), NT, 0, (cudaStream_t)s>>>((bf16 *)p, (const bf16 *)g, master, n, lr);
+    return done();
+}

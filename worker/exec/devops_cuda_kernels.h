@@ -1,0 +1,52 @@
+/*
+ * devops_cuda_kernels.h — the small kernels of the cuda device ops (devops_cuda.c),
+ * compiled by nvcc (devops_cuda_kernels.cu). Activations and weights are bf16, layer-
+ * norm statistics, optimizer state and the loss float; every kernel accumulates in
+ * float. Each launcher queues on `stream` and returns the launch's cudaError_t (0 ok).
+ * dt arguments are tsl_dtype_t values.
+ */
+#ifndef TSL_EXEC_DEVOPS_CUDA_KERNELS_H
+#define TSL_EXEC_DEVOPS_CUDA_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Floats of workspace the column reductions (layernorm and bias gradients) need. */
+#define TSL_K_COLSUM_WS ((size_t)4 << 20)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int tsl_k_fill_uniform(void *p, int dt, size_t n, uint64_t seed, uint64_t stream, uint64_t base,
+                       float center, float amp, void *st);
+int tsl_k_fill_ids(int32_t *p, size_t n, uint64_t seed, uint64_t stream, uint64_t base,
+                   uint32_t modulo, void *st);
+int tsl_k_convert(void *dst, int ddt, const void *src, int sdt, size_t n, void *st);
+int tsl_k_layernorm_fwd(const void *x, const void *g, const void *b, void *y, float *mean,
+                        float *rstd, int rows, int cols, void *st);
+int tsl_k_layernorm_bwd(const void *dy, const void *x, const void *g, const float *mean,
+                        const float *rstd, void *dx, void *dg, void *db, int rows, int cols,
+                        float *ws, void *st);
+int tsl_k_gelu(const void *x, const void *dy, void *out, size_t n, int backward, void *st);
+int tsl_k_softmax_fwd(const void *x, void *y, int rows, int cols, int causal, void *st);
+int tsl_k_softmax_bwd(const void *y, const void *dy, void *dx, int rows, int cols, void *st);
+int tsl_k_axpy(float alpha, const void *x, void *y, int dt, size_t n, void *st);
+int tsl_k_scale(float alpha, void *x, int dt, size_t n, void *st);
+int tsl_k_add_bias(void *x, const void *bias, int rows, int cols, void *st);
+int tsl_k_bias_grad(const void *dy, void *db, int rows, int cols, float *ws, void *st);
+int tsl_k_embed(const void *table, const int32_t *ids, void *y, int rows, int cols, int backward,
+                void *st);
+int tsl_k_mse(const void *y, const void *t, void *dy, size_t n, float scale, float *loss,
+              void *st);
+int tsl_k_xent(const void *y, const int32_t *t, void *dy, int rows, int cols, float scale,
+               float *loss, void *st);
+int tsl_k_adam(void *p, const void *g, float *master, float *m, float *v, size_t n, float lr,
+               float b1, float b2, float eps, float c1, float c2, void *st);
+int tsl_k_sgd(void *p, const void *g, float *master, size_t n, float lr, void *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,154 @@
+/*
+ * exec.h — the stage executor: runs one rank of a plan for real on synthetic data, so
+ * that predicted figures can be held to measured ones (DESIGN.md "Trials", issue 9).
+ *
+ * What a rank does. Its stage's layers, built from the plan's shapes (LN, QKV
+ * projection, causal attention core, output projection, LN, FFN two GEMMs with GeLU,
+ * residuals; no dropout), forward and backward over the plan's micro-batches in the
+ * 1F1B order of Megatron-LM (warm-up forwards, one-forward-one-backward, cool-down
+ * backwards), activations and gradients sent to the neighbouring stages; Megatron TP
+ * (QKV and FFN-up split by columns, output projection and FFN-down by rows, one
+ * all-reduce after each in forward, one on the input gradient of each in backward);
+ * data parallelism over the micro-batch's samples: DP all-reduces a layer's gradients
+ * on the communication stream as soon as its last micro-batch's backward is done
+ * (overlapping the rest of backward), SDP (ZeRO-3) all-gathers a layer's parameters
+ * before its forward and backward and reduce-scatters its gradients after each
+ * backward; checkpointed layers keep only their input and recompute forward before
+ * backward; then an Adam (or SGD) step on the rank's parameters (or shards).
+ *
+ * Layer kinds: ENCODER, ATTENTION, FFN (sub-layer blocks), EMBEDDING (a token lookup;
+ * no position table) and HEAD (untied projection to the vocabulary + cross-entropy;
+ * must end the model). The loss is cross-entropy after a HEAD, else the mean squared
+ * error of the last layer's output against synthetic targets. EMBEDDING and HEAD are
+ * replicated under TP (not vocabulary-parallel). Refused with TSL_E_UNSUPPORTED:
+ * DECODER, gated FFN, grouped-query attention, windowed attention, attn_dim ≠ hidden,
+ * DP mixed with SDP in one layer, stages whose layers (or neighbours) differ in
+ * layout (TP degree and data width and their strides), a micro-batch the data width
+ * does not divide, heads or FFN size the TP degree does not divide.
+ *
+ * Data. Seeded: the weights of model layer i depend on (seed, i) only, sample k of
+ * micro-batch j on (seed, iteration, j·micro_batch + k) only, so any split of the same
+ * plan computes the same function. Loss scale 1/(global batch × outputs per sample):
+ * gradients summed over micro-batches and data ranks are those of the mean loss.
+ *
+ * Units: seconds, bytes, samples. Errors: 0 / -1 with tsl_err_t. Running out of
+ * device memory is not an error of tsl_exec_run: the report says oom = true.
+ */
+#ifndef TSL_EXEC_H
+#define TSL_EXEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "commops.h"
+#include "devops.h"
+#include "model.h"
+#include "plan.h"
+
+typedef struct tsl_exec_layer {
+    tsl_layer_kind_t kind;
+    uint32_t index;          /* in the model: seeds the weights */
+    uint32_t seq, hidden, ffn, heads, vocab;
+    bool bias;               /* linear layers have biases */
+    bool ckpt;               /* recompute forward before backward */
+    bool sdp;                /* parameters sharded over the data group (else replicated) */
+} tsl_exec_layer_t;
+
+/* One rank's work. Groups are named by colours (the world rank of their first
+ * member) so that every rank can make them with commops group_split. */
+typedef struct tsl_exec_rank {
+    uint32_t rank, world;            /* world ranks = the plan's device indices */
+    uint32_t stage, pp;
+    uint32_t tp, tp_index;           /* TP degree, this rank's index in its TP group */
+    int32_t tp_color;
+    uint32_t dp, dp_index;           /* data width (DP or SDP degree), index */
+    int32_t dp_color;
+    int32_t prev_rank, next_rank;    /* same position in the neighbouring stage; -1 */
+    uint32_t micro_batch;            /* samples per micro-batch over the data group */
+    uint32_t n_micro;
+    uint32_t n_layers;
+    tsl_exec_layer_t *layers;        /* owned; the stage's layers in order */
+} tsl_exec_rank_t;
+
+/* Rank `rank`'s work in plan p of model m (m as given: a sub-layer plan is mapped
+ * through tsl_sublayer_split). Refusals as listed above, naming the stage or layer. */
+int tsl_exec_rank_from_plan(const tsl_plan_t *p, const tsl_model_t *m, uint32_t rank,
+                            tsl_exec_rank_t *out, tsl_err_t *err);
+void tsl_exec_rank_free(tsl_exec_rank_t *r);
+
+/* A plan with pp equal stages of tp × (dp or sdp) devices, every layer the same
+ * strategy (TP innermost), for trying the executor from flags and for tests. Layers
+ * go to stages as evenly as possible, the earlier stages taking one more. */
+typedef struct tsl_exec_plan_spec {
+    uint32_t pp, tp, dp;
+    bool sdp;                /* the data dimension is SDP rather than DP */
+    bool ckpt;
+    uint32_t micro_batch, n_micro;
+} tsl_exec_plan_spec_t;
+int tsl_exec_uniform_plan(const tsl_model_t *m, const tsl_exec_plan_spec_t *s, tsl_plan_t *out,
+                          tsl_err_t *err);
+
+/* Parameters of one layer's TP part tp_index of tp, and that part cut out of the full
+ * (tp = 1) flat parameter vector — the same cut the engine makes of its weights. */
+size_t tsl_exec_layer_params(const tsl_exec_layer_t *l, uint32_t tp);
+void tsl_exec_layer_slice(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_index,
+                          const float *full, float *part);
+
+typedef enum tsl_exec_optim { TSL_EXEC_ADAM = 0, TSL_EXEC_SGD } tsl_exec_optim_t;
+
+typedef struct tsl_exec_opts {
+    uint32_t warmup, iters;  /* iterations not measured, measured (≥ 1) */
+    uint64_t seed;
+    tsl_exec_optim_t optim;
+    float lr;
+    bool no_overlap;         /* DP all-reduces on the compute stream */
+    bool same_batch;         /* every iteration the same data (gradient checks) */
+} tsl_exec_opts_t;
+
+void tsl_exec_opts_default(tsl_exec_opts_t *o);   /* 2 + 5 iterations, Adam 1e-4, seed 1 */
+
+typedef struct tsl_exec_report {
+    uint32_t rank, stage;
+    uint32_t iters;                  /* measured */
+    double iter_median_s, iter_min_s, iter_max_s;
+    /* per measured iteration, mean; fwd and bwd include TP compute, bwd includes
+     * recomputation; comm: TP all-reduces, SDP gathers/scatters and the DP sync the
+     * compute stream waited for; bubble: time in pipeline send/recv (waiting for the
+     * neighbouring stage and the transfer); opt: the optimizer step. */
+    double fwd_s, bwd_s, comm_s, bubble_s, opt_s;
+    uint64_t peak_bytes;             /* device memory, the devops' count */
+    uint64_t param_bytes;            /* of that, model states */
+    bool oom;
+    double loss;                     /* last iteration, on the last stage; else NaN */
+} tsl_exec_report_t;
+
+/* The engine, for callers that look inside (tests); tsl_exec_run wraps it. */
+typedef struct tsl_exec tsl_exec_t;
+
+/* Allocates everything (an OOM fails with TSL_E_NOMEM) and makes the comm groups:
+ * every world rank must call it. dev and comm stay the caller's. */
+int tsl_exec_create(const tsl_exec_rank_t *r, const tsl_exec_opts_t *o, tsl_devops_t *dev,
+                    tsl_commops_t *comm, tsl_exec_t **out, tsl_err_t *err);
+/* One training iteration; when rep is non-NULL its timings are added to it. */
+int tsl_exec_step(tsl_exec_t *e, tsl_exec_report_t *rep, tsl_err_t *err);
+/* After a step: layer i's (of the stage) gradient as this rank holds it after the
+ * data-parallel reduction — its TP part, or its SDP shard (padded) — as float32 into
+ * host[cap]; *n gets the count. params: the same for the parameters. */
+int tsl_exec_layer_grad(tsl_exec_t *e, uint32_t i, float *host, size_t cap, size_t *n,
+                        tsl_err_t *err);
+int tsl_exec_layer_param(tsl_exec_t *e, uint32_t i, float *host, size_t cap, size_t *n,
+                         tsl_err_t *err);
+/* Replaces layer i's parameters (as tsl_exec_layer_param gives them) from host[n]. */
+int tsl_exec_layer_set_param(tsl_exec_t *e, uint32_t i, const float *host, size_t n,
+                             tsl_err_t *err);
+double tsl_exec_loss(const tsl_exec_t *e);           /* last step; NaN off the last stage */
+void tsl_exec_destroy(tsl_exec_t *e);
+
+/* Create, W + N steps, report, destroy. An OOM gives 0 with rep->oom set. */
+int tsl_exec_run(const tsl_exec_rank_t *r, const tsl_exec_opts_t *o, tsl_devops_t *dev,
+                 tsl_commops_t *comm, tsl_exec_report_t *rep, tsl_err_t *err);
+
+/* The report as one JSON object (no newline) into buf; returns the length. */
+int tsl_exec_report_json(const tsl_exec_report_t *rep, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * exec_internal.h — what the executor's files share: a layer's flat parameter layout,
+ * the seeded synthetic values, the engine state.
+ */
+#ifndef TSL_EXEC_INTERNAL_H
+#define TSL_EXEC_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exec.h"
+
+#define TSL_NONE SIZE_MAX
+
+/* Offsets of each tensor in a layer's flat (TP-part) parameter vector; TSL_NONE when
+ * the layer has no such tensor. Sizes: ln* h; wqkv h×3dl; bqkv 3dl; wo dl×h; bo h;
+ * w1 h×fl; b1 fl; w2 fl×h; b2 h; table V×h (embedding); whead h×V (head). */
+typedef struct tsl_exec_offs {
+    size_t ln1g, ln1b, wqkv, bqkv, wo, bo;
+    size_t ln2g, ln2b, w1, b1, w2, b2;
+    size_t table, whead;
+    size_t n;
+} tsl_exec_offs_t;
+
+void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o);
+
+/* Calls fn for each contiguous run of the TP part's flat vector: `len` elements at
+ * local offset `part`, which are elements [full, full + len) of the tp = 1 vector;
+ * init values there are center + amp · u, u uniform in [-1, 1). */
+typedef void (*tsl_exec_span_fn)(void *ud, size_t part, size_t full, size_t len, float center,
+                                 float amp);
+void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_index,
+                    tsl_exec_span_fn fn, void *ud);
+
+
+/* ---- the engine (exec_engine.c: setup and schedule; exec_layer.c: blocks) ---- */
+
+enum { PH_IDLE, PH_FWD, PH_BWD, PH_COMM, PH_P2P, PH_OPT, PH_END, PH_COUNT };
+
+/* Offsets in one layer's per-micro-batch stash (act dtype) and its F32 part. */
+typedef struct tsl_exec_stash {
+    size_t y1, qkv, p, ctx, x2, y2, f1, g, logits, n;
+    size_t mean1, rstd1, mean2, rstd2, n32;
+} tsl_exec_stash_t;
+
+typedef struct tsl_exec_xl {
+    const tsl_exec_layer_t *d;
+    tsl_exec_offs_t o;
+    tsl_exec_stash_t st;
+    size_t n_local;            /* TP part's parameters */
+    size_t n_held;             /* what this rank stores: n_local, or an SDP shard */
+    tsl_buf_t param, grad, master, m, v;
+    uint32_t bwd_done;         /* micro-batches through backward this step */
+} tsl_exec_xl_t;
+
+typedef struct tsl_exec_slot {
+    tsl_buf_t *act;            /* [n_layers + 1] of T×h: layer i's input is act[i] */
+    tsl_buf_t *stash, *stash32;/* [n_layers]; empty for checkpointed layers */
+    tsl_buf_t ids;             /* I32 T: the embedding's input tokens */
+} tsl_exec_slot_t;
+
+struct tsl_exec {
+    tsl_exec_rank_t r;         /* layers borrowed from the caller's rank */
+    tsl_exec_opts_t o;
+    tsl_devops_t *dev;
+    tsl_commops_t *comm;
+    tsl_group_t *tp_g, *dp_g, *world_g;
+    uint32_t b, T;             /* local samples per micro-batch, rows (b × seq) */
+    uint32_t seq, hidden;      /* of the stage's boundary activations */
+    tsl_exec_xl_t *L;
+    tsl_exec_slot_t *slots;
+    uint32_t n_slots;
+    tsl_buf_t rc, rc32;        /* stash for recomputation */
+    tsl_buf_t ws_a, ws_b, ws_c, ws_d, g_a, g_b, g_mid, target;
+    tsl_buf_t sdp_param, sdp_grad, sdp_shard;
+    tsl_buf_t loss, loss_dummy, flag;
+    tsl_event_t **ev;
+    uint8_t *ev_ph;
+    uint32_t ev_n, ev_cap;
+    int ph_cur;
+    tsl_event_t *ev_sync;
+    bool dp_pending;
+    uint32_t step;
+    double last_loss;
+};
+
+/* One layer's view of its parameters, gradients and stash for one micro-batch. */
+typedef struct tsl_exec_lctx {
+    tsl_exec_t *e;
+    tsl_exec_xl_t *L;
+    tsl_buf_t p, g;            /* full TP-part parameters and gradients */
+    tsl_buf_t st, st32;
+    tsl_buf_t *loss;           /* HEAD: where the loss goes */
+    tsl_buf_t ids;             /* EMBEDDING: tokens; HEAD: targets */
+} tsl_exec_lctx_t;
+
+void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, tsl_exec_stash_t *s);
+int tsl_exec_ph(tsl_exec_t *e, int phase, tsl_err_t *err);
+int tsl_exec_layer_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err);
+/* dout → dx (dx unused for an embedding; dout unused for a head). */
+int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout,
+                       tsl_buf_t *dx, tsl_err_t *err);
+
+#endif

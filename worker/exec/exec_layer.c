@@ -1,0 +1,331 @@
+/*
+ * exec_layer.c — forward and backward of the executor's blocks on the device ops:
+ * pre-LN self-attention and FFN blocks (Megatron TP split), a token embedding, an LM
+ * head with cross-entropy. Row-major throughout: activations are T × h with T = local
+ * samples × seq; a linear layer is Y = X·W with W stored in × out.
+ */
+#include <math.h>
+
+#include "exec_internal.h"
+
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        if ((x))                                                                                   \
+            return -1;                                                                             \
+    } while (0)
+
+static size_t take(size_t *at, size_t n, bool present)
+{
+    if (!present)
+        return TSL_NONE;
+    size_t o = *at;
+    *at += n;
+    return o;
+}
+
+void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, tsl_exec_stash_t *s)
+{
+    size_t T = (size_t)b * l->seq, h = l->hidden, dl = h / tp, fl = l->ffn / tp;
+    size_t al = l->heads ? l->heads / tp : 0, at = 0, at32 = 0;
+    bool a = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_ATTENTION;
+    bool f = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_FFN;
+    s->y1 = take(&at, T * h, a);
+    s->qkv = take(&at, T * 3 * dl, a);
+    s->p = take(&at, (size_t)b * al * l->seq * l->seq, a);
+    s->ctx = take(&at, T * dl, a);
+    s->x2 = take(&at, T * h, a && f);
+    s->y2 = take(&at, T * h, f);
+    s->f1 = take(&at, T * fl, f);
+    s->g = take(&at, T * fl, f);
+    s->logits = take(&at, T * l->vocab, l->kind == TSL_LAYER_HEAD);
+    s->n = at;
+    s->mean1 = take(&at32, T, a);
+    s->rstd1 = take(&at32, T, a);
+    s->mean2 = take(&at32, T, f);
+    s->rstd2 = take(&at32, T, f);
+    s->n32 = at32;
+}
+
+/* Views: a tensor of the parameters/gradients/stash, from its offset to the end. */
+static tsl_buf_t at(const tsl_buf_t *b, size_t off)
+{
+    return tsl_buf_view(b, off, b->n - off);
+}
+
+static tsl_buf_t len(const tsl_buf_t *b, size_t off, size_t n)
+{
+    return tsl_buf_view(b, off, n);
+}
+
+typedef struct mm {
+    bool ta, tb;
+    int m, n, k;
+    float alpha, beta;
+} mm_t;
+
+/* C = alpha·op(A)·op(B) + beta·C, `batch` matrices at the given strides. */
+static int bmm(tsl_exec_t *e, mm_t s, tsl_buf_t a, int lda, long long sa, tsl_buf_t b, int ldb,
+               long long sb, tsl_buf_t c, int ldc, long long sc, int batch, tsl_err_t *err)
+{
+    tsl_gemm_t g = {s.ta, s.tb, s.m, s.n, s.k, s.alpha, s.beta, a, b, c,
+                    lda, ldb, ldc, sa, sb, sc, batch};
+    return e->dev->gemm(e->dev, &g, err);
+}
+
+static int mm(tsl_exec_t *e, mm_t s, tsl_buf_t a, int lda, tsl_buf_t b, int ldb, tsl_buf_t c,
+              int ldc, tsl_err_t *err)
+{
+    return bmm(e, s, a, lda, 0, b, ldb, 0, c, ldc, 0, 1, err);
+}
+
+/* Sum over the TP group (Megatron's g in forward, f in backward). */
+static int tp_sum(tsl_exec_t *e, tsl_buf_t *x, tsl_err_t *err)
+{
+    int back = e->ph_cur; /* forward, backward, or recomputation inside backward */
+    if (e->r.tp == 1)
+        return 0;
+    TRY(tsl_exec_ph(e, PH_COMM, err));
+    TRY(e->comm->allreduce(e->comm, e->tp_g, x, e->dev->stream(e->dev, TSL_STREAM_COMPUTE), err));
+    return tsl_exec_ph(e, back, err);
+}
+
+typedef struct dims {
+    int T, h, dl, al, s, b, hd, fl, V;
+} dims_t;
+
+static dims_t dims_of(const tsl_exec_lctx_t *c)
+{
+    const tsl_exec_layer_t *l = c->L->d;
+    int tp = (int)c->e->r.tp;
+    dims_t d = {(int)(c->e->b * l->seq), (int)l->hidden, (int)l->hidden / tp,
+                l->heads ? (int)l->heads / tp : 0, (int)l->seq, (int)c->e->b,
+                l->heads ? (int)(l->hidden / l->heads) : 0, (int)l->ffn / tp, (int)l->vocab};
+    return d;
+}
+
+/* out = x + bias + TP-sum(act · W): the row-parallel projection ending a block. */
+static int row_out(tsl_exec_lctx_t *c, dims_t d, tsl_buf_t act, int k, size_t w, size_t bias,
+                   const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    TRY(mm(e, (mm_t){false, false, d.T, d.h, k, 1, 0}, act, k, at(&c->p, w), d.h, *out, d.h, err));
+    TRY(tp_sum(e, out, err));
+    if (bias != TSL_NONE) {
+        tsl_buf_t bb = len(&c->p, bias, d.h);
+        TRY(e->dev->add_bias(e->dev, out, &bb, d.T, d.h, err));
+    }
+    return e->dev->axpy(e->dev, 1.0f, x, out, err);
+}
+
+static int layernorm(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, size_t g, size_t b,
+                     size_t y, size_t mean, size_t rstd, tsl_err_t *err)
+{
+    tsl_buf_t gg = len(&c->p, g, d.h), bb = len(&c->p, b, d.h), yy = len(&c->st, y, d.T * d.h);
+    tsl_buf_t mu = len(&c->st32, mean, d.T), rs = len(&c->st32, rstd, d.T);
+    return c->e->dev->layernorm_fwd(c->e->dev, x, &gg, &bb, &yy, &mu, &rs, d.T, d.h, err);
+}
+
+static int attn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    const tsl_exec_offs_t *o = &c->L->o;
+    const tsl_exec_stash_t *s = &c->L->st;
+    dims_t d = dims_of(c);
+    int q3 = 3 * d.dl;
+    long long ss = (long long)d.s * d.s;
+    tsl_buf_t qkv = at(&c->st, s->qkv), P = at(&c->st, s->p), ctx = at(&c->st, s->ctx);
+    TRY(layernorm(c, d, x, o->ln1g, o->ln1b, s->y1, s->mean1, s->rstd1, err));
+    TRY(mm(e, (mm_t){false, false, d.T, q3, d.h, 1, 0}, at(&c->st, s->y1), d.h, at(&c->p, o->wqkv),
+           q3, qkv, q3, err));
+    if (o->bqkv != TSL_NONE) {
+        tsl_buf_t bb = len(&c->p, o->bqkv, q3);
+        TRY(e->dev->add_bias(e->dev, &qkv, &bb, d.T, q3, err));
+    }
+    float scale = 1.0f / sqrtf((float)d.hd);
+    for (int i = 0; i < d.b; i++) {
+        size_t r = (size_t)i * d.s * q3, pi = (size_t)i * d.al * ss;
+        TRY(bmm(e, (mm_t){false, true, d.s, d.s, d.hd, scale, 0}, at(&qkv, r), q3, d.hd,
+                at(&qkv, r + d.dl), q3, d.hd, at(&P, pi), d.s, ss, d.al, err));
+    }
+    TRY(e->dev->softmax_fwd(e->dev, &P, &P, d.b * d.al * d.s, d.s, true, err));
+    for (int i = 0; i < d.b; i++) {
+        size_t r = (size_t)i * d.s * q3, pi = (size_t)i * d.al * ss;
+        TRY(bmm(e, (mm_t){false, false, d.s, d.hd, d.s, 1, 0}, at(&P, pi), d.s, ss,
+                at(&qkv, r + 2 * d.dl), q3, d.hd, at(&ctx, (size_t)i * d.s * d.dl), d.dl, d.hd,
+                d.al, err));
+    }
+    return row_out(c, d, ctx, d.dl, o->wo, o->bo, x, out, err);
+}
+
+static int ffn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    const tsl_exec_offs_t *o = &c->L->o;
+    const tsl_exec_stash_t *s = &c->L->st;
+    dims_t d = dims_of(c);
+    tsl_buf_t f1 = len(&c->st, s->f1, (size_t)d.T * d.fl), g = len(&c->st, s->g, f1.n);
+    TRY(layernorm(c, d, x, o->ln2g, o->ln2b, s->y2, s->mean2, s->rstd2, err));
+    TRY(mm(e, (mm_t){false, false, d.T, d.fl, d.h, 1, 0}, at(&c->st, s->y2), d.h,
+           at(&c->p, o->w1), d.fl, f1, d.fl, err));
+    if (o->b1 != TSL_NONE) {
+        tsl_buf_t bb = len(&c->p, o->b1, d.fl);
+        TRY(e->dev->add_bias(e->dev, &f1, &bb, d.T, d.fl, err));
+    }
+    TRY(e->dev->gelu_fwd(e->dev, &f1, &g, err));
+    return row_out(c, d, g, d.fl, o->w2, o->b2, x, out, err);
+}
+
+int tsl_exec_layer_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    dims_t d = dims_of(c);
+    switch (c->L->d->kind) {
+    case TSL_LAYER_ENCODER: {
+        tsl_buf_t x2 = len(&c->st, c->L->st.x2, (size_t)d.T * d.h);
+        TRY(attn_fwd(c, x, &x2, err));
+        return ffn_fwd(c, &x2, out, err);
+    }
+    case TSL_LAYER_ATTENTION:
+        return attn_fwd(c, x, out, err);
+    case TSL_LAYER_FFN:
+        return ffn_fwd(c, x, out, err);
+    case TSL_LAYER_EMBEDDING: {
+        tsl_buf_t tab = at(&c->p, c->L->o.table);
+        return e->dev->embed_fwd(e->dev, &tab, &c->ids, out, d.T, d.h, err);
+    }
+    case TSL_LAYER_HEAD: {
+        tsl_buf_t lg = len(&c->st, c->L->st.logits, (size_t)d.T * d.V);
+        float scale = 1.0f / ((float)e->r.micro_batch * e->r.n_micro * d.s);
+        TRY(mm(e, (mm_t){false, false, d.T, d.V, d.h, 1, 0}, *x, d.h, at(&c->p, c->L->o.whead),
+               d.V, lg, d.V, err));
+        return e->dev->xent(e->dev, &lg, &c->ids, &lg, d.T, d.V, scale, c->loss, err);
+    }
+    default:
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED, "exec: layer kind %s",
+                            tsl_layer_kind_name(c->L->d->kind));
+    }
+}
+
+/* Backward of a row-parallel projection out = act·W (+ bias): dW, dbias, and
+ * dact = dout·Wᵀ into dact. */
+static int row_bwd(tsl_exec_lctx_t *c, dims_t d, tsl_buf_t act, int k, size_t w, size_t bias,
+                   const tsl_buf_t *dout, tsl_buf_t dact, tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    TRY(mm(e, (mm_t){false, true, d.T, k, d.h, 1, 0}, *dout, d.h, at(&c->p, w), d.h, dact, k,
+           err));
+    TRY(mm(e, (mm_t){true, false, k, d.h, d.T, 1, 1}, act, k, *dout, d.h, at(&c->g, w), d.h,
+           err));
+    if (bias == TSL_NONE)
+        return 0;
+    tsl_buf_t db = len(&c->g, bias, d.h);
+    return e->dev->bias_grad(e->dev, dout, &db, d.T, d.h, err);
+}
+
+/* Backward of a column-parallel projection dact = y·W (+ bias) and the LN before it:
+ * dW, dbias, then dy = TP-sum(dact·Wᵀ), then LN backward into dx, plus dout (the
+ * residual). */
+static int col_ln_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, size_t y, int k, size_t w,
+                      size_t bias, tsl_buf_t dact, size_t lg, size_t lb, size_t mean, size_t rstd,
+                      const tsl_buf_t *dout, tsl_buf_t *dx, tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    tsl_buf_t yy = at(&c->st, y), dy = len(&e->ws_d, 0, (size_t)d.T * d.h);
+    TRY(mm(e, (mm_t){true, false, d.h, k, d.T, 1, 1}, yy, d.h, dact, k, at(&c->g, w), k, err));
+    if (bias != TSL_NONE) {
+        tsl_buf_t db = len(&c->g, bias, k);
+        TRY(e->dev->bias_grad(e->dev, &dact, &db, d.T, k, err));
+    }
+    TRY(mm(e, (mm_t){false, true, d.T, d.h, k, 1, 0}, dact, k, at(&c->p, w), k, dy, d.h, err));
+    TRY(tp_sum(e, &dy, err));
+    tsl_buf_t gg = len(&c->p, lg, d.h), dg = len(&c->g, lg, d.h), db = len(&c->g, lb, d.h);
+    tsl_buf_t mu = len(&c->st32, mean, d.T), rs = len(&c->st32, rstd, d.T);
+    TRY(e->dev->layernorm_bwd(e->dev, &dy, x, &gg, &mu, &rs, dx, &dg, &db, d.T, d.h, err));
+    return e->dev->axpy(e->dev, 1.0f, dout, dx, err);
+}
+
+static int attn_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout, tsl_buf_t *dx,
+                    tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    const tsl_exec_offs_t *o = &c->L->o;
+    const tsl_exec_stash_t *s = &c->L->st;
+    dims_t d = dims_of(c);
+    int q3 = 3 * d.dl;
+    long long ss = (long long)d.s * d.s;
+    float scale = 1.0f / sqrtf((float)d.hd);
+    tsl_buf_t qkv = at(&c->st, s->qkv), P = at(&c->st, s->p);
+    tsl_buf_t dqkv = len(&e->ws_a, 0, (size_t)d.T * q3), dctx = len(&e->ws_b, 0, (size_t)d.T * d.dl);
+    tsl_buf_t dP = len(&e->ws_c, 0, (size_t)d.b * d.al * ss);
+    TRY(row_bwd(c, d, at(&c->st, s->ctx), d.dl, o->wo, o->bo, dout, dctx, err));
+    for (int i = 0; i < d.b; i++) {
+        size_t r = (size_t)i * d.s * q3, pi = (size_t)i * d.al * ss, ci = (size_t)i * d.s * d.dl;
+        TRY(bmm(e, (mm_t){false, true, d.s, d.s, d.hd, 1, 0}, at(&dctx, ci), d.dl, d.hd,
+                at(&qkv, r + 2 * d.dl), q3, d.hd, at(&dP, pi), d.s, ss, d.al, err));
+        TRY(bmm(e, (mm_t){true, false, d.s, d.hd, d.s, 1, 0}, at(&P, pi), d.s, ss, at(&dctx, ci),
+                d.dl, d.hd, at(&dqkv, r + 2 * d.dl), q3, d.hd, d.al, err));
+    }
+    TRY(e->dev->softmax_bwd(e->dev, &P, &dP, &dP, d.b * d.al * d.s, d.s, err));
+    for (int i = 0; i < d.b; i++) {
+        size_t r = (size_t)i * d.s * q3, pi = (size_t)i * d.al * ss;
+        TRY(bmm(e, (mm_t){false, false, d.s, d.hd, d.s, scale, 0}, at(&dP, pi), d.s, ss,
+                at(&qkv, r + d.dl), q3, d.hd, at(&dqkv, r), q3, d.hd, d.al, err));
+        TRY(bmm(e, (mm_t){true, false, d.s, d.hd, d.s, scale, 0}, at(&dP, pi), d.s, ss,
+                at(&qkv, r), q3, d.hd, at(&dqkv, r + d.dl), q3, d.hd, d.al, err));
+    }
+    return col_ln_bwd(c, d, x, s->y1, q3, o->wqkv, o->bqkv, dqkv, o->ln1g, o->ln1b, s->mean1,
+                      s->rstd1, dout, dx, err);
+}
+
+static int ffn_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout, tsl_buf_t *dx,
+                   tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    const tsl_exec_offs_t *o = &c->L->o;
+    const tsl_exec_stash_t *s = &c->L->st;
+    dims_t d = dims_of(c);
+    tsl_buf_t dg = len(&e->ws_a, 0, (size_t)d.T * d.fl), f1 = len(&c->st, s->f1, dg.n);
+    TRY(row_bwd(c, d, at(&c->st, s->g), d.fl, o->w2, o->b2, dout, dg, err));
+    TRY(e->dev->gelu_bwd(e->dev, &f1, &dg, &dg, err));
+    return col_ln_bwd(c, d, x, s->y2, d.fl, o->w1, o->b1, dg, o->ln2g, o->ln2b, s->mean2,
+                      s->rstd2, dout, dx, err);
+}
+
+static int head_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *dx, tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    dims_t d = dims_of(c);
+    tsl_buf_t dl = len(&c->st, c->L->st.logits, (size_t)d.T * d.V);
+    TRY(mm(e, (mm_t){true, false, d.h, d.V, d.T, 1, 1}, *x, d.h, dl, d.V,
+           at(&c->g, c->L->o.whead), d.V, err));
+    return mm(e, (mm_t){false, true, d.T, d.h, d.V, 1, 0}, dl, d.V, at(&c->p, c->L->o.whead), d.V,
+              *dx, d.h, err);
+}
+
+int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout,
+                       tsl_buf_t *dx, tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    dims_t d = dims_of(c);
+    switch (c->L->d->kind) {
+    case TSL_LAYER_ENCODER: {
+        tsl_buf_t x2 = len(&c->st, c->L->st.x2, (size_t)d.T * d.h);
+        tsl_buf_t mid = len(&e->g_mid, 0, x2.n);
+        TRY(ffn_bwd(c, &x2, dout, &mid, err));
+        return attn_bwd(c, x, &mid, dx, err);
+    }
+    case TSL_LAYER_ATTENTION:
+        return attn_bwd(c, x, dout, dx, err);
+    case TSL_LAYER_FFN:
+        return ffn_bwd(c, x, dout, dx, err);
+    case TSL_LAYER_EMBEDDING: {
+        tsl_buf_t tab = at(&c->g, c->L->o.table);
+        return e->dev->embed_bwd(e->dev, dout, &c->ids, &tab, d.T, d.h, err);
+    }
+    case TSL_LAYER_HEAD:
+        return head_bwd(c, x, dx, err);
+    default:
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED, "exec: layer kind %s",
+                            tsl_layer_kind_name(c->L->d->kind));
+    }
+}

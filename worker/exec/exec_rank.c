@@ -1,0 +1,328 @@
+/*
+ * exec_rank.c — from a plan to one rank's work (tsl_exec_rank_t), a uniform plan from
+ * flags, and a layer's flat parameter layout and its TP cut.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_internal.h"
+#include "sublayer.h"
+
+static bool has_attn(tsl_layer_kind_t k)
+{
+    return k == TSL_LAYER_ENCODER || k == TSL_LAYER_ATTENTION;
+}
+
+static bool has_ffn(tsl_layer_kind_t k)
+{
+    return k == TSL_LAYER_ENCODER || k == TSL_LAYER_FFN;
+}
+
+/* Appends a tensor of n elements at *at, or marks it absent. */
+static size_t put(size_t *at, size_t n, bool present)
+{
+    if (!present)
+        return TSL_NONE;
+    size_t o = *at;
+    *at += n;
+    return o;
+}
+
+void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o)
+{
+    size_t h = l->hidden, dl = l->hidden / tp, fl = l->ffn / tp, at = 0;
+    bool a = has_attn(l->kind), f = has_ffn(l->kind), b = l->bias;
+    o->ln1g = put(&at, h, a);
+    o->ln1b = put(&at, h, a);
+    o->wqkv = put(&at, h * 3 * dl, a);
+    o->bqkv = put(&at, 3 * dl, a && b);
+    o->wo = put(&at, dl * h, a);
+    o->bo = put(&at, h, a && b);
+    o->ln2g = put(&at, h, f);
+    o->ln2b = put(&at, h, f);
+    o->w1 = put(&at, h * fl, f);
+    o->b1 = put(&at, fl, f && b);
+    o->w2 = put(&at, fl * h, f);
+    o->b2 = put(&at, h, f && b);
+    o->table = put(&at, (size_t)l->vocab * h, l->kind == TSL_LAYER_EMBEDDING);
+    o->whead = put(&at, h * l->vocab, l->kind == TSL_LAYER_HEAD);
+    o->n = at;
+}
+
+size_t tsl_exec_layer_params(const tsl_exec_layer_t *l, uint32_t tp)
+{
+    tsl_exec_offs_t o;
+    tsl_exec_offsets(l, tp, &o);
+    return o.n;
+}
+
+/* One replicated tensor, or a whole block of rows [j·rows, (j+1)·rows) of cols. */
+static void span1(tsl_exec_span_fn fn, void *ud, size_t part, size_t full, size_t len,
+                  float center, float amp)
+{
+    if (part != TSL_NONE)
+        fn(ud, part, full, len, center, amp);
+}
+
+/* Column cut: `rows` rows of `groups` column groups each `w` wide in the full layout,
+ * this part's `wl` columns at j·wl inside each group. */
+static void cols(tsl_exec_span_fn fn, void *ud, size_t part, size_t full, size_t rows,
+                 size_t groups, size_t w, size_t wl, uint32_t j, float amp)
+{
+    if (part == TSL_NONE)
+        return;
+    for (size_t r = 0; r < rows; r++)
+        for (size_t g = 0; g < groups; g++)
+            fn(ud, part + (r * groups + g) * wl, full + r * groups * w + g * w + j * wl, wl, 0,
+               amp);
+}
+
+void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t j, tsl_exec_span_fn fn,
+                    void *ud)
+{
+    tsl_exec_offs_t o, f;
+    tsl_exec_offsets(l, tp, &o);
+    tsl_exec_offsets(l, 1, &f);
+    size_t h = l->hidden, d = h, dl = d / tp, ff = l->ffn, fl = ff / tp;
+    float bias_amp = 0.1f;
+    span1(fn, ud, o.ln1g, f.ln1g, h, 1.0f, 0.1f);
+    span1(fn, ud, o.ln1b, f.ln1b, h, 0.0f, 0.1f);
+    cols(fn, ud, o.wqkv, f.wqkv, h, 3, d, dl, j, 1.0f / sqrtf((float)h));
+    cols(fn, ud, o.bqkv, f.bqkv, 1, 3, d, dl, j, bias_amp);
+    span1(fn, ud, o.wo, f.wo + j * dl * h, dl * h, 0.0f, 1.0f / sqrtf((float)d));
+    span1(fn, ud, o.bo, f.bo, h, 0.0f, bias_amp);
+    span1(fn, ud, o.ln2g, f.ln2g, h, 1.0f, 0.1f);
+    span1(fn, ud, o.ln2b, f.ln2b, h, 0.0f, 0.1f);
+    cols(fn, ud, o.w1, f.w1, h, 1, ff, fl, j, 1.0f / sqrtf((float)h));
+    cols(fn, ud, o.b1, f.b1, 1, 1, ff, fl, j, bias_amp);
+    span1(fn, ud, o.w2, f.w2 + j * fl * h, fl * h, 0.0f, ff ? 1.0f / sqrtf((float)ff) : 0.0f);
+    span1(fn, ud, o.b2, f.b2, h, 0.0f, bias_amp);
+    span1(fn, ud, o.table, f.table, (size_t)l->vocab * h, 0.0f, 1.0f);
+    span1(fn, ud, o.whead, f.whead, h * l->vocab, 0.0f, 1.0f / sqrtf((float)h));
+}
+
+typedef struct slice_ud {
+    const float *full;
+    float *part;
+} slice_ud_t;
+
+static void slice_span(void *ud, size_t part, size_t full, size_t len, float c, float a)
+{
+    (void)c, (void)a;
+    slice_ud_t *s = ud;
+    memcpy(s->part + part, s->full + full, len * sizeof(float));
+}
+
+void tsl_exec_layer_slice(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_index,
+                          const float *full, float *part)
+{
+    slice_ud_t s = {full, part};
+    tsl_exec_spans(l, tp, tp_index, slice_span, &s);
+}
+
+/* ---- plan → rank ---- */
+
+static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp, tsl_err_t *err)
+{
+    const char *why = NULL;
+    if (L->kind == TSL_LAYER_DECODER || L->cross_seq_len)
+        why = "decoder (cross-attention) layers";
+    else if (L->gated_ffn)
+        why = "gated FFNs";
+    else if (L->kv_heads && L->kv_heads != L->heads)
+        why = "grouped-query attention";
+    else if (L->attn_window && L->attn_window < L->seq_len)
+        why = "windowed attention";
+    else if (L->attn_dim && L->attn_dim != L->hidden)
+        why = "an attention width other than the hidden size";
+    else if (L->kind == TSL_LAYER_EMBEDDING && (i != 0 || L->patch_embed))
+        why = "an embedding that is not a token lookup first in the model";
+    else if (L->kind == TSL_LAYER_HEAD && i + 1 != n)
+        why = "a head that is not the last layer";
+    if (why)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: the executor does not run %s", i,
+                            why);
+    if (has_attn(L->kind) && (L->heads % tp || L->hidden % L->heads))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "layer %u: %u heads of hidden %u do not split %u ways", i, L->heads,
+                            L->hidden, tp);
+    if (has_ffn(L->kind) && L->ffn_hidden % tp)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: FFN size %u does not split %u ways",
+                            i, L->ffn_hidden, tp);
+    return 0;
+}
+
+/* Position in the data dimension (DP or SDP, whichever is > 1). */
+static void data_coord(const tsl_strategy_t *s, uint32_t *deg, uint32_t *stride)
+{
+    tsl_dim_t d = tsl_strategy_degree(s, TSL_DIM_SDP) > 1 ? TSL_DIM_SDP : TSL_DIM_DP;
+    *deg = tsl_strategy_degree(s, d);
+    *stride = tsl_strategy_stride(s, d);
+}
+
+static int stage_layout(const tsl_plan_t *p, uint32_t s, const tsl_strategy_t *first,
+                        tsl_err_t *err)
+{
+    const tsl_plan_stage_t *st = &p->stages[s];
+    for (uint32_t i = st->first_layer; i < st->first_layer + st->n_layers; i++) {
+        const tsl_strategy_t *L = &p->layer[i];
+        if (!tsl_strategy_same_layout(first, L))
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "stage %u: layer %u changes the layout inside the stage", s, i);
+        if (tsl_strategy_degree(L, TSL_DIM_DP) > 1 && tsl_strategy_degree(L, TSL_DIM_SDP) > 1)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: DP mixed with SDP", i);
+    }
+    return 0;
+}
+
+static int neighbour(const tsl_plan_t *p, uint32_t s, int32_t dir, uint32_t local,
+                     int32_t *out, tsl_err_t *err)
+{
+    *out = -1;
+    if ((dir < 0 && s == 0) || (dir > 0 && s + 1 >= p->pp))
+        return 0;
+    const tsl_plan_stage_t *a = &p->stages[s], *b = &p->stages[s + dir];
+    const tsl_strategy_t *la = &p->layer[a->first_layer], *lb = &p->layer[b->first_layer];
+    if (a->n_devices != b->n_devices || !tsl_strategy_same_layout(la, lb))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "stages %u and %u differ in devices or layout; the executor "
+                            "sends activations between equal layouts only",
+                            s, s + dir);
+    *out = (int32_t)(b->first_device + local);
+    return 0;
+}
+
+static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, const tsl_plan_stage_t *st,
+                       tsl_exec_rank_t *r, tsl_err_t *err)
+{
+    r->n_layers = st->n_layers;
+    r->layers = calloc(st->n_layers ? st->n_layers : 1, sizeof(*r->layers));
+    if (!r->layers)
+        return tsl_err_setc(err, TSL_E_NOMEM, "exec: out of memory");
+    for (uint32_t k = 0; k < st->n_layers; k++) {
+        uint32_t i = st->first_layer + k;
+        const tsl_layer_t *L = &m->layers[i];
+        if (check_layer(L, i, m->n_layers, r->tp, err))
+            return -1;
+        r->layers[k] = (tsl_exec_layer_t){
+            .kind = L->kind, .index = i, .seq = L->seq_len, .hidden = L->hidden,
+            .ffn = L->ffn_hidden, .heads = L->heads, .vocab = L->vocab, .bias = !L->no_bias,
+            .ckpt = p->layer[i].ckpt,
+            .sdp = tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1,
+        };
+    }
+    return 0;
+}
+
+static int rank_of_stage(const tsl_plan_t *p, const tsl_model_t *m, uint32_t rank,
+                         tsl_exec_rank_t *r, tsl_err_t *err)
+{
+    uint32_t s = 0;
+    while (s < p->pp && !(rank >= p->stages[s].first_device &&
+                          rank < p->stages[s].first_device + p->stages[s].n_devices))
+        s++;
+    if (s == p->pp)
+        return tsl_err_set(err, "rank %u: no stage of the plan has that device", rank);
+    const tsl_plan_stage_t *st = &p->stages[s];
+    const tsl_strategy_t *first = &p->layer[st->first_layer];
+    uint32_t local = rank - st->first_device, tps = tsl_strategy_stride(first, TSL_DIM_TP), ds;
+    if (stage_layout(p, s, first, err))
+        return -1;
+    *r = (tsl_exec_rank_t){.rank = rank, .world = p->n_devices, .stage = s, .pp = p->pp,
+                           .micro_batch = p->micro_batch, .n_micro = p->n_micro};
+    r->tp = tsl_strategy_degree(first, TSL_DIM_TP);
+    r->tp_index = (local / tps) % r->tp;
+    r->tp_color = (int32_t)(rank - r->tp_index * tps);
+    data_coord(first, &r->dp, &ds);
+    r->dp_index = (local / ds) % r->dp;
+    r->dp_color = (int32_t)(rank - r->dp_index * ds);
+    if (r->micro_batch % r->dp)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "stage %u: micro-batch %u does not split over data width %u", s,
+                            r->micro_batch, r->dp);
+    if (neighbour(p, s, -1, local, &r->prev_rank, err) ||
+        neighbour(p, s, +1, local, &r->next_rank, err))
+        return -1;
+    return fill_layers(p, m, st, r, err);
+}
+
+int tsl_exec_rank_from_plan(const tsl_plan_t *p, const tsl_model_t *m, uint32_t rank,
+                            tsl_exec_rank_t *out, tsl_err_t *err)
+{
+    tsl_sublayer_model_t sm;
+    memset(&sm, 0, sizeof(sm));
+    memset(out, 0, sizeof(*out));
+    int rc = -1;
+    if (!p->valid || p->pp == 0 || p->n_micro == 0 || p->micro_batch == 0)
+        return tsl_err_set(err, "plan: not a valid plan (no stages or no micro-batches)");
+    if (p->sublayer) {
+        if (tsl_sublayer_split(m, &sm, err))
+            return -1;
+        m = &sm.model;
+    }
+    if (m->n_layers != p->n_layers) {
+        tsl_err_set(err, "plan: %u layers, the model has %u", p->n_layers, m->n_layers);
+        goto out;
+    }
+    rc = rank_of_stage(p, m, rank, out, err);
+out:
+    if (p->sublayer)
+        tsl_sublayer_free(&sm);
+    if (rc)
+        tsl_exec_rank_free(out);
+    return rc;
+}
+
+void tsl_exec_rank_free(tsl_exec_rank_t *r)
+{
+    free(r->layers);
+    r->layers = NULL;
+    r->n_layers = 0;
+}
+
+static void uniform_strategy(const tsl_exec_plan_spec_t *s, tsl_strategy_t *st)
+{
+    memset(st, 0, sizeof(*st));
+    if (s->tp > 1) {
+        st->dim[st->n_levels] = TSL_DIM_TP;
+        st->degree[st->n_levels++] = s->tp;
+    }
+    if (s->dp > 1) {
+        st->dim[st->n_levels] = s->sdp ? TSL_DIM_SDP : TSL_DIM_DP;
+        st->degree[st->n_levels++] = s->dp;
+    }
+    st->ckpt = s->ckpt;
+}
+
+int tsl_exec_uniform_plan(const tsl_model_t *m, const tsl_exec_plan_spec_t *s, tsl_plan_t *out,
+                          tsl_err_t *err)
+{
+    if (!s->pp || !s->tp || !s->dp || !s->micro_batch || !s->n_micro)
+        return tsl_err_set(err, "plan: pp, tp, dp, micro-batch and count must be ≥ 1");
+    if (s->pp > TSL_PLAN_MAX_STAGES || s->pp > m->n_layers)
+        return tsl_err_set(err, "plan: pp %u: give at most %u (stages) and at most the %u layers",
+                           s->pp, TSL_PLAN_MAX_STAGES, m->n_layers);
+    tsl_plan_init(out);
+    out->valid = true;
+    strcpy(out->label, "exec");
+    out->pp = s->pp;
+    out->n_devices = s->pp * s->tp * s->dp;
+    out->n_layers = m->n_layers;
+    out->micro_batch = s->micro_batch;
+    out->n_micro = s->n_micro;
+    out->global_batch = s->micro_batch * s->n_micro;
+    uint32_t base = m->n_layers / s->pp, extra = m->n_layers % s->pp, at = 0;
+    for (uint32_t k = 0; k < s->pp; k++) {
+        tsl_plan_stage_t *st = &out->stages[k];
+        st->first_layer = at;
+        st->n_layers = base + (k < extra);
+        st->first_device = k * s->tp * s->dp;
+        st->n_devices = s->tp * s->dp;
+        st->inflight = s->pp - k < s->n_micro ? s->pp - k : s->n_micro;
+        at += st->n_layers;
+    }
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        uniform_strategy(s, &out->layer[i]);
+    return 0;
+}

@@ -1,0 +1,394 @@
+/*
+ * exec_step.c — one training iteration of a rank: the 1F1B schedule over the plan's
+ * micro-batches (Megatron-LM's non-interleaved order, so neighbouring stages pair
+ * their sends and receives the same way NCCL needs), the data-parallel gradient sync,
+ * the optimizer step; and tsl_exec_run with its report.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_internal.h"
+
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        if ((x))                                                                                   \
+            return -1;                                                                             \
+    } while (0)
+
+/* Streams of the synthetic data (devops fill_*); weights use the model layer index,
+ * far below these. */
+#define STREAM_INPUT (1ull << 40)
+#define STREAM_TARGET (2ull << 40)
+#define STREAM_IDS (3ull << 40)
+
+static void *cstream(tsl_exec_t *e)
+{
+    return e->dev->stream(e->dev, TSL_STREAM_COMPUTE);
+}
+
+static tsl_exec_slot_t *slot(tsl_exec_t *e, uint32_t mb)
+{
+    return &e->slots[mb % e->n_slots];
+}
+
+/* First global sample of this rank's share of micro-batch mb. */
+static uint64_t first_sample(const tsl_exec_t *e, uint32_t mb)
+{
+    return (uint64_t)mb * e->r.micro_batch + (uint64_t)e->r.dp_index * e->b;
+}
+
+static int make_input(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
+{
+    tsl_exec_slot_t *s = slot(e, mb);
+    uint64_t it = e->o.same_batch ? 0 : e->step, row = first_sample(e, mb) * e->seq;
+    TRY(tsl_exec_ph(e, PH_FWD, err));
+    if (s->ids.ptr)
+        return e->dev->fill_ids(e->dev, &s->ids, e->o.seed, STREAM_IDS + it, row,
+                                e->r.layers[0].vocab, err);
+    return e->dev->fill_uniform(e->dev, &s->act[0], e->o.seed, STREAM_INPUT + it,
+                                row * e->hidden, 0.0f, 1.0f, err);
+}
+
+static int p2p(tsl_exec_t *e, const tsl_buf_t *send, int to, tsl_buf_t *recv, int from,
+               tsl_err_t *err)
+{
+    if (to < 0 && from < 0)
+        return 0;
+    TRY(tsl_exec_ph(e, PH_P2P, err));
+    return e->comm->sendrecv(e->comm, send, to, recv, from, cstream(e), err);
+}
+
+/* SDP: gather the layer's parameters into the workspace (ZeRO-3, before each use). */
+static int layer_ctx(tsl_exec_t *e, uint32_t i, uint32_t mb, bool rc, tsl_exec_lctx_t *c,
+                     tsl_err_t *err)
+{
+    tsl_exec_xl_t *L = &e->L[i];
+    tsl_exec_slot_t *s = slot(e, mb);
+    bool last = i + 1 == e->r.n_layers;
+    *c = (tsl_exec_lctx_t){.e = e, .L = L, .p = L->param, .g = L->grad,
+                           .st = rc ? e->rc : s->stash[i], .st32 = rc ? e->rc32 : s->stash32[i],
+                           .loss = &e->loss, .ids = s->ids};
+    if (L->d->kind == TSL_LAYER_HEAD && last)
+        c->ids = e->target;
+    if (!L->d->sdp)
+        return 0;
+    int back = e->ph_cur;
+    tsl_buf_t full = tsl_buf_view(&e->sdp_param, 0, L->n_held * e->r.dp);
+    TRY(tsl_exec_ph(e, PH_COMM, err));
+    TRY(e->comm->all_gather(e->comm, e->dp_g, &L->param, &full, cstream(e), err));
+    c->p = tsl_buf_view(&e->sdp_param, 0, L->n_local);
+    c->g = tsl_buf_view(&e->sdp_grad, 0, L->n_local);
+    return tsl_exec_ph(e, back, err);
+}
+
+static int make_target(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
+{
+    uint64_t it = e->o.same_batch ? 0 : e->step, row = first_sample(e, mb) * e->seq;
+    if (e->target.dt == TSL_DT_I32)
+        return e->dev->fill_ids(e->dev, &e->target, e->o.seed, STREAM_TARGET + it, row,
+                                e->r.layers[e->r.n_layers - 1].vocab, err);
+    return e->dev->fill_uniform(e->dev, &e->target, e->o.seed, STREAM_TARGET + it,
+                                row * e->hidden, 0.0f, 1.0f, err);
+}
+
+static int forward(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
+{
+    tsl_exec_slot_t *s = slot(e, mb);
+    bool last_stage = e->r.next_rank < 0;
+    TRY(tsl_exec_ph(e, PH_FWD, err));
+    if (last_stage)
+        TRY(make_target(e, mb, err));
+    for (uint32_t i = 0; i < e->r.n_layers; i++) {
+        tsl_exec_lctx_t c;
+        TRY(layer_ctx(e, i, mb, e->r.layers[i].ckpt, &c, err));
+        TRY(tsl_exec_layer_fwd(&c, &s->act[i], &s->act[i + 1], err));
+    }
+    if (!last_stage || e->target.dt == TSL_DT_I32)
+        return 0;
+    float scale = 1.0f / ((float)e->r.micro_batch * e->r.n_micro * e->seq * e->hidden);
+    tsl_buf_t *out = &s->act[e->r.n_layers];
+    return e->dev->mse(e->dev, out, &e->target, &e->g_a, scale, &e->loss, err);
+}
+
+/* DP: the layer's gradient is final once its last micro-batch is through backward;
+ * all-reduce it on the communication stream while backward goes on. */
+static int grad_ready(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
+{
+    if (++L->bwd_done < e->r.n_micro || e->r.dp == 1 || L->d->sdp)
+        return 0;
+    TRY(tsl_exec_ph(e, PH_COMM, err));
+    if (e->o.no_overlap) {
+        TRY(e->comm->allreduce(e->comm, e->dp_g, &L->grad, cstream(e), err));
+    } else {
+        TRY(e->dev->event_record(e->dev, e->ev_sync, TSL_STREAM_COMPUTE, err));
+        TRY(e->dev->stream_wait(e->dev, TSL_STREAM_COMM, e->ev_sync, err));
+        TRY(e->comm->allreduce(e->comm, e->dp_g, &L->grad,
+                               e->dev->stream(e->dev, TSL_STREAM_COMM), err));
+        e->dp_pending = true;
+    }
+    return tsl_exec_ph(e, PH_BWD, err);
+}
+
+/* SDP: reduce-scatter this micro-batch's full gradient and add this rank's shard. */
+static int sdp_scatter(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
+{
+    tsl_buf_t full = tsl_buf_view(&e->sdp_grad, 0, L->n_held * e->r.dp);
+    tsl_buf_t shard = tsl_buf_view(&e->sdp_shard, 0, L->n_held);
+    TRY(tsl_exec_ph(e, PH_COMM, err));
+    TRY(e->comm->reduce_scatter(e->comm, e->dp_g, &full, &shard, cstream(e), err));
+    TRY(tsl_exec_ph(e, PH_BWD, err));
+    return e->dev->axpy(e->dev, 1.0f, &shard, &L->grad, err);
+}
+
+/* Backward of micro-batch mb from the gradient in g_a; *dx gets the buffer that
+ * holds the stage's input gradient. */
+static int backward(tsl_exec_t *e, uint32_t mb, tsl_buf_t **dx, tsl_err_t *err)
+{
+    tsl_exec_slot_t *s = slot(e, mb);
+    tsl_buf_t *cur = &e->g_a, *other = &e->g_b;
+    TRY(tsl_exec_ph(e, PH_BWD, err));
+    for (uint32_t k = e->r.n_layers; k-- > 0;) {
+        tsl_exec_xl_t *L = &e->L[k];
+        tsl_exec_lctx_t c;
+        TRY(layer_ctx(e, k, mb, L->d->ckpt, &c, err));
+        if (L->d->sdp) {
+            tsl_buf_t full = tsl_buf_view(&e->sdp_grad, 0, L->n_held * e->r.dp);
+            TRY(e->dev->zero(e->dev, &full, err));
+        }
+        if (L->d->ckpt) { /* recompute: the output is no longer needed, overwrite it */
+            c.loss = &e->loss_dummy;
+            TRY(tsl_exec_layer_fwd(&c, &s->act[k], &s->act[k + 1], err));
+        }
+        TRY(tsl_exec_layer_bwd(&c, &s->act[k], cur, other, err));
+        if (L->d->sdp)
+            TRY(sdp_scatter(e, L, err));
+        TRY(grad_ready(e, L, err));
+        tsl_buf_t *t = cur;
+        cur = other;
+        other = t;
+    }
+    *dx = cur;
+    return 0;
+}
+
+static int schedule(tsl_exec_t *e, tsl_err_t *err)
+{
+    const tsl_exec_rank_t *r = &e->r;
+    uint32_t m = r->n_micro, nw = r->pp - r->stage - 1 < m ? r->pp - r->stage - 1 : m;
+    uint32_t nr = m - nw, f = 0, b = 0;
+    int prev = r->prev_rank, next = r->next_rank, L = (int)r->n_layers;
+    tsl_buf_t *dx;
+    for (uint32_t i = 0; i < nw; i++, f++) {
+        TRY(prev < 0 ? make_input(e, f, err) : p2p(e, NULL, -1, &slot(e, f)->act[0], prev, err));
+        TRY(forward(e, f, err) || p2p(e, &slot(e, f)->act[L], next, NULL, -1, err));
+    }
+    if (nr)
+        TRY(prev < 0 ? make_input(e, f, err) : p2p(e, NULL, -1, &slot(e, f)->act[0], prev, err));
+    for (uint32_t i = 0; i < nr; i++, b++) {
+        TRY(forward(e, f, err) || p2p(e, &slot(e, f)->act[L], next, &e->g_a, next, err));
+        f++;
+        TRY(backward(e, b, &dx, err));
+        if (i + 1 == nr)
+            TRY(p2p(e, dx, prev, NULL, -1, err));
+        else if (prev < 0)
+            TRY(make_input(e, f, err));
+        else
+            TRY(p2p(e, dx, prev, &slot(e, f)->act[0], prev, err));
+    }
+    for (uint32_t i = 0; i < nw; i++, b++) {
+        TRY(p2p(e, NULL, -1, &e->g_a, next, err) || backward(e, b, &dx, err));
+        TRY(p2p(e, dx, prev, NULL, -1, err));
+    }
+    if (!e->dp_pending)
+        return 0;
+    TRY(tsl_exec_ph(e, PH_COMM, err));
+    TRY(e->dev->event_record(e->dev, e->ev_sync, TSL_STREAM_COMM, err));
+    return e->dev->stream_wait(e->dev, TSL_STREAM_COMPUTE, e->ev_sync, err);
+}
+
+static int optimize(tsl_exec_t *e, tsl_err_t *err)
+{
+    TRY(tsl_exec_ph(e, PH_OPT, err));
+    for (uint32_t i = 0; i < e->r.n_layers; i++) {
+        tsl_exec_xl_t *L = &e->L[i];
+        if (e->o.optim == TSL_EXEC_SGD)
+            TRY(e->dev->sgd(e->dev, &L->param, &L->grad, &L->master, e->o.lr, err));
+        else
+            TRY(e->dev->adam(e->dev, &L->param, &L->grad, &L->master, &L->m, &L->v, e->o.lr,
+                             0.9f, 0.999f, 1e-8f, (int)e->step + 1, err));
+    }
+    return 0;
+}
+
+static int start_step(tsl_exec_t *e, tsl_err_t *err)
+{
+    e->ev_n = 0;
+    e->ph_cur = -1;
+    e->dp_pending = false;
+    TRY(tsl_exec_ph(e, PH_IDLE, err));
+    for (uint32_t i = 0; i < e->r.n_layers; i++) {
+        e->L[i].bwd_done = 0;
+        TRY(e->dev->zero(e->dev, &e->L[i].grad, err));
+    }
+    return e->dev->zero(e->dev, &e->loss, err);
+}
+
+/* Seconds of each phase and of the whole step, from the recorded events. */
+static int account(tsl_exec_t *e, tsl_exec_report_t *rep, tsl_err_t *err)
+{
+    double ph[PH_COUNT] = {0}, dt;
+    for (uint32_t k = 0; k + 1 < e->ev_n; k++) {
+        TRY(e->dev->event_elapsed_s(e->dev, e->ev[k], e->ev[k + 1], &dt, err));
+        ph[e->ev_ph[k]] += dt;
+    }
+    TRY(e->dev->event_elapsed_s(e->dev, e->ev[0], e->ev[e->ev_n - 1], &dt, err));
+    rep->iter_median_s = dt; /* this step's; tsl_exec_run takes the median */
+    rep->fwd_s += ph[PH_FWD];
+    rep->bwd_s += ph[PH_BWD];
+    rep->comm_s += ph[PH_COMM];
+    rep->bubble_s += ph[PH_P2P];
+    rep->opt_s += ph[PH_OPT];
+    return 0;
+}
+
+int tsl_exec_step(tsl_exec_t *e, tsl_exec_report_t *rep, tsl_err_t *err)
+{
+    bool last_stage = e->r.next_rank < 0;
+    TRY(start_step(e, err) || schedule(e, err) || optimize(e, err));
+    if (last_stage)
+        TRY(e->comm->allreduce(e->comm, e->dp_g, &e->loss, cstream(e), err));
+    TRY(tsl_exec_ph(e, PH_END, err) || e->dev->sync(e->dev, err));
+    if (last_stage) {
+        float v;
+        TRY(e->dev->download(e->dev, &e->loss, &v, err));
+        e->last_loss = v;
+    }
+    e->step++;
+    return rep ? account(e, rep, err) : 0;
+}
+
+static int fetch(tsl_exec_t *e, const tsl_buf_t *b, float *host, size_t cap, size_t *n,
+                 tsl_err_t *err)
+{
+    *n = b->n;
+    if (b->n > cap)
+        return tsl_err_set(err, "exec: %zu values do not fit %zu", b->n, cap);
+    TRY(e->dev->sync(e->dev, err));
+    return e->dev->download(e->dev, b, host, err);
+}
+
+int tsl_exec_layer_grad(tsl_exec_t *e, uint32_t i, float *host, size_t cap, size_t *n,
+                        tsl_err_t *err)
+{
+    if (i >= e->r.n_layers)
+        return tsl_err_set(err, "exec: no layer %u in a stage of %u", i, e->r.n_layers);
+    return fetch(e, &e->L[i].grad, host, cap, n, err);
+}
+
+int tsl_exec_layer_param(tsl_exec_t *e, uint32_t i, float *host, size_t cap, size_t *n,
+                         tsl_err_t *err)
+{
+    if (i >= e->r.n_layers)
+        return tsl_err_set(err, "exec: no layer %u in a stage of %u", i, e->r.n_layers);
+    return fetch(e, &e->L[i].param, host, cap, n, err);
+}
+
+int tsl_exec_layer_set_param(tsl_exec_t *e, uint32_t i, const float *host, size_t n,
+                             tsl_err_t *err)
+{
+    if (i >= e->r.n_layers || n != e->L[i].param.n)
+        return tsl_err_set(err, "exec: layer %u: %zu values for %zu parameters", i, n,
+                           i < e->r.n_layers ? e->L[i].param.n : 0);
+    TRY(e->dev->upload(e->dev, &e->L[i].param, host, err));
+    return e->L[i].master.ptr ? e->dev->upload(e->dev, &e->L[i].master, host, err) : 0;
+}
+
+double tsl_exec_loss(const tsl_exec_t *e)
+{
+    return e->last_loss;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static uint64_t state_bytes(const tsl_exec_t *e)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < e->r.n_layers; i++) {
+        const tsl_exec_xl_t *L = &e->L[i];
+        const tsl_buf_t *b[] = {&L->param, &L->grad, &L->master, &L->m, &L->v};
+        for (size_t k = 0; k < 5; k++)
+            n += (uint64_t)b[k]->n * tsl_dtype_bytes(b[k]->dt);
+    }
+    return n;
+}
+
+static int run_steps(tsl_exec_t *e, const tsl_exec_opts_t *o, tsl_exec_report_t *rep,
+                     double *times, tsl_err_t *err)
+{
+    for (uint32_t i = 0; i < o->warmup; i++)
+        TRY(tsl_exec_step(e, NULL, err));
+    for (uint32_t i = 0; i < o->iters; i++) {
+        TRY(tsl_exec_step(e, rep, err));
+        times[i] = rep->iter_median_s;
+    }
+    return 0;
+}
+
+int tsl_exec_run(const tsl_exec_rank_t *r, const tsl_exec_opts_t *o, tsl_devops_t *dev,
+                 tsl_commops_t *comm, tsl_exec_report_t *rep, tsl_err_t *err)
+{
+    memset(rep, 0, sizeof(*rep));
+    *rep = (tsl_exec_report_t){.rank = r->rank, .stage = r->stage, .loss = NAN};
+    if (!o->iters)
+        return tsl_err_set(err, "exec: iters 0; measure at least 1 iteration");
+    tsl_exec_t *e = NULL;
+    if (tsl_exec_create(r, o, dev, comm, &e, err)) {
+        rep->oom = tsl_err_code(err) == TSL_E_NOMEM;
+        rep->peak_bytes = dev->peak_bytes(dev);
+        return rep->oom ? 0 : -1;
+    }
+    double *times = calloc(o->iters, sizeof(double));
+    int rc = times ? run_steps(e, o, rep, times, err)
+                   : tsl_err_setc(err, TSL_E_NOMEM, "exec: out of host memory");
+    if (!rc) {
+        qsort(times, o->iters, sizeof(double), cmp_double);
+        rep->iters = o->iters;
+        rep->iter_median_s = o->iters % 2 ? times[o->iters / 2]
+                                          : 0.5 * (times[o->iters / 2 - 1] + times[o->iters / 2]);
+        rep->iter_min_s = times[0];
+        rep->iter_max_s = times[o->iters - 1];
+        double *ph[] = {&rep->fwd_s, &rep->bwd_s, &rep->comm_s, &rep->bubble_s, &rep->opt_s};
+        for (size_t k = 0; k < 5; k++)
+            *ph[k] /= o->iters;
+        rep->peak_bytes = dev->peak_bytes(dev);
+        rep->param_bytes = state_bytes(e);
+        rep->loss = tsl_exec_loss(e);
+    }
+    free(times);
+    tsl_exec_destroy(e);
+    return rc;
+}
+
+int tsl_exec_report_json(const tsl_exec_report_t *r, char *buf, size_t cap)
+{
+    char loss[32];
+    if (isnan(r->loss))
+        snprintf(loss, sizeof(loss), "null");
+    else
+        snprintf(loss, sizeof(loss), "%.9g", r->loss);
+    return snprintf(buf, cap,
+                    "{\"rank\":%u,\"stage\":%u,\"iters\":%u,\"iter_median_s\":%.6g,"
+                    "\"iter_min_s\":%.6g,\"iter_max_s\":%.6g,\"fwd_s\":%.6g,\"bwd_s\":%.6g,"
+                    "\"comm_s\":%.6g,\"bubble_s\":%.6g,\"opt_s\":%.6g,\"peak_bytes\":%llu,"
+                    "\"state_bytes\":%llu,\"oom\":%s,\"loss\":%s}",
+                    r->rank, r->stage, r->iters, r->iter_median_s, r->iter_min_s, r->iter_max_s,
+                    r->fwd_s, r->bwd_s, r->comm_s, r->bubble_s, r->opt_s,
+                    (unsigned long long)r->peak_bytes, (unsigned long long)r->param_bytes,
+                    r->oom ? "true" : "false", loss);
+}
