@@ -41,6 +41,7 @@
 #define MAX_ITERS 64u
 #define MAX_GPUS 16
 #define TSL_PROF_CUBLAS_WORKSPACE (64ull << 20)
+#define OVERLAP_NCCL_BYTES (256ull << 20)   /* per all-reduce of the overlap test */
 
 typedef struct ctx {
     const tsl_prof_opts_t *o;
@@ -440,7 +441,8 @@ typedef struct comm_set {
     void *send[MAX_GPUS], *recv[MAX_GPUS];
 } comm_set_t;
 
-static void comm_set_free(comm_set_t *cs) {
+/* Frees every rank's resources and makes restore_dev current again. */
+static void comm_set_free(comm_set_t *cs, int restore_dev) {
     for (int i = 0; i < cs->n; i++) {
         cudaSetDevice(i);
         if (cs->comm[i] != NULL)
@@ -455,6 +457,7 @@ static void comm_set_free(comm_set_t *cs) {
             cudaStreamDestroy(cs->st[i]);
     }
     memset(cs, 0, sizeof(*cs));
+    cudaSetDevice(restore_dev);
 }
 
 static int comm_set_init(ctx_t *c, comm_set_t *cs, int n, size_t max_bytes, tsl_err_t *err) {
@@ -581,11 +584,11 @@ static int measure_nccl(ctx_t *c, int n_gpus, tsl_err_t *err) {
                 r->busbw_gbps = r->algbw_gbps * tsl_prof_busbw_factor((tsl_coll_t)op, g);
             }
         }
-        comm_set_free(&cs);
+        comm_set_free(&cs, c->dev);
     }
     rc = 0;
 out:
-    comm_set_free(&cs);
+    comm_set_free(&cs, c->dev);
     return rc;
 }
 
@@ -661,7 +664,7 @@ static int measure_overlap(ctx_t *c, comm_kind_t kind, comm_set_t *cs, tsl_err_t
     e.cs = cs;
     uint32_t gm = 8192, reps = 3;
     void *a = NULL, *b = NULL, *cc = NULL, *host = NULL, *dsrc = NULL, *ddst = NULL;
-    e.bytes = kind == COMM_H2D ? 256 * MIB : 512 * MIB;
+    e.bytes = kind == COMM_H2D ? 256 * MIB : kind == COMM_NCCL ? OVERLAP_NCCL_BYTES : 512 * MIB;
     if (c->p->n_overlap >= TSL_PROF_MAX_OVERLAP)
         return 0;
     CU(cudaStreamCreateWithFlags(&e.cst, cudaStreamNonBlocking));
@@ -859,7 +862,7 @@ int tsl_prof_run_cuda(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err) {
         goto out;
     fprintf(stderr, "profile: overlap...\n");
     if (n_gpus > 1) {
-        if (comm_set_init(&c, &cs, n_gpus, 256 * MIB, err) != 0 ||
+        if (comm_set_init(&c, &cs, n_gpus, OVERLAP_NCCL_BYTES, err) != 0 ||
             measure_overlap(&c, COMM_NCCL, &cs, err) != 0)
             goto out;
     } else {
@@ -880,7 +883,7 @@ int tsl_prof_run_cuda(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err) {
                          : "");
     rc = 0;
 out:
-    comm_set_free(&cs);
+    comm_set_free(&cs, c.dev);
     if (c.blas != NULL)
         cublasDestroy(c.blas);
     cudaFree(ws);
