@@ -53,7 +53,6 @@ typedef struct tsl_prof_opts {
     bool quick;                              /* fewer sizes, shorter loops */
     int device;                              /* CUDA device for one-device figures */
     const char *device_file;                 /* sim backend: the description file */
-    const char *command;                     /* recorded in the profile */
 } tsl_prof_opts_t;
 
 typedef enum { TSL_PROF_ATTENTION = 0, TSL_PROF_FFN = 1 } tsl_prof_block_kind_t;
