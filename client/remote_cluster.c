@@ -128,6 +128,14 @@ static int figure_compute(reg_cluster_t *rc, model_figs_t *mf, const Tessel__V1_
                mf->type, mf->base->name, mf->base->peak_flops / 1e12, mf->base->efficiency);
         return 0;
     }
+    size_t blocks = 0;
+    for (size_t i = 0; i < r->n_measurements; i++)
+        blocks += strcmp(r->measurements[i]->name, "attention_fwd") == 0 ||
+                  strcmp(r->measurements[i]->name, "ffn_fwd") == 0;
+    if (blocks)
+        source(rc, "%s compute: %zu attention/FFN block times (%s), interpolated by tesseld over "
+               "micro-batch size and TP split; what they do not cover at the efficiency below",
+               mf->type, blocks, kind(best->simulated));
     double achieved = best_work / best->value;
     double peak = mf->base && mf->base->peak_flops >= achieved ? mf->base->peak_flops : achieved;
     json_object_set_new(mf->type_json, "peak_tflops", json_real(peak / 1e12));
@@ -224,8 +232,10 @@ static int describe_model(reg_cluster_t *rc, model_figs_t *mf, const Tessel__V1_
     figure_links(rc, mf, r);
     figure_overlap(rc, r);
     size_t at = strlen(rc->comment);
-    snprintf(rc->comment + at, sizeof rc->comment - at, "%sprofile:%s|%s", at ? "; " : "",
-             mf->model, kind(sim));
+    /* "profile:<model>|<kind>" is the key tesseld marks plans stale by; " as <type>"
+     * tells it which GPU type to attach that profile's block times to. */
+    snprintf(rc->comment + at, sizeof rc->comment - at, "%sprofile:%s|%s as %s", at ? "; " : "",
+             mf->model, kind(sim), mf->type);
     return 0;
 }
 

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "handlers.h"
+#include "registry_plan.h"
 #include "log.h"
 #include "plan_json.h"
 #include "request.h"
@@ -39,6 +40,7 @@ typedef struct plan_job {
     tsl_pool_job_t job;          /* first: the pool hands us this pointer */
     tsl_call_t *call;
     tsl_plan_input_t in;
+    tsl_registry_profiles_t profiles;   /* borrowed by in.cluster (registry_plan.h) */
     double last_progress_s;
 } plan_job_t;
 
@@ -53,6 +55,7 @@ static void job_free(void *ud)
 {
     plan_job_t *job = ud;
     tsl_plan_input_free(&job->in);
+    tsl_registry_profiles_free(&job->profiles);
     free(job);
 }
 
@@ -262,6 +265,9 @@ void tsl_handle_plan(tsl_call_t *call)
     } else if (tsl_plan_request_decode(req, &limits, &job->in, &err) != 0) {
         tsl_call_fail_err(call, &err);
         free(job);
+    } else if (tsl_registry_attach_profiles(call->srv->store, &job->in, &job->profiles, &err) != 0) {
+        tsl_call_fail_err(call, &err);
+        job_free(job);
     } else if (!job->in.force && answer_cached(call, job)) {
         job_free(job);
     } else {

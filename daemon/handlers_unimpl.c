@@ -1,7 +1,7 @@
 /*
  * handlers_unimpl.c — what this tesseld does not serve yet.
  *
- * Registry and Trials are declared in proto/ so that clients can be written
+ * Registry.Assignments/ReportTrial and Trials are declared in proto/ so that clients can be written
  * against them; until their issues land they answer UNIMPLEMENTED — after the
  * token check, so a caller learns about a wrong role first. A method nobody
  * registered (a typo, another service) answers UNIMPLEMENTED naming the path:
@@ -23,7 +23,7 @@ void tsl_handle_unimplemented(tsl_call_t *call)
     }
     char *path = grpc_slice_to_c_string(call->details.method);
     tsl_call_fail(call, GRPC_STATUS_UNIMPLEMENTED,
-                  "unknown method '%.200s'; tesseld serves tessel.v1.Planner and "
-                  "grpc.health.v1.Health", path ? path : "?");
+                  "unknown method '%.200s'; tesseld serves tessel.v1.Planner, "
+                  "tessel.v1.Registry and grpc.health.v1.Health", path ? path : "?");
     gpr_free(path);
 }

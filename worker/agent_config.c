@@ -230,7 +230,6 @@ int tsl_agent_prof_opts(const tsl_agent_config_t *cfg, bool quick, struct tsl_pr
 {
     tsl_prof_opts_default(o, quick);
     o->device_file = cfg->device_file[0] ? cfg->device_file : NULL;
-    o->command = "tessel-worker run";
     if (cfg->profile_shapes[0] && parse_shapes(cfg->profile_shapes, o, err) != 0)
         return -1;
     if (cfg->profile_mb[0] &&

@@ -6,10 +6,11 @@
  *
  * Figures (docs/api.md, "Measurements"): per device (the profiled one, index 0
  * of the visible GPUs): gemm_fwd (s; m, n, k, batch), attention_fwd/_bwd and
- * ffn_fwd/_bwd (s; h, s, a, f, mb, tp), attention_mem/ffn_mem (bytes), pcie_h2d,
+ * ffn_fwd/_bwd (s; h, s, a, f, mb, tp), attention_mem/ffn_mem (bytes), attention_flops/
+ * ffn_flops (flop: the forward GEMM FLOPs on one device), pcie_h2d,
  * pcie_d2h, hbm_bw (bytes/s), memory_total, memory_free (bytes); per node:
  * allreduce_busbw, allgather_busbw, reducescatter_busbw, sendrecv_busbw (bytes/s;
- * group, bytes, link) and overlap_slowdown (ratio; side, comm).
+ * group, bytes, link) and overlap_slowdown (ratio; side, comm, stand_in).
  *
  * GPU selection (node.gpus): CUDA_VISIBLE_DEVICES for cuda, set before the
  * backend first touches CUDA; the first N of the file's GPUs for sim.
@@ -176,6 +177,8 @@ static void add_blocks(builder_t *b, const tsl_prof_t *p)
         add(b, L(name, "%s_bwd", kind), "s", x->bwd_s, 0, h, s, a, f, mb, tp, (const char *)NULL);
         add(b, L(name, "%s_mem", kind), "bytes", (double)x->mem_bytes, 0, h, s, a, f, mb, tp,
             (const char *)NULL);
+        add(b, L(name, "%s_flops", kind), "flop", x->fwd_flops, 0, h, s, a, f, mb, tp,
+            (const char *)NULL);
     }
 }
 
@@ -212,9 +215,10 @@ static void add_node(builder_t *b, const tsl_prof_t *p)
     for (uint32_t i = 0; i < p->n_overlap; i++) {
         const tsl_prof_overlap_t *o = &p->overlap[i];
         L(comm, "comm=%s", o->comm);
-        add(b, "overlap_slowdown", "ratio", o->gemm_slowdown, -1, "side=compute", comm,
+        const char *stand_in = o->stand_in ? "stand_in=1" : "stand_in=0";
+        add(b, "overlap_slowdown", "ratio", o->gemm_slowdown, -1, "side=compute", comm, stand_in,
             (const char *)NULL);
-        add(b, "overlap_slowdown", "ratio", o->comm_slowdown, -1, "side=comm", comm,
+        add(b, "overlap_slowdown", "ratio", o->comm_slowdown, -1, "side=comm", comm, stand_in,
             (const char *)NULL);
     }
 }

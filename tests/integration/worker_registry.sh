@@ -3,7 +3,8 @@
 # a private unix socket and a temporary database, driven with tesselctl:
 #   registration and profiles stored (raw and aggregated, marked simulated);
 #   `tesselctl workers` shows both online; a plan on `--cluster registered`
-#   (and `--nodes`) uses their figures and says where they came from; a new
+#   (and `--nodes`) uses their figures — tesseld attaches their block times to
+#   the cluster (planner/profile.h) — and says where they came from; a new
 #   profile marks that plan stale; a worker killed with SIGKILL goes offline
 #   after the timeout and comes back with its identity when restarted; a wrong
 #   token is refused (worker and tesselctl); SIGTERM deregisters ("stopped");
@@ -183,7 +184,7 @@ ctl "$OPS" profiles --json
     ok "aggregated profile stored, every figure simulated" || fail "profiles: $(head -c 400 "$tmp/out")"
 [ "$(q "$tmp/out" "min(m['n_samples'] for m in d['measurements'] if m['name']=='gemm_fwd')")" = 2 ] &&
     ok "gemm_fwd aggregated over both workers (2 samples)" || fail "n_samples of gemm_fwd"
-[ "$(q "$tmp/out" "sorted({m['unit'] for m in d['measurements']}) == ['bytes', 'bytes/s', 'ratio', 's']")" = True ] &&
+[ "$(q "$tmp/out" "sorted({m['unit'] for m in d['measurements']}) == ['bytes', 'bytes/s', 'flop', 'ratio', 's']")" = True ] &&
     ok "units stored with the figures" || fail "units: $(q "$tmp/out" "sorted({m['unit'] for m in d['measurements']})")"
 ctl "$OPS" profiles --node sim-a --json
 [ "$(q "$tmp/out" "len(d['measurements']) > 10 and all(m['hostname']=='sim-a' for m in d['measurements'])")" = True ] &&
@@ -200,6 +201,8 @@ fp=$(q "$tmp/out" "d['fingerprint']")
 [ "$(q "$tmp/out" "any('gemm_fwd' in s and 'simulated' in s for s in d['figure_sources'])")" = True ] &&
     ok "the plan names the source of its compute figure" || fail "figure_sources: $(q "$tmp/out" "d.get('figure_sources')")"
 grep -q "H100-80G-sim" "$tmp/out" && ok "the plan's GPU type says simulated" || fail "GPU type name"
+grep -q "$fp: H100-80G-sim prices layers by [0-9]* simulated block times" "$tmp/tesseld.log" &&
+    ok "tesseld priced the layers by the workers' block times" || fail "no profile attached (tesseld.log)"
 ctl "$SCHED" plan --model GPT2-345M --nodes sim-b --batch 8 --no-baselines
 [ "$rc" -eq 0 ] && grep -q "Figures (registered workers)" "$tmp/out" && grep -q "1 node x 2" "$tmp/out" &&
     ok "plan --nodes sim-b: one node, with the figures' sources" || fail "plan --nodes: $(head -5 "$tmp/out") $(cat "$tmp/err")"

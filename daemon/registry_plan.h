@@ -1,0 +1,38 @@
+/*
+ * registry_plan.h — a plan on registered workers prices its layers by their
+ * measured block times.
+ *
+ * `tesselctl plan --cluster registered` sends a cluster whose comment names the
+ * profiles it was built from: "profile:<gpu model>|<measured|simulated> as
+ * <GPU type>" (the key tesseld marks stale plans by, and the cluster's type).
+ * For each, the store's aggregate becomes a planner profile (planner/profile.h)
+ * attached to that GPU type, so the search interpolates block times over
+ * micro-batch size and TP split instead of peak × efficiency. A profile without
+ * usable block times is skipped (logged): the cluster's derived figures stand.
+ *
+ * Ownership: the profiles are borrowed by in->cluster (and its copies); free them
+ * with tsl_registry_profiles_free after the search, never before.
+ */
+#ifndef TSL_REGISTRY_PLAN_H
+#define TSL_REGISTRY_PLAN_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "profile.h"
+#include "request.h"
+#include "store.h"
+
+#define TSL_REGISTRY_MAX_PROFILES 8u
+
+typedef struct tsl_registry_profiles {
+    tsl_profile_t *p[TSL_REGISTRY_MAX_PROFILES];
+    size_t n;
+} tsl_registry_profiles_t;
+
+/* 0 (out filled, maybe empty), -1 only when out of memory. */
+int tsl_registry_attach_profiles(tsl_store_t *s, tsl_plan_input_t *in,
+                                 tsl_registry_profiles_t *out, tsl_err_t *err);
+void tsl_registry_profiles_free(tsl_registry_profiles_t *ps);
+
+#endif
