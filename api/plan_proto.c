@@ -230,6 +230,7 @@ int tsl_plan_proto_from_json(const char *result_json, tsl_arena_t *a, Tessel__V1
     p->model_layers = u32(model, "layers");
     p->model_params = u64(model, "params");
     p->tokens_per_sample = u32(model, "tokens_per_sample");
+    p->max_context = u32(model, "max_context");
     p->search_time_s = num(doc, "search_time_s");
     const json_t *stats = json_object_get(doc, "stats");
     p->dp_runs = u64(stats, "dp_runs");
@@ -413,6 +414,11 @@ json_t *tsl_plan_proto_to_json(const Tessel__V1__Plan *p)
         (json_int_t)p->n_devices, "nodes", (json_int_t)p->cluster_nodes);
     if (!doc)
         return NULL;
+    /* model.seq_len repeats tokens_per_sample (plan_json.c writes both) */
+    json_t *model = json_object_get(doc, "model");
+    json_object_set_new(model, "seq_len", json_integer((json_int_t)p->tokens_per_sample));
+    if (p->max_context)
+        json_object_set_new(model, "max_context", json_integer((json_int_t)p->max_context));
     json_object_set_new(doc, "request", request_to_json(p->request));
     json_object_set_new(doc, "plan", best_to_json(p));
     json_object_set_new(doc, "alternatives",

@@ -14,6 +14,7 @@ typedef struct trace {
     const tsl_plan_t *p;
     double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
         p2p[TSL_PLAN_MAX_STAGES], recompute[TSL_PLAN_MAX_STAGES];
+    uint32_t v;   /* model chunks per stage (interleaved 1F1B), 1 for plain 1F1B */
 } trace_t;
 
 static void put(trace_t *t, uint32_t stage, int tid, const char *name, const char *cat,
@@ -63,26 +64,32 @@ static void recompute_times(trace_t *t, const tsl_model_t *m)
 }
 
 /* One op: its compute slices on tid 1, its input's arrival on tid 2 or 3. */
-static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t n_micro)
+/* Interleaved (v > 1): an op is one chunk's, 1/v of the stage's times, and named
+ * "F 3.1" (micro-batch 3, chunk 1). */
+static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t n_micro, uint32_t v)
 {
-    char name[48];
+    char name[48], id[24];
     int j = (int)e->micro;
     uint32_t s = e->stage;
+    if (v > 1)
+        snprintf(id, sizeof id, "%d.%u", j, (unsigned)e->chunk);
+    else
+        snprintf(id, sizeof id, "%d", j);
     if (e->op == TSL_PIPESIM_FWD) {
-        snprintf(name, sizeof name, "F %d", j);
+        snprintf(name, sizeof name, "F %s", id);
         put(t, s, 1, name, "forward", e->start_s, e->end_s - e->start_s, j);
-        snprintf(name, sizeof name, "recv F %d", j);
+        snprintf(name, sizeof name, "recv F %s", id);
         put(t, s, 2, name, "p2p", e->sent_s, e->p2p_s, j);
         return;
     }
-    double r = t->recompute[s], grad = t->bwd[s] - r;
-    double sync = e->micro + 1 == n_micro ? (e->end_s - e->start_s) - t->bwd[s] : 0;
-    snprintf(name, sizeof name, "R %d", j);
+    double r = t->recompute[s] / v, grad = t->bwd[s] / v - r;
+    double sync = e->micro + 1 == n_micro ? (e->end_s - e->start_s) - t->bwd[s] / v : 0;
+    snprintf(name, sizeof name, "R %s", id);
     put(t, s, 1, name, "recompute", e->start_s, r, j);
-    snprintf(name, sizeof name, "B %d", j);
+    snprintf(name, sizeof name, "B %s", id);
     put(t, s, 1, name, "backward", e->start_s + r, grad, j);
     put(t, s, 1, "grad sync", "sync", e->start_s + r + grad, sync, j);
-    snprintf(name, sizeof name, "recv B %d", j);
+    snprintf(name, sizeof name, "recv B %s", id);
     put(t, s, 3, name, "p2p", e->sent_s, e->p2p_s, j);
 }
 
@@ -100,7 +107,7 @@ static void put_stage(trace_t *t, const tsl_pipesim_event_t *ev, uint32_t n, uin
     double at = 0;
     for (uint32_t k = 0; k < n; k++) {
         put(t, s, 1, "bubble", "bubble", at, ev[k].start_s - at, -1);
-        put_op(t, &ev[k], t->p->n_micro);
+        put_op(t, &ev[k], t->p->n_micro, t->v);
         at = ev[k].end_s;
     }
     put(t, s, 1, "bubble", "bubble", at, end_s - at, -1);
@@ -114,11 +121,15 @@ static int simulate(trace_t *t, tsl_pipesim_event_t **ev, double *iter_s, tsl_er
         t->fwd[s] = st->fwd_s;
         t->bwd[s] = st->time_nosync_s - st->p2p_s - st->fwd_s;
         t->sync[s] = st->time_s - st->p2p_s - st->fwd_s;
-        t->p2p[s] = st->p2p_s / 2;   /* the stage's p2p counts both directions */
+        /* the stage's p2p counts both directions and, interleaved, v hops
+         * (as tsl_search_simulate) */
+        t->p2p[s] = st->p2p_s / (2.0 * t->v);
     }
     tsl_pipesim_in_t in = {.n_stages = p->pp, .n_micro = p->n_micro, .fwd_s = t->fwd,
-                           .bwd_s = t->bwd, .bwd_sync_s = t->sync, .p2p_s = t->p2p};
-    size_t bytes = tsl_pipesim_ws_bytes(p->pp, p->n_micro, 0), n = 2u * p->pp * p->n_micro;
+                           .bwd_s = t->bwd, .bwd_sync_s = t->sync, .p2p_s = t->p2p,
+                           .n_chunks = t->v};
+    size_t bytes = tsl_pipesim_ws_bytes(p->pp, p->n_micro * t->v, 0),
+           n = 2u * p->pp * p->n_micro * t->v;
     void *ws = malloc(bytes ? bytes : 1);
     *ev = malloc(n * sizeof(**ev));
     tsl_pipesim_out_t out;
@@ -148,16 +159,17 @@ json_t *tsl_trace_plan(const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err
         return NULL;
     }
     t->p = p;
+    t->v = p->interleave > 1 ? p->interleave : 1;
     if (simulate(t, &ev, &iter_s, err) != 0)
         goto out;
     if (m)
         recompute_times(t, m);
     t->events = json_array();
     for (uint32_t s = 0; s < p->pp; s++)
-        put_stage(t, ev + (size_t)s * 2 * p->n_micro, 2 * p->n_micro, s, iter_s);
+        put_stage(t, ev + (size_t)s * 2 * p->n_micro * t->v, 2 * p->n_micro * t->v, s, iter_s);
     doc = json_pack("{s:o, s:s, s:{s:s, s:s, s:f, s:i, s:i, s:i}}", "traceEvents", t->events,
                     "displayTimeUnit", "ms", "otherData", "model", m ? m->name : "",
-                    "schedule", "1F1B", "iter_time_s", iter_s, "pp", (int)p->pp, "n_micro",
+                    "schedule", t->v > 1 ? "interleaved 1F1B" : "1F1B", "iter_time_s", iter_s, "pp", (int)p->pp, "n_micro",
                     (int)p->n_micro, "micro_batch", (int)p->micro_batch);
 out:
     free(ev);

@@ -460,7 +460,8 @@ int tsl_pipesim_events(const tsl_pipesim_in_t *in, const void *ws, tsl_pipesim_e
                        size_t cap, tsl_err_t *err) {
     if (in == NULL || ws == NULL || check_in(in, err))
         return in && ws ? -1 : tsl_err_set(err, "pipesim: %s is NULL", in ? "ws" : "in");
-    const uint32_t stride = ops_per_stage(in->n_micro, in->n_sliced);
+    const uint32_t v = in->n_chunks > 1 ? in->n_chunks : 1;
+    const uint32_t stride = ops_per_stage(in->n_micro * v, in->n_sliced);
     const size_t n = (size_t)in->n_stages * stride;
     if (ev == NULL || cap < n)
         return tsl_err_set(err, "events: room for %zu, %zu needed", ev ? cap : 0, n);
@@ -472,6 +473,7 @@ int tsl_pipesim_events(const tsl_pipesim_in_t *in, const void *ws, tsl_pipesim_e
         e->micro = o->micro;
         e->op = o->op;
         e->half = o->half;
+        e->chunk = o->chunk;
         e->start_s = o->start_s;
         e->end_s = o->end_s;
         e->p2p_s = o->dep_stage >= 0 ? o->p2p_s : 0;

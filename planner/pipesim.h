@@ -139,6 +139,7 @@ typedef struct tsl_pipesim_event {
     uint32_t micro;
     uint8_t op;      /* tsl_pipesim_op_t */
     uint8_t half;    /* 0: whole op; 1, 2: halves of a sliced forward */
+    uint8_t chunk;   /* model chunk of the stage (interleaved 1F1B; 0 otherwise) */
     double start_s;
     double end_s;
     double p2p_s;    /* latency of its cross-stage input; 0 when it has none */
@@ -152,7 +153,8 @@ typedef struct tsl_pipesim_event {
  * never decreases within a stage), into ev[0 .. cap). Returns the count (the
  * run's n_ops), or -1 with err when cap is too small or in is out of range. Reads
  * the workspace only: call it before the workspace is reused. Optional: the
- * simulator itself records nothing extra.
+ * simulator itself records nothing extra. Interleaved (n_chunks = v > 1): 2·m·v
+ * ops per stage, each naming its chunk.
  */
 int tsl_pipesim_events(const tsl_pipesim_in_t *in, const void *ws, tsl_pipesim_event_t *ev,
                        size_t cap, tsl_err_t *err);

@@ -222,7 +222,9 @@ static void test_cost_and_search(void) {
     tsl_layer_cost_t builtin, measured, fast;
     CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0 && env.profile == NULL, "%s", err.msg);
     tsl_cost_layer(&env, &l, &s, NULL, 4, &builtin);
-    CHECK_NEAR(builtin.fwd_s, l.fwd_flops * 4 / (989e12 * 0.5), 1e-9, "built-in: peak x eff");
+    /* built-in: the roofline (roofline.h), never below the FLOPs at peak x efficiency */
+    CHECK(builtin.fwd_s >= l.fwd_flops * 4 / (989e12 * 0.5) * (1 - 1e-9),
+          "built-in: %g s, not below peak x eff", builtin.fwd_s);
     CHECK(tsl_profile_attach(&c, p, &use, &err) == 0 && tsl_profile_attach(&c2, p2, &use, &err) == 0,
           "%s", err.msg);
     CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0 && env.profile == p, "env has it");
