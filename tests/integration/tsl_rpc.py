@@ -116,6 +116,7 @@ def run_plan(stub, args, a):
                 p = ev.plan
                 out.update(fingerprint=p.fingerprint, cached=p.cached, stale=p.stale,
                            model=p.model_name, n_devices=p.n_devices,
+                           tokens_per_sample=p.tokens_per_sample,
                            iter_time_s=p.best.iter_time_s, global_batch=p.best.global_batch,
                            n_stages=len(p.best.stages), n_baselines=len(p.baselines),
                            n_alternatives=len(p.alternatives), created_unix=p.created_unix,
