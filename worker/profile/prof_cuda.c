@@ -41,6 +41,7 @@
 #define MAX_ITERS 64u
 #define MAX_GPUS 16
 #define TSL_PROF_CUBLAS_WORKSPACE (64ull << 20)
+#define OVERLAP_NCCL_BYTES (256ull << 20)   /* per all-reduce of the overlap test */
 
 typedef struct ctx {
     const tsl_prof_opts_t *o;
@@ -100,28 +101,21 @@ static double gemm_flops(const gemm_t *g) {
     return 2.0 * g->m * g->n * g->k * (g->batch ? g->batch : 1);
 }
 
-/* A GEMM alone on its own random buffers: median over iters of a loop of
- * `inner` launches between two events, divided by inner. */
-static int time_gemm(ctx_t *c, const char *what, uint32_t m, uint32_t n, uint32_t k,
-                     uint32_t batch, tsl_err_t *err) {
+/* The one timing loop: `warmup` untimed runs of fn, then c->o->iters times
+ * `inner` runs between two events on c->st; the median, divided by inner. */
+typedef int (*work_fn)(ctx_t *c, const void *arg, tsl_err_t *err);
+
+static int time_median(ctx_t *c, work_fn fn, const void *arg, uint32_t warmup, uint32_t inner,
+                       double *median_s, tsl_err_t *err) {
     int rc = -1;
-    void *a = NULL, *b = NULL, *cc = NULL;
     double t[MAX_ITERS];
-    uint32_t nb = batch ? batch : 1, inner = 10;
-    if (c->p->n_gemms >= TSL_PROF_MAX_GEMMS)
-        return 0;
-    if (dalloc(c, &a, (size_t)m * k * nb, err) || dalloc(c, &b, (size_t)k * n * nb, err) ||
-        dalloc(c, &cc, (size_t)m * n * nb, err))
-        goto out;
-    gemm_t g = {false, false, m, n, k, nb, a, b, cc, (long long)m * k, (long long)k * n,
-                (long long)m * n, 1.0f};
-    for (uint32_t i = 0; i < c->o->warmup + 1; i++)
-        if (run_gemm(c, &g, err) != 0)
+    for (uint32_t i = 0; i < warmup; i++)
+        if (fn(c, arg, err) != 0)
             goto out;
     for (uint32_t it = 0; it < c->o->iters; it++) {
         CU(cudaEventRecord(c->e0, c->st));
         for (uint32_t i = 0; i < inner; i++)
-            if (run_gemm(c, &g, err) != 0)
+            if (fn(c, arg, err) != 0)
                 goto out;
         CU(cudaEventRecord(c->e1, c->st));
         CU(cudaEventSynchronize(c->e1));
@@ -129,6 +123,33 @@ static int time_gemm(ctx_t *c, const char *what, uint32_t m, uint32_t n, uint32_
         CU(cudaEventElapsedTime(&ms, c->e0, c->e1));
         t[it] = ms * 1e-3 / inner;
     }
+    *median_s = tsl_prof_median(t, c->o->iters);
+    rc = 0;
+out:
+    return rc;
+}
+
+static int gemm_work(ctx_t *c, const void *g, tsl_err_t *err) {
+    return run_gemm(c, g, err);
+}
+
+/* A GEMM alone on its own random buffers: median over iters of a loop of
+ * `inner` launches between two events, divided by inner. */
+static int time_gemm(ctx_t *c, const char *what, uint32_t m, uint32_t n, uint32_t k,
+                     uint32_t batch, tsl_err_t *err) {
+    int rc = -1;
+    void *a = NULL, *b = NULL, *cc = NULL;
+    uint32_t nb = batch ? batch : 1;
+    if (c->p->n_gemms >= TSL_PROF_MAX_GEMMS)
+        return 0;
+    if (dalloc(c, &a, (size_t)m * k * nb, err) || dalloc(c, &b, (size_t)k * n * nb, err) ||
+        dalloc(c, &cc, (size_t)m * n * nb, err))
+        goto out;
+    gemm_t g = {false, false, m, n, k, nb, a, b, cc, (long long)m * k, (long long)k * n,
+                (long long)m * n, 1.0f};
+    double med;
+    if (time_median(c, gemm_work, &g, c->o->warmup + 1, 10, &med, err) != 0)
+        goto out;
     tsl_prof_gemm_t *r = &c->p->gemms[c->p->n_gemms++];
     snprintf(r->what, sizeof(r->what), "%s", what);
     r->m = m;
@@ -136,7 +157,7 @@ static int time_gemm(ctx_t *c, const char *what, uint32_t m, uint32_t n, uint32_
     r->k = k;
     r->batch = nb;
     r->flops = gemm_flops(&g);
-    r->time_s = tsl_prof_median(t, c->o->iters);
+    r->time_s = med;
     rc = 0;
 out:
     cudaFree(a);
@@ -300,26 +321,19 @@ static int build_ffn(ctx_t *c, block_t *b, const tsl_prof_shape_t *s, uint32_t m
     return 0;
 }
 
+typedef struct op_list {
+    const op_t *ops;
+    uint32_t n;
+} op_list_t;
+
+static int ops_work(ctx_t *c, const void *arg, tsl_err_t *err) {
+    const op_list_t *l = arg;
+    return run_ops(c, l->ops, l->n, err);
+}
+
 static int time_ops(ctx_t *c, const op_t *ops, uint32_t n, double *median_s, tsl_err_t *err) {
-    int rc = -1;
-    double t[MAX_ITERS];
-    for (uint32_t i = 0; i < c->o->warmup; i++)
-        if (run_ops(c, ops, n, err) != 0)
-            goto out;
-    for (uint32_t it = 0; it < c->o->iters; it++) {
-        CU(cudaEventRecord(c->e0, c->st));
-        if (run_ops(c, ops, n, err) != 0)
-            goto out;
-        CU(cudaEventRecord(c->e1, c->st));
-        CU(cudaEventSynchronize(c->e1));
-        float ms;
-        CU(cudaEventElapsedTime(&ms, c->e0, c->e1));
-        t[it] = ms * 1e-3;
-    }
-    *median_s = tsl_prof_median(t, c->o->iters);
-    rc = 0;
-out:
-    return rc;
+    op_list_t l = {ops, n};
+    return time_median(c, ops_work, &l, c->o->warmup, 1, median_s, err);
 }
 
 static int measure_block(ctx_t *c, tsl_prof_block_kind_t kind, const tsl_prof_shape_t *s0,
@@ -380,25 +394,26 @@ static int block_gemms(ctx_t *c, const tsl_prof_shape_t *s0, uint32_t mb, uint32
 
 /* ---- bandwidth ---- */
 
-static int time_copy(ctx_t *c, void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
-                     double *median_s, tsl_err_t *err) {
+typedef struct copy {
+    void *dst;
+    const void *src;
+    size_t bytes;
+    enum cudaMemcpyKind kind;
+} copy_t;
+
+static int copy_work(ctx_t *c, const void *arg, tsl_err_t *err) {
+    const copy_t *k = arg;
     int rc = -1;
-    double t[MAX_ITERS];
-    for (uint32_t i = 0; i < c->o->warmup + 1; i++)
-        CU(cudaMemcpyAsync(dst, src, bytes, kind, c->st));
-    for (uint32_t it = 0; it < c->o->iters; it++) {
-        CU(cudaEventRecord(c->e0, c->st));
-        CU(cudaMemcpyAsync(dst, src, bytes, kind, c->st));
-        CU(cudaEventRecord(c->e1, c->st));
-        CU(cudaEventSynchronize(c->e1));
-        float ms;
-        CU(cudaEventElapsedTime(&ms, c->e0, c->e1));
-        t[it] = ms * 1e-3;
-    }
-    *median_s = tsl_prof_median(t, c->o->iters);
+    CU(cudaMemcpyAsync(k->dst, k->src, k->bytes, k->kind, c->st));
     rc = 0;
 out:
     return rc;
+}
+
+static int time_copy(ctx_t *c, void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                     double *median_s, tsl_err_t *err) {
+    copy_t k = {dst, src, bytes, kind};
+    return time_median(c, copy_work, &k, c->o->warmup + 1, 1, median_s, err);
 }
 
 static int measure_bandwidth(ctx_t *c, tsl_err_t *err) {
@@ -440,7 +455,8 @@ typedef struct comm_set {
     void *send[MAX_GPUS], *recv[MAX_GPUS];
 } comm_set_t;
 
-static void comm_set_free(comm_set_t *cs) {
+/* Frees every rank's resources and makes restore_dev current again. */
+static void comm_set_free(comm_set_t *cs, int restore_dev) {
     for (int i = 0; i < cs->n; i++) {
         cudaSetDevice(i);
         if (cs->comm[i] != NULL)
@@ -455,6 +471,7 @@ static void comm_set_free(comm_set_t *cs) {
             cudaStreamDestroy(cs->st[i]);
     }
     memset(cs, 0, sizeof(*cs));
+    cudaSetDevice(restore_dev);
 }
 
 static int comm_set_init(ctx_t *c, comm_set_t *cs, int n, size_t max_bytes, tsl_err_t *err) {
@@ -581,11 +598,11 @@ static int measure_nccl(ctx_t *c, int n_gpus, tsl_err_t *err) {
                 r->busbw_gbps = r->algbw_gbps * tsl_prof_busbw_factor((tsl_coll_t)op, g);
             }
         }
-        comm_set_free(&cs);
+        comm_set_free(&cs, c->dev);
     }
     rc = 0;
 out:
-    comm_set_free(&cs);
+    comm_set_free(&cs, c->dev);
     return rc;
 }
 
@@ -661,7 +678,7 @@ static int measure_overlap(ctx_t *c, comm_kind_t kind, comm_set_t *cs, tsl_err_t
     e.cs = cs;
     uint32_t gm = 8192, reps = 3;
     void *a = NULL, *b = NULL, *cc = NULL, *host = NULL, *dsrc = NULL, *ddst = NULL;
-    e.bytes = kind == COMM_H2D ? 256 * MIB : 512 * MIB;
+    e.bytes = kind == COMM_H2D ? 256 * MIB : kind == COMM_NCCL ? OVERLAP_NCCL_BYTES : 512 * MIB;
     if (c->p->n_overlap >= TSL_PROF_MAX_OVERLAP)
         return 0;
     CU(cudaStreamCreateWithFlags(&e.cst, cudaStreamNonBlocking));
@@ -839,8 +856,8 @@ int tsl_prof_run_cuda(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err) {
         uint32_t mb_lo = o->mb[0], mb_hi = o->mb[o->n_mb - 1];
         uint32_t tp_lo = o->tp[0], tp_hi = o->tp[o->n_tp - 1];
         if (block_gemms(&c, &o->shapes[si], mb_lo, tp_lo, err) ||
-            block_gemms(&c, &o->shapes[si], mb_hi, tp_lo, err) ||
-            block_gemms(&c, &o->shapes[si], mb_hi, tp_hi, err))
+            (mb_hi != mb_lo && block_gemms(&c, &o->shapes[si], mb_hi, tp_lo, err)) ||
+            (tp_hi != tp_lo && block_gemms(&c, &o->shapes[si], mb_hi, tp_hi, err)))
             goto out;
     }
     fprintf(stderr, "profile: blocks...\n");
@@ -859,7 +876,7 @@ int tsl_prof_run_cuda(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err) {
         goto out;
     fprintf(stderr, "profile: overlap...\n");
     if (n_gpus > 1) {
-        if (comm_set_init(&c, &cs, n_gpus, 256 * MIB, err) != 0 ||
+        if (comm_set_init(&c, &cs, n_gpus, OVERLAP_NCCL_BYTES, err) != 0 ||
             measure_overlap(&c, COMM_NCCL, &cs, err) != 0)
             goto out;
     } else {
@@ -880,7 +897,7 @@ int tsl_prof_run_cuda(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err) {
                          : "");
     rc = 0;
 out:
-    comm_set_free(&cs);
+    comm_set_free(&cs, c.dev);
     if (c.blas != NULL)
         cublasDestroy(c.blas);
     cudaFree(ws);
