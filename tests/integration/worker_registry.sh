@@ -289,6 +289,11 @@ grep -q "next try in" "$tmp/sim-c.log" && ok "the worker retried with backoff" |
 
 stop_pid "$wb"
 stop_pid "$wc"
+stop_pid "$daemon_pid"
+# A build with -Db_sanitize=... reports into the logs.
+if grep -lE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' "$tmp"/*.log 2>/dev/null; then
+    fail "a sanitizer reported an error (log above)"
+fi
 if [ "$failures" -ne 0 ]; then
     echo "$failures check(s) failed"
     exit 1
