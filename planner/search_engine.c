@@ -139,6 +139,7 @@ static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
             if (cancelled(e))
                 return -1;
             tsl_plan_init(rs->scratch);
+            e->bar_samples_per_s = rs->best->valid ? rs->best->samples_per_s : 0;
             tsl_engine_eval(e, B, P, ms[k], &rs->first[i * (TSL_PLAN_MAX_STAGES + 1)],
                             rs->scratch);
             if (!rs->scratch->valid)
@@ -278,6 +279,7 @@ int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t 
     progress(e, progress_hi, "search");
     rc = TSL_SEARCH_OK;
 out:
+    e->bar_samples_per_s = 0;   /* the refinement costs every interleave */
     free(rs.scratch);
     free(rs.scratch2);
     free(rs.first);

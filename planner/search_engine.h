@@ -75,6 +75,8 @@ typedef struct tsl_engine {
  const uint16_t *node_order;  /* placement being costed (NULL: as given) */
     bool saw_divisible;         /* some (layer, strategy) split its micro-batch evenly */
     tsl_plan_t *alt;            /* scratch plan: another interleave of the same configuration */
+    double bar_samples_per_s;   /* during the sweep: the best throughput so far; an interleave
+                                   that cannot beat it is not costed (0: cost every one) */
     tsl_plan_t *per_pp;         /* NULL, or [n_groups] set by the caller: tsl_engine_run
                                    fills it with the best plan of each PP degree (group i,
                                    P = N / groups[i].group_size; .valid false where none

@@ -355,6 +355,19 @@ static uint32_t max_interleave(const tsl_engine_t *e, uint32_t P, uint32_t m,
     return v;
 }
 
+/* The fastest interleave v could be, from the plain plan p: its stage times with
+ * the bubble divided by v. Interleaving only adds to the stage times (more
+ * activations to fit, more p2p), so T_v is no less. */
+static double interleave_bound_s(const tsl_plan_t *p, uint32_t v)
+{
+    double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES];
+    for (uint32_t s = 0; s < p->pp; s++) {
+        nosync[s] = p->stages[s].time_nosync_s - p->stages[s].p2p_s;
+        sync[s] = p->stages[s].time_s - p->stages[s].p2p_s;
+    }
+    return tsl_pipeline_time_interleaved_s(p->pp, nosync, sync, p->n_micro, v);
+}
+
 /* One configuration at one interleave v. */
 static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
                         uint32_t m, uint32_t v, const uint32_t *first_layer, tsl_plan_t *plan)
@@ -391,9 +404,12 @@ void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
     /* interleaving holds more activations: where plain 1F1B does not fit, it cannot */
     uint32_t vmax = plan->valid ? max_interleave(e, P, m, first_layer) : 1;
     for (uint32_t v = 2; v <= vmax; v *= 2) {
+        if (interleave_bound_s(plan, v) * e->bar_samples_per_s >= B)
+            continue;
         tsl_plan_init(e->alt);
         eval_config(e, g, B, P, m, v, first_layer, e->alt);
-        if (e->alt->valid && e->alt->samples_per_s > plan->samples_per_s)
-            *plan = *e->alt;
+        if (!e->alt->valid || e->alt->samples_per_s <= plan->samples_per_s)
+            break;   /* more chunks: still more memory and p2p for a smaller gain */
+        *plan = *e->alt;
     }
 }
