@@ -24,10 +24,12 @@ static int degrees(const tsl_eval_cfg_t *cfg, uint32_t G, uint32_t deg[3], tsl_e
         sdp = G % (tp * dp) == 0 ? G / (tp * dp) : 0;
     else if (!cfg->dp)
         dp = G % (tp * sdp) == 0 ? G / (tp * sdp) : 0;
-    if (dp == 0 || sdp == 0 || (uint64_t)tp * dp * sdp != G)
+    if (dp == 0 || sdp == 0)
+        return tsl_err_set(err, "degrees: tp %u x %s %u does not divide a stage's %u devices "
+                           "(devices / pp)", tp, dp ? "dp" : "sdp", dp ? dp : sdp, G);
+    if ((uint64_t)tp * dp * sdp != G)
         return tsl_err_set(err, "degrees: tp %u x dp %u x sdp %u do not multiply to a stage's "
-                           "%u devices (devices / pp)", tp, cfg->dp ? cfg->dp : dp,
-                           cfg->sdp ? cfg->sdp : sdp, G);
+                           "%u devices (devices / pp)", tp, dp, sdp, G);
     if (cfg->sp && tp < 2)
         return tsl_err_set(err, "sequence parallelism needs tp > 1");
     if (cfg->zero && dp < 2)

@@ -106,7 +106,7 @@ static void test_cfg_refusals(void)
     tsl_plan_t g;
     load("GPT2-345M", "8xA100-80G", &m, &c);
     tsl_eval_cfg_t deg = {.tp = 3};
-    CHECK(tsl_eval_cfg_plan(&deg, &m, 8, &g, &err) == -1 && strstr(err.msg, "multiply"),
+    CHECK(tsl_eval_cfg_plan(&deg, &m, 8, &g, &err) == -1 && strstr(err.msg, "tp 3"),
           "tp 3 on 8: %s", err.msg);
     tsl_eval_cfg_t bat = {.tp = 2, .global_batch = 30, .mbs = 4};
     CHECK(tsl_eval_cfg_plan(&bat, &m, 8, &g, &err) == -1 && strstr(err.msg, "global batch 30"),
