@@ -112,18 +112,25 @@ static bool pp_allowed(const tsl_engine_t *e, uint32_t P)
     return r->max_pp == 0 || P <= r->max_pp;
 }
 
-int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
-                    const tsl_request_t *r, const tsl_search_hooks_t *hooks,
-                    const tsl_space_t *space, tsl_err_t *err)
+/* What every engine holds: its inputs, the memory budget and the DP's granularity. */
+static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
+                        const tsl_request_t *r, const tsl_space_t *space)
 {
     memset(e, 0, sizeof(*e));
     e->model = m;
     e->cluster = c;
     e->req = r;
-    e->hooks = hooks;
     e->space = space;
     e->budget_bytes = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_max_device_mem(c);
     e->bucket_bytes = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
+}
+
+int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
+                    const tsl_request_t *r, const tsl_search_hooks_t *hooks,
+                    const tsl_space_t *space, tsl_err_t *err)
+{
+    engine_base(e, m, c, r, space);
+    e->hooks = hooks;
     for (uint32_t P = 1; P <= c->n_devices; P++) {
         if (!pp_allowed(e, P))
             continue;
@@ -449,13 +456,7 @@ int tsl_engine_init_given(tsl_engine_t *e, const tsl_model_t *m, const tsl_clust
                           const tsl_request_t *r, const tsl_space_t *space, uint32_t P,
                           const tsl_strategy_t *layer, uint32_t *choice, tsl_err_t *err)
 {
-    memset(e, 0, sizeof(*e));
-    e->model = m;
-    e->cluster = c;
-    e->req = r;
-    e->space = space;
-    e->budget_bytes = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_max_device_mem(c);
-    e->bucket_bytes = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
+    engine_base(e, m, c, r, space);
     tsl_group_strategies_t *g = &e->groups[0];
     e->n_groups = 1;
     g->group_size = c->n_devices / P;
