@@ -147,6 +147,9 @@ static int eval_on(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reque
     if (P == 0 || P > TSL_PLAN_MAX_STAGES || c->n_devices % P != 0 || P > m->n_layers)
         return tsl_err_set(err, "eval: pp %u: must divide the %u devices and be at most the %u "
                            "layers (and %u)", P, c->n_devices, m->n_layers, TSL_PLAN_MAX_STAGES);
+    if (g->n_layers && g->n_layers != m->n_layers)
+        return tsl_err_set(err, "eval: the plan has %u layers, the model %u%s", g->n_layers,
+                           m->n_layers, g->sublayer ? " (split into attention/FFN blocks)" : "");
     if (layer_split(m, g, first, err) != 0 || check_plan(m, c, g, first, err) != 0)
         return -1;
     return cost_plan(m, c, r, g, first, out, err);

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "cost.h"
 #include "eval.h"
+#include "sublayer.h"
 
 static tsl_search_result_t res;
 
@@ -150,8 +151,37 @@ static void check_reproduces(const char *model, const char *cluster, uint32_t ba
     tsl_cluster_free(&c);
 }
 
+/* A plan over the attention/FFN blocks (plan.sublayer) is costed on the split
+ * model; one over the whole layers with sublayer set is refused. */
+static void test_sublayer(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    tsl_sublayer_model_t sm;
+    load("GPT2-345M", "8xA100-80G", &m, &c);
+    CHECK(tsl_sublayer_split(&m, &sm, &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    static tsl_plan_t g, out, whole;
+    given_plan(&g, sm.model.n_layers, 2, "tp2-dp2", 2, 8);
+    g.sublayer = true;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "sublayer: %s", err.msg);
+    CHECK(out.sublayer && out.stages[1].first_layer + out.stages[1].n_layers == sm.model.n_layers,
+          "sublayer plan covers the %u blocks", sm.model.n_layers);
+    given_plan(&g, m.n_layers, 2, "tp2-dp2", 2, 8);
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &whole, &err) == 0, "whole: %s", err.msg);
+    g.sublayer = true;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == -1 && strstr(err.msg, "layers, the model"),
+          "a whole-layer plan marked sublayer: %s", err.msg);
+    tsl_sublayer_free(&sm);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
+    test_sublayer();
     test_one_layer_by_hand();
     test_refusals();
     check_reproduces("BERT-Huge-32", "8xA100-40G", 32);
