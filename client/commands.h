@@ -52,6 +52,12 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co);
 
 /* Human output of a search-result document (plan_json.h shape). */
 void tsl_print_result(FILE *out, json_t *doc);
+/* The table of one <plan> object of that document (client/print.c). */
+void tsl_print_plan(FILE *out, json_t *plan);
+
+/* `tesselctl eval ...` (client/eval_opts.c): a given plan's predicted figures,
+ * beside the search's (issue 9). */
+int tsl_cmd_eval(int argc, char **argv, tsl_client_opts_t *co);
 
 /* Local mode (client/plan_local.c). */
 int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co);

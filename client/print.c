@@ -120,6 +120,12 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
     print_stages(out, plan);
 }
 
+/* One plan's table (tesselctl eval). */
+void tsl_print_plan(FILE *out, json_t *plan)
+{
+    print_plan(out, plan, NULL);
+}
+
 static void print_baselines(FILE *out, json_t *doc, double best)
 {
     json_t *bl = json_object_get(doc, "baselines");

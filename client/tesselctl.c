@@ -21,6 +21,8 @@ static const char usage_text[] =
     "\n"
     "Commands:\n"
     "  plan       search a hybrid-parallel plan (through tesseld, or --local in-process)\n"
+    "  eval       predict a given plan's time and memory (flags, a plan document, Megatron-LM\n"
+    "             arguments or a torchtitan TOML) beside the search's plan\n"
     "  plans      list | show FP | delete FP | export FP: cached plans in tesseld\n"
     "  health     ask tesseld whether it is serving\n"
     "  workers    the tessel-worker agents registered with tesseld, online or not\n"
@@ -165,6 +167,8 @@ int main(int argc, char **argv)
     char **sub_argv = argv + optind;
     if (strcmp(cmd, "plan") == 0)
         return tsl_cmd_plan(sub_argc, sub_argv, &co);
+    if (strcmp(cmd, "eval") == 0)
+        return tsl_cmd_eval(sub_argc, sub_argv, &co);
     if (strcmp(cmd, "plans") == 0)
         return tsl_cmd_plans(sub_argc, sub_argv, &co);
     if (strcmp(cmd, "workers") == 0)

@@ -118,6 +118,21 @@ void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
                      const uint32_t *first_layer, tsl_plan_t *plan);
 
 /*
+ * A given plan instead of a search (eval.h): an engine with one group of
+ * N / P devices whose strategies are the distinct ones of layer[0..L), each
+ * layer's index among them into choice[0..L). Free it with tsl_engine_free.
+ */
+int tsl_engine_init_given(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
+                          const tsl_request_t *r, const tsl_space_t *space, uint32_t P,
+                          const tsl_strategy_t *layer, uint32_t *choice, tsl_err_t *err);
+
+/* Costs the given plan's configuration exactly as tsl_engine_eval costs a
+ * searched one, with choice in place of the layer DP (and interleave v as
+ * given). Stage peaks are not held to the budget: the caller judges them. */
+void tsl_engine_eval_given(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m, uint32_t v,
+                           const uint32_t *first_layer, const uint32_t *choice, tsl_plan_t *plan);
+
+/*
  * Algorithm 1 over the engine's space: the best plan into best, the top-k into
  * top (may be NULL). Returns TSL_SEARCH_OK, TSL_SEARCH_ERR (nothing fits; err
  * says why) or TSL_SEARCH_CANCELLED. progress_lo/hi map this run's progress into

@@ -112,18 +112,25 @@ static bool pp_allowed(const tsl_engine_t *e, uint32_t P)
     return r->max_pp == 0 || P <= r->max_pp;
 }
 
-int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
-                    const tsl_request_t *r, const tsl_search_hooks_t *hooks,
-                    const tsl_space_t *space, tsl_err_t *err)
+/* What every engine holds: its inputs, the memory budget and the DP's granularity. */
+static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
+                        const tsl_request_t *r, const tsl_space_t *space)
 {
     memset(e, 0, sizeof(*e));
     e->model = m;
     e->cluster = c;
     e->req = r;
-    e->hooks = hooks;
     e->space = space;
     e->budget_bytes = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_max_device_mem(c);
     e->bucket_bytes = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
+}
+
+int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
+                    const tsl_request_t *r, const tsl_search_hooks_t *hooks,
+                    const tsl_space_t *space, tsl_err_t *err)
+{
+    engine_base(e, m, c, r, space);
+    e->hooks = hooks;
     for (uint32_t P = 1; P <= c->n_devices; P++) {
         if (!pp_allowed(e, P))
             continue;
@@ -270,8 +277,11 @@ static double stage_p2p_s(const tsl_engine_t *e, uint32_t s, uint32_t P, uint32_
                                           e->model->layers[first_layer[s]].bnd_act_bytes, Bm);
 }
 
+/* given: NULL runs the layer DP; otherwise the per-layer strategy indices of a
+ * given plan (tsl_engine_eval_given), costed as they are. */
 static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
-                       uint32_t s, const uint32_t *first_layer, uint32_t Bm, uint32_t m)
+                       uint32_t s, const uint32_t *first_layer, uint32_t Bm, uint32_t m,
+                       const uint32_t *given)
 {
     uint32_t P = plan->pp, G = g->group_size, v = plan->interleave;
     uint32_t first = first_layer[s], n = first_layer[s + 1] - first;
@@ -293,10 +303,16 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         .trans_s = e->trans_s, .budget_bytes = tsl_engine_stage_budget(e, s * G, G),
         .bucket_bytes = e->bucket_bytes};
     tsl_layerdp_result_t res;
-    e->stats.dp_runs++;
-    if (tsl_layerdp_solve(&prob, e->ws, e->choice, &res, NULL) != 0 || !isfinite(res.time_s))
-        return false;
-    e->stats.dp_states += res.states_visited;
+    if (given) {
+        /* the caller judges the peak against the budget and names the stage */
+        memcpy(e->choice, given + first, n * sizeof(*e->choice));
+        res.peak_bytes = tsl_layerdp_peak_bytes(&prob, e->choice);
+    } else {
+        e->stats.dp_runs++;
+        if (tsl_layerdp_solve(&prob, e->ws, e->choice, &res, NULL) != 0 || !isfinite(res.time_s))
+            return false;
+        e->stats.dp_states += res.states_visited;
+    }
 
     tsl_plan_stage_t *st = &plan->stages[s];
     st->first_layer = first;
@@ -370,7 +386,8 @@ static double interleave_bound_s(const tsl_plan_t *p, uint32_t v)
 
 /* One configuration at one interleave v. */
 static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
-                        uint32_t m, uint32_t v, const uint32_t *first_layer, tsl_plan_t *plan)
+                        uint32_t m, uint32_t v, const uint32_t *first_layer, const uint32_t *given,
+                        tsl_plan_t *plan)
 {
     plan->valid = false;
     e->stats.configs++;
@@ -388,7 +405,7 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         memcpy(plan->node_order, e->node_order, plan->n_nodes * sizeof(uint16_t));
     }
     for (uint32_t s = 0; s < P; s++)
-        if (!eval_stage(e, g, plan, s, first_layer, B / m, m))
+        if (!eval_stage(e, g, plan, s, first_layer, B / m, m, given))
             return;
     finish_plan(e, plan);
 }
@@ -400,16 +417,64 @@ void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
     const tsl_group_strategies_t *g = tsl_engine_group(e, e->cluster->n_devices / P);
     if (g == NULL || g->n == 0 || m == 0 || B % m != 0)
         return;
-    eval_config(e, g, B, P, m, 1, first_layer, plan);
+    eval_config(e, g, B, P, m, 1, first_layer, NULL, plan);
     /* interleaving holds more activations: where plain 1F1B does not fit, it cannot */
     uint32_t vmax = plan->valid ? max_interleave(e, P, m, first_layer) : 1;
     for (uint32_t v = 2; v <= vmax; v *= 2) {
         if (interleave_bound_s(plan, v) * e->bar_samples_per_s >= B)
             continue;
         tsl_plan_init(e->alt);
-        eval_config(e, g, B, P, m, v, first_layer, e->alt);
+        eval_config(e, g, B, P, m, v, first_layer, NULL, e->alt);
         if (!e->alt->valid || e->alt->samples_per_s <= plan->samples_per_s)
             break;   /* more chunks: still more memory and p2p for a smaller gain */
         *plan = *e->alt;
     }
+}
+
+/* ---- a given plan (eval.c) ---- */
+
+/* Index of s among g's strategies, appending it (with its layout class: the
+ * first equal-layout strategy's index) when new. */
+static uint32_t given_index(tsl_group_strategies_t *g, const tsl_strategy_t *s)
+{
+    for (uint32_t j = 0; j < g->n; j++)
+        if (tsl_strategy_equal(&g->items[j], s))
+            return j;
+    uint32_t j = g->n++;
+    g->items[j] = *s;
+    g->layout[j] = j;
+    for (uint32_t k = 0; k < j; k++) {
+        if (tsl_strategy_same_layout(&g->items[k], s)) {
+            g->layout[j] = g->layout[k];
+            break;
+        }
+    }
+    return j;
+}
+
+int tsl_engine_init_given(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
+                          const tsl_request_t *r, const tsl_space_t *space, uint32_t P,
+                          const tsl_strategy_t *layer, uint32_t *choice, tsl_err_t *err)
+{
+    engine_base(e, m, c, r, space);
+    tsl_group_strategies_t *g = &e->groups[0];
+    e->n_groups = 1;
+    g->group_size = c->n_devices / P;
+    g->items = calloc(m->n_layers ? m->n_layers : 1, sizeof(*g->items));
+    g->layout = calloc(m->n_layers ? m->n_layers : 1, sizeof(*g->layout));
+    if (g->items == NULL || g->layout == NULL)
+        return tsl_err_setc(err, TSL_E_NOMEM, "eval: out of memory");
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        choice[i] = given_index(g, &layer[i]);
+    e->max_strategies = g->n;
+    return alloc_tables(e, err);
+}
+
+void tsl_engine_eval_given(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m, uint32_t v,
+                           const uint32_t *first_layer, const uint32_t *choice, tsl_plan_t *plan)
+{
+    plan->valid = false;
+    if (e->n_groups != 1 || m == 0 || B % m != 0)
+        return;
+    eval_config(e, &e->groups[0], B, P, m, v ? v : 1, first_layer, choice, plan);
 }

@@ -9,26 +9,9 @@ out=$(mktemp)
 err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-
-# expect STATUS PATTERN-ON-STDERR ARGS...
-expect() {
-    local want="$1" pattern="$2"
-    shift 2
-    "$ctl" "$@" >"$out" 2>"$err"
-    local got=$?
-    if [ "$got" -ne "$want" ]; then
-        bad "tesselctl $* exited $got, expected $want; stderr: $(cat "$err")"
-    elif [ -n "$pattern" ] && ! grep -q -- "$pattern" "$err"; then
-        bad "tesselctl $*: stderr lacks '$pattern': $(cat "$err")"
-    elif [ "$want" -ne 0 ] && [ "$(wc -l <"$err")" -gt 1 ] && [ "$want" -ne 2 -o -n "$pattern" ] &&
-        ! head -1 "$err" | grep -q "^tesselctl: "; then
-        bad "tesselctl $*: error is not one 'tesselctl: ' line: $(cat "$err")"
-    else
-        ok
-    fi
-}
+# ok, bad, expect STATUS PATTERN ARGS...
+# shellcheck source=cli_lib.sh
+source "$(dirname "$0")/cli_lib.sh"
 
 # a real plan, human output
 expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-40G --memory 16G

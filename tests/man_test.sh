@@ -33,7 +33,7 @@ for page in tesselctl.1 tesseld.8 tessel-worker.8; do
 done
 
 # Every long option of tesselctl's usage texts is in tesselctl(1).
-for cmd in "" plan "plans list" "plans show" "plans export" health; do
+for cmd in "" plan eval "plans list" "plans show" "plans export" health; do
     # shellcheck disable=SC2086
     "$ctl" $cmd --help 2>&1 | grep -o -- '--[a-z][a-z-]*' | sort -u | while read -r opt; do
         grep -q -- "$opt" "$tmp/tesselctl.1.txt" || echo "$opt"

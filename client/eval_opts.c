@@ -1,0 +1,210 @@
+/*
+ * eval_opts.c — `tesselctl eval`: its options and --help (issue 9, "Evaluate a
+ * given plan").
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "eval_cmd.h"
+#include "remote.h"
+
+static const char eval_usage[] =
+    "usage: tesselctl eval (--model NAME | --hf-config PATH) [--seq-len N]\n"
+    "                      --cluster SPEC|FILE.json [--memory SIZE] PLAN [--no-search] [--json]\n"
+    "\n"
+    "Predict the iteration time, throughput and per-stage memory of a GIVEN plan (no\n"
+    "search), with the figures `plan` uses, and next to it what the search finds for\n"
+    "the same model, cluster, memory and batch, with the ratio. A plan that cannot run\n"
+    "is refused with the reason: a TP degree that does not divide a layer's heads, K/V\n"
+    "heads or FFN width, degrees that do not multiply to the devices, a batch that does\n"
+    "not divide, a stage over the memory budget (exit 2). Runs in this process.\n"
+    "\n"
+    "  --model NAME        a built-in preset (tesselctl models)\n"
+    "  --hf-config PATH    a HuggingFace config.json\n"
+    "  --seq-len N         sequence length (default: the given configuration's, else\n"
+    "                      the preset's)\n"
+    "  --cluster SPEC      [NODESx]GPUSxTYPE[:LINK], or a cluster JSON file\n"
+    "  --memory SIZE       memory budget per device, e.g. 16G (default: device memory)\n"
+    "\n"
+    "PLAN is one of:\n"
+    "  --tp N --pp N --dp N --sdp N\n"
+    "                      degrees: pipeline stages, and per stage tensor, data and\n"
+    "                      sharded-data (ZeRO-3) parallel; tp x dp x sdp x pp = devices\n"
+    "                      (default 1; --dp defaults to the rest)\n"
+    "  --mbs N             samples per micro-batch per data-parallel rank (default 1)\n"
+    "  --micro N           micro-batches per iteration (default: pp)\n"
+    "  --batch N           global batch; micro-batches = N / (mbs x dp x sdp)\n"
+    "  --ckpt MODE         full, selective or none (default): recompute of the\n"
+    "                      Transformer layers\n"
+    "  --sp                sequence parallelism with TP (Megatron-LM)\n"
+    "  --zero N            0, 1 (distributed optimizer) or 2 on the DP level\n"
+    "  --interleave V      V model chunks per stage (interleaved 1F1B)\n"
+    "  --layers-per-stage A,B,...\n"
+    "                      layers of each stage, embedding and head included\n"
+    "                      (default: balanced by FLOPs, as the search starts)\n"
+    "  --strategy TEXT     every layer's strategy as text, e.g. tp2-dp4+sp+zero1+ckpt,\n"
+    "                      instead of --tp/--dp/--sdp/--ckpt/--sp/--zero\n"
+    "or\n"
+    "  --plan FILE         a plan document (tesselctl plan --json, plans show --json)\n"
+    "or\n"
+    "  --megatron-args S   a Megatron-LM argument line (--tensor-model-parallel-size,\n"
+    "                      --pipeline-model-parallel-size, --micro-batch-size,\n"
+    "                      --global-batch-size, --recompute-granularity, ...)\n"
+    "or\n"
+    "  --torchtitan FILE   a torchtitan job TOML ([parallelism], [training],\n"
+    "                      [activation_checkpoint])\n"
+    "\n"
+    "  --no-search         do not run the search to compare with\n"
+    "  --local             accepted for symmetry with plan (eval always runs here)\n"
+    "  --json              {model, cluster, plan, search: {plan}, ratio} as JSON\n";
+
+enum {
+    OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER, OPT_MEMORY, OPT_TP, OPT_PP,
+    OPT_DP, OPT_SDP, OPT_MBS, OPT_MICRO, OPT_BATCH, OPT_CKPT, OPT_SP, OPT_ZERO, OPT_INTERLEAVE,
+    OPT_LPS, OPT_STRATEGY, OPT_PLAN, OPT_MEGATRON, OPT_TORCHTITAN, OPT_NO_SEARCH, OPT_LOCAL,
+};
+
+static const struct option eval_long[] = {
+    TSL_REMOTE_LONG_OPTS,
+    {"model", required_argument, 0, OPT_MODEL}, {"hf-config", required_argument, 0, OPT_HF},
+    {"seq-len", required_argument, 0, OPT_SEQ}, {"cluster", required_argument, 0, OPT_CLUSTER},
+    {"memory", required_argument, 0, OPT_MEMORY}, {"tp", required_argument, 0, OPT_TP},
+    {"pp", required_argument, 0, OPT_PP}, {"dp", required_argument, 0, OPT_DP},
+    {"sdp", required_argument, 0, OPT_SDP}, {"mbs", required_argument, 0, OPT_MBS},
+    {"micro", required_argument, 0, OPT_MICRO}, {"batch", required_argument, 0, OPT_BATCH},
+    {"ckpt", required_argument, 0, OPT_CKPT}, {"sp", no_argument, 0, OPT_SP},
+    {"zero", required_argument, 0, OPT_ZERO},
+    {"interleave", required_argument, 0, OPT_INTERLEAVE},
+    {"layers-per-stage", required_argument, 0, OPT_LPS},
+    {"strategy", required_argument, 0, OPT_STRATEGY}, {"plan", required_argument, 0, OPT_PLAN},
+    {"megatron-args", required_argument, 0, OPT_MEGATRON},
+    {"torchtitan", required_argument, 0, OPT_TORCHTITAN},
+    {"no-search", no_argument, 0, OPT_NO_SEARCH}, {"local", no_argument, 0, OPT_LOCAL},
+    {0, 0, 0, 0},
+};
+
+/* "4,8,8,6" into cfg->counts. */
+static int parse_counts(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    cfg->n_counts = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (cfg->n_counts == TSL_PLAN_MAX_STAGES)
+            return tsl_err_set(err, "layers-per-stage: more than %u stages", TSL_PLAN_MAX_STAGES);
+        if (tsl_parse_u32("layers-per-stage", tok, 1, TSL_PLAN_MAX_LAYERS,
+                          &cfg->counts[cfg->n_counts++], err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_ckpt(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
+{
+    if (strcmp(text, "full") == 0)
+        cfg->ckpt = TSL_EVAL_CKPT_FULL;
+    else if (strcmp(text, "selective") == 0)
+        cfg->ckpt = TSL_EVAL_CKPT_SELECTIVE;
+    else if (strcmp(text, "none") == 0)
+        cfg->ckpt = TSL_EVAL_CKPT_NONE;
+    else
+        return tsl_err_set(err, "ckpt: '%s' is not full, selective or none", text);
+    return 0;
+}
+
+/* The plan flags; 0 applied, 1 not one. */
+static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
+{
+    tsl_eval_cfg_t *c = &eo->cfg;
+    uint32_t zero;
+    eo->have_flags = true;
+    switch (opt) {
+    case OPT_TP: return tsl_parse_u32("tp", optarg, 1, 1u << 16, &c->tp, err);
+    case OPT_PP: return tsl_parse_u32("pp", optarg, 1, TSL_PLAN_MAX_STAGES, &c->pp, err);
+    case OPT_DP: return tsl_parse_u32("dp", optarg, 1, 1u << 16, &c->dp, err);
+    case OPT_SDP: return tsl_parse_u32("sdp", optarg, 1, 1u << 16, &c->sdp, err);
+    case OPT_MBS: return tsl_parse_u32("mbs", optarg, 1, 1u << 20, &c->mbs, err);
+    case OPT_MICRO: return tsl_parse_u32("micro", optarg, 1, 1u << 16, &c->n_micro, err);
+    case OPT_BATCH: return tsl_parse_u32("batch", optarg, 1, 1u << 24, &c->global_batch, err);
+    case OPT_CKPT: return parse_ckpt(optarg, c, err);
+    case OPT_SP: c->sp = true; return 0;
+    case OPT_ZERO:
+        if (tsl_parse_u32("zero", optarg, 0, 2, &zero, err) != 0)
+            return -1;
+        c->zero = (uint8_t)zero;
+        return 0;
+    case OPT_INTERLEAVE: return tsl_parse_u32("interleave", optarg, 1, 64, &c->interleave, err);
+    case OPT_LPS: return parse_counts(optarg, c, err);
+    case OPT_STRATEGY: eo->strategy = optarg; return 0;
+    default: eo->have_flags = false; return 1;
+    }
+}
+
+/* 0 applied, 1 not an eval option, -1 bad value (err). */
+static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
+{
+    switch (opt) {
+    case OPT_MODEL: eo->model = optarg; return 0;
+    case OPT_HF: eo->hf_config = optarg; return 0;
+    case OPT_SEQ: return tsl_parse_u32("seq-len", optarg, 1, 1u << 20, &eo->seq_len, err);
+    case OPT_CLUSTER: eo->cluster = optarg; return 0;
+    case OPT_MEMORY: return tsl_parse_bytes("memory", optarg, &eo->mem_budget_bytes, err);
+    case OPT_PLAN: eo->plan_file = optarg; return 0;
+    case OPT_MEGATRON: eo->megatron_args = optarg; return 0;
+    case OPT_TORCHTITAN: eo->torchtitan = optarg; return 0;
+    case OPT_NO_SEARCH: eo->no_search = true; return 0;
+    case OPT_LOCAL: return 0;
+    default: return plan_flag(opt, eo, err);
+    }
+}
+
+/* Exactly one way of giving the plan. */
+static int check_sources(const tsl_eval_opts_t *eo)
+{
+    int n = (eo->have_flags || eo->strategy) + (eo->plan_file != NULL) +
+            (eo->megatron_args != NULL) + (eo->torchtitan != NULL);
+    if (n > 1) {
+        fputs("tesselctl: eval: give the plan one way: flags (--tp, --pp, ...), --plan, "
+              "--megatron-args or --torchtitan\n", stderr);
+        return TSL_EXIT_USAGE;
+    }
+    return TSL_EXIT_OK;
+}
+
+int tsl_cmd_eval(int argc, char **argv, tsl_client_opts_t *co)
+{
+    tsl_eval_opts_t eo;
+    tsl_err_t err = {0};
+    int opt;
+    memset(&eo, 0, sizeof eo);
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":h", eval_long, NULL)) != -1) {
+        if (opt == 'h' || opt == TSL_OPT_HELP) {
+            fputs(eval_usage, stdout);
+            return TSL_EXIT_OK;
+        }
+        int r = tsl_remote_common_opt(opt, optarg, co);
+        if (r > 0)
+            return r;
+        if (r < 0)
+            r = eval_opt(opt, &eo, &err);
+        if (r == 1)
+            return tsl_remote_getopt_error("eval", opt, argv);
+        if (r != 0) {
+            fprintf(stderr, "tesselctl: %s\n", err.msg);
+            return TSL_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tesselctl: eval: unexpected argument '%s'; see tesselctl eval --help\n",
+                argv[optind]);
+        return TSL_EXIT_USAGE;
+    }
+    int rc = check_sources(&eo);
+    return rc != TSL_EXIT_OK ? rc : tsl_eval_local(&eo, co);
+}

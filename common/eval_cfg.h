@@ -1,0 +1,75 @@
+/*
+ * eval_cfg.h — the plan a person gives `tesselctl eval` (issue 9, "Evaluate a
+ * given plan"; issue 11, Megatron-LM arguments and torchtitan TOML), as the few
+ * numbers a launch configuration fixes, and the tsl_plan_t (eval.h's input) it
+ * stands for on a model and a device count.
+ *
+ * One strategy for the whole model, as Megatron-LM, torchtitan and DeepSpeed
+ * run it: TP innermost (consecutive GPUs), then SDP, then DP (torchtitan's mesh
+ * order). Checkpointing applies to the Transformer layers (encoder/decoder
+ * kinds), not to the embedding or the head, as those stacks recompute. mbs is
+ * per data-parallel rank (Megatron's --micro-batch-size): a micro-batch holds
+ * mbs × DP × SDP samples.
+ */
+#ifndef TSL_EVAL_CFG_H
+#define TSL_EVAL_CFG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "model.h"
+#include "plan.h"
+
+typedef enum tsl_eval_ckpt {
+    TSL_EVAL_CKPT_NONE = 0,
+    TSL_EVAL_CKPT_FULL,
+    TSL_EVAL_CKPT_SELECTIVE,
+} tsl_eval_ckpt_t;
+
+typedef struct tsl_eval_cfg {
+    uint32_t tp, pp, dp, sdp;   /* 0: unset (tp, pp, sdp 1; dp the rest of a stage's devices) */
+    bool sdp_rest;              /* sdp is the rest instead (torchtitan's shard degree -1) */
+    uint32_t mbs;               /* samples per micro-batch per data-parallel rank; 0: 1 */
+    uint32_t n_micro;           /* micro-batches; 0: from global_batch, else pp */
+    uint32_t global_batch;      /* samples per iteration; 0: from n_micro */
+    uint32_t local_batch;       /* per data-parallel rank (torchtitan); 0: unset */
+    tsl_eval_ckpt_t ckpt;
+    uint32_t ckpt_per_stage;    /* > 0: full recompute of the first N Transformer layers
+                                   of every stage only (Megatron --recompute-method block) */
+    bool sp;                    /* sequence parallelism (needs tp > 1) */
+    uint8_t zero;               /* 0, 1 (distributed optimizer), 2; needs dp > 1 */
+    uint32_t interleave;        /* v model chunks per stage; 0/1 plain 1F1B */
+    uint32_t seq_len;           /* the configuration's sequence length; 0: unset */
+    uint32_t n_blocks;          /* Transformer layers it names (Megatron --num-layers); 0 unset */
+    /* the layer split, at most one of (none: balanced, as the search starts): */
+    bool even_blocks;           /* Transformer layers evenly over the stages (Megatron,
+                                   torchtitan), embedding first, head last */
+    uint32_t n_counts;          /* layers per stage (Tessel's layer indices), n_counts == pp */
+    uint32_t counts[TSL_PLAN_MAX_STAGES];
+    uint32_t first_blocks, last_blocks; /* Megatron's uneven first/last stage (0: even) */
+    uint32_t n_split_points;    /* torchtitan "layers.N": a stage starts at block N */
+    uint32_t split_points[TSL_PLAN_MAX_STAGES];
+    uint32_t vpp_blocks;        /* Megatron --num-layers-per-virtual-pipeline-stage */
+} tsl_eval_cfg_t;
+
+/* The plan cfg stands for on model m over n_devices (the layer split left
+ * unset, i.e. balanced, when cfg gives none). Fails naming the setting: degrees
+ * that do not multiply to a stage's devices, a batch that does not divide into
+ * micro-batches, a split that does not cover the layers, ... */
+int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t n_devices,
+                      tsl_plan_t *out, tsl_err_t *err);
+
+/* A Megatron-LM argument line ("--tensor-model-parallel-size 8 ..."; '#' starts
+ * a comment to the end of the line, so an `--export megatron` file reads as is).
+ * Model-shape arguments are ignored except --num-layers and --seq-length;
+ * unknown arguments are skipped. Fails naming the argument. */
+int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err);
+
+/* A torchtitan job TOML's [parallelism], [training] and [activation_checkpoint]
+ * keys (a small parser for that subset: sections, `key = value` with integers,
+ * strings, booleans and arrays of strings, '#' comments). Fails naming the key
+ * and line. */
+int tsl_eval_cfg_torchtitan(const char *toml, tsl_eval_cfg_t *out, tsl_err_t *err);
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * eval.c — a given plan's figures (eval.h): checks that it can run, naming
+ * what cannot, then costs it through the search's engine (search_eval.c) with
+ * the plan's strategies in place of the layer DP.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "eval.h"
+#include "partition.h"
+#include "pipesim.h"
+#include "search_internal.h"
+#include "sublayer.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* first[0..P] from the given split, or the search's starting partition. */
+static int layer_split(const tsl_model_t *m, const tsl_plan_t *g, uint32_t *first, tsl_err_t *err)
+{
+    uint32_t P = g->pp, L = m->n_layers;
+    bool given = false;
+    for (uint32_t s = 0; s < P; s++)
+        given |= g->stages[s].n_layers != 0 || g->stages[s].first_layer != 0;
+    if (!given) {
+        tsl_partition_by_flops(m, P, first);
+        return 0;
+    }
+    for (uint32_t s = 0; s < P; s++)
+        first[s] = g->stages[s].first_layer;
+    first[P] = L;
+    if (first[0] != 0)
+        return tsl_err_set(err, "eval: layer split: stage 0 must start at layer 0, not %u",
+                           first[0]);
+    for (uint32_t s = 0; s < P; s++) {
+        if (first[s + 1] <= first[s])
+            return tsl_err_set(err, "eval: layer split: stage %u has no layers (it starts at "
+                               "layer %u, the next stage at %u; the model has %u)", s,
+                               first[s], first[s + 1], L);
+        if (g->stages[s].n_layers && g->stages[s].n_layers != first[s + 1] - first[s])
+            return tsl_err_set(err, "eval: layer split: stage %u has %u layers but starts at %u "
+                               "and the next at %u", s, g->stages[s].n_layers, first[s],
+                               first[s + 1]);
+    }
+    return 0;
+}
+
+/* One layer's strategy on a stage block of G devices with micro-batch Bm. */
+static int check_layer(const tsl_model_t *m, const tsl_cluster_t *c, uint32_t i, uint32_t stage,
+                       uint32_t G, const tsl_strategy_t *st, uint32_t Bm, tsl_err_t *err)
+{
+    char name[64];
+    tsl_strategy_format(st, name, sizeof name);
+    uint32_t n = tsl_strategy_group_size(st), w = tsl_strategy_data_width(st);
+    if (n != G)
+        return tsl_err_set(err, "eval: layer %u (%s): its degrees multiply to %u devices, but "
+                           "stage %u has %u (devices / pp)", i, name, n, stage, G);
+    if (Bm % w != 0)
+        return tsl_err_set(err, "eval: layer %u (%s): micro-batch %u does not divide by its data "
+                           "width %u (DP x SDP)", i, name, Bm, w);
+    tsl_cost_env_t env;
+    tsl_layer_cost_t lc;
+    if (tsl_cost_env_init(&env, c, stage * G, G, err) != 0)
+        return -1;
+    tsl_cost_layer(&env, &m->layers[i], st, NULL, w, &lc);
+    if (!lc.feasible) {
+        const tsl_layer_t *l = &m->layers[i];
+        return tsl_err_set(err, "eval: layer %u (%s): TP degree %u does not divide its %u heads, "
+                           "%u K/V heads or FFN width %u", i, name,
+                           tsl_strategy_degree(st, TSL_DIM_TP), l->heads,
+                           l->kv_heads ? l->kv_heads : l->heads, l->ffn_hidden);
+    }
+    return 0;
+}
+
+static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_plan_t *g,
+                      const uint32_t *first, tsl_err_t *err)
+{
+    uint32_t P = g->pp, G = c->n_devices / P, v = g->interleave > 1 ? g->interleave : 1;
+    if (g->micro_batch == 0 || g->n_micro == 0)
+        return tsl_err_set(err, "eval: micro-batch size and count must be at least 1");
+    for (uint32_t s = 0; s < P; s++) {
+        for (uint32_t i = first[s]; i < first[s + 1]; i++)
+            if (check_layer(m, c, i, s, G, &g->layer[i], g->micro_batch, err) != 0)
+                return -1;
+        if (v > 1 && first[s + 1] - first[s] < v)
+            return tsl_err_set(err, "eval: interleave %u: stage %u has %u layers, fewer than "
+                               "its %u model chunks", v, s, first[s + 1] - first[s], v);
+    }
+    if (v > 1 && (P < 2 || g->n_micro % P != 0))
+        return tsl_err_set(err, "eval: interleave %u needs pp >= 2 and a micro-batch count "
+                           "divisible by pp (%u micro-batches, pp %u)", v, g->n_micro, P);
+    if (v > 1 && (uint64_t)g->n_micro * v > TSL_PIPESIM_MAX_MICRO)
+        return tsl_err_set(err, "eval: interleave %u x %u micro-batches exceeds %u", v,
+                           g->n_micro, TSL_PIPESIM_MAX_MICRO);
+    return 0;
+}
+
+/* Costs the checked plan and holds each stage to its budget. */
+static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                     const tsl_plan_t *g, const uint32_t *first, tsl_plan_t *out, tsl_err_t *err)
+{
+    tsl_space_t space = {.label = g->label[0] ? g->label : "given"};
+    tsl_engine_t e;
+    uint32_t *choice = calloc(m->n_layers, sizeof(*choice));
+    int rc = -1;
+    if (choice == NULL) {
+        tsl_err_setc(err, TSL_E_NOMEM, "eval: out of memory");
+        goto out_nofree;
+    }
+    if (tsl_engine_init_given(&e, m, c, r, &space, g->pp, g->layer, choice, err) != 0)
+        goto out;
+    e.node_order = g->n_nodes ? g->node_order : NULL;
+    tsl_plan_init(out);
+    tsl_engine_eval_given(&e, g->micro_batch * g->n_micro, g->pp, g->n_micro, g->interleave,
+                          first, choice, out);
+    if (!out->valid) {
+        tsl_err_setc(err, TSL_E_INTERNAL, "eval: the plan passed the checks but has no finite "
+                     "iteration time");
+        goto out;
+    }
+    out->sublayer = g->sublayer;
+    tsl_search_simulate(out, !r->no_slicer);
+    rc = 0;
+    for (uint32_t s = 0; s < out->pp && rc == 0; s++) {
+        const tsl_plan_stage_t *st = &out->stages[s];
+        uint64_t budget = tsl_engine_stage_budget(&e, st->first_device, st->n_devices);
+        if (st->peak_bytes > budget)
+            rc = tsl_err_setc(err, TSL_E_NOFIT, "eval: stage %u (layers %u-%u) needs %.2f GiB "
+                              "per device, over its %.2f GiB budget", s, st->first_layer,
+                              st->first_layer + st->n_layers - 1, st->peak_bytes / GIB,
+                              budget / GIB);
+    }
+out:
+    tsl_engine_free(&e);
+    free(choice);
+out_nofree:
+    return rc;
+}
+
+static int eval_on(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                   const tsl_plan_t *g, tsl_plan_t *out, tsl_err_t *err)
+{
+    uint32_t P = g->pp, first[TSL_PLAN_MAX_STAGES + 1];
+    if (P == 0 || P > TSL_PLAN_MAX_STAGES || c->n_devices % P != 0 || P > m->n_layers)
+        return tsl_err_set(err, "eval: pp %u: must divide the %u devices and be at most the %u "
+                           "layers (and %u)", P, c->n_devices, m->n_layers, TSL_PLAN_MAX_STAGES);
+    if (g->n_layers && g->n_layers != m->n_layers)
+        return tsl_err_set(err, "eval: the plan has %u layers, the model %u%s", g->n_layers,
+                           m->n_layers, g->sublayer ? " (split into attention/FFN blocks)" : "");
+    if (layer_split(m, g, first, err) != 0 || check_plan(m, c, g, first, err) != 0)
+        return -1;
+    return cost_plan(m, c, r, g, first, out, err);
+}
+
+int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                  const tsl_plan_t *given, tsl_plan_t *out, tsl_err_t *err)
+{
+    tsl_plan_init(out);
+    if (given->memopt)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED, "eval: memory-switch (H3T) plans are not "
+                            "evaluated");
+    tsl_sublayer_model_t sm = {0};
+    tsl_cluster_t pc = {0};
+    const tsl_model_t *em = m;
+    const tsl_cluster_t *ec = c;
+    int rc = -1;
+    if (given->sublayer) {
+        if (tsl_sublayer_split(m, &sm, err) != 0)
+            goto out;
+        em = &sm.model;
+    }
+    if (given->n_nodes) {
+        if (given->n_nodes != c->n_nodes) {
+            tsl_err_set(err, "eval: node_order names %u nodes, the cluster has %u",
+                        given->n_nodes, c->n_nodes);
+            goto out;
+        }
+        if (tsl_cluster_permute(c, given->node_order, &pc, err) != 0)
+            goto out;
+        ec = &pc;
+    }
+    rc = eval_on(em, ec, r, given, out, err);
+out:
+    if (given->n_nodes && ec == &pc)
+        tsl_cluster_free(&pc);
+    tsl_sublayer_free(&sm);
+    return rc;
+}
+
+static bool same_stage(const tsl_plan_stage_t *a, const tsl_plan_stage_t *b)
+{
+    return a->first_layer == b->first_layer && a->n_layers == b->n_layers &&
+           a->first_device == b->first_device && a->n_devices == b->n_devices &&
+           a->inflight == b->inflight && a->fwd_s == b->fwd_s && a->time_s == b->time_s &&
+           a->time_nosync_s == b->time_nosync_s && a->p2p_s == b->p2p_s &&
+           a->ms_bytes == b->ms_bytes && a->act_bytes == b->act_bytes &&
+           a->peak_bytes == b->peak_bytes;
+}
+
+bool tsl_eval_same_figures(const tsl_plan_t *a, const tsl_plan_t *b)
+{
+    if (a->pp != b->pp || a->global_batch != b->global_batch || a->n_micro != b->n_micro ||
+        a->iter_time_s != b->iter_time_s || a->samples_per_s != b->samples_per_s ||
+        a->tokens_per_s != b->tokens_per_s || a->peak_bytes != b->peak_bytes ||
+        a->sim_iter_time_s != b->sim_iter_time_s || a->n_sliced != b->n_sliced ||
+        a->sliced_iter_time_s != b->sliced_iter_time_s || a->alpha_t != b->alpha_t ||
+        a->alpha_m != b->alpha_m)
+        return false;
+    for (uint32_t s = 0; s < a->pp; s++)
+        if (!same_stage(&a->stages[s], &b->stages[s]))
+            return false;
+    return true;
+}

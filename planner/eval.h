@@ -1,0 +1,47 @@
+/*
+ * eval.h — the cost of a GIVEN plan, without searching (issue 9, "Evaluate a
+ * given plan").
+ *
+ * The plan is read from a tsl_plan_t holding what a person decides: the
+ * pipeline degree pp, the layer split (stages[s].first_layer; every
+ * stages[s].n_layers 0 means "balanced": the search's starting partition,
+ * tsl_partition_by_flops), each layer's strategy layer[0..L), micro_batch and
+ * n_micro (global batch = their product), interleave v (0 or 1: plain 1F1B),
+ * sublayer (layers are tsl_sublayer_split()'s blocks) and node_order/n_nodes
+ * (placement on a heterogeneous cluster). The figures come from the search's
+ * own costing (search_eval.c, tsl_engine_eval_given): the result is filled
+ * exactly as the search fills a plan — stage times, Eq. 9 iteration time,
+ * throughput, per-stage peak memory and budget, the 1F1B simulator's time — so
+ * evaluating the search's best plan reproduces its figures.
+ *
+ * Units: seconds, bytes, samples (plan.h).
+ */
+#ifndef TSL_EVAL_H
+#define TSL_EVAL_H
+
+#include "plan.h"
+#include "search.h"
+
+/*
+ * Costs `given` on model m and cluster c under the request's memory budget
+ * (r->mem_budget_bytes, 0: the smallest device's) and slicer switch into out.
+ * Returns 0, or -1 with err:
+ *   TSL_E_INVALID  naming what cannot run: pp not dividing the devices, a layer
+ *                  split that does not cover the layers, a layer whose degrees
+ *                  do not multiply to its stage's devices, a TP degree that does
+ *                  not divide a layer's heads / K/V heads / FFN width (the layer
+ *                  and the degree), a micro-batch not divisible by a layer's
+ *                  data width, an interleave the schedule cannot run;
+ *   TSL_E_NOFIT    a stage's peak above its budget (the stage, its peak and the
+ *                  budget); out then holds the figures all the same;
+ *   TSL_E_UNSUPPORTED a memory-switch (H3T) plan.
+ */
+int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                  const tsl_plan_t *given, tsl_plan_t *out, tsl_err_t *err);
+
+/* The figures of two plans agree (iteration, simulated and sliced times,
+ * throughput, per-stage times and bytes): what eval(search best) == search best
+ * means. Labels and search bookkeeping are not compared. */
+bool tsl_eval_same_figures(const tsl_plan_t *a, const tsl_plan_t *b);
+
+#endif

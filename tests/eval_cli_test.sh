@@ -1,0 +1,83 @@
+#!/bin/bash
+# `tesselctl eval` as a user drives it: a given plan's figures beside the search's,
+# the search's own plan given back (same figures), Megatron-LM and torchtitan
+# configurations, and plans that cannot run refused with the reason (exit 2).
+set -u
+ctl="$1"
+pass=0
+fail=0
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+out="$dir/out"
+err="$dir/err"
+
+# ok, bad, expect STATUS PATTERN ARGS...
+# shellcheck source=cli_lib.sh
+source "$(dirname "$0")/cli_lib.sh"
+
+m345="--model GPT2-345M --cluster 8xA100-80G"
+
+# flags: the table and the comparison with the search
+expect 0 "" eval $m345 --tp 2 --pp 2 --batch 32 --ckpt full
+grep -q "predicted:" "$out" && grep -q "tp2-dp2+ckpt" "$out" && grep -q "given/search throughput" "$out" &&
+    ok || bad "eval output lacks the prediction, strategy or comparison: $(cat "$out")"
+
+# the search's best plan given back: the same figures, ratio 1
+expect 0 "" plan --local $m345 --batch 32 --no-baselines --json
+cp "$out" "$dir/plan.json"
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/plan.json" --json
+if python3 - "$dir/plan.json" "$out" <<'PY'; then ok; else bad "eval of the search's plan differs"; fi
+import json, sys
+s = json.load(open(sys.argv[1]))["plan"]
+d = json.load(open(sys.argv[2]))
+e = d["plan"]
+for k in ("iter_time_s", "samples_per_s", "peak_bytes", "pp", "n_micro", "global_batch"):
+    assert e[k] == s[k], (k, e[k], s[k])
+for a, b in zip(e["stages"], s["stages"]):
+    for k in ("time_s", "peak_bytes", "first_layer", "n_layers"):
+        assert a[k] == b[k], (k, a[k], b[k])
+assert d["ratio"] == 1.0, d["ratio"]
+PY
+
+# --no-search: no comparison; --strategy for every layer
+expect 0 "" eval $m345 --strategy tp2-dp4+sp+zero1+ckpt --mbs 2 --micro 4 --no-search --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "search" not in d; assert d["plan"]["global_batch"] == 32' "$out" &&
+    ok || bad "--no-search --json: $(cat "$out")"
+
+# Megatron-LM arguments and a torchtitan TOML
+expect 0 "" eval --model GPT2-345M --cluster 4x8xA100-80G:ib200 --no-search --megatron-args \
+    "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 512 --recompute-granularity full --sequence-parallel --use-distributed-optimizer"
+grep -q "2 stages; global batch 512 = 256 micro-batches of 2" "$out" && grep -q "tp8-dp2+sp+zero1+ckpt" "$out" &&
+    ok || bad "megatron args: $(cat "$out")"
+cat >"$dir/job.toml" <<'TOML'
+[training]
+local_batch_size = 8
+global_batch_size = 64
+seq_len = 1024
+
+[parallelism]
+tensor_parallel_degree = 2
+data_parallel_shard_degree = -1  # the rest: 4
+pipeline_parallel_degree = 1
+
+[activation_checkpoint]
+mode = "full"
+TOML
+expect 0 "" eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search
+grep -q "global batch 64 = 2 micro-batches of 32" "$out" && grep -q "tp2-sdp4+ckpt" "$out" &&
+    ok || bad "torchtitan: $(cat "$out")"
+printf '[parallelism]\ntensor_parallel_degree = two\n' >"$dir/bad.toml"
+expect 2 "tensor_parallel_degree" eval $m345 --torchtitan "$dir/bad.toml"
+
+# plans that cannot run: the reason, exit 2
+expect 2 "TP degree 3 does not divide its 16 heads" eval --model GPT2-345M --cluster 6xA100-80G --tp 3
+expect 2 "stage 0 (layers 0-25) needs" eval --model GPT2-1.3B --cluster 1xA100-80G --memory 8G --batch 8
+expect 2 "does not divide a stage's 8 devices" eval $m345 --tp 3
+expect 2 "global batch 30 does not divide" eval $m345 --tp 2 --mbs 4 --batch 30
+expect 2 "pp: 3 does not divide" eval $m345 --pp 3
+expect 2 "add up to 20" eval $m345 --pp 2 --layers-per-stage 10,10
+expect 2 "one way" eval $m345 --tp 2 --plan "$dir/plan.json"
+expect 2 "ckpt" eval $m345 --ckpt some
+
+echo "eval cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
