@@ -23,8 +23,10 @@ static uint64_t u64(const json_t *o, const char *key)
     const json_t *v = json_object_get(o, key);
     if (json_is_integer(v))
         return json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+    /* a foreign or hand-edited document may hold any double: clamp before the
+     * cast, which is undefined outside [0, 2^64) (tests/fuzz/corpus/plan_json) */
     double d = json_number_value(v);
-    return d > 0 ? (uint64_t)d : 0;
+    return d >= 18446744073709551616.0 ? UINT64_MAX : d > 0 ? (uint64_t)d : 0;
 }
 
 static uint32_t u32(const json_t *o, const char *key)
