@@ -14,7 +14,7 @@
 #include "remote.h"
 
 static const char plan_usage_head[] =
-    "usage: tesselctl plan (--model NAME | --hf-config PATH) [--seq-len N]\n"
+    "usage: tesselctl plan (--model NAME | --hf-config PATH|DIR|-) [--seq-len N]\n"
     "                      --cluster SPEC|FILE.json [--batch N | --sweep]\n"
     "                      [SEARCH OPTIONS] [--local] [--force] [--json]\n"
     "\n"
@@ -24,7 +24,8 @@ static const char plan_usage_head[] =
     "DeepSpeed 3D, DP+TP and DP+PP under the same memory budget.\n"
     "\n"
     "  --model NAME        a built-in preset (tesselctl models), e.g. GPT3-15B\n"
-    "  --hf-config PATH    a HuggingFace config.json (GPT-2, BERT, T5, ViT, Llama-style)\n"
+    "  --hf-config PATH    a HuggingFace config.json (GPT-2, BERT, T5, ViT, Llama-style),\n"
+    "                      a model directory holding one, or - for standard input\n"
     "  --seq-len N         sequence length (default: the preset's; for --hf-config the\n"
     "                      config's window, at most 4096 unless given)\n"
     "  --cluster SPEC      [NODESx]GPUSxTYPE[:LINK], e.g. 8xA100-80G, 2x8xA100-40G:ib100,\n"
