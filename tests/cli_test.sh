@@ -164,6 +164,18 @@ done
 expect 2 "target: 'colossal' is not one of" plan --local --model GPT2-345M --cluster 8xA100-80G --target colossal
 expect 4 "megatron" plan --local --model T5-Large-32 --cluster 8xA100-80G --target megatron
 
+# --galvatron-profile: Galvatron's own profiles (skipped without ../shared)
+gdir="$(dirname "$0")/../../shared/fixtures/galvatron/llama2-7b"
+if [ -d "$gdir" ]; then
+    expect 0 "" plan --local --model Llama2-7B --seq-len 2048 --cluster 8xA100-80G --batch 16 \
+        --memory 36G --no-baselines --galvatron-profile "$gdir"
+    grep -q "^figures: compute measured (galvatron-profile " "$out" && ok ||
+        bad "--galvatron-profile: the figures line: $(tail -1 "$out")"
+else
+    echo "skip --galvatron-profile: $gdir is absent"
+fi
+expect 2 "local only" plan --model GPT2-345M --cluster 8xA100-80G --galvatron-profile /tmp
+
 # --hf-config DIR (DIR/config.json) and - (standard input)
 hfdir=$(mktemp -d)
 mkdir "$hfdir/tiny-llama" "$hfdir/empty"
