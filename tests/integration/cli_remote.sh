@@ -30,18 +30,8 @@ daemon_pid=
 tcp_pid=
 failures=0
 
-stop_pid() { # PID — SIGTERM, a bounded wait, then SIGKILL
-    [ -n "$1" ] || return 0
-    if kill -0 "$1" 2>/dev/null; then
-        kill -TERM "$1" 2>/dev/null
-        for _ in $(seq 1 100); do
-            kill -0 "$1" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$1" 2>/dev/null
-    fi
-    wait "$1" 2>/dev/null
-}
+# shellcheck source=proc.sh
+. "$(dirname "$0")/proc.sh"   # stop_pid
 
 cleanup() {
     stop_pid "$daemon_pid"

@@ -29,18 +29,8 @@ WTOKEN=wr-worker-5e33f0
 failures=0
 pids=()
 
-stop_pid() { # PID — SIGTERM, a bounded wait, then SIGKILL
-    [ -n "$1" ] || return 0
-    if kill -0 "$1" 2>/dev/null; then
-        kill -TERM "$1" 2>/dev/null
-        for _ in $(seq 1 100); do
-            kill -0 "$1" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$1" 2>/dev/null
-    fi
-    wait "$1" 2>/dev/null
-}
+# shellcheck source=proc.sh
+. "$(dirname "$0")/proc.sh"   # stop_pid
 
 cleanup() {
     for p in "${pids[@]}"; do stop_pid "$p"; done
