@@ -100,28 +100,47 @@ static void test_property(void)
     free(res);
 }
 
+/* A preset on 1x8xA100-40G, for the fixed cases below. */
+typedef struct fixture {
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_search_result_t *res;
+    tsl_request_t r;
+} fixture_t;
+
+static void fixture_init(fixture_t *f, const char *preset)
+{
+    memset(f, 0, sizeof(*f));
+    CHECK(tsl_model_preset(preset, &f->m, NULL) == 0, "preset %s", preset);
+    CHECK(tsl_cluster_parse_spec(&f->c, "1x8xA100-40G", NULL) == 0, "cluster");
+    f->res = malloc(sizeof(*f->res));
+    tsl_request_init(&f->r);
+}
+
+static void fixture_free(fixture_t *f)
+{
+    free(f->res);
+    tsl_cluster_free(&f->c);
+    tsl_model_free(&f->m);
+}
+
 /* Tessel's unrestricted answer on BERT-Huge-32 mixes what Megatron-LM cannot
  * run; the target's answer runs, and the predicate says why the other does not. */
 static void test_refusal_matches_export(void)
 {
-    tsl_model_t m = {0};
-    tsl_cluster_t c = {0};
-    CHECK(tsl_model_preset("BERT-Huge-32", &m, NULL) == 0, "preset");
-    CHECK(tsl_cluster_parse_spec(&c, "1x8xA100-40G", NULL) == 0, "cluster");
-    tsl_search_result_t *res = malloc(sizeof(*res));
-    tsl_request_t r;
-    tsl_request_init(&r);
-    r.global_batch = 64;
-    r.mem_budget_bytes = 8ull << 30;
-    r.no_baselines = true;
-    CHECK(tsl_search(&m, &c, &r, NULL, res, NULL) == TSL_SEARCH_OK, "unrestricted");
+    fixture_t f;
+    fixture_init(&f, "BERT-Huge-32");
+    f.r.global_batch = 64;
+    f.r.mem_budget_bytes = 8ull << 30;
+    f.r.no_baselines = true;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, NULL) == TSL_SEARCH_OK, "unrestricted");
     tsl_target_view_t *v = malloc(sizeof(*v));
     for (uint32_t t = 1; t < TSL_TARGET_COUNT; t++) {
         tsl_err_t a = {0}, b = {0};
         char *text = NULL;
         size_t len;
-        int pred = tsl_target_check(t, &res->best, &m, v, &a);
-        int exp = tsl_export((tsl_export_format_t)(t - 1), &res->best, &m, &text, &len, &b);
+        int pred = tsl_target_check(t, &f.res->best, &f.m, v, &a);
+        int exp = tsl_export((tsl_export_format_t)(t - 1), &f.res->best, &f.m, &text, &len, &b);
         free(text);
         CHECK(pred == exp && strcmp(a.msg, b.msg) == 0,
               "%s: the predicate (%d, %s) and the export (%d, %s) agree", tsl_target_name(t),
@@ -133,31 +152,22 @@ static void test_refusal_matches_export(void)
     CHECK(tsl_target_parse("colossal", &t, &err) != 0 && strstr(err.msg, "torchtitan"),
           "unknown stack: %s", err.msg);
     free(v);
-    free(res);
-    tsl_cluster_free(&c);
-    tsl_model_free(&m);
+    fixture_free(&f);
 }
 
 static void test_model_refused(void)
 {
-    tsl_model_t m = {0};
-    tsl_cluster_t c = {0};
-    CHECK(tsl_model_preset("T5-Large-32", &m, NULL) == 0, "preset");
-    CHECK(tsl_cluster_parse_spec(&c, "1x8xA100-40G", NULL) == 0, "cluster");
-    tsl_search_result_t *res = malloc(sizeof(*res));
-    tsl_request_t r;
-    tsl_request_init(&r);
-    r.target = TSL_TARGET_MEGATRON;
+    fixture_t f;
+    fixture_init(&f, "T5-Large-32");
+    f.r.target = TSL_TARGET_MEGATRON;
     tsl_err_t err = {0};
-    CHECK(tsl_search(&m, &c, &r, NULL, res, &err) == TSL_SEARCH_ERR &&
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_ERR &&
               tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "megatron"),
           "T5 for megatron is refused before searching: %s", err.msg);
-    r.target = TSL_TARGET_COUNT;
-    CHECK(tsl_search(&m, &c, &r, NULL, res, &err) == TSL_SEARCH_ERR &&
+    f.r.target = TSL_TARGET_COUNT;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_ERR &&
               strstr(err.msg, "target"), "an unknown target value: %s", err.msg);
-    free(res);
-    tsl_cluster_free(&c);
-    tsl_model_free(&m);
+    fixture_free(&f);
 }
 
 int main(void)
