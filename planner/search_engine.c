@@ -176,8 +176,11 @@ static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, double lo, doub
         if (fit < 0)
             return 0;
         last = B;
-        if (fit == 0 && (rs->best->valid || e->saw_divisible))
-            return last;   /* memory is exhausted: larger batches only need more */
+        /* memory is exhausted: larger batches only need more. In a stack's space a
+         * batch may divide and still fit nothing the stack runs (DeepSpeed: TP but
+         * no stages), so there only a plan found before ends the doubling. */
+        if (fit == 0 && (rs->best->valid || (e->saw_divisible && !e->space->target)))
+            return last;
         if (fit == 0)
             continue;   /* nothing divided yet: small batches may not split across devices */
         stale = rs->best->samples_per_s > best_seen * (1 + 1e-9) ? 0 : stale + 1;

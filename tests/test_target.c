@@ -170,10 +170,30 @@ static void test_model_refused(void)
     fixture_free(&f);
 }
 
+/* GPT3-15B on 32 GPUs for DeepSpeed: at batch 1 only TP splits the batch, and
+ * DeepSpeed runs TP without stages only, where it does not fit; the sweep goes
+ * on to the batches DeepSpeed runs instead of calling memory exhausted. */
+static void test_sweep_past_refused_batches(void)
+{
+    fixture_t f;
+    fixture_init(&f, "GPT3-15B");
+    tsl_cluster_free(&f.c);
+    CHECK(tsl_cluster_parse_spec(&f.c, "4x8xA100-80G:ib400", NULL) == 0, "cluster");
+    f.r.target = TSL_TARGET_DEEPSPEED;
+    f.r.max_batch = 64;
+    f.r.no_baselines = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK &&
+              f.res->best.global_batch >= 32,
+          "deepspeed: a plan at batch %u: %s", f.res->best.global_batch, err.msg);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     test_property();
     test_refusal_matches_export();
     test_model_refused();
+    test_sweep_past_refused_batches();
     return CHECK_DONE();
 }
