@@ -240,6 +240,9 @@ int tsl_plan_proto_from_json(const char *result_json, tsl_arena_t *a, Tessel__V1
     p->configs = u64(stats, "configs");
     p->batches_tried = u32(stats, "batches_tried");
     p->best = figures(a, json_object_get(doc, "plan"), "tessel", "");
+    const json_t *target = json_object_get(doc, "target");
+    p->unrestricted_samples_per_s = num(target, "unrestricted_samples_per_s");
+    p->unrestricted_iter_time_s = num(target, "unrestricted_iter_time_s");
     if (!p->fingerprint || !p->model_name || !p->cluster_description || !p->best ||
         fill_lists(a, doc, p) != 0 || fill_request(a, json_object_get(doc, "request"), p) != 0)
         goto out;
@@ -435,6 +438,15 @@ json_t *tsl_plan_proto_to_json(const Tessel__V1__Plan *p)
     json_object_set_new(doc, "cached", json_boolean(p->cached));
     json_object_set_new(doc, "stale", json_boolean(p->stale));
     json_object_set_new(doc, "created_unix", json_integer((json_int_t)p->created_unix));
+    tsl_request_t req;
+    tsl_request_init(&req);
+    if (p->request)
+        tsl_request_from_proto(&p->request->base, &req);
+    json_t *target = tsl_target_cost_json(req.target, p->best ? p->best->samples_per_s : 0,
+                                          p->unrestricted_samples_per_s,
+                                          p->unrestricted_iter_time_s);
+    if (target != NULL)
+        json_object_set_new(doc, "target", target);
     return doc;
 }
 

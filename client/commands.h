@@ -44,6 +44,7 @@ typedef struct tsl_plan_opts {
     const char *export_format; /* --export FORMAT: print the plan as that stack takes it */
     const char *trace;       /* --trace FILE: the simulated 1F1B timeline (Chrome trace) */
     const char *profile;     /* --profile FILE: measured figures (local mode; issue 8) */
+    const char *galvatron_profile; /* --galvatron-profile DIR: Galvatron's profiles (local) */
 } tsl_plan_opts_t;
 
 /* `tesselctl plan ...` (client/plan_opts.c): parses the options, then runs the

@@ -15,6 +15,7 @@
 #include "cluster_json.h"
 #include "commands.h"
 #include "export.h"
+#include "galvatron_profile.h"
 #include "hf_config.h"
 #include "plan_json.h"
 #include "progress.h"
@@ -245,6 +246,10 @@ int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
     char line[512];
     if (po->profile != NULL && (tsl_profile_json_load(po->profile, &prof, &err) != 0 ||
                                 tsl_profile_attach(&c, prof, &use, &err) != 0))
+        goto fail;
+    if (po->galvatron_profile != NULL &&
+        (tsl_galvatron_profile_load(po->galvatron_profile, &m, &c, &prof, &err) != 0 ||
+         tsl_profile_attach(&c, prof, &use, &err) != 0))
         goto fail;
     tsl_profile_describe(prof, &use, line, sizeof(line));
     figures = figures_json(prof, &use, line);

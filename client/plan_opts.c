@@ -14,7 +14,7 @@
 #include "remote.h"
 
 static const char plan_usage_head[] =
-    "usage: tesselctl plan (--model NAME | --hf-config PATH) [--seq-len N]\n"
+    "usage: tesselctl plan (--model NAME | --hf-config PATH|DIR|-) [--seq-len N]\n"
     "                      --cluster SPEC|FILE.json [--batch N | --sweep]\n"
     "                      [SEARCH OPTIONS] [--local] [--force] [--json]\n"
     "\n"
@@ -24,7 +24,8 @@ static const char plan_usage_head[] =
     "DeepSpeed 3D, DP+TP and DP+PP under the same memory budget.\n"
     "\n"
     "  --model NAME        a built-in preset (tesselctl models), e.g. GPT3-15B\n"
-    "  --hf-config PATH    a HuggingFace config.json (GPT-2, BERT, T5, ViT, Llama-style)\n"
+    "  --hf-config PATH    a HuggingFace config.json (GPT-2, BERT, T5, ViT, Llama-style),\n"
+    "                      a model directory holding one, or - for standard input\n"
     "  --seq-len N         sequence length (default: the preset's; for --hf-config the\n"
     "                      config's window, at most 4096 unless given)\n"
     "  --cluster SPEC      [NODESx]GPUSxTYPE[:LINK], e.g. 8xA100-80G, 2x8xA100-40G:ib100,\n"
@@ -41,6 +42,9 @@ static const char plan_usage_tail[] =
     "  --local             run the planner in this process instead of tesseld\n"
     "  --profile FILE      with --local: plan on a measured profile (tessel-worker profile\n"
     "                      --json, docs/profile-format.md) instead of built-in figures\n"
+    "  --galvatron-profile DIR  with --local: plan on Galvatron's profiles in DIR\n"
+    "                      (computation_profiling_*.json; allreduce_bandwidth_*.json and\n"
+    "                      overlap_coefficient.json there or in DIR/../hardware)\n"
     "  --timeout S         give up after S seconds (remote and --local alike; exit 5)\n"
     "  --force             ignore tesseld's cached plan and search again\n"
     "  --json              print the plan document as JSON (docs/plan-format.md)\n"
@@ -74,7 +78,7 @@ static const req_opt_t req_opts[] = {
 /* getopt ids: the other options, then OPT_REQ + the request field's index. */
 enum {
     OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER, OPT_SWEEP, OPT_LOCAL, OPT_FORCE,
-    OPT_EXPORT, OPT_TRACE, OPT_NODES, OPT_PROFILE,
+    OPT_EXPORT, OPT_TRACE, OPT_NODES, OPT_PROFILE, OPT_GALVATRON,
     OPT_REQ = 0x200,
 };
 
@@ -85,6 +89,7 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
     case TSL_REQUEST_KIND_BOOL: *(bool *)field = true; return 0;
     case TSL_REQUEST_KIND_UINT: return tsl_parse_u32(o->flag, arg, o->min, o->max, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_BYTES: return tsl_parse_bytes(o->flag, arg, (uint64_t *)field, err);
+    case TSL_REQUEST_KIND_TARGET: return tsl_target_parse(arg, (uint32_t *)field, err);
     }
     return 1;
 }
@@ -106,6 +111,7 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_TRACE: po->trace = optarg; return 0;
     case OPT_NODES: po->nodes = optarg; return 0;
     case OPT_PROFILE: po->profile = optarg; return 0;
+    case OPT_GALVATRON: po->galvatron_profile = optarg; return 0;
     default: return 1;
     }
 }
@@ -119,6 +125,7 @@ static const struct option fixed_long[] = {
     {"trace", required_argument, 0, OPT_TRACE},
     {"force", no_argument, 0, OPT_FORCE}, {"nodes", required_argument, 0, OPT_NODES},
     {"profile", required_argument, 0, OPT_PROFILE},
+    {"galvatron-profile", required_argument, 0, OPT_GALVATRON},
 };
 
 #define N_FIXED (sizeof fixed_long / sizeof fixed_long[0])
@@ -226,9 +233,14 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
                 po.export_format ? "export" : "trace");
         return TSL_EXIT_USAGE;
     }
-    if (po.profile != NULL && !po.local) {
-        fprintf(stderr, "tesselctl: --profile: works with --local only (tesseld's profiles come "
-                        "from its registered workers: --cluster registered)\n");
+    if ((po.profile != NULL || po.galvatron_profile != NULL) && !po.local) {
+        fprintf(stderr, "tesselctl: --%s: works with --local only (tesseld's profiles come "
+                        "from its registered workers: --cluster registered)\n",
+                po.profile ? "profile" : "galvatron-profile");
+        return TSL_EXIT_USAGE;
+    }
+    if (po.profile != NULL && po.galvatron_profile != NULL) {
+        fprintf(stderr, "tesselctl: plan: give --profile or --galvatron-profile, not both\n");
         return TSL_EXIT_USAGE;
     }
     if (po.nodes && !po.cluster)

@@ -167,6 +167,20 @@ static void print_alternatives(FILE *out, json_t *doc)
     }
 }
 
+/* "target megatron: X samples/s, 0.93× the unrestricted plan (Y samples/s)". */
+static void print_target(FILE *out, json_t *t)
+{
+    if (!json_is_object(t))
+        return;
+    fprintf(out, "\n  target %s: %.2f samples/s", str(t, "name"), num(t, "samples_per_s"));
+    if (num(t, "unrestricted_samples_per_s") > 0)
+        fprintf(out, ", %.2f\u00d7 the unrestricted plan (%.2f samples/s)",
+                num(t, "vs_unrestricted"), num(t, "unrestricted_samples_per_s"));
+    else
+        fputs(" (no unrestricted plan to compare with)", out);
+    fputc('\n', out);
+}
+
 void tsl_print_result(FILE *out, json_t *doc)
 {
     json_t *model = json_object_get(doc, "model"), *cluster = json_object_get(doc, "cluster");
@@ -186,6 +200,7 @@ void tsl_print_result(FILE *out, json_t *doc)
         return;
     }
     print_plan(out, plan, doc);
+    print_target(out, json_object_get(doc, "target"));
     print_baselines(out, doc, num(plan, "samples_per_s"));
     print_alternatives(out, doc);
     json_t *stats = json_object_get(doc, "stats");

@@ -47,10 +47,15 @@ static int request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req
     if (po->model && po->hf_config)
         return tsl_remote_fail(TSL_EXIT_USAGE, "model: give either --model or --hf-config, not both");
     if (po->hf_config) {
-        int rc = tsl_remote_read_file("--hf-config", po->hf_config, TSL_REMOTE_MAX_FILE_BYTES,
-                                      &req->hf_config_json);
+        char path[4096];
+        tsl_err_t err = {0};
+        if (tsl_hf_config_resolve(po->hf_config, path, sizeof path, &err) != 0)
+            return tsl_remote_fail(TSL_EXIT_USAGE, "--hf-config: %s", err.msg);
+        bool in = strcmp(path, "-") == 0;
+        int rc = tsl_remote_read_file("--hf-config", in ? "/dev/stdin" : path,
+                                      TSL_REMOTE_MAX_FILE_BYTES, &req->hf_config_json);
         req->model_case = TESSEL__V1__PLAN_REQUEST__MODEL_HF_CONFIG_JSON;
-        return rc == 0 ? name_hf_config(po->hf_config, &req->hf_config_json) : rc;
+        return rc == 0 && !in ? name_hf_config(path, &req->hf_config_json) : rc;
     }
     if (!po->model || !*po->model)
         return tsl_remote_fail(TSL_EXIT_USAGE, "model: missing; give --model NAME (see `tesselctl "

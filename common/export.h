@@ -33,7 +33,9 @@
 #include "err.h"
 #include "model.h"
 #include "plan.h"
+#include "target.h"
 
+/* In the order of tsl_target_t (target.h): format f is target f + 1. */
 typedef enum tsl_export_format {
     TSL_EXPORT_MEGATRON = 0,
     TSL_EXPORT_DEEPSPEED,
@@ -76,36 +78,11 @@ int tsl_export_stored(tsl_export_format_t f, const char *request_json, const cha
 
 /* ---- for the exporters (export_*.c) ------------------------------------------ */
 
-/* The plan in the source model's layers. */
-typedef struct tsl_export_view {
-    const tsl_plan_t *plan;
-    const tsl_model_t *model;
-    const char *target;                           /* "megatron", ... for messages */
-    uint32_t pp;
-    uint32_t stage_first[TSL_PLAN_MAX_STAGES];    /* source layer index */
-    uint32_t stage_count[TSL_PLAN_MAX_STAGES];    /* source layers */
-    uint32_t stage_blocks[TSL_PLAN_MAX_STAGES];   /* Transformer layers among them */
-    uint32_t n_blocks;                            /* Transformer layers: 1 .. n_blocks */
-    tsl_strategy_t layer[TSL_PLAN_MAX_LAYERS];    /* per source layer */
-} tsl_export_view_t;
-
-/* The whole model under one strategy (ckpt aside): what Megatron-LM, DeepSpeed
- * and torchtitan take. */
-typedef struct tsl_export_uniform {
-    tsl_strategy_t s;          /* layer 1's, ckpt cleared */
-    uint32_t tp, dp, sdp;      /* degrees, 1 when unused */
-    uint32_t stage_devices;    /* devices per stage */
-    uint32_t micro_per_rank;   /* samples per micro-batch per data-parallel rank */
-    uint32_t ckpt_blocks;      /* Transformer layers with CKPT */
-} tsl_export_uniform_t;
-
-int tsl_export_view_init(tsl_export_view_t *v, const char *target, const tsl_plan_t *p,
-                         const tsl_model_t *m, tsl_err_t *err);
-int tsl_export_uniform(const tsl_export_view_t *v, tsl_export_uniform_t *u, tsl_err_t *err);
-/* "embedding", "Transformer layer", "head": what source layer i is, for messages. */
-const char *tsl_export_layer_kind(const tsl_export_view_t *v, uint32_t layer);
-/* The strategy as text, without CKPT ("tp2-dp4"), into buf[64]. */
-const char *tsl_export_strategy_str(const tsl_strategy_t *s, char buf[64]);
+/* The view and the shared rules live in planner/target.h: tsl_export() checks
+ * the plan with tsl_target_check (the same predicate `plan --target` searches
+ * under) before a writer runs, so the writers only write. */
+typedef tsl_target_view_t tsl_export_view_t;
+typedef tsl_target_uniform_t tsl_export_uniform_t;
 
 int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
 int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);

@@ -2,7 +2,7 @@
  * export_torchtitan.c — a plan as a torchtitan job TOML ([training],
  * [parallelism], [activation_checkpoint]; torchtitan's config_manager names).
  *
- * torchtitan's space: one strategy for the whole model on its device mesh
+ * torchtitan's space (planner/target_rules.c; tsl_export checks it first): one strategy for the whole model on its device mesh
  * [pp, dp_replicate, dp_shard, tp] (tp innermost, on consecutive GPUs, then the
  * FSDP shard group, then the replicas); pipeline stages cut before a Transformer
  * block ("layers.N"), with the embedding in the first stage and the norm and
@@ -10,34 +10,10 @@
  */
 #include "export.h"
 
-/* Strides as torchtitan's mesh lays them out: tp 1, dp_shard tp, dp_replicate tp·sdp. */
-static int check_mesh(const tsl_export_view_t *v, const tsl_export_uniform_t *u, tsl_err_t *err)
-{
-    char b[64];
-    if ((u->tp > 1 && tsl_strategy_stride(&u->s, TSL_DIM_TP) != 1) ||
-        (u->sdp > 1 && tsl_strategy_stride(&u->s, TSL_DIM_SDP) != u->tp) ||
-        (u->dp > 1 && tsl_strategy_stride(&u->s, TSL_DIM_DP) != u->tp * u->sdp))
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "torchtitan: %s orders its dimensions otherwise than torchtitan's "
-                            "mesh (tp innermost, then dp_shard, then dp_replicate)",
-                            tsl_export_strategy_str(&u->s, b));
-    if (u->ckpt_blocks && u->ckpt_blocks != v->n_blocks)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "torchtitan: %u of %u Transformer layers are checkpointed; Tessel "
-                            "exports [activation_checkpoint] mode full or none",
-                            u->ckpt_blocks, v->n_blocks);
-    for (uint32_t s = 1; s < v->pp; s++)
-        if (v->stage_first[s] > v->n_blocks)
-            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                                "torchtitan: stage %u holds the output head alone; split points "
-                                "are Transformer blocks", s);
-    return 0;
-}
-
 int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
 {
     tsl_export_uniform_t u;
-    if (tsl_export_uniform(v, &u, err) != 0 || check_mesh(v, &u, err) != 0)
+    if (tsl_target_uniform(v, &u, err) != 0)
         return -1;
     const tsl_plan_t *p = v->plan;
     /* Pipelined: the rank's batch is cut into micro-batches; otherwise the

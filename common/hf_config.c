@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define SUPPORTED "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2, gpt_neox, falcon, phi"
 
@@ -567,22 +568,48 @@ const char *tsl_hf_config_path_name(const char *path, char *buf, size_t len)
     return name_from_path(path, buf, len);
 }
 
-int tsl_hf_config_load(const char *path, uint32_t seq_len_override, tsl_model_t *out,
+int tsl_hf_config_resolve(const char *arg, char *buf, size_t len, tsl_err_t *err)
+{
+    struct stat st;
+    if (strcmp(arg, "-") == 0 || stat(arg, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(buf, len, "%s", arg);   /* a file: its own errors come when it is read */
+        return 0;
+    }
+    size_t n = strlen(arg);
+    while (n > 1 && arg[n - 1] == '/')
+        n--;
+    if ((size_t)snprintf(buf, len, "%.*s/config.json", (int)n, arg) >= len)
+        return tsl_err_set(err, "hf config: the path '%.64s...' is too long", arg);
+    if (stat(buf, &st) != 0 || !S_ISREG(st.st_mode))
+        return tsl_err_setc(err, TSL_E_NOTFOUND,
+                            "%s: a directory without a config.json; give the model directory "
+                            "that holds one, or the file itself", arg);
+    return 0;
+}
+
+int tsl_hf_config_load(const char *arg, uint32_t seq_len_override, tsl_model_t *out,
                        tsl_err_t *err)
 {
     if (out == NULL)
         return tsl_err_set(err, "hf config: NULL output model");
     tsl_model_init(out, "");
-    if (path == NULL || *path == '\0')
+    if (arg == NULL || *arg == '\0')
         return tsl_err_set(err, "hf config: no path given");
+    char path[4096];
+    if (tsl_hf_config_resolve(arg, path, sizeof path, err) != 0)
+        return -1;
+    bool in = strcmp(path, "-") == 0;
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    json_t *root = in ? json_loadf(stdin, 0, &je) : json_load_file(path, 0, &je);
+    if (in)
+        snprintf(path, sizeof path, "standard input");   /* for messages */
     if (root == NULL && je.line < 0) /* could not open or read it */
         return tsl_err_set(err, "%s: cannot read: %s", path, je.text);
     if (root == NULL)
         return tsl_err_set(err, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);
     char buf[TSL_NAME_MAX];
-    int rc = from_json(root, name_from_path(path, buf, sizeof(buf)), seq_len_override, out, err);
+    const char *name = in ? NULL : name_from_path(path, buf, sizeof(buf));
+    int rc = from_json(root, name, seq_len_override, out, err);
     json_decref(root);
     if (rc != 0)
         tsl_err_prefix(err, "%s", path);

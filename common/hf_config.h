@@ -49,8 +49,15 @@
 #include "err.h"
 #include "model.h"
 
+/* path: a config.json, a model directory holding one (DIR/config.json), or "-"
+ * for standard input (the model is then named by _name_or_path or model_type). */
 int tsl_hf_config_load(const char *path, uint32_t seq_len_override, tsl_model_t *out,
                        tsl_err_t *err);
+
+/* The file tsl_hf_config_load reads for arg, into buf: DIR/config.json for a
+ * directory (TSL_E_NOTFOUND when it has none, saying so), else arg itself
+ * ("-" included). For the client, which sends the file's text to tesseld. */
+int tsl_hf_config_resolve(const char *arg, char *buf, size_t len, tsl_err_t *err);
 
 int tsl_hf_config_parse(const char *json_text, const char *name, uint32_t seq_len_override,
                         tsl_model_t *out, tsl_err_t *err);

@@ -131,6 +131,9 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
 #define JSON_OF_BOOL(v) json_boolean(v)
 #define JSON_OF_UINT(v) json_integer((json_int_t)(v))
 #define JSON_OF_BYTES(v) u64(v)
+/* a stack's name; a value no stack has stays a number, so that it reads back */
+#define JSON_OF_TARGET(v)                                                                  \
+    ((v) < TSL_TARGET_COUNT ? json_string(tsl_target_name(v)) : json_integer((json_int_t)(v)))
 
 json_t *tsl_request_to_json(const tsl_request_t *r)
 {
@@ -151,6 +154,15 @@ static uint64_t json_u64(const json_t *v, uint64_t max)
 #define FROM_JSON_BOOL(v) json_is_true(v)
 #define FROM_JSON_UINT(v) (uint32_t) json_u64(v, UINT32_MAX)
 #define FROM_JSON_BYTES(v) json_u64(v, UINT64_MAX)
+#define FROM_JSON_TARGET(v) json_target(v)
+
+static uint32_t json_target(const json_t *v)
+{
+    uint32_t t = TSL_TARGET_ANY;
+    if (json_is_string(v) && tsl_target_parse(json_string_value(v), &t, NULL) == 0)
+        return t;
+    return (uint32_t)json_u64(v, UINT32_MAX);
+}
 
 void tsl_request_from_json(const json_t *o, tsl_request_t *r)
 {
@@ -174,6 +186,21 @@ static json_t *baselines_to_json(const tsl_search_result_t *res, bool skipped)
         json_array_append_new(a, o);
     }
     return a;
+}
+
+json_t *tsl_target_cost_json(uint32_t target, double samples_per_s, double free_samples_per_s,
+                             double free_iter_time_s)
+{
+    if (target == TSL_TARGET_ANY)
+        return NULL;
+    json_t *o = json_pack("{s:s, s:f}", "name", tsl_target_name(target), "samples_per_s",
+                          samples_per_s);
+    if (o != NULL && free_samples_per_s > 0) {
+        json_object_set_new(o, "unrestricted_samples_per_s", json_real(free_samples_per_s));
+        json_object_set_new(o, "unrestricted_iter_time_s", json_real(free_iter_time_s));
+        json_object_set_new(o, "vs_unrestricted", json_real(samples_per_s / free_samples_per_s));
+    }
+    return o;
 }
 
 json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_model_t *m,
@@ -214,6 +241,11 @@ json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_mode
                                   (json_int_t)res->stats.configs, "batches_tried",
                                   (json_int_t)res->stats.batches_tried));
     json_object_set_new(doc, "search_time_s", json_real(search_time_s));
+    json_t *target = tsl_target_cost_json(r->target, res->best.samples_per_s,
+                                          res->unrestricted_valid ? res->unrestricted_samples_per_s : 0,
+                                          res->unrestricted_iter_time_s);
+    if (target != NULL)
+        json_object_set_new(doc, "target", target);
     if (smp)
         tsl_sublayer_free(smp);
     return doc;

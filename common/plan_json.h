@@ -34,4 +34,14 @@ json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_mode
                                   const tsl_cluster_t *c, const tsl_request_t *r,
                                   const char *fp, double search_time_s);
 
+/*
+ * The document's "target" object of a request with a target (request.target):
+ * {"name", "samples_per_s" (the plan's), "unrestricted_samples_per_s",
+ * "unrestricted_iter_time_s", "vs_unrestricted" (the ratio)}; the unrestricted
+ * keys are left out when free_samples_per_s is 0 (nothing found without it).
+ * NULL when target is TSL_TARGET_ANY.
+ */
+json_t *tsl_target_cost_json(uint32_t target, double samples_per_s, double free_samples_per_s,
+                             double free_iter_time_s);
+
 #endif

@@ -18,6 +18,9 @@
  *     KIND     BOOL  a switch: bool, `--flag` sets it, proto bool
  *              UINT  uint32_t, `--flag N` in [min, max], proto uint32
  *              BYTES uint64_t, `--flag SIZE` (common/args.h sizes), proto uint64
+ *              TARGET uint32_t holding a tsl_target_t (target.h), `--flag NAME`
+ *                    (megatron, deepspeed, torchtitan, galvatron), proto enum
+ *                    tessel.v1.Target (same values), JSON the name
  *     flag     tesselctl's long option without "--", or NULL: not a CLI option
  *     metavar  the argument's name in --help ("N", "SIZE"; "" for BOOL)
  *     min,max  the CLI's accepted range (UINT only; 0, 0 otherwise)
@@ -92,18 +95,24 @@
     X(no_zero, BOOL, "no-zero", "", 0, 0,                                                      \
       "no ZeRO-1/ZeRO-2 on data-parallel levels (plain all-reduce)", "no_zero", "no_zero")     \
     X(no_selective, BOOL, "no-selective", "", 0, 0,                                            \
-      "no selective recomputation (with --unfused-attn)", "no_selective", "no_selective")
+      "no selective recomputation (with --unfused-attn)", "no_selective", "no_selective")      \
+    X(target, TARGET, "target", "STACK", 0, 0,                                                 \
+      "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that " \
+      "costs against the unrestricted plan",                                                   \
+      "target", "target")
 
 /* The C type of each KIND (TSL_REQUEST_CTYPE_UINT ...). */
 #define TSL_REQUEST_CTYPE_BOOL bool
 #define TSL_REQUEST_CTYPE_UINT uint32_t
 #define TSL_REQUEST_CTYPE_BYTES uint64_t
+#define TSL_REQUEST_CTYPE_TARGET uint32_t
 
 /* The kinds as values, for code that walks the list at run time. */
 typedef enum tsl_request_kind {
     TSL_REQUEST_KIND_BOOL,
     TSL_REQUEST_KIND_UINT,
     TSL_REQUEST_KIND_BYTES,
+    TSL_REQUEST_KIND_TARGET,
 } tsl_request_kind_t;
 
 #endif

@@ -38,6 +38,11 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                            TSL_PLAN_MAX_STAGES);
     if (r->pp > 1 && r->no_pp)
         return tsl_err_set(err, "pp: %u stages asked with pipelining switched off", r->pp);
+    if (r->target >= TSL_TARGET_COUNT)
+        return tsl_err_set(err, "target: %u is not a stack (0 any, 1 megatron, 2 deepspeed, "
+                           "3 torchtitan, 4 galvatron)", r->target);
+    if (r->target && tsl_target_model_ok(r->target, m, err) != 0)
+        return -1;
     if (r->top_k > TSL_SEARCH_MAX_TOPK)
         return tsl_err_set(err, "top_k: %u is above the limit of %u", r->top_k,
                            TSL_SEARCH_MAX_TOPK);
@@ -74,6 +79,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m,
                                r->no_selective};
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         tsl_fp_u64(&fp, fields[i]);
+    if (r->target)   /* hashed only when set: unrestricted requests keep their fingerprints */
+        tsl_fp_u64(&fp, 0x7a6700u + r->target);
     tsl_fp_hex(&fp, hex);
 }
 
@@ -103,12 +110,14 @@ static bool plan_in_request(const tsl_plan_t *p, const tsl_request_t *r)
  * micro-batch combinations than a baseline's rule may; a baseline plan that beats
  * the best found is itself a Tessel plan, and is taken when the request's
  * switches allow it. */
-static void adopt_baselines(tsl_search_result_t *res, const tsl_request_t *r)
+static void adopt_baselines(tsl_search_result_t *res, const tsl_model_t *m,
+                            const tsl_request_t *r, tsl_target_view_t *view)
 {
     uint32_t k = r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK;
     for (int b = 0; b < TSL_BASELINE_COUNT; b++) {
         tsl_plan_t *p = &res->baseline[b];
-        if (!p->valid || !tsl_plan_better(p, &res->best) || !plan_in_request(p, r))
+        if (!p->valid || !tsl_plan_better(p, &res->best) || !plan_in_request(p, r) ||
+            tsl_target_check(r->target, p, m, view, NULL) != 0)
             continue;
         res->best = *p;
         snprintf(res->best.label, sizeof(res->best.label), "tessel");
@@ -228,13 +237,15 @@ static int search_model(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
 {
     double split = r->no_baselines ? 1.0 : 0.6;
     int rc = search_placements(m, c, r, hooks, res, split, err);
-    if (rc == TSL_SEARCH_ERR && !r->no_memopt && tsl_err_code(err) == TSL_E_NOFIT) {
+    /* no stack takes H3T's per-layer switches, nor (as Tessel exports them)
+     * stages cut inside a layer: a target skips both steps */
+    if (rc == TSL_SEARCH_ERR && !r->no_memopt && !r->target && tsl_err_code(err) == TSL_E_NOFIT) {
         /* too tight for Galvatron's space: H3T's switches and offloading */
         if (hooks && hooks->progress)
             hooks->progress(hooks->progress_ud, split, "memopt");
         rc = tsl_search_memopt(m, c, r, hooks, res, err);
     }
-    if (rc == TSL_SEARCH_OK && !r->no_sublayer && !tsl_search_cancelled(hooks))
+    if (rc == TSL_SEARCH_OK && !r->no_sublayer && !r->target && !tsl_search_cancelled(hooks))
         tsl_search_sublayer(m, c, r, res);
     if (rc == TSL_SEARCH_OK && !r->no_baselines && !tsl_search_cancelled(hooks))
         tsl_search_baselines(m, c, r, hooks, res);
@@ -246,7 +257,11 @@ static int search_model(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
     }
     if (rc != TSL_SEARCH_OK)
         return rc;
-    adopt_baselines(res, r);
+    tsl_target_view_t *view = r->target ? malloc(sizeof(*view)) : NULL;
+    if (r->target && view == NULL)
+        return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
+    adopt_baselines(res, m, r, view);
+    free(view);
     tsl_search_simulate(&res->best, !r->no_slicer);
     for (uint32_t i = 0; i < res->n_top; i++)
         tsl_search_simulate(&res->top[i], !r->no_slicer);
@@ -255,6 +270,51 @@ static int search_model(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
     if (hooks && hooks->progress)
         hooks->progress(hooks->progress_ud, 1.0, "done");
     return TSL_SEARCH_OK;
+}
+
+/* A target's search, then the same request without it: what keeping to the
+ * stack costs. The second search reports no progress (the first did). */
+static int search_target(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                         const tsl_search_hooks_t *hooks, tsl_search_result_t *res,
+                         tsl_err_t *err)
+{
+    int rc = search_model(m, c, r, hooks, res, err);
+    if (rc == TSL_SEARCH_ERR && tsl_err_code(err) == TSL_E_NOFIT) {
+        char why[sizeof(err->msg)];
+        snprintf(why, sizeof why, "%s", err->msg);
+        tsl_err_setc(err, TSL_E_NOFIT, "target %s: %s", tsl_target_name(r->target), why);
+    }
+    if (rc != TSL_SEARCH_OK)
+        return rc;
+    tsl_request_t free_r = *r;
+    free_r.target = TSL_TARGET_ANY;
+    tsl_search_hooks_t quiet = {.cancel = hooks ? hooks->cancel : NULL};
+    tsl_search_result_t *other = malloc(sizeof(*other));
+    if (other == NULL)
+        return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
+    memset(other, 0, sizeof(*other));
+    tsl_err_t ignored = {0};
+    int orc = search_model(m, c, &free_r, &quiet, other, &ignored);
+    if (orc == TSL_SEARCH_OK) {
+        res->unrestricted_valid = true;
+        res->unrestricted_samples_per_s = other->best.samples_per_s;
+        res->unrestricted_iter_time_s = other->best.iter_time_s;
+    }
+    tsl_search_add_stats(&res->stats, &other->stats);
+    free(other);
+    if (orc != TSL_SEARCH_CANCELLED)
+        return TSL_SEARCH_OK;
+    tsl_err_setc(err, TSL_E_CANCELLED, "search: cancelled");
+    return TSL_SEARCH_CANCELLED;
+}
+
+/* With or without a target. */
+static int search_request(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                          const tsl_search_hooks_t *hooks, tsl_search_result_t *res,
+                          tsl_err_t *err)
+{
+    return r->target ? search_target(m, c, r, hooks, res, err)
+                     : search_model(m, c, r, hooks, res, err);
 }
 
 int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
@@ -267,12 +327,12 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
     if (tsl_request_validate(r, m, c, err) != 0)
         return TSL_SEARCH_ERR;
     if (!r->unfused_attn)
-        return search_model(m, c, r, hooks, res, err);
+        return search_request(m, c, r, hooks, res, err);
     /* issue 10: the request's attention kind applies to the model searched */
     tsl_model_t own = {0};
     int rc = TSL_SEARCH_ERR;
     if (tsl_model_copy(&own, m, err) == 0 && tsl_model_set_unfused_attn(&own, true, err) == 0)
-        rc = search_model(&own, c, r, hooks, res, err);
+        rc = search_request(&own, c, r, hooks, res, err);
     tsl_model_free(&own);
     return rc;
 }

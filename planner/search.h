@@ -40,6 +40,7 @@
 #include "plan.h"
 #include "request_fields.h"
 #include "strategy.h"
+#include "target.h"
 
 #define TSL_SEARCH_MAX_TOPK 16u
 #define TSL_SEARCH_DEFAULT_TOPK 5u
@@ -100,6 +101,12 @@ typedef struct tsl_search_result {
     tsl_plan_t baseline[TSL_BASELINE_COUNT];      /* .valid false: OOM / not applicable */
     char baseline_why[TSL_BASELINE_COUNT][96];    /* why a baseline has no plan */
     tsl_search_stats_t stats;
+    /* A request with a target (request.target): the same request searched
+     * without it, for what the restriction costs. unrestricted_valid false: no
+     * target, or nothing found without it either. */
+    bool unrestricted_valid;
+    double unrestricted_samples_per_s;
+    double unrestricted_iter_time_s;
 } tsl_search_result_t;
 
 /* Progress: fraction in [0, 1] and a phase name ("search", "baselines").

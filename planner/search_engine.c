@@ -176,8 +176,11 @@ static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, double lo, doub
         if (fit < 0)
             return 0;
         last = B;
-        if (fit == 0 && (rs->best->valid || e->saw_divisible))
-            return last;   /* memory is exhausted: larger batches only need more */
+        /* memory is exhausted: larger batches only need more. In a stack's space a
+         * batch may divide and still fit nothing the stack runs (DeepSpeed: TP but
+         * no stages), so there only a plan found before ends the doubling. */
+        if (fit == 0 && (rs->best->valid || (e->saw_divisible && !e->space->target)))
+            return last;
         if (fit == 0)
             continue;   /* nothing divided yet: small batches may not split across devices */
         stale = rs->best->samples_per_s > best_seen * (1 + 1e-9) ? 0 : stale + 1;
@@ -254,9 +257,11 @@ int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t 
         uint32_t P = e->cluster->n_devices / e->groups[i].group_size;
         rs.pps[rs.n_pp] = P;
         uint32_t *first = &rs.first[rs.n_pp * (TSL_PLAN_MAX_STAGES + 1)];
-        if (e->space->uniform_layers)
+        /* a stack's own cut first: whole layers, equal middle stages */
+        bool cut = e->space->target && tsl_target_partition(e->space->target, e->model, P, first);
+        if (!cut && e->space->uniform_layers)
             tsl_partition_uniform(e->model->n_layers, P, first);
-        else
+        else if (!cut)
             tsl_partition_by_flops(e->model, P, first);
         rs.n_pp++;
     }
@@ -286,6 +291,28 @@ out:
     return rc;
 }
 
+/* What a stack cannot run is not enumerated at all (the rest the engine's
+ * tsl_target_check drops): target.h lists each stack's space. */
+static void space_target(tsl_space_t *sp, uint32_t t)
+{
+    sp->target = t;
+    if (t == TSL_TARGET_ANY)
+        return;
+    sp->ckpt_blocks_only = true;
+    sp->uniform_strategy = t != TSL_TARGET_GALVATRON;
+    sp->uniform_layers = false;
+    if (t != TSL_TARGET_MEGATRON) {
+        sp->interleave = false;
+        sp->opts.allow_selective = false;
+    }
+    if (t == TSL_TARGET_MEGATRON)
+        sp->opts.allow_sdp = false;
+    if (t == TSL_TARGET_DEEPSPEED || t == TSL_TARGET_GALVATRON)
+        sp->opts.allow_sp = false;
+    if (t == TSL_TARGET_TORCHTITAN || t == TSL_TARGET_GALVATRON)
+        sp->opts.allow_zero = false;
+}
+
 tsl_space_t tsl_space_tessel(const tsl_request_t *r)
 {
     tsl_space_t sp = {.label = "tessel", .opts = tsl_strategy_opts_default(), .accumulate = true};
@@ -299,5 +326,6 @@ tsl_space_t tsl_space_tessel(const tsl_request_t *r)
     sp.opts.allow_sp = !r->no_seq_par;
     sp.opts.allow_zero = !r->no_zero;
     sp.opts.allow_selective = !r->no_selective && r->unfused_attn;
+    space_target(&sp, r->target);
     return sp;
 }

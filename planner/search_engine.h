@@ -30,6 +30,11 @@ typedef struct tsl_space {
     bool accumulate;            /* allow m > 1 micro-batches when P == 1 */
     bool uniform_layers;        /* partition by layer count (Megatron), not by FLOPs */
     bool interleave;            /* weigh interleaved 1F1B (v chunks per stage) per plan */
+    /* a training stack's space (target.h): every plan the engine returns passes
+     * tsl_target_check for it (0: Tessel's) */
+    uint32_t target;
+    bool uniform_strategy;      /* one strategy for every layer, CKPT of all blocks or none */
+    bool ckpt_blocks_only;      /* the embedding and the head are never checkpointed */
 } tsl_space_t;
 
 /* Strategies of one stage size, enumerated once per search. */
@@ -75,6 +80,10 @@ typedef struct tsl_engine {
  const uint16_t *node_order;  /* placement being costed (NULL: as given) */
     bool saw_divisible;         /* some (layer, strategy) split its micro-batch evenly */
     tsl_plan_t *alt;            /* scratch plan: another interleave of the same configuration */
+    tsl_plan_t *cand;           /* scratch plan: one strategy of a uniform space */
+    tsl_target_view_t *tview;   /* scratch for the target check (space->target only) */
+    int8_t uniform_ckpt;        /* during a uniform pass: blocks take item 1 (CKPT) when 1,
+                                   item 0 when 0; -1: not in a uniform pass */
     double bar_samples_per_s;   /* during the sweep: the best throughput so far; an interleave
                                    that cannot beat it is not costed (0: cost every one) */
     tsl_plan_t *per_pp;         /* NULL, or [n_groups] set by the caller: tsl_engine_run
@@ -85,15 +94,9 @@ typedef struct tsl_engine {
     tsl_search_stats_t stats;
 } tsl_engine_t;
 
-/* Tessel's own space under the request's switches. */
-tsl_space_t tsl_space_tessel(const tsl_request_t *r);
 
-int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,
-                    const tsl_request_t *r, const tsl_search_hooks_t *hooks,
-                    const tsl_space_t *space, tsl_err_t *err);
-void tsl_engine_free(tsl_engine_t *e);
-
-/* Tessel's own space under the request's switches. */
+/* Tessel's own space under the request's switches, kept to the request's
+ * target stack when it names one. */
 tsl_space_t tsl_space_tessel(const tsl_request_t *r);
 
 int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *c,

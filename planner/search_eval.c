@@ -88,11 +88,14 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->bw = calloc(S, sizeof(tsl_strategy_bw_t));
     e->choice = calloc(L, sizeof(uint32_t));
     e->alt = malloc(sizeof(*e->alt));
+    e->cand = malloc(sizeof(*e->cand));
+    if (e->space->target && (e->tview = malloc(sizeof(*e->tview))) == NULL)
+        return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
     e->ws = tsl_layerdp_ws_new((uint32_t)L, (uint32_t)S, buckets);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
         !e->class_cost || !e->class_trans_s || !e->class_done || !e->bw || !e->choice || !e->ws ||
-        !e->alt)
+        !e->alt || !e->cand)
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory for %zu layers × %zu strategies × %u "
                            "memory buckets", L, S, buckets);
     return 0;
@@ -121,6 +124,7 @@ static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster
     e->cluster = c;
     e->req = r;
     e->space = space;
+    e->uniform_ckpt = -1;
     e->budget_bytes = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_max_device_mem(c);
     e->bucket_bytes = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
 }
@@ -160,6 +164,8 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->bw);
     free(e->choice);
     free(e->alt);
+    free(e->cand);
+    free(e->tview);
     free(e->partition);
     tsl_layerdp_ws_free(e->ws);
     memset(e, 0, sizeof(*e));
@@ -197,9 +203,26 @@ static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env,
     e->class_done[cls] = 1;
 }
 
+static bool is_block(const tsl_layer_t *l)
+{
+    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER;
+}
+
+/* Whether the space lets layer take item j: a uniform pass gives the blocks
+ * item uniform_ckpt and the rest item 0; a stack never recomputes the embedding
+ * or the head. */
+static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t layer,
+                         uint32_t j)
+{
+    bool block = is_block(&e->model->layers[layer]);
+    if (e->uniform_ckpt >= 0)
+        return j == (block ? (uint32_t)e->uniform_ckpt : 0u);
+    return !(e->space->ckpt_blocks_only && !block && g->items[j].ckpt);
+}
+
 /* Fills the DP rows of one stage; the objective of a layer is its share of Eq. 9
  * when the stage is alone: (m − 1) micro-batches without gradient sync plus one
- * with it. */
+ * with it. A cell the space does not allow costs infinity. */
 static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
                             uint32_t n, uint32_t m, uint32_t inflight)
 {
@@ -212,6 +235,8 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
             e->time_s[k] = lc[j].feasible ? (m - 1) * (lc[j].fwd_s + lc[j].bwd_s) + lc[j].fwd_s +
                                                 lc[j].bwd_sync_s
                                           : INFINITY;
+            if (!cell_allowed(e, g, first + i, j))
+                e->time_s[k] = INFINITY;
             e->saw_divisible |= lc[j].feasible;
             e->fwd_bytes[k] = lc[j].fwd_bytes * inflight;
             e->bwd_bytes[k] = lc[j].bwd_bytes;
@@ -410,14 +435,20 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     finish_plan(e, plan);
 }
 
-void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
-                     const uint32_t *first_layer, tsl_plan_t *plan)
+/* Whether the space's stack runs plan (always, without a target). */
+static bool admits(const tsl_engine_t *e, const tsl_plan_t *plan)
 {
-    plan->valid = false;
-    const tsl_group_strategies_t *g = tsl_engine_group(e, e->cluster->n_devices / P);
-    if (g == NULL || g->n == 0 || m == 0 || B % m != 0)
-        return;
+    return !e->space->target ||
+           tsl_target_check(e->space->target, plan, e->model, e->tview, NULL) == 0;
+}
+
+/* One configuration over group g: plain 1F1B, then more chunks while faster. */
+static void eval_group(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
+                       uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
+{
     eval_config(e, g, B, P, m, 1, first_layer, NULL, plan);
+    if (plan->valid && !admits(e, plan))
+        plan->valid = false;
     /* interleaving holds more activations: where plain 1F1B does not fit, it cannot */
     uint32_t vmax = plan->valid ? max_interleave(e, P, m, first_layer) : 1;
     for (uint32_t v = 2; v <= vmax; v *= 2) {
@@ -425,7 +456,7 @@ void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
             continue;
         tsl_plan_init(e->alt);
         eval_config(e, g, B, P, m, v, first_layer, NULL, e->alt);
-        if (!e->alt->valid || e->alt->samples_per_s <= plan->samples_per_s)
+        if (!e->alt->valid || e->alt->samples_per_s <= plan->samples_per_s || !admits(e, e->alt))
             break;   /* more chunks: still more memory and p2p for a smaller gain */
         *plan = *e->alt;
     }
@@ -477,4 +508,48 @@ void tsl_engine_eval_given(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m, 
     if (e->n_groups != 1 || m == 0 || B % m != 0)
         return;
     eval_config(e, &e->groups[0], B, P, m, v ? v : 1, first_layer, choice, plan);
+}
+
+/* A uniform space (Megatron-LM, DeepSpeed, torchtitan): each strategy of the
+ * group for every layer, its blocks without CKPT and all with it; the best. */
+static void eval_uniform(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
+                         uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
+{
+    tsl_strategy_t items[2];
+    uint32_t layout[2] = {0, 0};
+    for (uint32_t j = 0; j < g->n; j++) {
+        if (g->items[j].ckpt)
+            continue;
+        items[0] = items[1] = g->items[j];
+        items[1].ckpt = true;
+        bool ckpt = e->space->opts.allow_ckpt && !items[0].selective;
+        tsl_group_strategies_t one = {.group_size = g->group_size, .n = ckpt ? 2 : 1,
+                                      .items = items, .layout = layout};
+        for (int8_t c = 0; c <= (ckpt ? 1 : 0); c++) {
+            e->uniform_ckpt = c;
+            tsl_plan_init(e->cand);
+            eval_group(e, &one, B, P, m, first_layer, e->cand);
+            if (e->cand->valid && (!plan->valid || tsl_plan_better(e->cand, plan)))
+                *plan = *e->cand;
+        }
+    }
+    e->uniform_ckpt = -1;
+}
+
+void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
+                     const uint32_t *first_layer, tsl_plan_t *plan)
+{
+    plan->valid = false;
+    const tsl_group_strategies_t *g = tsl_engine_group(e, e->cluster->n_devices / P);
+    if (g == NULL || g->n == 0 || m == 0 || B % m != 0)
+        return;
+    if (e->space->uniform_strategy) {
+        eval_uniform(e, g, B, P, m, first_layer, plan);
+        return;
+    }
+    eval_group(e, g, B, P, m, first_layer, plan);
+    /* Galvatron: a layer-level plan its JSON cannot hold (e.g. an embedding and a
+     * head at two TP degrees) may still run under one strategy */
+    if (!plan->valid && e->space->target)
+        eval_uniform(e, g, B, P, m, first_layer, plan);
 }

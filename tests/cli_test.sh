@@ -128,5 +128,48 @@ PY
 expect 4 "trace: cannot write" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --trace /nonexistent/dir/t.json
 rm -f "$trace"
 
+# --target: the plan keeps to the stack, exports to it, and says what that cost
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --target megatron --memory 8G
+grep -q "target megatron: .* samples/s, .*× the unrestricted plan (.* samples/s)" "$out" && ok ||
+    bad "--target megatron: no cost line: $(cat "$out")"
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --target deepspeed --json
+/usr/bin/python3 - "$out" <<'PY' && ok || bad "--target deepspeed --json: no target object"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["target"]
+assert d["request"]["target"] == "deepspeed" and t["name"] == "deepspeed", t
+assert 0 < t["vs_unrestricted"] <= 1 + 1e-9, t
+assert abs(t["samples_per_s"] - d["plan"]["samples_per_s"]) < 1e-6 * t["samples_per_s"], t
+PY
+for stack in megatron deepspeed torchtitan galvatron; do
+    expect 0 "" plan --local --model GPT2-345M --cluster 2x4xA100-40G:ib100 --target $stack --export $stack
+done
+expect 2 "target: 'colossal' is not one of" plan --local --model GPT2-345M --cluster 8xA100-80G --target colossal
+expect 4 "megatron" plan --local --model T5-Large-32 --cluster 8xA100-80G --target megatron
+
+# --galvatron-profile: Galvatron's own profiles (skipped without ../shared)
+gdir="$(dirname "$0")/../../shared/fixtures/galvatron/llama2-7b"
+if [ -d "$gdir" ]; then
+    expect 0 "" plan --local --model Llama2-7B --seq-len 2048 --cluster 8xA100-80G --batch 16 \
+        --memory 36G --no-baselines --galvatron-profile "$gdir"
+    grep -q "^figures: compute measured (galvatron-profile " "$out" && ok ||
+        bad "--galvatron-profile: the figures line: $(tail -1 "$out")"
+else
+    echo "skip --galvatron-profile: $gdir is absent"
+fi
+expect 2 "local only" plan --model GPT2-345M --cluster 8xA100-80G --galvatron-profile /tmp
+
+# --hf-config DIR (DIR/config.json) and - (standard input)
+hfdir=$(mktemp -d)
+mkdir "$hfdir/tiny-llama" "$hfdir/empty"
+cp "$(dirname "$0")/data/hf/llama.json" "$hfdir/tiny-llama/config.json"
+expect 0 "" plan --local --hf-config "$hfdir/tiny-llama" --cluster 8xA100-80G --batch 8 --no-baselines
+grep -q "^Plan for tiny-llama " "$out" && ok || bad "--hf-config DIR: not named after the directory"
+"$ctl" plan --local --hf-config - --cluster 8xA100-80G --batch 8 --no-baselines \
+    <"$hfdir/tiny-llama/config.json" >"$out" 2>"$err" && grep -q "^Plan for " "$out" && ok ||
+    bad "--hf-config -: $(cat "$err")"
+expect 2 "a directory without a config.json" plan --local --hf-config "$hfdir/empty" --cluster 8xA100-80G
+rm -rf "$hfdir"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

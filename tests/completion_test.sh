@@ -25,6 +25,7 @@ complete_line() { # WORDS...: completes the last word
 [[ " $(complete_line plan --model GPT3-1) " == *" GPT3-15B "* ]] && ok "presets from tesselctl models" ||
     fail "plan --model GPT3-1 -> '$(complete_line plan --model GPT3-1)'"
 [ "$(complete_line plans export --format t)" = "torchtitan" ] && ok "export formats" || fail "--format t"
+[ "$(complete_line plan --target m)" = "megatron" ] && ok "target stacks" || fail "--target m"
 [ "$(complete_line --server x pl)" = "plan plans" ] && ok "after a global option with a value" ||
     fail "--server x pl"
 bad=

@@ -268,6 +268,22 @@ expect_rc 0 "plans show --json $same_fp"
 d=$(same_doc "$tmp/local.json" "$tmp/out" 2>&1)
 [ "$d" = "same" ] && ok "GetPlan document = local plan --json" || fail "GetPlan vs local plan --json: $d"
 
+# ---- --target: the request field travels; the document is the local one ----------
+t_args=(--model "$MODEL" --cluster 8xA100-40G --batch 32 --target megatron)
+timeout 300 "$CTL" plan --local --json "${t_args[@]}" >"$tmp/local.json" 2>"$tmp/err"
+ctl plan --json "${t_args[@]}"
+expect_rc 0 "plan --json ${t_args[*]} (remote)"
+d=$(same_doc "$tmp/local.json" "$tmp/out" 2>&1)
+[ "$d" = "same" ] && ok "--target megatron: remote --json = local --json (target object included)" ||
+    fail "--target megatron, remote vs local: $d"
+t_fp=$(json_field "$tmp/out" fingerprint 2>/dev/null)
+[ -n "$t_fp" ] && [ "$t_fp" != "$same_fp" ] && ok "the target is part of the fingerprint" ||
+    fail "--target fingerprint '$t_fp' vs unrestricted '$same_fp'"
+ctl plans export "$t_fp" --format megatron
+expect_rc 0 "plans export --format megatron of a plan searched for megatron"
+ctl plan "${t_args[@]}"
+expect_grep "$tmp/out" "target megatron: .* samples/s, .*× the unrestricted plan" "the table's target line"
+
 # ---- a HuggingFace config: the model's shape comes back from the daemon ------------
 hf_args=(--hf-config "$HF_CONFIG" --cluster "$CLUSTER" --batch 16 --no-baselines)
 timeout 300 "$CTL" plan --local --json "${hf_args[@]}" >"$tmp/local.json" 2>"$tmp/err"
@@ -291,6 +307,15 @@ ctl plan --json --hf-config "$tmp/my-gpt2/config.json" --cluster "$CLUSTER" --ba
 hf_name=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["model"]["name"])' "$tmp/out" 2>&1)
 [ "$hf_name" = my-gpt2 ] && ok "an HF model planned through tesseld keeps the name --local gives" ||
     fail "HF model name through tesseld: '$hf_name', want my-gpt2"
+# The directory itself (DIR/config.json), and a directory without one.
+ctl plan --json --hf-config "$tmp/my-gpt2" --cluster "$CLUSTER" --batch 8 --no-baselines
+hf_name=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["model"]["name"])' "$tmp/out" 2>&1)
+[ "$rc" = 0 ] && [ "$hf_name" = my-gpt2 ] && ok "--hf-config DIR through tesseld reads DIR/config.json" ||
+    fail "--hf-config DIR through tesseld: exit $rc, name '$hf_name'"
+mkdir -p "$tmp/no-config"
+ctl plan --hf-config "$tmp/no-config" --cluster "$CLUSTER" --batch 8
+expect_rc 2 "--hf-config of a directory without config.json"
+expect_grep "$tmp/err" "a directory without a config.json" "the directory without config.json is named"
 timeout 300 "$CTL" plan --local "${hf_args[@]}" --export galvatron >"$tmp/local.hf" 2>&1; lrc=$?
 ctl plans export "$hf_fp" --format galvatron
 [ "$rc" = "$lrc" ] && { [ "$rc" = 4 ] || cmp -s "$tmp/out" "$tmp/local.hf"; } &&

@@ -1,0 +1,224 @@
+/*
+ * galvatron_profile.c — Galvatron's profile files as a Tessel profile
+ * (galvatron_profile.h says what is mapped onto what).
+ */
+#include "galvatron_profile.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_POINTS 256
+
+typedef struct point {
+    uint32_t layers, bsz;
+    double ms;
+} point_t;
+
+/* Every file of the search directories whose name starts with prefix, in turn. */
+typedef int (*file_fn)(void *ud, const char *path, const char *name, tsl_err_t *err);
+
+static int each_file(const char *dir, const char *prefix, file_fn fn, void *ud, tsl_err_t *err)
+{
+    static const char *const subs[] = {"", "/hardware", "/../hardware"};
+    char d[4096], path[4400];
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        snprintf(d, sizeof d, "%s%s", dir, subs[i]);
+        DIR *h = opendir(d);
+        if (h == NULL)
+            continue;
+        struct dirent *e;
+        int rc = 0;
+        while (rc == 0 && (e = readdir(h)) != NULL) {
+            size_t n = strlen(e->d_name);
+            if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || n < 5 ||
+                strcmp(e->d_name + n - 5, ".json") != 0)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", d, e->d_name);
+            rc = fn(ud, path, e->d_name, err);
+        }
+        closedir(h);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static json_t *load(const char *path, tsl_err_t *err)
+{
+    json_error_t je;
+    json_t *o = json_load_file(path, 0, &je);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        tsl_err_set(err, "galvatron profile %s: not a JSON object (%s)", path, je.text);
+        return NULL;
+    }
+    return o;
+}
+
+typedef struct comp {
+    uint32_t seq, n;
+    point_t pts[MAX_POINTS];
+} comp_t;
+
+static int read_computation(void *ud, const char *path, const char *name, tsl_err_t *err)
+{
+    (void)name;
+    comp_t *cp = ud;
+    json_t *o = load(path, err), *v;
+    const char *key;
+    if (o == NULL)
+        return -1;
+    json_object_foreach(o, key, v) {
+        uint32_t n, b, s;
+        if (sscanf(key, "layernum[%u]_bsz%u_seq%u", &n, &b, &s) != 3 || s != cp->seq ||
+            !json_is_number(v) || cp->n == MAX_POINTS)
+            continue;
+        cp->pts[cp->n++] = (point_t){n, b, json_number_value(v)};
+    }
+    json_decref(o);
+    return 0;
+}
+
+/* One layer's forward ms at micro-batch b: two layer counts' difference. */
+static double layer_ms(const comp_t *cp, uint32_t b)
+{
+    const point_t *lo = NULL, *hi = NULL;
+    for (uint32_t i = 0; i < cp->n; i++) {
+        const point_t *p = &cp->pts[i];
+        if (p->bsz != b)
+            continue;
+        if (lo == NULL || p->layers < lo->layers)
+            lo = p;
+        if (hi == NULL || p->layers > hi->layers)
+            hi = p;
+    }
+    if (lo == NULL || hi->layers == lo->layers || hi->ms <= lo->ms)
+        return 0;
+    return (hi->ms - lo->ms) / (hi->layers - lo->layers);
+}
+
+/* The attention and FFN blocks of one micro-batch size, at the layer's rate. */
+static void add_blocks(tsl_profile_t *p, const tsl_layer_t *l, uint32_t b, double fwd_s)
+{
+    double g = l->gated_ffn ? 2 : 1;
+    double ffn = 2.0 * (g + 1) * l->seq_len * (double)l->hidden * l->ffn_hidden;
+    double layer = l->fwd_flops + l->extra_fwd_flops;
+    if (ffn >= layer)
+        ffn = layer / 2;
+    double part[2] = {layer - ffn, ffn};
+    for (int k = 0; k < 2 && p->n_blocks < TSL_PROFILE_MAX_BLOCKS; k++) {
+        tsl_profile_block_t *bl = &p->blocks[p->n_blocks++];
+        bl->kind = k == 0 ? TSL_PROFILE_ATTENTION : TSL_PROFILE_FFN;
+        bl->hidden = l->hidden;
+        bl->seq_len = l->seq_len;
+        bl->heads = l->heads;
+        bl->ffn_hidden = l->ffn_hidden;
+        bl->gated = l->gated_ffn;
+        bl->mb = b;
+        bl->tp = 1;
+        bl->fwd_flops = part[k] * b;
+        bl->fwd_s = fwd_s * part[k] / layer;
+        bl->bwd_s = 2 * bl->fwd_s;   /* Galvatron's bct_fct_coe */
+    }
+}
+
+typedef struct hw {
+    uint32_t want_gpus, best_gpus;
+    double busbw;
+    double overlap;
+} hw_t;
+
+static int read_allreduce(void *ud, const char *path, const char *name, tsl_err_t *err)
+{
+    hw_t *hw = ud;
+    uint32_t nodes, gpus;
+    if (sscanf(name, "allreduce_bandwidth_%unodes_%ugpus_per_node", &nodes, &gpus) != 2 ||
+        nodes != 1 || (hw->best_gpus == hw->want_gpus) || (gpus != hw->want_gpus && gpus < hw->best_gpus))
+        return 0;
+    json_t *o = load(path, err);
+    if (o == NULL)
+        return -1;
+    char key[64];
+    snprintf(key, sizeof key, "allreduce_size_%u_consec_1", gpus);
+    json_t *v = json_object_get(o, key);
+    if (json_is_number(v) && json_number_value(v) > 0) {
+        hw->busbw = json_number_value(v) * 1e9;   /* GB/s */
+        hw->best_gpus = gpus;
+    }
+    json_decref(o);
+    return 0;
+}
+
+static int read_overlap(void *ud, const char *path, const char *name, tsl_err_t *err)
+{
+    (void)name;
+    hw_t *hw = ud;
+    json_t *o = load(path, err);
+    if (o == NULL)
+        return -1;
+    json_t *v = json_object_get(o, "overlap_coe");
+    if (json_is_number(v) && json_number_value(v) >= 1)
+        hw->overlap = json_number_value(v);
+    json_decref(o);
+    return 0;
+}
+
+static int load_compute(const char *dir, const tsl_model_t *m, tsl_profile_t *p, tsl_err_t *err)
+{
+    const tsl_layer_t *l = m->n_layers > 2 ? &m->layers[1] : NULL;
+    comp_t *cp = calloc(1, sizeof(*cp));
+    int rc = -1;
+    if (cp == NULL || l == NULL) {
+        tsl_err_set(err, "galvatron profile: %s", l ? "out of memory" : "the model has no layers");
+        goto out;
+    }
+    cp->seq = m->tokens_per_sample;
+    if (each_file(dir, "computation_profiling_", read_computation, cp, err) != 0)
+        goto out;
+    for (uint32_t b = 1; b <= 4096; b++) {
+        double ms = layer_ms(cp, b);
+        if (ms > 0)
+            add_blocks(p, l, b, ms / 1000.0);
+    }
+    if (p->n_blocks == 0) {
+        tsl_err_setc(err, cp->n ? TSL_E_INVALID : TSL_E_NOTFOUND,
+                     "galvatron profile %s: %s at sequence length %u", dir,
+                     cp->n ? "no two layer counts of one micro-batch size"
+                           : "no computation_profiling_*.json entries",
+                     cp->seq);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(cp);
+    return rc;
+}
+
+int tsl_galvatron_profile_load(const char *dir, const tsl_model_t *m, const tsl_cluster_t *c,
+                               tsl_profile_t **out, tsl_err_t *err)
+{
+    *out = NULL;
+    tsl_profile_t *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return tsl_err_setc(err, TSL_E_NOMEM, "galvatron profile: out of memory");
+    snprintf(p->source, sizeof p->source, "galvatron-profile %s", dir);
+    snprintf(p->gpu, sizeof p->gpu, "%s",
+             c->n_nodes ? c->gpu_types[c->nodes[0].gpu_type].name : "");
+    hw_t hw = {.want_gpus = c->n_nodes ? c->nodes[0].n_gpus : 0};
+    if (load_compute(dir, m, p, err) != 0 ||
+        each_file(dir, "allreduce_bandwidth_", read_allreduce, &hw, err) != 0 ||
+        each_file(dir, "overlap_coefficient", read_overlap, &hw, err) != 0 ||
+        tsl_profile_finish(p, err) != 0) {
+        free(p);
+        return -1;
+    }
+    p->gpus = hw.best_gpus;
+    p->intra_busbw = hw.busbw;
+    p->intra_group = hw.best_gpus;
+    p->overlap_slowdown = hw.overlap;
+    *out = p;
+    return 0;
+}

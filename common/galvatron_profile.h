@@ -1,0 +1,39 @@
+/*
+ * galvatron_profile.h — Galvatron's profile files read as a Tessel profile
+ * (planner/profile.h), so that Tessel plans on the figures Galvatron's own
+ * search uses (docs/profile-format.md, "Galvatron profiles"):
+ *
+ *   computation_profiling_*.json  "layernum[n]_bsz{b}_seq{s}": forward ms of n
+ *       layers at micro-batch b. Two layer counts give one layer's forward time
+ *       (their difference over the layer difference, as Galvatron derives it);
+ *       backward is twice forward (Galvatron's bct_fct_coe). Each micro-batch
+ *       size at the model's sequence length becomes an attention and an FFN
+ *       block (TP 1) at the layer's achieved rate, its FLOPs split as the
+ *       model's layer splits them, so tsl_profile_layer_s gives back the
+ *       measured layer time.
+ *   allreduce_bandwidth_{N}nodes_{G}gpus_per_node.json  one node of G GPUs (G the
+ *       cluster's GPUs per node, else the widest): allreduce_size_G_consec_1 GB/s
+ *       → intra_busbw over G.
+ *   overlap_coefficient.json  overlap_coe → overlap_slowdown.
+ * Read but not used: memory_profiling_* (Tessel derives memory from shapes),
+ * p2p_bandwidth_* and sp_time_* (Tessel's links come from the cluster spec).
+ *
+ * The files are looked for in dir, dir/hardware and dir/../hardware (Galvatron
+ * keeps model and hardware profiles apart). The profile is for the GPU type of
+ * the cluster's first node; source says "galvatron-profile DIR".
+ */
+#ifndef TSL_GALVATRON_PROFILE_H
+#define TSL_GALVATRON_PROFILE_H
+
+#include "cluster.h"
+#include "err.h"
+#include "model.h"
+#include "profile.h"
+
+/* Loads dir's profiles for model m on cluster c into a new *out (free()).
+ * TSL_E_NOTFOUND when dir has no computation profile, TSL_E_INVALID when it
+ * holds no two layer counts at m's sequence length or a file is malformed. */
+int tsl_galvatron_profile_load(const char *dir, const tsl_model_t *m, const tsl_cluster_t *c,
+                               tsl_profile_t **out, tsl_err_t *err);
+
+#endif

@@ -1,0 +1,304 @@
+/*
+ * target.c — the view every stack's rules read (a plan folded onto the source
+ * model's layers), the checks all targets share, the target names and the
+ * starting partition of a target's space. The per-stack rules are
+ * target_rules.c.
+ */
+#include "target.h"
+
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sublayer.h"
+
+static const char *const target_names[TSL_TARGET_COUNT] = {
+    [TSL_TARGET_ANY] = "any",
+    [TSL_TARGET_MEGATRON] = "megatron",
+    [TSL_TARGET_DEEPSPEED] = "deepspeed",
+    [TSL_TARGET_TORCHTITAN] = "torchtitan",
+    [TSL_TARGET_GALVATRON] = "galvatron",
+};
+
+const char *tsl_target_name(uint32_t t)
+{
+    return t < TSL_TARGET_COUNT ? target_names[t] : "?";
+}
+
+int tsl_target_parse(const char *name, uint32_t *out, tsl_err_t *err)
+{
+    if (name[0] == '\0') {
+        *out = TSL_TARGET_ANY;
+        return 0;
+    }
+    for (uint32_t t = 0; t < TSL_TARGET_COUNT; t++) {
+        if (strcasecmp(name, target_names[t]) == 0) {
+            *out = t;
+            return 0;
+        }
+    }
+    return tsl_err_set(err, "target: '%.40s' is not one of megatron, deepspeed, torchtitan, "
+                            "galvatron", name);
+}
+
+const char *tsl_target_layer_kind(const tsl_target_view_t *v, uint32_t layer)
+{
+    if (layer == 0)
+        return "embedding";
+    return layer > v->n_blocks ? "head" : "Transformer layer";
+}
+
+const char *tsl_target_strategy_str(const tsl_strategy_t *s, char buf[64])
+{
+    tsl_strategy_t t = *s;
+    t.ckpt = false;
+    tsl_strategy_format(&t, buf, 64);
+    return buf;
+}
+
+static bool is_block(const tsl_layer_t *l)
+{
+    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER;
+}
+
+static int check_model(const char *target, const tsl_model_t *m, tsl_err_t *err)
+{
+    uint32_t n = m->n_layers;
+    if (n < 3 || m->layers[0].kind != TSL_LAYER_EMBEDDING || m->layers[n - 1].kind != TSL_LAYER_HEAD)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: model %s is not [embedding, Transformer layers..., head]",
+                            target, m->name);
+    for (uint32_t i = 1; i + 1 < n; i++)
+        if (!is_block(&m->layers[i]))
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "%s: layer %u of %s is a %s block, not a whole Transformer layer",
+                                target, i, m->name, tsl_layer_kind_name(m->layers[i].kind));
+    return 0;
+}
+
+/* A whole-layer plan: strategies and stages as they are. */
+static int view_layers(tsl_target_view_t *v, const tsl_plan_t *p, const tsl_model_t *m,
+                       tsl_err_t *err)
+{
+    if (p->n_layers != m->n_layers)
+        return tsl_err_set(err, "plan: %u layers, but model %s has %u", p->n_layers, m->name,
+                           m->n_layers);
+    memcpy(v->layer, p->layer, m->n_layers * sizeof(p->layer[0]));
+    for (uint32_t s = 0; s < p->pp; s++) {
+        v->stage_first[s] = p->stages[s].first_layer;
+        v->stage_count[s] = p->stages[s].n_layers;
+    }
+    return 0;
+}
+
+/* A sub-layer plan folded back: both blocks of a layer in one stage, one strategy. */
+static int fold_sublayers(tsl_target_view_t *v, const tsl_plan_t *p, const tsl_sublayer_model_t *sm,
+                          tsl_err_t *err)
+{
+    char a[64], b[64];
+    if (p->n_layers != sm->model.n_layers)
+        return tsl_err_set(err, "plan: %u sub-layer blocks, but the split model has %u",
+                           p->n_layers, sm->model.n_layers);
+    for (uint32_t i = 0; i < p->n_layers; i++) {
+        uint32_t src = sm->ref[i].layer;
+        if (sm->ref[i].part != TSL_SUBLAYER_FFN) {
+            v->layer[src] = p->layer[i];
+        } else if (!tsl_strategy_equal(&v->layer[src], &p->layer[i])) {
+            tsl_strategy_format(&v->layer[src], a, sizeof a);
+            tsl_strategy_format(&p->layer[i], b, sizeof b);
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "%s: layer %u's attention block runs %s but its FFN block %s; "
+                                "%s takes one strategy per layer", v->target, src, a, b, v->target);
+        }
+    }
+    for (uint32_t s = 0; s < p->pp; s++) {
+        uint32_t lo = tsl_sublayer_boundary_halves(sm, p->stages[s].first_layer);
+        uint32_t hi = tsl_sublayer_boundary_halves(sm, p->stages[s].first_layer + p->stages[s].n_layers);
+        if (lo % 2)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "%s: stage %u starts inside layer %u (at %u.5, between its "
+                                "attention and FFN blocks); %s cuts stages at whole layers; plan "
+                                "again with --no-sublayer", v->target, s, lo / 2, lo / 2, v->target);
+        v->stage_first[s] = lo / 2;
+        v->stage_count[s] = (hi - lo + 1) / 2;
+    }
+    return 0;
+}
+
+/* CKPT of the embedding or the head: no target recomputes those. */
+static int check_ckpt_outside_blocks(const tsl_target_view_t *v, tsl_err_t *err)
+{
+    uint32_t ends[2] = {0, v->n_blocks + 1};
+    for (int k = 0; k < 2; k++)
+        if (v->layer[ends[k]].ckpt)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "%s: layer %u (%s) is checkpointed; %s recomputes Transformer "
+                                "layers only", v->target, ends[k],
+                                tsl_target_layer_kind(v, ends[k]), v->target);
+    return 0;
+}
+
+int tsl_target_view_init(tsl_target_view_t *v, const char *target, const tsl_plan_t *p,
+                         const tsl_model_t *m, tsl_err_t *err)
+{
+    memset(v, 0, sizeof(*v));
+    v->plan = p;
+    v->model = m;
+    v->target = target;
+    v->pp = p->pp;
+    if (!p->valid || p->pp == 0 || p->pp > TSL_PLAN_MAX_STAGES)
+        return tsl_err_set(err, "plan: empty; there is nothing to export");
+    if (p->memopt)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: the plan uses H3T's memory switches and CPU offload, which %s "
+                            "does not take per layer; plan again with --no-memopt", target, target);
+    if (check_model(target, m, err) != 0)
+        return -1;
+    v->n_blocks = m->n_layers - 2;
+    int rc;
+    if (!p->sublayer) {
+        rc = view_layers(v, p, m, err);
+    } else {
+        tsl_sublayer_model_t sm;
+        if (tsl_sublayer_split(m, &sm, err) != 0)
+            return -1;
+        rc = fold_sublayers(v, p, &sm, err);
+        tsl_sublayer_free(&sm);
+    }
+    if (rc != 0)
+        return -1;
+    for (uint32_t s = 0; s < p->pp; s++)
+        for (uint32_t i = v->stage_first[s]; i < v->stage_first[s] + v->stage_count[s]; i++)
+            v->stage_blocks[s] += i >= 1 && i <= v->n_blocks;
+    return check_ckpt_outside_blocks(v, err);
+}
+
+static int check_same_strategy(const tsl_target_view_t *v, const tsl_strategy_t *ref,
+                               tsl_err_t *err)
+{
+    char a[64], b[64];
+    for (uint32_t i = 0; i < v->model->n_layers; i++) {
+        tsl_strategy_t t = v->layer[i];
+        t.ckpt = false;
+        if (!tsl_strategy_equal(&t, ref))
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "%s: layer %u (%s) runs %s but layer 1 runs %s; %s runs the "
+                                "whole model under one strategy", v->target, i,
+                                tsl_target_layer_kind(v, i), tsl_target_strategy_str(&t, a),
+                                tsl_target_strategy_str(ref, b), v->target);
+    }
+    return 0;
+}
+
+int tsl_target_uniform(const tsl_target_view_t *v, tsl_target_uniform_t *u, tsl_err_t *err)
+{
+    const tsl_plan_t *p = v->plan;
+    memset(u, 0, sizeof(*u));
+    u->s = v->layer[1];
+    u->s.ckpt = false;
+    if (check_same_strategy(v, &u->s, err) != 0)
+        return -1;
+    u->stage_devices = p->stages[0].n_devices;
+    for (uint32_t s = 1; s < p->pp; s++)
+        if (p->stages[s].n_devices != u->stage_devices)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "%s: stage %u has %u devices but stage 0 has %u; %s gives every "
+                                "stage the same number", v->target, s, p->stages[s].n_devices,
+                                u->stage_devices, v->target);
+    u->tp = tsl_strategy_degree(&u->s, TSL_DIM_TP);
+    u->dp = tsl_strategy_degree(&u->s, TSL_DIM_DP);
+    u->sdp = tsl_strategy_degree(&u->s, TSL_DIM_SDP);
+    uint32_t width = u->dp * u->sdp;
+    if (p->micro_batch % width)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: a micro-batch of %u samples does not divide over %u "
+                            "data-parallel ranks", v->target, p->micro_batch, width);
+    u->micro_per_rank = p->micro_batch / width;
+    for (uint32_t i = 1; i <= v->n_blocks; i++)
+        u->ckpt_blocks += v->layer[i].ckpt;
+    return 0;
+}
+
+int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
+{
+    if (t == TSL_TARGET_ANY)
+        return 0;
+    if (t >= TSL_TARGET_COUNT)
+        return tsl_err_set(err, "target: %u is not a stack", t);
+    if (check_model(tsl_target_name(t), m, err) != 0)
+        return -1;
+    return t == TSL_TARGET_MEGATRON ? tsl_target_megatron_shapes(m, err) : 0;
+}
+
+int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
+                     tsl_target_view_t *scratch, tsl_err_t *err)
+{
+    if (t == TSL_TARGET_ANY)
+        return 0;
+    if (t >= TSL_TARGET_COUNT)
+        return tsl_err_set(err, "target: %u is not a stack", t);
+    if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
+        return -1;
+    return tsl_target_check_view(t, scratch, err);
+}
+
+/* ---- the starting partition ---- */
+
+/* Forward FLOPs of layers [a, b). */
+static double flops(const tsl_model_t *m, uint32_t a, uint32_t b)
+{
+    double f = 0;
+    for (uint32_t i = a; i < b; i++)
+        f += m->layers[i].fwd_flops + m->layers[i].extra_fwd_flops;
+    return f;
+}
+
+/* First stage f blocks, last l, the P − 2 middle ones mid each: the split whose
+ * largest stage (forward FLOPs) is smallest. Megatron's shape, which torchtitan
+ * and Galvatron also run. */
+static bool partition_ends(const tsl_model_t *m, uint32_t P, uint32_t *first)
+{
+    uint32_t B = m->n_layers - 2, best_f = 0, best_mid = 0;
+    double best = INFINITY;
+    if (P == 1) {
+        first[0] = 0;
+        first[1] = m->n_layers;
+        return true;
+    }
+    for (uint32_t mid = P > 2 ? 1 : 0; mid * (P - 2) + 2 <= B; mid++) {
+        uint32_t rest = B - mid * (P - 2);
+        for (uint32_t f = 1; f < rest; f++) {
+            uint32_t l = rest - f;
+            double worst = fmax(flops(m, 0, 1 + f), flops(m, B + 1 - l, B + 2));
+            if (P > 2)
+                worst = fmax(worst, flops(m, 1 + f, 1 + f + mid));
+            if (worst < best) {
+                best = worst;
+                best_f = f;
+                best_mid = mid;
+            }
+        }
+        if (P == 2)
+            break;
+    }
+    if (!isfinite(best))
+        return false;
+    first[0] = 0;
+    for (uint32_t s = 1; s < P; s++)
+        first[s] = 1 + best_f + (s - 1) * best_mid;
+    first[P] = m->n_layers;
+    return true;
+}
+
+bool tsl_target_partition(uint32_t t, const tsl_model_t *m, uint32_t P, uint32_t *first)
+{
+    if (P == 0 || m->n_layers < 3 || P > m->n_layers - 2)
+        return false;
+    if (t != TSL_TARGET_DEEPSPEED)
+        return partition_ends(m, P, first);
+    if (m->n_layers % P != 0)
+        return false;
+    for (uint32_t s = 0; s <= P; s++)
+        first[s] = s * (m->n_layers / P);
+    return true;
+}

@@ -1,0 +1,119 @@
+/*
+ * target.h — the training stacks a plan can be handed to, and the one predicate
+ * per stack that says whether a plan lies in that stack's space (docs/exports.md).
+ *
+ * The exporters (common/export_*.c) refuse exactly what tsl_target_check refuses,
+ * and `plan --target STACK` (request field `target`) admits exactly what it
+ * admits: the search engine drops every configuration the predicate refuses, so
+ * a plan searched for a stack exports to it by construction.
+ *
+ *   megatron    Megatron-LM: one strategy for every layer, TP innermost, DP with
+ *               or without the distributed optimizer (ZeRO-1), sequence
+ *               parallelism; no ZeRO-2/3; whole-layer stages of equal device
+ *               counts whose middle stages hold equal Transformer layer counts
+ *               (first/last may differ); CKPT of the first N layers of every
+ *               stage (the same N) or selective recompute of all; interleaving
+ *               with equal stages that split evenly into the chunks.
+ *   deepspeed   one strategy; ZeRO stage 0–3 (DP, DP+ZeRO-1/2, SDP), not DP with
+ *               SDP; TP (AutoTP) and ZeRO-3 only without stages, ZeRO-2 neither;
+ *               stages of equal layer counts (embedding and head count); CKPT of
+ *               all Transformer layers or none; plain 1F1B.
+ *   torchtitan  one strategy on its mesh (tp innermost, then dp_shard, then
+ *               dp_replicate); no ZeRO-1/2 on replicas; whole-layer stages, the
+ *               head never alone; CKPT full or none; plain 1F1B.
+ *   galvatron   per-layer strategies (TP degree and consecutiveness, DP or
+ *               ZeRO-3), whole layers, every stage holds a Transformer layer and
+ *               the same device count, embedding and head at one TP degree; no
+ *               sequence parallelism, ZeRO-1/2 or selective recompute; plain 1F1B.
+ *
+ * Every target: the model is [embedding, Transformer layers..., head]; no H3T
+ * memory switches; the embedding and the head are never checkpointed; a
+ * sub-layer plan is folded back onto whole layers (a stage may not start inside
+ * one, and a layer's attention and FFN blocks share a strategy).
+ *
+ * Pure: no I/O, no allocation beyond a sub-layer split while folding.
+ */
+#ifndef TSL_TARGET_H
+#define TSL_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "model.h"
+#include "plan.h"
+
+typedef enum tsl_target {
+    TSL_TARGET_ANY = 0,   /* no restriction: Tessel's whole space */
+    TSL_TARGET_MEGATRON,
+    TSL_TARGET_DEEPSPEED,
+    TSL_TARGET_TORCHTITAN,
+    TSL_TARGET_GALVATRON,
+    TSL_TARGET_COUNT
+} tsl_target_t;
+
+/* "megatron", ...; "any" for TSL_TARGET_ANY, "?" out of range. */
+const char *tsl_target_name(uint32_t t);
+/* Case-insensitive; "any" or "" is TSL_TARGET_ANY. Fails naming the stacks. */
+int tsl_target_parse(const char *name, uint32_t *out, tsl_err_t *err);
+
+/* The plan in the source model's layers (a sub-layer plan folded back). */
+typedef struct tsl_target_view {
+    const tsl_plan_t *plan;
+    const tsl_model_t *model;
+    const char *target;                           /* "megatron", ... for messages */
+    uint32_t pp;
+    uint32_t stage_first[TSL_PLAN_MAX_STAGES];    /* source layer index */
+    uint32_t stage_count[TSL_PLAN_MAX_STAGES];    /* source layers */
+    uint32_t stage_blocks[TSL_PLAN_MAX_STAGES];   /* Transformer layers among them */
+    uint32_t n_blocks;                            /* Transformer layers: 1 .. n_blocks */
+    tsl_strategy_t layer[TSL_PLAN_MAX_LAYERS];    /* per source layer */
+} tsl_target_view_t;
+
+/* The whole model under one strategy (ckpt aside): what Megatron-LM, DeepSpeed
+ * and torchtitan take. */
+typedef struct tsl_target_uniform {
+    tsl_strategy_t s;          /* layer 1's, ckpt cleared */
+    uint32_t tp, dp, sdp;      /* degrees, 1 when unused */
+    uint32_t stage_devices;    /* devices per stage */
+    uint32_t micro_per_rank;   /* samples per micro-batch per data-parallel rank */
+    uint32_t ckpt_blocks;      /* Transformer layers with CKPT */
+} tsl_target_uniform_t;
+
+/* The rules every target shares; fills v. target names it in messages. */
+int tsl_target_view_init(tsl_target_view_t *v, const char *target, const tsl_plan_t *p,
+                         const tsl_model_t *m, tsl_err_t *err);
+int tsl_target_uniform(const tsl_target_view_t *v, tsl_target_uniform_t *u, tsl_err_t *err);
+/* "embedding", "Transformer layer", "head": what source layer i is, for messages. */
+const char *tsl_target_layer_kind(const tsl_target_view_t *v, uint32_t layer);
+/* The strategy as text, without CKPT ("tp2-dp4"), into buf[64]. */
+const char *tsl_target_strategy_str(const tsl_strategy_t *s, char buf[64]);
+
+/* Whether view v (tsl_target_view_init) lies in target t's space: 0, or -1 with
+ * TSL_E_UNSUPPORTED and the rule in err. v is not changed. */
+int tsl_target_check_view(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err);
+
+/* tsl_target_view_init and tsl_target_check_view for plan p of model m, the
+ * view built in *scratch (caller-owned: it is large). TSL_TARGET_ANY admits
+ * every plan. err may be NULL. */
+int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
+                     tsl_target_view_t *scratch, tsl_err_t *err);
+
+/* Megatron's --recompute-num-layers N for a view that passed the megatron
+ * check with some but not all layers checkpointed. */
+uint32_t tsl_target_megatron_recompute(const tsl_target_view_t *v);
+
+/* Whether model m can be run by target t at all (its shape); err says why not. */
+int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err);
+
+/* Megatron-LM builds identical self-attention layers (target_rules.c). */
+int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err);
+
+/* A starting partition into P stages in t's space: whole Transformer layers,
+ * embedding in the first stage, head in the last, the middle stages equal
+ * (megatron, torchtitan, galvatron: the split with the smallest largest stage
+ * in forward FLOPs), or equal layer counts (deepspeed). first[0..P]. Returns
+ * false when t cannot cut the model into P stages. */
+bool tsl_target_partition(uint32_t t, const tsl_model_t *m, uint32_t P, uint32_t *first);
+
+#endif

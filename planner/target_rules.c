@@ -1,0 +1,269 @@
+/*
+ * target_rules.c — each stack's space (target.h): the rules its exporter and
+ * `plan --target` share. Messages name the layer or stage and the stack's rule.
+ */
+#include <string.h>
+
+#include "target.h"
+
+/* Features only some stacks express: interleaving, selective recompute, ZeRO-1/2
+ * on replicas, sequence parallelism. */
+static int check_features(const tsl_target_view_t *v, const tsl_target_uniform_t *u, bool vpp,
+                          bool selective, uint8_t max_zero, bool sp, tsl_err_t *err)
+{
+    char b[64];
+    const char *s = tsl_target_strategy_str(&u->s, b);
+    if (!vpp && v->plan->interleave > 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: the plan interleaves %u model chunks per stage; Tessel exports "
+                            "plain 1F1B to %s (plan again with --no-interleave)", v->target,
+                            v->plan->interleave, v->target);
+    if (!selective && u->s.selective)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: %s recomputes the attention core selectively; Tessel exports "
+                            "full recompute or none to %s", v->target, s, v->target);
+    if (u->s.zero > max_zero)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: %s shards %s over the data-parallel replicas (ZeRO-%u); %s "
+                            "takes at most ZeRO-%u there", v->target, s,
+                            u->s.zero > 1 ? "gradients and optimizer states" : "optimizer states",
+                            u->s.zero, v->target, max_zero);
+    if (!sp && u->s.sp)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: %s uses Megatron-style sequence parallelism, which %s does not "
+                            "run", v->target, s, v->target);
+    return 0;
+}
+
+/* ---- megatron ---- */
+
+static int megatron_layout(const tsl_target_view_t *v, const tsl_target_uniform_t *u,
+                           tsl_err_t *err)
+{
+    char b[64];
+    if (u->sdp > 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: the plan shards model states (%s, ZeRO-3); Tessel exports "
+                            "those to deepspeed, torchtitan or galvatron, not Megatron-LM",
+                            tsl_target_strategy_str(&u->s, b));
+    if (u->tp > 1 && tsl_strategy_stride(&u->s, TSL_DIM_TP) != 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: the plan's %s puts tensor-parallel ranks %u GPUs apart; "
+                            "Megatron-LM puts them on consecutive GPUs",
+                            tsl_target_strategy_str(&u->s, b),
+                            tsl_strategy_stride(&u->s, TSL_DIM_TP));
+    for (uint32_t s = 0; s < v->pp; s++)
+        if (v->stage_blocks[s] == 0)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: stage %u holds no Transformer layer", s);
+    /* Uneven stages: only the first and the last may differ from the rest. */
+    for (uint32_t s = 2; s + 1 < v->pp; s++)
+        if (v->stage_blocks[s] != v->stage_blocks[1])
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: stage %u has %u Transformer layers but stage 1 has %u; "
+                                "Megatron-LM splits the middle stages evenly", s,
+                                v->stage_blocks[s], v->stage_blocks[1]);
+    uint32_t vc = v->plan->interleave;
+    for (uint32_t s = 0; vc > 1 && s < v->pp; s++)
+        if (v->stage_blocks[s] != v->stage_blocks[0] || v->stage_blocks[s] % vc)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: %u model chunks per stage need every stage to hold "
+                                "the same multiple of %u Transformer layers "
+                                "(--num-layers-per-virtual-pipeline-stage); stage %u holds %u",
+                                vc, vc, s, v->stage_blocks[s]);
+    return 0;
+}
+
+/* Checkpointed layers must be the first k of every stage, the same k. */
+static int megatron_recompute(const tsl_target_view_t *v, uint32_t *k, tsl_err_t *err)
+{
+    *k = 0;
+    for (uint32_t s = 0; s < v->pp; s++) {
+        uint32_t first = v->stage_first[s] ? v->stage_first[s] : 1, n = v->stage_blocks[s];
+        uint32_t c = 0;
+        while (c < n && v->layer[first + c].ckpt)
+            c++;
+        for (uint32_t i = first + c; i < first + n; i++)
+            if (v->layer[i].ckpt)
+                return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                    "megatron: layer %u is checkpointed but layer %u before it "
+                                    "in stage %u is not; Megatron-LM recomputes the first N "
+                                    "layers of a stage", i, first + c, s);
+        if (s > 0 && c != *k)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: stage %u checkpoints %u layers but stage 0 %u; "
+                                "--recompute-num-layers is one number for every stage", s, c, *k);
+        *k = c;
+    }
+    return 0;
+}
+
+uint32_t tsl_target_megatron_recompute(const tsl_target_view_t *v)
+{
+    uint32_t k = 0;
+    megatron_recompute(v, &k, NULL);
+    return k;
+}
+
+int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
+{
+    const tsl_layer_t *l1 = &m->layers[1];
+    uint64_t k1[TSL_LAYER_KEY_LEN], k[TSL_LAYER_KEY_LEN];
+    uint32_t n1 = tsl_layer_key(l1, k1);
+    if (l1->kind != TSL_LAYER_ENCODER || l1->attn_window || m->layers[0].patch_embed)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: Tessel exports GPT-, BERT- and Llama-style stacks of "
+                            "self-attention layers (no decoder cross-attention, windowed "
+                            "attention or patch embedding)");
+    for (uint32_t i = 2; i + 1 < m->n_layers; i++)
+        if (tsl_layer_key(&m->layers[i], k) != n1 || memcmp(k, k1, n1 * sizeof k[0]))
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: layer %u's shape differs from layer 1's; "
+                                "Megatron-LM builds identical layers", i);
+    return 0;
+}
+
+static int check_megatron(const tsl_target_view_t *v, tsl_err_t *err)
+{
+    tsl_target_uniform_t u;
+    uint32_t k;
+    if (tsl_target_uniform(v, &u, err) != 0 || megatron_layout(v, &u, err) != 0 ||
+        check_features(v, &u, true, true, 1, true, err) != 0 || tsl_target_megatron_shapes(v->model, err) != 0)
+        return -1;
+    if (u.ckpt_blocks && u.ckpt_blocks < v->n_blocks && megatron_recompute(v, &k, err) != 0)
+        return -1;
+    return 0;
+}
+
+/* ---- deepspeed ---- */
+
+static int check_deepspeed(const tsl_target_view_t *v, tsl_err_t *err)
+{
+    tsl_target_uniform_t u;
+    if (tsl_target_uniform(v, &u, err) != 0)
+        return -1;
+    char b[64];
+    const char *s = tsl_target_strategy_str(&u.s, b);
+    if (u.dp > 1 && u.sdp > 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: %s mixes replicated and sharded data parallelism; "
+                            "DeepSpeed runs one ZeRO stage", s);
+    if (u.tp > 1 && v->pp > 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: %s in %u pipeline stages; DeepSpeed's pipeline engine "
+                            "takes tensor parallelism only from the model's own code (export to "
+                            "megatron or galvatron instead)", s, v->pp);
+    if (u.tp > 1 && tsl_strategy_stride(&u.s, TSL_DIM_TP) != 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: %s puts tensor-parallel ranks apart; AutoTP groups "
+                            "consecutive ranks", s);
+    if ((u.sdp > 1 || u.s.zero > 1) && v->pp > 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: %s (ZeRO-%u) in %u pipeline stages; DeepSpeed's pipeline "
+                            "engine takes ZeRO-1 at most", s, u.sdp > 1 ? 3u : u.s.zero, v->pp);
+    if (u.ckpt_blocks && u.ckpt_blocks != v->n_blocks)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: %u of %u Transformer layers are checkpointed; the "
+                            "config checkpoints all of them or none", u.ckpt_blocks, v->n_blocks);
+    for (uint32_t st = 0; st < v->pp && v->pp > 1; st++)
+        if (v->stage_count[st] * v->pp != v->model->n_layers)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "deepspeed: stage %u holds %u of %u layers; PipelineModule's "
+                                "'uniform' partition gives each of %u stages %g", st,
+                                v->stage_count[st], v->model->n_layers, v->pp,
+                                (double)v->model->n_layers / v->pp);
+    return check_features(v, &u, false, false, 2, false, err);
+}
+
+/* ---- torchtitan ---- */
+
+/* Strides as torchtitan's mesh lays them out: tp 1, dp_shard tp, dp_replicate tp·sdp. */
+static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
+{
+    tsl_target_uniform_t u;
+    char b[64];
+    if (tsl_target_uniform(v, &u, err) != 0)
+        return -1;
+    if ((u.tp > 1 && tsl_strategy_stride(&u.s, TSL_DIM_TP) != 1) ||
+        (u.sdp > 1 && tsl_strategy_stride(&u.s, TSL_DIM_SDP) != u.tp) ||
+        (u.dp > 1 && tsl_strategy_stride(&u.s, TSL_DIM_DP) != u.tp * u.sdp))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: %s orders its dimensions otherwise than torchtitan's "
+                            "mesh (tp innermost, then dp_shard, then dp_replicate)",
+                            tsl_target_strategy_str(&u.s, b));
+    if (u.ckpt_blocks && u.ckpt_blocks != v->n_blocks)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: %u of %u Transformer layers are checkpointed; Tessel "
+                            "exports [activation_checkpoint] mode full or none",
+                            u.ckpt_blocks, v->n_blocks);
+    for (uint32_t s = 1; s < v->pp; s++)
+        if (v->stage_first[s] > v->n_blocks)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "torchtitan: stage %u holds the output head alone; split points "
+                                "are Transformer blocks", s);
+    /* torchtitan's TP plan shards norms over the sequence: with or without "+sp"
+     * the plan runs (without it Tessel only over-counts activation memory) */
+    return check_features(v, &u, false, false, 0, true, err);
+}
+
+/* ---- galvatron ---- */
+
+static int galvatron_layer(const tsl_target_view_t *v, uint32_t i, tsl_err_t *err)
+{
+    char b[64];
+    const tsl_strategy_t *s = &v->layer[i];
+    if (tsl_strategy_degree(s, TSL_DIM_SDP) > 1 && tsl_strategy_degree(s, TSL_DIM_DP) > 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "galvatron: layer %u (%s) runs %s, replicated and sharded data "
+                            "parallelism at once; Galvatron takes one data-parallel type per "
+                            "layer", i, tsl_target_layer_kind(v, i), tsl_target_strategy_str(s, b));
+    if (s->sp || s->zero || s->selective)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "galvatron: layer %u (%s) runs %s; Tessel exports Galvatron's "
+                            "ddp/zero3 data parallelism, TP and full CKPT only", i,
+                            tsl_target_layer_kind(v, i), tsl_target_strategy_str(s, b));
+    return 0;
+}
+
+static int check_galvatron(const tsl_target_view_t *v, tsl_err_t *err)
+{
+    const tsl_plan_t *p = v->plan;
+    for (uint32_t i = 0; i < v->model->n_layers; i++)
+        if (galvatron_layer(v, i, err) != 0)
+            return -1;
+    for (uint32_t s = 0; s < v->pp; s++) {
+        if (p->stages[s].n_devices != p->stages[0].n_devices)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "galvatron: stage %u has %u devices but stage 0 has %u; "
+                                "Galvatron gives every stage the same number", s,
+                                p->stages[s].n_devices, p->stages[0].n_devices);
+        if (v->stage_blocks[s] == 0)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "galvatron: stage %u holds no Transformer layer (pp_division "
+                                "counts Transformer layers)", s);
+    }
+    uint32_t tp0 = tsl_strategy_degree(&v->layer[0], TSL_DIM_TP);
+    uint32_t tph = tsl_strategy_degree(&v->layer[v->n_blocks + 1], TSL_DIM_TP);
+    if (tp0 != tph)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "galvatron: the embedding runs tp%u but the head tp%u; Galvatron "
+                            "gives both one vocabulary TP degree (vtp)", tp0, tph);
+    if (p->interleave > 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "galvatron: the plan interleaves %u model chunks per stage; Tessel "
+                            "exports plain 1F1B to galvatron (plan again with --no-interleave)",
+                            p->interleave);
+    return 0;
+}
+
+int tsl_target_check_view(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err)
+{
+    switch (t) {
+    case TSL_TARGET_ANY: return 0;
+    case TSL_TARGET_MEGATRON: return check_megatron(v, err);
+    case TSL_TARGET_DEEPSPEED: return check_deepspeed(v, err);
+    case TSL_TARGET_TORCHTITAN: return check_torchtitan(v, err);
+    case TSL_TARGET_GALVATRON: return check_galvatron(v, err);
+    default: return tsl_err_set(err, "target: %u is not a stack", t);
+    }
+}

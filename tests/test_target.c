@@ -1,0 +1,199 @@
+/*
+ * test_target.c — planner/target.h with the exporters: "searched for a stack"
+ * implies "exports to that stack". For random small GPT/Llama models on random
+ * clusters, memory budgets and batches, every plan `--target X` returns (the
+ * best and every alternative) exports to X without refusal, and the request's
+ * cost against the unrestricted plan is filled in (never above 1: Tessel's
+ * space contains every stack's). Also: the predicate refuses what the
+ * exporters refuse, and a model a stack cannot build is refused up front.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "export.h"
+#include "search.h"
+
+static uint32_t rng = 12345;
+
+static uint32_t pick(uint32_t n)
+{
+    rng = rng * 1103515245u + 12345u;
+    return (rng >> 16) % n;
+}
+
+static void random_model(tsl_model_t *m, char *name, size_t cap)
+{
+    static const uint32_t hidden[] = {512, 768, 1024, 1536};
+    tsl_arch_spec_t s = {.arch = pick(2) ? TSL_ARCH_GPT : TSL_ARCH_LLAMA};
+    s.layers = 2 + pick(11);
+    s.hidden = hidden[pick(4)];
+    s.ffn_hidden = 4 * s.hidden;
+    s.heads = s.hidden / 64;
+    s.seq_len = 512u << pick(3);
+    s.vocab = 32000;
+    s.positions = s.arch == TSL_ARCH_GPT ? s.seq_len : 0;
+    s.gated_ffn = s.arch == TSL_ARCH_LLAMA;
+    s.tied_head = s.arch == TSL_ARCH_GPT;
+    snprintf(name, cap, "%s-%uL-h%u-s%u", tsl_arch_name(s.arch), s.layers, s.hidden, s.seq_len);
+    tsl_err_t err = {0};
+    CHECK(tsl_model_build(&s, name, m, &err) == 0, "%s: %s", name, err.msg);
+}
+
+static void check_exports(uint32_t t, const tsl_search_result_t *res, const tsl_model_t *m,
+                          const char *what)
+{
+    for (uint32_t i = 0; i < res->n_top; i++) {
+        char *text = NULL;
+        size_t len = 0;
+        tsl_err_t err = {0};
+        int rc = tsl_export((tsl_export_format_t)(t - 1), &res->top[i], m, &text, &len, &err);
+        CHECK(rc == 0, "%s: plan #%u exports to %s: %s", what, i + 1, tsl_target_name(t), err.msg);
+        free(text);
+    }
+}
+
+static void test_property(void)
+{
+    static const char *const clusters[] = {"1x1xA100-40G", "1x2xA100-40G", "1x4xA100-40G",
+                                           "1x8xA100-40G", "2x4xA100-40G:ib100",
+                                           "2x8xA100-80G:ib200"};
+    tsl_search_result_t *res = malloc(sizeof(*res));
+    int searched = 0;
+    for (int round = 0; round < 6; round++) {
+        tsl_model_t m = {0};
+        tsl_cluster_t c = {0};
+        char name[64], what[160];
+        random_model(&m, name, sizeof name);
+        const char *cs = clusters[pick(6)];
+        CHECK(tsl_cluster_parse_spec(&c, cs, NULL) == 0, "%s", cs);
+        for (uint32_t t = 1; t < TSL_TARGET_COUNT; t++) {
+            tsl_request_t r;
+            tsl_request_init(&r);
+            r.target = t;
+            r.global_batch = 8u << pick(4);
+            r.max_batch = r.global_batch;
+            r.mem_budget_bytes = (uint64_t)(4 + pick(20)) << 30;
+            r.no_baselines = pick(2);
+            snprintf(what, sizeof what, "%s on %s, batch %u, %llu GiB, target %s", name, cs,
+                     r.global_batch, (unsigned long long)(r.mem_budget_bytes >> 30),
+                     tsl_target_name(t));
+            tsl_err_t err = {0};
+            int rc = tsl_search(&m, &c, &r, NULL, res, &err);
+            if (rc != TSL_SEARCH_OK) {   /* nothing in the stack's space fits: fine, said so */
+                CHECK(strstr(err.msg, tsl_target_name(t)) != NULL || tsl_err_code(&err) != TSL_E_NOFIT,
+                      "%s: the no-fit error names the target: %s", what, err.msg);
+                continue;
+            }
+            searched++;
+            check_exports(t, res, &m, what);
+            CHECK(res->unrestricted_valid &&
+                      res->best.samples_per_s <= res->unrestricted_samples_per_s * (1 + 1e-9),
+                  "%s: %.2f samples/s, at most the unrestricted %.2f", what,
+                  res->best.samples_per_s, res->unrestricted_samples_per_s);
+        }
+        tsl_cluster_free(&c);
+        tsl_model_free(&m);
+    }
+    CHECK(searched >= 12, "%d targeted searches found a plan", searched);
+    free(res);
+}
+
+/* A preset on 1x8xA100-40G, for the fixed cases below. */
+typedef struct fixture {
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_search_result_t *res;
+    tsl_request_t r;
+} fixture_t;
+
+static void fixture_init(fixture_t *f, const char *preset)
+{
+    memset(f, 0, sizeof(*f));
+    CHECK(tsl_model_preset(preset, &f->m, NULL) == 0, "preset %s", preset);
+    CHECK(tsl_cluster_parse_spec(&f->c, "1x8xA100-40G", NULL) == 0, "cluster");
+    f->res = malloc(sizeof(*f->res));
+    tsl_request_init(&f->r);
+}
+
+static void fixture_free(fixture_t *f)
+{
+    free(f->res);
+    tsl_cluster_free(&f->c);
+    tsl_model_free(&f->m);
+}
+
+/* Tessel's unrestricted answer on BERT-Huge-32 mixes what Megatron-LM cannot
+ * run; the target's answer runs, and the predicate says why the other does not. */
+static void test_refusal_matches_export(void)
+{
+    fixture_t f;
+    fixture_init(&f, "BERT-Huge-32");
+    f.r.global_batch = 64;
+    f.r.mem_budget_bytes = 8ull << 30;
+    f.r.no_baselines = true;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, NULL) == TSL_SEARCH_OK, "unrestricted");
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    for (uint32_t t = 1; t < TSL_TARGET_COUNT; t++) {
+        tsl_err_t a = {0}, b = {0};
+        char *text = NULL;
+        size_t len;
+        int pred = tsl_target_check(t, &f.res->best, &f.m, v, &a);
+        int exp = tsl_export((tsl_export_format_t)(t - 1), &f.res->best, &f.m, &text, &len, &b);
+        free(text);
+        CHECK(pred == exp && strcmp(a.msg, b.msg) == 0,
+              "%s: the predicate (%d, %s) and the export (%d, %s) agree", tsl_target_name(t),
+              pred, a.msg, exp, b.msg);
+    }
+    uint32_t t;
+    CHECK(tsl_target_parse("Megatron", &t, NULL) == 0 && t == TSL_TARGET_MEGATRON, "parse");
+    tsl_err_t err = {0};
+    CHECK(tsl_target_parse("colossal", &t, &err) != 0 && strstr(err.msg, "torchtitan"),
+          "unknown stack: %s", err.msg);
+    free(v);
+    fixture_free(&f);
+}
+
+static void test_model_refused(void)
+{
+    fixture_t f;
+    fixture_init(&f, "T5-Large-32");
+    f.r.target = TSL_TARGET_MEGATRON;
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_ERR &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "megatron"),
+          "T5 for megatron is refused before searching: %s", err.msg);
+    f.r.target = TSL_TARGET_COUNT;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "target"), "an unknown target value: %s", err.msg);
+    fixture_free(&f);
+}
+
+/* GPT3-15B on 32 GPUs for DeepSpeed: at batch 1 only TP splits the batch, and
+ * DeepSpeed runs TP without stages only, where it does not fit; the sweep goes
+ * on to the batches DeepSpeed runs instead of calling memory exhausted. */
+static void test_sweep_past_refused_batches(void)
+{
+    fixture_t f;
+    fixture_init(&f, "GPT3-15B");
+    tsl_cluster_free(&f.c);
+    CHECK(tsl_cluster_parse_spec(&f.c, "4x8xA100-80G:ib400", NULL) == 0, "cluster");
+    f.r.target = TSL_TARGET_DEEPSPEED;
+    f.r.max_batch = 64;
+    f.r.no_baselines = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK &&
+              f.res->best.global_batch >= 32,
+          "deepspeed: a plan at batch %u: %s", f.res->best.global_batch, err.msg);
+    fixture_free(&f);
+}
+
+int main(void)
+{
+    test_property();
+    test_refusal_matches_export();
+    test_model_refused();
+    test_sweep_past_refused_batches();
+    return CHECK_DONE();
+}
