@@ -5,7 +5,6 @@
  */
 #include "handlers.h"
 
-#include "fingerprint.h"
 
 #define SCHED TSL_ROLE_BIT(TSL_ROLE_SCHEDULER)
 #define OPS TSL_ROLE_BIT(TSL_ROLE_OPS)
@@ -35,13 +34,4 @@ const tsl_method_t *tsl_handlers_methods(size_t *count, tsl_call_handler_fn *fal
     *count = sizeof methods / sizeof methods[0];
     *fallback = tsl_handle_unimplemented;
     return methods;
-}
-
-bool tsl_handlers_fingerprint(tsl_call_t *call, const char *fp, char out[17])
-{
-    tsl_err_t err = {0};
-    if (tsl_fingerprint_parse(fp, out, &err) == 0)
-        return true;
-    tsl_call_fail_err(call, &err);
-    return false;
 }

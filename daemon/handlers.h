@@ -48,8 +48,5 @@ tsl_plan_cache_t *tsl_plan_cache_new(void);
 void tsl_plan_cache_free(tsl_plan_cache_t *c);
 void tsl_plan_cache_forget(tsl_plan_cache_t *c, const char *fp);
 
-/* Fingerprints are 16 hex digits (common/fingerprint.h); lowercases into
- * out[17]. INVALID_ARGUMENT (and false) when fp is anything else. */
-bool tsl_handlers_fingerprint(tsl_call_t *call, const char *fp, char out[17]);
 
 #endif

@@ -13,11 +13,23 @@
 
 #include "arena.h"
 #include "export.h"
+#include "fingerprint.h"
 #include "handlers.h"
 #include "tessel/v1/planner.pb-c.h"
 
 #define LIST_DEFAULT 50u
 #define LIST_MAX 1000u
+
+/* The request's fingerprint by the one rule (common/fingerprint.h), lowercased
+ * into out[17]; anything else answers INVALID_ARGUMENT (and false). */
+static bool request_fingerprint(tsl_call_t *call, const char *fp, char out[17])
+{
+    tsl_err_t err = {0};
+    if (tsl_fingerprint_parse(fp, out, &err) == 0)
+        return true;
+    tsl_call_fail_err(call, &err);
+    return false;
+}
 
 static void not_found(tsl_call_t *call, const char *fp)
 {
@@ -48,7 +60,7 @@ void tsl_handle_get_plan(tsl_call_t *call)
     char fp[17];
     tsl_stored_plan_t row;
     memset(&row, 0, sizeof row);
-    if (tsl_handlers_fingerprint(call, req->fingerprint, fp) && load(call, fp, &row, true) == 0)
+    if (request_fingerprint(call, req->fingerprint, fp) && load(call, fp, &row, true) == 0)
         tsl_handlers_answer_plan(call, &row, true, false);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
@@ -147,7 +159,7 @@ void tsl_handle_delete_plan(tsl_call_t *call)
     if (!req)
         return;
     char fp[17];
-    if (tsl_handlers_fingerprint(call, req->fingerprint, fp)) {
+    if (request_fingerprint(call, req->fingerprint, fp)) {
         tsl_err_t err = {0};
         tsl_plan_cache_forget(call->srv->plans, fp);
         int rc = tsl_store_delete_plan(call->srv->store, fp, &err);
@@ -216,7 +228,7 @@ void tsl_handle_export_plan(tsl_call_t *call)
     tsl_export_format_t f;
     tsl_stored_plan_t row;
     memset(&row, 0, sizeof row);
-    if (tsl_handlers_fingerprint(call, req->fingerprint, fp) &&
+    if (request_fingerprint(call, req->fingerprint, fp) &&
         export_format(call, req->format, &f) && load(call, fp, &row, false) == 0) {
         if (f == TSL_EXPORT_COUNT)
             reply_export(call, "json", "application/json", row.result_json,

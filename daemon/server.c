@@ -114,6 +114,7 @@ static int create_server(tsl_server_t *s)
         return -1;
     grpc_server_register_completion_queue(s->server, s->cq, NULL);
     s->methods = tsl_handlers_methods(&s->n_methods, &s->fallback);
+    s->admit = tsl_gate_admit;
     s->registered = calloc(s->n_methods, sizeof *s->registered);
     if (!s->registered)
         return -1;
@@ -178,12 +179,6 @@ fail:
     tsl_server_stop(s, 0);
     tsl_server_free(s);
     return -1;
-}
-
-bool tsl_server_serving(const tsl_server_t *s)
-{
-    return s && atomic_load(&s->serving) && !atomic_load(&s->shutting_down) &&
-           !tsl_accept_saturated(s);
 }
 
 const char *tsl_server_listening(const tsl_server_t *s)

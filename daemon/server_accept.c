@@ -328,3 +328,12 @@ void tsl_accept_free(tsl_server_t *s)
     free(s->peer_names);
     s->peer_names = NULL;
 }
+
+/* Health's view (server.h): started, not stopping, and every listener accepting;
+ * here beside the accept loop it depends on, so that the handlers need not call
+ * back into server.c. */
+bool tsl_server_serving(const tsl_server_t *s)
+{
+    return s && atomic_load(&s->serving) && !atomic_load(&s->shutting_down) &&
+           !tsl_accept_saturated(s);
+}

@@ -138,7 +138,7 @@ static void on_new(tsl_tag_t *tag, bool ok)
     if (!c->method)
         c->deadline = c->details.deadline;
     clock_gettime(CLOCK_MONOTONIC, &c->t0);
-    tsl_gate_admit(c);
+    c->srv->admit(c);   /* server_gate.c, held by the server: no call back into it */
     tsl_call_unref(c);
 }
 

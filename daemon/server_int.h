@@ -51,6 +51,7 @@ struct tsl_server {
     size_t n_methods;
     const tsl_method_t *methods;
     tsl_call_handler_fn fallback;     /* answers methods nobody registered */
+    tsl_call_handler_fn admit;        /* a new call before anything is read (server_gate.c) */
 
     pthread_t cq_thread;
     bool cq_thread_started;

@@ -231,3 +231,14 @@ void tsl_fp_hex(const tsl_fp_t *fp, char buf[17])
 {
     snprintf(buf, 17, "%016llx", (unsigned long long)fp->h);
 }
+
+bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b)
+{
+    if (a->samples_per_s != b->samples_per_s)
+        return a->samples_per_s > b->samples_per_s;
+    if (a->peak_bytes != b->peak_bytes)   /* deterministic tie-breaks */
+        return a->peak_bytes < b->peak_bytes;
+    if (a->pp != b->pp)
+        return a->pp < b->pp;
+    return a->n_micro < b->n_micro;
+}

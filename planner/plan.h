@@ -115,4 +115,9 @@ void tsl_fp_cluster(tsl_fp_t *fp, const tsl_cluster_t *c);
 /* 16 lowercase hex digits + NUL into buf[17]. */
 void tsl_fp_hex(const tsl_fp_t *fp, char buf[17]);
 
+/* Whether a is the better plan: faster, then (deterministic tie-breaks) less
+ * memory, fewer stages, fewer micro-batches. The one ranking the search and its
+ * top-k use. */
+bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b);
+
 #endif

@@ -18,17 +18,6 @@ uint32_t tsl_search_max_batch(const tsl_request_t *r)
 
 /* ---- top-k ---- */
 
-bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b)
-{
-    if (a->samples_per_s != b->samples_per_s)
-        return a->samples_per_s > b->samples_per_s;
-    if (a->peak_bytes != b->peak_bytes)   /* deterministic tie-breaks */
-        return a->peak_bytes < b->peak_bytes;
-    if (a->pp != b->pp)
-        return a->pp < b->pp;
-    return a->n_micro < b->n_micro;
-}
-
 void tsl_top_offer(tsl_plan_t *top, uint32_t cap, uint32_t *n, const tsl_plan_t *p)
 {
     if (top == NULL || cap == 0)

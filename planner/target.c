@@ -1,7 +1,8 @@
 /*
  * target.c — the view every stack's rules read (a plan folded onto the source
  * model's layers), the checks all targets share, the target names and the
- * starting partition of a target's space. The per-stack rules are
+ * starting partition of a target's space. The per-stack rules, and the entry
+ * points that dispatch to them (tsl_target_check, tsl_target_model_ok), are
  * target_rules.c.
  */
 #include "target.h"
@@ -61,7 +62,7 @@ static bool is_block(const tsl_layer_t *l)
     return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER;
 }
 
-static int check_model(const char *target, const tsl_model_t *m, tsl_err_t *err)
+int tsl_target_check_model(const char *target, const tsl_model_t *m, tsl_err_t *err)
 {
     uint32_t n = m->n_layers;
     if (n < 3 || m->layers[0].kind != TSL_LAYER_EMBEDDING || m->layers[n - 1].kind != TSL_LAYER_HEAD)
@@ -152,7 +153,7 @@ int tsl_target_view_init(tsl_target_view_t *v, const char *target, const tsl_pla
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: the plan uses H3T's memory switches and CPU offload, which %s "
                             "does not take per layer; plan again with --no-memopt", target, target);
-    if (check_model(target, m, err) != 0)
+    if (tsl_target_check_model(target, m, err) != 0)
         return -1;
     v->n_blocks = m->n_layers - 2;
     int rc;
@@ -217,29 +218,6 @@ int tsl_target_uniform(const tsl_target_view_t *v, tsl_target_uniform_t *u, tsl_
     for (uint32_t i = 1; i <= v->n_blocks; i++)
         u->ckpt_blocks += v->layer[i].ckpt;
     return 0;
-}
-
-int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
-{
-    if (t == TSL_TARGET_ANY)
-        return 0;
-    if (t >= TSL_TARGET_COUNT)
-        return tsl_err_set(err, "target: %u is not a stack", t);
-    if (check_model(tsl_target_name(t), m, err) != 0)
-        return -1;
-    return t == TSL_TARGET_MEGATRON ? tsl_target_megatron_shapes(m, err) : 0;
-}
-
-int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
-                     tsl_target_view_t *scratch, tsl_err_t *err)
-{
-    if (t == TSL_TARGET_ANY)
-        return 0;
-    if (t >= TSL_TARGET_COUNT)
-        return tsl_err_set(err, "target: %u is not a stack", t);
-    if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
-        return -1;
-    return tsl_target_check_view(t, scratch, err);
 }
 
 /* ---- the starting partition ---- */

@@ -84,6 +84,9 @@ typedef struct tsl_target_uniform {
 int tsl_target_view_init(tsl_target_view_t *v, const char *target, const tsl_plan_t *p,
                          const tsl_model_t *m, tsl_err_t *err);
 int tsl_target_uniform(const tsl_target_view_t *v, tsl_target_uniform_t *u, tsl_err_t *err);
+/* The model-shape rules every target shares (target.c; tsl_target_model_ok
+ * adds the stack's own). */
+int tsl_target_check_model(const char *target, const tsl_model_t *m, tsl_err_t *err);
 /* "embedding", "Transformer layer", "head": what source layer i is, for messages. */
 const char *tsl_target_layer_kind(const tsl_target_view_t *v, uint32_t layer);
 /* The strategy as text, without CKPT ("tp2-dp4"), into buf[64]. */

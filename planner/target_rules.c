@@ -267,3 +267,28 @@ int tsl_target_check_view(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err
     default: return tsl_err_set(err, "target: %u is not a stack", t);
     }
 }
+
+/* ---- the entry points ---- */
+
+int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
+{
+    if (t == TSL_TARGET_ANY)
+        return 0;
+    if (t >= TSL_TARGET_COUNT)
+        return tsl_err_set(err, "target: %u is not a stack", t);
+    if (tsl_target_check_model(tsl_target_name(t), m, err) != 0)
+        return -1;
+    return t == TSL_TARGET_MEGATRON ? tsl_target_megatron_shapes(m, err) : 0;
+}
+
+int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
+                     tsl_target_view_t *scratch, tsl_err_t *err)
+{
+    if (t == TSL_TARGET_ANY)
+        return 0;
+    if (t >= TSL_TARGET_COUNT)
+        return tsl_err_set(err, "target: %u is not a stack", t);
+    if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
+        return -1;
+    return tsl_target_check_view(t, scratch, err);
+}

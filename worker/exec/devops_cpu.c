@@ -22,34 +22,6 @@ struct tsl_event {
     double t_s;
 };
 
-int tsl_memcount_admit(const tsl_memcount_t *m, const char *who, uint64_t bytes, tsl_err_t *err)
-{
-    if (!m->limit_bytes || m->used_bytes + bytes <= m->limit_bytes)
-        return 0;
-    return tsl_err_setc(err, TSL_E_NOMEM,
-                        "%s: out of memory: %llu bytes in use, %llu more exceed the limit %llu", who,
-                        (unsigned long long)m->used_bytes, (unsigned long long)bytes,
-                        (unsigned long long)m->limit_bytes);
-}
-
-void tsl_memcount_add(tsl_memcount_t *m, int64_t bytes)
-{
-    m->used_bytes += (uint64_t)bytes;
-    if (m->used_bytes > m->peak_bytes)
-        m->peak_bytes = m->used_bytes;
-}
-
-size_t tsl_dtype_bytes(tsl_dtype_t dt)
-{
-    return dt == TSL_DT_BF16 ? 2u : 4u;
-}
-
-tsl_buf_t tsl_buf_view(const tsl_buf_t *b, size_t off, size_t n)
-{
-    assert(off + n <= b->n);
-    tsl_buf_t v = {(char *)b->ptr + off * tsl_dtype_bytes(b->dt), n, b->dt};
-    return v;
-}
 
 #define F(b) ((float *)(b)->ptr)
 #define CF(b) ((const float *)(b)->ptr)
@@ -508,14 +480,4 @@ int tsl_devops_cpu_create(uint64_t limit_bytes, tsl_devops_t **out, tsl_err_t *e
     o->ctx = c;
     *out = o;
     return 0;
-}
-
-int tsl_devops_create(const char *name, int device, uint64_t limit_bytes, tsl_devops_t **out,
-                      tsl_err_t *err)
-{
-    if (!strcmp(name, "cpu"))
-        return tsl_devops_cpu_create(limit_bytes, out, err);
-    if (!strcmp(name, "cuda"))
-        return tsl_devops_cuda_create(device, limit_bytes, out, err);
-    return tsl_err_set(err, "devops: '%s' is not one of cpu, cuda", name);
 }

@@ -27,18 +27,6 @@ static int dalloc(tsl_exec_t *e, tsl_buf_t *b, size_t n, tsl_dtype_t dt, tsl_err
     return n ? e->dev->alloc(e->dev, b, n, dt, err) : 0;
 }
 
-int tsl_exec_ph(tsl_exec_t *e, int phase, tsl_err_t *err)
-{
-    if (phase == e->ph_cur)
-        return 0;
-    e->ph_cur = phase;
-    /* Out of events: the rest of the step counts to the last phase recorded. */
-    if (e->ev_n + (phase == PH_END ? 0 : 1) >= e->ev_cap)
-        return 0;
-    e->ev_ph[e->ev_n] = (uint8_t)phase;
-    return e->dev->event_record(e->dev, e->ev[e->ev_n++], TSL_STREAM_COMPUTE, err);
-}
-
 /* ---- setup ---- */
 
 static int make_groups(tsl_exec_t *e, tsl_err_t *err)
