@@ -188,13 +188,14 @@ out:
 
 /* ---- the status page (http_page.c) ---------------------------------------------------------- */
 
-static void reply_page(struct evhttp_request *req, struct evbuffer *b)
+static void reply_page(struct evhttp_request *req, int code, const char *reason,
+                       struct evbuffer *b)
 {
     /* The page carries no script and loads nothing: say so, as a second line of
      * defence behind the escaping. */
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Security-Policy",
                       "default-src 'none'; style-src 'unsafe-inline'");
-    reply(req, 200, "OK", "text/html; charset=utf-8", b);
+    reply(req, code, reason, "text/html; charset=utf-8", b);
 }
 
 static tsl_page_ctx_t page_ctx(tsl_http_t *h)
@@ -212,7 +213,7 @@ static void serve_status(tsl_http_t *h, struct evhttp_request *req)
     }
     tsl_page_ctx_t c = page_ctx(h);
     tsl_page_status(b, &c);
-    reply_page(req, b);
+    reply_page(req, 200, "OK", b);
     evbuffer_free(b);
 }
 
@@ -229,9 +230,9 @@ static void serve_plan(tsl_http_t *h, struct evhttp_request *req, const char *fp
     if (rc == 1)
         reply_text(req, 404, "Not Found", "no such plan\n");
     else if (rc == 0)
-        reply_page(req, b);
+        reply_page(req, 200, "OK", b);
     else
-        reply(req, 500, "Internal Server Error", "text/html; charset=utf-8", b);
+        reply_page(req, 500, "Internal Server Error", b);
     evbuffer_free(b);
 }
 

@@ -6,13 +6,19 @@
 # bar group per stage of the stored plan, and Chromium's log (--enable-logging
 # --v=0 prints console messages as ":CONSOLE") must hold no console message at
 # all: the page has no script, so any (an error, a CSP violation) is a fault.
-# Skips (77) without chromium.
+# With TESSEL_WORKER and a device file, a `sim` tessel-worker registers first,
+# and its row and its profile's figures must be on the page (read through the
+# HTTP thread's own connection). Skips (77) without chromium.
 #
-# usage: status_browser.sh TESSELCTL TESSELD
+# usage: status_browser.sh TESSELCTL TESSELD [TESSEL_WORKER DEVICE_FILE]
 set -u
 
-CTL=${1:?usage: status_browser.sh TESSELCTL TESSELD}
-DAEMON=${2:?usage: status_browser.sh TESSELCTL TESSELD}
+CTL=${1:?usage: status_browser.sh TESSELCTL TESSELD [TESSEL_WORKER DEVICE_FILE]}
+DAEMON=${2:?usage: status_browser.sh TESSELCTL TESSELD [TESSEL_WORKER DEVICE_FILE]}
+WORKER=${3:-}
+DEVICE_FILE=${4:-}
+SCHED=sb-scheduler-4f1a2c
+WTOKEN=sb-worker-77e0d3
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
@@ -24,10 +30,12 @@ fi
 tmp=$(mktemp -d /tmp/tessel-browser.XXXXXX)
 sock=$tmp/tesseld.sock
 daemon_pid=
+worker_pid=
 failures=0
 # shellcheck source=proc.sh
 . "$(dirname "$0")/proc.sh"   # stop_pid
 cleanup() {
+    stop_pid "$worker_pid"
     stop_pid "$daemon_pid"
     rm -rf "$tmp"
 }
@@ -54,6 +62,9 @@ http = 127.0.0.1:$port
 database = $tmp/tessel.db
 [search]
 pool_size = 1
+[tokens]
+$SCHED = scheduler
+$WTOKEN = worker
 INI
 "$DAEMON" --config "$tmp/tesseld.ini" >"$tmp/tesseld.log" 2>&1 &
 daemon_pid=$!
@@ -64,7 +75,31 @@ for _ in $(seq 1 150); do
     sleep 0.1
 done
 
-timeout 300 "$CTL" --server "unix:$sock" plan --model GPT2-345M --cluster 4xA100-40G --batch 32 \
+if [ -n "$WORKER" ]; then
+    printf '%s\n' "$WTOKEN" >"$tmp/worker.token"
+    cat >"$tmp/worker.conf" <<INI
+[daemon]
+address = unix:$sock
+token_file = $tmp/worker.token
+[node]
+backend = sim
+device_file = $DEVICE_FILE
+heartbeat_s = 1
+[profile]
+quick = yes
+INI
+    "$WORKER" run --config "$tmp/worker.conf" --node-name "sim-<a>" --state-dir "$tmp/state" \
+        >"$tmp/worker.log" 2>&1 &
+    worker_pid=$!
+    for _ in $(seq 1 300); do
+        "$PY" -c "import urllib.request,sys
+b = urllib.request.urlopen('http://127.0.0.1:$port/', timeout=2).read().decode()
+sys.exit(0 if 'sim-&lt;a&gt;' in b and '>gemm_fwd<' in b else 1)" 2>/dev/null && break
+        sleep 0.1
+    done
+fi
+
+TESSEL_TOKEN=$SCHED timeout 300 "$CTL" --server "unix:$sock" plan --model GPT2-345M --cluster 4xA100-40G --batch 32 \
     --pp 2 --no-baselines --json >"$tmp/plan.json" 2>"$tmp/plan.err" || die "tesselctl plan" "$tmp/plan.err"
 read -r fp stages < <("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))
 print(d["fingerprint"], len(d["plan"]["stages"]))' "$tmp/plan.json")
@@ -91,6 +126,13 @@ for t in daemon workers profiles plans; do
 done
 grep -q "<a href=\"/plan/$fp\">$fp</a>" "$tmp/status.html" && ok "status: plan linked" ||
     fail "status: no link to /plan/$fp"
+grep -q 'class="error"' "$tmp/status.html" && fail "status: a table could not be read: $(grep 'class="error"' "$tmp/status.html")"
+if [ -n "$WORKER" ]; then
+    grep -q '<td>sim-&lt;a&gt;</td>' "$tmp/status.html" && grep -q '<td>online</td>' "$tmp/status.html" &&
+        ok "status: the sim worker, escaped, online" || fail "status: no online worker sim-<a>"
+    grep -q '<td>gemm_fwd</td>' "$tmp/status.html" && grep -q '<td>simulated</td>' "$tmp/status.html" &&
+        ok "status: its simulated profile" || fail "status: no profile rows"
+fi
 grep -q "<th>uptime</th>" "$tmp/status.html" && grep -q "queued," "$tmp/status.html" &&
     ok "status: uptime and queue" || fail "status: uptime or queue missing"
 
