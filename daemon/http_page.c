@@ -293,7 +293,8 @@ static void add_chart(struct evbuffer *b, const json_t *stages, double budget)
     evbuffer_add_printf(b, "<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"680\" "
                         "height=\"%d\" viewBox=\"0 0 680 %d\" role=\"img\">\n"
                         "<text x=\"80\" y=\"16\">time per micro-batch (ms)</text>\n"
-                        "<text x=\"400\" y=\"16\">peak memory (GiB) vs budget</text>\n", h, h);
+                        "<text x=\"400\" y=\"16\">peak memory (GiB) vs budget %.2f GiB (red)"
+                        "</text>\n", h, h, budget / GIB);
     for (size_t i = 0; i < n; i++) {
         const json_t *s = json_array_get(stages, i);
         double t = num(s, "time_s"), pk = num(s, "peak_bytes");
