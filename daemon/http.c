@@ -29,13 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http_page.h"
 #include "log.h"
 #include "ratelimit.h"
 
 #define HTTP_TIMEOUT_S 30
 #define HTTP_MAX_HEADERS_BYTES 16384
 #define HTTP_MAX_BODY_BYTES 65536
-#define STATUS_PAGE_PLANS 1000
 #define ACCEPT_BACKOFF_MS 200      /* after a failed accept (EMFILE, ...), pause this long */
 #define ACCEPT_LOG_INTERVAL_S 10
 
@@ -186,95 +186,22 @@ out:
         evbuffer_free(b);
 }
 
-/* ---- the status page ----------------------------------------------------------------------- */
+/* ---- the status page (http_page.c) ---------------------------------------------------------- */
 
-/* Every string that came from a request or the store goes through here: model
- * names are whatever a client sent. */
-static void add_escaped(struct evbuffer *b, const char *s)
+static void reply_page(struct evhttp_request *req, int code, const char *reason,
+                       struct evbuffer *b)
 {
-    for (; *s != '\0'; s++) {
-        switch (*s) {
-        case '<': evbuffer_add(b, "&lt;", 4); break;
-        case '>': evbuffer_add(b, "&gt;", 4); break;
-        case '&': evbuffer_add(b, "&amp;", 5); break;
-        case '"': evbuffer_add(b, "&quot;", 6); break;
-        case '\'': evbuffer_add(b, "&#39;", 5); break;
-        default: evbuffer_add(b, s, 1); break;
-        }
-    }
+    /* The page carries no script and loads nothing: say so, as a second line of
+     * defence behind the escaping. */
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Security-Policy",
+                      "default-src 'none'; style-src 'unsafe-inline'");
+    reply(req, code, reason, "text/html; charset=utf-8", b);
 }
 
-static void add_cell(struct evbuffer *b, const char *cls, const char *text)
+static tsl_page_ctx_t page_ctx(tsl_http_t *h)
 {
-    evbuffer_add_printf(b, "<td%s>", cls);
-    add_escaped(b, text);
-    evbuffer_add(b, "</td>", 5);
-}
-
-typedef struct page_rows {
-    struct evbuffer *b;
-    size_t n;
-} page_rows_t;
-
-static int add_plan_row(void *ud, const tsl_stored_plan_t *p)
-{
-    page_rows_t *pr = ud;
-    struct evbuffer *b = pr->b;
-    char num[64], when[32];
-    struct tm tm;
-    time_t t = (time_t)p->created_unix;
-    if (gmtime_r(&t, &tm) == NULL || strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm) == 0)
-        snprintf(when, sizeof(when), "%lld", (long long)p->created_unix);
-    evbuffer_add_printf(b, "<tr>");
-    add_cell(b, " class=\"fp\"", p->fingerprint);
-    add_cell(b, "", p->model_name);
-    snprintf(num, sizeof(num), "%u", p->n_devices);
-    add_cell(b, " class=\"n\"", num);
-    snprintf(num, sizeof(num), "%u", p->global_batch);
-    add_cell(b, " class=\"n\"", num);
-    snprintf(num, sizeof(num), "%.2f", p->samples_per_s);
-    add_cell(b, " class=\"n\"", num);
-    snprintf(num, sizeof(num), "%.2f GiB", (double)p->peak_bytes / (1024.0 * 1024.0 * 1024.0));
-    add_cell(b, " class=\"n\"", num);
-    add_cell(b, "", p->stale ? "stale" : "fresh");
-    add_cell(b, "", when);
-    evbuffer_add_printf(b, "</tr>\n");
-    pr->n++;
-    return 0;
-}
-
-static const char PAGE_HEAD[] =
-    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-    "<title>tesseld</title>\n<style>\n"
-    "body{font-family:sans-serif;margin:2em;color:#222}\n"
-    "table{border-collapse:collapse}th,td{padding:3px 10px;border-bottom:1px solid #ddd;"
-    "text-align:left}\ntd.n{text-align:right;font-variant-numeric:tabular-nums}\n"
-    "td.fp{font-family:monospace}\n</style></head><body>\n<h1>tesseld</h1>\n";
-
-static const char TABLE_HEAD[] =
-    "<table><thead><tr><th>fingerprint</th><th>model</th><th>devices</th><th>batch</th>"
-    "<th>samples/s</th><th>peak memory</th><th>stale</th><th>created (UTC)</th></tr></thead>"
-    "\n<tbody>\n";
-
-static void add_plans(tsl_http_t *h, struct evbuffer *b)
-{
-    tsl_plan_filter_t f = {.stale = -1, .page_size = STATUS_PAGE_PLANS};
-    page_rows_t pr = {.b = b};
-    char next[128];
-    tsl_err_t err = {0};
-    int64_t total = tsl_store_count_plans(h->store);
-    evbuffer_add_printf(b, "<h2>Cached plans</h2>\n");
-    evbuffer_add(b, TABLE_HEAD, sizeof(TABLE_HEAD) - 1);
-    int rc = tsl_store_list_plans(h->store, &f, add_plan_row, &pr, next, sizeof(next), &err);
-    evbuffer_add_printf(b, "</tbody></table>\n");
-    if (rc != 0) {
-        evbuffer_add_printf(b, "<p>Cannot list plans: ");
-        add_escaped(b, err.msg);
-        evbuffer_add_printf(b, "</p>\n");
-        return;
-    }
-    evbuffer_add_printf(b, "<p>%zu shown of %lld stored (newest first).</p>\n", pr.n,
-                        (long long)total);
+    return (tsl_page_ctx_t){.store = h->store, .m = h->m, .healthy = is_healthy(h),
+                            .now = (int64_t)time(NULL)};
 }
 
 static void serve_status(tsl_http_t *h, struct evhttp_request *req)
@@ -284,19 +211,28 @@ static void serve_status(tsl_http_t *h, struct evhttp_request *req)
         reply_text(req, 500, "Internal Server Error", "out of memory\n");
         return;
     }
-    evbuffer_add(b, PAGE_HEAD, sizeof(PAGE_HEAD) - 1);
-    evbuffer_add_printf(b, "<p>Status: %s</p>\n", is_healthy(h) ? "serving" : "not serving");
-    if (h->store != NULL)
-        add_plans(h, b);
+    tsl_page_ctx_t c = page_ctx(h);
+    tsl_page_status(b, &c);
+    reply_page(req, 200, "OK", b);
+    evbuffer_free(b);
+}
+
+/* /plan/FINGERPRINT: one plan's stages and chart. */
+static void serve_plan(tsl_http_t *h, struct evhttp_request *req, const char *fp)
+{
+    struct evbuffer *b = evbuffer_new();
+    if (b == NULL) {
+        reply_text(req, 500, "Internal Server Error", "out of memory\n");
+        return;
+    }
+    tsl_page_ctx_t c = page_ctx(h);
+    int rc = tsl_page_plan(b, &c, fp);
+    if (rc == 1)
+        reply_text(req, 404, "Not Found", "no such plan\n");
+    else if (rc == 0)
+        reply_page(req, 200, "OK", b);
     else
-        evbuffer_add_printf(b, "<p>No store attached.</p>\n");
-    evbuffer_add_printf(b, "<p><a href=\"/metrics\">metrics</a> &middot; "
-                        "<a href=\"/healthz\">healthz</a></p>\n</body></html>\n");
-    /* The page carries no script and loads nothing: say so, as a second line of
-     * defence behind the escaping. */
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Security-Policy",
-                      "default-src 'none'; style-src 'unsafe-inline'");
-    reply(req, 200, "OK", "text/html; charset=utf-8", b);
+        reply_page(req, 500, "Internal Server Error", b);
     evbuffer_free(b);
 }
 
@@ -319,6 +255,15 @@ static void on_request(struct evhttp_request *req, void *arg)
     enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
     if (path == NULL || path[0] == '\0')
         path = "/";
+    if (strncmp(path, "/plan/", 6) == 0) {
+        if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
+            reply_text(req, 405, "Method Not Allowed", "method not allowed\n");
+            return;
+        }
+        serve_plan(h, req, path + 6);
+        return;
+    }
     for (size_t i = 0; i < sizeof(ROUTES) / sizeof(ROUTES[0]); i++) {
         if (strcmp(path, ROUTES[i].path) != 0)
             continue;

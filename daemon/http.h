@@ -6,7 +6,9 @@
  *
  *   /healthz  200 "ok" when health(ud) returns 1 (or health is NULL), else 503
  *   /metrics  tsl_metrics_render(), after refreshing tessel_plans_stored from store
- *   /         newest plans (up to 1000), every string HTML-escaped
+ *   /         version, uptime, queue; workers, profiles and the newest plans (up
+ *             to 1000 rows each), every string HTML-escaped (http_page.c)
+ *   /plan/FP  one plan's stages with an inline SVG time/memory chart; 404 if unknown
  *   anything else 404; methods other than GET and HEAD 405 (with Allow)
  *
  * Ownership: m, store and ud are borrowed; they must outlive tsl_http_stop().

@@ -15,6 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#ifndef TSL_VERSION
+#define TSL_VERSION "unknown"
+#endif
 
 /* Search latency buckets, seconds: a cached plan is milliseconds, a large sweep
  * minutes. */
@@ -159,6 +165,82 @@ uint64_t tsl_metrics_refused_count(tsl_metrics_t *m, tsl_refused_t reason)
     return m && (unsigned)reason < TSL_REFUSED_N ? atomic_load(&m->refused[reason]) : 0;
 }
 
+void tsl_metrics_get_queue(tsl_metrics_t *m, int64_t *queued, int64_t *running, int64_t *plans)
+{
+    pthread_mutex_lock(&m->mu);
+    *queued = m->queued;
+    *running = m->running;
+    *plans = m->plans;
+    pthread_mutex_unlock(&m->mu);
+}
+
+/* ---- /proc/self ------------------------------------------------------------------------------ */
+
+/* /proc/stat's btime: /proc/self/stat counts the start in ticks since boot. */
+static double boot_time_s(void)
+{
+    FILE *f = fopen("/proc/stat", "re");
+    char line[256];
+    long long bt = -1;
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "btime %lld", &bt) == 1)
+            break;
+    fclose(f);
+    return (double)bt;
+}
+
+/* utime, stime (fields 14, 15) and starttime (22) of /proc/self/stat. The
+ * command name (field 2) may hold spaces and parentheses: parse after the last ')'. */
+static void read_stat(tsl_proc_stats_t *out)
+{
+    char buf[1024];
+    FILE *f = fopen("/proc/self/stat", "re");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f != NULL)
+        fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    unsigned long long ut, st, start;
+    long tck = sysconf(_SC_CLK_TCK);
+    if (p == NULL || tck <= 0 ||
+        sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
+                      "%*d %*d %llu", &ut, &st, &start) != 3)
+        return;
+    out->cpu_s = (double)(ut + st) / (double)tck;
+    double bt = boot_time_s();
+    if (bt >= 0)
+        out->start_time_s = bt + (double)start / (double)tck;
+}
+
+static int64_t count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int64_t n = 0;
+    if (d == NULL)
+        return -1;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n - 1;   /* the directory's own descriptor */
+}
+
+void tsl_proc_stats(tsl_proc_stats_t *out)
+{
+    *out = (tsl_proc_stats_t){.start_time_s = -1, .cpu_s = -1, .rss_bytes = -1, .open_fds = -1};
+    read_stat(out);
+    FILE *f = fopen("/proc/self/statm", "re");
+    long long pages;
+    if (f != NULL) {
+        if (fscanf(f, "%*u %lld", &pages) == 1)
+            out->rss_bytes = pages * sysconf(_SC_PAGESIZE);
+        fclose(f);
+    }
+    out->open_fds = count_fds();
+}
+
 /* ---- rendering ---------------------------------------------------------------------------- */
 
 /* Label values escape backslash, double quote and newline (exposition format). */
@@ -234,6 +316,35 @@ static void render_scalars(FILE *f, const tsl_metrics_t *m)
                 (unsigned long long)atomic_load(&m->refused[r]));
 }
 
+/* Unreadable fields are left out rather than exported as -1. */
+static void render_process(FILE *f)
+{
+    tsl_proc_stats_t ps;
+    tsl_proc_stats(&ps);
+    put_header(f, "tessel_build_info", "gauge", "Always 1; the version of this tesseld.");
+    fputs("tessel_build_info{version=\"", f);
+    put_label(f, TSL_VERSION);
+    fputs("\"} 1\n", f);
+    if (ps.start_time_s >= 0) {
+        put_header(f, "process_start_time_seconds", "gauge",
+                   "Start time of the process since unix epoch in seconds.");
+        fprintf(f, "process_start_time_seconds %.2f\n", ps.start_time_s);
+    }
+    if (ps.cpu_s >= 0) {
+        put_header(f, "process_cpu_seconds_total", "counter",
+                   "Total user and system CPU time spent in seconds.");
+        fprintf(f, "process_cpu_seconds_total %.2f\n", ps.cpu_s);
+    }
+    if (ps.rss_bytes >= 0) {
+        put_header(f, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+        fprintf(f, "process_resident_memory_bytes %lld\n", (long long)ps.rss_bytes);
+    }
+    if (ps.open_fds >= 0) {
+        put_header(f, "process_open_fds", "gauge", "Number of open file descriptors.");
+        fprintf(f, "process_open_fds %lld\n", (long long)ps.open_fds);
+    }
+}
+
 char *tsl_metrics_render(tsl_metrics_t *m)
 {
     char *text = NULL;
@@ -246,6 +357,7 @@ char *tsl_metrics_render(tsl_metrics_t *m)
     render_histogram(f, m);
     render_scalars(f, m);
     pthread_mutex_unlock(&m->mu);
+    render_process(f);   /* file reads: outside the lock */
     if (ferror(f)) {
         fclose(f);
         free(text);

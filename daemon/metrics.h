@@ -3,7 +3,8 @@
  *
  * All functions are thread-safe and cheap (atomics or one short mutex). Methods
  * are the short gRPC method names ("Plan", "GetPlan", ...); codes are gRPC status
- * codes (0 = OK).
+ * codes (0 = OK). The rendering also carries tessel_build_info{version} and the
+ * process_* gauges of the running process (tsl_proc_stats).
  */
 #ifndef TSL_METRICS_H
 #define TSL_METRICS_H
@@ -39,6 +40,19 @@ typedef enum {
 } tsl_refused_t;
 void tsl_metrics_refused(tsl_metrics_t *m, tsl_refused_t reason);
 uint64_t tsl_metrics_refused_count(tsl_metrics_t *m, tsl_refused_t reason);
+
+/* The gauges set above, for the status page. */
+void tsl_metrics_get_queue(tsl_metrics_t *m, int64_t *queued, int64_t *running, int64_t *plans);
+
+/* This process, read from /proc/self (Linux): the standard process_* metrics.
+ * Fields that cannot be read are left at -1. */
+typedef struct tsl_proc_stats {
+    double start_time_s;      /* Unix time the process started */
+    double cpu_s;             /* user + system CPU time */
+    int64_t rss_bytes;
+    int64_t open_fds;
+} tsl_proc_stats_t;
+void tsl_proc_stats(tsl_proc_stats_t *out);
 
 /* Renders the exposition text into a malloc'd NUL-terminated string. */
 char *tsl_metrics_render(tsl_metrics_t *m);

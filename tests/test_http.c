@@ -2,7 +2,8 @@
  * test_http.c — the HTTP side door on a free port: /healthz (200 and 503),
  * /metrics (content type, parsable, plans gauge refreshed from the store), / (the
  * status page lists a stored plan with its <script> name escaped), 404, 405, HEAD,
- * and start errors. The client is a raw socket written here.
+ * and start errors; the page's workers, profiles, daemon figures and a plan's
+ * per-stage SVG chart (/plan/FP). The client is a raw socket written here.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,11 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <event2/buffer.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "http.h"
+#include "http_page.h"
+#include "store_registry.h"
 
 static char tmpdir[256];
 static atomic_int serving = 1;
@@ -76,6 +81,59 @@ static int has_header(const response_t *r, const char *line)
     return strcasestr(r->head, line) != NULL;
 }
 
+/* Three stages: the second the slowest, the third the largest peak; budget 8 GiB. */
+static const char STAGED_RESULT[] =
+    "{\"plan\": {\"budget_bytes\": 8589934592, \"stages\": ["
+    "{\"n_layers\": 8, \"n_devices\": 2, \"time_s\": 0.010, \"p2p_s\": 0.001, "
+    "\"ms_bytes\": 1073741824, \"act_bytes\": 1073741824, \"peak_bytes\": 2147483648},"
+    "{\"n_layers\": 8, \"n_devices\": 2, \"time_s\": 0.020, \"p2p_s\": 0.001, "
+    "\"ms_bytes\": 1073741824, \"act_bytes\": 1073741824, \"peak_bytes\": 3221225472},"
+    "{\"n_layers\": 8, \"n_devices\": 2, \"time_s\": 0.005, \"p2p_s\": 0, "
+    "\"ms_bytes\": 1073741824, \"act_bytes\": 1073741824, \"peak_bytes\": 4294967296}]}}";
+
+static void add_charted_plan(tsl_store_t *s)
+{
+    tsl_stored_plan_t p;
+    tsl_err_t err = {0};
+    memset(&p, 0, sizeof(p));
+    snprintf(p.fingerprint, sizeof(p.fingerprint), "00000000000000aa");
+    snprintf(p.model_name, sizeof(p.model_name), "GPT2-345M");
+    p.n_devices = 6;
+    p.global_batch = 64;
+    p.created_unix = 1600000000;   /* oldest: the listing's other rows stay first */
+    p.request_json = (char *)"{}";
+    p.result_json = (char *)STAGED_RESULT;
+    if (tsl_store_put_plan(s, &p, &err) != 0)
+        fprintf(stderr, "put: %s\n", err.msg);
+}
+
+/* A worker whose hostname and GPU model try to inject markup, with one report. */
+static void add_worker(tsl_store_t *s)
+{
+    tsl_reg_device_t dev = {.index = 0, .model = "H100<b>", .memory_bytes = 80ULL << 30,
+                            .sm_count = 132, .uuid = ""};
+    tsl_reg_worker_t w = {.hostname = "node<i>1", .driver_version = "550", .cuda_version = "12.4",
+                          .nccl_version = "2.21", .version = "0.1.0", .heartbeat_s = 10,
+                          .n_devices = 1, .devices = &dev};
+    tsl_reg_measurement_t m = {.name = "gemm_fwd", .unit = "flop/s", .value = 7.5e14,
+                               .labels_json = "{}", .link_class = "", .per_device = true};
+    tsl_reg_report_result_t res;
+    tsl_err_t err = {0};
+    bool known;
+    int64_t now = (int64_t)time(NULL);
+    if (tsl_registry_register(s, &w, now - 30, &known, &err) != 0 ||
+        tsl_registry_report(s, w.worker_id, "r-1", now - 30, now - 30, &m, 1, &res, &err) != 0)
+        fprintf(stderr, "registry: %s\n", err.msg);
+}
+
+static int count(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; p && (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
 static tsl_store_t *make_store(void)
 {
     char path[400];
@@ -104,6 +162,8 @@ static tsl_store_t *make_store(void)
     snprintf(p.model_name, sizeof(p.model_name), "GPT3-15B");
     tsl_store_put_plan(s, &p, &err);
     tsl_store_mark_stale(s, "fedcba9876543210", true, &err);
+    add_charted_plan(s);
+    add_worker(s);
     return s;
 }
 
@@ -128,7 +188,7 @@ static void test_pages(tsl_store_t *store)
 
     CHECK(fetch(port, "GET", "/metrics", &r) == 0 && r.status == 200, "metrics 200 (%d)", r.status);
     CHECK(has_header(&r, "Content-Type: text/plain; version=0.0.4"), "exposition content type:\n%s", r.head);
-    CHECK(r.body && strstr(r.body, "\ntessel_plans_stored 2\n"), "plans gauge from the store:\n%s", r.body);
+    CHECK(r.body && strstr(r.body, "\ntessel_plans_stored 3\n"), "plans gauge from the store:\n%s", r.body);
     CHECK(r.body && strstr(r.body, "tessel_requests_total{method=\"GetPlan\",code=\"OK\"} 1"), "counter");
     CHECK(r.body && strstr(r.body, "# TYPE tessel_search_seconds histogram"), "histogram");
     free(r.body);
@@ -168,6 +228,69 @@ static void test_pages(tsl_store_t *store)
               strstr(err.msg, addr) && strstr(err.msg, "in use"), "port taken: %s", err.msg);
     tsl_http_stop(h);
     CHECK(fetch(port, "GET", "/healthz", &r) == -1, "stopped: connection refused");
+    tsl_metrics_free(m);
+}
+
+/* The page rendered without a socket: daemon figures, workers and profiles. */
+static void test_page_render(tsl_store_t *store)
+{
+    tsl_metrics_t *m = tsl_metrics_new();
+    struct evbuffer *b = evbuffer_new();
+    tsl_metrics_set_queue(m, 7, 2);
+    tsl_page_ctx_t c = {.store = store, .m = m, .healthy = true, .now = (int64_t)time(NULL)};
+    tsl_page_status(b, &c);
+    evbuffer_add(b, "", 1);
+    const char *html = (const char *)evbuffer_pullup(b, -1);
+    CHECK(strstr(html, "<table id=\"daemon\">") && strstr(html, "<table id=\"workers\">") &&
+              strstr(html, "<table id=\"profiles\">") && strstr(html, "<table id=\"plans\">"),
+          "four tables:\n%s", html);
+    CHECK(strstr(html, ">" TSL_VERSION "<") != NULL, "version");
+    CHECK(strstr(html, "7 queued, 2 running") != NULL, "queue depth");
+    CHECK(strstr(html, "<th>uptime</th><td>") && !strstr(html, "uptime</th><td>unknown"), "uptime");
+    CHECK(strstr(html, "node&lt;i&gt;1") && strstr(html, "H100&lt;b&gt;") &&
+              !strstr(html, "<i>") && !strstr(html, "<b>"), "worker escaped");
+    CHECK(strstr(html, ">online<") && strstr(html, "30 s ago"), "state and ages");
+    CHECK(strstr(html, ">gemm_fwd<") && strstr(html, ">7.5e+14<") && strstr(html, ">measured<"),
+          "profile row");
+    CHECK(strstr(html, "<a href=\"/plan/00000000000000aa\">") != NULL, "plan linked");
+    evbuffer_free(b);
+    tsl_metrics_free(m);
+}
+
+/* /plan/FP: one bar group per stage, bars scaled to the slowest stage and the
+ * largest of budget and peaks, the budget line; unknown and malformed → 404. */
+static void test_plan_page(tsl_store_t *store)
+{
+    tsl_metrics_t *m = tsl_metrics_new();
+    tsl_http_t *h = NULL;
+    tsl_err_t err = {0};
+    response_t r;
+    CHECK(tsl_http_start("127.0.0.1:0", m, store, NULL, NULL, &h, &err) == 0, "start: %s", err.msg);
+    int port = tsl_http_port(h);
+    CHECK(fetch(port, "GET", "/plan/00000000000000aa", &r) == 0 && r.status == 200,
+          "plan page 200 (%d)", r.status);
+    CHECK(has_header(&r, "Content-Security-Policy: default-src 'none'"), "CSP on the plan page");
+    CHECK(r.body && count(r.body, "<svg ") == 1 && count(r.body, "<g class=\"stage\"") == 3,
+          "one chart, three stage groups:\n%s", r.body);
+    CHECK(r.body && count(r.body, "<rect class=\"time\"") == 3 &&
+              count(r.body, "<rect class=\"mem\"") == 3, "a time and a memory bar per stage");
+    CHECK(r.body && strstr(r.body, "y=\"50\" width=\"240.0\" height=\"18\"><title>20.000 ms"),
+          "slowest stage at full scale:\n%s", r.body);
+    CHECK(r.body && strstr(r.body, "width=\"120.0\" height=\"18\"><title>4.00 GiB") &&
+              strstr(r.body, "<line class=\"budget\" x1=\"640.0\""), "memory against the budget");
+    CHECK(r.body && strstr(r.body, "<table id=\"stages\">") && count(r.body, "<tr>") == 4,
+          "stage table");
+    free(r.body);
+    CHECK(fetch(port, "GET", "/plan/0123456789abcdef", &r) == 0 && r.status == 200 &&
+              strstr(r.body, "no stages to chart"), "plan without stages (%d)", r.status);
+    free(r.body);
+    CHECK(fetch(port, "GET", "/plan/ffffffffffffffff", &r) == 0 && r.status == 404, "unknown 404");
+    free(r.body);
+    CHECK(fetch(port, "GET", "/plan/%3Cx%3E", &r) == 0 && r.status == 404, "malformed 404");
+    free(r.body);
+    CHECK(fetch(port, "POST", "/plan/00000000000000aa", &r) == 0 && r.status == 405, "POST 405");
+    free(r.body);
+    tsl_http_stop(h);
     tsl_metrics_free(m);
 }
 
@@ -215,6 +338,8 @@ int main(void)
     CHECK(store != NULL, "store");
     if (store != NULL) {
         test_pages(store);
+        test_page_render(store);
+        test_plan_page(store);
         tsl_store_close(store);
     }
     test_no_store_and_errors();

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "metrics.h"
@@ -333,8 +334,43 @@ static void test_threads(void)
     tsl_metrics_free(m);
 }
 
+/* The build and process gauges: values that can be checked against this very
+ * process (it is the one rendering). */
+static void test_process(void)
+{
+    tsl_metrics_t *m = tsl_metrics_new();
+    char *text = tsl_metrics_render(m);
+    parsed_t *p = malloc(sizeof(*p));
+    parse(text, p);
+    CHECK(p->errors == 0, "process render parses:\n%s", text);
+    char lbl[128];
+    snprintf(lbl, sizeof(lbl), "version=\"%s\"", TSL_VERSION);
+    CHECK(value(p, "tessel_build_info", lbl) == 1, "build_info{%s} 1", lbl);
+    double start = value(p, "process_start_time_seconds", "");
+    double now = (double)time(NULL);
+    CHECK(start > now - 600 && start <= now + 2, "start time %f near now %f", start, now);
+    CHECK(value(p, "process_resident_memory_bytes", "") > 100000, "rss");
+    CHECK(value(p, "process_cpu_seconds_total", "") >= 0, "cpu seconds");
+    /* Opening a descriptor shows in the next render. */
+    double fds = value(p, "process_open_fds", "");
+    FILE *extra = fopen("/proc/self/stat", "r");
+    tsl_proc_stats_t ps;
+    tsl_proc_stats(&ps);
+    CHECK(fds >= 3 && ps.open_fds == (int64_t)fds + 1, "open fds %f then %lld", fds,
+          (long long)ps.open_fds);
+    fclose(extra);
+    int64_t q, r, n;
+    tsl_metrics_set_queue(m, 7, 2);
+    tsl_metrics_get_queue(m, &q, &r, &n);
+    CHECK(q == 7 && r == 2 && n == 0, "queue getter");
+    free(p);
+    free(text);
+    tsl_metrics_free(m);
+}
+
 int main(void)
 {
+    test_process();
     test_empty();
     test_values();
     test_many_methods();
