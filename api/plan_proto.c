@@ -58,8 +58,8 @@ static void **alloc_msgs(tsl_arena_t *a, size_t n, size_t sz, void (*init)(void 
 static int fill_runs(tsl_arena_t *a, const json_t *runs, Tessel__V1__Stage *st)
 {
     st->n_runs = json_array_size(runs);
-    st->runs = (Tessel__V1__LayerRun **)alloc_msgs(
-        a, st->n_runs, sizeof(Tessel__V1__LayerRun), (void (*)(void *))tessel__v1__layer_run__init);
+    st->runs = (Tessel__V1__LayerRun **)alloc_msgs(a, st->n_runs, sizeof(Tessel__V1__LayerRun),
+                                                   (void (*)(void *))tessel__v1__layer_run__init);
     if (!st->runs)
         return -1;
     for (size_t i = 0; i < st->n_runs; i++) {
@@ -288,12 +288,11 @@ static json_t *stage_runs(const Tessel__V1__Stage *s)
 /* Keys in plan_json.c's order; "layers" only on sub-layer plans. */
 static json_t *stage_to_json(const Tessel__V1__Stage *s)
 {
-    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f}", "first_layer",
-                          (json_int_t)s->first_layer, "n_layers", (json_int_t)s->n_layers,
-                          "first_device", (json_int_t)s->first_device, "n_devices",
-                          (json_int_t)s->n_devices, "inflight", (json_int_t)s->inflight,
-                          "fwd_s", s->fwd_s, "time_s", s->time_s, "time_nosync_s",
-                          s->time_nosync_s, "p2p_s", s->p2p_s);
+    json_t *o = json_pack(
+        "{s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f}", "first_layer", (json_int_t)s->first_layer,
+        "n_layers", (json_int_t)s->n_layers, "first_device", (json_int_t)s->first_device,
+        "n_devices", (json_int_t)s->n_devices, "inflight", (json_int_t)s->inflight, "fwd_s",
+        s->fwd_s, "time_s", s->time_s, "time_nosync_s", s->time_nosync_s, "p2p_s", s->p2p_s);
     if (!o)
         return NULL;
     json_object_set_new(o, "ms_bytes", ju64(s->model_states_bytes));
@@ -308,19 +307,19 @@ static json_t *stage_to_json(const Tessel__V1__Stage *s)
 static json_t *figures_head(const Tessel__V1__PlanFigures *f)
 {
     return json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f}", "label", text(f->label), "pp",
-                     (json_int_t)f->pp, "global_batch", (json_int_t)f->global_batch,
-                     "micro_batch", (json_int_t)f->micro_batch, "n_micro",
-                     (json_int_t)f->n_micro, "iter_time_s", f->iter_time_s, "samples_per_s",
-                     f->samples_per_s, "tokens_per_s", f->tokens_per_s);
+                     (json_int_t)f->pp, "global_batch", (json_int_t)f->global_batch, "micro_batch",
+                     (json_int_t)f->micro_batch, "n_micro", (json_int_t)f->n_micro, "iter_time_s",
+                     f->iter_time_s, "samples_per_s", f->samples_per_s, "tokens_per_s",
+                     f->tokens_per_s);
 }
 
 /* granularity, the 1F1B simulation, the slicer, H3T and the node order: each
  * present only when the plan has it, as plan_json.c writes them. */
 static void figures_extras(json_t *o, const Tessel__V1__PlanFigures *f)
 {
-    json_object_set_new(o, "granularity",
-                        json_string(f->granularity && f->granularity[0] ? f->granularity
-                                                                        : "layer"));
+    json_object_set_new(
+        o, "granularity",
+        json_string(f->granularity && f->granularity[0] ? f->granularity : "layer"));
     if (f->sim_iter_time_s > 0) {
         json_object_set_new(o, "sim_iter_time_s", json_real(f->sim_iter_time_s));
         json_object_set_new(o, "master_stage", json_integer((json_int_t)f->master_stage));
@@ -377,8 +376,8 @@ static json_t *baseline_to_json(const Tessel__V1__PlanFigures *f)
 {
     const char *label = f->label ? f->label : "";
     json_t *plan = f->valid ? tsl_proto_figures_to_json(f) : json_null();
-    return json_pack("{s:s, s:s, s:o, s:s}", "name", label, "title", baseline_title(label),
-                     "plan", plan, "why", f->why ? f->why : "");
+    return json_pack("{s:s, s:s, s:o, s:s}", "name", label, "title", baseline_title(label), "plan",
+                     plan, "why", f->why ? f->why : "");
 }
 
 static json_t *figures_list(Tessel__V1__PlanFigures *const *v, size_t n, bool baselines)
@@ -386,8 +385,8 @@ static json_t *figures_list(Tessel__V1__PlanFigures *const *v, size_t n, bool ba
     json_t *a = json_array();
 
     for (size_t i = 0; a && i < n; i++)
-        json_array_append_new(a, baselines ? baseline_to_json(v[i])
-                                           : tsl_proto_figures_to_json(v[i]));
+        json_array_append_new(a,
+                              baselines ? baseline_to_json(v[i]) : tsl_proto_figures_to_json(v[i]));
     return a;
 }
 
@@ -411,12 +410,12 @@ static json_t *request_to_json(const Tessel__V1__PlanOptions *r)
 
 json_t *tsl_plan_proto_to_json(const Tessel__V1__Plan *p)
 {
-    json_t *doc = json_pack(
-        "{s:s, s:{s:s, s:I, s:I, s:I}, s:{s:s, s:I, s:I}}", "fingerprint", text(p->fingerprint),
-        "model", "name", text(p->model_name), "layers", (json_int_t)p->model_layers, "params",
-        (json_int_t)p->model_params, "tokens_per_sample", (json_int_t)p->tokens_per_sample,
-        "cluster", "description", text(p->cluster_description), "devices",
-        (json_int_t)p->n_devices, "nodes", (json_int_t)p->cluster_nodes);
+    json_t *doc = json_pack("{s:s, s:{s:s, s:I, s:I, s:I}, s:{s:s, s:I, s:I}}", "fingerprint",
+                            text(p->fingerprint), "model", "name", text(p->model_name), "layers",
+                            (json_int_t)p->model_layers, "params", (json_int_t)p->model_params,
+                            "tokens_per_sample", (json_int_t)p->tokens_per_sample, "cluster",
+                            "description", text(p->cluster_description), "devices",
+                            (json_int_t)p->n_devices, "nodes", (json_int_t)p->cluster_nodes);
     if (!doc)
         return NULL;
     /* model.seq_len repeats tokens_per_sample (plan_json.c writes both) */
@@ -442,9 +441,9 @@ json_t *tsl_plan_proto_to_json(const Tessel__V1__Plan *p)
     tsl_request_init(&req);
     if (p->request)
         tsl_request_from_proto(&p->request->base, &req);
-    json_t *target = tsl_target_cost_json(req.target, p->best ? p->best->samples_per_s : 0,
-                                          p->unrestricted_samples_per_s,
-                                          p->unrestricted_iter_time_s);
+    json_t *target =
+        tsl_target_cost_json(req.target, p->best ? p->best->samples_per_s : 0,
+                             p->unrestricted_samples_per_s, p->unrestricted_iter_time_s);
     if (target != NULL)
         json_object_set_new(doc, "target", target);
     return doc;
@@ -454,10 +453,10 @@ json_t *tsl_proto_summary_to_json(const Tessel__V1__PlanSummary *s)
 {
     json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:f, s:f, s:b, s:I}", "fingerprint",
                           s->fingerprint ? s->fingerprint : "", "model_name",
-                          s->model_name ? s->model_name : "", "n_devices",
-                          (json_int_t)s->n_devices, "global_batch", (json_int_t)s->global_batch,
-                          "iter_time_s", s->iter_time_s, "samples_per_s", s->samples_per_s,
-                          "stale", (int)s->stale, "created_unix", (json_int_t)s->created_unix);
+                          s->model_name ? s->model_name : "", "n_devices", (json_int_t)s->n_devices,
+                          "global_batch", (json_int_t)s->global_batch, "iter_time_s",
+                          s->iter_time_s, "samples_per_s", s->samples_per_s, "stale", (int)s->stale,
+                          "created_unix", (json_int_t)s->created_unix);
     if (o)
         json_object_set_new(o, "peak_bytes", json_integer((json_int_t)s->peak_bytes));
     return o;

@@ -15,15 +15,15 @@
 /* ---- request fields ↔ proto, by name ---------------------------------------- */
 
 typedef struct field_ref {
-    const char *name;              /* the tsl_request_t member, for messages */
+    const char *name; /* the tsl_request_t member, for messages */
     tsl_request_kind_t kind;
-    bool cli;                      /* has a tesselctl flag */
+    bool cli; /* has a tesselctl flag */
     const char *proto;
-    size_t offset;                 /* in tsl_request_t */
+    size_t offset; /* in tsl_request_t */
 } field_ref_t;
 
 static const field_ref_t fields[] = {
-#define FIELD_REF_(name, kind, flag, metavar, min, max, help, proto, json)                     \
+#define FIELD_REF_(name, kind, flag, metavar, min, max, help, proto, json)                         \
     {#name, TSL_REQUEST_KIND_##kind, flag != NULL, proto, offsetof(tsl_request_t, name)},
     TSL_REQUEST_FIELDS(FIELD_REF_)
 #undef FIELD_REF_
@@ -43,7 +43,8 @@ static ProtobufCType proto_type(tsl_request_kind_t k)
 static const ProtobufCFieldDescriptor *proto_field(const ProtobufCMessageDescriptor *d,
                                                    const field_ref_t *f)
 {
-    const ProtobufCFieldDescriptor *pf = protobuf_c_message_descriptor_get_field_by_name(d, f->proto);
+    const ProtobufCFieldDescriptor *pf =
+        protobuf_c_message_descriptor_get_field_by_name(d, f->proto);
     if (!pf || pf->type != proto_type(f->kind) || pf->label != PROTOBUF_C_LABEL_NONE)
         return NULL;
     return pf;
@@ -100,7 +101,8 @@ static int check_fields(const Tessel__V1__PlanRequest *req, const tsl_request_li
     if (req->model_case == TESSEL__V1__PLAN_REQUEST__MODEL__NOT_SET)
         return tsl_err_set(err, "model: set model_preset (e.g. GPT3-15B) or hf_config_json");
     if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER__NOT_SET)
-        return tsl_err_set(err, "cluster: set cluster_spec (e.g. 2x8xA100-40G:ib100) or cluster_json");
+        return tsl_err_set(err,
+                           "cluster: set cluster_spec (e.g. 2x8xA100-40G:ib100) or cluster_json");
     if (req->model_case == TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET &&
         strlen(req->model_preset) >= TSL_NAME_MAX)
         return tsl_err_set(err, "model_preset: longer than %u characters", TSL_NAME_MAX - 1);
@@ -122,7 +124,7 @@ static int check_fields(const Tessel__V1__PlanRequest *req, const tsl_request_li
 }
 
 /* Physical bounds (request.h), in the planner's units. */
-#define GIB 1073741824.0
+#define GIB    1073741824.0
 #define BW_MIN 0.01e9
 #define BW_MAX 100000e9
 
@@ -173,8 +175,8 @@ int tsl_request_check_cluster(const tsl_cluster_t *c, tsl_err_t *err)
     for (uint32_t a = 0; c->inter_bw_matrix && a < c->n_nodes; a++) {
         for (uint32_t b = 0; b < c->n_nodes; b++) {
             snprintf(f, sizeof f, "inter_gbps_matrix[%u][%u]", a, b);
-            if (a != b && bounded(f, c->inter_bw_matrix[(size_t)a * c->n_nodes + b], BW_MIN,
-                                  BW_MAX, 1e9, "GB/s", err) != 0)
+            if (a != b && bounded(f, c->inter_bw_matrix[(size_t)a * c->n_nodes + b], BW_MIN, BW_MAX,
+                                  1e9, "GB/s", err) != 0)
                 return -1;
         }
     }
@@ -211,10 +213,10 @@ static int build_cluster(const Tessel__V1__PlanRequest *req, const tsl_request_l
         return tsl_err_set(err, "cluster: %u devices is above the limit max_devices=%u",
                            c->n_devices, lim->max_devices);
     if (tsl_request_check_cluster(c, err) != 0)
-        return tsl_err_prefix(err, "%s", req->cluster_case ==
-                                                 TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC
-                                             ? "cluster_spec"
-                                             : "cluster_json");
+        return tsl_err_prefix(err, "%s",
+                              req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC
+                                  ? "cluster_spec"
+                                  : "cluster_json");
     return 0;
 }
 
@@ -257,12 +259,11 @@ static char *request_json(const Tessel__V1__PlanRequest *req)
         if (!proto_field(req->base.descriptor, &fields[i]))
             continue;
         const char *p = (const char *)&r + fields[i].offset;
-        json_t *v = fields[i].kind == TSL_REQUEST_KIND_BOOL
-                        ? json_boolean(*(const bool *)p)
-                        : fields[i].kind == TSL_REQUEST_KIND_UINT ||
-                                  fields[i].kind == TSL_REQUEST_KIND_TARGET
-                              ? json_integer(*(const uint32_t *)p)
-                              : json_integer((json_int_t) * (const uint64_t *)p);
+        json_t *v =
+            fields[i].kind == TSL_REQUEST_KIND_BOOL ? json_boolean(*(const bool *)p)
+            : fields[i].kind == TSL_REQUEST_KIND_UINT || fields[i].kind == TSL_REQUEST_KIND_TARGET
+                ? json_integer(*(const uint32_t *)p)
+                : json_integer((json_int_t) * (const uint64_t *)p);
         json_object_set_new(o, fields[i].proto, v);
     }
     char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);

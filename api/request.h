@@ -41,14 +41,14 @@
 #include "search.h"
 #include "tessel/v1/planner.pb-c.h"
 
-#define TSL_REQUEST_MAX_SEQ_LEN 1048576u   /* seq_len limit */
-#define TSL_REQUEST_MAX_SPEC 255u          /* cluster_spec length limit */
+#define TSL_REQUEST_MAX_SEQ_LEN 1048576u /* seq_len limit */
+#define TSL_REQUEST_MAX_SPEC    255u     /* cluster_spec length limit */
 
 /* What a server accepts; the daemon copies its [limits] here. */
 typedef struct tsl_request_limits {
-    uint32_t max_batch;     /* global_batch and max_batch; also the sweep's default ceiling */
-    uint32_t max_layers;    /* the model's layer count */
-    uint32_t max_devices;   /* the cluster's device count */
+    uint32_t max_batch;   /* global_batch and max_batch; also the sweep's default ceiling */
+    uint32_t max_layers;  /* the model's layer count */
+    uint32_t max_devices; /* the cluster's device count */
 } tsl_request_limits_t;
 
 typedef struct tsl_plan_input {
@@ -56,7 +56,7 @@ typedef struct tsl_plan_input {
     tsl_cluster_t cluster;
     tsl_request_t request;
     char fingerprint[17];
-    char *request_json;      /* canonical JSON of the PlanRequest as received (malloc'd) */
+    char *request_json; /* canonical JSON of the PlanRequest as received (malloc'd) */
     bool force;
 } tsl_plan_input_t;
 

@@ -18,7 +18,7 @@ struct tsl_rpc_client {
     grpc_completion_queue *cq;
     double timeout_s;
     bool has_auth;
-    char auth[320];          /* "Bearer <token>" */
+    char auth[320]; /* "Bearer <token>" */
     char target[512];
 };
 
@@ -26,7 +26,7 @@ struct tsl_rpc_stream {
     tsl_rpc_client_t *c;
     grpc_call *call;
     grpc_metadata_array initial_md;
-    bool failed;             /* a reply did not unpack: keep that status */
+    bool failed; /* a reply did not unpack: keep that status */
     tsl_rpc_status_t fail_st;
 };
 
@@ -113,8 +113,9 @@ void tsl_rpc_client_close(tsl_rpc_client_t *c)
         return;
     grpc_channel_destroy(c->channel);
     grpc_completion_queue_shutdown(c->cq);
-    while (grpc_completion_queue_pluck(c->cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL)
-               .type != GRPC_QUEUE_SHUTDOWN)
+    while (
+        grpc_completion_queue_pluck(c->cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+        GRPC_QUEUE_SHUTDOWN)
         ;
     grpc_completion_queue_destroy(c->cq);
     free(c);
@@ -139,8 +140,8 @@ static gpr_timespec call_deadline(const tsl_rpc_client_t *c)
 static grpc_call *new_call(tsl_rpc_client_t *c, const char *method)
 {
     grpc_slice m = grpc_slice_from_static_string(method);
-    grpc_call *call = grpc_channel_create_call(c->channel, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq,
-                                               m, NULL, call_deadline(c), NULL);
+    grpc_call *call = grpc_channel_create_call(c->channel, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq, m,
+                                               NULL, call_deadline(c), NULL);
     return call;
 }
 

@@ -29,7 +29,7 @@
 #include "methods.h"
 #include "status.h"
 
-#define TSL_RPC_MSG_MAX 512
+#define TSL_RPC_MSG_MAX        512
 #define TSL_RPC_MAX_RECV_BYTES (64 * 1024 * 1024)
 
 typedef struct tsl_rpc_client tsl_rpc_client_t;
@@ -37,7 +37,7 @@ typedef struct tsl_rpc_stream tsl_rpc_stream_t;
 
 typedef struct tsl_rpc_status {
     grpc_status_code code;
-    char message[TSL_RPC_MSG_MAX];   /* one line; "" when the server sent none */
+    char message[TSL_RPC_MSG_MAX]; /* one line; "" when the server sent none */
 } tsl_rpc_status_t;
 
 /* tesseld's default address (its default unix_socket, daemon/config.h). */

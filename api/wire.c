@@ -30,8 +30,8 @@ ProtobufCMessage *tsl_wire_unpack(grpc_byte_buffer *bb, const ProtobufCMessageDe
     grpc_byte_buffer_reader_destroy(&r);
     if (len)
         *len = GRPC_SLICE_LENGTH(sl);
-    ProtobufCMessage *m = protobuf_c_message_unpack(desc, NULL, GRPC_SLICE_LENGTH(sl),
-                                                    GRPC_SLICE_START_PTR(sl));
+    ProtobufCMessage *m =
+        protobuf_c_message_unpack(desc, NULL, GRPC_SLICE_LENGTH(sl), GRPC_SLICE_START_PTR(sl));
     grpc_slice_unref(sl);
     return m;
 }
@@ -58,12 +58,18 @@ static int walk(const uint8_t *p, const uint8_t *end, const ProtobufCMessageDesc
     while (p < end) {
         uint64_t key, n = 0;
         if (!varint(&p, end, &key))
-            return 0;   /* malformed: protobuf-c has judged the bytes already */
+            return 0; /* malformed: protobuf-c has judged the bytes already */
         switch (key & 7) {
-        case 0: if (!varint(&p, end, &n)) return 0; continue;
+        case 0:
+            if (!varint(&p, end, &n))
+                return 0;
+            continue;
         case 1: n = 8; break;
         case 5: n = 4; break;
-        case 2: if (!varint(&p, end, &n)) return 0; break;
+        case 2:
+            if (!varint(&p, end, &n))
+                return 0;
+            break;
         default: return 0;
         }
         if (n > (uint64_t)(end - p))
@@ -83,7 +89,7 @@ static int walk(const uint8_t *p, const uint8_t *end, const ProtobufCMessageDesc
 }
 
 int tsl_wire_check_string_bytes(const uint8_t *data, size_t len,
-                                 const ProtobufCMessageDescriptor *desc, tsl_err_t *err)
+                                const ProtobufCMessageDescriptor *desc, tsl_err_t *err)
 {
     return walk(data, data + len, desc, 0, err);
 }

@@ -37,6 +37,6 @@ ProtobufCMessage *tsl_wire_unpack_checked(grpc_byte_buffer *bb,
  * NUL byte: protobuf-c hands strings to C as NUL-terminated, so the rest would
  * be silently cut off. */
 int tsl_wire_check_string_bytes(const uint8_t *data, size_t len,
-                                 const ProtobufCMessageDescriptor *desc, tsl_err_t *err);
+                                const ProtobufCMessageDescriptor *desc, tsl_err_t *err);
 
 #endif

@@ -44,16 +44,16 @@
 #define TSL_TESSELD_PATH ""
 #endif
 
-#define MAX_STREAMS 64
+#define MAX_STREAMS     64
 #define CALL_DEADLINE_S 10.0
-#define START_WAIT_S 30.0
-#define SEARCH_WAIT_S 30.0
+#define START_WAIT_S    30.0
+#define SEARCH_WAIT_S   30.0
 
 typedef struct bench_opts {
     const char *tesseld;
     const char *server;
     const char *token;
-    long pid;                 /* daemon to measure; 0 = none */
+    long pid; /* daemon to measure; 0 = none */
     unsigned calls;
     const char *model, *cluster;
     const char *search_model, *search_cluster;
@@ -63,7 +63,7 @@ typedef struct row {
     const char *phase;
     unsigned streams, calls, errors;
     double wall_s, qps, p50_ms, p99_ms, max_ms;
-    double client_cpu;        /* this process's CPU time / wall time */
+    double client_cpu; /* this process's CPU time / wall time */
 } row_t;
 
 static double now_s(void)
@@ -74,7 +74,7 @@ static double now_s(void)
 }
 
 typedef struct daemon_proc daemon_proc_t;
-static daemon_proc_t *g_daemon;   /* stopped by die() */
+static daemon_proc_t *g_daemon; /* stopped by die() */
 static void stop_daemon(daemon_proc_t *d);
 
 static void die(const char *fmt, const char *arg)
@@ -111,11 +111,16 @@ static void usage(FILE *out)
 static void parse_opts(int argc, char **argv, bench_opts_t *o)
 {
     static const struct option lo[] = {
-        {"tesseld", required_argument, NULL, 't'}, {"server", required_argument, NULL, 's'},
-        {"pid", required_argument, NULL, 'p'},     {"token", required_argument, NULL, 'k'},
-        {"calls", required_argument, NULL, 'n'},   {"model", required_argument, NULL, 'm'},
-        {"cluster", required_argument, NULL, 'c'}, {"search-model", required_argument, NULL, 'M'},
-        {"search-cluster", required_argument, NULL, 'C'}, {"help", no_argument, NULL, 'h'},
+        {"tesseld", required_argument, NULL, 't'},
+        {"server", required_argument, NULL, 's'},
+        {"pid", required_argument, NULL, 'p'},
+        {"token", required_argument, NULL, 'k'},
+        {"calls", required_argument, NULL, 'n'},
+        {"model", required_argument, NULL, 'm'},
+        {"cluster", required_argument, NULL, 'c'},
+        {"search-model", required_argument, NULL, 'M'},
+        {"search-cluster", required_argument, NULL, 'C'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int opt;
@@ -315,13 +320,13 @@ static void cache_plan(const bench_opts_t *o, char fp[17])
 
 typedef struct searcher {
     const bench_opts_t *o;
-    uint32_t max_batch;       /* differs per searcher: distinct fingerprints */
+    uint32_t max_batch; /* differs per searcher: distinct fingerprints */
     pthread_t th;
     pthread_mutex_t mu;
     tsl_rpc_stream_t *cur;
     atomic_int stop;
-    atomic_int running;       /* the current search reports progress past "queued" */
-    atomic_uint completed;    /* searches that ended while we waited */
+    atomic_int running;    /* the current search reports progress past "queued" */
+    atomic_uint completed; /* searches that ended while we waited */
 } searcher_t;
 
 static void search_follow(searcher_t *sr, tsl_rpc_stream_t *s)
@@ -350,7 +355,8 @@ static void *search_main(void *arg)
     req.force = true;
     while (c && !atomic_load(&sr->stop)) {
         pthread_mutex_lock(&sr->mu);
-        sr->cur = atomic_load(&sr->stop) ? NULL : tsl_rpc_stream_start(c, TSL_RPC_PLAN, &req.base, NULL);
+        sr->cur =
+            atomic_load(&sr->stop) ? NULL : tsl_rpc_stream_start(c, TSL_RPC_PLAN, &req.base, NULL);
         pthread_mutex_unlock(&sr->mu);
         if (!sr->cur)
             break;
@@ -455,8 +461,8 @@ static const char *load_target(const char *server, char *buf, size_t n)
 static void load_init(load_t *l, const bench_opts_t *o, const char *fp)
 {
     grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-    grpc_arg arg = {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_ENABLE_RETRIES,
-                    .value.integer = 0};
+    grpc_arg arg = {
+        .type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_ENABLE_RETRIES, .value.integer = 0};
     grpc_channel_args args = {.num_args = 1, .args = &arg};
     char target[256];
 
@@ -505,8 +511,9 @@ static void slot_ops(load_t *l, slot_t *s, grpc_op ops[6])
 
 static void slot_start(load_t *l, slot_t *s)
 {
-    gpr_timespec deadline = gpr_time_add(
-        gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis((int64_t)(CALL_DEADLINE_S * 1e3), GPR_TIMESPAN));
+    gpr_timespec deadline =
+        gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                     gpr_time_from_millis((int64_t)(CALL_DEADLINE_S * 1e3), GPR_TIMESPAN));
     grpc_op ops[6];
 
     s->req = grpc_byte_buffer_copy(l->req_template);
@@ -615,8 +622,8 @@ static const char *verdict(const row_t *r)
 
 static void print_row(const row_t *r)
 {
-    printf("%-10s %7u %8u %8.3f %10.0f %8.3f %8.3f %8.3f %6u %6.0f%%  %s\n", r->phase,
-           r->streams, r->calls, r->wall_s, r->qps, r->p50_ms, r->p99_ms, r->max_ms, r->errors,
+    printf("%-10s %7u %8u %8.3f %10.0f %8.3f %8.3f %8.3f %6u %6.0f%%  %s\n", r->phase, r->streams,
+           r->calls, r->wall_s, r->qps, r->p50_ms, r->p99_ms, r->max_ms, r->errors,
            r->client_cpu * 100.0, verdict(r));
     fflush(stdout);
 }
@@ -672,7 +679,8 @@ static void run_bench(const bench_opts_t *o, long pid)
     searchers_start(sr, o);
     running = searchers_wait_running(sr);
     run_rows(&l, "searching", o->calls, lat);
-    printf("\nbackground: %d/2 searches of %s on %s running at the start; %u restarted during the rows\n",
+    printf("\nbackground: %d/2 searches of %s on %s running at the start; %u restarted during the "
+           "rows\n",
            running, o->search_model, o->search_cluster,
            atomic_load(&sr[0].completed) + atomic_load(&sr[1].completed));
     searchers_stop(sr);
@@ -682,9 +690,13 @@ static void run_bench(const bench_opts_t *o, long pid)
 
 int main(int argc, char **argv)
 {
-    bench_opts_t o = {.tesseld = TSL_TESSELD_PATH, .token = getenv("TESSEL_TOKEN"), .calls = 20000,
-                      .model = "GPT2-345M", .cluster = "4xA100-40G",
-                      .search_model = "GPT3-65B", .search_cluster = "16x8xA100-80G:ib100"};
+    bench_opts_t o = {.tesseld = TSL_TESSELD_PATH,
+                      .token = getenv("TESSEL_TOKEN"),
+                      .calls = 20000,
+                      .model = "GPT2-345M",
+                      .cluster = "4xA100-40G",
+                      .search_model = "GPT3-65B",
+                      .search_cluster = "16x8xA100-80G:ib100"};
     daemon_proc_t d = {0};
     long pid;
 

@@ -33,8 +33,8 @@ typedef struct bench_case {
     const char *title;
     const char *model;
     const char *cluster;
-    double memory_gib;      /* 0 = device memory */
-    uint32_t batch;         /* 0 = sweep */
+    double memory_gib; /* 0 = device memory */
+    uint32_t batch;    /* 0 = sweep */
 } bench_case_t;
 
 static const bench_case_t cases[] = {
@@ -123,8 +123,7 @@ static void bench_search(const char *filter, tsl_search_result_t *res)
         if (!selected(cases[i].title, filter))
             continue;
         if (first_row(&printed))
-            printf("%-34s %10s %9s %9s %12s\n", "case", "wall", "DP runs", "RSS MiB",
-                   "samples/s");
+            printf("%-34s %10s %9s %9s %12s\n", "case", "wall", "DP runs", "RSS MiB", "samples/s");
         run_case(&cases[i], res);
     }
 }
@@ -134,14 +133,13 @@ static void bench_search(const char *filter, tsl_search_result_t *res)
 typedef struct hetero_case {
     const char *title;
     const char *model;
-    const char *cluster;      /* NULL: AMP's V100 + T4 cluster */
-    uint32_t batch, pp;       /* pp 0: searched */
-    tsl_baseline_t baseline;  /* what Tessel is compared with */
+    const char *cluster;     /* NULL: AMP's V100 + T4 cluster */
+    uint32_t batch, pp;      /* pp 0: searched */
+    tsl_baseline_t baseline; /* what Tessel is compared with */
 } hetero_case_t;
 
 static const hetero_case_t hetero_cases[] = {
-    {"AMP 3x4 V100 + 4 T4, GPT2-345M, batch 32", "GPT2-345M", NULL, 32, 0,
-     TSL_BASELINE_MEGATRON},
+    {"AMP 3x4 V100 + 4 T4, GPT2-345M, batch 32", "GPT2-345M", NULL, 32, 0, TSL_BASELINE_MEGATRON},
     {"TransGAN-Hetero, 4x4 V100, batch 64, pp 4", "TransGAN-Hetero", "4x4xV100-16G:ib100", 64, 4,
      TSL_BASELINE_GALVATRON_BASE},
 };
@@ -180,7 +178,8 @@ static void stage_layers(const tsl_plan_t *p, const tsl_model_t *m, char *buf, s
         double n = st->n_layers;
         if (split)
             n = (tsl_sublayer_boundary_halves(&sm, st->first_layer + st->n_layers) -
-                 (double)tsl_sublayer_boundary_halves(&sm, st->first_layer)) / 2;
+                 (double)tsl_sublayer_boundary_halves(&sm, st->first_layer)) /
+                2;
         used += (size_t)snprintf(buf + used, cap - used, "%s%g", s ? "/" : "", n);
     }
     tsl_sublayer_free(&sm);
@@ -254,23 +253,25 @@ static void bench_hetero(const char *filter, tsl_search_result_t *res)
 /* C.2: 8 nodes of 8 A100-SXM4-40GB, NVLink inside, 503 GB of host memory a node.
  * CPU Adam rate of a node and GPU Adam rate: the assumptions of tests/test_memopt.c
  * (~30 B streamed per parameter at ~200 GB/s host, ~1.5 TB/s device memory). */
-#define H3T_CLUSTER "8x8xA100-40G:ib200"
-#define H3T_HOST_GIB 503.0
+#define H3T_CLUSTER       "8x8xA100-40G:ib200"
+#define H3T_HOST_GIB      503.0
 #define H3T_CPU_ADAM_NODE 6.5e9
-#define H3T_GPU_ADAM 5e10
-#define H3T_MAX_LAYERS 64u /* BERT-100B: 56 encoders + embedding + head */
+#define H3T_GPU_ADAM      5e10
+#define H3T_MAX_LAYERS    64u /* BERT-100B: 56 encoders + embedding + head */
 
 typedef struct h3t_case {
     const char *title;
     const char *model;
-    uint32_t global_batch;  /* over 64 devices, no accumulation */
-    double mem_gib;         /* M */
+    uint32_t global_batch;                     /* over 64 devices, no accumulation */
+    double mem_gib;                            /* M */
     double paper_min[TSL_MEMOPT_SOLVER_COUNT]; /* Table 5 (Python); 0 = not reported */
 } h3t_case_t;
 
 #define PAPER(dp, greedy, rnd)                                                                     \
-    {[TSL_MEMOPT_SOLVER_DP] = dp, [TSL_MEMOPT_SOLVER_GREEDY] = greedy,                              \
-     [TSL_MEMOPT_SOLVER_RANDOM] = rnd}
+    {                                                                                              \
+        [TSL_MEMOPT_SOLVER_DP] = dp, [TSL_MEMOPT_SOLVER_GREEDY] = greedy,                          \
+        [TSL_MEMOPT_SOLVER_RANDOM] = rnd                                                           \
+    }
 
 static const h3t_case_t h3t_cases[] = {
     {"H3T BERT-13B, batch 1024, M 25 GB", "BERT-13B", 1024, 25, PAPER(12.0, 0.6, 0.1)},
@@ -280,9 +281,9 @@ static const h3t_case_t h3t_cases[] = {
     {"H3T BERT-100B, batch 2048, M 28 GB", "BERT-100B", 2048, 28, PAPER(0, 0, 0)},
 };
 
-static const tsl_memopt_solver_t h3t_solvers[] = {
-    TSL_MEMOPT_SOLVER_ALL_ON, TSL_MEMOPT_SOLVER_RANDOM, TSL_MEMOPT_SOLVER_GREEDY,
-    TSL_MEMOPT_SOLVER_DP};
+static const tsl_memopt_solver_t h3t_solvers[] = {TSL_MEMOPT_SOLVER_ALL_ON,
+                                                  TSL_MEMOPT_SOLVER_RANDOM,
+                                                  TSL_MEMOPT_SOLVER_GREEDY, TSL_MEMOPT_SOLVER_DP};
 
 static int h3t_ctx(tsl_memopt_ctx_t *ctx, tsl_cluster_t *c, const h3t_case_t *hc, tsl_err_t *err)
 {
@@ -292,8 +293,8 @@ static int h3t_ctx(tsl_memopt_ctx_t *ctx, tsl_cluster_t *c, const h3t_case_t *hc
         c->nodes[k].cpu_mem_bytes = (uint64_t)(H3T_HOST_GIB * GIB);
     tsl_memopt_ctx_init(ctx);
     ctx->micro_batch = hc->global_batch / c->n_devices;
-    if (tsl_memopt_ctx_from_cluster(ctx, c, 0, c->n_devices, (uint64_t)(hc->mem_gib * GIB),
-                                    err) != 0)
+    if (tsl_memopt_ctx_from_cluster(ctx, c, 0, c->n_devices, (uint64_t)(hc->mem_gib * GIB), err) !=
+        0)
         return -1;
     ctx->cpu_adam_params_per_s = H3T_CPU_ADAM_NODE / ctx->devices_per_node;
     ctx->gpu_adam_params_per_s = H3T_GPU_ADAM;
@@ -427,14 +428,14 @@ static void bench_h3t(const char *filter, tsl_search_result_t *res)
 
 /* Block times: forward FLOPs of one sample at one A100-40G's achieved rate,
  * backward 2x; a stage boundary sends the next block's input over ib200. */
-#define AP_GPU "A100-40G"
+#define AP_GPU  "A100-40G"
 #define AP_LINK "ib200"
 #define AP_REPS 10
 
 typedef struct ap_case {
     const char *title;
     const char *model;
-    uint32_t stages;    /* P; m = 2P */
+    uint32_t stages; /* P; m = 2P */
 } ap_case_t;
 
 static const ap_case_t ap_cases[] = {
@@ -453,8 +454,8 @@ static void ap_heading(void)
     printf("\n%-30s %11s %5s %9s %9s %7s %9s %9s %9s  %s\n", "AutoPipe, m = 2P, 1 sample",
            "partition", "evals", "max stage", "max stage", "cut", "max stage", "iter", "iter",
            "slicer");
-    printf("%-30s %11s %5s %9s %9s %7s %9s %9s %9s  %s\n", "", "(wall)", "", "layer ms",
-           "sub ms", "", "AP ms", "Alg.1 ms", "AP ms", "start-up");
+    printf("%-30s %11s %5s %9s %9s %7s %9s %9s %9s  %s\n", "", "(wall)", "", "layer ms", "sub ms",
+           "", "AP ms", "Alg.1 ms", "AP ms", "start-up");
 }
 
 typedef struct ap_times {
@@ -483,8 +484,8 @@ static int ap_slice(const tsl_autopipe_in_t *in, const tsl_autopipe_result_t *r,
     double f[TSL_PIPESIM_MAX_STAGES], b[TSL_PIPESIM_MAX_STAGES], c[TSL_PIPESIM_MAX_STAGES];
     if (tsl_autopipe_stage_times(in, r->first, f, b, c, err) != 0)
         return -1;
-    tsl_pipesim_in_t si = {.n_stages = in->n_stages, .n_micro = in->n_micro, .fwd_s = f,
-                           .bwd_s = b, .p2p_s = c};
+    tsl_pipesim_in_t si = {
+        .n_stages = in->n_stages, .n_micro = in->n_micro, .fwd_s = f, .bwd_s = b, .p2p_s = c};
     return tsl_autopipe_slice(&si, NULL, sl, err);
 }
 
@@ -493,9 +494,9 @@ static void ap_row(const ap_case_t *ac, double wall, double layer_max,
 {
     double cut = 100 * (1 - r->alg1_max_stage_s / layer_max);
     printf("%-30s %8.3f ms %5u %9.3f %9.3f %6.1f%% %9.3f %9.3f %9.3f", ac->title, wall * 1e3,
-           r->evals, layer_max * 1e3, r->alg1_max_stage_s * 1e3, cut > -0.05 && cut < 0.05 ? 0 : cut,
-           r->max_stage_s * 1e3,
-           r->alg1_iter_s * 1e3, r->iter_s * 1e3);
+           r->evals, layer_max * 1e3, r->alg1_max_stage_s * 1e3,
+           cut > -0.05 && cut < 0.05 ? 0 : cut, r->max_stage_s * 1e3, r->alg1_iter_s * 1e3,
+           r->iter_s * 1e3);
     if (sl->applied)
         printf("  %u sliced, -%.1f%%\n", sl->n_sliced, 100 * sl->startup_cut);
     else
@@ -510,8 +511,11 @@ static int ap_measure(const ap_case_t *ac, const tsl_model_t *m, const tsl_subla
     double layer_max;
     if (tsl_autopipe_minmax(t->layer_w, m->n_layers, ac->stages, lf, &layer_max, err) != 0)
         return -1;
-    tsl_autopipe_in_t in = {.n_blocks = sm->model.n_layers, .fwd_s = t->fwd, .bwd_s = t->bwd,
-                            .cut_p2p_s = t->cut, .n_stages = ac->stages,
+    tsl_autopipe_in_t in = {.n_blocks = sm->model.n_layers,
+                            .fwd_s = t->fwd,
+                            .bwd_s = t->bwd,
+                            .cut_p2p_s = t->cut,
+                            .n_stages = ac->stages,
                             .n_micro = 2 * ac->stages};
     tsl_autopipe_result_t r;
     double t0 = now_s();

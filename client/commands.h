@@ -16,34 +16,33 @@
 
 #include "search.h"
 
-#include "rpc_client.h"   /* TSL_DEFAULT_SERVER */
-#include "status.h"       /* TSL_EXIT_* */
-
+#include "rpc_client.h" /* TSL_DEFAULT_SERVER */
+#include "status.h"     /* TSL_EXIT_* */
 
 /* Connection options shared by every remote subcommand. */
 typedef struct tsl_client_opts {
-    const char *server;      /* --server ADDR ("unix:/path" or "host:port"); env TESSEL_SERVER */
-    const char *token;       /* --token T; env TESSEL_TOKEN */
-    double timeout_s;        /* --timeout S; 0 = none for plan, 30 s for the rest */
-    bool json;               /* --json */
+    const char *server; /* --server ADDR ("unix:/path" or "host:port"); env TESSEL_SERVER */
+    const char *token;  /* --token T; env TESSEL_TOKEN */
+    double timeout_s;   /* --timeout S; 0 = none for plan, 30 s for the rest */
+    bool json;          /* --json */
 } tsl_client_opts_t;
 
 /* `tesselctl plan` options, parsed once for the local and the remote mode. The
  * request's own options (--batch, --memory, --no-pp, ...) are the fields of
  * planner/request_fields.h, parsed into req by its table (plan_opts.c). */
 typedef struct tsl_plan_opts {
-    const char *model;       /* --model NAME (preset) */
-    const char *hf_config;   /* --hf-config PATH */
-    uint32_t seq_len;        /* --seq-len N */
-    const char *cluster;     /* --cluster SPEC|FILE.json|registered */
-    const char *nodes;       /* --nodes a,b: these registered workers (implies registered) */
-    tsl_request_t req;       /* --batch N (0 with --sweep), --memory 16G, --no-pp, ... */
-    bool force;              /* --force: ignore the daemon's cached plan */
-    bool local;              /* --local: run the planner in-process */
-    bool sweep;              /* --sweep given (an error beside --batch N) */
-    const char *export_format; /* --export FORMAT: print the plan as that stack takes it */
-    const char *trace;       /* --trace FILE: the simulated 1F1B timeline (Chrome trace) */
-    const char *profile;     /* --profile FILE: measured figures (local mode; issue 8) */
+    const char *model;             /* --model NAME (preset) */
+    const char *hf_config;         /* --hf-config PATH */
+    uint32_t seq_len;              /* --seq-len N */
+    const char *cluster;           /* --cluster SPEC|FILE.json|registered */
+    const char *nodes;             /* --nodes a,b: these registered workers (implies registered) */
+    tsl_request_t req;             /* --batch N (0 with --sweep), --memory 16G, --no-pp, ... */
+    bool force;                    /* --force: ignore the daemon's cached plan */
+    bool local;                    /* --local: run the planner in-process */
+    bool sweep;                    /* --sweep given (an error beside --batch N) */
+    const char *export_format;     /* --export FORMAT: print the plan as that stack takes it */
+    const char *trace;             /* --trace FILE: the simulated 1F1B timeline (Chrome trace) */
+    const char *profile;           /* --profile FILE: measured figures (local mode; issue 8) */
     const char *galvatron_profile; /* --galvatron-profile DIR: Galvatron's profiles (local) */
 } tsl_plan_opts_t;
 

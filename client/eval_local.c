@@ -16,8 +16,7 @@
 
 /* The configuration the plan comes from (flags, Megatron-LM, torchtitan), or the
  * plan document (*doc) of --plan. */
-static int load_source(const tsl_eval_opts_t *eo, tsl_eval_cfg_t *cfg, json_t **doc,
-                       tsl_err_t *err)
+static int load_source(const tsl_eval_opts_t *eo, tsl_eval_cfg_t *cfg, json_t **doc, tsl_err_t *err)
 {
     *cfg = eo->cfg;
     if (eo->megatron_args)
@@ -34,8 +33,8 @@ static int load_source(const tsl_eval_opts_t *eo, tsl_eval_cfg_t *cfg, json_t **
         json_error_t je;
         *doc = json_load_file(eo->plan_file, 0, &je);
         if (*doc == NULL)
-            return tsl_err_setc(err, TSL_E_INVALID, "plan: %s: line %d: %s", eo->plan_file,
-                                je.line, je.text);
+            return tsl_err_setc(err, TSL_E_INVALID, "plan: %s: line %d: %s", eo->plan_file, je.line,
+                                je.text);
     }
     return 0;
 }
@@ -44,7 +43,8 @@ static int load_source(const tsl_eval_opts_t *eo, tsl_eval_cfg_t *cfg, json_t **
 static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, const json_t *doc,
                       tsl_model_t *m, tsl_err_t *err)
 {
-    tsl_plan_opts_t po = {.model = eo->model, .hf_config = eo->hf_config,
+    tsl_plan_opts_t po = {.model = eo->model,
+                          .hf_config = eo->hf_config,
                           .seq_len = eo->seq_len ? eo->seq_len : cfg->seq_len};
     const json_t *jm = json_object_get(doc, "model");
     if (!po.model && !po.hf_config && json_string_value(json_object_get(jm, "name"))) {
@@ -123,11 +123,11 @@ static json_t *result_doc(const tsl_model_t *m, const tsl_cluster_t *c, const ts
 {
     char desc[256];
     tsl_cluster_describe(c, desc, sizeof desc);
-    json_t *doc = json_pack("{s:{s:s, s:I, s:I, s:I}, s:{s:s, s:I}, s:o}", "model", "name",
-                            m->name, "layers", (json_int_t)m->n_layers, "params",
-                            (json_int_t)tsl_model_params(m), "tokens_per_sample",
-                            (json_int_t)m->tokens_per_sample, "cluster", "description", desc,
-                            "devices", (json_int_t)c->n_devices, "plan", tsl_plan_to_json(p));
+    json_t *doc =
+        json_pack("{s:{s:s, s:I, s:I, s:I}, s:{s:s, s:I}, s:o}", "model", "name", m->name, "layers",
+                  (json_int_t)m->n_layers, "params", (json_int_t)tsl_model_params(m),
+                  "tokens_per_sample", (json_int_t)m->tokens_per_sample, "cluster", "description",
+                  desc, "devices", (json_int_t)c->n_devices, "plan", tsl_plan_to_json(p));
     if (doc == NULL || !searched)
         return doc;
     json_t *s = json_object();

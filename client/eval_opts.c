@@ -62,27 +62,56 @@ static const char eval_usage[] =
     "  --json              {model, cluster, plan, search: {plan}, ratio} as JSON\n";
 
 enum {
-    OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER, OPT_MEMORY, OPT_TP, OPT_PP,
-    OPT_DP, OPT_SDP, OPT_MBS, OPT_MICRO, OPT_BATCH, OPT_CKPT, OPT_SP, OPT_ZERO, OPT_INTERLEAVE,
-    OPT_LPS, OPT_STRATEGY, OPT_PLAN, OPT_MEGATRON, OPT_TORCHTITAN, OPT_NO_SEARCH, OPT_LOCAL,
+    OPT_MODEL = TSL_OPT_HELP + 1,
+    OPT_HF,
+    OPT_SEQ,
+    OPT_CLUSTER,
+    OPT_MEMORY,
+    OPT_TP,
+    OPT_PP,
+    OPT_DP,
+    OPT_SDP,
+    OPT_MBS,
+    OPT_MICRO,
+    OPT_BATCH,
+    OPT_CKPT,
+    OPT_SP,
+    OPT_ZERO,
+    OPT_INTERLEAVE,
+    OPT_LPS,
+    OPT_STRATEGY,
+    OPT_PLAN,
+    OPT_MEGATRON,
+    OPT_TORCHTITAN,
+    OPT_NO_SEARCH,
+    OPT_LOCAL,
 };
 
 static const struct option eval_long[] = {
     TSL_REMOTE_LONG_OPTS,
-    {"model", required_argument, 0, OPT_MODEL}, {"hf-config", required_argument, 0, OPT_HF},
-    {"seq-len", required_argument, 0, OPT_SEQ}, {"cluster", required_argument, 0, OPT_CLUSTER},
-    {"memory", required_argument, 0, OPT_MEMORY}, {"tp", required_argument, 0, OPT_TP},
-    {"pp", required_argument, 0, OPT_PP}, {"dp", required_argument, 0, OPT_DP},
-    {"sdp", required_argument, 0, OPT_SDP}, {"mbs", required_argument, 0, OPT_MBS},
-    {"micro", required_argument, 0, OPT_MICRO}, {"batch", required_argument, 0, OPT_BATCH},
-    {"ckpt", required_argument, 0, OPT_CKPT}, {"sp", no_argument, 0, OPT_SP},
+    {"model", required_argument, 0, OPT_MODEL},
+    {"hf-config", required_argument, 0, OPT_HF},
+    {"seq-len", required_argument, 0, OPT_SEQ},
+    {"cluster", required_argument, 0, OPT_CLUSTER},
+    {"memory", required_argument, 0, OPT_MEMORY},
+    {"tp", required_argument, 0, OPT_TP},
+    {"pp", required_argument, 0, OPT_PP},
+    {"dp", required_argument, 0, OPT_DP},
+    {"sdp", required_argument, 0, OPT_SDP},
+    {"mbs", required_argument, 0, OPT_MBS},
+    {"micro", required_argument, 0, OPT_MICRO},
+    {"batch", required_argument, 0, OPT_BATCH},
+    {"ckpt", required_argument, 0, OPT_CKPT},
+    {"sp", no_argument, 0, OPT_SP},
     {"zero", required_argument, 0, OPT_ZERO},
     {"interleave", required_argument, 0, OPT_INTERLEAVE},
     {"layers-per-stage", required_argument, 0, OPT_LPS},
-    {"strategy", required_argument, 0, OPT_STRATEGY}, {"plan", required_argument, 0, OPT_PLAN},
+    {"strategy", required_argument, 0, OPT_STRATEGY},
+    {"plan", required_argument, 0, OPT_PLAN},
     {"megatron-args", required_argument, 0, OPT_MEGATRON},
     {"torchtitan", required_argument, 0, OPT_TORCHTITAN},
-    {"no-search", no_argument, 0, OPT_NO_SEARCH}, {"local", no_argument, 0, OPT_LOCAL},
+    {"no-search", no_argument, 0, OPT_NO_SEARCH},
+    {"local", no_argument, 0, OPT_LOCAL},
     {0, 0, 0, 0},
 };
 
@@ -169,7 +198,8 @@ static int check_sources(const tsl_eval_opts_t *eo)
             (eo->megatron_args != NULL) + (eo->torchtitan != NULL);
     if (n > 1) {
         fputs("tesselctl: eval: give the plan one way: flags (--tp, --pp, ...), --plan, "
-              "--megatron-args or --torchtitan\n", stderr);
+              "--megatron-args or --torchtitan\n",
+              stderr);
         return TSL_EXIT_USAGE;
     }
     return TSL_EXIT_OK;

@@ -53,9 +53,9 @@ typedef struct watchdog {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    struct timespec deadline;   /* CLOCK_MONOTONIC */
+    struct timespec deadline; /* CLOCK_MONOTONIC */
     bool done, started;
-    atomic_int cancel;          /* the planner's cancel flag */
+    atomic_int cancel; /* the planner's cancel flag */
 } watchdog_t;
 
 static void *watchdog_main(void *arg)
@@ -160,16 +160,15 @@ static int write_trace(const char *path, const tsl_plan_t *best, const tsl_model
 }
 
 /* Where the plan's figures came from (issue 8): a "figures" key and line. */
-static json_t *figures_json(const tsl_profile_t *p, const tsl_profile_use_t *use,
-                            const char *line)
+static json_t *figures_json(const tsl_profile_t *p, const tsl_profile_use_t *use, const char *line)
 {
     bool on = p != NULL && use->compute;
     const char *what = !on ? "built-in" : p->simulated ? "simulated" : "measured";
     json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "compute", what, "host_device",
                           on && use->pcie ? what : "built-in", "intra_node",
                           on && use->intra ? what : "built-in", "overlap",
-                          on && use->overlap ? what : "built-in", "profile",
-                          on ? p->source : "", "line", line);
+                          on && use->overlap ? what : "built-in", "profile", on ? p->source : "",
+                          "line", line);
     if (f != NULL && on)
         json_object_set_new(f, "hardware", json_pack("{s:s, s:s}", "gpu", p->gpu, "link", p->link));
     return f;
@@ -186,8 +185,8 @@ static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl
     tsl_progress_t pg;
     watchdog_t wd;
     tsl_progress_init(&pg);
-    tsl_search_hooks_t hooks = {.progress = pg.on ? show_progress : NULL, .progress_ud = &pg,
-                                .cancel = &wd.cancel};
+    tsl_search_hooks_t hooks = {
+        .progress = pg.on ? show_progress : NULL, .progress_ud = &pg, .cancel = &wd.cancel};
     tsl_err_t err = {0};
     watchdog_start(&wd, co->timeout_s);
     double t0 = now_s();

@@ -58,16 +58,16 @@ static const char plan_usage_tail[] =
 /* ---- the request's options, from request_fields.h ------------------------------ */
 
 typedef struct req_opt {
-    const char *flag;         /* NULL: not an option */
+    const char *flag; /* NULL: not an option */
     const char *metavar;
     tsl_request_kind_t kind;
     uint32_t min, max;
     const char *help;
-    size_t offset;            /* in tsl_request_t */
+    size_t offset; /* in tsl_request_t */
 } req_opt_t;
 
 static const req_opt_t req_opts[] = {
-#define REQ_OPT_(name, kind, flag, metavar, min, max, help, proto, json)                       \
+#define REQ_OPT_(name, kind, flag, metavar, min, max, help, proto, json)                           \
     {flag, metavar, TSL_REQUEST_KIND_##kind, min, max, help, offsetof(tsl_request_t, name)},
     TSL_REQUEST_FIELDS(REQ_OPT_)
 #undef REQ_OPT_
@@ -77,8 +77,18 @@ static const req_opt_t req_opts[] = {
 
 /* getopt ids: the other options, then OPT_REQ + the request field's index. */
 enum {
-    OPT_MODEL = TSL_OPT_HELP + 1, OPT_HF, OPT_SEQ, OPT_CLUSTER, OPT_SWEEP, OPT_LOCAL, OPT_FORCE,
-    OPT_EXPORT, OPT_TRACE, OPT_NODES, OPT_PROFILE, OPT_GALVATRON,
+    OPT_MODEL = TSL_OPT_HELP + 1,
+    OPT_HF,
+    OPT_SEQ,
+    OPT_CLUSTER,
+    OPT_SWEEP,
+    OPT_LOCAL,
+    OPT_FORCE,
+    OPT_EXPORT,
+    OPT_TRACE,
+    OPT_NODES,
+    OPT_PROFILE,
+    OPT_GALVATRON,
     OPT_REQ = 0x200,
 };
 
@@ -87,7 +97,8 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
     char *field = (char *)r + o->offset;
     switch (o->kind) {
     case TSL_REQUEST_KIND_BOOL: *(bool *)field = true; return 0;
-    case TSL_REQUEST_KIND_UINT: return tsl_parse_u32(o->flag, arg, o->min, o->max, (uint32_t *)field, err);
+    case TSL_REQUEST_KIND_UINT:
+        return tsl_parse_u32(o->flag, arg, o->min, o->max, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_BYTES: return tsl_parse_bytes(o->flag, arg, (uint64_t *)field, err);
     case TSL_REQUEST_KIND_TARGET: return tsl_target_parse(arg, (uint32_t *)field, err);
     }
@@ -118,12 +129,17 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
 
 static const struct option fixed_long[] = {
     TSL_REMOTE_LONG_OPTS,
-    {"model", required_argument, 0, OPT_MODEL}, {"hf-config", required_argument, 0, OPT_HF},
-    {"seq-len", required_argument, 0, OPT_SEQ}, {"cluster", required_argument, 0, OPT_CLUSTER},
-    {"sweep", no_argument, 0, OPT_SWEEP}, {"local", no_argument, 0, OPT_LOCAL},
-    {"force", no_argument, 0, OPT_FORCE}, {"export", required_argument, 0, OPT_EXPORT},
+    {"model", required_argument, 0, OPT_MODEL},
+    {"hf-config", required_argument, 0, OPT_HF},
+    {"seq-len", required_argument, 0, OPT_SEQ},
+    {"cluster", required_argument, 0, OPT_CLUSTER},
+    {"sweep", no_argument, 0, OPT_SWEEP},
+    {"local", no_argument, 0, OPT_LOCAL},
+    {"force", no_argument, 0, OPT_FORCE},
+    {"export", required_argument, 0, OPT_EXPORT},
     {"trace", required_argument, 0, OPT_TRACE},
-    {"force", no_argument, 0, OPT_FORCE}, {"nodes", required_argument, 0, OPT_NODES},
+    {"force", no_argument, 0, OPT_FORCE},
+    {"nodes", required_argument, 0, OPT_NODES},
     {"profile", required_argument, 0, OPT_PROFILE},
     {"galvatron-profile", required_argument, 0, OPT_GALVATRON},
 };
@@ -140,7 +156,8 @@ static void build_long(struct option out[N_FIXED + N_REQ_OPTS + 1])
         if (!req_opts[i].flag)
             continue;
         out[n].name = req_opts[i].flag;
-        out[n].has_arg = req_opts[i].kind == TSL_REQUEST_KIND_BOOL ? no_argument : required_argument;
+        out[n].has_arg =
+            req_opts[i].kind == TSL_REQUEST_KIND_BOOL ? no_argument : required_argument;
         out[n].flag = NULL;
         out[n].val = OPT_REQ + (int)i;
         n++;
@@ -207,7 +224,7 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
         }
         int r = tsl_remote_common_opt(opt, optarg, co);
         if (r > 0)
-            return r;   /* reported */
+            return r; /* reported */
         if (r < 0)
             r = plan_opt(opt, &po, &err);
         if (r == 1)
@@ -228,14 +245,16 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
         return TSL_EXIT_USAGE;
     }
     if ((po.export_format || po.trace) && !po.local) {
-        fprintf(stderr, "tesselctl: plan: --%s needs --local; for a plan in tesseld use "
-                        "`tesselctl plans export FP --format FORMAT`\n",
+        fprintf(stderr,
+                "tesselctl: plan: --%s needs --local; for a plan in tesseld use "
+                "`tesselctl plans export FP --format FORMAT`\n",
                 po.export_format ? "export" : "trace");
         return TSL_EXIT_USAGE;
     }
     if ((po.profile != NULL || po.galvatron_profile != NULL) && !po.local) {
-        fprintf(stderr, "tesselctl: --%s: works with --local only (tesseld's profiles come "
-                        "from its registered workers: --cluster registered)\n",
+        fprintf(stderr,
+                "tesselctl: --%s: works with --local only (tesseld's profiles come "
+                "from its registered workers: --cluster registered)\n",
                 po.profile ? "profile" : "galvatron-profile");
         return TSL_EXIT_USAGE;
     }

@@ -34,7 +34,8 @@ static void print_runs(FILE *out, json_t *stage)
     json_t *run;
     size_t i;
     fprintf(out, "         layers:");
-    json_array_foreach(json_object_get(stage, "runs"), i, run) {
+    json_array_foreach(json_object_get(stage, "runs"), i, run)
+    {
         long long first = integer(run, "first_layer"), count = integer(run, "count");
         if (*str(run, "layers"))
             fprintf(out, "%s %s %s ×%lld", i ? "," : "", str(run, "layers"), str(run, "strategy"),
@@ -57,7 +58,8 @@ static void print_stages(FILE *out, json_t *plan)
             "inflight", "time/mb", "p2p/mb", "peak/device", "model states");
     json_t *st;
     size_t i;
-    json_array_foreach(json_object_get(plan, "stages"), i, st) {
+    json_array_foreach(json_object_get(plan, "stages"), i, st)
+    {
         char layers[32], devs[32], peak[32], ms[32], t[32], p2p[32];
         long long fl = integer(st, "first_layer"), fd = integer(st, "first_device");
         if (*str(st, "layers"))
@@ -81,10 +83,14 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
     fprintf(out, "  pipeline:  %lld stage%s; global batch %lld = %lld micro-batch%s of %lld (%s)\n",
             pp, pp == 1 ? "" : "s", integer(plan, "global_batch"), integer(plan, "n_micro"),
             integer(plan, "n_micro") == 1 ? "" : "es", integer(plan, "micro_batch"),
-            pp > 1 ? "1F1B" : integer(plan, "n_micro") > 1 ? "gradient accumulation" : "one step");
+            pp > 1                         ? "1F1B"
+            : integer(plan, "n_micro") > 1 ? "gradient accumulation"
+                                           : "one step");
     if (integer(plan, "interleave") > 1)
-        fprintf(out, "  interleave: %lld model chunks per stage (interleaved 1F1B: bubble / %lld, "
-                "p2p x %lld)\n", integer(plan, "interleave"), integer(plan, "interleave"),
+        fprintf(out,
+                "  interleave: %lld model chunks per stage (interleaved 1F1B: bubble / %lld, "
+                "p2p x %lld)\n",
+                integer(plan, "interleave"), integer(plan, "interleave"),
                 integer(plan, "interleave"));
     fprintf(out, "  predicted: %.4f s/iteration, %.2f samples/s, %.0f tokens/s\n",
             num(plan, "iter_time_s"), num(plan, "samples_per_s"), num(plan, "tokens_per_s"));
@@ -94,11 +100,14 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
             num(plan, "alpha_m"), 1.0 - 1.0 / (double)(pp ? pp : 1));
     (void)doc;
     if (num(plan, "sim_iter_time_s") > 0) {
-        fprintf(out, "  simulated: %.4f s/iteration by the 1F1B event simulator (master stage %lld)\n",
+        fprintf(out,
+                "  simulated: %.4f s/iteration by the 1F1B event simulator (master stage %lld)\n",
                 num(plan, "sim_iter_time_s"), integer(plan, "master_stage"));
         json_t *sl = json_object_get(plan, "slicer");
         if (json_is_object(sl))
-            fprintf(out, "  slicer:    the first %lld micro-batch%s run forward in halves: %.4f s/iteration\n",
+            fprintf(out,
+                    "  slicer:    the first %lld micro-batch%s run forward in halves: %.4f "
+                    "s/iteration\n",
                     integer(sl, "n_sliced"), integer(sl, "n_sliced") == 1 ? "" : "es",
                     num(sl, "iter_time_s"));
     }
@@ -113,8 +122,8 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
         json_t *n;
         size_t i;
         fprintf(out, "  placement: nodes in the order");
-        json_array_foreach(order, i, n) fprintf(out, "%s %lld", i ? "," : "",
-                                                (long long)json_integer_value(n));
+        json_array_foreach(order, i, n)
+            fprintf(out, "%s %lld", i ? "," : "", (long long)json_integer_value(n));
         fprintf(out, " (stage blocks follow this order)\n");
     }
     print_stages(out, plan);
@@ -136,7 +145,8 @@ static void print_baselines(FILE *out, json_t *doc, double best)
             "pp", "peak/device");
     json_t *b;
     size_t i;
-    json_array_foreach(bl, i, b) {
+    json_array_foreach(bl, i, b)
+    {
         json_t *p = json_object_get(b, "plan");
         if (!json_is_object(p)) {
             const char *why = str(b, "why");
@@ -159,7 +169,8 @@ static void print_alternatives(FILE *out, json_t *doc)
     fprintf(out, "\nAlternatives\n");
     json_t *a;
     size_t i;
-    json_array_foreach(alts, i, a) {
+    json_array_foreach(alts, i, a)
+    {
         char peak[32];
         fprintf(out, "  #%zu  %.2f samples/s  batch %lld  pp %lld  m %lld  peak %s\n", i + 2,
                 num(a, "samples_per_s"), integer(a, "global_batch"), integer(a, "pp"),
@@ -186,8 +197,7 @@ void tsl_print_result(FILE *out, json_t *doc)
     json_t *model = json_object_get(doc, "model"), *cluster = json_object_get(doc, "cluster");
     json_t *plan = json_object_get(doc, "plan");
     fprintf(out, "Plan for %s (%lld layers, %.2fB parameters) on %s\n", str(model, "name"),
-            integer(model, "layers"), integer(model, "params") / 1e9,
-            str(cluster, "description"));
+            integer(model, "layers"), integer(model, "params") / 1e9, str(cluster, "description"));
     long long window = integer(model, "max_context");
     fprintf(out, "  sequence:  %lld tokens per sample", integer(model, "tokens_per_sample"));
     if (window > 0)

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 typedef struct tsl_progress {
-    bool on;                 /* stderr is a terminal */
+    bool on; /* stderr is a terminal */
     bool drawn;
     int last_pct;
     char last_phase[32];

@@ -45,7 +45,8 @@ static int name_hf_config(const char *path, char **text)
 static int request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req)
 {
     if (po->model && po->hf_config)
-        return tsl_remote_fail(TSL_EXIT_USAGE, "model: give either --model or --hf-config, not both");
+        return tsl_remote_fail(TSL_EXIT_USAGE,
+                               "model: give either --model or --hf-config, not both");
     if (po->hf_config) {
         char path[4096];
         tsl_err_t err = {0};
@@ -76,8 +77,9 @@ static int request_cluster(const tsl_plan_opts_t *po, const tsl_client_opts_t *c
     if (po->nodes)
         return tsl_remote_fail(TSL_EXIT_USAGE, "--nodes: only with --cluster registered");
     if (!po->cluster || !*po->cluster)
-        return tsl_remote_fail(TSL_EXIT_USAGE,
-                               "cluster: missing; give --cluster SPEC (e.g. 2x8xA100-40G:ib100) or FILE.json");
+        return tsl_remote_fail(
+            TSL_EXIT_USAGE,
+            "cluster: missing; give --cluster SPEC (e.g. 2x8xA100-40G:ib100) or FILE.json");
     if (tsl_cluster_arg_is_file(po->cluster)) {
         req->cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_JSON;
         return tsl_remote_read_file("--cluster", po->cluster, TSL_REMOTE_MAX_FILE_BYTES,
@@ -139,7 +141,7 @@ int tsl_remote_print_doc(json_t *doc, const tsl_client_opts_t *co)
         return tsl_remote_fail(TSL_EXIT_SERVER, "out of memory building the plan document");
     if (co->json)
         return tsl_remote_print_json(stdout, doc);
-    tsl_print_result(stdout, doc);   /* says "(cached)" from the document */
+    tsl_print_result(stdout, doc); /* says "(cached)" from the document */
     json_decref(doc);
     return TSL_EXIT_OK;
 }
@@ -157,8 +159,7 @@ static json_t *with_sources(json_t *doc, json_t *sources, const tsl_client_opts_
         return doc;
     }
     printf("Figures (registered workers):\n");
-    json_array_foreach(sources, i, line)
-        printf("  %s\n", json_string_value(line));
+    json_array_foreach(sources, i, line) printf("  %s\n", json_string_value(line));
     printf("\n");
     return doc;
 }

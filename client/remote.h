@@ -33,12 +33,14 @@ enum {
 };
 
 /* The connection options as `struct option` entries, for a subcommand's table. */
-#define TSL_REMOTE_LONG_OPTS                                                                   \
-    {"server", required_argument, NULL, TSL_OPT_SERVER},                                       \
-        {"token", required_argument, NULL, TSL_OPT_TOKEN},                                     \
-        {"json", no_argument, NULL, TSL_OPT_JSON},                                             \
-        {"timeout", required_argument, NULL, TSL_OPT_TIMEOUT},                                 \
-        {"help", no_argument, NULL, TSL_OPT_HELP}
+#define TSL_REMOTE_LONG_OPTS                                                                       \
+    {"server", required_argument, NULL, TSL_OPT_SERVER},                                           \
+        {"token", required_argument, NULL, TSL_OPT_TOKEN},                                         \
+        {"json", no_argument, NULL, TSL_OPT_JSON},                                                 \
+        {"timeout", required_argument, NULL, TSL_OPT_TIMEOUT},                                     \
+    {                                                                                              \
+        "help", no_argument, NULL, TSL_OPT_HELP                                                    \
+    }
 
 /* Applies one of the connection options to co. Returns 0, or TSL_EXIT_USAGE for a bad
  * --timeout; -1 when `opt` is not a connection option. */

@@ -26,24 +26,24 @@
 #include "remote.h"
 #include "tessel/v1/registry.pb-c.h"
 
-#define GIB 1073741824.0
+#define GIB        1073741824.0
 #define MAX_MODELS 8
 
 typedef struct model_figs {
     const char *model;
     uint64_t memory_bytes;
-    const tsl_gpu_spec_t *base;    /* matching built-in type, or NULL */
-    char type[32];                 /* the name used in the document */
+    const tsl_gpu_spec_t *base; /* matching built-in type, or NULL */
+    char type[32];              /* the name used in the document */
     bool simulated;
     json_t *type_json;
 } model_figs_t;
 
 typedef struct reg_cluster {
-    json_t *sources;               /* array of strings */
+    json_t *sources; /* array of strings */
     json_t *nodes;
     model_figs_t models[MAX_MODELS];
     size_t n_models;
-    double overlap;                /* 0: not measured */
+    double overlap; /* 0: not measured */
     bool overlap_simulated;
     char comment[1024];
 } reg_cluster_t;
@@ -71,7 +71,8 @@ static const tsl_gpu_spec_t *match_builtin(const char *model, uint64_t mem)
         size_t len = dash ? (size_t)(dash - g->name) : strlen(g->name);
         char family[32];
         snprintf(family, sizeof family, "%.*s", (int)len, g->name);
-        if (!strcasestr(model, family) || fabs((double)mem - (double)g->mem_bytes) > 0.15 * (double)g->mem_bytes)
+        if (!strcasestr(model, family) ||
+            fabs((double)mem - (double)g->mem_bytes) > 0.15 * (double)g->mem_bytes)
             continue;
         if (len > best_len) {
             best = g;
@@ -106,7 +107,8 @@ static const char *kind(bool simulated)
 }
 
 /* Efficiency (and peak, without a built-in) from the largest GEMM. */
-static int figure_compute(reg_cluster_t *rc, model_figs_t *mf, const Tessel__V1__GetProfileResponse *r)
+static int figure_compute(reg_cluster_t *rc, model_figs_t *mf,
+                          const Tessel__V1__GetProfileResponse *r)
 {
     const Tessel__V1__Measurement *best = NULL;
     double best_work = 0;
@@ -121,10 +123,13 @@ static int figure_compute(reg_cluster_t *rc, model_figs_t *mf, const Tessel__V1_
         }
     }
     if (!best && !mf->base)
-        return tsl_remote_fail(TSL_EXIT_SERVER, "plan: GPU model '%s' has no built-in figures "
-                               "and its profile has no gemm_fwd to take its speed from", mf->model);
+        return tsl_remote_fail(TSL_EXIT_SERVER,
+                               "plan: GPU model '%s' has no built-in figures "
+                               "and its profile has no gemm_fwd to take its speed from",
+                               mf->model);
     if (!best) {
-        source(rc, "%s compute: built-in %s peak %.0f TFLOP/s x efficiency %.2f (no gemm_fwd measured)",
+        source(rc,
+               "%s compute: built-in %s peak %.0f TFLOP/s x efficiency %.2f (no gemm_fwd measured)",
                mf->type, mf->base->name, mf->base->peak_flops / 1e12, mf->base->efficiency);
         return 0;
     }
@@ -133,23 +138,26 @@ static int figure_compute(reg_cluster_t *rc, model_figs_t *mf, const Tessel__V1_
         blocks += strcmp(r->measurements[i]->name, "attention_fwd") == 0 ||
                   strcmp(r->measurements[i]->name, "ffn_fwd") == 0;
     if (blocks)
-        source(rc, "%s compute: %zu attention/FFN block times (%s), interpolated by tesseld over "
+        source(rc,
+               "%s compute: %zu attention/FFN block times (%s), interpolated by tesseld over "
                "micro-batch size and TP split; what they do not cover at the efficiency below",
                mf->type, blocks, kind(best->simulated));
     double achieved = best_work / best->value;
     double peak = mf->base && mf->base->peak_flops >= achieved ? mf->base->peak_flops : achieved;
     json_object_set_new(mf->type_json, "peak_tflops", json_real(peak / 1e12));
     json_object_set_new(mf->type_json, "efficiency", json_real(achieved / peak));
-    source(rc, "%s compute: %.1f TFLOP/s achieved on gemm_fwd m=%s n=%s k=%s (%s, %u sample(s)) = "
-           "efficiency %.3f of %s peak %.0f TFLOP/s", mf->type, achieved / 1e12, label(best, "m"),
-           label(best, "n"), label(best, "k"), kind(best->simulated), best->n_samples,
-           achieved / peak, mf->base && peak == mf->base->peak_flops ? "the built-in" : "a",
-           peak / 1e12);
+    source(rc,
+           "%s compute: %.1f TFLOP/s achieved on gemm_fwd m=%s n=%s k=%s (%s, %u sample(s)) = "
+           "efficiency %.3f of %s peak %.0f TFLOP/s",
+           mf->type, achieved / 1e12, label(best, "m"), label(best, "n"), label(best, "k"),
+           kind(best->simulated), best->n_samples, achieved / peak,
+           mf->base && peak == mf->base->peak_flops ? "the built-in" : "a", peak / 1e12);
     return 0;
 }
 
 /* Largest-message all-reduce bus bandwidth; the slower PCIe direction. */
-static void figure_links(reg_cluster_t *rc, model_figs_t *mf, const Tessel__V1__GetProfileResponse *r)
+static void figure_links(reg_cluster_t *rc, model_figs_t *mf,
+                         const Tessel__V1__GetProfileResponse *r)
 {
     double intra = 0, intra_bytes = -1, pcie = 0;
     const char *intra_link = "";
@@ -200,7 +208,8 @@ static void figure_overlap(reg_cluster_t *rc, const Tessel__V1__GetProfileRespon
 }
 
 /* The gpu_types entry of one model from its aggregated profile. */
-static int describe_model(reg_cluster_t *rc, model_figs_t *mf, const Tessel__V1__GetProfileResponse *r)
+static int describe_model(reg_cluster_t *rc, model_figs_t *mf,
+                          const Tessel__V1__GetProfileResponse *r)
 {
     bool sim = true;
     if (r->n_measurements)
@@ -208,10 +217,14 @@ static int describe_model(reg_cluster_t *rc, model_figs_t *mf, const Tessel__V1_
     mf->simulated = sim;
     mf->base = match_builtin(mf->model, mf->memory_bytes);
     snprintf(mf->type, sizeof mf->type, "%.20s-%s", mf->base ? mf->base->name : "gpu",
-             r->n_measurements == 0 ? "builtin" : sim ? "sim" : "meas");
+             r->n_measurements == 0 ? "builtin"
+             : sim                  ? "sim"
+                                    : "meas");
     if (!mf->base && r->n_measurements == 0)
-        return tsl_remote_fail(TSL_EXIT_SERVER, "plan: GPU model '%s' has no built-in figures "
-                               "and no profile yet; wait for its worker's first report", mf->model);
+        return tsl_remote_fail(TSL_EXIT_SERVER,
+                               "plan: GPU model '%s' has no built-in figures "
+                               "and no profile yet; wait for its worker's first report",
+                               mf->model);
     mf->type_json = json_object();
     if (mf->base)
         json_object_set_new(mf->type_json, "base", json_string(mf->base->name));
@@ -268,8 +281,10 @@ static int check_nodes(const Tessel__V1__ListWorkersResponse *r, const char *nod
                 (!state || strcmp(r->workers[i]->state, "online") == 0))
                 state = r->workers[i]->state;
         if (!state)
-            return tsl_remote_fail(TSL_EXIT_NOT_FOUND, "--nodes: '%s' is not a registered worker "
-                                   "(tesselctl workers lists them)", name);
+            return tsl_remote_fail(TSL_EXIT_NOT_FOUND,
+                                   "--nodes: '%s' is not a registered worker "
+                                   "(tesselctl workers lists them)",
+                                   name);
         if (strcmp(state, "online") != 0)
             return tsl_remote_fail(TSL_EXIT_UNAVAILABLE, "--nodes: worker '%s' is %s", name, state);
         p = comma ? comma + 1 : NULL;
@@ -295,20 +310,26 @@ static int add_nodes(reg_cluster_t *rc, const Tessel__V1__ListWorkersResponse *r
 {
     for (size_t i = 0; i < r->n_workers; i++) {
         const Tessel__V1__Worker *w = r->workers[i];
-        if (strcmp(w->state, "online") != 0 || (nodes && !in_list(nodes, w->hostname)) || !w->n_devices)
+        if (strcmp(w->state, "online") != 0 || (nodes && !in_list(nodes, w->hostname)) ||
+            !w->n_devices)
             continue;
         for (size_t k = 1; k < w->n_devices; k++)
             if (strcmp(w->devices[k]->model, w->devices[0]->model) != 0)
-                return tsl_remote_fail(TSL_EXIT_SERVER, "plan: worker '%s' has GPUs of different "
-                                       "models; a node holds one type", w->hostname);
+                return tsl_remote_fail(TSL_EXIT_SERVER,
+                                       "plan: worker '%s' has GPUs of different "
+                                       "models; a node holds one type",
+                                       w->hostname);
         if (!model_of(rc, w->devices[0]))
             return tsl_remote_fail(TSL_EXIT_SERVER, "plan: more than %d GPU models", MAX_MODELS);
-        json_array_append_new(rc->nodes, json_pack("{s:s, s:i, s:s}", "name", w->hostname, "gpus",
-                                                   (int)w->n_devices, "type", w->devices[0]->model));
+        json_array_append_new(rc->nodes,
+                              json_pack("{s:s, s:i, s:s}", "name", w->hostname, "gpus",
+                                        (int)w->n_devices, "type", w->devices[0]->model));
     }
     if (json_array_size(rc->nodes) == 0)
-        return tsl_remote_fail(TSL_EXIT_NOT_FOUND, "plan: no online registered workers%s%s "
-                               "(tesselctl workers)", nodes ? " among " : "", nodes ? nodes : "");
+        return tsl_remote_fail(TSL_EXIT_NOT_FOUND,
+                               "plan: no online registered workers%s%s "
+                               "(tesselctl workers)",
+                               nodes ? " among " : "", nodes ? nodes : "");
     return 0;
 }
 
@@ -330,7 +351,8 @@ static int add_profiles(reg_cluster_t *rc, tsl_rpc_client_t *c)
     }
     size_t k;
     json_t *node;
-    json_array_foreach(rc->nodes, k, node) {
+    json_array_foreach(rc->nodes, k, node)
+    {
         const char *model = json_string_value(json_object_get(node, "type"));
         for (size_t i = 0; i < rc->n_models; i++)
             if (strcmp(rc->models[i].model, model) == 0) {
@@ -349,7 +371,8 @@ static json_t *document(reg_cluster_t *rc)
     json_t *node;
     for (size_t i = 0; i < rc->n_models; i++)
         json_object_set(types, rc->models[i].type, rc->models[i].type_json);
-    json_array_foreach(rc->nodes, k, node) {
+    json_array_foreach(rc->nodes, k, node)
+    {
         size_t at = strlen(name);
         snprintf(name + at, sizeof name - at, "%s%s", k ? "," : " ",
                  json_string_value(json_object_get(node, "name")));

@@ -49,7 +49,15 @@ typedef struct list_opts {
     bool all;
 } list_opts_t;
 
-enum { OPT_MODEL = 0x200, OPT_DEVICES, OPT_STALE, OPT_FRESH, OPT_PAGE_SIZE, OPT_PAGE_TOKEN, OPT_ALL };
+enum {
+    OPT_MODEL = 0x200,
+    OPT_DEVICES,
+    OPT_STALE,
+    OPT_FRESH,
+    OPT_PAGE_SIZE,
+    OPT_PAGE_TOKEN,
+    OPT_ALL
+};
 
 static const struct option list_longopts[] = {
     {"model", required_argument, NULL, OPT_MODEL},
@@ -66,7 +74,8 @@ static const struct option list_longopts[] = {
 static int set_stale(list_opts_t *lo, Tessel__V1__ListPlansRequest__StaleFilter f)
 {
     if (lo->req.stale != TESSEL__V1__LIST_PLANS_REQUEST__STALE_FILTER__ANY && lo->req.stale != f)
-        return tsl_remote_fail(TSL_EXIT_USAGE, "plans list: --stale and --fresh exclude each other");
+        return tsl_remote_fail(TSL_EXIT_USAGE,
+                               "plans list: --stale and --fresh exclude each other");
     lo->req.stale = f;
     return 0;
 }
@@ -107,7 +116,8 @@ static int parse_list(int argc, char **argv, list_opts_t *lo, tsl_client_opts_t 
             return rc;
     }
     if (optind < argc)
-        return tsl_remote_fail(TSL_EXIT_USAGE, "plans list: unexpected argument '%s'", argv[optind]);
+        return tsl_remote_fail(TSL_EXIT_USAGE, "plans list: unexpected argument '%s'",
+                               argv[optind]);
     return 0;
 }
 
@@ -153,7 +163,7 @@ static void print_row(const Tessel__V1__PlanSummary *s)
 typedef struct list_out {
     bool json;
     size_t rows;
-    json_t *plans;           /* --json: collected rows */
+    json_t *plans; /* --json: collected rows */
 } list_out_t;
 
 static void emit_page(list_out_t *lo, const Tessel__V1__ListPlansResponse *r)
@@ -206,14 +216,15 @@ static int fetch_pages(tsl_rpc_client_t *c, list_opts_t *lo, list_out_t *out, ch
         if (rc != 0 || !lo->all || !**next_token)
             return rc;
     }
-    return tsl_remote_fail(TSL_EXIT_SERVER, "plans list: more than %u pages; stopped", LIST_MAX_PAGES);
+    return tsl_remote_fail(TSL_EXIT_SERVER, "plans list: more than %u pages; stopped",
+                           LIST_MAX_PAGES);
 }
 
 static int finish_output(list_out_t *out, const char *next_token)
 {
     if (out->json)
-        return tsl_remote_print_json(stdout, json_pack("{s:O, s:s}", "plans", out->plans,
-                                                       "next_page_token", next_token));
+        return tsl_remote_print_json(
+            stdout, json_pack("{s:O, s:s}", "plans", out->plans, "next_page_token", next_token));
     if (out->rows == 0)
         printf("no cached plans match\n");
     if (*next_token)

@@ -93,8 +93,8 @@ static const char export_usage[] =
 
 typedef struct fp_opts {
     const char *fingerprint;
-    const char *format;      /* export */
-    const char *output;      /* export */
+    const char *format; /* export */
+    const char *output; /* export */
 } fp_opts_t;
 
 static const struct option fp_longopts[] = {
@@ -160,16 +160,16 @@ static int plans_delete(int argc, char **argv, tsl_client_opts_t *co)
     if (rc != 0)
         return rc < 0 ? TSL_EXIT_OK : rc;
     req.fingerprint = (char *)fo.fingerprint;
-    rc = tsl_remote_call(co, TSL_RPC_DELETE_PLAN, &req.base, &tessel__v1__delete_plan_response__descriptor,
-              &reply);
+    rc = tsl_remote_call(co, TSL_RPC_DELETE_PLAN, &req.base,
+                         &tessel__v1__delete_plan_response__descriptor, &reply);
     if (rc != 0)
         return rc;
     if (!((Tessel__V1__DeletePlanResponse *)reply)->deleted)
         rc = tsl_remote_fail(TSL_EXIT_NOT_FOUND, "plans delete: no plan with fingerprint %s",
                              fo.fingerprint);
     else if (co->json)
-        rc = tsl_remote_print_json(stdout, json_pack("{s:s, s:b}", "fingerprint", fo.fingerprint,
-                                                     "deleted", 1));
+        rc = tsl_remote_print_json(
+            stdout, json_pack("{s:s, s:b}", "fingerprint", fo.fingerprint, "deleted", 1));
     else
         printf("deleted plan %s\n", fo.fingerprint);
     protobuf_c_message_free_unpacked(reply, NULL);
@@ -242,8 +242,8 @@ static int plans_export(int argc, char **argv, tsl_client_opts_t *co)
         return rc < 0 ? TSL_EXIT_OK : rc;
     req.fingerprint = (char *)fo.fingerprint;
     req.format = (char *)fo.format;
-    rc = tsl_remote_call(co, TSL_RPC_EXPORT_PLAN, &req.base, &tessel__v1__export_plan_response__descriptor,
-              &reply);
+    rc = tsl_remote_call(co, TSL_RPC_EXPORT_PLAN, &req.base,
+                         &tessel__v1__export_plan_response__descriptor, &reply);
     if (rc == 0)
         rc = write_export(&fo, (const Tessel__V1__ExportPlanResponse *)reply);
     if (reply)
@@ -257,11 +257,8 @@ static const struct {
     const char *name;
     int (*fn)(int argc, char **argv, tsl_client_opts_t *co);
 } actions[] = {
-    {"list", tsl_remote_plans_list},
-    {"show", plans_show},
-    {"get", plans_show},
-    {"delete", plans_delete},
-    {"export", plans_export},
+    {"list", tsl_remote_plans_list}, {"show", plans_show},     {"get", plans_show},
+    {"delete", plans_delete},        {"export", plans_export},
 };
 
 static bool is_help(const char *a)
@@ -285,6 +282,6 @@ int tsl_cmd_plans(int argc, char **argv, const tsl_client_opts_t *co_in)
         if (strcmp(argv[1], actions[i].name) == 0)
             return actions[i].fn(argc - 1, argv + 1, &co);
     }
-    return tsl_remote_fail(TSL_EXIT_USAGE,
-                           "plans: unknown action '%s'; give list, show, delete or export", argv[1]);
+    return tsl_remote_fail(
+        TSL_EXIT_USAGE, "plans: unknown action '%s'; give list, show, delete or export", argv[1]);
 }

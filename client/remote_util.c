@@ -119,12 +119,14 @@ int tsl_remote_read_file(const char *what, const char *path, size_t max_bytes, c
     rc = read_stream(f, max_bytes, out, &len);
     fclose(f);
     if (rc != 0)
-        return tsl_remote_fail(TSL_EXIT_USAGE, "%s: cannot read '%s' (unreadable, or over %zu bytes)",
-                               what, path, max_bytes);
+        return tsl_remote_fail(TSL_EXIT_USAGE,
+                               "%s: cannot read '%s' (unreadable, or over %zu bytes)", what, path,
+                               max_bytes);
     if (strlen(*out) != len) {
         free(*out);
         *out = NULL;
-        return tsl_remote_fail(TSL_EXIT_USAGE, "%s: '%s' is not a text file (NUL byte)", what, path);
+        return tsl_remote_fail(TSL_EXIT_USAGE, "%s: '%s' is not a text file (NUL byte)", what,
+                               path);
     }
     return 0;
 }
@@ -146,8 +148,9 @@ int tsl_remote_getopt_error(const char *cmd, int opt, char **argv)
     const char *arg = argv[optind - 1];
 
     if (opt == ':')
-        return tsl_remote_fail(TSL_EXIT_USAGE, "%s: option '%s' needs a value; see tesselctl %s --help",
-                               cmd, arg, cmd);
+        return tsl_remote_fail(TSL_EXIT_USAGE,
+                               "%s: option '%s' needs a value; see tesselctl %s --help", cmd, arg,
+                               cmd);
     return tsl_remote_fail(TSL_EXIT_USAGE, "%s: unknown option '%s'; see tesselctl %s --help", cmd,
                            arg, cmd);
 }
@@ -167,7 +170,7 @@ int tsl_remote_one_arg(const char *cmd, const char *what, int argc, char **argv,
 
 /* Runs one unary call with a fresh client; reports failures. */
 int tsl_remote_call(const tsl_client_opts_t *co, const char *method, const ProtobufCMessage *req,
-                const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out)
+                    const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out)
 {
     tsl_client_opts_t eff = *co;
     tsl_rpc_client_t *c;

@@ -208,11 +208,10 @@ static json_t *measurement_json(const Tessel__V1__Measurement *m)
     json_t *labels = json_object();
     for (size_t i = 0; i < m->n_labels; i++)
         json_object_set_new(labels, m->labels[i]->key, json_string(m->labels[i]->value));
-    json_t *o = json_pack("{s:s, s:s, s:f, s:o, s:s, s:s, s:b, s:I, s:i}", "name", m->name,
-                          "unit", m->unit, "value", m->value, "labels", labels, "gpu_model",
-                          m->gpu_model, "link_class", m->link_class, "simulated", m->simulated,
-                          "measured_unix", (json_int_t)m->measured_unix, "n_samples",
-                          (int)m->n_samples);
+    json_t *o = json_pack("{s:s, s:s, s:f, s:o, s:s, s:s, s:b, s:I, s:i}", "name", m->name, "unit",
+                          m->unit, "value", m->value, "labels", labels, "gpu_model", m->gpu_model,
+                          "link_class", m->link_class, "simulated", m->simulated, "measured_unix",
+                          (json_int_t)m->measured_unix, "n_samples", (int)m->n_samples);
     if (o && m->hostname[0])
         json_object_set_new(o, "hostname", json_string(m->hostname));
     if (o && m->per_device)

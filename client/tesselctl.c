@@ -59,11 +59,13 @@ static const char hardware_usage[] =
 
 /* models and hardware: --help, --json (models), nothing else. Returns -1 to go on,
  * or the exit status. */
-static int local_cmd_args(const char *cmd, const char *usage, bool json_ok, int argc,
-                          char **argv, tsl_client_opts_t *co)
+static int local_cmd_args(const char *cmd, const char *usage, bool json_ok, int argc, char **argv,
+                          tsl_client_opts_t *co)
 {
     static const struct option longopts[] = {
-        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     int opt;
     optind = 1;
@@ -128,9 +130,13 @@ static int cmd_hardware(void)
 }
 
 static const struct option global_long[] = {
-    {"server", required_argument, 0, TSL_OPT_SERVER}, {"token", required_argument, 0, TSL_OPT_TOKEN},
-    {"timeout", required_argument, 0, TSL_OPT_TIMEOUT}, {"json", no_argument, 0, TSL_OPT_JSON},
-    {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0},
+    {"server", required_argument, 0, TSL_OPT_SERVER},
+    {"token", required_argument, 0, TSL_OPT_TOKEN},
+    {"timeout", required_argument, 0, TSL_OPT_TIMEOUT},
+    {"json", no_argument, 0, TSL_OPT_JSON},
+    {"help", no_argument, 0, 'h'},
+    {"version", no_argument, 0, 'V'},
+    {0, 0, 0, 0},
 };
 
 int main(int argc, char **argv)
@@ -149,7 +155,7 @@ int main(int argc, char **argv)
         }
         int r = tsl_remote_common_opt(opt, optarg, &co);
         if (r > 0)
-            return r;   /* reported */
+            return r; /* reported */
         if (r < 0) {
             fprintf(stderr, "tesselctl: %s option '%s'; see tesselctl --help\n",
                     opt == ':' ? "a value is missing after the" : "unknown", argv[optind - 1]);
@@ -183,7 +189,8 @@ int main(int argc, char **argv)
                    ? rc
                    : cmd_models(&co);
     if (strcmp(cmd, "hardware") == 0)
-        return (rc = local_cmd_args("hardware", hardware_usage, false, sub_argc, sub_argv, &co)) >= 0
+        return (rc = local_cmd_args("hardware", hardware_usage, false, sub_argc, sub_argv, &co)) >=
+                       0
                    ? rc
                    : cmd_hardware();
     fprintf(stderr, "tesselctl: unknown command '%s'; see tesselctl --help\n", cmd);

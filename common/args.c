@@ -13,9 +13,9 @@ static int unit_shift(const char *u, unsigned *shift)
     static const struct {
         const char *name;
         unsigned shift;
-    } units[] = {{"", 0},   {"b", 0},   {"k", 10},   {"kb", 10}, {"kib", 10}, {"m", 20},
-                 {"mb", 20}, {"mib", 20}, {"g", 30}, {"gb", 30}, {"gib", 30}, {"t", 40},
-                 {"tb", 40}, {"tib", 40}};
+    } units[] = {{"", 0},     {"b", 0},   {"k", 10},   {"kb", 10}, {"kib", 10},
+                 {"m", 20},   {"mb", 20}, {"mib", 20}, {"g", 30},  {"gb", 30},
+                 {"gib", 30}, {"t", 40},  {"tb", 40},  {"tib", 40}};
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcasecmp(u, units[i].name) == 0) {
             *shift = units[i].shift;

@@ -11,11 +11,11 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#define GBPS 1e9         /* GB/s → bytes/s */
-#define GBIT (1e9 / 8)   /* Gb/s → bytes/s */
-#define GIB 1073741824.0 /* GiB → bytes */
-#define TFLOPS 1e12
-#define PATH_MAX_LEN 192
+#define GBPS           1e9          /* GB/s → bytes/s */
+#define GBIT           (1e9 / 8)    /* Gb/s → bytes/s */
+#define GIB            1073741824.0 /* GiB → bytes */
+#define TFLOPS         1e12
+#define PATH_MAX_LEN   192
 #define FILE_TYPES_MAX 16u
 
 typedef struct loader {
@@ -26,16 +26,19 @@ typedef struct loader {
 } loader_t;
 
 /* dst = path.key; a path too long for the buffer is cut, still naming the place. */
-static void join(char *dst, const char *path, const char *key) {
+static void join(char *dst, const char *path, const char *key)
+{
     int n = snprintf(dst, PATH_MAX_LEN, "%s%s%s", path, path[0] ? "." : "", key);
     if (n < 0)
         dst[0] = '\0';
 }
 
-static int check_keys(json_t *obj, const char *path, const char *const *allowed, tsl_err_t *err) {
+static int check_keys(json_t *obj, const char *path, const char *const *allowed, tsl_err_t *err)
+{
     const char *key;
     json_t *val;
-    json_object_foreach(obj, key, val) {
+    json_object_foreach(obj, key, val)
+    {
         size_t i = 0;
         while (allowed[i] != NULL && strcmp(allowed[i], key) != 0)
             i++;
@@ -54,7 +57,8 @@ static int check_keys(json_t *obj, const char *path, const char *const *allowed,
 
 /* Optional number at obj.key: *present says whether it was there. */
 static int opt_number(json_t *obj, const char *path, const char *key, double *out, bool *present,
-                      tsl_err_t *err) {
+                      tsl_err_t *err)
+{
     json_t *v = json_object_get(obj, key);
     char at[PATH_MAX_LEN];
     *present = v != NULL;
@@ -68,7 +72,8 @@ static int opt_number(json_t *obj, const char *path, const char *key, double *ou
 }
 
 static int opt_positive(json_t *obj, const char *path, const char *key, double *out, bool *present,
-                        tsl_err_t *err) {
+                        tsl_err_t *err)
+{
     char at[PATH_MAX_LEN];
     if (opt_number(obj, path, key, out, present, err) != 0)
         return -1;
@@ -80,7 +85,8 @@ static int opt_positive(json_t *obj, const char *path, const char *key, double *
 
 /* A bandwidth given as <base>_gbps (GB/s) or <base>_gbit (Gb/s), in bytes/s. */
 static int opt_bw(json_t *obj, const char *path, const char *base, double *bw, bool *present,
-                  tsl_err_t *err) {
+                  tsl_err_t *err)
+{
     char kbps[64], kbit[64], at[PATH_MAX_LEN];
     double v_gbps = 0, v_gbit = 0;
     bool has_gbps, has_gbit;
@@ -101,7 +107,8 @@ static int opt_bw(json_t *obj, const char *path, const char *base, double *bw, b
 
 /* A positive integer ≤ max at obj.key; dflt when absent and not required. */
 static int get_count(json_t *obj, const char *path, const char *key, bool required, uint32_t dflt,
-                     uint32_t max, uint32_t *out, tsl_err_t *err) {
+                     uint32_t max, uint32_t *out, tsl_err_t *err)
+{
     char at[PATH_MAX_LEN];
     json_t *v = json_object_get(obj, key);
     join(at, path, key);
@@ -121,7 +128,8 @@ static int get_count(json_t *obj, const char *path, const char *key, bool requir
 }
 
 static int opt_string(json_t *obj, const char *path, const char *key, const char **out,
-                      tsl_err_t *err) {
+                      tsl_err_t *err)
+{
     char at[PATH_MAX_LEN];
     json_t *v = json_object_get(obj, key);
     *out = NULL;
@@ -135,7 +143,8 @@ static int opt_string(json_t *obj, const char *path, const char *key, const char
 }
 
 /* "A100-40G, ..., <the file's types>" for error messages. */
-static void known_gpus(const tsl_gpu_spec_t *file_types, uint32_t n_file, char *buf, size_t cap) {
+static void known_gpus(const tsl_gpu_spec_t *file_types, uint32_t n_file, char *buf, size_t cap)
+{
     size_t len = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < tsl_gpu_count() && len < cap; i++)
@@ -154,7 +163,8 @@ static const char *const gpu_keys[] = {"base",       "memory_gb",  "peak_tflops"
  * nothing (a custom type that must give every figure). Returns 1 when it starts
  * from a built-in, 0 for a custom type, -1 on error. */
 static int gpu_start(loader_t *ld, json_t *obj, const char *path, const char *name,
-                     tsl_gpu_spec_t *g) {
+                     tsl_gpu_spec_t *g)
+{
     const char *base;
     char known[400], at[PATH_MAX_LEN];
     if (opt_string(obj, path, "base", &base, ld->err) != 0)
@@ -180,7 +190,8 @@ static int gpu_start(loader_t *ld, json_t *obj, const char *path, const char *na
 /* One figure of a GPU type: a plain positive number, or a bandwidth (is_bw) given
  * as <key>_gbps / <key>_gbit. A custom type must give every figure. */
 static int gpu_field(loader_t *ld, json_t *obj, const char *path, const char *key, bool is_bw,
-                     bool custom, double *out) {
+                     bool custom, double *out)
+{
     bool present;
     char at[PATH_MAX_LEN], name[64];
     int rc = is_bw ? opt_bw(obj, path, key, out, &present, ld->err)
@@ -198,7 +209,8 @@ static int gpu_field(loader_t *ld, json_t *obj, const char *path, const char *ke
     return 0;
 }
 
-static int parse_gpu_type(loader_t *ld, const char *name, json_t *obj) {
+static int parse_gpu_type(loader_t *ld, const char *name, json_t *obj)
+{
     char path[PATH_MAX_LEN];
     tsl_gpu_spec_t g;
     snprintf(path, sizeof(path), "gpu_types.%s", name);
@@ -234,21 +246,24 @@ static int parse_gpu_type(loader_t *ld, const char *name, json_t *obj) {
     return 0;
 }
 
-static int parse_gpu_types(loader_t *ld, json_t *root) {
+static int parse_gpu_types(loader_t *ld, json_t *root)
+{
     json_t *types = json_object_get(root, "gpu_types"), *val;
     const char *name;
     if (types == NULL)
         return 0;
     if (!json_is_object(types))
         return tsl_err_set(ld->err, "gpu_types: must be an object of name -> GPU type");
-    json_object_foreach(types, name, val) {
+    json_object_foreach(types, name, val)
+    {
         if (parse_gpu_type(ld, name, val) != 0)
             return -1;
     }
     return 0;
 }
 
-static const tsl_gpu_spec_t *find_type(const loader_t *ld, const char *name) {
+static const tsl_gpu_spec_t *find_type(const loader_t *ld, const char *name)
+{
     const tsl_gpu_spec_t *builtin = tsl_gpu_find(name);
     for (uint32_t i = 0; i < ld->n_types; i++)
         if (strcasecmp(ld->types[i].name, name) == 0 ||
@@ -262,7 +277,8 @@ static const tsl_gpu_spec_t *find_type(const loader_t *ld, const char *name) {
 static const char *const node_keys[] = {"type",       "gpus",          "count", "intra_gbps",
                                         "intra_gbit", "cpu_memory_gb", "name",  NULL};
 
-static int node_type(loader_t *ld, json_t *obj, const char *path, uint32_t *idx) {
+static int node_type(loader_t *ld, json_t *obj, const char *path, uint32_t *idx)
+{
     const char *name;
     char known[400];
     if (opt_string(obj, path, "type", &name, ld->err) != 0)
@@ -279,7 +295,8 @@ static int node_type(loader_t *ld, json_t *obj, const char *path, uint32_t *idx)
     return 0;
 }
 
-static int check_node_limits(loader_t *ld, const char *path, uint32_t gpus, uint32_t count) {
+static int check_node_limits(loader_t *ld, const char *path, uint32_t gpus, uint32_t count)
+{
     uint64_t nodes = (uint64_t)ld->c->n_nodes + count;
     uint64_t devices = (uint64_t)count * gpus;
     for (uint32_t i = 0; i < ld->c->n_nodes; i++)
@@ -295,7 +312,8 @@ static int check_node_limits(loader_t *ld, const char *path, uint32_t gpus, uint
     return 0;
 }
 
-static int parse_node(loader_t *ld, json_t *obj, size_t i) {
+static int parse_node(loader_t *ld, json_t *obj, size_t i)
+{
     char path[PATH_MAX_LEN];
     const char *label;
     tsl_node_t node = {0};
@@ -327,7 +345,8 @@ static int parse_node(loader_t *ld, json_t *obj, size_t i) {
     return 0;
 }
 
-static int parse_nodes(loader_t *ld, json_t *root) {
+static int parse_nodes(loader_t *ld, json_t *root)
+{
     json_t *nodes = json_object_get(root, "nodes"), *val;
     size_t i;
     if (nodes == NULL)
@@ -335,7 +354,8 @@ static int parse_nodes(loader_t *ld, json_t *root) {
                                     "[{\"gpus\": 8, \"type\": \"A100-80G\"}]");
     if (!json_is_array(nodes) || json_array_size(nodes) == 0)
         return tsl_err_set(ld->err, "nodes: must be a non-empty array of nodes");
-    json_array_foreach(nodes, i, val) {
+    json_array_foreach(nodes, i, val)
+    {
         if (parse_node(ld, val, i) != 0)
             return -1;
     }
@@ -344,7 +364,8 @@ static int parse_nodes(loader_t *ld, json_t *root) {
 
 /* ---- inter-node bandwidth ---- */
 
-static int parse_inter_scalar(loader_t *ld, json_t *root) {
+static int parse_inter_scalar(loader_t *ld, json_t *root)
+{
     const char *link_name;
     char known[256] = "";
     bool present;
@@ -371,7 +392,8 @@ static int parse_inter_scalar(loader_t *ld, json_t *root) {
 
 /* One off-diagonal matrix cell; the lower triangle must mirror the upper. */
 static int matrix_cell(loader_t *ld, const char *key, json_t *v, uint32_t a, uint32_t b,
-                       double unit) {
+                       double unit)
+{
     uint32_t n = ld->c->n_nodes;
     if (a == b)
         return (v == NULL || json_is_null(v) || json_is_number(v))
@@ -391,7 +413,8 @@ static int matrix_cell(loader_t *ld, const char *key, json_t *v, uint32_t a, uin
     return 0;
 }
 
-static int parse_matrix(loader_t *ld, json_t *root) {
+static int parse_matrix(loader_t *ld, json_t *root)
+{
     json_t *gbps = json_object_get(root, "inter_gbps_matrix");
     json_t *gbit = json_object_get(root, "inter_gbit_matrix");
     if (gbps && gbit)
@@ -417,7 +440,8 @@ static int parse_matrix(loader_t *ld, json_t *root) {
 
 static const char *const link_keys[] = {"a", "b", "gbps", "gbit", NULL};
 
-static int link_end(loader_t *ld, json_t *obj, const char *path, const char *key, uint32_t *out) {
+static int link_end(loader_t *ld, json_t *obj, const char *path, const char *key, uint32_t *out)
+{
     json_t *v = json_object_get(obj, key);
     if (!json_is_integer(v) || json_integer_value(v) < 0)
         return tsl_err_set(ld->err, "%s.%s: must be a node index (0-based integer)", path, key);
@@ -431,14 +455,16 @@ static int link_end(loader_t *ld, json_t *obj, const char *path, const char *key
     return 0;
 }
 
-static int parse_links(loader_t *ld, json_t *root) {
+static int parse_links(loader_t *ld, json_t *root)
+{
     json_t *links = json_object_get(root, "links"), *obj;
     size_t i;
     if (links == NULL)
         return 0;
     if (!json_is_array(links))
         return tsl_err_set(ld->err, "links: must be an array of {\"a\", \"b\", \"gbps\"}");
-    json_array_foreach(links, i, obj) {
+    json_array_foreach(links, i, obj)
+    {
         char path[PATH_MAX_LEN];
         uint32_t a, b;
         double bw = 0;
@@ -462,7 +488,8 @@ static int parse_links(loader_t *ld, json_t *root) {
 }
 
 /* Without a scalar, every pair must come from the matrix or the links. */
-static int check_inter_complete(loader_t *ld) {
+static int check_inter_complete(loader_t *ld)
+{
     const tsl_cluster_t *c = ld->c;
     if (c->n_nodes < 2 || c->inter_bw > 0)
         return 0;
@@ -477,7 +504,8 @@ static int check_inter_complete(loader_t *ld) {
     return 0;
 }
 
-static int parse_overlap(loader_t *ld, json_t *root) {
+static int parse_overlap(loader_t *ld, json_t *root)
+{
     double k = TSL_DEFAULT_OVERLAP_SLOWDOWN;
     bool present;
     if (opt_number(root, "", "overlap_slowdown", &k, &present, ld->err) != 0)
@@ -504,7 +532,8 @@ static const char *const root_keys[] = {"name",
                                         "overlap_slowdown",
                                         NULL};
 
-int tsl_cluster_json_from(const json_t *root_c, tsl_cluster_t *out, tsl_err_t *err) {
+int tsl_cluster_json_from(const json_t *root_c, tsl_cluster_t *out, tsl_err_t *err)
+{
     json_t *root = (json_t *)root_c; /* jansson's getters take non-const */
     loader_t ld = {.c = out, .err = err};
     const char *ignored;
@@ -528,7 +557,8 @@ out:
     return rc;
 }
 
-int tsl_cluster_json_parse(const char *text, tsl_cluster_t *out, tsl_err_t *err) {
+int tsl_cluster_json_parse(const char *text, tsl_cluster_t *out, tsl_err_t *err)
+{
     json_error_t jerr;
     tsl_cluster_init(out);
     if (text == NULL)
@@ -542,7 +572,8 @@ int tsl_cluster_json_parse(const char *text, tsl_cluster_t *out, tsl_err_t *err)
     return rc;
 }
 
-int tsl_cluster_json_load(const char *path, tsl_cluster_t *out, tsl_err_t *err) {
+int tsl_cluster_json_load(const char *path, tsl_cluster_t *out, tsl_err_t *err)
+{
     json_error_t jerr;
     tsl_cluster_init(out);
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
@@ -558,7 +589,8 @@ int tsl_cluster_json_load(const char *path, tsl_cluster_t *out, tsl_err_t *err) 
     return rc;
 }
 
-bool tsl_cluster_arg_is_file(const char *arg) {
+bool tsl_cluster_arg_is_file(const char *arg)
+{
     size_t len = strlen(arg);
     struct stat st;
     if (len >= 5 && strcasecmp(arg + len - 5, ".json") == 0)
@@ -566,7 +598,8 @@ bool tsl_cluster_arg_is_file(const char *arg) {
     return stat(arg, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int tsl_cluster_from_arg(const char *arg, tsl_cluster_t *out, tsl_err_t *err) {
+int tsl_cluster_from_arg(const char *arg, tsl_cluster_t *out, tsl_err_t *err)
+{
     if (arg == NULL || arg[0] == '\0') {
         tsl_cluster_init(out);
         return tsl_err_set(err, "cluster: empty; give a spec such as 2x8xA100-40G:ib100 or a "
@@ -579,25 +612,29 @@ int tsl_cluster_from_arg(const char *arg, tsl_cluster_t *out, tsl_err_t *err) {
 
 /* ---- writing ---- */
 
-static bool builtin_as_is(const tsl_gpu_spec_t *g) {
+static bool builtin_as_is(const tsl_gpu_spec_t *g)
+{
     const tsl_gpu_spec_t *b = tsl_gpu_find(g->name);
     return b != NULL && strcmp(b->name, g->name) == 0 && b->mem_bytes == g->mem_bytes &&
            b->peak_flops == g->peak_flops && b->efficiency == g->efficiency &&
            b->intra_bw == g->intra_bw && b->pcie_bw == g->pcie_bw;
 }
 
-static json_t *gpu_to_json(const tsl_gpu_spec_t *g) {
+static json_t *gpu_to_json(const tsl_gpu_spec_t *g)
+{
     return json_pack("{s:f, s:f, s:f, s:f, s:f}", "memory_gb", (double)g->mem_bytes / GIB,
                      "peak_tflops", g->peak_flops / TFLOPS, "efficiency", g->efficiency,
                      "intra_gbps", g->intra_bw / GBPS, "pcie_gbps", g->pcie_bw / GBPS);
 }
 
-static bool same_node(const tsl_node_t *a, const tsl_node_t *b) {
+static bool same_node(const tsl_node_t *a, const tsl_node_t *b)
+{
     return a->n_gpus == b->n_gpus && a->gpu_type == b->gpu_type && a->intra_bw == b->intra_bw &&
            a->cpu_mem_bytes == b->cpu_mem_bytes;
 }
 
-static json_t *nodes_to_json(const tsl_cluster_t *c) {
+static json_t *nodes_to_json(const tsl_cluster_t *c)
+{
     json_t *arr = json_array();
     for (uint32_t i = 0; arr && i < c->n_nodes;) {
         uint32_t j = i + 1;
@@ -615,7 +652,8 @@ static json_t *nodes_to_json(const tsl_cluster_t *c) {
     return arr;
 }
 
-static json_t *matrix_to_json(const tsl_cluster_t *c) {
+static json_t *matrix_to_json(const tsl_cluster_t *c)
+{
     json_t *rows = json_array();
     for (uint32_t a = 0; rows && a < c->n_nodes; a++) {
         json_t *row = json_array();
@@ -627,7 +665,8 @@ static json_t *matrix_to_json(const tsl_cluster_t *c) {
     return rows;
 }
 
-json_t *tsl_cluster_to_json(const tsl_cluster_t *c) {
+json_t *tsl_cluster_to_json(const tsl_cluster_t *c)
+{
     json_t *root = json_object(), *types = json_object();
     if (root == NULL || types == NULL)
         goto fail;

@@ -25,11 +25,15 @@ static int degrees(const tsl_eval_cfg_t *cfg, uint32_t G, uint32_t deg[3], tsl_e
     else if (!cfg->dp)
         dp = G % (tp * sdp) == 0 ? G / (tp * sdp) : 0;
     if (dp == 0 || sdp == 0)
-        return tsl_err_set(err, "degrees: tp %u x %s %u does not divide a stage's %u devices "
-                           "(devices / pp)", tp, dp ? "dp" : "sdp", dp ? dp : sdp, G);
+        return tsl_err_set(err,
+                           "degrees: tp %u x %s %u does not divide a stage's %u devices "
+                           "(devices / pp)",
+                           tp, dp ? "dp" : "sdp", dp ? dp : sdp, G);
     if ((uint64_t)tp * dp * sdp != G)
-        return tsl_err_set(err, "degrees: tp %u x dp %u x sdp %u do not multiply to a stage's "
-                           "%u devices (devices / pp)", tp, dp, sdp, G);
+        return tsl_err_set(err,
+                           "degrees: tp %u x dp %u x sdp %u do not multiply to a stage's "
+                           "%u devices (devices / pp)",
+                           tp, dp, sdp, G);
     if (cfg->sp && tp < 2)
         return tsl_err_set(err, "sequence parallelism needs tp > 1");
     if (cfg->zero && dp < 2)
@@ -66,13 +70,16 @@ static int batch(const tsl_eval_cfg_t *cfg, uint32_t width, uint32_t P, tsl_plan
     if (cfg->n_micro) {
         out->n_micro = cfg->n_micro;
         if (B && B != out->micro_batch * cfg->n_micro)
-            return tsl_err_set(err, "batch: %u micro-batches of %u samples are not a global "
-                               "batch of %u", cfg->n_micro, out->micro_batch, B);
+            return tsl_err_set(err,
+                               "batch: %u micro-batches of %u samples are not a global "
+                               "batch of %u",
+                               cfg->n_micro, out->micro_batch, B);
     } else if (B) {
         if (B % out->micro_batch != 0)
-            return tsl_err_set(err, "batch: global batch %u does not divide into micro-batches "
-                               "of %u samples (%u per rank x data width %u)", B,
-                               out->micro_batch, mbs, width);
+            return tsl_err_set(err,
+                               "batch: global batch %u does not divide into micro-batches "
+                               "of %u samples (%u per rank x data width %u)",
+                               B, out->micro_batch, mbs, width);
         out->n_micro = B / out->micro_batch;
     } else {
         out->n_micro = P;
@@ -99,8 +106,10 @@ static int even_split(const tsl_eval_cfg_t *cfg, uint32_t nb, uint32_t P, uint32
     uint32_t fixed = f + l;
     if (fixed > nb || (mid == 0 && fixed != nb) || (mid > 0 && (nb - fixed) % mid != 0) ||
         (mid > 0 && nb == fixed))
-        return tsl_err_set(err, "split: %u Transformer layers do not split over pp %u (first "
-                           "stage %u, last stage %u, the rest evenly)", nb, P, f, l);
+        return tsl_err_set(err,
+                           "split: %u Transformer layers do not split over pp %u (first "
+                           "stage %u, last stage %u, the rest evenly)",
+                           nb, P, f, l);
     uint32_t each = mid ? (nb - fixed) / mid : 0;
     first_block[0] = 0;
     for (uint32_t s = 1; s < P; s++)
@@ -115,8 +124,10 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
     for (uint32_t i = 0; i < L; i++)
         nb += is_block(&m->layers[i]);
     if (cfg->n_blocks && cfg->n_blocks != nb)
-        return tsl_err_set(err, "num-layers: the configuration has %u Transformer layers, the "
-                           "model %u", cfg->n_blocks, nb);
+        return tsl_err_set(err,
+                           "num-layers: the configuration has %u Transformer layers, the "
+                           "model %u",
+                           cfg->n_blocks, nb);
     first[P] = L;
     if (cfg->n_counts) {
         if (cfg->n_counts != P)
@@ -125,8 +136,10 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
         for (uint32_t s = 0; s < P; s++)
             first[s + 1] = first[s] + cfg->counts[s];
         if (first[P] != L)
-            return tsl_err_set(err, "layers-per-stage: the counts add up to %u, the model has %u "
-                               "layers (embedding and head included)", first[P], L);
+            return tsl_err_set(err,
+                               "layers-per-stage: the counts add up to %u, the model has %u "
+                               "layers (embedding and head included)",
+                               first[P], L);
         return 0;
     }
     if (cfg->n_split_points) {
@@ -145,8 +158,10 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
     for (uint32_t s = 1; s < P; s++) {
         first[s] = block_layer(m, fb[s]);
         if (fb[s] >= nb || first[s] <= first[s - 1])
-            return tsl_err_set(err, "split: stage %u would start at Transformer layer %u (the "
-                               "model has %u)", s, fb[s], nb);
+            return tsl_err_set(err,
+                               "split: stage %u would start at Transformer layer %u (the "
+                               "model has %u)",
+                               s, fb[s], nb);
     }
     return 0;
 }
@@ -177,8 +192,10 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t 
     uint32_t P = cfg->pp ? cfg->pp : 1, deg[3], first[TSL_PLAN_MAX_STAGES + 1];
     tsl_plan_init(out);
     if (P > TSL_PLAN_MAX_STAGES || P > m->n_layers || n_devices % P != 0)
-        return tsl_err_set(err, "pp: %u does not divide the %u devices (or exceeds the %u "
-                           "layers)", P, n_devices, m->n_layers);
+        return tsl_err_set(err,
+                           "pp: %u does not divide the %u devices (or exceeds the %u "
+                           "layers)",
+                           P, n_devices, m->n_layers);
     if (degrees(cfg, n_devices / P, deg, err) != 0)
         return -1;
     tsl_strategy_t s = strategy_of(cfg, deg);
@@ -194,8 +211,10 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t 
         for (uint32_t i = first[0]; i < first[1]; i++)
             n0 += is_block(&m->layers[i]);
         if (n0 % cfg->vpp_blocks != 0)
-            return tsl_err_set(err, "num-layers-per-virtual-pipeline-stage: %u does not divide "
-                               "stage 0's %u Transformer layers", cfg->vpp_blocks, n0);
+            return tsl_err_set(err,
+                               "num-layers-per-virtual-pipeline-stage: %u does not divide "
+                               "stage 0's %u Transformer layers",
+                               cfg->vpp_blocks, n0);
         out->interleave = n0 / cfg->vpp_blocks;
     }
     return 0;
@@ -230,7 +249,7 @@ static bool next_token(const char **p, char *buf, size_t cap)
 
 typedef struct mg_key {
     const char *name;
-    size_t offset;   /* a uint32_t of tsl_eval_cfg_t */
+    size_t offset; /* a uint32_t of tsl_eval_cfg_t */
 } mg_key_t;
 
 static const mg_key_t mg_u32[] = {
@@ -268,8 +287,10 @@ static int mg_arg(const char *key, const char *val, tsl_eval_cfg_t *c, bool *blo
         else if (val && strcmp(val, "selective") == 0)
             c->ckpt = TSL_EVAL_CKPT_SELECTIVE;
         else
-            return tsl_err_set(err, "megatron: --recompute-granularity: '%s' is not full or "
-                               "selective", val ? val : "");
+            return tsl_err_set(err,
+                               "megatron: --recompute-granularity: '%s' is not full or "
+                               "selective",
+                               val ? val : "");
     } else if (strcmp(key, "recompute-method") == 0) {
         if (val == NULL || (strcmp(val, "uniform") != 0 && strcmp(val, "block") != 0))
             return tsl_err_set(err, "megatron: --recompute-method: '%s' is not uniform or block",

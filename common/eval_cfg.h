@@ -28,29 +28,29 @@ typedef enum tsl_eval_ckpt {
 } tsl_eval_ckpt_t;
 
 typedef struct tsl_eval_cfg {
-    uint32_t tp, pp, dp, sdp;   /* 0: unset (tp, pp, sdp 1; dp the rest of a stage's devices) */
-    bool sdp_rest;              /* sdp is the rest instead (torchtitan's shard degree -1) */
-    uint32_t mbs;               /* samples per micro-batch per data-parallel rank; 0: 1 */
-    uint32_t n_micro;           /* micro-batches; 0: from global_batch, else pp */
-    uint32_t global_batch;      /* samples per iteration; 0: from n_micro */
-    uint32_t local_batch;       /* per data-parallel rank (torchtitan); 0: unset */
+    uint32_t tp, pp, dp, sdp; /* 0: unset (tp, pp, sdp 1; dp the rest of a stage's devices) */
+    bool sdp_rest;            /* sdp is the rest instead (torchtitan's shard degree -1) */
+    uint32_t mbs;             /* samples per micro-batch per data-parallel rank; 0: 1 */
+    uint32_t n_micro;         /* micro-batches; 0: from global_batch, else pp */
+    uint32_t global_batch;    /* samples per iteration; 0: from n_micro */
+    uint32_t local_batch;     /* per data-parallel rank (torchtitan); 0: unset */
     tsl_eval_ckpt_t ckpt;
-    uint32_t ckpt_per_stage;    /* > 0: full recompute of the first N Transformer layers
+    uint32_t ckpt_per_stage; /* > 0: full recompute of the first N Transformer layers
                                    of every stage only (Megatron --recompute-method block) */
-    bool sp;                    /* sequence parallelism (needs tp > 1) */
-    uint8_t zero;               /* 0, 1 (distributed optimizer), 2; needs dp > 1 */
-    uint32_t interleave;        /* v model chunks per stage; 0/1 plain 1F1B */
-    uint32_t seq_len;           /* the configuration's sequence length; 0: unset */
-    uint32_t n_blocks;          /* Transformer layers it names (Megatron --num-layers); 0 unset */
+    bool sp;                 /* sequence parallelism (needs tp > 1) */
+    uint8_t zero;            /* 0, 1 (distributed optimizer), 2; needs dp > 1 */
+    uint32_t interleave;     /* v model chunks per stage; 0/1 plain 1F1B */
+    uint32_t seq_len;        /* the configuration's sequence length; 0: unset */
+    uint32_t n_blocks;       /* Transformer layers it names (Megatron --num-layers); 0 unset */
     /* the layer split, at most one of (none: balanced, as the search starts): */
-    bool even_blocks;           /* Transformer layers evenly over the stages (Megatron,
+    bool even_blocks;  /* Transformer layers evenly over the stages (Megatron,
                                    torchtitan), embedding first, head last */
-    uint32_t n_counts;          /* layers per stage (Tessel's layer indices), n_counts == pp */
+    uint32_t n_counts; /* layers per stage (Tessel's layer indices), n_counts == pp */
     uint32_t counts[TSL_PLAN_MAX_STAGES];
     uint32_t first_blocks, last_blocks; /* Megatron's uneven first/last stage (0: even) */
-    uint32_t n_split_points;    /* torchtitan "layers.N": a stage starts at block N */
+    uint32_t n_split_points;            /* torchtitan "layers.N": a stage starts at block N */
     uint32_t split_points[TSL_PLAN_MAX_STAGES];
-    uint32_t vpp_blocks;        /* Megatron --num-layers-per-virtual-pipeline-stage */
+    uint32_t vpp_blocks; /* Megatron --num-layers-per-virtual-pipeline-stage */
 } tsl_eval_cfg_t;
 
 /* The plan cfg stands for on model m over n_devices (the layer split left

@@ -98,15 +98,17 @@ static int ckpt_mode(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *err)
     else if (strcmp(mode, "none") == 0)
         c->ckpt = TSL_EVAL_CKPT_NONE;
     else
-        return tsl_err_set(err, "torchtitan: line %u: [activation_checkpoint] mode: '%s' is "
-                           "not full, selective or none", t->line, mode);
+        return tsl_err_set(err,
+                           "torchtitan: line %u: [activation_checkpoint] mode: '%s' is "
+                           "not full, selective or none",
+                           t->line, mode);
     return 0;
 }
 
 typedef struct tt_key {
     const char *section, *key;
     int64_t min;
-    size_t offset;   /* a uint32_t of tsl_eval_cfg_t */
+    size_t offset; /* a uint32_t of tsl_eval_cfg_t */
 } tt_key_t;
 
 static const tt_key_t tt_u32[] = {
@@ -130,7 +132,8 @@ static int tt_line(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *err)
         *(uint32_t *)((char *)c + tt_u32[i].offset) = (uint32_t)v;
         return 0;
     }
-    if (strcmp(t->section, "parallelism") == 0 && strcmp(t->key, "data_parallel_shard_degree") == 0) {
+    if (strcmp(t->section, "parallelism") == 0 &&
+        strcmp(t->key, "data_parallel_shard_degree") == 0) {
         if (want_int(t, -1, &v, err) != 0)
             return -1;
         if (v == 0)
@@ -139,7 +142,8 @@ static int tt_line(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *err)
         c->sdp = v > 0 ? (uint32_t)v : 0;
         return 0;
     }
-    if (strcmp(t->section, "parallelism") == 0 && strcmp(t->key, "pipeline_parallel_split_points") == 0)
+    if (strcmp(t->section, "parallelism") == 0 &&
+        strcmp(t->key, "pipeline_parallel_split_points") == 0)
         return split_points(t, c, err);
     if (strcmp(t->section, "activation_checkpoint") == 0 && strcmp(t->key, "mode") == 0)
         return ckpt_mode(t, c, err);
@@ -175,7 +179,7 @@ int tsl_eval_cfg_torchtitan(const char *toml, tsl_eval_cfg_t *out, tsl_err_t *er
 {
     memset(out, 0, sizeof(*out));
     out->even_blocks = true;
-    out->sdp_rest = true;   /* torchtitan's default shard degree: -1, the rest */
+    out->sdp_rest = true; /* torchtitan's default shard degree: -1, the rest */
     out->dp = 1;
     toml_line_t t = {.line = 0};
     const char *p = toml;

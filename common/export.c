@@ -9,7 +9,6 @@
 #include <string.h>
 #include <strings.h>
 
-
 typedef int (*export_fn)(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
 
 static const struct {
@@ -30,8 +29,10 @@ int tsl_export_format_parse(const char *name, tsl_export_format_t *out, tsl_err_
             return 0;
         }
     }
-    return tsl_err_set(err, "format: '%.40s' is not one of json, megatron, deepspeed, "
-                            "torchtitan, galvatron", name);
+    return tsl_err_set(err,
+                       "format: '%.40s' is not one of json, megatron, deepspeed, "
+                       "torchtitan, galvatron",
+                       name);
 }
 
 const char *tsl_export_format_name(tsl_export_format_t f)

@@ -23,7 +23,8 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     json_object_set_new(o, "train_micro_batch_size_per_gpu", json_integer(u.micro_per_rank));
     json_object_set_new(o, "gradient_accumulation_steps", json_integer(p->n_micro));
     json_object_set_new(o, "bf16", json_pack("{s:b}", "enabled", 1));
-    json_object_set_new(o, "zero_optimization", json_pack("{s:i}", "stage", u.sdp > 1 ? 3 : (int)u.s.zero));
+    json_object_set_new(o, "zero_optimization",
+                        json_pack("{s:i}", "stage", u.sdp > 1 ? 3 : (int)u.s.zero));
     if (u.tp > 1)
         json_object_set_new(o, "tensor_parallel", json_pack("{s:i}", "autotp_size", (int)u.tp));
     if (v->pp > 1)

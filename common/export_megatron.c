@@ -20,8 +20,9 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
 {
     const tsl_layer_t *e = &v->model->layers[0], *l = &v->model->layers[1];
     const tsl_layer_t *h = &v->model->layers[v->n_blocks + 1];
-    fprintf(out, "--num-layers %u\n--hidden-size %u\n--ffn-hidden-size %u\n"
-                 "--num-attention-heads %u\n--seq-length %u\n--max-position-embeddings %u\n",
+    fprintf(out,
+            "--num-layers %u\n--hidden-size %u\n--ffn-hidden-size %u\n"
+            "--num-attention-heads %u\n--seq-length %u\n--max-position-embeddings %u\n",
             v->n_blocks, l->hidden, l->ffn_hidden, l->heads, l->seq_len,
             e->positions ? e->positions : l->seq_len);
     if (l->attn_dim && l->attn_dim != l->hidden)
@@ -45,15 +46,17 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
                            uint32_t ckpt_k, FILE *out)
 {
     const tsl_plan_t *p = v->plan;
-    fprintf(out, "--tensor-model-parallel-size %u\n--pipeline-model-parallel-size %u\n"
-                 "--micro-batch-size %u\n--global-batch-size %u\n",
+    fprintf(out,
+            "--tensor-model-parallel-size %u\n--pipeline-model-parallel-size %u\n"
+            "--micro-batch-size %u\n--global-batch-size %u\n",
             u->tp, v->pp, u->micro_per_rank, p->global_batch);
     bool uneven = false;
     for (uint32_t s = 1; s < v->pp; s++)
         uneven |= v->stage_blocks[s] != v->stage_blocks[0];
     if (uneven)
-        fprintf(out, "--decoder-first-pipeline-num-layers %u\n"
-                     "--decoder-last-pipeline-num-layers %u\n",
+        fprintf(out,
+                "--decoder-first-pipeline-num-layers %u\n"
+                "--decoder-last-pipeline-num-layers %u\n",
                 v->stage_blocks[0], v->stage_blocks[v->pp - 1]);
     if (p->interleave > 1)
         fprintf(out, "--num-layers-per-virtual-pipeline-stage %u\n",
@@ -66,10 +69,13 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
         fputs("--recompute-granularity selective\n", out);
     else if (u->ckpt_blocks == v->n_blocks)
         fputs("--recompute-granularity full\n--recompute-method uniform\n"
-              "--recompute-num-layers 1\n", out);
+              "--recompute-num-layers 1\n",
+              out);
     else if (u->ckpt_blocks)
-        fprintf(out, "--recompute-granularity full\n--recompute-method block\n"
-                     "--recompute-num-layers %u\n", ckpt_k);
+        fprintf(out,
+                "--recompute-granularity full\n--recompute-method block\n"
+                "--recompute-num-layers %u\n",
+                ckpt_k);
 }
 
 int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
@@ -79,16 +85,18 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         return -1;
     uint32_t ckpt_k = tsl_target_megatron_recompute(v);
     const tsl_plan_t *p = v->plan;
-    fprintf(out, "# Megatron-LM arguments for %s, plan \"%s\" from Tessel (docs/exports.md)\n"
-                 "# %u GPUs = TP %u x DP %u x PP %u; %u micro-batches of %u per data-parallel "
-                 "rank (%s)\n",
+    fprintf(out,
+            "# Megatron-LM arguments for %s, plan \"%s\" from Tessel (docs/exports.md)\n"
+            "# %u GPUs = TP %u x DP %u x PP %u; %u micro-batches of %u per data-parallel "
+            "rank (%s)\n",
             v->model->name, p->label, u.stage_devices * v->pp, u.tp, u.dp, v->pp, p->n_micro,
             u.micro_per_rank, v->pp > 1 ? "1F1B" : "gradient accumulation");
     fprintf(out, "# predicted %.4f s/iteration, %.2f samples/s, peak %.1f GiB per GPU\n",
             p->iter_time_s, p->samples_per_s, p->peak_bytes / 1073741824.0);
     if (!u.s.sp && !u.s.zero)
         fputs("# not set: --sequence-parallel and --use-distributed-optimizer (the plan "
-              "keeps both off)\n", out);
+              "keeps both off)\n",
+              out);
     fprintf(out, "# the vocabulary (%u) comes from your tokenizer arguments\n",
             v->model->layers[0].vocab);
     if (p->n_nodes)

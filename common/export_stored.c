@@ -42,7 +42,8 @@ static int read_stage(const json_t *st, uint32_t s, tsl_plan_t *out, tsl_err_t *
     out->n_devices += ps->n_devices;
     size_t i;
     json_t *run;
-    json_array_foreach(json_object_get(st, "runs"), i, run) {
+    json_array_foreach(json_object_get(st, "runs"), i, run)
+    {
         uint32_t first = u32_of(run, "first_layer"), count = u32_of(run, "count");
         tsl_strategy_t sg = {0};
         if (first < ps->first_layer || count == 0 || first + count > ps->first_layer + ps->n_layers)

@@ -71,7 +71,8 @@ static int read_computation(void *ud, const char *path, const char *name, tsl_er
     const char *key;
     if (o == NULL)
         return -1;
-    json_object_foreach(o, key, v) {
+    json_object_foreach(o, key, v)
+    {
         uint32_t n, b, s;
         if (sscanf(key, "layernum[%u]_bsz%u_seq%u", &n, &b, &s) != 3 || s != cp->seq ||
             !json_is_number(v) || cp->n == MAX_POINTS)
@@ -121,7 +122,7 @@ static void add_blocks(tsl_profile_t *p, const tsl_layer_t *l, uint32_t b, doubl
         bl->tp = 1;
         bl->fwd_flops = part[k] * b;
         bl->fwd_s = fwd_s * part[k] / layer;
-        bl->bwd_s = 2 * bl->fwd_s;   /* Galvatron's bct_fct_coe */
+        bl->bwd_s = 2 * bl->fwd_s; /* Galvatron's bct_fct_coe */
     }
 }
 
@@ -136,7 +137,8 @@ static int read_allreduce(void *ud, const char *path, const char *name, tsl_err_
     hw_t *hw = ud;
     uint32_t nodes, gpus;
     if (sscanf(name, "allreduce_bandwidth_%unodes_%ugpus_per_node", &nodes, &gpus) != 2 ||
-        nodes != 1 || (hw->best_gpus == hw->want_gpus) || (gpus != hw->want_gpus && gpus < hw->best_gpus))
+        nodes != 1 || (hw->best_gpus == hw->want_gpus) ||
+        (gpus != hw->want_gpus && gpus < hw->best_gpus))
         return 0;
     json_t *o = load(path, err);
     if (o == NULL)
@@ -145,7 +147,7 @@ static int read_allreduce(void *ud, const char *path, const char *name, tsl_err_
     snprintf(key, sizeof key, "allreduce_size_%u_consec_1", gpus);
     json_t *v = json_object_get(o, key);
     if (json_is_number(v) && json_number_value(v) > 0) {
-        hw->busbw = json_number_value(v) * 1e9;   /* GB/s */
+        hw->busbw = json_number_value(v) * 1e9; /* GB/s */
         hw->best_gpus = gpus;
     }
     json_decref(o);

@@ -32,8 +32,8 @@ const char *tsl_hf_config_supported(void)
 
 typedef struct reader {
     const json_t *root;
-    char missing[256];       /* "n_layer, n_embd" */
-    char bad[TSL_ERR_MAX];   /* the first value of a wrong type or range */
+    char missing[256];     /* "n_layer, n_embd" */
+    char bad[TSL_ERR_MAX]; /* the first value of a wrong type or range */
 } reader_t;
 
 static void note_missing(reader_t *r, const char *label)
@@ -154,7 +154,7 @@ static const char *opt_str(reader_t *r, const char *key, const char *dflt)
 /* What a reader leaves for the common checks: the keys to name in messages. */
 typedef struct keys {
     const char *layers, *hidden, *heads;
-    uint32_t max_seq;    /* learned positions limit an override; 0 = no limit */
+    uint32_t max_seq; /* learned positions limit an override; 0 = no limit */
 } keys_t;
 
 static void read_gpt2(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
@@ -237,8 +237,10 @@ static void read_vit(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
     if (image == 0 || sp->patch == 0)
         return;
     if (image % sp->patch != 0 || image / sp->patch > 65535) {
-        note_bad(r, "patch_size: %u does not tile image_size %u into at most 65535 x 65535 "
-                    "patches", sp->patch, image);
+        note_bad(r,
+                 "patch_size: %u does not tile image_size %u into at most 65535 x 65535 "
+                 "patches",
+                 sp->patch, image);
         return;
     }
     uint32_t side = image / sp->patch;
@@ -289,13 +291,13 @@ static void read_falcon(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
     sp->arch = TSL_ARCH_NEOX;
     sp->hidden = req_u32(r, "hidden_size");
     sp->layers = req_u32_alt(r, "num_hidden_layers", "n_layer", "num_hidden_layers (or n_layer)");
-    sp->heads = req_u32_alt(r, "num_attention_heads", "n_head",
-                            "num_attention_heads (or n_head)");
+    sp->heads = req_u32_alt(r, "num_attention_heads", "n_head", "num_attention_heads (or n_head)");
     sp->vocab = req_u32(r, "vocab_size");
     sp->seq_len = opt_u32(r, "max_position_embeddings", 2048);
     bool new_arch = opt_bool(r, "new_decoder_architecture", false);
-    sp->kv_heads = new_arch ? opt_u32(r, "num_kv_heads", 0)
-                 : opt_bool(r, "multi_query", true) ? 1 : 0;
+    sp->kv_heads = new_arch                           ? opt_u32(r, "num_kv_heads", 0)
+                   : opt_bool(r, "multi_query", true) ? 1
+                                                      : 0;
     uint32_t dflt_ffn = sp->hidden <= UINT32_MAX / 4 ? 4 * sp->hidden : 0;
     sp->ffn_hidden = opt_u32(r, "ffn_hidden_size", dflt_ffn);
     sp->no_bias = !opt_bool(r, "bias", false);
@@ -319,8 +321,20 @@ static void read_phi(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
 /* ---- mixture of experts: refused (docs/models.md) ---- */
 
 static const char *const moe_types[] = {
-    "mixtral", "qwen2_moe", "qwen3_moe", "deepseek", "deepseek_v2", "deepseek_v3", "dbrx",
-    "olmoe", "phimoe", "jamba", "granitemoe", "jetmoe", "switch_transformers", "nllb_moe",
+    "mixtral",
+    "qwen2_moe",
+    "qwen3_moe",
+    "deepseek",
+    "deepseek_v2",
+    "deepseek_v3",
+    "dbrx",
+    "olmoe",
+    "phimoe",
+    "jamba",
+    "granitemoe",
+    "jetmoe",
+    "switch_transformers",
+    "nllb_moe",
 };
 
 /* Experts a config declares under any of the usual keys; 0 when none. */
@@ -355,7 +369,8 @@ static int refuse_moe(const json_t *root, tsl_err_t *err)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "model_type \"%s\" is a mixture-of-experts model, which is not "
                                 "supported: Tessel plans dense models only and has no "
-                                "expert-parallel dimension", type);
+                                "expert-parallel dimension",
+                                type);
     }
     return 0;
 }
@@ -368,8 +383,8 @@ typedef struct hf_arch {
 } hf_arch_t;
 
 static const hf_arch_t archs[] = {
-    {"gpt2", "GPT2"},   {"bert", "Bert"},       {"roberta", "Roberta"}, {"t5", "T5"},
-    {"vit", "ViT"},     {"llama", "Llama"},     {"mistral", "Mistral"}, {"qwen2", "Qwen2"},
+    {"gpt2", "GPT2"},        {"bert", "Bert"},     {"roberta", "Roberta"}, {"t5", "T5"},
+    {"vit", "ViT"},          {"llama", "Llama"},   {"mistral", "Mistral"}, {"qwen2", "Qwen2"},
     {"gpt_neox", "GPTNeoX"}, {"falcon", "Falcon"}, {"phi", "Phi"},
 };
 
@@ -424,15 +439,16 @@ static const hf_arch_t *detect(const json_t *root, tsl_err_t *err)
     }
     const hf_arch_t *a = arch_by_class(json_string_value(first));
     if (a == NULL)
-        tsl_err_set(err, "architectures: \"%.64s\" is not supported (and model_type is absent); "
-                         "supported: " SUPPORTED, json_string_value(first));
+        tsl_err_set(err,
+                    "architectures: \"%.64s\" is not supported (and model_type is absent); "
+                    "supported: " SUPPORTED,
+                    json_string_value(first));
     return a;
 }
 
 /* ---- checks shared by all architectures ---- */
 
-static int check_spec(const reader_t *r, const tsl_arch_spec_t *sp, const keys_t *k,
-                      tsl_err_t *err)
+static int check_spec(const reader_t *r, const tsl_arch_spec_t *sp, const keys_t *k, tsl_err_t *err)
 {
     if (r->missing[0] && r->bad[0])
         return tsl_err_set(err, "missing keys: %s; and %s", r->missing, r->bad);
@@ -442,9 +458,10 @@ static int check_spec(const reader_t *r, const tsl_arch_spec_t *sp, const keys_t
         return tsl_err_set(err, "%s", r->bad);
     uint64_t layers = 2ull + sp->layers + (sp->arch == TSL_ARCH_T5 ? sp->dec_layers : 0);
     if (layers > TSL_MODEL_MAX_LAYERS)
-        return tsl_err_set(err, "%s: %u layers (plus embedding, head%s) exceed the limit of %u "
-                                "layers (TSL_MODEL_MAX_LAYERS)", k->layers, sp->layers,
-                           sp->arch == TSL_ARCH_T5 ? ", decoder layers" : "",
+        return tsl_err_set(err,
+                           "%s: %u layers (plus embedding, head%s) exceed the limit of %u "
+                           "layers (TSL_MODEL_MAX_LAYERS)",
+                           k->layers, sp->layers, sp->arch == TSL_ARCH_T5 ? ", decoder layers" : "",
                            TSL_MODEL_MAX_LAYERS);
     if (sp->head_dim == 0 && sp->hidden % sp->heads != 0)
         return tsl_err_set(err, "%s: %s %u is not a multiple of %u heads", k->heads, k->hidden,
@@ -460,8 +477,10 @@ static int apply_override(tsl_arch_spec_t *sp, const keys_t *k, uint32_t seq, ts
     if (seq == 0)
         return 0;
     if (k->max_seq && seq > k->max_seq)
-        return tsl_err_set(err, "sequence length %u exceeds the %u learned positions of this "
-                                "model", seq, k->max_seq);
+        return tsl_err_set(err,
+                           "sequence length %u exceeds the %u learned positions of this "
+                           "model",
+                           seq, k->max_seq);
     sp->seq_len = seq;
     if (sp->arch == TSL_ARCH_T5)
         sp->dec_seq_len = seq;
@@ -572,7 +591,7 @@ int tsl_hf_config_resolve(const char *arg, char *buf, size_t len, tsl_err_t *err
 {
     struct stat st;
     if (strcmp(arg, "-") == 0 || stat(arg, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(buf, len, "%s", arg);   /* a file: its own errors come when it is read */
+        snprintf(buf, len, "%s", arg); /* a file: its own errors come when it is read */
         return 0;
     }
     size_t n = strlen(arg);
@@ -583,12 +602,12 @@ int tsl_hf_config_resolve(const char *arg, char *buf, size_t len, tsl_err_t *err
     if (stat(buf, &st) != 0 || !S_ISREG(st.st_mode))
         return tsl_err_setc(err, TSL_E_NOTFOUND,
                             "%s: a directory without a config.json; give the model directory "
-                            "that holds one, or the file itself", arg);
+                            "that holds one, or the file itself",
+                            arg);
     return 0;
 }
 
-int tsl_hf_config_load(const char *arg, uint32_t seq_len_override, tsl_model_t *out,
-                       tsl_err_t *err)
+int tsl_hf_config_load(const char *arg, uint32_t seq_len_override, tsl_model_t *out, tsl_err_t *err)
 {
     if (out == NULL)
         return tsl_err_set(err, "hf config: NULL output model");
@@ -602,8 +621,8 @@ int tsl_hf_config_load(const char *arg, uint32_t seq_len_override, tsl_model_t *
     json_error_t je;
     json_t *root = in ? json_loadf(stdin, 0, &je) : json_load_file(path, 0, &je);
     if (in)
-        snprintf(path, sizeof path, "standard input");   /* for messages */
-    if (root == NULL && je.line < 0) /* could not open or read it */
+        snprintf(path, sizeof path, "standard input"); /* for messages */
+    if (root == NULL && je.line < 0)                   /* could not open or read it */
         return tsl_err_set(err, "%s: cannot read: %s", path, je.text);
     if (root == NULL)
         return tsl_err_set(err, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column, je.text);

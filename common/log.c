@@ -28,12 +28,12 @@
 static atomic_int log_level = TSL_LOG_INFO;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
-static int log_journal;   /* stderr is connected to journald */
+static int log_journal; /* stderr is connected to journald */
 
 static const struct {
-    const char *name;    /* as parsed */
-    const char *label;   /* as printed */
-    int syslog_prio;     /* sd-daemon prefix */
+    const char *name;  /* as parsed */
+    const char *label; /* as printed */
+    int syslog_prio;   /* sd-daemon prefix */
 } LEVELS[] = {
     [TSL_LOG_ERROR] = {"error", "ERROR", 3},
     [TSL_LOG_WARN] = {"warn", "WARN", 4},

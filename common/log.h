@@ -17,7 +17,7 @@ tsl_log_level_t tsl_log_get_level(void);
 int tsl_log_parse_level(const char *text, tsl_log_level_t *out);
 
 void tsl_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void tsl_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));   /* + errno */
+void tsl_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* + errno */
 void tsl_log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tsl_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tsl_log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -14,7 +14,7 @@ static json_t *u64(uint64_t v)
 
 struct runs_ctx {
     const tsl_plan_t *plan;
-    const tsl_sublayer_model_t *sm;   /* labels for sub-layer plans, else NULL */
+    const tsl_sublayer_model_t *sm; /* labels for sub-layer plans, else NULL */
     json_t *stage_runs[TSL_PLAN_MAX_STAGES];
 };
 
@@ -128,17 +128,17 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
 }
 
 /* A request field as JSON, by its kind (request_fields.h). */
-#define JSON_OF_BOOL(v) json_boolean(v)
-#define JSON_OF_UINT(v) json_integer((json_int_t)(v))
+#define JSON_OF_BOOL(v)  json_boolean(v)
+#define JSON_OF_UINT(v)  json_integer((json_int_t)(v))
 #define JSON_OF_BYTES(v) u64(v)
 /* a stack's name; a value no stack has stays a number, so that it reads back */
-#define JSON_OF_TARGET(v)                                                                  \
+#define JSON_OF_TARGET(v)                                                                          \
     ((v) < TSL_TARGET_COUNT ? json_string(tsl_target_name(v)) : json_integer((json_int_t)(v)))
 
 json_t *tsl_request_to_json(const tsl_request_t *r)
 {
     json_t *o = json_object();
-#define SET_FIELD_(name, kind, flag, metavar, min, max, help, proto, json)                     \
+#define SET_FIELD_(name, kind, flag, metavar, min, max, help, proto, json)                         \
     json_object_set_new(o, json, JSON_OF_##kind(r->name));
     TSL_REQUEST_FIELDS(SET_FIELD_)
 #undef SET_FIELD_
@@ -151,9 +151,9 @@ static uint64_t json_u64(const json_t *v, uint64_t max)
     double d = json_is_integer(v) ? (double)json_integer_value(v) : json_number_value(v);
     return d <= 0 ? 0 : d >= (double)max ? max : (uint64_t)d;
 }
-#define FROM_JSON_BOOL(v) json_is_true(v)
-#define FROM_JSON_UINT(v) (uint32_t) json_u64(v, UINT32_MAX)
-#define FROM_JSON_BYTES(v) json_u64(v, UINT64_MAX)
+#define FROM_JSON_BOOL(v)   json_is_true(v)
+#define FROM_JSON_UINT(v)   (uint32_t) json_u64(v, UINT32_MAX)
+#define FROM_JSON_BYTES(v)  json_u64(v, UINT64_MAX)
 #define FROM_JSON_TARGET(v) json_target(v)
 
 static uint32_t json_target(const json_t *v)
@@ -167,7 +167,7 @@ static uint32_t json_target(const json_t *v)
 void tsl_request_from_json(const json_t *o, tsl_request_t *r)
 {
     tsl_request_init(r);
-#define GET_FIELD_(name, kind, flag, metavar, min, max, help, proto, json)                     \
+#define GET_FIELD_(name, kind, flag, metavar, min, max, help, proto, json)                         \
     r->name = FROM_JSON_##kind(json_object_get(o, json));
     TSL_REQUEST_FIELDS(GET_FIELD_)
 #undef GET_FIELD_
@@ -193,8 +193,8 @@ json_t *tsl_target_cost_json(uint32_t target, double samples_per_s, double free_
 {
     if (target == TSL_TARGET_ANY)
         return NULL;
-    json_t *o = json_pack("{s:s, s:f}", "name", tsl_target_name(target), "samples_per_s",
-                          samples_per_s);
+    json_t *o =
+        json_pack("{s:s, s:f}", "name", tsl_target_name(target), "samples_per_s", samples_per_s);
     if (o != NULL && free_samples_per_s > 0) {
         json_object_set_new(o, "unrestricted_samples_per_s", json_real(free_samples_per_s));
         json_object_set_new(o, "unrestricted_iter_time_s", json_real(free_iter_time_s));
@@ -204,8 +204,8 @@ json_t *tsl_target_cost_json(uint32_t target, double samples_per_s, double free_
 }
 
 json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_model_t *m,
-                                  const tsl_cluster_t *c, const tsl_request_t *r,
-                                  const char *fp, double search_time_s)
+                                  const tsl_cluster_t *c, const tsl_request_t *r, const char *fp,
+                                  double search_time_s)
 {
     char desc[256];
     tsl_sublayer_model_t sm, *smp = NULL;
@@ -235,15 +235,15 @@ json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_mode
     json_object_set_new(doc, "alternatives", alts);
     json_object_set_new(doc, "baselines", baselines_to_json(res, r->no_baselines));
     json_object_set_new(doc, "stats",
-                        json_pack("{s:I, s:I, s:I, s:I}", "dp_runs",
-                                  (json_int_t)res->stats.dp_runs, "dp_states",
-                                  (json_int_t)res->stats.dp_states, "configs",
+                        json_pack("{s:I, s:I, s:I, s:I}", "dp_runs", (json_int_t)res->stats.dp_runs,
+                                  "dp_states", (json_int_t)res->stats.dp_states, "configs",
                                   (json_int_t)res->stats.configs, "batches_tried",
                                   (json_int_t)res->stats.batches_tried));
     json_object_set_new(doc, "search_time_s", json_real(search_time_s));
-    json_t *target = tsl_target_cost_json(r->target, res->best.samples_per_s,
-                                          res->unrestricted_valid ? res->unrestricted_samples_per_s : 0,
-                                          res->unrestricted_iter_time_s);
+    json_t *target =
+        tsl_target_cost_json(r->target, res->best.samples_per_s,
+                             res->unrestricted_valid ? res->unrestricted_samples_per_s : 0,
+                             res->unrestricted_iter_time_s);
     if (target != NULL)
         json_object_set_new(doc, "target", target);
     if (smp)

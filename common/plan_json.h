@@ -31,8 +31,8 @@ void tsl_request_from_json(const json_t *o, tsl_request_t *r);
 /* fp: the request's fingerprint, computed once by the caller
  * (tsl_request_fingerprint) and reused for the cache key. */
 json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_model_t *m,
-                                  const tsl_cluster_t *c, const tsl_request_t *r,
-                                  const char *fp, double search_time_s);
+                                  const tsl_cluster_t *c, const tsl_request_t *r, const char *fp,
+                                  double search_time_s);
 
 /*
  * The document's "target" object of a request with a target (request.target):

@@ -10,8 +10,9 @@
 
 #define GBPS 1e9
 
-static int get_num(const json_t *obj, const char *path, const char *key, bool required,
-                   double lo, double *out, tsl_err_t *err) {
+static int get_num(const json_t *obj, const char *path, const char *key, bool required, double lo,
+                   double *out, tsl_err_t *err)
+{
     json_t *v = json_object_get(obj, key);
     if (v == NULL || json_is_null(v)) {
         if (required)
@@ -26,7 +27,8 @@ static int get_num(const json_t *obj, const char *path, const char *key, bool re
 }
 
 static int get_u32(const json_t *obj, const char *path, const char *key, uint32_t *out,
-                   tsl_err_t *err) {
+                   tsl_err_t *err)
+{
     json_t *v = json_object_get(obj, key);
     if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > (1 << 30))
         return tsl_err_set(err, "%s.%s: must be a positive integer", path, key);
@@ -35,16 +37,17 @@ static int get_u32(const json_t *obj, const char *path, const char *key, uint32_
 }
 
 static int get_str(const json_t *obj, const char *path, const char *key, char *out, size_t cap,
-                   tsl_err_t *err) {
+                   tsl_err_t *err)
+{
     json_t *v = json_object_get(obj, key);
     if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) >= cap)
-        return tsl_err_set(err, "%s.%s: must be a string of 1..%zu characters", path, key,
-                           cap - 1);
+        return tsl_err_set(err, "%s.%s: must be a string of 1..%zu characters", path, key, cap - 1);
     memcpy(out, json_string_value(v), json_string_length(v) + 1);
     return 0;
 }
 
-static int read_block(const json_t *o, const char *path, tsl_profile_block_t *b, tsl_err_t *err) {
+static int read_block(const json_t *o, const char *path, tsl_profile_block_t *b, tsl_err_t *err)
+{
     char kind[16], ffn_kind[16];
     double mem;
     if (!json_is_object(o))
@@ -57,8 +60,10 @@ static int read_block(const json_t *o, const char *path, tsl_profile_block_t *b,
         b->kind = TSL_PROFILE_FFN;
     else
         return tsl_err_set(err, "%s.block: '%s' is not attention or ffn", path, kind);
-    if (get_u32(o, path, "hidden", &b->hidden, err) || get_u32(o, path, "seq_len", &b->seq_len, err) ||
-        get_u32(o, path, "heads", &b->heads, err) || get_u32(o, path, "head_dim", &b->head_dim, err) ||
+    if (get_u32(o, path, "hidden", &b->hidden, err) ||
+        get_u32(o, path, "seq_len", &b->seq_len, err) ||
+        get_u32(o, path, "heads", &b->heads, err) ||
+        get_u32(o, path, "head_dim", &b->head_dim, err) ||
         get_u32(o, path, "ffn_hidden", &b->ffn_hidden, err) ||
         get_u32(o, path, "micro_batch", &b->mb, err) || get_u32(o, path, "tp", &b->tp, err) ||
         get_str(o, path, "ffn_kind", ffn_kind, sizeof(ffn_kind), err) ||
@@ -75,7 +80,8 @@ static int read_block(const json_t *o, const char *path, tsl_profile_block_t *b,
 }
 
 int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t **out,
-                          tsl_err_t *err) {
+                          tsl_err_t *err)
+{
     *out = NULL;
     tsl_profile_t *p = calloc(1, sizeof(*p));
     char path[64], fmt[32];
@@ -119,13 +125,15 @@ int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t 
                     TSL_PROFILE_MAX_BLOCKS);
         goto fail;
     }
-    json_array_foreach(blocks, i, v) {
+    json_array_foreach(blocks, i, v)
+    {
         snprintf(path, sizeof(path), "blocks[%zu]", i);
         if (read_block(v, path, &p->blocks[p->n_blocks++], err) != 0)
             goto fail;
     }
     json_t *gemms = json_object_get(root, "gemms");
-    json_array_foreach(gemms, i, v) {
+    json_array_foreach(gemms, i, v)
+    {
         double tf;
         snprintf(path, sizeof(path), "gemms[%zu]", i);
         if (get_num(v, path, "tflops", false, 0, &tf, err) != 0)
@@ -148,7 +156,8 @@ int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t 
     }
     double best_bytes = 0;
     json_t *colls = json_object_get(root, "collectives");
-    json_array_foreach(colls, i, v) {
+    json_array_foreach(colls, i, v)
+    {
         double group, bytes, busbw;
         snprintf(path, sizeof(path), "collectives[%zu]", i);
         json_t *op = json_object_get(v, "op");
@@ -169,7 +178,8 @@ int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t 
         }
     }
     json_t *ov = json_object_get(root, "overlap");
-    json_array_foreach(ov, i, v) {
+    json_array_foreach(ov, i, v)
+    {
         double gs, cs;
         snprintf(path, sizeof(path), "overlap[%zu]", i);
         json_t *stand_in = json_object_get(v, "stand_in");
@@ -190,7 +200,8 @@ fail:
     return -1;
 }
 
-int tsl_profile_json_load(const char *path, tsl_profile_t **out, tsl_err_t *err) {
+int tsl_profile_json_load(const char *path, tsl_profile_t **out, tsl_err_t *err)
+{
     json_error_t je;
     *out = NULL;
     json_t *root = json_load_file(path, 0, &je);

@@ -14,7 +14,7 @@ typedef struct trace {
     const tsl_plan_t *p;
     double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
         p2p[TSL_PLAN_MAX_STAGES], recompute[TSL_PLAN_MAX_STAGES];
-    uint32_t v;   /* model chunks per stage (interleaved 1F1B), 1 for plain 1F1B */
+    uint32_t v; /* model chunks per stage (interleaved 1F1B), 1 for plain 1F1B */
 } trace_t;
 
 static void put(trace_t *t, uint32_t stage, int tid, const char *name, const char *cat,
@@ -22,9 +22,9 @@ static void put(trace_t *t, uint32_t stage, int tid, const char *name, const cha
 {
     if (dur_s <= 0)
         return;
-    json_t *e = json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i}", "name", name, "cat", cat, "ph",
-                          "X", "ts", start_s * 1e6, "dur", dur_s * 1e6, "pid", (int)stage + 1,
-                          "tid", tid);
+    json_t *e =
+        json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i}", "name", name, "cat", cat, "ph", "X", "ts",
+                  start_s * 1e6, "dur", dur_s * 1e6, "pid", (int)stage + 1, "tid", tid);
     json_t *args = json_pack("{s:i}", "stage", (int)stage);
     if (micro >= 0)
         json_object_set_new(args, "micro", json_integer(micro));
@@ -125,8 +125,12 @@ static int simulate(trace_t *t, tsl_pipesim_event_t **ev, double *iter_s, tsl_er
          * (as tsl_search_simulate) */
         t->p2p[s] = st->p2p_s / (2.0 * t->v);
     }
-    tsl_pipesim_in_t in = {.n_stages = p->pp, .n_micro = p->n_micro, .fwd_s = t->fwd,
-                           .bwd_s = t->bwd, .bwd_sync_s = t->sync, .p2p_s = t->p2p,
+    tsl_pipesim_in_t in = {.n_stages = p->pp,
+                           .n_micro = p->n_micro,
+                           .fwd_s = t->fwd,
+                           .bwd_s = t->bwd,
+                           .bwd_sync_s = t->sync,
+                           .p2p_s = t->p2p,
                            .n_chunks = t->v};
     size_t bytes = tsl_pipesim_ws_bytes(p->pp, p->n_micro * t->v, 0),
            n = 2u * p->pp * p->n_micro * t->v;
@@ -168,9 +172,9 @@ json_t *tsl_trace_plan(const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err
     for (uint32_t s = 0; s < p->pp; s++)
         put_stage(t, ev + (size_t)s * 2 * p->n_micro * t->v, 2 * p->n_micro * t->v, s, iter_s);
     doc = json_pack("{s:o, s:s, s:{s:s, s:s, s:f, s:i, s:i, s:i}}", "traceEvents", t->events,
-                    "displayTimeUnit", "ms", "otherData", "model", m ? m->name : "",
-                    "schedule", t->v > 1 ? "interleaved 1F1B" : "1F1B", "iter_time_s", iter_s, "pp", (int)p->pp, "n_micro",
-                    (int)p->n_micro, "micro_batch", (int)p->micro_batch);
+                    "displayTimeUnit", "ms", "otherData", "model", m ? m->name : "", "schedule",
+                    t->v > 1 ? "interleaved 1F1B" : "1F1B", "iter_time_s", iter_s, "pp", (int)p->pp,
+                    "n_micro", (int)p->n_micro, "micro_batch", (int)p->micro_batch);
 out:
     free(ev);
     free(t);

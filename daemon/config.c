@@ -25,26 +25,26 @@
 #include "log.h"
 
 typedef enum {
-    CFG_STRING,   /* char[] field; max = longest value accepted */
-    CFG_ADDR,     /* char[] "host:port" or "" (off) */
-    CFG_LEVEL,    /* char[] holding a log level name */
-    CFG_MODE,     /* uint32_t, octal permission bits */
+    CFG_STRING, /* char[] field; max = longest value accepted */
+    CFG_ADDR,   /* char[] "host:port" or "" (off) */
+    CFG_LEVEL,  /* char[] holding a log level name */
+    CFG_MODE,   /* uint32_t, octal permission bits */
     CFG_UINT32,
-    CFG_BYTES,    /* uint64_t, with an optional K/M/G suffix (binary) */
-    CFG_DOUBLE,   /* decimal only: "0x10", "1e3", "inf" are refused */
-    CFG_BOOL,     /* bool: true | false */
+    CFG_BYTES,  /* uint64_t, with an optional K/M/G suffix (binary) */
+    CFG_DOUBLE, /* decimal only: "0x10", "1e3", "inf" are refused */
+    CFG_BOOL,   /* bool: true | false */
 } cfg_type_t;
 
 typedef struct cfg_entry {
     const char *section;
     const char *key;
-    const char *flag;      /* --flag */
-    const char *metavar;   /* for --help */
+    const char *flag;    /* --flag */
+    const char *metavar; /* for --help */
     cfg_type_t type;
     size_t offset;
     size_t size;
     const char *def;
-    double min, max;       /* numbers: bounds; strings: max = longest length */
+    double min, max; /* numbers: bounds; strings: max = longest length */
     const char *help;
 } cfg_entry_t;
 
@@ -87,8 +87,8 @@ static const cfg_entry_t CONFIG_TABLE[] = {
      "most devices a cluster in a request may have"},
     {"limits", "max_batch", "max-batch", "N", CFG_UINT32, F(max_batch), "65536", 1, 16777216,
      "largest global batch size a request may ask for"},
-    {"limits", "idle_connection_s", "idle-connection", "SECONDS", CFG_UINT32,
-     F(idle_connection_s), "120", 1, 86400, "a connection with no call open is closed after this"},
+    {"limits", "idle_connection_s", "idle-connection", "SECONDS", CFG_UINT32, F(idle_connection_s),
+     "120", 1, 86400, "a connection with no call open is closed after this"},
     {"log", "level", "log-level", "LEVEL", CFG_LEVEL, F(log_level), "info", 0, 15,
      "error | warn | info | debug"},
     {"registry", "worker_heartbeat_s", "worker-heartbeat", "SECONDS", CFG_UINT32,
@@ -101,7 +101,10 @@ static const cfg_entry_t CONFIG_TABLE[] = {
 #define CONFIG_N (sizeof(CONFIG_TABLE) / sizeof(CONFIG_TABLE[0]))
 
 static const char *const LEVEL_NAMES[] = {
-    [TSL_LOG_ERROR] = "error", [TSL_LOG_WARN] = "warn", [TSL_LOG_INFO] = "info", [TSL_LOG_DEBUG] = "debug",
+    [TSL_LOG_ERROR] = "error",
+    [TSL_LOG_WARN] = "warn",
+    [TSL_LOG_INFO] = "info",
+    [TSL_LOG_DEBUG] = "debug",
 };
 
 static const char *const ROLE_NAMES[] = {
@@ -200,8 +203,8 @@ static int set_number(const cfg_entry_t *e, void *field, const char *v, tsl_err_
     switch (e->type) {
     case CFG_MODE:
         if (parse_mode(v, &mode) != 0)
-            return tsl_err_set(err, "%s.%s: '%s' is not an octal mode with a leading 0, like 0660", e->section,
-                               e->key, v);
+            return tsl_err_set(err, "%s.%s: '%s' is not an octal mode with a leading 0, like 0660",
+                               e->section, e->key, v);
         if (mode > 0777)
             return out_of_range(e, v, err);
         *(uint32_t *)field = (uint32_t)mode;
@@ -244,8 +247,7 @@ static int entry_set(tsl_config_t *c, const cfg_entry_t *e, const char *v, tsl_e
     char name[64];
     tsl_log_level_t lvl;
     switch (e->type) {
-    case CFG_STRING:
-        return set_string(e, field, v, err);
+    case CFG_STRING: return set_string(e, field, v, err);
     case CFG_ADDR:
         snprintf(name, sizeof(name), "%s.%s", e->section, e->key);
         if (check_addr(name, v, err) != 0)
@@ -257,8 +259,7 @@ static int entry_set(tsl_config_t *c, const cfg_entry_t *e, const char *v, tsl_e
                                e->section, e->key, v);
         /* Stored canonical, so --check-config shows what the logger will use. */
         return set_string(e, field, LEVEL_NAMES[lvl], err);
-    default:
-        return set_number(e, field, v, err);
+    default: return set_number(e, field, v, err);
     }
 }
 
@@ -282,7 +283,7 @@ static int token_add(tsl_config_t *c, const char *token, const char *role, tsl_e
     for (size_t i = 0; i < n; i++)
         if (token[i] <= ' ' || token[i] > '~' || token[i] == '=' || token[i] == ';')
             return tsl_err_set(err, "tokens: a token may hold printable characters other than "
-                               "space, '=' and ';' only");
+                                    "space, '=' and ';' only");
     if (r == TSL_ROLE_NONE)
         return tsl_err_set(err, "tokens: role '%s' is not one of scheduler, ops, worker", role);
     for (uint32_t i = 0; i < c->n_tokens; i++)
@@ -313,7 +314,7 @@ tsl_role_t tsl_config_token_role(const tsl_config_t *c, const char *token)
         unsigned diff = too_long | (n == 0);
         for (size_t k = 0; k < W; k++)
             diff |= (unsigned)(guess[k] ^ t[k]);
-        unsigned match = (diff == 0);              /* 1 or 0 */
+        unsigned match = (diff == 0); /* 1 or 0 */
         role |= (0u - match) & (unsigned)c->tokens[i].role;
     }
     return (tsl_role_t)role;
@@ -337,8 +338,8 @@ static bool known_section(const char *section)
     return strcmp(section, "tokens") == 0;
 }
 
-static int set_in_section(tsl_config_t *c, const char *section, const char *key,
-                          const char *value, tsl_err_t *err)
+static int set_in_section(tsl_config_t *c, const char *section, const char *key, const char *value,
+                          tsl_err_t *err)
 {
     if (strcmp(section, "tokens") == 0)
         return token_add(c, key, value, err);
@@ -348,8 +349,10 @@ static int set_in_section(tsl_config_t *c, const char *section, const char *key,
     if (section[0] == '\0')
         return tsl_err_set(err, "key '%s' is outside any [section]", key);
     if (!known_section(section))
-        return tsl_err_set(err, "unknown section [%s] (known: server, store, search, limits, "
-                           "log, registry, tokens)", section);
+        return tsl_err_set(err,
+                           "unknown section [%s] (known: server, store, search, limits, "
+                           "log, registry, tokens)",
+                           section);
     return tsl_err_set(err, "unknown key '%s' in section [%s]", key, section);
 }
 
@@ -390,9 +393,9 @@ typedef struct cfg_parse {
     tsl_config_t work;
     FILE *fp;
     int lineno;
-    int err_line;          /* 0: no error of ours */
+    int err_line; /* 0: no error of ours */
     tsl_err_t err;
-    int seen_line[CONFIG_N];   /* where each key was set: a second setting is an error */
+    int seen_line[CONFIG_N]; /* where each key was set: a second setting is an error */
 } cfg_parse_t;
 
 static char *cfg_reader(char *buf, int cap, void *stream)
@@ -495,8 +498,10 @@ int tsl_config_load_file(tsl_config_t *c, const char *path, tsl_err_t *err)
         goto out;
     }
     if (line != 0 || ferror(p->fp)) {
-        tsl_err_set(err, "%s:%d: syntax error: expected '[section]', 'key = value' or a "
-                    "comment", path, line > 0 ? line : p->lineno);
+        tsl_err_set(err,
+                    "%s:%d: syntax error: expected '[section]', 'key = value' or a "
+                    "comment",
+                    path, line > 0 ? line : p->lineno);
         goto out;
     }
     *c = p->work;
@@ -504,7 +509,7 @@ int tsl_config_load_file(tsl_config_t *c, const char *path, tsl_err_t *err)
 out:
     if (p->fp != NULL)
         fclose(p->fp);
-    memset(p, 0, sizeof(*p));   /* the copy held tokens */
+    memset(p, 0, sizeof(*p)); /* the copy held tokens */
     free(p);
     memset(text, 0, len);
     free(text);
@@ -517,21 +522,25 @@ int tsl_config_validate(const tsl_config_t *c, tsl_err_t *err)
 {
     if (c->tcp[0] != '\0' && c->n_tokens == 0)
         return tsl_err_set(err, "tcp listener configured without [tokens]: refusing to serve an "
-                           "unauthenticated TCP port; add tokens or remove tcp");
+                                "unauthenticated TCP port; add tokens or remove tcp");
     if (c->tcp[0] != '\0' && c->tls_cert[0] == '\0' && !c->insecure_tcp)
-        return tsl_err_set(err, "tcp listener without TLS: tokens would cross the network in "
-                           "clear; set tls_cert and tls_key, or insecure_tcp = true to accept that");
+        return tsl_err_set(
+            err, "tcp listener without TLS: tokens would cross the network in "
+                 "clear; set tls_cert and tls_key, or insecure_tcp = true to accept that");
     if ((c->socket_mode & 0007) != 0 && c->n_tokens == 0 && c->unix_socket[0] != '\0')
-        return tsl_err_set(err, "server.socket_mode %04o lets every local user in, and without "
+        return tsl_err_set(err,
+                           "server.socket_mode %04o lets every local user in, and without "
                            "[tokens] every caller is trusted; use 0660 or 0600, or add tokens",
                            c->socket_mode);
     if ((c->tls_cert[0] != '\0') != (c->tls_key[0] != '\0'))
-        return tsl_err_set(err, "server.%s is set but server.%s is not: TLS needs both the "
-                           "certificate and its key", c->tls_cert[0] ? "tls_cert" : "tls_key",
+        return tsl_err_set(err,
+                           "server.%s is set but server.%s is not: TLS needs both the "
+                           "certificate and its key",
+                           c->tls_cert[0] ? "tls_cert" : "tls_key",
                            c->tls_cert[0] ? "tls_key" : "tls_cert");
     if (c->tls_cert[0] != '\0' && c->tcp[0] == '\0')
         return tsl_err_set(err, "server.tls_cert: TLS applies to the TCP listener, but "
-                           "server.tcp is not set");
+                                "server.tcp is not set");
     if (c->unix_socket[0] == '\0' && c->tcp[0] == '\0')
         return tsl_err_set(err, "server: no listener (set unix_socket, tcp or both)");
     if (c->database[0] == '\0')

@@ -41,18 +41,18 @@ typedef struct tsl_config {
     char tcp[128];
     char tls_cert[256];
     char tls_key[256];
-    bool insecure_tcp;           /* plaintext tcp allowed (warned at every start) */
+    bool insecure_tcp; /* plaintext tcp allowed (warned at every start) */
     char http[128];
     char database[256];
-    uint32_t pool_size;          /* 0 = number of cores */
+    uint32_t pool_size; /* 0 = number of cores */
     uint32_t queue_size;
     double grace_s;
-    uint32_t search_nice;        /* search threads' nice steps below the daemon; 0 = none */
+    uint32_t search_nice; /* search threads' nice steps below the daemon; 0 = none */
     uint64_t max_request_bytes;
     uint32_t max_layers;
     uint32_t max_devices;
     uint32_t max_batch;
-    uint32_t idle_connection_s;  /* a connection without calls is closed after this */
+    uint32_t idle_connection_s; /* a connection without calls is closed after this */
     char log_level[16];
     uint32_t worker_heartbeat_s; /* interval handed to workers that announce none */
     uint32_t worker_timeout_s;   /* offline after this much silence; 0 = 3 heartbeats */

@@ -5,10 +5,9 @@
  */
 #include "handlers.h"
 
-
-#define SCHED TSL_ROLE_BIT(TSL_ROLE_SCHEDULER)
-#define OPS TSL_ROLE_BIT(TSL_ROLE_OPS)
-#define WORKER TSL_ROLE_BIT(TSL_ROLE_WORKER)
+#define SCHED   TSL_ROLE_BIT(TSL_ROLE_SCHEDULER)
+#define OPS     TSL_ROLE_BIT(TSL_ROLE_OPS)
+#define WORKER  TSL_ROLE_BIT(TSL_ROLE_WORKER)
 #define RPC(id) (&tsl_rpc_methods[TSL_RPC_ID_##id])
 
 static const tsl_method_t methods[] = {

@@ -48,5 +48,4 @@ tsl_plan_cache_t *tsl_plan_cache_new(void);
 void tsl_plan_cache_free(tsl_plan_cache_t *c);
 void tsl_plan_cache_forget(tsl_plan_cache_t *c, const char *fp);
 
-
 #endif

@@ -29,9 +29,9 @@
 #include "handlers.h"
 #include "plan_proto.h"
 
-#define CACHE_SLOTS 1024u
+#define CACHE_SLOTS     1024u
 #define CACHE_MAX_BYTES (16u << 20)
-#define CACHE_MAX_ONE (1u << 20)
+#define CACHE_MAX_ONE   (1u << 20)
 
 typedef struct slot {
     char fp[17];
@@ -207,13 +207,13 @@ void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row_in,
     tsl_err_t err = {0};
     size_t n = 0;
     grpc_slice body;
-    tsl_stored_plan_t row = *row_in;   /* the head fields; the JSON stays row_in's */
+    tsl_stored_plan_t row = *row_in; /* the head fields; the JSON stays row_in's */
     if (plan_bytes(call->srv, &row, &body, &err) != 0) {
         tsl_call_fail(call, GRPC_STATUS_INTERNAL, "plan %s: %s", row.fingerprint, err.msg);
         return;
     }
     grpc_slice tail = answer_fields(cached, row.stale, row.created_unix);
-    if (as_event) {   /* PlanEvent.plan, length-delimited */
+    if (as_event) { /* PlanEvent.plan, length-delimited */
         uint8_t hdr[16];
         size_t h = put_key(hdr, &tessel__v1__plan_event__descriptor, "plan", 2);
         h += put_varint(hdr + h, GRPC_SLICE_LENGTH(body) + GRPC_SLICE_LENGTH(tail));

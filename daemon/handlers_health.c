@@ -19,8 +19,9 @@ static bool known_service(const char *name)
 
 void tsl_handle_health_check(tsl_call_t *call)
 {
-    Grpc__Health__V1__HealthCheckRequest *req = (Grpc__Health__V1__HealthCheckRequest *)
-        tsl_call_read(call, &grpc__health__v1__health_check_request__descriptor);
+    Grpc__Health__V1__HealthCheckRequest *req =
+        (Grpc__Health__V1__HealthCheckRequest *)tsl_call_read(
+            call, &grpc__health__v1__health_check_request__descriptor);
     if (!req)
         return;
     if (!known_service(req->service)) {

@@ -37,10 +37,10 @@
 #define PROGRESS_MIN_INTERVAL_S 0.1
 
 typedef struct plan_job {
-    tsl_pool_job_t job;          /* first: the pool hands us this pointer */
+    tsl_pool_job_t job; /* first: the pool hands us this pointer */
     tsl_call_t *call;
     tsl_plan_input_t in;
-    tsl_registry_profiles_t profiles;   /* borrowed by in.cluster (registry_plan.h) */
+    tsl_registry_profiles_t profiles; /* borrowed by in.cluster (registry_plan.h) */
     double last_progress_s;
 } plan_job_t;
 
@@ -122,8 +122,8 @@ static void answer_failed(tsl_call_t *call, const tsl_err_t *err)
 static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, double search_s)
 {
     tsl_server_t *srv = job->call->srv;
-    json_t *doc = tsl_search_result_to_json(res, &job->in.model, &job->in.cluster,
-                                            &job->in.request, job->in.fingerprint, search_s);
+    json_t *doc = tsl_search_result_to_json(res, &job->in.model, &job->in.cluster, &job->in.request,
+                                            job->in.fingerprint, search_s);
     char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
     json_decref(doc);
     if (!text) {
@@ -186,7 +186,7 @@ static void job_run(tsl_pool_job_t *pj)
 
 static void job_release(tsl_pool_job_t *pj)
 {
-    tsl_call_unref(((plan_job_t *)pj)->call);   /* may free the job (the call's ctx) */
+    tsl_call_unref(((plan_job_t *)pj)->call); /* may free the job (the call's ctx) */
 }
 
 /* ---- completion-queue thread --------------------------------------------- */
@@ -258,14 +258,16 @@ void tsl_handle_plan(tsl_call_t *call)
     plan_job_t *job = calloc(1, sizeof *job);
     tsl_err_t err = {0};
     const tsl_config_t *cfg = call->srv->cfg;
-    const tsl_request_limits_t limits = {
-        .max_batch = cfg->max_batch, .max_layers = cfg->max_layers, .max_devices = cfg->max_devices};
+    const tsl_request_limits_t limits = {.max_batch = cfg->max_batch,
+                                         .max_layers = cfg->max_layers,
+                                         .max_devices = cfg->max_devices};
     if (!job) {
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "Plan: out of memory");
     } else if (tsl_plan_request_decode(req, &limits, &job->in, &err) != 0) {
         tsl_call_fail_err(call, &err);
         free(job);
-    } else if (tsl_registry_attach_profiles(call->srv->store, &job->in, &job->profiles, &err) != 0) {
+    } else if (tsl_registry_attach_profiles(call->srv->store, &job->in, &job->profiles, &err) !=
+               0) {
         tsl_call_fail_err(call, &err);
         job_free(job);
     } else if (!job->in.force && answer_cached(call, job)) {

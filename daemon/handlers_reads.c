@@ -18,7 +18,7 @@
 #include "tessel/v1/planner.pb-c.h"
 
 #define LIST_DEFAULT 50u
-#define LIST_MAX 1000u
+#define LIST_MAX     1000u
 
 /* The request's fingerprint by the one rule (common/fingerprint.h), lowercased
  * into out[17]; anything else answers INVALID_ARGUMENT (and false). */
@@ -106,13 +106,15 @@ static bool list_filter(tsl_call_t *call, const Tessel__V1__ListPlansRequest *re
     case TESSEL__V1__LIST_PLANS_REQUEST__STALE_FILTER__STALE_ONLY: f->stale = 1; break;
     default:
         tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
-                      "stale: %d is not ANY (0), FRESH_ONLY (1) or STALE_ONLY (2)", (int)req->stale);
+                      "stale: %d is not ANY (0), FRESH_ONLY (1) or STALE_ONLY (2)",
+                      (int)req->stale);
         return false;
     }
     f->model_name = req->model_name[0] ? req->model_name : NULL;
     f->n_devices = req->n_devices;
-    f->page_size = req->page_size == 0 ? LIST_DEFAULT : req->page_size > LIST_MAX ? LIST_MAX
-                                                                                  : req->page_size;
+    f->page_size = req->page_size == 0         ? LIST_DEFAULT
+                   : req->page_size > LIST_MAX ? LIST_MAX
+                                               : req->page_size;
     f->page_token = req->page_token;
     return true;
 }
@@ -125,11 +127,11 @@ static void list_answer(tsl_call_t *call, const tsl_plan_filter_t *f)
     ctx.items = tsl_arena_alloc(&ctx.arena, ctx.cap * sizeof *ctx.items);
     if (!ctx.items) {
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ListPlans: out of memory");
-    } else if (tsl_store_list_plans(call->srv->store, f, list_row, &ctx, next, sizeof next,
-                                    &err) != 0) {
-        bool bad_input = tsl_err_code(&err) == TSL_E_INVALID;   /* the page token */
-        tsl_call_fail(call, bad_input ? GRPC_STATUS_INVALID_ARGUMENT : GRPC_STATUS_INTERNAL,
-                      "%s%s", bad_input ? "" : "store: ", err.msg[0] ? err.msg : "list failed");
+    } else if (tsl_store_list_plans(call->srv->store, f, list_row, &ctx, next, sizeof next, &err) !=
+               0) {
+        bool bad_input = tsl_err_code(&err) == TSL_E_INVALID; /* the page token */
+        tsl_call_fail(call, bad_input ? GRPC_STATUS_INVALID_ARGUMENT : GRPC_STATUS_INTERNAL, "%s%s",
+                      bad_input ? "" : "store: ", err.msg[0] ? err.msg : "list failed");
     } else {
         Tessel__V1__ListPlansResponse resp = TESSEL__V1__LIST_PLANS_RESPONSE__INIT;
         resp.n_plans = ctx.n;
@@ -208,9 +210,9 @@ static void export_stored(tsl_call_t *call, tsl_export_format_t f, const tsl_sto
     char *text;
     size_t len;
     if (tsl_export_stored(f, row->request_json, row->result_json, &text, &len, &err) != 0) {
-        tsl_call_fail(call, tsl_err_code(&err) == TSL_E_UNSUPPORTED
-                                ? GRPC_STATUS_FAILED_PRECONDITION
-                                : GRPC_STATUS_INTERNAL,
+        tsl_call_fail(call,
+                      tsl_err_code(&err) == TSL_E_UNSUPPORTED ? GRPC_STATUS_FAILED_PRECONDITION
+                                                              : GRPC_STATUS_INTERNAL,
                       "%s", err.msg);
         return;
     }
@@ -228,8 +230,8 @@ void tsl_handle_export_plan(tsl_call_t *call)
     tsl_export_format_t f;
     tsl_stored_plan_t row;
     memset(&row, 0, sizeof row);
-    if (request_fingerprint(call, req->fingerprint, fp) &&
-        export_format(call, req->format, &f) && load(call, fp, &row, false) == 0) {
+    if (request_fingerprint(call, req->fingerprint, fp) && export_format(call, req->format, &f) &&
+        load(call, fp, &row, false) == 0) {
         if (f == TSL_EXPORT_COUNT)
             reply_export(call, "json", "application/json", row.result_json,
                          strlen(row.result_json));

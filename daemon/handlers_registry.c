@@ -22,9 +22,9 @@
 #include "store_registry.h"
 #include "tessel/v1/registry.pb-c.h"
 
-#define MAX_NAME 127u               /* hostname, model, versions */
+#define MAX_NAME         127u /* hostname, model, versions */
 #define MAX_MEASUREMENTS 100000u
-#define MAX_HEARTBEAT_S 3600u
+#define MAX_HEARTBEAT_S  3600u
 
 static void log_offline(void *ud, const char *worker_id, const char *hostname)
 {
@@ -42,7 +42,8 @@ static void sweep(tsl_call_t *call)
 
 /* A printable name of 1..max characters (no control characters, no quotes, so
  * that it stays one clean token in tables, logs and profile keys). */
-static bool check_name(tsl_call_t *call, const char *field, const char *v, size_t max, bool empty_ok)
+static bool check_name(tsl_call_t *call, const char *field, const char *v, size_t max,
+                       bool empty_ok)
 {
     size_t n = strlen(v);
     bool ok = (empty_ok || n > 0) && n <= max;
@@ -82,8 +83,10 @@ static bool check_devices(tsl_call_t *call, const Tessel__V1__RegisterRequest *r
                 return false;
             }
         }
-        devs[i] = (tsl_reg_device_t){.index = d->index, .model = d->model,
-                                     .memory_bytes = d->memory_bytes, .sm_count = d->sm_count,
+        devs[i] = (tsl_reg_device_t){.index = d->index,
+                                     .model = d->model,
+                                     .memory_bytes = d->memory_bytes,
+                                     .sm_count = d->sm_count,
                                      .uuid = d->uuid};
     }
     return true;
@@ -115,13 +118,17 @@ void tsl_handle_register_worker(tsl_call_t *call)
     tsl_reg_device_t devs[TSL_REGISTRY_MAX_DEVICES];
     sweep(call);
     if (check_register(call, req) && check_devices(call, req, devs)) {
-        tsl_reg_worker_t w = {
-            .hostname = req->hostname, .driver_version = req->driver_version,
-            .cuda_version = req->cuda_version, .nccl_version = req->nccl_version,
-            .version = req->version, .simulated = req->simulated,
-            .heartbeat_s = req->heartbeat_interval_s ? req->heartbeat_interval_s
-                                                     : call->srv->cfg->worker_heartbeat_s,
-            .n_devices = (uint32_t)req->n_devices, .devices = devs};
+        tsl_reg_worker_t w = {.hostname = req->hostname,
+                              .driver_version = req->driver_version,
+                              .cuda_version = req->cuda_version,
+                              .nccl_version = req->nccl_version,
+                              .version = req->version,
+                              .simulated = req->simulated,
+                              .heartbeat_s = req->heartbeat_interval_s
+                                                 ? req->heartbeat_interval_s
+                                                 : call->srv->cfg->worker_heartbeat_s,
+                              .n_devices = (uint32_t)req->n_devices,
+                              .devices = devs};
         tsl_err_t err = {0};
         bool known = false;
         int rc = tsl_registry_register(call->srv->store, &w, (int64_t)time(NULL), &known, &err);
@@ -224,8 +231,11 @@ static bool convert_measurements(tsl_call_t *call, const Tessel__V1__ReportProfi
             tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ReportProfile: out of memory");
             return false;
         }
-        out[i] = (tsl_reg_measurement_t){.name = m->name, .unit = m->unit, .value = m->value,
-                                         .labels_json = texts[i], .link_class = link,
+        out[i] = (tsl_reg_measurement_t){.name = m->name,
+                                         .unit = m->unit,
+                                         .value = m->value,
+                                         .labels_json = texts[i],
+                                         .link_class = link,
                                          .per_device = m->per_device,
                                          .device_index = m->device_index};
     }
@@ -239,7 +249,7 @@ static void store_report(tsl_call_t *call, const Tessel__V1__ReportProfileReques
     tsl_err_t err = {0};
     char made[40];
     const char *rid = req->report_id;
-    if (!rid[0]) {   /* a client without spool ids: every report is new */
+    if (!rid[0]) { /* a client without spool ids: every report is new */
         snprintf(made, sizeof made, "srv-%lld-%08x", (long long)time(NULL), (unsigned)rand());
         rid = made;
     }
@@ -393,7 +403,8 @@ static int copy_labels(tsl_arena_t *a, Tessel__V1__Measurement *o, const char *t
         json_decref(obj);
         return -1;
     }
-    json_object_foreach(obj, k, v) {
+    json_object_foreach(obj, k, v)
+    {
         Tessel__V1__Measurement__LabelsEntry *e = tsl_arena_alloc(a, sizeof *e);
         if (!e)
             break;
@@ -452,8 +463,8 @@ void tsl_handle_get_profile(tsl_call_t *call)
     tsl_err_t err = {0};
     if (check_name(call, "gpu_model", req->gpu_model, MAX_NAME, true) &&
         check_name(call, "hostname", req->hostname, MAX_NAME, true)) {
-        if (tsl_registry_profile(call->srv->store, req->gpu_model, req->hostname, profile_row,
-                                 &ctx, &err) != 0) {
+        if (tsl_registry_profile(call->srv->store, req->gpu_model, req->hostname, profile_row, &ctx,
+                                 &err) != 0) {
             tsl_call_fail_err(call, &err);
         } else {
             Tessel__V1__GetProfileResponse resp = TESSEL__V1__GET_PROFILE_RESPONSE__INIT;

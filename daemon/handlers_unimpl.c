@@ -24,6 +24,7 @@ void tsl_handle_unimplemented(tsl_call_t *call)
     char *path = grpc_slice_to_c_string(call->details.method);
     tsl_call_fail(call, GRPC_STATUS_UNIMPLEMENTED,
                   "unknown method '%.200s'; tesseld serves tessel.v1.Planner, "
-                  "tessel.v1.Registry and grpc.health.v1.Health", path ? path : "?");
+                  "tessel.v1.Registry and grpc.health.v1.Health",
+                  path ? path : "?");
     gpr_free(path);
 }

@@ -33,17 +33,17 @@
 #include "log.h"
 #include "ratelimit.h"
 
-#define HTTP_TIMEOUT_S 30
+#define HTTP_TIMEOUT_S         30
 #define HTTP_MAX_HEADERS_BYTES 16384
-#define HTTP_MAX_BODY_BYTES 65536
-#define ACCEPT_BACKOFF_MS 200      /* after a failed accept (EMFILE, ...), pause this long */
-#define ACCEPT_LOG_INTERVAL_S 10
+#define HTTP_MAX_BODY_BYTES    65536
+#define ACCEPT_BACKOFF_MS      200 /* after a failed accept (EMFILE, ...), pause this long */
+#define ACCEPT_LOG_INTERVAL_S  10
 
 struct tsl_http {
     struct event_base *base;
     struct evhttp *http;
     struct event *stop_ev;
-    struct event *resume_ev;           /* re-enables the listener after a backoff */
+    struct event *resume_ev; /* re-enables the listener after a backoff */
     struct evconnlistener *listener;
     pthread_t thread;
     bool running;
@@ -102,7 +102,8 @@ static int bound_port(int fd)
 static int listen_on(const char *addr, tsl_err_t *err)
 {
     char host[256], port[8];
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     struct addrinfo *res = NULL;
     int fd = -1, one = 1;
@@ -188,8 +189,7 @@ out:
 
 /* ---- the status page (http_page.c) ---------------------------------------------------------- */
 
-static void reply_page(struct evhttp_request *req, int code, const char *reason,
-                       struct evbuffer *b)
+static void reply_page(struct evhttp_request *req, int code, const char *reason, struct evbuffer *b)
 {
     /* The page carries no script and loads nothing: say so, as a second line of
      * defence behind the escaping. */
@@ -200,8 +200,8 @@ static void reply_page(struct evhttp_request *req, int code, const char *reason,
 
 static tsl_page_ctx_t page_ctx(tsl_http_t *h)
 {
-    return (tsl_page_ctx_t){.store = h->store, .m = h->m, .healthy = is_healthy(h),
-                            .now = (int64_t)time(NULL)};
+    return (tsl_page_ctx_t){
+        .store = h->store, .m = h->m, .healthy = is_healthy(h), .now = (int64_t)time(NULL)};
 }
 
 static void serve_status(tsl_http_t *h, struct evhttp_request *req)
@@ -324,11 +324,12 @@ static void on_accept_error(struct evconnlistener *lev, void *arg)
     if (h)
         evtimer_add(h->resume_ev, &tv);
     else
-        evconnlistener_enable(lev);   /* not ours: cannot happen; never leave it off */
+        evconnlistener_enable(lev); /* not ours: cannot happen; never leave it off */
     if (tsl_ratelimit_ok(&rl, ACCEPT_LOG_INTERVAL_S, &skipped))
         tsl_log_warnx("http: accept failed: %s; pausing accepts for %d ms [%llu more in the "
-                      "last %d s not logged]", evutil_socket_error_to_string(e),
-                      ACCEPT_BACKOFF_MS, (unsigned long long)skipped, ACCEPT_LOG_INTERVAL_S);
+                      "last %d s not logged]",
+                      evutil_socket_error_to_string(e), ACCEPT_BACKOFF_MS,
+                      (unsigned long long)skipped, ACCEPT_LOG_INTERVAL_S);
 }
 
 static void on_resume(evutil_socket_t fd, short what, void *arg)
@@ -374,9 +375,8 @@ static void http_free(tsl_http_t *h)
 static void configure(struct evhttp *http)
 {
     evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
-                                         EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-                                         EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
-                                         EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+                                         EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
+                                         EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
     evhttp_set_timeout(http, HTTP_TIMEOUT_S);
     evhttp_set_max_headers_size(http, HTTP_MAX_HEADERS_BYTES);
     evhttp_set_max_body_size(http, HTTP_MAX_BODY_BYTES);
@@ -395,8 +395,8 @@ static int start_thread(tsl_http_t *h, tsl_err_t *err)
     return 0;
 }
 
-int tsl_http_start(const char *addr, tsl_metrics_t *m, tsl_store_t *store,
-                   int (*health)(void *ud), void *ud, tsl_http_t **out, tsl_err_t *err)
+int tsl_http_start(const char *addr, tsl_metrics_t *m, tsl_store_t *store, int (*health)(void *ud),
+                   void *ud, tsl_http_t **out, tsl_err_t *err)
 {
     *out = NULL;
     if (addr == NULL || addr[0] == '\0' || m == NULL)
@@ -424,7 +424,7 @@ int tsl_http_start(const char *addr, tsl_metrics_t *m, tsl_store_t *store,
     configure(h->http);
     evhttp_set_gencb(h->http, on_request, h);
     struct evhttp_bound_socket *bound = evhttp_accept_socket_with_handle(h->http, fd);
-    if (bound == NULL) {   /* owns fd on success */
+    if (bound == NULL) { /* owns fd on success */
         tsl_err_set(err, "http: cannot accept on %s", addr);
         close(fd);
         goto fail;

@@ -29,8 +29,8 @@ typedef struct tsl_http tsl_http_t;
 
 /* addr is "HOST:PORT" ("127.0.0.1:9464", "[::1]:9464"); port 0 picks a free port
  * (see tsl_http_port). Listening errors name the address and the reason. */
-int tsl_http_start(const char *addr, tsl_metrics_t *m, tsl_store_t *store,
-                   int (*health)(void *ud), void *ud, tsl_http_t **out, tsl_err_t *err);
+int tsl_http_start(const char *addr, tsl_metrics_t *m, tsl_store_t *store, int (*health)(void *ud),
+                   void *ud, tsl_http_t **out, tsl_err_t *err);
 /* The port actually bound (useful after asking for port 0). */
 int tsl_http_port(const tsl_http_t *h);
 /* Stops the loop, joins the thread, closes the socket. NULL is a no-op. */

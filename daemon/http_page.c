@@ -15,10 +15,10 @@
 
 #include "store_registry.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
+#define GIB              (1024.0 * 1024.0 * 1024.0)
 #define CHART_MAX_STAGES 256
-#define CHART_ROW_H 26
-#define CHART_BAR_W 240.0   /* each panel's full-scale bar */
+#define CHART_ROW_H      26
+#define CHART_BAR_W      240.0 /* each panel's full-scale bar */
 
 static const char PAGE_HEAD[] =
     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -115,9 +115,11 @@ static void add_daemon(struct evbuffer *b, const tsl_page_ctx_t *c)
                         c->healthy ? "serving" : "not serving");
     evbuffer_add_printf(b, "<tr><th>version</th><td>");
     tsl_page_escape(b, TSL_VERSION);
-    evbuffer_add_printf(b, "</td></tr>\n<tr><th>uptime</th><td>%s</td></tr>\n"
+    evbuffer_add_printf(b,
+                        "</td></tr>\n<tr><th>uptime</th><td>%s</td></tr>\n"
                         "<tr><th>search queue</th><td>%lld queued, %lld running</td></tr>\n"
-                        "</tbody></table>\n", up, (long long)queued, (long long)running);
+                        "</tbody></table>\n",
+                        up, (long long)queued, (long long)running);
 }
 
 /* ---- workers ----------------------------------------------------------------------------- */
@@ -133,7 +135,7 @@ static int add_worker(void *ud, const tsl_reg_worker_t *w)
     rows_t *r = ud;
     char s[96];
     if (r->n++ >= TSL_PAGE_MAX_ROWS)
-        return 0;   /* keep counting */
+        return 0; /* keep counting */
     evbuffer_add_printf(r->b, "<tr>");
     cell(r->b, false, w->hostname);
     snprintf(s, sizeof(s), "%u", w->n_devices);
@@ -154,8 +156,8 @@ static void add_workers(struct evbuffer *b, const tsl_page_ctx_t *c)
     rows_t r = {.b = b, .now = c->now};
     tsl_err_t err = {0};
     evbuffer_add_printf(b, "<h2>Workers</h2>\n<table id=\"workers\"><thead><tr><th>node</th>"
-                        "<th>GPUs</th><th>GPU model</th><th>state</th><th>last seen</th>"
-                        "<th>profile age</th><th>profile</th></tr></thead>\n<tbody>\n");
+                           "<th>GPUs</th><th>GPU model</th><th>state</th><th>last seen</th>"
+                           "<th>profile age</th><th>profile</th></tr></thead>\n<tbody>\n");
     int rc = tsl_registry_list(c->store, add_worker, &r, &err);
     evbuffer_add_printf(b, "</tbody></table>\n");
     if (rc != 0)
@@ -193,9 +195,9 @@ static void add_profiles(struct evbuffer *b, const tsl_page_ctx_t *c)
     rows_t r = {.b = b, .now = c->now};
     tsl_err_t err = {0};
     evbuffer_add_printf(b, "<h2>Profiles</h2>\n<table id=\"profiles\"><thead><tr>"
-                        "<th>GPU model</th><th>source</th><th>figure</th><th>link</th>"
-                        "<th>value</th><th>unit</th><th>samples</th><th>measured</th></tr>"
-                        "</thead>\n<tbody>\n");
+                           "<th>GPU model</th><th>source</th><th>figure</th><th>link</th>"
+                           "<th>value</th><th>unit</th><th>samples</th><th>measured</th></tr>"
+                           "</thead>\n<tbody>\n");
     int rc = tsl_registry_profile(c->store, "", NULL, add_measurement, &r, &err);
     evbuffer_add_printf(b, "</tbody></table>\n");
     if (rc != 0)
@@ -241,9 +243,9 @@ static void add_plans(struct evbuffer *b, const tsl_page_ctx_t *c)
     tsl_err_t err = {0};
     int64_t total = tsl_store_count_plans(c->store);
     evbuffer_add_printf(b, "<h2>Cached plans</h2>\n<table id=\"plans\"><thead><tr>"
-                        "<th>fingerprint</th><th>model</th><th>devices</th><th>batch</th>"
-                        "<th>samples/s</th><th>peak memory</th><th>stale</th>"
-                        "<th>created (UTC)</th></tr></thead>\n<tbody>\n");
+                           "<th>fingerprint</th><th>model</th><th>devices</th><th>batch</th>"
+                           "<th>samples/s</th><th>peak memory</th><th>stale</th>"
+                           "<th>created (UTC)</th></tr></thead>\n<tbody>\n");
     int rc = tsl_store_list_plans(c->store, &f, add_plan_row, &r, next, sizeof(next), &err);
     evbuffer_add_printf(b, "</tbody></table>\n");
     if (rc != 0) {
@@ -290,18 +292,21 @@ static void add_chart(struct evbuffer *b, const json_t *stages, double budget)
         mmax = num(s, "peak_bytes") > mmax ? num(s, "peak_bytes") : mmax;
     }
     int h = 30 + CHART_ROW_H * (int)n;
-    evbuffer_add_printf(b, "<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"680\" "
+    evbuffer_add_printf(b,
+                        "<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"680\" "
                         "height=\"%d\" viewBox=\"0 0 680 %d\" role=\"img\">\n"
                         "<text x=\"80\" y=\"16\">time per micro-batch (ms)</text>\n"
                         "<text x=\"400\" y=\"16\">peak memory (GiB) vs budget %.2f GiB (red)"
-                        "</text>\n", h, h, budget / GIB);
+                        "</text>\n",
+                        h, h, budget / GIB);
     for (size_t i = 0; i < n; i++) {
         const json_t *s = json_array_get(stages, i);
         double t = num(s, "time_s"), pk = num(s, "peak_bytes");
         double tw = tmax > 0 ? CHART_BAR_W * t / tmax : 0;
         double mw = mmax > 0 ? CHART_BAR_W * pk / mmax : 0;
         int y = 24 + CHART_ROW_H * (int)i;
-        evbuffer_add_printf(b, "<g class=\"stage\" data-stage=\"%zu\">"
+        evbuffer_add_printf(b,
+                            "<g class=\"stage\" data-stage=\"%zu\">"
                             "<text x=\"4\" y=\"%d\">stage %zu</text>"
                             "<rect class=\"time\" x=\"80\" y=\"%d\" width=\"%.1f\" height=\"18\">"
                             "<title>%.3f ms</title></rect>"
@@ -309,11 +314,12 @@ static void add_chart(struct evbuffer *b, const json_t *stages, double budget)
                             "<rect class=\"mem\" x=\"400\" y=\"%d\" width=\"%.1f\" height=\"18\">"
                             "<title>%.2f GiB</title></rect>"
                             "<text x=\"%.1f\" y=\"%d\">%.2f</text></g>\n",
-                            i, y + 13, i, y, tw, t * 1e3, 84 + tw, y + 13, t * 1e3, y, mw,
-                            pk / GIB, 404 + mw, y + 13, pk / GIB);
+                            i, y + 13, i, y, tw, t * 1e3, 84 + tw, y + 13, t * 1e3, y, mw, pk / GIB,
+                            404 + mw, y + 13, pk / GIB);
     }
     if (budget > 0 && mmax > 0)
-        evbuffer_add_printf(b, "<line class=\"budget\" x1=\"%.1f\" y1=\"20\" x2=\"%.1f\" "
+        evbuffer_add_printf(b,
+                            "<line class=\"budget\" x1=\"%.1f\" y1=\"20\" x2=\"%.1f\" "
                             "y2=\"%d\"><title>budget %.2f GiB</title></line>\n",
                             400 + CHART_BAR_W * budget / mmax, 400 + CHART_BAR_W * budget / mmax,
                             h - 4, budget / GIB);
@@ -323,9 +329,9 @@ static void add_chart(struct evbuffer *b, const json_t *stages, double budget)
 static void add_stage_table(struct evbuffer *b, const json_t *stages)
 {
     evbuffer_add_printf(b, "<table id=\"stages\"><thead><tr><th>stage</th><th>layers</th>"
-                        "<th>devices</th><th>time/micro-batch (ms)</th><th>p2p (ms)</th>"
-                        "<th>model states (GiB)</th><th>activations (GiB)</th>"
-                        "<th>peak (GiB)</th></tr></thead>\n<tbody>\n");
+                           "<th>devices</th><th>time/micro-batch (ms)</th><th>p2p (ms)</th>"
+                           "<th>model states (GiB)</th><th>activations (GiB)</th>"
+                           "<th>peak (GiB)</th></tr></thead>\n<tbody>\n");
     for (size_t i = 0; i < json_array_size(stages) && i < CHART_MAX_STAGES; i++) {
         const json_t *s = json_array_get(stages, i);
         evbuffer_add_printf(b, "<tr>");
@@ -352,9 +358,11 @@ static void add_plan_body(struct evbuffer *b, const tsl_stored_plan_t *p)
     tsl_page_escape(b, p->fingerprint);
     evbuffer_add_printf(b, "</span></h2>\n<p>");
     tsl_page_escape(b, p->model_name);
-    evbuffer_add_printf(b, " on %u devices, global batch %u: %.2f samples/s, iteration %.3f s, "
-                        "peak %.2f GiB%s.</p>\n", p->n_devices, p->global_batch, p->samples_per_s,
-                        p->iter_time_s, (double)p->peak_bytes / GIB, p->stale ? " (stale)" : "");
+    evbuffer_add_printf(b,
+                        " on %u devices, global batch %u: %.2f samples/s, iteration %.3f s, "
+                        "peak %.2f GiB%s.</p>\n",
+                        p->n_devices, p->global_batch, p->samples_per_s, p->iter_time_s,
+                        (double)p->peak_bytes / GIB, p->stale ? " (stale)" : "");
     if (!json_is_array(stages) || json_array_size(stages) == 0) {
         evbuffer_add_printf(b, "<p>The stored result has no stages to chart.</p>\n");
         goto out;

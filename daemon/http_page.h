@@ -18,13 +18,13 @@
 #include "metrics.h"
 #include "store.h"
 
-#define TSL_PAGE_MAX_ROWS 1000   /* per table */
+#define TSL_PAGE_MAX_ROWS 1000 /* per table */
 
 typedef struct tsl_page_ctx {
-    tsl_store_t *store;   /* may be NULL: the page says so */
+    tsl_store_t *store; /* may be NULL: the page says so */
     tsl_metrics_t *m;
     bool healthy;
-    int64_t now;          /* Unix seconds, for ages */
+    int64_t now; /* Unix seconds, for ages */
 } tsl_page_ctx_t;
 
 void tsl_page_escape(struct evbuffer *b, const char *s);

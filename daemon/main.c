@@ -30,7 +30,7 @@
 #include "store.h"
 
 #define EXIT_RUNTIME 1
-#define EXIT_CONFIG 2
+#define EXIT_CONFIG  2
 
 /* glibc malloc: blocks from this size on are mmap()ed (and unmapped on free),
  * and an arena hands back free memory at its top past this much. */
@@ -207,7 +207,7 @@ typedef struct daemon_state {
     tsl_metrics_t *metrics;
     tsl_server_t *server;
     tsl_http_t *http;
-    tsl_store_t *http_store;   /* read-only, the HTTP thread's */
+    tsl_store_t *http_store; /* read-only, the HTTP thread's */
 } daemon_state_t;
 
 static int start(const tsl_config_t *cfg, daemon_state_t *d, tsl_err_t *err)
@@ -223,8 +223,8 @@ static int start(const tsl_config_t *cfg, daemon_state_t *d, tsl_err_t *err)
         tsl_metrics_set_plans(d->metrics, tsl_store_count_plans(d->store));
     if (tsl_server_start(cfg, d->store, d->metrics, &d->server, err) != 0)
         return -1;
-    if (cfg->http[0] &&
-        tsl_http_start(cfg->http, d->metrics, d->http_store, http_health, d->server, &d->http, err) != 0)
+    if (cfg->http[0] && tsl_http_start(cfg->http, d->metrics, d->http_store, http_health, d->server,
+                                       &d->http, err) != 0)
         return -1;
     return 0;
 }
@@ -257,7 +257,8 @@ static int run(const tsl_config_t *cfg)
         tsl_log_error("%s", err.msg);
     } else {
         tsl_log_info("tesseld %s ready: %s; database %s; http %s", TSL_VERSION,
-                     tsl_server_listening(d.server), cfg->database, cfg->http[0] ? cfg->http : "off");
+                     tsl_server_listening(d.server), cfg->database,
+                     cfg->http[0] ? cfg->http : "off");
         sd_notifyf(0, "READY=1\nSTATUS=serving on %s", tsl_server_listening(d.server));
         int sig = wait_for_stop(&set);
         tsl_log_info("%s: stopping (grace %.1f s)", strsignal(sig), cfg->grace_s);
@@ -341,7 +342,7 @@ int main(int argc, char **argv)
             tsl_log_set_level(level);
         rc = run(cfg);
     }
-    memset(cfg, 0, sizeof *cfg);   /* it held the tokens */
+    memset(cfg, 0, sizeof *cfg); /* it held the tokens */
     free(cfg);
     return rc;
 }

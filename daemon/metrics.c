@@ -24,7 +24,7 @@
 
 /* Search latency buckets, seconds: a cached plan is milliseconds, a large sweep
  * minutes. */
-static const double SEARCH_BUCKETS_S[] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+static const double SEARCH_BUCKETS_S[] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,  2.5,
                                           5,    10,    30,   60,  120,  300, 600};
 #define N_BUCKETS (sizeof(SEARCH_BUCKETS_S) / sizeof(SEARCH_BUCKETS_S[0]))
 
@@ -34,9 +34,22 @@ static const double SEARCH_BUCKETS_S[] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 
 #define MAX_SERIES 128
 
 static const char *const GRPC_CODES[] = {
-    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
     "UNAUTHENTICATED",
 };
 #define N_CODES (int)(sizeof(GRPC_CODES) / sizeof(GRPC_CODES[0]))
@@ -51,17 +64,17 @@ struct tsl_metrics {
     pthread_mutex_t mu;
     series_t requests[MAX_SERIES];
     size_t n_requests;
-    uint64_t buckets[N_BUCKETS];   /* not cumulative; summed when rendered */
+    uint64_t buckets[N_BUCKETS]; /* not cumulative; summed when rendered */
     uint64_t search_count;
     double search_sum_s;
     uint64_t cache_hits, cache_misses;
     int64_t queued, running, plans;
-    _Atomic uint64_t refused[TSL_REFUSED_N];   /* lock-free: counted on hot refusal paths */
+    _Atomic uint64_t refused[TSL_REFUSED_N]; /* lock-free: counted on hot refusal paths */
 };
 
 static const char *const REFUSED_NAMES[TSL_REFUSED_N] = {
-    "unauthenticated", "permission_denied", "unreadable", "connection", "accept_error",
-    "http_accept_error",
+    "unauthenticated", "permission_denied", "unreadable",
+    "connection",      "accept_error",      "http_accept_error",
 };
 
 tsl_metrics_t *tsl_metrics_new(void)
@@ -100,7 +113,7 @@ void tsl_metrics_request(tsl_metrics_t *m, const char *method, int grpc_code)
     if (m == NULL)
         return;
     if (grpc_code < 0 || grpc_code >= N_CODES)
-        grpc_code = 2;   /* UNKNOWN */
+        grpc_code = 2; /* UNKNOWN */
     pthread_mutex_lock(&m->mu);
     series_t *s = find_series(m, method ? method : "", grpc_code);
     if (s != NULL)
@@ -205,8 +218,10 @@ static void read_stat(tsl_proc_stats_t *out)
     unsigned long long ut, st, start;
     long tck = sysconf(_SC_CLK_TCK);
     if (p == NULL || tck <= 0 ||
-        sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
-                      "%*d %*d %llu", &ut, &st, &start) != 3)
+        sscanf(p + 1,
+               " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
+               "%*d %*d %llu",
+               &ut, &st, &start) != 3)
         return;
     out->cpu_s = (double)(ut + st) / (double)tck;
     double bt = boot_time_s();
@@ -224,7 +239,7 @@ static int64_t count_fds(void)
         if (e->d_name[0] != '.')
             n++;
     closedir(d);
-    return n - 1;   /* the directory's own descriptor */
+    return n - 1; /* the directory's own descriptor */
 }
 
 void tsl_proc_stats(tsl_proc_stats_t *out)
@@ -273,7 +288,8 @@ static void render_requests(FILE *f, const tsl_metrics_t *m)
     series_t sorted[MAX_SERIES];
     memcpy(sorted, m->requests, m->n_requests * sizeof(series_t));
     qsort(sorted, m->n_requests, sizeof(series_t), cmp_series);
-    put_header(f, "tessel_requests_total", "counter", "gRPC requests answered, by method and status code.");
+    put_header(f, "tessel_requests_total", "counter",
+               "gRPC requests answered, by method and status code.");
     for (size_t i = 0; i < m->n_requests; i++) {
         fputs("tessel_requests_total{method=\"", f);
         put_label(f, sorted[i].method);
@@ -291,7 +307,8 @@ static void render_histogram(FILE *f, const tsl_metrics_t *m)
         fprintf(f, "tessel_search_seconds_bucket{le=\"%g\"} %llu\n", SEARCH_BUCKETS_S[b],
                 (unsigned long long)cum);
     }
-    fprintf(f, "tessel_search_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)m->search_count);
+    fprintf(f, "tessel_search_seconds_bucket{le=\"+Inf\"} %llu\n",
+            (unsigned long long)m->search_count);
     fprintf(f, "tessel_search_seconds_sum %.17g\n", m->search_sum_s);
     fprintf(f, "tessel_search_seconds_count %llu\n", (unsigned long long)m->search_count);
 }
@@ -301,7 +318,8 @@ static void render_scalars(FILE *f, const tsl_metrics_t *m)
     put_header(f, "tessel_plan_cache_hits_total", "counter",
                "Plan requests answered from the store without a search.");
     fprintf(f, "tessel_plan_cache_hits_total %llu\n", (unsigned long long)m->cache_hits);
-    put_header(f, "tessel_plan_cache_misses_total", "counter", "Plan requests that needed a search.");
+    put_header(f, "tessel_plan_cache_misses_total", "counter",
+               "Plan requests that needed a search.");
     fprintf(f, "tessel_plan_cache_misses_total %llu\n", (unsigned long long)m->cache_misses);
     put_header(f, "tessel_search_queue_depth", "gauge", "Searches waiting for a search thread.");
     fprintf(f, "tessel_search_queue_depth %lld\n", (long long)m->queued);
@@ -357,7 +375,7 @@ char *tsl_metrics_render(tsl_metrics_t *m)
     render_histogram(f, m);
     render_scalars(f, m);
     pthread_mutex_unlock(&m->mu);
-    render_process(f);   /* file reads: outside the lock */
+    render_process(f); /* file reads: outside the lock */
     if (ferror(f)) {
         fclose(f);
         free(text);

@@ -47,8 +47,8 @@ void tsl_metrics_get_queue(tsl_metrics_t *m, int64_t *queued, int64_t *running, 
 /* This process, read from /proc/self (Linux): the standard process_* metrics.
  * Fields that cannot be read are left at -1. */
 typedef struct tsl_proc_stats {
-    double start_time_s;      /* Unix time the process started */
-    double cpu_s;             /* user + system CPU time */
+    double start_time_s; /* Unix time the process started */
+    double cpu_s;        /* user + system CPU time */
     int64_t rss_bytes;
     int64_t open_fds;
 } tsl_proc_stats_t;

@@ -19,15 +19,15 @@
 
 struct tsl_pool {
     pthread_mutex_t lock;
-    pthread_cond_t work;          /* a job was queued, or stopping */
-    pthread_cond_t idle;          /* a job finished */
-    tsl_pool_job_t *head, *tail;  /* waiting jobs, FIFO */
+    pthread_cond_t work;         /* a job was queued, or stopping */
+    pthread_cond_t idle;         /* a job finished */
+    tsl_pool_job_t *head, *tail; /* waiting jobs, FIFO */
     uint32_t queued, running;
     uint32_t queue_cap, n_threads;
-    uint32_t nice;                /* priority steps below the daemon; 0 = unchanged */
+    uint32_t nice; /* priority steps below the daemon; 0 = unchanged */
     bool refusing, stopping;
     pthread_t *threads;
-    tsl_pool_job_t **current;     /* per thread: the job it runs, or NULL */
+    tsl_pool_job_t **current; /* per thread: the job it runs, or NULL */
     tsl_pool_change_fn on_change;
     void *ud;
 };
@@ -88,7 +88,7 @@ static void *worker_main(void *arg)
         while (!p->head && !p->stopping)
             pthread_cond_wait(&p->work, &p->lock);
         if (!p->head)
-            break;                         /* stopping and nothing left */
+            break; /* stopping and nothing left */
         tsl_pool_job_t *job = take_locked(p);
         p->current[wa.index] = job;
         notify_locked(p);
@@ -100,7 +100,7 @@ static void *worker_main(void *arg)
         notify_locked(p);
         pthread_cond_broadcast(&p->idle);
         pthread_mutex_unlock(&p->lock);
-        job->release(job);                 /* outside the lock: may free the job */
+        job->release(job); /* outside the lock: may free the job */
         pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
@@ -124,7 +124,7 @@ static int start_threads(tsl_pool_t *p, tsl_err_t *err)
         int rc = pthread_create(&p->threads[i], NULL, worker_main, wa);
         if (rc != 0) {
             free(wa);
-            p->n_threads = i;             /* the ones started are joined by stop */
+            p->n_threads = i; /* the ones started are joined by stop */
             return tsl_err_set(err, "pool: cannot start search thread %u: %s", i, strerror(rc));
         }
     }

@@ -41,8 +41,8 @@ typedef struct tsl_pool tsl_pool_t;
 typedef struct tsl_pool_job {
     void (*run)(struct tsl_pool_job *job);
     void (*release)(struct tsl_pool_job *job);
-    atomic_int cancel;                  /* set by tsl_pool_cancel_all */
-    struct tsl_pool_job *next;          /* pool-private */
+    atomic_int cancel;         /* set by tsl_pool_cancel_all */
+    struct tsl_pool_job *next; /* pool-private */
 } tsl_pool_job_t;
 
 /* Queue depth changes (for metrics gauges). */

@@ -15,8 +15,8 @@
 #include <stdint.h>
 
 typedef struct tsl_ratelimit {
-    _Atomic int64_t next_s;        /* CLOCK_MONOTONIC second from which a line may go out */
-    _Atomic uint64_t suppressed;   /* events since the last line */
+    _Atomic int64_t next_s;      /* CLOCK_MONOTONIC second from which a line may go out */
+    _Atomic uint64_t suppressed; /* events since the last line */
 } tsl_ratelimit_t;
 
 /* True at most once per interval_s; *skipped: events suppressed since the last true. */

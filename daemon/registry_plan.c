@@ -37,11 +37,14 @@ static tsl_profile_block_t *block_of(tsl_profile_t *p, tsl_profile_block_kind_t 
 {
     json_t *f = json_object_get(l, "f");
     const char *ftext = json_is_string(f) ? json_string_value(f) : "";
-    tsl_profile_block_t key = {
-        .kind = kind, .hidden = (uint32_t)label_num(l, "h"), .seq_len = (uint32_t)label_num(l, "s"),
-        .heads = (uint32_t)label_num(l, "a"), .ffn_hidden = (uint32_t)atof(ftext),
-        .gated = strchr(ftext, 'g') != NULL, .mb = (uint32_t)label_num(l, "mb"),
-        .tp = (uint32_t)label_num(l, "tp")};
+    tsl_profile_block_t key = {.kind = kind,
+                               .hidden = (uint32_t)label_num(l, "h"),
+                               .seq_len = (uint32_t)label_num(l, "s"),
+                               .heads = (uint32_t)label_num(l, "a"),
+                               .ffn_hidden = (uint32_t)atof(ftext),
+                               .gated = strchr(ftext, 'g') != NULL,
+                               .mb = (uint32_t)label_num(l, "mb"),
+                               .tp = (uint32_t)label_num(l, "tp")};
     for (uint32_t i = 0; i < p->n_blocks; i++) {
         tsl_profile_block_t *b = &p->blocks[i];
         if (b->kind == key.kind && b->hidden == key.hidden && b->seq_len == key.seq_len &&
@@ -88,7 +91,8 @@ static void take_node(build_t *bd, const tsl_reg_measurement_t *m, json_t *label
     if (strcmp(m->name, "allreduce_busbw") == 0) {
         uint32_t group = (uint32_t)label_num(labels, "group");
         uint64_t bytes = (uint64_t)label_num(labels, "bytes");
-        if (group >= 2 && (group > p->intra_group || (group == p->intra_group && bytes > bd->intra_bytes))) {
+        if (group >= 2 &&
+            (group > p->intra_group || (group == p->intra_group && bytes > bd->intra_bytes))) {
             p->intra_group = group;
             bd->intra_bytes = bytes;
             p->intra_busbw = m->value;
@@ -202,8 +206,8 @@ static int attach_one(tsl_store_t *s, tsl_plan_input_t *in, const char *entry,
     return 0;
 }
 
-int tsl_registry_attach_profiles(tsl_store_t *s, tsl_plan_input_t *in,
-                                 tsl_registry_profiles_t *out, tsl_err_t *err)
+int tsl_registry_attach_profiles(tsl_store_t *s, tsl_plan_input_t *in, tsl_registry_profiles_t *out,
+                                 tsl_err_t *err)
 {
     memset(out, 0, sizeof *out);
     json_t *req = json_loads(in->request_json ? in->request_json : "{}", 0, NULL);

@@ -31,8 +31,8 @@ typedef struct tsl_registry_profiles {
 } tsl_registry_profiles_t;
 
 /* 0 (out filled, maybe empty), -1 only when out of memory. */
-int tsl_registry_attach_profiles(tsl_store_t *s, tsl_plan_input_t *in,
-                                 tsl_registry_profiles_t *out, tsl_err_t *err);
+int tsl_registry_attach_profiles(tsl_store_t *s, tsl_plan_input_t *in, tsl_registry_profiles_t *out,
+                                 tsl_err_t *err);
 void tsl_registry_profiles_free(tsl_registry_profiles_t *ps);
 
 #endif

@@ -20,8 +20,8 @@
 #include "server_call.h"
 #include "server_int.h"
 
-#define ARMED_PER_METHOD 2     /* calls waiting per method (and for unknown methods) */
-#define SETTLE_S 5.0           /* after the grace period: how long calls get to end */
+#define ARMED_PER_METHOD 2   /* calls waiting per method (and for unknown methods) */
+#define SETTLE_S         5.0 /* after the grace period: how long calls get to end */
 
 /* gRPC logs some client-caused events at ERROR (a refused compression, a
  * failed accept): at most one such line per interval, so a client cannot flood
@@ -57,7 +57,8 @@ static void *cq_main(void *arg)
 {
     tsl_server_t *s = arg;
     for (;;) {
-        grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+        grpc_event ev =
+            grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
         if (ev.type == GRPC_QUEUE_SHUTDOWN)
             break;
         if (ev.type != GRPC_OP_COMPLETE)
@@ -78,8 +79,8 @@ static void on_pool_change(void *ud, uint32_t queued, uint32_t running)
 /* What one client can make the server hold: streams per connection, and a
  * memory quota over all transports (reads are what the quota governs in 1.51). */
 #define STREAMS_PER_CONNECTION 16
-#define QUOTA_BASE_BYTES (64u << 20)
-#define HANDSHAKE_TIMEOUT_MS 10000
+#define QUOTA_BASE_BYTES       (64u << 20)
+#define HANDSHAKE_TIMEOUT_MS   10000
 
 static void int_arg(grpc_arg *a, const char *key, long v)
 {
@@ -97,7 +98,8 @@ static int create_server(tsl_server_t *s)
     grpc_arg args[8];
     memset(args, 0, sizeof args);
     int_arg(&args[0], GRPC_ARG_ALLOW_REUSEPORT, 0);
-    int_arg(&args[1], GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, (long)(max_rx > INT_MAX ? INT_MAX : max_rx));
+    int_arg(&args[1], GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
+            (long)(max_rx > INT_MAX ? INT_MAX : max_rx));
     /* Identity only: a compressed request is refused (UNIMPLEMENTED) before it is inflated. */
     int_arg(&args[2], GRPC_COMPRESSION_CHANNEL_ENABLED_ALGORITHMS_BITSET, 1);
     int_arg(&args[3], GRPC_ARG_MAX_CONCURRENT_STREAMS, STREAMS_PER_CONNECTION);
@@ -119,8 +121,9 @@ static int create_server(tsl_server_t *s)
     if (!s->registered)
         return -1;
     for (size_t i = 0; i < s->n_methods; i++) {
-        s->registered[i] = grpc_server_register_method(
-            s->server, s->methods[i].rpc->path, NULL, GRPC_SRM_PAYLOAD_NONE /* server_gate.c reads it */, 0);
+        s->registered[i] =
+            grpc_server_register_method(s->server, s->methods[i].rpc->path, NULL,
+                                        GRPC_SRM_PAYLOAD_NONE /* server_gate.c reads it */, 0);
         if (!s->registered[i])
             return -1;
     }
@@ -210,8 +213,9 @@ static bool settle(tsl_server_t *s, double timeout_s, bool all_done)
 /* Without a running completion-queue thread: drain the queue here. */
 static void drain_cq_here(tsl_server_t *s, double timeout_s)
 {
-    gpr_timespec until = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-                                      gpr_time_from_millis((int64_t)(timeout_s * 1e3), GPR_TIMESPAN));
+    gpr_timespec until =
+        gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                     gpr_time_from_millis((int64_t)(timeout_s * 1e3), GPR_TIMESPAN));
     while (!atomic_load(&s->shutdown_done)) {
         grpc_event ev = grpc_completion_queue_next(s->cq, until, NULL);
         if (ev.type != GRPC_OP_COMPLETE)
@@ -226,8 +230,8 @@ static void stop_pool(tsl_server_t *s, double grace_s)
         return;
     uint32_t left = tsl_pool_drain(s->pool, grace_s);
     if (left > 0) {
-        tsl_log_warnx("cancelling %u search(es) still running after the %.1f s grace period",
-                      left, grace_s);
+        tsl_log_warnx("cancelling %u search(es) still running after the %.1f s grace period", left,
+                      grace_s);
         tsl_pool_cancel_all(s->pool);
     }
     tsl_pool_stop(s->pool);

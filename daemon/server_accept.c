@@ -40,11 +40,11 @@
 #include "ratelimit.h"
 #include "server_int.h"
 
-#define BACKOFF_MS 100
+#define BACKOFF_MS        100
 #define SATURATED_HOLD_MS 1000
-#define LOG_INTERVAL_S 10
-#define ACCEPTS_PER_WAKE 64
-#define LISTEN_BACKLOG 128
+#define LOG_INTERVAL_S    10
+#define ACCEPTS_PER_WAKE  64
+#define LISTEN_BACKLOG    128
 
 static int64_t now_ms(void)
 {
@@ -103,14 +103,16 @@ int tsl_accept_bind_unix(tsl_server_t *s, const char *path, unsigned mode, tsl_e
     /* We hold the lock file: a socket left at the path is a dead daemon's. */
     if (lstat(path, &st) == 0) {
         if (!S_ISSOCK(st.st_mode))
-            return tsl_err_set(err, "unix_socket: '%s' exists and is not a socket; refusing to "
-                               "replace it", path);
+            return tsl_err_set(err,
+                               "unix_socket: '%s' exists and is not a socket; refusing to "
+                               "replace it",
+                               path);
         unlink(path);
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return tsl_err_set(err, "unix_socket: socket: %s", strerror(errno));
-    mode_t old = umask((mode_t)(~mode & 0777));   /* no window with wider bits */
+    mode_t old = umask((mode_t)(~mode & 0777)); /* no window with wider bits */
     int rc = bind(fd, (struct sockaddr *)&sun, sizeof sun);
     umask(old);
     if (rc != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
@@ -146,12 +148,11 @@ static int split_addr(const char *addr, char *host, size_t hcap, char *port, siz
 
 static int bind_one_tcp(const struct addrinfo *ai)
 {
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                    ai->ai_protocol);
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
     if (fd < 0)
         return -1;
     int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);   /* not SO_REUSEPORT */
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one); /* not SO_REUSEPORT */
     if (ai->ai_family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
     if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
@@ -168,7 +169,8 @@ int tsl_accept_bind_tcp(tsl_server_t *s, const char *addr, tsl_err_t *err)
     char host[128], port[16];
     if (split_addr(addr, host, sizeof host, port, sizeof port) != 0)
         return tsl_err_set(err, "tcp: '%s' is not HOST:PORT or [V6]:PORT", addr);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     struct addrinfo *res = NULL;
     int g = getaddrinfo(host, port, &hints, &res);
@@ -199,8 +201,8 @@ static void saturated(tsl_server_t *s, tsl_refused_t why, const char *what)
     tsl_metrics_refused(s->metrics, why);
     if (tsl_ratelimit_ok(&rl, LOG_INTERVAL_S, &skipped))
         tsl_log_warnx("listener saturated: %s; health reports NOT_SERVING until it clears "
-                      "[%llu more in the last %d s not logged]", what,
-                      (unsigned long long)skipped, LOG_INTERVAL_S);
+                      "[%llu more in the last %d s not logged]",
+                      what, (unsigned long long)skipped, LOG_INTERVAL_S);
 }
 
 /* gRPC names a connection made from a descriptor "fd:N"; the log wants the
@@ -228,8 +230,8 @@ char *tsl_accept_peer(const tsl_server_t *s, grpc_call *call)
 {
     char *peer = grpc_call_get_peer(call);
     int fd;
-    if (peer && s->peer_names && sscanf(peer, "fd:%d", &fd) == 1 && fd >= 0 &&
-        fd < s->fd_limit && s->peer_names[fd][0]) {
+    if (peer && s->peer_names && sscanf(peer, "fd:%d", &fd) == 1 && fd >= 0 && fd < s->fd_limit &&
+        s->peer_names[fd][0]) {
         gpr_free(peer);
         peer = gpr_strdup(s->peer_names[fd]);
     }
@@ -252,7 +254,8 @@ static bool accept_some(tsl_server_t *s, int lfd)
         }
         if (fd >= s->fd_limit - s->fd_reserve) {
             close(fd);
-            saturated(s, TSL_REFUSED_CONNECTION, "too many open connections (descriptor "
+            saturated(s, TSL_REFUSED_CONNECTION,
+                      "too many open connections (descriptor "
                       "reserve reached); closing new connections at once");
             continue;
         }
@@ -279,7 +282,7 @@ static void *accept_main(void *arg)
         timeout = -1;
         for (size_t i = 0; i < s->n_listen; i++)
             if ((p[i].revents & POLLIN) && !accept_some(s, p[i].fd))
-                timeout = BACKOFF_MS;   /* the fds stay readable: wait before retrying */
+                timeout = BACKOFF_MS; /* the fds stay readable: wait before retrying */
     }
     return NULL;
 }
@@ -291,7 +294,7 @@ int tsl_accept_start(tsl_server_t *s, tsl_err_t *err)
     s->fd_limit = fd_limit();
     s->fd_reserve = s->fd_limit / 8 < 32 ? 32 : s->fd_limit / 8;
     s->insecure_creds = grpc_insecure_server_credentials_create();
-    s->peer_names = calloc((size_t)s->fd_limit, sizeof s->peer_names[0]);   /* pages on touch */
+    s->peer_names = calloc((size_t)s->fd_limit, sizeof s->peer_names[0]); /* pages on touch */
     if (pipe2(s->wake, O_CLOEXEC) != 0)
         return tsl_err_set(err, "server: pipe: %s", strerror(errno));
     if (pthread_create(&s->accept_thread, NULL, accept_main, s) != 0)

@@ -69,8 +69,10 @@ grpc_status_code tsl_auth_check(const tsl_config_t *cfg, const grpc_metadata_arr
     if (roles == 0)
         return GRPC_STATUS_OK;
     if (found == 1) {
-        snprintf(msg, cap, "%s needs a token: send 'authorization: Bearer <token>' metadata "
-                 "(tesselctl --token or TESSEL_TOKEN)", method);
+        snprintf(msg, cap,
+                 "%s needs a token: send 'authorization: Bearer <token>' metadata "
+                 "(tesselctl --token or TESSEL_TOKEN)",
+                 method);
         return GRPC_STATUS_UNAUTHENTICATED;
     }
     if (found < 0) {

@@ -21,8 +21,8 @@
 #include "config.h"
 
 typedef struct tsl_auth {
-    tsl_role_t role;     /* the caller's role, TSL_ROLE_NONE when unknown */
-    bool trusted;        /* no tokens configured */
+    tsl_role_t role; /* the caller's role, TSL_ROLE_NONE when unknown */
+    bool trusted;    /* no tokens configured */
 } tsl_auth_t;
 
 /* GRPC_STATUS_OK, or the code to answer with and a message in msg. */

@@ -17,7 +17,7 @@
 #include "status.h"
 #include "wire.h"
 
-#define CALL_OF(tag, member) ((tsl_call_t *)((char *)(tag) - offsetof(tsl_call_t, member)))
+#define CALL_OF(tag, member) ((tsl_call_t *)((char *)(tag)-offsetof(tsl_call_t, member)))
 
 static void on_new(tsl_tag_t *tag, bool ok);
 static void on_send(tsl_tag_t *tag, bool ok);
@@ -90,8 +90,8 @@ int tsl_call_arm(tsl_server_t *s, size_t index)
     grpc_call_error e;
     if (c->method)
         e = grpc_server_request_registered_call(s->server, s->registered[index], &c->call,
-                                                &c->deadline, &c->md, NULL /* server_gate.c */, s->cq, s->cq,
-                                                &c->tag_new);
+                                                &c->deadline, &c->md, NULL /* server_gate.c */,
+                                                s->cq, s->cq, &c->tag_new);
     else
         e = grpc_server_request_call(s->server, &c->call, &c->details, &c->md, s->cq, s->cq,
                                      &c->tag_new);
@@ -138,7 +138,7 @@ static void on_new(tsl_tag_t *tag, bool ok)
     if (!c->method)
         c->deadline = c->details.deadline;
     clock_gettime(CLOCK_MONOTONIC, &c->t0);
-    c->srv->admit(c);   /* server_gate.c, held by the server: no call back into it */
+    c->srv->admit(c); /* server_gate.c, held by the server: no call back into it */
     tsl_call_unref(c);
 }
 
@@ -148,7 +148,7 @@ static int start_locked(tsl_call_t *c, const grpc_op *ops, size_t n, tsl_tag_t *
     grpc_call_error e = grpc_call_start_batch(c->call, ops, n, tag, NULL);
     if (e != GRPC_CALL_OK) {
         tsl_log_error("rpc: grpc_call_start_batch failed (grpc_call_error %d)", (int)e);
-        atomic_fetch_sub(&c->refs, 1);    /* the caller still holds one */
+        atomic_fetch_sub(&c->refs, 1); /* the caller still holds one */
         return -1;
     }
     return 0;
@@ -211,7 +211,7 @@ static void log_request(tsl_call_t *c, grpc_status_code code, const char *msg)
     if (c->srv->metrics)
         tsl_metrics_request(c->srv->metrics, name, (int)code);
     if (tsl_log_get_level() < TSL_LOG_INFO)
-        return;   /* no line to write: spare the peer string and the formatting */
+        return; /* no line to write: spare the peer string and the formatting */
     const char *role = !c->method ? "-" : c->trusted ? "trusted" : tsl_role_name(c->role);
     if (!c->peer)
         c->peer = tsl_accept_peer(c->srv, c->call);

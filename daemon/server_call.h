@@ -43,33 +43,33 @@ typedef void (*tsl_call_cancel_fn)(tsl_call_t *call);
 
 struct tsl_call {
     tsl_server_t *srv;
-    const tsl_method_t *method;  /* NULL: a method nobody registered */
+    const tsl_method_t *method; /* NULL: a method nobody registered */
     size_t method_index;
     grpc_call *call;
     gpr_timespec deadline;
-    grpc_metadata_array md;      /* the client's initial metadata */
-    grpc_call_details details;   /* unregistered calls: method and deadline */
-    grpc_byte_buffer *payload;   /* registered calls: the request message */
+    grpc_metadata_array md;    /* the client's initial metadata */
+    grpc_call_details details; /* unregistered calls: method and deadline */
+    grpc_byte_buffer *payload; /* registered calls: the request message */
 
     tsl_tag_t tag_new, tag_send, tag_final, tag_close, tag_recv;
     pthread_mutex_t lock;
     atomic_int refs;
     bool md_sent, close_armed, finished, send_busy, final_pending;
-    int cancelled;               /* RECV_CLOSE_ON_SERVER writes it */
-    atomic_int gone;             /* the client cancelled or its deadline passed */
+    int cancelled;   /* RECV_CLOSE_ON_SERVER writes it */
+    atomic_int gone; /* the client cancelled or its deadline passed */
     grpc_byte_buffer *send_buf, *final_buf;
     grpc_status_code code;
     grpc_slice status_details;
 
-    tsl_role_t role;             /* TSL_ROLE_NONE when no tokens are configured */
-    bool trusted;                /* no tokens configured: every caller trusted */
-    struct timespec t0;          /* CLOCK_MONOTONIC when the call arrived */
-    char *peer;                  /* grpc_call_get_peer when logged (gpr_free) */
+    tsl_role_t role;    /* TSL_ROLE_NONE when no tokens are configured */
+    bool trusted;       /* no tokens configured: every caller trusted */
+    struct timespec t0; /* CLOCK_MONOTONIC when the call arrived */
+    char *peer;         /* grpc_call_get_peer when logged (gpr_free) */
 
-    void *ctx;                   /* the handler's state, freed with the call */
+    void *ctx; /* the handler's state, freed with the call */
     void (*ctx_free)(void *ctx);
     tsl_call_cancel_fn on_cancel;
-    void (*on_recv)(tsl_call_t *call, bool ok);   /* tsl_call_start_recv */
+    void (*on_recv)(tsl_call_t *call, bool ok); /* tsl_call_start_recv */
 };
 
 /* Arms one call for methods[index], or for unregistered methods when index is

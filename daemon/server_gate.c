@@ -33,8 +33,9 @@ static void log_refusal(tsl_call_t *c, const char *why)
         return;
     char *peer = tsl_accept_peer(c->srv, c->call);
     tsl_log_warnx("rpc %s refused before reading the request (peer=%s): %s [%llu more refusals "
-                  "in the last %d s not logged]", c->method->rpc->name, peer ? peer : "?", why,
-                  (unsigned long long)skipped, REFUSE_LOG_INTERVAL_S);
+                  "in the last %d s not logged]",
+                  c->method->rpc->name, peer ? peer : "?", why, (unsigned long long)skipped,
+                  REFUSE_LOG_INTERVAL_S);
     gpr_free(peer);
 }
 
@@ -55,7 +56,7 @@ static void on_message(tsl_call_t *c, bool ok)
 
 void tsl_gate_admit(tsl_call_t *c)
 {
-    if (!c->method) {    /* an unknown method: UNIMPLEMENTED, nothing to read */
+    if (!c->method) { /* an unknown method: UNIMPLEMENTED, nothing to read */
         tsl_call_dispatch(c);
         return;
     }

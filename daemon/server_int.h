@@ -19,7 +19,7 @@
 #include "store.h"
 
 typedef struct tsl_call tsl_call_t;
-typedef struct tsl_plan_cache tsl_plan_cache_t;   /* handlers_cache.c */
+typedef struct tsl_plan_cache tsl_plan_cache_t; /* handlers_cache.c */
 
 /* Role bits a method accepts (1u << tsl_role_t); 0 = anyone, even without a token. */
 #define TSL_ROLE_BIT(r) (1u << (unsigned)(r))
@@ -27,8 +27,8 @@ typedef struct tsl_plan_cache tsl_plan_cache_t;   /* handlers_cache.c */
 typedef void (*tsl_call_handler_fn)(tsl_call_t *call);
 
 typedef struct tsl_method {
-    const tsl_rpc_method_t *rpc;  /* path and name (api/methods.h) */
-    unsigned roles;               /* TSL_ROLE_BIT(...) | ...; 0 = always allowed */
+    const tsl_rpc_method_t *rpc; /* path and name (api/methods.h) */
+    unsigned roles;              /* TSL_ROLE_BIT(...) | ...; 0 = always allowed */
     tsl_call_handler_fn handle;
 } tsl_method_t;
 
@@ -40,26 +40,26 @@ typedef struct tsl_tag {
 struct tsl_server {
     const tsl_config_t *cfg;
     tsl_store_t *store;
-    tsl_metrics_t *metrics;           /* may be NULL */
+    tsl_metrics_t *metrics; /* may be NULL */
     tsl_pool_t *pool;
-    tsl_plan_cache_t *plans;          /* packed Plan answers; NULL: no cache */
+    tsl_plan_cache_t *plans; /* packed Plan answers; NULL: no cache */
 
     grpc_server *server;
     grpc_resource_quota *quota;
     grpc_completion_queue *cq;
-    void **registered;                /* per method: grpc_server_register_method handle */
+    void **registered; /* per method: grpc_server_register_method handle */
     size_t n_methods;
     const tsl_method_t *methods;
-    tsl_call_handler_fn fallback;     /* answers methods nobody registered */
-    tsl_call_handler_fn admit;        /* a new call before anything is read (server_gate.c) */
+    tsl_call_handler_fn fallback; /* answers methods nobody registered */
+    tsl_call_handler_fn admit;    /* a new call before anything is read (server_gate.c) */
 
     pthread_t cq_thread;
     bool cq_thread_started;
-    tsl_tag_t shutdown_tag;           /* grpc_server_shutdown_and_notify */
+    tsl_tag_t shutdown_tag; /* grpc_server_shutdown_and_notify */
     atomic_int shutdown_done;
-    atomic_int shutting_down;         /* no re-arming, health NOT_SERVING */
+    atomic_int shutting_down; /* no re-arming, health NOT_SERVING */
     atomic_int serving;
-    atomic_long live_calls;           /* tsl_call_t objects alive (armed ones too) */
+    atomic_long live_calls; /* tsl_call_t objects alive (armed ones too) */
     bool stopped;
 
     char listening[512];
@@ -68,14 +68,14 @@ struct tsl_server {
 #define TSL_MAX_LISTEN_FDS 8
     int listen_fds[TSL_MAX_LISTEN_FDS];
     size_t n_listen;
-    bool unix_bound;                  /* we made the socket file: unlink it at stop */
+    bool unix_bound; /* we made the socket file: unlink it at stop */
     int wake[2];
     pthread_t accept_thread;
     bool accept_started;
     long fd_limit, fd_reserve;
     grpc_server_credentials *insecure_creds;
-    char (*peer_names)[64];           /* per accepted fd: "unix:...", "ipv4:a.b.c.d:port" */
-    _Atomic int64_t saturated_until_ms;   /* CLOCK_MONOTONIC ms; health NOT_SERVING before */
+    char (*peer_names)[64];             /* per accepted fd: "unix:...", "ipv4:a.b.c.d:port" */
+    _Atomic int64_t saturated_until_ms; /* CLOCK_MONOTONIC ms; health NOT_SERVING before */
 };
 
 /* Listeners (server_listen.c). */

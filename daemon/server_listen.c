@@ -37,8 +37,10 @@ static int check_socket_path(const char *path, tsl_err_t *err)
     struct stat st;
     const char *d = dirname(dir);
     if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode))
-        return tsl_err_set(err, "unix_socket: directory '%s' does not exist; create it "
-                           "(systemd: RuntimeDirectory=tessel) or set unix_socket", d);
+        return tsl_err_set(err,
+                           "unix_socket: directory '%s' does not exist; create it "
+                           "(systemd: RuntimeDirectory=tessel) or set unix_socket",
+                           d);
     return 0;
 }
 
@@ -62,13 +64,12 @@ int tsl_server_lock(const tsl_config_t *cfg, int *fd_out, tsl_err_t *err)
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (fd < 0)
         return tsl_err_set(err, "unix_socket: cannot open lock file %s: %s%s", path,
-                           strerror(errno), errno == ELOOP ? " (it is a symbolic link; remove it)"
-                                                           : "");
+                           strerror(errno),
+                           errno == ELOOP ? " (it is a symbolic link; remove it)" : "");
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return tsl_err_set(err, "unix_socket: lock file %s is not a regular file; remove it",
-                           path);
+        return tsl_err_set(err, "unix_socket: lock file %s is not a regular file; remove it", path);
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
@@ -76,7 +77,8 @@ int tsl_server_lock(const tsl_config_t *cfg, int *fd_out, tsl_err_t *err)
         read_holder(fd, pid, sizeof pid);
         close(fd);
         if (e == EWOULDBLOCK)
-            return tsl_err_set(err, "another tesseld (pid %s) is already serving unix:%s "
+            return tsl_err_set(err,
+                               "another tesseld (pid %s) is already serving unix:%s "
                                "(lock %s is held); stop it or choose another unix_socket",
                                pid[0] ? pid : "?", cfg->unix_socket, path);
         return tsl_err_set(err, "unix_socket: cannot lock %s: %s", path, strerror(e));
@@ -138,8 +140,8 @@ static int check_pair(const tsl_config_t *cfg, const char *cert, const char *key
         tsl_err_set(err, "tls_key: '%s' holds no PEM private key (or it is encrypted)",
                     cfg->tls_key);
     else if (X509_check_private_key(x, pk) != 1)
-        tsl_err_set(err, "tls_key: '%s' is not the key of the certificate in '%s'",
-                    cfg->tls_key, cfg->tls_cert);
+        tsl_err_set(err, "tls_key: '%s' is not the key of the certificate in '%s'", cfg->tls_key,
+                    cfg->tls_cert);
     else
         rc = 0;
     ERR_clear_error();
@@ -189,7 +191,8 @@ static int listen_tcp(tsl_server_t *s, tsl_err_t *err)
     if (!cfg->tls_cert[0]) {
         /* Plaintext: only with insecure_tcp = true (config.c), and said at every start. */
         tsl_log_warnx("tcp %s: plaintext (insecure_tcp = true): tokens and plans cross the "
-                      "network unencrypted; set tls_cert and tls_key", cfg->tcp);
+                      "network unencrypted; set tls_cert and tls_key",
+                      cfg->tcp);
         if (tsl_accept_bind_tcp(s, cfg->tcp, err) != 0)
             return -1;
     } else {
@@ -200,8 +203,10 @@ static int listen_tcp(tsl_server_t *s, tsl_err_t *err)
         int port = grpc_server_add_http2_port(s->server, cfg->tcp, creds);
         grpc_server_credentials_release(creds);
         if (!port)
-            return tsl_err_set(err, "tcp: cannot listen on '%s': the address is in use (another "
-                               "tesseld?) or not a local host:port", cfg->tcp);
+            return tsl_err_set(err,
+                               "tcp: cannot listen on '%s': the address is in use (another "
+                               "tesseld?) or not a local host:port",
+                               cfg->tcp);
     }
     size_t used = strlen(s->listening);
     snprintf(s->listening + used, sizeof s->listening - used, "%stcp %s%s", used ? ", " : "",

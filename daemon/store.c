@@ -25,19 +25,19 @@
 #include "store_registry.h"
 
 #define STORE_BUSY_TIMEOUT_MS 5000
-#define STORE_PAGE_DEFAULT 50
-#define STORE_PAGE_MAX 1000
+#define STORE_PAGE_DEFAULT    50
+#define STORE_PAGE_MAX        1000
 
 struct tsl_store {
     sqlite3 *db;
     pthread_mutex_t mu;
-    sqlite3_stmt *head;       /* tsl_store_plan_head's statement, prepared once */
+    sqlite3_stmt *head; /* tsl_store_plan_head's statement, prepared once */
     char path[512];
 };
 
 /* The summary columns, in the order row_to_plan() reads them. */
-#define PLAN_COLUMNS                                                                          \
-    "fingerprint, model_name, n_devices, global_batch, iter_time_s, samples_per_s, "         \
+#define PLAN_COLUMNS                                                                               \
+    "fingerprint, model_name, n_devices, global_batch, iter_time_s, samples_per_s, "               \
     "peak_bytes, search_time_s, created_unix, stale"
 
 /* ---- small helpers ---------------------------------------------------------------- */
@@ -51,7 +51,10 @@ static int db_fail(tsl_store_t *s, tsl_err_t *err, const char *what)
                        : code == SQLITE_IOERR ? " (check the disk and the kernel log; the write "
                                                 "was rolled back)"
                                               : "";
-    return tsl_err_setc(err, code == SQLITE_FULL ? TSL_E_EXHAUSTED : code == SQLITE_IOERR ? TSL_E_UNAVAILABLE : TSL_E_INTERNAL,
+    return tsl_err_setc(err,
+                        code == SQLITE_FULL    ? TSL_E_EXHAUSTED
+                        : code == SQLITE_IOERR ? TSL_E_UNAVAILABLE
+                                               : TSL_E_INTERNAL,
                         "database %s: %s: %s%s", s->path, what, sqlite3_errmsg(s->db), hint);
 }
 
@@ -117,7 +120,8 @@ static char *dup_text(sqlite3_stmt *st, int col)
 static void row_to_plan(sqlite3_stmt *st, tsl_stored_plan_t *p)
 {
     memset(p, 0, sizeof(*p));
-    snprintf(p->fingerprint, sizeof(p->fingerprint), "%s", (const char *)sqlite3_column_text(st, 0));
+    snprintf(p->fingerprint, sizeof(p->fingerprint), "%s",
+             (const char *)sqlite3_column_text(st, 0));
     snprintf(p->model_name, sizeof(p->model_name), "%s", (const char *)sqlite3_column_text(st, 1));
     p->n_devices = (uint32_t)sqlite3_column_int64(st, 2);
     p->global_batch = (uint32_t)sqlite3_column_int64(st, 3);
@@ -177,8 +181,10 @@ static int configure(tsl_store_t *s, tsl_err_t *err)
     }
     const char *mode = (const char *)sqlite3_column_text(st, 0);
     if (mode == NULL || (strcmp(mode, "wal") != 0 && strcmp(mode, "memory") != 0)) {
-        tsl_err_set(err, "database %s: cannot use WAL (journal_mode stayed '%s'); put the "
-                    "database on a local filesystem", s->path, mode ? mode : "?");
+        tsl_err_set(err,
+                    "database %s: cannot use WAL (journal_mode stayed '%s'); put the "
+                    "database on a local filesystem",
+                    s->path, mode ? mode : "?");
         goto out;
     }
     if (db_exec(s, "PRAGMA synchronous=NORMAL", err) != 0 ||
@@ -338,9 +344,10 @@ static int check_locked(tsl_store_t *s, tsl_err_t *err)
         goto out;
     int step = sqlite3_step(st);
     if (step == SQLITE_ROW) {
-        tsl_err_set(err, "database %s: foreign_key_check failed: table %s has a row whose "
-                    "reference into %s is missing", s->path, sqlite3_column_text(st, 0),
-                    sqlite3_column_text(st, 2));
+        tsl_err_set(err,
+                    "database %s: foreign_key_check failed: table %s has a row whose "
+                    "reference into %s is missing",
+                    s->path, sqlite3_column_text(st, 0), sqlite3_column_text(st, 2));
         goto out;
     }
     if (step != SQLITE_DONE) {
@@ -378,7 +385,8 @@ static int check_plan(const tsl_stored_plan_t *p, tsl_err_t *err)
     if (check_fingerprint(p->fingerprint, err) != 0)
         return -1;
     if (memchr(p->model_name, '\0', sizeof(p->model_name)) == NULL)
-        return tsl_err_set(err, "model_name: not terminated within %zu bytes", sizeof(p->model_name));
+        return tsl_err_set(err, "model_name: not terminated within %zu bytes",
+                           sizeof(p->model_name));
     if (p->request_json == NULL || p->result_json == NULL)
         return tsl_err_set(err, "%s: missing (a stored plan keeps its request and result)",
                            p->request_json == NULL ? "request_json" : "result_json");
@@ -456,9 +464,8 @@ int tsl_store_put_plan(tsl_store_t *s, const tsl_stored_plan_t *p, tsl_err_t *er
 
 static int get_locked(tsl_store_t *s, const char *fp, tsl_stored_plan_t *out, tsl_err_t *err)
 {
-    static const char sql[] =
-        "SELECT " PLAN_COLUMNS ", request_json, result_json "
-        "FROM plans WHERE fingerprint = ?1";
+    static const char sql[] = "SELECT " PLAN_COLUMNS ", request_json, result_json "
+                              "FROM plans WHERE fingerprint = ?1";
     sqlite3_stmt *st = NULL;
     int rc = -1;
     if (prepare(s, sql, &st, err) != 0)
@@ -678,8 +685,10 @@ static int parse_token(const char *tok, int64_t *created, char fp[17], tsl_err_t
             }
         }
     }
-    return tsl_err_set(err, "page_token: '%.40s' is not a token this server issued; "
-                       "start again with an empty page_token", tok);
+    return tsl_err_set(err,
+                       "page_token: '%.40s' is not a token this server issued; "
+                       "start again with an empty page_token",
+                       tok);
 }
 
 typedef struct plan_page {
@@ -730,11 +739,12 @@ out:
     return rc;
 }
 
-int tsl_store_list_plans(tsl_store_t *s, const tsl_plan_filter_t *f, tsl_store_plan_fn fn,
-                         void *ud, char *next_token, size_t cap, tsl_err_t *err)
+int tsl_store_list_plans(tsl_store_t *s, const tsl_plan_filter_t *f, tsl_store_plan_fn fn, void *ud,
+                         char *next_token, size_t cap, tsl_err_t *err)
 {
-    size_t limit = f->page_size == 0 ? STORE_PAGE_DEFAULT
-                   : f->page_size > STORE_PAGE_MAX ? STORE_PAGE_MAX : f->page_size;
+    size_t limit = f->page_size == 0               ? STORE_PAGE_DEFAULT
+                   : f->page_size > STORE_PAGE_MAX ? STORE_PAGE_MAX
+                                                   : f->page_size;
     int64_t after_created = 0;
     char after_fp[17] = "";
     bool paged = f->page_token != NULL && f->page_token[0] != '\0';

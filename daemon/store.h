@@ -49,12 +49,12 @@ typedef struct tsl_stored_plan {
     double samples_per_s;
     uint64_t peak_bytes;
     double search_time_s;
-    int64_t created_unix;     /* set by put when 0 */
+    int64_t created_unix; /* set by put when 0 */
     bool stale;
-    char *request_json;       /* the request as received (canonical JSON); put keeps at
+    char *request_json; /* the request as received (canonical JSON); put keeps at
                                  most TSL_STORE_REQUEST_MAX bytes of it, else a stub
                                  {"omitted": ..., "bytes": N} */
-    char *result_json;        /* the whole search result (plan_json.h) */
+    char *result_json;  /* the whole search result (plan_json.h) */
 } tsl_stored_plan_t;
 
 void tsl_stored_plan_clear(tsl_stored_plan_t *p);
@@ -77,11 +77,11 @@ int tsl_store_mark_stale(tsl_store_t *s, const char *fingerprint, bool stale, ts
 int64_t tsl_store_count_plans(tsl_store_t *s);
 
 typedef struct tsl_plan_filter {
-    const char *model_name;   /* NULL: any; exact, case-insensitive */
-    uint32_t n_devices;       /* 0: any */
-    int stale;                /* -1 any, 0 fresh only, 1 stale only */
-    uint32_t page_size;       /* 0 → 50; capped at 1000 */
-    const char *page_token;   /* NULL/"" → first page; else the token a previous page returned */
+    const char *model_name; /* NULL: any; exact, case-insensitive */
+    uint32_t n_devices;     /* 0: any */
+    int stale;              /* -1 any, 0 fresh only, 1 stale only */
+    uint32_t page_size;     /* 0 → 50; capped at 1000 */
+    const char *page_token; /* NULL/"" → first page; else the token a previous page returned */
 } tsl_plan_filter_t;
 
 /*
@@ -93,7 +93,7 @@ typedef struct tsl_plan_filter {
  * so it may call the store. model_name "" means any, like NULL.
  */
 typedef int (*tsl_store_plan_fn)(void *ud, const tsl_stored_plan_t *p);
-int tsl_store_list_plans(tsl_store_t *s, const tsl_plan_filter_t *f, tsl_store_plan_fn fn,
-                         void *ud, char *next_token, size_t cap, tsl_err_t *err);
+int tsl_store_list_plans(tsl_store_t *s, const tsl_plan_filter_t *f, tsl_store_plan_fn fn, void *ud,
+                         char *next_token, size_t cap, tsl_err_t *err);
 
 #endif

@@ -66,8 +66,7 @@ static int end_for_worker(sqlite3 *db, int rc, const char *worker_id, tsl_err_t 
     if (rc != 1)
         return end(db, rc, err);
     end(db, 0, err);
-    tsl_err_setc(err, TSL_E_NOTFOUND, "worker_id: %s is not registered; register first",
-                 worker_id);
+    tsl_err_setc(err, TSL_E_NOTFOUND, "worker_id: %s is not registered; register first", worker_id);
     return 1;
 }
 
@@ -85,7 +84,7 @@ static uint64_t fnv1a(uint64_t h, const char *s)
         h ^= (unsigned char)*s;
         h *= 1099511628211ull;
     }
-    h ^= 0xff;   /* a separator, so ("ab","c") and ("a","bc") differ */
+    h ^= 0xff; /* a separator, so ("ab","c") and ("a","bc") differ */
     return h * 1099511628211ull;
 }
 
@@ -146,8 +145,8 @@ static int upsert_device(sqlite3 *db, const char *id, const tsl_reg_device_t *d,
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (worker_id, device_index) DO UPDATE SET "
         "model = excluded.model, memory_bytes = excluded.memory_bytes, "
         "sm_count = excluded.sm_count, uuid = excluded.uuid";
-    return run(db, sql, "titiit", err, id, (int64_t)d->index, d->model,
-               (int64_t)d->memory_bytes, (int64_t)d->sm_count, d->uuid ? d->uuid : "");
+    return run(db, sql, "titiit", err, id, (int64_t)d->index, d->model, (int64_t)d->memory_bytes,
+               (int64_t)d->sm_count, d->uuid ? d->uuid : "");
 }
 
 static int exists(sqlite3 *db, const char *sql, const char *id)
@@ -206,11 +205,12 @@ int tsl_registry_heartbeat(tsl_store_t *s, const char *worker_id, bool deregiste
 }
 
 /* Online workers past their timeout: timeout_s, or three announced heartbeats. */
-#define SILENT_WHERE                                                                           \
-    "state = 'online' AND last_seen_unix < ?1 - (CASE WHEN ?2 > 0 THEN ?2 ELSE 3 * heartbeat_s END)"
+#define SILENT_WHERE                                                                               \
+    "state = 'online' AND last_seen_unix < ?1 - (CASE WHEN ?2 > 0 THEN ?2 ELSE 3 * heartbeat_s "   \
+    "END)"
 
-static int sweep_locked(sqlite3 *db, int64_t now, uint32_t timeout_s,
-                        tsl_registry_offline_fn fn, void *ud, tsl_err_t *err)
+static int sweep_locked(sqlite3 *db, int64_t now, uint32_t timeout_s, tsl_registry_offline_fn fn,
+                        void *ud, tsl_err_t *err)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT worker_id, hostname FROM workers WHERE " SILENT_WHERE, -1,
@@ -226,8 +226,8 @@ static int sweep_locked(sqlite3 *db, int64_t now, uint32_t timeout_s,
                (int64_t)timeout_s);
 }
 
-int tsl_registry_sweep(tsl_store_t *s, int64_t now, uint32_t timeout_s,
-                       tsl_registry_offline_fn fn, void *ud, tsl_err_t *err)
+int tsl_registry_sweep(tsl_store_t *s, int64_t now, uint32_t timeout_s, tsl_registry_offline_fn fn,
+                       void *ud, tsl_err_t *err)
 {
     sqlite3 *db = tsl_store_lock_db(s);
     int rc = begin(db, err);
@@ -342,8 +342,10 @@ static int insert_measurement(sqlite3 *db, sqlite3_stmt *st, const char *worker_
     if (sqlite3_step(st) == SQLITE_DONE)
         return 0;
     if (sqlite3_extended_errcode(db) == SQLITE_CONSTRAINT_FOREIGNKEY)
-        return tsl_err_setc(err, TSL_E_INVALID, "measurements: '%s' names device %u, which this "
-                            "worker did not register", m->name, m->device_index);
+        return tsl_err_setc(err, TSL_E_INVALID,
+                            "measurements: '%s' names device %u, which this "
+                            "worker did not register",
+                            m->name, m->device_index);
     return reg_fail(db, err, "storing a measurement");
 }
 
@@ -419,12 +421,11 @@ static int rebuild_worker_models(sqlite3 *db, const char *worker_id, bool sim, i
 }
 
 /* In a transaction: 0 stored (or duplicate), 1 unknown worker, -1 error. */
-static int report_locked(sqlite3 *db, const char *worker_id, const char *report_id,
-                         int64_t when, int64_t now, const tsl_reg_measurement_t *m, size_t n,
+static int report_locked(sqlite3 *db, const char *worker_id, const char *report_id, int64_t when,
+                         int64_t now, const tsl_reg_measurement_t *m, size_t n,
                          tsl_reg_report_result_t *res, tsl_err_t *err)
 {
-    int sim = exists(db, "SELECT 1 FROM workers WHERE worker_id = ?1 AND simulated = 1",
-                     worker_id);
+    int sim = exists(db, "SELECT 1 FROM workers WHERE worker_id = ?1 AND simulated = 1", worker_id);
     int found = exists(db, "SELECT 1 FROM workers WHERE worker_id = ?1", worker_id);
     int dup = exists(db, "SELECT 1 FROM profile_reports WHERE report_id = ?1", report_id);
     if (sim < 0 || found < 0 || dup < 0)
@@ -436,9 +437,10 @@ static int report_locked(sqlite3 *db, const char *worker_id, const char *report_
         return 0;
     }
     /* A simulated worker's figures are simulated whatever the report says. */
-    if (run(db, "INSERT INTO profile_reports (report_id, worker_id, measured_unix, received_unix, "
-            "n_measurements, simulated) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", "ttiiii", err,
-            report_id, worker_id, when, now, (int64_t)n, (int64_t)sim) != 0 ||
+    if (run(db,
+            "INSERT INTO profile_reports (report_id, worker_id, measured_unix, received_unix, "
+            "n_measurements, simulated) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "ttiiii", err, report_id, worker_id, when, now, (int64_t)n, (int64_t)sim) != 0 ||
         insert_measurements(db, worker_id, report_id, m, n, sim == 1, when, err) != 0)
         return -1;
     res->stored = (uint32_t)n;
@@ -453,8 +455,8 @@ int tsl_registry_report(tsl_store_t *s, const char *worker_id, const char *repor
     sqlite3 *db = tsl_store_lock_db(s);
     int rc = begin(db, err);
     if (rc == 0) {
-        rc = report_locked(db, worker_id, report_id, measured_unix ? measured_unix : now, now, m,
-                           n, res, err);
+        rc = report_locked(db, worker_id, report_id, measured_unix ? measured_unix : now, now, m, n,
+                           res, err);
         rc = end_for_worker(db, rc, worker_id, err);
     }
     tsl_store_unlock_db(s);

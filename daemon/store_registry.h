@@ -34,15 +34,15 @@
 #include "err.h"
 #include "store.h"
 
-#define TSL_WORKER_ID_LEN 18          /* "w-" + 16 hex digits */
+#define TSL_WORKER_ID_LEN        18 /* "w-" + 16 hex digits */
 #define TSL_REGISTRY_MAX_DEVICES 64u
 
 typedef struct tsl_reg_device {
     uint32_t index;
-    const char *model;        /* "NVIDIA H100 80GB HBM3" */
+    const char *model; /* "NVIDIA H100 80GB HBM3" */
     uint64_t memory_bytes;
     uint32_t sm_count;
-    const char *uuid;         /* "" when the backend has none */
+    const char *uuid; /* "" when the backend has none */
 } tsl_reg_device_t;
 
 typedef struct tsl_reg_worker {
@@ -54,25 +54,25 @@ typedef struct tsl_reg_worker {
     uint32_t n_devices;
     const tsl_reg_device_t *devices;
     /* listings only: */
-    const char *state;        /* "online", "offline", "stopped" */
+    const char *state; /* "online", "offline", "stopped" */
     int64_t registered_unix, last_seen_unix, profile_unix;
-    uint32_t n_measurements;  /* in the newest report */
+    uint32_t n_measurements; /* in the newest report */
 } tsl_reg_worker_t;
 
 typedef struct tsl_reg_measurement {
-    const char *name;         /* "gemm_fwd", "pcie_h2d", ... */
-    const char *unit;         /* "s", "bytes/s", "ratio", "bytes", "flop/s" */
+    const char *name; /* "gemm_fwd", "pcie_h2d", ... */
+    const char *unit; /* "s", "bytes/s", "ratio", "bytes", "flop/s" */
     double value;
-    const char *labels_json;  /* a JSON object, keys sorted ("{}" for none) */
-    const char *link_class;   /* "" per GPU; "nvlink", "pcie", "ib", ... */
+    const char *labels_json; /* a JSON object, keys sorted ("{}" for none) */
+    const char *link_class;  /* "" per GPU; "nvlink", "pcie", "ib", ... */
     bool per_device;
     uint32_t device_index;
     /* answers only: */
     int64_t measured_unix;
     bool simulated;
     const char *gpu_model;
-    const char *hostname;     /* raw answers */
-    uint32_t n_samples;       /* aggregated answers */
+    const char *hostname; /* raw answers */
+    uint32_t n_samples;   /* aggregated answers */
 } tsl_reg_measurement_t;
 
 typedef struct tsl_reg_report_result {
@@ -102,8 +102,8 @@ int tsl_registry_heartbeat(tsl_store_t *s, const char *worker_id, bool deregiste
 /* Marks online workers silent for longer than their timeout offline; fn (may be
  * NULL) is called for each, after the store's lock is released. */
 typedef void (*tsl_registry_offline_fn)(void *ud, const char *worker_id, const char *hostname);
-int tsl_registry_sweep(tsl_store_t *s, int64_t now, uint32_t timeout_s,
-                       tsl_registry_offline_fn fn, void *ud, tsl_err_t *err);
+int tsl_registry_sweep(tsl_store_t *s, int64_t now, uint32_t timeout_s, tsl_registry_offline_fn fn,
+                       void *ud, tsl_err_t *err);
 
 /* Every worker with its devices, by hostname; fn returning non-zero stops (-1). */
 typedef int (*tsl_registry_worker_fn)(void *ud, const tsl_reg_worker_t *w);

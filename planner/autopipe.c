@@ -31,7 +31,8 @@
  * before it. O(n·p·log n) instead of the paper's O(n²·p) — exact all the same.
  */
 static double dp_minmax(const double *S, uint32_t lo, uint32_t hi, uint32_t p, const double *cap,
-                        double *T, uint32_t *arg, uint32_t *first) {
+                        double *T, uint32_t *arg, uint32_t *first)
+{
     const uint32_t len = hi - lo, W = p + 1;
     for (size_t x = 0; x < (size_t)(len + 1) * W; x++) {
         T[x] = INFINITY;
@@ -84,7 +85,8 @@ static double dp_minmax(const double *S, uint32_t lo, uint32_t hi, uint32_t p, c
     return opt;
 }
 
-static int check_weights(const double *w, uint32_t n, const char *field, tsl_err_t *err) {
+static int check_weights(const double *w, uint32_t n, const char *field, tsl_err_t *err)
+{
     for (uint32_t i = 0; i < n; i++)
         if (!isfinite(w[i]) || w[i] < 0)
             return tsl_err_set(err, "%s[%u]: %g is not a valid time; give a finite value >= 0",
@@ -93,7 +95,8 @@ static int check_weights(const double *w, uint32_t n, const char *field, tsl_err
 }
 
 int tsl_autopipe_minmax(const double *w, uint32_t n, uint32_t p, uint32_t *first, double *max_out,
-                        tsl_err_t *err) {
+                        tsl_err_t *err)
+{
     int rc = -1;
     double *S = NULL, *T = NULL;
     uint32_t *arg = NULL;
@@ -142,7 +145,8 @@ out:
 
 /* ------------------------------------------------------------- stage times */
 
-static int check_partition(const uint32_t *first, uint32_t n, uint32_t P, tsl_err_t *err) {
+static int check_partition(const uint32_t *first, uint32_t n, uint32_t P, tsl_err_t *err)
+{
     if (first[0] != 0 || first[P] != n)
         return tsl_err_set(err, "first: a partition must start at block 0 and end at block %u", n);
     for (uint32_t s = 0; s < P; s++)
@@ -151,13 +155,15 @@ static int check_partition(const uint32_t *first, uint32_t n, uint32_t P, tsl_er
     return 0;
 }
 
-static double cut_p2p(const tsl_autopipe_in_t *in, uint32_t after_block) {
+static double cut_p2p(const tsl_autopipe_in_t *in, uint32_t after_block)
+{
     return in->cut_p2p_s ? in->cut_p2p_s[after_block] : in->p2p_s;
 }
 
 int tsl_autopipe_stage_times(const tsl_autopipe_in_t *in, const uint32_t *first,
                              double *stage_fwd_s, double *stage_bwd_s, double *stage_p2p_s,
-                             tsl_err_t *err) {
+                             tsl_err_t *err)
+{
     if (in == NULL || first == NULL || in->fwd_s == NULL || in->bwd_s == NULL)
         return tsl_err_set(err, "stage_times: missing input");
     if (in->n_stages == 0 || in->n_stages > TSL_PIPESIM_MAX_STAGES)
@@ -202,7 +208,8 @@ typedef struct ap_ctx {
     bool cap_hit;
 } ap_ctx_t;
 
-static uint64_t part_hash(const uint32_t *first, uint32_t P) {
+static uint64_t part_hash(const uint32_t *first, uint32_t P)
+{
     uint64_t h = 1469598103934665603ull;
     for (uint32_t s = 1; s < P; s++) {
         h ^= first[s];
@@ -211,7 +218,8 @@ static uint64_t part_hash(const uint32_t *first, uint32_t P) {
     return h;
 }
 
-static int simulate(ap_ctx_t *c, const uint32_t *first, tsl_pipesim_out_t *so, tsl_err_t *err) {
+static int simulate(ap_ctx_t *c, const uint32_t *first, tsl_pipesim_out_t *so, tsl_err_t *err)
+{
     double f[TSL_PIPESIM_MAX_STAGES], b[TSL_PIPESIM_MAX_STAGES], p2p[TSL_PIPESIM_MAX_STAGES];
     if (tsl_autopipe_stage_times(c->in, first, f, b, p2p, err))
         return -1;
@@ -227,8 +235,8 @@ static int simulate(ap_ctx_t *c, const uint32_t *first, tsl_pipesim_out_t *so, t
 
 /* Index of partition `first` in the pool, simulating it if new (*is_new then
  * true). NONE when the pool is full. */
-static int evaluate(ap_ctx_t *c, const uint32_t *first, uint32_t *idx, bool *is_new,
-                    tsl_err_t *err) {
+static int evaluate(ap_ctx_t *c, const uint32_t *first, uint32_t *idx, bool *is_new, tsl_err_t *err)
+{
     const uint32_t W = c->P + 1;
     uint64_t h = part_hash(first, c->P);
     uint32_t slot = (uint32_t)(h & c->hash_mask);
@@ -265,7 +273,8 @@ static int evaluate(ap_ctx_t *c, const uint32_t *first, uint32_t *idx, bool *is_
  * so that they never starve the master in cooldown: Algorithm 1 on the blocks
  * after stage i with those cumulative caps (the last stage takes the rest).
  * Returns false when Eq. (1) already holds or no partition meets it. */
-static bool adjust_after_master(ap_ctx_t *c, const uint32_t *first, uint32_t i, uint32_t *adj) {
+static bool adjust_after_master(ap_ctx_t *c, const uint32_t *first, uint32_t i, uint32_t *adj)
+{
     const uint32_t P = c->P;
     if (i + 1 >= P)
         return false;
@@ -294,7 +303,8 @@ static bool adjust_after_master(ap_ctx_t *c, const uint32_t *first, uint32_t i, 
 }
 
 /* Algorithm 1 on the first `stages` stages, over the blocks they hold now. */
-static void rebalance_prefix(ap_ctx_t *c, uint32_t *first, uint32_t stages) {
+static void rebalance_prefix(ap_ctx_t *c, uint32_t *first, uint32_t stages)
+{
     uint32_t pre[TSL_PIPESIM_MAX_STAGES + 1];
     if (stages < 2)
         return;
@@ -304,7 +314,8 @@ static void rebalance_prefix(ap_ctx_t *c, uint32_t *first, uint32_t stages) {
         first[j] = pre[j];
 }
 
-static int push(ap_ctx_t *c, uint32_t idx) {
+static int push(ap_ctx_t *c, uint32_t idx)
+{
     if (c->stack_n == c->pool_cap)
         return -1;
     c->stack[c->stack_n++] = idx;
@@ -312,7 +323,8 @@ static int push(ap_ctx_t *c, uint32_t idx) {
 }
 
 /* Evaluates a candidate; a new one whose master is <= i is queued for steps 2–3. */
-static int consider(ap_ctx_t *c, const uint32_t *cand, uint32_t i, tsl_err_t *err) {
+static int consider(ap_ctx_t *c, const uint32_t *cand, uint32_t i, tsl_err_t *err)
+{
     uint32_t k;
     bool is_new;
     if (evaluate(c, cand, &k, &is_new, err))
@@ -322,7 +334,8 @@ static int consider(ap_ctx_t *c, const uint32_t *cand, uint32_t i, tsl_err_t *er
     return 0;
 }
 
-static int search(ap_ctx_t *c, uint32_t start, tsl_err_t *err) {
+static int search(ap_ctx_t *c, uint32_t start, tsl_err_t *err)
+{
     const uint32_t P = c->P, W = P + 1;
     uint32_t cur[TSL_PIPESIM_MAX_STAGES + 1], cand[TSL_PIPESIM_MAX_STAGES + 1];
     push(c, start);
@@ -371,7 +384,8 @@ static int search(ap_ctx_t *c, uint32_t start, tsl_err_t *err) {
     return 0;
 }
 
-static int check_ap_in(const tsl_autopipe_in_t *in, tsl_err_t *err) {
+static int check_ap_in(const tsl_autopipe_in_t *in, tsl_err_t *err)
+{
     if (in->n_blocks == 0 || in->n_blocks > TSL_AUTOPIPE_MAX_BLOCKS)
         return tsl_err_set(err, "n_blocks: %u is out of range; give 1..%u", in->n_blocks,
                            TSL_AUTOPIPE_MAX_BLOCKS);
@@ -397,7 +411,8 @@ static int check_ap_in(const tsl_autopipe_in_t *in, tsl_err_t *err) {
     return 0;
 }
 
-static void fill_result(ap_ctx_t *c, uint32_t best, uint32_t start, tsl_autopipe_result_t *out) {
+static void fill_result(ap_ctx_t *c, uint32_t best, uint32_t start, tsl_autopipe_result_t *out)
+{
     const uint32_t P = c->P, W = P + 1;
     memset(out, 0, sizeof(*out));
     out->n_stages = P;
@@ -420,8 +435,8 @@ static void fill_result(ap_ctx_t *c, uint32_t best, uint32_t start, tsl_autopipe
     out->eval_cap_hit = c->cap_hit;
 }
 
-int tsl_autopipe_partition(const tsl_autopipe_in_t *in, tsl_autopipe_result_t *out,
-                           tsl_err_t *err) {
+int tsl_autopipe_partition(const tsl_autopipe_in_t *in, tsl_autopipe_result_t *out, tsl_err_t *err)
+{
     int rc = -1;
     ap_ctx_t c;
     memset(&c, 0, sizeof(c));
@@ -452,8 +467,9 @@ int tsl_autopipe_partition(const tsl_autopipe_in_t *in, tsl_autopipe_result_t *o
     c.stack = malloc(c.pool_cap * sizeof(uint32_t));
     if (!c.S || !c.dpT || !c.dpArg || !c.simws || !c.pool || !c.pool_iter || !c.pool_startup ||
         !c.pool_master || !c.hash || !c.stack) {
-        tsl_err_setc(err, TSL_E_NOMEM, "partition: out of memory for %u blocks, %u stages, %u evaluations", c.n,
-                    c.P, c.pool_cap);
+        tsl_err_setc(err, TSL_E_NOMEM,
+                     "partition: out of memory for %u blocks, %u stages, %u evaluations", c.n, c.P,
+                     c.pool_cap);
         goto out;
     }
     c.S[0] = 0;
@@ -497,7 +513,8 @@ out:
 /* --------------------------------------------------------------- the slicer */
 
 int tsl_autopipe_slice(const tsl_pipesim_in_t *pipe, const tsl_autopipe_slice_cfg_t *cfg,
-                       tsl_autopipe_slice_t *out, tsl_err_t *err) {
+                       tsl_autopipe_slice_t *out, tsl_err_t *err)
+{
     int rc = -1;
     void *ws = NULL;
     if (pipe == NULL || out == NULL)

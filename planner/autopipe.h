@@ -33,7 +33,7 @@
 #include "err.h"
 #include "pipesim.h"
 
-#define TSL_AUTOPIPE_MAX_BLOCKS 4096u
+#define TSL_AUTOPIPE_MAX_BLOCKS        4096u
 #define TSL_AUTOPIPE_DEFAULT_MAX_EVALS 2048u
 
 /*

@@ -15,14 +15,16 @@
 #include <strings.h>
 
 #define SPEC_FORMAT "expected [NODES x]GPUSxTYPE[:LINK], e.g. 2x8xA100-40G:ib100"
-#define SPEC_MAX 128
+#define SPEC_MAX    128
 
-void tsl_cluster_init(tsl_cluster_t *c) {
+void tsl_cluster_init(tsl_cluster_t *c)
+{
     memset(c, 0, sizeof(*c));
     c->overlap_slowdown = TSL_DEFAULT_OVERLAP_SLOWDOWN;
 }
 
-void tsl_cluster_free(tsl_cluster_t *c) {
+void tsl_cluster_free(tsl_cluster_t *c)
+{
     if (c == NULL)
         return;
     free(c->nodes);
@@ -32,11 +34,13 @@ void tsl_cluster_free(tsl_cluster_t *c) {
     tsl_cluster_init(c);
 }
 
-static bool positive_finite(double x) {
+static bool positive_finite(double x)
+{
     return isfinite(x) && x > 0;
 }
 
-static int check_gpu(const tsl_gpu_spec_t *g, tsl_err_t *err) {
+static int check_gpu(const tsl_gpu_spec_t *g, tsl_err_t *err)
+{
     size_t len = strnlen(g->name, sizeof(g->name));
     if (len == 0 || len == sizeof(g->name))
         return tsl_err_set(err, "cluster: GPU type name must be 1 to %zu characters",
@@ -56,13 +60,15 @@ static int check_gpu(const tsl_gpu_spec_t *g, tsl_err_t *err) {
     return 0;
 }
 
-static bool same_figures(const tsl_gpu_spec_t *a, const tsl_gpu_spec_t *b) {
+static bool same_figures(const tsl_gpu_spec_t *a, const tsl_gpu_spec_t *b)
+{
     return a->mem_bytes == b->mem_bytes && a->peak_flops == b->peak_flops &&
            a->efficiency == b->efficiency && a->intra_bw == b->intra_bw && a->pcie_bw == b->pcie_bw;
 }
 
 int tsl_cluster_add_gpu_type(tsl_cluster_t *c, const tsl_gpu_spec_t *gpu, uint32_t *idx,
-                             tsl_err_t *err) {
+                             tsl_err_t *err)
+{
     if (check_gpu(gpu, err) != 0)
         return -1;
     for (uint32_t i = 0; i < c->n_gpu_types; i++) {
@@ -82,7 +88,8 @@ int tsl_cluster_add_gpu_type(tsl_cluster_t *c, const tsl_gpu_spec_t *gpu, uint32
 }
 
 /* Keeps a pair matrix square when a node is added after the first pair was set. */
-static int grow_matrix(tsl_cluster_t *c, uint32_t n_old, uint32_t n_new, tsl_err_t *err) {
+static int grow_matrix(tsl_cluster_t *c, uint32_t n_old, uint32_t n_new, tsl_err_t *err)
+{
     double *m = calloc((size_t)n_new * n_new, sizeof(*m));
     if (m == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "cluster: out of memory for the bandwidth matrix");
@@ -93,7 +100,8 @@ static int grow_matrix(tsl_cluster_t *c, uint32_t n_old, uint32_t n_new, tsl_err
     return 0;
 }
 
-int tsl_cluster_add_node(tsl_cluster_t *c, const tsl_node_t *node, tsl_err_t *err) {
+int tsl_cluster_add_node(tsl_cluster_t *c, const tsl_node_t *node, tsl_err_t *err)
+{
     uint32_t i = c->n_nodes;
     if (node->n_gpus == 0)
         return tsl_err_set(err, "cluster: node %u has no GPUs", i);
@@ -126,7 +134,8 @@ int tsl_cluster_add_node(tsl_cluster_t *c, const tsl_node_t *node, tsl_err_t *er
     return 0;
 }
 
-int tsl_cluster_set_pair_bw(tsl_cluster_t *c, uint32_t a, uint32_t b, double bw, tsl_err_t *err) {
+int tsl_cluster_set_pair_bw(tsl_cluster_t *c, uint32_t a, uint32_t b, double bw, tsl_err_t *err)
+{
     if (a >= c->n_nodes || b >= c->n_nodes)
         return tsl_err_set(err, "cluster: link %u-%u names a node beyond the %u nodes", a, b,
                            c->n_nodes);
@@ -140,7 +149,8 @@ int tsl_cluster_set_pair_bw(tsl_cluster_t *c, uint32_t a, uint32_t b, double bw,
     if (c->inter_bw_matrix == NULL) {
         c->inter_bw_matrix = calloc((size_t)c->n_nodes * c->n_nodes, sizeof(double));
         if (c->inter_bw_matrix == NULL)
-            return tsl_err_setc(err, TSL_E_NOMEM, "cluster: out of memory for the bandwidth matrix");
+            return tsl_err_setc(err, TSL_E_NOMEM,
+                                "cluster: out of memory for the bandwidth matrix");
     }
     c->inter_bw_matrix[(size_t)a * c->n_nodes + b] = bw;
     c->inter_bw_matrix[(size_t)b * c->n_nodes + a] = bw;
@@ -148,7 +158,8 @@ int tsl_cluster_set_pair_bw(tsl_cluster_t *c, uint32_t a, uint32_t b, double bw,
 }
 
 /* Fills unset pairs with inter_bw; inter_bw becomes the slowest pair if unset. */
-static int finish_matrix(tsl_cluster_t *c, tsl_err_t *err) {
+static int finish_matrix(tsl_cluster_t *c, tsl_err_t *err)
+{
     uint32_t n = c->n_nodes;
     double slowest = INFINITY;
     for (uint32_t a = 0; a < n; a++) {
@@ -173,7 +184,8 @@ static int finish_matrix(tsl_cluster_t *c, tsl_err_t *err) {
     return 0;
 }
 
-static int derive_devices(tsl_cluster_t *c, tsl_err_t *err) {
+static int derive_devices(tsl_cluster_t *c, tsl_err_t *err)
+{
     uint32_t total = 0;
     for (uint32_t i = 0; i < c->n_nodes; i++)
         total += c->nodes[i].n_gpus;
@@ -193,7 +205,8 @@ static int derive_devices(tsl_cluster_t *c, tsl_err_t *err) {
     return 0;
 }
 
-int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err) {
+int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err)
+{
     if (c->n_nodes == 0)
         return tsl_err_set(err, "cluster: no nodes");
     if (!(isfinite(c->overlap_slowdown) && c->overlap_slowdown >= 1))
@@ -208,8 +221,8 @@ int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err) {
         /* Unknown host memory: assume twice the node's GPU memory (a DGX A100-40G
          * has 1 TiB for 320 GiB of GPU memory, cloud instances about 1.5-3×). */
         if (n->cpu_mem_bytes == 0)
-            n->cpu_mem_bytes = TSL_DEFAULT_HOST_MEM_PER_GPU_MEM * n->n_gpus *
-                               c->gpu_types[n->gpu_type].mem_bytes;
+            n->cpu_mem_bytes =
+                TSL_DEFAULT_HOST_MEM_PER_GPU_MEM * n->n_gpus * c->gpu_types[n->gpu_type].mem_bytes;
     }
     if (c->n_nodes > 1 && c->inter_bw_matrix != NULL && finish_matrix(c, err) != 0)
         return -1;
@@ -218,7 +231,8 @@ int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err) {
     return derive_devices(c, err);
 }
 
-static int dup_array(void **dst, const void *src, size_t bytes) {
+static int dup_array(void **dst, const void *src, size_t bytes)
+{
     *dst = NULL;
     if (src == NULL || bytes == 0)
         return 0;
@@ -229,7 +243,8 @@ static int dup_array(void **dst, const void *src, size_t bytes) {
     return 0;
 }
 
-int tsl_cluster_copy(tsl_cluster_t *dst, const tsl_cluster_t *src, tsl_err_t *err) {
+int tsl_cluster_copy(tsl_cluster_t *dst, const tsl_cluster_t *src, tsl_err_t *err)
+{
     *dst = *src;
     size_t n = src->n_nodes;
     int rc = 0;
@@ -246,7 +261,8 @@ int tsl_cluster_copy(tsl_cluster_t *dst, const tsl_cluster_t *src, tsl_err_t *er
 }
 
 int tsl_cluster_homogeneous(tsl_cluster_t *c, uint32_t n_nodes, uint32_t gpus_per_node,
-                            const tsl_gpu_spec_t *gpu, double inter_bw, tsl_err_t *err) {
+                            const tsl_gpu_spec_t *gpu, double inter_bw, tsl_err_t *err)
+{
     tsl_cluster_init(c);
     int rc = -1;
     uint32_t type;
@@ -271,14 +287,16 @@ out:
 /* ---- short spec ---- */
 
 /* "name1, name2, ..." of a built-in table, for error messages. */
-static void list_gpus(char *buf, size_t cap) {
+static void list_gpus(char *buf, size_t cap)
+{
     size_t len = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < tsl_gpu_count() && len < cap; i++)
         len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", tsl_gpu_at(i)->name);
 }
 
-static void list_links(char *buf, size_t cap) {
+static void list_links(char *buf, size_t cap)
+{
     size_t len = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < tsl_link_count() && len < cap; i++)
@@ -286,7 +304,8 @@ static void list_links(char *buf, size_t cap) {
 }
 
 /* Reads up to 9 digits (no overflow possible); -1 if none or too many. */
-static int read_count(const char **p, uint32_t *out) {
+static int read_count(const char **p, uint32_t *out)
+{
     const char *s = *p;
     uint32_t v = 0;
     int n = 0;
@@ -303,13 +322,15 @@ static int read_count(const char **p, uint32_t *out) {
     return 0;
 }
 
-static bool is_x(char ch) {
+static bool is_x(char ch)
+{
     return ch == 'x' || ch == 'X';
 }
 
 /* Splits "[N x]G x TYPE" into counts and the type name (points into s). */
 static int split_counts(const char *s, const char *spec, uint32_t *nodes, uint32_t *gpus,
-                        const char **type, tsl_err_t *err) {
+                        const char **type, tsl_err_t *err)
+{
     const char *p = s;
     uint32_t first, second;
     if (read_count(&p, &first) != 0 || !is_x(*p))
@@ -329,7 +350,8 @@ static int split_counts(const char *s, const char *spec, uint32_t *nodes, uint32
     return 0;
 }
 
-static int check_counts(uint32_t nodes, uint32_t gpus, const char *spec, tsl_err_t *err) {
+static int check_counts(uint32_t nodes, uint32_t gpus, const char *spec, tsl_err_t *err)
+{
     if (nodes == 0)
         return tsl_err_set(err, "cluster: node count 0 in '%s'; need at least 1", spec);
     if (gpus == 0)
@@ -344,7 +366,8 @@ static int check_counts(uint32_t nodes, uint32_t gpus, const char *spec, tsl_err
     return 0;
 }
 
-int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err) {
+int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
+{
     char buf[SPEC_MAX], known[400];
     uint32_t nodes = 0, gpus = 0;
     const char *type = NULL;
@@ -376,26 +399,31 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err) {
 
 /* ---- lookups ---- */
 
-static double pair_bw(const tsl_cluster_t *c, uint32_t a, uint32_t b) {
+static double pair_bw(const tsl_cluster_t *c, uint32_t a, uint32_t b)
+{
     if (c->inter_bw_matrix != NULL)
         return c->inter_bw_matrix[(size_t)a * c->n_nodes + b];
     return c->inter_bw;
 }
 
-const tsl_gpu_spec_t *tsl_cluster_device_gpu(const tsl_cluster_t *c, uint32_t dev) {
+const tsl_gpu_spec_t *tsl_cluster_device_gpu(const tsl_cluster_t *c, uint32_t dev)
+{
     return &c->gpu_types[c->nodes[c->device_node[dev]].gpu_type];
 }
 
-double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev) {
+double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev)
+{
     const tsl_gpu_spec_t *g = tsl_cluster_device_gpu(c, dev);
     return g->peak_flops * g->efficiency;
 }
 
-uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev) {
+uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev)
+{
     return tsl_cluster_device_gpu(c, dev)->mem_bytes;
 }
 
-uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c) {
+uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c)
+{
     uint64_t m = UINT64_MAX;
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         uint64_t v = c->gpu_types[c->nodes[i].gpu_type].mem_bytes;
@@ -404,7 +432,8 @@ uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c) {
     return c->n_nodes ? m : 0;
 }
 
-uint64_t tsl_cluster_max_device_mem(const tsl_cluster_t *c) {
+uint64_t tsl_cluster_max_device_mem(const tsl_cluster_t *c)
+{
     uint64_t m = 0;
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         uint64_t v = c->gpu_types[c->nodes[i].gpu_type].mem_bytes;
@@ -413,14 +442,16 @@ uint64_t tsl_cluster_max_device_mem(const tsl_cluster_t *c) {
     return m;
 }
 
-double tsl_cluster_link_bw(const tsl_cluster_t *c, uint32_t dev_a, uint32_t dev_b) {
+double tsl_cluster_link_bw(const tsl_cluster_t *c, uint32_t dev_a, uint32_t dev_b)
+{
     if (dev_a == dev_b)
         return INFINITY;
     uint32_t a = c->device_node[dev_a], b = c->device_node[dev_b];
     return a == b ? c->nodes[a].intra_bw : pair_bw(c, a, b);
 }
 
-bool tsl_cluster_is_homogeneous(const tsl_cluster_t *c) {
+bool tsl_cluster_is_homogeneous(const tsl_cluster_t *c)
+{
     for (uint32_t i = 1; i < c->n_nodes; i++) {
         const tsl_node_t *a = &c->nodes[0], *b = &c->nodes[i];
         if (a->n_gpus != b->n_gpus || a->intra_bw != b->intra_bw ||
@@ -441,7 +472,8 @@ bool tsl_cluster_is_homogeneous(const tsl_cluster_t *c) {
 
 /* Members k ≥ k0 of the group that fall in the node holding member k0. */
 static uint32_t members_in_node(const tsl_cluster_t *c, uint32_t first, uint32_t stride,
-                                uint32_t count, uint32_t k0, uint32_t *node) {
+                                uint32_t count, uint32_t k0, uint32_t *node)
+{
     uint64_t dev = first + (uint64_t)k0 * stride;
     *node = c->device_node[dev];
     uint64_t end = (uint64_t)c->node_first[*node] + c->nodes[*node].n_gpus;
@@ -451,7 +483,8 @@ static uint32_t members_in_node(const tsl_cluster_t *c, uint32_t first, uint32_t
 
 /* Slowest matrix pair between `node` and the nodes of members [0, k_end). */
 static double slowest_pair_before(const tsl_cluster_t *c, uint32_t first, uint32_t stride,
-                                  uint32_t count, uint32_t k_end, uint32_t node) {
+                                  uint32_t count, uint32_t k_end, uint32_t node)
+{
     double bw = INFINITY;
     uint32_t other;
     for (uint32_t k = 0; k < k_end;) {
@@ -461,8 +494,8 @@ static double slowest_pair_before(const tsl_cluster_t *c, uint32_t first, uint32
     return bw;
 }
 
-double tsl_cluster_group_bw(const tsl_cluster_t *c, uint32_t first, uint32_t stride,
-                            uint32_t count) {
+double tsl_cluster_group_bw(const tsl_cluster_t *c, uint32_t first, uint32_t stride, uint32_t count)
+{
     if (count <= 1)
         return INFINITY;
     if (stride == 0 || first + (uint64_t)(count - 1) * stride >= c->n_devices)
@@ -481,7 +514,8 @@ double tsl_cluster_group_bw(const tsl_cluster_t *c, uint32_t first, uint32_t str
 }
 
 double tsl_cluster_dim_bw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
-                          uint32_t stride, uint32_t count) {
+                          uint32_t stride, uint32_t count)
+{
     if (count <= 1)
         return INFINITY;
     uint64_t span = (uint64_t)stride * count;
@@ -499,7 +533,8 @@ double tsl_cluster_dim_bw(const tsl_cluster_t *c, uint32_t block_first, uint32_t
 static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
+static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(*len < cap ? buf + *len : NULL, *len < cap ? cap - *len : 0, fmt, ap);
@@ -508,7 +543,8 @@ static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
         *len += (size_t)n;
 }
 
-static void describe_nodes(const tsl_cluster_t *c, char *buf, size_t cap, size_t *len) {
+static void describe_nodes(const tsl_cluster_t *c, char *buf, size_t cap, size_t *len)
+{
     for (uint32_t i = 0; i < c->n_nodes;) {
         uint32_t j = i + 1;
         while (j < c->n_nodes && c->nodes[j].n_gpus == c->nodes[i].n_gpus &&
@@ -523,14 +559,16 @@ static void describe_nodes(const tsl_cluster_t *c, char *buf, size_t cap, size_t
 }
 
 static void describe_range(char *buf, size_t cap, size_t *len, const char *what, double lo,
-                           double hi) {
+                           double hi)
+{
     if (lo == hi)
         append(buf, cap, len, ", %s %.3g GB/s", what, lo / 1e9);
     else
         append(buf, cap, len, ", %s %.3g-%.3g GB/s", what, lo / 1e9, hi / 1e9);
 }
 
-size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap) {
+size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap)
+{
     size_t len = 0;
     if (cap > 0)
         buf[0] = '\0';
@@ -560,7 +598,8 @@ size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap) {
 /* ---- re-placing: a copy with its nodes in another order ---- */
 
 int tsl_cluster_permute(const tsl_cluster_t *c, const uint16_t *order, tsl_cluster_t *out,
-                        tsl_err_t *err) {
+                        tsl_err_t *err)
+{
     tsl_cluster_init(out);
     for (uint32_t t = 0; t < c->n_gpu_types; t++) {
         uint32_t idx;
@@ -574,9 +613,8 @@ int tsl_cluster_permute(const tsl_cluster_t *c, const uint16_t *order, tsl_clust
     out->overlap_slowdown = c->overlap_slowdown;
     for (uint32_t a = 0; c->inter_bw_matrix && a < c->n_nodes; a++)
         for (uint32_t b = a + 1; b < c->n_nodes; b++)
-            if (tsl_cluster_set_pair_bw(out, a, b,
-                                        c->inter_bw_matrix[order[a] * c->n_nodes + order[b]],
-                                        err) != 0)
+            if (tsl_cluster_set_pair_bw(
+                    out, a, b, c->inter_bw_matrix[order[a] * c->n_nodes + order[b]], err) != 0)
                 goto fail;
     if (tsl_cluster_finish(out, err) != 0)
         goto fail;

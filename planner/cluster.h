@@ -25,48 +25,48 @@
 
 #include "err.h"
 
-#define TSL_CLUSTER_MAX_NODES 1024u
-#define TSL_CLUSTER_MAX_DEVICES 16384u
+#define TSL_CLUSTER_MAX_NODES     1024u
+#define TSL_CLUSTER_MAX_DEVICES   16384u
 #define TSL_CLUSTER_MAX_GPU_TYPES 8u
 
 typedef struct tsl_gpu_spec {
-    char name[32];            /* "A100-80G" */
-    uint64_t mem_bytes;       /* device memory */
-    double peak_flops;        /* dense fp16/bf16 tensor-core peak, FLOP/s */
-    double efficiency;        /* achieved fraction of peak on Transformer GEMMs, (0, 1] */
-    double intra_bw;          /* default intra-node bus bandwidth, bytes/s */
-    double pcie_bw;           /* host<->device bandwidth, bytes/s */
-    const char *source;       /* where the figures come from */
-    double mem_bw;            /* datasheet device-memory bandwidth, bytes/s; 0 = unknown (the
+    char name[32];      /* "A100-80G" */
+    uint64_t mem_bytes; /* device memory */
+    double peak_flops;  /* dense fp16/bf16 tensor-core peak, FLOP/s */
+    double efficiency;  /* achieved fraction of peak on Transformer GEMMs, (0, 1] */
+    double intra_bw;    /* default intra-node bus bandwidth, bytes/s */
+    double pcie_bw;     /* host<->device bandwidth, bytes/s */
+    const char *source; /* where the figures come from */
+    double mem_bw;      /* datasheet device-memory bandwidth, bytes/s; 0 = unknown (the
                                  cost model then counts FLOPs only: docs/cost-model.md) */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {
-    const char *name;         /* "ib100", "ib400", "eth10", ... */
-    double bw;                /* bytes/s, bus bandwidth between two nodes */
+    const char *name; /* "ib100", "ib400", "eth10", ... */
+    double bw;        /* bytes/s, bus bandwidth between two nodes */
     const char *source;
 } tsl_link_spec_t;
 
 typedef struct tsl_node {
     uint32_t n_gpus;
-    uint32_t gpu_type;        /* index into tsl_cluster_t.gpu_types */
-    double intra_bw;          /* bytes/s between this node's GPUs */
-    uint64_t cpu_mem_bytes;   /* host memory (offloading); 0 when added = unknown,
+    uint32_t gpu_type;      /* index into tsl_cluster_t.gpu_types */
+    double intra_bw;        /* bytes/s between this node's GPUs */
+    uint64_t cpu_mem_bytes; /* host memory (offloading); 0 when added = unknown,
                                  which tsl_cluster_finish() replaces by
                                  TSL_DEFAULT_HOST_MEM_PER_GPU_MEM × the node's GPU memory */
 } tsl_node_t;
 
 typedef struct tsl_cluster {
     uint32_t n_nodes;
-    tsl_node_t *nodes;                        /* owned, n_nodes entries */
+    tsl_node_t *nodes; /* owned, n_nodes entries */
     uint32_t n_gpu_types;
     tsl_gpu_spec_t gpu_types[TSL_CLUSTER_MAX_GPU_TYPES];
-    double inter_bw;                          /* bytes/s for every node pair ... */
-    double *inter_bw_matrix;                  /* ... unless this n_nodes² matrix is set (owned) */
-    double overlap_slowdown;                  /* compute/comm contention factor, ≥ 1 (Galvatron V) */
-    uint32_t n_devices;                       /* derived: Σ n_gpus */
-    uint32_t *device_node;                    /* derived, owned: device → node */
-    uint32_t *node_first;                     /* derived, owned: node → its first device */
+    double inter_bw;         /* bytes/s for every node pair ... */
+    double *inter_bw_matrix; /* ... unless this n_nodes² matrix is set (owned) */
+    double overlap_slowdown; /* compute/comm contention factor, ≥ 1 (Galvatron V) */
+    uint32_t n_devices;      /* derived: Σ n_gpus */
+    uint32_t *device_node;   /* derived, owned: device → node */
+    uint32_t *node_first;    /* derived, owned: node → its first device */
     /* issue 8: measured figures per GPU type (planner/profile.h), borrowed, NULL =
      * built-in; set by tsl_profile_attach, copied as pointers by tsl_cluster_copy */
     const struct tsl_profile *gpu_profile[TSL_CLUSTER_MAX_GPU_TYPES];
@@ -80,7 +80,7 @@ size_t tsl_link_count(void);
 const tsl_link_spec_t *tsl_link_at(size_t i);
 const tsl_link_spec_t *tsl_link_find(const char *name);
 
-#define TSL_DEFAULT_OVERLAP_SLOWDOWN 1.3  /* Galvatron-BMW Sec. V */
+#define TSL_DEFAULT_OVERLAP_SLOWDOWN     1.3 /* Galvatron-BMW Sec. V */
 #define TSL_DEFAULT_HOST_MEM_PER_GPU_MEM 2u
 
 /* Homogeneous cluster: n_nodes × gpus_per_node of one GPU type; inter_bw is
@@ -110,7 +110,7 @@ int tsl_cluster_add_node(tsl_cluster_t *c, const tsl_node_t *node, tsl_err_t *er
  * complete and symmetric, its diagonal 0 (unused), and inter_bw is the slowest
  * pair when it was not given. */
 int tsl_cluster_set_pair_bw(tsl_cluster_t *c, uint32_t a, uint32_t b, double bw, tsl_err_t *err);
-int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err);   /* derives, validates */
+int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err); /* derives, validates */
 void tsl_cluster_free(tsl_cluster_t *c);
 int tsl_cluster_copy(tsl_cluster_t *dst, const tsl_cluster_t *src, tsl_err_t *err);
 

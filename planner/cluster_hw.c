@@ -42,8 +42,8 @@
 
 #include <strings.h>
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
-#define GBPS 1e9
+#define GIB    (1024.0 * 1024.0 * 1024.0)
+#define GBPS   1e9
 #define TFLOPS 1e12
 
 #define SRC_A100                                                                                   \
@@ -52,31 +52,40 @@
     "A100 allreduce fixture (154 GB/s, 8 GPUs, NVLink3); pcie: gen4 x16 ~78% of line rate"
 
 static const tsl_gpu_spec_t gpu_table[] = {
-    {"A100-40G", (uint64_t)(40 * GIB), 312 * TFLOPS, 0.60, 150 * GBPS, 24 * GBPS, SRC_A100, 1555 * GBPS},
-    {"A100-80G", (uint64_t)(80 * GIB), 312 * TFLOPS, 0.60, 150 * GBPS, 24 * GBPS, SRC_A100, 2039 * GBPS},
+    {"A100-40G", (uint64_t)(40 * GIB), 312 * TFLOPS, 0.60, 150 * GBPS, 24 * GBPS, SRC_A100,
+     1555 * GBPS},
+    {"A100-80G", (uint64_t)(80 * GIB), 312 * TFLOPS, 0.60, 150 * GBPS, 24 * GBPS, SRC_A100,
+     2039 * GBPS},
     {"H100-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, 0.50, 230 * GBPS, 48 * GBPS,
      "peak: NVIDIA H100 SXM5 datasheet (989 TFLOPS bf16 dense); efficiency: 0.5 assumed; "
      "intra: NVLink4 450 GB/s/direction x 0.51 (the A100 measured ratio), conservative; "
-     "pcie: gen5 x16 ~78% of line rate", 3350 * GBPS},
+     "pcie: gen5 x16 ~78% of line rate",
+     3350 * GBPS},
     {"RTX-TITAN-24G", (uint64_t)(24 * GIB), 130 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "peak: NVIDIA TITAN RTX datasheet (130 TFLOPS tensor); efficiency: 0.5 assumed; "
      "intra: PCIe 3.0, no NVLink (Galvatron-BMW testbed), ~63% of x16 line rate; "
-     "pcie: gen3 x16 ~78% of line rate", 672 * GBPS},
+     "pcie: gen3 x16 ~78% of line rate",
+     672 * GBPS},
     {"V100-16G", (uint64_t)(16 * GIB), 125 * TFLOPS, 0.50, 75 * GBPS, 12 * GBPS,
      "peak: NVIDIA V100 SXM2 datasheet (125 TFLOPS tensor); efficiency: 0.5 assumed; "
-     "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3", 900 * GBPS},
+     "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3",
+     900 * GBPS},
     {"V100-32G", (uint64_t)(32 * GIB), 125 * TFLOPS, 0.50, 75 * GBPS, 12 * GBPS,
      "peak: NVIDIA V100 SXM2 datasheet (125 TFLOPS tensor); efficiency: 0.5 assumed; "
-     "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3", 900 * GBPS},
+     "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3",
+     900 * GBPS},
     {"T4-16G", (uint64_t)(16 * GIB), 65 * TFLOPS, 0.40, 6.25 * GBPS, 12 * GBPS,
      "peak: NVIDIA T4 datasheet (65 TFLOPS fp16 mixed); efficiency: 0.4, 70 W cap throttles; "
-     "intra: AMP Sec. 4.3 measured 50 Gb/s PCIe on g4dn.12xlarge; pcie: gen3", 320 * GBPS},
+     "intra: AMP Sec. 4.3 measured 50 Gb/s PCIe on g4dn.12xlarge; pcie: gen3",
+     320 * GBPS},
     {"2080Ti-11G", (uint64_t)(11 * GIB), 53.8 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "peak: NVIDIA Turing whitepaper (53.8 TFLOPS fp16, fp32 accumulate); efficiency: 0.5 "
-     "assumed; intra: PCIe 3.0, no NVLink, ~63% of x16 line rate; pcie: gen3", 616 * GBPS},
+     "assumed; intra: PCIe 3.0, no NVLink, ~63% of x16 line rate; pcie: gen3",
+     616 * GBPS},
     {"2080Ti-10G", (uint64_t)(10 * GIB), 53.8 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "as 2080Ti-11G with 10 GB, H3T's 8x2080Ti environment (H3T Sec. 4.1 and its "
-     "appendix: PCIe 3.0 at 15.8 GB/s line rate, no NVLink)", 616 * GBPS},
+     "appendix: PCIe 3.0 at 15.8 GB/s line rate, no NVLink)",
+     616 * GBPS},
 };
 
 /* Short names people type; each maps to the one entry it can only mean. */
@@ -91,7 +100,7 @@ static const struct {
     {"T4", "T4-16G"},
 };
 
-#define SRC_IB "InfiniBand line rate x 0.85 (encoding, headers, NCCL protocol)"
+#define SRC_IB  "InfiniBand line rate x 0.85 (encoding, headers, NCCL protocol)"
 #define SRC_ETH "Ethernet line rate x 0.80 (TCP/RoCE overhead)"
 
 static const tsl_link_spec_t link_table[] = {
@@ -105,15 +114,18 @@ static const tsl_link_spec_t link_table[] = {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-size_t tsl_gpu_count(void) {
+size_t tsl_gpu_count(void)
+{
     return COUNT(gpu_table);
 }
 
-const tsl_gpu_spec_t *tsl_gpu_at(size_t i) {
+const tsl_gpu_spec_t *tsl_gpu_at(size_t i)
+{
     return i < COUNT(gpu_table) ? &gpu_table[i] : NULL;
 }
 
-const tsl_gpu_spec_t *tsl_gpu_find(const char *name) {
+const tsl_gpu_spec_t *tsl_gpu_find(const char *name)
+{
     if (name == NULL)
         return NULL;
     for (size_t i = 0; i < COUNT(gpu_aliases); i++)
@@ -125,15 +137,18 @@ const tsl_gpu_spec_t *tsl_gpu_find(const char *name) {
     return NULL;
 }
 
-size_t tsl_link_count(void) {
+size_t tsl_link_count(void)
+{
     return COUNT(link_table);
 }
 
-const tsl_link_spec_t *tsl_link_at(size_t i) {
+const tsl_link_spec_t *tsl_link_at(size_t i)
+{
     return i < COUNT(link_table) ? &link_table[i] : NULL;
 }
 
-const tsl_link_spec_t *tsl_link_find(const char *name) {
+const tsl_link_spec_t *tsl_link_find(const char *name)
+{
     if (name == NULL)
         return NULL;
     for (size_t i = 0; i < COUNT(link_table); i++)

@@ -15,7 +15,8 @@
  * strategy.c so the hot path inlines them (same definition as strategy.h:
  * level i has stride = product of the degrees below it). */
 static inline void dim_shape(const tsl_strategy_t *s, tsl_dim_t d, uint32_t *degree,
-                             uint32_t *stride) {
+                             uint32_t *stride)
+{
     uint32_t below = 1;
     *degree = 1;
     *stride = 1;
@@ -29,13 +30,15 @@ static inline void dim_shape(const tsl_strategy_t *s, tsl_dim_t d, uint32_t *deg
     }
 }
 
-static inline uint32_t dim_degree(const tsl_strategy_t *s, tsl_dim_t d) {
+static inline uint32_t dim_degree(const tsl_strategy_t *s, tsl_dim_t d)
+{
     uint32_t degree, stride;
     dim_shape(s, d, &degree, &stride);
     return degree;
 }
 
-static uint32_t group_size(const tsl_strategy_t *s) {
+static uint32_t group_size(const tsl_strategy_t *s)
+{
     uint32_t g = 1;
     for (uint32_t i = 0; i < s->n_levels && i < TSL_STRATEGY_MAX_LEVELS; i++)
         g *= s->degree[i];
@@ -44,7 +47,8 @@ static uint32_t group_size(const tsl_strategy_t *s) {
 
 /* Slowest device of the block: a collective waits for it (AMP Eq. 3's logic
  * applied to compute). Walks nodes, not devices. */
-static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size, double *mem_bw) {
+static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size, double *mem_bw)
+{
     double x = INFINITY;
     *mem_bw = INFINITY;
     for (uint32_t dev = first; dev < first + size;) {
@@ -57,7 +61,8 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
 }
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
-                      uint32_t block_size, tsl_err_t *err) {
+                      uint32_t block_size, tsl_err_t *err)
+{
     memset(env, 0, sizeof(*env));
     if (c == NULL || c->n_devices == 0)
         return tsl_err_set(err, "cost: cluster has no devices (not finished?)");
@@ -70,11 +75,12 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     env->device_flops = block_flops(c, block_first, block_size, &env->device_mem_bw);
     env->block_bw = tsl_cluster_group_bw(c, block_first, 1, block_size);
     env->overlap_slowdown = c->overlap_slowdown;
-    env->profile = tsl_profile_for_block(c, block_first, block_size);   /* issue 8 */
+    env->profile = tsl_profile_for_block(c, block_first, block_size); /* issue 8 */
     return 0;
 }
 
-static double dim_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_dim_t d) {
+static double dim_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_dim_t d)
+{
     uint32_t degree, stride;
     dim_shape(s, d, &degree, &stride);
     if (degree <= 1)
@@ -83,7 +89,8 @@ static double dim_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_dim
 }
 
 void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
-                          tsl_strategy_bw_t *out) {
+                          tsl_strategy_bw_t *out)
+{
     out->tp_bw = dim_bw(env, s, TSL_DIM_TP);
     out->dp_bw = dim_bw(env, s, TSL_DIM_DP);
     out->sdp_bw = dim_bw(env, s, TSL_DIM_SDP);
@@ -91,23 +98,27 @@ void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
 
 /* ---- collectives (ring, AMP Eq. 3; nccl-tests bus bandwidth) ---- */
 
-double tsl_cost_allreduce_s(double bytes, uint32_t n, double bw) {
+double tsl_cost_allreduce_s(double bytes, uint32_t n, double bw)
+{
     if (n <= 1 || bytes <= 0)
         return 0;
     return 2.0 * (n - 1) / n * bytes / bw;
 }
 
-double tsl_cost_allgather_s(double bytes, uint32_t n, double bw) {
+double tsl_cost_allgather_s(double bytes, uint32_t n, double bw)
+{
     if (n <= 1 || bytes <= 0)
         return 0;
     return (double)(n - 1) / n * bytes / bw;
 }
 
-double tsl_cost_reduce_scatter_s(double bytes, uint32_t n, double bw) {
+double tsl_cost_reduce_scatter_s(double bytes, uint32_t n, double bw)
+{
     return tsl_cost_allgather_s(bytes, n, bw);
 }
 
-double tsl_cost_p2p_s(double bytes, double bw) {
+double tsl_cost_p2p_s(double bytes, double bw)
+{
     if (bytes <= 0)
         return 0;
     return bytes / bw;
@@ -115,27 +126,31 @@ double tsl_cost_p2p_s(double bytes, double bw) {
 
 /* Both sides run slowed by k while they overlap; the longer finishes alone
  * (Galvatron-BMW Sec. V). k = 1 is the classic max(X, C). */
-double tsl_cost_overlap_s(double compute_s, double comm_s, double slowdown) {
+double tsl_cost_overlap_s(double compute_s, double comm_s, double slowdown)
+{
     return fmax(compute_s, comm_s) + (slowdown - 1.0) * fmin(compute_s, comm_s);
 }
 
 /* ---- one layer ---- */
 
-static void set_infeasible(tsl_layer_cost_t *out) {
+static void set_infeasible(tsl_layer_cost_t *out)
+{
     memset(out, 0, sizeof(*out));
     out->feasible = false;
     out->fwd_s = out->bwd_s = out->bwd_sync_s = INFINITY;
     out->grad_comm_s = out->compute_s = out->comm_s = INFINITY;
 }
 
-static inline uint64_t div_ceil(uint64_t a, uint64_t b) {
+static inline uint64_t div_ceil(uint64_t a, uint64_t b)
+{
     return (a + b - 1) / b;
 }
 
 /* Megatron pads the vocabulary of the token embedding and the LM head to a
  * multiple of 128·t (make-vocab-size-divisible-by 128 per TP rank); patch
  * embeddings and classifier heads keep theirs. */
-static double padded_vocab(const tsl_layer_t *l, uint32_t t) {
+static double padded_vocab(const tsl_layer_t *l, uint32_t t)
+{
     bool lm = (l->kind == TSL_LAYER_EMBEDDING && !l->patch_embed) ||
               (l->kind == TSL_LAYER_HEAD && l->head_tokens == 0);
     if (!lm || l->vocab == 0)
@@ -145,7 +160,8 @@ static double padded_vocab(const tsl_layer_t *l, uint32_t t) {
 }
 
 /* Parameters with the padded rows (a tied head owns none). */
-static double padded_params(const tsl_layer_t *l, uint32_t t) {
+static double padded_params(const tsl_layer_t *l, uint32_t t)
+{
     double extra = padded_vocab(l, t) - l->vocab;
     if (l->kind == TSL_LAYER_HEAD && l->tied_head)
         extra = 0;
@@ -154,13 +170,14 @@ static double padded_params(const tsl_layer_t *l, uint32_t t) {
 
 /* Megatron splits heads, K/V heads and the FFN width over the TP group; a degree
  * that does not divide them has no implementation (issue 10, "Feasibility"). */
-static bool tp_fits(const tsl_layer_t *l, uint32_t t) {
+static bool tp_fits(const tsl_layer_t *l, uint32_t t)
+{
     if (t <= 1)
         return true;
     bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
                 l->kind == TSL_LAYER_ATTENTION;
-    bool ffn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
-               l->kind == TSL_LAYER_FFN;
+    bool ffn =
+        l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN;
     uint32_t kv = l->kv_heads ? l->kv_heads : l->heads;
     if (attn && (l->heads % t != 0 || kv % t != 0))
         return false;
@@ -176,14 +193,15 @@ typedef struct degrees {
  * (Rajbhandari 2020): 2 fp16 weights + 2 fp16 gradients + 12 optimizer bytes,
  * all divided by t·z; ZeRO-1 divides the 12 by d too, ZeRO-2 the gradients. */
 static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t n,
-                         tsl_layer_cost_t *out) {
+                         tsl_layer_cost_t *out)
+{
     double p = padded_params(l, g.t), tz = (double)g.t * g.z;
     double opt_div = s->zero >= 1 ? g.d : 1, grad_div = s->zero >= 2 ? g.d : 1;
     out->ms_bytes = (uint64_t)ceil(p / tz * (2.0 + 2.0 / grad_div + 12.0 / opt_div));
     uint64_t split = s->sp ? g.t : 1; /* sequence parallelism shards the rest */
     uint64_t score = s->selective ? l->act_score_bytes : 0;
-    uint64_t act = div_ceil(l->act_repl_bytes * n, split) +
-                   div_ceil((l->act_shard_bytes - score) * n, g.t);
+    uint64_t act =
+        div_ceil(l->act_repl_bytes * n, split) + div_ceil((l->act_shard_bytes - score) * n, g.t);
     if (s->ckpt) {
         out->fwd_bytes = div_ceil(l->bnd_act_bytes * n, split);
         out->bwd_bytes = act;
@@ -202,8 +220,10 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
 
 /* ---- the one place compute time is modelled: a roofline per GEMM (roofline.h).
  * A measured profile, where one exists, replaces these two calls. ---- */
-static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
-                            double n, uint32_t t, double *fwd_s, double *core_s) {
+static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
+                            const tsl_strategy_t *s, double n, uint32_t t, double *fwd_s,
+                            double *core_s)
+{
     tsl_roofline_dev_t dev;
     tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
     *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
@@ -217,7 +237,8 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l, con
  * hides it (exposed): the same ring bytes, less memory, a later wait. ZeRO-2
  * also reduce-scatters every micro-batch (per_mb), under its backward. */
 static void grad_sync(const tsl_strategy_t *s, degrees_t g, const tsl_strategy_bw_t *bw,
-                      double grad_bytes, double *per_mb, double *last, double *exposed) {
+                      double grad_bytes, double *per_mb, double *last, double *exposed)
+{
     double shard = grad_bytes / g.z;
     double rs = tsl_cost_reduce_scatter_s(shard, g.d, bw->dp_bw);
     double sdp_rs = tsl_cost_reduce_scatter_s(grad_bytes, g.z, bw->sdp_bw);
@@ -229,8 +250,10 @@ static void grad_sync(const tsl_strategy_t *s, degrees_t g, const tsl_strategy_b
 }
 
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
-                    const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out) {
-    degrees_t g = {dim_degree(s, TSL_DIM_TP), dim_degree(s, TSL_DIM_DP), dim_degree(s, TSL_DIM_SDP)};
+                    const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out)
+{
+    degrees_t g = {dim_degree(s, TSL_DIM_TP), dim_degree(s, TSL_DIM_DP),
+                   dim_degree(s, TSL_DIM_SDP)};
     uint32_t w = g.d * g.z;
     if (mb == 0 || mb % w != 0 || group_size(s) != env->block_size || !tp_fits(l, g.t)) {
         set_infeasible(out);
@@ -248,7 +271,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double compute_f, core_f;
     layer_compute_f(env, l, s, n, g.t, &compute_f, &core_f);
     double compute_b = 2.0 * compute_f;
-    if (env->profile != NULL)   /* issue 8: measured per-shape block times replace the roofline */
+    if (env->profile != NULL) /* issue 8: measured per-shape block times replace the roofline */
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes */
     double tp_f = l->tp_allreduces * tsl_cost_allreduce_s(act_msg, g.t, bw->tp_bw);
@@ -271,14 +294,16 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
 }
 
 double tsl_cost_transition_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
-                             const tsl_strategy_t *to, uint32_t mb) {
+                             const tsl_strategy_t *to, uint32_t mb)
+{
     uint32_t w = dim_degree(to, TSL_DIM_DP) * dim_degree(to, TSL_DIM_SDP);
     double bytes = (double)l->bnd_act_bytes * mb / w;
     return tsl_cost_allgather_s(bytes, env->block_size, env->block_bw);
 }
 
 double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,
-                            uint64_t bnd_bytes_per_sample, uint32_t mb) {
+                            uint64_t bnd_bytes_per_sample, uint32_t mb)
+{
     double bytes = (double)bnd_bytes_per_sample * mb;
     double bw = tsl_cluster_link_bw(c, from_first, to_first);
     /* activation forward, its gradient backward: two transfers of the same size */

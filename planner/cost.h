@@ -68,20 +68,20 @@
 #include "model.h"
 #include "strategy.h"
 
-#define TSL_BYTES_PER_PARAM_STATES 16u   /* see above */
-#define TSL_BYTES_PER_PARAM_FP16 2u
+#define TSL_BYTES_PER_PARAM_STATES 16u /* see above */
+#define TSL_BYTES_PER_PARAM_FP16   2u
 
 /* Where a stage runs: a block of devices of the cluster. */
 typedef struct tsl_cost_env {
     const tsl_cluster_t *cluster;
-    uint32_t block_first;      /* first device of the stage block */
-    uint32_t block_size;       /* G */
-    double device_flops;       /* slowest device of the block, FLOP/s */
-    double block_bw;           /* slowest link inside the block (bytes/s), +INF if G == 1 */
-    double overlap_slowdown;   /* k */
-    const struct tsl_profile *profile;  /* issue 8: measured block times of the block's GPU
+    uint32_t block_first;              /* first device of the stage block */
+    uint32_t block_size;               /* G */
+    double device_flops;               /* slowest device of the block, FLOP/s */
+    double block_bw;                   /* slowest link inside the block (bytes/s), +INF if G == 1 */
+    double overlap_slowdown;           /* k */
+    const struct tsl_profile *profile; /* issue 8: measured block times of the block's GPU
                                            type (planner/profile.h), or NULL: peak × efficiency */
-    double device_mem_bw;      /* slowest device memory of the block, datasheet bytes/s;
+    double device_mem_bw;              /* slowest device memory of the block, datasheet bytes/s;
                                   0 when a GPU type has none (FLOP count only) */
 } tsl_cost_env_t;
 
@@ -90,24 +90,24 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
 
 /* Link bandwidths a strategy's groups see inside the env's block. */
 typedef struct tsl_strategy_bw {
-    double tp_bw, dp_bw, sdp_bw;   /* +INF for an unused dimension */
+    double tp_bw, dp_bw, sdp_bw; /* +INF for an unused dimension */
 } tsl_strategy_bw_t;
 
 void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                           tsl_strategy_bw_t *out);
 
 typedef struct tsl_layer_cost {
-    bool feasible;            /* false when B_m does not divide by the data width, or
+    bool feasible; /* false when B_m does not divide by the data width, or
                                  the TP degree does not divide heads/K/V heads/FFN */
     double fwd_s;
-    double bwd_s;             /* without gradient synchronisation */
-    double bwd_sync_s;        /* the micro-batch that synchronises gradients */
-    double grad_comm_s;       /* raw gradient communication time (before overlap) */
-    double compute_s;         /* compute part of fwd_s + bwd_s (for reporting) */
-    double comm_s;            /* communication part of fwd_s + bwd_s (for reporting) */
-    uint64_t ms_bytes;        /* O_ms */
-    uint64_t fwd_bytes;       /* O_f for one micro-batch */
-    uint64_t bwd_bytes;       /* O_b for one micro-batch */
+    double bwd_s;       /* without gradient synchronisation */
+    double bwd_sync_s;  /* the micro-batch that synchronises gradients */
+    double grad_comm_s; /* raw gradient communication time (before overlap) */
+    double compute_s;   /* compute part of fwd_s + bwd_s (for reporting) */
+    double comm_s;      /* communication part of fwd_s + bwd_s (for reporting) */
+    uint64_t ms_bytes;  /* O_ms */
+    uint64_t fwd_bytes; /* O_f for one micro-batch */
+    uint64_t bwd_bytes; /* O_b for one micro-batch */
 } tsl_layer_cost_t;
 
 /* Fills out for layer l under strategy s with micro-batch size mb. bw may be NULL

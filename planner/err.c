@@ -36,12 +36,18 @@ tsl_errcode_t tsl_err_code(const tsl_err_t *err)
 const char *tsl_errcode_name(tsl_errcode_t code)
 {
     static const char *const names[TSL_E_COUNT] = {
-        [TSL_E_NONE] = "none",           [TSL_E_INVALID] = "invalid",
-        [TSL_E_NOFIT] = "nofit",         [TSL_E_NOTFOUND] = "notfound",
-        [TSL_E_CANCELLED] = "cancelled", [TSL_E_EXHAUSTED] = "exhausted",
-        [TSL_E_NOMEM] = "nomem",         [TSL_E_UNAVAILABLE] = "unavailable",
-        [TSL_E_PRECONDITION] = "precondition", [TSL_E_UNSUPPORTED] = "unsupported",
-        [TSL_E_DEVICE] = "device",       [TSL_E_INTERNAL] = "internal",
+        [TSL_E_NONE] = "none",
+        [TSL_E_INVALID] = "invalid",
+        [TSL_E_NOFIT] = "nofit",
+        [TSL_E_NOTFOUND] = "notfound",
+        [TSL_E_CANCELLED] = "cancelled",
+        [TSL_E_EXHAUSTED] = "exhausted",
+        [TSL_E_NOMEM] = "nomem",
+        [TSL_E_UNAVAILABLE] = "unavailable",
+        [TSL_E_PRECONDITION] = "precondition",
+        [TSL_E_UNSUPPORTED] = "unsupported",
+        [TSL_E_DEVICE] = "device",
+        [TSL_E_INTERNAL] = "internal",
     };
     return (unsigned)code < TSL_E_COUNT ? names[code] : "unknown";
 }

@@ -20,18 +20,18 @@
 #define TSL_ERR_MAX 512
 
 typedef enum tsl_errcode {
-    TSL_E_NONE = 0,         /* no error recorded */
-    TSL_E_INVALID,          /* bad input: the message names the field and the limit */
-    TSL_E_NOFIT,            /* valid input, but no plan fits the memory budget */
-    TSL_E_NOTFOUND,         /* no such plan, worker, profile, file */
-    TSL_E_CANCELLED,        /* the caller cancelled or its deadline passed */
-    TSL_E_EXHAUSTED,        /* a queue or quota is full: try again later */
-    TSL_E_NOMEM,            /* an allocation failed */
-    TSL_E_UNAVAILABLE,      /* a peer, a device or the store cannot be reached now */
-    TSL_E_PRECONDITION,     /* the system is not in a state to do it (no profile...) */
-    TSL_E_UNSUPPORTED,      /* valid, but not something Tessel does (yet) */
-    TSL_E_DEVICE,           /* a CUDA, cuBLAS or NCCL call failed */
-    TSL_E_INTERNAL,         /* a bug: an invariant did not hold */
+    TSL_E_NONE = 0,     /* no error recorded */
+    TSL_E_INVALID,      /* bad input: the message names the field and the limit */
+    TSL_E_NOFIT,        /* valid input, but no plan fits the memory budget */
+    TSL_E_NOTFOUND,     /* no such plan, worker, profile, file */
+    TSL_E_CANCELLED,    /* the caller cancelled or its deadline passed */
+    TSL_E_EXHAUSTED,    /* a queue or quota is full: try again later */
+    TSL_E_NOMEM,        /* an allocation failed */
+    TSL_E_UNAVAILABLE,  /* a peer, a device or the store cannot be reached now */
+    TSL_E_PRECONDITION, /* the system is not in a state to do it (no profile...) */
+    TSL_E_UNSUPPORTED,  /* valid, but not something Tessel does (yet) */
+    TSL_E_DEVICE,       /* a CUDA, cuBLAS or NCCL call failed */
+    TSL_E_INTERNAL,     /* a bug: an invariant did not hold */
     TSL_E_COUNT
 } tsl_errcode_t;
 

@@ -36,13 +36,15 @@ static int layer_split(const tsl_model_t *m, const tsl_plan_t *g, uint32_t *firs
                            first[0]);
     for (uint32_t s = 0; s < P; s++) {
         if (first[s + 1] <= first[s])
-            return tsl_err_set(err, "eval: layer split: stage %u has no layers (it starts at "
-                               "layer %u, the next stage at %u; the model has %u)", s,
-                               first[s], first[s + 1], L);
+            return tsl_err_set(err,
+                               "eval: layer split: stage %u has no layers (it starts at "
+                               "layer %u, the next stage at %u; the model has %u)",
+                               s, first[s], first[s + 1], L);
         if (g->stages[s].n_layers && g->stages[s].n_layers != first[s + 1] - first[s])
-            return tsl_err_set(err, "eval: layer split: stage %u has %u layers but starts at %u "
-                               "and the next at %u", s, g->stages[s].n_layers, first[s],
-                               first[s + 1]);
+            return tsl_err_set(err,
+                               "eval: layer split: stage %u has %u layers but starts at %u "
+                               "and the next at %u",
+                               s, g->stages[s].n_layers, first[s], first[s + 1]);
     }
     return 0;
 }
@@ -55,11 +57,15 @@ static int check_layer(const tsl_model_t *m, const tsl_cluster_t *c, uint32_t i,
     tsl_strategy_format(st, name, sizeof name);
     uint32_t n = tsl_strategy_group_size(st), w = tsl_strategy_data_width(st);
     if (n != G)
-        return tsl_err_set(err, "eval: layer %u (%s): its degrees multiply to %u devices, but "
-                           "stage %u has %u (devices / pp)", i, name, n, stage, G);
+        return tsl_err_set(err,
+                           "eval: layer %u (%s): its degrees multiply to %u devices, but "
+                           "stage %u has %u (devices / pp)",
+                           i, name, n, stage, G);
     if (Bm % w != 0)
-        return tsl_err_set(err, "eval: layer %u (%s): micro-batch %u does not divide by its data "
-                           "width %u (DP x SDP)", i, name, Bm, w);
+        return tsl_err_set(err,
+                           "eval: layer %u (%s): micro-batch %u does not divide by its data "
+                           "width %u (DP x SDP)",
+                           i, name, Bm, w);
     tsl_cost_env_t env;
     tsl_layer_cost_t lc;
     if (tsl_cost_env_init(&env, c, stage * G, G, err) != 0)
@@ -67,9 +73,10 @@ static int check_layer(const tsl_model_t *m, const tsl_cluster_t *c, uint32_t i,
     tsl_cost_layer(&env, &m->layers[i], st, NULL, w, &lc);
     if (!lc.feasible) {
         const tsl_layer_t *l = &m->layers[i];
-        return tsl_err_set(err, "eval: layer %u (%s): TP degree %u does not divide its %u heads, "
-                           "%u K/V heads or FFN width %u", i, name,
-                           tsl_strategy_degree(st, TSL_DIM_TP), l->heads,
+        return tsl_err_set(err,
+                           "eval: layer %u (%s): TP degree %u does not divide its %u heads, "
+                           "%u K/V heads or FFN width %u",
+                           i, name, tsl_strategy_degree(st, TSL_DIM_TP), l->heads,
                            l->kv_heads ? l->kv_heads : l->heads, l->ffn_hidden);
     }
     return 0;
@@ -86,15 +93,19 @@ static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_pl
             if (check_layer(m, c, i, s, G, &g->layer[i], g->micro_batch, err) != 0)
                 return -1;
         if (v > 1 && first[s + 1] - first[s] < v)
-            return tsl_err_set(err, "eval: interleave %u: stage %u has %u layers, fewer than "
-                               "its %u model chunks", v, s, first[s + 1] - first[s], v);
+            return tsl_err_set(err,
+                               "eval: interleave %u: stage %u has %u layers, fewer than "
+                               "its %u model chunks",
+                               v, s, first[s + 1] - first[s], v);
     }
     if (v > 1 && (P < 2 || g->n_micro % P != 0))
-        return tsl_err_set(err, "eval: interleave %u needs pp >= 2 and a micro-batch count "
-                           "divisible by pp (%u micro-batches, pp %u)", v, g->n_micro, P);
+        return tsl_err_set(err,
+                           "eval: interleave %u needs pp >= 2 and a micro-batch count "
+                           "divisible by pp (%u micro-batches, pp %u)",
+                           v, g->n_micro, P);
     if (v > 1 && (uint64_t)g->n_micro * v > TSL_PIPESIM_MAX_MICRO)
-        return tsl_err_set(err, "eval: interleave %u x %u micro-batches exceeds %u", v,
-                           g->n_micro, TSL_PIPESIM_MAX_MICRO);
+        return tsl_err_set(err, "eval: interleave %u x %u micro-batches exceeds %u", v, g->n_micro,
+                           TSL_PIPESIM_MAX_MICRO);
     return 0;
 }
 
@@ -114,10 +125,11 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         goto out;
     e.node_order = g->n_nodes ? g->node_order : NULL;
     tsl_plan_init(out);
-    tsl_engine_eval_given(&e, g->micro_batch * g->n_micro, g->pp, g->n_micro, g->interleave,
-                          first, choice, out);
+    tsl_engine_eval_given(&e, g->micro_batch * g->n_micro, g->pp, g->n_micro, g->interleave, first,
+                          choice, out);
     if (!out->valid) {
-        tsl_err_setc(err, TSL_E_INTERNAL, "eval: the plan passed the checks but has no finite "
+        tsl_err_setc(err, TSL_E_INTERNAL,
+                     "eval: the plan passed the checks but has no finite "
                      "iteration time");
         goto out;
     }
@@ -128,10 +140,11 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         const tsl_plan_stage_t *st = &out->stages[s];
         uint64_t budget = tsl_engine_stage_budget(&e, st->first_device, st->n_devices);
         if (st->peak_bytes > budget)
-            rc = tsl_err_setc(err, TSL_E_NOFIT, "eval: stage %u (layers %u-%u) needs %.2f GiB "
-                              "per device, over its %.2f GiB budget", s, st->first_layer,
-                              st->first_layer + st->n_layers - 1, st->peak_bytes / GIB,
-                              budget / GIB);
+            rc = tsl_err_setc(err, TSL_E_NOFIT,
+                              "eval: stage %u (layers %u-%u) needs %.2f GiB "
+                              "per device, over its %.2f GiB budget",
+                              s, st->first_layer, st->first_layer + st->n_layers - 1,
+                              st->peak_bytes / GIB, budget / GIB);
     }
 out:
     tsl_engine_free(&e);
@@ -145,8 +158,10 @@ static int eval_on(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reque
 {
     uint32_t P = g->pp, first[TSL_PLAN_MAX_STAGES + 1];
     if (P == 0 || P > TSL_PLAN_MAX_STAGES || c->n_devices % P != 0 || P > m->n_layers)
-        return tsl_err_set(err, "eval: pp %u: must divide the %u devices and be at most the %u "
-                           "layers (and %u)", P, c->n_devices, m->n_layers, TSL_PLAN_MAX_STAGES);
+        return tsl_err_set(err,
+                           "eval: pp %u: must divide the %u devices and be at most the %u "
+                           "layers (and %u)",
+                           P, c->n_devices, m->n_layers, TSL_PLAN_MAX_STAGES);
     if (g->n_layers && g->n_layers != m->n_layers)
         return tsl_err_set(err, "eval: the plan has %u layers, the model %u%s", g->n_layers,
                            m->n_layers, g->sublayer ? " (split into attention/FFN blocks)" : "");
@@ -160,7 +175,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
 {
     tsl_plan_init(out);
     if (given->memopt)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED, "eval: memory-switch (H3T) plans are not "
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "eval: memory-switch (H3T) plans are not "
                             "evaluated");
     tsl_sublayer_model_t sm = {0};
     tsl_cluster_t pc = {0};
@@ -174,8 +190,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
     }
     if (given->n_nodes) {
         if (given->n_nodes != c->n_nodes) {
-            tsl_err_set(err, "eval: node_order names %u nodes, the cluster has %u",
-                        given->n_nodes, c->n_nodes);
+            tsl_err_set(err, "eval: node_order names %u nodes, the cluster has %u", given->n_nodes,
+                        c->n_nodes);
             goto out;
         }
         if (tsl_cluster_permute(c, given->node_order, &pc, err) != 0)

@@ -33,13 +33,13 @@
 #include <string.h>
 
 #define PRED_MAX_STRATEGIES 65536u /* predecessors are stored as uint16_t */
-#define FULL_TILE 512u             /* full form: cells per tile (8 KiB of minima) */
+#define FULL_TILE           512u   /* full form: cells per tile (8 KiB of minima) */
 
 /* AVX2 kernels on x86-64 with GCC or Clang, chosen at run time; elsewhere (and on
  * x86-64 CPUs without AVX2) the portable scalar kernels. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define TSL_LAYERDP_AVX2 1
-#define TSL_TARGET_AVX2 __attribute__((target("avx2")))
+#define TSL_TARGET_AVX2  __attribute__((target("avx2")))
 #endif
 
 typedef struct kernels kernels_t;
@@ -62,13 +62,15 @@ struct tsl_layerdp_ws {
     bool portable;      /* tsl_layerdp_ws_set_portable: scalar kernels only */
 };
 
-static inline uint64_t sat_add(uint64_t a, uint64_t b) {
+static inline uint64_t sat_add(uint64_t a, uint64_t b)
+{
     uint64_t s = a + b;
     return s < a ? UINT64_MAX : s;
 }
 
 tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategies,
-                                     uint32_t max_buckets) {
+                                     uint32_t max_buckets)
+{
     if (max_layers == 0 || max_strategies == 0 || max_strategies > PRED_MAX_STRATEGIES ||
         max_buckets == UINT32_MAX)
         return NULL;
@@ -109,7 +111,8 @@ tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategie
     return ws;
 }
 
-void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws) {
+void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws)
+{
     if (ws == NULL)
         return;
     free(ws->pred);
@@ -129,7 +132,8 @@ void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws) {
     free(ws);
 }
 
-uint32_t tsl_layerdp_buckets(uint64_t budget_bytes, uint64_t bucket_bytes) {
+uint32_t tsl_layerdp_buckets(uint64_t budget_bytes, uint64_t bucket_bytes)
+{
     if (bucket_bytes == 0)
         bucket_bytes = TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
     uint64_t n = budget_bytes / bucket_bytes;
@@ -137,8 +141,8 @@ uint32_t tsl_layerdp_buckets(uint64_t budget_bytes, uint64_t bucket_bytes) {
 }
 
 /* R(l, i, j); layer 0 takes its input from the previous stage: 0. */
-static inline double trans_cost(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i,
-                                uint32_t j) {
+static inline double trans_cost(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i, uint32_t j)
+{
     uint32_t S = p->n_strategies;
     if (l == 0)
         return 0.0;
@@ -147,7 +151,8 @@ static inline double trans_cost(const tsl_layerdp_problem_t *p, uint32_t l, uint
     return p->layout[i] == p->layout[j] ? 0.0 : p->trans_s[(size_t)l * S + j];
 }
 
-uint64_t tsl_layerdp_peak_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice) {
+uint64_t tsl_layerdp_peak_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice)
+{
     uint32_t S = p->n_strategies;
     uint64_t fwd = 0, ms = 0, top = 0;
     for (uint32_t l = 0; l < p->n_layers; l++) {
@@ -162,7 +167,8 @@ uint64_t tsl_layerdp_peak_bytes(const tsl_layerdp_problem_t *p, const uint32_t *
 }
 
 /* Eq. 3: Σ O_f + O_ms. */
-static uint64_t fwd_total_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice) {
+static uint64_t fwd_total_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice)
+{
     uint32_t S = p->n_strategies;
     uint64_t f = 0;
     for (uint32_t l = 0; l < p->n_layers; l++) {
@@ -174,7 +180,8 @@ static uint64_t fwd_total_bytes(const tsl_layerdp_problem_t *p, const uint32_t *
 
 /* Summed in the DP's own order, C(l) = (C(l−1) + R) + c, so that the DP's value
  * and this one agree to the last bit. */
-double tsl_layerdp_time_s(const tsl_layerdp_problem_t *p, const uint32_t *choice) {
+double tsl_layerdp_time_s(const tsl_layerdp_problem_t *p, const uint32_t *choice)
+{
     uint32_t S = p->n_strategies;
     double t = 0.0;
     for (uint32_t l = 0; l < p->n_layers; l++) {
@@ -215,7 +222,8 @@ static void relax_layout_scalar(uint32_t n, double c, double t, int64_t j,
                                 const double *restrict pall, const int64_t *restrict pallarg,
                                 const double *restrict pk, const int64_t *restrict pkarg,
                                 uint16_t *restrict pred, double *restrict ck,
-                                int64_t *restrict ckarg) {
+                                int64_t *restrict ckarg)
+{
     for (uint32_t x = 0; x < n; x++) {
         double same = pk[x], other = pall[x] + t;
         bool m1 = other < same;
@@ -228,7 +236,8 @@ static void relax_layout_scalar(uint32_t n, double c, double t, int64_t j,
 }
 
 static void min_const_scalar(uint32_t n, double c, int64_t j, double *restrict best,
-                             int64_t *restrict arg) {
+                             int64_t *restrict arg)
+{
     for (uint32_t x = 0; x < n; x++) {
         bool m = c < best[x];
         best[x] = m ? c : best[x];
@@ -237,7 +246,8 @@ static void min_const_scalar(uint32_t n, double c, int64_t j, double *restrict b
 }
 
 static void min_row_scalar(uint32_t n, const double *restrict src, double r, int64_t j,
-                           double *restrict best, int64_t *restrict arg) {
+                           double *restrict best, int64_t *restrict arg)
+{
     for (uint32_t x = 0; x < n; x++) {
         double v = src[x] + r;
         bool m = v < best[x];
@@ -248,7 +258,8 @@ static void min_row_scalar(uint32_t n, const double *restrict src, double r, int
 
 static void min_rowarg_scalar(uint32_t n, const double *restrict src,
                               const int64_t *restrict srcarg, double *restrict best,
-                              int64_t *restrict arg) {
+                              int64_t *restrict arg)
+{
     for (uint32_t x = 0; x < n; x++) {
         bool m = src[x] < best[x];
         best[x] = m ? src[x] : best[x];
@@ -256,7 +267,8 @@ static void min_rowarg_scalar(uint32_t n, const double *restrict src,
     }
 }
 
-static void fill_inf_scalar(double *restrict x, size_t n) {
+static void fill_inf_scalar(double *restrict x, size_t n)
+{
     for (size_t i = 0; i < n; i++)
         x[i] = INFINITY;
 }
@@ -273,8 +285,8 @@ typedef double v4d_t __attribute__((vector_size(32), aligned(8), may_alias));
 typedef int64_t v4i_t __attribute__((vector_size(32), aligned(8), may_alias));
 typedef uint16_t v4h_t __attribute__((vector_size(8), aligned(2), may_alias));
 
-#define V4D_LOAD(ptr) (*(const v4d_t *)(const void *)(ptr))
-#define V4I_LOAD(ptr) (*(const v4i_t *)(const void *)(ptr))
+#define V4D_LOAD(ptr)     (*(const v4d_t *)(const void *)(ptr))
+#define V4I_LOAD(ptr)     (*(const v4i_t *)(const void *)(ptr))
 #define V4D_STORE(ptr, v) (*(v4d_t *)(void *)(ptr) = (v))
 #define V4I_STORE(ptr, v) (*(v4i_t *)(void *)(ptr) = (v))
 #define V4H_STORE(ptr, v) (*(v4h_t *)(void *)(ptr) = (v))
@@ -286,8 +298,8 @@ TSL_TARGET_AVX2
 static void relax_layout_avx2(uint32_t n, double c, double t, int64_t j,
                               const double *restrict pall, const int64_t *restrict pallarg,
                               const double *restrict pk, const int64_t *restrict pkarg,
-                              uint16_t *restrict pred, double *restrict ck,
-                              int64_t *restrict ckarg) {
+                              uint16_t *restrict pred, double *restrict ck, int64_t *restrict ckarg)
+{
     const v4d_t cv = {c, c, c, c}, tv = {t, t, t, t};
     const v4i_t jv = {j, j, j, j};
     uint32_t x = 0;
@@ -310,7 +322,8 @@ static void relax_layout_avx2(uint32_t n, double c, double t, int64_t j,
 
 TSL_TARGET_AVX2
 static void min_const_avx2(uint32_t n, double c, int64_t j, double *restrict best,
-                           int64_t *restrict arg) {
+                           int64_t *restrict arg)
+{
     const v4d_t cv = {c, c, c, c};
     const v4i_t jv = {j, j, j, j};
     uint32_t x = 0;
@@ -328,7 +341,8 @@ static void min_const_avx2(uint32_t n, double c, int64_t j, double *restrict bes
 
 TSL_TARGET_AVX2
 static void min_row_avx2(uint32_t n, const double *restrict src, double r, int64_t j,
-                         double *restrict best, int64_t *restrict arg) {
+                         double *restrict best, int64_t *restrict arg)
+{
     const v4d_t rv = {r, r, r, r};
     const v4i_t jv = {j, j, j, j};
     uint32_t x = 0;
@@ -346,7 +360,8 @@ static void min_row_avx2(uint32_t n, const double *restrict src, double r, int64
 
 TSL_TARGET_AVX2
 static void min_rowarg_avx2(uint32_t n, const double *restrict src, const int64_t *restrict srcarg,
-                            double *restrict best, int64_t *restrict arg) {
+                            double *restrict best, int64_t *restrict arg)
+{
     uint32_t x = 0;
     for (; x + 4 <= n; x += 4) {
         v4d_t v = V4D_LOAD(src + x), old = V4D_LOAD(best + x);
@@ -361,7 +376,8 @@ static void min_rowarg_avx2(uint32_t n, const double *restrict src, const int64_
 }
 
 TSL_TARGET_AVX2
-static void fill_inf_avx2(double *restrict x, size_t n) {
+static void fill_inf_avx2(double *restrict x, size_t n)
+{
     const v4d_t inf = {INFINITY, INFINITY, INFINITY, INFINITY};
     size_t i = 0;
     for (; i + 4 <= n; i += 4)
@@ -374,7 +390,8 @@ static const kernels_t kernels_avx2 = {
 };
 #endif
 
-static const kernels_t *pick_kernels(const tsl_layerdp_ws_t *ws) {
+static const kernels_t *pick_kernels(const tsl_layerdp_ws_t *ws)
+{
 #ifdef TSL_LAYERDP_AVX2
     if (!ws->portable && __builtin_cpu_supports("avx2"))
         return &kernels_avx2;
@@ -389,7 +406,8 @@ static const kernels_t *pick_kernels(const tsl_layerdp_ws_t *ws) {
  * benchmarks; the results are the same either way. Returns 1 when vector
  * kernels exist in this build.
  */
-int tsl_layerdp_ws_set_portable(tsl_layerdp_ws_t *ws, int on) {
+int tsl_layerdp_ws_set_portable(tsl_layerdp_ws_t *ws, int on)
+{
     if (ws != NULL)
         ws->portable = on != 0;
 #ifdef TSL_LAYERDP_AVX2
@@ -400,7 +418,8 @@ int tsl_layerdp_ws_set_portable(tsl_layerdp_ws_t *ws, int on) {
 }
 
 /* First finite x[e] for e ∈ [from, to]; to + 1 when none. */
-static uint32_t first_finite(const double *x, uint32_t from, uint32_t to) {
+static uint32_t first_finite(const double *x, uint32_t from, uint32_t to)
+{
     uint32_t e = from;
     while (e <= to && !(x[e] < INFINITY))
         e++;
@@ -425,7 +444,8 @@ static uint32_t first_finite(const double *x, uint32_t from, uint32_t to) {
  * ws->allarg[r]. Adds the cells evaluated to *states.
  */
 static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t E, uint32_t K,
-                     const uint32_t *minw, const uint32_t *hi, uint64_t *states) {
+                     const uint32_t *minw, const uint32_t *hi, uint64_t *states)
+{
     const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
     int cur = 0, prv = 1;
     uint64_t st = 0;
@@ -484,7 +504,8 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
 
 /* Full form: rows ws->val[r][b·E1 + e] over the usable strategies b of the layer. */
 static int dp_full(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t E,
-                   const uint32_t *minw, const uint32_t *hi, uint64_t *states) {
+                   const uint32_t *minw, const uint32_t *hi, uint64_t *states)
+{
     const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
     int cur = 0, prv = 1;
     uint64_t st = 0;
@@ -561,7 +582,8 @@ static int dp_full(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_
 
 /* The assignment of C(L−1, e, allarg[e]) into out[0..L). */
 static void backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws,
-                      const int64_t *allarg, uint32_t E, uint32_t e, uint32_t *out) {
+                      const int64_t *allarg, uint32_t E, uint32_t e, uint32_t *out)
+{
     const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
     uint32_t j = (uint32_t)allarg[e];
     for (uint32_t l = L - 1; l > 0; l--) {
@@ -574,7 +596,8 @@ static void backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws
 }
 
 static int check_problem(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws,
-                         uint32_t *E_out, tsl_err_t *err) {
+                         uint32_t *E_out, tsl_err_t *err)
+{
     if (p == NULL)
         return tsl_err_set(err, "problem: none given");
     if (ws == NULL)
@@ -642,7 +665,8 @@ static int check_problem(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t 
 }
 
 int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t *choice,
-                      tsl_layerdp_result_t *res, tsl_err_t *err) {
+                      tsl_layerdp_result_t *res, tsl_err_t *err)
+{
     uint32_t E = 0;
     if (res == NULL)
         return tsl_err_set(err, "res: none given");

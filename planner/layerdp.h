@@ -38,15 +38,15 @@
 #define TSL_LAYERDP_DEFAULT_BUCKET_BYTES (40ull << 20)
 
 typedef struct tsl_layerdp_problem {
-    uint32_t n_layers;          /* L ≥ 1 */
-    uint32_t n_strategies;      /* S ≥ 1 */
+    uint32_t n_layers;     /* L ≥ 1 */
+    uint32_t n_strategies; /* S ≥ 1 */
     /* [l·S + j]; time_s = +INFINITY marks (l, j) infeasible */
-    const double *time_s;       /* c(l, j) */
-    const uint64_t *fwd_bytes;  /* O_f(l, j) */
-    const uint64_t *bwd_bytes;  /* O_b(l, j) */
-    const uint64_t *ms_bytes;   /* O_ms(l, j) */
+    const double *time_s;      /* c(l, j) */
+    const uint64_t *fwd_bytes; /* O_f(l, j) */
+    const uint64_t *bwd_bytes; /* O_b(l, j) */
+    const uint64_t *ms_bytes;  /* O_ms(l, j) */
     /* transformation cost, one of: */
-    const uint32_t *layout;     /* [j]: layout class of strategy j, with trans_s [l·S + j] */
+    const uint32_t *layout; /* [j]: layout class of strategy j, with trans_s [l·S + j] */
     const double *trans_s;
     const double *trans_full_s; /* [(l·S + i)·S + j]: R(l, i, j), i = previous layer's */
     uint64_t budget_bytes;      /* E */
@@ -54,10 +54,10 @@ typedef struct tsl_layerdp_problem {
 } tsl_layerdp_problem_t;
 
 typedef struct tsl_layerdp_result {
-    double time_s;              /* Σ c(l, j_l) + Σ R; +INFINITY when nothing fits */
-    uint64_t peak_bytes;        /* E_all of the assignment */
-    uint64_t fwd_bytes;         /* E_f of the assignment */
-    uint64_t states_visited;    /* DP cells evaluated (for statistics) */
+    double time_s;           /* Σ c(l, j_l) + Σ R; +INFINITY when nothing fits */
+    uint64_t peak_bytes;     /* E_all of the assignment */
+    uint64_t fwd_bytes;      /* E_f of the assignment */
+    uint64_t states_visited; /* DP cells evaluated (for statistics) */
 } tsl_layerdp_result_t;
 
 typedef struct tsl_layerdp_ws tsl_layerdp_ws_t;

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
-#define N_R 8u /* combinations of the three communication switches */
+#define GIB        (1024.0 * 1024.0 * 1024.0)
+#define N_R        8u /* combinations of the three communication switches */
 #define TAB_STRIDE (N_R * TSL_MEMOPT_N_SWITCH_SETS * N_R)
 
 /* ---- names --------------------------------------------------------------- */
@@ -21,12 +21,9 @@
 const char *tsl_memopt_mode_name(tsl_memopt_mode_t mode)
 {
     switch (mode) {
-    case TSL_MEMOPT_MODE_OFFLOAD:
-        return "zero3-offload";
-    case TSL_MEMOPT_MODE_ZERO3:
-        return "zero3";
-    default:
-        return "?";
+    case TSL_MEMOPT_MODE_OFFLOAD: return "zero3-offload";
+    case TSL_MEMOPT_MODE_ZERO3: return "zero3";
+    default: return "?";
     }
 }
 
@@ -532,8 +529,9 @@ int tsl_memopt_ws_init(tsl_memopt_ws_t *ws, uint32_t max_layers, uint32_t mem_le
     }
     if (!ok) {
         tsl_memopt_ws_free(ws);
-        return tsl_err_setc(err, TSL_E_NOMEM, "memopt workspace: out of memory for %u layers and %u levels",
-                           max_layers, mem_levels);
+        return tsl_err_setc(err, TSL_E_NOMEM,
+                            "memopt workspace: out of memory for %u layers and %u levels",
+                            max_layers, mem_levels);
     }
     return 0;
 }
@@ -701,8 +699,7 @@ static void run_simple(search_ctx_t *sc, tsl_memopt_solver_t solver, uint32_t al
             }
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -737,10 +734,9 @@ static int solve_ws(solve_t *sv, tsl_memopt_ws_t *ws, tsl_memopt_ws_t *own, bool
     uint32_t m = sv->opts->mem_levels ? sv->opts->mem_levels : TSL_MEMOPT_DEFAULT_MEM_LEVELS;
     if (ws == NULL) {
         /* Without pruning 2 every reached state needs a node: the worst case. */
-        uint64_t pool = dp && sv->opts->dp_no_dominance
-                            ? (uint64_t)n * TSL_MEMOPT_N_SWITCH_SETS * ((uint64_t)m + 1) *
-                                  (m + 2) / 2
-                            : 0;
+        uint64_t pool = dp && sv->opts->dp_no_dominance ? (uint64_t)n * TSL_MEMOPT_N_SWITCH_SETS *
+                                                              ((uint64_t)m + 1) * (m + 2) / 2
+                                                        : 0;
         if (tsl_memopt_ws_init(own, n, dp ? m : 0, pool, err) != 0)
             return -1;
         *own_ws = true;
@@ -811,8 +807,10 @@ static int solve_mode(solve_t *sv, tsl_memopt_mode_t mode, tsl_err_t *err)
     }
     if (tsl_memopt_ws_load(sv->ws, sv->layers, sv->n, ctx, mode, err) != 0)
         return -1;
-    search_ctx_t sc = {sv->ws, sv->n, ctx, ctx->gpu_mem_limit_bytes - ctx->reserved_bytes,
-                       fixed,  0.0,   false, 0,  sv->opts->cancel};
+    search_ctx_t sc = {
+        sv->ws,          sv->n, ctx,   ctx->gpu_mem_limit_bytes - ctx->reserved_bytes,
+        fixed,           0.0,   false, 0,
+        sv->opts->cancel};
     if (dp) {
         if (solve_dp(sv, mode, allowed, &sc, err) != 0)
             return -1;

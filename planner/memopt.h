@@ -211,15 +211,15 @@ typedef enum tsl_memopt_solver {
 
 const char *tsl_memopt_solver_name(tsl_memopt_solver_t s); /* "all-on", "uniform", ... */
 
-#define TSL_MEMOPT_DEFAULT_MEM_LEVELS 128u /* H3T's m */
+#define TSL_MEMOPT_DEFAULT_MEM_LEVELS     128u /* H3T's m */
 #define TSL_MEMOPT_DEFAULT_RANDOM_SAMPLES 10000u
 
 typedef struct tsl_memopt_opts {
     tsl_memopt_solver_t solver;
-    uint32_t mem_levels;     /* m for the DP; 0 = default */
-    uint32_t random_samples; /* T_rand; 0 = default */
-    uint64_t seed;           /* random solver */
-    bool dp_no_dominance;    /* turn pruning 2 off (for tests / comparison) */
+    uint32_t mem_levels;      /* m for the DP; 0 = default */
+    uint32_t random_samples;  /* T_rand; 0 = default */
+    uint64_t seed;            /* random solver */
+    bool dp_no_dominance;     /* turn pruning 2 off (for tests / comparison) */
     const atomic_int *cancel; /* NULL, or non-zero: stop at the next check (once per DP
                                  layer, greedy round, 64 random samples, mode) and fail
                                  with TSL_E_CANCELLED */

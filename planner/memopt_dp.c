@@ -21,7 +21,7 @@
 #include <math.h>
 #include <string.h>
 
-#define N_R 8u
+#define N_R  8u
 #define ROOT UINT32_MAX
 
 static size_t tab_index(uint32_t i, uint32_t rp, uint32_t s, uint32_t rn)

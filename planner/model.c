@@ -17,9 +17,12 @@
 #define EXACT_MAX 9007199254740992.0 /* 2^53 */
 
 static const char *const kind_names[TSL_LAYER_KIND_COUNT] = {
-    [TSL_LAYER_EMBEDDING] = "embedding", [TSL_LAYER_ENCODER] = "encoder",
-    [TSL_LAYER_DECODER] = "decoder",     [TSL_LAYER_ATTENTION] = "attention",
-    [TSL_LAYER_FFN] = "ffn",             [TSL_LAYER_HEAD] = "head",
+    [TSL_LAYER_EMBEDDING] = "embedding",
+    [TSL_LAYER_ENCODER] = "encoder",
+    [TSL_LAYER_DECODER] = "decoder",
+    [TSL_LAYER_ATTENTION] = "attention",
+    [TSL_LAYER_FFN] = "ffn",
+    [TSL_LAYER_HEAD] = "head",
 };
 
 const char *tsl_layer_kind_name(tsl_layer_kind_t kind)
@@ -55,35 +58,49 @@ static int check_attention(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
 {
     uint32_t d = l->attn_dim ? l->attn_dim : l->hidden;
     if (l->heads == 0)
-        return tsl_err_set(err, "%s layer: heads: 0 is not valid for a layer with attention; "
-                                "give the number of attention heads, e.g. hidden/64", kn);
+        return tsl_err_set(err,
+                           "%s layer: heads: 0 is not valid for a layer with attention; "
+                           "give the number of attention heads, e.g. hidden/64",
+                           kn);
     if (d % l->heads != 0)
-        return tsl_err_set(err, "%s layer: attn_dim: %u is not a multiple of heads (%u); "
-                                "the attention width must be heads x head_dim", kn, d, l->heads);
+        return tsl_err_set(err,
+                           "%s layer: attn_dim: %u is not a multiple of heads (%u); "
+                           "the attention width must be heads x head_dim",
+                           kn, d, l->heads);
     if (l->kv_heads > l->heads || (l->kv_heads && l->heads % l->kv_heads != 0))
-        return tsl_err_set(err, "%s layer: kv_heads: %u must divide heads (%u); use 0 for "
-                                "plain multi-head attention", kn, l->kv_heads, l->heads);
+        return tsl_err_set(err,
+                           "%s layer: kv_heads: %u must divide heads (%u); use 0 for "
+                           "plain multi-head attention",
+                           kn, l->kv_heads, l->heads);
     if (l->kind == TSL_LAYER_DECODER && l->cross_seq_len == 0)
-        return tsl_err_set(err, "%s layer: cross_seq_len: 0 is not valid for a decoder layer; "
-                                "give the encoder length it attends to, e.g. 512", kn);
+        return tsl_err_set(err,
+                           "%s layer: cross_seq_len: 0 is not valid for a decoder layer; "
+                           "give the encoder length it attends to, e.g. 512",
+                           kn);
     return 0;
 }
 
 static int check_ends(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
 {
     if (l->kind == TSL_LAYER_HEAD && l->vocab == 0)
-        return tsl_err_set(err, "%s layer: vocab: 0 is not valid for a head; give the number "
-                                "of outputs (vocabulary or classes)", kn);
+        return tsl_err_set(err,
+                           "%s layer: vocab: 0 is not valid for a head; give the number "
+                           "of outputs (vocabulary or classes)",
+                           kn);
     if (l->kind == TSL_LAYER_HEAD && l->head_tokens > l->seq_len)
         return tsl_err_set(err, "%s layer: head_tokens: %u exceeds seq_len (%u)", kn,
                            l->head_tokens, l->seq_len);
     if (l->kind == TSL_LAYER_EMBEDDING && l->patch_embed && l->vocab == 0)
-        return tsl_err_set(err, "%s layer: vocab: 0 is not valid for a patch embedding; give "
-                                "channels x patch^2, e.g. 3*16*16 = 768", kn);
+        return tsl_err_set(err,
+                           "%s layer: vocab: 0 is not valid for a patch embedding; give "
+                           "channels x patch^2, e.g. 3*16*16 = 768",
+                           kn);
     if (l->kind == TSL_LAYER_EMBEDDING && l->vocab == 0 && l->positions == 0 &&
         l->extra_params == 0)
-        return tsl_err_set(err, "%s layer: vocab and positions are both 0: the embedding has "
-                                "nothing to embed", kn);
+        return tsl_err_set(err,
+                           "%s layer: vocab and positions are both 0: the embedding has "
+                           "nothing to embed",
+                           kn);
     return 0;
 }
 
@@ -94,15 +111,20 @@ static int check_shape(const tsl_layer_t *l, tsl_err_t *err)
                            (unsigned)TSL_LAYER_KIND_COUNT - 1);
     const char *kn = tsl_layer_kind_name(l->kind);
     if (l->hidden == 0)
-        return tsl_err_set(err, "%s layer: hidden: 0 is not a valid size; give the model width, "
-                                "e.g. 1024", kn);
+        return tsl_err_set(err,
+                           "%s layer: hidden: 0 is not a valid size; give the model width, "
+                           "e.g. 1024",
+                           kn);
     if (l->seq_len == 0)
-        return tsl_err_set(err, "%s layer: seq_len: 0 is not valid; give the tokens per sample "
-                                "at this layer, e.g. 512", kn);
+        return tsl_err_set(err,
+                           "%s layer: seq_len: 0 is not valid; give the tokens per sample "
+                           "at this layer, e.g. 512",
+                           kn);
     if (has_ffn(l->kind) && l->ffn_hidden == 0)
-        return tsl_err_set(err, "%s layer: ffn_hidden: 0 is not valid for a layer with an FFN; "
-                                "give its inner size, e.g. 4 x hidden = %llu", kn,
-                           4ull * l->hidden);
+        return tsl_err_set(err,
+                           "%s layer: ffn_hidden: 0 is not valid for a layer with an FFN; "
+                           "give its inner size, e.g. 4 x hidden = %llu",
+                           kn, 4ull * l->hidden);
     if (has_attention(l->kind) && check_attention(l, kn, err) != 0)
         return -1;
     if (!(l->extra_fwd_flops >= 0.0) || !isfinite(l->extra_fwd_flops))
@@ -279,10 +301,10 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err)
         return -1;
     figures_t fg;
     compute(l, &fg);
-    if (fg.params > EXACT_MAX || fg.repl > EXACT_MAX || fg.shard > EXACT_MAX ||
-        fg.bnd > EXACT_MAX)
-        return tsl_err_set(err, "%s layer: shape too large: %.3g parameters, %.3g activation "
-                                "bytes per sample (limit 2^53)",
+    if (fg.params > EXACT_MAX || fg.repl > EXACT_MAX || fg.shard > EXACT_MAX || fg.bnd > EXACT_MAX)
+        return tsl_err_set(err,
+                           "%s layer: shape too large: %.3g parameters, %.3g activation "
+                           "bytes per sample (limit 2^53)",
                            tsl_layer_kind_name(l->kind), fg.params, fg.repl + fg.shard);
     l->params = (uint64_t)fg.params;
     l->fwd_flops = fg.flops;
@@ -321,8 +343,9 @@ int tsl_model_add_n(tsl_model_t *m, const tsl_layer_t *l, uint32_t count, tsl_er
     if (count == 0)
         return 0;
     if (count > TSL_MODEL_MAX_LAYERS || m->n_layers > TSL_MODEL_MAX_LAYERS - count)
-        return tsl_err_set(err, "model %s: %u + %u layers exceed the limit of %u "
-                                "(TSL_MODEL_MAX_LAYERS)",
+        return tsl_err_set(err,
+                           "model %s: %u + %u layers exceed the limit of %u "
+                           "(TSL_MODEL_MAX_LAYERS)",
                            m->name, m->n_layers, count, TSL_MODEL_MAX_LAYERS);
     tsl_layer_t d = *l;
     if (tsl_layer_derive(&d, err) != 0)
@@ -411,12 +434,12 @@ int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err)
     if (m->n_layers == 0)
         return tsl_err_set(err, "model %s: no layers", m->name);
     if (m->n_layers > TSL_MODEL_MAX_LAYERS)
-        return tsl_err_set(err, "model %s: %u layers exceed the limit of %u "
-                                "(TSL_MODEL_MAX_LAYERS)",
+        return tsl_err_set(err,
+                           "model %s: %u layers exceed the limit of %u "
+                           "(TSL_MODEL_MAX_LAYERS)",
                            m->name, m->n_layers, TSL_MODEL_MAX_LAYERS);
     if (m->layers == NULL)
-        return tsl_err_set(err, "model %s: %u layers but no layer array", m->name,
-                           m->n_layers);
+        return tsl_err_set(err, "model %s: %u layers but no layer array", m->name, m->n_layers);
     for (uint32_t i = 0; i < m->n_layers; i++) {
         if (check_shape(&m->layers[i], err) != 0)
             return tsl_err_prefix(err, "model %s: layer %u", m->name, i);
@@ -427,13 +450,13 @@ int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err)
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
 {
     const uint64_t k[TSL_LAYER_KEY_LEN] = {
-        l->kind,          l->seq_len,        l->hidden,          l->ffn_hidden,
-        l->heads,         l->attn_dim,       l->cross_seq_len,   l->vocab,
-        l->positions,     l->gated_ffn,      l->tied_head,       l->params,
-        l->bnd_act_bytes, l->act_repl_bytes, l->act_shard_bytes, l->tp_allreduces,
-        l->kv_heads,      l->attn_window,    l->head_tokens,     l->patch_embed,
-        l->no_bias,       l->rms_norm,       l->extra_params,    l->extra_act_bytes,
-        l->no_dropout,    l->unfused_attn,   l->parallel_block,  l->shared_norm,
+        l->kind,           l->seq_len,        l->hidden,          l->ffn_hidden,
+        l->heads,          l->attn_dim,       l->cross_seq_len,   l->vocab,
+        l->positions,      l->gated_ffn,      l->tied_head,       l->params,
+        l->bnd_act_bytes,  l->act_repl_bytes, l->act_shard_bytes, l->tp_allreduces,
+        l->kv_heads,       l->attn_window,    l->head_tokens,     l->patch_embed,
+        l->no_bias,        l->rms_norm,       l->extra_params,    l->extra_act_bytes,
+        l->no_dropout,     l->unfused_attn,   l->parallel_block,  l->shared_norm,
         l->act_score_bytes};
     memcpy(key, k, sizeof(k));
     return TSL_LAYER_KEY_LEN;

@@ -101,9 +101,9 @@
 
 #include "err.h"
 
-#define TSL_ACT_DTYPE_BYTES 2u  /* fp16/bf16 activations */
+#define TSL_ACT_DTYPE_BYTES  2u /* fp16/bf16 activations */
 #define TSL_MODEL_MAX_LAYERS 1024u
-#define TSL_NAME_MAX 64
+#define TSL_NAME_MAX         64
 
 typedef enum tsl_layer_kind {
     TSL_LAYER_EMBEDDING = 0, /* token (+ position) embedding, or patch embedding */
@@ -118,50 +118,50 @@ typedef enum tsl_layer_kind {
 typedef struct tsl_layer {
     /* shape: set by the caller */
     tsl_layer_kind_t kind;
-    uint32_t seq_len;      /* s: tokens (or patches) per sample at this layer */
-    uint32_t hidden;       /* h */
-    uint32_t ffn_hidden;   /* f; 0 for layers without an FFN */
-    uint32_t heads;        /* a */
-    uint32_t attn_dim;     /* d = heads × head_dim; 0 means d = h */
-    uint32_t cross_seq_len;/* t: encoder tokens a decoder attends to; 0 otherwise */
-    uint32_t vocab;        /* V: embedding/head vocabulary, or c·p² for a patch embedding */
-    uint32_t positions;    /* learned position embeddings (embedding layer), 0 for none */
-    bool gated_ffn;        /* SwiGLU-style FFN (Llama): g = 2 */
-    bool tied_head;        /* head shares the embedding's weights (no parameters) */
+    uint32_t seq_len;       /* s: tokens (or patches) per sample at this layer */
+    uint32_t hidden;        /* h */
+    uint32_t ffn_hidden;    /* f; 0 for layers without an FFN */
+    uint32_t heads;         /* a */
+    uint32_t attn_dim;      /* d = heads × head_dim; 0 means d = h */
+    uint32_t cross_seq_len; /* t: encoder tokens a decoder attends to; 0 otherwise */
+    uint32_t vocab;         /* V: embedding/head vocabulary, or c·p² for a patch embedding */
+    uint32_t positions;     /* learned position embeddings (embedding layer), 0 for none */
+    bool gated_ffn;         /* SwiGLU-style FFN (Llama): g = 2 */
+    bool tied_head;         /* head shares the embedding's weights (no parameters) */
     /* shape extensions (see "Extensions" above); zero keeps the plain formulas */
-    uint32_t kv_heads;     /* K/V heads for grouped-query attention; 0 means = heads */
-    uint32_t attn_window;  /* keys per query under windowed attention; 0 means all s */
-    uint32_t head_tokens;  /* head: tokens projected to V outputs; 0 means all s */
-    bool patch_embed;      /* embedding is a patch projection; vocab = c·p² */
-    bool no_bias;          /* linear layers have no biases (T5, Llama) */
-    bool rms_norm;         /* norms have h parameters, not 2·h (T5, Llama) */
-    uint64_t extra_params;     /* added to params (final norm, patch merging, ...) */
-    double extra_fwd_flops;    /* added to fwd_flops, per sample */
-    uint64_t extra_act_bytes;  /* added to act_repl_bytes, per sample */
+    uint32_t kv_heads;        /* K/V heads for grouped-query attention; 0 means = heads */
+    uint32_t attn_window;     /* keys per query under windowed attention; 0 means all s */
+    uint32_t head_tokens;     /* head: tokens projected to V outputs; 0 means all s */
+    bool patch_embed;         /* embedding is a patch projection; vocab = c·p² */
+    bool no_bias;             /* linear layers have no biases (T5, Llama) */
+    bool rms_norm;            /* norms have h parameters, not 2·h (T5, Llama) */
+    uint64_t extra_params;    /* added to params (final norm, patch merging, ...) */
+    double extra_fwd_flops;   /* added to fwd_flops, per sample */
+    uint64_t extra_act_bytes; /* added to act_repl_bytes, per sample */
     /* issue-10 shape flags (see "Stash variants" above); false keeps the GPT forms */
-    bool no_dropout;       /* no dropout anywhere (Llama family): no masks, no dropped copies */
-    bool unfused_attn;     /* attention keeps its s×w scores (no fused/flash kernel) */
-    bool parallel_block;   /* attention and FFN read the same input (GPT-J/NeoX/Falcon/Phi) */
-    bool shared_norm;      /* with parallel_block: one norm feeds both (Falcon-7B, Phi) */
+    bool no_dropout;     /* no dropout anywhere (Llama family): no masks, no dropped copies */
+    bool unfused_attn;   /* attention keeps its s×w scores (no fused/flash kernel) */
+    bool parallel_block; /* attention and FFN read the same input (GPT-J/NeoX/Falcon/Phi) */
+    bool shared_norm;    /* with parallel_block: one norm feeds both (Falcon-7B, Phi) */
 
     /* derived by tsl_layer_derive() */
     uint64_t params;
-    double fwd_flops;          /* per sample */
-    uint64_t bnd_act_bytes;    /* per sample: the layer input, kept under CKPT */
-    uint64_t act_repl_bytes;   /* per sample: stashed activations replicated under TP */
-    uint64_t act_shard_bytes;  /* per sample: stashed activations divided by the TP degree */
-    uint32_t tp_allreduces;    /* all-reduces of s·h activations per forward under TP */
-    uint64_t act_score_bytes;  /* per sample: the s×w attention stash inside act_shard_bytes
+    double fwd_flops;         /* per sample */
+    uint64_t bnd_act_bytes;   /* per sample: the layer input, kept under CKPT */
+    uint64_t act_repl_bytes;  /* per sample: stashed activations replicated under TP */
+    uint64_t act_shard_bytes; /* per sample: stashed activations divided by the TP degree */
+    uint32_t tp_allreduces;   /* all-reduces of s·h activations per forward under TP */
+    uint64_t act_score_bytes; /* per sample: the s×w attention stash inside act_shard_bytes
                                   (0 with fused attention); selective recompute drops it */
-    double core_fwd_flops;     /* per sample: QKᵀ and AV, what selective recompute repeats */
+    double core_fwd_flops;    /* per sample: QKᵀ and AV, what selective recompute repeats */
 } tsl_layer_t;
 
 typedef struct tsl_model {
     char name[TSL_NAME_MAX];
     uint32_t n_layers;
-    tsl_layer_t *layers;   /* owned; n_layers entries */
+    tsl_layer_t *layers;        /* owned; n_layers entries */
     uint32_t tokens_per_sample; /* for tokens/s: the longest input sequence */
-    uint32_t max_context;  /* the longer window the source allows when the model was
+    uint32_t max_context;       /* the longer window the source allows when the model was
                               built at a shorter default sequence (hf_config.h); 0 = none */
 } tsl_model_t;
 
@@ -198,8 +198,8 @@ int tsl_model_copy(tsl_model_t *dst, const tsl_model_t *src, tsl_err_t *err);
 
 /* Totals over the layers. */
 uint64_t tsl_model_params(const tsl_model_t *m);
-double tsl_model_fwd_flops(const tsl_model_t *m);          /* per sample */
-uint64_t tsl_model_act_bytes(const tsl_model_t *m);        /* per sample, TP = 1 */
+double tsl_model_fwd_flops(const tsl_model_t *m);   /* per sample */
+uint64_t tsl_model_act_bytes(const tsl_model_t *m); /* per sample, TP = 1 */
 
 /* Attention of every layer fused (false, the default) or keeping its s×w scores
  * (true); re-derives the layers. For a request's unfused_attn switch. */
@@ -217,9 +217,9 @@ int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err);
  */
 typedef struct tsl_model_preset {
     const char *name;
-    const char *source;          /* paper and table it comes from */
-    uint64_t published_params;   /* the count the source states (for the 3% check) */
-    bool params_are_ours;        /* the source states no count: published_params is
+    const char *source;        /* paper and table it comes from */
+    uint64_t published_params; /* the count the source states (for the 3% check) */
+    bool params_are_ours;      /* the source states no count: published_params is
                                     Tessel's own figure, documented in docs/models.md */
 } tsl_model_preset_t;
 
@@ -268,30 +268,30 @@ typedef enum tsl_arch {
 
 typedef struct tsl_arch_spec {
     tsl_arch_t arch;
-    uint32_t layers;        /* transformer layers (T5: encoder layers) */
-    uint32_t dec_layers;    /* T5: decoder layers */
-    uint32_t hidden;        /* h */
-    uint32_t ffn_hidden;    /* f */
-    uint32_t heads;         /* a */
-    uint32_t kv_heads;      /* 0 means = heads */
-    uint32_t head_dim;      /* 0 means h / a (then d = h) */
-    uint32_t seq_len;       /* tokens per sample (T5: encoder; ViT: patches + 1) */
-    uint32_t dec_seq_len;   /* T5: decoder tokens; 0 means seq_len */
-    uint32_t vocab;         /* token vocabulary (not used by ViT) */
-    uint32_t positions;     /* learned positions (GPT, BERT; ViT: 0 means seq_len) */
-    uint32_t type_vocab;    /* BERT token types */
+    uint32_t layers;          /* transformer layers (T5: encoder layers) */
+    uint32_t dec_layers;      /* T5: decoder layers */
+    uint32_t hidden;          /* h */
+    uint32_t ffn_hidden;      /* f */
+    uint32_t heads;           /* a */
+    uint32_t kv_heads;        /* 0 means = heads */
+    uint32_t head_dim;        /* 0 means h / a (then d = h) */
+    uint32_t seq_len;         /* tokens per sample (T5: encoder; ViT: patches + 1) */
+    uint32_t dec_seq_len;     /* T5: decoder tokens; 0 means seq_len */
+    uint32_t vocab;           /* token vocabulary (not used by ViT) */
+    uint32_t positions;       /* learned positions (GPT, BERT; ViT: 0 means seq_len) */
+    uint32_t type_vocab;      /* BERT token types */
     uint32_t channels, patch; /* ViT: image channels and patch side */
-    uint32_t classes;       /* ViT: classifier outputs */
-    uint32_t rel_buckets;   /* T5: relative-position buckets */
-    uint32_t attn_window;   /* sliding-window attention; 0 means none */
-    bool gated_ffn;         /* gated FFN (Llama SwiGLU, T5 v1.1 gated-gelu) */
-    bool tied_head;         /* LM head shares the embedding (GPT, BERT, T5 v1.0) */
-    bool qkv_bias;          /* LLAMA family: Q/K/V projections have biases (Qwen2) */
+    uint32_t classes;         /* ViT: classifier outputs */
+    uint32_t rel_buckets;     /* T5: relative-position buckets */
+    uint32_t attn_window;     /* sliding-window attention; 0 means none */
+    bool gated_ffn;           /* gated FFN (Llama SwiGLU, T5 v1.1 gated-gelu) */
+    bool tied_head;           /* LM head shares the embedding (GPT, BERT, T5 v1.0) */
+    bool qkv_bias;            /* LLAMA family: Q/K/V projections have biases (Qwen2) */
     /* NEOX family (GPT-NeoX, Falcon, Phi) */
-    bool no_bias;           /* linear layers without biases (Falcon) */
-    bool parallel_block;    /* attention and FFN in parallel on the same input */
-    bool shared_norm;       /* with parallel_block: one norm feeds both (Falcon-7B, Phi) */
-    bool head_bias;         /* the LM head has a bias of vocab entries (Phi) */
+    bool no_bias;        /* linear layers without biases (Falcon) */
+    bool parallel_block; /* attention and FFN in parallel on the same input */
+    bool shared_norm;    /* with parallel_block: one norm feeds both (Falcon-7B, Phi) */
+    bool head_bias;      /* the LM head has a bias of vocab entries (Phi) */
 } tsl_arch_spec_t;
 
 /* Builds [embedding, layers..., head] for spec into out (initialised here; free

@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char *const arch_names[TSL_ARCH_COUNT] = {
-    [TSL_ARCH_GPT] = "gpt", [TSL_ARCH_BERT] = "bert", [TSL_ARCH_T5] = "t5",
+    [TSL_ARCH_GPT] = "gpt", [TSL_ARCH_BERT] = "bert",   [TSL_ARCH_T5] = "t5",
     [TSL_ARCH_VIT] = "vit", [TSL_ARCH_LLAMA] = "llama", [TSL_ARCH_NEOX] = "neox",
 };
 
@@ -26,7 +26,11 @@ const char *tsl_arch_name(tsl_arch_t arch)
 static int spec_field_zero(const tsl_arch_spec_t *sp, tsl_err_t *err)
 {
     const char *an = tsl_arch_name(sp->arch);
-    const struct { const char *name; uint32_t v; bool needed; } f[] = {
+    const struct {
+        const char *name;
+        uint32_t v;
+        bool needed;
+    } f[] = {
         {"layers", sp->layers, true},
         {"hidden", sp->hidden, true},
         {"ffn_hidden", sp->ffn_hidden, true},
@@ -49,25 +53,27 @@ static int spec_field_zero(const tsl_arch_spec_t *sp, tsl_err_t *err)
 static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
 {
     if ((unsigned)sp->arch >= TSL_ARCH_COUNT)
-        return tsl_err_set(err, "spec: arch: %u is not an architecture family",
-                           (unsigned)sp->arch);
+        return tsl_err_set(err, "spec: arch: %u is not an architecture family", (unsigned)sp->arch);
     if (spec_field_zero(sp, err) != 0)
         return -1;
     const char *an = tsl_arch_name(sp->arch);
     uint64_t total = 2ull + sp->layers + (sp->arch == TSL_ARCH_T5 ? sp->dec_layers : 0);
     if (total > TSL_MODEL_MAX_LAYERS)
-        return tsl_err_set(err, "%s spec: layers: %llu layers with embedding and head exceed "
-                                "the limit of %u (TSL_MODEL_MAX_LAYERS)",
+        return tsl_err_set(err,
+                           "%s spec: layers: %llu layers with embedding and head exceed "
+                           "the limit of %u (TSL_MODEL_MAX_LAYERS)",
                            an, (unsigned long long)total, TSL_MODEL_MAX_LAYERS);
     if ((uint64_t)sp->heads * sp->head_dim > UINT32_MAX)
-        return tsl_err_set(err, "%s spec: head_dim: %u x %u heads is too wide", an,
-                           sp->head_dim, sp->heads);
+        return tsl_err_set(err, "%s spec: head_dim: %u x %u heads is too wide", an, sp->head_dim,
+                           sp->heads);
     if (sp->head_dim == 0 && sp->hidden % sp->heads != 0)
-        return tsl_err_set(err, "%s spec: heads: hidden %u is not a multiple of %u heads; "
-                                "give head_dim", an, sp->hidden, sp->heads);
+        return tsl_err_set(err,
+                           "%s spec: heads: hidden %u is not a multiple of %u heads; "
+                           "give head_dim",
+                           an, sp->hidden, sp->heads);
     if (sp->kv_heads > sp->heads || (sp->kv_heads && sp->heads % sp->kv_heads != 0))
-        return tsl_err_set(err, "%s spec: kv_heads: %u must divide heads (%u)", an,
-                           sp->kv_heads, sp->heads);
+        return tsl_err_set(err, "%s spec: kv_heads: %u must divide heads (%u)", an, sp->kv_heads,
+                           sp->heads);
     if (sp->arch == TSL_ARCH_VIT && (uint64_t)sp->channels * sp->patch * sp->patch > UINT32_MAX)
         return tsl_err_set(err, "vit spec: patch: %u is too large", sp->patch);
     return 0;
@@ -125,8 +131,7 @@ static int add_stack(tsl_model_t *m, tsl_layer_t l, uint32_t count, uint64_t fir
     for (uint32_t i = 0; i < count;) {
         bool first = i == 0, last = i == count - 1;
         uint32_t run = (first || last) ? 1 : count - 1 - i; /* the identical middle */
-        l.extra_params = base.extra_params + (first ? first_params : 0) +
-                         (last ? tail.params : 0);
+        l.extra_params = base.extra_params + (first ? first_params : 0) + (last ? tail.params : 0);
         l.extra_fwd_flops = base.extra_fwd_flops + (last ? tail.flops : 0.0);
         l.extra_act_bytes = base.extra_act_bytes + (last ? tail.act_bytes : 0);
         if (tsl_model_add_n(m, &l, run, err) != 0)
@@ -155,8 +160,8 @@ static tsl_layer_t lm_head(const tsl_arch_spec_t *sp, uint32_t seq, uint64_t nor
     hd.hidden = sp->hidden;
     hd.vocab = sp->vocab;
     hd.tied_head = sp->tied_head;
-    hd.extra_params = norm_params;                  /* the final norm */
-    hd.extra_act_bytes = 2ull * seq * sp->hidden;   /* its input */
+    hd.extra_params = norm_params;                /* the final norm */
+    hd.extra_act_bytes = 2ull * seq * sp->hidden; /* its input */
     return hd;
 }
 
@@ -173,7 +178,7 @@ static int build_bert(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
     uint64_t s = sp->seq_len, h = sp->hidden;
     tsl_layer_t e = token_embedding(sp);
     e.extra_params = (uint64_t)sp->type_vocab * h + 2 * h; /* token types + LN */
-    e.extra_act_bytes = 2 * s * h;                          /* the LN's input */
+    e.extra_act_bytes = 2 * s * h;                         /* the LN's input */
     /* MLM head: dense h×h + GELU + LN, then the tied decoder and its bias */
     tsl_layer_t hd = lm_head(sp, sp->seq_len, h * h + h + 2 * h + sp->vocab);
     hd.extra_fwd_flops = 2.0 * (double)s * (double)h * (double)h;
@@ -195,8 +200,7 @@ static int build_t5(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
     dec.cross_seq_len = sp->seq_len;
     tsl_layer_t hd = lm_head(sp, ds, h);
     tail_t enc_norm = {h, 0.0, 2ull * sp->seq_len * h}; /* the encoder's final norm */
-    if (tsl_model_add(m, &e, err) != 0 ||
-        add_stack(m, enc, sp->layers, rel, enc_norm, err) != 0 ||
+    if (tsl_model_add(m, &e, err) != 0 || add_stack(m, enc, sp->layers, rel, enc_norm, err) != 0 ||
         add_stack(m, dec, sp->dec_layers, rel, no_tail, err) != 0)
         return -1;
     return tsl_model_add(m, &hd, err);
@@ -246,8 +250,7 @@ static int build_neox(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
     return tsl_model_add(m, &hd, err);
 }
 
-int tsl_model_build(const tsl_arch_spec_t *spec, const char *name, tsl_model_t *out,
-                    tsl_err_t *err)
+int tsl_model_build(const tsl_arch_spec_t *spec, const char *name, tsl_model_t *out, tsl_err_t *err)
 {
     if (spec == NULL || out == NULL)
         return tsl_err_set(err, "model build: NULL spec or model");
@@ -275,9 +278,9 @@ typedef int (*preset_build_fn)(const struct preset_def *p, tsl_model_t *m, tsl_e
 
 typedef struct preset_def {
     tsl_model_preset_t info;
-    tsl_arch_spec_t spec;      /* families; unused when custom is set */
-    preset_build_fn custom;    /* Swin, TransGAN */
-    uint32_t depth[4];         /* Swin: layers per stage */
+    tsl_arch_spec_t spec;   /* families; unused when custom is set */
+    preset_build_fn custom; /* Swin, TransGAN */
+    uint32_t depth[4];      /* Swin: layers per stage */
 } preset_def_t;
 
 /*
@@ -371,8 +374,8 @@ static int build_transgan(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
     l.heads = 4;
     l.extra_params = (2 * bw - 1) * (2 * bw - 1) * 4; /* relative-position table */
     tail_t pos_2_to_6 = no_tail;
-    pos_2_to_6.params = (18 * 18 + 36 * 36) * h1 + 72 * 72 * (h1 / 4) +
-                        144 * 144 * (h1 / 16) + 288 * 288 * (h1 / 64);
+    pos_2_to_6.params = (18 * 18 + 36 * 36) * h1 + 72 * 72 * (h1 / 4) + 144 * 144 * (h1 / 16) +
+                        288 * 288 * (h1 / 64);
     if (add_stack(m, l, 12, 0, pos_2_to_6, err) != 0)
         return -1;
 
@@ -396,22 +399,30 @@ static int build_transgan(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
 /* ---- the table ---- */
 
 #define GALVATRON "Galvatron-BMW (Wang et al.), Table I: Statistics of Models"
-#define AUTOPIPE "AutoPipe (Liu et al.), Table I: benchmark models"
-#define H3T "H3T (Wang et al.), Table 2: different sizes of BERT (seq 512, App. C.3)"
+#define AUTOPIPE  "AutoPipe (Liu et al.), Table I: benchmark models"
+#define H3T       "H3T (Wang et al.), Table 2: different sizes of BERT (seq 512, App. C.3)"
 
 #define BERT(L, H, F, A)                                                                           \
-    {.arch = TSL_ARCH_BERT, .layers = L, .hidden = H, .ffn_hidden = F, .heads = A,                 \
-     .seq_len = 512, .vocab = 30522, .positions = 512, .type_vocab = 2, .tied_head = true}
+    {                                                                                              \
+        .arch = TSL_ARCH_BERT, .layers = L, .hidden = H, .ffn_hidden = F, .heads = A,              \
+        .seq_len = 512, .vocab = 30522, .positions = 512, .type_vocab = 2, .tied_head = true       \
+    }
 #define GPT(L, H, A, S)                                                                            \
-    {.arch = TSL_ARCH_GPT, .layers = L, .hidden = H, .ffn_hidden = 4 * (H), .heads = A,            \
-     .seq_len = S, .vocab = 50257, .positions = S, .tied_head = true}
+    {                                                                                              \
+        .arch = TSL_ARCH_GPT, .layers = L, .hidden = H, .ffn_hidden = 4 * (H), .heads = A,         \
+        .seq_len = S, .vocab = 50257, .positions = S, .tied_head = true                            \
+    }
 #define VIT(L, H, A)                                                                               \
-    {.arch = TSL_ARCH_VIT, .layers = L, .hidden = H, .ffn_hidden = 4 * (H), .heads = A,            \
-     .seq_len = 257, .channels = 3, .patch = 14, .classes = 1000}
+    {                                                                                              \
+        .arch = TSL_ARCH_VIT, .layers = L, .hidden = H, .ffn_hidden = 4 * (H), .heads = A,         \
+        .seq_len = 257, .channels = 3, .patch = 14, .classes = 1000                                \
+    }
 #define T5(L, DS)                                                                                  \
-    {.arch = TSL_ARCH_T5, .layers = L, .dec_layers = L, .hidden = 1024, .ffn_hidden = 4096,        \
-     .heads = 16, .seq_len = 512, .dec_seq_len = DS, .vocab = 32128, .rel_buckets = 32,            \
-     .tied_head = true}
+    {                                                                                              \
+        .arch = TSL_ARCH_T5, .layers = L, .dec_layers = L, .hidden = 1024, .ffn_hidden = 4096,     \
+        .heads = 16, .seq_len = 512, .dec_seq_len = DS, .vocab = 32128, .rel_buckets = 32,         \
+        .tied_head = true                                                                          \
+    }
 
 static const preset_def_t presets[] = {
     {{"BERT-Huge-32", GALVATRON, 672000000, false}, BERT(32, 1280, 5120, 16), NULL, {0}},
@@ -422,16 +433,24 @@ static const preset_def_t presets[] = {
     {{"ViT-xHuge", GALVATRON, 10100000000, false}, VIT(128, 2560, 40), NULL, {0}},
     {{"T5-Large-32", GALVATRON, 502000000, false}, T5(16, 512), NULL, {0}},
     {{"T5-Large-48", GALVATRON, 737000000, false}, T5(24, 512), NULL, {0}},
-    {{"T5-512/4-32", GALVATRON " (encoder seq 512, decoder seq 4, Sec. VII-A)", 502000000,
-      false}, T5(16, 4), NULL, {0}},
-    {{"T5-512/4-48", GALVATRON " (encoder seq 512, decoder seq 4, Sec. VII-A)", 737000000,
-      false}, T5(24, 4), NULL, {0}},
+    {{"T5-512/4-32", GALVATRON " (encoder seq 512, decoder seq 4, Sec. VII-A)", 502000000, false},
+     T5(16, 4),
+     NULL,
+     {0}},
+    {{"T5-512/4-48", GALVATRON " (encoder seq 512, decoder seq 4, Sec. VII-A)", 737000000, false},
+     T5(24, 4),
+     NULL,
+     {0}},
     {{"Swin-Huge-32", GALVATRON, 701000000, false}, {0}, build_swin, {2, 2, 26, 2}},
     {{"Swin-Huge-48", GALVATRON, 1016000000, false}, {0}, build_swin, {2, 2, 42, 2}},
     {{"GPT3-15B", GALVATRON, 15400000000, false}, GPT(48, 5120, 40, 2048), NULL, {0}},
     {{"GPT3-39B", GALVATRON, 39100000000, false}, GPT(48, 8192, 64, 2048), NULL, {0}},
     {{"GPT3-65B", GALVATRON, 64900000000, false}, GPT(80, 8192, 64, 2048), NULL, {0}},
-    {{"GPT3-175B", "GPT-3 (Brown et al. 2020), Table 2.1; the H3T issue setting (h3t.txt 3.3)", 175000000000, false}, GPT(96, 12288, 96, 2048), NULL, {0}},
+    {{"GPT3-175B", "GPT-3 (Brown et al. 2020), Table 2.1; the H3T issue setting (h3t.txt 3.3)",
+      175000000000, false},
+     GPT(96, 12288, 96, 2048),
+     NULL,
+     {0}},
     {{"GPT2-345M", AUTOPIPE, 345000000, false}, GPT(24, 1024, 16, 1024), NULL, {0}},
     {{"GPT2-762M", AUTOPIPE, 762000000, false}, GPT(36, 1280, 20, 1024), NULL, {0}},
     {{"GPT2-1.3B", AUTOPIPE, 1314000000, false}, GPT(24, 2048, 32, 1024), NULL, {0}},
@@ -439,16 +458,27 @@ static const preset_def_t presets[] = {
     {{"TransGAN-Hetero",
       "AMP (Li et al., NeurIPS 2022), Sec. 4.3 and App. 6.5.3; the paper gives no "
       "parameter count: published_params is Tessel's own figure (docs/models.md)",
-      199540179, true}, {0}, build_transgan, {0}},
+      199540179, true},
+     {0},
+     build_transgan,
+     {0}},
     {{"BERT-1.8B", H3T, 1840000000, false}, BERT(48, 1024, 16384, 32), NULL, {0}},
     {{"BERT-6B", H3T, 6680000000, false}, BERT(48, 1024, 65536, 128), NULL, {0}},
     {{"BERT-13B", H3T, 13800000000, false}, BERT(48, 2048, 65536, 128), NULL, {0}},
     {{"BERT-100B", H3T, 102000000000, false}, BERT(56, 12288, 49152, 96), NULL, {0}},
     {{"Llama2-7B", "Llama 2 (Touvron et al. 2023), 7B: 6.74B parameters; seq 4096", 6740000000,
       false},
-     {.arch = TSL_ARCH_LLAMA, .layers = 32, .hidden = 4096, .ffn_hidden = 11008, .heads = 32,
-      .seq_len = 4096, .vocab = 32000, .gated_ffn = true, .tied_head = false},
-     NULL, {0}},
+     {.arch = TSL_ARCH_LLAMA,
+      .layers = 32,
+      .hidden = 4096,
+      .ffn_hidden = 11008,
+      .heads = 32,
+      .seq_len = 4096,
+      .vocab = 32000,
+      .gated_ffn = true,
+      .tied_head = false},
+     NULL,
+     {0}},
 };
 
 #define N_PRESETS (sizeof(presets) / sizeof(presets[0]))
@@ -494,8 +524,8 @@ static int unknown_preset(const char *name, tsl_err_t *err)
     size_t used = 0;
     list[0] = '\0';
     for (size_t i = 0; i < N_PRESETS && used < sizeof(list); i++) {
-        int n = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
-                         presets[i].info.name);
+        int n =
+            snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", presets[i].info.name);
         if (n < 0)
             break;
         used += (size_t)n;

@@ -13,7 +13,7 @@
 #include "autopipe.h"
 #include "pipeline.h"
 
-#define NONE UINT32_MAX
+#define NONE        UINT32_MAX
 #define ALPHA_SLACK 1e-12 /* Eq. 7 comparisons absorb rounding of α */
 
 struct tsl_partition_ws {
@@ -40,7 +40,8 @@ typedef struct ctx {
 
 /* ------------------------------------------------------------- workspace */
 
-tsl_partition_ws_t *tsl_partition_ws_new(uint32_t max_layers, uint32_t max_stages) {
+tsl_partition_ws_t *tsl_partition_ws_new(uint32_t max_layers, uint32_t max_stages)
+{
     if (max_layers == 0 || max_layers > TSL_PARTITION_MAX_LAYERS || max_stages == 0 ||
         max_stages > TSL_PARTITION_MAX_STAGES)
         return NULL;
@@ -65,7 +66,8 @@ tsl_partition_ws_t *tsl_partition_ws_new(uint32_t max_layers, uint32_t max_stage
     return ws;
 }
 
-void tsl_partition_ws_free(tsl_partition_ws_t *ws) {
+void tsl_partition_ws_free(tsl_partition_ws_t *ws)
+{
     if (!ws)
         return;
     free(ws->T);
@@ -81,7 +83,8 @@ void tsl_partition_ws_free(tsl_partition_ws_t *ws) {
 
 /* ------------------------------------------------------------- validation */
 
-static int check_time(const double *v, uint32_t n, const char *field, tsl_err_t *err) {
+static int check_time(const double *v, uint32_t n, const char *field, tsl_err_t *err)
+{
     for (uint32_t i = 0; i < n; i++)
         if (!isfinite(v[i]) || v[i] < 0)
             return tsl_err_set(err, "%s[%u]: %g is not a valid time; give a finite value >= 0",
@@ -90,8 +93,8 @@ static int check_time(const double *v, uint32_t n, const char *field, tsl_err_t 
 }
 
 /* Checks in and fills the per-stage constants (not the prefix sums). */
-static int ctx_init(ctx_t *c, const tsl_partition_in_t *in, tsl_partition_ws_t *ws,
-                    tsl_err_t *err) {
+static int ctx_init(ctx_t *c, const tsl_partition_in_t *in, tsl_partition_ws_t *ws, tsl_err_t *err)
+{
     memset(c, 0, sizeof(*c));
     if (!in)
         return tsl_err_set(err, "partition: the input is NULL");
@@ -156,7 +159,8 @@ static int ctx_init(ctx_t *c, const tsl_partition_in_t *in, tsl_partition_ws_t *
     return 0;
 }
 
-static void ctx_prefix(const ctx_t *c) {
+static void ctx_prefix(const ctx_t *c)
+{
     const tsl_partition_in_t *in = c->in;
     tsl_partition_ws_t *ws = c->ws;
     ws->T[0] = ws->Y[0] = 0;
@@ -169,7 +173,8 @@ static void ctx_prefix(const ctx_t *c) {
     }
 }
 
-static int check_first(const ctx_t *c, const uint32_t *first, tsl_err_t *err) {
+static int check_first(const ctx_t *c, const uint32_t *first, tsl_err_t *err)
+{
     if (!first)
         return tsl_err_set(err, "first: missing; give the P + 1 stage starts");
     if (first[0] != 0)
@@ -190,19 +195,22 @@ static int check_first(const ctx_t *c, const uint32_t *first, tsl_err_t *err) {
 
 /* The one expression for a_i (partition.h): every function goes through it, so
  * figures are bit-identical. Tx, Ty are prefix sums of time_s. */
-static inline double stage_time(const ctx_t *c, uint32_t i, double Tx, double Ty, uint32_t y) {
+static inline double stage_time(const ctx_t *c, uint32_t i, double Tx, double Ty, uint32_t y)
+{
     double e = (y < c->L && c->in->p2p_s) ? c->in->p2p_s[y - 1] : 0.0;
     return (Ty - Tx) / c->speed[i] + e;
 }
 
 static inline uint64_t stage_mem(const ctx_t *c, uint32_t i, uint64_t Ox, uint64_t Oy, uint64_t Ux,
-                                 uint64_t Uy) {
+                                 uint64_t Uy)
+{
     return (Oy - Ox) + c->w[i] * (Uy - Ux);
 }
 
 /* Figures of a (valid) partition; prefix sums are accumulated in the same order
  * as ctx_prefix, so this needs no workspace and agrees with it bit for bit. */
-static void eval_partition(const ctx_t *c, const uint32_t *first, tsl_partition_stats_t *out) {
+static void eval_partition(const ctx_t *c, const uint32_t *first, tsl_partition_stats_t *out)
+{
     const tsl_partition_in_t *in = c->in;
     memset(out, 0, sizeof(*out));
     out->n_stages = c->P;
@@ -240,7 +248,8 @@ static void eval_partition(const ctx_t *c, const uint32_t *first, tsl_partition_
 }
 
 int tsl_partition_stats(const tsl_partition_in_t *in, const uint32_t *first,
-                        tsl_partition_stats_t *out, tsl_err_t *err) {
+                        tsl_partition_stats_t *out, tsl_err_t *err)
+{
     ctx_t c;
     if (ctx_init(&c, in, NULL, err) || check_first(&c, first, err))
         return -1;
@@ -251,7 +260,8 @@ int tsl_partition_stats(const tsl_partition_in_t *in, const uint32_t *first,
 }
 
 bool tsl_partition_condition7(const tsl_partition_stats_t *p, const tsl_partition_stats_t *pm,
-                              const tsl_partition_stats_t *pt) {
+                              const tsl_partition_stats_t *pt)
+{
     if (!p || !pm || !pt || p->n_stages != pm->n_stages || p->n_stages != pt->n_stages)
         return false;
     return pm->alpha_t <= p->alpha_t + ALPHA_SLACK && p->alpha_t <= pt->alpha_t + ALPHA_SLACK &&
@@ -266,7 +276,8 @@ bool tsl_partition_condition7(const tsl_partition_stats_t *p, const tsl_partitio
  * ending at y is best started at the latest reachable start x < y: one sweep per
  * stage, O(P·L). Fills ws->prev for backtracking.
  */
-static bool feasible(ctx_t *c, double tcap, uint64_t mcap, bool use_budget) {
+static bool feasible(ctx_t *c, double tcap, uint64_t mcap, bool use_budget)
+{
     const uint32_t L = c->L, P = c->P;
     tsl_partition_ws_t *ws = c->ws;
     c->sweeps++;
@@ -292,7 +303,8 @@ static bool feasible(ctx_t *c, double tcap, uint64_t mcap, bool use_budget) {
     return ws->prev[(size_t)(P - 1) * (L + 1) + L] != NONE;
 }
 
-static void backtrack(const ctx_t *c, uint32_t *first) {
+static void backtrack(const ctx_t *c, uint32_t *first)
+{
     uint32_t y = c->L;
     first[c->P] = c->L;
     for (uint32_t j = c->P; j-- > 0;) {
@@ -301,13 +313,15 @@ static void backtrack(const ctx_t *c, uint32_t *first) {
     }
 }
 
-static double bits_double(uint64_t b) {
+static double bits_double(uint64_t b)
+{
     double d;
     memcpy(&d, &b, sizeof(d));
     return d;
 }
 
-static uint64_t double_bits(double d) {
+static uint64_t double_bits(double d)
+{
     uint64_t b;
     memcpy(&b, &d, sizeof(b));
     return b;
@@ -316,7 +330,8 @@ static uint64_t double_bits(double d) {
 /* The smallest cap C with feasible(C, mcap): bisection over the ordered bit
  * patterns of the non-negative doubles, so C is exact (a stage value). false
  * when no partition meets mcap / the budgets at all. */
-static bool min_time_cap(ctx_t *c, uint64_t mcap, bool use_budget, double *out) {
+static bool min_time_cap(ctx_t *c, uint64_t mcap, bool use_budget, double *out)
+{
     if (!feasible(c, INFINITY, mcap, use_budget))
         return false;
     if (feasible(c, 0.0, mcap, use_budget)) {
@@ -335,7 +350,8 @@ static bool min_time_cap(ctx_t *c, uint64_t mcap, bool use_budget, double *out) 
     return true;
 }
 
-static bool min_mem_cap(ctx_t *c, double tcap, bool use_budget, uint64_t *out) {
+static bool min_mem_cap(ctx_t *c, double tcap, bool use_budget, uint64_t *out)
+{
     if (!feasible(c, tcap, UINT64_MAX, use_budget))
         return false;
     if (feasible(c, tcap, 0, use_budget)) {
@@ -356,7 +372,8 @@ static bool min_mem_cap(ctx_t *c, double tcap, bool use_budget, uint64_t *out) {
 
 int tsl_partition_time_balanced(const tsl_partition_in_t *in, tsl_partition_ws_t *ws,
                                 bool within_budget, uint32_t *first, tsl_partition_stats_t *out,
-                                tsl_err_t *err) {
+                                tsl_err_t *err)
+{
     ctx_t c;
     if (!ws)
         return tsl_err_set(err, "time_balanced: no workspace; create one with "
@@ -379,7 +396,8 @@ int tsl_partition_time_balanced(const tsl_partition_in_t *in, tsl_partition_ws_t
 }
 
 int tsl_partition_memory_balanced(const tsl_partition_in_t *in, tsl_partition_ws_t *ws,
-                                  uint32_t *first, tsl_partition_stats_t *out, tsl_err_t *err) {
+                                  uint32_t *first, tsl_partition_stats_t *out, tsl_err_t *err)
+{
     ctx_t c;
     if (!ws)
         return tsl_err_set(err, "memory_balanced: no workspace; create one with "
@@ -405,7 +423,8 @@ int tsl_partition_memory_balanced(const tsl_partition_in_t *in, tsl_partition_ws
 /* Limits 1–3 for a candidate p' (moved between stages k and nb); on failure
  * writes the reason into why. */
 static bool validate_move(const ctx_t *c, const tsl_partition_stats_t *s, uint32_t k, uint32_t nb,
-                          double c_max_s, uint64_t pt_max_mem, char *why, size_t why_n) {
+                          double c_max_s, uint64_t pt_max_mem, char *why, size_t why_n)
+{
     for (uint32_t i = 0; i < c->P; i++) {
         bool changed = i == k || i == nb;
         double a = s->stage_time_s[i];
@@ -431,7 +450,8 @@ static bool validate_move(const ctx_t *c, const tsl_partition_stats_t *s, uint32
 
 static int adjust(const ctx_t *c, const uint32_t *first, const tsl_partition_stats_t *cur,
                   double c_max_s, uint64_t pt_max_mem, uint32_t *next, tsl_partition_step_t *step,
-                  tsl_partition_stats_t *next_stats) {
+                  tsl_partition_stats_t *next_stats)
+{
     const uint32_t P = c->P, k = cur->slowest_stage;
     uint32_t p[TSL_PARTITION_MAX_STAGES + 1];
     memcpy(p, first, (P + 1) * sizeof(uint32_t));
@@ -494,7 +514,8 @@ static int adjust(const ctx_t *c, const uint32_t *first, const tsl_partition_sta
 
 int tsl_partition_adjust(const tsl_partition_in_t *in, const uint32_t *first, double c_max_s,
                          uint64_t pt_max_mem_bytes, uint32_t *next, tsl_partition_step_t *step,
-                         tsl_err_t *err) {
+                         tsl_err_t *err)
+{
     ctx_t c;
     if (ctx_init(&c, in, NULL, err) || check_first(&c, first, err))
         return -1;
@@ -513,7 +534,8 @@ int tsl_partition_adjust(const tsl_partition_in_t *in, const uint32_t *first, do
 /* Keeps cand in out when it fits, passes Eq. 7 (when satisfiable) and is faster. */
 static void consider(tsl_partition_biobj_t *out, const uint32_t *first,
                      const tsl_partition_stats_t *s, tsl_partition_source_t src, uint32_t step,
-                     uint32_t P) {
+                     uint32_t P)
+{
     if (!s->fits)
         return;
     if (out->endpoints_ordered && !tsl_partition_condition7(s, &out->pm, &out->pt))
@@ -529,7 +551,8 @@ static void consider(tsl_partition_biobj_t *out, const uint32_t *first,
 
 int tsl_partition_bi_objective(const tsl_partition_in_t *in, tsl_partition_ws_t *ws,
                                uint32_t max_steps, bool with_fit, tsl_partition_biobj_t *out,
-                               tsl_err_t *err) {
+                               tsl_err_t *err)
+{
     ctx_t c;
     if (!ws || !out)
         return tsl_err_set(err, "bi_objective: %s is NULL", ws ? "out" : "the workspace");
@@ -592,7 +615,8 @@ int tsl_partition_bi_objective(const tsl_partition_in_t *in, tsl_partition_ws_t 
  * increasing; a new key pops every key ≥ it, so ties keep the latest start).
  * Fills ws->prev; false when no partition qualifies.
  */
-static bool min_sum(ctx_t *c, double cap, bool strict, bool use_budget) {
+static bool min_sum(ctx_t *c, double cap, bool strict, bool use_budget)
+{
     const uint32_t L = c->L, P = c->P;
     tsl_partition_ws_t *ws = c->ws;
     const double *T = ws->T, *Y = ws->Y;
@@ -656,7 +680,8 @@ static bool min_sum(ctx_t *c, double cap, bool strict, bool use_budget) {
 }
 
 int tsl_partition_amp(const tsl_partition_in_t *in, tsl_partition_ws_t *ws, bool within_budget,
-                      tsl_partition_amp_t *out, tsl_err_t *err) {
+                      tsl_partition_amp_t *out, tsl_err_t *err)
+{
     ctx_t c;
     if (!ws || !out)
         return tsl_err_set(err, "amp: %s is NULL", ws ? "out" : "the workspace");
@@ -721,7 +746,8 @@ int tsl_partition_amp(const tsl_partition_in_t *in, tsl_partition_ws_t *ws, bool
 
 /* ---- the search's starting partitions ---- */
 
-void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first) {
+void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first)
+{
     uint32_t L = m->n_layers;
     double *w = malloc((size_t)L * sizeof(double));
     /* a tiny per-layer floor keeps zero-FLOP layers (embeddings) from piling up */
@@ -734,14 +760,16 @@ void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first) {
     free(w);
 }
 
-void tsl_partition_uniform(uint32_t n_layers, uint32_t P, uint32_t *first) {
+void tsl_partition_uniform(uint32_t n_layers, uint32_t P, uint32_t *first)
+{
     uint32_t base = n_layers / P, extra = n_layers % P;
     first[0] = 0;
     for (uint32_t s = 0; s < P; s++)
         first[s + 1] = first[s] + base + (s < extra ? 1 : 0);
 }
 
-uint32_t tsl_partition_count(uint32_t n_layers, uint32_t P) {
+uint32_t tsl_partition_count(uint32_t n_layers, uint32_t P)
+{
     uint64_t c = 1;
     for (uint32_t i = 1; i < P; i++) {
         c = c * (n_layers - i) / i; /* exact: C(L − 1, i) from C(L − 1, i − 1) */
@@ -751,13 +779,15 @@ uint32_t tsl_partition_count(uint32_t n_layers, uint32_t P) {
     return (uint32_t)c;
 }
 
-void tsl_partition_first(uint32_t n_layers, uint32_t P, uint32_t *first) {
+void tsl_partition_first(uint32_t n_layers, uint32_t P, uint32_t *first)
+{
     for (uint32_t s = 0; s < P; s++)
         first[s] = s;
     first[P] = n_layers;
 }
 
-bool tsl_partition_next(uint32_t n_layers, uint32_t P, uint32_t *first) {
+bool tsl_partition_next(uint32_t n_layers, uint32_t P, uint32_t *first)
+{
     /* the rightmost cut that can move right does; the cuts after it follow it */
     uint32_t s = P - 1;
     while (s >= 1 && first[s] == n_layers - (P - s))

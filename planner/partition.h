@@ -115,12 +115,12 @@
 
 #define TSL_PARTITION_MAX_STAGES 64u
 #define TSL_PARTITION_MAX_LAYERS (1u << 20)
-#define TSL_PARTITION_NO_BUDGET UINT64_MAX /* budget_bytes: no memory limit */
+#define TSL_PARTITION_NO_BUDGET  UINT64_MAX /* budget_bytes: no memory limit */
 
 /* Status of the searches that may find nothing (within a budget). */
-#define TSL_PARTITION_OK 0
+#define TSL_PARTITION_OK        0
 #define TSL_PARTITION_NONE_FITS 1
-#define TSL_PARTITION_ERR (-1)
+#define TSL_PARTITION_ERR       (-1)
 
 typedef struct tsl_partition_in {
     uint32_t n_layers;                  /* L ≥ 1 */

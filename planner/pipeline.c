@@ -9,7 +9,8 @@
 /* The slowest stage paces the m − 1 steady-state micro-batches; the last one
  * (with gradient sync) still has to pass through every stage. */
 double tsl_pipeline_time_s(uint32_t n_stages, const double *stage_nosync_s,
-                           const double *stage_sync_s, uint32_t m) {
+                           const double *stage_sync_s, uint32_t m)
+{
     if (n_stages == 0 || m == 0)
         return 0;
     double slowest = 0, sum_sync = 0;
@@ -22,7 +23,8 @@ double tsl_pipeline_time_s(uint32_t n_stages, const double *stage_nosync_s,
 
 /* Under 1F1B stage i runs P − i forwards before its first backward, so it holds
  * that many micro-batches of activations — fewer when there are fewer. */
-uint32_t tsl_pipeline_inflight(uint32_t stage, uint32_t n_stages, uint32_t m) {
+uint32_t tsl_pipeline_inflight(uint32_t stage, uint32_t n_stages, uint32_t m)
+{
     if (stage >= n_stages)
         return 0;
     uint32_t warm = n_stages - stage;
@@ -32,7 +34,8 @@ uint32_t tsl_pipeline_inflight(uint32_t stage, uint32_t n_stages, uint32_t m) {
 /* The bubble is the fill and drain: every stage but the slowest once per
  * micro-batch's pass; with v chunks each pass is v hops of 1/v the time. */
 double tsl_pipeline_time_interleaved_s(uint32_t n_stages, const double *stage_nosync_s,
-                                       const double *stage_sync_s, uint32_t m, uint32_t v) {
+                                       const double *stage_sync_s, uint32_t m, uint32_t v)
+{
     if (v <= 1 || n_stages == 0 || m == 0)
         return tsl_pipeline_time_s(n_stages, stage_nosync_s, stage_sync_s, m);
     double slowest = 0, sum = 0, sync = 0;
@@ -45,7 +48,8 @@ double tsl_pipeline_time_interleaved_s(uint32_t n_stages, const double *stage_no
 }
 
 uint32_t tsl_pipeline_inflight_interleaved(uint32_t stage, uint32_t n_stages, uint32_t m,
-                                           uint32_t v) {
+                                           uint32_t v)
+{
     if (v <= 1 || stage >= n_stages)
         return tsl_pipeline_inflight(stage, n_stages, m);
     uint64_t w = (uint64_t)(n_stages - stage - 1) * 2 + (uint64_t)(v - 1) * n_stages;
@@ -55,7 +59,8 @@ uint32_t tsl_pipeline_inflight_interleaved(uint32_t stage, uint32_t n_stages, ui
     return held < m ? (uint32_t)held : m;
 }
 
-double tsl_pipeline_balance(uint32_t n, const double *values) {
+double tsl_pipeline_balance(uint32_t n, const double *values)
+{
     if (n <= 1)
         return 0;
     double max = 0, sum = 0;

@@ -35,22 +35,26 @@ typedef struct sim_op {
 
 #define WS_ALIGN 16u
 
-static size_t align_up(size_t x) {
+static size_t align_up(size_t x)
+{
     return (x + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
 }
 
-static uint32_t ops_per_stage(uint32_t m, uint32_t n_sliced) {
+static uint32_t ops_per_stage(uint32_t m, uint32_t n_sliced)
+{
     return 2u * m + n_sliced;
 }
 
-uint32_t tsl_pipesim_warmup(uint32_t stage, uint32_t n_stages, uint32_t n_micro) {
+uint32_t tsl_pipesim_warmup(uint32_t stage, uint32_t n_stages, uint32_t n_micro)
+{
     if (stage >= n_stages)
         return 0;
     uint32_t w = n_stages - 1 - stage;
     return w < n_micro ? w : n_micro;
 }
 
-size_t tsl_pipesim_ws_bytes(uint32_t n_stages, uint32_t n_micro, uint32_t n_sliced) {
+size_t tsl_pipesim_ws_bytes(uint32_t n_stages, uint32_t n_micro, uint32_t n_sliced)
+{
     if (n_stages == 0 || n_stages > TSL_PIPESIM_MAX_STAGES || n_micro == 0 ||
         n_micro > TSL_PIPESIM_MAX_MICRO || n_sliced > n_micro)
         return 0;
@@ -61,7 +65,8 @@ size_t tsl_pipesim_ws_bytes(uint32_t n_stages, uint32_t n_micro, uint32_t n_slic
            align_up(ops * sizeof(tsl_pipesim_step_t));
 }
 
-static int check_times(const double *v, uint32_t n, const char *field, tsl_err_t *err) {
+static int check_times(const double *v, uint32_t n, const char *field, tsl_err_t *err)
+{
     for (uint32_t i = 0; i < n; i++)
         if (!isfinite(v[i]) || v[i] < 0)
             return tsl_err_set(err, "%s[%u]: %g is not a valid time; give a finite value >= 0",
@@ -69,7 +74,8 @@ static int check_times(const double *v, uint32_t n, const char *field, tsl_err_t
     return 0;
 }
 
-static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err) {
+static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
+{
     if (in->n_stages == 0 || in->n_stages > TSL_PIPESIM_MAX_STAGES)
         return tsl_err_set(err, "n_stages: %u is out of range; give 1..%u", in->n_stages,
                            TSL_PIPESIM_MAX_STAGES);
@@ -94,9 +100,9 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err) {
     if (!(in->slice_p2p_frac >= 0 && in->slice_p2p_frac <= 1))
         return tsl_err_set(err, "slice_p2p_frac: %g is out of range; give 0..1 (0: one half)",
                            in->slice_p2p_frac);
-    if (in->n_chunks > 1 && (in->n_sliced || in->n_micro % in->n_stages ||
-                             (uint64_t)in->n_micro * in->n_chunks > TSL_PIPESIM_MAX_MICRO ||
-                             in->n_chunks > UINT8_MAX))
+    if (in->n_chunks > 1 &&
+        (in->n_sliced || in->n_micro % in->n_stages ||
+         (uint64_t)in->n_micro * in->n_chunks > TSL_PIPESIM_MAX_MICRO || in->n_chunks > UINT8_MAX))
         return tsl_err_set(err,
                            "n_chunks: %u chunks need m (%u) divisible by the %u stages, m·v at "
                            "most %u and no slicing",
@@ -104,7 +110,8 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err) {
     return 0;
 }
 
-static uint32_t chunks(const tsl_pipesim_in_t *in) {
+static uint32_t chunks(const tsl_pipesim_in_t *in)
+{
     return in->n_chunks > 1 ? in->n_chunks : 1;
 }
 
@@ -112,7 +119,8 @@ static uint32_t chunks(const tsl_pipesim_in_t *in) {
  * records where F (fidx) or B (bidx) of chunk c, micro-batch j sits. Inputs are
  * resolved in layout(). */
 static uint32_t build_stage_interleaved(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *ops,
-                                        uint32_t *fidx, uint32_t *bidx) {
+                                        uint32_t *fidx, uint32_t *bidx)
+{
     const uint32_t P = in->n_stages, m = in->n_micro, v = in->n_chunks, total = m * v;
     uint32_t w = (P - s - 1) * 2 + (v - 1) * P, q = 0, nf = 0, nb = 0;
     if (w > total)
@@ -139,7 +147,8 @@ static uint32_t build_stage_interleaved(const tsl_pipesim_in_t *in, uint32_t s, 
 /* Interleaved: the op's input, F(q − 1) or B(q + 1) of virtual stage q = c·P + s
  * (the last virtual stage's backward: its own forward), and the hop's latency. */
 static void resolve_interleaved(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *o,
-                                const uint32_t *fidx, const uint32_t *bidx) {
+                                const uint32_t *fidx, const uint32_t *bidx)
+{
     const uint32_t P = in->n_stages, m = in->n_micro, v = in->n_chunks, mv = m * v;
     const uint32_t qv = o->chunk * P + s;
     const double wrap = P > 1 && in->p2p_s ? in->p2p_s[P - 2] : 0;
@@ -166,7 +175,8 @@ static void resolve_interleaved(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t
 /* Lays out stage s's 1F1B op sequence; fidx/bidx record where F(j) (its first
  * half when sliced) and B(j) sit. */
 static uint32_t build_stage(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *ops, uint32_t *fidx,
-                            uint32_t *bidx) {
+                            uint32_t *bidx)
+{
     const uint32_t P = in->n_stages, m = in->n_micro;
     const uint32_t w = tsl_pipesim_warmup(s, P, m);
     const double ffrac = in->slice_fwd_frac > 0 ? in->slice_fwd_frac : 0.5;
@@ -236,7 +246,8 @@ typedef struct sim {
 } sim_t;
 
 static int carve_ws(sim_t *sm, const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes,
-                    tsl_err_t *err) {
+                    tsl_err_t *err)
+{
     const uint32_t P = in->n_stages, m = in->n_micro, mv = m * chunks(in);
     const size_t need = tsl_pipesim_ws_bytes(P, mv, in->n_sliced);
     if (ws == NULL || ws_bytes < need)
@@ -265,14 +276,15 @@ static int carve_ws(sim_t *sm, const tsl_pipesim_in_t *in, void *ws, size_t ws_b
 /* Lays out every stage and resolves cross-stage inputs: F(s, j, half) <-
  * F(s − 1, j, half); B(s, j) <- B(s + 1, j). Sets the tie tolerance from the
  * total work. */
-static void layout(sim_t *sm) {
+static void layout(sim_t *sm)
+{
     const uint32_t P = sm->P, m = sm->m, mv = sm->mv, stride = sm->stride;
     const bool inter = chunks(sm->in) > 1;
     double scale = 0;
     for (uint32_t s = 0; s < P; s++)
-        sm->nops[s] = (inter ? build_stage_interleaved : build_stage)(
-            sm->in, s, sm->ops + (size_t)s * stride, sm->fidx + (size_t)s * mv,
-            sm->bidx + (size_t)s * mv);
+        sm->nops[s] = (inter ? build_stage_interleaved
+                             : build_stage)(sm->in, s, sm->ops + (size_t)s * stride,
+                                            sm->fidx + (size_t)s * mv, sm->bidx + (size_t)s * mv);
     for (uint32_t s = 0; s < P; s++) {
         sim_op_t *so = sm->ops + (size_t)s * stride;
         for (uint32_t q = 0; q < sm->nops[s]; q++) {
@@ -294,7 +306,8 @@ static void layout(sim_t *sm) {
 
 /* Times op ptr[s] of stage s; returns false when its cross-stage input is not
  * known yet. */
-static bool time_op(sim_t *sm, uint32_t s, const uint32_t *ptr) {
+static bool time_op(sim_t *sm, uint32_t s, const uint32_t *ptr)
+{
     sim_op_t *so = sm->ops + (size_t)s * sm->stride;
     sim_op_t *o = &so[ptr[s]];
     bool has_prev = ptr[s] > 0;
@@ -329,7 +342,8 @@ static bool time_op(sim_t *sm, uint32_t s, const uint32_t *ptr) {
 }
 
 /* Longest path, sweeping stages alternately left-to-right and right-to-left. */
-static int sweep(sim_t *sm, tsl_err_t *err) {
+static int sweep(sim_t *sm, tsl_err_t *err)
+{
     const uint32_t P = sm->P;
     uint32_t ptr[TSL_PIPESIM_MAX_STAGES] = {0};
     size_t done = 0;
@@ -356,7 +370,8 @@ static int sweep(sim_t *sm, tsl_err_t *err) {
 
 /* Busy times and the op that ends last (ties: the higher stage). */
 static void find_end(const sim_t *sm, tsl_pipesim_out_t *out, uint32_t *end_stage,
-                     uint32_t *end_idx) {
+                     uint32_t *end_idx)
+{
     double iter = -1;
     *end_stage = 0;
     *end_idx = 0;
@@ -377,7 +392,8 @@ static void find_end(const sim_t *sm, tsl_pipesim_out_t *out, uint32_t *end_stag
 
 /* Walks the binding dependencies back from the last op; stores the path first op
  * first. */
-static uint32_t walk_path(const sim_t *sm, uint32_t end_stage, uint32_t end_idx) {
+static uint32_t walk_path(const sim_t *sm, uint32_t end_stage, uint32_t end_idx)
+{
     tsl_pipesim_step_t *path = sm->path;
     uint32_t len = 0;
     int32_t cs = (int32_t)end_stage;
@@ -407,7 +423,8 @@ static uint32_t walk_path(const sim_t *sm, uint32_t end_stage, uint32_t end_idx)
 }
 
 /* Per-stage critical-path times and the master stage. */
-static void path_stats(const sim_t *sm, tsl_pipesim_out_t *out) {
+static void path_stats(const sim_t *sm, tsl_pipesim_out_t *out)
+{
     const tsl_pipesim_step_t *path = out->path;
     for (uint32_t k = 0; k < out->path_len; k++) {
         double d = path[k].end_s - path[k].start_s;
@@ -433,7 +450,8 @@ static void path_stats(const sim_t *sm, tsl_pipesim_out_t *out) {
 }
 
 int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_pipesim_out_t *out,
-                    tsl_err_t *err) {
+                    tsl_err_t *err)
+{
     if (in == NULL || out == NULL)
         return tsl_err_set(err, "pipesim: %s is NULL", in ? "out" : "in");
     if (check_in(in, err))
@@ -457,7 +475,8 @@ int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_p
 }
 
 int tsl_pipesim_events(const tsl_pipesim_in_t *in, const void *ws, tsl_pipesim_event_t *ev,
-                       size_t cap, tsl_err_t *err) {
+                       size_t cap, tsl_err_t *err)
+{
     if (in == NULL || ws == NULL || check_in(in, err))
         return in && ws ? -1 : tsl_err_set(err, "pipesim: %s is NULL", in ? "ws" : "in");
     const uint32_t v = in->n_chunks > 1 ? in->n_chunks : 1;

@@ -73,7 +73,7 @@
 #include "err.h"
 
 #define TSL_PIPESIM_MAX_STAGES 64u
-#define TSL_PIPESIM_MAX_MICRO 1024u
+#define TSL_PIPESIM_MAX_MICRO  1024u
 
 typedef enum tsl_pipesim_op {
     TSL_PIPESIM_FWD = 0,
@@ -137,13 +137,13 @@ int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_p
 typedef struct tsl_pipesim_event {
     uint32_t stage;
     uint32_t micro;
-    uint8_t op;      /* tsl_pipesim_op_t */
-    uint8_t half;    /* 0: whole op; 1, 2: halves of a sliced forward */
-    uint8_t chunk;   /* model chunk of the stage (interleaved 1F1B; 0 otherwise) */
+    uint8_t op;    /* tsl_pipesim_op_t */
+    uint8_t half;  /* 0: whole op; 1, 2: halves of a sliced forward */
+    uint8_t chunk; /* model chunk of the stage (interleaved 1F1B; 0 otherwise) */
     double start_s;
     double end_s;
-    double p2p_s;    /* latency of its cross-stage input; 0 when it has none */
-    double sent_s;   /* when that input left the neighbour (the end of the op that
+    double p2p_s;  /* latency of its cross-stage input; 0 when it has none */
+    double sent_s; /* when that input left the neighbour (the end of the op that
                         produced it); it arrived at sent_s + p2p_s <= start_s */
 } tsl_pipesim_event_t;
 

@@ -11,20 +11,22 @@ void tsl_plan_init(tsl_plan_t *p)
     memset(p, 0, sizeof(*p));
 }
 
-static int validate_stage_cover(const tsl_plan_t *p, const tsl_model_t *m,
-                                const tsl_cluster_t *c, tsl_err_t *err)
+static int validate_stage_cover(const tsl_plan_t *p, const tsl_model_t *m, const tsl_cluster_t *c,
+                                tsl_err_t *err)
 {
     uint32_t next_layer = 0, next_device = 0;
     for (uint32_t s = 0; s < p->pp; s++) {
         const tsl_plan_stage_t *st = &p->stages[s];
         if (st->first_layer != next_layer || st->n_layers == 0)
-            return tsl_err_set(err, "plan: stage %u starts at layer %u with %u layers; expected "
-                               "a non-empty stage starting at layer %u", s, st->first_layer,
-                               st->n_layers, next_layer);
+            return tsl_err_set(err,
+                               "plan: stage %u starts at layer %u with %u layers; expected "
+                               "a non-empty stage starting at layer %u",
+                               s, st->first_layer, st->n_layers, next_layer);
         if (st->first_device != next_device || st->n_devices == 0)
-            return tsl_err_set(err, "plan: stage %u uses devices from %u (%u); expected a "
-                               "non-empty block starting at device %u", s, st->first_device,
-                               st->n_devices, next_device);
+            return tsl_err_set(err,
+                               "plan: stage %u uses devices from %u (%u); expected a "
+                               "non-empty block starting at device %u",
+                               s, st->first_device, st->n_devices, next_device);
         next_layer += st->n_layers;
         next_device += st->n_devices;
     }
@@ -45,12 +47,16 @@ static int validate_strategies(const tsl_plan_t *p, tsl_err_t *err)
             const tsl_strategy_t *ls = &p->layer[l];
             uint32_t g = tsl_strategy_group_size(ls);
             if (g != st->n_devices)
-                return tsl_err_set(err, "plan: layer %u's strategy uses %u devices; its stage "
-                                   "%u has %u", l, g, s, st->n_devices);
+                return tsl_err_set(err,
+                                   "plan: layer %u's strategy uses %u devices; its stage "
+                                   "%u has %u",
+                                   l, g, s, st->n_devices);
             uint32_t w = tsl_strategy_data_width(ls);
             if (p->micro_batch % w != 0)
-                return tsl_err_set(err, "plan: layer %u splits the micro-batch %u ways; %u is "
-                                   "not divisible", l, w, p->micro_batch);
+                return tsl_err_set(err,
+                                   "plan: layer %u splits the micro-batch %u ways; %u is "
+                                   "not divisible",
+                                   l, w, p->micro_batch);
         }
     }
     return 0;
@@ -64,12 +70,16 @@ static int validate_figures(const tsl_plan_t *p, tsl_err_t *err)
                            p->micro_batch, p->n_micro, p->global_batch);
     if (!(isfinite(p->iter_time_s) && p->iter_time_s > 0) ||
         !(isfinite(p->samples_per_s) && p->samples_per_s > 0))
-        return tsl_err_set(err, "plan: predicted time %g s / throughput %g samples/s is not a "
-                           "positive finite number", p->iter_time_s, p->samples_per_s);
+        return tsl_err_set(err,
+                           "plan: predicted time %g s / throughput %g samples/s is not a "
+                           "positive finite number",
+                           p->iter_time_s, p->samples_per_s);
     for (uint32_t s = 0; s < p->pp; s++) {
         if (p->budget_bytes && p->stages[s].peak_bytes > p->budget_bytes)
-            return tsl_err_set(err, "plan: stage %u needs %llu bytes per device, over the budget "
-                               "of %llu", s, (unsigned long long)p->stages[s].peak_bytes,
+            return tsl_err_set(err,
+                               "plan: stage %u needs %llu bytes per device, over the budget "
+                               "of %llu",
+                               s, (unsigned long long)p->stages[s].peak_bytes,
                                (unsigned long long)p->budget_bytes);
     }
     return 0;
@@ -100,8 +110,10 @@ static int validate_interleave(const tsl_plan_t *p, tsl_err_t *err)
     if (v <= 1)
         return 0;
     if (p->pp < 2 || p->n_micro % p->pp != 0)
-        return tsl_err_set(err, "plan: interleave %u needs several stages and n_micro (%u) "
-                           "divisible by them (%u)", v, p->n_micro, p->pp);
+        return tsl_err_set(err,
+                           "plan: interleave %u needs several stages and n_micro (%u) "
+                           "divisible by them (%u)",
+                           v, p->n_micro, p->pp);
     for (uint32_t s = 0; s < p->pp; s++)
         if (p->stages[s].n_layers < v)
             return tsl_err_set(err, "plan: stage %u has %u layers for %u interleaved chunks", s,
@@ -142,7 +154,7 @@ void tsl_plan_foreach_run(const tsl_plan_t *p, tsl_plan_run_fn fn, void *ud)
 /* ---- fingerprint: FNV-1a over a canonical byte stream ---- */
 
 #define FNV_OFFSET 1469598103934665603ull
-#define FNV_PRIME 1099511628211ull
+#define FNV_PRIME  1099511628211ull
 
 void tsl_fp_init(tsl_fp_t *fp)
 {
@@ -160,7 +172,7 @@ static void fp_bytes(tsl_fp_t *fp, const unsigned char *b, size_t n)
 void tsl_fp_u64(tsl_fp_t *fp, uint64_t v)
 {
     unsigned char b[8];
-    for (int i = 0; i < 8; i++)     /* little-endian regardless of the host */
+    for (int i = 0; i < 8; i++) /* little-endian regardless of the host */
         b[i] = (unsigned char)(v >> (8 * i));
     fp_bytes(fp, b, sizeof(b));
 }
@@ -177,7 +189,7 @@ void tsl_fp_str(tsl_fp_t *fp, const char *s)
 {
     size_t n = strlen(s);
     fp_bytes(fp, (const unsigned char *)s, n);
-    tsl_fp_u64(fp, n);   /* length after the bytes: "ab"+"c" ≠ "a"+"bc" */
+    tsl_fp_u64(fp, n); /* length after the bytes: "ab"+"c" ≠ "a"+"bc" */
 }
 
 static void fp_layer(tsl_fp_t *fp, const tsl_layer_t *l)
@@ -223,8 +235,8 @@ void tsl_fp_cluster(tsl_fp_t *fp, const tsl_cluster_t *c)
     tsl_fp_f64(fp, c->overlap_slowdown);
     for (uint32_t a = 0; a < c->n_nodes; a++)
         for (uint32_t b = a + 1; b < c->n_nodes; b++)
-            tsl_fp_f64(fp, c->inter_bw_matrix ? c->inter_bw_matrix[a * c->n_nodes + b]
-                                              : c->inter_bw);
+            tsl_fp_f64(fp,
+                       c->inter_bw_matrix ? c->inter_bw_matrix[a * c->n_nodes + b] : c->inter_bw);
 }
 
 void tsl_fp_hex(const tsl_fp_t *fp, char buf[17])
@@ -236,7 +248,7 @@ bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b)
 {
     if (a->samples_per_s != b->samples_per_s)
         return a->samples_per_s > b->samples_per_s;
-    if (a->peak_bytes != b->peak_bytes)   /* deterministic tie-breaks */
+    if (a->peak_bytes != b->peak_bytes) /* deterministic tie-breaks */
         return a->peak_bytes < b->peak_bytes;
     if (a->pp != b->pp)
         return a->pp < b->pp;

@@ -26,36 +26,36 @@
 typedef struct tsl_plan_stage {
     uint32_t first_layer, n_layers;
     uint32_t first_device, n_devices;
-    uint32_t inflight;          /* micro-batches of activations held (1F1B) */
-    double fwd_s;               /* one micro-batch's forward (of time_s), p2p excluded */
-    double time_s;              /* one micro-batch, with gradient sync */
-    double time_nosync_s;       /* one micro-batch, without */
-    double p2p_s;               /* boundary send to the next stage, included above */
-    uint64_t ms_bytes;          /* model states per device */
-    uint64_t act_bytes;         /* activations per device (all in-flight micro-batches) */
-    uint64_t peak_bytes;        /* Eq. 2 peak per device */
+    uint32_t inflight;    /* micro-batches of activations held (1F1B) */
+    double fwd_s;         /* one micro-batch's forward (of time_s), p2p excluded */
+    double time_s;        /* one micro-batch, with gradient sync */
+    double time_nosync_s; /* one micro-batch, without */
+    double p2p_s;         /* boundary send to the next stage, included above */
+    uint64_t ms_bytes;    /* model states per device */
+    uint64_t act_bytes;   /* activations per device (all in-flight micro-batches) */
+    uint64_t peak_bytes;  /* Eq. 2 peak per device */
 } tsl_plan_stage_t;
 
 typedef struct tsl_plan {
-    bool valid;                 /* false: empty / no plan (e.g. a baseline that OOMs) */
-    char label[32];             /* "tessel", "dp", "megatron-tp", ... */
+    bool valid;     /* false: empty / no plan (e.g. a baseline that OOMs) */
+    char label[32]; /* "tessel", "dp", "megatron-tp", ... */
     uint32_t n_devices;
-    uint32_t pp;                /* number of stages */
+    uint32_t pp; /* number of stages */
     tsl_plan_stage_t stages[TSL_PLAN_MAX_STAGES];
     uint32_t n_layers;
-    bool sublayer;              /* layers are tsl_sublayer_split()'s attention/FFN blocks */
+    bool sublayer; /* layers are tsl_sublayer_split()'s attention/FFN blocks */
     tsl_strategy_t layer[TSL_PLAN_MAX_LAYERS];
     uint32_t global_batch;
-    uint32_t micro_batch;       /* samples per micro-batch (B_m) */
-    uint32_t n_micro;           /* m; global_batch = micro_batch × n_micro */
-    uint32_t interleave;        /* v model chunks per stage (interleaved 1F1B, pipeline.h);
+    uint32_t micro_batch; /* samples per micro-batch (B_m) */
+    uint32_t n_micro;     /* m; global_batch = micro_batch × n_micro */
+    uint32_t interleave;  /* v model chunks per stage (interleaved 1F1B, pipeline.h);
                                    0 or 1: plain 1F1B */
     double iter_time_s;
     double samples_per_s;
     double tokens_per_s;
-    uint64_t peak_bytes;        /* max over stages */
-    uint64_t budget_bytes;      /* the memory budget the plan was searched under */
-    double alpha_t, alpha_m;    /* Eq. 6 */
+    uint64_t peak_bytes;     /* max over stages */
+    uint64_t budget_bytes;   /* the memory budget the plan was searched under */
+    double alpha_t, alpha_m; /* Eq. 6 */
     /* Placement: stage blocks index devices of the cluster with its nodes taken in
      * this order (node_order[k] = the k-th node's index in the cluster as given).
      * n_nodes == 0 means the cluster's own order. */
@@ -92,8 +92,8 @@ int tsl_plan_validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_clust
  * paper's Fig. 6:
  * "tp2-dp4 ×12". Calls fn once per run.
  */
-typedef void (*tsl_plan_run_fn)(void *ud, uint32_t stage, uint32_t first_layer,
-                                uint32_t count, const tsl_strategy_t *s);
+typedef void (*tsl_plan_run_fn)(void *ud, uint32_t stage, uint32_t first_layer, uint32_t count,
+                                const tsl_strategy_t *s);
 void tsl_plan_foreach_run(const tsl_plan_t *p, tsl_plan_run_fn fn, void *ud);
 
 /*
@@ -108,7 +108,7 @@ typedef struct tsl_fp {
 
 void tsl_fp_init(tsl_fp_t *fp);
 void tsl_fp_u64(tsl_fp_t *fp, uint64_t v);
-void tsl_fp_f64(tsl_fp_t *fp, double v);        /* hashed via its %.17g text */
+void tsl_fp_f64(tsl_fp_t *fp, double v); /* hashed via its %.17g text */
 void tsl_fp_str(tsl_fp_t *fp, const char *s);
 void tsl_fp_model(tsl_fp_t *fp, const tsl_model_t *m);
 void tsl_fp_cluster(tsl_fp_t *fp, const tsl_cluster_t *c);

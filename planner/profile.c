@@ -10,11 +10,13 @@
 #include <string.h>
 #include <strings.h>
 
-static double tokens_of(const tsl_profile_block_t *b) {
+static double tokens_of(const tsl_profile_block_t *b)
+{
     return (double)b->mb * b->seq_len;
 }
 
-static int cmp_block(const void *pa, const void *pb) {
+static int cmp_block(const void *pa, const void *pb)
+{
     const tsl_profile_block_t *a = pa, *b = pb;
     if (a->kind != b->kind)
         return a->kind < b->kind ? -1 : 1;
@@ -26,7 +28,8 @@ static int cmp_block(const void *pa, const void *pb) {
     return (ta > tb) - (ta < tb);
 }
 
-int tsl_profile_finish(tsl_profile_t *p, tsl_err_t *err) {
+int tsl_profile_finish(tsl_profile_t *p, tsl_err_t *err)
+{
     if (p->n_blocks > TSL_PROFILE_MAX_BLOCKS)
         return tsl_err_set(err, "profile: %u blocks, at most %u", p->n_blocks,
                            TSL_PROFILE_MAX_BLOCKS);
@@ -35,8 +38,10 @@ int tsl_profile_finish(tsl_profile_t *p, tsl_err_t *err) {
         if (b->kind != TSL_PROFILE_ATTENTION && b->kind != TSL_PROFILE_FFN)
             return tsl_err_set(err, "profile: blocks[%u]: unknown kind", i);
         if (b->hidden == 0 || b->seq_len == 0 || b->mb == 0 || b->tp == 0)
-            return tsl_err_set(err, "profile: blocks[%u]: hidden, seq_len, micro_batch and tp "
-                                    "must be positive", i);
+            return tsl_err_set(err,
+                               "profile: blocks[%u]: hidden, seq_len, micro_batch and tp "
+                               "must be positive",
+                               i);
         if (!(b->fwd_s > 0 && isfinite(b->fwd_s) && b->bwd_s > 0 && isfinite(b->bwd_s)))
             return tsl_err_set(err, "profile: blocks[%u]: fwd_s and bwd_s must be positive", i);
         if (!(b->fwd_flops > 0 && isfinite(b->fwd_flops)))
@@ -46,20 +51,23 @@ int tsl_profile_finish(tsl_profile_t *p, tsl_err_t *err) {
     return 0;
 }
 
-static double rate_f(const tsl_profile_block_t *b) {
+static double rate_f(const tsl_profile_block_t *b)
+{
     return b->fwd_flops / b->fwd_s;
 }
 
-static double rate_b(const tsl_profile_block_t *b) {
+static double rate_b(const tsl_profile_block_t *b)
+{
     return 2.0 * b->fwd_flops / b->bwd_s;
 }
 
 /* Rates at T tokens over the sorted run [lo, hi) of one (kind, hidden, tp). */
 static void rate_at(const tsl_profile_block_t *r, uint32_t lo, uint32_t hi, double T, double *f,
-                    double *b) {
+                    double *b)
+{
     const tsl_profile_block_t *first = &r[lo], *last = &r[hi - 1];
     if (T <= tokens_of(first)) {
-        double k = T / tokens_of(first);   /* time stays that of the smallest */
+        double k = T / tokens_of(first); /* time stays that of the smallest */
         *f = rate_f(first) * k;
         *b = rate_b(first) * k;
         return;
@@ -80,7 +88,8 @@ static void rate_at(const tsl_profile_block_t *r, uint32_t lo, uint32_t hi, doub
 }
 
 int tsl_profile_block_rate(const tsl_profile_t *p, tsl_profile_block_kind_t kind, uint32_t hidden,
-                           double tokens, uint32_t tp, double *fwd_flops_s, double *bwd_flops_s) {
+                           double tokens, uint32_t tp, double *fwd_flops_s, double *bwd_flops_s)
+{
     const tsl_profile_block_t *r = p->blocks;
     uint32_t n = p->n_blocks, best_h = 0;
     double best_d = INFINITY;
@@ -133,7 +142,8 @@ int tsl_profile_block_rate(const tsl_profile_t *p, tsl_profile_block_kind_t kind
 }
 
 static void charge(const tsl_profile_t *p, tsl_profile_block_kind_t kind, const tsl_layer_t *l,
-                   double flops, double n, uint32_t t, double fallback, double *fwd, double *bwd) {
+                   double flops, double n, uint32_t t, double fallback, double *fwd, double *bwd)
+{
     if (!(flops > 0))
         return;
     double per_dev = flops * n / t, rf, rb;
@@ -148,7 +158,8 @@ static void charge(const tsl_profile_t *p, tsl_profile_block_kind_t kind, const 
 }
 
 void tsl_profile_layer_s(const tsl_profile_t *p, const tsl_layer_t *l, double n, uint32_t t,
-                         double fallback_flops, double *fwd_s, double *bwd_s) {
+                         double fallback_flops, double *fwd_s, double *bwd_s)
+{
     double ffn = 0, rest = l->fwd_flops;
     bool has_ffn = l->ffn_hidden > 0 && (l->kind == TSL_LAYER_ENCODER ||
                                          l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN);
@@ -166,7 +177,8 @@ void tsl_profile_layer_s(const tsl_profile_t *p, const tsl_layer_t *l, double n,
 }
 
 int tsl_profile_attach(tsl_cluster_t *c, const tsl_profile_t *p, tsl_profile_use_t *use,
-                       tsl_err_t *err) {
+                       tsl_err_t *err)
+{
     memset(use, 0, sizeof(*use));
     if (p->n_blocks == 0)
         return tsl_err_set(err, "profile %s: no block measurements", p->source);
@@ -217,7 +229,8 @@ int tsl_profile_attach(tsl_cluster_t *c, const tsl_profile_t *p, tsl_profile_use
     return 0;
 }
 
-const tsl_profile_t *tsl_profile_for_block(const tsl_cluster_t *c, uint32_t first, uint32_t size) {
+const tsl_profile_t *tsl_profile_for_block(const tsl_cluster_t *c, uint32_t first, uint32_t size)
+{
     const tsl_profile_t *p = NULL;
     if (c->n_devices == 0 || size == 0 || (uint64_t)first + size > c->n_devices)
         return NULL;
@@ -233,13 +246,14 @@ const tsl_profile_t *tsl_profile_for_block(const tsl_cluster_t *c, uint32_t firs
 }
 
 size_t tsl_profile_describe(const tsl_profile_t *p, const tsl_profile_use_t *use, char *buf,
-                            size_t cap) {
+                            size_t cap)
+{
     if (p == NULL || use == NULL || !use->compute)
-        return (size_t)snprintf(buf, cap, "figures: built-in (datasheet peak x assumed efficiency, "
-                                          "built-in bandwidths and overlap)");
+        return (size_t)snprintf(buf, cap,
+                                "figures: built-in (datasheet peak x assumed efficiency, "
+                                "built-in bandwidths and overlap)");
     return (size_t)snprintf(
-        buf, cap,
-        "figures: compute %s (%s, %s / %s), host<->device %s, intra-node %s, overlap %s",
+        buf, cap, "figures: compute %s (%s, %s / %s), host<->device %s, intra-node %s, overlap %s",
         p->simulated ? "SIMULATED" : "measured", p->source, p->gpu, p->link,
         use->pcie ? (p->simulated ? "simulated" : "measured") : "built-in",
         use->intra ? (p->simulated ? "simulated" : "measured") : "built-in",

@@ -47,29 +47,29 @@ typedef struct tsl_profile_block {
     tsl_profile_block_kind_t kind;
     uint32_t hidden, seq_len, heads, head_dim, ffn_hidden;
     bool gated;
-    uint32_t mb, tp;             /* micro-batch samples on the device, TP split */
-    double fwd_s, bwd_s;         /* measured (or simulated) times */
-    double fwd_flops;            /* forward GEMM FLOPs on one device of the TP group */
-    uint64_t mem_bytes;          /* device memory the block held */
+    uint32_t mb, tp;     /* micro-batch samples on the device, TP split */
+    double fwd_s, bwd_s; /* measured (or simulated) times */
+    double fwd_flops;    /* forward GEMM FLOPs on one device of the TP group */
+    uint64_t mem_bytes;  /* device memory the block held */
 } tsl_profile_block_t;
 
 typedef struct tsl_profile {
-    char gpu[32];                /* hardware key: GPU type ("H100-80G") ... */
-    char link[32];               /* ... and link class ("single", "nvlink", "pcie") */
-    char source[128];            /* where it came from (a path), for the plan's "figures" */
-    bool simulated;              /* from the sim backend: nothing measured */
-    uint32_t gpus;               /* GPUs on the profiled node */
+    char gpu[32];     /* hardware key: GPU type ("H100-80G") ... */
+    char link[32];    /* ... and link class ("single", "nvlink", "pcie") */
+    char source[128]; /* where it came from (a path), for the plan's "figures" */
+    bool simulated;   /* from the sim backend: nothing measured */
+    uint32_t gpus;    /* GPUs on the profiled node */
     uint32_t n_blocks;
     tsl_profile_block_t blocks[TSL_PROFILE_MAX_BLOCKS];
-    double gemm_flops;           /* best single-GEMM rate measured, FLOP/s; 0 unknown */
-    double h2d_bw, d2h_bw;       /* pinned host<->device, bytes/s; 0 unknown */
-    double dmem_bw;              /* device memory (read + write), bytes/s; 0 unknown */
-    double intra_busbw;          /* all-reduce bus bandwidth, largest group >= 2 at its
+    double gemm_flops;       /* best single-GEMM rate measured, FLOP/s; 0 unknown */
+    double h2d_bw, d2h_bw;   /* pinned host<->device, bytes/s; 0 unknown */
+    double dmem_bw;          /* device memory (read + write), bytes/s; 0 unknown */
+    double intra_busbw;      /* all-reduce bus bandwidth, largest group >= 2 at its
                                     largest message, bytes/s; 0 not measured (one GPU) */
-    uint32_t intra_group;        /* that group's size */
-    double overlap_slowdown;     /* from a GEMM + NCCL test: the larger side's slowdown;
+    uint32_t intra_group;    /* that group's size */
+    double overlap_slowdown; /* from a GEMM + NCCL test: the larger side's slowdown;
                                     0 when only a copy stand-in was measured */
-    double overlap_stand_in;     /* the GEMM side's slowdown next to a copy stand-in
+    double overlap_stand_in; /* the GEMM side's slowdown next to a copy stand-in
                                     (informational, never used as k) */
 } tsl_profile_t;
 
@@ -90,10 +90,10 @@ void tsl_profile_layer_s(const tsl_profile_t *p, const tsl_layer_t *l, double n,
 
 /* Which figures a cluster's GPU type takes from its profile. */
 typedef struct tsl_profile_use {
-    bool compute;                /* block times (always, once attached) */
-    bool pcie;                   /* host<->device from h2d/d2h */
-    bool intra;                  /* intra-node bus bandwidth from NCCL */
-    bool overlap;                /* overlap slowdown from a GEMM + NCCL test */
+    bool compute; /* block times (always, once attached) */
+    bool pcie;    /* host<->device from h2d/d2h */
+    bool intra;   /* intra-node bus bandwidth from NCCL */
+    bool overlap; /* overlap slowdown from a GEMM + NCCL test */
     double efficiency_before, efficiency_after;
 } tsl_profile_use_t;
 

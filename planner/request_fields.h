@@ -40,71 +40,70 @@
 #ifndef TSL_REQUEST_FIELDS_H
 #define TSL_REQUEST_FIELDS_H
 
-#define TSL_REQUEST_FIELDS(X)                                                                 \
-    X(pp, UINT, "pp", "N", 1, 64, "fix the number of pipeline stages (default: searched)",     \
-      "pp", "pp")                                                                              \
-    X(global_batch, UINT, "batch", "N", 1, 1u << 20,                                           \
-      "fixed global batch size (not together with --sweep)",                                   \
-      "global_batch", "global_batch")                                                          \
-    X(max_batch, UINT, "max-batch", "N", 1, 1u << 20,                                          \
-      "largest batch the sweep tries (default 4096); it does not bound --batch", "max_batch",   \
-      "max_batch")                                                                             \
-    X(mem_budget_bytes, BYTES, "memory", "SIZE", 0, 0,                                         \
-      "memory budget per device, e.g. 16G (default: device memory)", "memory_bytes",           \
-      "memory_bytes")                                                                          \
-    X(top_k, UINT, "top-k", "N", 1, 16, "alternatives to keep (default 5, at most 16)",         \
-      "top_k", "top_k")                                                                        \
-    X(max_pp, UINT, NULL, "", 0, 0, "", "max_pp", "max_pp")                                    \
-    X(max_micro, UINT, NULL, "", 0, 0, "", "max_micro", "max_micro")                           \
-    X(bucket_bytes, BYTES, NULL, "", 0, 0, "", "bucket_bytes", "bucket_bytes")                 \
-    X(no_pp, BOOL, "no-pp", "", 0, 0, "no pipeline parallelism", "no_pp", "no_pp")             \
-    X(no_tp, BOOL, "no-tp", "", 0, 0, "no tensor parallelism", "no_tp", "no_tp")               \
-    X(no_dp, BOOL, "no-dp", "", 0, 0, "no data parallelism", "no_dp", "no_dp")                 \
-    X(no_sdp, BOOL, "no-sdp", "", 0, 0, "no sharded data parallelism (ZeRO-3)", "no_sdp",      \
-      "no_sdp")                                                                                \
-    X(no_ckpt, BOOL, "no-ckpt", "", 0, 0, "no activation checkpointing", "no_ckpt", "no_ckpt") \
-    X(no_baselines, BOOL, "no-baselines", "", 0, 0, "skip the baseline comparison",            \
-      "no_baselines", "no_baselines")                                                          \
-    X(no_placement, BOOL, "no-placement", "", 0, 0,                                            \
-      "heterogeneous clusters: keep the node order as given instead of searching which "      \
-      "nodes take which stage (AMP)",                                                          \
-      "no_placement", "no_placement")                                                          \
-    X(no_memopt, BOOL, "no-memopt", "", 0, 0,                                                  \
-      "never fall back to H3T's memory switches and CPU offload when nothing else fits the "  \
-      "memory budget",                                                                         \
-      "no_memopt", "no_memopt")                                                                \
-    X(no_slicer, BOOL, "no-slicer", "", 0, 0,                                                  \
-      "no AutoPipe micro-batch slicing of the pipeline start-up", "no_slicer", "no_slicer")    \
-    X(no_sublayer, BOOL, "no-sublayer", "", 0, 0,                                              \
-      "partition at whole layers only (no AutoPipe attention/FFN split)", "no_sublayer",       \
-      "no_sublayer")                                                                           \
-    X(no_bi_objective, BOOL, "no-bi-objective", "", 0, 0,                                      \
-      "keep the compute-balanced partition (Galvatron-Base) instead of balancing memory and " \
-      "time (Galvatron-BMW)",                                                                  \
-      "no_bi_objective", "no_bi_objective")                                                    \
-    X(no_interleave, BOOL, "no-interleave", "", 0, 0,                                          \
-      "plain 1F1B only: no interleaved schedule with several model chunks per stage "          \
-      "(Megatron-LM's virtual pipeline stages)",                                               \
-      "no_interleave", "no_interleave")                                                        \
-    X(unfused_attn, BOOL, "unfused-attn", "", 0, 0,                                            \
-      "attention keeps its s x s scores (no flash kernel); offers selective recomputation "    \
-      "(docs/cost-model.md)",                                                                  \
-      "unfused_attn", "unfused_attn")                                                          \
-    X(no_seq_par, BOOL, "no-seq-par", "", 0, 0,                                                \
-      "no sequence parallelism with tensor parallelism", "no_seq_par", "no_seq_par")           \
-    X(no_zero, BOOL, "no-zero", "", 0, 0,                                                      \
-      "no ZeRO-1/ZeRO-2 on data-parallel levels (plain all-reduce)", "no_zero", "no_zero")     \
-    X(no_selective, BOOL, "no-selective", "", 0, 0,                                            \
-      "no selective recomputation (with --unfused-attn)", "no_selective", "no_selective")      \
-    X(target, TARGET, "target", "STACK", 0, 0,                                                 \
-      "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that " \
-      "costs against the unrestricted plan",                                                   \
+#define TSL_REQUEST_FIELDS(X)                                                                      \
+    X(pp, UINT, "pp", "N", 1, 64, "fix the number of pipeline stages (default: searched)", "pp",   \
+      "pp")                                                                                        \
+    X(global_batch, UINT, "batch", "N", 1, 1u << 20,                                               \
+      "fixed global batch size (not together with --sweep)", "global_batch", "global_batch")       \
+    X(max_batch, UINT, "max-batch", "N", 1, 1u << 20,                                              \
+      "largest batch the sweep tries (default 4096); it does not bound --batch", "max_batch",      \
+      "max_batch")                                                                                 \
+    X(mem_budget_bytes, BYTES, "memory", "SIZE", 0, 0,                                             \
+      "memory budget per device, e.g. 16G (default: device memory)", "memory_bytes",               \
+      "memory_bytes")                                                                              \
+    X(top_k, UINT, "top-k", "N", 1, 16, "alternatives to keep (default 5, at most 16)", "top_k",   \
+      "top_k")                                                                                     \
+    X(max_pp, UINT, NULL, "", 0, 0, "", "max_pp", "max_pp")                                        \
+    X(max_micro, UINT, NULL, "", 0, 0, "", "max_micro", "max_micro")                               \
+    X(bucket_bytes, BYTES, NULL, "", 0, 0, "", "bucket_bytes", "bucket_bytes")                     \
+    X(no_pp, BOOL, "no-pp", "", 0, 0, "no pipeline parallelism", "no_pp", "no_pp")                 \
+    X(no_tp, BOOL, "no-tp", "", 0, 0, "no tensor parallelism", "no_tp", "no_tp")                   \
+    X(no_dp, BOOL, "no-dp", "", 0, 0, "no data parallelism", "no_dp", "no_dp")                     \
+    X(no_sdp, BOOL, "no-sdp", "", 0, 0, "no sharded data parallelism (ZeRO-3)", "no_sdp",          \
+      "no_sdp")                                                                                    \
+    X(no_ckpt, BOOL, "no-ckpt", "", 0, 0, "no activation checkpointing", "no_ckpt", "no_ckpt")     \
+    X(no_baselines, BOOL, "no-baselines", "", 0, 0, "skip the baseline comparison",                \
+      "no_baselines", "no_baselines")                                                              \
+    X(no_placement, BOOL, "no-placement", "", 0, 0,                                                \
+      "heterogeneous clusters: keep the node order as given instead of searching which "           \
+      "nodes take which stage (AMP)",                                                              \
+      "no_placement", "no_placement")                                                              \
+    X(no_memopt, BOOL, "no-memopt", "", 0, 0,                                                      \
+      "never fall back to H3T's memory switches and CPU offload when nothing else fits the "       \
+      "memory budget",                                                                             \
+      "no_memopt", "no_memopt")                                                                    \
+    X(no_slicer, BOOL, "no-slicer", "", 0, 0,                                                      \
+      "no AutoPipe micro-batch slicing of the pipeline start-up", "no_slicer", "no_slicer")        \
+    X(no_sublayer, BOOL, "no-sublayer", "", 0, 0,                                                  \
+      "partition at whole layers only (no AutoPipe attention/FFN split)", "no_sublayer",           \
+      "no_sublayer")                                                                               \
+    X(no_bi_objective, BOOL, "no-bi-objective", "", 0, 0,                                          \
+      "keep the compute-balanced partition (Galvatron-Base) instead of balancing memory and "      \
+      "time (Galvatron-BMW)",                                                                      \
+      "no_bi_objective", "no_bi_objective")                                                        \
+    X(no_interleave, BOOL, "no-interleave", "", 0, 0,                                              \
+      "plain 1F1B only: no interleaved schedule with several model chunks per stage "              \
+      "(Megatron-LM's virtual pipeline stages)",                                                   \
+      "no_interleave", "no_interleave")                                                            \
+    X(unfused_attn, BOOL, "unfused-attn", "", 0, 0,                                                \
+      "attention keeps its s x s scores (no flash kernel); offers selective recomputation "        \
+      "(docs/cost-model.md)",                                                                      \
+      "unfused_attn", "unfused_attn")                                                              \
+    X(no_seq_par, BOOL, "no-seq-par", "", 0, 0, "no sequence parallelism with tensor parallelism", \
+      "no_seq_par", "no_seq_par")                                                                  \
+    X(no_zero, BOOL, "no-zero", "", 0, 0,                                                          \
+      "no ZeRO-1/ZeRO-2 on data-parallel levels (plain all-reduce)", "no_zero", "no_zero")         \
+    X(no_selective, BOOL, "no-selective", "", 0, 0,                                                \
+      "no selective recomputation (with --unfused-attn)", "no_selective", "no_selective")          \
+    X(target, TARGET, "target", "STACK", 0, 0,                                                     \
+      "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
+      "costs against the unrestricted plan",                                                       \
       "target", "target")
 
 /* The C type of each KIND (TSL_REQUEST_CTYPE_UINT ...). */
-#define TSL_REQUEST_CTYPE_BOOL bool
-#define TSL_REQUEST_CTYPE_UINT uint32_t
-#define TSL_REQUEST_CTYPE_BYTES uint64_t
+#define TSL_REQUEST_CTYPE_BOOL   bool
+#define TSL_REQUEST_CTYPE_UINT   uint32_t
+#define TSL_REQUEST_CTYPE_BYTES  uint64_t
 #define TSL_REQUEST_CTYPE_TARGET uint32_t
 
 /* The kinds as values, for code that walks the list at run time. */

@@ -55,13 +55,14 @@ static shape_t shape_of(const tsl_layer_t *l)
 
 /* QKᵀ, softmax (+ dropout), AV for `keys` keys per query. Fused (flash): one
  * kernel at the tensor rate that reads Q, K, V and writes O, no score traffic. */
-static double core_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, const shape_t *x,
-                     double S, double t, double keys)
+static double core_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, const shape_t *x, double S,
+                     double t, double keys)
 {
     double hd = x->d / x->a, b = S * x->a / t;
     if (l->unfused_attn) {
         double score_bytes = (x->dropout ? 9.0 : 4.0) * x->a * x->s * keys * S / t;
-        return tsl_roofline_gemm_s(d, x->s, keys, hd, b) + tsl_roofline_gemm_s(d, x->s, hd, keys, b) +
+        return tsl_roofline_gemm_s(d, x->s, keys, hd, b) +
+               tsl_roofline_gemm_s(d, x->s, hd, keys, b) +
                tsl_roofline_mem_s(d, score_bytes, x->dropout ? 2 : 1);
     }
     double flops = 4.0 * x->s * keys * x->d * S / t;

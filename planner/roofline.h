@@ -27,13 +27,13 @@
 
 #include "model.h"
 
-#define TSL_ROOFLINE_MEM_EFF 0.80    /* sustained / datasheet bandwidth (STREAM-like copy) */
-#define TSL_ROOFLINE_LAUNCH_S 4e-6   /* per-kernel floor, seconds (assumed; see docs) */
+#define TSL_ROOFLINE_MEM_EFF  0.80 /* sustained / datasheet bandwidth (STREAM-like copy) */
+#define TSL_ROOFLINE_LAUNCH_S 4e-6 /* per-kernel floor, seconds (assumed; see docs) */
 
 typedef struct tsl_roofline_dev {
-    double gemm_flops;   /* F: sustained tensor-core FLOP/s */
-    double mem_bw;       /* W: sustained device-memory bytes/s; 0 = unknown */
-    double launch_s;     /* L */
+    double gemm_flops; /* F: sustained tensor-core FLOP/s */
+    double mem_bw;     /* W: sustained device-memory bytes/s; 0 = unknown */
+    double launch_s;   /* L */
 } tsl_roofline_dev_t;
 
 /* F = peak × efficiency, W = TSL_ROOFLINE_MEM_EFF × datasheet, L = the default. */

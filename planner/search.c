@@ -26,21 +26,25 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
         return tsl_err_set(err, "cluster: no devices");
     uint64_t dev_mem = tsl_cluster_max_device_mem(c);
     if (r->mem_budget_bytes > dev_mem)
-        return tsl_err_set(err, "memory: the budget of %.1f GiB exceeds the %.1f GiB of the "
-                           "largest device", r->mem_budget_bytes / 1073741824.0,
-                           dev_mem / 1073741824.0);
+        return tsl_err_set(err,
+                           "memory: the budget of %.1f GiB exceeds the %.1f GiB of the "
+                           "largest device",
+                           r->mem_budget_bytes / 1073741824.0, dev_mem / 1073741824.0);
     if (r->mem_budget_bytes != 0 && r->mem_budget_bytes < (64ull << 20))
         return tsl_err_set(err, "memory: %llu bytes is too small a budget; give at least 64M",
                            (unsigned long long)r->mem_budget_bytes);
     if (r->pp && (c->n_devices % r->pp != 0 || r->pp > m->n_layers || r->pp > TSL_PLAN_MAX_STAGES))
-        return tsl_err_set(err, "pp: %u stages must divide the %u devices and be at most the %u "
-                           "layers (and %u)", r->pp, c->n_devices, m->n_layers,
-                           TSL_PLAN_MAX_STAGES);
+        return tsl_err_set(err,
+                           "pp: %u stages must divide the %u devices and be at most the %u "
+                           "layers (and %u)",
+                           r->pp, c->n_devices, m->n_layers, TSL_PLAN_MAX_STAGES);
     if (r->pp > 1 && r->no_pp)
         return tsl_err_set(err, "pp: %u stages asked with pipelining switched off", r->pp);
     if (r->target >= TSL_TARGET_COUNT)
-        return tsl_err_set(err, "target: %u is not a stack (0 any, 1 megatron, 2 deepspeed, "
-                           "3 torchtitan, 4 galvatron)", r->target);
+        return tsl_err_set(err,
+                           "target: %u is not a stack (0 any, 1 megatron, 2 deepspeed, "
+                           "3 torchtitan, 4 galvatron)",
+                           r->target);
     if (r->target && tsl_target_model_ok(r->target, m, err) != 0)
         return -1;
     if (r->top_k > TSL_SEARCH_MAX_TOPK)
@@ -50,8 +54,10 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
         return tsl_err_set(err, "batch: %u is above max_batch %u", r->global_batch,
                            tsl_search_max_batch(r));
     if (r->no_dp && r->no_sdp && r->no_tp && r->no_pp && c->n_devices > 1)
-        return tsl_err_set(err, "dimensions: every parallel dimension is switched off but the "
-                           "cluster has %u devices", c->n_devices);
+        return tsl_err_set(err,
+                           "dimensions: every parallel dimension is switched off but the "
+                           "cluster has %u devices",
+                           c->n_devices);
     uint64_t bucket = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
     uint64_t budget = r->mem_budget_bytes ? r->mem_budget_bytes : dev_mem;
     if (budget / bucket > 65536)
@@ -60,26 +66,42 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     return 0;
 }
 
-void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m,
-                             const tsl_cluster_t *c, char hex[17])
+void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
+                             char hex[17])
 {
     tsl_fp_t fp;
     tsl_fp_init(&fp);
     tsl_fp_model(&fp, m);
     tsl_fp_cluster(&fp, c);
     tsl_fp_str(&fp, "request");
-    const uint64_t fields[] = {r->global_batch, r->global_batch ? 0 : tsl_search_max_batch(r), r->pp,
+    const uint64_t fields[] = {r->global_batch,
+                               r->global_batch ? 0 : tsl_search_max_batch(r),
+                               r->pp,
                                r->mem_budget_bytes ? r->mem_budget_bytes
                                                    : tsl_cluster_max_device_mem(c),
-                               r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK, r->max_pp,
-                               r->max_micro, r->bucket_bytes, r->no_pp, r->no_tp, r->no_dp,
-                               r->no_sdp, r->no_ckpt, r->no_baselines, r->no_placement,
-                               r->no_memopt, r->no_slicer, r->no_sublayer, r->no_bi_objective,
-                               r->no_interleave, r->unfused_attn, r->no_seq_par, r->no_zero,
+                               r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK,
+                               r->max_pp,
+                               r->max_micro,
+                               r->bucket_bytes,
+                               r->no_pp,
+                               r->no_tp,
+                               r->no_dp,
+                               r->no_sdp,
+                               r->no_ckpt,
+                               r->no_baselines,
+                               r->no_placement,
+                               r->no_memopt,
+                               r->no_slicer,
+                               r->no_sublayer,
+                               r->no_bi_objective,
+                               r->no_interleave,
+                               r->unfused_attn,
+                               r->no_seq_par,
+                               r->no_zero,
                                r->no_selective};
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         tsl_fp_u64(&fp, fields[i]);
-    if (r->target)   /* hashed only when set: unrestricted requests keep their fingerprints */
+    if (r->target) /* hashed only when set: unrestricted requests keep their fingerprints */
         tsl_fp_u64(&fp, 0x7a6700u + r->target);
     tsl_fp_hex(&fp, hex);
 }
@@ -93,8 +115,8 @@ static bool plan_in_request(const tsl_plan_t *p, const tsl_request_t *r)
     if ((r->pp && p->pp != r->pp) || (r->no_pp && p->pp > 1) || (r->max_pp && p->pp > r->max_pp) ||
         (r->max_micro && p->n_micro > r->max_micro) || (r->no_interleave && p->interleave > 1))
         return false;
-    const bool off[TSL_DIM_COUNT] = {[TSL_DIM_DP] = r->no_dp, [TSL_DIM_SDP] = r->no_sdp,
-                                     [TSL_DIM_TP] = r->no_tp};
+    const bool off[TSL_DIM_COUNT] = {
+        [TSL_DIM_DP] = r->no_dp, [TSL_DIM_SDP] = r->no_sdp, [TSL_DIM_TP] = r->no_tp};
     for (uint32_t l = 0; l < p->n_layers && l < TSL_PLAN_MAX_LAYERS; l++) {
         const tsl_strategy_t *s = &p->layer[l];
         if (s->ckpt && r->no_ckpt)
@@ -110,8 +132,8 @@ static bool plan_in_request(const tsl_plan_t *p, const tsl_request_t *r)
  * micro-batch combinations than a baseline's rule may; a baseline plan that beats
  * the best found is itself a Tessel plan, and is taken when the request's
  * switches allow it. */
-static void adopt_baselines(tsl_search_result_t *res, const tsl_model_t *m,
-                            const tsl_request_t *r, tsl_target_view_t *view)
+static void adopt_baselines(tsl_search_result_t *res, const tsl_model_t *m, const tsl_request_t *r,
+                            tsl_target_view_t *view)
 {
     uint32_t k = r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK;
     for (int b = 0; b < TSL_BASELINE_COUNT; b++) {
@@ -177,7 +199,7 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
         rc = tsl_engine_run(&e, best, top, cap, &n_top, lo, hi, err);
     tsl_plan_t *base = &res->baseline[TSL_BASELINE_GALVATRON_BASE];
     if (rc == TSL_SEARCH_OK && (!base->valid || tsl_plan_better(best, base))) {
-        *base = *best;   /* before re-balancing: Galvatron-Base */
+        *base = *best; /* before re-balancing: Galvatron-Base */
         snprintf(base->label, sizeof(base->label), "galvatron-base");
     }
     if (rc == TSL_SEARCH_OK && !r->no_bi_objective) {
@@ -199,9 +221,9 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
 }
 
 /* Every placement worth trying (one on homogeneous clusters); the best wins. */
-static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c,
-                             const tsl_request_t *r, const tsl_search_hooks_t *hooks,
-                             tsl_search_result_t *res, double hi, tsl_err_t *err)
+static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                             const tsl_search_hooks_t *hooks, tsl_search_result_t *res, double hi,
+                             tsl_err_t *err)
 {
     static const uint32_t max_orders = 4;
     bool place = !r->no_placement && c->n_nodes > 1 && !tsl_cluster_is_homogeneous(c);
@@ -275,8 +297,7 @@ static int search_model(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
 /* A target's search, then the same request without it: what keeping to the
  * stack costs. The second search reports no progress (the first did). */
 static int search_target(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                         const tsl_search_hooks_t *hooks, tsl_search_result_t *res,
-                         tsl_err_t *err)
+                         const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
 {
     int rc = search_model(m, c, r, hooks, res, err);
     if (rc == TSL_SEARCH_ERR && tsl_err_code(err) == TSL_E_NOFIT) {
@@ -310,8 +331,7 @@ static int search_target(const tsl_model_t *m, const tsl_cluster_t *c, const tsl
 
 /* With or without a target. */
 static int search_request(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                          const tsl_search_hooks_t *hooks, tsl_search_result_t *res,
-                          tsl_err_t *err)
+                          const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
 {
     return r->target ? search_target(m, c, r, hooks, res, err)
                      : search_model(m, c, r, hooks, res, err);

@@ -42,8 +42,8 @@
 #include "strategy.h"
 #include "target.h"
 
-#define TSL_SEARCH_MAX_TOPK 16u
-#define TSL_SEARCH_DEFAULT_TOPK 5u
+#define TSL_SEARCH_MAX_TOPK          16u
+#define TSL_SEARCH_DEFAULT_TOPK      5u
 #define TSL_SEARCH_DEFAULT_MAX_BATCH 4096u
 
 /* The request: one member per line of request_fields.h, which documents each
@@ -68,8 +68,8 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                          tsl_err_t *err);
 
 /* Fingerprint of (model, cluster, request). */
-void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m,
-                             const tsl_cluster_t *c, char hex[17]);
+void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
+                             char hex[17]);
 
 typedef enum tsl_baseline {
     TSL_BASELINE_DP = 0,
@@ -79,27 +79,27 @@ typedef enum tsl_baseline {
     TSL_BASELINE_3D,
     TSL_BASELINE_DP_TP,
     TSL_BASELINE_DP_PP,
-    TSL_BASELINE_MEGATRON,      /* Megatron-LM's heuristics as AMP Sec. 4.1 states them */
-    TSL_BASELINE_GALVATRON_BASE,/* Tessel's search without re-balancing the partition */
+    TSL_BASELINE_MEGATRON,       /* Megatron-LM's heuristics as AMP Sec. 4.1 states them */
+    TSL_BASELINE_GALVATRON_BASE, /* Tessel's search without re-balancing the partition */
     TSL_BASELINE_COUNT
 } tsl_baseline_t;
 
-const char *tsl_baseline_name(tsl_baseline_t b);   /* "dp", "megatron-tp", ... */
-const char *tsl_baseline_title(tsl_baseline_t b);  /* "Pure DP (PyTorch DDP)", ... */
+const char *tsl_baseline_name(tsl_baseline_t b);  /* "dp", "megatron-tp", ... */
+const char *tsl_baseline_title(tsl_baseline_t b); /* "Pure DP (PyTorch DDP)", ... */
 
 typedef struct tsl_search_stats {
-    uint64_t dp_runs;           /* layer DP invocations */
-    uint64_t dp_states;         /* DP cells evaluated */
-    uint64_t configs;           /* (batch, P, m) configurations costed */
+    uint64_t dp_runs;   /* layer DP invocations */
+    uint64_t dp_states; /* DP cells evaluated */
+    uint64_t configs;   /* (batch, P, m) configurations costed */
     uint32_t batches_tried;
 } tsl_search_stats_t;
 
 typedef struct tsl_search_result {
     tsl_plan_t best;
     uint32_t n_top;
-    tsl_plan_t top[TSL_SEARCH_MAX_TOPK];          /* best first; top[0] == best */
-    tsl_plan_t baseline[TSL_BASELINE_COUNT];      /* .valid false: OOM / not applicable */
-    char baseline_why[TSL_BASELINE_COUNT][96];    /* why a baseline has no plan */
+    tsl_plan_t top[TSL_SEARCH_MAX_TOPK];       /* best first; top[0] == best */
+    tsl_plan_t baseline[TSL_BASELINE_COUNT];   /* .valid false: OOM / not applicable */
+    char baseline_why[TSL_BASELINE_COUNT][96]; /* why a baseline has no plan */
     tsl_search_stats_t stats;
     /* A request with a target (request.target): the same request searched
      * without it, for what the restriction costs. unrestricted_valid false: no
@@ -116,12 +116,12 @@ typedef void (*tsl_progress_fn)(void *ud, double fraction, const char *phase);
 typedef struct tsl_search_hooks {
     tsl_progress_fn progress;
     void *progress_ud;
-    const atomic_int *cancel;   /* non-zero: stop at the next check, return TSL_SEARCH_CANCELLED */
+    const atomic_int *cancel; /* non-zero: stop at the next check, return TSL_SEARCH_CANCELLED */
 } tsl_search_hooks_t;
 
 enum {
     TSL_SEARCH_OK = 0,
-    TSL_SEARCH_ERR = -1,        /* bad input or nothing fits; err says which */
+    TSL_SEARCH_ERR = -1, /* bad input or nothing fits; err says which */
     TSL_SEARCH_CANCELLED = -2,
 };
 

@@ -28,8 +28,13 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer)
         /* stage p2p counts both directions and, interleaved, v hops */
         p2p[s] = st->p2p_s / (2.0 * v);
     }
-    tsl_pipesim_in_t in = {.n_stages = P, .n_micro = p->n_micro, .fwd_s = fwd, .bwd_s = bwd,
-                           .bwd_sync_s = sync, .p2p_s = p2p, .n_chunks = v};
+    tsl_pipesim_in_t in = {.n_stages = P,
+                           .n_micro = p->n_micro,
+                           .fwd_s = fwd,
+                           .bwd_s = bwd,
+                           .bwd_sync_s = sync,
+                           .p2p_s = p2p,
+                           .n_chunks = v};
     size_t bytes = tsl_pipesim_ws_bytes(P, p->n_micro * v, 0);
     void *ws = malloc(bytes);
     tsl_pipesim_out_t out;
@@ -54,7 +59,7 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer)
 static void block_times(const tsl_model_t *sm, const tsl_cluster_t *c, const tsl_plan_t *best,
                         double *fwd, double *bwd, double *cut)
 {
-    tsl_cost_env_t env;   /* its device_flops: the slowest device's rate */
+    tsl_cost_env_t env; /* its device_flops: the slowest device's rate */
     tsl_cost_env_init(&env, c, 0, c->n_devices, NULL);
     double rate = env.device_flops;
     uint32_t G = c->n_devices / best->pp;
@@ -63,7 +68,8 @@ static void block_times(const tsl_model_t *sm, const tsl_cluster_t *c, const tsl
         bwd[k] = 2 * fwd[k];
         cut[k] = k + 1 < sm->n_layers
                      ? tsl_cost_stage_p2p_s(c, 0, G, sm->layers[k + 1].bnd_act_bytes,
-                                            best->micro_batch) / 2
+                                            best->micro_batch) /
+                           2
                      : 0;
     }
 }
@@ -71,7 +77,8 @@ static void block_times(const tsl_model_t *sm, const tsl_cluster_t *c, const tsl
 /* Candidate sub-layer partitions for best's (B, P, m): compute-balanced over the
  * blocks, and AutoPipe's heuristic partitioner (Alg. 1 + master-stage moves). */
 static uint32_t sublayer_partitions(const tsl_model_t *sm, const tsl_cluster_t *c,
-                                    const tsl_plan_t *best, uint32_t (*first)[TSL_PLAN_MAX_STAGES + 1])
+                                    const tsl_plan_t *best,
+                                    uint32_t (*first)[TSL_PLAN_MAX_STAGES + 1])
 {
     uint32_t n = 0, L = sm->n_layers;
     tsl_partition_by_flops(sm, best->pp, first[n++]);
@@ -79,8 +86,12 @@ static uint32_t sublayer_partitions(const tsl_model_t *sm, const tsl_cluster_t *
     tsl_autopipe_result_t *ap = malloc(sizeof(*ap));
     if (t && ap && best->pp <= TSL_PIPESIM_MAX_STAGES && best->n_micro <= TSL_PIPESIM_MAX_MICRO) {
         block_times(sm, c, best, t, t + L, t + 2 * L);
-        tsl_autopipe_in_t in = {.n_blocks = L, .fwd_s = t, .bwd_s = t + L, .cut_p2p_s = t + 2 * L,
-                                .n_stages = best->pp, .n_micro = best->n_micro};
+        tsl_autopipe_in_t in = {.n_blocks = L,
+                                .fwd_s = t,
+                                .bwd_s = t + L,
+                                .cut_p2p_s = t + 2 * L,
+                                .n_stages = best->pp,
+                                .n_micro = best->n_micro};
         if (tsl_autopipe_partition(&in, ap, NULL) == 0)
             memcpy(first[n++], ap->first, (best->pp + 1) * sizeof(uint32_t));
     }

@@ -81,23 +81,33 @@ static bool baseline_space(tsl_baseline_t b, const tsl_model_t *m, uint32_t N, t
     memset(sp, 0, sizeof(*sp));
     sp->label = baseline_names[b].name;
     switch (b) {
-    case TSL_BASELINE_DP: sp->opts = only_dims(true, false, false); sp->fixed_pp = 1; break;
-    case TSL_BASELINE_TP: sp->opts = only_dims(false, false, true); sp->fixed_pp = 1; break;
-    case TSL_BASELINE_SDP: sp->opts = only_dims(false, true, false); sp->fixed_pp = 1; break;
-    case TSL_BASELINE_DP_TP: sp->opts = only_dims(true, false, true); sp->fixed_pp = 1; break;
+    case TSL_BASELINE_DP:
+        sp->opts = only_dims(true, false, false);
+        sp->fixed_pp = 1;
+        break;
+    case TSL_BASELINE_TP:
+        sp->opts = only_dims(false, false, true);
+        sp->fixed_pp = 1;
+        break;
+    case TSL_BASELINE_SDP:
+        sp->opts = only_dims(false, true, false);
+        sp->fixed_pp = 1;
+        break;
+    case TSL_BASELINE_DP_TP:
+        sp->opts = only_dims(true, false, true);
+        sp->fixed_pp = 1;
+        break;
     case TSL_BASELINE_DP_PP: sp->opts = only_dims(true, false, false); break;
     case TSL_BASELINE_PP:
         sp->opts = only_dims(true, false, false);
         sp->fixed_pp = N;
         if (N > m->n_layers || N > TSL_PLAN_MAX_STAGES) {
-            snprintf(why, cap, "%u stages needed, but the model has %u layers (limit %u stages)",
-                     N, m->n_layers, TSL_PLAN_MAX_STAGES);
+            snprintf(why, cap, "%u stages needed, but the model has %u layers (limit %u stages)", N,
+                     m->n_layers, TSL_PLAN_MAX_STAGES);
             return false;
         }
         break;
-    case TSL_BASELINE_3D:
-        sp->opts = only_dims(true, false, true);
-        return space_3d(N, sp, why, cap);
+    case TSL_BASELINE_3D: sp->opts = only_dims(true, false, true); return space_3d(N, sp, why, cap);
     default: return false;
     }
     return true;
@@ -125,8 +135,10 @@ static void megatron_eval(const tsl_model_t *m, const tsl_cluster_t *c, const ts
     uint32_t N = c->n_devices, dp = N / (tp * pp), first[TSL_PLAN_MAX_STAGES + 1];
     uint32_t per = b * dp, B_run = B / per ? B / per * per : per;
     tsl_space_t sp = {.label = baseline_names[TSL_BASELINE_MEGATRON].name,
-                      .opts = only_dims(true, false, true), .fixed_pp = pp,
-                      .only_one_strategy = true, .only = tp_then_dp(tp, dp),
+                      .opts = only_dims(true, false, true),
+                      .fixed_pp = pp,
+                      .only_one_strategy = true,
+                      .only = tp_then_dp(tp, dp),
                       .uniform_layers = true};
     tsl_engine_t e;
     plan->valid = false;
@@ -143,15 +155,14 @@ static void megatron_eval(const tsl_model_t *m, const tsl_cluster_t *c, const ts
 /* For every micro-batch size: the smallest TP×PP whose memory fits, TP no wider
  * than the smallest node; that micro-batch size is dropped when the global batch
  * does not divide over its DP degree. The best of those over the sizes. */
-static void megatron_baseline(const tsl_model_t *m, const tsl_cluster_t *c,
-                              const tsl_request_t *r, const tsl_search_hooks_t *hooks,
-                              uint32_t B, tsl_search_result_t *res)
+static void megatron_baseline(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                              const tsl_search_hooks_t *hooks, uint32_t B, tsl_search_result_t *res)
 {
     uint32_t N = c->n_devices, gpn = min_gpus_per_node(c);
     tsl_plan_t *best = &res->baseline[TSL_BASELINE_MEGATRON], *cand = malloc(sizeof(*cand));
     if (cand == NULL)
         return;
-    for (uint32_t b = 1; b <= B; b *= 2) {   /* micro-batch sizes per replica */
+    for (uint32_t b = 1; b <= B; b *= 2) { /* micro-batch sizes per replica */
         bool found = false;
         for (uint32_t k = 1; k <= N && !found; k++) {
             for (uint32_t tp = 1; tp <= k && tp <= gpn; tp++) {
@@ -180,7 +191,8 @@ void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const ts
                           const tsl_search_hooks_t *hooks, tsl_search_result_t *res)
 {
     tsl_plan_init(&res->baseline[TSL_BASELINE_MEGATRON]);
-    megatron_baseline(m, c, r, hooks, r->global_batch ? r->global_batch : res->best.global_batch, res);
+    megatron_baseline(m, c, r, hooks, r->global_batch ? r->global_batch : res->best.global_batch,
+                      res);
     for (int b = 0; b < TSL_BASELINE_MEGATRON; b++) {
         tsl_plan_t *plan = &res->baseline[b];
         char *why = res->baseline_why[b];
@@ -191,7 +203,8 @@ void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const ts
             continue;
         tsl_engine_t e;
         tsl_err_t err = {0};
-        double lo = 0.6 + 0.4 * b / TSL_BASELINE_COUNT, hi = 0.6 + 0.4 * (b + 1) / TSL_BASELINE_COUNT;
+        double lo = 0.6 + 0.4 * b / TSL_BASELINE_COUNT,
+               hi = 0.6 + 0.4 * (b + 1) / TSL_BASELINE_COUNT;
         int rc = -1;
         if (tsl_engine_init(&e, m, c, r, hooks, &sp, &err) == 0)
             rc = tsl_engine_run(&e, plan, NULL, 0, NULL, lo, hi, &err);

@@ -95,7 +95,7 @@ typedef struct run_state {
     uint32_t top_cap, *n_top;
     uint32_t n_pp;
     uint32_t pps[TSL_SEARCH_MAX_GROUPS];
-    uint32_t *first;   /* [n_pp × (TSL_PLAN_MAX_STAGES + 1)] */
+    uint32_t *first; /* [n_pp × (TSL_PLAN_MAX_STAGES + 1)] */
 } run_state_t;
 
 /* When the starting partition fits nothing and a handful of partitions exist,
@@ -129,8 +129,7 @@ static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
                 return -1;
             tsl_plan_init(rs->scratch);
             e->bar_samples_per_s = rs->best->valid ? rs->best->samples_per_s : 0;
-            tsl_engine_eval(e, B, P, ms[k], &rs->first[i * (TSL_PLAN_MAX_STAGES + 1)],
-                            rs->scratch);
+            tsl_engine_eval(e, B, P, ms[k], &rs->first[i * (TSL_PLAN_MAX_STAGES + 1)], rs->scratch);
             if (!rs->scratch->valid)
                 eval_every_partition(e, rs, B, P, ms[k]);
             if (!rs->scratch->valid)
@@ -153,8 +152,7 @@ static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
  * more micro-batches, and a rule of "at least 1% per doubling" stopped Llama2-7B
  * at batch 16 (5.11 samples/s) below batch 128 (5.46). Returns the last batch
  * tried, 0 when cancelled; *capped when the cap cut the doubling short. */
-static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, double lo, double hi,
-                               bool *capped)
+static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, double lo, double hi, bool *capped)
 {
     uint32_t maxb = tsl_search_max_batch(e->req), stale = 0, steps = 0, last = 0;
     double best_seen = 0;
@@ -171,7 +169,7 @@ static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, double lo, doub
         if (fit == 0 && (rs->best->valid || (e->saw_divisible && !e->space->target)))
             return last;
         if (fit == 0)
-            continue;   /* nothing divided yet: small batches may not split across devices */
+            continue; /* nothing divided yet: small batches may not split across devices */
         stale = rs->best->samples_per_s > best_seen * (1 + 1e-9) ? 0 : stale + 1;
         if (rs->best->samples_per_s > best_seen)
             best_seen = rs->best->samples_per_s;
@@ -209,20 +207,21 @@ static int sweep(tsl_engine_t *e, run_state_t *rs, double lo, double hi)
 static int no_fit_error(const tsl_engine_t *e, tsl_err_t *err)
 {
     if (!e->saw_divisible)
-        return tsl_err_set(err, "batch: %s cannot be split evenly across the data-parallel "
+        return tsl_err_set(err,
+                           "batch: %s cannot be split evenly across the data-parallel "
                            "strategies allowed on %u devices; use a batch divisible by the "
                            "device count or allow tensor/pipeline parallelism",
                            e->req->global_batch ? "the global batch" : "no batch up to max_batch",
                            e->cluster->n_devices);
-    double states = (double)tsl_model_params(e->model) * TSL_BYTES_PER_PARAM_STATES /
-                    e->cluster->n_devices;
+    double states =
+        (double)tsl_model_params(e->model) * TSL_BYTES_PER_PARAM_STATES / e->cluster->n_devices;
     return tsl_err_setc(err, TSL_E_NOFIT,
                         "memory: no plan fits %.2f GiB per device (%s at sequence length %u on "
                         "%u devices%s); model states alone need at least %.2f GiB per device "
                         "when fully sharded",
-                        e->budget_bytes / 1073741824.0, e->model->name,
-                        e->model->tokens_per_sample, e->cluster->n_devices,
-                        e->req->global_batch ? ", fixed batch" : "", states / 1073741824.0);
+                        e->budget_bytes / 1073741824.0, e->model->name, e->model->tokens_per_sample,
+                        e->cluster->n_devices, e->req->global_batch ? ", fixed batch" : "",
+                        states / 1073741824.0);
 }
 
 int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t top_cap,
@@ -273,7 +272,7 @@ int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t 
     progress(e, progress_hi, "search");
     rc = TSL_SEARCH_OK;
 out:
-    e->bar_samples_per_s = 0;   /* the refinement costs every interleave */
+    e->bar_samples_per_s = 0; /* the refinement costs every interleave */
     free(rs.scratch);
     free(rs.scratch2);
     free(rs.first);

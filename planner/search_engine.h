@@ -14,7 +14,7 @@
 #include "layerdp.h"
 #include "search.h"
 
-#define TSL_SEARCH_MAX_GROUPS 128u   /* distinct stage sizes (divisors of N) */
+#define TSL_SEARCH_MAX_GROUPS 128u /* distinct stage sizes (divisors of N) */
 /* A model with at most this many partitions into P stages has every one of them
  * searched: when the starting partition fits nothing, and when re-balancing. */
 #define TSL_SEARCH_ALL_PARTITIONS 20u
@@ -24,25 +24,25 @@
 typedef struct tsl_space {
     const char *label;
     tsl_strategy_opts_t opts;
-    uint32_t fixed_pp;          /* 0: every divisor of N */
-    bool only_one_strategy;     /* keep only `only` (DeepSpeed 3D) */
+    uint32_t fixed_pp;      /* 0: every divisor of N */
+    bool only_one_strategy; /* keep only `only` (DeepSpeed 3D) */
     tsl_strategy_t only;
-    bool accumulate;            /* allow m > 1 micro-batches when P == 1 */
-    bool uniform_layers;        /* partition by layer count (Megatron), not by FLOPs */
-    bool interleave;            /* weigh interleaved 1F1B (v chunks per stage) per plan */
+    bool accumulate;     /* allow m > 1 micro-batches when P == 1 */
+    bool uniform_layers; /* partition by layer count (Megatron), not by FLOPs */
+    bool interleave;     /* weigh interleaved 1F1B (v chunks per stage) per plan */
     /* a training stack's space (target.h): every plan the engine returns passes
      * tsl_target_check for it (0: Tessel's) */
     uint32_t target;
-    bool uniform_strategy;      /* one strategy for every layer, CKPT of all blocks or none */
-    bool ckpt_blocks_only;      /* the embedding and the head are never checkpointed */
+    bool uniform_strategy; /* one strategy for every layer, CKPT of all blocks or none */
+    bool ckpt_blocks_only; /* the embedding and the head are never checkpointed */
 } tsl_space_t;
 
 /* Strategies of one stage size, enumerated once per search. */
 typedef struct tsl_group_strategies {
     uint32_t group_size;
     uint32_t n;
-    tsl_strategy_t *items;      /* owned */
-    uint32_t *layout;           /* owned */
+    tsl_strategy_t *items; /* owned */
+    uint32_t *layout;      /* owned */
 } tsl_group_strategies_t;
 
 /* Everything one search needs, allocated once up front. */
@@ -59,7 +59,7 @@ typedef struct tsl_engine {
     tsl_group_strategies_t groups[TSL_SEARCH_MAX_GROUPS];
     uint32_t max_strategies;
 
-    uint32_t *layer_class;      /* [L]: equal ids ⇔ identical layer shapes */
+    uint32_t *layer_class; /* [L]: equal ids ⇔ identical layer shapes */
     uint32_t n_classes;
 
     /* per-stage DP inputs, [L × S_max] (rows of the stage's layers) */
@@ -70,14 +70,14 @@ typedef struct tsl_engine {
     tsl_layer_cost_t *class_cost;
     double *class_trans_s;
     uint8_t *class_done;
-    tsl_strategy_bw_t *bw;      /* [S_max] */
-    uint32_t *choice;           /* [L] */
+    tsl_strategy_bw_t *bw; /* [S_max] */
+    uint32_t *choice;      /* [L] */
     tsl_layerdp_ws_t *ws;
 
     /* stage partitions by PP degree: part[P-index][stage] = first layer */
-    uint32_t *partition;        /* [(max stages + 1) per P], see search_eval.c */
+    uint32_t *partition; /* [(max stages + 1) per P], see search_eval.c */
 
- const uint16_t *node_order;  /* placement being costed (NULL: as given) */
+    const uint16_t *node_order; /* placement being costed (NULL: as given) */
     bool saw_divisible;         /* some (layer, strategy) split its micro-batch evenly */
     tsl_plan_t *alt;            /* scratch plan: another interleave of the same configuration */
     tsl_plan_t *cand;           /* scratch plan: one strategy of a uniform space */
@@ -93,7 +93,6 @@ typedef struct tsl_engine {
                                    whatever the top-k shown */
     tsl_search_stats_t stats;
 } tsl_engine_t;
-
 
 /* Tessel's own space under the request's switches, kept to the request's
  * target stack when it names one. */

@@ -96,8 +96,10 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
         !e->class_cost || !e->class_trans_s || !e->class_done || !e->bw || !e->choice || !e->ws ||
         !e->alt || !e->cand)
-        return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory for %zu layers × %zu strategies × %u "
-                           "memory buckets", L, S, buckets);
+        return tsl_err_setc(err, TSL_E_NOMEM,
+                            "search: out of memory for %zu layers × %zu strategies × %u "
+                            "memory buckets",
+                            L, S, buckets);
     return 0;
 }
 
@@ -189,8 +191,8 @@ const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t g
 
 /* ---- one configuration ---- */
 
-static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env,
-                       const tsl_group_strategies_t *g, uint32_t layer, uint32_t Bm)
+static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_group_strategies_t *g,
+                       uint32_t layer, uint32_t Bm)
 {
     uint32_t cls = e->layer_class[layer], S = e->max_strategies;
     if (e->class_done[cls])
@@ -241,7 +243,7 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
             e->fwd_bytes[k] = lc[j].fwd_bytes * inflight;
             e->bwd_bytes[k] = lc[j].bwd_bytes;
             e->ms_bytes[k] = lc[j].ms_bytes;
-            e->trans_s[k] = 2.0 * m * tr[j];   /* every micro-batch, forward and backward */
+            e->trans_s[k] = 2.0 * m * tr[j]; /* every micro-batch, forward and backward */
         }
     }
 }
@@ -261,7 +263,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
             r = 2.0 * e->class_trans_s[cls * S + j];
         nosync += lc->fwd_s + lc->bwd_s + r;
         sync += lc->fwd_s + lc->bwd_sync_s + r;
-        fwd += lc->fwd_s + r / 2;   /* R moves activations forward and gradients back */
+        fwd += lc->fwd_s + r / 2; /* R moves activations forward and gradients back */
         act += e->fwd_bytes[(size_t)i * g->n + j];
         ms += lc->ms_bytes;
     }
@@ -282,7 +284,7 @@ uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t
         uint64_t mem = tsl_cluster_device_mem(c, d);
         if (mem < budget)
             budget = mem;
-        d = c->node_first[node] + c->nodes[node].n_gpus;   /* next node */
+        d = c->node_first[node] + c->nodes[node].n_gpus; /* next node */
     }
     return budget;
 }
@@ -322,11 +324,16 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     uint32_t inflight = tsl_pipeline_inflight_interleaved(s, P, m, v);
     fill_stage_rows(e, g, first, n, m, inflight);
 
-    tsl_layerdp_problem_t prob = {
-        .n_layers = n, .n_strategies = g->n, .time_s = e->time_s, .fwd_bytes = e->fwd_bytes,
-        .bwd_bytes = e->bwd_bytes, .ms_bytes = e->ms_bytes, .layout = g->layout,
-        .trans_s = e->trans_s, .budget_bytes = tsl_engine_stage_budget(e, s * G, G),
-        .bucket_bytes = e->bucket_bytes};
+    tsl_layerdp_problem_t prob = {.n_layers = n,
+                                  .n_strategies = g->n,
+                                  .time_s = e->time_s,
+                                  .fwd_bytes = e->fwd_bytes,
+                                  .bwd_bytes = e->bwd_bytes,
+                                  .ms_bytes = e->ms_bytes,
+                                  .layout = g->layout,
+                                  .trans_s = e->trans_s,
+                                  .budget_bytes = tsl_engine_stage_budget(e, s * G, G),
+                                  .bucket_bytes = e->bucket_bytes};
     tsl_layerdp_result_t res;
     if (given) {
         /* the caller judges the peak against the budget and names the stage */
@@ -368,8 +375,8 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
         if (plan->stages[s].peak_bytes > peak)
             peak = plan->stages[s].peak_bytes;
     }
-    plan->iter_time_s = tsl_pipeline_time_interleaved_s(plan->pp, nosync, sync, plan->n_micro,
-                                                        plan->interleave);
+    plan->iter_time_s =
+        tsl_pipeline_time_interleaved_s(plan->pp, nosync, sync, plan->n_micro, plan->interleave);
     plan->samples_per_s = plan->global_batch / plan->iter_time_s;
     plan->tokens_per_s = plan->samples_per_s * e->model->tokens_per_sample;
     plan->peak_bytes = peak;
@@ -457,7 +464,7 @@ static void eval_group(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_
         tsl_plan_init(e->alt);
         eval_config(e, g, B, P, m, v, first_layer, NULL, e->alt);
         if (!e->alt->valid || e->alt->samples_per_s <= plan->samples_per_s || !admits(e, e->alt))
-            break;   /* more chunks: still more memory and p2p for a smaller gain */
+            break; /* more chunks: still more memory and p2p for a smaller gain */
         *plan = *e->alt;
     }
 }
@@ -523,8 +530,8 @@ static void eval_uniform(tsl_engine_t *e, const tsl_group_strategies_t *g, uint3
         items[0] = items[1] = g->items[j];
         items[1].ckpt = true;
         bool ckpt = e->space->opts.allow_ckpt && !items[0].selective;
-        tsl_group_strategies_t one = {.group_size = g->group_size, .n = ckpt ? 2 : 1,
-                                      .items = items, .layout = layout};
+        tsl_group_strategies_t one = {
+            .group_size = g->group_size, .n = ckpt ? 2 : 1, .items = items, .layout = layout};
         for (int8_t c = 0; c <= (ckpt ? 1 : 0); c++) {
             e->uniform_ckpt = c;
             tsl_plan_init(e->cand);

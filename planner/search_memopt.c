@@ -22,18 +22,18 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
     ctx.micro_batch = b;
     if (tsl_memopt_ctx_from_cluster(&ctx, c, 0, c->n_devices, budget, err) != 0)
         return false;
-    if (r->no_ckpt)   /* rematerialisation is checkpointing by another name */
+    if (r->no_ckpt) /* rematerialisation is checkpointing by another name */
         ctx.allowed_switches &= ~(uint32_t)TSL_MEMOPT_REMAT;
     tsl_memopt_opts_t o;
     tsl_memopt_opts_init(&o, TSL_MEMOPT_SOLVER_DP);
-    o.cancel = cancel;   /* the DP polls it once per layer */
+    o.cancel = cancel; /* the DP polls it once per layer */
     tsl_memopt_plan_t *mp = malloc(sizeof(*mp));
     if (mp == NULL) {
         tsl_err_setc(err, TSL_E_NOMEM, "memopt: out of memory");
         return false;
     }
-    bool ok = tsl_memopt_solve(m->layers, m->n_layers, &ctx, &o, ws, mp, NULL, err) == 0 &&
-              mp->valid;
+    bool ok =
+        tsl_memopt_solve(m->layers, m->n_layers, &ctx, &o, ws, mp, NULL, err) == 0 && mp->valid;
     if (ok) {
         uint32_t N = c->n_devices;
         tsl_plan_init(plan);
@@ -42,8 +42,10 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
         plan->n_devices = N;
         plan->n_layers = m->n_layers;
         plan->pp = 1;
-        plan->stages[0] = (tsl_plan_stage_t){.n_layers = m->n_layers, .n_devices = N,
-                                             .inflight = 1, .time_s = mp->step_s,
+        plan->stages[0] = (tsl_plan_stage_t){.n_layers = m->n_layers,
+                                             .n_devices = N,
+                                             .inflight = 1,
+                                             .time_s = mp->step_s,
                                              .time_nosync_s = mp->step_s,
                                              .peak_bytes = mp->gpu_peak_bytes};
         tsl_strategy_t sdp = {.n_levels = N > 1, .dim = {TSL_DIM_SDP}, .degree = {N}};
@@ -93,8 +95,10 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
     uint32_t N = c->n_devices, maxb = r->max_batch ? r->max_batch : TSL_SEARCH_DEFAULT_MAX_BATCH;
     uint64_t budget = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_min_device_mem(c);
     if (r->global_batch && r->global_batch % N != 0)
-        return tsl_err_set(err, "batch: %u does not divide over %u devices of ZeRO-3, the only "
-                           "space left that fits memory", r->global_batch, N);
+        return tsl_err_set(err,
+                           "batch: %u does not divide over %u devices of ZeRO-3, the only "
+                           "space left that fits memory",
+                           r->global_batch, N);
     tsl_memopt_ws_t ws;
     if (tsl_memopt_ws_init(&ws, m->n_layers, TSL_MEMOPT_DEFAULT_MEM_LEVELS, 0, err) != 0)
         return -1;
@@ -109,7 +113,7 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
         if (!memopt_plan(m, c, r, budget, b, hooks ? hooks->cancel : NULL, &ws, plan, &why)) {
             if (tsl_err_code(&why) == TSL_E_CANCELLED)
                 rc = TSL_SEARCH_CANCELLED;
-            break;   /* larger micro-batches only need more memory */
+            break; /* larger micro-batches only need more memory */
         }
         if (!res->best.valid || plan->samples_per_s > res->best.samples_per_s)
             res->best = *plan;
@@ -123,10 +127,11 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
         res->n_top = 1;
         rc = 0;
     } else {
-        tsl_err_setc(err, TSL_E_NOFIT, "memory: no plan fits %.2f GiB per device at sequence "
+        tsl_err_setc(err, TSL_E_NOFIT,
+                     "memory: no plan fits %.2f GiB per device at sequence "
                      "length %u, not even with ZeRO-3, CPU offload and every H3T switch (%s)",
                      budget / 1073741824.0, m->tokens_per_sample,
-                    why.msg[0] ? why.msg : "host memory or device memory exhausted");
+                     why.msg[0] ? why.msg : "host memory or device memory exhausted");
     }
     free(plan);
     tsl_memopt_ws_free(&ws);

@@ -66,8 +66,8 @@ static void layer_costs(const tsl_engine_t *e, const tsl_plan_t *p, refine_buf_t
     double fastest = 0;
     tsl_cost_env_t env[TSL_PLAN_MAX_STAGES];
     for (uint32_t s = 0; s < p->pp; s++) {
-        tsl_cost_env_init(&env[s], e->cluster, p->stages[s].first_device,
-                          p->stages[s].n_devices, NULL);
+        tsl_cost_env_init(&env[s], e->cluster, p->stages[s].first_device, p->stages[s].n_devices,
+                          NULL);
         fastest = fmax(fastest, env[s].device_flops);
     }
     for (uint32_t s = 0; s < p->pp; s++) {
@@ -102,8 +102,7 @@ static bool same_partition(const tsl_plan_t *p, const uint32_t *first)
 }
 
 /* Searches the configuration of *best again with partition `first`; keeps it when faster. */
-static bool try_partition(tsl_engine_t *e, tsl_plan_t *best, const uint32_t *first,
-                          refine_buf_t *b)
+static bool try_partition(tsl_engine_t *e, tsl_plan_t *best, const uint32_t *first, refine_buf_t *b)
 {
     if (same_partition(best, first))
         return false;
@@ -119,10 +118,16 @@ static bool try_partition(tsl_engine_t *e, tsl_plan_t *best, const uint32_t *fir
 static bool refine_round(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
 {
     layer_costs(e, p, b);
-    tsl_partition_in_t in = {.n_layers = e->model->n_layers, .n_stages = p->pp,
-                             .n_micro = p->n_micro, .time_s = b->t, .sync_s = b->y,
-                             .ms_bytes = b->ms, .act_bytes = b->act, .p2p_s = b->p2p,
-                             .speed = b->speed, .budget_bytes = p->budget_bytes,
+    tsl_partition_in_t in = {.n_layers = e->model->n_layers,
+                             .n_stages = p->pp,
+                             .n_micro = p->n_micro,
+                             .time_s = b->t,
+                             .sync_s = b->y,
+                             .ms_bytes = b->ms,
+                             .act_bytes = b->act,
+                             .p2p_s = b->p2p,
+                             .speed = b->speed,
+                             .budget_bytes = p->budget_bytes,
                              .stage_budget_bytes = b->stage_budget};
     bool improved = false;
     if (tsl_partition_bi_objective(&in, b->ws, 0, true, b->bo, NULL) == 0 && b->bo->found)

@@ -28,8 +28,8 @@ static void sort_by_flops_desc(const tsl_cluster_t *c, uint16_t *o, uint32_t n)
         uint16_t v = o[i];
         double fv = node_flops(c, v);
         uint32_t j = i;
-        while (j > 0 && (node_flops(c, o[j - 1]) < fv ||
-                         (node_flops(c, o[j - 1]) == fv && o[j - 1] > v))) {
+        while (j > 0 &&
+               (node_flops(c, o[j - 1]) < fv || (node_flops(c, o[j - 1]) == fv && o[j - 1] > v))) {
             o[j] = o[j - 1];
             j--;
         }

@@ -35,7 +35,8 @@ enum { ROLE_DATA = 0, ROLE_TP = 1 };
 
 static const char *const dim_name[TSL_DIM_COUNT] = {"dp", "sdp", "tp"};
 
-tsl_strategy_opts_t tsl_strategy_opts_default(void) {
+tsl_strategy_opts_t tsl_strategy_opts_default(void)
+{
     tsl_strategy_opts_t o;
     memset(&o, 0, sizeof(o));
     o.allow_dp = true;
@@ -48,21 +49,24 @@ tsl_strategy_opts_t tsl_strategy_opts_default(void) {
     return o;
 }
 
-static int level_of(const tsl_strategy_t *s, tsl_dim_t d) {
+static int level_of(const tsl_strategy_t *s, tsl_dim_t d)
+{
     for (uint32_t i = 0; i < s->n_levels && i < TSL_STRATEGY_MAX_LEVELS; i++)
         if (s->dim[i] == (uint8_t)d)
             return (int)i;
     return -1;
 }
 
-uint32_t tsl_strategy_degree(const tsl_strategy_t *s, tsl_dim_t d) {
+uint32_t tsl_strategy_degree(const tsl_strategy_t *s, tsl_dim_t d)
+{
     int lv = level_of(s, d);
     return lv < 0 ? 1u : s->degree[lv];
 }
 
 /* Stride of the level that uses d: the product of the degrees inside it. An unused
  * dimension has degree 1, and its stride is reported as 1 (any value would do). */
-uint32_t tsl_strategy_stride(const tsl_strategy_t *s, tsl_dim_t d) {
+uint32_t tsl_strategy_stride(const tsl_strategy_t *s, tsl_dim_t d)
+{
     int lv = level_of(s, d);
     if (lv < 0)
         return 1u;
@@ -72,20 +76,23 @@ uint32_t tsl_strategy_stride(const tsl_strategy_t *s, tsl_dim_t d) {
     return st;
 }
 
-uint32_t tsl_strategy_group_size(const tsl_strategy_t *s) {
+uint32_t tsl_strategy_group_size(const tsl_strategy_t *s)
+{
     uint32_t g = 1;
     for (uint32_t i = 0; i < s->n_levels && i < TSL_STRATEGY_MAX_LEVELS; i++)
         g *= s->degree[i];
     return g;
 }
 
-uint32_t tsl_strategy_data_width(const tsl_strategy_t *s) {
+uint32_t tsl_strategy_data_width(const tsl_strategy_t *s)
+{
     return tsl_strategy_degree(s, TSL_DIM_DP) * tsl_strategy_degree(s, TSL_DIM_SDP);
 }
 
 /* The layout key described at the top: roles and degrees, adjacent data merged. */
 static uint32_t layout_key(const tsl_strategy_t *s, uint8_t role[TSL_STRATEGY_MAX_LEVELS],
-                           uint32_t deg[TSL_STRATEGY_MAX_LEVELS]) {
+                           uint32_t deg[TSL_STRATEGY_MAX_LEVELS])
+{
     uint32_t n = 0;
     for (uint32_t i = 0; i < s->n_levels && i < TSL_STRATEGY_MAX_LEVELS; i++) {
         uint8_t r = s->dim[i] == TSL_DIM_TP ? ROLE_TP : ROLE_DATA;
@@ -100,7 +107,8 @@ static uint32_t layout_key(const tsl_strategy_t *s, uint8_t role[TSL_STRATEGY_MA
     return n;
 }
 
-bool tsl_strategy_same_layout(const tsl_strategy_t *a, const tsl_strategy_t *b) {
+bool tsl_strategy_same_layout(const tsl_strategy_t *a, const tsl_strategy_t *b)
+{
     uint8_t ra[TSL_STRATEGY_MAX_LEVELS], rb[TSL_STRATEGY_MAX_LEVELS];
     uint32_t da[TSL_STRATEGY_MAX_LEVELS], db[TSL_STRATEGY_MAX_LEVELS];
     uint32_t na = layout_key(a, ra, da), nb = layout_key(b, rb, db);
@@ -112,7 +120,8 @@ bool tsl_strategy_same_layout(const tsl_strategy_t *a, const tsl_strategy_t *b) 
     return true;
 }
 
-bool tsl_strategy_equal(const tsl_strategy_t *a, const tsl_strategy_t *b) {
+bool tsl_strategy_equal(const tsl_strategy_t *a, const tsl_strategy_t *b)
+{
     if (a->n_levels != b->n_levels || a->ckpt != b->ckpt || a->sp != b->sp ||
         a->selective != b->selective || a->zero != b->zero)
         return false;
@@ -131,21 +140,19 @@ typedef struct enum_ctx {
     uint32_t n; /* trees accepted so far (without the CKPT twins) */
 } enum_ctx_t;
 
-static bool dim_allowed(const tsl_strategy_opts_t *o, uint32_t d) {
+static bool dim_allowed(const tsl_strategy_opts_t *o, uint32_t d)
+{
     switch (d) {
-    case TSL_DIM_DP:
-        return o->allow_dp;
-    case TSL_DIM_SDP:
-        return o->allow_sdp;
-    case TSL_DIM_TP:
-        return o->allow_tp;
-    default:
-        return false;
+    case TSL_DIM_DP: return o->allow_dp;
+    case TSL_DIM_SDP: return o->allow_sdp;
+    case TSL_DIM_TP: return o->allow_tp;
+    default: return false;
     }
 }
 
 /* One tree and its SP / ZeRO twins (order 4 at the top). */
-static void emit_tree(enum_ctx_t *cx, const uint32_t *deg, const uint32_t *d, uint32_t k) {
+static void emit_tree(enum_ctx_t *cx, const uint32_t *deg, const uint32_t *d, uint32_t k)
+{
     const tsl_strategy_opts_t *o = cx->opts;
     bool has_tp = false, has_dp = false;
     for (uint32_t i = 0; i < k; i++) {
@@ -175,7 +182,8 @@ static void emit_tree(enum_ctx_t *cx, const uint32_t *deg, const uint32_t *d, ui
 
 /* Every assignment of distinct allowed dimensions to the k levels of one
  * factorisation, in lexicographic order, after the filters. */
-static void emit_factorisation(enum_ctx_t *cx, const uint32_t *deg, uint32_t k) {
+static void emit_factorisation(enum_ctx_t *cx, const uint32_t *deg, uint32_t k)
+{
     const tsl_strategy_opts_t *o = cx->opts;
     uint32_t d[TSL_STRATEGY_MAX_LEVELS] = {0, 0, 0};
     uint32_t total = 1;
@@ -206,7 +214,8 @@ static void emit_factorisation(enum_ctx_t *cx, const uint32_t *deg, uint32_t k) 
     }
 }
 
-static uint32_t divisors_of(uint32_t g, uint32_t *div) {
+static uint32_t divisors_of(uint32_t g, uint32_t *div)
+{
     /* ascending: small ones from the front, their partners collected behind */
     uint32_t lo = 0, hi = 0;
     uint32_t big[MAX_DIVISORS];
@@ -222,7 +231,8 @@ static uint32_t divisors_of(uint32_t g, uint32_t *div) {
     return lo;
 }
 
-static void enumerate_trees(enum_ctx_t *cx, uint32_t g) {
+static void enumerate_trees(enum_ctx_t *cx, uint32_t g)
+{
     if (g == 1) {
         /* the single empty tree: one device, no parallel dimension */
         if (cx->out != NULL && cx->n < cx->cap)
@@ -255,7 +265,8 @@ static void enumerate_trees(enum_ctx_t *cx, uint32_t g) {
 }
 
 int tsl_strategy_enumerate(uint32_t group_size, const tsl_strategy_opts_t *opts,
-                           tsl_strategy_t *out, uint32_t *layout, uint32_t cap, tsl_err_t *err) {
+                           tsl_strategy_t *out, uint32_t *layout, uint32_t cap, tsl_err_t *err)
+{
     tsl_strategy_opts_t def = tsl_strategy_opts_default();
     if (opts == NULL)
         opts = &def;
@@ -315,7 +326,8 @@ int tsl_strategy_enumerate(uint32_t group_size, const tsl_strategy_opts_t *opts,
 
 /* ---- text form ---- */
 
-size_t tsl_strategy_format(const tsl_strategy_t *s, char *buf, size_t cap) {
+size_t tsl_strategy_format(const tsl_strategy_t *s, char *buf, size_t cap)
+{
     char tmp[96];
     size_t n = 0;
     if (s->n_levels == 0) {
@@ -345,7 +357,8 @@ size_t tsl_strategy_format(const tsl_strategy_t *s, char *buf, size_t cap) {
 
 /* Parses one "<dim><degree>" token of length len. */
 static int parse_level(const char *text, const char *tok, size_t len, uint8_t *dim, uint32_t *deg,
-                       tsl_err_t *err) {
+                       tsl_err_t *err)
+{
     size_t nl = 0;
     int d = -1;
     for (int i = TSL_DIM_COUNT; i-- > 0;) {
@@ -390,8 +403,8 @@ static int parse_level(const char *text, const char *tok, size_t len, uint8_t *d
 
 /* "+sp+zero1+ckpt": each known suffix once, in the order tsl_strategy_format
  * writes them. */
-static int parse_suffixes(const char *text, const char *plus, tsl_strategy_t *s,
-                          tsl_err_t *err) {
+static int parse_suffixes(const char *text, const char *plus, tsl_strategy_t *s, tsl_err_t *err)
+{
     static const char *const names[] = {"+sp", "+zero1", "+zero2", "+ckpt", "+selckpt"};
     static const int rank[] = {0, 1, 1, 2, 2};
     const char *all = plus;
@@ -403,8 +416,9 @@ static int parse_suffixes(const char *text, const char *plus, tsl_strategy_t *s,
             if (strlen(names[i]) == tl && strncmp(plus, names[i], tl) == 0)
                 k = i;
         if (k < 0 || rank[k] <= last)
-            return tsl_err_set(err, "strategy \"%s\": bad suffix \"%.*s\" in \"%s\": expected, "
-                                    "in this order, +sp, +zero1|+zero2, +ckpt|+selckpt",
+            return tsl_err_set(err,
+                               "strategy \"%s\": bad suffix \"%.*s\" in \"%s\": expected, "
+                               "in this order, +sp, +zero1|+zero2, +ckpt|+selckpt",
                                text, (int)tl, plus, all);
         last = rank[k];
         s->sp |= k == 0;
@@ -417,7 +431,8 @@ static int parse_suffixes(const char *text, const char *plus, tsl_strategy_t *s,
 }
 
 /* +sp needs a TP level and +zero a DP level (the enumeration makes no others). */
-static int check_twins(const char *text, const tsl_strategy_t *s, tsl_err_t *err) {
+static int check_twins(const char *text, const tsl_strategy_t *s, tsl_err_t *err)
+{
     if (s->sp && tsl_strategy_degree(s, TSL_DIM_TP) < 2)
         return tsl_err_set(err, "strategy \"%s\": +sp needs a tp level", text);
     if (s->zero && tsl_strategy_degree(s, TSL_DIM_DP) < 2)
@@ -426,7 +441,8 @@ static int check_twins(const char *text, const tsl_strategy_t *s, tsl_err_t *err
     return 0;
 }
 
-int tsl_strategy_parse(const char *text, tsl_strategy_t *out, tsl_err_t *err) {
+int tsl_strategy_parse(const char *text, tsl_strategy_t *out, tsl_err_t *err)
+{
     if (text == NULL || out == NULL)
         return tsl_err_set(err, "strategy: no text given");
     tsl_strategy_t s;

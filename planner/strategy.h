@@ -28,38 +28,38 @@
 #include "err.h"
 
 #define TSL_STRATEGY_MAX_LEVELS 3
-#define TSL_STRATEGY_MAX 2048u   /* enough for any group ≤ 16384 devices */
+#define TSL_STRATEGY_MAX        2048u /* enough for any group ≤ 16384 devices */
 
 typedef enum tsl_dim {
-    TSL_DIM_DP = 0,  /* data parallel: replicated model states, gradient all-reduce */
-    TSL_DIM_SDP,     /* sharded data parallel (ZeRO-3 / FSDP) */
-    TSL_DIM_TP,      /* Megatron tensor parallel */
+    TSL_DIM_DP = 0, /* data parallel: replicated model states, gradient all-reduce */
+    TSL_DIM_SDP,    /* sharded data parallel (ZeRO-3 / FSDP) */
+    TSL_DIM_TP,     /* Megatron tensor parallel */
     TSL_DIM_COUNT
 } tsl_dim_t;
 
 typedef struct tsl_strategy {
-    uint8_t n_levels;                          /* 0 for a group of one device */
-    uint8_t dim[TSL_STRATEGY_MAX_LEVELS];      /* tsl_dim_t, innermost first */
-    uint32_t degree[TSL_STRATEGY_MAX_LEVELS];  /* each > 1 */
-    bool ckpt;                                 /* activation checkpointing */
+    uint8_t n_levels;                         /* 0 for a group of one device */
+    uint8_t dim[TSL_STRATEGY_MAX_LEVELS];     /* tsl_dim_t, innermost first */
+    uint32_t degree[TSL_STRATEGY_MAX_LEVELS]; /* each > 1 */
+    bool ckpt;                                /* activation checkpointing */
     /* issue-10 choices (docs/search-space.md); all false/0 is the papers' strategy */
-    bool sp;          /* sequence parallelism with the TP level (Megatron-LM); needs TP */
-    bool selective;   /* selective recomputation of the attention core; not with ckpt */
-    uint8_t zero;     /* DP level: 0 all-reduce, 1 ZeRO-1 (distributed optimizer),
+    bool sp;        /* sequence parallelism with the TP level (Megatron-LM); needs TP */
+    bool selective; /* selective recomputation of the attention core; not with ckpt */
+    uint8_t zero;   /* DP level: 0 all-reduce, 1 ZeRO-1 (distributed optimizer),
                          2 ZeRO-2 (gradients sharded too); needs DP */
 } tsl_strategy_t;
 
 typedef struct tsl_strategy_opts {
     bool allow_dp, allow_sdp, allow_tp;
-    bool allow_ckpt;        /* add the CKPT twin of every tree */
-    bool allow_no_ckpt;     /* keep the tree without CKPT (false: CKPT-only) */
-    bool takeaway3;         /* drop trees that mix DP and SDP */
-    uint32_t max_tp;        /* 0 = no limit */
+    bool allow_ckpt;    /* add the CKPT twin of every tree */
+    bool allow_no_ckpt; /* keep the tree without CKPT (false: CKPT-only) */
+    bool takeaway3;     /* drop trees that mix DP and SDP */
+    uint32_t max_tp;    /* 0 = no limit */
     /* issue-10 choices, all false in tsl_strategy_opts_default (the papers' space,
      * whose counts are above); each adds twins of the trees it applies to */
-    bool allow_sp;          /* trees with TP come as "+sp" (their plain form dominated) */
-    bool allow_zero;        /* + "+zero1" and "+zero2" twins of every tree with DP */
-    bool allow_selective;   /* + a "+selckpt" twin of every variant (after the CKPT ones) */
+    bool allow_sp;        /* trees with TP come as "+sp" (their plain form dominated) */
+    bool allow_zero;      /* + "+zero1" and "+zero2" twins of every tree with DP */
+    bool allow_selective; /* + a "+selckpt" twin of every variant (after the CKPT ones) */
 } tsl_strategy_opts_t;
 
 /* All dimensions, CKPT on and off, Takeaway #3 applied: the papers' space (the
@@ -69,7 +69,7 @@ tsl_strategy_opts_t tsl_strategy_opts_default(void);
 /* Degree of one dimension (1 when unused) and its stride inside the block. */
 uint32_t tsl_strategy_degree(const tsl_strategy_t *s, tsl_dim_t d);
 uint32_t tsl_strategy_stride(const tsl_strategy_t *s, tsl_dim_t d);
-uint32_t tsl_strategy_group_size(const tsl_strategy_t *s);   /* product of degrees */
+uint32_t tsl_strategy_group_size(const tsl_strategy_t *s); /* product of degrees */
 /* Data-parallel width: how many ways the micro-batch is split (DP × SDP). */
 uint32_t tsl_strategy_data_width(const tsl_strategy_t *s);
 

@@ -9,13 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool splittable(const tsl_layer_t *l) {
+static bool splittable(const tsl_layer_t *l)
+{
     return (l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER) && l->ffn_hidden > 0;
 }
 
 /* The FFN block of layer l: the layer's shape as an FFN layer, derived. The
  * extra_* figures (final norms and the like) stay with the attention block. */
-static int ffn_block(const tsl_layer_t *l, uint32_t idx, tsl_layer_t *ffn, tsl_err_t *err) {
+static int ffn_block(const tsl_layer_t *l, uint32_t idx, tsl_layer_t *ffn, tsl_err_t *err)
+{
     *ffn = *l;
     ffn->kind = TSL_LAYER_FFN;
     ffn->cross_seq_len = 0;
@@ -36,7 +38,8 @@ static int ffn_block(const tsl_layer_t *l, uint32_t idx, tsl_layer_t *ffn, tsl_e
     return 0;
 }
 
-int tsl_sublayer_split(const tsl_model_t *src, tsl_sublayer_model_t *out, tsl_err_t *err) {
+int tsl_sublayer_split(const tsl_model_t *src, tsl_sublayer_model_t *out, tsl_err_t *err)
+{
     int rc = -1;
     if (out == NULL)
         return tsl_err_set(err, "sublayer: out is NULL");
@@ -119,7 +122,8 @@ out:
     return rc;
 }
 
-void tsl_sublayer_free(tsl_sublayer_model_t *sm) {
+void tsl_sublayer_free(tsl_sublayer_model_t *sm)
+{
     if (sm == NULL)
         return;
     free(sm->model.layers);
@@ -127,25 +131,25 @@ void tsl_sublayer_free(tsl_sublayer_model_t *sm) {
     memset(sm, 0, sizeof(*sm));
 }
 
-const char *tsl_sublayer_part_name(tsl_sublayer_part_t part) {
+const char *tsl_sublayer_part_name(tsl_sublayer_part_t part)
+{
     switch (part) {
-    case TSL_SUBLAYER_WHOLE:
-        return "layer";
-    case TSL_SUBLAYER_ATTN:
-        return "attention";
-    case TSL_SUBLAYER_FFN:
-        return "ffn";
+    case TSL_SUBLAYER_WHOLE: return "layer";
+    case TSL_SUBLAYER_ATTN: return "attention";
+    case TSL_SUBLAYER_FFN: return "ffn";
     }
     return "?";
 }
 
-uint32_t tsl_sublayer_boundary_halves(const tsl_sublayer_model_t *sm, uint32_t i) {
+uint32_t tsl_sublayer_boundary_halves(const tsl_sublayer_model_t *sm, uint32_t i)
+{
     if (i >= sm->model.n_layers)
         return 2u * sm->n_src_layers;
     return 2u * sm->ref[i].layer + (sm->ref[i].part == TSL_SUBLAYER_FFN ? 1u : 0u);
 }
 
-int tsl_sublayer_boundary_str(const tsl_sublayer_model_t *sm, uint32_t i, char *buf, size_t n) {
+int tsl_sublayer_boundary_str(const tsl_sublayer_model_t *sm, uint32_t i, char *buf, size_t n)
+{
     if (sm == NULL || i > sm->model.n_layers)
         return -1;
     uint32_t h = tsl_sublayer_boundary_halves(sm, i);

@@ -38,8 +38,10 @@ int tsl_target_parse(const char *name, uint32_t *out, tsl_err_t *err)
             return 0;
         }
     }
-    return tsl_err_set(err, "target: '%.40s' is not one of megatron, deepspeed, torchtitan, "
-                            "galvatron", name);
+    return tsl_err_set(err,
+                       "target: '%.40s' is not one of megatron, deepspeed, torchtitan, "
+                       "galvatron",
+                       name);
 }
 
 const char *tsl_target_layer_kind(const tsl_target_view_t *v, uint32_t layer)
@@ -65,10 +67,11 @@ static bool is_block(const tsl_layer_t *l)
 int tsl_target_check_model(const char *target, const tsl_model_t *m, tsl_err_t *err)
 {
     uint32_t n = m->n_layers;
-    if (n < 3 || m->layers[0].kind != TSL_LAYER_EMBEDDING || m->layers[n - 1].kind != TSL_LAYER_HEAD)
+    if (n < 3 || m->layers[0].kind != TSL_LAYER_EMBEDDING ||
+        m->layers[n - 1].kind != TSL_LAYER_HEAD)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "%s: model %s is not [embedding, Transformer layers..., head]",
-                            target, m->name);
+                            "%s: model %s is not [embedding, Transformer layers..., head]", target,
+                            m->name);
     for (uint32_t i = 1; i + 1 < n; i++)
         if (!is_block(&m->layers[i]))
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
@@ -109,17 +112,20 @@ static int fold_sublayers(tsl_target_view_t *v, const tsl_plan_t *p, const tsl_s
             tsl_strategy_format(&p->layer[i], b, sizeof b);
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "%s: layer %u's attention block runs %s but its FFN block %s; "
-                                "%s takes one strategy per layer", v->target, src, a, b, v->target);
+                                "%s takes one strategy per layer",
+                                v->target, src, a, b, v->target);
         }
     }
     for (uint32_t s = 0; s < p->pp; s++) {
         uint32_t lo = tsl_sublayer_boundary_halves(sm, p->stages[s].first_layer);
-        uint32_t hi = tsl_sublayer_boundary_halves(sm, p->stages[s].first_layer + p->stages[s].n_layers);
+        uint32_t hi =
+            tsl_sublayer_boundary_halves(sm, p->stages[s].first_layer + p->stages[s].n_layers);
         if (lo % 2)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "%s: stage %u starts inside layer %u (at %u.5, between its "
                                 "attention and FFN blocks); %s cuts stages at whole layers; plan "
-                                "again with --no-sublayer", v->target, s, lo / 2, lo / 2, v->target);
+                                "again with --no-sublayer",
+                                v->target, s, lo / 2, lo / 2, v->target);
         v->stage_first[s] = lo / 2;
         v->stage_count[s] = (hi - lo + 1) / 2;
     }
@@ -134,8 +140,8 @@ static int check_ckpt_outside_blocks(const tsl_target_view_t *v, tsl_err_t *err)
         if (v->layer[ends[k]].ckpt)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "%s: layer %u (%s) is checkpointed; %s recomputes Transformer "
-                                "layers only", v->target, ends[k],
-                                tsl_target_layer_kind(v, ends[k]), v->target);
+                                "layers only",
+                                v->target, ends[k], tsl_target_layer_kind(v, ends[k]), v->target);
     return 0;
 }
 
@@ -152,7 +158,8 @@ int tsl_target_view_init(tsl_target_view_t *v, const char *target, const tsl_pla
     if (p->memopt)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: the plan uses H3T's memory switches and CPU offload, which %s "
-                            "does not take per layer; plan again with --no-memopt", target, target);
+                            "does not take per layer; plan again with --no-memopt",
+                            target, target);
     if (tsl_target_check_model(target, m, err) != 0)
         return -1;
     v->n_blocks = m->n_layers - 2;
@@ -184,9 +191,10 @@ static int check_same_strategy(const tsl_target_view_t *v, const tsl_strategy_t 
         if (!tsl_strategy_equal(&t, ref))
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "%s: layer %u (%s) runs %s but layer 1 runs %s; %s runs the "
-                                "whole model under one strategy", v->target, i,
-                                tsl_target_layer_kind(v, i), tsl_target_strategy_str(&t, a),
-                                tsl_target_strategy_str(ref, b), v->target);
+                                "whole model under one strategy",
+                                v->target, i, tsl_target_layer_kind(v, i),
+                                tsl_target_strategy_str(&t, a), tsl_target_strategy_str(ref, b),
+                                v->target);
     }
     return 0;
 }
@@ -204,8 +212,8 @@ int tsl_target_uniform(const tsl_target_view_t *v, tsl_target_uniform_t *u, tsl_
         if (p->stages[s].n_devices != u->stage_devices)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "%s: stage %u has %u devices but stage 0 has %u; %s gives every "
-                                "stage the same number", v->target, s, p->stages[s].n_devices,
-                                u->stage_devices, v->target);
+                                "stage the same number",
+                                v->target, s, p->stages[s].n_devices, u->stage_devices, v->target);
     u->tp = tsl_strategy_degree(&u->s, TSL_DIM_TP);
     u->dp = tsl_strategy_degree(&u->s, TSL_DIM_DP);
     u->sdp = tsl_strategy_degree(&u->s, TSL_DIM_SDP);
@@ -213,7 +221,8 @@ int tsl_target_uniform(const tsl_target_view_t *v, tsl_target_uniform_t *u, tsl_
     if (p->micro_batch % width)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: a micro-batch of %u samples does not divide over %u "
-                            "data-parallel ranks", v->target, p->micro_batch, width);
+                            "data-parallel ranks",
+                            v->target, p->micro_batch, width);
     u->micro_per_rank = p->micro_batch / width;
     for (uint32_t i = 1; i <= v->n_blocks; i++)
         u->ckpt_blocks += v->layer[i].ckpt;

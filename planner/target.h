@@ -44,7 +44,7 @@
 #include "plan.h"
 
 typedef enum tsl_target {
-    TSL_TARGET_ANY = 0,   /* no restriction: Tessel's whole space */
+    TSL_TARGET_ANY = 0, /* no restriction: Tessel's whole space */
     TSL_TARGET_MEGATRON,
     TSL_TARGET_DEEPSPEED,
     TSL_TARGET_TORCHTITAN,
@@ -61,23 +61,23 @@ int tsl_target_parse(const char *name, uint32_t *out, tsl_err_t *err);
 typedef struct tsl_target_view {
     const tsl_plan_t *plan;
     const tsl_model_t *model;
-    const char *target;                           /* "megatron", ... for messages */
+    const char *target; /* "megatron", ... for messages */
     uint32_t pp;
-    uint32_t stage_first[TSL_PLAN_MAX_STAGES];    /* source layer index */
-    uint32_t stage_count[TSL_PLAN_MAX_STAGES];    /* source layers */
-    uint32_t stage_blocks[TSL_PLAN_MAX_STAGES];   /* Transformer layers among them */
-    uint32_t n_blocks;                            /* Transformer layers: 1 .. n_blocks */
-    tsl_strategy_t layer[TSL_PLAN_MAX_LAYERS];    /* per source layer */
+    uint32_t stage_first[TSL_PLAN_MAX_STAGES];  /* source layer index */
+    uint32_t stage_count[TSL_PLAN_MAX_STAGES];  /* source layers */
+    uint32_t stage_blocks[TSL_PLAN_MAX_STAGES]; /* Transformer layers among them */
+    uint32_t n_blocks;                          /* Transformer layers: 1 .. n_blocks */
+    tsl_strategy_t layer[TSL_PLAN_MAX_LAYERS];  /* per source layer */
 } tsl_target_view_t;
 
 /* The whole model under one strategy (ckpt aside): what Megatron-LM, DeepSpeed
  * and torchtitan take. */
 typedef struct tsl_target_uniform {
-    tsl_strategy_t s;          /* layer 1's, ckpt cleared */
-    uint32_t tp, dp, sdp;      /* degrees, 1 when unused */
-    uint32_t stage_devices;    /* devices per stage */
-    uint32_t micro_per_rank;   /* samples per micro-batch per data-parallel rank */
-    uint32_t ckpt_blocks;      /* Transformer layers with CKPT */
+    tsl_strategy_t s;        /* layer 1's, ckpt cleared */
+    uint32_t tp, dp, sdp;    /* degrees, 1 when unused */
+    uint32_t stage_devices;  /* devices per stage */
+    uint32_t micro_per_rank; /* samples per micro-batch per data-parallel rank */
+    uint32_t ckpt_blocks;    /* Transformer layers with CKPT */
 } tsl_target_uniform_t;
 
 /* The rules every target shares; fills v. target names it in messages. */

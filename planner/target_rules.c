@@ -16,22 +16,25 @@ static int check_features(const tsl_target_view_t *v, const tsl_target_uniform_t
     if (!vpp && v->plan->interleave > 1)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: the plan interleaves %u model chunks per stage; Tessel exports "
-                            "plain 1F1B to %s (plan again with --no-interleave)", v->target,
-                            v->plan->interleave, v->target);
+                            "plain 1F1B to %s (plan again with --no-interleave)",
+                            v->target, v->plan->interleave, v->target);
     if (!selective && u->s.selective)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: %s recomputes the attention core selectively; Tessel exports "
-                            "full recompute or none to %s", v->target, s, v->target);
+                            "full recompute or none to %s",
+                            v->target, s, v->target);
     if (u->s.zero > max_zero)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: %s shards %s over the data-parallel replicas (ZeRO-%u); %s "
-                            "takes at most ZeRO-%u there", v->target, s,
+                            "takes at most ZeRO-%u there",
+                            v->target, s,
                             u->s.zero > 1 ? "gradients and optimizer states" : "optimizer states",
                             u->s.zero, v->target, max_zero);
     if (!sp && u->s.sp)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: %s uses Megatron-style sequence parallelism, which %s does not "
-                            "run", v->target, s, v->target);
+                            "run",
+                            v->target, s, v->target);
     return 0;
 }
 
@@ -61,8 +64,8 @@ static int megatron_layout(const tsl_target_view_t *v, const tsl_target_uniform_
         if (v->stage_blocks[s] != v->stage_blocks[1])
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "megatron: stage %u has %u Transformer layers but stage 1 has %u; "
-                                "Megatron-LM splits the middle stages evenly", s,
-                                v->stage_blocks[s], v->stage_blocks[1]);
+                                "Megatron-LM splits the middle stages evenly",
+                                s, v->stage_blocks[s], v->stage_blocks[1]);
     uint32_t vc = v->plan->interleave;
     for (uint32_t s = 0; vc > 1 && s < v->pp; s++)
         if (v->stage_blocks[s] != v->stage_blocks[0] || v->stage_blocks[s] % vc)
@@ -88,11 +91,13 @@ static int megatron_recompute(const tsl_target_view_t *v, uint32_t *k, tsl_err_t
                 return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                     "megatron: layer %u is checkpointed but layer %u before it "
                                     "in stage %u is not; Megatron-LM recomputes the first N "
-                                    "layers of a stage", i, first + c, s);
+                                    "layers of a stage",
+                                    i, first + c, s);
         if (s > 0 && c != *k)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "megatron: stage %u checkpoints %u layers but stage 0 %u; "
-                                "--recompute-num-layers is one number for every stage", s, c, *k);
+                                "--recompute-num-layers is one number for every stage",
+                                s, c, *k);
         *k = c;
     }
     return 0;
@@ -119,7 +124,8 @@ int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
         if (tsl_layer_key(&m->layers[i], k) != n1 || memcmp(k, k1, n1 * sizeof k[0]))
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "megatron: layer %u's shape differs from layer 1's; "
-                                "Megatron-LM builds identical layers", i);
+                                "Megatron-LM builds identical layers",
+                                i);
     return 0;
 }
 
@@ -128,7 +134,8 @@ static int check_megatron(const tsl_target_view_t *v, tsl_err_t *err)
     tsl_target_uniform_t u;
     uint32_t k;
     if (tsl_target_uniform(v, &u, err) != 0 || megatron_layout(v, &u, err) != 0 ||
-        check_features(v, &u, true, true, 1, true, err) != 0 || tsl_target_megatron_shapes(v->model, err) != 0)
+        check_features(v, &u, true, true, 1, true, err) != 0 ||
+        tsl_target_megatron_shapes(v->model, err) != 0)
         return -1;
     if (u.ckpt_blocks && u.ckpt_blocks < v->n_blocks && megatron_recompute(v, &k, err) != 0)
         return -1;
@@ -147,30 +154,35 @@ static int check_deepspeed(const tsl_target_view_t *v, tsl_err_t *err)
     if (u.dp > 1 && u.sdp > 1)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "deepspeed: %s mixes replicated and sharded data parallelism; "
-                            "DeepSpeed runs one ZeRO stage", s);
+                            "DeepSpeed runs one ZeRO stage",
+                            s);
     if (u.tp > 1 && v->pp > 1)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "deepspeed: %s in %u pipeline stages; DeepSpeed's pipeline engine "
                             "takes tensor parallelism only from the model's own code (export to "
-                            "megatron or galvatron instead)", s, v->pp);
+                            "megatron or galvatron instead)",
+                            s, v->pp);
     if (u.tp > 1 && tsl_strategy_stride(&u.s, TSL_DIM_TP) != 1)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "deepspeed: %s puts tensor-parallel ranks apart; AutoTP groups "
-                            "consecutive ranks", s);
+                            "consecutive ranks",
+                            s);
     if ((u.sdp > 1 || u.s.zero > 1) && v->pp > 1)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "deepspeed: %s (ZeRO-%u) in %u pipeline stages; DeepSpeed's pipeline "
-                            "engine takes ZeRO-1 at most", s, u.sdp > 1 ? 3u : u.s.zero, v->pp);
+                            "engine takes ZeRO-1 at most",
+                            s, u.sdp > 1 ? 3u : u.s.zero, v->pp);
     if (u.ckpt_blocks && u.ckpt_blocks != v->n_blocks)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "deepspeed: %u of %u Transformer layers are checkpointed; the "
-                            "config checkpoints all of them or none", u.ckpt_blocks, v->n_blocks);
+                            "config checkpoints all of them or none",
+                            u.ckpt_blocks, v->n_blocks);
     for (uint32_t st = 0; st < v->pp && v->pp > 1; st++)
         if (v->stage_count[st] * v->pp != v->model->n_layers)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "deepspeed: stage %u holds %u of %u layers; PipelineModule's "
-                                "'uniform' partition gives each of %u stages %g", st,
-                                v->stage_count[st], v->model->n_layers, v->pp,
+                                "'uniform' partition gives each of %u stages %g",
+                                st, v->stage_count[st], v->model->n_layers, v->pp,
                                 (double)v->model->n_layers / v->pp);
     return check_features(v, &u, false, false, 2, false, err);
 }
@@ -200,7 +212,8 @@ static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
         if (v->stage_first[s] > v->n_blocks)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "torchtitan: stage %u holds the output head alone; split points "
-                                "are Transformer blocks", s);
+                                "are Transformer blocks",
+                                s);
     /* torchtitan's TP plan shards norms over the sequence: with or without "+sp"
      * the plan runs (without it Tessel only over-counts activation memory) */
     return check_features(v, &u, false, false, 0, true, err);
@@ -216,12 +229,13 @@ static int galvatron_layer(const tsl_target_view_t *v, uint32_t i, tsl_err_t *er
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "galvatron: layer %u (%s) runs %s, replicated and sharded data "
                             "parallelism at once; Galvatron takes one data-parallel type per "
-                            "layer", i, tsl_target_layer_kind(v, i), tsl_target_strategy_str(s, b));
+                            "layer",
+                            i, tsl_target_layer_kind(v, i), tsl_target_strategy_str(s, b));
     if (s->sp || s->zero || s->selective)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "galvatron: layer %u (%s) runs %s; Tessel exports Galvatron's "
-                            "ddp/zero3 data parallelism, TP and full CKPT only", i,
-                            tsl_target_layer_kind(v, i), tsl_target_strategy_str(s, b));
+                            "ddp/zero3 data parallelism, TP and full CKPT only",
+                            i, tsl_target_layer_kind(v, i), tsl_target_strategy_str(s, b));
     return 0;
 }
 
@@ -235,19 +249,21 @@ static int check_galvatron(const tsl_target_view_t *v, tsl_err_t *err)
         if (p->stages[s].n_devices != p->stages[0].n_devices)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "galvatron: stage %u has %u devices but stage 0 has %u; "
-                                "Galvatron gives every stage the same number", s,
-                                p->stages[s].n_devices, p->stages[0].n_devices);
+                                "Galvatron gives every stage the same number",
+                                s, p->stages[s].n_devices, p->stages[0].n_devices);
         if (v->stage_blocks[s] == 0)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "galvatron: stage %u holds no Transformer layer (pp_division "
-                                "counts Transformer layers)", s);
+                                "counts Transformer layers)",
+                                s);
     }
     uint32_t tp0 = tsl_strategy_degree(&v->layer[0], TSL_DIM_TP);
     uint32_t tph = tsl_strategy_degree(&v->layer[v->n_blocks + 1], TSL_DIM_TP);
     if (tp0 != tph)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "galvatron: the embedding runs tp%u but the head tp%u; Galvatron "
-                            "gives both one vocabulary TP degree (vtp)", tp0, tph);
+                            "gives both one vocabulary TP degree (vtp)",
+                            tp0, tph);
     if (p->interleave > 1)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "galvatron: the plan interleaves %u model chunks per stage; Tessel "

@@ -12,9 +12,9 @@
 #include <stddef.h>
 
 typedef struct tsl_migration {
-    int version;        /* NNN of the file name */
-    const char *name;   /* "001_init" */
-    const char *sql;    /* the whole file */
+    int version;      /* NNN of the file name */
+    const char *name; /* "001_init" */
+    const char *sql;  /* the whole file */
 } tsl_migration_t;
 
 extern const tsl_migration_t tsl_migrations[];

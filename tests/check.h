@@ -28,7 +28,7 @@ static int check_passed, check_failed;
     } while (0)
 
 #define CHECK_NEAR(a, b, rel, ...)                                                                 \
-    CHECK(fabs((double)(a) - (double)(b)) <= (rel) * fmax(fabs((double)(a)), fabs((double)(b))),   \
+    CHECK(fabs((double)(a) - (double)(b)) <= (rel)*fmax(fabs((double)(a)), fabs((double)(b))),     \
           __VA_ARGS__)
 
 #define CHECK_DONE()                                                                               \

@@ -94,8 +94,7 @@ static void test_config(const char *root)
     tsl_err_t err = {0};
     char path[300], tok[300];
     tsl_agent_config_defaults(&c);
-    CHECK(c.heartbeat_s == 10 && strcmp(c.backend, "cuda") == 0 && c.profile_at_start,
-          "defaults");
+    CHECK(c.heartbeat_s == 10 && strcmp(c.backend, "cuda") == 0 && c.profile_at_start, "defaults");
     CHECK(tsl_agent_config_set(&c, "heartbeat", "0", &err) != 0 && strstr(err.msg, "heartbeat_s"),
           "heartbeat 0 refused: %s", err.msg);
     CHECK(tsl_agent_config_set(&c, "node.heartbeat_s", "2", &err) == 0 && c.heartbeat_s == 2,
@@ -106,7 +105,8 @@ static void test_config(const char *root)
     CHECK(write_text(tok, "  s3cret-token \n") == 0, "token file");
     snprintf(path, sizeof path, "%s/w.conf", root);
     char text[800];
-    snprintf(text, sizeof text, "[daemon]\naddress = unix:/x.sock\ntoken_file = %s\n[node]\n"
+    snprintf(text, sizeof text,
+             "[daemon]\naddress = unix:/x.sock\ntoken_file = %s\n[node]\n"
              "backend = sim\ndevice_file = /dev/null\nname = n1\n[profile]\ninterval_h = 0.5\n"
              "shapes = h=1024,s=1024,a=16  h=2048,s=512,a=16,gated\n",
              tok);

@@ -28,7 +28,8 @@ static void test_status_table(void)
     CHECK(tsl_errcode_exit(TSL_E_CANCELLED) == tsl_status_exit(GRPC_STATUS_DEADLINE_EXCEEDED) &&
               tsl_errcode_exit(TSL_E_CANCELLED) == 5,
           "a local timeout exits as a remote deadline");
-    CHECK(tsl_status_exit(GRPC_STATUS_OK) == 0 && tsl_status_exit(GRPC_STATUS_INVALID_ARGUMENT) == 2 &&
+    CHECK(tsl_status_exit(GRPC_STATUS_OK) == 0 &&
+              tsl_status_exit(GRPC_STATUS_INVALID_ARGUMENT) == 2 &&
               tsl_status_exit(GRPC_STATUS_NOT_FOUND) == 3 &&
               tsl_status_exit(GRPC_STATUS_FAILED_PRECONDITION) == 4 &&
               tsl_status_exit(GRPC_STATUS_UNAUTHENTICATED) == 4 &&
@@ -79,8 +80,8 @@ static void test_fields_match_proto(void)
     r.no_sdp = r.no_bi_objective = r.no_slicer = true;
     Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
     tsl_request_to_proto(&r, &req.base);
-    CHECK(req.global_batch == 96 && req.memory_bytes == 80ull << 30 && req.pp == 4 &&
-              req.no_sdp && req.no_bi_objective && req.no_slicer && !req.no_pp,
+    CHECK(req.global_batch == 96 && req.memory_bytes == 80ull << 30 && req.pp == 4 && req.no_sdp &&
+              req.no_bi_objective && req.no_slicer && !req.no_pp,
           "request → PlanRequest by field name");
     tsl_request_from_proto(&req.base, &back);
     CHECK(back.global_batch == 96 && back.mem_budget_bytes == 80ull << 30 && back.max_pp == 0 &&
@@ -121,7 +122,8 @@ static void test_plan_round_trip(void)
     json_object_del(back, "cached");
     json_object_del(back, "stale");
     json_object_del(back, "created_unix");
-    char *t1 = json_dumps(doc, JSON_REAL_PRECISION(17)), *t2 = json_dumps(back, JSON_REAL_PRECISION(17));
+    char *t1 = json_dumps(doc, JSON_REAL_PRECISION(17)),
+         *t2 = json_dumps(back, JSON_REAL_PRECISION(17));
     CHECK(t1 && t2 && strcmp(t1, t2) == 0, "round trip: key for key, in order\n%.400s\n%.400s", t1,
           t2);
     free(t1);

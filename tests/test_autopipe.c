@@ -12,17 +12,20 @@
 
 static uint64_t lcg_state = 0xa070b1beu;
 
-static double lcg01(void) {
+static double lcg01(void)
+{
     lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
     return (double)(lcg_state >> 11) / 9007199254740992.0;
 }
 
-static uint32_t lcg_below(uint32_t n) {
+static uint32_t lcg_below(uint32_t n)
+{
     return (uint32_t)(lcg01() * n);
 }
 
 /* Exhaustive min-max over all partitions of w[0..n) into p non-empty stages. */
-static double brute_minmax(const double *w, uint32_t n, uint32_t p, uint32_t from, double acc_max) {
+static double brute_minmax(const double *w, uint32_t n, uint32_t p, uint32_t from, double acc_max)
+{
     if (p == 1) {
         double sum = 0;
         for (uint32_t k = from; k < n; k++)
@@ -39,7 +42,8 @@ static double brute_minmax(const double *w, uint32_t n, uint32_t p, uint32_t fro
     return best;
 }
 
-static void test_minmax(void) {
+static void test_minmax(void)
+{
     double w[12];
     uint32_t first[13];
     int n_cases = 0, ok = 0;
@@ -83,7 +87,8 @@ static void test_minmax(void) {
           "negative weight: %s", err.msg);
 }
 
-static int simulate_first(const tsl_autopipe_in_t *in, const uint32_t *first, double *iter) {
+static int simulate_first(const tsl_autopipe_in_t *in, const uint32_t *first, double *iter)
+{
     double f[64], b[64], c[64];
     tsl_err_t err;
     if (tsl_autopipe_stage_times(in, first, f, b, c, &err))
@@ -105,7 +110,8 @@ static int simulate_first(const tsl_autopipe_in_t *in, const uint32_t *first, do
     return rc;
 }
 
-static void test_partition(void) {
+static void test_partition(void)
+{
     double f[96], b[96];
     int n_cases = 0, valid = 0, not_worse = 0, improved = 0, consistent = 0, same = 0;
     double best_gain = 0;
@@ -197,7 +203,8 @@ static void test_partition(void) {
  * master-stage moves; without them the result stays at Algorithm 1's 217.82),
  * case 82 needs step 2 (the Eq. (1) adjustment after the master; without it the
  * best found is 155.39). The pinned values are this implementation's results. */
-static void test_pinned(void) {
+static void test_pinned(void)
+{
     uint64_t st = 0x1234u;
     double f[64], b[64];
     for (int t = 0; t <= 82; t++) {
@@ -240,7 +247,8 @@ static void test_pinned(void) {
 }
 
 static int slice_balanced(uint32_t P, uint32_t m, double p2p, const tsl_autopipe_slice_cfg_t *cfg,
-                          tsl_autopipe_slice_t *out) {
+                          tsl_autopipe_slice_t *out)
+{
     double f[64], b[64], c[64];
     for (uint32_t s = 0; s < P; s++) {
         f[s] = 1;
@@ -261,7 +269,8 @@ static int slice_balanced(uint32_t P, uint32_t m, double p2p, const tsl_autopipe
     return rc;
 }
 
-static void test_slicer(void) {
+static void test_slicer(void)
+{
     tsl_autopipe_slice_t s;
     /* P = 2: never (AutoPipe Fig. 10) */
     for (uint32_t m = 1; m <= 16; m++)
@@ -311,7 +320,8 @@ static void test_slicer(void) {
         CHECK(s.applied == (s.sliced_iter_s < s.iter_s), "P=2, min_stages 2: %s", s.why);
 }
 
-int main(void) {
+int main(void)
+{
     test_minmax();
     test_partition();
     test_pinned();

@@ -12,10 +12,11 @@
 #include "cluster.h"
 #include "model.h"
 
-#define GB 1e9
+#define GB  1e9
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static const tsl_link_spec_t *link_of(const char *name) {
+static const tsl_link_spec_t *link_of(const char *name)
+{
     const tsl_link_spec_t *l = tsl_link_find(name);
     if (l == NULL) {
         fprintf(stderr, "built-in link %s missing\n", name);
@@ -24,7 +25,8 @@ static const tsl_link_spec_t *link_of(const char *name) {
     return l;
 }
 
-static void test_table(void) {
+static void test_table(void)
+{
     CHECK(tsl_gpu_count() >= 9, "GPU table has %zu entries", tsl_gpu_count());
     for (size_t i = 0; i < tsl_gpu_count(); i++) {
         const tsl_gpu_spec_t *g = tsl_gpu_at(i);
@@ -66,7 +68,8 @@ static void test_table(void) {
     CHECK(tsl_link_find("IB100") == link_of("ib100") && tsl_link_find("ib7") == NULL, "find");
 }
 
-static void test_spec_good(void) {
+static void test_spec_good(void)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
 
@@ -108,7 +111,8 @@ static void test_spec_good(void) {
     tsl_cluster_free(&c);
 }
 
-static void spec_bad(const char *spec, const char *want) {
+static void spec_bad(const char *spec, const char *want)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     int rc = tsl_cluster_parse_spec(&c, spec, &err);
@@ -118,7 +122,8 @@ static void spec_bad(const char *spec, const char *want) {
     tsl_cluster_free(&c);
 }
 
-static void test_spec_bad(void) {
+static void test_spec_bad(void)
+{
     spec_bad("8xA200", "cluster: unknown GPU type 'A200'; known: A100-40G, A100-80G");
     spec_bad("0x8xA100-40G", "cluster: node count 0");
     spec_bad("2x0xA100-40G", "cluster: GPUs per node 0");
@@ -136,7 +141,8 @@ static void test_spec_bad(void) {
 }
 
 /* node 0: 8 A100-80G, node 1: 4 V100-16G, node 2: 2 T4 — by hand. */
-static void build_hetero(tsl_cluster_t *c) {
+static void build_hetero(tsl_cluster_t *c)
+{
     tsl_err_t err = {0};
     uint32_t a100, v100, t4;
     tsl_cluster_init(c);
@@ -154,7 +160,8 @@ static void build_hetero(tsl_cluster_t *c) {
     CHECK(tsl_cluster_finish(c, &err) == 0, "%s", err.msg);
 }
 
-static void test_mapping(void) {
+static void test_mapping(void)
+{
     tsl_cluster_t c;
     build_hetero(&c);
     CHECK(c.n_devices == 14, "14 devices");
@@ -200,7 +207,8 @@ static void test_mapping(void) {
     tsl_cluster_free(&d);
 }
 
-static void test_describe_homogeneous(void) {
+static void test_describe_homogeneous(void)
+{
     tsl_cluster_t c;
     tsl_err_t err;
     char buf[256];
@@ -212,7 +220,8 @@ static void test_describe_homogeneous(void) {
     tsl_cluster_free(&c);
 }
 
-static void test_build_errors(void) {
+static void test_build_errors(void)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     uint32_t idx, idx2;
@@ -275,7 +284,8 @@ static void test_build_errors(void) {
     tsl_cluster_free(&c);
 }
 
-static void test_group_bw(void) {
+static void test_group_bw(void)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "2x8xA100-40G:ib100", &err) == 0, "%s", err.msg);
@@ -307,7 +317,8 @@ static void test_group_bw(void) {
 }
 
 /* 4 nodes x 2 GPUs, node 2 with a slow PCIe-only box, pair (1, 3) on a slow link. */
-static void test_group_bw_matrix(void) {
+static void test_group_bw_matrix(void)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     uint32_t t;
@@ -336,7 +347,8 @@ static void test_group_bw_matrix(void) {
 }
 
 /* 1024 nodes x 16: lookups walk nodes, so even the full-width groups are cheap. */
-static void test_group_bw_large(void) {
+static void test_group_bw_large(void)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "1024x16xH100-80G:ib400", &err) == 0, "%s", err.msg);
@@ -357,8 +369,8 @@ static void test_group_bw_large(void) {
 
 /* The first "key": value after the string `after` (NULL: from the start) in a
  * small JSON file, by hand (planner tests link no JSON library). */
-static int fixture_value_after(const char *path, const char *after, const char *key,
-                               double *out) {
+static int fixture_value_after(const char *path, const char *after, const char *key, double *out)
+{
     static char text[32768];
     char pattern[128];
     FILE *f = fopen(path, "r");
@@ -375,7 +387,8 @@ static int fixture_value_after(const char *path, const char *after, const char *
     return sscanf(p + 1, "%lf", out) == 1 ? 0 : -1;
 }
 
-static int fixture_value(const char *path, const char *key, double *out) {
+static int fixture_value(const char *path, const char *key, double *out)
+{
     return fixture_value_after(path, NULL, key, out);
 }
 
@@ -385,7 +398,8 @@ static int fixture_value(const char *path, const char *key, double *out) {
  * what an unfused attention without dropout keeps (2·a·s² of softmax output
  * = 32·s·h on top of the 32.1·s·h of the rest), so the comparison is made
  * unfused; the fused default keeps half. */
-static void test_galvatron_memory(const char *shared) {
+static void test_galvatron_memory(const char *shared)
+{
     char path[512];
     snprintf(path, sizeof(path),
              "%s/fixtures/galvatron/llama2-7b/memory_profiling_bf16_llama2-7b_all.json", shared);
@@ -407,15 +421,16 @@ static void test_galvatron_memory(const char *shared) {
         double u = (double)(unfused.act_repl_bytes + unfused.act_shard_bytes) / t;
         double f = (double)(fused.act_repl_bytes + fused.act_shard_bytes) / t;
         printf("llama2-7b act/sample/layer TP %u + SP: measured %.1f MB, unfused %.1f MB "
-               "(x%.2f), fused %.1f MB (x%.2f)\n", t, mb, u / 1048576, u / measured,
-               f / 1048576, f / measured);
+               "(x%.2f), fused %.1f MB (x%.2f)\n",
+               t, mb, u / 1048576, u / measured, f / 1048576, f / measured);
         CHECK(u / measured > 0.9 && u / measured < 1.05, "TP %u: unfused %.2f x measured", t,
               u / measured);
     }
     tsl_model_free(&m);
 }
 
-static void test_galvatron_fixture(void) {
+static void test_galvatron_fixture(void)
+{
     const char *shared = getenv("TSL_SHARED");
     char path[512];
     double measured;
@@ -464,7 +479,8 @@ static void test_galvatron_fixture(void) {
     }
 }
 
-int main(void) {
+int main(void)
+{
     test_table();
     test_spec_good();
     test_spec_bad();

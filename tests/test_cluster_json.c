@@ -13,22 +13,25 @@
 #include "check.h"
 #include "cluster_json.h"
 
-#define GB 1e9
+#define GB  1e9
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 static char data_dir[512];
 
-static void data_path(char *buf, size_t cap, const char *name) {
+static void data_path(char *buf, size_t cap, const char *name)
+{
     snprintf(buf, cap, "%s/cluster/%s", data_dir, name);
 }
 
-static int load(const char *name, tsl_cluster_t *c, tsl_err_t *err) {
+static int load(const char *name, tsl_cluster_t *c, tsl_err_t *err)
+{
     char path[700];
     data_path(path, sizeof(path), name);
     return tsl_cluster_json_load(path, c, err);
 }
 
-static void test_file_a100(void) {
+static void test_file_a100(void)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(load("a100-2x8-ib100.json", &c, &err) == 0, "%s", err.msg);
@@ -40,7 +43,8 @@ static void test_file_a100(void) {
     tsl_cluster_free(&c);
 }
 
-static void test_file_amp(void) {
+static void test_file_amp(void)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(load("amp-hetero.json", &c, &err) == 0, "%s", err.msg);
@@ -56,7 +60,8 @@ static void test_file_amp(void) {
     tsl_cluster_free(&c);
 }
 
-static void test_file_matrix(void) {
+static void test_file_matrix(void)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(load("matrix-4nodes.json", &c, &err) == 0, "%s", err.msg);
@@ -72,7 +77,8 @@ static void test_file_matrix(void) {
     tsl_cluster_free(&c);
 }
 
-static void test_file_custom(void) {
+static void test_file_custom(void)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(load("custom-gpu.json", &c, &err) == 0, "%s", err.msg);
@@ -93,7 +99,8 @@ static void test_file_custom(void) {
     tsl_cluster_free(&c);
 }
 
-static void test_file_bad(void) {
+static void test_file_bad(void)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(load("bad-gpus.json", &c, &err) == -1, "bad file fails");
@@ -110,7 +117,7 @@ struct bad_case {
 };
 
 #define NODE "{\"type\": \"A100-80G\", \"gpus\": 8}"
-#define TWO "\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": 2}]"
+#define TWO  "\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": 2}]"
 
 static const struct bad_case bad_cases[] = {
     {"[]", "(root): must be a JSON object"},
@@ -190,7 +197,7 @@ static const struct bad_case bad_cases[] = {
     {"{\"nodes\": [" NODE "], \"gpu_types\": {\"X\": {\"memory_gb\": 16}}}",
      "gpu_types.X.peak_tflops: missing"},
     {"{\"nodes\": [" NODE "], \"gpu_types\": {\"X\": {\"memory_gb\": 16, \"peak_tflops\": 100, "
-                          "\"efficiency\": 0.5, \"pcie_gbps\": 10}}}",
+     "\"efficiency\": 0.5, \"pcie_gbps\": 10}}}",
      "gpu_types.X.intra_gbps: missing"},
     {"{\"nodes\": [" NODE
      "], \"gpu_types\": {\"X\": {\"base\": \"A100-80G\", \"efficiency\": 1.5}}}",
@@ -207,7 +214,8 @@ static const struct bad_case bad_cases[] = {
      "name must be 1 to 31 characters"},
 };
 
-static void test_errors(void) {
+static void test_errors(void)
+{
     for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
         tsl_cluster_t c;
         tsl_err_t err = {0};
@@ -221,7 +229,8 @@ static void test_errors(void) {
 }
 
 /* Nine GPU types in one file: the cluster holds at most eight. */
-static void test_too_many_types(void) {
+static void test_too_many_types(void)
+{
     char json[4096];
     size_t len = (size_t)snprintf(json, sizeof(json), "{\"gpu_types\": {");
     for (int i = 0; i < 9; i++)
@@ -239,7 +248,8 @@ static void test_too_many_types(void) {
     CHECK(strstr(err.msg, "nodes[8].type: cluster: more than 8 GPU types") != NULL, "%s", err.msg);
 }
 
-static void test_inline_good(void) {
+static void test_inline_good(void)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     /* an override given by alias applies to nodes named canonically, and the other way */
@@ -271,7 +281,8 @@ static void test_inline_good(void) {
     tsl_cluster_free(&c);
 }
 
-static void check_same(const tsl_cluster_t *a, const tsl_cluster_t *b, const char *what) {
+static void check_same(const tsl_cluster_t *a, const tsl_cluster_t *b, const char *what)
+{
     CHECK(a->n_nodes == b->n_nodes && a->n_devices == b->n_devices, "%s: sizes", what);
     CHECK(a->n_gpu_types == b->n_gpu_types, "%s: types", what);
     CHECK_NEAR(a->overlap_slowdown, b->overlap_slowdown, 1e-12, "%s: overlap", what);
@@ -289,7 +300,8 @@ static void check_same(const tsl_cluster_t *a, const tsl_cluster_t *b, const cha
         CHECK(a->nodes[i].cpu_mem_bytes == b->nodes[i].cpu_mem_bytes, "%s: cpu mem", what);
 }
 
-static void test_round_trip(void) {
+static void test_round_trip(void)
+{
     const char *files[] = {"a100-2x8-ib100.json", "amp-hetero.json", "matrix-4nodes.json",
                            "custom-gpu.json"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -318,7 +330,8 @@ static void test_round_trip(void) {
     tsl_cluster_free(&c);
 }
 
-static void test_from_arg(void) {
+static void test_from_arg(void)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     char path[700];
@@ -351,7 +364,8 @@ static void test_from_arg(void) {
 
 /* Every intra-node all-reduce figure Galvatron measured on A100 (GB/s of bus
  * bandwidth, consecutive ranks) within 25% of the built-in. */
-static void test_galvatron_fixture(void) {
+static void test_galvatron_fixture(void)
+{
     const char *shared = getenv("TSL_SHARED");
     const char *files[] = {"allreduce_bandwidth_1nodes_8gpus_per_node.json",
                            "allreduce_bandwidth_1nodes_4gpus_per_node.json"};
@@ -372,7 +386,8 @@ static void test_galvatron_fixture(void) {
         const char *key;
         json_t *val;
         int seen = 0;
-        json_object_foreach(root, key, val) {
+        json_object_foreach(root, key, val)
+        {
             if (strstr(key, "_consec_1") == NULL)
                 continue;
             seen++;
@@ -384,7 +399,8 @@ static void test_galvatron_fixture(void) {
     }
 }
 
-int main(void) {
+int main(void)
+{
     const char *dir = getenv("TSL_TESTDATA");
     snprintf(data_dir, sizeof(data_dir), "%s", dir ? dir : "tests/data");
     test_file_a100();

@@ -36,7 +36,8 @@ static void test_defaults(void)
     CHECK(c.pool_size == 0 && c.queue_size == 16 && c.grace_s == 10 && c.search_nice == 19,
           "search");
     CHECK(c.max_request_bytes == 4194304 && c.max_layers == 1024 && c.max_devices == 16384 &&
-              c.max_batch == 65536, "limits");
+              c.max_batch == 65536,
+          "limits");
     CHECK(strcmp(c.log_level, "info") == 0 && c.n_tokens == 0, "log, tokens");
     CHECK(tsl_config_validate(&c, &err) == 0, "defaults valid: %s", err.msg);
 }
@@ -51,7 +52,8 @@ static void test_set(void)
     CHECK(tsl_config_set(&c, "server.unix_socket", "/tmp/u.sock", &err) == 0, "%s", err.msg);
     CHECK(strcmp(c.unix_socket, "/tmp/u.sock") == 0, "section.key");
     CHECK(tsl_config_set(&c, "--database", "/tmp/x.db", &err) == 0 &&
-              strcmp(c.database, "/tmp/x.db") == 0, "--flag form: %s", err.msg);
+              strcmp(c.database, "/tmp/x.db") == 0,
+          "--flag form: %s", err.msg);
     CHECK(tsl_config_set(&c, "socket-mode", "0600", &err) == 0 && c.socket_mode == 0600, "octal");
     /* A decimal slip: 432 is 0660 in decimal; without a leading 0 the mode is refused. */
     CHECK(tsl_config_set(&c, "socket-mode", "432", &err) == -1 && strstr(err.msg, "leading 0"),
@@ -73,27 +75,33 @@ static void test_set(void)
     CHECK(tsl_config_set(&c, "queue-size", "100001", &err) == -1 &&
               strstr(err.msg, "search.queue_size") && strstr(err.msg, "[0, 100000]"),
           "bounds named: %s", err.msg);
-    CHECK(tsl_config_set(&c, "max-layers", "0", &err) == -1 && strstr(err.msg, "limits.max_layers") &&
-              strstr(err.msg, "[1, 1048576]"), "min bound: %s", err.msg);
+    CHECK(tsl_config_set(&c, "max-layers", "0", &err) == -1 &&
+              strstr(err.msg, "limits.max_layers") && strstr(err.msg, "[1, 1048576]"),
+          "min bound: %s", err.msg);
     CHECK(tsl_config_set(&c, "max-layers", "-3", &err) == -1 && strstr(err.msg, "whole number"),
           "negative: %s", err.msg);
     CHECK(tsl_config_set(&c, "max-layers", "12abc", &err) == -1, "junk after digits");
     CHECK(tsl_config_set(&c, "max-layers", "", &err) == -1, "empty number");
     CHECK(tsl_config_set(&c, "max-request-bytes", "16M", &err) == 0 &&
-              c.max_request_bytes == 16u << 20, "M suffix: %s", err.msg);
+              c.max_request_bytes == 16u << 20,
+          "M suffix: %s", err.msg);
     CHECK(tsl_config_set(&c, "max-request-bytes", "2G", &err) == -1 &&
-              strstr(err.msg, "max_request_bytes"), "above 1G: %s", err.msg);
-    CHECK(tsl_config_set(&c, "max-request-bytes", "1K", &err) == 0 && c.max_request_bytes == 1024, "K");
+              strstr(err.msg, "max_request_bytes"),
+          "above 1G: %s", err.msg);
+    CHECK(tsl_config_set(&c, "max-request-bytes", "1K", &err) == 0 && c.max_request_bytes == 1024,
+          "K");
     CHECK(tsl_config_set(&c, "grace", "2.5", &err) == 0 && c.grace_s == 2.5, "double");
     CHECK(tsl_config_set(&c, "grace", "nan", &err) == -1, "nan refused");
-    CHECK(tsl_config_set(&c, "grace", "3601", &err) == -1 && strstr(err.msg, "grace_s"), "%s", err.msg);
+    CHECK(tsl_config_set(&c, "grace", "3601", &err) == -1 && strstr(err.msg, "grace_s"), "%s",
+          err.msg);
     CHECK(tsl_config_set(&c, "search-nice", "0", &err) == 0 && c.search_nice == 0, "nice 0");
-    CHECK(tsl_config_set(&c, "search.search_nice", "20", &err) == -1 && strstr(err.msg, "search_nice"),
+    CHECK(tsl_config_set(&c, "search.search_nice", "20", &err) == -1 &&
+              strstr(err.msg, "search_nice"),
           "nice above 19: %s", err.msg);
     CHECK(tsl_config_set(&c, "log-level", "DEBUG", &err) == 0 && strcmp(c.log_level, "debug") == 0,
           "level canonical: %s", c.log_level);
-    CHECK(tsl_config_set(&c, "log.level", "loud", &err) == -1 && strstr(err.msg, "log.level"),
-          "%s", err.msg);
+    CHECK(tsl_config_set(&c, "log.level", "loud", &err) == -1 && strstr(err.msg, "log.level"), "%s",
+          err.msg);
     CHECK(tsl_config_set(&c, "http", "127.0.0.1:0", &err) == 0, "http port 0: %s", err.msg);
     CHECK(tsl_config_set(&c, "http", "[::1]:9464", &err) == 0, "v6: %s", err.msg);
     CHECK(tsl_config_set(&c, "http", "", &err) == 0 && c.http[0] == '\0', "off");
@@ -103,8 +111,10 @@ static void test_set(void)
     CHECK(tsl_config_set(&c, "tcp", ":80", &err) == -1, "no host");
     CHECK(tsl_config_set(&c, "nope", "1", &err) == -1 && strstr(err.msg, "nope"), "%s", err.msg);
     CHECK(tsl_config_set(&c, "server.nope", "1", &err) == -1 && strstr(err.msg, "nope") &&
-              strstr(err.msg, "[server]"), "%s", err.msg);
-    CHECK(tsl_config_set(&c, "bogus.key", "1", &err) == -1 && strstr(err.msg, "[bogus]"), "%s", err.msg);
+              strstr(err.msg, "[server]"),
+          "%s", err.msg);
+    CHECK(tsl_config_set(&c, "bogus.key", "1", &err) == -1 && strstr(err.msg, "[bogus]"), "%s",
+          err.msg);
     char longpath[200];
     memset(longpath, 'a', sizeof(longpath) - 1);
     longpath[0] = '/';
@@ -121,11 +131,14 @@ static void test_tokens(void)
     tsl_err_t err = {0};
     tsl_config_defaults(&c);
     CHECK(tsl_config_token_role(&c, "anything") == TSL_ROLE_NONE, "no tokens");
-    CHECK(tsl_config_set(&c, "tokens.sched-token-0123456789", "scheduler", &err) == 0, "%s", err.msg);
+    CHECK(tsl_config_set(&c, "tokens.sched-token-0123456789", "scheduler", &err) == 0, "%s",
+          err.msg);
     CHECK(tsl_config_set(&c, "tokens.ops-token-0123456789", "ops", &err) == 0, "%s", err.msg);
     CHECK(tsl_config_set(&c, "tokens.w", "worker", &err) == 0, "%s", err.msg);
-    CHECK(tsl_config_set(&c, "tokens.x", "admin", &err) == -1 && strstr(err.msg, "admin"), "%s", err.msg);
-    CHECK(tsl_config_set(&c, "tokens.w", "ops", &err) == -1 && strstr(err.msg, "twice"), "%s", err.msg);
+    CHECK(tsl_config_set(&c, "tokens.x", "admin", &err) == -1 && strstr(err.msg, "admin"), "%s",
+          err.msg);
+    CHECK(tsl_config_set(&c, "tokens.w", "ops", &err) == -1 && strstr(err.msg, "twice"), "%s",
+          err.msg);
     CHECK(c.n_tokens == 3, "3 tokens");
     CHECK(tsl_config_token_role(&c, "sched-token-0123456789") == TSL_ROLE_SCHEDULER, "scheduler");
     CHECK(tsl_config_token_role(&c, "ops-token-0123456789") == TSL_ROLE_OPS, "ops");
@@ -146,7 +159,8 @@ static void test_tokens(void)
         tsl_config_set(&c, key, "ops", &err);
     }
     CHECK(c.n_tokens == TSL_CONFIG_MAX_TOKENS, "table full");
-    CHECK(tsl_config_set(&c, "tokens.onemore", "ops", &err) == -1 && strstr(err.msg, "64"), "%s", err.msg);
+    CHECK(tsl_config_set(&c, "tokens.onemore", "ops", &err) == -1 && strstr(err.msg, "64"), "%s",
+          err.msg);
     CHECK(tsl_config_token_role(&c, "t63") == TSL_ROLE_OPS, "last token found");
 }
 
@@ -166,7 +180,8 @@ static void test_validate(void)
     tsl_config_set(&c, "insecure-tcp", "true", &err);
     CHECK(tsl_config_validate(&c, &err) == 0, "tcp with tokens, insecure_tcp: %s", err.msg);
     tsl_config_set(&c, "tls-cert", "/etc/c.pem", &err);
-    CHECK(tsl_config_validate(&c, &err) == -1 && strstr(err.msg, "tls_cert") && strstr(err.msg, "tls_key"),
+    CHECK(tsl_config_validate(&c, &err) == -1 && strstr(err.msg, "tls_cert") &&
+              strstr(err.msg, "tls_key"),
           "cert without key: %s", err.msg);
     tsl_config_set(&c, "tls-key", "/etc/k.pem", &err);
     CHECK(tsl_config_validate(&c, &err) == 0, "cert and key: %s", err.msg);
@@ -177,8 +192,8 @@ static void test_validate(void)
     tsl_config_set(&c, "tcp", "", &err);
     tsl_config_set(&c, "tls-cert", "/c", &err);
     tsl_config_set(&c, "tls-key", "/k", &err);
-    CHECK(tsl_config_validate(&c, &err) == -1 && strstr(err.msg, "server.tcp"), "tls without tcp: %s",
-          err.msg);
+    CHECK(tsl_config_validate(&c, &err) == -1 && strstr(err.msg, "server.tcp"),
+          "tls without tcp: %s", err.msg);
     tsl_config_defaults(&c);
     tsl_config_set(&c, "unix-socket", "", &err);
     CHECK(tsl_config_validate(&c, &err) == -1 && strstr(err.msg, "no listener"), "%s", err.msg);
@@ -196,9 +211,11 @@ static void test_file(void)
     tsl_config_t c;
     tsl_err_t err = {0};
     tsl_config_defaults(&c);
-    const char *good = write_conf("good.conf",
+    const char *good = write_conf(
+        "good.conf",
         "; a comment\n# another\n\n[server]\nunix_socket = /tmp/tessel-test.sock\n"
-        "socket_mode = 0600\ntcp = 127.0.0.1:7443\ninsecure_tcp = true\nhttp = 127.0.0.1:0  ; inline comment\n"
+        "socket_mode = 0600\ntcp = 127.0.0.1:7443\ninsecure_tcp = true\nhttp = 127.0.0.1:0  ; "
+        "inline comment\n"
         "[store]\ndatabase=/tmp/t.db\n[search]\npool_size = 2\nqueue_size = 3\ngrace_s = 1.5\n"
         "[limits]\nmax_request_bytes = 1M\nmax_layers = 64\nmax_devices = 128\nmax_batch = 512\n"
         "[log]\nlevel = warn\n[tokens]\ns3cr3t-token-for-tests = scheduler\nro-token = ops\n");
@@ -206,9 +223,11 @@ static void test_file(void)
     CHECK(strcmp(c.unix_socket, "/tmp/tessel-test.sock") == 0 && c.socket_mode == 0600, "server");
     CHECK(strcmp(c.http, "127.0.0.1:0") == 0, "inline comment stripped: '%s'", c.http);
     CHECK(strcmp(c.database, "/tmp/t.db") == 0 && c.pool_size == 2 && c.queue_size == 3 &&
-              c.grace_s == 1.5, "store/search");
+              c.grace_s == 1.5,
+          "store/search");
     CHECK(c.max_request_bytes == 1 << 20 && c.max_layers == 64 && c.max_devices == 128 &&
-              c.max_batch == 512, "limits");
+              c.max_batch == 512,
+          "limits");
     CHECK(strcmp(c.log_level, "warn") == 0 && c.n_tokens == 2, "log, tokens");
     CHECK(tsl_config_token_role(&c, "ro-token") == TSL_ROLE_OPS, "file token");
     CHECK(tsl_config_validate(&c, &err) == 0, "valid: %s", err.msg);
@@ -218,7 +237,8 @@ static void test_file(void)
     struct {
         const char *name, *text, *want1, *want2;
     } bad[] = {
-        {"unknown_key.conf", "[server]\nunix_socket = /a\nsocket_modes = 0600\n", ":3:", "socket_modes"},
+        {"unknown_key.conf", "[server]\nunix_socket = /a\nsocket_modes = 0600\n",
+         ":3:", "socket_modes"},
         {"unknown_section.conf", "[server]\n\n[serverr]\nx = 1\n", ":4:", "[serverr]"},
         {"range.conf", "[search]\npool_size = 2\nqueue_size = 999999\n", ":3:", "[0, 100000]"},
         {"octal.conf", "[server]\nsocket_mode = 0668\n", ":2:", "octal"},
@@ -237,7 +257,8 @@ static void test_file(void)
         const char *path = write_conf(bad[i].name, bad[i].text);
         err.msg[0] = '\0';
         CHECK(tsl_config_load_file(&d, path, &err) == -1, "%s refused", bad[i].name);
-        CHECK(strstr(err.msg, bad[i].name) && strstr(err.msg, bad[i].want1) && strstr(err.msg, bad[i].want2),
+        CHECK(strstr(err.msg, bad[i].name) && strstr(err.msg, bad[i].want1) &&
+                  strstr(err.msg, bad[i].want2),
               "%s: message names file:line and the reason: %s", bad[i].name, err.msg);
         CHECK(strcmp(d.unix_socket, "/run/tessel/tesseld.sock") == 0 && d.pool_size == 0,
               "%s: a bad file changes nothing", bad[i].name);
@@ -247,14 +268,16 @@ static void test_file(void)
     snprintf(text, sizeof(text), "[store]\ndatabase = /%0300d\n", 0);
     const char *path = write_conf("long.conf", text);
     CHECK(tsl_config_load_file(&c, path, &err) == -1 && strstr(err.msg, ":2:") &&
-              strstr(err.msg, "longer than"), "long line: %s", err.msg);
+              strstr(err.msg, "longer than"),
+          "long line: %s", err.msg);
     /* A NUL byte would cut the value short in inih: refused with its line. */
     path = write_conf("nul.conf", "");
     FILE *nf = fopen(path, "w");
     fwrite("[server]\nunix_socket = /a\0evil\n", 1, 31, nf);
     fclose(nf);
     CHECK(tsl_config_load_file(&c, path, &err) == -1 && strstr(err.msg, ":2:") &&
-              strstr(err.msg, "NUL"), "NUL byte: %s", err.msg);
+              strstr(err.msg, "NUL"),
+          "NUL byte: %s", err.msg);
     /* Not a regular file: refused at once instead of reading forever. */
     CHECK(tsl_config_load_file(&c, "/dev/zero", &err) == -1 && strstr(err.msg, "regular file"),
           "/dev/zero: %s", err.msg);
@@ -271,13 +294,16 @@ static void test_usage_dump(void)
     FILE *f = open_memstream(&text, &len);
     tsl_config_usage(f);
     fclose(f);
-    const char *flags[] = {"--unix-socket", "--socket-mode", "--tcp", "--tls-cert", "--tls-key",
-                           "--http", "--database", "--pool-size", "--queue-size", "--grace",
-                           "--max-request-bytes", "--max-layers", "--max-devices", "--max-batch",
-                           "--log-level", "[tokens]"};
+    const char *flags[] = {"--unix-socket", "--socket-mode",       "--tcp",
+                           "--tls-cert",    "--tls-key",           "--http",
+                           "--database",    "--pool-size",         "--queue-size",
+                           "--grace",       "--max-request-bytes", "--max-layers",
+                           "--max-devices", "--max-batch",         "--log-level",
+                           "[tokens]"};
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         CHECK(strstr(text, flags[i]) != NULL, "usage lists %s", flags[i]);
-    CHECK(strstr(text, "[search] queue_size, default 16, range 0..100000") != NULL, "defaults, bounds");
+    CHECK(strstr(text, "[search] queue_size, default 16, range 0..100000") != NULL,
+          "defaults, bounds");
     free(text);
 
     tsl_config_t c;
@@ -289,7 +315,8 @@ static void test_usage_dump(void)
     fclose(f);
     CHECK(strstr(text, "very-secret") == NULL, "token masked");
     CHECK(strstr(text, "socket_mode = 0660") && strstr(text, "[limits]") &&
-              strstr(text, "= scheduler"), "dump content:\n%s", text);
+              strstr(text, "= scheduler"),
+          "dump content:\n%s", text);
     /* The dump reads back as the same configuration. */
     tsl_config_t back;
     tsl_config_defaults(&back);
@@ -297,7 +324,8 @@ static void test_usage_dump(void)
     const char *path = write_conf("dump.conf", text);
     CHECK(tsl_config_load_file(&back, path, &err) == 0, "dump loads: %s", err.msg);
     CHECK(back.socket_mode == 0660 && back.max_request_bytes == c.max_request_bytes &&
-              back.n_tokens == 0, "round trip");
+              back.n_tokens == 0,
+          "round trip");
     free(text);
 }
 

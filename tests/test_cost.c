@@ -13,17 +13,17 @@
 #include "check.h"
 #include "cost.h"
 
-#define GB 1e9
+#define GB  1e9
 #define EPS 1e-12
 
 /* P = 12·2^20 (divisible by every degree used), F = 4 GFLOP per sample. */
-#define P_PARAMS 12582912ull
-#define F_FLOPS 4e9
-#define ACT_REPL 1000000ull
+#define P_PARAMS  12582912ull
+#define F_FLOPS   4e9
+#define ACT_REPL  1000000ull
 #define ACT_SHARD 4000000ull
-#define SEQ 128u
-#define HID 1024u
-#define BND (2ull * SEQ * HID)
+#define SEQ       128u
+#define HID       1024u
+#define BND       (2ull * SEQ * HID)
 
 /* A made-up GPU with round figures: X = 100 TFLOP/s × 0.5 = 5e13 FLOP/s. */
 static const tsl_gpu_spec_t test_gpu = {
@@ -37,7 +37,8 @@ static const tsl_gpu_spec_t test_gpu = {
 };
 #define X_FLOPS 5e13
 
-static tsl_layer_t test_layer(void) {
+static tsl_layer_t test_layer(void)
+{
     tsl_layer_t l;
     memset(&l, 0, sizeof(l));
     l.kind = TSL_LAYER_ENCODER;
@@ -55,7 +56,8 @@ static tsl_layer_t test_layer(void) {
 }
 
 /* Strategy from (dim, degree) pairs, innermost first. */
-static tsl_strategy_t strat(int n, const tsl_dim_t *dims, const uint32_t *degs, bool ckpt) {
+static tsl_strategy_t strat(int n, const tsl_dim_t *dims, const uint32_t *degs, bool ckpt)
+{
     tsl_strategy_t s;
     memset(&s, 0, sizeof(s));
     s.n_levels = (uint8_t)n;
@@ -67,18 +69,21 @@ static tsl_strategy_t strat(int n, const tsl_dim_t *dims, const uint32_t *degs, 
     return s;
 }
 
-static tsl_strategy_t one(tsl_dim_t d, uint32_t deg, bool ckpt) {
+static tsl_strategy_t one(tsl_dim_t d, uint32_t deg, bool ckpt)
+{
     return strat(1, &d, &deg, ckpt);
 }
 
-static void make_env(tsl_cluster_t *c, tsl_cost_env_t *env, uint32_t nodes, uint32_t gpn) {
+static void make_env(tsl_cluster_t *c, tsl_cost_env_t *env, uint32_t nodes, uint32_t gpn)
+{
     tsl_err_t err = {0};
     CHECK(tsl_cluster_homogeneous(c, nodes, gpn, &test_gpu, 10 * GB, &err) == 0, "%s", err.msg);
     c->overlap_slowdown = 1.3;
     CHECK(tsl_cost_env_init(env, c, 0, nodes * gpn, &err) == 0, "%s", err.msg);
 }
 
-static void test_collectives(void) {
+static void test_collectives(void)
+{
     CHECK_NEAR(tsl_cost_allreduce_s(8e9, 8, 100 * GB), 2.0 * 7 / 8 * 8e9 / 100e9, EPS, "ar");
     CHECK_NEAR(tsl_cost_allgather_s(8e9, 4, 10 * GB), 3.0 / 4 * 8e9 / 10e9, EPS, "ag");
     CHECK_NEAR(tsl_cost_reduce_scatter_s(8e9, 4, 10 * GB), 0.6, EPS, "rs");
@@ -94,7 +99,8 @@ static void test_collectives(void) {
                EPS, "ar = rs + ag");
 }
 
-static void test_overlap(void) {
+static void test_overlap(void)
+{
     CHECK(tsl_cost_overlap_s(3, 5, 1.0) == 5, "k = 1 gives max");
     CHECK(tsl_cost_overlap_s(5, 3, 1.0) == 5, "k = 1 gives max, symmetric");
     CHECK_NEAR(tsl_cost_overlap_s(3, 5, 1.3), 5 + 0.3 * 3, EPS, "k = 1.3");
@@ -103,7 +109,8 @@ static void test_overlap(void) {
           "nothing to overlap with");
 }
 
-static void test_env(void) {
+static void test_env(void)
+{
     tsl_cluster_t c;
     tsl_cost_env_t env;
     tsl_err_t err = {0};
@@ -135,7 +142,8 @@ static void test_env(void) {
     tsl_cluster_free(&c);
 }
 
-static void test_dp(void) {
+static void test_dp(void)
+{
     tsl_cluster_t c;
     tsl_cost_env_t env;
     tsl_layer_cost_t r;
@@ -173,7 +181,8 @@ static void test_dp(void) {
     tsl_cluster_free(&c);
 }
 
-static void test_sdp(void) {
+static void test_sdp(void)
+{
     tsl_cluster_t c;
     tsl_cost_env_t env;
     tsl_layer_cost_t dp, sdp;
@@ -214,7 +223,8 @@ static void test_sdp(void) {
     tsl_cluster_free(&c);
 }
 
-static void test_tp_and_ckpt(void) {
+static void test_tp_and_ckpt(void)
+{
     tsl_cluster_t c;
     tsl_cost_env_t env;
     tsl_layer_cost_t tp, ck;
@@ -257,7 +267,8 @@ static void test_tp_and_ckpt(void) {
 }
 
 /* TP2 inner stays in a node; TP over the outer level crosses the slow link. */
-static void test_placement(void) {
+static void test_placement(void)
+{
     tsl_cluster_t c;
     tsl_cost_env_t env;
     tsl_strategy_bw_t bw;
@@ -282,7 +293,8 @@ static void test_placement(void) {
     tsl_cluster_free(&c);
 }
 
-static void test_infeasible(void) {
+static void test_infeasible(void)
+{
     tsl_cluster_t c;
     tsl_cost_env_t env;
     tsl_layer_cost_t r;
@@ -312,7 +324,8 @@ static void test_infeasible(void) {
     tsl_cluster_free(&c);
 }
 
-static void test_transition_and_p2p(void) {
+static void test_transition_and_p2p(void)
+{
     tsl_cluster_t c;
     tsl_cost_env_t env;
     tsl_layer_t l = test_layer();
@@ -336,7 +349,8 @@ static void test_transition_and_p2p(void) {
 
 /* cost.c reads degrees and strides itself (to inline them); they must agree with
  * strategy.c's definitions for every enumerated strategy. */
-static void test_agrees_with_strategy(void) {
+static void test_agrees_with_strategy(void)
+{
     static tsl_strategy_t all[TSL_STRATEGY_MAX];
     tsl_cluster_t c;
     tsl_cost_env_t env;
@@ -386,16 +400,22 @@ static void test_agrees_with_strategy(void) {
 
 /* One GPT layer of Korthikanti et al. Table 2's shape, derived by model.c:
  * s = 2048, h = 4096, a = 32, f = 4h, unfused attention with dropout. */
-static tsl_layer_t gpt_layer(void) {
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, .seq_len = 2048, .hidden = 4096,
-                     .ffn_hidden = 4 * 4096, .heads = 32, .unfused_attn = true};
+static tsl_layer_t gpt_layer(void)
+{
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 2048,
+                     .hidden = 4096,
+                     .ffn_hidden = 4 * 4096,
+                     .heads = 32,
+                     .unfused_attn = true};
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     return l;
 }
 
 /* Memory of one layer, one sample per device, TP 4, against Table 2's forms. */
-static void test_sp_selective_memory(void) {
+static void test_sp_selective_memory(void)
+{
     tsl_cluster_t c;
     tsl_cost_env_t env;
     make_env(&c, &env, 1, 4);
@@ -429,14 +449,16 @@ static void test_sp_selective_memory(void) {
 
 /* Costs of layer l under three strategies at micro-batch mb. */
 static void cost3(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t s[3],
-                  uint32_t mb, tsl_layer_cost_t out[3]) {
+                  uint32_t mb, tsl_layer_cost_t out[3])
+{
     for (int i = 0; i < 3; i++)
         tsl_cost_layer(env, l, &s[i], NULL, mb, &out[i]);
 }
 
 /* Times, FLOP-only device (no bandwidth figure): SP moves the same ring bytes as
  * the all-reduce; selective recompute repeats QKᵀ and AV in the backward. */
-static void test_sp_selective_time(void) {
+static void test_sp_selective_time(void)
+{
     tsl_cluster_t c;
     tsl_cost_env_t env;
     make_env(&c, &env, 1, 4);
@@ -471,7 +493,8 @@ static void test_sp_selective_time(void) {
 }
 
 /* ZeRO-1 / ZeRO-2 on dp4: states, transient gradients, communication. */
-static void test_zero(void) {
+static void test_zero(void)
+{
     tsl_cluster_t c;
     tsl_cost_env_t env;
     make_env(&c, &env, 1, 4);
@@ -488,7 +511,7 @@ static void test_zero(void) {
     CHECK(b.bwd_bytes == a.bwd_bytes && d.bwd_bytes == a.bwd_bytes + 3 * P_PARAMS / 2,
           "ZeRO-2 holds a layer's full fp16 gradient (2P·3/4 beyond its shard) until the "
           "reduce-scatter");
-    double cb = 2 * F_FLOPS * 2 / X_FLOPS;                 /* n = 2 */
+    double cb = 2 * F_FLOPS * 2 / X_FLOPS; /* n = 2 */
     double rs = 3.0 / 4 * 2 * P_PARAMS / (100 * GB), ag = rs;
     CHECK_NEAR(a.grad_comm_s, tsl_cost_allreduce_s(2.0 * P_PARAMS, 4, 100 * GB), EPS, "DP ar");
     CHECK_NEAR(b.grad_comm_s, rs + ag, EPS, "ZeRO-1: reduce-scatter + all-gather, same bytes");
@@ -501,13 +524,18 @@ static void test_zero(void) {
 }
 
 /* TP must divide heads, K/V heads and the FFN; Megatron's vocabulary padding. */
-static void test_feasibility_and_padding(void) {
+static void test_feasibility_and_padding(void)
+{
     tsl_cluster_t c;
     tsl_cost_env_t env;
     make_env(&c, &env, 1, 8);
     /* Qwen2-7B: 28 heads, 4 K/V heads */
-    tsl_layer_t q = {.kind = TSL_LAYER_ENCODER, .seq_len = 128, .hidden = 3584,
-                     .ffn_hidden = 18944, .heads = 28, .kv_heads = 4};
+    tsl_layer_t q = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 128,
+                     .hidden = 3584,
+                     .ffn_hidden = 18944,
+                     .heads = 28,
+                     .kv_heads = 4};
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&q, &err) == 0, "%s", err.msg);
     tsl_layer_cost_t r;
@@ -538,7 +566,8 @@ static void test_feasibility_and_padding(void) {
     tsl_cluster_free(&c);
 }
 
-int main(void) {
+int main(void)
+{
     test_collectives();
     test_overlap();
     test_env();

@@ -13,7 +13,8 @@
 
 /* Largest TP degree a transformer layer of p uses (0 for an empty plan); the
  * embedding and head may use any (vocabulary-parallel, padded). */
-static uint32_t max_tp(const tsl_plan_t *p, const tsl_model_t *m) {
+static uint32_t max_tp(const tsl_plan_t *p, const tsl_model_t *m)
+{
     uint32_t most = 0;
     for (uint32_t i = 0; p->valid && i < p->n_layers && i < m->n_layers; i++) {
         uint32_t t = tsl_strategy_degree(&p->layer[i], TSL_DIM_TP);
@@ -24,7 +25,8 @@ static uint32_t max_tp(const tsl_plan_t *p, const tsl_model_t *m) {
 }
 
 /* Whether any layer of p has the flag `what` ("sp", "zero", "sel", "ckpt"). */
-static bool uses(const tsl_plan_t *p, const char *what) {
+static bool uses(const tsl_plan_t *p, const char *what)
+{
     for (uint32_t i = 0; p->valid && i < p->n_layers; i++) {
         const tsl_strategy_t *s = &p->layer[i];
         if ((!strcmp(what, "sp") && s->sp) || (!strcmp(what, "zero") && s->zero) ||
@@ -35,7 +37,8 @@ static bool uses(const tsl_plan_t *p, const char *what) {
 }
 
 static int run(const tsl_model_t *m, const char *spec, const tsl_request_t *r,
-               tsl_search_result_t *res) {
+               tsl_search_result_t *res)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     if (tsl_cluster_parse_spec(&c, spec, &err) != 0) {
@@ -49,10 +52,17 @@ static int run(const tsl_model_t *m, const char *spec, const tsl_request_t *r,
 }
 
 /* gpt2-xl's 25 heads: no TP degree of 2, 4 or 8 divides them (issue 10 repro). */
-static void test_tp_feasibility(tsl_search_result_t *res) {
-    tsl_arch_spec_t sp = {.arch = TSL_ARCH_GPT, .layers = 12, .hidden = 1600,
-                          .ffn_hidden = 6400, .heads = 25, .seq_len = 1024, .vocab = 50257,
-                          .positions = 1024, .tied_head = true};
+static void test_tp_feasibility(tsl_search_result_t *res)
+{
+    tsl_arch_spec_t sp = {.arch = TSL_ARCH_GPT,
+                          .layers = 12,
+                          .hidden = 1600,
+                          .ffn_hidden = 6400,
+                          .heads = 25,
+                          .seq_len = 1024,
+                          .vocab = 50257,
+                          .positions = 1024,
+                          .tied_head = true};
     tsl_model_t m;
     tsl_err_t err = {0};
     CHECK(tsl_model_build(&sp, "gpt2-xl-12", &m, &err) == 0, "%s", err.msg);
@@ -65,15 +75,17 @@ static void test_tp_feasibility(tsl_search_result_t *res) {
         for (uint32_t i = 0; i < res->n_top; i++)
             CHECK(max_tp(&res->top[i], &m) == 1, "alternative %u uses TP", i);
         for (int b = 0; b < TSL_BASELINE_COUNT; b++)
-            CHECK(max_tp(&res->baseline[b], &m) <= 1, "baseline %s uses tp%u",
-                  tsl_baseline_name(b), max_tp(&res->baseline[b], &m));
-        CHECK(!res->baseline[TSL_BASELINE_TP].valid, "pure TP has no plan: tp8 cannot split 25 heads");
+            CHECK(max_tp(&res->baseline[b], &m) <= 1, "baseline %s uses tp%u", tsl_baseline_name(b),
+                  max_tp(&res->baseline[b], &m));
+        CHECK(!res->baseline[TSL_BASELINE_TP].valid,
+              "pure TP has no plan: tp8 cannot split 25 heads");
     }
     tsl_model_free(&m);
 }
 
 /* GPT-2 345M, batch 16 on one H100: not 16 micro-batches of 1 (issue 10 repro). */
-static void test_micro_batch(tsl_search_result_t *res) {
+static void test_micro_batch(tsl_search_result_t *res)
+{
     tsl_model_t m;
     tsl_err_t err = {0};
     CHECK(tsl_model_preset("GPT2-345M", &m, &err) == 0, "%s", err.msg);
@@ -88,7 +100,8 @@ static void test_micro_batch(tsl_search_result_t *res) {
 }
 
 /* Each switch keeps its choice out; the defaults use SP and ZeRO where they pay. */
-static void test_switches(tsl_search_result_t *res) {
+static void test_switches(tsl_search_result_t *res)
+{
     tsl_model_t m;
     tsl_err_t err = {0};
     CHECK(tsl_model_preset_seq("Llama2-7B", 2048, &m, &err) == 0, "%s", err.msg);
@@ -114,7 +127,8 @@ static void test_switches(tsl_search_result_t *res) {
     tsl_model_free(&m);
 }
 
-int main(void) {
+int main(void)
+{
     tsl_search_result_t *res = malloc(sizeof(*res));
     if (res == NULL)
         return 1;

@@ -23,8 +23,11 @@ static void load(const char *model, const char *cluster, tsl_model_t *m, tsl_clu
 static void one_layer(tsl_model_t *m, uint32_t h, uint32_t heads)
 {
     tsl_err_t err;
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = h,
-                     .ffn_hidden = 4 * h, .heads = heads};
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 512,
+                     .hidden = h,
+                     .ffn_hidden = 4 * h,
+                     .heads = heads};
     tsl_model_init(m, "one-layer");
     if (tsl_model_add(m, &l, &err) != 0) {
         fprintf(stderr, "setup: %s\n", err.msg);
@@ -75,8 +78,8 @@ static void test_one_layer_by_hand(void)
     CHECK_NEAR(lc.bwd_s, 2.0 * lc.fwd_s, 1e-12, "backward is twice the forward on one GPU");
     CHECK(lc.bwd_sync_s == lc.bwd_s, "no gradient sync on one GPU");
     double iter = 2 * (lc.fwd_s + lc.bwd_s) + lc.fwd_s + lc.bwd_sync_s;
-    CHECK_NEAR(out.iter_time_s, iter, 1e-12, "iteration %.9g s, by hand %.9g s",
-               out.iter_time_s, iter);
+    CHECK_NEAR(out.iter_time_s, iter, 1e-12, "iteration %.9g s, by hand %.9g s", out.iter_time_s,
+               iter);
     CHECK_NEAR(out.samples_per_s, 6.0 / iter, 1e-12, "throughput");
     CHECK(out.stages[0].ms_bytes == 16 * l->params, "model states %llu, by hand 16 x %llu",
           (unsigned long long)out.stages[0].ms_bytes, (unsigned long long)l->params);
@@ -104,22 +107,24 @@ static void test_refusals(void)
     one_layer(&m, 768, 12);
     CHECK(tsl_cluster_parse_spec(&c, "8xA100-80G", &err) == 0, "%s", err.msg);
 
-    given_plan(&g, 1, 1, "tp8", 1, 1);   /* 12 heads over 8 */
+    given_plan(&g, 1, 1, "tp8", 1, 1); /* 12 heads over 8 */
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == -1 && tsl_err_code(&err) == TSL_E_INVALID &&
-          strstr(err.msg, "layer 0") && strstr(err.msg, "TP degree 8"), "tp8: %s", err.msg);
-    given_plan(&g, 1, 1, "tp4-dp4", 4, 1);   /* 16 devices on 8 */
+              strstr(err.msg, "layer 0") && strstr(err.msg, "TP degree 8"),
+          "tp8: %s", err.msg);
+    given_plan(&g, 1, 1, "tp4-dp4", 4, 1); /* 16 devices on 8 */
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == -1 && strstr(err.msg, "multiply to 16"),
           "degrees: %s", err.msg);
-    given_plan(&g, 1, 3, "single", 1, 1);   /* pp 3 on 8 devices */
-    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == -1 && strstr(err.msg, "pp 3"),
-          "pp: %s", err.msg);
-    given_plan(&g, 1, 1, "tp4-dp2", 3, 1);   /* 3 samples over data width 2 */
+    given_plan(&g, 1, 3, "single", 1, 1); /* pp 3 on 8 devices */
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == -1 && strstr(err.msg, "pp 3"), "pp: %s",
+          err.msg);
+    given_plan(&g, 1, 1, "tp4-dp2", 3, 1); /* 3 samples over data width 2 */
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == -1 && strstr(err.msg, "micro-batch 3"),
           "batch: %s", err.msg);
     given_plan(&g, 1, 1, "tp4-dp2", 64, 1);
     r.mem_budget_bytes = 64ull << 20;
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == -1 && tsl_err_code(&err) == TSL_E_NOFIT &&
-          strstr(err.msg, "stage 0") && strstr(err.msg, "budget"), "nofit: %s", err.msg);
+              strstr(err.msg, "stage 0") && strstr(err.msg, "budget"),
+          "nofit: %s", err.msg);
     CHECK(out.valid && out.stages[0].peak_bytes > r.mem_budget_bytes,
           "nofit: the figures are kept");
     tsl_model_free(&m);
@@ -143,8 +148,8 @@ static void check_reproduces(const char *model, const char *cluster, uint32_t ba
         tsl_plan_t out;
         CHECK(tsl_eval_plan(&m, &c, &r, p, &out, &err) == 0, "%s #%u: %s", model, i, err.msg);
         CHECK(tsl_eval_same_figures(&out, p),
-              "%s on %s #%u (pp %u, m %u, v %u, sublayer %d): eval %.9g s vs search %.9g s",
-              model, cluster, i, p->pp, p->n_micro, p->interleave, p->sublayer, out.iter_time_s,
+              "%s on %s #%u (pp %u, m %u, v %u, sublayer %d): eval %.9g s vs search %.9g s", model,
+              cluster, i, p->pp, p->n_micro, p->interleave, p->sublayer, out.iter_time_s,
               p->iter_time_s);
     }
     tsl_model_free(&m);

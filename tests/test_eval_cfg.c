@@ -37,11 +37,10 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
     int rc = f == TSL_EXPORT_MEGATRON ? tsl_eval_cfg_megatron(text, &back, &err)
                                       : tsl_eval_cfg_torchtitan(text, &back, &err);
     CHECK(rc == 0, "%s: parse: %s\n%s", fmt, err.msg, text);
-    CHECK(tsl_eval_cfg_plan(&back, &m, c.n_devices, &g2, &err) == 0, "%s: back: %s", fmt,
-          err.msg);
+    CHECK(tsl_eval_cfg_plan(&back, &m, c.n_devices, &g2, &err) == 0, "%s: back: %s", fmt, err.msg);
     CHECK(tsl_eval_plan(&m, &c, &r, &g2, &b, &err) == 0, "%s: eval back: %s", fmt, err.msg);
-    CHECK(tsl_eval_same_figures(&a, &b), "%s round trip: %.9g s vs %.9g s\n%s", fmt,
-          a.iter_time_s, b.iter_time_s, text);
+    CHECK(tsl_eval_same_figures(&a, &b), "%s round trip: %.9g s vs %.9g s\n%s", fmt, a.iter_time_s,
+          b.iter_time_s, text);
     free(text);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
@@ -49,8 +48,12 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
 
 static void test_round_trips(void)
 {
-    tsl_eval_cfg_t cfg = {.tp = 2, .pp = 2, .mbs = 2, .global_batch = 64,
-                          .ckpt = TSL_EVAL_CKPT_FULL, .even_blocks = true};
+    tsl_eval_cfg_t cfg = {.tp = 2,
+                          .pp = 2,
+                          .mbs = 2,
+                          .global_batch = 64,
+                          .ckpt = TSL_EVAL_CKPT_FULL,
+                          .even_blocks = true};
     round_trip("GPT2-345M", "8xA100-80G", &cfg, TSL_EXPORT_MEGATRON);
     round_trip("GPT2-345M", "8xA100-80G", &cfg, TSL_EXPORT_TORCHTITAN);
     /* uneven split (by FLOPs: the embedding and head weigh), no checkpointing */
@@ -68,14 +71,18 @@ static void test_megatron_line(void)
     CHECK(tsl_eval_cfg_megatron("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 "
                                 "--micro-batch-size 1 --global-batch-size=512 "
                                 "--recompute-granularity full --sequence-parallel "
-                                "--use-distributed-optimizer --bf16 --lr 1e-4", &c, &err) == 0,
+                                "--use-distributed-optimizer --bf16 --lr 1e-4",
+                                &c, &err) == 0,
           "%s", err.msg);
     CHECK(c.tp == 8 && c.pp == 4 && c.mbs == 1 && c.global_batch == 512 &&
-          c.ckpt == TSL_EVAL_CKPT_FULL && c.sp && c.zero == 1, "megatron line read wrong");
+              c.ckpt == TSL_EVAL_CKPT_FULL && c.sp && c.zero == 1,
+          "megatron line read wrong");
     CHECK(tsl_eval_cfg_megatron("--tensor-model-parallel-size x", &c, &err) == -1 &&
-          strstr(err.msg, "tensor-model-parallel-size"), "bad value: %s", err.msg);
+              strstr(err.msg, "tensor-model-parallel-size"),
+          "bad value: %s", err.msg);
     CHECK(tsl_eval_cfg_megatron("--recompute-granularity some", &c, &err) == -1 &&
-          strstr(err.msg, "recompute-granularity"), "bad granularity: %s", err.msg);
+              strstr(err.msg, "recompute-granularity"),
+          "bad granularity: %s", err.msg);
 }
 
 static void test_torchtitan_toml(void)
@@ -89,13 +96,16 @@ static void test_torchtitan_toml(void)
                      "[activation_checkpoint]\nmode = \"selective\"\n";
     CHECK(tsl_eval_cfg_torchtitan(ok, &c, &err) == 0, "%s", err.msg);
     CHECK(c.tp == 2 && c.pp == 2 && c.sdp_rest && c.mbs == 2 && c.local_batch == 8 &&
-          c.seq_len == 2048 && c.n_split_points == 1 && c.split_points[0] == 12 &&
-          c.ckpt == TSL_EVAL_CKPT_SELECTIVE, "toml read wrong");
+              c.seq_len == 2048 && c.n_split_points == 1 && c.split_points[0] == 12 &&
+              c.ckpt == TSL_EVAL_CKPT_SELECTIVE,
+          "toml read wrong");
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ntensor_parallel_degree = \"2\"\n", &c, &err) ==
-              -1 && strstr(err.msg, "tensor_parallel_degree") && strstr(err.msg, "line 2"),
+                  -1 &&
+              strstr(err.msg, "tensor_parallel_degree") && strstr(err.msg, "line 2"),
           "typed key: %s", err.msg);
     CHECK(tsl_eval_cfg_torchtitan("[activation_checkpoint]\nmode = \"most\"\n", &c, &err) == -1 &&
-          strstr(err.msg, "mode"), "mode: %s", err.msg);
+              strstr(err.msg, "mode"),
+          "mode: %s", err.msg);
 }
 
 static void test_cfg_refusals(void)

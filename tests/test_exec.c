@@ -18,10 +18,10 @@
 
 #define MAXR 8
 #define MAXL 8
-#define CAP (1u << 18)
+#define CAP  (1u << 18)
 
 typedef struct result {
-    double loss;                 /* from a last-stage rank */
+    double loss; /* from a last-stage rank */
     bool ok;
     /* per rank, per stage layer */
     struct {
@@ -176,8 +176,8 @@ static void compare(const result_t *ref, const result_t *got, const tsl_model_t 
             const float *full = ref_grad(ref, got->r[k].index[i], &nf);
             tsl_exec_layer_t l = {0};
             const tsl_layer_t *L = &m->layers[got->r[k].index[i]];
-            l = (tsl_exec_layer_t){L->kind, 0, L->seq_len, L->hidden, L->ffn_hidden, L->heads,
-                                   L->vocab, !L->no_bias, false, false};
+            l = (tsl_exec_layer_t){L->kind,  0,        L->seq_len,  L->hidden, L->ffn_hidden,
+                                   L->heads, L->vocab, !L->no_bias, false,     false};
             uint32_t tp = got->r[k].tp, dp = got->r[k].dp;
             size_t np = tsl_exec_layer_params(&l, tp), shard = (np + dp - 1) / dp;
             float *want = calloc(shard * dp + 1, sizeof(float));
@@ -188,8 +188,8 @@ static void compare(const result_t *ref, const result_t *got, const tsl_model_t 
                 w = want + got->r[k].dp_index * shard;
                 n = shard;
             }
-            CHECK(got->r[k].n[i] == n, "%s: rank %u layer %u: %zu gradients, expected %zu", what,
-                  k, got->r[k].index[i], got->r[k].n[i], n);
+            CHECK(got->r[k].n[i] == n, "%s: rank %u layer %u: %zu gradients, expected %zu", what, k,
+                  got->r[k].index[i], got->r[k].n[i], n);
             double mx = 0, worst = 0;
             for (size_t j = 0; j < n; j++)
                 mx = fmax(mx, fabs(w[j]));
@@ -200,8 +200,8 @@ static void compare(const result_t *ref, const result_t *got, const tsl_model_t 
                       "%s: rank %u layer %u: gradients differ (max %g)", what, k,
                       got->r[k].index[i], worst);
             else
-                CHECK(worst <= 1e-5 * mx, "%s: rank %u layer %u: gradient off by %g of %g", what,
-                      k, got->r[k].index[i], worst, mx);
+                CHECK(worst <= 1e-5 * mx, "%s: rank %u layer %u: gradient off by %g of %g", what, k,
+                      got->r[k].index[i], worst, mx);
             free(want);
         }
     }
@@ -210,8 +210,8 @@ static void compare(const result_t *ref, const result_t *got, const tsl_model_t 
 static void model(tsl_model_t *m, uint32_t vocab)
 {
     tsl_err_t err = {0};
-    tsl_layer_t enc = {.kind = TSL_LAYER_ENCODER, .seq_len = 8, .hidden = 32, .ffn_hidden = 64,
-                       .heads = 4};
+    tsl_layer_t enc = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 8, .hidden = 32, .ffn_hidden = 64, .heads = 4};
     tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING, .seq_len = 8, .hidden = 32, .vocab = vocab};
     tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 8, .hidden = 32, .vocab = vocab};
     tsl_model_init(m, "small");
@@ -287,8 +287,8 @@ static void tcp_pp2(void)
             res.ok = true;
             tsl_commops_t *c = NULL;
             job_t j = {&p, &m, NULL, &res, (uint32_t)k, 0, false};
-            int rc = tsl_comm_tcp_create("127.0.0.1", port, k, 2, 30, &c, &err) ||
-                     run_one(&j, c, &err);
+            int rc =
+                tsl_comm_tcp_create("127.0.0.1", port, k, 2, 30, &c, &err) || run_one(&j, c, &err);
             if (rc)
                 fprintf(stderr, "tcp rank %d: %s\n", k, err.msg);
             if (c)
@@ -347,8 +347,12 @@ static void refusals(void)
     tsl_err_t err = {0};
     tsl_model_t m;
     tsl_model_init(&m, "dec");
-    tsl_layer_t dec = {.kind = TSL_LAYER_DECODER, .seq_len = 8, .hidden = 32, .ffn_hidden = 64,
-                       .heads = 4, .cross_seq_len = 8};
+    tsl_layer_t dec = {.kind = TSL_LAYER_DECODER,
+                       .seq_len = 8,
+                       .hidden = 32,
+                       .ffn_hidden = 64,
+                       .heads = 4,
+                       .cross_seq_len = 8};
     CHECK(!tsl_model_add_n(&m, &dec, 2, &err), "%s", err.msg);
     tsl_plan_t p;
     tsl_exec_rank_t r;
@@ -438,7 +442,8 @@ static void loopback_leave(void)
     float one = 1.0f, got = 0.0f;
     tsl_buf_t sb = {&one, 1, TSL_DT_F32}, rb = {&got, 1, TSL_DT_F32};
     CHECK(!tsl_comm_loopback_world(2, &w, &err) && !tsl_comm_loopback_rank(w, 0, &a, &err) &&
-              !tsl_comm_loopback_rank(w, 1, &b, &err), "%s", err.msg);
+              !tsl_comm_loopback_rank(w, 1, &b, &err),
+          "%s", err.msg);
     CHECK(!b->sendrecv(b, &sb, 0, NULL, -1, NULL, &err), "%s", err.msg);
     b->destroy(b);
     CHECK(!a->sendrecv(a, NULL, -1, &rb, 1, NULL, &err) && got == 1.0f, "sent before leaving");
@@ -456,8 +461,14 @@ static void searched_plans(void)
     tsl_err_t err = {0};
     tsl_model_t m;
     tsl_cluster_t c;
-    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT, .layers = 4, .hidden = 32, .ffn_hidden = 128,
-                            .heads = 4, .seq_len = 8, .vocab = 64, .positions = 8,
+    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
+                            .layers = 4,
+                            .hidden = 32,
+                            .ffn_hidden = 128,
+                            .heads = 4,
+                            .seq_len = 8,
+                            .vocab = 64,
+                            .positions = 8,
                             .tied_head = true};
     tsl_request_t rq;
     tsl_search_result_t *res = calloc(1, sizeof(*res));
@@ -497,8 +508,10 @@ static void searched_plans(void)
         result_t got;
         int oom = 0;
         run_plan(run, &m, &got, -1, 0, &oom);
-        CHECK(got.ok && isfinite(got.loss) && got.loss > 0, "plan %s (pp %u, %u devices) ran: "
-              "loss %g", run->label, run->pp, run->n_devices, got.loss);
+        CHECK(got.ok && isfinite(got.loss) && got.loss > 0,
+              "plan %s (pp %u, %u devices) ran: "
+              "loss %g",
+              run->label, run->pp, run->n_devices, got.loss);
         free_result(&got);
     }
     free(res);

@@ -52,8 +52,8 @@ int main(void)
     tsl_model_t m;
     tsl_model_init(&m, "gpu-check");
     tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING, .seq_len = 64, .hidden = 128, .vocab = 256};
-    tsl_layer_t enc = {.kind = TSL_LAYER_ENCODER, .seq_len = 64, .hidden = 128, .ffn_hidden = 512,
-                       .heads = 4};
+    tsl_layer_t enc = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 64, .hidden = 128, .ffn_hidden = 512, .heads = 4};
     tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 64, .hidden = 128, .vocab = 256};
     tsl_model_add(&m, &emb, &err);
     tsl_model_add_n(&m, &enc, 2, &err);
@@ -61,8 +61,8 @@ int main(void)
     tsl_exec_plan_spec_t s = {1, 1, 1, false, true, 2, 2};
     tsl_plan_t p;
     tsl_exec_rank_t r;
-    CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err) &&
-              !tsl_exec_rank_from_plan(&p, &m, 0, &r, &err), "%s", err.msg);
+    CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err) && !tsl_exec_rank_from_plan(&p, &m, 0, &r, &err),
+          "%s", err.msg);
     float *gc[8] = {0}, *gg[8] = {0};
     size_t nc[8], ng[8];
     double lc = 0, lg = 0;

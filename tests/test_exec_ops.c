@@ -59,8 +59,8 @@ static void gradcheck(uint32_t vocab)
     tsl_model_t m;
     tsl_model_init(&m, "tiny");
     tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING, .seq_len = 4, .hidden = 8, .vocab = vocab};
-    tsl_layer_t enc = {.kind = TSL_LAYER_ENCODER, .seq_len = 4, .hidden = 8, .ffn_hidden = 16,
-                       .heads = 2};
+    tsl_layer_t enc = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 4, .hidden = 8, .ffn_hidden = 16, .heads = 2};
     tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 4, .hidden = 8, .vocab = vocab};
     if (vocab)
         tsl_model_add(&m, &emb, &err);
@@ -81,8 +81,8 @@ static void gradcheck(uint32_t vocab)
     tsl_exec_t *e = NULL;
     CHECK(!tsl_exec_uniform_plan(&m, &spec, &plan, &err), "%s", err.msg);
     CHECK(!tsl_exec_rank_from_plan(&plan, &m, 0, &r, &err), "%s", err.msg);
-    CHECK(!tsl_comm_loopback_world(1, &w, &err) && !tsl_comm_loopback_rank(w, 0, &c, &err),
-          "%s", err.msg);
+    CHECK(!tsl_comm_loopback_world(1, &w, &err) && !tsl_comm_loopback_rank(w, 0, &c, &err), "%s",
+          err.msg);
     CHECK(!tsl_devops_cpu_create(0, &d, &err), "%s", err.msg);
     CHECK(!tsl_exec_create(&r, &o, d, c, &e, &err), "%s", err.msg);
     if (e) {
@@ -144,7 +144,8 @@ static void softmax_layernorm(void)
     tsl_err_t oom = {0};
     CHECK(d->alloc(d, &y, 20, TSL_DT_F32, &oom) == -1 && tsl_err_code(&oom) == TSL_E_NOMEM,
           "160 bytes do not: %s", oom.msg);
-    CHECK(d->used_bytes(d) == 80 && y.ptr == NULL, "used %llu", (unsigned long long)d->used_bytes(d));
+    CHECK(d->used_bytes(d) == 80 && y.ptr == NULL, "used %llu",
+          (unsigned long long)d->used_bytes(d));
     d->free(d, &x);
     d->destroy(d);
 }

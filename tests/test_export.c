@@ -110,8 +110,8 @@ static void expect_lines(tsl_export_format_t f, const tsl_plan_t *p, const char 
     CHECK(text[0] == '#', "%s: starts with a comment naming the model", tsl_export_format_name(f));
     strip_comments(text);
     strip_comments(want);
-    CHECK(strcmp(text, want) == 0, "%s: export differs from %s:\n%s",
-          tsl_export_format_name(f), file, text);
+    CHECK(strcmp(text, want) == 0, "%s: export differs from %s:\n%s", tsl_export_format_name(f),
+          file, text);
     free(text);
     free(want);
 }
@@ -147,12 +147,14 @@ static void test_megatron(void)
     make_plan(&plan, 2, cut2, 4, "tp2-dp2", 8, 16);
     char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
     CHECK(strstr(text, "--decoder-first-pipeline-num-layers 10\n") &&
-          strstr(text, "--decoder-last-pipeline-num-layers 14\n"), "uneven stages:\n%s", text);
+              strstr(text, "--decoder-last-pipeline-num-layers 14\n"),
+          "uneven stages:\n%s", text);
     free(text);
 
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
     set_layers(&plan, 5, 3, "tp4");
-    expect_refused(TSL_EXPORT_MEGATRON, &plan, "layer 5 (Transformer layer) runs tp4 but layer 1 runs tp2-dp2");
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "layer 5 (Transformer layer) runs tp4 but layer 1 runs tp2-dp2");
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
     plan.layer[3].ckpt = true;
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "first N layers");
@@ -175,8 +177,8 @@ static void test_deepspeed(void)
         char *text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
         json_t *o = json_loads(text, 0, NULL);
         CHECK(json_integer_value(json_object_get(json_object_get(o, "pipeline"), "stages")) == 2 &&
-              json_integer_value(json_object_get(o, "train_micro_batch_size_per_gpu")) == 2 &&
-              json_integer_value(json_object_get(o, "gradient_accumulation_steps")) == 16,
+                  json_integer_value(json_object_get(o, "train_micro_batch_size_per_gpu")) == 2 &&
+                  json_integer_value(json_object_get(o, "gradient_accumulation_steps")) == 16,
               "deepspeed pipeline:\n%s", text);
         json_decref(o);
         free(text);
@@ -264,7 +266,8 @@ static void test_common_refusals(void)
           "a sub-layer plan cut at whole layers exports:\n%s", text);
     free(text);
     set_layers(&plan, 20, 1, "tp4");
-    expect_refused(TSL_EXPORT_GALVATRON, &plan, "attention block runs tp2-dp2 but its FFN block tp4");
+    expect_refused(TSL_EXPORT_GALVATRON, &plan,
+                   "attention block runs tp2-dp2 but its FFN block tp4");
     tsl_sublayer_free(&sm);
 
     make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "sdp8", 8, 4);

@@ -83,7 +83,8 @@ static void test_empty_dir(void)
     tsl_profile_t *p = NULL;
     tsl_err_t err = {0};
     CHECK(tsl_model_preset("GPT2-345M", &m, NULL) == 0 &&
-              tsl_cluster_parse_spec(&c, "8xA100-80G", NULL) == 0, "inputs");
+              tsl_cluster_parse_spec(&c, "8xA100-80G", NULL) == 0,
+          "inputs");
     CHECK(tsl_galvatron_profile_load("/nonexistent-dir", &m, &c, &p, &err) != 0 &&
               tsl_err_code(&err) == TSL_E_NOTFOUND && p == NULL,
           "a directory without profiles: %s", err.msg);

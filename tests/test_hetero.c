@@ -59,7 +59,8 @@ static void test_amp_cluster(bool t4_first)
     int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
     CHECK(rc == TSL_SEARCH_OK, "AMP cluster: %s", err.msg);
     const tsl_plan_t *meg = &res.baseline[TSL_BASELINE_MEGATRON];
-    CHECK(meg->valid, "Megatron heuristic found nothing: %s", res.baseline_why[TSL_BASELINE_MEGATRON]);
+    CHECK(meg->valid, "Megatron heuristic found nothing: %s",
+          res.baseline_why[TSL_BASELINE_MEGATRON]);
     CHECK(!is_pure_dp16(&res.best), "Tessel chose dp = 16");
     CHECK(res.best.samples_per_s >= 1.3 * meg->samples_per_s,
           "Tessel %.2f samples/s is not 1.3x Megatron's %.2f", res.best.samples_per_s,
@@ -140,7 +141,7 @@ static void test_hetero_model(void)
     r.global_batch = 64;
     r.pp = 4;
     r.no_baselines = true;
-    r.no_sublayer = true;   /* compare whole-layer partitions */
+    r.no_sublayer = true; /* compare whole-layer partitions */
     CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
     const tsl_plan_t *p = &res.best;
     CHECK(p->pp == 4, "pp %u", p->pp);

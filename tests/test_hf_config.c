@@ -33,28 +33,28 @@ static bool has(const tsl_err_t *e, const char *needle)
 
 typedef struct known {
     const char *file, *name;
-    uint64_t params;   /* transformers' count for this config */
-    uint32_t layers;   /* Tessel layers: embedding + blocks + head */
+    uint64_t params; /* transformers' count for this config */
+    uint32_t layers; /* Tessel layers: embedding + blocks + head */
     uint32_t seq;
 } known_t;
 
 static const known_t knowns[] = {
     {"gpt2.json", "gpt2", 124439808, 14, 1024},
-    {"bert.json", "bert", 109514298, 14, 512},        /* BertForMaskedLM */
-    {"roberta.json", "roberta", 124697433, 14, 512},  /* RobertaForMaskedLM */
-    {"t5.json", "t5", 60506624, 14, 512},             /* t5-small */
-    {"vit.json", "vit", 86567656, 14, 197},           /* vit-base, 1000 classes */
-    {"llama.json", "llama", 1100048384, 24, 2048},    /* TinyLlama 1.1B */
+    {"bert.json", "bert", 109514298, 14, 512},       /* BertForMaskedLM */
+    {"roberta.json", "roberta", 124697433, 14, 512}, /* RobertaForMaskedLM */
+    {"t5.json", "t5", 60506624, 14, 512},            /* t5-small */
+    {"vit.json", "vit", 86567656, 14, 197},          /* vit-base, 1000 classes */
+    {"llama.json", "llama", 1100048384, 24, 2048},   /* TinyLlama 1.1B */
     /* windows above 4096 are planned at 4096 by default (issue 10) */
     {"mistral.json", "mistral", 7241732096, 34, 4096},
-    {"qwen2.json", "qwen2", 494032768, 26, 4096},     /* Qwen2-0.5B */
+    {"qwen2.json", "qwen2", 494032768, 26, 4096}, /* Qwen2-0.5B */
     {"qwen2_7b.json", "qwen2_7b", 7615616512, 30, 4096},
     {"llama3_8b.json", "llama3_8b", 8030261248, 34, 4096},
     {"llama2_70b.json", "llama2_70b", 68976648192, 82, 4096},
     {"gpt2_xl.json", "gpt2_xl", 1557611200, 50, 1024},
-    {"gpt_neox.json", "gpt_neox", 70426624, 8, 2048},   /* parallel, two LayerNorms */
-    {"falcon.json", "falcon", 6921720704, 34, 2048},   /* parallel, one LayerNorm, MQA */
-    {"phi.json", "phi", 2779683840, 34, 2048},          /* parallel, one LayerNorm */
+    {"gpt_neox.json", "gpt_neox", 70426624, 8, 2048}, /* parallel, two LayerNorms */
+    {"falcon.json", "falcon", 6921720704, 34, 2048},  /* parallel, one LayerNorm, MQA */
+    {"phi.json", "phi", 2779683840, 34, 2048},        /* parallel, one LayerNorm */
     {"bert_no_model_type.json", "bert_no_model_type", 109514298, 14, 512},
 };
 
@@ -72,8 +72,8 @@ static void test_known(void)
         printf("%-24s %-20s %12llu params (known %12llu), %u layers, seq %u\n", k->file, m.name,
                (unsigned long long)got, (unsigned long long)k->params, m.n_layers,
                m.tokens_per_sample);
-        CHECK(got == k->params, "%s: %llu params, expected %llu", k->file,
-              (unsigned long long)got, (unsigned long long)k->params);
+        CHECK(got == k->params, "%s: %llu params, expected %llu", k->file, (unsigned long long)got,
+              (unsigned long long)k->params);
         CHECK(strcmp(m.name, k->name) == 0, "%s: named %s", k->file, m.name);
         CHECK(m.n_layers == k->layers, "%s: %u layers", k->file, m.n_layers);
         CHECK(m.tokens_per_sample == k->seq, "%s: seq %u", k->file, m.tokens_per_sample);
@@ -103,8 +103,7 @@ static void test_issue10(void)
           m.max_context);
     tsl_model_free(&m);
     CHECK(tsl_hf_config_load(path_of("qwen2_7b.json"), 32768, &m, &err) == 0, "%s", err.msg);
-    CHECK(m.tokens_per_sample == 32768, "--seq-len overrides the default: %u",
-          m.tokens_per_sample);
+    CHECK(m.tokens_per_sample == 32768, "--seq-len overrides the default: %u", m.tokens_per_sample);
     tsl_model_free(&m);
     CHECK(tsl_hf_config_load(path_of("llama.json"), 0, &m, &err) == 0 && m.max_context == 0,
           "a 2048 window is used whole");
@@ -149,8 +148,8 @@ static void test_shapes(void)
           "gpt2 override past n_positions: %s", err.msg);
 
     CHECK(tsl_hf_config_load(path_of("mistral.json"), 4096, &m, &err) == 0, "%s", err.msg);
-    CHECK(m.layers[1].attn_window == 4096 && m.layers[1].kv_heads == 8 &&
-              m.layers[1].gated_ffn && m.tokens_per_sample == 4096,
+    CHECK(m.layers[1].attn_window == 4096 && m.layers[1].kv_heads == 8 && m.layers[1].gated_ffn &&
+              m.tokens_per_sample == 4096,
           "mistral: window %u kv %u", m.layers[1].attn_window, m.layers[1].kv_heads);
     tsl_model_free(&m);
     CHECK(tsl_hf_config_load(path_of("qwen2.json"), 0, &m, &err) == 0, "%s", err.msg);
@@ -273,8 +272,7 @@ static void test_errors(void)
 
     tsl_model_t m;
     tsl_err_t err = {0};
-    CHECK(tsl_hf_config_parse(NULL, "x", 0, &m, &err) != 0 && has(&err, "no JSON"), "%s",
-          err.msg);
+    CHECK(tsl_hf_config_parse(NULL, "x", 0, &m, &err) != 0 && has(&err, "no JSON"), "%s", err.msg);
     CHECK(tsl_hf_config_load(NULL, 0, &m, &err) != 0 && has(&err, "no path"), "%s", err.msg);
 }
 
@@ -295,7 +293,8 @@ static void test_config_json_name(void)
     CHECK(f != NULL, "cannot write %s", file);
     if (f != NULL) {
         fputs("{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, \"n_head\": 4, "
-              "\"n_positions\": 128, \"vocab_size\": 1000}\n", f);
+              "\"n_positions\": 128, \"vocab_size\": 1000}\n",
+              f);
         fclose(f);
         tsl_model_t m;
         tsl_err_t err = {0};

@@ -100,7 +100,7 @@ static void add_charted_plan(tsl_store_t *s)
     snprintf(p.model_name, sizeof(p.model_name), "GPT2-345M");
     p.n_devices = 6;
     p.global_batch = 64;
-    p.created_unix = 1600000000;   /* oldest: the listing's other rows stay first */
+    p.created_unix = 1600000000; /* oldest: the listing's other rows stay first */
     p.request_json = (char *)"{}";
     p.result_json = (char *)STAGED_RESULT;
     if (tsl_store_put_plan(s, &p, &err) != 0)
@@ -110,13 +110,22 @@ static void add_charted_plan(tsl_store_t *s)
 /* A worker whose hostname and GPU model try to inject markup, with one report. */
 static void add_worker(tsl_store_t *s)
 {
-    tsl_reg_device_t dev = {.index = 0, .model = "H100<b>", .memory_bytes = 80ULL << 30,
-                            .sm_count = 132, .uuid = ""};
-    tsl_reg_worker_t w = {.hostname = "node<i>1", .driver_version = "550", .cuda_version = "12.4",
-                          .nccl_version = "2.21", .version = "0.1.0", .heartbeat_s = 10,
-                          .n_devices = 1, .devices = &dev};
-    tsl_reg_measurement_t m = {.name = "gemm_fwd", .unit = "flop/s", .value = 7.5e14,
-                               .labels_json = "{}", .link_class = "", .per_device = true};
+    tsl_reg_device_t dev = {
+        .index = 0, .model = "H100<b>", .memory_bytes = 80ULL << 30, .sm_count = 132, .uuid = ""};
+    tsl_reg_worker_t w = {.hostname = "node<i>1",
+                          .driver_version = "550",
+                          .cuda_version = "12.4",
+                          .nccl_version = "2.21",
+                          .version = "0.1.0",
+                          .heartbeat_s = 10,
+                          .n_devices = 1,
+                          .devices = &dev};
+    tsl_reg_measurement_t m = {.name = "gemm_fwd",
+                               .unit = "flop/s",
+                               .value = 7.5e14,
+                               .labels_json = "{}",
+                               .link_class = "",
+                               .per_device = true};
     tsl_reg_report_result_t res;
     tsl_err_t err = {0};
     bool known;
@@ -174,7 +183,8 @@ static void test_pages(tsl_store_t *store)
     tsl_err_t err = {0};
     response_t r;
     tsl_metrics_request(m, "GetPlan", 0);
-    CHECK(tsl_http_start("127.0.0.1:0", m, store, health, NULL, &h, &err) == 0, "start: %s", err.msg);
+    CHECK(tsl_http_start("127.0.0.1:0", m, store, health, NULL, &h, &err) == 0, "start: %s",
+          err.msg);
     int port = tsl_http_port(h);
     CHECK(port > 0 && port < 65536, "bound port %d", port);
 
@@ -187,9 +197,12 @@ static void test_pages(tsl_store_t *store)
     atomic_store(&serving, 1);
 
     CHECK(fetch(port, "GET", "/metrics", &r) == 0 && r.status == 200, "metrics 200 (%d)", r.status);
-    CHECK(has_header(&r, "Content-Type: text/plain; version=0.0.4"), "exposition content type:\n%s", r.head);
-    CHECK(r.body && strstr(r.body, "\ntessel_plans_stored 3\n"), "plans gauge from the store:\n%s", r.body);
-    CHECK(r.body && strstr(r.body, "tessel_requests_total{method=\"GetPlan\",code=\"OK\"} 1"), "counter");
+    CHECK(has_header(&r, "Content-Type: text/plain; version=0.0.4"), "exposition content type:\n%s",
+          r.head);
+    CHECK(r.body && strstr(r.body, "\ntessel_plans_stored 3\n"), "plans gauge from the store:\n%s",
+          r.body);
+    CHECK(r.body && strstr(r.body, "tessel_requests_total{method=\"GetPlan\",code=\"OK\"} 1"),
+          "counter");
     CHECK(r.body && strstr(r.body, "# TYPE tessel_search_seconds histogram"), "histogram");
     free(r.body);
 
@@ -199,15 +212,18 @@ static void test_pages(tsl_store_t *store)
     CHECK(r.body && strstr(r.body, "<script>") == NULL, "no raw <script> in the page");
     CHECK(r.body && strstr(r.body, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;"),
           "model name escaped:\n%s", r.body);
-    CHECK(r.body && strstr(r.body, "0123456789abcdef") && strstr(r.body, "GPT3-15B"), "plans listed");
+    CHECK(r.body && strstr(r.body, "0123456789abcdef") && strstr(r.body, "GPT3-15B"),
+          "plans listed");
     CHECK(r.body && strstr(r.body, ">16<") && strstr(r.body, ">256<") && strstr(r.body, "123.46") &&
               strstr(r.body, "3.00 GiB") && strstr(r.body, "2023-11-14 22:13:20") &&
-              strstr(r.body, ">stale<") && strstr(r.body, ">fresh<"), "columns:\n%s", r.body);
+              strstr(r.body, ">stale<") && strstr(r.body, ">fresh<"),
+          "columns:\n%s", r.body);
     free(r.body);
 
     CHECK(fetch(port, "GET", "/nope", &r) == 0 && r.status == 404, "404 (%d)", r.status);
     free(r.body);
-    CHECK(fetch(port, "GET", "/metrics/", &r) == 0 && r.status == 404, "exact paths (%d)", r.status);
+    CHECK(fetch(port, "GET", "/metrics/", &r) == 0 && r.status == 404, "exact paths (%d)",
+          r.status);
     free(r.body);
     CHECK(fetch(port, "POST", "/metrics", &r) == 0 && r.status == 405, "POST 405 (%d)", r.status);
     CHECK(has_header(&r, "Allow: GET, HEAD"), "Allow header:\n%s", r.head);
@@ -224,8 +240,9 @@ static void test_pages(tsl_store_t *store)
     char addr[64];
     tsl_http_t *h2 = NULL;
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
-    CHECK(tsl_http_start(addr, m, store, health, NULL, &h2, &err) == -1 &&
-              strstr(err.msg, addr) && strstr(err.msg, "in use"), "port taken: %s", err.msg);
+    CHECK(tsl_http_start(addr, m, store, health, NULL, &h2, &err) == -1 && strstr(err.msg, addr) &&
+              strstr(err.msg, "in use"),
+          "port taken: %s", err.msg);
     tsl_http_stop(h);
     CHECK(fetch(port, "GET", "/healthz", &r) == -1, "stopped: connection refused");
     tsl_metrics_free(m);
@@ -247,8 +264,9 @@ static void test_page_render(tsl_store_t *store)
     CHECK(strstr(html, ">" TSL_VERSION "<") != NULL, "version");
     CHECK(strstr(html, "7 queued, 2 running") != NULL, "queue depth");
     CHECK(strstr(html, "<th>uptime</th><td>") && !strstr(html, "uptime</th><td>unknown"), "uptime");
-    CHECK(strstr(html, "node&lt;i&gt;1") && strstr(html, "H100&lt;b&gt;") &&
-              !strstr(html, "<i>") && !strstr(html, "<b>"), "worker escaped");
+    CHECK(strstr(html, "node&lt;i&gt;1") && strstr(html, "H100&lt;b&gt;") && !strstr(html, "<i>") &&
+              !strstr(html, "<b>"),
+          "worker escaped");
     CHECK(strstr(html, ">online<") && strstr(html, "30 s ago"), "state and ages");
     CHECK(strstr(html, ">gemm_fwd<") && strstr(html, ">7.5e+14<") && strstr(html, ">measured<"),
           "profile row");
@@ -273,16 +291,19 @@ static void test_plan_page(tsl_store_t *store)
     CHECK(r.body && count(r.body, "<svg ") == 1 && count(r.body, "<g class=\"stage\"") == 3,
           "one chart, three stage groups:\n%s", r.body);
     CHECK(r.body && count(r.body, "<rect class=\"time\"") == 3 &&
-              count(r.body, "<rect class=\"mem\"") == 3, "a time and a memory bar per stage");
+              count(r.body, "<rect class=\"mem\"") == 3,
+          "a time and a memory bar per stage");
     CHECK(r.body && strstr(r.body, "y=\"50\" width=\"240.0\" height=\"18\"><title>20.000 ms"),
           "slowest stage at full scale:\n%s", r.body);
     CHECK(r.body && strstr(r.body, "width=\"120.0\" height=\"18\"><title>4.00 GiB") &&
-              strstr(r.body, "<line class=\"budget\" x1=\"640.0\""), "memory against the budget");
+              strstr(r.body, "<line class=\"budget\" x1=\"640.0\""),
+          "memory against the budget");
     CHECK(r.body && strstr(r.body, "<table id=\"stages\">") && count(r.body, "<tr>") == 4,
           "stage table");
     free(r.body);
     CHECK(fetch(port, "GET", "/plan/0123456789abcdef", &r) == 0 && r.status == 200 &&
-              strstr(r.body, "no stages to chart"), "plan without stages (%d)", r.status);
+              strstr(r.body, "no stages to chart"),
+          "plan without stages (%d)", r.status);
     free(r.body);
     CHECK(fetch(port, "GET", "/plan/ffffffffffffffff", &r) == 0 && r.status == 404, "unknown 404");
     free(r.body);
@@ -314,11 +335,14 @@ static void test_no_store_and_errors(void)
         CHECK(tsl_http_start("127.0.0.1:0", m, NULL, NULL, NULL, &h, &err) == 0, "%s", err.msg);
         tsl_http_stop(h);
     }
-    CHECK(tsl_http_start("9464", m, NULL, NULL, NULL, &h, &err) == -1 && strstr(err.msg, "HOST:PORT"),
+    CHECK(tsl_http_start("9464", m, NULL, NULL, NULL, &h, &err) == -1 &&
+              strstr(err.msg, "HOST:PORT"),
           "bad address: %s", err.msg);
     CHECK(tsl_http_start("256.1.1.1:80", m, NULL, NULL, NULL, &h, &err) == -1 &&
-              strstr(err.msg, "256.1.1.1"), "unresolvable: %s", err.msg);
-    CHECK(tsl_http_start("127.0.0.1:0", NULL, NULL, NULL, NULL, &h, &err) == -1, "metrics required");
+              strstr(err.msg, "256.1.1.1"),
+          "unresolvable: %s", err.msg);
+    CHECK(tsl_http_start("127.0.0.1:0", NULL, NULL, NULL, NULL, &h, &err) == -1,
+          "metrics required");
     CHECK(h == NULL, "no handle on failure");
     tsl_metrics_free(m);
 }

@@ -18,14 +18,13 @@
 #define MAXS 6
 #define MAXB 160
 
-
-
 /* ---- a portable random stream (64-bit LCG, Knuth's MMIX constants) ---- */
 typedef struct {
     uint64_t s;
 } lcg_t;
 
-static uint32_t rnd(lcg_t *r) {
+static uint32_t rnd(lcg_t *r)
+{
     r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
     return (uint32_t)(r->s >> 33);
 }
@@ -51,7 +50,8 @@ typedef struct inst {
     tsl_layerdp_problem_t p;
 } inst_t;
 
-static void bind(inst_t *in, bool full_form, uint64_t budget, uint64_t bucket) {
+static void bind(inst_t *in, bool full_form, uint64_t budget, uint64_t bucket)
+{
     memset(&in->p, 0, sizeof(in->p));
     in->p.n_layers = in->L;
     in->p.n_strategies = in->S;
@@ -70,7 +70,8 @@ static void bind(inst_t *in, bool full_form, uint64_t budget, uint64_t bucket) {
 }
 
 /* Fills the full matrix from the layout form (the same R written out). */
-static void full_from_layout(inst_t *in) {
+static void full_from_layout(inst_t *in)
+{
     uint32_t S = in->S;
     for (uint32_t l = 0; l < in->L; l++)
         for (uint32_t i = 0; i < S; i++)
@@ -95,7 +96,8 @@ typedef struct bctx {
     brute_t *out;
 } bctx_t;
 
-static double r_of(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i, uint32_t j) {
+static double r_of(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i, uint32_t j)
+{
     uint32_t S = p->n_strategies;
     if (l == 0)
         return 0.0;
@@ -105,7 +107,8 @@ static double r_of(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i, uint3
 }
 
 static void dfs(bctx_t *cx, uint32_t l, double t, uint64_t fwd, uint64_t top, uint64_t ms,
-                uint64_t wsum) {
+                uint64_t wsum)
+{
     const tsl_layerdp_problem_t *p = cx->p;
     uint32_t S = p->n_strategies;
     if (l == p->n_layers) {
@@ -133,7 +136,8 @@ static void dfs(bctx_t *cx, uint32_t l, double t, uint64_t fwd, uint64_t top, ui
     }
 }
 
-static brute_t brute(const tsl_layerdp_problem_t *p) {
+static brute_t brute(const tsl_layerdp_problem_t *p)
+{
     brute_t b;
     memset(&b, 0, sizeof(b));
     b.best = INFINITY;
@@ -162,7 +166,8 @@ typedef struct gen {
 } gen_t;
 
 static void random_instance(lcg_t *r, const gen_t *g, inst_t *in, uint64_t *budget,
-                            uint64_t *bucket) {
+                            uint64_t *bucket)
+{
     memset(in, 0, sizeof(*in));
     do {
         in->L = 1 + rnd_below(r, MAXL);
@@ -203,7 +208,8 @@ static void random_instance(lcg_t *r, const gen_t *g, inst_t *in, uint64_t *budg
               rnd_below(r, (uint32_t)(*bucket < 1000000 ? *bucket : 1000000));
 }
 
-static int solve(inst_t *in, tsl_layerdp_ws_t *ws, uint32_t *choice, tsl_layerdp_result_t *res) {
+static int solve(inst_t *in, tsl_layerdp_ws_t *ws, uint32_t *choice, tsl_layerdp_result_t *res)
+{
     tsl_err_t err = {0};
     int rc = tsl_layerdp_solve(&in->p, ws, choice, res, &err);
     CHECK(rc == 0, "solve: %s", err.msg);
@@ -211,7 +217,8 @@ static int solve(inst_t *in, tsl_layerdp_ws_t *ws, uint32_t *choice, tsl_layerdp
 }
 
 /* (1a) O_b = 0, whole buckets: the DP is exact, both R forms. */
-static void test_brute_exact(tsl_layerdp_ws_t *ws, const char *kern, int *checked) {
+static void test_brute_exact(tsl_layerdp_ws_t *ws, const char *kern, int *checked)
+{
     lcg_t r = {20240611};
     gen_t g = {.whole_buckets = true, .infinite_r = false};
     static inst_t in;
@@ -277,7 +284,8 @@ static void test_brute_exact(tsl_layerdp_ws_t *ws, const char *kern, int *checke
 /* (1b) arbitrary sizes, O_b > 0: never over budget, never below the optimum,
  * consistent figures; nothing found exactly when brute force finds nothing in the
  * region Algorithm 3 guarantees. */
-static void test_brute_general(tsl_layerdp_ws_t *ws, const char *kern, int *checked) {
+static void test_brute_general(tsl_layerdp_ws_t *ws, const char *kern, int *checked)
+{
     static inst_t in;
     for (int form = 0; form < 2; form++) {
         lcg_t r = {form ? 777 : 4242};
@@ -336,7 +344,8 @@ static void test_brute_general(tsl_layerdp_ws_t *ws, const char *kern, int *chec
 /* ---- hand examples ---- */
 #define MIB (1ull << 20)
 
-static void test_one_layer(tsl_layerdp_ws_t *ws) {
+static void test_one_layer(tsl_layerdp_ws_t *ws)
+{
     inst_t in;
     memset(&in, 0, sizeof(in));
     in.L = 1;
@@ -380,7 +389,8 @@ static void test_one_layer(tsl_layerdp_ws_t *ws) {
 }
 
 /* R steers the layers towards one layout. */
-static void test_r_steering(tsl_layerdp_ws_t *ws) {
+static void test_r_steering(tsl_layerdp_ws_t *ws)
+{
     inst_t in;
     memset(&in, 0, sizeof(in));
     in.L = 4;
@@ -446,7 +456,8 @@ static void test_r_steering(tsl_layerdp_ws_t *ws) {
 }
 
 /* Infeasible strategies are never chosen and cost no DP cells. */
-static void test_infeasible(tsl_layerdp_ws_t *ws) {
+static void test_infeasible(tsl_layerdp_ws_t *ws)
+{
     inst_t in;
     memset(&in, 0, sizeof(in));
     in.L = 3;
@@ -491,7 +502,8 @@ static void test_infeasible(tsl_layerdp_ws_t *ws) {
 }
 
 /* Algorithm 3's walk over E_fwd above E − b_up. */
-static void test_walk(tsl_layerdp_ws_t *ws) {
+static void test_walk(tsl_layerdp_ws_t *ws)
+{
     inst_t in;
     memset(&in, 0, sizeof(in));
     in.L = 1;
@@ -541,7 +553,8 @@ static void test_walk(tsl_layerdp_ws_t *ws) {
           "brute force finds (j0, j2): %g", bf.best);
 }
 
-static void test_figures(void) {
+static void test_figures(void)
+{
     /* Eq. 2 by hand: f = 3, 5, 2; b = 4, 1, 7; ms = 10, 20, 30.
      * prefixes + b: 3+4 = 7, 8+1 = 9, 10+7 = 17 → 17 + 60 = 77; E_f = 70. */
     inst_t in;
@@ -577,7 +590,8 @@ static void test_figures(void) {
 }
 
 /* ---- workspace limits and malformed input ---- */
-static void test_limits(void) {
+static void test_limits(void)
+{
     CHECK(tsl_layerdp_ws_new(0, 4, 4) == NULL, "0 layers");
     CHECK(tsl_layerdp_ws_new(4, 0, 4) == NULL, "0 strategies");
     CHECK(tsl_layerdp_ws_new(4, 70000, 4) == NULL, "more strategies than uint16 predecessors");
@@ -638,27 +652,13 @@ static void test_limits(void) {
     for (size_t i = 0; i < sizeof(miss) / sizeof(miss[0]); i++) {
         bind(&in, false, 16, 1);
         switch (miss[i].what) {
-        case 0:
-            in.p.time_s = NULL;
-            break;
-        case 1:
-            in.p.fwd_bytes = NULL;
-            break;
-        case 2:
-            in.p.bwd_bytes = NULL;
-            break;
-        case 3:
-            in.p.ms_bytes = NULL;
-            break;
-        case 4:
-            in.p.layout = NULL;
-            break;
-        case 5:
-            in.p.trans_s = NULL;
-            break;
-        case 6:
-            in.p.trans_full_s = in.full;
-            break; /* both forms at once */
+        case 0: in.p.time_s = NULL; break;
+        case 1: in.p.fwd_bytes = NULL; break;
+        case 2: in.p.bwd_bytes = NULL; break;
+        case 3: in.p.ms_bytes = NULL; break;
+        case 4: in.p.layout = NULL; break;
+        case 5: in.p.trans_s = NULL; break;
+        case 6: in.p.trans_full_s = in.full; break; /* both forms at once */
         }
         CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, miss[i].needle),
               "missing %s: %s", miss[i].needle, err.msg);
@@ -697,7 +697,8 @@ static void test_limits(void) {
 }
 
 /* The workspace carries no state from one solve to the next. */
-static void test_reuse(tsl_layerdp_ws_t *ws) {
+static void test_reuse(tsl_layerdp_ws_t *ws)
+{
     lcg_t r = {99};
     gen_t g = {.whole_buckets = false, .infinite_r = false};
     static inst_t a, b;
@@ -727,7 +728,8 @@ static void test_reuse(tsl_layerdp_ws_t *ws) {
 
 /* The vector kernels and the portable ones give the same plans, to the bit,
  * also on problems big enough for the 4-cell steps to dominate. */
-static void test_kernels_agree(void) {
+static void test_kernels_agree(void)
+{
     enum { BL = 24, BS = 20, BB = 600 };
     tsl_layerdp_ws_t *fast = tsl_layerdp_ws_new(BL, BS, BB), *slow = tsl_layerdp_ws_new(BL, BS, BB);
     CHECK(fast && slow, "workspaces");
@@ -787,7 +789,8 @@ out:
     tsl_layerdp_ws_free(slow);
 }
 
-int main(void) {
+int main(void)
+{
     tsl_layerdp_ws_t *ws = tsl_layerdp_ws_new(MAXL, MAXS, MAXB);
     CHECK(ws != NULL, "workspace");
     if (ws == NULL)

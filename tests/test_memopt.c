@@ -81,9 +81,9 @@ static int make_ctx(tsl_memopt_ctx_t *ctx, tsl_cluster_t *c, const char *spec, d
  * shared by the node's GPUs. GPU Adam (plain ZeRO-3) at the same ~30 B/param
  * from device memory: 616 GB/s (2080 Ti) and 1.5 TB/s (A100). */
 #define CPU_ADAM_2080TI_NODE 2e9
-#define CPU_ADAM_A100_NODE 6.5e9
-#define GPU_ADAM_2080TI 2e10
-#define GPU_ADAM_A100 5e10
+#define CPU_ADAM_A100_NODE   6.5e9
+#define GPU_ADAM_2080TI      2e10
+#define GPU_ADAM_A100        5e10
 
 /* Independent peak: max_i (Σ_all resident + Σ_{j<i} carried + local_peak_i). */
 static uint64_t peak_by_formula(const tsl_layer_t *L, uint32_t n, const tsl_memopt_ctx_t *ctx,

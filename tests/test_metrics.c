@@ -18,7 +18,7 @@
 
 typedef struct sample {
     char name[96];
-    char labels[256];   /* raw, between the braces */
+    char labels[256]; /* raw, between the braces */
     double value;
 } sample_t;
 
@@ -169,7 +169,7 @@ static void parse(const char *text, parsed_t *p)
         else if (buf[0] != '\0')
             parse_sample(p, buf);
         else
-            p->errors++;   /* no blank lines in our output */
+            p->errors++; /* no blank lines in our output */
         line += n + (nl != NULL);
     }
 }
@@ -213,12 +213,12 @@ static void test_values(void)
     tsl_metrics_request(m, "Plan", 8);
     tsl_metrics_request(m, "GetPlan", 5);
     tsl_metrics_request(m, "Odd\"name\\x\n", 16);
-    tsl_metrics_request(m, "Plan", 99);   /* out of range → UNKNOWN */
+    tsl_metrics_request(m, "Plan", 99); /* out of range → UNKNOWN */
     tsl_metrics_search_time(m, 0.005);
-    tsl_metrics_search_time(m, 0.01);     /* le is inclusive */
+    tsl_metrics_search_time(m, 0.01); /* le is inclusive */
     tsl_metrics_search_time(m, 3.0);
     tsl_metrics_search_time(m, 601);
-    tsl_metrics_search_time(m, -1);       /* ignored */
+    tsl_metrics_search_time(m, -1); /* ignored */
     tsl_metrics_cache(m, 1);
     tsl_metrics_cache(m, 1);
     tsl_metrics_cache(m, 0);
@@ -229,10 +229,14 @@ static void test_values(void)
     parse(text, p);
     CHECK(p->errors == 0, "render parses (%d errors):\n%s", p->errors, text);
     CHECK(value(p, "tessel_requests_total", "method=\"Plan\",code=\"OK\"") == 2, "Plan OK");
-    CHECK(value(p, "tessel_requests_total", "method=\"Plan\",code=\"RESOURCE_EXHAUSTED\"") == 1, "exhausted");
-    CHECK(value(p, "tessel_requests_total", "method=\"GetPlan\",code=\"NOT_FOUND\"") == 1, "not found");
-    CHECK(value(p, "tessel_requests_total", "method=\"Plan\",code=\"UNKNOWN\"") == 1, "unknown code");
-    CHECK(value(p, "tessel_requests_total", "method=\"Odd\\\"name\\\\x\\n\",code=\"UNAUTHENTICATED\"") == 1,
+    CHECK(value(p, "tessel_requests_total", "method=\"Plan\",code=\"RESOURCE_EXHAUSTED\"") == 1,
+          "exhausted");
+    CHECK(value(p, "tessel_requests_total", "method=\"GetPlan\",code=\"NOT_FOUND\"") == 1,
+          "not found");
+    CHECK(value(p, "tessel_requests_total", "method=\"Plan\",code=\"UNKNOWN\"") == 1,
+          "unknown code");
+    CHECK(value(p, "tessel_requests_total",
+                "method=\"Odd\\\"name\\\\x\\n\",code=\"UNAUTHENTICATED\"") == 1,
           "label escaping");
     CHECK(value(p, "tessel_search_seconds_bucket", "le=\"0.01\"") == 2, "0.01 bucket");
     CHECK(value(p, "tessel_search_seconds_bucket", "le=\"2.5\"") == 2, "2.5 bucket");
@@ -253,7 +257,8 @@ static void test_values(void)
         const sample_t *s = &p->samples[i];
         if (strcmp(s->name, "tessel_search_seconds_bucket") != 0)
             continue;
-        double le = strncmp(s->labels, "le=\"+Inf\"", 9) == 0 ? INFINITY : strtod(s->labels + 4, NULL);
+        double le =
+            strncmp(s->labels, "le=\"+Inf\"", 9) == 0 ? INFINITY : strtod(s->labels + 4, NULL);
         ok &= le > last_le && s->value >= last_count;
         last_le = le;
         last_count = s->value;
@@ -261,9 +266,9 @@ static void test_values(void)
     }
     CHECK(ok && isinf(last_le) && n_buckets == 16, "histogram shape (%d buckets)", n_buckets);
     CHECK(strstr(text, "le=\"0.01\"") && strstr(text, "le=\"600\""), "bucket range 0.01 … 600");
-    const char *families[] = {"tessel_requests_total", "tessel_search_seconds",
+    const char *families[] = {"tessel_requests_total",        "tessel_search_seconds",
                               "tessel_plan_cache_hits_total", "tessel_plan_cache_misses_total",
-                              "tessel_search_queue_depth", "tessel_searches_running",
+                              "tessel_search_queue_depth",    "tessel_searches_running",
                               "tessel_plans_stored"};
     for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
         int found = 0;
@@ -326,7 +331,8 @@ static void test_threads(void)
     char *text = tsl_metrics_render(m);
     parsed_t *p = malloc(sizeof(*p));
     parse(text, p);
-    CHECK(value(p, "tessel_requests_total", "method=\"Plan\",code=\"OK\"") == 40000, "no lost updates");
+    CHECK(value(p, "tessel_requests_total", "method=\"Plan\",code=\"OK\"") == 40000,
+          "no lost updates");
     CHECK(value(p, "tessel_search_seconds_count", "") == 80000, "histogram count");
     CHECK(value(p, "tessel_plan_cache_hits_total", "") == 40000, "hits");
     free(p);

@@ -39,21 +39,19 @@ static void test_presets(void)
         if (rc != 0)
             continue;
         uint64_t got = tsl_model_params(&m);
-        printf("%-16s %6u %16llu %16llu %+7.2f%%%s\n", p->name, m.n_layers,
-               (unsigned long long)got, (unsigned long long)p->published_params,
+        printf("%-16s %6u %16llu %16llu %+7.2f%%%s\n", p->name, m.n_layers, (unsigned long long)got,
+               (unsigned long long)p->published_params,
                100.0 * ((double)got - (double)p->published_params) / (double)p->published_params,
                p->params_are_ours ? "  (ours: the source gives no count)" : "");
         CHECK_NEAR(got, p->published_params, 0.03, "%s: %llu vs published %llu", p->name,
                    (unsigned long long)got, (unsigned long long)p->published_params);
         CHECK(tsl_model_validate(&m, &err) == 0, "%s: %s", p->name, err.msg);
-        CHECK(m.layers[0].kind == TSL_LAYER_EMBEDDING, "%s: first layer is not embedding",
-              p->name);
+        CHECK(m.layers[0].kind == TSL_LAYER_EMBEDDING, "%s: first layer is not embedding", p->name);
         CHECK(m.layers[m.n_layers - 1].kind == TSL_LAYER_HEAD, "%s: last layer is not head",
               p->name);
         CHECK(strcmp(m.name, p->name) == 0, "%s: model named %s", p->name, m.name);
         CHECK(p->source != NULL && strlen(p->source) > 10, "%s: no source", p->name);
-        CHECK(m.tokens_per_sample > 0 && tsl_model_fwd_flops(&m) > 0 &&
-                  tsl_model_act_bytes(&m) > 0,
+        CHECK(m.tokens_per_sample > 0 && tsl_model_fwd_flops(&m) > 0 && tsl_model_act_bytes(&m) > 0,
               "%s: empty figures", p->name);
         tsl_model_free(&m);
     }
@@ -75,8 +73,8 @@ static void test_encoder_formulas(void)
         CHECK(tsl_layer_derive(&l, &err) == 0, "derive: %s", err.msg);
         CHECK(l.params == (uint64_t)(12 * h * h + 13 * h), "params %llu for h=%g",
               (unsigned long long)l.params, h);
-        CHECK(l.fwd_flops == 24 * s * h * h + 4 * s * s * h, "flops %g for s=%g h=%g",
-              l.fwd_flops, s, h);
+        CHECK(l.fwd_flops == 24 * s * h * h + 4 * s * s * h, "flops %g for s=%g h=%g", l.fwd_flops,
+              s, h);
         /* fused attention (the default) keeps no scores: Korthikanti's 34·s·h */
         double act = (double)(l.act_repl_bytes + l.act_shard_bytes);
         CHECK(act == 34 * s * h && l.act_score_bytes == 0, "fused act %g vs %g", act, 34 * s * h);
@@ -158,8 +156,7 @@ static void test_extensions(void)
     tsl_layer_t big = encoder(49, 320, 10);
     big.attn_window = 4096; /* wider than the sequence: the whole sequence */
     tsl_layer_t plain = encoder(49, 320, 10);
-    CHECK(tsl_layer_derive(&big, &err) == 0 && tsl_layer_derive(&plain, &err) == 0, "%s",
-          err.msg);
+    CHECK(tsl_layer_derive(&big, &err) == 0 && tsl_layer_derive(&plain, &err) == 0, "%s", err.msg);
     CHECK(big.fwd_flops == plain.fwd_flops, "window wider than s");
 
     /* decoder: self + cross + FFN, 3 norms, 3 all-reduces */
@@ -309,8 +306,7 @@ static void test_errors(void)
     tsl_layer_t ok = encoder(8, 64, 1), bad = ok;
     bad.ffn_hidden = 0;
     CHECK(tsl_model_add(&m, &ok, &err) == 0, "%s", err.msg);
-    CHECK(tsl_model_add(&m, &bad, &err) != 0 && has(&err, "layer 1") &&
-              has(&err, "ffn_hidden"),
+    CHECK(tsl_model_add(&m, &bad, &err) != 0 && has(&err, "layer 1") && has(&err, "ffn_hidden"),
           "model add: %s", err.msg);
     CHECK(m.n_layers == 1, "a failed add leaves the model unchanged");
     tsl_model_free(&m);
@@ -328,14 +324,17 @@ static void test_errors(void)
     CHECK(tsl_model_preset(NULL, &m, &err) != 0 && has(&err, "no preset"), "NULL: %s", err.msg);
 
     /* family specs */
-    tsl_arch_spec_t sp = {.arch = TSL_ARCH_GPT, .layers = 0, .hidden = 64, .ffn_hidden = 256,
-                          .heads = 4, .seq_len = 32, .vocab = 100};
-    CHECK(tsl_model_build(&sp, "x", &m, &err) != 0 && has(&err, "layers"), "spec: %s",
-          err.msg);
+    tsl_arch_spec_t sp = {.arch = TSL_ARCH_GPT,
+                          .layers = 0,
+                          .hidden = 64,
+                          .ffn_hidden = 256,
+                          .heads = 4,
+                          .seq_len = 32,
+                          .vocab = 100};
+    CHECK(tsl_model_build(&sp, "x", &m, &err) != 0 && has(&err, "layers"), "spec: %s", err.msg);
     sp.layers = 2;
     sp.kv_heads = 3;
-    CHECK(tsl_model_build(&sp, "x", &m, &err) != 0 && has(&err, "kv_heads"), "spec: %s",
-          err.msg);
+    CHECK(tsl_model_build(&sp, "x", &m, &err) != 0 && has(&err, "kv_heads"), "spec: %s", err.msg);
     CHECK(m.n_layers == 0, "failed build leaves an empty model");
 }
 
@@ -386,8 +385,7 @@ static void test_builder(void)
     CHECK(tsl_model_add(&a, &l, &err) != 0 && has(&err, "limit"), "one more: %s", err.msg);
     CHECK(a.n_layers == TSL_MODEL_MAX_LAYERS, "n_layers %u", a.n_layers);
     a.n_layers = TSL_MODEL_MAX_LAYERS + 1; /* hand-made model over the limit */
-    CHECK(tsl_model_validate(&a, &err) != 0 && has(&err, "TSL_MODEL_MAX_LAYERS"), "%s",
-          err.msg);
+    CHECK(tsl_model_validate(&a, &err) != 0 && has(&err, "TSL_MODEL_MAX_LAYERS"), "%s", err.msg);
     a.n_layers = TSL_MODEL_MAX_LAYERS;
     a.layers[7].hidden = 0;
     CHECK(tsl_model_validate(&a, &err) != 0 && has(&err, "layer 7") && has(&err, "hidden"),

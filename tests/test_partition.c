@@ -18,12 +18,14 @@
 
 static uint64_t lcg_state = 0x9a27171023u;
 
-static double lcg01(void) {
+static double lcg01(void)
+{
     lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
     return (double)(lcg_state >> 11) / 9007199254740992.0;
 }
 
-static uint32_t lcg_below(uint32_t n) {
+static uint32_t lcg_below(uint32_t n)
+{
     return (uint32_t)(lcg01() * n);
 }
 
@@ -39,7 +41,8 @@ typedef struct inst {
     tsl_partition_in_t in;
 } inst_t;
 
-static void inst_wire(inst_t *s) {
+static void inst_wire(inst_t *s)
+{
     memset(&s->in, 0, sizeof(s->in));
     s->in.n_layers = s->L;
     s->in.n_stages = s->P;
@@ -55,7 +58,8 @@ static void inst_wire(inst_t *s) {
 }
 
 /* Random instance; integer-valued times one case in three (exact ties). */
-static void inst_random(inst_t *s, uint32_t maxL, uint32_t maxP, bool extras) {
+static void inst_random(inst_t *s, uint32_t maxL, uint32_t maxP, bool extras)
+{
     memset(s, 0, sizeof(*s));
     s->L = 1 + lcg_below(maxL);
     uint32_t pmax = s->L < maxP ? s->L : maxP;
@@ -89,7 +93,8 @@ typedef struct ref {
     bool fits;
 } ref_t;
 
-static void ref_eval(const inst_t *s, const uint32_t *first, ref_t *r) {
+static void ref_eval(const inst_t *s, const uint32_t *first, ref_t *r)
+{
     memset(r, 0, sizeof(*r));
     r->fits = true;
     for (uint32_t i = 0; i < s->P; i++) {
@@ -117,14 +122,16 @@ static void ref_eval(const inst_t *s, const uint32_t *first, ref_t *r) {
     r->T = (s->m - 1) * r->max_a + r->sum_c;
 }
 
-static bool near(double a, double b) {
+static bool near(double a, double b)
+{
     return fabs(a - b) <= 1e-9 * fmax(1.0, fmax(fabs(a), fabs(b)));
 }
 
 /* Calls fn on every partition of s into P non-empty stages. */
 typedef void (*visit_fn)(const inst_t *s, const uint32_t *first, void *ud);
 
-static void enum_rec(const inst_t *s, uint32_t *first, uint32_t i, visit_fn fn, void *ud) {
+static void enum_rec(const inst_t *s, uint32_t *first, uint32_t i, visit_fn fn, void *ud)
+{
     if (i == s->P) {
         fn(s, first, ud);
         return;
@@ -136,7 +143,8 @@ static void enum_rec(const inst_t *s, uint32_t *first, uint32_t i, visit_fn fn, 
     }
 }
 
-static void enumerate(const inst_t *s, visit_fn fn, void *ud) {
+static void enumerate(const inst_t *s, visit_fn fn, void *ud)
+{
     uint32_t first[MAXP + 1];
     first[0] = 0;
     first[s->P] = s->L;
@@ -158,7 +166,8 @@ typedef struct brute {
     int count;
 } brute_t;
 
-static void brute_visit(const inst_t *s, const uint32_t *first, void *ud) {
+static void brute_visit(const inst_t *s, const uint32_t *first, void *ud)
+{
     brute_t *b = ud;
     ref_t r;
     ref_eval(s, first, &r);
@@ -179,7 +188,8 @@ static void brute_visit(const inst_t *s, const uint32_t *first, void *ud) {
     }
 }
 
-static void brute(const inst_t *s, brute_t *b) {
+static void brute(const inst_t *s, brute_t *b)
+{
     memset(b, 0, sizeof(*b));
     b->min_max_a = b->min_T = b->min_T_fit = b->min_max_a_fit = INFINITY;
     b->min_max_M = UINT64_MAX;
@@ -190,7 +200,8 @@ static void brute(const inst_t *s, brute_t *b) {
     enumerate(s, brute_visit, b);
 }
 
-static bool valid_first(const inst_t *s, const uint32_t *first) {
+static bool valid_first(const inst_t *s, const uint32_t *first)
+{
     if (first[0] != 0 || first[s->P] != s->L)
         return false;
     for (uint32_t i = 0; i < s->P; i++)
@@ -199,7 +210,8 @@ static bool valid_first(const inst_t *s, const uint32_t *first) {
     return true;
 }
 
-static bool alpha_ok(double a, uint32_t P) {
+static bool alpha_ok(double a, uint32_t P)
+{
     return a >= -1e-15 && a <= 1.0 - 1.0 / P + 1e-12;
 }
 
@@ -209,7 +221,8 @@ typedef struct stats_check {
     int n, ok, alpha_ok;
 } stats_check_t;
 
-static void stats_visit(const inst_t *s, const uint32_t *first, void *ud) {
+static void stats_visit(const inst_t *s, const uint32_t *first, void *ud)
+{
     stats_check_t *sc = ud;
     tsl_partition_stats_t st;
     tsl_err_t err;
@@ -227,7 +240,8 @@ static void stats_visit(const inst_t *s, const uint32_t *first, void *ud) {
     sc->alpha_ok += alpha_ok(st.alpha_t, s->P) && alpha_ok(st.alpha_m, s->P);
 }
 
-static void test_balanced_vs_brute(void) {
+static void test_balanced_vs_brute(void)
+{
     tsl_partition_ws_t *ws = tsl_partition_ws_new(10, 4);
     CHECK(ws != NULL, "workspace");
     int n = 0, pt_ok = 0, pt_sec = 0, pm_ok = 0, pm_sec = 0, fit_ok = 0, none_ok = 0, n_none = 0;
@@ -300,7 +314,8 @@ static void test_balanced_vs_brute(void) {
 
 /* ---- AMP's DP against brute force ---- */
 
-static void test_amp_vs_brute(void) {
+static void test_amp_vs_brute(void)
+{
     tsl_partition_ws_t *ws = tsl_partition_ws_new(10, 4);
     int n = 0, ok = 0, ok_fit = 0, consistent = 0;
     for (int k = 0; k < 800; k++) {
@@ -351,7 +366,8 @@ static void test_amp_vs_brute(void) {
  * an O(P·L²) DP of the least Σ c with every a_i ≤ C; the answer is the least
  * (m − 1)·C + G(C). Independent of partition.c; for instances brute force cannot
  * enumerate. */
-static double amp_reference(const inst_t *s, double *caps, double *G, double *A, double *Cc) {
+static double amp_reference(const inst_t *s, double *caps, double *G, double *A, double *Cc)
+{
     uint32_t L = s->L, P = s->P, n = 0;
 #define IDX(i, x, y) (((size_t)(i) * (L + 1) + (x)) * (L + 1) + (y))
     for (uint32_t i = 0; i < P; i++)
@@ -391,13 +407,15 @@ static double amp_reference(const inst_t *s, double *caps, double *G, double *A,
     return best;
 }
 
-static double now_s(void) {
+static double now_s(void)
+{
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void test_amp_vs_paper_dp(void) {
+static void test_amp_vs_paper_dp(void)
+{
     tsl_partition_ws_t *ws = tsl_partition_ws_new(40, 8);
     static double caps[8 * 41 * 41], G[8 * 41], A[8 * 41 * 41], Cc[8 * 41 * 41];
     int n = 0, ok = 0;
@@ -444,7 +462,8 @@ static void test_amp_vs_paper_dp(void) {
 
 /* ---- Algorithm 2's step ---- */
 
-static void test_adjust(void) {
+static void test_adjust(void)
+{
     tsl_partition_ws_t *ws = tsl_partition_ws_new(12, 5);
     int n = 0, moved = 0, limits_ok = 0, stuck_ok = 0, n_stuck = 0, shape_ok = 0, alpha_up = 0,
         n_alpha = 0;
@@ -622,7 +641,8 @@ static void test_adjust(void) {
 
 /* ---- the driver on random instances ---- */
 
-static void test_bi_objective_random(void) {
+static void test_bi_objective_random(void)
+{
     tsl_partition_ws_t *ws = tsl_partition_ws_new(MAXL, MAXP);
     int n = 0, ok = 0, c7 = 0, n_ord = 0, found = 0;
     for (int k = 0; k < 400; k++) {
@@ -678,7 +698,8 @@ typedef struct model_in {
 
 /* time ∝ 3·fwd FLOPs (fwd + bwd) of a micro-batch of 8 at 100 TFLOP/s; model
  * states 16 bytes per parameter sharded 8 ways; activations of 8 samples. */
-static int model_in(const char *name, model_in_t *mi) {
+static int model_in(const char *name, model_in_t *mi)
+{
     tsl_model_t m;
     tsl_err_t err;
     memset(mi, 0, sizeof(*mi));
@@ -704,7 +725,8 @@ static int model_in(const char *name, model_in_t *mi) {
     return 0;
 }
 
-static void print_part(const char *what, const uint32_t *first, const tsl_partition_stats_t *s) {
+static void print_part(const char *what, const uint32_t *first, const tsl_partition_stats_t *s)
+{
     printf("    %-8s [", what);
     for (uint32_t i = 0; i < s->n_stages; i++)
         printf("%s%u", i ? "," : "", first[i + 1] - first[i]);
@@ -712,7 +734,8 @@ static void print_part(const char *what, const uint32_t *first, const tsl_partit
            s->max_mem_bytes / 1073741824.0, s->alpha_t, s->alpha_m, s->fits ? "" : "  (OOM)");
 }
 
-static void test_models(void) {
+static void test_models(void)
+{
     const char *names[] = {"T5-512/4-48", "BERT-Huge-48"};
     tsl_partition_ws_t *ws = tsl_partition_ws_new(TSL_MODEL_MAX_LAYERS, 8);
     for (int k = 0; k < 2; k++) {
@@ -818,7 +841,8 @@ static void test_models(void) {
 
 /* ---- heterogeneous clusters ---- */
 
-static void test_heterogeneous(void) {
+static void test_heterogeneous(void)
+{
     tsl_partition_ws_t *ws = tsl_partition_ws_new(64, 8);
     inst_t s;
     memset(&s, 0, sizeof(s));
@@ -879,7 +903,8 @@ static void test_heterogeneous(void) {
 
 /* ---- timing (printed, not asserted) ---- */
 
-static void test_timing(void) {
+static void test_timing(void)
+{
     static inst_t s;
     memset(&s, 0, sizeof(s));
     s.L = 200;
@@ -924,7 +949,8 @@ static void test_timing(void) {
 
 /* ---- errors and determinism ---- */
 
-static void test_errors(void) {
+static void test_errors(void)
+{
     tsl_partition_ws_t *ws = tsl_partition_ws_new(8, 4);
     inst_t s;
     memset(&s, 0, sizeof(s));
@@ -991,7 +1017,8 @@ static void test_errors(void) {
     tsl_partition_ws_free(w2);
 }
 
-int main(void) {
+int main(void)
+{
     test_balanced_vs_brute();
     test_amp_vs_brute();
     test_amp_vs_paper_dp();

@@ -9,7 +9,8 @@
 
 #define EPS 1e-12
 
-static void test_time(void) {
+static void test_time(void)
+{
     double nosync[] = {1.0, 3.0, 2.0};
     double sync[] = {1.5, 3.5, 2.5};
     /* (m − 1) · max nosync + Σ sync = 3 · 3 + 7.5 */
@@ -23,7 +24,8 @@ static void test_time(void) {
     CHECK(tsl_pipeline_time_s(3, nosync, sync, 0) == 0, "no micro-batches");
 }
 
-static void test_inflight(void) {
+static void test_inflight(void)
+{
     uint32_t want_m2[] = {2, 2, 2, 1}, want_m8[] = {4, 3, 2, 1};
     for (uint32_t i = 0; i < 4; i++) {
         CHECK(tsl_pipeline_inflight(i, 4, 2) == want_m2[i], "P 4, m 2, stage %u: %u", i,
@@ -40,7 +42,8 @@ static void test_inflight(void) {
  * Eq. 9's 3·2 + 5 = 11; v = 1 is Eq. 9 itself. In flight on stage 0: Megatron's
  * (P − 1)·2 + (v − 1)·P = 4 warmup chunk forwards plus one, in chunks of half a
  * stage: ⌈5 / 2⌉ = 3 micro-batches (plain 1F1B: 2); stage 1: ⌈3 / 2⌉ = 2. */
-static void test_interleaved(void) {
+static void test_interleaved(void)
+{
     double nosync[] = {2.0, 2.0}, sync[] = {2.5, 2.5};
     CHECK_NEAR(tsl_pipeline_time_interleaved_s(2, nosync, sync, 4, 2), 10.0, EPS, "v 2: %g",
                tsl_pipeline_time_interleaved_s(2, nosync, sync, 4, 2));
@@ -56,7 +59,8 @@ static void test_interleaved(void) {
           "v 1 is plain 1F1B");
 }
 
-static void test_balance(void) {
+static void test_balance(void)
+{
     double equal[] = {3, 3, 3, 3};
     CHECK_NEAR(tsl_pipeline_balance(4, equal), 1 - 1.0 / 4, EPS, "perfect balance = 1 - 1/P");
     double lopsided[] = {0, 0, 5, 0};
@@ -81,7 +85,8 @@ static void test_balance(void) {
     }
 }
 
-int main(void) {
+int main(void)
+{
     test_time();
     test_inflight();
     test_interleaved();

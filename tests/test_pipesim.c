@@ -19,12 +19,14 @@
 
 static uint64_t lcg_state = 0x5eed2024u;
 
-static double lcg01(void) {
+static double lcg01(void)
+{
     lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
     return (double)(lcg_state >> 11) / 9007199254740992.0;
 }
 
-static uint32_t lcg_below(uint32_t n) {
+static uint32_t lcg_below(uint32_t n)
+{
     return (uint32_t)(lcg01() * n);
 }
 
@@ -32,7 +34,8 @@ static void *ws;
 static size_t ws_bytes;
 
 static int sim(uint32_t P, uint32_t m, const double *f, const double *b, const double *c,
-               uint32_t sliced, tsl_pipesim_out_t *o) {
+               uint32_t sliced, tsl_pipesim_out_t *o)
+{
     tsl_pipesim_in_t in;
     memset(&in, 0, sizeof(in));
     in.n_stages = P;
@@ -48,7 +51,8 @@ static int sim(uint32_t P, uint32_t m, const double *f, const double *b, const d
     return rc;
 }
 
-static double eq9(uint32_t P, uint32_t m, const double *f, const double *b) {
+static double eq9(uint32_t P, uint32_t m, const double *f, const double *b)
+{
     double mx = 0, sum = 0;
     for (uint32_t s = 0; s < P; s++) {
         mx = fmax(mx, f[s] + b[s]);
@@ -57,7 +61,8 @@ static double eq9(uint32_t P, uint32_t m, const double *f, const double *b) {
     return (double)(m - 1) * mx + sum;
 }
 
-static double true_lb(uint32_t P, uint32_t m, const double *f, const double *b, const double *c) {
+static double true_lb(uint32_t P, uint32_t m, const double *f, const double *b, const double *c)
+{
     double lb = 0, pre = 0;
     for (uint32_t k = 0; k < P; k++) {
         lb = fmax(lb, pre + (double)m * (f[k] + b[k]));
@@ -69,7 +74,8 @@ static double true_lb(uint32_t P, uint32_t m, const double *f, const double *b, 
 /* Op order of stage s under 1F1B, written independently of pipesim.c: returns the
  * position of (op, micro, half) in the stage's sequence. */
 static int order_pos(uint32_t s, uint32_t P, uint32_t m, uint32_t sliced, uint8_t op,
-                     uint32_t micro, uint8_t half) {
+                     uint32_t micro, uint8_t half)
+{
     uint32_t w = P - 1 - s < m ? P - 1 - s : m;
     int pos = 0;
     uint32_t nf = 0, nb = 0;
@@ -96,7 +102,8 @@ static int order_pos(uint32_t s, uint32_t P, uint32_t m, uint32_t sliced, uint8_
 /* Checks the critical path is a dependency chain from time 0 to iter_s with no
  * slack, whose op times and edge latencies sum to iter_s. Returns failures. */
 static int check_path(uint32_t P, uint32_t m, const double *c, uint32_t sliced,
-                      const tsl_pipesim_out_t *o) {
+                      const tsl_pipesim_out_t *o)
+{
     int bad = 0;
     const double tol = 1e-9 * fmax(1.0, o->iter_s);
     if (o->path_len == 0)
@@ -139,7 +146,8 @@ static int check_path(uint32_t P, uint32_t m, const double *c, uint32_t sliced,
     return bad;
 }
 
-static void test_balanced_exact(void) {
+static void test_balanced_exact(void)
+{
     static const uint32_t Ps[] = {1, 2, 3, 4, 5, 8, 16, 64};
     static const uint32_t ms[] = {1, 2, 3, 4, 7, 8, 16, 33, 128, 1024};
     double f[64], b[64];
@@ -173,7 +181,8 @@ static void test_balanced_exact(void) {
     printf("balanced, zero p2p: %d/%d cases equal Eq. 9 exactly\n", exact, cases);
 }
 
-static void test_random(void) {
+static void test_random(void)
+{
     double f[64], b[64], c[64], z[64] = {0};
     int n = 0, lb_ok = 0, bal_ok = 0, last_ok = 0, path_ok = 0, grow_ok = 0, below_eq9 = 0;
     for (int t = 0; t < 600; t++) {
@@ -245,7 +254,8 @@ static void test_random(void) {
 }
 
 /* A slow first stage hides the second behind its warmup: T = m·t_0 < Eq. 9. */
-static void test_eq9_not_a_lower_bound(void) {
+static void test_eq9_not_a_lower_bound(void)
+{
     double f[2] = {1, 0.0078125}, b[2] = {2, 0.015625};
     tsl_pipesim_out_t o;
     if (sim(2, 4, f, b, NULL, 0, &o))
@@ -256,7 +266,8 @@ static void test_eq9_not_a_lower_bound(void) {
     CHECK(o.master_stage == 0, "master %u, want 0", o.master_stage);
 }
 
-static void test_p2p_grows(void) {
+static void test_p2p_grows(void)
+{
     double f[8], b[8], c[8];
     double prev = -1;
     for (int k = 0; k <= 4; k++) {
@@ -275,7 +286,8 @@ static void test_p2p_grows(void) {
     }
 }
 
-static void test_master(void) {
+static void test_master(void)
+{
     double f[16], b[16];
     int n = 0, ok = 0;
     for (uint32_t P = 2; P <= 12; P++)
@@ -303,7 +315,8 @@ static void test_master(void) {
     printf("master stage: the slowest stage in %d/%d imbalanced pipelines\n", ok, n);
 }
 
-static void test_sliced_and_sync(void) {
+static void test_sliced_and_sync(void)
+{
     double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, c[3] = {0.25, 0.25, 0.25};
     tsl_pipesim_out_t o0, o1;
     if (sim(4, 8, f, b, c, 0, &o0) || sim(4, 8, f, b, c, 1, &o1))
@@ -333,7 +346,8 @@ static void test_sliced_and_sync(void) {
     CHECK(os.iter_s == 7 * 3.0 + 4 * 3.5, "with sync: T %g, want %g", os.iter_s, 7 * 3.0 + 14);
 }
 
-static void test_errors_and_determinism(void) {
+static void test_errors_and_determinism(void)
+{
     double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, neg[4] = {1, -1, 1, 1};
     tsl_pipesim_in_t in;
     memset(&in, 0, sizeof(in));
@@ -399,7 +413,8 @@ static void test_errors_and_determinism(void) {
  * F c1j1 warmup; stage 1: F c0j0, F c0j1, then F/B pairs) leaves a fill of one
  * chunk forward (0.5 s) on stage 1 and a drain of one chunk backward (0.5 s) on
  * stage 0: 9 s, the bubble (P − 1)·(f + b)/v = 1 s instead of plain 1F1B's 2 s. */
-static void test_interleaved(void) {
+static void test_interleaved(void)
+{
     const double f[] = {1, 1, 1, 1}, b[] = {1, 1, 1, 1}, c[] = {0.1, 0.1, 0.1};
     tsl_pipesim_in_t in;
     memset(&in, 0, sizeof(in));
@@ -415,8 +430,8 @@ static void test_interleaved(void) {
     CHECK(o.n_ops == 2 * 2 * 4 * 2 && o.startup_s == 0.5 && o.busy_s[0] == 8.0,
           "%u ops, start-up %g, busy %g", o.n_ops, o.startup_s, o.busy_s[0]);
     in.n_chunks = 1;
-    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == 10.0,
-          "plain 1F1B: %g", o.iter_s);
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == 10.0, "plain 1F1B: %g",
+          o.iter_s);
     /* m·t + (P − 1)·t/v for balanced stages without communication */
     in.n_stages = 4;
     in.n_micro = 8;
@@ -438,7 +453,8 @@ static void test_interleaved(void) {
           "m 3 on 2 stages accepted: %s", err.msg);
 }
 
-int main(void) {
+int main(void)
+{
     ws_bytes =
         tsl_pipesim_ws_bytes(TSL_PIPESIM_MAX_STAGES, TSL_PIPESIM_MAX_MICRO, TSL_PIPESIM_MAX_MICRO);
     ws = malloc(ws_bytes);

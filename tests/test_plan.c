@@ -47,9 +47,10 @@ static void make_inputs(tsl_model_t *m, tsl_cluster_t *c)
 {
     tsl_err_t err;
     tsl_model_init(m, "tiny");
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, .seq_len = 128, .hidden = 256,
-                     .ffn_hidden = 1024, .heads = 4};
-    if (tsl_model_add_n(m, &l, 6, &err) != 0 || tsl_cluster_parse_spec(c, "8xA100-80G", &err) != 0) {
+    tsl_layer_t l = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 128, .hidden = 256, .ffn_hidden = 1024, .heads = 4};
+    if (tsl_model_add_n(m, &l, 6, &err) != 0 ||
+        tsl_cluster_parse_spec(c, "8xA100-80G", &err) != 0) {
         fprintf(stderr, "setup: %s\n", err.msg);
         exit(2);
     }
@@ -63,12 +64,11 @@ static void test_validate(const tsl_model_t *m, const tsl_cluster_t *c)
     CHECK(tsl_plan_validate(&p, m, c, &err) == 0, "valid plan rejected: %s", err.msg);
 
     make_plan(&p);
-    p.stages[1].first_layer = 4;   /* layer 3 unplaced */
-    CHECK(tsl_plan_validate(&p, m, c, &err) != 0 && strstr(err.msg, "stage 1"), "gap: %s",
-          err.msg);
+    p.stages[1].first_layer = 4; /* layer 3 unplaced */
+    CHECK(tsl_plan_validate(&p, m, c, &err) != 0 && strstr(err.msg, "stage 1"), "gap: %s", err.msg);
 
     make_plan(&p);
-    p.layer[4] = strat("tp2");     /* uses 2 of the stage's 4 devices */
+    p.layer[4] = strat("tp2"); /* uses 2 of the stage's 4 devices */
     CHECK(tsl_plan_validate(&p, m, c, &err) != 0 && strstr(err.msg, "layer 4"), "degrees: %s",
           err.msg);
 
@@ -79,13 +79,12 @@ static void test_validate(const tsl_model_t *m, const tsl_cluster_t *c)
 
     make_plan(&p);
     p.n_micro = 3;
-    CHECK(tsl_plan_validate(&p, m, c, &err) != 0 && strstr(err.msg, "micro"), "batch: %s",
-          err.msg);
+    CHECK(tsl_plan_validate(&p, m, c, &err) != 0 && strstr(err.msg, "micro"), "batch: %s", err.msg);
 
     make_plan(&p);
     p.micro_batch = 2;
     p.n_micro = 8;
-    p.layer[0] = strat("dp4");    /* micro-batch 2 cannot split 4 ways */
+    p.layer[0] = strat("dp4"); /* micro-batch 2 cannot split 4 ways */
     p.layer[1] = strat("dp4");
     CHECK(tsl_plan_validate(&p, m, c, &err) != 0 && strstr(err.msg, "divisible"), "width: %s",
           err.msg);

@@ -16,7 +16,7 @@ static void test_request_round_trip(void)
 #define SET_(name, kind, ...) r.name = (TSL_REQUEST_CTYPE_##kind)(k += 3);
     TSL_REQUEST_FIELDS(SET_)
 #undef SET_
-    r.mem_budget_bytes = 80ull << 30;   /* past 32 bits */
+    r.mem_budget_bytes = 80ull << 30; /* past 32 bits */
     json_t *o = tsl_request_to_json(&r);
     CHECK(o != NULL, "request JSON");
     const char *key;
@@ -27,7 +27,8 @@ static void test_request_round_trip(void)
         TSL_REQUEST_FIELDS(KEY_)
 #undef KEY_
     };
-    json_object_foreach(o, key, v) {
+    json_object_foreach(o, key, v)
+    {
         CHECK(i < sizeof keys / sizeof keys[0] && strcmp(key, keys[i]) == 0,
               "key %zu is %s, in the list's order", i, key);
         i++;

@@ -9,7 +9,8 @@
 #include "model.h"
 #include "prof.h"
 
-static void test_busbw(void) {
+static void test_busbw(void)
+{
     /* nccl-tests (doc/PERFORMANCE.md): all-reduce 2(n-1)/n, all-gather and
      * reduce-scatter (n-1)/n, send/recv 1 */
     CHECK_NEAR(tsl_prof_busbw_factor(TSL_COLL_ALL_REDUCE, 8), 1.75, 1e-12, "ar 8");
@@ -27,7 +28,8 @@ static void test_busbw(void) {
     CHECK_NEAR(alg * tsl_prof_busbw_factor(TSL_COLL_ALL_REDUCE, 8), 187.9048192, 1e-9, "busbw");
 }
 
-static void test_bandwidth(void) {
+static void test_bandwidth(void)
+{
     CHECK(tsl_prof_gbps(1e9, 1.0) == 1.0, "1 GB in 1 s");
     CHECK(tsl_prof_gbps(1e9, 0) == 0, "no time: 0, not inf");
     CHECK(tsl_prof_gbps(1e9, -1) == 0, "negative time");
@@ -35,7 +37,8 @@ static void test_bandwidth(void) {
     CHECK_NEAR(tsl_prof_gbps(2.0 * 1073741824, 716e-6), 2999.28, 1e-5, "d2d read+write");
 }
 
-static void test_median(void) {
+static void test_median(void)
+{
     double a[] = {5, 1, 4, 2, 3};
     CHECK(tsl_prof_median(a, 5) == 3, "odd");
     double b[] = {10, 1, 2, 1000};
@@ -47,10 +50,14 @@ static void test_median(void) {
 
 /* The profiler's FLOPs must be the model's (model.h) so that a measured rate
  * means the same thing in the cost model. */
-static void test_flops_match_model(void) {
+static void test_flops_match_model(void)
+{
     tsl_prof_shape_t s = {.hidden = 1024, .seq_len = 1024, .heads = 16};
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, .seq_len = 1024, .hidden = 1024,
-                     .ffn_hidden = 4096, .heads = 16};
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 1024,
+                     .hidden = 1024,
+                     .ffn_hidden = 4096,
+                     .heads = 16};
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     double a = tsl_prof_block_flops(TSL_PROF_ATTENTION, &s, 1, 1);
@@ -58,8 +65,8 @@ static void test_flops_match_model(void) {
     CHECK_NEAR(a + f, l.fwd_flops, 1e-12, "attention + ffn = layer (%g + %g vs %g)", a, f,
                l.fwd_flops);
     CHECK_NEAR(tsl_prof_block_flops(TSL_PROF_ATTENTION, &s, 4, 2), 2 * a, 1e-12, "mb 4 tp 2");
-    tsl_prof_shape_t g = {.hidden = 4096, .seq_len = 2048, .heads = 32, .ffn_hidden = 11008,
-                          .gated = true};
+    tsl_prof_shape_t g = {
+        .hidden = 4096, .seq_len = 2048, .heads = 32, .ffn_hidden = 11008, .gated = true};
     CHECK_NEAR(tsl_prof_block_flops(TSL_PROF_FFN, &g, 1, 1), 6.0 * 2048 * 4096 * 11008, 1e-12,
                "swiglu: three projections");
     /* bytes: FFN mb 1 tp 1 h 1024: 4·T·h + 2·h·f + 2·f·h + 2·T·f + 2·T·f elements */
@@ -70,7 +77,8 @@ static void test_flops_match_model(void) {
           "attention bytes grow with mb");
 }
 
-static void test_parse(void) {
+static void test_parse(void)
+{
     tsl_prof_shape_t s;
     tsl_err_t err = {0};
     CHECK(tsl_prof_parse_shape("h=2048,s=1024,a=32", &s, &err) == 0, "%s", err.msg);
@@ -96,7 +104,8 @@ static void test_parse(void) {
     CHECK(o.n_shapes == 2 && o.n_mb == 3 && o.n_tp == 2 && o.iters > 0, "quick defaults");
 }
 
-static void test_hw_name(void) {
+static void test_hw_name(void)
+{
     char b[32];
     tsl_prof_hw_name("NVIDIA H100 80GB HBM3", 85017493504ull, b, sizeof(b));
     CHECK(strcmp(b, "H100-80G") == 0, "%s", b);
@@ -108,7 +117,8 @@ static void test_hw_name(void) {
     CHECK(strcmp(b, "NVIDIA L4") == 0, "unknown: the model itself: %s", b);
 }
 
-int main(void) {
+int main(void)
+{
     test_busbw();
     test_bandwidth();
     test_median();

@@ -17,21 +17,25 @@
  * f 4096) and a 2048 one: rate(T, t) = R·x/(x + 2048) with x = T/t, R 600
  * TFLOP/s for FFN and 200 for attention; backward at 0.9 of the forward rate.
  * `speed` scales every rate. */
-static double attn_flops(double h, double s, double mb, double tp) {
+static double attn_flops(double h, double s, double mb, double tp)
+{
     return (8.0 * s * h * h + 4.0 * s * s * h) * mb / tp;
 }
-static double ffn_flops(double h, double s, double mb, double tp) {
+static double ffn_flops(double h, double s, double mb, double tp)
+{
     return 16.0 * s * h * h * mb / tp;
 }
-static double model_rate(int kind, double tokens, double tp) {
+static double model_rate(int kind, double tokens, double tp)
+{
     double x = tokens / tp, r = kind == TSL_PROFILE_FFN ? 600e12 : 200e12;
     return r * x / (x + 2048);
 }
 
-static tsl_profile_t *make_profile(double speed) {
+static tsl_profile_t *make_profile(double speed)
+{
     tsl_profile_t *p = calloc(1, sizeof(*p));
     static const uint32_t hs[] = {1024, 2048}, mbs[] = {1, 4, 16}, tps[] = {1, 4};
-    snprintf(p->gpu, sizeof(p->gpu), "H100");   /* an alias: attach resolves it */
+    snprintf(p->gpu, sizeof(p->gpu), "H100"); /* an alias: attach resolves it */
     snprintf(p->link, sizeof(p->link), "single");
     snprintf(p->source, sizeof(p->source), "test");
     p->gpus = 1;
@@ -50,8 +54,8 @@ static tsl_profile_t *make_profile(double speed) {
                     b->ffn_hidden = 4 * hs[hi];
                     b->mb = mbs[mi];
                     b->tp = tps[ti];
-                    b->fwd_flops = k == TSL_PROFILE_FFN ? ffn_flops(h, s, mb, tp)
-                                                        : attn_flops(h, s, mb, tp);
+                    b->fwd_flops =
+                        k == TSL_PROFILE_FFN ? ffn_flops(h, s, mb, tp) : attn_flops(h, s, mb, tp);
                     double r = model_rate(k, mb * s, tp) * speed;
                     b->fwd_s = b->fwd_flops / r;
                     b->bwd_s = 2 * b->fwd_flops / (0.9 * r);
@@ -64,7 +68,8 @@ static tsl_profile_t *make_profile(double speed) {
     return p;
 }
 
-static void test_finish(void) {
+static void test_finish(void)
+{
     tsl_profile_t *p = make_profile(1.0);
     for (uint32_t i = 1; i < p->n_blocks; i++)
         CHECK(p->blocks[i - 1].kind < p->blocks[i].kind ||
@@ -82,7 +87,8 @@ static void test_finish(void) {
     free(p);
 }
 
-static void test_interpolation(void) {
+static void test_interpolation(void)
+{
     tsl_profile_t *p = make_profile(1.0);
     double f, b;
     /* exact at a measured point */
@@ -119,20 +125,25 @@ static void test_interpolation(void) {
     /* bad input, missing kind */
     CHECK(tsl_profile_block_rate(p, TSL_PROFILE_FFN, 0, 4096, 1, &f, &b) == -1, "h 0");
     CHECK(tsl_profile_block_rate(p, TSL_PROFILE_FFN, 1024, 0, 1, &f, &b) == -1, "no tokens");
-    p->n_blocks = 12;   /* the attention blocks only (sorted first) */
+    p->n_blocks = 12; /* the attention blocks only (sorted first) */
     CHECK(tsl_profile_block_rate(p, TSL_PROFILE_FFN, 1024, 4096, 1, &f, &b) == -1, "no ffn");
     free(p);
 }
 
-static tsl_layer_t gpt_layer(void) {
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, .seq_len = 1024, .hidden = 1024,
-                     .ffn_hidden = 4096, .heads = 16};
+static tsl_layer_t gpt_layer(void)
+{
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 1024,
+                     .hidden = 1024,
+                     .ffn_hidden = 4096,
+                     .heads = 16};
     tsl_err_t err = {0};
     tsl_layer_derive(&l, &err);
     return l;
 }
 
-static void test_layer(void) {
+static void test_layer(void)
+{
     tsl_profile_t *p = make_profile(1.0);
     tsl_layer_t l = gpt_layer();
     double f, b;
@@ -157,7 +168,8 @@ static void test_layer(void) {
     free(p);
 }
 
-static void test_attach(void) {
+static void test_attach(void)
+{
     tsl_cluster_t c;
     tsl_err_t err = {0};
     tsl_profile_use_t use;
@@ -209,7 +221,8 @@ static void test_attach(void) {
 
 /* The cost model takes the profile's block times; twice as fast blocks halve
  * compute, and so the search's predicted iteration time on one GPU. */
-static void test_cost_and_search(void) {
+static void test_cost_and_search(void)
+{
     tsl_cluster_t c, c2;
     tsl_err_t err = {0};
     tsl_profile_use_t use;
@@ -225,7 +238,8 @@ static void test_cost_and_search(void) {
     /* built-in: the roofline (roofline.h), never below the FLOPs at peak x efficiency */
     CHECK(builtin.fwd_s >= l.fwd_flops * 4 / (989e12 * 0.5) * (1 - 1e-9),
           "built-in: %g s, not below peak x eff", builtin.fwd_s);
-    CHECK(tsl_profile_attach(&c, p, &use, &err) == 0 && tsl_profile_attach(&c2, p2, &use, &err) == 0,
+    CHECK(tsl_profile_attach(&c, p, &use, &err) == 0 &&
+              tsl_profile_attach(&c2, p2, &use, &err) == 0,
           "%s", err.msg);
     CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0 && env.profile == p, "env has it");
     tsl_cost_layer(&env, &l, &s, NULL, 4, &measured);
@@ -259,7 +273,8 @@ static void test_cost_and_search(void) {
     free(p2);
 }
 
-int main(void) {
+int main(void)
+{
     test_finish();
     test_interpolation();
     test_layer();

@@ -13,7 +13,8 @@
 
 #include "prof.h"
 
-static tsl_profile_t *from_text(const char *text, tsl_err_t *err) {
+static tsl_profile_t *from_text(const char *text, tsl_err_t *err)
+{
     json_error_t je;
     json_t *root = json_loads(text, 0, &je);
     tsl_profile_t *p = NULL;
@@ -26,7 +27,8 @@ static tsl_profile_t *from_text(const char *text, tsl_err_t *err) {
     return p;
 }
 
-static void test_round_trip(void) {
+static void test_round_trip(void)
+{
     const char *shared = getenv("TSL_SOURCE_ROOT");
     char dev[512];
     snprintf(dev, sizeof(dev), "%s/deploy/sim/h100-80g.json", shared ? shared : "..");
@@ -83,7 +85,8 @@ static void test_round_trip(void) {
     free(w);
 }
 
-static void test_committed_h100(void) {
+static void test_committed_h100(void)
+{
     const char *root = getenv("TSL_SOURCE_ROOT");
     char path[512];
     snprintf(path, sizeof(path), "%s/deploy/profiles/h100-80g.json", root ? root : "..");
@@ -100,13 +103,14 @@ static void test_committed_h100(void) {
           p->overlap_stand_in);
     CHECK(p->h2d_bw > 10e9 && p->dmem_bw > 1e12, "bandwidths");
     double f, b;
-    CHECK(tsl_profile_block_rate(p, TSL_PROFILE_FFN, 2048, 16384, 1, &f, &b) == 0 &&
-              f > 300e12 && f < 989e12,
+    CHECK(tsl_profile_block_rate(p, TSL_PROFILE_FFN, 2048, 16384, 1, &f, &b) == 0 && f > 300e12 &&
+              f < 989e12,
           "FFN rate %g", f);
     free(p);
 }
 
-static void test_errors(void) {
+static void test_errors(void)
+{
     tsl_err_t err = {0};
     tsl_profile_t *p;
     p = from_text("[]", &err);
@@ -132,7 +136,8 @@ static void test_errors(void) {
           "%s", err.msg);
 }
 
-int main(void) {
+int main(void)
+{
     test_round_trip();
     test_committed_h100();
     test_errors();

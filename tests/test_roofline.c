@@ -13,13 +13,15 @@
 
 #define EPS 1e-15
 
-static tsl_roofline_dev_t h100(void) {
+static tsl_roofline_dev_t h100(void)
+{
     tsl_roofline_dev_t d;
     tsl_roofline_dev_init(&d, 989e12 * 0.5, 3350e9);
     return d;
 }
 
-static void test_gemm(void) {
+static void test_gemm(void)
+{
     tsl_roofline_dev_t d = h100();
     CHECK(d.mem_bw == 0.8 * 3350e9 && d.launch_s == TSL_ROOFLINE_LAUNCH_S, "init");
     /* 8192³: 1.1 TFLOP, compute-bound */
@@ -38,15 +40,17 @@ static void test_gemm(void) {
           "unknown bandwidth: FLOPs only");
 }
 
-static tsl_layer_t layer(uint32_t s, uint32_t h, uint32_t a) {
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, .seq_len = s, .hidden = h, .ffn_hidden = 4 * h,
-                     .heads = a};
+static tsl_layer_t layer(uint32_t s, uint32_t h, uint32_t a)
+{
+    tsl_layer_t l = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = s, .hidden = h, .ffn_hidden = 4 * h, .heads = a};
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     return l;
 }
 
-static void test_layers(void) {
+static void test_layers(void)
+{
     tsl_roofline_dev_t d = h100(), flat;
     tsl_roofline_dev_init(&flat, d.gemm_flops, 0);
     tsl_layer_t gpt = layer(1024, 1024, 16); /* GPT-2 medium */
@@ -81,7 +85,8 @@ static void test_layers(void) {
     CHECK(tsl_roofline_core_fwd_s(&d, &gpt, 4, 1) > 0, "a core in an encoder");
 }
 
-int main(void) {
+int main(void)
+{
     test_gemm();
     test_layers();
     return CHECK_DONE();

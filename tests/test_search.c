@@ -32,8 +32,8 @@ static int run_request(const char *model, const char *cluster, const tsl_request
     int rc = tsl_search(&m, &c, r, NULL, out, err);
     if (rc == TSL_SEARCH_OK) {
         tsl_err_t verr = {0};
-        CHECK(tsl_plan_validate(&out->best, &m, &c, &verr) == 0, "%s best plan invalid: %s",
-              model, verr.msg);
+        CHECK(tsl_plan_validate(&out->best, &m, &c, &verr) == 0, "%s best plan invalid: %s", model,
+              verr.msg);
         for (int b = 0; b < TSL_BASELINE_COUNT; b++)
             if (out->baseline[b].valid)
                 CHECK(tsl_plan_validate(&out->baseline[b], &m, &c, &verr) == 0,
@@ -112,8 +112,7 @@ static void test_large_model(void)
 static void test_sweep_not_worse_than_fixed(void)
 {
     tsl_err_t err = {0};
-    CHECK(run("GPT2-345M", "8xA100-40G", 40, 0, &res, &err) == TSL_SEARCH_OK, "sweep: %s",
-          err.msg);
+    CHECK(run("GPT2-345M", "8xA100-40G", 40, 0, &res, &err) == TSL_SEARCH_OK, "sweep: %s", err.msg);
     CHECK(run("GPT2-345M", "8xA100-40G", 40, 8, &res2, &err) == TSL_SEARCH_OK, "batch 8: %s",
           err.msg);
     CHECK(res.best.samples_per_s >= res2.best.samples_per_s * 0.999,
@@ -138,11 +137,11 @@ static void test_divisibility(void)
     tsl_request_t r;
     tsl_request_init(&r);
     r.global_batch = 3;
-    r.no_tp = r.no_pp = true;   /* only DP/SDP across 8: a batch of 3 cannot split */
+    r.no_tp = r.no_pp = true; /* only DP/SDP across 8: a batch of 3 cannot split */
     tsl_err_t err = {0};
     int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
-    CHECK(rc == TSL_SEARCH_ERR && strncmp(err.msg, "batch:", 6) == 0,
-          "batch 3 over dp8: rc %d, %s", rc, err.msg);
+    CHECK(rc == TSL_SEARCH_ERR && strncmp(err.msg, "batch:", 6) == 0, "batch 3 over dp8: rc %d, %s",
+          rc, err.msg);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }
@@ -246,7 +245,8 @@ static void test_memopt_fallback(void)
     CHECK(res.best.memopt != 0, "the plan does not use memory switches");
     CHECK(res.best.peak_bytes <= (40ull << 30), "peak %llu over 40 GiB",
           (unsigned long long)res.best.peak_bytes);
-    CHECK(res.best.cpu_bytes_per_node > 0 && res.best.cpu_bytes_per_node <= c.nodes[0].cpu_mem_bytes,
+    CHECK(res.best.cpu_bytes_per_node > 0 &&
+              res.best.cpu_bytes_per_node <= c.nodes[0].cpu_mem_bytes,
           "host memory %llu per node vs %llu available",
           (unsigned long long)res.best.cpu_bytes_per_node,
           (unsigned long long)c.nodes[0].cpu_mem_bytes);
@@ -292,7 +292,8 @@ static void test_sublayer_and_simulator(void)
     /* the simulator ran on the pipelined plan and agrees with Eq. 9 within 10% */
     if (res.best.pp > 1)
         CHECK(res.best.sim_iter_time_s > 0 &&
-                  fabs(res.best.sim_iter_time_s - res.best.iter_time_s) <= 0.1 * res.best.iter_time_s,
+                  fabs(res.best.sim_iter_time_s - res.best.iter_time_s) <=
+                      0.1 * res.best.iter_time_s,
               "simulated %.4f vs Eq. 9 %.4f", res.best.sim_iter_time_s, res.best.iter_time_s);
     if (res.best.n_sliced)
         CHECK(res.best.sliced_iter_time_s < res.best.sim_iter_time_s, "slicer made it slower");
@@ -329,7 +330,8 @@ static void on_progress_cancel(void *ud, double f, const char *phase)
 {
     struct canceller *k = ud;
     k->calls++;
-    bool now = (k->at_call && k->calls == k->at_call) || (k->at_fraction > 0 && f >= k->at_fraction) ||
+    bool now = (k->at_call && k->calls == k->at_call) ||
+               (k->at_fraction > 0 && f >= k->at_fraction) ||
                (k->at_phase && strcmp(phase, k->at_phase) == 0);
     if (!now || k->started || atomic_load(&k->flag))
         return;
@@ -348,8 +350,8 @@ static int search_cancelled_at(const char *model, const char *cluster, struct ca
     load(model, cluster, &m, &c);
     tsl_request_t r;
     tsl_request_init(&r);
-    tsl_search_hooks_t hooks = {.progress = on_progress_cancel, .progress_ud = k,
-                                .cancel = &k->flag};
+    tsl_search_hooks_t hooks = {
+        .progress = on_progress_cancel, .progress_ud = k, .cancel = &k->flag};
     int rc = tsl_search(&m, &c, &r, &hooks, &res, err);
     if (k->started)
         pthread_join(k->thread, NULL);
@@ -367,8 +369,8 @@ static void test_cancel_paths(void)
     /* the sweep: stops at the next configuration, without trying more batches */
     struct canceller k = {.at_call = 2};
     int rc = search_cancelled_at("BERT-Huge-32", "8xA100-40G", &k, &err);
-    CHECK(rc == TSL_SEARCH_CANCELLED && tsl_err_code(&err) == TSL_E_CANCELLED,
-          "sweep: rc %d, %s", rc, err.msg);
+    CHECK(rc == TSL_SEARCH_CANCELLED && tsl_err_code(&err) == TSL_E_CANCELLED, "sweep: rc %d, %s",
+          rc, err.msg);
     CHECK(res.stats.batches_tried < full_batches, "sweep ran on: %u of %u batches",
           res.stats.batches_tried, full_batches);
 
@@ -436,8 +438,8 @@ static void test_switches_hold(void)
     const struct {
         bool no_dp, no_sdp, no_tp, no_ckpt;
         uint32_t pp;
-    } cases[] = {{.no_sdp = true}, {.no_dp = true}, {.no_tp = true, .no_sdp = true},
-                 {.no_ckpt = true}, {.pp = 2}, {.no_dp = true, .no_tp = true}};
+    } cases[] = {{.no_sdp = true},  {.no_dp = true}, {.no_tp = true, .no_sdp = true},
+                 {.no_ckpt = true}, {.pp = 2},       {.no_dp = true, .no_tp = true}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         tsl_request_init(&r);
         r.mem_budget_bytes = 8ull << 30;
@@ -479,15 +481,18 @@ static void random_model(tsl_model_t *m)
     tsl_err_t err = {0};
     uint32_t seq = 128u << rnd(3), h = 256u << rnd(3), n = 1 + rnd(5);
     tsl_model_init(m, "random");
-    tsl_layer_t e = {.kind = TSL_LAYER_EMBEDDING, .seq_len = seq, .hidden = h, .vocab = 30522,
-                     .positions = seq};
-    tsl_layer_t hd = {.kind = TSL_LAYER_HEAD, .seq_len = seq, .hidden = h, .vocab = 30522,
-                      .tied_head = true};
+    tsl_layer_t e = {
+        .kind = TSL_LAYER_EMBEDDING, .seq_len = seq, .hidden = h, .vocab = 30522, .positions = seq};
+    tsl_layer_t hd = {
+        .kind = TSL_LAYER_HEAD, .seq_len = seq, .hidden = h, .vocab = 30522, .tied_head = true};
     CHECK(tsl_model_add(m, &e, &err) == 0, "%s", err.msg);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t w = h << rnd(2);
-        tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, .seq_len = seq, .hidden = w,
-                         .ffn_hidden = 4 * w, .heads = 16};
+        tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                         .seq_len = seq,
+                         .hidden = w,
+                         .ffn_hidden = 4 * w,
+                         .heads = 16};
         CHECK(tsl_model_add(m, &l, &err) == 0, "%s", err.msg);
     }
     CHECK(tsl_model_add(m, &hd, &err) == 0, "%s", err.msg);
@@ -525,8 +530,8 @@ static double exhaustive(const tsl_model_t *m, const tsl_cluster_t *c, const tsl
  * the same cost model. */
 static void test_exhaustive(void)
 {
-    static const char *clusters[] = {"2xA100-40G", "4xA100-40G", "8xA100-40G",
-                                     "2x2xV100-16G:ib100", "4xV100-16G"};
+    static const char *clusters[] = {"2xA100-40G", "4xA100-40G", "8xA100-40G", "2x2xV100-16G:ib100",
+                                     "4xV100-16G"};
     int worse = 0;
     for (int t = 0; t < 300; t++) {
         tsl_model_t m;
@@ -544,9 +549,9 @@ static void test_exhaustive(void)
         double got = rc == TSL_SEARCH_OK ? res.best.samples_per_s : 0;
         double want = exhaustive(&m, &c, &r);
         if (got < want * (1 - 1e-9) && worse++ < 5)
-            CHECK(0, "case %d (%s, %u layers, batch %u, %llu GiB): search %.3f, exhaustive %.3f",
-                  t, cs, m.n_layers, r.global_batch,
-                  (unsigned long long)(r.mem_budget_bytes >> 30), got, want);
+            CHECK(0, "case %d (%s, %u layers, batch %u, %llu GiB): search %.3f, exhaustive %.3f", t,
+                  cs, m.n_layers, r.global_batch, (unsigned long long)(r.mem_budget_bytes >> 30),
+                  got, want);
         tsl_model_free(&m);
         tsl_cluster_free(&c);
     }
@@ -584,8 +589,8 @@ static void test_topk_independent(void)
                  {"BERT-Huge-32", "8xRTX-TITAN-24G", 8, 0}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         tsl_plan_t a, b;
-        double one = best_with(cases[i].model, cases[i].cluster, cases[i].mem_gib, cases[i].batch,
-                               0, 1, &a);
+        double one =
+            best_with(cases[i].model, cases[i].cluster, cases[i].mem_gib, cases[i].batch, 0, 1, &a);
         for (uint32_t k = 2; k <= TSL_SEARCH_MAX_TOPK; k += 7) {
             double more = best_with(cases[i].model, cases[i].cluster, cases[i].mem_gib,
                                     cases[i].batch, 0, k, &b);
@@ -605,8 +610,8 @@ static void test_sweep_rising_slowly(void)
     double fixed128 = best_with("Llama2-7B", "8xA100-40G", 16, 128, 0, 0, NULL);
     tsl_plan_t p;
     double sweep = best_with("Llama2-7B", "8xA100-40G", 16, 0, 0, 0, &p);
-    CHECK(sweep >= fixed128 * (1 - 1e-9), "sweep %.3f (batch %u) below fixed batch 128 %.3f",
-          sweep, p.global_batch, fixed128);
+    CHECK(sweep >= fixed128 * (1 - 1e-9), "sweep %.3f (batch %u) below fixed batch 128 %.3f", sweep,
+          p.global_batch, fixed128);
     double fixed100 = best_with("Llama2-7B", "8xA100-40G", 16, 100, 0, 0, NULL);
     double capped = best_with("Llama2-7B", "8xA100-40G", 16, 0, 100, 0, &p);
     CHECK(capped >= fixed100 * (1 - 1e-9) && p.global_batch <= 100,
@@ -628,8 +633,8 @@ static void test_interleave(void)
     const tsl_plan_t *p = &res.best;
     CHECK(p->interleave >= 2 && p->pp >= 2 && p->n_micro % p->pp == 0,
           "39B at batch 32: interleave %u, pp %u, m %u", p->interleave, p->pp, p->n_micro);
-    CHECK(p->sim_iter_time_s > 0 && fabs(p->sim_iter_time_s - p->iter_time_s) <
-                                        0.1 * p->iter_time_s,
+    CHECK(p->sim_iter_time_s > 0 &&
+              fabs(p->sim_iter_time_s - p->iter_time_s) < 0.1 * p->iter_time_s,
           "simulated %.4f s vs predicted %.4f s", p->sim_iter_time_s, p->iter_time_s);
     tsl_err_t verr = {0};
     CHECK(tsl_plan_validate(p, &m, &c, &verr) == 0, "interleaved plan invalid: %s", verr.msg);

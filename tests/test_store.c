@@ -81,12 +81,14 @@ static void test_open_migrate(void)
     sqlite3_stmt *st = NULL;
     sqlite3_open(path, &db);
     sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL);
-    CHECK(sqlite3_step(st) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0,
+    CHECK(sqlite3_step(st) == SQLITE_ROW &&
+              strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0,
           "journal_mode is wal");
     sqlite3_finalize(st);
     const char *tables[] = {"plans", "workers", "devices", "profiles", "hardware", "trials"};
     for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-        sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1", -1, &st, NULL);
+        sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1", -1,
+                           &st, NULL);
         sqlite3_bind_text(st, 1, tables[i], -1, SQLITE_STATIC);
         CHECK(sqlite3_step(st) == SQLITE_ROW, "table %s exists", tables[i]);
         sqlite3_finalize(st);
@@ -97,7 +99,8 @@ static void test_open_migrate(void)
     db_path(path, sizeof(path), "garbage.db");
     FILE *f = fopen(path, "w");
     fputs("this is not an SQLite database, just some text that is long enough............"
-          "................................................................................", f);
+          "................................................................................",
+          f);
     fclose(f);
     CHECK(tsl_store_open(path, &s, &err) == -1 && strstr(err.msg, "garbage.db") != NULL,
           "garbage refused: %s", err.msg);
@@ -117,7 +120,8 @@ static void test_crud(void)
     CHECK(tsl_store_get_plan(s, "00112233aabbccdd", &got, &err) == 0, "get: %s", err.msg);
     CHECK(strcmp(got.model_name, "GPT3-15B") == 0, "model %s", got.model_name);
     CHECK(got.n_devices == 8 && got.global_batch == 64, "counts");
-    CHECK(got.iter_time_s == 1.25 && got.samples_per_s == 51.2 && got.search_time_s == 0.5, "doubles");
+    CHECK(got.iter_time_s == 1.25 && got.samples_per_s == 51.2 && got.search_time_s == 0.5,
+          "doubles");
     CHECK(got.peak_bytes == 70ULL << 30, "peak %llu", (unsigned long long)got.peak_bytes);
     CHECK(got.created_unix > 1600000000, "created set by put: %lld", (long long)got.created_unix);
     CHECK(!got.stale, "fresh");
@@ -197,7 +201,7 @@ static void test_head(void)
     CHECK(tsl_store_plan_head(s, "0123456789abcdef", &h, &err) == 1, "head after delete → 1");
     CHECK(tsl_store_plan_head(s, "bad'; DROP", &h, &err) == -1 && strstr(err.msg, "fingerprint"),
           "bad fingerprint named: %s", err.msg);
-    tsl_store_close(s);   /* finalizes the statement (else the connection leaks) */
+    tsl_store_close(s); /* finalizes the statement (else the connection leaks) */
     CHECK(tsl_store_open(path, &s, &err) == 0, "reopen after close: %s", err.msg);
     tsl_store_close(s);
 }
@@ -214,7 +218,7 @@ static int collect(void *ud, const tsl_stored_plan_t *p)
     seen_t *s = ud;
     if (s->n < 400)
         snprintf(s->fps[s->n++], 17, "%s", p->fingerprint);
-    return p->request_json != NULL || p->result_json != NULL;   /* summaries only */
+    return p->request_json != NULL || p->result_json != NULL; /* summaries only */
 }
 
 /* Walks every page; returns the number of pages or -1. */
@@ -341,7 +345,8 @@ static void test_callback_stop(void)
     seen_t got;
     memset(&got, 0, sizeof(got));
     CHECK(tsl_store_list_plans(s, &f, collect, &got, next, 10, &err) == -1 &&
-              strstr(err.msg, "next_token"), "small token buffer: %s", err.msg);
+              strstr(err.msg, "next_token"),
+          "small token buffer: %s", err.msg);
     tsl_store_close(s);
 }
 
@@ -395,10 +400,12 @@ static void test_integrity(void)
     tsl_store_close(s);
     /* A dangling reference written behind the store's back (foreign keys off). */
     CHECK(exec_sql(path, "PRAGMA foreign_keys=OFF; INSERT INTO trials (trial_id, plan_fingerprint, "
-                         "created_unix) VALUES ('t1', 'nosuchplan', 1);") == SQLITE_OK, "inject");
+                         "created_unix) VALUES ('t1', 'nosuchplan', 1);") == SQLITE_OK,
+          "inject");
     CHECK(tsl_store_open(path, &s, &err) == 0, "reopen: %s", err.msg);
     CHECK(tsl_store_check(s, &err) == -1 && strstr(err.msg, "foreign_key_check") &&
-              strstr(err.msg, "trials"), "dangling found: %s", err.msg);
+              strstr(err.msg, "trials"),
+          "dangling found: %s", err.msg);
     tsl_store_close(s);
     /* Foreign keys are on for the store's own connection. */
     CHECK(exec_sql(path, "DELETE FROM trials") == SQLITE_OK, "clean");
@@ -407,15 +414,17 @@ static void test_integrity(void)
     tsl_store_put_plan(s, &p, &err);
     tsl_store_close(s);
     CHECK(exec_sql(path, "PRAGMA foreign_keys=ON; INSERT INTO trials (trial_id, plan_fingerprint, "
-                         "created_unix) VALUES ('t2', '0000000000001234', 1);") == SQLITE_OK, "trial of a plan");
+                         "created_unix) VALUES ('t2', '0000000000001234', 1);") == SQLITE_OK,
+          "trial of a plan");
     CHECK(tsl_store_open(path, &s, &err) == 0, "reopen");
     CHECK(tsl_store_delete_plan(s, "0000000000001234", &err) == 0, "delete cascades: %s", err.msg);
     CHECK(tsl_store_check(s, &err) == 0, "still consistent: %s", err.msg);
     tsl_store_close(s);
     /* The schema holds the fingerprint rule too (002_fingerprint_hex.sql). */
-    static const char row[] = "INSERT INTO plans (fingerprint, model_name, n_devices, global_batch, "
-                              "iter_time_s, samples_per_s, peak_bytes, search_time_s, created_unix, "
-                              "request_json, result_json) VALUES ('%s', 'm', 1, 1, 1, 1, 1, 1, 1, '{}', '{}')";
+    static const char row[] =
+        "INSERT INTO plans (fingerprint, model_name, n_devices, global_batch, "
+        "iter_time_s, samples_per_s, peak_bytes, search_time_s, created_unix, "
+        "request_json, result_json) VALUES ('%s', 'm', 1, 1, 1, 1, 1, 1, 1, '{}', '{}')";
     char sql[512];
     snprintf(sql, sizeof sql, row, "abc");
     CHECK(exec_sql(path, sql) != SQLITE_OK, "the schema refuses a 3-character fingerprint");
@@ -427,7 +436,7 @@ static void test_integrity(void)
 
 /* ---- concurrency ----------------------------------------------------------------------------- */
 
-#define N_THREADS 8
+#define N_THREADS  8
 #define PER_THREAD 60
 
 typedef struct worker_arg {
@@ -554,9 +563,9 @@ static void test_reader(void)
     CHECK(tsl_store_put_plan(w, &p, &err) == 0, "put a big request: %s", err.msg);
     tsl_stored_plan_t got;
     memset(&got, 0, sizeof(got));
-    CHECK(tsl_store_get_plan(w, "beef999900000000", &got, &err) == 0 && strlen(got.request_json) < 200 &&
-              strstr(got.request_json, "omitted"), "a request over %d bytes is stored as a stub",
-          TSL_STORE_REQUEST_MAX);
+    CHECK(tsl_store_get_plan(w, "beef999900000000", &got, &err) == 0 &&
+              strlen(got.request_json) < 200 && strstr(got.request_json, "omitted"),
+          "a request over %d bytes is stored as a stub", TSL_STORE_REQUEST_MAX);
     tsl_stored_plan_clear(&got);
     free(big);
     tsl_store_close(r);

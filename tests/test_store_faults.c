@@ -20,20 +20,23 @@
 
 typedef enum { FAULT_NONE, FAULT_FULL, FAULT_IOERR } fault_t;
 static fault_t fault;
-static int writes_before_fault;   /* > 0: that many writes succeed first (a torn write) */
+static int writes_before_fault; /* > 0: that many writes succeed first (a torn write) */
 static int faults_hit;
 static sqlite3_vfs *real_vfs;
 static sqlite3_vfs shim_vfs;
 static sqlite3_io_methods shim_io;
 
 typedef struct shim_file {
-    sqlite3_file base;      /* first: SQLite sees this */
-    sqlite3_file *real;     /* the real VFS's file, allocated after us */
+    sqlite3_file base;  /* first: SQLite sees this */
+    sqlite3_file *real; /* the real VFS's file, allocated after us */
 } shim_file_t;
 
 #define REAL(f) (((shim_file_t *)(f))->real)
 
-static int shim_close(sqlite3_file *f) { return REAL(f)->pMethods->xClose(REAL(f)); }
+static int shim_close(sqlite3_file *f)
+{
+    return REAL(f)->pMethods->xClose(REAL(f));
+}
 static int shim_read(sqlite3_file *f, void *b, int n, sqlite3_int64 o)
 {
     return REAL(f)->pMethods->xRead(REAL(f), b, n, o);
@@ -54,13 +57,34 @@ static int shim_sync(sqlite3_file *f, int flags)
 {
     return REAL(f)->pMethods->xSync(REAL(f), flags);
 }
-static int shim_size(sqlite3_file *f, sqlite3_int64 *s) { return REAL(f)->pMethods->xFileSize(REAL(f), s); }
-static int shim_lock(sqlite3_file *f, int l) { return REAL(f)->pMethods->xLock(REAL(f), l); }
-static int shim_unlock(sqlite3_file *f, int l) { return REAL(f)->pMethods->xUnlock(REAL(f), l); }
-static int shim_check(sqlite3_file *f, int *r) { return REAL(f)->pMethods->xCheckReservedLock(REAL(f), r); }
-static int shim_fcntl(sqlite3_file *f, int op, void *a) { return REAL(f)->pMethods->xFileControl(REAL(f), op, a); }
-static int shim_sector(sqlite3_file *f) { return REAL(f)->pMethods->xSectorSize(REAL(f)); }
-static int shim_devchar(sqlite3_file *f) { return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f)); }
+static int shim_size(sqlite3_file *f, sqlite3_int64 *s)
+{
+    return REAL(f)->pMethods->xFileSize(REAL(f), s);
+}
+static int shim_lock(sqlite3_file *f, int l)
+{
+    return REAL(f)->pMethods->xLock(REAL(f), l);
+}
+static int shim_unlock(sqlite3_file *f, int l)
+{
+    return REAL(f)->pMethods->xUnlock(REAL(f), l);
+}
+static int shim_check(sqlite3_file *f, int *r)
+{
+    return REAL(f)->pMethods->xCheckReservedLock(REAL(f), r);
+}
+static int shim_fcntl(sqlite3_file *f, int op, void *a)
+{
+    return REAL(f)->pMethods->xFileControl(REAL(f), op, a);
+}
+static int shim_sector(sqlite3_file *f)
+{
+    return REAL(f)->pMethods->xSectorSize(REAL(f));
+}
+static int shim_devchar(sqlite3_file *f)
+{
+    return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f));
+}
 static int shim_shmmap(sqlite3_file *f, int pg, int sz, int ext, void volatile **p)
 {
     return REAL(f)->pMethods->xShmMap(REAL(f), pg, sz, ext, p);
@@ -69,8 +93,14 @@ static int shim_shmlock(sqlite3_file *f, int off, int n, int flags)
 {
     return REAL(f)->pMethods->xShmLock(REAL(f), off, n, flags);
 }
-static void shim_shmbarrier(sqlite3_file *f) { REAL(f)->pMethods->xShmBarrier(REAL(f)); }
-static int shim_shmunmap(sqlite3_file *f, int del) { return REAL(f)->pMethods->xShmUnmap(REAL(f), del); }
+static void shim_shmbarrier(sqlite3_file *f)
+{
+    REAL(f)->pMethods->xShmBarrier(REAL(f));
+}
+static int shim_shmunmap(sqlite3_file *f, int del)
+{
+    return REAL(f)->pMethods->xShmUnmap(REAL(f), del);
+}
 
 static int shim_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out)
 {
@@ -90,14 +120,25 @@ static void shim_install(void)
     shim_vfs.szOsFile = (int)sizeof(shim_file_t) + real_vfs->szOsFile;
     shim_vfs.xOpen = shim_open;
     shim_io = (sqlite3_io_methods){
-        .iVersion = 2, .xClose = shim_close, .xRead = shim_read, .xWrite = shim_write,
-        .xTruncate = shim_truncate, .xSync = shim_sync, .xFileSize = shim_size,
-        .xLock = shim_lock, .xUnlock = shim_unlock, .xCheckReservedLock = shim_check,
-        .xFileControl = shim_fcntl, .xSectorSize = shim_sector,
-        .xDeviceCharacteristics = shim_devchar, .xShmMap = shim_shmmap,
-        .xShmLock = shim_shmlock, .xShmBarrier = shim_shmbarrier, .xShmUnmap = shim_shmunmap,
+        .iVersion = 2,
+        .xClose = shim_close,
+        .xRead = shim_read,
+        .xWrite = shim_write,
+        .xTruncate = shim_truncate,
+        .xSync = shim_sync,
+        .xFileSize = shim_size,
+        .xLock = shim_lock,
+        .xUnlock = shim_unlock,
+        .xCheckReservedLock = shim_check,
+        .xFileControl = shim_fcntl,
+        .xSectorSize = shim_sector,
+        .xDeviceCharacteristics = shim_devchar,
+        .xShmMap = shim_shmmap,
+        .xShmLock = shim_shmlock,
+        .xShmBarrier = shim_shmbarrier,
+        .xShmUnmap = shim_shmunmap,
     };
-    sqlite3_vfs_register(&shim_vfs, 1);   /* the default: tsl_store_open uses it */
+    sqlite3_vfs_register(&shim_vfs, 1); /* the default: tsl_store_open uses it */
 }
 
 /* ---- the test ------------------------------------------------------------------------------ */
@@ -116,7 +157,8 @@ static tsl_stored_plan_t plan(int i)
     p.samples_per_s = 10;
     p.search_time_s = 0.1;
     p.request_json = (char *)"{\"model\":\"x\"}";
-    p.result_json = (char *)"{\"plan\":{\"padding\":\"................................................\"}}";
+    p.result_json =
+        (char *)"{\"plan\":{\"padding\":\"................................................\"}}";
     return p;
 }
 

@@ -8,7 +8,8 @@
 #include "check.h"
 #include "strategy.h"
 
-static tsl_strategy_t S(const char *text) {
+static tsl_strategy_t S(const char *text)
+{
     tsl_strategy_t s;
     tsl_err_t err = {0};
     memset(&s, 0, sizeof(s));
@@ -17,7 +18,8 @@ static tsl_strategy_t S(const char *text) {
     return s;
 }
 
-static int count(uint32_t g, const tsl_strategy_opts_t *o) {
+static int count(uint32_t g, const tsl_strategy_opts_t *o)
+{
     static tsl_strategy_t buf[TSL_STRATEGY_MAX];
     tsl_err_t err = {0};
     int n = tsl_strategy_enumerate(g, o, buf, NULL, TSL_STRATEGY_MAX, &err);
@@ -29,7 +31,8 @@ static int count(uint32_t g, const tsl_strategy_opts_t *o) {
 }
 
 /* ---- the paper's counts for 8 GPUs ---- */
-static void test_counts_8(void) {
+static void test_counts_8(void)
+{
     const uint32_t groups[4] = {1, 2, 4, 8}; /* PP degree 8 / 4 / 2 / 1 */
     const int before[4] = {2, 6, 18, 42};    /* CKPT twins, DP+SDP mixes kept */
     const int after[4] = {2, 6, 14, 22};     /* Takeaway #3 */
@@ -67,7 +70,8 @@ static void test_counts_8(void) {
 }
 
 /* ---- groups that are not powers of two, and larger ones ---- */
-static void test_counts_other(void) {
+static void test_counts_other(void)
+{
     tsl_strategy_opts_t all = tsl_strategy_opts_default();
     all.takeaway3 = false;
     tsl_strategy_opts_t def = tsl_strategy_opts_default();
@@ -138,7 +142,8 @@ static void test_counts_other(void) {
 }
 
 /* ---- option filters ---- */
-static void test_opts(void) {
+static void test_opts(void)
+{
     tsl_strategy_opts_t o = tsl_strategy_opts_default();
     o.allow_ckpt = false;
 
@@ -178,7 +183,8 @@ static void test_opts(void) {
 }
 
 /* ---- order, class ids ---- */
-static void test_order_and_layout(void) {
+static void test_order_and_layout(void)
+{
     static const char *const want8[] = {
         "dp8",      "sdp8",    "tp8",      "dp2-tp4", "sdp2-tp4", "tp2-dp4",
         "tp2-sdp4", "dp4-tp2", "sdp4-tp2", "tp4-dp2", "tp4-sdp2",
@@ -258,7 +264,8 @@ static void test_order_and_layout(void) {
 }
 
 /* ---- degree, stride, group size, data width ---- */
-static void test_degree_stride(void) {
+static void test_degree_stride(void)
+{
     struct {
         const char *text;
         uint32_t dp, sdp, tp;          /* degrees */
@@ -296,7 +303,8 @@ static void test_degree_stride(void) {
  * samples of its data group; two strategies lay activations out the same way when
  * every device has the same TP rank and the devices are grouped into the same
  * data groups (which samples a group holds is immaterial). */
-static bool layout_by_devices(const tsl_strategy_t *x, const tsl_strategy_t *y) {
+static bool layout_by_devices(const tsl_strategy_t *x, const tsl_strategy_t *y)
+{
     uint32_t g = tsl_strategy_group_size(x);
     if (g != tsl_strategy_group_size(y))
         return false;
@@ -329,7 +337,8 @@ static bool layout_by_devices(const tsl_strategy_t *x, const tsl_strategy_t *y) 
     return true;
 }
 
-static void test_same_layout(void) {
+static void test_same_layout(void)
+{
     /* explicit truth table */
     const char *names[] = {
         "dp8",     "sdp8+ckpt", "tp8",          "tp2-dp4",           "tp2-sdp4+ckpt",
@@ -396,7 +405,8 @@ static void test_same_layout(void) {
 }
 
 /* ---- format / parse ---- */
-static void test_text(void) {
+static void test_text(void)
+{
     const char *good[] = {"single",    "single+ckpt",       "tp2-dp4",
                           "sdp8+ckpt", "tp2-sdp2-dp2+ckpt", "dp3-tp5",
                           "tp1024",    "sdp65536-dp65535"};
@@ -475,7 +485,8 @@ static void test_text(void) {
 }
 
 /* ---- enumerate errors ---- */
-static void test_errors(void) {
+static void test_errors(void)
+{
     tsl_strategy_t out[8];
     uint32_t layout[8];
     tsl_err_t err = {0};
@@ -489,7 +500,8 @@ static void test_errors(void) {
     CHECK(tsl_strategy_enumerate(2, NULL, out, layout, 5, NULL) == -1, "NULL err is fine");
 }
 
-int main(void) {
+int main(void)
+{
     test_counts_8();
     test_counts_other();
     test_opts();

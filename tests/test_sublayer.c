@@ -29,7 +29,8 @@
 #define RATE_FLOPS 140737488355328.0 /* 2^47 */
 
 static int build_gpt2(tsl_model_t *m, const char *name, uint32_t layers, uint32_t hidden,
-                      uint32_t heads) {
+                      uint32_t heads)
+{
     tsl_err_t err;
     tsl_model_init(m, name);
     tsl_layer_t e, l, h;
@@ -59,7 +60,8 @@ static int build_gpt2(tsl_model_t *m, const char *name, uint32_t layers, uint32_
 }
 
 /* Checks every split layer's blocks sum exactly to it; returns failures. */
-static int check_sums(const tsl_model_t *src, const tsl_sublayer_model_t *sm) {
+static int check_sums(const tsl_model_t *src, const tsl_sublayer_model_t *sm)
+{
     int bad = 0;
     for (uint32_t i = 0, k = 0; i < src->n_layers; i++) {
         const tsl_layer_t *w = &src->layers[i];
@@ -89,7 +91,8 @@ static int check_sums(const tsl_model_t *src, const tsl_sublayer_model_t *sm) {
     return bad;
 }
 
-static void test_split_gpt2(void) {
+static void test_split_gpt2(void)
+{
     tsl_model_t m;
     tsl_sublayer_model_t sm;
     tsl_err_t err;
@@ -153,7 +156,8 @@ static void test_split_gpt2(void) {
     }
 }
 
-static void test_split_decoder(void) {
+static void test_split_decoder(void)
+{
     tsl_model_t m;
     tsl_sublayer_model_t sm;
     tsl_err_t err;
@@ -209,7 +213,8 @@ static void test_split_decoder(void) {
 }
 
 /* Min-max over whole layers, O(n²p), written independently of autopipe.c. */
-static double layer_minmax(const double *w, uint32_t n, uint32_t p, uint32_t *first) {
+static double layer_minmax(const double *w, uint32_t n, uint32_t p, uint32_t *first)
+{
     static double T[TSL_MODEL_MAX_LAYERS + 1][TSL_PIPESIM_MAX_STAGES + 1];
     static uint32_t A[TSL_MODEL_MAX_LAYERS + 1][TSL_PIPESIM_MAX_STAGES + 1];
     for (uint32_t i = 0; i <= n; i++)
@@ -244,7 +249,8 @@ typedef struct cmp {
 } cmp_t;
 
 static int compare(const char *name, uint32_t layers, uint32_t hidden, uint32_t heads, uint32_t P,
-                   cmp_t *out) {
+                   cmp_t *out)
+{
     tsl_model_t m;
     tsl_sublayer_model_t sm;
     tsl_err_t err;
@@ -341,7 +347,8 @@ static int compare(const char *name, uint32_t layers, uint32_t hidden, uint32_t 
     return rc;
 }
 
-static void test_partitions(void) {
+static void test_partitions(void)
+{
     cmp_t c;
     if (compare("GPT-2 345M", 24, 1024, 16, 4, &c) == 0) {
         CHECK(c.sub_max <= c.layer_max, "345M P=4: sub-layer %.9g above layer %.9g", c.sub_max,
@@ -380,7 +387,8 @@ static void test_partitions(void) {
         CHECK(c.sub_max <= c.layer_max, "762M P=4: sub-layer above layer");
 }
 
-int main(void) {
+int main(void)
+{
     test_split_gpt2();
     test_split_decoder();
     test_partitions();

@@ -56,9 +56,9 @@ static void check_exports(uint32_t t, const tsl_search_result_t *res, const tsl_
 
 static void test_property(void)
 {
-    static const char *const clusters[] = {"1x1xA100-40G", "1x2xA100-40G", "1x4xA100-40G",
-                                           "1x8xA100-40G", "2x4xA100-40G:ib100",
-                                           "2x8xA100-80G:ib200"};
+    static const char *const clusters[] = {"1x1xA100-40G",       "1x2xA100-40G",
+                                           "1x4xA100-40G",       "1x8xA100-40G",
+                                           "2x4xA100-40G:ib100", "2x8xA100-80G:ib200"};
     tsl_search_result_t *res = malloc(sizeof(*res));
     int searched = 0;
     for (int round = 0; round < 6; round++) {
@@ -81,8 +81,9 @@ static void test_property(void)
                      tsl_target_name(t));
             tsl_err_t err = {0};
             int rc = tsl_search(&m, &c, &r, NULL, res, &err);
-            if (rc != TSL_SEARCH_OK) {   /* nothing in the stack's space fits: fine, said so */
-                CHECK(strstr(err.msg, tsl_target_name(t)) != NULL || tsl_err_code(&err) != TSL_E_NOFIT,
+            if (rc != TSL_SEARCH_OK) { /* nothing in the stack's space fits: fine, said so */
+                CHECK(strstr(err.msg, tsl_target_name(t)) != NULL ||
+                          tsl_err_code(&err) != TSL_E_NOFIT,
                       "%s: the no-fit error names the target: %s", what, err.msg);
                 continue;
             }
@@ -143,8 +144,8 @@ static void test_refusal_matches_export(void)
         int exp = tsl_export((tsl_export_format_t)(t - 1), &f.res->best, &f.m, &text, &len, &b);
         free(text);
         CHECK(pred == exp && strcmp(a.msg, b.msg) == 0,
-              "%s: the predicate (%d, %s) and the export (%d, %s) agree", tsl_target_name(t),
-              pred, a.msg, exp, b.msg);
+              "%s: the predicate (%d, %s) and the export (%d, %s) agree", tsl_target_name(t), pred,
+              a.msg, exp, b.msg);
     }
     uint32_t t;
     CHECK(tsl_target_parse("Megatron", &t, NULL) == 0 && t == TSL_TARGET_MEGATRON, "parse");
@@ -166,7 +167,8 @@ static void test_model_refused(void)
           "T5 for megatron is refused before searching: %s", err.msg);
     f.r.target = TSL_TARGET_COUNT;
     CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_ERR &&
-              strstr(err.msg, "target"), "an unknown target value: %s", err.msg);
+              strstr(err.msg, "target"),
+          "an unknown target value: %s", err.msg);
     fixture_free(&f);
 }
 

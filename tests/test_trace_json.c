@@ -15,7 +15,7 @@
 #include "search.h"
 #include "trace_json.h"
 
-#define US_EPS 1e-3   /* µs: the document's rounding */
+#define US_EPS 1e-3 /* µs: the document's rounding */
 
 static void check_format(json_t *doc, const tsl_plan_t *p)
 {
@@ -29,7 +29,8 @@ static void check_format(json_t *doc, const tsl_plan_t *p)
     size_t i;
     json_t *e;
     int bad = 0;
-    json_array_foreach(evs, i, e) {
+    json_array_foreach(evs, i, e)
+    {
         const char *ph = json_string_value(json_object_get(e, "ph"));
         json_int_t pid = json_integer_value(json_object_get(e, "pid"));
         json_int_t tid = json_integer_value(json_object_get(e, "tid"));
@@ -48,9 +49,9 @@ static void check_format(json_t *doc, const tsl_plan_t *p)
         double dur = json_number_value(json_object_get(e, "dur"));
         bad += strcmp(ph, "X") != 0 || !(ts >= 0) || !(dur > 0) ||
                !json_is_string(json_object_get(e, "cat"));
-        bad += ts < last_ts[pid][tid];   /* in order on the track */
+        bad += ts < last_ts[pid][tid]; /* in order on the track */
         last_ts[pid][tid] = ts;
-        if (tid == 1) {                   /* compute: back to back from 0 */
+        if (tid == 1) { /* compute: back to back from 0 */
             bad += fabs(ts - end[pid]) > US_EPS;
             end[pid] = ts + dur;
         }
@@ -72,10 +73,11 @@ static void check_durations(json_t *doc, const tsl_plan_t *p)
     double fwd[TSL_PLAN_MAX_STAGES] = {0}, bwd[TSL_PLAN_MAX_STAGES] = {0},
            sync[TSL_PLAN_MAX_STAGES] = {0}, rec[TSL_PLAN_MAX_STAGES] = {0};
     uint32_t nf[TSL_PLAN_MAX_STAGES] = {0};
-    uint32_t v = p->interleave > 1 ? p->interleave : 1;   /* one op per chunk */
+    uint32_t v = p->interleave > 1 ? p->interleave : 1; /* one op per chunk */
     size_t i;
     json_t *e;
-    json_array_foreach(json_object_get(doc, "traceEvents"), i, e) {
+    json_array_foreach(json_object_get(doc, "traceEvents"), i, e)
+    {
         const char *cat = json_string_value(json_object_get(e, "cat"));
         int s = (int)json_integer_value(json_object_get(e, "pid")) - 1;
         double dur = json_number_value(json_object_get(e, "dur")) / 1e6;
@@ -100,7 +102,8 @@ static void check_durations(json_t *doc, const tsl_plan_t *p)
         CHECK(nf[s] == p->n_micro * v, "stage %u: %u forwards, %u micro-batches x %u chunks", s,
               nf[s], p->n_micro, v);
         CHECK_NEAR(bwd[s] + rec[s], p->n_micro * b, 1e-9, "stage %u backward + recompute", s);
-        CHECK(sy <= 0 || fabs(sync[s] - sy) < 1e-9, "stage %u grad sync %g, want %g", s, sync[s], sy);
+        CHECK(sy <= 0 || fabs(sync[s] - sy) < 1e-9, "stage %u grad sync %g, want %g", s, sync[s],
+              sy);
     }
 }
 
@@ -162,7 +165,8 @@ static void check_plan(const char *model, const char *cluster, uint32_t pp, bool
         check_format(doc, p);
         check_durations(doc, p);
         char *text = json_dumps(doc, JSON_COMPACT);
-        CHECK(text && (strstr(text, "\"cat\": \"recompute\"") || strstr(text, "\"cat\":\"recompute\"")) == ckpt,
+        CHECK(text && (strstr(text, "\"cat\": \"recompute\"") ||
+                       strstr(text, "\"cat\":\"recompute\"")) == ckpt,
               "recompute slices %s", ckpt ? "present" : "absent");
         free(text);
     }

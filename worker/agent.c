@@ -38,7 +38,7 @@ typedef struct agent {
     tsl_backoff_t backoff;
     tsl_spool_t spool;
     bool registered, notified;
-    int rc;                     /* -1 after a permanent error (in err) */
+    int rc; /* -1 after a permanent error (in err) */
     tsl_err_t err;
 } agent_t;
 
@@ -85,7 +85,8 @@ static void flush(agent_t *a)
                 tsl_log_warnx("%s", err.msg);
             return;
         }
-        tsl_agent_rpc_rc_t rc = tsl_agent_rpc_send_report(a->rpc, a->id.worker_id, buf, n, &stale, &err);
+        tsl_agent_rpc_rc_t rc =
+            tsl_agent_rpc_send_report(a->rpc, a->id.worker_id, buf, n, &stale, &err);
         free(buf);
         if (rc == TSL_AGENT_RPC_OK) {
             tsl_log_info("profile %s sent; tesseld marked %u plan(s) stale", name, stale);
@@ -111,7 +112,8 @@ static void on_register(evutil_socket_t fd, short what, void *ud)
     agent_t *a = ud;
     tsl_err_t err = {0};
     (void)fd, (void)what;
-    tsl_agent_rpc_rc_t rc = tsl_agent_rpc_register(a->rpc, &a->node, a->cfg->heartbeat_s, &a->id, &err);
+    tsl_agent_rpc_rc_t rc =
+        tsl_agent_rpc_register(a->rpc, &a->node, a->cfg->heartbeat_s, &a->id, &err);
     if (rc == TSL_AGENT_RPC_REFUSED) {
         give_up(a, &err);
         return;
@@ -168,8 +170,8 @@ static void on_profile(evutil_socket_t fd, short what, void *ud)
     if (rc == 0)
         rc = tsl_spool_put(&a->spool, p.report_id, buf, n, &dropped, &err);
     if (rc == 0)
-        tsl_log_info("profile %s measured: %zu figures%s; %u waiting to be sent", p.report_id,
-                     p.n, a->node.simulated ? " (simulated)" : "", tsl_spool_count(&a->spool));
+        tsl_log_info("profile %s measured: %zu figures%s; %u waiting to be sent", p.report_id, p.n,
+                     a->node.simulated ? " (simulated)" : "", tsl_spool_count(&a->spool));
     else
         tsl_log_error("profile %s lost: %s", p.report_id, err.msg);
     if (dropped)

@@ -24,28 +24,28 @@
 #include "err.h"
 
 #define TSL_AGENT_MAX_DEVICES 64u
-#define TSL_AGENT_MAX_LABELS 6u
+#define TSL_AGENT_MAX_LABELS  6u
 
 /* ---- configuration (agent_config.c) -------------------------------------------------------- */
 
 typedef struct tsl_agent_config {
-    char server[256];          /* tesseld address: unix:/path or host:port */
-    char token[128];           /* bearer token ("" = none); or read from token_file */
+    char server[256]; /* tesseld address: unix:/path or host:port */
+    char token[128];  /* bearer token ("" = none); or read from token_file */
     char token_file[256];
-    char node_name[128];       /* "" = hostname */
-    char backend[8];           /* "sim" | "cuda" */
-    char device_file[256];     /* sim: the device description */
-    char gpus[128];            /* "" = all visible; else "0,2,3" */
-    char state_dir[256];       /* the spool lives here */
+    char node_name[128];   /* "" = hostname */
+    char backend[8];       /* "sim" | "cuda" */
+    char device_file[256]; /* sim: the device description */
+    char gpus[128];        /* "" = all visible; else "0,2,3" */
+    char state_dir[256];   /* the spool lives here */
     uint32_t heartbeat_s;
     bool profile_at_start;
     double profile_interval_h; /* 0 = at start only (and on SIGUSR1) */
     char profile_shapes[256];  /* "" = the profiler's defaults; else space-separated */
     char profile_mb[64], profile_tp[64];
-    bool profile_quick;        /* the profiler's --quick: fewer sizes, shorter loops */
+    bool profile_quick; /* the profiler's --quick: fewer sizes, shorter loops */
     double rpc_timeout_s;
     double backoff_base_s, backoff_cap_s;
-    uint32_t spool_max;        /* reports kept at most; the oldest go first */
+    uint32_t spool_max; /* reports kept at most; the oldest go first */
     char log_level[16];
 } tsl_agent_config_t;
 
@@ -53,8 +53,7 @@ void tsl_agent_config_defaults(tsl_agent_config_t *c);
 /* An INI file over the current values; errors name file:line and the key. */
 int tsl_agent_config_load(tsl_agent_config_t *c, const char *path, tsl_err_t *err);
 /* One key by its flag name ("heartbeat") or "section.key"; bounds checked. */
-int tsl_agent_config_set(tsl_agent_config_t *c, const char *key, const char *value,
-                         tsl_err_t *err);
+int tsl_agent_config_set(tsl_agent_config_t *c, const char *key, const char *value, tsl_err_t *err);
 /* Cross-field checks, the profile options parsed, the token file read, the node
  * name filled from hostname. */
 int tsl_agent_config_finish(tsl_agent_config_t *c, tsl_err_t *err);
@@ -86,7 +85,7 @@ void tsl_backoff_reset(tsl_backoff_t *b);
 typedef struct tsl_spool {
     char dir[300];
     uint32_t max_files;
-    uint64_t seq;             /* next sequence number (past every file found) */
+    uint64_t seq; /* next sequence number (past every file found) */
 } tsl_spool_t;
 
 /* Creates dir (mode 0700) when missing. */
@@ -132,10 +131,10 @@ typedef struct tsl_agent_measurement {
 } tsl_agent_measurement_t;
 
 typedef struct tsl_agent_profile {
-    char report_id[48];        /* "<node>-<unix>-<random>" */
+    char report_id[48]; /* "<node>-<unix>-<random>" */
     int64_t measured_unix;
     size_t n;
-    tsl_agent_measurement_t *m;   /* owned */
+    tsl_agent_measurement_t *m; /* owned */
 } tsl_agent_profile_t;
 
 /* The devices the backend sees, filtered by cfg->gpus; hostname from node_name. */
@@ -153,9 +152,9 @@ void tsl_agent_profile_free(tsl_agent_profile_t *p);
 
 typedef enum {
     TSL_AGENT_RPC_OK = 0,
-    TSL_AGENT_RPC_RETRY,      /* unreachable, deadline, shutting down: try again later */
-    TSL_AGENT_RPC_UNKNOWN,    /* the daemon does not know this worker_id: register again */
-    TSL_AGENT_RPC_REFUSED,    /* token, role or request refused: retrying will not help */
+    TSL_AGENT_RPC_RETRY,   /* unreachable, deadline, shutting down: try again later */
+    TSL_AGENT_RPC_UNKNOWN, /* the daemon does not know this worker_id: register again */
+    TSL_AGENT_RPC_REFUSED, /* token, role or request refused: retrying will not help */
 } tsl_agent_rpc_rc_t;
 
 typedef struct tsl_agent_rpc tsl_agent_rpc_t;
@@ -165,8 +164,8 @@ void tsl_agent_rpc_close(tsl_agent_rpc_t *r);
 
 typedef struct tsl_agent_identity {
     char worker_id[64];
-    uint32_t heartbeat_s;      /* what the daemon expects */
-    bool known;                /* the daemon had this id before */
+    uint32_t heartbeat_s; /* what the daemon expects */
+    bool known;           /* the daemon had this id before */
 } tsl_agent_identity_t;
 
 tsl_agent_rpc_rc_t tsl_agent_rpc_register(tsl_agent_rpc_t *r, const tsl_agent_node_t *node,

@@ -26,7 +26,7 @@ double tsl_backoff_ceiling(const tsl_backoff_t *b)
 double tsl_backoff_next(tsl_backoff_t *b, double u)
 {
     double d = tsl_backoff_ceiling(b);
-    if (!(u >= 0))   /* also NaN */
+    if (!(u >= 0)) /* also NaN */
         u = 0;
     if (u >= 1)
         u = 0.999999;

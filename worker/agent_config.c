@@ -23,7 +23,7 @@ typedef struct ac_entry {
     ac_type_t type;
     size_t offset, size;
     const char *def;
-    double min, max;          /* numbers: bounds; strings: longest length */
+    double min, max; /* numbers: bounds; strings: longest length */
     const char *help;
 } ac_entry_t;
 
@@ -40,8 +40,8 @@ static const ac_entry_t TABLE[] = {
      "file holding the token (first line)"},
     {"daemon", "rpc_timeout_s", "rpc-timeout", "SECONDS", AC_DOUBLE, F(rpc_timeout_s), "10", 0.1,
      300, "deadline of each call to tesseld"},
-    {"daemon", "backoff_base_s", "backoff-base", "SECONDS", AC_DOUBLE, F(backoff_base_s), "1",
-     0.01, 3600, "first reconnect delay; doubles per failure, with jitter"},
+    {"daemon", "backoff_base_s", "backoff-base", "SECONDS", AC_DOUBLE, F(backoff_base_s), "1", 0.01,
+     3600, "first reconnect delay; doubles per failure, with jitter"},
     {"daemon", "backoff_cap_s", "backoff-cap", "SECONDS", AC_DOUBLE, F(backoff_cap_s), "60", 0.01,
      86400, "longest reconnect delay"},
     {"daemon", "spool_max", "spool-max", "N", AC_UINT, F(spool_max), "64", 1, 100000,
@@ -56,14 +56,15 @@ static const ac_entry_t TABLE[] = {
      "GPU indices to register, e.g. 0,1,3; \"\" = all visible"},
     {"node", "heartbeat_s", "heartbeat", "SECONDS", AC_UINT, F(heartbeat_s), "10", 1, 3600,
      "heartbeat interval (tesseld marks the worker offline after 3 missed)"},
-    {"node", "state_dir", "state-dir", "DIR", AC_STRING, F(state_dir), "/var/lib/tessel-worker",
-     1, 255, "reports not yet sent wait in DIR/spool"},
+    {"node", "state_dir", "state-dir", "DIR", AC_STRING, F(state_dir), "/var/lib/tessel-worker", 1,
+     255, "reports not yet sent wait in DIR/spool"},
     {"profile", "at_start", "profile-at-start", "BOOL", AC_BOOL, F(profile_at_start), "yes", 0, 1,
      "measure a profile at start"},
-    {"profile", "interval_h", "profile-interval", "HOURS", AC_DOUBLE, F(profile_interval_h), "0",
-     0, 8760, "measure again this often; 0 = only at start and on SIGUSR1"},
+    {"profile", "interval_h", "profile-interval", "HOURS", AC_DOUBLE, F(profile_interval_h), "0", 0,
+     8760, "measure again this often; 0 = only at start and on SIGUSR1"},
     {"profile", "shapes", "profile-shapes", "SHAPES", AC_STRING, F(profile_shapes), "", 0, 255,
-     "layer shapes to time, space-separated h=H,s=S,a=A[,d=D][,f=F][,gated]; \"\" = the profiler's"},
+     "layer shapes to time, space-separated h=H,s=S,a=A[,d=D][,f=F][,gated]; \"\" = the "
+     "profiler's"},
     {"profile", "micro_batches", "profile-mb", "LIST", AC_STRING, F(profile_mb), "", 0, 63,
      "micro-batch sizes, e.g. 1,2,4,8,16; \"\" = the profiler's"},
     {"profile", "tp", "profile-tp", "LIST", AC_STRING, F(profile_tp), "", 0, 63,
@@ -78,7 +79,8 @@ static const ac_entry_t TABLE[] = {
 
 static int parse_bool(const char *v, bool *out)
 {
-    static const char *const yes[] = {"1", "yes", "true", "on"}, *const no[] = {"0", "no", "false", "off"};
+    static const char *const yes[] = {"1", "yes", "true", "on"}, *const no[] = {"0", "no", "false",
+                                                                                "off"};
     for (size_t i = 0; i < 4; i++) {
         if (strcasecmp(v, yes[i]) == 0 || strcasecmp(v, no[i]) == 0) {
             *out = strcasecmp(v, yes[i]) == 0;
@@ -126,11 +128,11 @@ void tsl_agent_config_defaults(tsl_agent_config_t *c)
     memset(c, 0, sizeof *c);
     for (size_t i = 0; i < N_ENTRIES; i++)
         if (set_entry(c, &TABLE[i], TABLE[i].def, NULL) != 0)
-            tsl_fatalx("tessel-worker: default of %s.%s is invalid", TABLE[i].section, TABLE[i].key);
+            tsl_fatalx("tessel-worker: default of %s.%s is invalid", TABLE[i].section,
+                       TABLE[i].key);
 }
 
-int tsl_agent_config_set(tsl_agent_config_t *c, const char *key, const char *value,
-                         tsl_err_t *err)
+int tsl_agent_config_set(tsl_agent_config_t *c, const char *key, const char *value, tsl_err_t *err)
 {
     const char *dot = strchr(key, '.');
     for (size_t i = 0; i < N_ENTRIES; i++) {
@@ -181,7 +183,7 @@ int tsl_agent_config_load(tsl_agent_config_t *c, const char *path, tsl_err_t *er
         *c = x->work;
         rc = 0;
     }
-    memset(x, 0, sizeof *x);   /* it held the token */
+    memset(x, 0, sizeof *x); /* it held the token */
     free(x);
     return rc;
 }
@@ -203,8 +205,10 @@ static int read_token_file(tsl_agent_config_t *c, tsl_err_t *err)
     while (*p && isspace((unsigned char)*p))
         p++;
     if (!*p || strlen(p) >= sizeof c->token)
-        return tsl_err_set(err, "daemon.token_file: '%s' holds no token on its first line (or "
-                           "one over %zu characters)", c->token_file, sizeof c->token - 1);
+        return tsl_err_set(err,
+                           "daemon.token_file: '%s' holds no token on its first line (or "
+                           "one over %zu characters)",
+                           c->token_file, sizeof c->token - 1);
     snprintf(c->token, sizeof c->token, "%s", p);
     memset(line, 0, sizeof line);
     return 0;
@@ -235,7 +239,8 @@ int tsl_agent_prof_opts(const tsl_agent_config_t *cfg, bool quick, struct tsl_pr
     if (cfg->profile_mb[0] &&
         tsl_prof_parse_list(cfg->profile_mb, o->mb, &o->n_mb, "profile.micro_batches", err) != 0)
         return -1;
-    if (cfg->profile_tp[0] && tsl_prof_parse_list(cfg->profile_tp, o->tp, &o->n_tp, "profile.tp", err) != 0)
+    if (cfg->profile_tp[0] &&
+        tsl_prof_parse_list(cfg->profile_tp, o->tp, &o->n_tp, "profile.tp", err) != 0)
         return -1;
     return 0;
 }
@@ -248,7 +253,7 @@ int tsl_agent_config_finish(tsl_agent_config_t *c, tsl_err_t *err)
         return tsl_err_set(err, "node.backend: '%s' is not cuda or sim", c->backend);
     if (strcmp(c->backend, "sim") == 0 && !c->device_file[0])
         return tsl_err_set(err, "node.device_file: the sim backend needs a device file "
-                           "(--device-file FILE; see docs/worker.md)");
+                                "(--device-file FILE; see docs/worker.md)");
     if (tsl_log_parse_level(c->log_level, &lvl) != 0)
         return tsl_err_set(err, "log.level: '%s' is not error, warn, info or debug", c->log_level);
     if (c->backoff_cap_s < c->backoff_base_s)

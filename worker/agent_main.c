@@ -14,7 +14,7 @@
 #endif
 
 #define EXIT_RUNTIME 1
-#define EXIT_CONFIG 2
+#define EXIT_CONFIG  2
 
 static void usage(FILE *out)
 {
@@ -24,7 +24,8 @@ static void usage(FILE *out)
           "SYNOPSIS\n"
           "  tessel-worker [run] [--config FILE] [--KEY VALUE ...]\n"
           "  tessel-worker [run] --check-config [--config FILE] [--KEY VALUE ...]\n"
-          "  tessel-worker profile ...      measure once and print (see tessel-worker profile --help)\n"
+          "  tessel-worker profile ...      measure once and print (see tessel-worker profile "
+          "--help)\n"
           "  tessel-worker --help | --version\n\n"
           "DESCRIPTION\n"
           "  One tessel-worker runs on each GPU node, normally under systemd\n"
@@ -170,7 +171,7 @@ int tsl_agent_main(int argc, char **argv)
     }
 out:
     if (cfg)
-        memset(cfg, 0, sizeof *cfg);   /* it held the token */
+        memset(cfg, 0, sizeof *cfg); /* it held the token */
     free(cfg);
     return rc;
 }

@@ -172,7 +172,8 @@ static void add_blocks(builder_t *b, const tsl_prof_t *p)
         tsl_prof_shape_t r = tsl_prof_shape_resolved(&x->shape);
         const char *kind = tsl_prof_block_name(x->kind);
         L(h, "h=%u", r.hidden), L(s, "s=%u", r.seq_len), L(a, "a=%u", r.heads);
-        L(f, "f=%u%s", r.ffn_hidden, r.gated ? "g" : ""), L(mb, "mb=%u", x->mb), L(tp, "tp=%u", x->tp);
+        L(f, "f=%u%s", r.ffn_hidden, r.gated ? "g" : ""), L(mb, "mb=%u", x->mb),
+            L(tp, "tp=%u", x->tp);
         add(b, L(name, "%s_fwd", kind), "s", x->fwd_s, 0, h, s, a, f, mb, tp, (const char *)NULL);
         add(b, L(name, "%s_bwd", kind), "s", x->bwd_s, 0, h, s, a, f, mb, tp, (const char *)NULL);
         add(b, L(name, "%s_mem", kind), "bytes", (double)x->mem_bytes, 0, h, s, a, f, mb, tp,
@@ -205,7 +206,7 @@ static void add_node(builder_t *b, const tsl_prof_t *p)
         const tsl_prof_coll_t *c = &p->colls[i];
         const char *op = tsl_prof_coll_name(c->op);
         size_t at = 0;
-        for (const char *q = op; *q && at + 8 < sizeof name; q++)   /* "all_reduce" → "allreduce" */
+        for (const char *q = op; *q && at + 8 < sizeof name; q++) /* "all_reduce" → "allreduce" */
             if (*q != '_')
                 name[at++] = *q;
         snprintf(name + at, sizeof name - at, "_busbw");

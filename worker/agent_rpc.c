@@ -14,9 +14,9 @@
 #include "rpc_client.h"
 #include "tessel/v1/registry.pb-c.h"
 
-#define TSL_RPC_REGISTER (tsl_rpc_methods[TSL_RPC_ID_REGISTER_WORKER].path)
+#define TSL_RPC_REGISTER  (tsl_rpc_methods[TSL_RPC_ID_REGISTER_WORKER].path)
 #define TSL_RPC_HEARTBEAT (tsl_rpc_methods[TSL_RPC_ID_HEARTBEAT].path)
-#define TSL_RPC_REPORT (tsl_rpc_methods[TSL_RPC_ID_REPORT_PROFILE].path)
+#define TSL_RPC_REPORT    (tsl_rpc_methods[TSL_RPC_ID_REPORT_PROFILE].path)
 
 #ifndef TSL_VERSION
 #define TSL_VERSION "0"

@@ -17,7 +17,7 @@
 
 #include "agent.h"
 
-#define SUFFIX ".report"
+#define SUFFIX           ".report"
 #define MAX_REPORT_BYTES (64u * 1024 * 1024)
 
 static bool is_report(const char *name)
@@ -171,8 +171,7 @@ static int read_file(const char *path, void **buf, size_t *n, tsl_err_t *err)
     return 0;
 }
 
-int tsl_spool_oldest(tsl_spool_t *sp, char *name, size_t cap, void **buf, size_t *n,
-                     tsl_err_t *err)
+int tsl_spool_oldest(tsl_spool_t *sp, char *name, size_t cap, void **buf, size_t *n, tsl_err_t *err)
 {
     oldest_t o = {""};
     uint32_t count;

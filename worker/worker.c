@@ -14,7 +14,8 @@
 
 #include "prof.h"
 
-static void usage(FILE *f) {
+static void usage(FILE *f)
+{
     fputs("usage: tessel-worker profile --backend cuda|sim [--device-file FILE] [--json]\n"
           "                             [--out FILE] [--quick] [--shape SHAPE]... [--mb LIST]\n"
           "                             [--tp LIST] [--iters N] [--warmup N] [--device N]\n"
@@ -36,8 +37,8 @@ static void usage(FILE *f) {
           f);
 }
 
-static int parse_count(const char *name, const char *text, uint32_t lo, uint32_t hi,
-                       uint32_t *out) {
+static int parse_count(const char *name, const char *text, uint32_t lo, uint32_t hi, uint32_t *out)
+{
     char *end;
     long v = strtol(text, &end, 10);
     if (end == text || *end != '\0' || v < (long)lo || v > (long)hi) {
@@ -49,9 +50,22 @@ static int parse_count(const char *name, const char *text, uint32_t lo, uint32_t
     return 0;
 }
 
-static int cmd_profile(int argc, char **argv) {
-    enum { O_BACKEND = 256, O_DEVFILE, O_JSON, O_OUT, O_QUICK, O_SHAPE, O_MB, O_TP, O_ITERS,
-           O_WARMUP, O_DEVICE, O_HELP };
+static int cmd_profile(int argc, char **argv)
+{
+    enum {
+        O_BACKEND = 256,
+        O_DEVFILE,
+        O_JSON,
+        O_OUT,
+        O_QUICK,
+        O_SHAPE,
+        O_MB,
+        O_TP,
+        O_ITERS,
+        O_WARMUP,
+        O_DEVICE,
+        O_HELP
+    };
     static const struct option opts[] = {
         {"backend", required_argument, NULL, O_BACKEND},
         {"device-file", required_argument, NULL, O_DEVFILE},
@@ -190,7 +204,8 @@ bad:
 #include "agent.h"
 
 /* With the agent built in, `run` (or no subcommand: options only) is the agent. */
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (argc > 1 && strcmp(argv[1], "profile") == 0)
         return cmd_profile(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "run") == 0)
@@ -203,7 +218,8 @@ int main(int argc, char **argv) {
     return tsl_agent_main(argc, argv);
 }
 #else
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

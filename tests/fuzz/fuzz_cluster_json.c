@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tsl_err_t err = {0};
     if (c) {
         tsl_cluster_json_parse(text, c, &err);
-        tsl_cluster_free(c);   /* safe after a failure too (cluster.h) */
+        tsl_cluster_free(c); /* safe after a failure too (cluster.h) */
     }
     free(c);
     free(text);

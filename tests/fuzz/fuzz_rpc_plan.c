@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const tsl_request_limits_t lim = {.max_batch = 32, .max_layers = 6, .max_devices = 8};
     static int ready, verbose;
     if (!ready) {
-        verbose = getenv("TSL_FUZZ_VERBOSE") != NULL;   /* what happened to each input */
+        verbose = getenv("TSL_FUZZ_VERBOSE") != NULL; /* what happened to each input */
         ready = 1;
     }
     Tessel__V1__PlanRequest *req = tessel__v1__plan_request__unpack(NULL, size, data);

@@ -13,7 +13,7 @@
 
 #include "fuzz.h"
 
-#define MAX_SEEDS 512
+#define MAX_SEEDS      512
 #define MAX_SEED_BYTES (1u << 20)
 
 typedef struct seed {
@@ -75,20 +75,18 @@ static size_t mutate(const seed_t *s, uint8_t *out)
 {
     size_t n = s->size;
     memcpy(out, s->data, n);
-    static const uint8_t interesting[] = {0, 0xff, '"', '{', '}', '[', ']', ',', ':', '\\',
-                                          '\n', '=', ';', '-', '9', 'e', 0x80};
+    static const uint8_t interesting[] = {0,    0xff, '"', '{', '}', '[', ']', ',', ':',
+                                          '\\', '\n', '=', ';', '-', '9', 'e', 0x80};
     switch (next() % 5) {
-    case 0:   /* flip a byte */
+    case 0: /* flip a byte */
         if (n)
             out[next() % n] ^= (uint8_t)(1u << (next() % 8));
         break;
-    case 1:   /* set an interesting byte */
+    case 1: /* set an interesting byte */
         if (n)
             out[next() % n] = interesting[next() % sizeof interesting];
         break;
-    case 2:   /* truncate */
-        n = n ? next() % n : 0;
-        break;
+    case 2: /* truncate */ n = n ? next() % n : 0; break;
     case 3: { /* insert up to 16 bytes */
         size_t at = n ? next() % (n + 1) : 0, k = 1 + next() % 16;
         memmove(out + at + k, out + at, n - at);

@@ -9,8 +9,8 @@
 #include "comm_host.h"
 
 struct tsl_group {
-    int n, me;             /* members, this rank's index */
-    int *members;          /* world ranks in key order */
+    int n, me;    /* members, this rank's index */
+    int *members; /* world ranks in key order */
 };
 
 int tsl_inbox_init(tsl_inbox_t *ib)
@@ -121,13 +121,11 @@ static int host_sendrecv(tsl_commops_t *c, const tsl_buf_t *send, int send_peer,
 {
     (void)stream;
     tsl_host_comm_t *h = hc(c);
-    if (send_peer >= 0 &&
-        (check_f32(send, "send", err) ||
-         h->send(h, send_peer, TSL_TAG_P2P, send->ptr, send->n * 4u, err)))
+    if (send_peer >= 0 && (check_f32(send, "send", err) ||
+                           h->send(h, send_peer, TSL_TAG_P2P, send->ptr, send->n * 4u, err)))
         return -1;
-    if (recv_peer >= 0 &&
-        (check_f32(recv, "recv", err) ||
-         host_recv(h, recv_peer, TSL_TAG_P2P, recv->ptr, recv->n * 4u, err)))
+    if (recv_peer >= 0 && (check_f32(recv, "recv", err) ||
+                           host_recv(h, recv_peer, TSL_TAG_P2P, recv->ptr, recv->n * 4u, err)))
         return -1;
     return 0;
 }
@@ -213,8 +211,8 @@ static int host_reduce_scatter(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t
     return rc;
 }
 
-static int host_all_gather(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t *send,
-                           tsl_buf_t *recv, void *stream, tsl_err_t *err)
+static int host_all_gather(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t *send, tsl_buf_t *recv,
+                           void *stream, tsl_err_t *err)
 {
     (void)stream;
     if (check_f32(send, "all_gather", err) || check_f32(recv, "all_gather", err))
@@ -235,8 +233,7 @@ static int host_barrier(tsl_commops_t *c, tsl_group_t *g, tsl_err_t *err)
     return host_allreduce(c, g, &b, NULL, err);
 }
 
-static int group_from_table(const int *table, int size, int rank, tsl_group_t **out,
-                            tsl_err_t *err)
+static int group_from_table(const int *table, int size, int rank, tsl_group_t **out, tsl_err_t *err)
 {
     int color = table[2 * rank];
     tsl_group_t *g = calloc(1, sizeof(*g));
@@ -264,8 +261,7 @@ static int group_from_table(const int *table, int size, int rank, tsl_group_t **
 }
 
 /* Everyone sends (color, key) to rank 0, which sends the whole table back. */
-static int host_group_split(tsl_commops_t *c, int color, int key, tsl_group_t **out,
-                            tsl_err_t *err)
+static int host_group_split(tsl_commops_t *c, int color, int key, tsl_group_t **out, tsl_err_t *err)
 {
     tsl_host_comm_t *h = hc(c);
     int mine[2] = {color, key};
@@ -297,8 +293,14 @@ static void host_group_free(tsl_commops_t *c, tsl_group_t *g)
     free(g);
 }
 
-static int host_group_size(const tsl_group_t *g) { return g->n; }
-static int host_group_rank(const tsl_group_t *g) { return g->me; }
+static int host_group_size(const tsl_group_t *g)
+{
+    return g->n;
+}
+static int host_group_rank(const tsl_group_t *g)
+{
+    return g->me;
+}
 
 static void host_destroy(tsl_commops_t *c)
 {

@@ -30,7 +30,7 @@ typedef struct tsl_inbox {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     tsl_msg_t *head;
-    bool closed;           /* the source is gone; why says how */
+    bool closed; /* the source is gone; why says how */
     char why[160];
 } tsl_inbox_t;
 
@@ -44,7 +44,7 @@ tsl_msg_t *tsl_msg_new(int tag, const void *data, size_t bytes);
 typedef struct tsl_host_comm tsl_host_comm_t;
 struct tsl_host_comm {
     int rank, size;
-    tsl_inbox_t *inbox;    /* [size]: messages from each source to this rank */
+    tsl_inbox_t *inbox; /* [size]: messages from each source to this rank */
     int (*send)(tsl_host_comm_t *h, int peer, int tag, const void *data, size_t bytes,
                 tsl_err_t *err);
     void (*transport_free)(tsl_host_comm_t *h);

@@ -19,7 +19,7 @@ struct tsl_group {
 
 typedef struct nccl_ctx {
     tsl_group_t world;
-    float *scratch;   /* one float for barriers */
+    float *scratch; /* one float for barriers */
 } nccl_ctx_t;
 
 static int nerr(ncclResult_t r, const char *what, tsl_err_t *err)
@@ -73,8 +73,14 @@ static void nc_group_free(tsl_commops_t *c, tsl_group_t *g)
     free(g);
 }
 
-static int nc_gsize(const tsl_group_t *g) { return g->n; }
-static int nc_grank(const tsl_group_t *g) { return g->me; }
+static int nc_gsize(const tsl_group_t *g)
+{
+    return g->n;
+}
+static int nc_grank(const tsl_group_t *g)
+{
+    return g->me;
+}
 
 static int nc_sendrecv(tsl_commops_t *c, const tsl_buf_t *send, int send_peer, tsl_buf_t *recv,
                        int recv_peer, void *stream, tsl_err_t *err)
@@ -165,12 +171,20 @@ int tsl_comm_nccl_create(const uint8_t id[TSL_NCCL_ID_BYTES], int rank, int size
         return tsl_err_setc(err, TSL_E_NOMEM, "nccl: out of host memory");
     }
     memcpy(&u, id, sizeof(u));
-    *c = (tsl_commops_t){.name = "nccl", .rank = rank, .size = size, .ctx = x,
-                         .group_split = nc_split, .group_free = nc_group_free,
-                         .group_size = nc_gsize, .group_rank = nc_grank,
-                         .sendrecv = nc_sendrecv, .allreduce = nc_allreduce,
-                         .reduce_scatter = nc_reduce_scatter, .all_gather = nc_all_gather,
-                         .barrier = nc_barrier, .destroy = nc_destroy};
+    *c = (tsl_commops_t){.name = "nccl",
+                         .rank = rank,
+                         .size = size,
+                         .ctx = x,
+                         .group_split = nc_split,
+                         .group_free = nc_group_free,
+                         .group_size = nc_gsize,
+                         .group_rank = nc_grank,
+                         .sendrecv = nc_sendrecv,
+                         .allreduce = nc_allreduce,
+                         .reduce_scatter = nc_reduce_scatter,
+                         .all_gather = nc_all_gather,
+                         .barrier = nc_barrier,
+                         .destroy = nc_destroy};
     cudaError_t e = cudaSetDevice(device);
     if (e == cudaSuccess)
         e = cudaMalloc((void **)&x->scratch, sizeof(float));

@@ -34,7 +34,7 @@ typedef struct tcp_peer {
 
 typedef struct tcp_transport {
     tsl_host_comm_t *h;
-    tcp_peer_t *peers;     /* [size], peers[rank].fd = -1 */
+    tcp_peer_t *peers; /* [size], peers[rank].fd = -1 */
 } tcp_transport_t;
 
 typedef struct frame_hdr {

@@ -38,7 +38,7 @@ typedef struct tsl_group tsl_group_t;
 typedef struct tsl_commops tsl_commops_t;
 
 struct tsl_commops {
-    const char *name;        /* "loopback", "tcp", "nccl" */
+    const char *name; /* "loopback", "tcp", "nccl" */
     int rank, size;
     void *ctx;
 
@@ -53,8 +53,8 @@ struct tsl_commops {
     int (*allreduce)(tsl_commops_t *c, tsl_group_t *g, tsl_buf_t *buf, void *stream,
                      tsl_err_t *err);
     /* send: group_size × recv->n elements; member i gets the sum of chunk i. */
-    int (*reduce_scatter)(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t *send,
-                          tsl_buf_t *recv, void *stream, tsl_err_t *err);
+    int (*reduce_scatter)(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t *send, tsl_buf_t *recv,
+                          void *stream, tsl_err_t *err);
     /* recv: group_size × send->n elements, member i's data at chunk i. */
     int (*all_gather)(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t *send, tsl_buf_t *recv,
                       void *stream, tsl_err_t *err);
@@ -67,8 +67,7 @@ struct tsl_commops {
  * The world outlives the ranks' ops; free it after every rank destroyed its ops. */
 typedef struct tsl_loopback_world tsl_loopback_world_t;
 int tsl_comm_loopback_world(int size, tsl_loopback_world_t **out, tsl_err_t *err);
-int tsl_comm_loopback_rank(tsl_loopback_world_t *w, int rank, tsl_commops_t **out,
-                           tsl_err_t *err);
+int tsl_comm_loopback_rank(tsl_loopback_world_t *w, int rank, tsl_commops_t **out, tsl_err_t *err);
 void tsl_comm_loopback_world_free(tsl_loopback_world_t *w);
 
 /* tcp: host is an IPv4 address or name; rank r listens on port + r. Connects to all

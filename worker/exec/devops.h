@@ -78,7 +78,7 @@ void tsl_memcount_add(tsl_memcount_t *m, int64_t bytes);
 
 typedef struct tsl_buf {
     void *ptr;
-    size_t n;           /* elements */
+    size_t n; /* elements */
     tsl_dtype_t dt;
 } tsl_buf_t;
 
@@ -98,7 +98,7 @@ typedef struct tsl_gemm {
     tsl_buf_t a, b, c;
     int lda, ldb, ldc;
     long long stride_a, stride_b, stride_c;
-    int batch;          /* ≥ 1 */
+    int batch; /* ≥ 1 */
 } tsl_gemm_t;
 
 enum { TSL_STREAM_COMPUTE = 0, TSL_STREAM_COMM = 1 };
@@ -107,15 +107,15 @@ typedef struct tsl_devops tsl_devops_t;
 typedef struct tsl_event tsl_event_t;
 
 struct tsl_devops {
-    const char *name;            /* "cpu", "cuda" */
+    const char *name; /* "cpu", "cuda" */
     tsl_dtype_t act_dtype;
     void *ctx;
 
     int (*alloc)(tsl_devops_t *o, tsl_buf_t *out, size_t n, tsl_dtype_t dt, tsl_err_t *err);
-    void (*free)(tsl_devops_t *o, tsl_buf_t *b);          /* NULL ptr: no-op; clears *b */
+    void (*free)(tsl_devops_t *o, tsl_buf_t *b); /* NULL ptr: no-op; clears *b */
     uint64_t (*peak_bytes)(tsl_devops_t *o);
     uint64_t (*used_bytes)(tsl_devops_t *o);
-    void (*reset_peak)(tsl_devops_t *o);                  /* peak = in use now */
+    void (*reset_peak)(tsl_devops_t *o); /* peak = in use now */
 
     /* host <-> device, float32 on the host, converted to b's dtype (I32: int32_t). */
     int (*upload)(tsl_devops_t *o, tsl_buf_t *dst, const void *host, tsl_err_t *err);
@@ -163,20 +163,19 @@ struct tsl_devops {
     /* Embedding: y[r] = table[ids[r]]; bwd: dtable[ids[r]] += dy[r] (rows in order). */
     int (*embed_fwd)(tsl_devops_t *o, const tsl_buf_t *table, const tsl_buf_t *ids, tsl_buf_t *y,
                      int rows, int cols, tsl_err_t *err);
-    int (*embed_bwd)(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *ids,
-                     tsl_buf_t *dtable, int rows, int cols, tsl_err_t *err);
+    int (*embed_bwd)(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *ids, tsl_buf_t *dtable,
+                     int rows, int cols, tsl_err_t *err);
     /* Losses, scaled by `scale` (1 / elements of the global batch): loss (F32, one
      * element) += scale · Σ ..., dy = ∂/∂y. mse: Σ (y − t)²; xent: rows×cols logits,
      * targets I32 class per row, Σ −log softmax(y)[t]. */
-    int (*mse)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy,
-               float scale, tsl_buf_t *loss, tsl_err_t *err);
-    int (*xent)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy,
-                int rows, int cols, float scale, tsl_buf_t *loss, tsl_err_t *err);
+    int (*mse)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy, float scale,
+               tsl_buf_t *loss, tsl_err_t *err);
+    int (*xent)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy, int rows,
+                int cols, float scale, tsl_buf_t *loss, tsl_err_t *err);
     /* Optimizers on n = p->n elements. master (F32, may have ptr NULL) holds the fp32
      * copy when act_dtype is not F32. step counts from 1. */
-    int (*adam)(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master,
-                tsl_buf_t *m, tsl_buf_t *v, float lr, float b1, float b2, float eps, int step,
-                tsl_err_t *err);
+    int (*adam)(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master, tsl_buf_t *m,
+                tsl_buf_t *v, float lr, float b1, float b2, float eps, int step, tsl_err_t *err);
     int (*sgd)(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master, float lr,
                tsl_err_t *err);
 

@@ -22,8 +22,7 @@ struct tsl_event {
     double t_s;
 };
 
-
-#define F(b) ((float *)(b)->ptr)
+#define F(b)  ((float *)(b)->ptr)
 #define CF(b) ((const float *)(b)->ptr)
 
 static cpu_ctx_t *ctx_of(tsl_devops_t *o)
@@ -58,9 +57,18 @@ static void cpu_free(tsl_devops_t *o, tsl_buf_t *b)
     memset(b, 0, sizeof(*b));
 }
 
-static uint64_t cpu_peak(tsl_devops_t *o) { return ctx_of(o)->mem.peak_bytes; }
-static uint64_t cpu_used(tsl_devops_t *o) { return ctx_of(o)->mem.used_bytes; }
-static void cpu_reset_peak(tsl_devops_t *o) { ctx_of(o)->mem.peak_bytes = ctx_of(o)->mem.used_bytes; }
+static uint64_t cpu_peak(tsl_devops_t *o)
+{
+    return ctx_of(o)->mem.peak_bytes;
+}
+static uint64_t cpu_used(tsl_devops_t *o)
+{
+    return ctx_of(o)->mem.used_bytes;
+}
+static void cpu_reset_peak(tsl_devops_t *o)
+{
+    ctx_of(o)->mem.peak_bytes = ctx_of(o)->mem.used_bytes;
+}
 
 static int cpu_upload(tsl_devops_t *o, tsl_buf_t *dst, const void *host, tsl_err_t *err)
 {
@@ -99,7 +107,8 @@ static int cpu_fill_ids(tsl_devops_t *o, tsl_buf_t *b, uint64_t seed, uint64_t s
 {
     (void)o, (void)err;
     for (size_t i = 0; i < b->n; i++)
-        ((int32_t *)b->ptr)[i] = (int32_t)((tsl_uniform_bits(seed, stream, base + i) >> 11) % modulo);
+        ((int32_t *)b->ptr)[i] =
+            (int32_t)((tsl_uniform_bits(seed, stream, base + i) >> 11) % modulo);
     return 0;
 }
 
@@ -183,8 +192,7 @@ static int cpu_ln_fwd(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *gamm
         F(mean)[r] = (float)mu;
         F(rstd)[r] = (float)rs;
         for (int c = 0; c < cols; c++)
-            F(y)[(size_t)r * cols + c] =
-                (float)((xr[c] - mu) * rs * CF(gamma)[c] + CF(beta)[c]);
+            F(y)[(size_t)r * cols + c] = (float)((xr[c] - mu) * rs * CF(gamma)[c] + CF(beta)[c]);
     }
     return 0;
 }
@@ -258,8 +266,8 @@ static int cpu_softmax_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, in
     return 0;
 }
 
-static int cpu_softmax_bwd(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *dy,
-                           tsl_buf_t *dx, int rows, int cols, tsl_err_t *err)
+static int cpu_softmax_bwd(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *dy, tsl_buf_t *dx,
+                           int rows, int cols, tsl_err_t *err)
 {
     (void)o, (void)err;
     for (int r = 0; r < rows; r++) {
@@ -273,8 +281,7 @@ static int cpu_softmax_bwd(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t 
     return 0;
 }
 
-static int cpu_axpy(tsl_devops_t *o, float alpha, const tsl_buf_t *x, tsl_buf_t *y,
-                    tsl_err_t *err)
+static int cpu_axpy(tsl_devops_t *o, float alpha, const tsl_buf_t *x, tsl_buf_t *y, tsl_err_t *err)
 {
     (void)o;
     if (x->n != y->n)
@@ -292,8 +299,8 @@ static int cpu_scale(tsl_devops_t *o, float alpha, tsl_buf_t *x, tsl_err_t *err)
     return 0;
 }
 
-static int cpu_add_bias(tsl_devops_t *o, tsl_buf_t *x, const tsl_buf_t *bias, int rows,
-                        int cols, tsl_err_t *err)
+static int cpu_add_bias(tsl_devops_t *o, tsl_buf_t *x, const tsl_buf_t *bias, int rows, int cols,
+                        tsl_err_t *err)
 {
     (void)o, (void)err;
     for (int r = 0; r < rows; r++)
@@ -302,8 +309,8 @@ static int cpu_add_bias(tsl_devops_t *o, tsl_buf_t *x, const tsl_buf_t *bias, in
     return 0;
 }
 
-static int cpu_bias_grad(tsl_devops_t *o, const tsl_buf_t *dy, tsl_buf_t *db, int rows,
-                         int cols, tsl_err_t *err)
+static int cpu_bias_grad(tsl_devops_t *o, const tsl_buf_t *dy, tsl_buf_t *db, int rows, int cols,
+                         tsl_err_t *err)
 {
     (void)o, (void)err;
     for (int c = 0; c < cols; c++) {
@@ -364,9 +371,9 @@ static int cpu_xent(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl
         for (int c = 0; c < cols; c++)
             s += exp(yr[c] - mx);
         total += mx + log(s) - yr[tg[r]];
+        float *dyr = F(dy) + (size_t)r * cols;
         for (int c = 0; c < cols; c++)
-            F(dy)[(size_t)r * cols + c] =
-                (float)(scale * (exp(yr[c] - mx) / s - (c == tg[r] ? 1.0 : 0.0)));
+            dyr[c] = (float)(scale * (exp(yr[c] - mx) / s - (c == tg[r] ? 1.0 : 0.0)));
     }
     F(loss)[0] += (float)(scale * total);
     return 0;
@@ -387,8 +394,8 @@ static int cpu_adam(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t
     return 0;
 }
 
-static int cpu_sgd(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master,
-                   float lr, tsl_err_t *err)
+static int cpu_sgd(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master, float lr,
+                   tsl_err_t *err)
 {
     (void)master;
     return cpu_axpy(o, -lr, g, p, err);
@@ -428,8 +435,7 @@ static int cpu_stream_wait(tsl_devops_t *o, int stream, tsl_event_t *ev, tsl_err
     return 0; /* one stream really: everything already ran in order */
 }
 
-static int cpu_elapsed(tsl_devops_t *o, tsl_event_t *a, tsl_event_t *b, double *s,
-                       tsl_err_t *err)
+static int cpu_elapsed(tsl_devops_t *o, tsl_event_t *a, tsl_event_t *b, double *s, tsl_err_t *err)
 {
     (void)o, (void)err;
     *s = b->t_s - a->t_s;
@@ -451,19 +457,44 @@ static void cpu_destroy(tsl_devops_t *o)
 }
 
 static const tsl_devops_t cpu_table = {
-    .name = "cpu", .act_dtype = TSL_DT_F32,
-    .alloc = cpu_alloc, .free = cpu_free, .peak_bytes = cpu_peak, .used_bytes = cpu_used,
-    .reset_peak = cpu_reset_peak, .upload = cpu_upload, .download = cpu_download,
-    .copy = cpu_copy, .fill_uniform = cpu_fill_uniform, .fill_ids = cpu_fill_ids, .zero = cpu_zero, .gemm = cpu_gemm,
-    .layernorm_fwd = cpu_ln_fwd, .layernorm_bwd = cpu_ln_bwd,
-    .gelu_fwd = cpu_gelu_fwd, .gelu_bwd = cpu_gelu_bwd,
-    .softmax_fwd = cpu_softmax_fwd, .softmax_bwd = cpu_softmax_bwd,
-    .axpy = cpu_axpy, .scale = cpu_scale, .add_bias = cpu_add_bias, .bias_grad = cpu_bias_grad,
-    .embed_fwd = cpu_embed_fwd, .embed_bwd = cpu_embed_bwd, .mse = cpu_mse, .xent = cpu_xent,
-    .adam = cpu_adam, .sgd = cpu_sgd, .stream = cpu_stream,
-    .event_create = cpu_event_create, .event_destroy = cpu_event_destroy,
-    .event_record = cpu_event_record, .stream_wait = cpu_stream_wait,
-    .event_elapsed_s = cpu_elapsed, .sync = cpu_sync, .destroy = cpu_destroy,
+    .name = "cpu",
+    .act_dtype = TSL_DT_F32,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .peak_bytes = cpu_peak,
+    .used_bytes = cpu_used,
+    .reset_peak = cpu_reset_peak,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .copy = cpu_copy,
+    .fill_uniform = cpu_fill_uniform,
+    .fill_ids = cpu_fill_ids,
+    .zero = cpu_zero,
+    .gemm = cpu_gemm,
+    .layernorm_fwd = cpu_ln_fwd,
+    .layernorm_bwd = cpu_ln_bwd,
+    .gelu_fwd = cpu_gelu_fwd,
+    .gelu_bwd = cpu_gelu_bwd,
+    .softmax_fwd = cpu_softmax_fwd,
+    .softmax_bwd = cpu_softmax_bwd,
+    .axpy = cpu_axpy,
+    .scale = cpu_scale,
+    .add_bias = cpu_add_bias,
+    .bias_grad = cpu_bias_grad,
+    .embed_fwd = cpu_embed_fwd,
+    .embed_bwd = cpu_embed_bwd,
+    .mse = cpu_mse,
+    .xent = cpu_xent,
+    .adam = cpu_adam,
+    .sgd = cpu_sgd,
+    .stream = cpu_stream,
+    .event_create = cpu_event_create,
+    .event_destroy = cpu_event_destroy,
+    .event_record = cpu_event_record,
+    .stream_wait = cpu_stream_wait,
+    .event_elapsed_s = cpu_elapsed,
+    .sync = cpu_sync,
+    .destroy = cpu_destroy,
 };
 
 int tsl_devops_cpu_create(uint64_t limit_bytes, tsl_devops_t **out, tsl_err_t *err)

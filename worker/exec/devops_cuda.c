@@ -22,7 +22,7 @@ typedef struct cuda_ctx {
     tsl_memcount_t mem;
     cudaStream_t s[2];
     cublasHandle_t blas;
-    float *ws;   /* column-reduction workspace, like cuBLAS's own: not in the counters */
+    float *ws; /* column-reduction workspace, like cuBLAS's own: not in the counters */
 } cuda_ctx_t;
 
 struct tsl_event {
@@ -69,9 +69,10 @@ static int cu_alloc(tsl_devops_t *o, tsl_buf_t *out, size_t n, tsl_dtype_t dt, t
     if (e == cudaErrorMemoryAllocation) {
         cudaGetLastError(); /* clear it: running out is a result, not a broken context */
         out->ptr = NULL;
-        return tsl_err_setc(err, TSL_E_NOMEM, "cuda: out of memory allocating %llu bytes with "
-                            "%llu in use", (unsigned long long)bytes,
-                            (unsigned long long)c->mem.used_bytes);
+        return tsl_err_setc(err, TSL_E_NOMEM,
+                            "cuda: out of memory allocating %llu bytes with "
+                            "%llu in use",
+                            (unsigned long long)bytes, (unsigned long long)c->mem.used_bytes);
     }
     if (cuerr(e, "cudaMalloc", err))
         return -1;
@@ -90,9 +91,18 @@ static void cu_free(tsl_devops_t *o, tsl_buf_t *b)
     memset(b, 0, sizeof(*b));
 }
 
-static uint64_t cu_peak(tsl_devops_t *o) { return cx(o)->mem.peak_bytes; }
-static uint64_t cu_used(tsl_devops_t *o) { return cx(o)->mem.used_bytes; }
-static void cu_reset_peak(tsl_devops_t *o) { cx(o)->mem.peak_bytes = cx(o)->mem.used_bytes; }
+static uint64_t cu_peak(tsl_devops_t *o)
+{
+    return cx(o)->mem.peak_bytes;
+}
+static uint64_t cu_used(tsl_devops_t *o)
+{
+    return cx(o)->mem.used_bytes;
+}
+static void cu_reset_peak(tsl_devops_t *o)
+{
+    cx(o)->mem.peak_bytes = cx(o)->mem.used_bytes;
+}
 
 /* bf16 by round-to-nearest-even of the float's bits (NaN kept quiet). */
 static uint16_t f2bf(float f)
@@ -117,7 +127,8 @@ static int cu_upload(tsl_devops_t *o, tsl_buf_t *dst, const void *host, tsl_err_
     if (cuerr(cudaStreamSynchronize(cx(o)->s[0]), "sync", err))
         return -1;
     if (dst->dt != TSL_DT_BF16)
-        return cuerr(cudaMemcpy(dst->ptr, host, dst->n * 4u, cudaMemcpyHostToDevice), "upload", err);
+        return cuerr(cudaMemcpy(dst->ptr, host, dst->n * 4u, cudaMemcpyHostToDevice), "upload",
+                     err);
     uint16_t *t = malloc(dst->n * 2u + 2);
     if (!t)
         return tsl_err_setc(err, TSL_E_NOMEM, "cuda: out of host memory for an upload");
@@ -163,8 +174,8 @@ static int cu_fill_uniform(tsl_devops_t *o, tsl_buf_t *b, uint64_t seed, uint64_
                 "fill", err);
 }
 
-static int cu_fill_ids(tsl_devops_t *o, tsl_buf_t *b, uint64_t seed, uint64_t stream,
-                       uint64_t base, uint32_t modulo, tsl_err_t *err)
+static int cu_fill_ids(tsl_devops_t *o, tsl_buf_t *b, uint64_t seed, uint64_t stream, uint64_t base,
+                       uint32_t modulo, tsl_err_t *err)
 {
     return kerr(tsl_k_fill_ids(b->ptr, b->n, seed, stream, base, modulo, S(o)), "fill ids", err);
 }
@@ -177,12 +188,13 @@ static int cu_zero(tsl_devops_t *o, tsl_buf_t *b, tsl_err_t *err)
 
 static int cu_gemm(tsl_devops_t *o, const tsl_gemm_t *g, tsl_err_t *err)
 {
-    cublasOperation_t opa = g->tb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = g->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-    return blaserr(cublasGemmStridedBatchedEx(
-                       cx(o)->blas, opa, opb, g->n, g->m, g->k, &g->alpha, g->b.ptr, CUDA_R_16BF,
-                       g->ldb, g->stride_b, g->a.ptr, CUDA_R_16BF, g->lda, g->stride_a, &g->beta,
-                       g->c.ptr, CUDA_R_16BF, g->ldc, g->stride_c, g->batch, CUBLAS_COMPUTE_32F,
-                       CUBLAS_GEMM_DEFAULT),
+    cublasOperation_t opa = g->tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                      opb = g->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    return blaserr(cublasGemmStridedBatchedEx(cx(o)->blas, opa, opb, g->n, g->m, g->k, &g->alpha,
+                                              g->b.ptr, CUDA_R_16BF, g->ldb, g->stride_b, g->a.ptr,
+                                              CUDA_R_16BF, g->lda, g->stride_a, &g->beta, g->c.ptr,
+                                              CUDA_R_16BF, g->ldc, g->stride_c, g->batch,
+                                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                    "gemm", err);
 }
 
@@ -222,8 +234,8 @@ static int cu_softmax_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int
     return kerr(tsl_k_softmax_fwd(x->ptr, y->ptr, rows, cols, causal, S(o)), "softmax", err);
 }
 
-static int cu_softmax_bwd(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *dy,
-                          tsl_buf_t *dx, int rows, int cols, tsl_err_t *err)
+static int cu_softmax_bwd(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *dy, tsl_buf_t *dx,
+                          int rows, int cols, tsl_err_t *err)
 {
     return kerr(tsl_k_softmax_bwd(y->ptr, dy->ptr, dx->ptr, rows, cols, S(o)), "softmax backward",
                 err);
@@ -250,11 +262,12 @@ static int cu_add_bias(tsl_devops_t *o, tsl_buf_t *x, const tsl_buf_t *bias, int
 static int cu_bias_grad(tsl_devops_t *o, const tsl_buf_t *dy, tsl_buf_t *db, int rows, int cols,
                         tsl_err_t *err)
 {
-    return kerr(tsl_k_bias_grad(dy->ptr, db->ptr, rows, cols, cx(o)->ws, S(o)), "bias gradient", err);
+    return kerr(tsl_k_bias_grad(dy->ptr, db->ptr, rows, cols, cx(o)->ws, S(o)), "bias gradient",
+                err);
 }
 
-static int cu_embed_fwd(tsl_devops_t *o, const tsl_buf_t *table, const tsl_buf_t *ids,
-                        tsl_buf_t *y, int rows, int cols, tsl_err_t *err)
+static int cu_embed_fwd(tsl_devops_t *o, const tsl_buf_t *table, const tsl_buf_t *ids, tsl_buf_t *y,
+                        int rows, int cols, tsl_err_t *err)
 {
     return kerr(tsl_k_embed(table->ptr, ids->ptr, y->ptr, rows, cols, 0, S(o)), "embedding", err);
 }
@@ -272,8 +285,8 @@ static int cu_mse(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_b
     return kerr(tsl_k_mse(y->ptr, t->ptr, dy->ptr, y->n, scale, loss->ptr, S(o)), "mse", err);
 }
 
-static int cu_xent(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy,
-                   int rows, int cols, float scale, tsl_buf_t *loss, tsl_err_t *err)
+static int cu_xent(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy, int rows,
+                   int cols, float scale, tsl_buf_t *loss, tsl_err_t *err)
 {
     return kerr(tsl_k_xent(y->ptr, t->ptr, dy->ptr, rows, cols, scale, loss->ptr, S(o)),
                 "cross-entropy", err);
@@ -369,17 +382,43 @@ static void cu_destroy(tsl_devops_t *o)
 }
 
 static const tsl_devops_t cuda_table = {
-    .name = "cuda", .act_dtype = TSL_DT_BF16,
-    .alloc = cu_alloc, .free = cu_free, .peak_bytes = cu_peak, .used_bytes = cu_used,
-    .reset_peak = cu_reset_peak, .upload = cu_upload, .download = cu_download, .copy = cu_copy,
-    .fill_uniform = cu_fill_uniform, .fill_ids = cu_fill_ids, .zero = cu_zero, .gemm = cu_gemm,
-    .layernorm_fwd = cu_ln_fwd, .layernorm_bwd = cu_ln_bwd, .gelu_fwd = cu_gelu_fwd,
-    .gelu_bwd = cu_gelu_bwd, .softmax_fwd = cu_softmax_fwd, .softmax_bwd = cu_softmax_bwd,
-    .axpy = cu_axpy, .scale = cu_scale, .add_bias = cu_add_bias, .bias_grad = cu_bias_grad,
-    .embed_fwd = cu_embed_fwd, .embed_bwd = cu_embed_bwd, .mse = cu_mse, .xent = cu_xent,
-    .adam = cu_adam, .sgd = cu_sgd, .stream = cu_stream, .event_create = cu_event_create,
-    .event_destroy = cu_event_destroy, .event_record = cu_event_record,
-    .stream_wait = cu_stream_wait, .event_elapsed_s = cu_elapsed, .sync = cu_sync,
+    .name = "cuda",
+    .act_dtype = TSL_DT_BF16,
+    .alloc = cu_alloc,
+    .free = cu_free,
+    .peak_bytes = cu_peak,
+    .used_bytes = cu_used,
+    .reset_peak = cu_reset_peak,
+    .upload = cu_upload,
+    .download = cu_download,
+    .copy = cu_copy,
+    .fill_uniform = cu_fill_uniform,
+    .fill_ids = cu_fill_ids,
+    .zero = cu_zero,
+    .gemm = cu_gemm,
+    .layernorm_fwd = cu_ln_fwd,
+    .layernorm_bwd = cu_ln_bwd,
+    .gelu_fwd = cu_gelu_fwd,
+    .gelu_bwd = cu_gelu_bwd,
+    .softmax_fwd = cu_softmax_fwd,
+    .softmax_bwd = cu_softmax_bwd,
+    .axpy = cu_axpy,
+    .scale = cu_scale,
+    .add_bias = cu_add_bias,
+    .bias_grad = cu_bias_grad,
+    .embed_fwd = cu_embed_fwd,
+    .embed_bwd = cu_embed_bwd,
+    .mse = cu_mse,
+    .xent = cu_xent,
+    .adam = cu_adam,
+    .sgd = cu_sgd,
+    .stream = cu_stream,
+    .event_create = cu_event_create,
+    .event_destroy = cu_event_destroy,
+    .event_record = cu_event_record,
+    .stream_wait = cu_stream_wait,
+    .event_elapsed_s = cu_elapsed,
+    .sync = cu_sync,
     .destroy = cu_destroy,
 };
 

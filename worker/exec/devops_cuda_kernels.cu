@@ -22,7 +22,7 @@ static unsigned blocks(size_t n)
 }
 
 #define GRID_LOOP(i, n)                                                                            \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n);                       \
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n);                        \
          i += (size_t)gridDim.x * blockDim.x)
 
 __device__ static float ld(const void *p, int dt, size_t i)
@@ -127,9 +127,9 @@ __global__ static void k_ln_fwd(const bf16 *x, const bf16 *g, const bf16 *b, bf1
     }
     float rs = rsqrtf(block_sum(v, sh) / cols + 1e-5f);
     for (int c = threadIdx.x; c < cols; c += NT)
-        y[o + c] = __float2bfloat16((__bfloat162float(x[o + c]) - mu) * rs *
-                                        __bfloat162float(g[c]) +
-                                    __bfloat162float(b[c]));
+        y[o + c] =
+            __float2bfloat16((__bfloat162float(x[o + c]) - mu) * rs * __bfloat162float(g[c]) +
+                             __bfloat162float(b[c]));
     if (threadIdx.x == 0)
         mean[r] = mu, rstd[r] = rs;
 }
@@ -142,8 +142,8 @@ extern "C" int tsl_k_layernorm_fwd(const void *x, const void *g, const void *b, 
     return done();
 }
 
-__global__ static void k_ln_bwd_dx(const bf16 *dy, const bf16 *x, const bf16 *g,
-                                   const float *mean, const float *rstd, bf16 *dx, int cols)
+__global__ static void k_ln_bwd_dx(const bf16 *dy, const bf16 *x, const bf16 *g, const float *mean,
+                                   const float *rstd, bf16 *dx, int cols)
 {
     __shared__ float sh[NT / 32];
     size_t r = blockIdx.x, o = r * cols;
@@ -183,8 +183,8 @@ __global__ static void k_colsum_part(const bf16 *dy, const bf16 *x, const float 
         pg[(size_t)k * cols + c] = sg;
 }
 
-__global__ static void k_colsum_add(const float *pg, const float *pb, bf16 *dg, bf16 *db,
-                                    int cols, int ch)
+__global__ static void k_colsum_add(const float *pg, const float *pb, bf16 *dg, bf16 *db, int cols,
+                                    int ch)
 {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= cols)
@@ -216,13 +216,13 @@ static int colsum(const bf16 *dy, const bf16 *x, const float *mean, const float 
     return done();
 }
 
-extern "C" int tsl_k_layernorm_bwd(const void *dy, const void *x, const void *g,
-                                   const float *mean, const float *rstd, void *dx, void *dg,
-                                   void *db, int rows, int cols, float *ws, void *s)
+extern "C" int tsl_k_layernorm_bwd(const void *dy, const void *x, const void *g, const float *mean,
+                                   const float *rstd, void *dx, void *dg, void *db, int rows,
+                                   int cols, float *ws, void *s)
 {
     cudaStream_t cs = (cudaStream_t)s;
-    k_ln_bwd_dx<<<rows, NT, 0, cs>>>((const bf16 *)dy, (const bf16 *)x, (const bf16 *)g, mean,
-                                     rstd, (bf16 *)dx, cols);
+    k_ln_bwd_dx<<<rows, NT, 0, cs>>>((const bf16 *)dy, (const bf16 *)x, (const bf16 *)g, mean, rstd,
+                                     (bf16 *)dx, cols);
     int e = done();
     return e ? e
              : colsum((const bf16 *)dy, (const bf16 *)x, mean, rstd, (bf16 *)dg, (bf16 *)db, rows,
@@ -239,17 +239,17 @@ __global__ static void k_gelu(const bf16 *x, const bf16 *dy, bf16 *out, size_t n
         if (!backward) {
             out[i] = __float2bfloat16(0.5f * v * (1.0f + t));
         } else {
-            float d = 0.5f * (1 + t) + 0.5f * v * (1 - t * t) * GELU_K * (1 + 3 * 0.044715f * v * v);
+            float d =
+                0.5f * (1 + t) + 0.5f * v * (1 - t * t) * GELU_K * (1 + 3 * 0.044715f * v * v);
             out[i] = __float2bfloat16(__bfloat162float(dy[i]) * d);
         }
     }
 }
 
-extern "C" int tsl_k_gelu(const void *x, const void *dy, void *out, size_t n, int backward,
-                          void *s)
+extern "C" int tsl_k_gelu(const void *x, const void *dy, void *out, size_t n, int backward, void *s)
 {
-    k_gelu<<<blocks(n), NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (const bf16 *)dy, (bf16 *)out,
-                                                  n, backward);
+    k_gelu<<<blocks(n), NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (const bf16 *)dy, (bf16 *)out, n,
+                                                  backward);
     return done();
 }
 
@@ -284,7 +284,8 @@ __global__ static void k_softmax_bwd(const bf16 *y, const bf16 *dy, bf16 *dx, in
         s += __bfloat162float(y[o + c]) * __bfloat162float(dy[o + c]);
     s = block_sum(s, sh);
     for (int c = threadIdx.x; c < cols; c += NT)
-        dx[o + c] = __float2bfloat16(__bfloat162float(y[o + c]) * (__bfloat162float(dy[o + c]) - s));
+        dx[o + c] =
+            __float2bfloat16(__bfloat162float(y[o + c]) * (__bfloat162float(dy[o + c]) - s));
 }
 
 extern "C" int tsl_k_softmax_bwd(const void *y, const void *dy, void *dx, int rows, int cols,
@@ -373,8 +374,8 @@ __global__ static void k_mse(const bf16 *y, const bf16 *t, bf16 *dy, size_t n, f
         atomicAdd(loss, scale * s);
 }
 
-extern "C" int tsl_k_mse(const void *y, const void *t, void *dy, size_t n, float scale,
-                         float *loss, void *s)
+extern "C" int tsl_k_mse(const void *y, const void *t, void *dy, size_t n, float scale, float *loss,
+                         void *s)
 {
     k_mse<<<blocks(n), NT, 0, (cudaStream_t)s>>>((const bf16 *)y, (const bf16 *)t, (bf16 *)dy, n,
                                                  scale, loss);

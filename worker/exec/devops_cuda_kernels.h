@@ -37,8 +37,7 @@ int tsl_k_add_bias(void *x, const void *bias, int rows, int cols, void *st);
 int tsl_k_bias_grad(const void *dy, void *db, int rows, int cols, float *ws, void *st);
 int tsl_k_embed(const void *table, const int32_t *ids, void *y, int rows, int cols, int backward,
                 void *st);
-int tsl_k_mse(const void *y, const void *t, void *dy, size_t n, float scale, float *loss,
-              void *st);
+int tsl_k_mse(const void *y, const void *t, void *dy, size_t n, float scale, float *loss, void *st);
 int tsl_k_xent(const void *y, const int32_t *t, void *dy, int rows, int cols, float scale,
                float *loss, void *st);
 int tsl_k_adam(void *p, const void *g, float *master, float *m, float *v, size_t n, float lr,

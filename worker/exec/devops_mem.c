@@ -13,8 +13,8 @@ int tsl_memcount_admit(const tsl_memcount_t *m, const char *who, uint64_t bytes,
     if (!m->limit_bytes || m->used_bytes + bytes <= m->limit_bytes)
         return 0;
     return tsl_err_setc(err, TSL_E_NOMEM,
-                        "%s: out of memory: %llu bytes in use, %llu more exceed the limit %llu", who,
-                        (unsigned long long)m->used_bytes, (unsigned long long)bytes,
+                        "%s: out of memory: %llu bytes in use, %llu more exceed the limit %llu",
+                        who, (unsigned long long)m->used_bytes, (unsigned long long)bytes,
                         (unsigned long long)m->limit_bytes);
 }
 

@@ -47,27 +47,27 @@
 
 typedef struct tsl_exec_layer {
     tsl_layer_kind_t kind;
-    uint32_t index;          /* in the model: seeds the weights */
+    uint32_t index; /* in the model: seeds the weights */
     uint32_t seq, hidden, ffn, heads, vocab;
-    bool bias;               /* linear layers have biases */
-    bool ckpt;               /* recompute forward before backward */
-    bool sdp;                /* parameters sharded over the data group (else replicated) */
+    bool bias; /* linear layers have biases */
+    bool ckpt; /* recompute forward before backward */
+    bool sdp;  /* parameters sharded over the data group (else replicated) */
 } tsl_exec_layer_t;
 
 /* One rank's work. Groups are named by colours (the world rank of their first
  * member) so that every rank can make them with commops group_split. */
 typedef struct tsl_exec_rank {
-    uint32_t rank, world;            /* world ranks = the plan's device indices */
+    uint32_t rank, world; /* world ranks = the plan's device indices */
     uint32_t stage, pp;
-    uint32_t tp, tp_index;           /* TP degree, this rank's index in its TP group */
+    uint32_t tp, tp_index; /* TP degree, this rank's index in its TP group */
     int32_t tp_color;
-    uint32_t dp, dp_index;           /* data width (DP or SDP degree), index */
+    uint32_t dp, dp_index; /* data width (DP or SDP degree), index */
     int32_t dp_color;
-    int32_t prev_rank, next_rank;    /* same position in the neighbouring stage; -1 */
-    uint32_t micro_batch;            /* samples per micro-batch over the data group */
+    int32_t prev_rank, next_rank; /* same position in the neighbouring stage; -1 */
+    uint32_t micro_batch;         /* samples per micro-batch over the data group */
     uint32_t n_micro;
     uint32_t n_layers;
-    tsl_exec_layer_t *layers;        /* owned; the stage's layers in order */
+    tsl_exec_layer_t *layers; /* owned; the stage's layers in order */
 } tsl_exec_rank_t;
 
 /* Rank `rank`'s work in plan p of model m (m as given: a sub-layer plan is mapped
@@ -81,7 +81,7 @@ void tsl_exec_rank_free(tsl_exec_rank_t *r);
  * go to stages as evenly as possible, the earlier stages taking one more. */
 typedef struct tsl_exec_plan_spec {
     uint32_t pp, tp, dp;
-    bool sdp;                /* the data dimension is SDP rather than DP */
+    bool sdp; /* the data dimension is SDP rather than DP */
     bool ckpt;
     uint32_t micro_batch, n_micro;
 } tsl_exec_plan_spec_t;
@@ -97,29 +97,29 @@ void tsl_exec_layer_slice(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_in
 typedef enum tsl_exec_optim { TSL_EXEC_ADAM = 0, TSL_EXEC_SGD } tsl_exec_optim_t;
 
 typedef struct tsl_exec_opts {
-    uint32_t warmup, iters;  /* iterations not measured, measured (≥ 1) */
+    uint32_t warmup, iters; /* iterations not measured, measured (≥ 1) */
     uint64_t seed;
     tsl_exec_optim_t optim;
     float lr;
-    bool no_overlap;         /* DP all-reduces on the compute stream */
-    bool same_batch;         /* every iteration the same data (gradient checks) */
+    bool no_overlap; /* DP all-reduces on the compute stream */
+    bool same_batch; /* every iteration the same data (gradient checks) */
 } tsl_exec_opts_t;
 
-void tsl_exec_opts_default(tsl_exec_opts_t *o);   /* 2 + 5 iterations, Adam 1e-4, seed 1 */
+void tsl_exec_opts_default(tsl_exec_opts_t *o); /* 2 + 5 iterations, Adam 1e-4, seed 1 */
 
 typedef struct tsl_exec_report {
     uint32_t rank, stage;
-    uint32_t iters;                  /* measured */
+    uint32_t iters; /* measured */
     double iter_median_s, iter_min_s, iter_max_s;
     /* per measured iteration, mean; fwd and bwd include TP compute, bwd includes
      * recomputation; comm: TP all-reduces, SDP gathers/scatters and the DP sync the
      * compute stream waited for; bubble: time in pipeline send/recv (waiting for the
      * neighbouring stage and the transfer); opt: the optimizer step. */
     double fwd_s, bwd_s, comm_s, bubble_s, opt_s;
-    uint64_t peak_bytes;             /* device memory, the devops' count */
-    uint64_t param_bytes;            /* of that, model states */
+    uint64_t peak_bytes;  /* device memory, the devops' count */
+    uint64_t param_bytes; /* of that, model states */
     bool oom;
-    double loss;                     /* last iteration, on the last stage; else NaN */
+    double loss; /* last iteration, on the last stage; else NaN */
 } tsl_exec_report_t;
 
 /* The engine, for callers that look inside (tests); tsl_exec_run wraps it. */
@@ -141,7 +141,7 @@ int tsl_exec_layer_param(tsl_exec_t *e, uint32_t i, float *host, size_t cap, siz
 /* Replaces layer i's parameters (as tsl_exec_layer_param gives them) from host[n]. */
 int tsl_exec_layer_set_param(tsl_exec_t *e, uint32_t i, const float *host, size_t n,
                              tsl_err_t *err);
-double tsl_exec_loss(const tsl_exec_t *e);           /* last step; NaN off the last stage */
+double tsl_exec_loss(const tsl_exec_t *e); /* last step; NaN off the last stage */
 void tsl_exec_destroy(tsl_exec_t *e);
 
 /* Create, W + N steps, report, destroy. An OOM gives 0 with rep->oom set. */

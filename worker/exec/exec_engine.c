@@ -17,8 +17,7 @@
 
 void tsl_exec_opts_default(tsl_exec_opts_t *o)
 {
-    *o = (tsl_exec_opts_t){.warmup = 2, .iters = 5, .seed = 1, .optim = TSL_EXEC_ADAM,
-                           .lr = 1e-4f};
+    *o = (tsl_exec_opts_t){.warmup = 2, .iters = 5, .seed = 1, .optim = TSL_EXEC_ADAM, .lr = 1e-4f};
 }
 
 static int dalloc(tsl_exec_t *e, tsl_buf_t *b, size_t n, tsl_dtype_t dt, tsl_err_t *err)
@@ -44,9 +43,11 @@ static int make_groups(tsl_exec_t *e, tsl_err_t *err)
     TRY(c->group_split(c, e->r.tp_color, (int)e->r.tp_index, &e->tp_g, err));
     TRY(c->group_split(c, e->r.dp_color, (int)e->r.dp_index, &e->dp_g, err));
     if (c->group_size(e->tp_g) != (int)e->r.tp || c->group_size(e->dp_g) != (int)e->r.dp)
-        return tsl_err_setc(err, TSL_E_INTERNAL, "exec: rank %u: groups of %d and %d, expected "
-                            "tp %u and data %u", e->r.rank, c->group_size(e->tp_g),
-                            c->group_size(e->dp_g), e->r.tp, e->r.dp);
+        return tsl_err_setc(err, TSL_E_INTERNAL,
+                            "exec: rank %u: groups of %d and %d, expected "
+                            "tp %u and data %u",
+                            e->r.rank, c->group_size(e->tp_g), c->group_size(e->dp_g), e->r.tp,
+                            e->r.dp);
     return 0;
 }
 
@@ -179,8 +180,10 @@ static int alloc_events(tsl_exec_t *e, tsl_err_t *err)
 static int check_rank(const tsl_exec_rank_t *r, tsl_err_t *err)
 {
     if (!r->n_layers || !r->tp || !r->dp || !r->n_micro || r->micro_batch % r->dp)
-        return tsl_err_set(err, "exec: rank %u has no layers, or a micro-batch of %u that data "
-                           "width %u does not split", r->rank, r->micro_batch, r->dp);
+        return tsl_err_set(err,
+                           "exec: rank %u has no layers, or a micro-batch of %u that data "
+                           "width %u does not split",
+                           r->rank, r->micro_batch, r->dp);
     for (uint32_t i = 1; i < r->n_layers; i++)
         if (r->layers[i].hidden != r->layers[0].hidden || r->layers[i].seq != r->layers[0].seq)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
@@ -280,9 +283,10 @@ void tsl_exec_destroy(tsl_exec_t *e)
     }
     for (uint32_t k = 0; e->slots && k < e->n_slots; k++)
         free_slot(e, &e->slots[k]);
-    tsl_buf_t *ws[] = {&e->rc, &e->rc32, &e->ws_a, &e->ws_b, &e->ws_c, &e->ws_d, &e->g_a,
-                       &e->g_b, &e->g_mid, &e->target, &e->sdp_param, &e->sdp_grad,
-                       &e->sdp_shard, &e->loss, &e->loss_dummy, &e->flag};
+    tsl_buf_t *ws[] = {&e->rc,        &e->rc32,   &e->ws_a,       &e->ws_b,
+                       &e->ws_c,      &e->ws_d,   &e->g_a,        &e->g_b,
+                       &e->g_mid,     &e->target, &e->sdp_param,  &e->sdp_grad,
+                       &e->sdp_shard, &e->loss,   &e->loss_dummy, &e->flag};
     for (size_t k = 0; k < sizeof(ws) / sizeof(ws[0]); k++)
         d->free(d, ws[k]);
     for (uint32_t i = 0; e->ev && i < e->ev_cap; i++)

@@ -29,9 +29,8 @@ void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o
  * init values there are center + amp · u, u uniform in [-1, 1). */
 typedef void (*tsl_exec_span_fn)(void *ud, size_t part, size_t full, size_t len, float center,
                                  float amp);
-void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_index,
-                    tsl_exec_span_fn fn, void *ud);
-
+void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_index, tsl_exec_span_fn fn,
+                    void *ud);
 
 /* ---- the engine (exec_engine.c: setup and schedule; exec_layer.c: blocks) ---- */
 
@@ -47,30 +46,30 @@ typedef struct tsl_exec_xl {
     const tsl_exec_layer_t *d;
     tsl_exec_offs_t o;
     tsl_exec_stash_t st;
-    size_t n_local;            /* TP part's parameters */
-    size_t n_held;             /* what this rank stores: n_local, or an SDP shard */
+    size_t n_local; /* TP part's parameters */
+    size_t n_held;  /* what this rank stores: n_local, or an SDP shard */
     tsl_buf_t param, grad, master, m, v;
-    uint32_t bwd_done;         /* micro-batches through backward this step */
+    uint32_t bwd_done; /* micro-batches through backward this step */
 } tsl_exec_xl_t;
 
 typedef struct tsl_exec_slot {
-    tsl_buf_t *act;            /* [n_layers + 1] of T×h: layer i's input is act[i] */
-    tsl_buf_t *stash, *stash32;/* [n_layers]; empty for checkpointed layers */
-    tsl_buf_t ids;             /* I32 T: the embedding's input tokens */
+    tsl_buf_t *act;             /* [n_layers + 1] of T×h: layer i's input is act[i] */
+    tsl_buf_t *stash, *stash32; /* [n_layers]; empty for checkpointed layers */
+    tsl_buf_t ids;              /* I32 T: the embedding's input tokens */
 } tsl_exec_slot_t;
 
 struct tsl_exec {
-    tsl_exec_rank_t r;         /* layers borrowed from the caller's rank */
+    tsl_exec_rank_t r; /* layers borrowed from the caller's rank */
     tsl_exec_opts_t o;
     tsl_devops_t *dev;
     tsl_commops_t *comm;
     tsl_group_t *tp_g, *dp_g, *world_g;
-    uint32_t b, T;             /* local samples per micro-batch, rows (b × seq) */
-    uint32_t seq, hidden;      /* of the stage's boundary activations */
+    uint32_t b, T;        /* local samples per micro-batch, rows (b × seq) */
+    uint32_t seq, hidden; /* of the stage's boundary activations */
     tsl_exec_xl_t *L;
     tsl_exec_slot_t *slots;
     uint32_t n_slots;
-    tsl_buf_t rc, rc32;        /* stash for recomputation */
+    tsl_buf_t rc, rc32; /* stash for recomputation */
     tsl_buf_t ws_a, ws_b, ws_c, ws_d, g_a, g_b, g_mid, target;
     tsl_buf_t sdp_param, sdp_grad, sdp_shard;
     tsl_buf_t loss, loss_dummy, flag;
@@ -88,17 +87,17 @@ struct tsl_exec {
 typedef struct tsl_exec_lctx {
     tsl_exec_t *e;
     tsl_exec_xl_t *L;
-    tsl_buf_t p, g;            /* full TP-part parameters and gradients */
+    tsl_buf_t p, g; /* full TP-part parameters and gradients */
     tsl_buf_t st, st32;
-    tsl_buf_t *loss;           /* HEAD: where the loss goes */
-    tsl_buf_t ids;             /* EMBEDDING: tokens; HEAD: targets */
+    tsl_buf_t *loss; /* HEAD: where the loss goes */
+    tsl_buf_t ids;   /* EMBEDDING: tokens; HEAD: targets */
 } tsl_exec_lctx_t;
 
 void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, tsl_exec_stash_t *s);
 int tsl_exec_ph(tsl_exec_t *e, int phase, tsl_err_t *err);
 int tsl_exec_layer_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err);
 /* dout → dx (dx unused for an embedding; dout unused for a head). */
-int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout,
-                       tsl_buf_t *dx, tsl_err_t *err);
+int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout, tsl_buf_t *dx,
+                       tsl_err_t *err);
 
 #endif

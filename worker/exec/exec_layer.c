@@ -67,8 +67,8 @@ typedef struct mm {
 static int bmm(tsl_exec_t *e, mm_t s, tsl_buf_t a, int lda, long long sa, tsl_buf_t b, int ldb,
                long long sb, tsl_buf_t c, int ldc, long long sc, int batch, tsl_err_t *err)
 {
-    tsl_gemm_t g = {s.ta, s.tb, s.m, s.n, s.k, s.alpha, s.beta, a, b, c,
-                    lda, ldb, ldc, sa, sb, sc, batch};
+    tsl_gemm_t g = {s.ta, s.tb, s.m, s.n, s.k, s.alpha, s.beta, a,    b,
+                    c,    lda,  ldb, ldc, sa,  sb,      sc,     batch};
     return e->dev->gemm(e->dev, &g, err);
 }
 
@@ -97,9 +97,15 @@ static dims_t dims_of(const tsl_exec_lctx_t *c)
 {
     const tsl_exec_layer_t *l = c->L->d;
     int tp = (int)c->e->r.tp;
-    dims_t d = {(int)(c->e->b * l->seq), (int)l->hidden, (int)l->hidden / tp,
-                l->heads ? (int)l->heads / tp : 0, (int)l->seq, (int)c->e->b,
-                l->heads ? (int)(l->hidden / l->heads) : 0, (int)l->ffn / tp, (int)l->vocab};
+    dims_t d = {(int)(c->e->b * l->seq),
+                (int)l->hidden,
+                (int)l->hidden / tp,
+                l->heads ? (int)l->heads / tp : 0,
+                (int)l->seq,
+                (int)c->e->b,
+                l->heads ? (int)(l->hidden / l->heads) : 0,
+                (int)l->ffn / tp,
+                (int)l->vocab};
     return d;
 }
 
@@ -117,8 +123,8 @@ static int row_out(tsl_exec_lctx_t *c, dims_t d, tsl_buf_t act, int k, size_t w,
     return e->dev->axpy(e->dev, 1.0f, x, out, err);
 }
 
-static int layernorm(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, size_t g, size_t b,
-                     size_t y, size_t mean, size_t rstd, tsl_err_t *err)
+static int layernorm(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, size_t g, size_t b, size_t y,
+                     size_t mean, size_t rstd, tsl_err_t *err)
 {
     tsl_buf_t gg = len(&c->p, g, d.h), bb = len(&c->p, b, d.h), yy = len(&c->st, y, d.T * d.h);
     tsl_buf_t mu = len(&c->st32, mean, d.T), rs = len(&c->st32, rstd, d.T);
@@ -165,8 +171,8 @@ static int ffn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_e
     dims_t d = dims_of(c);
     tsl_buf_t f1 = len(&c->st, s->f1, (size_t)d.T * d.fl), g = len(&c->st, s->g, f1.n);
     TRY(layernorm(c, d, x, o->ln2g, o->ln2b, s->y2, s->mean2, s->rstd2, err));
-    TRY(mm(e, (mm_t){false, false, d.T, d.fl, d.h, 1, 0}, at(&c->st, s->y2), d.h,
-           at(&c->p, o->w1), d.fl, f1, d.fl, err));
+    TRY(mm(e, (mm_t){false, false, d.T, d.fl, d.h, 1, 0}, at(&c->st, s->y2), d.h, at(&c->p, o->w1),
+           d.fl, f1, d.fl, err));
     if (o->b1 != TSL_NONE) {
         tsl_buf_t bb = len(&c->p, o->b1, d.fl);
         TRY(e->dev->add_bias(e->dev, &f1, &bb, d.T, d.fl, err));
@@ -185,10 +191,8 @@ int tsl_exec_layer_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, t
         TRY(attn_fwd(c, x, &x2, err));
         return ffn_fwd(c, &x2, out, err);
     }
-    case TSL_LAYER_ATTENTION:
-        return attn_fwd(c, x, out, err);
-    case TSL_LAYER_FFN:
-        return ffn_fwd(c, x, out, err);
+    case TSL_LAYER_ATTENTION: return attn_fwd(c, x, out, err);
+    case TSL_LAYER_FFN: return ffn_fwd(c, x, out, err);
     case TSL_LAYER_EMBEDDING: {
         tsl_buf_t tab = at(&c->p, c->L->o.table);
         return e->dev->embed_fwd(e->dev, &tab, &c->ids, out, d.T, d.h, err);
@@ -196,8 +200,8 @@ int tsl_exec_layer_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, t
     case TSL_LAYER_HEAD: {
         tsl_buf_t lg = len(&c->st, c->L->st.logits, (size_t)d.T * d.V);
         float scale = 1.0f / ((float)e->r.micro_batch * e->r.n_micro * d.s);
-        TRY(mm(e, (mm_t){false, false, d.T, d.V, d.h, 1, 0}, *x, d.h, at(&c->p, c->L->o.whead),
-               d.V, lg, d.V, err));
+        TRY(mm(e, (mm_t){false, false, d.T, d.V, d.h, 1, 0}, *x, d.h, at(&c->p, c->L->o.whead), d.V,
+               lg, d.V, err));
         return e->dev->xent(e->dev, &lg, &c->ids, &lg, d.T, d.V, scale, c->loss, err);
     }
     default:
@@ -212,10 +216,8 @@ static int row_bwd(tsl_exec_lctx_t *c, dims_t d, tsl_buf_t act, int k, size_t w,
                    const tsl_buf_t *dout, tsl_buf_t dact, tsl_err_t *err)
 {
     tsl_exec_t *e = c->e;
-    TRY(mm(e, (mm_t){false, true, d.T, k, d.h, 1, 0}, *dout, d.h, at(&c->p, w), d.h, dact, k,
-           err));
-    TRY(mm(e, (mm_t){true, false, k, d.h, d.T, 1, 1}, act, k, *dout, d.h, at(&c->g, w), d.h,
-           err));
+    TRY(mm(e, (mm_t){false, true, d.T, k, d.h, 1, 0}, *dout, d.h, at(&c->p, w), d.h, dact, k, err));
+    TRY(mm(e, (mm_t){true, false, k, d.h, d.T, 1, 1}, act, k, *dout, d.h, at(&c->g, w), d.h, err));
     if (bias == TSL_NONE)
         return 0;
     tsl_buf_t db = len(&c->g, bias, d.h);
@@ -255,7 +257,8 @@ static int attn_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dou
     long long ss = (long long)d.s * d.s;
     float scale = 1.0f / sqrtf((float)d.hd);
     tsl_buf_t qkv = at(&c->st, s->qkv), P = at(&c->st, s->p);
-    tsl_buf_t dqkv = len(&e->ws_a, 0, (size_t)d.T * q3), dctx = len(&e->ws_b, 0, (size_t)d.T * d.dl);
+    tsl_buf_t dqkv = len(&e->ws_a, 0, (size_t)d.T * q3),
+              dctx = len(&e->ws_b, 0, (size_t)d.T * d.dl);
     tsl_buf_t dP = len(&e->ws_c, 0, (size_t)d.b * d.al * ss);
     TRY(row_bwd(c, d, at(&c->st, s->ctx), d.dl, o->wo, o->bo, dout, dctx, err));
     for (int i = 0; i < d.b; i++) {
@@ -270,8 +273,8 @@ static int attn_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dou
         size_t r = (size_t)i * d.s * q3, pi = (size_t)i * d.al * ss;
         TRY(bmm(e, (mm_t){false, false, d.s, d.hd, d.s, scale, 0}, at(&dP, pi), d.s, ss,
                 at(&qkv, r + d.dl), q3, d.hd, at(&dqkv, r), q3, d.hd, d.al, err));
-        TRY(bmm(e, (mm_t){true, false, d.s, d.hd, d.s, scale, 0}, at(&dP, pi), d.s, ss,
-                at(&qkv, r), q3, d.hd, at(&dqkv, r + d.dl), q3, d.hd, d.al, err));
+        TRY(bmm(e, (mm_t){true, false, d.s, d.hd, d.s, scale, 0}, at(&dP, pi), d.s, ss, at(&qkv, r),
+                q3, d.hd, at(&dqkv, r + d.dl), q3, d.hd, d.al, err));
     }
     return col_ln_bwd(c, d, x, s->y1, q3, o->wqkv, o->bqkv, dqkv, o->ln1g, o->ln1b, s->mean1,
                       s->rstd1, dout, dx, err);
@@ -287,8 +290,8 @@ static int ffn_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout
     tsl_buf_t dg = len(&e->ws_a, 0, (size_t)d.T * d.fl), f1 = len(&c->st, s->f1, dg.n);
     TRY(row_bwd(c, d, at(&c->st, s->g), d.fl, o->w2, o->b2, dout, dg, err));
     TRY(e->dev->gelu_bwd(e->dev, &f1, &dg, &dg, err));
-    return col_ln_bwd(c, d, x, s->y2, d.fl, o->w1, o->b1, dg, o->ln2g, o->ln2b, s->mean2,
-                      s->rstd2, dout, dx, err);
+    return col_ln_bwd(c, d, x, s->y2, d.fl, o->w1, o->b1, dg, o->ln2g, o->ln2b, s->mean2, s->rstd2,
+                      dout, dx, err);
 }
 
 static int head_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *dx, tsl_err_t *err)
@@ -296,14 +299,14 @@ static int head_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *dx, tsl_e
     tsl_exec_t *e = c->e;
     dims_t d = dims_of(c);
     tsl_buf_t dl = len(&c->st, c->L->st.logits, (size_t)d.T * d.V);
-    TRY(mm(e, (mm_t){true, false, d.h, d.V, d.T, 1, 1}, *x, d.h, dl, d.V,
-           at(&c->g, c->L->o.whead), d.V, err));
+    TRY(mm(e, (mm_t){true, false, d.h, d.V, d.T, 1, 1}, *x, d.h, dl, d.V, at(&c->g, c->L->o.whead),
+           d.V, err));
     return mm(e, (mm_t){false, true, d.T, d.h, d.V, 1, 0}, dl, d.V, at(&c->p, c->L->o.whead), d.V,
               *dx, d.h, err);
 }
 
-int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout,
-                       tsl_buf_t *dx, tsl_err_t *err)
+int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout, tsl_buf_t *dx,
+                       tsl_err_t *err)
 {
     tsl_exec_t *e = c->e;
     dims_t d = dims_of(c);
@@ -314,16 +317,13 @@ int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *
         TRY(ffn_bwd(c, &x2, dout, &mid, err));
         return attn_bwd(c, x, &mid, dx, err);
     }
-    case TSL_LAYER_ATTENTION:
-        return attn_bwd(c, x, dout, dx, err);
-    case TSL_LAYER_FFN:
-        return ffn_bwd(c, x, dout, dx, err);
+    case TSL_LAYER_ATTENTION: return attn_bwd(c, x, dout, dx, err);
+    case TSL_LAYER_FFN: return ffn_bwd(c, x, dout, dx, err);
     case TSL_LAYER_EMBEDDING: {
         tsl_buf_t tab = at(&c->g, c->L->o.table);
         return e->dev->embed_bwd(e->dev, dout, &c->ids, &tab, d.T, d.h, err);
     }
-    case TSL_LAYER_HEAD:
-        return head_bwd(c, x, dx, err);
+    case TSL_LAYER_HEAD: return head_bwd(c, x, dx, err);
     default:
         return tsl_err_setc(err, TSL_E_UNSUPPORTED, "exec: layer kind %s",
                             tsl_layer_kind_name(c->L->d->kind));

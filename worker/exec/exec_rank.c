@@ -58,8 +58,8 @@ size_t tsl_exec_layer_params(const tsl_exec_layer_t *l, uint32_t tp)
 }
 
 /* One replicated tensor, or a whole block of rows [j·rows, (j+1)·rows) of cols. */
-static void span1(tsl_exec_span_fn fn, void *ud, size_t part, size_t full, size_t len,
-                  float center, float amp)
+static void span1(tsl_exec_span_fn fn, void *ud, size_t part, size_t full, size_t len, float center,
+                  float amp)
 {
     if (part != TSL_NONE)
         fn(ud, part, full, len, center, amp);
@@ -176,8 +176,8 @@ static int stage_layout(const tsl_plan_t *p, uint32_t s, const tsl_strategy_t *f
     return 0;
 }
 
-static int neighbour(const tsl_plan_t *p, uint32_t s, int32_t dir, uint32_t local,
-                     int32_t *out, tsl_err_t *err)
+static int neighbour(const tsl_plan_t *p, uint32_t s, int32_t dir, uint32_t local, int32_t *out,
+                     tsl_err_t *err)
 {
     *out = -1;
     if ((dir < 0 && s == 0) || (dir > 0 && s + 1 >= p->pp))
@@ -206,8 +206,14 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, const tsl_plan
         if (check_layer(L, i, m->n_layers, r->tp, err))
             return -1;
         r->layers[k] = (tsl_exec_layer_t){
-            .kind = L->kind, .index = i, .seq = L->seq_len, .hidden = L->hidden,
-            .ffn = L->ffn_hidden, .heads = L->heads, .vocab = L->vocab, .bias = !L->no_bias,
+            .kind = L->kind,
+            .index = i,
+            .seq = L->seq_len,
+            .hidden = L->hidden,
+            .ffn = L->ffn_hidden,
+            .heads = L->heads,
+            .vocab = L->vocab,
+            .bias = !L->no_bias,
             .ckpt = p->layer[i].ckpt,
             .sdp = tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1,
         };
@@ -229,8 +235,12 @@ static int rank_of_stage(const tsl_plan_t *p, const tsl_model_t *m, uint32_t ran
     uint32_t local = rank - st->first_device, tps = tsl_strategy_stride(first, TSL_DIM_TP), ds;
     if (stage_layout(p, s, first, err))
         return -1;
-    *r = (tsl_exec_rank_t){.rank = rank, .world = p->n_devices, .stage = s, .pp = p->pp,
-                           .micro_batch = p->micro_batch, .n_micro = p->n_micro};
+    *r = (tsl_exec_rank_t){.rank = rank,
+                           .world = p->n_devices,
+                           .stage = s,
+                           .pp = p->pp,
+                           .micro_batch = p->micro_batch,
+                           .n_micro = p->n_micro};
     r->tp = tsl_strategy_degree(first, TSL_DIM_TP);
     r->tp_index = (local / tps) % r->tp;
     r->tp_color = (int32_t)(rank - r->tp_index * tps);

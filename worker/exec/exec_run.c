@@ -35,27 +35,30 @@ typedef struct run_cfg {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: tessel-exec-run [--layers N] [--hidden H] [--heads A] [--seq S] [--ffn F]\n"
-            "         [--vocab V] [--mbs B] [--micro M] [--pp P] [--dp D] [--sdp] [--tp T]\n"
-            "         [--ckpt] [--devops cpu|cuda] [--comm loopback|tcp|nccl] [--warmup W]\n"
-            "         [--iters N] [--seed S] [--sgd] [--lr X] [--no-overlap] [--mem-limit BYTES]\n"
-            "         [--rank R] [--host ADDR] [--port P] [--device D] [--nccl-id FILE] [--json]\n"
-            "  --mbs is the plan's micro-batch (samples over the whole data group); --vocab > 0\n"
-            "  adds a token embedding and an LM head with cross-entropy (else MSE on the output).\n");
+    fprintf(
+        f,
+        "usage: tessel-exec-run [--layers N] [--hidden H] [--heads A] [--seq S] [--ffn F]\n"
+        "         [--vocab V] [--mbs B] [--micro M] [--pp P] [--dp D] [--sdp] [--tp T]\n"
+        "         [--ckpt] [--devops cpu|cuda] [--comm loopback|tcp|nccl] [--warmup W]\n"
+        "         [--iters N] [--seed S] [--sgd] [--lr X] [--no-overlap] [--mem-limit BYTES]\n"
+        "         [--rank R] [--host ADDR] [--port P] [--device D] [--nccl-id FILE] [--json]\n"
+        "  --mbs is the plan's micro-batch (samples over the whole data group); --vocab > 0\n"
+        "  adds a token embedding and an LM head with cross-entropy (else MSE on the output).\n");
 }
 
 static int parse(run_cfg_t *c, int argc, char **argv)
 {
     static const struct option lo[] = {
-        {"layers", 1, 0, 'L'}, {"hidden", 1, 0, 'H'}, {"heads", 1, 0, 'A'}, {"seq", 1, 0, 'S'},
-        {"ffn", 1, 0, 'F'}, {"vocab", 1, 0, 'V'}, {"mbs", 1, 0, 'b'}, {"micro", 1, 0, 'm'},
-        {"pp", 1, 0, 'p'}, {"dp", 1, 0, 'd'}, {"sdp", 0, 0, 'z'}, {"tp", 1, 0, 't'},
-        {"ckpt", 0, 0, 'c'}, {"devops", 1, 0, 'o'}, {"comm", 1, 0, 'x'}, {"warmup", 1, 0, 'w'},
-        {"iters", 1, 0, 'n'}, {"seed", 1, 0, 's'}, {"sgd", 0, 0, 'g'}, {"lr", 1, 0, 'l'},
-        {"no-overlap", 0, 0, 'O'}, {"mem-limit", 1, 0, 'M'}, {"rank", 1, 0, 'r'},
-        {"host", 1, 0, 'h'}, {"port", 1, 0, 'P'}, {"device", 1, 0, 'D'}, {"nccl-id", 1, 0, 'I'},
-        {"json", 0, 0, 'j'}, {"help", 0, 0, '?'}, {0, 0, 0, 0}};
+        {"layers", 1, 0, 'L'},    {"hidden", 1, 0, 'H'}, {"heads", 1, 0, 'A'},
+        {"seq", 1, 0, 'S'},       {"ffn", 1, 0, 'F'},    {"vocab", 1, 0, 'V'},
+        {"mbs", 1, 0, 'b'},       {"micro", 1, 0, 'm'},  {"pp", 1, 0, 'p'},
+        {"dp", 1, 0, 'd'},        {"sdp", 0, 0, 'z'},    {"tp", 1, 0, 't'},
+        {"ckpt", 0, 0, 'c'},      {"devops", 1, 0, 'o'}, {"comm", 1, 0, 'x'},
+        {"warmup", 1, 0, 'w'},    {"iters", 1, 0, 'n'},  {"seed", 1, 0, 's'},
+        {"sgd", 0, 0, 'g'},       {"lr", 1, 0, 'l'},     {"no-overlap", 0, 0, 'O'},
+        {"mem-limit", 1, 0, 'M'}, {"rank", 1, 0, 'r'},   {"host", 1, 0, 'h'},
+        {"port", 1, 0, 'P'},      {"device", 1, 0, 'D'}, {"nccl-id", 1, 0, 'I'},
+        {"json", 0, 0, 'j'},      {"help", 0, 0, '?'},   {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         unsigned long v = optarg ? strtoul(optarg, NULL, 10) : 0;
@@ -96,20 +99,23 @@ static int parse(run_cfg_t *c, int argc, char **argv)
 
 static int build(run_cfg_t *c, tsl_err_t *err)
 {
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, .seq_len = c->seq, .hidden = c->hidden,
-                     .ffn_hidden = c->ffn ? c->ffn : 4 * c->hidden, .heads = c->heads};
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = c->seq,
+                     .hidden = c->hidden,
+                     .ffn_hidden = c->ffn ? c->ffn : 4 * c->hidden,
+                     .heads = c->heads};
     tsl_model_init(&c->model, "exec-gpt");
     if (c->vocab) {
-        tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING, .seq_len = c->seq, .hidden = c->hidden,
-                           .vocab = c->vocab};
+        tsl_layer_t emb = {
+            .kind = TSL_LAYER_EMBEDDING, .seq_len = c->seq, .hidden = c->hidden, .vocab = c->vocab};
         if (tsl_model_add(&c->model, &emb, err))
             return -1;
     }
     if (tsl_model_add_n(&c->model, &l, c->layers, err))
         return -1;
     if (c->vocab) {
-        tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = c->seq, .hidden = c->hidden,
-                            .vocab = c->vocab};
+        tsl_layer_t head = {
+            .kind = TSL_LAYER_HEAD, .seq_len = c->seq, .hidden = c->hidden, .vocab = c->vocab};
         if (tsl_model_add(&c->model, &head, err))
             return -1;
     }
@@ -262,9 +268,15 @@ static int run_forked(run_cfg_t *c)
 
 int main(int argc, char **argv)
 {
-    run_cfg_t c = {.layers = 4, .hidden = 64, .heads = 4, .seq = 32,
+    run_cfg_t c = {.layers = 4,
+                   .hidden = 64,
+                   .heads = 4,
+                   .seq = 32,
                    .spec = {.pp = 1, .tp = 1, .dp = 1, .micro_batch = 2, .n_micro = 2},
-                   .devops = "cpu", .comm = "loopback", .host = "127.0.0.1", .port = 29500,
+                   .devops = "cpu",
+                   .comm = "loopback",
+                   .host = "127.0.0.1",
+                   .port = 29500,
                    .rank = -1};
     tsl_err_t err = {0};
     tsl_exec_opts_default(&c.opts);

@@ -19,9 +19,9 @@
 
 /* Streams of the synthetic data (devops fill_*); weights use the model layer index,
  * far below these. */
-#define STREAM_INPUT (1ull << 40)
+#define STREAM_INPUT  (1ull << 40)
 #define STREAM_TARGET (2ull << 40)
-#define STREAM_IDS (3ull << 40)
+#define STREAM_IDS    (3ull << 40)
 
 static void *cstream(tsl_exec_t *e)
 {
@@ -47,8 +47,8 @@ static int make_input(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
     if (s->ids.ptr)
         return e->dev->fill_ids(e->dev, &s->ids, e->o.seed, STREAM_IDS + it, row,
                                 e->r.layers[0].vocab, err);
-    return e->dev->fill_uniform(e->dev, &s->act[0], e->o.seed, STREAM_INPUT + it,
-                                row * e->hidden, 0.0f, 1.0f, err);
+    return e->dev->fill_uniform(e->dev, &s->act[0], e->o.seed, STREAM_INPUT + it, row * e->hidden,
+                                0.0f, 1.0f, err);
 }
 
 static int p2p(tsl_exec_t *e, const tsl_buf_t *send, int to, tsl_buf_t *recv, int from,
@@ -67,9 +67,14 @@ static int layer_ctx(tsl_exec_t *e, uint32_t i, uint32_t mb, bool rc, tsl_exec_l
     tsl_exec_xl_t *L = &e->L[i];
     tsl_exec_slot_t *s = slot(e, mb);
     bool last = i + 1 == e->r.n_layers;
-    *c = (tsl_exec_lctx_t){.e = e, .L = L, .p = L->param, .g = L->grad,
-                           .st = rc ? e->rc : s->stash[i], .st32 = rc ? e->rc32 : s->stash32[i],
-                           .loss = &e->loss, .ids = s->ids};
+    *c = (tsl_exec_lctx_t){.e = e,
+                           .L = L,
+                           .p = L->param,
+                           .g = L->grad,
+                           .st = rc ? e->rc : s->stash[i],
+                           .st32 = rc ? e->rc32 : s->stash32[i],
+                           .loss = &e->loss,
+                           .ids = s->ids};
     if (L->d->kind == TSL_LAYER_HEAD && last)
         c->ids = e->target;
     if (!L->d->sdp)
@@ -89,8 +94,8 @@ static int make_target(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
     if (e->target.dt == TSL_DT_I32)
         return e->dev->fill_ids(e->dev, &e->target, e->o.seed, STREAM_TARGET + it, row,
                                 e->r.layers[e->r.n_layers - 1].vocab, err);
-    return e->dev->fill_uniform(e->dev, &e->target, e->o.seed, STREAM_TARGET + it,
-                                row * e->hidden, 0.0f, 1.0f, err);
+    return e->dev->fill_uniform(e->dev, &e->target, e->o.seed, STREAM_TARGET + it, row * e->hidden,
+                                0.0f, 1.0f, err);
 }
 
 static int forward(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
@@ -124,8 +129,8 @@ static int grad_ready(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
     } else {
         TRY(e->dev->event_record(e->dev, e->ev_sync, TSL_STREAM_COMPUTE, err));
         TRY(e->dev->stream_wait(e->dev, TSL_STREAM_COMM, e->ev_sync, err));
-        TRY(e->comm->allreduce(e->comm, e->dp_g, &L->grad,
-                               e->dev->stream(e->dev, TSL_STREAM_COMM), err));
+        TRY(e->comm->allreduce(e->comm, e->dp_g, &L->grad, e->dev->stream(e->dev, TSL_STREAM_COMM),
+                               err));
         e->dp_pending = true;
     }
     return tsl_exec_ph(e, PH_BWD, err);
@@ -216,8 +221,8 @@ static int optimize(tsl_exec_t *e, tsl_err_t *err)
         if (e->o.optim == TSL_EXEC_SGD)
             TRY(e->dev->sgd(e->dev, &L->param, &L->grad, &L->master, e->o.lr, err));
         else
-            TRY(e->dev->adam(e->dev, &L->param, &L->grad, &L->master, &L->m, &L->v, e->o.lr,
-                             0.9f, 0.999f, 1e-8f, (int)e->step + 1, err));
+            TRY(e->dev->adam(e->dev, &L->param, &L->grad, &L->master, &L->m, &L->v, e->o.lr, 0.9f,
+                             0.999f, 1e-8f, (int)e->step + 1, err));
     }
     return 0;
 }
@@ -295,8 +300,7 @@ int tsl_exec_layer_param(tsl_exec_t *e, uint32_t i, float *host, size_t cap, siz
     return fetch(e, &e->L[i].param, host, cap, n, err);
 }
 
-int tsl_exec_layer_set_param(tsl_exec_t *e, uint32_t i, const float *host, size_t n,
-                             tsl_err_t *err)
+int tsl_exec_layer_set_param(tsl_exec_t *e, uint32_t i, const float *host, size_t n, tsl_err_t *err)
 {
     if (i >= e->r.n_layers || n != e->L[i].param.n)
         return tsl_err_set(err, "exec: layer %u: %zu values for %zu parameters", i, n,
@@ -328,8 +332,8 @@ static uint64_t state_bytes(const tsl_exec_t *e)
     return n;
 }
 
-static int run_steps(tsl_exec_t *e, const tsl_exec_opts_t *o, tsl_exec_report_t *rep,
-                     double *times, tsl_err_t *err)
+static int run_steps(tsl_exec_t *e, const tsl_exec_opts_t *o, tsl_exec_report_t *rep, double *times,
+                     tsl_err_t *err)
 {
     for (uint32_t i = 0; i < o->warmup; i++)
         TRY(tsl_exec_step(e, NULL, err));

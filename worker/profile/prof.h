@@ -24,21 +24,21 @@
 
 #include "err.h"
 
-#define TSL_PROF_MAX_SHAPES 8u
-#define TSL_PROF_MAX_AXIS 8u      /* micro-batch sizes, TP splits */
-#define TSL_PROF_MAX_BLOCKS 256u
-#define TSL_PROF_MAX_GEMMS 128u
-#define TSL_PROF_MAX_COLLS 512u
+#define TSL_PROF_MAX_SHAPES  8u
+#define TSL_PROF_MAX_AXIS    8u /* micro-batch sizes, TP splits */
+#define TSL_PROF_MAX_BLOCKS  256u
+#define TSL_PROF_MAX_GEMMS   128u
+#define TSL_PROF_MAX_COLLS   512u
 #define TSL_PROF_MAX_OVERLAP 4u
 
 /* A Transformer layer shape: the attention block and the FFN block of it. */
 typedef struct tsl_prof_shape {
-    uint32_t hidden;       /* h */
-    uint32_t seq_len;      /* s */
-    uint32_t heads;        /* a */
-    uint32_t head_dim;     /* h / a when 0 */
-    uint32_t ffn_hidden;   /* f; 4h when 0 */
-    bool gated;            /* SwiGLU (two up projections) instead of GELU */
+    uint32_t hidden;     /* h */
+    uint32_t seq_len;    /* s */
+    uint32_t heads;      /* a */
+    uint32_t head_dim;   /* h / a when 0 */
+    uint32_t ffn_hidden; /* f; 4h when 0 */
+    bool gated;          /* SwiGLU (two up projections) instead of GELU */
 } tsl_prof_shape_t;
 
 /* What to measure. tsl_prof_opts_default fills the defaults (docs/profile-format.md). */
@@ -46,13 +46,13 @@ typedef struct tsl_prof_opts {
     uint32_t n_shapes;
     tsl_prof_shape_t shapes[TSL_PROF_MAX_SHAPES];
     uint32_t n_mb;
-    uint32_t mb[TSL_PROF_MAX_AXIS];          /* micro-batch sizes (samples per device) */
+    uint32_t mb[TSL_PROF_MAX_AXIS]; /* micro-batch sizes (samples per device) */
     uint32_t n_tp;
-    uint32_t tp[TSL_PROF_MAX_AXIS];          /* TP splits the block is divided by */
+    uint32_t tp[TSL_PROF_MAX_AXIS]; /* TP splits the block is divided by */
     uint32_t warmup, iters;
-    bool quick;                              /* fewer sizes, shorter loops */
-    int device;                              /* CUDA device for one-device figures */
-    const char *device_file;                 /* sim backend: the description file */
+    bool quick;              /* fewer sizes, shorter loops */
+    int device;              /* CUDA device for one-device figures */
+    const char *device_file; /* sim backend: the description file */
 } tsl_prof_opts_t;
 
 typedef enum { TSL_PROF_ATTENTION = 0, TSL_PROF_FFN = 1 } tsl_prof_block_kind_t;
@@ -64,8 +64,8 @@ typedef struct tsl_prof_block {
     tsl_prof_shape_t shape;
     uint32_t mb, tp;
     double fwd_s, bwd_s;
-    double fwd_flops;        /* the GEMM FLOPs of the forward on this device */
-    uint64_t mem_bytes;      /* device memory the block's buffers held */
+    double fwd_flops;   /* the GEMM FLOPs of the forward on this device */
+    uint64_t mem_bytes; /* device memory the block's buffers held */
 } tsl_prof_block_t;
 
 /* One GEMM alone (bf16 in and out, fp32 accumulate), C[m×n] = A[m×k]·B[k×n] × batch. */
@@ -73,7 +73,7 @@ typedef struct tsl_prof_gemm {
     char what[40];
     uint32_t m, n, k, batch;
     double time_s;
-    double flops;            /* 2·m·n·k·batch */
+    double flops; /* 2·m·n·k·batch */
 } tsl_prof_gemm_t;
 
 typedef enum {
@@ -86,31 +86,31 @@ typedef enum {
 
 typedef struct tsl_prof_coll {
     tsl_coll_t op;
-    uint32_t group;          /* ranks */
-    uint64_t bytes;          /* nccl-tests' size: the full buffer */
+    uint32_t group; /* ranks */
+    uint64_t bytes; /* nccl-tests' size: the full buffer */
     double time_s;
     double algbw_gbps, busbw_gbps;
 } tsl_prof_coll_t;
 
 /* A GEMM loop and a communication (or copy) loop, alone and together. */
 typedef struct tsl_prof_overlap {
-    char comm[64];           /* "nccl-all-reduce", "d2d-copy", "h2d-copy" */
-    bool stand_in;           /* a copy standing in for NCCL (one GPU) */
+    char comm[64]; /* "nccl-all-reduce", "d2d-copy", "h2d-copy" */
+    bool stand_in; /* a copy standing in for NCCL (one GPU) */
     uint32_t gemm_m, gemm_n, gemm_k;
-    uint64_t comm_bytes;     /* per comm iteration */
+    uint64_t comm_bytes; /* per comm iteration */
     double gemm_alone_s, comm_alone_s, gemm_together_s, comm_together_s;
-    double gemm_slowdown, comm_slowdown;     /* together / alone, ≥ ~1 */
+    double gemm_slowdown, comm_slowdown; /* together / alone, ≥ ~1 */
 } tsl_prof_overlap_t;
 
 typedef struct tsl_prof {
     bool simulated;
     char backend[8];
-    char created[32];        /* UTC, ISO 8601 */
+    char created[32]; /* UTC, ISO 8601 */
     char command[256];
     /* hardware key */
-    char hw_gpu[32];         /* a built-in GPU name when one matches ("H100-80G") */
-    char hw_link[32];        /* "single", "nvlink", "pcie" */
-    uint32_t gpus;           /* GPUs on the node */
+    char hw_gpu[32];  /* a built-in GPU name when one matches ("H100-80G") */
+    char hw_link[32]; /* "single", "nvlink", "pcie" */
+    uint32_t gpus;    /* GPUs on the node */
     /* device */
     char model[96];
     char uuid[48];
@@ -118,7 +118,7 @@ typedef struct tsl_prof {
     uint32_t sm_count;
     uint32_t cc_major, cc_minor;
     char driver_version[16], runtime_version[16], nccl_version[16], cublas_version[16];
-    uint32_t sm_clock_mhz, mem_clock_mhz, power_limit_w;   /* 0: not readable */
+    uint32_t sm_clock_mhz, mem_clock_mhz, power_limit_w; /* 0: not readable */
     /* conditions */
     uint32_t warmup, iters;
     /* measurements */
@@ -127,7 +127,7 @@ typedef struct tsl_prof {
     uint32_t n_blocks;
     tsl_prof_block_t blocks[TSL_PROF_MAX_BLOCKS];
     double h2d_gbps, d2h_gbps, dmem_gbps;
-    uint64_t h2d_bytes, dmem_bytes;           /* transfer sizes */
+    uint64_t h2d_bytes, dmem_bytes; /* transfer sizes */
     uint32_t n_colls;
     tsl_prof_coll_t colls[TSL_PROF_MAX_COLLS];
     uint32_t n_overlap;
@@ -141,7 +141,7 @@ typedef int (*tsl_prof_run_fn)(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_
 
 typedef struct tsl_prof_backend {
     const char *name;
-    tsl_prof_run_fn run;     /* NULL: not built into this binary */
+    tsl_prof_run_fn run; /* NULL: not built into this binary */
     const char *why_absent;
 } tsl_prof_backend_t;
 
@@ -179,8 +179,8 @@ double tsl_prof_gbps(double bytes, double t_s);
 /* nccl-tests' bus bandwidth factor: all-reduce 2(n−1)/n, all-gather and
  * reduce-scatter (n−1)/n, send/recv 1. */
 double tsl_prof_busbw_factor(tsl_coll_t op, uint32_t n);
-const char *tsl_prof_coll_name(tsl_coll_t op);   /* "all_reduce", ... */
-const char *tsl_prof_block_name(tsl_prof_block_kind_t k);   /* "attention", "ffn" */
+const char *tsl_prof_coll_name(tsl_coll_t op);            /* "all_reduce", ... */
+const char *tsl_prof_block_name(tsl_prof_block_kind_t k); /* "attention", "ffn" */
 
 /* Output: the JSON document of docs/profile-format.md, or a human table. */
 int tsl_prof_write_json(FILE *f, const tsl_prof_t *p);

@@ -36,12 +36,12 @@
 #define CB(call) DEVICE_CHECK(cublasStatus_t, CUBLAS_STATUS_SUCCESS, cublasGetStatusString, call)
 #define NC(call) DEVICE_CHECK(ncclResult_t, ncclSuccess, ncclGetErrorString, call)
 
-#define MIB (1024ull * 1024)
-#define GIB (1024ull * MIB)
-#define MAX_ITERS 64u
-#define MAX_GPUS 16
+#define MIB                       (1024ull * 1024)
+#define GIB                       (1024ull * MIB)
+#define MAX_ITERS                 64u
+#define MAX_GPUS                  16
 #define TSL_PROF_CUBLAS_WORKSPACE (64ull << 20)
-#define OVERLAP_NCCL_BYTES (256ull << 20)   /* per all-reduce of the overlap test */
+#define OVERLAP_NCCL_BYTES        (256ull << 20) /* per all-reduce of the overlap test */
 
 typedef struct ctx {
     const tsl_prof_opts_t *o;
@@ -55,7 +55,8 @@ typedef struct ctx {
 
 /* ---- buffers ---- */
 
-static int dalloc(ctx_t *c, void **ptr, size_t bf16_elems, tsl_err_t *err) {
+static int dalloc(ctx_t *c, void **ptr, size_t bf16_elems, tsl_err_t *err)
+{
     int rc = -1;
     *ptr = NULL;
     CU(cudaMalloc(ptr, bf16_elems * 2));
@@ -72,11 +73,12 @@ typedef struct gemm {
     uint32_t m, n, k, batch;
     const void *a, *b;
     void *c;
-    long long sa, sb, sc;    /* batch strides, elements */
+    long long sa, sb, sc; /* batch strides, elements */
     float alpha;
 } gemm_t;
 
-static int run_gemm(ctx_t *c, const gemm_t *g, tsl_err_t *err) {
+static int run_gemm(ctx_t *c, const gemm_t *g, tsl_err_t *err)
+{
     int rc = -1;
     float alpha = g->alpha != 0 ? g->alpha : 1.0f, beta = 0.0f;
     int lda = g->ta ? (int)g->m : (int)g->k, ldb = g->tb ? (int)g->k : (int)g->n;
@@ -89,15 +91,16 @@ static int run_gemm(ctx_t *c, const gemm_t *g, tsl_err_t *err) {
                         (int)g->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     else
         CB(cublasGemmStridedBatchedEx(c->blas, opb, opa, (int)g->n, (int)g->m, (int)g->k, &alpha,
-                                      g->b, CUDA_R_16BF, ldb, g->sb, g->a, CUDA_R_16BF, lda,
-                                      g->sa, &beta, g->c, CUDA_R_16BF, (int)g->n, g->sc,
-                                      (int)g->batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                                      g->b, CUDA_R_16BF, ldb, g->sb, g->a, CUDA_R_16BF, lda, g->sa,
+                                      &beta, g->c, CUDA_R_16BF, (int)g->n, g->sc, (int)g->batch,
+                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     rc = 0;
 out:
     return rc;
 }
 
-static double gemm_flops(const gemm_t *g) {
+static double gemm_flops(const gemm_t *g)
+{
     return 2.0 * g->m * g->n * g->k * (g->batch ? g->batch : 1);
 }
 
@@ -106,7 +109,8 @@ static double gemm_flops(const gemm_t *g) {
 typedef int (*work_fn)(ctx_t *c, const void *arg, tsl_err_t *err);
 
 static int time_median(ctx_t *c, work_fn fn, const void *arg, uint32_t warmup, uint32_t inner,
-                       double *median_s, tsl_err_t *err) {
+                       double *median_s, tsl_err_t *err)
+{
     int rc = -1;
     double t[MAX_ITERS];
     for (uint32_t i = 0; i < warmup; i++)
@@ -129,14 +133,16 @@ out:
     return rc;
 }
 
-static int gemm_work(ctx_t *c, const void *g, tsl_err_t *err) {
+static int gemm_work(ctx_t *c, const void *g, tsl_err_t *err)
+{
     return run_gemm(c, g, err);
 }
 
 /* A GEMM alone on its own random buffers: median over iters of a loop of
  * `inner` launches between two events, divided by inner. */
-static int time_gemm(ctx_t *c, const char *what, uint32_t m, uint32_t n, uint32_t k,
-                     uint32_t batch, tsl_err_t *err) {
+static int time_gemm(ctx_t *c, const char *what, uint32_t m, uint32_t n, uint32_t k, uint32_t batch,
+                     tsl_err_t *err)
+{
     int rc = -1;
     void *a = NULL, *b = NULL, *cc = NULL;
     uint32_t nb = batch ? batch : 1;
@@ -145,8 +151,9 @@ static int time_gemm(ctx_t *c, const char *what, uint32_t m, uint32_t n, uint32_
     if (dalloc(c, &a, (size_t)m * k * nb, err) || dalloc(c, &b, (size_t)k * n * nb, err) ||
         dalloc(c, &cc, (size_t)m * n * nb, err))
         goto out;
-    gemm_t g = {false, false, m, n, k, nb, a, b, cc, (long long)m * k, (long long)k * n,
-                (long long)m * n, 1.0f};
+    gemm_t g = {
+        false, false, m, n, k, nb, a, b, cc, (long long)m * k, (long long)k * n, (long long)m * n,
+        1.0f};
     double med;
     if (time_median(c, gemm_work, &g, c->o->warmup + 1, 10, &med, err) != 0)
         goto out;
@@ -169,15 +176,15 @@ out:
 /* ---- blocks ---- */
 
 #define MAX_BUFS 24
-#define MAX_OPS 16
+#define MAX_OPS  16
 
 typedef enum { OP_GEMM, OP_SOFTMAX, OP_SOFTMAX_BWD, OP_ACT, OP_ACT_BWD } op_kind_t;
 
 typedef struct op {
     op_kind_t kind;
     gemm_t g;
-    const void *x, *y;       /* inputs */
-    void *z;                 /* output */
+    const void *x, *y; /* inputs */
+    void *z;           /* output */
     size_t rows;
     uint32_t cols;
     bool gated;
@@ -190,7 +197,8 @@ typedef struct block {
     uint32_t n_fwd, n_bwd;
 } block_t;
 
-static void *balloc(ctx_t *c, block_t *b, size_t elems, tsl_err_t *err) {
+static void *balloc(ctx_t *c, block_t *b, size_t elems, tsl_err_t *err)
+{
     void *p;
     if (b->n_buf >= MAX_BUFS || dalloc(c, &p, elems, err) != 0)
         return NULL;
@@ -198,25 +206,29 @@ static void *balloc(ctx_t *c, block_t *b, size_t elems, tsl_err_t *err) {
     return p;
 }
 
-static void block_free(block_t *b) {
+static void block_free(block_t *b)
+{
     for (uint32_t i = 0; i < b->n_buf; i++)
         cudaFree(b->buf[i]);
     b->n_buf = 0;
 }
 
 static op_t gemm_op(bool ta, bool tb, uint32_t m, uint32_t n, uint32_t k, const void *a,
-                    const void *bm, void *cm) {
+                    const void *bm, void *cm)
+{
     return (op_t){.kind = OP_GEMM, .g = {ta, tb, m, n, k, 1, a, bm, cm, 0, 0, 0, 1.0f}};
 }
 
 static op_t bgemm_op(bool ta, bool tb, uint32_t m, uint32_t n, uint32_t k, uint32_t batch,
-                     const void *a, const void *bm, void *cm, float alpha) {
+                     const void *a, const void *bm, void *cm, float alpha)
+{
     return (op_t){.kind = OP_GEMM,
                   .g = {ta, tb, m, n, k, batch, a, bm, cm, (long long)m * k, (long long)k * n,
                         (long long)m * n, alpha}};
 }
 
-static int run_ops(ctx_t *c, const op_t *ops, uint32_t n, tsl_err_t *err) {
+static int run_ops(ctx_t *c, const op_t *ops, uint32_t n, tsl_err_t *err)
+{
     int rc = -1;
     for (uint32_t i = 0; i < n; i++) {
         const op_t *op = &ops[i];
@@ -225,9 +237,7 @@ static int run_ops(ctx_t *c, const op_t *ops, uint32_t n, tsl_err_t *err) {
             if (run_gemm(c, &op->g, err) != 0)
                 goto out;
             break;
-        case OP_SOFTMAX:
-            CU(tsl_k_softmax(op->x, op->z, op->rows, op->cols, c->st));
-            break;
+        case OP_SOFTMAX: CU(tsl_k_softmax(op->x, op->z, op->rows, op->cols, c->st)); break;
         case OP_SOFTMAX_BWD:
             CU(tsl_k_softmax_bwd(op->x, op->y, op->z, op->rows, op->cols, c->st));
             break;
@@ -256,7 +266,8 @@ out:
  * [batch, s, d] slices of the QKV output (the layout transposes a framework
  * does are not timed). */
 static int build_attention(ctx_t *c, block_t *b, const tsl_prof_shape_t *s, uint32_t mb,
-                           uint32_t tp, tsl_err_t *err) {
+                           uint32_t tp, tsl_err_t *err)
+{
     uint32_t h = s->hidden, sl = s->seq_len, dh = s->head_dim, heads = s->heads / tp;
     uint32_t T = mb * sl, dl = heads * dh, B = mb * heads;
     size_t td = (size_t)T * dl, ss = (size_t)B * sl * sl;
@@ -269,15 +280,15 @@ static int build_attention(ctx_t *c, block_t *b, const tsl_prof_shape_t *s, uint
     void *dqkv = balloc(c, b, 3 * td, err), *dwqkv = balloc(c, b, (size_t)h * 3 * dl, err);
     void *dx = balloc(c, b, (size_t)T * h, err);
     if (b->n_buf != 16)
-        return -1;   /* an allocation failed; err says which call */
+        return -1; /* an allocation failed; err says which call */
     (void)y;
     char *q = qkv, *k = (char *)qkv + td * 2, *v = (char *)qkv + 2 * td * 2;
     char *dq = dqkv, *dk = (char *)dqkv + td * 2, *dv = (char *)dqkv + 2 * td * 2;
     float scale = 1.0f / sqrtf((float)dh);
     b->fwd[b->n_fwd++] = gemm_op(false, false, T, 3 * dl, h, x, wqkv, qkv);
     b->fwd[b->n_fwd++] = bgemm_op(false, true, sl, sl, dh, B, q, k, S, scale);
-    b->fwd[b->n_fwd++] = (op_t){.kind = OP_SOFTMAX, .x = S, .z = P, .rows = (size_t)B * sl,
-                                .cols = sl};
+    b->fwd[b->n_fwd++] =
+        (op_t){.kind = OP_SOFTMAX, .x = S, .z = P, .rows = (size_t)B * sl, .cols = sl};
     b->fwd[b->n_fwd++] = bgemm_op(false, false, sl, dh, sl, B, P, v, ctxb, 1.0f);
     b->fwd[b->n_fwd++] = gemm_op(false, false, T, h, dl, ctxb, wo, y);
 
@@ -285,8 +296,8 @@ static int build_attention(ctx_t *c, block_t *b, const tsl_prof_shape_t *s, uint
     b->bwd[b->n_bwd++] = gemm_op(true, false, dl, h, T, ctxb, dy, dwo);
     b->bwd[b->n_bwd++] = bgemm_op(false, true, sl, sl, dh, B, dctx, v, dP, 1.0f);
     b->bwd[b->n_bwd++] = bgemm_op(true, false, sl, dh, sl, B, P, dctx, dv, 1.0f);
-    b->bwd[b->n_bwd++] = (op_t){.kind = OP_SOFTMAX_BWD, .x = P, .y = dP, .z = dS,
-                                .rows = (size_t)B * sl, .cols = sl};
+    b->bwd[b->n_bwd++] = (op_t){
+        .kind = OP_SOFTMAX_BWD, .x = P, .y = dP, .z = dS, .rows = (size_t)B * sl, .cols = sl};
     b->bwd[b->n_bwd++] = bgemm_op(false, false, sl, dh, sl, B, dS, k, dq, scale);
     b->bwd[b->n_bwd++] = bgemm_op(true, false, sl, dh, sl, B, dS, q, dk, scale);
     b->bwd[b->n_bwd++] = gemm_op(false, true, T, h, 3 * dl, dqkv, wqkv, dx);
@@ -297,7 +308,8 @@ static int build_attention(ctx_t *c, block_t *b, const tsl_prof_shape_t *s, uint
 /* FFN block on one device: f/tp columns of the up projection(s), GELU or
  * SwiGLU, the down projection; backward two GEMMs per forward GEMM. */
 static int build_ffn(ctx_t *c, block_t *b, const tsl_prof_shape_t *s, uint32_t mb, uint32_t tp,
-                     tsl_err_t *err) {
+                     tsl_err_t *err)
+{
     uint32_t h = s->hidden, T = mb * s->seq_len, fl = s->ffn_hidden / tp, g = s->gated ? 2 : 1;
     void *x = balloc(c, b, (size_t)T * h, err), *w1 = balloc(c, b, (size_t)h * g * fl, err);
     void *u = balloc(c, b, (size_t)T * g * fl, err), *a = balloc(c, b, (size_t)T * fl, err);
@@ -306,16 +318,16 @@ static int build_ffn(ctx_t *c, block_t *b, const tsl_prof_shape_t *s, uint32_t m
     void *dw2 = balloc(c, b, (size_t)fl * h, err), *du = balloc(c, b, (size_t)T * g * fl, err);
     void *dx = balloc(c, b, (size_t)T * h, err), *dw1 = balloc(c, b, (size_t)h * g * fl, err);
     if (b->n_buf != 12)
-        return -1;   /* an allocation failed; err says which call */
+        return -1; /* an allocation failed; err says which call */
     b->fwd[b->n_fwd++] = gemm_op(false, false, T, g * fl, h, x, w1, u);
-    b->fwd[b->n_fwd++] = (op_t){.kind = OP_ACT, .x = u, .z = a, .rows = T, .cols = fl,
-                                .gated = s->gated};
+    b->fwd[b->n_fwd++] =
+        (op_t){.kind = OP_ACT, .x = u, .z = a, .rows = T, .cols = fl, .gated = s->gated};
     b->fwd[b->n_fwd++] = gemm_op(false, false, T, h, fl, a, w2, y);
 
     b->bwd[b->n_bwd++] = gemm_op(false, true, T, fl, h, dy, w2, da);
     b->bwd[b->n_bwd++] = gemm_op(true, false, fl, h, T, a, dy, dw2);
-    b->bwd[b->n_bwd++] = (op_t){.kind = OP_ACT_BWD, .x = u, .y = da, .z = du, .rows = T,
-                                .cols = fl, .gated = s->gated};
+    b->bwd[b->n_bwd++] = (op_t){
+        .kind = OP_ACT_BWD, .x = u, .y = da, .z = du, .rows = T, .cols = fl, .gated = s->gated};
     b->bwd[b->n_bwd++] = gemm_op(false, true, T, h, g * fl, du, w1, dx);
     b->bwd[b->n_bwd++] = gemm_op(true, false, h, g * fl, T, x, du, dw1);
     return 0;
@@ -326,24 +338,27 @@ typedef struct op_list {
     uint32_t n;
 } op_list_t;
 
-static int ops_work(ctx_t *c, const void *arg, tsl_err_t *err) {
+static int ops_work(ctx_t *c, const void *arg, tsl_err_t *err)
+{
     const op_list_t *l = arg;
     return run_ops(c, l->ops, l->n, err);
 }
 
-static int time_ops(ctx_t *c, const op_t *ops, uint32_t n, double *median_s, tsl_err_t *err) {
+static int time_ops(ctx_t *c, const op_t *ops, uint32_t n, double *median_s, tsl_err_t *err)
+{
     op_list_t l = {ops, n};
     return time_median(c, ops_work, &l, c->o->warmup, 1, median_s, err);
 }
 
 static int measure_block(ctx_t *c, tsl_prof_block_kind_t kind, const tsl_prof_shape_t *s0,
-                         uint32_t mb, uint32_t tp, tsl_err_t *err) {
+                         uint32_t mb, uint32_t tp, tsl_err_t *err)
+{
     int rc = -1;
     block_t b;
     memset(&b, 0, sizeof(b));
     tsl_prof_shape_t s = tsl_prof_shape_resolved(s0);
     if (s.heads % tp != 0 || s.ffn_hidden % tp != 0)
-        return 0;   /* not a valid split of this shape: skipped */
+        return 0; /* not a valid split of this shape: skipped */
     if (c->p->n_blocks >= TSL_PROF_MAX_BLOCKS)
         return 0;
     size_t free0, free1, total;
@@ -374,7 +389,8 @@ out:
 
 /* The forward GEMMs of a block alone, at one (mb, tp). */
 static int block_gemms(ctx_t *c, const tsl_prof_shape_t *s0, uint32_t mb, uint32_t tp,
-                       tsl_err_t *err) {
+                       tsl_err_t *err)
+{
     tsl_prof_shape_t s = tsl_prof_shape_resolved(s0);
     if (s.heads % tp != 0 || s.ffn_hidden % tp != 0)
         return 0;
@@ -382,8 +398,7 @@ static int block_gemms(ctx_t *c, const tsl_prof_shape_t *s0, uint32_t mb, uint32
     uint32_t B = mb * (s.heads / tp), fl = s.ffn_hidden / tp, g = s.gated ? 2 : 1;
     char w[40];
 #define TG(name, m, n, k, bt)                                                                      \
-    (snprintf(w, sizeof(w), "%s h%u mb%u tp%u", name, h, mb, tp),                                  \
-     time_gemm(c, w, m, n, k, bt, err))
+    (snprintf(w, sizeof(w), "%s h%u mb%u tp%u", name, h, mb, tp), time_gemm(c, w, m, n, k, bt, err))
     if (TG("qkv", T, 3 * dl, h, 1) || TG("qk^T", sl, sl, s.head_dim, B) ||
         TG("pv", sl, s.head_dim, sl, B) || TG("attn-out", T, h, dl, 1) ||
         TG("ffn-up", T, g * fl, h, 1) || TG("ffn-down", T, h, fl, 1))
@@ -401,7 +416,8 @@ typedef struct copy {
     enum cudaMemcpyKind kind;
 } copy_t;
 
-static int copy_work(ctx_t *c, const void *arg, tsl_err_t *err) {
+static int copy_work(ctx_t *c, const void *arg, tsl_err_t *err)
+{
     const copy_t *k = arg;
     int rc = -1;
     CU(cudaMemcpyAsync(k->dst, k->src, k->bytes, k->kind, c->st));
@@ -411,12 +427,14 @@ out:
 }
 
 static int time_copy(ctx_t *c, void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
-                     double *median_s, tsl_err_t *err) {
+                     double *median_s, tsl_err_t *err)
+{
     copy_t k = {dst, src, bytes, kind};
     return time_median(c, copy_work, &k, c->o->warmup + 1, 1, median_s, err);
 }
 
-static int measure_bandwidth(ctx_t *c, tsl_err_t *err) {
+static int measure_bandwidth(ctx_t *c, tsl_err_t *err)
+{
     int rc = -1;
     size_t hb = c->o->quick ? 64 * MIB : 256 * MIB, db = c->o->quick ? 256 * MIB : GIB;
     void *host = NULL, *d0 = NULL, *d1 = NULL;
@@ -434,7 +452,7 @@ static int measure_bandwidth(ctx_t *c, tsl_err_t *err) {
     c->p->d2h_gbps = tsl_prof_gbps((double)hb, t);
     if (time_copy(c, d1, d0, db, cudaMemcpyDeviceToDevice, &t, err) != 0)
         goto out;
-    c->p->dmem_gbps = tsl_prof_gbps(2.0 * db, t);   /* read + write */
+    c->p->dmem_gbps = tsl_prof_gbps(2.0 * db, t); /* read + write */
     c->p->h2d_bytes = hb;
     c->p->dmem_bytes = db;
     rc = 0;
@@ -456,7 +474,8 @@ typedef struct comm_set {
 } comm_set_t;
 
 /* Frees every rank's resources and makes restore_dev current again. */
-static void comm_set_free(comm_set_t *cs, int restore_dev) {
+static void comm_set_free(comm_set_t *cs, int restore_dev)
+{
     for (int i = 0; i < cs->n; i++) {
         cudaSetDevice(i);
         if (cs->comm[i] != NULL)
@@ -474,7 +493,8 @@ static void comm_set_free(comm_set_t *cs, int restore_dev) {
     cudaSetDevice(restore_dev);
 }
 
-static int comm_set_init(ctx_t *c, comm_set_t *cs, int n, size_t max_bytes, tsl_err_t *err) {
+static int comm_set_init(ctx_t *c, comm_set_t *cs, int n, size_t max_bytes, tsl_err_t *err)
+{
     int rc = -1, devs[MAX_GPUS] = {0};
     memset(cs, 0, sizeof(*cs));
     for (int i = 0; i < n; i++)
@@ -499,7 +519,8 @@ out:
 }
 
 /* One collective of `bytes` (nccl-tests' size) on every rank of cs. */
-static int launch_coll(comm_set_t *cs, tsl_coll_t op, size_t bytes, tsl_err_t *err) {
+static int launch_coll(comm_set_t *cs, tsl_coll_t op, size_t bytes, tsl_err_t *err)
+{
     int rc = -1, n = cs->n;
     size_t count = bytes / 2;
     NC(ncclGroupStart());
@@ -521,8 +542,7 @@ static int launch_coll(comm_set_t *cs, tsl_coll_t op, size_t bytes, tsl_err_t *e
             NC(ncclSend(cs->send[r], count, ncclHalf, (r + 1) % n, cs->comm[r], cs->st[r]));
             NC(ncclRecv(cs->recv[r], count, ncclHalf, (r + n - 1) % n, cs->comm[r], cs->st[r]));
             break;
-        default:
-            break;
+        default: break;
         }
     }
     NC(ncclGroupEnd());
@@ -534,7 +554,8 @@ out:
 }
 
 static int time_coll(ctx_t *c, comm_set_t *cs, tsl_coll_t op, size_t bytes, double *median_s,
-                     tsl_err_t *err) {
+                     tsl_err_t *err)
+{
     int rc = -1;
     double t[MAX_ITERS];
     uint32_t inner = bytes <= 16 * MIB ? 20 : 2;
@@ -570,7 +591,8 @@ out:
     return rc;
 }
 
-static int measure_nccl(ctx_t *c, int n_gpus, tsl_err_t *err) {
+static int measure_nccl(ctx_t *c, int n_gpus, tsl_err_t *err)
+{
     int rc = -1;
     comm_set_t cs;
     memset(&cs, 0, sizeof(cs));
@@ -581,7 +603,7 @@ static int measure_nccl(ctx_t *c, int n_gpus, tsl_err_t *err) {
             goto out;
         for (int op = 0; op < TSL_COLL_COUNT; op++) {
             if (op == TSL_COLL_SEND_RECV && g == 1)
-                continue;   /* no peer on a one-GPU node */
+                continue; /* no peer on a one-GPU node */
             for (size_t bytes = 1024; bytes <= max_bytes; bytes *= 4) {
                 size_t b = bytes / (2 * (size_t)g) * 2 * (size_t)g;
                 double t;
@@ -621,7 +643,8 @@ typedef struct overlap_env {
     gemm_t g;
 } overlap_env_t;
 
-static int comm_once(overlap_env_t *e, tsl_err_t *err) {
+static int comm_once(overlap_env_t *e, tsl_err_t *err)
+{
     int rc = -1;
     if (e->kind == COMM_NCCL) {
         if (launch_coll(e->cs, TSL_COLL_ALL_REDUCE, e->bytes, err) != 0)
@@ -639,7 +662,8 @@ out:
 /* Runs ng GEMMs and nc comm iterations (either may be 0) from one start; the
  * elapsed time of each side from the common start to its own end. */
 static int overlap_run(overlap_env_t *e, uint32_t ng, uint32_t nc, double *gemm_s, double *comm_s,
-                       tsl_err_t *err) {
+                       tsl_err_t *err)
+{
     int rc = -1;
     ctx_t *c = e->c;
     cudaStream_t cst = e->kind == COMM_NCCL ? e->cs->st[c->dev] : e->cst;
@@ -669,7 +693,8 @@ out:
     return rc;
 }
 
-static int measure_overlap(ctx_t *c, comm_kind_t kind, comm_set_t *cs, tsl_err_t *err) {
+static int measure_overlap(ctx_t *c, comm_kind_t kind, comm_set_t *cs, tsl_err_t *err)
+{
     int rc = -1;
     overlap_env_t e;
     memset(&e, 0, sizeof(e));
@@ -714,7 +739,9 @@ static int measure_overlap(ctx_t *c, comm_kind_t kind, comm_set_t *cs, tsl_err_t
     }
     tsl_prof_overlap_t *o = &c->p->overlap[c->p->n_overlap++];
     snprintf(o->comm, sizeof(o->comm), "%s",
-             kind == COMM_NCCL ? "nccl-all-reduce" : kind == COMM_D2D ? "d2d-copy" : "h2d-copy");
+             kind == COMM_NCCL  ? "nccl-all-reduce"
+             : kind == COMM_D2D ? "d2d-copy"
+                                : "h2d-copy");
     o->stand_in = kind != COMM_NCCL;
     o->gemm_m = o->gemm_n = o->gemm_k = gm;
     o->comm_bytes = e.bytes;
@@ -745,11 +772,13 @@ out:
 
 /* ---- device facts ---- */
 
-static void version3(char *out, size_t cap, int v, int major_div, int minor_div) {
+static void version3(char *out, size_t cap, int v, int major_div, int minor_div)
+{
     snprintf(out, cap, "%d.%d.%d", v / major_div, v % major_div / minor_div, v % minor_div);
 }
 
-static int device_facts(ctx_t *c, int n_gpus, tsl_err_t *err) {
+static int device_facts(ctx_t *c, int n_gpus, tsl_err_t *err)
+{
     int rc = -1, v;
     tsl_prof_t *p = c->p;
     struct cudaDeviceProp prop;
@@ -797,7 +826,8 @@ static int device_facts(ctx_t *c, int n_gpus, tsl_err_t *err) {
                 p->power_limit_w = mw / 1000;
             if (n_gpus > 1) {
                 nvmlEnableState_t on;
-                if (nvmlDeviceGetNvLinkState(nd, 0, &on) == NVML_SUCCESS && on == NVML_FEATURE_ENABLED)
+                if (nvmlDeviceGetNvLinkState(nd, 0, &on) == NVML_SUCCESS &&
+                    on == NVML_FEATURE_ENABLED)
                     snprintf(p->hw_link, sizeof(p->hw_link), "nvlink");
             }
         }
@@ -809,7 +839,8 @@ out:
     return rc;
 }
 
-int tsl_prof_run_cuda(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err) {
+int tsl_prof_run_cuda(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err)
+{
     int rc = -1, n_gpus = 0;
     void *ws = NULL;
     ctx_t c;

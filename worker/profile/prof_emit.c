@@ -7,7 +7,8 @@
 #include <math.h>
 #include <string.h>
 
-static void jstr(FILE *f, const char *s) {
+static void jstr(FILE *f, const char *s)
+{
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
         if (*p == '"' || *p == '\\')
@@ -21,7 +22,8 @@ static void jstr(FILE *f, const char *s) {
 }
 
 /* Finite numbers with enough digits to round-trip; JSON has no inf/nan. */
-static void jnum(FILE *f, double v) {
+static void jnum(FILE *f, double v)
+{
     if (isfinite(v))
         fprintf(f, "%.9g", v);
     else
@@ -34,12 +36,14 @@ static void jnum(FILE *f, double v) {
 #define KB(k, v) (fprintf(f, "%s\"%s\": %s", sep, k, (v) ? "true" : "false"), sep = ", ")
 
 /* Starts item i of an array: the separator, a new line, the brace. */
-static const char *item(FILE *f, uint32_t i) {
+static const char *item(FILE *f, uint32_t i)
+{
     fprintf(f, "%s\n    {", i ? "," : "");
     return "";
 }
 
-static void shape_keys(FILE *f, const tsl_prof_shape_t *s0, const char **sepp) {
+static void shape_keys(FILE *f, const tsl_prof_shape_t *s0, const char **sepp)
+{
     const char *sep = *sepp;
     tsl_prof_shape_t s = tsl_prof_shape_resolved(s0);
     KU("hidden", s.hidden);
@@ -51,7 +55,8 @@ static void shape_keys(FILE *f, const tsl_prof_shape_t *s0, const char **sepp) {
     *sepp = sep;
 }
 
-int tsl_prof_write_json(FILE *f, const tsl_prof_t *p) {
+int tsl_prof_write_json(FILE *f, const tsl_prof_t *p)
+{
     const char *sep = "";
     fputs("{\n  ", f);
     KS("format", "tessel-profile/1");
@@ -171,7 +176,8 @@ int tsl_prof_write_json(FILE *f, const tsl_prof_t *p) {
     return ferror(f) ? -1 : 0;
 }
 
-static const char *human_bytes(uint64_t b, char *buf, size_t cap) {
+static const char *human_bytes(uint64_t b, char *buf, size_t cap)
+{
     static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int u = 0;
     double v = (double)b;
@@ -183,11 +189,12 @@ static const char *human_bytes(uint64_t b, char *buf, size_t cap) {
     return buf;
 }
 
-void tsl_prof_print_table(FILE *f, const tsl_prof_t *p) {
+void tsl_prof_print_table(FILE *f, const tsl_prof_t *p)
+{
     char b1[32], b2[32];
     fprintf(f, "profile: %s backend%s, hardware %s / %s (%u GPU%s)\n", p->backend,
-            p->simulated ? " (SIMULATED: no figure below was measured)" : "", p->hw_gpu,
-            p->hw_link, p->gpus, p->gpus == 1 ? "" : "s");
+            p->simulated ? " (SIMULATED: no figure below was measured)" : "", p->hw_gpu, p->hw_link,
+            p->gpus, p->gpus == 1 ? "" : "s");
     fprintf(f, "device: %s  uuid %s  SMs %u  cc %u.%u  memory %s total, %s free\n", p->model,
             p->uuid, p->sm_count, p->cc_major, p->cc_minor,
             human_bytes(p->mem_total_bytes, b1, sizeof(b1)),
@@ -200,7 +207,8 @@ void tsl_prof_print_table(FILE *f, const tsl_prof_t *p) {
     fprintf(f, "conditions: bf16 in/out, fp32 accumulate, median of %u after %u warm-up%s\n\n",
             p->iters, p->warmup, p->simulated ? "" : ", CUDA events, random data");
 
-    fprintf(f, "%-28s %7s %7s %7s %6s %12s %9s\n", "GEMM", "m", "n", "k", "batch", "time", "TFLOP/s");
+    fprintf(f, "%-28s %7s %7s %7s %6s %12s %9s\n", "GEMM", "m", "n", "k", "batch", "time",
+            "TFLOP/s");
     for (uint32_t i = 0; i < p->n_gemms; i++) {
         const tsl_prof_gemm_t *g = &p->gemms[i];
         fprintf(f, "%-28s %7u %7u %7u %6u %9.1f us %9.1f\n", g->what, g->m, g->n, g->k, g->batch,
@@ -220,8 +228,9 @@ void tsl_prof_print_table(FILE *f, const tsl_prof_t *p) {
     }
     fprintf(f, "(attention core: batched-gemm QK^T, softmax, PV; layer norm, dropout, biases "
                "and residual adds are not in these blocks)\n");
-    fprintf(f, "\nbandwidth: H2D %.1f GB/s, D2H %.1f GB/s (pinned, %s), device memory %.0f GB/s "
-               "(D2D copy of %s, read + write bytes)\n",
+    fprintf(f,
+            "\nbandwidth: H2D %.1f GB/s, D2H %.1f GB/s (pinned, %s), device memory %.0f GB/s "
+            "(D2D copy of %s, read + write bytes)\n",
             p->h2d_gbps, p->d2h_gbps, human_bytes(p->h2d_bytes, b1, sizeof(b1)), p->dmem_gbps,
             human_bytes(p->dmem_bytes, b2, sizeof(b2)));
     if (p->n_colls > 0)
@@ -235,12 +244,13 @@ void tsl_prof_print_table(FILE *f, const tsl_prof_t *p) {
     }
     for (uint32_t i = 0; i < p->n_overlap; i++) {
         const tsl_prof_overlap_t *o = &p->overlap[i];
-        fprintf(f, "\noverlap: GEMM %ux%ux%u loop with %s%s (%s per iteration): GEMM side "
-                   "%.3fx (%.2f -> %.2f ms), comm side %.3fx (%.2f -> %.2f ms)\n",
+        fprintf(f,
+                "\noverlap: GEMM %ux%ux%u loop with %s%s (%s per iteration): GEMM side "
+                "%.3fx (%.2f -> %.2f ms), comm side %.3fx (%.2f -> %.2f ms)\n",
                 o->gemm_m, o->gemm_n, o->gemm_k, o->comm, o->stand_in ? " (stand-in for NCCL)" : "",
-                human_bytes(o->comm_bytes, b1, sizeof(b1)), o->gemm_slowdown,
-                o->gemm_alone_s * 1e3, o->gemm_together_s * 1e3, o->comm_slowdown,
-                o->comm_alone_s * 1e3, o->comm_together_s * 1e3);
+                human_bytes(o->comm_bytes, b1, sizeof(b1)), o->gemm_slowdown, o->gemm_alone_s * 1e3,
+                o->gemm_together_s * 1e3, o->comm_slowdown, o->comm_alone_s * 1e3,
+                o->comm_together_s * 1e3);
     }
     if (p->notes[0] != '\0')
         fprintf(f, "\nnotes: %s\n", p->notes);

@@ -26,7 +26,8 @@ typedef struct sim_dev {
 } sim_dev_t;
 
 static int num(json_t *root, const char *path, const char *key, double lo, double *out,
-               tsl_err_t *err) {
+               tsl_err_t *err)
+{
     json_t *v = json_object_get(root, key);
     if (v == NULL)
         return tsl_err_setc(err, TSL_E_INVALID, "%s: '%s' is missing", path, key);
@@ -36,7 +37,8 @@ static int num(json_t *root, const char *path, const char *key, double lo, doubl
     return 0;
 }
 
-static int str(json_t *root, const char *path, const char *key, const char **out, tsl_err_t *err) {
+static int str(json_t *root, const char *path, const char *key, const char **out, tsl_err_t *err)
+{
     json_t *v = json_object_get(root, key);
     if (!json_is_string(v))
         return tsl_err_setc(err, TSL_E_INVALID, "%s: '%s' must be a string", path, key);
@@ -44,11 +46,13 @@ static int str(json_t *root, const char *path, const char *key, const char **out
     return 0;
 }
 
-static double sim_rate(const sim_dev_t *d, double tokens) {
+static double sim_rate(const sim_dev_t *d, double tokens)
+{
     return d->peak_tflops * 1e12 * d->efficiency * tokens / (tokens + d->half_tokens);
 }
 
-int tsl_prof_run_sim(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err) {
+int tsl_prof_run_sim(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err)
+{
     int rc = -1;
     json_error_t je;
     json_t *root = NULL;
@@ -152,8 +156,8 @@ int tsl_prof_run_sim(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err) {
                 c->bytes = bytes / (2 * g) * 2 * g;
                 double f = tsl_prof_busbw_factor(c->op, g);
                 /* one rank: a local copy at device-memory speed (read + write) */
-                c->time_s = d.latency_us * 1e-6 +
-                            (g == 1 ? 2.0 * c->bytes / (d.dmem * 1e9) : c->bytes * f / (d.busbw * 1e9));
+                c->time_s = d.latency_us * 1e-6 + (g == 1 ? 2.0 * c->bytes / (d.dmem * 1e9)
+                                                          : c->bytes * f / (d.busbw * 1e9));
                 c->algbw_gbps = tsl_prof_gbps((double)c->bytes, c->time_s);
                 c->busbw_gbps = c->algbw_gbps * f;
             }
@@ -168,7 +172,8 @@ int tsl_prof_run_sim(const tsl_prof_opts_t *o, tsl_prof_t *p, tsl_err_t *err) {
     ov->gemm_slowdown = ov->comm_slowdown = d.overlap;
     snprintf(p->notes, sizeof(p->notes),
              "SIMULATED from %s: nothing was measured; block time = FLOPs / (peak x efficiency "
-             "x T/(T + half_rate_tokens)), T = tokens per device", path);
+             "x T/(T + half_rate_tokens)), T = tokens per device",
+             path);
     rc = 0;
 out:
     json_decref(root);

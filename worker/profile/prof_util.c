@@ -11,7 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
-void tsl_prof_opts_default(tsl_prof_opts_t *o, bool quick) {
+void tsl_prof_opts_default(tsl_prof_opts_t *o, bool quick)
+{
     memset(o, 0, sizeof(*o));
     /* GPT2-345M and GPT2-1.3B layers (planner/model_presets.c), the shapes the
      * issue's examples plan; --shape replaces them. */
@@ -29,7 +30,8 @@ void tsl_prof_opts_default(tsl_prof_opts_t *o, bool quick) {
     o->quick = quick;
 }
 
-static int parse_u32(const char *text, uint32_t *out) {
+static int parse_u32(const char *text, uint32_t *out)
+{
     char *end;
     errno = 0;
     unsigned long v = strtoul(text, &end, 10);
@@ -40,7 +42,8 @@ static int parse_u32(const char *text, uint32_t *out) {
 }
 
 int tsl_prof_parse_list(const char *text, uint32_t *out, uint32_t *n, const char *what,
-                        tsl_err_t *err) {
+                        tsl_err_t *err)
+{
     char buf[256];
     if (text == NULL || strlen(text) >= sizeof(buf))
         return tsl_err_set(err, "%s: give a list like 1,2,4", what);
@@ -59,7 +62,8 @@ int tsl_prof_parse_list(const char *text, uint32_t *out, uint32_t *n, const char
     return 0;
 }
 
-int tsl_prof_parse_shape(const char *text, tsl_prof_shape_t *out, tsl_err_t *err) {
+int tsl_prof_parse_shape(const char *text, tsl_prof_shape_t *out, tsl_err_t *err)
+{
     char buf[256];
     memset(out, 0, sizeof(*out));
     if (text == NULL || strlen(text) >= sizeof(buf))
@@ -98,7 +102,8 @@ int tsl_prof_parse_shape(const char *text, tsl_prof_shape_t *out, tsl_err_t *err
     return 0;
 }
 
-tsl_prof_shape_t tsl_prof_shape_resolved(const tsl_prof_shape_t *s) {
+tsl_prof_shape_t tsl_prof_shape_resolved(const tsl_prof_shape_t *s)
+{
     tsl_prof_shape_t r = *s;
     if (r.head_dim == 0 && r.heads != 0)
         r.head_dim = r.hidden / r.heads;
@@ -108,7 +113,8 @@ tsl_prof_shape_t tsl_prof_shape_resolved(const tsl_prof_shape_t *s) {
 }
 
 double tsl_prof_block_flops(tsl_prof_block_kind_t kind, const tsl_prof_shape_t *s0, uint32_t mb,
-                            uint32_t tp) {
+                            uint32_t tp)
+{
     tsl_prof_shape_t s = tsl_prof_shape_resolved(s0);
     double T = (double)mb * s.seq_len, h = s.hidden, t = tp;
     if (kind == TSL_PROF_ATTENTION) {
@@ -118,7 +124,8 @@ double tsl_prof_block_flops(tsl_prof_block_kind_t kind, const tsl_prof_shape_t *
     return 2.0 * (s.gated ? 3.0 : 2.0) * T * h * s.ffn_hidden / t;
 }
 
-static bool has(const char *hay, const char *needle) {
+static bool has(const char *hay, const char *needle)
+{
     size_t n = strlen(needle);
     for (const char *p = hay; *p != '\0'; p++)
         if (strncasecmp(p, needle, n) == 0)
@@ -126,7 +133,8 @@ static bool has(const char *hay, const char *needle) {
     return false;
 }
 
-void tsl_prof_hw_name(const char *model, uint64_t mem_bytes, char *out, size_t cap) {
+void tsl_prof_hw_name(const char *model, uint64_t mem_bytes, char *out, size_t cap)
+{
     double gib = (double)mem_bytes / (1024.0 * 1024 * 1024);
     const char *name = NULL;
     if (has(model, "H100"))
@@ -144,56 +152,59 @@ void tsl_prof_hw_name(const char *model, uint64_t mem_bytes, char *out, size_t c
     snprintf(out, cap, "%s", name != NULL ? name : model);
 }
 
-static int cmp_double(const void *a, const void *b) {
+static int cmp_double(const void *a, const void *b)
+{
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-double tsl_prof_median(double *v, uint32_t n) {
+double tsl_prof_median(double *v, uint32_t n)
+{
     if (n == 0)
         return 0;
     qsort(v, n, sizeof(*v), cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-double tsl_prof_gbps(double bytes, double t_s) {
+double tsl_prof_gbps(double bytes, double t_s)
+{
     return t_s > 0 ? bytes / t_s / 1e9 : 0;
 }
 
-double tsl_prof_busbw_factor(tsl_coll_t op, uint32_t n) {
+double tsl_prof_busbw_factor(tsl_coll_t op, uint32_t n)
+{
     if (n == 0)
         return 0;
     switch (op) {
-    case TSL_COLL_ALL_REDUCE:
-        return 2.0 * (n - 1) / n;
+    case TSL_COLL_ALL_REDUCE: return 2.0 * (n - 1) / n;
     case TSL_COLL_ALL_GATHER:
-    case TSL_COLL_REDUCE_SCATTER:
-        return (double)(n - 1) / n;
-    case TSL_COLL_SEND_RECV:
-        return 1.0;
-    default:
-        return 0;
+    case TSL_COLL_REDUCE_SCATTER: return (double)(n - 1) / n;
+    case TSL_COLL_SEND_RECV: return 1.0;
+    default: return 0;
     }
 }
 
-const char *tsl_prof_coll_name(tsl_coll_t op) {
+const char *tsl_prof_coll_name(tsl_coll_t op)
+{
     static const char *names[] = {"all_reduce", "all_gather", "reduce_scatter", "send_recv"};
     return (unsigned)op < TSL_COLL_COUNT ? names[op] : "?";
 }
 
-const char *tsl_prof_block_name(tsl_prof_block_kind_t k) {
+const char *tsl_prof_block_name(tsl_prof_block_kind_t k)
+{
     return k == TSL_PROF_ATTENTION ? "attention" : "ffn";
 }
 
 uint64_t tsl_prof_block_bytes(tsl_prof_block_kind_t kind, const tsl_prof_shape_t *s0, uint32_t mb,
-                              uint32_t tp) {
+                              uint32_t tp)
+{
     tsl_prof_shape_t s = tsl_prof_shape_resolved(s0);
     uint64_t T = (uint64_t)mb * s.seq_len, h = s.hidden, elems;
     if (kind == TSL_PROF_ATTENTION) {
         uint64_t heads = s.heads / tp, dl = heads * s.head_dim, B = mb * heads;
         uint64_t ss = B * s.seq_len * s.seq_len;
-        elems = 4 * T * h + 2 * (h * 3 * dl) + 2 * (dl * h) + 2 * (3 * T * dl) + 2 * (T * dl) +
-                4 * ss;
+        elems =
+            4 * T * h + 2 * (h * 3 * dl) + 2 * (dl * h) + 2 * (3 * T * dl) + 2 * (T * dl) + 4 * ss;
     } else {
         uint64_t fl = s.ffn_hidden / tp, g = s.gated ? 2 : 1;
         elems = 4 * T * h + 2 * h * g * fl + 2 * fl * h + 2 * T * g * fl + 2 * T * fl;
