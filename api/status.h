@@ -53,5 +53,7 @@ int tsl_status_exit(grpc_status_code status);
 
 /* "OK", "INVALID_ARGUMENT", ...; "UNKNOWN" for values gRPC does not define. */
 const char *tsl_status_name(grpc_status_code status);
+/* gRPC's codes run 0 .. UNAUTHENTICATED (16); tsl_status_name names each. */
+#define TSL_STATUS_COUNT ((int)GRPC_STATUS_UNAUTHENTICATED + 1)
 
 #endif

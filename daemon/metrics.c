@@ -18,6 +18,8 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "status.h"
+
 #ifndef TSL_VERSION
 #define TSL_VERSION "unknown"
 #endif
@@ -33,26 +35,8 @@ static const double SEARCH_BUCKETS_S[] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 
  * N_CODES slots are kept for those. */
 #define MAX_SERIES 128
 
-static const char *const GRPC_CODES[] = {
-    "OK",
-    "CANCELLED",
-    "UNKNOWN",
-    "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED",
-    "NOT_FOUND",
-    "ALREADY_EXISTS",
-    "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED",
-    "FAILED_PRECONDITION",
-    "ABORTED",
-    "OUT_OF_RANGE",
-    "UNIMPLEMENTED",
-    "INTERNAL",
-    "UNAVAILABLE",
-    "DATA_LOSS",
-    "UNAUTHENTICATED",
-};
-#define N_CODES (int)(sizeof(GRPC_CODES) / sizeof(GRPC_CODES[0]))
+/* gRPC codes 0 .. UNAUTHENTICATED, named by api/status.h's one table. */
+#define N_CODES TSL_STATUS_COUNT
 
 typedef struct series {
     char method[48];
@@ -293,7 +277,7 @@ static void render_requests(FILE *f, const tsl_metrics_t *m)
     for (size_t i = 0; i < m->n_requests; i++) {
         fputs("tessel_requests_total{method=\"", f);
         put_label(f, sorted[i].method);
-        fprintf(f, "\",code=\"%s\"} %llu\n", GRPC_CODES[sorted[i].code],
+        fprintf(f, "\",code=\"%s\"} %llu\n", tsl_status_name((grpc_status_code)sorted[i].code),
                 (unsigned long long)sorted[i].count);
     }
 }
