@@ -4,27 +4,31 @@
 #include <stdio.h>
 #include <string.h>
 
-int tsl_err_set(tsl_err_t *err, const char *fmt, ...)
+/* The one body of tsl_err_set and tsl_err_setc. */
+static int set_v(tsl_err_t *err, tsl_errcode_t code, const char *fmt, va_list ap)
 {
     if (err == NULL)
         return -1;
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    err->code = code;
+    return -1;
+}
+
+int tsl_err_set(tsl_err_t *err, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    set_v(err, TSL_E_INVALID, fmt, ap);
     va_end(ap);
-    err->code = TSL_E_INVALID;
     return -1;
 }
 
 int tsl_err_setc(tsl_err_t *err, tsl_errcode_t code, const char *fmt, ...)
 {
-    if (err == NULL)
-        return -1;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    set_v(err, code, fmt, ap);
     va_end(ap);
-    err->code = code;
     return -1;
 }
 
