@@ -15,6 +15,7 @@
     X(LIST_PLANS, "/tessel.v1.Planner/ListPlans", "ListPlans")                                     \
     X(DELETE_PLAN, "/tessel.v1.Planner/DeletePlan", "DeletePlan")                                  \
     X(EXPORT_PLAN, "/tessel.v1.Planner/ExportPlan", "ExportPlan")                                  \
+    X(EVALUATE_PLAN, "/tessel.v1.Planner/EvaluatePlan", "EvaluatePlan")                            \
     X(HEALTH_CHECK, "/grpc.health.v1.Health/Check", "Health.Check")                                \
     X(REGISTER_WORKER, "/tessel.v1.Registry/RegisterWorker", "Registry.RegisterWorker")            \
     X(REPORT_PROFILE, "/tessel.v1.Registry/ReportProfile", "Registry.ReportProfile")               \
@@ -24,7 +25,9 @@
     X(LIST_WORKERS, "/tessel.v1.Registry/ListWorkers", "Registry.ListWorkers")                     \
     X(GET_PROFILE, "/tessel.v1.Registry/GetProfile", "Registry.GetProfile")                        \
     X(START_TRIAL, "/tessel.v1.Trials/StartTrial", "Trials.StartTrial")                            \
-    X(GET_TRIAL, "/tessel.v1.Trials/GetTrial", "Trials.GetTrial")
+    X(GET_TRIAL, "/tessel.v1.Trials/GetTrial", "Trials.GetTrial")                                  \
+    X(WATCH_TRIAL, "/tessel.v1.Trials/WatchTrial", "Trials.WatchTrial")                            \
+    X(LIST_TRIALS, "/tessel.v1.Trials/ListTrials", "Trials.ListTrials")
 
 typedef enum tsl_rpc_id {
 #define TSL_RPC_ENUM_(id, path, name) TSL_RPC_ID_##id,

@@ -16,6 +16,7 @@ static const tsl_method_t methods[] = {
     {RPC(LIST_PLANS), SCHED | OPS, tsl_handle_list_plans},
     {RPC(DELETE_PLAN), SCHED, tsl_handle_delete_plan},
     {RPC(EXPORT_PLAN), SCHED | OPS, tsl_handle_export_plan},
+    {RPC(EVALUATE_PLAN), SCHED | OPS, tsl_handle_unimplemented},
     {RPC(HEALTH_CHECK), 0, tsl_handle_health_check},
     {RPC(REGISTER_WORKER), WORKER, tsl_handle_register_worker},
     {RPC(REPORT_PROFILE), WORKER, tsl_handle_report_profile},
@@ -26,6 +27,8 @@ static const tsl_method_t methods[] = {
     {RPC(GET_PROFILE), WORKER | OPS | SCHED, tsl_handle_get_profile},
     {RPC(START_TRIAL), SCHED, tsl_handle_unimplemented},
     {RPC(GET_TRIAL), SCHED | OPS, tsl_handle_unimplemented},
+    {RPC(WATCH_TRIAL), SCHED | OPS, tsl_handle_unimplemented},
+    {RPC(LIST_TRIALS), SCHED | OPS, tsl_handle_unimplemented},
 };
 
 const tsl_method_t *tsl_handlers_methods(size_t *count, tsl_call_handler_fn *fallback)
