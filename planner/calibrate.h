@@ -1,0 +1,60 @@
+/*
+ * calibrate.h — corrections fitted from trials (issue 9, "Calibration"): what
+ * the cost model predicted for a plan next to what the executor measured, per
+ * hardware key, turned into factors that later plans on that hardware use.
+ *
+ * CONTRACT (fixed by the integration; the implementation may refine the fit but
+ * keeps these types and functions):
+ *
+ *  - A sample is one finished trial, reduced to its slowest stage: predicted and
+ *    measured compute (forward + backward, recomputation included), exposed
+ *    communication, iteration time and peak memory, and the shape it ran
+ *    (hidden size, tokens per micro-batch on one device, TP degree), so that
+ *    compute corrections can depend on the shape range.
+ *  - tsl_calib_fit fits corrections from n samples (n = 0: the identity).
+ *    Samples with a non-positive measured or predicted time are ignored.
+ *  - tsl_calib_predict_iter gives the corrected iteration time of a sample
+ *    (what the cost model would now predict): it never reads the sample's
+ *    measured fields. Leave-one-out = fit on the other samples, predict this one.
+ *  - tsl_calib_compute_scale is what the cost model multiplies a block's compute
+ *    time by on this hardware, for its shape; comm_scale its communication
+ *    times; mem_scale its activation/peak memory.
+ *  - mae_before / mae_after: mean absolute relative error of the iteration time
+ *    over the fitted samples, uncorrected and corrected (leave-one-out, so a
+ *    sample never calibrates itself).
+ *
+ * Pure: no I/O, no allocation. Units: seconds, bytes.
+ */
+#ifndef TSL_CALIBRATE_H
+#define TSL_CALIBRATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TSL_CALIB_RANGES 4u /* shape ranges (tokens per micro-batch) with their own factor */
+
+typedef struct tsl_calib_sample {
+    uint32_t hidden, tokens, tp; /* tokens: micro-batch samples on one device x sequence */
+    double pred_compute_s, pred_comm_s, pred_iter_s;
+    double meas_compute_s, meas_comm_s, meas_iter_s;
+    uint64_t pred_peak_bytes, meas_peak_bytes;
+} tsl_calib_sample_t;
+
+typedef struct tsl_calib {
+    uint32_t n_samples;
+    /* compute factor per token range: tokens < range_max[i] (the last: any) */
+    uint32_t range_max[TSL_CALIB_RANGES];
+    double compute_scale[TSL_CALIB_RANGES];
+    uint32_t range_samples[TSL_CALIB_RANGES];
+    double comm_scale, mem_scale;
+    double mae_before, mae_after; /* iteration time, relative; leave-one-out after */
+    double mem_mae_before, mem_mae_after;
+} tsl_calib_t;
+
+void tsl_calib_identity(tsl_calib_t *c);
+void tsl_calib_fit(const tsl_calib_sample_t *s, size_t n, tsl_calib_t *out);
+double tsl_calib_compute_scale(const tsl_calib_t *c, uint32_t hidden, uint32_t tokens);
+double tsl_calib_predict_iter(const tsl_calib_t *c, const tsl_calib_sample_t *s);
+uint64_t tsl_calib_predict_peak(const tsl_calib_t *c, const tsl_calib_sample_t *s);
+
+#endif
