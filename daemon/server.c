@@ -109,7 +109,8 @@ static int create_server(tsl_server_t *s)
     args[6].key = (char *)GRPC_ARG_RESOURCE_QUOTA;
     args[6].value.pointer.p = s->quota;
     args[6].value.pointer.vtable = grpc_resource_quota_arg_vtable();
-    grpc_channel_args ch = {.num_args = 7, .args = args};
+    tsl_accept_acceptor_arg(s, &args[7]); /* the TLS listener's hand-off (server_accept.c) */
+    grpc_channel_args ch = {.num_args = 8, .args = args};
     s->server = grpc_server_create(&ch, NULL);
     s->cq = grpc_completion_queue_create_for_next(NULL);
     if (!s->server || !s->cq)

@@ -1,13 +1,20 @@
 /*
- * server_accept.c — tesseld's own accept loop for the plaintext listeners (the
- * unix socket, and TCP with insecure_tcp = true); see server_int.h.
+ * server_accept.c — tesseld's own accept loop for every listener: the unix
+ * socket, and TCP with TLS or (insecure_tcp = true) without; see server_int.h.
  *
  * Why not gRPC's listener: in gRPC 1.51 a single failed accept4() (EMFILE when
  * the process is out of descriptors) ends its listener for good — the daemon
  * then looks alive and accepts nothing until restarted. Here one thread poll()s
- * the listening sockets and hands each accepted socket to gRPC with
- * grpc_server_add_channel_from_fd() (insecure credentials only, hence TLS keeps
- * gRPC's own listener). The thread:
+ * the listening sockets and hands each accepted socket to gRPC:
+ *  - plaintext ones with grpc_server_add_channel_from_fd() (which takes
+ *    insecure credentials only);
+ *  - TLS ones to gRPC's external-connection acceptor (TSL_TLS_ACCEPTOR), which
+ *    runs the server's handshakers — the TLS handshake with the server
+ *    credentials, its timeout, the resource quota — as its own listener would.
+ *    gRPC's C API hands out that acceptor only as a C++ object
+ *    (grpc_core::TcpServerFdHandler, stable since gRPC 1.25); hand_tls() calls
+ *    its one method through the Itanium C++ ABI's vtable.
+ * The thread:
  *  - keeps the top FD_RESERVE descriptors of RLIMIT_NOFILE for the store, the
  *    HTTP thread and gRPC: a connection that lands there is closed at once;
  *  - on EMFILE, ENFILE, ENOBUFS or ENOMEM backs off BACKOFF_MS and tries again;
@@ -85,14 +92,53 @@ static long fd_limit(void)
     return (long)rl.rlim_cur;
 }
 
-static int add_listener(tsl_server_t *s, int fd)
+static int add_listener(tsl_server_t *s, int fd, bool tls)
 {
     if (s->n_listen >= TSL_MAX_LISTEN_FDS) {
         close(fd);
         return -1;
     }
+    s->listen_tls[s->n_listen] = tls;
     s->listen_fds[s->n_listen++] = fd;
     return 0;
+}
+
+/* The channel arg gRPC looks up by the port name "external:..." and through
+ * which it returns its acceptor: a pointer to where it stores it. */
+static void *arg_copy(void *p)
+{
+    return p;
+}
+
+static void arg_destroy(void *p)
+{
+    (void)p;
+}
+
+static int arg_cmp(void *p, void *q)
+{
+    return p == q ? 0 : p < q ? -1 : 1;
+}
+
+void tsl_accept_acceptor_arg(tsl_server_t *s, grpc_arg *arg)
+{
+    static const grpc_arg_pointer_vtable vt = {arg_copy, arg_destroy, arg_cmp};
+    arg->type = GRPC_ARG_POINTER;
+    arg->key = (char *)TSL_TLS_ACCEPTOR;
+    arg->value.pointer.p = &s->tls_acceptor;
+    arg->value.pointer.vtable = &vt;
+}
+
+/* grpc_core::TcpServerFdHandler::Handle(listener_fd, fd, pending_read): the
+ * vtable holds the two destructors (complete, deleting), then Handle. gRPC
+ * takes the descriptor (it closes it on failure). */
+typedef void (*fd_handle_fn)(void *self, int listener_fd, int fd, grpc_byte_buffer *pending);
+#define FD_HANDLER_HANDLE_SLOT 2
+
+static void hand_tls(tsl_server_t *s, int lfd, int fd)
+{
+    fd_handle_fn *const *vptr = s->tls_acceptor;
+    vptr[0][FD_HANDLER_HANDLE_SLOT](s->tls_acceptor, lfd, fd, NULL);
 }
 
 int tsl_accept_bind_unix(tsl_server_t *s, const char *path, unsigned mode, tsl_err_t *err)
@@ -123,7 +169,7 @@ int tsl_accept_bind_unix(tsl_server_t *s, const char *path, unsigned mode, tsl_e
     s->unix_bound = true;
     if (chmod(path, (mode_t)mode) != 0)
         tsl_log_warn("chmod %04o %s", mode, path);
-    return add_listener(s, fd) == 0 ? 0 : tsl_err_set(err, "too many listeners");
+    return add_listener(s, fd, false) == 0 ? 0 : tsl_err_set(err, "too many listeners");
 }
 
 /* "HOST:PORT" or "[V6]:PORT" → host and port strings. */
@@ -164,7 +210,7 @@ static int bind_one_tcp(const struct addrinfo *ai)
     return fd;
 }
 
-int tsl_accept_bind_tcp(tsl_server_t *s, const char *addr, tsl_err_t *err)
+int tsl_accept_bind_tcp(tsl_server_t *s, const char *addr, bool tls, tsl_err_t *err)
 {
     char host[128], port[16];
     if (split_addr(addr, host, sizeof host, port, sizeof port) != 0)
@@ -183,7 +229,7 @@ int tsl_accept_bind_tcp(tsl_server_t *s, const char *addr, tsl_err_t *err)
             e = errno;
             continue;
         }
-        if (add_listener(s, fd) == 0)
+        if (add_listener(s, fd, tls) == 0)
             bound++;
     }
     freeaddrinfo(res);
@@ -238,9 +284,10 @@ char *tsl_accept_peer(const tsl_server_t *s, grpc_call *call)
     return peer;
 }
 
-/* Accepts what is pending on one listener; false when accept must back off. */
-static bool accept_some(tsl_server_t *s, int lfd)
+/* Accepts what is pending on listener i; false when accept must back off. */
+static bool accept_some(tsl_server_t *s, size_t i_listen)
 {
+    int lfd = s->listen_fds[i_listen];
     for (int i = 0; i < ACCEPTS_PER_WAKE; i++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
@@ -260,7 +307,10 @@ static bool accept_some(tsl_server_t *s, int lfd)
             continue;
         }
         note_peer(s, fd, &ss);
-        grpc_server_add_channel_from_fd(s->server, fd, s->insecure_creds);
+        if (s->listen_tls[i_listen])
+            hand_tls(s, lfd, fd);
+        else
+            grpc_server_add_channel_from_fd(s->server, fd, s->insecure_creds);
     }
     return true;
 }
@@ -281,7 +331,7 @@ static void *accept_main(void *arg)
             break;
         timeout = -1;
         for (size_t i = 0; i < s->n_listen; i++)
-            if ((p[i].revents & POLLIN) && !accept_some(s, p[i].fd))
+            if ((p[i].revents & POLLIN) && !accept_some(s, i))
                 timeout = BACKOFF_MS; /* the fds stay readable: wait before retrying */
     }
     return NULL;

@@ -67,8 +67,10 @@ struct tsl_server {
     /* Our accept loop for the plaintext listeners (server_accept.c). */
 #define TSL_MAX_LISTEN_FDS 8
     int listen_fds[TSL_MAX_LISTEN_FDS];
+    bool listen_tls[TSL_MAX_LISTEN_FDS]; /* handed to tls_acceptor, not as plaintext */
     size_t n_listen;
-    bool unix_bound; /* we made the socket file: unlink it at stop */
+    void *tls_acceptor; /* gRPC's TcpServerFdHandler for TSL_TLS_ACCEPTOR; NULL: none */
+    bool unix_bound;    /* we made the socket file: unlink it at stop */
     int wake[2];
     pthread_t accept_thread;
     bool accept_started;
@@ -86,7 +88,14 @@ int tsl_server_listen(tsl_server_t *s, tsl_err_t *err);
  * removes the unix socket file. Saturated: a listener refused or failed to
  * accept within the last second (health NOT_SERVING). */
 int tsl_accept_bind_unix(tsl_server_t *s, const char *path, unsigned mode, tsl_err_t *err);
-int tsl_accept_bind_tcp(tsl_server_t *s, const char *addr, tsl_err_t *err);
+int tsl_accept_bind_tcp(tsl_server_t *s, const char *addr, bool tls, tsl_err_t *err);
+/* The TLS listener's connections go through gRPC's "external connection"
+ * acceptor (the one grpc++'s ExternalConnectionAcceptor uses): the server is
+ * created with the channel arg tsl_accept_acceptor_arg fills (named
+ * TSL_TLS_ACCEPTOR), then grpc_server_add_http2_port(TSL_TLS_ACCEPTOR, TLS
+ * credentials) makes gRPC store its handler in s->tls_acceptor. */
+#define TSL_TLS_ACCEPTOR "external:tesseld-tls"
+void tsl_accept_acceptor_arg(tsl_server_t *s, grpc_arg *arg);
 int tsl_accept_start(tsl_server_t *s, tsl_err_t *err);
 void tsl_accept_stop(tsl_server_t *s);
 bool tsl_accept_saturated(const tsl_server_t *s);

@@ -3,7 +3,9 @@
  * (server.h). The plaintext listeners are bound by server_accept.c, which
  * replaces a socket left at the unix-socket path; the flock()ed
  * "<socket>.lock" is what keeps a second daemon from stealing a running
- * daemon's socket. The TLS listener is gRPC's (GRPC_ARG_ALLOW_REUSEPORT = 0).
+ * daemon's socket. Every listening socket, TLS included, is bound and
+ * accepted on by server_accept.c; gRPC does the TLS handshake (its
+ * external-connection acceptor, TSL_TLS_ACCEPTOR).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -193,20 +195,21 @@ static int listen_tcp(tsl_server_t *s, tsl_err_t *err)
         tsl_log_warnx("tcp %s: plaintext (insecure_tcp = true): tokens and plans cross the "
                       "network unencrypted; set tls_cert and tls_key",
                       cfg->tcp);
-        if (tsl_accept_bind_tcp(s, cfg->tcp, err) != 0)
+        if (tsl_accept_bind_tcp(s, cfg->tcp, false, err) != 0)
             return -1;
     } else {
-        /* TLS keeps gRPC's own listener: add_channel_from_fd takes insecure credentials only. */
+        /* TLS: gRPC makes its acceptor for the port name (server.c passed the
+         * channel arg that receives it); the socket is ours, as for plaintext. */
         grpc_server_credentials *creds = tcp_credentials(cfg, err);
         if (!creds)
             return -1;
-        int port = grpc_server_add_http2_port(s->server, cfg->tcp, creds);
+        grpc_server_add_http2_port(s->server, TSL_TLS_ACCEPTOR, creds);
         grpc_server_credentials_release(creds);
-        if (!port)
-            return tsl_err_set(err,
-                               "tcp: cannot listen on '%s': the address is in use (another "
-                               "tesseld?) or not a local host:port",
-                               cfg->tcp);
+        if (!s->tls_acceptor)
+            return tsl_err_set(err, "tcp: this gRPC library made no external-connection "
+                                    "acceptor for the TLS listener");
+        if (tsl_accept_bind_tcp(s, cfg->tcp, true, err) != 0)
+            return -1;
     }
     size_t used = strlen(s->listening);
     snprintf(s->listening + used, sizeof s->listening - used, "%stcp %s%s", used ? ", " : "",

@@ -6,7 +6,8 @@
 #    ExportPlan streams with a zero receive window hold 16 streams' worth;
 #  * out of descriptors (prlimit 256, 300 idle TCP + 300 idle unix connects):
 #    health says NOT_SERVING on an old connection and on /healthz while held, and
-#    both listeners serve new connections once they are closed;
+#    both listeners serve new connections once they are closed — the plaintext
+#    TCP listener and, in a second daemon, the TLS one;
 #  * over-limit HTTP connections do not make a log flood;
 #  * a silent TCP connection is closed after idle_connection_s;
 #  * SIGTERM with an idle client connected stops in well under 2 s;
@@ -127,6 +128,28 @@ rpc_to "unix:$SOCK" health
 expect "still serving after the HTTP flood" status SERVING
 kill -TERM "$DPID"
 wait_exit "$DPID" 10 || fail "tesseld (prlimit) did not stop"
+
+# ---- descriptor exhaustion on the TLS listener ---------------------------------------------
+# Before: TLS kept gRPC's own listener, which one EMFILE ended for good.
+if command -v openssl >/dev/null; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+        -keyout "$TMPD/tk.pem" -out "$TMPD/tc.pem" >/dev/null 2>&1
+    prlimit --nofile=256:256 "$TESSELD" --config "$TMPD/b.ini" --tls-cert "$TMPD/tc.pem" \
+        --tls-key "$TMPD/tk.pem" >"$TMPD/t.log" 2>&1 &
+    DPID=$!
+    DAEMON_PIDS+=("$DPID")
+    wait_healthy "unix:$SOCK" || { fail "tesseld (tls, prlimit 256) did not become healthy"; finish; }
+    probe exhaust "unix:$SOCK" "127.0.0.1:$PORT" "$SOCK" "127.0.0.1:$HPORT" 300 --tls-ca "$TMPD/tc.pem"
+    expect "TLS: health on an old connection while descriptors run out" old_channel_during NOT_SERVING
+    expect "TLS: the TLS and unix listeners serve new connections once descriptors are free" \
+        after SERVING
+    grep -q 'listener saturated' "$TMPD/t.log" && ok "TLS: the saturation is logged" ||
+        fail "TLS: no 'listener saturated' line in the log"
+    kill -TERM "$DPID"
+    wait_exit "$DPID" 10 || fail "tesseld (tls, prlimit) did not stop"
+else
+    echo "SKIP: no openssl to make a certificate for the TLS listener"
+fi
 
 # ---- idle connections time out -------------------------------------------------------------
 conf "$TMPD/c.ini" "[limits]" "idle_connection_s = 1"

@@ -4,9 +4,11 @@ raw bytes through grpc's generic calls). Every probe prints one JSON line.
 
   health TARGET                       Health/Check on a new channel
   big TARGET MIB [--gzip] [--token T] one Plan request of MIB MiB (zeros)
-  exhaust TARGET TCP UNIX HTTP N      N idle TCP and N idle unix connects; health on an
+  exhaust TARGET TCP UNIX HTTP N [--tls-ca PEM]
+                                      N idle TCP and N idle unix connects; health on an
                                       old channel and /healthz while they are held, then
                                       whether a new channel is served once they are closed
+                                      (over TLS on TCP with --tls-ca)
   idle TCP SECONDS                    does a silent TCP connect get closed within SECONDS?
   streams TCP N FP [TOKEN]            one HTTP/2 connection (hand-made frames), receive
                                       window 0, N ExportPlan streams for plan FP: how many
@@ -36,9 +38,16 @@ def call(ch, method, payload, timeout=5, token=None, gzip=False):
         return e.code().name, e.details()
 
 
-def fresh(target):
-    """A channel with its own connection (not one shared from grpc's global pool)."""
-    return grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
+def fresh(target, ca=None):
+    """A channel with its own connection (not one shared from grpc's global pool);
+    over TLS trusting the certificate in the file ca when given."""
+    opts = [("grpc.use_local_subchannel_pool", 1)]
+    if ca is None:
+        return grpc.insecure_channel(target, options=opts)
+    with open(ca, "rb") as f:
+        creds = grpc.ssl_channel_credentials(root_certificates=f.read())
+    return grpc.secure_channel(target, creds,
+                               options=opts + [("grpc.ssl_target_name_override", "localhost")])
 
 
 def health(ch, timeout=3):
@@ -74,7 +83,7 @@ def connect_many(kind, addr, n):
     return socks
 
 
-def exhaust(target, tcp, unix, http, n):
+def exhaust(target, tcp, unix, http, n, ca=None):
     old = grpc.insecure_channel(target)
     out = {"before": health(old)}
     held = connect_many("tcp", tcp, n) + connect_many("unix", unix, n)
@@ -92,7 +101,7 @@ def exhaust(target, tcp, unix, http, n):
     out["after"] = "never"
     deadline = time.time() + 30
     while time.time() < deadline:
-        with fresh(target) as a, fresh(tcp) as b:
+        with fresh(target) as a, fresh(tcp, ca) as b:
             if health(a, 2) == health(b, 2) == "SERVING" and healthz(http) == 200:
                 out["after"] = "SERVING"
                 break
@@ -197,7 +206,8 @@ def main(argv):
         code, details = call(ch, PLAN, payload, 30, token, "--gzip" in argv)
         print(json.dumps({"code": code, "details": details if isinstance(details, str) else ""}))
     elif cmd == "exhaust":
-        exhaust(argv[2], argv[3], argv[4], argv[5], int(argv[6]))
+        ca = argv[argv.index("--tls-ca") + 1] if "--tls-ca" in argv else None
+        exhaust(argv[2], argv[3], argv[4], argv[5], int(argv[6]), ca)
     elif cmd == "streams":
         streams(argv[2], int(argv[3]), argv[4], argv[5] if len(argv) > 5 else None)
     elif cmd == "idle":
