@@ -57,8 +57,8 @@ struct tsl_metrics {
 };
 
 static const char *const REFUSED_NAMES[TSL_REFUSED_N] = {
-    "unauthenticated", "permission_denied", "unreadable",
-    "connection",      "accept_error",      "http_accept_error",
+    "unauthenticated", "permission_denied", "unreadable", "connection",
+    "accept_error",    "http_accept_error", "streams",
 };
 
 tsl_metrics_t *tsl_metrics_new(void)

@@ -36,6 +36,7 @@ typedef enum {
     TSL_REFUSED_CONNECTION,          /* a connection closed at accept: descriptors reserved */
     TSL_REFUSED_ACCEPT_ERROR,        /* accept() failed (EMFILE, ENFILE, ENOMEM, ...) */
     TSL_REFUSED_HTTP_ACCEPT,         /* the HTTP listener's accept() failed */
+    TSL_REFUSED_STREAMS,             /* over the calls in flight one connection may have */
     TSL_REFUSED_N
 } tsl_refused_t;
 void tsl_metrics_refused(tsl_metrics_t *m, tsl_refused_t reason);

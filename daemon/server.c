@@ -76,11 +76,11 @@ static void on_pool_change(void *ud, uint32_t queued, uint32_t running)
         tsl_metrics_set_queue(s->metrics, queued, running);
 }
 
-/* What one client can make the server hold: streams per connection, and a
- * memory quota over all transports (reads are what the quota governs in 1.51). */
-#define STREAMS_PER_CONNECTION 16
-#define QUOTA_BASE_BYTES       (64u << 20)
-#define HANDSHAKE_TIMEOUT_MS   10000
+/* What one client can make the server hold: streams per connection
+ * (server_int.h), and a memory quota over all transports (reads are what the
+ * quota governs in 1.51). */
+#define QUOTA_BASE_BYTES     (64u << 20)
+#define HANDSHAKE_TIMEOUT_MS 10000
 
 static void int_arg(grpc_arg *a, const char *key, long v)
 {
@@ -102,7 +102,7 @@ static int create_server(tsl_server_t *s)
             (long)(max_rx > INT_MAX ? INT_MAX : max_rx));
     /* Identity only: a compressed request is refused (UNIMPLEMENTED) before it is inflated. */
     int_arg(&args[2], GRPC_COMPRESSION_CHANNEL_ENABLED_ALGORITHMS_BITSET, 1);
-    int_arg(&args[3], GRPC_ARG_MAX_CONCURRENT_STREAMS, STREAMS_PER_CONNECTION);
+    int_arg(&args[3], GRPC_ARG_MAX_CONCURRENT_STREAMS, TSL_STREAMS_PER_CONNECTION);
     int_arg(&args[4], GRPC_ARG_MAX_CONNECTION_IDLE_MS, (long)s->cfg->idle_connection_s * 1000);
     int_arg(&args[5], GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS);
     args[6].type = GRPC_ARG_POINTER;
@@ -118,6 +118,8 @@ static int create_server(tsl_server_t *s)
     grpc_server_register_completion_queue(s->server, s->cq, NULL);
     s->methods = tsl_handlers_methods(&s->n_methods, &s->fallback);
     s->admit = tsl_gate_admit;
+    s->release = tsl_gate_release;
+    pthread_mutex_init(&s->conn_lock, NULL);
     s->registered = calloc(s->n_methods, sizeof *s->registered);
     if (!s->registered)
         return -1;

@@ -49,6 +49,8 @@ static tsl_call_t *call_new(tsl_server_t *s, size_t index)
 static void call_free(tsl_call_t *c)
 {
     tsl_server_t *s = c->srv;
+    if (c->conn)
+        s->release(c); /* server_gate.c, held by the server: no call back into it */
     if (c->ctx_free)
         c->ctx_free(c->ctx);
     gpr_free(c->peer);

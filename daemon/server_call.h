@@ -65,6 +65,7 @@ struct tsl_call {
     bool trusted;       /* no tokens configured: every caller trusted */
     struct timespec t0; /* CLOCK_MONOTONIC when the call arrived */
     char *peer;         /* grpc_call_get_peer when logged (gpr_free) */
+    void *conn;         /* its connection's count of calls (server_gate.c); NULL: none */
 
     void *ctx; /* the handler's state, freed with the call */
     void (*ctx_free)(void *ctx);
@@ -85,6 +86,8 @@ int tsl_call_start_recv(tsl_call_t *c, void (*then)(tsl_call_t *c, bool ok));
 /* A new call, before anything is read: auth from metadata, then the message,
  * then tsl_call_dispatch (server_gate.c). */
 void tsl_gate_admit(tsl_call_t *c);
+/* A call is being freed: its connection's count goes down (server_gate.c). */
+void tsl_gate_release(tsl_call_t *c);
 
 /* Runs an admitted call: the fallback for methods nobody registered, else auth
  * (fills the role) and the method's handler. */

@@ -52,6 +52,12 @@ struct tsl_server {
     const tsl_method_t *methods;
     tsl_call_handler_fn fallback; /* answers methods nobody registered */
     tsl_call_handler_fn admit;    /* a new call before anything is read (server_gate.c) */
+    tsl_call_handler_fn release;  /* a call freed: its connection's count (server_gate.c) */
+
+    /* Calls in flight per connection (server_gate.c), keyed by gRPC's peer. */
+#define TSL_CONN_BUCKETS 256
+    pthread_mutex_t conn_lock;
+    struct tsl_conn *conns[TSL_CONN_BUCKETS];
 
     pthread_t cq_thread;
     bool cq_thread_started;
@@ -79,6 +85,14 @@ struct tsl_server {
     char (*peer_names)[64];             /* per accepted fd: "unix:...", "ipv4:a.b.c.d:port" */
     _Atomic int64_t saturated_until_ms; /* CLOCK_MONOTONIC ms; health NOT_SERVING before */
 };
+
+/* What one client can make the server hold: HTTP/2 MAX_CONCURRENT_STREAMS,
+ * which gRPC enforces only once the client has acknowledged it, and the calls
+ * in flight on one connection tesseld itself allows (server_gate.c). The latter
+ * is twice the former: a call counts until tesseld lets go of it, a little
+ * after its client saw the answer and may already have opened the next. */
+#define TSL_STREAMS_PER_CONNECTION 16
+#define TSL_CALLS_PER_CONNECTION   (2 * TSL_STREAMS_PER_CONNECTION)
 
 /* Listeners (server_listen.c). */
 int tsl_server_listen(tsl_server_t *s, tsl_err_t *err);

@@ -13,6 +13,10 @@ raw bytes through grpc's generic calls). Every probe prints one JSON line.
   streams TCP N FP [TOKEN]            one HTTP/2 connection (hand-made frames), receive
                                       window 0, N ExportPlan streams for plan FP: how many
                                       did the server take, and did it keep the connection?
+  flood TCP N FP [TOKEN]              the same N streams sent at once, before (and without)
+                                      acknowledging the server's SETTINGS: how many are held
+                                      open (HEADERS without END_STREAM), how many answered
+                                      at once (END_STREAM: refused) or reset
 """
 import json
 import socket
@@ -137,10 +141,11 @@ def hpack_literal(name, value):
     return b"\x00" + string(name) + string(value)
 
 
-def streams(tcp, n, fp, token=None):
+def export_streams(tcp, n, fp, token):
+    """A connection whose SETTINGS (INITIAL_WINDOW_SIZE 0x4 = 0: the server may
+    send us nothing) are sent, and the frames of n ExportPlan streams for fp."""
     host, port = tcp.rsplit(":", 1)
     s = socket.create_connection((host, int(port)), timeout=5)
-    # SETTINGS: INITIAL_WINDOW_SIZE (0x4) = 0: the server may send us nothing.
     s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"\x00\x04" + bytes(4)))
     headers = b"".join(hpack_literal(k, v) for k, v in (
         (":method", "POST"), (":scheme", "http"), (":path", "/tessel.v1.Planner/ExportPlan"),
@@ -149,10 +154,54 @@ def streams(tcp, n, fp, token=None):
     fpb = fp.encode()
     msg = b"\x0a" + bytes([len(fpb)]) + fpb + b"\x12\x04json"
     body = b"\x00" + len(msg).to_bytes(4, "big") + msg
-    out, acked = [], False
+    out = []
     for i in range(n):
         sid = 1 + 2 * i
         out.append(frame(1, 0x4, sid, headers) + frame(0, 0x1, sid, body))
+    return s, out
+
+
+def flood(tcp, n, fp, token=None, seconds=10):
+    s, out = export_streams(tcp, n, fp, token)
+    s.sendall(b"".join(out))                     # all at once; the SETTINGS never acked
+    buf, held, ended, reset, goaway, raw = b"", set(), set(), set(), False, b""
+    s.settimeout(0.5)
+    t0 = time.time()
+    while time.time() - t0 < seconds:
+        try:
+            data = s.recv(65536)
+            if not data:
+                break
+            buf += data
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+        while len(buf) >= 9:
+            ln = int.from_bytes(buf[:3], "big")
+            if len(buf) < 9 + ln:
+                break
+            kind, flags, sid = buf[3], buf[4], int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
+            payload, buf = buf[9:9 + ln], buf[9 + ln:]
+            if kind == 1 and flags & 0x1:        # HEADERS with END_STREAM: answered at once
+                ended.add(sid)
+                held.discard(sid)
+                raw += payload
+            elif kind == 1 and sid not in ended:  # HEADERS alone: the call is held open
+                held.add(sid)
+            elif kind == 3:
+                reset.add(sid)
+            elif kind == 7:
+                goaway = True
+        if len(held) + len(ended) + len(reset) >= n:
+            break
+    print(json.dumps({"sent": n, "held": len(held), "refused": len(ended), "reset": len(reset),
+                      "goaway": goaway, "limit_named": b"too many calls" in raw}))
+
+
+def streams(tcp, n, fp, token=None):
+    s, out = export_streams(tcp, n, fp, token)
+    acked = False
     buf, refused, answered, goaway = b"", 0, set(), False
     s.settimeout(0.5)
     sent = 0
@@ -210,6 +259,8 @@ def main(argv):
         exhaust(argv[2], argv[3], argv[4], argv[5], int(argv[6]), ca)
     elif cmd == "streams":
         streams(argv[2], int(argv[3]), argv[4], argv[5] if len(argv) > 5 else None)
+    elif cmd == "flood":
+        flood(argv[2], int(argv[3]), argv[4], argv[5] if len(argv) > 5 else None)
     elif cmd == "idle":
         idle(argv[2], float(argv[3]))
     else:
