@@ -7,11 +7,22 @@
  * goes through an event activated from the stopping thread, not a bare
  * event_base_loopbreak(): libevent clears the break flag when a loop starts, so a
  * stop that raced ahead of the thread's first dispatch would be lost.
+ *
+ * Request deadline: libevent's timeout (HTTP_TIMEOUT_S) is one of inactivity,
+ * so a client sending its request a byte a second, or taking the answer a byte
+ * a second, would hold its connection (and a descriptor) for hours. Each
+ * connection's bufferevent is made here (evhttp_set_bevcb) and tracked: a
+ * connection whose next request has not arrived whole within HTTP_TIMEOUT_S of
+ * its start or of its previous request is shut down (shutdown(2): libevent then
+ * sees the end of the stream and frees it as usual). A tracked bufferevent holds
+ * a reference of ours, dropped at the next sweep once evhttp has freed it
+ * (libevent clears a freed bufferevent's callbacks).
  */
 #include "http.h"
 
 #include <errno.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -38,6 +49,14 @@
 #define HTTP_MAX_BODY_BYTES    65536
 #define ACCEPT_BACKOFF_MS      200 /* after a failed accept (EMFILE, ...), pause this long */
 #define ACCEPT_LOG_INTERVAL_S  10
+#define SWEEP_INTERVAL_MS      500 /* how often request deadlines are checked */
+
+typedef struct http_conn {
+    struct http_conn *next;
+    struct bufferevent *bev;  /* a reference of ours */
+    struct timespec deadline; /* CLOCK_MONOTONIC: the next request must have arrived */
+    bool cut;
+} http_conn_t;
 
 struct tsl_http {
     struct event_base *base;
@@ -45,6 +64,8 @@ struct tsl_http {
     struct event *stop_ev;
     struct event *resume_ev; /* re-enables the listener after a backoff */
     struct evconnlistener *listener;
+    struct event *sweep_ev;
+    http_conn_t *conns;
     pthread_t thread;
     bool running;
     int port;
@@ -122,6 +143,95 @@ static int listen_on(const char *addr, tsl_err_t *err)
     }
     freeaddrinfo(res);
     return fd;
+}
+
+/* ---- request deadlines ---------------------------------------------------------------------- */
+
+static struct timespec deadline_from_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += HTTP_TIMEOUT_S;
+    return t;
+}
+
+static struct bufferevent *new_conn(struct event_base *base, void *arg)
+{
+    tsl_http_t *h = arg;
+    struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+    http_conn_t *c = bev ? malloc(sizeof(*c)) : NULL;
+    if (c == NULL)
+        return bev; /* untracked: still under the inactivity timeout */
+    bufferevent_incref(bev);
+    *c = (http_conn_t){.next = h->conns, .bev = bev, .deadline = deadline_from_now()};
+    h->conns = c;
+    return bev;
+}
+
+/* A request arrived whole: the connection's next one has its own time. */
+static void conn_request_done(tsl_http_t *h, struct evhttp_request *req)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    for (http_conn_t *c = h->conns; c != NULL && bev != NULL; c = c->next)
+        if (c->bev == bev) {
+            c->deadline = deadline_from_now();
+            break;
+        }
+}
+
+static bool conn_freed(struct bufferevent *bev)
+{
+    bufferevent_event_cb event_cb = NULL;
+    bufferevent_getcb(bev, NULL, NULL, &event_cb, NULL);
+    return event_cb == NULL;
+}
+
+static void conn_cut(http_conn_t *c)
+{
+    static tsl_ratelimit_t rl;
+    uint64_t skipped;
+    evutil_socket_t fd = bufferevent_getfd(c->bev);
+    c->cut = true;
+    if (fd >= 0)
+        shutdown(fd, SHUT_RDWR);
+    if (tsl_ratelimit_ok(&rl, ACCEPT_LOG_INTERVAL_S, &skipped))
+        tsl_log_warnx("http: closed a connection whose request or answer took over %d s [%llu "
+                      "more in the last %d s not logged]",
+                      HTTP_TIMEOUT_S, (unsigned long long)skipped, ACCEPT_LOG_INTERVAL_S);
+}
+
+static void on_sweep(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    tsl_http_t *h = arg;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    for (http_conn_t **p = &h->conns; *p != NULL;) {
+        http_conn_t *c = *p;
+        if (conn_freed(c->bev)) {
+            *p = c->next;
+            bufferevent_decref(c->bev);
+            free(c);
+            continue;
+        }
+        if (!c->cut && (now.tv_sec > c->deadline.tv_sec ||
+                        (now.tv_sec == c->deadline.tv_sec && now.tv_nsec >= c->deadline.tv_nsec)))
+            conn_cut(c);
+        p = &c->next;
+    }
+}
+
+/* After evhttp_free (every connection freed): our references go. */
+static void conns_free(tsl_http_t *h)
+{
+    while (h->conns != NULL) {
+        http_conn_t *c = h->conns;
+        h->conns = c->next;
+        bufferevent_decref(c->bev);
+        free(c);
+    }
 }
 
 /* ---- responses --------------------------------------------------------------------------- */
@@ -250,6 +360,7 @@ static const struct {
 static void on_request(struct evhttp_request *req, void *arg)
 {
     tsl_http_t *h = arg;
+    conn_request_done(h, req);
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
     enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
@@ -361,6 +472,9 @@ static void http_free(tsl_http_t *h)
     registry_set(h, false);
     if (h->http != NULL)
         evhttp_free(h->http);
+    conns_free(h);
+    if (h->sweep_ev != NULL)
+        event_free(h->sweep_ev);
     if (h->stop_ev != NULL)
         event_free(h->stop_ev);
     if (h->resume_ev != NULL)
@@ -416,12 +530,16 @@ int tsl_http_start(const char *addr, tsl_metrics_t *m, tsl_store_t *store, int (
     h->http = h->base ? evhttp_new(h->base) : NULL;
     h->stop_ev = h->base ? event_new(h->base, -1, 0, on_stop, h) : NULL;
     h->resume_ev = h->base ? evtimer_new(h->base, on_resume, h) : NULL;
-    if (h->http == NULL || h->stop_ev == NULL || h->resume_ev == NULL) {
+    h->sweep_ev = h->base ? event_new(h->base, -1, EV_PERSIST, on_sweep, h) : NULL;
+    struct timeval sweep = {0, SWEEP_INTERVAL_MS * 1000};
+    if (h->http == NULL || h->stop_ev == NULL || h->resume_ev == NULL || h->sweep_ev == NULL ||
+        event_add(h->sweep_ev, &sweep) != 0) {
         tsl_err_set(err, "http: cannot set up the event loop (out of memory)");
         close(fd);
         goto fail;
     }
     configure(h->http);
+    evhttp_set_bevcb(h->http, new_conn, h);
     evhttp_set_gencb(h->http, on_request, h);
     struct evhttp_bound_socket *bound = evhttp_accept_socket_with_handle(h->http, fd);
     if (bound == NULL) { /* owns fd on success */

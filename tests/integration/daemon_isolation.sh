@@ -4,10 +4,10 @@
 #    server's SETTINGS (so gRPC's MAX_CONCURRENT_STREAMS of 16 does not bind
 #    yet) gets at most 32 calls held; the rest are answered RESOURCE_EXHAUSTED
 #    at once, counted in tessel_refused_total{reason="streams"} and logged;
-#  * slow HTTP scrapers — one sending its request a byte a second, one never
-#    reading the answer of /metrics — do not delay GetPlan (it answers within
-#    its deadline while they hold their connections), and the HTTP server cuts
-#    the slow sender off.
+#  * slow HTTP scrapers — 4 sending "GET /metrics" a byte a second, 4 taking
+#    the answer of "GET /" a byte a second — do not delay GetPlan (it answers
+#    within its deadline while they hold their connections), and the HTTP
+#    server cuts every one of them off (its 30 s request deadline).
 #
 # usage: daemon_isolation.sh TESSELD PROTO_DIR
 source "$(dirname "$0")/lib.sh"
@@ -51,5 +51,33 @@ grep -q 'too many calls in flight on one connection: at most 32' "$TMPD/i.log" &
     ok "the refusal is logged naming the limit" || fail "no refusal naming the limit in the log"
 rpc_to "127.0.0.1:$PORT" --token "$SCHED" get "$FP"
 expect "a well-behaved client on its own connection is served meanwhile" code OK
+
+# ---- slow HTTP scrapers do not delay GetPlan, and are cut off --------------------------------
+timeout 120 "$PY" "$PROBE" scrapers "127.0.0.1:$HPORT" 4 45 >"$TMPD/scrapers.json" \
+    2>"$TMPD/scrapers.err" &
+SCRAPERS=$!
+sleep 1
+calls=0 late=0
+while kill -0 "$SCRAPERS" 2>/dev/null; do
+    # GetPlan's usual deadline is well under a second; 10 s is only a bound.
+    rpc_to "unix:$SOCK" --token "$SCHED" --deadline 10 get "$FP"
+    calls=$((calls + 1))
+    [ "$(jget "$OUT" code)" = OK ] || { late=$((late + 1)); cat "$OUT"; }
+done
+wait "$SCRAPERS" || cat "$TMPD/scrapers.err"
+cat "$TMPD/scrapers.json"
+[ "$calls" -ge 5 ] && [ "$late" -eq 0 ] &&
+    ok "GetPlan answered all $calls calls within its deadline while 8 slow scrapers held on" ||
+    fail "GetPlan: $late of $calls calls failed or missed the deadline while scrapers held on"
+OUT_SAVED=$OUT
+OUT=$TMPD/scrapers.json
+# Before: libevent's timeout is one of inactivity; a byte a second was never cut off.
+expect "every byte-a-second request sender is cut off" senders_cut 4
+expect "every byte-a-second answer reader is cut off" readers_cut 4
+OUT=$OUT_SAVED
+grep -q 'http: closed a connection whose request or answer took over 30 s' "$TMPD/i.log" &&
+    ok "the cut is logged" || fail "no 'http: closed a connection' line in the log"
+curl -sf "http://127.0.0.1:$HPORT/healthz" >/dev/null && ok "/healthz still answers" ||
+    fail "/healthz does not answer after the scrapers"
 
 finish

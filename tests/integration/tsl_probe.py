@@ -13,6 +13,10 @@ raw bytes through grpc's generic calls). Every probe prints one JSON line.
   streams TCP N FP [TOKEN]            one HTTP/2 connection (hand-made frames), receive
                                       window 0, N ExportPlan streams for plan FP: how many
                                       did the server take, and did it keep the connection?
+  scrapers HTTP N SECONDS             N clients sending "GET /metrics" a byte a second and
+                                      N taking the answer of "GET /" a byte a second: how
+                                      many had their connection closed by the server
+                                      within SECONDS (the HTTP request deadline)
   flood TCP N FP [TOKEN]              the same N streams sent at once, before (and without)
                                       acknowledging the server's SETTINGS: how many are held
                                       open (HEADERS without END_STREAM), how many answered
@@ -126,6 +130,69 @@ def idle(tcp, seconds):
     except OSError:
         closed = True
     print(json.dumps({"closed": closed, "after_s": round(time.time() - t0, 1)}))
+
+
+def slow_sender(http, seconds, out, i):
+    host, port = http.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=5)
+    req = b"GET /metrics HTTP/1.1\r\nHost: tesseld\r\nUser-Agent: slow-sender\r\n\r\n"
+    t0, cut = time.time(), False
+    s.settimeout(1.0)
+    for b in req:
+        if time.time() - t0 > seconds:
+            break
+        try:
+            s.send(bytes([b]))
+            if s.recv(4096) == b"":        # nothing is answered before the request ends
+                cut = True
+                break
+        except socket.timeout:
+            continue
+        except OSError:
+            cut = True
+            break
+    out[i] = (cut, round(time.time() - t0, 1))
+    s.close()
+
+
+def slow_reader(http, seconds, out, i):
+    host, port = http.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=5)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.sendall(b"GET / HTTP/1.1\r\nHost: tesseld\r\nUser-Agent: slow-reader\r\n\r\n")
+    t0, cut = time.time(), False
+    s.settimeout(1.0)
+    try:
+        while time.time() - t0 < seconds:
+            if s.recv(1) == b"":
+                cut = True
+                break
+            time.sleep(1.0)
+        if not cut:                           # what the server sent is here: drain, then EOF?
+            s.settimeout(5.0)
+            while True:
+                if s.recv(65536) == b"":
+                    cut = True
+                    break
+    except OSError:
+        cut = cut or not isinstance(sys.exc_info()[1], socket.timeout)
+    out[i] = (cut, round(time.time() - t0, 1))
+    s.close()
+
+
+def scrapers(http, n, seconds):
+    import threading
+    out = [None] * (2 * n)
+    ts = [threading.Thread(target=slow_sender, args=(http, seconds, out, i)) for i in range(n)]
+    ts += [threading.Thread(target=slow_reader, args=(http, seconds, out, n + i))
+           for i in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    print(json.dumps({"n": n, "senders_cut": sum(1 for c, _ in out[:n] if c),
+                      "readers_cut": sum(1 for c, _ in out[n:] if c),
+                      "after_s": max(t for _, t in out)}))
 
 
 def frame(kind, flags, stream, payload=b""):
@@ -259,6 +326,8 @@ def main(argv):
         exhaust(argv[2], argv[3], argv[4], argv[5], int(argv[6]), ca)
     elif cmd == "streams":
         streams(argv[2], int(argv[3]), argv[4], argv[5] if len(argv) > 5 else None)
+    elif cmd == "scrapers":
+        scrapers(argv[2], int(argv[3]), float(argv[4]))
     elif cmd == "flood":
         flood(argv[2], int(argv[3]), argv[4], argv[5] if len(argv) > 5 else None)
     elif cmd == "idle":
