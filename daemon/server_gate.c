@@ -16,6 +16,8 @@
  * More than TSL_CALLS_PER_CONNECTION calls alive on one connection (gRPC's
  * peer string names the connection: "fd:N" for what server_accept.c hands
  * over, "ipv4:addr:port" for TLS) and the call is answered RESOURCE_EXHAUSTED.
+ * A descriptor is not reused while a call of its connection is alive (the
+ * call holds the transport), so one "fd:N" is one connection.
  *
  * Refusals are counted (tessel_refused_total) and logged at most once per
  * REFUSE_LOG_INTERVAL_S. tsl_call_dispatch checks auth again (cheap) and
