@@ -162,8 +162,10 @@ int main(int argc, char **argv)
             return TSL_EXIT_USAGE;
         }
     }
-    if (co.server == NULL)
+    if (co.server == NULL || !*co.server)
         co.server = TSL_DEFAULT_SERVER;
+    else
+        co.server_given = true; /* TESSEL_SERVER, or --server (which set it too) */
     if (optind >= argc) {
         fputs("tesselctl: no command given; see tesselctl --help\n", stderr);
         return TSL_EXIT_USAGE;
