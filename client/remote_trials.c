@@ -55,6 +55,7 @@ static const char start_usage[] =
     "                   each result as `trial show` does\n"
     "  --json           {\"trial_ids\", \"batch_id\"} (with --wait also \"trials\")\n"
     "  --server ADDR, --token T   as for every subcommand\n"
+    "  --help           this text\n"
     "\n"
     "Exit status: 0 ok, 2 usage, 3 no such plan, 4 no matching workers (the message\n"
     "says what is missing), a failed trial (--wait) or a tesseld without trials,\n"

@@ -58,5 +58,24 @@ for args in "trial start 3f2a9c0d11e4b7a8" "trial show t1" "trial list" "trial w
     expect 5 "" $none --timeout 5 $args
 done
 
+# bash completion offers the command, its actions and each action's options
+# (deploy/bash-completion/tesselctl; tests/completion_test.sh checks the rest)
+# shellcheck disable=SC1091
+source "$(dirname "$0")/../deploy/bash-completion/tesselctl"
+complete_line() {
+    COMP_WORDS=("$ctl" "$@")
+    COMP_CWORD=$#
+    COMPREPLY=()
+    _tesselctl
+    echo "${COMPREPLY[*]}"
+}
+[ "$(complete_line tri)" = "trial" ] && ok || bad "completion: tri -> '$(complete_line tri)'"
+[ "$(complete_line trial s)" = "start show" ] && ok || bad "completion: trial s"
+[ "$(complete_line trial start --w)" = "--warmup --wait" ] && ok || bad "completion: trial start --w"
+for o in $(complete_line trial start --); do
+    "$ctl" trial start --help | grep -q -- "$o" && ok || bad "completion offers $o, unknown to trial start"
+done
+[ "$(complete_line eval --ser)" = "--server" ] && ok || bad "completion: eval --ser"
+
 echo "cli_trial: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
