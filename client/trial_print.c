@@ -119,21 +119,21 @@ void tsl_trial_print_table(FILE *out, Tessel__V1__Trial *const *ts, size_t n, bo
         fprintf(out, "no trials\n");
         return;
     }
-    fprintf(out, "%-18s %-8s %s%-4s %-10s %-10s %-8s %-10s %-10s %-8s %s\n", "trial", "status",
+    fprintf(out, "%-18s %-8s %s%-4s %-10s %-10s %-8s %-10s %-10s %s\n", "trial", "status",
             with_plan ? "plan             " : "", "#", "predicted", "measured", "error",
-            "pred.peak", "meas.peak", "error", "");
+            "pred.peak", "meas.peak", "error");
     for (size_t i = 0; i < n; i++) {
         const Tessel__V1__Trial *t = ts[i];
         bool done = measured(t);
         fprintf(out, "%-18s %-8s ", t->trial_id, t->status);
         if (with_plan)
             fprintf(out, "%-16s ", t->plan_fingerprint);
-        fprintf(out, "%-4u %-10s %-10s %-8s %-10s %-10s %-8s %s\n", t->plan_index,
+        fprintf(out, "%-4u %-10s %-10s %-8s %-10s %-10s %s%s\n", t->plan_index,
                 secs(t->predicted_iter_time_s, p, sizeof p),
                 secs(t->measured_iter_time_s, m, sizeof m), pct(t->time_error, done, e1, sizeof e1),
                 bytes(t->predicted_peak_bytes, pm, sizeof pm),
                 bytes(t->measured_peak_bytes, mm, sizeof mm),
-                pct(t->memory_error, done, e2, sizeof e2), t->chosen ? "chosen" : "");
+                pct(t->memory_error, done, e2, sizeof e2), t->chosen ? "   chosen" : "");
     }
 }
 
