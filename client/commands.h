@@ -25,6 +25,7 @@ typedef struct tsl_client_opts {
     const char *token;  /* --token T; env TESSEL_TOKEN */
     double timeout_s;   /* --timeout S; 0 = none for plan, 30 s for the rest */
     bool json;          /* --json */
+    bool server_given;  /* --server or TESSEL_SERVER named one (eval runs there then) */
 } tsl_client_opts_t;
 
 /* `tesselctl plan` options, parsed once for the local and the remote mode. The

@@ -7,6 +7,8 @@
 
 #include "commands.h"
 #include "eval_cfg.h"
+#include "model.h"
+#include "plan.h"
 
 typedef struct tsl_eval_opts {
     const char *model, *hf_config, *cluster;
@@ -19,8 +21,34 @@ typedef struct tsl_eval_opts {
     const char *megatron_args; /* --megatron-args "..." */
     const char *torchtitan;    /* --torchtitan FILE */
     bool no_search;
+    bool local; /* --local: run here even when a server is named */
 } tsl_eval_opts_t;
 
+/* What both modes need before costing: the model (and the options it was
+ * loaded by, which the remote mode sends), the cluster, and the given plan;
+ * doc is --plan's document (NULL otherwise). */
+typedef struct tsl_eval_input {
+    tsl_plan_opts_t po; /* model, hf_config, seq_len as used (a preset the document names) */
+    tsl_model_t model;
+    tsl_cluster_t cluster;
+    tsl_plan_t *given;
+    json_t *doc;
+} tsl_eval_input_t;
+
+/* Loads *in from the options; cluster_json, when not NULL, is the cluster
+ * document to use instead of --cluster (the registered workers'). 0, or -1
+ * with err naming the option. Free with tsl_eval_input_free either way. */
+int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl_eval_input_t *in,
+                        tsl_err_t *err);
+void tsl_eval_input_free(tsl_eval_input_t *in);
+
+/* In this process (eval_local.c), or through tesseld's Planner.EvaluatePlan
+ * (eval_remote.c). Both print with tsl_eval_print. */
 int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co);
+int tsl_eval_remote(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co);
+
+/* Prints common/eval_doc.h's document (the table and the comparison, or JSON
+ * with co->json); steals doc (NULL: out of memory). */
+int tsl_eval_print(json_t *doc, const tsl_client_opts_t *co);
 
 #endif

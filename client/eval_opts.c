@@ -13,20 +13,24 @@
 
 static const char eval_usage[] =
     "usage: tesselctl eval (--model NAME | --hf-config PATH) [--seq-len N]\n"
-    "                      --cluster SPEC|FILE.json [--memory SIZE] PLAN [--no-search] [--json]\n"
+    "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
+    "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
     "Predict the iteration time, throughput and per-stage memory of a GIVEN plan (no\n"
     "search), with the figures `plan` uses, and next to it what the search finds for\n"
     "the same model, cluster, memory and batch, with the ratio. A plan that cannot run\n"
     "is refused with the reason: a TP degree that does not divide a layer's heads, K/V\n"
     "heads or FFN width, degrees that do not multiply to the devices, a batch that does\n"
-    "not divide, a stage over the memory budget (exit 2). Runs in this process.\n"
+    "not divide, a stage over the memory budget (exit 2). Runs in this process, or in\n"
+    "tesseld (Planner.EvaluatePlan) when --server ADDR or TESSEL_SERVER names one: the\n"
+    "plan is built here and the answer printed the same way.\n"
     "\n"
     "  --model NAME        a built-in preset (tesselctl models)\n"
     "  --hf-config PATH    a HuggingFace config.json\n"
     "  --seq-len N         sequence length (default: the given configuration's, else\n"
     "                      the preset's)\n"
-    "  --cluster SPEC      [NODESx]GPUSxTYPE[:LINK], or a cluster JSON file\n"
+    "  --cluster SPEC      [NODESx]GPUSxTYPE[:LINK], or a cluster JSON file;\n"
+    "                      \"registered\": tesseld's online workers (with --server)\n"
     "  --memory SIZE       memory budget per device, e.g. 16G (default: device memory)\n"
     "\n"
     "PLAN is one of:\n"
@@ -58,7 +62,9 @@ static const char eval_usage[] =
     "                      [activation_checkpoint])\n"
     "\n"
     "  --no-search         do not run the search to compare with\n"
-    "  --local             accepted for symmetry with plan (eval always runs here)\n"
+    "  --server ADDR       evaluate in tesseld at ADDR (also before `eval`, or\n"
+    "                      TESSEL_SERVER); --token T and --timeout S as for plan\n"
+    "  --local             evaluate in this process even when a server is named\n"
     "  --json              {model, cluster, plan, search: {plan}, ratio} as JSON\n";
 
 enum {
@@ -186,7 +192,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_MEGATRON: eo->megatron_args = optarg; return 0;
     case OPT_TORCHTITAN: eo->torchtitan = optarg; return 0;
     case OPT_NO_SEARCH: eo->no_search = true; return 0;
-    case OPT_LOCAL: return 0;
+    case OPT_LOCAL: eo->local = true; return 0;
     default: return plan_flag(opt, eo, err);
     }
 }
@@ -236,5 +242,7 @@ int tsl_cmd_eval(int argc, char **argv, tsl_client_opts_t *co)
         return TSL_EXIT_USAGE;
     }
     int rc = check_sources(&eo);
-    return rc != TSL_EXIT_OK ? rc : tsl_eval_local(&eo, co);
+    if (rc != TSL_EXIT_OK)
+        return rc;
+    return eo.local || !co->server_given ? tsl_eval_local(&eo, co) : tsl_eval_remote(&eo, co);
 }

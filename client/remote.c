@@ -42,7 +42,7 @@ static int name_hf_config(const char *path, char **text)
 }
 
 /* Model: a preset name or the text of a HuggingFace config.json. */
-static int request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req)
+int tsl_remote_request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req)
 {
     if (po->model && po->hf_config)
         return tsl_remote_fail(TSL_EXIT_USAGE,
@@ -67,8 +67,8 @@ static int request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req
 }
 
 /* Cluster: "registered", a description file or a spec (tsl_cluster_arg_is_file's rule). */
-static int request_cluster(const tsl_plan_opts_t *po, const tsl_client_opts_t *co,
-                           Tessel__V1__PlanRequest *req, json_t **sources)
+int tsl_remote_request_cluster(const tsl_plan_opts_t *po, const tsl_client_opts_t *co,
+                               Tessel__V1__PlanRequest *req, json_t **sources)
 {
     if (po->cluster && strcmp(po->cluster, "registered") == 0) {
         req->cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_JSON;
@@ -99,7 +99,7 @@ static void request_options(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *
 }
 
 /* model_* and cluster_* are unions (oneof): one free each. */
-static void request_free(Tessel__V1__PlanRequest *req)
+void tsl_remote_request_free(Tessel__V1__PlanRequest *req)
 {
     free(req->model_preset);
     free(req->cluster_spec);
@@ -194,14 +194,14 @@ int tsl_plan_remote(const tsl_plan_opts_t *po, const tsl_client_opts_t *co_in)
     int rc;
 
     tsl_remote_defaults(&co, true);
-    rc = request_model(po, &req);
+    rc = tsl_remote_request_model(po, &req);
     if (rc == 0)
-        rc = request_cluster(po, &co, &req, &sources);
+        rc = tsl_remote_request_cluster(po, &co, &req, &sources);
     if (rc == 0) {
         request_options(po, &req);
         rc = run_plan(&req, &co, sources);
     }
     json_decref(sources);
-    request_free(&req);
+    tsl_remote_request_free(&req);
     return rc;
 }

@@ -93,6 +93,16 @@ int tsl_rpc_report(FILE *err, const tsl_rpc_status_t *st);
 int tsl_remote_registered_cluster(const tsl_client_opts_t *co, const char *nodes, char **json_text,
                                   json_t **sources);
 
+/* A PlanRequest's model (--model preset, or the --hf-config text named as
+ * --local names it) and cluster ("registered" and --nodes, a description
+ * file's text, or a spec), as `plan` sends them (remote.c); eval sends the
+ * same. 0 or the exit code after reporting. tsl_remote_request_free frees
+ * what they set. */
+int tsl_remote_request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req);
+int tsl_remote_request_cluster(const tsl_plan_opts_t *po, const tsl_client_opts_t *co,
+                               Tessel__V1__PlanRequest *req, json_t **sources);
+void tsl_remote_request_free(Tessel__V1__PlanRequest *req);
+
 /* "tesselctl: <fmt>" on stderr; returns `code`. */
 int tsl_remote_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include "plan_proto.h"
+#include "proto_json.h"
 #include "remote.h"
+#include "trial_cmd.h"
 
 int tsl_remote_plans_list(int argc, char **argv, tsl_client_opts_t *co);
 
@@ -39,7 +41,10 @@ static const char show_usage[] =
     "Fetch the plan FINGERPRINT from the daemon (Planner.GetPlan) and print it exactly as\n"
     "`tesselctl plan` prints a fresh one: the pipeline stages with their layers,\n"
     "devices, strategies, memory and time, the predicted throughput, and the comparison\n"
-    "with the baselines. With --json, the search-result document instead (see\n"
+    "with the baselines. When trials ran the plan (tesselctl trial start), a\n"
+    "\"measured\" section follows: each trial's predicted vs measured iteration time and\n"
+    "peak memory with the errors, and the one chosen as the answer. With --json, the\n"
+    "search-result document instead, with a \"trials\" array when there are trials (see\n"
     "docs/tesselctl.md). Needs a token with the 'ops' or 'scheduler' role when the daemon\n"
     "has tokens configured.\n"
     "\n"
@@ -132,6 +137,28 @@ static int parse_fp(const char *cmd, const char *usage, bool is_export, int argc
 
 /* ---- show / delete ---------------------------------------------------------- */
 
+/* The plan, then what trials measured of it (ListTrials; nothing when the
+ * daemon has no trials of it or does not serve Trials): the "measured"
+ * section, or with --json a "trials" array in the document. */
+static int show_with_trials(json_t *doc, const char *fp, const tsl_client_opts_t *co)
+{
+    Tessel__V1__ListTrialsResponse *lt = doc ? tsl_trial_list_quiet(co, fp) : NULL;
+    int rc;
+    if (co->json && lt && lt->n_trials) {
+        json_t *all = tsl_proto_to_json(&lt->base);
+        json_object_set(doc, "trials", json_object_get(all, "trials"));
+        json_decref(all);
+    }
+    json_incref(doc);
+    rc = tsl_remote_print_doc(doc, co);
+    if (rc == 0 && !co->json)
+        tsl_trial_print_measured(stdout, doc, lt);
+    json_decref(doc);
+    if (lt)
+        protobuf_c_message_free_unpacked(&lt->base, NULL);
+    return rc;
+}
+
 static int plans_show(int argc, char **argv, tsl_client_opts_t *co)
 {
     Tessel__V1__GetPlanRequest req = TESSEL__V1__GET_PLAN_REQUEST__INIT;
@@ -144,7 +171,8 @@ static int plans_show(int argc, char **argv, tsl_client_opts_t *co)
     req.fingerprint = (char *)fo.fingerprint;
     rc = tsl_remote_call(co, TSL_RPC_GET_PLAN, &req.base, &tessel__v1__plan__descriptor, &reply);
     if (rc == 0)
-        rc = tsl_remote_print_doc(tsl_plan_proto_to_json((const Tessel__V1__Plan *)reply), co);
+        rc = show_with_trials(tsl_plan_proto_to_json((const Tessel__V1__Plan *)reply),
+                              fo.fingerprint, co);
     if (reply)
         protobuf_c_message_free_unpacked(reply, NULL);
     return rc;

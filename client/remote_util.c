@@ -34,7 +34,10 @@ static int parse_timeout(const char *arg, double *out)
 int tsl_remote_common_opt(int opt, const char *arg, tsl_client_opts_t *co)
 {
     switch (opt) {
-    case TSL_OPT_SERVER: co->server = arg; return 0;
+    case TSL_OPT_SERVER:
+        co->server = arg;
+        co->server_given = true;
+        return 0;
     case TSL_OPT_TOKEN: co->token = arg; return 0;
     case TSL_OPT_JSON: co->json = true; return 0;
     case TSL_OPT_TIMEOUT: return parse_timeout(arg, &co->timeout_s);

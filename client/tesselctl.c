@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "model.h"
 #include "remote.h"
+#include "trial_cmd.h"
 
 static const char usage_text[] =
     "usage: tesselctl [--server ADDR] [--token T] [--timeout S] [--json] COMMAND [ARGS]\n"
@@ -24,6 +25,8 @@ static const char usage_text[] =
     "  eval       predict a given plan's time and memory (flags, a plan document, Megatron-LM\n"
     "             arguments or a torchtitan TOML) beside the search's plan\n"
     "  plans      list | show FP | delete FP | export FP: cached plans in tesseld\n"
+    "  trial      start FP | show ID | list [FP] | watch ID: run cached plans on the\n"
+    "             registered workers, measured beside predicted\n"
     "  health     ask tesseld whether it is serving\n"
     "  workers    the tessel-worker agents registered with tesseld, online or not\n"
     "  profiles   what the workers measured (per GPU model, or --node N raw)\n"
@@ -162,8 +165,10 @@ int main(int argc, char **argv)
             return TSL_EXIT_USAGE;
         }
     }
-    if (co.server == NULL)
+    if (co.server == NULL || !*co.server)
         co.server = TSL_DEFAULT_SERVER;
+    else
+        co.server_given = true; /* TESSEL_SERVER, or --server (which set it too) */
     if (optind >= argc) {
         fputs("tesselctl: no command given; see tesselctl --help\n", stderr);
         return TSL_EXIT_USAGE;
@@ -181,6 +186,8 @@ int main(int argc, char **argv)
         return tsl_cmd_workers(sub_argc, sub_argv, &co);
     if (strcmp(cmd, "profiles") == 0)
         return tsl_cmd_profiles(sub_argc, sub_argv, &co);
+    if (strcmp(cmd, "trial") == 0)
+        return tsl_cmd_trial(sub_argc, sub_argv, &co);
     if (strcmp(cmd, "health") == 0)
         return tsl_cmd_health(sub_argc, sub_argv, &co);
     int rc;

@@ -16,7 +16,7 @@ static const tsl_method_t methods[] = {
     {RPC(LIST_PLANS), SCHED | OPS, tsl_handle_list_plans},
     {RPC(DELETE_PLAN), SCHED, tsl_handle_delete_plan},
     {RPC(EXPORT_PLAN), SCHED | OPS, tsl_handle_export_plan},
-    {RPC(EVALUATE_PLAN), SCHED | OPS, tsl_handle_unimplemented},
+    {RPC(EVALUATE_PLAN), SCHED | OPS, tsl_handle_evaluate_plan},
     {RPC(HEALTH_CHECK), 0, tsl_handle_health_check},
     {RPC(REGISTER_WORKER), WORKER, tsl_handle_register_worker},
     {RPC(REPORT_PROFILE), WORKER, tsl_handle_report_profile},

@@ -2,6 +2,7 @@
  * handlers.h — tesseld's RPC handlers, one file per service:
  *   handlers_plan.c    Planner.Plan (validation, cache, the search job)
  *   handlers_reads.c   Planner.GetPlan, ListPlans, DeletePlan, ExportPlan
+ *   handlers_eval.c    Planner.EvaluatePlan (a given plan costed on the pool)
  *   handlers_health.c  grpc.health.v1.Health/Check
  *   handlers_registry.c Registry: RegisterWorker, Heartbeat, ReportProfile,
  *                      ListWorkers, GetProfile
@@ -27,6 +28,8 @@ void tsl_handle_get_plan(tsl_call_t *call);
 void tsl_handle_list_plans(tsl_call_t *call);
 void tsl_handle_delete_plan(tsl_call_t *call);
 void tsl_handle_export_plan(tsl_call_t *call);
+/* Planner.EvaluatePlan (handlers_eval.c): a given plan costed, the search beside it, on the pool */
+void tsl_handle_evaluate_plan(tsl_call_t *call);
 void tsl_handle_health_check(tsl_call_t *call);
 void tsl_handle_unimplemented(tsl_call_t *call);
 void tsl_handle_register_worker(tsl_call_t *call);

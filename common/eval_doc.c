@@ -1,0 +1,102 @@
+/*
+ * eval_doc.c — a given plan's figures beside the search's, as the document of
+ * eval_doc.h (one builder for tesselctl eval and Planner.EvaluatePlan).
+ */
+#include <stdlib.h>
+
+#include "eval.h"
+#include "eval_doc.h"
+#include "export.h"
+#include "plan_json.h"
+
+int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *g, tsl_err_t *err)
+{
+    const json_t *p = json_object_get(doc, "plan") ? json_object_get(doc, "plan") : doc;
+    if (tsl_plan_from_json(p, g, err) != 0)
+        return -1;
+    g->interleave = (uint32_t)json_integer_value(json_object_get(p, "interleave"));
+    const json_t *order = json_object_get(p, "node_order");
+    for (uint32_t k = 0; k < g->n_nodes && k < TSL_CLUSTER_MAX_NODES; k++)
+        g->node_order[k] = (uint16_t)json_integer_value(json_array_get(order, k));
+    return 0;
+}
+
+/* The search for the same model, cluster, budget and batch: TSL_SEARCH_OK with
+ * *res, else the search's code (why in err). */
+static int search_same(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *er,
+                       uint32_t batch, const tsl_search_hooks_t *hooks, tsl_search_result_t **res,
+                       tsl_err_t *err)
+{
+    tsl_request_t r = *er;
+    r.global_batch = batch;
+    r.no_baselines = true;
+    *res = malloc(sizeof(**res));
+    if (*res == NULL) {
+        tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
+        return TSL_SEARCH_ERR;
+    }
+    int rc = tsl_search(m, c, &r, hooks, *res, err);
+    if (rc != TSL_SEARCH_OK) {
+        free(*res);
+        *res = NULL;
+    }
+    return rc;
+}
+
+static json_t *given_doc(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_plan_t *p)
+{
+    char desc[256];
+    tsl_cluster_describe(c, desc, sizeof desc);
+    return json_pack("{s:{s:s, s:I, s:I, s:I}, s:{s:s, s:I}, s:o}", "model", "name", m->name,
+                     "layers", (json_int_t)m->n_layers, "params", (json_int_t)tsl_model_params(m),
+                     "tokens_per_sample", (json_int_t)m->tokens_per_sample, "cluster",
+                     "description", desc, "devices", (json_int_t)c->n_devices, "plan",
+                     tsl_plan_to_json(p));
+}
+
+static void add_search(json_t *doc, const tsl_plan_t *p, const tsl_search_result_t *res,
+                       const tsl_err_t *serr)
+{
+    json_t *s = json_object();
+    json_object_set_new(s, "plan", res ? tsl_plan_to_json(&res->best) : json_null());
+    if (res == NULL)
+        json_object_set_new(s, "why", json_string(serr->msg));
+    json_object_set_new(doc, "search", s);
+    if (res)
+        json_object_set_new(doc, "ratio", json_real(p->samples_per_s / res->best.samples_per_s));
+}
+
+int tsl_eval_document(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                      const tsl_plan_t *given, bool search, const tsl_search_hooks_t *hooks,
+                      json_t **doc, tsl_err_t *err)
+{
+    tsl_plan_t *p = malloc(sizeof(*p));
+    tsl_search_result_t *res = NULL;
+    tsl_err_t serr = {0};
+    int rc = -1;
+    *doc = NULL;
+    if (p == NULL)
+        return tsl_err_setc(err, TSL_E_NOMEM, "eval: out of memory");
+    if (tsl_eval_plan(m, c, r, given, p, err) != 0) {
+        if (tsl_err_code(err) == TSL_E_NOFIT)
+            *doc = given_doc(m, c, p);
+        goto out;
+    }
+    int src = search ? search_same(m, c, r, p->global_batch, hooks, &res, &serr) : TSL_SEARCH_OK;
+    if (src == TSL_SEARCH_CANCELLED || tsl_err_code(&serr) == TSL_E_CANCELLED) {
+        tsl_err_setc(err, TSL_E_CANCELLED, "eval: the search was cancelled");
+        goto out;
+    }
+    *doc = given_doc(m, c, p);
+    if (*doc == NULL) {
+        tsl_err_setc(err, TSL_E_NOMEM, "eval: out of memory");
+        goto out;
+    }
+    if (search)
+        add_search(*doc, p, res, &serr);
+    rc = 0;
+out:
+    free(res);
+    free(p);
+    return rc;
+}

@@ -1,0 +1,50 @@
+/*
+ * eval_doc.h — the answer to "evaluate this given plan" (issue 9) as one JSON
+ * document, built in one place for both `tesselctl eval` (in-process) and
+ * tesseld's Planner.EvaluatePlan, so that `eval --json` prints the same bytes
+ * either way (EvaluatePlanResponse.result_json is this document).
+ *
+ * The document:
+ *   { "model": {"name","layers","params","tokens_per_sample"},
+ *     "cluster": {"description","devices"},
+ *     "plan": <plan> (plan_json.h: the given plan with its predicted figures),
+ *     "search": {"plan": <plan>|null, "why" (only when null)},   unless no search
+ *     "ratio": given samples/s over the search's                  when it found one }
+ *
+ * The search runs at the given plan's global batch, the request's memory
+ * budget and cluster, without baselines; "nothing found" is part of the
+ * answer ("search.why"), not a failure.
+ */
+#ifndef TSL_EVAL_DOC_H
+#define TSL_EVAL_DOC_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "err.h"
+#include "plan.h"
+#include "search.h"
+
+/*
+ * The given plan of a JSON value: a whole plan document (its "plan") or a
+ * <plan> object itself, read by tsl_plan_from_json (export.h) plus the keys it
+ * leaves out that a cost depends on ("interleave", "node_order"). Fails
+ * TSL_E_INVALID naming what is wrong.
+ */
+int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *given, tsl_err_t *err);
+
+/*
+ * Costs `given` (eval.h, tsl_eval_plan) on m and c under r, then, when search,
+ * runs the search for the same batch (hooks may be NULL: progress and cancel of
+ * the search). Returns 0 with *doc (a new reference), or -1 with err:
+ *   what tsl_eval_plan fails with; for TSL_E_NOFIT *doc still holds the
+ *     document of the given plan's figures (no search), for the rest NULL;
+ *   TSL_E_CANCELLED when the search was cancelled through hooks (*doc NULL);
+ *   TSL_E_NOMEM.
+ */
+int tsl_eval_document(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                      const tsl_plan_t *given, bool search, const tsl_search_hooks_t *hooks,
+                      json_t **doc, tsl_err_t *err);
+
+#endif

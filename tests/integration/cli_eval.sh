@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# cli_eval.sh — `tesselctl eval --server` against a real tesseld
+# (Planner.EvaluatePlan): for the same inputs (flags, --strategy, Megatron-LM
+# arguments, a torchtitan TOML, a plan document, a HuggingFace config), the
+# remote answer prints byte for byte what the local one prints, human and
+# --json, and fails the same way with the same exit status (a TP degree that
+# does not divide the heads; a stage over the memory budget); a passed
+# deadline cancels the search (exit 5) and the daemon stays healthy; raw
+# EvaluatePlan requests without a request, without or with a broken plan_json,
+# or with a bad preset are INVALID_ARGUMENT naming the field.
+#
+# usage: cli_eval.sh TESSELCTL TESSELD PROTO_DIR
+CTL=${1:?usage: cli_eval.sh TESSELCTL TESSELD PROTO_DIR}
+shift
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh" # TESSELD, PROTO_DIR, TMPD, rpc_to, expect, ...
+DATA=$(cd "$HERE/../data" && pwd)
+SOCK=$TMPD/tesseld.sock
+S="unix:$SOCK"
+
+cat >"$TMPD/tesseld.ini" <<INI
+[server]
+unix_socket = $SOCK
+[store]
+database = $TMPD/tessel.db
+[search]
+pool_size = 2
+[log]
+level = info
+INI
+start_daemon tesseld --config "$TMPD/tesseld.ini"
+wait_healthy "$S" || {
+    fail "tesseld not healthy"
+    finish
+}
+
+# same WHAT EXIT ARGS... — eval ARGS here and through tesseld: same stdout,
+# stderr and exit status (EXIT).
+same() {
+    local what=$1 want=$2
+    shift 2
+    timeout 300 "$CTL" eval "$@" >"$TMPD/l.out" 2>"$TMPD/l.err"
+    local lrc=$?
+    timeout 300 "$CTL" --server "$S" eval "$@" >"$TMPD/r.out" 2>"$TMPD/r.err"
+    local rrc=$?
+    if [ "$lrc" -ne "$want" ] || [ "$rrc" -ne "$want" ]; then
+        fail "$what: exit local $lrc, remote $rrc, want $want"
+        sed 's/^/  remote stderr: /' "$TMPD/r.err" | head -5
+    elif ! cmp -s "$TMPD/l.out" "$TMPD/r.out" || ! cmp -s "$TMPD/l.err" "$TMPD/r.err"; then
+        fail "$what: remote output differs from local"
+        diff "$TMPD/l.out" "$TMPD/r.out" | head -10
+        diff "$TMPD/l.err" "$TMPD/r.err" | head -4
+    elif [ "$want" -eq 0 ] && ! [ -s "$TMPD/r.out" ]; then
+        fail "$what: no output"
+    else
+        ok "$what: remote = local (exit $rrc)"
+    fi
+}
+
+M="--model GPT2-345M --cluster 8xA100-80G"
+# shellcheck disable=SC2086
+{
+    same "flags" 0 $M --tp 2 --pp 2 --batch 32 --ckpt full
+    same "flags --json" 0 $M --tp 2 --pp 2 --batch 32 --ckpt full --json
+    same "--strategy --no-search --json" 0 $M --strategy tp2-dp4+sp+zero1+ckpt --mbs 2 --micro 4 \
+        --no-search --json
+    same "interleave and a layer split" 0 $M --tp 2 --pp 2 --interleave 2 --batch 32 \
+        --layers-per-stage 13,13
+    same "--megatron-args" 0 --model GPT2-345M --cluster 4x8xA100-80G:ib200 --megatron-args \
+        "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 512 --recompute-granularity full"
+    same "--torchtitan" 0 --model GPT2-345M --cluster 8xA100-80G --json \
+        --torchtitan "$DATA/export/gpt2-345m.torchtitan.toml"
+    same "--hf-config" 0 --hf-config "$DATA/hf/gpt2.json" --cluster 8xA100-80G --tp 2 --batch 16
+    same "a cluster file" 0 --model GPT2-345M --cluster "$DATA/cluster/a100-2x8-ib100.json" \
+        --tp 8 --pp 2 --batch 16 --json
+}
+# a plan document: the local search's plan given back (ratio 1 both ways)
+timeout 300 "$CTL" plan --local $M --batch 32 --no-baselines --json >"$TMPD/plan.json"
+same "--plan document" 0 --cluster 8xA100-80G --plan "$TMPD/plan.json" --json
+if "$PY" -c 'import json,sys; assert json.load(open(sys.argv[1]))["ratio"] == 1.0' "$TMPD/r.out"; then
+    ok "the search's plan evaluated by tesseld: ratio 1"
+else
+    fail "the search's plan evaluated by tesseld: $(head -c 300 "$TMPD/r.out")"
+fi
+
+# plans that cannot run: the same reason and exit status both ways
+same "TP 3 does not divide 16 heads" 2 --model GPT2-345M --cluster 6xA100-80G --tp 3 --batch 12
+grep -q "TP degree 3 does not divide its 16 heads" "$TMPD/r.err" &&
+    ok "the reason names the degree and the heads" || fail "reason: $(cat "$TMPD/r.err")"
+same "too little memory" 2 $M --tp 1 --batch 256 --memory 1G
+grep -Eq "stage 0 .* over its 1.00 GiB budget" "$TMPD/r.err" &&
+    ok "the reason names the stage and the budget" || fail "reason: $(cat "$TMPD/r.err")"
+same "degrees that do not multiply to the devices" 2 $M --tp 3 --pp 2 --dp 1 --batch 12
+
+# a passed deadline cancels the search; the daemon stays healthy
+timeout 60 "$CTL" --server "$S" --timeout 1 eval "${LONG[@]}" --tp 8 --pp 4 --batch 64 \
+    >"$TMPD/out" 2>"$TMPD/err"
+rc=$?
+[ "$rc" -eq 5 ] && ok "deadline passed: exit 5" || fail "deadline: exit $rc: $(cat "$TMPD/err")"
+timeout 30 "$CTL" --server "$S" eval "${LONG[@]}" --tp 8 --pp 4 --batch 64 --no-search \
+    >"$TMPD/out" 2>&1 && ok "the same plan with --no-search answers" ||
+    fail "--no-search: $(tail -3 "$TMPD/out")"
+timeout 10 "$CTL" --server "$S" health >/dev/null && ok "tesseld healthy after the deadline" ||
+    fail "tesseld not healthy after the deadline"
+# --local runs here even with a server named (an unreachable one)
+timeout 60 "$CTL" --server unix:"$TMPD/none.sock" eval $M --tp 2 --batch 16 --no-search --local \
+    >"$TMPD/out" 2>&1 && ok "--local ignores --server" || fail "--local: $(cat "$TMPD/out")"
+timeout 60 "$CTL" --server unix:"$TMPD/none.sock" eval $M --tp 2 --batch 16 --no-search \
+    >"$TMPD/out" 2>&1
+rc=$?
+[ "$rc" -eq 5 ] && ok "an unreachable server: exit 5" || fail "unreachable: exit $rc"
+
+# raw requests: the daemon's own checks (hex-encoded EvaluatePlanRequest)
+pb() { # the request as hex: PRESET SPEC PLAN_JSON (an empty one is left out; "-" no request)
+    "$PY" - "$@" <<'PY'
+import sys
+def ld(field, b):
+    n, out = len(b), bytearray([field << 3 | 2])
+    while True:
+        out.append((n & 0x7f) | (0x80 if n > 0x7f else 0))
+        n >>= 7
+        if not n:
+            return bytes(out) + b
+preset, spec, plan = sys.argv[1:4]
+req = b"" if preset == "-" else ld(1, preset.encode()) + ld(4, spec.encode())
+msg = (ld(1, req) if preset != "-" else b"") + (ld(2, plan.encode()) if plan else b"")
+print(msg.hex() or "00")
+PY
+}
+PLAN=$("$PY" -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["plan"]))' "$TMPD/plan.json")
+EV=/tessel.v1.Planner/EvaluatePlan
+rpc_to "$S" raw "$EV" "$(pb GPT2-345M 8xA100-80G "$PLAN")"
+expect "a raw request with a plan object" code OK
+rpc_to "$S" raw "$EV" "$(pb - - "$PLAN")"
+expect "no request" code INVALID_ARGUMENT
+expect_details "no request" "^request: missing"
+rpc_to "$S" raw "$EV" "$(pb GPT2-345M 8xA100-80G "")"
+expect "no plan_json" code INVALID_ARGUMENT
+expect_details "no plan_json" "^plan_json: missing"
+rpc_to "$S" raw "$EV" "$(pb GPT2-345M 8xA100-80G "{not json")"
+expect "plan_json not JSON" code INVALID_ARGUMENT
+expect_details "plan_json not JSON" "^plan_json: not JSON"
+rpc_to "$S" raw "$EV" "$(pb GPT2-345M 8xA100-80G '{"pp": 3, "stages": []}')"
+expect "plan_json with no stages" code INVALID_ARGUMENT
+expect_details "plan_json with no stages" "^plan_json: plan: pp and stages"
+rpc_to "$S" raw "$EV" "$(pb NoSuchModel 8xA100-80G "$PLAN")"
+expect "an unknown preset" code INVALID_ARGUMENT
+expect_details "an unknown preset" "^model_preset"
+rpc_to "$S" raw "$EV" "$(pb GPT2-345M 6xA100-80G "$PLAN")"
+expect "a plan for 8 devices on 6" code INVALID_ARGUMENT
+expect_details "a plan for 8 devices on 6" "^eval: "
+finish

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# cli_trial.sh — `tesselctl trial` and `plans show` against a real tesseld
+# that does not serve the Trials service yet (UNIMPLEMENTED): each trial
+# action fails with one line naming the method and exit 4 (api/status.h's
+# table), --json prints nothing on stdout, and `plans show` of a cached plan
+# still prints the plan (exit 0) without a "measured" section or a "trials"
+# key. The end-to-end trial through the daemon is tests/integration's trial
+# test once the service exists.
+#
+# Then, against fake_trials.py (Trials answered from fixed trials, the rest
+# forwarded to the real tesseld): trial show/list/start --wait/watch and the
+# measured section of plans show, human and --json, and their exit statuses.
+#
+# usage: cli_trial.sh TESSELCTL TESSELD PROTO_DIR
+set -u
+CTL=${1:?usage: cli_trial.sh TESSELCTL TESSELD PROTO_DIR}
+DAEMON=${2:?usage: cli_trial.sh TESSELCTL TESSELD PROTO_DIR}
+PROTO=${3:?usage: cli_trial.sh TESSELCTL TESSELD PROTO_DIR}
+tmp=$(mktemp -d /tmp/tessel-cli-trial.XXXXXX)
+sock=$tmp/tesseld.sock
+daemon_pid=
+failures=0
+# shellcheck source=proc.sh
+. "$(dirname "$0")/proc.sh" # stop_pid
+trap 'stop_pid "$daemon_pid"; rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
+ok() { printf 'ok: %s\n' "$*"; }
+fail() {
+    printf 'FAIL: %s\n' "$*"
+    failures=$((failures + 1))
+}
+ctl() {
+    timeout 120 "$CTL" --server "unix:$sock" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
+cat >"$tmp/tesseld.ini" <<INI
+[server]
+unix_socket = $sock
+[store]
+database = $tmp/tessel.db
+[search]
+pool_size = 1
+INI
+"$DAEMON" --config "$tmp/tesseld.ini" >"$tmp/tesseld.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 1 150); do
+    timeout 5 "$CTL" --server "unix:$sock" --timeout 2 health >/dev/null 2>&1 && break
+    sleep 0.2
+done
+
+# a cached plan to start trials of
+ctl plan --model GPT2-345M --cluster 4xA100-40G --batch 16 --json
+fp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fingerprint"])' "$tmp/out")
+[ -n "$fp" ] && ok "a cached plan $fp" || fail "no plan: $(cat "$tmp/err")"
+
+for args in "trial start $fp" "trial start --top-k 2 --wait $fp" "trial show t-1" "trial list" \
+    "trial list $fp" "trial watch t-1" "--json trial show t-1" "trial list --json"; do
+    # shellcheck disable=SC2086
+    ctl $args
+    method=$(printf '%s' "$args" | sed -E 's/.*trial (start|show|list|watch).*/\1/')
+    case $method in
+    start) want=StartTrial ;; show) want=GetTrial ;; list) want=ListTrials ;; watch) want=WatchTrial ;;
+    esac
+    if [ "$rc" -eq 4 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+        grep -q "^tesselctl: /tessel.v1.Trials/$want is declared in the API but not implemented" "$tmp/err" &&
+        ! [ -s "$tmp/out" ]; then
+        ok "$args: UNIMPLEMENTED, exit 4, one line naming $want"
+    else
+        fail "$args: exit $rc, stdout $(head -c 200 "$tmp/out"), stderr $(cat "$tmp/err")"
+    fi
+done
+
+# plans show: the plan as before, no measured section, no "trials" key
+ctl plans show "$fp"
+if [ "$rc" -eq 0 ] && grep -q "samples/s" "$tmp/out" && ! grep -q "^Measured" "$tmp/out" &&
+    ! [ -s "$tmp/err" ]; then
+    ok "plans show without the Trials service: the plan, no measured section"
+else
+    fail "plans show: exit $rc: $(tail -3 "$tmp/out") $(cat "$tmp/err")"
+fi
+ctl plans show --json "$fp"
+if [ "$rc" -eq 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "plan" in d and "trials" not in d' "$tmp/out"; then
+    ok "plans show --json: the document without a trials key"
+else
+    fail "plans show --json: exit $rc"
+fi
+ctl plans show 0000000000000000
+[ "$rc" -eq 3 ] && ok "plans show of an unknown plan: exit 3" || fail "unknown plan: exit $rc"
+kill -0 "$daemon_pid" 2>/dev/null && ok "tesseld still running" || fail "tesseld died"
+
+# ---- the printing and following of trials, against fake_trials.py: Trials
+# answered from fixed trials, everything else forwarded to this tesseld ----
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+if ! "$PY" -c 'import grpc, grpc_tools' 2>/dev/null; then
+    echo "note: $PY lacks grpc / grpc_tools: the fake Trials checks are skipped"
+else
+    fsock=$tmp/fake.sock
+    "$PY" "$(dirname "$0")/fake_trials.py" --proto "$PROTO" --stubs "$tmp/stubs" \
+        --listen "unix:$fsock" --upstream "unix:$sock" "$fp" >"$tmp/fake.log" 2>&1 &
+    fake_pid=$!
+    trap 'stop_pid "$daemon_pid"; stop_pid "$fake_pid"; rm -rf "$tmp"' EXIT
+    for _ in $(seq 1 150); do
+        timeout 5 "$CTL" --server "unix:$fsock" --timeout 2 health >/dev/null 2>&1 && break
+        sleep 0.2
+    done
+    sock=$fsock # ctl now talks to the fake
+    ctl trial show t-done
+    if [ "$rc" -eq 0 ] && grep -q "^Trial t-done: done" "$tmp/out" &&
+        grep -q "iteration: predicted 0.5000 s, measured 0.6250 s, error -20.0%" "$tmp/out" &&
+        grep -q "memory:    predicted 2.0 GiB, measured 2.5 GiB, error -20.0%" "$tmp/out" &&
+        grep -q "chosen:    the measured best of batch b-1" "$tmp/out" &&
+        grep -Eq "^  1 +sim-b +0 +done +0.6100 s .*fwd 0.1830 bwd 0.3660 comm 0.0305 bubble 0.0305" "$tmp/out"; then
+        ok "trial show: predicted vs measured, errors, chosen, the ranks with their phases"
+    else
+        fail "trial show: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+    fi
+    ctl trial show --json t-done
+    "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["trial_id"]=="t-done" and d["chosen"] is True and d["ranks"][1]["phase_s"]["bwd"] > 0 and d["measured_peak_bytes"] == 2684354560, d' "$tmp/out" &&
+        ok "trial show --json: the Trial message, keys as in the proto" || fail "trial show --json: $(head -c 300 "$tmp/out")"
+    ctl trial show t-none
+    [ "$rc" -eq 3 ] && ok "trial show of an unknown trial: exit 3" || fail "unknown trial: exit $rc"
+    ctl trial list "$fp"
+    if [ "$rc" -eq 0 ] && grep -Eq "^t-done +done .*-20.0% .*chosen" "$tmp/out" &&
+        grep -Eq "^t-fail +failed " "$tmp/out"; then
+        ok "trial list: one row per trial, errors and chosen"
+    else
+        fail "trial list: $(cat "$tmp/out" "$tmp/err")"
+    fi
+    ctl trial start --top-k 2 --wait "$fp"
+    if [ "$rc" -eq 0 ] && [ "$(head -2 "$tmp/out" | tr '\n' ' ')" = "t-done t-alt " ] &&
+        grep -q "^Trial t-done: done" "$tmp/out" && grep -q "^Trial t-alt: done" "$tmp/out" &&
+        ! [ -s "$tmp/err" ]; then
+        ok "trial start --top-k 2 --wait: the ids, then each result (no progress off a tty)"
+    else
+        fail "trial start --wait: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+    fi
+    ctl trial start --wait --json "$fp"
+    "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["trial_ids"]==["t-done"] and d["batch_id"]=="b-1" and d["trials"][0]["status"]=="done", d' "$tmp/out" &&
+        ok "trial start --wait --json: ids, batch and the final trials" || fail "start --wait --json: $(cat "$tmp/out")"
+    ctl trial start --nodes fail --wait "$fp"
+    if [ "$rc" -eq 4 ] && grep -q "failed:    rank 1 (worker w-1 on sim-b)" "$tmp/out"; then
+        ok "a failed trial: its reason printed, exit 4"
+    else
+        fail "failed trial: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+    fi
+    ctl trial watch t-fail
+    [ "$rc" -eq 4 ] && ok "trial watch of a failed trial: exit 4" || fail "watch failed: exit $rc"
+    ctl trial start 0000000000000000
+    [ "$rc" -eq 3 ] && ok "trial start of an unknown plan: exit 3" || fail "unknown plan: exit $rc"
+    ctl plans show "$fp"
+    if [ "$rc" -eq 0 ] && grep -q "samples/s" "$tmp/out" && grep -q "^Measured (trials of this plan" "$tmp/out" &&
+        grep -Eq "^t-done +done +0 +0.5000 s +0.6250 s +-20.0% .*chosen" "$tmp/out" &&
+        grep -Eq "^t-alt +done +1 +0.5500 s +0.5000 s +\+10.0%" "$tmp/out"; then
+        ok "plans show: the plan, then each trial's predicted vs measured and the chosen one"
+    else
+        fail "plans show with trials: exit $rc: $(tail -6 "$tmp/out") $(cat "$tmp/err")"
+    fi
+    ctl plans show --json "$fp"
+    "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "plan" in d and [t["trial_id"] for t in d["trials"]] == ["t-done","t-alt","t-fail"]' "$tmp/out" &&
+        ok "plans show --json: the trials array" || fail "plans show --json with trials: $(head -c 300 "$tmp/out")"
+fi
+[ "$failures" -eq 0 ] && echo "all checks passed" || echo "$failures check(s) failed"
+[ "$failures" -eq 0 ]
