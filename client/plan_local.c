@@ -15,6 +15,7 @@
 #include "cluster_json.h"
 #include "commands.h"
 #include "export.h"
+#include "galvatron_import.h"
 #include "galvatron_profile.h"
 #include "hf_config.h"
 #include "plan_json.h"
@@ -159,8 +160,10 @@ static int write_trace(const char *path, const tsl_plan_t *best, const tsl_model
     return TSL_EXIT_OK;
 }
 
-/* Where the plan's figures came from (issue 8): a "figures" key and line. */
-static json_t *figures_json(const tsl_profile_t *p, const tsl_profile_use_t *use, const char *line)
+/* Where the plan's figures came from (issue 8): a "figures" key and line;
+ * memory and inter_node say what a Galvatron import replaced (issue 11). */
+static json_t *figures_json(const tsl_profile_t *p, const tsl_profile_use_t *use,
+                            const tsl_galvatron_import_t *g, const char *line)
 {
     bool on = p != NULL && use->compute;
     const char *what = !on ? "built-in" : p->simulated ? "simulated" : "measured";
@@ -171,6 +174,11 @@ static json_t *figures_json(const tsl_profile_t *p, const tsl_profile_use_t *use
                           "line", line);
     if (f != NULL && on)
         json_object_set_new(f, "hardware", json_pack("{s:s, s:s}", "gpu", p->gpu, "link", p->link));
+    if (f != NULL) {
+        json_object_set_new(f, "memory", json_string(g->memory_layers ? "measured" : "built-in"));
+        json_object_set_new(f, "inter_node",
+                            json_string(g->inter_bw > 0 ? "measured" : "built-in"));
+    }
     return f;
 }
 
@@ -246,12 +254,16 @@ int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
     if (po->profile != NULL && (tsl_profile_json_load(po->profile, &prof, &err) != 0 ||
                                 tsl_profile_attach(&c, prof, &use, &err) != 0))
         goto fail;
+    tsl_galvatron_import_t gal = {0};
     if (po->galvatron_profile != NULL &&
         (tsl_galvatron_profile_load(po->galvatron_profile, &m, &c, &prof, &err) != 0 ||
-         tsl_profile_attach(&c, prof, &use, &err) != 0))
+         tsl_profile_attach(&c, prof, &use, &err) != 0 ||
+         tsl_galvatron_import(po->galvatron_profile, &m, &c, &gal, &err) != 0))
         goto fail;
-    tsl_profile_describe(prof, &use, line, sizeof(line));
-    figures = figures_json(prof, &use, line);
+    size_t n = tsl_profile_describe(prof, &use, line, sizeof(line));
+    if (n < sizeof(line))
+        tsl_galvatron_import_describe(&gal, line + n, sizeof(line) - n);
+    figures = figures_json(prof, &use, &gal, line);
     rc = run_search(po, &m, &c, &po->req, co, figures);
     goto out;
 fail:
