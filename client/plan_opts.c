@@ -53,7 +53,8 @@ static const char plan_usage_tail[] =
     "                      takes it, instead of the table; a plan the stack cannot run is\n"
     "                      refused with the reason, exit 4 (docs/exports.md; with --local)\n"
     "  --trace FILE        also write the simulated 1F1B timeline of the best plan as a\n"
-    "                      Chrome trace (Perfetto, chrome://tracing; with --local)\n";
+    "                      Chrome trace (Perfetto, chrome://tracing; through tesseld\n"
+    "                      too: ExportPlan format trace)\n";
 
 /* ---- the request's options, from request_fields.h ------------------------------ */
 
@@ -244,11 +245,9 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
               stderr);
         return TSL_EXIT_USAGE;
     }
-    if ((po.export_format || po.trace) && !po.local) {
-        fprintf(stderr,
-                "tesselctl: plan: --%s needs --local; for a plan in tesseld use "
-                "`tesselctl plans export FP --format FORMAT`\n",
-                po.export_format ? "export" : "trace");
+    if (po.export_format && !po.local) {
+        fprintf(stderr, "tesselctl: plan: --export needs --local; for a plan in tesseld use "
+                        "`tesselctl plans export FP --format FORMAT`\n");
         return TSL_EXIT_USAGE;
     }
     if ((po.profile != NULL || po.galvatron_profile != NULL) && !po.local) {

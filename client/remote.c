@@ -165,7 +165,7 @@ static json_t *with_sources(json_t *doc, json_t *sources, const tsl_client_opts_
 }
 
 static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t *co,
-                    json_t *sources)
+                    json_t *sources, const char *trace)
 {
     Tessel__V1__Plan *plan = NULL;
     tsl_rpc_client_t *c;
@@ -180,6 +180,8 @@ static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t 
         rc = tsl_remote_fail(TSL_EXIT_SERVER, "the daemon ended the Plan stream without a plan");
     else
         rc = tsl_remote_print_doc(with_sources(tsl_plan_proto_to_json(plan), sources, co), co);
+    if (rc == 0 && trace != NULL) /* --trace FILE: the stored plan's timeline (issue 11) */
+        rc = tsl_remote_export_to(co, plan->fingerprint, "trace", trace);
     if (plan)
         protobuf_c_message_free_unpacked(&plan->base, NULL);
     tsl_rpc_client_close(c);
@@ -199,7 +201,7 @@ int tsl_plan_remote(const tsl_plan_opts_t *po, const tsl_client_opts_t *co_in)
         rc = request_cluster(po, &co, &req, &sources);
     if (rc == 0) {
         request_options(po, &req);
-        rc = run_plan(&req, &co, sources);
+        rc = run_plan(&req, &co, sources, po->trace);
     }
     json_decref(sources);
     request_free(&req);

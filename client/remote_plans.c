@@ -75,8 +75,9 @@ static const char export_usage[] =
     "Options:\n"
     "  --format FORMAT  json (the default: the plan document of docs/plan-format.md),\n"
     "                   megatron (Megatron-LM launch arguments), deepspeed (a DeepSpeed\n"
-    "                   config JSON), torchtitan (a torchtitan TOML) or galvatron (a\n"
-    "                   Galvatron strategy JSON); see docs/exports.md\n"
+    "                   config JSON), torchtitan (a torchtitan TOML), galvatron (a\n"
+    "                   Galvatron strategy JSON) or trace (the simulated 1F1B timeline\n"
+    "                   as a Chrome trace: Perfetto, chrome://tracing); see docs/exports.md\n"
     "  -o, --output FILE  write to FILE instead of stdout\n"
     "  --server ADDR, --token T, --timeout S   as for every subcommand\n"
     "  (--json is accepted; the export is written as the daemon produced it)\n"
@@ -231,24 +232,31 @@ static int write_export(const fp_opts_t *fo, const Tessel__V1__ExportPlanRespons
     return TSL_EXIT_OK;
 }
 
-static int plans_export(int argc, char **argv, tsl_client_opts_t *co)
+int tsl_remote_export_to(const tsl_client_opts_t *co, const char *fp, const char *format,
+                         const char *path)
 {
     Tessel__V1__ExportPlanRequest req = TESSEL__V1__EXPORT_PLAN_REQUEST__INIT;
     ProtobufCMessage *reply = NULL;
-    fp_opts_t fo = {.format = "json"};
-    int rc = parse_fp("plans export", export_usage, true, argc, argv, co, &fo);
-
-    if (rc != 0)
-        return rc < 0 ? TSL_EXIT_OK : rc;
-    req.fingerprint = (char *)fo.fingerprint;
-    req.format = (char *)fo.format;
-    rc = tsl_remote_call(co, TSL_RPC_EXPORT_PLAN, &req.base,
-                         &tessel__v1__export_plan_response__descriptor, &reply);
+    fp_opts_t fo = {.format = format, .output = path};
+    req.fingerprint = (char *)fp;
+    req.format = (char *)format;
+    int rc = tsl_remote_call(co, TSL_RPC_EXPORT_PLAN, &req.base,
+                             &tessel__v1__export_plan_response__descriptor, &reply);
     if (rc == 0)
         rc = write_export(&fo, (const Tessel__V1__ExportPlanResponse *)reply);
     if (reply)
         protobuf_c_message_free_unpacked(reply, NULL);
     return rc;
+}
+
+static int plans_export(int argc, char **argv, tsl_client_opts_t *co)
+{
+    fp_opts_t fo = {.format = "json"};
+    int rc = parse_fp("plans export", export_usage, true, argc, argv, co, &fo);
+
+    if (rc != 0)
+        return rc < 0 ? TSL_EXIT_OK : rc;
+    return tsl_remote_export_to(co, fo.fingerprint, fo.format, fo.output);
 }
 
 /* ---- dispatch ---------------------------------------------------------------- */
