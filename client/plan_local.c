@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "cluster_json.h"
@@ -233,45 +234,95 @@ static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl
     return TSL_EXIT_OK;
 }
 
+/* What a plan runs on: the model and cluster of po with the figures of
+ * --profile / --galvatron-profile attached, and the figures line. */
+typedef struct inputs {
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_profile_t *prof; /* borrowed by c */
+    tsl_profile_use_t use;
+    tsl_galvatron_import_t gal;
+    char line[512];
+} inputs_t;
+
+static void inputs_free(inputs_t *in)
+{
+    tsl_model_free(&in->m);
+    tsl_cluster_free(&in->c);
+    free(in->prof);
+}
+
+static int inputs_load(const tsl_plan_opts_t *po, inputs_t *in, tsl_err_t *err)
+{
+    memset(in, 0, sizeof(*in));
+    if (tsl_plan_load_model(po, &in->m, err) != 0)
+        return -1;
+    if (po->cluster == NULL)
+        return tsl_err_set(err, "cluster: missing; give --cluster 8xA100-80G or a JSON file");
+    if (tsl_cluster_from_arg(po->cluster, &in->c, err) != 0)
+        return -1;
+    if (po->profile != NULL && (tsl_profile_json_load(po->profile, &in->prof, err) != 0 ||
+                                tsl_profile_attach(&in->c, in->prof, &in->use, err) != 0))
+        return -1;
+    const char *g = po->galvatron_profile;
+    if (g != NULL && (tsl_galvatron_profile_load(g, &in->m, &in->c, &in->prof, err) != 0 ||
+                      tsl_profile_attach(&in->c, in->prof, &in->use, err) != 0 ||
+                      tsl_galvatron_import(g, &in->m, &in->c, &in->gal, err) != 0))
+        return -1;
+    size_t n = tsl_profile_describe(in->prof, &in->use, in->line, sizeof(in->line));
+    if (n < sizeof(in->line))
+        tsl_galvatron_import_describe(&in->gal, in->line + n, sizeof(in->line) - n);
+    return 0;
+}
+
 int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
 {
-    tsl_model_t m = {0};
-    tsl_cluster_t c = {0};
+    inputs_t *in = malloc(sizeof(*in));
     tsl_err_t err = {0};
-    tsl_profile_t *prof = NULL;
-    json_t *figures = NULL;
     int rc = TSL_EXIT_USAGE;
-    if (tsl_plan_load_model(po, &m, &err) != 0)
-        goto fail;
-    if (po->cluster == NULL) {
-        tsl_err_set(&err, "cluster: missing; give --cluster 8xA100-80G or a JSON file");
-        goto fail;
+    if (in == NULL || inputs_load(po, in, &err) != 0) {
+        fprintf(stderr, "tesselctl: %s\n", in ? err.msg : "out of memory");
+    } else {
+        json_t *figures = figures_json(in->prof, &in->use, &in->gal, in->line);
+        rc = run_search(po, &in->m, &in->c, &po->req, co, figures);
+        json_decref(figures);
     }
-    if (tsl_cluster_from_arg(po->cluster, &c, &err) != 0)
-        goto fail;
-    tsl_profile_use_t use = {0};
-    char line[512];
-    if (po->profile != NULL && (tsl_profile_json_load(po->profile, &prof, &err) != 0 ||
-                                tsl_profile_attach(&c, prof, &use, &err) != 0))
-        goto fail;
-    tsl_galvatron_import_t gal = {0};
-    if (po->galvatron_profile != NULL &&
-        (tsl_galvatron_profile_load(po->galvatron_profile, &m, &c, &prof, &err) != 0 ||
-         tsl_profile_attach(&c, prof, &use, &err) != 0 ||
-         tsl_galvatron_import(po->galvatron_profile, &m, &c, &gal, &err) != 0))
-        goto fail;
-    size_t n = tsl_profile_describe(prof, &use, line, sizeof(line));
-    if (n < sizeof(line))
-        tsl_galvatron_import_describe(&gal, line + n, sizeof(line) - n);
-    figures = figures_json(prof, &use, &gal, line);
-    rc = run_search(po, &m, &c, &po->req, co, figures);
-    goto out;
-fail:
-    fprintf(stderr, "tesselctl: %s\n", err.msg);
-out:
-    json_decref(figures);
-    tsl_model_free(&m);
-    tsl_cluster_free(&c);
-    free(prof);
+    if (in != NULL)
+        inputs_free(in);
+    free(in);
+    return rc;
+}
+
+int tsl_plan_galvatron_cluster(const tsl_plan_opts_t *po, char **json_text, json_t **sources)
+{
+    inputs_t *in = malloc(sizeof(*in));
+    tsl_err_t err = {0};
+    int rc = TSL_EXIT_USAGE;
+    *json_text = NULL;
+    if (in == NULL || inputs_load(po, in, &err) != 0) {
+        fprintf(stderr, "tesselctl: %s\n", in ? err.msg : "out of memory");
+    } else {
+        json_t *doc = tsl_cluster_to_json(&in->c);
+        *json_text = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+        json_decref(doc);
+        char sent[700];
+        const tsl_gpu_spec_t *gpu = &in->c.gpu_types[in->c.nodes[0].gpu_type];
+        double intra = in->c.nodes[0].intra_bw > 0 ? in->c.nodes[0].intra_bw : gpu->intra_bw;
+        snprintf(sent, sizeof sent,
+                 "galvatron-profile %s: sent as the cluster JSON: efficiency %.3f (the "
+                 "measured FFN block rate over peak), intra-node %.1f GB/s, inter-node "
+                 "%.2f GB/s (%s), overlap %.3f",
+                 po->galvatron_profile, gpu->efficiency, intra / 1e9, in->c.inter_bw / 1e9,
+                 in->gal.inter_bw > 0 ? "galvatron" : "the cluster's", in->c.overlap_slowdown);
+        *sources = json_pack("[s, s]", sent,
+                             "not sent: per-micro-batch block times and memory profiles (a "
+                             "PlanRequest carries neither; --local plans on them)");
+        rc = *json_text && *sources ? 0 : TSL_EXIT_SERVER;
+        if (rc != 0)
+            fprintf(stderr, "tesselctl: out of memory\n");
+    }
+    if (in != NULL)
+        inputs_free(in);
+    free(in);
     return rc;
 }

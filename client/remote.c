@@ -76,6 +76,10 @@ static int request_cluster(const tsl_plan_opts_t *po, const tsl_client_opts_t *c
     }
     if (po->nodes)
         return tsl_remote_fail(TSL_EXIT_USAGE, "--nodes: only with --cluster registered");
+    if (po->galvatron_profile) { /* issue 11: what the import attached, as cluster JSON */
+        req->cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_JSON;
+        return tsl_plan_galvatron_cluster(po, &req->cluster_json, sources);
+    }
     if (!po->cluster || !*po->cluster)
         return tsl_remote_fail(
             TSL_EXIT_USAGE,
@@ -158,7 +162,10 @@ static json_t *with_sources(json_t *doc, json_t *sources, const tsl_client_opts_
         json_object_set(doc, "figure_sources", sources);
         return doc;
     }
-    printf("Figures (registered workers):\n");
+    const char *first = json_string_value(json_array_get(sources, 0));
+    bool gal = first && strncmp(first, "galvatron-profile ", 18) == 0; /* issue 11 */
+    printf("Figures (%s):\n",
+           gal ? "galvatron-profile, sent as the cluster" : "registered workers");
     json_array_foreach(sources, i, line) printf("  %s\n", json_string_value(line));
     printf("\n");
     return doc;

@@ -6,6 +6,10 @@
 # without gaps, its end the plan's simulated iteration time sim_iter_time_s);
 # the remote trace equals the one `--local --trace` writes for the same
 # request, event for event; an unknown format names trace (exit 2).
+# Beside it (issue 11 too), --galvatron-profile through the same daemon: the
+# imported hardware figures travel as the cluster JSON (the plan's cluster
+# has Galvatron's inter-node bandwidth) and the figure sources say what did
+# not travel (skipped without ../shared/fixtures/galvatron).
 #
 # usage: cli_trace.sh TESSELCTL TESSELD
 set -u
@@ -139,6 +143,28 @@ ctl --server "unix:$sock" plans export --format chrome "$fp"
 expect_rc 2 "an unknown format"
 grep -q "trace" "$tmp/err" && ok "the error names trace: $(cat "$tmp/err")" ||
     fail "the error does not name trace: $(cat "$tmp/err")"
+
+gdir="$(cd "$(dirname "$0")" && pwd)/../../../shared/fixtures/galvatron/llama2-7b"
+if [ -d "$gdir" ]; then
+    ctl --server "unix:$sock" --json plan --model Llama2-7B --seq-len 2048 \
+        --cluster 2x8xA100-80G --batch 32 --memory 36G --no-baselines --galvatron-profile "$gdir"
+    expect_rc 0 "plan --server --galvatron-profile"
+    if "$PY" - "$tmp/out" <<'PY'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+src = " ".join(d.get("figure_sources", []))
+# p2p_bandwidth_2nodes_8gpus_per_node.json pp_size_2: 7.65998 GB/s, below the
+# one-GPU-per-node all-reduce's 8.13007: the link the cluster JSON carries
+assert "inter 7.66 GB/s" in d["cluster"]["description"], d["cluster"]
+assert "sent as the cluster JSON" in src and "not sent" in src, src
+PY
+        ok "the imported links reached tesseld; the sources say what did not"
+    else
+        fail "--galvatron-profile through tesseld: $(head -c 600 "$tmp/out")"
+    fi
+else
+    echo "skip --galvatron-profile through tesseld: $gdir is absent"
+fi
 
 if grep -E 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' "$tmp/tesseld.log"; then
     fail "a sanitizer reported an error"
