@@ -93,8 +93,9 @@ int tsl_rpc_report(FILE *err, const tsl_rpc_status_t *st);
 int tsl_remote_registered_cluster(const tsl_client_opts_t *co, const char *nodes, char **json_text,
                                   json_t **sources);
 
-/* ExportPlan of plan fp in format written to path (remote_plans.c; `plan
- * --trace FILE` through tesseld). 0, or the exit code after reporting. */
+/* ExportPlan of plan fp in format, written to path (stdout when NULL or "-";
+ * remote_export.c: `plans export` and `plan --trace FILE` through tesseld).
+ * 0, or the exit code after reporting. */
 int tsl_remote_export_to(const tsl_client_opts_t *co, const char *fp, const char *format,
                          const char *path);
 
