@@ -10,7 +10,8 @@
  * and head's from other_memory_pp_on_*, and on two nodes the inter-node link
  * from the one-GPU-per-node all-reduce and the cross-node p2p, all compared
  * with figures read by hand from the fixture files; a malformed memory file
- * is refused naming its key. Without ../shared the fixture part exits 77.
+ * is refused naming its key; a profile without "_sp" is fitted per TP degree.
+ * Without ../shared the fixture part exits 77.
  */
 #include <jansson.h>
 #include <math.h>
@@ -187,6 +188,47 @@ static void test_bad_memory(void)
     tsl_cluster_free(&c);
 }
 
+/* A profile without "_sp": act(t) = repl + shard / t fitted by least squares
+ * (exact here: 20 + 80/t MB a sample at t = 1, 2, 4), the checkpoint as
+ * given, and the parameters from parameter_size (fp32 MB). */
+static void test_fit_without_sp(void)
+{
+    char dir[] = "/tmp/tsl-galv-XXXXXX", path[64];
+    if (mkdtemp(dir) == NULL)
+        return;
+    snprintf(path, sizeof path, "%s/memory_profiling_fit.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"layertype_0\": {\"1024\": {\"parameter_size\": 48,"
+          " \"tp_activation_per_bsz_dict\": {\"1\": 100, \"2\": 60, \"4\": 40,"
+          " \"checkpoint\": 4}}}}",
+          f);
+    fclose(f);
+    tsl_model_t m = {0};
+    tsl_cluster_t c = {0};
+    tsl_err_t err = {0};
+    tsl_galvatron_import_t g;
+    CHECK(tsl_model_preset("GPT2-345M", &m, NULL) == 0 &&
+              tsl_cluster_parse_spec(&c, "8xA100-80G", NULL) == 0,
+          "inputs");
+    uint64_t emb = m.layers[0].params;
+    CHECK(tsl_galvatron_import(dir, &m, &c, &g, &err) == 0 && !g.memory_sp &&
+              g.memory_layers == m.n_layers - 2,
+          "imports %u layers: %s", g.memory_layers, err.msg);
+    const tsl_layer_t *l = &m.layers[5];
+    CHECK(fabs((double)l->act_repl_bytes - 20 * MIB) <= 1 &&
+              fabs((double)l->act_shard_bytes - 80 * MIB) <= 1,
+          "repl %llu, shard %llu", (unsigned long long)l->act_repl_bytes,
+          (unsigned long long)l->act_shard_bytes);
+    CHECK(l->bnd_act_bytes == (uint64_t)(4 * MIB) && l->params == (uint64_t)(48 * MIB / 4) &&
+              m.layers[0].params == emb,
+          "checkpoint %llu, params %llu, the embedding untouched",
+          (unsigned long long)l->bnd_act_bytes, (unsigned long long)l->params);
+    remove(path);
+    rmdir(dir);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 static void test_empty_dir(void)
 {
     tsl_model_t m = {0};
@@ -209,6 +251,7 @@ int main(void)
     char probe[600];
     test_empty_dir();
     test_bad_memory();
+    test_fit_without_sp();
     snprintf(probe, sizeof probe, "%s/fixtures/galvatron/llama2-7b", shared ? shared : "");
     if (shared == NULL || access(probe, R_OK) != 0) {
         int rc = CHECK_DONE();
