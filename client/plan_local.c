@@ -161,6 +161,22 @@ static int write_trace(const char *path, const tsl_plan_t *best, const tsl_model
     return TSL_EXIT_OK;
 }
 
+/* The figures a Galvatron import read, GB/s (inter_node_gbps is the one used). */
+static json_t *galvatron_json(const tsl_galvatron_import_t *g)
+{
+    json_t *sp = json_object();
+    for (uint32_t i = 0; i < g->sp_groups; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "%u", g->sp_n[i]);
+        json_object_set_new(sp, n, json_real(g->sp_busbw[i] / 1e9));
+    }
+    return json_pack("{s:i, s:b, s:f, s:f, s:f, s:f, s:o}", "memory_layers", (int)g->memory_layers,
+                     "memory_sp", g->memory_sp, "inter_node_gbps", g->inter_bw / 1e9,
+                     "inter_allreduce_gbps", g->inter_allreduce_bw / 1e9, "inter_p2p_gbps",
+                     g->inter_p2p_bw / 1e9, "inter_wide_allreduce_gbps",
+                     g->inter_wide_allreduce_bw / 1e9, "sp_time_busbw_gbps", sp);
+}
+
 /* Where the plan's figures came from (issue 8): a "figures" key and line;
  * memory and inter_node say what a Galvatron import replaced (issue 11). */
 static json_t *figures_json(const tsl_profile_t *p, const tsl_profile_use_t *use,
@@ -175,6 +191,9 @@ static json_t *figures_json(const tsl_profile_t *p, const tsl_profile_use_t *use
                           "line", line);
     if (f != NULL && on)
         json_object_set_new(f, "hardware", json_pack("{s:s, s:s}", "gpu", p->gpu, "link", p->link));
+    if (f != NULL && (g->memory_layers || g->inter_allreduce_bw > 0 || g->inter_p2p_bw > 0 ||
+                      g->sp_groups)) /* what the import read, used or not (galvatron_import.h) */
+        json_object_set_new(f, "galvatron", galvatron_json(g));
     if (f != NULL) {
         json_object_set_new(f, "memory", json_string(g->memory_layers ? "measured" : "built-in"));
         json_object_set_new(f, "inter_node",

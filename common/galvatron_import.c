@@ -277,11 +277,12 @@ static int read_links(void *ud, const char *path, const char *name, tsl_err_t *e
     return 0;
 }
 
-/* sp_time: bus bandwidth of each group size at its largest message. */
+/* sp_time: bus bandwidth of each group size at its largest message (TP groups
+ * inside a node: a one-node file of our node size serves any node count). */
 static int read_sp(void *ud, const char *path, const char *name, tsl_err_t *err)
 {
-    link_read_t *lr = ud;
-    if (!our_shape(lr, name, "sp_time_"))
+    link_read_t *lr = ud, one = {1, lr->gpus, lr->g};
+    if (lr->g->sp_groups || !(our_shape(lr, name, "sp_time_") || our_shape(&one, name, "sp_time_")))
         return 0;
     json_t *o = tsl_galvatron_load_json(path, err), *v;
     if (o == NULL)

@@ -29,7 +29,7 @@
  *       one stage per node, every stage boundary crossing nodes.
  *       The cluster's inter-node bandwidth becomes the smaller of the two
  *       (both measure one GPU's path between nodes; AMP's slowest link).
- *   sp_time_{N}nodes_{G}gpus_per_node.json: allreduce_size_{n}_{M}MB_time in
+ *   sp_time_{N|1}nodes_{G}gpus_per_node.json: allreduce_size_{n}_{M}MB_time in
  *       ms, read as the bus bandwidth 2(n−1)/n · M / t at the largest M of each
  *       n and reported: Tessel prices TP collectives at the node's one bus
  *       bandwidth (the all-reduce file's), with no per-group-size place.
