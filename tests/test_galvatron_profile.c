@@ -137,6 +137,7 @@ static void test_import(const char *shared)
           g.inter_allreduce_bw / 1e9, g.inter_p2p_bw / 1e9);
     CHECK(fabs(g.inter_wide_allreduce_bw - 44.682e9) < 1, "16 consecutive: %.3f GB/s",
           g.inter_wide_allreduce_bw / 1e9);
+    CHECK(g.sp_groups == 3, "the one-node sp_time file on two nodes: %u group sizes", g.sp_groups);
     char line[256];
     tsl_galvatron_import_describe(&g, line, sizeof line);
     CHECK(strstr(line, "memory galvatron (34 layers, sp profile)") &&
