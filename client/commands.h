@@ -66,6 +66,10 @@ int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co);
 struct tsl_model;
 struct tsl_err;
 int tsl_plan_load_model(const tsl_plan_opts_t *po, struct tsl_model *m, struct tsl_err *err);
+/* --galvatron-profile through tesseld: the cluster with the imported hardware
+ * figures as cluster JSON text (*json_text, free()) and what was and was not
+ * sent (*sources, strings). 0, or the exit code after reporting. */
+int tsl_plan_galvatron_cluster(const tsl_plan_opts_t *po, char **json_text, json_t **sources);
 
 /* Remote mode and the daemon subcommands (client/remote.c). argv[0] is the
  * subcommand name. */

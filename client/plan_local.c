@@ -10,11 +10,13 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "cluster_json.h"
 #include "commands.h"
 #include "export.h"
+#include "galvatron_import.h"
 #include "galvatron_profile.h"
 #include "hf_config.h"
 #include "plan_json.h"
@@ -159,8 +161,26 @@ static int write_trace(const char *path, const tsl_plan_t *best, const tsl_model
     return TSL_EXIT_OK;
 }
 
-/* Where the plan's figures came from (issue 8): a "figures" key and line. */
-static json_t *figures_json(const tsl_profile_t *p, const tsl_profile_use_t *use, const char *line)
+/* The figures a Galvatron import read, GB/s (inter_node_gbps is the one used). */
+static json_t *galvatron_json(const tsl_galvatron_import_t *g)
+{
+    json_t *sp = json_object();
+    for (uint32_t i = 0; i < g->sp_groups; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "%u", g->sp_n[i]);
+        json_object_set_new(sp, n, json_real(g->sp_busbw[i] / 1e9));
+    }
+    return json_pack("{s:i, s:b, s:f, s:f, s:f, s:f, s:o}", "memory_layers", (int)g->memory_layers,
+                     "memory_sp", g->memory_sp, "inter_node_gbps", g->inter_bw / 1e9,
+                     "inter_allreduce_gbps", g->inter_allreduce_bw / 1e9, "inter_p2p_gbps",
+                     g->inter_p2p_bw / 1e9, "inter_wide_allreduce_gbps",
+                     g->inter_wide_allreduce_bw / 1e9, "sp_time_busbw_gbps", sp);
+}
+
+/* Where the plan's figures came from (issue 8): a "figures" key and line;
+ * memory and inter_node say what a Galvatron import replaced (issue 11). */
+static json_t *figures_json(const tsl_profile_t *p, const tsl_profile_use_t *use,
+                            const tsl_galvatron_import_t *g, const char *line)
 {
     bool on = p != NULL && use->compute;
     const char *what = !on ? "built-in" : p->simulated ? "simulated" : "measured";
@@ -171,6 +191,14 @@ static json_t *figures_json(const tsl_profile_t *p, const tsl_profile_use_t *use
                           "line", line);
     if (f != NULL && on)
         json_object_set_new(f, "hardware", json_pack("{s:s, s:s}", "gpu", p->gpu, "link", p->link));
+    if (f != NULL && (g->memory_layers || g->inter_allreduce_bw > 0 || g->inter_p2p_bw > 0 ||
+                      g->sp_groups)) /* what the import read, used or not (galvatron_import.h) */
+        json_object_set_new(f, "galvatron", galvatron_json(g));
+    if (f != NULL) {
+        json_object_set_new(f, "memory", json_string(g->memory_layers ? "measured" : "built-in"));
+        json_object_set_new(f, "inter_node",
+                            json_string(g->inter_bw > 0 ? "measured" : "built-in"));
+    }
     return f;
 }
 
@@ -225,41 +253,95 @@ static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl
     return TSL_EXIT_OK;
 }
 
+/* What a plan runs on: the model and cluster of po with the figures of
+ * --profile / --galvatron-profile attached, and the figures line. */
+typedef struct inputs {
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_profile_t *prof; /* borrowed by c */
+    tsl_profile_use_t use;
+    tsl_galvatron_import_t gal;
+    char line[512];
+} inputs_t;
+
+static void inputs_free(inputs_t *in)
+{
+    tsl_model_free(&in->m);
+    tsl_cluster_free(&in->c);
+    free(in->prof);
+}
+
+static int inputs_load(const tsl_plan_opts_t *po, inputs_t *in, tsl_err_t *err)
+{
+    memset(in, 0, sizeof(*in));
+    if (tsl_plan_load_model(po, &in->m, err) != 0)
+        return -1;
+    if (po->cluster == NULL)
+        return tsl_err_set(err, "cluster: missing; give --cluster 8xA100-80G or a JSON file");
+    if (tsl_cluster_from_arg(po->cluster, &in->c, err) != 0)
+        return -1;
+    if (po->profile != NULL && (tsl_profile_json_load(po->profile, &in->prof, err) != 0 ||
+                                tsl_profile_attach(&in->c, in->prof, &in->use, err) != 0))
+        return -1;
+    const char *g = po->galvatron_profile;
+    if (g != NULL && (tsl_galvatron_profile_load(g, &in->m, &in->c, &in->prof, err) != 0 ||
+                      tsl_profile_attach(&in->c, in->prof, &in->use, err) != 0 ||
+                      tsl_galvatron_import(g, &in->m, &in->c, &in->gal, err) != 0))
+        return -1;
+    size_t n = tsl_profile_describe(in->prof, &in->use, in->line, sizeof(in->line));
+    if (n < sizeof(in->line))
+        tsl_galvatron_import_describe(&in->gal, in->line + n, sizeof(in->line) - n);
+    return 0;
+}
+
 int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
 {
-    tsl_model_t m = {0};
-    tsl_cluster_t c = {0};
+    inputs_t *in = malloc(sizeof(*in));
     tsl_err_t err = {0};
-    tsl_profile_t *prof = NULL;
-    json_t *figures = NULL;
     int rc = TSL_EXIT_USAGE;
-    if (tsl_plan_load_model(po, &m, &err) != 0)
-        goto fail;
-    if (po->cluster == NULL) {
-        tsl_err_set(&err, "cluster: missing; give --cluster 8xA100-80G or a JSON file");
-        goto fail;
+    if (in == NULL || inputs_load(po, in, &err) != 0) {
+        fprintf(stderr, "tesselctl: %s\n", in ? err.msg : "out of memory");
+    } else {
+        json_t *figures = figures_json(in->prof, &in->use, &in->gal, in->line);
+        rc = run_search(po, &in->m, &in->c, &po->req, co, figures);
+        json_decref(figures);
     }
-    if (tsl_cluster_from_arg(po->cluster, &c, &err) != 0)
-        goto fail;
-    tsl_profile_use_t use = {0};
-    char line[512];
-    if (po->profile != NULL && (tsl_profile_json_load(po->profile, &prof, &err) != 0 ||
-                                tsl_profile_attach(&c, prof, &use, &err) != 0))
-        goto fail;
-    if (po->galvatron_profile != NULL &&
-        (tsl_galvatron_profile_load(po->galvatron_profile, &m, &c, &prof, &err) != 0 ||
-         tsl_profile_attach(&c, prof, &use, &err) != 0))
-        goto fail;
-    tsl_profile_describe(prof, &use, line, sizeof(line));
-    figures = figures_json(prof, &use, line);
-    rc = run_search(po, &m, &c, &po->req, co, figures);
-    goto out;
-fail:
-    fprintf(stderr, "tesselctl: %s\n", err.msg);
-out:
-    json_decref(figures);
-    tsl_model_free(&m);
-    tsl_cluster_free(&c);
-    free(prof);
+    if (in != NULL)
+        inputs_free(in);
+    free(in);
+    return rc;
+}
+
+int tsl_plan_galvatron_cluster(const tsl_plan_opts_t *po, char **json_text, json_t **sources)
+{
+    inputs_t *in = malloc(sizeof(*in));
+    tsl_err_t err = {0};
+    int rc = TSL_EXIT_USAGE;
+    *json_text = NULL;
+    if (in == NULL || inputs_load(po, in, &err) != 0) {
+        fprintf(stderr, "tesselctl: %s\n", in ? err.msg : "out of memory");
+    } else {
+        json_t *doc = tsl_cluster_to_json(&in->c);
+        *json_text = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+        json_decref(doc);
+        char sent[700];
+        const tsl_gpu_spec_t *gpu = &in->c.gpu_types[in->c.nodes[0].gpu_type];
+        double intra = in->c.nodes[0].intra_bw > 0 ? in->c.nodes[0].intra_bw : gpu->intra_bw;
+        snprintf(sent, sizeof sent,
+                 "galvatron-profile %s: sent as the cluster JSON: efficiency %.3f (the "
+                 "measured FFN block rate over peak), intra-node %.1f GB/s, inter-node "
+                 "%.2f GB/s (%s), overlap %.3f",
+                 po->galvatron_profile, gpu->efficiency, intra / 1e9, in->c.inter_bw / 1e9,
+                 in->gal.inter_bw > 0 ? "galvatron" : "the cluster's", in->c.overlap_slowdown);
+        *sources = json_pack("[s, s]", sent,
+                             "not sent: per-micro-batch block times and memory profiles (a "
+                             "PlanRequest carries neither; --local plans on them)");
+        rc = *json_text && *sources ? 0 : TSL_EXIT_SERVER;
+        if (rc != 0)
+            fprintf(stderr, "tesselctl: out of memory\n");
+    }
+    if (in != NULL)
+        inputs_free(in);
+    free(in);
     return rc;
 }

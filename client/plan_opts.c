@@ -42,9 +42,11 @@ static const char plan_usage_tail[] =
     "  --local             run the planner in this process instead of tesseld\n"
     "  --profile FILE      with --local: plan on a measured profile (tessel-worker profile\n"
     "                      --json, docs/profile-format.md) instead of built-in figures\n"
-    "  --galvatron-profile DIR  with --local: plan on Galvatron's profiles in DIR\n"
-    "                      (computation_profiling_*.json; allreduce_bandwidth_*.json and\n"
-    "                      overlap_coefficient.json there or in DIR/../hardware)\n"
+    "  --galvatron-profile DIR  plan on Galvatron's profiles in DIR (computation_ and\n"
+    "                      memory_profiling_*.json; allreduce_bandwidth_*, p2p_bandwidth_*,\n"
+    "                      sp_time_* and overlap_coefficient.json there or in\n"
+    "                      DIR/../hardware). Through tesseld only the hardware figures\n"
+    "                      travel (as the cluster JSON): block times and memory need --local\n"
     "  --timeout S         give up after S seconds (remote and --local alike; exit 5)\n"
     "  --force             ignore tesseld's cached plan and search again\n"
     "  --json              print the plan document as JSON (docs/plan-format.md)\n"
@@ -53,7 +55,8 @@ static const char plan_usage_tail[] =
     "                      takes it, instead of the table; a plan the stack cannot run is\n"
     "                      refused with the reason, exit 4 (docs/exports.md; with --local)\n"
     "  --trace FILE        also write the simulated 1F1B timeline of the best plan as a\n"
-    "                      Chrome trace (Perfetto, chrome://tracing; with --local)\n";
+    "                      Chrome trace (Perfetto, chrome://tracing; through tesseld\n"
+    "                      too: ExportPlan format trace)\n";
 
 /* ---- the request's options, from request_fields.h ------------------------------ */
 
@@ -244,18 +247,19 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
               stderr);
         return TSL_EXIT_USAGE;
     }
-    if ((po.export_format || po.trace) && !po.local) {
-        fprintf(stderr,
-                "tesselctl: plan: --%s needs --local; for a plan in tesseld use "
-                "`tesselctl plans export FP --format FORMAT`\n",
-                po.export_format ? "export" : "trace");
+    if (po.export_format && !po.local) {
+        fprintf(stderr, "tesselctl: plan: --export needs --local; for a plan in tesseld use "
+                        "`tesselctl plans export FP --format FORMAT`\n");
         return TSL_EXIT_USAGE;
     }
-    if ((po.profile != NULL || po.galvatron_profile != NULL) && !po.local) {
-        fprintf(stderr,
-                "tesselctl: --%s: works with --local only (tesseld's profiles come "
-                "from its registered workers: --cluster registered)\n",
-                po.profile ? "profile" : "galvatron-profile");
+    if (po.profile != NULL && !po.local) {
+        fprintf(stderr, "tesselctl: --profile: works with --local only (tesseld's profiles come "
+                        "from its registered workers: --cluster registered)\n");
+        return TSL_EXIT_USAGE;
+    }
+    if (po.galvatron_profile != NULL && po.cluster && strcmp(po.cluster, "registered") == 0) {
+        fprintf(stderr, "tesselctl: --galvatron-profile: give the cluster it was measured on "
+                        "(--cluster SPEC or FILE), not registered\n");
         return TSL_EXIT_USAGE;
     }
     if (po.profile != NULL && po.galvatron_profile != NULL) {

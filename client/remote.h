@@ -103,6 +103,12 @@ int tsl_remote_request_cluster(const tsl_plan_opts_t *po, const tsl_client_opts_
                                Tessel__V1__PlanRequest *req, json_t **sources);
 void tsl_remote_request_free(Tessel__V1__PlanRequest *req);
 
+/* ExportPlan of plan fp in format, written to path (stdout when NULL or "-";
+ * remote_export.c: `plans export` and `plan --trace FILE` through tesseld).
+ * 0, or the exit code after reporting. */
+int tsl_remote_export_to(const tsl_client_opts_t *co, const char *fp, const char *format,
+                         const char *path);
+
 /* "tesselctl: <fmt>" on stderr; returns `code`. */
 int tsl_remote_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

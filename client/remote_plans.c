@@ -80,8 +80,9 @@ static const char export_usage[] =
     "Options:\n"
     "  --format FORMAT  json (the default: the plan document of docs/plan-format.md),\n"
     "                   megatron (Megatron-LM launch arguments), deepspeed (a DeepSpeed\n"
-    "                   config JSON), torchtitan (a torchtitan TOML) or galvatron (a\n"
-    "                   Galvatron strategy JSON); see docs/exports.md\n"
+    "                   config JSON), torchtitan (a torchtitan TOML), galvatron (a\n"
+    "                   Galvatron strategy JSON) or trace (the simulated 1F1B timeline\n"
+    "                   as a Chrome trace: Perfetto, chrome://tracing); see docs/exports.md\n"
     "  -o, --output FILE  write to FILE instead of stdout\n"
     "  --server ADDR, --token T, --timeout S   as for every subcommand\n"
     "  (--json is accepted; the export is written as the daemon produced it)\n"
@@ -206,77 +207,14 @@ static int plans_delete(int argc, char **argv, tsl_client_opts_t *co)
 
 /* ---- export -------------------------------------------------------------------- */
 
-static bool is_text(const char *content_type)
-{
-    return content_type && (strncmp(content_type, "application/json", 16) == 0 ||
-                            strncmp(content_type, "text/", 5) == 0);
-}
-
-static int write_all(FILE *f, const ProtobufCBinaryData *d, bool text)
-{
-    bool nl = text && d->len > 0 && d->data[d->len - 1] != '\n';
-
-    if (d->len && fwrite(d->data, 1, d->len, f) != d->len)
-        return -1;
-    if (nl && fputc('\n', f) == EOF)
-        return -1;
-    return fflush(f) == 0 ? 0 : -1;
-}
-
-static int write_file(const char *path, const ProtobufCBinaryData *d, bool text)
-{
-    size_t n = strlen(path) + 5;
-    char *tmp = malloc(n);
-    FILE *f;
-    int rc = -1;
-
-    if (!tmp)
-        return -1;
-    snprintf(tmp, n, "%s.tmp", path);
-    if ((f = fopen(tmp, "wb")) != NULL) {
-        rc = write_all(f, d, text);
-        if (fclose(f) != 0)
-            rc = -1;
-        if (rc == 0)
-            rc = rename(tmp, path);
-        if (rc != 0)
-            unlink(tmp);
-    }
-    free(tmp);
-    return rc;
-}
-
-static int write_export(const fp_opts_t *fo, const Tessel__V1__ExportPlanResponse *r)
-{
-    bool text = is_text(r->content_type);
-
-    if (!fo->output || strcmp(fo->output, "-") == 0)
-        return write_all(stdout, &r->content, text) == 0
-                   ? TSL_EXIT_OK
-                   : tsl_remote_fail(TSL_EXIT_SERVER, "plans export: cannot write to stdout");
-    if (write_file(fo->output, &r->content, text) != 0)
-        return tsl_remote_fail(TSL_EXIT_SERVER, "plans export: cannot write '%s': %m", fo->output);
-    return TSL_EXIT_OK;
-}
-
 static int plans_export(int argc, char **argv, tsl_client_opts_t *co)
 {
-    Tessel__V1__ExportPlanRequest req = TESSEL__V1__EXPORT_PLAN_REQUEST__INIT;
-    ProtobufCMessage *reply = NULL;
     fp_opts_t fo = {.format = "json"};
     int rc = parse_fp("plans export", export_usage, true, argc, argv, co, &fo);
 
     if (rc != 0)
         return rc < 0 ? TSL_EXIT_OK : rc;
-    req.fingerprint = (char *)fo.fingerprint;
-    req.format = (char *)fo.format;
-    rc = tsl_remote_call(co, TSL_RPC_EXPORT_PLAN, &req.base,
-                         &tessel__v1__export_plan_response__descriptor, &reply);
-    if (rc == 0)
-        rc = write_export(&fo, (const Tessel__V1__ExportPlanResponse *)reply);
-    if (reply)
-        protobuf_c_message_free_unpacked(reply, NULL);
-    return rc;
+    return tsl_remote_export_to(co, fo.fingerprint, fo.format, fo.output);
 }
 
 /* ---- dispatch ---------------------------------------------------------------- */

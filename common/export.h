@@ -41,7 +41,10 @@ typedef enum tsl_export_format {
     TSL_EXPORT_DEEPSPEED,
     TSL_EXPORT_TORCHTITAN,
     TSL_EXPORT_GALVATRON,
-    TSL_EXPORT_COUNT
+    TSL_EXPORT_COUNT,
+    /* not a training stack: the simulated timeline of a stored plan
+     * (tsl_export_stored only; trace_json.h), application/json */
+    TSL_EXPORT_TRACE = TSL_EXPORT_COUNT + 1
 } tsl_export_format_t;
 
 /* "megatron", ... (case-insensitive). Fails naming the known formats. */
@@ -71,7 +74,9 @@ int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err);
  * Export of a plan the daemon stored: request_json is the request as the daemon
  * keeps it ({"model_preset": NAME} or {"hf_config": {...}}, "seq_len"), result_json
  * the search-result document. Rebuilds the model, reads the document's "plan"
- * and calls tsl_export().
+ * and calls tsl_export(), or for TSL_EXPORT_TRACE writes tsl_trace_plan()'s
+ * Chrome trace (the stage timings the document stores: fwd_s, time_s,
+ * time_nosync_s, p2p_s, interleave).
  */
 int tsl_export_stored(tsl_export_format_t f, const char *request_json, const char *result_json,
                       char **text, size_t *len, tsl_err_t *err);

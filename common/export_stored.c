@@ -8,6 +8,7 @@
 
 #include "export.h"
 #include "hf_config.h"
+#include "trace_json.h"
 
 static uint32_t u32_of(const json_t *o, const char *key)
 {
@@ -34,6 +35,10 @@ static int read_stage(const json_t *st, uint32_t s, tsl_plan_t *out, tsl_err_t *
     ps->n_devices = u32_of(st, "n_devices");
     ps->inflight = u32_of(st, "inflight");
     ps->time_s = json_number_value(json_object_get(st, "time_s"));
+    /* the timing a trace replays (trace_json.h) */
+    ps->fwd_s = json_number_value(json_object_get(st, "fwd_s"));
+    ps->time_nosync_s = json_number_value(json_object_get(st, "time_nosync_s"));
+    ps->p2p_s = json_number_value(json_object_get(st, "p2p_s"));
     ps->peak_bytes = (uint64_t)json_integer_value(json_object_get(st, "peak_bytes"));
     if (ps->n_layers == 0 || ps->n_devices == 0 || ps->first_layer != out->n_layers ||
         ps->first_layer + ps->n_layers > TSL_PLAN_MAX_LAYERS)
@@ -70,6 +75,7 @@ int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
     out->global_batch = u32_of(plan, "global_batch");
     out->micro_batch = u32_of(plan, "micro_batch");
     out->n_micro = u32_of(plan, "n_micro");
+    out->interleave = u32_of(plan, "interleave");
     out->iter_time_s = json_number_value(json_object_get(plan, "iter_time_s"));
     out->samples_per_s = json_number_value(json_object_get(plan, "samples_per_s"));
     out->peak_bytes = (uint64_t)json_integer_value(json_object_get(plan, "peak_bytes"));
@@ -104,6 +110,21 @@ static int stored_model(const json_t *req, const json_t *doc, tsl_model_t *m, ts
     return rc;
 }
 
+/* The stored plan's Chrome trace as compact JSON text (trace_json.h). */
+static int trace_text(const tsl_plan_t *p, const tsl_model_t *m, char **text, size_t *len,
+                      tsl_err_t *err)
+{
+    json_t *doc = tsl_trace_plan(p, m, err);
+    if (doc == NULL)
+        return -1;
+    *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    json_decref(doc);
+    if (*text == NULL)
+        return tsl_err_setc(err, TSL_E_NOMEM, "trace: out of memory");
+    *len = strlen(*text);
+    return 0;
+}
+
 int tsl_export_stored(tsl_export_format_t f, const char *request_json, const char *result_json,
                       char **text, size_t *len, tsl_err_t *err)
 {
@@ -125,7 +146,8 @@ int tsl_export_stored(tsl_export_format_t f, const char *request_json, const cha
         tsl_err_prefix(err, "stored plan");
         goto out;
     }
-    rc = tsl_export(f, p, &m, text, len, err);
+    rc = f == TSL_EXPORT_TRACE ? trace_text(p, &m, text, len, err)
+                               : tsl_export(f, p, &m, text, len, err);
 out:
     tsl_model_free(&m);
     free(p);

@@ -17,10 +17,8 @@ typedef struct point {
     double ms;
 } point_t;
 
-/* Every file of the search directories whose name starts with prefix, in turn. */
-typedef int (*file_fn)(void *ud, const char *path, const char *name, tsl_err_t *err);
-
-static int each_file(const char *dir, const char *prefix, file_fn fn, void *ud, tsl_err_t *err)
+int tsl_galvatron_each_file(const char *dir, const char *prefix, tsl_galvatron_file_fn fn, void *ud,
+                            tsl_err_t *err)
 {
     static const char *const subs[] = {"", "/hardware", "/../hardware"};
     char d[4096], path[4400];
@@ -46,7 +44,7 @@ static int each_file(const char *dir, const char *prefix, file_fn fn, void *ud, 
     return 0;
 }
 
-static json_t *load(const char *path, tsl_err_t *err)
+json_t *tsl_galvatron_load_json(const char *path, tsl_err_t *err)
 {
     json_error_t je;
     json_t *o = json_load_file(path, 0, &je);
@@ -67,7 +65,7 @@ static int read_computation(void *ud, const char *path, const char *name, tsl_er
 {
     (void)name;
     comp_t *cp = ud;
-    json_t *o = load(path, err), *v;
+    json_t *o = tsl_galvatron_load_json(path, err), *v;
     const char *key;
     if (o == NULL)
         return -1;
@@ -140,7 +138,7 @@ static int read_allreduce(void *ud, const char *path, const char *name, tsl_err_
         nodes != 1 || (hw->best_gpus == hw->want_gpus) ||
         (gpus != hw->want_gpus && gpus < hw->best_gpus))
         return 0;
-    json_t *o = load(path, err);
+    json_t *o = tsl_galvatron_load_json(path, err);
     if (o == NULL)
         return -1;
     char key[64];
@@ -158,7 +156,7 @@ static int read_overlap(void *ud, const char *path, const char *name, tsl_err_t 
 {
     (void)name;
     hw_t *hw = ud;
-    json_t *o = load(path, err);
+    json_t *o = tsl_galvatron_load_json(path, err);
     if (o == NULL)
         return -1;
     json_t *v = json_object_get(o, "overlap_coe");
@@ -178,7 +176,7 @@ static int load_compute(const char *dir, const tsl_model_t *m, tsl_profile_t *p,
         goto out;
     }
     cp->seq = m->tokens_per_sample;
-    if (each_file(dir, "computation_profiling_", read_computation, cp, err) != 0)
+    if (tsl_galvatron_each_file(dir, "computation_profiling_", read_computation, cp, err) != 0)
         goto out;
     for (uint32_t b = 1; b <= 4096; b++) {
         double ms = layer_ms(cp, b);
@@ -211,8 +209,8 @@ int tsl_galvatron_profile_load(const char *dir, const tsl_model_t *m, const tsl_
              c->n_nodes ? c->gpu_types[c->nodes[0].gpu_type].name : "");
     hw_t hw = {.want_gpus = c->n_nodes ? c->nodes[0].n_gpus : 0};
     if (load_compute(dir, m, p, err) != 0 ||
-        each_file(dir, "allreduce_bandwidth_", read_allreduce, &hw, err) != 0 ||
-        each_file(dir, "overlap_coefficient", read_overlap, &hw, err) != 0 ||
+        tsl_galvatron_each_file(dir, "allreduce_bandwidth_", read_allreduce, &hw, err) != 0 ||
+        tsl_galvatron_each_file(dir, "overlap_coefficient", read_overlap, &hw, err) != 0 ||
         tsl_profile_finish(p, err) != 0) {
         free(p);
         return -1;

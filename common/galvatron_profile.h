@@ -15,8 +15,9 @@
  *       cluster's GPUs per node, else the widest): allreduce_size_G_consec_1 GB/s
  *       → intra_busbw over G.
  *   overlap_coefficient.json  overlap_coe → overlap_slowdown.
- * Read but not used: memory_profiling_* (Tessel derives memory from shapes),
- * p2p_bandwidth_* and sp_time_* (Tessel's links come from the cluster spec).
+ * Memory profiles, multi-node all-reduce and p2p bandwidths are applied to the
+ * model and cluster by tsl_galvatron_import (galvatron_import.h); sp_time_* is
+ * read there and reported.
  *
  * The files are looked for in dir, dir/hardware and dir/../hardware (Galvatron
  * keeps model and hardware profiles apart). The profile is for the GPU type of
@@ -24,6 +25,8 @@
  */
 #ifndef TSL_GALVATRON_PROFILE_H
 #define TSL_GALVATRON_PROFILE_H
+
+#include <jansson.h>
 
 #include "cluster.h"
 #include "err.h"
@@ -35,5 +38,13 @@
  * holds no two layer counts at m's sequence length or a file is malformed. */
 int tsl_galvatron_profile_load(const char *dir, const tsl_model_t *m, const tsl_cluster_t *c,
                                tsl_profile_t **out, tsl_err_t *err);
+
+/* Shared with galvatron_import.c: calls fn for every DIR, DIR/hardware and
+ * DIR/../hardware file named prefix*.json (stops at the first non-zero), and
+ * loads one file as a JSON object (NULL with err naming the file). */
+typedef int (*tsl_galvatron_file_fn)(void *ud, const char *path, const char *name, tsl_err_t *err);
+int tsl_galvatron_each_file(const char *dir, const char *prefix, tsl_galvatron_file_fn fn, void *ud,
+                            tsl_err_t *err);
+json_t *tsl_galvatron_load_json(const char *path, tsl_err_t *err);
 
 #endif

@@ -17,10 +17,15 @@ typedef struct trace {
     uint32_t v; /* model chunks per stage (interleaved 1F1B), 1 for plain 1F1B */
 } trace_t;
 
+/* Slices shorter than this are rounding noise of the simulated times (a
+ * "bubble" of 1e-17 s between two ops that meet), not events: a picosecond,
+ * far below the document's microsecond resolution. */
+#define TRACE_MIN_S 1e-12
+
 static void put(trace_t *t, uint32_t stage, int tid, const char *name, const char *cat,
                 double start_s, double dur_s, int micro)
 {
-    if (dur_s <= 0)
+    if (dur_s < TRACE_MIN_S)
         return;
     json_t *e =
         json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i}", "name", name, "cat", cat, "ph", "X", "ts",

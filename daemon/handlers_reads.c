@@ -178,17 +178,22 @@ void tsl_handle_delete_plan(tsl_call_t *call)
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
-/* "" and "json": the stored document; the others: common/export.h. *f is set
- * to TSL_EXPORT_COUNT for json. */
+/* "" and "json": the stored document; "trace": its simulated timeline
+ * (TSL_EXPORT_TRACE); the others: common/export.h. *f is set to
+ * TSL_EXPORT_COUNT for json. */
 static bool export_format(tsl_call_t *call, const char *format, tsl_export_format_t *f)
 {
     tsl_err_t err = {0};
     *f = TSL_EXPORT_COUNT;
     if (!format[0] || strcasecmp(format, "json") == 0)
         return true;
+    if (strcasecmp(format, "trace") == 0) {
+        *f = TSL_EXPORT_TRACE;
+        return true;
+    }
     if (tsl_export_format_parse(format, f, &err) == 0)
         return true;
-    tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s", err.msg);
+    tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s (or trace)", err.msg);
     return false;
 }
 
@@ -216,7 +221,10 @@ static void export_stored(tsl_call_t *call, tsl_export_format_t f, const tsl_sto
                       "%s", err.msg);
         return;
     }
-    reply_export(call, tsl_export_format_name(f), tsl_export_content_type(f), text, len);
+    if (f == TSL_EXPORT_TRACE)
+        reply_export(call, "trace", "application/json", text, len);
+    else
+        reply_export(call, tsl_export_format_name(f), tsl_export_content_type(f), text, len);
     free(text);
 }
 

@@ -84,6 +84,9 @@ typedef struct tsl_engine {
     tsl_target_view_t *tview;   /* scratch for the target check (space->target only) */
     int8_t uniform_ckpt;        /* during a uniform pass: blocks take item 1 (CKPT) when 1,
                                    item 0 when 0; -1: not in a uniform pass */
+    uint32_t uniform_block_n;   /* with uniform_ckpt 1: only the first N Transformer layers
+                                   of each stage take CKPT (Megatron-LM's --recompute-method
+                                   block); 0: all of them */
     double bar_samples_per_s;   /* during the sweep: the best throughput so far; an interleave
                                    that cannot beat it is not costed (0: cost every one) */
     tsl_plan_t *per_pp;         /* NULL, or [n_groups] set by the caller: tsl_engine_run

@@ -127,6 +127,7 @@ static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster
     e->req = r;
     e->space = space;
     e->uniform_ckpt = -1;
+    e->uniform_block_n = 0;
     e->budget_bytes = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_max_device_mem(c);
     e->bucket_bytes = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
 }
@@ -211,14 +212,19 @@ static bool is_block(const tsl_layer_t *l)
 }
 
 /* Whether the space lets layer take item j: a uniform pass gives the blocks
- * item uniform_ckpt and the rest item 0; a stack never recomputes the embedding
- * or the head. */
+ * item uniform_ckpt (with uniform_block_n, only the blocks before position N
+ * of the stage: pos counts the stage's blocks before this one) and the rest
+ * item 0; a stack never recomputes the embedding or the head. */
 static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t layer,
-                         uint32_t j)
+                         uint32_t pos, uint32_t j)
 {
     bool block = is_block(&e->model->layers[layer]);
-    if (e->uniform_ckpt >= 0)
-        return j == (block ? (uint32_t)e->uniform_ckpt : 0u);
+    if (e->uniform_ckpt >= 0) {
+        uint32_t want = block ? (uint32_t)e->uniform_ckpt : 0u;
+        if (want && e->uniform_block_n && pos >= e->uniform_block_n)
+            want = 0;
+        return j == want;
+    }
     return !(e->space->ckpt_blocks_only && !block && g->items[j].ckpt);
 }
 
@@ -228,7 +234,7 @@ static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g,
 static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
                             uint32_t n, uint32_t m, uint32_t inflight)
 {
-    uint32_t S = e->max_strategies;
+    uint32_t S = e->max_strategies, pos = 0;
     for (uint32_t i = 0; i < n; i++) {
         const tsl_layer_cost_t *lc = &e->class_cost[e->layer_class[first + i] * S];
         const double *tr = &e->class_trans_s[e->layer_class[first + i] * S];
@@ -237,7 +243,7 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
             e->time_s[k] = lc[j].feasible ? (m - 1) * (lc[j].fwd_s + lc[j].bwd_s) + lc[j].fwd_s +
                                                 lc[j].bwd_sync_s
                                           : INFINITY;
-            if (!cell_allowed(e, g, first + i, j))
+            if (!cell_allowed(e, g, first + i, pos, j))
                 e->time_s[k] = INFINITY;
             e->saw_divisible |= lc[j].feasible;
             e->fwd_bytes[k] = lc[j].fwd_bytes * inflight;
@@ -245,6 +251,7 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
             e->ms_bytes[k] = lc[j].ms_bytes;
             e->trans_s[k] = 2.0 * m * tr[j]; /* every micro-batch, forward and backward */
         }
+        pos += is_block(&e->model->layers[first + i]);
     }
 }
 
@@ -517,8 +524,44 @@ void tsl_engine_eval_given(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m, 
     eval_config(e, &e->groups[0], B, P, m, v ? v : 1, first_layer, choice, plan);
 }
 
+/* The most Transformer layers a stage of first_layer holds. */
+static uint32_t max_stage_blocks(const tsl_engine_t *e, uint32_t P, const uint32_t *first_layer)
+{
+    uint32_t most = 0;
+    for (uint32_t s = 0; s < P; s++) {
+        uint32_t n = 0;
+        for (uint32_t i = first_layer[s]; i < first_layer[s + 1]; i++)
+            n += is_block(&e->model->layers[i]);
+        most = n > most ? n : most;
+    }
+    return most;
+}
+
+/* Megatron-LM's --recompute-method block: the first N blocks of every stage
+ * take CKPT. Only worth it where no CKPT does not fit and all does: the
+ * smallest N that fits (memory falls and time grows with N), by bisection. */
+static void eval_block_n(tsl_engine_t *e, const tsl_group_strategies_t *one, uint32_t B, uint32_t P,
+                         uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
+{
+    uint32_t lo = 1, hi = max_stage_blocks(e, P, first_layer); /* N = hi: all */
+    e->uniform_ckpt = 1;
+    while (lo < hi) {
+        e->uniform_block_n = lo + (hi - lo) / 2;
+        tsl_plan_init(e->cand);
+        eval_group(e, one, B, P, m, first_layer, e->cand);
+        if (e->cand->valid && (!plan->valid || tsl_plan_better(e->cand, plan)))
+            *plan = *e->cand;
+        if (e->cand->valid)
+            hi = e->uniform_block_n;
+        else
+            lo = e->uniform_block_n + 1;
+    }
+    e->uniform_block_n = 0;
+}
+
 /* A uniform space (Megatron-LM, DeepSpeed, torchtitan): each strategy of the
- * group for every layer, its blocks without CKPT and all with it; the best. */
+ * group for every layer, its blocks without CKPT and all with it (Megatron-LM
+ * also the first N of every stage); the best. */
 static void eval_uniform(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
                          uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
 {
@@ -532,13 +575,17 @@ static void eval_uniform(tsl_engine_t *e, const tsl_group_strategies_t *g, uint3
         bool ckpt = e->space->opts.allow_ckpt && !items[0].selective;
         tsl_group_strategies_t one = {
             .group_size = g->group_size, .n = ckpt ? 2 : 1, .items = items, .layout = layout};
+        bool fit[2] = {false, false};
         for (int8_t c = 0; c <= (ckpt ? 1 : 0); c++) {
             e->uniform_ckpt = c;
             tsl_plan_init(e->cand);
             eval_group(e, &one, B, P, m, first_layer, e->cand);
+            fit[c] = e->cand->valid;
             if (e->cand->valid && (!plan->valid || tsl_plan_better(e->cand, plan)))
                 *plan = *e->cand;
         }
+        if (ckpt && !fit[0] && fit[1] && e->space->target == TSL_TARGET_MEGATRON)
+            eval_block_n(e, &one, B, P, m, first_layer, plan);
     }
     e->uniform_ckpt = -1;
 }

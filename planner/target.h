@@ -12,7 +12,8 @@
  *               parallelism; no ZeRO-2/3; whole-layer stages of equal device
  *               counts whose middle stages hold equal Transformer layer counts
  *               (first/last may differ); CKPT of the first N layers of every
- *               stage (the same N) or selective recompute of all; interleaving
+ *               stage (the same N; a stage of fewer recomputes all; with v
+ *               chunks, the first v·N) or selective recompute of all; interleaving
  *               with equal stages that split evenly into the chunks.
  *   deepspeed   one strategy; ZeRO stage 0–3 (DP, DP+ZeRO-1/2, SDP), not DP with
  *               SDP; TP (AutoTP) and ZeRO-3 only without stages, ZeRO-2 neither;
@@ -102,8 +103,9 @@ int tsl_target_check_view(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err
 int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
                      tsl_target_view_t *scratch, tsl_err_t *err);
 
-/* Megatron's --recompute-num-layers N for a view that passed the megatron
- * check with some but not all layers checkpointed. */
+/* Megatron's --recompute-num-layers N (--recompute-method block: per model
+ * chunk) for a view that passed the megatron check with some but not all
+ * layers checkpointed. */
 uint32_t tsl_target_megatron_recompute(const tsl_target_view_t *v);
 
 /* Whether model m can be run by target t at all (its shape); err says why not. */

@@ -77,28 +77,51 @@ static int megatron_layout(const tsl_target_view_t *v, const tsl_target_uniform_
     return 0;
 }
 
-/* Checkpointed layers must be the first k of every stage, the same k. */
+/* The checkpointed Transformer layers at the start of stage s; -1 (err) when
+ * a later one is checkpointed after one that is not. */
+static int stage_ckpt_prefix(const tsl_target_view_t *v, uint32_t s, uint32_t *c, tsl_err_t *err)
+{
+    uint32_t first = v->stage_first[s] ? v->stage_first[s] : 1, n = v->stage_blocks[s];
+    *c = 0;
+    while (*c < n && v->layer[first + *c].ckpt)
+        (*c)++;
+    for (uint32_t i = first + *c; i < first + n; i++)
+        if (v->layer[i].ckpt)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "megatron: layer %u is checkpointed but layer %u before it "
+                                "in stage %u is not; Megatron-LM recomputes the first N "
+                                "layers of a stage",
+                                i, first + *c, s);
+    return 0;
+}
+
+/* --recompute-method block: Megatron-LM recomputes the first N layers of every
+ * model chunk (min(N, its layers)); a stage of v chunks (interleaving) then has
+ * min(v·N, its layers) checkpointed at its start — Tessel's stage cost is the
+ * same for any N·v of its identical layers. *k = N. */
 static int megatron_recompute(const tsl_target_view_t *v, uint32_t *k, tsl_err_t *err)
 {
-    *k = 0;
+    uint32_t c[TSL_PLAN_MAX_STAGES], most = 0;
+    uint32_t chunks = v->plan->interleave > 1 ? v->plan->interleave : 1;
     for (uint32_t s = 0; s < v->pp; s++) {
-        uint32_t first = v->stage_first[s] ? v->stage_first[s] : 1, n = v->stage_blocks[s];
-        uint32_t c = 0;
-        while (c < n && v->layer[first + c].ckpt)
-            c++;
-        for (uint32_t i = first + c; i < first + n; i++)
-            if (v->layer[i].ckpt)
-                return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                                    "megatron: layer %u is checkpointed but layer %u before it "
-                                    "in stage %u is not; Megatron-LM recomputes the first N "
-                                    "layers of a stage",
-                                    i, first + c, s);
-        if (s > 0 && c != *k)
+        if (stage_ckpt_prefix(v, s, &c[s], err) != 0)
+            return -1;
+        most = c[s] > most ? c[s] : most;
+    }
+    *k = most / chunks;
+    if (most % chunks != 0)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %u layers of a stage are checkpointed, not a multiple "
+                            "of its %u model chunks; --recompute-num-layers counts the layers "
+                            "of one chunk",
+                            most, chunks);
+    for (uint32_t s = 0; s < v->pp; s++) {
+        uint32_t want = most < v->stage_blocks[s] ? most : v->stage_blocks[s];
+        if (c[s] != want)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                                "megatron: stage %u checkpoints %u layers but stage 0 %u; "
-                                "--recompute-num-layers is one number for every stage",
-                                s, c, *k);
-        *k = c;
+                                "megatron: stage %u checkpoints %u of its %u layers but another "
+                                "stage %u; --recompute-num-layers is one number for every stage",
+                                s, c[s], v->stage_blocks[s], most);
     }
     return 0;
 }

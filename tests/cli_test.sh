@@ -157,7 +157,8 @@ if [ -d "$gdir" ]; then
 else
     echo "skip --galvatron-profile: $gdir is absent"
 fi
-expect 2 "local only" plan --model GPT2-345M --cluster 8xA100-80G --galvatron-profile /tmp
+expect 2 "no computation_profiling" plan --model GPT2-345M --cluster 8xA100-80G --galvatron-profile /tmp
+expect 2 "not registered" plan --model GPT2-345M --cluster registered --galvatron-profile /tmp
 
 # --hf-config DIR (DIR/config.json) and - (standard input)
 hfdir=$(mktemp -d)

@@ -5,14 +5,23 @@
  * Galvatron measured (its two layer counts' difference, backward twice
  * forward); the all-reduce bandwidth of one 8-GPU node and the overlap
  * coefficient come through; a plan on it says where its figures came from.
+ * The import (galvatron_import.h): a layer's parameters, activations and
+ * checkpoint from memory_profiling (MB, fp32 parameter_size), the embedding's
+ * and head's from other_memory_pp_on_*, and on two nodes the inter-node link
+ * from the one-GPU-per-node all-reduce and the cross-node p2p, all compared
+ * with figures read by hand from the fixture files; a malformed memory file
+ * is refused naming its key; a profile without "_sp" is fitted per TP degree.
+ * Without ../shared the fixture part exits 77.
  */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
+#include "galvatron_import.h"
 #include "galvatron_profile.h"
 #include "search.h"
 
@@ -76,6 +85,151 @@ out:
     tsl_cluster_free(&c);
 }
 
+#define MIB 1048576.0
+
+/* Figures read by hand from memory_profiling_bf16_llama2-7b_all.json and the
+ * hardware files (MB = 2^20 bytes, GB/s = 1e9 bytes/s). */
+static void test_import(const char *shared)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/fixtures/galvatron/llama2-7b", shared);
+    tsl_model_t m = {0}, m1 = {0};
+    tsl_cluster_t c = {0}, c1 = {0};
+    tsl_err_t err = {0};
+    tsl_galvatron_import_t g;
+    CHECK(tsl_model_preset_seq("Llama2-7B", 2048, &m, NULL) == 0 &&
+              tsl_model_preset_seq("Llama2-7B", 2048, &m1, NULL) == 0,
+          "Llama2-7B at 2048");
+    CHECK(tsl_cluster_parse_spec(&c, "2x8xA100-80G:ib100", NULL) == 0 &&
+              tsl_cluster_parse_spec(&c1, "1x8xA100-80G", NULL) == 0,
+          "clusters");
+    double ib100 = c.inter_bw;
+    tsl_layer_t before = m.layers[1];
+    CHECK(tsl_galvatron_import(dir, &m, &c, &g, &err) == 0, "imports: %s", err.msg);
+    const tsl_layer_t *l = &m.layers[1];
+    CHECK(g.memory_layers == m.n_layers && g.memory_sp, "%u of %u layers, sp %d", g.memory_layers,
+          m.n_layers, g.memory_sp);
+    /* layertype_0_sp["2048"].parameter_size 778.2236328125 MB of fp32 parameters */
+    CHECK(l->params == (uint64_t)llround(778.2236328125 * MIB / 4), "layer params %llu",
+          (unsigned long long)l->params);
+    /* tp_activation_per_bsz_dict["1"] 514.5634765625 MB a sample, split as the shapes split */
+    double act = (double)l->act_repl_bytes + (double)l->act_shard_bytes;
+    double share = (double)before.act_repl_bytes /
+                   ((double)before.act_repl_bytes + (double)before.act_shard_bytes);
+    CHECK(fabs(act - 514.5634765625 * MIB) <= 1, "layer activation %.0f bytes", act);
+    CHECK(fabs(l->act_repl_bytes / act - share) < 1e-6, "replicated share %.4f (shapes %.4f)",
+          l->act_repl_bytes / act, share);
+    CHECK(l->bnd_act_bytes == (uint64_t)(32.0 * MIB), "checkpoint %llu bytes",
+          (unsigned long long)l->bnd_act_bytes);
+    /* other_memory_pp_on_first/last model_states["1"]: 16 bytes a parameter */
+    const tsl_layer_t *e = &m.layers[0], *h = &m.layers[m.n_layers - 1];
+    CHECK(e->kind == TSL_LAYER_EMBEDDING &&
+              e->params == (uint64_t)llround(2021.0048828125 * MIB / 16) &&
+              fabs((double)e->act_repl_bytes + (double)e->act_shard_bytes -
+                   198.7357177734375 * MIB) <= 1,
+          "embedding %llu params", (unsigned long long)e->params);
+    CHECK(h->kind == TSL_LAYER_HEAD && h->params == (uint64_t)llround(2021.0673828125 * MIB / 16),
+          "head %llu params", (unsigned long long)h->params);
+    /* 2 nodes: allreduce_size_2_consec_0 8.13007, pp_size_2 7.65998 GB/s; the smaller */
+    CHECK(fabs(g.inter_allreduce_bw - 8.13007e9) < 1 && fabs(g.inter_p2p_bw - 7.65998e9) < 1 &&
+              fabs(c.inter_bw - 7.65998e9) < 1 && c.inter_bw != ib100,
+          "inter-node %.3f GB/s (all-reduce %.3f, p2p %.3f)", c.inter_bw / 1e9,
+          g.inter_allreduce_bw / 1e9, g.inter_p2p_bw / 1e9);
+    CHECK(fabs(g.inter_wide_allreduce_bw - 44.682e9) < 1, "16 consecutive: %.3f GB/s",
+          g.inter_wide_allreduce_bw / 1e9);
+    CHECK(g.sp_groups == 3, "the one-node sp_time file on two nodes: %u group sizes", g.sp_groups);
+    char line[256];
+    tsl_galvatron_import_describe(&g, line, sizeof line);
+    CHECK(strstr(line, "memory galvatron (34 layers, sp profile)") &&
+              strstr(line, "inter-node galvatron 7.66 GB/s"),
+          "describe: %s", line);
+    /* one node: the sp_time table (no 1-node inter link); size 8 at 1024 MB in 8.1409 ms */
+    CHECK(tsl_galvatron_import(dir, &m1, &c1, &g, &err) == 0 && g.inter_bw == 0, "1 node: %s",
+          err.msg);
+    double want8 = 2.0 * 7 / 8 * 1024 * MIB / 8.1409e-3;
+    bool found = false;
+    for (uint32_t i = 0; i < g.sp_groups; i++)
+        if (g.sp_n[i] == 8)
+            found = fabs(g.sp_busbw[i] - want8) < 1e-6 * want8;
+    CHECK(g.sp_groups == 3 && found, "sp_time: %u groups, size 8 as %.1f GB/s", g.sp_groups,
+          want8 / 1e9);
+    tsl_model_free(&m);
+    tsl_model_free(&m1);
+    tsl_cluster_free(&c);
+    tsl_cluster_free(&c1);
+}
+
+/* A memory profile with a bad activation key is refused naming it; the model
+ * is left as it was. */
+static void test_bad_memory(void)
+{
+    char dir[] = "/tmp/tsl-galv-XXXXXX", path[64];
+    if (mkdtemp(dir) == NULL)
+        return;
+    snprintf(path, sizeof path, "%s/memory_profiling_x.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"layertype_0\": {\"1024\": {\"parameter_size\": 10,"
+          " \"tp_activation_per_bsz_dict\": {\"two\": 5}}}}",
+          f);
+    fclose(f);
+    tsl_model_t m = {0};
+    tsl_cluster_t c = {0};
+    tsl_err_t err = {0};
+    tsl_galvatron_import_t g;
+    CHECK(tsl_model_preset("GPT2-345M", &m, NULL) == 0 &&
+              tsl_cluster_parse_spec(&c, "8xA100-80G", NULL) == 0,
+          "inputs");
+    uint64_t params = m.layers[1].params;
+    CHECK(tsl_galvatron_import(dir, &m, &c, &g, &err) != 0 && tsl_err_code(&err) == TSL_E_INVALID &&
+              strstr(err.msg, "'two'") && m.layers[1].params == params,
+          "bad key: %s", err.msg);
+    remove(path);
+    rmdir(dir);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
+/* A profile without "_sp": act(t) = repl + shard / t fitted by least squares
+ * (exact here: 20 + 80/t MB a sample at t = 1, 2, 4), the checkpoint as
+ * given, and the parameters from parameter_size (fp32 MB). */
+static void test_fit_without_sp(void)
+{
+    char dir[] = "/tmp/tsl-galv-XXXXXX", path[64];
+    if (mkdtemp(dir) == NULL)
+        return;
+    snprintf(path, sizeof path, "%s/memory_profiling_fit.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"layertype_0\": {\"1024\": {\"parameter_size\": 48,"
+          " \"tp_activation_per_bsz_dict\": {\"1\": 100, \"2\": 60, \"4\": 40,"
+          " \"checkpoint\": 4}}}}",
+          f);
+    fclose(f);
+    tsl_model_t m = {0};
+    tsl_cluster_t c = {0};
+    tsl_err_t err = {0};
+    tsl_galvatron_import_t g;
+    CHECK(tsl_model_preset("GPT2-345M", &m, NULL) == 0 &&
+              tsl_cluster_parse_spec(&c, "8xA100-80G", NULL) == 0,
+          "inputs");
+    uint64_t emb = m.layers[0].params;
+    CHECK(tsl_galvatron_import(dir, &m, &c, &g, &err) == 0 && !g.memory_sp &&
+              g.memory_layers == m.n_layers - 2,
+          "imports %u layers: %s", g.memory_layers, err.msg);
+    const tsl_layer_t *l = &m.layers[5];
+    CHECK(fabs((double)l->act_repl_bytes - 20 * MIB) <= 1 &&
+              fabs((double)l->act_shard_bytes - 80 * MIB) <= 1,
+          "repl %llu, shard %llu", (unsigned long long)l->act_repl_bytes,
+          (unsigned long long)l->act_shard_bytes);
+    CHECK(l->bnd_act_bytes == (uint64_t)(4 * MIB) && l->params == (uint64_t)(48 * MIB / 4) &&
+              m.layers[0].params == emb,
+          "checkpoint %llu, params %llu, the embedding untouched",
+          (unsigned long long)l->bnd_act_bytes, (unsigned long long)l->params);
+    remove(path);
+    rmdir(dir);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 static void test_empty_dir(void)
 {
     tsl_model_t m = {0};
@@ -95,10 +249,18 @@ static void test_empty_dir(void)
 int main(void)
 {
     const char *shared = getenv("TSL_SHARED");
+    char probe[600];
     test_empty_dir();
-    if (shared == NULL)
-        printf("skip fixture check: TSL_SHARED not set\n");
-    else
-        test_fixture(shared);
+    test_bad_memory();
+    test_fit_without_sp();
+    snprintf(probe, sizeof probe, "%s/fixtures/galvatron/llama2-7b", shared ? shared : "");
+    if (shared == NULL || access(probe, R_OK) != 0) {
+        int rc = CHECK_DONE();
+        if (rc != 0)
+            return rc;
+        SKIP_ALL("../shared/fixtures/galvatron is absent (TSL_SHARED unset or no fixture)");
+    }
+    test_fixture(shared);
+    test_import(shared);
     return CHECK_DONE();
 }

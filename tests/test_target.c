@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "eval.h"
 #include "export.h"
 #include "search.h"
 
@@ -191,11 +192,102 @@ static void test_sweep_past_refused_batches(void)
     fixture_free(&f);
 }
 
+/* Megatron-LM's --recompute-method block: where no CKPT does not fit and all
+ * does, the target searches N (the first N layers of every stage) — the
+ * plan checkpoints a strict prefix of its layers, the smaller the more memory,
+ * runs faster than recomputing every layer (the same plan costed with all
+ * checkpointed, planner/eval.h), and exports as block N. */
+static void test_recompute_block(void)
+{
+    fixture_t f;
+    fixture_init(&f, "GPT2-1.3B");
+    f.r.global_batch = 8;
+    f.r.no_tp = f.r.no_pp = true;
+    f.r.no_baselines = true;
+    f.r.target = TSL_TARGET_MEGATRON;
+    uint32_t prev = UINT32_MAX, blocks = f.m.n_layers - 2;
+    tsl_plan_t *all = malloc(sizeof(*all)), *costed = malloc(sizeof(*costed));
+    tsl_err_t err = {0};
+    for (uint32_t gib = 15; gib <= 18; gib++) {
+        f.r.mem_budget_bytes = (uint64_t)gib << 29; /* 7.5 .. 9 GiB */
+        CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "%u/2 GiB: %s", gib,
+              err.msg);
+        const tsl_plan_t *p = &f.res->best;
+        uint32_t n = 0;
+        while (n < blocks && p->layer[1 + n].ckpt)
+            n++;
+        bool prefix = true;
+        for (uint32_t i = 1 + n; i <= blocks; i++)
+            prefix &= !p->layer[i].ckpt;
+        CHECK(prefix && n > 0 && n < blocks && n <= prev,
+              "%u/2 GiB: the first %u of %u layers checkpointed (before: %u)", gib, n, blocks,
+              prev);
+        prev = n;
+        *all = *p;
+        for (uint32_t i = 1; i <= blocks; i++)
+            all->layer[i].ckpt = true;
+        CHECK(tsl_eval_plan(&f.m, &f.c, &f.r, all, costed, &err) == 0 &&
+                  costed->iter_time_s > p->iter_time_s,
+              "all checkpointed: %.4f s, block %u: %.4f s (%s)", costed->iter_time_s, n,
+              p->iter_time_s, err.msg);
+        char *text = NULL, want[96];
+        size_t len;
+        snprintf(want, sizeof want,
+                 "--recompute-granularity full\n--recompute-method block\n"
+                 "--recompute-num-layers %u\n",
+                 n);
+        CHECK(tsl_export(TSL_EXPORT_MEGATRON, p, &f.m, &text, &len, &err) == 0 && text &&
+                  strstr(text, want),
+              "export: %s", text ? text : err.msg);
+        free(text);
+    }
+    free(all);
+    free(costed);
+    fixture_free(&f);
+}
+
+/* The block rule on a hand-made view: a short stage recomputes all its
+ * layers under N above its size; a stage with another prefix is refused. */
+static void test_recompute_rule(void)
+{
+    tsl_model_t m = {0};
+    CHECK(tsl_model_preset("GPT2-345M", &m, NULL) == 0, "GPT2-345M");
+    tsl_plan_t *p = malloc(sizeof(*p));
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    tsl_err_t err = {0};
+    tsl_plan_init(p);
+    p->valid = true;
+    p->pp = 2;
+    p->n_layers = m.n_layers; /* embedding, 24 layers, head: stages 0-8, 9-25 */
+    p->global_batch = 32, p->micro_batch = 4, p->n_micro = 8;
+    p->stages[0] = (tsl_plan_stage_t){.first_layer = 0, .n_layers = 9, .n_devices = 4};
+    p->stages[1] = (tsl_plan_stage_t){
+        .first_layer = 9, .n_layers = m.n_layers - 9, .first_device = 4, .n_devices = 4};
+    p->n_devices = 8;
+    for (uint32_t i = 0; i < m.n_layers; i++) {
+        CHECK(tsl_strategy_parse("dp4", &p->layer[i], NULL) == 0, "dp4");
+        p->layer[i].ckpt = i >= 1 && i + 1 < m.n_layers && (i <= 8 || (i >= 9 && i < 19));
+    }
+    /* stage 0: all 8 of its layers, stage 1: the first 10 of 16 — N = 10 */
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) == 0 &&
+              tsl_target_megatron_recompute(v) == 10,
+          "N above a short stage: %s", err.msg);
+    p->layer[8].ckpt = false; /* stage 0: 7 of 8 */
+    CHECK(tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) != 0 &&
+              strstr(err.msg, "one number for every stage"),
+          "7 of 8 and 10 of 16: %s", err.msg);
+    free(p);
+    free(v);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
     test_property();
     test_refusal_matches_export();
     test_model_refused();
     test_sweep_past_refused_batches();
+    test_recompute_block();
+    test_recompute_rule();
     return CHECK_DONE();
 }

@@ -4,13 +4,16 @@
  * (complete "X" events with ts/dur in µs, pid/tid, "M" metadata naming every
  * track, ts in order on every track) and against the simulation (each op's
  * duration is its stage's time, the compute tracks cover the iteration without
- * gaps or overlaps, and the timeline ends at the plan's sim_iter_time_s).
+ * gaps or overlaps, and the timeline ends at the plan's sim_iter_time_s); the
+ * same events from the plan's stored document (tsl_export_stored, format trace).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "export.h"
+#include "plan_json.h"
 #include "pipesim.h"
 #include "search.h"
 #include "trace_json.h"
@@ -138,6 +141,41 @@ static void check_events(void)
     free(ws);
 }
 
+/* The daemon's path (ExportPlan format trace): the plan through its stored
+ * JSON document and back gives the same events, times to the document's
+ * precision. */
+static void check_stored(const char *model, const tsl_plan_t *p, json_t *doc)
+{
+    char req[128], *text = NULL;
+    size_t len = 0;
+    tsl_err_t err = {0};
+    snprintf(req, sizeof req, "{\"model_preset\": \"%s\"}", model);
+    json_t *result = json_pack("{s:o}", "plan", tsl_plan_to_json(p));
+    char *result_text = json_dumps(result, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    CHECK(tsl_export_stored(TSL_EXPORT_TRACE, req, result_text, &text, &len, &err) == 0,
+          "stored trace: %s", err.msg);
+    json_t *back = text ? json_loads(text, 0, NULL) : NULL;
+    json_t *a = json_object_get(doc, "traceEvents"), *b = json_object_get(back, "traceEvents");
+    bool same = json_array_size(a) == json_array_size(b) && json_array_size(a) > 0;
+    for (size_t i = 0; same && i < json_array_size(a); i++) {
+        json_t *x = json_array_get(a, i), *y = json_array_get(b, i);
+        same = json_equal(json_object_get(x, "name"), json_object_get(y, "name")) &&
+               json_equal(json_object_get(x, "pid"), json_object_get(y, "pid")) &&
+               json_equal(json_object_get(x, "tid"), json_object_get(y, "tid"));
+        for (int k = 0; same && k < 2; k++) {
+            double u = json_number_value(json_object_get(x, k ? "dur" : "ts"));
+            double v = json_number_value(json_object_get(y, k ? "dur" : "ts"));
+            same = fabs(u - v) <= 1e-6 * fmax(1.0, fabs(u));
+        }
+    }
+    CHECK(same && strlen(text) == len, "%s: %zu events direct, %zu through the stored document",
+          model, json_array_size(a), json_array_size(b));
+    json_decref(back);
+    json_decref(result);
+    free(result_text);
+    free(text);
+}
+
 static void check_plan(const char *model, const char *cluster, uint32_t pp, bool ckpt)
 {
     tsl_model_t m = {0};
@@ -169,6 +207,7 @@ static void check_plan(const char *model, const char *cluster, uint32_t pp, bool
                        strstr(text, "\"cat\":\"recompute\"")) == ckpt,
               "recompute slices %s", ckpt ? "present" : "absent");
         free(text);
+        check_stored(model, p, doc);
     }
     json_decref(doc);
     free(res);

@@ -1,0 +1,80 @@
+/*
+ * remote_export.c — Planner.ExportPlan of one stored plan written to stdout or
+ * to a file (FILE.tmp, then renamed, so FILE is never half-written): what
+ * `plans export` and `plan --trace FILE` through tesseld share.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "remote.h"
+
+static bool is_text(const char *content_type)
+{
+    return content_type && (strncmp(content_type, "application/json", 16) == 0 ||
+                            strncmp(content_type, "text/", 5) == 0);
+}
+
+static int write_all(FILE *f, const ProtobufCBinaryData *d, bool text)
+{
+    bool nl = text && d->len > 0 && d->data[d->len - 1] != '\n';
+
+    if (d->len && fwrite(d->data, 1, d->len, f) != d->len)
+        return -1;
+    if (nl && fputc('\n', f) == EOF)
+        return -1;
+    return fflush(f) == 0 ? 0 : -1;
+}
+
+static int write_file(const char *path, const ProtobufCBinaryData *d, bool text)
+{
+    size_t n = strlen(path) + 5;
+    char *tmp = malloc(n);
+    FILE *f;
+    int rc = -1;
+
+    if (!tmp)
+        return -1;
+    snprintf(tmp, n, "%s.tmp", path);
+    if ((f = fopen(tmp, "wb")) != NULL) {
+        rc = write_all(f, d, text);
+        if (fclose(f) != 0)
+            rc = -1;
+        if (rc == 0)
+            rc = rename(tmp, path);
+        if (rc != 0)
+            unlink(tmp);
+    }
+    free(tmp);
+    return rc;
+}
+
+static int write_export(const char *output, const Tessel__V1__ExportPlanResponse *r)
+{
+    bool text = is_text(r->content_type);
+
+    if (!output || strcmp(output, "-") == 0)
+        return write_all(stdout, &r->content, text) == 0
+                   ? TSL_EXIT_OK
+                   : tsl_remote_fail(TSL_EXIT_SERVER, "plans export: cannot write to stdout");
+    if (write_file(output, &r->content, text) != 0)
+        return tsl_remote_fail(TSL_EXIT_SERVER, "plans export: cannot write '%s': %m", output);
+    return TSL_EXIT_OK;
+}
+
+int tsl_remote_export_to(const tsl_client_opts_t *co, const char *fp, const char *format,
+                         const char *path)
+{
+    Tessel__V1__ExportPlanRequest req = TESSEL__V1__EXPORT_PLAN_REQUEST__INIT;
+    ProtobufCMessage *reply = NULL;
+    req.fingerprint = (char *)fp;
+    req.format = (char *)format;
+    int rc = tsl_remote_call(co, TSL_RPC_EXPORT_PLAN, &req.base,
+                             &tessel__v1__export_plan_response__descriptor, &reply);
+    if (rc == 0)
+        rc = write_export(path, (const Tessel__V1__ExportPlanResponse *)reply);
+    if (reply)
+        protobuf_c_message_free_unpacked(reply, NULL);
+    return rc;
+}
