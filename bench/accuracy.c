@@ -26,6 +26,7 @@
 #include "cost.h"
 #include "eval.h"
 #include "exec.h"
+#include "profile.h"
 #ifdef TSL_HAVE_JSON
 #include "profile_json.h"
 #endif
@@ -50,7 +51,7 @@ static const acc_plan_t k_plans[] = {
     {2560, 20, 12, 2048, 1, 4, false},  {3072, 24, 8, 1024, 32, 1, true},
     {4096, 32, 8, 2048, 2, 2, true},    {4096, 32, 12, 1024, 1, 1, false},
     {5120, 40, 8, 1024, 4, 1, true},    {1536, 16, 32, 4096, 4, 2, true},
-    {1024, 16, 16, 1024, 32, 1, false}, {1024, 16, 8, 2048, 32, 3, true},
+    {1024, 16, 12, 1024, 32, 1, false}, {1024, 16, 8, 2048, 32, 3, true},
 };
 #define N_PLANS (sizeof(k_plans) / sizeof(k_plans[0]))
 

@@ -35,7 +35,7 @@ static void column(const acc_report_t *r, acc_col_t c, bool mem, double *x, doub
 static void cell_s(double v)
 {
     if (isfinite(v))
-        printf(" %.4f |", v);
+        printf(" %.4g |", v);
     else
         printf(" – |");
 }
@@ -51,7 +51,7 @@ static void print_row(const acc_report_t *r, const acc_row_t *w)
     if (!w->ran || w->oom)
         printf(" %s |", w->oom ? "OOM" : "did not run");
     else
-        printf(" %.4f |", w->meas_s);
+        printf(" %.4g |", w->meas_s);
     if (w->ran && !w->oom)
         printf(" %.2f / %.2f |\n", (double)w->peak[r->profile ? ACC_PROFILE : ACC_BUILTIN] / GIB,
                (double)w->meas_peak / GIB);
