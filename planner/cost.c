@@ -251,6 +251,18 @@ static void grad_sync(const tsl_strategy_t *s, degrees_t g, const tsl_strategy_b
     *exposed = s->zero ? tsl_cost_allgather_s(shard, g.d, bw->dp_bw) : 0.0;
 }
 
+/* compute_scale (by the layer's tokens per micro-batch on one device) on its 3
+ * compute times, comm_scale on its 5 communication times. */
+static void calibrate_times(const struct tsl_calib *k, const tsl_layer_t *l, double n,
+                            double *compute[3], double *comm[5])
+{
+    double kc = tsl_calib_compute_scale(k, l->hidden, (uint32_t)fmin(n * l->seq_len, UINT32_MAX));
+    for (int i = 0; i < 3; i++)
+        *compute[i] *= kc;
+    for (int i = 0; i < 5; i++)
+        *comm[i] *= k->comm_scale;
+}
+
 /* mem_scale on every byte count of the layer: a calibration fits the peak, which
  * is their sum (calibrate.h). */
 static void calibrate_memory(double k, tsl_layer_cost_t *out)
@@ -292,17 +304,9 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double per_mb, last, exposed;
     grad_sync(s, g, bw, TSL_BYTES_PER_PARAM_FP16 * p / g.t, &per_mb, &last, &exposed);
     if (env->calib != NULL) { /* issue 9: corrections fitted from trials */
-        double kc = tsl_calib_compute_scale(env->calib, l->hidden,
-                                            (uint32_t)fmin(n * l->seq_len, UINT32_MAX));
-        double km = env->calib->comm_scale;
-        compute_f *= kc;
-        compute_b *= kc;
-        core_f *= kc;
-        tp_f *= km;
-        gather *= km;
-        per_mb *= km;
-        last *= km;
-        exposed *= km;
+        double *compute[] = {&compute_f, &compute_b, &core_f};
+        double *comm[] = {&tp_f, &gather, &per_mb, &last, &exposed};
+        calibrate_times(env->calib, l, n, compute, comm);
     }
     double recompute = s->ckpt ? compute_f + tp_f : core_f;
     double k = env->overlap_slowdown;
