@@ -173,6 +173,7 @@ static int run_exec(const acc_cfg_t *c, const tsl_model_t *m, const tsl_plan_t *
     w->ran = true;
     w->oom = rep.oom;
     w->meas_s = rep.iter_median_s;
+    w->meas_opt_s = rep.opt_s;
     w->meas_peak = rep.peak_bytes;
     w->sample.meas_iter_s = rep.oom ? 0 : rep.iter_median_s;
     w->sample.meas_compute_s = rep.fwd_s + rep.bwd_s;

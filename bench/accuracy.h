@@ -38,6 +38,7 @@ typedef struct acc_row {
     double iter_s[ACC_COLUMNS]; /* predicted (or PyTorch) iteration time */
     uint64_t peak[ACC_COLUMNS]; /* predicted (or PyTorch) peak memory */
     double meas_s;              /* the executor's median iteration */
+    double meas_opt_s;          /* of which the optimizer step (the model has none) */
     uint64_t meas_peak;         /* the executor's peak device memory */
     tsl_calib_sample_t sample;  /* the calibration base's prediction + the measurement */
 } acc_row_t;

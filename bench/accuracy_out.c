@@ -49,9 +49,9 @@ static void print_row(const acc_report_t *r, const acc_row_t *w)
         if (shown(r, c) && c != ACC_FIT)
             cell_s(w->ran && !w->oom ? w->iter_s[c] : NAN);
     if (!w->ran || w->oom)
-        printf(" %s |", w->oom ? "OOM" : "did not run");
+        printf(" %s | – |", w->oom ? "OOM" : "did not run");
     else
-        printf(" %.4g |", w->meas_s);
+        printf(" %.4g | %.0f%% |", w->meas_s, 100 * w->meas_opt_s / w->meas_s);
     if (w->ran && !w->oom)
         printf(" %.2f / %.2f |\n", (double)w->peak[r->profile ? ACC_PROFILE : ACC_BUILTIN] / GIB,
                (double)w->meas_peak / GIB);
@@ -81,9 +81,9 @@ void acc_print_markdown(const acc_report_t *r)
            r->profile ? ", profile " : "", r->profile ? r->profile : "",
            r->scaled_down ? " (--scale-down: a smoke run, not a measurement)" : "");
     printf("| hidden | layers | seq | mbs | ga | ckpt | built-in s |%s loo s |%s measured s | "
-           "memory GiB pred / meas |\n",
+           "opt | memory GiB pred / meas |\n",
            r->profile ? " profile s |" : "", r->torch ? " torch s |" : "");
-    printf("|---|---|---|---|---|---|---|%s---|%s---|---|\n", r->profile ? "---|" : "",
+    printf("|---|---|---|---|---|---|---|%s---|%s---|---|---|\n", r->profile ? "---|" : "",
            r->torch ? "---|" : "");
     for (size_t i = 0; i < r->n_rows; i++)
         print_row(r, &r->rows[i]);
@@ -120,6 +120,7 @@ static void json_row(FILE *f, const acc_report_t *r, const acc_row_t *w, const c
         json_num(f, key, shown(r, c) && w->peak[c] ? (double)w->peak[c] : NAN, ", ");
     }
     json_num(f, "measured_s", w->ran && !w->oom ? w->meas_s : NAN, ", ");
+    json_num(f, "measured_opt_s", w->ran && !w->oom ? w->meas_opt_s : NAN, ", ");
     json_num(f, "measured_peak_bytes", (double)w->meas_peak, "}");
     fprintf(f, "%s\n", sep);
 }
