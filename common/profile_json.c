@@ -191,6 +191,12 @@ int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t 
         else
             p->overlap_slowdown = fmax(p->overlap_slowdown, fmax(1.0, fmax(gs, cs)));
     }
+    json_t *cal = json_object_get(root, "calibration"); /* issue 9 */
+    if (cal != NULL && !json_is_null(cal)) {
+        if (tsl_profile_json_calib_from(cal, "profile.calibration", &p->calib, err) != 0)
+            goto fail;
+        p->calibrated = true;
+    }
     if (tsl_profile_finish(p, err) != 0)
         goto fail;
     *out = p;

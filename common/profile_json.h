@@ -14,6 +14,12 @@
  * of the two sides' slowdowns of an entry that is not a stand-in (a real NCCL
  * all-reduce); stand-ins only set overlap_stand_in.
  *
+ * Calibration (issue 9): an optional "calibration" object carries corrections
+ * fitted from trials on this hardware (planner/calibrate.h); when present the
+ * profile is `calibrated` and tsl_profile_attach applies it. Every factor must
+ * lie in [1/TSL_PROFILE_CALIB_MAX, TSL_PROFILE_CALIB_MAX]: a factor outside is a
+ * broken fit, not hardware.
+ *
  * The result is heap-allocated (it is large); free it with free().
  */
 #ifndef TSL_PROFILE_JSON_H
@@ -26,5 +32,13 @@
 int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t **out,
                           tsl_err_t *err);
 int tsl_profile_json_load(const char *path, tsl_profile_t **out, tsl_err_t *err);
+
+#define TSL_PROFILE_CALIB_MAX 20.0
+
+/* The "calibration" object: reads one into *c (path names it in errors), and
+ * writes one (what the daemon stores and shows: factors, trial counts and the
+ * errors before and after, leave-one-out). NULL on out of memory. */
+int tsl_profile_json_calib_from(const json_t *o, const char *path, tsl_calib_t *c, tsl_err_t *err);
+json_t *tsl_profile_json_calib(const tsl_calib_t *c);
 
 #endif

@@ -23,6 +23,14 @@
  *    over the fitted samples, uncorrected and corrected (leave-one-out, so a
  *    sample never calibrates itself).
  *
+ * The fit (calibrate.c; docs/cost-model.md "Calibration"): each factor is a
+ * Huber M-estimate of log(measured / predicted), robust to one outlier; the
+ * compute factor is fitted to the measured iteration once communication is
+ * corrected (so it fixes the figure plans are ranked by), per token range with
+ * edges 4096, 16384, 65536 (the last range takes any); a range without samples
+ * carries the pooled factor. The cost model applies a calibration attached to
+ * a GPU type (cluster.h, tsl_cluster_set_calib; cost.h says where).
+ *
  * Pure: no I/O, no allocation. Units: seconds, bytes.
  */
 #ifndef TSL_CALIBRATE_H

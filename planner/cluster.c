@@ -605,6 +605,9 @@ int tsl_cluster_permute(const tsl_cluster_t *c, const uint16_t *order, tsl_clust
         uint32_t idx;
         if (tsl_cluster_add_gpu_type(out, &c->gpu_types[t], &idx, err) != 0)
             goto fail;
+        /* the measured figures and corrections follow their GPU type */
+        out->gpu_profile[idx] = c->gpu_profile[t];
+        out->gpu_calib[idx] = c->gpu_calib[t];
     }
     for (uint32_t k = 0; k < c->n_nodes; k++)
         if (tsl_cluster_add_node(out, &c->nodes[order[k]], err) != 0)

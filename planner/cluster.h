@@ -70,6 +70,11 @@ typedef struct tsl_cluster {
     /* issue 8: measured figures per GPU type (planner/profile.h), borrowed, NULL =
      * built-in; set by tsl_profile_attach, copied as pointers by tsl_cluster_copy */
     const struct tsl_profile *gpu_profile[TSL_CLUSTER_MAX_GPU_TYPES];
+    /* issue 9: corrections fitted from trials per GPU type (planner/calibrate.h),
+     * borrowed, NULL = none; applied by cost.c to built-in and profiled figures alike.
+     * Set by tsl_cluster_set_calib (or tsl_profile_attach of a profile that carries
+     * one), copied as pointers by tsl_cluster_copy and tsl_cluster_permute. */
+    const struct tsl_calib *gpu_calib[TSL_CLUSTER_MAX_GPU_TYPES];
 } tsl_cluster_t;
 
 /* Built-in hardware table. Lookups are case-insensitive; NULL if unknown. */
@@ -143,6 +148,22 @@ double tsl_cluster_group_bw(const tsl_cluster_t *c, uint32_t first, uint32_t str
 double tsl_cluster_dim_bw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
                           uint32_t stride, uint32_t count);
 /* (block_size must divide by stride·count and lie inside the cluster, else 0.) */
+
+/* ---- calibrations (cluster_calib.c) ---- */
+
+/* Index of the cluster's GPU type named `name` (case-insensitive; a built-in
+ * alias resolves to its table name), or -1. */
+int tsl_cluster_gpu_index(const tsl_cluster_t *c, const char *name);
+
+/* Attaches cal (borrowed: it must outlive c and its copies; NULL detaches) to the
+ * GPU type named `gpu`. TSL_E_PRECONDITION when the cluster has no such type. */
+int tsl_cluster_set_calib(tsl_cluster_t *c, const char *gpu, const struct tsl_calib *cal,
+                          tsl_err_t *err);
+
+/* The calibration of the GPU type all devices of [first, first + size) share, or
+ * NULL (none, or a block of types with different calibrations). */
+const struct tsl_calib *tsl_cluster_block_calib(const tsl_cluster_t *c, uint32_t first,
+                                                uint32_t size);
 
 /* One-line description, e.g. "2 nodes x 8 A100-40G (40 GiB), intra 150 GB/s, inter 10.6 GB/s";
  * returns the length it needed, as snprintf does. */

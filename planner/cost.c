@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "calibrate.h"
 #include "roofline.h"
 
 /* The strategy's degree and stride, computed here rather than through
@@ -76,6 +77,7 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     env->block_bw = tsl_cluster_group_bw(c, block_first, 1, block_size);
     env->overlap_slowdown = c->overlap_slowdown;
     env->profile = tsl_profile_for_block(c, block_first, block_size); /* issue 8 */
+    env->calib = tsl_cluster_block_calib(c, block_first, block_size); /* issue 9 */
     return 0;
 }
 
@@ -249,6 +251,29 @@ static void grad_sync(const tsl_strategy_t *s, degrees_t g, const tsl_strategy_b
     *exposed = s->zero ? tsl_cost_allgather_s(shard, g.d, bw->dp_bw) : 0.0;
 }
 
+/* compute_scale (by the layer's tokens per micro-batch on one device) on its 3
+ * compute times, comm_scale on its 5 communication times. */
+static void calibrate_times(const struct tsl_calib *k, const tsl_layer_t *l, double n,
+                            double *compute[3], double *comm[5])
+{
+    double kc = tsl_calib_compute_scale(k, l->hidden, (uint32_t)fmin(n * l->seq_len, UINT32_MAX));
+    for (int i = 0; i < 3; i++)
+        *compute[i] *= kc;
+    for (int i = 0; i < 5; i++)
+        *comm[i] *= k->comm_scale;
+}
+
+/* mem_scale on every byte count of the layer: a calibration fits the peak, which
+ * is their sum (calibrate.h). */
+static void calibrate_memory(double k, tsl_layer_cost_t *out)
+{
+    if (!(k > 0) || k == 1.0)
+        return;
+    out->ms_bytes = (uint64_t)ceil((double)out->ms_bytes * k);
+    out->fwd_bytes = (uint64_t)ceil((double)out->fwd_bytes * k);
+    out->bwd_bytes = (uint64_t)ceil((double)out->bwd_bytes * k);
+}
+
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out)
 {
@@ -276,9 +301,14 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes */
     double tp_f = l->tp_allreduces * tsl_cost_allreduce_s(act_msg, g.t, bw->tp_bw);
     double gather = tsl_cost_allgather_s(TSL_BYTES_PER_PARAM_FP16 * p / g.t, g.z, bw->sdp_bw);
-    double recompute = s->ckpt ? compute_f + tp_f : core_f;
     double per_mb, last, exposed;
     grad_sync(s, g, bw, TSL_BYTES_PER_PARAM_FP16 * p / g.t, &per_mb, &last, &exposed);
+    if (env->calib != NULL) { /* issue 9: corrections fitted from trials */
+        double *compute[] = {&compute_f, &compute_b, &core_f};
+        double *comm[] = {&tp_f, &gather, &per_mb, &last, &exposed};
+        calibrate_times(env->calib, l, n, compute, comm);
+    }
+    double recompute = s->ckpt ? compute_f + tp_f : core_f;
     double k = env->overlap_slowdown;
 
     out->feasible = true;
@@ -291,6 +321,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f : 0.0);
     out->comm_s = 2.0 * tp_f + 2.0 * gather + (s->ckpt ? tp_f : 0.0);
     layer_memory(l, s, g, mb / w, out);
+    if (env->calib != NULL)
+        calibrate_memory(env->calib->mem_scale, out);
 }
 
 double tsl_cost_transition_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
@@ -298,7 +330,8 @@ double tsl_cost_transition_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
 {
     uint32_t w = dim_degree(to, TSL_DIM_DP) * dim_degree(to, TSL_DIM_SDP);
     double bytes = (double)l->bnd_act_bytes * mb / w;
-    return tsl_cost_allgather_s(bytes, env->block_size, env->block_bw);
+    double k = env->calib != NULL ? env->calib->comm_scale : 1.0;
+    return k * tsl_cost_allgather_s(bytes, env->block_size, env->block_bw);
 }
 
 double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,
@@ -306,6 +339,8 @@ double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, uint32_t from_first, uint32_
 {
     double bytes = (double)bnd_bytes_per_sample * mb;
     double bw = tsl_cluster_link_bw(c, from_first, to_first);
+    const struct tsl_calib *cal = tsl_cluster_block_calib(c, from_first, 1);
+    double k = cal != NULL ? cal->comm_scale : 1.0; /* the sender's correction */
     /* activation forward, its gradient backward: two transfers of the same size */
-    return 2.0 * tsl_cost_p2p_s(bytes, bw);
+    return 2.0 * k * tsl_cost_p2p_s(bytes, bw);
 }

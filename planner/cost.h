@@ -54,6 +54,13 @@
  *   +zero2       O_ms = P'/(t·z)·(2 + 14/d); a reduce-scatter every micro-batch,
  *                O_b += 2·P'/(t·z)·(1 − 1/d) (the unsharded gradient).
  *
+ * Calibration (issue 9, calibrate.h; docs/cost-model.md "Calibration"). When the
+ * block's GPU type has one (env->calib), compute_f, compute_b and the recomputed
+ * core are multiplied by its compute_scale for n·s tokens, every communication
+ * time (tp_f, sdp_gather, grad_comm, R, the stage p2p of a calibrated sender) by
+ * comm_scale, and O_ms, O_f, O_b by mem_scale. Without one the figures are the
+ * formulas above, bit for bit.
+ *
  * Transformation cost R (Eq. 4): zero when consecutive layers share a layout
  * (tsl_strategy_same_layout); otherwise the receiving layer's input is
  * all-gathered over the stage block: (G−1)/G · bnd · B_m / w / bw_block.
@@ -83,6 +90,8 @@ typedef struct tsl_cost_env {
                                            type (planner/profile.h), or NULL: peak × efficiency */
     double device_mem_bw;              /* slowest device memory of the block, datasheet bytes/s;
                                   0 when a GPU type has none (FLOP count only) */
+    const struct tsl_calib *calib;     /* issue 9: corrections fitted from trials for the
+                                           block's GPU type (calibrate.h), or NULL: none */
 } tsl_cost_env_t;
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,

@@ -182,14 +182,9 @@ int tsl_profile_attach(tsl_cluster_t *c, const tsl_profile_t *p, tsl_profile_use
     memset(use, 0, sizeof(*use));
     if (p->n_blocks == 0)
         return tsl_err_set(err, "profile %s: no block measurements", p->source);
-    const tsl_gpu_spec_t *bi = tsl_gpu_find(p->gpu);
-    const char *want = bi != NULL ? bi->name : p->gpu;
-    uint32_t idx = c->n_gpu_types;
-    for (uint32_t i = 0; i < c->n_gpu_types; i++)
-        if (strcasecmp(c->gpu_types[i].name, want) == 0 ||
-            strcasecmp(c->gpu_types[i].name, p->gpu) == 0)
-            idx = i;
-    if (idx == c->n_gpu_types)
+    int found = tsl_cluster_gpu_index(c, p->gpu);
+    uint32_t idx = found < 0 ? c->n_gpu_types : (uint32_t)found;
+    if (found < 0)
         return tsl_err_setc(err, TSL_E_PRECONDITION,
                             "profile %s: it is for %s, the cluster has no such GPU type (%s%s)",
                             p->source, p->gpu, c->n_gpu_types ? c->gpu_types[0].name : "none",
@@ -225,6 +220,10 @@ int tsl_profile_attach(tsl_cluster_t *c, const tsl_profile_t *p, tsl_profile_use
         use->overlap = true;
     }
     c->gpu_profile[idx] = p;
+    if (p->calibrated) {
+        c->gpu_calib[idx] = &p->calib;
+        use->calib = &p->calib;
+    }
     use->compute = true;
     return 0;
 }
@@ -245,8 +244,8 @@ const tsl_profile_t *tsl_profile_for_block(const tsl_cluster_t *c, uint32_t firs
     return p;
 }
 
-size_t tsl_profile_describe(const tsl_profile_t *p, const tsl_profile_use_t *use, char *buf,
-                            size_t cap)
+static size_t describe_figures(const tsl_profile_t *p, const tsl_profile_use_t *use, char *buf,
+                               size_t cap)
 {
     if (p == NULL || use == NULL || !use->compute)
         return (size_t)snprintf(buf, cap,
@@ -258,4 +257,18 @@ size_t tsl_profile_describe(const tsl_profile_t *p, const tsl_profile_use_t *use
         use->pcie ? (p->simulated ? "simulated" : "measured") : "built-in",
         use->intra ? (p->simulated ? "simulated" : "measured") : "built-in",
         use->overlap ? (p->simulated ? "simulated" : "measured") : "built-in");
+}
+
+size_t tsl_profile_describe(const tsl_profile_t *p, const tsl_profile_use_t *use, char *buf,
+                            size_t cap)
+{
+    size_t len = describe_figures(p, use, buf, cap);
+    if (use == NULL || use->calib == NULL)
+        return len;
+    const tsl_calib_t *k = use->calib;
+    char *at = len < cap ? buf + len : NULL;
+    return len + (size_t)snprintf(at, at ? cap - len : 0,
+                                  "; calibrated from %u trials (iteration error %.1f%% -> "
+                                  "%.1f%% leave-one-out)",
+                                  k->n_samples, 100.0 * k->mae_before, 100.0 * k->mae_after);
 }

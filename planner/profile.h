@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "calibrate.h"
 #include "cluster.h"
 #include "err.h"
 #include "model.h"
@@ -71,6 +72,9 @@ typedef struct tsl_profile {
                                     0 when only a copy stand-in was measured */
     double overlap_stand_in; /* the GEMM side's slowdown next to a copy stand-in
                                     (informational, never used as k) */
+    bool calibrated;         /* issue 9: the profile carries corrections fitted from
+                                    trials on this hardware ("calibration") ... */
+    tsl_calib_t calib;       /* ... which tsl_profile_attach attaches to the GPU type */
 } tsl_profile_t;
 
 /* Sorts the blocks (kind, hidden, tp, tokens) and checks them: positive times
@@ -95,6 +99,7 @@ typedef struct tsl_profile_use {
     bool intra;   /* intra-node bus bandwidth from NCCL */
     bool overlap; /* overlap slowdown from a GEMM + NCCL test */
     double efficiency_before, efficiency_after;
+    const tsl_calib_t *calib; /* the calibration applied, or NULL (issue 9) */
 } tsl_profile_use_t;
 
 /*
@@ -104,7 +109,9 @@ typedef struct tsl_profile_use {
  * measured work, TP 1, over peak — what the heuristics outside cost.c use),
  * pcie_bw (min of H2D, D2H), intra_bw (NCCL bus bandwidth, groups ≥ 2; also on
  * nodes that used the type's figure), and the cluster's overlap slowdown (only
- * from a GEMM + NCCL test). TSL_E_PRECONDITION when no GPU type matches.
+ * from a GEMM + NCCL test). A profile that carries a calibration attaches it
+ * to the type too (tsl_cluster_set_calib; use->calib says so); one without leaves
+ * the type's calibration as it was. TSL_E_PRECONDITION when no GPU type matches.
  */
 int tsl_profile_attach(tsl_cluster_t *c, const tsl_profile_t *p, tsl_profile_use_t *use,
                        tsl_err_t *err);
@@ -115,7 +122,10 @@ const tsl_profile_t *tsl_profile_for_block(const tsl_cluster_t *c, uint32_t firs
 
 /* One line: "figures: compute measured (deploy/profiles/h100-80g.json), pcie
  * measured, intra-node built-in, overlap built-in" or "figures: built-in";
- * returns the length it needed, as snprintf does. */
+ * with use->calib set (by attach, or by a caller that attached a calibration to
+ * built-in figures with tsl_cluster_set_calib), "; calibrated from N trials
+ * (iteration error B% -> A% leave-one-out)" follows. Returns the length it
+ * needed, as snprintf does. */
 size_t tsl_profile_describe(const tsl_profile_t *p, const tsl_profile_use_t *use, char *buf,
                             size_t cap);
 

@@ -2,7 +2,8 @@
  * test_profile_json.c — the profile format (docs/profile-format.md): what the
  * worker writes (prof_emit.c, here from the sim backend) reads back into the
  * planner's struct unchanged; the committed H100 profile loads; bad documents
- * get an error naming the JSON path.
+ * get an error naming the JSON path; a "calibration" object round-trips and
+ * attaches with the profile.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -136,10 +137,88 @@ static void test_errors(void)
           "%s", err.msg);
 }
 
+#define ONE_BLOCK_DOC                                                                              \
+    "{\"format\": \"tessel-profile/1\", \"simulated\": false, \"hardware\": "                      \
+    "{\"gpu\": \"H100-80G\", \"link\": \"single\", \"gpus\": 1}, \"blocks\": "                     \
+    "[{\"block\": \"ffn\", \"hidden\": 1024, \"seq_len\": 1024, \"heads\": 16, "                   \
+    "\"head_dim\": 64, \"ffn_hidden\": 4096, \"ffn_kind\": \"gelu\", "                             \
+    "\"micro_batch\": 1, \"tp\": 1, \"fwd_s\": 1e-3, \"bwd_s\": 2e-3, \"fwd_flops\": 1e11}]"
+
+/* A profile document with the given "calibration" value (NULL: none). */
+static tsl_profile_t *with_calib(json_t *cal, tsl_err_t *err)
+{
+    json_error_t je;
+    json_t *root = json_loads(ONE_BLOCK_DOC "}", 0, &je);
+    if (cal != NULL)
+        json_object_set_new(root, "calibration", cal);
+    tsl_profile_t *p = NULL;
+    tsl_profile_json_from(root, "inline", &p, err);
+    json_decref(root);
+    return p;
+}
+
+static void test_calibration(void)
+{
+    tsl_err_t err = {0};
+    tsl_calib_t k;
+    tsl_calib_identity(&k);
+    k.compute_scale[2] = 1.25;
+    k.range_samples[2] = 3;
+    k.comm_scale = 1.5;
+    k.mem_scale = 1.05;
+    k.n_samples = 11;
+    k.mae_before = 0.12;
+    k.mae_after = 0.03;
+    tsl_profile_t *p = with_calib(tsl_profile_json_calib(&k), &err);
+    CHECK(p != NULL && p->calibrated, "read: %s", err.msg);
+    if (p != NULL)
+        CHECK(memcmp(&p->calib, &k, sizeof(k)) == 0, "round trip, every field");
+    tsl_cluster_t c;
+    tsl_profile_use_t use;
+    CHECK(tsl_cluster_parse_spec(&c, "1xH100-80G", &err) == 0, "%s", err.msg);
+    if (p != NULL) {
+        CHECK(tsl_profile_attach(&c, p, &use, &err) == 0 && use.calib == &p->calib &&
+                  c.gpu_calib[0] == &p->calib,
+              "attached with the profile: %s", err.msg);
+        char line[512];
+        tsl_profile_describe(p, &use, line, sizeof(line));
+        CHECK(strstr(line, "measured") && strstr(line, "calibrated from 11 trials"), "%s", line);
+    }
+    tsl_cluster_free(&c);
+    free(p);
+    p = with_calib(NULL, &err);
+    CHECK(p != NULL && !p->calibrated, "no calibration: not calibrated");
+    free(p);
+
+    static const struct {
+        const char *json, *needle;
+    } bad[] = {
+        {"[]", "calibration: must be an object"},
+        {"{\"compute_scale\": [1, 1], \"comm_scale\": 1, \"mem_scale\": 1}", "compute_scale"},
+        {"{\"compute_scale\": [1, 1, 0, 1], \"comm_scale\": 1, \"mem_scale\": 1}",
+         "compute_scale[2]"},
+        {"{\"compute_scale\": [1, 1, 1, 1], \"mem_scale\": 1}", "comm_scale"},
+        {"{\"compute_scale\": [1, 1, 1, 1], \"comm_scale\": 1, \"mem_scale\": 1, "
+         "\"range_max_tokens\": [4096, 100, 9000]}",
+         "range_max_tokens[1]"},
+        {"{\"compute_scale\": [1, 1, 1, 1], \"comm_scale\": 1, \"mem_scale\": 1, "
+         "\"iter_error_after\": -1}",
+         "iter_error_after"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json_error_t je;
+        p = with_calib(json_loads(bad[i].json, JSON_DECODE_ANY, &je), &err);
+        CHECK(p == NULL && strstr(err.msg, "profile.calibration") && strstr(err.msg, bad[i].needle),
+              "case %zu: %s", i, err.msg);
+        free(p);
+    }
+}
+
 int main(void)
 {
     test_round_trip();
     test_committed_h100();
     test_errors();
+    test_calibration();
     return CHECK_DONE();
 }
