@@ -278,7 +278,7 @@ void tsl_agent_trials_reap(tsl_agent_trials_t *t)
             snprintf(rep.error, sizeof rep.error, "%s", r->killed);
         if (r->cancelled)
             tsl_log_info("trial %s: rank %u stopped", r->rk.trial_id, r->rk.rank);
-        else if (rep.error[0])
+        else if (rep.error[0] && !r->killed[0]) /* a kill was logged when it was made */
             tsl_log_warnx("trial %s: %s", r->rk.trial_id, rep.error);
         else
             tsl_log_info("trial %s: rank %u done: %.4f s per iteration, peak %.1f MiB%s",
