@@ -6,6 +6,7 @@
  * out of its cpu memory reported as oom; a rank killed reported with its signal.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
 #include <signal.h>
@@ -245,12 +246,54 @@ static void test_killed(void)
     free(doc);
 }
 
+/* The agent's side of the pipe protocol, fed by hand: rank 0 of an nccl trial
+ * writes its unique id (the agent reports it as ready) before its report. */
+static void test_pipe_lines(void)
+{
+    int p[2];
+    tsl_agent_rank_t rk = {.pid = -1, .rank = 0};
+    tsl_agent_trial_report_t ready, rep;
+    bool got = false;
+    char hex[2 * 128 + 1], buf[2048];
+    CHECK(pipe(p) == 0, "pipe");
+    rk.fd = p[0];
+    snprintf(rk.trial_id, sizeof rk.trial_id, "t-nccl");
+    for (int i = 0; i < 128; i++)
+        snprintf(hex + 2 * i, 3, "%02x", (unsigned)(i * 7 + 1) & 0xff);
+    int n = snprintf(buf, sizeof buf, "nccl-id %s\nrep", hex);
+    CHECK(write(p[1], buf, (size_t)n) == n, "write");
+    int flags = O_NONBLOCK;
+    fcntl(p[0], F_SETFL, flags);
+    CHECK(tsl_agent_rank_read(&rk, &got, &ready) == 0, "no end yet");
+    CHECK(got && ready.ready && ready.has_nccl_id && ready.rank == 0 &&
+              !strcmp(ready.trial_id, "t-nccl") && ready.nccl_id[0] == 1 &&
+              ready.nccl_id[127] == (uint8_t)((127 * 7 + 1) & 0xff),
+          "the id became a ready report");
+    tsl_exec_report_t r = {.iters = 4,
+                           .iter_median_s = 1,
+                           .iter_min_s = 1,
+                           .iter_max_s = 1,
+                           .peak_bytes = 10,
+                           .loss = NAN};
+    char json[1024];
+    tsl_exec_report_json(&r, json, sizeof json);
+    n = snprintf(buf, sizeof buf, "ort %s\n", json); /* the rest of "report", split */
+    CHECK(write(p[1], buf, (size_t)n) == n, "write");
+    close(p[1]);
+    CHECK(tsl_agent_rank_read(&rk, &got, &ready) == 1 && !got, "end of file, no second id");
+    tsl_agent_rank_end(&rk, 0, &rep);
+    CHECK(!rep.error[0] && rep.iterations == 4 && rep.peak_bytes == 10 && !rep.ready,
+          "a report split across reads: '%s'", rep.error);
+    CHECK(rk.fd == -1, "the pipe is closed");
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     test_doc();
     test_parse_report();
     test_exit_reason();
+    test_pipe_lines();
     test_two_ranks();
     test_refusals();
     test_killed();

@@ -155,18 +155,23 @@ static void queue(tsl_agent_trials_t *t, const tsl_agent_trial_report_t *rep)
         tsl_agent_trials_flush(t);
 }
 
-static void on_pipe(evutil_socket_t fd, short what, void *ud)
+/* What the child wrote so far; rank 0's nccl id is reported (ready) at once. */
+static void read_pipe(trial_rank_t *r)
 {
-    trial_rank_t *r = ud;
     tsl_agent_trial_report_t ready;
     bool got = false;
-    (void)fd, (void)what;
-    if (tsl_agent_rank_read(&r->rk, &got, &ready) == 1)
+    if (r->rk.fd >= 0 && tsl_agent_rank_read(&r->rk, &got, &ready) == 1)
         event_del(r->ev_pipe); /* the end comes with SIGCHLD */
-    if (got) {
+    if (got && !r->cancelled) {
         tsl_log_info("trial %s: rank 0 ready (nccl id made)", r->rk.trial_id);
         queue(r->t, &ready);
     }
+}
+
+static void on_pipe(evutil_socket_t fd, short what, void *ud)
+{
+    (void)fd, (void)what;
+    read_pipe(ud);
 }
 
 static void on_limit(evutil_socket_t fd, short what, void *ud)
@@ -273,6 +278,7 @@ void tsl_agent_trials_reap(tsl_agent_trials_t *t)
         if (waitpid(r->rk.pid, &st, WNOHANG) != r->rk.pid)
             continue;
         tsl_agent_trial_report_t rep;
+        read_pipe(r); /* an nccl id the child wrote just before it ended goes first */
         tsl_agent_rank_end(&r->rk, st, &rep);
         if (r->killed[0])
             snprintf(rep.error, sizeof rep.error, "%s", r->killed);
