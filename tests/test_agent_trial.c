@@ -74,6 +74,23 @@ static void test_doc(void)
           "no model named: %s", err.msg);
     CHECK(tsl_exec_doc_load("{nope", 0, &m, p, &err) != 0 && strstr(err.msg, "document"),
           "not JSON: %s", err.msg);
+    /* the model named only by the document's model.name: a preset works, else the
+     * error says what the request lacks */
+    json_t *j = json_loads(doc, 0, NULL);
+    json_object_del(json_object_get(j, "request"), "hf_config");
+    char *bare = json_dumps(j, JSON_COMPACT);
+    CHECK(tsl_exec_doc_load(bare, 0, &m, p, &err) != 0 &&
+              strstr(err.msg, "the request names no model") && !strstr(err.msg, "known presets"),
+          "no model in the request: %s", err.msg);
+    json_object_set_new(j, "model", json_pack("{s:s, s:i}", "name", "GPT2-345M", "seq_len", 64));
+    free(bare);
+    bare = json_dumps(j, JSON_COMPACT);
+    CHECK(tsl_exec_doc_load(bare, 0, &m, p, &err) == 0 && m.n_layers == 26 &&
+              m.tokens_per_sample == 64,
+          "a preset by model.name, at its seq_len: %s", err.msg);
+    tsl_model_free(&m);
+    free(bare);
+    json_decref(j);
     free(p);
     free(doc);
 }

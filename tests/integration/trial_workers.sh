@@ -69,7 +69,8 @@ failures = 0
 
 def check(what, cond, extra=""):
     global failures
-    print(("ok: " if cond else "FAIL: ") + what + (" (%s)" % extra if extra else ""), flush=True)
+    print(("ok: " if cond else "FAIL: ") + what + (" (%s)" % extra if extra and not cond else ""),
+          flush=True)
     failures += 0 if cond else 1
 
 

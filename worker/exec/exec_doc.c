@@ -47,11 +47,13 @@ static int doc_model(const json_t *doc, tsl_model_t *m, tsl_err_t *err)
     if (!name)
         return tsl_err_set(err, "document: no model (request.model_preset, request.hf_config or "
                                 "model.name)");
+    if (!tsl_model_preset_find(name)) /* not the preset list: the request is what lacks */
+        return tsl_err_set(err,
+                           "document: the request names no model (request.model_preset or "
+                           "request.hf_config) and model.name '%s' is no preset",
+                           name);
     if (tsl_model_preset_seq(name, u32_of(jm, "seq_len"), m, err))
-        return tsl_err_prefix(err,
-                              "document: model.name '%s' is no preset and the request "
-                              "names no model",
-                              name);
+        return tsl_err_prefix(err, "document: model.name '%s'", name);
     return 0;
 }
 
