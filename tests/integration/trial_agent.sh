@@ -120,5 +120,14 @@ grep -q "trial t4: cancelled: stopping rank 0" "$tmp/a.log" && ok "worker a stop
 kill -0 "$wa" 2>/dev/null && kill -0 "$wb" 2>/dev/null && ok "both agents still run" ||
     fail "an agent died"
 
+for p in "${pids[@]}"; do stop_pid "$p"; done
+pids=()
+# a build with -Db_sanitize=... reports into the workers' logs
+if grep -lE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' "$tmp"/*.log; then
+    fail "a sanitizer reported an error (log above)"
+else
+    ok "no sanitizer report in the workers' logs"
+fi
+
 echo "$failures failure(s)"
 [ "$failures" -eq 0 ]
