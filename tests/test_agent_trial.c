@@ -3,7 +3,9 @@
  * back to the model and plan (exec_doc.h); two ranks of a pp = 2 plan forked as the
  * agent forks them (cpu device ops, tcp comm on 127.0.0.1) and their pipe lines
  * turned into reports; an executor refusal reported with its message; a rank run
- * out of its cpu memory reported as oom; a rank killed reported with its signal.
+ * out of its cpu memory reported as oom; a rank killed reported with its signal;
+ * the pipe protocol fed by hand (an nccl id, a report split across reads); the
+ * [trials] configuration keys.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -304,6 +306,29 @@ static void test_pipe_lines(void)
     CHECK(rk.fd == -1, "the pipe is closed");
 }
 
+/* The [trials] keys: defaults, flags and section keys, bounds named. */
+static void test_config(void)
+{
+    tsl_agent_config_t c;
+    tsl_err_t err = {0};
+    tsl_agent_config_defaults(&c);
+    CHECK(c.trials && c.trial_port == 29500 && !c.trial_address[0] && c.trial_max_s == 3600 &&
+              c.trial_memory_gib == 0 && c.trial_poll_s == 20,
+          "defaults");
+    CHECK(tsl_agent_config_set(&c, "trial-port", "70000", &err) != 0 &&
+              strstr(err.msg, "trials.port"),
+          "port out of range: %s", err.msg);
+    CHECK(tsl_agent_config_set(&c, "trials.poll_s", "0", &err) != 0 &&
+              strstr(err.msg, "trials.poll_s"),
+          "poll_s 0: %s", err.msg);
+    CHECK(tsl_agent_config_set(&c, "trials.enabled", "no", &err) == 0 && !c.trials, "off");
+    CHECK(tsl_agent_config_set(&c, "trial-address", "10.1.2.3", &err) == 0 &&
+              !strcmp(c.trial_address, "10.1.2.3"),
+          "address");
+    CHECK(tsl_agent_config_set(&c, "trial-memory", "0.5", &err) == 0 && c.trial_memory_gib == 0.5,
+          "memory");
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -311,6 +336,7 @@ int main(void)
     test_parse_report();
     test_exit_reason();
     test_pipe_lines();
+    test_config();
     test_two_ranks();
     test_refusals();
     test_killed();
