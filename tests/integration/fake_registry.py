@@ -7,7 +7,9 @@ the Assignments long poll and ReportTrial, and plays these trials on the two
 workers that register (sorted by hostname: A, B), then writes every ReportTrial it
 got, as JSON, to --out and exits:
   t1  a pp = 2 plan: rank 0 on A; when A reports ready (tcp "host:port"), rank 1
-      on B with that rendezvous; both must report results;
+      on B with that rendezvous; both must report results — the first two result
+      reports are refused UNAVAILABLE (tesseld briefly away), so they arrive only
+      because the workers retry;
   t2  rank 0 of 2 on A with timeout_s 2 and no rank 1: A must kill it and report
       why;
   t3  rank 0 of 2 on A; after its ready, an assignment with cancel: A kills it and
@@ -32,6 +34,7 @@ workers = {}      # worker_id -> hostname
 queues = {}       # worker_id -> [Assignment]
 reports = []      # dicts, in arrival order
 cancel_on_ready = set()
+unavailable = {"t1": 2}   # trial -> result reports still to refuse
 
 
 def wait_for(pred, timeout, what):
@@ -75,8 +78,13 @@ def make_servicer(pb, pbg):
                 yield a
 
         def ReportTrial(self, req, ctx):
+            import grpc
             d = MessageToDict(req, preserving_proto_field_name=True)
             with lock:
+                if not req.ready and unavailable.get(req.trial_id, 0) > 0:
+                    unavailable[req.trial_id] -= 1
+                    reports.append({"refused": True, "trial_id": req.trial_id, "rank": req.rank})
+                    ctx.abort(grpc.StatusCode.UNAVAILABLE, "briefly away")
                 reports.append(d)
                 lock.notify_all()
                 cancelled = req.ready and req.trial_id in cancel_on_ready
@@ -93,7 +101,7 @@ def assign(pb, wid, **kw):
 
 def got(trial, rank, ready):
     return [r for r in reports if r.get("trial_id") == trial and r.get("rank", 0) == rank and
-            bool(r.get("ready")) == ready]
+            bool(r.get("ready")) == ready and not r.get("refused")]
 
 
 def scenario(pb, doc):

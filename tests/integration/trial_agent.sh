@@ -4,7 +4,8 @@
 # to the contract (registry.proto) whatever tesseld implements:
 #   a pp = 2 plan across the two workers: rank 0's ready report carries its tcp
 #   rendezvous, rank 1 joins it, both report measured results (iterations, median
-#   within min..max, peak memory, phases; the last stage the loss);
+#   within min..max, peak memory, phases; the last stage the loss), after their
+#   first reports were refused UNAVAILABLE and retried;
 #   a rank past its timeout_s is killed and reported with the reason;
 #   an assignment with cancel, and a ReportTrial answered cancelled, stop the rank
 #   without a result; the agents stay up throughout.
@@ -91,7 +92,7 @@ check() { # check DESCRIPTION PYTHON-EXPR over r (the reports) and by(trial, ran
 import json, sys
 r = json.load(open(sys.argv[1]))
 def by(t, k, ready=False):
-    return [x for x in r if x["trial_id"] == t and x.get("rank", 0) == k and bool(x.get("ready")) == ready]
+    return [x for x in r if x["trial_id"] == t and x.get("rank", 0) == k and bool(x.get("ready")) == ready and not x.get("refused")]
 ok = eval(sys.argv[2])
 if not ok:
     print(json.dumps(r, indent=1)[:3000])
@@ -101,6 +102,8 @@ PY
 
 check "t1: rank 0's ready carries its tcp rendezvous" \
     "by('t1', 0, True)[0]['rendezvous'].startswith('127.0.0.1:')"
+check "t1: two result reports were refused UNAVAILABLE (tesseld briefly away)" \
+    "len([x for x in r if x.get('refused')]) == 2"
 check "t1: both ranks report results without error" \
     "all(len(by('t1', k)) == 1 and not by('t1', k)[0].get('error') for k in (0, 1))"
 check "t1: measured iterations, median within min..max, peak memory, phases" \
@@ -113,6 +116,8 @@ check "t2: a rank past timeout_s fails with the reason" \
 check "t3: an assignment with cancel stops the rank: no result" "by('t3', 0) == []"
 check "t4: a ReportTrial answered cancelled stops the rank: no result" "by('t4', 0) == []"
 
+cat "$tmp/a.log" "$tmp/b.log" | grep -q "trial report waits: ReportTrial: UNAVAILABLE" &&
+    ok "a refused report waited and was sent again" || fail "no report retry logged"
 grep -q "trial t3: cancelled: stopping rank 0" "$tmp/a.log" && ok "worker a logged the cancel" ||
     fail "worker a did not log the t3 cancel"
 grep -q "trial t4: cancelled: stopping rank 0" "$tmp/a.log" && ok "worker a stopped t4 on the answer" ||
