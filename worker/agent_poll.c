@@ -122,9 +122,12 @@ static void *poll_main(void *arg)
             return NULL;
         tsl_agent_rpc_rc_t rc =
             tsl_agent_rpc_assignments(p->rpc, id, p->cfg->trial_poll_s, take, p, &err);
+        pthread_mutex_lock(&p->mu);
+        stop = p->stop; /* a poll cancelled by tsl_agent_poll_stop is no failure */
+        pthread_mutex_unlock(&p->mu);
         if (rc == TSL_AGENT_RPC_OK)
             tsl_backoff_reset(&p->backoff);
-        else
+        else if (!stop)
             failed(p, rc, id, err.msg);
     }
 }
