@@ -10,8 +10,11 @@
  * it only when tesseld acknowledged it, so nothing measured is lost to an
  * outage or a restart. Signals are blocked in every thread (before gRPC starts
  * its own) and read from a signalfd by the loop: SIGTERM/SIGINT deregister and
- * stop, SIGUSR1 profiles now, SIGHUP is ignored. Calls to tesseld block the loop
- * for at most rpc_timeout_s each; nothing else runs on this thread meanwhile.
+ * stop, SIGUSR1 profiles now, SIGCHLD reaps trial ranks, SIGHUP is ignored. Calls
+ * to tesseld block the loop for at most rpc_timeout_s each; nothing else runs on
+ * this thread meanwhile. The one call that waits longer, the Assignments long poll,
+ * runs on its own thread (agent_poll.c); the ranks it brings run as children
+ * (agent_trials.c), watched from this loop.
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -33,6 +36,9 @@ typedef struct agent {
     struct event *ev_signal, *ev_register, *ev_heartbeat, *ev_profile;
     int sigfd;
     tsl_agent_rpc_t *rpc;
+    tsl_agent_poll_t *poll; /* NULL with trials off */
+    tsl_agent_trials_t *trials;
+    struct event *ev_assign;
     tsl_agent_node_t node;
     tsl_agent_identity_t id;
     tsl_backoff_t backoff;
@@ -63,6 +69,8 @@ static void reconnect(agent_t *a, bool now, const char *why)
     if (a->registered)
         tsl_log_warnx("lost tesseld: %s; registering again", why);
     a->registered = false;
+    if (a->poll)
+        tsl_agent_poll_set_worker(a->poll, "");
     event_del(a->ev_heartbeat);
     double delay = now ? 0 : tsl_backoff_next(&a->backoff, (double)random() / RAND_MAX);
     if (!now)
@@ -133,7 +141,33 @@ static void on_register(evutil_socket_t fd, short what, void *ud)
     }
     struct timeval tv = {(time_t)a->id.heartbeat_s, 0};
     event_add(a->ev_heartbeat, &tv);
+    if (a->poll)
+        tsl_agent_poll_set_worker(a->poll, a->id.worker_id);
     flush(a);
+    if (a->trials && a->registered)
+        tsl_agent_trials_flush(a->trials);
+}
+
+/* A trial report found tesseld gone (agent_trials.c). */
+static void on_lost(void *ud, bool now, const char *why)
+{
+    reconnect(ud, now, why);
+}
+
+/* The poll thread queued assignments (or a "register again"). */
+static void on_assign(evutil_socket_t fd, short what, void *ud)
+{
+    agent_t *a = ud;
+    tsl_agent_assignment_t as;
+    char why[512];
+    int kind;
+    (void)fd, (void)what;
+    while ((kind = tsl_agent_poll_take(a->poll, &as, why, sizeof why)) != 0) {
+        if (kind == 1)
+            tsl_agent_trials_assign(a->trials, &as);
+        else if (a->registered)
+            reconnect(a, true, why);
+    }
 }
 
 static void on_heartbeat(evutil_socket_t fd, short what, void *ud)
@@ -211,7 +245,10 @@ static void on_signal(evutil_socket_t fd, short what, void *ud)
             stop(a, sig);
             return;
         }
-        if (sig == SIGUSR1) {
+        if (sig == SIGCHLD) {
+            if (a->trials)
+                tsl_agent_trials_reap(a->trials);
+        } else if (sig == SIGUSR1) {
             tsl_log_info("SIGUSR1: measuring a profile now");
             after(a->ev_profile, 0);
         } else {
@@ -230,6 +267,7 @@ static int signals_fd(tsl_err_t *err)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
     sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGCHLD);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
     int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -260,12 +298,28 @@ static int setup(agent_t *a, tsl_err_t *err)
     if (!a->ev_signal || !a->ev_register || !a->ev_heartbeat || !a->ev_profile)
         return tsl_err_setc(err, TSL_E_NOMEM, "libevent: out of memory");
     event_add(a->ev_signal, NULL);
+    if (!a->cfg->trials)
+        return 0;
+    a->trials =
+        tsl_agent_trials_new(a->base, a->cfg, &a->node, a->rpc, a->id.worker_id, on_lost, a, err);
+    if (!a->trials || !(a->poll = tsl_agent_poll_start(a->cfg, err)))
+        return -1;
+    a->ev_assign =
+        event_new(a->base, tsl_agent_poll_fd(a->poll), EV_READ | EV_PERSIST, on_assign, a);
+    if (!a->ev_assign)
+        return tsl_err_setc(err, TSL_E_NOMEM, "libevent: out of memory");
+    event_add(a->ev_assign, NULL);
     return 0;
 }
 
 static void teardown(agent_t *a)
 {
-    struct event *evs[] = {a->ev_signal, a->ev_register, a->ev_heartbeat, a->ev_profile};
+    tsl_agent_poll_stop(a->poll);
+    if (a->trials && tsl_agent_trials_running(a->trials))
+        tsl_log_warnx("stopping %u running trial rank(s)", tsl_agent_trials_running(a->trials));
+    tsl_agent_trials_free(a->trials);
+    struct event *evs[] = {a->ev_signal, a->ev_register, a->ev_heartbeat, a->ev_profile,
+                           a->ev_assign};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (evs[i])
             event_free(evs[i]);

@@ -8,6 +8,10 @@
  *   agent_spool.c    reports waiting to be sent: one file each under state_dir/spool
  *   agent_measure.c  what the node has and what it measures (worker/profile/ backends)
  *   agent_rpc.c      every RPC the agent makes — the only file that knows the wire
+ *   agent_poll.c     the Registry.Assignments long poll, on its own thread
+ *   agent_trial.c    one trial rank as a child process: fork, its pipe, its end
+ *   agent_trial_run.c  the child's side: the rank run by the stage executor
+ *   agent_trials.c   the ranks on the loop: rendezvous, timeouts, cancel, reports
  *   agent.c          the libevent loop: timers, signals (signalfd), reconnects
  *
  * Units: seconds (double or uint32 _s), bytes, bytes/s. Every fallible function
@@ -47,6 +51,12 @@ typedef struct tsl_agent_config {
     double backoff_base_s, backoff_cap_s;
     uint32_t spool_max; /* reports kept at most; the oldest go first */
     char log_level[16];
+    bool trials;             /* take trial assignments */
+    char trial_address[128]; /* rank 0's tcp rendezvous address; "" = the node name */
+    uint32_t trial_port;     /* rank 0's tcp port; rank r listens on trial_port + r */
+    double trial_max_s;      /* a rank is killed past this (or the assignment's timeout) */
+    double trial_memory_gib; /* cpu device ops' memory; 0 = the device's (sim file) */
+    uint32_t trial_poll_s;   /* the Assignments long poll's wait_s */
 } tsl_agent_config_t;
 
 void tsl_agent_config_defaults(tsl_agent_config_t *c);
@@ -180,6 +190,127 @@ int tsl_agent_rpc_pack_report(const char *worker_id, const tsl_agent_profile_t *
 tsl_agent_rpc_rc_t tsl_agent_rpc_send_report(tsl_agent_rpc_t *r, const char *worker_id,
                                              const void *buf, size_t n, uint32_t *stale,
                                              tsl_err_t *err);
+
+/* ---- trials (agent_poll.c, agent_trial*.c, agent_trials.c) ------------------------------------ */
+
+/* One Registry.Assignment (registry.proto defines every field). */
+typedef struct tsl_agent_assignment {
+    char trial_id[64];
+    char plan_fingerprint[80];
+    uint32_t rank, world_size, iterations, warmup, device_index, plan_index;
+    bool has_nccl_id;
+    uint8_t nccl_id[128];
+    char comm[16], devops[16];
+    char rendezvous[160]; /* tcp, ranks > 0: "host:port" */
+    char *document;       /* owned: the stored plan document */
+    bool cancel;
+    uint64_t seed;
+    double timeout_s;
+} tsl_agent_assignment_t;
+
+void tsl_agent_assignment_free(tsl_agent_assignment_t *a);
+
+/* One ReportTrial: rank 0's rendezvous (ready) or a rank's result (error "" = ran). */
+typedef struct tsl_agent_trial_report {
+    char trial_id[64];
+    uint32_t rank;
+    bool ready;
+    char rendezvous[160];
+    bool has_nccl_id;
+    uint8_t nccl_id[128];
+    double iter_time_s, iter_min_s, iter_max_s;
+    uint64_t peak_bytes;
+    double fwd_s, bwd_s, comm_s, bubble_s, opt_s;
+    bool oom;
+    uint32_t iterations;
+    double loss; /* 0 off the last stage */
+    char error[512];
+} tsl_agent_trial_report_t;
+
+/* What a rank child needs besides its assignment. */
+typedef struct tsl_agent_trial_opts {
+    char address[128];         /* rank 0's tcp address */
+    uint32_t port;             /* rank 0's tcp port */
+    uint64_t cpu_memory_bytes; /* cpu device ops' limit (0: none) */
+    double timeout_s;          /* the rank's limit: comm rendezvous waits at most this */
+} tsl_agent_trial_opts_t;
+
+/* The child (agent_trial_run.c): runs the rank and writes its lines to fd —
+ * "nccl-id HEX" (rank 0 of nccl, before it waits for the others), then
+ * "report JSON" (tsl_exec_report_json) or "error MESSAGE". Returns 0 when it
+ * wrote a report, 1 after an error line. */
+int tsl_agent_trial_child(const tsl_agent_trial_opts_t *o, const tsl_agent_assignment_t *a, int fd);
+
+/* A running rank (agent_trial.c): a child process and the read end of its pipe. */
+typedef struct tsl_agent_rank {
+    int pid, fd;
+    char trial_id[64];
+    uint32_t rank;
+    char line[8192]; /* a partial line from the pipe */
+    size_t n_line;
+    bool got_result;
+    tsl_agent_trial_report_t result; /* filled by the "report" / "error" line */
+} tsl_agent_rank_t;
+
+/* Forks the child (it dies with the agent: PR_SET_PDEATHSIG). rk->fd is non-blocking. */
+int tsl_agent_rank_start(const tsl_agent_trial_opts_t *o, const tsl_agent_assignment_t *a,
+                         tsl_agent_rank_t *rk, tsl_err_t *err);
+/* Reads what the pipe holds. Returns 1 at end of file, 0 otherwise; *ready is set
+ * (and filled) when the child sent its nccl id. */
+int tsl_agent_rank_read(tsl_agent_rank_t *rk, bool *ready, tsl_agent_trial_report_t *rep);
+/* After waitpid: the rank's report from what it wrote, else from how it ended. */
+void tsl_agent_rank_end(tsl_agent_rank_t *rk, int status, tsl_agent_trial_report_t *out);
+/* One "report" JSON (tsl_exec_report_json) into rep's measured fields. */
+int tsl_agent_trial_parse_report(const char *json, tsl_agent_trial_report_t *rep, tsl_err_t *err);
+/* "rank 1 exited on signal 9 (Killed)", "rank 0 exited with status 3". */
+void tsl_agent_exit_reason(uint32_t rank, int status, char *buf, size_t cap);
+
+/* The long poll (agent_poll.c): a thread with its own channel calls Assignments
+ * while the loop has a worker id, and queues what arrives; the loop watches fd. */
+typedef struct tsl_agent_poll tsl_agent_poll_t;
+
+tsl_agent_poll_t *tsl_agent_poll_start(const tsl_agent_config_t *cfg, tsl_err_t *err);
+int tsl_agent_poll_fd(const tsl_agent_poll_t *p);
+/* "" pauses the poll (not registered). */
+void tsl_agent_poll_set_worker(tsl_agent_poll_t *p, const char *worker_id);
+/* 1: *a filled (owned by the caller); 2: the daemon forgot the worker (why filled),
+ * register again; 0: nothing waiting. */
+int tsl_agent_poll_take(tsl_agent_poll_t *p, tsl_agent_assignment_t *a, char *why, size_t cap);
+void tsl_agent_poll_stop(tsl_agent_poll_t *p);
+
+/* The ranks on the loop (agent_trials.c). lost() is told when a report finds the
+ * daemon gone (now: it forgot the worker) — the loop then registers again. */
+struct event_base;
+typedef struct tsl_agent_trials tsl_agent_trials_t;
+typedef void (*tsl_agent_lost_fn)(void *ud, bool now, const char *why);
+
+tsl_agent_trials_t *tsl_agent_trials_new(struct event_base *base, const tsl_agent_config_t *cfg,
+                                         const tsl_agent_node_t *node, tsl_agent_rpc_t *rpc,
+                                         const char *worker_id, tsl_agent_lost_fn lost, void *ud,
+                                         tsl_err_t *err);
+/* Starts (or, cancel = true, stops) the assignment's rank; takes a->document. */
+void tsl_agent_trials_assign(tsl_agent_trials_t *t, tsl_agent_assignment_t *a);
+/* SIGCHLD: reaps the ranks that ended and reports them. */
+void tsl_agent_trials_reap(tsl_agent_trials_t *t);
+/* Sends the reports waiting (after a reconnect, say). */
+void tsl_agent_trials_flush(tsl_agent_trials_t *t);
+uint32_t tsl_agent_trials_running(const tsl_agent_trials_t *t);
+/* Kills every rank (SIGKILL) and waits for them. */
+void tsl_agent_trials_free(tsl_agent_trials_t *t);
+
+/* The poll's channel: deadline timeout_s per call (the long poll's wait and more). */
+tsl_agent_rpc_t *tsl_agent_rpc_open_deadline(const tsl_agent_config_t *cfg, double timeout_s,
+                                             tsl_err_t *err);
+/* Cancels the Assignments stream in flight (from another thread). */
+void tsl_agent_rpc_cancel(tsl_agent_rpc_t *r);
+/* One long poll: each assignment is handed to take() (which owns its document). */
+tsl_agent_rpc_rc_t tsl_agent_rpc_assignments(tsl_agent_rpc_t *r, const char *worker_id,
+                                             uint32_t wait_s,
+                                             void (*take)(void *ud, tsl_agent_assignment_t *a),
+                                             void *ud, tsl_err_t *err);
+tsl_agent_rpc_rc_t tsl_agent_rpc_report_trial(tsl_agent_rpc_t *r, const char *worker_id,
+                                              const tsl_agent_trial_report_t *rep, bool *cancelled,
+                                              tsl_err_t *err);
 
 /* ---- the loop (agent.c) ------------------------------------------------------------------------ */
 

@@ -30,7 +30,8 @@ typedef struct ac_entry {
 #define F(field) offsetof(tsl_agent_config_t, field), sizeof(((tsl_agent_config_t *)0)->field)
 
 /* The sections and keys of deploy/tessel-worker.conf: [daemon] how to reach tesseld,
- * [node] what this node is, [profile] when and what to measure. */
+ * [node] what this node is, [profile] when and what to measure, [trials] how trial
+ * ranks run here. */
 static const ac_entry_t TABLE[] = {
     {"daemon", "address", "server", "ADDR", AC_STRING, F(server), "unix:/run/tessel/tesseld.sock",
      1, 255, "tesseld address: unix:/path or host:port"},
@@ -71,6 +72,18 @@ static const ac_entry_t TABLE[] = {
      "TP splits, e.g. 1,2,4,8; \"\" = the profiler's"},
     {"profile", "quick", "profile-quick", "BOOL", AC_BOOL, F(profile_quick), "no", 0, 1,
      "fewer micro-batch sizes and TP splits, shorter loops"},
+    {"trials", "enabled", "trials", "BOOL", AC_BOOL, F(trials), "yes", 0, 1,
+     "take trial assignments (run plan ranks with the stage executor)"},
+    {"trials", "address", "trial-address", "ADDR", AC_STRING, F(trial_address), "", 0, 127,
+     "tcp trials: the address rank 0 listens on and tells the others; \"\" = the node name"},
+    {"trials", "port", "trial-port", "PORT", AC_UINT, F(trial_port), "29500", 1, 65000,
+     "tcp trials: rank 0's port; rank r listens on PORT + r"},
+    {"trials", "max_runtime_s", "trial-max-runtime", "SECONDS", AC_DOUBLE, F(trial_max_s), "3600",
+     1, 604800, "a rank is killed (and reported failed) past this or the trial's timeout"},
+    {"trials", "memory_gib", "trial-memory", "GIB", AC_DOUBLE, F(trial_memory_gib), "0", 0, 1048576,
+     "cpu device ops (sim): the memory a rank may use; 0 = its device's (device file)"},
+    {"trials", "poll_s", "trial-poll", "SECONDS", AC_UINT, F(trial_poll_s), "20", 1, 60,
+     "how long one Assignments long poll waits for work"},
     {"log", "level", "log-level", "LEVEL", AC_STRING, F(log_level), "info", 4, 5,
      "error | warn | info | debug"},
 };

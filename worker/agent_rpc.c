@@ -7,6 +7,7 @@
  * backoff; NOT_FOUND → register again; UNAUTHENTICATED, PERMISSION_DENIED,
  * INVALID_ARGUMENT, UNIMPLEMENTED... → refused: retrying the same call cannot help.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@
 #define TSL_RPC_REGISTER  (tsl_rpc_methods[TSL_RPC_ID_REGISTER_WORKER].path)
 #define TSL_RPC_HEARTBEAT (tsl_rpc_methods[TSL_RPC_ID_HEARTBEAT].path)
 #define TSL_RPC_REPORT    (tsl_rpc_methods[TSL_RPC_ID_REPORT_PROFILE].path)
+#define TSL_RPC_ASSIGN    (tsl_rpc_methods[TSL_RPC_ID_ASSIGNMENTS].path)
+#define TSL_RPC_TRIAL     (tsl_rpc_methods[TSL_RPC_ID_REPORT_TRIAL].path)
 
 #ifndef TSL_VERSION
 #define TSL_VERSION "0"
@@ -24,9 +27,18 @@
 
 struct tsl_agent_rpc {
     tsl_rpc_client_t *c;
+    pthread_mutex_t mu; /* guards stream: tsl_agent_rpc_cancel comes from another thread */
+    tsl_rpc_stream_t *stream;
+    bool cancelled;
 };
 
 tsl_agent_rpc_t *tsl_agent_rpc_open(const tsl_agent_config_t *cfg, tsl_err_t *err)
+{
+    return tsl_agent_rpc_open_deadline(cfg, cfg->rpc_timeout_s, err);
+}
+
+tsl_agent_rpc_t *tsl_agent_rpc_open_deadline(const tsl_agent_config_t *cfg, double timeout_s,
+                                             tsl_err_t *err)
 {
     char msg[TSL_RPC_MSG_MAX];
     tsl_agent_rpc_t *r = calloc(1, sizeof *r);
@@ -34,7 +46,8 @@ tsl_agent_rpc_t *tsl_agent_rpc_open(const tsl_agent_config_t *cfg, tsl_err_t *er
         tsl_err_setc(err, TSL_E_NOMEM, "out of memory");
         return NULL;
     }
-    r->c = tsl_rpc_client_open(cfg->server, cfg->token, cfg->rpc_timeout_s, msg, sizeof msg);
+    pthread_mutex_init(&r->mu, NULL);
+    r->c = tsl_rpc_client_open(cfg->server, cfg->token, timeout_s, msg, sizeof msg);
     if (!r->c) {
         tsl_err_set(err, "daemon.%s", msg);
         free(r);
@@ -48,6 +61,7 @@ void tsl_agent_rpc_close(tsl_agent_rpc_t *r)
     if (!r)
         return;
     tsl_rpc_client_close(r->c);
+    pthread_mutex_destroy(&r->mu);
     free(r);
 }
 
@@ -218,5 +232,128 @@ tsl_agent_rpc_rc_t tsl_agent_rpc_send_report(tsl_agent_rpc_t *r, const char *wor
         protobuf_c_message_free_unpacked(reply, NULL);
     }
     tessel__v1__report_profile_request__free_unpacked(req, NULL);
+    return rc;
+}
+
+/* ---- trials ------------------------------------------------------------------------------- */
+
+void tsl_agent_rpc_cancel(tsl_agent_rpc_t *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->cancelled = true;
+    if (r->stream)
+        tsl_rpc_stream_cancel(r->stream);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void assignment_of(const Tessel__V1__Assignment *m, tsl_agent_assignment_t *a)
+{
+    memset(a, 0, sizeof *a);
+    snprintf(a->trial_id, sizeof a->trial_id, "%s", m->trial_id);
+    snprintf(a->plan_fingerprint, sizeof a->plan_fingerprint, "%s", m->plan_fingerprint);
+    a->rank = m->rank;
+    a->world_size = m->world_size;
+    a->iterations = m->iterations;
+    a->warmup = m->warmup;
+    a->device_index = m->device_index;
+    a->plan_index = m->plan_index;
+    a->has_nccl_id = m->nccl_unique_id.len == sizeof a->nccl_id;
+    if (a->has_nccl_id)
+        memcpy(a->nccl_id, m->nccl_unique_id.data, sizeof a->nccl_id);
+    snprintf(a->comm, sizeof a->comm, "%s", m->comm);
+    snprintf(a->devops, sizeof a->devops, "%s", m->devops);
+    snprintf(a->rendezvous, sizeof a->rendezvous, "%s", m->rendezvous);
+    a->document = strdup(m->document ? m->document : "");
+    a->cancel = m->cancel;
+    a->seed = m->seed;
+    a->timeout_s = m->timeout_s;
+}
+
+tsl_agent_rpc_rc_t tsl_agent_rpc_assignments(tsl_agent_rpc_t *r, const char *worker_id,
+                                             uint32_t wait_s,
+                                             void (*take)(void *ud, tsl_agent_assignment_t *a),
+                                             void *ud, tsl_err_t *err)
+{
+    Tessel__V1__AssignmentsRequest req = TESSEL__V1__ASSIGNMENTS_REQUEST__INIT;
+    tsl_rpc_status_t st = {0};
+    ProtobufCMessage *m = NULL;
+    req.worker_id = (char *)worker_id;
+    req.wait_s = wait_s;
+    pthread_mutex_lock(&r->mu);
+    if (r->cancelled) {
+        pthread_mutex_unlock(&r->mu);
+        tsl_err_set(err, "Assignments: stopping");
+        return TSL_AGENT_RPC_RETRY;
+    }
+    tsl_rpc_stream_t *s = r->stream = tsl_rpc_stream_start(r->c, TSL_RPC_ASSIGN, &req.base, &st);
+    pthread_mutex_unlock(&r->mu);
+    if (!s)
+        return classify(&st, "Assignments", err);
+    while (tsl_rpc_stream_next(s, &tessel__v1__assignment__descriptor, &m, &st) == 1) {
+        tsl_agent_assignment_t a;
+        assignment_of((const Tessel__V1__Assignment *)m, &a);
+        protobuf_c_message_free_unpacked(m, NULL);
+        take(ud, &a);
+    }
+    pthread_mutex_lock(&r->mu);
+    r->stream = NULL;
+    pthread_mutex_unlock(&r->mu);
+    if (tsl_rpc_stream_finish(s, &st) == 0)
+        return TSL_AGENT_RPC_OK;
+    return classify(&st, "Assignments", err);
+}
+
+typedef struct phase_entries {
+    Tessel__V1__ReportTrialRequest__PhaseSEntry e[5];
+    Tessel__V1__ReportTrialRequest__PhaseSEntry *p[5];
+} phase_entries_t;
+
+static void fill_phases(Tessel__V1__ReportTrialRequest *req, phase_entries_t *ph,
+                        const tsl_agent_trial_report_t *rep)
+{
+    const char *names[5] = {"fwd", "bwd", "comm", "bubble", "opt"};
+    const double v[5] = {rep->fwd_s, rep->bwd_s, rep->comm_s, rep->bubble_s, rep->opt_s};
+    for (int i = 0; i < 5; i++) {
+        tessel__v1__report_trial_request__phase_sentry__init(&ph->e[i]);
+        ph->e[i].key = (char *)names[i];
+        ph->e[i].value = v[i];
+        ph->p[i] = &ph->e[i];
+    }
+    req->n_phase_s = 5;
+    req->phase_s = ph->p;
+}
+
+tsl_agent_rpc_rc_t tsl_agent_rpc_report_trial(tsl_agent_rpc_t *r, const char *worker_id,
+                                              const tsl_agent_trial_report_t *rep, bool *cancelled,
+                                              tsl_err_t *err)
+{
+    Tessel__V1__ReportTrialRequest req = TESSEL__V1__REPORT_TRIAL_REQUEST__INIT;
+    phase_entries_t ph;
+    ProtobufCMessage *reply = NULL;
+    req.trial_id = (char *)rep->trial_id;
+    req.worker_id = (char *)worker_id;
+    req.rank = rep->rank;
+    req.ready = rep->ready;
+    req.rendezvous = (char *)rep->rendezvous;
+    if (rep->has_nccl_id)
+        req.nccl_unique_id = (ProtobufCBinaryData){sizeof rep->nccl_id, (uint8_t *)rep->nccl_id};
+    req.error = (char *)rep->error;
+    if (!rep->ready && !rep->error[0]) {
+        req.iter_time_s = rep->iter_time_s;
+        req.iter_min_s = rep->iter_min_s;
+        req.iter_max_s = rep->iter_max_s;
+        req.peak_bytes = rep->peak_bytes;
+        req.oom = rep->oom;
+        req.iterations = rep->iterations;
+        req.loss = rep->loss;
+        fill_phases(&req, &ph, rep);
+    }
+    *cancelled = false;
+    tsl_agent_rpc_rc_t rc = call(r, TSL_RPC_TRIAL, &req.base,
+                                 &tessel__v1__report_trial_response__descriptor, &reply, err);
+    if (rc == TSL_AGENT_RPC_OK) {
+        *cancelled = ((Tessel__V1__ReportTrialResponse *)reply)->cancelled;
+        protobuf_c_message_free_unpacked(reply, NULL);
+    }
     return rc;
 }

@@ -164,20 +164,20 @@ static int cu_copy(tsl_devops_t *o, tsl_buf_t *dst, const tsl_buf_t *src, tsl_er
         return cuerr(cudaMemcpyAsync(dst->ptr, src->ptr, src->n * tsl_dtype_bytes(src->dt),
                                      cudaMemcpyDeviceToDevice, cx(o)->s[0]),
                      "copy", err);
-    return kerr(tsl_k_convert(dst->ptr, dst->dt, src->ptr, src->dt, src->n, S(o)), "convert", err);
+    return kerr(tsl_xk_convert(dst->ptr, dst->dt, src->ptr, src->dt, src->n, S(o)), "convert", err);
 }
 
 static int cu_fill_uniform(tsl_devops_t *o, tsl_buf_t *b, uint64_t seed, uint64_t stream,
                            uint64_t base, float center, float amp, tsl_err_t *err)
 {
-    return kerr(tsl_k_fill_uniform(b->ptr, b->dt, b->n, seed, stream, base, center, amp, S(o)),
+    return kerr(tsl_xk_fill_uniform(b->ptr, b->dt, b->n, seed, stream, base, center, amp, S(o)),
                 "fill", err);
 }
 
 static int cu_fill_ids(tsl_devops_t *o, tsl_buf_t *b, uint64_t seed, uint64_t stream, uint64_t base,
                        uint32_t modulo, tsl_err_t *err)
 {
-    return kerr(tsl_k_fill_ids(b->ptr, b->n, seed, stream, base, modulo, S(o)), "fill ids", err);
+    return kerr(tsl_xk_fill_ids(b->ptr, b->n, seed, stream, base, modulo, S(o)), "fill ids", err);
 }
 
 static int cu_zero(tsl_devops_t *o, tsl_buf_t *b, tsl_err_t *err)
@@ -202,8 +202,8 @@ static int cu_ln_fwd(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *gamma
                      const tsl_buf_t *beta, tsl_buf_t *y, tsl_buf_t *mean, tsl_buf_t *rstd,
                      int rows, int cols, tsl_err_t *err)
 {
-    return kerr(tsl_k_layernorm_fwd(x->ptr, gamma->ptr, beta->ptr, y->ptr, mean->ptr, rstd->ptr,
-                                    rows, cols, S(o)),
+    return kerr(tsl_xk_layernorm_fwd(x->ptr, gamma->ptr, beta->ptr, y->ptr, mean->ptr, rstd->ptr,
+                                     rows, cols, S(o)),
                 "layernorm", err);
 }
 
@@ -212,32 +212,32 @@ static int cu_ln_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *x,
                      tsl_buf_t *dx, tsl_buf_t *dgamma, tsl_buf_t *dbeta, int rows, int cols,
                      tsl_err_t *err)
 {
-    return kerr(tsl_k_layernorm_bwd(dy->ptr, x->ptr, gamma->ptr, mean->ptr, rstd->ptr, dx->ptr,
-                                    dgamma->ptr, dbeta->ptr, rows, cols, cx(o)->ws, S(o)),
+    return kerr(tsl_xk_layernorm_bwd(dy->ptr, x->ptr, gamma->ptr, mean->ptr, rstd->ptr, dx->ptr,
+                                     dgamma->ptr, dbeta->ptr, rows, cols, cx(o)->ws, S(o)),
                 "layernorm backward", err);
 }
 
 static int cu_gelu_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, tsl_err_t *err)
 {
-    return kerr(tsl_k_gelu(x->ptr, NULL, y->ptr, x->n, 0, S(o)), "gelu", err);
+    return kerr(tsl_xk_gelu(x->ptr, NULL, y->ptr, x->n, 0, S(o)), "gelu", err);
 }
 
 static int cu_gelu_bwd(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *dy, tsl_buf_t *dx,
                        tsl_err_t *err)
 {
-    return kerr(tsl_k_gelu(x->ptr, dy->ptr, dx->ptr, x->n, 1, S(o)), "gelu backward", err);
+    return kerr(tsl_xk_gelu(x->ptr, dy->ptr, dx->ptr, x->n, 1, S(o)), "gelu backward", err);
 }
 
 static int cu_softmax_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows, int cols,
                           bool causal, tsl_err_t *err)
 {
-    return kerr(tsl_k_softmax_fwd(x->ptr, y->ptr, rows, cols, causal, S(o)), "softmax", err);
+    return kerr(tsl_xk_softmax_fwd(x->ptr, y->ptr, rows, cols, causal, S(o)), "softmax", err);
 }
 
 static int cu_softmax_bwd(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *dy, tsl_buf_t *dx,
                           int rows, int cols, tsl_err_t *err)
 {
-    return kerr(tsl_k_softmax_bwd(y->ptr, dy->ptr, dx->ptr, rows, cols, S(o)), "softmax backward",
+    return kerr(tsl_xk_softmax_bwd(y->ptr, dy->ptr, dx->ptr, rows, cols, S(o)), "softmax backward",
                 err);
 }
 
@@ -245,50 +245,50 @@ static int cu_axpy(tsl_devops_t *o, float alpha, const tsl_buf_t *x, tsl_buf_t *
 {
     if (x->n != y->n || x->dt != y->dt)
         return tsl_err_set(err, "axpy: %zu elements into %zu", x->n, y->n);
-    return kerr(tsl_k_axpy(alpha, x->ptr, y->ptr, y->dt, y->n, S(o)), "axpy", err);
+    return kerr(tsl_xk_axpy(alpha, x->ptr, y->ptr, y->dt, y->n, S(o)), "axpy", err);
 }
 
 static int cu_scale(tsl_devops_t *o, float alpha, tsl_buf_t *x, tsl_err_t *err)
 {
-    return kerr(tsl_k_scale(alpha, x->ptr, x->dt, x->n, S(o)), "scale", err);
+    return kerr(tsl_xk_scale(alpha, x->ptr, x->dt, x->n, S(o)), "scale", err);
 }
 
 static int cu_add_bias(tsl_devops_t *o, tsl_buf_t *x, const tsl_buf_t *bias, int rows, int cols,
                        tsl_err_t *err)
 {
-    return kerr(tsl_k_add_bias(x->ptr, bias->ptr, rows, cols, S(o)), "add bias", err);
+    return kerr(tsl_xk_add_bias(x->ptr, bias->ptr, rows, cols, S(o)), "add bias", err);
 }
 
 static int cu_bias_grad(tsl_devops_t *o, const tsl_buf_t *dy, tsl_buf_t *db, int rows, int cols,
                         tsl_err_t *err)
 {
-    return kerr(tsl_k_bias_grad(dy->ptr, db->ptr, rows, cols, cx(o)->ws, S(o)), "bias gradient",
+    return kerr(tsl_xk_bias_grad(dy->ptr, db->ptr, rows, cols, cx(o)->ws, S(o)), "bias gradient",
                 err);
 }
 
 static int cu_embed_fwd(tsl_devops_t *o, const tsl_buf_t *table, const tsl_buf_t *ids, tsl_buf_t *y,
                         int rows, int cols, tsl_err_t *err)
 {
-    return kerr(tsl_k_embed(table->ptr, ids->ptr, y->ptr, rows, cols, 0, S(o)), "embedding", err);
+    return kerr(tsl_xk_embed(table->ptr, ids->ptr, y->ptr, rows, cols, 0, S(o)), "embedding", err);
 }
 
 static int cu_embed_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *ids,
                         tsl_buf_t *dtable, int rows, int cols, tsl_err_t *err)
 {
-    return kerr(tsl_k_embed(dtable->ptr, ids->ptr, dy->ptr, rows, cols, 1, S(o)),
+    return kerr(tsl_xk_embed(dtable->ptr, ids->ptr, dy->ptr, rows, cols, 1, S(o)),
                 "embedding backward", err);
 }
 
 static int cu_mse(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy,
                   float scale, tsl_buf_t *loss, tsl_err_t *err)
 {
-    return kerr(tsl_k_mse(y->ptr, t->ptr, dy->ptr, y->n, scale, loss->ptr, S(o)), "mse", err);
+    return kerr(tsl_xk_mse(y->ptr, t->ptr, dy->ptr, y->n, scale, loss->ptr, S(o)), "mse", err);
 }
 
 static int cu_xent(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy, int rows,
                    int cols, float scale, tsl_buf_t *loss, tsl_err_t *err)
 {
-    return kerr(tsl_k_xent(y->ptr, t->ptr, dy->ptr, rows, cols, scale, loss->ptr, S(o)),
+    return kerr(tsl_xk_xent(y->ptr, t->ptr, dy->ptr, rows, cols, scale, loss->ptr, S(o)),
                 "cross-entropy", err);
 }
 
@@ -297,15 +297,15 @@ static int cu_adam(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t 
                    tsl_err_t *err)
 {
     float c1 = 1.0f - powf(b1, (float)step), c2 = 1.0f - powf(b2, (float)step);
-    return kerr(tsl_k_adam(p->ptr, g->ptr, master->ptr, m->ptr, v->ptr, p->n, lr, b1, b2, eps, c1,
-                           c2, S(o)),
+    return kerr(tsl_xk_adam(p->ptr, g->ptr, master->ptr, m->ptr, v->ptr, p->n, lr, b1, b2, eps, c1,
+                            c2, S(o)),
                 "adam", err);
 }
 
 static int cu_sgd(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master, float lr,
                   tsl_err_t *err)
 {
-    return kerr(tsl_k_sgd(p->ptr, g->ptr, master->ptr, p->n, lr, S(o)), "sgd", err);
+    return kerr(tsl_xk_sgd(p->ptr, g->ptr, master->ptr, p->n, lr, S(o)), "sgd", err);
 }
 
 static void *cu_stream(tsl_devops_t *o, int which)

@@ -52,8 +52,8 @@ __global__ static void k_fill(void *p, int dt, size_t n, uint64_t seed, uint64_t
     }
 }
 
-extern "C" int tsl_k_fill_uniform(void *p, int dt, size_t n, uint64_t seed, uint64_t stream,
-                                  uint64_t base, float center, float amp, void *s)
+extern "C" int tsl_xk_fill_uniform(void *p, int dt, size_t n, uint64_t seed, uint64_t stream,
+                                   uint64_t base, float center, float amp, void *s)
 {
     k_fill<<<blocks(n), NT, 0, (cudaStream_t)s>>>(p, dt, n, seed, stream, base, center, amp);
     return done();
@@ -65,8 +65,8 @@ __global__ static void k_ids(int32_t *p, size_t n, uint64_t seed, uint64_t s, ui
     GRID_LOOP(i, n) p[i] = (int32_t)((tsl_uniform_bits(seed, s, base + i) >> 11) % mod);
 }
 
-extern "C" int tsl_k_fill_ids(int32_t *p, size_t n, uint64_t seed, uint64_t stream, uint64_t base,
-                              uint32_t modulo, void *s)
+extern "C" int tsl_xk_fill_ids(int32_t *p, size_t n, uint64_t seed, uint64_t stream, uint64_t base,
+                               uint32_t modulo, void *s)
 {
     k_ids<<<blocks(n), NT, 0, (cudaStream_t)s>>>(p, n, seed, stream, base, modulo);
     return done();
@@ -77,7 +77,7 @@ __global__ static void k_convert(void *d, int ddt, const void *s, int sdt, size_
     GRID_LOOP(i, n) st(d, ddt, i, ld(s, sdt, i));
 }
 
-extern "C" int tsl_k_convert(void *dst, int ddt, const void *src, int sdt, size_t n, void *s)
+extern "C" int tsl_xk_convert(void *dst, int ddt, const void *src, int sdt, size_t n, void *s)
 {
     k_convert<<<blocks(n), NT, 0, (cudaStream_t)s>>>(dst, ddt, src, sdt, n);
     return done();
@@ -134,8 +134,8 @@ __global__ static void k_ln_fwd(const bf16 *x, const bf16 *g, const bf16 *b, bf1
         mean[r] = mu, rstd[r] = rs;
 }
 
-extern "C" int tsl_k_layernorm_fwd(const void *x, const void *g, const void *b, void *y,
-                                   float *mean, float *rstd, int rows, int cols, void *s)
+extern "C" int tsl_xk_layernorm_fwd(const void *x, const void *g, const void *b, void *y,
+                                    float *mean, float *rstd, int rows, int cols, void *s)
 {
     k_ln_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (const bf16 *)g, (const bf16 *)b,
                                                (bf16 *)y, mean, rstd, cols);
@@ -216,9 +216,9 @@ static int colsum(const bf16 *dy, const bf16 *x, const float *mean, const float 
     return done();
 }
 
-extern "C" int tsl_k_layernorm_bwd(const void *dy, const void *x, const void *g, const float *mean,
-                                   const float *rstd, void *dx, void *dg, void *db, int rows,
-                                   int cols, float *ws, void *s)
+extern "C" int tsl_xk_layernorm_bwd(const void *dy, const void *x, const void *g, const float *mean,
+                                    const float *rstd, void *dx, void *dg, void *db, int rows,
+                                    int cols, float *ws, void *s)
 {
     cudaStream_t cs = (cudaStream_t)s;
     k_ln_bwd_dx<<<rows, NT, 0, cs>>>((const bf16 *)dy, (const bf16 *)x, (const bf16 *)g, mean, rstd,
@@ -246,7 +246,8 @@ __global__ static void k_gelu(const bf16 *x, const bf16 *dy, bf16 *out, size_t n
     }
 }
 
-extern "C" int tsl_k_gelu(const void *x, const void *dy, void *out, size_t n, int backward, void *s)
+extern "C" int tsl_xk_gelu(const void *x, const void *dy, void *out, size_t n, int backward,
+                           void *s)
 {
     k_gelu<<<blocks(n), NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (const bf16 *)dy, (bf16 *)out, n,
                                                   backward);
@@ -269,7 +270,7 @@ __global__ static void k_softmax_fwd(const bf16 *x, bf16 *y, int cols, int causa
         y[o + c] = __float2bfloat16(c <= last ? __expf(__bfloat162float(x[o + c]) - mx) / s : 0.0f);
 }
 
-extern "C" int tsl_k_softmax_fwd(const void *x, void *y, int rows, int cols, int causal, void *s)
+extern "C" int tsl_xk_softmax_fwd(const void *x, void *y, int rows, int cols, int causal, void *s)
 {
     k_softmax_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (bf16 *)y, cols, causal);
     return done();
@@ -288,8 +289,8 @@ __global__ static void k_softmax_bwd(const bf16 *y, const bf16 *dy, bf16 *dx, in
             __float2bfloat16(__bfloat162float(y[o + c]) * (__bfloat162float(dy[o + c]) - s));
 }
 
-extern "C" int tsl_k_softmax_bwd(const void *y, const void *dy, void *dx, int rows, int cols,
-                                 void *s)
+extern "C" int tsl_xk_softmax_bwd(const void *y, const void *dy, void *dx, int rows, int cols,
+                                  void *s)
 {
     k_softmax_bwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)y, (const bf16 *)dy, (bf16 *)dx,
                                                     cols);
@@ -301,7 +302,7 @@ __global__ static void k_axpy(float a, const void *x, void *y, int dt, size_t n)
     GRID_LOOP(i, n) st(y, dt, i, ld(y, dt, i) + a * ld(x, dt, i));
 }
 
-extern "C" int tsl_k_axpy(float alpha, const void *x, void *y, int dt, size_t n, void *s)
+extern "C" int tsl_xk_axpy(float alpha, const void *x, void *y, int dt, size_t n, void *s)
 {
     k_axpy<<<blocks(n), NT, 0, (cudaStream_t)s>>>(alpha, x, y, dt, n);
     return done();
@@ -312,7 +313,7 @@ __global__ static void k_scale(float a, void *x, int dt, size_t n)
     GRID_LOOP(i, n) st(x, dt, i, a * ld(x, dt, i));
 }
 
-extern "C" int tsl_k_scale(float alpha, void *x, int dt, size_t n, void *s)
+extern "C" int tsl_xk_scale(float alpha, void *x, int dt, size_t n, void *s)
 {
     k_scale<<<blocks(n), NT, 0, (cudaStream_t)s>>>(alpha, x, dt, n);
     return done();
@@ -323,14 +324,14 @@ __global__ static void k_add_bias(bf16 *x, const bf16 *b, size_t n, int cols)
     GRID_LOOP(i, n) x[i] = __float2bfloat16(__bfloat162float(x[i]) + __bfloat162float(b[i % cols]));
 }
 
-extern "C" int tsl_k_add_bias(void *x, const void *bias, int rows, int cols, void *s)
+extern "C" int tsl_xk_add_bias(void *x, const void *bias, int rows, int cols, void *s)
 {
     size_t n = (size_t)rows * cols;
     k_add_bias<<<blocks(n), NT, 0, (cudaStream_t)s>>>((bf16 *)x, (const bf16 *)bias, n, cols);
     return done();
 }
 
-extern "C" int tsl_k_bias_grad(const void *dy, void *db, int rows, int cols, float *ws, void *s)
+extern "C" int tsl_xk_bias_grad(const void *dy, void *db, int rows, int cols, float *ws, void *s)
 {
     return colsum((const bf16 *)dy, NULL, NULL, NULL, NULL, (bf16 *)db, rows, cols, ws,
                   (cudaStream_t)s);
@@ -349,8 +350,8 @@ __global__ static void k_embed(bf16 *table, const int32_t *ids, bf16 *y, size_t 
     }
 }
 
-extern "C" int tsl_k_embed(const void *table, const int32_t *ids, void *y, int rows, int cols,
-                           int backward, void *s)
+extern "C" int tsl_xk_embed(const void *table, const int32_t *ids, void *y, int rows, int cols,
+                            int backward, void *s)
 {
     size_t n = (size_t)rows * cols;
     k_embed<<<blocks(n), NT, 0, (cudaStream_t)s>>>((bf16 *)table, ids, (bf16 *)y, n, cols,
@@ -374,8 +375,8 @@ __global__ static void k_mse(const bf16 *y, const bf16 *t, bf16 *dy, size_t n, f
         atomicAdd(loss, scale * s);
 }
 
-extern "C" int tsl_k_mse(const void *y, const void *t, void *dy, size_t n, float scale, float *loss,
-                         void *s)
+extern "C" int tsl_xk_mse(const void *y, const void *t, void *dy, size_t n, float scale,
+                          float *loss, void *s)
 {
     k_mse<<<blocks(n), NT, 0, (cudaStream_t)s>>>((const bf16 *)y, (const bf16 *)t, (bf16 *)dy, n,
                                                  scale, loss);
@@ -402,8 +403,8 @@ __global__ static void k_xent(const bf16 *y, const int32_t *t, bf16 *dy, int col
         atomicAdd(loss, scale * (mx + logf(s) - yt));
 }
 
-extern "C" int tsl_k_xent(const void *y, const int32_t *t, void *dy, int rows, int cols,
-                          float scale, float *loss, void *s)
+extern "C" int tsl_xk_xent(const void *y, const int32_t *t, void *dy, int rows, int cols,
+                           float scale, float *loss, void *s)
 {
     k_xent<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)y, t, (bf16 *)dy, cols, scale, loss);
     return done();
@@ -422,8 +423,8 @@ __global__ static void k_adam(bf16 *p, const bf16 *g, float *w, float *m, float 
     }
 }
 
-extern "C" int tsl_k_adam(void *p, const void *g, float *master, float *m, float *v, size_t n,
-                          float lr, float b1, float b2, float eps, float c1, float c2, void *s)
+extern "C" int tsl_xk_adam(void *p, const void *g, float *master, float *m, float *v, size_t n,
+                           float lr, float b1, float b2, float eps, float c1, float c2, void *s)
 {
     k_adam<<<blocks(n), NT, 0, (cudaStream_t)s>>>((bf16 *)p, (const bf16 *)g, master, m, v, n, lr,
                                                   b1, b2, eps, c1, c2);
@@ -439,7 +440,7 @@ __global__ static void k_sgd(bf16 *p, const bf16 *g, float *w, size_t n, float l
     }
 }
 
-extern "C" int tsl_k_sgd(void *p, const void *g, float *master, size_t n, float lr, void *s)
+extern "C" int tsl_xk_sgd(void *p, const void *g, float *master, size_t n, float lr, void *s)
 {
     k_sgd<<<blocks(n), NT, 0, (cudaStream_t)s>>>((bf16 *)p, (const bf16 *)g, master, n, lr);
     return done();

@@ -18,31 +18,32 @@
 extern "C" {
 #endif
 
-int tsl_k_fill_uniform(void *p, int dt, size_t n, uint64_t seed, uint64_t stream, uint64_t base,
-                       float center, float amp, void *st);
-int tsl_k_fill_ids(int32_t *p, size_t n, uint64_t seed, uint64_t stream, uint64_t base,
-                   uint32_t modulo, void *st);
-int tsl_k_convert(void *dst, int ddt, const void *src, int sdt, size_t n, void *st);
-int tsl_k_layernorm_fwd(const void *x, const void *g, const void *b, void *y, float *mean,
-                        float *rstd, int rows, int cols, void *st);
-int tsl_k_layernorm_bwd(const void *dy, const void *x, const void *g, const float *mean,
-                        const float *rstd, void *dx, void *dg, void *db, int rows, int cols,
-                        float *ws, void *st);
-int tsl_k_gelu(const void *x, const void *dy, void *out, size_t n, int backward, void *st);
-int tsl_k_softmax_fwd(const void *x, void *y, int rows, int cols, int causal, void *st);
-int tsl_k_softmax_bwd(const void *y, const void *dy, void *dx, int rows, int cols, void *st);
-int tsl_k_axpy(float alpha, const void *x, void *y, int dt, size_t n, void *st);
-int tsl_k_scale(float alpha, void *x, int dt, size_t n, void *st);
-int tsl_k_add_bias(void *x, const void *bias, int rows, int cols, void *st);
-int tsl_k_bias_grad(const void *dy, void *db, int rows, int cols, float *ws, void *st);
-int tsl_k_embed(const void *table, const int32_t *ids, void *y, int rows, int cols, int backward,
-                void *st);
-int tsl_k_mse(const void *y, const void *t, void *dy, size_t n, float scale, float *loss, void *st);
-int tsl_k_xent(const void *y, const int32_t *t, void *dy, int rows, int cols, float scale,
-               float *loss, void *st);
-int tsl_k_adam(void *p, const void *g, float *master, float *m, float *v, size_t n, float lr,
-               float b1, float b2, float eps, float c1, float c2, void *st);
-int tsl_k_sgd(void *p, const void *g, float *master, size_t n, float lr, void *st);
+int tsl_xk_fill_uniform(void *p, int dt, size_t n, uint64_t seed, uint64_t stream, uint64_t base,
+                        float center, float amp, void *st);
+int tsl_xk_fill_ids(int32_t *p, size_t n, uint64_t seed, uint64_t stream, uint64_t base,
+                    uint32_t modulo, void *st);
+int tsl_xk_convert(void *dst, int ddt, const void *src, int sdt, size_t n, void *st);
+int tsl_xk_layernorm_fwd(const void *x, const void *g, const void *b, void *y, float *mean,
+                         float *rstd, int rows, int cols, void *st);
+int tsl_xk_layernorm_bwd(const void *dy, const void *x, const void *g, const float *mean,
+                         const float *rstd, void *dx, void *dg, void *db, int rows, int cols,
+                         float *ws, void *st);
+int tsl_xk_gelu(const void *x, const void *dy, void *out, size_t n, int backward, void *st);
+int tsl_xk_softmax_fwd(const void *x, void *y, int rows, int cols, int causal, void *st);
+int tsl_xk_softmax_bwd(const void *y, const void *dy, void *dx, int rows, int cols, void *st);
+int tsl_xk_axpy(float alpha, const void *x, void *y, int dt, size_t n, void *st);
+int tsl_xk_scale(float alpha, void *x, int dt, size_t n, void *st);
+int tsl_xk_add_bias(void *x, const void *bias, int rows, int cols, void *st);
+int tsl_xk_bias_grad(const void *dy, void *db, int rows, int cols, float *ws, void *st);
+int tsl_xk_embed(const void *table, const int32_t *ids, void *y, int rows, int cols, int backward,
+                 void *st);
+int tsl_xk_mse(const void *y, const void *t, void *dy, size_t n, float scale, float *loss,
+               void *st);
+int tsl_xk_xent(const void *y, const int32_t *t, void *dy, int rows, int cols, float scale,
+                float *loss, void *st);
+int tsl_xk_adam(void *p, const void *g, float *master, float *m, float *v, size_t n, float lr,
+                float b1, float b2, float eps, float c1, float c2, void *st);
+int tsl_xk_sgd(void *p, const void *g, float *master, size_t n, float lr, void *st);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# trial_workers.sh — trials end to end with real processes (issue 9, "Tests"):
+# tesseld and two `sim` tessel-workers (one simulated GPU each) on a private unix
+# socket; `tesselctl plan --cluster registered` of a tiny GPT (4 blocks, hidden
+# 64) that runs in seconds on the cpu device ops; Trials.StartTrial; GetTrial
+# until it ends. Checked:
+#   the trial is done, each rank measured (iterations, median within min..max,
+#   peak memory, phases) on the worker it was given, measured and predicted
+#   shown side by side;
+#   a second, long trial where one worker is killed (SIGKILL, its ranks die with
+#   it) mid-trial fails with a clear reason, and the daemon and the other worker
+#   stay up.
+#
+# usage: trial_workers.sh TESSELD PROTO_DIR TESSELCTL TESSEL_WORKER DEVICE_FILE
+. "$(dirname "$0")/lib.sh"
+CTL=${3:?usage: trial_workers.sh TESSELD PROTO_DIR TESSELCTL TESSEL_WORKER DEVICE_FILE}
+WORKER=${4:?usage}
+DEVICE_FILE=${5:?usage}
+
+SOCK=$TMPD/tesseld.sock
+T=unix:$SOCK
+start_daemon d --unix-socket "$SOCK" --database "$TMPD/t.db" --pool-size 1 --worker-timeout 3
+wait_healthy "$T" || { fail "tesseld did not become healthy"; finish; }
+ok "tesseld is up"
+rpc_to "$T" health >/dev/null # generates the Python stubs in $STUBS
+
+port=$(( 30000 + $$ % 20000 ))
+for node in trial-a trial-b; do
+    "$WORKER" run --server "$T" --backend sim --device-file "$DEVICE_FILE" --gpus 0 \
+        --node-name "$node" --state-dir "$TMPD/state-$node" --heartbeat 1 \
+        --profile-quick yes --trial-address 127.0.0.1 --trial-port "$port" --trial-poll 2 \
+        --backoff-base 0.2 --backoff-cap 2 >"$TMPD/$node.log" 2>&1 &
+    DAEMON_PIDS+=("$!")
+    eval "pid_${node#trial-}=\$!"
+    port=$((port + 10))
+done
+
+# The workers online with a profile (a registered plan needs their figures).
+for _ in $(seq 1 150); do
+    timeout 20 "$CTL" --server "$T" workers --json >"$TMPD/workers.json" 2>/dev/null &&
+        "$PY" -c 'import json,sys; w=json.load(open(sys.argv[1]))["workers"]; sys.exit(0 if len([x for x in w if x["state"]=="online" and x.get("profile_unix")]) == 2 else 1)' \
+            "$TMPD/workers.json" 2>/dev/null && break
+    sleep 0.2
+done
+ok "two sim workers registered"
+
+cat >"$TMPD/tiny.json" <<'JSON'
+{"model_type": "gpt2", "n_layer": 4, "n_embd": 64, "n_head": 4, "n_positions": 32, "vocab_size": 128}
+JSON
+if timeout 120 "$CTL" --server "$T" plan --hf-config "$TMPD/tiny.json" --cluster registered \
+    --batch 8 --no-baselines --json >"$TMPD/plan.json" 2>"$TMPD/plan.log"; then
+    ok "a plan on --cluster registered"
+else
+    fail "tesselctl plan --cluster registered: $(cat "$TMPD/plan.log")"
+    finish
+fi
+FP=$(jget "$TMPD/plan.json" fingerprint)
+
+cat >"$TMPD/drive.py" <<'PY'
+import json, os, signal, sys, time
+sys.path.insert(0, sys.argv[1])
+import grpc
+from tessel.v1 import trials_pb2 as tp, trials_pb2_grpc as tg
+
+target, fp, victim = sys.argv[2], sys.argv[3], int(sys.argv[4])
+trials = tg.TrialsStub(grpc.insecure_channel(target))
+failures = 0
+
+
+def check(what, cond, extra=""):
+    global failures
+    print(("ok: " if cond else "FAIL: ") + what + (" (%s)" % extra if extra and not cond else ""),
+          flush=True)
+    failures += 0 if cond else 1
+
+
+def until_over(tid, secs, each=None):
+    end = time.time() + secs
+    while time.time() < end:
+        t = trials.GetTrial(tp.GetTrialRequest(trial_id=tid), timeout=30)
+        if t.status in ("done", "failed"):
+            return t
+        if each:
+            each(t)
+        time.sleep(0.3)
+    return t
+
+
+# ---- a trial runs to the end ----
+r = trials.StartTrial(tp.StartTrialRequest(plan_fingerprint=fp, iterations=3, warmup=1,
+                                           timeout_s=240), timeout=30)
+t = until_over(r.trial_ids[0], 240)
+check("the trial is done", t.status == "done", t.status + " " + t.error)
+check("it ran on the sim workers with cpu device ops and tcp",
+      t.simulated and t.devops == "cpu" and t.comm == "tcp", "%s %s" % (t.devops, t.comm))
+check("every rank measured: 3 iterations' median within min..max, peak memory, phases",
+      len(t.ranks) == t.world_size >= 1 and all(
+          k.state == "done" and 0 < k.iter_min_s <= k.iter_time_s <= k.iter_max_s and
+          k.peak_bytes > 0 and k.phase_s["fwd"] > 0 and k.phase_s["bwd"] > 0 and not k.error
+          for k in t.ranks), str(t.ranks))
+check("the ranks ran on both workers", len({k.hostname for k in t.ranks}) == min(2, t.world_size),
+      str({k.hostname for k in t.ranks}))
+check("measured next to predicted, with the error",
+      t.measured_iter_time_s > 0 and t.predicted_iter_time_s > 0 and t.measured_peak_bytes > 0 and
+      abs(t.time_error - (t.predicted_iter_time_s - t.measured_iter_time_s) /
+          t.measured_iter_time_s) < 1e-6,
+      "measured %g predicted %g" % (t.measured_iter_time_s, t.predicted_iter_time_s))
+
+# ---- a worker killed mid-trial fails the trial ----
+r = trials.StartTrial(tp.StartTrialRequest(plan_fingerprint=fp, iterations=100000, warmup=1,
+                                           timeout_s=240), timeout=30)
+tid = r.trial_ids[0]
+killed = []
+
+
+def kill_when_running(t):
+    if not killed and t.status == "running" and all(k.state == "running" for k in t.ranks):
+        time.sleep(1)
+        os.kill(victim, signal.SIGKILL)
+        killed.append(time.time())
+
+
+t = until_over(tid, 120, kill_when_running)
+check("the worker was killed while its rank ran", bool(killed))
+check("the trial failed", t.status == "failed", t.status)
+check("with a clear reason", t.error != "" and ("rank" in t.error or "offline" in t.error),
+      t.error)
+print("reason: " + t.error, flush=True)
+sys.exit(1 if failures else 0)
+PY
+"$PY" "$TMPD/drive.py" "$STUBS" "$T" "$FP" "$pid_b" >"$TMPD/drive.out" 2>&1
+rc=$?
+cat "$TMPD/drive.out"
+[ "$rc" -eq 0 ] || fail "the trials did not go as expected"
+
+timeout 20 "$CTL" --server "$T" workers >/dev/null 2>&1 && ok "tesseld still answers" ||
+    fail "tesseld stopped answering"
+kill -0 "$pid_a" 2>/dev/null && ok "the other worker still runs" || fail "worker a died"
+grep -q "trial .*: rank .* started" "$TMPD/trial-a.log" && ok "worker a ran a rank" ||
+    fail "worker a never started a rank"
+finish
