@@ -32,8 +32,7 @@
 
 /* ---- Trial messages ------------------------------------------------------------------------- */
 
-static Tessel__V1__TrialRank__PhaseSEntry **phases(tsl_arena_t *a, const char *json,
-                                                   size_t *n_out)
+static Tessel__V1__TrialRank__PhaseSEntry **phases(tsl_arena_t *a, const char *json, size_t *n_out)
 {
     json_t *o = json_loads(json, 0, NULL);
     size_t n = json_is_object(o) ? json_object_size(o) : 0;
@@ -147,7 +146,8 @@ static bool check_start(tsl_call_t *call, const Tessel__V1__StartTrialRequest *r
         bad = "iterations",
         snprintf(msg, sizeof msg, "%u is above the limit %u", req->iterations, MAX_ITERATIONS);
     else if (req->warmup > MAX_WARMUP)
-        bad = "warmup", snprintf(msg, sizeof msg, "%u is above the limit %u", req->warmup, MAX_WARMUP);
+        bad = "warmup",
+        snprintf(msg, sizeof msg, "%u is above the limit %u", req->warmup, MAX_WARMUP);
     else if (!isfinite(req->timeout_s) || req->timeout_s < 0 || req->timeout_s > MAX_TIMEOUT_S)
         bad = "timeout_s", snprintf(msg, sizeof msg, "%g must be 0 (600 s) to %.0f seconds",
                                     req->timeout_s, MAX_TIMEOUT_S);
@@ -251,8 +251,10 @@ static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_
     char why[600];
     bool sim = false;
     if (!json_is_object(p) || world == 0) {
-        tsl_call_fail(c->call, GRPC_STATUS_INTERNAL, "plan %s: plan %u of the stored document has "
-                      "no stages", c->plan.fingerprint, i);
+        tsl_call_fail(c->call, GRPC_STATUS_INTERNAL,
+                      "plan %s: plan %u of the stored document has "
+                      "no stages",
+                      c->plan.fingerprint, i);
         return false;
     }
     if (tsl_sched_need_from_request(c->plan.request_json, world, &need, &err) != 0) {
@@ -261,10 +263,10 @@ static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_
     }
     tsl_sched_pick_t *pick = calloc(world, sizeof *pick);
     t->ranks = calloc(world, sizeof *t->ranks);
-    int rc = pick && t->ranks ? tsl_sched_pick(&need, c->ws.w, c->ws.n,
-                                               (const char *const *)c->req->nodes,
-                                               c->req->n_nodes, pick, &sim, why, sizeof why)
-                              : (snprintf(why, sizeof why, "out of memory"), -1);
+    int rc = pick && t->ranks
+                 ? tsl_sched_pick(&need, c->ws.w, c->ws.n, (const char *const *)c->req->nodes,
+                                  c->req->n_nodes, pick, &sim, why, sizeof why)
+                 : (snprintf(why, sizeof why, "out of memory"), -1);
     tsl_sched_need_free(&need);
     if (rc != 0) {
         tsl_call_fail(c->call, GRPC_STATUS_FAILED_PRECONDITION, "%s%s", i ? "alternative: " : "",
@@ -465,15 +467,16 @@ void tsl_handle_list_trials(tsl_call_t *call)
     list_ctx_t c = {0};
     tsl_err_t err = {0};
     uint32_t limit = req->limit ? req->limit : LIST_DEFAULT;
-    if (req->plan_fingerprint[0] && !check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
+    if (req->plan_fingerprint[0] &&
+        !check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
         ;
     else if (limit > LIST_MAX)
         tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "limit: %u is above the limit %u",
                       req->limit, LIST_MAX);
     else if (!(c.items = calloc(limit, sizeof *c.items)))
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ListTrials: out of memory");
-    else if ((c.cap = limit),
-             tsl_trials_list(call->srv->store, req->plan_fingerprint, limit, list_one, &c, &err) != 0)
+    else if ((c.cap = limit), tsl_trials_list(call->srv->store, req->plan_fingerprint, limit,
+                                              list_one, &c, &err) != 0)
         tsl_call_fail_err(call, &err);
     else {
         Tessel__V1__ListTrialsResponse resp = TESSEL__V1__LIST_TRIALS_RESPONSE__INIT;

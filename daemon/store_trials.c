@@ -253,8 +253,8 @@ static int read_ranks(sqlite3 *db, tsl_trial_t *t, tsl_err_t *err)
 
 static int get_locked(sqlite3 *db, const char *id, tsl_trial_t *out, tsl_err_t *err)
 {
-    sqlite3_stmt *st = prep(db, "SELECT " TRIAL_COLS " FROM trials WHERE trial_id = ?1", "t", err,
-                            id);
+    sqlite3_stmt *st =
+        prep(db, "SELECT " TRIAL_COLS " FROM trials WHERE trial_id = ?1", "t", err, id);
     if (!st)
         return -1;
     int step = sqlite3_step(st);
@@ -331,8 +331,9 @@ int tsl_trials_list_batch(tsl_store_t *s, const char *batch_id, tsl_trials_fn fn
                           tsl_err_t *err)
 {
     sqlite3 *db = tsl_store_lock_db(s);
-    sqlite3_stmt *st = prep(db, "SELECT trial_id FROM trials WHERE batch_id = ?1 ORDER BY batch_pos",
-                            "t", err, batch_id);
+    sqlite3_stmt *st =
+        prep(db, "SELECT trial_id FROM trials WHERE batch_id = ?1 ORDER BY batch_pos", "t", err,
+             batch_id);
     if (!st) {
         tsl_store_unlock_db(s);
         return -1;
@@ -349,8 +350,8 @@ static const char STARTABLE_SQL[] =
     "  AND ot.status = 'running') "
     "ORDER BY t.created_unix, t.batch_id, t.batch_pos";
 
-int tsl_trials_ids(tsl_store_t *s, const char *which, char (*ids)[TSL_TRIAL_ID_LEN + 1],
-                   size_t cap, size_t *n, tsl_err_t *err)
+int tsl_trials_ids(tsl_store_t *s, const char *which, char (*ids)[TSL_TRIAL_ID_LEN + 1], size_t cap,
+                   size_t *n, tsl_err_t *err)
 {
     *n = 0;
     sqlite3 *db = tsl_store_lock_db(s);
@@ -437,7 +438,8 @@ static sqlite3_stmt *make_delivered(sqlite3 *db, const void *arg, tsl_err_t *err
 {
     const deliv_arg_t *a = arg;
     if (a->cancel)
-        return prep(db, "UPDATE trial_ranks SET cancel_pending = 0 WHERE trial_id = ?1 AND rank = ?2",
+        return prep(db,
+                    "UPDATE trial_ranks SET cancel_pending = 0 WHERE trial_id = ?1 AND rank = ?2",
                     "ti", err, a->id, a->rank);
     return prep(db,
                 "UPDATE trial_ranks SET delivered = 1, state = 'running' "
@@ -466,8 +468,8 @@ int tsl_trials_set_chosen(tsl_store_t *s, const char *trial_id, tsl_err_t *err)
 /* In a transaction: 1 when the trial is over (or unknown). */
 static int over_locked(sqlite3 *db, const char *id, tsl_err_t *err)
 {
-    sqlite3_stmt *st =
-        prep(db, "SELECT status IN ('done', 'failed') FROM trials WHERE trial_id = ?1", "t", err, id);
+    sqlite3_stmt *st = prep(
+        db, "SELECT status IN ('done', 'failed') FROM trials WHERE trial_id = ?1", "t", err, id);
     if (!st)
         return -1;
     int step = sqlite3_step(st), over = step == SQLITE_ROW ? sqlite3_column_int(st, 0) : 1;
@@ -481,14 +483,14 @@ static int rank_result_locked(sqlite3 *db, const char *id, const tsl_trial_rank_
     int over = over_locked(db, id, err);
     if (over != 0)
         return over;
-    sqlite3_stmt *st =
-        prep(db,
-             "UPDATE trial_ranks SET state = ?3, iter_time_s = ?4, iter_min_s = ?5, iter_max_s = ?6, "
-             "peak_bytes = ?7, phase_json = ?8, oom = ?9, loss = ?10, error = ?11, "
-             "reported_unix = ?12, delivered = 1 WHERE trial_id = ?1 AND rank = ?2",
-             "titddditidti", err, id, (int64_t)r->rank, r->error[0] ? "failed" : "done",
-             r->iter_time_s, r->iter_min_s, r->iter_max_s, (int64_t)r->peak_bytes,
-             r->phase_json[0] ? r->phase_json : "{}", (int64_t)r->oom, r->loss, r->error, now);
+    sqlite3_stmt *st = prep(
+        db,
+        "UPDATE trial_ranks SET state = ?3, iter_time_s = ?4, iter_min_s = ?5, iter_max_s = ?6, "
+        "peak_bytes = ?7, phase_json = ?8, oom = ?9, loss = ?10, error = ?11, "
+        "reported_unix = ?12, delivered = 1 WHERE trial_id = ?1 AND rank = ?2",
+        "titddditidti", err, id, (int64_t)r->rank, r->error[0] ? "failed" : "done", r->iter_time_s,
+        r->iter_min_s, r->iter_max_s, (int64_t)r->peak_bytes,
+        r->phase_json[0] ? r->phase_json : "{}", (int64_t)r->oom, r->loss, r->error, now);
     if (done(db, st, err) != 0)
         return -1;
     st = prep(db, "SELECT COUNT(*) FROM trial_ranks WHERE trial_id = ?1 AND state <> 'done'", "t",
@@ -520,9 +522,11 @@ static sqlite3_stmt *make_finish(sqlite3 *db, const void *arg, tsl_err_t *err)
                 "measured_peak_bytes = ?3, measured_samples_per_s = ?4, time_error = ?5, "
                 "memory_error = ?6, any_oom = ?7, finished_unix = ?8 "
                 "WHERE trial_id = ?1 AND status = 'running'",
-                "tdiddd" "ii", err, t->trial_id, t->measured_iter_time_s,
-                (int64_t)t->measured_peak_bytes, t->measured_samples_per_s, t->time_error,
-                t->memory_error, (int64_t)t->any_oom, t->finished_unix);
+                "tdiddd"
+                "ii",
+                err, t->trial_id, t->measured_iter_time_s, (int64_t)t->measured_peak_bytes,
+                t->measured_samples_per_s, t->time_error, t->memory_error, (int64_t)t->any_oom,
+                t->finished_unix);
 }
 
 int tsl_trials_finish_done(tsl_store_t *s, const tsl_trial_t *t, int64_t now, tsl_err_t *err)
@@ -533,8 +537,7 @@ int tsl_trials_finish_done(tsl_store_t *s, const tsl_trial_t *t, int64_t now, ts
     return update1(s, make_finish, &copy, err);
 }
 
-static int fail_locked(sqlite3 *db, const char *id, const char *reason, int64_t now,
-                       tsl_err_t *err)
+static int fail_locked(sqlite3 *db, const char *id, const char *reason, int64_t now, tsl_err_t *err)
 {
     sqlite3_stmt *st = prep(db,
                             "UPDATE trials SET status = 'failed', error = ?2, finished_unix = ?3 "

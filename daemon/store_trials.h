@@ -124,8 +124,8 @@ int tsl_trials_list_batch(tsl_store_t *s, const char *batch_id, tsl_trials_fn fn
 /* Ids of trials in a state, oldest first, into ids (at most cap); *n set.
  * "startable": pending trials whose batch predecessors are over and none of
  * whose workers runs another trial. */
-int tsl_trials_ids(tsl_store_t *s, const char *which, char (*ids)[TSL_TRIAL_ID_LEN + 1],
-                   size_t cap, size_t *n, tsl_err_t *err);
+int tsl_trials_ids(tsl_store_t *s, const char *which, char (*ids)[TSL_TRIAL_ID_LEN + 1], size_t cap,
+                   size_t *n, tsl_err_t *err);
 
 /* pending → running (0), 1 when it was not pending. */
 int tsl_trials_start(tsl_store_t *s, const char *trial_id, int64_t now, tsl_err_t *err);

@@ -107,8 +107,7 @@ static void on_cancel(tsl_call_t *call)
     tsl_trial_run_unlock(srv);
 }
 
-static held_t *hold(tsl_server_t *srv, tsl_call_t *call, const char *id, bool watcher,
-                    double until)
+static held_t *hold(tsl_server_t *srv, tsl_call_t *call, const char *id, bool watcher, double until)
 {
     held_t *h = calloc(1, sizeof *h);
     if (!h) {
@@ -327,10 +326,10 @@ static void measure(tsl_trial_t *t)
     double m = t->measured_iter_time_s, p = t->predicted_iter_time_s;
     t->measured_samples_per_s = m > 0 ? (double)t->global_batch / m : 0;
     t->time_error = m > 0 ? (p - m) / m : 0;
-    t->memory_error = t->measured_peak_bytes > 0 ? ((double)t->predicted_peak_bytes -
-                                                    (double)t->measured_peak_bytes) /
-                                                       (double)t->measured_peak_bytes
-                                                 : 0;
+    t->memory_error = t->measured_peak_bytes > 0
+                          ? ((double)t->predicted_peak_bytes - (double)t->measured_peak_bytes) /
+                                (double)t->measured_peak_bytes
+                          : 0;
 }
 
 void tsl_trial_run_finish_locked(tsl_server_t *srv, const char *trial_id)
@@ -343,8 +342,8 @@ void tsl_trial_run_finish_locked(tsl_server_t *srv, const char *trial_id)
     if (tsl_trials_finish_done(srv->store, &t, (int64_t)time(NULL), &err) == 0) {
         tsl_log_info("trial %s: done: measured %.4f s/iteration (predicted %.4f s, error %+.1f%%), "
                      "peak %.2f GiB%s",
-                     trial_id, t.measured_iter_time_s, t.predicted_iter_time_s,
-                     100 * t.time_error, (double)t.measured_peak_bytes / 1073741824.0,
+                     trial_id, t.measured_iter_time_s, t.predicted_iter_time_s, 100 * t.time_error,
+                     (double)t.measured_peak_bytes / 1073741824.0,
                      t.any_oom ? ", out of memory" : "");
         count(srv, "done");
         tsl_trial_run_changed_locked(srv, trial_id);

@@ -148,9 +148,10 @@ static void explain(const tsl_sched_need_t *need, const tsl_reg_worker_t *ws, si
             if (usable(&ws[w], sim, nodes, n_nodes))
                 have[sim] += matching_devices(&ws[w], type);
     int best = have[1] > have[0];
-    int at = snprintf(why, cap, "the plan needs %u GPUs of type %s; online matching %sworkers%s have %u",
-                      need->world, type->name, best ? "simulated " : "",
-                      n_nodes ? " among --nodes" : "", have[best]);
+    int at =
+        snprintf(why, cap, "the plan needs %u GPUs of type %s; online matching %sworkers%s have %u",
+                 need->world, type->name, best ? "simulated " : "", n_nodes ? " among --nodes" : "",
+                 have[best]);
     size_t listed = 0;
     for (size_t w = 0; w < n && at > 0 && (size_t)at < cap; w++) {
         uint32_t m = usable(&ws[w], best, nodes, n_nodes) ? matching_devices(&ws[w], type) : 0;
@@ -201,8 +202,8 @@ static int pick_registered(const tsl_sched_need_t *need, const tsl_reg_worker_t 
         }
         kind = ws[w].simulated;
         for (uint32_t d = 0; d < need->host_gpus[h] && r < need->world; d++)
-            out[r++] = (tsl_sched_pick_t){.worker = (uint32_t)w,
-                                          .device_index = ws[w].devices[d].index};
+            out[r++] =
+                (tsl_sched_pick_t){.worker = (uint32_t)w, .device_index = ws[w].devices[d].index};
     }
     if (r < need->world) {
         snprintf(why, cap, "the plan needs %u GPUs; its registered nodes have %u", need->world, r);
@@ -213,8 +214,8 @@ static int pick_registered(const tsl_sched_need_t *need, const tsl_reg_worker_t 
 }
 
 int tsl_sched_pick(const tsl_sched_need_t *need, const tsl_reg_worker_t *workers, size_t n_workers,
-                   const char *const *nodes, size_t n_nodes, tsl_sched_pick_t *out,
-                   bool *simulated, char *why, size_t why_cap)
+                   const char *const *nodes, size_t n_nodes, tsl_sched_pick_t *out, bool *simulated,
+                   char *why, size_t why_cap)
 {
     why[0] = '\0';
     if (need->world == 0) {

@@ -58,7 +58,7 @@ bool tsl_sched_gpu_matches(const char *model, uint64_t memory_bytes, const tsl_g
 /* Fills out[0 .. need->world) and *simulated; 0, or -1 with why filled. nodes
  * (n_nodes; 0 = any) restricts the hostnames. */
 int tsl_sched_pick(const tsl_sched_need_t *need, const tsl_reg_worker_t *workers, size_t n_workers,
-                   const char *const *nodes, size_t n_nodes, tsl_sched_pick_t *out,
-                   bool *simulated, char *why, size_t why_cap);
+                   const char *const *nodes, size_t n_nodes, tsl_sched_pick_t *out, bool *simulated,
+                   char *why, size_t why_cap);
 
 #endif
