@@ -293,6 +293,11 @@ static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_
     t->predicted_peak_bytes = (uint64_t)json_integer_value(json_object_get(p, "peak_bytes"));
     t->seed = seed;
     t->created_unix = (int64_t)time(NULL);
+    if (!(t->plan_json = json_dumps(p, JSON_COMPACT))) {
+        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: out of memory");
+        free(pick);
+        return false;
+    }
     for (uint32_t r = 0; r < world; r++) {
         const tsl_reg_worker_t *w = &c->ws.w[pick[r].worker];
         tsl_trial_rank_t *k = &t->ranks[r];

@@ -86,7 +86,9 @@ static const char *col_text(sqlite3_stmt *st, int col)
 void tsl_trial_clear(tsl_trial_t *t)
 {
     free(t->ranks);
+    free(t->plan_json);
     t->ranks = NULL;
+    t->plan_json = NULL;
     t->n_ranks = 0;
 }
 
@@ -119,14 +121,15 @@ static int insert_trial(sqlite3 *db, const tsl_trial_t *t, tsl_err_t *err)
         "INSERT INTO trials (trial_id, batch_id, batch_pos, plan_fingerprint, plan_index, "
         "plan_label, status, world_size, iterations, warmup, timeout_s, comm, devops, simulated, "
         "gpu_model, global_batch, predicted_iter_time_s, predicted_peak_bytes, seed, "
-        "created_unix) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?8, ?9, ?10, ?11, ?12, "
-        "?13, ?14, ?15, ?16, ?17, ?18, ?19)";
-    sqlite3_stmt *st = prep(
-        db, sql, "ttititiiidttitidiii", err, t->trial_id, t->batch_id, (int64_t)t->batch_pos,
-        t->plan_fingerprint, (int64_t)t->plan_index, t->plan_label, (int64_t)t->world_size,
-        (int64_t)t->iterations, (int64_t)t->warmup, t->timeout_s, t->comm, t->devops,
-        (int64_t)t->simulated, t->gpu_model, (int64_t)t->global_batch, t->predicted_iter_time_s,
-        (int64_t)t->predicted_peak_bytes, (int64_t)t->seed, t->created_unix);
+        "created_unix, plan_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?8, ?9, ?10, "
+        "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";
+    sqlite3_stmt *st =
+        prep(db, sql, "ttititiiidttitidiiit", err, t->trial_id, t->batch_id, (int64_t)t->batch_pos,
+             t->plan_fingerprint, (int64_t)t->plan_index, t->plan_label, (int64_t)t->world_size,
+             (int64_t)t->iterations, (int64_t)t->warmup, t->timeout_s, t->comm, t->devops,
+             (int64_t)t->simulated, t->gpu_model, (int64_t)t->global_batch,
+             t->predicted_iter_time_s, (int64_t)t->predicted_peak_bytes, (int64_t)t->seed,
+             t->created_unix, t->plan_json ? t->plan_json : "{}");
     if (done(db, st, err) != 0)
         return -1;
     for (uint32_t r = 0; r < t->n_ranks; r++) {
@@ -360,6 +363,40 @@ int tsl_trials_ids(tsl_store_t *s, const char *which, char (*ids)[TSL_TRIAL_ID_L
             ? prep(db, STARTABLE_SQL, "", err)
             : prep(db, "SELECT trial_id FROM trials WHERE status = ?1 ORDER BY created_unix", "t",
                    err, which);
+    while (st && *n < cap && sqlite3_step(st) == SQLITE_ROW)
+        snprintf(ids[(*n)++], TSL_TRIAL_ID_LEN + 1, "%s", col_text(st, 0));
+    if (st)
+        sqlite3_finalize(st);
+    tsl_store_unlock_db(s);
+    return st ? 0 : -1;
+}
+
+int tsl_trials_plan_json(tsl_store_t *s, const char *trial_id, char **json, tsl_err_t *err)
+{
+    *json = NULL;
+    sqlite3 *db = tsl_store_lock_db(s);
+    sqlite3_stmt *st =
+        prep(db, "SELECT plan_json FROM trials WHERE trial_id = ?1", "t", err, trial_id);
+    int rc = st ? 1 : -1;
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        *json = strdup(col_text(st, 0));
+        rc = *json ? 0 : tsl_err_setc(err, TSL_E_NOMEM, "trials: out of memory");
+    }
+    if (st)
+        sqlite3_finalize(st);
+    tsl_store_unlock_db(s);
+    return rc;
+}
+
+int tsl_trials_done_ids(tsl_store_t *s, const char *gpu_model, bool simulated,
+                        char (*ids)[TSL_TRIAL_ID_LEN + 1], size_t cap, size_t *n, tsl_err_t *err)
+{
+    *n = 0;
+    sqlite3 *db = tsl_store_lock_db(s);
+    sqlite3_stmt *st = prep(db,
+                            "SELECT trial_id FROM trials WHERE status = 'done' AND any_oom = 0 "
+                            "AND gpu_model = ?1 AND simulated = ?2 ORDER BY created_unix, trial_id",
+                            "ti", err, gpu_model ? gpu_model : "", (int64_t)simulated);
     while (st && *n < cap && sqlite3_step(st) == SQLITE_ROW)
         snprintf(ids[(*n)++], TSL_TRIAL_ID_LEN + 1, "%s", col_text(st, 0));
     if (st)

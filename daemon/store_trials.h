@@ -15,28 +15,30 @@
  * fails what was pending or running when the daemon stopped.
  *
  * Calibration samples (tsl_trials_calib_samples): every done trial without an
- * out-of-memory rank, of one hardware key (GPU model, simulated or not),
- * reduced to its slowest stage as planner/calibrate.h wants it. From the plan
- * object of the stored document (plan_json.h; docs/cost-model.md), the stage
- * with the largest time_s is the slowest:
- *   pred_iter_s     the plan's iter_time_s (what the trial predicted)
- *   pred_compute_s  that stage's time_nosync_s − p2p_s: its compute with the
- *                   exposed TP communication folded in, without the DP gradient
- *                   sync (time_s − time_nosync_s) or the pipeline send/recv
- *   pred_comm_s     (time_s − time_nosync_s) + p2p_s: the gradient sync left
- *                   exposed plus the stage's point-to-point time
+ * out-of-memory rank of one hardware key (the GPU model of rank 0's device,
+ * simulated or not), reduced to its slowest stage as planner/calibrate.h wants
+ * it. Predicted, from the plan object the trial was made for (plan_json.h;
+ * docs/cost-model.md "Pipeline"), with the slowest stage = the largest time_s
+ * and its per-micro-batch times scaled to an iteration by n_micro (the
+ * executor's phase_s are per iteration):
+ *   pred_iter_s     the plan's iter_time_s
+ *   pred_compute_s  n_micro × (time_nosync_s − p2p_s): forward + backward with
+ *                   recomputation and the TP collectives inside the layers, no
+ *                   gradient sync, no pipeline send/recv
+ *   pred_comm_s     (time_s − time_nosync_s) + n_micro × p2p_s: the gradient
+ *                   sync of the last micro-batch plus the stage's send/recv
  *   pred_peak_bytes the plan's peak_bytes
- * measured, from the slowest rank (largest iter_time_s): compute = its
- * phase_s "fwd" + "bwd", comm = its "comm", iter = the trial's measured
- * iteration (the slowest rank's median), peak = the largest rank peak. The
- * shape: hidden and TP degree from the slowest stage's first run ("tpN"; 1
- * without), hidden from the model's layer list in the document's request
- * (the plan object does not carry it: 0 when the document has no model
- * description), tokens = micro_batch ÷ DP ways of the run × the model's
- * tokens_per_sample.
+ * Measured, from the slowest rank (largest median): compute = phase_s "fwd" +
+ * "bwd", comm = "comm"; iter = the trial's measured iteration, peak = the
+ * largest rank peak. Shape: tp = the TP degree of the slowest stage's first
+ * run ("tpN"; 1 without), tokens = micro_batch ÷ that run's data-parallel
+ * width × the document's model.tokens_per_sample, hidden = the largest hidden
+ * size of the model rebuilt from the stored request (preset or HuggingFace
+ * config; 0 when it cannot be rebuilt).
  *
  * Thread-safety: as store.h (the store's lock is held for each call).
- * Ownership: tsl_trial_t holds its ranks (malloc'd); tsl_trial_clear frees them.
+ * Ownership: tsl_trial_t holds its ranks and plan_json (malloc'd); tsl_trial_clear
+ * frees them.
  */
 #ifndef TSL_STORE_TRIALS_H
 #define TSL_STORE_TRIALS_H
@@ -94,6 +96,8 @@ typedef struct tsl_trial {
     uint8_t nccl_id[TSL_TRIAL_NCCL_ID];
     size_t nccl_id_len;
     uint64_t seed;
+    char *plan_json; /* create: the plan object (malloc'd, freed by tsl_trial_clear);
+                        reads leave it NULL: tsl_trials_plan_json */
     int64_t created_unix, started_unix, finished_unix;
     uint32_t n_ranks;
     tsl_trial_rank_t *ranks; /* malloc'd, n_ranks (== world_size) */
@@ -152,6 +156,9 @@ int tsl_trials_finish_done(tsl_store_t *s, const tsl_trial_t *t, int64_t now, ts
 int tsl_trials_fail(tsl_store_t *s, const char *trial_id, const char *reason, int64_t now,
                     tsl_err_t *err);
 
+/* The plan object the trial was made for (malloc'd into *json): 0, 1 unknown. */
+int tsl_trials_plan_json(tsl_store_t *s, const char *trial_id, char **json, tsl_err_t *err);
+
 int tsl_trials_set_chosen(tsl_store_t *s, const char *trial_id, tsl_err_t *err);
 
 /* What a worker's poll should get next: a cancel (*cancel true) or a rank of a
@@ -170,7 +177,12 @@ int tsl_trials_recover(tsl_store_t *s, int64_t now, uint32_t *n_failed, tsl_err_
 /* Counts per status, for metrics and tests. */
 int tsl_trials_count(tsl_store_t *s, const char *status, int64_t *n, tsl_err_t *err);
 
-/* The calibration samples of one hardware key (see the header comment). */
+/* Done trials without an OOM rank of one hardware key, oldest first. */
+int tsl_trials_done_ids(tsl_store_t *s, const char *gpu_model, bool simulated,
+                        char (*ids)[TSL_TRIAL_ID_LEN + 1], size_t cap, size_t *n, tsl_err_t *err);
+
+/* The calibration samples of one hardware key (see the header comment;
+ * store_trials_calib.c). */
 typedef void (*tsl_calib_sample_fn)(void *ud, const tsl_calib_sample_t *sample);
 int tsl_trials_calib_samples(tsl_store_t *s, const char *gpu_model, bool simulated,
                              tsl_calib_sample_fn fn, void *ud, tsl_err_t *err);

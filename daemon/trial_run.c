@@ -5,6 +5,7 @@
 #include "trial_run.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,42 @@ void tsl_trial_run_stop(tsl_server_t *srv)
 
 /* ---- assignments ---------------------------------------------------------------------------- */
 
+/* The plan object at index i of a document (0: "plan"; i: alternatives[i-1]). */
+static json_t *plan_of(json_t *doc, size_t i)
+{
+    return i == 0 ? json_object_get(doc, "plan")
+                  : json_array_get(json_object_get(doc, "alternatives"), i - 1);
+}
+
+/* The stored document and where the trial's plan (plan_json, as it was when the
+ * trial was made) is in it now: a top-k rewrite of another batch may have moved
+ * it, a re-plan dropped it (then it goes in as "plan"). malloc'd; NULL when out
+ * of memory. */
+static char *document_for(const char *result_json, const char *plan_json, uint32_t *index)
+{
+    json_t *doc = json_loads(result_json, 0, NULL), *want = json_loads(plan_json, 0, NULL);
+    char *text = NULL;
+    bool found = false;
+    json_object_del(want, "measured");
+    for (size_t i = 0; doc && want && !found && plan_of(doc, i); i++) {
+        json_t *p = json_deep_copy(plan_of(doc, i));
+        json_object_del(p, "measured");
+        if ((found = json_equal(p, want)))
+            *index = (uint32_t)i;
+        json_decref(p);
+    }
+    if (found || !doc || !json_is_object(want)) {
+        text = strdup(result_json);
+    } else {
+        json_object_set(doc, "plan", want);
+        *index = 0;
+        text = json_dumps(doc, JSON_COMPACT);
+    }
+    json_decref(doc);
+    json_decref(want);
+    return text;
+}
+
 /* Answers call with the next due assignment of worker: true when one was. */
 static bool deliver(tsl_server_t *srv, tsl_call_t *call, const char *worker)
 {
@@ -152,12 +189,18 @@ static bool deliver(tsl_server_t *srv, tsl_call_t *call, const char *worker)
     tsl_err_t err = {0};
     tsl_trial_t t;
     tsl_stored_plan_t plan;
+    char *plan_json = NULL, *doc = NULL;
     memset(&plan, 0, sizeof plan);
     if (tsl_trials_next_for(srv->store, worker, id, &rank, &cancel, &err) != 0 ||
         tsl_trials_get(srv->store, id, &t, &err) != 0)
         return false;
+    uint32_t index = t.plan_index;
     if (rank >= t.n_ranks ||
-        (!cancel && tsl_store_get_plan(srv->store, t.plan_fingerprint, &plan, &err) != 0)) {
+        (!cancel && (tsl_store_get_plan(srv->store, t.plan_fingerprint, &plan, &err) != 0 ||
+                     tsl_trials_plan_json(srv->store, id, &plan_json, &err) != 0 ||
+                     !(doc = document_for(plan.result_json, plan_json, &index))))) {
+        free(plan_json);
+        tsl_stored_plan_clear(&plan);
         tsl_trial_clear(&t);
         return false;
     }
@@ -171,8 +214,8 @@ static bool deliver(tsl_server_t *srv, tsl_call_t *call, const char *worker)
     a.device_index = t.ranks[rank].device_index;
     a.comm = t.comm;
     a.devops = t.devops;
-    a.document = plan.result_json ? plan.result_json : "";
-    a.plan_index = t.plan_index;
+    a.document = doc ? doc : "";
+    a.plan_index = index;
     a.cancel = cancel;
     a.seed = t.seed;
     a.timeout_s = t.timeout_s;
@@ -186,6 +229,8 @@ static bool deliver(tsl_server_t *srv, tsl_call_t *call, const char *worker)
         tsl_log_warnx("trial %s: rank %u: not marked delivered: %s", id, rank, err.msg);
     tsl_log_info("trial %s: rank %u %s to worker %s (%s)", id, rank,
                  cancel ? "cancelled: told" : "assigned", worker, t.ranks[rank].hostname);
+    free(doc);
+    free(plan_json);
     tsl_stored_plan_clear(&plan);
     tsl_trial_clear(&t);
     return true;

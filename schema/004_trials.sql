@@ -7,6 +7,8 @@
 -- for real on registered workers, in a batch (a top-k call) run one after
 -- another (batch_pos). The predicted figures are copied from the plan document
 -- when the trial is made; the measured ones are filled when it is done.
+-- plan_json: the plan object as it was when the trial was made (a top-k
+-- rewrite or a re-plan may move it inside the document later).
 -- rendezvous / nccl_id: rank 0's, relayed to the other ranks (ready = 1 once
 -- rank 0 has sent it).
 -- trial_ranks: which worker and GPU run each rank; delivered = its assignment
@@ -47,6 +49,7 @@ CREATE TABLE trials (
     rendezvous            TEXT    NOT NULL DEFAULT '',
     nccl_id               BLOB,
     seed                  INTEGER NOT NULL DEFAULT 0,
+    plan_json             TEXT    NOT NULL DEFAULT '{}',
     created_unix          INTEGER NOT NULL,
     started_unix          INTEGER NOT NULL DEFAULT 0,
     finished_unix         INTEGER NOT NULL DEFAULT 0
