@@ -3,6 +3,9 @@
 -- 001 declared placeholder trials/trial_ranks tables that nothing ever wrote;
 -- they are replaced here by the shape the Trials API needs.
 --
+-- Every column but the id, the plan and the time has a default (the API's own
+-- defaults), so that a row can be written by hand for repairs and tests.
+--
 -- trials: one plan (the document's "plan", or alternatives[plan_index - 1]) run
 -- for real on registered workers, in a batch (a top-k call) run one after
 -- another (batch_pos). The predicted figures are copied from the plan document
@@ -19,19 +22,19 @@ DROP TABLE trials;
 
 CREATE TABLE trials (
     trial_id              TEXT    NOT NULL PRIMARY KEY CHECK (length(trial_id) BETWEEN 1 AND 40),
-    batch_id              TEXT    NOT NULL,
-    batch_pos             INTEGER NOT NULL CHECK (batch_pos >= 0),
+    batch_id              TEXT    NOT NULL DEFAULT '',
+    batch_pos             INTEGER NOT NULL DEFAULT 0 CHECK (batch_pos >= 0),
     plan_fingerprint      TEXT    NOT NULL REFERENCES plans (fingerprint) ON DELETE CASCADE,
     plan_index            INTEGER NOT NULL DEFAULT 0 CHECK (plan_index >= 0),
     plan_label            TEXT    NOT NULL DEFAULT '',
     status                TEXT    NOT NULL DEFAULT 'pending'
                                   CHECK (status IN ('pending', 'running', 'done', 'failed')),
-    world_size            INTEGER NOT NULL CHECK (world_size > 0),
-    iterations            INTEGER NOT NULL CHECK (iterations > 0),
-    warmup                INTEGER NOT NULL CHECK (warmup >= 0),
-    timeout_s             REAL    NOT NULL CHECK (timeout_s > 0),
-    comm                  TEXT    NOT NULL CHECK (comm IN ('nccl', 'tcp')),
-    devops                TEXT    NOT NULL CHECK (devops IN ('cuda', 'cpu')),
+    world_size            INTEGER NOT NULL DEFAULT 1 CHECK (world_size > 0),
+    iterations            INTEGER NOT NULL DEFAULT 10 CHECK (iterations > 0),
+    warmup                INTEGER NOT NULL DEFAULT 3 CHECK (warmup >= 0),
+    timeout_s             REAL    NOT NULL DEFAULT 600 CHECK (timeout_s > 0),
+    comm                  TEXT    NOT NULL DEFAULT 'tcp' CHECK (comm IN ('nccl', 'tcp')),
+    devops                TEXT    NOT NULL DEFAULT 'cpu' CHECK (devops IN ('cuda', 'cpu')),
     simulated             INTEGER NOT NULL DEFAULT 0 CHECK (simulated IN (0, 1)),
     gpu_model             TEXT    NOT NULL DEFAULT '',
     global_batch          INTEGER NOT NULL DEFAULT 0 CHECK (global_batch >= 0),
