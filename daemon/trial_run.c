@@ -341,6 +341,14 @@ void tsl_trial_run_start_pending_locked(tsl_server_t *srv)
     }
 }
 
+/* The batch's top-k choice, and its watchers told. */
+static void topk(tsl_server_t *srv, const char *batch_id)
+{
+    char chosen[TSL_TRIAL_ID_LEN + 1];
+    if (tsl_trial_topk_locked(srv, batch_id, chosen))
+        tsl_trial_run_changed_locked(srv, chosen);
+}
+
 void tsl_trial_run_fail_locked(tsl_server_t *srv, const char *trial_id, const char *reason)
 {
     tsl_err_t err = {0};
@@ -351,7 +359,7 @@ void tsl_trial_run_fail_locked(tsl_server_t *srv, const char *trial_id, const ch
     count(srv, "failed");
     tsl_trial_run_changed_locked(srv, trial_id);
     if (tsl_trials_get(srv->store, trial_id, &t, &err) == 0) {
-        tsl_trial_topk_locked(srv, t.batch_id);
+        topk(srv, t.batch_id);
         tsl_trial_clear(&t);
     }
     tsl_trial_run_start_pending_locked(srv);
@@ -392,7 +400,7 @@ void tsl_trial_run_finish_locked(tsl_server_t *srv, const char *trial_id)
                      t.any_oom ? ", out of memory" : "");
         count(srv, "done");
         tsl_trial_run_changed_locked(srv, trial_id);
-        tsl_trial_topk_locked(srv, t.batch_id);
+        topk(srv, t.batch_id);
         tsl_trial_run_start_pending_locked(srv);
     }
     tsl_trial_clear(&t);

@@ -66,12 +66,14 @@ void tsl_trial_run_finish_locked(tsl_server_t *srv, const char *trial_id);
 /* Starts the pending trials whose predecessors are over and workers free. */
 void tsl_trial_run_start_pending_locked(tsl_server_t *srv);
 
-/* A Trial message from t, allocated in a (handlers_trials.c); NULL when out
+/* A Trial message from t, allocated in a (trial_proto.c); NULL when out
  * of memory. */
 Tessel__V1__Trial *tsl_trial_to_proto(tsl_arena_t *a, const tsl_trial_t *t);
 
 /* trial_topk.c: once every trial of the batch is over, the measured best
- * becomes the stored plan's answer. */
-void tsl_trial_topk_locked(tsl_server_t *srv, const char *batch_id);
+ * becomes the stored plan's answer; true (its id in chosen) when one was
+ * chosen now. */
+bool tsl_trial_topk_locked(tsl_server_t *srv, const char *batch_id,
+                           char chosen[TSL_TRIAL_ID_LEN + 1]);
 
 #endif

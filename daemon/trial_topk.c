@@ -101,18 +101,20 @@ static void store_answer(tsl_server_t *srv, const tsl_trial_t *t)
     tsl_stored_plan_clear(&row);
 }
 
-void tsl_trial_topk_locked(tsl_server_t *srv, const char *batch_id)
+bool tsl_trial_topk_locked(tsl_server_t *srv, const char *batch_id,
+                           char chosen[TSL_TRIAL_ID_LEN + 1])
 {
     batch_t b;
     tsl_err_t err = {0};
     memset(&b, 0, sizeof b);
     if (tsl_trials_list_batch(srv->store, batch_id, scan, &b, &err) != 0 || b.n == 0 ||
         b.over < b.n || !b.have_best || b.any_chosen)
-        return;
+        return false;
     if (tsl_trials_set_chosen(srv->store, b.best.trial_id, &err) != 0) {
         tsl_log_error("trial %s: not marked chosen: %s", b.best.trial_id, err.msg);
-        return;
+        return false;
     }
     store_answer(srv, &b.best);
-    tsl_trial_run_changed_locked(srv, b.best.trial_id);
+    snprintf(chosen, TSL_TRIAL_ID_LEN + 1, "%s", b.best.trial_id);
+    return true;
 }
