@@ -15,6 +15,8 @@
 #   rank is told to stop (a cancel assignment);
 #   a worker that stops heartbeating mid-trial fails it ("went offline") while
 #   the daemon keeps answering — the housekeeping tick, not a call, notices;
+#   a trial past its timeout_s fails saying so; a cancelled long poll and a
+#   watch of a finished trial end cleanly; /metrics counts the trials;
 #   a restart keeps every trial and fails the one left running.
 #
 # usage: trials_daemon.sh TESSELD PROTO_DIR
@@ -23,7 +25,9 @@
 SOCK=$TMPD/tesseld.sock
 T=unix:$SOCK
 rpc() { rpc_to "$T" "$@"; }
-DAEMON_ARGS=(--unix-socket "$SOCK" --database "$TMPD/t.db" --pool-size 1 --worker-timeout 3)
+HTTP_PORT=$(free_port)
+DAEMON_ARGS=(--unix-socket "$SOCK" --database "$TMPD/t.db" --pool-size 1 --worker-timeout 3
+    --http "127.0.0.1:$HTTP_PORT")
 
 start_daemon d "${DAEMON_ARGS[@]}"
 wait_healthy "$T" || { fail "tesseld did not become healthy"; finish; }
@@ -73,7 +77,7 @@ def wait(cond, secs=30):
 
 
 class Worker:
-    """A fake sim worker: heartbeats, polls, reports as `behave` says."""
+    """A fake sim worker: heartbeats, polls, reports as `default` says."""
 
     def __init__(self, host):
         r = reg.RegisterWorker(rp.RegisterRequest(
@@ -83,8 +87,11 @@ class Worker:
         self.id, self.host = r.worker_id, host
         self.beating, self.polling = True, True
         self.got = []           # assignments received
-        self.behave = {}        # trial_id -> "ok" | "error" | "hold" | "vanish"
-        self.iter_s = {}        # trial_id -> seconds this rank reports
+        # What the next assignments meet: "ok", "error" (the rank fails), "hold"
+        # (keeps running, never reports), "vanish" (stops heartbeating and polling).
+        # Set before StartTrial, so that no assignment can arrive before it.
+        self.default = "ok"
+        self.iter_s = {}        # plan_index -> the median this rank reports
         threading.Thread(target=self.beat, daemon=True).start()
         threading.Thread(target=self.poll, daemon=True).start()
 
@@ -113,7 +120,7 @@ class Worker:
     def handle(self, a):
         if a.cancel:
             return
-        how = self.behave.get(a.trial_id, "ok")
+        how = self.default
         if how == "vanish":
             self.beating = self.polling = False
             return
@@ -127,7 +134,7 @@ class Worker:
             reg.ReportTrial(rp.ReportTrialRequest(
                 error="executor: tcp connect to %s refused" % a.rendezvous, **base), timeout=30)
             return
-        t = self.iter_s.get(a.trial_id, 0.1 + 0.02 * a.rank)
+        t = self.iter_s.get(a.plan_index, 0.1 + 0.02 * a.rank)
         reg.ReportTrial(rp.ReportTrialRequest(
             iter_time_s=t, iter_min_s=t * 0.9, iter_max_s=t * 1.1, peak_bytes=(1 + a.rank) * GIB,
             iterations=a.iterations, phase_s={"fwd": t * 0.3, "bwd": t * 0.5, "comm": t * 0.1},
@@ -236,13 +243,11 @@ check("ReportTrial for a trial that is over answers cancelled", rr.cancelled)
 done_tid, done_meas = tid, t.measured_iter_time_s
 
 # ---- top-k: the measured best becomes the answer ---------------------------------------------
+for x in (a, b):
+    x.iter_s = {0: 0.3, 1: 0.05, 2: 0.3}   # alternative 1 is the fastest
 r = start(top_k=9)
 ids = list(r.trial_ids)
 check("top_k beyond the alternatives is clamped", 1 < len(ids) <= 3, len(ids))
-fast = ids[1]
-for x in (a, b):
-    for i, tid in enumerate(ids):
-        x.iter_s[tid] = 0.05 if tid == fast else 0.3
 check("every trial of the batch ends", wait(lambda: all(over(t) for t in ids), 60))
 ts = [get(t) for t in ids]
 check("every trial of the batch is done", all(t.status == "done" for t in ts),
@@ -256,10 +261,11 @@ check("GetPlan answers the measured best",
 best_pred = p.best.iter_time_s
 
 # ---- a rank's error fails the trial ----------------------------------------------------------
+for x in (a, b):
+    x.iter_s = {}
+a.default, b.default = "hold", "error"   # rank 0 keeps running; rank 1 fails
 r = start()
 tid = r.trial_ids[0]
-b.behave[tid] = "error"
-a.behave[tid] = "hold"       # rank 0: ready, then keeps running
 check("the failing trial ends", wait(lambda: over(tid)))
 t = get(tid)
 check("a rank's error fails the trial naming rank, worker and host", t.status == "failed" and
@@ -267,10 +273,9 @@ check("a rank's error fails the trial naming rank, worker and host", t.status ==
       t.error)
 
 # ---- a worker that vanishes mid-trial --------------------------------------------------------
+a.default, b.default = "hold", "vanish"  # rank 1 on fake-b stops heartbeating and polling
 r = start()
 tid = r.trial_ids[0]
-a.behave[tid] = "hold"       # rank 0 on fake-a: ready, then keeps running
-b.behave[tid] = "vanish"     # rank 1 on fake-b: stops heartbeating and polling
 check("the trial with a vanished worker ends", wait(lambda: over(tid), 60))
 t = get(tid)
 check("it failed naming the worker that went offline", t.status == "failed" and
@@ -281,12 +286,32 @@ hc = reg.ListWorkers(rp.ListWorkersRequest(), timeout=30)
 check("the daemon keeps answering; the worker shows offline",
       any(w.hostname == "fake-b" and w.state == "offline" for w in hc.workers))
 
-# ---- left running for the restart ----------------------------------------------------------
-b.beating = True
-wait(lambda: any(w.hostname == "fake-b" and w.state == "online"
-                 for w in reg.ListWorkers(rp.ListWorkersRequest(), timeout=30).workers), 15)
+# ---- a trial past its timeout ---------------------------------------------------------------
+b.default = "hold"
+b.beating = b.polling = True
+check("fake-b comes back online", wait(lambda: any(
+    w.hostname == "fake-b" and w.state == "online"
+    for w in reg.ListWorkers(rp.ListWorkersRequest(), timeout=30).workers), 15))
+r = start(timeout_s=1)
+tid = r.trial_ids[0]
+check("the held trial ends", wait(lambda: over(tid), 30))
+t = get(tid)
+check("a trial past timeout_s fails saying so", t.status == "failed" and
+      "timed out after 1 s" in t.error and "had not reported" in t.error, t.error)
+
+# ---- client cancels release held calls -------------------------------------------------------
 a.polling = False
 time.sleep(2.5)  # a's poll in flight ends (wait_s 2)
+poll = reg.Assignments(rp.AssignmentsRequest(worker_id=a.id, wait_s=60), timeout=90)
+watch_call = trials.WatchTrial(tp.GetTrialRequest(trial_id=done_tid), timeout=30)
+check("WatchTrial of a finished trial answers it once and ends",
+      [m.status for m in watch_call] == ["done"])
+time.sleep(0.3)
+poll.cancel()
+c, d = code_of(trials.GetTrial, tp.GetTrialRequest(trial_id=done_tid))
+check("a cancelled long poll leaves the daemon answering", c == "OK", d)
+
+# ---- left running for the restart ----------------------------------------------------------
 r = start()
 json.dump({"left_running": r.trial_ids[0], "done": done_tid, "measured": done_meas,
            "best_pred": best_pred}, open(sys.argv[5], "w"))
@@ -301,6 +326,19 @@ grep -q "Traceback" "$TMPD/fake.log" && { fail "fake workers raised"; tail -n 20
 
 rpc health
 expect "still serving after the trials" status SERVING
+# /metrics: 4 trials done; the error, the offline worker and the timeout failed.
+"$PY" - "$HTTP_PORT" >"$TMPD/metrics.txt" <<'EOF'
+import sys, urllib.request
+print(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=10).read().decode())
+EOF
+for want in 'tessel_trials_total{event="done"} 4' 'tessel_trials_total{event="failed"} 3'; do
+    if grep -qF "$want" "$TMPD/metrics.txt"; then
+        ok "metrics: $want"
+    else
+        fail "metrics: no '$want'"
+        grep tessel_trials_total "$TMPD/metrics.txt"
+    fi
+done
 
 kill -TERM "$DPID"
 wait_exit "$DPID" 30 || fail "tesseld did not stop on SIGTERM"
