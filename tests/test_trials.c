@@ -279,7 +279,8 @@ static void test_pick(void)
     CHECK(!sim && out[0].worker == 0 && out[0].device_index == 0 && out[1].worker == 0 &&
               out[1].device_index == 1 && out[2].worker == 1,
           "worker by worker, device by device; the 40 GB and offline ones left out");
-    need.world = 4;
+    tsl_sched_need_free(&need);
+    tsl_sched_need_from_request("{\"cluster_spec\": \"4xA100-80G\"}", 4, &need, &err);
     CHECK(tsl_sched_pick(&need, ws, 5, NULL, 0, out, &sim, why, sizeof why) != 0 &&
               strstr(why, "needs 4 GPUs of type A100-80G") && strstr(why, "have 3") &&
               strstr(why, "w-a (host a, 2 GPUs)") &&

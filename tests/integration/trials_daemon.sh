@@ -39,7 +39,7 @@ expect "Plan on 2xA100-80G" code OK
 FP=$(jget "$OUT" fingerprint)
 
 cat >"$TMPD/fake.py" <<'PY'
-import json, sys, threading, time
+import json, os, signal, sys, threading, time
 sys.path.insert(0, sys.argv[1])
 import grpc
 from tessel.v1 import registry_pb2 as rp, registry_pb2_grpc as rg
@@ -152,6 +152,20 @@ def over(tid):
 def start(**kw):
     return trials.StartTrial(tp.StartTrialRequest(plan_fingerprint=fp, **kw), timeout=30)
 
+
+if phase == "leave":
+    # Two workers again (same identities); rank 0's never polls, so the trial
+    # stays running; then the daemon is stopped under it.
+    a, b = Worker("fake-a"), Worker("fake-b")
+    a.polling = False
+    b.default = "hold"
+    r = start()
+    saved = json.load(open(sys.argv[5]))
+    saved["left_running"] = r.trial_ids[0]
+    json.dump(saved, open(sys.argv[5], "w"))
+    check("the trial to leave running is running", get(r.trial_ids[0]).status == "running")
+    os.kill(int(sys.argv[6]), signal.SIGTERM)
+    sys.exit(min(failures, 100))
 
 if phase == "after-restart":
     saved = json.load(open(sys.argv[5]))
@@ -311,10 +325,8 @@ poll.cancel()
 c, d = code_of(trials.GetTrial, tp.GetTrialRequest(trial_id=done_tid))
 check("a cancelled long poll leaves the daemon answering", c == "OK", d)
 
-# ---- left running for the restart ----------------------------------------------------------
-r = start()
-json.dump({"left_running": r.trial_ids[0], "done": done_tid, "measured": done_meas,
-           "best_pred": best_pred}, open(sys.argv[5], "w"))
+json.dump({"done": done_tid, "measured": done_meas, "best_pred": best_pred},
+          open(sys.argv[5], "w"))
 sys.exit(min(failures, 100))
 PY
 
@@ -340,7 +352,11 @@ for want in 'tessel_trials_total{event="done"} 4' 'tessel_trials_total{event="fa
     fi
 done
 
-kill -TERM "$DPID"
+timeout 120 "$PY" "$TMPD/fake.py" "$STUBS" "$T" "$FP" leave "$TMPD/saved.json" "$DPID" \
+    >"$TMPD/fake1.out" 2>"$TMPD/fake1.log"
+rc=$?
+cat "$TMPD/fake1.out"
+[ "$rc" -eq 0 ] || { fail "leaving a trial running: exit $rc"; tail -n 20 "$TMPD/fake1.log"; }
 wait_exit "$DPID" 30 || fail "tesseld did not stop on SIGTERM"
 start_daemon d2 "${DAEMON_ARGS[@]}"
 wait_healthy "$T" || { fail "tesseld did not come back"; finish; }
