@@ -239,7 +239,11 @@ static bool deliver(tsl_server_t *srv, tsl_call_t *call, const char *worker)
 void tsl_trial_run_poll_locked(tsl_server_t *srv, tsl_call_t *call, const char *worker_id,
                                uint32_t wait_s)
 {
-    if (!deliver(srv, call, worker_id))
+    if (deliver(srv, call, worker_id))
+        return;
+    if (atomic_load(&srv->shutting_down)) /* nothing will come: do not hold the stop up */
+        tsl_call_reply(call, NULL);
+    else
         hold(srv, call, worker_id, false, mono_s() + wait_s);
 }
 
@@ -295,6 +299,10 @@ static void send_to(tsl_server_t *srv, held_t *h, const tsl_trial_t *t)
 
 void tsl_trial_run_watch_locked(tsl_server_t *srv, tsl_call_t *call, const tsl_trial_t *t)
 {
+    if (atomic_load(&srv->shutting_down) && !tsl_trial_over(t)) {
+        tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE, "tesseld is stopping; watch again");
+        return;
+    }
     held_t *h = hold(srv, call, t->trial_id, true, 0);
     if (h)
         send_to(srv, h, t);

@@ -164,6 +164,11 @@ if phase == "leave":
     saved["left_running"] = r.trial_ids[0]
     json.dump(saved, open(sys.argv[5], "w"))
     check("the trial to leave running is running", get(r.trial_ids[0]).status == "running")
+    w = trials.WatchTrial(tp.GetTrialRequest(trial_id=r.trial_ids[0]), timeout=60)
+    first = next(w)
+    w.cancel()
+    check("WatchTrial sends a running trial at once; a cancel ends it",
+          first.status == "running" and get(r.trial_ids[0]).status == "running")
     os.kill(int(sys.argv[6]), signal.SIGTERM)
     sys.exit(min(failures, 100))
 
