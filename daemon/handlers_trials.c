@@ -47,41 +47,52 @@ static bool check_token(tsl_call_t *call, const char *field, const char *v, size
     return ok;
 }
 
-static bool check_start(tsl_call_t *call, const Tessel__V1__StartTrialRequest *req)
+/* A count over its limit: false after answering INVALID_ARGUMENT naming it. */
+static bool check_max(tsl_call_t *call, const char *field, uint32_t v, uint32_t max)
 {
-    if (!check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
-        return false;
-    const char *bad = NULL;
-    char msg[160];
-    if (req->top_k > 1000)
-        bad = "top_k", snprintf(msg, sizeof msg, "%u is above the limit 1000", req->top_k);
-    else if (req->iterations > MAX_ITERATIONS)
-        bad = "iterations",
-        snprintf(msg, sizeof msg, "%u is above the limit %u", req->iterations, MAX_ITERATIONS);
-    else if (req->warmup > MAX_WARMUP)
-        bad = "warmup",
-        snprintf(msg, sizeof msg, "%u is above the limit %u", req->warmup, MAX_WARMUP);
-    else if (!isfinite(req->timeout_s) || req->timeout_s < 0 || req->timeout_s > MAX_TIMEOUT_S)
-        bad = "timeout_s", snprintf(msg, sizeof msg, "%g must be 0 (600 s) to %.0f seconds",
-                                    req->timeout_s, MAX_TIMEOUT_S);
-    else if (req->n_nodes > MAX_NODES)
-        bad = "nodes", snprintf(msg, sizeof msg, "%zu names; at most %u", req->n_nodes, MAX_NODES);
-    if (bad) {
-        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s: %s", bad, msg);
+    if (v <= max)
+        return true;
+    tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s: %u is above the limit %u", field, v,
+                  max);
+    return false;
+}
+
+static bool check_nodes(tsl_call_t *call, const Tessel__V1__StartTrialRequest *req)
+{
+    char field[32];
+    if (req->n_nodes > MAX_NODES) {
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "nodes: %zu names; at most %u",
+                      req->n_nodes, MAX_NODES);
         return false;
     }
     for (size_t i = 0; i < req->n_nodes; i++) {
-        snprintf(msg, sizeof msg, "nodes[%zu]", i);
-        if (!check_token(call, msg, req->nodes[i], 127))
+        snprintf(field, sizeof field, "nodes[%zu]", i);
+        if (!check_token(call, field, req->nodes[i], 127))
             return false;
         for (size_t j = 0; j < i; j++)
             if (strcmp(req->nodes[j], req->nodes[i]) == 0) {
-                tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "nodes[%zu]: '%s' is given twice",
-                              i, req->nodes[i]);
+                tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s: '%s' is given twice", field,
+                              req->nodes[i]);
                 return false;
             }
     }
     return true;
+}
+
+static bool check_start(tsl_call_t *call, const Tessel__V1__StartTrialRequest *req)
+{
+    if (!check_token(call, "plan_fingerprint", req->plan_fingerprint, 16) ||
+        !check_max(call, "top_k", req->top_k, 1000) ||
+        !check_max(call, "iterations", req->iterations, MAX_ITERATIONS) ||
+        !check_max(call, "warmup", req->warmup, MAX_WARMUP))
+        return false;
+    if (!isfinite(req->timeout_s) || req->timeout_s < 0 || req->timeout_s > MAX_TIMEOUT_S) {
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "timeout_s: %g must be 0 (600 s) to %.0f seconds", req->timeout_s,
+                      MAX_TIMEOUT_S);
+        return false;
+    }
+    return check_nodes(call, req);
 }
 
 /* ---- StartTrial ----------------------------------------------------------------------------- */
@@ -376,6 +387,28 @@ static int list_one(void *ud, const tsl_trial_t *t)
     return (c->items[c->n++] = tsl_trial_to_proto(&c->arena, t)) ? 0 : -1;
 }
 
+/* The trials a ListTrialsRequest asks for; false after answering an error. */
+static bool list(tsl_call_t *call, const Tessel__V1__ListTrialsRequest *req, list_ctx_t *c)
+{
+    tsl_err_t err = {0};
+    uint32_t limit = req->limit ? req->limit : LIST_DEFAULT;
+    if (req->plan_fingerprint[0] &&
+        !check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
+        return false;
+    if (!check_max(call, "limit", limit, LIST_MAX))
+        return false;
+    if (!(c->items = calloc(limit, sizeof *c->items))) {
+        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ListTrials: out of memory");
+        return false;
+    }
+    c->cap = limit;
+    if (tsl_trials_list(call->srv->store, req->plan_fingerprint, limit, list_one, c, &err) != 0) {
+        tsl_call_fail_err(call, &err);
+        return false;
+    }
+    return true;
+}
+
 void tsl_handle_list_trials(tsl_call_t *call)
 {
     Tessel__V1__ListTrialsRequest *req = (Tessel__V1__ListTrialsRequest *)tsl_call_read(
@@ -383,20 +416,7 @@ void tsl_handle_list_trials(tsl_call_t *call)
     if (!req)
         return;
     list_ctx_t c = {0};
-    tsl_err_t err = {0};
-    uint32_t limit = req->limit ? req->limit : LIST_DEFAULT;
-    if (req->plan_fingerprint[0] &&
-        !check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
-        ;
-    else if (limit > LIST_MAX)
-        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "limit: %u is above the limit %u",
-                      req->limit, LIST_MAX);
-    else if (!(c.items = calloc(limit, sizeof *c.items)))
-        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ListTrials: out of memory");
-    else if ((c.cap = limit), tsl_trials_list(call->srv->store, req->plan_fingerprint, limit,
-                                              list_one, &c, &err) != 0)
-        tsl_call_fail_err(call, &err);
-    else {
+    if (list(call, req, &c)) {
         Tessel__V1__ListTrialsResponse resp = TESSEL__V1__LIST_TRIALS_RESPONSE__INIT;
         resp.n_trials = c.n;
         resp.trials = c.items;

@@ -201,6 +201,18 @@ c, d = code_of(lambda r, timeout: list(reg.Assignments(r, timeout=timeout)),
 check("Assignments of an unknown worker is NOT_FOUND", c == "NOT_FOUND", d)
 
 a = Worker("fake-a")
+c, d = code_of(trials.ListTrials, tp.ListTrialsRequest(limit=5000))
+check("ListTrials refuses a limit above 1000", c == "INVALID_ARGUMENT" and d.startswith("limit"), d)
+c, d = code_of(lambda r, timeout: list(reg.Assignments(r, timeout=timeout)),
+               rp.AssignmentsRequest(worker_id=a.id, wait_s=61))
+check("Assignments refuses wait_s above 60", c == "INVALID_ARGUMENT" and d.startswith("wait_s"), d)
+c, d = code_of(reg.ReportTrial, rp.ReportTrialRequest(trial_id="t-0000000000000000",
+                                                      worker_id=a.id, iter_time_s=float("nan")))
+check("ReportTrial refuses a number that is not finite",
+      c == "INVALID_ARGUMENT" and d.startswith("iter_time_s"), d)
+c, d = code_of(reg.ReportTrial, rp.ReportTrialRequest(trial_id="t-0000000000000000",
+                                                      worker_id=a.id, iter_time_s=1))
+check("ReportTrial of an unknown trial is NOT_FOUND", c == "NOT_FOUND", d)
 c, d = code_of(trials.StartTrial, tp.StartTrialRequest(plan_fingerprint=fp))
 check("one 1-GPU worker for a 2-GPU plan: FAILED_PRECONDITION saying what is missing",
       c == "FAILED_PRECONDITION" and "needs 2 GPUs of type A100-80G" in d and "have 1" in d
