@@ -181,7 +181,7 @@ static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_
                       c->plan.fingerprint, i);
         return false;
     }
-    if (tsl_sched_need_from_request(c->plan.request_json, world, &need, &err) != 0) {
+    if (tsl_sched_need_from_request(c->plan.request_json, p, world, &need, &err) != 0) {
         tsl_call_fail_err(c->call, &err);
         return false;
     }

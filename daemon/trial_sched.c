@@ -45,8 +45,74 @@ static int registered_hosts(const json_t *cl, tsl_sched_need_t *need, tsl_err_t 
     return 0;
 }
 
-int tsl_sched_need_from_request(const char *request_json, uint32_t world, tsl_sched_need_t *need,
-                                tsl_err_t *err)
+/* The plan's placement (plan.h, node_order): its nodes in the order its stages
+ * take them; NULL when it has none (or it does not fit the cluster). */
+static uint16_t *node_order(const json_t *plan, uint32_t n_nodes)
+{
+    const json_t *o = json_object_get(plan, "node_order");
+    size_t n = json_array_size(o), i;
+    const json_t *v;
+    uint16_t *order = n == n_nodes && n > 0 ? calloc(n, sizeof *order) : NULL;
+    json_array_foreach(o, i, v)
+    {
+        json_int_t k = json_integer_value(v);
+        if (!order || k < 0 || k >= (json_int_t)n_nodes) {
+            free(order);
+            return NULL;
+        }
+        order[i] = (uint16_t)k;
+    }
+    return order;
+}
+
+/* The registered hosts in the plan's node order. */
+static int reorder_hosts(tsl_sched_need_t *need, const uint16_t *order, tsl_err_t *err)
+{
+    char(*h)[128] = calloc(need->n_hosts, sizeof *h);
+    uint32_t *g = calloc(need->n_hosts, sizeof *g);
+    if (!h || !g) {
+        free(h);
+        free(g);
+        return tsl_err_setc(err, TSL_E_NOMEM, "trial: out of memory");
+    }
+    for (uint32_t j = 0; j < need->n_hosts; j++) {
+        memcpy(h[j], need->hosts[order[j]], sizeof h[j]);
+        g[j] = need->host_gpus[order[j]];
+    }
+    free(need->hosts);
+    free(need->host_gpus);
+    need->hosts = h;
+    need->host_gpus = g;
+    return 0;
+}
+
+/* need's rank types (and registered hosts) from the cluster, in the plan's node order. */
+static int fill_need(const tsl_cluster_t *given, const json_t *cl, const json_t *plan,
+                     tsl_sched_need_t *need, tsl_err_t *err)
+{
+    tsl_cluster_t perm;
+    const tsl_cluster_t *c = given;
+    uint16_t *order = node_order(plan, given->n_nodes);
+    tsl_cluster_init(&perm);
+    if (order && tsl_cluster_permute(given, order, &perm, err) == 0)
+        c = &perm;
+    int rc = 0;
+    if (!(need->rank_type = calloc(need->world ? need->world : 1, sizeof *need->rank_type)))
+        rc = tsl_err_setc(err, TSL_E_NOMEM, "trial: out of memory");
+    for (uint32_t r = 0; rc == 0 && r < need->world; r++)
+        need->rank_type[r] = *tsl_cluster_device_gpu(c, r);
+    const char *name = json_string_value(json_object_get(cl, "name"));
+    if (rc == 0 && name && strncmp(name, "registered:", 11) == 0)
+        rc = registered_hosts(cl, need, err);
+    if (rc == 0 && order && need->n_hosts == given->n_nodes)
+        rc = reorder_hosts(need, order, err);
+    tsl_cluster_free(&perm);
+    free(order);
+    return rc;
+}
+
+int tsl_sched_need_from_request(const char *request_json, const json_t *plan, uint32_t world,
+                                tsl_sched_need_t *need, tsl_err_t *err)
 {
     memset(need, 0, sizeof *need);
     json_t *req = json_loads(request_json ? request_json : "", 0, NULL);
@@ -64,14 +130,8 @@ int tsl_sched_need_from_request(const char *request_json, uint32_t world, tsl_sc
     else if (c.n_devices < world)
         tsl_err_setc(err, TSL_E_INTERNAL, "trial: the plan uses %u devices, its cluster has %u",
                      world, c.n_devices);
-    else if (!(need->rank_type = calloc(world ? world : 1, sizeof *need->rank_type)))
-        tsl_err_setc(err, TSL_E_NOMEM, "trial: out of memory");
-    else {
-        for (uint32_t r = 0; r < world; r++)
-            need->rank_type[r] = *tsl_cluster_device_gpu(&c, r);
-        const char *name = json_string_value(json_object_get(cl, "name"));
-        rc = name && strncmp(name, "registered:", 11) == 0 ? registered_hosts(cl, need, err) : 0;
-    }
+    else
+        rc = fill_need(&c, cl, plan, need, err);
     tsl_cluster_free(&c);
     json_decref(req);
     if (rc != 0)

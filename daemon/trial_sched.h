@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "cluster.h"
 #include "err.h"
 #include "store_registry.h"
@@ -46,10 +48,12 @@ typedef struct tsl_sched_pick {
     uint32_t device_index; /* that worker's GPU */
 } tsl_sched_pick_t;
 
-/* The need of a plan of `world` devices whose request was request_json (the
- * stored request: "cluster_spec" or "cluster"). */
-int tsl_sched_need_from_request(const char *request_json, uint32_t world, tsl_sched_need_t *need,
-                                tsl_err_t *err);
+/* The need of plan (its plan object; may be NULL) of `world` devices whose
+ * request was request_json (the stored request: "cluster_spec" or "cluster").
+ * A plan with a "node_order" (heterogeneous placement, plan.h) takes the
+ * cluster's nodes in that order. */
+int tsl_sched_need_from_request(const char *request_json, const json_t *plan, uint32_t world,
+                                tsl_sched_need_t *need, tsl_err_t *err);
 void tsl_sched_need_free(tsl_sched_need_t *need);
 
 /* model/memory of a worker's GPU matches type (see above). */

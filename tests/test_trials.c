@@ -272,7 +272,8 @@ static void test_pick(void)
     worker(&ws[2], "w-c", "c", true, "online", devs_c, 1);
     worker(&ws[3], "w-d", "d", false, "online", devs_d, 1);
     worker(&ws[4], "w-e", "e", false, "offline", devs_b, 1);
-    CHECK(tsl_sched_need_from_request("{\"cluster_spec\": \"4xA100-80G\"}", 3, &need, &err) == 0,
+    CHECK(tsl_sched_need_from_request("{\"cluster_spec\": \"4xA100-80G\"}", NULL, 3, &need, &err) ==
+              0,
           "need: %s", err.msg);
     CHECK(strcmp(need.rank_type[2].name, "A100-80G") == 0, "ranks of type A100-80G");
     CHECK(tsl_sched_pick(&need, ws, 5, NULL, 0, out, &sim, why, sizeof why) == 0, "pick: %s", why);
@@ -280,7 +281,7 @@ static void test_pick(void)
               out[1].device_index == 1 && out[2].worker == 1,
           "worker by worker, device by device; the 40 GB and offline ones left out");
     tsl_sched_need_free(&need);
-    tsl_sched_need_from_request("{\"cluster_spec\": \"4xA100-80G\"}", 4, &need, &err);
+    tsl_sched_need_from_request("{\"cluster_spec\": \"4xA100-80G\"}", NULL, 4, &need, &err);
     CHECK(tsl_sched_pick(&need, ws, 5, NULL, 0, out, &sim, why, sizeof why) != 0 &&
               strstr(why, "needs 4 GPUs of type A100-80G") && strstr(why, "have 3") &&
               strstr(why, "w-a (host a, 2 GPUs)") &&
@@ -296,7 +297,7 @@ static void test_pick(void)
               "{\"cluster\": {\"name\": \"registered: b,a\", \"link\": \"ib100\", \"nodes\": "
               "[{\"name\": \"b\", \"gpus\": 1, \"type\": \"A100-80G\"}, {\"name\": \"a\", "
               "\"gpus\": 2, \"type\": \"A100-80G\"}]}}",
-              3, &need, &err) == 0,
+              NULL, 3, &need, &err) == 0,
           "registered need: %s", err.msg);
     CHECK(need.n_hosts == 2 && strcmp(need.hosts[0], "b") == 0, "the plan's nodes in order");
     CHECK(tsl_sched_pick(&need, ws, 5, NULL, 0, out, &sim, why, sizeof why) == 0 &&
@@ -307,7 +308,17 @@ static void test_pick(void)
               strstr(why, "'b'"),
           "a plan node without an online worker is named: %s", why);
     tsl_sched_need_free(&need);
-    CHECK(tsl_sched_need_from_request("{\"model_preset\": \"x\"}", 1, &need, &err) != 0,
+    json_t *plan = json_loads("{\"node_order\": [1, 0]}", 0, NULL);
+    CHECK(tsl_sched_need_from_request("{\"cluster\": {\"link\": \"ib100\", \"nodes\": "
+                                      "[{\"gpus\": 1, \"type\": \"A100-80G\"}, "
+                                      "{\"gpus\": 1, \"type\": \"V100-32G\"}]}}",
+                                      plan, 2, &need, &err) == 0 &&
+              strcmp(need.rank_type[0].name, "V100-32G") == 0 &&
+              strcmp(need.rank_type[1].name, "A100-80G") == 0,
+          "a plan's node_order places its ranks (%s)", err.msg);
+    json_decref(plan);
+    tsl_sched_need_free(&need);
+    CHECK(tsl_sched_need_from_request("{\"model_preset\": \"x\"}", NULL, 1, &need, &err) != 0,
           "a request without a cluster is an error");
     CHECK(tsl_sched_gpu_matches("NVIDIA H100 80GB HBM3", 80ull << 30, tsl_gpu_find("H100-80G")) &&
               !tsl_sched_gpu_matches("NVIDIA A100 80GB", 80ull << 30, tsl_gpu_find("H100-80G")),
