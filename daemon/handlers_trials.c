@@ -298,8 +298,7 @@ void tsl_handle_start_trial(tsl_call_t *call)
     tsl_server_t *srv = call->srv;
     if (check_start(call, req)) {
         int got = tsl_store_get_plan(srv->store, req->plan_fingerprint, &c.plan, &err);
-        tsl_registry_sweep(srv->store, (int64_t)time(NULL), srv->cfg->worker_timeout_s, NULL, NULL,
-                           &err);
+        tsl_trial_run_sweep(srv);
         if (got == 1)
             tsl_call_fail(call, GRPC_STATUS_NOT_FOUND,
                           "plan_fingerprint: no plan '%s' is stored (Plan it first)",

@@ -483,13 +483,19 @@ static void expire_and_refresh(tsl_server_t *srv)
     }
 }
 
+void tsl_trial_run_sweep(tsl_server_t *srv)
+{
+    tsl_err_t err = {0};
+    if (tsl_registry_sweep(srv->store, (int64_t)time(NULL), srv->cfg->worker_timeout_s, log_offline,
+                           NULL, &err) != 0)
+        tsl_log_warnx("registry: liveness sweep failed: %s", err.msg);
+}
+
 void tsl_trial_run_tick(tsl_server_t *srv)
 {
     tsl_err_t err = {0};
     int64_t now = (int64_t)time(NULL);
-    if (tsl_registry_sweep(srv->store, now, srv->cfg->worker_timeout_s, log_offline, NULL, &err) !=
-        0)
-        tsl_log_warnx("registry: liveness sweep failed: %s", err.msg);
+    tsl_trial_run_sweep(srv);
     if (!srv->trials)
         return;
     char(*ids)[TSL_TRIAL_ID_LEN + 1] = calloc(MAX_IDS, sizeof *ids);

@@ -48,6 +48,9 @@ void tsl_trial_run_free(tsl_trial_run_t *r);
 void tsl_trial_run_lock(tsl_server_t *srv);
 void tsl_trial_run_unlock(tsl_server_t *srv);
 
+/* The registry's liveness sweep, transitions logged (the tick; StartTrial). */
+void tsl_trial_run_sweep(tsl_server_t *srv);
+
 /* The housekeeping tick (takes the lock itself). */
 void tsl_trial_run_tick(tsl_server_t *srv);
 
