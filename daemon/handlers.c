@@ -21,14 +21,14 @@ static const tsl_method_t methods[] = {
     {RPC(REGISTER_WORKER), WORKER, tsl_handle_register_worker},
     {RPC(REPORT_PROFILE), WORKER, tsl_handle_report_profile},
     {RPC(HEARTBEAT), WORKER, tsl_handle_heartbeat},
-    {RPC(ASSIGNMENTS), WORKER, tsl_handle_unimplemented},
-    {RPC(REPORT_TRIAL), WORKER, tsl_handle_unimplemented},
+    {RPC(ASSIGNMENTS), WORKER, tsl_handle_assignments},
+    {RPC(REPORT_TRIAL), WORKER, tsl_handle_report_trial},
     {RPC(LIST_WORKERS), WORKER | OPS | SCHED, tsl_handle_list_workers},
     {RPC(GET_PROFILE), WORKER | OPS | SCHED, tsl_handle_get_profile},
-    {RPC(START_TRIAL), SCHED, tsl_handle_unimplemented},
-    {RPC(GET_TRIAL), SCHED | OPS, tsl_handle_unimplemented},
-    {RPC(WATCH_TRIAL), SCHED | OPS, tsl_handle_unimplemented},
-    {RPC(LIST_TRIALS), SCHED | OPS, tsl_handle_unimplemented},
+    {RPC(START_TRIAL), SCHED, tsl_handle_start_trial},
+    {RPC(GET_TRIAL), SCHED | OPS, tsl_handle_get_trial},
+    {RPC(WATCH_TRIAL), SCHED | OPS, tsl_handle_watch_trial},
+    {RPC(LIST_TRIALS), SCHED | OPS, tsl_handle_list_trials},
 };
 
 const tsl_method_t *tsl_handlers_methods(size_t *count, tsl_call_handler_fn *fallback)

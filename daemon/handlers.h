@@ -6,8 +6,10 @@
  *   handlers_health.c  grpc.health.v1.Health/Check
  *   handlers_registry.c Registry: RegisterWorker, Heartbeat, ReportProfile,
  *                      ListWorkers, GetProfile
- *   handlers_unimpl.c  Registry.Assignments/ReportTrial and Trials (UNIMPLEMENTED
- *                      until their issues),
+ *   handlers_trials.c  Trials: StartTrial, GetTrial, WatchTrial, ListTrials
+ *   handlers_assign.c  Registry.Assignments (long poll) and ReportTrial
+ *                      (trial_run.c runs the trials, trial_topk.c the top-k)
+ *   handlers_unimpl.c  Planner.EvaluatePlan (UNIMPLEMENTED until its issue)
  *                      and any method nobody registered
  * handlers.c holds the method table (roles and handler per method of
  * api/methods.h); server_call.c checks the caller's token against it before
@@ -37,6 +39,12 @@ void tsl_handle_heartbeat(tsl_call_t *call);
 void tsl_handle_report_profile(tsl_call_t *call);
 void tsl_handle_list_workers(tsl_call_t *call);
 void tsl_handle_get_profile(tsl_call_t *call);
+void tsl_handle_start_trial(tsl_call_t *call);
+void tsl_handle_get_trial(tsl_call_t *call);
+void tsl_handle_watch_trial(tsl_call_t *call);
+void tsl_handle_list_trials(tsl_call_t *call);
+void tsl_handle_assignments(tsl_call_t *call);
+void tsl_handle_report_trial(tsl_call_t *call);
 
 /* Answers with the Plan of a stored row (GetPlan), or with it as the last
  * PlanEvent (as_event, Plan): packed once and kept (handlers_cache.c). row may

@@ -1,8 +1,8 @@
 /*
  * handlers_unimpl.c — what this tesseld does not serve yet.
  *
- * Registry.Assignments/ReportTrial and Trials are declared in proto/ so that clients can be written
- * against them; until their issues land they answer UNIMPLEMENTED — after the
+ * Planner.EvaluatePlan is declared in proto/ so that clients can be written
+ * against it; until its issue lands it answers UNIMPLEMENTED — after the
  * token check, so a caller learns about a wrong role first. A method nobody
  * registered (a typo, another service) answers UNIMPLEMENTED naming the path:
  * without this generic handler such a call would hang until its deadline.

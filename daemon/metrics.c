@@ -54,7 +54,10 @@ struct tsl_metrics {
     uint64_t cache_hits, cache_misses;
     int64_t queued, running, plans;
     _Atomic uint64_t refused[TSL_REFUSED_N]; /* lock-free: counted on hot refusal paths */
+    _Atomic uint64_t trials[3];              /* started, done, failed */
 };
+
+static const char *const TRIAL_EVENTS[3] = {"started", "done", "failed"};
 
 static const char *const REFUSED_NAMES[TSL_REFUSED_N] = {
     "unauthenticated", "permission_denied", "unreadable", "connection",
@@ -149,6 +152,13 @@ void tsl_metrics_set_plans(tsl_metrics_t *m, int64_t stored)
     pthread_mutex_lock(&m->mu);
     m->plans = stored;
     pthread_mutex_unlock(&m->mu);
+}
+
+void tsl_metrics_trial(tsl_metrics_t *m, const char *event)
+{
+    for (int i = 0; m && i < 3; i++)
+        if (strcmp(event, TRIAL_EVENTS[i]) == 0)
+            atomic_fetch_add(&m->trials[i], 1);
 }
 
 void tsl_metrics_refused(tsl_metrics_t *m, tsl_refused_t reason)
@@ -316,6 +326,11 @@ static void render_scalars(FILE *f, const tsl_metrics_t *m)
     for (int r = 0; r < TSL_REFUSED_N; r++)
         fprintf(f, "tessel_refused_total{reason=\"%s\"} %llu\n", REFUSED_NAMES[r],
                 (unsigned long long)atomic_load(&m->refused[r]));
+    put_header(f, "tessel_trials_total", "counter",
+               "Trials started, and finished by status (done, failed).");
+    for (int i = 0; i < 3; i++)
+        fprintf(f, "tessel_trials_total{event=\"%s\"} %llu\n", TRIAL_EVENTS[i],
+                (unsigned long long)atomic_load(&m->trials[i]));
 }
 
 /* Unreadable fields are left out rather than exported as -1. */

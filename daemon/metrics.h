@@ -27,6 +27,9 @@ void tsl_metrics_cache(tsl_metrics_t *m, int hit);
 void tsl_metrics_set_queue(tsl_metrics_t *m, int64_t queued, int64_t running);
 void tsl_metrics_set_plans(tsl_metrics_t *m, int64_t stored);
 
+/* tessel_trials_total{event}: event "started", "done" or "failed" (others ignored). */
+void tsl_metrics_trial(tsl_metrics_t *m, const char *event);
+
 /* Refused before any handler ran: tessel_refused_total{reason}. Reasons are
  * the fixed set below; the counters are atomics, callable from any thread. */
 typedef enum {

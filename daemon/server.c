@@ -19,6 +19,7 @@
 #include "handlers.h"
 #include "server_call.h"
 #include "server_int.h"
+#include "trial_run.h"
 
 #define ARMED_PER_METHOD 2   /* calls waiting per method (and for unknown methods) */
 #define SETTLE_S         5.0 /* after the grace period: how long calls get to end */
@@ -67,6 +68,38 @@ static void *cq_main(void *arg)
         tag->fn(tag, ev.success != 0);
     }
     return NULL;
+}
+
+/* The housekeeping thread: a tick a second until tick_stop (server_int.h). */
+static void *tick_main(void *arg)
+{
+    tsl_server_t *s = arg;
+    pthread_mutex_lock(&s->tick_mu);
+    while (!s->tick_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait(&s->tick_cv, &s->tick_mu, &until);
+        if (s->tick_stop)
+            break;
+        pthread_mutex_unlock(&s->tick_mu);
+        tsl_trial_run_tick(s);
+        pthread_mutex_lock(&s->tick_mu);
+    }
+    pthread_mutex_unlock(&s->tick_mu);
+    return NULL;
+}
+
+static void stop_tick(tsl_server_t *s)
+{
+    if (!s->tick_started)
+        return;
+    pthread_mutex_lock(&s->tick_mu);
+    s->tick_stop = true;
+    pthread_cond_signal(&s->tick_cv);
+    pthread_mutex_unlock(&s->tick_mu);
+    pthread_join(s->tick_thread, NULL);
+    s->tick_started = false;
 }
 
 static void on_pool_change(void *ud, uint32_t queued, uint32_t running)
@@ -157,6 +190,12 @@ int tsl_server_start(const tsl_config_t *cfg, tsl_store_t *store, tsl_metrics_t 
     s->metrics = metrics;
     s->shutdown_tag.fn = on_shutdown;
     s->plans = tsl_plan_cache_new();
+    pthread_mutex_init(&s->tick_mu, NULL);
+    pthread_cond_init(&s->tick_cv, NULL);
+    if (!(s->trials = tsl_trial_run_new(s))) {
+        tsl_err_set(err, "server: out of memory");
+        goto fail;
+    }
     if (tsl_pool_start(cfg->pool_size, cfg->queue_size, cfg->search_nice, on_pool_change, s,
                        &s->pool, err) != 0)
         goto fail;
@@ -178,6 +217,11 @@ int tsl_server_start(const tsl_config_t *cfg, tsl_store_t *store, tsl_metrics_t 
         tsl_err_set(err, "server: cannot arm the gRPC calls");
         goto fail;
     }
+    if (pthread_create(&s->tick_thread, NULL, tick_main, s) != 0) {
+        tsl_err_set(err, "server: cannot start the housekeeping thread");
+        goto fail;
+    }
+    s->tick_started = true;
     atomic_store(&s->serving, 1);
     *out = s;
     return 0;
@@ -249,6 +293,9 @@ void tsl_server_stop(tsl_server_t *s, double grace_s)
     atomic_store(&s->shutting_down, 1);
     atomic_store(&s->serving, 0);
     tsl_accept_stop(s);
+    stop_tick(s);
+    /* Held long polls and watches end now, not after the settle timeout. */
+    tsl_trial_run_stop(s);
     if (s->server)
         grpc_server_shutdown_and_notify(s->server, s->cq, &s->shutdown_tag);
     stop_pool(s, grace_s);
@@ -288,6 +335,9 @@ void tsl_server_free(tsl_server_t *s)
         grpc_completion_queue_destroy(s->cq);
     tsl_pool_stop(s->pool);
     tsl_plan_cache_free(s->plans);
+    tsl_trial_run_free(s->trials);
+    pthread_mutex_destroy(&s->tick_mu);
+    pthread_cond_destroy(&s->tick_cv);
     tsl_accept_free(s);
     if (s->quota)
         grpc_resource_quota_unref(s->quota);

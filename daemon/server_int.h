@@ -20,6 +20,7 @@
 
 typedef struct tsl_call tsl_call_t;
 typedef struct tsl_plan_cache tsl_plan_cache_t; /* handlers_cache.c */
+typedef struct tsl_trial_run tsl_trial_run_t;   /* trial_run.c */
 
 /* Role bits a method accepts (1u << tsl_role_t); 0 = anyone, even without a token. */
 #define TSL_ROLE_BIT(r) (1u << (unsigned)(r))
@@ -43,6 +44,15 @@ struct tsl_server {
     tsl_metrics_t *metrics; /* may be NULL */
     tsl_pool_t *pool;
     tsl_plan_cache_t *plans; /* packed Plan answers; NULL: no cache */
+    tsl_trial_run_t *trials; /* held trial calls (trial_run.h) */
+
+    /* The housekeeping thread: once a second, the registry's liveness sweep
+     * and the trials' timeouts (tsl_trial_run_tick); stopped first at stop. */
+    pthread_t tick_thread;
+    bool tick_started;
+    pthread_mutex_t tick_mu;
+    pthread_cond_t tick_cv;
+    bool tick_stop;
 
     grpc_server *server;
     grpc_resource_quota *quota;

@@ -2,7 +2,7 @@
 # daemon_basic.sh — one tesseld on a private unix socket and database, driven by
 # an independent Python gRPC client: the search threads' priority, health, Plan (progress events, then the
 # plan), the cached second call, force, list (filters, paging), get, export,
-# delete, malformed messages, unknown methods, Registry/Trials UNIMPLEMENTED,
+# delete, malformed messages, unknown methods, Trials/GetTrial without an id,
 # the socket's mode, /healthz over HTTP, --check-config and start-up refusals.
 #
 # usage: daemon_basic.sh TESSELD PROTO_DIR
@@ -169,7 +169,7 @@ expect "an unknown method" code UNIMPLEMENTED
 rpc registry
 expect "Registry/Heartbeat of an unknown worker" code NOT_FOUND
 rpc trials
-expect "Trials/GetTrial" code UNIMPLEMENTED
+expect "Trials/GetTrial without a trial_id" code INVALID_ARGUMENT
 rpc health
 expect "still serving after malformed calls" status SERVING
 rpc get "$FP3"

@@ -1,0 +1,427 @@
+/*
+ * handlers_trials.c — Trials.StartTrial, GetTrial, ListTrials, WatchTrial
+ * (docs/api.md, "Trials"); the worker side (Registry.Assignments, ReportTrial)
+ * is handlers_assign.c, the running of trials trial_run.c.
+ *
+ * StartTrial checks every field (INVALID_ARGUMENT naming it), finds the stored
+ * plan (NOT_FOUND), takes the plan and top_k − 1 alternatives (top_k beyond
+ * the alternatives is clamped, logged), picks online workers for each
+ * (trial_sched.h; FAILED_PRECONDITION saying what is missing), and stores one
+ * pending trial per plan in one batch; those whose workers are free start at
+ * once, the others when the trial before them in the batch is over.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "handlers.h"
+#include "log.h"
+#include "trial_run.h"
+#include "trial_sched.h"
+
+#define MAX_ITERATIONS 100000u
+#define MAX_WARMUP     10000u
+#define MAX_NODES      256u
+#define MAX_TIMEOUT_S  604800.0 /* a week */
+#define MAX_TOP_K      17u      /* the plan and the planner's most alternatives */
+#define LIST_DEFAULT   50u
+#define LIST_MAX       1000u
+
+/* ---- field checks --------------------------------------------------------------------------- */
+
+/* 1..max letters, digits, '-', '_' or '.' (ids, fingerprints, hostnames). */
+static bool check_token(tsl_call_t *call, const char *field, const char *v, size_t max)
+{
+    size_t n = strlen(v);
+    bool ok = n > 0 && n <= max;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') ||
+             (v[i] >= '0' && v[i] <= '9') || v[i] == '-' || v[i] == '_' || v[i] == '.';
+    if (!ok)
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "%s: '%.60s' must be 1 to %zu letters, digits, '-', '_' or '.'", field, v,
+                      max);
+    return ok;
+}
+
+/* A count over its limit: false after answering INVALID_ARGUMENT naming it. */
+static bool check_max(tsl_call_t *call, const char *field, uint32_t v, uint32_t max)
+{
+    if (v <= max)
+        return true;
+    tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s: %u is above the limit %u", field, v,
+                  max);
+    return false;
+}
+
+static bool check_nodes(tsl_call_t *call, const Tessel__V1__StartTrialRequest *req)
+{
+    char field[32];
+    if (req->n_nodes > MAX_NODES) {
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "nodes: %zu names; at most %u",
+                      req->n_nodes, MAX_NODES);
+        return false;
+    }
+    for (size_t i = 0; i < req->n_nodes; i++) {
+        snprintf(field, sizeof field, "nodes[%zu]", i);
+        if (!check_token(call, field, req->nodes[i], 127))
+            return false;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(req->nodes[j], req->nodes[i]) == 0) {
+                tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s: '%s' is given twice", field,
+                              req->nodes[i]);
+                return false;
+            }
+    }
+    return true;
+}
+
+static bool check_start(tsl_call_t *call, const Tessel__V1__StartTrialRequest *req)
+{
+    if (!check_token(call, "plan_fingerprint", req->plan_fingerprint, 16) ||
+        !check_max(call, "top_k", req->top_k, 1000) ||
+        !check_max(call, "iterations", req->iterations, MAX_ITERATIONS) ||
+        !check_max(call, "warmup", req->warmup, MAX_WARMUP))
+        return false;
+    if (!isfinite(req->timeout_s) || req->timeout_s < 0 || req->timeout_s > MAX_TIMEOUT_S) {
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "timeout_s: %g must be 0 (600 s) to %.0f seconds", req->timeout_s,
+                      MAX_TIMEOUT_S);
+        return false;
+    }
+    return check_nodes(call, req);
+}
+
+/* ---- StartTrial ----------------------------------------------------------------------------- */
+
+typedef struct workers {
+    tsl_arena_t arena;
+    tsl_reg_worker_t *w;
+    size_t n, cap;
+} workers_t;
+
+/* A copy of one listed worker (the listing's strings are borrowed). */
+static int keep_worker(void *ud, const tsl_reg_worker_t *w)
+{
+    workers_t *ws = ud;
+    tsl_arena_t *a = &ws->arena;
+    if (ws->n == ws->cap) {
+        size_t cap = ws->cap ? 2 * ws->cap : 16;
+        tsl_reg_worker_t *v = realloc(ws->w, cap * sizeof *v);
+        if (!v)
+            return -1;
+        ws->w = v;
+        ws->cap = cap;
+    }
+    tsl_reg_worker_t *o = &ws->w[ws->n];
+    tsl_reg_device_t *devs = tsl_arena_alloc(a, (w->n_devices ? w->n_devices : 1) * sizeof *devs);
+    *o = *w;
+    o->hostname = tsl_arena_strdup(a, w->hostname);
+    o->state = tsl_arena_strdup(a, w->state);
+    if (!devs || !o->hostname || !o->state)
+        return -1;
+    for (uint32_t d = 0; d < w->n_devices; d++) {
+        devs[d] = w->devices[d];
+        devs[d].model = tsl_arena_strdup(a, w->devices[d].model);
+        devs[d].uuid = "";
+        if (!devs[d].model)
+            return -1;
+    }
+    o->devices = devs;
+    o->driver_version = o->cuda_version = o->nccl_version = o->version = "";
+    ws->n++;
+    return 0;
+}
+
+/* The plan object of index i (0: "plan"; i: alternatives[i-1]) and its device count. */
+static const json_t *plan_at(const json_t *doc, uint32_t i, uint32_t *world)
+{
+    const json_t *p = i == 0 ? json_object_get(doc, "plan")
+                             : json_array_get(json_object_get(doc, "alternatives"), i - 1);
+    size_t k;
+    const json_t *st;
+    *world = 0;
+    json_array_foreach(json_object_get(p, "stages"), k, st)
+    {
+        json_int_t end = json_integer_value(json_object_get(st, "first_device")) +
+                         json_integer_value(json_object_get(st, "n_devices"));
+        if (end > (json_int_t)*world && end <= (json_int_t)TSL_TRIAL_MAX_WORLD)
+            *world = (uint32_t)end;
+    }
+    return p;
+}
+
+typedef struct start_ctx {
+    tsl_call_t *call;
+    const Tessel__V1__StartTrialRequest *req;
+    tsl_stored_plan_t plan;
+    json_t *doc;
+    workers_t ws;
+    tsl_trial_t *trials;
+    uint32_t n;
+} start_ctx_t;
+
+/* Trial i of the batch: plan index i, its workers picked. false after answering. */
+static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_t seed)
+{
+    tsl_trial_t *t = &c->trials[i];
+    uint32_t world;
+    const json_t *p = plan_at(c->doc, i, &world);
+    tsl_sched_need_t need;
+    tsl_err_t err = {0};
+    char why[600];
+    bool sim = false;
+    if (!json_is_object(p) || world == 0) {
+        tsl_call_fail(c->call, GRPC_STATUS_INTERNAL,
+                      "plan %s: plan %u of the stored document has "
+                      "no stages",
+                      c->plan.fingerprint, i);
+        return false;
+    }
+    if (tsl_sched_need_from_request(c->plan.request_json, p, world, &need, &err) != 0) {
+        tsl_call_fail_err(c->call, &err);
+        return false;
+    }
+    tsl_sched_pick_t *pick = calloc(world, sizeof *pick);
+    t->ranks = calloc(world, sizeof *t->ranks);
+    int rc = pick && t->ranks
+                 ? tsl_sched_pick(&need, c->ws.w, c->ws.n, (const char *const *)c->req->nodes,
+                                  c->req->n_nodes, pick, &sim, why, sizeof why)
+                 : (snprintf(why, sizeof why, "out of memory"), -1);
+    tsl_sched_need_free(&need);
+    if (rc != 0) {
+        tsl_call_fail(c->call, GRPC_STATUS_FAILED_PRECONDITION, "%s%s", i ? "alternative: " : "",
+                      why);
+        free(pick);
+        return false;
+    }
+    tsl_trials_new_id("t-", t->trial_id);
+    snprintf(t->batch_id, sizeof t->batch_id, "%s", batch_id);
+    t->batch_pos = i;
+    snprintf(t->plan_fingerprint, sizeof t->plan_fingerprint, "%s", c->plan.fingerprint);
+    t->plan_index = i;
+    snprintf(t->plan_label, sizeof t->plan_label, "%s",
+             json_string_value(json_object_get(p, "label")) ?: "");
+    t->world_size = t->n_ranks = world;
+    t->iterations = c->req->iterations ? c->req->iterations : 10;
+    t->warmup = c->req->warmup ? c->req->warmup : 3;
+    t->timeout_s = c->req->timeout_s > 0 ? c->req->timeout_s : 600;
+    snprintf(t->comm, sizeof t->comm, "%s", sim ? "tcp" : "nccl");
+    snprintf(t->devops, sizeof t->devops, "%s", sim ? "cpu" : "cuda");
+    t->simulated = sim;
+    t->global_batch = (uint32_t)json_integer_value(json_object_get(p, "global_batch"));
+    t->predicted_iter_time_s = json_number_value(json_object_get(p, "iter_time_s"));
+    t->predicted_peak_bytes = (uint64_t)json_integer_value(json_object_get(p, "peak_bytes"));
+    t->seed = seed;
+    t->created_unix = (int64_t)time(NULL);
+    if (!(t->plan_json = json_dumps(p, JSON_COMPACT))) {
+        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: out of memory");
+        free(pick);
+        return false;
+    }
+    for (uint32_t r = 0; r < world; r++) {
+        const tsl_reg_worker_t *w = &c->ws.w[pick[r].worker];
+        tsl_trial_rank_t *k = &t->ranks[r];
+        k->rank = r;
+        snprintf(k->worker_id, sizeof k->worker_id, "%s", w->worker_id);
+        snprintf(k->hostname, sizeof k->hostname, "%s", w->hostname);
+        k->device_index = pick[r].device_index;
+        for (uint32_t d = 0; d < w->n_devices; d++)
+            if (r == 0 && w->devices[d].index == k->device_index)
+                snprintf(t->gpu_model, sizeof t->gpu_model, "%s", w->devices[d].model);
+    }
+    free(pick);
+    return true;
+}
+
+/* The batch size: top_k (0 = 1) clamped to the plan and its alternatives. */
+static uint32_t batch_size(start_ctx_t *c)
+{
+    uint32_t avail = 1 + (uint32_t)json_array_size(json_object_get(c->doc, "alternatives"));
+    uint32_t k = c->req->top_k ? c->req->top_k : 1;
+    if (k > avail) {
+        tsl_log_info("StartTrial %s: top_k %u clamped to %u (the plan and its %u alternatives)",
+                     c->plan.fingerprint, k, avail, avail - 1);
+        k = avail;
+    }
+    return k;
+}
+
+static void start_batch(start_ctx_t *c)
+{
+    char batch_id[TSL_TRIAL_ID_LEN + 1];
+    tsl_err_t err = {0};
+    tsl_trials_new_id("b-", batch_id);
+    uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)rand();
+    c->n = batch_size(c);
+    c->trials = calloc(c->n, sizeof *c->trials);
+    if (!c->trials) {
+        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: out of memory");
+        return;
+    }
+    for (uint32_t i = 0; i < c->n; i++)
+        if (!make_trial(c, i, batch_id, seed))
+            return;
+    if (tsl_trials_create(c->call->srv->store, c->trials, c->n, &err) != 0) {
+        tsl_call_fail_err(c->call, &err);
+        return;
+    }
+    Tessel__V1__StartTrialResponse resp = TESSEL__V1__START_TRIAL_RESPONSE__INIT;
+    char *ids[MAX_TOP_K];
+    for (uint32_t i = 0; i < c->n && i < MAX_TOP_K; i++) {
+        ids[i] = c->trials[i].trial_id;
+        tsl_log_info("trial %s: plan %s #%u (%s) on %u %s rank(s) from worker %s (%s), batch %s",
+                     ids[i], c->plan.fingerprint, i, c->trials[i].plan_label,
+                     c->trials[i].world_size, c->trials[i].simulated ? "simulated" : "GPU",
+                     c->trials[i].ranks[0].worker_id, c->trials[i].ranks[0].hostname, batch_id);
+    }
+    resp.n_trial_ids = c->n < MAX_TOP_K ? c->n : MAX_TOP_K;
+    resp.trial_ids = ids;
+    resp.batch_id = batch_id;
+    tsl_call_reply(c->call, &resp.base);
+    tsl_trial_run_lock(c->call->srv);
+    tsl_trial_run_start_pending_locked(c->call->srv);
+    tsl_trial_run_unlock(c->call->srv);
+}
+
+void tsl_handle_start_trial(tsl_call_t *call)
+{
+    Tessel__V1__StartTrialRequest *req = (Tessel__V1__StartTrialRequest *)tsl_call_read(
+        call, &tessel__v1__start_trial_request__descriptor);
+    if (!req)
+        return;
+    start_ctx_t c = {.call = call, .req = req};
+    tsl_err_t err = {0};
+    tsl_server_t *srv = call->srv;
+    if (check_start(call, req)) {
+        int got = tsl_store_get_plan(srv->store, req->plan_fingerprint, &c.plan, &err);
+        tsl_trial_run_sweep(srv);
+        if (got == 1)
+            tsl_call_fail(call, GRPC_STATUS_NOT_FOUND,
+                          "plan_fingerprint: no plan '%s' is stored (Plan it first)",
+                          req->plan_fingerprint);
+        else if (got < 0)
+            tsl_call_fail_err(call, &err);
+        else if (!(c.doc = json_loads(c.plan.result_json, 0, NULL)))
+            tsl_call_fail(call, GRPC_STATUS_INTERNAL, "plan %s: the stored document is not JSON",
+                          req->plan_fingerprint);
+        else if (tsl_registry_list(srv->store, keep_worker, &c.ws, &err) != 0)
+            tsl_call_fail_err(call, &err);
+        else
+            start_batch(&c);
+    }
+    for (uint32_t i = 0; c.trials && i < c.n; i++)
+        tsl_trial_clear(&c.trials[i]);
+    free(c.trials);
+    free(c.ws.w);
+    tsl_arena_free(&c.ws.arena);
+    json_decref(c.doc);
+    tsl_stored_plan_clear(&c.plan);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* ---- GetTrial, WatchTrial ------------------------------------------------------------------- */
+
+/* The trial of a GetTrialRequest, or false after answering. */
+static bool read_trial(tsl_call_t *call, tsl_trial_t *t)
+{
+    Tessel__V1__GetTrialRequest *req = (Tessel__V1__GetTrialRequest *)tsl_call_read(
+        call, &tessel__v1__get_trial_request__descriptor);
+    bool ok = false;
+    tsl_err_t err = {0};
+    if (!req)
+        return false;
+    if (check_token(call, "trial_id", req->trial_id, TSL_TRIAL_ID_LEN)) {
+        if (tsl_trials_get(call->srv->store, req->trial_id, t, &err) != 0)
+            tsl_call_fail_err(call, &err);
+        else
+            ok = true;
+    }
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+    return ok;
+}
+
+void tsl_handle_get_trial(tsl_call_t *call)
+{
+    tsl_trial_t t;
+    if (!read_trial(call, &t))
+        return;
+    tsl_arena_t a = {0};
+    Tessel__V1__Trial *msg = tsl_trial_to_proto(&a, &t);
+    if (msg)
+        tsl_call_reply(call, &msg->base);
+    else
+        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "GetTrial: out of memory");
+    tsl_arena_free(&a);
+    tsl_trial_clear(&t);
+}
+
+void tsl_handle_watch_trial(tsl_call_t *call)
+{
+    tsl_trial_t t;
+    if (!read_trial(call, &t))
+        return;
+    tsl_trial_run_lock(call->srv);
+    tsl_trial_run_watch_locked(call->srv, call, &t);
+    tsl_trial_run_unlock(call->srv);
+    tsl_trial_clear(&t);
+}
+
+/* ---- ListTrials ----------------------------------------------------------------------------- */
+
+typedef struct list_ctx {
+    tsl_arena_t arena;
+    Tessel__V1__Trial **items;
+    size_t n, cap;
+} list_ctx_t;
+
+static int list_one(void *ud, const tsl_trial_t *t)
+{
+    list_ctx_t *c = ud;
+    if (c->n == c->cap)
+        return -1;
+    return (c->items[c->n++] = tsl_trial_to_proto(&c->arena, t)) ? 0 : -1;
+}
+
+/* The trials a ListTrialsRequest asks for; false after answering an error. */
+static bool list(tsl_call_t *call, const Tessel__V1__ListTrialsRequest *req, list_ctx_t *c)
+{
+    tsl_err_t err = {0};
+    uint32_t limit = req->limit ? req->limit : LIST_DEFAULT;
+    if (req->plan_fingerprint[0] &&
+        !check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
+        return false;
+    if (!check_max(call, "limit", limit, LIST_MAX))
+        return false;
+    if (!(c->items = calloc(limit, sizeof *c->items))) {
+        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ListTrials: out of memory");
+        return false;
+    }
+    c->cap = limit;
+    if (tsl_trials_list(call->srv->store, req->plan_fingerprint, limit, list_one, c, &err) != 0) {
+        tsl_call_fail_err(call, &err);
+        return false;
+    }
+    return true;
+}
+
+void tsl_handle_list_trials(tsl_call_t *call)
+{
+    Tessel__V1__ListTrialsRequest *req = (Tessel__V1__ListTrialsRequest *)tsl_call_read(
+        call, &tessel__v1__list_trials_request__descriptor);
+    if (!req)
+        return;
+    list_ctx_t c = {0};
+    if (list(call, req, &c)) {
+        Tessel__V1__ListTrialsResponse resp = TESSEL__V1__LIST_TRIALS_RESPONSE__INIT;
+        resp.n_trials = c.n;
+        resp.trials = c.items;
+        tsl_call_reply(call, &resp.base);
+    }
+    free(c.items);
+    tsl_arena_free(&c.arena);
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}

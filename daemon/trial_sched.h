@@ -1,0 +1,68 @@
+/*
+ * trial_sched.h — which registered workers and GPUs run the ranks of a trial.
+ *
+ * The need (tsl_sched_need_from_request): world = the plan's device count;
+ * per rank the GPU type the plan was priced on, from the cluster of the stored
+ * request (cluster_spec or cluster JSON, rebuilt with planner/cluster.h). A
+ * plan made on `--cluster registered` (its cluster is named "registered: a,b")
+ * names its nodes: those hostnames, in the plan's order, with their GPU counts.
+ *
+ * The pick (tsl_sched_pick), pure: online workers only (and only those whose
+ * hostname is in `nodes` when given), never simulated and real ones in one
+ * trial (real workers are tried first, then simulated ones); ranks laid out
+ * worker by worker, device by device (device index order). A worker's GPU
+ * matches a type when its model names the type's family ("A100" of
+ * "A100-80G", case-insensitive) and its memory is within 15% of the type's —
+ * the rule `tesselctl plan --cluster registered` maps models to types by
+ * (client/remote_cluster.c). Registered plans take the named hosts' first
+ * GPUs instead. When no such set exists, why says what is missing: "the plan
+ * needs 4 GPUs of type A100-80G; online matching workers have 2: w-… (host a,
+ * 2 GPUs)".
+ *
+ * Ownership: a need owns its arrays (tsl_sched_need_free). Workers are
+ * borrowed for the call.
+ */
+#ifndef TSL_TRIAL_SCHED_H
+#define TSL_TRIAL_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "cluster.h"
+#include "err.h"
+#include "store_registry.h"
+
+typedef struct tsl_sched_need {
+    uint32_t world;
+    tsl_gpu_spec_t *rank_type; /* world entries (malloc'd) */
+    uint32_t n_hosts;          /* registered plans: the nodes, in order */
+    char (*hosts)[128];        /* malloc'd */
+    uint32_t *host_gpus;       /* malloc'd */
+} tsl_sched_need_t;
+
+typedef struct tsl_sched_pick {
+    uint32_t worker;       /* index into the workers given */
+    uint32_t device_index; /* that worker's GPU */
+} tsl_sched_pick_t;
+
+/* The need of plan (its plan object; may be NULL) of `world` devices whose
+ * request was request_json (the stored request: "cluster_spec" or "cluster").
+ * A plan with a "node_order" (heterogeneous placement, plan.h) takes the
+ * cluster's nodes in that order. */
+int tsl_sched_need_from_request(const char *request_json, const json_t *plan, uint32_t world,
+                                tsl_sched_need_t *need, tsl_err_t *err);
+void tsl_sched_need_free(tsl_sched_need_t *need);
+
+/* model/memory of a worker's GPU matches type (see above). */
+bool tsl_sched_gpu_matches(const char *model, uint64_t memory_bytes, const tsl_gpu_spec_t *type);
+
+/* Fills out[0 .. need->world) and *simulated; 0, or -1 with why filled. nodes
+ * (n_nodes; 0 = any) restricts the hostnames. */
+int tsl_sched_pick(const tsl_sched_need_t *need, const tsl_reg_worker_t *workers, size_t n_workers,
+                   const char *const *nodes, size_t n_nodes, tsl_sched_pick_t *out, bool *simulated,
+                   char *why, size_t why_cap);
+
+#endif

@@ -1,0 +1,343 @@
+/*
+ * test_trials.c — trials in the store (store_trials.h) and the worker pick
+ * (trial_sched.h): the life of a trial (pending, running, rank 0's rendezvous
+ * making the other ranks due, results, done; an error failing it and marking
+ * the ranks that were handed out for a cancel), batches running one after
+ * another and a worker running one trial at a time, recovery after a restart,
+ * calibration samples from the plan's slowest stage and the slowest rank; and
+ * which workers and GPUs a plan gets (type matching, sim and real never mixed,
+ * registered plans on their named nodes, what is missing said).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "store_trials.h"
+#include "trial_sched.h"
+
+static char tmpdir[256];
+
+/* A stored plan: one stage of 2 devices, two micro-batches; tp2 in its first run. */
+static const char DOC[] =
+    "{\"fingerprint\": \"00000000000000f1\", \"model\": {\"name\": \"GPT2-345M\", "
+    "\"tokens_per_sample\": 1024},"
+    " \"plan\": {\"label\": \"tessel\", \"pp\": 1, \"global_batch\": 8, \"micro_batch\": 4,"
+    "  \"n_micro\": 2, \"iter_time_s\": 0.5, \"peak_bytes\": 1000, \"stages\": [{\"first_layer\": "
+    "0,"
+    "  \"n_layers\": 26, \"first_device\": 0, \"n_devices\": 2, \"time_s\": 0.25,"
+    "  \"time_nosync_s\": 0.2, \"p2p_s\": 0.01, \"runs\": [{\"first_layer\": 0, \"count\": 26,"
+    "  \"strategy\": \"tp2\"}]}]}, \"alternatives\": []}";
+
+static tsl_store_t *open_store(void)
+{
+    char path[300];
+    tsl_store_t *s = NULL;
+    tsl_err_t err = {0};
+    snprintf(path, sizeof path, "%s/t.db", tmpdir);
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    tsl_stored_plan_t p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.fingerprint, sizeof p.fingerprint, "00000000000000f1");
+    snprintf(p.model_name, sizeof p.model_name, "GPT2-345M");
+    p.n_devices = 2;
+    p.request_json = (char *)"{\"model_preset\": \"GPT2-345M\", \"seq_len\": 0}";
+    p.result_json = (char *)DOC;
+    tsl_stored_plan_t have;
+    memset(&have, 0, sizeof have);
+    if (s && tsl_store_get_plan(s, "00000000000000f1", &have, &err) == 1)
+        CHECK(tsl_store_put_plan(s, &p, &err) == 0, "put: %s", err.msg);
+    tsl_stored_plan_clear(&have);
+    return s;
+}
+
+/* A trial of 2 ranks on workers wa (rank 0) and wb (rank 1). */
+static void make(tsl_trial_t *t, const char *batch, uint32_t pos, const char *wa, const char *wb)
+{
+    memset(t, 0, sizeof *t);
+    tsl_trials_new_id("t-", t->trial_id);
+    snprintf(t->batch_id, sizeof t->batch_id, "%s", batch);
+    t->batch_pos = pos;
+    snprintf(t->plan_fingerprint, sizeof t->plan_fingerprint, "00000000000000f1");
+    t->world_size = t->n_ranks = 2;
+    t->iterations = 5;
+    t->warmup = 1;
+    t->timeout_s = 60;
+    snprintf(t->comm, sizeof t->comm, "tcp");
+    snprintf(t->devops, sizeof t->devops, "cpu");
+    t->simulated = true;
+    snprintf(t->gpu_model, sizeof t->gpu_model, "sim A100 80GB");
+    t->global_batch = 8;
+    t->predicted_iter_time_s = 0.5;
+    t->predicted_peak_bytes = 1000;
+    t->created_unix = 100;
+    t->plan_json = strdup(strstr(DOC, "{\"label\""));
+    t->plan_json[strlen(t->plan_json) - strlen(", \"alternatives\": []}")] = '\0';
+    t->ranks = calloc(2, sizeof *t->ranks);
+    for (uint32_t r = 0; r < 2; r++) {
+        t->ranks[r].rank = r;
+        snprintf(t->ranks[r].worker_id, sizeof t->ranks[r].worker_id, "%s", r ? wb : wa);
+        snprintf(t->ranks[r].hostname, sizeof t->ranks[r].hostname, "host-%s", r ? wb : wa);
+    }
+}
+
+static void report(tsl_store_t *s, const char *id, uint32_t rank, double iter, const char *error,
+                   bool *all)
+{
+    tsl_trial_rank_t r;
+    tsl_err_t err = {0};
+    memset(&r, 0, sizeof r);
+    r.rank = rank;
+    r.iter_time_s = iter;
+    r.peak_bytes = 100 * (rank + 1);
+    snprintf(r.phase_json, sizeof r.phase_json, "{\"fwd\": %g, \"bwd\": %g, \"comm\": %g}",
+             iter * 0.25, iter * 0.5, iter * 0.125);
+    snprintf(r.error, sizeof r.error, "%s", error);
+    CHECK(tsl_trials_rank_result(s, id, &r, 200, all, &err) == 0, "result: %s", err.msg);
+}
+
+static void test_life(void)
+{
+    tsl_store_t *s = open_store();
+    tsl_err_t err = {0};
+    tsl_trial_t t, got;
+    char id[TSL_TRIAL_ID_LEN + 1];
+    uint32_t rank = 9;
+    bool cancel = true, all = false;
+    make(&t, "b-1", 0, "w-a", "w-b");
+    CHECK(tsl_trials_create(s, &t, 1, &err) == 0, "create: %s", err.msg);
+    CHECK(tsl_trials_next_for(s, "w-a", id, &rank, &cancel, &err) == 1,
+          "a pending trial hands out nothing");
+    CHECK(tsl_trials_start(s, t.trial_id, 150, &err) == 0, "start");
+    CHECK(tsl_trials_start(s, t.trial_id, 150, &err) == 1, "a running trial does not start again");
+    CHECK(tsl_trials_next_for(s, "w-b", id, &rank, &cancel, &err) == 1,
+          "rank 1 waits for rank 0's rendezvous");
+    CHECK(tsl_trials_next_for(s, "w-a", id, &rank, &cancel, &err) == 0 && rank == 0 && !cancel &&
+              strcmp(id, t.trial_id) == 0,
+          "rank 0 is due first");
+    tsl_trials_delivered(s, id, 0, false, &err);
+    CHECK(tsl_trials_next_for(s, "w-a", id, &rank, &cancel, &err) == 1, "handed out once");
+    CHECK(tsl_trials_ready(s, t.trial_id, "10.0.0.1:4000", NULL, 0, &err) == 0, "ready");
+    CHECK(tsl_trials_next_for(s, "w-b", id, &rank, &cancel, &err) == 0 && rank == 1,
+          "rank 1 is due once rank 0 is ready");
+    tsl_trials_delivered(s, id, 1, false, &err);
+    report(s, t.trial_id, 0, 0.4, "", &all);
+    CHECK(!all, "one rank of two reported");
+    report(s, t.trial_id, 1, 0.6, "", &all);
+    CHECK(all, "both ranks reported");
+    CHECK(tsl_trials_get(s, t.trial_id, &got, &err) == 0, "get: %s", err.msg);
+    CHECK(strcmp(got.status, "running") == 0 && got.n_ranks == 2 &&
+              strcmp(got.ranks[1].state, "done") == 0 && got.ranks[1].iter_time_s == 0.6 &&
+              strcmp(got.rendezvous, "10.0.0.1:4000") == 0 && got.ready,
+          "the ranks' results and the rendezvous are stored");
+    got.measured_iter_time_s = 0.6;
+    got.measured_peak_bytes = 200;
+    got.measured_samples_per_s = 8 / 0.6;
+    CHECK(tsl_trials_finish_done(s, &got, 300, &err) == 0, "finish");
+    tsl_trial_clear(&got);
+    tsl_trials_get(s, t.trial_id, &got, &err);
+    CHECK(strcmp(got.status, "done") == 0 && got.finished_unix == 300 &&
+              got.measured_iter_time_s == 0.6,
+          "done with the measured figures");
+    CHECK(tsl_trials_fail(s, t.trial_id, "late", 301, &err) == 1, "a done trial does not fail");
+    tsl_trial_clear(&got);
+    char *pj = NULL;
+    CHECK(tsl_trials_plan_json(s, t.trial_id, &pj, &err) == 0 && pj && strstr(pj, "\"tp2\""),
+          "the plan object is kept with the trial");
+    free(pj);
+    tsl_trial_clear(&t);
+    tsl_store_close(s);
+}
+
+static void test_fail_and_batches(void)
+{
+    tsl_store_t *s = open_store();
+    tsl_err_t err = {0};
+    tsl_trial_t t[3], got;
+    char ids[4][TSL_TRIAL_ID_LEN + 1], id[TSL_TRIAL_ID_LEN + 1];
+    size_t n = 0;
+    uint32_t rank;
+    bool cancel, all;
+    make(&t[0], "b-2", 0, "w-c", "w-d");
+    make(&t[1], "b-2", 1, "w-c", "w-d");
+    make(&t[2], "b-3", 0, "w-d", "w-e");
+    CHECK(tsl_trials_create(s, t, 3, &err) == 0, "create: %s", err.msg);
+    tsl_trials_ids(s, "startable", ids, 4, &n, &err);
+    CHECK(n == 2 && strcmp(ids[0], t[0].trial_id) == 0,
+          "the first of each batch is startable (%zu)", n);
+    tsl_trials_start(s, t[0].trial_id, 150, &err);
+    tsl_trials_ids(s, "startable", ids, 4, &n, &err);
+    CHECK(n == 0, "w-d runs a trial: neither the next of its batch nor another batch on it (%zu)",
+          n);
+    tsl_trials_next_for(s, "w-c", id, &rank, &cancel, &err);
+    tsl_trials_delivered(s, id, 0, false, &err);
+    report(s, t[0].trial_id, 1, 0, "executor: bad", &all);
+    CHECK(tsl_trials_fail(s, t[0].trial_id, "rank 1 failed", 160, &err) == 0, "fail");
+    CHECK(tsl_trials_next_for(s, "w-c", id, &rank, &cancel, &err) == 0 && cancel && rank == 0,
+          "rank 0 was handed out: its worker is told to stop");
+    tsl_trials_delivered(s, id, 0, true, &err);
+    CHECK(tsl_trials_next_for(s, "w-c", id, &rank, &cancel, &err) == 1, "told once");
+    tsl_trials_get(s, t[0].trial_id, &got, &err);
+    CHECK(strcmp(got.status, "failed") == 0 && strcmp(got.error, "rank 1 failed") == 0 &&
+              strcmp(got.ranks[1].error, "executor: bad") == 0,
+          "failed with the reason; the rank keeps its error");
+    tsl_trial_clear(&got);
+    tsl_trials_ids(s, "startable", ids, 4, &n, &err);
+    CHECK(n == 2, "both waiting trials may start now (%zu)", n);
+    tsl_trials_start(s, t[1].trial_id, 170, &err);
+    uint32_t failed = 0;
+    CHECK(tsl_trials_recover(s, 180, &failed, &err) == 0 && failed == 2,
+          "a restart fails the running and the pending trial (%u)", failed);
+    tsl_trials_get(s, t[2].trial_id, &got, &err);
+    CHECK(strcmp(got.status, "failed") == 0 &&
+              strstr(got.error, "daemon restarted during the trial"),
+          "with the reason: %s", got.error);
+    tsl_trial_clear(&got);
+    int64_t count = 0;
+    tsl_trials_count(s, "failed", &count, &err);
+    CHECK(count == 3, "three failed (%lld)", (long long)count);
+    for (int i = 0; i < 3; i++)
+        tsl_trial_clear(&t[i]);
+    tsl_store_close(s);
+}
+
+typedef struct samples {
+    tsl_calib_sample_t s[8];
+    int n;
+} samples_t;
+
+static void take(void *ud, const tsl_calib_sample_t *s)
+{
+    samples_t *v = ud;
+    if (v->n < 8)
+        v->s[v->n++] = *s;
+}
+
+static void test_calib(void)
+{
+    tsl_store_t *s = open_store();
+    tsl_err_t err = {0};
+    samples_t v = {0};
+    CHECK(tsl_trials_calib_samples(s, "sim A100 80GB", true, take, &v, &err) == 0, "samples: %s",
+          err.msg);
+    CHECK(v.n == 1, "the one done trial is a sample (%d)", v.n);
+    if (v.n == 1) {
+        const tsl_calib_sample_t *c = &v.s[0];
+        CHECK_NEAR(c->pred_compute_s, 2 * (0.2 - 0.01), 1e-12, "compute %g", c->pred_compute_s);
+        CHECK_NEAR(c->pred_comm_s, 0.05 + 2 * 0.01, 1e-12, "comm %g", c->pred_comm_s);
+        CHECK(c->pred_iter_s == 0.5 && c->pred_peak_bytes == 1000, "iteration and peak");
+        CHECK_NEAR(c->meas_compute_s, 0.6 * 0.75, 1e-12, "slowest rank's fwd + bwd");
+        CHECK_NEAR(c->meas_comm_s, 0.6 * 0.125, 1e-12, "slowest rank's comm");
+        CHECK(c->meas_iter_s == 0.6 && c->meas_peak_bytes == 200, "measured iteration and peak");
+        CHECK(c->tp == 2 && c->tokens == 4 * 1024 && c->hidden == 1024,
+              "shape: tp %u tokens %u hidden %u", c->tp, c->tokens, c->hidden);
+    }
+    v.n = 0;
+    tsl_trials_calib_samples(s, "sim A100 80GB", false, take, &v, &err);
+    CHECK(v.n == 0, "simulated and measured keys are apart");
+    tsl_store_close(s);
+}
+
+/* ---- the pick ------------------------------------------------------------------------------- */
+
+static tsl_reg_device_t devs_a[2] = {{0, "NVIDIA A100-SXM4-80GB", 80ull << 30, 108, "u0"},
+                                     {1, "NVIDIA A100-SXM4-80GB", 80ull << 30, 108, "u1"}};
+static tsl_reg_device_t devs_b[1] = {{0, "NVIDIA A100-SXM4-80GB", 80ull << 30, 108, "u2"}};
+static tsl_reg_device_t devs_c[1] = {{0, "sim NVIDIA A100 80GB", 80ull << 30, 108, "u3"}};
+static tsl_reg_device_t devs_d[1] = {{0, "NVIDIA A100-PCIE-40GB", 40ull << 30, 108, "u4"}};
+
+static void worker(tsl_reg_worker_t *w, const char *id, const char *host, bool sim,
+                   const char *state, tsl_reg_device_t *d, uint32_t n)
+{
+    memset(w, 0, sizeof *w);
+    snprintf(w->worker_id, sizeof w->worker_id, "%s", id);
+    w->hostname = host;
+    w->simulated = sim;
+    w->state = state;
+    w->devices = d;
+    w->n_devices = n;
+}
+
+static void test_pick(void)
+{
+    tsl_sched_need_t need;
+    tsl_err_t err = {0};
+    tsl_reg_worker_t ws[5];
+    tsl_sched_pick_t out[4];
+    char why[600];
+    bool sim = true;
+    worker(&ws[0], "w-a", "a", false, "online", devs_a, 2);
+    worker(&ws[1], "w-b", "b", false, "online", devs_b, 1);
+    worker(&ws[2], "w-c", "c", true, "online", devs_c, 1);
+    worker(&ws[3], "w-d", "d", false, "online", devs_d, 1);
+    worker(&ws[4], "w-e", "e", false, "offline", devs_b, 1);
+    CHECK(tsl_sched_need_from_request("{\"cluster_spec\": \"4xA100-80G\"}", NULL, 3, &need, &err) ==
+              0,
+          "need: %s", err.msg);
+    CHECK(strcmp(need.rank_type[2].name, "A100-80G") == 0, "ranks of type A100-80G");
+    CHECK(tsl_sched_pick(&need, ws, 5, NULL, 0, out, &sim, why, sizeof why) == 0, "pick: %s", why);
+    CHECK(!sim && out[0].worker == 0 && out[0].device_index == 0 && out[1].worker == 0 &&
+              out[1].device_index == 1 && out[2].worker == 1,
+          "worker by worker, device by device; the 40 GB and offline ones left out");
+    tsl_sched_need_free(&need);
+    tsl_sched_need_from_request("{\"cluster_spec\": \"4xA100-80G\"}", NULL, 4, &need, &err);
+    CHECK(tsl_sched_pick(&need, ws, 5, NULL, 0, out, &sim, why, sizeof why) != 0 &&
+              strstr(why, "needs 4 GPUs of type A100-80G") && strstr(why, "have 3") &&
+              strstr(why, "w-a (host a, 2 GPUs)") &&
+              strstr(why, "simulated and real workers are never mixed"),
+          "what is missing: %s", why);
+    need.world = 1;
+    const char *nodes[] = {"c"};
+    CHECK(tsl_sched_pick(&need, ws, 5, nodes, 1, out, &sim, why, sizeof why) == 0 && sim &&
+              out[0].worker == 2,
+          "--nodes c: the simulated worker (%s)", why);
+    tsl_sched_need_free(&need);
+    CHECK(tsl_sched_need_from_request(
+              "{\"cluster\": {\"name\": \"registered: b,a\", \"link\": \"ib100\", \"nodes\": "
+              "[{\"name\": \"b\", \"gpus\": 1, \"type\": \"A100-80G\"}, {\"name\": \"a\", "
+              "\"gpus\": 2, \"type\": \"A100-80G\"}]}}",
+              NULL, 3, &need, &err) == 0,
+          "registered need: %s", err.msg);
+    CHECK(need.n_hosts == 2 && strcmp(need.hosts[0], "b") == 0, "the plan's nodes in order");
+    CHECK(tsl_sched_pick(&need, ws, 5, NULL, 0, out, &sim, why, sizeof why) == 0 &&
+              out[0].worker == 1 && out[1].worker == 0 && out[2].device_index == 1,
+          "registered plans run on their nodes in the plan's order (%s)", why);
+    ws[1].state = "offline";
+    CHECK(tsl_sched_pick(&need, ws, 5, NULL, 0, out, &sim, why, sizeof why) != 0 &&
+              strstr(why, "'b'"),
+          "a plan node without an online worker is named: %s", why);
+    tsl_sched_need_free(&need);
+    json_t *plan = json_loads("{\"node_order\": [1, 0]}", 0, NULL);
+    CHECK(tsl_sched_need_from_request("{\"cluster\": {\"link\": \"ib100\", \"nodes\": "
+                                      "[{\"gpus\": 1, \"type\": \"A100-80G\"}, "
+                                      "{\"gpus\": 1, \"type\": \"V100-32G\"}]}}",
+                                      plan, 2, &need, &err) == 0 &&
+              strcmp(need.rank_type[0].name, "V100-32G") == 0 &&
+              strcmp(need.rank_type[1].name, "A100-80G") == 0,
+          "a plan's node_order places its ranks (%s)", err.msg);
+    json_decref(plan);
+    tsl_sched_need_free(&need);
+    CHECK(tsl_sched_need_from_request("{\"model_preset\": \"x\"}", NULL, 1, &need, &err) != 0,
+          "a request without a cluster is an error");
+    CHECK(tsl_sched_gpu_matches("NVIDIA H100 80GB HBM3", 80ull << 30, tsl_gpu_find("H100-80G")) &&
+              !tsl_sched_gpu_matches("NVIDIA A100 80GB", 80ull << 30, tsl_gpu_find("H100-80G")),
+          "models match by family and memory");
+}
+
+int main(void)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/tsl-trials-XXXXXX", base && *base ? base : "/tmp");
+    if (mkdtemp(tmpdir) == NULL)
+        SKIP_ALL("cannot create a temporary directory");
+    test_life();
+    test_fail_and_batches();
+    test_calib();
+    test_pick();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "note: %s left behind\n", tmpdir);
+    return CHECK_DONE();
+}
