@@ -155,9 +155,18 @@ static json_t *plan_of(json_t *doc, size_t i)
  * trial was made) is in it now: a top-k rewrite of another batch may have moved
  * it, a re-plan dropped it (then it goes in as "plan"). malloc'd; NULL when out
  * of memory. */
-static char *document_for(const char *result_json, const char *plan_json, uint32_t *index)
+static char *document_for(const char *result_json, const char *plan_json, uint32_t *index,
+                          const char *request_json)
 {
     json_t *doc = json_loads(result_json, 0, NULL), *want = json_loads(plan_json, 0, NULL);
+    json_t *rq = request_json ? json_loads(request_json, 0, NULL) : NULL;
+    json_t *dr = json_object_get(doc, "request");
+    const char *keys[] = {"model_preset", "hf_config", "seq_len"};
+    for (int k = 0; k < 3 && json_is_object(dr); k++)
+        if (json_object_get(rq, keys[k]))
+            json_object_set(dr, keys[k], json_object_get(rq, keys[k]));
+    json_decref(rq);
+    bool merged = json_is_object(dr);
     char *text = NULL;
     bool found = false;
     json_object_del(want, "measured");
@@ -168,8 +177,10 @@ static char *document_for(const char *result_json, const char *plan_json, uint32
             *index = (uint32_t)i;
         json_decref(p);
     }
-    if (found || !doc || !json_is_object(want)) {
+    if (!doc || (!merged && (found || !json_is_object(want)))) {
         text = strdup(result_json);
+    } else if (found || !json_is_object(want)) {
+        text = json_dumps(doc, JSON_COMPACT);
     } else {
         json_object_set(doc, "plan", want);
         *index = 0;
@@ -198,7 +209,7 @@ static bool deliver(tsl_server_t *srv, tsl_call_t *call, const char *worker)
     if (rank >= t.n_ranks ||
         (!cancel && (tsl_store_get_plan(srv->store, t.plan_fingerprint, &plan, &err) != 0 ||
                      tsl_trials_plan_json(srv->store, id, &plan_json, &err) != 0 ||
-                     !(doc = document_for(plan.result_json, plan_json, &index))))) {
+                     !(doc = document_for(plan.result_json, plan_json, &index, plan.request_json))))) {
         free(plan_json);
         tsl_stored_plan_clear(&plan);
         tsl_trial_clear(&t);
