@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # cli_trial.sh — `tesselctl trial` and `plans show` against a real tesseld
-# that does not serve the Trials service yet (UNIMPLEMENTED): each trial
-# action fails with one line naming the method and exit 4 (api/status.h's
-# table), --json prints nothing on stdout, and `plans show` of a cached plan
-# still prints the plan (exit 0) without a "measured" section or a "trials"
-# key. The end-to-end trial through the daemon is tests/integration's trial
-# test once the service exists.
+# with no worker registered: trial start says what the plan needs (exit 4,
+# one line), an unknown trial is exit 3, the listings are empty, and `plans
+# show` of a cached plan prints the plan (exit 0) without a "measured" section
+# or a "trials" key. Trials run for real through the daemon and sim workers in
+# trial_workers.sh.
 #
 # Then, against fake_trials.py (Trials answered from fixed trials, the rest
 # forwarded to the real tesseld): trial show/list/start --wait/watch and the
@@ -54,28 +53,40 @@ ctl plan --model GPT2-345M --cluster 4xA100-40G --batch 16 --json
 fp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fingerprint"])' "$tmp/out")
 [ -n "$fp" ] && ok "a cached plan $fp" || fail "no plan: $(cat "$tmp/err")"
 
-for args in "trial start $fp" "trial start --top-k 2 --wait $fp" "trial show t-1" "trial list" \
-    "trial list $fp" "trial watch t-1" "--json trial show t-1" "trial list --json"; do
+# The Trials service with no worker registered: start says what is missing
+# (FAILED_PRECONDITION, exit 4, one line), an unknown trial is exit 3, the
+# listings are empty (exit 0), and nothing was stored.
+ctl trial start "$fp"
+if [ "$rc" -eq 4 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "needs 4 GPU" "$tmp/err" &&
+    ! [ -s "$tmp/out" ]; then
+    ok "trial start with no workers: exit 4, one line saying what the plan needs"
+else
+    fail "trial start with no workers: exit $rc, stdout $(head -c 200 "$tmp/out"), stderr $(cat "$tmp/err")"
+fi
+for args in "trial show t-nope" "trial watch t-nope" "--json trial show t-nope"; do
     # shellcheck disable=SC2086
     ctl $args
-    method=$(printf '%s' "$args" | sed -E 's/.*trial (start|show|list|watch).*/\1/')
-    case $method in
-    start) want=StartTrial ;; show) want=GetTrial ;; list) want=ListTrials ;; watch) want=WatchTrial ;;
-    esac
-    if [ "$rc" -eq 4 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
-        grep -q "^tesselctl: /tessel.v1.Trials/$want is declared in the API but not implemented" "$tmp/err" &&
-        ! [ -s "$tmp/out" ]; then
-        ok "$args: UNIMPLEMENTED, exit 4, one line naming $want"
-    else
-        fail "$args: exit $rc, stdout $(head -c 200 "$tmp/out"), stderr $(cat "$tmp/err")"
-    fi
+    [ "$rc" -eq 3 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && ! [ -s "$tmp/out" ] &&
+        ok "$args: exit 3, one line" || fail "$args: exit $rc: $(cat "$tmp/out" "$tmp/err")"
 done
+for args in "trial list" "trial list $fp"; do
+    # shellcheck disable=SC2086
+    ctl $args
+    [ "$rc" -eq 0 ] && ! grep -q "^t-" "$tmp/out" && ok "$args: no trials, exit 0" ||
+        fail "$args: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+done
+ctl trial list --json
+if [ "$rc" -eq 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d.get("trials")' "$tmp/out"; then
+    ok "trial list --json: an empty list"
+else
+    fail "trial list --json: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+fi
 
 # plans show: the plan as before, no measured section, no "trials" key
 ctl plans show "$fp"
 if [ "$rc" -eq 0 ] && grep -q "samples/s" "$tmp/out" && ! grep -q "^Measured" "$tmp/out" &&
     ! [ -s "$tmp/err" ]; then
-    ok "plans show without the Trials service: the plan, no measured section"
+    ok "plans show of a plan without trials: the plan, no measured section"
 else
     fail "plans show: exit $rc: $(tail -3 "$tmp/out") $(cat "$tmp/err")"
 fi

@@ -7,6 +7,8 @@
 #   the trial is done, each rank measured (iterations, median within min..max,
 #   peak memory, phases) on the worker it was given, measured and predicted
 #   shown side by side;
+#   through tesselctl: trial start --top-k 2 --wait, plans show's measured
+#   section with the chosen plan, trial list;
 #   a second, long trial where one worker is killed (SIGKILL, its ranks die with
 #   it) mid-trial fails with a clear reason, and the daemon and the other worker
 #   stay up.
@@ -55,6 +57,26 @@ else
     finish
 fi
 FP=$(jget "$TMPD/plan.json" fingerprint)
+
+# ---- through tesselctl: the top 2 run one after the other, the measured best
+# becomes the answer, plans show prints measured beside predicted ----
+if timeout 240 "$CTL" --server "$T" trial start --top-k 2 --iterations 2 --warmup 1 --wait "$FP" \
+    >"$TMPD/cli-start.out" 2>"$TMPD/cli-start.err"; then
+    ok "tesselctl trial start --top-k 2 --wait: exit 0"
+else
+    fail "tesselctl trial start --wait: exit $?: $(cat "$TMPD/cli-start.out" "$TMPD/cli-start.err")"
+fi
+grep -Eq "^Trial t-[^:]+: done" "$TMPD/cli-start.out" &&
+    grep -q "iteration: predicted .* measured .* error" "$TMPD/cli-start.out" &&
+    ok "each trial printed done, with predicted, measured and the error" ||
+    fail "trial start --wait printed: $(cat "$TMPD/cli-start.out")"
+timeout 60 "$CTL" --server "$T" plans show "$FP" >"$TMPD/show.out" 2>&1
+grep -q "^Measured (trials of this plan" "$TMPD/show.out" && grep -Eq "chosen" "$TMPD/show.out" &&
+    ok "plans show: the measured section marks the chosen plan" ||
+    fail "plans show: $(tail -8 "$TMPD/show.out")"
+timeout 60 "$CTL" --server "$T" trial list "$FP" >"$TMPD/list.out" 2>&1
+[ "$(grep -Ec "^t-[^ ]+ +done" "$TMPD/list.out")" -ge 1 ] && ok "trial list: the done trials" ||
+    fail "trial list: $(cat "$TMPD/list.out")"
 
 cat >"$TMPD/drive.py" <<'PY'
 import json, os, signal, sys, time
