@@ -9,13 +9,14 @@
 #include <stdio.h>
 #include <string.h>
 
-static int read_factor(const json_t *v, const char *path, const char *key, double *out,
+static int read_factor(const json_t *v, double max, const char *path, const char *key, double *out,
                        tsl_err_t *err)
 {
-    double lo = 1.0 / TSL_PROFILE_CALIB_MAX, hi = TSL_PROFILE_CALIB_MAX;
-    if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < lo ||
-        json_number_value(v) > hi)
-        return tsl_err_set(err, "%s.%s: must be a number in [%g, %g]", path, key, lo, hi);
+    double lo = max > 0 ? 1.0 / max : 0, hi = max > 0 ? max : HUGE_VAL;
+    if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) <= 0 ||
+        json_number_value(v) < lo || json_number_value(v) > hi)
+        return max > 0 ? tsl_err_set(err, "%s.%s: must be a number in [%g, %g]", path, key, lo, hi)
+                       : tsl_err_set(err, "%s.%s: must be a number above 0", path, key);
     *out = json_number_value(v);
     return 0;
 }
@@ -44,7 +45,8 @@ static int read_count(const json_t *v, const char *path, const char *key, uint32
 }
 
 /* compute_scale[TSL_CALIB_RANGES], optional range_trials, optional range edges */
-static int read_ranges(const json_t *o, const char *path, tsl_calib_t *c, tsl_err_t *err)
+static int read_ranges(const json_t *o, double max, const char *path, tsl_calib_t *c,
+                       tsl_err_t *err)
 {
     char key[48];
     json_t *cs = json_object_get(o, "compute_scale"), *rt = json_object_get(o, "range_trials");
@@ -60,7 +62,7 @@ static int read_ranges(const json_t *o, const char *path, tsl_calib_t *c, tsl_er
                            path, TSL_CALIB_RANGES - 1);
     for (uint32_t i = 0; i < TSL_CALIB_RANGES; i++) {
         snprintf(key, sizeof(key), "compute_scale[%u]", i);
-        if (read_factor(json_array_get(cs, i), path, key, &c->compute_scale[i], err) != 0)
+        if (read_factor(json_array_get(cs, i), max, path, key, &c->compute_scale[i], err) != 0)
             return -1;
         snprintf(key, sizeof(key), "range_trials[%u]", i);
         if (rt != NULL && read_count(json_array_get(rt, i), path, key, &c->range_samples[i], err))
@@ -78,15 +80,18 @@ static int read_ranges(const json_t *o, const char *path, tsl_calib_t *c, tsl_er
     return 0;
 }
 
-int tsl_profile_json_calib_from(const json_t *o, const char *path, tsl_calib_t *c, tsl_err_t *err)
+int tsl_profile_json_calib_from(const json_t *o, double max_factor, const char *path,
+                                tsl_calib_t *c, tsl_err_t *err)
 {
     tsl_calib_identity(c);
     if (!json_is_object(o))
         return tsl_err_set(err, "%s: must be an object (compute_scale, comm_scale, mem_scale)",
                            path);
-    if (read_ranges(o, path, c, err) != 0 ||
-        read_factor(json_object_get(o, "comm_scale"), path, "comm_scale", &c->comm_scale, err) ||
-        read_factor(json_object_get(o, "mem_scale"), path, "mem_scale", &c->mem_scale, err) ||
+    double max = max_factor;
+    if (read_ranges(o, max, path, c, err) != 0 ||
+        read_factor(json_object_get(o, "comm_scale"), max, path, "comm_scale", &c->comm_scale,
+                    err) ||
+        read_factor(json_object_get(o, "mem_scale"), max, path, "mem_scale", &c->mem_scale, err) ||
         read_count(json_object_get(o, "trials"), path, "trials", &c->n_samples, err) ||
         read_error(o, path, "iter_error_before", &c->mae_before, err) ||
         read_error(o, path, "iter_error_after", &c->mae_after, err) ||

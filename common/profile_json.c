@@ -193,7 +193,8 @@ int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t 
     }
     json_t *cal = json_object_get(root, "calibration"); /* issue 9 */
     if (cal != NULL && !json_is_null(cal)) {
-        if (tsl_profile_json_calib_from(cal, "profile.calibration", &p->calib, err) != 0)
+        if (tsl_profile_json_calib_from(cal, TSL_PROFILE_CALIB_MAX, "profile.calibration",
+                                        &p->calib, err) != 0)
             goto fail;
         p->calibrated = true;
     }

@@ -35,10 +35,14 @@ int tsl_profile_json_load(const char *path, tsl_profile_t **out, tsl_err_t *err)
 
 #define TSL_PROFILE_CALIB_MAX 20.0
 
-/* The "calibration" object: reads one into *c (path names it in errors), and
- * writes one (what the daemon stores and shows: factors, trial counts and the
- * errors before and after, leave-one-out). NULL on out of memory. */
-int tsl_profile_json_calib_from(const json_t *o, const char *path, tsl_calib_t *c, tsl_err_t *err);
+/* The "calibration" object: reads one into *c (path names it in errors;
+ * every factor within [1/max_factor, max_factor], or any positive number when
+ * max_factor is 0 — tesseld's simulated keys, whose trials time the cpu
+ * executor against a simulated GPU), and writes one (what the daemon stores
+ * and shows: factors, trial counts and the errors before and after,
+ * leave-one-out). NULL on out of memory. */
+int tsl_profile_json_calib_from(const json_t *o, double max_factor, const char *path,
+                                tsl_calib_t *c, tsl_err_t *err);
 json_t *tsl_profile_json_calib(const tsl_calib_t *c);
 
 #endif

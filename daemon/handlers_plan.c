@@ -124,6 +124,8 @@ static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, do
     tsl_server_t *srv = job->call->srv;
     json_t *doc = tsl_search_result_to_json(res, &job->in.model, &job->in.cluster, &job->in.request,
                                             job->in.fingerprint, search_s);
+    if (doc && job->profiles.line[0]) /* as tesselctl plan --local says it */
+        json_object_set_new(doc, "figures", json_pack("{s:s}", "line", job->profiles.line));
     char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
     json_decref(doc);
     if (!text) {

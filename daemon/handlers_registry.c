@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "arena.h"
+#include "calibration.h"
 #include "handlers.h"
 #include "log.h"
 #include "store_registry.h"
@@ -453,6 +454,57 @@ static int profile_row(void *ud, const tsl_reg_measurement_t *m)
     return 0;
 }
 
+/* A calibration (calibration.h) as calib_* rows of the aggregated answer:
+ * the compute factor of each token range that had trials, the comm and memory
+ * factors, and the iteration-time error before and after (leave-one-out). */
+static int calib_row(profile_ctx_t *ctx, const char *model, bool sim, int64_t when,
+                     const char *name, const char *unit, double value, uint32_t n,
+                     const char *labels)
+{
+    tsl_reg_measurement_t m = {.name = name,
+                               .unit = unit,
+                               .value = value,
+                               .labels_json = labels,
+                               .link_class = "",
+                               .measured_unix = when,
+                               .simulated = sim,
+                               .gpu_model = model,
+                               .n_samples = n};
+    return profile_row(ctx, &m);
+}
+
+static int calibration_rows(void *ud, const char *model, bool sim, const tsl_calib_t *c,
+                            int64_t updated_unix)
+{
+    profile_ctx_t *ctx = ud;
+    char labels[96];
+    int rc = 0;
+    for (uint32_t i = 0; i < TSL_CALIB_RANGES && rc == 0; i++) {
+        if (c->range_samples[i] == 0)
+            continue;
+        if (i + 1 < TSL_CALIB_RANGES)
+            snprintf(labels, sizeof labels, "{\"tokens_below\": \"%u\"}", c->range_max[i]);
+        else
+            snprintf(labels, sizeof labels, "{\"tokens_from\": \"%u\"}",
+                     i ? c->range_max[i - 1] : 0);
+        rc = calib_row(ctx, model, sim, updated_unix, "calib_compute", "ratio", c->compute_scale[i],
+                       c->range_samples[i], labels);
+    }
+    if (rc == 0)
+        rc = calib_row(ctx, model, sim, updated_unix, "calib_comm", "ratio", c->comm_scale,
+                       c->n_samples, "{}");
+    if (rc == 0)
+        rc = calib_row(ctx, model, sim, updated_unix, "calib_memory", "ratio", c->mem_scale,
+                       c->n_samples, "{}");
+    if (rc == 0)
+        rc = calib_row(ctx, model, sim, updated_unix, "calib_iter_error", "ratio", c->mae_before,
+                       c->n_samples, "{\"when\": \"before\"}");
+    if (rc == 0)
+        rc = calib_row(ctx, model, sim, updated_unix, "calib_iter_error", "ratio", c->mae_after,
+                       c->n_samples, "{\"when\": \"after, leave-one-out\"}");
+    return rc;
+}
+
 void tsl_handle_get_profile(tsl_call_t *call)
 {
     Tessel__V1__GetProfileRequest *req = (Tessel__V1__GetProfileRequest *)tsl_call_read(
@@ -464,7 +516,9 @@ void tsl_handle_get_profile(tsl_call_t *call)
     if (check_name(call, "gpu_model", req->gpu_model, MAX_NAME, true) &&
         check_name(call, "hostname", req->hostname, MAX_NAME, true)) {
         if (tsl_registry_profile(call->srv->store, req->gpu_model, req->hostname, profile_row, &ctx,
-                                 &err) != 0) {
+                                 &err) != 0 ||
+            (!req->hostname[0] && tsl_calibration_list(call->srv->store, req->gpu_model,
+                                                       calibration_rows, &ctx, &err) != 0)) {
             tsl_call_fail_err(call, &err);
         } else {
             Tessel__V1__GetProfileResponse resp = TESSEL__V1__GET_PROFILE_RESPONSE__INIT;

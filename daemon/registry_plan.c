@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calibration.h"
 #include "log.h"
 #include "store_registry.h"
 
@@ -167,6 +168,11 @@ static tsl_profile_t *build_profile(tsl_store_t *s, const char *model, bool simu
         return NULL;
     }
     drop_incomplete(bd.p);
+    if (tsl_calibration_get(s, model, simulated, &bd.p->calib, err) < 0) {
+        free(bd.p);
+        return NULL;
+    }
+    bd.p->calibrated = bd.p->calib.n_samples > 0;
     if (bd.p->n_blocks == 0 || tsl_profile_finish(bd.p, err) != 0) {
         free(bd.p);
         return NULL;
@@ -201,6 +207,12 @@ static int attach_one(tsl_store_t *s, tsl_plan_input_t *in, const char *entry,
         return 0;
     }
     out->p[out->n++] = p;
+    size_t at = strlen(out->line);
+    if (at + 3 < sizeof out->line) {
+        if (at)
+            at += (size_t)snprintf(out->line + at, sizeof out->line - at, "; ");
+        tsl_profile_describe(p, &use, out->line + at, sizeof out->line - at);
+    }
     tsl_log_info("plan %s: %s prices layers by %u %s block times of %s", in->fingerprint, type,
                  p->n_blocks, kind, model);
     return 0;

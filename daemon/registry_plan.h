@@ -28,6 +28,9 @@
 typedef struct tsl_registry_profiles {
     tsl_profile_t *p[TSL_REGISTRY_MAX_PROFILES];
     size_t n;
+    /* what the plan says about its figures: each attached profile's
+     * tsl_profile_describe line (with its calibration), "; "-separated */
+    char line[1024];
 } tsl_registry_profiles_t;
 
 /* 0 (out filled, maybe empty), -1 only when out of memory. */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "calibration.h"
 #include "log.h"
 #include "store_registry.h"
 #include "tessel/v1/registry.pb-c.h"
@@ -207,9 +208,10 @@ static bool deliver(tsl_server_t *srv, tsl_call_t *call, const char *worker)
         return false;
     uint32_t index = t.plan_index;
     if (rank >= t.n_ranks ||
-        (!cancel && (tsl_store_get_plan(srv->store, t.plan_fingerprint, &plan, &err) != 0 ||
-                     tsl_trials_plan_json(srv->store, id, &plan_json, &err) != 0 ||
-                     !(doc = document_for(plan.result_json, plan_json, &index, plan.request_json))))) {
+        (!cancel &&
+         (tsl_store_get_plan(srv->store, t.plan_fingerprint, &plan, &err) != 0 ||
+          tsl_trials_plan_json(srv->store, id, &plan_json, &err) != 0 ||
+          !(doc = document_for(plan.result_json, plan_json, &index, plan.request_json))))) {
         free(plan_json);
         tsl_stored_plan_clear(&plan);
         tsl_trial_clear(&t);
@@ -404,6 +406,25 @@ static void measure(tsl_trial_t *t)
                           : 0;
 }
 
+/* A done trial refits its hardware key's calibration (calibration.h). */
+static void recalibrate(tsl_server_t *srv, const tsl_trial_t *t)
+{
+    tsl_calib_t c;
+    tsl_err_t err = {0};
+    if (tsl_calibration_refit(srv->store, t->gpu_model, t->simulated, &c, &err) != 0) {
+        tsl_log_warnx("calibration of %s: %s", t->gpu_model, err.msg);
+        return;
+    }
+    if (c.n_samples == 0)
+        tsl_log_info("calibration of %s (%s): no usable trial yet", t->gpu_model,
+                     t->simulated ? "simulated" : "measured");
+    else
+        tsl_log_info("calibration of %s (%s): %u trial(s), iteration error %.1f%% -> %.1f%% "
+                     "(leave-one-out), comm x%.3g, memory x%.3g",
+                     t->gpu_model, t->simulated ? "simulated" : "measured", c.n_samples,
+                     100 * c.mae_before, 100 * c.mae_after, c.comm_scale, c.mem_scale);
+}
+
 void tsl_trial_run_finish_locked(tsl_server_t *srv, const char *trial_id)
 {
     tsl_trial_t t;
@@ -418,6 +439,8 @@ void tsl_trial_run_finish_locked(tsl_server_t *srv, const char *trial_id)
                      (double)t.measured_peak_bytes / 1073741824.0,
                      t.any_oom ? ", out of memory" : "");
         count(srv, "done");
+        if (!t.any_oom)
+            recalibrate(srv, &t);
         tsl_trial_run_changed_locked(srv, trial_id);
         topk(srv, t.batch_id);
         tsl_trial_run_start_pending_locked(srv);

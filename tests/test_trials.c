@@ -8,11 +8,13 @@
  * which workers and GPUs a plan gets (type matching, sim and real never mixed,
  * registered plans on their named nodes, what is missing said).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "calibration.h"
 #include "check.h"
 #include "store_trials.h"
 #include "trial_sched.h"
@@ -214,6 +216,44 @@ static void take(void *ud, const tsl_calib_sample_t *s)
         v->s[v->n++] = *s;
 }
 
+static int count_rows(void *ud, const char *model, bool sim, const tsl_calib_t *c, int64_t when)
+{
+    (void)model;
+    (void)c;
+    (void)when;
+    *(int *)ud += sim ? 1 : 100;
+    return 0;
+}
+
+/* The refit of calibration.h: fitted from the key's one done trial, stored,
+ * read back equal, kept apart from the measured key, listed. */
+static void test_calibration_store(tsl_store_t *s)
+{
+    tsl_err_t err = {0};
+    tsl_calib_t fit, got, none;
+    CHECK(tsl_calibration_get(s, "sim A100 80GB", true, &got, &err) == 0, "nothing stored yet");
+    CHECK(tsl_calibration_refit(s, "sim A100 80GB", true, &fit, &err) == 0, "refit: %s", err.msg);
+    CHECK(fit.n_samples == 1, "fitted from the one done trial (%u)", fit.n_samples);
+    CHECK(fit.mae_before > 0, "the uncorrected error is the trial's (%g)", fit.mae_before);
+    CHECK(tsl_calib_compute_scale(&fit, 1024, 4 * 1024) > 1,
+          "measured slower than predicted: compute x%g",
+          tsl_calib_compute_scale(&fit, 1024, 4 * 1024));
+    CHECK(tsl_calibration_get(s, "sim A100 80GB", true, &got, &err) == 1, "stored: %s", err.msg);
+    CHECK(got.n_samples == fit.n_samples && fabs(got.comm_scale - fit.comm_scale) < 1e-9 &&
+              fabs(got.mem_scale - fit.mem_scale) < 1e-9 &&
+              fabs(got.mae_before - fit.mae_before) < 1e-9,
+          "read back as fitted");
+    CHECK(tsl_calibration_get(s, "sim A100 80GB", false, &none, &err) == 0,
+          "the measured key has none");
+    CHECK(tsl_calibration_refit(s, "sim A100 80GB", false, &none, &err) == 0 &&
+              none.n_samples == 0 &&
+              tsl_calibration_get(s, "sim A100 80GB", false, &got, &err) == 0,
+          "a key without trials stores nothing");
+    int rows = 0;
+    CHECK(tsl_calibration_list(s, "", count_rows, &rows, &err) == 0 && rows == 1,
+          "one calibration listed (%d)", rows);
+}
+
 static void test_calib(void)
 {
     tsl_store_t *s = open_store();
@@ -236,6 +276,7 @@ static void test_calib(void)
     v.n = 0;
     tsl_trials_calib_samples(s, "sim A100 80GB", false, take, &v, &err);
     CHECK(v.n == 0, "simulated and measured keys are apart");
+    test_calibration_store(s);
     tsl_store_close(s);
 }
 
