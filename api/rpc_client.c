@@ -26,7 +26,8 @@ struct tsl_rpc_stream {
     tsl_rpc_client_t *c;
     grpc_call *call;
     grpc_metadata_array initial_md;
-    bool failed; /* a reply did not unpack: keep that status */
+    bool md_pending; /* the server's initial metadata not asked for yet */
+    bool failed;     /* a reply did not unpack: keep that status */
     tsl_rpc_status_t fail_st;
 };
 
@@ -295,26 +296,40 @@ tsl_rpc_stream_t *tsl_rpc_stream_start(tsl_rpc_client_t *c, const char *method,
     grpc_metadata_array_init(&s->initial_md);
     bb = tsl_wire_pack(req);
     send_ops(c, ops, &md, bb);
-    set_op(&ops[3], GRPC_OP_RECV_INITIAL_METADATA);
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &s->initial_md;
-    /* A failed send shows up in the final status; nothing to decide here. */
-    (void)run_batch(c, s->call, ops, 4, s);
+    /* The server's initial metadata is received with the first message (or the
+     * status), not here: a server that holds the call (a long poll) sends none
+     * until it answers, and start must return so the call can be cancelled. A
+     * failed send shows up in the final status; nothing to decide here. */
+    s->md_pending = true;
+    (void)run_batch(c, s->call, ops, 3, s);
     grpc_byte_buffer_destroy(bb);
     return s;
+}
+
+/* The RECV_INITIAL_METADATA op, the first time only: 1 op written, or 0. */
+static size_t take_initial_md(tsl_rpc_stream_t *s, grpc_op *op)
+{
+    if (!s->md_pending)
+        return 0;
+    s->md_pending = false;
+    set_op(op, GRPC_OP_RECV_INITIAL_METADATA);
+    op->data.recv_initial_metadata.recv_initial_metadata = &s->initial_md;
+    return 1;
 }
 
 int tsl_rpc_stream_next(tsl_rpc_stream_t *s, const ProtobufCMessageDescriptor *desc,
                         ProtobufCMessage **out, tsl_rpc_status_t *st)
 {
     grpc_byte_buffer *bb = NULL;
-    grpc_op op;
+    grpc_op ops[2];
 
     *out = NULL;
     if (s->failed)
         return -1;
-    set_op(&op, GRPC_OP_RECV_MESSAGE);
-    op.data.recv_message.recv_message = &bb;
-    if (!run_batch(s->c, s->call, &op, 1, s) || !bb)
+    size_t n = take_initial_md(s, ops);
+    set_op(&ops[n], GRPC_OP_RECV_MESSAGE);
+    ops[n].data.recv_message.recv_message = &bb;
+    if (!run_batch(s->c, s->call, ops, n + 1, s) || !bb)
         return 0;
     *out = tsl_wire_unpack(bb, desc, NULL);
     grpc_byte_buffer_destroy(bb);
@@ -340,14 +355,15 @@ int tsl_rpc_stream_finish(tsl_rpc_stream_t *s, tsl_rpc_status_t *st)
     grpc_status_code code = GRPC_STATUS_UNKNOWN;
     grpc_slice details = grpc_empty_slice();
     tsl_rpc_status_t local;
-    grpc_op op;
+    grpc_op ops[2];
 
     grpc_metadata_array_init(&trailing_md);
-    set_op(&op, GRPC_OP_RECV_STATUS_ON_CLIENT);
-    op.data.recv_status_on_client.trailing_metadata = &trailing_md;
-    op.data.recv_status_on_client.status = &code;
-    op.data.recv_status_on_client.status_details = &details;
-    if (!run_batch(s->c, s->call, &op, 1, s))
+    size_t n = take_initial_md(s, ops);
+    set_op(&ops[n], GRPC_OP_RECV_STATUS_ON_CLIENT);
+    ops[n].data.recv_status_on_client.trailing_metadata = &trailing_md;
+    ops[n].data.recv_status_on_client.status = &code;
+    ops[n].data.recv_status_on_client.status_details = &details;
+    if (!run_batch(s->c, s->call, ops, n + 1, s))
         set_status(&local, GRPC_STATUS_INTERNAL, "%s", "the call's status could not be read");
     else if (s->failed)
         local = s->fail_st;
