@@ -490,18 +490,18 @@ static int calibration_rows(void *ud, const char *model, bool sim, const tsl_cal
         rc = calib_row(ctx, model, sim, updated_unix, "calib_compute", "ratio", c->compute_scale[i],
                        c->range_samples[i], labels);
     }
-    if (rc == 0)
-        rc = calib_row(ctx, model, sim, updated_unix, "calib_comm", "ratio", c->comm_scale,
-                       c->n_samples, "{}");
-    if (rc == 0)
-        rc = calib_row(ctx, model, sim, updated_unix, "calib_memory", "ratio", c->mem_scale,
-                       c->n_samples, "{}");
-    if (rc == 0)
-        rc = calib_row(ctx, model, sim, updated_unix, "calib_iter_error", "ratio", c->mae_before,
-                       c->n_samples, "{\"when\": \"before\"}");
-    if (rc == 0)
-        rc = calib_row(ctx, model, sim, updated_unix, "calib_iter_error", "ratio", c->mae_after,
-                       c->n_samples, "{\"when\": \"after, leave-one-out\"}");
+    const struct {
+        const char *name, *labels;
+        double value;
+    } rows[] = {
+        {"calib_comm", "{}", c->comm_scale},
+        {"calib_memory", "{}", c->mem_scale},
+        {"calib_iter_error", "{\"when\": \"before\"}", c->mae_before},
+        {"calib_iter_error", "{\"when\": \"after, leave-one-out\"}", c->mae_after},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0] && rc == 0; i++)
+        rc = calib_row(ctx, model, sim, updated_unix, rows[i].name, "ratio", rows[i].value,
+                       c->n_samples, rows[i].labels);
     return rc;
 }
 
