@@ -55,21 +55,7 @@ expect_rc() { # WANT WHAT
     fi
 }
 
-cat >"$tmp/tesseld.ini" <<INI
-[server]
-unix_socket = $sock
-[store]
-database = $tmp/tessel.db
-[search]
-pool_size = 2
-INI
-"$DAEMON" --config "$tmp/tesseld.ini" >"$tmp/tesseld.log" 2>&1 &
-daemon_pid=$!
-for _ in $(seq 1 150); do
-    kill -0 "$daemon_pid" 2>/dev/null || { cat "$tmp/tesseld.log"; exit 1; }
-    timeout 5 "$CTL" --server "unix:$sock" --timeout 2 health >/dev/null 2>&1 && break
-    sleep 0.2
-done
+start_tesseld "$DAEMON" "$CTL" "$tmp" 2 || exit 1
 
 # A two-stage plan, so that the trace has p2p events and bubbles.
 REQ=(--model GPT2-345M --cluster 4xA100-40G --batch 16 --pp 2 --no-baselines)

@@ -33,20 +33,7 @@ ctl() {
     rc=$?
 }
 
-cat >"$tmp/tesseld.ini" <<INI
-[server]
-unix_socket = $sock
-[store]
-database = $tmp/tessel.db
-[search]
-pool_size = 1
-INI
-"$DAEMON" --config "$tmp/tesseld.ini" >"$tmp/tesseld.log" 2>&1 &
-daemon_pid=$!
-for _ in $(seq 1 150); do
-    timeout 5 "$CTL" --server "unix:$sock" --timeout 2 health >/dev/null 2>&1 && break
-    sleep 0.2
-done
+start_tesseld "$DAEMON" "$CTL" "$tmp" 1 || exit 1
 
 # a cached plan to start trials of
 ctl plan --model GPT2-345M --cluster 4xA100-40G --batch 16 --json

@@ -13,3 +13,24 @@ stop_pid() {
     fi
     wait "$1" 2>/dev/null
 }
+
+# start_tesseld DAEMON CTL DIR POOL — tesseld on DIR/tesseld.sock with its
+# store DIR/tessel.db and log DIR/tesseld.log, POOL search threads; sets
+# daemon_pid and waits (30 s at most) until `CTL health` answers. Returns 1,
+# with the log printed, when the daemon exits first or never answers.
+start_tesseld() {
+    local daemon=$1 ctl=$2 dir=$3 pool=$4
+    printf '[server]\nunix_socket = %s\n[store]\ndatabase = %s\n[search]\npool_size = %s\n' \
+        "$dir/tesseld.sock" "$dir/tessel.db" "$pool" >"$dir/tesseld.ini"
+    "$daemon" --config "$dir/tesseld.ini" >"$dir/tesseld.log" 2>&1 &
+    daemon_pid=$!
+    for _ in $(seq 1 150); do
+        kill -0 "$daemon_pid" 2>/dev/null || break
+        timeout 5 "$ctl" --server "unix:$dir/tesseld.sock" --timeout 2 health >/dev/null 2>&1 &&
+            return 0
+        sleep 0.2
+    done
+    echo "tesseld did not come up:"
+    cat "$dir/tesseld.log"
+    return 1
+}
