@@ -34,11 +34,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-ok() { printf 'ok: %s\n' "$*"; }
-fail() {
-    printf 'FAIL: %s\n' "$*"
-    failures=$((failures + 1))
-}
 
 ctl() {
     timeout 300 "$CTL" "$@" >"$tmp/out" 2>"$tmp/err"

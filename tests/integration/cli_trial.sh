@@ -23,11 +23,6 @@ failures=0
 . "$(dirname "$0")/proc.sh" # stop_pid
 trap 'stop_pid "$daemon_pid"; rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
-ok() { printf 'ok: %s\n' "$*"; }
-fail() {
-    printf 'FAIL: %s\n' "$*"
-    failures=$((failures + 1))
-}
 ctl() {
     timeout 120 "$CTL" --server "unix:$sock" "$@" >"$tmp/out" 2>"$tmp/err"
     rc=$?

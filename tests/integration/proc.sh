@@ -1,5 +1,13 @@
 # proc.sh — process helpers shared by the integration scripts (sourced).
 
+# ok WHAT / fail WHAT — one line a check; fail counts into $failures.
+failures=${failures:-0}
+ok() { printf 'ok: %s\n' "$*"; }
+fail() {
+    printf 'FAIL: %s\n' "$*"
+    failures=$((failures + 1))
+}
+
 # stop_pid PID — SIGTERM, a bounded wait (10 s), then SIGKILL; reaps it.
 stop_pid() {
     [ -n "$1" ] || return 0

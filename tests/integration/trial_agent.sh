@@ -40,11 +40,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-ok() { printf 'ok: %s\n' "$*"; }
-fail() {
-    printf 'FAIL: %s\n' "$*"
-    failures=$((failures + 1))
-}
 
 # A GPT of 4 blocks (hidden 64) on 2 devices, 2 stages: the document the daemon
 # would send — the plan document with the request that names the model.
