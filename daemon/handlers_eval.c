@@ -25,26 +25,14 @@
 
 #include "eval_doc.h"
 #include "handlers.h"
-#include "registry_plan.h"
-#include "request.h"
+#include "search_job.h"
 #include "status.h"
 
 typedef struct eval_job {
-    tsl_pool_job_t job; /* first: the pool hands us this pointer */
-    tsl_call_t *call;
-    tsl_plan_input_t in;
-    tsl_registry_profiles_t profiles; /* borrowed by in.cluster */
+    tsl_search_job_t s; /* first (search_job.h) */
     tsl_plan_t given;
     bool no_search;
 } eval_job_t;
-
-static void job_free(void *ud)
-{
-    eval_job_t *job = ud;
-    tsl_plan_input_free(&job->in);
-    tsl_registry_profiles_free(&job->profiles);
-    free(job);
-}
 
 /* ---- pool thread --------------------------------------------------------- */
 
@@ -54,20 +42,7 @@ static void on_progress(void *ud, double fraction, const char *phase)
     eval_job_t *job = ud;
     (void)fraction;
     (void)phase;
-    if (tsl_call_deadline_passed(job->call))
-        atomic_store(&job->job.cancel, 1);
-}
-
-static void answer_cancelled(tsl_call_t *call)
-{
-    if (tsl_call_deadline_passed(call))
-        tsl_call_fail(call, GRPC_STATUS_DEADLINE_EXCEEDED,
-                      "eval cancelled: the client's deadline passed during the search");
-    else if (!tsl_call_gone(call) && atomic_load(&call->srv->shutting_down))
-        tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE,
-                      "tesseld is shutting down: eval cancelled after its grace period; retry");
-    else
-        tsl_call_fail(call, GRPC_STATUS_CANCELLED, "eval cancelled by the client");
+    tsl_search_job_late(&job->s);
 }
 
 static void answer(tsl_call_t *call, json_t *doc, bool fits, const char *why)
@@ -88,39 +63,28 @@ static void answer(tsl_call_t *call, json_t *doc, bool fits, const char *why)
 static void job_run(tsl_pool_job_t *pj)
 {
     eval_job_t *job = (eval_job_t *)pj;
-    tsl_call_t *call = job->call;
+    tsl_call_t *call = job->s.call;
     if (atomic_load(&pj->cancel) || tsl_call_gone(call) || tsl_call_deadline_passed(call)) {
-        answer_cancelled(call);
+        tsl_search_job_cancelled(call, "eval", -1);
         return;
     }
     tsl_search_hooks_t hooks = {.progress = on_progress, .progress_ud = job, .cancel = &pj->cancel};
     tsl_err_t err = {0};
     json_t *doc = NULL;
-    int rc = tsl_eval_document(&job->in.model, &job->in.cluster, &job->in.request, &job->given,
-                               !job->no_search, &hooks, &doc, &err);
+    int rc = tsl_eval_document(&job->s.in.model, &job->s.in.cluster, &job->s.in.request,
+                               &job->given, !job->no_search, &hooks, &doc, &err);
     if (rc == 0)
         answer(call, doc, true, NULL);
     else if (tsl_err_code(&err) == TSL_E_NOFIT && doc)
         answer(call, doc, false, err.msg);
     else if (tsl_err_code(&err) == TSL_E_CANCELLED)
-        answer_cancelled(call);
+        tsl_search_job_cancelled(call, "eval", -1);
     else
         tsl_call_fail_err(call, &err);
     json_decref(doc);
 }
 
-static void job_release(tsl_pool_job_t *pj)
-{
-    tsl_call_unref(((eval_job_t *)pj)->call); /* may free the job (the call's ctx) */
-}
-
 /* ---- completion-queue thread --------------------------------------------- */
-
-static void on_cancel(tsl_call_t *call)
-{
-    eval_job_t *job = call->ctx;
-    atomic_store(&job->job.cancel, 1);
-}
 
 /* plan_json into job->given; INVALID naming plan_json on failure. */
 static int read_plan(const char *text, uint32_t max_batch, eval_job_t *job, tsl_err_t *err)
@@ -141,46 +105,16 @@ static int read_plan(const char *text, uint32_t max_batch, eval_job_t *job, tsl_
     return 0;
 }
 
-static void submit(tsl_call_t *call, eval_job_t *job)
-{
-    tsl_call_set_ctx(call, job, job_free);
-    if (atomic_load(&call->srv->shutting_down)) {
-        tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE, "tesseld is shutting down; retry");
-        return;
-    }
-    if (!tsl_pool_has_room(call->srv->pool)) {
-        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED,
-                      "search queue full (pool_size=%u, queue_size=%u); retry later",
-                      tsl_pool_threads(call->srv->pool), tsl_pool_queue_cap(call->srv->pool));
-        return;
-    }
-    tsl_call_watch_close(call, on_cancel);
-    job->call = call;
-    job->job.run = job_run;
-    job->job.release = job_release;
-    tsl_call_ref(call);
-    if (tsl_pool_submit(call->srv->pool, &job->job) != 0) {
-        tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE, "tesseld is shutting down; retry");
-        tsl_call_unref(call);
-    }
-}
-
 /* Checks the request as Plan does, then the plan; 0 or -1 with err. */
 static int decode(tsl_call_t *call, const Tessel__V1__EvaluatePlanRequest *req, eval_job_t *job,
                   tsl_err_t *err)
 {
-    const tsl_config_t *cfg = call->srv->cfg;
-    const tsl_request_limits_t limits = {.max_batch = cfg->max_batch,
-                                         .max_layers = cfg->max_layers,
-                                         .max_devices = cfg->max_devices};
     if (req->request == NULL)
         return tsl_err_set(err, "request: missing; give the model, the cluster and the options");
-    if (tsl_plan_request_decode(req->request, &limits, &job->in, err) != 0)
-        return -1;
-    if (tsl_registry_attach_profiles(call->srv->store, &job->in, &job->profiles, err) != 0)
+    if (tsl_search_job_decode(call, req->request, &job->s, err) != 0)
         return -1;
     job->no_search = req->no_search;
-    return read_plan(req->plan_json, cfg->max_batch, job, err);
+    return read_plan(req->plan_json, call->srv->cfg->max_batch, job, err);
 }
 
 void tsl_handle_evaluate_plan(tsl_call_t *call)
@@ -195,9 +129,9 @@ void tsl_handle_evaluate_plan(tsl_call_t *call)
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "EvaluatePlan: out of memory");
     } else if (decode(call, req, job, &err) != 0) {
         tsl_call_fail_err(call, &err);
-        job_free(job);
+        tsl_search_job_free(job);
     } else {
-        submit(call, job);
+        tsl_search_job_submit(call, &job->s, job_run, NULL);
     }
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }

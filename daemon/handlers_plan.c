@@ -28,19 +28,15 @@
 #include <time.h>
 
 #include "handlers.h"
-#include "registry_plan.h"
 #include "log.h"
 #include "plan_json.h"
-#include "request.h"
+#include "search_job.h"
 #include "status.h"
 
 #define PROGRESS_MIN_INTERVAL_S 0.1
 
 typedef struct plan_job {
-    tsl_pool_job_t job; /* first: the pool hands us this pointer */
-    tsl_call_t *call;
-    tsl_plan_input_t in;
-    tsl_registry_profiles_t profiles; /* borrowed by in.cluster (registry_plan.h) */
+    tsl_search_job_t s; /* first (search_job.h) */
     double last_progress_s;
 } plan_job_t;
 
@@ -49,14 +45,6 @@ static double mono_s(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static void job_free(void *ud)
-{
-    plan_job_t *job = ud;
-    tsl_plan_input_free(&job->in);
-    tsl_registry_profiles_free(&job->profiles);
-    free(job);
 }
 
 static void send_progress(tsl_call_t *call, double fraction, const char *phase)
@@ -80,32 +68,14 @@ static void rate_limited_progress(plan_job_t *job, double fraction, const char *
     if (now - job->last_progress_s < PROGRESS_MIN_INTERVAL_S)
         return;
     job->last_progress_s = now;
-    send_progress(job->call, fraction, phase);
+    send_progress(job->s.call, fraction, phase);
 }
 
 static void on_progress(void *ud, double fraction, const char *phase)
 {
     plan_job_t *job = ud;
-    if (tsl_call_deadline_passed(job->call)) {
-        atomic_store(&job->job.cancel, 1);
-        return;
-    }
-    rate_limited_progress(job, fraction, phase);
-}
-
-static void answer_cancelled(plan_job_t *job, double ran_s)
-{
-    tsl_call_t *call = job->call;
-    bool late = tsl_call_deadline_passed(call);
-    if (late)
-        tsl_call_fail(call, GRPC_STATUS_DEADLINE_EXCEEDED,
-                      "search cancelled: the client's deadline passed (after %.2f s of search)",
-                      ran_s);
-    else if (!tsl_call_gone(call) && atomic_load(&call->srv->shutting_down))
-        tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE,
-                      "tesseld is shutting down: search cancelled after its grace period; retry");
-    else
-        tsl_call_fail(call, GRPC_STATUS_CANCELLED, "search cancelled by the client");
+    if (!tsl_search_job_late(&job->s))
+        rate_limited_progress(job, fraction, phase);
 }
 
 /* A search that failed: by its code. The planner reports "nothing fits" as
@@ -121,30 +91,30 @@ static void answer_failed(tsl_call_t *call, const tsl_err_t *err)
 
 static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, double search_s)
 {
-    tsl_server_t *srv = job->call->srv;
-    json_t *doc = tsl_search_result_to_json(res, &job->in.model, &job->in.cluster, &job->in.request,
-                                            job->in.fingerprint, search_s);
-    if (doc && job->profiles.line[0]) /* as tesselctl plan --local says it */
-        json_object_set_new(doc, "figures", json_pack("{s:s}", "line", job->profiles.line));
+    tsl_server_t *srv = job->s.call->srv;
+    json_t *doc = tsl_search_result_to_json(res, &job->s.in.model, &job->s.in.cluster,
+                                            &job->s.in.request, job->s.in.fingerprint, search_s);
+    if (doc && job->s.profiles.line[0]) /* as tesselctl plan --local says it */
+        json_object_set_new(doc, "figures", json_pack("{s:s}", "line", job->s.profiles.line));
     char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
     json_decref(doc);
     if (!text) {
-        tsl_call_fail(job->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "plan: out of memory");
+        tsl_call_fail(job->s.call, GRPC_STATUS_RESOURCE_EXHAUSTED, "plan: out of memory");
         return;
     }
     rate_limited_progress(job, 1.0, "store");
     tsl_stored_plan_t row;
     memset(&row, 0, sizeof row);
-    snprintf(row.fingerprint, sizeof row.fingerprint, "%s", job->in.fingerprint);
-    snprintf(row.model_name, sizeof row.model_name, "%s", job->in.model.name);
-    row.n_devices = job->in.cluster.n_devices;
+    snprintf(row.fingerprint, sizeof row.fingerprint, "%s", job->s.in.fingerprint);
+    snprintf(row.model_name, sizeof row.model_name, "%s", job->s.in.model.name);
+    row.n_devices = job->s.in.cluster.n_devices;
     row.global_batch = res->best.global_batch;
     row.iter_time_s = res->best.iter_time_s;
     row.samples_per_s = res->best.samples_per_s;
     row.peak_bytes = res->best.peak_bytes;
     row.search_time_s = search_s;
     row.created_unix = (int64_t)time(NULL);
-    row.request_json = job->in.request_json;
+    row.request_json = job->s.in.request_json;
     row.result_json = text;
     tsl_err_t err = {0};
     tsl_plan_cache_forget(srv->plans, row.fingerprint);
@@ -152,16 +122,16 @@ static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, do
         tsl_log_error("plan %s: not stored: %s", row.fingerprint, err.msg);
     else if (srv->metrics)
         tsl_metrics_set_plans(srv->metrics, tsl_store_count_plans(srv->store));
-    tsl_handlers_answer_plan(job->call, &row, false, true);
+    tsl_handlers_answer_plan(job->s.call, &row, false, true);
     free(text);
 }
 
 static void job_run(tsl_pool_job_t *pj)
 {
     plan_job_t *job = (plan_job_t *)pj;
-    tsl_call_t *call = job->call;
+    tsl_call_t *call = job->s.call;
     if (atomic_load(&pj->cancel) || tsl_call_gone(call) || tsl_call_deadline_passed(call)) {
-        answer_cancelled(job, 0);
+        tsl_search_job_cancelled(call, "search", -1);
         return;
     }
     tsl_search_result_t *res = calloc(1, sizeof *res);
@@ -173,12 +143,13 @@ static void job_run(tsl_pool_job_t *pj)
     tsl_search_hooks_t hooks = {.progress = on_progress, .progress_ud = job, .cancel = &pj->cancel};
     tsl_err_t err = {0};
     double t0 = mono_s();
-    int rc = tsl_search(&job->in.model, &job->in.cluster, &job->in.request, &hooks, res, &err);
+    int rc =
+        tsl_search(&job->s.in.model, &job->s.in.cluster, &job->s.in.request, &hooks, res, &err);
     double took = mono_s() - t0;
     if (call->srv->metrics)
         tsl_metrics_search_time(call->srv->metrics, took);
     if (rc == TSL_SEARCH_CANCELLED || tsl_err_code(&err) == TSL_E_CANCELLED)
-        answer_cancelled(job, took);
+        tsl_search_job_cancelled(call, "search", took);
     else if (rc != TSL_SEARCH_OK)
         answer_failed(call, &err);
     else
@@ -186,18 +157,7 @@ static void job_run(tsl_pool_job_t *pj)
     free(res);
 }
 
-static void job_release(tsl_pool_job_t *pj)
-{
-    tsl_call_unref(((plan_job_t *)pj)->call); /* may free the job (the call's ctx) */
-}
-
 /* ---- completion-queue thread --------------------------------------------- */
-
-static void on_cancel(tsl_call_t *call)
-{
-    plan_job_t *job = call->ctx;
-    atomic_store(&job->job.cancel, 1);
-}
 
 /* true when answered from the store. */
 static bool answer_cached(tsl_call_t *call, const plan_job_t *job)
@@ -205,9 +165,9 @@ static bool answer_cached(tsl_call_t *call, const plan_job_t *job)
     tsl_stored_plan_t row;
     memset(&row, 0, sizeof row);
     tsl_err_t err = {0};
-    int rc = tsl_store_plan_head(call->srv->store, job->in.fingerprint, &row, &err);
+    int rc = tsl_store_plan_head(call->srv->store, job->s.in.fingerprint, &row, &err);
     if (rc < 0)
-        tsl_log_warnx("plan %s: cache lookup failed: %s", job->in.fingerprint, err.msg);
+        tsl_log_warnx("plan %s: cache lookup failed: %s", job->s.in.fingerprint, err.msg);
     bool hit = rc == 0 && !row.stale;
     if (hit)
         tsl_handlers_answer_plan(call, &row, true, true);
@@ -216,39 +176,12 @@ static bool answer_cached(tsl_call_t *call, const plan_job_t *job)
     return hit;
 }
 
-static void queue_full(tsl_call_t *call)
+/* Accepted: the client sees it queued before the pool can start it. */
+static void queued(tsl_search_job_t *sj)
 {
-    uint32_t queued, running;
-    tsl_pool_counts(call->srv->pool, &queued, &running);
-    tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED,
-                  "search queue full: %u running and %u waiting (pool_size=%u, queue_size=%u); "
-                  "retry later",
-                  running, queued, tsl_pool_threads(call->srv->pool),
-                  tsl_pool_queue_cap(call->srv->pool));
-}
-
-static void submit(tsl_call_t *call, plan_job_t *job)
-{
-    tsl_call_set_ctx(call, job, job_free);
-    if (atomic_load(&call->srv->shutting_down)) {
-        tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE, "tesseld is shutting down; retry");
-        return;
-    }
-    if (!tsl_pool_has_room(call->srv->pool)) {
-        queue_full(call);
-        return;
-    }
-    tsl_call_watch_close(call, on_cancel);
-    send_progress(call, 0, "queued");
+    plan_job_t *job = (plan_job_t *)sj;
+    send_progress(sj->call, 0, "queued");
     job->last_progress_s = mono_s();
-    job->call = call;
-    job->job.run = job_run;
-    job->job.release = job_release;
-    tsl_call_ref(call);
-    if (tsl_pool_submit(call->srv->pool, &job->job) != 0) {
-        tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE, "tesseld is shutting down; retry");
-        tsl_call_unref(call);
-    }
 }
 
 void tsl_handle_plan(tsl_call_t *call)
@@ -259,23 +192,15 @@ void tsl_handle_plan(tsl_call_t *call)
         return;
     plan_job_t *job = calloc(1, sizeof *job);
     tsl_err_t err = {0};
-    const tsl_config_t *cfg = call->srv->cfg;
-    const tsl_request_limits_t limits = {.max_batch = cfg->max_batch,
-                                         .max_layers = cfg->max_layers,
-                                         .max_devices = cfg->max_devices};
     if (!job) {
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "Plan: out of memory");
-    } else if (tsl_plan_request_decode(req, &limits, &job->in, &err) != 0) {
+    } else if (tsl_search_job_decode(call, req, &job->s, &err) != 0) {
         tsl_call_fail_err(call, &err);
-        free(job);
-    } else if (tsl_registry_attach_profiles(call->srv->store, &job->in, &job->profiles, &err) !=
-               0) {
-        tsl_call_fail_err(call, &err);
-        job_free(job);
-    } else if (!job->in.force && answer_cached(call, job)) {
-        job_free(job);
+        tsl_search_job_free(job);
+    } else if (!job->s.in.force && answer_cached(call, job)) {
+        tsl_search_job_free(job);
     } else {
-        submit(call, job);
+        tsl_search_job_submit(call, &job->s, job_run, queued);
     }
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
