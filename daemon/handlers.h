@@ -1,10 +1,9 @@
 /*
  * handlers.h — tesseld's RPC handlers, one file per service:
  *   handlers_plan.c    Planner.Plan (validation, cache, the search job)
- *   handlers_eval.c    Planner.EvaluatePlan (search_job.c: what both do around
- *                      their work on the pool)
  *   handlers_reads.c   Planner.GetPlan, ListPlans, DeletePlan, ExportPlan
  *   handlers_eval.c    Planner.EvaluatePlan (a given plan costed on the pool)
+ *   search_job.c       what Plan and EvaluatePlan do around their pool work
  *   handlers_health.c  grpc.health.v1.Health/Check
  *   handlers_registry.c Registry: RegisterWorker, Heartbeat, ReportProfile,
  *                      ListWorkers, GetProfile
