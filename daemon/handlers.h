@@ -10,8 +10,7 @@
  *   handlers_trials.c  Trials: StartTrial, GetTrial, WatchTrial, ListTrials
  *   handlers_assign.c  Registry.Assignments (long poll) and ReportTrial
  *                      (trial_run.c runs the trials, trial_topk.c the top-k)
- *   handlers_unimpl.c  Planner.EvaluatePlan (UNIMPLEMENTED until its issue)
- *                      and any method nobody registered
+ *   handlers_unimpl.c  any method nobody registered (UNIMPLEMENTED naming it)
  * handlers.c holds the method table (roles and handler per method of
  * api/methods.h); server_call.c checks the caller's token against it before
  * any handler runs.

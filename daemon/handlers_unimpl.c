@@ -1,11 +1,11 @@
 /*
- * handlers_unimpl.c — what this tesseld does not serve yet.
+ * handlers_unimpl.c — the answer to what this tesseld does not serve.
  *
- * Planner.EvaluatePlan is declared in proto/ so that clients can be written
- * against it; until its issue lands it answers UNIMPLEMENTED — after the
- * token check, so a caller learns about a wrong role first. A method nobody
- * registered (a typo, another service) answers UNIMPLEMENTED naming the path:
- * without this generic handler such a call would hang until its deadline.
+ * A method nobody registered (a typo, another service) answers UNIMPLEMENTED
+ * naming the path: without this generic handler such a call would hang until
+ * its deadline. A registered method given this handler (a method declared in
+ * proto/ before it is served) answers UNIMPLEMENTED after the token check, so
+ * a caller learns about a wrong role first.
  */
 #include <grpc/slice.h>
 #include <grpc/support/alloc.h>
@@ -24,7 +24,7 @@ void tsl_handle_unimplemented(tsl_call_t *call)
     char *path = grpc_slice_to_c_string(call->details.method);
     tsl_call_fail(call, GRPC_STATUS_UNIMPLEMENTED,
                   "unknown method '%.200s'; tesseld serves tessel.v1.Planner, "
-                  "tessel.v1.Registry and grpc.health.v1.Health",
+                  "tessel.v1.Registry, tessel.v1.Trials and grpc.health.v1.Health",
                   path ? path : "?");
     gpr_free(path);
 }
