@@ -159,34 +159,58 @@ static void test_import(const char *shared)
     tsl_cluster_free(&c1);
 }
 
+/* A temporary directory holding one memory profile file with text, and a
+ * GPT2-345M model on 8xA100-80G to import it into; false when it cannot be
+ * made. Undo with drop_memory_profile. */
+typedef struct mem_case {
+    char dir[32], path[80];
+    tsl_model_t m;
+    tsl_cluster_t c;
+} mem_case_t;
+
+static bool memory_profile(mem_case_t *k, const char *name, const char *text)
+{
+    memset(k, 0, sizeof *k);
+    snprintf(k->dir, sizeof k->dir, "/tmp/tsl-galv-XXXXXX");
+    if (mkdtemp(k->dir) == NULL)
+        return false;
+    snprintf(k->path, sizeof k->path, "%s/%s", k->dir, name);
+    FILE *f = fopen(k->path, "w");
+    if (f == NULL)
+        return false;
+    fputs(text, f);
+    fclose(f);
+    CHECK(tsl_model_preset("GPT2-345M", &k->m, NULL) == 0 &&
+              tsl_cluster_parse_spec(&k->c, "8xA100-80G", NULL) == 0,
+          "inputs");
+    return true;
+}
+
+static void drop_memory_profile(mem_case_t *k)
+{
+    remove(k->path);
+    rmdir(k->dir);
+    tsl_model_free(&k->m);
+    tsl_cluster_free(&k->c);
+}
+
 /* A memory profile with a bad activation key is refused naming it; the model
  * is left as it was. */
 static void test_bad_memory(void)
 {
-    char dir[] = "/tmp/tsl-galv-XXXXXX", path[64];
-    if (mkdtemp(dir) == NULL)
-        return;
-    snprintf(path, sizeof path, "%s/memory_profiling_x.json", dir);
-    FILE *f = fopen(path, "w");
-    fputs("{\"layertype_0\": {\"1024\": {\"parameter_size\": 10,"
-          " \"tp_activation_per_bsz_dict\": {\"two\": 5}}}}",
-          f);
-    fclose(f);
-    tsl_model_t m = {0};
-    tsl_cluster_t c = {0};
+    mem_case_t k;
     tsl_err_t err = {0};
     tsl_galvatron_import_t g;
-    CHECK(tsl_model_preset("GPT2-345M", &m, NULL) == 0 &&
-              tsl_cluster_parse_spec(&c, "8xA100-80G", NULL) == 0,
-          "inputs");
-    uint64_t params = m.layers[1].params;
-    CHECK(tsl_galvatron_import(dir, &m, &c, &g, &err) != 0 && tsl_err_code(&err) == TSL_E_INVALID &&
-              strstr(err.msg, "'two'") && m.layers[1].params == params,
+    if (!memory_profile(&k, "memory_profiling_x.json",
+                        "{\"layertype_0\": {\"1024\": {\"parameter_size\": 10,"
+                        " \"tp_activation_per_bsz_dict\": {\"two\": 5}}}}"))
+        return;
+    uint64_t params = k.m.layers[1].params;
+    CHECK(tsl_galvatron_import(k.dir, &k.m, &k.c, &g, &err) != 0 &&
+              tsl_err_code(&err) == TSL_E_INVALID && strstr(err.msg, "'two'") &&
+              k.m.layers[1].params == params,
           "bad key: %s", err.msg);
-    remove(path);
-    rmdir(dir);
-    tsl_model_free(&m);
-    tsl_cluster_free(&c);
+    drop_memory_profile(&k);
 }
 
 /* A profile without "_sp": act(t) = repl + shard / t fitted by least squares
@@ -194,40 +218,28 @@ static void test_bad_memory(void)
  * given, and the parameters from parameter_size (fp32 MB). */
 static void test_fit_without_sp(void)
 {
-    char dir[] = "/tmp/tsl-galv-XXXXXX", path[64];
-    if (mkdtemp(dir) == NULL)
-        return;
-    snprintf(path, sizeof path, "%s/memory_profiling_fit.json", dir);
-    FILE *f = fopen(path, "w");
-    fputs("{\"layertype_0\": {\"1024\": {\"parameter_size\": 48,"
-          " \"tp_activation_per_bsz_dict\": {\"1\": 100, \"2\": 60, \"4\": 40,"
-          " \"checkpoint\": 4}}}}",
-          f);
-    fclose(f);
-    tsl_model_t m = {0};
-    tsl_cluster_t c = {0};
+    mem_case_t k;
     tsl_err_t err = {0};
     tsl_galvatron_import_t g;
-    CHECK(tsl_model_preset("GPT2-345M", &m, NULL) == 0 &&
-              tsl_cluster_parse_spec(&c, "8xA100-80G", NULL) == 0,
-          "inputs");
-    uint64_t emb = m.layers[0].params;
-    CHECK(tsl_galvatron_import(dir, &m, &c, &g, &err) == 0 && !g.memory_sp &&
-              g.memory_layers == m.n_layers - 2,
+    if (!memory_profile(&k, "memory_profiling_fit.json",
+                        "{\"layertype_0\": {\"1024\": {\"parameter_size\": 48,"
+                        " \"tp_activation_per_bsz_dict\": {\"1\": 100, \"2\": 60, \"4\": 40,"
+                        " \"checkpoint\": 4}}}}"))
+        return;
+    uint64_t emb = k.m.layers[0].params;
+    CHECK(tsl_galvatron_import(k.dir, &k.m, &k.c, &g, &err) == 0 && !g.memory_sp &&
+              g.memory_layers == k.m.n_layers - 2,
           "imports %u layers: %s", g.memory_layers, err.msg);
-    const tsl_layer_t *l = &m.layers[5];
+    const tsl_layer_t *l = &k.m.layers[5];
     CHECK(fabs((double)l->act_repl_bytes - 20 * MIB) <= 1 &&
               fabs((double)l->act_shard_bytes - 80 * MIB) <= 1,
           "repl %llu, shard %llu", (unsigned long long)l->act_repl_bytes,
           (unsigned long long)l->act_shard_bytes);
     CHECK(l->bnd_act_bytes == (uint64_t)(4 * MIB) && l->params == (uint64_t)(48 * MIB / 4) &&
-              m.layers[0].params == emb,
+              k.m.layers[0].params == emb,
           "checkpoint %llu, params %llu, the embedding untouched",
           (unsigned long long)l->bnd_act_bytes, (unsigned long long)l->params);
-    remove(path);
-    rmdir(dir);
-    tsl_model_free(&m);
-    tsl_cluster_free(&c);
+    drop_memory_profile(&k);
 }
 
 static void test_empty_dir(void)
