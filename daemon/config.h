@@ -1,7 +1,7 @@
 /*
- * config.h — tesseld's configuration: one table (name, default, bounds, help)
- * serves the INI file, the command-line flags and the --help text (Redis
- * config.c style).
+ * config.h — tesseld's configuration: one table of keys (common/cfgtab.h: name,
+ * default, bounds, help) serves the INI file, the command-line flags, the --help
+ * text and --check-config (Redis config.c style).
  *
  * File format (INI, parsed with inih):
  *   [server]  unix_socket = /run/tessel/tesseld.sock   socket_mode = 0660
@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cfgtab.h"
 #include "err.h"
 
 #define TSL_CONFIG_MAX_TOKENS 64
@@ -65,6 +66,10 @@ void tsl_config_defaults(tsl_config_t *c);
 int tsl_config_load_file(tsl_config_t *c, const char *path, tsl_err_t *err);
 /* Sets one key ("section.key" or the flag name "unix-socket"); bounds checked. */
 int tsl_config_set(tsl_config_t *c, const char *key, const char *value, tsl_err_t *err);
+/* defaults < o->config_file < argv (--KEY VALUE, --KEY=VALUE; --foreground/-f and
+ * cfgtab's shared options skipped), then tsl_config_validate. */
+int tsl_config_from_argv(tsl_config_t *c, const tsl_cfg_opts_t *o, int argc, char **argv,
+                         tsl_err_t *err);
 /* Cross-field checks: TCP without tokens refused, TLS cert without key, ... */
 int tsl_config_validate(const tsl_config_t *c, tsl_err_t *err);
 /* The flag list with defaults and help, for --help. */

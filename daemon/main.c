@@ -37,11 +37,6 @@
 #define MALLOC_MMAP_THRESHOLD_BYTES (256 * 1024)
 #define MALLOC_TRIM_THRESHOLD_BYTES (1024 * 1024)
 
-typedef struct opts {
-    const char *config_file;
-    bool check_config, help, version;
-} opts_t;
-
 static void usage(FILE *out)
 {
     fputs("NAME\n"
@@ -90,74 +85,6 @@ static void usage(FILE *out)
           "SEE ALSO\n"
           "  tesseld(8), tesselctl(1), tessel-worker(8), docs/operations.md, docs/api.md\n",
           out);
-}
-
-/* Flags that are not configuration keys; -1 on a bad one. */
-static int parse_special(int argc, char **argv, opts_t *o)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-            o->help = true;
-        else if (!strcmp(a, "--version"))
-            o->version = true;
-        else if (!strcmp(a, "--check-config") || !strcmp(a, "-n"))
-            o->check_config = true;
-        else if (!strcmp(a, "--config") && i + 1 < argc)
-            o->config_file = argv[++i];
-        else if (!strncmp(a, "--config=", 9))
-            o->config_file = a + 9;
-        else if (!strcmp(a, "--config")) {
-            fprintf(stderr, "tesseld: --config needs a FILE\n");
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static bool is_special(const char *a)
-{
-    return !strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "--version") ||
-           !strcmp(a, "--check-config") || !strcmp(a, "-n") || !strcmp(a, "--foreground") ||
-           !strcmp(a, "-f") || !strncmp(a, "--config=", 9);
-}
-
-/* Every other --KEY VALUE / --KEY=VALUE goes through the config table. */
-static int apply_flags(int argc, char **argv, tsl_config_t *cfg, tsl_err_t *err)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--config")) {
-            i++;
-            continue;
-        }
-        if (is_special(a))
-            continue;
-        if (strncmp(a, "--", 2) != 0)
-            return tsl_err_set(err, "unexpected argument '%s' (see --help)", a);
-        const char *eq = strchr(a, '=');
-        char key[64];
-        if (eq) {
-            snprintf(key, sizeof key, "%.*s", (int)(eq - a), a);
-            if (tsl_config_set(cfg, key, eq + 1, err) != 0)
-                return -1;
-        } else if (i + 1 >= argc) {
-            return tsl_err_set(err, "%s needs a value (see --help)", a);
-        } else if (tsl_config_set(cfg, a, argv[++i], err) != 0) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int load_config(int argc, char **argv, const opts_t *o, tsl_config_t *cfg, tsl_err_t *err)
-{
-    tsl_config_defaults(cfg);
-    if (o->config_file && tsl_config_load_file(cfg, o->config_file, err) != 0)
-        return -1;
-    if (apply_flags(argc, argv, cfg, err) != 0)
-        return -1;
-    return tsl_config_validate(cfg, err);
 }
 
 static void block_signals(sigset_t *set)
@@ -277,10 +204,12 @@ static int run(const tsl_config_t *cfg)
 /* --help, --version, --check-config, or bad options: the exit status; -1 to run. */
 static int before_run(int argc, char **argv, tsl_config_t *cfg)
 {
-    opts_t o = {0};
+    tsl_cfg_opts_t o = {0};
     tsl_err_t err = {0};
-    if (parse_special(argc, argv, &o) != 0)
+    if (tsl_cfgtab_opts(argc, argv, &o, &err) != 0) {
+        fprintf(stderr, "tesseld: %s\n", err.msg);
         return EXIT_CONFIG;
+    }
     if (o.help) {
         usage(stdout);
         return 0;
@@ -289,15 +218,15 @@ static int before_run(int argc, char **argv, tsl_config_t *cfg)
         printf("tesseld %s\n", TSL_VERSION);
         return 0;
     }
-    if (load_config(argc, argv, &o, cfg, &err) != 0) {
+    if (tsl_config_from_argv(cfg, &o, argc, argv, &err) != 0) {
         fprintf(stderr, "tesseld: %s\n", err.msg);
         return EXIT_CONFIG;
     }
-    if (o.check_config && tsl_server_check_tls(cfg, &err) != 0) {
+    if (o.check && tsl_server_check_tls(cfg, &err) != 0) {
         fprintf(stderr, "tesseld: %s\n", err.msg);
         return EXIT_CONFIG;
     }
-    if (o.check_config) {
+    if (o.check) {
         tsl_config_dump(cfg, stdout);
         printf("configuration OK\n");
         return 0;

@@ -114,13 +114,34 @@ static void test_config(const char *root)
     CHECK(tsl_agent_config_load(&c, path, &err) == 0, "load: %s", err.msg);
     CHECK(tsl_agent_config_finish(&c, &err) == 0, "finish: %s", err.msg);
     CHECK(strcmp(c.token, "s3cret-token") == 0, "token read and trimmed: '%s'", c.token);
+    char *dump = NULL;
+    size_t dlen = 0;
+    FILE *f = open_memstream(&dump, &dlen);
+    tsl_agent_config_dump(&c, f);
+    fclose(f);
+    CHECK(!strstr(dump, "s3cret") && strstr(dump, "token = (set, masked)") &&
+              strstr(dump, "at_start = yes") && strstr(dump, "backend = sim"),
+          "dump, the token masked:\n%s", dump);
+    free(dump);
     CHECK(c.profile_interval_h == 0.5 && strcmp(c.node_name, "n1") == 0, "file values");
     tsl_agent_config_set(&c, "profile-shapes", "h=1024,s=1024", &err);
     CHECK(tsl_agent_config_finish(&c, &err) != 0 && strstr(err.msg, "profile.shapes"),
           "a bad shape is a configuration error: %s", err.msg);
     CHECK(write_text(path, "[node]\nbackend = sim\nbogus = 1\n") == 0, "bad file");
-    CHECK(tsl_agent_config_load(&c, path, &err) != 0 && strstr(err.msg, ":3:"),
-          "error names the line: %s", err.msg);
+    CHECK(tsl_agent_config_load(&c, path, &err) != 0 && strstr(err.msg, ":3:") &&
+              strstr(err.msg, "unknown key 'bogus' in section [node] (known: name, backend"),
+          "error names the line and the known keys: %s", err.msg);
+    CHECK(tsl_agent_config_set(&c, "backend", "rocm", &err) != 0 &&
+              strstr(err.msg, "node.backend: 'rocm' is not one of cuda, sim"),
+          "backend: %s", err.msg);
+    CHECK(tsl_agent_config_set(&c, "profile.quick", "On", &err) == 0 && c.profile_quick &&
+              tsl_agent_config_set(&c, "trials", "0", &err) == 0 && !c.trials,
+          "bools: yes/no, on/off, 1/0");
+    CHECK(tsl_agent_config_set(&c, "log-level", "loud", &err) != 0 && strstr(err.msg, "log.level"),
+          "log level: %s", err.msg);
+    CHECK(tsl_agent_config_set(&c, "rpc-timeout", "1e1", &err) != 0 &&
+              strstr(err.msg, "daemon.rpc_timeout_s"),
+          "decimal numbers: %s", err.msg);
     tsl_agent_config_defaults(&c);
     tsl_agent_config_set(&c, "backend", "sim", &err);
     CHECK(tsl_agent_config_finish(&c, &err) != 0 && strstr(err.msg, "device_file"),

@@ -2,7 +2,8 @@
  * test_config.c — the configuration table: defaults, every key through the file
  * and through tsl_config_set (section.key and flag names), octal socket_mode,
  * bounds, tokens and roles, cross-field validation, bad files naming file:line,
- * usage/dump, and the example deploy/tesseld.conf (argv[1]).
+ * usage/dump, and the example deploy/tesseld.conf (argv[1]). The table's
+ * mechanics (every type, the reader, argv) are tested in test_cfgtab.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,8 +114,12 @@ static void test_set(void)
     CHECK(tsl_config_set(&c, "server.nope", "1", &err) == -1 && strstr(err.msg, "nope") &&
               strstr(err.msg, "[server]"),
           "%s", err.msg);
-    CHECK(tsl_config_set(&c, "bogus.key", "1", &err) == -1 && strstr(err.msg, "[bogus]"), "%s",
-          err.msg);
+    CHECK(tsl_config_set(&c, "bogus.key", "1", &err) == -1 && strstr(err.msg, "[bogus]") &&
+              strstr(err.msg, "known: server, store, search, limits, log, registry, tokens"),
+          "unknown section lists the known ones: %s", err.msg);
+    CHECK(tsl_config_set(&c, "search.pool", "1", &err) == -1 &&
+              strstr(err.msg, "known: pool_size, queue_size, grace_s, search_nice"),
+          "unknown key lists the section's keys: %s", err.msg);
     char longpath[200];
     memset(longpath, 'a', sizeof(longpath) - 1);
     longpath[0] = '/';

@@ -3,7 +3,8 @@
  * with tesseld, heartbeats, measures profiles and reports them.
  *
  * Modules (one file each):
- *   agent_config.c   configuration: one table serves the INI file, the flags and --help
+ *   agent_config.c   configuration: its table of keys (common/cfgtab.h) serves the INI
+ *                    file, the flags, --help and --check-config
  *   agent_backoff.c  capped exponential backoff with jitter (pure arithmetic)
  *   agent_spool.c    reports waiting to be sent: one file each under state_dir/spool
  *   agent_measure.c  what the node has and what it measures (worker/profile/ backends)
@@ -25,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cfgtab.h"
 #include "err.h"
 
 #define TSL_AGENT_MAX_DEVICES 64u
@@ -67,6 +69,9 @@ int tsl_agent_config_set(tsl_agent_config_t *c, const char *key, const char *val
 /* Cross-field checks, the profile options parsed, the token file read, the node
  * name filled from hostname. */
 int tsl_agent_config_finish(tsl_agent_config_t *c, tsl_err_t *err);
+/* defaults < o->config_file < argv (--KEY VALUE, --KEY=VALUE), then finish. */
+int tsl_agent_config_from_argv(tsl_agent_config_t *c, const tsl_cfg_opts_t *o, int argc,
+                               char **argv, tsl_err_t *err);
 void tsl_agent_config_usage(FILE *out);
 void tsl_agent_config_dump(const tsl_agent_config_t *c, FILE *out);
 

@@ -75,76 +75,19 @@ static void usage(FILE *out)
           out);
 }
 
-typedef struct opts {
-    const char *config_file;
-    bool check, help, version;
-} opts_t;
-
-/* Flags that are not configuration keys; --config is looked for first so that
- * the file applies before any other flag, wherever it stands. */
-static int parse_special(int argc, char **argv, opts_t *o)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-            o->help = true;
-        else if (!strcmp(a, "--version"))
-            o->version = true;
-        else if (!strcmp(a, "--check-config") || !strcmp(a, "-n"))
-            o->check = true;
-        else if (!strncmp(a, "--config=", 9))
-            o->config_file = a + 9;
-        else if (!strcmp(a, "--config") && (o->config_file = argv[i + 1]) == NULL) {
-            fprintf(stderr, "tessel-worker: --config needs a FILE\n");
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int apply_flag(tsl_agent_config_t *c, int argc, char **argv, int *i, tsl_err_t *err)
-{
-    const char *a = argv[*i], *eq = strchr(a, '=');
-    char key[64];
-    if (strncmp(a, "--", 2) != 0)
-        return tsl_err_set(err, "unexpected argument '%s' (see --help)", a);
-    if (eq) {
-        snprintf(key, sizeof key, "%.*s", (int)(eq - a - 2), a + 2);
-        return tsl_agent_config_set(c, key, eq + 1, err);
-    }
-    if (*i + 1 >= argc)
-        return tsl_err_set(err, "%s needs a value (see --help)", a);
-    *i += 1;
-    return tsl_agent_config_set(c, a + 2, argv[*i], err);
-}
-
-static int load(int argc, char **argv, const opts_t *o, tsl_agent_config_t *c, tsl_err_t *err)
-{
-    static const char *const special[] = {"--help", "-h", "--version", "--check-config", "-n"};
-    tsl_agent_config_defaults(c);
-    if (o->config_file && tsl_agent_config_load(c, o->config_file, err) != 0)
-        return -1;
-    for (int i = 1; i < argc; i++) {
-        bool skip = !strncmp(argv[i], "--config=", 9);
-        for (size_t k = 0; k < sizeof special / sizeof special[0]; k++)
-            skip = skip || !strcmp(argv[i], special[k]);
-        if (!strcmp(argv[i], "--config"))
-            i++;
-        else if (!skip && apply_flag(c, argc, argv, &i, err) != 0)
-            return -1;
-    }
-    return tsl_agent_config_finish(c, err);
-}
-
 int tsl_agent_main(int argc, char **argv)
 {
-    opts_t o = {0};
+    tsl_cfg_opts_t o = {0};
     tsl_err_t err = {0};
     tsl_agent_config_t *cfg = calloc(1, sizeof *cfg);
     tsl_log_level_t level;
     int rc = EXIT_CONFIG;
-    if (!cfg || parse_special(argc, argv, &o) != 0)
+    if (!cfg)
         goto out;
+    if (tsl_cfgtab_opts(argc, argv, &o, &err) != 0) {
+        fprintf(stderr, "tessel-worker: %s\n", err.msg);
+        goto out;
+    }
     rc = 0;
     if (o.help || o.version) {
         if (o.help)
@@ -153,7 +96,7 @@ int tsl_agent_main(int argc, char **argv)
             printf("tessel-worker %s\n", TSL_VERSION);
         goto out;
     }
-    if (load(argc, argv, &o, cfg, &err) != 0) {
+    if (tsl_agent_config_from_argv(cfg, &o, argc, argv, &err) != 0) {
         fprintf(stderr, "tessel-worker: %s\n", err.msg);
         rc = EXIT_CONFIG;
     } else if (o.check) {
