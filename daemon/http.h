@@ -5,7 +5,8 @@
  * gRPC completion-queue loop nor the search pool ever waits on it.
  *
  *   /healthz  200 "ok" when health(ud) returns 1 (or health is NULL), else 503
- *   /metrics  tsl_metrics_render(), after refreshing tessel_plans_stored from store
+ *   /metrics  tsl_metrics_render(), after refreshing tessel_plans_stored and the
+ *             trials pending/running gauges from store
  *   /         version, uptime, queue; workers, profiles and the newest plans (up
  *             to 1000 rows each), every string HTML-escaped (http_page.c)
  *   /plan/FP  one plan's stages with an inline SVG time/memory chart; 404 if unknown

@@ -204,6 +204,9 @@ static void test_pages(tsl_store_t *store)
     CHECK(r.body && strstr(r.body, "tessel_requests_total{method=\"GetPlan\",code=\"OK\"} 1"),
           "counter");
     CHECK(r.body && strstr(r.body, "# TYPE tessel_search_seconds histogram"), "histogram");
+    CHECK(r.body && strstr(r.body, "\ntessel_trials_pending 0\n") &&
+              strstr(r.body, "\ntessel_trials_running 0\n"),
+          "trial gauges from the store:\n%s", r.body);
     free(r.body);
 
     CHECK(fetch(port, "GET", "/", &r) == 0 && r.status == 200, "status page 200 (%d)", r.status);
