@@ -86,16 +86,17 @@ static void add_hosts(struct evbuffer *b, const tsl_trial_t *t)
 static void add_figures(struct evbuffer *b, const tsl_trial_t *t)
 {
     bool done = strcmp(t->status, "done") == 0;
-    tsl_html_cellf(b, "%.2f", t->predicted_iter_time_s * 1e3);
+    /* %.4g: a tiny plan's microseconds and a large one's seconds alike. */
+    tsl_html_cellf(b, "%.4g", t->predicted_iter_time_s * 1e3);
     if (done) {
-        tsl_html_cellf(b, "%.2f", t->measured_iter_time_s * 1e3);
+        tsl_html_cellf(b, "%.4g", t->measured_iter_time_s * 1e3);
         tsl_html_cellf(b, "%+.1f%%", t->time_error * 100);
     } else {
         evbuffer_add_printf(b, "<td class=\"n\">-</td><td class=\"n\">-</td>");
     }
-    tsl_html_cellf(b, "%.2f", (double)t->predicted_peak_bytes / GIB);
+    tsl_html_cellf(b, "%.4g", (double)t->predicted_peak_bytes / GIB);
     if (done) {
-        tsl_html_cellf(b, "%.2f", (double)t->measured_peak_bytes / GIB);
+        tsl_html_cellf(b, "%.4g", (double)t->measured_peak_bytes / GIB);
         tsl_html_cellf(b, "%+.1f%%", t->memory_error * 100);
     } else {
         evbuffer_add_printf(b, "<td class=\"n\">-</td><td class=\"n\">-</td>");
@@ -125,8 +126,9 @@ static int add_trial_row(void *ud, const tsl_trial_t *t)
     if (t->chosen && r->n_chosen++ == 0)
         snprintf(r->chosen, sizeof(r->chosen), "%s", t->trial_id);
     r->n++;
-    evbuffer_add_printf(r->b, "<tr%s>", t->chosen ? " class=\"chosen\"" : "");
-    tsl_html_cell(r->b, false, t->trial_id);
+    evbuffer_add_printf(r->b, "<tr%s><td class=\"id\">", t->chosen ? " class=\"chosen\"" : "");
+    tsl_page_escape(r->b, t->trial_id);
+    evbuffer_add_printf(r->b, "</td>");
     add_plan_cell(r->b, t, r->link_plan);
     tsl_html_cell(r->b, false, t->status);
     snprintf(s, sizeof(s), "%u/%u", done, t->world_size);

@@ -167,7 +167,7 @@ if [ -n "$WORKER" ]; then
 fi
 if [ -n "$trial_id" ]; then
     # The trial's row: its id, the plan linked to its trials, done, chosen.
-    row=$(grep -o "<tr class=\"chosen\"><td>$trial_id</td>.*</tr>" "$tmp/status.html")
+    row=$(grep -o "<tr class=\"chosen\"><td class=\"id\">$trial_id</td>.*</tr>" "$tmp/status.html")
     case $row in
     *"<a href=\"/plan/$tfp#trials\">$tfp</a>"*"<td>done</td>"*"<td>chosen</td>"*)
         ok "status: the trial done and chosen, its plan linked" ;;
@@ -196,7 +196,7 @@ grep -q '<table id="plan-trials">' "$tmp/plan.html" && grep -q 'Not run for real
 
 if [ -n "$trial_id" ]; then
     render "http://127.0.0.1:$port/plan/$tfp" tplan
-    grep -q "<tr class=\"chosen\"><td>$trial_id</td>" "$tmp/tplan.html" &&
+    grep -q "<tr class=\"chosen\"><td class=\"id\">$trial_id</td>" "$tmp/tplan.html" &&
         grep -q "answer: <b>$trial_id</b>" "$tmp/tplan.html" &&
         ok "plan $tfp: its trial, chosen" || fail "plan $tfp: trial $trial_id not listed as chosen"
 fi
