@@ -31,7 +31,8 @@ static const char PAGE_HEAD[] =
     "td.fp{font-family:monospace}\nsvg text{font-size:12px}\n"
     "rect.time{fill:#4878a8}rect.mem{fill:#e0a040}line.budget{stroke:#c00;stroke-width:2}\n"
     "tr.chosen td{font-weight:bold}td.reason{color:#a00}\n"
-    "td.id{font-family:monospace;white-space:nowrap}\n"
+    "td.id{font-family:monospace;white-space:nowrap}rect.pred{fill:#a8c4e0}rect.meas{fill:#2a5480}"
+    "\n"
     "</style></head><body>\n<h1>tesseld</h1>\n";
 
 static const char PAGE_TAIL[] =

@@ -17,13 +17,25 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
+/* A done trial's two iteration times, kept for the plan page's chart. */
+typedef struct trial_bar {
+    char id[TSL_TRIAL_ID_LEN + 1];
+    uint32_t plan_index;
+    double pred_s, meas_s;
+    bool chosen;
+} trial_bar_t;
+
 typedef struct trial_rows {
     struct evbuffer *b;
     int64_t now;
     bool link_plan; /* "/" links each trial to its plan's page */
-    size_t n, n_chosen;
+    size_t n, n_chosen, n_bars;
     char chosen[TSL_TRIAL_ID_LEN + 1];
+    trial_bar_t bars[TSL_PAGE_MAX_TRIALS];
 } trial_rows_t;
+
+#define TCHART_ROW_H 30
+#define TCHART_BAR_W 400.0
 
 static const char TRIALS_HEAD[] =
     "<thead><tr><th>trial</th><th>plan</th><th>status</th><th>ranks done</th><th>GPU</th>"
@@ -126,6 +138,14 @@ static int add_trial_row(void *ud, const tsl_trial_t *t)
     if (t->chosen && r->n_chosen++ == 0)
         snprintf(r->chosen, sizeof(r->chosen), "%s", t->trial_id);
     r->n++;
+    if (strcmp(t->status, "done") == 0 && r->n_bars < TSL_PAGE_MAX_TRIALS) {
+        trial_bar_t *bar = &r->bars[r->n_bars++];
+        snprintf(bar->id, sizeof(bar->id), "%s", t->trial_id);
+        bar->plan_index = t->plan_index;
+        bar->pred_s = t->predicted_iter_time_s;
+        bar->meas_s = t->measured_iter_time_s;
+        bar->chosen = t->chosen;
+    }
     evbuffer_add_printf(r->b, "<tr%s><td class=\"id\">", t->chosen ? " class=\"chosen\"" : "");
     tsl_page_escape(r->b, t->trial_id);
     evbuffer_add_printf(r->b, "</td>");
@@ -166,6 +186,46 @@ void tsl_page_trials(struct evbuffer *b, const tsl_page_ctx_t *c)
                             r.n, (long long)total, TSL_PAGE_MAX_TRIALS);
 }
 
+/* Predicted (light) over measured (dark) iteration time per done trial, both
+ * scaled to the largest; the chosen one's label in bold. Plain SVG like the
+ * stage chart. */
+static void add_trial_chart(struct evbuffer *b, const trial_rows_t *r)
+{
+    double top = 0;
+    for (size_t i = 0; i < r->n_bars; i++) {
+        top = r->bars[i].pred_s > top ? r->bars[i].pred_s : top;
+        top = r->bars[i].meas_s > top ? r->bars[i].meas_s : top;
+    }
+    if (r->n_bars == 0 || !(top > 0))
+        return;
+    int h = 24 + TCHART_ROW_H * (int)r->n_bars;
+    evbuffer_add_printf(b,
+                        "<svg id=\"trial-chart\" xmlns=\"http://www.w3.org/2000/svg\" "
+                        "width=\"680\" height=\"%d\" viewBox=\"0 0 680 %d\" role=\"img\">\n"
+                        "<text x=\"4\" y=\"14\">iteration time (ms): predicted (light) and "
+                        "measured (dark), done trials</text>\n",
+                        h, h);
+    for (size_t i = 0; i < r->n_bars; i++) {
+        const trial_bar_t *t = &r->bars[i];
+        int y = 22 + TCHART_ROW_H * (int)i;
+        double pw = TCHART_BAR_W * t->pred_s / top, mw = TCHART_BAR_W * t->meas_s / top;
+        evbuffer_add_printf(b, "<g class=\"trial\"><text x=\"4\" y=\"%d\"%s>#%u%s<title>", y + 17,
+                            t->chosen ? " font-weight=\"bold\"" : "", t->plan_index,
+                            t->chosen ? " chosen" : "");
+        tsl_page_escape(b, t->id);
+        evbuffer_add_printf(b,
+                            "</title></text>"
+                            "<rect class=\"pred\" x=\"120\" y=\"%d\" width=\"%.1f\" "
+                            "height=\"11\"><title>predicted %.4g ms</title></rect>"
+                            "<rect class=\"meas\" x=\"120\" y=\"%d\" width=\"%.1f\" "
+                            "height=\"11\"><title>measured %.4g ms</title></rect>"
+                            "<text x=\"%.1f\" y=\"%d\">%.4g / %.4g</text></g>\n",
+                            y, pw, t->pred_s * 1e3, y + 12, mw, t->meas_s * 1e3,
+                            124 + (pw > mw ? pw : mw), y + 17, t->pred_s * 1e3, t->meas_s * 1e3);
+    }
+    evbuffer_add_printf(b, "</svg>\n");
+}
+
 void tsl_page_plan_trials(struct evbuffer *b, const tsl_page_ctx_t *c, const char *fingerprint)
 {
     trial_rows_t r = {.b = b, .now = c->now};
@@ -186,8 +246,8 @@ void tsl_page_plan_trials(struct evbuffer *b, const tsl_page_ctx_t *c, const cha
         return;
     }
     evbuffer_add_printf(b,
-                        "<p>The newest %zu (at most %d), the plan's first and its top-k "
-                        "alternatives as numbered in the plan document (#0 = the plan).",
+                        "<p>The newest %zu (at most %d): #0 ran this plan, #1 and on its "
+                        "alternatives (a top-k trial).",
                         r.n, TSL_PAGE_MAX_TRIALS);
     if (r.n_chosen > 0) {
         evbuffer_add_printf(b, " Measured best, now this plan's answer: <b>");
@@ -195,6 +255,7 @@ void tsl_page_plan_trials(struct evbuffer *b, const tsl_page_ctx_t *c, const cha
         evbuffer_add_printf(b, "</b>.");
     }
     evbuffer_add_printf(b, "</p>\n");
+    add_trial_chart(b, &r);
 }
 
 /* ---- calibrations ---------------------------------------------------------------------------- */

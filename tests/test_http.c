@@ -469,6 +469,12 @@ static void test_plan_trials(tsl_store_t *store)
     snprintf(want, sizeof(want), "now this plan's answer: <b>%s</b>", chosen_id);
     CHECK(strstr(html, want) != NULL, "the chosen one named");
     CHECK(strstr(html, "<a href=\"/plan/") == NULL, "no link to itself");
+    CHECK(count(html, "<svg id=\"trial-chart\"") == 1 && count(html, "<g class=\"trial\">") == 1,
+          "a chart of the one done trial");
+    CHECK(strstr(html, ">#0 chosen<title>") &&
+              strstr(html, "width=\"333.3\" height=\"11\"><title>predicted 500 ms") &&
+              strstr(html, "width=\"400.0\" height=\"11\"><title>measured 600 ms"),
+          "predicted and measured bars, scaled to the larger:\n%s", html);
     evbuffer_free(b);
     b = evbuffer_new();
     CHECK(tsl_page_plan(b, &c, "fedcba9876543210") == 0, "a plan without trials");
@@ -490,7 +496,8 @@ static void test_plan_page(tsl_store_t *store)
     CHECK(fetch(port, "GET", "/plan/00000000000000aa", &r) == 0 && r.status == 200,
           "plan page 200 (%d)", r.status);
     CHECK(has_header(&r, "Content-Security-Policy: default-src 'none'"), "CSP on the plan page");
-    CHECK(r.body && count(r.body, "<svg ") == 1 && count(r.body, "<g class=\"stage\"") == 3,
+    CHECK(r.body && count(r.body, "<svg id=\"chart\"") == 1 &&
+              count(r.body, "<g class=\"stage\"") == 3,
           "one chart, three stage groups:\n%s", r.body);
     CHECK(r.body && count(r.body, "<rect class=\"time\"") == 3 &&
               count(r.body, "<rect class=\"mem\"") == 3,

@@ -12,7 +12,8 @@
 # blocks, hidden 64: seconds on the cpu device ops) planned on `--cluster
 # registered` runs as a trial (tesselctl trial start --wait, 2 iterations), and
 # "/" must show it done and chosen in the Trials table with its plan linked, the
-# sim key in the Calibration table, and "/plan/FP" the trial among the plan's.
+# sim key in the Calibration table, and "/plan/FP" the trial among the plan's
+# (chosen) with its predicted/measured bar pair.
 # The Trials and Calibration tables are there either way. Skips (77) without
 # chromium.
 #
@@ -199,6 +200,8 @@ if [ -n "$trial_id" ]; then
     grep -q "<tr class=\"chosen\"><td class=\"id\">$trial_id</td>" "$tmp/tplan.html" &&
         grep -q "answer: <b>$trial_id</b>" "$tmp/tplan.html" &&
         ok "plan $tfp: its trial, chosen" || fail "plan $tfp: trial $trial_id not listed as chosen"
+    [ "$(grep -o '<g class="trial">' "$tmp/tplan.html" | wc -l)" -eq 1 ] &&
+        ok "plan $tfp: a predicted/measured bar pair for the trial" || fail "plan $tfp: no trial chart"
 fi
 
 if [ "$failures" -ne 0 ]; then
