@@ -43,6 +43,7 @@
 #include "http_page.h"
 #include "log.h"
 #include "ratelimit.h"
+#include "store_trials.h"
 
 #define HTTP_TIMEOUT_S         30
 #define HTTP_MAX_HEADERS_BYTES 16384
@@ -279,9 +280,14 @@ static void serve_healthz(tsl_http_t *h, struct evhttp_request *req)
 static void serve_metrics(tsl_http_t *h, struct evhttp_request *req)
 {
     if (h->store != NULL) {
-        int64_t n = tsl_store_count_plans(h->store);
+        int64_t n = tsl_store_count_plans(h->store), pending = 0, running = 0;
+        tsl_err_t err = {0};
         if (n >= 0)
             tsl_metrics_set_plans(h->m, n);
+        /* Two indexed COUNTs on the HTTP thread's own connection (trials_by_status). */
+        if (tsl_trials_count(h->store, "pending", &pending, &err) == 0 &&
+            tsl_trials_count(h->store, "running", &running, &err) == 0)
+            tsl_metrics_set_trials(h->m, pending, running);
     }
     char *text = tsl_metrics_render(h->m);
     struct evbuffer *b = evbuffer_new();

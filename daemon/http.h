@@ -5,10 +5,13 @@
  * gRPC completion-queue loop nor the search pool ever waits on it.
  *
  *   /healthz  200 "ok" when health(ud) returns 1 (or health is NULL), else 503
- *   /metrics  tsl_metrics_render(), after refreshing tessel_plans_stored from store
+ *   /metrics  tsl_metrics_render(), after refreshing tessel_plans_stored and the
+ *             trials pending/running gauges from store
  *   /         version, uptime, queue; workers, profiles and the newest plans (up
- *             to 1000 rows each), every string HTML-escaped (http_page.c)
- *   /plan/FP  one plan's stages with an inline SVG time/memory chart; 404 if unknown
+ *             to 1000 rows each), the newest trials (50) and the calibrations,
+ *             every string HTML-escaped (http_page.c, http_trials.c)
+ *   /plan/FP  one plan's stages with an inline SVG time/memory chart and its
+ *             trials; 404 if unknown
  *   anything else 404; methods other than GET and HEAD 405 (with Allow)
  *
  * Ownership: m, store and ud are borrowed; they must outlive tsl_http_stop().

@@ -7,12 +7,13 @@
  */
 #include "http_page.h"
 
-#include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "http_html.h"
+#include "http_trials.h"
 #include "store_registry.h"
 
 #define GIB              (1024.0 * 1024.0 * 1024.0)
@@ -29,69 +30,14 @@ static const char PAGE_HEAD[] =
     "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
     "td.fp{font-family:monospace}\nsvg text{font-size:12px}\n"
     "rect.time{fill:#4878a8}rect.mem{fill:#e0a040}line.budget{stroke:#c00;stroke-width:2}\n"
+    "tr.chosen td{font-weight:bold}td.reason{color:#a00}\n"
+    "td.id{font-family:monospace;white-space:nowrap}rect.pred{fill:#a8c4e0}rect.meas{fill:#2a5480}"
+    "\n"
     "</style></head><body>\n<h1>tesseld</h1>\n";
 
 static const char PAGE_TAIL[] =
     "<p><a href=\"/\">status</a> &middot; <a href=\"/metrics\">metrics</a> &middot; "
     "<a href=\"/healthz\">healthz</a></p>\n</body></html>\n";
-
-/* Model names, hostnames and GPU models are whatever a client sent. */
-void tsl_page_escape(struct evbuffer *b, const char *s)
-{
-    for (; s != NULL && *s != '\0'; s++) {
-        switch (*s) {
-        case '<': evbuffer_add(b, "&lt;", 4); break;
-        case '>': evbuffer_add(b, "&gt;", 4); break;
-        case '&': evbuffer_add(b, "&amp;", 5); break;
-        case '"': evbuffer_add(b, "&quot;", 6); break;
-        case '\'': evbuffer_add(b, "&#39;", 5); break;
-        default: evbuffer_add(b, s, 1); break;
-        }
-    }
-}
-
-static void cell(struct evbuffer *b, bool num, const char *text)
-{
-    evbuffer_add_printf(b, "<td%s>", num ? " class=\"n\"" : "");
-    tsl_page_escape(b, text);
-    evbuffer_add(b, "</td>", 5);
-}
-
-static void cellf(struct evbuffer *b, const char *fmt, double v)
-{
-    char s[64];
-    snprintf(s, sizeof(s), fmt, v);
-    cell(b, true, s);
-}
-
-/* "42 s ago" style ages; 0 or a future time reads "never"/"now". */
-static void age(char *buf, size_t cap, int64_t now, int64_t then)
-{
-    if (then <= 0)
-        snprintf(buf, cap, "never");
-    else if (now - then < 120)
-        snprintf(buf, cap, "%lld s ago", (long long)(now > then ? now - then : 0));
-    else if (now - then < 7200)
-        snprintf(buf, cap, "%lld min ago", (long long)((now - then) / 60));
-    else
-        snprintf(buf, cap, "%.1f h ago", (double)(now - then) / 3600.0);
-}
-
-/* The store's rule (1–16 letters or digits): safe in an href as it stands. */
-static bool is_fingerprint(const char *s)
-{
-    size_t n = 0;
-    while (n <= 16 && isalnum((unsigned char)s[n]))
-        n++;
-    return n > 0 && n <= 16 && s[n] == '\0';
-}
-
-static void error_para(struct evbuffer *b, const char *what, const char *msg)
-{
-    evbuffer_add_printf(b, "<p class=\"error\">Cannot list %s: ", what);
-    tsl_page_escape(b, msg);
-    evbuffer_add_printf(b, "</p>\n");
-}
 
 static void limit_para(struct evbuffer *b, size_t n)
 {
@@ -137,16 +83,16 @@ static int add_worker(void *ud, const tsl_reg_worker_t *w)
     if (r->n++ >= TSL_PAGE_MAX_ROWS)
         return 0; /* keep counting */
     evbuffer_add_printf(r->b, "<tr>");
-    cell(r->b, false, w->hostname);
+    tsl_html_cell(r->b, false, w->hostname);
     snprintf(s, sizeof(s), "%u", w->n_devices);
-    cell(r->b, true, s);
-    cell(r->b, false, w->n_devices > 0 ? w->devices[0].model : "");
-    cell(r->b, false, w->state);
-    age(s, sizeof(s), r->now, w->last_seen_unix);
-    cell(r->b, false, s);
-    age(s, sizeof(s), r->now, w->profile_unix);
-    cell(r->b, false, s);
-    cell(r->b, false, w->simulated ? "simulated" : "measured");
+    tsl_html_cell(r->b, true, s);
+    tsl_html_cell(r->b, false, w->n_devices > 0 ? w->devices[0].model : "");
+    tsl_html_cell(r->b, false, w->state);
+    tsl_html_age(s, sizeof(s), r->now, w->last_seen_unix);
+    tsl_html_cell(r->b, false, s);
+    tsl_html_age(s, sizeof(s), r->now, w->profile_unix);
+    tsl_html_cell(r->b, false, s);
+    tsl_html_cell(r->b, false, w->simulated ? "simulated" : "measured");
     evbuffer_add_printf(r->b, "</tr>\n");
     return 0;
 }
@@ -161,7 +107,7 @@ static void add_workers(struct evbuffer *b, const tsl_page_ctx_t *c)
     int rc = tsl_registry_list(c->store, add_worker, &r, &err);
     evbuffer_add_printf(b, "</tbody></table>\n");
     if (rc != 0)
-        error_para(b, "workers", err.msg);
+        tsl_html_error(b, "workers", err.msg);
     else if (r.n == 0)
         evbuffer_add_printf(b, "<p>No workers registered.</p>\n");
     limit_para(b, r.n);
@@ -176,16 +122,16 @@ static int add_measurement(void *ud, const tsl_reg_measurement_t *m)
     if (r->n++ >= TSL_PAGE_MAX_ROWS)
         return 0;
     evbuffer_add_printf(r->b, "<tr>");
-    cell(r->b, false, m->gpu_model);
-    cell(r->b, false, m->simulated ? "simulated" : "measured");
-    cell(r->b, false, m->name);
-    cell(r->b, false, m->link_class);
-    cellf(r->b, "%.4g", m->value);
-    cell(r->b, false, m->unit);
+    tsl_html_cell(r->b, false, m->gpu_model);
+    tsl_html_cell(r->b, false, m->simulated ? "simulated" : "measured");
+    tsl_html_cell(r->b, false, m->name);
+    tsl_html_cell(r->b, false, m->link_class);
+    tsl_html_cellf(r->b, "%.4g", m->value);
+    tsl_html_cell(r->b, false, m->unit);
     snprintf(s, sizeof(s), "%u", m->n_samples);
-    cell(r->b, true, s);
-    age(s, sizeof(s), r->now, m->measured_unix);
-    cell(r->b, false, s);
+    tsl_html_cell(r->b, true, s);
+    tsl_html_age(s, sizeof(s), r->now, m->measured_unix);
+    tsl_html_cell(r->b, false, s);
     evbuffer_add_printf(r->b, "</tr>\n");
     return 0;
 }
@@ -201,7 +147,7 @@ static void add_profiles(struct evbuffer *b, const tsl_page_ctx_t *c)
     int rc = tsl_registry_profile(c->store, "", NULL, add_measurement, &r, &err);
     evbuffer_add_printf(b, "</tbody></table>\n");
     if (rc != 0)
-        error_para(b, "profiles", err.msg);
+        tsl_html_error(b, "profiles", err.msg);
     else if (r.n == 0)
         evbuffer_add_printf(b, "<p>No profiles reported.</p>\n");
     limit_para(b, r.n);
@@ -218,18 +164,18 @@ static int add_plan_row(void *ud, const tsl_stored_plan_t *p)
     if (gmtime_r(&t, &tm) == NULL || strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm) == 0)
         snprintf(when, sizeof(when), "%lld", (long long)p->created_unix);
     evbuffer_add_printf(r->b, "<tr><td class=\"fp\">");
-    if (is_fingerprint(p->fingerprint))
+    if (tsl_html_is_fingerprint(p->fingerprint))
         evbuffer_add_printf(r->b, "<a href=\"/plan/%s\">%s</a>", p->fingerprint, p->fingerprint);
     else
         tsl_page_escape(r->b, p->fingerprint);
     evbuffer_add_printf(r->b, "</td>");
-    cell(r->b, false, p->model_name);
-    cellf(r->b, "%.0f", p->n_devices);
-    cellf(r->b, "%.0f", p->global_batch);
-    cellf(r->b, "%.2f", p->samples_per_s);
-    cellf(r->b, "%.2f GiB", (double)p->peak_bytes / GIB);
-    cell(r->b, false, p->stale ? "stale" : "fresh");
-    cell(r->b, false, when);
+    tsl_html_cell(r->b, false, p->model_name);
+    tsl_html_cellf(r->b, "%.0f", p->n_devices);
+    tsl_html_cellf(r->b, "%.0f", p->global_batch);
+    tsl_html_cellf(r->b, "%.2f", p->samples_per_s);
+    tsl_html_cellf(r->b, "%.2f GiB", (double)p->peak_bytes / GIB);
+    tsl_html_cell(r->b, false, p->stale ? "stale" : "fresh");
+    tsl_html_cell(r->b, false, when);
     evbuffer_add_printf(r->b, "</tr>\n");
     r->n++;
     return 0;
@@ -249,7 +195,7 @@ static void add_plans(struct evbuffer *b, const tsl_page_ctx_t *c)
     int rc = tsl_store_list_plans(c->store, &f, add_plan_row, &r, next, sizeof(next), &err);
     evbuffer_add_printf(b, "</tbody></table>\n");
     if (rc != 0) {
-        error_para(b, "plans", err.msg);
+        tsl_html_error(b, "plans", err.msg);
         return;
     }
     evbuffer_add_printf(b, "<p>%zu shown of %lld stored (newest first).</p>\n", r.n,
@@ -264,6 +210,8 @@ void tsl_page_status(struct evbuffer *b, const tsl_page_ctx_t *c)
         add_workers(b, c);
         add_profiles(b, c);
         add_plans(b, c);
+        tsl_page_trials(b, c);
+        tsl_page_calibrations(b, c);
     } else {
         evbuffer_add_printf(b, "<p>No store attached.</p>\n");
     }
@@ -335,14 +283,14 @@ static void add_stage_table(struct evbuffer *b, const json_t *stages)
     for (size_t i = 0; i < json_array_size(stages) && i < CHART_MAX_STAGES; i++) {
         const json_t *s = json_array_get(stages, i);
         evbuffer_add_printf(b, "<tr>");
-        cellf(b, "%.0f", (double)i);
-        cellf(b, "%.0f", num(s, "n_layers"));
-        cellf(b, "%.0f", num(s, "n_devices"));
-        cellf(b, "%.3f", num(s, "time_s") * 1e3);
-        cellf(b, "%.3f", num(s, "p2p_s") * 1e3);
-        cellf(b, "%.2f", num(s, "ms_bytes") / GIB);
-        cellf(b, "%.2f", num(s, "act_bytes") / GIB);
-        cellf(b, "%.2f", num(s, "peak_bytes") / GIB);
+        tsl_html_cellf(b, "%.0f", (double)i);
+        tsl_html_cellf(b, "%.0f", num(s, "n_layers"));
+        tsl_html_cellf(b, "%.0f", num(s, "n_devices"));
+        tsl_html_cellf(b, "%.3f", num(s, "time_s") * 1e3);
+        tsl_html_cellf(b, "%.3f", num(s, "p2p_s") * 1e3);
+        tsl_html_cellf(b, "%.2f", num(s, "ms_bytes") / GIB);
+        tsl_html_cellf(b, "%.2f", num(s, "act_bytes") / GIB);
+        tsl_html_cellf(b, "%.2f", num(s, "peak_bytes") / GIB);
         evbuffer_add_printf(b, "</tr>\n");
     }
     evbuffer_add_printf(b, "</tbody></table>\n");
@@ -377,16 +325,18 @@ int tsl_page_plan(struct evbuffer *b, const tsl_page_ctx_t *c, const char *finge
 {
     tsl_stored_plan_t p = {0};
     tsl_err_t err = {0};
-    if (c->store == NULL || !is_fingerprint(fingerprint))
+    if (c->store == NULL || !tsl_html_is_fingerprint(fingerprint))
         return 1;
     int rc = tsl_store_get_plan(c->store, fingerprint, &p, &err);
     if (rc == 1)
         goto out;
     evbuffer_add(b, PAGE_HEAD, sizeof(PAGE_HEAD) - 1);
     if (rc != 0)
-        error_para(b, "the plan", err.msg);
-    else
+        tsl_html_error(b, "the plan", err.msg);
+    else {
         add_plan_body(b, &p);
+        tsl_page_plan_trials(b, c, p.fingerprint);
+    }
     evbuffer_add(b, PAGE_TAIL, sizeof(PAGE_TAIL) - 1);
 out:
     tsl_stored_plan_clear(&p);

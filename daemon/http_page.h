@@ -1,8 +1,10 @@
 /*
  * http_page.h — the status page's HTML (http.c serves it): daemon state,
- * workers, profiles and cached plans on "/", and one plan's stages with an
- * inline SVG time/memory chart on "/plan/FINGERPRINT". No script, no external
- * assets; every string from the store is HTML-escaped; tables are bounded.
+ * workers, profiles, cached plans, trials and calibrations on "/", and one
+ * plan's stages with an inline SVG time/memory chart and its trials on
+ * "/plan/FINGERPRINT" (the trial sections: http_trials.h). No script, no
+ * external assets; every string from the store is HTML-escaped (http_html.h);
+ * tables are bounded.
  *
  * store is the HTTP thread's own read connection (never the gRPC store), m the
  * daemon's metrics; both borrowed. Split from http.c so tests can render pages
@@ -15,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "http_html.h"
 #include "metrics.h"
 #include "store.h"
 
@@ -27,7 +30,6 @@ typedef struct tsl_page_ctx {
     int64_t now; /* Unix seconds, for ages */
 } tsl_page_ctx_t;
 
-void tsl_page_escape(struct evbuffer *b, const char *s);
 void tsl_page_status(struct evbuffer *b, const tsl_page_ctx_t *c);
 /* 0 rendered, 1 no such plan (b untouched), -1 the store failed (b holds the reason). */
 int tsl_page_plan(struct evbuffer *b, const tsl_page_ctx_t *c, const char *fingerprint);

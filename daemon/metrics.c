@@ -53,6 +53,7 @@ struct tsl_metrics {
     double search_sum_s;
     uint64_t cache_hits, cache_misses;
     int64_t queued, running, plans;
+    int64_t trials_pending, trials_running;
     _Atomic uint64_t refused[TSL_REFUSED_N]; /* lock-free: counted on hot refusal paths */
     _Atomic uint64_t trials[3];              /* started, done, failed */
 };
@@ -159,6 +160,16 @@ void tsl_metrics_trial(tsl_metrics_t *m, const char *event)
     for (int i = 0; m && i < 3; i++)
         if (strcmp(event, TRIAL_EVENTS[i]) == 0)
             atomic_fetch_add(&m->trials[i], 1);
+}
+
+void tsl_metrics_set_trials(tsl_metrics_t *m, int64_t pending, int64_t running)
+{
+    if (m == NULL)
+        return;
+    pthread_mutex_lock(&m->mu);
+    m->trials_pending = pending;
+    m->trials_running = running;
+    pthread_mutex_unlock(&m->mu);
 }
 
 void tsl_metrics_refused(tsl_metrics_t *m, tsl_refused_t reason)
@@ -331,6 +342,11 @@ static void render_scalars(FILE *f, const tsl_metrics_t *m)
     for (int i = 0; i < 3; i++)
         fprintf(f, "tessel_trials_total{event=\"%s\"} %llu\n", TRIAL_EVENTS[i],
                 (unsigned long long)atomic_load(&m->trials[i]));
+    put_header(f, "tessel_trials_pending", "gauge",
+               "Trials waiting for their workers or for the trial before them in their batch.");
+    fprintf(f, "tessel_trials_pending %lld\n", (long long)m->trials_pending);
+    put_header(f, "tessel_trials_running", "gauge", "Trials running now.");
+    fprintf(f, "tessel_trials_running %lld\n", (long long)m->trials_running);
 }
 
 /* Unreadable fields are left out rather than exported as -1. */

@@ -29,6 +29,9 @@ void tsl_metrics_set_plans(tsl_metrics_t *m, int64_t stored);
 
 /* tessel_trials_total{event}: event "started", "done" or "failed" (others ignored). */
 void tsl_metrics_trial(tsl_metrics_t *m, const char *event);
+/* gauges tessel_trials_pending / tessel_trials_running: trials in those states now
+ * (the HTTP thread re-counts them from the store on each scrape). */
+void tsl_metrics_set_trials(tsl_metrics_t *m, int64_t pending, int64_t running);
 
 /* Refused before any handler ran: tessel_refused_total{reason}. Reasons are
  * the fixed set below; the counters are atomics, callable from any thread. */

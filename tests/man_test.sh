@@ -32,8 +32,13 @@ for page in tesselctl.1 tesseld.8 tessel-worker.8; do
     fi
 done
 
-# Every long option of tesselctl's usage texts is in tesselctl(1).
-for cmd in "" plan eval "plans list" "plans show" "plans export" health; do
+# Every long option of tesselctl's usage texts is in tesselctl(1); each text must be
+# the command's own (a subcommand that lost its --help would pass vacuously).
+for cmd in "" plan eval "plans list" "plans show" "plans export" health \
+    trial "trial start" "trial show" "trial list" "trial watch"; do
+    # shellcheck disable=SC2086
+    "$ctl" $cmd --help 2>&1 | head -n 1 | grep -q "^usage: tesselctl $cmd" ||
+        echo "(no usage text of 'tesselctl $cmd --help')"
     # shellcheck disable=SC2086
     "$ctl" $cmd --help 2>&1 | grep -o -- '--[a-z][a-z-]*' | sort -u | while read -r opt; do
         grep -q -- "$opt" "$tmp/tesselctl.1.txt" || echo "$opt"

@@ -3,7 +3,9 @@
  * /metrics (content type, parsable, plans gauge refreshed from the store), / (the
  * status page lists a stored plan with its <script> name escaped), 404, 405, HEAD,
  * and start errors; the page's workers, profiles, daemon figures and a plan's
- * per-stage SVG chart (/plan/FP). The client is a raw socket written here.
+ * per-stage SVG chart (/plan/FP); trials and calibrations (http_trials.c) on both
+ * pages with a hostile hostname and failure reason, and the trial gauges. The
+ * client is a raw socket written here.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -20,7 +22,10 @@
 #include "check.h"
 #include "http.h"
 #include "http_page.h"
+#include "calibration.h"
+#include "http_trials.h"
 #include "store_registry.h"
+#include "store_trials.h"
 
 static char tmpdir[256];
 static atomic_int serving = 1;
@@ -135,6 +140,115 @@ static void add_worker(tsl_store_t *s)
         fprintf(stderr, "registry: %s\n", err.msg);
 }
 
+/* ---- trials and a calibration (store_trials.h, calibration.h) ---- */
+
+/* The plan object a trial ran: one stage of 2 devices, 2 micro-batches, tp2. */
+static const char TRIAL_PLAN[] =
+    "{\"label\": \"tessel\", \"pp\": 1, \"global_batch\": 8, \"micro_batch\": 4, \"n_micro\": 2,"
+    " \"iter_time_s\": 0.5, \"peak_bytes\": 4294967296, \"stages\": [{\"first_layer\": 0,"
+    " \"n_layers\": 26, \"first_device\": 0, \"n_devices\": 2, \"time_s\": 0.25,"
+    " \"time_nosync_s\": 0.2, \"p2p_s\": 0.01, \"runs\": [{\"first_layer\": 0, \"count\": 26,"
+    " \"strategy\": \"tp2\"}]}]}";
+
+/* A worker-supplied hostname and error text that try to break out of an attribute. */
+#define HOSTILE_HOST "gpu\"><script>alert(1)</script>"
+/* 56 bytes, then "caf\xC3\xA9": byte 60 falls inside the é, so the cut goes before it. */
+#define HOSTILE_ERROR                                                                              \
+    "rank 1 (worker w-b, host <img src=x onerror=alert(2)>): caf\xC3\xA9 executor failed: out "    \
+    "of memory while allocating the activations of stage 0"
+
+static void new_trial(tsl_trial_t *t, const char *fp, uint32_t index, int64_t created)
+{
+    memset(t, 0, sizeof(*t));
+    tsl_trials_new_id("t-", t->trial_id);
+    snprintf(t->batch_id, sizeof(t->batch_id), "b-%s", fp);
+    t->batch_pos = index;
+    snprintf(t->plan_fingerprint, sizeof(t->plan_fingerprint), "%s", fp);
+    t->plan_index = index;
+    snprintf(t->plan_label, sizeof(t->plan_label), index ? "alternative" : "tessel");
+    t->world_size = t->n_ranks = 2;
+    t->iterations = 5;
+    t->timeout_s = 60;
+    snprintf(t->comm, sizeof(t->comm), "tcp");
+    snprintf(t->devops, sizeof(t->devops), "cpu");
+    t->simulated = true;
+    snprintf(t->gpu_model, sizeof(t->gpu_model), "sim <A100>");
+    t->global_batch = 8;
+    t->predicted_iter_time_s = 0.5;
+    t->predicted_peak_bytes = 4ULL << 30;
+    t->created_unix = created;
+    t->plan_json = strdup(TRIAL_PLAN);
+    t->ranks = calloc(2, sizeof(*t->ranks));
+    for (uint32_t r = 0; r < 2; r++) {
+        t->ranks[r].rank = r;
+        snprintf(t->ranks[r].worker_id, sizeof(t->ranks[r].worker_id), "w-%u", r);
+        snprintf(t->ranks[r].hostname, sizeof(t->ranks[r].hostname), "%s",
+                 r ? HOSTILE_HOST : "node-a");
+    }
+}
+
+/* Both ranks report 0.6 s (fwd 0.15, bwd 0.3, comm 0.075) and 5 GiB: done, chosen. */
+static void run_done(tsl_store_t *s, const tsl_trial_t *t, tsl_err_t *err)
+{
+    tsl_trial_t got;
+    bool all = false;
+    tsl_trials_start(s, t->trial_id, (int64_t)time(NULL) - 20, err);
+    for (uint32_t r = 0; r < 2; r++) {
+        tsl_trial_rank_t res = {.rank = r, .iter_time_s = 0.6, .peak_bytes = 5ULL << 30};
+        snprintf(res.phase_json, sizeof(res.phase_json),
+                 "{\"fwd\": 0.15, \"bwd\": 0.3, \"comm\": 0.075}");
+        tsl_trials_rank_result(s, t->trial_id, &res, (int64_t)time(NULL), &all, err);
+    }
+    if (tsl_trials_get(s, t->trial_id, &got, err) != 0)
+        return;
+    got.measured_iter_time_s = 0.6;
+    got.measured_peak_bytes = 5ULL << 30;
+    got.measured_samples_per_s = 8 / 0.6;
+    got.time_error = (0.5 - 0.6) / 0.6;
+    got.memory_error = (4.0 - 5.0) / 5.0;
+    tsl_trials_finish_done(s, &got, (int64_t)time(NULL), err);
+    tsl_trials_set_chosen(s, t->trial_id, err);
+    tsl_trial_clear(&got);
+}
+
+/* On the charted plan: #0 done and chosen, #1 failed with HOSTILE_ERROR; on
+ * 0123456789abcdef one running and one pending. Then the sim key's calibration. */
+static char chosen_id[TSL_TRIAL_ID_LEN + 1];
+static void add_trials(tsl_store_t *s)
+{
+    tsl_trial_t t[4];
+    tsl_err_t err = {0};
+    tsl_calib_t fit;
+    int64_t now = (int64_t)time(NULL);
+    new_trial(&t[0], "00000000000000aa", 0, now - 60);
+    new_trial(&t[1], "00000000000000aa", 1, now - 60);
+    new_trial(&t[2], "0123456789abcdef", 0, now - 10);
+    new_trial(&t[3], "0123456789abcdef", 1, now - 10);
+    if (tsl_trials_create(s, t, 2, &err) != 0 || tsl_trials_create(s, t + 2, 2, &err) != 0)
+        fprintf(stderr, "trials: %s\n", err.msg);
+    snprintf(chosen_id, sizeof(chosen_id), "%s", t[0].trial_id);
+    run_done(s, &t[0], &err);
+    tsl_trials_start(s, t[1].trial_id, now - 5, &err);
+    tsl_trials_fail(s, t[1].trial_id, HOSTILE_ERROR, now, &err);
+    tsl_trials_start(s, t[2].trial_id, now - 5, &err);
+    if (tsl_calibration_refit(s, "sim <A100>", true, &fit, &err) != 0 || fit.n_samples != 1)
+        fprintf(stderr, "calibration: %u samples: %s\n", fit.n_samples, err.msg);
+    for (int i = 0; i < 4; i++)
+        tsl_trial_clear(&t[i]);
+}
+
+/* The rows (<tr>, the header's included) of the table with this id. */
+static int table_rows(const char *html, const char *id)
+{
+    char open[96];
+    snprintf(open, sizeof(open), "<table id=\"%s\">", id);
+    const char *a = strstr(html, open), *z = a ? strstr(a, "</table>") : NULL;
+    int n = 0;
+    for (const char *p = a; p && z && (p = strstr(p, "<tr")) != NULL && p < z; p += 3)
+        n++;
+    return n;
+}
+
 static int count(const char *hay, const char *needle)
 {
     int n = 0;
@@ -173,6 +287,7 @@ static tsl_store_t *make_store(void)
     tsl_store_mark_stale(s, "fedcba9876543210", true, &err);
     add_charted_plan(s);
     add_worker(s);
+    add_trials(s);
     return s;
 }
 
@@ -204,6 +319,9 @@ static void test_pages(tsl_store_t *store)
     CHECK(r.body && strstr(r.body, "tessel_requests_total{method=\"GetPlan\",code=\"OK\"} 1"),
           "counter");
     CHECK(r.body && strstr(r.body, "# TYPE tessel_search_seconds histogram"), "histogram");
+    CHECK(r.body && strstr(r.body, "\ntessel_trials_pending 1\n") &&
+              strstr(r.body, "\ntessel_trials_running 1\n"),
+          "trial gauges from the store:\n%s", r.body);
     free(r.body);
 
     CHECK(fetch(port, "GET", "/", &r) == 0 && r.status == 200, "status page 200 (%d)", r.status);
@@ -275,6 +393,96 @@ static void test_page_render(tsl_store_t *store)
     tsl_metrics_free(m);
 }
 
+static char *render_status(tsl_store_t *store)
+{
+    tsl_metrics_t *m = tsl_metrics_new();
+    struct evbuffer *b = evbuffer_new();
+    tsl_page_ctx_t c = {.store = store, .m = m, .healthy = true, .now = (int64_t)time(NULL)};
+    tsl_page_status(b, &c);
+    evbuffer_add(b, "", 1);
+    char *html = strdup((const char *)evbuffer_pullup(b, -1));
+    evbuffer_free(b);
+    tsl_metrics_free(m);
+    return html;
+}
+
+/* "/": the Trials and Calibration sections, newest first, predicted next to
+ * measured with the errors, the chosen marker, hostile hostnames and error
+ * texts escaped (the error cut short, whole in its title). */
+static void test_trials_render(tsl_store_t *store)
+{
+    char *html = render_status(store);
+    CHECK(table_rows(html, "trials") == 5, "a header and four trials (%d):\n%s",
+          table_rows(html, "trials"), html);
+    CHECK(strstr(html, "4 shown of 4 stored (newest first, at most 50)") != NULL, "bound said");
+    CHECK(
+        strstr(html, "<a href=\"/plan/00000000000000aa#trials\">00000000000000aa</a> #0 tessel") &&
+            strstr(html, "#1 alternative"),
+        "trials link to their plan's trials");
+    const char *running = strstr(html, ">running<"), *done = strstr(html, ">done<");
+    CHECK(running && done && running < done, "newest first");
+    CHECK(strstr(html, ">pending<") && strstr(html, ">failed<"), "every status");
+    CHECK(count(html, "<tr class=\"chosen\">") == 1 && strstr(html, "<td>chosen</td>"),
+          "one chosen trial, marked");
+    CHECK(strstr(html, "<td class=\"n\">500</td><td class=\"n\">600</td><td "
+                       "class=\"n\">-16.7%</td><td class=\"n\">4</td><td class=\"n\">5</td>"
+                       "<td class=\"n\">-20.0%</td>"),
+          "predicted, measured and the errors of the done trial");
+    CHECK(strstr(html, "<td class=\"n\">2/2</td>") && strstr(html, "<td class=\"n\">0/2</td>"),
+          "ranks done of the world");
+    CHECK(strstr(html, "sim &lt;A100&gt; (simulated)") != NULL, "hardware key escaped");
+    CHECK(strstr(html, "node-a, gpu&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;") != NULL,
+          "hostnames listed, escaped");
+    CHECK(strstr(html, "<script") == NULL && strstr(html, "<img") == NULL,
+          "no markup from the store");
+    CHECK(strstr(html, "<td class=\"reason\" title=\"rank 1 (worker w-b, host &lt;img src=x "
+                       "onerror=alert(2)&gt;): caf\xC3\xA9 executor failed: out of memory while "
+                       "allocating the activations of stage 0\">rank 1 (worker w-b, host "
+                       "&lt;img src=x onerror=alert(2)&gt;): caf\xE2\x80\xA6</td>"),
+          "reason cut before the character byte 60 falls in, whole in the title:\n%s", html);
+    CHECK(count(html, "activations of stage 0") == 1, "the whole reason once (the title)");
+    CHECK(table_rows(html, "calibration") == 2, "one calibrated key");
+    CHECK(strstr(html, "<td>sim &lt;A100&gt;</td><td>simulated</td><td class=\"n\">1</td>") != NULL,
+          "the key, its source and trials fitted");
+    CHECK(strstr(html, "tokens &lt; 4096: \xC3\x97") && strstr(html, "tokens \xE2\x89\xA5 65536"),
+          "compute factor per token range");
+    CHECK(strstr(html, "16.7% \xE2\x86\x92 ") != NULL, "iteration error before (the trial's) "
+                                                       "and after");
+    free(html);
+}
+
+/* /plan/FP: its own trials only, the chosen one named. */
+static void test_plan_trials(tsl_store_t *store)
+{
+    tsl_page_ctx_t c = {.store = store, .healthy = true, .now = (int64_t)time(NULL)};
+    struct evbuffer *b = evbuffer_new();
+    CHECK(tsl_page_plan(b, &c, "00000000000000aa") == 0, "plan page");
+    evbuffer_add(b, "", 1);
+    const char *html = (const char *)evbuffer_pullup(b, -1);
+    CHECK(strstr(html, "<h2 id=\"trials\">") && table_rows(html, "plan-trials") == 3,
+          "its two trials:\n%s", html);
+    CHECK(strstr(html, ">pending<") == NULL && strstr(html, ">running<") == NULL,
+          "not the other plan's");
+    CHECK(strstr(html, "<tr class=\"chosen\"><td class=\"id\">") && strstr(html, chosen_id),
+          "the chosen one marked");
+    char want[128];
+    snprintf(want, sizeof(want), "now this plan's answer: <b>%s</b>", chosen_id);
+    CHECK(strstr(html, want) != NULL, "the chosen one named");
+    CHECK(strstr(html, "<a href=\"/plan/") == NULL, "no link to itself");
+    CHECK(count(html, "<svg id=\"trial-chart\"") == 1 && count(html, "<g class=\"trial\">") == 1,
+          "a chart of the one done trial");
+    CHECK(strstr(html, ">#0 chosen<title>") &&
+              strstr(html, "width=\"333.3\" height=\"11\"><title>predicted 500 ms") &&
+              strstr(html, "width=\"400.0\" height=\"11\"><title>measured 600 ms"),
+          "predicted and measured bars, scaled to the larger:\n%s", html);
+    evbuffer_free(b);
+    b = evbuffer_new();
+    CHECK(tsl_page_plan(b, &c, "fedcba9876543210") == 0, "a plan without trials");
+    evbuffer_add(b, "", 1);
+    CHECK(strstr((const char *)evbuffer_pullup(b, -1), "Not run for real yet") != NULL, "says so");
+    evbuffer_free(b);
+}
+
 /* /plan/FP: one bar group per stage, bars scaled to the slowest stage and the
  * largest of budget and peaks, the budget line; unknown and malformed → 404. */
 static void test_plan_page(tsl_store_t *store)
@@ -288,7 +496,8 @@ static void test_plan_page(tsl_store_t *store)
     CHECK(fetch(port, "GET", "/plan/00000000000000aa", &r) == 0 && r.status == 200,
           "plan page 200 (%d)", r.status);
     CHECK(has_header(&r, "Content-Security-Policy: default-src 'none'"), "CSP on the plan page");
-    CHECK(r.body && count(r.body, "<svg ") == 1 && count(r.body, "<g class=\"stage\"") == 3,
+    CHECK(r.body && count(r.body, "<svg id=\"chart\"") == 1 &&
+              count(r.body, "<g class=\"stage\"") == 3,
           "one chart, three stage groups:\n%s", r.body);
     CHECK(r.body && count(r.body, "<rect class=\"time\"") == 3 &&
               count(r.body, "<rect class=\"mem\"") == 3,
@@ -298,8 +507,7 @@ static void test_plan_page(tsl_store_t *store)
     CHECK(r.body && strstr(r.body, "width=\"120.0\" height=\"18\"><title>4.00 GiB") &&
               strstr(r.body, "<line class=\"budget\" x1=\"640.0\""),
           "memory against the budget");
-    CHECK(r.body && strstr(r.body, "<table id=\"stages\">") && count(r.body, "<tr>") == 4,
-          "stage table");
+    CHECK(r.body && table_rows(r.body, "stages") == 4, "stage table");
     free(r.body);
     CHECK(fetch(port, "GET", "/plan/0123456789abcdef", &r) == 0 && r.status == 200 &&
               strstr(r.body, "no stages to chart"),
@@ -364,6 +572,8 @@ int main(void)
         test_pages(store);
         test_page_render(store);
         test_plan_page(store);
+        test_trials_render(store);
+        test_plan_trials(store);
         tsl_store_close(store);
     }
     test_no_store_and_errors();

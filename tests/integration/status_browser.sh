@@ -6,9 +6,16 @@
 # bar group per stage of the stored plan, and Chromium's log (--enable-logging
 # --v=0 prints console messages as ":CONSOLE") must hold no console message at
 # all: the page has no script, so any (an error, a CSP violation) is a fault.
-# With TESSEL_WORKER and a device file, a `sim` tessel-worker registers first,
-# and its row and its profile's figures must be on the page (read through the
-# HTTP thread's own connection). Skips (77) without chromium.
+# With TESSEL_WORKER and a device file, a `sim` tessel-worker (one simulated
+# GPU) registers first, and its row and its profile's figures must be on the
+# page (read through the HTTP thread's own connection); then a tiny GPT (4
+# blocks, hidden 64: seconds on the cpu device ops) planned on `--cluster
+# registered` runs as a trial (tesselctl trial start --wait, 2 iterations), and
+# "/" must show it done and chosen in the Trials table with its plan linked, the
+# sim key in the Calibration table, and "/plan/FP" the trial among the plan's
+# (chosen) with its predicted/measured bar pair.
+# The Trials and Calibration tables are there either way. Skips (77) without
+# chromium.
 #
 # usage: status_browser.sh TESSELCTL TESSELD [TESSEL_WORKER DEVICE_FILE]
 set -u
@@ -53,7 +60,10 @@ die() {
     exit 1
 }
 
-port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port() {
+    "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+port=$(free_port)
 cat >"$tmp/tesseld.ini" <<INI
 [server]
 unix_socket = $sock
@@ -84,9 +94,14 @@ token_file = $tmp/worker.token
 [node]
 backend = sim
 device_file = $DEVICE_FILE
+gpus = 0
 heartbeat_s = 1
 [profile]
 quick = yes
+[trials]
+address = 127.0.0.1
+port = $(free_port)
+poll_s = 1
 INI
     "$WORKER" run --config "$tmp/worker.conf" --node-name "sim-<a>" --state-dir "$tmp/state" \
         >"$tmp/worker.log" 2>&1 &
@@ -106,6 +121,24 @@ print(d["fingerprint"], len(d["plan"]["stages"]))' "$tmp/plan.json")
 [ "${stages:-0}" -ge 2 ] || die "expected a plan of 2 or more stages, got '${stages:-}'"
 ok "stored plan $fp with $stages stages"
 
+# A trial of a tiny plan on the sim worker: done, and chosen as its batch's best.
+tfp=
+trial_id=
+if [ -n "$WORKER" ]; then
+    cat >"$tmp/tiny.json" <<'JSON'
+{"model_type": "gpt2", "n_layer": 4, "n_embd": 64, "n_head": 4, "n_positions": 32, "vocab_size": 128}
+JSON
+    TESSEL_TOKEN=$SCHED timeout 120 "$CTL" --server "unix:$sock" plan --hf-config "$tmp/tiny.json" \
+        --cluster registered --batch 8 --no-baselines --json >"$tmp/tiny-plan.json" 2>"$tmp/tiny-plan.err" ||
+        die "tesselctl plan --cluster registered" "$tmp/tiny-plan.err"
+    tfp=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["fingerprint"])' "$tmp/tiny-plan.json")
+    TESSEL_TOKEN=$SCHED timeout 180 "$CTL" --server "unix:$sock" trial start --iterations 2 --warmup 1 \
+        --wait --json "$tfp" >"$tmp/trial.json" 2>"$tmp/trial.err" ||
+        die "tesselctl trial start --wait (worker log below)" "$tmp/worker.log"
+    trial_id=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["trial_ids"][0])' "$tmp/trial.json")
+    ok "trial $trial_id of plan $tfp ran on the sim worker"
+fi
+
 # render URL NAME — the DOM in $tmp/NAME.html, Chromium's log in $tmp/NAME.log.
 render() {
     timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
@@ -121,7 +154,7 @@ render() {
 }
 
 render "http://127.0.0.1:$port/" status
-for t in daemon workers profiles plans; do
+for t in daemon workers profiles plans trials calibration; do
     grep -q "<table id=\"$t\">" "$tmp/status.html" && ok "status: table $t" || fail "status: no table $t"
 done
 grep -q "<a href=\"/plan/$fp\">$fp</a>" "$tmp/status.html" && ok "status: plan linked" ||
@@ -132,6 +165,19 @@ if [ -n "$WORKER" ]; then
         ok "status: the sim worker, escaped, online" || fail "status: no online worker sim-<a>"
     grep -q '<td>gemm_fwd</td>' "$tmp/status.html" && grep -q '<td>simulated</td>' "$tmp/status.html" &&
         ok "status: its simulated profile" || fail "status: no profile rows"
+fi
+if [ -n "$trial_id" ]; then
+    # The trial's row: its id, the plan linked to its trials, done, chosen.
+    row=$(grep -o "<tr class=\"chosen\"><td class=\"id\">$trial_id</td>.*</tr>" "$tmp/status.html")
+    case $row in
+    *"<a href=\"/plan/$tfp#trials\">$tfp</a>"*"<td>done</td>"*"<td>chosen</td>"*)
+        ok "status: the trial done and chosen, its plan linked" ;;
+    *) fail "status: no chosen done row for $trial_id: ${row:-(none)}" ;;
+    esac
+    grep -q '<td class="n">1/1</td>' "$tmp/status.html" && ok "status: its rank done" ||
+        fail "status: ranks done not 1/1"
+    grep -Eq '<tr><td>[^<]+</td><td>simulated</td><td class="n">1</td>' "$tmp/status.html" &&
+        ok "status: the sim key calibrated from the one trial" || fail "status: no calibration row"
 fi
 grep -q "<th>uptime</th>" "$tmp/status.html" && grep -q "queued," "$tmp/status.html" &&
     ok "status: uptime and queue" || fail "status: uptime or queue missing"
@@ -146,6 +192,17 @@ n_mem=$(grep -o '<rect class="mem"' "$tmp/plan.html" | wc -l)
     ok "plan: $stages bar groups, a time and a memory bar each" ||
     fail "plan: $n_groups groups, $n_time time and $n_mem memory bars for $stages stages"
 grep -q '<table id="stages">' "$tmp/plan.html" && ok "plan: stage table" || fail "plan: no stage table"
+grep -q '<table id="plan-trials">' "$tmp/plan.html" && grep -q 'Not run for real yet' "$tmp/plan.html" &&
+    ok "plan: a trials table, empty" || fail "plan: no empty trials table on /plan/$fp"
+
+if [ -n "$trial_id" ]; then
+    render "http://127.0.0.1:$port/plan/$tfp" tplan
+    grep -q "<tr class=\"chosen\"><td class=\"id\">$trial_id</td>" "$tmp/tplan.html" &&
+        grep -q "answer: <b>$trial_id</b>" "$tmp/tplan.html" &&
+        ok "plan $tfp: its trial, chosen" || fail "plan $tfp: trial $trial_id not listed as chosen"
+    [ "$(grep -o '<g class="trial">' "$tmp/tplan.html" | wc -l)" -eq 1 ] &&
+        ok "plan $tfp: a predicted/measured bar pair for the trial" || fail "plan $tfp: no trial chart"
+fi
 
 if [ "$failures" -ne 0 ]; then
     echo "$failures check(s) failed"
