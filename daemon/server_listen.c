@@ -187,6 +187,23 @@ static grpc_server_credentials *tcp_credentials(const tsl_config_t *cfg, tsl_err
     return creds;
 }
 
+/* tesseld hands TLS connections to gRPC's acceptor through the C++ ABI of
+ * grpc_core::TcpServerFdHandler (server_accept.c), checked on gRPC core 29
+ * (gRPC 1.51, Debian 12) and declared alike from core 8 (1.25) to 29. Another
+ * core keeps gRPC's own TLS listener — which stops for good at the first
+ * EMFILE — rather than call through a layout nobody checked. */
+static bool tls_acceptor_known(void)
+{
+    int major = atoi(grpc_version_string());
+    if (major >= 8 && major <= 29)
+        return true;
+    tsl_log_warnx("tcp: gRPC core %s is newer than tesseld knows: TLS connections are "
+                  "accepted by gRPC's own listener, which does not survive running out of "
+                  "descriptors (docs/operations.md)",
+                  grpc_version_string());
+    return false;
+}
+
 static int listen_tcp(tsl_server_t *s, tsl_err_t *err)
 {
     const tsl_config_t *cfg = s->cfg;
@@ -203,13 +220,20 @@ static int listen_tcp(tsl_server_t *s, tsl_err_t *err)
         grpc_server_credentials *creds = tcp_credentials(cfg, err);
         if (!creds)
             return -1;
-        grpc_server_add_http2_port(s->server, TSL_TLS_ACCEPTOR, creds);
-        grpc_server_credentials_release(creds);
-        if (!s->tls_acceptor)
-            return tsl_err_set(err, "tcp: this gRPC library made no external-connection "
-                                    "acceptor for the TLS listener");
-        if (tsl_accept_bind_tcp(s, cfg->tcp, true, err) != 0)
-            return -1;
+        if (!tls_acceptor_known()) {
+            int port = grpc_server_add_http2_port(s->server, cfg->tcp, creds);
+            grpc_server_credentials_release(creds);
+            if (port == 0)
+                return tsl_err_set(err, "tcp: cannot listen on %s (TLS)", cfg->tcp);
+        } else {
+            grpc_server_add_http2_port(s->server, TSL_TLS_ACCEPTOR, creds);
+            grpc_server_credentials_release(creds);
+            if (!s->tls_acceptor)
+                return tsl_err_set(err, "tcp: this gRPC library made no external-connection "
+                                        "acceptor for the TLS listener");
+            if (tsl_accept_bind_tcp(s, cfg->tcp, true, err) != 0)
+                return -1;
+        }
     }
     size_t used = strlen(s->listening);
     snprintf(s->listening + used, sizeof s->listening - used, "%stcp %s%s", used ? ", " : "",
