@@ -368,16 +368,21 @@ static int insert_measurements(sqlite3 *db, const char *worker_id, const char *r
 }
 
 /* The hardware rows of (model, sim) from each worker's newest report of that
- * kind: per-device rows of that model's GPUs, node rows of workers holding one. */
+ * kind: per-device rows of that model's GPUs, node rows of workers holding one.
+ * A link probe's report (report_id "link-<trial>", agent_trial_link.c) holds
+ * only inter-node figures: the newest of those is taken beside the newest
+ * profile, so neither hides the other. */
 static const char REBUILD_SQL[] =
     "INSERT OR REPLACE INTO hardware (gpu_model, link_class, name, labels_json, unit, value, "
     "n_samples, simulated, updated_unix) "
     "SELECT ?1, p.link_class, p.name, p.labels_json, p.unit, avg(p.value), count(*), ?2, ?3 "
     "FROM profiles p WHERE p.simulated = ?2 AND p.report_id IN ("
     "  SELECT (SELECT r.report_id FROM profile_reports r WHERE r.worker_id = w.worker_id "
-    "          AND r.simulated = ?2 ORDER BY r.received_unix DESC, r.rowid DESC LIMIT 1) "
-    "  FROM workers w WHERE EXISTS (SELECT 1 FROM devices d WHERE d.worker_id = w.worker_id "
-    "                               AND d.model = ?1)) "
+    "          AND r.simulated = ?2 AND (r.report_id LIKE 'link-%') = (k.link = 1) "
+    "          ORDER BY r.received_unix DESC, r.rowid DESC LIMIT 1) "
+    "  FROM workers w, (SELECT 0 AS link UNION ALL SELECT 1) k "
+    "  WHERE EXISTS (SELECT 1 FROM devices d WHERE d.worker_id = w.worker_id "
+    "                AND d.model = ?1)) "
     "AND (p.device_index IS NULL OR EXISTS (SELECT 1 FROM devices d WHERE "
     "     d.worker_id = p.worker_id AND d.device_index = p.device_index AND d.model = ?1)) "
     "GROUP BY p.link_class, p.name, p.labels_json, p.unit";
