@@ -30,7 +30,7 @@
 #include "err.h"
 
 #define TSL_AGENT_MAX_DEVICES 64u
-#define TSL_AGENT_MAX_LABELS  6u
+#define TSL_AGENT_MAX_LABELS  8u
 
 /* ---- configuration (agent_config.c) -------------------------------------------------------- */
 
@@ -266,10 +266,11 @@ void tsl_agent_link_bandwidth(int op, uint64_t bytes, double time_s, double *alg
                               double *busbw_gbps);
 uint64_t tsl_agent_link_max_bytes(const char *comm, uint64_t memory_limit);
 /* The link rows as profile measurements (sendrecv_/allreduce_ busbw, algbw,
- * time; labels op, bytes, group=2, peer, comm, link=inter-node); 0 or -1. */
-int tsl_agent_link_profile(const tsl_agent_link_row_t *rows, uint32_t n, const char *peer,
-                           const char *comm, const char *trial_id, tsl_agent_profile_t *p,
-                           tsl_err_t *err);
+ * time; labels op, bytes, group=2, node (this one), peer, comm, link=inter-node);
+ * 0 or -1. */
+int tsl_agent_link_profile(const tsl_agent_link_row_t *rows, uint32_t n, const char *node,
+                           const char *peer, const char *comm, const char *trial_id,
+                           tsl_agent_profile_t *p, tsl_err_t *err);
 
 /* One line "kind text\n" to fd, whole (the agent splits on newlines). */
 int tsl_agent_put_line(int fd, const char *kind, const char *fmt, ...)

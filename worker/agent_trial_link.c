@@ -186,26 +186,26 @@ int tsl_agent_link_probe(const tsl_agent_assignment_t *a, tsl_devops_t *dev, tsl
 
 /* Measurement m: name, unit, value and the probe's labels. */
 static void put(tsl_agent_measurement_t *m, const tsl_agent_link_row_t *r, const char *what,
-                const char *unit, double value, const char *peer, const char *comm)
+                const char *unit, double value, const char *const ends[3])
 {
     memset(m, 0, sizeof *m);
     snprintf(m->name, sizeof m->name, "%s_%s", r->op, what);
     snprintf(m->unit, sizeof m->unit, "%s", unit);
     m->value = value;
-    const char *keys[] = {"op", "bytes", "group", "peer", "comm", "link"};
+    const char *keys[] = {"op", "bytes", "group", "node", "peer", "comm", "link"};
     char bytes[24];
     snprintf(bytes, sizeof bytes, "%llu", (unsigned long long)r->bytes);
-    const char *vals[] = {r->op, bytes, "2", peer, comm, "inter-node"};
-    for (uint32_t i = 0; i < TSL_AGENT_MAX_LABELS && i < 6; i++) {
+    const char *vals[] = {r->op, bytes, "2", ends[0], ends[1], ends[2], "inter-node"};
+    for (uint32_t i = 0; i < TSL_AGENT_MAX_LABELS && i < 7; i++) {
         snprintf(m->keys[i], sizeof m->keys[i], "%s", keys[i]);
         snprintf(m->values[i], sizeof m->values[i], "%s", vals[i]);
     }
-    m->n_labels = 6;
+    m->n_labels = 7;
 }
 
-int tsl_agent_link_profile(const tsl_agent_link_row_t *rows, uint32_t n, const char *peer,
-                           const char *comm, const char *trial_id, tsl_agent_profile_t *p,
-                           tsl_err_t *err)
+int tsl_agent_link_profile(const tsl_agent_link_row_t *rows, uint32_t n, const char *node,
+                           const char *peer, const char *comm, const char *trial_id,
+                           tsl_agent_profile_t *p, tsl_err_t *err)
 {
     memset(p, 0, sizeof *p);
     if (!(p->m = calloc(n ? 3 * (size_t)n : 1, sizeof *p->m)))
@@ -213,11 +213,12 @@ int tsl_agent_link_profile(const tsl_agent_link_row_t *rows, uint32_t n, const c
     /* one report per probe: sent again after a lost answer, it is stored once */
     snprintf(p->report_id, sizeof p->report_id, "link-%.40s", trial_id);
     p->measured_unix = (int64_t)time(NULL);
+    const char *ends[3] = {node, peer, comm};
     for (uint32_t i = 0; i < n; i++) {
         const tsl_agent_link_row_t *r = &rows[i];
-        put(&p->m[p->n++], r, "busbw", "bytes/s", r->busbw_gbps * 1e9, peer, comm);
-        put(&p->m[p->n++], r, "algbw", "bytes/s", r->algbw_gbps * 1e9, peer, comm);
-        put(&p->m[p->n++], r, "time", "s", r->time_s, peer, comm);
+        put(&p->m[p->n++], r, "busbw", "bytes/s", r->busbw_gbps * 1e9, ends);
+        put(&p->m[p->n++], r, "algbw", "bytes/s", r->algbw_gbps * 1e9, ends);
+        put(&p->m[p->n++], r, "time", "s", r->time_s, ends);
     }
     return 0;
 }

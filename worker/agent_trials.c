@@ -281,7 +281,8 @@ static void report_link(tsl_agent_trials_t *t, const tsl_agent_rank_t *rk)
     void *buf = NULL;
     size_t n = 0;
     uint32_t stale = 0, dropped = 0;
-    if (tsl_agent_link_profile(rk->link, rk->n_link, rk->peer, rk->comm, rk->trial_id, &p, &err) ||
+    if (tsl_agent_link_profile(rk->link, rk->n_link, t->node->hostname, rk->peer, rk->comm,
+                               rk->trial_id, &p, &err) ||
         tsl_agent_rpc_pack_report(t->worker_id, &p, &buf, &n, &err)) {
         tsl_log_error("trial %s: link figures lost: %s", rk->trial_id, err.msg);
         free(p.m);

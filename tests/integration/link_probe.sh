@@ -108,12 +108,20 @@ cat >"$TMPD/tiny.json" <<'JSON'
 JSON
 if timeout 120 "$CTL" --server "$T" plan --hf-config "$TMPD/tiny.json" --cluster registered \
     --nodes link-a,link-b --batch 8 --no-baselines >"$TMPD/plan.out" 2>"$TMPD/plan.log"; then
-    grep -qi "inter-node.*measured\|measured.*inter-node" "$TMPD/plan.out" &&
+    grep -Eq "inter-node link-a<->link-b: [0-9.]+ GB/s measured by a link probe \(simulated" \
+        "$TMPD/plan.out" && ! grep -q "built-in ib100" "$TMPD/plan.out" &&
         ok "a plan across the two nodes names the measured inter-node figure" ||
-        fail "plan figures: $(grep -i "figures\|inter" "$TMPD/plan.out" | head -5)"
+        fail "plan figures: $(grep -i "inter" "$TMPD/plan.out" | head -5)"
+    grep -i "inter" "$TMPD/plan.out" | sed 's/^/# /'
 else
     fail "plan --cluster registered --nodes link-a,link-b: $(cat "$TMPD/plan.log")"
 fi
+
+timeout 120 "$CTL" --server "$T" plan --hf-config "$TMPD/tiny.json" --cluster registered \
+    --nodes link-a,link-c --batch 8 --no-baselines >"$TMPD/plan2.out" 2>&1
+grep -q "inter-node: built-in ib100 (no link probe" "$TMPD/plan2.out" &&
+    ok "a pair never probed keeps the built-in inter-node figure, saying so" ||
+    fail "unprobed pair: $(grep -i "inter" "$TMPD/plan2.out" | head -5)"
 
 # ---- a node gone offline is refused with the reason ----
 kill -KILL "$pid_c"
