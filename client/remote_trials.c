@@ -495,7 +495,7 @@ int tsl_cmd_trial(int argc, char **argv, const tsl_client_opts_t *co_in)
     tsl_client_opts_t co = *co_in;
     if (argc < 2)
         return tsl_remote_fail(TSL_EXIT_USAGE,
-                               "trial: give start, show, list, watch or probe-link; see "
+                               "trial: give start, show, list or watch (or probe-link); see "
                                "tesselctl trial --help");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
