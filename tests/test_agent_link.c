@@ -48,7 +48,7 @@ static void test_profile(void)
     tsl_err_t err = {0};
     CHECK(tsl_agent_link_profile(rows, 2, "node-a", "node-b", "tcp", "t-1", &p, &err) == 0, "%s",
           err.msg);
-    CHECK(p.n == 6 && !strcmp(p.report_id, "link-t-1"), "3 rows per size, report %s", p.report_id);
+    CHECK(p.n == 6 && !strcmp(p.report_id, "link:t-1"), "3 rows per size, report %s", p.report_id);
     const tsl_agent_measurement_t *m = &p.m[0];
     CHECK(!strcmp(m->name, "sendrecv_busbw") && !strcmp(m->unit, "bytes/s") &&
               m->value == 0.1024e9 && !m->per_device,

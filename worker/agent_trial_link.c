@@ -211,7 +211,7 @@ int tsl_agent_link_profile(const tsl_agent_link_row_t *rows, uint32_t n, const c
     if (!(p->m = calloc(n ? 3 * (size_t)n : 1, sizeof *p->m)))
         return tsl_err_setc(err, TSL_E_NOMEM, "out of memory");
     /* one report per probe: sent again after a lost answer, it is stored once */
-    snprintf(p->report_id, sizeof p->report_id, "link-%.40s", trial_id);
+    snprintf(p->report_id, sizeof p->report_id, "link:%.40s", trial_id);
     p->measured_unix = (int64_t)time(NULL);
     const char *ends[3] = {node, peer, comm};
     for (uint32_t i = 0; i < n; i++) {

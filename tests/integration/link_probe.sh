@@ -102,6 +102,18 @@ timeout 20 "$CTL" --server "$T" profiles >"$TMPD/profiles.txt" 2>&1
 grep -q "inter-node" "$TMPD/profiles.txt" && ok "tesselctl profiles prints the inter-node rows" ||
     fail "profiles (text): $(head -30 "$TMPD/profiles.txt")"
 
+timeout 20 "$CTL" --server "$T" profiles --node link-a --json >"$TMPD/node.json" 2>&1
+"$PY" -c '
+import json, sys
+ms = json.load(open(sys.argv[1])).get("measurements", [])
+inter = [m for m in ms if m.get("link_class") == "inter-node"]
+other = [m for m in ms if m.get("link_class") != "inter-node"]
+print(len(inter), len(other))
+sys.exit(0 if inter and any(m["name"].endswith("_fwd") for m in other) else 1)' "$TMPD/node.json" \
+    >"$TMPD/node.out" 2>&1 &&
+    ok "profiles --node link-a: the probe rows beside the node's own profile ($(cat "$TMPD/node.out"))" ||
+    fail "profiles --node: $(cat "$TMPD/node.out")"
+
 # ---- a plan on the registered cluster across both nodes uses the measured figure ----
 cat >"$TMPD/tiny.json" <<'JSON'
 {"model_type": "gpt2", "n_layer": 4, "n_embd": 64, "n_head": 4, "n_positions": 32, "vocab_size": 128}
