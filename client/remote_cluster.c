@@ -11,6 +11,10 @@
  *   intra_gbps   the all-reduce bus bandwidth inside the node (largest message)
  *   pcie_gbps    the slower of pinned host→device and device→host
  *   overlap      the larger overlap_slowdown ratio (cluster-wide)
+ *   inter-node   per node pair probed (`tesselctl trial probe-link`: rows of link
+ *                class "inter-node", labels node and peer), the slower of send/recv
+ *                and all-reduce bus bandwidth at the largest message, as a "links"
+ *                entry; pairs never probed keep the built-in ib100
  * What was not measured keeps the built-in figure of the matching GPU type
  * (tesselctl hardware), and the source list says so. The document's comment
  * names each profile key used ("profile:<model>|measured"), which is how
@@ -28,6 +32,7 @@
 
 #define GIB        1073741824.0
 #define MAX_MODELS 8
+#define MAX_LINKS  64
 
 typedef struct model_figs {
     const char *model;
@@ -38,6 +43,14 @@ typedef struct model_figs {
     json_t *type_json;
 } model_figs_t;
 
+/* One node pair's link probe figures: the bus bandwidth of its largest message. */
+typedef struct link_fig {
+    char a[128], b[128];
+    double sr, sr_bytes, ar, ar_bytes; /* send/recv, all-reduce (bytes/s; bytes) */
+    bool simulated;
+    char comm[16];
+} link_fig_t;
+
 typedef struct reg_cluster {
     json_t *sources; /* array of strings */
     json_t *nodes;
@@ -46,6 +59,8 @@ typedef struct reg_cluster {
     double overlap; /* 0: not measured */
     bool overlap_simulated;
     char comment[1024];
+    link_fig_t links[MAX_LINKS]; /* measured inter-node pairs (link probes) */
+    size_t n_links;
 } reg_cluster_t;
 
 static void source(reg_cluster_t *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -164,7 +179,8 @@ static void figure_links(reg_cluster_t *rc, model_figs_t *mf,
     bool sim;
     for (size_t i = 0; i < r->n_measurements; i++) {
         const Tessel__V1__Measurement *m = r->measurements[i];
-        if (!use_row(r, m, &sim) || strcmp(m->unit, "bytes/s") != 0 || !(m->value > 0))
+        if (!use_row(r, m, &sim) || strcmp(m->unit, "bytes/s") != 0 || !(m->value > 0) ||
+            strcmp(m->link_class, "inter-node") == 0) /* a link probe's: figure_inter */
             continue;
         if (strcmp(m->name, "allreduce_busbw") == 0 && atof(label(m, "bytes")) > intra_bytes) {
             intra = m->value;
@@ -207,6 +223,49 @@ static void figure_overlap(reg_cluster_t *rc, const Tessel__V1__GetProfileRespon
     }
 }
 
+/* The pair {a, b} (either order), added when new; NULL when full. */
+static link_fig_t *link_of(reg_cluster_t *rc, const char *a, const char *b)
+{
+    for (size_t i = 0; i < rc->n_links; i++) {
+        link_fig_t *l = &rc->links[i];
+        if ((!strcmp(l->a, a) && !strcmp(l->b, b)) || (!strcmp(l->a, b) && !strcmp(l->b, a)))
+            return l;
+    }
+    if (rc->n_links == MAX_LINKS)
+        return NULL;
+    link_fig_t *l = &rc->links[rc->n_links++];
+    memset(l, 0, sizeof *l);
+    snprintf(l->a, sizeof l->a, "%s", a);
+    snprintf(l->b, sizeof l->b, "%s", b);
+    return l;
+}
+
+/* Link probe rows (link class "inter-node", labels node and peer): per node
+ * pair, the send/recv and all-reduce bus bandwidth of the largest message. */
+static void figure_inter(reg_cluster_t *rc, const Tessel__V1__GetProfileResponse *r)
+{
+    bool sim;
+    for (size_t i = 0; i < r->n_measurements; i++) {
+        const Tessel__V1__Measurement *m = r->measurements[i];
+        bool sr = strcmp(m->name, "sendrecv_busbw") == 0,
+             ar = strcmp(m->name, "allreduce_busbw") == 0;
+        const char *a = label(m, "node"), *b = label(m, "peer");
+        if (strcmp(m->link_class, "inter-node") != 0 || !(sr || ar) || !use_row(r, m, &sim) ||
+            !(m->value > 0) || !a[0] || !b[0])
+            continue;
+        link_fig_t *l = link_of(rc, a, b);
+        double bytes = atof(label(m, "bytes"));
+        if (!l)
+            continue;
+        l->simulated = m->simulated;
+        snprintf(l->comm, sizeof l->comm, "%s", label(m, "comm"));
+        if (sr && bytes > l->sr_bytes)
+            l->sr = m->value, l->sr_bytes = bytes;
+        if (ar && bytes > l->ar_bytes)
+            l->ar = m->value, l->ar_bytes = bytes;
+    }
+}
+
 /* The gpu_types entry of one model from its aggregated profile. */
 static int describe_model(reg_cluster_t *rc, model_figs_t *mf,
                           const Tessel__V1__GetProfileResponse *r)
@@ -243,6 +302,7 @@ static int describe_model(reg_cluster_t *rc, model_figs_t *mf,
     if (figure_compute(rc, mf, r) != 0)
         return TSL_EXIT_SERVER;
     figure_links(rc, mf, r);
+    figure_inter(rc, r);
     figure_overlap(rc, r);
     size_t at = strlen(rc->comment);
     /* "profile:<model>|<kind>" is the key tesseld marks plans stale by; " as <type>"
@@ -363,6 +423,53 @@ static int add_profiles(reg_cluster_t *rc, tsl_rpc_client_t *c)
     return 0;
 }
 
+/* The index of node name in the document, or -1. */
+static long node_index(const reg_cluster_t *rc, const char *name)
+{
+    size_t k;
+    json_t *node;
+    json_array_foreach(rc->nodes, k, node)
+    {
+        if (strcmp(json_string_value(json_object_get(node, "name")), name) == 0)
+            return (long)k;
+    }
+    return -1;
+}
+
+/* Inter-node bandwidth: a measured pair (link probe) gets its own "links" entry,
+ * the slower of its send/recv and all-reduce bus bandwidth at the largest
+ * message (docs/profile-format.md's rule for measured inter-node figures);
+ * the other pairs keep the built-in ib100. */
+static void add_inter(reg_cluster_t *rc, json_t *doc)
+{
+    json_t *links = json_array();
+    size_t n_pairs = json_array_size(rc->nodes) * (json_array_size(rc->nodes) - 1) / 2;
+    for (size_t i = 0; i < rc->n_links; i++) {
+        const link_fig_t *l = &rc->links[i];
+        long a = node_index(rc, l->a), b = node_index(rc, l->b);
+        double bw = l->sr > 0 && l->ar > 0 ? fmin(l->sr, l->ar) : l->sr > 0 ? l->sr : l->ar;
+        if (a < 0 || b < 0 || a == b || !(bw > 0))
+            continue;
+        json_array_append_new(links, json_pack("{s:i, s:i, s:f}", "a", (json_int_t)a, "b",
+                                               (json_int_t)b, "gbps", bw / 1e9));
+        source(rc,
+               "inter-node %s<->%s: %.2f GB/s measured by a link probe (%s; the slower of "
+               "send/recv %.2f and all-reduce %.2f GB/s bus bandwidth at the largest message%s%s)",
+               l->a, l->b, bw / 1e9, kind(l->simulated), l->sr / 1e9, l->ar / 1e9,
+               l->comm[0] ? ", comm=" : "", l->comm);
+    }
+    json_object_set_new(doc, "link", json_string("ib100"));
+    if (json_array_size(links) == 0)
+        source(rc, "inter-node: built-in ib100 (no link probe between these workers yet: "
+                   "tesselctl trial probe-link)");
+    else if (json_array_size(links) < n_pairs)
+        source(rc, "inter-node, the other node pairs: built-in ib100 (not probed)");
+    if (json_array_size(links) > 0)
+        json_object_set_new(doc, "links", links);
+    else
+        json_decref(links);
+}
+
 static json_t *document(reg_cluster_t *rc)
 {
     json_t *types = json_object(), *doc;
@@ -380,10 +487,8 @@ static json_t *document(reg_cluster_t *rc)
     doc = json_pack("{s:s, s:s, s:o, s:O}", "name", name, "comment",
                     rc->comment[0] ? rc->comment : "built-in figures only", "gpu_types", types,
                     "nodes", rc->nodes);
-    if (doc && json_array_size(rc->nodes) > 1) {
-        json_object_set_new(doc, "link", json_string("ib100"));
-        source(rc, "inter-node: built-in ib100 (not measured between workers yet)");
-    }
+    if (doc && json_array_size(rc->nodes) > 1)
+        add_inter(rc, doc);
     if (doc && rc->overlap >= 1)
         json_object_set_new(doc, "overlap_slowdown", json_real(rc->overlap));
     if (rc->overlap >= 1)

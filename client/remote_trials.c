@@ -2,7 +2,8 @@
  * remote_trials.c — `tesselctl trial start|show|list|watch` over tesseld's
  * Trials service (proto/tessel/v1/trials.proto): run cached plans for real on
  * the registered workers and show what they measured beside what was
- * predicted. Printing is trial_print.c's; --json prints the messages as JSON
+ * predicted; `trial probe-link A B` measures the link between two nodes (a
+ * trial of kind "link"). Printing is trial_print.c's; --json prints the messages as JSON
  * field for field (api/proto_json.h). Exit statuses come from api/status.h's
  * table (a daemon without the Trials service answers UNIMPLEMENTED: 4); with
  * --wait / watch, a trial that failed exits 4 as well.
@@ -29,6 +30,7 @@ static const char trial_usage[] =
     "  show ID    one trial: status, ranks, predicted vs measured\n"
     "  list [FP]  trials, newest first (of one plan with FP)\n"
     "  watch ID   follow a trial until it is done or failed\n"
+    "  probe-link A B  time the link between nodes A and B     tesselctl trial probe-link --help\n"
     "\n"
     "Common options: --json, --server ADDR, --token T, --timeout S (per call; for\n"
     "`start`, --timeout is the trial's own time limit).\n"
@@ -60,6 +62,27 @@ static const char start_usage[] =
     "Exit status: 0 ok, 2 usage, 3 no such plan, 4 no matching workers (the message\n"
     "says what is missing), a failed trial (--wait) or a tesseld without trials,\n"
     "5 unavailable.\n";
+
+static const char probe_usage[] =
+    "usage: tesselctl trial probe-link [--iterations N] [--warmup W] [--timeout S] [--wait]\n"
+    "                                  [--json] NODE_A NODE_B\n"
+    "\n"
+    "Measure the link between two registered nodes (Trials.StartTrial, link_probe): the\n"
+    "workers on NODE_A (rank 0) and NODE_B (rank 1) time send/recv and a 2-rank\n"
+    "all-reduce, one GPU each, for messages of 1 KiB .. 1 GiB (NCCL; sim workers over\n"
+    "tcp: .. 64 MiB, simulated), and NODE_A's worker reports algorithm and bus\n"
+    "bandwidth as inter-node figures (`tesselctl profiles` shows them; plans on\n"
+    "`--cluster registered` across nodes use them).\n"
+    "\n"
+    "Options:\n"
+    "  --iterations N   timed rounds per message size (default 10; the median is kept)\n"
+    "  --warmup W       untimed rounds first (default 3)\n"
+    "  --timeout S      the probe fails when not done within S seconds (default 600)\n"
+    "  --wait           follow the probe and print it as `trial show` does\n"
+    "  --json, --server ADDR, --token T   as for every subcommand\n"
+    "\n"
+    "Exit status: 0 ok, 2 usage, 4 a node unknown, offline or without a GPU (the\n"
+    "message names it) or the probe failed (--wait), 5 unavailable.\n";
 
 typedef struct trial_opts {
     uint32_t top_k, iterations, warmup;
@@ -108,15 +131,17 @@ static int parse_nodes(const char *text, trial_opts_t *to, tsl_err_t *err)
 static int trial_opt(const char *action, int opt, trial_opts_t *to, tsl_client_opts_t *co,
                      tsl_err_t *err)
 {
-    bool start = strcmp(action, "start") == 0;
+    bool probe = strcmp(action, "probe-link") == 0;
+    bool start = strcmp(action, "start") == 0 || probe;
     if (opt == TSL_OPT_TIMEOUT && start) /* the trial's own limit; before `trial`, the call's */
         return tsl_parse_double("timeout", optarg, 1, 86400, &to->trial_timeout_s, err);
     switch (opt) {
-    case OPT_TOPK: return start ? tsl_parse_u32("top-k", optarg, 1, 16, &to->top_k, err) : 1;
+    case OPT_TOPK:
+        return start && !probe ? tsl_parse_u32("top-k", optarg, 1, 16, &to->top_k, err) : 1;
     case OPT_ITER:
         return start ? tsl_parse_u32("iterations", optarg, 1, 100000, &to->iterations, err) : 1;
     case OPT_WARMUP: return start ? tsl_parse_u32("warmup", optarg, 0, 10000, &to->warmup, err) : 1;
-    case OPT_NODES: return start ? parse_nodes(optarg, to, err) : 1;
+    case OPT_NODES: return start && !probe ? parse_nodes(optarg, to, err) : 1;
     case OPT_WAIT: return start ? (to->wait = true, 0) : 1;
     case OPT_LIMIT:
         return strcmp(action, "list") == 0
@@ -295,6 +320,33 @@ static int trial_start(int argc, char **argv, tsl_client_opts_t *co)
     return rc;
 }
 
+static int trial_probe(int argc, char **argv, tsl_client_opts_t *co)
+{
+    trial_opts_t to = {0};
+    int rc = parse("probe-link", probe_usage, argc, argv, &to, co);
+    if (rc != 0)
+        return rc < 0 ? TSL_EXIT_OK : rc;
+    if (argc - optind != 2)
+        return tsl_remote_fail(TSL_EXIT_USAGE,
+                               "trial probe-link: give two node names (NODE_A NODE_B); see "
+                               "tesselctl trial probe-link --help");
+    Tessel__V1__StartTrialRequest req = TESSEL__V1__START_TRIAL_REQUEST__INIT;
+    ProtobufCMessage *reply = NULL;
+    req.link_probe = true;
+    req.nodes = argv + optind;
+    req.n_nodes = 2;
+    req.iterations = to.iterations;
+    req.warmup = to.warmup;
+    req.timeout_s = to.trial_timeout_s;
+    rc = tsl_remote_call(co, tsl_rpc_methods[TSL_RPC_ID_START_TRIAL].path, &req.base,
+                         &tessel__v1__start_trial_response__descriptor, &reply);
+    if (rc == 0)
+        rc = print_started((const Tessel__V1__StartTrialResponse *)reply, &to, co);
+    if (reply)
+        protobuf_c_message_free_unpacked(reply, NULL);
+    return rc;
+}
+
 static const char show_usage[] =
     "usage: tesselctl trial show [--json] TRIAL_ID\n"
     "\n"
@@ -437,15 +489,14 @@ int tsl_cmd_trial(int argc, char **argv, const tsl_client_opts_t *co_in)
         const char *name;
         int (*fn)(int argc, char **argv, tsl_client_opts_t *co);
     } actions[] = {
-        {"start", trial_start},
-        {"show", trial_show},
-        {"list", trial_list},
-        {"watch", trial_watch},
+        {"start", trial_start}, {"show", trial_show},        {"list", trial_list},
+        {"watch", trial_watch}, {"probe-link", trial_probe},
     };
     tsl_client_opts_t co = *co_in;
     if (argc < 2)
-        return tsl_remote_fail(TSL_EXIT_USAGE, "trial: give start, show, list or watch; see "
-                                               "tesselctl trial --help");
+        return tsl_remote_fail(TSL_EXIT_USAGE,
+                               "trial: give start, show, list or watch (or probe-link); see "
+                               "tesselctl trial --help");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         fputs(trial_usage, stdout);
@@ -454,6 +505,7 @@ int tsl_cmd_trial(int argc, char **argv, const tsl_client_opts_t *co_in)
     for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++)
         if (strcmp(argv[1], actions[i].name) == 0)
             return actions[i].fn(argc - 1, argv + 1, &co);
-    return tsl_remote_fail(TSL_EXIT_USAGE,
-                           "trial: unknown action '%s'; give start, show, list or watch", argv[1]);
+    return tsl_remote_fail(
+        TSL_EXIT_USAGE, "trial: unknown action '%s'; give start, show, list, watch or probe-link",
+        argv[1]);
 }

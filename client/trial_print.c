@@ -89,6 +89,21 @@ void tsl_trial_print(FILE *out, const Tessel__V1__Trial *t)
     char p[32], m[32], e1[32], e2[32];
     bool done = measured(t);
     fprintf(out, "Trial %s: %s\n", t->trial_id, t->status);
+    if (strcmp(t->kind, "link") == 0) { /* a link probe: no plan, no prediction */
+        fprintf(out,
+                "  link probe: %s (rank 0) <-> %s (rank 1), %s comm%s; %u rounds per size "
+                "after %u warm-up\n",
+                t->n_ranks > 0 ? t->ranks[0]->hostname : "-",
+                t->n_ranks > 1 ? t->ranks[1]->hostname : "-", t->comm[0] ? t->comm : "-",
+                t->simulated ? " (simulated workers)" : "", t->iterations, t->warmup);
+        if (strcmp(t->status, "done") == 0)
+            fprintf(out, "  figures:   reported by rank 0's worker as inter-node profile rows "
+                         "(tesselctl profiles)\n");
+        if (t->error[0])
+            fprintf(out, "  failed:    %s\n", t->error);
+        print_ranks(out, t);
+        return;
+    }
     fprintf(out, "  plan:      %s #%u%s%s%s\n", t->plan_fingerprint, t->plan_index,
             t->plan_label[0] ? " (" : "", t->plan_label, t->plan_label[0] ? ")" : "");
     fprintf(out,
@@ -127,7 +142,8 @@ void tsl_trial_print_table(FILE *out, Tessel__V1__Trial *const *ts, size_t n, bo
         bool done = measured(t);
         fprintf(out, "%-18s %-8s ", t->trial_id, t->status);
         if (with_plan)
-            fprintf(out, "%-16s ", t->plan_fingerprint);
+            fprintf(out, "%-16s ",
+                    strcmp(t->kind, "link") == 0 ? "(link probe)" : t->plan_fingerprint);
         fprintf(out, "%-4u %-10s %-10s %-8s %-10s %-10s %s%s\n", t->plan_index,
                 secs(t->predicted_iter_time_s, p, sizeof p),
                 secs(t->measured_iter_time_s, m, sizeof m), pct(t->time_error, done, e1, sizeof e1),

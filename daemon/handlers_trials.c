@@ -9,6 +9,11 @@
  * (trial_sched.h; FAILED_PRECONDITION saying what is missing), and stores one
  * pending trial per plan in one batch; those whose workers are free start at
  * once, the others when the trial before them in the batch is over.
+ *
+ * link_probe: no plan; nodes names two hosts whose workers are online (else
+ * FAILED_PRECONDITION: which host is unknown, offline or has no GPU); one trial
+ * of kind "link", world 2, rank 0 on the first host's first GPU, rank 1 on the
+ * second's, started like any other (trial_run.h).
  */
 #include <jansson.h>
 #include <math.h>
@@ -81,7 +86,22 @@ static bool check_nodes(tsl_call_t *call, const Tessel__V1__StartTrialRequest *r
 
 static bool check_start(tsl_call_t *call, const Tessel__V1__StartTrialRequest *req)
 {
-    if (!check_token(call, "plan_fingerprint", req->plan_fingerprint, 16) ||
+    if (req->link_probe) {
+        if (req->plan_fingerprint[0] || req->top_k > 1) {
+            tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                          "%s: a link probe runs no plan (leave plan_fingerprint empty, top_k 0)",
+                          req->plan_fingerprint[0] ? "plan_fingerprint" : "top_k");
+            return false;
+        }
+        if (req->n_nodes != 2) {
+            tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                          "nodes: a link probe names exactly two hostnames (%zu given)",
+                          req->n_nodes);
+            return false;
+        }
+    } else if (!check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
+        return false;
+    if (!check_max(call, "top_k", req->top_k, 1000) ||
         !check_max(call, "top_k", req->top_k, 1000) ||
         !check_max(call, "iterations", req->iterations, MAX_ITERATIONS) ||
         !check_max(call, "warmup", req->warmup, MAX_WARMUP))
@@ -287,6 +307,110 @@ static void start_batch(start_ctx_t *c)
     tsl_trial_run_unlock(c->call->srv);
 }
 
+/* ---- StartTrial, link_probe ---------------------------------------------------------------- */
+
+/* The online worker called host, or NULL with why filled (unknown, offline, no GPU). */
+static const tsl_reg_worker_t *link_worker(const workers_t *ws, const char *host, size_t i,
+                                           char *why, size_t cap)
+{
+    const tsl_reg_worker_t *seen = NULL;
+    for (size_t k = 0; k < ws->n; k++)
+        if (strcmp(ws->w[k].hostname, host) == 0) {
+            seen = &ws->w[k];
+            if (strcmp(seen->state, "online") == 0)
+                break;
+        }
+    if (!seen)
+        snprintf(why, cap, "nodes[%zu]: no worker registered on host '%s'", i, host);
+    else if (strcmp(seen->state, "online") != 0)
+        snprintf(why, cap, "nodes[%zu]: the worker on host '%s' (%s) is %s", i, host,
+                 seen->worker_id, seen->state);
+    else if (seen->n_devices == 0)
+        snprintf(why, cap, "nodes[%zu]: the worker on host '%s' registered no GPU", i, host);
+    else
+        return seen;
+    return NULL;
+}
+
+/* One trial of kind "link": rank 0 on nodes[0], rank 1 on nodes[1], their first GPU. */
+static bool make_link_trial(start_ctx_t *c, tsl_trial_t *t)
+{
+    const tsl_reg_worker_t *w[2];
+    char why[400] = "";
+    for (size_t i = 0; i < 2; i++)
+        if (!(w[i] = link_worker(&c->ws, c->req->nodes[i], i, why, sizeof why))) {
+            tsl_call_fail(c->call, GRPC_STATUS_FAILED_PRECONDITION, "link probe: %s", why);
+            return false;
+        }
+    if (w[0]->simulated != w[1]->simulated) {
+        tsl_call_fail(c->call, GRPC_STATUS_FAILED_PRECONDITION,
+                      "link probe: host '%s' is %s and host '%s' is not: simulated and real "
+                      "workers are never paired",
+                      w[w[0]->simulated ? 0 : 1]->hostname, "simulated",
+                      w[w[0]->simulated ? 1 : 0]->hostname);
+        return false;
+    }
+    if (!(t->ranks = calloc(2, sizeof *t->ranks)))
+        return false;
+    bool sim = w[0]->simulated;
+    snprintf(t->kind, sizeof t->kind, "link");
+    tsl_trials_new_id("t-", t->trial_id);
+    snprintf(t->plan_label, sizeof t->plan_label, "link %.28s-%.28s", w[0]->hostname,
+             w[1]->hostname);
+    t->world_size = t->n_ranks = 2;
+    t->iterations = c->req->iterations ? c->req->iterations : 10;
+    t->warmup = c->req->warmup ? c->req->warmup : 3;
+    t->timeout_s = c->req->timeout_s > 0 ? c->req->timeout_s : 600;
+    snprintf(t->comm, sizeof t->comm, "%s", sim ? "tcp" : "nccl");
+    snprintf(t->devops, sizeof t->devops, "%s", sim ? "cpu" : "cuda");
+    t->simulated = sim;
+    t->seed = (uint64_t)time(NULL) ^ (uint64_t)rand();
+    t->created_unix = (int64_t)time(NULL);
+    snprintf(t->gpu_model, sizeof t->gpu_model, "%s", w[0]->devices[0].model);
+    for (uint32_t r = 0; r < 2; r++) {
+        tsl_trial_rank_t *k = &t->ranks[r];
+        k->rank = r;
+        snprintf(k->worker_id, sizeof k->worker_id, "%s", w[r]->worker_id);
+        snprintf(k->hostname, sizeof k->hostname, "%s", w[r]->hostname);
+        k->device_index = w[r]->devices[0].index;
+    }
+    snprintf(t->batch_id, sizeof t->batch_id, "b-%s", t->trial_id + 2);
+    return true;
+}
+
+static void start_link(start_ctx_t *c)
+{
+    tsl_err_t err = {0};
+    if (strcmp(c->req->nodes[0], c->req->nodes[1]) == 0) {
+        tsl_call_fail(c->call, GRPC_STATUS_INVALID_ARGUMENT,
+                      "nodes: a link probe needs two different hosts");
+        return;
+    }
+    if (!(c->trials = calloc(1, sizeof *c->trials))) {
+        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: out of memory");
+        return;
+    }
+    c->n = 1;
+    if (!make_link_trial(c, &c->trials[0]))
+        return;
+    if (tsl_trials_create(c->call->srv->store, c->trials, 1, &err) != 0) {
+        tsl_call_fail_err(c->call, &err);
+        return;
+    }
+    tsl_trial_t *t = &c->trials[0];
+    tsl_log_info("trial %s: link probe %s (rank 0) <-> %s (rank 1), %s", t->trial_id,
+                 t->ranks[0].hostname, t->ranks[1].hostname, t->comm);
+    Tessel__V1__StartTrialResponse resp = TESSEL__V1__START_TRIAL_RESPONSE__INIT;
+    char *ids[1] = {t->trial_id};
+    resp.n_trial_ids = 1;
+    resp.trial_ids = ids;
+    resp.batch_id = t->batch_id;
+    tsl_call_reply(c->call, &resp.base);
+    tsl_trial_run_lock(c->call->srv);
+    tsl_trial_run_start_pending_locked(c->call->srv);
+    tsl_trial_run_unlock(c->call->srv);
+}
+
 void tsl_handle_start_trial(tsl_call_t *call)
 {
     Tessel__V1__StartTrialRequest *req = (Tessel__V1__StartTrialRequest *)tsl_call_read(
@@ -296,7 +420,13 @@ void tsl_handle_start_trial(tsl_call_t *call)
     start_ctx_t c = {.call = call, .req = req};
     tsl_err_t err = {0};
     tsl_server_t *srv = call->srv;
-    if (check_start(call, req)) {
+    if (req->link_probe && check_start(call, req)) {
+        tsl_trial_run_sweep(srv);
+        if (tsl_registry_list(srv->store, keep_worker, &c.ws, &err) != 0)
+            tsl_call_fail_err(call, &err);
+        else
+            start_link(&c);
+    } else if (!req->link_probe && check_start(call, req)) {
         int got = tsl_store_get_plan(srv->store, req->plan_fingerprint, &c.plan, &err);
         tsl_trial_run_sweep(srv);
         if (got == 1)

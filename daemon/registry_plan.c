@@ -89,6 +89,8 @@ static bool take_block(tsl_profile_t *p, const tsl_reg_measurement_t *m, json_t 
 static void take_node(build_t *bd, const tsl_reg_measurement_t *m, json_t *labels)
 {
     tsl_profile_t *p = bd->p;
+    if (strcmp(m->link_class, "inter-node") == 0) /* a link probe's: not inside the node */
+        return;
     if (strcmp(m->name, "allreduce_busbw") == 0) {
         uint32_t group = (uint32_t)label_num(labels, "group");
         uint64_t bytes = (uint64_t)label_num(labels, "bytes");

@@ -239,12 +239,14 @@ int tsl_registry_sweep(tsl_store_t *s, int64_t now, uint32_t timeout_s, tsl_regi
 
 /* ---- listing ------------------------------------------------------------------------------ */
 
+/* A worker's profile age and size: its newest report that is not a link probe's. */
 static const char LIST_SQL[] =
     "SELECT w.worker_id, w.hostname, w.driver_version, w.cuda_version, w.nccl_version, "
     "w.simulated, w.heartbeat_s, w.version, w.state, w.registered_unix, w.last_seen_unix, "
     "COALESCE(r.measured_unix, 0), COALESCE(r.n_measurements, 0) FROM workers w "
     "LEFT JOIN profile_reports r ON r.report_id = (SELECT report_id FROM profile_reports "
-    "  WHERE worker_id = w.worker_id ORDER BY received_unix DESC, rowid DESC LIMIT 1) "
+    "  WHERE worker_id = w.worker_id AND report_id NOT LIKE 'link:%' "
+    "  ORDER BY received_unix DESC, rowid DESC LIMIT 1) "
     "ORDER BY w.hostname, w.worker_id";
 
 static const char DEVICES_SQL[] =
@@ -368,16 +370,21 @@ static int insert_measurements(sqlite3 *db, const char *worker_id, const char *r
 }
 
 /* The hardware rows of (model, sim) from each worker's newest report of that
- * kind: per-device rows of that model's GPUs, node rows of workers holding one. */
+ * kind: per-device rows of that model's GPUs, node rows of workers holding one.
+ * A link probe's report (report_id "link:<trial>", agent_trial_link.c) holds
+ * only inter-node figures: the newest of those is taken beside the newest
+ * profile, so neither hides the other. */
 static const char REBUILD_SQL[] =
     "INSERT OR REPLACE INTO hardware (gpu_model, link_class, name, labels_json, unit, value, "
     "n_samples, simulated, updated_unix) "
     "SELECT ?1, p.link_class, p.name, p.labels_json, p.unit, avg(p.value), count(*), ?2, ?3 "
     "FROM profiles p WHERE p.simulated = ?2 AND p.report_id IN ("
     "  SELECT (SELECT r.report_id FROM profile_reports r WHERE r.worker_id = w.worker_id "
-    "          AND r.simulated = ?2 ORDER BY r.received_unix DESC, r.rowid DESC LIMIT 1) "
-    "  FROM workers w WHERE EXISTS (SELECT 1 FROM devices d WHERE d.worker_id = w.worker_id "
-    "                               AND d.model = ?1)) "
+    "          AND r.simulated = ?2 AND (r.report_id LIKE 'link:%') = (k.link = 1) "
+    "          ORDER BY r.received_unix DESC, r.rowid DESC LIMIT 1) "
+    "  FROM workers w, (SELECT 0 AS link UNION ALL SELECT 1) k "
+    "  WHERE EXISTS (SELECT 1 FROM devices d WHERE d.worker_id = w.worker_id "
+    "                AND d.model = ?1)) "
     "AND (p.device_index IS NULL OR EXISTS (SELECT 1 FROM devices d WHERE "
     "     d.worker_id = p.worker_id AND d.device_index = p.device_index AND d.model = ?1)) "
     "GROUP BY p.link_class, p.name, p.labels_json, p.unit";
@@ -470,14 +477,17 @@ static const char AGG_SQL[] =
     "updated_unix FROM hardware WHERE (?1 = '' OR gpu_model = ?1) "
     "ORDER BY gpu_model, simulated, link_class, name, labels_json";
 
+/* A node's newest profile and its newest link probe report (neither hides the other). */
 static const char RAW_SQL[] =
     "SELECT COALESCE(d.model, ''), p.link_class, p.name, p.labels_json, p.unit, p.value, 1, "
     "p.simulated, p.measured_unix, w.hostname, p.device_index FROM profiles p "
     "JOIN workers w ON w.worker_id = p.worker_id "
     "LEFT JOIN devices d ON d.worker_id = p.worker_id AND d.device_index = p.device_index "
     "WHERE w.hostname = ?2 AND (?1 = '' OR d.model = ?1 OR p.device_index IS NULL) "
-    "AND p.report_id = (SELECT report_id FROM profile_reports WHERE worker_id = w.worker_id "
-    "                   ORDER BY received_unix DESC, rowid DESC LIMIT 1) "
+    "AND p.report_id IN (SELECT (SELECT report_id FROM profile_reports r "
+    "  WHERE r.worker_id = w.worker_id AND (r.report_id LIKE 'link:%') = (k.link = 1) "
+    "  ORDER BY r.received_unix DESC, r.rowid DESC LIMIT 1) "
+    "  FROM (SELECT 0 AS link UNION ALL SELECT 1) k) "
     "ORDER BY w.worker_id, p.device_index, p.name, p.labels_json";
 
 static void row_to_measurement(sqlite3_stmt *st, bool raw, tsl_reg_measurement_t *m)

@@ -121,15 +121,15 @@ static int insert_trial(sqlite3 *db, const tsl_trial_t *t, tsl_err_t *err)
         "INSERT INTO trials (trial_id, batch_id, batch_pos, plan_fingerprint, plan_index, "
         "plan_label, status, world_size, iterations, warmup, timeout_s, comm, devops, simulated, "
         "gpu_model, global_batch, predicted_iter_time_s, predicted_peak_bytes, seed, "
-        "created_unix, plan_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?8, ?9, ?10, "
-        "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";
+        "created_unix, plan_json, kind) VALUES (?1, ?2, ?3, NULLIF(?4, ''), ?5, ?6, 'pending', ?7, "
+        "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)";
     sqlite3_stmt *st =
-        prep(db, sql, "ttititiiidttitidiiit", err, t->trial_id, t->batch_id, (int64_t)t->batch_pos,
+        prep(db, sql, "ttititiiidttitidiiitt", err, t->trial_id, t->batch_id, (int64_t)t->batch_pos,
              t->plan_fingerprint, (int64_t)t->plan_index, t->plan_label, (int64_t)t->world_size,
              (int64_t)t->iterations, (int64_t)t->warmup, t->timeout_s, t->comm, t->devops,
              (int64_t)t->simulated, t->gpu_model, (int64_t)t->global_batch,
              t->predicted_iter_time_s, (int64_t)t->predicted_peak_bytes, (int64_t)t->seed,
-             t->created_unix, t->plan_json ? t->plan_json : "{}");
+             t->created_unix, t->plan_json ? t->plan_json : "{}", t->kind[0] ? t->kind : "plan");
     if (done(db, st, err) != 0)
         return -1;
     for (uint32_t r = 0; r < t->n_ranks; r++) {
@@ -165,7 +165,7 @@ int tsl_trials_create(tsl_store_t *s, const tsl_trial_t *t, size_t n, tsl_err_t 
     "world_size, iterations, warmup, timeout_s, comm, devops, simulated, gpu_model, "              \
     "global_batch, predicted_iter_time_s, predicted_peak_bytes, measured_iter_time_s, "            \
     "measured_peak_bytes, measured_samples_per_s, time_error, memory_error, any_oom, chosen, "     \
-    "error, ready, rendezvous, nccl_id, seed, created_unix, started_unix, finished_unix"
+    "error, ready, rendezvous, nccl_id, seed, created_unix, started_unix, finished_unix, kind"
 
 static void row_to_trial(sqlite3_stmt *st, tsl_trial_t *t)
 {
@@ -208,6 +208,7 @@ static void row_to_trial(sqlite3_stmt *st, tsl_trial_t *t)
     t->created_unix = sqlite3_column_int64(st, 30);
     t->started_unix = sqlite3_column_int64(st, 31);
     t->finished_unix = sqlite3_column_int64(st, 32);
+    snprintf(t->kind, sizeof t->kind, "%s", col_text(st, 33));
 }
 
 static void row_to_rank(sqlite3_stmt *st, tsl_trial_rank_t *r)
@@ -395,7 +396,8 @@ int tsl_trials_done_ids(tsl_store_t *s, const char *gpu_model, bool simulated,
     sqlite3 *db = tsl_store_lock_db(s);
     sqlite3_stmt *st = prep(db,
                             "SELECT trial_id FROM trials WHERE status = 'done' AND any_oom = 0 "
-                            "AND gpu_model = ?1 AND simulated = ?2 ORDER BY created_unix, trial_id",
+                            "AND kind = 'plan' AND gpu_model = ?1 AND simulated = ?2 "
+                            "ORDER BY created_unix, trial_id",
                             "ti", err, gpu_model ? gpu_model : "", (int64_t)simulated);
     while (st && *n < cap && sqlite3_step(st) == SQLITE_ROW)
         snprintf(ids[(*n)++], TSL_TRIAL_ID_LEN + 1, "%s", col_text(st, 0));

@@ -14,6 +14,10 @@
  * Everything is stored at once, so it survives a restart; tsl_trials_recover
  * fails what was pending or running when the daemon stopped.
  *
+ * Link probes (kind "link", schema/006): two ranks on two workers time the link
+ * between their nodes; no plan (plan_fingerprint "" here, NULL in the table),
+ * never a calibration sample nor part of a top-k choice.
+ *
  * Calibration samples (tsl_trials_calib_samples): every done trial without an
  * out-of-memory rank of one hardware key (the GPU model of rank 0's device,
  * simulated or not), reduced to its slowest stage as planner/calibrate.h wants
@@ -75,6 +79,7 @@ typedef struct tsl_trial_rank {
 
 typedef struct tsl_trial {
     char trial_id[TSL_TRIAL_ID_LEN + 1];
+    char kind[8]; /* "plan", or "link" (a link probe: no plan, plan_fingerprint "") */
     char batch_id[TSL_TRIAL_ID_LEN + 1];
     uint32_t batch_pos;
     char plan_fingerprint[17];

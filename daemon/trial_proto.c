@@ -81,9 +81,10 @@ Tessel__V1__Trial *tsl_trial_to_proto(tsl_arena_t *a, const tsl_trial_t *t)
     o->chosen = t->chosen;
     o->batch_id = tsl_arena_strdup(a, t->batch_id);
     o->measured_samples_per_s = t->measured_samples_per_s;
+    o->kind = tsl_arena_strdup(a, t->kind[0] ? t->kind : "plan");
     o->ranks = tsl_arena_alloc(a, (t->n_ranks ? t->n_ranks : 1) * sizeof *o->ranks);
     if (!o->trial_id || !o->plan_fingerprint || !o->status || !o->error || !o->plan_label ||
-        !o->comm || !o->devops || !o->batch_id || !o->ranks)
+        !o->comm || !o->devops || !o->batch_id || !o->kind || !o->ranks)
         return NULL;
     for (uint32_t r = 0; r < t->n_ranks; r++)
         if (!(o->ranks[o->n_ranks++] = rank_to_proto(a, &t->ranks[r])))

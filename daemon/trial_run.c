@@ -207,8 +207,9 @@ static bool deliver(tsl_server_t *srv, tsl_call_t *call, const char *worker)
         tsl_trials_get(srv->store, id, &t, &err) != 0)
         return false;
     uint32_t index = t.plan_index;
+    bool link = strcmp(t.kind, "link") == 0;
     if (rank >= t.n_ranks ||
-        (!cancel &&
+        (!cancel && !link &&
          (tsl_store_get_plan(srv->store, t.plan_fingerprint, &plan, &err) != 0 ||
           tsl_trials_plan_json(srv->store, id, &plan_json, &err) != 0 ||
           !(doc = document_for(plan.result_json, plan_json, &index, plan.request_json))))) {
@@ -232,6 +233,9 @@ static bool deliver(tsl_server_t *srv, tsl_call_t *call, const char *worker)
     a.cancel = cancel;
     a.seed = t.seed;
     a.timeout_s = t.timeout_s;
+    a.kind = t.kind;
+    if (link && t.n_ranks == 2) /* the probe labels its figures with the other node */
+        a.peer = t.ranks[1 - rank].hostname;
     if (rank > 0) {
         a.rendezvous = t.rendezvous;
         a.nccl_unique_id.data = t.nccl_id;
@@ -380,7 +384,8 @@ void tsl_trial_run_fail_locked(tsl_server_t *srv, const char *trial_id, const ch
     count(srv, "failed");
     tsl_trial_run_changed_locked(srv, trial_id);
     if (tsl_trials_get(srv->store, trial_id, &t, &err) == 0) {
-        topk(srv, t.batch_id);
+        if (strcmp(t.kind, "link") != 0)
+            topk(srv, t.batch_id);
         tsl_trial_clear(&t);
     }
     tsl_trial_run_start_pending_locked(srv);
@@ -439,10 +444,12 @@ void tsl_trial_run_finish_locked(tsl_server_t *srv, const char *trial_id)
                      (double)t.measured_peak_bytes / 1073741824.0,
                      t.any_oom ? ", out of memory" : "");
         count(srv, "done");
-        if (!t.any_oom)
+        bool plan = strcmp(t.kind, "link") != 0; /* a link probe has no plan to judge */
+        if (plan && !t.any_oom)
             recalibrate(srv, &t);
         tsl_trial_run_changed_locked(srv, trial_id);
-        topk(srv, t.batch_id);
+        if (plan)
+            topk(srv, t.batch_id);
         tsl_trial_run_start_pending_locked(srv);
     }
     tsl_trial_clear(&t);

@@ -23,7 +23,10 @@
  * the slowest rank's median, peak = the largest, errors (predicted −
  * measured) / measured; once every trial of its batch is over and one is
  * done without OOM, the best measured samples/s is chosen and becomes the
- * stored plan's answer (trial_topk.c).
+ * stored plan's answer (trial_topk.c). A link probe (kind "link") runs the
+ * same way, its assignments without a document and with the peer's hostname;
+ * it is never calibrated from nor chosen (rank 0's worker reports its figures
+ * as a profile before its result).
  */
 #ifndef TSL_TRIAL_RUN_H
 #define TSL_TRIAL_RUN_H

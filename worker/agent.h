@@ -12,6 +12,8 @@
  *   agent_poll.c     the Registry.Assignments long poll, on its own thread
  *   agent_trial.c    one trial rank as a child process: fork, its pipe, its end
  *   agent_trial_run.c  the child's side: the rank run by the stage executor
+ *   agent_trial_link.c the child's side of a link probe (kind "link"), and its rows
+ *                      as a profile report
  *   agent_trials.c   the ranks on the loop: rendezvous, timeouts, cancel, reports
  *   agent.c          the libevent loop: timers, signals (signalfd), reconnects
  *
@@ -30,7 +32,7 @@
 #include "err.h"
 
 #define TSL_AGENT_MAX_DEVICES 64u
-#define TSL_AGENT_MAX_LABELS  6u
+#define TSL_AGENT_MAX_LABELS  8u
 
 /* ---- configuration (agent_config.c) -------------------------------------------------------- */
 
@@ -211,6 +213,8 @@ typedef struct tsl_agent_assignment {
     bool cancel;
     uint64_t seed;
     double timeout_s;
+    char kind[8];   /* "" or "plan": run the plan; "link": a link probe (no document) */
+    char peer[128]; /* link: the other rank's hostname */
 } tsl_agent_assignment_t;
 
 void tsl_agent_assignment_free(tsl_agent_assignment_t *a);
@@ -246,6 +250,37 @@ typedef struct tsl_agent_trial_opts {
  * wrote a report, 1 after an error line. */
 int tsl_agent_trial_child(const tsl_agent_trial_opts_t *o, const tsl_agent_assignment_t *a, int fd);
 
+/* One size of a link probe, as the child wrote it ("link OP BYTES T ALGBW BUSBW"). */
+typedef struct tsl_agent_link_row {
+    char op[12]; /* "sendrecv", "allreduce" */
+    uint64_t bytes;
+    double time_s, algbw_gbps, busbw_gbps;
+} tsl_agent_link_row_t;
+#define TSL_AGENT_LINK_ROWS 64
+
+/* The link probe (agent_trial_link.c): the child's side of an assignment of kind
+ * "link" over dev and comm (2 ranks), writing "link ..." lines then "report". */
+struct tsl_devops;
+struct tsl_commops;
+int tsl_agent_link_probe(const tsl_agent_assignment_t *a, struct tsl_devops *dev,
+                         struct tsl_commops *comm, uint64_t memory_limit, int fd, tsl_err_t *err);
+/* Its pure parts, for tests: algorithm and bus bandwidth (GB/s) of one 2-rank
+ * op (op: a tsl_coll_t of prof.h; nccl-tests' factors); the largest message
+ * for comm ("nccl": 1 GiB, else 64 MiB), halved until 4× fits the limit. */
+void tsl_agent_link_bandwidth(int op, uint64_t bytes, double time_s, double *algbw_gbps,
+                              double *busbw_gbps);
+uint64_t tsl_agent_link_max_bytes(const char *comm, uint64_t memory_limit);
+/* The link rows as profile measurements (sendrecv_/allreduce_ busbw, algbw,
+ * time; labels op, bytes, group=2, node (this one), peer, comm, link=inter-node);
+ * 0 or -1. */
+int tsl_agent_link_profile(const tsl_agent_link_row_t *rows, uint32_t n, const char *node,
+                           const char *peer, const char *comm, const char *trial_id,
+                           tsl_agent_profile_t *p, tsl_err_t *err);
+
+/* One line "kind text\n" to fd, whole (the agent splits on newlines). */
+int tsl_agent_put_line(int fd, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* A running rank (agent_trial.c): a child process and the read end of its pipe. */
 typedef struct tsl_agent_rank {
     int pid, fd;
@@ -254,7 +289,10 @@ typedef struct tsl_agent_rank {
     char line[8192]; /* a partial line from the pipe */
     size_t n_line;
     bool got_result;
-    tsl_agent_trial_report_t result; /* filled by the "report" / "error" line */
+    tsl_agent_trial_report_t result;   /* filled by the "report" / "error" line */
+    char kind[8], peer[128], comm[16]; /* the assignment's (a link probe's rows below) */
+    uint32_t n_link;
+    tsl_agent_link_row_t link[TSL_AGENT_LINK_ROWS];
 } tsl_agent_rank_t;
 
 /* Forks the child (it dies with the agent: PR_SET_PDEATHSIG). rk->fd is non-blocking. */

@@ -91,8 +91,10 @@ static int fill_node(const tsl_agent_config_t *cfg, const tsl_prof_t *p, tsl_age
         snprintf(d->model, sizeof d->model, "%s", p->model);
         d->memory_bytes = p->mem_total_bytes;
         d->sm_count = p->sm_count;
-        /* The profile names device 0's UUID; the others are told apart by index. */
-        if (i == 0 && !p->simulated)
+        /* cuda: every GPU's own UUID; sim (and a backend without them): by index. */
+        if (!p->simulated && i < (int)TSL_PROF_MAX_GPUS && p->gpu_uuids[i][0])
+            snprintf(d->uuid, sizeof d->uuid, "%s", p->gpu_uuids[i]);
+        else if (i == 0 && !p->simulated)
             snprintf(d->uuid, sizeof d->uuid, "%s", p->uuid);
         else
             snprintf(d->uuid, sizeof d->uuid, "%.80s+%d", p->simulated ? "SIM" : p->uuid, i);

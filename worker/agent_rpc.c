@@ -267,6 +267,8 @@ static void assignment_of(const Tessel__V1__Assignment *m, tsl_agent_assignment_
     a->cancel = m->cancel;
     a->seed = m->seed;
     a->timeout_s = m->timeout_s;
+    snprintf(a->kind, sizeof a->kind, "%s", m->kind ? m->kind : "");
+    snprintf(a->peer, sizeof a->peer, "%s", m->peer ? m->peer : "");
 }
 
 tsl_agent_rpc_rc_t tsl_agent_rpc_assignments(tsl_agent_rpc_t *r, const char *worker_id,

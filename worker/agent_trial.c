@@ -114,6 +114,9 @@ int tsl_agent_rank_start(const tsl_agent_trial_opts_t *o, const tsl_agent_assign
     rk->fd = rk->pid = -1;
     snprintf(rk->trial_id, sizeof rk->trial_id, "%s", a->trial_id);
     rk->rank = a->rank;
+    snprintf(rk->kind, sizeof rk->kind, "%s", a->kind);
+    snprintf(rk->peer, sizeof rk->peer, "%s", a->peer);
+    snprintf(rk->comm, sizeof rk->comm, "%s", a->comm);
     if (pipe2(p, O_CLOEXEC) != 0)
         return tsl_err_set(err, "rank %u: pipe: %s", a->rank, strerror(errno));
     pid_t parent = getpid(), pid = fork();
@@ -155,6 +158,17 @@ static void on_line(tsl_agent_rank_t *rk, char *line, bool *ready, tsl_agent_tri
         rep->ready = true;
         hex_id(line + 8, rep);
         *ready = rep->has_nccl_id;
+        return;
+    }
+    if (!strncmp(line, "link ", 5)) { /* one size of a link probe: not the result */
+        tsl_agent_link_row_t *r = &rk->link[rk->n_link];
+        unsigned long long bytes = 0;
+        if (rk->n_link < TSL_AGENT_LINK_ROWS &&
+            sscanf(line + 5, "%11s %llu %lf %lf %lf", r->op, &bytes, &r->time_s, &r->algbw_gbps,
+                   &r->busbw_gbps) == 5) {
+            r->bytes = bytes;
+            rk->n_link++;
+        }
         return;
     }
     memset(res, 0, sizeof *res);

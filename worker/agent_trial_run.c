@@ -9,6 +9,8 @@
  * listens on port + rank of that host: comm_tcp's scheme, so tcp ranks share one
  * host); nccl rank 0 makes the unique id and writes it first, the others take it
  * from the assignment. Waiting for peers is bounded by the rank's timeout.
+ * A link probe (kind "link") makes the same device and comm ops and hands them
+ * to agent_trial_link.c instead of the executor.
  */
 #include <errno.h>
 #include <math.h>
@@ -21,33 +23,6 @@
 #include "agent.h"
 #include "exec.h"
 #include "exec_doc.h"
-
-/* One line "kind text\n" to fd, whole (the agent splits on newlines). */
-static int put_line(int fd, const char *kind, const char *fmt, ...)
-{
-    char buf[8192];
-    int n = snprintf(buf, sizeof buf, "%s ", kind);
-    va_list ap;
-    va_start(ap, fmt);
-    n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
-    va_end(ap);
-    if (n > (int)sizeof buf - 2)
-        n = (int)sizeof buf - 2;
-    for (char *p = buf; p < buf + n; p++)
-        if (*p == '\n')
-            *p = ' ';
-    buf[n++] = '\n';
-    for (char *p = buf; n > 0;) {
-        ssize_t k = write(fd, p, (size_t)n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (int)k;
-    }
-    return 0;
-}
 
 /* "host:port" (the last colon splits) into host[cap] and *port. */
 static int split_rendezvous(const char *rv, char *host, size_t cap, int *port, tsl_err_t *err)
@@ -72,7 +47,7 @@ static int nccl_comm(const tsl_agent_assignment_t *a, int fd, tsl_commops_t **ou
             return -1;
         for (int i = 0; i < TSL_NCCL_ID_BYTES; i++)
             snprintf(hex + 2 * i, 3, "%02x", id[i]);
-        if (put_line(fd, "nccl-id", "%s", hex))
+        if (tsl_agent_put_line(fd, "nccl-id", "%s", hex))
             return tsl_err_set(err, "nccl: the agent's pipe closed");
     } else if (!a->has_nccl_id) {
         return tsl_err_set(err, "assignment: comm nccl, rank %u: no nccl_unique_id (128 bytes)",
@@ -153,16 +128,23 @@ int tsl_agent_trial_child(const tsl_agent_trial_opts_t *o, const tsl_agent_assig
         eo.iters = a->iterations;
     eo.seed = a->seed;
     uint64_t limit = !strcmp(a->devops, "cpu") ? o->cpu_memory_bytes : 0;
+    if (!strcmp(a->kind, "link")) { /* a link probe: no plan to load */
+        if (!check_pair(a, &err) &&
+            !tsl_devops_create(a->devops, (int)a->device_index, limit, &dev, &err) &&
+            !make_comm(o, a, fd, &world, &comm, &err))
+            rc = tsl_agent_link_probe(a, dev, comm, limit, fd, &err);
+        goto out;
+    }
     if (check_pair(a, &err) || load_rank(a, &r, &err) ||
         tsl_devops_create(a->devops, (int)a->device_index, limit, &dev, &err) ||
         make_comm(o, a, fd, &world, &comm, &err) || tsl_exec_run(&r, &eo, dev, comm, &rep, &err))
         goto out;
     char json[1024];
     tsl_exec_report_json(&rep, json, sizeof json);
-    rc = put_line(fd, "report", "%s", json) ? -1 : 0;
+    rc = tsl_agent_put_line(fd, "report", "%s", json) ? -1 : 0;
 out:
     if (rc && err.msg[0])
-        put_line(fd, "error", "%s", err.msg);
+        tsl_agent_put_line(fd, "error", "%s", err.msg);
     if (comm)
         comm->destroy(comm);
     if (world)

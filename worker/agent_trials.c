@@ -13,7 +13,8 @@
  * that fails is retried after the agent's backoff, and after a reconnect. They are
  * not spooled: a rank's result means something only to the trial running now, and
  * a restarted agent has lost its ranks anyway (the daemon fails the trial when the
- * worker goes).
+ * worker goes). A link probe's rank 0 sends its figures as a profile report
+ * first (spooled when tesseld cannot take it now).
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -270,6 +271,40 @@ void tsl_agent_trials_assign(tsl_agent_trials_t *t, tsl_agent_assignment_t *a)
     tsl_agent_assignment_free(a);
 }
 
+/* Rank 0 of a link probe: its figures go to tesseld as a profile report before
+ * the rank's result, so the trial is done only once they are stored; a report
+ * that cannot go now is spooled and sent with the agent's profiles later. */
+static void report_link(tsl_agent_trials_t *t, const tsl_agent_rank_t *rk)
+{
+    tsl_agent_profile_t p;
+    tsl_err_t err = {0};
+    void *buf = NULL;
+    size_t n = 0;
+    uint32_t stale = 0, dropped = 0;
+    if (tsl_agent_link_profile(rk->link, rk->n_link, t->node->hostname, rk->peer, rk->comm,
+                               rk->trial_id, &p, &err) ||
+        tsl_agent_rpc_pack_report(t->worker_id, &p, &buf, &n, &err)) {
+        tsl_log_error("trial %s: link figures lost: %s", rk->trial_id, err.msg);
+        free(p.m);
+        return;
+    }
+    tsl_agent_rpc_rc_t rc = tsl_agent_rpc_send_report(t->rpc, t->worker_id, buf, n, &stale, &err);
+    if (rc == TSL_AGENT_RPC_OK) {
+        tsl_log_info("trial %s: %zu link figure(s) to %s reported (%u plan(s) marked stale)",
+                     rk->trial_id, p.n, rk->peer, stale);
+    } else {
+        tsl_spool_t sp;
+        char dir[300];
+        snprintf(dir, sizeof dir, "%s/spool", t->cfg->state_dir);
+        tsl_log_warnx("trial %s: link figures not sent (%s): spooled", rk->trial_id, err.msg);
+        if (tsl_spool_open(&sp, dir, t->cfg->spool_max, &err) != 0 ||
+            tsl_spool_put(&sp, p.report_id, buf, n, &dropped, &err) != 0)
+            tsl_log_error("trial %s: link figures lost: %s", rk->trial_id, err.msg);
+    }
+    free(buf);
+    free(p.m);
+}
+
 void tsl_agent_trials_reap(tsl_agent_trials_t *t)
 {
     for (trial_rank_t *r = t->ranks, *next; r; r = next) {
@@ -290,6 +325,9 @@ void tsl_agent_trials_reap(tsl_agent_trials_t *t)
             tsl_log_info("trial %s: rank %u done: %.4f s per iteration, peak %.1f MiB%s",
                          r->rk.trial_id, r->rk.rank, rep.iter_time_s,
                          (double)rep.peak_bytes / 1048576.0, rep.oom ? ", out of memory" : "");
+        if (!r->cancelled && !rep.error[0] && r->rk.rank == 0 && r->rk.n_link > 0 &&
+            !strcmp(r->rk.kind, "link"))
+            report_link(t, &r->rk);
         if (!r->cancelled)
             queue(t, &rep);
         drop_rank(r);

@@ -30,6 +30,7 @@
 #define TSL_PROF_MAX_GEMMS   128u
 #define TSL_PROF_MAX_COLLS   512u
 #define TSL_PROF_MAX_OVERLAP 4u
+#define TSL_PROF_MAX_GPUS    64u
 
 /* A Transformer layer shape: the attention block and the FFN block of it. */
 typedef struct tsl_prof_shape {
@@ -113,7 +114,8 @@ typedef struct tsl_prof {
     uint32_t gpus;    /* GPUs on the node */
     /* device */
     char model[96];
-    char uuid[48];
+    char uuid[48];                         /* GPU 0's, nvidia-smi -L style */
+    char gpu_uuids[TSL_PROF_MAX_GPUS][48]; /* every GPU's (cuda; "" elsewhere) */
     uint64_t mem_total_bytes, mem_free_bytes;
     uint32_t sm_count;
     uint32_t cc_major, cc_minor;

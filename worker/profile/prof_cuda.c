@@ -777,6 +777,15 @@ static void version3(char *out, size_t cap, int v, int major_div, int minor_div)
     snprintf(out, cap, "%d.%d.%d", v / major_div, v % major_div / minor_div, v % minor_div);
 }
 
+/* nvidia-smi -L's form: "GPU-8f2c1a3e-…" (8-4-4-4-12 hex digits of the 16 bytes). */
+static void format_uuid(const struct cudaDeviceProp *prop, char *out, size_t cap)
+{
+    const unsigned char *u = (const unsigned char *)prop->uuid.bytes;
+    snprintf(out, cap, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+             u[14], u[15]);
+}
+
 static int device_facts(ctx_t *c, int n_gpus, tsl_err_t *err)
 {
     int rc = -1, v;
@@ -784,11 +793,12 @@ static int device_facts(ctx_t *c, int n_gpus, tsl_err_t *err)
     struct cudaDeviceProp prop;
     CU(cudaGetDeviceProperties(&prop, c->dev));
     snprintf(p->model, sizeof(p->model), "%.95s", prop.name);
-    const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
-    snprintf(p->uuid, sizeof(p->uuid),
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-             u[15]);
+    format_uuid(&prop, p->uuid, sizeof(p->uuid));
+    for (int g = 0; g < n_gpus && g < (int)TSL_PROF_MAX_GPUS; g++) {
+        struct cudaDeviceProp pg;
+        CU(cudaGetDeviceProperties(&pg, g));
+        format_uuid(&pg, p->gpu_uuids[g], sizeof(p->gpu_uuids[g]));
+    }
     size_t fr, tot;
     CU(cudaMemGetInfo(&fr, &tot));
     p->mem_total_bytes = tot;
