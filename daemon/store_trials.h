@@ -14,7 +14,7 @@
  * Everything is stored at once, so it survives a restart; tsl_trials_recover
  * fails what was pending or running when the daemon stopped.
  *
- * Link probes (kind "link", schema/006): two ranks on two workers time the link
+ * Link probes (kind "link", schema/004): two ranks on two workers time the link
  * between their nodes; no plan (plan_fingerprint "" here, NULL in the table),
  * never a calibration sample nor part of a top-k choice.
  *

@@ -6,12 +6,15 @@
 -- Every column but the id, the plan and the time has a default (the API's own
 -- defaults), so that a row can be written by hand for repairs and tests.
 --
--- trials: one plan (the document's "plan", or alternatives[plan_index - 1]) run
--- for real on registered workers, in a batch (a top-k call) run one after
+-- trials: kind "plan" — one plan (the document's "plan", or
+-- alternatives[plan_index - 1]) run for real on registered workers, in a batch (a top-k call) run one after
 -- another (batch_pos). The predicted figures are copied from the plan document
 -- when the trial is made; the measured ones are filled when it is done.
 -- plan_json: the plan object as it was when the trial was made (a top-k
 -- rewrite or a re-plan may move it inside the document later).
+-- kind "link" — a link probe (issue 8, "Between nodes"): two workers time
+-- send/recv and all-reduce between their nodes; it has no plan, so
+-- plan_fingerprint is NULL exactly for link trials.
 -- rendezvous / nccl_id: rank 0's, relayed to the other ranks (ready = 1 once
 -- rank 0 has sent it).
 -- trial_ranks: which worker and GPU run each rank; delivered = its assignment
@@ -24,7 +27,8 @@ CREATE TABLE trials (
     trial_id              TEXT    NOT NULL PRIMARY KEY CHECK (length(trial_id) BETWEEN 1 AND 40),
     batch_id              TEXT    NOT NULL DEFAULT '',
     batch_pos             INTEGER NOT NULL DEFAULT 0 CHECK (batch_pos >= 0),
-    plan_fingerprint      TEXT    NOT NULL REFERENCES plans (fingerprint) ON DELETE CASCADE,
+    plan_fingerprint      TEXT             REFERENCES plans (fingerprint) ON DELETE CASCADE,
+    kind                  TEXT    NOT NULL DEFAULT 'plan' CHECK (kind IN ('plan', 'link')),
     plan_index            INTEGER NOT NULL DEFAULT 0 CHECK (plan_index >= 0),
     plan_label            TEXT    NOT NULL DEFAULT '',
     status                TEXT    NOT NULL DEFAULT 'pending'
@@ -55,7 +59,8 @@ CREATE TABLE trials (
     plan_json             TEXT    NOT NULL DEFAULT '{}',
     created_unix          INTEGER NOT NULL,
     started_unix          INTEGER NOT NULL DEFAULT 0,
-    finished_unix         INTEGER NOT NULL DEFAULT 0
+    finished_unix         INTEGER NOT NULL DEFAULT 0,
+    CHECK ((kind = 'plan') = (plan_fingerprint IS NOT NULL))
 );
 CREATE INDEX trials_by_plan ON trials (plan_fingerprint, created_unix DESC);
 CREATE INDEX trials_by_created ON trials (created_unix DESC, trial_id);
