@@ -74,29 +74,6 @@ static void source(reg_cluster_t *rc, const char *fmt, ...)
     json_array_append_new(rc->sources, json_string(line));
 }
 
-/* The built-in type whose family ("H100" of "H100-80G") the model names and whose
- * memory is within 15% of the registered one; the longest family wins. */
-static const tsl_gpu_spec_t *match_builtin(const char *model, uint64_t mem)
-{
-    const tsl_gpu_spec_t *best = NULL;
-    size_t best_len = 0;
-    for (size_t i = 0; i < tsl_gpu_count(); i++) {
-        const tsl_gpu_spec_t *g = tsl_gpu_at(i);
-        const char *dash = strrchr(g->name, '-');
-        size_t len = dash ? (size_t)(dash - g->name) : strlen(g->name);
-        char family[32];
-        snprintf(family, sizeof family, "%.*s", (int)len, g->name);
-        if (!strcasestr(model, family) ||
-            fabs((double)mem - (double)g->mem_bytes) > 0.15 * (double)g->mem_bytes)
-            continue;
-        if (len > best_len) {
-            best = g;
-            best_len = len;
-        }
-    }
-    return best;
-}
-
 static const char *label(const Tessel__V1__Measurement *m, const char *key)
 {
     for (size_t i = 0; i < m->n_labels; i++)
@@ -274,7 +251,7 @@ static int describe_model(reg_cluster_t *rc, model_figs_t *mf,
     if (r->n_measurements)
         use_row(r, r->measurements[0], &sim);
     mf->simulated = sim;
-    mf->base = match_builtin(mf->model, mf->memory_bytes);
+    mf->base = tsl_gpu_match_model(mf->model, mf->memory_bytes);
     snprintf(mf->type, sizeof mf->type, "%.20s-%s", mf->base ? mf->base->name : "gpu",
              r->n_measurements == 0 ? "builtin"
              : sim                  ? "sim"

@@ -139,16 +139,6 @@ int tsl_sched_need_from_request(const char *request_json, const json_t *plan, ui
     return rc;
 }
 
-bool tsl_sched_gpu_matches(const char *model, uint64_t memory_bytes, const tsl_gpu_spec_t *type)
-{
-    const char *dash = strchr(type->name, '-');
-    size_t len = dash ? (size_t)(dash - type->name) : strlen(type->name);
-    char family[32];
-    snprintf(family, sizeof family, "%.*s", (int)len, type->name);
-    return family[0] && strcasestr(model, family) &&
-           fabs((double)memory_bytes - (double)type->mem_bytes) <= 0.15 * (double)type->mem_bytes;
-}
-
 static bool in_nodes(const char *host, const char *const *nodes, size_t n_nodes)
 {
     if (n_nodes == 0)
@@ -169,7 +159,7 @@ static uint32_t matching_devices(const tsl_reg_worker_t *w, const tsl_gpu_spec_t
 {
     uint32_t n = 0;
     for (uint32_t d = 0; d < w->n_devices; d++)
-        n += tsl_sched_gpu_matches(w->devices[d].model, w->devices[d].memory_bytes, type);
+        n += tsl_gpu_model_matches(w->devices[d].model, w->devices[d].memory_bytes, type);
     return n;
 }
 
@@ -189,7 +179,7 @@ static bool pick_kind(const tsl_sched_need_t *need, const tsl_reg_worker_t *ws, 
         used[w] = true;
         for (uint32_t d = 0; d < ws[w].n_devices && r < need->world; d++) {
             const tsl_reg_device_t *dev = &ws[w].devices[d];
-            if (tsl_sched_gpu_matches(dev->model, dev->memory_bytes, &need->rank_type[r]))
+            if (tsl_gpu_model_matches(dev->model, dev->memory_bytes, &need->rank_type[r]))
                 out[r++] = (tsl_sched_pick_t){.worker = (uint32_t)w, .device_index = dev->index};
         }
     }

@@ -11,10 +11,9 @@
  * hostname is in `nodes` when given), never simulated and real ones in one
  * trial (real workers are tried first, then simulated ones); ranks laid out
  * worker by worker, device by device (device index order). A worker's GPU
- * matches a type when its model names the type's family ("A100" of
- * "A100-80G", case-insensitive) and its memory is within 15% of the type's —
- * the rule `tesselctl plan --cluster registered` maps models to types by
- * (client/remote_cluster.c). Registered plans take the named hosts' first
+ * matches a type by tsl_gpu_model_matches (planner/cluster.h: the type's family
+ * in the model name, memory within 15 %), the rule `tesselctl plan --cluster
+ * registered` maps models to types by. Registered plans take the named hosts' first
  * GPUs instead. When no such set exists, why says what is missing: "the plan
  * needs 4 GPUs of type A100-80G; online matching workers have 2: w-… (host a,
  * 2 GPUs)".
@@ -55,9 +54,6 @@ typedef struct tsl_sched_pick {
 int tsl_sched_need_from_request(const char *request_json, const json_t *plan, uint32_t world,
                                 tsl_sched_need_t *need, tsl_err_t *err);
 void tsl_sched_need_free(tsl_sched_need_t *need);
-
-/* model/memory of a worker's GPU matches type (see above). */
-bool tsl_sched_gpu_matches(const char *model, uint64_t memory_bytes, const tsl_gpu_spec_t *type);
 
 /* Fills out[0 .. need->world) and *simulated; 0, or -1 with why filled. nodes
  * (n_nodes; 0 = any) restricts the hostnames. */

@@ -81,6 +81,13 @@ typedef struct tsl_cluster {
 size_t tsl_gpu_count(void);
 const tsl_gpu_spec_t *tsl_gpu_at(size_t i);
 const tsl_gpu_spec_t *tsl_gpu_find(const char *name);
+/* Whether a GPU as a driver names it ("NVIDIA H100 80GB HBM3", memory in
+ * bytes) is of built-in type `type`: the type's family (its name without the
+ * memory suffix: "H100", "RTX-TITAN") appears in the model, case-insensitively,
+ * and the memory is within 15 % of the type's. tsl_gpu_match_model: the
+ * matching type with the longest family, or NULL. */
+bool tsl_gpu_model_matches(const char *model, uint64_t mem_bytes, const tsl_gpu_spec_t *type);
+const tsl_gpu_spec_t *tsl_gpu_match_model(const char *model, uint64_t mem_bytes);
 size_t tsl_link_count(void);
 const tsl_link_spec_t *tsl_link_at(size_t i);
 const tsl_link_spec_t *tsl_link_find(const char *name);

@@ -40,6 +40,9 @@
  */
 #include "cluster.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 #define GIB    (1024.0 * 1024.0 * 1024.0)
@@ -122,6 +125,31 @@ size_t tsl_gpu_count(void)
 const tsl_gpu_spec_t *tsl_gpu_at(size_t i)
 {
     return i < COUNT(gpu_table) ? &gpu_table[i] : NULL;
+}
+
+/* The family of a type: its name without the memory suffix ("A100-80G" → "A100"). */
+static size_t family_len(const tsl_gpu_spec_t *type)
+{
+    const char *dash = strrchr(type->name, '-');
+    return dash ? (size_t)(dash - type->name) : strlen(type->name);
+}
+
+bool tsl_gpu_model_matches(const char *model, uint64_t mem_bytes, const tsl_gpu_spec_t *type)
+{
+    char family[32];
+    snprintf(family, sizeof family, "%.*s", (int)family_len(type), type->name);
+    return family[0] && strcasestr(model, family) &&
+           fabs((double)mem_bytes - (double)type->mem_bytes) <= 0.15 * (double)type->mem_bytes;
+}
+
+const tsl_gpu_spec_t *tsl_gpu_match_model(const char *model, uint64_t mem_bytes)
+{
+    const tsl_gpu_spec_t *best = NULL;
+    for (size_t i = 0; i < COUNT(gpu_table); i++)
+        if (tsl_gpu_model_matches(model, mem_bytes, &gpu_table[i]) &&
+            (!best || family_len(&gpu_table[i]) > family_len(best)))
+            best = &gpu_table[i];
+    return best;
 }
 
 const tsl_gpu_spec_t *tsl_gpu_find(const char *name)

@@ -479,8 +479,28 @@ static void test_galvatron_fixture(void)
     }
 }
 
+/* A GPU as a driver names it maps to its built-in type by family and memory. */
+static void test_gpu_match_model(void)
+{
+    const uint64_t gib = 1ull << 30;
+    const tsl_gpu_spec_t *g = tsl_gpu_match_model("NVIDIA H100 80GB HBM3", 80 * gib);
+    CHECK(g && strcmp(g->name, "H100-80G") == 0, "H100 80GB: %s", g ? g->name : "none");
+    g = tsl_gpu_match_model("NVIDIA A100-SXM4-40GB", 40 * gib - 512ull * 1024 * 1024);
+    CHECK(g && strcmp(g->name, "A100-40G") == 0, "A100 40GB by its memory: %s",
+          g ? g->name : "none");
+    g = tsl_gpu_match_model("NVIDIA A100-SXM4-80GB", 80 * gib);
+    CHECK(g && strcmp(g->name, "A100-80G") == 0, "A100 80GB: %s", g ? g->name : "none");
+    CHECK(tsl_gpu_match_model("NVIDIA A100-SXM4-80GB", 60 * gib) == NULL,
+          "memory 25%% off matches no A100");
+    CHECK(tsl_gpu_match_model("NVIDIA L40S", 48 * gib) == NULL, "an unknown family: none");
+    CHECK(
+        tsl_gpu_model_matches("nvidia geforce rtx-titan", 24 * gib, tsl_gpu_find("RTX-TITAN-24G")),
+        "the family as a whole, case-insensitive");
+}
+
 int main(void)
 {
+    test_gpu_match_model();
     test_table();
     test_spec_good();
     test_spec_bad();

@@ -361,8 +361,8 @@ static void test_pick(void)
     tsl_sched_need_free(&need);
     CHECK(tsl_sched_need_from_request("{\"model_preset\": \"x\"}", NULL, 1, &need, &err) != 0,
           "a request without a cluster is an error");
-    CHECK(tsl_sched_gpu_matches("NVIDIA H100 80GB HBM3", 80ull << 30, tsl_gpu_find("H100-80G")) &&
-              !tsl_sched_gpu_matches("NVIDIA A100 80GB", 80ull << 30, tsl_gpu_find("H100-80G")),
+    CHECK(tsl_gpu_model_matches("NVIDIA H100 80GB HBM3", 80ull << 30, tsl_gpu_find("H100-80G")) &&
+              !tsl_gpu_model_matches("NVIDIA A100 80GB", 80ull << 30, tsl_gpu_find("H100-80G")),
           "models match by family and memory");
 }
 
