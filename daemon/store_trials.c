@@ -354,14 +354,16 @@ int tsl_trials_done_ids(tsl_store_t *s, const char *gpu_model, bool simulated,
 
 /* ---- transitions ------------------------------------------------------------------------- */
 
-/* Runs one UPDATE in its own transaction: 0 changed a row, 1 none. */
-static int update1(tsl_store_t *s, sqlite3_stmt *(*make)(sqlite3 *, const void *, tsl_err_t *),
-                   const void *arg, tsl_err_t *err)
+/* Runs one UPDATE (binds as prep) in its own transaction: 0 changed a row, 1 none. */
+static int update1(tsl_store_t *s, tsl_err_t *err, const char *sql, const char *fmt, ...)
 {
     sqlite3 *db = tsl_store_lock_db(s);
     int rc = tsl_sql_begin(db, SCOPE, err);
     if (rc == 0) {
-        rc = tsl_sql_done(db, SCOPE, make(db, arg, err), err);
+        va_list ap;
+        va_start(ap, fmt);
+        rc = tsl_sql_done(db, SCOPE, tsl_sql_vprep(db, SCOPE, sql, fmt, ap, err), err);
+        va_end(ap);
         if (rc == 0 && sqlite3_changes(db) == 0)
             rc = 1;
         rc = tsl_sql_end(db, SCOPE, rc, err);
@@ -370,83 +372,38 @@ static int update1(tsl_store_t *s, sqlite3_stmt *(*make)(sqlite3 *, const void *
     return rc;
 }
 
-typedef struct start_arg {
-    const char *id;
-    int64_t now;
-} start_arg_t;
-
-static sqlite3_stmt *make_start(sqlite3 *db, const void *arg, tsl_err_t *err)
-{
-    const start_arg_t *a = arg;
-    return prep(db,
-                "UPDATE trials SET status = 'running', started_unix = ?2 "
-                "WHERE trial_id = ?1 AND status = 'pending'",
-                "ti", err, a->id, a->now);
-}
-
 int tsl_trials_start(tsl_store_t *s, const char *trial_id, int64_t now, tsl_err_t *err)
 {
-    start_arg_t a = {trial_id, now};
-    return update1(s, make_start, &a, err);
-}
-
-typedef struct ready_arg {
-    const char *id, *rdv;
-    const uint8_t *nccl;
-    size_t len;
-} ready_arg_t;
-
-static sqlite3_stmt *make_ready(sqlite3 *db, const void *arg, tsl_err_t *err)
-{
-    const ready_arg_t *a = arg;
-    return prep(db,
-                "UPDATE trials SET ready = 1, rendezvous = ?2, nccl_id = ?3 "
-                "WHERE trial_id = ?1 AND status = 'running'",
-                "ttb", err, a->id, a->rdv ? a->rdv : "", (const void *)a->nccl, a->len);
+    return update1(s, err,
+                   "UPDATE trials SET status = 'running', started_unix = ?2 "
+                   "WHERE trial_id = ?1 AND status = 'pending'",
+                   "ti", trial_id, now);
 }
 
 int tsl_trials_ready(tsl_store_t *s, const char *trial_id, const char *rendezvous,
                      const uint8_t *nccl_id, size_t nccl_len, tsl_err_t *err)
 {
-    ready_arg_t a = {trial_id, rendezvous, nccl_id, nccl_len};
-    return update1(s, make_ready, &a, err);
-}
-
-typedef struct deliv_arg {
-    const char *id;
-    int64_t rank;
-    bool cancel;
-} deliv_arg_t;
-
-static sqlite3_stmt *make_delivered(sqlite3 *db, const void *arg, tsl_err_t *err)
-{
-    const deliv_arg_t *a = arg;
-    if (a->cancel)
-        return prep(db,
-                    "UPDATE trial_ranks SET cancel_pending = 0 WHERE trial_id = ?1 AND rank = ?2",
-                    "ti", err, a->id, a->rank);
-    return prep(db,
-                "UPDATE trial_ranks SET delivered = 1, state = 'running' "
-                "WHERE trial_id = ?1 AND rank = ?2 AND state = 'assigned'",
-                "ti", err, a->id, a->rank);
+    return update1(s, err,
+                   "UPDATE trials SET ready = 1, rendezvous = ?2, nccl_id = ?3 "
+                   "WHERE trial_id = ?1 AND status = 'running'",
+                   "ttb", trial_id, rendezvous ? rendezvous : "", (const void *)nccl_id, nccl_len);
 }
 
 int tsl_trials_delivered(tsl_store_t *s, const char *trial_id, uint32_t rank, bool cancel,
                          tsl_err_t *err)
 {
-    deliv_arg_t a = {trial_id, rank, cancel};
-    return update1(s, make_delivered, &a, err) < 0 ? -1 : 0;
-}
-
-static sqlite3_stmt *make_chosen(sqlite3 *db, const void *arg, tsl_err_t *err)
-{
-    return prep(db, "UPDATE trials SET chosen = 1 WHERE trial_id = ?1", "t", err,
-                (const char *)arg);
+    const char *sql =
+        cancel ? "UPDATE trial_ranks SET cancel_pending = 0 WHERE trial_id = ?1 AND rank = ?2"
+               : "UPDATE trial_ranks SET delivered = 1, state = 'running' "
+                 "WHERE trial_id = ?1 AND rank = ?2 AND state = 'assigned'";
+    return update1(s, err, sql, "ti", trial_id, (int64_t)rank) < 0 ? -1 : 0;
 }
 
 int tsl_trials_set_chosen(tsl_store_t *s, const char *trial_id, tsl_err_t *err)
 {
-    return update1(s, make_chosen, trial_id, err) < 0 ? -1 : 0;
+    return update1(s, err, "UPDATE trials SET chosen = 1 WHERE trial_id = ?1", "t", trial_id) < 0
+               ? -1
+               : 0;
 }
 
 /* In a transaction: 1 when the trial is over (or unknown). */
@@ -498,27 +455,16 @@ int tsl_trials_rank_result(tsl_store_t *s, const char *trial_id, const tsl_trial
     return rc;
 }
 
-static sqlite3_stmt *make_finish(sqlite3 *db, const void *arg, tsl_err_t *err)
-{
-    const tsl_trial_t *t = arg;
-    return prep(db,
-                "UPDATE trials SET status = 'done', measured_iter_time_s = ?2, "
-                "measured_peak_bytes = ?3, measured_samples_per_s = ?4, time_error = ?5, "
-                "memory_error = ?6, any_oom = ?7, finished_unix = ?8 "
-                "WHERE trial_id = ?1 AND status = 'running'",
-                "tdiddd"
-                "ii",
-                err, t->trial_id, t->measured_iter_time_s, (int64_t)t->measured_peak_bytes,
-                t->measured_samples_per_s, t->time_error, t->memory_error, (int64_t)t->any_oom,
-                t->finished_unix);
-}
-
 int tsl_trials_finish_done(tsl_store_t *s, const tsl_trial_t *t, int64_t now, tsl_err_t *err)
 {
-    tsl_trial_t copy = *t;
-    copy.finished_unix = now;
-    copy.ranks = NULL;
-    return update1(s, make_finish, &copy, err);
+    return update1(s, err,
+                   "UPDATE trials SET status = 'done', measured_iter_time_s = ?2, "
+                   "measured_peak_bytes = ?3, measured_samples_per_s = ?4, time_error = ?5, "
+                   "memory_error = ?6, any_oom = ?7, finished_unix = ?8 "
+                   "WHERE trial_id = ?1 AND status = 'running'",
+                   "tdidddii", t->trial_id, t->measured_iter_time_s,
+                   (int64_t)t->measured_peak_bytes, t->measured_samples_per_s, t->time_error,
+                   t->memory_error, (int64_t)t->any_oom, now);
 }
 
 static int fail_locked(sqlite3 *db, const char *id, const char *reason, int64_t now, tsl_err_t *err)
