@@ -299,6 +299,19 @@ static const char STARTABLE_SQL[] =
     "  AND ot.status = 'running') "
     "ORDER BY t.created_unix, t.batch_id, t.batch_pos";
 
+/* Steps st (trial ids in column 0; NULL when its prepare failed) into ids[cap],
+ * finalizes it and unlocks the store; 0 or -1. */
+static int read_ids(tsl_store_t *s, sqlite3_stmt *st, char (*ids)[TSL_TRIAL_ID_LEN + 1], size_t cap,
+                    size_t *n)
+{
+    while (st && *n < cap && sqlite3_step(st) == SQLITE_ROW)
+        snprintf(ids[(*n)++], TSL_TRIAL_ID_LEN + 1, "%s", tsl_sql_text(st, 0));
+    if (st)
+        sqlite3_finalize(st);
+    tsl_store_unlock_db(s);
+    return st ? 0 : -1;
+}
+
 int tsl_trials_ids(tsl_store_t *s, const char *which, char (*ids)[TSL_TRIAL_ID_LEN + 1], size_t cap,
                    size_t *n, tsl_err_t *err)
 {
@@ -309,12 +322,7 @@ int tsl_trials_ids(tsl_store_t *s, const char *which, char (*ids)[TSL_TRIAL_ID_L
             ? prep(db, STARTABLE_SQL, "", err)
             : prep(db, "SELECT trial_id FROM trials WHERE status = ?1 ORDER BY created_unix", "t",
                    err, which);
-    while (st && *n < cap && sqlite3_step(st) == SQLITE_ROW)
-        snprintf(ids[(*n)++], TSL_TRIAL_ID_LEN + 1, "%s", tsl_sql_text(st, 0));
-    if (st)
-        sqlite3_finalize(st);
-    tsl_store_unlock_db(s);
-    return st ? 0 : -1;
+    return read_ids(s, st, ids, cap, n);
 }
 
 int tsl_trials_plan_json(tsl_store_t *s, const char *trial_id, char **json, tsl_err_t *err)
@@ -344,12 +352,7 @@ int tsl_trials_done_ids(tsl_store_t *s, const char *gpu_model, bool simulated,
                             "AND kind = 'plan' AND gpu_model = ?1 AND simulated = ?2 "
                             "ORDER BY created_unix, trial_id",
                             "ti", err, gpu_model ? gpu_model : "", (int64_t)simulated);
-    while (st && *n < cap && sqlite3_step(st) == SQLITE_ROW)
-        snprintf(ids[(*n)++], TSL_TRIAL_ID_LEN + 1, "%s", tsl_sql_text(st, 0));
-    if (st)
-        sqlite3_finalize(st);
-    tsl_store_unlock_db(s);
-    return st ? 0 : -1;
+    return read_ids(s, st, ids, cap, n);
 }
 
 /* ---- transitions ------------------------------------------------------------------------- */
