@@ -169,6 +169,16 @@ free_port() {
     "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# start_trial_daemon — tesseld "d" on $TMPD/tesseld.sock ($SOCK, target $T) with a
+# 3 s worker timeout for the trial tests; finishes the test when it is not healthy.
+start_trial_daemon() {
+    SOCK=$TMPD/tesseld.sock
+    T=unix:$SOCK
+    start_daemon d --unix-socket "$SOCK" --database "$TMPD/t.db" --pool-size 1 --worker-timeout 3
+    wait_healthy "$T" || { fail "tesseld did not become healthy"; finish; }
+    ok "tesseld is up"
+}
+
 # start_sim_workers PORT PREFIX NODE... — one sim `tessel-worker run` ($WORKER,
 # $DEVICE_FILE) per NODE on the tesseld at $T, quick profile, trial ports PORT,
 # PORT+10, ...; its log is $TMPD/NODE.log and pid_SUFFIX (NODE less PREFIX) its pid.

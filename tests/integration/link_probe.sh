@@ -17,11 +17,7 @@ CTL=${3:?usage: link_probe.sh TESSELD PROTO_DIR TESSELCTL TESSEL_WORKER DEVICE_F
 WORKER=${4:?usage}
 DEVICE_FILE=${5:?usage}
 
-SOCK=$TMPD/tesseld.sock
-T=unix:$SOCK
-start_daemon d --unix-socket "$SOCK" --database "$TMPD/t.db" --pool-size 1 --worker-timeout 3
-wait_healthy "$T" || { fail "tesseld did not become healthy"; finish; }
-ok "tesseld is up"
+start_trial_daemon
 
 port=$(( 30000 + ($$ * 7) % 20000 ))
 start_sim_workers "$port" link- link-a link-b link-c

@@ -20,11 +20,7 @@ CTL=${3:?usage: trial_workers.sh TESSELD PROTO_DIR TESSELCTL TESSEL_WORKER DEVIC
 WORKER=${4:?usage}
 DEVICE_FILE=${5:?usage}
 
-SOCK=$TMPD/tesseld.sock
-T=unix:$SOCK
-start_daemon d --unix-socket "$SOCK" --database "$TMPD/t.db" --pool-size 1 --worker-timeout 3
-wait_healthy "$T" || { fail "tesseld did not become healthy"; finish; }
-ok "tesseld is up"
+start_trial_daemon
 rpc_to "$T" health >/dev/null # generates the Python stubs in $STUBS
 
 port=$(( 30000 + $$ % 20000 ))
