@@ -159,16 +159,14 @@ static int predict(const tsl_model_t *m, const tsl_plan_t *plan, const tsl_clust
 static int run_exec(const acc_cfg_t *c, const tsl_model_t *m, const tsl_plan_t *plan, acc_row_t *w,
                     tsl_err_t *err)
 {
-    tsl_exec_rank_t r = {0};
+    tsl_exec_env_t e = {0};
     tsl_exec_report_t rep;
-    tsl_devops_t *dev = NULL;
-    tsl_commops_t *comm = NULL;
-    tsl_loopback_world_t *world = NULL;
     int rc = -1;
-    if (tsl_exec_rank_from_plan(plan, m, 0, &r, err) ||
-        tsl_devops_create(c->devops, c->device, 0, &dev, err) ||
-        tsl_comm_loopback_world(1, &world, err) || tsl_comm_loopback_rank(world, 0, &comm, err) ||
-        tsl_exec_run(&r, &c->opts, dev, comm, &rep, err))
+    if (tsl_exec_rank_from_plan(plan, m, 0, &e.rank, err) ||
+        tsl_devops_create(c->devops, c->device, 0, &e.dev, err) ||
+        tsl_comm_loopback_world(1, &e.world, err) ||
+        tsl_comm_loopback_rank(e.world, 0, &e.comm, err) ||
+        tsl_exec_run(&e.rank, &c->opts, e.dev, e.comm, &rep, err))
         goto out;
     w->ran = true;
     w->oom = rep.oom;
@@ -181,13 +179,7 @@ static int run_exec(const acc_cfg_t *c, const tsl_model_t *m, const tsl_plan_t *
     w->sample.meas_peak_bytes = rep.oom ? 0 : rep.peak_bytes;
     rc = 0;
 out:
-    if (comm)
-        comm->destroy(comm);
-    if (world)
-        tsl_comm_loopback_world_free(world);
-    if (dev)
-        dev->destroy(dev);
-    tsl_exec_rank_free(&r);
+    tsl_exec_env_end(&e);
     return rc;
 }
 

@@ -293,17 +293,40 @@ static int print_started(const Tessel__V1__StartTrialResponse *r, const trial_op
     return rc;
 }
 
+/* StartTrial (a plan's top-k or a link probe) and what it started, as print_started says. */
+static int start_call(Tessel__V1__StartTrialRequest *req, const trial_opts_t *to,
+                      const tsl_client_opts_t *co)
+{
+    ProtobufCMessage *reply = NULL;
+    int rc = tsl_remote_call(co, tsl_rpc_methods[TSL_RPC_ID_START_TRIAL].path, &req->base,
+                             &tessel__v1__start_trial_response__descriptor, &reply);
+    if (rc == 0)
+        rc = print_started((const Tessel__V1__StartTrialResponse *)reply, to, co);
+    if (reply)
+        protobuf_c_message_free_unpacked(reply, NULL);
+    return rc;
+}
+
+/* The options, then exactly one operand WHAT into *arg: 0, -1 after --help, or the exit status. */
+static int parse_one(const char *action, const char *usage, const char *what, int argc, char **argv,
+                     trial_opts_t *to, tsl_client_opts_t *co, const char **arg)
+{
+    char cmd[32];
+    int rc = parse(action, usage, argc, argv, to, co);
+    if (rc != 0)
+        return rc;
+    snprintf(cmd, sizeof cmd, "trial %s", action);
+    return tsl_remote_one_arg(cmd, what, argc, argv, optind, arg);
+}
+
 static int trial_start(int argc, char **argv, tsl_client_opts_t *co)
 {
     trial_opts_t to = {0};
     const char *fp = NULL;
-    int rc = parse("start", start_usage, argc, argv, &to, co);
+    int rc = parse_one("start", start_usage, "FINGERPRINT", argc, argv, &to, co, &fp);
     if (rc != 0)
         return rc < 0 ? TSL_EXIT_OK : rc;
-    if ((rc = tsl_remote_one_arg("trial start", "FINGERPRINT", argc, argv, optind, &fp)) != 0)
-        return rc;
     Tessel__V1__StartTrialRequest req = TESSEL__V1__START_TRIAL_REQUEST__INIT;
-    ProtobufCMessage *reply = NULL;
     req.plan_fingerprint = (char *)fp;
     req.top_k = to.top_k;
     req.iterations = to.iterations;
@@ -311,13 +334,7 @@ static int trial_start(int argc, char **argv, tsl_client_opts_t *co)
     req.nodes = to.nodes;
     req.n_nodes = to.n_nodes;
     req.timeout_s = to.trial_timeout_s;
-    rc = tsl_remote_call(co, tsl_rpc_methods[TSL_RPC_ID_START_TRIAL].path, &req.base,
-                         &tessel__v1__start_trial_response__descriptor, &reply);
-    if (rc == 0)
-        rc = print_started((const Tessel__V1__StartTrialResponse *)reply, &to, co);
-    if (reply)
-        protobuf_c_message_free_unpacked(reply, NULL);
-    return rc;
+    return start_call(&req, &to, co);
 }
 
 static int trial_probe(int argc, char **argv, tsl_client_opts_t *co)
@@ -331,20 +348,13 @@ static int trial_probe(int argc, char **argv, tsl_client_opts_t *co)
                                "trial probe-link: give two node names (NODE_A NODE_B); see "
                                "tesselctl trial probe-link --help");
     Tessel__V1__StartTrialRequest req = TESSEL__V1__START_TRIAL_REQUEST__INIT;
-    ProtobufCMessage *reply = NULL;
     req.link_probe = true;
     req.nodes = argv + optind;
     req.n_nodes = 2;
     req.iterations = to.iterations;
     req.warmup = to.warmup;
     req.timeout_s = to.trial_timeout_s;
-    rc = tsl_remote_call(co, tsl_rpc_methods[TSL_RPC_ID_START_TRIAL].path, &req.base,
-                         &tessel__v1__start_trial_response__descriptor, &reply);
-    if (rc == 0)
-        rc = print_started((const Tessel__V1__StartTrialResponse *)reply, &to, co);
-    if (reply)
-        protobuf_c_message_free_unpacked(reply, NULL);
-    return rc;
+    return start_call(&req, &to, co);
 }
 
 static const char show_usage[] =
@@ -391,38 +401,52 @@ static const char list_usage[] =
     "Exit status: 0 ok (also when there is none), 2 usage, 4 server error,\n"
     "5 unavailable.\n";
 
+static void print_trial(const ProtobufCMessage *m)
+{
+    tsl_trial_print(stdout, (const Tessel__V1__Trial *)m);
+}
+
+static void print_list(const ProtobufCMessage *m)
+{
+    const Tessel__V1__ListTrialsResponse *r = (const Tessel__V1__ListTrialsResponse *)m;
+    tsl_trial_print_table(stdout, r->trials, r->n_trials, true);
+}
+
+/* After a call that returned rc: the reply as JSON (--json) or as print writes it; frees it. */
+static int print_reply(const tsl_client_opts_t *co, int rc, ProtobufCMessage *reply,
+                       void (*print)(const ProtobufCMessage *m))
+{
+    if (rc == 0 && co->json)
+        rc = tsl_remote_print_json(stdout, tsl_proto_to_json(reply));
+    else if (rc == 0)
+        print(reply);
+    if (reply)
+        protobuf_c_message_free_unpacked(reply, NULL);
+    return rc;
+}
+
 static int trial_show(int argc, char **argv, tsl_client_opts_t *co)
 {
     trial_opts_t to = {0};
     const char *id = NULL;
-    int rc = parse("show", show_usage, argc, argv, &to, co);
+    int rc = parse_one("show", show_usage, "TRIAL_ID", argc, argv, &to, co, &id);
     if (rc != 0)
         return rc < 0 ? TSL_EXIT_OK : rc;
-    if ((rc = tsl_remote_one_arg("trial show", "TRIAL_ID", argc, argv, optind, &id)) != 0)
-        return rc;
     Tessel__V1__GetTrialRequest req = TESSEL__V1__GET_TRIAL_REQUEST__INIT;
     ProtobufCMessage *reply = NULL;
     req.trial_id = (char *)id;
     rc = tsl_remote_call(co, tsl_rpc_methods[TSL_RPC_ID_GET_TRIAL].path, &req.base,
                          &tessel__v1__trial__descriptor, &reply);
-    if (rc == 0 && co->json)
-        rc = tsl_remote_print_json(stdout, tsl_proto_to_json(reply));
-    else if (rc == 0)
-        tsl_trial_print(stdout, (const Tessel__V1__Trial *)reply);
-    if (reply)
-        protobuf_c_message_free_unpacked(reply, NULL);
-    return rc;
+    return print_reply(co, rc, reply, print_trial);
 }
 
 static int trial_watch(int argc, char **argv, tsl_client_opts_t *co)
 {
     trial_opts_t to = {0};
     const char *id = NULL;
-    int rc = parse("watch", watch_usage, argc, argv, &to, co);
+    int rc = parse_one("watch", watch_usage, "TRIAL_ID", argc, argv, &to, co, &id);
     if (rc != 0)
         return rc < 0 ? TSL_EXIT_OK : rc;
-    if ((rc = tsl_remote_one_arg("trial watch", "TRIAL_ID", argc, argv, optind, &id)) != 0)
-        return rc;
     json_t *arr = co->json ? json_array() : NULL;
     char *ids[1] = {(char *)id};
     rc = follow(co, ids, 1, arr);
@@ -454,13 +478,7 @@ static int trial_list(int argc, char **argv, tsl_client_opts_t *co)
         return tsl_remote_fail(TSL_EXIT_USAGE, "trial list: unexpected argument '%s'",
                                argv[optind + 1]);
     rc = list_call(co, optind < argc ? argv[optind] : NULL, to.limit, &r);
-    if (rc == 0 && co->json)
-        rc = tsl_remote_print_json(stdout, tsl_proto_to_json(&r->base));
-    else if (rc == 0)
-        tsl_trial_print_table(stdout, r->trials, r->n_trials, true);
-    if (r)
-        protobuf_c_message_free_unpacked(&r->base, NULL);
-    return rc;
+    return print_reply(co, rc, (ProtobufCMessage *)r, print_list);
 }
 
 Tessel__V1__ListTrialsResponse *tsl_trial_list_quiet(const tsl_client_opts_t *co, const char *fp)

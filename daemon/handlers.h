@@ -11,6 +11,7 @@
  *   handlers_assign.c  Registry.Assignments (long poll) and ReportTrial
  *                      (trial_run.c runs the trials, trial_topk.c the top-k)
  *   handlers_unimpl.c  any method nobody registered (UNIMPLEMENTED naming it)
+ *   handlers_check.c   field checks Trials and Assignments share (handlers_check.h)
  * handlers.c holds the method table (roles and handler per method of
  * api/methods.h); server_call.c checks the caller's token against it before
  * any handler runs.

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "handlers.h"
+#include "handlers_check.h"
 #include "log.h"
 #include "trial_run.h"
 #include "tessel/v1/registry.pb-c.h"
@@ -30,19 +31,6 @@
 #define DEFAULT_WAIT_S 20u
 #define MAX_WAIT_S     60u
 #define MAX_PHASES     16u
-
-static bool check_id(tsl_call_t *call, const char *field, const char *v, size_t max)
-{
-    size_t n = strlen(v);
-    bool ok = n > 0 && n <= max;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = (unsigned char)v[i] > ' ' && v[i] != 0x7f && v[i] != '"' && v[i] != '\\';
-    if (!ok)
-        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
-                      "%s: '%.60s' must be 1 to %zu printable characters without spaces or quotes",
-                      field, v, max);
-    return ok;
-}
 
 /* ---- Assignments ---------------------------------------------------------------------------- */
 
@@ -54,11 +42,9 @@ void tsl_handle_assignments(tsl_call_t *call)
         return;
     char state[16], host[128];
     tsl_err_t err = {0};
-    if (!check_id(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN))
+    if (!tsl_check_id(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN) ||
+        !tsl_check_max(call, "wait_s", req->wait_s, MAX_WAIT_S))
         ;
-    else if (req->wait_s > MAX_WAIT_S)
-        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "wait_s: %u is above the limit %u",
-                      req->wait_s, MAX_WAIT_S);
     else if (tsl_trials_worker_state(call->srv->store, req->worker_id, state, sizeof state, host,
                                      sizeof host, &err) != 0)
         tsl_call_fail_err(call, &err);
@@ -84,8 +70,8 @@ static bool finite_nonneg(tsl_call_t *call, const char *field, double v)
 
 static bool check_report(tsl_call_t *call, const Tessel__V1__ReportTrialRequest *req)
 {
-    if (!check_id(call, "trial_id", req->trial_id, TSL_TRIAL_ID_LEN) ||
-        !check_id(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN) ||
+    if (!tsl_check_id(call, "trial_id", req->trial_id, TSL_TRIAL_ID_LEN) ||
+        !tsl_check_id(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN) ||
         !finite_nonneg(call, "iter_time_s", req->iter_time_s) ||
         !finite_nonneg(call, "iter_min_s", req->iter_min_s) ||
         !finite_nonneg(call, "iter_max_s", req->iter_max_s) ||
@@ -99,7 +85,7 @@ static bool check_report(tsl_call_t *call, const Tessel__V1__ReportTrialRequest 
     for (size_t i = 0; i < req->n_phase_s; i++) {
         char field[48];
         snprintf(field, sizeof field, "phase_s[%zu]", i);
-        if (!check_id(call, field, req->phase_s[i]->key, 15) ||
+        if (!tsl_check_id(call, field, req->phase_s[i]->key, 15) ||
             !finite_nonneg(call, field, req->phase_s[i]->value))
             return false;
     }

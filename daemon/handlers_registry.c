@@ -20,6 +20,7 @@
 #include "calibration.h"
 #include "handlers.h"
 #include "log.h"
+#include "proto_arena.h"
 #include "store_registry.h"
 #include "tessel/v1/registry.pb-c.h"
 
@@ -312,22 +313,15 @@ static Tessel__V1__Device *copy_device(tsl_arena_t *a, const tsl_reg_device_t *d
         return NULL;
     tessel__v1__device__init(o);
     o->index = d->index;
-    o->model = tsl_arena_strdup(a, d->model);
     o->memory_bytes = d->memory_bytes;
     o->sm_count = d->sm_count;
-    o->uuid = tsl_arena_strdup(a, d->uuid);
-    return o->model && o->uuid ? o : NULL;
+    const tsl_str_copy_t strs[] = {{&o->model, d->model}, {&o->uuid, d->uuid}};
+    return tsl_proto_copy_strs(a, strs, 2) ? o : NULL;
 }
 
 static int fill_worker(tsl_arena_t *a, Tessel__V1__Worker *o, const tsl_reg_worker_t *w)
 {
     tessel__v1__worker__init(o);
-    o->worker_id = tsl_arena_strdup(a, w->worker_id);
-    o->hostname = tsl_arena_strdup(a, w->hostname);
-    o->state = tsl_arena_strdup(a, w->state);
-    o->driver_version = tsl_arena_strdup(a, w->driver_version);
-    o->cuda_version = tsl_arena_strdup(a, w->cuda_version);
-    o->nccl_version = tsl_arena_strdup(a, w->nccl_version);
     o->last_seen_unix = w->last_seen_unix;
     o->registered_unix = w->registered_unix;
     o->profile_unix = w->profile_unix;
@@ -335,8 +329,13 @@ static int fill_worker(tsl_arena_t *a, Tessel__V1__Worker *o, const tsl_reg_work
     o->heartbeat_interval_s = w->heartbeat_s;
     o->simulated = w->simulated;
     o->devices = tsl_arena_alloc(a, (w->n_devices ? w->n_devices : 1) * sizeof *o->devices);
-    if (!o->worker_id || !o->hostname || !o->state || !o->driver_version || !o->cuda_version ||
-        !o->nccl_version || !o->devices)
+    const tsl_str_copy_t strs[] = {{&o->worker_id, w->worker_id},
+                                   {&o->hostname, w->hostname},
+                                   {&o->state, w->state},
+                                   {&o->driver_version, w->driver_version},
+                                   {&o->cuda_version, w->cuda_version},
+                                   {&o->nccl_version, w->nccl_version}};
+    if (!tsl_proto_copy_strs(a, strs, sizeof strs / sizeof *strs) || !o->devices)
         return -1;
     for (uint32_t i = 0; i < w->n_devices; i++)
         if (!(o->devices[o->n_devices++] = copy_device(a, &w->devices[i])))
@@ -392,32 +391,21 @@ typedef struct profile_ctx {
     size_t n, cap;
 } profile_ctx_t;
 
+static bool set_label(tsl_arena_t *a, ProtobufCMessage *m, const char *key, json_t *value)
+{
+    Tessel__V1__Measurement__LabelsEntry *e = (Tessel__V1__Measurement__LabelsEntry *)m;
+    e->key = tsl_arena_strdup(a, key);
+    e->value = tsl_arena_strdup(a, json_is_string(value) ? json_string_value(value) : "");
+    return e->key && e->value;
+}
+
 /* The stored labels JSON back into map entries. */
 static int copy_labels(tsl_arena_t *a, Tessel__V1__Measurement *o, const char *text)
 {
-    json_t *obj = json_loads(text, 0, NULL);
-    const char *k;
-    json_t *v;
-    size_t n = json_is_object(obj) ? json_object_size(obj) : 0;
-    o->labels = tsl_arena_alloc(a, (n ? n : 1) * sizeof *o->labels);
-    if (!o->labels) {
-        json_decref(obj);
-        return -1;
-    }
-    json_object_foreach(obj, k, v)
-    {
-        Tessel__V1__Measurement__LabelsEntry *e = tsl_arena_alloc(a, sizeof *e);
-        if (!e)
-            break;
-        tessel__v1__measurement__labels_entry__init(e);
-        e->key = tsl_arena_strdup(a, k);
-        e->value = tsl_arena_strdup(a, json_is_string(v) ? json_string_value(v) : "");
-        if (!e->key || !e->value)
-            break;
-        o->labels[o->n_labels++] = e;
-    }
-    json_decref(obj);
-    return o->n_labels == n ? 0 : -1;
+    size_t n;
+    o->labels = (Tessel__V1__Measurement__LabelsEntry **)tsl_proto_map_from_json(
+        a, text, &tessel__v1__measurement__labels_entry__descriptor, set_label, &n, &o->n_labels);
+    return o->labels && o->n_labels == n ? 0 : -1;
 }
 
 static int profile_row(void *ud, const tsl_reg_measurement_t *m)
@@ -436,18 +424,18 @@ static int profile_row(void *ud, const tsl_reg_measurement_t *m)
     if (!o)
         return -1;
     tessel__v1__measurement__init(o);
-    o->name = tsl_arena_strdup(a, m->name);
-    o->unit = tsl_arena_strdup(a, m->unit);
-    o->gpu_model = tsl_arena_strdup(a, m->gpu_model);
-    o->link_class = tsl_arena_strdup(a, m->link_class);
-    o->hostname = tsl_arena_strdup(a, m->hostname ? m->hostname : "");
     o->value = m->value;
     o->measured_unix = m->measured_unix;
     o->simulated = m->simulated;
     o->n_samples = m->n_samples;
     o->per_device = m->per_device;
     o->device_index = m->device_index;
-    if (!o->name || !o->unit || !o->gpu_model || !o->link_class || !o->hostname ||
+    const tsl_str_copy_t strs[] = {{&o->name, m->name},
+                                   {&o->unit, m->unit},
+                                   {&o->gpu_model, m->gpu_model},
+                                   {&o->link_class, m->link_class},
+                                   {&o->hostname, m->hostname}};
+    if (!tsl_proto_copy_strs(a, strs, sizeof strs / sizeof *strs) ||
         copy_labels(a, o, m->labels_json) != 0)
         return -1;
     ctx->items[ctx->n++] = o;

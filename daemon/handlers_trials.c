@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "handlers.h"
+#include "handlers_check.h"
 #include "log.h"
 #include "trial_run.h"
 #include "trial_sched.h"
@@ -37,31 +38,6 @@
 
 /* ---- field checks --------------------------------------------------------------------------- */
 
-/* 1..max letters, digits, '-', '_' or '.' (ids, fingerprints, hostnames). */
-static bool check_token(tsl_call_t *call, const char *field, const char *v, size_t max)
-{
-    size_t n = strlen(v);
-    bool ok = n > 0 && n <= max;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = (v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') ||
-             (v[i] >= '0' && v[i] <= '9') || v[i] == '-' || v[i] == '_' || v[i] == '.';
-    if (!ok)
-        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
-                      "%s: '%.60s' must be 1 to %zu letters, digits, '-', '_' or '.'", field, v,
-                      max);
-    return ok;
-}
-
-/* A count over its limit: false after answering INVALID_ARGUMENT naming it. */
-static bool check_max(tsl_call_t *call, const char *field, uint32_t v, uint32_t max)
-{
-    if (v <= max)
-        return true;
-    tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s: %u is above the limit %u", field, v,
-                  max);
-    return false;
-}
-
 static bool check_nodes(tsl_call_t *call, const Tessel__V1__StartTrialRequest *req)
 {
     char field[32];
@@ -72,7 +48,7 @@ static bool check_nodes(tsl_call_t *call, const Tessel__V1__StartTrialRequest *r
     }
     for (size_t i = 0; i < req->n_nodes; i++) {
         snprintf(field, sizeof field, "nodes[%zu]", i);
-        if (!check_token(call, field, req->nodes[i], 127))
+        if (!tsl_check_token(call, field, req->nodes[i], 127))
             return false;
         for (size_t j = 0; j < i; j++)
             if (strcmp(req->nodes[j], req->nodes[i]) == 0) {
@@ -99,12 +75,12 @@ static bool check_start(tsl_call_t *call, const Tessel__V1__StartTrialRequest *r
                           req->n_nodes);
             return false;
         }
-    } else if (!check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
+    } else if (!tsl_check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
         return false;
-    if (!check_max(call, "top_k", req->top_k, 1000) ||
-        !check_max(call, "top_k", req->top_k, 1000) ||
-        !check_max(call, "iterations", req->iterations, MAX_ITERATIONS) ||
-        !check_max(call, "warmup", req->warmup, MAX_WARMUP))
+    if (!tsl_check_max(call, "top_k", req->top_k, 1000) ||
+        !tsl_check_max(call, "top_k", req->top_k, 1000) ||
+        !tsl_check_max(call, "iterations", req->iterations, MAX_ITERATIONS) ||
+        !tsl_check_max(call, "warmup", req->warmup, MAX_WARMUP))
         return false;
     if (!isfinite(req->timeout_s) || req->timeout_s < 0 || req->timeout_s > MAX_TIMEOUT_S) {
         tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
@@ -184,6 +160,18 @@ typedef struct start_ctx {
     uint32_t n;
 } start_ctx_t;
 
+/* How every trial runs, plan or link: the request's counts or their defaults, and tcp on
+ * cpu for simulated workers, nccl on cuda for real ones. */
+static void run_settings(tsl_trial_t *t, const Tessel__V1__StartTrialRequest *req, bool sim)
+{
+    t->iterations = req->iterations ? req->iterations : 10;
+    t->warmup = req->warmup ? req->warmup : 3;
+    t->timeout_s = req->timeout_s > 0 ? req->timeout_s : 600;
+    snprintf(t->comm, sizeof t->comm, "%s", sim ? "tcp" : "nccl");
+    snprintf(t->devops, sizeof t->devops, "%s", sim ? "cpu" : "cuda");
+    t->simulated = sim;
+}
+
 /* Trial i of the batch: plan index i, its workers picked. false after answering. */
 static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_t seed)
 {
@@ -226,12 +214,7 @@ static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_
     snprintf(t->plan_label, sizeof t->plan_label, "%s",
              json_string_value(json_object_get(p, "label")) ?: "");
     t->world_size = t->n_ranks = world;
-    t->iterations = c->req->iterations ? c->req->iterations : 10;
-    t->warmup = c->req->warmup ? c->req->warmup : 3;
-    t->timeout_s = c->req->timeout_s > 0 ? c->req->timeout_s : 600;
-    snprintf(t->comm, sizeof t->comm, "%s", sim ? "tcp" : "nccl");
-    snprintf(t->devops, sizeof t->devops, "%s", sim ? "cpu" : "cuda");
-    t->simulated = sim;
+    run_settings(t, c->req, sim);
     t->global_batch = (uint32_t)json_integer_value(json_object_get(p, "global_batch"));
     t->predicted_iter_time_s = json_number_value(json_object_get(p, "iter_time_s"));
     t->predicted_peak_bytes = (uint64_t)json_integer_value(json_object_get(p, "peak_bytes"));
@@ -358,12 +341,7 @@ static bool make_link_trial(start_ctx_t *c, tsl_trial_t *t)
     snprintf(t->plan_label, sizeof t->plan_label, "link %.28s-%.28s", w[0]->hostname,
              w[1]->hostname);
     t->world_size = t->n_ranks = 2;
-    t->iterations = c->req->iterations ? c->req->iterations : 10;
-    t->warmup = c->req->warmup ? c->req->warmup : 3;
-    t->timeout_s = c->req->timeout_s > 0 ? c->req->timeout_s : 600;
-    snprintf(t->comm, sizeof t->comm, "%s", sim ? "tcp" : "nccl");
-    snprintf(t->devops, sizeof t->devops, "%s", sim ? "cpu" : "cuda");
-    t->simulated = sim;
+    run_settings(t, c->req, sim);
     t->seed = (uint64_t)time(NULL) ^ (uint64_t)rand();
     t->created_unix = (int64_t)time(NULL);
     snprintf(t->gpu_model, sizeof t->gpu_model, "%s", w[0]->devices[0].model);
@@ -464,7 +442,7 @@ static bool read_trial(tsl_call_t *call, tsl_trial_t *t)
     tsl_err_t err = {0};
     if (!req)
         return false;
-    if (check_token(call, "trial_id", req->trial_id, TSL_TRIAL_ID_LEN)) {
+    if (tsl_check_token(call, "trial_id", req->trial_id, TSL_TRIAL_ID_LEN)) {
         if (tsl_trials_get(call->srv->store, req->trial_id, t, &err) != 0)
             tsl_call_fail_err(call, &err);
         else
@@ -522,9 +500,9 @@ static bool list(tsl_call_t *call, const Tessel__V1__ListTrialsRequest *req, lis
     tsl_err_t err = {0};
     uint32_t limit = req->limit ? req->limit : LIST_DEFAULT;
     if (req->plan_fingerprint[0] &&
-        !check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
+        !tsl_check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
         return false;
-    if (!check_max(call, "limit", limit, LIST_MAX))
+    if (!tsl_check_max(call, "limit", limit, LIST_MAX))
         return false;
     if (!(c->items = calloc(limit, sizeof *c->items))) {
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ListTrials: out of memory");

@@ -4,59 +4,25 @@
  * transaction; writes run in BEGIN IMMEDIATE like store.c's.
  */
 #include "store_registry.h"
+#include "store_sql.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- statement helpers ------------------------------------------------------------------ */
+/* ---- statement helpers (store_sql.h, with this file's error prefix) ----------------------- */
 
-static int reg_fail(sqlite3 *db, tsl_err_t *err, const char *what)
-{
-    return tsl_err_setc(err, TSL_E_INTERNAL, "store: %s: %s", what, sqlite3_errmsg(db));
-}
+#define SCOPE "store"
 
-/* Runs sql (no rows expected) with the text and integer binds given by a
- * format: 't' text, 'i' int64, 'd' double, 'n' NULL. */
+/* Runs sql (no rows expected) with the binds given by a format, as tsl_sql_vprep. */
 static int run(sqlite3 *db, const char *sql, const char *fmt, tsl_err_t *err, ...)
 {
-    sqlite3_stmt *st = NULL;
     va_list ap;
-    int rc = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return reg_fail(db, err, "prepare");
     va_start(ap, err);
-    for (int i = 0; fmt[i]; i++) {
-        switch (fmt[i]) {
-        case 't': sqlite3_bind_text(st, i + 1, va_arg(ap, const char *), -1, SQLITE_STATIC); break;
-        case 'i': sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t)); break;
-        case 'd': sqlite3_bind_double(st, i + 1, va_arg(ap, double)); break;
-        default: sqlite3_bind_null(st, i + 1); break;
-        }
-    }
+    sqlite3_stmt *st = tsl_sql_vprep(db, SCOPE, sql, fmt, ap, err);
     va_end(ap);
-    int step = sqlite3_step(st);
-    if (step == SQLITE_DONE || step == SQLITE_ROW)
-        rc = 0;
-    else
-        reg_fail(db, err, "write");
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static int begin(sqlite3 *db, tsl_err_t *err)
-{
-    return run(db, "BEGIN IMMEDIATE", "", err);
-}
-
-static int end(sqlite3 *db, int rc, tsl_err_t *err)
-{
-    if (rc == 0 && run(db, "COMMIT", "", err) == 0)
-        return 0;
-    if (!sqlite3_get_autocommit(db))
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    return -1;
+    return tsl_sql_done(db, SCOPE, st, err);
 }
 
 /* Ends the transaction of a call about one worker; 1 (an unknown worker) commits
@@ -64,16 +30,10 @@ static int end(sqlite3 *db, int rc, tsl_err_t *err)
 static int end_for_worker(sqlite3 *db, int rc, const char *worker_id, tsl_err_t *err)
 {
     if (rc != 1)
-        return end(db, rc, err);
-    end(db, 0, err);
+        return tsl_sql_end(db, SCOPE, rc, err);
+    tsl_sql_end(db, SCOPE, 0, err);
     tsl_err_setc(err, TSL_E_NOTFOUND, "worker_id: %s is not registered; register first", worker_id);
     return 1;
-}
-
-static const char *col_text(sqlite3_stmt *st, int col)
-{
-    const unsigned char *t = sqlite3_column_text(st, col);
-    return t ? (const char *)t : "";
 }
 
 /* ---- identity ---------------------------------------------------------------------------- */
@@ -167,14 +127,15 @@ int tsl_registry_register(tsl_store_t *s, tsl_reg_worker_t *w, int64_t now, bool
 {
     tsl_registry_worker_id(w->hostname, w->devices, w->n_devices, w->worker_id);
     sqlite3 *db = tsl_store_lock_db(s);
-    int rc = begin(db, err);
+    int rc = tsl_sql_begin(db, SCOPE, err);
     if (rc == 0) {
         int found = exists(db, "SELECT 1 FROM workers WHERE worker_id = ?1", w->worker_id);
         *known = found == 1;
-        rc = found < 0 ? reg_fail(db, err, "reading workers") : upsert_worker(db, w, now, err);
+        rc = found < 0 ? tsl_sql_fail(db, SCOPE, "reading workers", err)
+                       : upsert_worker(db, w, now, err);
         for (uint32_t i = 0; rc == 0 && i < w->n_devices; i++)
             rc = upsert_device(db, w->worker_id, &w->devices[i], err);
-        rc = end(db, rc, err);
+        rc = tsl_sql_end(db, SCOPE, rc, err);
     }
     tsl_store_unlock_db(s);
     return rc;
@@ -184,14 +145,14 @@ int tsl_registry_heartbeat(tsl_store_t *s, const char *worker_id, bool deregiste
                            bool *came_back, tsl_err_t *err)
 {
     sqlite3 *db = tsl_store_lock_db(s);
-    int rc = begin(db, err);
+    int rc = tsl_sql_begin(db, SCOPE, err);
     *came_back = false;
     if (rc == 0) {
         int online = exists(db, "SELECT 1 FROM workers WHERE worker_id = ?1 AND state = 'online'",
                             worker_id);
         int found = exists(db, "SELECT 1 FROM workers WHERE worker_id = ?1", worker_id);
         if (online < 0 || found < 0)
-            rc = reg_fail(db, err, "reading workers");
+            rc = tsl_sql_fail(db, SCOPE, "reading workers", err);
         else if (found == 0)
             rc = 1;
         else
@@ -215,12 +176,12 @@ static int sweep_locked(sqlite3 *db, int64_t now, uint32_t timeout_s, tsl_regist
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT worker_id, hostname FROM workers WHERE " SILENT_WHERE, -1,
                            &st, NULL) != SQLITE_OK)
-        return reg_fail(db, err, "prepare");
+        return tsl_sql_fail(db, SCOPE, "prepare", err);
     sqlite3_bind_int64(st, 1, now);
     sqlite3_bind_int64(st, 2, timeout_s);
     while (sqlite3_step(st) == SQLITE_ROW)
         if (fn)
-            fn(ud, col_text(st, 0), col_text(st, 1));
+            fn(ud, tsl_sql_text(st, 0), tsl_sql_text(st, 1));
     sqlite3_finalize(st);
     return run(db, "UPDATE workers SET state = 'offline' WHERE " SILENT_WHERE, "ii", err, now,
                (int64_t)timeout_s);
@@ -230,9 +191,9 @@ int tsl_registry_sweep(tsl_store_t *s, int64_t now, uint32_t timeout_s, tsl_regi
                        void *ud, tsl_err_t *err)
 {
     sqlite3 *db = tsl_store_lock_db(s);
-    int rc = begin(db, err);
+    int rc = tsl_sql_begin(db, SCOPE, err);
     if (rc == 0)
-        rc = end(db, sweep_locked(db, now, timeout_s, fn, ud, err), err);
+        rc = tsl_sql_end(db, SCOPE, sweep_locked(db, now, timeout_s, fn, ud, err), err);
     tsl_store_unlock_db(s);
     return rc;
 }
@@ -261,12 +222,12 @@ static int read_devices(sqlite3 *db, const char *id, tsl_reg_device_t *devs, uin
     sqlite3_stmt *st = NULL;
     *n = 0;
     if (sqlite3_prepare_v2(db, DEVICES_SQL, -1, &st, NULL) != SQLITE_OK)
-        return reg_fail(db, err, "prepare");
+        return tsl_sql_fail(db, SCOPE, "prepare", err);
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     while (*n < TSL_REGISTRY_MAX_DEVICES && sqlite3_step(st) == SQLITE_ROW) {
         tsl_reg_device_t *d = &devs[*n];
-        snprintf(text[*n][0], sizeof text[*n][0], "%s", col_text(st, 1));
-        snprintf(text[*n][1], sizeof text[*n][1], "%s", col_text(st, 4));
+        snprintf(text[*n][0], sizeof text[*n][0], "%s", tsl_sql_text(st, 1));
+        snprintf(text[*n][1], sizeof text[*n][1], "%s", tsl_sql_text(st, 4));
         d->index = (uint32_t)sqlite3_column_int64(st, 0);
         d->model = text[*n][0];
         d->memory_bytes = (uint64_t)sqlite3_column_int64(st, 2);
@@ -281,15 +242,15 @@ static int read_devices(sqlite3 *db, const char *id, tsl_reg_device_t *devs, uin
 static void row_to_worker(sqlite3_stmt *st, tsl_reg_worker_t *w)
 {
     memset(w, 0, sizeof *w);
-    snprintf(w->worker_id, sizeof w->worker_id, "%s", col_text(st, 0));
-    w->hostname = col_text(st, 1);
-    w->driver_version = col_text(st, 2);
-    w->cuda_version = col_text(st, 3);
-    w->nccl_version = col_text(st, 4);
+    snprintf(w->worker_id, sizeof w->worker_id, "%s", tsl_sql_text(st, 0));
+    w->hostname = tsl_sql_text(st, 1);
+    w->driver_version = tsl_sql_text(st, 2);
+    w->cuda_version = tsl_sql_text(st, 3);
+    w->nccl_version = tsl_sql_text(st, 4);
     w->simulated = sqlite3_column_int(st, 5) != 0;
     w->heartbeat_s = (uint32_t)sqlite3_column_int64(st, 6);
-    w->version = col_text(st, 7);
-    w->state = col_text(st, 8);
+    w->version = tsl_sql_text(st, 7);
+    w->state = tsl_sql_text(st, 8);
     w->registered_unix = sqlite3_column_int64(st, 9);
     w->last_seen_unix = sqlite3_column_int64(st, 10);
     w->profile_unix = sqlite3_column_int64(st, 11);
@@ -306,7 +267,7 @@ int tsl_registry_list(tsl_store_t *s, tsl_registry_worker_fn fn, void *ud, tsl_e
         return tsl_err_setc(err, TSL_E_NOMEM, "ListWorkers: out of memory");
     sqlite3 *db = tsl_store_lock_db(s);
     if (sqlite3_prepare_v2(db, LIST_SQL, -1, &st, NULL) != SQLITE_OK)
-        rc = reg_fail(db, err, "prepare");
+        rc = tsl_sql_fail(db, SCOPE, "prepare", err);
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         tsl_reg_worker_t w;
         row_to_worker(st, &w);
@@ -348,7 +309,7 @@ static int insert_measurement(sqlite3 *db, sqlite3_stmt *st, const char *worker_
                             "measurements: '%s' names device %u, which this "
                             "worker did not register",
                             m->name, m->device_index);
-    return reg_fail(db, err, "storing a measurement");
+    return tsl_sql_fail(db, SCOPE, "storing a measurement", err);
 }
 
 static int insert_measurements(sqlite3 *db, const char *worker_id, const char *report_id,
@@ -362,7 +323,7 @@ static int insert_measurements(sqlite3 *db, const char *worker_id, const char *r
     sqlite3_stmt *st = NULL;
     int rc = 0;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return reg_fail(db, err, "prepare");
+        return tsl_sql_fail(db, SCOPE, "prepare", err);
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = insert_measurement(db, st, worker_id, report_id, &m[i], sim, when, err);
     sqlite3_finalize(st);
@@ -417,10 +378,10 @@ static int rebuild_worker_models(sqlite3 *db, const char *worker_id, bool sim, i
     int n = 0, rc = 0;
     if (sqlite3_prepare_v2(db, "SELECT DISTINCT model FROM devices WHERE worker_id = ?1", -1, &st,
                            NULL) != SQLITE_OK)
-        return reg_fail(db, err, "prepare");
+        return tsl_sql_fail(db, SCOPE, "prepare", err);
     sqlite3_bind_text(st, 1, worker_id, -1, SQLITE_STATIC);
     while (n < 8 && sqlite3_step(st) == SQLITE_ROW)
-        snprintf(models[n++], sizeof models[0], "%s", col_text(st, 0));
+        snprintf(models[n++], sizeof models[0], "%s", tsl_sql_text(st, 0));
     sqlite3_finalize(st);
     for (int i = 0; rc == 0 && i < n; i++)
         rc = rebuild_model(db, models[i], sim, now, stale, err);
@@ -436,7 +397,7 @@ static int report_locked(sqlite3 *db, const char *worker_id, const char *report_
     int found = exists(db, "SELECT 1 FROM workers WHERE worker_id = ?1", worker_id);
     int dup = exists(db, "SELECT 1 FROM profile_reports WHERE report_id = ?1", report_id);
     if (sim < 0 || found < 0 || dup < 0)
-        return reg_fail(db, err, "reading workers");
+        return tsl_sql_fail(db, SCOPE, "reading workers", err);
     if (found == 0)
         return 1;
     if (dup == 1) {
@@ -460,7 +421,7 @@ int tsl_registry_report(tsl_store_t *s, const char *worker_id, const char *repor
 {
     memset(res, 0, sizeof *res);
     sqlite3 *db = tsl_store_lock_db(s);
-    int rc = begin(db, err);
+    int rc = tsl_sql_begin(db, SCOPE, err);
     if (rc == 0) {
         rc = report_locked(db, worker_id, report_id, measured_unix ? measured_unix : now, now, m, n,
                            res, err);
@@ -493,17 +454,17 @@ static const char RAW_SQL[] =
 static void row_to_measurement(sqlite3_stmt *st, bool raw, tsl_reg_measurement_t *m)
 {
     memset(m, 0, sizeof *m);
-    m->gpu_model = col_text(st, 0);
-    m->link_class = col_text(st, 1);
-    m->name = col_text(st, 2);
-    m->labels_json = col_text(st, 3);
-    m->unit = col_text(st, 4);
+    m->gpu_model = tsl_sql_text(st, 0);
+    m->link_class = tsl_sql_text(st, 1);
+    m->name = tsl_sql_text(st, 2);
+    m->labels_json = tsl_sql_text(st, 3);
+    m->unit = tsl_sql_text(st, 4);
     m->value = sqlite3_column_double(st, 5);
     m->n_samples = (uint32_t)sqlite3_column_int64(st, 6);
     m->simulated = sqlite3_column_int(st, 7) != 0;
     m->measured_unix = sqlite3_column_int64(st, 8);
     if (raw) {
-        m->hostname = col_text(st, 9);
+        m->hostname = tsl_sql_text(st, 9);
         m->per_device = sqlite3_column_type(st, 10) != SQLITE_NULL;
         m->device_index = (uint32_t)sqlite3_column_int64(st, 10);
     }
@@ -517,7 +478,7 @@ int tsl_registry_profile(tsl_store_t *s, const char *gpu_model, const char *host
     int rc = 0;
     sqlite3 *db = tsl_store_lock_db(s);
     if (sqlite3_prepare_v2(db, raw ? RAW_SQL : AGG_SQL, -1, &st, NULL) != SQLITE_OK)
-        rc = reg_fail(db, err, "prepare");
+        rc = tsl_sql_fail(db, SCOPE, "prepare", err);
     if (rc == 0) {
         sqlite3_bind_text(st, 1, gpu_model ? gpu_model : "", -1, SQLITE_STATIC);
         if (raw)

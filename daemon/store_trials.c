@@ -4,6 +4,7 @@
  * BEGIN IMMEDIATE like store.c's. Calibration samples: store_trials_calib.c.
  */
 #include "store_trials.h"
+#include "store_sql.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -13,74 +14,18 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- statement helpers ------------------------------------------------------------------ */
+/* ---- statement helpers (store_sql.h, with this file's error prefix) ----------------------- */
 
-static int db_fail(sqlite3 *db, tsl_err_t *err, const char *what)
-{
-    return tsl_err_setc(err, TSL_E_INTERNAL, "store: trials: %s: %s", what, sqlite3_errmsg(db));
-}
+#define SCOPE "store: trials"
 
-/* Prepares sql and binds by a format: 't' text, 'i' int64, 'd' double, 'b' blob
- * (pointer, size_t), 'n' NULL. NULL on failure (err set). */
+/* Prepares and binds, as tsl_sql_vprep. */
 static sqlite3_stmt *prep(sqlite3 *db, const char *sql, const char *fmt, tsl_err_t *err, ...)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        db_fail(db, err, "prepare");
-        return NULL;
-    }
     va_list ap;
     va_start(ap, err);
-    for (int i = 0; fmt[i]; i++) {
-        switch (fmt[i]) {
-        case 't': sqlite3_bind_text(st, i + 1, va_arg(ap, const char *), -1, SQLITE_STATIC); break;
-        case 'i': sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t)); break;
-        case 'd': sqlite3_bind_double(st, i + 1, va_arg(ap, double)); break;
-        case 'b': {
-            const void *p = va_arg(ap, const void *);
-            size_t n = va_arg(ap, size_t);
-            if (n)
-                sqlite3_bind_blob(st, i + 1, p, (int)n, SQLITE_STATIC);
-            else
-                sqlite3_bind_null(st, i + 1);
-            break;
-        }
-        default: sqlite3_bind_null(st, i + 1); break;
-        }
-    }
+    sqlite3_stmt *st = tsl_sql_vprep(db, SCOPE, sql, fmt, ap, err);
     va_end(ap);
     return st;
-}
-
-/* Steps a prepared write to its end and finalizes it; 0 or -1. */
-static int done(sqlite3 *db, sqlite3_stmt *st, tsl_err_t *err)
-{
-    if (!st)
-        return -1;
-    int step = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return step == SQLITE_DONE || step == SQLITE_ROW ? 0 : db_fail(db, err, "write");
-}
-
-static int begin(sqlite3 *db, tsl_err_t *err)
-{
-    return done(db, prep(db, "BEGIN IMMEDIATE", "", err), err);
-}
-
-/* Commits when rc is 0 or 1 (1: nothing to do, not an error), else rolls back. */
-static int end(sqlite3 *db, int rc, tsl_err_t *err)
-{
-    if (rc >= 0 && done(db, prep(db, "COMMIT", "", err), err) == 0)
-        return rc;
-    if (!sqlite3_get_autocommit(db))
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    return -1;
-}
-
-static const char *col_text(sqlite3_stmt *st, int col)
-{
-    const unsigned char *t = sqlite3_column_text(st, col);
-    return t ? (const char *)t : "";
 }
 
 void tsl_trial_clear(tsl_trial_t *t)
@@ -130,7 +75,7 @@ static int insert_trial(sqlite3 *db, const tsl_trial_t *t, tsl_err_t *err)
              (int64_t)t->simulated, t->gpu_model, (int64_t)t->global_batch,
              t->predicted_iter_time_s, (int64_t)t->predicted_peak_bytes, (int64_t)t->seed,
              t->created_unix, t->plan_json ? t->plan_json : "{}", t->kind[0] ? t->kind : "plan");
-    if (done(db, st, err) != 0)
+    if (tsl_sql_done(db, SCOPE, st, err) != 0)
         return -1;
     for (uint32_t r = 0; r < t->n_ranks; r++) {
         const tsl_trial_rank_t *k = &t->ranks[r];
@@ -139,7 +84,7 @@ static int insert_trial(sqlite3 *db, const tsl_trial_t *t, tsl_err_t *err)
                   "VALUES (?1, ?2, ?3, ?4, ?5)",
                   "titti", err, t->trial_id, (int64_t)k->rank, k->worker_id, k->hostname,
                   (int64_t)k->device_index);
-        if (done(db, st, err) != 0)
+        if (tsl_sql_done(db, SCOPE, st, err) != 0)
             return -1;
     }
     return 0;
@@ -148,11 +93,11 @@ static int insert_trial(sqlite3 *db, const tsl_trial_t *t, tsl_err_t *err)
 int tsl_trials_create(tsl_store_t *s, const tsl_trial_t *t, size_t n, tsl_err_t *err)
 {
     sqlite3 *db = tsl_store_lock_db(s);
-    int rc = begin(db, err);
+    int rc = tsl_sql_begin(db, SCOPE, err);
     if (rc == 0) {
         for (size_t i = 0; rc == 0 && i < n; i++)
             rc = insert_trial(db, &t[i], err);
-        rc = end(db, rc, err);
+        rc = tsl_sql_end(db, SCOPE, rc, err);
     }
     tsl_store_unlock_db(s);
     return rc;
@@ -170,21 +115,21 @@ int tsl_trials_create(tsl_store_t *s, const tsl_trial_t *t, size_t n, tsl_err_t 
 static void row_to_trial(sqlite3_stmt *st, tsl_trial_t *t)
 {
     memset(t, 0, sizeof *t);
-    snprintf(t->trial_id, sizeof t->trial_id, "%s", col_text(st, 0));
-    snprintf(t->batch_id, sizeof t->batch_id, "%s", col_text(st, 1));
+    snprintf(t->trial_id, sizeof t->trial_id, "%s", tsl_sql_text(st, 0));
+    snprintf(t->batch_id, sizeof t->batch_id, "%s", tsl_sql_text(st, 1));
     t->batch_pos = (uint32_t)sqlite3_column_int64(st, 2);
-    snprintf(t->plan_fingerprint, sizeof t->plan_fingerprint, "%s", col_text(st, 3));
+    snprintf(t->plan_fingerprint, sizeof t->plan_fingerprint, "%s", tsl_sql_text(st, 3));
     t->plan_index = (uint32_t)sqlite3_column_int64(st, 4);
-    snprintf(t->plan_label, sizeof t->plan_label, "%s", col_text(st, 5));
-    snprintf(t->status, sizeof t->status, "%s", col_text(st, 6));
+    snprintf(t->plan_label, sizeof t->plan_label, "%s", tsl_sql_text(st, 5));
+    snprintf(t->status, sizeof t->status, "%s", tsl_sql_text(st, 6));
     t->world_size = (uint32_t)sqlite3_column_int64(st, 7);
     t->iterations = (uint32_t)sqlite3_column_int64(st, 8);
     t->warmup = (uint32_t)sqlite3_column_int64(st, 9);
     t->timeout_s = sqlite3_column_double(st, 10);
-    snprintf(t->comm, sizeof t->comm, "%s", col_text(st, 11));
-    snprintf(t->devops, sizeof t->devops, "%s", col_text(st, 12));
+    snprintf(t->comm, sizeof t->comm, "%s", tsl_sql_text(st, 11));
+    snprintf(t->devops, sizeof t->devops, "%s", tsl_sql_text(st, 12));
     t->simulated = sqlite3_column_int(st, 13) != 0;
-    snprintf(t->gpu_model, sizeof t->gpu_model, "%s", col_text(st, 14));
+    snprintf(t->gpu_model, sizeof t->gpu_model, "%s", tsl_sql_text(st, 14));
     t->global_batch = (uint32_t)sqlite3_column_int64(st, 15);
     t->predicted_iter_time_s = sqlite3_column_double(st, 16);
     t->predicted_peak_bytes = (uint64_t)sqlite3_column_int64(st, 17);
@@ -195,9 +140,9 @@ static void row_to_trial(sqlite3_stmt *st, tsl_trial_t *t)
     t->memory_error = sqlite3_column_double(st, 22);
     t->any_oom = sqlite3_column_int(st, 23) != 0;
     t->chosen = sqlite3_column_int(st, 24) != 0;
-    snprintf(t->error, sizeof t->error, "%s", col_text(st, 25));
+    snprintf(t->error, sizeof t->error, "%s", tsl_sql_text(st, 25));
     t->ready = sqlite3_column_int(st, 26) != 0;
-    snprintf(t->rendezvous, sizeof t->rendezvous, "%s", col_text(st, 27));
+    snprintf(t->rendezvous, sizeof t->rendezvous, "%s", tsl_sql_text(st, 27));
     int nb = sqlite3_column_bytes(st, 28);
     const void *blob = sqlite3_column_blob(st, 28);
     if (blob && nb > 0) {
@@ -208,27 +153,27 @@ static void row_to_trial(sqlite3_stmt *st, tsl_trial_t *t)
     t->created_unix = sqlite3_column_int64(st, 30);
     t->started_unix = sqlite3_column_int64(st, 31);
     t->finished_unix = sqlite3_column_int64(st, 32);
-    snprintf(t->kind, sizeof t->kind, "%s", col_text(st, 33));
+    snprintf(t->kind, sizeof t->kind, "%s", tsl_sql_text(st, 33));
 }
 
 static void row_to_rank(sqlite3_stmt *st, tsl_trial_rank_t *r)
 {
     memset(r, 0, sizeof *r);
     r->rank = (uint32_t)sqlite3_column_int64(st, 0);
-    snprintf(r->worker_id, sizeof r->worker_id, "%s", col_text(st, 1));
-    snprintf(r->hostname, sizeof r->hostname, "%s", col_text(st, 2));
+    snprintf(r->worker_id, sizeof r->worker_id, "%s", tsl_sql_text(st, 1));
+    snprintf(r->hostname, sizeof r->hostname, "%s", tsl_sql_text(st, 2));
     r->device_index = (uint32_t)sqlite3_column_int64(st, 3);
-    snprintf(r->state, sizeof r->state, "%s", col_text(st, 4));
+    snprintf(r->state, sizeof r->state, "%s", tsl_sql_text(st, 4));
     r->delivered = sqlite3_column_int(st, 5) != 0;
     r->cancel_pending = sqlite3_column_int(st, 6) != 0;
     r->iter_time_s = sqlite3_column_double(st, 7);
     r->iter_min_s = sqlite3_column_double(st, 8);
     r->iter_max_s = sqlite3_column_double(st, 9);
     r->peak_bytes = (uint64_t)sqlite3_column_int64(st, 10);
-    snprintf(r->phase_json, sizeof r->phase_json, "%s", col_text(st, 11));
+    snprintf(r->phase_json, sizeof r->phase_json, "%s", tsl_sql_text(st, 11));
     r->oom = sqlite3_column_int(st, 12) != 0;
     r->loss = sqlite3_column_double(st, 13);
-    snprintf(r->error, sizeof r->error, "%s", col_text(st, 14));
+    snprintf(r->error, sizeof r->error, "%s", tsl_sql_text(st, 14));
     r->reported_unix = sqlite3_column_int64(st, 15);
 }
 
@@ -271,7 +216,7 @@ static int get_locked(sqlite3 *db, const char *id, tsl_trial_t *out, tsl_err_t *
         return 1;
     }
     if (step != SQLITE_ROW)
-        return db_fail(db, err, "reading a trial");
+        return tsl_sql_fail(db, SCOPE, "reading a trial", err);
     return read_ranks(db, out, err);
 }
 
@@ -298,7 +243,7 @@ static int walk_ids(tsl_store_t *s, sqlite3_stmt *st, size_t limit, tsl_trials_f
         return tsl_err_setc(err, TSL_E_NOMEM, "trials: out of memory");
     }
     while (n < limit && sqlite3_step(st) == SQLITE_ROW)
-        snprintf(ids[n++], sizeof ids[0], "%s", col_text(st, 0));
+        snprintf(ids[n++], sizeof ids[0], "%s", tsl_sql_text(st, 0));
     sqlite3_finalize(st);
     tsl_store_unlock_db(s);
     int rc = 0;
@@ -354,6 +299,19 @@ static const char STARTABLE_SQL[] =
     "  AND ot.status = 'running') "
     "ORDER BY t.created_unix, t.batch_id, t.batch_pos";
 
+/* Steps st (trial ids in column 0; NULL when its prepare failed) into ids[cap],
+ * finalizes it and unlocks the store; 0 or -1. */
+static int read_ids(tsl_store_t *s, sqlite3_stmt *st, char (*ids)[TSL_TRIAL_ID_LEN + 1], size_t cap,
+                    size_t *n)
+{
+    while (st && *n < cap && sqlite3_step(st) == SQLITE_ROW)
+        snprintf(ids[(*n)++], TSL_TRIAL_ID_LEN + 1, "%s", tsl_sql_text(st, 0));
+    if (st)
+        sqlite3_finalize(st);
+    tsl_store_unlock_db(s);
+    return st ? 0 : -1;
+}
+
 int tsl_trials_ids(tsl_store_t *s, const char *which, char (*ids)[TSL_TRIAL_ID_LEN + 1], size_t cap,
                    size_t *n, tsl_err_t *err)
 {
@@ -364,12 +322,7 @@ int tsl_trials_ids(tsl_store_t *s, const char *which, char (*ids)[TSL_TRIAL_ID_L
             ? prep(db, STARTABLE_SQL, "", err)
             : prep(db, "SELECT trial_id FROM trials WHERE status = ?1 ORDER BY created_unix", "t",
                    err, which);
-    while (st && *n < cap && sqlite3_step(st) == SQLITE_ROW)
-        snprintf(ids[(*n)++], TSL_TRIAL_ID_LEN + 1, "%s", col_text(st, 0));
-    if (st)
-        sqlite3_finalize(st);
-    tsl_store_unlock_db(s);
-    return st ? 0 : -1;
+    return read_ids(s, st, ids, cap, n);
 }
 
 int tsl_trials_plan_json(tsl_store_t *s, const char *trial_id, char **json, tsl_err_t *err)
@@ -380,7 +333,7 @@ int tsl_trials_plan_json(tsl_store_t *s, const char *trial_id, char **json, tsl_
         prep(db, "SELECT plan_json FROM trials WHERE trial_id = ?1", "t", err, trial_id);
     int rc = st ? 1 : -1;
     if (st && sqlite3_step(st) == SQLITE_ROW) {
-        *json = strdup(col_text(st, 0));
+        *json = strdup(tsl_sql_text(st, 0));
         rc = *json ? 0 : tsl_err_setc(err, TSL_E_NOMEM, "trials: out of memory");
     }
     if (st)
@@ -399,109 +352,61 @@ int tsl_trials_done_ids(tsl_store_t *s, const char *gpu_model, bool simulated,
                             "AND kind = 'plan' AND gpu_model = ?1 AND simulated = ?2 "
                             "ORDER BY created_unix, trial_id",
                             "ti", err, gpu_model ? gpu_model : "", (int64_t)simulated);
-    while (st && *n < cap && sqlite3_step(st) == SQLITE_ROW)
-        snprintf(ids[(*n)++], TSL_TRIAL_ID_LEN + 1, "%s", col_text(st, 0));
-    if (st)
-        sqlite3_finalize(st);
-    tsl_store_unlock_db(s);
-    return st ? 0 : -1;
+    return read_ids(s, st, ids, cap, n);
 }
 
 /* ---- transitions ------------------------------------------------------------------------- */
 
-/* Runs one UPDATE in its own transaction: 0 changed a row, 1 none. */
-static int update1(tsl_store_t *s, sqlite3_stmt *(*make)(sqlite3 *, const void *, tsl_err_t *),
-                   const void *arg, tsl_err_t *err)
+/* Runs one UPDATE (binds as prep) in its own transaction: 0 changed a row, 1 none. */
+static int update1(tsl_store_t *s, tsl_err_t *err, const char *sql, const char *fmt, ...)
 {
     sqlite3 *db = tsl_store_lock_db(s);
-    int rc = begin(db, err);
+    int rc = tsl_sql_begin(db, SCOPE, err);
     if (rc == 0) {
-        rc = done(db, make(db, arg, err), err);
+        va_list ap;
+        va_start(ap, fmt);
+        rc = tsl_sql_done(db, SCOPE, tsl_sql_vprep(db, SCOPE, sql, fmt, ap, err), err);
+        va_end(ap);
         if (rc == 0 && sqlite3_changes(db) == 0)
             rc = 1;
-        rc = end(db, rc, err);
+        rc = tsl_sql_end(db, SCOPE, rc, err);
     }
     tsl_store_unlock_db(s);
     return rc;
 }
 
-typedef struct start_arg {
-    const char *id;
-    int64_t now;
-} start_arg_t;
-
-static sqlite3_stmt *make_start(sqlite3 *db, const void *arg, tsl_err_t *err)
-{
-    const start_arg_t *a = arg;
-    return prep(db,
-                "UPDATE trials SET status = 'running', started_unix = ?2 "
-                "WHERE trial_id = ?1 AND status = 'pending'",
-                "ti", err, a->id, a->now);
-}
-
 int tsl_trials_start(tsl_store_t *s, const char *trial_id, int64_t now, tsl_err_t *err)
 {
-    start_arg_t a = {trial_id, now};
-    return update1(s, make_start, &a, err);
-}
-
-typedef struct ready_arg {
-    const char *id, *rdv;
-    const uint8_t *nccl;
-    size_t len;
-} ready_arg_t;
-
-static sqlite3_stmt *make_ready(sqlite3 *db, const void *arg, tsl_err_t *err)
-{
-    const ready_arg_t *a = arg;
-    return prep(db,
-                "UPDATE trials SET ready = 1, rendezvous = ?2, nccl_id = ?3 "
-                "WHERE trial_id = ?1 AND status = 'running'",
-                "ttb", err, a->id, a->rdv ? a->rdv : "", (const void *)a->nccl, a->len);
+    return update1(s, err,
+                   "UPDATE trials SET status = 'running', started_unix = ?2 "
+                   "WHERE trial_id = ?1 AND status = 'pending'",
+                   "ti", trial_id, now);
 }
 
 int tsl_trials_ready(tsl_store_t *s, const char *trial_id, const char *rendezvous,
                      const uint8_t *nccl_id, size_t nccl_len, tsl_err_t *err)
 {
-    ready_arg_t a = {trial_id, rendezvous, nccl_id, nccl_len};
-    return update1(s, make_ready, &a, err);
-}
-
-typedef struct deliv_arg {
-    const char *id;
-    int64_t rank;
-    bool cancel;
-} deliv_arg_t;
-
-static sqlite3_stmt *make_delivered(sqlite3 *db, const void *arg, tsl_err_t *err)
-{
-    const deliv_arg_t *a = arg;
-    if (a->cancel)
-        return prep(db,
-                    "UPDATE trial_ranks SET cancel_pending = 0 WHERE trial_id = ?1 AND rank = ?2",
-                    "ti", err, a->id, a->rank);
-    return prep(db,
-                "UPDATE trial_ranks SET delivered = 1, state = 'running' "
-                "WHERE trial_id = ?1 AND rank = ?2 AND state = 'assigned'",
-                "ti", err, a->id, a->rank);
+    return update1(s, err,
+                   "UPDATE trials SET ready = 1, rendezvous = ?2, nccl_id = ?3 "
+                   "WHERE trial_id = ?1 AND status = 'running'",
+                   "ttb", trial_id, rendezvous ? rendezvous : "", (const void *)nccl_id, nccl_len);
 }
 
 int tsl_trials_delivered(tsl_store_t *s, const char *trial_id, uint32_t rank, bool cancel,
                          tsl_err_t *err)
 {
-    deliv_arg_t a = {trial_id, rank, cancel};
-    return update1(s, make_delivered, &a, err) < 0 ? -1 : 0;
-}
-
-static sqlite3_stmt *make_chosen(sqlite3 *db, const void *arg, tsl_err_t *err)
-{
-    return prep(db, "UPDATE trials SET chosen = 1 WHERE trial_id = ?1", "t", err,
-                (const char *)arg);
+    const char *sql =
+        cancel ? "UPDATE trial_ranks SET cancel_pending = 0 WHERE trial_id = ?1 AND rank = ?2"
+               : "UPDATE trial_ranks SET delivered = 1, state = 'running' "
+                 "WHERE trial_id = ?1 AND rank = ?2 AND state = 'assigned'";
+    return update1(s, err, sql, "ti", trial_id, (int64_t)rank) < 0 ? -1 : 0;
 }
 
 int tsl_trials_set_chosen(tsl_store_t *s, const char *trial_id, tsl_err_t *err)
 {
-    return update1(s, make_chosen, trial_id, err) < 0 ? -1 : 0;
+    return update1(s, err, "UPDATE trials SET chosen = 1 WHERE trial_id = ?1", "t", trial_id) < 0
+               ? -1
+               : 0;
 }
 
 /* In a transaction: 1 when the trial is over (or unknown). */
@@ -530,7 +435,7 @@ static int rank_result_locked(sqlite3 *db, const char *id, const tsl_trial_rank_
         "titddditidti", err, id, (int64_t)r->rank, r->error[0] ? "failed" : "done", r->iter_time_s,
         r->iter_min_s, r->iter_max_s, (int64_t)r->peak_bytes,
         r->phase_json[0] ? r->phase_json : "{}", (int64_t)r->oom, r->loss, r->error, now);
-    if (done(db, st, err) != 0)
+    if (tsl_sql_done(db, SCOPE, st, err) != 0)
         return -1;
     st = prep(db, "SELECT COUNT(*) FROM trial_ranks WHERE trial_id = ?1 AND state <> 'done'", "t",
               err, id);
@@ -546,34 +451,23 @@ int tsl_trials_rank_result(tsl_store_t *s, const char *trial_id, const tsl_trial
 {
     *all_done = false;
     sqlite3 *db = tsl_store_lock_db(s);
-    int rc = begin(db, err);
+    int rc = tsl_sql_begin(db, SCOPE, err);
     if (rc == 0)
-        rc = end(db, rank_result_locked(db, trial_id, r, now, all_done, err), err);
+        rc = tsl_sql_end(db, SCOPE, rank_result_locked(db, trial_id, r, now, all_done, err), err);
     tsl_store_unlock_db(s);
     return rc;
 }
 
-static sqlite3_stmt *make_finish(sqlite3 *db, const void *arg, tsl_err_t *err)
-{
-    const tsl_trial_t *t = arg;
-    return prep(db,
-                "UPDATE trials SET status = 'done', measured_iter_time_s = ?2, "
-                "measured_peak_bytes = ?3, measured_samples_per_s = ?4, time_error = ?5, "
-                "memory_error = ?6, any_oom = ?7, finished_unix = ?8 "
-                "WHERE trial_id = ?1 AND status = 'running'",
-                "tdiddd"
-                "ii",
-                err, t->trial_id, t->measured_iter_time_s, (int64_t)t->measured_peak_bytes,
-                t->measured_samples_per_s, t->time_error, t->memory_error, (int64_t)t->any_oom,
-                t->finished_unix);
-}
-
 int tsl_trials_finish_done(tsl_store_t *s, const tsl_trial_t *t, int64_t now, tsl_err_t *err)
 {
-    tsl_trial_t copy = *t;
-    copy.finished_unix = now;
-    copy.ranks = NULL;
-    return update1(s, make_finish, &copy, err);
+    return update1(s, err,
+                   "UPDATE trials SET status = 'done', measured_iter_time_s = ?2, "
+                   "measured_peak_bytes = ?3, measured_samples_per_s = ?4, time_error = ?5, "
+                   "memory_error = ?6, any_oom = ?7, finished_unix = ?8 "
+                   "WHERE trial_id = ?1 AND status = 'running'",
+                   "tdidddii", t->trial_id, t->measured_iter_time_s,
+                   (int64_t)t->measured_peak_bytes, t->measured_samples_per_s, t->time_error,
+                   t->memory_error, (int64_t)t->any_oom, now);
 }
 
 static int fail_locked(sqlite3 *db, const char *id, const char *reason, int64_t now, tsl_err_t *err)
@@ -582,7 +476,7 @@ static int fail_locked(sqlite3 *db, const char *id, const char *reason, int64_t 
                             "UPDATE trials SET status = 'failed', error = ?2, finished_unix = ?3 "
                             "WHERE trial_id = ?1 AND status IN ('pending', 'running')",
                             "tti", err, id, reason, now);
-    if (done(db, st, err) != 0)
+    if (tsl_sql_done(db, SCOPE, st, err) != 0)
         return -1;
     if (sqlite3_changes(db) == 0)
         return 1;
@@ -590,16 +484,16 @@ static int fail_locked(sqlite3 *db, const char *id, const char *reason, int64_t 
               "UPDATE trial_ranks SET cancel_pending = delivered, state = 'failed' "
               "WHERE trial_id = ?1 AND state IN ('assigned', 'running')",
               "t", err, id);
-    return done(db, st, err);
+    return tsl_sql_done(db, SCOPE, st, err);
 }
 
 int tsl_trials_fail(tsl_store_t *s, const char *trial_id, const char *reason, int64_t now,
                     tsl_err_t *err)
 {
     sqlite3 *db = tsl_store_lock_db(s);
-    int rc = begin(db, err);
+    int rc = tsl_sql_begin(db, SCOPE, err);
     if (rc == 0)
-        rc = end(db, fail_locked(db, trial_id, reason, now, err), err);
+        rc = tsl_sql_end(db, SCOPE, fail_locked(db, trial_id, reason, now, err), err);
     tsl_store_unlock_db(s);
     return rc;
 }
@@ -620,7 +514,7 @@ int tsl_trials_next_for(tsl_store_t *s, const char *worker_id, char trial_id[TSL
     sqlite3_stmt *st = prep(db, NEXT_SQL, "t", err, worker_id);
     int rc = st ? 1 : -1;
     if (st && sqlite3_step(st) == SQLITE_ROW) {
-        snprintf(trial_id, TSL_TRIAL_ID_LEN + 1, "%s", col_text(st, 0));
+        snprintf(trial_id, TSL_TRIAL_ID_LEN + 1, "%s", tsl_sql_text(st, 0));
         *rank = (uint32_t)sqlite3_column_int64(st, 1);
         *cancel = sqlite3_column_int(st, 2) != 0;
         rc = 0;
@@ -639,8 +533,8 @@ int tsl_trials_worker_state(tsl_store_t *s, const char *worker_id, char *state, 
         prep(db, "SELECT state, hostname FROM workers WHERE worker_id = ?1", "t", err, worker_id);
     int rc = st ? 1 : -1;
     if (st && sqlite3_step(st) == SQLITE_ROW) {
-        snprintf(state, state_cap, "%s", col_text(st, 0));
-        snprintf(hostname, host_cap, "%s", col_text(st, 1));
+        snprintf(state, state_cap, "%s", tsl_sql_text(st, 0));
+        snprintf(hostname, host_cap, "%s", tsl_sql_text(st, 1));
         rc = 0;
     }
     if (st)

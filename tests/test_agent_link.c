@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "agent_ranks.h"
 #include "check.h"
 #include "prof.h"
 
@@ -66,22 +67,6 @@ static void test_profile(void)
     free(p.m);
 }
 
-static void finish(tsl_agent_rank_t *rk, tsl_agent_trial_report_t *out)
-{
-    tsl_agent_trial_report_t ready;
-    bool got = false;
-    for (;;) {
-        struct pollfd pfd = {rk->fd, POLLIN, 0};
-        poll(&pfd, 1, 60000);
-        if (tsl_agent_rank_read(rk, &got, &ready) == 1)
-            break;
-    }
-    int st = 0;
-    while (waitpid(rk->pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    tsl_agent_rank_end(rk, st, out);
-}
-
 static tsl_agent_assignment_t link_assignment(uint32_t rank, const char *peer)
 {
     tsl_agent_assignment_t a = {0};
@@ -103,22 +88,16 @@ static void test_two_ranks(void)
     /* 64 KiB of memory: messages up to 16 KiB (1, 2, 4, 8, 16 KiB) */
     tsl_agent_trial_opts_t o = {.address = "127.0.0.1", .timeout_s = 60, .cpu_memory_bytes = 65536};
     o.port = 20000 + (uint32_t)((getpid() * 3) % 20000);
-    tsl_agent_assignment_t a0 = link_assignment(0, "b"), a1 = link_assignment(1, "a");
-    snprintf(a1.rendezvous, sizeof a1.rendezvous, "127.0.0.1:%u", o.port);
-    tsl_agent_rank_t r0, r1;
-    tsl_agent_trial_report_t rep0, rep1;
-    tsl_err_t err = {0};
-    CHECK(tsl_agent_rank_start(&o, &a0, &r0, &err) == 0, "rank 0 starts: %s", err.msg);
-    CHECK(tsl_agent_rank_start(&o, &a1, &r1, &err) == 0, "rank 1 starts: %s", err.msg);
-    finish(&r0, &rep0);
-    finish(&r1, &rep1);
-    CHECK(!rep0.error[0] && !rep1.error[0], "both ran: '%s' '%s'", rep0.error, rep1.error);
-    CHECK(rep0.iterations == 3 && rep0.iter_time_s > 0, "the report: %u rounds, %g s",
-          rep0.iterations, rep0.iter_time_s);
-    CHECK(r0.n_link == 10 && !strcmp(r0.kind, "link") && !strcmp(r0.peer, "b"),
-          "5 sizes x 2 ops: %u rows (kind %s, peer %s)", r0.n_link, r0.kind, r0.peer);
-    for (uint32_t i = 0; i < r0.n_link; i++) {
-        const tsl_agent_link_row_t *r = &r0.link[i];
+    tsl_agent_assignment_t a[2] = {link_assignment(0, "b"), link_assignment(1, "a")};
+    tsl_agent_rank_t rk[2];
+    tsl_agent_trial_report_t rep[2];
+    run_two_ranks(&o, a, rk, rep);
+    CHECK(rep[0].iterations == 3 && rep[0].iter_time_s > 0, "the report: %u rounds, %g s",
+          rep[0].iterations, rep[0].iter_time_s);
+    CHECK(rk[0].n_link == 10 && !strcmp(rk[0].kind, "link") && !strcmp(rk[0].peer, "b"),
+          "5 sizes x 2 ops: %u rows (kind %s, peer %s)", rk[0].n_link, rk[0].kind, rk[0].peer);
+    for (uint32_t i = 0; i < rk[0].n_link; i++) {
+        const tsl_agent_link_row_t *r = &rk[0].link[i];
         CHECK(r->bytes == 1024ull << (i / 2) && !strcmp(r->op, i % 2 ? "allreduce" : "sendrecv"),
               "row %u: %s %llu", i, r->op, (unsigned long long)r->bytes);
         CHECK(r->time_s > 0 && r->algbw_gbps > 0, "row %u measured", i);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "agent_ranks.h"
 #include "check.h"
 #include "exec.h"
 #include "exec_doc.h"
@@ -161,49 +162,28 @@ static tsl_agent_assignment_t assignment(const char *doc, uint32_t rank, uint32_
     return a;
 }
 
-/* Reads the rank's pipe to its end, waits for it; its report. */
-static void finish(tsl_agent_rank_t *rk, tsl_agent_trial_report_t *out)
-{
-    tsl_agent_trial_report_t ready;
-    bool got = false;
-    for (;;) {
-        struct pollfd pfd = {rk->fd, POLLIN, 0};
-        poll(&pfd, 1, 60000);
-        if (tsl_agent_rank_read(rk, &got, &ready) == 1)
-            break;
-    }
-    int st = 0;
-    while (waitpid(rk->pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    tsl_agent_rank_end(rk, st, out);
-}
-
 static void test_two_ranks(void)
 {
     char *doc = make_doc(2);
     tsl_agent_trial_opts_t o = {.address = "127.0.0.1", .timeout_s = 60};
     o.port = 20000 + (uint32_t)(getpid() % 20000);
-    tsl_agent_assignment_t a0 = assignment(doc, 0, 2), a1 = assignment(doc, 1, 2);
-    snprintf(a1.rendezvous, sizeof a1.rendezvous, "127.0.0.1:%u", o.port);
-    tsl_agent_rank_t r0, r1;
-    tsl_agent_trial_report_t rep0, rep1;
-    tsl_err_t err = {0};
-    CHECK(tsl_agent_rank_start(&o, &a0, &r0, &err) == 0, "rank 0 starts: %s", err.msg);
-    CHECK(tsl_agent_rank_start(&o, &a1, &r1, &err) == 0, "rank 1 starts: %s", err.msg);
-    finish(&r0, &rep0);
-    finish(&r1, &rep1);
-    CHECK(!rep0.error[0] && !rep1.error[0], "both ran: '%s' '%s'", rep0.error, rep1.error);
-    CHECK(rep0.iterations == 2 && rep1.iterations == 2, "measured iterations: %u %u",
-          rep0.iterations, rep1.iterations);
-    CHECK(rep0.iter_time_s > 0 && rep0.iter_min_s <= rep0.iter_time_s &&
-              rep0.iter_time_s <= rep0.iter_max_s,
-          "rank 0 timings ordered: %g %g %g", rep0.iter_min_s, rep0.iter_time_s, rep0.iter_max_s);
-    CHECK(rep0.peak_bytes > 0 && rep1.peak_bytes > 0 && !rep0.oom && !rep1.oom, "peaks counted");
-    CHECK(rep0.loss == 0 && rep1.loss > 0, "the last stage has the loss: %g %g", rep0.loss,
-          rep1.loss);
-    CHECK(!strcmp(rep1.trial_id, "t-test") && rep1.rank == 1, "report names trial and rank");
-    tsl_agent_assignment_free(&a0);
-    tsl_agent_assignment_free(&a1);
+    tsl_agent_assignment_t a[2] = {assignment(doc, 0, 2), assignment(doc, 1, 2)};
+    tsl_agent_rank_t r[2];
+    tsl_agent_trial_report_t rep[2];
+    run_two_ranks(&o, a, r, rep);
+    CHECK(rep[0].iterations == 2 && rep[1].iterations == 2, "measured iterations: %u %u",
+          rep[0].iterations, rep[1].iterations);
+    CHECK(rep[0].iter_time_s > 0 && rep[0].iter_min_s <= rep[0].iter_time_s &&
+              rep[0].iter_time_s <= rep[0].iter_max_s,
+          "rank 0 timings ordered: %g %g %g", rep[0].iter_min_s, rep[0].iter_time_s,
+          rep[0].iter_max_s);
+    CHECK(rep[0].peak_bytes > 0 && rep[1].peak_bytes > 0 && !rep[0].oom && !rep[1].oom,
+          "peaks counted");
+    CHECK(rep[0].loss == 0 && rep[1].loss > 0, "the last stage has the loss: %g %g", rep[0].loss,
+          rep[1].loss);
+    CHECK(!strcmp(rep[1].trial_id, "t-test") && rep[1].rank == 1, "report names trial and rank");
+    tsl_agent_assignment_free(&a[0]);
+    tsl_agent_assignment_free(&a[1]);
     free(doc);
 }
 
@@ -220,7 +200,7 @@ static void run_one(const char *doc, const char *devops, const char *comm, uint6
     snprintf(a.devops, sizeof a.devops, "%s", devops);
     snprintf(a.comm, sizeof a.comm, "%s", comm);
     CHECK(tsl_agent_rank_start(&o, &a, &rk, &err) == 0, "starts: %s", err.msg);
-    finish(&rk, rep);
+    rank_finish(&rk, rep);
     tsl_agent_assignment_free(&a);
 }
 
@@ -255,11 +235,11 @@ static void test_killed(void)
     snprintf(a.rendezvous, sizeof a.rendezvous, "127.0.0.1:%u", 40000 + getpid() % 20000);
     CHECK(tsl_agent_rank_start(&o, &a, &rk, &err) == 0, "starts: %s", err.msg);
     kill(rk.pid, SIGKILL);
-    finish(&rk, &rep);
+    rank_finish(&rk, &rep);
     CHECK(strstr(rep.error, "rank 1 exited on signal 9") != NULL, "%s", rep.error);
     snprintf(a.rendezvous, sizeof a.rendezvous, "no-port-here");
     CHECK(tsl_agent_rank_start(&o, &a, &rk, &err) == 0, "starts: %s", err.msg);
-    finish(&rk, &rep);
+    rank_finish(&rk, &rep);
     CHECK(strstr(rep.error, "rendezvous") && strstr(rep.error, "host:port"), "%s", rep.error);
     tsl_agent_assignment_free(&a);
     free(doc);

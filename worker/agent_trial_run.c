@@ -115,12 +115,9 @@ static int load_rank(const tsl_agent_assignment_t *a, tsl_exec_rank_t *r, tsl_er
 int tsl_agent_trial_child(const tsl_agent_trial_opts_t *o, const tsl_agent_assignment_t *a, int fd)
 {
     tsl_err_t err = {0};
-    tsl_exec_rank_t r = {0};
+    tsl_exec_env_t e = {0};
     tsl_exec_opts_t eo;
     tsl_exec_report_t rep;
-    tsl_devops_t *dev = NULL;
-    tsl_commops_t *comm = NULL;
-    tsl_loopback_world_t *world = NULL;
     int rc = -1;
     tsl_exec_opts_default(&eo);
     eo.warmup = a->warmup;
@@ -130,14 +127,15 @@ int tsl_agent_trial_child(const tsl_agent_trial_opts_t *o, const tsl_agent_assig
     uint64_t limit = !strcmp(a->devops, "cpu") ? o->cpu_memory_bytes : 0;
     if (!strcmp(a->kind, "link")) { /* a link probe: no plan to load */
         if (!check_pair(a, &err) &&
-            !tsl_devops_create(a->devops, (int)a->device_index, limit, &dev, &err) &&
-            !make_comm(o, a, fd, &world, &comm, &err))
-            rc = tsl_agent_link_probe(a, dev, comm, limit, fd, &err);
+            !tsl_devops_create(a->devops, (int)a->device_index, limit, &e.dev, &err) &&
+            !make_comm(o, a, fd, &e.world, &e.comm, &err))
+            rc = tsl_agent_link_probe(a, e.dev, e.comm, limit, fd, &err);
         goto out;
     }
-    if (check_pair(a, &err) || load_rank(a, &r, &err) ||
-        tsl_devops_create(a->devops, (int)a->device_index, limit, &dev, &err) ||
-        make_comm(o, a, fd, &world, &comm, &err) || tsl_exec_run(&r, &eo, dev, comm, &rep, &err))
+    if (check_pair(a, &err) || load_rank(a, &e.rank, &err) ||
+        tsl_devops_create(a->devops, (int)a->device_index, limit, &e.dev, &err) ||
+        make_comm(o, a, fd, &e.world, &e.comm, &err) ||
+        tsl_exec_run(&e.rank, &eo, e.dev, e.comm, &rep, &err))
         goto out;
     char json[1024];
     tsl_exec_report_json(&rep, json, sizeof json);
@@ -145,12 +143,6 @@ int tsl_agent_trial_child(const tsl_agent_trial_opts_t *o, const tsl_agent_assig
 out:
     if (rc && err.msg[0])
         tsl_agent_put_line(fd, "error", "%s", err.msg);
-    if (comm)
-        comm->destroy(comm);
-    if (world)
-        tsl_comm_loopback_world_free(world);
-    if (dev)
-        dev->destroy(dev);
-    tsl_exec_rank_free(&r);
+    tsl_exec_env_end(&e);
     return rc ? 1 : 0;
 }

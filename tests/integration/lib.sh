@@ -169,6 +169,45 @@ free_port() {
     "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# start_trial_daemon — tesseld "d" on $TMPD/tesseld.sock ($SOCK, target $T) with a
+# 3 s worker timeout for the trial tests; finishes the test when it is not healthy.
+start_trial_daemon() {
+    SOCK=$TMPD/tesseld.sock
+    T=unix:$SOCK
+    start_daemon d --unix-socket "$SOCK" --database "$TMPD/t.db" --pool-size 1 --worker-timeout 3
+    wait_healthy "$T" || { fail "tesseld did not become healthy"; finish; }
+    ok "tesseld is up"
+}
+
+# start_sim_workers PORT PREFIX NODE... — one sim `tessel-worker run` ($WORKER,
+# $DEVICE_FILE) per NODE on the tesseld at $T, quick profile, trial ports PORT,
+# PORT+10, ...; its log is $TMPD/NODE.log and pid_SUFFIX (NODE less PREFIX) its pid.
+start_sim_workers() {
+    local port=$1 prefix=$2 node
+    shift 2
+    for node in "$@"; do
+        "$WORKER" run --server "$T" --backend sim --device-file "$DEVICE_FILE" --gpus 0 \
+            --node-name "$node" --state-dir "$TMPD/state-$node" --heartbeat 1 \
+            --profile-quick yes --trial-address 127.0.0.1 --trial-port "$port" --trial-poll 2 \
+            --backoff-base 0.2 --backoff-cap 2 >"$TMPD/$node.log" 2>&1 &
+        DAEMON_PIDS+=("$!")
+        eval "pid_${node#"$prefix"}=\$!"
+        port=$((port + 10))
+    done
+}
+
+# wait_profiled N — waits (bounded, 150 tries) until N workers on $T are online
+# with a profile; 1 when they never were.
+wait_profiled() {
+    for _ in $(seq 1 150); do
+        timeout 20 "$CTL" --server "$T" workers --json >"$TMPD/workers.json" 2>/dev/null &&
+            "$PY" -c 'import json,sys; w=json.load(open(sys.argv[1]))["workers"]; sys.exit(0 if len([x for x in w if x["state"]=="online" and x.get("profile_unix")]) == int(sys.argv[2]) else 1)' \
+                "$TMPD/workers.json" "$1" 2>/dev/null && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
 # Requests used by several tests. QUICK plans in well under a second; LONG
 # searches for seconds (a 200-layer Llama-style model over 128 GPUs) so that
 # it is still running when a test cancels it, kills the daemon or fills the

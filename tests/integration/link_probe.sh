@@ -17,28 +17,11 @@ CTL=${3:?usage: link_probe.sh TESSELD PROTO_DIR TESSELCTL TESSEL_WORKER DEVICE_F
 WORKER=${4:?usage}
 DEVICE_FILE=${5:?usage}
 
-SOCK=$TMPD/tesseld.sock
-T=unix:$SOCK
-start_daemon d --unix-socket "$SOCK" --database "$TMPD/t.db" --pool-size 1 --worker-timeout 3
-wait_healthy "$T" || { fail "tesseld did not become healthy"; finish; }
-ok "tesseld is up"
+start_trial_daemon
 
 port=$(( 30000 + ($$ * 7) % 20000 ))
-for node in link-a link-b link-c; do
-    "$WORKER" run --server "$T" --backend sim --device-file "$DEVICE_FILE" --gpus 0 \
-        --node-name "$node" --state-dir "$TMPD/state-$node" --heartbeat 1 \
-        --profile-quick yes --trial-address 127.0.0.1 --trial-port "$port" --trial-poll 2 \
-        --backoff-base 0.2 --backoff-cap 2 >"$TMPD/$node.log" 2>&1 &
-    DAEMON_PIDS+=("$!")
-    eval "pid_${node#link-}=\$!"
-    port=$((port + 10))
-done
-for _ in $(seq 1 150); do
-    timeout 20 "$CTL" --server "$T" workers --json >"$TMPD/workers.json" 2>/dev/null &&
-        "$PY" -c 'import json,sys; w=json.load(open(sys.argv[1]))["workers"]; sys.exit(0 if len([x for x in w if x["state"]=="online" and x.get("profile_unix")]) == 3 else 1)' \
-            "$TMPD/workers.json" 2>/dev/null && break
-    sleep 0.2
-done
+start_sim_workers "$port" link- link-a link-b link-c
+wait_profiled 3
 ok "three sim workers registered with a profile"
 
 # ---- refusals ----

@@ -20,31 +20,14 @@ CTL=${3:?usage: trial_workers.sh TESSELD PROTO_DIR TESSELCTL TESSEL_WORKER DEVIC
 WORKER=${4:?usage}
 DEVICE_FILE=${5:?usage}
 
-SOCK=$TMPD/tesseld.sock
-T=unix:$SOCK
-start_daemon d --unix-socket "$SOCK" --database "$TMPD/t.db" --pool-size 1 --worker-timeout 3
-wait_healthy "$T" || { fail "tesseld did not become healthy"; finish; }
-ok "tesseld is up"
+start_trial_daemon
 rpc_to "$T" health >/dev/null # generates the Python stubs in $STUBS
 
 port=$(( 30000 + $$ % 20000 ))
-for node in trial-a trial-b; do
-    "$WORKER" run --server "$T" --backend sim --device-file "$DEVICE_FILE" --gpus 0 \
-        --node-name "$node" --state-dir "$TMPD/state-$node" --heartbeat 1 \
-        --profile-quick yes --trial-address 127.0.0.1 --trial-port "$port" --trial-poll 2 \
-        --backoff-base 0.2 --backoff-cap 2 >"$TMPD/$node.log" 2>&1 &
-    DAEMON_PIDS+=("$!")
-    eval "pid_${node#trial-}=\$!"
-    port=$((port + 10))
-done
+start_sim_workers "$port" trial- trial-a trial-b
 
 # The workers online with a profile (a registered plan needs their figures).
-for _ in $(seq 1 150); do
-    timeout 20 "$CTL" --server "$T" workers --json >"$TMPD/workers.json" 2>/dev/null &&
-        "$PY" -c 'import json,sys; w=json.load(open(sys.argv[1]))["workers"]; sys.exit(0 if len([x for x in w if x["state"]=="online" and x.get("profile_unix")]) == 2 else 1)' \
-            "$TMPD/workers.json" 2>/dev/null && break
-    sleep 0.2
-done
+wait_profiled 2
 ok "two sim workers registered"
 
 cat >"$TMPD/tiny.json" <<'JSON'

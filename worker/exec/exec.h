@@ -148,6 +148,19 @@ void tsl_exec_destroy(tsl_exec_t *e);
 int tsl_exec_run(const tsl_exec_rank_t *r, const tsl_exec_opts_t *o, tsl_devops_t *dev,
                  tsl_commops_t *comm, tsl_exec_report_t *rep, tsl_err_t *err);
 
+/* What one rank runs with, owned together so that one call ends it: its work, its
+ * device and comm ops, and the loopback world when the rank made its own (NULL when
+ * the world is shared, as tessel-exec-run's threads share theirs). Start from {0}. */
+typedef struct tsl_exec_env {
+    tsl_exec_rank_t rank;
+    tsl_devops_t *dev;
+    tsl_commops_t *comm;
+    tsl_loopback_world_t *world;
+} tsl_exec_env_t;
+
+/* Destroys what is set: comm, then the world, then dev; frees the rank. */
+void tsl_exec_env_end(tsl_exec_env_t *e);
+
 /* The report as one JSON object (no newline) into buf; returns the length. */
 int tsl_exec_report_json(const tsl_exec_report_t *rep, char *buf, size_t cap);
 

@@ -190,25 +190,19 @@ static void print_report(const run_cfg_t *c, const tsl_exec_report_t *r)
 static int run_rank(run_cfg_t *c, int rank)
 {
     tsl_err_t err = {0};
-    tsl_exec_rank_t r = {0};
+    tsl_exec_env_t e = {0};
     tsl_exec_report_t rep;
-    tsl_devops_t *dev = NULL;
-    tsl_commops_t *comm = NULL;
     int rc = -1;
-    if (tsl_exec_rank_from_plan(&c->plan, &c->model, (uint32_t)rank, &r, &err) ||
-        !(dev = make_dev(c, &err)) || make_comm(c, rank, &comm, &err) ||
-        tsl_exec_run(&r, &c->opts, dev, comm, &rep, &err))
+    if (tsl_exec_rank_from_plan(&c->plan, &c->model, (uint32_t)rank, &e.rank, &err) ||
+        !(e.dev = make_dev(c, &err)) || make_comm(c, rank, &e.comm, &err) ||
+        tsl_exec_run(&e.rank, &c->opts, e.dev, e.comm, &rep, &err))
         goto out;
     print_report(c, &rep);
     rc = 0;
 out:
     if (rc)
         fprintf(stderr, "tessel-exec-run: rank %d: %s\n", rank, err.msg);
-    if (comm)
-        comm->destroy(comm);
-    if (dev)
-        dev->destroy(dev);
-    tsl_exec_rank_free(&r);
+    tsl_exec_env_end(&e);
     return rc;
 }
 
