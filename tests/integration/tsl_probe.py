@@ -228,28 +228,39 @@ def export_streams(tcp, n, fp, token):
     return s, out
 
 
-def flood(tcp, n, fp, token=None, seconds=10):
-    s, out = export_streams(tcp, n, fp, token)
-    s.sendall(b"".join(out))                     # all at once; the SETTINGS never acked
-    buf, held, ended, reset, goaway, raw = b"", set(), set(), set(), False, b""
-    s.settimeout(0.5)
+def rounds(s, seconds):
+    """One list of HTTP/2 frames (kind, flags, stream id, payload) per read of s
+    (empty when a read timed out), for up to seconds; ends at EOF or an error."""
+    buf = b""
     t0 = time.time()
     while time.time() - t0 < seconds:
         try:
             data = s.recv(65536)
             if not data:
-                break
+                return
             buf += data
         except socket.timeout:
-            continue
+            pass
         except OSError:
-            break
+            return
+        got = []
         while len(buf) >= 9:
             ln = int.from_bytes(buf[:3], "big")
             if len(buf) < 9 + ln:
                 break
-            kind, flags, sid = buf[3], buf[4], int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
-            payload, buf = buf[9:9 + ln], buf[9 + ln:]
+            sid = int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
+            got.append((buf[3], buf[4], sid, buf[9:9 + ln]))
+            buf = buf[9 + ln:]
+        yield got
+
+
+def flood(tcp, n, fp, token=None, seconds=10):
+    s, out = export_streams(tcp, n, fp, token)
+    s.sendall(b"".join(out))                     # all at once; the SETTINGS never acked
+    held, ended, reset, goaway, raw = set(), set(), set(), False, b""
+    s.settimeout(0.5)
+    for got in rounds(s, seconds):
+        for kind, flags, sid, payload in got:
             if kind == 1 and flags & 0x1:        # HEADERS with END_STREAM: answered at once
                 ended.add(sid)
                 held.discard(sid)
@@ -269,26 +280,11 @@ def flood(tcp, n, fp, token=None, seconds=10):
 def streams(tcp, n, fp, token=None):
     s, out = export_streams(tcp, n, fp, token)
     acked = False
-    buf, refused, answered, goaway = b"", 0, set(), False
+    refused, answered, goaway = 0, set(), False
     s.settimeout(0.5)
     sent = 0
-    t0 = time.time()
-    while time.time() - t0 < 20:
-        try:
-            data = s.recv(65536)
-            if not data:
-                break
-            buf += data
-        except socket.timeout:
-            pass
-        except OSError:
-            break
-        while len(buf) >= 9:
-            ln = int.from_bytes(buf[:3], "big")
-            if len(buf) < 9 + ln:
-                break
-            kind, flags, sid = buf[3], buf[4], int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
-            payload, buf = buf[9:9 + ln], buf[9 + ln:]
+    for got in rounds(s, 20):
+        for kind, flags, sid, payload in got:
             if kind == 4 and not flags & 1:       # the server's SETTINGS: ack them
                 s.sendall(frame(4, 1, 0))
                 acked = True
