@@ -1,5 +1,14 @@
-# cli_lib.sh — the checks the tesselctl shell tests share; source it after
-# setting ctl (the binary), pass=0, fail=0 and the files out and err.
+# cli_lib.sh — the checks the tesselctl shell tests share; source it with the
+# binary as $1 (`source cli_lib.sh "$1"`): it sets ctl, pass=0, fail=0, a
+# private directory $dir (removed at exit) and the files $out and $err in it.
+
+ctl="$1"
+pass=0
+fail=0
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+out="$dir/out"
+err="$dir/err"
 
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }

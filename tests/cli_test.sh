@@ -2,16 +2,10 @@
 # tesselctl's local mode, driven as a user would: real plans, and bad input that must
 # get one clear line naming the field and exit status 2 — never a crash.
 set -u
-ctl="$1"
-pass=0
-fail=0
-out=$(mktemp)
-err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
 
 # ok, bad, expect STATUS PATTERN ARGS...
 # shellcheck source=cli_lib.sh
-source "$(dirname "$0")/cli_lib.sh"
+source "$(dirname "$0")/cli_lib.sh" "$1"
 
 # a real plan, human output
 expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-40G --memory 16G

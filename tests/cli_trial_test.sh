@@ -4,15 +4,9 @@
 # "tesselctl: " line naming the option (exit 2), and a daemon that is not there
 # is exit 5. Against a real tesseld: tests/integration/cli_trial.sh.
 set -u
-ctl="$1"
-pass=0
-fail=0
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-out="$dir/out"
-err="$dir/err"
+# ctl, pass, fail, $dir, $out, $err; ok, bad, expect STATUS PATTERN ARGS...
 # shellcheck source=cli_lib.sh
-source "$(dirname "$0")/cli_lib.sh"
+source "$(dirname "$0")/cli_lib.sh" "$1"
 none="--server unix:$dir/none.sock"
 
 # --help: the actions and each action's options

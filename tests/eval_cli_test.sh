@@ -3,17 +3,9 @@
 # the search's own plan given back (same figures), Megatron-LM and torchtitan
 # configurations, and plans that cannot run refused with the reason (exit 2).
 set -u
-ctl="$1"
-pass=0
-fail=0
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-out="$dir/out"
-err="$dir/err"
-
-# ok, bad, expect STATUS PATTERN ARGS...
+# ctl, pass, fail, $dir, $out, $err; ok, bad, expect STATUS PATTERN ARGS...
 # shellcheck source=cli_lib.sh
-source "$(dirname "$0")/cli_lib.sh"
+source "$(dirname "$0")/cli_lib.sh" "$1"
 
 m345="--model GPT2-345M --cluster 8xA100-80G"
 
