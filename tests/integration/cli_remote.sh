@@ -55,16 +55,6 @@ ctl() {
     rc=$?
 }
 
-expect_rc() { # WANT WHAT
-    if [ "$rc" -eq "$1" ]; then
-        ok "$2 (exit $rc)"
-    else
-        fail "$2: exit $rc, want $1"
-        sed 's/^/  stdout: /' "$tmp/out" | head -20
-        sed 's/^/  stderr: /' "$tmp/err" | head -20
-    fi
-}
-
 expect_grep() { # FILE REGEX WHAT
     if grep -Eqi -- "$2" "$1"; then
         ok "$3"

@@ -40,16 +40,6 @@ ctl() {
     rc=$?
 }
 
-expect_rc() { # WANT WHAT
-    if [ "$rc" -eq "$1" ]; then
-        ok "$2 (exit $rc)"
-    else
-        fail "$2: exit $rc, want $1"
-        sed 's/^/  stdout: /' "$tmp/out" | head -20
-        sed 's/^/  stderr: /' "$tmp/err" | head -20
-    fi
-}
-
 start_tesseld "$DAEMON" "$CTL" "$tmp" 2 || exit 1
 
 # A two-stage plan, so that the trace has p2p events and bubbles.

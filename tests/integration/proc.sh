@@ -8,6 +8,18 @@ fail() {
     failures=$((failures + 1))
 }
 
+# expect_rc WANT WHAT — checks $rc (set by the script's ctl); on a mismatch the
+# call's $tmp/out and $tmp/err are shown.
+expect_rc() {
+    if [ "$rc" -eq "$1" ]; then
+        ok "$2 (exit $rc)"
+    else
+        fail "$2: exit $rc, want $1"
+        sed 's/^/  stdout: /' "$tmp/out" | head -20
+        sed 's/^/  stderr: /' "$tmp/err" | head -20
+    fi
+}
+
 # stop_pid PID — SIGTERM, a bounded wait (10 s), then SIGKILL; reaps it.
 stop_pid() {
     [ -n "$1" ] || return 0
