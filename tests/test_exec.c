@@ -176,8 +176,9 @@ static void compare(const result_t *ref, const result_t *got, const tsl_model_t 
             const float *full = ref_grad(ref, got->r[k].index[i], &nf);
             tsl_exec_layer_t l = {0};
             const tsl_layer_t *L = &m->layers[got->r[k].index[i]];
-            l = (tsl_exec_layer_t){L->kind,  0,        L->seq_len,  L->hidden, L->ffn_hidden,
-                                   L->heads, L->vocab, !L->no_bias, false,     false};
+            l = (tsl_exec_layer_t){L->kind,       0,        L->seq_len,     L->hidden,
+                                   L->ffn_hidden, L->heads, L->vocab,       !L->no_bias,
+                                   false,         false,    L->unfused_attn};
             uint32_t tp = got->r[k].tp, dp = got->r[k].dp;
             size_t np = tsl_exec_layer_params(&l, tp), shard = (np + dp - 1) / dp;
             float *want = calloc(shard * dp + 1, sizeof(float));

@@ -150,6 +150,12 @@ struct tsl_devops {
      * one (sample, head) are `cols` consecutive rows). bwd: dx = y ⊙ (dy − Σ y·dy). */
     int (*softmax_fwd)(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows, int cols,
                        bool causal, tsl_err_t *err);
+    /* Causal row softmax of a block of query rows (fused attention by query chunks):
+     * rows×cols in groups of `group` consecutive rows, one (sample, head) each; row g
+     * of a group is query q0 + g and masks columns > q0 + g. softmax_fwd(causal) is
+     * group = cols, q0 = 0. In place (x = y) allowed. */
+    int (*softmax_chunk_fwd)(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows, int cols,
+                             int group, int q0, tsl_err_t *err);
     int (*softmax_bwd)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *dy, tsl_buf_t *dx,
                        int rows, int cols, tsl_err_t *err);
     /* y += alpha · x (n = x->n = y->n). */

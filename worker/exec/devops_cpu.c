@@ -247,14 +247,15 @@ static int cpu_gelu_bwd(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *dy
     return 0;
 }
 
-static int cpu_softmax_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows, int cols,
-                           bool causal, tsl_err_t *err)
+/* Row r of rows×cols sees columns ≤ last(r); the rest are 0. */
+static void softmax_rows(const float *x, float *y, int rows, int cols, int group, int q0,
+                         bool causal)
 {
-    (void)o, (void)err;
     for (int r = 0; r < rows; r++) {
-        const float *xr = CF(x) + (size_t)r * cols;
-        float *yr = F(y) + (size_t)r * cols;
-        int last = causal ? r % cols : cols - 1;
+        const float *xr = x + (size_t)r * cols;
+        float *yr = y + (size_t)r * cols;
+        int last = causal ? q0 + r % group : cols - 1;
+        last = last < cols ? last : cols - 1;
         double mx = xr[0], s = 0;
         for (int c = 1; c <= last; c++)
             mx = fmax(mx, xr[c]);
@@ -263,6 +264,27 @@ static int cpu_softmax_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, in
         for (int c = 0; c < cols; c++)
             yr[c] = c <= last ? (float)(exp(xr[c] - mx) / s) : 0.0f;
     }
+}
+
+static int cpu_softmax_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows, int cols,
+                           bool causal, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    softmax_rows(CF(x), F(y), rows, cols, cols, 0, causal);
+    return 0;
+}
+
+static int cpu_softmax_chunk_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows,
+                                 int cols, int group, int q0, tsl_err_t *err)
+{
+    (void)o;
+    if (group < 1 || rows % group || q0 < 0 || cols < 1 || (size_t)rows * cols > x->n ||
+        (size_t)rows * cols > y->n)
+        return tsl_err_setc(err, TSL_E_INVALID,
+                            "softmax_chunk_fwd: %d rows of %d columns in groups of %d from query "
+                            "%d do not fit buffers of %zu and %zu",
+                            rows, cols, group, q0, x->n, y->n);
+    softmax_rows(CF(x), F(y), rows, cols, group, q0, true);
     return 0;
 }
 
@@ -476,6 +498,7 @@ static const tsl_devops_t cpu_table = {
     .gelu_fwd = cpu_gelu_fwd,
     .gelu_bwd = cpu_gelu_bwd,
     .softmax_fwd = cpu_softmax_fwd,
+    .softmax_chunk_fwd = cpu_softmax_chunk_fwd,
     .softmax_bwd = cpu_softmax_bwd,
     .axpy = cpu_axpy,
     .scale = cpu_scale,

@@ -234,6 +234,19 @@ static int cu_softmax_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int
     return kerr(tsl_xk_softmax_fwd(x->ptr, y->ptr, rows, cols, causal, S(o)), "softmax", err);
 }
 
+static int cu_softmax_chunk_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows,
+                                int cols, int group, int q0, tsl_err_t *err)
+{
+    if (group < 1 || rows % group || q0 < 0 || cols < 1 || (size_t)rows * cols > x->n ||
+        (size_t)rows * cols > y->n)
+        return tsl_err_setc(err, TSL_E_INVALID,
+                            "softmax_chunk_fwd: %d rows of %d columns in groups of %d from query "
+                            "%d do not fit buffers of %zu and %zu",
+                            rows, cols, group, q0, x->n, y->n);
+    return kerr(tsl_xk_softmax_chunk_fwd(x->ptr, y->ptr, rows, cols, group, q0, S(o)),
+                "softmax chunk", err);
+}
+
 static int cu_softmax_bwd(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *dy, tsl_buf_t *dx,
                           int rows, int cols, tsl_err_t *err)
 {
@@ -401,6 +414,7 @@ static const tsl_devops_t cuda_table = {
     .gelu_fwd = cu_gelu_fwd,
     .gelu_bwd = cu_gelu_bwd,
     .softmax_fwd = cu_softmax_fwd,
+    .softmax_chunk_fwd = cu_softmax_chunk_fwd,
     .softmax_bwd = cu_softmax_bwd,
     .axpy = cu_axpy,
     .scale = cu_scale,

@@ -254,11 +254,14 @@ extern "C" int tsl_xk_gelu(const void *x, const void *dy, void *out, size_t n, i
     return done();
 }
 
-__global__ static void k_softmax_fwd(const bf16 *x, bf16 *y, int cols, int causal)
+/* Row r sees columns ≤ q0 + r mod group (causal), else all. */
+__global__ static void k_softmax_fwd(const bf16 *x, bf16 *y, int cols, int causal, int group,
+                                     int q0)
 {
     __shared__ float sh[NT / 32];
     size_t r = blockIdx.x, o = r * cols;
-    int last = causal ? (int)(r % cols) : cols - 1;
+    int last = causal ? q0 + (int)(r % group) : cols - 1;
+    last = last < cols ? last : cols - 1;
     float mx = -INFINITY, s = 0;
     for (int c = threadIdx.x; c <= last; c += NT)
         mx = fmaxf(mx, __bfloat162float(x[o + c]));
@@ -272,7 +275,16 @@ __global__ static void k_softmax_fwd(const bf16 *x, bf16 *y, int cols, int causa
 
 extern "C" int tsl_xk_softmax_fwd(const void *x, void *y, int rows, int cols, int causal, void *s)
 {
-    k_softmax_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (bf16 *)y, cols, causal);
+    k_softmax_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (bf16 *)y, cols, causal,
+                                                    cols, 0);
+    return done();
+}
+
+extern "C" int tsl_xk_softmax_chunk_fwd(const void *x, void *y, int rows, int cols, int group,
+                                        int q0, void *s)
+{
+    k_softmax_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (bf16 *)y, cols, 1, group,
+                                                    q0);
     return done();
 }
 

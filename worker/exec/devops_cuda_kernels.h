@@ -30,6 +30,8 @@ int tsl_xk_layernorm_bwd(const void *dy, const void *x, const void *g, const flo
                          float *ws, void *st);
 int tsl_xk_gelu(const void *x, const void *dy, void *out, size_t n, int backward, void *st);
 int tsl_xk_softmax_fwd(const void *x, void *y, int rows, int cols, int causal, void *st);
+int tsl_xk_softmax_chunk_fwd(const void *x, void *y, int rows, int cols, int group, int q0,
+                             void *st);
 int tsl_xk_softmax_bwd(const void *y, const void *dy, void *dx, int rows, int cols, void *st);
 int tsl_xk_axpy(float alpha, const void *x, void *y, int dt, size_t n, void *st);
 int tsl_xk_scale(float alpha, void *x, int dt, size_t n, void *st);

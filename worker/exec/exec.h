@@ -52,6 +52,8 @@ typedef struct tsl_exec_layer {
     bool bias; /* linear layers have biases */
     bool ckpt; /* recompute forward before backward */
     bool sdp;  /* parameters sharded over the data group (else replicated) */
+    /* the model's unfused_attn: attention keeps its s×s softmax output until backward */
+    bool unfused_attn;
 } tsl_exec_layer_t;
 
 /* One rank's work. Groups are named by colours (the world rank of their first
@@ -103,6 +105,8 @@ typedef struct tsl_exec_opts {
     float lr;
     bool no_overlap; /* DP all-reduces on the compute stream */
     bool same_batch; /* every iteration the same data (gradient checks) */
+    /* query rows per chunk of fused attention; 0: the engine's rule (exec_attn.c) */
+    uint32_t attn_chunk;
 } tsl_exec_opts_t;
 
 void tsl_exec_opts_default(tsl_exec_opts_t *o); /* 2 + 5 iterations, Adam 1e-4, seed 1 */

@@ -91,6 +91,7 @@ static int alloc_layer(tsl_exec_t *e, tsl_exec_xl_t *L, const tsl_exec_layer_t *
     L->d = d;
     tsl_exec_offsets(d, e->r.tp, &L->o);
     tsl_exec_stash_layout(d, e->r.tp, e->b, &L->st);
+    L->chunk = tsl_exec_attn_chunk(d, e->r.tp, e->b, e->o.attn_chunk);
     L->n_local = L->o.n;
     L->n_held = d->sdp ? (L->n_local + e->r.dp - 1) / e->r.dp : L->n_local;
     bool adam = e->o.optim == TSL_EXEC_ADAM;
@@ -142,12 +143,12 @@ static int alloc_scratch(tsl_exec_t *e, tsl_err_t *err)
     size_t rc = 0, rc32 = 0, a = 0, b = 0, c = 0, sp = 0, sh = 0, T = e->T, th = T * e->hidden;
     for (uint32_t i = 0; i < e->r.n_layers; i++) {
         const tsl_exec_layer_t *d = &e->r.layers[i];
-        size_t dl = d->hidden / e->r.tp, fl = d->ffn / e->r.tp, al = d->heads / e->r.tp;
+        size_t dl = d->hidden / e->r.tp, fl = d->ffn / e->r.tp;
         if (d->ckpt)
             rc = zmax(rc, e->L[i].st.n), rc32 = zmax(rc32, e->L[i].st.n32);
         a = zmax(a, T * zmax(3 * dl, fl));
         b = zmax(b, T * dl);
-        c = zmax(c, (size_t)e->b * al * d->seq * d->seq);
+        c = zmax(c, tsl_exec_attn_ws(d, e->r.tp, e->L[i].chunk));
         if (d->sdp)
             sp = zmax(sp, e->L[i].n_held * e->r.dp), sh = zmax(sh, e->L[i].n_held);
     }

@@ -48,6 +48,7 @@ typedef struct tsl_exec_xl {
     tsl_exec_stash_t st;
     size_t n_local; /* TP part's parameters */
     size_t n_held;  /* what this rank stores: n_local, or an SDP shard */
+    uint32_t chunk; /* fused attention's query rows per chunk; 0: unfused or none */
     tsl_buf_t param, grad, master, m, v;
     uint32_t bwd_done; /* micro-batches through backward this step */
 } tsl_exec_xl_t;
@@ -99,5 +100,29 @@ int tsl_exec_layer_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, t
 /* dout → dx (dx unused for an embedding; dout unused for a head). */
 int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout, tsl_buf_t *dx,
                        tsl_err_t *err);
+
+/* ---- the attention core (exec_attn.c) ---- */
+
+/* One attention layer's core on this rank: b local samples of s tokens, al local
+ * heads of hd, dl = al·hd; chunk: query rows per chunk, 0 for unfused. */
+typedef struct tsl_exec_attn {
+    tsl_devops_t *dev;
+    int b, s, al, hd, dl, chunk;
+    float scale; /* 1/√hd */
+} tsl_exec_attn_t;
+
+/* The layer's chunk (0 when unfused or without attention): `forced` rows when not 0,
+ * else the rule in exec_attn.c; capped at the sequence. */
+uint32_t tsl_exec_attn_chunk(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, uint32_t forced);
+/* Workspace elements the core needs: 2·al·chunk·s fused (P and dP of a chunk), al·s²
+ * unfused (dP of a sample). */
+size_t tsl_exec_attn_ws(const tsl_exec_layer_t *l, uint32_t tp, uint32_t chunk);
+/* ctx ← attention(qkv). P: the stash's b·al·s² softmax output (unfused; else unused);
+ * ws: tsl_exec_attn_ws elements. */
+int tsl_exec_attn_fwd(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, const tsl_buf_t *P,
+                      const tsl_buf_t *ws, const tsl_buf_t *ctx, tsl_err_t *err);
+/* dqkv (T × 3·dl, overwritten) from dctx, qkv and (unfused) P. */
+int tsl_exec_attn_bwd(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, const tsl_buf_t *P,
+                      const tsl_buf_t *ws, const tsl_buf_t *dctx, tsl_buf_t *dqkv, tsl_err_t *err);
 
 #endif

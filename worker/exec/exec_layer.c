@@ -31,7 +31,7 @@ void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, t
     bool f = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_FFN;
     s->y1 = take(&at, T * h, a);
     s->qkv = take(&at, T * 3 * dl, a);
-    s->p = take(&at, (size_t)b * al * l->seq * l->seq, a);
+    s->p = take(&at, (size_t)b * al * l->seq * l->seq, a && l->unfused_attn);
     s->ctx = take(&at, T * dl, a);
     s->x2 = take(&at, T * h, a && f);
     s->y2 = take(&at, T * h, f);
@@ -131,6 +131,19 @@ static int layernorm(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, size_t g,
     return c->e->dev->layernorm_fwd(c->e->dev, x, &gg, &bb, &yy, &mu, &rs, d.T, d.h, err);
 }
 
+static tsl_exec_attn_t attn_of(const tsl_exec_lctx_t *c, dims_t d)
+{
+    return (tsl_exec_attn_t){
+        c->e->dev, d.b, d.s, d.al, d.hd, d.dl, (int)c->L->chunk, 1.0f / sqrtf((float)d.hd)};
+}
+
+/* The stash's softmax output (unfused), or an empty view. */
+static tsl_buf_t stashed_p(const tsl_exec_lctx_t *c)
+{
+    size_t p = c->L->st.p;
+    return p == TSL_NONE ? (tsl_buf_t){NULL, 0, c->st.dt} : at(&c->st, p);
+}
+
 static int attn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
 {
     tsl_exec_t *e = c->e;
@@ -138,8 +151,8 @@ static int attn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_
     const tsl_exec_stash_t *s = &c->L->st;
     dims_t d = dims_of(c);
     int q3 = 3 * d.dl;
-    long long ss = (long long)d.s * d.s;
-    tsl_buf_t qkv = at(&c->st, s->qkv), P = at(&c->st, s->p), ctx = at(&c->st, s->ctx);
+    tsl_buf_t qkv = len(&c->st, s->qkv, (size_t)d.T * q3), P = stashed_p(c);
+    tsl_buf_t ctx = len(&c->st, s->ctx, (size_t)d.T * d.dl);
     TRY(layernorm(c, d, x, o->ln1g, o->ln1b, s->y1, s->mean1, s->rstd1, err));
     TRY(mm(e, (mm_t){false, false, d.T, q3, d.h, 1, 0}, at(&c->st, s->y1), d.h, at(&c->p, o->wqkv),
            q3, qkv, q3, err));
@@ -147,19 +160,8 @@ static int attn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_
         tsl_buf_t bb = len(&c->p, o->bqkv, q3);
         TRY(e->dev->add_bias(e->dev, &qkv, &bb, d.T, q3, err));
     }
-    float scale = 1.0f / sqrtf((float)d.hd);
-    for (int i = 0; i < d.b; i++) {
-        size_t r = (size_t)i * d.s * q3, pi = (size_t)i * d.al * ss;
-        TRY(bmm(e, (mm_t){false, true, d.s, d.s, d.hd, scale, 0}, at(&qkv, r), q3, d.hd,
-                at(&qkv, r + d.dl), q3, d.hd, at(&P, pi), d.s, ss, d.al, err));
-    }
-    TRY(e->dev->softmax_fwd(e->dev, &P, &P, d.b * d.al * d.s, d.s, true, err));
-    for (int i = 0; i < d.b; i++) {
-        size_t r = (size_t)i * d.s * q3, pi = (size_t)i * d.al * ss;
-        TRY(bmm(e, (mm_t){false, false, d.s, d.hd, d.s, 1, 0}, at(&P, pi), d.s, ss,
-                at(&qkv, r + 2 * d.dl), q3, d.hd, at(&ctx, (size_t)i * d.s * d.dl), d.dl, d.hd,
-                d.al, err));
-    }
+    tsl_exec_attn_t a = attn_of(c, d);
+    TRY(tsl_exec_attn_fwd(&a, &qkv, &P, &e->ws_c, &ctx, err));
     return row_out(c, d, ctx, d.dl, o->wo, o->bo, x, out, err);
 }
 
@@ -254,28 +256,12 @@ static int attn_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dou
     const tsl_exec_stash_t *s = &c->L->st;
     dims_t d = dims_of(c);
     int q3 = 3 * d.dl;
-    long long ss = (long long)d.s * d.s;
-    float scale = 1.0f / sqrtf((float)d.hd);
-    tsl_buf_t qkv = at(&c->st, s->qkv), P = at(&c->st, s->p);
+    tsl_buf_t qkv = len(&c->st, s->qkv, (size_t)d.T * q3), P = stashed_p(c);
     tsl_buf_t dqkv = len(&e->ws_a, 0, (size_t)d.T * q3),
               dctx = len(&e->ws_b, 0, (size_t)d.T * d.dl);
-    tsl_buf_t dP = len(&e->ws_c, 0, (size_t)d.b * d.al * ss);
     TRY(row_bwd(c, d, at(&c->st, s->ctx), d.dl, o->wo, o->bo, dout, dctx, err));
-    for (int i = 0; i < d.b; i++) {
-        size_t r = (size_t)i * d.s * q3, pi = (size_t)i * d.al * ss, ci = (size_t)i * d.s * d.dl;
-        TRY(bmm(e, (mm_t){false, true, d.s, d.s, d.hd, 1, 0}, at(&dctx, ci), d.dl, d.hd,
-                at(&qkv, r + 2 * d.dl), q3, d.hd, at(&dP, pi), d.s, ss, d.al, err));
-        TRY(bmm(e, (mm_t){true, false, d.s, d.hd, d.s, 1, 0}, at(&P, pi), d.s, ss, at(&dctx, ci),
-                d.dl, d.hd, at(&dqkv, r + 2 * d.dl), q3, d.hd, d.al, err));
-    }
-    TRY(e->dev->softmax_bwd(e->dev, &P, &dP, &dP, d.b * d.al * d.s, d.s, err));
-    for (int i = 0; i < d.b; i++) {
-        size_t r = (size_t)i * d.s * q3, pi = (size_t)i * d.al * ss;
-        TRY(bmm(e, (mm_t){false, false, d.s, d.hd, d.s, scale, 0}, at(&dP, pi), d.s, ss,
-                at(&qkv, r + d.dl), q3, d.hd, at(&dqkv, r), q3, d.hd, d.al, err));
-        TRY(bmm(e, (mm_t){true, false, d.s, d.hd, d.s, scale, 0}, at(&dP, pi), d.s, ss, at(&qkv, r),
-                q3, d.hd, at(&dqkv, r + d.dl), q3, d.hd, d.al, err));
-    }
+    tsl_exec_attn_t a = attn_of(c, d);
+    TRY(tsl_exec_attn_bwd(&a, &qkv, &P, &e->ws_c, &dctx, &dqkv, err));
     return col_ln_bwd(c, d, x, s->y1, q3, o->wqkv, o->bqkv, dqkv, o->ln1g, o->ln1b, s->mean1,
                       s->rstd1, dout, dx, err);
 }

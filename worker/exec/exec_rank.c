@@ -216,6 +216,7 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, const tsl_plan
             .bias = !L->no_bias,
             .ckpt = p->layer[i].ckpt,
             .sdp = tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1,
+            .unfused_attn = L->unfused_attn,
         };
     }
     return 0;

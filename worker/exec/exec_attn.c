@@ -1,0 +1,185 @@
+/*
+ * exec_attn.c — the causal attention core of the executor's attention blocks: from the
+ * stashed QKV projection (T × 3·dl, per row Q | K | V, head j at columns j·hd of each)
+ * to the context O (T × dl), and back, batched over the local heads with the devops'
+ * strided-batched gemm. Written on the device ops only, so that the cpu ops the tests
+ * run are the code the cuda ops run.
+ *
+ * Fused (the default, what the planner's cost model assumes unless the model says
+ * unfused_attn): by query chunks of `chunk` rows, as FlashAttention. A chunk
+ * [q0, q0 + c) needs keys [0, q0 + c) only (the rest are masked: skipped, not
+ * computed); its scores and softmax live in a workspace of al × c × s, and backward
+ * recomputes them from QKV — a chunk holds whole rows, so no log-sum-exp is kept.
+ * Nothing of size s² survives a layer: the stash keeps QKV and O.
+ *
+ * Unfused (the layer's unfused_attn): one chunk of the whole sequence per sample, its
+ * softmax output P (b × al × s × s) kept in the stash until backward, as a framework
+ * without a fused kernel does. Both modes compute the same function.
+ */
+#include "exec_internal.h"
+
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        if ((x))                                                                                   \
+            return -1;                                                                             \
+    } while (0)
+
+/* Query rows per chunk, sized so that the two al × c × s buffers (P and dP) take
+ * about one T × h activation of the layer: c = b·h / (2·al), rounded down to a
+ * multiple of 64, at least 64, at most s. */
+uint32_t tsl_exec_attn_chunk(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, uint32_t forced)
+{
+    if (!l->heads || l->unfused_attn)
+        return 0;
+    uint64_t al = l->heads / tp, c = forced;
+    if (!c) {
+        c = (uint64_t)b * l->hidden / (2 * al) / 64 * 64;
+        c = c < 64 ? 64 : c;
+    }
+    return (uint32_t)(c < l->seq ? c : l->seq);
+}
+
+size_t tsl_exec_attn_ws(const tsl_exec_layer_t *l, uint32_t tp, uint32_t chunk)
+{
+    size_t al = l->heads ? l->heads / tp : 0, s = l->seq;
+    return chunk ? 2 * al * chunk * s : al * s * s;
+}
+
+static tsl_buf_t from(const tsl_buf_t *b, size_t off)
+{
+    return tsl_buf_view(b, off, b->n - off);
+}
+
+/* One operand of a head-batched gemm: from element `off` of buf, rows `ld` apart,
+ * heads `stride` apart. */
+typedef struct hop {
+    const tsl_buf_t *buf;
+    size_t off;
+    int ld;
+    long long stride;
+} hop_t;
+
+typedef struct hmm {
+    bool ta, tb;
+    int m, n, k;
+    float alpha, beta;
+} hmm_t;
+
+static int heads_mm(const tsl_exec_attn_t *a, hmm_t s, hop_t A, hop_t B, hop_t C, tsl_err_t *err)
+{
+    tsl_gemm_t g = {s.ta,
+                    s.tb,
+                    s.m,
+                    s.n,
+                    s.k,
+                    s.alpha,
+                    s.beta,
+                    from(A.buf, A.off),
+                    from(B.buf, B.off),
+                    from(C.buf, C.off),
+                    A.ld,
+                    B.ld,
+                    C.ld,
+                    A.stride,
+                    B.stride,
+                    C.stride,
+                    a->al};
+    return a->dev->gemm(a->dev, &g, err);
+}
+
+/* One query chunk of one sample: rows [q0, q0 + c) of the sequence, keys [0, kend). */
+typedef struct chunk {
+    int i, q0, c, kend;
+} chunk_t;
+
+static hop_t q_of(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, chunk_t k)
+{
+    int q3 = 3 * a->dl;
+    return (hop_t){qkv, ((size_t)k.i * a->s + k.q0) * q3, q3, a->hd};
+}
+
+static hop_t kv_of(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, chunk_t k, int which)
+{
+    int q3 = 3 * a->dl;
+    return (hop_t){qkv, (size_t)k.i * a->s * q3 + (size_t)which * a->dl, q3, a->hd};
+}
+
+static hop_t o_of(const tsl_exec_attn_t *a, const tsl_buf_t *o, chunk_t k)
+{
+    return (hop_t){o, ((size_t)k.i * a->s + k.q0) * a->dl, a->dl, a->hd};
+}
+
+static hop_t sc_of(const tsl_buf_t *w, size_t off, chunk_t k)
+{
+    return (hop_t){w, off, k.kend, (long long)k.c * k.kend};
+}
+
+/* P = causal softmax(scale · Q_chunk · K[0:kend]ᵀ) into w at off. */
+static int scores(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, chunk_t k, const tsl_buf_t *w,
+                  size_t off, tsl_err_t *err)
+{
+    TRY(heads_mm(a, (hmm_t){false, true, k.c, k.kend, a->hd, a->scale, 0}, q_of(a, qkv, k),
+                 kv_of(a, qkv, k, 1), sc_of(w, off, k), err));
+    tsl_buf_t p = tsl_buf_view(w, off, (size_t)a->al * k.c * k.kend);
+    return a->dev->softmax_chunk_fwd(a->dev, &p, &p, a->al * k.c, k.kend, k.c, k.q0, err);
+}
+
+/* The chunks in order; unfused: one of the whole sequence. */
+static bool next_chunk(const tsl_exec_attn_t *a, chunk_t *k)
+{
+    int c = a->chunk ? a->chunk : a->s;
+    if (k->c)
+        k->q0 += k->c;
+    if (k->q0 >= a->s) {
+        if (++k->i >= a->b)
+            return false;
+        k->q0 = 0;
+    }
+    k->c = a->s - k->q0 < c ? a->s - k->q0 : c;
+    k->kend = k->q0 + k->c;
+    return true;
+}
+
+/* Where a chunk's P lives: the stash (unfused, sample i's al·s²) or the workspace. */
+static size_t p_off(const tsl_exec_attn_t *a, chunk_t k)
+{
+    return a->chunk ? 0 : (size_t)k.i * a->al * a->s * a->s;
+}
+
+int tsl_exec_attn_fwd(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, const tsl_buf_t *P,
+                      const tsl_buf_t *ws, const tsl_buf_t *ctx, tsl_err_t *err)
+{
+    const tsl_buf_t *pb = a->chunk ? ws : P;
+    for (chunk_t k = {0, 0, 0, 0}; next_chunk(a, &k);) {
+        TRY(scores(a, qkv, k, pb, p_off(a, k), err));
+        TRY(heads_mm(a, (hmm_t){false, false, k.c, a->hd, k.kend, 1, 0}, sc_of(pb, p_off(a, k), k),
+                     kv_of(a, qkv, k, 2), o_of(a, ctx, k), err));
+    }
+    return 0;
+}
+
+/* dP = dO·Vᵀ; dV += Pᵀ·dO; dS = softmax_bwd(P, dP); dQ = scale·dS·K; dK += scale·dSᵀ·Q. */
+int tsl_exec_attn_bwd(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, const tsl_buf_t *P,
+                      const tsl_buf_t *ws, const tsl_buf_t *dctx, tsl_buf_t *dqkv, tsl_err_t *err)
+{
+    const tsl_buf_t *pb = a->chunk ? ws : P;
+    size_t dp_off = a->chunk ? (size_t)a->al * a->chunk * a->s : 0;
+    TRY(a->dev->zero(a->dev, dqkv, err));
+    for (chunk_t k = {0, 0, 0, 0}; next_chunk(a, &k);) {
+        size_t po = p_off(a, k), n = (size_t)a->al * k.c * k.kend;
+        if (a->chunk)
+            TRY(scores(a, qkv, k, pb, po, err));
+        hop_t p = sc_of(pb, po, k), dp = sc_of(ws, dp_off, k), dout = o_of(a, dctx, k);
+        TRY(heads_mm(a, (hmm_t){false, true, k.c, k.kend, a->hd, 1, 0}, dout, kv_of(a, qkv, k, 2),
+                     dp, err));
+        TRY(heads_mm(a, (hmm_t){true, false, k.kend, a->hd, k.c, 1, 1}, p, dout,
+                     kv_of(a, dqkv, k, 2), err));
+        tsl_buf_t pv = tsl_buf_view(pb, po, n), dpv = tsl_buf_view(ws, dp_off, n);
+        TRY(a->dev->softmax_bwd(a->dev, &pv, &dpv, &dpv, a->al * k.c, k.kend, err));
+        TRY(heads_mm(a, (hmm_t){false, false, k.c, a->hd, k.kend, a->scale, 0}, dp,
+                     kv_of(a, qkv, k, 1), q_of(a, dqkv, k), err));
+        TRY(heads_mm(a, (hmm_t){true, false, k.kend, a->hd, k.c, a->scale, 1}, dp, q_of(a, qkv, k),
+                     kv_of(a, dqkv, k, 1), err));
+    }
+    return 0;
+}
