@@ -3,8 +3,10 @@
  * as one rank and split by pipeline (pp 2, 4; 2–4 micro-batches; checkpointing),
  * data (dp 2, sdp 2) and tensor (tp 2) parallelism, ranks as loopback threads, gives
  * the same loss and gradients — bitwise where the reduction order is the same (pure
- * pipelines), else within 1e-5 relative. One pp = 2 run with tcp comm ops between
- * forked processes; OOM as a result agreed by every rank; plans the executor refuses.
+ * pipelines), else within 1e-5 relative. Fused attention by query chunks against the
+ * unfused one (same loss and gradients within 1e-5), and its peak memory linear in the
+ * sequence. One pp = 2 run with tcp comm ops between forked processes; OOM as a result
+ * agreed by every rank; plans the executor refuses.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -44,9 +46,14 @@ typedef struct job {
     bool oom;
 } job_t;
 
+/* Query rows per fused-attention chunk for the runs that follow (0: the engine's rule);
+ * set before any rank starts. */
+static uint32_t attn_chunk;
+
 static void opts(tsl_exec_opts_t *o)
 {
     tsl_exec_opts_default(o);
+    o->attn_chunk = attn_chunk;
     o->warmup = 0;
     o->iters = 2; /* the second step's gradients depend on the first's update */
     o->optim = TSL_EXEC_SGD;
@@ -263,6 +270,100 @@ static void splits(uint32_t vocab)
     free_result(&ref4);
     free_result(&ref2);
     tsl_model_free(&m);
+}
+
+/* Fused attention by query chunks computes what the unfused one does: a sequence of 40
+ * in chunks of 16 (16, 16 and a ragged 8), one chunk of 40 (the rule, at this size),
+ * and chunks of 16 split pp 2 × tp 2 × dp 2 with checkpointing, against the model's
+ * unfused_attn run on one rank. */
+static void fused_vs_unfused(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m, mu;
+    tsl_layer_t enc = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 40, .hidden = 32, .ffn_hidden = 64, .heads = 4};
+    tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING, .seq_len = 40, .hidden = 32, .vocab = 24};
+    tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 40, .hidden = 32, .vocab = 24};
+    tsl_model_init(&m, "fused");
+    tsl_model_init(&mu, "unfused");
+    tsl_model_t *both[] = {&m, &mu};
+    for (int k = 0; k < 2; k++)
+        CHECK(!tsl_model_add(both[k], &emb, &err) && !tsl_model_add_n(both[k], &enc, 2, &err) &&
+                  !tsl_model_add(both[k], &head, &err),
+              "%s", err.msg);
+    CHECK(!tsl_model_set_unfused_attn(&mu, true, &err), "%s", err.msg);
+    result_t ref;
+    attn_chunk = 0;
+    run_spec(&mu, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 2}, &ref);
+    CHECK(ref.ok && isfinite(ref.loss) && ref.loss > 0, "unfused loss %g", ref.loss);
+    attn_chunk = 16;
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 2}, "fused chunks of 16",
+            false);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){2, 2, 2, false, true, 4, 2},
+            "fused chunks of 16, pp2 tp2 dp2 ckpt", false);
+    attn_chunk = 0;
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 2}, "fused, one chunk",
+            false);
+    free_result(&ref);
+    tsl_model_free(&m);
+    tsl_model_free(&mu);
+}
+
+/* The cpu device's peak bytes of one rank (one encoder, a micro-batch of 2) at seq s. */
+static uint64_t peak_at(uint32_t s, bool unfused)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_layer_t enc = {.kind = TSL_LAYER_ENCODER,
+                       .seq_len = s,
+                       .hidden = 32,
+                       .ffn_hidden = 64,
+                       .heads = 4,
+                       .unfused_attn = unfused};
+    tsl_model_init(&m, "long");
+    CHECK(!tsl_model_add(&m, &enc, &err), "%s", err.msg);
+    tsl_exec_plan_spec_t spec = {1, 1, 1, false, false, 2, 1};
+    tsl_plan_t p;
+    tsl_exec_rank_t r;
+    tsl_exec_opts_t o;
+    tsl_exec_report_t rep = {0};
+    tsl_loopback_world_t *w = NULL;
+    tsl_commops_t *c = NULL;
+    tsl_devops_t *d = NULL;
+    opts(&o);
+    o.iters = 1;
+    CHECK(!tsl_exec_uniform_plan(&m, &spec, &p, &err) &&
+              !tsl_exec_rank_from_plan(&p, &m, 0, &r, &err),
+          "%s", err.msg);
+    CHECK(!tsl_comm_loopback_world(1, &w, &err) && !tsl_comm_loopback_rank(w, 0, &c, &err) &&
+              !tsl_devops_cpu_create(0, &d, &err),
+          "%s", err.msg);
+    CHECK(!tsl_exec_run(&r, &o, d, c, &rep, &err) && !rep.oom, "seq %u: %s", s, err.msg);
+    d->destroy(d);
+    c->destroy(c);
+    tsl_comm_loopback_world_free(w);
+    tsl_exec_rank_free(&r);
+    tsl_model_free(&m);
+    return rep.peak_bytes;
+}
+
+/* Fused attention keeps nothing of size s²: doubling the sequence about doubles the
+ * peak (unfused: about quadruples, the b·a·s² softmax output dominating). */
+static void peak_linear_in_seq(void)
+{
+    attn_chunk = 0;
+    uint64_t f1 = peak_at(256, false), f2 = peak_at(512, false);
+    uint64_t u1 = peak_at(256, true), u2 = peak_at(512, true);
+    printf("cpu peak bytes, seq 256 -> 512: fused %llu -> %llu (x%.2f), unfused %llu -> %llu "
+           "(x%.2f)\n",
+           (unsigned long long)f1, (unsigned long long)f2, (double)f2 / (double)f1,
+           (unsigned long long)u1, (unsigned long long)u2, (double)u2 / (double)u1);
+    CHECK(f1 > 0 && (double)f2 / (double)f1 < 2.2, "fused peak %llu -> %llu grows faster than s",
+          (unsigned long long)f1, (unsigned long long)f2);
+    CHECK(u1 > 0 && (double)u2 / (double)u1 > 3.0, "unfused peak %llu -> %llu grows as s²",
+          (unsigned long long)u1, (unsigned long long)u2);
+    CHECK(f2 * 3 < u2, "fused peak %llu, unfused %llu at seq 512", (unsigned long long)f2,
+          (unsigned long long)u2);
 }
 
 /* pp 2 over tcp between two forked processes: bitwise the loopback run. */
@@ -528,6 +629,8 @@ int main(void)
     loopback_leave();
     splits(0);
     splits(24); /* with a token embedding and an LM head */
+    fused_vs_unfused();
+    peak_linear_in_seq();
     tcp_pp2();
     oom_agreed();
     return CHECK_DONE();

@@ -1,7 +1,8 @@
 /*
  * test_exec_ops.c — the cpu device ops: a gradient check of a whole tiny layer (every
  * op's backward, through the executor) against central finite differences, and a few
- * op contracts (causal softmax, layernorm, OOM as a result).
+ * op contracts (causal softmax, its chunked form with a query offset, layernorm, OOM as
+ * a result).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -150,9 +151,51 @@ static void softmax_layernorm(void)
     d->destroy(d);
 }
 
+/* The chunked causal softmax: groups of query rows from q0, hand-checked; group = cols
+ * and q0 = 0 is softmax_fwd's causal softmax, bit for bit; bad shapes are refused. */
+static void softmax_chunk(void)
+{
+    tsl_err_t err = {0};
+    tsl_devops_t *d = NULL;
+    CHECK(!tsl_devops_cpu_create(0, &d, &err), "%s", err.msg);
+    tsl_buf_t x, y, z;
+    CHECK(!d->alloc(d, &x, 16, TSL_DT_F32, &err) && !d->alloc(d, &y, 16, TSL_DT_F32, &err) &&
+              !d->alloc(d, &z, 16, TSL_DT_F32, &err),
+          "alloc");
+    /* Two groups (heads) of two rows, queries 1 and 2 of 4 keys. Row 0 sees keys 0..1:
+     * e^0 : e^ln3 = 1 : 3; row 1 sees 0..2: 2 : 1 : 5; the second group is the first
+     * shifted by 10 (softmax does not see a shift). Masked keys hold large values. */
+    float in[16] = {0,  logf(3),      50, 70, logf(2),      0,  logf(5),      90,
+                    10, 10 + logf(3), 60, 80, 10 + logf(2), 10, 10 + logf(5), 99};
+    float want[8] = {0.25f, 0.75f, 0, 0, 0.25f, 0.125f, 0.625f, 0};
+    memcpy(x.ptr, in, sizeof(in));
+    CHECK(!d->softmax_chunk_fwd(d, &x, &y, 4, 4, 2, 1, &err), "%s", err.msg);
+    const float *v = y.ptr;
+    for (int i = 0; i < 16; i++)
+        CHECK(fabsf(v[i] - want[i % 8]) < 1e-6f, "element %d: %g, want %g", i, v[i], want[i % 8]);
+    /* A query past the last key sees every key. */
+    CHECK(!d->softmax_chunk_fwd(d, &x, &y, 1, 4, 1, 5, &err) && v[3] > 0.99f, "row sees all 4");
+    d->fill_uniform(d, &x, 3, 1, 0, 0, 3, &err);
+    d->softmax_fwd(d, &x, &y, 16 / 4, 4, true, &err);
+    CHECK(!d->softmax_chunk_fwd(d, &x, &z, 4, 4, 4, 0, &err) && !memcmp(y.ptr, z.ptr, 64),
+          "group = cols, q0 = 0 is the causal softmax");
+    CHECK(!d->softmax_chunk_fwd(d, &x, &x, 4, 4, 4, 0, &err) && !memcmp(x.ptr, z.ptr, 64),
+          "in place");
+    tsl_err_t bad = {0};
+    CHECK(d->softmax_chunk_fwd(d, &x, &y, 3, 4, 2, 0, &bad) == -1 &&
+              tsl_err_code(&bad) == TSL_E_INVALID && strstr(bad.msg, "groups of 2"),
+          "3 rows in groups of 2 refused: %s", bad.msg);
+    CHECK(d->softmax_chunk_fwd(d, &x, &y, 8, 4, 2, 0, &bad) == -1, "32 elements into 16 refused");
+    d->free(d, &x);
+    d->free(d, &y);
+    d->free(d, &z);
+    d->destroy(d);
+}
+
 int main(void)
 {
     softmax_layernorm();
+    softmax_chunk();
     gradcheck(0);
     gradcheck(11);
     return CHECK_DONE();
