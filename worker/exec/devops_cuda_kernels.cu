@@ -275,16 +275,15 @@ __global__ static void k_softmax_fwd(const bf16 *x, bf16 *y, int cols, int causa
 
 extern "C" int tsl_xk_softmax_fwd(const void *x, void *y, int rows, int cols, int causal, void *s)
 {
-    k_softmax_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (bf16 *)y, cols, causal,
-                                                    cols, 0);
+    k_softmax_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (bf16 *)y, cols, causal, cols,
+                                                    0);
     return done();
 }
 
 extern "C" int tsl_xk_softmax_chunk_fwd(const void *x, void *y, int rows, int cols, int group,
                                         int q0, void *s)
 {
-    k_softmax_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (bf16 *)y, cols, 1, group,
-                                                    q0);
+    k_softmax_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (bf16 *)y, cols, 1, group, q0);
     return done();
 }
 

@@ -4,17 +4,20 @@
  *
  * What a rank does. Its stage's layers, built from the plan's shapes (LN, QKV
  * projection, causal attention core, output projection, LN, FFN two GEMMs with GeLU,
- * residuals; no dropout), forward and backward over the plan's micro-batches in the
- * 1F1B order of Megatron-LM (warm-up forwards, one-forward-one-backward, cool-down
- * backwards), activations and gradients sent to the neighbouring stages; Megatron TP
- * (QKV and FFN-up split by columns, output projection and FFN-down by rows, one
- * all-reduce after each in forward, one on the input gradient of each in backward);
- * data parallelism over the micro-batch's samples: DP all-reduces a layer's gradients
- * on the communication stream as soon as its last micro-batch's backward is done
- * (overlapping the rest of backward), SDP (ZeRO-3) all-gathers a layer's parameters
- * before its forward and backward and reduce-scatters its gradients after each
- * backward; checkpointed layers keep only their input and recompute forward before
- * backward; then an Adam (or SGD) step on the rank's parameters (or shards).
+ * residuals; no dropout; attention as the cost model assumes: fused by query chunks
+ * with the masked keys skipped and nothing of size s² kept to backward, or, when the
+ * model's layer says unfused_attn, with its s×s softmax output stashed), forward and
+ * backward over the plan's micro-batches in the 1F1B order of Megatron-LM (warm-up
+ * forwards, one-forward-one-backward, cool-down backwards), activations and gradients
+ * sent to the neighbouring stages; Megatron TP (QKV and FFN-up split by columns, output
+ * projection and FFN-down by rows, one all-reduce after each in forward, one on the
+ * input gradient of each in backward); data parallelism over the micro-batch's samples:
+ * DP all-reduces a layer's gradients on the communication stream as soon as its last
+ * micro-batch's backward is done (overlapping the rest of backward), SDP (ZeRO-3)
+ * all-gathers a layer's parameters before its forward and backward and reduce-scatters
+ * its gradients after each backward; checkpointed layers keep only their input and
+ * recompute forward before backward; then an Adam (or SGD) step on the rank's
+ * parameters (or shards).
  *
  * Layer kinds: ENCODER, ATTENTION, FFN (sub-layer blocks), EMBEDDING (a token lookup;
  * no position table) and HEAD (untied projection to the vocabulary + cross-entropy;

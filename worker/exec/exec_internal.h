@@ -1,6 +1,6 @@
 /*
  * exec_internal.h — what the executor's files share: a layer's flat parameter layout,
- * the seeded synthetic values, the engine state.
+ * the seeded synthetic values, the engine state, the attention core.
  */
 #ifndef TSL_EXEC_INTERNAL_H
 #define TSL_EXEC_INTERNAL_H
@@ -36,7 +36,9 @@ void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_index, t
 
 enum { PH_IDLE, PH_FWD, PH_BWD, PH_COMM, PH_P2P, PH_OPT, PH_END, PH_COUNT };
 
-/* Offsets in one layer's per-micro-batch stash (act dtype) and its F32 part. */
+/* Offsets in one layer's per-micro-batch stash (act dtype) and its F32 part. p, the
+ * b·al·s² softmax output, only for an unfused_attn layer (else TSL_NONE): fused
+ * attention keeps QKV and ctx and recomputes the rest (exec_attn.c). */
 typedef struct tsl_exec_stash {
     size_t y1, qkv, p, ctx, x2, y2, f1, g, logits, n;
     size_t mean1, rstd1, mean2, rstd2, n32;
