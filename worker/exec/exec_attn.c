@@ -29,9 +29,9 @@
  * multiple of 64, at least 64, at most s. */
 uint32_t tsl_exec_attn_chunk(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, uint32_t forced)
 {
-    if (!l->heads || l->unfused_attn)
-        return 0;
     uint64_t al = l->heads / tp, c = forced;
+    if (!al || l->unfused_attn)
+        return 0;
     if (!c) {
         c = (uint64_t)b * l->hidden / (2 * al) / 64 * 64;
         c = c < 64 ? 64 : c;
@@ -67,23 +67,17 @@ typedef struct hmm {
 
 static int heads_mm(const tsl_exec_attn_t *a, hmm_t s, hop_t A, hop_t B, hop_t C, tsl_err_t *err)
 {
-    tsl_gemm_t g = {s.ta,
-                    s.tb,
-                    s.m,
-                    s.n,
-                    s.k,
-                    s.alpha,
-                    s.beta,
-                    from(A.buf, A.off),
-                    from(B.buf, B.off),
-                    from(C.buf, C.off),
-                    A.ld,
-                    B.ld,
-                    C.ld,
-                    A.stride,
-                    B.stride,
-                    C.stride,
-                    a->al};
+    tsl_gemm_t g = {.ta = s.ta,
+                    .tb = s.tb,
+                    .m = s.m,
+                    .n = s.n,
+                    .k = s.k,
+                    .alpha = s.alpha,
+                    .beta = s.beta,
+                    .batch = a->al};
+    g.a = from(A.buf, A.off), g.lda = A.ld, g.stride_a = A.stride;
+    g.b = from(B.buf, B.off), g.ldb = B.ld, g.stride_b = B.stride;
+    g.c = from(C.buf, C.off), g.ldc = C.ld, g.stride_c = C.stride;
     return a->dev->gemm(a->dev, &g, err);
 }
 
