@@ -26,7 +26,10 @@
 
 /* Query rows per chunk, sized so that the two al × c × s buffers (P and dP) take
  * about one T × h activation of the layer: c = b·h / (2·al), rounded down to a
- * multiple of 64, at least 64, at most s. */
+ * multiple of 64, at most s — but at least 256 rows: below that each chunk's gemms
+ * are a few µs of work and a GPU spends the attention on launches (h 4096, 32 heads,
+ * b 1, s 4096: 64-row chunks are ~200 launches a layer forward; 256 rows cost a
+ * workspace of 4 activations instead of 1, still small beside the layer's stash). */
 uint32_t tsl_exec_attn_chunk(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, uint32_t forced)
 {
     uint64_t al = l->heads / tp, c = forced;
@@ -34,7 +37,7 @@ uint32_t tsl_exec_attn_chunk(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b,
         return 0;
     if (!c) {
         c = (uint64_t)b * l->hidden / (2 * al) / 64 * 64;
-        c = c < 64 ? 64 : c;
+        c = c < 256 ? 256 : c;
     }
     return (uint32_t)(c < l->seq ? c : l->seq);
 }
