@@ -13,8 +13,10 @@
  * the same shapes as a reference. Benchmarks never fail on figures: the exit
  * status says only whether the program could do its work.
  *
- * The model is the executor's: encoder blocks with biases and an unfused
- * attention core (scores kept: tsl_model_set_unfused_attn), no embedding or head.
+ * The model is the executor's: encoder blocks with biases and a causal attention
+ * core, fused by query chunks as the cost model assumes (--unfused: the scores kept,
+ * tsl_model_set_unfused_attn, for executor, cost model and PyTorch alike), no
+ * embedding or head.
  */
 #include <getopt.h>
 #include <math.h>
@@ -38,7 +40,7 @@
 typedef struct acc_cfg {
     const char *devops, *gpu, *profile_path, *json, *torch_script;
     int device;
-    bool scale_down, torch;
+    bool scale_down, torch, unfused;
     tsl_exec_opts_t opts;
     tsl_cluster_t builtin, measured; /* 1 x gpu; the second with the profile attached */
     tsl_profile_t *profile;
@@ -59,18 +61,26 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: accuracy [--devops cuda|cpu] [--device D] [--gpu TYPE] [--profile FILE]\n"
                "         [--scale-down] [--torch] [--torch-script PATH] [--warmup W] [--iters N]\n"
-               "         [--json FILE|-]\n"
+               "         [--unfused] [--json FILE|-]\n"
                "  --gpu: the built-in GPU type the predictions are for (default H100-80G, or\n"
                "  the profile's); --json -: JSON instead of the table on stdout.\n");
 }
 
 static int parse(acc_cfg_t *c, int argc, char **argv)
 {
-    static const struct option lo[] = {
-        {"devops", 1, 0, 'o'},       {"device", 1, 0, 'D'},     {"gpu", 1, 0, 'g'},
-        {"profile", 1, 0, 'p'},      {"scale-down", 0, 0, 's'}, {"torch", 0, 0, 't'},
-        {"torch-script", 1, 0, 'T'}, {"warmup", 1, 0, 'w'},     {"iters", 1, 0, 'n'},
-        {"json", 1, 0, 'j'},         {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
+    static const struct option lo[] = {{"devops", 1, 0, 'o'},
+                                       {"device", 1, 0, 'D'},
+                                       {"gpu", 1, 0, 'g'},
+                                       {"profile", 1, 0, 'p'},
+                                       {"scale-down", 0, 0, 's'},
+                                       {"torch", 0, 0, 't'},
+                                       {"torch-script", 1, 0, 'T'},
+                                       {"warmup", 1, 0, 'w'},
+                                       {"iters", 1, 0, 'n'},
+                                       {"json", 1, 0, 'j'},
+                                       {"help", 0, 0, 'h'},
+                                       {"unfused", 0, 0, 'u'},
+                                       {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
@@ -80,6 +90,7 @@ static int parse(acc_cfg_t *c, int argc, char **argv)
         case 'p': c->profile_path = optarg; break;
         case 's': c->scale_down = true; break;
         case 't': c->torch = true; break;
+        case 'u': c->unfused = true; break;
         case 'T': c->torch_script = optarg; break;
         case 'w': c->opts.warmup = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'n': c->opts.iters = (uint32_t)strtoul(optarg, NULL, 10); break;
@@ -106,7 +117,8 @@ static acc_plan_t shrink(acc_plan_t p)
     return p;
 }
 
-static int build(const acc_plan_t *p, tsl_model_t *m, tsl_plan_t *plan, tsl_err_t *err)
+static int build(const acc_plan_t *p, bool unfused, tsl_model_t *m, tsl_plan_t *plan,
+                 tsl_err_t *err)
 {
     tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
                      .seq_len = p->seq,
@@ -116,7 +128,7 @@ static int build(const acc_plan_t *p, tsl_model_t *m, tsl_plan_t *plan, tsl_err_
     tsl_model_init(m, "accuracy-gpt");
     tsl_exec_plan_spec_t spec = {
         .pp = 1, .tp = 1, .dp = 1, .ckpt = p->ckpt, .micro_batch = p->mbs, .n_micro = p->ga};
-    if (tsl_model_add_n(m, &l, p->layers, err) || tsl_model_set_unfused_attn(m, true, err))
+    if (tsl_model_add_n(m, &l, p->layers, err) || tsl_model_set_unfused_attn(m, unfused, err))
         return -1;
     return tsl_exec_uniform_plan(m, &spec, plan, err);
 }
@@ -190,10 +202,10 @@ static void run_torch(const acc_cfg_t *c, acc_row_t *w)
     const acc_plan_t *p = &w->p;
     w->iter_s[ACC_TORCH] = NAN;
     snprintf(cmd, sizeof(cmd),
-             "python3 '%s' --layers %u --hidden %u --heads %u --seq %u --mbs %u --micro %u%s "
+             "python3 '%s' --layers %u --hidden %u --heads %u --seq %u --mbs %u --micro %u%s%s "
              "--warmup %u --iters %u 2>/dev/null",
              c->torch_script, p->layers, p->hidden, p->heads, p->seq, p->mbs, p->ga,
-             p->ckpt ? " --ckpt" : "", c->opts.warmup, c->opts.iters);
+             p->ckpt ? " --ckpt" : "", c->unfused ? "" : " --fused", c->opts.warmup, c->opts.iters);
     FILE *f = popen(cmd, "r");
     if (f == NULL)
         return;
@@ -274,7 +286,7 @@ static int plan_row(acc_cfg_t *c, acc_run_t *a, size_t i)
     for (acc_col_t col = 0; col < ACC_COLUMNS; col++)
         w->iter_s[col] = NAN;
     if ((a->plan[i] = calloc(1, sizeof(tsl_plan_t))) == NULL ||
-        build(&w->p, &a->model[i], a->plan[i], &err) != 0) {
+        build(&w->p, c->unfused, &a->model[i], a->plan[i], &err) != 0) {
         fprintf(stderr, "accuracy: plan %zu: %s\n", i + 1, a->plan[i] ? err.msg : "out of memory");
         return -1;
     }
