@@ -2,9 +2,9 @@
 """torch_block_stack.py — PyTorch reference for one bench/accuracy plan.
 
 The same GPT block stack the stage executor runs for that plan (worker/exec:
-LayerNorm, QKV, causal attention core (unfused; --fused: scaled_dot_product_attention), output projection, LayerNorm,
-FFN 4h with GeLU, residuals, biases; no embedding or head; MSE loss on the
-output), on one GPU: bf16 autocast over fp32 master weights, fused AdamW,
+LayerNorm, QKV, causal attention core (unfused; --fused: PyTorch's
+scaled_dot_product_attention), output projection, LayerNorm, FFN 4h with GeLU,
+residuals, biases; no embedding or head; MSE loss on the output), on one GPU: bf16 autocast over fp32 master weights, fused AdamW,
 `--micro` micro-batches of `--mbs` samples accumulated per step, per-block
 checkpointing with `--ckpt`. Median step time of --iters steps after --warmup,
 timed with CUDA events; peak memory from torch.cuda.max_memory_allocated.
