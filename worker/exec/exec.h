@@ -45,14 +45,29 @@
 #include "model.h"
 #include "plan.h"
 
+/* A HEAD's tie to the model's token embedding (model layer 0). */
+typedef enum tsl_exec_tie {
+    TSL_EXEC_TIE_NONE = 0, /* its own weight */
+    TSL_EXEC_TIE_SHARED,   /* the stage's embedding table: no parameters of its own */
+    TSL_EXEC_TIE_COPY      /* a copy of the first stage's table, the gradients summed */
+} tsl_exec_tie_t;
+
 typedef struct tsl_exec_layer {
     tsl_layer_kind_t kind;
     uint32_t index; /* in the model: seeds the weights */
     uint32_t seq, hidden, ffn, heads, vocab;
-    bool bias; /* linear layers have biases */
-    bool ckpt; /* recompute forward before backward */
-    bool sdp;  /* parameters sharded over the data group (else replicated) */
+    bool bias;          /* linear layers have biases */
+    bool ckpt;          /* recompute forward before backward */
+    bool sdp;           /* parameters sharded over the data group (else replicated) */
+    uint32_t positions; /* EMBEDDING: learned position table rows (≥ seq), 0 for none */
+    tsl_exec_tie_t tie; /* HEAD */
 } tsl_exec_layer_t;
+
+/* Vocabulary rows (embedding) or logit columns (head) one TP rank of tp holds: V
+ * padded to a multiple of 128·tp as Megatron pads it (and the planner prices it),
+ * over tp. Rank j holds [j·vl, (j+1)·vl); rows at or past V are padding. */
+#define TSL_EXEC_VOCAB_PAD 128u
+uint32_t tsl_exec_vocab_local(uint32_t vocab, uint32_t tp);
 
 /* One rank's work. Groups are named by colours (the world rank of their first
  * member) so that every rank can make them with commops group_split. */
@@ -64,7 +79,12 @@ typedef struct tsl_exec_rank {
     uint32_t dp, dp_index; /* data width (DP or SDP degree), index */
     int32_t dp_color;
     int32_t prev_rank, next_rank; /* same position in the neighbouring stage; -1 */
-    uint32_t micro_batch;         /* samples per micro-batch over the data group */
+    /* A tied head in another stage than the embedding: the first and last stages'
+     * ranks at the same position form a group (colour: the first stage's rank) that
+     * sums the table's gradient; other stages' ranks are alone (their own rank).
+     * -1 on every rank when the plan has no such tie. */
+    int32_t tie_color;
+    uint32_t micro_batch; /* samples per micro-batch over the data group */
     uint32_t n_micro;
     uint32_t n_layers;
     tsl_exec_layer_t *layers; /* owned; the stage's layers in order */
