@@ -190,7 +190,7 @@ struct tsl_devops {
      * vxent_sums: sums (F32 2·rows) = [Σ_c<valid exp(y − M)] then [y[r][t[r] − v0]
      * where t[r] is in range, else 0]; the engine sums them over the group. vxent:
      * loss += scale · Σ_r (log S + M − y_target), dy = scale · (softmax − onehot) on
-     * the valid columns, 0 on the padding; dy may be y. */
+     * the valid columns, 0 on the padding; dy (F32, or y's dtype) may be y. */
     int (*vxent_max)(tsl_devops_t *o, const tsl_buf_t *y, tsl_buf_t *mx, int rows, int cols,
                      int valid, tsl_err_t *err);
     int (*vxent_sums)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, const tsl_buf_t *mxs,

@@ -328,8 +328,8 @@ static int cu_vxent(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, con
                     int parts, const tsl_buf_t *sums, tsl_buf_t *dy, int rows, int cols, int valid,
                     int v0, float scale, tsl_buf_t *loss, tsl_err_t *err)
 {
-    return kerr(tsl_xk_vxent(y->ptr, t->ptr, mxs->ptr, parts, sums->ptr, dy->ptr, rows, cols, valid,
-                             v0, scale, loss->ptr, S(o)),
+    return kerr(tsl_xk_vxent(y->ptr, t->ptr, mxs->ptr, parts, sums->ptr, dy->ptr, (int)dy->dt, rows,
+                             cols, valid, v0, scale, loss->ptr, S(o)),
                 "vocab-parallel cross-entropy", err);
 }
 

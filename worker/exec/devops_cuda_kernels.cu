@@ -474,11 +474,12 @@ __global__ static void k_vxent_sums(const bf16 *y, const int32_t *t, const float
     }
 }
 
-/* One block per row: the loss and dy = scale · (softmax − onehot); dy may be y (each
- * thread reads its element before writing it; M and S come from elsewhere). */
+/* One block per row: the loss and dy = scale · (softmax − onehot), dy bf16 or float
+ * (dydt); dy may be y (each thread reads its element before writing it; M and S come
+ * from elsewhere). */
 __global__ static void k_vxent(const bf16 *y, const int32_t *t, const float *mxs, int parts,
-                               const float *sums, bf16 *dy, int rows, int cols, int valid, int v0,
-                               float scale, float *loss)
+                               const float *sums, void *dy, int dydt, int rows, int cols, int valid,
+                               int v0, float scale, float *loss)
 {
     int r = blockIdx.x, tc = t[r] - v0;
     size_t o = (size_t)r * cols;
@@ -486,7 +487,7 @@ __global__ static void k_vxent(const bf16 *y, const int32_t *t, const float *mxs
     for (int c = threadIdx.x; c < cols; c += NT) {
         float p = c < valid ? __expf(__bfloat162float(y[o + c]) - m) / s : 0.0f;
         float hot = c == tc && c < valid ? 1.0f : 0.0f;
-        dy[o + c] = __float2bfloat16(c < valid ? scale * (p - hot) : 0.0f);
+        st(dy, dydt, o + c, c < valid ? scale * (p - hot) : 0.0f);
     }
     if (threadIdx.x == 0)
         atomicAdd(loss, scale * (logf(s) + m - sums[rows + r]));
@@ -507,11 +508,11 @@ extern "C" int tsl_xk_vxent_sums(const void *y, const int32_t *t, const float *m
 }
 
 extern "C" int tsl_xk_vxent(const void *y, const int32_t *t, const float *mxs, int parts,
-                            const float *sums, void *dy, int rows, int cols, int valid, int v0,
-                            float scale, float *loss, void *s)
+                            const float *sums, void *dy, int dydt, int rows, int cols, int valid,
+                            int v0, float scale, float *loss, void *s)
 {
-    k_vxent<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)y, t, mxs, parts, sums, (bf16 *)dy,
-                                              rows, cols, valid, v0, scale, loss);
+    k_vxent<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)y, t, mxs, parts, sums, dy, dydt, rows,
+                                              cols, valid, v0, scale, loss);
     return done();
 }
 

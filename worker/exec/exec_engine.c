@@ -172,6 +172,8 @@ static int alloc_scratch(tsl_exec_t *e, tsl_err_t *err)
     TRY(dalloc(e, &e->vloc, head ? T : 0, TSL_DT_F32, err) ||
         dalloc(e, &e->vmax, head && e->r.tp > 1 ? T * e->r.tp : 0, TSL_DT_F32, err) ||
         dalloc(e, &e->vsum, head ? 2 * T : 0, TSL_DT_F32, err));
+    size_t vl = head ? tsl_exec_vocab_local(last->vocab, e->r.tp) : 0;
+    TRY(dalloc(e, &e->vlog, adt == TSL_DT_F32 ? 0 : T * vl, adt, err));
     TRY(dalloc(e, &e->loss, 1, TSL_DT_F32, err) || dalloc(e, &e->loss_dummy, 1, TSL_DT_F32, err));
     return 0;
 }
@@ -304,7 +306,7 @@ void tsl_exec_destroy(tsl_exec_t *e)
     tsl_buf_t *ws[] = {&e->rc,        &e->rc32,     &e->ws_a,      &e->ws_b,  &e->ws_c,
                        &e->ws_d,      &e->g_a,      &e->g_b,       &e->g_mid, &e->target,
                        &e->sdp_param, &e->sdp_grad, &e->sdp_shard, &e->loss,  &e->loss_dummy,
-                       &e->flag,      &e->vloc,     &e->vmax,      &e->vsum};
+                       &e->flag,      &e->vloc,     &e->vmax,      &e->vsum,  &e->vlog};
     for (size_t k = 0; k < sizeof(ws) / sizeof(ws[0]); k++)
         d->free(d, ws[k]);
     for (uint32_t i = 0; e->ev && i < e->ev_cap; i++)

@@ -38,7 +38,8 @@ void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_index, t
 
 enum { PH_IDLE, PH_FWD, PH_BWD, PH_COMM, PH_P2P, PH_OPT, PH_END, PH_COUNT };
 
-/* Offsets in one layer's per-micro-batch stash (act dtype) and its F32 part. */
+/* Offsets in one layer's per-micro-batch stash (act dtype: y1 ... g) and its F32 part
+ * (mean1 ... rstd2, and the head's logits). */
 typedef struct tsl_exec_stash {
     size_t y1, qkv, p, ctx, x2, y2, f1, g, logits, n;
     size_t mean1, rstd1, mean2, rstd2, n32;
@@ -82,6 +83,7 @@ struct tsl_exec {
     tsl_buf_t sdp_param, sdp_grad, sdp_shard;
     tsl_buf_t loss, loss_dummy, flag;
     tsl_buf_t vloc, vmax, vsum; /* head, F32: row maxima (T, tp × T), sums (2T) */
+    tsl_buf_t vlog;             /* head, act dtype ≠ F32: T × vl logits for the GEMMs */
     tsl_event_t **ev;
     uint8_t *ev_ph;
     uint32_t ev_n, ev_cap;

@@ -37,13 +37,14 @@ void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, t
     s->y2 = take(&at, T * h, f);
     s->f1 = take(&at, T * fl, f);
     s->g = take(&at, T * fl, f);
-    s->logits = take(&at, T * (l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0),
-                     l->kind == TSL_LAYER_HEAD);
     s->n = at;
     s->mean1 = take(&at32, T, a);
     s->rstd1 = take(&at32, T, a);
     s->mean2 = take(&at32, T, f);
     s->rstd2 = take(&at32, T, f);
+    /* the head's dlogits in fp32, kept from the loss to backward (exec_vocab.c) */
+    s->logits = take(&at32, T * (l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0),
+                     l->kind == TSL_LAYER_HEAD);
     s->n32 = at32;
 }
 

@@ -100,7 +100,10 @@ static int gather_max(tsl_exec_t *e, vshare_t v, tsl_buf_t *mxs, tsl_err_t *err)
     return tsl_exec_ph(e, back, err);
 }
 
-/* Logits, the loss into c->loss, and dlogits in place of the logits in the stash. */
+/* Logits (in the act dtype, for the GEMM), the loss into c->loss, and the dlogits in
+ * fp32 into the stash, kept for backward as Megatron keeps its fp32 softmax (and as
+ * the planner charges 4 bytes per logit). The cpu ops' act dtype is F32: the GEMM
+ * writes the stash directly. */
 int tsl_exec_head_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_err_t *err)
 {
     tsl_exec_t *e = c->e;
@@ -109,7 +112,8 @@ int tsl_exec_head_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_err_t *err)
     int parts = (int)e->r.tp;
     float scale = 1.0f / ((float)e->r.micro_batch * e->r.n_micro * v.s);
     tsl_buf_t w = tsl_buf_view(&c->p, c->L->vw, (size_t)v.vl * v.h);
-    tsl_buf_t lg = tsl_buf_view(&c->st, c->L->st.logits, (size_t)v.T * v.vl);
+    tsl_buf_t dl = tsl_buf_view(&c->st32, c->L->st.logits, (size_t)v.T * v.vl);
+    tsl_buf_t lg = e->vlog.ptr ? tsl_buf_view(&e->vlog, 0, dl.n) : dl;
     tsl_buf_t loc = tsl_buf_view(&e->vloc, 0, (size_t)v.T), mxs;
     tsl_buf_t sums = tsl_buf_view(&e->vsum, 0, 2 * (size_t)v.T);
     TRY(gemm(e, false, true, v.T, v.vl, v.h, 0.0f, *x, v.h, w, v.h, lg, v.vl, err));
@@ -117,7 +121,7 @@ int tsl_exec_head_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_err_t *err)
     TRY(gather_max(e, v, &mxs, err));
     TRY(d->vxent_sums(d, &lg, &c->ids, &mxs, parts, &sums, v.T, v.vl, v.valid, v.v0, err));
     TRY(tsl_exec_tp_sum(e, &sums, err));
-    return d->vxent(d, &lg, &c->ids, &mxs, parts, &sums, &lg, v.T, v.vl, v.valid, v.v0, scale,
+    return d->vxent(d, &lg, &c->ids, &mxs, parts, &sums, &dl, v.T, v.vl, v.valid, v.v0, scale,
                     c->loss, err);
 }
 
@@ -127,8 +131,13 @@ int tsl_exec_head_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *dx, tsl
     tsl_exec_t *e = c->e;
     vshare_t v = share_of(c);
     size_t n = (size_t)v.vl * v.h;
-    tsl_buf_t dl = tsl_buf_view(&c->st, c->L->st.logits, (size_t)v.T * v.vl);
+    tsl_buf_t dl = tsl_buf_view(&c->st32, c->L->st.logits, (size_t)v.T * v.vl);
     tsl_buf_t w = tsl_buf_view(&c->p, c->L->vw, n), dw = tsl_buf_view(&c->g, c->L->vw, n);
+    if (e->vlog.ptr) { /* the GEMMs take the act dtype */
+        tsl_buf_t a = tsl_buf_view(&e->vlog, 0, dl.n);
+        TRY(e->dev->copy(e->dev, &a, &dl, err));
+        dl = a;
+    }
     TRY(gemm(e, true, false, v.vl, v.h, v.T, 1.0f, dl, v.vl, *x, v.h, dw, v.h, err));
     TRY(gemm(e, false, false, v.T, v.h, v.vl, 0.0f, dl, v.vl, w, v.h, *dx, v.h, err));
     return tsl_exec_tp_sum(e, dx, err);
