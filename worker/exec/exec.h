@@ -16,15 +16,26 @@
  * backward; checkpointed layers keep only their input and recompute forward before
  * backward; then an Adam (or SGD) step on the rank's parameters (or shards).
  *
- * Layer kinds: ENCODER, ATTENTION, FFN (sub-layer blocks), EMBEDDING (a token lookup;
- * no position table) and HEAD (untied projection to the vocabulary + cross-entropy;
- * must end the model). The loss is cross-entropy after a HEAD, else the mean squared
- * error of the last layer's output against synthetic targets. EMBEDDING and HEAD are
- * replicated under TP (not vocabulary-parallel). Refused with TSL_E_UNSUPPORTED:
- * DECODER, gated FFN, grouped-query attention, windowed attention, attn_dim ≠ hidden,
- * DP mixed with SDP in one layer, stages whose layers (or neighbours) differ in
- * layout (TP degree and data width and their strides), a micro-batch the data width
- * does not divide, heads or FFN size the TP degree does not divide.
+ * Layer kinds: ENCODER, ATTENTION, FFN (sub-layer blocks), EMBEDDING (a token lookup,
+ * plus a learned position table, replicated, when the model's layer has positions;
+ * first in the model) and HEAD (projection to the vocabulary + cross-entropy; must
+ * end the model). The loss is cross-entropy after a HEAD, else the mean squared error
+ * of the last layer's output against synthetic targets. EMBEDDING and HEAD are
+ * vocabulary-parallel under TP as in Megatron-LM (exec_vocab.c): the vocabulary padded
+ * to a multiple of 128·t (tsl_exec_vocab_local), each TP rank holding its rows of the
+ * table and of the head weight, the lookup all-reduced, the cross-entropy reduced
+ * over the TP group (row maxima all-gathered, Σexp and target logits all-reduced);
+ * the padding takes no part in the loss, so every TP degree computes the same
+ * function. A tied head (the model's tied_head) uses the embedding's table when both
+ * are in one stage; in another stage it keeps a copy whose gradient the first and
+ * last stages sum before the optimizer step (Megatron's embedding group; tie_color).
+ * Refused with TSL_E_UNSUPPORTED: DECODER, gated FFN, grouped-query attention,
+ * windowed attention, attn_dim ≠ hidden, DP mixed with SDP in one layer, stages whose
+ * layers (or neighbours) differ in layout (TP degree and data width and their
+ * strides), a micro-batch the data width does not divide, heads or FFN size the TP
+ * degree does not divide, fewer positions than the sequence, a tied head without a
+ * token embedding of its vocabulary and width as layer 0, a tied head's copy (in
+ * another stage than its embedding) under SDP.
  *
  * Data. Seeded: the weights of model layer i depend on (seed, i) only, sample k of
  * micro-batch j on (seed, iteration, j·micro_batch + k) only, so any split of the same
@@ -109,7 +120,9 @@ int tsl_exec_uniform_plan(const tsl_model_t *m, const tsl_exec_plan_spec_t *s, t
                           tsl_err_t *err);
 
 /* Parameters of one layer's TP part tp_index of tp, and that part cut out of the full
- * (tp = 1) flat parameter vector — the same cut the engine makes of its weights. */
+ * (tp = 1) flat parameter vector — the same cut the engine makes of its weights (the
+ * vocabulary rows' padding, absent from the full vector's real rows, is left as it
+ * was in part). */
 size_t tsl_exec_layer_params(const tsl_exec_layer_t *l, uint32_t tp);
 void tsl_exec_layer_slice(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_index,
                           const float *full, float *part);
