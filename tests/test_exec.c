@@ -372,9 +372,10 @@ static void vocab_refusals(void)
     model_with(&m, 50, 8, true);
     s = (tsl_exec_plan_spec_t){2, 1, 2, true, false, 2, 1};
     CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err), "%s", err.msg);
-    CHECK(tsl_exec_rank_from_plan(&p, &m, 2, &r, &err) == -1 &&
-              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "SDP"),
-          "a tied head's copy under SDP refused: %s", err.msg);
+    for (uint32_t k = 0; k < 4; k += 2) /* by every rank, not only the head's */
+        CHECK(tsl_exec_rank_from_plan(&p, &m, k, &r, &err) == -1 &&
+                  tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "SDP"),
+              "rank %u: a tied head's copy under SDP refused: %s", k, err.msg);
     tsl_model_free(&m);
     tsl_layer_t enc = {
         .kind = TSL_LAYER_ENCODER, .seq_len = 8, .hidden = 32, .ffn_hidden = 64, .heads = 4};

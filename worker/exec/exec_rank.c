@@ -309,9 +309,13 @@ static int rank_of_stage(const tsl_plan_t *p, const tsl_model_t *m, uint32_t ran
     if (neighbour(p, s, -1, local, &r->prev_rank, err) ||
         neighbour(p, s, +1, local, &r->next_rank, err))
         return -1;
-    const tsl_layer_t *last = &m->layers[m->n_layers - 1];
+    /* Every rank checks the head's tie, so that all refuse a plan or none does. */
+    uint32_t h = m->n_layers - 1;
+    tsl_exec_tie_t tie;
+    if (head_tie(m, h, p->pp - 1, tsl_strategy_degree(&p->layer[h], TSL_DIM_SDP) > 1, &tie, err))
+        return -1;
     r->tie_color = -1;
-    if (p->pp > 1 && last->kind == TSL_LAYER_HEAD && last->tied_head)
+    if (tie == TSL_EXEC_TIE_COPY)
         r->tie_color = (int32_t)(s + 1 == p->pp ? p->stages[0].first_device + local : rank);
     return fill_layers(p, m, st, r, err);
 }
