@@ -34,8 +34,7 @@
  * layers (or neighbours) differ in layout (TP degree and data width and their
  * strides), a micro-batch the data width does not divide, heads or FFN size the TP
  * degree does not divide, fewer positions than the sequence, a tied head without a
- * token embedding of its vocabulary and width as layer 0, a tied head's copy (in
- * another stage than its embedding) under SDP.
+ * token embedding of its vocabulary and width as layer 0.
  *
  * Data. Seeded: the weights of model layer i depend on (seed, i) only, sample k of
  * micro-batch j on (seed, iteration, j·micro_batch + k) only, so any split of the same

@@ -183,7 +183,7 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
 
 /* A tied head shares model layer 0's table: that must be a token embedding of the
  * head's vocabulary and width. */
-static int head_tie(const tsl_model_t *m, uint32_t i, uint32_t stage, bool sdp, tsl_exec_tie_t *tie,
+static int head_tie(const tsl_model_t *m, uint32_t i, uint32_t stage, tsl_exec_tie_t *tie,
                     tsl_err_t *err)
 {
     const tsl_layer_t *L = &m->layers[i], *E = &m->layers[0];
@@ -196,11 +196,6 @@ static int head_tie(const tsl_model_t *m, uint32_t i, uint32_t stage, bool sdp, 
                             "hidden %u as layer 0",
                             i, L->vocab, L->hidden);
     *tie = stage == 0 ? TSL_EXEC_TIE_SHARED : TSL_EXEC_TIE_COPY;
-    if (*tie == TSL_EXEC_TIE_COPY && sdp)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "layer %u: a tied head in another stage than its embedding under SDP "
-                            "(the two stages' shards of the table would not line up)",
-                            i);
     return 0;
 }
 
@@ -256,7 +251,7 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, const tsl_plan
         const tsl_layer_t *L = &m->layers[i];
         bool sdp = tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1;
         tsl_exec_tie_t tie;
-        if (check_layer(L, i, m->n_layers, r->tp, err) || head_tie(m, i, r->stage, sdp, &tie, err))
+        if (check_layer(L, i, m->n_layers, r->tp, err) || head_tie(m, i, r->stage, &tie, err))
             return -1;
         r->layers[k] = (tsl_exec_layer_t){
             .kind = L->kind,
@@ -312,7 +307,7 @@ static int rank_of_stage(const tsl_plan_t *p, const tsl_model_t *m, uint32_t ran
     /* Every rank checks the head's tie, so that all refuse a plan or none does. */
     uint32_t h = m->n_layers - 1;
     tsl_exec_tie_t tie;
-    if (head_tie(m, h, p->pp - 1, tsl_strategy_degree(&p->layer[h], TSL_DIM_SDP) > 1, &tie, err))
+    if (head_tie(m, h, p->pp - 1, &tie, err))
         return -1;
     r->tie_color = -1;
     if (tie == TSL_EXEC_TIE_COPY)

@@ -215,22 +215,28 @@ static int schedule(tsl_exec_t *e, tsl_err_t *err)
 }
 
 /* A tied head in another stage than its embedding (Megatron): the first and last
- * stages sum the table's gradient, so both copies take the same step. Both hold it
- * whole (no SDP: exec_rank.c refuses that), DP-reduced already. */
+ * stages sum the table's gradient (DP-reduced already), so both copies take the same
+ * step. Under SDP the two layers' shards do not line up (the embedding's vector also
+ * holds the positions): each side gathers its whole gradient over the data group,
+ * sums the table, and keeps its shard again. */
 static int tie_sync(tsl_exec_t *e, tsl_err_t *err)
 {
-    tsl_exec_xl_t *L = NULL;
     if (!e->tie_g || e->comm->group_size(e->tie_g) < 2)
         return 0;
-    if (e->r.stage == 0)
-        L = &e->L[0];
-    else
-        L = &e->L[e->r.n_layers - 1];
-    tsl_buf_t t = tsl_buf_view(&L->grad, L->vw, L->grad.n - L->vw);
-    if (L == &e->L[0] && L->o.pos != TSL_NONE)
-        t = tsl_buf_view(&L->grad, L->vw, L->o.pos - L->vw);
+    tsl_exec_xl_t *L = e->r.stage == 0 ? &e->L[0] : &e->L[e->r.n_layers - 1];
+    size_t n = (size_t)tsl_exec_vocab_local(L->d->vocab, e->r.tp) * L->d->hidden;
+    tsl_buf_t whole = L->grad;
     TRY(tsl_exec_ph(e, PH_COMM, err));
-    return e->comm->allreduce(e->comm, e->tie_g, &t, cstream(e), err);
+    if (L->d->sdp) {
+        whole = tsl_buf_view(&e->sdp_grad, 0, L->n_held * e->r.dp);
+        TRY(e->comm->all_gather(e->comm, e->dp_g, &L->grad, &whole, cstream(e), err));
+    }
+    tsl_buf_t t = tsl_buf_view(&whole, L->vw, n);
+    TRY(e->comm->allreduce(e->comm, e->tie_g, &t, cstream(e), err));
+    if (!L->d->sdp)
+        return 0;
+    tsl_buf_t mine = tsl_buf_view(&whole, e->r.dp_index * L->n_held, L->n_held);
+    return e->dev->copy(e->dev, &L->grad, &mine, err);
 }
 
 static int optimize(tsl_exec_t *e, tsl_err_t *err)
