@@ -36,9 +36,10 @@
  * degree does not divide, fewer positions than the sequence, a tied head without a
  * token embedding of its vocabulary and width as layer 0.
  *
- * Data. Seeded: the weights of model layer i depend on (seed, i) only, sample k of
- * micro-batch j on (seed, iteration, j·micro_batch + k) only, so any split of the same
- * plan computes the same function. Loss scale 1/(global batch × outputs per sample):
+ * Data. Seeded: the weights of model layer i depend on (seed, i) only (a tied head's
+ * copy on layer 0's, the table it copies), sample k of micro-batch j on (seed,
+ * iteration, j·micro_batch + k) only, so any split of the same plan computes the
+ * same function. Loss scale 1/(global batch × outputs per sample):
  * gradients summed over micro-batches and data ranks are those of the mean loss.
  *
  * Units: seconds, bytes, samples. Errors: 0 / -1 with tsl_err_t. Running out of
