@@ -29,6 +29,8 @@ typedef struct result {
     struct {
         uint32_t n_layers, tp, tp_index, dp, dp_index;
         uint32_t index[MAXL];
+        tsl_exec_layer_t lay[MAXL];
+        uint64_t peak; /* the cpu ops' count after the steps */
         bool sdp[MAXL];
         size_t n[MAXL];
         float *g[MAXL];
@@ -76,6 +78,7 @@ static void collect(tsl_exec_t *e, const tsl_exec_rank_t *r, result_t *res)
         res->r[r->rank].g[i] = g;
         res->r[r->rank].n[i] = n;
         res->r[r->rank].index[i] = r->layers[i].index;
+        res->r[r->rank].lay[i] = r->layers[i];
         res->r[r->rank].sdp[i] = r->layers[i].sdp;
     }
     if (r->next_rank < 0)
@@ -103,6 +106,7 @@ static int run_one(job_t *j, tsl_commops_t *c, tsl_err_t *err)
         if (tsl_exec_step(e, NULL, err))
             goto out;
     collect(e, &r, j->res);
+    j->res->r[j->rank].peak = d->peak_bytes(d);
     rc = 0;
 out:
     tsl_exec_destroy(e);
@@ -157,9 +161,12 @@ static void free_result(result_t *res)
             free(res->r[k].g[i]);
 }
 
-/* The reference's (one rank) full gradient of model layer idx. */
-static const float *ref_grad(const result_t *ref, uint32_t idx, size_t *n)
+/* The reference's (one rank) full gradient of model layer idx; a tied head's copy is
+ * compared with the embedding's (model layer 0) table. */
+static const float *ref_grad(const result_t *ref, uint32_t idx, tsl_exec_tie_t tie, size_t *n)
 {
+    if (tie == TSL_EXEC_TIE_COPY)
+        idx = 0;
     for (uint32_t i = 0; i < ref->r[0].n_layers; i++)
         if (ref->r[0].index[i] == idx) {
             *n = ref->r[0].n[i];
@@ -168,8 +175,7 @@ static const float *ref_grad(const result_t *ref, uint32_t idx, size_t *n)
     return NULL;
 }
 
-static void compare(const result_t *ref, const result_t *got, const tsl_model_t *m,
-                    const char *what, bool bitwise)
+static void compare(const result_t *ref, const result_t *got, const char *what, bool bitwise)
 {
     CHECK(got->ok && ref->ok, "%s: every rank ran", what);
     if (bitwise)
@@ -180,12 +186,8 @@ static void compare(const result_t *ref, const result_t *got, const tsl_model_t 
     for (uint32_t k = 0; k < got->world; k++) {
         for (uint32_t i = 0; i < got->r[k].n_layers; i++) {
             size_t nf = 0;
-            const float *full = ref_grad(ref, got->r[k].index[i], &nf);
-            tsl_exec_layer_t l = {0};
-            const tsl_layer_t *L = &m->layers[got->r[k].index[i]];
-            l = (tsl_exec_layer_t){L->kind,       0,        L->seq_len,     L->hidden,
-                                   L->ffn_hidden, L->heads, L->vocab,       !L->no_bias,
-                                   false,         false,    L->unfused_attn};
+            tsl_exec_layer_t l = got->r[k].lay[i];
+            const float *full = ref_grad(ref, got->r[k].index[i], l.tie, &nf);
             uint32_t tp = got->r[k].tp, dp = got->r[k].dp;
             size_t np = tsl_exec_layer_params(&l, tp), shard = (np + dp - 1) / dp;
             float *want = calloc(shard * dp + 1, sizeof(float));
@@ -215,19 +217,31 @@ static void compare(const result_t *ref, const result_t *got, const tsl_model_t 
     }
 }
 
-static void model(tsl_model_t *m, uint32_t vocab)
+/* 4 encoder layers, with (vocab > 0) a token embedding (learned positions when
+ * positions > 0) and an LM head, tied to the embedding when asked. */
+static void model_with(tsl_model_t *m, uint32_t vocab, uint32_t positions, bool tied)
 {
     tsl_err_t err = {0};
     tsl_layer_t enc = {
         .kind = TSL_LAYER_ENCODER, .seq_len = 8, .hidden = 32, .ffn_hidden = 64, .heads = 4};
-    tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING, .seq_len = 8, .hidden = 32, .vocab = vocab};
-    tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 8, .hidden = 32, .vocab = vocab};
+    tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING,
+                       .seq_len = 8,
+                       .hidden = 32,
+                       .vocab = vocab,
+                       .positions = positions};
+    tsl_layer_t head = {
+        .kind = TSL_LAYER_HEAD, .seq_len = 8, .hidden = 32, .vocab = vocab, .tied_head = tied};
     tsl_model_init(m, "small");
     if (vocab)
         CHECK(!tsl_model_add(m, &emb, &err), "%s", err.msg);
     CHECK(!tsl_model_add_n(m, &enc, 4, &err), "%s", err.msg);
     if (vocab)
         CHECK(!tsl_model_add(m, &head, &err), "%s", err.msg);
+}
+
+static void model(tsl_model_t *m, uint32_t vocab)
+{
+    model_with(m, vocab, 0, false);
 }
 
 static void run_spec(const tsl_model_t *m, tsl_exec_plan_spec_t s, result_t *res)
@@ -244,7 +258,7 @@ static void case_vs(const tsl_model_t *m, const result_t *ref, tsl_exec_plan_spe
 {
     result_t got;
     run_spec(m, s, &got);
-    compare(ref, &got, m, what, bitwise);
+    compare(ref, &got, what, bitwise);
     free_result(&got);
 }
 
@@ -367,6 +381,113 @@ static void peak_linear_in_seq(void)
     CHECK(f2 * 3 < u2, "fused peak %llu, unfused %llu at seq 512", (unsigned long long)f2,
           (unsigned long long)u2);
     attn_chunk = 0;
+}
+
+/* The vocabulary-parallel embedding and head: V = 450 (a multiple of neither 128 nor
+ * 4: padded to 512, and every rank of tp 4 holds real words, the last 66 of its 128)
+ * with learned positions, as one rank against TP splits of
+ * the vocabulary (gradients compared part by part), with pipelines, data parallelism,
+ * SDP and checkpointing. Tied: the head shares the table in the stage (no parameters
+ * of its own), or keeps a copy in the last stage whose gradient the two stages sum. */
+static void vocab_splits(bool tied)
+{
+    tsl_model_t m;
+    model_with(&m, 450, 8, tied);
+    result_t ref;
+    run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 4}, &ref);
+    CHECK(ref.ok && isfinite(ref.loss) && ref.loss > 0, "vocab reference loss %g", ref.loss);
+    uint32_t last = ref.r[0].n_layers - 1;
+    CHECK(ref.r[0].n[last] == (tied ? 0 : 512 * 32),
+          "one rank: the head holds %zu values (tied: none, else 512 padded rows × 32)",
+          ref.r[0].n[last]);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){1, 2, 1, false, false, 4, 4},
+            tied ? "tied tp2" : "vocab tp2", false);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){1, 4, 1, false, false, 4, 4},
+            tied ? "tied tp4" : "vocab tp4", false);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){2, 2, 1, false, false, 4, 4},
+            tied ? "tied pp2 tp2" : "vocab pp2 tp2", false);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){2, 1, 1, false, false, 4, 4},
+            tied ? "tied pp2" : "vocab pp2", !tied);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){2, 2, 2, false, true, 4, 4},
+            tied ? "tied pp2 tp2 dp2 ckpt" : "vocab pp2 tp2 dp2 ckpt", false);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){1, 2, 2, true, false, 4, 4},
+            tied ? "tied tp2 sdp2" : "vocab tp2 sdp2", false);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){2, 2, 2, true, false, 4, 4},
+            tied ? "tied pp2 tp2 sdp2" : "vocab pp2 tp2 sdp2", false);
+    free_result(&ref);
+    tsl_model_free(&m);
+}
+
+/* The vocabulary layers' parameters per rank are the planner's share, 1/t of the
+ * padded vocabulary (V = 2000 pads to 2048 for t = 1, 2, 4), and the rank's peak of
+ * counted bytes drops by at least 90% of what the split saves. */
+static void vocab_memory(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_layer_t emb = {
+        .kind = TSL_LAYER_EMBEDDING, .seq_len = 8, .hidden = 32, .vocab = 2000, .positions = 16};
+    tsl_layer_t enc = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 8, .hidden = 32, .ffn_hidden = 64, .heads = 4};
+    tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 8, .hidden = 32, .vocab = 2000};
+    tsl_model_init(&m, "vocab");
+    CHECK(!tsl_model_add(&m, &emb, &err) && !tsl_model_add(&m, &enc, &err) &&
+              !tsl_model_add(&m, &head, &err),
+          "%s", err.msg);
+    uint64_t peak[5] = {0}, saved1 = 0;
+    for (uint32_t t = 1; t <= 4; t *= 2) {
+        result_t res;
+        run_spec(&m, (tsl_exec_plan_spec_t){1, t, 1, false, false, 4, 1}, &res);
+        CHECK(res.ok, "tp %u ran", t);
+        size_t vl = 2048 / t; /* 2000 padded to a multiple of 128·t, over t */
+        for (uint32_t k = 0; k < t; k++) {
+            CHECK(res.r[k].n[0] == vl * 32 + 16 * 32 && res.r[k].n[2] == vl * 32,
+                  "tp %u rank %u: embedding %zu and head %zu parameters, expected %zu and %zu", t,
+                  k, res.r[k].n[0], res.r[k].n[2], vl * 32 + 16 * 32, vl * 32);
+            peak[t] = peak[t] > res.r[k].peak ? peak[t] : res.r[k].peak;
+        }
+        if (t == 1) /* SGD on cpu: parameters and gradients, 4 bytes each */
+            saved1 = 2 * 4 * (uint64_t)(res.r[0].n[0] + res.r[0].n[2] - 16 * 32);
+        else
+            CHECK(peak[t] + (uint64_t)(0.9 * saved1 * (1.0 - 1.0 / t)) <= peak[1],
+                  "tp %u: peak %llu bytes, one rank %llu (vocabulary states %llu)", t,
+                  (unsigned long long)peak[t], (unsigned long long)peak[1],
+                  (unsigned long long)saved1);
+        free_result(&res);
+    }
+    printf("vocab memory: peak bytes per rank tp1 %llu, tp2 %llu, tp4 %llu\n",
+           (unsigned long long)peak[1], (unsigned long long)peak[2], (unsigned long long)peak[4]);
+    tsl_model_free(&m);
+}
+
+/* What the vocabulary layers refuse: positions shorter than the sequence, a tied
+ * head with no embedding to share (by every rank, not only the head's). */
+static void vocab_refusals(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_plan_t p;
+    tsl_exec_rank_t r;
+    model_with(&m, 50, 4, false);
+    tsl_exec_plan_spec_t s = {1, 1, 1, false, false, 2, 1};
+    CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err), "%s", err.msg);
+    CHECK(tsl_exec_rank_from_plan(&p, &m, 0, &r, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "4 learned positions"),
+          "positions shorter than the sequence refused: %s", err.msg);
+    tsl_model_free(&m);
+    tsl_layer_t enc = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 8, .hidden = 32, .ffn_hidden = 64, .heads = 4};
+    tsl_layer_t head = {
+        .kind = TSL_LAYER_HEAD, .seq_len = 8, .hidden = 32, .vocab = 50, .tied_head = true};
+    tsl_model_init(&m, "headless");
+    CHECK(!tsl_model_add(&m, &enc, &err) && !tsl_model_add(&m, &head, &err), "%s", err.msg);
+    s = (tsl_exec_plan_spec_t){2, 1, 1, false, false, 2, 1};
+    CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err), "%s", err.msg);
+    for (uint32_t k = 0; k < 2; k++)
+        CHECK(tsl_exec_rank_from_plan(&p, &m, k, &r, &err) == -1 &&
+                  tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "tied head"),
+              "rank %u: a tied head without an embedding refused: %s", k, err.msg);
+    tsl_model_free(&m);
 }
 
 /* pp 2 over tcp between two forked processes: bitwise the loopback run. */
@@ -634,6 +755,10 @@ int main(void)
     splits(24); /* with a token embedding and an LM head */
     fused_vs_unfused();
     peak_linear_in_seq();
+    vocab_splits(false);
+    vocab_splits(true);
+    vocab_memory();
+    vocab_refusals();
     tcp_pp2();
     oom_agreed();
     return CHECK_DONE();

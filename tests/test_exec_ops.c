@@ -2,7 +2,7 @@
  * test_exec_ops.c — the cpu device ops: a gradient check of a whole tiny layer (every
  * op's backward, through the executor) against central finite differences, and a few
  * op contracts (causal softmax, its chunked form with a query offset, layernorm, OOM as
- * a result).
+ * a result, the vocabulary-parallel embedding and cross-entropy on hand-checked cases).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -54,15 +54,22 @@ static void gradcheck_layer(tsl_exec_t *e, uint32_t li, const char *what)
     free(p);
 }
 
-static void gradcheck(uint32_t vocab)
+/* positions: the embedding's learned positions; tied: the head shares its table (the
+ * head has no parameters; the table's gradient carries both uses). */
+static void gradcheck(uint32_t vocab, uint32_t positions, bool tied)
 {
     tsl_err_t err = {0};
     tsl_model_t m;
     tsl_model_init(&m, "tiny");
-    tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING, .seq_len = 4, .hidden = 8, .vocab = vocab};
+    tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING,
+                       .seq_len = 4,
+                       .hidden = 8,
+                       .vocab = vocab,
+                       .positions = positions};
     tsl_layer_t enc = {
         .kind = TSL_LAYER_ENCODER, .seq_len = 4, .hidden = 8, .ffn_hidden = 16, .heads = 2};
-    tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 4, .hidden = 8, .vocab = vocab};
+    tsl_layer_t head = {
+        .kind = TSL_LAYER_HEAD, .seq_len = 4, .hidden = 8, .vocab = vocab, .tied_head = tied};
     if (vocab)
         tsl_model_add(&m, &emb, &err);
     tsl_model_add(&m, &enc, &err);
@@ -91,7 +98,10 @@ static void gradcheck(uint32_t vocab)
         CHECK(isfinite(l0) && l0 > 0, "loss %g", l0);
         for (uint32_t i = 0; i < r.n_layers; i++) {
             char what[64];
-            snprintf(what, sizeof(what), "vocab %u layer %u", vocab, i);
+            if (!tsl_exec_layer_params(&r.layers[i], 1))
+                continue; /* a tied head: checked through the embedding */
+            snprintf(what, sizeof(what), "vocab %u positions %u%s layer %u", vocab, positions,
+                     tied ? " tied" : "", i);
             loss_now(e); /* the gradients of the unperturbed parameters */
             gradcheck_layer(e, i, what);
         }
@@ -192,11 +202,90 @@ static void softmax_chunk(void)
     d->destroy(d);
 }
 
+/* Buffers over host arrays: the cpu ops read ptr directly. */
+static tsl_buf_t hb(void *p, size_t n, tsl_dtype_t dt)
+{
+    return (tsl_buf_t){p, n, dt};
+}
+
+/* Two TP ranks' shares of a vocabulary of 5, vl = 3: rank 0 columns 0-2, rank 1
+ * columns 3-4 and one padding column (set to 100: it would dominate if it took part).
+ * Row 0: logits 1..5, target 4 (rank 1's); loss log Σ_k e^k − 5 = log(1 + e^-1 + e^-2
+ * + e^-3 + e^-4). Row 1: logits 0, 0, 0, 0, −1, target 0 (rank 0's); loss log(4 +
+ * e^-1). Each rank computes the whole loss from the reduced sums. */
+static void vocab_xent(void)
+{
+    tsl_err_t err = {0};
+    tsl_devops_t *d = NULL;
+    CHECK(!tsl_devops_cpu_create(0, &d, &err), "%s", err.msg);
+    float y[2][6] = {{1, 2, 3, 0, 0, 0}, {4, 5, 100, 0, -1, 100}}, dy[2][6];
+    int32_t t[2] = {4, 0};
+    int valid[2] = {3, 2}, v0[2] = {0, 3};
+    float mxs[4], sums[2][4], total[4] = {0}, loss[2] = {0, 0};
+    tsl_buf_t tb = hb(t, 2, TSL_DT_I32), mb = hb(mxs, 4, TSL_DT_F32);
+    for (int k = 0; k < 2; k++) {
+        tsl_buf_t yb = hb(y[k], 6, TSL_DT_F32), mx = hb(mxs + 2 * k, 2, TSL_DT_F32);
+        CHECK(!d->vxent_max(d, &yb, &mx, 2, 3, valid[k], &err), "%s", err.msg);
+    }
+    CHECK(mxs[0] == 3 && mxs[1] == 0 && mxs[2] == 5 && mxs[3] == 0,
+          "local maxima over the real columns: %g %g %g %g", mxs[0], mxs[1], mxs[2], mxs[3]);
+    for (int k = 0; k < 2; k++) {
+        tsl_buf_t yb = hb(y[k], 6, TSL_DT_F32), sb = hb(sums[k], 4, TSL_DT_F32);
+        CHECK(!d->vxent_sums(d, &yb, &tb, &mb, 2, &sb, 2, 3, valid[k], v0[k], &err), "%s", err.msg);
+        for (int i = 0; i < 4; i++)
+            total[i] += sums[k][i]; /* the TP all-reduce */
+    }
+    CHECK(total[2] == 5 && total[3] == 0, "target logits %g %g", total[2], total[3]);
+    tsl_buf_t sb = hb(total, 4, TSL_DT_F32);
+    for (int k = 0; k < 2; k++) {
+        tsl_buf_t yb = hb(y[k], 6, TSL_DT_F32), db = hb(dy[k], 6, TSL_DT_F32);
+        tsl_buf_t lb = hb(&loss[k], 1, TSL_DT_F32);
+        CHECK(!d->vxent(d, &yb, &tb, &mb, 2, &sb, &db, 2, 3, valid[k], v0[k], 0.5f, &lb, &err),
+              "%s", err.msg);
+    }
+    double e1 = exp(-1.0),
+           want = 0.5 * (log1p(e1 + e1 * e1 + pow(e1, 3) + pow(e1, 4)) + log(4 + e1));
+    CHECK_NEAR(loss[0], want, 1e-6, "rank 0 loss %.7g, by hand %.7g", loss[0], want);
+    CHECK_NEAR(loss[1], want, 1e-6, "rank 1 loss %.7g, by hand %.7g", loss[1], want);
+    double s0 = exp(1) + exp(2) + exp(3) + exp(4) + exp(5), s1 = 4 + e1;
+    CHECK_NEAR(dy[0][0], 0.5 * exp(1) / s0, 1e-6, "row 0 column 0: %g", dy[0][0]);
+    CHECK_NEAR(dy[1][1], 0.5 * (exp(5) / s0 - 1), 1e-6, "row 0 target: %g", dy[1][1]);
+    CHECK_NEAR(dy[0][3], 0.5 * (1 / s1 - 1), 1e-6, "row 1 target: %g", dy[0][3]);
+    CHECK_NEAR(dy[1][4], 0.5 * e1 / s1, 1e-6, "row 1 column 4: %g", dy[1][4]);
+    CHECK(dy[1][2] == 0 && dy[1][5] == 0, "padding columns get no gradient");
+    d->destroy(d);
+}
+
+/* Rank 1 of a vocabulary split in threes: ids 4 and 5 are its rows 1 and 2, id 0 is
+ * another rank's (a zero row); backward adds to its own rows only. */
+static void vocab_embed(void)
+{
+    tsl_err_t err = {0};
+    tsl_devops_t *d = NULL;
+    CHECK(!tsl_devops_cpu_create(0, &d, &err), "%s", err.msg);
+    float table[6] = {1, 2, 3, 4, 5, 6}, y[6] = {9, 9, 9, 9, 9, 9}, g[6] = {0};
+    float dy[6] = {1, 1, 10, 10, 100, 100};
+    int32_t ids[3] = {4, 0, 5};
+    tsl_buf_t tb = hb(table, 6, TSL_DT_F32), yb = hb(y, 6, TSL_DT_F32), ib = hb(ids, 3, TSL_DT_I32);
+    tsl_buf_t gb = hb(g, 6, TSL_DT_F32), db = hb(dy, 6, TSL_DT_F32);
+    CHECK(!d->vembed_fwd(d, &tb, &ib, &yb, 3, 2, 3, 3, &err), "%s", err.msg);
+    CHECK(y[0] == 3 && y[1] == 4 && y[2] == 0 && y[3] == 0 && y[4] == 5 && y[5] == 6,
+          "lookup: %g %g | %g %g | %g %g", y[0], y[1], y[2], y[3], y[4], y[5]);
+    CHECK(!d->vembed_bwd(d, &db, &ib, &gb, 3, 2, 3, 3, &err), "%s", err.msg);
+    CHECK(g[0] == 0 && g[1] == 0 && g[2] == 1 && g[3] == 1 && g[4] == 100 && g[5] == 100,
+          "backward: %g %g | %g %g | %g %g", g[0], g[1], g[2], g[3], g[4], g[5]);
+    d->destroy(d);
+}
+
 int main(void)
 {
     softmax_layernorm();
     softmax_chunk();
-    gradcheck(0);
-    gradcheck(11);
+    vocab_xent();
+    vocab_embed();
+    gradcheck(0, 0, false);
+    gradcheck(11, 0, false);
+    gradcheck(11, 4, false);
+    gradcheck(11, 6, true);
     return CHECK_DONE();
 }

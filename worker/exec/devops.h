@@ -178,6 +178,33 @@ struct tsl_devops {
                tsl_buf_t *loss, tsl_err_t *err);
     int (*xent)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy, int rows,
                 int cols, float scale, tsl_buf_t *loss, tsl_err_t *err);
+    /* ---- vocabulary-parallel embedding and cross-entropy (Megatron; exec_vocab.c) ----
+     * This rank holds vocabulary rows (embedding) or logit columns (head) [v0, v0 + vl);
+     * of those only the first `valid` are real words, the rest pad the vocabulary and
+     * take no part (zero rows, no logits). vembed_fwd: y[r] = table[ids[r] − v0] for an
+     * id in range, else a zero row (the TP sum completes it); bwd: dtable[ids[r] − v0]
+     * += dy[r] for the ids in range (rows in order). */
+    int (*vembed_fwd)(tsl_devops_t *o, const tsl_buf_t *table, const tsl_buf_t *ids, tsl_buf_t *y,
+                      int rows, int cols, int v0, int vl, tsl_err_t *err);
+    int (*vembed_bwd)(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *ids, tsl_buf_t *dtable,
+                      int rows, int cols, int v0, int vl, tsl_err_t *err);
+    /* Cross-entropy over logits split by vocabulary columns, in three steps with TP
+     * reductions between them. y: rows × cols local logits, valid ≤ cols real.
+     * vxent_max: mx[r] (F32 rows) = the local row max (−inf when valid = 0). Then the
+     * engine all-gathers mx over the group into mxs (F32 parts × rows, member k's at
+     * k·rows); M[r] = max_k mxs[k·rows + r] is the row max over the whole vocabulary.
+     * vxent_sums: sums (F32 2·rows) = [Σ_c<valid exp(y − M)] then [y[r][t[r] − v0]
+     * where t[r] is in range, else 0]; the engine sums them over the group. vxent:
+     * loss += scale · Σ_r (log S + M − y_target), dy = scale · (softmax − onehot) on
+     * the valid columns, 0 on the padding; dy (F32, or y's dtype) may be y. */
+    int (*vxent_max)(tsl_devops_t *o, const tsl_buf_t *y, tsl_buf_t *mx, int rows, int cols,
+                     int valid, tsl_err_t *err);
+    int (*vxent_sums)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, const tsl_buf_t *mxs,
+                      int parts, tsl_buf_t *sums, int rows, int cols, int valid, int v0,
+                      tsl_err_t *err);
+    int (*vxent)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, const tsl_buf_t *mxs,
+                 int parts, const tsl_buf_t *sums, tsl_buf_t *dy, int rows, int cols, int valid,
+                 int v0, float scale, tsl_buf_t *loss, tsl_err_t *err);
     /* Optimizers on n = p->n elements. master (F32, may have ptr NULL) holds the fp32
      * copy when act_dtype is not F32. step counts from 1. */
     int (*adam)(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master, tsl_buf_t *m,

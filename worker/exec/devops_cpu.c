@@ -401,6 +401,98 @@ static int cpu_xent(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl
     return 0;
 }
 
+/* ---- vocabulary-parallel embedding and cross-entropy (devops.h) ---- */
+
+static int cpu_vembed_fwd(tsl_devops_t *o, const tsl_buf_t *table, const tsl_buf_t *ids,
+                          tsl_buf_t *y, int rows, int cols, int v0, int vl, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    const int32_t *id = ids->ptr;
+    for (int r = 0; r < rows; r++) {
+        float *yr = F(y) + (size_t)r * cols;
+        if (id[r] >= v0 && id[r] < v0 + vl)
+            memcpy(yr, CF(table) + (size_t)(id[r] - v0) * cols, cols * 4u);
+        else
+            memset(yr, 0, cols * 4u);
+    }
+    return 0;
+}
+
+static int cpu_vembed_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *ids,
+                          tsl_buf_t *dtable, int rows, int cols, int v0, int vl, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    const int32_t *id = ids->ptr;
+    for (int r = 0; r < rows; r++) {
+        if (id[r] < v0 || id[r] >= v0 + vl)
+            continue;
+        float *d = F(dtable) + (size_t)(id[r] - v0) * cols;
+        for (int c = 0; c < cols; c++)
+            d[c] += CF(dy)[(size_t)r * cols + c];
+    }
+    return 0;
+}
+
+static int cpu_vxent_max(tsl_devops_t *o, const tsl_buf_t *y, tsl_buf_t *mx, int rows, int cols,
+                         int valid, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (int r = 0; r < rows; r++) {
+        float m = -INFINITY;
+        for (int c = 0; c < valid; c++)
+            m = fmaxf(m, CF(y)[(size_t)r * cols + c]);
+        F(mx)[r] = m;
+    }
+    return 0;
+}
+
+/* The row max over every member's part of the vocabulary. */
+static double vmax_of(const tsl_buf_t *mxs, int parts, int rows, int r)
+{
+    double m = -INFINITY;
+    for (int k = 0; k < parts; k++)
+        m = fmax(m, CF(mxs)[(size_t)k * rows + r]);
+    return m;
+}
+
+static int cpu_vxent_sums(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t,
+                          const tsl_buf_t *mxs, int parts, tsl_buf_t *sums, int rows, int cols,
+                          int valid, int v0, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    const int32_t *tg = t->ptr;
+    for (int r = 0; r < rows; r++) {
+        const float *yr = CF(y) + (size_t)r * cols;
+        double m = vmax_of(mxs, parts, rows, r), s = 0;
+        for (int c = 0; c < valid; c++)
+            s += exp(yr[c] - m);
+        F(sums)[r] = (float)s;
+        F(sums)[rows + r] = tg[r] >= v0 && tg[r] < v0 + valid ? yr[tg[r] - v0] : 0.0f;
+    }
+    return 0;
+}
+
+static int cpu_vxent(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, const tsl_buf_t *mxs,
+                     int parts, const tsl_buf_t *sums, tsl_buf_t *dy, int rows, int cols, int valid,
+                     int v0, float scale, tsl_buf_t *loss, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    const int32_t *tg = t->ptr;
+    double total = 0;
+    for (int r = 0; r < rows; r++) {
+        double m = vmax_of(mxs, parts, rows, r), s = CF(sums)[r];
+        total += log(s) + m - CF(sums)[rows + r];
+        const float *yr = CF(y) + (size_t)r * cols;
+        float *dyr = F(dy) + (size_t)r * cols;
+        for (int c = 0; c < cols; c++)
+            dyr[c] = c < valid
+                         ? (float)(scale * (exp(yr[c] - m) / s - (c + v0 == tg[r] ? 1.0 : 0.0)))
+                         : 0.0f;
+    }
+    F(loss)[0] += (float)(scale * total);
+    return 0;
+}
+
 static int cpu_adam(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master,
                     tsl_buf_t *m, tsl_buf_t *v, float lr, float b1, float b2, float eps, int step,
                     tsl_err_t *err)
@@ -508,6 +600,11 @@ static const tsl_devops_t cpu_table = {
     .embed_bwd = cpu_embed_bwd,
     .mse = cpu_mse,
     .xent = cpu_xent,
+    .vembed_fwd = cpu_vembed_fwd,
+    .vembed_bwd = cpu_vembed_bwd,
+    .vxent_max = cpu_vxent_max,
+    .vxent_sums = cpu_vxent_sums,
+    .vxent = cpu_vxent,
     .adam = cpu_adam,
     .sgd = cpu_sgd,
     .stream = cpu_stream,

@@ -305,6 +305,47 @@ static int cu_xent(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_
                 "cross-entropy", err);
 }
 
+/* ---- vocabulary-parallel embedding and cross-entropy (devops.h) ---- */
+
+static int cu_vembed_fwd(tsl_devops_t *o, const tsl_buf_t *table, const tsl_buf_t *ids,
+                         tsl_buf_t *y, int rows, int cols, int v0, int vl, tsl_err_t *err)
+{
+    return kerr(tsl_xk_vembed(table->ptr, ids->ptr, y->ptr, rows, cols, v0, vl, 0, S(o)),
+                "vocab-parallel embedding", err);
+}
+
+static int cu_vembed_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *ids,
+                         tsl_buf_t *dtable, int rows, int cols, int v0, int vl, tsl_err_t *err)
+{
+    return kerr(tsl_xk_vembed(dtable->ptr, ids->ptr, dy->ptr, rows, cols, v0, vl, 1, S(o)),
+                "vocab-parallel embedding backward", err);
+}
+
+static int cu_vxent_max(tsl_devops_t *o, const tsl_buf_t *y, tsl_buf_t *mx, int rows, int cols,
+                        int valid, tsl_err_t *err)
+{
+    return kerr(tsl_xk_vxent_max(y->ptr, mx->ptr, rows, cols, valid, S(o)), "vocab-parallel max",
+                err);
+}
+
+static int cu_vxent_sums(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t,
+                         const tsl_buf_t *mxs, int parts, tsl_buf_t *sums, int rows, int cols,
+                         int valid, int v0, tsl_err_t *err)
+{
+    return kerr(
+        tsl_xk_vxent_sums(y->ptr, t->ptr, mxs->ptr, parts, sums->ptr, rows, cols, valid, v0, S(o)),
+        "vocab-parallel sums", err);
+}
+
+static int cu_vxent(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, const tsl_buf_t *mxs,
+                    int parts, const tsl_buf_t *sums, tsl_buf_t *dy, int rows, int cols, int valid,
+                    int v0, float scale, tsl_buf_t *loss, tsl_err_t *err)
+{
+    return kerr(tsl_xk_vxent(y->ptr, t->ptr, mxs->ptr, parts, sums->ptr, dy->ptr, (int)dy->dt, rows,
+                             cols, valid, v0, scale, loss->ptr, S(o)),
+                "vocab-parallel cross-entropy", err);
+}
+
 static int cu_adam(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master,
                    tsl_buf_t *m, tsl_buf_t *v, float lr, float b1, float b2, float eps, int step,
                    tsl_err_t *err)
@@ -424,6 +465,11 @@ static const tsl_devops_t cuda_table = {
     .embed_bwd = cu_embed_bwd,
     .mse = cu_mse,
     .xent = cu_xent,
+    .vembed_fwd = cu_vembed_fwd,
+    .vembed_bwd = cu_vembed_bwd,
+    .vxent_max = cu_vxent_max,
+    .vxent_sums = cu_vxent_sums,
+    .vxent = cu_vxent,
     .adam = cu_adam,
     .sgd = cu_sgd,
     .stream = cu_stream,

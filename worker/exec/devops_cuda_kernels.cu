@@ -421,6 +421,112 @@ extern "C" int tsl_xk_xent(const void *y, const int32_t *t, void *dy, int rows, 
     return done();
 }
 
+/* ---- vocabulary-parallel embedding and cross-entropy (devops.h) ---- */
+
+__global__ static void k_vembed(bf16 *table, const int32_t *ids, bf16 *y, size_t n, int cols,
+                                int v0, int vl, int backward)
+{
+    GRID_LOOP(i, n)
+    {
+        size_t r = i / cols, c = i % cols;
+        int id = ids[r] - v0;
+        bool in = id >= 0 && id < vl;
+        if (!backward)
+            y[i] = in ? table[(size_t)id * cols + c] : __float2bfloat16(0.0f);
+        else if (in)
+            atomicAdd(&table[(size_t)id * cols + c], y[i]);
+    }
+}
+
+extern "C" int tsl_xk_vembed(const void *table, const int32_t *ids, void *y, int rows, int cols,
+                             int v0, int vl, int backward, void *s)
+{
+    size_t n = (size_t)rows * cols;
+    k_vembed<<<blocks(n), NT, 0, (cudaStream_t)s>>>((bf16 *)table, ids, (bf16 *)y, n, cols, v0, vl,
+                                                    backward);
+    return done();
+}
+
+/* One block per row: the local max over the valid columns. */
+__global__ static void k_vxent_max(const bf16 *y, float *mx, int cols, int valid)
+{
+    __shared__ float sh[NT / 32];
+    size_t o = (size_t)blockIdx.x * cols;
+    float m = -INFINITY;
+    for (int c = threadIdx.x; c < valid; c += NT)
+        m = fmaxf(m, __bfloat162float(y[o + c]));
+    m = block_max(m, sh);
+    if (threadIdx.x == 0)
+        mx[blockIdx.x] = m;
+}
+
+__device__ static float vmax_of(const float *mxs, int parts, int rows, int r)
+{
+    float m = -INFINITY;
+    for (int k = 0; k < parts; k++)
+        m = fmaxf(m, mxs[(size_t)k * rows + r]);
+    return m;
+}
+
+/* One block per row: Σ exp(y − M) over the valid columns, and the target's logit. */
+__global__ static void k_vxent_sums(const bf16 *y, const int32_t *t, const float *mxs, int parts,
+                                    float *sums, int rows, int cols, int valid, int v0)
+{
+    __shared__ float sh[NT / 32];
+    int r = blockIdx.x, tc = t[r] - v0;
+    size_t o = (size_t)r * cols;
+    float m = vmax_of(mxs, parts, rows, r), s = 0;
+    for (int c = threadIdx.x; c < valid; c += NT)
+        s += __expf(__bfloat162float(y[o + c]) - m);
+    s = block_sum(s, sh);
+    if (threadIdx.x == 0) {
+        sums[r] = s;
+        sums[rows + r] = tc >= 0 && tc < valid ? __bfloat162float(y[o + tc]) : 0.0f;
+    }
+}
+
+/* One block per row: the loss and dy = scale · (softmax − onehot), dy bf16 or float
+ * (dydt); dy may be y (each thread reads its element before writing it; M and S come
+ * from elsewhere). */
+__global__ static void k_vxent(const bf16 *y, const int32_t *t, const float *mxs, int parts,
+                               const float *sums, void *dy, int dydt, int rows, int cols, int valid,
+                               int v0, float scale, float *loss)
+{
+    int r = blockIdx.x, tc = t[r] - v0;
+    size_t o = (size_t)r * cols;
+    float m = vmax_of(mxs, parts, rows, r), s = sums[r];
+    for (int c = threadIdx.x; c < cols; c += NT) {
+        float p = c < valid ? __expf(__bfloat162float(y[o + c]) - m) / s : 0.0f;
+        float hot = c == tc && c < valid ? 1.0f : 0.0f;
+        st(dy, dydt, o + c, c < valid ? scale * (p - hot) : 0.0f);
+    }
+    if (threadIdx.x == 0)
+        atomicAdd(loss, scale * (logf(s) + m - sums[rows + r]));
+}
+
+extern "C" int tsl_xk_vxent_max(const void *y, float *mx, int rows, int cols, int valid, void *s)
+{
+    k_vxent_max<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)y, mx, cols, valid);
+    return done();
+}
+
+extern "C" int tsl_xk_vxent_sums(const void *y, const int32_t *t, const float *mxs, int parts,
+                                 float *sums, int rows, int cols, int valid, int v0, void *s)
+{
+    k_vxent_sums<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)y, t, mxs, parts, sums, rows, cols,
+                                                   valid, v0);
+    return done();
+}
+
+extern "C" int tsl_xk_vxent(const void *y, const int32_t *t, const float *mxs, int parts,
+                            const float *sums, void *dy, int dydt, int rows, int cols, int valid,
+                            int v0, float scale, float *loss, void *s)
+{
+    k_vxent<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)y, t, mxs, parts, sums, dy, dydt, rows,
+                                              cols, valid, v0, scale, loss);
+    return done();
+}
+
 __global__ static void k_adam(bf16 *p, const bf16 *g, float *w, float *m, float *v, size_t n,
                               float lr, float b1, float b2, float eps, float c1, float c2)
 {

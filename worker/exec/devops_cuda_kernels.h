@@ -43,6 +43,15 @@ int tsl_xk_mse(const void *y, const void *t, void *dy, size_t n, float scale, fl
                void *st);
 int tsl_xk_xent(const void *y, const int32_t *t, void *dy, int rows, int cols, float scale,
                 float *loss, void *st);
+/* vocabulary-parallel embedding and cross-entropy (devops.h vembed_*, vxent*) */
+int tsl_xk_vembed(const void *table, const int32_t *ids, void *y, int rows, int cols, int v0,
+                  int vl, int backward, void *st);
+int tsl_xk_vxent_max(const void *y, float *mx, int rows, int cols, int valid, void *st);
+int tsl_xk_vxent_sums(const void *y, const int32_t *t, const float *mxs, int parts, float *sums,
+                      int rows, int cols, int valid, int v0, void *st);
+int tsl_xk_vxent(const void *y, const int32_t *t, const float *mxs, int parts, const float *sums,
+                 void *dy, int dydt, int rows, int cols, int valid, int v0, float scale,
+                 float *loss, void *st);
 int tsl_xk_adam(void *p, const void *g, float *master, float *m, float *v, size_t n, float lr,
                 float b1, float b2, float eps, float c1, float c2, void *st);
 int tsl_xk_sgd(void *p, const void *g, float *master, size_t n, float lr, void *st);

@@ -19,19 +19,30 @@
  * recompute forward before backward; then an Adam (or SGD) step on the rank's
  * parameters (or shards).
  *
- * Layer kinds: ENCODER, ATTENTION, FFN (sub-layer blocks), EMBEDDING (a token lookup;
- * no position table) and HEAD (untied projection to the vocabulary + cross-entropy;
- * must end the model). The loss is cross-entropy after a HEAD, else the mean squared
- * error of the last layer's output against synthetic targets. EMBEDDING and HEAD are
- * replicated under TP (not vocabulary-parallel). Refused with TSL_E_UNSUPPORTED:
- * DECODER, gated FFN, grouped-query attention, windowed attention, attn_dim ≠ hidden,
- * DP mixed with SDP in one layer, stages whose layers (or neighbours) differ in
- * layout (TP degree and data width and their strides), a micro-batch the data width
- * does not divide, heads or FFN size the TP degree does not divide.
+ * Layer kinds: ENCODER, ATTENTION, FFN (sub-layer blocks), EMBEDDING (a token lookup,
+ * plus a learned position table, replicated, when the model's layer has positions;
+ * first in the model) and HEAD (projection to the vocabulary + cross-entropy; must
+ * end the model). The loss is cross-entropy after a HEAD, else the mean squared error
+ * of the last layer's output against synthetic targets. EMBEDDING and HEAD are
+ * vocabulary-parallel under TP as in Megatron-LM (exec_vocab.c): the vocabulary padded
+ * to a multiple of 128·t (tsl_exec_vocab_local), each TP rank holding its rows of the
+ * table and of the head weight, the lookup all-reduced, the cross-entropy reduced
+ * over the TP group (row maxima all-gathered, Σexp and target logits all-reduced);
+ * the padding takes no part in the loss, so every TP degree computes the same
+ * function. A tied head (the model's tied_head) uses the embedding's table when both
+ * are in one stage; in another stage it keeps a copy whose gradient the first and
+ * last stages sum before the optimizer step (Megatron's embedding group; tie_color).
+ * Refused with TSL_E_UNSUPPORTED: DECODER, gated FFN, grouped-query attention,
+ * windowed attention, attn_dim ≠ hidden, DP mixed with SDP in one layer, stages whose
+ * layers (or neighbours) differ in layout (TP degree and data width and their
+ * strides), a micro-batch the data width does not divide, heads or FFN size the TP
+ * degree does not divide, fewer positions than the sequence, a tied head without a
+ * token embedding of its vocabulary and width as layer 0.
  *
- * Data. Seeded: the weights of model layer i depend on (seed, i) only, sample k of
- * micro-batch j on (seed, iteration, j·micro_batch + k) only, so any split of the same
- * plan computes the same function. Loss scale 1/(global batch × outputs per sample):
+ * Data. Seeded: the weights of model layer i depend on (seed, i) only (a tied head's
+ * copy on layer 0's, the table it copies), sample k of micro-batch j on (seed,
+ * iteration, j·micro_batch + k) only, so any split of the same plan computes the
+ * same function. Loss scale 1/(global batch × outputs per sample):
  * gradients summed over micro-batches and data ranks are those of the mean loss.
  *
  * Units: seconds, bytes, samples. Errors: 0 / -1 with tsl_err_t. Running out of
@@ -48,16 +59,31 @@
 #include "model.h"
 #include "plan.h"
 
+/* A HEAD's tie to the model's token embedding (model layer 0). */
+typedef enum tsl_exec_tie {
+    TSL_EXEC_TIE_NONE = 0, /* its own weight */
+    TSL_EXEC_TIE_SHARED,   /* the stage's embedding table: no parameters of its own */
+    TSL_EXEC_TIE_COPY      /* a copy of the first stage's table, the gradients summed */
+} tsl_exec_tie_t;
+
 typedef struct tsl_exec_layer {
     tsl_layer_kind_t kind;
     uint32_t index; /* in the model: seeds the weights */
     uint32_t seq, hidden, ffn, heads, vocab;
-    bool bias; /* linear layers have biases */
-    bool ckpt; /* recompute forward before backward */
-    bool sdp;  /* parameters sharded over the data group (else replicated) */
+    bool bias;          /* linear layers have biases */
+    bool ckpt;          /* recompute forward before backward */
+    bool sdp;           /* parameters sharded over the data group (else replicated) */
+    uint32_t positions; /* EMBEDDING: learned position table rows (≥ seq), 0 for none */
+    tsl_exec_tie_t tie; /* HEAD */
     /* the model's unfused_attn: attention keeps its s×s softmax output until backward */
     bool unfused_attn;
 } tsl_exec_layer_t;
+
+/* Vocabulary rows (embedding) or logit columns (head) one TP rank of tp holds: V
+ * padded to a multiple of 128·tp as Megatron pads it (and the planner prices it),
+ * over tp. Rank j holds [j·vl, (j+1)·vl); rows at or past V are padding. */
+#define TSL_EXEC_VOCAB_PAD 128u
+uint32_t tsl_exec_vocab_local(uint32_t vocab, uint32_t tp);
 
 /* One rank's work. Groups are named by colours (the world rank of their first
  * member) so that every rank can make them with commops group_split. */
@@ -69,7 +95,12 @@ typedef struct tsl_exec_rank {
     uint32_t dp, dp_index; /* data width (DP or SDP degree), index */
     int32_t dp_color;
     int32_t prev_rank, next_rank; /* same position in the neighbouring stage; -1 */
-    uint32_t micro_batch;         /* samples per micro-batch over the data group */
+    /* A tied head in another stage than the embedding: the first and last stages'
+     * ranks at the same position form a group (colour: the first stage's rank) that
+     * sums the table's gradient; other stages' ranks are alone (their own rank).
+     * -1 on every rank when the plan has no such tie. */
+    int32_t tie_color;
+    uint32_t micro_batch; /* samples per micro-batch over the data group */
     uint32_t n_micro;
     uint32_t n_layers;
     tsl_exec_layer_t *layers; /* owned; the stage's layers in order */
@@ -94,7 +125,9 @@ int tsl_exec_uniform_plan(const tsl_model_t *m, const tsl_exec_plan_spec_t *s, t
                           tsl_err_t *err);
 
 /* Parameters of one layer's TP part tp_index of tp, and that part cut out of the full
- * (tp = 1) flat parameter vector — the same cut the engine makes of its weights. */
+ * (tp = 1) flat parameter vector — the same cut the engine makes of its weights (the
+ * vocabulary rows' padding, absent from the full vector's real rows, is left as it
+ * was in part). */
 size_t tsl_exec_layer_params(const tsl_exec_layer_t *l, uint32_t tp);
 void tsl_exec_layer_slice(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_index,
                           const float *full, float *part);

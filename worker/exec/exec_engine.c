@@ -42,6 +42,8 @@ static int make_groups(tsl_exec_t *e, tsl_err_t *err)
     TRY(c->group_split(c, 0, (int)e->r.rank, &e->world_g, err));
     TRY(c->group_split(c, e->r.tp_color, (int)e->r.tp_index, &e->tp_g, err));
     TRY(c->group_split(c, e->r.dp_color, (int)e->r.dp_index, &e->dp_g, err));
+    if (e->r.tie_color >= 0) /* the first stage's rank first: both sum in the same order */
+        TRY(c->group_split(c, e->r.tie_color, (int)e->r.stage, &e->tie_g, err));
     if (c->group_size(e->tp_g) != (int)e->r.tp || c->group_size(e->dp_g) != (int)e->r.dp)
         return tsl_err_setc(err, TSL_E_INTERNAL,
                             "exec: rank %u: groups of %d and %d, expected "
@@ -68,13 +70,17 @@ static void fill_span(void *ud, size_t part, size_t full, size_t len, float cent
                                         f->err);
 }
 
-/* The layer's weights from (seed, model index), cut for this TP part and SDP shard. */
+/* The layer's weights from (seed, model index), cut for this TP part and SDP shard. A
+ * tied head's copy is seeded as the embedding it copies (model layer 0). */
 static int init_weights(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
 {
     tsl_buf_t tmp;
     size_t off = L->d->sdp ? e->r.dp_index * L->n_held : 0;
+    uint64_t stream = L->d->tie == TSL_EXEC_TIE_COPY ? 0 : L->d->index;
+    if (!L->n_local)
+        return 0;
     TRY(dalloc(e, &tmp, L->d->sdp ? L->n_held * e->r.dp : L->n_local, TSL_DT_F32, err));
-    fill_ud_t f = {e, &tmp, L->d->index, err, e->dev->zero(e->dev, &tmp, err)};
+    fill_ud_t f = {e, &tmp, stream, err, e->dev->zero(e->dev, &tmp, err)};
     tsl_exec_spans(L->d, e->r.tp, e->r.tp_index, fill_span, &f);
     tsl_buf_t held = tsl_buf_view(&tmp, off, L->n_held);
     if (!f.rc)
@@ -94,6 +100,8 @@ static int alloc_layer(tsl_exec_t *e, tsl_exec_xl_t *L, const tsl_exec_layer_t *
     L->chunk = tsl_exec_attn_chunk(d, e->r.tp, e->b, e->o.attn_chunk);
     L->n_local = L->o.n;
     L->n_held = d->sdp ? (L->n_local + e->r.dp - 1) / e->r.dp : L->n_local;
+    L->own = L;
+    L->vw = d->kind == TSL_LAYER_HEAD ? L->o.whead : L->o.table;
     bool adam = e->o.optim == TSL_EXEC_ADAM;
     TRY(dalloc(e, &L->param, L->n_held, adt, err));
     TRY(dalloc(e, &L->grad, L->n_held, adt, err));
@@ -162,6 +170,11 @@ static int alloc_scratch(tsl_exec_t *e, tsl_err_t *err)
     TRY(dalloc(e, &e->sdp_param, sp, adt, err) || dalloc(e, &e->sdp_grad, sp, adt, err) ||
         dalloc(e, &e->sdp_shard, sh, adt, err));
     TRY(dalloc(e, &e->target, last_stage ? (head ? T : th) : 0, head ? TSL_DT_I32 : adt, err));
+    TRY(dalloc(e, &e->vloc, head ? T : 0, TSL_DT_F32, err) ||
+        dalloc(e, &e->vmax, head && e->r.tp > 1 ? T * e->r.tp : 0, TSL_DT_F32, err) ||
+        dalloc(e, &e->vsum, head ? 2 * T : 0, TSL_DT_F32, err));
+    size_t vl = head ? tsl_exec_vocab_local(last->vocab, e->r.tp) : 0;
+    TRY(dalloc(e, &e->vlog, adt == TSL_DT_F32 ? 0 : T * vl, adt, err));
     TRY(dalloc(e, &e->loss, 1, TSL_DT_F32, err) || dalloc(e, &e->loss_dummy, 1, TSL_DT_F32, err));
     return 0;
 }
@@ -199,6 +212,13 @@ static int alloc_all(tsl_exec_t *e, tsl_err_t *err)
     TRY(!e->L && tsl_err_setc(err, TSL_E_NOMEM, "exec: out of host memory"));
     for (uint32_t i = 0; i < e->r.n_layers; i++)
         TRY(alloc_layer(e, &e->L[i], &e->r.layers[i], err));
+    tsl_exec_xl_t *last = &e->L[e->r.n_layers - 1];
+    if (last->d->tie == TSL_EXEC_TIE_SHARED) { /* computes with the embedding's table */
+        if (e->L[0].d->kind != TSL_LAYER_EMBEDDING)
+            return tsl_err_setc(err, TSL_E_INTERNAL, "exec: a tied head without its embedding");
+        last->own = &e->L[0];
+        last->vw = e->L[0].o.table;
+    }
     TRY(alloc_slots(e, err) || alloc_scratch(e, err) || alloc_events(e, err));
     return e->dev->sync(e->dev, err);
 }
@@ -284,10 +304,10 @@ void tsl_exec_destroy(tsl_exec_t *e)
     }
     for (uint32_t k = 0; e->slots && k < e->n_slots; k++)
         free_slot(e, &e->slots[k]);
-    tsl_buf_t *ws[] = {&e->rc,        &e->rc32,   &e->ws_a,       &e->ws_b,
-                       &e->ws_c,      &e->ws_d,   &e->g_a,        &e->g_b,
-                       &e->g_mid,     &e->target, &e->sdp_param,  &e->sdp_grad,
-                       &e->sdp_shard, &e->loss,   &e->loss_dummy, &e->flag};
+    tsl_buf_t *ws[] = {&e->rc,        &e->rc32,     &e->ws_a,      &e->ws_b,  &e->ws_c,
+                       &e->ws_d,      &e->g_a,      &e->g_b,       &e->g_mid, &e->target,
+                       &e->sdp_param, &e->sdp_grad, &e->sdp_shard, &e->loss,  &e->loss_dummy,
+                       &e->flag,      &e->vloc,     &e->vmax,      &e->vsum,  &e->vlog};
     for (size_t k = 0; k < sizeof(ws) / sizeof(ws[0]); k++)
         d->free(d, ws[k]);
     for (uint32_t i = 0; e->ev && i < e->ev_cap; i++)
@@ -298,6 +318,7 @@ void tsl_exec_destroy(tsl_exec_t *e)
     e->comm->group_free(e->comm, e->world_g);
     e->comm->group_free(e->comm, e->tp_g);
     e->comm->group_free(e->comm, e->dp_g);
+    e->comm->group_free(e->comm, e->tie_g);
     free(e->ev);
     free(e->ev_ph);
     free(e->slots);

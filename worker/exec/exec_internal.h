@@ -14,11 +14,13 @@
 
 /* Offsets of each tensor in a layer's flat (TP-part) parameter vector; TSL_NONE when
  * the layer has no such tensor. Sizes: ln* h; wqkv h×3dl; bqkv 3dl; wo dl×h; bo h;
- * w1 h×fl; b1 fl; w2 fl×h; b2 h; table V×h (embedding); whead h×V (head). */
+ * w1 h×fl; b1 fl; w2 fl×h; b2 h; table vl×h and pos P×h (embedding); whead vl×h
+ * (head, vocabulary rows like the table so that a tied head is the table itself);
+ * vl = tsl_exec_vocab_local(V, tp). */
 typedef struct tsl_exec_offs {
     size_t ln1g, ln1b, wqkv, bqkv, wo, bo;
     size_t ln2g, ln2b, w1, b1, w2, b2;
-    size_t table, whead;
+    size_t table, pos, whead;
     size_t n;
 } tsl_exec_offs_t;
 
@@ -36,9 +38,10 @@ void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_index, t
 
 enum { PH_IDLE, PH_FWD, PH_BWD, PH_COMM, PH_P2P, PH_OPT, PH_END, PH_COUNT };
 
-/* Offsets in one layer's per-micro-batch stash (act dtype) and its F32 part. p, the
- * b·al·s² softmax output, only for an unfused_attn layer (else TSL_NONE): fused
- * attention keeps QKV and ctx and recomputes the rest (exec_attn.c). */
+/* Offsets in one layer's per-micro-batch stash (act dtype: y1 ... g) and its F32 part
+ * (mean1 ... rstd2, and the head's logits). p, the b·al·s² softmax output, only for an
+ * unfused_attn layer (else TSL_NONE): fused attention keeps QKV and ctx and recomputes
+ * the rest (exec_attn.c). */
 typedef struct tsl_exec_stash {
     size_t y1, qkv, p, ctx, x2, y2, f1, g, logits, n;
     size_t mean1, rstd1, mean2, rstd2, n32;
@@ -53,6 +56,11 @@ typedef struct tsl_exec_xl {
     uint32_t chunk; /* fused attention's query rows per chunk; 0: unfused or none */
     tsl_buf_t param, grad, master, m, v;
     uint32_t bwd_done; /* micro-batches through backward this step */
+    /* Whose parameters and gradients the layer computes with: itself, or for a head
+     * tied in the stage (TSL_EXEC_TIE_SHARED) the embedding; vw: the offset of the
+     * vl × h vocabulary weight (table or head) in own's vector. */
+    struct tsl_exec_xl *own;
+    size_t vw;
 } tsl_exec_xl_t;
 
 typedef struct tsl_exec_slot {
@@ -67,6 +75,7 @@ struct tsl_exec {
     tsl_devops_t *dev;
     tsl_commops_t *comm;
     tsl_group_t *tp_g, *dp_g, *world_g;
+    tsl_group_t *tie_g;   /* r.tie_color ≥ 0: first and last stage's tied-table group */
     uint32_t b, T;        /* local samples per micro-batch, rows (b × seq) */
     uint32_t seq, hidden; /* of the stage's boundary activations */
     tsl_exec_xl_t *L;
@@ -76,6 +85,8 @@ struct tsl_exec {
     tsl_buf_t ws_a, ws_b, ws_c, ws_d, g_a, g_b, g_mid, target;
     tsl_buf_t sdp_param, sdp_grad, sdp_shard;
     tsl_buf_t loss, loss_dummy, flag;
+    tsl_buf_t vloc, vmax, vsum; /* head, F32: row maxima (T, tp × T), sums (2T) */
+    tsl_buf_t vlog;             /* head, act dtype ≠ F32: T × vl logits for the GEMMs */
     tsl_event_t **ev;
     uint8_t *ev_ph;
     uint32_t ev_n, ev_cap;
@@ -98,6 +109,14 @@ typedef struct tsl_exec_lctx {
 
 void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, tsl_exec_stash_t *s);
 int tsl_exec_ph(tsl_exec_t *e, int phase, tsl_err_t *err);
+/* x summed over the TP group in place on the compute stream, timed as comm (Megatron's
+ * g in forward, f in backward); nothing at tp = 1. */
+int tsl_exec_tp_sum(tsl_exec_t *e, tsl_buf_t *x, tsl_err_t *err);
+/* exec_vocab.c: the vocabulary-parallel embedding and head (+ cross-entropy). */
+int tsl_exec_embed_fwd(tsl_exec_lctx_t *c, tsl_buf_t *out, tsl_err_t *err);
+int tsl_exec_embed_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *dout, tsl_err_t *err);
+int tsl_exec_head_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_err_t *err);
+int tsl_exec_head_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *dx, tsl_err_t *err);
 int tsl_exec_layer_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err);
 /* dout → dx (dx unused for an embedding; dout unused for a head). */
 int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout, tsl_buf_t *dx,

@@ -1,8 +1,8 @@
 /*
  * exec_layer.c — forward and backward of the executor's blocks on the device ops:
- * pre-LN self-attention and FFN blocks (Megatron TP split), a token embedding, an LM
- * head with cross-entropy. Row-major throughout: activations are T × h with T = local
- * samples × seq; a linear layer is Y = X·W with W stored in × out.
+ * pre-LN self-attention and FFN blocks (Megatron TP split); the token embedding and
+ * the LM head are exec_vocab.c's. Row-major throughout: activations are T × h with
+ * T = local samples × seq; a linear layer is Y = X·W with W stored in × out.
  */
 #include <math.h>
 
@@ -37,12 +37,14 @@ void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, t
     s->y2 = take(&at, T * h, f);
     s->f1 = take(&at, T * fl, f);
     s->g = take(&at, T * fl, f);
-    s->logits = take(&at, T * l->vocab, l->kind == TSL_LAYER_HEAD);
     s->n = at;
     s->mean1 = take(&at32, T, a);
     s->rstd1 = take(&at32, T, a);
     s->mean2 = take(&at32, T, f);
     s->rstd2 = take(&at32, T, f);
+    /* the head's dlogits in fp32, kept from the loss to backward (exec_vocab.c) */
+    s->logits = take(&at32, T * (l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0),
+                     l->kind == TSL_LAYER_HEAD);
     s->n32 = at32;
 }
 
@@ -78,19 +80,8 @@ static int mm(tsl_exec_t *e, mm_t s, tsl_buf_t a, int lda, tsl_buf_t b, int ldb,
     return bmm(e, s, a, lda, 0, b, ldb, 0, c, ldc, 0, 1, err);
 }
 
-/* Sum over the TP group (Megatron's g in forward, f in backward). */
-static int tp_sum(tsl_exec_t *e, tsl_buf_t *x, tsl_err_t *err)
-{
-    int back = e->ph_cur; /* forward, backward, or recomputation inside backward */
-    if (e->r.tp == 1)
-        return 0;
-    TRY(tsl_exec_ph(e, PH_COMM, err));
-    TRY(e->comm->allreduce(e->comm, e->tp_g, x, e->dev->stream(e->dev, TSL_STREAM_COMPUTE), err));
-    return tsl_exec_ph(e, back, err);
-}
-
 typedef struct dims {
-    int T, h, dl, al, s, b, hd, fl, V;
+    int T, h, dl, al, s, b, hd, fl;
 } dims_t;
 
 static dims_t dims_of(const tsl_exec_lctx_t *c)
@@ -104,8 +95,7 @@ static dims_t dims_of(const tsl_exec_lctx_t *c)
                 (int)l->seq,
                 (int)c->e->b,
                 l->heads ? (int)(l->hidden / l->heads) : 0,
-                (int)l->ffn / tp,
-                (int)l->vocab};
+                (int)l->ffn / tp};
     return d;
 }
 
@@ -115,7 +105,7 @@ static int row_out(tsl_exec_lctx_t *c, dims_t d, tsl_buf_t act, int k, size_t w,
 {
     tsl_exec_t *e = c->e;
     TRY(mm(e, (mm_t){false, false, d.T, d.h, k, 1, 0}, act, k, at(&c->p, w), d.h, *out, d.h, err));
-    TRY(tp_sum(e, out, err));
+    TRY(tsl_exec_tp_sum(e, out, err));
     if (bias != TSL_NONE) {
         tsl_buf_t bb = len(&c->p, bias, d.h);
         TRY(e->dev->add_bias(e->dev, out, &bb, d.T, d.h, err));
@@ -185,7 +175,6 @@ static int ffn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_e
 
 int tsl_exec_layer_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
 {
-    tsl_exec_t *e = c->e;
     dims_t d = dims_of(c);
     switch (c->L->d->kind) {
     case TSL_LAYER_ENCODER: {
@@ -195,17 +184,8 @@ int tsl_exec_layer_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, t
     }
     case TSL_LAYER_ATTENTION: return attn_fwd(c, x, out, err);
     case TSL_LAYER_FFN: return ffn_fwd(c, x, out, err);
-    case TSL_LAYER_EMBEDDING: {
-        tsl_buf_t tab = at(&c->p, c->L->o.table);
-        return e->dev->embed_fwd(e->dev, &tab, &c->ids, out, d.T, d.h, err);
-    }
-    case TSL_LAYER_HEAD: {
-        tsl_buf_t lg = len(&c->st, c->L->st.logits, (size_t)d.T * d.V);
-        float scale = 1.0f / ((float)e->r.micro_batch * e->r.n_micro * d.s);
-        TRY(mm(e, (mm_t){false, false, d.T, d.V, d.h, 1, 0}, *x, d.h, at(&c->p, c->L->o.whead), d.V,
-               lg, d.V, err));
-        return e->dev->xent(e->dev, &lg, &c->ids, &lg, d.T, d.V, scale, c->loss, err);
-    }
+    case TSL_LAYER_EMBEDDING: return tsl_exec_embed_fwd(c, out, err);
+    case TSL_LAYER_HEAD: return tsl_exec_head_fwd(c, x, err);
     default:
         return tsl_err_setc(err, TSL_E_UNSUPPORTED, "exec: layer kind %s",
                             tsl_layer_kind_name(c->L->d->kind));
@@ -241,7 +221,7 @@ static int col_ln_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, size_t y
         TRY(e->dev->bias_grad(e->dev, &dact, &db, d.T, k, err));
     }
     TRY(mm(e, (mm_t){false, true, d.T, d.h, k, 1, 0}, dact, k, at(&c->p, w), k, dy, d.h, err));
-    TRY(tp_sum(e, &dy, err));
+    TRY(tsl_exec_tp_sum(e, &dy, err));
     tsl_buf_t gg = len(&c->p, lg, d.h), dg = len(&c->g, lg, d.h), db = len(&c->g, lb, d.h);
     tsl_buf_t mu = len(&c->st32, mean, d.T), rs = len(&c->st32, rstd, d.T);
     TRY(e->dev->layernorm_bwd(e->dev, &dy, x, &gg, &mu, &rs, dx, &dg, &db, d.T, d.h, err));
@@ -280,17 +260,6 @@ static int ffn_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout
                       dout, dx, err);
 }
 
-static int head_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *dx, tsl_err_t *err)
-{
-    tsl_exec_t *e = c->e;
-    dims_t d = dims_of(c);
-    tsl_buf_t dl = len(&c->st, c->L->st.logits, (size_t)d.T * d.V);
-    TRY(mm(e, (mm_t){true, false, d.h, d.V, d.T, 1, 1}, *x, d.h, dl, d.V, at(&c->g, c->L->o.whead),
-           d.V, err));
-    return mm(e, (mm_t){false, true, d.T, d.h, d.V, 1, 0}, dl, d.V, at(&c->p, c->L->o.whead), d.V,
-              *dx, d.h, err);
-}
-
 int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout, tsl_buf_t *dx,
                        tsl_err_t *err)
 {
@@ -305,11 +274,8 @@ int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *
     }
     case TSL_LAYER_ATTENTION: return attn_bwd(c, x, dout, dx, err);
     case TSL_LAYER_FFN: return ffn_bwd(c, x, dout, dx, err);
-    case TSL_LAYER_EMBEDDING: {
-        tsl_buf_t tab = at(&c->g, c->L->o.table);
-        return e->dev->embed_bwd(e->dev, dout, &c->ids, &tab, d.T, d.h, err);
-    }
-    case TSL_LAYER_HEAD: return head_bwd(c, x, dx, err);
+    case TSL_LAYER_EMBEDDING: return tsl_exec_embed_bwd(c, dout, err);
+    case TSL_LAYER_HEAD: return tsl_exec_head_bwd(c, x, dx, err);
     default:
         return tsl_err_setc(err, TSL_E_UNSUPPORTED, "exec: layer kind %s",
                             tsl_layer_kind_name(c->L->d->kind));

@@ -2,7 +2,8 @@
  * exec_phase.c — the phase timings: an event on the compute stream at every
  * change of phase (forward, backward, communication, p2p, ...). Its own file:
  * the engine, the layers and the schedule all mark phases, and none of them
- * should depend on another for it.
+ * should depend on another for it. The TP sum lives here too: the blocks
+ * (exec_layer.c) and the vocabulary layers (exec_vocab.c) both need it.
  */
 #include "exec_internal.h"
 
@@ -16,4 +17,15 @@ int tsl_exec_ph(tsl_exec_t *e, int phase, tsl_err_t *err)
         return 0;
     e->ev_ph[e->ev_n] = (uint8_t)phase;
     return e->dev->event_record(e->dev, e->ev[e->ev_n++], TSL_STREAM_COMPUTE, err);
+}
+
+int tsl_exec_tp_sum(tsl_exec_t *e, tsl_buf_t *x, tsl_err_t *err)
+{
+    int back = e->ph_cur; /* forward, backward, or recomputation inside backward */
+    if (e->r.tp == 1)
+        return 0;
+    if (tsl_exec_ph(e, PH_COMM, err) ||
+        e->comm->allreduce(e->comm, e->tp_g, x, e->dev->stream(e->dev, TSL_STREAM_COMPUTE), err))
+        return -1;
+    return tsl_exec_ph(e, back, err);
 }

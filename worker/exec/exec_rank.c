@@ -1,6 +1,7 @@
 /*
  * exec_rank.c — from a plan to one rank's work (tsl_exec_rank_t), a uniform plan from
- * flags, and a layer's flat parameter layout and its TP cut.
+ * flags, and a layer's flat parameter layout and its TP cut (blocks by Megatron's
+ * column/row split, the embedding table and the head weight by vocabulary rows).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,9 +30,17 @@ static size_t put(size_t *at, size_t n, bool present)
     return o;
 }
 
+uint32_t tsl_exec_vocab_local(uint32_t vocab, uint32_t tp)
+{
+    uint64_t q = (uint64_t)TSL_EXEC_VOCAB_PAD * tp;
+    return (uint32_t)(((uint64_t)vocab + q - 1) / q * q / tp);
+}
+
 void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o)
 {
     size_t h = l->hidden, dl = l->hidden / tp, fl = l->ffn / tp, at = 0;
+    size_t vl = l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0;
+    bool emb = l->kind == TSL_LAYER_EMBEDDING;
     bool a = has_attn(l->kind), f = has_ffn(l->kind), b = l->bias;
     o->ln1g = put(&at, h, a);
     o->ln1b = put(&at, h, a);
@@ -45,8 +54,9 @@ void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o
     o->b1 = put(&at, fl, f && b);
     o->w2 = put(&at, fl * h, f);
     o->b2 = put(&at, h, f && b);
-    o->table = put(&at, (size_t)l->vocab * h, l->kind == TSL_LAYER_EMBEDDING);
-    o->whead = put(&at, h * l->vocab, l->kind == TSL_LAYER_HEAD);
+    o->table = put(&at, vl * h, emb);
+    o->pos = put(&at, (size_t)l->positions * h, emb && l->positions);
+    o->whead = put(&at, vl * h, l->kind == TSL_LAYER_HEAD && l->tie != TSL_EXEC_TIE_SHARED);
     o->n = at;
 }
 
@@ -78,6 +88,16 @@ static void cols(tsl_exec_span_fn fn, void *ud, size_t part, size_t full, size_t
                amp);
 }
 
+/* Vocabulary rows of h: part j's vl rows at j·vl of the full table, its padding
+ * (rows at or past V) in no span. */
+static void vrows(tsl_exec_span_fn fn, void *ud, size_t part, size_t full, size_t h, size_t V,
+                  size_t vl, uint32_t j, float amp)
+{
+    size_t lo = j * vl, hi = (j + 1) * vl < V ? (j + 1) * vl : V;
+    if (part != TSL_NONE && hi > lo)
+        fn(ud, part, full + lo * h, (hi - lo) * h, 0, amp);
+}
+
 void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t j, tsl_exec_span_fn fn,
                     void *ud)
 {
@@ -98,8 +118,12 @@ void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t j, tsl_exec
     cols(fn, ud, o.b1, f.b1, 1, 1, ff, fl, j, bias_amp);
     span1(fn, ud, o.w2, f.w2 + j * fl * h, fl * h, 0.0f, ff ? 1.0f / sqrtf((float)ff) : 0.0f);
     span1(fn, ud, o.b2, f.b2, h, 0.0f, bias_amp);
-    span1(fn, ud, o.table, f.table, (size_t)l->vocab * h, 0.0f, 1.0f);
-    span1(fn, ud, o.whead, f.whead, h * l->vocab, 0.0f, 1.0f / sqrtf((float)h));
+    size_t vl = l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0;
+    /* a tied head's copy starts as the table (the engine seeds it as model layer 0) */
+    float head_amp = l->tie == TSL_EXEC_TIE_COPY ? 1.0f : 1.0f / sqrtf((float)h);
+    vrows(fn, ud, o.table, f.table, h, l->vocab, vl, j, 1.0f);
+    span1(fn, ud, o.pos, f.pos, (size_t)l->positions * h, 0.0f, 0.1f);
+    vrows(fn, ud, o.whead, f.whead, h, l->vocab, vl, j, head_amp);
 }
 
 typedef struct slice_ud {
@@ -150,6 +174,28 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
     if (has_ffn(L->kind) && L->ffn_hidden % tp)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: FFN size %u does not split %u ways",
                             i, L->ffn_hidden, tp);
+    if (L->kind == TSL_LAYER_EMBEDDING && L->positions && L->positions < L->seq_len)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "layer %u: %u learned positions for a sequence of %u", i, L->positions,
+                            L->seq_len);
+    return 0;
+}
+
+/* A tied head shares model layer 0's table: that must be a token embedding of the
+ * head's vocabulary and width. */
+static int head_tie(const tsl_model_t *m, uint32_t i, uint32_t stage, tsl_exec_tie_t *tie,
+                    tsl_err_t *err)
+{
+    const tsl_layer_t *L = &m->layers[i], *E = &m->layers[0];
+    *tie = TSL_EXEC_TIE_NONE;
+    if (L->kind != TSL_LAYER_HEAD || !L->tied_head)
+        return 0;
+    if (E->kind != TSL_LAYER_EMBEDDING || E->vocab != L->vocab || E->hidden != L->hidden)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "layer %u: a tied head needs a token embedding of vocabulary %u and "
+                            "hidden %u as layer 0",
+                            i, L->vocab, L->hidden);
+    *tie = stage == 0 ? TSL_EXEC_TIE_SHARED : TSL_EXEC_TIE_COPY;
     return 0;
 }
 
@@ -203,7 +249,9 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, const tsl_plan
     for (uint32_t k = 0; k < st->n_layers; k++) {
         uint32_t i = st->first_layer + k;
         const tsl_layer_t *L = &m->layers[i];
-        if (check_layer(L, i, m->n_layers, r->tp, err))
+        bool sdp = tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1;
+        tsl_exec_tie_t tie;
+        if (check_layer(L, i, m->n_layers, r->tp, err) || head_tie(m, i, r->stage, &tie, err))
             return -1;
         r->layers[k] = (tsl_exec_layer_t){
             .kind = L->kind,
@@ -215,7 +263,9 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, const tsl_plan
             .vocab = L->vocab,
             .bias = !L->no_bias,
             .ckpt = p->layer[i].ckpt,
-            .sdp = tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1,
+            .sdp = sdp,
+            .positions = L->kind == TSL_LAYER_EMBEDDING ? L->positions : 0,
+            .tie = tie,
             .unfused_attn = L->unfused_attn,
         };
     }
@@ -255,6 +305,14 @@ static int rank_of_stage(const tsl_plan_t *p, const tsl_model_t *m, uint32_t ran
     if (neighbour(p, s, -1, local, &r->prev_rank, err) ||
         neighbour(p, s, +1, local, &r->next_rank, err))
         return -1;
+    /* Every rank checks the head's tie, so that all refuse a plan or none does. */
+    uint32_t h = m->n_layers - 1;
+    tsl_exec_tie_t tie;
+    if (head_tie(m, h, p->pp - 1, &tie, err))
+        return -1;
+    r->tie_color = -1;
+    if (tie == TSL_EXEC_TIE_COPY)
+        r->tie_color = (int32_t)(s + 1 == p->pp ? p->stages[0].first_device + local : rank);
     return fill_layers(p, m, st, r, err);
 }
 

@@ -60,17 +60,18 @@ static int p2p(tsl_exec_t *e, const tsl_buf_t *send, int to, tsl_buf_t *recv, in
     return e->comm->sendrecv(e->comm, send, to, recv, from, cstream(e), err);
 }
 
-/* SDP: gather the layer's parameters into the workspace (ZeRO-3, before each use). */
+/* SDP: gather the layer's parameters into the workspace (ZeRO-3, before each use).
+ * A head tied in the stage computes with its embedding's (L->own's) parameters. */
 static int layer_ctx(tsl_exec_t *e, uint32_t i, uint32_t mb, bool rc, tsl_exec_lctx_t *c,
                      tsl_err_t *err)
 {
-    tsl_exec_xl_t *L = &e->L[i];
+    tsl_exec_xl_t *L = &e->L[i], *W = L->own;
     tsl_exec_slot_t *s = slot(e, mb);
     bool last = i + 1 == e->r.n_layers;
     *c = (tsl_exec_lctx_t){.e = e,
                            .L = L,
-                           .p = L->param,
-                           .g = L->grad,
+                           .p = W->param,
+                           .g = W->grad,
                            .st = rc ? e->rc : s->stash[i],
                            .st32 = rc ? e->rc32 : s->stash32[i],
                            .loss = &e->loss,
@@ -80,11 +81,11 @@ static int layer_ctx(tsl_exec_t *e, uint32_t i, uint32_t mb, bool rc, tsl_exec_l
     if (!L->d->sdp)
         return 0;
     int back = e->ph_cur;
-    tsl_buf_t full = tsl_buf_view(&e->sdp_param, 0, L->n_held * e->r.dp);
+    tsl_buf_t full = tsl_buf_view(&e->sdp_param, 0, W->n_held * e->r.dp);
     TRY(tsl_exec_ph(e, PH_COMM, err));
-    TRY(e->comm->all_gather(e->comm, e->dp_g, &L->param, &full, cstream(e), err));
-    c->p = tsl_buf_view(&e->sdp_param, 0, L->n_local);
-    c->g = tsl_buf_view(&e->sdp_grad, 0, L->n_local);
+    TRY(e->comm->all_gather(e->comm, e->dp_g, &W->param, &full, cstream(e), err));
+    c->p = tsl_buf_view(&e->sdp_param, 0, W->n_local);
+    c->g = tsl_buf_view(&e->sdp_grad, 0, W->n_local);
     return tsl_exec_ph(e, back, err);
 }
 
@@ -121,7 +122,7 @@ static int forward(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
  * all-reduce it on the communication stream while backward goes on. */
 static int grad_ready(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
 {
-    if (++L->bwd_done < e->r.n_micro || e->r.dp == 1 || L->d->sdp)
+    if (++L->bwd_done < e->r.n_micro || e->r.dp == 1 || L->d->sdp || !L->n_held)
         return 0;
     TRY(tsl_exec_ph(e, PH_COMM, err));
     if (e->o.no_overlap) {
@@ -159,7 +160,7 @@ static int backward(tsl_exec_t *e, uint32_t mb, tsl_buf_t **dx, tsl_err_t *err)
         tsl_exec_lctx_t c;
         TRY(layer_ctx(e, k, mb, L->d->ckpt, &c, err));
         if (L->d->sdp) {
-            tsl_buf_t full = tsl_buf_view(&e->sdp_grad, 0, L->n_held * e->r.dp);
+            tsl_buf_t full = tsl_buf_view(&e->sdp_grad, 0, L->own->n_held * e->r.dp);
             TRY(e->dev->zero(e->dev, &full, err));
         }
         if (L->d->ckpt) { /* recompute: the output is no longer needed, overwrite it */
@@ -168,7 +169,7 @@ static int backward(tsl_exec_t *e, uint32_t mb, tsl_buf_t **dx, tsl_err_t *err)
         }
         TRY(tsl_exec_layer_bwd(&c, &s->act[k], cur, other, err));
         if (L->d->sdp)
-            TRY(sdp_scatter(e, L, err));
+            TRY(sdp_scatter(e, L->own, err));
         TRY(grad_ready(e, L, err));
         tsl_buf_t *t = cur;
         cur = other;
@@ -213,11 +214,39 @@ static int schedule(tsl_exec_t *e, tsl_err_t *err)
     return e->dev->stream_wait(e->dev, TSL_STREAM_COMPUTE, e->ev_sync, err);
 }
 
+/* A tied head in another stage than its embedding (Megatron): the first and last
+ * stages sum the table's gradient (DP-reduced already), so both copies take the same
+ * step. Under SDP the two layers' shards do not line up (the embedding's vector also
+ * holds the positions): each side gathers its whole gradient over the data group,
+ * sums the table, and keeps its shard again. */
+static int tie_sync(tsl_exec_t *e, tsl_err_t *err)
+{
+    if (!e->tie_g || e->comm->group_size(e->tie_g) < 2)
+        return 0;
+    tsl_exec_xl_t *L = e->r.stage == 0 ? &e->L[0] : &e->L[e->r.n_layers - 1];
+    size_t n = (size_t)tsl_exec_vocab_local(L->d->vocab, e->r.tp) * L->d->hidden;
+    tsl_buf_t whole = L->grad;
+    TRY(tsl_exec_ph(e, PH_COMM, err));
+    if (L->d->sdp) {
+        whole = tsl_buf_view(&e->sdp_grad, 0, L->n_held * e->r.dp);
+        TRY(e->comm->all_gather(e->comm, e->dp_g, &L->grad, &whole, cstream(e), err));
+    }
+    tsl_buf_t t = tsl_buf_view(&whole, L->vw, n);
+    TRY(e->comm->allreduce(e->comm, e->tie_g, &t, cstream(e), err));
+    if (!L->d->sdp)
+        return 0;
+    tsl_buf_t mine = tsl_buf_view(&whole, e->r.dp_index * L->n_held, L->n_held);
+    return e->dev->copy(e->dev, &L->grad, &mine, err);
+}
+
 static int optimize(tsl_exec_t *e, tsl_err_t *err)
 {
+    TRY(tie_sync(e, err));
     TRY(tsl_exec_ph(e, PH_OPT, err));
     for (uint32_t i = 0; i < e->r.n_layers; i++) {
         tsl_exec_xl_t *L = &e->L[i];
+        if (!L->n_held)
+            continue; /* a head tied in the stage: its embedding steps */
         if (e->o.optim == TSL_EXEC_SGD)
             TRY(e->dev->sgd(e->dev, &L->param, &L->grad, &L->master, e->o.lr, err));
         else
@@ -235,7 +264,8 @@ static int start_step(tsl_exec_t *e, tsl_err_t *err)
     TRY(tsl_exec_ph(e, PH_IDLE, err));
     for (uint32_t i = 0; i < e->r.n_layers; i++) {
         e->L[i].bwd_done = 0;
-        TRY(e->dev->zero(e->dev, &e->L[i].grad, err));
+        if (e->L[i].n_held)
+            TRY(e->dev->zero(e->dev, &e->L[i].grad, err));
     }
     return e->dev->zero(e->dev, &e->loss, err);
 }
@@ -280,6 +310,8 @@ static int fetch(tsl_exec_t *e, const tsl_buf_t *b, float *host, size_t cap, siz
     *n = b->n;
     if (b->n > cap)
         return tsl_err_set(err, "exec: %zu values do not fit %zu", b->n, cap);
+    if (!b->n) /* a head tied in the stage has no parameters of its own */
+        return 0;
     TRY(e->dev->sync(e->dev, err));
     return e->dev->download(e->dev, b, host, err);
 }
