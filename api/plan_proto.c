@@ -85,6 +85,7 @@ static int fill_stage(tsl_arena_t *a, const json_t *o, Tessel__V1__Stage *st)
     st->time_s = num(o, "time_s");
     st->time_nosync_s = num(o, "time_nosync_s");
     st->p2p_s = num(o, "p2p_s");
+    st->optimizer_s = num(o, "opt_s");
     st->model_states_bytes = u64(o, "ms_bytes");
     st->activation_bytes = u64(o, "act_bytes");
     st->peak_bytes = u64(o, "peak_bytes");
@@ -158,6 +159,7 @@ static Tessel__V1__PlanFigures *figures(tsl_arena_t *a, const json_t *plan, cons
     f->budget_bytes = u64(plan, "budget_bytes");
     f->alpha_t = num(plan, "alpha_t");
     f->alpha_m = num(plan, "alpha_m");
+    f->optimizer_tail_s = num(plan, "opt_tail_s");
     const json_t *stages = json_object_get(plan, "stages");
     f->n_stages = json_array_size(stages);
     f->stages = (Tessel__V1__Stage **)alloc_msgs(a, f->n_stages, sizeof(Tessel__V1__Stage),
@@ -296,6 +298,7 @@ static json_t *stage_to_json(const Tessel__V1__Stage *s)
         s->fwd_s, "time_s", s->time_s, "time_nosync_s", s->time_nosync_s, "p2p_s", s->p2p_s);
     if (!o)
         return NULL;
+    json_object_set_new(o, "opt_s", json_real(s->optimizer_s));
     json_object_set_new(o, "ms_bytes", ju64(s->model_states_bytes));
     json_object_set_new(o, "act_bytes", ju64(s->activation_bytes));
     json_object_set_new(o, "peak_bytes", ju64(s->peak_bytes));
@@ -321,6 +324,8 @@ static void figures_extras(json_t *o, const Tessel__V1__PlanFigures *f)
     json_object_set_new(
         o, "granularity",
         json_string(f->granularity && f->granularity[0] ? f->granularity : "layer"));
+    if (f->optimizer_tail_s > 0)
+        json_object_set_new(o, "opt_tail_s", json_real(f->optimizer_tail_s));
     if (f->sim_iter_time_s > 0) {
         json_object_set_new(o, "sim_iter_time_s", json_real(f->sim_iter_time_s));
         json_object_set_new(o, "master_stage", json_integer((json_int_t)f->master_stage));

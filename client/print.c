@@ -54,13 +54,13 @@ static void print_stages(FILE *out, json_t *plan)
     if (strcmp(str(plan, "granularity"), "sublayer") == 0)
         fprintf(out, "\n  granularity: attention/FFN blocks (AutoPipe); layers are [from, to) in "
                      "source layers, 7.5 = the FFN half of layer 7\n");
-    fprintf(out, "\n  %-5s %-9s %-11s %-8s %-10s %-10s %-12s %s\n", "stage", "layers", "devices",
-            "inflight", "time/mb", "p2p/mb", "peak/device", "model states");
+    fprintf(out, "\n  %-5s %-9s %-11s %-8s %-10s %-10s %-10s %-12s %s\n", "stage", "layers",
+            "devices", "inflight", "time/mb", "p2p/mb", "optimizer", "peak/device", "model states");
     json_t *st;
     size_t i;
     json_array_foreach(json_object_get(plan, "stages"), i, st)
     {
-        char layers[32], devs[32], peak[32], ms[32], t[32], p2p[32];
+        char layers[32], devs[32], peak[32], ms[32], t[32], p2p[32], opt[32];
         long long fl = integer(st, "first_layer"), fd = integer(st, "first_device");
         if (*str(st, "layers"))
             snprintf(layers, sizeof(layers), "%s", str(st, "layers"));
@@ -69,8 +69,9 @@ static void print_stages(FILE *out, json_t *plan)
         snprintf(devs, sizeof(devs), "%lld-%lld", fd, fd + integer(st, "n_devices") - 1);
         snprintf(t, sizeof(t), "%.4f s", num(st, "time_s"));
         snprintf(p2p, sizeof(p2p), "%.4f s", num(st, "p2p_s"));
-        fprintf(out, "  %-5zu %-9s %-11s %-8lld %-10s %-10s %-12s %s\n", i, layers, devs,
-                integer(st, "inflight"), t, p2p, gib(st, "peak_bytes", peak),
+        snprintf(opt, sizeof(opt), "%.4f s", num(st, "opt_s"));
+        fprintf(out, "  %-5zu %-9s %-11s %-8lld %-10s %-10s %-10s %-12s %s\n", i, layers, devs,
+                integer(st, "inflight"), t, p2p, opt, gib(st, "peak_bytes", peak),
                 gib(st, "ms_bytes", ms));
         print_runs(out, st);
     }
@@ -94,6 +95,11 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
                 integer(plan, "interleave"));
     fprintf(out, "  predicted: %.4f s/iteration, %.2f samples/s, %.0f tokens/s\n",
             num(plan, "iter_time_s"), num(plan, "samples_per_s"), num(plan, "tokens_per_s"));
+    if (num(plan, "opt_tail_s") > 0)
+        fprintf(out,
+                "  optimizer: %.4f s of it after the pipeline's end (each stage's step, once per "
+                "iteration, after its last backward)\n",
+                num(plan, "opt_tail_s"));
     fprintf(out, "  memory:    %s peak per device of a %s budget\n", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));
     fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),

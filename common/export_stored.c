@@ -39,6 +39,7 @@ static int read_stage(const json_t *st, uint32_t s, tsl_plan_t *out, tsl_err_t *
     ps->fwd_s = json_number_value(json_object_get(st, "fwd_s"));
     ps->time_nosync_s = json_number_value(json_object_get(st, "time_nosync_s"));
     ps->p2p_s = json_number_value(json_object_get(st, "p2p_s"));
+    ps->opt_s = json_number_value(json_object_get(st, "opt_s")); /* absent (older): 0 */
     ps->peak_bytes = (uint64_t)json_integer_value(json_object_get(st, "peak_bytes"));
     if (ps->n_layers == 0 || ps->n_devices == 0 || ps->first_layer != out->n_layers ||
         ps->first_layer + ps->n_layers > TSL_PLAN_MAX_LAYERS)
@@ -77,6 +78,7 @@ int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
     out->n_micro = u32_of(plan, "n_micro");
     out->interleave = u32_of(plan, "interleave");
     out->iter_time_s = json_number_value(json_object_get(plan, "iter_time_s"));
+    out->opt_tail_s = json_number_value(json_object_get(plan, "opt_tail_s"));
     out->samples_per_s = json_number_value(json_object_get(plan, "samples_per_s"));
     out->peak_bytes = (uint64_t)json_integer_value(json_object_get(plan, "peak_bytes"));
     const char *gran = json_string_value(json_object_get(plan, "granularity"));

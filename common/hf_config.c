@@ -495,6 +495,18 @@ static void default_name(const json_t *root, const char *type, char *buf, size_t
     snprintf(buf, len, "%s", (base && *base) ? base : type);
 }
 
+/* Causal self-attention: Tessel's own "causal" key (true/false) when present;
+ * else a BERT/RoBERTa config with "is_decoder": true (BertLMHeadModel, a causal
+ * LM) is causal; else the family's (model.h: GPT, Llama, NeoX and T5's decoder). */
+static void read_causal(reader_t *r, tsl_arch_spec_t *sp)
+{
+    const json_t *v = json_object_get(r->root, "causal");
+    if (v != NULL && !json_is_null(v))
+        sp->causal = opt_bool(r, "causal", false) ? TSL_CAUSAL_ON : TSL_CAUSAL_OFF;
+    else if (sp->arch == TSL_ARCH_BERT && opt_bool(r, "is_decoder", false))
+        sp->causal = TSL_CAUSAL_ON;
+}
+
 static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_model_t *out,
                      tsl_err_t *err)
 {
@@ -525,6 +537,7 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
         read_phi(&r, &sp, &k);
     else
         read_llama(&r, &sp, &k, t);
+    read_causal(&r, &sp);
     uint32_t window = sp.seq_len;
     if (seq == 0 && (sp.arch == TSL_ARCH_LLAMA || sp.arch == TSL_ARCH_NEOX) &&
         sp.seq_len > DEFAULT_SEQ_CAP)

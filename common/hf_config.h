@@ -19,6 +19,10 @@
  *                        num_key_value_heads (default heads), head_dim,
  *                        tie_word_embeddings (default false), sliding_window
  *                        (mistral; qwen2 when use_sliding_window is true)
+ * Every type also reads "causal" (Tessel's own key, true or false): whether
+ * self-attention is causal (model.h). Absent, the family decides: gpt2, llama,
+ * mistral, qwen2, gpt_neox, falcon, phi and t5's decoder are causal; bert and
+ * roberta are when "is_decoder" is true (BertLMHeadModel); vit never.
  * The architecture comes from "model_type", or failing that from the first entry
  * of "architectures" (GPT2LMHeadModel, BertForMaskedLM, LlamaForCausalLM, ...).
  *

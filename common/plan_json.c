@@ -58,6 +58,7 @@ static json_t *stage_to_json(const tsl_plan_stage_t *st, json_t *runs)
     json_object_set_new(o, "time_s", json_real(st->time_s));
     json_object_set_new(o, "time_nosync_s", json_real(st->time_nosync_s));
     json_object_set_new(o, "p2p_s", json_real(st->p2p_s));
+    json_object_set_new(o, "opt_s", json_real(st->opt_s));
     json_object_set_new(o, "ms_bytes", u64(st->ms_bytes));
     json_object_set_new(o, "act_bytes", u64(st->act_bytes));
     json_object_set_new(o, "peak_bytes", u64(st->peak_bytes));
@@ -98,6 +99,8 @@ static json_t *plan_to_json(const tsl_plan_t *p, const tsl_sublayer_model_t *sm)
     }
     json_object_set_new(o, "stages", stages);
     json_object_set_new(o, "granularity", json_string(p->sublayer ? "sublayer" : "layer"));
+    if (p->opt_tail_s > 0)
+        json_object_set_new(o, "opt_tail_s", json_real(p->opt_tail_s));
     if (p->sim_iter_time_s > 0) {
         json_object_set_new(o, "sim_iter_time_s", json_real(p->sim_iter_time_s));
         json_object_set_new(o, "master_stage", json_integer(p->master_stage));

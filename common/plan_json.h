@@ -12,8 +12,9 @@
  *   { "label", "pp", "global_batch", "micro_batch", "n_micro", "iter_time_s",
  *     "samples_per_s", "tokens_per_s", "peak_bytes", "budget_bytes", "alpha_t",
  *     "alpha_m", "stages": [{"first_layer","n_layers","first_device","n_devices",
- *     "inflight","time_s","time_nosync_s","p2p_s","ms_bytes","act_bytes","peak_bytes",
- *     "runs": [{"first_layer","count","strategy"}]}] }
+ *     "inflight","time_s","time_nosync_s","p2p_s","opt_s","ms_bytes","act_bytes",
+ *     "peak_bytes", "runs": [{"first_layer","count","strategy"}]}], "opt_tail_s" (when
+ *     the optimizer steps add time after the pipeline's end: plan.h) }
  */
 #ifndef TSL_PLAN_JSON_H
 #define TSL_PLAN_JSON_H

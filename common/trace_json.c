@@ -13,7 +13,7 @@ typedef struct trace {
     json_t *events;
     const tsl_plan_t *p;
     double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
-        p2p[TSL_PLAN_MAX_STAGES], recompute[TSL_PLAN_MAX_STAGES];
+        p2p[TSL_PLAN_MAX_STAGES], recompute[TSL_PLAN_MAX_STAGES], opt[TSL_PLAN_MAX_STAGES];
     uint32_t v; /* model chunks per stage (interleaved 1F1B), 1 for plain 1F1B */
 } trace_t;
 
@@ -115,6 +115,8 @@ static void put_stage(trace_t *t, const tsl_pipesim_event_t *ev, uint32_t n, uin
         put_op(t, &ev[k], t->p->n_micro, t->v);
         at = ev[k].end_s;
     }
+    put(t, s, 1, "optimizer", "optimizer", at, t->opt[s], -1); /* once, after its last op */
+    at += t->opt[s];
     put(t, s, 1, "bubble", "bubble", at, end_s - at, -1);
 }
 
@@ -129,6 +131,7 @@ static int simulate(trace_t *t, tsl_pipesim_event_t **ev, double *iter_s, tsl_er
         /* the stage's p2p counts both directions and, interleaved, v hops
          * (as tsl_search_simulate) */
         t->p2p[s] = st->p2p_s / (2.0 * t->v);
+        t->opt[s] = st->opt_s;
     }
     tsl_pipesim_in_t in = {.n_stages = p->pp,
                            .n_micro = p->n_micro,
@@ -136,7 +139,8 @@ static int simulate(trace_t *t, tsl_pipesim_event_t **ev, double *iter_s, tsl_er
                            .bwd_s = t->bwd,
                            .bwd_sync_s = t->sync,
                            .p2p_s = t->p2p,
-                           .n_chunks = t->v};
+                           .n_chunks = t->v,
+                           .opt_s = t->opt};
     size_t bytes = tsl_pipesim_ws_bytes(p->pp, p->n_micro * t->v, 0),
            n = 2u * p->pp * p->n_micro * t->v;
     void *ws = malloc(bytes ? bytes : 1);

@@ -78,6 +78,11 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     env->overlap_slowdown = c->overlap_slowdown;
     env->profile = tsl_profile_for_block(c, block_first, block_size); /* issue 8 */
     env->calib = tsl_cluster_block_calib(c, block_first, block_size); /* issue 9 */
+    /* a measured copy (read + write counted, as the step's 28 B) beats the datasheet */
+    env->opt_mem_bw = env->profile != NULL && env->profile->dmem_bw > 0 ? env->profile->dmem_bw
+                      : env->device_mem_bw > 0 && isfinite(env->device_mem_bw)
+                          ? TSL_ROOFLINE_MEM_EFF * env->device_mem_bw
+                          : 0.0;
     return 0;
 }
 
@@ -232,6 +237,19 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
 }
 
+/* The optimizer step of the parameters this device updates: its TP shard,
+ * divided by SDP (ZeRO-3) and by DP under ZeRO-1/2 (sharded optimizer states).
+ * HBM-bound: TSL_BYTES_PER_PARAM_OPT_STEP bytes each at W_opt, one fused kernel
+ * (the executor launches one Adam per layer). Unknown bandwidth: 0, as the
+ * pre-roofline model charged nothing for it. */
+static double optimizer_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, degrees_t g, double p)
+{
+    double div = (double)g.t * g.z * (s->zero >= 1 ? g.d : 1);
+    if (!(env->opt_mem_bw > 0) || !(p > 0))
+        return 0.0;
+    return TSL_BYTES_PER_PARAM_OPT_STEP * p / div / env->opt_mem_bw + TSL_ROOFLINE_LAUNCH_S;
+}
+
 /* Gradient synchronisation of the DP and SDP levels (grad_bytes: fp16 gradients
  * of this device's TP shard). Plain DP all-reduces once, on the last
  * micro-batch, under the backward. ZeRO-1 reduce-scatters there instead and
@@ -320,6 +338,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     /* (ZeRO-2's last micro-batch reduce-scatters once, as every other: per_mb) */
     out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f : 0.0);
     out->comm_s = 2.0 * tp_f + 2.0 * gather + (s->ckpt ? tp_f : 0.0);
+    out->opt_s = optimizer_s(env, s, g, p);
     layer_memory(l, s, g, mb / w, out);
     if (env->calib != NULL)
         calibrate_memory(env->calib->mem_scale, out);

@@ -54,6 +54,13 @@
  *   +zero2       O_ms = P'/(t·z)·(2 + 14/d); a reduce-scatter every micro-batch,
  *                O_b += 2·P'/(t·z)·(1 − 1/d) (the unsharded gradient).
  *
+ * Optimizer step (once per iteration, not per micro-batch; HBM-bound):
+ *   opt_s = 28 · P' / (t · z · d₁) / W_opt + L      d₁ = d under ZeRO-1/2, else 1
+ *   28 B = fused mixed-precision Adam: read fp32 master, m, v + fp16 grad (14),
+ *   write master, m, v + fp16 weights (14). W_opt = the profile's measured
+ *   device-memory bandwidth, else 0.8 × datasheet (roofline.h); unknown → 0.
+ *   pipeline.h adds it where the iteration ends.
+ *
  * Calibration (issue 9, calibrate.h; docs/cost-model.md "Calibration"). When the
  * block's GPU type has one (env->calib), compute_f, compute_b and the recomputed
  * core are multiplied by its compute_scale for n·s tokens, every communication
@@ -77,6 +84,10 @@
 
 #define TSL_BYTES_PER_PARAM_STATES 16u /* see above */
 #define TSL_BYTES_PER_PARAM_FP16   2u
+/* The optimizer step's device-memory traffic per parameter a rank updates: a fused
+ * mixed-precision Adam reads the fp32 master, m and v (4 + 4 + 4) and the fp16
+ * gradient (2), and writes master, m, v (12) and the fp16 weights (2). */
+#define TSL_BYTES_PER_PARAM_OPT_STEP 28u
 
 /* Where a stage runs: a block of devices of the cluster. */
 typedef struct tsl_cost_env {
@@ -92,6 +103,9 @@ typedef struct tsl_cost_env {
                                   0 when a GPU type has none (FLOP count only) */
     const struct tsl_calib *calib;     /* issue 9: corrections fitted from trials for the
                                            block's GPU type (calibrate.h), or NULL: none */
+    double opt_mem_bw;                 /* sustained device-memory bytes/s the optimizer step
+                                          streams at: the profile's measured copy bandwidth,
+                                          else TSL_ROOFLINE_MEM_EFF × device_mem_bw; 0 unknown */
 } tsl_cost_env_t;
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
@@ -117,6 +131,10 @@ typedef struct tsl_layer_cost {
     uint64_t ms_bytes;  /* O_ms */
     uint64_t fwd_bytes; /* O_f for one micro-batch */
     uint64_t bwd_bytes; /* O_b for one micro-batch */
+    double opt_s;       /* the layer's optimizer step, once per iteration after its
+                           last backward (and gradient sync): 28 B per parameter the
+                           device updates / opt_mem_bw + one launch; 0 when the
+                           bandwidth is unknown */
 } tsl_layer_cost_t;
 
 /* Fills out for layer l under strategy s with micro-batch size mb. bw may be NULL

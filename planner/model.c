@@ -447,17 +447,26 @@ int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err)
     return 0;
 }
 
+double tsl_attn_keys(uint32_t seq_len, uint32_t window, bool causal)
+{
+    double s = seq_len, w = (window && window < seq_len) ? window : seq_len;
+    if (!causal || s <= 0)
+        return w;
+    return w - w * (w - 1.0) / (2.0 * s); /* (s·w − w(w − 1)/2) / s, see model.h */
+}
+
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
 {
-    const uint64_t k[TSL_LAYER_KEY_LEN] = {
-        l->kind,           l->seq_len,        l->hidden,          l->ffn_hidden,
-        l->heads,          l->attn_dim,       l->cross_seq_len,   l->vocab,
-        l->positions,      l->gated_ffn,      l->tied_head,       l->params,
-        l->bnd_act_bytes,  l->act_repl_bytes, l->act_shard_bytes, l->tp_allreduces,
-        l->kv_heads,       l->attn_window,    l->head_tokens,     l->patch_embed,
-        l->no_bias,        l->rms_norm,       l->extra_params,    l->extra_act_bytes,
-        l->no_dropout,     l->unfused_attn,   l->parallel_block,  l->shared_norm,
-        l->act_score_bytes};
+    const uint64_t k[TSL_LAYER_KEY_LEN] = {l->kind,          l->seq_len,         l->hidden,
+                                           l->ffn_hidden,    l->heads,           l->attn_dim,
+                                           l->cross_seq_len, l->vocab,           l->positions,
+                                           l->gated_ffn,     l->tied_head,       l->params,
+                                           l->bnd_act_bytes, l->act_repl_bytes,  l->act_shard_bytes,
+                                           l->tp_allreduces, l->kv_heads,        l->attn_window,
+                                           l->head_tokens,   l->patch_embed,     l->no_bias,
+                                           l->rms_norm,      l->extra_params,    l->extra_act_bytes,
+                                           l->no_dropout,    l->unfused_attn,    l->parallel_block,
+                                           l->shared_norm,   l->act_score_bytes, l->causal};
     memcpy(key, k, sizeof(k));
     return TSL_LAYER_KEY_LEN;
 }

@@ -84,6 +84,10 @@
  *                 act_shard_bytes and again in act_score_bytes.
  *   no_dropout    drops the s·h dropout masks (one per block) and, unfused, the
  *                 dropout of the scores: 2·a·s·w (softmax output) instead of 5·a·s·w.
+ *   causal        self-attention is causal (set by the families: GPT, Llama, NeoX and
+ *                 T5's decoder; not BERT, ViT, Swin, TransGAN). Changes no count
+ *                 above: the FLOPs keep the full s·w (the MFU convention); time
+ *                 with a fused kernel uses tsl_attn_keys (roofline.c).
  *   parallel_block  y = x + attn(LN(x)) + ffn(LN'(x)): the FFN's norm input is the
  *                 attention's (−2·s·h replicated) and TP all-reduces once per layer;
  *                 with shared_norm LN' = LN: no FFN norm and its output is the QKV
@@ -143,6 +147,10 @@ typedef struct tsl_layer {
     bool unfused_attn;   /* attention keeps its s×w scores (no fused/flash kernel) */
     bool parallel_block; /* attention and FFN read the same input (GPT-J/NeoX/Falcon/Phi) */
     bool shared_norm;    /* with parallel_block: one norm feeds both (Falcon-7B, Phi) */
+    bool causal;         /* self-attention is causal (decoder-only LMs, T5's decoder): a
+                            fused kernel skips the masked keys (tsl_attn_keys); the
+                            cross-attention of a decoder layer never is. false (the
+                            default, hand-written layers): every key, as BERT/ViT */
 
     /* derived by tsl_layer_derive() */
     uint64_t params;
@@ -165,6 +173,21 @@ typedef struct tsl_model {
                               built at a shorter default sequence (hf_config.h); 0 = none */
 } tsl_model_t;
 
+/*
+ * Keys per query, averaged over the s queries, that attention over s tokens with
+ * a window of w keys (0 or w >= s: no window) must visit. Not causal: w (s/w
+ * windows of w² scores each, or s without a window). Causal: query i (0-based)
+ * sees keys max(0, i − w + 1) … i, min(i + 1, w) of them, so the sum is
+ * Σ_{i<w} (i + 1) + (s − w)·w = w(w + 1)/2 + (s − w)·w = s·w − w(w − 1)/2 and
+ * the mean w − w(w − 1)/(2s); without a window (w = s) that is (s + 1)/2. What a
+ * fused (flash) kernel computes: it skips key tiles wholly above the diagonal
+ * (its diagonal tiles run in full, ≈ B/2 keys more per query for tiles of B:
+ * 64 of 2048 for B = 128, left out). An unfused attention computes all w and
+ * masks them. FLOPs the model reports (fwd_flops, MFU) keep the full s·w
+ * (Megatron-LM's convention); only time uses this.
+ */
+double tsl_attn_keys(uint32_t seq_len, uint32_t window, bool causal);
+
 /* Fills params, FLOPs and activation sizes of l from its shape (formulas above).
  * Returns -1 if the shape is invalid (zero hidden size, FFN without size, ...). */
 int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
@@ -175,7 +198,7 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
  * layers with equal keys and equal FLOPs cost the same everywhere; the search
  * groups layers by it and the plan fingerprint hashes it. Returns the length.
  */
-#define TSL_LAYER_KEY_LEN 29
+#define TSL_LAYER_KEY_LEN 30
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN]);
 
 /* Short lowercase name of a kind: "embedding", "encoder", ... */
@@ -292,7 +315,15 @@ typedef struct tsl_arch_spec {
     bool parallel_block; /* attention and FFN in parallel on the same input */
     bool shared_norm;    /* with parallel_block: one norm feeds both (Falcon-7B, Phi) */
     bool head_bias;      /* the LM head has a bias of vocab entries (Phi) */
+    /* causal self-attention: TSL_CAUSAL_ARCH (0, the default) is what the family
+     * implies: GPT, LLAMA, NEOX and T5's decoder layers causal, BERT, VIT and T5's
+     * encoder not; ON / OFF override it for every self-attention */
+    uint8_t causal;
 } tsl_arch_spec_t;
+
+#define TSL_CAUSAL_ARCH 0u
+#define TSL_CAUSAL_ON   1u
+#define TSL_CAUSAL_OFF  2u
 
 /* Builds [embedding, layers..., head] for spec into out (initialised here; free
  * with tsl_model_free). Fails, naming the spec field, on a zero or inconsistent

@@ -74,6 +74,9 @@ static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
     if (sp->kv_heads > sp->heads || (sp->kv_heads && sp->heads % sp->kv_heads != 0))
         return tsl_err_set(err, "%s spec: kv_heads: %u must divide heads (%u)", an, sp->kv_heads,
                            sp->heads);
+    if (sp->causal > TSL_CAUSAL_OFF)
+        return tsl_err_set(err, "%s spec: causal: %u is not 0 (the family's), 1 (on) or 2 (off)",
+                           an, sp->causal);
     if (sp->arch == TSL_ARCH_VIT && (uint64_t)sp->channels * sp->patch * sp->patch > UINT32_MAX)
         return tsl_err_set(err, "vit spec: patch: %u is too large", sp->patch);
     return 0;
@@ -92,6 +95,12 @@ static tsl_layer_t block_of(const tsl_arch_spec_t *sp)
     l.attn_dim = sp->head_dim ? sp->heads * sp->head_dim : 0;
     l.attn_window = sp->attn_window;
     l.gated_ffn = sp->gated_ffn;
+    /* decoder-only LMs mask future tokens; T5's encoder is bidirectional (its
+     * decoder layers set it in build_t5); BERT and ViT see every token */
+    l.causal =
+        sp->causal == TSL_CAUSAL_ARCH
+            ? sp->arch == TSL_ARCH_GPT || sp->arch == TSL_ARCH_LLAMA || sp->arch == TSL_ARCH_NEOX
+            : sp->causal == TSL_CAUSAL_ON;
     if (sp->arch == TSL_ARCH_T5 || sp->arch == TSL_ARCH_LLAMA) {
         l.no_bias = true;
         l.rms_norm = true;
@@ -198,6 +207,7 @@ static int build_t5(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
     dec.kind = TSL_LAYER_DECODER;
     dec.seq_len = ds;
     dec.cross_seq_len = sp->seq_len;
+    dec.causal = sp->causal != TSL_CAUSAL_OFF; /* self-attention only; cross is never */
     tsl_layer_t hd = lm_head(sp, ds, h);
     tail_t enc_norm = {h, 0.0, 2ull * sp->seq_len * h}; /* the encoder's final norm */
     if (tsl_model_add(m, &e, err) != 0 || add_stack(m, enc, sp->layers, rel, enc_norm, err) != 0 ||

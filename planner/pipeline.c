@@ -59,6 +59,21 @@ uint32_t tsl_pipeline_inflight_interleaved(uint32_t stage, uint32_t n_stages, ui
     return held < m ? (uint32_t)held : m;
 }
 
+/* Stage i's last backward ends after stage i + 1's and before stage i − 1's:
+ * the drain below it (tail) runs while it steps. */
+double tsl_pipeline_opt_tail_s(uint32_t n_stages, const double *stage_fwd_s,
+                               const double *stage_nosync_s, const double *stage_sync_s,
+                               const double *stage_p2p_s, const double *stage_opt_s, uint32_t v)
+{
+    double chunks = v > 1 ? v : 1, tail = 0, extra = 0;
+    for (uint32_t i = 0; i < n_stages; i++) {
+        extra = fmax(extra, stage_opt_s[i] - tail);
+        double bwd = stage_nosync_s[i] - stage_fwd_s[i] - stage_p2p_s[i] / 2.0;
+        tail += bwd / chunks + (stage_sync_s[i] - stage_nosync_s[i]);
+    }
+    return extra;
+}
+
 double tsl_pipeline_balance(uint32_t n, const double *values)
 {
     if (n <= 1)

@@ -28,6 +28,25 @@
  * multiple of P.
  *
  * Balance degrees (Eq. 6): α = 1 − max_i x_i / Σ_i x_i, in [0, 1 − 1/P].
+ *
+ * Optimizer step (cost.h, opt_s): each stage steps once per iteration, after its
+ * own last backward and gradient synchronisation. In Eq. 9 the last micro-batch's
+ * backward runs from stage P − 1 down to stage 0, so stage i's last backward ends
+ * tail_i before the pipeline's end T, where
+ *
+ *   tail_i = Σ_{j<i} [ (C_nosync(j) − f_j − p2p_j/2) / v + (C_sync(j) − C_nosync(j)) ]
+ *
+ * (f_j the stage's forward, p2p_j both directions of its boundary: the backward
+ * and the gradient hop back of every stage below i, 1/v of them per chunk under
+ * interleaving, and their whole gradient sync). The iteration ends when the
+ * last step does:
+ *
+ *   T_opt = T + max_i (opt_i − tail_i)        (≥ T + opt_0 − 0 ≥ T)
+ *
+ * so stage 0 — whose backward ends last — pays its step in full, and a later
+ * stage's step only where it outlasts the drain below it. (A trainer that
+ * clips the gradient norm across stages first, Megatron-LM's default, starts
+ * every step at T: T + max_i opt_i. Tessel's executor does not clip.)
  */
 #ifndef TSL_PIPELINE_H
 #define TSL_PIPELINE_H
@@ -47,6 +66,13 @@ double tsl_pipeline_time_interleaved_s(uint32_t n_stages, const double *stage_no
                                        const double *stage_sync_s, uint32_t m, uint32_t v);
 uint32_t tsl_pipeline_inflight_interleaved(uint32_t stage, uint32_t n_stages, uint32_t m,
                                            uint32_t v);
+
+/* max_i (opt_i − tail_i) above: what the optimizer steps add to the pipeline's
+ * T (or T_v); fwd_s, p2p_s are the stages' forward and boundary times (plan.h's
+ * stage fields), v ≤ 1 plain 1F1B. 0 for no stages. */
+double tsl_pipeline_opt_tail_s(uint32_t n_stages, const double *stage_fwd_s,
+                               const double *stage_nosync_s, const double *stage_sync_s,
+                               const double *stage_p2p_s, const double *stage_opt_s, uint32_t v);
 
 /* Eq. 6 over n values (time or memory); 0 for n ≤ 1 or a zero sum. */
 double tsl_pipeline_balance(uint32_t n, const double *values);

@@ -94,6 +94,8 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
         return -1;
     if (in->p2p_s && check_times(in->p2p_s, in->n_stages - 1, "p2p_s", err))
         return -1;
+    if (in->opt_s && check_times(in->opt_s, in->n_stages, "opt_s", err))
+        return -1;
     if (!(in->slice_fwd_frac >= 0 && in->slice_fwd_frac <= 1))
         return tsl_err_set(err, "slice_fwd_frac: %g is out of range; give 0..1 (0: one half)",
                            in->slice_fwd_frac);
@@ -368,10 +370,12 @@ static int sweep(sim_t *sm, tsl_err_t *err)
     return 0;
 }
 
-/* Busy times and the op that ends last (ties: the higher stage). */
-static void find_end(const sim_t *sm, tsl_pipesim_out_t *out, uint32_t *end_stage,
-                     uint32_t *end_idx)
+/* Busy times and the op that ends last (ties: the higher stage); the iteration
+ * ends after the last optimizer step when one runs past it. */
+static void find_end(const sim_t *sm, const double *opt_s, tsl_pipesim_out_t *out,
+                     uint32_t *end_stage, uint32_t *end_idx)
 {
+    double stepped = 0;
     double iter = -1;
     *end_stage = 0;
     *end_idx = 0;
@@ -386,8 +390,11 @@ static void find_end(const sim_t *sm, tsl_pipesim_out_t *out, uint32_t *end_stag
                 *end_idx = q;
             }
         }
+        if (opt_s && sm->nops[s] > 0) /* a stage's ops run in order: its last ends last */
+            stepped = fmax(stepped, so[sm->nops[s] - 1].end_s + opt_s[s]);
     }
-    out->iter_s = iter;
+    out->flush_s = iter;
+    out->iter_s = fmax(iter, stepped);
 }
 
 /* Walks the binding dependencies back from the last op; stores the path first op
@@ -467,7 +474,7 @@ int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_p
     out->n_ops = (uint32_t)sm.n_all;
     out->startup_s = sm.ops[(size_t)(sm.P - 1) * sm.stride].start_s;
     uint32_t end_stage, end_idx;
-    find_end(&sm, out, &end_stage, &end_idx);
+    find_end(&sm, in->opt_s, out, &end_stage, &end_idx);
     out->path_len = walk_path(&sm, end_stage, end_idx);
     out->path = sm.path;
     path_stats(&sm, out);

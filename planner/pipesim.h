@@ -54,6 +54,11 @@
  * a steady phase (m >= 2P or so), its slowest stage. With m close to P the fill
  * and drain dominate, and the path may run along the last stage instead.
  *
+ * Optimizer step (opt_s): stage s steps once its own last op has ended, so the
+ * iteration is max(flush, max_s(end of stage s's last op + opt_s[s])) — in 1F1B
+ * stage 0's last backward ends last, later stages step while it drains. The
+ * critical path stops at the last op: the step is a tail after it.
+ *
  * Startup overhead: the time at which the last stage starts its first forward.
  *
  * Memory. The simulator never allocates: the caller passes a workspace of at least
@@ -93,6 +98,9 @@ typedef struct tsl_pipesim_in {
     double slice_fwd_frac;    /* a half's forward time / the whole's; 0 means 0.5 */
     double slice_p2p_frac;    /* a half's p2p time / the whole's; 0 means 0.5 */
     uint32_t n_chunks;        /* v model chunks per stage (interleaved 1F1B); 0 or 1: plain */
+    const double *opt_s;      /* [P] or NULL: each stage's optimizer step, run once after
+                                 its last op (cost.h); the iteration ends when the last
+                                 stage's step does */
 } tsl_pipesim_in_t;
 
 /* One op of the critical path. */
@@ -110,7 +118,8 @@ typedef struct tsl_pipesim_step {
 } tsl_pipesim_step_t;
 
 typedef struct tsl_pipesim_out {
-    double iter_s;    /* end of the last op */
+    double iter_s;    /* end of the last op, or of the last optimizer step when later */
+    double flush_s;   /* end of the last op (the pipeline flush) */
     double startup_s; /* start of the last stage's first forward */
     uint32_t master_stage;
     double busy_s[TSL_PIPESIM_MAX_STAGES];        /* compute time of each stage */

@@ -31,6 +31,7 @@ typedef struct tsl_plan_stage {
     double time_s;        /* one micro-batch, with gradient sync */
     double time_nosync_s; /* one micro-batch, without */
     double p2p_s;         /* boundary send to the next stage, included above */
+    double opt_s;         /* the optimizer step, once per iteration (not in time_s) */
     uint64_t ms_bytes;    /* model states per device */
     uint64_t act_bytes;   /* activations per device (all in-flight micro-batches) */
     uint64_t peak_bytes;  /* Eq. 2 peak per device */
@@ -50,7 +51,9 @@ typedef struct tsl_plan {
     uint32_t n_micro;     /* m; global_batch = micro_batch × n_micro */
     uint32_t interleave;  /* v model chunks per stage (interleaved 1F1B, pipeline.h);
                                    0 or 1: plain 1F1B */
-    double iter_time_s;
+    double iter_time_s;   /* Eq. 9 (or T_v) + opt_tail_s */
+    double opt_tail_s;    /* what the stages' optimizer steps add after the pipeline's
+                           end (tsl_pipeline_opt_tail_s) */
     double samples_per_s;
     double tokens_per_s;
     uint64_t peak_bytes;     /* max over stages */

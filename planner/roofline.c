@@ -54,9 +54,12 @@ static shape_t shape_of(const tsl_layer_t *l)
 }
 
 /* QKᵀ, softmax (+ dropout), AV for `keys` keys per query. Fused (flash): one
- * kernel at the tensor rate that reads Q, K, V and writes O, no score traffic. */
+ * kernel at the tensor rate that reads Q, K, V and writes O, no score traffic;
+ * it visits `visited` keys per query (fewer than `keys` for causal
+ * self-attention: tsl_attn_keys). Unfused: batched GEMMs over all `keys`, the
+ * mask applied to the full scores, so causality saves nothing. */
 static double core_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, const shape_t *x, double S,
-                     double t, double keys)
+                     double t, double keys, double visited)
 {
     double hd = x->d / x->a, b = S * x->a / t;
     if (l->unfused_attn) {
@@ -65,11 +68,29 @@ static double core_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, const sh
                tsl_roofline_gemm_s(d, x->s, hd, keys, b) +
                tsl_roofline_mem_s(d, score_bytes, x->dropout ? 2 : 1);
     }
-    double flops = 4.0 * x->s * keys * x->d * S / t;
+    double flops = 4.0 * x->s * visited * x->d * S / t;
     if (d->mem_bw <= 0)
         return flops / d->gemm_flops;
     double bytes = 2.0 * (2.0 * x->s * x->d + 2.0 * keys * x->e) * S / t;
     return fmax(flops / d->gemm_flops, bytes / d->mem_bw) + d->launch_s;
+}
+
+/* Keys per query a fused kernel visits in the layer's self-attention. */
+static double self_visited(const tsl_layer_t *l, const shape_t *x)
+{
+    return l->unfused_attn ? x->w : tsl_attn_keys(l->seq_len, l->attn_window, l->causal);
+}
+
+/* FLOPs per sample a fused causal self-attention skips: 4·s·d per key per
+ * query it does not visit (the FLOP-count-only path's share of the above). */
+static double causal_saved_flops(const tsl_layer_t *l)
+{
+    bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
+                l->kind == TSL_LAYER_ATTENTION;
+    if (!attn || !l->causal || l->unfused_attn)
+        return 0.0;
+    shape_t x = shape_of(l);
+    return 4.0 * x.s * (x.w - self_visited(l, &x)) * x.d;
 }
 
 /* Norm (4 bytes/element), residual add (6) and dropout (5: two copies and a
@@ -85,12 +106,13 @@ static double attention_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, con
                           double S, double t, double split, bool cross)
 {
     double T = S * x->s, keys = cross ? x->ct : x->w, q;
+    double visited = cross ? keys : self_visited(l, x);
     if (cross)
         q = tsl_roofline_gemm_s(d, T, x->d / t, x->h, 1) +
             tsl_roofline_gemm_s(d, S * x->ct, 2.0 * x->e / t, x->h, 1);
     else
         q = tsl_roofline_gemm_s(d, T, (x->d + 2.0 * x->e) / t, x->h, 1);
-    return q + core_s(d, l, x, S, t, keys) + tsl_roofline_gemm_s(d, T, x->h, x->d / t, 1) +
+    return q + core_s(d, l, x, S, t, keys, visited) + tsl_roofline_gemm_s(d, T, x->h, x->d / t, 1) +
            block_elementwise_s(d, x, S, split);
 }
 
@@ -126,7 +148,7 @@ double tsl_roofline_layer_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *
         if (l->kind == TSL_LAYER_HEAD && vocab > l->vocab)
             pad = 2.0 * (l->head_tokens ? l->head_tokens : l->seq_len) * l->hidden *
                   (vocab - l->vocab);
-        return (l->fwd_flops + pad) * samples / (tt * d->gemm_flops);
+        return (l->fwd_flops + pad - causal_saved_flops(l)) * samples / (tt * d->gemm_flops);
     }
     shape_t x = shape_of(l);
     switch (l->kind) {
@@ -149,10 +171,10 @@ double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l
         return 0.0;
     double tt = t ? t : 1;
     if (d->mem_bw <= 0)
-        return l->core_fwd_flops * samples / (tt * d->gemm_flops);
+        return (l->core_fwd_flops - causal_saved_flops(l)) * samples / (tt * d->gemm_flops);
     shape_t x = shape_of(l);
-    double c = core_s(d, l, &x, samples, tt, x.w);
+    double c = core_s(d, l, &x, samples, tt, x.w, self_visited(l, &x));
     if (l->kind == TSL_LAYER_DECODER)
-        c += core_s(d, l, &x, samples, tt, x.ct);
+        c += core_s(d, l, &x, samples, tt, x.ct, x.ct);
     return c;
 }

@@ -16,6 +16,11 @@
  * Measured profiles (planner/profile.*) replace this where they exist; cost.c
  * calls it in one place (layer_compute_f in cost.c).
  *
+ * Causal self-attention (tsl_layer_t.causal): the fused core visits
+ * tsl_attn_keys() keys per query ((s + 1)/2 without a window), the FLOP-only
+ * fallback drops the same FLOPs; the unfused core computes and masks all of
+ * them. The layer's counted FLOPs (fwd_flops) stay full.
+ *
  * Pure: no allocation, no I/O. W = 0 means "bandwidth unknown": every function
  * then returns the plain FLOP count over F with no floor (the pre-roofline model).
  */

@@ -19,7 +19,7 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer)
         (uint64_t)p->n_micro * v > TSL_PIPESIM_MAX_MICRO)
         return;
     double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
-        p2p[TSL_PLAN_MAX_STAGES];
+        p2p[TSL_PLAN_MAX_STAGES], opt[TSL_PLAN_MAX_STAGES];
     for (uint32_t s = 0; s < P; s++) {
         const tsl_plan_stage_t *st = &p->stages[s];
         fwd[s] = st->fwd_s;
@@ -27,6 +27,7 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer)
         sync[s] = st->time_s - st->p2p_s - st->fwd_s;
         /* stage p2p counts both directions and, interleaved, v hops */
         p2p[s] = st->p2p_s / (2.0 * v);
+        opt[s] = st->opt_s;
     }
     tsl_pipesim_in_t in = {.n_stages = P,
                            .n_micro = p->n_micro,
@@ -34,7 +35,8 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer)
                            .bwd_s = bwd,
                            .bwd_sync_s = sync,
                            .p2p_s = p2p,
-                           .n_chunks = v};
+                           .n_chunks = v,
+                           .opt_s = opt};
     size_t bytes = tsl_pipesim_ws_bytes(P, p->n_micro * v, 0);
     void *ws = malloc(bytes);
     tsl_pipesim_out_t out;

@@ -230,7 +230,7 @@ static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g,
 
 /* Fills the DP rows of one stage; the objective of a layer is its share of Eq. 9
  * when the stage is alone: (m − 1) micro-batches without gradient sync plus one
- * with it. A cell the space does not allow costs infinity. */
+ * with it, then its optimizer step. A cell the space does not allow costs infinity. */
 static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
                             uint32_t n, uint32_t m, uint32_t inflight)
 {
@@ -241,7 +241,7 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
         for (uint32_t j = 0; j < g->n; j++) {
             size_t k = (size_t)i * g->n + j;
             e->time_s[k] = lc[j].feasible ? (m - 1) * (lc[j].fwd_s + lc[j].bwd_s) + lc[j].fwd_s +
-                                                lc[j].bwd_sync_s
+                                                lc[j].bwd_sync_s + lc[j].opt_s
                                           : INFINITY;
             if (!cell_allowed(e, g, first + i, pos, j))
                 e->time_s[k] = INFINITY;
@@ -260,7 +260,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
                         uint32_t n, tsl_plan_stage_t *st, uint64_t *act_bytes)
 {
     uint32_t S = e->max_strategies;
-    double nosync = 0, sync = 0, fwd = 0;
+    double nosync = 0, sync = 0, fwd = 0, opt = 0;
     uint64_t act = 0, ms = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t j = e->choice[i], cls = e->layer_class[first + i];
@@ -271,12 +271,14 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         nosync += lc->fwd_s + lc->bwd_s + r;
         sync += lc->fwd_s + lc->bwd_sync_s + r;
         fwd += lc->fwd_s + r / 2; /* R moves activations forward and gradients back */
+        opt += lc->opt_s;
         act += e->fwd_bytes[(size_t)i * g->n + j];
         ms += lc->ms_bytes;
     }
     st->time_nosync_s = nosync;
     st->time_s = sync;
     st->fwd_s = fwd;
+    st->opt_s = opt;
     st->ms_bytes = ms;
     *act_bytes = act;
 }
@@ -373,17 +375,24 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
 
 static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
 {
-    double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES], mem[TSL_PLAN_MAX_STAGES];
+    double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES], mem[TSL_PLAN_MAX_STAGES],
+        fwd[TSL_PLAN_MAX_STAGES], p2p[TSL_PLAN_MAX_STAGES], opt[TSL_PLAN_MAX_STAGES];
     uint64_t peak = 0;
     for (uint32_t s = 0; s < plan->pp; s++) {
         nosync[s] = plan->stages[s].time_nosync_s;
         sync[s] = plan->stages[s].time_s;
+        fwd[s] = plan->stages[s].fwd_s;
+        p2p[s] = plan->stages[s].p2p_s;
+        opt[s] = plan->stages[s].opt_s;
         mem[s] = (double)plan->stages[s].peak_bytes;
         if (plan->stages[s].peak_bytes > peak)
             peak = plan->stages[s].peak_bytes;
     }
+    plan->opt_tail_s =
+        tsl_pipeline_opt_tail_s(plan->pp, fwd, nosync, sync, p2p, opt, plan->interleave);
     plan->iter_time_s =
-        tsl_pipeline_time_interleaved_s(plan->pp, nosync, sync, plan->n_micro, plan->interleave);
+        tsl_pipeline_time_interleaved_s(plan->pp, nosync, sync, plan->n_micro, plan->interleave) +
+        plan->opt_tail_s;
     plan->samples_per_s = plan->global_batch / plan->iter_time_s;
     plan->tokens_per_s = plan->samples_per_s * e->model->tokens_per_sample;
     plan->peak_bytes = peak;

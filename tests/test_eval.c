@@ -19,20 +19,38 @@ static void load(const char *model, const char *cluster, tsl_model_t *m, tsl_clu
     }
 }
 
-/* One encoder layer: h, heads, FFN 4h, sequence 512. */
-static void one_layer(tsl_model_t *m, uint32_t h, uint32_t heads)
+/* One encoder layer: h, heads, FFN 4h, sequence 512; causal self-attention or not. */
+static void one_layer_causal(tsl_model_t *m, uint32_t h, uint32_t heads, bool causal)
 {
     tsl_err_t err;
     tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
                      .seq_len = 512,
                      .hidden = h,
                      .ffn_hidden = 4 * h,
-                     .heads = heads};
+                     .heads = heads,
+                     .causal = causal};
     tsl_model_init(m, "one-layer");
     if (tsl_model_add(m, &l, &err) != 0) {
         fprintf(stderr, "setup: %s\n", err.msg);
         exit(2);
     }
+}
+
+static void one_layer(tsl_model_t *m, uint32_t h, uint32_t heads)
+{
+    one_layer_causal(m, h, heads, false);
+}
+
+/* The optimizer step of one layer on one A100-80G, by hand: the layer has
+ * 12h² + 13h parameters (Q, K, V, O: 4h² + 4h; FFN 8h² + 5h; two LayerNorms 4h),
+ * 12,596,224 for h = 1024; a mixed-precision Adam streams 28 bytes of each
+ * (read fp32 master, m, v and the fp16 gradient, write master, m, v and the fp16
+ * weights) at 0.8 × 2039 GB/s = 1631.2 GB/s, plus one 4 µs launch:
+ * 352,694,272 B / 1.6312e12 B/s + 4e-6 s = 220.218 µs. */
+static double optimizer_by_hand_s(double h)
+{
+    double params = 12.0 * h * h + 13.0 * h;
+    return 28.0 * params / (0.8 * 2039e9) + 4e-6;
 }
 
 /* A given plan of P stages, every layer under strategy text, balanced split. */
@@ -53,10 +71,11 @@ static void given_plan(tsl_plan_t *g, uint32_t L, uint32_t P, const char *strate
         }
 }
 
-/* One layer on one GPU: Eq. 9 with P = 1 is (m − 1)·(fwd + bwd) + fwd + bwd_sync;
- * on one device there is no communication, so the backward is the two GEMMs per
- * forward GEMM (2·fwd), and the peak is 16 bytes per parameter plus one
- * micro-batch's stashed activations. */
+/* One layer on one GPU: Eq. 9 with P = 1 is (m − 1)·(fwd + bwd) + fwd + bwd_sync,
+ * then the optimizer step (optimizer_by_hand_s: one stage, so nothing drains
+ * while it runs and it adds in full); on one device there is no communication,
+ * so the backward is the two GEMMs per forward GEMM (2·fwd), and the peak is 16
+ * bytes per parameter plus one micro-batch's stashed activations. */
 static void test_one_layer_by_hand(void)
 {
     tsl_model_t m;
@@ -77,7 +96,13 @@ static void test_one_layer_by_hand(void)
     const tsl_layer_t *l = &m.layers[0];
     CHECK_NEAR(lc.bwd_s, 2.0 * lc.fwd_s, 1e-12, "backward is twice the forward on one GPU");
     CHECK(lc.bwd_sync_s == lc.bwd_s, "no gradient sync on one GPU");
-    double iter = 2 * (lc.fwd_s + lc.bwd_s) + lc.fwd_s + lc.bwd_sync_s;
+    CHECK(l->params == 12596224, "parameters %llu, by hand 12h^2 + 13h = 12596224",
+          (unsigned long long)l->params);
+    double opt = optimizer_by_hand_s(1024);
+    CHECK_NEAR(lc.opt_s, opt, 1e-12, "optimizer %.9g s, by hand %.9g s", lc.opt_s, opt);
+    CHECK_NEAR(out.stages[0].opt_s, opt, 1e-12, "the stage's optimizer");
+    CHECK_NEAR(out.opt_tail_s, opt, 1e-12, "one stage: the step adds in full");
+    double iter = 2 * (lc.fwd_s + lc.bwd_s) + lc.fwd_s + lc.bwd_sync_s + opt;
     CHECK_NEAR(out.iter_time_s, iter, 1e-12, "iteration %.9g s, by hand %.9g s", out.iter_time_s,
                iter);
     CHECK_NEAR(out.samples_per_s, 6.0 / iter, 1e-12, "throughput");
@@ -93,6 +118,49 @@ static void test_one_layer_by_hand(void)
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "ckpt: %s", err.msg);
     CHECK_NEAR(out.stages[0].time_nosync_s, 4.0 * lc.fwd_s, 1e-12, "ckpt: fwd + 3 fwd");
     tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
+/* The same layer with causal self-attention, by hand. Fused attention visits
+ * (s + 1)/2 = 256.5 keys per query instead of 512, so its core does
+ * 4·s·(s − (s + 1)/2)·d = 4·512·255.5·1024 = 535,822,336 FLOPs per sample less:
+ * 1,071,644,672 for the micro-batch of 2 samples, at the A100-80G's 312 TFLOPS ×
+ * 0.6 = 187.2 TFLOP/s 5.7246 µs less forward. The core stays compute-bound
+ * (causal: 1.0758e9 FLOPs / 187.2e12 = 5.75 µs against its Q, K, V, O bytes
+ * 2·(2·512·1024 + 2·512·1024)·2 = 8,388,608 B / 1631.2 GB/s = 5.14 µs), so the
+ * roofline takes the FLOP term on both sides. The backward is 2× the forward:
+ * m = 3 micro-batches save 3·3·5.7246 = 51.52 µs of the iteration. The layer's
+ * FLOPs (what MFU counts) keep the full s² (Megatron-LM's convention). */
+static void test_causal_by_hand(void)
+{
+    tsl_model_t full, causal;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    one_layer(&full, 1024, 16);
+    one_layer_causal(&causal, 1024, 16, true);
+    CHECK(tsl_cluster_parse_spec(&c, "1xA100-80G", &err) == 0, "%s", err.msg);
+    CHECK(causal.layers[0].fwd_flops == full.layers[0].fwd_flops,
+          "causal keeps the reported FLOPs: %.17g vs %.17g", causal.layers[0].fwd_flops,
+          full.layers[0].fwd_flops);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    tsl_plan_t g, a, b;
+    given_plan(&g, 1, 1, "single", 2, 3);
+    CHECK(tsl_eval_plan(&full, &c, &r, &g, &a, &err) == 0, "full: %s", err.msg);
+    CHECK(tsl_eval_plan(&causal, &c, &r, &g, &b, &err) == 0, "causal: %s", err.msg);
+    double X = 312e12 * 0.6, saved_flops = 4.0 * 512 * (512 - 513.0 / 2) * 1024 * 2;
+    CHECK(saved_flops == 1071644672.0, "skipped FLOPs %.17g", saved_flops);
+    double causal_flops = 4.0 * 512 * 256.5 * 1024 * 2, bytes = 2.0 * (2 * 512 * 1024.0 * 2) * 2;
+    CHECK(causal_flops / X > bytes / (0.8 * 2039e9), "the causal core is still compute-bound");
+    CHECK_NEAR(a.stages[0].fwd_s - b.stages[0].fwd_s, saved_flops / X, 1e-9,
+               "forward saves %.6g s, by hand %.6g s", a.stages[0].fwd_s - b.stages[0].fwd_s,
+               saved_flops / X);
+    CHECK_NEAR(a.iter_time_s - b.iter_time_s, 9.0 * saved_flops / X, 1e-9,
+               "iteration saves %.6g s, by hand 9 x %.6g s", a.iter_time_s - b.iter_time_s,
+               saved_flops / X);
+    CHECK(a.opt_tail_s == b.opt_tail_s, "causality leaves the optimizer alone");
+    tsl_model_free(&full);
+    tsl_model_free(&causal);
     tsl_cluster_free(&c);
 }
 
@@ -188,6 +256,7 @@ int main(void)
 {
     test_sublayer();
     test_one_layer_by_hand();
+    test_causal_by_hand();
     test_refusals();
     check_reproduces("BERT-Huge-32", "8xA100-40G", 32);
     check_reproduces("GPT2-1.3B", "2x4xV100-16G:ib100", 16);

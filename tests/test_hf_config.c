@@ -226,6 +226,56 @@ static void expect_parse_error(const char *json, const char *a, const char *b)
     CHECK(m.n_layers == 0, "failure leaves an empty model");
 }
 
+/* Causal self-attention from the family, "is_decoder" (BERT) and "causal". */
+static bool is_causal(const char *file)
+{
+    tsl_model_t m;
+    tsl_err_t err = {0};
+    if (tsl_hf_config_load(path_of(file), 0, &m, &err) != 0) {
+        CHECK(0, "%s: %s", file, err.msg);
+        return false;
+    }
+    bool c = m.layers[1].causal;
+    tsl_model_free(&m);
+    return c;
+}
+
+static void test_causal(void)
+{
+    const char *causal[] = {"gpt2.json",     "llama.json",  "mistral.json", "qwen2.json",
+                            "gpt_neox.json", "falcon.json", "phi.json"};
+    for (size_t i = 0; i < sizeof(causal) / sizeof(causal[0]); i++)
+        CHECK(is_causal(causal[i]), "%s: a causal LM", causal[i]);
+    CHECK(!is_causal("bert.json") && !is_causal("roberta.json") && !is_causal("vit.json"),
+          "encoders see every token");
+    tsl_model_t m;
+    tsl_err_t err = {0};
+    CHECK(tsl_hf_config_load(path_of("t5.json"), 0, &m, &err) == 0, "%s", err.msg);
+    bool enc = false, dec = true;
+    for (uint32_t i = 0; i < m.n_layers; i++) {
+        enc |= m.layers[i].kind == TSL_LAYER_ENCODER && m.layers[i].causal;
+        dec &= m.layers[i].kind != TSL_LAYER_DECODER || m.layers[i].causal;
+    }
+    CHECK(!enc && dec, "t5: encoder bidirectional, decoder self-attention causal");
+    tsl_model_free(&m);
+    const char *base = "{\"model_type\": \"%s\", \"n_layer\": 2, \"n_embd\": 64, "
+                       "\"n_head\": 4, \"n_positions\": 128, \"vocab_size\": 1000%s}";
+    char text[512];
+    snprintf(text, sizeof text, base, "gpt2", ", \"causal\": false");
+    CHECK(tsl_hf_config_parse(text, "g", 0, &m, &err) == 0 && !m.layers[1].causal,
+          "causal: false overrides the family: %s", err.msg);
+    tsl_model_free(&m);
+    const char *bert = "{\"model_type\": \"bert\", \"num_hidden_layers\": 2, "
+                       "\"hidden_size\": 64, \"num_attention_heads\": 4, "
+                       "\"intermediate_size\": 256, \"max_position_embeddings\": 128, "
+                       "\"vocab_size\": 1000, \"is_decoder\": true}";
+    CHECK(tsl_hf_config_parse(bert, "b", 0, &m, &err) == 0 && m.layers[1].causal,
+          "bert with is_decoder is causal: %s", err.msg);
+    tsl_model_free(&m);
+    snprintf(text, sizeof text, base, "gpt2", ", \"causal\": 1");
+    expect_parse_error(text, "causal", "true or false");
+}
+
 static void test_errors(void)
 {
     expect_load_error("bad_missing.json", "missing keys", "n_layer, n_embd");
@@ -315,6 +365,7 @@ int main(void)
     test_issue10();
     test_shapes();
     test_parse();
+    test_causal();
     test_errors();
     test_config_json_name();
     return CHECK_DONE();

@@ -411,9 +411,74 @@ static void test_llama(void)
     tsl_model_free(&m);
 }
 
+/* Whether layer 1 (the first transformer layer) of a preset is causal. */
+static bool preset_causal(const char *name)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    if (tsl_model_preset(name, &m, &err) != 0) {
+        CHECK(0, "%s: %s", name, err.msg);
+        return false;
+    }
+    bool c = m.layers[1].causal;
+    tsl_model_free(&m);
+    return c;
+}
+
+/* Decoder-only LMs causal; BERT, ViT, Swin, TransGAN not; T5's encoder not and
+ * its decoder's self-attention yes. A spec may override; a bad value is named. */
+static void test_causal(void)
+{
+    const char *yes[] = {"GPT3-15B", "GPT2-345M", "Llama2-7B"};
+    const char *no[] = {"BERT-Huge-32", "ViT-Huge-32", "Swin-Huge-32", "TransGAN-Hetero",
+                        "BERT-Large"};
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+        CHECK(preset_causal(yes[i]), "%s is causal", yes[i]);
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        CHECK(!preset_causal(no[i]), "%s sees every token", no[i]);
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    CHECK(tsl_model_preset("T5-Large-32", &m, &err) == 0, "%s", err.msg);
+    uint32_t enc = 0, dec = 0;
+    for (uint32_t i = 0; i < m.n_layers; i++) {
+        enc += m.layers[i].kind == TSL_LAYER_ENCODER && m.layers[i].causal;
+        dec += m.layers[i].kind == TSL_LAYER_DECODER && m.layers[i].causal;
+    }
+    CHECK(enc == 0 && dec == 16, "T5: %u causal encoder layers, %u causal decoder layers", enc,
+          dec);
+    tsl_model_free(&m);
+    tsl_arch_spec_t sp = {.arch = TSL_ARCH_BERT,
+                          .layers = 2,
+                          .hidden = 64,
+                          .ffn_hidden = 256,
+                          .heads = 4,
+                          .seq_len = 128,
+                          .vocab = 1000,
+                          .positions = 128,
+                          .causal = TSL_CAUSAL_ON};
+    CHECK(tsl_model_build(&sp, "bert-causal", &m, &err) == 0 && m.layers[1].causal, "on: %s",
+          err.msg);
+    uint64_t ka[TSL_LAYER_KEY_LEN], kb[TSL_LAYER_KEY_LEN];
+    tsl_layer_t other = m.layers[1];
+    other.causal = false;
+    tsl_layer_key(&m.layers[1], ka);
+    tsl_layer_key(&other, kb);
+    CHECK(memcmp(ka, kb, sizeof ka) != 0, "causality is part of the layer key (it costs)");
+    tsl_model_free(&m);
+    sp.arch = TSL_ARCH_GPT;
+    sp.causal = TSL_CAUSAL_OFF;
+    CHECK(tsl_model_build(&sp, "gpt-bidir", &m, &err) == 0 && !m.layers[1].causal, "off: %s",
+          err.msg);
+    tsl_model_free(&m);
+    sp.causal = 7;
+    CHECK(tsl_model_build(&sp, "bad", &m, &err) != 0 && strstr(err.msg, "causal"), "7: %s",
+          err.msg);
+}
+
 int main(void)
 {
     test_presets();
+    test_causal();
     test_encoder_formulas();
     test_sublayers();
     test_extensions();

@@ -1,6 +1,6 @@
 /*
  * test_pipeline.c — Galvatron-BMW Eq. 9 by hand, 1F1B in-flight micro-batches,
- * and the balance degrees of Eq. 6.
+ * the optimizer steps' tail, and the balance degrees of Eq. 6.
  */
 #include <stdint.h>
 
@@ -59,6 +59,34 @@ static void test_interleaved(void)
           "v 1 is plain 1F1B");
 }
 
+/* The optimizer tail by hand. Three stages, forward f = 1, nosync 4 (so the
+ * backward plus both p2p directions is 3), p2p 0.5 (0.25 per direction), the
+ * last micro-batch's gradient sync 0.5 more (sync 4.5). Stage i's last backward
+ * ends tail_i before T: tail_0 = 0, tail_1 = (4 − 1 − 0.25) + 0.5 = 3.25,
+ * tail_2 = 6.5. Steps of 1, 2, 9: the tail is max(1 − 0, 2 − 3.25, 9 − 6.5) = 2.5
+ * (the last stage's long step outlasts the drain below it); steps 1, 2, 3: stage
+ * 0's own 1 (it ends last). Under v = 2 the backward part of the drain halves,
+ * the sync does not: tail_1 = 2.75 / 2 + 0.5 = 1.875, tail_2 = 3.75: with steps
+ * 1, 2, 3 the tail is max(1, 0.125, −0.75) = 1. */
+static void test_opt_tail(void)
+{
+    double fwd[] = {1, 1, 1}, nosync[] = {4, 4, 4}, sync[] = {4.5, 4.5, 4.5};
+    double p2p[] = {0.5, 0.5, 0.5}, big[] = {1, 2, 9}, small[] = {1, 2, 3};
+    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, big, 1), 2.5, EPS,
+               "a long last step: %g", tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, big, 1));
+    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, small, 1), 1.0, EPS,
+               "stage 0 ends last");
+    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, small, 2), 1.0, EPS,
+               "interleaved: stage 0 still last");
+    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, big, 2), 9 - 3.75, EPS,
+               "interleaved drain is shorter: %g",
+               tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, big, 2));
+    double none[] = {0, 0, 0};
+    CHECK(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, none, 1) == 0, "no steps");
+    CHECK(tsl_pipeline_opt_tail_s(0, fwd, nosync, sync, p2p, big, 1) == 0, "no stages");
+    CHECK(tsl_pipeline_opt_tail_s(1, fwd, nosync, sync, p2p, big, 1) == 1, "one stage: its step");
+}
+
 static void test_balance(void)
 {
     double equal[] = {3, 3, 3, 3};
@@ -90,6 +118,7 @@ int main(void)
     test_time();
     test_inflight();
     test_interleaved();
+    test_opt_tail();
     test_balance();
     return CHECK_DONE();
 }

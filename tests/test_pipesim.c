@@ -453,6 +453,40 @@ static void test_interleaved(void)
           "m 3 on 2 stages accepted: %s", err.msg);
 }
 
+/* Optimizer steps after each stage's last op, by hand: 2 stages, f = 1, b = 2,
+ * m = 2, no p2p. Stage 0: F0 [0,1], F1 [1,2], B0 [4,6], B1 [7,9]; stage 1: F0
+ * [1,2], B0 [2,4], F1 [4,5], B1 [5,7]. The flush is 9 (stage 0's B1, Eq. 9's
+ * 1·3 + 6). Steps of 1 and 2: stage 0 ends at 10, stage 1 at 9: T = 10. A step
+ * of 3 on stage 1: 7 + 3 = 10, still 10; of 4: 11 (stage 1 is now the last to
+ * finish) — tsl_pipeline_opt_tail_s's max(1, opt_1 − 2) for the same stages. */
+static void test_optimizer(void)
+{
+    const double f[] = {1, 1}, b[] = {2, 2};
+    double opt[] = {1, 2};
+    tsl_pipesim_in_t in;
+    memset(&in, 0, sizeof(in));
+    in.n_stages = 2;
+    in.n_micro = 2;
+    in.fwd_s = f;
+    in.bwd_s = b;
+    tsl_pipesim_out_t o;
+    tsl_err_t err = {0};
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == 9 && o.flush_s == 9,
+          "no steps: %g", o.iter_s);
+    in.opt_s = opt;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0, "%s", err.msg);
+    CHECK(o.iter_s == 10 && o.flush_s == 9, "steps 1, 2: T %g, flush %g", o.iter_s, o.flush_s);
+    CHECK(o.path_len > 0 && o.path[o.path_len - 1].end_s == o.flush_s,
+          "the path ends at the flush, the step is a tail after it");
+    opt[1] = 3;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == 10, "3: %g", o.iter_s);
+    opt[1] = 4;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == 11, "4: %g", o.iter_s);
+    opt[0] = -1;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "opt_s[0]"),
+          "a negative step: %s", err.msg);
+}
+
 int main(void)
 {
     ws_bytes =
@@ -468,6 +502,7 @@ int main(void)
     test_sliced_and_sync();
     test_errors_and_determinism();
     test_interleaved();
+    test_optimizer();
     free(ws);
     return CHECK_DONE();
 }

@@ -85,9 +85,61 @@ static void test_layers(void)
     CHECK(tsl_roofline_core_fwd_s(&d, &gpt, 4, 1) > 0, "a core in an encoder");
 }
 
+/* Causal self-attention by hand: GPT-2 medium's core (s = 1024, d = 1024, 16
+ * heads) for 8 samples on the H100 (494.5 TFLOP/s, 2680 GB/s sustained). Full:
+ * 4·s²·d·8 = 34.36 GFLOP, 69.49 µs, over its Q, K, V, O bytes 2·4·s·d·8 = 67.1 MB,
+ * 25.04 µs: compute-bound. Causal: (s + 1)/2 = 512.5 keys per query, 17.20 GFLOP,
+ * 34.78 µs, still above the bytes: the layer's forward drops by 4·s·(s − 512.5)·d·8
+ * FLOPs / X = 34.71 µs. Unfused attention computes and masks all s² scores: no
+ * change. The FLOP-count fallback drops the same FLOPs; the layer's fwd_flops and
+ * core_fwd_flops (what MFU counts) do not change. */
+static void test_causal(void)
+{
+    tsl_roofline_dev_t d = h100(), flat;
+    tsl_roofline_dev_init(&flat, d.gemm_flops, 0);
+    tsl_layer_t full = layer(1024, 1024, 16), causal = full;
+    causal.causal = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&causal, &err) == 0 && causal.fwd_flops == full.fwd_flops &&
+              causal.core_fwd_flops == full.core_fwd_flops,
+          "causal keeps the counted FLOPs");
+    double saved = 4.0 * 1024 * (1024 - 512.5) * 1024 * 8 / d.gemm_flops;
+    CHECK(4.0 * 1024 * 512.5 * 1024 * 8 / d.gemm_flops > 2.0 * 4 * 1024 * 1024 * 8 / d.mem_bw,
+          "the causal core is compute-bound");
+    double a = tsl_roofline_layer_fwd_s(&d, &full, 8, 1, false, 0);
+    double b = tsl_roofline_layer_fwd_s(&d, &causal, 8, 1, false, 0);
+    CHECK_NEAR(a - b, saved, 1e-9, "causal saves %.3f us, by hand %.3f us", (a - b) * 1e6,
+               saved * 1e6);
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &full, 8, 1) -
+                   tsl_roofline_core_fwd_s(&d, &causal, 8, 1),
+               saved, 1e-9, "the recomputed core saves the same");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&flat, &full, 8, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&flat, &causal, 8, 1, false, 0),
+               saved, 1e-9, "the FLOP-count fallback saves the same");
+    tsl_layer_t uf = full, ufc = causal;
+    uf.unfused_attn = ufc.unfused_attn = true;
+    CHECK(tsl_layer_derive(&uf, &err) == 0 && tsl_layer_derive(&ufc, &err) == 0, "%s", err.msg);
+    CHECK(tsl_roofline_layer_fwd_s(&d, &uf, 8, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&d, &ufc, 8, 1, false, 0) &&
+              tsl_roofline_core_fwd_s(&d, &uf, 8, 1) == tsl_roofline_core_fwd_s(&d, &ufc, 8, 1) &&
+              tsl_roofline_layer_fwd_s(&flat, &uf, 8, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&flat, &ufc, 8, 1, false, 0),
+          "unfused attention computes the masked scores");
+    /* keys per query: (s + 1)/2 without a window; with w = 4 of s = 8, query i
+     * sees min(i + 1, 4): 1 + 2 + 3 + 4·5 = 26 of 8 queries = 3.25 = 4 − 4·3/16 */
+    CHECK(tsl_attn_keys(1024, 0, true) == 512.5 && tsl_attn_keys(1024, 0, false) == 1024,
+          "(s + 1)/2");
+    CHECK(tsl_attn_keys(8, 4, true) == 3.25 && tsl_attn_keys(8, 4, false) == 4, "window 4 of 8: %g",
+          tsl_attn_keys(8, 4, true));
+    CHECK(tsl_attn_keys(8, 8, true) == 4.5 && tsl_attn_keys(8, 16, true) == 4.5,
+          "a window of s or more is none");
+    CHECK(tsl_attn_keys(1, 0, true) == 1, "one token sees itself");
+}
+
 int main(void)
 {
     test_gemm();
     test_layers();
+    test_causal();
     return CHECK_DONE();
 }
