@@ -124,7 +124,8 @@ static int build(const acc_plan_t *p, bool unfused, tsl_model_t *m, tsl_plan_t *
                      .seq_len = p->seq,
                      .hidden = p->hidden,
                      .ffn_hidden = 4 * p->hidden,
-                     .heads = p->heads};
+                     .heads = p->heads,
+                     .causal = true}; /* the executor's attention is causal */
     tsl_model_init(m, "accuracy-gpt");
     tsl_exec_plan_spec_t spec = {
         .pp = 1, .tp = 1, .dp = 1, .ckpt = p->ckpt, .micro_batch = p->mbs, .n_micro = p->ga};
