@@ -166,18 +166,11 @@ struct tsl_devops {
                     tsl_err_t *err);
     int (*bias_grad)(tsl_devops_t *o, const tsl_buf_t *dy, tsl_buf_t *db, int rows, int cols,
                      tsl_err_t *err);
-    /* Embedding: y[r] = table[ids[r]]; bwd: dtable[ids[r]] += dy[r] (rows in order). */
-    int (*embed_fwd)(tsl_devops_t *o, const tsl_buf_t *table, const tsl_buf_t *ids, tsl_buf_t *y,
-                     int rows, int cols, tsl_err_t *err);
-    int (*embed_bwd)(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *ids, tsl_buf_t *dtable,
-                     int rows, int cols, tsl_err_t *err);
-    /* Losses, scaled by `scale` (1 / elements of the global batch): loss (F32, one
-     * element) += scale · Σ ..., dy = ∂/∂y. mse: Σ (y − t)²; xent: rows×cols logits,
-     * targets I32 class per row, Σ −log softmax(y)[t]. */
+    /* The loss without a head, scaled by `scale` (1 / elements of the global batch):
+     * loss (F32, one element) += scale · Σ (y − t)², dy = ∂/∂y. (With a head the loss
+     * is the vocabulary-parallel cross-entropy below; tp = 1 is its one-part case.) */
     int (*mse)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy, float scale,
                tsl_buf_t *loss, tsl_err_t *err);
-    int (*xent)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy, int rows,
-                int cols, float scale, tsl_buf_t *loss, tsl_err_t *err);
     /* ---- vocabulary-parallel embedding and cross-entropy (Megatron; exec_vocab.c) ----
      * This rank holds vocabulary rows (embedding) or logit columns (head) [v0, v0 + vl);
      * of those only the first `valid` are real words, the rest pad the vocabulary and

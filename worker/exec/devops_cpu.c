@@ -344,27 +344,6 @@ static int cpu_bias_grad(tsl_devops_t *o, const tsl_buf_t *dy, tsl_buf_t *db, in
     return 0;
 }
 
-static int cpu_embed_fwd(tsl_devops_t *o, const tsl_buf_t *table, const tsl_buf_t *ids,
-                         tsl_buf_t *y, int rows, int cols, tsl_err_t *err)
-{
-    (void)o, (void)err;
-    const int32_t *id = ids->ptr;
-    for (int r = 0; r < rows; r++)
-        memcpy(F(y) + (size_t)r * cols, CF(table) + (size_t)id[r] * cols, cols * 4u);
-    return 0;
-}
-
-static int cpu_embed_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *ids,
-                         tsl_buf_t *dtable, int rows, int cols, tsl_err_t *err)
-{
-    (void)o, (void)err;
-    const int32_t *id = ids->ptr;
-    for (int r = 0; r < rows; r++)
-        for (int c = 0; c < cols; c++)
-            F(dtable)[(size_t)id[r] * cols + c] += CF(dy)[(size_t)r * cols + c];
-    return 0;
-}
-
 static int cpu_mse(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy,
                    float scale, tsl_buf_t *loss, tsl_err_t *err)
 {
@@ -376,28 +355,6 @@ static int cpu_mse(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_
         F(dy)[i] = (float)(2.0 * scale * d);
     }
     F(loss)[0] += (float)(scale * s);
-    return 0;
-}
-
-static int cpu_xent(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy,
-                    int rows, int cols, float scale, tsl_buf_t *loss, tsl_err_t *err)
-{
-    (void)o, (void)err;
-    const int32_t *tg = t->ptr;
-    double total = 0;
-    for (int r = 0; r < rows; r++) {
-        const float *yr = CF(y) + (size_t)r * cols;
-        double mx = yr[0], s = 0;
-        for (int c = 1; c < cols; c++)
-            mx = fmax(mx, yr[c]);
-        for (int c = 0; c < cols; c++)
-            s += exp(yr[c] - mx);
-        total += mx + log(s) - yr[tg[r]];
-        float *dyr = F(dy) + (size_t)r * cols;
-        for (int c = 0; c < cols; c++)
-            dyr[c] = (float)(scale * (exp(yr[c] - mx) / s - (c == tg[r] ? 1.0 : 0.0)));
-    }
-    F(loss)[0] += (float)(scale * total);
     return 0;
 }
 
@@ -596,10 +553,7 @@ static const tsl_devops_t cpu_table = {
     .scale = cpu_scale,
     .add_bias = cpu_add_bias,
     .bias_grad = cpu_bias_grad,
-    .embed_fwd = cpu_embed_fwd,
-    .embed_bwd = cpu_embed_bwd,
     .mse = cpu_mse,
-    .xent = cpu_xent,
     .vembed_fwd = cpu_vembed_fwd,
     .vembed_bwd = cpu_vembed_bwd,
     .vxent_max = cpu_vxent_max,

@@ -279,30 +279,10 @@ static int cu_bias_grad(tsl_devops_t *o, const tsl_buf_t *dy, tsl_buf_t *db, int
                 err);
 }
 
-static int cu_embed_fwd(tsl_devops_t *o, const tsl_buf_t *table, const tsl_buf_t *ids, tsl_buf_t *y,
-                        int rows, int cols, tsl_err_t *err)
-{
-    return kerr(tsl_xk_embed(table->ptr, ids->ptr, y->ptr, rows, cols, 0, S(o)), "embedding", err);
-}
-
-static int cu_embed_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *ids,
-                        tsl_buf_t *dtable, int rows, int cols, tsl_err_t *err)
-{
-    return kerr(tsl_xk_embed(dtable->ptr, ids->ptr, dy->ptr, rows, cols, 1, S(o)),
-                "embedding backward", err);
-}
-
 static int cu_mse(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy,
                   float scale, tsl_buf_t *loss, tsl_err_t *err)
 {
     return kerr(tsl_xk_mse(y->ptr, t->ptr, dy->ptr, y->n, scale, loss->ptr, S(o)), "mse", err);
-}
-
-static int cu_xent(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, tsl_buf_t *dy, int rows,
-                   int cols, float scale, tsl_buf_t *loss, tsl_err_t *err)
-{
-    return kerr(tsl_xk_xent(y->ptr, t->ptr, dy->ptr, rows, cols, scale, loss->ptr, S(o)),
-                "cross-entropy", err);
 }
 
 /* ---- vocabulary-parallel embedding and cross-entropy (devops.h) ---- */
@@ -461,10 +441,7 @@ static const tsl_devops_t cuda_table = {
     .scale = cu_scale,
     .add_bias = cu_add_bias,
     .bias_grad = cu_bias_grad,
-    .embed_fwd = cu_embed_fwd,
-    .embed_bwd = cu_embed_bwd,
     .mse = cu_mse,
-    .xent = cu_xent,
     .vembed_fwd = cu_vembed_fwd,
     .vembed_bwd = cu_vembed_bwd,
     .vxent_max = cu_vxent_max,

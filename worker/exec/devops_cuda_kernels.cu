@@ -348,28 +348,6 @@ extern "C" int tsl_xk_bias_grad(const void *dy, void *db, int rows, int cols, fl
                   (cudaStream_t)s);
 }
 
-__global__ static void k_embed(bf16 *table, const int32_t *ids, bf16 *y, size_t n, int cols,
-                               int backward)
-{
-    GRID_LOOP(i, n)
-    {
-        size_t r = i / cols, c = i % cols, t = (size_t)ids[r] * cols + c;
-        if (!backward)
-            y[i] = table[t];
-        else
-            atomicAdd(&table[t], y[i]);
-    }
-}
-
-extern "C" int tsl_xk_embed(const void *table, const int32_t *ids, void *y, int rows, int cols,
-                            int backward, void *s)
-{
-    size_t n = (size_t)rows * cols;
-    k_embed<<<blocks(n), NT, 0, (cudaStream_t)s>>>((bf16 *)table, ids, (bf16 *)y, n, cols,
-                                                   backward);
-    return done();
-}
-
 __global__ static void k_mse(const bf16 *y, const bf16 *t, bf16 *dy, size_t n, float scale,
                              float *loss)
 {
@@ -391,33 +369,6 @@ extern "C" int tsl_xk_mse(const void *y, const void *t, void *dy, size_t n, floa
 {
     k_mse<<<blocks(n), NT, 0, (cudaStream_t)s>>>((const bf16 *)y, (const bf16 *)t, (bf16 *)dy, n,
                                                  scale, loss);
-    return done();
-}
-
-__global__ static void k_xent(const bf16 *y, const int32_t *t, bf16 *dy, int cols, float scale,
-                              float *loss)
-{
-    __shared__ float sh[NT / 32];
-    size_t o = (size_t)blockIdx.x * cols;
-    float mx = -INFINITY, s = 0, yt = __bfloat162float(y[o + t[blockIdx.x]]);
-    for (int c = threadIdx.x; c < cols; c += NT)
-        mx = fmaxf(mx, __bfloat162float(y[o + c]));
-    mx = block_max(mx, sh);
-    for (int c = threadIdx.x; c < cols; c += NT)
-        s += __expf(__bfloat162float(y[o + c]) - mx);
-    s = block_sum(s, sh); /* also orders every read of y before the writes below */
-    for (int c = threadIdx.x; c < cols; c += NT) {
-        float p = __expf(__bfloat162float(y[o + c]) - mx) / s;
-        dy[o + c] = __float2bfloat16(scale * (p - (c == t[blockIdx.x] ? 1.0f : 0.0f)));
-    }
-    if (threadIdx.x == 0)
-        atomicAdd(loss, scale * (mx + logf(s) - yt));
-}
-
-extern "C" int tsl_xk_xent(const void *y, const int32_t *t, void *dy, int rows, int cols,
-                           float scale, float *loss, void *s)
-{
-    k_xent<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)y, t, (bf16 *)dy, cols, scale, loss);
     return done();
 }
 

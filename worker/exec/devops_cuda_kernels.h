@@ -37,12 +37,8 @@ int tsl_xk_axpy(float alpha, const void *x, void *y, int dt, size_t n, void *st)
 int tsl_xk_scale(float alpha, void *x, int dt, size_t n, void *st);
 int tsl_xk_add_bias(void *x, const void *bias, int rows, int cols, void *st);
 int tsl_xk_bias_grad(const void *dy, void *db, int rows, int cols, float *ws, void *st);
-int tsl_xk_embed(const void *table, const int32_t *ids, void *y, int rows, int cols, int backward,
-                 void *st);
 int tsl_xk_mse(const void *y, const void *t, void *dy, size_t n, float scale, float *loss,
                void *st);
-int tsl_xk_xent(const void *y, const int32_t *t, void *dy, int rows, int cols, float scale,
-                float *loss, void *st);
 /* vocabulary-parallel embedding and cross-entropy (devops.h vembed_*, vxent*) */
 int tsl_xk_vembed(const void *table, const int32_t *ids, void *y, int rows, int cols, int v0,
                   int vl, int backward, void *st);
