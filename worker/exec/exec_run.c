@@ -9,6 +9,7 @@
  *   nccl      one rank per process and GPU: --rank R, --device D, and --nccl-id FILE,
  *             which rank 0 writes and the others wait for.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -22,6 +23,9 @@
 
 typedef struct run_cfg {
     uint32_t layers, hidden, heads, seq, ffn, vocab;
+    uint32_t positions;    /* learned position rows of the embedding; 0: none */
+    bool tied, unfused;    /* tied head; attention keeps its s×s scores */
+    bool attn_chunk_given; /* --attn-chunk was given (its value is opts.attn_chunk) */
     tsl_exec_plan_spec_t spec;
     tsl_exec_opts_t opts;
     const char *devops, *comm, *host, *nccl_id;
@@ -35,66 +39,152 @@ typedef struct run_cfg {
 
 static void usage(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: tessel-exec-run [--layers N] [--hidden H] [--heads A] [--seq S] [--ffn F]\n"
-        "         [--vocab V] [--mbs B] [--micro M] [--pp P] [--dp D] [--sdp] [--tp T]\n"
-        "         [--ckpt] [--devops cpu|cuda] [--comm loopback|tcp|nccl] [--warmup W]\n"
-        "         [--iters N] [--seed S] [--sgd] [--lr X] [--no-overlap] [--mem-limit BYTES]\n"
-        "         [--rank R] [--host ADDR] [--port P] [--device D] [--nccl-id FILE] [--json]\n"
-        "  --mbs is the plan's micro-batch (samples over the whole data group); --vocab > 0\n"
-        "  adds a token embedding and an LM head with cross-entropy (else MSE on the output).\n");
+    fprintf(f,
+            "usage: tessel-exec-run [--layers N] [--hidden H] [--heads A] [--seq S] [--ffn F]\n"
+            "         [--vocab V [--positions P] [--tied]] [--unfused-attn | --attn-chunk C]\n"
+            "         [--mbs B] [--micro M] [--pp P] [--dp D] [--sdp] [--tp T] [--ckpt]\n"
+            "         [--devops cpu|cuda] [--comm loopback|tcp|nccl] [--warmup W] [--iters N]\n"
+            "         [--seed S] [--sgd] [--lr X] [--no-overlap] [--mem-limit BYTES]\n"
+            "         [--rank R] [--host ADDR] [--port P] [--device D] [--nccl-id FILE] [--json]\n"
+            "  The layers are GPT blocks with causal attention. --mbs is the plan's micro-batch\n"
+            "  (samples over the whole data group); --vocab > 0 adds a token embedding and an\n"
+            "  LM head with cross-entropy (else MSE on the output). With --vocab: --positions P\n"
+            "  adds a learned position table of P rows (P >= --seq; default none, as with\n"
+            "  rotary positions; GPT-2 has 1024), --tied ties the head to the embedding.\n"
+            "  --unfused-attn keeps each layer's s x s softmax output until backward (a\n"
+            "  framework without a fused kernel); else attention is fused by query chunks and\n"
+            "  --attn-chunk C forces C query rows per chunk (C >= 1; default: the engine's rule)\n"
+            "  to trade the workspace (2 x heads x C x seq) against per-chunk launch overhead.\n");
 }
 
+/* A whole number for --flag, strictly: digits only, in range. */
+static int num(const char *flag, const char *s, uint64_t max, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (s[0] < '0' || s[0] > '9' || *end || errno || v > max) {
+        fprintf(stderr, "tessel-exec-run: --%s '%s': give a whole number up to %llu\n", flag, s,
+                (unsigned long long)max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The flags that take no number. */
+static void set_string(run_cfg_t *c, int ch, const char *arg)
+{
+    switch (ch) {
+    case 'z': c->spec.sdp = true; break;
+    case 'c': c->spec.ckpt = true; break;
+    case 'o': c->devops = arg; break;
+    case 'x': c->comm = arg; break;
+    case 'g': c->opts.optim = TSL_EXEC_SGD; break;
+    case 'l': c->opts.lr = strtof(arg, NULL); break;
+    case 'O': c->opts.no_overlap = true; break;
+    case 'h': c->host = arg; break;
+    case 'I': c->nccl_id = arg; break;
+    case 'j': c->json = true; break;
+    case 'T': c->tied = true; break;
+    case 'U': c->unfused = true; break;
+    }
+}
+
+/* The flags that take a number; false when ch is not one of them. */
+static bool set_number(run_cfg_t *c, int ch, uint64_t v)
+{
+    uint32_t u = (uint32_t)v;
+    switch (ch) {
+    case 'L': c->layers = u; break;
+    case 'H': c->hidden = u; break;
+    case 'A': c->heads = u; break;
+    case 'S': c->seq = u; break;
+    case 'F': c->ffn = u; break;
+    case 'V': c->vocab = u; break;
+    case 'Q': c->positions = u; break;
+    case 'C': c->opts.attn_chunk = u, c->attn_chunk_given = true; break;
+    case 'b': c->spec.micro_batch = u; break;
+    case 'm': c->spec.n_micro = u; break;
+    case 'p': c->spec.pp = u; break;
+    case 'd': c->spec.dp = u; break;
+    case 't': c->spec.tp = u; break;
+    case 'w': c->opts.warmup = u; break;
+    case 'n': c->opts.iters = u; break;
+    case 's': c->opts.seed = v; break;
+    case 'M': c->mem_limit = v; break;
+    case 'r': c->rank = (int)u; break;
+    case 'P': c->port = (int)u; break;
+    case 'D': c->device = (int)u; break;
+    default: return false;
+    }
+    return true;
+}
+
+static const struct option opts_long[] = {{"layers", 1, 0, 'L'},       {"hidden", 1, 0, 'H'},
+                                          {"heads", 1, 0, 'A'},        {"seq", 1, 0, 'S'},
+                                          {"ffn", 1, 0, 'F'},          {"vocab", 1, 0, 'V'},
+                                          {"positions", 1, 0, 'Q'},    {"tied", 0, 0, 'T'},
+                                          {"unfused-attn", 0, 0, 'U'}, {"attn-chunk", 1, 0, 'C'},
+                                          {"mbs", 1, 0, 'b'},          {"micro", 1, 0, 'm'},
+                                          {"pp", 1, 0, 'p'},           {"dp", 1, 0, 'd'},
+                                          {"sdp", 0, 0, 'z'},          {"tp", 1, 0, 't'},
+                                          {"ckpt", 0, 0, 'c'},         {"devops", 1, 0, 'o'},
+                                          {"comm", 1, 0, 'x'},         {"warmup", 1, 0, 'w'},
+                                          {"iters", 1, 0, 'n'},        {"seed", 1, 0, 's'},
+                                          {"sgd", 0, 0, 'g'},          {"lr", 1, 0, 'l'},
+                                          {"no-overlap", 0, 0, 'O'},   {"mem-limit", 1, 0, 'M'},
+                                          {"rank", 1, 0, 'r'},         {"host", 1, 0, 'h'},
+                                          {"port", 1, 0, 'P'},         {"device", 1, 0, 'D'},
+                                          {"nccl-id", 1, 0, 'I'},      {"json", 0, 0, 'j'},
+                                          {"help", 0, 0, '?'},         {0, 0, 0, 0}};
+
+/* 0: run; 1: --help was answered; -1: a bad flag (said on stderr). */
 static int parse(run_cfg_t *c, int argc, char **argv)
 {
-    static const struct option lo[] = {
-        {"layers", 1, 0, 'L'},    {"hidden", 1, 0, 'H'}, {"heads", 1, 0, 'A'},
-        {"seq", 1, 0, 'S'},       {"ffn", 1, 0, 'F'},    {"vocab", 1, 0, 'V'},
-        {"mbs", 1, 0, 'b'},       {"micro", 1, 0, 'm'},  {"pp", 1, 0, 'p'},
-        {"dp", 1, 0, 'd'},        {"sdp", 0, 0, 'z'},    {"tp", 1, 0, 't'},
-        {"ckpt", 0, 0, 'c'},      {"devops", 1, 0, 'o'}, {"comm", 1, 0, 'x'},
-        {"warmup", 1, 0, 'w'},    {"iters", 1, 0, 'n'},  {"seed", 1, 0, 's'},
-        {"sgd", 0, 0, 'g'},       {"lr", 1, 0, 'l'},     {"no-overlap", 0, 0, 'O'},
-        {"mem-limit", 1, 0, 'M'}, {"rank", 1, 0, 'r'},   {"host", 1, 0, 'h'},
-        {"port", 1, 0, 'P'},      {"device", 1, 0, 'D'}, {"nccl-id", 1, 0, 'I'},
-        {"json", 0, 0, 'j'},      {"help", 0, 0, '?'},   {0, 0, 0, 0}};
-    int ch;
-    while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        unsigned long v = optarg ? strtoul(optarg, NULL, 10) : 0;
-        switch (ch) {
-        case 'L': c->layers = (uint32_t)v; break;
-        case 'H': c->hidden = (uint32_t)v; break;
-        case 'A': c->heads = (uint32_t)v; break;
-        case 'S': c->seq = (uint32_t)v; break;
-        case 'F': c->ffn = (uint32_t)v; break;
-        case 'V': c->vocab = (uint32_t)v; break;
-        case 'b': c->spec.micro_batch = (uint32_t)v; break;
-        case 'm': c->spec.n_micro = (uint32_t)v; break;
-        case 'p': c->spec.pp = (uint32_t)v; break;
-        case 'd': c->spec.dp = (uint32_t)v; break;
-        case 'z': c->spec.sdp = true; break;
-        case 't': c->spec.tp = (uint32_t)v; break;
-        case 'c': c->spec.ckpt = true; break;
-        case 'o': c->devops = optarg; break;
-        case 'x': c->comm = optarg; break;
-        case 'w': c->opts.warmup = (uint32_t)v; break;
-        case 'n': c->opts.iters = (uint32_t)v; break;
-        case 's': c->opts.seed = strtoull(optarg, NULL, 10); break;
-        case 'g': c->opts.optim = TSL_EXEC_SGD; break;
-        case 'l': c->opts.lr = strtof(optarg, NULL); break;
-        case 'O': c->opts.no_overlap = true; break;
-        case 'M': c->mem_limit = strtoull(optarg, NULL, 10); break;
-        case 'r': c->rank = (int)v; break;
-        case 'h': c->host = optarg; break;
-        case 'P': c->port = (int)v; break;
-        case 'D': c->device = (int)v; break;
-        case 'I': c->nccl_id = optarg; break;
-        case 'j': c->json = true; break;
-        default: usage(ch == '?' && !optopt ? stdout : stderr); return -1;
+    int ch, at = -1;
+    while ((ch = getopt_long(argc, argv, "", opts_long, &at)) != -1) {
+        if (ch == '?') { /* --help, or a flag getopt refused (it said why) */
+            bool help = at >= 0 && opts_long[at].val == '?';
+            usage(help ? stdout : stderr);
+            return help ? 1 : -1;
         }
+        bool wide = ch == 's' || ch == 'M'; /* 64-bit: the seed and a byte count */
+        uint64_t v = 0;
+        if (optarg && ch != 'o' && ch != 'x' && ch != 'l' && ch != 'h' && ch != 'I' &&
+            num(opts_long[at].name, optarg, wide ? UINT64_MAX : INT32_MAX, &v))
+            return -1;
+        if (!set_number(c, ch, v))
+            set_string(c, ch, optarg);
+        at = -1;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tessel-exec-run: '%s': not a flag (see --help)\n", argv[optind]);
+        return -1;
     }
     return 0;
+}
+
+/* Combinations the model cannot have, named by their flags. */
+static int check(const run_cfg_t *c)
+{
+    const char *why = NULL;
+    char buf[160];
+    if (c->tied && !c->vocab)
+        why = "--tied without --vocab: a tied head shares the token embedding's table";
+    else if (c->positions && !c->vocab)
+        why = "--positions without --vocab: the position table is part of the token embedding";
+    else if (c->positions && c->positions < c->seq) {
+        snprintf(buf, sizeof(buf), "--positions %u is fewer than --seq %u: a row per position",
+                 c->positions, c->seq);
+        why = buf;
+    } else if (c->attn_chunk_given && c->unfused)
+        why = "--attn-chunk with --unfused-attn: unfused attention is one chunk of the sequence";
+    else if (c->attn_chunk_given && !c->opts.attn_chunk)
+        why = "--attn-chunk 0: give at least 1 query row (leave it out for the engine's rule)";
+    if (why)
+        fprintf(stderr, "tessel-exec-run: %s\n", why);
+    return why ? -1 : 0;
 }
 
 static int build(run_cfg_t *c, tsl_err_t *err)
@@ -103,19 +193,27 @@ static int build(run_cfg_t *c, tsl_err_t *err)
                      .seq_len = c->seq,
                      .hidden = c->hidden,
                      .ffn_hidden = c->ffn ? c->ffn : 4 * c->hidden,
-                     .heads = c->heads};
+                     .heads = c->heads,
+                     .causal = true, /* as the executor's attention is */
+                     .unfused_attn = c->unfused};
     tsl_model_init(&c->model, "exec-gpt");
     if (c->vocab) {
-        tsl_layer_t emb = {
-            .kind = TSL_LAYER_EMBEDDING, .seq_len = c->seq, .hidden = c->hidden, .vocab = c->vocab};
+        tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING,
+                           .seq_len = c->seq,
+                           .hidden = c->hidden,
+                           .vocab = c->vocab,
+                           .positions = c->positions};
         if (tsl_model_add(&c->model, &emb, err))
             return -1;
     }
     if (tsl_model_add_n(&c->model, &l, c->layers, err))
         return -1;
     if (c->vocab) {
-        tsl_layer_t head = {
-            .kind = TSL_LAYER_HEAD, .seq_len = c->seq, .hidden = c->hidden, .vocab = c->vocab};
+        tsl_layer_t head = {.kind = TSL_LAYER_HEAD,
+                            .seq_len = c->seq,
+                            .hidden = c->hidden,
+                            .vocab = c->vocab,
+                            .tied_head = c->tied};
         if (tsl_model_add(&c->model, &head, err))
             return -1;
     }
@@ -274,7 +372,10 @@ int main(int argc, char **argv)
                    .rank = -1};
     tsl_err_t err = {0};
     tsl_exec_opts_default(&c.opts);
-    if (parse(&c, argc, argv))
+    int pr = parse(&c, argc, argv);
+    if (pr)
+        return pr > 0 ? 0 : 2;
+    if (check(&c))
         return 2;
     if (build(&c, &err)) {
         fprintf(stderr, "tessel-exec-run: %s\n", err.msg);
