@@ -4,7 +4,9 @@
 # jansson: builds the planner and worker/exec directly with gcc and nvcc, then
 #   1. the cuda ops against the cpu ops on a small layer stack (forward loss and every
 #      gradient within bf16 tolerance): tests/test_exec_cuda.c;
-#   2. a 1-GPU timing of a GPT block stack (with and without checkpointing);
+#   2. 1-GPU timings of GPT block stacks (with and without checkpointing; with a 50k
+#      vocabulary, untied and tied with learned positions; fused and unfused attention
+#      at seq 2048);
 #   3. with 2 or more GPUs: dp = all GPUs over NCCL, one process per GPU.
 # Usage: sh bench/exec_gpu_check.sh [build-dir]   (prints tables; exits non-zero only
 # when the check in 1 fails or something does not build)
@@ -17,11 +19,15 @@ mkdir -p "$B"
 echo "== build (gcc + nvcc, no RPC stack) in $B"
 "$CUDA_HOME/bin/nvcc" -c worker/exec/devops_cuda_kernels.cu -o "$B/kernels.o" -O3 -std=c++17 \
     -Xcompiler -fPIC -Iworker/exec -Iplanner $ARCH
-SRC="planner/*.c worker/exec/devops.c worker/exec/devops_mem.c worker/exec/devops_cpu.c worker/exec/comm_host.c worker/exec/comm_tcp.c
-     worker/exec/exec_rank.c worker/exec/exec_layer.c worker/exec/exec_attn.c worker/exec/exec_vocab.c worker/exec/exec_engine.c
-     worker/exec/exec_step.c worker/exec/exec_phase.c worker/exec/devops_cuda.c worker/exec/comm_nccl.c"
+# The executor's sources as worker/exec/meson.build lists them for a CUDA build (every
+# .c named from `exec_sources = files(` to `exec_lib =`, less the no-CUDA stubs), so
+# that this list cannot fall behind the library's.
+EXEC=$(sed -n '/^exec_sources = files(/,/^exec_lib =/p' worker/exec/meson.build |
+    grep -o "'[a-z_]*\.c'" | tr -d "'" | grep -vx 'devops_nocuda.c' | sed 's|^|worker/exec/|')
+[ -n "$EXEC" ] || { echo "no exec_sources in worker/exec/meson.build" >&2; exit 1; }
+SRC="planner/*.c $EXEC"
 CFLAGS="-O2 -std=c11 -D_GNU_SOURCE -DTSL_HAVE_CUDA=1 -I$CUDA_HOME/include -Iplanner -Iworker/exec -Itests"
-LIBS="$B/kernels.o -L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcublas -lcudart -lnccl -lstdc++ -lm -lpthread"
+LIBS="$B/kernels.o -L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcublas -lcublasLt -lcudart -lnccl -lstdc++ -lm -lpthread"
 # shellcheck disable=SC2086
 gcc $CFLAGS $SRC tests/test_exec_cuda.c $LIBS -o "$B/test_exec_cuda"
 # shellcheck disable=SC2086
@@ -32,14 +38,16 @@ echo "== 1. cuda ops vs cpu ops (small layer stack, bf16 tolerance)"
 "$B/test_exec_cuda"
 
 echo "== 2. one GPU: GPT block stack, bf16, Adam (medians of 10 iterations after 3)"
-printf '%-44s %s\n' "shape" "report"
+printf '%-72s %s\n' "shape" "report"
 for cfg in "--layers 8 --hidden 1024 --heads 16 --seq 1024 --mbs 8 --micro 2" \
            "--layers 8 --hidden 2048 --heads 16 --seq 1024 --mbs 4 --micro 2" \
            "--layers 8 --hidden 2048 --heads 16 --seq 1024 --mbs 4 --micro 2 --ckpt" \
-           "--layers 4 --hidden 4096 --heads 32 --seq 2048 --mbs 1 --micro 4 --vocab 50304"; do
+           "--layers 4 --hidden 4096 --heads 32 --seq 2048 --mbs 1 --micro 4 --vocab 50304" \
+           "--layers 4 --hidden 4096 --heads 32 --seq 2048 --mbs 1 --micro 4 --vocab 50304 --positions 2048 --tied" \
+           "--layers 4 --hidden 4096 --heads 32 --seq 2048 --mbs 1 --micro 4 --vocab 50304 --unfused-attn"; do
     # shellcheck disable=SC2086
     out=$("$B/tessel-exec-run" --devops cuda $cfg --warmup 3 --iters 10 2>&1 | tail -1)
-    printf '%-44s %s\n' "$(echo "$cfg" | sed 's/--//g')" "$out"
+    printf '%-72s %s\n' "$(echo "$cfg" | sed 's/--//g')" "$out"
 done
 
 n=$(nvidia-smi -L 2>/dev/null | wc -l)
