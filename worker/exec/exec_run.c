@@ -1,7 +1,9 @@
 /*
- * tessel-exec-run — try the stage executor from flags: a GPT-style block stack, a
- * uniform plan (pp stages of tp × dp devices), every rank run for W + N iterations,
- * one report per rank (docs/executor.md).
+ * tessel-exec-run — try the stage executor from flags: a GPT-style block stack
+ * (causal attention, fused by query chunks or --unfused-attn; with --vocab a token
+ * embedding, --positions, and an LM head, --tied), a uniform plan (pp stages of
+ * tp × dp devices), every rank run for W + N iterations, one report per rank
+ * (docs/executor.md). Flags are checked here, a bad combination named by its flags.
  *
  *   loopback  all ranks as threads of this process;
  *   tcp       all ranks as forked processes on 127.0.0.1:--port.., or only --rank R
