@@ -4,10 +4,10 @@
 # sections, and they name every option the programs' --help texts list, so that
 # a new flag without a line in its page fails here.
 #
-# usage: man_test.sh MANDIR TESSELCTL TESSELD
+# usage: man_test.sh MANDIR TESSELCTL TESSELD [TESSEL-EXEC-RUN]
 # Exit 77 (skip) without groff.
 set -u
-mandir=$1 ctl=$2 tesseld=$3
+mandir=$1 ctl=$2 tesseld=$3 execrun=${4:-}
 command -v groff >/dev/null || { echo "SKIP: groff is not installed"; exit 77; }
 fails=0
 ok() { echo "ok - $*"; }
@@ -15,7 +15,7 @@ fail() { echo "not ok - $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for page in tesselctl.1 tesseld.8 tessel-worker.8; do
+for page in tesselctl.1 tesseld.8 tessel-worker.8 tessel-exec-run.1; do
     f=$mandir/$page
     w=$(groff -man -Tutf8 -ww -z "$f" 2>&1)
     [ -z "$w" ] && ok "$page formats without warnings" || fail "$page: $w"
@@ -46,6 +46,15 @@ for cmd in "" plan eval "plans list" "plans show" "plans export" health \
 done >"$tmp/missing"
 [ ! -s "$tmp/missing" ] && ok "tesselctl(1) names every option of the --help texts" ||
     fail "tesselctl(1) lacks: $(tr '\n' ' ' <"$tmp/missing")"
+
+# Every long option of tessel-exec-run --help is in tessel-exec-run(1).
+if [ -n "$execrun" ]; then
+    "$execrun" --help 2>&1 | grep -o -- '--[a-z][a-z-]*' | sort -u | while read -r opt; do
+        grep -q -- "$opt" "$tmp/tessel-exec-run.1.txt" || echo "$opt"
+    done >"$tmp/missing"
+    [ ! -s "$tmp/missing" ] && ok "tessel-exec-run(1) names every option of its --help" ||
+        fail "tessel-exec-run(1) lacks: $(tr '\n' ' ' <"$tmp/missing")"
+fi
 
 # Every configuration key of tesseld --help is in tesseld(8).
 "$tesseld" --help 2>&1 | grep -o '\[[a-z]*\] [a-z_]*' | awk '{print $2}' | sort -u | while read -r key; do
