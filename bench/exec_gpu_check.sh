@@ -19,7 +19,7 @@ echo "== build (gcc + nvcc, no RPC stack) in $B"
     -Xcompiler -fPIC -Iworker/exec -Iplanner $ARCH
 SRC="planner/*.c worker/exec/devops.c worker/exec/devops_mem.c worker/exec/devops_cpu.c worker/exec/comm_host.c worker/exec/comm_tcp.c
      worker/exec/exec_rank.c worker/exec/exec_layer.c worker/exec/exec_attn.c worker/exec/exec_vocab.c worker/exec/exec_engine.c
-     worker/exec/exec_step.c worker/exec/exec_phase.c worker/exec/devops_cuda.c worker/exec/comm_nccl.c"
+     worker/exec/exec_step.c worker/exec/exec_phase.c worker/exec/exec_layout.c worker/exec/exec_relayout.c worker/exec/devops_cuda.c worker/exec/comm_nccl.c"
 CFLAGS="-O2 -std=c11 -D_GNU_SOURCE -DTSL_HAVE_CUDA=1 -I$CUDA_HOME/include -Iplanner -Iworker/exec -Itests"
 LIBS="$B/kernels.o -L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcublas -lcudart -lnccl -lstdc++ -lm -lpthread"
 # shellcheck disable=SC2086

@@ -188,14 +188,14 @@ static void compare(const result_t *ref, const result_t *got, const char *what, 
             size_t nf = 0;
             tsl_exec_layer_t l = got->r[k].lay[i];
             const float *full = ref_grad(ref, got->r[k].index[i], l.tie, &nf);
-            uint32_t tp = got->r[k].tp, dp = got->r[k].dp;
+            uint32_t tp = l.tp, dp = l.dw; /* each layer's own layout */
             size_t np = tsl_exec_layer_params(&l, tp), shard = (np + dp - 1) / dp;
             float *want = calloc(shard * dp + 1, sizeof(float));
-            tsl_exec_layer_slice(&l, tp, got->r[k].tp_index, full, want);
+            tsl_exec_layer_slice(&l, tp, l.tp_index, full, want);
             const float *w = want;
             size_t n = np;
             if (got->r[k].sdp[i]) {
-                w = want + got->r[k].dp_index * shard;
+                w = want + l.dw_index * shard;
                 n = shard;
             }
             CHECK(got->r[k].n[i] == n, "%s: rank %u layer %u: %zu gradients, expected %zu", what, k,
