@@ -1,7 +1,8 @@
 /*
  * exec_layout.c — each layer's layout on each device of a stage, the groups the
  * layouts need, and how an activation moves between two layouts (Galvatron-BMW's
- * transformation between consecutive layers' strategies, galvatron-bmw.txt Sec. III).
+ * transformation R(L, S_i, S_j) between consecutive layers' strategies and its
+ * Slice-Gather step, galvatron-bmw.txt).
  *
  * A layout at local position p of a stage: TP index (p / tp stride) mod t, data index
  * (p / data stride) mod w; the rank holds samples [index·b, (index + 1)·b) of each
@@ -56,7 +57,8 @@ static void place_of(const tsl_strategy_t *s, uint32_t p, place_t *o)
 typedef struct splits {
     uint32_t G, n, cap;
     int32_t *color, *key;
-    int32_t *tc, *tk; /* scratch: one split being built */
+    int32_t *tc, *tk;    /* scratch: one split being built */
+    uint32_t *rep, *one; /* scratch: replica numbers, zeros */
 } splits_t;
 
 static int split_add(splits_t *S, int32_t *idx, tsl_err_t *err)
@@ -91,9 +93,28 @@ typedef struct span2 {
     uint32_t bh, bn, mb;
 } span2_t;
 
+/* Groups of the positions with equal class[] and equal rep[] (the rep-th of their kind
+ * within the class): colour = the first member; false when a group does not have k
+ * members. O(G²): a stage has at most a few thousand devices. */
+static bool group_by(splits_t *S, const uint32_t *cls, uint32_t k)
+{
+    for (uint32_t p = 0; p < S->G; p++) {
+        uint32_t size = 0, first = p;
+        for (uint32_t q = 0; q < S->G; q++)
+            if (cls[q] == cls[p] && S->rep[q] == S->rep[p]) {
+                size++;
+                first = q < first ? q : first;
+            }
+        if (size != k)
+            return false;
+        S->tc[p] = (int32_t)first;
+    }
+    return true;
+}
+
 /* Ranks needing the same samples, each holding a piece: one holder of each piece per
- * group (the j-th holder by position goes to group j). False when the pieces do not
- * tile the needed range on every rank. */
+ * group (the j-th holder of a piece, by position, goes to group j), keyed by piece.
+ * False when the pieces do not tile the needed range on every rank. */
 static bool by_need(splits_t *S, const span2_t *x)
 {
     uint32_t G = S->G, k = x->bn / x->bh;
@@ -105,44 +126,27 @@ static bool by_need(splits_t *S, const span2_t *x)
             return false;
         S->tk[p] = (int32_t)((x->hlo[p] - x->nlo[p]) / x->bh); /* the piece */
     }
-    for (uint32_t p = 0; p < G; p++) { /* replica: holders of my piece before me */
-        uint32_t rep = 0, have = 0, first = 0;
+    for (uint32_t p = 0; p < G; p++) { /* holders of my piece (for my need) before me */
+        S->rep[p] = 0;
         for (uint32_t q = 0; q < p; q++)
-            rep += x->nlo[q] == x->nlo[p] && S->tk[q] == S->tk[p];
-        for (uint32_t piece = 0; piece < k; piece++) { /* each piece needs a replica rep */
-            uint32_t seen = 0;
-            for (uint32_t q = 0; q < G; q++)
-                if (x->nlo[q] == x->nlo[p] && S->tk[q] == (int32_t)piece && seen++ == rep) {
-                    first = have++ ? (q < first ? q : first) : q;
-                    break;
-                }
-        }
-        if (have != k)
-            return false;
-        S->tc[p] = (int32_t)first;
+            S->rep[p] += x->nlo[q] == x->nlo[p] && S->tk[q] == S->tk[p];
     }
-    return true;
+    return group_by(S, x->nlo, k);
 }
 
-/* One holder of each data index of H per group: the whole micro-batch. */
+/* One holder of each data index of H per group, keyed by it: the whole micro-batch.
+ * Every data index has G / w holders, so the groups always form. */
 static void whole(splits_t *S, const span2_t *x)
 {
-    uint32_t G = S->G, w = x->mb / x->bh;
+    uint32_t G = S->G;
     for (uint32_t p = 0; p < G; p++) {
-        uint32_t rep = 0, first = 0, have = 0;
         S->tk[p] = (int32_t)(x->hlo[p] / x->bh);
+        S->rep[p] = 0;
         for (uint32_t q = 0; q < p; q++)
-            rep += x->hlo[q] == x->hlo[p];
-        for (uint32_t d = 0; d < w; d++) {
-            uint32_t seen = 0;
-            for (uint32_t q = 0; q < G; q++)
-                if (x->hlo[q] == d * x->bh && seen++ == rep) {
-                    first = have++ ? (q < first ? q : first) : q;
-                    break;
-                }
-        }
-        S->tc[p] = (int32_t)first;
+            S->rep[p] += x->hlo[q] == x->hlo[p];
+        S->one[p] = 0;
     }
+    group_by(S, S->one, x->mb / x->bh);
 }
 
 static int plan_move(splits_t *S, const span2_t *x, uint32_t me, tsl_exec_move_t *m, tsl_err_t *err)
@@ -286,8 +290,10 @@ int tsl_exec_stage_layout(const tsl_plan_t *p, uint32_t s, uint32_t me, tsl_exec
     uint32_t *lo = calloc(2 * (size_t)G, sizeof(uint32_t));
     S.tc = calloc(G, sizeof(int32_t));
     S.tk = calloc(G, sizeof(int32_t));
+    S.rep = calloc(G, sizeof(uint32_t));
+    S.one = calloc(G, sizeof(uint32_t));
     int rc = -1;
-    if (!G || !lo || !S.tc || !S.tk) {
+    if (!G || !lo || !S.tc || !S.tk || !S.rep || !S.one) {
         tsl_err_setc(err, G ? TSL_E_NOMEM : TSL_E_INVALID, "stage %u: %s", s,
                      G ? "out of host memory" : "no devices");
         goto out;
@@ -305,6 +311,8 @@ out:
     free(lo);
     free(S.tc);
     free(S.tk);
+    free(S.rep);
+    free(S.one);
     free(S.color);
     free(S.key);
     return rc;
