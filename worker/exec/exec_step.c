@@ -119,12 +119,16 @@ static int make_target(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
                                 0.0f, 1.0f, err);
 }
 
-/* Where layer i writes its output: the next layer's input, or xo when the next
- * layer's layout differs and a move follows. */
+/* Whether layer i's output moves to another layout before layer i + 1. */
+static bool moves_after(const tsl_exec_t *e, uint32_t i)
+{
+    return i + 1 < e->r.n_layers && e->L[i + 1].d->in_fwd.kind != TSL_EXEC_MOVE_NONE;
+}
+
+/* Where layer i writes its output: the next layer's input, or xo before a move. */
 static tsl_buf_t layer_out(tsl_exec_t *e, tsl_exec_slot_t *s, uint32_t i)
 {
-    bool move = i + 1 < e->r.n_layers && e->L[i + 1].d->in_fwd.kind != TSL_EXEC_MOVE_NONE;
-    return move ? tsl_buf_view(&e->xo, 0, e->L[i].T * e->hidden) : s->act[i + 1];
+    return moves_after(e, i) ? tsl_buf_view(&e->xo, 0, e->L[i].T * e->hidden) : s->act[i + 1];
 }
 
 static int forward(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
@@ -139,7 +143,7 @@ static int forward(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
         tsl_buf_t out = layer_out(e, s, i);
         TRY(layer_ctx(e, i, mb, e->r.layers[i].ckpt, &c, err));
         TRY(tsl_exec_layer_fwd(&c, &s->act[i], &out, err));
-        if (out.ptr != s->act[i + 1].ptr) /* the next layer's layout differs */
+        if (moves_after(e, i))
             TRY(tsl_exec_relayout(e, &e->L[i + 1].d->in_fwd, e->L[i + 1].fwd_g, &out,
                                   &s->act[i + 1], err));
     }
