@@ -289,7 +289,7 @@ static int rank_of_stage(const tsl_plan_t *p, const tsl_model_t *m, uint32_t ran
     uint32_t h = m->n_layers - 1;
     tsl_exec_tie_t tie;
     if (check_stages(p, m, &n_splits, err) || head_tie(m, h, p->pp - 1, &tie, err) ||
-        (m->layers[h].tied_head && tie_layouts(p, m, err)))
+        (tie != TSL_EXEC_TIE_NONE && tie_layouts(p, m, err)))
         return -1;
     const tsl_plan_stage_t *st = &p->stages[s];
     uint32_t local = rank - st->first_device;
