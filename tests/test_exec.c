@@ -5,8 +5,10 @@
  * the same loss and gradients — bitwise where the reduction order is the same (pure
  * pipelines), else within 1e-5 relative. Fused attention by query chunks against the
  * unfused one (same loss and gradients within 1e-5), and its peak memory linear in the
- * sequence. One pp = 2 run with tcp comm ops between forked processes; OOM as a result
- * agreed by every rank; plans the executor refuses.
+ * sequence. Plans whose layers change layout inside a stage and between stages (slices
+ * and gathers both ways, by hand and from the search on 8 GPUs) against one rank. One
+ * pp = 2 run with tcp comm ops between forked processes; OOM as a result agreed by
+ * every rank; plans the executor refuses.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -188,14 +190,14 @@ static void compare(const result_t *ref, const result_t *got, const char *what, 
             size_t nf = 0;
             tsl_exec_layer_t l = got->r[k].lay[i];
             const float *full = ref_grad(ref, got->r[k].index[i], l.tie, &nf);
-            uint32_t tp = got->r[k].tp, dp = got->r[k].dp;
+            uint32_t tp = l.tp, dp = l.dw; /* each layer's own layout */
             size_t np = tsl_exec_layer_params(&l, tp), shard = (np + dp - 1) / dp;
             float *want = calloc(shard * dp + 1, sizeof(float));
-            tsl_exec_layer_slice(&l, tp, got->r[k].tp_index, full, want);
+            tsl_exec_layer_slice(&l, tp, l.tp_index, full, want);
             const float *w = want;
             size_t n = np;
             if (got->r[k].sdp[i]) {
-                w = want + got->r[k].dp_index * shard;
+                w = want + l.dw_index * shard;
                 n = shard;
             }
             CHECK(got->r[k].n[i] == n, "%s: rank %u layer %u: %zu gradients, expected %zu", what, k,
@@ -219,7 +221,7 @@ static void compare(const result_t *ref, const result_t *got, const char *what, 
 
 /* 4 encoder layers, with (vocab > 0) a token embedding (learned positions when
  * positions > 0) and an LM head, tied to the embedding when asked. */
-static void model_with(tsl_model_t *m, uint32_t vocab, uint32_t positions, bool tied)
+static void model_enc(tsl_model_t *m, uint32_t vocab, uint32_t positions, bool tied, uint32_t n_enc)
 {
     tsl_err_t err = {0};
     tsl_layer_t enc = {
@@ -234,9 +236,14 @@ static void model_with(tsl_model_t *m, uint32_t vocab, uint32_t positions, bool 
     tsl_model_init(m, "small");
     if (vocab)
         CHECK(!tsl_model_add(m, &emb, &err), "%s", err.msg);
-    CHECK(!tsl_model_add_n(m, &enc, 4, &err), "%s", err.msg);
+    CHECK(!tsl_model_add_n(m, &enc, n_enc, &err), "%s", err.msg);
     if (vocab)
         CHECK(!tsl_model_add(m, &head, &err), "%s", err.msg);
+}
+
+static void model_with(tsl_model_t *m, uint32_t vocab, uint32_t positions, bool tied)
+{
+    model_enc(m, vocab, positions, tied, 4);
 }
 
 static void model(tsl_model_t *m, uint32_t vocab)
@@ -745,6 +752,201 @@ static void searched_plans(void)
     tsl_model_free(&m);
 }
 
+/* A plan by hand: pp stages of G devices, per_stage[k] layers each, layer i's strategy
+ * parsed from strat[i] ("tp2-dp2+ckpt", innermost first). */
+static void hand_plan(const tsl_model_t *m, uint32_t G, uint32_t pp, const uint32_t *per_stage,
+                      const char *const *strat, uint32_t mb, uint32_t n_micro, tsl_plan_t *p)
+{
+    tsl_err_t err = {0};
+    tsl_plan_init(p);
+    p->valid = true;
+    strcpy(p->label, "hand");
+    p->pp = pp;
+    p->n_devices = pp * G;
+    p->n_layers = m->n_layers;
+    p->micro_batch = mb;
+    p->n_micro = n_micro;
+    p->global_batch = mb * n_micro;
+    for (uint32_t k = 0, at = 0; k < pp; k++) {
+        p->stages[k] = (tsl_plan_stage_t){.first_layer = at,
+                                          .n_layers = per_stage[k],
+                                          .first_device = k * G,
+                                          .n_devices = G,
+                                          .inflight = pp - k < n_micro ? pp - k : n_micro};
+        at += per_stage[k];
+    }
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        CHECK(!tsl_strategy_parse(strat[i], &p->layer[i], &err), "%s: %s", strat[i], err.msg);
+}
+
+/* How often each kind of move (forward and backward) appears among the ranks' layers. */
+static void count_moves(const result_t *res, uint32_t fwd[3], uint32_t bwd[3])
+{
+    memset(fwd, 0, 3 * sizeof(uint32_t));
+    memset(bwd, 0, 3 * sizeof(uint32_t));
+    for (uint32_t k = 0; k < res->world; k++)
+        for (uint32_t i = 0; i < res->r[k].n_layers; i++) {
+            fwd[res->r[k].lay[i].in_fwd.kind]++;
+            bwd[res->r[k].lay[i].in_bwd.kind]++;
+        }
+}
+
+/* Runs the hand plan and compares it with ref; returns the moves it made. */
+static void hand_vs(const tsl_model_t *m, const result_t *ref, uint32_t G, uint32_t pp,
+                    const uint32_t *per_stage, const char *const *strat, uint32_t mb,
+                    uint32_t n_micro, const char *what, uint32_t fwd[3], uint32_t bwd[3])
+{
+    tsl_plan_t p;
+    result_t got;
+    int oom = 0;
+    hand_plan(m, G, pp, per_stage, strat, mb, n_micro, &p);
+    run_plan(&p, m, &got, -1, 0, &oom);
+    compare(ref, &got, what, false);
+    count_moves(&got, fwd, bwd);
+    free_result(&got);
+}
+
+/* Layers of one stage of 4 ranks in five layouts, TP2×DP2 → DP4 → TP4 → SDP4 → TP2×DP2
+ * (slices forward where the next layer's samples are a part of the rank's, gathers
+ * where they are more; backward the reverse), checkpointing on two; then layouts
+ * whose samples sit on other ranks (data innermost against TP innermost: gathers of
+ * the whole micro-batch); against one rank. */
+static void layouts_in_stage(void)
+{
+    tsl_model_t m;
+    model_enc(&m, 0, 0, false, 5);
+    result_t ref;
+    uint32_t fwd[3], bwd[3], one[] = {5};
+    run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 2}, &ref);
+    CHECK(ref.ok && isfinite(ref.loss), "five-layer reference loss %g", ref.loss);
+    const char *a[] = {"tp2-dp2", "dp4+ckpt", "tp4", "sdp4+ckpt", "tp2-dp2"};
+    hand_vs(&m, &ref, 4, 1, one, a, 4, 2, "tp2-dp2 > dp4 > tp4 > sdp4 > tp2-dp2", fwd, bwd);
+    CHECK(fwd[TSL_EXEC_MOVE_SLICE] && fwd[TSL_EXEC_MOVE_GATHER] && bwd[TSL_EXEC_MOVE_SLICE] &&
+              bwd[TSL_EXEC_MOVE_GATHER],
+          "slices and gathers both ways (forward %u/%u, backward %u/%u)", fwd[1], fwd[2], bwd[1],
+          bwd[2]);
+    const char *b[] = {"dp2-tp2", "tp2-dp2", "dp2-tp2+ckpt", "dp4", "tp4"};
+    hand_vs(&m, &ref, 4, 1, one, b, 4, 2, "dp2-tp2 > tp2-dp2 > dp2-tp2 > dp4 > tp4", fwd, bwd);
+    CHECK(fwd[TSL_EXEC_MOVE_GATHER] >= 4 * 4, "every change gathers (%u gathers)", fwd[2]);
+    free_result(&ref);
+    tsl_model_free(&m);
+}
+
+/* pp 2 whose stages differ in layout (the second receives at the same position and
+ * moves to its first layer's layout), with a vocabulary-parallel embedding and head of
+ * their own TP degrees; tied: the head shares the table in one stage, or in the last
+ * stage sums its copy's gradient with the embedding's at the same position. */
+static void layouts_across_stages(void)
+{
+    tsl_model_t m, mt;
+    uint32_t fwd[3], bwd[3], two[] = {3, 3}, six[] = {6};
+    model_with(&m, 450, 8, false);
+    model_with(&mt, 450, 8, true);
+    result_t ref, reft;
+    run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 4}, &ref);
+    run_spec(&mt, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 4}, &reft);
+    const char *a[] = {"tp4", "tp2-dp2+ckpt", "dp4", "tp4", "sdp4", "dp2-tp2"};
+    hand_vs(&m, &ref, 4, 2, two, a, 4, 4, "pp2: tp4 tp2-dp2 dp4 | tp4 sdp4 dp2-tp2 (vocab)", fwd,
+            bwd);
+    const char *b[] = {"tp2-dp2", "dp4", "tp4+ckpt", "sdp4", "dp2-tp2", "tp2-dp2"};
+    hand_vs(&mt, &reft, 4, 1, six, b, 4, 4, "tied in a stage: tp2-dp2 ... tp2-dp2", fwd, bwd);
+    const char *c[] = {"tp2-dp2", "dp4", "tp4", "sdp4", "dp2-tp2+ckpt", "tp2-dp2"};
+    hand_vs(&mt, &reft, 4, 2, two, c, 4, 4, "tied pp2: tp2-dp2 dp4 tp4 | sdp4 dp2-tp2 tp2-dp2", fwd,
+            bwd);
+    free_result(&ref);
+    free_result(&reft);
+    tsl_model_free(&m);
+    tsl_model_free(&mt);
+}
+
+/* What layout changes still refuse, on every rank: a tied head in another stage whose
+ * TP index differs from the embedding's at the same position; neighbouring stages of
+ * different device counts; a tied head in the embedding's stage in another layout. */
+static void layout_refusals(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_plan_t p;
+    tsl_exec_rank_t r;
+    uint32_t two[] = {3, 3}, six[] = {6};
+    model_with(&m, 450, 8, true);
+    const char *a[] = {"tp2-dp2", "dp4", "tp4", "sdp4", "tp4", "dp2-tp2"};
+    hand_plan(&m, 4, 2, two, a, 4, 4, &p);
+    for (uint32_t k = 0; k < 8; k++)
+        CHECK(tsl_exec_rank_from_plan(&p, &m, k, &r, &err) == -1 &&
+                  tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "TP degree and index"),
+              "rank %u: a tied head on other TP indices than the embedding refused: %s", k,
+              err.msg);
+    hand_plan(&m, 4, 1, six, a, 4, 4, &p);
+    CHECK(tsl_exec_rank_from_plan(&p, &m, 2, &r, &err) == -1 &&
+              strstr(err.msg, "embedding's layout"),
+          "a tied head in the stage in another layout refused: %s", err.msg);
+    const char *b[] = {"dp2", "dp2", "dp2", "dp4", "dp4", "dp4"};
+    hand_plan(&m, 4, 2, two, b, 4, 4, &p);
+    p.stages[0].n_devices = 2;
+    p.stages[1].first_device = 2;
+    p.n_devices = 6;
+    for (uint32_t k = 0; k < 6; k++)
+        CHECK(tsl_exec_rank_from_plan(&p, &m, k, &r, &err) == -1 &&
+                  tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "differ in devices"),
+              "rank %u: stages of 2 and 4 devices refused: %s", k, err.msg);
+    tsl_model_free(&m);
+}
+
+/* The search's plan for a small GPT on 8 GPUs mixes layouts inside its stage (DP 8 on
+ * the embedding and head, TP × DP on the blocks); it runs on 8 ranks and computes
+ * what one rank does. (The executor runs "+sp" and "+zero1" levels as plain TP and DP:
+ * the same function.) */
+static void searched_mixed(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
+                            .layers = 4,
+                            .hidden = 32,
+                            .ffn_hidden = 128,
+                            .heads = 4,
+                            .seq_len = 8,
+                            .vocab = 64,
+                            .positions = 8,
+                            .tied_head = true};
+    tsl_request_t rq;
+    tsl_search_result_t *res = calloc(1, sizeof(*res));
+    tsl_cluster_init(&c);
+    CHECK(!tsl_model_build(&spec, "gpt-tiny", &m, &err), "%s", err.msg);
+    CHECK(!tsl_cluster_parse_spec(&c, "8xA100-80G", &err), "%s", err.msg);
+    tsl_request_init(&rq);
+    rq.global_batch = 8;
+    CHECK(tsl_search(&m, &c, &rq, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    const tsl_plan_t *p = &res->best;
+    uint32_t changes = 0;
+    for (uint32_t s = 0; s < p->pp; s++)
+        for (uint32_t i = p->stages[s].first_layer + 1;
+             i < p->stages[s].first_layer + p->stages[s].n_layers; i++)
+            changes += !tsl_strategy_same_layout(&p->layer[i - 1], &p->layer[i]);
+    char lay[2][64];
+    tsl_strategy_format(&p->layer[0], lay[0], sizeof(lay[0]));
+    tsl_strategy_format(&p->layer[1], lay[1], sizeof(lay[1]));
+    printf("searched on 8 GPUs: pp %u, micro-batch %u × %u, %u layout changes (%s, %s, ...)\n",
+           p->pp, p->micro_batch, p->n_micro, changes, lay[0], lay[1]);
+    CHECK(p->n_devices == 8 && !p->sublayer && changes >= 1,
+          "the search mixes layouts in a stage (%u changes)", changes);
+    if (p->n_devices == 8 && !p->sublayer) {
+        result_t ref, got;
+        int oom = 0;
+        run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, p->micro_batch, p->n_micro},
+                 &ref);
+        run_plan(p, &m, &got, -1, 0, &oom);
+        compare(&ref, &got, "searched 8-GPU plan", false);
+        free_result(&ref);
+        free_result(&got);
+    }
+    free(res);
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
     searched_plans();
@@ -759,6 +961,10 @@ int main(void)
     vocab_splits(true);
     vocab_memory();
     vocab_refusals();
+    layouts_in_stage();
+    layouts_across_stages();
+    layout_refusals();
+    searched_mixed();
     tcp_pp2();
     oom_agreed();
     return CHECK_DONE();

@@ -33,11 +33,22 @@
  * are in one stage; in another stage it keeps a copy whose gradient the first and
  * last stages sum before the optimizer step (Megatron's embedding group; tie_color).
  * Refused with TSL_E_UNSUPPORTED: DECODER, gated FFN, grouped-query attention,
- * windowed attention, attn_dim ≠ hidden, DP mixed with SDP in one layer, stages whose
- * layers (or neighbours) differ in layout (TP degree and data width and their
- * strides), a micro-batch the data width does not divide, heads or FFN size the TP
- * degree does not divide, fewer positions than the sequence, a tied head without a
- * token embedding of its vocabulary and width as layer 0.
+ * windowed attention, attn_dim ≠ hidden, DP mixed with SDP in one layer,
+ * neighbouring stages of different device counts, a micro-batch a layer's data width
+ * does not divide, heads or FFN size a layer's TP degree does not divide, fewer
+ * positions than the sequence, a tied head without a token embedding of its
+ * vocabulary and width as layer 0, a tied head in the embedding's stage with another
+ * layout than the embedding's, a tied head in another stage with another TP degree or
+ * index than the embedding's at the same position.
+ *
+ * Layouts. Every layer runs with its own strategy (TP degree, data width and their
+ * strides over the stage's devices), as Galvatron-BMW's layer-wise plans do. Where
+ * consecutive layers' layouts differ, the activation moves between them
+ * (exec_layout.c, exec_relayout.c): a local slice when the next layer's samples are
+ * inside the rank's, else an all-gather over a group of ranks whose samples tile the
+ * needed ones (or the whole micro-batch); backward the reverse (a gather where forward
+ * sliced, a slice where it gathered). A stage whose first layer's layout differs from
+ * the previous stage's last receives at the same position and moves the same way.
  *
  * Data. Seeded: the weights of model layer i depend on (seed, i) only (a tied head's
  * copy on layer 0's, the table it copies), sample k of micro-batch j on (seed,
@@ -66,6 +77,23 @@ typedef enum tsl_exec_tie {
     TSL_EXEC_TIE_COPY      /* a copy of the first stage's table, the gradients summed */
 } tsl_exec_tie_t;
 
+/* How a layer's input reaches its layout from the layout before it (the previous
+ * layer's, or the sending stage's last layer's at the same position), or in backward
+ * how its input gradient goes back (exec_layout.c, exec_relayout.c). Samples of a
+ * micro-batch are contiguous rows, so a layout's share is one range of samples. */
+typedef enum tsl_exec_move_kind {
+    TSL_EXEC_MOVE_NONE = 0, /* the same samples on both sides */
+    TSL_EXEC_MOVE_SLICE,    /* the wanted samples are inside those held: a local copy */
+    TSL_EXEC_MOVE_GATHER    /* all-gather over a group, then (maybe) a local copy */
+} tsl_exec_move_kind_t;
+
+typedef struct tsl_exec_move {
+    tsl_exec_move_kind_t kind;
+    int32_t group;         /* GATHER: index in the rank's groups; else -1 */
+    uint32_t from_b, to_b; /* samples held, samples wanted */
+    uint32_t offset;       /* first wanted sample in what is held (SLICE) or gathered */
+} tsl_exec_move_t;
+
 typedef struct tsl_exec_layer {
     tsl_layer_kind_t kind;
     uint32_t index; /* in the model: seeds the weights */
@@ -77,7 +105,21 @@ typedef struct tsl_exec_layer {
     tsl_exec_tie_t tie; /* HEAD */
     /* the model's unfused_attn: attention keeps its s×s softmax output until backward */
     bool unfused_attn;
+    /* The layer's layout on this rank (its strategy at the rank's place in the stage):
+     * TP degree and index, data width (DP or SDP degree) and index, local samples per
+     * micro-batch b = micro_batch / dw (samples [dw_index·b, (dw_index + 1)·b)), its TP
+     * and data groups (indices in the rank's groups), and the moves of its input. */
+    uint32_t tp, tp_index, dw, dw_index, b;
+    int32_t tp_group, dw_group;
+    tsl_exec_move_t in_fwd, in_bwd;
 } tsl_exec_layer_t;
+
+/* One group of a rank: its colour (the world rank of its first member), this rank's
+ * key (its order in the group), and its size. */
+typedef struct tsl_exec_group {
+    int32_t color, key;
+    uint32_t size;
+} tsl_exec_group_t;
 
 /* Vocabulary rows (embedding) or logit columns (head) one TP rank of tp holds: V
  * padded to a multiple of 128·tp as Megatron pads it (and the planner prices it),
@@ -90,10 +132,17 @@ uint32_t tsl_exec_vocab_local(uint32_t vocab, uint32_t tp);
 typedef struct tsl_exec_rank {
     uint32_t rank, world; /* world ranks = the plan's device indices */
     uint32_t stage, pp;
+    /* The first layer's layout (each layer has its own: tsl_exec_layer_t) */
     uint32_t tp, tp_index; /* TP degree, this rank's index in its TP group */
     int32_t tp_color;
     uint32_t dp, dp_index; /* data width (DP or SDP degree), index */
     int32_t dp_color;
+    /* The groups the stage's layouts need, in the order every rank of the stage makes
+     * them (round k: groups[k]); n_splits ≥ n_groups is the most any stage of the plan
+     * makes, so that every world rank calls group_split as often (after its own, a
+     * group of itself alone). */
+    uint32_t n_groups, n_splits;
+    tsl_exec_group_t *groups;     /* owned */
     int32_t prev_rank, next_rank; /* same position in the neighbouring stage; -1 */
     /* A tied head in another stage than the embedding: the first and last stages'
      * ranks at the same position form a group (colour: the first stage's rank) that

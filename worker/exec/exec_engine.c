@@ -40,17 +40,29 @@ static int make_groups(tsl_exec_t *e, tsl_err_t *err)
                             "exec: %s comm ops cannot move %s device buffers; use nccl", c->name,
                             e->dev->name);
     TRY(c->group_split(c, 0, (int)e->r.rank, &e->world_g, err));
-    TRY(c->group_split(c, e->r.tp_color, (int)e->r.tp_index, &e->tp_g, err));
-    TRY(c->group_split(c, e->r.dp_color, (int)e->r.dp_index, &e->dp_g, err));
+    e->groups = calloc(e->r.n_groups ? e->r.n_groups : 1, sizeof(*e->groups));
+    TRY(!e->groups && tsl_err_setc(err, TSL_E_NOMEM, "exec: out of host memory"));
+    /* the stage's groups in its order (exec_layout.c), then groups of this rank alone
+     * for as many rounds as other stages still make */
+    for (uint32_t k = 0; k < e->r.n_splits; k++) {
+        const tsl_exec_group_t *g = k < e->r.n_groups ? &e->r.groups[k] : NULL;
+        tsl_group_t *alone = NULL;
+        TRY(c->group_split(c, g ? g->color : (int)e->r.rank, g ? g->key : 0,
+                           g ? &e->groups[k] : &alone, err));
+        c->group_free(c, alone);
+        if (g && c->group_size(e->groups[k]) != (int)g->size)
+            return tsl_err_setc(err, TSL_E_INTERNAL,
+                                "exec: rank %u: group %u (colour %d) of %d ranks, expected %u",
+                                e->r.rank, k, g->color, c->group_size(e->groups[k]), g->size);
+    }
     if (e->r.tie_color >= 0) /* the first stage's rank first: both sum in the same order */
         TRY(c->group_split(c, e->r.tie_color, (int)e->r.stage, &e->tie_g, err));
-    if (c->group_size(e->tp_g) != (int)e->r.tp || c->group_size(e->dp_g) != (int)e->r.dp)
-        return tsl_err_setc(err, TSL_E_INTERNAL,
-                            "exec: rank %u: groups of %d and %d, expected "
-                            "tp %u and data %u",
-                            e->r.rank, c->group_size(e->tp_g), c->group_size(e->dp_g), e->r.tp,
-                            e->r.dp);
     return 0;
+}
+
+static tsl_group_t *group_at(tsl_exec_t *e, int32_t k)
+{
+    return k >= 0 && (uint32_t)k < e->r.n_groups ? e->groups[k] : NULL;
 }
 
 typedef struct fill_ud {
@@ -75,13 +87,13 @@ static void fill_span(void *ud, size_t part, size_t full, size_t len, float cent
 static int init_weights(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
 {
     tsl_buf_t tmp;
-    size_t off = L->d->sdp ? e->r.dp_index * L->n_held : 0;
+    size_t off = L->d->sdp ? L->d->dw_index * L->n_held : 0;
     uint64_t stream = L->d->tie == TSL_EXEC_TIE_COPY ? 0 : L->d->index;
     if (!L->n_local)
         return 0;
-    TRY(dalloc(e, &tmp, L->d->sdp ? L->n_held * e->r.dp : L->n_local, TSL_DT_F32, err));
+    TRY(dalloc(e, &tmp, L->d->sdp ? L->n_held * L->d->dw : L->n_local, TSL_DT_F32, err));
     fill_ud_t f = {e, &tmp, stream, err, e->dev->zero(e->dev, &tmp, err)};
-    tsl_exec_spans(L->d, e->r.tp, e->r.tp_index, fill_span, &f);
+    tsl_exec_spans(L->d, L->d->tp, L->d->tp_index, fill_span, &f);
     tsl_buf_t held = tsl_buf_view(&tmp, off, L->n_held);
     if (!f.rc)
         f.rc = e->dev->copy(e->dev, &L->param, &held, err);
@@ -95,11 +107,16 @@ static int alloc_layer(tsl_exec_t *e, tsl_exec_xl_t *L, const tsl_exec_layer_t *
 {
     tsl_dtype_t adt = e->dev->act_dtype;
     L->d = d;
-    tsl_exec_offsets(d, e->r.tp, &L->o);
-    tsl_exec_stash_layout(d, e->r.tp, e->b, &L->st);
-    L->chunk = tsl_exec_attn_chunk(d, e->r.tp, e->b, e->o.attn_chunk);
+    L->T = (size_t)d->b * d->seq;
+    L->tp_g = group_at(e, d->tp_group);
+    L->dw_g = group_at(e, d->dw_group);
+    L->fwd_g = group_at(e, d->in_fwd.group);
+    L->bwd_g = group_at(e, d->in_bwd.group);
+    tsl_exec_offsets(d, d->tp, &L->o);
+    tsl_exec_stash_layout(d, d->tp, d->b, &L->st);
+    L->chunk = tsl_exec_attn_chunk(d, d->tp, d->b, e->o.attn_chunk);
     L->n_local = L->o.n;
-    L->n_held = d->sdp ? (L->n_local + e->r.dp - 1) / e->r.dp : L->n_local;
+    L->n_held = d->sdp ? (L->n_local + d->dw - 1) / d->dw : L->n_local;
     L->own = L;
     L->vw = d->kind == TSL_LAYER_HEAD ? L->o.whead : L->o.table;
     bool adam = e->o.optim == TSL_EXEC_ADAM;
@@ -114,7 +131,6 @@ static int alloc_layer(tsl_exec_t *e, tsl_exec_xl_t *L, const tsl_exec_layer_t *
 static int alloc_slots(tsl_exec_t *e, tsl_err_t *err)
 {
     uint32_t n = e->r.n_layers;
-    size_t th = (size_t)e->T * e->hidden;
     bool embed_first = n && e->r.layers[0].kind == TSL_LAYER_EMBEDDING;
     e->n_slots = e->r.pp - e->r.stage < e->r.n_micro ? e->r.pp - e->r.stage : e->r.n_micro;
     e->slots = calloc(e->n_slots, sizeof(*e->slots));
@@ -126,15 +142,17 @@ static int alloc_slots(tsl_exec_t *e, tsl_err_t *err)
         s->stash32 = calloc(n + 1, sizeof(tsl_buf_t));
         TRY((!s->act || !s->stash || !s->stash32) &&
             tsl_err_setc(err, TSL_E_NOMEM, "exec: out of host memory"));
+        /* act[i]: layer i's input in its layout; act[n]: the last layer's output */
         for (uint32_t i = 0; i <= n; i++)
-            TRY(dalloc(e, &s->act[i], th, e->dev->act_dtype, err));
+            TRY(dalloc(e, &s->act[i], e->L[i < n ? i : n - 1].T * e->hidden, e->dev->act_dtype,
+                       err));
         for (uint32_t i = 0; i < n; i++) {
             if (e->r.layers[i].ckpt)
                 continue;
             TRY(dalloc(e, &s->stash[i], e->L[i].st.n, e->dev->act_dtype, err));
             TRY(dalloc(e, &s->stash32[i], e->L[i].st.n32, TSL_DT_F32, err));
         }
-        TRY(dalloc(e, &s->ids, embed_first ? e->T : 0, TSL_DT_I32, err));
+        TRY(dalloc(e, &s->ids, embed_first ? e->L[0].T : 0, TSL_DT_I32, err));
     }
     return 0;
 }
@@ -144,36 +162,72 @@ static size_t zmax(size_t a, size_t b)
     return a > b ? a : b;
 }
 
-/* Recompute stash, backward scratch, SDP workspaces, loss target. */
+/* What a layer's input moves need: the gathered rows (mv), and (into xo) the output
+ * of the layer before a move. */
+static void move_sizes(const tsl_exec_t *e, uint32_t i, size_t *mv, size_t *xo)
+{
+    const tsl_exec_layer_t *d = &e->r.layers[i];
+    const tsl_exec_move_t *m[] = {&d->in_fwd, &d->in_bwd};
+    size_t row = (size_t)e->seq * e->hidden;
+    for (int k = 0; k < 2; k++) {
+        uint32_t n = m[k]->kind == TSL_EXEC_MOVE_GATHER ? e->r.groups[m[k]->group].size : 0;
+        *mv = zmax(*mv, (size_t)n * m[k]->from_b * row);
+    }
+    if (i > 0 && d->in_fwd.kind != TSL_EXEC_MOVE_NONE)
+        *xo = zmax(*xo, e->L[i - 1].T * e->hidden);
+}
+
+/* The buffers of the layouts: the received activation (xin) in the sending stage's
+ * layout, the largest activation Tmax. */
+static void layout_sizes(tsl_exec_t *e, size_t *mv, size_t *xo, size_t *xin)
+{
+    const tsl_exec_move_t *first = &e->r.layers[0].in_fwd;
+    *mv = *xo = *xin = 0;
+    e->Tmax = (size_t)first->from_b * e->seq;
+    for (uint32_t i = 0; i < e->r.n_layers; i++) {
+        move_sizes(e, i, mv, xo);
+        e->Tmax = zmax(e->Tmax, e->L[i].T);
+    }
+    if (first->kind != TSL_EXEC_MOVE_NONE)
+        *xin = (size_t)first->from_b * e->seq * e->hidden;
+}
+
+/* Recompute stash, backward scratch, SDP workspaces, moves, loss target; each the
+ * most any layer of the stage needs in its own layout. */
 static int alloc_scratch(tsl_exec_t *e, tsl_err_t *err)
 {
     tsl_dtype_t adt = e->dev->act_dtype;
-    size_t rc = 0, rc32 = 0, a = 0, b = 0, c = 0, sp = 0, sh = 0, T = e->T, th = T * e->hidden;
+    size_t rc = 0, rc32 = 0, a = 0, b = 0, c = 0, sp = 0, sh = 0, mv, xo, xin;
+    layout_sizes(e, &mv, &xo, &xin);
     for (uint32_t i = 0; i < e->r.n_layers; i++) {
         const tsl_exec_layer_t *d = &e->r.layers[i];
-        size_t dl = d->hidden / e->r.tp, fl = d->ffn / e->r.tp;
+        size_t dl = d->hidden / d->tp, fl = d->ffn / d->tp, T = e->L[i].T;
         if (d->ckpt)
             rc = zmax(rc, e->L[i].st.n), rc32 = zmax(rc32, e->L[i].st.n32);
         a = zmax(a, T * zmax(3 * dl, fl));
         b = zmax(b, T * dl);
-        c = zmax(c, tsl_exec_attn_ws(d, e->r.tp, e->L[i].chunk));
+        c = zmax(c, tsl_exec_attn_ws(d, d->tp, e->L[i].chunk));
         if (d->sdp)
-            sp = zmax(sp, e->L[i].n_held * e->r.dp), sh = zmax(sh, e->L[i].n_held);
+            sp = zmax(sp, e->L[i].n_held * d->dw), sh = zmax(sh, e->L[i].n_held);
     }
     const tsl_exec_layer_t *last = &e->r.layers[e->r.n_layers - 1];
     bool head = last->kind == TSL_LAYER_HEAD, last_stage = e->r.next_rank < 0;
+    size_t T = e->L[e->r.n_layers - 1].T, th = e->Tmax * e->hidden;
     TRY(dalloc(e, &e->rc, rc, adt, err) || dalloc(e, &e->rc32, rc32, TSL_DT_F32, err));
     TRY(dalloc(e, &e->ws_a, a, adt, err) || dalloc(e, &e->ws_b, b, adt, err) ||
         dalloc(e, &e->ws_c, c, adt, err) || dalloc(e, &e->ws_d, th, adt, err));
     TRY(dalloc(e, &e->g_a, th, adt, err) || dalloc(e, &e->g_b, th, adt, err) ||
         dalloc(e, &e->g_mid, th, adt, err));
+    TRY(dalloc(e, &e->xo, xo, adt, err) || dalloc(e, &e->xin, xin, adt, err) ||
+        dalloc(e, &e->mv, mv, adt, err));
     TRY(dalloc(e, &e->sdp_param, sp, adt, err) || dalloc(e, &e->sdp_grad, sp, adt, err) ||
         dalloc(e, &e->sdp_shard, sh, adt, err));
-    TRY(dalloc(e, &e->target, last_stage ? (head ? T : th) : 0, head ? TSL_DT_I32 : adt, err));
+    TRY(dalloc(e, &e->target, last_stage ? (head ? T : T * e->hidden) : 0, head ? TSL_DT_I32 : adt,
+               err));
     TRY(dalloc(e, &e->vloc, head ? T : 0, TSL_DT_F32, err) ||
-        dalloc(e, &e->vmax, head && e->r.tp > 1 ? T * e->r.tp : 0, TSL_DT_F32, err) ||
+        dalloc(e, &e->vmax, head && last->tp > 1 ? T * last->tp : 0, TSL_DT_F32, err) ||
         dalloc(e, &e->vsum, head ? 2 * T : 0, TSL_DT_F32, err));
-    size_t vl = head ? tsl_exec_vocab_local(last->vocab, e->r.tp) : 0;
+    size_t vl = head ? tsl_exec_vocab_local(last->vocab, last->tp) : 0;
     TRY(dalloc(e, &e->vlog, adt == TSL_DT_F32 ? 0 : T * vl, adt, err));
     TRY(dalloc(e, &e->loss, 1, TSL_DT_F32, err) || dalloc(e, &e->loss_dummy, 1, TSL_DT_F32, err));
     return 0;
@@ -181,7 +235,7 @@ static int alloc_scratch(tsl_exec_t *e, tsl_err_t *err)
 
 static int alloc_events(tsl_exec_t *e, tsl_err_t *err)
 {
-    uint64_t want = 16 + (uint64_t)e->r.n_micro * (8 + 24 * (uint64_t)e->r.n_layers);
+    uint64_t want = 16 + (uint64_t)e->r.n_micro * (8 + 32 * (uint64_t)e->r.n_layers);
     e->ev_cap = want < 65536 ? (uint32_t)want : 65536;
     e->ev = calloc(e->ev_cap, sizeof(*e->ev));
     e->ev_ph = calloc(e->ev_cap, 1);
@@ -193,16 +247,27 @@ static int alloc_events(tsl_exec_t *e, tsl_err_t *err)
 
 static int check_rank(const tsl_exec_rank_t *r, tsl_err_t *err)
 {
-    if (!r->n_layers || !r->tp || !r->dp || !r->n_micro || r->micro_batch % r->dp)
-        return tsl_err_set(err,
-                           "exec: rank %u has no layers, or a micro-batch of %u that data "
-                           "width %u does not split",
-                           r->rank, r->micro_batch, r->dp);
-    for (uint32_t i = 1; i < r->n_layers; i++)
-        if (r->layers[i].hidden != r->layers[0].hidden || r->layers[i].seq != r->layers[0].seq)
+    if (!r->n_layers || !r->n_micro)
+        return tsl_err_set(err, "exec: rank %u has no layers or no micro-batches", r->rank);
+    for (uint32_t i = 0; i < r->n_layers; i++) {
+        const tsl_exec_layer_t *l = &r->layers[i];
+        const tsl_exec_move_t *m[] = {&l->in_fwd, &l->in_bwd};
+        bool groups_ok = l->tp_group >= 0 && (uint32_t)l->tp_group < r->n_groups &&
+                         l->dw_group >= 0 && (uint32_t)l->dw_group < r->n_groups;
+        for (int k = 0; k < 2; k++)
+            groups_ok = groups_ok && (m[k]->kind != TSL_EXEC_MOVE_GATHER ||
+                                      (m[k]->group >= 0 && (uint32_t)m[k]->group < r->n_groups));
+        if (!l->tp || !l->dw || !l->b || l->b * l->dw != r->micro_batch || !groups_ok ||
+            r->n_groups > r->n_splits)
+            return tsl_err_set(err,
+                               "exec: rank %u layer %u: no layout (tp %u, data width %u, %u "
+                               "samples of a micro-batch of %u) or groups out of range",
+                               r->rank, l->index, l->tp, l->dw, l->b, r->micro_batch);
+        if (l->hidden != r->layers[0].hidden || l->seq != r->layers[0].seq)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "exec: layer %u: hidden and sequence must match the stage's",
-                                r->layers[i].index);
+                                l->index);
+    }
     return 0;
 }
 
@@ -257,10 +322,8 @@ int tsl_exec_create(const tsl_exec_rank_t *r, const tsl_exec_opts_t *o, tsl_devo
     e->o = *o;
     e->dev = dev;
     e->comm = comm;
-    e->b = r->micro_batch / r->dp;
     e->seq = r->layers[0].seq;
     e->hidden = r->layers[0].hidden;
-    e->T = e->b * e->seq;
     e->last_loss = NAN;
     if (make_groups(e, err) || dalloc(e, &e->flag, 1, TSL_DT_F32, err)) {
         tsl_exec_destroy(e);
@@ -307,7 +370,8 @@ void tsl_exec_destroy(tsl_exec_t *e)
     tsl_buf_t *ws[] = {&e->rc,        &e->rc32,     &e->ws_a,      &e->ws_b,  &e->ws_c,
                        &e->ws_d,      &e->g_a,      &e->g_b,       &e->g_mid, &e->target,
                        &e->sdp_param, &e->sdp_grad, &e->sdp_shard, &e->loss,  &e->loss_dummy,
-                       &e->flag,      &e->vloc,     &e->vmax,      &e->vsum,  &e->vlog};
+                       &e->flag,      &e->vloc,     &e->vmax,      &e->vsum,  &e->vlog,
+                       &e->xo,        &e->xin,      &e->mv};
     for (size_t k = 0; k < sizeof(ws) / sizeof(ws[0]); k++)
         d->free(d, ws[k]);
     for (uint32_t i = 0; e->ev && i < e->ev_cap; i++)
@@ -316,9 +380,10 @@ void tsl_exec_destroy(tsl_exec_t *e)
     if (e->ev_sync)
         d->event_destroy(d, e->ev_sync);
     e->comm->group_free(e->comm, e->world_g);
-    e->comm->group_free(e->comm, e->tp_g);
-    e->comm->group_free(e->comm, e->dp_g);
+    for (uint32_t k = 0; e->groups && k < e->r.n_groups; k++)
+        e->comm->group_free(e->comm, e->groups[k]);
     e->comm->group_free(e->comm, e->tie_g);
+    free(e->groups);
     free(e->ev);
     free(e->ev_ph);
     free(e->slots);

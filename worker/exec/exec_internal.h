@@ -56,6 +56,9 @@ typedef struct tsl_exec_xl {
     uint32_t chunk; /* fused attention's query rows per chunk; 0: unfused or none */
     tsl_buf_t param, grad, master, m, v;
     uint32_t bwd_done; /* micro-batches through backward this step */
+    size_t T;          /* rows of the layer's activations: d->b × seq */
+    /* the layer's TP and data groups, and those of its input's moves (NULL: none) */
+    tsl_group_t *tp_g, *dw_g, *fwd_g, *bwd_g;
     /* Whose parameters and gradients the layer computes with: itself, or for a head
      * tied in the stage (TSL_EXEC_TIE_SHARED) the embedding; vw: the offset of the
      * vl × h vocabulary weight (table or head) in own's vector. */
@@ -74,15 +77,19 @@ struct tsl_exec {
     tsl_exec_opts_t o;
     tsl_devops_t *dev;
     tsl_commops_t *comm;
-    tsl_group_t *tp_g, *dp_g, *world_g;
+    tsl_group_t *world_g;
+    tsl_group_t **groups; /* [r.n_groups]: the layouts' groups (exec_layout.c) */
     tsl_group_t *tie_g;   /* r.tie_color ≥ 0: first and last stage's tied-table group */
-    uint32_t b, T;        /* local samples per micro-batch, rows (b × seq) */
+    size_t Tmax;          /* the most rows of any layer's (or the received) activation */
     uint32_t seq, hidden; /* of the stage's boundary activations */
     tsl_exec_xl_t *L;
     tsl_exec_slot_t *slots;
     uint32_t n_slots;
     tsl_buf_t rc, rc32; /* stash for recomputation */
     tsl_buf_t ws_a, ws_b, ws_c, ws_d, g_a, g_b, g_mid, target;
+    /* layout changes: a layer's output before its move (xo), the received activation
+     * before the first layer's move (xin), what a gather collects (mv) */
+    tsl_buf_t xo, xin, mv;
     tsl_buf_t sdp_param, sdp_grad, sdp_shard;
     tsl_buf_t loss, loss_dummy, flag;
     tsl_buf_t vloc, vmax, vsum; /* head, F32: row maxima (T, tp × T), sums (2T) */
@@ -109,9 +116,24 @@ typedef struct tsl_exec_lctx {
 
 void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, tsl_exec_stash_t *s);
 int tsl_exec_ph(tsl_exec_t *e, int phase, tsl_err_t *err);
-/* x summed over the TP group in place on the compute stream, timed as comm (Megatron's
- * g in forward, f in backward); nothing at tp = 1. */
-int tsl_exec_tp_sum(tsl_exec_t *e, tsl_buf_t *x, tsl_err_t *err);
+/* x summed over layer L's TP group in place on the compute stream, timed as comm
+ * (Megatron's g in forward, f in backward); nothing at tp = 1. */
+int tsl_exec_tp_sum(tsl_exec_t *e, const tsl_exec_xl_t *L, tsl_buf_t *x, tsl_err_t *err);
+
+/* ---- layouts (exec_layout.c: plan → moves and groups; exec_relayout.c: run them) ---- */
+
+/* Stage s of plan p: checks every layer's layout (DP mixed with SDP, a micro-batch the
+ * data width does not divide, a neighbour of another device count), counts the group
+ * splits the stage makes into *n_splits and, when layers is not NULL, fills the layout
+ * fields of layers[0 .. stage's n_layers) for local position `me` and its groups into
+ * *groups (malloc'd, *n_groups of them). Every rank calls it for every stage, so that
+ * all count the same rounds and refuse the same plans. */
+int tsl_exec_stage_layout(const tsl_plan_t *p, uint32_t s, uint32_t me, tsl_exec_layer_t *layers,
+                          tsl_exec_group_t **groups, uint32_t *n_groups, uint32_t *n_splits,
+                          tsl_err_t *err);
+/* x (m->from_b samples) → y (m->to_b samples) over group g, on the compute stream. */
+int tsl_exec_relayout(tsl_exec_t *e, const tsl_exec_move_t *m, tsl_group_t *g, const tsl_buf_t *x,
+                      tsl_buf_t *y, tsl_err_t *err);
 /* exec_vocab.c: the vocabulary-parallel embedding and head (+ cross-entropy). */
 int tsl_exec_embed_fwd(tsl_exec_lctx_t *c, tsl_buf_t *out, tsl_err_t *err);
 int tsl_exec_embed_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *dout, tsl_err_t *err);

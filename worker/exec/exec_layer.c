@@ -87,13 +87,13 @@ typedef struct dims {
 static dims_t dims_of(const tsl_exec_lctx_t *c)
 {
     const tsl_exec_layer_t *l = c->L->d;
-    int tp = (int)c->e->r.tp;
-    dims_t d = {(int)(c->e->b * l->seq),
+    int tp = (int)l->tp;
+    dims_t d = {(int)(l->b * l->seq),
                 (int)l->hidden,
                 (int)l->hidden / tp,
                 l->heads ? (int)l->heads / tp : 0,
                 (int)l->seq,
-                (int)c->e->b,
+                (int)l->b,
                 l->heads ? (int)(l->hidden / l->heads) : 0,
                 (int)l->ffn / tp};
     return d;
@@ -105,7 +105,7 @@ static int row_out(tsl_exec_lctx_t *c, dims_t d, tsl_buf_t act, int k, size_t w,
 {
     tsl_exec_t *e = c->e;
     TRY(mm(e, (mm_t){false, false, d.T, d.h, k, 1, 0}, act, k, at(&c->p, w), d.h, *out, d.h, err));
-    TRY(tsl_exec_tp_sum(e, out, err));
+    TRY(tsl_exec_tp_sum(e, c->L, out, err));
     if (bias != TSL_NONE) {
         tsl_buf_t bb = len(&c->p, bias, d.h);
         TRY(e->dev->add_bias(e->dev, out, &bb, d.T, d.h, err));
@@ -221,7 +221,7 @@ static int col_ln_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, size_t y
         TRY(e->dev->bias_grad(e->dev, &dact, &db, d.T, k, err));
     }
     TRY(mm(e, (mm_t){false, true, d.T, d.h, k, 1, 0}, dact, k, at(&c->p, w), k, dy, d.h, err));
-    TRY(tsl_exec_tp_sum(e, &dy, err));
+    TRY(tsl_exec_tp_sum(e, c->L, &dy, err));
     tsl_buf_t gg = len(&c->p, lg, d.h), dg = len(&c->g, lg, d.h), db = len(&c->g, lb, d.h);
     tsl_buf_t mu = len(&c->st32, mean, d.T), rs = len(&c->st32, rstd, d.T);
     TRY(e->dev->layernorm_bwd(e->dev, &dy, x, &gg, &mu, &rs, dx, &dg, &db, d.T, d.h, err));

@@ -19,13 +19,13 @@ int tsl_exec_ph(tsl_exec_t *e, int phase, tsl_err_t *err)
     return e->dev->event_record(e->dev, e->ev[e->ev_n++], TSL_STREAM_COMPUTE, err);
 }
 
-int tsl_exec_tp_sum(tsl_exec_t *e, tsl_buf_t *x, tsl_err_t *err)
+int tsl_exec_tp_sum(tsl_exec_t *e, const tsl_exec_xl_t *L, tsl_buf_t *x, tsl_err_t *err)
 {
     int back = e->ph_cur; /* forward, backward, or recomputation inside backward */
-    if (e->r.tp == 1)
+    if (L->d->tp == 1)
         return 0;
     if (tsl_exec_ph(e, PH_COMM, err) ||
-        e->comm->allreduce(e->comm, e->tp_g, x, e->dev->stream(e->dev, TSL_STREAM_COMPUTE), err))
+        e->comm->allreduce(e->comm, L->tp_g, x, e->dev->stream(e->dev, TSL_STREAM_COMPUTE), err))
         return -1;
     return tsl_exec_ph(e, back, err);
 }

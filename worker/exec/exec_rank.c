@@ -199,43 +199,47 @@ static int head_tie(const tsl_model_t *m, uint32_t i, uint32_t stage, tsl_exec_t
     return 0;
 }
 
-/* Position in the data dimension (DP or SDP, whichever is > 1). */
-static void data_coord(const tsl_strategy_t *s, uint32_t *deg, uint32_t *stride)
+/* A tied head in another stage than the embedding sums the table's gradient with the
+ * embedding's at the same position: both must hold the same vocabulary rows there. A
+ * tied head in the embedding's stage computes with the table itself: same layout. */
+static int tie_layouts(const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err)
 {
-    tsl_dim_t d = tsl_strategy_degree(s, TSL_DIM_SDP) > 1 ? TSL_DIM_SDP : TSL_DIM_DP;
-    *deg = tsl_strategy_degree(s, d);
-    *stride = tsl_strategy_stride(s, d);
-}
-
-static int stage_layout(const tsl_plan_t *p, uint32_t s, const tsl_strategy_t *first,
-                        tsl_err_t *err)
-{
-    const tsl_plan_stage_t *st = &p->stages[s];
-    for (uint32_t i = st->first_layer; i < st->first_layer + st->n_layers; i++) {
-        const tsl_strategy_t *L = &p->layer[i];
-        if (!tsl_strategy_same_layout(first, L))
+    uint32_t h = m->n_layers - 1, G = p->stages[0].n_devices;
+    const tsl_strategy_t *E = &p->layer[0], *H = &p->layer[h];
+    if (p->pp == 1 && !tsl_strategy_same_layout(E, H))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "layer %u: a tied head in the embedding's stage needs the "
+                            "embedding's layout",
+                            h);
+    if (p->pp == 1 || p->stages[p->pp - 1].n_devices != G)
+        return 0; /* (different device counts are refused with the stages) */
+    uint32_t ts = tsl_strategy_stride(E, TSL_DIM_TP), hs = tsl_strategy_stride(H, TSL_DIM_TP);
+    uint32_t te = tsl_strategy_degree(E, TSL_DIM_TP), th = tsl_strategy_degree(H, TSL_DIM_TP);
+    for (uint32_t q = 0; q < G; q++)
+        if (te != th || (q / ts) % te != (q / hs) % th)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                                "stage %u: layer %u changes the layout inside the stage", s, i);
-        if (tsl_strategy_degree(L, TSL_DIM_DP) > 1 && tsl_strategy_degree(L, TSL_DIM_SDP) > 1)
-            return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: DP mixed with SDP", i);
-    }
+                                "layer %u: a tied head in another stage needs the embedding's "
+                                "TP degree and index on every device (tp %u, embedding tp %u)",
+                                h, th, te);
     return 0;
 }
 
-static int neighbour(const tsl_plan_t *p, uint32_t s, int32_t dir, uint32_t local, int32_t *out,
-                     tsl_err_t *err)
+/* Every rank checks every stage, so that all refuse a plan or none does, and counts
+ * the group splits the stages make: every rank calls group_split as often. */
+static int check_stages(const tsl_plan_t *p, const tsl_model_t *m, uint32_t *n_splits,
+                        tsl_err_t *err)
 {
-    *out = -1;
-    if ((dir < 0 && s == 0) || (dir > 0 && s + 1 >= p->pp))
-        return 0;
-    const tsl_plan_stage_t *a = &p->stages[s], *b = &p->stages[s + dir];
-    const tsl_strategy_t *la = &p->layer[a->first_layer], *lb = &p->layer[b->first_layer];
-    if (a->n_devices != b->n_devices || !tsl_strategy_same_layout(la, lb))
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "stages %u and %u differ in devices or layout; the executor "
-                            "sends activations between equal layouts only",
-                            s, s + dir);
-    *out = (int32_t)(b->first_device + local);
+    *n_splits = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (check_layer(&m->layers[i], i, m->n_layers,
+                        tsl_strategy_degree(&p->layer[i], TSL_DIM_TP), err))
+            return -1;
+    for (uint32_t s = 0; s < p->pp; s++) {
+        uint32_t n = 0;
+        if (tsl_exec_stage_layout(p, s, 0, NULL, NULL, NULL, &n, err))
+            return -1;
+        *n_splits = n > *n_splits ? n : *n_splits;
+    }
     return 0;
 }
 
@@ -251,7 +255,7 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, const tsl_plan
         const tsl_layer_t *L = &m->layers[i];
         bool sdp = tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1;
         tsl_exec_tie_t tie;
-        if (check_layer(L, i, m->n_layers, r->tp, err) || head_tie(m, i, r->stage, &tie, err))
+        if (head_tie(m, i, r->stage, &tie, err))
             return -1;
         r->layers[k] = (tsl_exec_layer_t){
             .kind = L->kind,
@@ -275,45 +279,44 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, const tsl_plan
 static int rank_of_stage(const tsl_plan_t *p, const tsl_model_t *m, uint32_t rank,
                          tsl_exec_rank_t *r, tsl_err_t *err)
 {
-    uint32_t s = 0;
+    uint32_t s = 0, n_splits;
     while (s < p->pp && !(rank >= p->stages[s].first_device &&
                           rank < p->stages[s].first_device + p->stages[s].n_devices))
         s++;
     if (s == p->pp)
         return tsl_err_set(err, "rank %u: no stage of the plan has that device", rank);
-    const tsl_plan_stage_t *st = &p->stages[s];
-    const tsl_strategy_t *first = &p->layer[st->first_layer];
-    uint32_t local = rank - st->first_device, tps = tsl_strategy_stride(first, TSL_DIM_TP), ds;
-    if (stage_layout(p, s, first, err))
-        return -1;
-    *r = (tsl_exec_rank_t){.rank = rank,
-                           .world = p->n_devices,
-                           .stage = s,
-                           .pp = p->pp,
-                           .micro_batch = p->micro_batch,
-                           .n_micro = p->n_micro};
-    r->tp = tsl_strategy_degree(first, TSL_DIM_TP);
-    r->tp_index = (local / tps) % r->tp;
-    r->tp_color = (int32_t)(rank - r->tp_index * tps);
-    data_coord(first, &r->dp, &ds);
-    r->dp_index = (local / ds) % r->dp;
-    r->dp_color = (int32_t)(rank - r->dp_index * ds);
-    if (r->micro_batch % r->dp)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "stage %u: micro-batch %u does not split over data width %u", s,
-                            r->micro_batch, r->dp);
-    if (neighbour(p, s, -1, local, &r->prev_rank, err) ||
-        neighbour(p, s, +1, local, &r->next_rank, err))
-        return -1;
     /* Every rank checks the head's tie, so that all refuse a plan or none does. */
     uint32_t h = m->n_layers - 1;
     tsl_exec_tie_t tie;
-    if (head_tie(m, h, p->pp - 1, &tie, err))
+    if (check_stages(p, m, &n_splits, err) || head_tie(m, h, p->pp - 1, &tie, err) ||
+        (tie != TSL_EXEC_TIE_NONE && tie_layouts(p, m, err)))
         return -1;
+    const tsl_plan_stage_t *st = &p->stages[s];
+    uint32_t local = rank - st->first_device;
+    *r = (tsl_exec_rank_t){
+        .rank = rank,
+        .world = p->n_devices,
+        .stage = s,
+        .pp = p->pp,
+        .micro_batch = p->micro_batch,
+        .n_micro = p->n_micro,
+        .n_splits = n_splits,
+        .prev_rank = s ? (int32_t)(p->stages[s - 1].first_device + local) : -1,
+        .next_rank = s + 1 < p->pp ? (int32_t)(p->stages[s + 1].first_device + local) : -1};
     r->tie_color = -1;
     if (tie == TSL_EXEC_TIE_COPY)
         r->tie_color = (int32_t)(s + 1 == p->pp ? p->stages[0].first_device + local : rank);
-    return fill_layers(p, m, st, r, err);
+    if (fill_layers(p, m, st, r, err) ||
+        tsl_exec_stage_layout(p, s, local, r->layers, &r->groups, &r->n_groups, &n_splits, err))
+        return -1;
+    const tsl_exec_layer_t *f = &r->layers[0];
+    r->tp = f->tp;
+    r->tp_index = f->tp_index;
+    r->tp_color = r->groups[f->tp_group].color;
+    r->dp = f->dw;
+    r->dp_index = f->dw_index;
+    r->dp_color = r->groups[f->dw_group].color;
+    return 0;
 }
 
 int tsl_exec_rank_from_plan(const tsl_plan_t *p, const tsl_model_t *m, uint32_t rank,
@@ -346,8 +349,10 @@ out:
 void tsl_exec_rank_free(tsl_exec_rank_t *r)
 {
     free(r->layers);
+    free(r->groups);
     r->layers = NULL;
-    r->n_layers = 0;
+    r->groups = NULL;
+    r->n_layers = r->n_groups = 0;
 }
 
 static void uniform_strategy(const tsl_exec_plan_spec_t *s, tsl_strategy_t *st)

@@ -33,16 +33,21 @@ static tsl_exec_slot_t *slot(tsl_exec_t *e, uint32_t mb)
     return &e->slots[mb % e->n_slots];
 }
 
-/* First global sample of this rank's share of micro-batch mb. */
-static uint64_t first_sample(const tsl_exec_t *e, uint32_t mb)
+/* First global sample of this rank's share of micro-batch mb in layer l's layout. */
+static uint64_t first_sample(const tsl_exec_t *e, const tsl_exec_layer_t *l, uint32_t mb)
 {
-    return (uint64_t)mb * e->r.micro_batch + (uint64_t)e->r.dp_index * e->b;
+    return (uint64_t)mb * e->r.micro_batch + (uint64_t)l->dw_index * l->b;
+}
+
+static tsl_exec_xl_t *last_layer(tsl_exec_t *e)
+{
+    return &e->L[e->r.n_layers - 1];
 }
 
 static int make_input(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
 {
     tsl_exec_slot_t *s = slot(e, mb);
-    uint64_t it = e->o.same_batch ? 0 : e->step, row = first_sample(e, mb) * e->seq;
+    uint64_t it = e->o.same_batch ? 0 : e->step, row = first_sample(e, e->L[0].d, mb) * e->seq;
     TRY(tsl_exec_ph(e, PH_FWD, err));
     if (s->ids.ptr)
         return e->dev->fill_ids(e->dev, &s->ids, e->o.seed, STREAM_IDS + it, row,
@@ -58,6 +63,20 @@ static int p2p(tsl_exec_t *e, const tsl_buf_t *send, int to, tsl_buf_t *recv, in
         return 0;
     TRY(tsl_exec_ph(e, PH_P2P, err));
     return e->comm->sendrecv(e->comm, send, to, recv, from, cstream(e), err);
+}
+
+/* p2p, receiving micro-batch mb's input from the previous stage: in the sender's
+ * layout, moved into the first layer's (a collective of the stage: every rank of it
+ * receives at the same point of the schedule). */
+static int p2p_in(tsl_exec_t *e, const tsl_buf_t *send, int to, uint32_t mb, tsl_err_t *err)
+{
+    tsl_exec_xl_t *F = &e->L[0];
+    tsl_buf_t *act0 = &slot(e, mb)->act[0];
+    if (F->d->in_fwd.kind == TSL_EXEC_MOVE_NONE)
+        return p2p(e, send, to, act0, e->r.prev_rank, err);
+    TRY(p2p(e, send, to, &e->xin, e->r.prev_rank, err));
+    TRY(tsl_exec_ph(e, PH_FWD, err));
+    return tsl_exec_relayout(e, &F->d->in_fwd, F->fwd_g, &e->xin, act0, err);
 }
 
 /* SDP: gather the layer's parameters into the workspace (ZeRO-3, before each use).
@@ -78,12 +97,12 @@ static int layer_ctx(tsl_exec_t *e, uint32_t i, uint32_t mb, bool rc, tsl_exec_l
                            .ids = s->ids};
     if (L->d->kind == TSL_LAYER_HEAD && last)
         c->ids = e->target;
-    if (!L->d->sdp)
+    if (!W->d->sdp)
         return 0;
     int back = e->ph_cur;
-    tsl_buf_t full = tsl_buf_view(&e->sdp_param, 0, W->n_held * e->r.dp);
+    tsl_buf_t full = tsl_buf_view(&e->sdp_param, 0, W->n_held * W->d->dw);
     TRY(tsl_exec_ph(e, PH_COMM, err));
-    TRY(e->comm->all_gather(e->comm, e->dp_g, &W->param, &full, cstream(e), err));
+    TRY(e->comm->all_gather(e->comm, W->dw_g, &W->param, &full, cstream(e), err));
     c->p = tsl_buf_view(&e->sdp_param, 0, W->n_local);
     c->g = tsl_buf_view(&e->sdp_grad, 0, W->n_local);
     return tsl_exec_ph(e, back, err);
@@ -91,12 +110,25 @@ static int layer_ctx(tsl_exec_t *e, uint32_t i, uint32_t mb, bool rc, tsl_exec_l
 
 static int make_target(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
 {
-    uint64_t it = e->o.same_batch ? 0 : e->step, row = first_sample(e, mb) * e->seq;
+    uint64_t it = e->o.same_batch ? 0 : e->step;
+    uint64_t row = first_sample(e, last_layer(e)->d, mb) * e->seq;
     if (e->target.dt == TSL_DT_I32)
         return e->dev->fill_ids(e->dev, &e->target, e->o.seed, STREAM_TARGET + it, row,
                                 e->r.layers[e->r.n_layers - 1].vocab, err);
     return e->dev->fill_uniform(e->dev, &e->target, e->o.seed, STREAM_TARGET + it, row * e->hidden,
                                 0.0f, 1.0f, err);
+}
+
+/* Whether layer i's output moves to another layout before layer i + 1. */
+static bool moves_after(const tsl_exec_t *e, uint32_t i)
+{
+    return i + 1 < e->r.n_layers && e->L[i + 1].d->in_fwd.kind != TSL_EXEC_MOVE_NONE;
+}
+
+/* Where layer i writes its output: the next layer's input, or xo before a move. */
+static tsl_buf_t layer_out(tsl_exec_t *e, tsl_exec_slot_t *s, uint32_t i)
+{
+    return moves_after(e, i) ? tsl_buf_view(&e->xo, 0, e->L[i].T * e->hidden) : s->act[i + 1];
 }
 
 static int forward(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
@@ -108,29 +140,34 @@ static int forward(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
         TRY(make_target(e, mb, err));
     for (uint32_t i = 0; i < e->r.n_layers; i++) {
         tsl_exec_lctx_t c;
+        tsl_buf_t out = layer_out(e, s, i);
         TRY(layer_ctx(e, i, mb, e->r.layers[i].ckpt, &c, err));
-        TRY(tsl_exec_layer_fwd(&c, &s->act[i], &s->act[i + 1], err));
+        TRY(tsl_exec_layer_fwd(&c, &s->act[i], &out, err));
+        if (moves_after(e, i))
+            TRY(tsl_exec_relayout(e, &e->L[i + 1].d->in_fwd, e->L[i + 1].fwd_g, &out,
+                                  &s->act[i + 1], err));
     }
     if (!last_stage || e->target.dt == TSL_DT_I32)
         return 0;
     float scale = 1.0f / ((float)e->r.micro_batch * e->r.n_micro * e->seq * e->hidden);
     tsl_buf_t *out = &s->act[e->r.n_layers];
-    return e->dev->mse(e->dev, out, &e->target, &e->g_a, scale, &e->loss, err);
+    tsl_buf_t dout = tsl_buf_view(&e->g_a, 0, out->n);
+    return e->dev->mse(e->dev, out, &e->target, &dout, scale, &e->loss, err);
 }
 
 /* DP: the layer's gradient is final once its last micro-batch is through backward;
  * all-reduce it on the communication stream while backward goes on. */
 static int grad_ready(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
 {
-    if (++L->bwd_done < e->r.n_micro || e->r.dp == 1 || L->d->sdp || !L->n_held)
+    if (++L->bwd_done < e->r.n_micro || L->d->dw == 1 || L->d->sdp || !L->n_held)
         return 0;
     TRY(tsl_exec_ph(e, PH_COMM, err));
     if (e->o.no_overlap) {
-        TRY(e->comm->allreduce(e->comm, e->dp_g, &L->grad, cstream(e), err));
+        TRY(e->comm->allreduce(e->comm, L->dw_g, &L->grad, cstream(e), err));
     } else {
         TRY(e->dev->event_record(e->dev, e->ev_sync, TSL_STREAM_COMPUTE, err));
         TRY(e->dev->stream_wait(e->dev, TSL_STREAM_COMM, e->ev_sync, err));
-        TRY(e->comm->allreduce(e->comm, e->dp_g, &L->grad, e->dev->stream(e->dev, TSL_STREAM_COMM),
+        TRY(e->comm->allreduce(e->comm, L->dw_g, &L->grad, e->dev->stream(e->dev, TSL_STREAM_COMM),
                                err));
         e->dp_pending = true;
     }
@@ -140,42 +177,61 @@ static int grad_ready(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
 /* SDP: reduce-scatter this micro-batch's full gradient and add this rank's shard. */
 static int sdp_scatter(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
 {
-    tsl_buf_t full = tsl_buf_view(&e->sdp_grad, 0, L->n_held * e->r.dp);
+    tsl_buf_t full = tsl_buf_view(&e->sdp_grad, 0, L->n_held * L->d->dw);
     tsl_buf_t shard = tsl_buf_view(&e->sdp_shard, 0, L->n_held);
     TRY(tsl_exec_ph(e, PH_COMM, err));
-    TRY(e->comm->reduce_scatter(e->comm, e->dp_g, &full, &shard, cstream(e), err));
+    TRY(e->comm->reduce_scatter(e->comm, L->dw_g, &full, &shard, cstream(e), err));
     TRY(tsl_exec_ph(e, PH_BWD, err));
     return e->dev->axpy(e->dev, 1.0f, &shard, &L->grad, err);
 }
 
-/* Backward of micro-batch mb from the gradient in g_a; *dx gets the buffer that
- * holds the stage's input gradient. */
-static int backward(tsl_exec_t *e, uint32_t mb, tsl_buf_t **dx, tsl_err_t *err)
+/* Layer k's backward from dout (in its output's layout) into dx (its input's). */
+static int layer_back(tsl_exec_t *e, uint32_t k, uint32_t mb, const tsl_buf_t *dout, tsl_buf_t *dx,
+                      tsl_err_t *err)
 {
     tsl_exec_slot_t *s = slot(e, mb);
+    tsl_exec_xl_t *L = &e->L[k], *W = L->own;
+    tsl_exec_lctx_t c;
+    TRY(layer_ctx(e, k, mb, L->d->ckpt, &c, err));
+    if (W->d->sdp) {
+        tsl_buf_t full = tsl_buf_view(&e->sdp_grad, 0, W->n_held * W->d->dw);
+        TRY(e->dev->zero(e->dev, &full, err));
+    }
+    if (L->d->ckpt) { /* recompute: the output is no longer needed, overwrite it */
+        tsl_buf_t out = layer_out(e, s, k);
+        c.loss = &e->loss_dummy;
+        TRY(tsl_exec_layer_fwd(&c, &s->act[k], &out, err));
+    }
+    TRY(tsl_exec_layer_bwd(&c, &s->act[k], dout, dx, err));
+    if (W->d->sdp)
+        TRY(sdp_scatter(e, W, err));
+    return grad_ready(e, L, err);
+}
+
+/* Backward of micro-batch mb from the gradient in g_a; *dx gets the stage's input
+ * gradient, in the sending stage's layout. Where a layer's input came through a
+ * move, its input gradient goes back through the reverse one, into the buffer its
+ * output gradient was in (no longer needed). */
+static int backward(tsl_exec_t *e, uint32_t mb, tsl_buf_t *dx, tsl_err_t *err)
+{
     tsl_buf_t *cur = &e->g_a, *other = &e->g_b;
+    size_t h = e->hidden;
     TRY(tsl_exec_ph(e, PH_BWD, err));
     for (uint32_t k = e->r.n_layers; k-- > 0;) {
         tsl_exec_xl_t *L = &e->L[k];
-        tsl_exec_lctx_t c;
-        TRY(layer_ctx(e, k, mb, L->d->ckpt, &c, err));
-        if (L->d->sdp) {
-            tsl_buf_t full = tsl_buf_view(&e->sdp_grad, 0, L->own->n_held * e->r.dp);
-            TRY(e->dev->zero(e->dev, &full, err));
+        const tsl_exec_move_t *m = &L->d->in_bwd;
+        tsl_buf_t dout = tsl_buf_view(cur, 0, L->T * h), din = tsl_buf_view(other, 0, L->T * h);
+        TRY(layer_back(e, k, mb, &dout, &din, err));
+        if (m->kind == TSL_EXEC_MOVE_NONE) {
+            tsl_buf_t *t = cur;
+            cur = other;
+            other = t;
+            *dx = din;
+            continue;
         }
-        if (L->d->ckpt) { /* recompute: the output is no longer needed, overwrite it */
-            c.loss = &e->loss_dummy;
-            TRY(tsl_exec_layer_fwd(&c, &s->act[k], &s->act[k + 1], err));
-        }
-        TRY(tsl_exec_layer_bwd(&c, &s->act[k], cur, other, err));
-        if (L->d->sdp)
-            TRY(sdp_scatter(e, L->own, err));
-        TRY(grad_ready(e, L, err));
-        tsl_buf_t *t = cur;
-        cur = other;
-        other = t;
+        *dx = tsl_buf_view(cur, 0, (size_t)m->to_b * e->seq * h);
+        TRY(tsl_exec_relayout(e, m, L->bwd_g, &din, dx, err));
     }
-    *dx = cur;
     return 0;
 }
 
@@ -185,27 +241,27 @@ static int schedule(tsl_exec_t *e, tsl_err_t *err)
     uint32_t m = r->n_micro, nw = r->pp - r->stage - 1 < m ? r->pp - r->stage - 1 : m;
     uint32_t nr = m - nw, f = 0, b = 0;
     int prev = r->prev_rank, next = r->next_rank, L = (int)r->n_layers;
-    tsl_buf_t *dx;
+    tsl_buf_t dx, gout = tsl_buf_view(&e->g_a, 0, last_layer(e)->T * e->hidden);
     for (uint32_t i = 0; i < nw; i++, f++) {
-        TRY(prev < 0 ? make_input(e, f, err) : p2p(e, NULL, -1, &slot(e, f)->act[0], prev, err));
+        TRY(prev < 0 ? make_input(e, f, err) : p2p_in(e, NULL, -1, f, err));
         TRY(forward(e, f, err) || p2p(e, &slot(e, f)->act[L], next, NULL, -1, err));
     }
     if (nr)
-        TRY(prev < 0 ? make_input(e, f, err) : p2p(e, NULL, -1, &slot(e, f)->act[0], prev, err));
+        TRY(prev < 0 ? make_input(e, f, err) : p2p_in(e, NULL, -1, f, err));
     for (uint32_t i = 0; i < nr; i++, b++) {
-        TRY(forward(e, f, err) || p2p(e, &slot(e, f)->act[L], next, &e->g_a, next, err));
+        TRY(forward(e, f, err) || p2p(e, &slot(e, f)->act[L], next, &gout, next, err));
         f++;
         TRY(backward(e, b, &dx, err));
         if (i + 1 == nr)
-            TRY(p2p(e, dx, prev, NULL, -1, err));
+            TRY(p2p(e, &dx, prev, NULL, -1, err));
         else if (prev < 0)
             TRY(make_input(e, f, err));
         else
-            TRY(p2p(e, dx, prev, &slot(e, f)->act[0], prev, err));
+            TRY(p2p_in(e, &dx, prev, f, err));
     }
     for (uint32_t i = 0; i < nw; i++, b++) {
-        TRY(p2p(e, NULL, -1, &e->g_a, next, err) || backward(e, b, &dx, err));
-        TRY(p2p(e, dx, prev, NULL, -1, err));
+        TRY(p2p(e, NULL, -1, &gout, next, err) || backward(e, b, &dx, err));
+        TRY(p2p(e, &dx, prev, NULL, -1, err));
     }
     if (!e->dp_pending)
         return 0;
@@ -224,18 +280,18 @@ static int tie_sync(tsl_exec_t *e, tsl_err_t *err)
     if (!e->tie_g || e->comm->group_size(e->tie_g) < 2)
         return 0;
     tsl_exec_xl_t *L = e->r.stage == 0 ? &e->L[0] : &e->L[e->r.n_layers - 1];
-    size_t n = (size_t)tsl_exec_vocab_local(L->d->vocab, e->r.tp) * L->d->hidden;
+    size_t n = (size_t)tsl_exec_vocab_local(L->d->vocab, L->d->tp) * L->d->hidden;
     tsl_buf_t whole = L->grad;
     TRY(tsl_exec_ph(e, PH_COMM, err));
     if (L->d->sdp) {
-        whole = tsl_buf_view(&e->sdp_grad, 0, L->n_held * e->r.dp);
-        TRY(e->comm->all_gather(e->comm, e->dp_g, &L->grad, &whole, cstream(e), err));
+        whole = tsl_buf_view(&e->sdp_grad, 0, L->n_held * L->d->dw);
+        TRY(e->comm->all_gather(e->comm, L->dw_g, &L->grad, &whole, cstream(e), err));
     }
     tsl_buf_t t = tsl_buf_view(&whole, L->vw, n);
     TRY(e->comm->allreduce(e->comm, e->tie_g, &t, cstream(e), err));
     if (!L->d->sdp)
         return 0;
-    tsl_buf_t mine = tsl_buf_view(&whole, e->r.dp_index * L->n_held, L->n_held);
+    tsl_buf_t mine = tsl_buf_view(&whole, L->d->dw_index * L->n_held, L->n_held);
     return e->dev->copy(e->dev, &L->grad, &mine, err);
 }
 
@@ -293,7 +349,7 @@ int tsl_exec_step(tsl_exec_t *e, tsl_exec_report_t *rep, tsl_err_t *err)
     bool last_stage = e->r.next_rank < 0;
     TRY(start_step(e, err) || schedule(e, err) || optimize(e, err));
     if (last_stage)
-        TRY(e->comm->allreduce(e->comm, e->dp_g, &e->loss, cstream(e), err));
+        TRY(e->comm->allreduce(e->comm, last_layer(e)->dw_g, &e->loss, cstream(e), err));
     TRY(tsl_exec_ph(e, PH_END, err) || e->dev->sync(e->dev, err));
     if (last_stage) {
         float v;

@@ -34,11 +34,10 @@ typedef struct vshare {
 
 static vshare_t share_of(const tsl_exec_lctx_t *c)
 {
-    const tsl_exec_t *e = c->e;
     const tsl_exec_layer_t *l = c->L->d;
-    int vl = (int)tsl_exec_vocab_local(l->vocab, e->r.tp), v0 = (int)e->r.tp_index * vl;
+    int vl = (int)tsl_exec_vocab_local(l->vocab, l->tp), v0 = (int)l->tp_index * vl;
     int valid = (int)l->vocab - v0;
-    vshare_t v = {(int)(e->b * l->seq), (int)l->hidden, (int)l->seq, (int)e->b, v0, vl, 0};
+    vshare_t v = {(int)(l->b * l->seq), (int)l->hidden, (int)l->seq, (int)l->b, v0, vl, 0};
     v.valid = valid < 0 ? 0 : valid > vl ? vl : valid;
     return v;
 }
@@ -72,7 +71,7 @@ int tsl_exec_embed_fwd(tsl_exec_lctx_t *c, tsl_buf_t *out, tsl_err_t *err)
     vshare_t v = share_of(c);
     tsl_buf_t tab = tsl_buf_view(&c->p, c->L->vw, (size_t)v.vl * v.h);
     TRY(e->dev->vembed_fwd(e->dev, &tab, &c->ids, out, v.T, v.h, v.v0, v.vl, err));
-    TRY(tsl_exec_tp_sum(e, out, err));
+    TRY(tsl_exec_tp_sum(e, c->L, out, err));
     return c->L->o.pos == TSL_NONE ? 0 : positions(c, v, &c->p, out, false, err);
 }
 
@@ -86,16 +85,17 @@ int tsl_exec_embed_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *dout, tsl_err_t *err
 }
 
 /* Every TP member's row maxima, member k's at k·T. */
-static int gather_max(tsl_exec_t *e, vshare_t v, tsl_buf_t *mxs, tsl_err_t *err)
+static int gather_max(tsl_exec_t *e, const tsl_exec_xl_t *L, vshare_t v, tsl_buf_t *mxs,
+                      tsl_err_t *err)
 {
     tsl_buf_t loc = tsl_buf_view(&e->vloc, 0, (size_t)v.T);
     *mxs = loc;
-    if (e->r.tp == 1)
+    if (L->d->tp == 1)
         return 0;
     int back = e->ph_cur;
-    *mxs = tsl_buf_view(&e->vmax, 0, (size_t)v.T * e->r.tp);
+    *mxs = tsl_buf_view(&e->vmax, 0, (size_t)v.T * L->d->tp);
     TRY(tsl_exec_ph(e, PH_COMM, err));
-    TRY(e->comm->all_gather(e->comm, e->tp_g, &loc, mxs, e->dev->stream(e->dev, TSL_STREAM_COMPUTE),
+    TRY(e->comm->all_gather(e->comm, L->tp_g, &loc, mxs, e->dev->stream(e->dev, TSL_STREAM_COMPUTE),
                             err));
     return tsl_exec_ph(e, back, err);
 }
@@ -109,7 +109,7 @@ int tsl_exec_head_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_err_t *err)
     tsl_exec_t *e = c->e;
     tsl_devops_t *d = e->dev;
     vshare_t v = share_of(c);
-    int parts = (int)e->r.tp;
+    int parts = (int)c->L->d->tp;
     float scale = 1.0f / ((float)e->r.micro_batch * e->r.n_micro * v.s);
     tsl_buf_t w = tsl_buf_view(&c->p, c->L->vw, (size_t)v.vl * v.h);
     tsl_buf_t dl = tsl_buf_view(&c->st32, c->L->st.logits, (size_t)v.T * v.vl);
@@ -118,9 +118,9 @@ int tsl_exec_head_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_err_t *err)
     tsl_buf_t sums = tsl_buf_view(&e->vsum, 0, 2 * (size_t)v.T);
     TRY(gemm(e, false, true, v.T, v.vl, v.h, 0.0f, *x, v.h, w, v.h, lg, v.vl, err));
     TRY(d->vxent_max(d, &lg, &loc, v.T, v.vl, v.valid, err));
-    TRY(gather_max(e, v, &mxs, err));
+    TRY(gather_max(e, c->L, v, &mxs, err));
     TRY(d->vxent_sums(d, &lg, &c->ids, &mxs, parts, &sums, v.T, v.vl, v.valid, v.v0, err));
-    TRY(tsl_exec_tp_sum(e, &sums, err));
+    TRY(tsl_exec_tp_sum(e, c->L, &sums, err));
     return d->vxent(d, &lg, &c->ids, &mxs, parts, &sums, &dl, v.T, v.vl, v.valid, v.v0, scale,
                     c->loss, err);
 }
@@ -140,5 +140,5 @@ int tsl_exec_head_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *dx, tsl
     }
     TRY(gemm(e, true, false, v.vl, v.h, v.T, 1.0f, dl, v.vl, *x, v.h, dw, v.h, err));
     TRY(gemm(e, false, false, v.T, v.h, v.vl, 0.0f, dl, v.vl, w, v.h, *dx, v.h, err));
-    return tsl_exec_tp_sum(e, dx, err);
+    return tsl_exec_tp_sum(e, c->L, dx, err);
 }

@@ -1,0 +1,319 @@
+/*
+ * exec_layout.c — each layer's layout on each device of a stage, the groups the
+ * layouts need, and how an activation moves between two layouts (Galvatron-BMW's
+ * transformation R(L, S_i, S_j) between consecutive layers' strategies and its
+ * Slice-Gather step, galvatron-bmw.txt).
+ *
+ * A layout at local position p of a stage: TP index (p / tp stride) mod t, data index
+ * (p / data stride) mod w; the rank holds samples [index·b, (index + 1)·b) of each
+ * micro-batch, b = micro_batch / w, replicated over its TP group. Between a layout H
+ * (held) and N (needed) — forward H is the earlier layer's, N the later's; backward
+ * the other way round — one of, the same for every rank of the stage:
+ *   NONE    every rank needs the samples it holds;
+ *   SLICE   every rank's needed samples are inside its held ones: a local copy;
+ *   GATHER  by need: the ranks that need the same samples and each hold a distinct
+ *           piece of them form groups (one holder of each piece per group), whose
+ *           all-gather gives exactly the needed samples — when the held pieces tile
+ *           the needed range on every rank;
+ *           else whole: groups with one holder of each data index of H gather the
+ *           whole micro-batch, and each rank copies out its samples (exact for any
+ *           two layouts, at the price of moving more than needed).
+ * Gradients need no sum across replicas: a sample's activation gradient is computed
+ * by exactly one TP group of the later layer (its data index is unique) and, after
+ * that layer's TP all-reduce of the input gradient, every member holds it whole and
+ * bitwise equal — so any holder's copy is the gradient, and backward moves are plain
+ * slices and gathers too.
+ *
+ * Groups are made in rounds of group_split, every rank of the world in each round:
+ * a stage lists its splits (one colour and key per position; duplicates merged) in
+ * the order of its layers — the layer's TP split, its data split, its input's forward
+ * and backward moves — and ranks of stages with fewer splits make groups of
+ * themselves alone in the rounds after theirs (exec_engine.c make_groups).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_internal.h"
+
+/* A strategy at local position p. */
+typedef struct place {
+    uint32_t t, ti, w, wi;
+    int32_t tcol, wcol; /* local position of the TP and data group's first member */
+} place_t;
+
+static void place_of(const tsl_strategy_t *s, uint32_t p, place_t *o)
+{
+    tsl_dim_t d = tsl_strategy_degree(s, TSL_DIM_SDP) > 1 ? TSL_DIM_SDP : TSL_DIM_DP;
+    uint32_t ts = tsl_strategy_stride(s, TSL_DIM_TP), ds = tsl_strategy_stride(s, d);
+    o->t = tsl_strategy_degree(s, TSL_DIM_TP);
+    o->ti = (p / ts) % o->t;
+    o->tcol = (int32_t)(p - o->ti * ts);
+    o->w = tsl_strategy_degree(s, d);
+    o->wi = (p / ds) % o->w;
+    o->wcol = (int32_t)(p - o->wi * ds);
+}
+
+/* The stage's splits: n of them, each G colours (local) and keys. */
+typedef struct splits {
+    uint32_t G, n, cap;
+    int32_t *color, *key;
+    int32_t *tc, *tk;    /* scratch: one split being built */
+    uint32_t *rep, *one; /* scratch: replica numbers, zeros */
+} splits_t;
+
+static int split_add(splits_t *S, int32_t *idx, tsl_err_t *err)
+{
+    size_t G = S->G;
+    for (uint32_t i = 0; i < S->n; i++)
+        if (!memcmp(S->color + i * G, S->tc, G * sizeof(int32_t)) &&
+            !memcmp(S->key + i * G, S->tk, G * sizeof(int32_t))) {
+            *idx = (int32_t)i;
+            return 0;
+        }
+    if (S->n == S->cap) {
+        uint32_t cap = S->cap ? 2 * S->cap : 8;
+        int32_t *c = realloc(S->color, cap * G * sizeof(int32_t));
+        if (c)
+            S->color = c;
+        int32_t *k = c ? realloc(S->key, cap * G * sizeof(int32_t)) : NULL;
+        if (!c || !k)
+            return tsl_err_setc(err, TSL_E_NOMEM, "exec: out of host memory");
+        S->key = k;
+        S->cap = cap;
+    }
+    memcpy(S->color + S->n * G, S->tc, G * sizeof(int32_t));
+    memcpy(S->key + S->n * G, S->tk, G * sizeof(int32_t));
+    *idx = (int32_t)S->n++;
+    return 0;
+}
+
+/* Held and needed samples of every position: [lo, lo + b). */
+typedef struct span2 {
+    const uint32_t *hlo, *nlo;
+    uint32_t bh, bn, mb;
+} span2_t;
+
+/* Groups of the positions with equal class[] and equal rep[] (the rep-th of their kind
+ * within the class): colour = the first member; false when a group does not have k
+ * members. O(G²): a stage has at most a few thousand devices. */
+static bool group_by(splits_t *S, const uint32_t *cls, uint32_t k)
+{
+    for (uint32_t p = 0; p < S->G; p++) {
+        uint32_t size = 0, first = p;
+        for (uint32_t q = 0; q < S->G; q++)
+            if (cls[q] == cls[p] && S->rep[q] == S->rep[p]) {
+                size++;
+                first = q < first ? q : first;
+            }
+        if (size != k)
+            return false;
+        S->tc[p] = (int32_t)first;
+    }
+    return true;
+}
+
+/* Ranks needing the same samples, each holding a piece: one holder of each piece per
+ * group (the j-th holder of a piece, by position, goes to group j), keyed by piece.
+ * False when the pieces do not tile the needed range on every rank. */
+static bool by_need(splits_t *S, const span2_t *x)
+{
+    uint32_t G = S->G, k = x->bn / x->bh;
+    if (x->bh >= x->bn || x->bn % x->bh)
+        return false;
+    for (uint32_t p = 0; p < G; p++) {
+        if (x->hlo[p] < x->nlo[p] || (x->hlo[p] - x->nlo[p]) % x->bh ||
+            (x->hlo[p] - x->nlo[p]) / x->bh >= k)
+            return false;
+        S->tk[p] = (int32_t)((x->hlo[p] - x->nlo[p]) / x->bh); /* the piece */
+    }
+    for (uint32_t p = 0; p < G; p++) { /* holders of my piece (for my need) before me */
+        S->rep[p] = 0;
+        for (uint32_t q = 0; q < p; q++)
+            S->rep[p] += x->nlo[q] == x->nlo[p] && S->tk[q] == S->tk[p];
+    }
+    return group_by(S, x->nlo, k);
+}
+
+/* One holder of each data index of H per group, keyed by it: the whole micro-batch.
+ * Every data index has G / w holders, so the groups always form. */
+static void whole(splits_t *S, const span2_t *x)
+{
+    uint32_t G = S->G;
+    for (uint32_t p = 0; p < G; p++) {
+        S->tk[p] = (int32_t)(x->hlo[p] / x->bh);
+        S->rep[p] = 0;
+        for (uint32_t q = 0; q < p; q++)
+            S->rep[p] += x->hlo[q] == x->hlo[p];
+        S->one[p] = 0;
+    }
+    group_by(S, S->one, x->mb / x->bh);
+}
+
+static int plan_move(splits_t *S, const span2_t *x, uint32_t me, tsl_exec_move_t *m, tsl_err_t *err)
+{
+    bool same = x->bh == x->bn, inside = true;
+    for (uint32_t p = 0; p < S->G; p++) {
+        same = same && x->hlo[p] == x->nlo[p];
+        inside = inside && x->nlo[p] >= x->hlo[p] && x->nlo[p] + x->bn <= x->hlo[p] + x->bh;
+    }
+    uint32_t at = me < S->G ? me : 0;
+    *m = (tsl_exec_move_t){TSL_EXEC_MOVE_NONE, -1, x->bh, x->bn, 0};
+    if (same)
+        return 0;
+    if (inside) {
+        m->kind = TSL_EXEC_MOVE_SLICE;
+        m->offset = x->nlo[at] - x->hlo[at];
+        return 0;
+    }
+    m->kind = TSL_EXEC_MOVE_GATHER;
+    if (!by_need(S, x)) {
+        whole(S, x);
+        m->offset = x->nlo[at];
+    }
+    return split_add(S, &m->group, err);
+}
+
+/* Layout checks of one layer (every rank checks every stage's). */
+static int check_strategy(const tsl_plan_t *p, uint32_t i, tsl_err_t *err)
+{
+    const tsl_strategy_t *L = &p->layer[i];
+    uint32_t w = tsl_strategy_data_width(L);
+    if (tsl_strategy_degree(L, TSL_DIM_DP) > 1 && tsl_strategy_degree(L, TSL_DIM_SDP) > 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: DP mixed with SDP", i);
+    if (p->micro_batch % w)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "layer %u: micro-batch %u does not split over data width %u", i,
+                            p->micro_batch, w);
+    return 0;
+}
+
+/* The TP and data splits of strategy s (colours and keys by position). */
+static int layer_splits(splits_t *S, const tsl_strategy_t *s, int32_t *tg, int32_t *dg,
+                        tsl_err_t *err)
+{
+    place_t pl;
+    for (uint32_t q = 0; q < S->G; q++) {
+        place_of(s, q, &pl);
+        S->tc[q] = pl.tcol;
+        S->tk[q] = (int32_t)pl.ti;
+    }
+    if (split_add(S, tg, err))
+        return -1;
+    for (uint32_t q = 0; q < S->G; q++) {
+        place_of(s, q, &pl);
+        S->tc[q] = pl.wcol;
+        S->tk[q] = (int32_t)pl.wi;
+    }
+    return split_add(S, dg, err);
+}
+
+/* The moves of a layer's input from layout `from` to its own, s. */
+static int layer_moves(splits_t *S, const tsl_plan_t *p, const tsl_strategy_t *from,
+                       const tsl_strategy_t *s, uint32_t me, uint32_t *lo, tsl_exec_layer_t *out,
+                       tsl_err_t *err)
+{
+    uint32_t G = S->G, *a = lo, *b = lo + G, bf = p->micro_batch / tsl_strategy_data_width(from),
+             bs = p->micro_batch / tsl_strategy_data_width(s);
+    place_t pl;
+    for (uint32_t q = 0; q < G; q++) {
+        place_of(from, q, &pl);
+        a[q] = pl.wi * bf;
+        place_of(s, q, &pl);
+        b[q] = pl.wi * bs;
+    }
+    span2_t fwd = {a, b, bf, bs, p->micro_batch}, bwd = {b, a, bs, bf, p->micro_batch};
+    return plan_move(S, &fwd, me, &out->in_fwd, err) || plan_move(S, &bwd, me, &out->in_bwd, err);
+}
+
+static int stage_walk(const tsl_plan_t *p, uint32_t s, uint32_t me, tsl_exec_layer_t *layers,
+                      splits_t *S, uint32_t *lo, tsl_err_t *err)
+{
+    const tsl_plan_stage_t *st = &p->stages[s];
+    const tsl_strategy_t *prev = NULL;
+    if (s > 0) {
+        const tsl_plan_stage_t *ps = &p->stages[s - 1];
+        if (ps->n_devices != st->n_devices)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "stages %u and %u differ in devices (%u and %u); the executor "
+                                "sends activations between equal device counts only",
+                                s - 1, s, ps->n_devices, st->n_devices);
+        prev = &p->layer[ps->first_layer + ps->n_layers - 1];
+    }
+    for (uint32_t k = 0; k < st->n_layers; k++) {
+        uint32_t i = st->first_layer + k;
+        tsl_exec_layer_t tmp, *out = layers ? &layers[k] : &tmp;
+        place_t pl;
+        if (check_strategy(p, i, err))
+            return -1;
+        if (layer_splits(S, &p->layer[i], &out->tp_group, &out->dw_group, err))
+            return -1;
+        out->in_fwd = out->in_bwd = (tsl_exec_move_t){TSL_EXEC_MOVE_NONE, -1, 0, 0, 0};
+        if (prev && layer_moves(S, p, prev, &p->layer[i], me, lo, out, err))
+            return -1;
+        place_of(&p->layer[i], me < S->G ? me : 0, &pl);
+        out->tp = pl.t;
+        out->tp_index = pl.ti;
+        out->dw = pl.w;
+        out->dw_index = pl.wi;
+        out->b = p->micro_batch / pl.w;
+        if (!prev)
+            out->in_fwd.from_b = out->in_fwd.to_b = out->in_bwd.from_b = out->in_bwd.to_b = out->b;
+        prev = &p->layer[i];
+    }
+    return 0;
+}
+
+/* The rank's groups: its colour (a world rank) and key in each split, and the size. */
+static int rank_groups(const splits_t *S, uint32_t first_device, uint32_t me,
+                       tsl_exec_group_t **out, tsl_err_t *err)
+{
+    *out = calloc(S->n ? S->n : 1, sizeof(**out));
+    if (!*out)
+        return tsl_err_setc(err, TSL_E_NOMEM, "exec: out of host memory");
+    for (uint32_t i = 0; i < S->n; i++) {
+        const int32_t *c = S->color + (size_t)i * S->G;
+        uint32_t size = 0;
+        for (uint32_t q = 0; q < S->G; q++)
+            size += c[q] == c[me];
+        (*out)[i] =
+            (tsl_exec_group_t){(int32_t)first_device + c[me], S->key[(size_t)i * S->G + me], size};
+    }
+    return 0;
+}
+
+int tsl_exec_stage_layout(const tsl_plan_t *p, uint32_t s, uint32_t me, tsl_exec_layer_t *layers,
+                          tsl_exec_group_t **groups, uint32_t *n_groups, uint32_t *n_splits,
+                          tsl_err_t *err)
+{
+    uint32_t G = p->stages[s].n_devices;
+    splits_t S = {.G = G};
+    uint32_t *lo = calloc(2 * (size_t)G, sizeof(uint32_t));
+    S.tc = calloc(G, sizeof(int32_t));
+    S.tk = calloc(G, sizeof(int32_t));
+    S.rep = calloc(G, sizeof(uint32_t));
+    S.one = calloc(G, sizeof(uint32_t));
+    int rc = -1;
+    if (!G || !lo || !S.tc || !S.tk || !S.rep || !S.one) {
+        tsl_err_setc(err, G ? TSL_E_NOMEM : TSL_E_INVALID, "stage %u: %s", s,
+                     G ? "out of host memory" : "no devices");
+        goto out;
+    }
+    if (stage_walk(p, s, me, layers, &S, lo, err))
+        goto out;
+    *n_splits = S.n;
+    if (groups) {
+        if (rank_groups(&S, p->stages[s].first_device, me, groups, err))
+            goto out;
+        *n_groups = S.n;
+    }
+    rc = 0;
+out:
+    free(lo);
+    free(S.tc);
+    free(S.tk);
+    free(S.rep);
+    free(S.one);
+    free(S.color);
+    free(S.key);
+    return rc;
+}
