@@ -160,6 +160,7 @@ static Tessel__V1__PlanFigures *figures(tsl_arena_t *a, const json_t *plan, cons
     f->alpha_t = num(plan, "alpha_t");
     f->alpha_m = num(plan, "alpha_m");
     f->optimizer_tail_s = num(plan, "opt_tail_s");
+    f->tied_allreduce_s = num(plan, "tie_s");
     const json_t *stages = json_object_get(plan, "stages");
     f->n_stages = json_array_size(stages);
     f->stages = (Tessel__V1__Stage **)alloc_msgs(a, f->n_stages, sizeof(Tessel__V1__Stage),
@@ -326,6 +327,8 @@ static void figures_extras(json_t *o, const Tessel__V1__PlanFigures *f)
         json_string(f->granularity && f->granularity[0] ? f->granularity : "layer"));
     if (f->optimizer_tail_s > 0)
         json_object_set_new(o, "opt_tail_s", json_real(f->optimizer_tail_s));
+    if (f->tied_allreduce_s > 0)
+        json_object_set_new(o, "tie_s", json_real(f->tied_allreduce_s));
     if (f->sim_iter_time_s > 0) {
         json_object_set_new(o, "sim_iter_time_s", json_real(f->sim_iter_time_s));
         json_object_set_new(o, "master_stage", json_integer((json_int_t)f->master_stage));

@@ -100,6 +100,11 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
                 "  optimizer: %.4f s of it after the pipeline's end (each stage's step, once per "
                 "iteration, after its last backward)\n",
                 num(plan, "opt_tail_s"));
+    if (num(plan, "tie_s") > 0)
+        fprintf(out,
+                "  tied head: %.4f s of that all-reduces the word embedding's gradient between "
+                "stage 0 and stage %lld (its copy in the last stage), before their steps\n",
+                num(plan, "tie_s"), pp - 1);
     fprintf(out, "  memory:    %s peak per device of a %s budget\n", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));
     fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),

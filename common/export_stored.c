@@ -79,6 +79,7 @@ int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
     out->interleave = u32_of(plan, "interleave");
     out->iter_time_s = json_number_value(json_object_get(plan, "iter_time_s"));
     out->opt_tail_s = json_number_value(json_object_get(plan, "opt_tail_s"));
+    out->tie_s = json_number_value(json_object_get(plan, "tie_s")); /* absent: none */
     out->samples_per_s = json_number_value(json_object_get(plan, "samples_per_s"));
     out->peak_bytes = (uint64_t)json_integer_value(json_object_get(plan, "peak_bytes"));
     const char *gran = json_string_value(json_object_get(plan, "granularity"));

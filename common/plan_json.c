@@ -101,6 +101,8 @@ static json_t *plan_to_json(const tsl_plan_t *p, const tsl_sublayer_model_t *sm)
     json_object_set_new(o, "granularity", json_string(p->sublayer ? "sublayer" : "layer"));
     if (p->opt_tail_s > 0)
         json_object_set_new(o, "opt_tail_s", json_real(p->opt_tail_s));
+    if (p->tie_s > 0)
+        json_object_set_new(o, "tie_s", json_real(p->tie_s));
     if (p->sim_iter_time_s > 0) {
         json_object_set_new(o, "sim_iter_time_s", json_real(p->sim_iter_time_s));
         json_object_set_new(o, "master_stage", json_integer(p->master_stage));

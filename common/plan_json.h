@@ -14,7 +14,8 @@
  *     "alpha_m", "stages": [{"first_layer","n_layers","first_device","n_devices",
  *     "inflight","time_s","time_nosync_s","p2p_s","opt_s","ms_bytes","act_bytes",
  *     "peak_bytes", "runs": [{"first_layer","count","strategy"}]}], "opt_tail_s" (when
- *     the optimizer steps add time after the pipeline's end: plan.h) }
+ *     the optimizer steps add time after the pipeline's end: plan.h), "tie_s" (when a
+ *     tied LM head's gradient is all-reduced between the first and last stages) }
  */
 #ifndef TSL_PLAN_JSON_H
 #define TSL_PLAN_JSON_H

@@ -3,6 +3,7 @@
  */
 #include "trace_json.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,7 +15,8 @@ typedef struct trace {
     const tsl_plan_t *p;
     double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
         p2p[TSL_PLAN_MAX_STAGES], recompute[TSL_PLAN_MAX_STAGES], opt[TSL_PLAN_MAX_STAGES];
-    uint32_t v; /* model chunks per stage (interleaved 1F1B), 1 for plain 1F1B */
+    uint32_t v;    /* model chunks per stage (interleaved 1F1B), 1 for plain 1F1B */
+    double tie_at; /* a tied head's all-reduce starts here on the first and last stage */
 } trace_t;
 
 /* Slices shorter than this are rounding noise of the simulated times (a
@@ -115,6 +117,11 @@ static void put_stage(trace_t *t, const tsl_pipesim_event_t *ev, uint32_t n, uin
         put_op(t, &ev[k], t->p->n_micro, t->v);
         at = ev[k].end_s;
     }
+    if (t->p->tie_s > 0 && t->p->pp > 1 && (s == 0 || s + 1 == t->p->pp)) {
+        put(t, s, 1, "bubble", "bubble", at, t->tie_at - at, -1); /* the other end's backward */
+        put(t, s, 1, "tied all-reduce", "tie", t->tie_at, t->p->tie_s, -1);
+        at = t->tie_at + t->p->tie_s;
+    }
     put(t, s, 1, "optimizer", "optimizer", at, t->opt[s], -1); /* once, after its last op */
     at += t->opt[s];
     put(t, s, 1, "bubble", "bubble", at, end_s - at, -1);
@@ -140,7 +147,8 @@ static int simulate(trace_t *t, tsl_pipesim_event_t **ev, double *iter_s, tsl_er
                            .bwd_sync_s = t->sync,
                            .p2p_s = t->p2p,
                            .n_chunks = t->v,
-                           .opt_s = t->opt};
+                           .opt_s = t->opt,
+                           .tie_s = p->tie_s};
     size_t bytes = tsl_pipesim_ws_bytes(p->pp, p->n_micro * t->v, 0),
            n = 2u * p->pp * p->n_micro * t->v;
     void *ws = malloc(bytes ? bytes : 1);
@@ -177,6 +185,8 @@ json_t *tsl_trace_plan(const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err
         goto out;
     if (m)
         recompute_times(t, m);
+    size_t per = (size_t)2 * p->n_micro * t->v; /* ops per stage */
+    t->tie_at = fmax(ev[per - 1].end_s, ev[(p->pp - 1) * per + per - 1].end_s);
     t->events = json_array();
     for (uint32_t s = 0; s < p->pp; s++)
         put_stage(t, ev + (size_t)s * 2 * p->n_micro * t->v, 2 * p->n_micro * t->v, s, iter_s);

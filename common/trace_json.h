@@ -13,6 +13,8 @@
  *                  layers' share of its FLOPs, taken out of the backward),
  *                  "B j" backward, "grad sync" (what the last backward adds),
  *                  "optimizer" (the stage's step after its last op, cost.h),
+ *                  "tied all-reduce" (cat tie: a tied LM head's gradient summed
+ *                  by the first and last stages before their steps, plan.h tie_s),
  *                  and "bubble" for every idle gap up to the end of the iteration
  *     tid 2        "recv F j": an activation arriving from stage s − 1
  *     tid 3        "recv B j": a gradient arriving from stage s + 1
@@ -20,7 +22,7 @@
  * So the compute track of every stage covers [0, iteration end] without gaps or
  * overlaps, the events of a track come in order of ts, and the last event ends at
  * the simulated iteration time (the plan's sim_iter_time_s for pp >= 2). "cat"
- * is forward, recompute, backward, sync, optimizer, bubble or p2p; "args" carry the stage
+ * is forward, recompute, backward, sync, tie, optimizer, bubble or p2p; "args" carry the stage
  * and micro-batch. The document's "otherData" has the model, the iteration time
  * and the schedule.
  *

@@ -166,13 +166,23 @@ static double padded_vocab(const tsl_layer_t *l, uint32_t t)
     return (double)(((uint64_t)l->vocab + q - 1) / q * q);
 }
 
-/* Parameters with the padded rows (a tied head owns none). */
-static double padded_params(const tsl_layer_t *l, uint32_t t)
+/* Parameters Megatron replicates over the TP group: the learned position table
+ * (only the word embedding is vocabulary-parallel). */
+static double tp_replicated_params(const tsl_layer_t *l)
 {
-    double extra = padded_vocab(l, t) - l->vocab;
+    return l->kind == TSL_LAYER_EMBEDDING ? (double)l->positions * l->hidden : 0.0;
+}
+
+/* Parameters one TP rank holds: the vocabulary-parallel rest with the padded rows,
+ * over t, plus the replicated position table in full. A tied head owns none in its
+ * embedding's stage; in a later stage (tied_copy) it keeps a copy of the padded
+ * word embedding's rows, as an untied head holds its own (Megatron). */
+static double rank_params(const tsl_layer_t *l, uint32_t t, bool tied_copy)
+{
+    double repl = tp_replicated_params(l), extra = (padded_vocab(l, t) - l->vocab) * l->hidden;
     if (l->kind == TSL_LAYER_HEAD && l->tied_head)
-        extra = 0;
-    return (double)l->params + extra * l->hidden;
+        extra = tied_copy ? padded_vocab(l, t) * l->hidden : 0.0;
+    return ((double)l->params - repl + extra) / t + repl;
 }
 
 /* Megatron splits heads, K/V heads and the FFN width over the TP group; a degree
@@ -196,15 +206,16 @@ typedef struct degrees {
     uint32_t t, d, z;
 } degrees_t;
 
-/* O_ms, O_f, O_b of cost.h for n samples per device. Model states per parameter
- * (Rajbhandari 2020): 2 fp16 weights + 2 fp16 gradients + 12 optimizer bytes,
- * all divided by t·z; ZeRO-1 divides the 12 by d too, ZeRO-2 the gradients. */
+/* O_ms, O_f, O_b of cost.h for n samples per device; p = the parameters of this
+ * TP rank (rank_params). Model states per parameter (Rajbhandari 2020): 2 fp16
+ * weights + 2 fp16 gradients + 12 optimizer bytes, all divided by z; ZeRO-1
+ * divides the 12 by d too, ZeRO-2 the gradients. */
 static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t n,
-                         tsl_layer_cost_t *out)
+                         double p, tsl_layer_cost_t *out)
 {
-    double p = padded_params(l, g.t), tz = (double)g.t * g.z;
+    double z = g.z;
     double opt_div = s->zero >= 1 ? g.d : 1, grad_div = s->zero >= 2 ? g.d : 1;
-    out->ms_bytes = (uint64_t)ceil(p / tz * (2.0 + 2.0 / grad_div + 12.0 / opt_div));
+    out->ms_bytes = (uint64_t)ceil(p / z * (2.0 + 2.0 / grad_div + 12.0 / opt_div));
     uint64_t split = s->sp ? g.t : 1; /* sequence parallelism shards the rest */
     uint64_t score = s->selective ? l->act_score_bytes : 0;
     uint64_t act =
@@ -219,10 +230,10 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
     /* SDP gathers the full (TP-sharded) fp16 weights and holds unsharded fp16
      * gradients before reduce-scatter: 2 + 2 bytes per parameter beyond its shard. */
     if (g.z > 1)
-        out->bwd_bytes += (uint64_t)ceil(4.0 * p * (g.z - 1) / tz);
+        out->bwd_bytes += (uint64_t)ceil(4.0 * p * (g.z - 1) / z);
     /* ZeRO-2 holds a layer's full fp16 gradient until it is reduce-scattered */
     if (s->zero >= 2 && g.d > 1)
-        out->bwd_bytes += (uint64_t)ceil(2.0 * p / tz * (1.0 - 1.0 / g.d));
+        out->bwd_bytes += (uint64_t)ceil(2.0 * p / z * (1.0 - 1.0 / g.d));
 }
 
 /* ---- the one place compute time is modelled: a roofline per GEMM (roofline.h).
@@ -237,14 +248,14 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
 }
 
-/* The optimizer step of the parameters this device updates: its TP shard,
+/* The optimizer step of the parameters this device updates: its TP rank's p,
  * divided by SDP (ZeRO-3) and by DP under ZeRO-1/2 (sharded optimizer states).
  * HBM-bound: TSL_BYTES_PER_PARAM_OPT_STEP bytes each at W_opt, one fused kernel
  * (the executor launches one Adam per layer). Unknown bandwidth: 0, as the
  * pre-roofline model charged nothing for it. */
 static double optimizer_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, degrees_t g, double p)
 {
-    double div = (double)g.t * g.z * (s->zero >= 1 ? g.d : 1);
+    double div = (double)g.z * (s->zero >= 1 ? g.d : 1);
     if (!(env->opt_mem_bw > 0) || !(p > 0))
         return 0.0;
     return TSL_BYTES_PER_PARAM_OPT_STEP * p / div / env->opt_mem_bw + TSL_ROOFLINE_LAUNCH_S;
@@ -308,7 +319,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         bw = &local;
     }
     double n = (double)(mb / w);
-    double p = padded_params(l, g.t);
+    double p = rank_params(l, g.t, env->tied_copy); /* this TP rank's */
     double act_msg = (double)TSL_ACT_DTYPE_BYTES * l->seq_len * l->hidden * n;
 
     double compute_f, core_f;
@@ -318,9 +329,9 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes */
     double tp_f = l->tp_allreduces * tsl_cost_allreduce_s(act_msg, g.t, bw->tp_bw);
-    double gather = tsl_cost_allgather_s(TSL_BYTES_PER_PARAM_FP16 * p / g.t, g.z, bw->sdp_bw);
+    double gather = tsl_cost_allgather_s(TSL_BYTES_PER_PARAM_FP16 * p, g.z, bw->sdp_bw);
     double per_mb, last, exposed;
-    grad_sync(s, g, bw, TSL_BYTES_PER_PARAM_FP16 * p / g.t, &per_mb, &last, &exposed);
+    grad_sync(s, g, bw, TSL_BYTES_PER_PARAM_FP16 * p, &per_mb, &last, &exposed);
     if (env->calib != NULL) { /* issue 9: corrections fitted from trials */
         double *compute[] = {&compute_f, &compute_b, &core_f};
         double *comm[] = {&tp_f, &gather, &per_mb, &last, &exposed};
@@ -339,7 +350,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f : 0.0);
     out->comm_s = 2.0 * tp_f + 2.0 * gather + (s->ckpt ? tp_f : 0.0);
     out->opt_s = optimizer_s(env, s, g, p);
-    layer_memory(l, s, g, mb / w, out);
+    layer_memory(l, s, g, mb / w, p, out);
     if (env->calib != NULL)
         calibrate_memory(env->calib->mem_scale, out);
 }
@@ -362,4 +373,15 @@ double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, uint32_t from_first, uint32_
     double k = cal != NULL ? cal->comm_scale : 1.0; /* the sender's correction */
     /* activation forward, its gradient backward: two transfers of the same size */
     return 2.0 * k * tsl_cost_p2p_s(bytes, bw);
+}
+
+double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head, uint32_t t,
+                                 uint32_t first_a, uint32_t first_b)
+{
+    if (head->kind != TSL_LAYER_HEAD || !head->tied_head || t == 0)
+        return 0.0;
+    double bytes = TSL_BYTES_PER_PARAM_FP16 * padded_vocab(head, t) / t * head->hidden;
+    const struct tsl_calib *cal = tsl_cluster_block_calib(c, first_a, 1);
+    double k = cal != NULL ? cal->comm_scale : 1.0;
+    return k * tsl_cost_allreduce_s(bytes, 2, tsl_cluster_link_bw(c, first_a, first_b));
 }

@@ -46,6 +46,18 @@
  * Issue-10 choices (docs/cost-model.md has each with its source):
  *   feasibility  t must divide the layer's heads, K/V heads and FFN width;
  *                embedding/LM-head vocabulary padded to a multiple of 128·t (P').
+ *
+ * Vocabulary layers as Megatron-LM lays them out (docs/cost-model.md "Embedding
+ * and head"): "P / t" above is the parameters of one TP rank, P_r:
+ *   P_r = (P − P_pos + (V' − V)·h) / t + P_pos
+ *   P_pos = positions·h of an embedding: the learned position table is replicated
+ *   over the TP group (only the word embedding is vocabulary-parallel), so its
+ *   weights, gradients and optimizer states are whole on every rank (still / z
+ *   under SDP) and its gradient enters the DP all-reduce at full size.
+ *   A tied head owns nothing in its embedding's stage; in a later stage
+ *   (env.tied_copy) it keeps a copy of the word embedding: P_r = (P + V'·h) / t,
+ *   with its gradient sync and step, plus tsl_cost_tied_allreduce_s once per
+ *   iteration (pipeline.h adds it before the first and last stages' steps).
  *   +sp          act_repl and (with CKPT) bnd divided by t; tp_f unchanged (an
  *                all-gather + reduce-scatter moves the all-reduce's ring bytes).
  *   +selckpt     act drops act_score_bytes; recompute = the attention core alone.
@@ -106,6 +118,11 @@ typedef struct tsl_cost_env {
     double opt_mem_bw;                 /* sustained device-memory bytes/s the optimizer step
                                           streams at: the profile's measured copy bandwidth,
                                           else TSL_ROOFLINE_MEM_EFF × device_mem_bw; 0 unknown */
+    bool tied_copy;                    /* the block is a pipeline stage without the model's
+                                          token embedding (layer 0): a tied LM head there keeps
+                                          its own copy of the padded word embedding, priced as
+                                          an untied head's V'·h/t (Megatron). Set by the caller
+                                          (false after tsl_cost_env_init) */
 } tsl_cost_env_t;
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
@@ -155,6 +172,15 @@ double tsl_cost_allgather_s(double bytes, uint32_t n, double bw);
 double tsl_cost_reduce_scatter_s(double bytes, uint32_t n, double bw);
 double tsl_cost_p2p_s(double bytes, double bw);
 double tsl_cost_overlap_s(double compute_s, double comm_s, double slowdown);
+
+/* The tied LM head's gradient all-reduce (Megatron's embedding group): when the head
+ * is in a later stage than its embedding, each TP rank of the first stage (block at
+ * first_a) and its counterpart in the head's stage (first_b) sum the word embedding's
+ * fp16 gradient, V'/t · h of them, once per iteration before either steps: a 2-rank
+ * ring all-reduce over the link between the two blocks (the first's calibration).
+ * 0 for a head that is not tied. */
+double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head, uint32_t t,
+                                 uint32_t first_a, uint32_t first_b);
 
 /* Time to send a stage boundary (activation forward + gradient backward) of
  * `bnd_bytes_per_sample` for mb samples between two device blocks. */

@@ -220,10 +220,11 @@ bool tsl_eval_same_figures(const tsl_plan_t *a, const tsl_plan_t *b)
 {
     if (a->pp != b->pp || a->global_batch != b->global_batch || a->n_micro != b->n_micro ||
         a->iter_time_s != b->iter_time_s || a->opt_tail_s != b->opt_tail_s ||
-        a->samples_per_s != b->samples_per_s || a->tokens_per_s != b->tokens_per_s ||
-        a->peak_bytes != b->peak_bytes || a->sim_iter_time_s != b->sim_iter_time_s ||
-        a->n_sliced != b->n_sliced || a->sliced_iter_time_s != b->sliced_iter_time_s ||
-        a->alpha_t != b->alpha_t || a->alpha_m != b->alpha_m)
+        a->tie_s != b->tie_s || a->samples_per_s != b->samples_per_s ||
+        a->tokens_per_s != b->tokens_per_s || a->peak_bytes != b->peak_bytes ||
+        a->sim_iter_time_s != b->sim_iter_time_s || a->n_sliced != b->n_sliced ||
+        a->sliced_iter_time_s != b->sliced_iter_time_s || a->alpha_t != b->alpha_t ||
+        a->alpha_m != b->alpha_m)
         return false;
     for (uint32_t s = 0; s < a->pp; s++)
         if (!same_stage(&a->stages[s], &b->stages[s]))

@@ -21,7 +21,8 @@
  *     layer norm       2·h each (encoder: 2, decoder: 3)
  *     embedding        V·h + P·h             (P = learned positions, 0 for RoPE)
  *     patch embedding  c·p²·h + h            (ViT/Swin; stored as vocab = c·p²)
- *     head             V·h when untied, else 0 (weights shared with the embedding)
+ *     head             V·h when untied, else 0 (weights shared with the embedding;
+ *                      cost.h prices a copy where the head is in a later stage)
  *
  *   forward FLOPs per sample (2 FLOPs per multiply-add; Megatron-LM, Narayanan 2021)
  *     self-attention   8·s·h·d + 4·s²·d      (projections + QKᵀ + AV)

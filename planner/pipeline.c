@@ -5,6 +5,7 @@
 #include "pipeline.h"
 
 #include <math.h>
+#include <stdbool.h>
 
 /* The slowest stage paces the m − 1 steady-state micro-batches; the last one
  * (with gradient sync) still has to pass through every stage. */
@@ -60,14 +61,18 @@ uint32_t tsl_pipeline_inflight_interleaved(uint32_t stage, uint32_t n_stages, ui
 }
 
 /* Stage i's last backward ends after stage i + 1's and before stage i − 1's:
- * the drain below it (tail) runs while it steps. */
+ * the drain below it (tail) runs while it steps. A tied head's all-reduce holds
+ * the first and last stages until stage 0's backward is done, and tie after. */
 double tsl_pipeline_opt_tail_s(uint32_t n_stages, const double *stage_fwd_s,
                                const double *stage_nosync_s, const double *stage_sync_s,
-                               const double *stage_p2p_s, const double *stage_opt_s, uint32_t v)
+                               const double *stage_p2p_s, const double *stage_opt_s, double tie_s,
+                               uint32_t v)
 {
     double chunks = v > 1 ? v : 1, tail = 0, extra = 0;
+    bool tied = n_stages > 1 && tie_s > 0;
     for (uint32_t i = 0; i < n_stages; i++) {
-        extra = fmax(extra, stage_opt_s[i] - tail);
+        bool waits = tied && (i == 0 || i + 1 == n_stages);
+        extra = fmax(extra, waits ? tie_s + stage_opt_s[i] : stage_opt_s[i] - tail);
         double bwd = stage_nosync_s[i] - stage_fwd_s[i] - stage_p2p_s[i] / 2.0;
         tail += bwd / chunks + (stage_sync_s[i] - stage_nosync_s[i]);
     }

@@ -47,6 +47,15 @@
  * stage's step only where it outlasts the drain below it. (A trainer that
  * clips the gradient norm across stages first, Megatron-LM's default, starts
  * every step at T: T + max_i opt_i. Tessel's executor does not clip.)
+ *
+ * Tied LM head in the last stage (cost.h, tsl_cost_tied_allreduce_s): stage 0 and
+ * stage P − 1 all-reduce the word embedding's gradient before either steps. It
+ * starts when both have finished their backward, i.e. at T (stage 0 ends last),
+ * and takes tie; both steps wait for it:
+ *
+ *   T_opt = T + max(tie + opt_0, tie + opt_{P−1}, max_{0<i<P−1} (opt_i − tail_i))
+ *
+ * (tie = 0, or P = 1: the formula above).
  */
 #ifndef TSL_PIPELINE_H
 #define TSL_PIPELINE_H
@@ -67,12 +76,14 @@ double tsl_pipeline_time_interleaved_s(uint32_t n_stages, const double *stage_no
 uint32_t tsl_pipeline_inflight_interleaved(uint32_t stage, uint32_t n_stages, uint32_t m,
                                            uint32_t v);
 
-/* max_i (opt_i − tail_i) above: what the optimizer steps add to the pipeline's
- * T (or T_v); fwd_s, p2p_s are the stages' forward and boundary times (plan.h's
- * stage fields), v ≤ 1 plain 1F1B. 0 for no stages. */
+/* T_opt − T above: what the optimizer steps (and a tied head's all-reduce, tie_s;
+ * 0 for none, ignored for one stage) add to the pipeline's T (or T_v); fwd_s,
+ * p2p_s are the stages' forward and boundary times (plan.h's stage fields), v ≤ 1
+ * plain 1F1B. 0 for no stages. */
 double tsl_pipeline_opt_tail_s(uint32_t n_stages, const double *stage_fwd_s,
                                const double *stage_nosync_s, const double *stage_sync_s,
-                               const double *stage_p2p_s, const double *stage_opt_s, uint32_t v);
+                               const double *stage_p2p_s, const double *stage_opt_s, double tie_s,
+                               uint32_t v);
 
 /* Eq. 6 over n values (time or memory); 0 for n ≤ 1 or a zero sum. */
 double tsl_pipeline_balance(uint32_t n, const double *values);

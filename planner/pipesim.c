@@ -96,6 +96,8 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
         return -1;
     if (in->opt_s && check_times(in->opt_s, in->n_stages, "opt_s", err))
         return -1;
+    if (check_times(&in->tie_s, 1, "tie_s", err))
+        return -1;
     if (!(in->slice_fwd_frac >= 0 && in->slice_fwd_frac <= 1))
         return tsl_err_set(err, "slice_fwd_frac: %g is out of range; give 0..1 (0: one half)",
                            in->slice_fwd_frac);
@@ -372,7 +374,21 @@ static int sweep(sim_t *sm, tsl_err_t *err)
 
 /* Busy times and the op that ends last (ties: the higher stage); the iteration
  * ends after the last optimizer step when one runs past it. */
-static void find_end(const sim_t *sm, const double *opt_s, tsl_pipesim_out_t *out,
+/* When a stage's step may start: after its last op, and for stages 0 and P − 1
+ * of a tied head after both's last op and their all-reduce. */
+static double step_start(const sim_t *sm, uint32_t s, double tie_s)
+{
+    double own = sm->ops[(size_t)s * sm->stride + sm->nops[s] - 1].end_s;
+    uint32_t last = sm->P - 1;
+    if (!(tie_s > 0) || sm->P < 2 || (s != 0 && s != last) || sm->nops[0] == 0 ||
+        sm->nops[last] == 0)
+        return own;
+    double e0 = sm->ops[sm->nops[0] - 1].end_s;
+    double el = sm->ops[(size_t)last * sm->stride + sm->nops[last] - 1].end_s;
+    return fmax(e0, el) + tie_s;
+}
+
+static void find_end(const sim_t *sm, const double *opt_s, double tie_s, tsl_pipesim_out_t *out,
                      uint32_t *end_stage, uint32_t *end_idx)
 {
     double stepped = 0;
@@ -390,8 +406,8 @@ static void find_end(const sim_t *sm, const double *opt_s, tsl_pipesim_out_t *ou
                 *end_idx = q;
             }
         }
-        if (opt_s && sm->nops[s] > 0) /* a stage's ops run in order: its last ends last */
-            stepped = fmax(stepped, so[sm->nops[s] - 1].end_s + opt_s[s]);
+        if (sm->nops[s] > 0) /* a stage's ops run in order: its last ends last */
+            stepped = fmax(stepped, step_start(sm, s, tie_s) + (opt_s ? opt_s[s] : 0.0));
     }
     out->flush_s = iter;
     out->iter_s = fmax(iter, stepped);
@@ -474,7 +490,7 @@ int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_p
     out->n_ops = (uint32_t)sm.n_all;
     out->startup_s = sm.ops[(size_t)(sm.P - 1) * sm.stride].start_s;
     uint32_t end_stage, end_idx;
-    find_end(&sm, in->opt_s, out, &end_stage, &end_idx);
+    find_end(&sm, in->opt_s, in->tie_s, out, &end_stage, &end_idx);
     out->path_len = walk_path(&sm, end_stage, end_idx);
     out->path = sm.path;
     path_stats(&sm, out);

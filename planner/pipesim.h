@@ -57,7 +57,9 @@
  * Optimizer step (opt_s): stage s steps once its own last op has ended, so the
  * iteration is max(flush, max_s(end of stage s's last op + opt_s[s])) — in 1F1B
  * stage 0's last backward ends last, later stages step while it drains. The
- * critical path stops at the last op: the step is a tail after it.
+ * critical path stops at the last op: the step is a tail after it. A tied head's
+ * all-reduce (tie_s) starts when stages 0 and P − 1 have both ended their last op;
+ * their steps start when it ends.
  *
  * Startup overhead: the time at which the last stage starts its first forward.
  *
@@ -101,6 +103,9 @@ typedef struct tsl_pipesim_in {
     const double *opt_s;      /* [P] or NULL: each stage's optimizer step, run once after
                                  its last op (cost.h); the iteration ends when the last
                                  stage's step does */
+    double tie_s;             /* a tied LM head's gradient all-reduce between stage 0 and
+                                 stage P − 1 (cost.h): after both's last op, before
+                                 either's step; 0 (or P = 1): none */
 } tsl_pipesim_in_t;
 
 /* One op of the critical path. */

@@ -53,7 +53,11 @@ typedef struct tsl_plan {
                                    0 or 1: plain 1F1B */
     double iter_time_s;   /* Eq. 9 (or T_v) + opt_tail_s */
     double opt_tail_s;    /* what the stages' optimizer steps add after the pipeline's
-                           end (tsl_pipeline_opt_tail_s) */
+                           end (tsl_pipeline_opt_tail_s), tie_s included */
+    double tie_s;         /* a tied LM head in another stage than its embedding: the
+                           word embedding's gradient all-reduce between the first and
+                           last stages, once per iteration before their steps
+                           (tsl_cost_tied_allreduce_s); 0: none */
     double samples_per_s;
     double tokens_per_s;
     uint64_t peak_bytes;     /* max over stages */

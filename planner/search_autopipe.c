@@ -36,7 +36,8 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer)
                            .bwd_sync_s = sync,
                            .p2p_s = p2p,
                            .n_chunks = v,
-                           .opt_s = opt};
+                           .opt_s = opt,
+                           .tie_s = p->tie_s};
     size_t bytes = tsl_pipesim_ws_bytes(P, p->n_micro * v, 0);
     void *ws = malloc(bytes);
     tsl_pipesim_out_t out;

@@ -324,6 +324,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     tsl_cost_env_t env;
     if (tsl_cost_env_init(&env, e->cluster, s * G, G, NULL) != 0)
         return false;
+    env.tied_copy = first > 0; /* a tied head here copies layer 0's word embedding */
     for (uint32_t j = 0; j < g->n; j++)
         tsl_cost_strategy_bw(&env, &g->items[j], &e->bw[j]);
     for (uint32_t i = 0; i < n; i++)
@@ -373,6 +374,19 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     return true;
 }
 
+/* A tied head in the last stage (the executor's rule: the model's last layer, in
+ * another stage than layer 0) sums its copy's gradient with the first stage's. */
+static double tied_allreduce_s(const tsl_engine_t *e, const tsl_plan_t *plan)
+{
+    uint32_t last = e->model->n_layers - 1, P = plan->pp;
+    if (P < 2 || e->model->n_layers == 0)
+        return 0.0;
+    uint32_t t = tsl_strategy_degree(&plan->layer[last], TSL_DIM_TP);
+    return tsl_cost_tied_allreduce_s(e->cluster, &e->model->layers[last], t,
+                                     plan->stages[0].first_device,
+                                     plan->stages[P - 1].first_device);
+}
+
 static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
 {
     double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES], mem[TSL_PLAN_MAX_STAGES],
@@ -388,8 +402,9 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
         if (plan->stages[s].peak_bytes > peak)
             peak = plan->stages[s].peak_bytes;
     }
-    plan->opt_tail_s =
-        tsl_pipeline_opt_tail_s(plan->pp, fwd, nosync, sync, p2p, opt, plan->interleave);
+    plan->tie_s = tied_allreduce_s(e, plan);
+    plan->opt_tail_s = tsl_pipeline_opt_tail_s(plan->pp, fwd, nosync, sync, p2p, opt, plan->tie_s,
+                                               plan->interleave);
     plan->iter_time_s =
         tsl_pipeline_time_interleaved_s(plan->pp, nosync, sync, plan->n_micro, plan->interleave) +
         plan->opt_tail_s;

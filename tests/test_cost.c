@@ -566,6 +566,76 @@ static void test_feasibility_and_padding(void)
     tsl_cluster_free(&c);
 }
 
+/* Megatron's layout of the vocabulary layers (cost.h "Vocabulary layers"), by hand.
+ * GPT-2's 50257 tokens pad to a multiple of 128·t (the executor's
+ * tsl_exec_vocab_local rule): 50432 = 197·256 at t = 2, 51200 = 50·1024 at t = 8.
+ * The learned position table (1024 × 1024) is replicated over the TP group, the
+ * word embedding split: one rank of tp2 holds 50432·1024/2 + 1024·1024 =
+ * 26,869,760 parameters (not (50432 + 1024)·1024/2 = 26,345,472). */
+static void test_vocab_layers(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_err_t err = {0};
+    tsl_layer_cost_t r;
+    make_env(&c, &env, 1, 4);
+    tsl_layer_t e = {.kind = TSL_LAYER_EMBEDDING,
+                     .seq_len = 128,
+                     .hidden = 1024,
+                     .vocab = 50257,
+                     .positions = 1024};
+    CHECK(tsl_layer_derive(&e, &err) == 0, "%s", err.msg);
+    const double rank = 50432.0 * 1024 / 2 + 1024.0 * 1024; /* 26,869,760 */
+    tsl_dim_t td[] = {TSL_DIM_TP, TSL_DIM_DP}, ts[] = {TSL_DIM_TP, TSL_DIM_SDP};
+    uint32_t deg[] = {2, 2};
+    tsl_strategy_t tp2dp2 = strat(2, td, deg, false), tp2sdp2 = strat(2, ts, deg, false);
+    tsl_cost_layer(&env, &e, &tp2dp2, NULL, 2, &r);
+    CHECK(r.ms_bytes == 16ull * 26869760,
+          "tp2: the position table once per rank: %llu, by hand %llu",
+          (unsigned long long)r.ms_bytes, 16ull * 26869760);
+    /* its fp16 gradient at full size in the DP all-reduce: 2 ranks over the intra
+     * link (100 GB/s), 2·(2 − 1)/2 · 2·26,869,760 B / 100 GB/s = 537.4 µs */
+    CHECK_NEAR(r.grad_comm_s, 2.0 * rank / (100 * GB), EPS, "DP all-reduce %g s", r.grad_comm_s);
+    /* ZeRO-3: sharded over the data group like everything else */
+    tsl_cost_layer(&env, &e, &tp2sdp2, NULL, 2, &r);
+    CHECK(r.ms_bytes == 16ull * 26869760 / 2, "tp2 x sdp2: %llu", (unsigned long long)r.ms_bytes);
+    tsl_cluster_free(&c);
+
+    /* t = 8: 50257 pads to 51200; with positions 51200·1024/8 + 1024·1024 */
+    make_env(&c, &env, 1, 8);
+    tsl_strategy_t tp8 = one(TSL_DIM_TP, 8, false);
+    tsl_cost_layer(&env, &e, &tp8, NULL, 1, &r);
+    CHECK(r.ms_bytes == 16ull * (51200 * 1024 / 8 + 1024 * 1024), "tp8 padding: %llu",
+          (unsigned long long)r.ms_bytes);
+
+    /* A tied head owns no parameters beside its embedding; in a later stage it keeps
+     * a copy of the padded word embedding: 51200·1024/8 per rank of tp8. */
+    tsl_layer_t h = {
+        .kind = TSL_LAYER_HEAD, .seq_len = 128, .hidden = 1024, .vocab = 50257, .tied_head = true};
+    CHECK(tsl_layer_derive(&h, &err) == 0, "%s", err.msg);
+    tsl_cost_layer(&env, &h, &tp8, NULL, 1, &r);
+    CHECK(r.ms_bytes == 0, "tied head in its embedding's stage: %llu",
+          (unsigned long long)r.ms_bytes);
+    env.tied_copy = true;
+    tsl_cost_layer(&env, &h, &tp8, NULL, 1, &r);
+    CHECK(r.ms_bytes == 16ull * 51200 * 1024 / 8, "tied copy: %llu",
+          (unsigned long long)r.ms_bytes);
+    tsl_cluster_free(&c);
+
+    /* The tied all-reduce: stage 0 on node 0, the head's stage on node 1 (10 GB/s);
+     * 2 ranks, ring 2·(2 − 1)/2 · M, M = 2 B · 50432·1024/2 = 51,642,368 B at t = 2:
+     * 5.1642368 ms. Between GPUs of one node the intra link (100 GB/s): 0.51642 ms. */
+    make_env(&c, &env, 2, 2);
+    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, 2, 0, 2), 51642368.0 / (10 * GB), EPS,
+               "tied all-reduce across nodes");
+    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, 2, 0, 1), 51642368.0 / (100 * GB), EPS,
+               "tied all-reduce inside a node");
+    h.tied_head = false;
+    CHECK(tsl_cost_tied_allreduce_s(&c, &h, 2, 0, 2) == 0, "an untied head sums nothing");
+    CHECK(tsl_cost_tied_allreduce_s(&c, &e, 2, 0, 2) == 0, "not a head");
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
     test_collectives();
@@ -582,5 +652,6 @@ int main(void)
     test_sp_selective_time();
     test_zero();
     test_feasibility_and_padding();
+    test_vocab_layers();
     return CHECK_DONE();
 }

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "cost.h"
 #include "eval.h"
+#include "pipeline.h"
 #include "sublayer.h"
 
 static tsl_search_result_t res;
@@ -252,11 +253,93 @@ static void test_sublayer(void)
     tsl_cluster_free(&c);
 }
 
+/* A small tied GPT: embedding (50257 tokens, 1024 learned positions), two blocks,
+ * the head tied to the embedding; h = 1024, sequence 1024. */
+static void tied_gpt(tsl_model_t *m)
+{
+    tsl_err_t err;
+    tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING,
+                       .seq_len = 1024,
+                       .hidden = 1024,
+                       .vocab = 50257,
+                       .positions = 1024};
+    tsl_layer_t blk = {.kind = TSL_LAYER_ENCODER,
+                       .seq_len = 1024,
+                       .hidden = 1024,
+                       .ffn_hidden = 4096,
+                       .heads = 16,
+                       .causal = true};
+    tsl_layer_t head = {
+        .kind = TSL_LAYER_HEAD, .seq_len = 1024, .hidden = 1024, .vocab = 50257, .tied_head = true};
+    tsl_model_init(m, "tied-gpt");
+    if (tsl_model_add(m, &emb, &err) || tsl_model_add_n(m, &blk, 2, &err) ||
+        tsl_model_add(m, &head, &err)) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        exit(2);
+    }
+}
+
+/* The tied head across stages, by hand (Megatron's embedding group). pp 2 on two
+ * nodes of one A100-80G each (ib100: 100 Gb/s × 0.85 = 10.625 GB/s), every layer
+ * on one GPU, split [embedding, block | block, head]. The last stage keeps a copy of
+ * the padded word embedding, 50304 × 1024 (50257 padded to 128·1): 16 B each =
+ * 824,180,736 B of model states beside its block's 16 × 12,596,224. Once per
+ * iteration, after stage 0's last backward (the pipeline's end T), the two stages
+ * all-reduce its fp16 gradient, 2 × 50304 × 1024 = 103,022,592 B between 2 ranks:
+ * 2·(2 − 1)/2 × 103,022,592 / 10.625e9 = 9.6962 ms; then both step, so the
+ * iteration is T + 9.6962 ms + the longer of the two steps. On one stage (pp 1)
+ * the head shares the embedding's table: no copy, no all-reduce. */
+static void test_tied_head_by_hand(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c2, c1;
+    tsl_err_t err = {0};
+    tied_gpt(&m);
+    CHECK(tsl_cluster_parse_spec(&c2, "2x1xA100-80G:ib100", &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c1, "1xA100-80G", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    static tsl_plan_t g, out;
+    given_plan(&g, 4, 2, "single", 1, 4);
+    g.stages[0].first_layer = 0;
+    g.stages[1].first_layer = 2;
+    CHECK(tsl_eval_plan(&m, &c2, &r, &g, &out, &err) == 0, "pp 2: %s", err.msg);
+    uint64_t blk = m.layers[1].params, copy = 50304ull * 1024;
+    CHECK(blk == 12596224, "block parameters %llu", (unsigned long long)blk);
+    CHECK(out.stages[1].ms_bytes == 16 * (blk + copy),
+          "last stage: its block and the copy, %llu B, by hand %llu",
+          (unsigned long long)out.stages[1].ms_bytes, (unsigned long long)(16 * (blk + copy)));
+    /* stage 0: the word embedding (padded) and the positions, and its block */
+    uint64_t emb = 50304ull * 1024 + 1024ull * 1024;
+    CHECK(out.stages[0].ms_bytes == 16 * (emb + blk), "first stage %llu",
+          (unsigned long long)out.stages[0].ms_bytes);
+    double tie = 103022592.0 / (100e9 / 8 * 0.85);
+    CHECK_NEAR(out.tie_s, tie, 1e-12, "tied all-reduce %.9g s, by hand %.9g s", out.tie_s, tie);
+    double opt = fmax(out.stages[0].opt_s, out.stages[1].opt_s);
+    CHECK(out.stages[1].opt_s > optimizer_by_hand_s(1024), "the copy steps too");
+    CHECK_NEAR(out.opt_tail_s, tie + opt, 1e-12, "tail: the all-reduce, then the longer step");
+    double T =
+        tsl_pipeline_time_s(2, (double[]){out.stages[0].time_nosync_s, out.stages[1].time_nosync_s},
+                            (double[]){out.stages[0].time_s, out.stages[1].time_s}, 4);
+    CHECK_NEAR(out.iter_time_s, T + tie + opt, 1e-12, "iteration = T + all-reduce + step");
+
+    given_plan(&g, 4, 1, "single", 1, 4);
+    CHECK(tsl_eval_plan(&m, &c1, &r, &g, &out, &err) == 0, "pp 1: %s", err.msg);
+    CHECK(out.tie_s == 0, "pp 1: no all-reduce");
+    CHECK(out.stages[0].ms_bytes == 16 * (emb + 2 * blk), "pp 1: no copy, %llu",
+          (unsigned long long)out.stages[0].ms_bytes);
+    CHECK_NEAR(out.opt_tail_s, out.stages[0].opt_s, 1e-12, "pp 1: the step alone");
+    tsl_model_free(&m);
+    tsl_cluster_free(&c2);
+    tsl_cluster_free(&c1);
+}
+
 int main(void)
 {
     test_sublayer();
     test_one_layer_by_hand();
     test_causal_by_hand();
+    test_tied_head_by_hand();
     test_refusals();
     check_reproduces("BERT-Huge-32", "8xA100-40G", 32);
     check_reproduces("GPT2-1.3B", "2x4xV100-16G:ib100", 16);

@@ -72,19 +72,33 @@ static void test_opt_tail(void)
 {
     double fwd[] = {1, 1, 1}, nosync[] = {4, 4, 4}, sync[] = {4.5, 4.5, 4.5};
     double p2p[] = {0.5, 0.5, 0.5}, big[] = {1, 2, 9}, small[] = {1, 2, 3};
-    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, big, 1), 2.5, EPS,
-               "a long last step: %g", tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, big, 1));
-    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, small, 1), 1.0, EPS,
+    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, big, 0, 1), 2.5, EPS,
+               "a long last step: %g",
+               tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, big, 0, 1));
+    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, small, 0, 1), 1.0, EPS,
                "stage 0 ends last");
-    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, small, 2), 1.0, EPS,
+    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, small, 0, 2), 1.0, EPS,
                "interleaved: stage 0 still last");
-    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, big, 2), 9 - 3.75, EPS,
+    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, big, 0, 2), 9 - 3.75, EPS,
                "interleaved drain is shorter: %g",
-               tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, big, 2));
+               tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, big, 0, 2));
     double none[] = {0, 0, 0};
-    CHECK(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, none, 1) == 0, "no steps");
-    CHECK(tsl_pipeline_opt_tail_s(0, fwd, nosync, sync, p2p, big, 1) == 0, "no stages");
-    CHECK(tsl_pipeline_opt_tail_s(1, fwd, nosync, sync, p2p, big, 1) == 1, "one stage: its step");
+    CHECK(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, none, 0, 1) == 0, "no steps");
+    CHECK(tsl_pipeline_opt_tail_s(0, fwd, nosync, sync, p2p, big, 0, 1) == 0, "no stages");
+    CHECK(tsl_pipeline_opt_tail_s(1, fwd, nosync, sync, p2p, big, 0, 1) == 1,
+          "one stage: its step");
+    /* A tied head's all-reduce of 0.5 s: stages 0 and 2 start it at T (stage 0's
+     * backward ends last) and step after it; stage 1 keeps its credit. Steps 1, 2,
+     * 3: max(0.5 + 1, 2 − 3.25, 0.5 + 3) = 3.5; steps 1, 2, 9: 0.5 + 9 = 9.5 (the
+     * last stage no longer steps during the drain). One stage: no all-reduce. */
+    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, small, 0.5, 1), 3.5, EPS,
+               "tied: %g", tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, small, 0.5, 1));
+    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, big, 0.5, 1), 9.5, EPS,
+               "tied, long last step");
+    CHECK_NEAR(tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, none, 0.5, 1), 0.5, EPS,
+               "tied, no steps: the all-reduce alone");
+    CHECK(tsl_pipeline_opt_tail_s(1, fwd, nosync, sync, p2p, big, 0.5, 1) == 1,
+          "one stage: no all-reduce");
 }
 
 static void test_balance(void)

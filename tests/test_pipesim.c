@@ -482,6 +482,17 @@ static void test_optimizer(void)
     CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == 10, "3: %g", o.iter_s);
     opt[1] = 4;
     CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == 11, "4: %g", o.iter_s);
+    /* A tied head's all-reduce of 0.5 (steps 1, 4): both stages wait for stage 0's
+     * last op (9), sum for 0.5, then step: max(9.5 + 1, 9.5 + 4) = 13.5, where
+     * without it stage 1 stepped during stage 0's drain (11) — as
+     * tsl_pipeline_opt_tail_s's 0.5 + max(1, 4) after T = 9. */
+    in.tie_s = 0.5;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == 13.5 && o.flush_s == 9,
+          "tied: %g", o.iter_s);
+    in.tie_s = -1;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "tie_s"),
+          "a negative all-reduce: %s", err.msg);
+    in.tie_s = 0;
     opt[0] = -1;
     CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "opt_s[0]"),
           "a negative step: %s", err.msg);

@@ -74,7 +74,8 @@ static void check_format(json_t *doc, const tsl_plan_t *p)
 static void check_durations(json_t *doc, const tsl_plan_t *p)
 {
     double fwd[TSL_PLAN_MAX_STAGES] = {0}, bwd[TSL_PLAN_MAX_STAGES] = {0},
-           sync[TSL_PLAN_MAX_STAGES] = {0}, rec[TSL_PLAN_MAX_STAGES] = {0};
+           sync[TSL_PLAN_MAX_STAGES] = {0}, rec[TSL_PLAN_MAX_STAGES] = {0},
+           tie[TSL_PLAN_MAX_STAGES] = {0};
     uint32_t nf[TSL_PLAN_MAX_STAGES] = {0};
     uint32_t v = p->interleave > 1 ? p->interleave : 1; /* one op per chunk */
     size_t i;
@@ -96,6 +97,8 @@ static void check_durations(json_t *doc, const tsl_plan_t *p)
             rec[s] += dur;
         } else if (strcmp(cat, "sync") == 0) {
             sync[s] += dur;
+        } else if (strcmp(cat, "tie") == 0) {
+            tie[s] += dur;
         }
     }
     for (uint32_t s = 0; s < p->pp; s++) {
@@ -107,6 +110,10 @@ static void check_durations(json_t *doc, const tsl_plan_t *p)
         CHECK_NEAR(bwd[s] + rec[s], p->n_micro * b, 1e-9, "stage %u backward + recompute", s);
         CHECK(sy <= 0 || fabs(sync[s] - sy) < 1e-9, "stage %u grad sync %g, want %g", s, sync[s],
               sy);
+        /* a tied head's all-reduce: once, on the first and the last stage only */
+        bool ends = p->pp > 1 && (s == 0 || s + 1 == p->pp);
+        CHECK_NEAR(tie[s], ends ? p->tie_s : 0.0, 1e-9, "stage %u tied all-reduce %g, plan %g", s,
+                   tie[s], p->tie_s);
     }
 }
 
@@ -197,6 +204,9 @@ static void check_plan(const char *model, const char *cluster, uint32_t pp, bool
             p->layer[i].ckpt = true;
     CHECK(p->pp == pp && p->sim_iter_time_s > 0, "%s: a %u-stage plan with a simulated time", model,
           pp);
+    /* both presets tie the head: pp >= 2 sums its copy's gradient (plan.h tie_s) */
+    CHECK(m.layers[m.n_layers - 1].tied_head && (p->tie_s > 0) == (pp > 1),
+          "%s: tied all-reduce %g at pp %u", model, p->tie_s, pp);
     json_t *doc = tsl_trace_plan(p, &m, &err);
     CHECK(doc != NULL, "trace: %s", err.msg);
     if (doc) {
