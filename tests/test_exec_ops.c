@@ -179,23 +179,23 @@ static void softmax_chunk(void)
                     10, 10 + logf(3), 60, 80, 10 + logf(2), 10, 10 + logf(5), 99};
     float want[8] = {0.25f, 0.75f, 0, 0, 0.25f, 0.125f, 0.625f, 0};
     memcpy(x.ptr, in, sizeof(in));
-    CHECK(!d->softmax_chunk_fwd(d, &x, &y, 4, 4, 2, 1, &err), "%s", err.msg);
+    CHECK(!d->softmax_chunk_fwd(d, &x, &y, 4, 4, 2, 1, 0, &err), "%s", err.msg);
     const float *v = y.ptr;
     for (int i = 0; i < 16; i++)
         CHECK(fabsf(v[i] - want[i % 8]) < 1e-6f, "element %d: %g, want %g", i, v[i], want[i % 8]);
     /* A query past the last key sees every key. */
-    CHECK(!d->softmax_chunk_fwd(d, &x, &y, 1, 4, 1, 5, &err) && v[3] > 0.99f, "row sees all 4");
+    CHECK(!d->softmax_chunk_fwd(d, &x, &y, 1, 4, 1, 5, 0, &err) && v[3] > 0.99f, "row sees all 4");
     d->fill_uniform(d, &x, 3, 1, 0, 0, 3, &err);
     d->softmax_fwd(d, &x, &y, 16 / 4, 4, true, &err);
-    CHECK(!d->softmax_chunk_fwd(d, &x, &z, 4, 4, 4, 0, &err) && !memcmp(y.ptr, z.ptr, 64),
+    CHECK(!d->softmax_chunk_fwd(d, &x, &z, 4, 4, 4, 0, 0, &err) && !memcmp(y.ptr, z.ptr, 64),
           "group = cols, q0 = 0 is the causal softmax");
-    CHECK(!d->softmax_chunk_fwd(d, &x, &x, 4, 4, 4, 0, &err) && !memcmp(x.ptr, z.ptr, 64),
+    CHECK(!d->softmax_chunk_fwd(d, &x, &x, 4, 4, 4, 0, 0, &err) && !memcmp(x.ptr, z.ptr, 64),
           "in place");
     tsl_err_t bad = {0};
-    CHECK(d->softmax_chunk_fwd(d, &x, &y, 3, 4, 2, 0, &bad) == -1 &&
+    CHECK(d->softmax_chunk_fwd(d, &x, &y, 3, 4, 2, 0, 0, &bad) == -1 &&
               tsl_err_code(&bad) == TSL_E_INVALID && strstr(bad.msg, "groups of 2"),
           "3 rows in groups of 2 refused: %s", bad.msg);
-    CHECK(d->softmax_chunk_fwd(d, &x, &y, 8, 4, 2, 0, &bad) == -1, "32 elements into 16 refused");
+    CHECK(d->softmax_chunk_fwd(d, &x, &y, 8, 4, 2, 0, 0, &bad) == -1, "32 elements into 16 refused");
     d->free(d, &x);
     d->free(d, &y);
     d->free(d, &z);

@@ -142,6 +142,19 @@ struct tsl_devops {
                          const tsl_buf_t *gamma, const tsl_buf_t *mean, const tsl_buf_t *rstd,
                          tsl_buf_t *dx, tsl_buf_t *dgamma, tsl_buf_t *dbeta, int rows, int cols,
                          tsl_err_t *err);
+    /* RMSNorm (Llama): y = x · rstd · gamma, rstd (F32 rows) = 1/√(mean(x²) + 1e-5),
+     * statistics in F32 as layernorm's. bwd accumulates dgamma (+=) and writes dx. */
+    int (*rmsnorm_fwd)(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *gamma, tsl_buf_t *y,
+                       tsl_buf_t *rstd, int rows, int cols, tsl_err_t *err);
+    int (*rmsnorm_bwd)(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *x,
+                       const tsl_buf_t *gamma, const tsl_buf_t *rstd, tsl_buf_t *dx,
+                       tsl_buf_t *dgamma, int rows, int cols, tsl_err_t *err);
+    /* SwiGLU: x is rows × 2·cols, each row gate | up; y (rows × cols) = SiLU(gate) ⊙ up,
+     * SiLU(a) = a·σ(a). bwd: dx (rows × 2·cols) = dgate | dup from x and dy. */
+    int (*swiglu_fwd)(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows, int cols,
+                      tsl_err_t *err);
+    int (*swiglu_bwd)(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *dy, tsl_buf_t *dx,
+                      int rows, int cols, tsl_err_t *err);
     /* GeLU (tanh form), elementwise; bwd: dx = dy · gelu'(x). */
     int (*gelu_fwd)(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, tsl_err_t *err);
     int (*gelu_bwd)(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *dy, tsl_buf_t *dx,
@@ -152,10 +165,12 @@ struct tsl_devops {
                        bool causal, tsl_err_t *err);
     /* Causal row softmax of a block of query rows (fused attention by query chunks):
      * rows×cols in groups of `group` consecutive rows, one (sample, head) each; row g
-     * of a group is query q0 + g and masks columns > q0 + g. softmax_fwd(causal) is
-     * group = cols, q0 = 0. In place (x = y) allowed. */
+     * of a group is query q0 + g counted from the first column and masks columns
+     * > q0 + g, and with a window w > 0 (sliding-window attention: query q sees keys
+     * (q − w, q]) also columns ≤ q0 + g − w; a row left no column is all zeros.
+     * softmax_fwd(causal) is group = cols, q0 = 0, window 0. In place (x = y) allowed. */
     int (*softmax_chunk_fwd)(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows, int cols,
-                             int group, int q0, tsl_err_t *err);
+                             int group, int q0, int window, tsl_err_t *err);
     int (*softmax_bwd)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *dy, tsl_buf_t *dx,
                        int rows, int cols, tsl_err_t *err);
     /* y += alpha · x (n = x->n = y->n). */

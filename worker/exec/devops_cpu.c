@@ -223,6 +223,78 @@ static int cpu_ln_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *x,
     return 0;
 }
 
+static int cpu_rms_fwd(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *gamma, tsl_buf_t *y,
+                       tsl_buf_t *rstd, int rows, int cols, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (int r = 0; r < rows; r++) {
+        const float *xr = CF(x) + (size_t)r * cols;
+        double ss = 0;
+        for (int c = 0; c < cols; c++)
+            ss += (double)xr[c] * xr[c];
+        double rs = 1.0 / sqrt(ss / cols + 1e-5);
+        F(rstd)[r] = (float)rs;
+        for (int c = 0; c < cols; c++)
+            F(y)[(size_t)r * cols + c] = (float)(xr[c] * rs * CF(gamma)[c]);
+    }
+    return 0;
+}
+
+/* dx = rstd · (g − x̂ · mean(g · x̂)), g = dy · gamma, x̂ = x · rstd. */
+static int cpu_rms_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *x,
+                       const tsl_buf_t *gamma, const tsl_buf_t *rstd, tsl_buf_t *dx,
+                       tsl_buf_t *dgamma, int rows, int cols, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (int r = 0; r < rows; r++) {
+        const float *xr = CF(x) + (size_t)r * cols, *dyr = CF(dy) + (size_t)r * cols;
+        double rs = CF(rstd)[r], s = 0;
+        for (int c = 0; c < cols; c++) {
+            double xh = xr[c] * rs;
+            s += dyr[c] * CF(gamma)[c] * xh;
+            F(dgamma)[c] += (float)(dyr[c] * xh);
+        }
+        s /= cols;
+        for (int c = 0; c < cols; c++)
+            F(dx)[(size_t)r * cols + c] =
+                (float)(rs * (dyr[c] * CF(gamma)[c] - xr[c] * rs * s));
+    }
+    return 0;
+}
+
+static double sigmoid(double a)
+{
+    return 1.0 / (1.0 + exp(-a));
+}
+
+static int cpu_swiglu_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows, int cols,
+                          tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) {
+            double a = CF(x)[(size_t)r * 2 * cols + c], u = CF(x)[(size_t)r * 2 * cols + cols + c];
+            F(y)[(size_t)r * cols + c] = (float)(a * sigmoid(a) * u);
+        }
+    return 0;
+}
+
+/* dgate = dy · up · σ(a)(1 + a(1 − σ(a))), dup = dy · a·σ(a). */
+static int cpu_swiglu_bwd(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *dy, tsl_buf_t *dx,
+                          int rows, int cols, tsl_err_t *err)
+{
+    (void)o, (void)err;
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) {
+            size_t i = (size_t)r * 2 * cols + c;
+            double a = CF(x)[i], u = CF(x)[i + cols], g = CF(dy)[(size_t)r * cols + c];
+            double sg = sigmoid(a);
+            F(dx)[i] = (float)(g * u * sg * (1.0 + a * (1.0 - sg)));
+            F(dx)[i + cols] = (float)(g * a * sg);
+        }
+    return 0;
+}
+
 #define GELU_K 0.7978845608028654 /* sqrt(2/pi) */
 
 static int cpu_gelu_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, tsl_err_t *err)
@@ -247,22 +319,24 @@ static int cpu_gelu_bwd(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *dy
     return 0;
 }
 
-/* Row r of rows×cols sees columns ≤ last(r); the rest are 0. */
+/* Row r of rows×cols sees columns [lo, hi]: hi = q0 + r mod group (causal, capped at
+ * the last column), lo = hi − window + 1 (window > 0, at least 0); the rest are 0. */
 static void softmax_rows(const float *x, float *y, int rows, int cols, int group, int q0,
-                         bool causal)
+                         bool causal, int window)
 {
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * cols;
         float *yr = y + (size_t)r * cols;
-        int last = causal ? q0 + r % group : cols - 1;
-        last = last < cols ? last : cols - 1;
-        double mx = xr[0], s = 0;
-        for (int c = 1; c <= last; c++)
+        long q = causal ? q0 + r % group : cols - 1, lo = window > 0 ? q - window + 1 : 0;
+        long hi = q < cols ? q : cols - 1;
+        lo = lo > 0 ? lo : 0;
+        double mx = lo <= hi ? xr[lo] : 0, s = 0;
+        for (long c = lo + 1; c <= hi; c++)
             mx = fmax(mx, xr[c]);
-        for (int c = 0; c <= last; c++)
+        for (long c = lo; c <= hi; c++)
             s += exp(xr[c] - mx);
-        for (int c = 0; c < cols; c++)
-            yr[c] = c <= last ? (float)(exp(xr[c] - mx) / s) : 0.0f;
+        for (long c = 0; c < cols; c++)
+            yr[c] = c >= lo && c <= hi ? (float)(exp(xr[c] - mx) / s) : 0.0f;
     }
 }
 
@@ -270,21 +344,21 @@ static int cpu_softmax_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, in
                            bool causal, tsl_err_t *err)
 {
     (void)o, (void)err;
-    softmax_rows(CF(x), F(y), rows, cols, cols, 0, causal);
+    softmax_rows(CF(x), F(y), rows, cols, cols, 0, causal, 0);
     return 0;
 }
 
 static int cpu_softmax_chunk_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows,
-                                 int cols, int group, int q0, tsl_err_t *err)
+                                 int cols, int group, int q0, int window, tsl_err_t *err)
 {
     (void)o;
-    if (group < 1 || rows % group || q0 < 0 || cols < 1 || (size_t)rows * cols > x->n ||
+    if (group < 1 || rows % group || q0 < 0 || window < 0 || cols < 1 || (size_t)rows * cols > x->n ||
         (size_t)rows * cols > y->n)
         return tsl_err_setc(err, TSL_E_INVALID,
                             "softmax_chunk_fwd: %d rows of %d columns in groups of %d from query "
                             "%d do not fit buffers of %zu and %zu",
                             rows, cols, group, q0, x->n, y->n);
-    softmax_rows(CF(x), F(y), rows, cols, group, q0, true);
+    softmax_rows(CF(x), F(y), rows, cols, group, q0, true, window);
     return 0;
 }
 
@@ -544,6 +618,10 @@ static const tsl_devops_t cpu_table = {
     .gemm = cpu_gemm,
     .layernorm_fwd = cpu_ln_fwd,
     .layernorm_bwd = cpu_ln_bwd,
+    .rmsnorm_fwd = cpu_rms_fwd,
+    .rmsnorm_bwd = cpu_rms_bwd,
+    .swiglu_fwd = cpu_swiglu_fwd,
+    .swiglu_bwd = cpu_swiglu_bwd,
     .gelu_fwd = cpu_gelu_fwd,
     .gelu_bwd = cpu_gelu_bwd,
     .softmax_fwd = cpu_softmax_fwd,

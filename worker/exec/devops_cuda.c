@@ -217,6 +217,35 @@ static int cu_ln_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *x,
                 "layernorm backward", err);
 }
 
+static int cu_rms_fwd(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *gamma, tsl_buf_t *y,
+                      tsl_buf_t *rstd, int rows, int cols, tsl_err_t *err)
+{
+    return kerr(tsl_xk_rmsnorm_fwd(x->ptr, gamma->ptr, y->ptr, rstd->ptr, rows, cols, S(o)),
+                "rmsnorm", err);
+}
+
+static int cu_rms_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *x,
+                      const tsl_buf_t *gamma, const tsl_buf_t *rstd, tsl_buf_t *dx,
+                      tsl_buf_t *dgamma, int rows, int cols, tsl_err_t *err)
+{
+    return kerr(tsl_xk_rmsnorm_bwd(dy->ptr, x->ptr, gamma->ptr, rstd->ptr, dx->ptr, dgamma->ptr,
+                                   rows, cols, cx(o)->ws, S(o)),
+                "rmsnorm backward", err);
+}
+
+static int cu_swiglu_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows, int cols,
+                         tsl_err_t *err)
+{
+    return kerr(tsl_xk_swiglu(x->ptr, NULL, y->ptr, rows, cols, 0, S(o)), "swiglu", err);
+}
+
+static int cu_swiglu_bwd(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *dy, tsl_buf_t *dx,
+                         int rows, int cols, tsl_err_t *err)
+{
+    return kerr(tsl_xk_swiglu(x->ptr, dy->ptr, dx->ptr, rows, cols, 1, S(o)), "swiglu backward",
+                err);
+}
+
 static int cu_gelu_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, tsl_err_t *err)
 {
     return kerr(tsl_xk_gelu(x->ptr, NULL, y->ptr, x->n, 0, S(o)), "gelu", err);
@@ -235,15 +264,15 @@ static int cu_softmax_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int
 }
 
 static int cu_softmax_chunk_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows,
-                                int cols, int group, int q0, tsl_err_t *err)
+                                int cols, int group, int q0, int window, tsl_err_t *err)
 {
-    if (group < 1 || rows % group || q0 < 0 || cols < 1 || (size_t)rows * cols > x->n ||
+    if (group < 1 || rows % group || q0 < 0 || window < 0 || cols < 1 || (size_t)rows * cols > x->n ||
         (size_t)rows * cols > y->n)
         return tsl_err_setc(err, TSL_E_INVALID,
                             "softmax_chunk_fwd: %d rows of %d columns in groups of %d from query "
                             "%d do not fit buffers of %zu and %zu",
                             rows, cols, group, q0, x->n, y->n);
-    return kerr(tsl_xk_softmax_chunk_fwd(x->ptr, y->ptr, rows, cols, group, q0, S(o)),
+    return kerr(tsl_xk_softmax_chunk_fwd(x->ptr, y->ptr, rows, cols, group, q0, window, S(o)),
                 "softmax chunk", err);
 }
 
@@ -432,6 +461,10 @@ static const tsl_devops_t cuda_table = {
     .gemm = cu_gemm,
     .layernorm_fwd = cu_ln_fwd,
     .layernorm_bwd = cu_ln_bwd,
+    .rmsnorm_fwd = cu_rms_fwd,
+    .rmsnorm_bwd = cu_rms_bwd,
+    .swiglu_fwd = cu_swiglu_fwd,
+    .swiglu_bwd = cu_swiglu_bwd,
     .gelu_fwd = cu_gelu_fwd,
     .gelu_bwd = cu_gelu_bwd,
     .softmax_fwd = cu_softmax_fwd,

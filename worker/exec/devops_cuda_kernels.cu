@@ -176,7 +176,8 @@ __global__ static void k_colsum_part(const bf16 *dy, const bf16 *x, const float 
         float d = __bfloat162float(dy[(size_t)r * cols + c]);
         sb += d;
         if (x)
-            sg += d * (__bfloat162float(x[(size_t)r * cols + c]) - mean[r]) * rstd[r];
+            sg += d * (__bfloat162float(x[(size_t)r * cols + c]) - (mean ? mean[r] : 0.0f)) *
+                  rstd[r];
     }
     pb[(size_t)k * cols + c] = sb;
     if (x)
@@ -195,12 +196,14 @@ __global__ static void k_colsum_add(const float *pg, const float *pb, bf16 *dg, 
         if (dg)
             sg += pg[(size_t)k * cols + c];
     }
-    db[c] = __float2bfloat16(__bfloat162float(db[c]) + sb);
+    if (db)
+        db[c] = __float2bfloat16(__bfloat162float(db[c]) + sb);
     if (dg)
         dg[c] = __float2bfloat16(__bfloat162float(dg[c]) + sg);
 }
 
-/* ws: TSL_K_COLSUM_WS floats. dg (and x, mean, rstd) NULL: bias gradient only. */
+/* ws: TSL_K_COLSUM_WS floats. dg (and x, mean, rstd) NULL: bias gradient only; mean
+ * NULL with x: RMSNorm's x̂ = x · rstd; db NULL: dgamma only. */
 static int colsum(const bf16 *dy, const bf16 *x, const float *mean, const float *rstd, bf16 *dg,
                   bf16 *db, int rows, int cols, float *ws, cudaStream_t cs)
 {
@@ -229,6 +232,86 @@ extern "C" int tsl_xk_layernorm_bwd(const void *dy, const void *x, const void *g
                       cols, ws, cs);
 }
 
+__global__ static void k_rms_fwd(const bf16 *x, const bf16 *g, bf16 *y, float *rstd, int cols)
+{
+    __shared__ float sh[NT / 32];
+    size_t r = blockIdx.x, o = r * cols;
+    float ss = 0;
+    for (int c = threadIdx.x; c < cols; c += NT) {
+        float v = __bfloat162float(x[o + c]);
+        ss += v * v;
+    }
+    float rs = rsqrtf(block_sum(ss, sh) / cols + 1e-5f);
+    for (int c = threadIdx.x; c < cols; c += NT)
+        y[o + c] = __float2bfloat16(__bfloat162float(x[o + c]) * rs * __bfloat162float(g[c]));
+    if (threadIdx.x == 0)
+        rstd[r] = rs;
+}
+
+extern "C" int tsl_xk_rmsnorm_fwd(const void *x, const void *g, void *y, float *rstd, int rows,
+                                  int cols, void *s)
+{
+    k_rms_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (const bf16 *)g, (bf16 *)y, rstd,
+                                                cols);
+    return done();
+}
+
+/* dx = rstd · (dy·g − x̂ · mean(dy·g·x̂)), x̂ = x · rstd. */
+__global__ static void k_rms_bwd_dx(const bf16 *dy, const bf16 *x, const bf16 *g,
+                                    const float *rstd, bf16 *dx, int cols)
+{
+    __shared__ float sh[NT / 32];
+    size_t r = blockIdx.x, o = r * cols;
+    float rs = rstd[r], s = 0;
+    for (int c = threadIdx.x; c < cols; c += NT)
+        s += __bfloat162float(dy[o + c]) * __bfloat162float(g[c]) * __bfloat162float(x[o + c]) * rs;
+    s = block_sum(s, sh) / cols;
+    for (int c = threadIdx.x; c < cols; c += NT) {
+        float xh = __bfloat162float(x[o + c]) * rs;
+        float gy = __bfloat162float(dy[o + c]) * __bfloat162float(g[c]);
+        dx[o + c] = __float2bfloat16(rs * (gy - xh * s));
+    }
+}
+
+extern "C" int tsl_xk_rmsnorm_bwd(const void *dy, const void *x, const void *g, const float *rstd,
+                                  void *dx, void *dg, int rows, int cols, float *ws, void *s)
+{
+    cudaStream_t cs = (cudaStream_t)s;
+    k_rms_bwd_dx<<<rows, NT, 0, cs>>>((const bf16 *)dy, (const bf16 *)x, (const bf16 *)g, rstd,
+                                      (bf16 *)dx, cols);
+    int e = done();
+    return e ? e
+             : colsum((const bf16 *)dy, (const bf16 *)x, NULL, rstd, (bf16 *)dg, NULL, rows, cols,
+                      ws, cs);
+}
+
+/* x rows × 2·cols (gate | up); forward y = SiLU(gate)·up, backward dx from dy. */
+__global__ static void k_swiglu(const bf16 *x, const bf16 *dy, bf16 *out, int rows, int cols,
+                                int backward)
+{
+    GRID_LOOP(i, (size_t)rows * cols)
+    {
+        size_t r = i / cols, c = i % cols, xi = r * 2 * cols + c;
+        float a = __bfloat162float(x[xi]), u = __bfloat162float(x[xi + cols]);
+        float sg = 1.0f / (1.0f + __expf(-a));
+        if (!backward) {
+            out[i] = __float2bfloat16(a * sg * u);
+        } else {
+            float g = __bfloat162float(dy[i]);
+            out[xi] = __float2bfloat16(g * u * sg * (1.0f + a * (1.0f - sg)));
+            out[xi + cols] = __float2bfloat16(g * a * sg);
+        }
+    }
+}
+
+extern "C" int tsl_xk_swiglu(const void *x, const void *dy, void *out, int rows, int cols,
+                             int backward, void *s)
+{
+    k_swiglu<<<blocks((size_t)rows * cols), NT, 0, (cudaStream_t)s>>>(
+        (const bf16 *)x, (const bf16 *)dy, (bf16 *)out, rows, cols, backward);
+    return done();
+}
+
 #define GELU_K 0.7978845608028654f
 
 __global__ static void k_gelu(const bf16 *x, const bf16 *dy, bf16 *out, size_t n, int backward)
@@ -254,36 +337,40 @@ extern "C" int tsl_xk_gelu(const void *x, const void *dy, void *out, size_t n, i
     return done();
 }
 
-/* Row r sees columns ≤ q0 + r mod group (causal), else all. */
+/* Row r sees columns [lo, hi]: hi = q0 + r mod group (causal; capped at the last
+ * column), lo = hi − window + 1 (window > 0; at least 0); else all. */
 __global__ static void k_softmax_fwd(const bf16 *x, bf16 *y, int cols, int causal, int group,
-                                     int q0)
+                                     int q0, int window)
 {
     __shared__ float sh[NT / 32];
     size_t r = blockIdx.x, o = r * cols;
-    int last = causal ? q0 + (int)(r % group) : cols - 1;
-    last = last < cols ? last : cols - 1;
+    long q = causal ? q0 + (long)(r % group) : cols - 1, lo = window > 0 ? q - window + 1 : 0;
+    long hi = q < cols ? q : cols - 1;
+    lo = lo > 0 ? lo : 0;
     float mx = -INFINITY, s = 0;
-    for (int c = threadIdx.x; c <= last; c += NT)
+    for (long c = lo + threadIdx.x; c <= hi; c += NT)
         mx = fmaxf(mx, __bfloat162float(x[o + c]));
     mx = block_max(mx, sh);
-    for (int c = threadIdx.x; c <= last; c += NT)
+    for (long c = lo + threadIdx.x; c <= hi; c += NT)
         s += __expf(__bfloat162float(x[o + c]) - mx);
     s = block_sum(s, sh);
-    for (int c = threadIdx.x; c < cols; c += NT)
-        y[o + c] = __float2bfloat16(c <= last ? __expf(__bfloat162float(x[o + c]) - mx) / s : 0.0f);
+    for (long c = threadIdx.x; c < cols; c += NT)
+        y[o + c] = __float2bfloat16(c >= lo && c <= hi ? __expf(__bfloat162float(x[o + c]) - mx) / s
+                                                       : 0.0f);
 }
 
 extern "C" int tsl_xk_softmax_fwd(const void *x, void *y, int rows, int cols, int causal, void *s)
 {
     k_softmax_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (bf16 *)y, cols, causal, cols,
-                                                    0);
+                                                    0, 0);
     return done();
 }
 
 extern "C" int tsl_xk_softmax_chunk_fwd(const void *x, void *y, int rows, int cols, int group,
-                                        int q0, void *s)
+                                        int q0, int window, void *s)
 {
-    k_softmax_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (bf16 *)y, cols, 1, group, q0);
+    k_softmax_fwd<<<rows, NT, 0, (cudaStream_t)s>>>((const bf16 *)x, (bf16 *)y, cols, 1, group, q0,
+                                                    window);
     return done();
 }
 

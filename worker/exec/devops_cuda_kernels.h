@@ -28,10 +28,18 @@ int tsl_xk_layernorm_fwd(const void *x, const void *g, const void *b, void *y, f
 int tsl_xk_layernorm_bwd(const void *dy, const void *x, const void *g, const float *mean,
                          const float *rstd, void *dx, void *dg, void *db, int rows, int cols,
                          float *ws, void *st);
+int tsl_xk_rmsnorm_fwd(const void *x, const void *g, void *y, float *rstd, int rows, int cols,
+                       void *st);
+int tsl_xk_rmsnorm_bwd(const void *dy, const void *x, const void *g, const float *rstd, void *dx,
+                       void *dg, int rows, int cols, float *ws, void *st);
+/* x rows × 2·cols (gate | up): forward out = SiLU(gate)·up (rows × cols); backward
+ * out = dgate | dup (rows × 2·cols) from dy (rows × cols). */
+int tsl_xk_swiglu(const void *x, const void *dy, void *out, int rows, int cols, int backward,
+                  void *st);
 int tsl_xk_gelu(const void *x, const void *dy, void *out, size_t n, int backward, void *st);
 int tsl_xk_softmax_fwd(const void *x, void *y, int rows, int cols, int causal, void *st);
 int tsl_xk_softmax_chunk_fwd(const void *x, void *y, int rows, int cols, int group, int q0,
-                             void *st);
+                             int window, void *st);
 int tsl_xk_softmax_bwd(const void *y, const void *dy, void *dx, int rows, int cols, void *st);
 int tsl_xk_axpy(float alpha, const void *x, void *y, int dt, size_t n, void *st);
 int tsl_xk_scale(float alpha, void *x, int dt, size_t n, void *st);

@@ -105,6 +105,11 @@ typedef struct tsl_exec_layer {
     tsl_exec_tie_t tie; /* HEAD */
     /* the model's unfused_attn: attention keeps its s×s softmax output until backward */
     bool unfused_attn;
+    /* Llama-family shapes (the model's flags of the same names): RMSNorm (scale only),
+     * gated FFN (SwiGLU: up projection of gate | up, 2·ffn columns), K/V heads for
+     * grouped-query attention (0: = heads), sliding window of keys per query (0: all) */
+    bool rms_norm, gated_ffn;
+    uint32_t kv_heads, window;
     /* The layer's layout on this rank (its strategy at the rank's place in the stage):
      * TP degree and index, data width (DP or SDP degree) and index, local samples per
      * micro-batch b = micro_batch / dw (samples [dw_index·b, (dw_index + 1)·b)), its TP

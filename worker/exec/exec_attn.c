@@ -1,20 +1,33 @@
 /*
  * exec_attn.c — the causal attention core of the executor's attention blocks: from the
- * stashed QKV projection (T × 3·dl, per row Q | K | V, head j at columns j·hd of each)
- * to the context O (T × dl), and back, batched over the local heads with the devops'
- * strided-batched gemm. Written on the device ops only, so that the cpu ops the tests
- * run are the code the cuda ops run.
+ * stashed QKV projection (T × (dl + 2·el), per row Q | K | V, query head j at column
+ * j·hd of Q, K/V head k at k·hd of K and of V) to the context O (T × dl), and back,
+ * batched over the local heads with the devops' strided-batched gemm. Written on the
+ * device ops only, so that the cpu ops the tests run are the code the cuda ops run.
  *
  * Fused (the default, what the planner's cost model assumes unless the model says
  * unfused_attn): by query chunks of `chunk` rows, as FlashAttention. A chunk
- * [q0, q0 + c) needs keys [0, q0 + c) only (the rest are masked: skipped, not
- * computed); its scores and softmax live in a workspace of al × c × s, and backward
- * recomputes them from QKV — a chunk holds whole rows, so no log-sum-exp is kept.
- * Nothing of size s² survives a layer: the stash keeps QKV and O.
+ * [q0, q0 + c) needs keys [k0, q0 + c) only, k0 = 0, or with a window w (query q sees
+ * keys (q − w, q], Mistral's sliding window) k0 = max(0, q0 − w + 1): the rest are
+ * masked for every row of the chunk — skipped, not computed, as a fused kernel skips
+ * whole masked tiles (tsl_attn_keys counts the keys it must visit); inside the range
+ * the chunked softmax masks both ends. Its scores and softmax live in a workspace of
+ * al × c × (q0 + c − k0), and backward recomputes them from QKV — a chunk holds whole
+ * rows, so no log-sum-exp is kept. Nothing of size s² survives a layer: the stash
+ * keeps QKV and O.
+ *
+ * Grouped-query attention (kl < al K/V heads, r = al / kl query heads each): query
+ * head j reads K/V head j / r, so the query heads of one K/V head are adjacent. Each
+ * gemm runs as r calls batched over the kl K/V heads, call g taking query heads
+ * {k·r + g}: the query-side operands (Q, O, scores) advance r heads a batch, K and V
+ * one, so every stride is constant; within a call the K/V gradients written are
+ * distinct heads, and the r calls accumulate (β = 1) the sum over a K/V head's query
+ * heads in order. r = 1 is one call over all heads.
  *
  * Unfused (the layer's unfused_attn): one chunk of the whole sequence per sample, its
- * softmax output P (b × al × s × s) kept in the stash until backward, as a framework
- * without a fused kernel does. Both modes compute the same function.
+ * softmax output P (b × al × s × s, masked entries zero, also under a window) kept in
+ * the stash until backward, as a framework without a fused kernel does. Both modes
+ * compute the same function.
  */
 #include "exec_internal.h"
 
@@ -54,12 +67,14 @@ static tsl_buf_t from(const tsl_buf_t *b, size_t off)
 }
 
 /* One operand of a head-batched gemm: from element `off` of buf, rows `ld` apart,
- * heads `stride` apart. */
+ * heads `stride` apart; kv: a K/V operand (one head per K/V head), else a query-side
+ * one (one head per query head). */
 typedef struct hop {
     const tsl_buf_t *buf;
     size_t off;
     int ld;
     long long stride;
+    bool kv;
 } hop_t;
 
 typedef struct hmm {
@@ -68,57 +83,79 @@ typedef struct hmm {
     float alpha, beta;
 } hmm_t;
 
-static int heads_mm(const tsl_exec_attn_t *a, hmm_t s, hop_t A, hop_t B, hop_t C, tsl_err_t *err)
+/* Query heads {k·r + g} of K/V head k, for the kl K/V heads. */
+static void group_op(const tsl_exec_attn_t *a, hop_t o, int g, tsl_buf_t *b, int *ld,
+                     long long *stride)
 {
-    tsl_gemm_t g = {.ta = s.ta,
-                    .tb = s.tb,
-                    .m = s.m,
-                    .n = s.n,
-                    .k = s.k,
-                    .alpha = s.alpha,
-                    .beta = s.beta,
-                    .batch = a->al};
-    g.a = from(A.buf, A.off), g.lda = A.ld, g.stride_a = A.stride;
-    g.b = from(B.buf, B.off), g.ldb = B.ld, g.stride_b = B.stride;
-    g.c = from(C.buf, C.off), g.ldc = C.ld, g.stride_c = C.stride;
-    return a->dev->gemm(a->dev, &g, err);
+    int r = a->al / a->kl;
+    size_t off = o.kv ? o.off : o.off + (size_t)g * o.stride;
+    *b = from(o.buf, off), *ld = o.ld, *stride = o.kv ? o.stride : o.stride * r;
 }
 
-/* One query chunk of one sample: rows [q0, q0 + c) of the sequence, keys [0, kend). */
+static int heads_mm(const tsl_exec_attn_t *a, hmm_t s, hop_t A, hop_t B, hop_t C, tsl_err_t *err)
+{
+    for (int g = 0; g < a->al / a->kl; g++) {
+        tsl_gemm_t m = {.ta = s.ta,
+                        .tb = s.tb,
+                        .m = s.m,
+                        .n = s.n,
+                        .k = s.k,
+                        .alpha = s.alpha,
+                        .beta = s.beta,
+                        .batch = a->kl};
+        group_op(a, A, g, &m.a, &m.lda, &m.stride_a);
+        group_op(a, B, g, &m.b, &m.ldb, &m.stride_b);
+        group_op(a, C, g, &m.c, &m.ldc, &m.stride_c);
+        TRY(a->dev->gemm(a->dev, &m, err));
+    }
+    return 0;
+}
+
+/* One query chunk of one sample: rows [q0, q0 + c) of the sequence, keys [k0, kend). */
 typedef struct chunk {
-    int i, q0, c, kend;
+    int i, q0, c, k0, kend;
 } chunk_t;
+
+static int qkv_w(const tsl_exec_attn_t *a)
+{
+    return a->dl + 2 * a->kl * a->hd;
+}
 
 static hop_t q_of(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, chunk_t k)
 {
-    int q3 = 3 * a->dl;
-    return (hop_t){qkv, ((size_t)k.i * a->s + k.q0) * q3, q3, a->hd};
+    int q3 = qkv_w(a);
+    return (hop_t){qkv, ((size_t)k.i * a->s + k.q0) * q3, q3, a->hd, false};
 }
 
+/* K (which 1) or V (which 2) from key k0 on. */
 static hop_t kv_of(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, chunk_t k, int which)
 {
-    int q3 = 3 * a->dl;
-    return (hop_t){qkv, (size_t)k.i * a->s * q3 + (size_t)which * a->dl, q3, a->hd};
+    int q3 = qkv_w(a);
+    size_t col = (size_t)a->dl + (size_t)(which - 1) * a->kl * a->hd;
+    return (hop_t){qkv, ((size_t)k.i * a->s + k.k0) * q3 + col, q3, a->hd, true};
 }
 
 static hop_t o_of(const tsl_exec_attn_t *a, const tsl_buf_t *o, chunk_t k)
 {
-    return (hop_t){o, ((size_t)k.i * a->s + k.q0) * a->dl, a->dl, a->hd};
+    return (hop_t){o, ((size_t)k.i * a->s + k.q0) * a->dl, a->dl, a->hd, false};
 }
 
 static hop_t sc_of(const tsl_buf_t *w, size_t off, chunk_t k)
 {
-    return (hop_t){w, off, k.kend, (long long)k.c * k.kend};
+    int nk = k.kend - k.k0;
+    return (hop_t){w, off, nk, (long long)k.c * nk, false};
 }
 
-/* P = causal softmax(scale · Q_chunk · K[0:kend]ᵀ) into w at off. */
+/* P = masked softmax(scale · Q_chunk · K[k0:kend]ᵀ) into w at off. */
 static int scores(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, chunk_t k, const tsl_buf_t *w,
                   size_t off, tsl_err_t *err)
 {
-    TRY(heads_mm(a, (hmm_t){false, true, k.c, k.kend, a->hd, a->scale, 0}, q_of(a, qkv, k),
+    int nk = k.kend - k.k0;
+    TRY(heads_mm(a, (hmm_t){false, true, k.c, nk, a->hd, a->scale, 0}, q_of(a, qkv, k),
                  kv_of(a, qkv, k, 1), sc_of(w, off, k), err));
-    tsl_buf_t p = tsl_buf_view(w, off, (size_t)a->al * k.c * k.kend);
-    return a->dev->softmax_chunk_fwd(a->dev, &p, &p, a->al * k.c, k.kend, k.c, k.q0, err);
+    tsl_buf_t p = tsl_buf_view(w, off, (size_t)a->al * k.c * nk);
+    return a->dev->softmax_chunk_fwd(a->dev, &p, &p, a->al * k.c, nk, k.c, k.q0 - k.k0, a->window,
+                                     err);
 }
 
 /* The chunks in order; unfused: one of the whole sequence. */
@@ -134,6 +171,7 @@ static bool next_chunk(const tsl_exec_attn_t *a, chunk_t *k)
     }
     k->c = a->s - k->q0 < c ? a->s - k->q0 : c;
     k->kend = k->q0 + k->c;
+    k->k0 = a->chunk && a->window && k->q0 - a->window + 1 > 0 ? k->q0 - a->window + 1 : 0;
     return true;
 }
 
@@ -147,10 +185,10 @@ int tsl_exec_attn_fwd(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, const tsl_
                       const tsl_buf_t *ws, const tsl_buf_t *ctx, tsl_err_t *err)
 {
     const tsl_buf_t *pb = a->chunk ? ws : P;
-    for (chunk_t k = {0, 0, 0, 0}; next_chunk(a, &k);) {
+    for (chunk_t k = {0, 0, 0, 0, 0}; next_chunk(a, &k);) {
         TRY(scores(a, qkv, k, pb, p_off(a, k), err));
-        TRY(heads_mm(a, (hmm_t){false, false, k.c, a->hd, k.kend, 1, 0}, sc_of(pb, p_off(a, k), k),
-                     kv_of(a, qkv, k, 2), o_of(a, ctx, k), err));
+        TRY(heads_mm(a, (hmm_t){false, false, k.c, a->hd, k.kend - k.k0, 1, 0},
+                     sc_of(pb, p_off(a, k), k), kv_of(a, qkv, k, 2), o_of(a, ctx, k), err));
     }
     return 0;
 }
@@ -162,20 +200,21 @@ int tsl_exec_attn_bwd(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, const tsl_
     const tsl_buf_t *pb = a->chunk ? ws : P;
     size_t dp_off = a->chunk ? (size_t)a->al * a->chunk * a->s : 0;
     TRY(a->dev->zero(a->dev, dqkv, err));
-    for (chunk_t k = {0, 0, 0, 0}; next_chunk(a, &k);) {
-        size_t po = p_off(a, k), n = (size_t)a->al * k.c * k.kend;
+    for (chunk_t k = {0, 0, 0, 0, 0}; next_chunk(a, &k);) {
+        int nk = k.kend - k.k0;
+        size_t po = p_off(a, k), n = (size_t)a->al * k.c * nk;
         if (a->chunk)
             TRY(scores(a, qkv, k, pb, po, err));
         hop_t p = sc_of(pb, po, k), dp = sc_of(ws, dp_off, k), dout = o_of(a, dctx, k);
-        TRY(heads_mm(a, (hmm_t){false, true, k.c, k.kend, a->hd, 1, 0}, dout, kv_of(a, qkv, k, 2),
-                     dp, err));
-        TRY(heads_mm(a, (hmm_t){true, false, k.kend, a->hd, k.c, 1, 1}, p, dout,
-                     kv_of(a, dqkv, k, 2), err));
+        TRY(heads_mm(a, (hmm_t){false, true, k.c, nk, a->hd, 1, 0}, dout, kv_of(a, qkv, k, 2), dp,
+                     err));
+        TRY(heads_mm(a, (hmm_t){true, false, nk, a->hd, k.c, 1, 1}, p, dout, kv_of(a, dqkv, k, 2),
+                     err));
         tsl_buf_t pv = tsl_buf_view(pb, po, n), dpv = tsl_buf_view(ws, dp_off, n);
-        TRY(a->dev->softmax_bwd(a->dev, &pv, &dpv, &dpv, a->al * k.c, k.kend, err));
-        TRY(heads_mm(a, (hmm_t){false, false, k.c, a->hd, k.kend, a->scale, 0}, dp,
+        TRY(a->dev->softmax_bwd(a->dev, &pv, &dpv, &dpv, a->al * k.c, nk, err));
+        TRY(heads_mm(a, (hmm_t){false, false, k.c, a->hd, nk, a->scale, 0}, dp,
                      kv_of(a, qkv, k, 1), q_of(a, dqkv, k), err));
-        TRY(heads_mm(a, (hmm_t){true, false, k.kend, a->hd, k.c, a->scale, 1}, dp, q_of(a, qkv, k),
+        TRY(heads_mm(a, (hmm_t){true, false, nk, a->hd, k.c, a->scale, 1}, dp, q_of(a, qkv, k),
                      kv_of(a, dqkv, k, 1), err));
     }
     return 0;

@@ -202,10 +202,12 @@ static int alloc_scratch(tsl_exec_t *e, tsl_err_t *err)
     for (uint32_t i = 0; i < e->r.n_layers; i++) {
         const tsl_exec_layer_t *d = &e->r.layers[i];
         size_t dl = d->hidden / d->tp, fl = d->ffn / d->tp, T = e->L[i].T;
+        size_t q = dl + 2 * tsl_exec_kv_width(d) / d->tp, g = d->gated_ffn ? 2 : 1;
         if (d->ckpt)
             rc = zmax(rc, e->L[i].st.n), rc32 = zmax(rc32, e->L[i].st.n32);
-        a = zmax(a, T * zmax(3 * dl, fl));
-        b = zmax(b, T * dl);
+        /* a: dQKV or the FFN's up gradient (g·fl); b: dctx, or a gated FFN's dg */
+        a = zmax(a, T * zmax(q, g * fl));
+        b = zmax(b, T * (d->gated_ffn ? zmax(dl, fl) : dl));
         c = zmax(c, tsl_exec_attn_ws(d, d->tp, e->L[i].chunk));
         if (d->sdp)
             sp = zmax(sp, e->L[i].n_held * d->dw), sh = zmax(sh, e->L[i].n_held);

@@ -13,8 +13,9 @@
 #define TSL_NONE SIZE_MAX
 
 /* Offsets of each tensor in a layer's flat (TP-part) parameter vector; TSL_NONE when
- * the layer has no such tensor. Sizes: ln* h; wqkv h×3dl; bqkv 3dl; wo dl×h; bo h;
- * w1 h×fl; b1 fl; w2 fl×h; b2 h; table vl×h and pos P×h (embedding); whead vl×h
+ * the layer has no such tensor (biases under no bias, ln*b under RMSNorm). Sizes: ln*
+ * h; wqkv h×(dl + 2el) (Q | K | V, el = tsl_exec_kv_width / tp); bqkv dl + 2el; wo
+ * dl×h; bo h; w1 h×g·fl (g = 2 gated: gate | up); b1 g·fl; w2 fl×h; b2 h; table vl×h and pos P×h (embedding); whead vl×h
  * (head, vocabulary rows like the table so that a tied head is the table itself);
  * vl = tsl_exec_vocab_local(V, tp). */
 typedef struct tsl_exec_offs {
@@ -25,6 +26,9 @@ typedef struct tsl_exec_offs {
 } tsl_exec_offs_t;
 
 void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o);
+/* e = kv_heads · head width: the K (and the V) projection's width over all TP ranks
+ * (= hidden without grouped-query attention; 0 without heads). */
+size_t tsl_exec_kv_width(const tsl_exec_layer_t *l);
 
 /* Calls fn for each contiguous run of the TP part's flat vector: `len` elements at
  * local offset `part`, which are elements [full, full + len) of the tp = 1 vector;
@@ -41,7 +45,8 @@ enum { PH_IDLE, PH_FWD, PH_BWD, PH_COMM, PH_P2P, PH_OPT, PH_END, PH_COUNT };
 /* Offsets in one layer's per-micro-batch stash (act dtype: y1 ... g) and its F32 part
  * (mean1 ... rstd2, and the head's logits). p, the b·al·s² softmax output, only for an
  * unfused_attn layer (else TSL_NONE): fused attention keeps QKV and ctx and recomputes
- * the rest (exec_attn.c). */
+ * the rest (exec_attn.c). qkv is T × (dl + 2el); f1 the FFN's up projection T × g·fl
+ * (gated: gate | up), g its activation T × fl; mean* absent under RMSNorm. */
 typedef struct tsl_exec_stash {
     size_t y1, qkv, p, ctx, x2, y2, f1, g, logits, n;
     size_t mean1, rstd1, mean2, rstd2, n32;
@@ -147,11 +152,14 @@ int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *
 /* ---- the attention core (exec_attn.c) ---- */
 
 /* One attention layer's core on this rank: b local samples of s tokens, al local
- * heads of hd, dl = al·hd; chunk: query rows per chunk, 0 for unfused. */
+ * query heads of hd, dl = al·hd, kl local K/V heads (al / kl query heads each, kl = al
+ * without grouped-query attention); chunk: query rows per chunk, 0 for unfused;
+ * window: keys per query (0: all, causal). */
 typedef struct tsl_exec_attn {
     tsl_devops_t *dev;
     int b, s, al, hd, dl, chunk;
     float scale; /* 1/√hd */
+    int kl, window;
 } tsl_exec_attn_t;
 
 /* The layer's chunk (0 when unfused or without attention): `forced` rows when not 0,
@@ -164,7 +172,7 @@ size_t tsl_exec_attn_ws(const tsl_exec_layer_t *l, uint32_t tp, uint32_t chunk);
  * ws: tsl_exec_attn_ws elements. */
 int tsl_exec_attn_fwd(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, const tsl_buf_t *P,
                       const tsl_buf_t *ws, const tsl_buf_t *ctx, tsl_err_t *err);
-/* dqkv (T × 3·dl, overwritten) from dctx, qkv and (unfused) P. */
+/* dqkv (T × (dl + 2·kl·hd), overwritten) from dctx, qkv and (unfused) P. */
 int tsl_exec_attn_bwd(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, const tsl_buf_t *P,
                       const tsl_buf_t *ws, const tsl_buf_t *dctx, tsl_buf_t *dqkv, tsl_err_t *err);
 

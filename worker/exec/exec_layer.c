@@ -1,8 +1,12 @@
 /*
  * exec_layer.c — forward and backward of the executor's blocks on the device ops:
- * pre-LN self-attention and FFN blocks (Megatron TP split); the token embedding and
+ * pre-norm self-attention and FFN blocks (Megatron TP split); the token embedding and
  * the LM head are exec_vocab.c's. Row-major throughout: activations are T × h with
  * T = local samples × seq; a linear layer is Y = X·W with W stored in × out.
+ * Llama-family variants, as the planner's model prices them (planner/model.h): RMSNorm
+ * for LayerNorm (rms_norm), SwiGLU for GeLU (gated_ffn: the up projection makes gate |
+ * up, 2·fl columns on a TP rank, SiLU(gate) ⊙ up goes down), no biases (bias false),
+ * grouped-query attention and a sliding window (exec_attn.c).
  */
 #include <math.h>
 
@@ -27,20 +31,21 @@ void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, t
 {
     size_t T = (size_t)b * l->seq, h = l->hidden, dl = h / tp, fl = l->ffn / tp;
     size_t al = l->heads ? l->heads / tp : 0, at = 0, at32 = 0;
+    size_t q = dl + 2 * tsl_exec_kv_width(l) / tp, g = l->gated_ffn ? 2 : 1;
     bool a = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_ATTENTION;
-    bool f = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_FFN;
+    bool f = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_FFN, ln = !l->rms_norm;
     s->y1 = take(&at, T * h, a);
-    s->qkv = take(&at, T * 3 * dl, a);
+    s->qkv = take(&at, T * q, a);
     s->p = take(&at, (size_t)b * al * l->seq * l->seq, a && l->unfused_attn);
     s->ctx = take(&at, T * dl, a);
     s->x2 = take(&at, T * h, a && f);
     s->y2 = take(&at, T * h, f);
-    s->f1 = take(&at, T * fl, f);
+    s->f1 = take(&at, T * g * fl, f);
     s->g = take(&at, T * fl, f);
     s->n = at;
-    s->mean1 = take(&at32, T, a);
+    s->mean1 = take(&at32, T, a && ln);
     s->rstd1 = take(&at32, T, a);
-    s->mean2 = take(&at32, T, f);
+    s->mean2 = take(&at32, T, f && ln);
     s->rstd2 = take(&at32, T, f);
     /* the head's dlogits in fp32, kept from the loss to backward (exec_vocab.c) */
     s->logits = take(&at32, T * (l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0),
@@ -82,6 +87,7 @@ static int mm(tsl_exec_t *e, mm_t s, tsl_buf_t a, int lda, tsl_buf_t b, int ldb,
 
 typedef struct dims {
     int T, h, dl, al, s, b, hd, fl;
+    int kl, q3; /* local K/V heads; QKV width dl + 2·kl·hd */
 } dims_t;
 
 static dims_t dims_of(const tsl_exec_lctx_t *c)
@@ -95,7 +101,11 @@ static dims_t dims_of(const tsl_exec_lctx_t *c)
                 (int)l->seq,
                 (int)l->b,
                 l->heads ? (int)(l->hidden / l->heads) : 0,
-                (int)l->ffn / tp};
+                (int)l->ffn / tp,
+                0,
+                0};
+    d.kl = l->heads ? (int)(l->kv_heads ? l->kv_heads : l->heads) / tp : 0;
+    d.q3 = d.dl + 2 * d.kl * d.hd;
     return d;
 }
 
@@ -113,18 +123,31 @@ static int row_out(tsl_exec_lctx_t *c, dims_t d, tsl_buf_t act, int k, size_t w,
     return e->dev->axpy(e->dev, 1.0f, x, out, err);
 }
 
+/* The block's norm: LayerNorm (gamma g, beta b), or RMSNorm (b and mean TSL_NONE). */
 static int layernorm(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, size_t g, size_t b, size_t y,
                      size_t mean, size_t rstd, tsl_err_t *err)
 {
-    tsl_buf_t gg = len(&c->p, g, d.h), bb = len(&c->p, b, d.h), yy = len(&c->st, y, d.T * d.h);
-    tsl_buf_t mu = len(&c->st32, mean, d.T), rs = len(&c->st32, rstd, d.T);
-    return c->e->dev->layernorm_fwd(c->e->dev, x, &gg, &bb, &yy, &mu, &rs, d.T, d.h, err);
+    tsl_devops_t *dev = c->e->dev;
+    tsl_buf_t gg = len(&c->p, g, d.h), yy = len(&c->st, y, d.T * d.h);
+    tsl_buf_t rs = len(&c->st32, rstd, d.T);
+    if (b == TSL_NONE)
+        return dev->rmsnorm_fwd(dev, x, &gg, &yy, &rs, d.T, d.h, err);
+    tsl_buf_t bb = len(&c->p, b, d.h), mu = len(&c->st32, mean, d.T);
+    return dev->layernorm_fwd(dev, x, &gg, &bb, &yy, &mu, &rs, d.T, d.h, err);
 }
 
 static tsl_exec_attn_t attn_of(const tsl_exec_lctx_t *c, dims_t d)
 {
-    return (tsl_exec_attn_t){
-        c->e->dev, d.b, d.s, d.al, d.hd, d.dl, (int)c->L->chunk, 1.0f / sqrtf((float)d.hd)};
+    return (tsl_exec_attn_t){c->e->dev,
+                             d.b,
+                             d.s,
+                             d.al,
+                             d.hd,
+                             d.dl,
+                             (int)c->L->chunk,
+                             1.0f / sqrtf((float)d.hd),
+                             d.kl,
+                             (int)c->L->d->window};
 }
 
 /* The stash's softmax output (unfused), or an empty view. */
@@ -140,7 +163,7 @@ static int attn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_
     const tsl_exec_offs_t *o = &c->L->o;
     const tsl_exec_stash_t *s = &c->L->st;
     dims_t d = dims_of(c);
-    int q3 = 3 * d.dl;
+    int q3 = d.q3;
     tsl_buf_t qkv = len(&c->st, s->qkv, (size_t)d.T * q3), P = stashed_p(c);
     tsl_buf_t ctx = len(&c->st, s->ctx, (size_t)d.T * d.dl);
     TRY(layernorm(c, d, x, o->ln1g, o->ln1b, s->y1, s->mean1, s->rstd1, err));
@@ -161,15 +184,20 @@ static int ffn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_e
     const tsl_exec_offs_t *o = &c->L->o;
     const tsl_exec_stash_t *s = &c->L->st;
     dims_t d = dims_of(c);
-    tsl_buf_t f1 = len(&c->st, s->f1, (size_t)d.T * d.fl), g = len(&c->st, s->g, f1.n);
+    bool gated = c->L->d->gated_ffn;
+    int up = gated ? 2 * d.fl : d.fl; /* gated: gate | up */
+    tsl_buf_t f1 = len(&c->st, s->f1, (size_t)d.T * up), g = len(&c->st, s->g, (size_t)d.T * d.fl);
     TRY(layernorm(c, d, x, o->ln2g, o->ln2b, s->y2, s->mean2, s->rstd2, err));
-    TRY(mm(e, (mm_t){false, false, d.T, d.fl, d.h, 1, 0}, at(&c->st, s->y2), d.h, at(&c->p, o->w1),
-           d.fl, f1, d.fl, err));
+    TRY(mm(e, (mm_t){false, false, d.T, up, d.h, 1, 0}, at(&c->st, s->y2), d.h, at(&c->p, o->w1),
+           up, f1, up, err));
     if (o->b1 != TSL_NONE) {
-        tsl_buf_t bb = len(&c->p, o->b1, d.fl);
-        TRY(e->dev->add_bias(e->dev, &f1, &bb, d.T, d.fl, err));
+        tsl_buf_t bb = len(&c->p, o->b1, up);
+        TRY(e->dev->add_bias(e->dev, &f1, &bb, d.T, up, err));
     }
-    TRY(e->dev->gelu_fwd(e->dev, &f1, &g, err));
+    if (gated)
+        TRY(e->dev->swiglu_fwd(e->dev, &f1, &g, d.T, d.fl, err));
+    else
+        TRY(e->dev->gelu_fwd(e->dev, &f1, &g, err));
     return row_out(c, d, g, d.fl, o->w2, o->b2, x, out, err);
 }
 
@@ -206,7 +234,7 @@ static int row_bwd(tsl_exec_lctx_t *c, dims_t d, tsl_buf_t act, int k, size_t w,
     return e->dev->bias_grad(e->dev, dout, &db, d.T, d.h, err);
 }
 
-/* Backward of a column-parallel projection dact = y·W (+ bias) and the LN before it:
+/* Backward of a column-parallel projection dact = y·W (+ bias) and the norm before it:
  * dW, dbias, then dy = TP-sum(dact·Wᵀ), then LN backward into dx, plus dout (the
  * residual). */
 static int col_ln_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, size_t y, int k, size_t w,
@@ -222,9 +250,13 @@ static int col_ln_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, size_t y
     }
     TRY(mm(e, (mm_t){false, true, d.T, d.h, k, 1, 0}, dact, k, at(&c->p, w), k, dy, d.h, err));
     TRY(tsl_exec_tp_sum(e, c->L, &dy, err));
-    tsl_buf_t gg = len(&c->p, lg, d.h), dg = len(&c->g, lg, d.h), db = len(&c->g, lb, d.h);
-    tsl_buf_t mu = len(&c->st32, mean, d.T), rs = len(&c->st32, rstd, d.T);
-    TRY(e->dev->layernorm_bwd(e->dev, &dy, x, &gg, &mu, &rs, dx, &dg, &db, d.T, d.h, err));
+    tsl_buf_t gg = len(&c->p, lg, d.h), dg = len(&c->g, lg, d.h), rs = len(&c->st32, rstd, d.T);
+    if (lb == TSL_NONE) {
+        TRY(e->dev->rmsnorm_bwd(e->dev, &dy, x, &gg, &rs, dx, &dg, d.T, d.h, err));
+    } else {
+        tsl_buf_t db = len(&c->g, lb, d.h), mu = len(&c->st32, mean, d.T);
+        TRY(e->dev->layernorm_bwd(e->dev, &dy, x, &gg, &mu, &rs, dx, &dg, &db, d.T, d.h, err));
+    }
     return e->dev->axpy(e->dev, 1.0f, dout, dx, err);
 }
 
@@ -235,7 +267,7 @@ static int attn_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dou
     const tsl_exec_offs_t *o = &c->L->o;
     const tsl_exec_stash_t *s = &c->L->st;
     dims_t d = dims_of(c);
-    int q3 = 3 * d.dl;
+    int q3 = d.q3;
     tsl_buf_t qkv = len(&c->st, s->qkv, (size_t)d.T * q3), P = stashed_p(c);
     tsl_buf_t dqkv = len(&e->ws_a, 0, (size_t)d.T * q3),
               dctx = len(&e->ws_b, 0, (size_t)d.T * d.dl);
@@ -253,6 +285,16 @@ static int ffn_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout
     const tsl_exec_offs_t *o = &c->L->o;
     const tsl_exec_stash_t *s = &c->L->st;
     dims_t d = dims_of(c);
+    if (c->L->d->gated_ffn) {
+        /* dg (T × fl) in ws_b, then d(gate | up) (T × 2·fl) in ws_a */
+        size_t n = (size_t)d.T * d.fl;
+        tsl_buf_t dg = len(&e->ws_b, 0, n), df = len(&e->ws_a, 0, 2 * n);
+        tsl_buf_t f1 = len(&c->st, s->f1, 2 * n);
+        TRY(row_bwd(c, d, at(&c->st, s->g), d.fl, o->w2, o->b2, dout, dg, err));
+        TRY(e->dev->swiglu_bwd(e->dev, &f1, &dg, &df, d.T, d.fl, err));
+        return col_ln_bwd(c, d, x, s->y2, 2 * d.fl, o->w1, o->b1, df, o->ln2g, o->ln2b, s->mean2,
+                          s->rstd2, dout, dx, err);
+    }
     tsl_buf_t dg = len(&e->ws_a, 0, (size_t)d.T * d.fl), f1 = len(&c->st, s->f1, dg.n);
     TRY(row_bwd(c, d, at(&c->st, s->g), d.fl, o->w2, o->b2, dout, dg, err));
     TRY(e->dev->gelu_bwd(e->dev, &f1, &dg, &dg, err));

@@ -30,6 +30,13 @@ static size_t put(size_t *at, size_t n, bool present)
     return o;
 }
 
+size_t tsl_exec_kv_width(const tsl_exec_layer_t *l)
+{
+    if (!l->heads)
+        return 0;
+    return (size_t)l->hidden / l->heads * (l->kv_heads ? l->kv_heads : l->heads);
+}
+
 uint32_t tsl_exec_vocab_local(uint32_t vocab, uint32_t tp)
 {
     uint64_t q = (uint64_t)TSL_EXEC_VOCAB_PAD * tp;
@@ -39,19 +46,20 @@ uint32_t tsl_exec_vocab_local(uint32_t vocab, uint32_t tp)
 void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o)
 {
     size_t h = l->hidden, dl = l->hidden / tp, fl = l->ffn / tp, at = 0;
+    size_t q = dl + 2 * tsl_exec_kv_width(l) / tp, g = l->gated_ffn ? 2 : 1;
     size_t vl = l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0;
     bool emb = l->kind == TSL_LAYER_EMBEDDING;
-    bool a = has_attn(l->kind), f = has_ffn(l->kind), b = l->bias;
+    bool a = has_attn(l->kind), f = has_ffn(l->kind), b = l->bias, ln = !l->rms_norm;
     o->ln1g = put(&at, h, a);
-    o->ln1b = put(&at, h, a);
-    o->wqkv = put(&at, h * 3 * dl, a);
-    o->bqkv = put(&at, 3 * dl, a && b);
+    o->ln1b = put(&at, h, a && ln);
+    o->wqkv = put(&at, h * q, a);
+    o->bqkv = put(&at, q, a && b);
     o->wo = put(&at, dl * h, a);
     o->bo = put(&at, h, a && b);
     o->ln2g = put(&at, h, f);
-    o->ln2b = put(&at, h, f);
-    o->w1 = put(&at, h * fl, f);
-    o->b1 = put(&at, fl, f && b);
+    o->ln2b = put(&at, h, f && ln);
+    o->w1 = put(&at, h * g * fl, f);
+    o->b1 = put(&at, g * fl, f && b);
     o->w2 = put(&at, fl * h, f);
     o->b2 = put(&at, h, f && b);
     o->table = put(&at, vl * h, emb);
@@ -88,6 +96,22 @@ static void cols(tsl_exec_span_fn fn, void *ud, size_t part, size_t full, size_t
                amp);
 }
 
+/* The QKV projection's column cut: `rows` rows of Q (d) | K (e) | V (e) in the full
+ * layout; part j holds its d/tp query columns and e/tp of K and of V (its K/V heads). */
+static void qkv_cols(tsl_exec_span_fn fn, void *ud, size_t part, size_t full, size_t rows,
+                     size_t d, size_t e, uint32_t tp, uint32_t j, float amp)
+{
+    size_t dl = d / tp, el = e / tp, ql = dl + 2 * el;
+    if (part == TSL_NONE)
+        return;
+    for (size_t r = 0; r < rows; r++) {
+        size_t p = part + r * ql, f = full + r * (d + 2 * e);
+        fn(ud, p, f + j * dl, dl, 0, amp);
+        fn(ud, p + dl, f + d + j * el, el, 0, amp);
+        fn(ud, p + dl + el, f + d + e + j * el, el, 0, amp);
+    }
+}
+
 /* Vocabulary rows of h: part j's vl rows at j·vl of the full table, its padding
  * (rows at or past V) in no span. */
 static void vrows(tsl_exec_span_fn fn, void *ud, size_t part, size_t full, size_t h, size_t V,
@@ -105,17 +129,19 @@ void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t j, tsl_exec
     tsl_exec_offsets(l, tp, &o);
     tsl_exec_offsets(l, 1, &f);
     size_t h = l->hidden, d = h, dl = d / tp, ff = l->ffn, fl = ff / tp;
+    size_t e = tsl_exec_kv_width(l), g = l->gated_ffn ? 2 : 1;
     float bias_amp = 0.1f;
     span1(fn, ud, o.ln1g, f.ln1g, h, 1.0f, 0.1f);
     span1(fn, ud, o.ln1b, f.ln1b, h, 0.0f, 0.1f);
-    cols(fn, ud, o.wqkv, f.wqkv, h, 3, d, dl, j, 1.0f / sqrtf((float)h));
-    cols(fn, ud, o.bqkv, f.bqkv, 1, 3, d, dl, j, bias_amp);
+    qkv_cols(fn, ud, o.wqkv, f.wqkv, h, d, e, tp, j, 1.0f / sqrtf((float)h));
+    qkv_cols(fn, ud, o.bqkv, f.bqkv, 1, d, e, tp, j, bias_amp);
     span1(fn, ud, o.wo, f.wo + j * dl * h, dl * h, 0.0f, 1.0f / sqrtf((float)d));
     span1(fn, ud, o.bo, f.bo, h, 0.0f, bias_amp);
     span1(fn, ud, o.ln2g, f.ln2g, h, 1.0f, 0.1f);
     span1(fn, ud, o.ln2b, f.ln2b, h, 0.0f, 0.1f);
-    cols(fn, ud, o.w1, f.w1, h, 1, ff, fl, j, 1.0f / sqrtf((float)h));
-    cols(fn, ud, o.b1, f.b1, 1, 1, ff, fl, j, bias_amp);
+    /* gated: gate | up, each column-split (part j: its fl of gate, then of up) */
+    cols(fn, ud, o.w1, f.w1, h, g, ff, fl, j, 1.0f / sqrtf((float)h));
+    cols(fn, ud, o.b1, f.b1, 1, g, ff, fl, j, bias_amp);
     span1(fn, ud, o.w2, f.w2 + j * fl * h, fl * h, 0.0f, ff ? 1.0f / sqrtf((float)ff) : 0.0f);
     span1(fn, ud, o.b2, f.b2, h, 0.0f, bias_amp);
     size_t vl = l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0;
@@ -152,12 +178,8 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
     const char *why = NULL;
     if (L->kind == TSL_LAYER_DECODER || L->cross_seq_len)
         why = "decoder (cross-attention) layers";
-    else if (L->gated_ffn)
-        why = "gated FFNs";
-    else if (L->kv_heads && L->kv_heads != L->heads)
-        why = "grouped-query attention";
-    else if (L->attn_window && L->attn_window < L->seq_len)
-        why = "windowed attention";
+    else if (L->parallel_block)
+        why = "parallel attention and FFN blocks";
     else if (L->attn_dim && L->attn_dim != L->hidden)
         why = "an attention width other than the hidden size";
     else if (L->kind == TSL_LAYER_EMBEDDING && (i != 0 || L->patch_embed))
@@ -171,6 +193,11 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "layer %u: %u heads of hidden %u do not split %u ways", i, L->heads,
                             L->hidden, tp);
+    /* query head j reads K/V head j / (heads / kv_heads), and TP splits both by heads */
+    if (has_attn(L->kind) && L->kv_heads && (L->heads % L->kv_heads || L->kv_heads % tp))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "layer %u: %u K/V heads do not group %u query heads and split %u ways",
+                            i, L->kv_heads, L->heads, tp);
     if (has_ffn(L->kind) && L->ffn_hidden % tp)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: FFN size %u does not split %u ways",
                             i, L->ffn_hidden, tp);
@@ -271,6 +298,10 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, const tsl_plan
             .positions = L->kind == TSL_LAYER_EMBEDDING ? L->positions : 0,
             .tie = tie,
             .unfused_attn = L->unfused_attn,
+            .rms_norm = L->rms_norm,
+            .gated_ffn = L->gated_ffn,
+            .kv_heads = L->kv_heads && has_attn(L->kind) ? L->kv_heads : L->heads,
+            .window = L->attn_window < L->seq_len ? L->attn_window : 0,
         };
     }
     return 0;
