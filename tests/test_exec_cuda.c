@@ -1,7 +1,10 @@
 /*
  * test_exec_cuda.c — the cuda device ops against the cpu ops on a small layer stack:
  * one rank, same seed and batch, one step; loss and every layer's gradient within
- * bf16 tolerance (2% of the largest gradient of the layer, 1% on the loss). Skips
+ * bf16 tolerance (2% of the largest gradient of the layer, 1% on the loss). The stack
+ * has GPT layers (LayerNorm, GeLU, biases) and Llama-like ones (RMSNorm, SwiGLU, no
+ * biases, grouped-query attention, a sliding window of 24 keys in chunks of 16 query
+ * rows), so every kernel the executor uses is checked. Skips
  * (77) where no GPU can be used. Run on a GPU machine: bench/exec_gpu_check.sh.
  */
 #include <stdlib.h>
@@ -25,6 +28,7 @@ static int run(const char *devops, const tsl_exec_rank_t *r, double *loss, float
     o.optim = TSL_EXEC_SGD;
     o.lr = 0;
     o.same_batch = true;
+    o.attn_chunk = 16; /* several chunks, so that the window skips keys */
     if (tsl_comm_loopback_world(1, &w, err) || tsl_comm_loopback_rank(w, 0, &c, err) ||
         tsl_devops_create(devops, 0, 0, &d, err) || tsl_exec_create(r, &o, d, c, &e, err) ||
         tsl_exec_step(e, NULL, err))
@@ -56,7 +60,13 @@ int main(void)
         .kind = TSL_LAYER_ENCODER, .seq_len = 64, .hidden = 128, .ffn_hidden = 512, .heads = 4};
     tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 64, .hidden = 128, .vocab = 256};
     tsl_model_add(&m, &emb, &err);
+    tsl_layer_t llama = enc;
+    llama.rms_norm = llama.no_bias = llama.gated_ffn = llama.no_dropout = llama.causal = true;
+    llama.ffn_hidden = 352;
+    llama.kv_heads = 2;
+    llama.attn_window = 24;
     tsl_model_add_n(&m, &enc, 2, &err);
+    tsl_model_add_n(&m, &llama, 2, &err);
     tsl_model_add(&m, &head, &err);
     tsl_exec_plan_spec_t s = {1, 1, 1, false, true, 2, 2};
     tsl_plan_t p;

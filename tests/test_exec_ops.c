@@ -54,22 +54,38 @@ static void gradcheck_layer(tsl_exec_t *e, uint32_t li, const char *what)
     free(p);
 }
 
+/* The encoder layer of a gradient check: 4 tokens of 8 by default; chunk: query rows
+ * per fused-attention chunk (0: the engine's rule). */
+typedef struct gc_shape {
+    tsl_layer_t enc;
+    uint32_t chunk;
+    const char *name;
+} gc_shape_t;
+
+static gc_shape_t gpt_shape(void)
+{
+    return (gc_shape_t){
+        {.kind = TSL_LAYER_ENCODER, .seq_len = 4, .hidden = 8, .ffn_hidden = 16, .heads = 2},
+        0,
+        ""};
+}
+
 /* positions: the embedding's learned positions; tied: the head shares its table (the
  * head has no parameters; the table's gradient carries both uses). */
-static void gradcheck(uint32_t vocab, uint32_t positions, bool tied)
+static void gradcheck_shape(uint32_t vocab, uint32_t positions, bool tied, gc_shape_t sh)
 {
     tsl_err_t err = {0};
     tsl_model_t m;
     tsl_model_init(&m, "tiny");
+    uint32_t s = sh.enc.seq_len, hd = sh.enc.hidden;
     tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING,
-                       .seq_len = 4,
-                       .hidden = 8,
+                       .seq_len = s,
+                       .hidden = hd,
                        .vocab = vocab,
                        .positions = positions};
-    tsl_layer_t enc = {
-        .kind = TSL_LAYER_ENCODER, .seq_len = 4, .hidden = 8, .ffn_hidden = 16, .heads = 2};
+    tsl_layer_t enc = sh.enc;
     tsl_layer_t head = {
-        .kind = TSL_LAYER_HEAD, .seq_len = 4, .hidden = 8, .vocab = vocab, .tied_head = tied};
+        .kind = TSL_LAYER_HEAD, .seq_len = s, .hidden = hd, .vocab = vocab, .tied_head = tied};
     if (vocab)
         tsl_model_add(&m, &emb, &err);
     tsl_model_add(&m, &enc, &err);
@@ -83,6 +99,7 @@ static void gradcheck(uint32_t vocab, uint32_t positions, bool tied)
     o.optim = TSL_EXEC_SGD;
     o.lr = 0;
     o.same_batch = true;
+    o.attn_chunk = sh.chunk;
     tsl_loopback_world_t *w = NULL;
     tsl_commops_t *c = NULL;
     tsl_devops_t *d = NULL;
@@ -100,8 +117,8 @@ static void gradcheck(uint32_t vocab, uint32_t positions, bool tied)
             char what[64];
             if (!tsl_exec_layer_params(&r.layers[i], 1))
                 continue; /* a tied head: checked through the embedding */
-            snprintf(what, sizeof(what), "vocab %u positions %u%s layer %u", vocab, positions,
-                     tied ? " tied" : "", i);
+            snprintf(what, sizeof(what), "%svocab %u positions %u%s layer %u", sh.name, vocab,
+                     positions, tied ? " tied" : "", i);
             loss_now(e); /* the gradients of the unperturbed parameters */
             gradcheck_layer(e, i, what);
         }
@@ -112,6 +129,110 @@ static void gradcheck(uint32_t vocab, uint32_t positions, bool tied)
     tsl_comm_loopback_world_free(w);
     tsl_exec_rank_free(&r);
     tsl_model_free(&m);
+}
+
+static void gradcheck(uint32_t vocab, uint32_t positions, bool tied)
+{
+    gradcheck_shape(vocab, positions, tied, gpt_shape());
+}
+
+/* A Llama-like layer: RMSNorm, no biases, SwiGLU, grouped-query attention (4 query
+ * heads, 2 K/V heads), causal; window > 0: a sliding window of that many keys, in
+ * chunks of 2 query rows so that whole key blocks are skipped. */
+static void gradcheck_llama(uint32_t window)
+{
+    gc_shape_t sh = {{.kind = TSL_LAYER_ENCODER,
+                      .seq_len = window ? 8 : 4,
+                      .hidden = 8,
+                      .ffn_hidden = 12,
+                      .heads = 4,
+                      .kv_heads = 2,
+                      .attn_window = window,
+                      .gated_ffn = true,
+                      .rms_norm = true,
+                      .no_bias = true,
+                      .no_dropout = true,
+                      .causal = true},
+                     window ? 2 : 0,
+                     window ? "llama window: " : "llama: "};
+    gradcheck_shape(11, 0, false, sh);
+}
+
+/* RMSNorm on a hand-checked row and its backward's invariants; SwiGLU by hand. */
+static void rmsnorm_swiglu(void)
+{
+    tsl_err_t err = {0};
+    tsl_devops_t *d = NULL;
+    CHECK(!tsl_devops_cpu_create(0, &d, &err), "%s", err.msg);
+    float x[4] = {1, 2, 3, 4}, g[4] = {1, 2, 1, 0.5f}, y[4], rs[1], dy[4] = {1, -1, 2, 3};
+    float dx[4], dg[4] = {0};
+    tsl_buf_t xb = {x, 4, TSL_DT_F32}, gb = {g, 4, TSL_DT_F32}, yb = {y, 4, TSL_DT_F32};
+    tsl_buf_t rb = {rs, 1, TSL_DT_F32}, dyb = {dy, 4, TSL_DT_F32}, dxb = {dx, 4, TSL_DT_F32};
+    tsl_buf_t dgb = {dg, 4, TSL_DT_F32};
+    double r = 1.0 / sqrt(7.5 + 1e-5); /* mean of squares (1 + 4 + 9 + 16) / 4 */
+    CHECK(!d->rmsnorm_fwd(d, &xb, &gb, &yb, &rb, 1, 4, &err), "%s", err.msg);
+    CHECK_NEAR(rs[0], r, 1e-6, "rstd %g, by hand %g", rs[0], r);
+    for (int c = 0; c < 4; c++)
+        CHECK_NEAR(y[c], x[c] * r * g[c], 1e-6, "y[%d] = %g", c, y[c]);
+    CHECK(!d->rmsnorm_bwd(d, &dyb, &xb, &gb, &rb, &dxb, &dgb, 1, 4, &err), "%s", err.msg);
+    double xdx = 0;
+    for (int c = 0; c < 4; c++) {
+        CHECK_NEAR(dg[c], dy[c] * x[c] * r, 1e-6, "dgamma[%d] = %g", c, dg[c]);
+        xdx += x[c] * dx[c];
+    }
+    /* y(α·x) = y(x) (up to eps): the gradient is orthogonal to x */
+    CHECK(fabs(xdx) < 1e-5, "x · dx = %g, want 0", xdx);
+    /* dx[0] = r·(dy·g − x̂·mean(dy·g·x̂)) by hand */
+    double m = (1 * 1 * 1 - 1 * 2 * 2 + 2 * 1 * 3 + 3 * 0.5 * 4) * r / 4;
+    CHECK_NEAR(dx[0], r * (1 - 1 * r * m), 1e-6, "dx[0] %g", dx[0]);
+
+    /* SwiGLU: rows of gate | up; gate 0 gives 0; gate 1, up 2 gives 2·σ(1). */
+    float sx[4] = {0, 1, 5, 2}, sy[2], sdy[2] = {1, 1}, sdx[4];
+    tsl_buf_t sxb = {sx, 4, TSL_DT_F32}, syb = {sy, 2, TSL_DT_F32};
+    tsl_buf_t sdyb = {sdy, 2, TSL_DT_F32}, sdxb = {sdx, 4, TSL_DT_F32};
+    double s1 = 1 / (1 + exp(-1.0));
+    CHECK(!d->swiglu_fwd(d, &sxb, &syb, 1, 2, &err), "%s", err.msg);
+    CHECK(sy[0] == 0 && fabs(sy[1] - 2 * s1) < 1e-6, "swiglu %g %g, want 0 %g", sy[0], sy[1],
+          2 * s1);
+    CHECK(!d->swiglu_bwd(d, &sxb, &sdyb, &sdxb, 1, 2, &err), "%s", err.msg);
+    /* d/dgate a·σ(a)·u = u·σ(a)(1 + a(1 − σ(a))): at a = 0, u/2; d/dup = a·σ(a) */
+    CHECK_NEAR(sdx[0], 2.5, 1e-6, "dgate at 0: %g", sdx[0]);
+    CHECK_NEAR(sdx[1], 2 * s1 * (1 + (1 - s1)), 1e-6, "dgate at 1: %g", sdx[1]);
+    CHECK(sdx[2] == 0 && fabs(sdx[3] - s1) < 1e-6, "dup %g %g", sdx[2], sdx[3]);
+    d->destroy(d);
+}
+
+/* The windowed chunked softmax: 4 queries, window 2, query q sees keys q − 1 and q;
+ * then a chunk whose keys start 2 before its first query (q0 = 2 from the first
+ * column) with window 3: its rows see columns 0-2 and 1-3. */
+static void softmax_window(void)
+{
+    tsl_err_t err = {0};
+    tsl_devops_t *d = NULL;
+    CHECK(!tsl_devops_cpu_create(0, &d, &err), "%s", err.msg);
+    float x[16], y[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = (float)(i % 4);
+    tsl_buf_t xb = {x, 16, TSL_DT_F32}, yb = {y, 16, TSL_DT_F32};
+    CHECK(!d->softmax_chunk_fwd(d, &xb, &yb, 4, 4, 4, 0, 2, &err), "%s", err.msg);
+    double a = 1 / (1 + exp(1.0)), b = 1 - a; /* softmax of (k, k + 1) */
+    float want[16] = {1, 0, 0, 0, (float)a, (float)b, 0, 0, 0, (float)a, (float)b, 0,
+                      0, 0, (float)a, (float)b};
+    for (int i = 0; i < 16; i++)
+        CHECK_NEAR(y[i], want[i], 1e-6, "window 2: element %d %g, want %g", i, y[i], want[i]);
+    CHECK(!d->softmax_chunk_fwd(d, &xb, &yb, 2, 4, 2, 2, 3, &err), "%s", err.msg);
+    double z = 1 + exp(1.0) + exp(2.0);
+    /* row 0 sees columns 0..2 of (0 1 2 3), row 1 columns 1..3: the same softmax */
+    float p0 = (float)(1 / z), p1 = (float)(exp(1.0) / z), p2 = (float)(exp(2.0) / z);
+    float want2[8] = {p0, p1, p2, 0, 0, p0, p1, p2};
+    for (int i = 0; i < 8; i++)
+        CHECK_NEAR(y[i], want2[i], 1e-6, "offset window: element %d %g, want %g", i, y[i],
+                   want2[i]);
+    tsl_err_t bad = {0};
+    CHECK(d->softmax_chunk_fwd(d, &xb, &yb, 4, 4, 4, 0, -1, &bad) == -1 &&
+              tsl_err_code(&bad) == TSL_E_INVALID,
+          "a negative window refused");
+    d->destroy(d);
 }
 
 static void softmax_layernorm(void)
@@ -287,5 +408,9 @@ int main(void)
     gradcheck(11, 0, false);
     gradcheck(11, 4, false);
     gradcheck(11, 6, true);
+    rmsnorm_swiglu();
+    softmax_window();
+    gradcheck_llama(0);
+    gradcheck_llama(3);
     return CHECK_DONE();
 }
