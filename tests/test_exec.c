@@ -8,7 +8,10 @@
  * sequence. Plans whose layers change layout inside a stage and between stages (slices
  * and gathers both ways, by hand and from the search on 8 GPUs) against one rank. One
  * pp = 2 run with tcp comm ops between forked processes; OOM as a result agreed by
- * every rank; plans the executor refuses.
+ * every rank; plans the executor refuses. Llama-family layers (the preset family at
+ * tiny shapes: RMSNorm, no biases, SwiGLU, grouped-query attention, and a sliding
+ * window) split the same ways, their refusals, and one layer's activation bytes
+ * against the planner's count.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -947,6 +950,187 @@ static void searched_mixed(void)
     tsl_model_free(&m);
 }
 
+/* ---- Llama-family layers (RMSNorm, no biases, SwiGLU, grouped-query attention,
+ * sliding window) ---- */
+
+/* The Llama preset family at tiny shapes: a token embedding (RoPE: no position
+ * table), 4 layers of 4 query heads and 2 K/V heads, FFN 48 gated, an LM head;
+ * window > 0 makes it Mistral-like (a sliding window of that many keys). */
+static void model_llama(tsl_model_t *m, uint32_t window)
+{
+    tsl_err_t err = {0};
+    tsl_arch_spec_t sp = {.arch = TSL_ARCH_LLAMA,
+                          .layers = 4,
+                          .hidden = 32,
+                          .ffn_hidden = 48,
+                          .heads = 4,
+                          .kv_heads = 2,
+                          .seq_len = 8,
+                          .vocab = 40,
+                          .attn_window = window,
+                          .gated_ffn = true};
+    CHECK(!tsl_model_build(&sp, "tiny-llama", m, &err), "%s", err.msg);
+    const tsl_layer_t *L = &m->layers[1];
+    CHECK(m->n_layers == 6 && L->rms_norm && L->no_bias && L->gated_ffn && L->kv_heads == 2 &&
+              L->causal,
+          "the preset builds Llama layers");
+}
+
+/* One rank against TP 2 (K/V heads split too), pp 2 (bitwise), pp 2 × tp 2, dp 2, SDP
+ * and everything with checkpointing. */
+static void llama_splits(void)
+{
+    tsl_model_t m;
+    model_llama(&m, 0);
+    result_t ref;
+    run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 4}, &ref);
+    CHECK(ref.ok && isfinite(ref.loss) && ref.loss > 0, "llama reference loss %g", ref.loss);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){2, 1, 1, false, true, 4, 4}, "llama pp2 ckpt", true);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){1, 2, 1, false, false, 4, 4}, "llama tp2", false);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){2, 2, 1, false, false, 4, 4}, "llama pp2 tp2", false);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){1, 1, 2, false, false, 4, 4}, "llama dp2", false);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){1, 2, 2, true, true, 4, 4}, "llama tp2 sdp2 ckpt",
+            false);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){2, 2, 2, false, true, 4, 4}, "llama pp2 tp2 dp2 ckpt",
+            false);
+    free_result(&ref);
+    tsl_model_free(&m);
+}
+
+/* A sliding window of 3 keys over 8 tokens: one chunk of the whole sequence (every key
+ * computed, the window masked) against chunks of 2 query rows (whole key blocks
+ * skipped), split pp 2 × tp 2 × dp 2 with checkpointing, and the unfused attention. */
+static void llama_window(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m, mu;
+    model_llama(&m, 3);
+    model_llama(&mu, 3);
+    CHECK(!tsl_model_set_unfused_attn(&mu, true, &err), "%s", err.msg);
+    result_t ref, plain;
+    attn_chunk = 8;
+    run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 4}, &ref);
+    CHECK(ref.ok && isfinite(ref.loss) && ref.loss > 0, "windowed loss %g", ref.loss);
+    model_llama(&m, 0);
+    run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 4}, &plain);
+    CHECK(plain.loss != ref.loss, "the window changes the loss (%.9g, %.9g)", plain.loss, ref.loss);
+    free_result(&plain);
+    tsl_model_free(&m);
+    model_llama(&m, 3);
+    attn_chunk = 2;
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 4}, "window, chunks of 2",
+            false);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){2, 2, 2, false, true, 4, 4},
+            "window, chunks of 2, pp2 tp2 dp2 ckpt", false);
+    attn_chunk = 0;
+    case_vs(&mu, &ref, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 4}, "window, unfused",
+            false);
+    free_result(&ref);
+    tsl_model_free(&m);
+    tsl_model_free(&mu);
+}
+
+static void refused(tsl_model_t *m, uint32_t tp, const char *want, const char *what)
+{
+    tsl_err_t err = {0};
+    tsl_plan_t p;
+    tsl_exec_rank_t r;
+    tsl_exec_plan_spec_t s = {1, tp, 1, false, false, 2, 1};
+    CHECK(!tsl_exec_uniform_plan(m, &s, &p, &err), "%s", err.msg);
+    CHECK(tsl_exec_rank_from_plan(&p, m, 0, &r, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, want),
+          "%s refused: %s", what, err.msg);
+}
+
+/* What is left refused of the Llama family's neighbours: K/V heads a TP degree does not
+ * split (K/V heads that do not group the query heads the model itself refuses),
+ * parallel blocks (NeoX). */
+static void llama_refusals(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    model_llama(&m, 0);
+    refused(&m, 4, "2 K/V heads do not group 4 query heads and split 4 ways", "tp 4 over 2 K/V");
+    tsl_model_free(&m);
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 8,
+                     .hidden = 32,
+                     .ffn_hidden = 64,
+                     .heads = 4,
+                     .parallel_block = true};
+    tsl_model_init(&m, "parallel");
+    CHECK(!tsl_model_add(&m, &l, &err), "%s", err.msg);
+    refused(&m, 1, "parallel attention and FFN", "a parallel block");
+    tsl_model_free(&m);
+}
+
+/* One rank's cpu peak and model-state bytes for n Llama layers (seq 64, h 64, FFN 96
+ * gated, 4 query / 2 K/V heads), micro-batch 2, one micro-batch, no checkpointing. */
+static void llama_peak_of(uint32_t n, uint64_t *peak, uint64_t *states, tsl_layer_t *out)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 64,
+                     .hidden = 64,
+                     .ffn_hidden = 96,
+                     .heads = 4,
+                     .kv_heads = 2,
+                     .gated_ffn = true,
+                     .rms_norm = true,
+                     .no_bias = true,
+                     .no_dropout = true,
+                     .causal = true};
+    tsl_model_init(&m, "llama-peak");
+    CHECK(!tsl_model_add_n(&m, &l, n, &err), "%s", err.msg);
+    *out = m.layers[0];
+    tsl_exec_plan_spec_t spec = {1, 1, 1, false, false, 2, 1};
+    tsl_plan_t p;
+    tsl_exec_rank_t r;
+    tsl_exec_opts_t o;
+    tsl_exec_report_t rep = {0};
+    tsl_loopback_world_t *w = NULL;
+    tsl_commops_t *c = NULL;
+    tsl_devops_t *d = NULL;
+    opts(&o);
+    o.iters = 1;
+    CHECK(!tsl_exec_uniform_plan(&m, &spec, &p, &err) &&
+              !tsl_exec_rank_from_plan(&p, &m, 0, &r, &err),
+          "%s", err.msg);
+    CHECK(!tsl_comm_loopback_world(1, &w, &err) && !tsl_comm_loopback_rank(w, 0, &c, &err) &&
+              !tsl_devops_cpu_create(0, &d, &err),
+          "%s", err.msg);
+    CHECK(!tsl_exec_run(&r, &o, d, c, &rep, &err) && !rep.oom, "%s", err.msg);
+    *peak = rep.peak_bytes;
+    *states = rep.param_bytes;
+    d->destroy(d);
+    c->destroy(c);
+    tsl_comm_loopback_world_free(w);
+    tsl_exec_rank_free(&r);
+    tsl_model_free(&m);
+}
+
+/* What one more Llama layer adds to the peak beyond its model states is its
+ * activations: the layer input, the stash (norm outputs, Q | K | V, the context, the
+ * FFN's gate | up and its SwiGLU output) and the two F32 RMS statistics per token.
+ * The planner's count (act_repl + act_shard, 2-byte elements, the statistics left
+ * out) is the same tensors: on cpu (F32) exactly twice it plus 8 bytes a token. */
+static void llama_peak(void)
+{
+    uint64_t p1, s1, p2, s2;
+    tsl_layer_t l;
+    llama_peak_of(1, &p1, &s1, &l);
+    llama_peak_of(2, &p2, &s2, &l);
+    uint64_t act = (p2 - s2) - (p1 - s1), b = 2, T = b * l.seq_len;
+    uint64_t planned = b * (l.act_repl_bytes + l.act_shard_bytes);
+    printf("one Llama layer (s 64, h 64, f 96 gated, 4/2 heads, b 2): cpu activation bytes %llu, "
+           "planner %llu (2-byte) -> %llu in F32 + %llu of F32 statistics\n",
+           (unsigned long long)act, (unsigned long long)planned, (unsigned long long)(2 * planned),
+           (unsigned long long)(8 * T));
+    CHECK(act == 2 * planned + 8 * T, "a Llama layer's activations: %llu bytes, planned %llu",
+          (unsigned long long)act, (unsigned long long)(2 * planned + 8 * T));
+}
+
 int main(void)
 {
     searched_plans();
@@ -967,5 +1151,10 @@ int main(void)
     searched_mixed();
     tcp_pp2();
     oom_agreed();
+    /* Llama-family layers */
+    llama_splits();
+    llama_window();
+    llama_refusals();
+    llama_peak();
     return CHECK_DONE();
 }

@@ -216,8 +216,8 @@ static void softmax_window(void)
     tsl_buf_t xb = {x, 16, TSL_DT_F32}, yb = {y, 16, TSL_DT_F32};
     CHECK(!d->softmax_chunk_fwd(d, &xb, &yb, 4, 4, 4, 0, 2, &err), "%s", err.msg);
     double a = 1 / (1 + exp(1.0)), b = 1 - a; /* softmax of (k, k + 1) */
-    float want[16] = {1, 0, 0, 0, (float)a, (float)b, 0, 0, 0, (float)a, (float)b, 0,
-                      0, 0, (float)a, (float)b};
+    float want[16] = {1, 0,        0,        0, (float)a, (float)b, 0,        0,
+                      0, (float)a, (float)b, 0, 0,        0,        (float)a, (float)b};
     for (int i = 0; i < 16; i++)
         CHECK_NEAR(y[i], want[i], 1e-6, "window 2: element %d %g, want %g", i, y[i], want[i]);
     CHECK(!d->softmax_chunk_fwd(d, &xb, &yb, 2, 4, 2, 2, 3, &err), "%s", err.msg);
@@ -316,7 +316,8 @@ static void softmax_chunk(void)
     CHECK(d->softmax_chunk_fwd(d, &x, &y, 3, 4, 2, 0, 0, &bad) == -1 &&
               tsl_err_code(&bad) == TSL_E_INVALID && strstr(bad.msg, "groups of 2"),
           "3 rows in groups of 2 refused: %s", bad.msg);
-    CHECK(d->softmax_chunk_fwd(d, &x, &y, 8, 4, 2, 0, 0, &bad) == -1, "32 elements into 16 refused");
+    CHECK(d->softmax_chunk_fwd(d, &x, &y, 8, 4, 2, 0, 0, &bad) == -1,
+          "32 elements into 16 refused");
     d->free(d, &x);
     d->free(d, &y);
     d->free(d, &z);

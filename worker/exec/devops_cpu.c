@@ -256,8 +256,7 @@ static int cpu_rms_bwd(tsl_devops_t *o, const tsl_buf_t *dy, const tsl_buf_t *x,
         }
         s /= cols;
         for (int c = 0; c < cols; c++)
-            F(dx)[(size_t)r * cols + c] =
-                (float)(rs * (dyr[c] * CF(gamma)[c] - xr[c] * rs * s));
+            F(dx)[(size_t)r * cols + c] = (float)(rs * (dyr[c] * CF(gamma)[c] - xr[c] * rs * s));
     }
     return 0;
 }
@@ -352,8 +351,8 @@ static int cpu_softmax_chunk_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t 
                                  int cols, int group, int q0, int window, tsl_err_t *err)
 {
     (void)o;
-    if (group < 1 || rows % group || q0 < 0 || window < 0 || cols < 1 || (size_t)rows * cols > x->n ||
-        (size_t)rows * cols > y->n)
+    if (group < 1 || rows % group || q0 < 0 || window < 0 || cols < 1 ||
+        (size_t)rows * cols > x->n || (size_t)rows * cols > y->n)
         return tsl_err_setc(err, TSL_E_INVALID,
                             "softmax_chunk_fwd: %d rows of %d columns in groups of %d from query "
                             "%d do not fit buffers of %zu and %zu",

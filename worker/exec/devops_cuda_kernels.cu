@@ -176,8 +176,8 @@ __global__ static void k_colsum_part(const bf16 *dy, const bf16 *x, const float 
         float d = __bfloat162float(dy[(size_t)r * cols + c]);
         sb += d;
         if (x)
-            sg += d * (__bfloat162float(x[(size_t)r * cols + c]) - (mean ? mean[r] : 0.0f)) *
-                  rstd[r];
+            sg +=
+                d * (__bfloat162float(x[(size_t)r * cols + c]) - (mean ? mean[r] : 0.0f)) * rstd[r];
     }
     pb[(size_t)k * cols + c] = sb;
     if (x)
@@ -257,8 +257,8 @@ extern "C" int tsl_xk_rmsnorm_fwd(const void *x, const void *g, void *y, float *
 }
 
 /* dx = rstd · (dy·g − x̂ · mean(dy·g·x̂)), x̂ = x · rstd. */
-__global__ static void k_rms_bwd_dx(const bf16 *dy, const bf16 *x, const bf16 *g,
-                                    const float *rstd, bf16 *dx, int cols)
+__global__ static void k_rms_bwd_dx(const bf16 *dy, const bf16 *x, const bf16 *g, const float *rstd,
+                                    bf16 *dx, int cols)
 {
     __shared__ float sh[NT / 32];
     size_t r = blockIdx.x, o = r * cols;

@@ -212,8 +212,8 @@ int tsl_exec_attn_bwd(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, const tsl_
                      err));
         tsl_buf_t pv = tsl_buf_view(pb, po, n), dpv = tsl_buf_view(ws, dp_off, n);
         TRY(a->dev->softmax_bwd(a->dev, &pv, &dpv, &dpv, a->al * k.c, nk, err));
-        TRY(heads_mm(a, (hmm_t){false, false, k.c, a->hd, nk, a->scale, 0}, dp,
-                     kv_of(a, qkv, k, 1), q_of(a, dqkv, k), err));
+        TRY(heads_mm(a, (hmm_t){false, false, k.c, a->hd, nk, a->scale, 0}, dp, kv_of(a, qkv, k, 1),
+                     q_of(a, dqkv, k), err));
         TRY(heads_mm(a, (hmm_t){true, false, nk, a->hd, k.c, a->scale, 1}, dp, q_of(a, qkv, k),
                      kv_of(a, dqkv, k, 1), err));
     }

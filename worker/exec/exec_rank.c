@@ -98,8 +98,8 @@ static void cols(tsl_exec_span_fn fn, void *ud, size_t part, size_t full, size_t
 
 /* The QKV projection's column cut: `rows` rows of Q (d) | K (e) | V (e) in the full
  * layout; part j holds its d/tp query columns and e/tp of K and of V (its K/V heads). */
-static void qkv_cols(tsl_exec_span_fn fn, void *ud, size_t part, size_t full, size_t rows,
-                     size_t d, size_t e, uint32_t tp, uint32_t j, float amp)
+static void qkv_cols(tsl_exec_span_fn fn, void *ud, size_t part, size_t full, size_t rows, size_t d,
+                     size_t e, uint32_t tp, uint32_t j, float amp)
 {
     size_t dl = d / tp, el = e / tp, ql = dl + 2 * el;
     if (part == TSL_NONE)
