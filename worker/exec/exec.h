@@ -17,7 +17,12 @@
  * all-gathers a layer's parameters before its forward and backward and reduce-scatters
  * its gradients after each backward; checkpointed layers keep only their input and
  * recompute forward before backward; then an Adam (or SGD) step on the rank's
- * parameters (or shards).
+ * parameters (or shards). Llama-family layers as the planner prices them (model.h):
+ * RMSNorm (rms_norm), SwiGLU (gated_ffn: gate | up, both column-split under TP), no
+ * biases (no_bias), grouped-query attention (kv_heads: K/V of kv_heads·hd each, TP
+ * splitting the K/V heads too) and a causal sliding window (attn_window: query q sees
+ * keys (q − w, q], masked key blocks skipped). No rotary position embedding: the
+ * planner prices none (elementwise, small), so Llama runs without positions.
  *
  * Layer kinds: ENCODER, ATTENTION, FFN (sub-layer blocks), EMBEDDING (a token lookup,
  * plus a learned position table, replicated, when the model's layer has positions;
@@ -32,10 +37,11 @@
  * function. A tied head (the model's tied_head) uses the embedding's table when both
  * are in one stage; in another stage it keeps a copy whose gradient the first and
  * last stages sum before the optimizer step (Megatron's embedding group; tie_color).
- * Refused with TSL_E_UNSUPPORTED: DECODER, gated FFN, grouped-query attention,
- * windowed attention, attn_dim ≠ hidden, DP mixed with SDP in one layer,
- * neighbouring stages of different device counts, a micro-batch a layer's data width
- * does not divide, heads or FFN size a layer's TP degree does not divide, fewer
+ * Refused with TSL_E_UNSUPPORTED: DECODER, parallel blocks (parallel_block),
+ * attn_dim ≠ hidden, DP mixed with SDP in one layer, neighbouring stages of different
+ * device counts, a micro-batch a layer's data width does not divide, heads, K/V heads
+ * or FFN size a layer's TP degree does not divide (or K/V heads not dividing the
+ * heads), fewer
  * positions than the sequence, a tied head without a token embedding of its
  * vocabulary and width as layer 0, a tied head in the embedding's stage with another
  * layout than the embedding's, a tied head in another stage with another TP degree or
