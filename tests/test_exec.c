@@ -10,7 +10,8 @@
  * pp = 2 run with tcp comm ops between forked processes; OOM as a result agreed by
  * every rank; plans the executor refuses. Llama-family layers (the preset family at
  * tiny shapes: RMSNorm, no biases, SwiGLU, grouped-query attention, and a sliding
- * window) split the same ways, their refusals, and one layer's activation bytes
+ * window) split the same ways, the search's plan for them, their refusals, and one
+ * layer's activation bytes
  * against the planner's count.
  */
 #include <pthread.h>
@@ -1030,6 +1031,44 @@ static void llama_window(void)
     tsl_model_free(&mu);
 }
 
+/* The search's best plan for the tiny Llama on 4 GPUs maps to ranks and runs, giving
+ * one rank's loss and gradients (within 1e-5) for the same micro-batches. */
+static void llama_searched(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_request_t rq;
+    tsl_search_result_t *res = calloc(1, sizeof(*res));
+    model_llama(&m, 0);
+    tsl_cluster_init(&c);
+    CHECK(!tsl_cluster_parse_spec(&c, "4xA100-80G", &err), "%s", err.msg);
+    tsl_request_init(&rq);
+    rq.global_batch = 8;
+    CHECK(tsl_search(&m, &c, &rq, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    const tsl_plan_t *p = &res->best;
+    char lay[64];
+    tsl_strategy_format(&p->layer[1], lay, sizeof(lay));
+    printf("llama searched on 4 GPUs: pp %u, micro-batch %u × %u, layer 1 %s%s\n", p->pp,
+           p->micro_batch, p->n_micro, lay, p->sublayer ? ", sub-layer" : "");
+    result_t got;
+    int oom = 0;
+    run_plan(p, &m, &got, -1, 0, &oom);
+    CHECK(got.ok && isfinite(got.loss) && got.loss > 0, "the searched Llama plan ran: loss %g",
+          got.loss);
+    if (!p->sublayer) {
+        result_t ref;
+        run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, p->micro_batch, p->n_micro},
+                 &ref);
+        compare(&ref, &got, "searched Llama plan", false);
+        free_result(&ref);
+    }
+    free_result(&got);
+    free(res);
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
 static void refused(tsl_model_t *m, uint32_t tp, const char *want, const char *what)
 {
     tsl_err_t err = {0};
@@ -1154,6 +1193,7 @@ int main(void)
     /* Llama-family layers */
     llama_splits();
     llama_window();
+    llama_searched();
     llama_refusals();
     llama_peak();
     return CHECK_DONE();
