@@ -11,8 +11,7 @@
  * every rank; plans the executor refuses. Llama-family layers (the preset family at
  * tiny shapes: RMSNorm, no biases, SwiGLU, grouped-query attention, and a sliding
  * window) split the same ways, the search's plan for them, their refusals, and one
- * layer's activation bytes
- * against the planner's count.
+ * layer's activation bytes against the planner's count.
  */
 #include <pthread.h>
 #include <stdlib.h>
