@@ -1030,6 +1030,47 @@ static void llama_window(void)
     tsl_model_free(&mu);
 }
 
+/* Llama blocks as sub-layers (attention and FFN layers of their own, as a sub-layer
+ * plan runs them): one rank against pp 2 (the stages cut between an attention and an
+ * FFN block, bitwise) and pp 2 × tp 2 with checkpointing. */
+static void llama_sublayers(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_layer_t a = {.kind = TSL_LAYER_ATTENTION,
+                     .seq_len = 8,
+                     .hidden = 32,
+                     .heads = 4,
+                     .kv_heads = 2,
+                     .attn_window = 5,
+                     .rms_norm = true,
+                     .no_bias = true,
+                     .no_dropout = true,
+                     .causal = true};
+    tsl_layer_t f = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 8,
+                     .hidden = 32,
+                     .ffn_hidden = 48,
+                     .gated_ffn = true,
+                     .rms_norm = true,
+                     .no_bias = true,
+                     .no_dropout = true};
+    tsl_model_init(&m, "llama-sub");
+    for (int k = 0; k < 3; k++)
+        CHECK(!tsl_model_add(&m, &a, &err) && !tsl_model_add(&m, &f, &err), "%s", err.msg);
+    result_t ref;
+    attn_chunk = 2;
+    run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 4}, &ref);
+    CHECK(ref.ok && isfinite(ref.loss) && ref.loss > 0, "sub-layer loss %g", ref.loss);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){2, 1, 1, false, false, 4, 4}, "llama sub-layers pp2",
+            true);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){2, 2, 1, false, true, 4, 4},
+            "llama sub-layers pp2 tp2 ckpt", false);
+    attn_chunk = 0;
+    free_result(&ref);
+    tsl_model_free(&m);
+}
+
 /* The search's best plan for the tiny Llama on 4 GPUs maps to ranks and runs, giving
  * one rank's loss and gradients (within 1e-5) for the same micro-batches. */
 static void llama_searched(void)
@@ -1193,6 +1234,7 @@ int main(void)
     llama_splits();
     llama_window();
     llama_searched();
+    llama_sublayers();
     llama_refusals();
     llama_peak();
     return CHECK_DONE();
