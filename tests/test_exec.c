@@ -299,13 +299,17 @@ static void splits(uint32_t vocab)
 /* Fused attention by query chunks computes what the unfused one does: a sequence of 40
  * in chunks of 16 (16, 16 and a ragged 8), one chunk of 40 (the rule, at this size),
  * and chunks of 16 split pp 2 × tp 2 × dp 2 with checkpointing, against the model's
- * unfused_attn run on one rank. */
-static void fused_vs_unfused(void)
+ * unfused_attn run on one rank; causal or not. Returns the loss. */
+static double fused_vs_unfused(bool causal)
 {
     tsl_err_t err = {0};
     tsl_model_t m, mu;
-    tsl_layer_t enc = {
-        .kind = TSL_LAYER_ENCODER, .seq_len = 40, .hidden = 32, .ffn_hidden = 64, .heads = 4};
+    tsl_layer_t enc = {.kind = TSL_LAYER_ENCODER,
+                       .seq_len = 40,
+                       .hidden = 32,
+                       .ffn_hidden = 64,
+                       .heads = 4,
+                       .causal = causal};
     tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING, .seq_len = 40, .hidden = 32, .vocab = 24};
     tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 40, .hidden = 32, .vocab = 24};
     tsl_model_init(&m, "fused");
@@ -328,9 +332,20 @@ static void fused_vs_unfused(void)
     attn_chunk = 0;
     case_vs(&m, &ref, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 2}, "fused, one chunk",
             false);
+    double loss = ref.loss;
     free_result(&ref);
     tsl_model_free(&m);
     tsl_model_free(&mu);
+    return loss;
+}
+
+/* The model's causal flag reaches the attention: fused equals unfused either way, and
+ * the two functions differ (a mask that were ignored would give the same loss). */
+static void causal_and_not(void)
+{
+    double c = fused_vs_unfused(true), full = fused_vs_unfused(false);
+    CHECK(fabs(c - full) > 1e-6 * fabs(full), "causal loss %.9g, non-causal %.9g: the same", c,
+          full);
 }
 
 /* The cpu device's peak bytes of one rank (one encoder, a micro-batch of 2) at seq s. */
@@ -1218,7 +1233,7 @@ int main(void)
     loopback_leave();
     splits(0);
     splits(24); /* with a token embedding and an LM head */
-    fused_vs_unfused();
+    causal_and_not();
     peak_linear_in_seq();
     vocab_splits(false);
     vocab_splits(true);

@@ -116,6 +116,7 @@ typedef struct tsl_exec_layer {
      * grouped-query attention (0: = heads), sliding window of keys per query (0: all) */
     bool rms_norm, gated_ffn;
     uint32_t kv_heads, window;
+    bool causal; /* the model's causal: query q attends to keys ≤ q (else to all) */
     /* The layer's layout on this rank (its strategy at the rank's place in the stage):
      * TP degree and index, data width (DP or SDP degree) and index, local samples per
      * micro-batch b = micro_batch / dw (samples [dw_index·b, (dw_index + 1)·b)), its TP

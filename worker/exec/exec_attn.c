@@ -1,5 +1,5 @@
 /*
- * exec_attn.c — the causal attention core of the executor's attention blocks: from the
+ * exec_attn.c — the attention core of the executor's attention blocks: from the
  * stashed QKV projection (T × (dl + 2·el), per row Q | K | V, query head j at column
  * j·hd of Q, K/V head k at k·hd of K and of V) to the context O (T × dl), and back,
  * batched over the local heads with the devops' strided-batched gemm. Written on the
@@ -23,6 +23,9 @@
  * one, so every stride is constant; within a call the K/V gradients written are
  * distinct heads, and the r calls accumulate (β = 1) the sum over a K/V head's query
  * heads in order. r = 1 is one call over all heads.
+ *
+ * Not causal (the model's layer says causal false: BERT, ViT): every chunk reads all
+ * s keys and nothing is masked, the full s × s a fused kernel computes then.
  *
  * Unfused (the layer's unfused_attn): one chunk of the whole sequence per sample, its
  * softmax output P (b × al × s × s, masked entries zero, also under a window) kept in
@@ -154,8 +157,9 @@ static int scores(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, chunk_t k, con
     TRY(heads_mm(a, (hmm_t){false, true, k.c, nk, a->hd, a->scale, 0}, q_of(a, qkv, k),
                  kv_of(a, qkv, k, 1), sc_of(w, off, k), err));
     tsl_buf_t p = tsl_buf_view(w, off, (size_t)a->al * k.c * nk);
-    return a->dev->softmax_chunk_fwd(a->dev, &p, &p, a->al * k.c, nk, k.c, k.q0 - k.k0, a->window,
-                                     err);
+    /* not causal: every row a query past the last key, so none is masked */
+    int q0 = a->causal ? k.q0 - k.k0 : nk;
+    return a->dev->softmax_chunk_fwd(a->dev, &p, &p, a->al * k.c, nk, k.c, q0, a->window, err);
 }
 
 /* The chunks in order; unfused: one of the whole sequence. */
@@ -170,7 +174,7 @@ static bool next_chunk(const tsl_exec_attn_t *a, chunk_t *k)
         k->q0 = 0;
     }
     k->c = a->s - k->q0 < c ? a->s - k->q0 : c;
-    k->kend = k->q0 + k->c;
+    k->kend = a->causal ? k->q0 + k->c : a->s;
     k->k0 = a->chunk && a->window && k->q0 - a->window + 1 > 0 ? k->q0 - a->window + 1 : 0;
     return true;
 }

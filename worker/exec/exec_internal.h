@@ -154,12 +154,14 @@ int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *
 /* One attention layer's core on this rank: b local samples of s tokens, al local
  * query heads of hd, dl = al·hd, kl local K/V heads (al / kl query heads each, kl = al
  * without grouped-query attention); chunk: query rows per chunk, 0 for unfused;
- * window: keys per query (0: all, causal). */
+ * window: keys per query (0: all, causal); causal: query q sees keys ≤ q only (else
+ * every key of the sample, as BERT or ViT: no mask, no key skipped). */
 typedef struct tsl_exec_attn {
     tsl_devops_t *dev;
     int b, s, al, hd, dl, chunk;
     float scale; /* 1/√hd */
     int kl, window;
+    bool causal;
 } tsl_exec_attn_t;
 
 /* The layer's chunk (0 when unfused or without attention): `forced` rows when not 0,

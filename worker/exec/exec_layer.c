@@ -147,7 +147,8 @@ static tsl_exec_attn_t attn_of(const tsl_exec_lctx_t *c, dims_t d)
                              (int)c->L->chunk,
                              1.0f / sqrtf((float)d.hd),
                              d.kl,
-                             (int)c->L->d->window};
+                             (int)c->L->d->window,
+                             c->L->d->causal};
 }
 
 /* The stash's softmax output (unfused), or an empty view. */

@@ -182,6 +182,8 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
         why = "parallel attention and FFN blocks";
     else if (L->attn_dim && L->attn_dim != L->hidden)
         why = "an attention width other than the hidden size";
+    else if (L->attn_window && L->attn_window < L->seq_len && !L->causal)
+        why = "a window over non-causal attention";
     else if (L->kind == TSL_LAYER_EMBEDDING && (i != 0 || L->patch_embed))
         why = "an embedding that is not a token lookup first in the model";
     else if (L->kind == TSL_LAYER_HEAD && i + 1 != n)
@@ -302,6 +304,7 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, const tsl_plan
             .gated_ffn = L->gated_ffn,
             .kv_heads = L->kv_heads && has_attn(L->kind) ? L->kv_heads : L->heads,
             .window = L->attn_window < L->seq_len ? L->attn_window : 0,
+            .causal = L->causal,
         };
     }
     return 0;
