@@ -605,6 +605,12 @@ static void refusals(void)
     CHECK(tsl_exec_rank_from_plan(&p, &m, 0, &r, &err) == -1 && strstr(err.msg, "heads"),
           "tp 8 over 4 heads refused: %s", err.msg);
     CHECK(tsl_exec_rank_from_plan(&p, &m, 9, &r, &err) == -1, "rank outside the plan refused");
+    s = (tsl_exec_plan_spec_t){2, 1, 1, false, false, 2, 4};
+    CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err), "%s", err.msg);
+    p.interleave = 2;
+    CHECK(tsl_exec_rank_from_plan(&p, &m, 0, &r, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "interleave 2"),
+          "an interleaved plan refused, not run as plain 1F1B: %s", err.msg);
     tsl_model_free(&m);
 }
 

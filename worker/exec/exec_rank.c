@@ -328,6 +328,11 @@ int tsl_exec_rank_from_plan(const tsl_plan_t *p, const tsl_model_t *m, uint32_t 
     int rc = -1;
     if (!p->valid || p->pp == 0 || p->n_micro == 0 || p->micro_batch == 0)
         return tsl_err_set(err, "plan: not a valid plan (no stages or no micro-batches)");
+    if (p->interleave > 1) /* a plain 1F1B run would be held to T_v: silently wrong */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "plan: interleave %u (model chunks per stage): the executor runs "
+                            "plain 1F1B only",
+                            p->interleave);
     if (p->sublayer) {
         if (tsl_sublayer_split(m, &sm, err))
             return -1;
