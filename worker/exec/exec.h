@@ -127,6 +127,9 @@ typedef struct tsl_exec_group {
 #define TSL_EXEC_VOCAB_PAD 128u
 uint32_t tsl_exec_vocab_local(uint32_t vocab, uint32_t tp);
 
+/* The most model chunks per stage the executor runs (interleaved 1F1B). */
+#define TSL_EXEC_MAX_CHUNKS 16u
+
 /* One rank's work. Groups are named by colours (the world rank of their first
  * member) so that every rank can make them with commops group_split. */
 typedef struct tsl_exec_rank {
@@ -153,6 +156,15 @@ typedef struct tsl_exec_rank {
     uint32_t n_micro;
     uint32_t n_layers;
     tsl_exec_layer_t *layers; /* owned; the stage's layers in order */
+    /* Interleaved 1F1B (the plan's interleave v > 1): the rank's layers are its v
+     * model chunks one after another, chunk c = layers [chunk_first[c],
+     * chunk_first[c + 1]), the layers of virtual stage c·pp + stage. n_chunks 1 (or 0,
+     * read as 1): plain 1F1B over all the layers. */
+    uint32_t n_chunks;
+    uint32_t chunk_first[TSL_EXEC_MAX_CHUNKS + 1];
+    /* interleaved: the rank at the same position across the wrap (stage 0 ↔ stage
+     * pp − 1), where chunk c's output goes on to chunk c + 1; else -1 */
+    int32_t wrap_rank;
 } tsl_exec_rank_t;
 
 /* Rank `rank`'s work in plan p of model m (m as given: a sub-layer plan is mapped
