@@ -1163,6 +1163,44 @@ static void il_memory(void)
     tsl_model_free(&m);
 }
 
+/* Interleaved pp 2 × 2 chunks of 4 ranks whose layers differ in layout: virtual
+ * stages (embedding, block 1) | (block 2) | (block 3) | (block 4, head) on stages 0, 1,
+ * 0, 1, so block 3 on stage 0 receives block 2's output across the wrap and moves it
+ * from dp4 to tp4 (a gather; backward a slice); with a head tied to the embedding, its
+ * copy in the last virtual stage. Against one rank. */
+static void il_layouts(void)
+{
+    tsl_model_t m, mt;
+    uint32_t two[] = {3, 3};
+    model_with(&m, 450, 8, false);
+    model_with(&mt, 450, 8, true);
+    const char *a[] = {"tp4", "tp2-dp2+ckpt", "dp4", "tp4", "sdp4", "dp2-tp2"};
+    const char *c[] = {"tp2-dp2", "dp4", "tp4", "sdp4", "dp2-tp2+ckpt", "tp2-dp2"};
+    const tsl_model_t *ms[] = {&m, &mt};
+    const char *const *strat[] = {a, c};
+    for (int k = 0; k < 2; k++) {
+        result_t ref, got;
+        tsl_plan_t p;
+        int oom = 0;
+        run_spec(ms[k], (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 4}, &ref);
+        hand_plan(ms[k], 4, 2, two, strat[k], 4, 4, &p);
+        p.interleave = 2;
+        run_plan(&p, ms[k], &got, -1, 0, &oom);
+        compare(&ref, &got, k ? "interleaved pp2 v2, tied head, layouts" : "interleaved layouts",
+                false);
+        uint32_t wrap_gather = 0;
+        for (uint32_t r = 0; r < 4; r++)
+            for (uint32_t i = 0; i < got.r[r].n_layers; i++)
+                wrap_gather += got.r[r].index[i] == 3 && got.r[r].lay[i].in_fwd.kind != 0;
+        CHECK(k || wrap_gather == 4, "block 3 moves what it receives across the wrap (%u ranks)",
+              wrap_gather);
+        free_result(&ref);
+        free_result(&got);
+    }
+    tsl_model_free(&m);
+    tsl_model_free(&mt);
+}
+
 /* Interleaved plans the executor refuses, naming the numbers. */
 static void il_refusals(void)
 {
@@ -1215,6 +1253,7 @@ int main(void)
     il_splits(24, false); /* the embedding in the first virtual stage, the head in the last */
     il_splits(24, true);
     il_memory();
+    il_layouts();
     tcp_pp2();
     oom_agreed();
     return CHECK_DONE();

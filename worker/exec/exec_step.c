@@ -34,6 +34,20 @@ static tsl_exec_slot_t *slot(tsl_exec_t *e, uint32_t c, uint32_t mb)
     return &e->slots[e->slot_of[c * e->r.n_micro + mb]];
 }
 
+/* Layer i's input in slot s, in the layer's layout (slots are sized for the largest
+ * chunk at each position). */
+static tsl_buf_t act_in(const tsl_exec_t *e, const tsl_exec_slot_t *s, uint32_t i)
+{
+    return tsl_buf_view(&s->act[e->L[i].pos], 0, e->L[i].T * e->hidden);
+}
+
+/* Chunk c's output in slot s, in its last layer's layout. */
+static tsl_buf_t act_out(const tsl_exec_t *e, const tsl_exec_slot_t *s, uint32_t c)
+{
+    const tsl_exec_xl_t *L = &e->L[e->r.chunk_first[c + 1] - 1];
+    return tsl_buf_view(&s->act[L->pos + 1], 0, L->T * e->hidden);
+}
+
 /* Chunk c's neighbours: the same chunk on the next or previous stage, or across the
  * wrap (interleaved) chunk c + 1 on stage 0 or chunk c − 1 on the last stage; -1 at
  * the model's ends. */
@@ -66,13 +80,14 @@ static tsl_exec_xl_t *last_layer(tsl_exec_t *e)
 static int make_input(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
 {
     tsl_exec_slot_t *s = slot(e, 0, mb);
+    tsl_buf_t x = act_in(e, s, 0);
     uint64_t it = e->o.same_batch ? 0 : e->step, row = first_sample(e, e->L[0].d, mb) * e->seq;
     TRY(tsl_exec_ph(e, PH_FWD, err));
     if (s->ids.ptr)
         return e->dev->fill_ids(e->dev, &s->ids, e->o.seed, STREAM_IDS + it, row,
                                 e->r.layers[0].vocab, err);
-    return e->dev->fill_uniform(e->dev, &s->act[0], e->o.seed, STREAM_INPUT + it, row * e->hidden,
-                                0.0f, 1.0f, err);
+    return e->dev->fill_uniform(e->dev, &x, e->o.seed, STREAM_INPUT + it, row * e->hidden, 0.0f,
+                                1.0f, err);
 }
 
 static int p2p(tsl_exec_t *e, const tsl_buf_t *send, int to, tsl_buf_t *recv, int from,
@@ -90,13 +105,15 @@ static int p2p(tsl_exec_t *e, const tsl_buf_t *send, int to, tsl_buf_t *recv, in
 static int p2p_in(tsl_exec_t *e, const tsl_buf_t *send, int to, uint32_t c, uint32_t mb,
                   tsl_err_t *err)
 {
-    tsl_exec_xl_t *F = &e->L[e->r.chunk_first[c]];
-    tsl_buf_t *act0 = &slot(e, c, mb)->act[0];
+    uint32_t i = e->r.chunk_first[c];
+    tsl_exec_xl_t *F = &e->L[i];
+    tsl_buf_t act0 = act_in(e, slot(e, c, mb), i);
     if (F->d->in_fwd.kind == TSL_EXEC_MOVE_NONE)
-        return p2p(e, send, to, act0, prev_of(e, c), err);
-    TRY(p2p(e, send, to, &e->xin, prev_of(e, c), err));
+        return p2p(e, send, to, &act0, prev_of(e, c), err);
+    tsl_buf_t xin = tsl_buf_view(&e->xin, 0, (size_t)F->d->in_fwd.from_b * e->seq * e->hidden);
+    TRY(p2p(e, send, to, &xin, prev_of(e, c), err));
     TRY(tsl_exec_ph(e, PH_FWD, err));
-    return tsl_exec_relayout(e, &F->d->in_fwd, F->fwd_g, &e->xin, act0, err);
+    return tsl_exec_relayout(e, &F->d->in_fwd, F->fwd_g, &xin, &act0, err);
 }
 
 /* SDP: gather the layer's parameters into the workspace (ZeRO-3, before each use).
@@ -149,8 +166,8 @@ static bool moves_after(const tsl_exec_t *e, uint32_t i)
 /* Where layer i writes its output: the next layer's input, or xo before a move. */
 static tsl_buf_t layer_out(tsl_exec_t *e, tsl_exec_slot_t *s, uint32_t i)
 {
-    return moves_after(e, i) ? tsl_buf_view(&e->xo, 0, e->L[i].T * e->hidden)
-                             : s->act[e->L[i].pos + 1];
+    return tsl_buf_view(moves_after(e, i) ? &e->xo : &s->act[e->L[i].pos + 1], 0,
+                        e->L[i].T * e->hidden);
 }
 
 /* Whether chunk c ends the model (computes the loss): the last stage's last chunk. */
@@ -171,19 +188,20 @@ static int forward(tsl_exec_t *e, uint32_t c, uint32_t mb, tsl_buf_t *gbuf, tsl_
         TRY(make_target(e, mb, err));
     for (uint32_t i = lo; i < hi; i++) {
         tsl_exec_lctx_t lc;
-        tsl_buf_t out = layer_out(e, s, i);
+        tsl_buf_t out = layer_out(e, s, i), x = act_in(e, s, i);
         TRY(layer_ctx(e, i, s, e->r.layers[i].ckpt, &lc, err));
-        TRY(tsl_exec_layer_fwd(&lc, &s->act[i - lo], &out, err));
-        if (moves_after(e, i))
-            TRY(tsl_exec_relayout(e, &e->L[i + 1].d->in_fwd, e->L[i + 1].fwd_g, &out,
-                                  &s->act[i + 1 - lo], err));
+        TRY(tsl_exec_layer_fwd(&lc, &x, &out, err));
+        if (moves_after(e, i)) {
+            tsl_buf_t y = act_in(e, s, i + 1);
+            TRY(tsl_exec_relayout(e, &e->L[i + 1].d->in_fwd, e->L[i + 1].fwd_g, &out, &y, err));
+        }
     }
     if (!last || e->target.dt == TSL_DT_I32)
         return 0;
     float scale = 1.0f / ((float)e->r.micro_batch * e->r.n_micro * e->seq * e->hidden);
-    tsl_buf_t *out = &s->act[hi - lo];
-    tsl_buf_t dout = tsl_buf_view(gbuf, 0, out->n);
-    return e->dev->mse(e->dev, out, &e->target, &dout, scale, &e->loss, err);
+    tsl_buf_t out = act_out(e, s, c);
+    tsl_buf_t dout = tsl_buf_view(gbuf, 0, out.n);
+    return e->dev->mse(e->dev, &out, &e->target, &dout, scale, &e->loss, err);
 }
 
 /* DP: the layer's gradient is final once its last micro-batch is through backward;
@@ -222,6 +240,7 @@ static int layer_back(tsl_exec_t *e, uint32_t k, tsl_exec_slot_t *s, const tsl_b
 {
     tsl_exec_xl_t *L = &e->L[k], *W = L->own;
     tsl_exec_lctx_t c;
+    tsl_buf_t x = act_in(e, s, k);
     TRY(layer_ctx(e, k, s, L->d->ckpt, &c, err));
     if (W->d->sdp) {
         tsl_buf_t full = tsl_buf_view(&e->sdp_grad, 0, W->n_held * W->d->dw);
@@ -230,9 +249,9 @@ static int layer_back(tsl_exec_t *e, uint32_t k, tsl_exec_slot_t *s, const tsl_b
     if (L->d->ckpt) { /* recompute: the output is no longer needed, overwrite it */
         tsl_buf_t out = layer_out(e, s, k);
         c.loss = &e->loss_dummy;
-        TRY(tsl_exec_layer_fwd(&c, &s->act[L->pos], &out, err));
+        TRY(tsl_exec_layer_fwd(&c, &x, &out, err));
     }
-    TRY(tsl_exec_layer_bwd(&c, &s->act[L->pos], dout, dx, err));
+    TRY(tsl_exec_layer_bwd(&c, &x, dout, dx, err));
     if (W->d->sdp)
         TRY(sdp_scatter(e, W, err));
     return grad_ready(e, L, err);
@@ -275,17 +294,18 @@ static int schedule_1f1b(tsl_exec_t *e, tsl_err_t *err)
     const tsl_exec_rank_t *r = &e->r;
     uint32_t m = r->n_micro, nw = r->pp - r->stage - 1 < m ? r->pp - r->stage - 1 : m;
     uint32_t nr = m - nw, f = 0, b = 0;
-    int prev = r->prev_rank, next = r->next_rank, L = (int)r->n_layers;
+    int prev = r->prev_rank, next = r->next_rank;
     tsl_buf_t dx, gout = tsl_buf_view(&e->g_a, 0, last_layer(e)->T * e->hidden);
     for (uint32_t i = 0; i < nw; i++, f++) {
         TRY(prev < 0 ? make_input(e, f, err) : p2p_in(e, NULL, -1, 0, f, err));
-        TRY(forward(e, 0, f, &e->g_a, err) || p2p(e, &slot(e, 0, f)->act[L], next, NULL, -1, err));
+        tsl_buf_t y = act_out(e, slot(e, 0, f), 0);
+        TRY(forward(e, 0, f, &e->g_a, err) || p2p(e, &y, next, NULL, -1, err));
     }
     if (nr)
         TRY(prev < 0 ? make_input(e, f, err) : p2p_in(e, NULL, -1, 0, f, err));
     for (uint32_t i = 0; i < nr; i++, b++) {
-        TRY(forward(e, 0, f, &e->g_a, err) ||
-            p2p(e, &slot(e, 0, f)->act[L], next, &gout, next, err));
+        tsl_buf_t y = act_out(e, slot(e, 0, f), 0);
+        TRY(forward(e, 0, f, &e->g_a, err) || p2p(e, &y, next, &gout, next, err));
         f++;
         TRY(backward(e, 0, b, &e->g_a, &dx, err));
         if (i + 1 == nr)
@@ -323,14 +343,14 @@ static int il_legs(tsl_exec_t *e, const tsl_exec_il_call_t *cl, uint32_t i, cons
                    tsl_buf_t *gin, tsl_err_t *err)
 {
     const tsl_exec_il_t *il = &e->il;
-    const tsl_buf_t *out = NULL;
+    tsl_buf_t y = {0};
     int to = -1;
     if (cl->send_f >= 0) {
         uint32_t k = (uint32_t)cl->send_f, c = tsl_exec_il_chunk(il, k, true);
-        out = &slot(e, c, tsl_exec_il_micro(il, k))
-                   ->act[e->r.chunk_first[c + 1] - e->r.chunk_first[c]];
+        y = act_out(e, slot(e, c, tsl_exec_il_micro(il, k)), c);
         to = next_of(e, c);
     }
+    const tsl_buf_t *out = to >= 0 ? &y : NULL;
     if (cl->recv_f >= 0)
         TRY(p2p_in(e, out, to, tsl_exec_il_chunk(il, i, true), tsl_exec_il_micro(il, i), err));
     else
