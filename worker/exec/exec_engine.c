@@ -1,7 +1,8 @@
 /*
- * exec_engine.c — one rank of a plan: setup (groups, model states, stashes, scratch;
- * every buffer allocated here, none during steps), the 1F1B schedule, data-parallel
- * gradient sync, the optimizer step, and the phase timings.
+ * exec_engine.c — one rank of a plan: setup (groups, model states, the stash slots
+ * the schedule holds — plain or interleaved 1F1B —, scratch; every buffer allocated
+ * here, none during steps). The schedule, the gradient sync and the optimizer step
+ * run in exec_step.c.
  */
 #include <math.h>
 #include <stdlib.h>

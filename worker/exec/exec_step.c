@@ -1,8 +1,9 @@
 /*
  * exec_step.c — one training iteration of a rank: the 1F1B schedule over the plan's
  * micro-batches (Megatron-LM's non-interleaved order, so neighbouring stages pair
- * their sends and receives the same way NCCL needs), the data-parallel gradient sync,
- * the optimizer step; and tsl_exec_run with its report.
+ * their sends and receives the same way NCCL needs, or its interleaved order over the
+ * rank's model chunks, exec_sched.c), the data-parallel gradient sync, the optimizer
+ * step; and tsl_exec_run with its report.
  */
 #include <math.h>
 #include <stdio.h>
