@@ -1201,6 +1201,57 @@ static void il_layouts(void)
     tsl_model_free(&mt);
 }
 
+/* An interleaved plan the search chooses (a GPT of 8 blocks with an embedding and a
+ * tied head on 4 GPUs, pp 2 fixed: it interleaves 4 chunks per stage), run on its 4
+ * ranks against one rank. */
+static void searched_interleaved(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
+                            .layers = 8,
+                            .hidden = 32,
+                            .ffn_hidden = 128,
+                            .heads = 4,
+                            .seq_len = 8,
+                            .vocab = 64,
+                            .positions = 8,
+                            .tied_head = true};
+    tsl_request_t rq;
+    tsl_search_result_t *res = calloc(1, sizeof(*res));
+    tsl_cluster_init(&c);
+    CHECK(!tsl_model_build(&spec, "gpt-tiny", &m, &err), "%s", err.msg);
+    CHECK(!tsl_cluster_parse_spec(&c, "4xA100-80G", &err), "%s", err.msg);
+    tsl_request_init(&rq);
+    rq.global_batch = 8;
+    rq.pp = 2;
+    rq.top_k = 16;
+    CHECK(tsl_search(&m, &c, &rq, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    const tsl_plan_t *p = NULL;
+    for (uint32_t k = 0; k < res->n_top && !p; k++)
+        if (res->top[k].interleave > 1 && !res->top[k].sublayer)
+            p = &res->top[k];
+    CHECK(p != NULL, "the search interleaves a plan of whole layers (%u plans)", res->n_top);
+    if (p) {
+        char lay[64];
+        tsl_strategy_format(&p->layer[1], lay, sizeof(lay));
+        printf("searched interleaved: pp %u × v %u, micro-batch %u × %u, %s\n", p->pp,
+               p->interleave, p->micro_batch, p->n_micro, lay);
+        result_t ref, got;
+        int oom = 0;
+        run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, p->micro_batch, p->n_micro},
+                 &ref);
+        run_plan(p, &m, &got, -1, 0, &oom);
+        compare(&ref, &got, "searched interleaved plan", false);
+        free_result(&ref);
+        free_result(&got);
+    }
+    free(res);
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
 /* Interleaved plans the executor refuses, naming the numbers. */
 static void il_refusals(void)
 {
@@ -1254,6 +1305,7 @@ int main(void)
     il_splits(24, true);
     il_memory();
     il_layouts();
+    searched_interleaved();
     tcp_pp2();
     oom_agreed();
     return CHECK_DONE();
