@@ -21,10 +21,12 @@
 
 #include "check.h"
 #include "exec.h"
+#include "exec_internal.h"
+#include "pipeline.h"
 #include "search.h"
 
 #define MAXR 8
-#define MAXL 8
+#define MAXL 12
 #define CAP  (1u << 18)
 
 typedef struct result {
@@ -515,19 +517,14 @@ static void vocab_refusals(void)
     tsl_model_free(&m);
 }
 
-/* pp 2 over tcp between two forked processes: bitwise the loopback run. */
-static void tcp_pp2(void)
+/* A two-rank plan over tcp between two forked processes: bitwise the loopback run. */
+static void tcp_vs_loopback(const tsl_plan_t *p, const tsl_model_t *m, int port, const char *what)
 {
     tsl_err_t err = {0};
-    tsl_model_t m;
-    model(&m, 0);
-    tsl_plan_t p;
-    tsl_exec_plan_spec_t s = {2, 1, 1, false, false, 4, 3};
-    CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err), "%s", err.msg);
     result_t lo;
-    int oom = 0;
-    run_plan(&p, &m, &lo, -1, 0, &oom);
-    int port = 20000 + (int)(getpid() % 4000) * 4, fds[2][2];
+    int oom = 0, fds[2][2];
+    run_plan(p, m, &lo, -1, 0, &oom);
+    CHECK(lo.ok, "%s: the loopback run", what);
     pid_t pid[2];
     for (int k = 0; k < 2; k++) {
         CHECK(!pipe(fds[k]), "pipe");
@@ -537,11 +534,11 @@ static void tcp_pp2(void)
             memset(&res, 0, sizeof(res));
             res.ok = true;
             tsl_commops_t *c = NULL;
-            job_t j = {&p, &m, NULL, &res, (uint32_t)k, 0, false};
+            job_t j = {p, m, NULL, &res, (uint32_t)k, 0, false};
             int rc =
                 tsl_comm_tcp_create("127.0.0.1", port, k, 2, 30, &c, &err) || run_one(&j, c, &err);
             if (rc)
-                fprintf(stderr, "tcp rank %d: %s\n", k, err.msg);
+                fprintf(stderr, "%s: tcp rank %d: %s\n", what, k, err.msg);
             if (c)
                 c->destroy(c);
             /* loss, then each layer's gradients */
@@ -567,12 +564,30 @@ static void tcp_pp2(void)
         fclose(f);
         int st = 0;
         waitpid(pid[k], &st, 0);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "tcp rank %d exited %d", k, st);
-        CHECK(same, "tcp rank %d: gradients equal the loopback run's", k);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: tcp rank %d exited %d", what, k, st);
+        CHECK(same, "%s: tcp rank %d: gradients equal the loopback run's", what, k);
         if (k == 1)
-            CHECK(loss == lo.loss, "tcp loss %.9g, loopback %.9g", loss, lo.loss);
+            CHECK(loss == lo.loss, "%s: tcp loss %.9g, loopback %.9g", what, loss, lo.loss);
     }
     free_result(&lo);
+}
+
+/* pp 2 over tcp, plain and interleaved (two model chunks per stage, the wrap from
+ * stage 1 back to stage 0 over the same connection). */
+static void tcp_pp2(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    model(&m, 0);
+    tsl_plan_t p;
+    tsl_exec_plan_spec_t s = {2, 1, 1, false, false, 4, 3};
+    CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err), "%s", err.msg);
+    int port = 20000 + (int)(getpid() % 2000) * 8;
+    tcp_vs_loopback(&p, &m, port, "tcp pp2");
+    s.n_micro = 4;
+    CHECK(!tsl_exec_uniform_plan(&m, &s, &p, &err), "%s", err.msg);
+    p.interleave = 2;
+    tcp_vs_loopback(&p, &m, port + 4, "tcp pp2 v2");
     tsl_model_free(&m);
 }
 
@@ -1124,6 +1139,296 @@ static void llama_searched(void)
     tsl_model_free(&m);
 }
 
+/* ---- interleaved 1F1B ---- */
+
+/* Megatron-LM's loop (forward_backward_pipelining_with_interleaving) written out: stage
+ * s's ops in order, fwd[n] and the index k[n] of the forward or backward. */
+static uint32_t megatron_order(uint32_t P, uint32_t s, uint32_t v, uint32_t m, bool *fwd,
+                               uint32_t *k)
+{
+    uint32_t total = m * v, w = (P - s - 1) * 2 + (v - 1) * P, n = 0;
+    w = w < total ? w : total;
+    for (uint32_t i = 0; i < w; i++)
+        fwd[n] = true, k[n++] = i;
+    for (uint32_t i = 0; i < total - w; i++) {
+        fwd[n] = true, k[n++] = w + i;
+        fwd[n] = false, k[n++] = i;
+    }
+    for (uint32_t i = total - w; i < total; i++)
+        fwd[n] = false, k[n++] = i;
+    return n;
+}
+
+/* One stage's calls against Megatron's order, and each of its sends against its
+ * neighbour's receive at the same tick (call i of stage s is tick i + s). */
+static void il_stage(uint32_t P, uint32_t s, uint32_t v, uint32_t m, uint32_t *sends,
+                     uint32_t *recvs)
+{
+    tsl_exec_il_t il, nb;
+    tsl_exec_il_init(&il, P, s, v, m);
+    bool fwd[2 * 64], mf[2 * 64];
+    uint32_t k[2 * 64], mk[2 * 64], n = 0, mn = megatron_order(P, s, v, m, mf, mk);
+    for (uint32_t i = 0; i + 1 < il.n_calls; i++) {
+        if (i < il.total)
+            fwd[n] = true, k[n++] = i;
+        if (i >= il.warm && i - il.warm < il.total)
+            fwd[n] = false, k[n++] = i - il.warm;
+    }
+    CHECK(n == mn && !memcmp(k, mk, n * sizeof(*k)) && !memcmp(fwd, mf, n * sizeof(*fwd)),
+          "P %u v %u m %u stage %u: Megatron's order", P, v, m, s);
+    for (uint32_t i = 0; i < il.n_calls; i++) {
+        tsl_exec_il_call_t cl, o;
+        tsl_exec_il_call(&il, i, &cl);
+        *recvs += (cl.recv_f >= 0) + (cl.recv_b >= 0);
+        int64_t legs[2] = {cl.send_f, cl.send_b};
+        for (int d = 0; d < 2; d++) {
+            if (legs[d] < 0)
+                continue;
+            (*sends)++;
+            uint32_t kk = (uint32_t)legs[d], c = tsl_exec_il_chunk(&il, kk, d == 0);
+            uint32_t to = d == 0 ? (s + 1) % P : (s + P - 1) % P;
+            int64_t at = (int64_t)i + s - to; /* the receiver's call at the same tick */
+            tsl_exec_il_init(&nb, P, to, v, m);
+            bool ok = at >= 0 && at < nb.n_calls;
+            if (ok)
+                tsl_exec_il_call(&nb, (uint32_t)at, &o);
+            int64_t got = ok ? (d == 0 ? o.recv_f : o.recv_b) : -1;
+            uint32_t want_c = d == 0 ? c + (to == 0) : c - (s == 0);
+            CHECK(got >= 0 && tsl_exec_il_chunk(&nb, (uint32_t)got, d == 0) == want_c &&
+                      tsl_exec_il_micro(&nb, (uint32_t)got) == tsl_exec_il_micro(&il, kk),
+                  "P %u v %u m %u: stage %u call %u sends %s of chunk %u micro-batch %u; stage "
+                  "%u receives it at the same tick",
+                  P, v, m, s, i, d ? "a gradient" : "an activation", c, tsl_exec_il_micro(&il, kk),
+                  to);
+        }
+    }
+    uint32_t *slot_of = calloc(il.total, sizeof(*slot_of)), held = tsl_exec_il_slots(&il, slot_of);
+    uint32_t planned = tsl_pipeline_inflight_interleaved(s, P, m, v);
+    CHECK((held + v - 1) / v == planned,
+          "P %u v %u m %u stage %u: %u chunk stashes in flight, the planner's %u micro-batches", P,
+          v, m, s, held, planned);
+    free(slot_of);
+}
+
+/* Every stage runs Megatron's order; every send meets its receive at the same tick. */
+static void il_schedule(void)
+{
+    const uint32_t Ps[] = {2, 3, 4, 8}, vs[] = {2, 3, 4};
+    for (size_t a = 0; a < 4; a++)
+        for (size_t b = 0; b < 3; b++)
+            for (uint32_t mult = 1; mult <= 3; mult++) {
+                uint32_t P = Ps[a], v = vs[b], m = P * mult, sends = 0, recvs = 0;
+                if (m * v > 64)
+                    continue;
+                for (uint32_t s = 0; s < P; s++)
+                    il_stage(P, s, v, m, &sends, &recvs);
+                /* each stage sends and receives all but the model's ends */
+                CHECK(sends == recvs && sends == 2 * m * (P * v - 1),
+                      "P %u v %u m %u: %u sends, %u receives", P, v, m, sends, recvs);
+            }
+}
+
+/* A uniform plan of the spec, run with v model chunks per stage. */
+static void run_il(const tsl_model_t *m, tsl_exec_plan_spec_t s, uint32_t v, result_t *res)
+{
+    tsl_err_t err = {0};
+    tsl_plan_t p;
+    int oom = 0;
+    CHECK(!tsl_exec_uniform_plan(m, &s, &p, &err), "%s", err.msg);
+    p.interleave = v;
+    run_plan(&p, m, res, -1, 0, &oom);
+}
+
+static void il_vs(const tsl_model_t *m, const result_t *ref, tsl_exec_plan_spec_t s, uint32_t v,
+                  const char *what, bool bitwise)
+{
+    result_t got;
+    run_il(m, s, v, &got);
+    compare(ref, &got, what, bitwise);
+    free_result(&got);
+}
+
+/* Interleaved splits against one rank: pp 2 and 4 × 2 chunks, 4 and 8 micro-batches,
+ * checkpointing, dp 2; bitwise for pure pipelines (each layer sums its micro-batches in
+ * order). Without vocabulary layers, pp 2 × 2 chunks of a 4-layer model puts layers 0
+ * and 2 on stage 0, 1 and 3 on stage 1 (chunk c of stage s: virtual stage 2c + s). */
+static void il_splits(uint32_t vocab, bool tied)
+{
+    tsl_model_t m4, m8;
+    model_with(&m4, vocab, 0, tied);
+    model_enc(&m8, vocab, 0, tied, 8);
+    result_t r44, r48, r84, r88, got;
+    run_spec(&m4, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 2, 4}, &r44);
+    run_spec(&m4, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 2, 8}, &r48);
+    run_spec(&m8, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 2, 4}, &r84);
+    run_spec(&m8, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 2, 8}, &r88);
+    bool bw = !tied; /* a tied head's copy sums its gradient with the table's */
+    run_il(&m4, (tsl_exec_plan_spec_t){2, 1, 1, false, false, 2, 4}, 2, &got);
+    compare(&r44, &got, "pp2 v2 m4", bw);
+    if (!vocab)
+        CHECK(got.r[0].n_layers == 2 && got.r[0].index[0] == 0 && got.r[0].index[1] == 2 &&
+                  got.r[1].n_layers == 2 && got.r[1].index[0] == 1 && got.r[1].index[1] == 3,
+              "pp2 v2: stage 0 holds layers 0 and 2, stage 1 layers 1 and 3");
+    else
+        CHECK(got.r[0].lay[0].kind == TSL_LAYER_EMBEDDING &&
+                  got.r[1].lay[got.r[1].n_layers - 1].kind == TSL_LAYER_HEAD,
+              "pp2 v2: the embedding in the first virtual stage, the head in the last");
+    free_result(&got);
+    il_vs(&m4, &r48, (tsl_exec_plan_spec_t){2, 1, 1, false, false, 2, 8}, 2, "pp2 v2 m8", bw);
+    il_vs(&m8, &r84, (tsl_exec_plan_spec_t){4, 1, 1, false, false, 2, 4}, 2, "pp4 v2 m4", bw);
+    il_vs(&m8, &r88, (tsl_exec_plan_spec_t){4, 1, 1, false, false, 2, 8}, 2, "pp4 v2 m8", bw);
+    il_vs(&m4, &r44, (tsl_exec_plan_spec_t){2, 1, 1, false, true, 2, 4}, 2, "pp2 v2 ckpt", bw);
+    il_vs(&m4, &r44, (tsl_exec_plan_spec_t){2, 1, 2, false, false, 2, 4}, 2, "pp2 v2 dp2", false);
+    il_vs(&m8, &r88, (tsl_exec_plan_spec_t){2, 1, 1, false, false, 2, 8}, 4, "pp2 v4 m8", bw);
+    result_t *refs[] = {&r44, &r48, &r84, &r88};
+    for (size_t k = 0; k < 4; k++)
+        free_result(refs[k]);
+    tsl_model_free(&m4);
+    tsl_model_free(&m8);
+}
+
+/* The stash the interleaved schedule holds (the cpu ops' peak bytes, counted) follows
+ * the planner's in-flight count: pp 2 × 2 chunks of one layer each, 2, 4 and 8
+ * micro-batches. Stage 0 holds all 4 chunk stashes of m = 2 (the planner: 2
+ * micro-batches), W + 1 = 5 of m ≥ 4 (the planner: ⌈5 / 2⌉ = 3 micro-batches, half a
+ * micro-batch more than held); stage 1 W + 1 = 3 (2). A slot: the chunk's input and
+ * output and the layer's stash. */
+static void il_memory(void)
+{
+    tsl_model_t m;
+    model(&m, 0);
+    const uint32_t ms[] = {2, 4, 8};
+    uint64_t peak[3][2];
+    uint32_t held[3][2];
+    size_t slot = 0;
+    for (int k = 0; k < 3; k++) {
+        result_t res;
+        run_il(&m, (tsl_exec_plan_spec_t){2, 1, 1, false, false, 2, ms[k]}, 2, &res);
+        CHECK(res.ok, "pp2 v2 m%u ran", ms[k]);
+        for (uint32_t s = 0; s < 2; s++) {
+            tsl_exec_il_t il;
+            tsl_exec_il_init(&il, 2, s, 2, ms[k]);
+            uint32_t *of = calloc(il.total, sizeof(*of));
+            held[k][s] = tsl_exec_il_slots(&il, of);
+            free(of);
+            peak[k][s] = res.r[s].peak;
+            CHECK((held[k][s] + 1) / 2 == tsl_pipeline_inflight_interleaved(s, 2, ms[k], 2),
+                  "m %u stage %u: %u chunk stashes, the planner's %u micro-batches", ms[k], s,
+                  held[k][s], tsl_pipeline_inflight_interleaved(s, 2, ms[k], 2));
+        }
+        tsl_exec_stash_t st;
+        tsl_exec_layer_t l = res.r[0].lay[0];
+        tsl_exec_stash_layout(&l, 1, l.b, &st);
+        slot = sizeof(float) * (2 * (size_t)l.b * l.seq * l.hidden + st.n + st.n32);
+        free_result(&res);
+    }
+    CHECK(held[0][0] == 4 && held[1][0] == 5 && held[2][0] == 5 && held[0][1] == 3 &&
+              held[2][1] == 3,
+          "stage 0 holds 4, 5, 5 chunk stashes; stage 1 3");
+    printf("interleaved pp2 v2 stash: m 2/4/8: stage 0 %u/%u/%u chunk slots, peak %llu/%llu/%llu; "
+           "stage 1 %u/%u/%u, peak %llu/%llu/%llu; a slot %zu bytes\n",
+           held[0][0], held[1][0], held[2][0], (unsigned long long)peak[0][0],
+           (unsigned long long)peak[1][0], (unsigned long long)peak[2][0], held[0][1], held[1][1],
+           held[2][1], (unsigned long long)peak[0][1], (unsigned long long)peak[1][1],
+           (unsigned long long)peak[2][1], slot);
+    for (int k = 1; k < 3; k++)
+        for (uint32_t s = 0; s < 2; s++)
+            CHECK(peak[k][s] - peak[0][s] == (uint64_t)(held[k][s] - held[0][s]) * slot,
+                  "m %u stage %u: peak %llu bytes, m 2 %llu: %u more stashes of %zu bytes", ms[k],
+                  s, (unsigned long long)peak[k][s], (unsigned long long)peak[0][s],
+                  held[k][s] - held[0][s], slot);
+    tsl_model_free(&m);
+}
+
+/* Interleaved pp 2 × 2 chunks of 4 ranks whose layers differ in layout: virtual
+ * stages (embedding, block 1) | (block 2) | (block 3) | (block 4, head) on stages 0, 1,
+ * 0, 1, so block 3 on stage 0 receives block 2's output across the wrap and moves it
+ * from dp4 to tp4 (a gather; backward a slice); with a head tied to the embedding, its
+ * copy in the last virtual stage. Against one rank. */
+static void il_layouts(void)
+{
+    tsl_model_t m, mt;
+    uint32_t two[] = {3, 3};
+    model_with(&m, 450, 8, false);
+    model_with(&mt, 450, 8, true);
+    const char *a[] = {"tp4", "tp2-dp2+ckpt", "dp4", "tp4", "sdp4", "dp2-tp2"};
+    const char *c[] = {"tp2-dp2", "dp4", "tp4", "sdp4", "dp2-tp2+ckpt", "tp2-dp2"};
+    const tsl_model_t *ms[] = {&m, &mt};
+    const char *const *strat[] = {a, c};
+    for (int k = 0; k < 2; k++) {
+        result_t ref, got;
+        tsl_plan_t p;
+        int oom = 0;
+        run_spec(ms[k], (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 4}, &ref);
+        hand_plan(ms[k], 4, 2, two, strat[k], 4, 4, &p);
+        p.interleave = 2;
+        run_plan(&p, ms[k], &got, -1, 0, &oom);
+        compare(&ref, &got, k ? "interleaved pp2 v2, tied head, layouts" : "interleaved layouts",
+                false);
+        uint32_t wrap_gather = 0;
+        for (uint32_t r = 0; r < 4; r++)
+            for (uint32_t i = 0; i < got.r[r].n_layers; i++)
+                wrap_gather += got.r[r].index[i] == 3 && got.r[r].lay[i].in_fwd.kind != 0;
+        CHECK(k || wrap_gather == 4, "block 3 moves what it receives across the wrap (%u ranks)",
+              wrap_gather);
+        free_result(&ref);
+        free_result(&got);
+    }
+    tsl_model_free(&m);
+    tsl_model_free(&mt);
+}
+
+/* An interleaved plan the search chooses (a GPT of 8 blocks with an embedding and a
+ * tied head on 4 GPUs, pp 2 fixed: it interleaves 4 chunks per stage), run on its 4
+ * ranks against one rank. */
+static void searched_interleaved(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
+                            .layers = 8,
+                            .hidden = 32,
+                            .ffn_hidden = 128,
+                            .heads = 4,
+                            .seq_len = 8,
+                            .vocab = 64,
+                            .positions = 8,
+                            .tied_head = true};
+    tsl_request_t rq;
+    tsl_search_result_t *res = calloc(1, sizeof(*res));
+    tsl_cluster_init(&c);
+    CHECK(!tsl_model_build(&spec, "gpt-tiny", &m, &err), "%s", err.msg);
+    CHECK(!tsl_cluster_parse_spec(&c, "4xA100-80G", &err), "%s", err.msg);
+    tsl_request_init(&rq);
+    rq.global_batch = 8;
+    rq.pp = 2;
+    rq.top_k = 16;
+    CHECK(tsl_search(&m, &c, &rq, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    const tsl_plan_t *p = NULL;
+    for (uint32_t k = 0; k < res->n_top && !p; k++)
+        if (res->top[k].interleave > 1 && !res->top[k].sublayer)
+            p = &res->top[k];
+    CHECK(p != NULL, "the search interleaves a plan of whole layers (%u plans)", res->n_top);
+    if (p) {
+        char lay[64];
+        tsl_strategy_format(&p->layer[1], lay, sizeof(lay));
+        printf("searched interleaved: pp %u × v %u, micro-batch %u × %u, %s\n", p->pp,
+               p->interleave, p->micro_batch, p->n_micro, lay);
+        result_t ref, got;
+        int oom = 0;
+        run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, p->micro_batch, p->n_micro},
+                 &ref);
+        run_plan(p, &m, &got, -1, 0, &oom);
+        compare(&ref, &got, "searched interleaved plan", false);
+        free_result(&ref);
+        free_result(&got);
+    }
+    free(res);
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
 static void refused(tsl_model_t *m, uint32_t tp, const char *want, const char *what)
 {
     tsl_err_t err = {0};
@@ -1225,6 +1530,34 @@ static void llama_peak(void)
           (unsigned long long)act, (unsigned long long)(2 * planned + 8 * T));
 }
 
+/* Interleaved plans the executor refuses, naming the numbers. */
+static void il_refusals(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    model(&m, 0);
+    tsl_plan_t p;
+    tsl_exec_rank_t r;
+    CHECK(
+        !tsl_exec_uniform_plan(&m, &(tsl_exec_plan_spec_t){2, 1, 1, false, false, 2, 3}, &p, &err),
+        "%s", err.msg);
+    p.interleave = 2;
+    CHECK(tsl_exec_rank_from_plan(&p, &m, 0, &r, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "n_micro 3") &&
+              strstr(err.msg, "pp 2"),
+          "3 micro-batches over pp 2 interleaved refused: %s", err.msg);
+    tsl_model_free(&m);
+    model_enc(&m, 24, 0, false, 2); /* embedding, 2 blocks, head: stage 0 one block */
+    CHECK(
+        !tsl_exec_uniform_plan(&m, &(tsl_exec_plan_spec_t){2, 1, 1, false, false, 2, 2}, &p, &err),
+        "%s", err.msg);
+    p.interleave = 2;
+    CHECK(tsl_exec_rank_from_plan(&p, &m, 1, &r, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED && strstr(err.msg, "without a layer"),
+          "a chunk without a layer refused: %s", err.msg);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
     searched_plans();
@@ -1243,6 +1576,14 @@ int main(void)
     layouts_across_stages();
     layout_refusals();
     searched_mixed();
+    il_schedule();
+    il_refusals();
+    il_splits(0, false);
+    il_splits(24, false); /* the embedding in the first virtual stage, the head in the last */
+    il_splits(24, true);
+    il_memory();
+    il_layouts();
+    searched_interleaved();
     tcp_pp2();
     oom_agreed();
     /* Llama-family layers */

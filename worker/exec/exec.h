@@ -9,7 +9,12 @@
  * model's layer says unfused_attn, with its s×s softmax output stashed), forward and
  * backward over the plan's micro-batches in the 1F1B order of Megatron-LM (warm-up
  * forwards, one-forward-one-backward, cool-down backwards), activations and gradients
- * sent to the neighbouring stages; Megatron TP (QKV and FFN-up split by columns, output
+ * sent to the neighbouring stages — or, for a plan with interleave v > 1, Megatron's
+ * interleaved 1F1B over v model chunks per rank (chunk c of stage s: the layers of
+ * virtual stage c·pp + s, the chunks cut from the stages' layers as the Megatron
+ * export's --num-layers-per-virtual-pipeline-stage cuts them, exec_rank.c; the last
+ * stage's chunk c feeding stage 0's chunk c + 1; the order, the pairing of sends and
+ * receives and the stash in exec_sched.c; micro-batches a multiple of pp); Megatron TP (QKV and FFN-up split by columns, output
  * projection and FFN-down by rows, one all-reduce after each in forward, one on the
  * input gradient of each in backward); data parallelism over the micro-batch's samples:
  * DP all-reduces a layer's gradients on the communication stream as soon as its last
@@ -45,7 +50,9 @@
  * positions than the sequence, a tied head without a token embedding of its
  * vocabulary and width as layer 0, a tied head in the embedding's stage with another
  * layout than the embedding's, a tied head in another stage with another TP degree or
- * index than the embedding's at the same position.
+ * index than the embedding's at the same position; interleaving with micro-batches
+ * not a multiple of pp, fewer than 2 stages, more than TSL_EXEC_MAX_CHUNKS chunks, or a
+ * chunk left without a layer.
  *
  * Layouts. Every layer runs with its own strategy (TP degree, data width and their
  * strides over the stage's devices), as Galvatron-BMW's layer-wise plans do. Where
@@ -139,6 +146,9 @@ typedef struct tsl_exec_group {
 #define TSL_EXEC_VOCAB_PAD 128u
 uint32_t tsl_exec_vocab_local(uint32_t vocab, uint32_t tp);
 
+/* The most model chunks per stage the executor runs (interleaved 1F1B). */
+#define TSL_EXEC_MAX_CHUNKS 16u
+
 /* One rank's work. Groups are named by colours (the world rank of their first
  * member) so that every rank can make them with commops group_split. */
 typedef struct tsl_exec_rank {
@@ -165,6 +175,15 @@ typedef struct tsl_exec_rank {
     uint32_t n_micro;
     uint32_t n_layers;
     tsl_exec_layer_t *layers; /* owned; the stage's layers in order */
+    /* Interleaved 1F1B (the plan's interleave v > 1): the rank's layers are its v
+     * model chunks one after another, chunk c = layers [chunk_first[c],
+     * chunk_first[c + 1]), the layers of virtual stage c·pp + stage. n_chunks 1 (or 0,
+     * read as 1): plain 1F1B over all the layers. */
+    uint32_t n_chunks;
+    uint32_t chunk_first[TSL_EXEC_MAX_CHUNKS + 1];
+    /* interleaved: the rank at the same position across the wrap (stage 0 ↔ stage
+     * pp − 1), where chunk c's output goes on to chunk c + 1; else -1 */
+    int32_t wrap_rank;
 } tsl_exec_rank_t;
 
 /* Rank `rank`'s work in plan p of model m (m as given: a sub-layer plan is mapped

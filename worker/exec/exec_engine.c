@@ -1,7 +1,8 @@
 /*
- * exec_engine.c — one rank of a plan: setup (groups, model states, stashes, scratch;
- * every buffer allocated here, none during steps), the 1F1B schedule, data-parallel
- * gradient sync, the optimizer step, and the phase timings.
+ * exec_engine.c — one rank of a plan: setup (groups, model states, the stash slots
+ * the schedule holds — plain or interleaved 1F1B —, scratch; every buffer allocated
+ * here, none during steps). The schedule, the gradient sync and the optimizer step
+ * run in exec_step.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -128,11 +129,52 @@ static int alloc_layer(tsl_exec_t *e, tsl_exec_xl_t *L, const tsl_exec_layer_t *
     return init_weights(e, L, err);
 }
 
+static size_t zmax(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+/* How many micro-batches' stashes the schedule holds at once, and whose slot is
+ * whose: under plain 1F1B min(pp − stage, m), micro-batch j in slot j mod that; under
+ * interleaving the slots the order takes (exec_sched.c). */
+static int slot_map(tsl_exec_t *e, tsl_err_t *err)
+{
+    uint32_t m = e->r.n_micro, v = e->r.n_chunks;
+    e->slot_of = calloc((size_t)m * v, sizeof(*e->slot_of));
+    TRY(!e->slot_of && tsl_err_setc(err, TSL_E_NOMEM, "exec: out of host memory"));
+    if (v > 1) {
+        e->n_slots = tsl_exec_il_slots(&e->il, e->slot_of);
+        TRY(!e->n_slots && tsl_err_setc(err, TSL_E_NOMEM, "exec: out of host memory"));
+        return 0;
+    }
+    e->n_slots = e->r.pp - e->r.stage < m ? e->r.pp - e->r.stage : m;
+    for (uint32_t j = 0; j < m; j++)
+        e->slot_of[j] = j % e->n_slots;
+    return 0;
+}
+
+/* What a slot holds at chunk position p: the most over the chunks that have a layer
+ * there (act: its input, or at p = the chunk's length its output; stashes: of layers
+ * not checkpointed). */
+static void slot_sizes(const tsl_exec_t *e, uint32_t p, size_t *act, size_t *st, size_t *st32)
+{
+    *act = *st = *st32 = 0;
+    for (uint32_t c = 0; c < e->r.n_chunks; c++) {
+        uint32_t lo = e->r.chunk_first[c], n = e->r.chunk_first[c + 1] - lo;
+        if (p > n)
+            continue;
+        const tsl_exec_xl_t *L = &e->L[lo + (p < n ? p : n - 1)];
+        *act = zmax(*act, L->T * e->hidden);
+        if (p < n && !L->d->ckpt)
+            *st = zmax(*st, L->st.n), *st32 = zmax(*st32, L->st.n32);
+    }
+}
+
 static int alloc_slots(tsl_exec_t *e, tsl_err_t *err)
 {
-    uint32_t n = e->r.n_layers;
-    bool embed_first = n && e->r.layers[0].kind == TSL_LAYER_EMBEDDING;
-    e->n_slots = e->r.pp - e->r.stage < e->r.n_micro ? e->r.pp - e->r.stage : e->r.n_micro;
+    uint32_t n = e->slot_len;
+    bool embed_first = e->r.layers[0].kind == TSL_LAYER_EMBEDDING;
+    TRY(slot_map(e, err));
     e->slots = calloc(e->n_slots, sizeof(*e->slots));
     TRY(!e->slots && tsl_err_setc(err, TSL_E_NOMEM, "exec: out of host memory"));
     for (uint32_t k = 0; k < e->n_slots; k++) {
@@ -142,24 +184,17 @@ static int alloc_slots(tsl_exec_t *e, tsl_err_t *err)
         s->stash32 = calloc(n + 1, sizeof(tsl_buf_t));
         TRY((!s->act || !s->stash || !s->stash32) &&
             tsl_err_setc(err, TSL_E_NOMEM, "exec: out of host memory"));
-        /* act[i]: layer i's input in its layout; act[n]: the last layer's output */
-        for (uint32_t i = 0; i <= n; i++)
-            TRY(dalloc(e, &s->act[i], e->L[i < n ? i : n - 1].T * e->hidden, e->dev->act_dtype,
-                       err));
-        for (uint32_t i = 0; i < n; i++) {
-            if (e->r.layers[i].ckpt)
-                continue;
-            TRY(dalloc(e, &s->stash[i], e->L[i].st.n, e->dev->act_dtype, err));
-            TRY(dalloc(e, &s->stash32[i], e->L[i].st.n32, TSL_DT_F32, err));
+        /* act[p]: the input of the chunk's layer p in its layout; act[n]: the output */
+        for (uint32_t p = 0; p <= n; p++) {
+            size_t a, st, st32;
+            slot_sizes(e, p, &a, &st, &st32);
+            TRY(dalloc(e, &s->act[p], a, e->dev->act_dtype, err));
+            TRY(dalloc(e, &s->stash[p], st, e->dev->act_dtype, err));
+            TRY(dalloc(e, &s->stash32[p], st32, TSL_DT_F32, err));
         }
         TRY(dalloc(e, &s->ids, embed_first ? e->L[0].T : 0, TSL_DT_I32, err));
     }
     return 0;
-}
-
-static size_t zmax(size_t a, size_t b)
-{
-    return a > b ? a : b;
 }
 
 /* What a layer's input moves need: the gathered rows (mv), and (into xo) the output
@@ -173,23 +208,26 @@ static void move_sizes(const tsl_exec_t *e, uint32_t i, size_t *mv, size_t *xo)
         uint32_t n = m[k]->kind == TSL_EXEC_MOVE_GATHER ? e->r.groups[m[k]->group].size : 0;
         *mv = zmax(*mv, (size_t)n * m[k]->from_b * row);
     }
-    if (i > 0 && d->in_fwd.kind != TSL_EXEC_MOVE_NONE)
+    if (e->L[i].pos > 0 && d->in_fwd.kind != TSL_EXEC_MOVE_NONE)
         *xo = zmax(*xo, e->L[i - 1].T * e->hidden);
 }
 
 /* The buffers of the layouts: the received activation (xin) in the sending stage's
- * layout, the largest activation Tmax. */
+ * layout (of each chunk's first layer), the largest activation Tmax. */
 static void layout_sizes(tsl_exec_t *e, size_t *mv, size_t *xo, size_t *xin)
 {
-    const tsl_exec_move_t *first = &e->r.layers[0].in_fwd;
     *mv = *xo = *xin = 0;
-    e->Tmax = (size_t)first->from_b * e->seq;
+    e->Tmax = 0;
     for (uint32_t i = 0; i < e->r.n_layers; i++) {
+        const tsl_exec_move_t *in = &e->r.layers[i].in_fwd;
         move_sizes(e, i, mv, xo);
         e->Tmax = zmax(e->Tmax, e->L[i].T);
+        if (e->L[i].pos > 0)
+            continue;
+        e->Tmax = zmax(e->Tmax, (size_t)in->from_b * e->seq);
+        if (in->kind != TSL_EXEC_MOVE_NONE)
+            *xin = zmax(*xin, (size_t)in->from_b * e->seq * e->hidden);
     }
-    if (first->kind != TSL_EXEC_MOVE_NONE)
-        *xin = (size_t)first->from_b * e->seq * e->hidden;
 }
 
 /* Recompute stash, backward scratch, SDP workspaces, moves, loss target; each the
@@ -237,7 +275,8 @@ static int alloc_scratch(tsl_exec_t *e, tsl_err_t *err)
 
 static int alloc_events(tsl_exec_t *e, tsl_err_t *err)
 {
-    uint64_t want = 16 + (uint64_t)e->r.n_micro * (8 + 32 * (uint64_t)e->r.n_layers);
+    uint64_t want =
+        16 + (uint64_t)e->r.n_micro * (8 * (uint64_t)e->r.n_chunks + 32 * (uint64_t)e->r.n_layers);
     e->ev_cap = want < 65536 ? (uint32_t)want : 65536;
     e->ev = calloc(e->ev_cap, sizeof(*e->ev));
     e->ev_ph = calloc(e->ev_cap, 1);
@@ -247,10 +286,37 @@ static int alloc_events(tsl_exec_t *e, tsl_err_t *err)
     return e->dev->event_create(e->dev, &e->ev_sync, err);
 }
 
+/* Chunks in order, none empty; interleaving as Megatron runs it. */
+static int check_chunks(const tsl_exec_rank_t *r, tsl_err_t *err)
+{
+    uint32_t v = r->n_chunks;
+    if (v > TSL_EXEC_MAX_CHUNKS)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED, "exec: %u model chunks; at most %u", v,
+                            TSL_EXEC_MAX_CHUNKS);
+    for (uint32_t c = 0; c < v; c++)
+        if (r->chunk_first[c] >= r->chunk_first[c + 1])
+            return tsl_err_set(err, "exec: rank %u: model chunk %u holds no layer", r->rank, c);
+    if (r->chunk_first[0] != 0 || r->chunk_first[v] != r->n_layers)
+        return tsl_err_set(err, "exec: rank %u: chunks cover layers %u..%u of %u", r->rank,
+                           r->chunk_first[0], r->chunk_first[v], r->n_layers);
+    if (v > 1 && (r->pp < 2 || r->n_micro % r->pp))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "exec: %u model chunks per stage need pp ≥ 2 and micro-batches a "
+                            "multiple of it (%u micro-batches, pp %u), as Megatron-LM's "
+                            "interleaved schedule does",
+                            v, r->n_micro, r->pp);
+    if (v > 1 && (r->stage == 0 || r->stage + 1 == r->pp) && r->wrap_rank < 0)
+        return tsl_err_set(err, "exec: rank %u: stage %u of %u chunks has no wrap_rank", r->rank,
+                           r->stage, v);
+    return 0;
+}
+
 static int check_rank(const tsl_exec_rank_t *r, tsl_err_t *err)
 {
     if (!r->n_layers || !r->n_micro)
         return tsl_err_set(err, "exec: rank %u has no layers or no micro-batches", r->rank);
+    if (check_chunks(r, err))
+        return -1;
     for (uint32_t i = 0; i < r->n_layers; i++) {
         const tsl_exec_layer_t *l = &r->layers[i];
         const tsl_exec_move_t *m[] = {&l->in_fwd, &l->in_bwd};
@@ -277,8 +343,14 @@ static int alloc_all(tsl_exec_t *e, tsl_err_t *err)
 {
     e->L = calloc(e->r.n_layers, sizeof(*e->L));
     TRY(!e->L && tsl_err_setc(err, TSL_E_NOMEM, "exec: out of host memory"));
-    for (uint32_t i = 0; i < e->r.n_layers; i++)
-        TRY(alloc_layer(e, &e->L[i], &e->r.layers[i], err));
+    for (uint32_t c = 0; c < e->r.n_chunks; c++) {
+        uint32_t lo = e->r.chunk_first[c], hi = e->r.chunk_first[c + 1];
+        e->slot_len = hi - lo > e->slot_len ? hi - lo : e->slot_len;
+        for (uint32_t i = lo; i < hi; i++) {
+            e->L[i].pos = i - lo;
+            TRY(alloc_layer(e, &e->L[i], &e->r.layers[i], err));
+        }
+    }
     tsl_exec_xl_t *last = &e->L[e->r.n_layers - 1];
     if (last->d->tie == TSL_EXEC_TIE_SHARED) { /* computes with the embedding's table */
         if (e->L[0].d->kind != TSL_LAYER_EMBEDDING)
@@ -314,13 +386,18 @@ static int agree(tsl_exec_t *e, int local_rc, tsl_err_t *err)
 int tsl_exec_create(const tsl_exec_rank_t *r, const tsl_exec_opts_t *o, tsl_devops_t *dev,
                     tsl_commops_t *comm, tsl_exec_t **out, tsl_err_t *err)
 {
+    tsl_exec_rank_t rr = *r;
     *out = NULL;
-    if (check_rank(r, err))
+    if (!rr.n_chunks) /* a rank made without chunks: all its layers are one */
+        rr.n_chunks = 1, rr.chunk_first[0] = 0, rr.chunk_first[1] = rr.n_layers;
+    if (check_rank(&rr, err))
         return -1;
     tsl_exec_t *e = calloc(1, sizeof(*e));
     if (!e)
         return tsl_err_setc(err, TSL_E_NOMEM, "exec: out of host memory");
-    e->r = *r;
+    e->r = rr;
+    if (rr.n_chunks > 1)
+        tsl_exec_il_init(&e->il, rr.pp, rr.stage, rr.n_chunks, rr.n_micro);
     e->o = *o;
     e->dev = dev;
     e->comm = comm;
@@ -342,7 +419,7 @@ int tsl_exec_create(const tsl_exec_rank_t *r, const tsl_exec_opts_t *o, tsl_devo
 
 static void free_slot(tsl_exec_t *e, tsl_exec_slot_t *s)
 {
-    for (uint32_t i = 0; i <= e->r.n_layers; i++) {
+    for (uint32_t i = 0; i <= e->slot_len; i++) {
         if (s->act)
             e->dev->free(e->dev, &s->act[i]);
         if (s->stash)
@@ -389,6 +466,7 @@ void tsl_exec_destroy(tsl_exec_t *e)
     free(e->ev);
     free(e->ev_ph);
     free(e->slots);
+    free(e->slot_of);
     free(e->L);
     free(e);
 }

@@ -5,6 +5,7 @@
 #ifndef TSL_EXEC_INTERNAL_H
 #define TSL_EXEC_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,32 @@ typedef void (*tsl_exec_span_fn)(void *ud, size_t part, size_t full, size_t len,
 void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_index, tsl_exec_span_fn fn,
                     void *ud);
 
+/* ---- interleaved 1F1B (exec_sched.c: order, ticks and stash slots of one stage) ---- */
+
+typedef struct tsl_exec_il {
+    uint32_t pp, stage, v, m;
+    uint32_t total;   /* m·v chunk forwards (and backwards) */
+    uint32_t warm;    /* W = (pp − stage − 1)·2 + (v − 1)·pp, uncapped */
+    uint32_t n_calls; /* W + total + 1 */
+} tsl_exec_il_t;
+
+/* What call i moves: F(k)'s output or input, B(k)'s input or output gradient (k, the
+ * index in the stage's order of forwards or backwards), -1 for none. */
+typedef struct tsl_exec_il_call {
+    int64_t send_f, recv_f, send_b, recv_b;
+} tsl_exec_il_call_t;
+
+void tsl_exec_il_init(tsl_exec_il_t *il, uint32_t pp, uint32_t stage, uint32_t v, uint32_t m);
+/* get_model_chunk_id: the chunk of the k-th forward (fwd) or backward. */
+uint32_t tsl_exec_il_chunk(const tsl_exec_il_t *il, uint32_t k, bool fwd);
+/* The micro-batch of the k-th forward, or of the k-th backward. */
+uint32_t tsl_exec_il_micro(const tsl_exec_il_t *il, uint32_t k);
+void tsl_exec_il_call(const tsl_exec_il_t *il, uint32_t i, tsl_exec_il_call_t *out);
+/* Stash slots: each forward takes the lowest free one, its backward frees it;
+ * slot_of[c·m + j] gets (chunk c, micro-batch j)'s. Returns the most in use at once
+ * (0: out of host memory). */
+uint32_t tsl_exec_il_slots(const tsl_exec_il_t *il, uint32_t *slot_of);
+
 /* ---- the engine (exec_engine.c: setup and schedule; exec_layer.c: blocks) ---- */
 
 enum { PH_IDLE, PH_FWD, PH_BWD, PH_COMM, PH_P2P, PH_OPT, PH_END, PH_COUNT };
@@ -61,6 +88,7 @@ typedef struct tsl_exec_xl {
     uint32_t chunk; /* fused attention's query rows per chunk; 0: unfused or none */
     tsl_buf_t param, grad, master, m, v;
     uint32_t bwd_done; /* micro-batches through backward this step */
+    uint32_t pos;      /* in its model chunk: its input is a slot's act[pos] */
     size_t T;          /* rows of the layer's activations: d->b × seq */
     /* the layer's TP and data groups, and those of its input's moves (NULL: none) */
     tsl_group_t *tp_g, *dw_g, *fwd_g, *bwd_g;
@@ -71,9 +99,11 @@ typedef struct tsl_exec_xl {
     size_t vw;
 } tsl_exec_xl_t;
 
+/* One micro-batch's activations in flight through one model chunk (the stage's
+ * layers under plain 1F1B); sized for the largest chunk at each position. */
 typedef struct tsl_exec_slot {
-    tsl_buf_t *act;             /* [n_layers + 1] of T×h: layer i's input is act[i] */
-    tsl_buf_t *stash, *stash32; /* [n_layers]; empty for checkpointed layers */
+    tsl_buf_t *act;             /* [slot_len + 1] of T×h: layer i's input is act[pos] */
+    tsl_buf_t *stash, *stash32; /* [slot_len]; empty for checkpointed layers */
     tsl_buf_t ids;              /* I32 T: the embedding's input tokens */
 } tsl_exec_slot_t;
 
@@ -90,6 +120,9 @@ struct tsl_exec {
     tsl_exec_xl_t *L;
     tsl_exec_slot_t *slots;
     uint32_t n_slots;
+    uint32_t slot_len;  /* the most layers of a chunk */
+    uint32_t *slot_of;  /* [n_chunks × n_micro]: the slot of (chunk, micro-batch) */
+    tsl_exec_il_t il;   /* interleaved (r.n_chunks > 1): the stage's order */
     tsl_buf_t rc, rc32; /* stash for recomputation */
     tsl_buf_t ws_a, ws_b, ws_c, ws_d, g_a, g_b, g_mid, target;
     /* layout changes: a layer's output before its move (xo), the received activation

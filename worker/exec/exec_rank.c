@@ -272,21 +272,19 @@ static int check_stages(const tsl_plan_t *p, const tsl_model_t *m, uint32_t *n_s
     return 0;
 }
 
-static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, const tsl_plan_stage_t *st,
-                       tsl_exec_rank_t *r, tsl_err_t *err)
+/* Appends virtual stage q's layers (plan p's stage q; the rank's chunk) to r. */
+static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, uint32_t q, tsl_exec_rank_t *r,
+                       tsl_err_t *err)
 {
-    r->n_layers = st->n_layers;
-    r->layers = calloc(st->n_layers ? st->n_layers : 1, sizeof(*r->layers));
-    if (!r->layers)
-        return tsl_err_setc(err, TSL_E_NOMEM, "exec: out of memory");
+    const tsl_plan_stage_t *st = &p->stages[q];
     for (uint32_t k = 0; k < st->n_layers; k++) {
         uint32_t i = st->first_layer + k;
         const tsl_layer_t *L = &m->layers[i];
         bool sdp = tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1;
         tsl_exec_tie_t tie;
-        if (head_tie(m, i, r->stage, &tie, err))
+        if (head_tie(m, i, q, &tie, err))
             return -1;
-        r->layers[k] = (tsl_exec_layer_t){
+        r->layers[r->n_layers++] = (tsl_exec_layer_t){
             .kind = L->kind,
             .index = i,
             .seq = L->seq_len,
@@ -310,10 +308,111 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, const tsl_plan
     return 0;
 }
 
-static int rank_of_stage(const tsl_plan_t *p, const tsl_model_t *m, uint32_t rank,
-                         tsl_exec_rank_t *r, tsl_err_t *err)
+/* Interleaved 1F1B: the plan's pp·v virtual stages as the stages of a plan vp
+ * (virtual stage q = c·pp + s on stage s's devices), so that the layouts walk them as
+ * they walk stages (exec_layout.c: the wrap from the last stage to stage 0 is a
+ * neighbour like any other). The plan keeps a stage's layers as one range, as the
+ * planner prices them (v chunks of 1/v the stage each); the executor cuts the chunks
+ * as the Megatron exporter's --num-layers-per-virtual-pipeline-stage has Megatron-LM
+ * cut them: a stage's blocks (its layers but the model's token embedding and head)
+ * in v parts, the earlier one more where they do not divide, the virtual stages
+ * taking the model's layers in order, the embedding in the first, the head in the
+ * last. A uniform model's stage holds the same work either way; which layers it
+ * holds differs (chunk c of stage s: the layers of virtual stage c·pp + s). */
+static int chunk_plan(const tsl_plan_t *p, const tsl_model_t *m, tsl_plan_t *vp, tsl_err_t *err)
 {
-    uint32_t s = 0, n_splits;
+    uint32_t P = p->pp, v = p->interleave, at = 0;
+    bool emb = m->layers[0].kind == TSL_LAYER_EMBEDDING;
+    bool head = m->layers[m->n_layers - 1].kind == TSL_LAYER_HEAD;
+    if (P < 2 || v > TSL_EXEC_MAX_CHUNKS || P * v > TSL_PLAN_MAX_STAGES)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "plan: interleave %u over pp %u: the executor runs 2..%u model "
+                            "chunks on 2 or more stages, at most %u virtual stages",
+                            v, P, TSL_EXEC_MAX_CHUNKS, TSL_PLAN_MAX_STAGES);
+    if (p->n_micro % P)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "plan: interleave %u: n_micro %u is not a multiple of pp %u, as "
+                            "Megatron-LM's interleaved schedule needs",
+                            v, p->n_micro, P);
+    *vp = *p;
+    vp->pp = P * v;
+    vp->interleave = 1;
+    for (uint32_t q = 0; q < P * v; q++) {
+        uint32_t s = q % P, c = q / P;
+        const tsl_plan_stage_t *st = &p->stages[s];
+        int64_t nb = (int64_t)st->n_layers - (s == 0 && emb) - (s + 1 == P && head);
+        int64_t n = nb < 0 ? 0 : nb / v + (c < nb % v);
+        n += (q == 0 && emb) + (q + 1 == P * v && head);
+        if (n == 0)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "plan: stage %u: its %u layers leave model chunk %u of %u "
+                                "without a layer",
+                                s, st->n_layers, c, v);
+        vp->stages[q] = (tsl_plan_stage_t){.first_layer = at,
+                                           .n_layers = (uint32_t)n,
+                                           .first_device = st->first_device,
+                                           .n_devices = st->n_devices};
+        at += (uint32_t)n;
+    }
+    if (at != m->n_layers)
+        return tsl_err_set(err, "plan: its stages hold %u layers, the model has %u", at,
+                           m->n_layers);
+    return 0;
+}
+
+/* Chunk c's groups (virtual stage q's, n of them) into the rank's at c·S, S the most
+ * any virtual stage makes; an earlier chunk's padded with groups of the rank alone, so
+ * that round c·S + k of group_split is chunk c's k-th on every rank. Its layers' group
+ * indices move with them. */
+static void put_groups(tsl_exec_rank_t *r, uint32_t c, uint32_t S, const tsl_exec_group_t *g,
+                       uint32_t n, bool last)
+{
+    uint32_t at = c * S;
+    for (uint32_t k = 0; k < n; k++)
+        r->groups[at + k] = g[k];
+    for (uint32_t k = n; !last && k < S; k++)
+        r->groups[at + k] = (tsl_exec_group_t){(int32_t)r->rank, 0, 1};
+    r->n_groups = last ? at + n : at + S;
+    for (uint32_t i = r->chunk_first[c]; i < r->n_layers; i++) {
+        tsl_exec_layer_t *l = &r->layers[i];
+        int32_t *gi[] = {&l->tp_group, &l->dw_group, &l->in_fwd.group, &l->in_bwd.group};
+        for (size_t k = 0; k < 4; k++)
+            if (*gi[k] >= 0)
+                *gi[k] += (int32_t)at;
+    }
+}
+
+/* The rank's chunks (one under plain 1F1B): layers and layouts of virtual stage
+ * c·pp + stage of vp, with their groups. */
+static int fill_chunks(const tsl_plan_t *vp, const tsl_model_t *m, uint32_t local, uint32_t S,
+                       tsl_exec_rank_t *r, tsl_err_t *err)
+{
+    uint32_t v = r->n_chunks, n = 0;
+    for (uint32_t c = 0; c < v; c++)
+        n += vp->stages[c * r->pp + r->stage].n_layers;
+    r->layers = calloc(n ? n : 1, sizeof(*r->layers));
+    r->groups = calloc((size_t)S * v + 1, sizeof(*r->groups));
+    if (!r->layers || !r->groups)
+        return tsl_err_setc(err, TSL_E_NOMEM, "exec: out of memory");
+    for (uint32_t c = 0; c < v; c++) {
+        uint32_t q = c * r->pp + r->stage, ng = 0, ns = 0;
+        tsl_exec_group_t *g = NULL;
+        r->chunk_first[c] = r->n_layers;
+        if (fill_layers(vp, m, q, r, err) ||
+            tsl_exec_stage_layout(vp, q, local, r->layers + r->chunk_first[c], &g, &ng, &ns, err))
+            return -1;
+        put_groups(r, c, S, g, ng, c + 1 == v);
+        free(g);
+    }
+    r->chunk_first[v] = r->n_layers;
+    r->n_splits = S * v;
+    return 0;
+}
+
+static int rank_of_stage(const tsl_plan_t *p, const tsl_plan_t *vp, const tsl_model_t *m,
+                         uint32_t rank, tsl_exec_rank_t *r, tsl_err_t *err)
+{
+    uint32_t s = 0, n_splits, v = vp->pp / p->pp;
     while (s < p->pp && !(rank >= p->stages[s].first_device &&
                           rank < p->stages[s].first_device + p->stages[s].n_devices))
         s++;
@@ -322,26 +421,28 @@ static int rank_of_stage(const tsl_plan_t *p, const tsl_model_t *m, uint32_t ran
     /* Every rank checks the head's tie, so that all refuse a plan or none does. */
     uint32_t h = m->n_layers - 1;
     tsl_exec_tie_t tie;
-    if (check_stages(p, m, &n_splits, err) || head_tie(m, h, p->pp - 1, &tie, err) ||
-        (tie != TSL_EXEC_TIE_NONE && tie_layouts(p, m, err)))
+    if (check_stages(vp, m, &n_splits, err) || head_tie(m, h, vp->pp - 1, &tie, err) ||
+        (tie != TSL_EXEC_TIE_NONE && tie_layouts(vp, m, err)))
         return -1;
     const tsl_plan_stage_t *st = &p->stages[s];
-    uint32_t local = rank - st->first_device;
-    *r = (tsl_exec_rank_t){
-        .rank = rank,
-        .world = p->n_devices,
-        .stage = s,
-        .pp = p->pp,
-        .micro_batch = p->micro_batch,
-        .n_micro = p->n_micro,
-        .n_splits = n_splits,
-        .prev_rank = s ? (int32_t)(p->stages[s - 1].first_device + local) : -1,
-        .next_rank = s + 1 < p->pp ? (int32_t)(p->stages[s + 1].first_device + local) : -1};
+    uint32_t local = rank - st->first_device, P = p->pp;
+    *r = (tsl_exec_rank_t){.rank = rank,
+                           .world = p->n_devices,
+                           .stage = s,
+                           .pp = P,
+                           .micro_batch = p->micro_batch,
+                           .n_micro = p->n_micro,
+                           .prev_rank = s ? (int32_t)(p->stages[s - 1].first_device + local) : -1,
+                           .next_rank =
+                               s + 1 < P ? (int32_t)(p->stages[s + 1].first_device + local) : -1,
+                           .n_chunks = v,
+                           .wrap_rank = -1};
+    if (v > 1 && (s == 0 || s + 1 == P))
+        r->wrap_rank = (int32_t)(p->stages[s ? 0 : P - 1].first_device + local);
     r->tie_color = -1;
     if (tie == TSL_EXEC_TIE_COPY)
-        r->tie_color = (int32_t)(s + 1 == p->pp ? p->stages[0].first_device + local : rank);
-    if (fill_layers(p, m, st, r, err) ||
-        tsl_exec_stage_layout(p, s, local, r->layers, &r->groups, &r->n_groups, &n_splits, err))
+        r->tie_color = (int32_t)(s + 1 == P ? p->stages[0].first_device + local : rank);
+    if (fill_chunks(vp, m, local, n_splits, r, err))
         return -1;
     const tsl_exec_layer_t *f = &r->layers[0];
     r->tp = f->tp;
@@ -357,6 +458,7 @@ int tsl_exec_rank_from_plan(const tsl_plan_t *p, const tsl_model_t *m, uint32_t 
                             tsl_exec_rank_t *out, tsl_err_t *err)
 {
     tsl_sublayer_model_t sm;
+    tsl_plan_t *vp = NULL; /* interleaved: the virtual stages */
     memset(&sm, 0, sizeof(sm));
     memset(out, 0, sizeof(*out));
     int rc = -1;
@@ -371,8 +473,17 @@ int tsl_exec_rank_from_plan(const tsl_plan_t *p, const tsl_model_t *m, uint32_t 
         tsl_err_set(err, "plan: %u layers, the model has %u", p->n_layers, m->n_layers);
         goto out;
     }
-    rc = rank_of_stage(p, m, rank, out, err);
+    if (p->interleave > 1) {
+        if (!(vp = malloc(sizeof(*vp)))) {
+            tsl_err_setc(err, TSL_E_NOMEM, "exec: out of memory");
+            goto out;
+        }
+        if (chunk_plan(p, m, vp, err))
+            goto out;
+    }
+    rc = rank_of_stage(p, vp ? vp : p, m, rank, out, err);
 out:
+    free(vp);
     if (p->sublayer)
         tsl_sublayer_free(&sm);
     if (rc)

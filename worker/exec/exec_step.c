@@ -1,8 +1,9 @@
 /*
  * exec_step.c — one training iteration of a rank: the 1F1B schedule over the plan's
  * micro-batches (Megatron-LM's non-interleaved order, so neighbouring stages pair
- * their sends and receives the same way NCCL needs), the data-parallel gradient sync,
- * the optimizer step; and tsl_exec_run with its report.
+ * their sends and receives the same way NCCL needs, or its interleaved order over the
+ * rank's model chunks, exec_sched.c), the data-parallel gradient sync, the optimizer
+ * step; and tsl_exec_run with its report.
  */
 #include <math.h>
 #include <stdio.h>
@@ -28,9 +29,41 @@ static void *cstream(tsl_exec_t *e)
     return e->dev->stream(e->dev, TSL_STREAM_COMPUTE);
 }
 
-static tsl_exec_slot_t *slot(tsl_exec_t *e, uint32_t mb)
+/* The slot of micro-batch mb in chunk c (exec_engine.c slot_map). */
+static tsl_exec_slot_t *slot(tsl_exec_t *e, uint32_t c, uint32_t mb)
 {
-    return &e->slots[mb % e->n_slots];
+    return &e->slots[e->slot_of[c * e->r.n_micro + mb]];
+}
+
+/* Layer i's input in slot s, in the layer's layout (slots are sized for the largest
+ * chunk at each position). */
+static tsl_buf_t act_in(const tsl_exec_t *e, const tsl_exec_slot_t *s, uint32_t i)
+{
+    return tsl_buf_view(&s->act[e->L[i].pos], 0, e->L[i].T * e->hidden);
+}
+
+/* Chunk c's output in slot s, in its last layer's layout. */
+static tsl_buf_t act_out(const tsl_exec_t *e, const tsl_exec_slot_t *s, uint32_t c)
+{
+    const tsl_exec_xl_t *L = &e->L[e->r.chunk_first[c + 1] - 1];
+    return tsl_buf_view(&s->act[L->pos + 1], 0, L->T * e->hidden);
+}
+
+/* Chunk c's neighbours: the same chunk on the next or previous stage, or across the
+ * wrap (interleaved) chunk c + 1 on stage 0 or chunk c − 1 on the last stage; -1 at
+ * the model's ends. */
+static int next_of(const tsl_exec_t *e, uint32_t c)
+{
+    if (e->r.next_rank >= 0)
+        return e->r.next_rank;
+    return c + 1 < e->r.n_chunks ? e->r.wrap_rank : -1;
+}
+
+static int prev_of(const tsl_exec_t *e, uint32_t c)
+{
+    if (e->r.prev_rank >= 0)
+        return e->r.prev_rank;
+    return c > 0 ? e->r.wrap_rank : -1;
 }
 
 /* First global sample of this rank's share of micro-batch mb in layer l's layout. */
@@ -44,16 +77,18 @@ static tsl_exec_xl_t *last_layer(tsl_exec_t *e)
     return &e->L[e->r.n_layers - 1];
 }
 
+/* Micro-batch mb's input to the model (chunk 0 of stage 0). */
 static int make_input(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
 {
-    tsl_exec_slot_t *s = slot(e, mb);
+    tsl_exec_slot_t *s = slot(e, 0, mb);
+    tsl_buf_t x = act_in(e, s, 0);
     uint64_t it = e->o.same_batch ? 0 : e->step, row = first_sample(e, e->L[0].d, mb) * e->seq;
     TRY(tsl_exec_ph(e, PH_FWD, err));
     if (s->ids.ptr)
         return e->dev->fill_ids(e->dev, &s->ids, e->o.seed, STREAM_IDS + it, row,
                                 e->r.layers[0].vocab, err);
-    return e->dev->fill_uniform(e->dev, &s->act[0], e->o.seed, STREAM_INPUT + it, row * e->hidden,
-                                0.0f, 1.0f, err);
+    return e->dev->fill_uniform(e->dev, &x, e->o.seed, STREAM_INPUT + it, row * e->hidden, 0.0f,
+                                1.0f, err);
 }
 
 static int p2p(tsl_exec_t *e, const tsl_buf_t *send, int to, tsl_buf_t *recv, int from,
@@ -65,34 +100,36 @@ static int p2p(tsl_exec_t *e, const tsl_buf_t *send, int to, tsl_buf_t *recv, in
     return e->comm->sendrecv(e->comm, send, to, recv, from, cstream(e), err);
 }
 
-/* p2p, receiving micro-batch mb's input from the previous stage: in the sender's
- * layout, moved into the first layer's (a collective of the stage: every rank of it
- * receives at the same point of the schedule). */
-static int p2p_in(tsl_exec_t *e, const tsl_buf_t *send, int to, uint32_t mb, tsl_err_t *err)
+/* p2p, receiving micro-batch mb's input to chunk c from the previous (virtual) stage:
+ * in the sender's layout, moved into the chunk's first layer's (a collective of the
+ * stage: every rank of it receives at the same point of the schedule). */
+static int p2p_in(tsl_exec_t *e, const tsl_buf_t *send, int to, uint32_t c, uint32_t mb,
+                  tsl_err_t *err)
 {
-    tsl_exec_xl_t *F = &e->L[0];
-    tsl_buf_t *act0 = &slot(e, mb)->act[0];
+    uint32_t i = e->r.chunk_first[c];
+    tsl_exec_xl_t *F = &e->L[i];
+    tsl_buf_t act0 = act_in(e, slot(e, c, mb), i);
     if (F->d->in_fwd.kind == TSL_EXEC_MOVE_NONE)
-        return p2p(e, send, to, act0, e->r.prev_rank, err);
-    TRY(p2p(e, send, to, &e->xin, e->r.prev_rank, err));
+        return p2p(e, send, to, &act0, prev_of(e, c), err);
+    tsl_buf_t xin = tsl_buf_view(&e->xin, 0, (size_t)F->d->in_fwd.from_b * e->seq * e->hidden);
+    TRY(p2p(e, send, to, &xin, prev_of(e, c), err));
     TRY(tsl_exec_ph(e, PH_FWD, err));
-    return tsl_exec_relayout(e, &F->d->in_fwd, F->fwd_g, &e->xin, act0, err);
+    return tsl_exec_relayout(e, &F->d->in_fwd, F->fwd_g, &xin, &act0, err);
 }
 
 /* SDP: gather the layer's parameters into the workspace (ZeRO-3, before each use).
  * A head tied in the stage computes with its embedding's (L->own's) parameters. */
-static int layer_ctx(tsl_exec_t *e, uint32_t i, uint32_t mb, bool rc, tsl_exec_lctx_t *c,
+static int layer_ctx(tsl_exec_t *e, uint32_t i, tsl_exec_slot_t *s, bool rc, tsl_exec_lctx_t *c,
                      tsl_err_t *err)
 {
     tsl_exec_xl_t *L = &e->L[i], *W = L->own;
-    tsl_exec_slot_t *s = slot(e, mb);
     bool last = i + 1 == e->r.n_layers;
     *c = (tsl_exec_lctx_t){.e = e,
                            .L = L,
                            .p = W->param,
                            .g = W->grad,
-                           .st = rc ? e->rc : s->stash[i],
-                           .st32 = rc ? e->rc32 : s->stash32[i],
+                           .st = rc ? e->rc : s->stash[L->pos],
+                           .st32 = rc ? e->rc32 : s->stash32[L->pos],
                            .loss = &e->loss,
                            .ids = s->ids};
     if (L->d->kind == TSL_LAYER_HEAD && last)
@@ -119,40 +156,53 @@ static int make_target(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
                                 0.0f, 1.0f, err);
 }
 
-/* Whether layer i's output moves to another layout before layer i + 1. */
+/* Whether layer i's output moves to another layout before layer i + 1 (of its chunk:
+ * the next chunk's first layer receives). */
 static bool moves_after(const tsl_exec_t *e, uint32_t i)
 {
-    return i + 1 < e->r.n_layers && e->L[i + 1].d->in_fwd.kind != TSL_EXEC_MOVE_NONE;
+    return i + 1 < e->r.n_layers && e->L[i + 1].pos > 0 &&
+           e->L[i + 1].d->in_fwd.kind != TSL_EXEC_MOVE_NONE;
 }
 
 /* Where layer i writes its output: the next layer's input, or xo before a move. */
 static tsl_buf_t layer_out(tsl_exec_t *e, tsl_exec_slot_t *s, uint32_t i)
 {
-    return moves_after(e, i) ? tsl_buf_view(&e->xo, 0, e->L[i].T * e->hidden) : s->act[i + 1];
+    return tsl_buf_view(moves_after(e, i) ? &e->xo : &s->act[e->L[i].pos + 1], 0,
+                        e->L[i].T * e->hidden);
 }
 
-static int forward(tsl_exec_t *e, uint32_t mb, tsl_err_t *err)
+/* Whether chunk c ends the model (computes the loss): the last stage's last chunk. */
+static bool ends_model(const tsl_exec_t *e, uint32_t c)
 {
-    tsl_exec_slot_t *s = slot(e, mb);
-    bool last_stage = e->r.next_rank < 0;
+    return e->r.next_rank < 0 && c + 1 == e->r.n_chunks;
+}
+
+/* Micro-batch mb through chunk c; where it ends the model with the squared error, the
+ * loss's gradient goes into gbuf (where its backward, next, starts). */
+static int forward(tsl_exec_t *e, uint32_t c, uint32_t mb, tsl_buf_t *gbuf, tsl_err_t *err)
+{
+    tsl_exec_slot_t *s = slot(e, c, mb);
+    uint32_t lo = e->r.chunk_first[c], hi = e->r.chunk_first[c + 1];
+    bool last = ends_model(e, c);
     TRY(tsl_exec_ph(e, PH_FWD, err));
-    if (last_stage)
+    if (last)
         TRY(make_target(e, mb, err));
-    for (uint32_t i = 0; i < e->r.n_layers; i++) {
-        tsl_exec_lctx_t c;
-        tsl_buf_t out = layer_out(e, s, i);
-        TRY(layer_ctx(e, i, mb, e->r.layers[i].ckpt, &c, err));
-        TRY(tsl_exec_layer_fwd(&c, &s->act[i], &out, err));
-        if (moves_after(e, i))
-            TRY(tsl_exec_relayout(e, &e->L[i + 1].d->in_fwd, e->L[i + 1].fwd_g, &out,
-                                  &s->act[i + 1], err));
+    for (uint32_t i = lo; i < hi; i++) {
+        tsl_exec_lctx_t lc;
+        tsl_buf_t out = layer_out(e, s, i), x = act_in(e, s, i);
+        TRY(layer_ctx(e, i, s, e->r.layers[i].ckpt, &lc, err));
+        TRY(tsl_exec_layer_fwd(&lc, &x, &out, err));
+        if (moves_after(e, i)) {
+            tsl_buf_t y = act_in(e, s, i + 1);
+            TRY(tsl_exec_relayout(e, &e->L[i + 1].d->in_fwd, e->L[i + 1].fwd_g, &out, &y, err));
+        }
     }
-    if (!last_stage || e->target.dt == TSL_DT_I32)
+    if (!last || e->target.dt == TSL_DT_I32)
         return 0;
     float scale = 1.0f / ((float)e->r.micro_batch * e->r.n_micro * e->seq * e->hidden);
-    tsl_buf_t *out = &s->act[e->r.n_layers];
-    tsl_buf_t dout = tsl_buf_view(&e->g_a, 0, out->n);
-    return e->dev->mse(e->dev, out, &e->target, &dout, scale, &e->loss, err);
+    tsl_buf_t out = act_out(e, s, c);
+    tsl_buf_t dout = tsl_buf_view(gbuf, 0, out.n);
+    return e->dev->mse(e->dev, &out, &e->target, &dout, scale, &e->loss, err);
 }
 
 /* DP: the layer's gradient is final once its last micro-batch is through backward;
@@ -186,13 +236,13 @@ static int sdp_scatter(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
 }
 
 /* Layer k's backward from dout (in its output's layout) into dx (its input's). */
-static int layer_back(tsl_exec_t *e, uint32_t k, uint32_t mb, const tsl_buf_t *dout, tsl_buf_t *dx,
-                      tsl_err_t *err)
+static int layer_back(tsl_exec_t *e, uint32_t k, tsl_exec_slot_t *s, const tsl_buf_t *dout,
+                      tsl_buf_t *dx, tsl_err_t *err)
 {
-    tsl_exec_slot_t *s = slot(e, mb);
     tsl_exec_xl_t *L = &e->L[k], *W = L->own;
     tsl_exec_lctx_t c;
-    TRY(layer_ctx(e, k, mb, L->d->ckpt, &c, err));
+    tsl_buf_t x = act_in(e, s, k);
+    TRY(layer_ctx(e, k, s, L->d->ckpt, &c, err));
     if (W->d->sdp) {
         tsl_buf_t full = tsl_buf_view(&e->sdp_grad, 0, W->n_held * W->d->dw);
         TRY(e->dev->zero(e->dev, &full, err));
@@ -200,28 +250,30 @@ static int layer_back(tsl_exec_t *e, uint32_t k, uint32_t mb, const tsl_buf_t *d
     if (L->d->ckpt) { /* recompute: the output is no longer needed, overwrite it */
         tsl_buf_t out = layer_out(e, s, k);
         c.loss = &e->loss_dummy;
-        TRY(tsl_exec_layer_fwd(&c, &s->act[k], &out, err));
+        TRY(tsl_exec_layer_fwd(&c, &x, &out, err));
     }
-    TRY(tsl_exec_layer_bwd(&c, &s->act[k], dout, dx, err));
+    TRY(tsl_exec_layer_bwd(&c, &x, dout, dx, err));
     if (W->d->sdp)
         TRY(sdp_scatter(e, W, err));
     return grad_ready(e, L, err);
 }
 
-/* Backward of micro-batch mb from the gradient in g_a; *dx gets the stage's input
- * gradient, in the sending stage's layout. Where a layer's input came through a
- * move, its input gradient goes back through the reverse one, into the buffer its
- * output gradient was in (no longer needed). */
-static int backward(tsl_exec_t *e, uint32_t mb, tsl_buf_t *dx, tsl_err_t *err)
+/* Backward of micro-batch mb through chunk c from the gradient in gbuf (g_a or g_b);
+ * *dx gets the chunk's input gradient, in the sending stage's layout, in g_a or g_b.
+ * Where a layer's input came through a move, its input gradient goes back through
+ * the reverse one, into the buffer its output gradient was in (no longer needed). */
+static int backward(tsl_exec_t *e, uint32_t c, uint32_t mb, tsl_buf_t *gbuf, tsl_buf_t *dx,
+                    tsl_err_t *err)
 {
-    tsl_buf_t *cur = &e->g_a, *other = &e->g_b;
+    tsl_buf_t *cur = gbuf, *other = gbuf == &e->g_a ? &e->g_b : &e->g_a;
+    tsl_exec_slot_t *s = slot(e, c, mb);
     size_t h = e->hidden;
     TRY(tsl_exec_ph(e, PH_BWD, err));
-    for (uint32_t k = e->r.n_layers; k-- > 0;) {
+    for (uint32_t k = e->r.chunk_first[c + 1]; k-- > e->r.chunk_first[c];) {
         tsl_exec_xl_t *L = &e->L[k];
         const tsl_exec_move_t *m = &L->d->in_bwd;
         tsl_buf_t dout = tsl_buf_view(cur, 0, L->T * h), din = tsl_buf_view(other, 0, L->T * h);
-        TRY(layer_back(e, k, mb, &dout, &din, err));
+        TRY(layer_back(e, k, s, &dout, &din, err));
         if (m->kind == TSL_EXEC_MOVE_NONE) {
             tsl_buf_t *t = cur;
             cur = other;
@@ -235,34 +287,117 @@ static int backward(tsl_exec_t *e, uint32_t mb, tsl_buf_t *dx, tsl_err_t *err)
     return 0;
 }
 
-static int schedule(tsl_exec_t *e, tsl_err_t *err)
+/* Plain 1F1B (Megatron-LM's non-interleaved order): warm-up forwards, one forward
+ * and one backward, cool-down backwards; the receive of the next input rides with the
+ * send of the last gradient. */
+static int schedule_1f1b(tsl_exec_t *e, tsl_err_t *err)
 {
     const tsl_exec_rank_t *r = &e->r;
     uint32_t m = r->n_micro, nw = r->pp - r->stage - 1 < m ? r->pp - r->stage - 1 : m;
     uint32_t nr = m - nw, f = 0, b = 0;
-    int prev = r->prev_rank, next = r->next_rank, L = (int)r->n_layers;
+    int prev = r->prev_rank, next = r->next_rank;
     tsl_buf_t dx, gout = tsl_buf_view(&e->g_a, 0, last_layer(e)->T * e->hidden);
     for (uint32_t i = 0; i < nw; i++, f++) {
-        TRY(prev < 0 ? make_input(e, f, err) : p2p_in(e, NULL, -1, f, err));
-        TRY(forward(e, f, err) || p2p(e, &slot(e, f)->act[L], next, NULL, -1, err));
+        TRY(prev < 0 ? make_input(e, f, err) : p2p_in(e, NULL, -1, 0, f, err));
+        tsl_buf_t y = act_out(e, slot(e, 0, f), 0);
+        TRY(forward(e, 0, f, &e->g_a, err) || p2p(e, &y, next, NULL, -1, err));
     }
     if (nr)
-        TRY(prev < 0 ? make_input(e, f, err) : p2p_in(e, NULL, -1, f, err));
+        TRY(prev < 0 ? make_input(e, f, err) : p2p_in(e, NULL, -1, 0, f, err));
     for (uint32_t i = 0; i < nr; i++, b++) {
-        TRY(forward(e, f, err) || p2p(e, &slot(e, f)->act[L], next, &gout, next, err));
+        tsl_buf_t y = act_out(e, slot(e, 0, f), 0);
+        TRY(forward(e, 0, f, &e->g_a, err) || p2p(e, &y, next, &gout, next, err));
         f++;
-        TRY(backward(e, b, &dx, err));
+        TRY(backward(e, 0, b, &e->g_a, &dx, err));
         if (i + 1 == nr)
             TRY(p2p(e, &dx, prev, NULL, -1, err));
         else if (prev < 0)
             TRY(make_input(e, f, err));
         else
-            TRY(p2p_in(e, &dx, prev, f, err));
+            TRY(p2p_in(e, &dx, prev, 0, f, err));
     }
     for (uint32_t i = 0; i < nw; i++, b++) {
-        TRY(p2p(e, NULL, -1, &gout, next, err) || backward(e, b, &dx, err));
+        TRY(p2p(e, NULL, -1, &gout, next, err) || backward(e, 0, b, &e->g_a, &dx, err));
         TRY(p2p(e, &dx, prev, NULL, -1, err));
     }
+    return 0;
+}
+
+/* Interleaved 1F1B: call i's legs, then F(i) and B(i − W) (exec_sched.c has the order
+ * and why every send meets its receive at the same tick).
+ *
+ * Why it cannot deadlock. Each call is two sendrecvs in the same order on every rank:
+ * first the forward legs (output to the next virtual stage, input from the previous),
+ * then the backward legs (input gradient to the previous, output gradient from the
+ * next). A send of rank A at tick t is received by its neighbour at the same tick in
+ * the same kind of sendrecv, so the sendrecvs of one tick and kind match among
+ * themselves: on nccl each is one group of its send and its receive, so the ring of
+ * stages (chunk c of the last stage feeds chunk c + 1 of stage 0) shifts as NCCL's
+ * own rings do, every group waiting only on groups of the same tick, all of them
+ * posted once the ticks before are done; tcp and loopback never block a send (their
+ * receives wait for a send made at the same tick, before the sender's own receive).
+ * Between two ranks the messages of a tick go forward legs first on both sides (with
+ * pp 2, next and previous are the same rank), so they pair in the order sent. The
+ * collectives inside a stage (TP, the layouts' moves, DP) run at the same point of
+ * the same order on every rank of the stage. */
+static int il_legs(tsl_exec_t *e, const tsl_exec_il_call_t *cl, uint32_t i, const tsl_buf_t *dx,
+                   tsl_buf_t *gin, tsl_err_t *err)
+{
+    const tsl_exec_il_t *il = &e->il;
+    tsl_buf_t y = {0};
+    int to = -1;
+    if (cl->send_f >= 0) {
+        uint32_t k = (uint32_t)cl->send_f, c = tsl_exec_il_chunk(il, k, true);
+        y = act_out(e, slot(e, c, tsl_exec_il_micro(il, k)), c);
+        to = next_of(e, c);
+    }
+    const tsl_buf_t *out = to >= 0 ? &y : NULL;
+    if (cl->recv_f >= 0)
+        TRY(p2p_in(e, out, to, tsl_exec_il_chunk(il, i, true), tsl_exec_il_micro(il, i), err));
+    else
+        TRY(p2p(e, out, to, NULL, -1, err));
+    tsl_buf_t g = {0};
+    int from = -1;
+    to = -1;
+    if (cl->recv_b >= 0) {
+        uint32_t c = tsl_exec_il_chunk(il, (uint32_t)cl->recv_b, false);
+        g = tsl_buf_view(gin, 0, e->L[e->r.chunk_first[c + 1] - 1].T * e->hidden);
+        from = next_of(e, c);
+    }
+    if (cl->send_b >= 0)
+        to = prev_of(e, tsl_exec_il_chunk(il, (uint32_t)cl->send_b, false));
+    return p2p(e, to >= 0 ? dx : NULL, to, from >= 0 ? &g : NULL, from, err);
+}
+
+static int schedule_il(tsl_exec_t *e, tsl_err_t *err)
+{
+    const tsl_exec_il_t *il = &e->il;
+    tsl_buf_t dx = {0};
+    for (uint32_t i = 0; i < il->n_calls; i++) {
+        tsl_exec_il_call_t cl;
+        tsl_exec_il_call(il, i, &cl);
+        /* the gradient comes into the buffer the one going out (dx) is not in */
+        tsl_buf_t *gin = cl.send_b >= 0 && dx.ptr == e->g_a.ptr ? &e->g_b : &e->g_a;
+        TRY(il_legs(e, &cl, i, &dx, gin, err));
+        if (i < il->total) {
+            uint32_t c = tsl_exec_il_chunk(il, i, true), mb = tsl_exec_il_micro(il, i);
+            if (c == 0 && e->r.prev_rank < 0)
+                TRY(make_input(e, mb, err));
+            TRY(forward(e, c, mb, gin, err));
+        }
+        if (i >= il->warm && i - il->warm < il->total) {
+            uint32_t k = i - il->warm;
+            TRY(backward(e, tsl_exec_il_chunk(il, k, false), tsl_exec_il_micro(il, k), gin, &dx,
+                         err));
+        }
+    }
+    return 0;
+}
+
+/* The iteration's schedule, then the compute stream waits for the DP sync. */
+static int schedule(tsl_exec_t *e, tsl_err_t *err)
+{
+    TRY(e->r.n_chunks > 1 ? schedule_il(e, err) : schedule_1f1b(e, err));
     if (!e->dp_pending)
         return 0;
     TRY(tsl_exec_ph(e, PH_COMM, err));
