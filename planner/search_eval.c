@@ -275,13 +275,15 @@ static bool make_layouts(tsl_engine_t *e, const tsl_group_strategies_t *g, uint3
  * time), made afresh for a group of the caller's (a uniform pass's one layout). */
 static bool stage_layouts(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t s)
 {
-    uint32_t first = s * g->group_size;
-    if (g < e->groups || g >= e->groups + e->n_groups) {
+    uint32_t first = s * g->group_size, i = 0;
+    while (i < e->n_groups && g != &e->groups[i])
+        i++;
+    if (i == e->n_groups) {
         e->stage_layout = e->layout_of;
         e->moves = e->moves_tmp;
         return make_layouts(e, g, first, e->layout_of, e->moves_tmp, &e->n_layouts);
     }
-    tsl_group_layouts_t *gl = &e->glay[g - e->groups];
+    tsl_group_layouts_t *gl = &e->glay[i];
     const size_t K2 = (size_t)gl->n * gl->n;
     if (!gl->done[s]) {
         if (!make_layouts(e, g, first, gl->of, gl->moves + s * K2, &gl->n))
