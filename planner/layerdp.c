@@ -15,7 +15,7 @@
  * where M_λ is the minimum over the strategies of layout λ (kept per e with its
  * argmin). T is built once per layer for every layout μ — O(Λ²) per e — and each
  * strategy then reads its layout's row: O(L·E·(S + Λ²)); Λ, the distinct layouts,
- * is a few where S is tens (6 and 22 on an 8-device stage).
+ * is a few where S is tens (6 layouts of 22 to 63 strategies on an 8-device stage).
  * Full form: the minimum over i is taken explicitly: O(L·E·S²).
  *
  * Memory: the DP values live in two rows (previous layer, current layer); the
@@ -24,7 +24,7 @@
  * nothing.
  *
  * Speed: every inner loop is a run over e on contiguous rows with one strategy
- * fixed (see struct kernels). On x86-64 with AVX2 they run 4 cells per step,
+ * (or, for T, one destination layout) fixed (see struct kernels). On x86-64 with AVX2 they run 4 cells per step,
  * elsewhere as plain scalar loops; both give bit-identical results.
  */
 #include "layerdp.h"
