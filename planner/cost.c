@@ -355,13 +355,21 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         calibrate_memory(env->calib->mem_scale, out);
 }
 
-double tsl_cost_transition_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
-                             const tsl_strategy_t *to, uint32_t mb)
+/* One direction of a layout change: an all-gather of X / width over k ranks. */
+static double move_s(const tsl_relayout_move_t *m, double x_bytes)
 {
-    uint32_t w = dim_degree(to, TSL_DIM_DP) * dim_degree(to, TSL_DIM_SDP);
-    double bytes = (double)l->bnd_act_bytes * mb / w;
+    if (m->kind != TSL_RELAYOUT_GATHER && m->kind != TSL_RELAYOUT_WHOLE)
+        return 0.0;
+    return tsl_cost_allgather_s(x_bytes / m->width, m->k, m->bw);
+}
+
+void tsl_cost_transition(const tsl_cost_env_t *env, const tsl_layer_t *l,
+                         const tsl_relayout_t *moves, uint32_t mb, tsl_transition_cost_t *out)
+{
+    double x = (double)l->bnd_act_bytes * mb;
     double k = env->calib != NULL ? env->calib->comm_scale : 1.0;
-    return k * tsl_cost_allgather_s(bytes, env->block_size, env->block_bw);
+    out->fwd_s = k * move_s(&moves->fwd, x);
+    out->bwd_s = k * move_s(&moves->bwd, x);
 }
 
 double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,

@@ -80,9 +80,15 @@
  * comm_scale, and O_ms, O_f, O_b by mem_scale. Without one the figures are the
  * formulas above, bit for bit.
  *
- * Transformation cost R (Eq. 4): zero when consecutive layers share a layout
- * (tsl_strategy_same_layout); otherwise the receiving layer's input is
- * all-gathered over the stage block: (G−1)/G · bnd · B_m / w / bw_block.
+ * Transformation cost R (Eq. 4), priced by the pair of layouts as the stage
+ * executor moves the activation (relayout.h, after worker/exec/exec_layout.c;
+ * Galvatron-BMW's Slice-Gather). X = bnd · B_m, each direction (forward: the
+ * activation; backward: its gradient) one of
+ *   none, slice          0
+ *   gather by need       all-gather(X / w_N, k)   k = w_H / w_N (narrowing forward,
+ *                        widening backward; H held, N needed)
+ *   whole                all-gather(X, w_H)       (layouts whose slices do not nest)
+ * over the slowest ring link of the gather groups, times comm_scale.
  */
 #ifndef TSL_COST_H
 #define TSL_COST_H
@@ -92,6 +98,7 @@
 
 #include "cluster.h"
 #include "model.h"
+#include "relayout.h"
 #include "strategy.h"
 
 #define TSL_BYTES_PER_PARAM_STATES 16u /* see above */
@@ -162,9 +169,16 @@ typedef struct tsl_layer_cost {
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out);
 
-/* R for layer l entering strategy `to` from a different layout. */
-double tsl_cost_transition_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
-                             const tsl_strategy_t *to, uint32_t mb);
+/* R of layer l's input for one micro-batch of mb samples, moved as `moves` says
+ * (tsl_relayout_plan from the earlier layer's strategy to l's, on env's block):
+ * the forward and backward parts, each 0 where nothing is gathered. */
+typedef struct tsl_transition_cost {
+    double fwd_s; /* the activation's move before l's forward */
+    double bwd_s; /* its gradient's move after l's backward */
+} tsl_transition_cost_t;
+
+void tsl_cost_transition(const tsl_cost_env_t *env, const tsl_layer_t *l,
+                         const tsl_relayout_t *moves, uint32_t mb, tsl_transition_cost_t *out);
 
 /* Collective and p2p times (see above). n = 1 or bytes = 0 gives 0. */
 double tsl_cost_allreduce_s(double bytes, uint32_t n, double bw);

@@ -10,10 +10,12 @@
  *   C(0, e, j) = c(0, j)                                           if e ≥ w(0, j)
  *   C(l, e, j) = c(l, j) + min_i [C(l−1, e − w(l, j), i) + R(l, i, j)]
  *
- * Layout form: R(l, i, j) = 0 when class(i) = class(j), else t(l, j) ≥ 0, so
- *   min_i [...] = min( M_class(j)(l−1, e'), M_all(l−1, e') + t(l, j) )
- * where M_k / M_all are the minima over the strategies of class k / over all
- * strategies (kept per e with their argmins; M_all = min_k M_k): O(L·E·S).
+ * Layout form: R(l, i, j) = R_l(λ(i), λ(j)), a cost per pair of layouts, so
+ *   min_i [...] = T_λ(j)(l−1, e'),  T_μ(e') = min_λ [ M_λ(l−1, e') + R_l(λ, μ) ]
+ * where M_λ is the minimum over the strategies of layout λ (kept per e with its
+ * argmin). T is built once per layer for every layout μ — O(Λ²) per e — and each
+ * strategy then reads its layout's row: O(L·E·(S + Λ²)); Λ, the distinct layouts,
+ * is a few where S is tens (6 layouts of 22 to 63 strategies on an 8-device stage).
  * Full form: the minimum over i is taken explicitly: O(L·E·S²).
  *
  * Memory: the DP values live in two rows (previous layer, current layer); the
@@ -22,7 +24,7 @@
  * nothing.
  *
  * Speed: every inner loop is a run over e on contiguous rows with one strategy
- * fixed (see struct kernels). On x86-64 with AVX2 they run 4 cells per step,
+ * (or, for T, one destination layout) fixed (see struct kernels). On x86-64 with AVX2 they run 4 cells per step,
  * elsewhere as plain scalar loops; both give bit-identical results.
  */
 #include "layerdp.h"
@@ -34,6 +36,7 @@
 
 #define PRED_MAX_STRATEGIES 65536u /* predecessors are stored as uint16_t */
 #define FULL_TILE           512u   /* full form: cells per tile (8 KiB of minima) */
+#define PAIR_TILE           64u    /* layout form: cells per tile of T (see build_t) */
 
 /* AVX2 kernels on x86-64 with GCC or Clang, chosen at run time; elsewhere (and on
  * x86-64 CPUs without AVX2) the portable scalar kernels. */
@@ -46,20 +49,27 @@ typedef struct kernels kernels_t;
 
 struct tsl_layerdp_ws {
     uint32_t max_layers, max_strategies, max_buckets;
-    uint16_t *pred;     /* [((l−1)·S + j)·E1 + e] for l ≥ 1: argmin i of cell (l, e, j) */
-    uint32_t *w;        /* [l·S + j]: ⌈(O_f + O_ms) / bucket⌉ */
-    uint16_t *act;      /* [l·S + a]: the usable strategies of layer l, ascending */
-    uint32_t *nact;     /* [l] */
-    uint32_t *cls;      /* [j]: compact layout class 0..K−1 (layout form) */
-    double *val[2];     /* layout form: class minima [k·E1 + e]; full form: C [b·E1 + e] */
-    int64_t *arg[2];    /* layout form: class argmins [k·E1 + e]; full form: scratch */
-    double *all[2];     /* [e]: minimum over all strategies of the layer */
-    int64_t *allarg[2]; /* [e]: its argmin */
-    uint32_t *tmp;      /* [l]: an assignment being checked */
-    uint32_t *minw;     /* [l]: min_j w(l, j) over the usable j */
-    uint32_t *hi;       /* [l]: the largest e layer l evaluates */
-    const kernels_t *k; /* the kernels of this solve */
-    bool portable;      /* tsl_layerdp_ws_set_portable: scalar kernels only */
+    uint16_t *pred;      /* [((l−1)·S + j)·E1 + e] for l ≥ 1: argmin i of cell (l, e, j) */
+    uint32_t *w;         /* [l·S + j]: ⌈(O_f + O_ms) / bucket⌉ */
+    uint16_t *act;       /* [l·S + a]: the usable strategies of layer l, ascending */
+    uint32_t *nact;      /* [l] */
+    uint32_t *cls;       /* [j]: compact layout class 0..K−1 (layout form) */
+    uint32_t *corig;     /* [k]: the caller's layout id of compact class k */
+    uint8_t *used;       /* [2·S]: the classes of the previous / current layer */
+    const double **rows; /* [S]: the rows one T_μ takes its minimum over */
+    const int64_t **rowargs; /* [S]: their argmins */
+    double *rowr;            /* [S]: R from each of them to μ */
+    double *val[2];          /* layout form: class minima [k·E1 + e]; full form: C [b·E1 + e] */
+    int64_t *arg[2];         /* layout form: class argmins [k·E1 + e]; full form: scratch */
+    double *tv;              /* layout form: T_μ [μ·E1 + e] of the layer being evaluated */
+    int64_t *targ;           /* its argmin strategy (of the previous layer) */
+    double *all[2];          /* [e]: minimum over all strategies of the layer */
+    int64_t *allarg[2];      /* [e]: its argmin */
+    uint32_t *tmp;           /* [l]: an assignment being checked */
+    uint32_t *minw;          /* [l]: min_j w(l, j) over the usable j */
+    uint32_t *hi;            /* [l]: the largest e layer l evaluates */
+    const kernels_t *k;      /* the kernels of this solve */
+    bool portable;           /* tsl_layerdp_ws_set_portable: scalar kernels only */
 };
 
 static inline uint64_t sat_add(uint64_t a, uint64_t b)
@@ -93,10 +103,19 @@ tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategie
     ws->act = calloc((size_t)ls, sizeof(uint16_t));
     ws->nact = calloc(max_layers, sizeof(uint32_t));
     ws->cls = calloc(max_strategies, sizeof(uint32_t));
+    ws->corig = calloc(max_strategies, sizeof(uint32_t));
+    ws->used = calloc(2 * (size_t)max_strategies, 1);
+    ws->rows = calloc(max_strategies, sizeof(*ws->rows));
+    ws->rowargs = calloc(max_strategies, sizeof(*ws->rowargs));
+    ws->rowr = calloc(max_strategies, sizeof(*ws->rowr));
+    ws->tv = calloc((size_t)nrow, sizeof(double));
+    ws->targ = calloc((size_t)nrow, sizeof(int64_t));
     ws->tmp = calloc(max_layers, sizeof(uint32_t));
     ws->minw = calloc(max_layers, sizeof(uint32_t));
     ws->hi = calloc(max_layers, sizeof(uint32_t));
-    bool ok = ws->pred && ws->w && ws->act && ws->nact && ws->cls && ws->tmp && ws->minw && ws->hi;
+    bool ok = ws->pred && ws->w && ws->act && ws->nact && ws->cls && ws->corig && ws->used &&
+              ws->rows && ws->rowargs && ws->rowr && ws->tv && ws->targ && ws->tmp && ws->minw &&
+              ws->hi;
     for (int r = 0; r < 2; r++) {
         ws->val[r] = calloc((size_t)nrow, sizeof(double));
         ws->arg[r] = calloc((size_t)nrow, sizeof(int64_t));
@@ -120,6 +139,13 @@ void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws)
     free(ws->act);
     free(ws->nact);
     free(ws->cls);
+    free(ws->corig);
+    free(ws->used);
+    free((void *)ws->rows);
+    free((void *)ws->rowargs);
+    free(ws->rowr);
+    free(ws->tv);
+    free(ws->targ);
     free(ws->tmp);
     free(ws->minw);
     free(ws->hi);
@@ -148,7 +174,8 @@ static inline double trans_cost(const tsl_layerdp_problem_t *p, uint32_t l, uint
         return 0.0;
     if (p->trans_full_s != NULL)
         return p->trans_full_s[((size_t)l * S + i) * S + j];
-    return p->layout[i] == p->layout[j] ? 0.0 : p->trans_s[(size_t)l * S + j];
+    size_t K = p->n_layouts;
+    return p->trans_pair_s[((size_t)l * K + p->layout[i]) * K + p->layout[j]];
 }
 
 uint64_t tsl_layerdp_peak_bytes(const tsl_layerdp_problem_t *p, const uint32_t *choice)
@@ -201,34 +228,32 @@ double tsl_layerdp_time_s(const tsl_layerdp_problem_t *p, const uint32_t *choice
  * comparisons per cell, so their results are identical to the bit.
  */
 struct kernels {
-    /* Layout form, layer ≥ 1: with same = M_class(j), other = M_all + t,
-     *   v = min(same, other) + c, pred = the argmin of the chosen side,
-     *   (ck, ckarg) = min((ck, ckarg), (v, j)).
-     * Ties keep the layout (no transformation) and the lower j. */
-    void (*relax_layout)(uint32_t n, double c, double t, int64_t j, const double *pall,
-                         const int64_t *pallarg, const double *pk, const int64_t *pkarg,
+    /* Layout form, layer ≥ 1: v = T_λ(j) + c, pred = T's argmin,
+     *   (ck, ckarg) = min((ck, ckarg), (v, j)); ties keep the lower j. */
+    void (*relax_layout)(uint32_t n, double c, int64_t j, const double *pt, const int64_t *ptarg,
                          uint16_t *pred, double *ck, int64_t *ckarg);
     /* (best, arg) = min((best, arg), (c, j)) */
     void (*min_const)(uint32_t n, double c, int64_t j, double *best, int64_t *arg);
     /* (best, arg) = min((best, arg), (src + r, j)) */
     void (*min_row)(uint32_t n, const double *src, double r, int64_t j, double *best, int64_t *arg);
-    /* (best, arg) = min((best, arg), (src, srcarg)) */
-    void (*min_rowarg)(uint32_t n, const double *src, const int64_t *srcarg, double *best,
+    /* (best, arg) = min((best, arg), (src + r, srcarg)) */
+    void (*min_rowarg)(uint32_t n, const double *src, double r, const int64_t *srcarg, double *best,
                        int64_t *arg);
     void (*fill_inf)(double *x, size_t n);
+    /* (best[x], arg[x]) = the first least (src[q][off + x] + r[q], srcarg[q][off + x])
+     * over q < nq; (+INFINITY, 0) where none is finite. One pass over the rows: T_μ. */
+    void (*min_rows)(uint32_t n, uint32_t nq, const double *const *src,
+                     const int64_t *const *srcarg, size_t off, const double *r, double *best,
+                     int64_t *arg);
 };
 
-static void relax_layout_scalar(uint32_t n, double c, double t, int64_t j,
-                                const double *restrict pall, const int64_t *restrict pallarg,
-                                const double *restrict pk, const int64_t *restrict pkarg,
-                                uint16_t *restrict pred, double *restrict ck,
-                                int64_t *restrict ckarg)
+static void relax_layout_scalar(uint32_t n, double c, int64_t j, const double *restrict pt,
+                                const int64_t *restrict ptarg, uint16_t *restrict pred,
+                                double *restrict ck, int64_t *restrict ckarg)
 {
     for (uint32_t x = 0; x < n; x++) {
-        double same = pk[x], other = pall[x] + t;
-        bool m1 = other < same;
-        double v = (m1 ? other : same) + c;
-        pred[x] = (uint16_t)(m1 ? pallarg[x] : pkarg[x]);
+        double v = pt[x] + c;
+        pred[x] = (uint16_t)ptarg[x];
         bool m2 = v < ck[x];
         ck[x] = m2 ? v : ck[x];
         ckarg[x] = m2 ? j : ckarg[x];
@@ -256,13 +281,14 @@ static void min_row_scalar(uint32_t n, const double *restrict src, double r, int
     }
 }
 
-static void min_rowarg_scalar(uint32_t n, const double *restrict src,
+static void min_rowarg_scalar(uint32_t n, const double *restrict src, double r,
                               const int64_t *restrict srcarg, double *restrict best,
                               int64_t *restrict arg)
 {
     for (uint32_t x = 0; x < n; x++) {
-        bool m = src[x] < best[x];
-        best[x] = m ? src[x] : best[x];
+        double v = src[x] + r;
+        bool m = v < best[x];
+        best[x] = m ? v : best[x];
         arg[x] = m ? srcarg[x] : arg[x];
     }
 }
@@ -273,8 +299,27 @@ static void fill_inf_scalar(double *restrict x, size_t n)
         x[i] = INFINITY;
 }
 
+static void min_rows_scalar(uint32_t n, uint32_t nq, const double *const *src,
+                            const int64_t *const *srcarg, size_t off, const double *r,
+                            double *restrict best, int64_t *restrict arg)
+{
+    for (uint32_t x = 0; x < n; x++) {
+        double b = INFINITY;
+        int64_t a = 0;
+        for (uint32_t q = 0; q < nq; q++) {
+            double v = src[q][off + x] + r[q];
+            bool m = v < b;
+            b = m ? v : b;
+            a = m ? srcarg[q][off + x] : a;
+        }
+        best[x] = b;
+        arg[x] = a;
+    }
+}
+
 static const kernels_t kernels_scalar = {
-    relax_layout_scalar, min_const_scalar, min_row_scalar, min_rowarg_scalar, fill_inf_scalar,
+    relax_layout_scalar, min_const_scalar, min_row_scalar,
+    min_rowarg_scalar,   fill_inf_scalar,  min_rows_scalar,
 };
 
 #ifdef TSL_LAYERDP_AVX2
@@ -295,20 +340,17 @@ typedef uint16_t v4h_t __attribute__((vector_size(8), aligned(2), may_alias));
 #define V4_SELD(m, a, b) ((v4d_t)V4_SELI((m), (v4i_t)(a), (v4i_t)(b)))
 
 TSL_TARGET_AVX2
-static void relax_layout_avx2(uint32_t n, double c, double t, int64_t j,
-                              const double *restrict pall, const int64_t *restrict pallarg,
-                              const double *restrict pk, const int64_t *restrict pkarg,
-                              uint16_t *restrict pred, double *restrict ck, int64_t *restrict ckarg)
+static void relax_layout_avx2(uint32_t n, double c, int64_t j, const double *restrict pt,
+                              const int64_t *restrict ptarg, uint16_t *restrict pred,
+                              double *restrict ck, int64_t *restrict ckarg)
 {
-    const v4d_t cv = {c, c, c, c}, tv = {t, t, t, t};
+    const v4d_t cv = {c, c, c, c};
     const v4i_t jv = {j, j, j, j};
     uint32_t x = 0;
     for (; x + 4 <= n; x += 4) {
-        v4d_t same = V4D_LOAD(pk + x), other = V4D_LOAD(pall + x) + tv, old = V4D_LOAD(ck + x);
-        v4i_t is = V4I_LOAD(pkarg + x), io = V4I_LOAD(pallarg + x), oarg = V4I_LOAD(ckarg + x);
-        v4i_t m1 = other < same;
-        v4d_t v = V4_SELD(m1, other, same) + cv;
-        v4h_t pr = __builtin_convertvector(V4_SELI(m1, io, is), v4h_t);
+        v4d_t v = V4D_LOAD(pt + x) + cv, old = V4D_LOAD(ck + x);
+        v4i_t oarg = V4I_LOAD(ckarg + x);
+        v4h_t pr = __builtin_convertvector(V4I_LOAD(ptarg + x), v4h_t);
         V4H_STORE(pred + x, pr);
         v4i_t m2 = v < old;
         v4d_t nv = V4_SELD(m2, v, old);
@@ -316,8 +358,7 @@ static void relax_layout_avx2(uint32_t n, double c, double t, int64_t j,
         V4D_STORE(ck + x, nv);
         V4I_STORE(ckarg + x, na);
     }
-    relax_layout_scalar(n - x, c, t, j, pall + x, pallarg + x, pk + x, pkarg + x, pred + x, ck + x,
-                        ckarg + x);
+    relax_layout_scalar(n - x, c, j, pt + x, ptarg + x, pred + x, ck + x, ckarg + x);
 }
 
 TSL_TARGET_AVX2
@@ -359,12 +400,14 @@ static void min_row_avx2(uint32_t n, const double *restrict src, double r, int64
 }
 
 TSL_TARGET_AVX2
-static void min_rowarg_avx2(uint32_t n, const double *restrict src, const int64_t *restrict srcarg,
-                            double *restrict best, int64_t *restrict arg)
+static void min_rowarg_avx2(uint32_t n, const double *restrict src, double r,
+                            const int64_t *restrict srcarg, double *restrict best,
+                            int64_t *restrict arg)
 {
+    const v4d_t rv = {r, r, r, r};
     uint32_t x = 0;
     for (; x + 4 <= n; x += 4) {
-        v4d_t v = V4D_LOAD(src + x), old = V4D_LOAD(best + x);
+        v4d_t v = V4D_LOAD(src + x) + rv, old = V4D_LOAD(best + x);
         v4i_t a = V4I_LOAD(srcarg + x), oarg = V4I_LOAD(arg + x);
         v4i_t m = v < old;
         v4d_t nv = V4_SELD(m, v, old);
@@ -372,7 +415,7 @@ static void min_rowarg_avx2(uint32_t n, const double *restrict src, const int64_
         V4D_STORE(best + x, nv);
         V4I_STORE(arg + x, na);
     }
-    min_rowarg_scalar(n - x, src + x, srcarg + x, best + x, arg + x);
+    min_rowarg_scalar(n - x, src + x, r, srcarg + x, best + x, arg + x);
 }
 
 TSL_TARGET_AVX2
@@ -385,8 +428,30 @@ static void fill_inf_avx2(double *restrict x, size_t n)
     fill_inf_scalar(x + i, n - i);
 }
 
+TSL_TARGET_AVX2
+static void min_rows_avx2(uint32_t n, uint32_t nq, const double *const *src,
+                          const int64_t *const *srcarg, size_t off, const double *r,
+                          double *restrict best, int64_t *restrict arg)
+{
+    uint32_t x = 0;
+    for (; x + 4 <= n; x += 4) {
+        v4d_t b = {INFINITY, INFINITY, INFINITY, INFINITY};
+        v4i_t a = {0, 0, 0, 0};
+        for (uint32_t q = 0; q < nq; q++) {
+            const v4d_t rv = {r[q], r[q], r[q], r[q]};
+            v4d_t v = V4D_LOAD(src[q] + off + x) + rv;
+            v4i_t m = v < b;
+            b = V4_SELD(m, v, b);
+            a = V4_SELI(m, V4I_LOAD(srcarg[q] + off + x), a);
+        }
+        V4D_STORE(best + x, b);
+        V4I_STORE(arg + x, a);
+    }
+    min_rows_scalar(n - x, nq, src, srcarg, off + x, r, best + x, arg + x);
+}
+
 static const kernels_t kernels_avx2 = {
-    relax_layout_avx2, min_const_avx2, min_row_avx2, min_rowarg_avx2, fill_inf_avx2,
+    relax_layout_avx2, min_const_avx2, min_row_avx2, min_rowarg_avx2, fill_inf_avx2, min_rows_avx2,
 };
 #endif
 
@@ -438,6 +503,58 @@ static uint32_t first_finite(const double *x, uint32_t from, uint32_t to)
  * layer has hi = E.
  */
 
+/* Marks in used[0..K) the classes of layer l's usable strategies. */
+static void mark_classes(const tsl_layerdp_ws_t *ws, uint32_t l, uint32_t S, uint32_t K,
+                         uint8_t *used)
+{
+    memset(used, 0, K);
+    for (uint32_t a = 0; a < ws->nact[l]; a++)
+        used[ws->cls[ws->act[(size_t)l * S + a]]] = 1;
+}
+
+/*
+ * T_μ(e') = min_λ [M_λ(l−1, e') + R_l(λ, μ)] for e' ∈ [from, from + n), for the
+ * layouts μ layer l uses, over the layouts λ layer l − 1 used (the others' rows
+ * are +INFINITY). μ's own layout goes first so that a tie keeps it (no move).
+ *
+ * In tiles of PAIR_TILE cells, a layout λ whose least value in the tile (C is
+ * non-increasing in e, so its last cell) plus R(λ, μ) is no less than μ's own
+ * largest (its first cell) cannot win a cell of the tile and is left out — the
+ * same T, without reading the rows that staying in μ beats anyway.
+ */
+static void build_t(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t l, uint32_t K,
+                    uint32_t e1, int prv, uint32_t from, uint32_t n, const uint8_t *src,
+                    const uint8_t *dst)
+{
+    const size_t Kc = p->n_layouts;
+    const double *R = p->trans_pair_s + (size_t)l * Kc * Kc;
+    const double *M = ws->val[prv];
+    for (uint32_t mu = 0; mu < K; mu++) {
+        if (!dst[mu])
+            continue;
+        const size_t to = mu * (size_t)e1, col = ws->corig[mu];
+        const double rmu = R[ws->corig[mu] * Kc + col];
+        for (uint32_t t0 = 0; t0 < n; t0 += PAIR_TILE) {
+            const uint32_t tn = n - t0 < PAIR_TILE ? n - t0 : PAIR_TILE;
+            const size_t x0 = from + t0, x1 = x0 + tn - 1;
+            const double stay = M[to + x0] + rmu; /* μ's largest value in the tile */
+            uint32_t nq = 0;
+            for (uint32_t q = 0; q < K; q++) {
+                uint32_t lam = q == 0 ? mu : q <= mu ? q - 1 : q; /* μ, then the others */
+                const size_t row = lam * (size_t)e1;
+                double r = R[ws->corig[lam] * Kc + col];
+                if (lam != mu && (!src[lam] || !(M[row + x1] + r < stay)))
+                    continue;
+                ws->rows[nq] = M + row;
+                ws->rowargs[nq] = ws->arg[prv] + row;
+                ws->rowr[nq++] = r;
+            }
+            ws->k->min_rows(tn, nq, ws->rows, ws->rowargs, x0, ws->rowr, ws->tv + to + x0,
+                            ws->targ + to + x0);
+        }
+    }
+}
+
 /*
  * Layout form. On return ws->all[r][0..E] (r returned) holds the last layer's
  * minimum over strategies, +INFINITY where nothing fits, with its argmin in
@@ -451,6 +568,7 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
     uint64_t st = 0;
     uint32_t ff = 0; /* first finite e of the previous layer; 0 before layer 0 */
     bool dead = false;
+    uint8_t *src = ws->used, *dst = ws->used + S;
 
     for (uint32_t l = 0; l < L; l++) {
         const uint32_t lo = ff + minw[l]; /* ≤ hi[l], checked at the previous layer */
@@ -459,6 +577,9 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
         int64_t *arg = ws->arg[cur];
         for (uint32_t k = 0; k < K; k++)
             ws->k->fill_inf(val + (size_t)k * e1 + lo, hi[l] - lo + 1);
+        mark_classes(ws, l, S, K, dst);
+        if (l > 0) /* e' ∈ [ff, hi(l) − min w(l)]: what layer l reads */
+            build_t(p, ws, l, K, e1, prv, ff, hi[l] - minw[l] - ff + 1, src, dst);
         for (uint32_t a = 0; a < ws->nact[l]; a++) {
             const uint32_t j = act[a];
             const size_t lj = (size_t)l * S + j;
@@ -470,9 +591,7 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
             if (l == 0)
                 ws->k->min_const(n, p->time_s[lj], j, val + koff + w, arg + koff + w);
             else
-                ws->k->relax_layout(n, p->time_s[lj], p->trans_s[lj], j, ws->all[prv] + ff,
-                                    ws->allarg[prv] + ff, ws->val[prv] + koff + ff,
-                                    ws->arg[prv] + koff + ff,
+                ws->k->relax_layout(n, p->time_s[lj], j, ws->tv + koff + ff, ws->targ + koff + ff,
                                     ws->pred + ((size_t)(l - 1) * S + j) * e1 + ff + w,
                                     val + koff + ff + w, arg + koff + ff + w);
             st += n;
@@ -482,7 +601,7 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
         memcpy(ws->all[cur] + lo, val + lo, m * sizeof(double));
         memcpy(ws->allarg[cur] + lo, arg + lo, m * sizeof(int64_t));
         for (uint32_t k = 1; k < K; k++)
-            ws->k->min_rowarg(m, val + (size_t)k * e1 + lo, arg + (size_t)k * e1 + lo,
+            ws->k->min_rowarg(m, val + (size_t)k * e1 + lo, 0.0, arg + (size_t)k * e1 + lo,
                               ws->all[cur] + lo, ws->allarg[cur] + lo);
         ff = first_finite(ws->all[cur], lo, hi[l]);
         if (l + 1 < L && (ff > hi[l] || ff + minw[l + 1] > hi[l + 1])) {
@@ -491,6 +610,9 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
         }
         prv = cur;
         cur ^= 1;
+        uint8_t *t = src;
+        src = dst;
+        dst = t;
     }
     *states += st;
     if (dead) {
@@ -595,6 +717,29 @@ static void backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws
     out[0] = j;
 }
 
+/* Layout form: ids below n_layouts, R ≥ 0 (+INFINITY forbids a change). */
+static int check_layouts(const tsl_layerdp_problem_t *p, tsl_err_t *err)
+{
+    const uint32_t K = p->n_layouts;
+    if (K == 0)
+        return tsl_err_set(err, "n_layouts: 0; the layout form needs at least one layout");
+    for (uint32_t j = 0; j < p->n_strategies; j++)
+        if (p->layout[j] >= K)
+            return tsl_err_set(err, "layout[j=%u]: %u is not below n_layouts %u", (unsigned)j,
+                               (unsigned)p->layout[j], (unsigned)K);
+    for (uint32_t l = 1; l < p->n_layers; l++)
+        for (uint32_t a = 0; a < K; a++)
+            for (uint32_t b = 0; b < K; b++) {
+                double r = p->trans_pair_s[((size_t)l * K + a) * K + b];
+                if (!(r >= 0.0))
+                    return tsl_err_set(err,
+                                       "trans_pair_s[l=%u, from=%u, to=%u]: %g is not a time "
+                                       "(must be >= 0)",
+                                       (unsigned)l, (unsigned)a, (unsigned)b, r);
+            }
+    return 0;
+}
+
 static int check_problem(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws,
                          uint32_t *E_out, tsl_err_t *err)
 {
@@ -629,13 +774,16 @@ static int check_problem(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t 
         return tsl_err_set(err, "bwd_bytes: missing");
     if (p->ms_bytes == NULL)
         return tsl_err_set(err, "ms_bytes: missing");
-    if (p->trans_full_s != NULL && (p->layout != NULL || p->trans_s != NULL))
-        return tsl_err_set(err, "trans_full_s: give either layout + trans_s or trans_full_s, "
-                                "not both");
+    if (p->trans_full_s != NULL && (p->layout != NULL || p->trans_pair_s != NULL))
+        return tsl_err_set(err, "trans_full_s: give either layout + trans_pair_s or "
+                                "trans_full_s, not both");
     if (p->trans_full_s == NULL && p->layout == NULL)
-        return tsl_err_set(err, "layout: missing (give layout + trans_s, or trans_full_s)");
-    if (p->trans_full_s == NULL && p->trans_s == NULL)
-        return tsl_err_set(err, "trans_s: missing (layout needs the per-layer trans_s)");
+        return tsl_err_set(err, "layout: missing (give layout + trans_pair_s, or trans_full_s)");
+    if (p->trans_full_s == NULL && p->trans_pair_s == NULL)
+        return tsl_err_set(err,
+                           "trans_pair_s: missing (layout needs R per pair of layouts per layer)");
+    if (p->trans_full_s == NULL && check_layouts(p, err) != 0)
+        return -1;
 
     for (uint32_t l = 0; l < L; l++) {
         for (uint32_t j = 0; j < S; j++) {
@@ -645,9 +793,6 @@ static int check_problem(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t 
                                    "time_s[l=%u, j=%u]: %g is not a time (must be >= 0, or "
                                    "+INFINITY for infeasible)",
                                    (unsigned)l, (unsigned)j, p->time_s[k]);
-            if (l > 0 && p->trans_s != NULL && !(p->trans_s[k] >= 0.0))
-                return tsl_err_set(err, "trans_s[l=%u, j=%u]: %g is not a time (must be >= 0)",
-                                   (unsigned)l, (unsigned)j, p->trans_s[k]);
             if (l > 0 && p->trans_full_s != NULL) {
                 const double *r = p->trans_full_s + ((size_t)l * S) * S;
                 for (uint32_t i = 0; i < S; i++)
@@ -739,6 +884,8 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
             uint32_t q = 0;
             while (q < j && p->layout[q] != p->layout[j])
                 q++;
+            if (q == j)
+                ws->corig[K] = p->layout[j];
             ws->cls[j] = q < j ? ws->cls[q] : K++;
         }
         r = dp_layout(p, ws, E, K, minw, hi, &res->states_visited);

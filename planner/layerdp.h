@@ -20,9 +20,12 @@
  * never exceeds the budget: E_all is computed in exact bytes; buckets only round
  * the DP's forward sizes up.
  *
- * R comes in one of two forms: by layout classes (R = 0 between strategies of the
- * same class, else trans_s[l·S + j]) — O(L·E·S) — or as a full L·S·S matrix
- * (O(L·E·S²)), for callers with arbitrary transformation costs.
+ * R comes in one of two forms: by layouts — each strategy j has a layout λ(j) and
+ * R(l, i, j) = trans_pair_s[(l·Λ + λ(i))·Λ + λ(j)], a Λ × Λ matrix per layer
+ * (the cost of moving the activation between the two layouts, relayout.h) —
+ * in O(L·E·(S + Λ²)); or as a full L·S·S matrix (O(L·E·S²)), for callers with
+ * arbitrary transformation costs. R of layer 0 (its input comes from the previous
+ * stage) is never used.
  *
  * No allocation happens in tsl_layerdp_solve: all memory lives in a workspace
  * sized once for the largest problem.
@@ -46,8 +49,10 @@ typedef struct tsl_layerdp_problem {
     const uint64_t *bwd_bytes; /* O_b(l, j) */
     const uint64_t *ms_bytes;  /* O_ms(l, j) */
     /* transformation cost, one of: */
-    const uint32_t *layout; /* [j]: layout class of strategy j, with trans_s [l·S + j] */
-    const double *trans_s;
+    uint32_t n_layouts;         /* Λ ≥ 1 */
+    const uint32_t *layout;     /* [j]: the layout of strategy j, < Λ */
+    const double *trans_pair_s; /* [(l·Λ + a)·Λ + b]: R of layer l's input moving from
+                                   layout a (layer l−1's) to b (l's); ≥ 0, +INF forbids */
     const double *trans_full_s; /* [(l·S + i)·S + j]: R(l, i, j), i = previous layer's */
     uint64_t budget_bytes;      /* E */
     uint64_t bucket_bytes;      /* memory granularity, 0 = default */

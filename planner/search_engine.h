@@ -45,6 +45,16 @@ typedef struct tsl_group_strategies {
     uint32_t *layout;      /* owned */
 } tsl_group_strategies_t;
 
+/* The layouts of one group and the moves between them on each stage block, made
+ * on the first stage costed there (they depend on the block only through its
+ * links) and kept for the search. */
+typedef struct tsl_group_layouts {
+    uint32_t n;            /* Λ: distinct layouts of the group */
+    uint32_t *of;          /* [group's n]: strategy → layout 0..Λ−1 */
+    tsl_relayout_t *moves; /* [stage × Λ² + a·Λ + b] */
+    uint8_t *done;         /* [stage]: moves made */
+} tsl_group_layouts_t;
+
 /* Everything one search needs, allocated once up front. */
 typedef struct tsl_engine {
     const tsl_model_t *model;
@@ -65,13 +75,24 @@ typedef struct tsl_engine {
     /* per-stage DP inputs, [L × S_max] (rows of the stage's layers) */
     double *time_s;
     uint64_t *fwd_bytes, *bwd_bytes, *ms_bytes;
-    double *trans_s;
+    double *trans_s; /* [L × Λ_max²]: R per pair of the stage's layouts (layerdp.h) */
     /* per-layer-class costs, [classes × S_max] */
     tsl_layer_cost_t *class_cost;
-    double *class_trans_s;
+    tsl_transition_cost_t *class_trans; /* [classes × Λ_max²]: R per pair of layouts */
     uint8_t *class_done;
-    tsl_strategy_bw_t *bw; /* [S_max] */
-    uint32_t *choice;      /* [L] */
+    /* the stage's layouts (search_eval.c): distinct layouts of its group, numbered
+     * 0..n_layouts−1, and the moves between each pair on the stage's block */
+    uint32_t max_layouts;         /* Λ_max over the groups */
+    uint32_t n_layouts;           /* of the stage being costed */
+    const uint32_t *stage_layout; /* [S]: strategy → layout, of the stage being costed */
+    const tsl_relayout_t *moves;  /* [a·n_layouts + b], a the earlier layer's layout */
+    tsl_group_layouts_t *glay;    /* [n_groups]: the same per group and stage, kept */
+    uint32_t *layout_of;          /* [S_max] scratch for a group outside groups[] */
+    uint32_t *layout_rep;         /* [Λ_max] scratch */
+    tsl_relayout_t *moves_tmp;    /* [Λ_max²] scratch */
+    uint32_t *relayout_scratch;   /* [3 × devices] for tsl_relayout_plan */
+    tsl_strategy_bw_t *bw;        /* [S_max] */
+    uint32_t *choice;             /* [L] */
     tsl_layerdp_ws_t *ws;
 
     /* stage partitions by PP degree: part[P-index][stage] = first layer */

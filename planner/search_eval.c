@@ -39,6 +39,19 @@ static uint32_t classify_layers(const tsl_model_t *m, uint32_t *cls)
     return n;
 }
 
+/* Distinct values of layout[0..n): the layouts a group's strategies use. */
+static uint32_t count_layouts(const uint32_t *layout, uint32_t n)
+{
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t q = 0;
+        while (q < j && layout[q] != layout[j])
+            q++;
+        k += q == j;
+    }
+    return k;
+}
+
 static bool space_keeps(const tsl_space_t *sp, const tsl_strategy_t *s)
 {
     return !sp->only_one_strategy || tsl_strategy_equal(s, &sp->only);
@@ -67,12 +80,35 @@ static int enumerate_group(tsl_engine_t *e, uint32_t G, tsl_err_t *err)
     g->n = kept;
     if (kept > e->max_strategies)
         e->max_strategies = kept;
+    uint32_t nl = count_layouts(g->layout, kept);
+    if (nl > e->max_layouts)
+        e->max_layouts = nl;
+    return 0;
+}
+
+/* Each group's layout numbering (made with its first stage's moves) and room for
+ * the moves of every stage block of its size. */
+static int alloc_layouts(tsl_engine_t *e)
+{
+    for (uint32_t i = 0; i < e->n_groups; i++) {
+        const tsl_group_strategies_t *g = &e->groups[i];
+        tsl_group_layouts_t *gl = &e->glay[i];
+        size_t stages = e->cluster->n_devices / g->group_size;
+        gl->n = count_layouts(g->layout, g->n);
+        size_t cells = stages * gl->n * gl->n;
+        gl->of = calloc(g->n ? g->n : 1, sizeof(uint32_t));
+        gl->moves = calloc(cells ? cells : 1, sizeof(tsl_relayout_t));
+        gl->done = calloc(stages ? stages : 1, 1);
+        if (!gl->of || !gl->moves || !gl->done)
+            return -1;
+    }
     return 0;
 }
 
 static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
 {
     size_t L = e->model->n_layers, S = e->max_strategies ? e->max_strategies : 1;
+    size_t K = e->max_layouts ? e->max_layouts : 1;
     e->layer_class = calloc(L, sizeof(*e->layer_class));
     if (e->layer_class == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
@@ -81,9 +117,14 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->fwd_bytes = calloc(L * S, sizeof(uint64_t));
     e->bwd_bytes = calloc(L * S, sizeof(uint64_t));
     e->ms_bytes = calloc(L * S, sizeof(uint64_t));
-    e->trans_s = calloc(L * S, sizeof(double));
+    e->trans_s = calloc(L * K * K, sizeof(double));
     e->class_cost = calloc(e->n_classes * S, sizeof(tsl_layer_cost_t));
-    e->class_trans_s = calloc(e->n_classes * S, sizeof(double));
+    e->class_trans = calloc(e->n_classes * K * K, sizeof(tsl_transition_cost_t));
+    e->layout_of = calloc(S, sizeof(uint32_t));
+    e->layout_rep = calloc(K, sizeof(uint32_t));
+    e->moves_tmp = calloc(K * K, sizeof(tsl_relayout_t));
+    e->relayout_scratch = calloc(3 * (size_t)e->cluster->n_devices, sizeof(uint32_t));
+    e->glay = calloc(e->n_groups ? e->n_groups : 1, sizeof(*e->glay));
     e->class_done = calloc(e->n_classes, 1);
     e->bw = calloc(S, sizeof(tsl_strategy_bw_t));
     e->choice = calloc(L, sizeof(uint32_t));
@@ -94,8 +135,9 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
     e->ws = tsl_layerdp_ws_new((uint32_t)L, (uint32_t)S, buckets);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
-        !e->class_cost || !e->class_trans_s || !e->class_done || !e->bw || !e->choice || !e->ws ||
-        !e->alt || !e->cand)
+        !e->class_cost || !e->class_trans || !e->class_done || !e->bw || !e->choice || !e->ws ||
+        !e->alt || !e->cand || !e->layout_of || !e->layout_rep || !e->moves_tmp ||
+        !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
                             "memory buckets",
@@ -162,7 +204,17 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->ms_bytes);
     free(e->trans_s);
     free(e->class_cost);
-    free(e->class_trans_s);
+    free(e->class_trans);
+    for (uint32_t i = 0; e->glay != NULL && i < e->n_groups; i++) {
+        free(e->glay[i].of);
+        free(e->glay[i].moves);
+        free(e->glay[i].done);
+    }
+    free(e->glay);
+    free(e->layout_of);
+    free(e->layout_rep);
+    free(e->moves_tmp);
+    free(e->relayout_scratch);
     free(e->class_done);
     free(e->bw);
     free(e->choice);
@@ -192,17 +244,70 @@ const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t g
 
 /* ---- one configuration ---- */
 
+/* g's distinct layout ids numbered 0..K−1 in order of first appearance into
+ * of[] (each one's first strategy into e->layout_rep), then the moves between
+ * every pair of them on the block at `first` (relayout.h: the executor's
+ * Slice-Gather) into moves[K²]. O(S·K + K²·G). */
+static bool make_layouts(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
+                         uint32_t *of, tsl_relayout_t *moves, uint32_t *n_layouts)
+{
+    uint32_t K = 0;
+    for (uint32_t j = 0; j < g->n; j++) {
+        uint32_t a = 0;
+        while (a < K && g->layout[e->layout_rep[a]] != g->layout[j])
+            a++;
+        if (a == K)
+            e->layout_rep[K++] = j;
+        of[j] = a;
+    }
+    *n_layouts = K;
+    for (uint32_t a = 0; a < K; a++)
+        for (uint32_t b = 0; b < K; b++)
+            if (tsl_relayout_plan(&g->items[e->layout_rep[a]], &g->items[e->layout_rep[b]],
+                                  e->cluster, first, e->relayout_scratch, &moves[a * K + b],
+                                  NULL) != 0)
+                return false;
+    return true;
+}
+
+/* The layouts and moves of stage s of group g: kept per group of the engine's
+ * (made on the first visit of each stage block; the numbering is the same every
+ * time), made afresh for a group of the caller's (a uniform pass's one layout). */
+static bool stage_layouts(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t s)
+{
+    uint32_t first = s * g->group_size, i = 0;
+    while (i < e->n_groups && g != &e->groups[i])
+        i++;
+    if (i == e->n_groups) {
+        e->stage_layout = e->layout_of;
+        e->moves = e->moves_tmp;
+        return make_layouts(e, g, first, e->layout_of, e->moves_tmp, &e->n_layouts);
+    }
+    tsl_group_layouts_t *gl = &e->glay[i];
+    const size_t K2 = (size_t)gl->n * gl->n;
+    if (!gl->done[s]) {
+        if (!make_layouts(e, g, first, gl->of, gl->moves + s * K2, &gl->n))
+            return false;
+        gl->done[s] = 1;
+    }
+    e->n_layouts = gl->n;
+    e->stage_layout = gl->of;
+    e->moves = gl->moves + s * K2;
+    return true;
+}
+
 static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_group_strategies_t *g,
                        uint32_t layer, uint32_t Bm)
 {
-    uint32_t cls = e->layer_class[layer], S = e->max_strategies;
+    uint32_t cls = e->layer_class[layer], S = e->max_strategies, K = e->n_layouts;
     if (e->class_done[cls])
         return;
     const tsl_layer_t *l = &e->model->layers[layer];
-    for (uint32_t j = 0; j < g->n; j++) {
+    for (uint32_t j = 0; j < g->n; j++)
         tsl_cost_layer(env, l, &g->items[j], &e->bw[j], Bm, &e->class_cost[cls * S + j]);
-        e->class_trans_s[cls * S + j] = tsl_cost_transition_s(env, l, &g->items[j], Bm);
-    }
+    tsl_transition_cost_t *tc = &e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts];
+    for (uint32_t q = 0; q < K * K; q++)
+        tsl_cost_transition(env, l, &e->moves[q], Bm, &tc[q]);
     e->class_done[cls] = 1;
 }
 
@@ -234,10 +339,13 @@ static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g,
 static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
                             uint32_t n, uint32_t m, uint32_t inflight)
 {
-    uint32_t S = e->max_strategies, pos = 0;
+    uint32_t S = e->max_strategies, pos = 0, K = e->n_layouts, K2 = K * K;
     for (uint32_t i = 0; i < n; i++) {
         const tsl_layer_cost_t *lc = &e->class_cost[e->layer_class[first + i] * S];
-        const double *tr = &e->class_trans_s[e->layer_class[first + i] * S];
+        const tsl_transition_cost_t *tr =
+            &e->class_trans[(size_t)e->layer_class[first + i] * e->max_layouts * e->max_layouts];
+        for (uint32_t q = 0; q < K2; q++) /* every micro-batch: forward and backward parts */
+            e->trans_s[(size_t)i * K2 + q] = m * (tr[q].fwd_s + tr[q].bwd_s);
         for (uint32_t j = 0; j < g->n; j++) {
             size_t k = (size_t)i * g->n + j;
             e->time_s[k] = lc[j].feasible ? (m - 1) * (lc[j].fwd_s + lc[j].bwd_s) + lc[j].fwd_s +
@@ -249,7 +357,6 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
             e->fwd_bytes[k] = lc[j].fwd_bytes * inflight;
             e->bwd_bytes[k] = lc[j].bwd_bytes;
             e->ms_bytes[k] = lc[j].ms_bytes;
-            e->trans_s[k] = 2.0 * m * tr[j]; /* every micro-batch, forward and backward */
         }
         pos += is_block(&e->model->layers[first + i]);
     }
@@ -259,18 +366,19 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
 static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
                         uint32_t n, tsl_plan_stage_t *st, uint64_t *act_bytes)
 {
-    uint32_t S = e->max_strategies;
+    uint32_t S = e->max_strategies, K = e->n_layouts;
     double nosync = 0, sync = 0, fwd = 0, opt = 0;
     uint64_t act = 0, ms = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t j = e->choice[i], cls = e->layer_class[first + i];
         const tsl_layer_cost_t *lc = &e->class_cost[cls * S + j];
-        double r = 0;
-        if (i > 0 && g->layout[e->choice[i - 1]] != g->layout[j])
-            r = 2.0 * e->class_trans_s[cls * S + j];
-        nosync += lc->fwd_s + lc->bwd_s + r;
-        sync += lc->fwd_s + lc->bwd_sync_s + r;
-        fwd += lc->fwd_s + r / 2; /* R moves activations forward and gradients back */
+        tsl_transition_cost_t r = {0, 0}; /* the stage's first layer: from the previous stage */
+        if (i > 0)
+            r = e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts +
+                               e->stage_layout[e->choice[i - 1]] * K + e->stage_layout[j]];
+        nosync += lc->fwd_s + lc->bwd_s + r.fwd_s + r.bwd_s;
+        sync += lc->fwd_s + lc->bwd_sync_s + r.fwd_s + r.bwd_s;
+        fwd += lc->fwd_s + r.fwd_s; /* the activation's move forward, its gradient's back */
         opt += lc->opt_s;
         act += e->fwd_bytes[(size_t)i * g->n + j];
         ms += lc->ms_bytes;
@@ -327,6 +435,8 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     env.tied_copy = first > 0; /* a tied head here copies layer 0's word embedding */
     for (uint32_t j = 0; j < g->n; j++)
         tsl_cost_strategy_bw(&env, &g->items[j], &e->bw[j]);
+    if (!stage_layouts(e, g, s))
+        return false;
     for (uint32_t i = 0; i < n; i++)
         e->class_done[e->layer_class[first + i]] = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -340,8 +450,9 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
                                   .fwd_bytes = e->fwd_bytes,
                                   .bwd_bytes = e->bwd_bytes,
                                   .ms_bytes = e->ms_bytes,
-                                  .layout = g->layout,
-                                  .trans_s = e->trans_s,
+                                  .n_layouts = e->n_layouts,
+                                  .layout = e->stage_layout,
+                                  .trans_pair_s = e->trans_s,
                                   .budget_bytes = tsl_engine_stage_budget(e, s * G, G),
                                   .bucket_bytes = e->bucket_bytes};
     tsl_layerdp_result_t res;
@@ -536,6 +647,7 @@ int tsl_engine_init_given(tsl_engine_t *e, const tsl_model_t *m, const tsl_clust
     for (uint32_t i = 0; i < m->n_layers; i++)
         choice[i] = given_index(g, &layer[i]);
     e->max_strategies = g->n;
+    e->max_layouts = count_layouts(g->layout, g->n);
     return alloc_tables(e, err);
 }
 

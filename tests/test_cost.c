@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "calibrate.h"
 #include "check.h"
 #include "cost.h"
 
@@ -324,20 +325,86 @@ static void test_infeasible(void)
     tsl_cluster_free(&c);
 }
 
-static void test_transition_and_p2p(void)
+/* R of layer l from strategy `from` to `to` on env's block, mb samples. */
+static tsl_transition_cost_t trans(const tsl_cost_env_t *env, const tsl_layer_t *l,
+                                   const char *from, const char *to, uint32_t mb)
+{
+    tsl_strategy_t a, b;
+    tsl_relayout_t mv;
+    tsl_transition_cost_t r = {-1, -1};
+    uint32_t scratch[3 * 64];
+    tsl_err_t err = {0};
+    CHECK(tsl_strategy_parse(from, &a, &err) == 0 && tsl_strategy_parse(to, &b, &err) == 0 &&
+              tsl_relayout_plan(&a, &b, env->cluster, env->block_first, scratch, &mv, &err) == 0,
+          "%s > %s: %s", from, to, err.msg);
+    tsl_cost_transition(env, l, &mv, mb, &r);
+    return r;
+}
+
+#define CHECK_TRANS(r, f, b, what)                                                                 \
+    do {                                                                                           \
+        CHECK_NEAR((r).fwd_s, (f), EPS, "%s: forward", (what));                                    \
+        CHECK_NEAR((r).bwd_s, (b), EPS, "%s: backward", (what));                                   \
+    } while (0)
+
+/*
+ * R by the pair of layouts, as the executor moves the activation (relayout.h).
+ * X = bnd · B_m = 262144 B · 8 = 2 MiB; one node of 4 (100 GB/s) then two of 4
+ * (10 GB/s between them). The formulas: a gather by need over k = w_H / w_N moves
+ * (k − 1)/k · X / w_N, a whole gather over k = w_H moves (k − 1)/k · X.
+ */
+static void test_transition(void)
 {
     tsl_cluster_t c;
     tsl_cost_env_t env;
     tsl_layer_t l = test_layer();
-    make_env(&c, &env, 1, 8);
-    tsl_strategy_t dp = one(TSL_DIM_DP, 8, false), tp = one(TSL_DIM_TP, 8, false);
-    /* (G−1)/G · bnd · B_m / w / bw */
-    CHECK_NEAR(tsl_cost_transition_s(&env, &l, &dp, 16), 7.0 / 8 * BND * 16 / 8 / (100 * GB), EPS,
-               "into DP8");
-    CHECK_NEAR(tsl_cost_transition_s(&env, &l, &tp, 16), 7.0 / 8 * BND * 16 / (100 * GB), EPS,
-               "into TP8");
+    const double X = (double)BND * 8, in = 100 * GB, out = 10 * GB;
+    make_env(&c, &env, 1, 4);
+    /* narrowing DP4 → TP4: forward gathers k = 4/1 ranks, 3/4 · X / 1; backward
+     * slices. The old price was 2 · 3/4 · X / 1 = 3/2 X: twice this 3/4 X. */
+    CHECK_TRANS(trans(&env, &l, "dp4", "tp4", 8), 0.75 * X / in, 0.0, "dp4 > tp4");
+    /* widening TP4 → DP4: forward slices; backward gathers the gradient over
+     * k = 4/1: 3/4 · X / w_A = 3/4 · X / 1 (the old price: 2 · 3/4 · X / 4 = 3/8 X) */
+    CHECK_TRANS(trans(&env, &l, "tp4", "dp4", 8), 0.0, 0.75 * X / in, "tp4 > dp4");
+    /* widening TP2×DP2 → DP4: backward k = 4/2 = 2, 1/2 · X / 2 = X/4 */
+    CHECK_TRANS(trans(&env, &l, "tp2-dp2", "dp4", 8), 0.0, 0.25 * X / in, "tp2-dp2 > dp4");
+    /* narrowing SDP4 → TP2×DP2 (quarters p nest in halves p/2): forward k = 2, X/4 */
+    CHECK_TRANS(trans(&env, &l, "sdp4", "tp2-dp2", 8), 0.25 * X / in, 0.0, "sdp4 > tp2-dp2");
+    /* not nesting, equal widths (rank 1 holds half 0, needs half 1): the whole
+     * micro-batch over k = w_H = 2 each way, 1/2 · X */
+    CHECK_TRANS(trans(&env, &l, "tp2-dp2", "dp2-tp2", 8), 0.5 * X / in, 0.5 * X / in,
+                "tp2-dp2 > dp2-tp2");
+    /* not nesting, to a wider layout: forward whole over w_H = 2 (1/2 X), backward
+     * whole over w_H = 4 (3/4 X) */
+    CHECK_TRANS(trans(&env, &l, "dp2-tp2", "dp4", 8), 0.5 * X / in, 0.75 * X / in, "dp2-tp2 > dp4");
+    /* the same layout (DP vs SDP, CKPT do not matter): nothing */
+    CHECK_TRANS(trans(&env, &l, "dp4", "sdp4+ckpt", 8), 0.0, 0.0, "dp4 > sdp4+ckpt");
+    /* calibration: comm_scale multiplies R as every other communication */
+    tsl_calib_t k;
+    tsl_calib_identity(&k);
+    k.comm_scale = 2.0;
+    env.calib = &k;
+    CHECK_TRANS(trans(&env, &l, "dp4", "tp4", 8), 2 * 0.75 * X / in, 0.0, "comm_scale 2");
     tsl_cluster_free(&c);
 
+    /* two nodes of 4: DP8 → TP8 gathers over all 8, a ring that crosses nodes:
+     * 7/8 · X at 10 GB/s; DP8 → TP2×DP4 gathers pairs {0,1}, {2,3}, ... inside a
+     * node: 1/2 · X/4 at 100 GB/s; TP2×DP4 → DP4×TP2 does not nest: whole over
+     * w_H = 4 each way — forward the r-th holder of each quarter p/2 gives groups
+     * {0,2,4,6} and {1,3,5,7}, across nodes: 3/4 · X at 10 GB/s; backward the
+     * holders of quarters p%4 give {0,1,2,3} and {4,5,6,7}, inside: 100 GB/s */
+    make_env(&c, &env, 2, 4);
+    CHECK_TRANS(trans(&env, &l, "dp8", "tp8", 8), 7.0 / 8 * X / out, 0.0, "dp8 > tp8");
+    CHECK_TRANS(trans(&env, &l, "dp8", "tp2-dp4", 8), 0.5 * X / 4 / in, 0.0, "dp8 > tp2-dp4");
+    CHECK_TRANS(trans(&env, &l, "tp2-dp4", "dp4-tp2", 8), 0.75 * X / out, 0.75 * X / in,
+                "tp2-dp4 > dp4-tp2");
+    tsl_cluster_free(&c);
+}
+
+static void test_p2p(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
     make_env(&c, &env, 2, 4);
     CHECK_NEAR(tsl_cost_stage_p2p_s(&c, 0, 4, BND, 8), 2.0 * BND * 8 / (10 * GB), EPS,
                "across nodes: activation + gradient");
@@ -646,7 +713,8 @@ int main(void)
     test_tp_and_ckpt();
     test_placement();
     test_infeasible();
-    test_transition_and_p2p();
+    test_transition();
+    test_p2p();
     test_agrees_with_strategy();
     test_sp_selective_memory();
     test_sp_selective_time();

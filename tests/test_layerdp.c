@@ -44,8 +44,9 @@ typedef struct inst {
     uint32_t L, S;
     double time[MAXL * MAXS];
     uint64_t f[MAXL * MAXS], b[MAXL * MAXS], ms[MAXL * MAXS];
+    uint32_t K; /* layouts; 0 leaves every strategy on layout 0 */
     uint32_t layout[MAXS];
-    double trans[MAXL * MAXS];
+    double pair[MAXL * MAXS * MAXS]; /* [(l·K + a)·K + b]: R from layout a to b */
     double full[MAXL * MAXS * MAXS];
     tsl_layerdp_problem_t p;
 } inst_t;
@@ -62,8 +63,9 @@ static void bind(inst_t *in, bool full_form, uint64_t budget, uint64_t bucket)
     if (full_form) {
         in->p.trans_full_s = in->full;
     } else {
+        in->p.n_layouts = in->K ? in->K : 1;
         in->p.layout = in->layout;
-        in->p.trans_s = in->trans;
+        in->p.trans_pair_s = in->pair;
     }
     in->p.budget_bytes = budget;
     in->p.bucket_bytes = bucket;
@@ -72,12 +74,21 @@ static void bind(inst_t *in, bool full_form, uint64_t budget, uint64_t bucket)
 /* Fills the full matrix from the layout form (the same R written out). */
 static void full_from_layout(inst_t *in)
 {
-    uint32_t S = in->S;
+    uint32_t S = in->S, K = in->K ? in->K : 1;
     for (uint32_t l = 0; l < in->L; l++)
         for (uint32_t i = 0; i < S; i++)
             for (uint32_t j = 0; j < S; j++)
                 in->full[(l * S + i) * S + j] =
-                    in->layout[i] == in->layout[j] ? 0.0 : in->trans[l * S + j];
+                    in->pair[(l * K + in->layout[i]) * K + in->layout[j]];
+}
+
+/* R = x between distinct layouts, 0 within one, on every layer. */
+static void uniform_pairs(inst_t *in, double x)
+{
+    for (uint32_t l = 0; l < in->L; l++)
+        for (uint32_t a = 0; a < in->K; a++)
+            for (uint32_t b = 0; b < in->K; b++)
+                in->pair[(l * in->K + a) * in->K + b] = a == b ? 0.0 : x;
 }
 
 /* ---- brute force ---- */
@@ -103,7 +114,8 @@ static double r_of(const tsl_layerdp_problem_t *p, uint32_t l, uint32_t i, uint3
         return 0.0;
     if (p->trans_full_s)
         return p->trans_full_s[(l * S + i) * S + j];
-    return p->layout[i] == p->layout[j] ? 0.0 : p->trans_s[l * S + j];
+    uint32_t K = p->n_layouts;
+    return p->trans_pair_s[(l * K + p->layout[i]) * K + p->layout[j]];
 }
 
 static void dfs(bctx_t *cx, uint32_t l, double t, uint64_t fwd, uint64_t top, uint64_t ms,
@@ -176,9 +188,19 @@ static void random_instance(lcg_t *r, const gen_t *g, inst_t *in, uint64_t *budg
     static const uint64_t buckets[] = {1, 3, 64, 1000, 4096, 40ull << 20};
     *bucket = buckets[rnd_below(r, 6)];
     uint32_t S = in->S;
+    in->K = 1 + rnd_below(r, 3);
     for (uint32_t j = 0; j < S; j++)
-        in->layout[j] = rnd_below(r, 3);
+        in->layout[j] = rnd_below(r, in->K);
     for (uint32_t l = 0; l < in->L; l++) {
+        /* R per pair of layouts: mostly free within a layout, mostly not between;
+         * layer 0's R is never used: a huge value there must not matter */
+        for (uint32_t a = 0; a < in->K; a++)
+            for (uint32_t b = 0; b < in->K; b++) {
+                bool pay = a != b ? rnd_below(r, 4) != 0 : rnd_below(r, 5) == 0;
+                in->pair[(l * in->K + a) * in->K + b] = l == 0 ? 1e9
+                                                        : pay  ? 3.0 * rnd_unit(r)
+                                                               : 0.0;
+            }
         for (uint32_t j = 0; j < S; j++) {
             uint32_t k = l * S + j;
             in->time[k] = rnd_below(r, 9) == 0 ? INFINITY : 0.1 + 10.0 * rnd_unit(r);
@@ -192,8 +214,6 @@ static void random_instance(lcg_t *r, const gen_t *g, inst_t *in, uint64_t *budg
                 in->ms[k] = rnd_below(r, (uint32_t)(3 * *bucket));
                 in->b[k] = 1 + rnd_below(r, (uint32_t)(4 * *bucket));
             }
-            /* layer 0's R is never used: a huge value there must not matter */
-            in->trans[k] = l == 0 ? 1e9 : (rnd_below(r, 4) == 0 ? 0.0 : 3.0 * rnd_unit(r));
             for (uint32_t i = 0; i < S; i++) {
                 double x = rnd_below(r, 4) == 0 ? 0.0 : 3.0 * rnd_unit(r);
                 if (g->infinite_r && rnd_below(r, 12) == 0)
@@ -402,14 +422,14 @@ static void test_r_steering(tsl_layerdp_ws_t *ws)
         in.time[l * 3 + 0] = c0[l];
         in.time[l * 3 + 1] = c1[l];
         in.time[l * 3 + 2] = c2[l];
-        for (uint32_t j = 0; j < 3; j++) {
+        for (uint32_t j = 0; j < 3; j++)
             in.f[l * 3 + j] = MIB;
-            in.trans[l * 3 + j] = 0.5;
-        }
     }
-    in.layout[0] = 10;
-    in.layout[1] = 20;
-    in.layout[2] = 30;
+    in.K = 3;
+    in.layout[0] = 0;
+    in.layout[1] = 1;
+    in.layout[2] = 2;
+    uniform_pairs(&in, 0.5);
     uint32_t c[4];
     tsl_layerdp_result_t res;
 
@@ -423,15 +443,13 @@ static void test_r_steering(tsl_layerdp_ws_t *ws)
           (unsigned)c[3], res.time_s);
 
     /* no R: the per-layer minima, 0.8 × 4 */
-    for (uint32_t k = 0; k < 12; k++)
-        in.trans[k] = 0.0;
+    uniform_pairs(&in, 0.0);
     solve(&in, ws, c, &res);
     CHECK(fabs(res.time_s - 3.2) < 1e-12, "no R: time %g", res.time_s);
 
     /* j1 and j2 in one class: switching between them is free, to j0 it costs */
-    for (uint32_t k = 0; k < 12; k++)
-        in.trans[k] = 0.5;
-    in.layout[2] = 20;
+    uniform_pairs(&in, 0.5);
+    in.layout[2] = 1;
     solve(&in, ws, c, &res);
     CHECK(fabs(res.time_s - 3.2) < 1e-12 && c[0] == 1 && c[1] == 2 && c[2] == 1 && c[3] == 2,
           "one class: %u %u %u %u time %g", (unsigned)c[0], (unsigned)c[1], (unsigned)c[2],
@@ -445,11 +463,12 @@ static void test_r_steering(tsl_layerdp_ws_t *ws)
           "full form, one class: time %g", res.time_s);
 
     /* j0 fastest everywhere and entering its layout free: all j0 */
-    in.layout[2] = 30;
+    in.layout[2] = 2;
     bind(&in, false, 100 * MIB, MIB);
     for (uint32_t l = 0; l < 4; l++)
         in.time[l * 3 + 0] = 0.5;
-    in.trans[1 * 3 + 0] = in.trans[2 * 3 + 0] = in.trans[3 * 3 + 0] = 0.0; /* into j0: free */
+    for (uint32_t l = 1; l < 4; l++) /* into j0's layout: free */
+        in.pair[(l * 3 + 1) * 3 + 0] = in.pair[(l * 3 + 2) * 3 + 0] = 0.0;
     solve(&in, ws, c, &res);
     CHECK(fabs(res.time_s - 2.0) < 1e-12 && c[0] == 0 && c[1] == 0 && c[2] == 0 && c[3] == 0,
           "cheap j0: time %g", res.time_s);
@@ -570,10 +589,11 @@ static void test_figures(void)
         in.b[k] = b[l];
         in.ms[k] = ms[l];
         in.time[k] = t[l];
-        in.trans[k] = 0.25;
     }
+    in.K = 2;
     in.layout[0] = 0;
     in.layout[1] = 1;
+    uniform_pairs(&in, 0.25);
     bind(&in, false, 0, 1);
     CHECK(tsl_layerdp_peak_bytes(&in.p, ch) == 77, "peak %llu",
           (unsigned long long)tsl_layerdp_peak_bytes(&in.p, ch));
@@ -647,8 +667,8 @@ static void test_limits(void)
     struct {
         const char *needle;
         int what;
-    } miss[] = {{"time_s", 0}, {"fwd_bytes", 1}, {"bwd_bytes", 2},   {"ms_bytes", 3},
-                {"layout", 4}, {"trans_s", 5},   {"trans_full_s", 6}};
+    } miss[] = {{"time_s", 0}, {"fwd_bytes", 1},    {"bwd_bytes", 2},   {"ms_bytes", 3},
+                {"layout", 4}, {"trans_pair_s", 5}, {"trans_full_s", 6}};
     for (size_t i = 0; i < sizeof(miss) / sizeof(miss[0]); i++) {
         bind(&in, false, 16, 1);
         switch (miss[i].what) {
@@ -657,7 +677,7 @@ static void test_limits(void)
         case 2: in.p.bwd_bytes = NULL; break;
         case 3: in.p.ms_bytes = NULL; break;
         case 4: in.p.layout = NULL; break;
-        case 5: in.p.trans_s = NULL; break;
+        case 5: in.p.trans_pair_s = NULL; break;
         case 6: in.p.trans_full_s = in.full; break; /* both forms at once */
         }
         CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, miss[i].needle),
@@ -679,13 +699,26 @@ static void test_limits(void)
     CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "time_s[l=1, j=2]"),
           "NaN time: %s", err.msg);
     in.time[5] = 1.0;
-    in.trans[7] = NAN;
-    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "trans_s[l=2, j=1]"),
+    /* two layouts: j0, j1 on 0, j2 on 1 */
+    in.K = 2;
+    in.layout[2] = 1;
+    bind(&in, false, 16, 1);
+    in.pair[(2 * 2 + 0) * 2 + 1] = NAN;
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 &&
+              strstr(err.msg, "trans_pair_s[l=2, from=0, to=1]"),
           "NaN trans: %s", err.msg);
-    in.trans[7] = 0.0;
-    in.trans[1] = NAN; /* layer 0's R is never used */
+    in.pair[(2 * 2 + 0) * 2 + 1] = 0.0;
+    in.pair[1] = NAN; /* layer 0's R is never used */
     CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == 0, "layer 0 trans ignored");
-    in.trans[1] = 0.0;
+    in.pair[1] = 0.0;
+    in.layout[2] = 2; /* beyond n_layouts 2 */
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 &&
+              strstr(err.msg, "layout[j=2]: 2 is not below n_layouts 2"),
+          "layout id out of range: %s", err.msg);
+    in.layout[2] = 1;
+    in.p.n_layouts = 0;
+    CHECK(tsl_layerdp_solve(&in.p, ws, c, &res, &err) == -1 && strstr(err.msg, "n_layouts: 0"),
+          "no layouts: %s", err.msg);
     memset(in.full, 0, sizeof(in.full));
     in.full[(3 * 3 + 2) * 3 + 0] = -0.5;
     bind(&in, true, 16, 1);
@@ -736,7 +769,7 @@ static void test_kernels_agree(void)
     if (!fast || !slow)
         goto out;
     int has_vec = tsl_layerdp_ws_set_portable(slow, 1);
-    static double time[BL * BS], trans[BL * BS], full[BL * BS * BS];
+    static double time[BL * BS], pair[BL * BS * BS], full[BL * BS * BS];
     static uint64_t f[BL * BS], b[BL * BS], ms[BL * BS];
     static uint32_t layout[BS];
     lcg_t r = {31337};
@@ -744,11 +777,13 @@ static void test_kernels_agree(void)
     for (int it = 0; it < 60; it++) {
         uint32_t L = 1 + rnd_below(&r, BL), S = 1 + rnd_below(&r, BS);
         uint64_t bucket = 1000;
+        uint32_t K = 1 + S / 3;
         for (uint32_t j = 0; j < S; j++)
-            layout[j] = rnd_below(&r, 1 + S / 3);
+            layout[j] = rnd_below(&r, K);
+        for (uint32_t k = 0; k < L * K * K; k++)
+            pair[k] = rnd_below(&r, 3) == 0 ? 0.0 : 0.2 * rnd_unit(&r);
         for (uint32_t k = 0; k < L * S; k++) {
             time[k] = rnd_below(&r, 10) == 0 ? INFINITY : 0.5 + rnd_unit(&r);
-            trans[k] = 0.2 * rnd_unit(&r);
             f[k] = rnd_below(&r, 40000);
             ms[k] = rnd_below(&r, 20000);
             b[k] = rnd_below(&r, 2) ? 0 : rnd_below(&r, 60000);
@@ -766,8 +801,9 @@ static void test_kernels_agree(void)
             .bucket_bytes = bucket,
         };
         for (int form = 0; form < 2; form++) {
+            p.n_layouts = K;
             p.layout = form ? NULL : layout;
-            p.trans_s = form ? NULL : trans;
+            p.trans_pair_s = form ? NULL : pair;
             p.trans_full_s = form ? full : NULL;
             uint32_t c1[BL] = {0}, c2[BL] = {0};
             tsl_layerdp_result_t r1, r2;

@@ -1,0 +1,77 @@
+/*
+ * relayout.h — how a layer's input activation moves when the layer before it in
+ * the stage lays its samples out differently: the planner's copy of the rule the
+ * stage executor runs (worker/exec/exec_layout.c, Galvatron-BMW's Slice-Gather for
+ * the transformation R(L, S_i, S_j) of Eq. 4). The planner cannot link worker
+ * code, so the rule is written again here from the strategies' degrees and
+ * strides; tests/test_relayout.c checks it on the cases tests/test_exec.c runs.
+ *
+ * Layout of a strategy at local position p of a stage of G devices: the data index
+ * d(p) ∈ [0, w) (w = data width = DP × SDP) is the mixed-radix number of p's digits
+ * on the data levels, the innermost data level least significant (adjacent DP and
+ * SDP levels thus act as one level of their product, as tsl_strategy_same_layout
+ * sees them; the executor runs no DP × SDP mix); the rank holds samples
+ * [d·B/w, (d + 1)·B/w) of a micro-batch of B, replicated over its TP group.
+ *
+ * Between a held layout H and a needed one N (forward: H = the earlier layer's;
+ * backward the other way round), the same for every position, in this order:
+ *   NONE    every position needs exactly what it holds;
+ *   SLICE   every position's needed samples lie inside its held ones: a local copy;
+ *   GATHER  by need: k = w_H / w_N, every position's held piece lies inside its
+ *           needed range, and among the positions needing one range each of its k
+ *           pieces is held equally often: groups of k (the r-th holder of each
+ *           piece) all-gather exactly the needed range, B / w_N samples;
+ *   WHOLE   otherwise: groups of k = w_H (the r-th holder of each data index of H)
+ *           all-gather the whole micro-batch, then each position copies its part.
+ * Forward SLICE pairs with backward GATHER and the reverse; WHOLE with WHOLE.
+ */
+#ifndef TSL_RELAYOUT_H
+#define TSL_RELAYOUT_H
+
+#include <stdint.h>
+
+#include "cluster.h"
+#include "err.h"
+#include "strategy.h"
+
+typedef enum tsl_relayout_kind {
+    TSL_RELAYOUT_NONE = 0,
+    TSL_RELAYOUT_SLICE,
+    TSL_RELAYOUT_GATHER, /* by need */
+    TSL_RELAYOUT_WHOLE,  /* the whole micro-batch, then a slice */
+} tsl_relayout_kind_t;
+
+/* One direction of a move. The all-gather's full buffer is X / width, X the
+ * micro-batch's boundary activation bytes; 1 − 1/k of it arrives at each rank. */
+typedef struct tsl_relayout_move {
+    tsl_relayout_kind_t kind;
+    uint32_t k;     /* ranks per gather group; 1 for NONE and SLICE */
+    uint32_t width; /* GATHER: w_N; WHOLE: 1; NONE and SLICE: 0 (nothing moves) */
+    double bw;      /* slowest ring link of the slowest group (bytes/s); +INF without
+                       a gather or without a cluster */
+} tsl_relayout_move_t;
+
+typedef struct tsl_relayout {
+    tsl_relayout_move_t fwd; /* the activation, earlier layer → later */
+    tsl_relayout_move_t bwd; /* its gradient, later layer → earlier */
+} tsl_relayout_t;
+
+/*
+ * The moves from layout `from` (the earlier layer's) to `to` on the stage block
+ * of G = the strategies' group size devices starting at device block_first of c.
+ * c may be NULL: the kinds only (bw +INF). scratch: 3·G uint32_t of the caller's
+ * (no allocation: the search calls this per stage). Bandwidth: each gather
+ * group's members, in position order, form a ring; its slowest link
+ * (tsl_cluster_link_bw: a node's intra bandwidth between two of its devices, the
+ * inter-node figure between nodes) bounds the group, and the slowest group the
+ * move — groups running at once are assumed not to share a link, as the DP and TP
+ * groups of the cost model are. Returns -1 with err when the two strategies'
+ * group sizes differ, are 0, or the block leaves the cluster.
+ */
+int tsl_relayout_plan(const tsl_strategy_t *from, const tsl_strategy_t *to, const tsl_cluster_t *c,
+                      uint32_t block_first, uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err);
+
+/* "none", "slice", "gather", "whole" */
+const char *tsl_relayout_kind_name(tsl_relayout_kind_t k);
+
+#endif

@@ -1,0 +1,383 @@
+/*
+ * test_relayout.c — the planner's layout-change rule (planner/relayout.h) is the
+ * executor's (worker/exec/exec_layout.c, the runtime it prices): the cases
+ * tests/test_exec.c runs, by hand; then every pair of layouts of 4- to 16-device
+ * stages against tsl_exec_stage_layout itself, rank by rank (kind, gather group
+ * size, samples gathered); the layout counts the search's pair tables have; bad
+ * input; then what the search and eval charge for R: a given plan by hand, and a
+ * searched plan's stages against R recomputed pair by pair. Links the executor
+ * (its layout planning only: no device is touched).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cost.h"
+#include "eval.h"
+#include "exec_internal.h"
+#include "relayout.h"
+#include "search.h"
+
+static tsl_strategy_t parse(const char *s)
+{
+    tsl_strategy_t st;
+    tsl_err_t err = {0};
+    CHECK(tsl_strategy_parse(s, &st, &err) == 0, "%s: %s", s, err.msg);
+    return st;
+}
+
+static tsl_relayout_t plan(const char *from, const char *to)
+{
+    tsl_strategy_t a = parse(from), b = parse(to);
+    tsl_relayout_t r;
+    uint32_t scratch[3 * 64];
+    tsl_err_t err = {0};
+    memset(&r, 0, sizeof(r));
+    CHECK(tsl_relayout_plan(&a, &b, NULL, 0, scratch, &r, &err) == 0, "%s > %s: %s", from, to,
+          err.msg);
+    return r;
+}
+
+static void check_move(const tsl_relayout_move_t *m, tsl_relayout_kind_t kind, uint32_t k,
+                       uint32_t width, const char *what)
+{
+    CHECK(m->kind == kind && m->k == k && m->width == width,
+          "%s: %s k %u width %u, want %s k %u width %u", what, tsl_relayout_kind_name(m->kind),
+          m->k, m->width, tsl_relayout_kind_name(kind), k, width);
+}
+
+/* tests/test_exec.c layouts_in_stage, stage of 4: TP2×DP2 → DP4 → TP4 → SDP4 → TP2×DP2
+ * slices forward where the later layer's samples are a part of the rank's and
+ * gathers where they are more; backward the reverse. */
+static void exec_stage_a(void)
+{
+    tsl_relayout_t r = plan("tp2-dp2", "dp4+ckpt"); /* widening 2 → 4 */
+    check_move(&r.fwd, TSL_RELAYOUT_SLICE, 1, 0, "tp2-dp2 > dp4 fwd");
+    check_move(&r.bwd, TSL_RELAYOUT_GATHER, 2, 2, "tp2-dp2 > dp4 bwd (k = 4/2, X/2)");
+    r = plan("dp4+ckpt", "tp4"); /* narrowing 4 → 1 */
+    check_move(&r.fwd, TSL_RELAYOUT_GATHER, 4, 1, "dp4 > tp4 fwd (k = 4/1, X/1)");
+    check_move(&r.bwd, TSL_RELAYOUT_SLICE, 1, 0, "dp4 > tp4 bwd");
+    r = plan("tp4", "sdp4+ckpt"); /* widening 1 → 4 */
+    check_move(&r.fwd, TSL_RELAYOUT_SLICE, 1, 0, "tp4 > sdp4 fwd");
+    check_move(&r.bwd, TSL_RELAYOUT_GATHER, 4, 1, "tp4 > sdp4 bwd (k = 4/1, X/1)");
+    r = plan("sdp4+ckpt", "tp2-dp2"); /* narrowing 4 → 2: quarters p inside halves p/2 */
+    check_move(&r.fwd, TSL_RELAYOUT_GATHER, 2, 2, "sdp4 > tp2-dp2 fwd (k = 4/2, X/2)");
+    check_move(&r.bwd, TSL_RELAYOUT_SLICE, 1, 0, "sdp4 > tp2-dp2 bwd");
+    r = plan("dp4", "sdp4+ckpt"); /* one layout: DP vs SDP and CKPT do not matter */
+    check_move(&r.fwd, TSL_RELAYOUT_NONE, 1, 0, "dp4 > sdp4 fwd");
+    check_move(&r.bwd, TSL_RELAYOUT_NONE, 1, 0, "dp4 > sdp4 bwd");
+}
+
+/* layouts_in_stage's second plan, dp2-tp2 > tp2-dp2 > dp2-tp2 > dp4 > tp4: every
+ * forward gathers; data innermost against TP innermost does not nest, so those
+ * gather the whole micro-batch over k = w_H. */
+static void exec_stage_b(void)
+{
+    tsl_relayout_t r = plan("dp2-tp2", "tp2-dp2"); /* rank 1 holds half 1, needs half 0 */
+    check_move(&r.fwd, TSL_RELAYOUT_WHOLE, 2, 1, "dp2-tp2 > tp2-dp2 fwd");
+    check_move(&r.bwd, TSL_RELAYOUT_WHOLE, 2, 1, "dp2-tp2 > tp2-dp2 bwd");
+    r = plan("tp2-dp2", "dp2-tp2+ckpt");
+    check_move(&r.fwd, TSL_RELAYOUT_WHOLE, 2, 1, "tp2-dp2 > dp2-tp2 fwd");
+    check_move(&r.bwd, TSL_RELAYOUT_WHOLE, 2, 1, "tp2-dp2 > dp2-tp2 bwd");
+    r = plan("dp2-tp2+ckpt", "dp4"); /* rank 1 holds half 1, needs quarter 1 */
+    check_move(&r.fwd, TSL_RELAYOUT_WHOLE, 2, 1, "dp2-tp2 > dp4 fwd (whole over w_H = 2)");
+    check_move(&r.bwd, TSL_RELAYOUT_WHOLE, 4, 1, "dp2-tp2 > dp4 bwd (whole over w_H = 4)");
+    r = plan("dp4", "tp4");
+    check_move(&r.fwd, TSL_RELAYOUT_GATHER, 4, 1, "dp4 > tp4 fwd");
+}
+
+/* A stage of G devices whose two layers take strategies a then b. */
+static void two_layer_plan(const tsl_strategy_t *a, const tsl_strategy_t *b, uint32_t G,
+                           tsl_plan_t *p)
+{
+    tsl_plan_init(p);
+    p->valid = true;
+    p->pp = 1;
+    p->n_devices = G;
+    p->n_layers = 2;
+    p->micro_batch = 2 * G; /* every data width divides it */
+    p->n_micro = 1;
+    p->global_batch = p->micro_batch;
+    p->stages[0] = (tsl_plan_stage_t){
+        .first_layer = 0, .n_layers = 2, .first_device = 0, .n_devices = G, .inflight = 1};
+    p->layer[0] = *a;
+    p->layer[1] = *b;
+}
+
+/* One direction on every rank: the executor's kind, group size and the samples
+ * the group gathers (size × held) against the planner's move. */
+static int agree_dir(const tsl_exec_move_t *x, const tsl_exec_group_t *groups,
+                     const tsl_relayout_move_t *m, uint32_t mb)
+{
+    switch (m->kind) {
+    case TSL_RELAYOUT_NONE: return x->kind == TSL_EXEC_MOVE_NONE;
+    case TSL_RELAYOUT_SLICE: return x->kind == TSL_EXEC_MOVE_SLICE;
+    case TSL_RELAYOUT_GATHER:
+    case TSL_RELAYOUT_WHOLE:
+        return x->kind == TSL_EXEC_MOVE_GATHER && x->group >= 0 && groups[x->group].size == m->k &&
+               m->k * x->from_b == mb / m->width;
+    }
+    return 0;
+}
+
+/* Every pair of strategies of a G-device stage (Takeaway #3: no DP × SDP mix, which
+ * the executor refuses), on every rank. */
+static void agree_with_executor(uint32_t G, uint32_t *pairs, uint32_t *gathers, uint32_t *wholes)
+{
+    static tsl_strategy_t all[TSL_STRATEGY_MAX];
+    static uint32_t layout[TSL_STRATEGY_MAX];
+    static tsl_plan_t p;
+    uint32_t scratch[3 * 64];
+    tsl_err_t err = {0};
+    tsl_strategy_opts_t o = tsl_strategy_opts_default();
+    o.allow_ckpt = false;
+    int n = tsl_strategy_enumerate(G, &o, all, layout, TSL_STRATEGY_MAX, &err);
+    CHECK(n > 0, "enumerate %u: %s", G, err.msg);
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) {
+            tsl_relayout_t r;
+            CHECK(tsl_relayout_plan(&all[i], &all[j], NULL, 0, scratch, &r, &err) == 0, "%s",
+                  err.msg);
+            two_layer_plan(&all[i], &all[j], G, &p);
+            (*pairs)++;
+            *gathers += r.fwd.kind == TSL_RELAYOUT_GATHER;
+            *wholes += r.fwd.kind == TSL_RELAYOUT_WHOLE;
+            for (uint32_t me = 0; me < G; me++) {
+                tsl_exec_layer_t L[2];
+                tsl_exec_group_t *groups = NULL;
+                uint32_t ng = 0, ns = 0;
+                if (tsl_exec_stage_layout(&p, 0, me, L, &groups, &ng, &ns, &err) != 0) {
+                    CHECK(0, "executor refused G %u pair %d > %d: %s", G, i, j, err.msg);
+                    return;
+                }
+                int ok = agree_dir(&L[1].in_fwd, groups, &r.fwd, p.micro_batch) &&
+                         agree_dir(&L[1].in_bwd, groups, &r.bwd, p.micro_batch);
+                if (!ok && bad++ < 5) {
+                    char a[64], b[64];
+                    tsl_strategy_format(&all[i], a, sizeof(a));
+                    tsl_strategy_format(&all[j], b, sizeof(b));
+                    CHECK(0, "G %u %s > %s rank %u: planner %s/%s k %u/%u, executor kinds %d/%d", G,
+                          a, b, me, tsl_relayout_kind_name(r.fwd.kind),
+                          tsl_relayout_kind_name(r.bwd.kind), r.fwd.k, r.bwd.k,
+                          (int)L[1].in_fwd.kind, (int)L[1].in_bwd.kind);
+                }
+                free(groups);
+            }
+            /* Slice-Gather's pairs: a slice one way is a gather by need the other */
+            bool paired =
+                (r.fwd.kind == TSL_RELAYOUT_SLICE) == (r.bwd.kind == TSL_RELAYOUT_GATHER) &&
+                (r.fwd.kind == TSL_RELAYOUT_WHOLE) == (r.bwd.kind == TSL_RELAYOUT_WHOLE) &&
+                (r.fwd.kind == TSL_RELAYOUT_NONE) == tsl_strategy_same_layout(&all[i], &all[j]);
+            CHECK(paired, "G %u pair %d > %d: forward %s, backward %s", G, i, j,
+                  tsl_relayout_kind_name(r.fwd.kind), tsl_relayout_kind_name(r.bwd.kind));
+        }
+    }
+}
+
+static void exhaustive(void)
+{
+    static const uint32_t sizes[] = {1, 2, 4, 6, 8, 12, 16};
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        uint32_t pairs = 0, gathers = 0, wholes = 0;
+        agree_with_executor(sizes[s], &pairs, &gathers, &wholes);
+        printf("G %2u: %u strategy pairs agree with the executor (%u gather by need, %u whole "
+               "forward)\n",
+               sizes[s], pairs, gathers, wholes);
+        if (sizes[s] >= 4)
+            CHECK(gathers > 0 && wholes > 0, "G %u: both gathers occur", sizes[s]);
+    }
+}
+
+/* Λ per stage size: what the search's R tables are per layer class (Λ × Λ). Without
+ * DP × SDP mixes a layout is (t, data inner or TP inner), t | G: for 8 devices
+ * tp8, data8, and t = 2, 4 each way = 6; 16: 8; 32: 10. */
+static void layout_counts(void)
+{
+    static tsl_strategy_t all[TSL_STRATEGY_MAX];
+    static uint32_t layout[TSL_STRATEGY_MAX];
+    static const uint32_t G[] = {8, 16, 32}, want[] = {6, 8, 10};
+    tsl_strategy_opts_t o = tsl_strategy_opts_default();
+    o.allow_sp = o.allow_zero = o.allow_selective = true; /* twins share their tree's layout */
+    for (int g = 0; g < 3; g++) {
+        tsl_err_t err = {0};
+        int n = tsl_strategy_enumerate(G[g], &o, all, layout, TSL_STRATEGY_MAX, &err);
+        uint32_t k = 0;
+        for (int i = 0; i < n; i++)
+            k = layout[i] + 1 > k ? layout[i] + 1 : k;
+        printf("G %u: %d strategies, %u layouts\n", G[g], n, k);
+        CHECK(n > 0 && k == want[g], "G %u: %u layouts, want %u", G[g], k, want[g]);
+    }
+}
+
+static void bad_input(void)
+{
+    tsl_strategy_t a = parse("dp4"), b = parse("tp8");
+    tsl_relayout_t r;
+    uint32_t scratch[3 * 8];
+    tsl_err_t err = {0};
+    CHECK(tsl_relayout_plan(&a, &b, NULL, 0, scratch, &r, &err) == -1 &&
+              strstr(err.msg, "span 4 and 8 devices"),
+          "group sizes differ: %s", err.msg);
+    CHECK(tsl_relayout_plan(&a, &a, NULL, 0, NULL, &r, &err) == -1 && strstr(err.msg, "scratch"),
+          "no scratch: %s", err.msg);
+    tsl_cluster_t c;
+    CHECK(tsl_cluster_parse_spec(&c, "4xA100-80G", &err) == 0, "%s", err.msg);
+    CHECK(tsl_relayout_plan(&a, &a, &c, 2, scratch, &r, &err) == -1 &&
+              strstr(err.msg, "outside the cluster"),
+          "block outside: %s", err.msg);
+    CHECK(tsl_relayout_plan(&a, &a, &c, 0, scratch, &r, &err) == 0 &&
+              r.fwd.kind == TSL_RELAYOUT_NONE && r.fwd.bw == INFINITY,
+          "same layout on a cluster: nothing moves");
+    tsl_cluster_free(&c);
+}
+
+/* Σ over the layer boundaries inside stage s of plan p: R's forward and backward
+ * parts (recomputed pair by pair) and the layers' own forward and forward+backward
+ * times, all for one micro-batch; the number of layout changes. */
+typedef struct stage_sum {
+    double r_fwd, r_bwd, fwd, fb;
+    uint32_t changes;
+} stage_sum_t;
+
+static stage_sum_t stage_sum(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_plan_t *p,
+                             uint32_t s)
+{
+    stage_sum_t out = {0, 0, 0, 0, 0};
+    const tsl_plan_stage_t *st = &p->stages[s];
+    tsl_cost_env_t env;
+    tsl_err_t err = {0};
+    uint32_t *scratch = calloc(3 * (size_t)st->n_devices, sizeof(uint32_t));
+    CHECK(scratch && tsl_cost_env_init(&env, c, st->first_device, st->n_devices, &err) == 0, "%s",
+          err.msg);
+    for (uint32_t i = st->first_layer; i < st->first_layer + st->n_layers; i++) {
+        tsl_layer_cost_t lc;
+        tsl_cost_layer(&env, &m->layers[i], &p->layer[i], NULL, p->micro_batch, &lc);
+        out.fwd += lc.fwd_s;
+        out.fb += lc.fwd_s + lc.bwd_s;
+        if (i == st->first_layer)
+            continue;
+        tsl_relayout_t mv;
+        tsl_transition_cost_t t;
+        CHECK(tsl_relayout_plan(&p->layer[i - 1], &p->layer[i], c, st->first_device, scratch, &mv,
+                                &err) == 0,
+              "%s", err.msg);
+        tsl_cost_transition(&env, &m->layers[i], &mv, p->micro_batch, &t);
+        out.r_fwd += t.fwd_s;
+        out.r_bwd += t.bwd_s;
+        out.changes += !tsl_strategy_same_layout(&p->layer[i - 1], &p->layer[i]);
+    }
+    free(scratch);
+    return out;
+}
+
+#define REL 1e-9
+
+/*
+ * A given stage of 4 A100s, three equal encoders as DP4 → TP4 → DP4, one
+ * micro-batch of 4. X = bnd · 4; bw the node's NVLink. DP4 → TP4 narrows: forward
+ * gathers 3/4 · X over 4 ranks, backward slices; TP4 → DP4 widens: forward
+ * slices, backward gathers 3/4 · X. The stage pays 3/2 · X / bw in all, 3/4 of it
+ * in forward — where the old price was 2 · (3/4 · X / 1 + 3/4 · X / 4) = 15/8 X.
+ */
+static void eval_by_hand(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    tsl_layer_t l = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_model_init(&m, "three-layers");
+    for (int i = 0; i < 3; i++)
+        CHECK(tsl_model_add(&m, &l, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c, "4xA100-80G", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    tsl_plan_t g, out;
+    tsl_plan_init(&g);
+    g.pp = 1;
+    g.n_layers = 3;
+    g.micro_batch = 4;
+    g.n_micro = 1;
+    g.global_batch = 4;
+    g.layer[0] = parse("dp4");
+    g.layer[1] = parse("tp4");
+    g.layer[2] = parse("dp4");
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "eval: %s", err.msg);
+    double X = (double)m.layers[1].bnd_act_bytes * 4, bw = c.nodes[0].intra_bw;
+    stage_sum_t sum = stage_sum(&m, &c, &out, 0);
+    CHECK_NEAR(sum.r_fwd, 0.75 * X / bw, REL, "R forward: dp4 > tp4 gathers 3/4 X");
+    CHECK_NEAR(sum.r_bwd, 0.75 * X / bw, REL, "R backward: tp4 > dp4 gathers 3/4 X");
+    CHECK_NEAR(out.stages[0].time_nosync_s - sum.fb, 1.5 * X / bw, REL,
+               "the stage pays 3/2 X / bw (old price 15/8 X / bw)");
+    CHECK_NEAR(out.stages[0].fwd_s - sum.fwd, 0.75 * X / bw, REL,
+               "the forward part holds the forward gather only");
+    printf("dp4 > tp4 > dp4, X = %.0f B: R %.3g s (forward %.3g s), old price %.3g s\n", X,
+           sum.r_fwd + sum.r_bwd, sum.r_fwd, 15.0 / 8 * X / bw);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
+/*
+ * The search prices R by the pair: the best plan for a small GPT on 8 GPUs (the
+ * one tests/test_exec.c runs) and on 2 × 8 changes layouts inside its stages;
+ * every stage's time less its layers' is the R of its changes, recomputed pair
+ * by pair, and its forward part the forward moves only. Which plan wins is not
+ * asserted: R is.
+ */
+static void searched(const char *cluster, uint32_t batch)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
+                            .layers = 4,
+                            .hidden = 32,
+                            .ffn_hidden = 128,
+                            .heads = 4,
+                            .seq_len = 8,
+                            .vocab = 64,
+                            .positions = 8,
+                            .tied_head = true};
+    tsl_request_t rq;
+    tsl_search_result_t *res = calloc(1, sizeof(*res));
+    CHECK(res && !tsl_model_build(&spec, "gpt-tiny", &m, &err), "%s", err.msg);
+    CHECK(!tsl_cluster_parse_spec(&c, cluster, &err), "%s", err.msg);
+    tsl_request_init(&rq);
+    rq.global_batch = batch;
+    CHECK(tsl_search(&m, &c, &rq, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    const tsl_plan_t *p = &res->best;
+    uint32_t changes = 0;
+    double r_all = 0;
+    for (uint32_t s = 0; p->valid && !p->sublayer && s < p->pp; s++) {
+        const tsl_plan_stage_t *st = &p->stages[s];
+        stage_sum_t sum = stage_sum(&m, &c, p, s);
+        changes += sum.changes;
+        r_all += sum.r_fwd + sum.r_bwd;
+        CHECK_NEAR(st->time_nosync_s - st->p2p_s - sum.fb, sum.r_fwd + sum.r_bwd, REL,
+                   "%s stage %u: time less layers = R", cluster, s);
+        CHECK_NEAR(st->fwd_s - sum.fwd, sum.r_fwd, REL, "%s stage %u: forward R", cluster, s);
+    }
+    printf("searched on %s: pp %u, micro-batch %u x %u, %u layout changes, R %.3g s per "
+           "micro-batch\n",
+           cluster, p->pp, p->micro_batch, p->n_micro, changes, r_all);
+    CHECK(p->valid && !p->sublayer && changes >= 1, "%s: the plan changes layouts (%u)", cluster,
+          changes);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+    free(res);
+}
+
+int main(void)
+{
+    exec_stage_a();
+    exec_stage_b();
+    exhaustive();
+    layout_counts();
+    bad_input();
+    eval_by_hand();
+    searched("8xA100-80G", 8);
+    searched("2x8xA100-80G:ib200", 16);
+    return CHECK_DONE();
+}
