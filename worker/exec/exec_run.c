@@ -1,9 +1,12 @@
 /*
  * tessel-exec-run — try the stage executor from flags: a GPT-style block stack
- * (causal attention, fused by query chunks or --unfused-attn; with --vocab a token
- * embedding, --positions, and an LM head, --tied), a uniform plan (pp stages of
- * tp × dp devices), every rank run for W + N iterations, one report per rank
- * (docs/executor.md). Flags are checked here, a bad combination named by its flags.
+ * (causal attention or --not-causal, fused by query chunks or --unfused-attn; with
+ * --vocab a token embedding, --positions, and an LM head, --tied), or Llama-family
+ * blocks (--rms-norm, --no-bias, --gated, --kv-heads, --window; --llama), a uniform
+ * plan (pp stages of tp × dp devices, --interleave v chunks each), every rank run for
+ * W + N iterations, one report per rank (docs/executor.md). Flags are checked here, a
+ * bad value or combination named by its flags; what the executor refuses (a plan or
+ * layer it does not run) is found before any rank starts and said once, exit 2.
  *
  *   loopback  all ranks as threads of this process;
  *   tcp       all ranks as forked processes on 127.0.0.1:--port.., or only --rank R
@@ -28,6 +31,9 @@ typedef struct run_cfg {
     uint32_t positions;    /* learned position rows of the embedding; 0: none */
     bool tied, unfused;    /* tied head; attention keeps its s×s scores */
     bool attn_chunk_given; /* --attn-chunk was given (its value is opts.attn_chunk) */
+    bool rms_norm, no_bias, gated, no_dropout, not_causal; /* the model layer's flags */
+    bool kv_given, window_given, interleave_given;         /* the flags were given */
+    uint32_t kv_heads, window, interleave;                 /* 0: as heads, no window, plain 1F1B */
     tsl_exec_plan_spec_t spec;
     tsl_exec_opts_t opts;
     const char *devops, *comm, *host, *nccl_id;
@@ -44,6 +50,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: tessel-exec-run [--layers N] [--hidden H] [--heads A] [--seq S] [--ffn F]\n"
             "         [--vocab V [--positions P] [--tied]] [--unfused-attn | --attn-chunk C]\n"
+            "         [--llama] [--rms-norm] [--no-bias] [--gated] [--kv-heads K] [--window W]\n"
+            "         [--not-causal] [--interleave V]\n"
             "         [--mbs B] [--micro M] [--pp P] [--dp D] [--sdp] [--tp T] [--ckpt]\n"
             "         [--devops cpu|cuda] [--comm loopback|tcp|nccl] [--warmup W] [--iters N]\n"
             "         [--seed S] [--sgd] [--lr X] [--no-overlap] [--mem-limit BYTES]\n"
@@ -56,7 +64,18 @@ static void usage(FILE *f)
             "  --unfused-attn keeps each layer's s x s softmax output until backward (a\n"
             "  framework without a fused kernel); else attention is fused by query chunks and\n"
             "  --attn-chunk C forces C query rows per chunk (C >= 1; default: the engine's rule)\n"
-            "  to trade the workspace (2 x heads x C x seq) against per-chunk launch overhead.\n");
+            "  to trade the workspace (2 x heads x C x seq) against per-chunk launch overhead.\n"
+            "  Llama-family layers: --rms-norm (RMSNorm, a scale only), --no-bias (linear\n"
+            "  layers without biases), --gated (SwiGLU FFN: gate and up projections, each\n"
+            "  --ffn wide, the planner's ffn_hidden; --ffn defaults to 4 x hidden either way),\n"
+            "  --kv-heads K (grouped-query attention: K >= 1 K/V heads dividing --heads; --tp\n"
+            "  must divide K), --window W (sliding window: query q sees keys (q - W, q];\n"
+            "  W >= 1). --llama sets exactly --rms-norm --no-bias --gated and the model's\n"
+            "  no-dropout (the executor runs no dropout in any case); it sets no --kv-heads,\n"
+            "  --window or --ffn. --not-causal: every query sees every key (BERT, ViT); the\n"
+            "  executor refuses it with a --window shorter than --seq. --interleave V: V model\n"
+            "  chunks per stage, Megatron-LM's interleaved 1F1B (V >= 1, 1: plain 1F1B; V >= 2\n"
+            "  needs --pp >= 2 and --micro a multiple of --pp, and a layer in every chunk).\n");
 }
 
 /* A whole number for --flag, strictly: digits only, in range. */
@@ -90,6 +109,11 @@ static void set_string(run_cfg_t *c, int ch, const char *arg)
     case 'j': c->json = true; break;
     case 'T': c->tied = true; break;
     case 'U': c->unfused = true; break;
+    case 'N': c->rms_norm = true; break;
+    case 'B': c->no_bias = true; break;
+    case 'G': c->gated = true; break;
+    case 'X': c->not_causal = true; break;
+    case 'Y': c->rms_norm = c->no_bias = c->gated = c->no_dropout = true; break;
     }
 }
 
@@ -118,28 +142,29 @@ static bool set_number(run_cfg_t *c, int ch, uint64_t v)
     case 'r': c->rank = (int)u; break;
     case 'P': c->port = (int)u; break;
     case 'D': c->device = (int)u; break;
+    case 'K': c->kv_heads = u, c->kv_given = true; break;
+    case 'W': c->window = u, c->window_given = true; break;
+    case 'v': c->interleave = u, c->interleave_given = true; break;
     default: return false;
     }
     return true;
 }
 
-static const struct option opts_long[] = {{"layers", 1, 0, 'L'},       {"hidden", 1, 0, 'H'},
-                                          {"heads", 1, 0, 'A'},        {"seq", 1, 0, 'S'},
-                                          {"ffn", 1, 0, 'F'},          {"vocab", 1, 0, 'V'},
-                                          {"positions", 1, 0, 'Q'},    {"tied", 0, 0, 'T'},
-                                          {"unfused-attn", 0, 0, 'U'}, {"attn-chunk", 1, 0, 'C'},
-                                          {"mbs", 1, 0, 'b'},          {"micro", 1, 0, 'm'},
-                                          {"pp", 1, 0, 'p'},           {"dp", 1, 0, 'd'},
-                                          {"sdp", 0, 0, 'z'},          {"tp", 1, 0, 't'},
-                                          {"ckpt", 0, 0, 'c'},         {"devops", 1, 0, 'o'},
-                                          {"comm", 1, 0, 'x'},         {"warmup", 1, 0, 'w'},
-                                          {"iters", 1, 0, 'n'},        {"seed", 1, 0, 's'},
-                                          {"sgd", 0, 0, 'g'},          {"lr", 1, 0, 'l'},
-                                          {"no-overlap", 0, 0, 'O'},   {"mem-limit", 1, 0, 'M'},
-                                          {"rank", 1, 0, 'r'},         {"host", 1, 0, 'h'},
-                                          {"port", 1, 0, 'P'},         {"device", 1, 0, 'D'},
-                                          {"nccl-id", 1, 0, 'I'},      {"json", 0, 0, 'j'},
-                                          {"help", 0, 0, '?'},         {0, 0, 0, 0}};
+static const struct option opts_long[] = {
+    {"layers", 1, 0, 'L'},     {"hidden", 1, 0, 'H'},     {"heads", 1, 0, 'A'},
+    {"seq", 1, 0, 'S'},        {"ffn", 1, 0, 'F'},        {"vocab", 1, 0, 'V'},
+    {"positions", 1, 0, 'Q'},  {"tied", 0, 0, 'T'},       {"unfused-attn", 0, 0, 'U'},
+    {"attn-chunk", 1, 0, 'C'}, {"mbs", 1, 0, 'b'},        {"micro", 1, 0, 'm'},
+    {"pp", 1, 0, 'p'},         {"dp", 1, 0, 'd'},         {"sdp", 0, 0, 'z'},
+    {"tp", 1, 0, 't'},         {"ckpt", 0, 0, 'c'},       {"devops", 1, 0, 'o'},
+    {"comm", 1, 0, 'x'},       {"warmup", 1, 0, 'w'},     {"iters", 1, 0, 'n'},
+    {"seed", 1, 0, 's'},       {"sgd", 0, 0, 'g'},        {"lr", 1, 0, 'l'},
+    {"no-overlap", 0, 0, 'O'}, {"mem-limit", 1, 0, 'M'},  {"rank", 1, 0, 'r'},
+    {"host", 1, 0, 'h'},       {"port", 1, 0, 'P'},       {"device", 1, 0, 'D'},
+    {"nccl-id", 1, 0, 'I'},    {"json", 0, 0, 'j'},       {"rms-norm", 0, 0, 'N'},
+    {"no-bias", 0, 0, 'B'},    {"gated", 0, 0, 'G'},      {"kv-heads", 1, 0, 'K'},
+    {"window", 1, 0, 'W'},     {"not-causal", 0, 0, 'X'}, {"llama", 0, 0, 'Y'},
+    {"interleave", 1, 0, 'v'}, {"help", 0, 0, '?'},       {0, 0, 0, 0}};
 
 /* 0: run; 1: --help was answered; -1: a bad flag (said on stderr). */
 static int parse(run_cfg_t *c, int argc, char **argv)
@@ -167,6 +192,34 @@ static int parse(run_cfg_t *c, int argc, char **argv)
     return 0;
 }
 
+/* The Llama-family and schedule flags' values; NULL when they are fine. What needs
+ * the TP degree or the micro-batch count (K/V heads over --tp, micro-batches over the
+ * stages) the executor checks: preflight() says its refusal. */
+static const char *check_llama(const run_cfg_t *c, char *buf, size_t cap)
+{
+    if (c->kv_given && !c->kv_heads)
+        return "--kv-heads 0: give at least 1 K/V head (leave it out for one per head)";
+    if (c->kv_given && c->heads % c->kv_heads) {
+        snprintf(buf, cap,
+                 "--kv-heads %u does not divide --heads %u: each K/V head serves "
+                 "a whole group of query heads",
+                 c->kv_heads, c->heads);
+        return buf;
+    }
+    if (c->window_given && !c->window)
+        return "--window 0: give at least 1 key per query (leave it out for no window)";
+    if (c->interleave_given && !c->interleave)
+        return "--interleave 0: give at least 1 model chunk per stage (1: plain 1F1B)";
+    if (c->interleave > 1 && c->spec.pp < 2) {
+        snprintf(buf, cap,
+                 "--interleave %u needs --pp 2 or more: the chunks of a stage "
+                 "take turns with the other stages'",
+                 c->interleave);
+        return buf;
+    }
+    return NULL;
+}
+
 /* Combinations the model cannot have, named by their flags. */
 static int check(const run_cfg_t *c)
 {
@@ -184,6 +237,8 @@ static int check(const run_cfg_t *c)
         why = "--attn-chunk with --unfused-attn: unfused attention is one chunk of the sequence";
     else if (c->attn_chunk_given && !c->opts.attn_chunk)
         why = "--attn-chunk 0: give at least 1 query row (leave it out for the engine's rule)";
+    else
+        why = check_llama(c, buf, sizeof(buf));
     if (why)
         fprintf(stderr, "tessel-exec-run: %s\n", why);
     return why ? -1 : 0;
@@ -196,8 +251,14 @@ static int build(run_cfg_t *c, tsl_err_t *err)
                      .hidden = c->hidden,
                      .ffn_hidden = c->ffn ? c->ffn : 4 * c->hidden,
                      .heads = c->heads,
-                     .causal = true, /* as the executor's attention is */
-                     .unfused_attn = c->unfused};
+                     .causal = !c->not_causal,
+                     .unfused_attn = c->unfused,
+                     .rms_norm = c->rms_norm,
+                     .no_bias = c->no_bias,
+                     .gated_ffn = c->gated,
+                     .no_dropout = c->no_dropout,
+                     .kv_heads = c->kv_heads,
+                     .attn_window = c->window};
     tsl_model_init(&c->model, "exec-gpt");
     if (c->vocab) {
         tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING,
@@ -219,7 +280,25 @@ static int build(run_cfg_t *c, tsl_err_t *err)
         if (tsl_model_add(&c->model, &head, err))
             return -1;
     }
-    return tsl_exec_uniform_plan(&c->model, &c->spec, &c->plan, err);
+    if (tsl_exec_uniform_plan(&c->model, &c->spec, &c->plan, err))
+        return -1;
+    c->plan.interleave = c->interleave; /* the uniform plan is plain 1F1B */
+    return 0;
+}
+
+/* Every rank's work made and dropped before any rank starts, so that what the
+ * executor refuses (heads or K/V heads --tp does not split, a non-causal window,
+ * micro-batches not a multiple of --pp under --interleave, ...) is said once, by the
+ * executor, rather than by every rank or after the others wait on it. */
+static int preflight(const run_cfg_t *c, tsl_err_t *err)
+{
+    for (uint32_t r = 0; r < c->plan.n_devices; r++) {
+        tsl_exec_rank_t rk;
+        if (tsl_exec_rank_from_plan(&c->plan, &c->model, r, &rk, err))
+            return -1;
+        tsl_exec_rank_free(&rk);
+    }
+    return 0;
 }
 
 static tsl_devops_t *make_dev(run_cfg_t *c, tsl_err_t *err)
@@ -379,7 +458,7 @@ int main(int argc, char **argv)
         return pr > 0 ? 0 : 2;
     if (check(&c))
         return 2;
-    if (build(&c, &err)) {
+    if (build(&c, &err) || preflight(&c, &err)) {
         fprintf(stderr, "tessel-exec-run: %s\n", err.msg);
         tsl_model_free(&c.model);
         return 2;
