@@ -6,6 +6,8 @@
 #   --attn-chunk N   a smaller workspace with small chunks, same loss
 #   --positions P    P·h more parameters in the model states
 #   --tied           the head's padded V·h parameters gone; across pp 2 the same loss
+#   --gated, --kv-heads, --rms-norm, --no-bias, --llama: the parameters by the formulas
+#   --window, --not-causal: another loss; --interleave 2: pp 2's loss, bitwise
 # (cpu, Adam: parameter, gradient and two moments in float32, 16 bytes per parameter;
 # the vocabulary padded to a multiple of 128 at tp 1 — exec.h.)
 #
@@ -82,6 +84,50 @@ runs tie1 $voc --layers 2 --micro 2 --positions 32 --tied &&
     [ "$(wc -l <"$tmp/tie2")" -eq 2 ] && same_loss tie1 tie2 0 1 &&
     ok "--tied over pp 2: the last stage's loss is pp 1's" || bad "--tied --pp 2: $(cat "$tmp/tie2")"
 
+# ---- Llama-family layers: parameters by the formulas (h 32, f 128 = 4h, 4 heads of 8)
+lla="--layers 1 --hidden 32 --heads 4 --seq 16 --mbs 1 --micro 1"
+# shellcheck disable=SC2086
+if runs gpt $lla && runs gated $lla --gated && runs kv2 $lla --kv-heads 2 &&
+    runs rms $lla --rms-norm && runs nobias $lla --no-bias && runs llama $lla --llama &&
+    runs llama3 $lla --rms-norm --no-bias --gated; then
+    s0=$(field state_bytes "$tmp/gpt")
+    d() { echo $((s0 - $(field state_bytes "$tmp/$1"))); }
+    # SwiGLU: the up projection is gate | up, 2f columns: + h·f weights + f biases
+    [ "$(d gated)" -eq $((-(32 * 128 + 128) * 16)) ] && ok "--gated: +h·f+f parameters" ||
+        bad "--gated: state bytes $(d gated) fewer, expected $((-(32 * 128 + 128) * 16))"
+    # 2 K/V heads of 8: K and V 16 wide, not 32: − 2·h·16 weights − 2·16 biases
+    [ "$(d kv2)" -eq $(((2 * 32 * 16 + 2 * 16) * 16)) ] && ok "--kv-heads 2: −2·h·(h−e)−2·(h−e)" ||
+        bad "--kv-heads 2: state bytes $(d kv2) fewer, expected $(((2 * 32 * 16 + 2 * 16) * 16))"
+    # two norms of scale only: − 2·h
+    [ "$(d rms)" -eq $((2 * 32 * 16)) ] && ok "--rms-norm: −2·h parameters" ||
+        bad "--rms-norm: state bytes $(d rms) fewer, expected $((2 * 32 * 16))"
+    # biases of QKV (3h), output (h), FFN up (f) and down (h)
+    [ "$(d nobias)" -eq $(((3 * 32 + 32 + 128 + 32) * 16)) ] && ok "--no-bias: −(5h+f) parameters" ||
+        bad "--no-bias: state bytes $(d nobias) fewer, expected $(((3 * 32 + 32 + 128 + 32) * 16))"
+    [ "$(field state_bytes "$tmp/llama")" -eq "$(field state_bytes "$tmp/llama3")" ] &&
+        same_loss llama llama3 && ok "--llama = --rms-norm --no-bias --gated" ||
+        bad "--llama: $(cat "$tmp/llama"), the three flags: $(cat "$tmp/llama3")"
+fi
+# attention's reach: a window of 4 keys at seq 16, and every key, each change the loss
+# (the same weights and data: the seed fixes them whatever the flags)
+differ() {
+    [ "$(field loss "$tmp/$1")" != "$(field loss "$tmp/$2")" ] && [ -n "$(field loss "$tmp/$1")" ]
+}
+# shellcheck disable=SC2086
+runs win4 $lla --window 4 && runs win16 $lla --window 16 && runs full $lla --not-causal && {
+    differ gpt win4 && ok "--window 4 at seq 16: another loss" || bad "--window 4: same loss as none"
+    same_loss gpt win16 && ok "--window 16 at seq 16: no window's loss" || bad "--window 16: loss differs"
+    differ gpt full && ok "--not-causal: another loss" || bad "--not-causal: same loss as causal"
+}
+# interleaved 1F1B computes the same function in the same reduction order: bitwise
+# shellcheck disable=SC2086
+runs il1 $lla --layers 4 --pp 2 --micro 4 --interleave 1 &&
+    runs il2 $lla --layers 4 --pp 2 --micro 4 --interleave 2 &&
+    [ "$(wc -l <"$tmp/il2")" -eq 2 ] && [ -n "$(field loss "$tmp/il1" 1)" ] &&
+    [ "$(field loss "$tmp/il1" 1)" = "$(field loss "$tmp/il2" 1)" ] &&
+    ok "--interleave 2 at pp 2, 4 micro-batches: --interleave 1's loss, bitwise" ||
+    bad "--interleave 2: $(cat "$tmp/il2"); 1: $(cat "$tmp/il1")"
+
 # ---- bad combinations and values: exit 2, one line naming the flag
 refuse() {
     local want=$1
@@ -102,10 +148,21 @@ refuse "--attn-chunk 0" --attn-chunk 0
 refuse "--attn-chunk '-4'" --attn-chunk -4
 refuse "--positions '1k'" --vocab 50 --positions 1k
 refuse "'extra': not a flag" --tied --vocab 50 extra
+refuse "--kv-heads 0" --kv-heads 0
+refuse "--kv-heads 3 does not divide --heads 4" --kv-heads 3 --heads 4
+refuse "--kv-heads 'x'" --kv-heads x
+refuse "--window 0" --window 0
+refuse "--interleave 0" --interleave 0
+refuse "--interleave 2 needs --pp 2 or more" --interleave 2
+# what the executor refuses reaches the user once, in its words
+refuse "2 K/V heads do not group 4 query heads and split 4 ways" --kv-heads 2 --heads 4 --tp 4
+refuse "does not run a window over non-causal attention" --not-causal --window 4 --seq 32
+refuse "n_micro 3 is not a multiple of pp 2" --layers 4 --pp 2 --micro 3 --interleave 2
 
 # --help answers on stdout, exit 0, naming every model flag
 if "$run" --help >"$tmp/help" 2>&1; then
-    for f in --unfused-attn --attn-chunk --positions --tied; do
+    for f in --unfused-attn --attn-chunk --positions --tied --rms-norm --no-bias --gated \
+        --kv-heads --window --not-causal --llama --interleave; do
         grep -q -- "$f" "$tmp/help" || bad "--help lacks $f"
     done
     ok "--help"
