@@ -6,8 +6,10 @@
 #      gradient within bf16 tolerance): tests/test_exec_cuda.c;
 #   2. 1-GPU timings of GPT block stacks (with and without checkpointing; with a 50k
 #      vocabulary, untied and tied with learned positions; fused and unfused attention
-#      at seq 2048);
-#   3. with 2 or more GPUs: dp = all GPUs over NCCL, one process per GPU.
+#      at seq 2048) and of a Llama-like stack (SwiGLU, RMSNorm, no biases, 8 K/V heads);
+#   3. with 2 or more GPUs: dp = all GPUs over NCCL, one process per GPU; then pp 2 on
+#      two GPUs, plain and interleaved 1F1B (--interleave 2; it needs pp >= 2, so it
+#      has no one-GPU row).
 # Usage: sh bench/exec_gpu_check.sh [build-dir]   (prints tables; exits non-zero only
 # when the check in 1 fails or something does not build)
 set -eu
@@ -44,7 +46,8 @@ for cfg in "--layers 8 --hidden 1024 --heads 16 --seq 1024 --mbs 8 --micro 2" \
            "--layers 8 --hidden 2048 --heads 16 --seq 1024 --mbs 4 --micro 2 --ckpt" \
            "--layers 4 --hidden 4096 --heads 32 --seq 2048 --mbs 1 --micro 4 --vocab 50304" \
            "--layers 4 --hidden 4096 --heads 32 --seq 2048 --mbs 1 --micro 4 --vocab 50304 --positions 2048 --tied" \
-           "--layers 4 --hidden 4096 --heads 32 --seq 2048 --mbs 1 --micro 4 --vocab 50304 --unfused-attn"; do
+           "--layers 4 --hidden 4096 --heads 32 --seq 2048 --mbs 1 --micro 4 --vocab 50304 --unfused-attn" \
+           "--llama --kv-heads 8 --heads 32 --hidden 4096 --ffn 11008 --seq 2048 --layers 4 --mbs 1 --micro 4"; do
     # shellcheck disable=SC2086
     out=$("$B/tessel-exec-run" --devops cuda $cfg --warmup 3 --iters 10 2>&1 | tail -1)
     printf '%-72s %s\n' "$(echo "$cfg" | sed 's/--//g')" "$out"
@@ -63,4 +66,15 @@ if [ "$n" -ge 2 ]; then
         r=$((r + 1))
     done
     wait
+    echo "== 3b. pp 2 over NCCL on GPUs 0 and 1: plain and interleaved 1F1B"
+    for v in 1 2; do
+        echo "-- interleave $v"
+        rm -f "$id"
+        for r in 0 1; do
+            "$B/tessel-exec-run" --devops cuda --comm nccl --rank "$r" --device "$r" --nccl-id "$id" \
+                --layers 8 --hidden 2048 --heads 16 --seq 1024 --mbs 4 --micro 8 --pp 2 \
+                --interleave "$v" --warmup 3 --iters 10 &
+        done
+        wait
+    done
 fi
