@@ -28,6 +28,9 @@
  * splitting the K/V heads too) and a causal sliding window (attn_window: query q sees
  * keys (q − w, q], masked key blocks skipped). No rotary position embedding: the
  * planner prices none (elementwise, small), so Llama runs without positions.
+ * Parallel blocks (parallel_block: GPT-J, NeoX, Falcon, Phi): y = x + attn(LN(x)) +
+ * ffn(LN'(x)), both row-parallel outputs summed before one TP all-reduce in forward and
+ * both branches' norm-output gradients in one in backward; shared_norm: LN' = LN.
  *
  * Layer kinds: ENCODER, ATTENTION, FFN (sub-layer blocks), EMBEDDING (a token lookup,
  * plus a learned position table, replicated, when the model's layer has positions;
