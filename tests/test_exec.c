@@ -1442,8 +1442,7 @@ static void refused(tsl_model_t *m, uint32_t tp, const char *want, const char *w
 }
 
 /* What is left refused of the Llama family's neighbours: K/V heads a TP degree does not
- * split (K/V heads that do not group the query heads the model itself refuses),
- * parallel blocks (NeoX). */
+ * split (K/V heads that do not group the query heads the model itself refuses). */
 static void llama_refusals(void)
 {
     tsl_err_t err = {0};
@@ -1451,37 +1450,18 @@ static void llama_refusals(void)
     model_llama(&m, 0);
     refused(&m, 4, "2 K/V heads do not group 4 query heads and split 4 ways", "tp 4 over 2 K/V");
     tsl_model_free(&m);
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 8,
-                     .hidden = 32,
-                     .ffn_hidden = 64,
-                     .heads = 4,
-                     .parallel_block = true};
-    tsl_model_init(&m, "parallel");
-    CHECK(!tsl_model_add(&m, &l, &err), "%s", err.msg);
-    refused(&m, 1, "parallel attention and FFN", "a parallel block");
-    tsl_model_free(&m);
+    (void)err;
 }
 
-/* One rank's cpu peak and model-state bytes for n Llama layers (seq 64, h 64, FFN 96
- * gated, 4 query / 2 K/V heads), micro-batch 2, one micro-batch, no checkpointing. */
-static void llama_peak_of(uint32_t n, uint64_t *peak, uint64_t *states, tsl_layer_t *out)
+/* One rank's cpu peak and model-state bytes for n copies of layer l (its derived form
+ * in *out), micro-batch 2, one micro-batch, no checkpointing. */
+static void peak_of(const tsl_layer_t *l, uint32_t n, uint64_t *peak, uint64_t *states,
+                    tsl_layer_t *out)
 {
     tsl_err_t err = {0};
     tsl_model_t m;
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 64,
-                     .hidden = 64,
-                     .ffn_hidden = 96,
-                     .heads = 4,
-                     .kv_heads = 2,
-                     .gated_ffn = true,
-                     .rms_norm = true,
-                     .no_bias = true,
-                     .no_dropout = true,
-                     .causal = true};
-    tsl_model_init(&m, "llama-peak");
-    CHECK(!tsl_model_add_n(&m, &l, n, &err), "%s", err.msg);
+    tsl_model_init(&m, "peak");
+    CHECK(!tsl_model_add_n(&m, l, n, &err), "%s", err.msg);
     *out = m.layers[0];
     tsl_exec_plan_spec_t spec = {1, 1, 1, false, false, 2, 1};
     tsl_plan_t p;
@@ -1507,6 +1487,28 @@ static void llama_peak_of(uint32_t n, uint64_t *peak, uint64_t *states, tsl_laye
     tsl_comm_loopback_world_free(w);
     tsl_exec_rank_free(&r);
     tsl_model_free(&m);
+}
+
+/* The Llama layer of llama_peak: seq 64, h 64, FFN 96 gated, 4 query / 2 K/V heads. */
+static tsl_layer_t llama_peak_layer(void)
+{
+    return (tsl_layer_t){.kind = TSL_LAYER_ENCODER,
+                         .seq_len = 64,
+                         .hidden = 64,
+                         .ffn_hidden = 96,
+                         .heads = 4,
+                         .kv_heads = 2,
+                         .gated_ffn = true,
+                         .rms_norm = true,
+                         .no_bias = true,
+                         .no_dropout = true,
+                         .causal = true};
+}
+
+static void llama_peak_of(uint32_t n, uint64_t *peak, uint64_t *states, tsl_layer_t *out)
+{
+    tsl_layer_t l = llama_peak_layer();
+    peak_of(&l, n, peak, states, out);
 }
 
 /* What one more Llama layer adds to the peak beyond its model states is its
@@ -1558,6 +1560,189 @@ static void il_refusals(void)
     tsl_model_free(&m);
 }
 
+/* ---- parallel attention/FFN blocks (GPT-J, NeoX, Falcon, Phi) ---- */
+
+/* The neox preset family at tiny shapes, parallel blocks: kind 0 GPT-NeoX (two
+ * LayerNorms, biases), 1 Falcon-like (one shared norm, no biases, 2 K/V heads), 2 a
+ * Llama layer made parallel (RMSNorm, SwiGLU, GQA, two norms). */
+static void model_par(tsl_model_t *m, int kind)
+{
+    tsl_err_t err = {0};
+    if (kind == 2) {
+        model_llama(m, 0);
+        for (uint32_t i = 0; i < m->n_layers; i++)
+            if (m->layers[i].kind == TSL_LAYER_ENCODER) {
+                m->layers[i].parallel_block = true;
+                CHECK(!tsl_layer_derive(&m->layers[i], &err), "%s", err.msg);
+            }
+        return;
+    }
+    tsl_arch_spec_t sp = {.arch = TSL_ARCH_NEOX,
+                          .layers = 4,
+                          .hidden = 32,
+                          .ffn_hidden = 64,
+                          .heads = 4,
+                          .kv_heads = kind == 1 ? 2 : 0,
+                          .seq_len = 8,
+                          .vocab = 40,
+                          .no_bias = kind == 1,
+                          .parallel_block = true,
+                          .shared_norm = kind == 1};
+    CHECK(!tsl_model_build(&sp, kind ? "tiny-falcon" : "tiny-neox", m, &err), "%s", err.msg);
+    const tsl_layer_t *L = &m->layers[1];
+    CHECK(m->n_layers == 6 && L->parallel_block && L->shared_norm == (kind == 1),
+          "the preset builds parallel blocks");
+}
+
+static const char *const par_name[] = {"neox", "falcon", "llama-parallel"};
+
+/* One rank against tp 2, pp 2 × tp 2 with checkpointing, dp 2; and each encoder
+ * layer's parameters are the planner's count. */
+static void par_splits(int kind)
+{
+    tsl_model_t m;
+    model_par(&m, kind);
+    const char *nm = par_name[kind];
+    char what[96];
+    tsl_layer_t L = m.layers[1];
+    tsl_exec_layer_t xl = {.kind = L.kind,
+                           .seq = L.seq_len,
+                           .hidden = L.hidden,
+                           .ffn = L.ffn_hidden,
+                           .heads = L.heads,
+                           .bias = !L.no_bias,
+                           .rms_norm = L.rms_norm,
+                           .gated_ffn = L.gated_ffn,
+                           .kv_heads = L.kv_heads ? L.kv_heads : L.heads,
+                           .parallel = true,
+                           .shared_norm = L.shared_norm};
+    CHECK(tsl_exec_layer_params(&xl, 1) == L.params, "%s: %zu parameters, planner %llu", nm,
+          tsl_exec_layer_params(&xl, 1), (unsigned long long)L.params);
+    result_t ref;
+    run_spec(&m, (tsl_exec_plan_spec_t){1, 1, 1, false, false, 4, 4}, &ref);
+    CHECK(ref.ok && isfinite(ref.loss) && ref.loss > 0, "%s reference loss %g", nm, ref.loss);
+    snprintf(what, sizeof(what), "%s tp2", nm);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){1, 2, 1, false, false, 4, 4}, what, false);
+    snprintf(what, sizeof(what), "%s pp2 tp2 ckpt", nm);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){2, 2, 1, false, true, 4, 4}, what, false);
+    snprintf(what, sizeof(what), "%s dp2", nm);
+    case_vs(&m, &ref, (tsl_exec_plan_spec_t){1, 1, 2, false, false, 4, 4}, what, false);
+    free_result(&ref);
+    tsl_model_free(&m);
+}
+
+/* All-reduces rank 0 makes of T·h and of 2·T·h elements (the TP sums of a one-layer
+ * model; the loss's and flags' are smaller, the parameters' larger). */
+static int (*par_real_allreduce)(tsl_commops_t *, tsl_group_t *, tsl_buf_t *, void *, tsl_err_t *);
+static size_t par_th;
+static uint32_t par_n1, par_n2;
+
+static int par_count_allreduce(tsl_commops_t *c, tsl_group_t *g, tsl_buf_t *buf, void *stream,
+                               tsl_err_t *err)
+{
+    if (c->rank == 0 && buf->n == par_th)
+        par_n1++;
+    if (c->rank == 0 && buf->n == 2 * par_th)
+        par_n2++;
+    return par_real_allreduce(c, g, buf, stream, err);
+}
+
+static void *par_count_main(void *p)
+{
+    job_t *j = p;
+    tsl_err_t err = {0};
+    tsl_commops_t *c = NULL;
+    if (tsl_comm_loopback_rank(j->world, (int)j->rank, &c, &err) == 0) {
+        par_real_allreduce = c->allreduce; /* the same function on every rank */
+        c->allreduce = par_count_allreduce;
+        if (run_one(j, c, &err))
+            j->res->ok = false;
+    }
+    if (c)
+        c->destroy(c);
+    return NULL;
+}
+
+/* One parallel layer at tp 2: per micro-batch, forward all-reduces as many T×h
+ * activations as the planner's tp_allreduces (1), backward one more (T×h under a
+ * shared norm; both norms' inputs side by side, 2·T×h, with two). A sequential layer
+ * of the same shape makes 2 each way. */
+static void par_allreduces(void)
+{
+    tsl_err_t err = {0};
+    for (int v = 0; v < 3; v++) {
+        tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                         .seq_len = 4,
+                         .hidden = 16,
+                         .ffn_hidden = 32,
+                         .heads = 2,
+                         .parallel_block = v > 0,
+                         .shared_norm = v == 2};
+        tsl_model_t m;
+        tsl_model_init(&m, "par-count");
+        CHECK(!tsl_model_add(&m, &l, &err), "%s", err.msg);
+        uint32_t mb = 2, nm = 3, fwd = m.layers[0].tp_allreduces;
+        tsl_plan_t p;
+        CHECK(!tsl_exec_uniform_plan(&m, &(tsl_exec_plan_spec_t){1, 2, 1, false, false, mb, nm}, &p,
+                                     &err),
+              "%s", err.msg);
+        result_t res;
+        memset(&res, 0, sizeof(res));
+        res.ok = true;
+        res.world = 2;
+        job_t jobs[2];
+        pthread_t th[2];
+        par_th = (size_t)mb * l.seq_len * l.hidden;
+        par_n1 = par_n2 = 0;
+        CHECK(!tsl_comm_loopback_world(2, &jobs[0].world, &err), "%s", err.msg);
+        for (uint32_t k = 0; k < 2; k++) {
+            jobs[k] = (job_t){&p, &m, jobs[0].world, &res, k, 0, false};
+            pthread_create(&th[k], NULL, par_count_main, &jobs[k]);
+        }
+        for (uint32_t k = 0; k < 2; k++)
+            pthread_join(th[k], NULL);
+        tsl_comm_loopback_world_free(jobs[0].world);
+        tsl_exec_opts_t o;
+        opts(&o);
+        uint32_t runs = nm * (o.warmup + o.iters);
+        uint32_t bwd1 = v == 1 ? 0 : fwd, bwd2 = v == 1 ? 1 : 0;
+        printf("%s layer, tp 2: %u all-reduces of T*h and %u of 2*T*h per micro-batch; planner "
+               "tp_allreduces %u\n",
+               v == 0   ? "sequential"
+               : v == 1 ? "parallel"
+                        : "parallel shared-norm",
+               par_n1 / runs, par_n2 / runs, fwd);
+        CHECK(res.ok && fwd == (v ? 1u : 2u) && par_n1 == runs * (fwd + bwd1) &&
+                  par_n2 == runs * bwd2,
+              "layer %d: %u + %u all-reduces over %u micro-batches, planner %u each way", v, par_n1,
+              par_n2, runs, fwd);
+        free_result(&res);
+        tsl_model_free(&m);
+    }
+}
+
+/* One parallel layer's cpu activations against the planner's act_repl + act_shard, as
+ * llama_peak: the Llama layer made parallel keeps no FFN-norm input (x2), and with a
+ * shared norm no FFN-norm output nor its statistics (F32 statistics: 4 bytes a token
+ * per RMSNorm). */
+static void par_peak(bool shared)
+{
+    tsl_layer_t l = llama_peak_layer(), L;
+    l.parallel_block = true;
+    l.shared_norm = shared;
+    uint64_t p1, s1, p2, s2;
+    peak_of(&l, 1, &p1, &s1, &L);
+    peak_of(&l, 2, &p2, &s2, &L);
+    uint64_t act = (p2 - s2) - (p1 - s1), b = 2, T = b * L.seq_len;
+    uint64_t planned = b * (L.act_repl_bytes + L.act_shard_bytes), stats = (shared ? 4 : 8) * T;
+    printf("one parallel%s Llama layer: cpu activation bytes %llu, planner %llu (2-byte) -> "
+           "%llu in F32 + %llu of F32 statistics\n",
+           shared ? " shared-norm" : "", (unsigned long long)act, (unsigned long long)planned,
+           (unsigned long long)(2 * planned), (unsigned long long)stats);
+    CHECK(act == 2 * planned + stats, "a parallel layer's activations: %llu bytes, planned %llu",
+          (unsigned long long)act, (unsigned long long)(2 * planned + stats));
+}
+
 int main(void)
 {
     searched_plans();
@@ -1593,5 +1778,12 @@ int main(void)
     llama_sublayers();
     llama_refusals();
     llama_peak();
+    /* parallel attention/FFN blocks */
+    par_splits(0);
+    par_splits(1);
+    par_splits(2);
+    par_allreduces();
+    par_peak(false);
+    par_peak(true);
     return CHECK_DONE();
 }

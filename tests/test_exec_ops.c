@@ -1,6 +1,7 @@
 /*
  * test_exec_ops.c — the cpu device ops: a gradient check of a whole tiny layer (every
- * op's backward, through the executor) against central finite differences, and a few
+ * op's backward, through the executor; also parallel attention/FFN blocks) against
+ * central finite differences, and a few
  * op contracts (causal softmax, its chunked form with a query offset, layernorm, OOM as
  * a result, the vocabulary-parallel embedding and cross-entropy on hand-checked cases).
  */
@@ -399,6 +400,32 @@ static void vocab_embed(void)
     d->destroy(d);
 }
 
+/* Parallel attention/FFN blocks (GPT-J, NeoX: two norms; Falcon, Phi: shared_norm, one
+ * norm feeding both): a GPT shape with biases and LayerNorm, and a NeoX/Falcon-like one
+ * with RMSNorm, SwiGLU and grouped-query attention. */
+static void gradcheck_parallel(bool shared, bool llama)
+{
+    gc_shape_t sh = gpt_shape();
+    if (llama)
+        sh.enc = (tsl_layer_t){.kind = TSL_LAYER_ENCODER,
+                               .seq_len = 4,
+                               .hidden = 8,
+                               .ffn_hidden = 12,
+                               .heads = 4,
+                               .kv_heads = 2,
+                               .gated_ffn = true,
+                               .rms_norm = true,
+                               .no_bias = true,
+                               .no_dropout = true,
+                               .causal = true};
+    sh.enc.parallel_block = true;
+    sh.enc.shared_norm = shared;
+    static char name[64];
+    snprintf(name, sizeof(name), "parallel%s%s: ", shared ? " shared" : "", llama ? " llama" : "");
+    sh.name = name;
+    gradcheck_shape(11, 0, false, sh);
+}
+
 int main(void)
 {
     softmax_layernorm();
@@ -413,5 +440,9 @@ int main(void)
     softmax_window();
     gradcheck_llama(0);
     gradcheck_llama(3);
+    gradcheck_parallel(false, false);
+    gradcheck_parallel(true, false);
+    gradcheck_parallel(false, true);
+    gradcheck_parallel(true, true);
     return CHECK_DONE();
 }

@@ -28,6 +28,9 @@
  * splitting the K/V heads too) and a causal sliding window (attn_window: query q sees
  * keys (q − w, q], masked key blocks skipped). No rotary position embedding: the
  * planner prices none (elementwise, small), so Llama runs without positions.
+ * Parallel blocks (parallel_block: GPT-J, NeoX, Falcon, Phi): y = x + attn(LN(x)) +
+ * ffn(LN'(x)), both row-parallel outputs summed before one TP all-reduce in forward and
+ * both branches' norm-output gradients in one in backward; shared_norm: LN' = LN.
  *
  * Layer kinds: ENCODER, ATTENTION, FFN (sub-layer blocks), EMBEDDING (a token lookup,
  * plus a learned position table, replicated, when the model's layer has positions;
@@ -42,7 +45,7 @@
  * function. A tied head (the model's tied_head) uses the embedding's table when both
  * are in one stage; in another stage it keeps a copy whose gradient the first and
  * last stages sum before the optimizer step (Megatron's embedding group; tie_color).
- * Refused with TSL_E_UNSUPPORTED: DECODER, parallel blocks (parallel_block),
+ * Refused with TSL_E_UNSUPPORTED: DECODER,
  * attn_dim ≠ hidden, DP mixed with SDP in one layer, neighbouring stages of different
  * device counts, a micro-batch a layer's data width does not divide, heads, K/V heads
  * or FFN size a layer's TP degree does not divide (or K/V heads not dividing the
@@ -124,6 +127,11 @@ typedef struct tsl_exec_layer {
     bool rms_norm, gated_ffn;
     uint32_t kv_heads, window;
     bool causal; /* the model's causal: query q attends to keys ≤ q (else to all) */
+    /* ENCODER only, the model's parallel_block and shared_norm: y = x + attn(LN(x)) +
+     * ffn(LN'(x)) (GPT-J, NeoX, Falcon, Phi), the two row-parallel outputs summed before
+     * one TP all-reduce; shared_norm: LN' = LN, one norm (no ln2 parameters) feeding both
+     * the QKV and the FFN's up projection */
+    bool parallel, shared_norm;
     /* The layer's layout on this rank (its strategy at the rank's place in the stage):
      * TP degree and index, data width (DP or SDP degree) and index, local samples per
      * micro-batch b = micro_batch / dw (samples [dw_index·b, (dw_index + 1)·b)), its TP

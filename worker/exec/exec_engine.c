@@ -252,10 +252,14 @@ static int alloc_scratch(tsl_exec_t *e, tsl_err_t *err)
     }
     const tsl_exec_layer_t *last = &e->r.layers[e->r.n_layers - 1];
     bool head = last->kind == TSL_LAYER_HEAD, last_stage = e->r.next_rank < 0;
-    size_t T = e->L[e->r.n_layers - 1].T, th = e->Tmax * e->hidden;
+    size_t T = e->L[e->r.n_layers - 1].T, th = e->Tmax * e->hidden, dd = th;
+    /* a parallel block with two norms TP-sums both branches' dy at once: 2·T·h */
+    for (uint32_t i = 0; i < e->r.n_layers; i++)
+        if (e->r.layers[i].parallel && !e->r.layers[i].shared_norm)
+            dd = 2 * th;
     TRY(dalloc(e, &e->rc, rc, adt, err) || dalloc(e, &e->rc32, rc32, TSL_DT_F32, err));
     TRY(dalloc(e, &e->ws_a, a, adt, err) || dalloc(e, &e->ws_b, b, adt, err) ||
-        dalloc(e, &e->ws_c, c, adt, err) || dalloc(e, &e->ws_d, th, adt, err));
+        dalloc(e, &e->ws_c, c, adt, err) || dalloc(e, &e->ws_d, dd, adt, err));
     TRY(dalloc(e, &e->g_a, th, adt, err) || dalloc(e, &e->g_b, th, adt, err) ||
         dalloc(e, &e->g_mid, th, adt, err));
     TRY(dalloc(e, &e->xo, xo, adt, err) || dalloc(e, &e->xin, xin, adt, err) ||

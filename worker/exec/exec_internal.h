@@ -14,7 +14,8 @@
 #define TSL_NONE SIZE_MAX
 
 /* Offsets of each tensor in a layer's flat (TP-part) parameter vector; TSL_NONE when
- * the layer has no such tensor (biases under no bias, ln*b under RMSNorm). Sizes: ln*
+ * the layer has no such tensor (biases under no bias, ln*b under RMSNorm, ln2* under
+ * a shared norm). Sizes: ln*
  * h; wqkv h×(dl + 2el) (Q | K | V, el = tsl_exec_kv_width / tp); bqkv dl + 2el; wo
  * dl×h; bo h; w1 h×g·fl (g = 2 gated: gate | up); b1 g·fl; w2 fl×h; b2 h; table vl×h and pos P×h (embedding); whead vl×h
  * (head, vocabulary rows like the table so that a tied head is the table itself);
@@ -73,7 +74,9 @@ enum { PH_IDLE, PH_FWD, PH_BWD, PH_COMM, PH_P2P, PH_OPT, PH_END, PH_COUNT };
  * (mean1 ... rstd2, and the head's logits). p, the b·al·s² softmax output, only for an
  * unfused_attn layer (else TSL_NONE): fused attention keeps QKV and ctx and recomputes
  * the rest (exec_attn.c). qkv is T × (dl + 2el); f1 the FFN's up projection T × g·fl
- * (gated: gate | up), g its activation T × fl; mean* absent under RMSNorm. */
+ * (gated: gate | up), g its activation T × fl; mean* absent under RMSNorm. A parallel
+ * block keeps no x2 (its FFN norm reads the layer input); under a shared norm no y2,
+ * mean2, rstd2 either (the FFN's GEMM reads y1). */
 typedef struct tsl_exec_stash {
     size_t y1, qkv, p, ctx, x2, y2, f1, g, logits, n;
     size_t mean1, rstd1, mean2, rstd2, n32;

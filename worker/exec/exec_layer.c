@@ -38,15 +38,16 @@ void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, t
     s->qkv = take(&at, T * q, a);
     s->p = take(&at, (size_t)b * al * l->seq * l->seq, a && l->unfused_attn);
     s->ctx = take(&at, T * dl, a);
-    s->x2 = take(&at, T * h, a && f);
-    s->y2 = take(&at, T * h, f);
+    /* parallel: the FFN's norm reads x (the layer input); shared: y2 is y1 */
+    s->x2 = take(&at, T * h, a && f && !l->parallel);
+    s->y2 = take(&at, T * h, f && !l->shared_norm);
     s->f1 = take(&at, T * g * fl, f);
     s->g = take(&at, T * fl, f);
     s->n = at;
     s->mean1 = take(&at32, T, a && ln);
     s->rstd1 = take(&at32, T, a);
-    s->mean2 = take(&at32, T, f && ln);
-    s->rstd2 = take(&at32, T, f);
+    s->mean2 = take(&at32, T, f && ln && !l->shared_norm);
+    s->rstd2 = take(&at32, T, f && !l->shared_norm);
     /* the head's dlogits in fp32, kept from the loss to backward (exec_vocab.c) */
     s->logits = take(&at32, T * (l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0),
                      l->kind == TSL_LAYER_HEAD);
@@ -109,18 +110,29 @@ static dims_t dims_of(const tsl_exec_lctx_t *c)
     return d;
 }
 
-/* out = x + bias + TP-sum(act · W): the row-parallel projection ending a block. */
-static int row_out(tsl_exec_lctx_t *c, dims_t d, tsl_buf_t act, int k, size_t w, size_t bias,
-                   const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
+/* out = x + biases + TP-sum(out): the end of a block after its row-parallel GEMM(s)
+ * (biases TSL_NONE when absent; a parallel block adds the attention's and the FFN's). */
+static int row_end(tsl_exec_lctx_t *c, dims_t d, size_t bias, size_t bias2, const tsl_buf_t *x,
+                   tsl_buf_t *out, tsl_err_t *err)
 {
     tsl_exec_t *e = c->e;
-    TRY(mm(e, (mm_t){false, false, d.T, d.h, k, 1, 0}, act, k, at(&c->p, w), d.h, *out, d.h, err));
     TRY(tsl_exec_tp_sum(e, c->L, out, err));
-    if (bias != TSL_NONE) {
-        tsl_buf_t bb = len(&c->p, bias, d.h);
+    size_t bs[2] = {bias, bias2};
+    for (int i = 0; i < 2; i++) {
+        if (bs[i] == TSL_NONE)
+            continue;
+        tsl_buf_t bb = len(&c->p, bs[i], d.h);
         TRY(e->dev->add_bias(e->dev, out, &bb, d.T, d.h, err));
     }
     return e->dev->axpy(e->dev, 1.0f, x, out, err);
+}
+
+/* out (beta 0: =, 1: +=) act · W: a row-parallel projection's local part. */
+static int row_mm(tsl_exec_lctx_t *c, dims_t d, tsl_buf_t act, int k, size_t w, float beta,
+                  tsl_buf_t *out, tsl_err_t *err)
+{
+    return mm(c->e, (mm_t){false, false, d.T, d.h, k, 1, beta}, act, k, at(&c->p, w), d.h, *out,
+              d.h, err);
 }
 
 /* The block's norm: LayerNorm (gamma g, beta b), or RMSNorm (b and mean TSL_NONE). */
@@ -158,12 +170,12 @@ static tsl_buf_t stashed_p(const tsl_exec_lctx_t *c)
     return p == TSL_NONE ? (tsl_buf_t){NULL, 0, c->st.dt} : at(&c->st, p);
 }
 
-static int attn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
+/* LN, QKV and the attention core: the stash's ctx, before the output projection. */
+static int attn_core(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, tsl_err_t *err)
 {
     tsl_exec_t *e = c->e;
     const tsl_exec_offs_t *o = &c->L->o;
     const tsl_exec_stash_t *s = &c->L->st;
-    dims_t d = dims_of(c);
     int q3 = d.q3;
     tsl_buf_t qkv = len(&c->st, s->qkv, (size_t)d.T * q3), P = stashed_p(c);
     tsl_buf_t ctx = len(&c->st, s->ctx, (size_t)d.T * d.dl);
@@ -175,31 +187,67 @@ static int attn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_
         TRY(e->dev->add_bias(e->dev, &qkv, &bb, d.T, q3, err));
     }
     tsl_exec_attn_t a = attn_of(c, d);
-    TRY(tsl_exec_attn_fwd(&a, &qkv, &P, &e->ws_c, &ctx, err));
-    return row_out(c, d, ctx, d.dl, o->wo, o->bo, x, out, err);
+    return tsl_exec_attn_fwd(&a, &qkv, &P, &e->ws_c, &ctx, err);
 }
 
-static int ffn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
+/* The FFN's GEMM input in the stash: its norm's output, or under a shared norm the
+ * attention's (y1). */
+static size_t ffn_in(const tsl_exec_lctx_t *c)
+{
+    return c->L->st.y2 != TSL_NONE ? c->L->st.y2 : c->L->st.y1;
+}
+
+/* LN' (unless shared), the up projection and the activation: the stash's g. */
+static int ffn_core(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, tsl_err_t *err)
 {
     tsl_exec_t *e = c->e;
     const tsl_exec_offs_t *o = &c->L->o;
     const tsl_exec_stash_t *s = &c->L->st;
-    dims_t d = dims_of(c);
     bool gated = c->L->d->gated_ffn;
     int up = gated ? 2 * d.fl : d.fl; /* gated: gate | up */
     tsl_buf_t f1 = len(&c->st, s->f1, (size_t)d.T * up), g = len(&c->st, s->g, (size_t)d.T * d.fl);
-    TRY(layernorm(c, d, x, o->ln2g, o->ln2b, s->y2, s->mean2, s->rstd2, err));
-    TRY(mm(e, (mm_t){false, false, d.T, up, d.h, 1, 0}, at(&c->st, s->y2), d.h, at(&c->p, o->w1),
-           up, f1, up, err));
+    if (s->y2 != TSL_NONE)
+        TRY(layernorm(c, d, x, o->ln2g, o->ln2b, s->y2, s->mean2, s->rstd2, err));
+    TRY(mm(e, (mm_t){false, false, d.T, up, d.h, 1, 0}, at(&c->st, ffn_in(c)), d.h,
+           at(&c->p, o->w1), up, f1, up, err));
     if (o->b1 != TSL_NONE) {
         tsl_buf_t bb = len(&c->p, o->b1, up);
         TRY(e->dev->add_bias(e->dev, &f1, &bb, d.T, up, err));
     }
     if (gated)
-        TRY(e->dev->swiglu_fwd(e->dev, &f1, &g, d.T, d.fl, err));
-    else
-        TRY(e->dev->gelu_fwd(e->dev, &f1, &g, err));
-    return row_out(c, d, g, d.fl, o->w2, o->b2, x, out, err);
+        return e->dev->swiglu_fwd(e->dev, &f1, &g, d.T, d.fl, err);
+    return e->dev->gelu_fwd(e->dev, &f1, &g, err);
+}
+
+static int attn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
+{
+    dims_t d = dims_of(c);
+    const tsl_exec_offs_t *o = &c->L->o;
+    TRY(attn_core(c, d, x, err));
+    TRY(row_mm(c, d, at(&c->st, c->L->st.ctx), d.dl, o->wo, 0, out, err));
+    return row_end(c, d, o->bo, TSL_NONE, x, out, err);
+}
+
+static int ffn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
+{
+    dims_t d = dims_of(c);
+    const tsl_exec_offs_t *o = &c->L->o;
+    TRY(ffn_core(c, d, x, err));
+    TRY(row_mm(c, d, at(&c->st, c->L->st.g), d.fl, o->w2, 0, out, err));
+    return row_end(c, d, o->b2, TSL_NONE, x, out, err);
+}
+
+/* A parallel block: both branches read x, their row-parallel outputs are summed on the
+ * rank and TP-summed once (Megatron/NeoX's parallel residual), biases after the sum. */
+static int parallel_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
+{
+    dims_t d = dims_of(c);
+    const tsl_exec_offs_t *o = &c->L->o;
+    TRY(attn_core(c, d, x, err));
+    TRY(ffn_core(c, d, x, err));
+    TRY(row_mm(c, d, at(&c->st, c->L->st.ctx), d.dl, o->wo, 0, out, err));
+    TRY(row_mm(c, d, at(&c->st, c->L->st.g), d.fl, o->w2, 1, out, err));
+    return row_end(c, d, o->bo, o->b2, x, out, err);
 }
 
 int tsl_exec_layer_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
@@ -207,6 +255,8 @@ int tsl_exec_layer_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, t
     dims_t d = dims_of(c);
     switch (c->L->d->kind) {
     case TSL_LAYER_ENCODER: {
+        if (c->L->d->parallel)
+            return parallel_fwd(c, x, out, err);
         tsl_buf_t x2 = len(&c->st, c->L->st.x2, (size_t)d.T * d.h);
         TRY(attn_fwd(c, x, &x2, err));
         return ffn_fwd(c, &x2, out, err);
@@ -235,39 +285,42 @@ static int row_bwd(tsl_exec_lctx_t *c, dims_t d, tsl_buf_t act, int k, size_t w,
     return e->dev->bias_grad(e->dev, dout, &db, d.T, d.h, err);
 }
 
-/* Backward of a column-parallel projection dact = y·W (+ bias) and the norm before it:
- * dW, dbias, then dy = TP-sum(dact·Wᵀ), then LN backward into dx, plus dout (the
- * residual). */
-static int col_ln_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, size_t y, int k, size_t w,
-                      size_t bias, tsl_buf_t dact, size_t lg, size_t lb, size_t mean, size_t rstd,
-                      const tsl_buf_t *dout, tsl_buf_t *dx, tsl_err_t *err)
+/* Backward of a column-parallel projection dact = y·W (+ bias): dW, dbias, and
+ * dy (beta 0: =, 1: +=) dact·Wᵀ, this rank's part before the TP sum. */
+static int col_bwd(tsl_exec_lctx_t *c, dims_t d, size_t y, int k, size_t w, size_t bias,
+                   tsl_buf_t dact, float beta, tsl_buf_t *dy, tsl_err_t *err)
 {
     tsl_exec_t *e = c->e;
-    tsl_buf_t yy = at(&c->st, y), dy = len(&e->ws_d, 0, (size_t)d.T * d.h);
-    TRY(mm(e, (mm_t){true, false, d.h, k, d.T, 1, 1}, yy, d.h, dact, k, at(&c->g, w), k, err));
+    TRY(mm(e, (mm_t){true, false, d.h, k, d.T, 1, 1}, at(&c->st, y), d.h, dact, k, at(&c->g, w), k,
+           err));
     if (bias != TSL_NONE) {
         tsl_buf_t db = len(&c->g, bias, k);
         TRY(e->dev->bias_grad(e->dev, &dact, &db, d.T, k, err));
     }
-    TRY(mm(e, (mm_t){false, true, d.T, d.h, k, 1, 0}, dact, k, at(&c->p, w), k, dy, d.h, err));
-    TRY(tsl_exec_tp_sum(e, c->L, &dy, err));
-    tsl_buf_t gg = len(&c->p, lg, d.h), dg = len(&c->g, lg, d.h), rs = len(&c->st32, rstd, d.T);
-    if (lb == TSL_NONE) {
-        TRY(e->dev->rmsnorm_bwd(e->dev, &dy, x, &gg, &rs, dx, &dg, d.T, d.h, err));
-    } else {
-        tsl_buf_t db = len(&c->g, lb, d.h), mu = len(&c->st32, mean, d.T);
-        TRY(e->dev->layernorm_bwd(e->dev, &dy, x, &gg, &mu, &rs, dx, &dg, &db, d.T, d.h, err));
-    }
-    return e->dev->axpy(e->dev, 1.0f, dout, dx, err);
+    return mm(e, (mm_t){false, true, d.T, d.h, k, 1, beta}, dact, k, at(&c->p, w), k, *dy, d.h,
+              err);
 }
 
-static int attn_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout, tsl_buf_t *dx,
-                    tsl_err_t *err)
+/* The norm's backward: dx (written) from the TP-summed dy; dgamma, dbeta accumulate. */
+static int norm_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *dy, const tsl_buf_t *x,
+                    size_t lg, size_t lb, size_t mean, size_t rstd, tsl_buf_t *dx, tsl_err_t *err)
+{
+    tsl_devops_t *dev = c->e->dev;
+    tsl_buf_t gg = len(&c->p, lg, d.h), dg = len(&c->g, lg, d.h), rs = len(&c->st32, rstd, d.T);
+    if (lb == TSL_NONE)
+        return dev->rmsnorm_bwd(dev, dy, x, &gg, &rs, dx, &dg, d.T, d.h, err);
+    tsl_buf_t db = len(&c->g, lb, d.h), mu = len(&c->st32, mean, d.T);
+    return dev->layernorm_bwd(dev, dy, x, &gg, &mu, &rs, dx, &dg, &db, d.T, d.h, err);
+}
+
+/* The attention branch from dout back to its norm's output: dy (beta: += ) of this
+ * rank, before the TP sum. Uses ws_a (dQKV) and ws_b (dctx). */
+static int attn_branch_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *dout, float beta,
+                           tsl_buf_t *dy, tsl_err_t *err)
 {
     tsl_exec_t *e = c->e;
     const tsl_exec_offs_t *o = &c->L->o;
     const tsl_exec_stash_t *s = &c->L->st;
-    dims_t d = dims_of(c);
     int q3 = d.q3;
     tsl_buf_t qkv = len(&c->st, s->qkv, (size_t)d.T * q3), P = stashed_p(c);
     tsl_buf_t dqkv = len(&e->ws_a, 0, (size_t)d.T * q3),
@@ -275,17 +328,16 @@ static int attn_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dou
     TRY(row_bwd(c, d, at(&c->st, s->ctx), d.dl, o->wo, o->bo, dout, dctx, err));
     tsl_exec_attn_t a = attn_of(c, d);
     TRY(tsl_exec_attn_bwd(&a, &qkv, &P, &e->ws_c, &dctx, &dqkv, err));
-    return col_ln_bwd(c, d, x, s->y1, q3, o->wqkv, o->bqkv, dqkv, o->ln1g, o->ln1b, s->mean1,
-                      s->rstd1, dout, dx, err);
+    return col_bwd(c, d, s->y1, q3, o->wqkv, o->bqkv, dqkv, beta, dy, err);
 }
 
-static int ffn_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout, tsl_buf_t *dx,
-                   tsl_err_t *err)
+/* The FFN branch likewise: ws_a, ws_b as attn_branch_bwd. */
+static int ffn_branch_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *dout, float beta,
+                          tsl_buf_t *dy, tsl_err_t *err)
 {
     tsl_exec_t *e = c->e;
     const tsl_exec_offs_t *o = &c->L->o;
     const tsl_exec_stash_t *s = &c->L->st;
-    dims_t d = dims_of(c);
     if (c->L->d->gated_ffn) {
         /* dg (T × fl) in ws_b, then d(gate | up) (T × 2·fl) in ws_a */
         size_t n = (size_t)d.T * d.fl;
@@ -293,14 +345,60 @@ static int ffn_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout
         tsl_buf_t f1 = len(&c->st, s->f1, 2 * n);
         TRY(row_bwd(c, d, at(&c->st, s->g), d.fl, o->w2, o->b2, dout, dg, err));
         TRY(e->dev->swiglu_bwd(e->dev, &f1, &dg, &df, d.T, d.fl, err));
-        return col_ln_bwd(c, d, x, s->y2, 2 * d.fl, o->w1, o->b1, df, o->ln2g, o->ln2b, s->mean2,
-                          s->rstd2, dout, dx, err);
+        return col_bwd(c, d, ffn_in(c), 2 * d.fl, o->w1, o->b1, df, beta, dy, err);
     }
     tsl_buf_t dg = len(&e->ws_a, 0, (size_t)d.T * d.fl), f1 = len(&c->st, s->f1, dg.n);
     TRY(row_bwd(c, d, at(&c->st, s->g), d.fl, o->w2, o->b2, dout, dg, err));
     TRY(e->dev->gelu_bwd(e->dev, &f1, &dg, &dg, err));
-    return col_ln_bwd(c, d, x, s->y2, d.fl, o->w1, o->b1, dg, o->ln2g, o->ln2b, s->mean2, s->rstd2,
-                      dout, dx, err);
+    return col_bwd(c, d, ffn_in(c), d.fl, o->w1, o->b1, dg, beta, dy, err);
+}
+
+/* A sequential block's backward: its branch, the TP sum (Megatron's f), the norm, plus
+ * dout (the residual). */
+static int block_bwd(tsl_exec_lctx_t *c, bool attn, const tsl_buf_t *x, const tsl_buf_t *dout,
+                     tsl_buf_t *dx, tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    const tsl_exec_offs_t *o = &c->L->o;
+    const tsl_exec_stash_t *s = &c->L->st;
+    dims_t d = dims_of(c);
+    tsl_buf_t dy = len(&e->ws_d, 0, (size_t)d.T * d.h);
+    if (attn) {
+        TRY(attn_branch_bwd(c, d, dout, 0, &dy, err));
+        TRY(tsl_exec_tp_sum(e, c->L, &dy, err));
+        TRY(norm_bwd(c, d, &dy, x, o->ln1g, o->ln1b, s->mean1, s->rstd1, dx, err));
+    } else {
+        TRY(ffn_branch_bwd(c, d, dout, 0, &dy, err));
+        TRY(tsl_exec_tp_sum(e, c->L, &dy, err));
+        TRY(norm_bwd(c, d, &dy, x, o->ln2g, o->ln2b, s->mean2, s->rstd2, dx, err));
+    }
+    return e->dev->axpy(e->dev, 1.0f, dout, dx, err);
+}
+
+/* A parallel block's backward: dout into both branches; their norm-output gradients
+ * TP-summed in one all-reduce (one T×h sum under a shared norm, else both side by side
+ * in ws_d's 2·T×h), then each norm's backward into dx, plus dout. */
+static int parallel_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout,
+                        tsl_buf_t *dx, tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    const tsl_exec_offs_t *o = &c->L->o;
+    const tsl_exec_stash_t *s = &c->L->st;
+    dims_t d = dims_of(c);
+    bool shared = c->L->d->shared_norm;
+    size_t th = (size_t)d.T * d.h;
+    tsl_buf_t both = len(&e->ws_d, 0, shared ? th : 2 * th);
+    tsl_buf_t dya = len(&e->ws_d, 0, th), dyf = shared ? dya : len(&e->ws_d, th, th);
+    TRY(attn_branch_bwd(c, d, dout, 0, &dya, err));
+    TRY(ffn_branch_bwd(c, d, dout, shared ? 1 : 0, &dyf, err));
+    TRY(tsl_exec_tp_sum(e, c->L, &both, err));
+    TRY(norm_bwd(c, d, &dya, x, o->ln1g, o->ln1b, s->mean1, s->rstd1, dx, err));
+    if (!shared) {
+        tsl_buf_t tmp = len(&e->g_mid, 0, th);
+        TRY(norm_bwd(c, d, &dyf, x, o->ln2g, o->ln2b, s->mean2, s->rstd2, &tmp, err));
+        TRY(e->dev->axpy(e->dev, 1.0f, &tmp, dx, err));
+    }
+    return e->dev->axpy(e->dev, 1.0f, dout, dx, err);
 }
 
 int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *dout, tsl_buf_t *dx,
@@ -310,13 +408,15 @@ int tsl_exec_layer_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, const tsl_buf_t *
     dims_t d = dims_of(c);
     switch (c->L->d->kind) {
     case TSL_LAYER_ENCODER: {
+        if (c->L->d->parallel)
+            return parallel_bwd(c, x, dout, dx, err);
         tsl_buf_t x2 = len(&c->st, c->L->st.x2, (size_t)d.T * d.h);
         tsl_buf_t mid = len(&e->g_mid, 0, x2.n);
-        TRY(ffn_bwd(c, &x2, dout, &mid, err));
-        return attn_bwd(c, x, &mid, dx, err);
+        TRY(block_bwd(c, false, &x2, dout, &mid, err));
+        return block_bwd(c, true, x, &mid, dx, err);
     }
-    case TSL_LAYER_ATTENTION: return attn_bwd(c, x, dout, dx, err);
-    case TSL_LAYER_FFN: return ffn_bwd(c, x, dout, dx, err);
+    case TSL_LAYER_ATTENTION: return block_bwd(c, true, x, dout, dx, err);
+    case TSL_LAYER_FFN: return block_bwd(c, false, x, dout, dx, err);
     case TSL_LAYER_EMBEDDING: return tsl_exec_embed_bwd(c, dout, err);
     case TSL_LAYER_HEAD: return tsl_exec_head_bwd(c, x, dx, err);
     default:

@@ -56,8 +56,8 @@ void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o
     o->bqkv = put(&at, q, a && b);
     o->wo = put(&at, dl * h, a);
     o->bo = put(&at, h, a && b);
-    o->ln2g = put(&at, h, f);
-    o->ln2b = put(&at, h, f && ln);
+    o->ln2g = put(&at, h, f && !l->shared_norm); /* a shared norm is ln1 */
+    o->ln2b = put(&at, h, f && ln && !l->shared_norm);
     o->w1 = put(&at, h * g * fl, f);
     o->b1 = put(&at, g * fl, f && b);
     o->w2 = put(&at, fl * h, f);
@@ -178,8 +178,6 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
     const char *why = NULL;
     if (L->kind == TSL_LAYER_DECODER || L->cross_seq_len)
         why = "decoder (cross-attention) layers";
-    else if (L->parallel_block)
-        why = "parallel attention and FFN blocks";
     else if (L->attn_dim && L->attn_dim != L->hidden)
         why = "an attention width other than the hidden size";
     else if (L->attn_window && L->attn_window < L->seq_len && !L->causal)
@@ -303,6 +301,8 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, uint32_t q, ts
             .kv_heads = L->kv_heads && has_attn(L->kind) ? L->kv_heads : L->heads,
             .window = L->attn_window < L->seq_len ? L->attn_window : 0,
             .causal = L->causal,
+            .parallel = L->kind == TSL_LAYER_ENCODER && L->parallel_block,
+            .shared_norm = L->kind == TSL_LAYER_ENCODER && L->parallel_block && L->shared_norm,
         };
     }
     return 0;
