@@ -443,7 +443,7 @@ static bool boundary_relayout(tsl_engine_t *e, const tsl_cost_env_t *env, const 
                               uint32_t Bm, tsl_plan_stage_t *st)
 {
     if (s == 0 || tsl_strategy_same_layout(&plan->layer[first - 1], first_s))
-        return true;
+        return true; /* stage 0: the model's input; equal layouts: nothing moves */
     const tsl_strategy_t *held = &plan->layer[first - 1];
     tsl_relayout_t mv;
     tsl_transition_cost_t r;
@@ -511,7 +511,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     st->inflight = inflight;
     st->peak_bytes = res.peak_bytes;
     stage_times(e, g, first, n, st, &st->act_bytes);
-    if (s > 0 && !boundary_relayout(e, &env, plan, &g->items[e->choice[0]], s, first, Bm, st))
+    if (!boundary_relayout(e, &env, plan, &g->items[e->choice[0]], s, first, Bm, st))
         return false;
     if (s + 1 < P || v > 1) {
         st->p2p_s = stage_p2p_s(e, s, P, G, first_layer, Bm, v);
