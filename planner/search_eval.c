@@ -372,7 +372,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     for (uint32_t i = 0; i < n; i++) {
         uint32_t j = e->choice[i], cls = e->layer_class[first + i];
         const tsl_layer_cost_t *lc = &e->class_cost[cls * S + j];
-        tsl_transition_cost_t r = {0, 0}; /* the stage's first layer: from the previous stage */
+        tsl_transition_cost_t r = {0, 0}; /* the first layer's: boundary_relayout */
         if (i > 0)
             r = e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts +
                                e->stage_layout[e->choice[i - 1]] * K + e->stage_layout[j]];
@@ -419,6 +419,42 @@ static double stage_p2p_s(const tsl_engine_t *e, uint32_t s, uint32_t P, uint32_
         return 0;
     return (v - 1) * tsl_cost_stage_p2p_s(e->cluster, s * G, 0,
                                           e->model->layers[first_layer[s]].bnd_act_bytes, Bm);
+}
+
+/*
+ * The layout change at stage s's boundary (issue 9): the executor sends each rank's
+ * output of stage s − 1's last layer to the same local position of stage s, which
+ * moves it into its first layer's layout by the Slice-Gather rule (relayout.h) —
+ * forward on the activation, the reverse move on its gradient before it goes back.
+ * R(held = stage s − 1's last layout, needed = stage s's first) on stage s's
+ * devices (its gather groups' links, its calibration), per micro-batch, into
+ * stage s's times as R inside a stage is (the forward part in fwd_s too). Added
+ * after the layer DP has chosen: the stages are searched one at a time, so it
+ * does not steer the DP's choice inside a stage — it changes the stage's time,
+ * the plan's prediction and its comparison with other plans. The planner's
+ * stages all have G devices (the executor refuses neighbours of different
+ * sizes); tsl_relayout_plan refuses strategies of other sizes. Under interleave
+ * the same terms: with them every pair of consecutive layers of the model is
+ * priced once, on the plan's stage of the later layer (the executor's chunks cut
+ * a stage's layers elsewhere, so some of its moves run on another stage).
+ */
+static bool boundary_relayout(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_plan_t *plan,
+                              const tsl_strategy_t *first_s, uint32_t s, uint32_t first,
+                              uint32_t Bm, tsl_plan_stage_t *st)
+{
+    if (s == 0 || tsl_strategy_same_layout(&plan->layer[first - 1], first_s))
+        return true; /* stage 0: the model's input; equal layouts: nothing moves */
+    const tsl_strategy_t *held = &plan->layer[first - 1];
+    tsl_relayout_t mv;
+    tsl_transition_cost_t r;
+    if (tsl_relayout_plan(held, first_s, e->cluster, st->first_device, e->relayout_scratch, &mv,
+                          NULL) != 0)
+        return false;
+    tsl_cost_transition(env, &e->model->layers[first], &mv, Bm, &r);
+    st->time_nosync_s += r.fwd_s + r.bwd_s;
+    st->time_s += r.fwd_s + r.bwd_s;
+    st->fwd_s += r.fwd_s;
+    return true;
 }
 
 /* given: NULL runs the layer DP; otherwise the per-layer strategy indices of a
@@ -475,6 +511,8 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     st->inflight = inflight;
     st->peak_bytes = res.peak_bytes;
     stage_times(e, g, first, n, st, &st->act_bytes);
+    if (!boundary_relayout(e, &env, plan, &g->items[e->choice[0]], s, first, Bm, st))
+        return false;
     if (s + 1 < P || v > 1) {
         st->p2p_s = stage_p2p_s(e, s, P, G, first_layer, Bm, v);
         st->time_s += st->p2p_s;

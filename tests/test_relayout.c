@@ -4,8 +4,9 @@
  * tests/test_exec.c runs, by hand; then every pair of layouts of 4- to 16-device
  * stages against tsl_exec_stage_layout itself, rank by rank (kind, gather group
  * size, samples gathered); the layout counts the search's pair tables have; bad
- * input; then what the search and eval charge for R: a given plan by hand, and a
- * searched plan's stages against R recomputed pair by pair. Links the executor
+ * input; then what the search and eval charge for R: a given plan by hand (inside
+ * a stage and at a stage boundary), and a searched plan's stages against R
+ * recomputed pair by pair. Links the executor
  * (its layout planning only: no device is touched).
  */
 #include <stdio.h>
@@ -233,9 +234,11 @@ static void bad_input(void)
     tsl_cluster_free(&c);
 }
 
-/* Σ over the layer boundaries inside stage s of plan p: R's forward and backward
- * parts (recomputed pair by pair) and the layers' own forward and forward+backward
- * times, all for one micro-batch; the number of layout changes. */
+/* Σ over the layer boundaries of stage s of plan p — inside it, and for s > 0 the
+ * one from stage s − 1's last layer to its first (priced on stage s's devices, as
+ * the executor moves it there): R's forward and backward parts (recomputed pair by
+ * pair) and the layers' own forward and forward+backward times, all for one
+ * micro-batch; the number of layout changes. */
 typedef struct stage_sum {
     double r_fwd, r_bwd, fwd, fb;
     uint32_t changes;
@@ -256,7 +259,7 @@ static stage_sum_t stage_sum(const tsl_model_t *m, const tsl_cluster_t *c, const
         tsl_cost_layer(&env, &m->layers[i], &p->layer[i], NULL, p->micro_batch, &lc);
         out.fwd += lc.fwd_s;
         out.fb += lc.fwd_s + lc.bwd_s;
-        if (i == st->first_layer)
+        if (i == 0)
             continue;
         tsl_relayout_t mv;
         tsl_transition_cost_t t;
@@ -319,6 +322,66 @@ static void eval_by_hand(void)
     tsl_cluster_free(&c);
 }
 
+/* Stage 1's time less its layers' and its p2p, and its forward part less its
+ * layers' forward, of the given plan of two stages of 4 A100s (four equal
+ * encoders, one micro-batch of 4): layers 0-1 as `a`, layers 2-3 as `b`. */
+static void boundary_plan(const char *a, const char *b, double *extra, double *extra_fwd,
+                          double *x_over_bw)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    tsl_layer_t l = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_model_init(&m, "four-layers");
+    for (int i = 0; i < 4; i++)
+        CHECK(tsl_model_add(&m, &l, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c, "8xA100-80G", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    tsl_plan_t g, out;
+    tsl_plan_init(&g);
+    g.pp = 2;
+    g.n_layers = 4;
+    g.micro_batch = 4;
+    g.n_micro = 1;
+    g.global_batch = 4;
+    g.layer[0] = g.layer[1] = parse(a);
+    g.layer[2] = g.layer[3] = parse(b);
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "eval: %s", err.msg);
+    stage_sum_t s0 = stage_sum(&m, &c, &out, 0), s1 = stage_sum(&m, &c, &out, 1);
+    CHECK_NEAR(out.stages[0].time_nosync_s - out.stages[0].p2p_s, s0.fb, REL,
+               "%s | %s: stage 0 pays its layers only", a, b);
+    *extra = out.stages[1].time_nosync_s - out.stages[1].p2p_s - s1.fb;
+    *extra_fwd = out.stages[1].fwd_s - s1.fwd;
+    *x_over_bw = (double)m.layers[2].bnd_act_bytes * 4 / c.nodes[0].intra_bw;
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
+/*
+ * The stage boundary, by hand: stage 0 (devices 0-3) ends dp4, stage 1 (4-7)
+ * starts tp4. Each rank of stage 1 receives its partner's quarter of the
+ * micro-batch (X / 4) and needs all of it: forward gathers 3/4 · X over its 4
+ * ranks on the node's NVLink, backward slices — R = 3/4 · X / bw, all of it in
+ * forward, on stage 1. tp4 → dp4 the other way round: forward slices, backward
+ * gathers 3/4 · X. Equal layouts (dp4 | dp4): nothing extra.
+ */
+static void boundary_by_hand(void)
+{
+    double extra, extra_fwd, xb;
+    boundary_plan("dp4", "tp4", &extra, &extra_fwd, &xb);
+    CHECK_NEAR(extra, 0.75 * xb, REL, "dp4 | tp4: stage 1 pays 3/4 X / bw");
+    CHECK_NEAR(extra_fwd, 0.75 * xb, REL, "dp4 | tp4: in forward");
+    printf("stage boundary dp4 | tp4: R %.3g s on stage 1 (forward %.3g s)\n", extra, extra_fwd);
+    boundary_plan("tp4", "dp4", &extra, &extra_fwd, &xb);
+    CHECK_NEAR(extra, 0.75 * xb, REL, "tp4 | dp4: stage 1 pays 3/4 X / bw");
+    CHECK_NEAR(extra_fwd, 0.0, REL, "tp4 | dp4: in backward");
+    boundary_plan("dp4", "dp4", &extra, &extra_fwd, &xb);
+    CHECK_NEAR(extra, 0.0, REL, "dp4 | dp4: nothing at the boundary");
+    CHECK_NEAR(extra_fwd, 0.0, REL, "dp4 | dp4: nothing in forward");
+}
+
 /*
  * The search prices R by the pair: the best plan for a small GPT on 8 GPUs (the
  * one tests/test_exec.c runs) and on 2 × 8 changes layouts inside its stages;
@@ -377,6 +440,7 @@ int main(void)
     layout_counts();
     bad_input();
     eval_by_hand();
+    boundary_by_hand();
     searched("8xA100-80G", 8);
     searched("2x8xA100-80G:ib200", 16);
     return CHECK_DONE();
