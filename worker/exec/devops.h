@@ -241,6 +241,11 @@ int tsl_devops_cpu_create(uint64_t limit_bytes, tsl_devops_t **out, tsl_err_t *e
 /* CUDA ops on `device`; -1 with TSL_E_UNSUPPORTED when built without CUDA. */
 int tsl_devops_cuda_create(int device, uint64_t limit_bytes, tsl_devops_t **out, tsl_err_t *err);
 
+/* The arguments softmax_chunk_fwd takes on every implementation: 0, or -1 with
+ * TSL_E_INVALID naming the shape that does not fit. */
+int tsl_devops_check_softmax_chunk(const tsl_buf_t *x, const tsl_buf_t *y, int rows, int cols,
+                                   int group, int q0, int window, tsl_err_t *err);
+
 /* By name: "cpu" or "cuda". */
 int tsl_devops_create(const char *name, int device, uint64_t limit_bytes, tsl_devops_t **out,
                       tsl_err_t *err);

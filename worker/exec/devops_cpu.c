@@ -351,12 +351,8 @@ static int cpu_softmax_chunk_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t 
                                  int cols, int group, int q0, int window, tsl_err_t *err)
 {
     (void)o;
-    if (group < 1 || rows % group || q0 < 0 || window < 0 || cols < 1 ||
-        (size_t)rows * cols > x->n || (size_t)rows * cols > y->n)
-        return tsl_err_setc(err, TSL_E_INVALID,
-                            "softmax_chunk_fwd: %d rows of %d columns in groups of %d from query "
-                            "%d do not fit buffers of %zu and %zu",
-                            rows, cols, group, q0, x->n, y->n);
+    if (tsl_devops_check_softmax_chunk(x, y, rows, cols, group, q0, window, err))
+        return -1;
     softmax_rows(CF(x), F(y), rows, cols, group, q0, true, window);
     return 0;
 }

@@ -266,12 +266,8 @@ static int cu_softmax_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int
 static int cu_softmax_chunk_fwd(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, int rows,
                                 int cols, int group, int q0, int window, tsl_err_t *err)
 {
-    if (group < 1 || rows % group || q0 < 0 || window < 0 || cols < 1 ||
-        (size_t)rows * cols > x->n || (size_t)rows * cols > y->n)
-        return tsl_err_setc(err, TSL_E_INVALID,
-                            "softmax_chunk_fwd: %d rows of %d columns in groups of %d from query "
-                            "%d do not fit buffers of %zu and %zu",
-                            rows, cols, group, q0, x->n, y->n);
+    if (tsl_devops_check_softmax_chunk(x, y, rows, cols, group, q0, window, err))
+        return -1;
     return kerr(tsl_xk_softmax_chunk_fwd(x->ptr, y->ptr, rows, cols, group, q0, window, S(o)),
                 "softmax chunk", err);
 }
