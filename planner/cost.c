@@ -383,13 +383,22 @@ double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, uint32_t from_first, uint32_
     return 2.0 * k * tsl_cost_p2p_s(bytes, bw);
 }
 
-double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head, uint32_t t,
-                                 uint32_t first_a, uint32_t first_b)
+double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head,
+                                 const tsl_strategy_t *s, uint32_t first_a, uint32_t first_b,
+                                 uint32_t size_b)
 {
+    uint32_t t = tsl_strategy_degree(s, TSL_DIM_TP), z, stride;
     if (head->kind != TSL_LAYER_HEAD || !head->tied_head || t == 0)
         return 0.0;
     double bytes = TSL_BYTES_PER_PARAM_FP16 * padded_vocab(head, t) / t * head->hidden;
     const struct tsl_calib *cal = tsl_cluster_block_calib(c, first_a, 1);
     double k = cal != NULL ? cal->comm_scale : 1.0;
-    return k * tsl_cost_allreduce_s(bytes, 2, tsl_cluster_link_bw(c, first_a, first_b));
+    double sum = tsl_cost_allreduce_s(bytes, 2, tsl_cluster_link_bw(c, first_a, first_b));
+    /* under SDP each side first all-gathers its shard over its data group (the
+     * executor's tie sum), priced as a layer's SDP gather on the head's block */
+    dim_shape(s, TSL_DIM_SDP, &z, &stride);
+    double gather =
+        z > 1 ? tsl_cost_allgather_s(bytes, z, tsl_cluster_dim_bw(c, first_b, size_b, stride, z))
+              : 0.0;
+    return k * (sum + gather);
 }

@@ -192,9 +192,12 @@ double tsl_cost_overlap_s(double compute_s, double comm_s, double slowdown);
  * first_a) and its counterpart in the head's stage (first_b) sum the word embedding's
  * fp16 gradient, V'/t · h of them, once per iteration before either steps: a 2-rank
  * ring all-reduce over the link between the two blocks (the first's calibration).
- * 0 for a head that is not tied. */
-double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head, uint32_t t,
-                                 uint32_t first_a, uint32_t first_b);
+ * t and z are the head's strategy s's TP and SDP degrees; with z > 1 the executor first
+ * all-gathers the V'/t · h gradient over the data group, priced as a layer's SDP gather
+ * on the head's block [first_b, first_b + size_b). 0 for a head that is not tied. */
+double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head,
+                                 const tsl_strategy_t *s, uint32_t first_a, uint32_t first_b,
+                                 uint32_t size_b);
 
 /* Time to send a stage boundary (activation forward + gradient backward) of
  * `bnd_bytes_per_sample` for mb samples between two device blocks. */

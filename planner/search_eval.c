@@ -530,10 +530,9 @@ static double tied_allreduce_s(const tsl_engine_t *e, const tsl_plan_t *plan)
     uint32_t last = e->model->n_layers - 1, P = plan->pp;
     if (P < 2 || e->model->n_layers == 0)
         return 0.0;
-    uint32_t t = tsl_strategy_degree(&plan->layer[last], TSL_DIM_TP);
-    return tsl_cost_tied_allreduce_s(e->cluster, &e->model->layers[last], t,
-                                     plan->stages[0].first_device,
-                                     plan->stages[P - 1].first_device);
+    return tsl_cost_tied_allreduce_s(e->cluster, &e->model->layers[last], &plan->layer[last],
+                                     plan->stages[0].first_device, plan->stages[P - 1].first_device,
+                                     plan->stages[P - 1].n_devices);
 }
 
 static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
