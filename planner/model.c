@@ -191,9 +191,10 @@ static double block_repl(const tsl_layer_t *l, const dims_t *x)
     return (l->no_dropout ? 4.0 : 5.0) * x->s * x->h;
 }
 
-/* One attention over `keys` keys per query whose K/V come from `kv_tokens` tokens. */
-static void add_attention(const tsl_layer_t *l, const dims_t *x, double keys, double kv_tokens,
-                          figures_t *fg)
+/* One attention over `keys` keys per query whose K/V come from `kv_tokens` tokens;
+ * an unfused one keeps `score_keys` scores per query (the s × s it computes). */
+static void add_attention(const tsl_layer_t *l, const dims_t *x, double keys, double score_keys,
+                          double kv_tokens, figures_t *fg)
 {
     double core = 4.0 * x->s * keys * x->d; /* QKᵀ and AV */
     fg->params += attn_params(l, x) + norm_params(l, x);
@@ -202,18 +203,21 @@ static void add_attention(const tsl_layer_t *l, const dims_t *x, double keys, do
     /* LN in, QKV in, dropout mask on h | Q, K, V, proj in, scores */
     fg->repl += block_repl(l, x);
     fg->shard += 4.0 * x->s * x->d + 4.0 * kv_tokens * x->e;
-    fg->score += score_bytes(l) * x->a * x->s * keys;
+    fg->score += score_bytes(l) * x->a * x->s * score_keys;
     fg->allreduces += 1;
 }
 
+/* An unfused sliding window (causal) computes all s × s scores and masks those
+ * outside the window (HF eager, exec_attn.c), so it keeps s of them per query; a
+ * non-causal window is s/w blocks of w² scores (Swin), computed as such. */
 static void add_self_attention(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
 {
-    add_attention(l, x, x->w, x->s, fg);
+    add_attention(l, x, x->w, l->causal ? x->s : x->w, x->s, fg);
 }
 
 static void add_cross_attention(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
 {
-    add_attention(l, x, x->t, x->t, fg);
+    add_attention(l, x, x->t, x->t, x->t, fg);
 }
 
 static void add_ffn(const tsl_layer_t *l, const dims_t *x, figures_t *fg)

@@ -53,7 +53,8 @@
  *                 4·s·h·d + 4·s·h·e + 4·s²·d, stash 4·s·d + 4·s·e instead of 8·s·d.
  *   attn_window   windowed attention (Swin, TransGAN, sliding window): each query
  *                 sees w = min(attn_window, s) keys, so every s² above becomes s·w
- *                 (s/w windows of w² scores each).
+ *                 (s/w windows of w² scores each) — except an unfused causal
+ *                 (sliding) window's score stash, which keeps all s² (masked).
  *   no_bias       linear layers without biases (T5, Llama): drop the bias terms.
  *   rms_norm      norms with a scale only: h parameters per norm instead of 2·h.
  *   patch_embed   the embedding is a linear projection of c·p² pixel values
@@ -160,7 +161,7 @@ typedef struct tsl_layer {
     uint64_t act_repl_bytes;  /* per sample: stashed activations replicated under TP */
     uint64_t act_shard_bytes; /* per sample: stashed activations divided by the TP degree */
     uint32_t tp_allreduces;   /* all-reduces of s·h activations per forward under TP */
-    uint64_t act_score_bytes; /* per sample: the s×w attention stash inside act_shard_bytes
+    uint64_t act_score_bytes; /* per sample: the s×w (unfused sliding: s×s) stash in act_shard_bytes
                                   (0 with fused attention); selective recompute drops it */
     double core_fwd_flops;    /* per sample: QKᵀ and AV, what selective recompute repeats */
 } tsl_layer_t;

@@ -75,19 +75,30 @@ static double core_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, const sh
     return fmax(flops / d->gemm_flops, bytes / d->mem_bw) + d->launch_s;
 }
 
-/* Keys per query a fused kernel visits in the layer's self-attention. */
-static double self_visited(const tsl_layer_t *l, const shape_t *x)
+/* Keys per query whose scores the layer's self-attention core computes: an
+ * unfused sliding (causal) window computes all s and masks those outside it
+ * (HF eager, exec_attn.c); a non-causal window is s/w blocks of w (Swin). */
+static double self_keys(const tsl_layer_t *l, const shape_t *x)
 {
-    return l->unfused_attn ? x->w : tsl_attn_keys(l->seq_len, l->attn_window, l->causal);
+    return l->unfused_attn && l->causal ? x->s : x->w;
 }
 
-/* FLOPs per sample a fused causal self-attention skips: 4·s·d per key per
- * query it does not visit (the FLOP-count-only path's share of the above). */
-static double causal_saved_flops(const tsl_layer_t *l)
+/* Keys per query the self-attention core visits: a fused kernel skips masked
+ * tiles (tsl_attn_keys); an unfused one computes them all. */
+static double self_visited(const tsl_layer_t *l, const shape_t *x)
+{
+    return l->unfused_attn ? self_keys(l, x) : tsl_attn_keys(l->seq_len, l->attn_window, l->causal);
+}
+
+/* FLOPs per sample the self-attention core runs fewer than the counted 4·s·w·d
+ * (the FLOP-count-only path's share of the above): 4·s·d per key per query a fused
+ * causal kernel does not visit; negative for an unfused sliding window, which
+ * computes s − w keys per query more. */
+static double core_saved_flops(const tsl_layer_t *l)
 {
     bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
                 l->kind == TSL_LAYER_ATTENTION;
-    if (!attn || !l->causal || l->unfused_attn)
+    if (!attn)
         return 0.0;
     shape_t x = shape_of(l);
     return 4.0 * x.s * (x.w - self_visited(l, &x)) * x.d;
@@ -105,7 +116,7 @@ static double block_elementwise_s(const tsl_roofline_dev_t *d, const shape_t *x,
 static double attention_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, const shape_t *x,
                           double S, double t, double split, bool cross)
 {
-    double T = S * x->s, keys = cross ? x->ct : x->w, q;
+    double T = S * x->s, keys = cross ? x->ct : self_keys(l, x), q;
     double visited = cross ? keys : self_visited(l, x);
     if (cross)
         q = tsl_roofline_gemm_s(d, T, x->d / t, x->h, 1) +
@@ -148,7 +159,7 @@ double tsl_roofline_layer_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *
         if (l->kind == TSL_LAYER_HEAD && vocab > l->vocab)
             pad = 2.0 * (l->head_tokens ? l->head_tokens : l->seq_len) * l->hidden *
                   (vocab - l->vocab);
-        return (l->fwd_flops + pad - causal_saved_flops(l)) * samples / (tt * d->gemm_flops);
+        return (l->fwd_flops + pad - core_saved_flops(l)) * samples / (tt * d->gemm_flops);
     }
     shape_t x = shape_of(l);
     switch (l->kind) {
@@ -171,9 +182,9 @@ double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l
         return 0.0;
     double tt = t ? t : 1;
     if (d->mem_bw <= 0)
-        return (l->core_fwd_flops - causal_saved_flops(l)) * samples / (tt * d->gemm_flops);
+        return (l->core_fwd_flops - core_saved_flops(l)) * samples / (tt * d->gemm_flops);
     shape_t x = shape_of(l);
-    double c = core_s(d, l, &x, samples, tt, x.w, self_visited(l, &x));
+    double c = core_s(d, l, &x, samples, tt, self_keys(l, &x), self_visited(l, &x));
     if (l->kind == TSL_LAYER_DECODER)
         c += core_s(d, l, &x, samples, tt, x.ct, x.ct);
     return c;

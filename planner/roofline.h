@@ -19,7 +19,8 @@
  * Causal self-attention (tsl_layer_t.causal): the fused core visits
  * tsl_attn_keys() keys per query ((s + 1)/2 without a window), the FLOP-only
  * fallback drops the same FLOPs; the unfused core computes and masks all of
- * them. The layer's counted FLOPs (fwd_flops) stay full.
+ * them — all s keys under a sliding window too (the FLOP-only fallback adds those
+ * masked FLOPs). The layer's counted FLOPs (fwd_flops) stay s·w.
  *
  * Pure: no allocation, no I/O. W = 0 means "bandwidth unknown": every function
  * then returns the plain FLOP count over F with no floor (the pre-roofline model).

@@ -153,6 +153,21 @@ static void test_extensions(void)
     CHECK(w.fwd_flops == 24 * s * h * h + 4 * s * 49 * h, "window flops %g", w.fwd_flops);
     CHECK(w.act_repl_bytes + w.act_shard_bytes == (uint64_t)(34 * s * h + 5 * 10 * s * 49),
           "window act");
+    /* a sliding (causal) window: unfused, it computes all s × s scores and masks those
+     * outside the window, keeping the s × s softmax output (+ dropout): 5 · a · s · s
+     * = 5 · 16 · 1024² = 83,886,080 B; the counted FLOPs stay s·w. Fused: no scores. */
+    tsl_layer_t sw = encoder(1024, 1024, 16), swf;
+    sw.attn_window = 256;
+    sw.causal = true;
+    swf = sw;
+    sw.unfused_attn = true;
+    CHECK(tsl_layer_derive(&sw, &err) == 0 && tsl_layer_derive(&swf, &err) == 0, "%s", err.msg);
+    CHECK(sw.act_score_bytes == 83886080ull, "sliding window scores %llu",
+          (unsigned long long)sw.act_score_bytes);
+    CHECK(sw.fwd_flops == 24.0 * 1024 * 1024 * 1024 + 4.0 * 1024 * 256 * 1024 &&
+              sw.core_fwd_flops == 4.0 * 1024 * 256 * 1024,
+          "sliding window flops %g", sw.fwd_flops);
+    CHECK(swf.act_score_bytes == 0 && swf.fwd_flops == sw.fwd_flops, "fused sliding window");
     tsl_layer_t big = encoder(49, 320, 10);
     big.attn_window = 4096; /* wider than the sequence: the whole sequence */
     tsl_layer_t plain = encoder(49, 320, 10);

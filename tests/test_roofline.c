@@ -136,10 +136,58 @@ static void test_causal(void)
     CHECK(tsl_attn_keys(1, 0, true) == 1, "one token sees itself");
 }
 
+/* A sliding window w = 256 of s = 1024 (causal), 16 heads of 64, 8 samples. Unfused
+ * (HF eager, the executor) computes all s × s scores and masks those outside the
+ * window: QKᵀ (s, s, 64) and AV (s, 64, s) batched over 8·16, the softmax output and
+ * dropout traffic 9 · a · s · s · 8 bytes in 2 kernels: the core of the unwindowed
+ * layer. Its FLOP-only fallback runs 4·s·(s − w)·d·8 FLOPs more than the counted s·w.
+ * Fused: tsl_attn_keys(1024, 256, causal) = 256 − 256·255/2048 = 224.125 keys visited,
+ * K/V read over the w keys of the window — unchanged. */
+static void test_window(void)
+{
+    tsl_roofline_dev_t d = h100(), flat;
+    tsl_roofline_dev_init(&flat, d.gemm_flops, 0);
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 1024,
+                     .hidden = 1024,
+                     .ffn_hidden = 4096,
+                     .heads = 16,
+                     .attn_window = 256,
+                     .causal = true};
+    tsl_layer_t uf = l, ufs = l;
+    uf.unfused_attn = ufs.unfused_attn = true;
+    ufs.attn_window = 0;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0 && tsl_layer_derive(&uf, &err) == 0 &&
+              tsl_layer_derive(&ufs, &err) == 0,
+          "%s", err.msg);
+    double s = 1024, b = 8 * 16;
+    double core = tsl_roofline_gemm_s(&d, s, s, 64, b) + tsl_roofline_gemm_s(&d, s, 64, s, b) +
+                  tsl_roofline_mem_s(&d, 9.0 * 16 * s * s * 8, 2);
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &uf, 8, 1), core, 1e-12, "unfused window core %g",
+               tsl_roofline_core_fwd_s(&d, &uf, 8, 1));
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &uf, 8, 1, false, 0),
+               tsl_roofline_layer_fwd_s(&d, &ufs, 8, 1, false, 0), 1e-12,
+               "an unfused window runs the unwindowed layer");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&flat, &uf, 8, 1, false, 0),
+               (uf.fwd_flops + 4.0 * s * (s - 256) * 1024) * 8 / d.gemm_flops, 1e-12,
+               "the FLOP-count fallback runs the masked scores");
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&flat, &uf, 8, 1), 4.0 * s * s * 1024 * 8 / d.gemm_flops,
+               1e-12, "the recomputed core too");
+    double k = tsl_attn_keys(1024, 256, true);
+    CHECK(k == 224.125, "keys %g", k);
+    double fused = fmax(4.0 * s * k * 1024 * 8 / d.gemm_flops,
+                        2.0 * (2.0 * s * 1024 + 2.0 * 256 * 1024) * 8 / d.mem_bw) +
+                   d.launch_s;
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, 8, 1), fused, 1e-12, "fused window core %g",
+               tsl_roofline_core_fwd_s(&d, &l, 8, 1));
+}
+
 int main(void)
 {
     test_gemm();
     test_layers();
     test_causal();
+    test_window();
     return CHECK_DONE();
 }
