@@ -350,19 +350,16 @@ static void causal_and_not(void)
           full);
 }
 
-/* The cpu device's peak bytes of one rank (one encoder, a micro-batch of 2) at seq s. */
-static uint64_t peak_at(uint32_t s, bool unfused)
+/* One rank's cpu peak and model-state bytes for n copies of layer l (its derived form
+ * in *out), micro-batch 2, one micro-batch, no checkpointing. */
+static void peak_of(const tsl_layer_t *l, uint32_t n, uint64_t *peak, uint64_t *states,
+                    tsl_layer_t *out)
 {
     tsl_err_t err = {0};
     tsl_model_t m;
-    tsl_layer_t enc = {.kind = TSL_LAYER_ENCODER,
-                       .seq_len = s,
-                       .hidden = 32,
-                       .ffn_hidden = 64,
-                       .heads = 4,
-                       .unfused_attn = unfused};
-    tsl_model_init(&m, "long");
-    CHECK(!tsl_model_add(&m, &enc, &err), "%s", err.msg);
+    tsl_model_init(&m, "peak");
+    CHECK(!tsl_model_add_n(&m, l, n, &err), "%s", err.msg);
+    *out = m.layers[0];
     tsl_exec_plan_spec_t spec = {1, 1, 1, false, false, 2, 1};
     tsl_plan_t p;
     tsl_exec_rank_t r;
@@ -379,13 +376,29 @@ static uint64_t peak_at(uint32_t s, bool unfused)
     CHECK(!tsl_comm_loopback_world(1, &w, &err) && !tsl_comm_loopback_rank(w, 0, &c, &err) &&
               !tsl_devops_cpu_create(0, &d, &err),
           "%s", err.msg);
-    CHECK(!tsl_exec_run(&r, &o, d, c, &rep, &err) && !rep.oom, "seq %u: %s", s, err.msg);
+    CHECK(!tsl_exec_run(&r, &o, d, c, &rep, &err) && !rep.oom, "%s", err.msg);
+    *peak = rep.peak_bytes;
+    *states = rep.param_bytes;
     d->destroy(d);
     c->destroy(c);
     tsl_comm_loopback_world_free(w);
     tsl_exec_rank_free(&r);
     tsl_model_free(&m);
-    return rep.peak_bytes;
+}
+
+/* The cpu device's peak bytes of one rank (one encoder, a micro-batch of 2) at seq s. */
+static uint64_t peak_at(uint32_t s, bool unfused)
+{
+    tsl_layer_t enc = {.kind = TSL_LAYER_ENCODER,
+                       .seq_len = s,
+                       .hidden = 32,
+                       .ffn_hidden = 64,
+                       .heads = 4,
+                       .unfused_attn = unfused},
+                derived;
+    uint64_t peak = 0, states = 0;
+    peak_of(&enc, 1, &peak, &states, &derived);
+    return peak;
 }
 
 /* Fused attention keeps nothing of size s²: doubling the sequence about doubles the
@@ -1430,42 +1443,6 @@ static void llama_refusals(void)
     refused(&m, 4, "2 K/V heads do not group 4 query heads and split 4 ways", "tp 4 over 2 K/V");
     tsl_model_free(&m);
     (void)err;
-}
-
-/* One rank's cpu peak and model-state bytes for n copies of layer l (its derived form
- * in *out), micro-batch 2, one micro-batch, no checkpointing. */
-static void peak_of(const tsl_layer_t *l, uint32_t n, uint64_t *peak, uint64_t *states,
-                    tsl_layer_t *out)
-{
-    tsl_err_t err = {0};
-    tsl_model_t m;
-    tsl_model_init(&m, "peak");
-    CHECK(!tsl_model_add_n(&m, l, n, &err), "%s", err.msg);
-    *out = m.layers[0];
-    tsl_exec_plan_spec_t spec = {1, 1, 1, false, false, 2, 1};
-    tsl_plan_t p;
-    tsl_exec_rank_t r;
-    tsl_exec_opts_t o;
-    tsl_exec_report_t rep = {0};
-    tsl_loopback_world_t *w = NULL;
-    tsl_commops_t *c = NULL;
-    tsl_devops_t *d = NULL;
-    opts(&o);
-    o.iters = 1;
-    CHECK(!tsl_exec_uniform_plan(&m, &spec, &p, &err) &&
-              !tsl_exec_rank_from_plan(&p, &m, 0, &r, &err),
-          "%s", err.msg);
-    CHECK(!tsl_comm_loopback_world(1, &w, &err) && !tsl_comm_loopback_rank(w, 0, &c, &err) &&
-              !tsl_devops_cpu_create(0, &d, &err),
-          "%s", err.msg);
-    CHECK(!tsl_exec_run(&r, &o, d, c, &rep, &err) && !rep.oom, "%s", err.msg);
-    *peak = rep.peak_bytes;
-    *states = rep.param_bytes;
-    d->destroy(d);
-    c->destroy(c);
-    tsl_comm_loopback_world_free(w);
-    tsl_exec_rank_free(&r);
-    tsl_model_free(&m);
 }
 
 /* The Llama layer of llama_peak: seq 64, h 64, FFN 96 gated, 4 query / 2 K/V heads. */
