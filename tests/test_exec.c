@@ -24,6 +24,7 @@
 #include "exec_internal.h"
 #include "pipeline.h"
 #include "search.h"
+#include "search_tiny.h"
 
 #define MAXR 8
 #define MAXL 12
@@ -733,42 +734,6 @@ static void loopback_leave(void)
     tsl_comm_loopback_world_free(w);
 }
 
-/* A small GPT (hidden 32, 4 heads, seq 8, vocabulary 64, learned positions, tied
- * head) of `layers` blocks, as the searched-plan tests run it. */
-static void gpt_tiny(tsl_model_t *m, uint32_t layers)
-{
-    tsl_err_t err = {0};
-    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
-                            .layers = layers,
-                            .hidden = 32,
-                            .ffn_hidden = 128,
-                            .heads = 4,
-                            .seq_len = 8,
-                            .vocab = 64,
-                            .positions = 8,
-                            .tied_head = true};
-    CHECK(!tsl_model_build(&spec, "gpt-tiny", m, &err), "%s", err.msg);
-}
-
-/* What the search returns for m on `cluster` (c set up, to free) at a global batch of
- * 8; pp and top_k as the request's (0: searched, the default). The caller frees it. */
-static tsl_search_result_t *search_on(const tsl_model_t *m, tsl_cluster_t *c, const char *cluster,
-                                      uint32_t pp, uint32_t top_k)
-{
-    tsl_err_t err = {0};
-    tsl_request_t rq;
-    tsl_search_result_t *res = calloc(1, sizeof(*res));
-    tsl_cluster_init(c);
-    CHECK(res && !tsl_cluster_parse_spec(c, cluster, &err), "%s: %s", cluster, err.msg);
-    tsl_request_init(&rq);
-    rq.global_batch = 8;
-    rq.pp = pp;
-    if (top_k)
-        rq.top_k = top_k;
-    CHECK(tsl_search(m, c, &rq, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
-    return res;
-}
-
 /* Plans the search returns for a small GPT on 4 GPUs: every rank of every plan either
  * maps to work or is refused as unsupported, and one accepted multi-device plan runs. */
 static void searched_plans(void)
@@ -776,7 +741,7 @@ static void searched_plans(void)
     tsl_model_t m;
     tsl_cluster_t c;
     gpt_tiny(&m, 4);
-    tsl_search_result_t *res = search_on(&m, &c, "4xA100-80G", 0, 0);
+    tsl_search_result_t *res = search_on(&m, &c, "4xA100-80G", 8, 0, 0);
     const tsl_plan_t *plans[1 + TSL_BASELINE_COUNT], *run = NULL;
     int n = 0, accepted = 0;
     plans[n++] = &res->best;
@@ -968,7 +933,7 @@ static void searched_mixed(void)
     tsl_model_t m;
     tsl_cluster_t c;
     gpt_tiny(&m, 4);
-    tsl_search_result_t *res = search_on(&m, &c, "8xA100-80G", 0, 0);
+    tsl_search_result_t *res = search_on(&m, &c, "8xA100-80G", 8, 0, 0);
     const tsl_plan_t *p = &res->best;
     uint32_t changes = 0;
     for (uint32_t s = 0; s < p->pp; s++)
@@ -1125,7 +1090,7 @@ static void llama_searched(void)
     tsl_model_t m;
     tsl_cluster_t c;
     model_llama(&m, 0);
-    tsl_search_result_t *res = search_on(&m, &c, "4xA100-80G", 0, 0);
+    tsl_search_result_t *res = search_on(&m, &c, "4xA100-80G", 8, 0, 0);
     const tsl_plan_t *p = &res->best;
     char lay[64];
     tsl_strategy_format(&p->layer[1], lay, sizeof(lay));
@@ -1396,7 +1361,7 @@ static void searched_interleaved(void)
     tsl_model_t m;
     tsl_cluster_t c;
     gpt_tiny(&m, 8);
-    tsl_search_result_t *res = search_on(&m, &c, "4xA100-80G", 2, 16);
+    tsl_search_result_t *res = search_on(&m, &c, "4xA100-80G", 8, 2, 16);
     const tsl_plan_t *p = NULL;
     for (uint32_t k = 0; k < res->n_top && !p; k++)
         if (res->top[k].interleave > 1 && !res->top[k].sublayer)

@@ -19,6 +19,7 @@
 #include "exec_internal.h"
 #include "relayout.h"
 #include "search.h"
+#include "search_tiny.h"
 
 static tsl_strategy_t parse(const char *s)
 {
@@ -391,25 +392,10 @@ static void boundary_by_hand(void)
  */
 static void searched(const char *cluster, uint32_t batch)
 {
-    tsl_err_t err = {0};
     tsl_model_t m;
     tsl_cluster_t c;
-    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
-                            .layers = 4,
-                            .hidden = 32,
-                            .ffn_hidden = 128,
-                            .heads = 4,
-                            .seq_len = 8,
-                            .vocab = 64,
-                            .positions = 8,
-                            .tied_head = true};
-    tsl_request_t rq;
-    tsl_search_result_t *res = calloc(1, sizeof(*res));
-    CHECK(res && !tsl_model_build(&spec, "gpt-tiny", &m, &err), "%s", err.msg);
-    CHECK(!tsl_cluster_parse_spec(&c, cluster, &err), "%s", err.msg);
-    tsl_request_init(&rq);
-    rq.global_batch = batch;
-    CHECK(tsl_search(&m, &c, &rq, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    gpt_tiny(&m, 4);
+    tsl_search_result_t *res = search_on(&m, &c, cluster, batch, 0, 0);
     const tsl_plan_t *p = &res->best;
     uint32_t changes = 0;
     double r_all = 0;
