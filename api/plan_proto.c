@@ -230,7 +230,11 @@ int tsl_plan_proto_from_json(const char *result_json, tsl_arena_t *a, Tessel__V1
     p->fingerprint = tsl_arena_strdup(a, str(doc, "fingerprint"));
     p->model_name = tsl_arena_strdup(a, str(model, "name"));
     p->cluster_description = tsl_arena_strdup(a, str(cluster, "description"));
-    p->figures = tsl_arena_strdup(a, str(json_object_get(doc, "figures"), "line"));
+    const char *line = str(json_object_get(doc, "figures"), "line");
+    if (line[0] && (p->figures = tsl_arena_alloc(a, sizeof *p->figures)) != NULL) {
+        tessel__v1__figure_sources__init(p->figures);
+        p->figures->line = tsl_arena_strdup(a, line);
+    }
     p->n_devices = u32(cluster, "devices");
     p->cluster_nodes = u32(cluster, "nodes");
     p->model_layers = u32(model, "layers");
@@ -455,8 +459,8 @@ json_t *tsl_plan_proto_to_json(const Tessel__V1__Plan *p)
                              p->unrestricted_samples_per_s, p->unrestricted_iter_time_s);
     if (target != NULL)
         json_object_set_new(doc, "target", target);
-    if (p->figures && p->figures[0])
-        json_object_set_new(doc, "figures", json_pack("{s:s}", "line", p->figures));
+    if (p->figures && p->figures->line && p->figures->line[0])
+        json_object_set_new(doc, "figures", json_pack("{s:s}", "line", p->figures->line));
     return doc;
 }
 

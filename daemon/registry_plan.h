@@ -24,6 +24,7 @@
 #include "store.h"
 
 #define TSL_REGISTRY_MAX_PROFILES 8u
+#define TSL_REGISTRY_MAX_LEFT_OUT 64u
 
 typedef struct tsl_registry_profiles {
     tsl_profile_t *p[TSL_REGISTRY_MAX_PROFILES];
@@ -31,6 +32,10 @@ typedef struct tsl_registry_profiles {
     /* what the plan says about its figures: each attached profile's
      * tsl_profile_describe line (with its calibration), "; "-separated */
     char line[1024];
+    /* the registered workers the cluster left out (offline, stopped, no GPUs):
+     * "host (why)" each, for the plan's figures.workers_left_out */
+    char left_out[TSL_REGISTRY_MAX_LEFT_OUT][128];
+    size_t n_left_out;
 } tsl_registry_profiles_t;
 
 /* 0 (out filled, maybe empty), -1 only when out of memory. */
