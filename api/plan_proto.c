@@ -1,6 +1,6 @@
 /*
  * plan_proto.c — the plan document (common/plan_json.h) ↔ tessel.v1.Plan, both
- * directions (plan_proto.h).
+ * directions, generated from common/plan_fields.h's lists (plan_proto.h).
  */
 #include "plan_proto.h"
 
@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan_fields.h"
 #include "plan_json.h"
+#include "proto_json.h"
 #include "request.h"
 
-/* ==== document → Plan ============================================================ */
+/* ==== reading the document ====================================================== */
 
 static double num(const json_t *o, const char *key)
 {
@@ -35,11 +37,26 @@ static uint32_t u32(const json_t *o, const char *key)
     return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+static int64_t i64(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+}
+
 static const char *str(const json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
     return s ? s : "";
 }
+
+/* A scalar of plan_fields.h from the document, by its KIND; a string is copied
+ * into the arena (NULL when out of memory: the caller checks). */
+#define GET_U32(o, key)  u32(o, key)
+#define GET_U64(o, key)  u64(o, key)
+#define GET_I64(o, key)  i64(o, key)
+#define GET_REAL(o, key) num(o, key)
+#define GET_BOOL(o, key) json_is_true(json_object_get(o, key))
+#define GET_STR(o, key)  tsl_arena_strdup(a, str(o, key))
 
 /* Allocates an array of n message pointers, each to a zeroed message of size sz
  * initialised by init. */
@@ -55,8 +72,11 @@ static void **alloc_msgs(tsl_arena_t *a, size_t n, size_t sz, void (*init)(void 
     return v;
 }
 
-static int fill_runs(tsl_arena_t *a, const json_t *runs, Tessel__V1__Stage *st)
+/* ---- a stage ---- */
+
+static int read_stage_runs(tsl_arena_t *a, const json_t *o, Tessel__V1__Stage *st)
 {
+    const json_t *runs = json_object_get(o, "runs");
     st->n_runs = json_array_size(runs);
     st->runs = (Tessel__V1__LayerRun **)alloc_msgs(a, st->n_runs, sizeof(Tessel__V1__LayerRun),
                                                    (void (*)(void *))tessel__v1__layer_run__init);
@@ -74,133 +94,145 @@ static int fill_runs(tsl_arena_t *a, const json_t *runs, Tessel__V1__Stage *st)
     return 0;
 }
 
-static int fill_stage(tsl_arena_t *a, const json_t *o, Tessel__V1__Stage *st)
+static int read_stage_layers(tsl_arena_t *a, const json_t *o, Tessel__V1__Stage *st)
 {
-    st->first_layer = u32(o, "first_layer");
-    st->n_layers = u32(o, "n_layers");
-    st->first_device = u32(o, "first_device");
-    st->n_devices = u32(o, "n_devices");
-    st->inflight = u32(o, "inflight");
-    st->fwd_s = num(o, "fwd_s");
-    st->time_s = num(o, "time_s");
-    st->time_nosync_s = num(o, "time_nosync_s");
-    st->p2p_s = num(o, "p2p_s");
-    st->optimizer_s = num(o, "opt_s");
-    st->model_states_bytes = u64(o, "ms_bytes");
-    st->activation_bytes = u64(o, "act_bytes");
-    st->peak_bytes = u64(o, "peak_bytes");
-    if (!(st->layers = tsl_arena_strdup(a, str(o, "layers"))))
-        return -1;
-    return fill_runs(a, json_object_get(o, "runs"), st);
+    return (st->layers = tsl_arena_strdup(a, str(o, "layers"))) ? 0 : -1;
 }
 
-/* The AutoPipe and H3T extras of a <plan>: each present only when the planner
- * used it (plan_json.c). */
-static int fill_extras(tsl_arena_t *a, const json_t *plan, Tessel__V1__PlanFigures *f)
+static int read_stage(tsl_arena_t *a, const json_t *o, Tessel__V1__Stage *st)
 {
-    const char *g = str(plan, "granularity");
-    if (!(f->granularity = tsl_arena_strdup(a, g[0] ? g : "layer")))
+    int rc = 0;
+#define READ_STAGE_(c, kind, proto, json, when) READ_STAGE_##kind(proto, json)
+#define READ_STAGE_CUSTOM(proto, json)          rc |= read_stage_##proto(a, o, st);
+#define READ_STAGE_U32(proto, json)             st->proto = GET_U32(o, json);
+#define READ_STAGE_U64(proto, json)             st->proto = GET_U64(o, json);
+#define READ_STAGE_REAL(proto, json)            st->proto = GET_REAL(o, json);
+    TSL_PLAN_STAGE_FIELDS(READ_STAGE_)
+#undef READ_STAGE_
+    return rc;
+}
+
+/* ---- a plan's figures ---- */
+
+typedef struct read_plan_ctx {
+    tsl_arena_t *a;
+    const json_t *o;
+    const char *label; /* when the <plan> has none (a baseline: its name) */
+} read_plan_ctx_t;
+
+static int read_plan_label(const read_plan_ctx_t *x, Tessel__V1__PlanFigures *f)
+{
+    const char *l = str(x->o, "label")[0] ? str(x->o, "label") : x->label;
+    return (f->label = tsl_arena_strdup(x->a, l)) ? 0 : -1;
+}
+
+static int read_plan_stages(const read_plan_ctx_t *x, Tessel__V1__PlanFigures *f)
+{
+    const json_t *stages = json_object_get(x->o, "stages");
+    f->n_stages = json_array_size(stages);
+    f->stages = (Tessel__V1__Stage **)alloc_msgs(x->a, f->n_stages, sizeof(Tessel__V1__Stage),
+                                                 (void (*)(void *))tessel__v1__stage__init);
+    if (!f->stages)
         return -1;
-    f->sim_iter_time_s = num(plan, "sim_iter_time_s");
-    f->master_stage = u32(plan, "master_stage");
-    f->interleave = u32(plan, "interleave");
-    const json_t *sl = json_object_get(plan, "slicer");
-    if (json_is_object(sl)) {
-        if (!(f->slicer = tsl_arena_alloc(a, sizeof *f->slicer)))
+    for (size_t i = 0; i < f->n_stages; i++)
+        if (read_stage(x->a, json_array_get(stages, i), f->stages[i]) != 0)
             return -1;
-        tessel__v1__slicer_figures__init(f->slicer);
-        f->slicer->n_sliced = u32(sl, "n_sliced");
-        f->slicer->iter_time_s = num(sl, "iter_time_s");
-    }
-    const json_t *mo = json_object_get(plan, "memopt");
-    if (json_is_object(mo)) {
-        if (!(f->memopt = tsl_arena_alloc(a, sizeof *f->memopt)))
-            return -1;
-        tessel__v1__memopt_figures__init(f->memopt);
-        if (!(f->memopt->mode = tsl_arena_strdup(a, str(mo, "mode"))))
-            return -1;
-        f->memopt->cpu_bytes_per_node = u64(mo, "cpu_bytes_per_node");
-    }
-    const json_t *order = json_object_get(plan, "node_order");
+    return 0;
+}
+
+static int read_plan_granularity(const read_plan_ctx_t *x, Tessel__V1__PlanFigures *f)
+{
+    const char *g = str(x->o, "granularity");
+    return (f->granularity = tsl_arena_strdup(x->a, g[0] ? g : "layer")) ? 0 : -1;
+}
+
+static int read_plan_slicer(const read_plan_ctx_t *x, Tessel__V1__PlanFigures *f)
+{
+    const json_t *sl = json_object_get(x->o, "slicer");
+    if (!json_is_object(sl))
+        return 0;
+    if (!(f->slicer = tsl_arena_alloc(x->a, sizeof *f->slicer)))
+        return -1;
+    tessel__v1__slicer_figures__init(f->slicer);
+    f->slicer->n_sliced = u32(sl, "n_sliced");
+    f->slicer->iter_time_s = num(sl, "iter_time_s");
+    return 0;
+}
+
+static int read_plan_memopt(const read_plan_ctx_t *x, Tessel__V1__PlanFigures *f)
+{
+    const json_t *mo = json_object_get(x->o, "memopt");
+    if (!json_is_object(mo))
+        return 0;
+    if (!(f->memopt = tsl_arena_alloc(x->a, sizeof *f->memopt)))
+        return -1;
+    tessel__v1__memopt_figures__init(f->memopt);
+    f->memopt->cpu_bytes_per_node = u64(mo, "cpu_bytes_per_node");
+    return (f->memopt->mode = tsl_arena_strdup(x->a, str(mo, "mode"))) ? 0 : -1;
+}
+
+static int read_plan_node_order(const read_plan_ctx_t *x, Tessel__V1__PlanFigures *f)
+{
+    const json_t *order = json_object_get(x->o, "node_order");
     f->n_node_order = json_array_size(order);
-    if (f->n_node_order) {
-        if (!(f->node_order = tsl_arena_alloc(a, f->n_node_order * sizeof *f->node_order)))
-            return -1;
-        for (size_t i = 0; i < f->n_node_order; i++) {
-            json_int_t v = json_integer_value(json_array_get(order, i));
-            f->node_order[i] = v > 0 && v <= UINT32_MAX ? (uint32_t)v : 0;
-        }
+    if (!f->n_node_order)
+        return 0;
+    if (!(f->node_order = tsl_arena_alloc(x->a, f->n_node_order * sizeof *f->node_order)))
+        return -1;
+    for (size_t i = 0; i < f->n_node_order; i++) {
+        json_int_t v = json_integer_value(json_array_get(order, i));
+        f->node_order[i] = v > 0 && v <= UINT32_MAX ? (uint32_t)v : 0;
     }
     return 0;
 }
 
 /* plan: a <plan> object or null (no plan; why says so). */
-static Tessel__V1__PlanFigures *figures(tsl_arena_t *a, const json_t *plan, const char *label,
-                                        const char *why)
+static Tessel__V1__PlanFigures *read_plan(tsl_arena_t *a, const json_t *plan, const char *label,
+                                          const char *why)
 {
     Tessel__V1__PlanFigures *f = tsl_arena_alloc(a, sizeof *f);
     if (!f)
         return NULL;
     tessel__v1__plan_figures__init(f);
     f->valid = json_is_object(plan);
-    const char *l = f->valid && str(plan, "label")[0] ? str(plan, "label") : label;
-    if (!(f->label = tsl_arena_strdup(a, l)) || !(f->why = tsl_arena_strdup(a, why)))
+    read_plan_ctx_t x = {.a = a, .o = plan, .label = label};
+    if (!(f->why = tsl_arena_strdup(a, why)))
         return NULL;
     if (!f->valid)
-        return f;
-    f->pp = u32(plan, "pp");
-    f->global_batch = u32(plan, "global_batch");
-    f->micro_batch = u32(plan, "micro_batch");
-    f->n_micro = u32(plan, "n_micro");
-    f->iter_time_s = num(plan, "iter_time_s");
-    f->samples_per_s = num(plan, "samples_per_s");
-    f->tokens_per_s = num(plan, "tokens_per_s");
-    f->peak_bytes = u64(plan, "peak_bytes");
-    f->budget_bytes = u64(plan, "budget_bytes");
-    f->alpha_t = num(plan, "alpha_t");
-    f->alpha_m = num(plan, "alpha_m");
-    f->optimizer_tail_s = num(plan, "opt_tail_s");
-    f->tied_allreduce_s = num(plan, "tie_s");
-    const json_t *stages = json_object_get(plan, "stages");
-    f->n_stages = json_array_size(stages);
-    f->stages = (Tessel__V1__Stage **)alloc_msgs(a, f->n_stages, sizeof(Tessel__V1__Stage),
-                                                 (void (*)(void *))tessel__v1__stage__init);
-    if (!f->stages)
-        return NULL;
-    for (size_t i = 0; i < f->n_stages; i++)
-        if (fill_stage(a, json_array_get(stages, i), f->stages[i]) != 0)
-            return NULL;
-    return fill_extras(a, plan, f) == 0 ? f : NULL;
+        return (f->label = tsl_arena_strdup(a, label)) ? f : NULL;
+    int rc = 0;
+#define READ_PLAN_(c, kind, proto, json, when) READ_PLAN_##kind(proto, json)
+#define READ_PLAN_CUSTOM(proto, json)          rc |= read_plan_##proto(&x, f);
+#define READ_PLAN_U32(proto, json)             f->proto = GET_U32(plan, json);
+#define READ_PLAN_U64(proto, json)             f->proto = GET_U64(plan, json);
+#define READ_PLAN_REAL(proto, json)            f->proto = GET_REAL(plan, json);
+    TSL_PLAN_FIELDS(READ_PLAN_)
+#undef READ_PLAN_
+    return rc == 0 ? f : NULL;
 }
 
-static int fill_lists(tsl_arena_t *a, const json_t *doc, Tessel__V1__Plan *p)
+/* ---- the document ---- */
+
+typedef struct read_doc_ctx {
+    tsl_arena_t *a;
+    const json_t *doc;
+} read_doc_ctx_t;
+
+/* model.seq_len repeats tokens_per_sample: nothing of its own to read */
+static int read_doc_seq_len(const read_doc_ctx_t *x, Tessel__V1__Plan *p)
 {
-    const json_t *alts = json_object_get(doc, "alternatives");
-    const json_t *bases = json_object_get(doc, "baselines");
-    p->n_alternatives = json_array_size(alts);
-    p->n_baselines = json_array_size(bases);
-    p->alternatives = tsl_arena_alloc(a, (p->n_alternatives + 1) * sizeof *p->alternatives);
-    p->baselines = tsl_arena_alloc(a, (p->n_baselines + 1) * sizeof *p->baselines);
-    if (!p->alternatives || !p->baselines)
-        return -1;
-    for (size_t i = 0; i < p->n_alternatives; i++)
-        if (!(p->alternatives[i] = figures(a, json_array_get(alts, i), "tessel", "")))
-            return -1;
-    for (size_t i = 0; i < p->n_baselines; i++) {
-        const json_t *b = json_array_get(bases, i);
-        p->baselines[i] = figures(a, json_object_get(b, "plan"), str(b, "name"), str(b, "why"));
-        if (!p->baselines[i])
-            return -1;
-    }
+    (void)x;
+    (void)p;
     return 0;
 }
 
-/* The "request" echo; NULL (no field) when the document has none. */
-static int fill_request(tsl_arena_t *a, const json_t *r, Tessel__V1__Plan *p)
+/* The request echo; no field when the document has none. */
+static int read_doc_request(const read_doc_ctx_t *x, Tessel__V1__Plan *p)
 {
+    const json_t *r = json_object_get(x->doc, "request");
     if (!json_is_object(r))
         return 0;
-    Tessel__V1__PlanOptions *o = tsl_arena_alloc(a, sizeof *o);
+    Tessel__V1__PlanOptions *o = tsl_arena_alloc(x->a, sizeof *o);
     if (!o)
         return -1;
     tessel__v1__plan_options__init(o);
@@ -211,170 +243,235 @@ static int fill_request(tsl_arena_t *a, const json_t *r, Tessel__V1__Plan *p)
     return 0;
 }
 
+static int read_doc_best(const read_doc_ctx_t *x, Tessel__V1__Plan *p)
+{
+    p->best = read_plan(x->a, json_object_get(x->doc, "plan"), "tessel", "");
+    return p->best ? 0 : -1;
+}
+
+static int read_doc_alternatives(const read_doc_ctx_t *x, Tessel__V1__Plan *p)
+{
+    const json_t *alts = json_object_get(x->doc, "alternatives");
+    p->n_alternatives = json_array_size(alts);
+    p->alternatives = tsl_arena_alloc(x->a, (p->n_alternatives + 1) * sizeof *p->alternatives);
+    if (!p->alternatives)
+        return -1;
+    for (size_t i = 0; i < p->n_alternatives; i++)
+        if (!(p->alternatives[i] = read_plan(x->a, json_array_get(alts, i), "tessel", "")))
+            return -1;
+    return 0;
+}
+
+static int read_doc_baselines(const read_doc_ctx_t *x, Tessel__V1__Plan *p)
+{
+    const json_t *bases = json_object_get(x->doc, "baselines");
+    p->n_baselines = json_array_size(bases);
+    p->baselines = tsl_arena_alloc(x->a, (p->n_baselines + 1) * sizeof *p->baselines);
+    if (!p->baselines)
+        return -1;
+    for (size_t i = 0; i < p->n_baselines; i++) {
+        const json_t *b = json_array_get(bases, i);
+        p->baselines[i] =
+            read_plan(x->a, json_object_get(b, "plan"), str(b, "name"), str(b, "why"));
+        if (!p->baselines[i])
+            return -1;
+    }
+    return 0;
+}
+
+/* The "target" object: what the unrestricted search found (the rest follows
+ * from the request and the best plan). */
+static int read_doc_target(const read_doc_ctx_t *x, Tessel__V1__Plan *p)
+{
+    const json_t *target = json_object_get(x->doc, "target");
+    p->unrestricted_samples_per_s = num(target, "unrestricted_samples_per_s");
+    p->unrestricted_iter_time_s = num(target, "unrestricted_iter_time_s");
+    return 0;
+}
+
+/* "figures" is FigureSources key for key (figures_json.h). */
+static int read_doc_figures(const read_doc_ctx_t *x, Tessel__V1__Plan *p)
+{
+    const json_t *f = json_object_get(x->doc, "figures");
+    if (!json_is_object(f))
+        return 0;
+    ProtobufCMessage *m = NULL;
+    if (tsl_proto_from_json(f, &tessel__v1__figure_sources__descriptor, x->a, &m) != 0)
+        return -1;
+    p->figures = (Tessel__V1__FigureSources *)m;
+    return 0;
+}
+
+/* The object a head key sits in (plan_fields.h: NULL = the document). */
+static const json_t *doc_obj(const json_t *doc, const char *obj)
+{
+    return obj ? json_object_get(doc, obj) : doc;
+}
+
+static int read_doc(tsl_arena_t *a, const json_t *doc, Tessel__V1__Plan *p)
+{
+    read_doc_ctx_t x = {.a = a, .doc = doc};
+    int rc = 0;
+#define READ_DOC_(c, kind, obj, json, when) READ_DOC_##kind(c, obj, json)
+#define READ_DOC_CUSTOM(c, obj, json)       rc |= read_doc_##c(&x, p);
+#define READ_DOC_U32(c, obj, json)          p->c = GET_U32(doc_obj(doc, obj), json);
+#define READ_DOC_U64(c, obj, json)          p->c = GET_U64(doc_obj(doc, obj), json);
+#define READ_DOC_I64(c, obj, json)          p->c = GET_I64(doc_obj(doc, obj), json);
+#define READ_DOC_REAL(c, obj, json)         p->c = GET_REAL(doc_obj(doc, obj), json);
+#define READ_DOC_BOOL(c, obj, json)         p->c = GET_BOOL(doc_obj(doc, obj), json);
+#define READ_DOC_STR(c, obj, json)          rc |= (p->c = GET_STR(doc_obj(doc, obj), json)) ? 0 : -1;
+    TSL_PLAN_DOC_FIELDS(READ_DOC_)
+#undef READ_DOC_
+    return rc;
+}
+
+int tsl_plan_proto_from_doc(const json_t *doc, tsl_arena_t *a, Tessel__V1__Plan **out,
+                            tsl_err_t *err)
+{
+    if (!json_is_object(doc) || !json_is_object(json_object_get(doc, "plan")))
+        return tsl_err_set(err, "plan document: not a search result (no plan)");
+    Tessel__V1__Plan *p = tsl_arena_alloc(a, sizeof *p);
+    if (!p)
+        return tsl_err_setc(err, TSL_E_NOMEM, "plan document: out of memory");
+    tessel__v1__plan__init(p);
+    if (read_doc(a, doc, p) != 0)
+        return tsl_err_setc(err, TSL_E_NOMEM, "plan document: out of memory");
+    *out = p;
+    return 0;
+}
+
 int tsl_plan_proto_from_json(const char *result_json, tsl_arena_t *a, Tessel__V1__Plan **out,
                              tsl_err_t *err)
 {
     json_error_t je;
     json_t *doc = json_loads(result_json, 0, &je);
-    if (!json_is_object(doc) || !json_is_object(json_object_get(doc, "plan"))) {
-        json_decref(doc);
-        return tsl_err_set(err, "stored plan: not a search result (%s)", doc ? "no plan" : je.text);
-    }
-    int rc = -1;
-    Tessel__V1__Plan *p = tsl_arena_alloc(a, sizeof *p);
-    if (!p)
-        goto out;
-    tessel__v1__plan__init(p);
-    const json_t *model = json_object_get(doc, "model");
-    const json_t *cluster = json_object_get(doc, "cluster");
-    p->fingerprint = tsl_arena_strdup(a, str(doc, "fingerprint"));
-    p->model_name = tsl_arena_strdup(a, str(model, "name"));
-    p->cluster_description = tsl_arena_strdup(a, str(cluster, "description"));
-    const char *line = str(json_object_get(doc, "figures"), "line");
-    if (line[0] && (p->figures = tsl_arena_alloc(a, sizeof *p->figures)) != NULL) {
-        tessel__v1__figure_sources__init(p->figures);
-        p->figures->line = tsl_arena_strdup(a, line);
-    }
-    p->n_devices = u32(cluster, "devices");
-    p->cluster_nodes = u32(cluster, "nodes");
-    p->model_layers = u32(model, "layers");
-    p->model_params = u64(model, "params");
-    p->tokens_per_sample = u32(model, "tokens_per_sample");
-    p->max_context = u32(model, "max_context");
-    p->search_time_s = num(doc, "search_time_s");
-    const json_t *stats = json_object_get(doc, "stats");
-    p->dp_runs = u64(stats, "dp_runs");
-    p->dp_states = u64(stats, "dp_states");
-    p->configs = u64(stats, "configs");
-    p->batches_tried = u32(stats, "batches_tried");
-    p->best = figures(a, json_object_get(doc, "plan"), "tessel", "");
-    const json_t *target = json_object_get(doc, "target");
-    p->unrestricted_samples_per_s = num(target, "unrestricted_samples_per_s");
-    p->unrestricted_iter_time_s = num(target, "unrestricted_iter_time_s");
-    if (!p->fingerprint || !p->model_name || !p->cluster_description || !p->best ||
-        fill_lists(a, doc, p) != 0 || fill_request(a, json_object_get(doc, "request"), p) != 0)
-        goto out;
-    *out = p;
-    rc = 0;
-out:
-    if (rc != 0)
-        tsl_err_setc(err, TSL_E_NOMEM, "stored plan: out of memory");
+    if (!doc)
+        return tsl_err_set(err, "stored plan: not a search result (%s)", je.text);
+    int rc = tsl_plan_proto_from_doc(doc, a, out, err);
     json_decref(doc);
     return rc;
 }
 
-/* ==== Plan → document ============================================================ */
-
-static json_t *ju64(uint64_t v)
-{
-    return json_integer((json_int_t)v);
-}
+/* ==== writing the document ====================================================== */
 
 static const char *text(const char *s)
 {
     return s ? s : "";
 }
 
-static json_t *run_to_json(const Tessel__V1__LayerRun *r)
-{
-    json_t *o = json_pack("{s:I, s:I, s:s}", "first_layer", (json_int_t)r->first_layer, "count",
-                          (json_int_t)r->count, "strategy", text(r->strategy));
-    if (o && r->layers && r->layers[0])
-        json_object_set_new(o, "layers", json_string(r->layers));
-    return o;
-}
+/* A scalar of plan_fields.h as JSON, by its KIND. */
+#define JSON_OF_U32(v)  json_integer((json_int_t)(v))
+#define JSON_OF_U64(v)  json_integer((json_int_t)(v))
+#define JSON_OF_I64(v)  json_integer((json_int_t)(v))
+#define JSON_OF_REAL(v) json_real(v)
+#define JSON_OF_BOOL(v) json_boolean(v)
+#define JSON_OF_STR(v)  json_string(text(v))
+#define PUT(o, src, kind, member, json, when)                                                      \
+    if (TSL_PLAN_WHEN_##when((src)->member, src))                                                  \
+        json_object_set_new(o, json, JSON_OF_##kind((src)->member));
 
-static json_t *stage_runs(const Tessel__V1__Stage *s)
+/* ---- a stage ---- */
+
+static void write_stage_runs(json_t *o, const Tessel__V1__Stage *s)
 {
     json_t *runs = json_array();
-
-    for (size_t i = 0; runs && i < s->n_runs; i++)
-        json_array_append_new(runs, run_to_json(s->runs[i]));
-    return runs;
+    for (size_t i = 0; runs && i < s->n_runs; i++) {
+        const Tessel__V1__LayerRun *r = s->runs[i];
+        json_t *run = json_pack("{s:I, s:I, s:s}", "first_layer", (json_int_t)r->first_layer,
+                                "count", (json_int_t)r->count, "strategy", text(r->strategy));
+        if (run && r->layers && r->layers[0])
+            json_object_set_new(run, "layers", json_string(r->layers));
+        json_array_append_new(runs, run);
+    }
+    json_object_set_new(o, "runs", runs);
 }
 
-/* Keys in plan_json.c's order; "layers" only on sub-layer plans. */
-static json_t *stage_to_json(const Tessel__V1__Stage *s)
+/* "layers" only on sub-layer plans */
+static void write_stage_layers(json_t *o, const Tessel__V1__Stage *s)
 {
-    json_t *o = json_pack(
-        "{s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f}", "first_layer", (json_int_t)s->first_layer,
-        "n_layers", (json_int_t)s->n_layers, "first_device", (json_int_t)s->first_device,
-        "n_devices", (json_int_t)s->n_devices, "inflight", (json_int_t)s->inflight, "fwd_s",
-        s->fwd_s, "time_s", s->time_s, "time_nosync_s", s->time_nosync_s, "p2p_s", s->p2p_s);
-    if (!o)
-        return NULL;
-    json_object_set_new(o, "opt_s", json_real(s->optimizer_s));
-    json_object_set_new(o, "ms_bytes", ju64(s->model_states_bytes));
-    json_object_set_new(o, "act_bytes", ju64(s->activation_bytes));
-    json_object_set_new(o, "peak_bytes", ju64(s->peak_bytes));
-    json_object_set_new(o, "runs", stage_runs(s));
     if (s->layers && s->layers[0])
         json_object_set_new(o, "layers", json_string(s->layers));
+}
+
+static json_t *write_stage(const Tessel__V1__Stage *s)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+#define WRITE_STAGE_(c, kind, proto, json, when) WRITE_STAGE_##kind(proto, json, when)
+#define WRITE_STAGE_CUSTOM(proto, json, when)    write_stage_##proto(o, s);
+#define WRITE_STAGE_U32(proto, json, when)       PUT(o, s, U32, proto, json, when)
+#define WRITE_STAGE_U64(proto, json, when)       PUT(o, s, U64, proto, json, when)
+#define WRITE_STAGE_REAL(proto, json, when)      PUT(o, s, REAL, proto, json, when)
+    TSL_PLAN_STAGE_FIELDS(WRITE_STAGE_)
+#undef WRITE_STAGE_
     return o;
 }
 
-static json_t *figures_head(const Tessel__V1__PlanFigures *f)
+/* ---- a plan's figures ---- */
+
+static void write_plan_label(json_t *o, const Tessel__V1__PlanFigures *f)
 {
-    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f}", "label", text(f->label), "pp",
-                     (json_int_t)f->pp, "global_batch", (json_int_t)f->global_batch, "micro_batch",
-                     (json_int_t)f->micro_batch, "n_micro", (json_int_t)f->n_micro, "iter_time_s",
-                     f->iter_time_s, "samples_per_s", f->samples_per_s, "tokens_per_s",
-                     f->tokens_per_s);
+    json_object_set_new(o, "label", json_string(text(f->label)));
 }
 
-/* granularity, the 1F1B simulation, the slicer, H3T and the node order: each
- * present only when the plan has it, as plan_json.c writes them. */
-static void figures_extras(json_t *o, const Tessel__V1__PlanFigures *f)
+static void write_plan_stages(json_t *o, const Tessel__V1__PlanFigures *f)
 {
-    json_object_set_new(
-        o, "granularity",
-        json_string(f->granularity && f->granularity[0] ? f->granularity : "layer"));
-    if (f->optimizer_tail_s > 0)
-        json_object_set_new(o, "opt_tail_s", json_real(f->optimizer_tail_s));
-    if (f->tied_allreduce_s > 0)
-        json_object_set_new(o, "tie_s", json_real(f->tied_allreduce_s));
-    if (f->sim_iter_time_s > 0) {
-        json_object_set_new(o, "sim_iter_time_s", json_real(f->sim_iter_time_s));
-        json_object_set_new(o, "master_stage", json_integer((json_int_t)f->master_stage));
-    }
-    if (f->interleave > 1)
-        json_object_set_new(o, "interleave", json_integer((json_int_t)f->interleave));
+    json_t *stages = json_array();
+    for (size_t i = 0; stages && i < f->n_stages; i++)
+        json_array_append_new(stages, write_stage(f->stages[i]));
+    json_object_set_new(o, "stages", stages);
+}
+
+static void write_plan_granularity(json_t *o, const Tessel__V1__PlanFigures *f)
+{
+    const char *g = f->granularity && f->granularity[0] ? f->granularity : "layer";
+    json_object_set_new(o, "granularity", json_string(g));
+}
+
+static void write_plan_slicer(json_t *o, const Tessel__V1__PlanFigures *f)
+{
     if (f->slicer && f->slicer->n_sliced)
         json_object_set_new(o, "slicer",
                             json_pack("{s:I, s:f}", "n_sliced", (json_int_t)f->slicer->n_sliced,
                                       "iter_time_s", f->slicer->iter_time_s));
+}
+
+static void write_plan_memopt(json_t *o, const Tessel__V1__PlanFigures *f)
+{
     if (f->memopt)
         json_object_set_new(o, "memopt",
                             json_pack("{s:s, s:I}", "mode", text(f->memopt->mode),
                                       "cpu_bytes_per_node",
                                       (json_int_t)f->memopt->cpu_bytes_per_node));
-    if (f->n_node_order) {
-        json_t *order = json_array();
-        for (size_t k = 0; order && k < f->n_node_order; k++)
-            json_array_append_new(order, json_integer((json_int_t)f->node_order[k]));
-        json_object_set_new(o, "node_order", order);
-    }
+}
+
+static void write_plan_node_order(json_t *o, const Tessel__V1__PlanFigures *f)
+{
+    if (!f->n_node_order)
+        return;
+    json_t *order = json_array();
+    for (size_t k = 0; order && k < f->n_node_order; k++)
+        json_array_append_new(order, json_integer((json_int_t)f->node_order[k]));
+    json_object_set_new(o, "node_order", order);
 }
 
 json_t *tsl_proto_figures_to_json(const Tessel__V1__PlanFigures *f)
 {
-    json_t *o = figures_head(f), *stages = json_array();
-
-    if (!o || !stages) {
-        json_decref(o);
-        json_decref(stages);
+    json_t *o = json_object();
+    if (!o)
         return NULL;
-    }
-    json_object_set_new(o, "peak_bytes", ju64(f->peak_bytes));
-    json_object_set_new(o, "budget_bytes", ju64(f->budget_bytes));
-    json_object_set_new(o, "alpha_t", json_real(f->alpha_t));
-    json_object_set_new(o, "alpha_m", json_real(f->alpha_m));
-    for (size_t i = 0; i < f->n_stages; i++)
-        json_array_append_new(stages, stage_to_json(f->stages[i]));
-    json_object_set_new(o, "stages", stages);
-    figures_extras(o, f);
+#define WRITE_PLAN_(c, kind, proto, json, when) WRITE_PLAN_##kind(proto, json, when)
+#define WRITE_PLAN_CUSTOM(proto, json, when)    write_plan_##proto(o, f);
+#define WRITE_PLAN_U32(proto, json, when)       PUT(o, f, U32, proto, json, when)
+#define WRITE_PLAN_U64(proto, json, when)       PUT(o, f, U64, proto, json, when)
+#define WRITE_PLAN_REAL(proto, json, when)      PUT(o, f, REAL, proto, json, when)
+    TSL_PLAN_FIELDS(WRITE_PLAN_)
+#undef WRITE_PLAN_
     return o;
 }
+
+/* ---- the document ---- */
 
 /* The planner's title for a baseline label ("dp" → "Pure DP (PyTorch DDP)"). */
 static const char *baseline_title(const char *label)
@@ -385,71 +482,57 @@ static const char *baseline_title(const char *label)
     return label;
 }
 
-static json_t *baseline_to_json(const Tessel__V1__PlanFigures *f)
+static json_t *plan_or_null(const Tessel__V1__PlanFigures *f)
 {
-    const char *label = f->label ? f->label : "";
-    json_t *plan = f->valid ? tsl_proto_figures_to_json(f) : json_null();
-    return json_pack("{s:s, s:s, s:o, s:s}", "name", label, "title", baseline_title(label), "plan",
-                     plan, "why", f->why ? f->why : "");
+    return f && f->valid ? tsl_proto_figures_to_json(f) : json_null();
 }
 
-static json_t *figures_list(Tessel__V1__PlanFigures *const *v, size_t n, bool baselines)
+static void write_doc_seq_len(json_t *o, const Tessel__V1__Plan *p)
 {
-    json_t *a = json_array();
-
-    for (size_t i = 0; a && i < n; i++)
-        json_array_append_new(a,
-                              baselines ? baseline_to_json(v[i]) : tsl_proto_figures_to_json(v[i]));
-    return a;
-}
-
-static json_t *best_to_json(const Tessel__V1__Plan *p)
-{
-    if (!p->best || !p->best->valid)
-        return json_null();
-    return tsl_proto_figures_to_json(p->best);
+    json_object_set_new(o, "seq_len", json_integer((json_int_t)p->tokens_per_sample));
 }
 
 /* The request echo in tsl_request_to_json()'s shape; an empty object when the
  * daemon sent none. */
-static json_t *request_to_json(const Tessel__V1__PlanOptions *r)
+static void write_doc_request(json_t *o, const Tessel__V1__Plan *p)
 {
-    if (!r)
-        return json_object();
     tsl_request_t req;
-    tsl_request_from_proto(&r->base, &req);
-    return tsl_request_to_json(&req);
+    if (!p->request) {
+        json_object_set_new(o, "request", json_object());
+        return;
+    }
+    tsl_request_from_proto(&p->request->base, &req);
+    json_object_set_new(o, "request", tsl_request_to_json(&req));
 }
 
-json_t *tsl_plan_proto_to_json(const Tessel__V1__Plan *p)
+static void write_doc_best(json_t *o, const Tessel__V1__Plan *p)
 {
-    json_t *doc = json_pack("{s:s, s:{s:s, s:I, s:I, s:I}, s:{s:s, s:I, s:I}}", "fingerprint",
-                            text(p->fingerprint), "model", "name", text(p->model_name), "layers",
-                            (json_int_t)p->model_layers, "params", (json_int_t)p->model_params,
-                            "tokens_per_sample", (json_int_t)p->tokens_per_sample, "cluster",
-                            "description", text(p->cluster_description), "devices",
-                            (json_int_t)p->n_devices, "nodes", (json_int_t)p->cluster_nodes);
-    if (!doc)
-        return NULL;
-    /* model.seq_len repeats tokens_per_sample (plan_json.c writes both) */
-    json_t *model = json_object_get(doc, "model");
-    json_object_set_new(model, "seq_len", json_integer((json_int_t)p->tokens_per_sample));
-    if (p->max_context)
-        json_object_set_new(model, "max_context", json_integer((json_int_t)p->max_context));
-    json_object_set_new(doc, "request", request_to_json(p->request));
-    json_object_set_new(doc, "plan", best_to_json(p));
-    json_object_set_new(doc, "alternatives",
-                        figures_list(p->alternatives, p->n_alternatives, false));
-    json_object_set_new(doc, "baselines", figures_list(p->baselines, p->n_baselines, true));
-    json_object_set_new(doc, "stats",
-                        json_pack("{s:I, s:I, s:I, s:I}", "dp_runs", (json_int_t)p->dp_runs,
-                                  "dp_states", (json_int_t)p->dp_states, "configs",
-                                  (json_int_t)p->configs, "batches_tried",
-                                  (json_int_t)p->batches_tried));
-    json_object_set_new(doc, "search_time_s", json_real(p->search_time_s));
-    json_object_set_new(doc, "cached", json_boolean(p->cached));
-    json_object_set_new(doc, "stale", json_boolean(p->stale));
-    json_object_set_new(doc, "created_unix", json_integer((json_int_t)p->created_unix));
+    json_object_set_new(o, "plan", plan_or_null(p->best));
+}
+
+static void write_doc_alternatives(json_t *o, const Tessel__V1__Plan *p)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < p->n_alternatives; i++)
+        json_array_append_new(a, tsl_proto_figures_to_json(p->alternatives[i]));
+    json_object_set_new(o, "alternatives", a);
+}
+
+static void write_doc_baselines(json_t *o, const Tessel__V1__Plan *p)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < p->n_baselines; i++) {
+        const Tessel__V1__PlanFigures *f = p->baselines[i];
+        const char *label = text(f->label);
+        json_array_append_new(a, json_pack("{s:s, s:s, s:o, s:s}", "name", label, "title",
+                                           baseline_title(label), "plan", plan_or_null(f), "why",
+                                           text(f->why)));
+    }
+    json_object_set_new(o, "baselines", a);
+}
+
+static void write_doc_target(json_t *o, const Tessel__V1__Plan *p)
+{
     tsl_request_t req;
     tsl_request_init(&req);
     if (p->request)
@@ -458,20 +541,62 @@ json_t *tsl_plan_proto_to_json(const Tessel__V1__Plan *p)
         tsl_target_cost_json(req.target, p->best ? p->best->samples_per_s : 0,
                              p->unrestricted_samples_per_s, p->unrestricted_iter_time_s);
     if (target != NULL)
-        json_object_set_new(doc, "target", target);
-    if (p->figures && p->figures->line && p->figures->line[0])
-        json_object_set_new(doc, "figures", json_pack("{s:s}", "line", p->figures->line));
+        json_object_set_new(o, "target", target);
+}
+
+static void write_doc_figures(json_t *o, const Tessel__V1__Plan *p)
+{
+    if (p->figures)
+        json_object_set_new(o, "figures", tsl_proto_to_json(&p->figures->base));
+}
+
+/* The object a head key goes in, made on first use (so in the list's order). */
+static json_t *doc_obj_new(json_t *doc, const char *obj)
+{
+    if (obj == NULL)
+        return doc;
+    json_t *o = json_object_get(doc, obj);
+    if (o == NULL)
+        json_object_set_new(doc, obj, o = json_object());
+    return o;
+}
+
+json_t *tsl_plan_proto_to_json(const Tessel__V1__Plan *p)
+{
+    json_t *doc = json_object();
+    if (!doc)
+        return NULL;
+#define WRITE_DOC_(c, kind, obj, json, when) WRITE_DOC_##kind(c, obj, json, when)
+#define WRITE_DOC_CUSTOM(c, obj, json, when) write_doc_##c(doc_obj_new(doc, obj), p);
+#define WRITE_DOC_U32(c, obj, json, when)    PUT(doc_obj_new(doc, obj), p, U32, c, json, when)
+#define WRITE_DOC_U64(c, obj, json, when)    PUT(doc_obj_new(doc, obj), p, U64, c, json, when)
+#define WRITE_DOC_I64(c, obj, json, when)    PUT(doc_obj_new(doc, obj), p, I64, c, json, when)
+#define WRITE_DOC_REAL(c, obj, json, when)   PUT(doc_obj_new(doc, obj), p, REAL, c, json, when)
+#define WRITE_DOC_BOOL(c, obj, json, when)   PUT(doc_obj_new(doc, obj), p, BOOL, c, json, when)
+#define WRITE_DOC_STR(c, obj, json, when)    PUT(doc_obj_new(doc, obj), p, STR, c, json, when)
+    TSL_PLAN_DOC_FIELDS(WRITE_DOC_)
+#undef WRITE_DOC_
     return doc;
+}
+
+json_t *tsl_plan_doc_canonical(const json_t *doc, tsl_err_t *err)
+{
+    tsl_arena_t a = {0};
+    Tessel__V1__Plan *p = NULL;
+    json_t *out = NULL;
+    if (tsl_plan_proto_from_doc(doc, &a, &p, err) == 0 && !(out = tsl_plan_proto_to_json(p)))
+        tsl_err_setc(err, TSL_E_NOMEM, "plan document: out of memory");
+    tsl_arena_free(&a);
+    return out;
 }
 
 json_t *tsl_proto_summary_to_json(const Tessel__V1__PlanSummary *s)
 {
     json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:f, s:f, s:b, s:I}", "fingerprint",
-                          s->fingerprint ? s->fingerprint : "", "model_name",
-                          s->model_name ? s->model_name : "", "n_devices", (json_int_t)s->n_devices,
-                          "global_batch", (json_int_t)s->global_batch, "iter_time_s",
-                          s->iter_time_s, "samples_per_s", s->samples_per_s, "stale", (int)s->stale,
-                          "created_unix", (json_int_t)s->created_unix);
+                          text(s->fingerprint), "model_name", text(s->model_name), "n_devices",
+                          (json_int_t)s->n_devices, "global_batch", (json_int_t)s->global_batch,
+                          "iter_time_s", s->iter_time_s, "samples_per_s", s->samples_per_s, "stale",
+                          (int)s->stale, "created_unix", (json_int_t)s->created_unix);
     if (o)
         json_object_set_new(o, "peak_bytes", json_integer((json_int_t)s->peak_bytes));
     return o;

@@ -134,3 +134,169 @@ json_t *tsl_proto_to_json(const ProtobufCMessage *msg)
     }
     return o;
 }
+
+/* ==== JSON → message ============================================================ */
+
+static int from_json(const json_t *o, const ProtobufCMessageDescriptor *d, tsl_arena_t *a,
+                     ProtobufCMessage **out);
+
+static uint64_t json_u64_of(const json_t *v)
+{
+    if (json_is_integer(v))
+        return json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+    double x = json_number_value(v); /* clamped: the cast is undefined outside the range */
+    return x >= 18446744073709551616.0 ? UINT64_MAX : x > 0 ? (uint64_t)x : 0;
+}
+
+static int64_t json_i64_of(const json_t *v)
+{
+    if (json_is_integer(v))
+        return (int64_t)json_integer_value(v);
+    double x = json_number_value(v);
+    return x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x;
+}
+
+static int enum_of(const ProtobufCFieldDescriptor *f, const json_t *v)
+{
+    const ProtobufCEnumDescriptor *ed = f->descriptor;
+    const ProtobufCEnumValue *ev =
+        json_is_string(v) ? protobuf_c_enum_descriptor_get_value_by_name(ed, json_string_value(v))
+                          : NULL;
+    return ev ? ev->value : (int)json_i64_of(v);
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* base-16 text → bytes (bytes_json's inverse); odd or foreign text reads empty. */
+static int bytes_of(const json_t *v, tsl_arena_t *a, ProtobufCBinaryData *b)
+{
+    const char *s = json_string_value(v);
+    size_t n = s ? strlen(s) / 2 : 0;
+    b->len = 0;
+    b->data = tsl_arena_alloc(a, n ? n : 1);
+    if (!b->data)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return 0;
+        b->data[i] = (uint8_t)(hi << 4 | lo);
+    }
+    b->len = n;
+    return 0;
+}
+
+static int value_of(const ProtobufCFieldDescriptor *f, const json_t *v, tsl_arena_t *a, void *p)
+{
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SFIXED32: *(int32_t *)p = (int32_t)json_i64_of(v); return 0;
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32: {
+        uint64_t x = json_u64_of(v);
+        *(uint32_t *)p = x > UINT32_MAX ? UINT32_MAX : (uint32_t)x;
+        return 0;
+    }
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_SFIXED64: *(int64_t *)p = json_i64_of(v); return 0;
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_FIXED64: *(uint64_t *)p = json_u64_of(v); return 0;
+    case PROTOBUF_C_TYPE_FLOAT: *(float *)p = (float)json_number_value(v); return 0;
+    case PROTOBUF_C_TYPE_DOUBLE: *(double *)p = json_number_value(v); return 0;
+    case PROTOBUF_C_TYPE_BOOL: *(protobuf_c_boolean *)p = json_is_true(v); return 0;
+    case PROTOBUF_C_TYPE_ENUM: *(int *)p = enum_of(f, v); return 0;
+    case PROTOBUF_C_TYPE_STRING: {
+        const char *s = json_string_value(v);
+        return (*(char **)p = tsl_arena_strdup(a, s ? s : "")) ? 0 : -1;
+    }
+    case PROTOBUF_C_TYPE_BYTES: return bytes_of(v, a, p);
+    case PROTOBUF_C_TYPE_MESSAGE:
+        *(ProtobufCMessage **)p = NULL;
+        return json_is_object(v) ? from_json(v, f->descriptor, a, (ProtobufCMessage **)p) : 0;
+    }
+    return 0;
+}
+
+/* A map entry message from one key and value of a JSON object. */
+static int map_entry_of(const ProtobufCFieldDescriptor *f, const char *key, const json_t *v,
+                        tsl_arena_t *a, ProtobufCMessage **out)
+{
+    const ProtobufCMessageDescriptor *ed = f->descriptor;
+    ProtobufCMessage *e = tsl_arena_alloc(a, ed->sizeof_message);
+    if (!e)
+        return -1;
+    ed->message_init(e);
+    const ProtobufCFieldDescriptor *kf = &ed->fields[0], *vf = &ed->fields[1];
+    json_t *k = kf->type == PROTOBUF_C_TYPE_STRING ? json_string(key)
+                                                   : json_integer(strtoll(key, NULL, 10));
+    int rc = value_of(kf, k, a, (char *)e + kf->offset);
+    json_decref(k);
+    if (rc != 0 || value_of(vf, v, a, (char *)e + vf->offset) != 0)
+        return -1;
+    *out = e;
+    return 0;
+}
+
+static int repeated_of(const ProtobufCFieldDescriptor *f, const json_t *v, tsl_arena_t *a,
+                       char *base)
+{
+    bool map = is_map_entry(f);
+    size_t n = map ? json_object_size(v) : json_array_size(v), i = 0;
+    char *arr = tsl_arena_alloc(a, (n ? n : 1) * elem_size(f));
+    if (!arr)
+        return -1;
+    if (map) {
+        const char *key;
+        json_t *val;
+        json_object_foreach((json_t *)v, key, val)
+        {
+            if (map_entry_of(f, key, val, a, (ProtobufCMessage **)(arr + i++ * elem_size(f))) != 0)
+                return -1;
+        }
+    } else {
+        for (; i < n; i++)
+            if (value_of(f, json_array_get(v, i), a, arr + i * elem_size(f)) != 0)
+                return -1;
+    }
+    *(size_t *)(base + f->quantifier_offset) = n;
+    *(char **)(base + f->offset) = arr;
+    return 0;
+}
+
+static int from_json(const json_t *o, const ProtobufCMessageDescriptor *d, tsl_arena_t *a,
+                     ProtobufCMessage **out)
+{
+    ProtobufCMessage *msg = tsl_arena_alloc(a, d->sizeof_message);
+    if (!msg)
+        return -1;
+    d->message_init(msg);
+    char *base = (char *)msg;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        const json_t *v = json_object_get(o, f->name);
+        int rc = 0;
+        if (v == NULL || json_is_null(v))
+            continue; /* the proto3 default */
+        if (f->label == PROTOBUF_C_LABEL_REPEATED)
+            rc = repeated_of(f, v, a, base);
+        else if ((rc = value_of(f, v, a, base + f->offset)) == 0 && f->quantifier_offset)
+            *(uint32_t *)(base + f->quantifier_offset) =
+                f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF ? f->id : 1;
+        if (rc != 0)
+            return -1;
+    }
+    *out = msg;
+    return 0;
+}
+
+int tsl_proto_from_json(const json_t *o, const ProtobufCMessageDescriptor *d, tsl_arena_t *a,
+                        ProtobufCMessage **out)
+{
+    *out = NULL;
+    return json_is_object(o) ? from_json(o, d, a, out) : -1;
+}

@@ -17,6 +17,19 @@
 #include <jansson.h>
 #include <protobuf-c/protobuf-c.h>
 
+#include "arena.h"
+
 json_t *tsl_proto_to_json(const ProtobufCMessage *msg);
+
+/*
+ * The inverse: a message of type d from an object in tsl_proto_to_json's
+ * shape. Keys are field names; a missing key or null leaves the proto3 default;
+ * a value of the wrong JSON type reads as that type's zero (numbers are clamped
+ * to the field's range); unknown keys are ignored. The message and all it points
+ * to come from the arena (free the arena, not the message). 0, or -1 when o is
+ * not an object or memory runs out.
+ */
+int tsl_proto_from_json(const json_t *o, const ProtobufCMessageDescriptor *d, tsl_arena_t *a,
+                        ProtobufCMessage **out);
 
 #endif

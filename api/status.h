@@ -15,8 +15,11 @@
  *   INVALID         INVALID_ARGUMENT       2
  *   NOTFOUND        NOT_FOUND              3
  *   PRECONDITION    FAILED_PRECONDITION    4
- *   NOFIT           FAILED_PRECONDITION    2   (a search that fits nowhere; locally 2,
- *                                              remotely the status's first row: 4)
+ *   NOFIT           OUT_OF_RANGE           2   (a well-formed request no plan fits:
+ *                                              the memory budget is out of the range
+ *                                              this cluster can hold; its own status so
+ *                                              that a scheduler tells it from a missing
+ *                                              profile, and exit 2 local and remote)
  *   CANCELLED       DEADLINE_EXCEEDED      5   (handlers refine: CANCELLED when the
  *                                              client went away, UNAVAILABLE at shutdown)
  *   EXHAUSTED       RESOURCE_EXHAUSTED     4

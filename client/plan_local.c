@@ -16,10 +16,12 @@
 #include "cluster_json.h"
 #include "commands.h"
 #include "export.h"
+#include "figures_json.h"
 #include "galvatron_import.h"
 #include "galvatron_profile.h"
 #include "hf_config.h"
 #include "plan_json.h"
+#include "plan_proto.h"
 #include "progress.h"
 #include "profile_json.h"
 #include "search.h"
@@ -161,47 +163,6 @@ static int write_trace(const char *path, const tsl_plan_t *best, const tsl_model
     return TSL_EXIT_OK;
 }
 
-/* The figures a Galvatron import read, GB/s (inter_node_gbps is the one used). */
-static json_t *galvatron_json(const tsl_galvatron_import_t *g)
-{
-    json_t *sp = json_object();
-    for (uint32_t i = 0; i < g->sp_groups; i++) {
-        char n[16];
-        snprintf(n, sizeof n, "%u", g->sp_n[i]);
-        json_object_set_new(sp, n, json_real(g->sp_busbw[i] / 1e9));
-    }
-    return json_pack("{s:i, s:b, s:f, s:f, s:f, s:f, s:o}", "memory_layers", (int)g->memory_layers,
-                     "memory_sp", g->memory_sp, "inter_node_gbps", g->inter_bw / 1e9,
-                     "inter_allreduce_gbps", g->inter_allreduce_bw / 1e9, "inter_p2p_gbps",
-                     g->inter_p2p_bw / 1e9, "inter_wide_allreduce_gbps",
-                     g->inter_wide_allreduce_bw / 1e9, "sp_time_busbw_gbps", sp);
-}
-
-/* Where the plan's figures came from (issue 8): a "figures" key and line;
- * memory and inter_node say what a Galvatron import replaced (issue 11). */
-static json_t *figures_json(const tsl_profile_t *p, const tsl_profile_use_t *use,
-                            const tsl_galvatron_import_t *g, const char *line)
-{
-    bool on = p != NULL && use->compute;
-    const char *what = !on ? "built-in" : p->simulated ? "simulated" : "measured";
-    json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "compute", what, "host_device",
-                          on && use->pcie ? what : "built-in", "intra_node",
-                          on && use->intra ? what : "built-in", "overlap",
-                          on && use->overlap ? what : "built-in", "profile", on ? p->source : "",
-                          "line", line);
-    if (f != NULL && on)
-        json_object_set_new(f, "hardware", json_pack("{s:s, s:s}", "gpu", p->gpu, "link", p->link));
-    if (f != NULL && (g->memory_layers || g->inter_allreduce_bw > 0 || g->inter_p2p_bw > 0 ||
-                      g->sp_groups)) /* what the import read, used or not (galvatron_import.h) */
-        json_object_set_new(f, "galvatron", galvatron_json(g));
-    if (f != NULL) {
-        json_object_set_new(f, "memory", json_string(g->memory_layers ? "measured" : "built-in"));
-        json_object_set_new(f, "inter_node",
-                            json_string(g->inter_bw > 0 ? "measured" : "built-in"));
-    }
-    return f;
-}
-
 static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl_cluster_t *c,
                       const tsl_request_t *r, const tsl_client_opts_t *co, json_t *figures)
 {
@@ -237,15 +198,23 @@ static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl
     }
     char fp[17];
     tsl_request_fingerprint(r, m, c, fp);
-    json_t *doc = tsl_search_result_to_json(res, m, c, r, fp, elapsed);
-    if (doc != NULL && figures != NULL)
-        json_object_set(doc, "figures", figures);
+    tsl_plan_head_t head;
+    tsl_plan_head_fill(&head, res, m, c, fp);
+    head.search_time_s = elapsed;
+    head.created_unix = (int64_t)time(NULL);
+    json_t *made = tsl_search_result_to_json(res, m, r, &head, figures);
+    /* printed as a plan from tesseld is: through tessel.v1.Plan and back */
+    json_t *doc = made ? tsl_plan_doc_canonical(made, &err) : NULL;
+    json_decref(made);
+    if (doc == NULL) {
+        fprintf(stderr, "tesselctl: %s\n", made ? err.msg : "out of memory");
+        free(res);
+        return TSL_EXIT_SERVER;
+    }
     if (co->json)
         json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     else
         tsl_print_result(stdout, doc);
-    if (!co->json && figures != NULL)
-        printf("%s\n", json_string_value(json_object_get(figures, "line")));
     if (co->json)
         fputc('\n', stdout);
     json_decref(doc);
@@ -302,7 +271,9 @@ int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
     if (in == NULL || inputs_load(po, in, &err) != 0) {
         fprintf(stderr, "tesselctl: %s\n", in ? err.msg : "out of memory");
     } else {
-        json_t *figures = figures_json(in->prof, &in->use, &in->gal, in->line);
+        tsl_figure_sources_t fs = {
+            .profile = in->prof, .use = &in->use, .gal = &in->gal, .line = in->line};
+        json_t *figures = tsl_figures_json(&fs);
         rc = run_search(po, &in->m, &in->c, &po->req, co, figures);
         json_decref(figures);
     }

@@ -187,8 +187,6 @@ static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t 
         rc = tsl_remote_fail(TSL_EXIT_SERVER, "the daemon ended the Plan stream without a plan");
     else
         rc = tsl_remote_print_doc(with_sources(tsl_plan_proto_to_json(plan), sources, co), co);
-    if (rc == 0 && !co->json && plan->figures && plan->figures->line && plan->figures->line[0])
-        printf("%s\n", plan->figures->line); /* as plan --local prints its figures line */
     if (rc == 0 && trace != NULL) /* --trace FILE: the stored plan's timeline (issue 11) */
         rc = tsl_remote_export_to(co, plan->fingerprint, "trace", trace);
     if (plan)

@@ -2,8 +2,10 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "memopt.h"
+#include "plan_fields.h"
 #include "sublayer.h"
 
 /* jansson stores integers as json_int_t (signed 64-bit): byte counts fit. */
@@ -46,84 +48,139 @@ static void add_run(void *ud, uint32_t stage, uint32_t first, uint32_t count,
     json_array_append_new(ctx->stage_runs[stage], run);
 }
 
-static json_t *stage_to_json(const tsl_plan_stage_t *st, json_t *runs)
+/* A scalar of plan_fields.h as JSON, by its KIND. */
+#define JSON_OF_U32(v)  json_integer((json_int_t)(v))
+#define JSON_OF_U64(v)  u64(v)
+#define JSON_OF_I64(v)  json_integer((json_int_t)(v))
+#define JSON_OF_REAL(v) json_real(v)
+#define JSON_OF_BOOL(v) json_boolean(v)
+#define JSON_OF_STR(v)  json_string(v)
+
+/* One line of a list: a scalar is written by the table, a CUSTOM by the function
+ * named after it (custom_<c>); WHEN decides whether the key is there. */
+#define PUT_U32(o, src, c, json, when)                                                             \
+    if (TSL_PLAN_WHEN_##when((src)->c, src))                                                       \
+        json_object_set_new(o, json, JSON_OF_U32((src)->c));
+#define PUT_U64(o, src, c, json, when)                                                             \
+    if (TSL_PLAN_WHEN_##when((src)->c, src))                                                       \
+        json_object_set_new(o, json, JSON_OF_U64((src)->c));
+#define PUT_I64(o, src, c, json, when)                                                             \
+    if (TSL_PLAN_WHEN_##when((src)->c, src))                                                       \
+        json_object_set_new(o, json, JSON_OF_I64((src)->c));
+#define PUT_REAL(o, src, c, json, when)                                                            \
+    if (TSL_PLAN_WHEN_##when((src)->c, src))                                                       \
+        json_object_set_new(o, json, JSON_OF_REAL((src)->c));
+#define PUT_BOOL(o, src, c, json, when) json_object_set_new(o, json, JSON_OF_BOOL((src)->c));
+#define PUT_STR(o, src, c, json, when)  json_object_set_new(o, json, JSON_OF_STR((src)->c));
+
+/* ---- a stage ------------------------------------------------------------------ */
+
+typedef struct stage_ctx {
+    const tsl_plan_t *plan;
+    uint32_t s;
+    json_t *runs;
+    const tsl_sublayer_model_t *sm;
+} stage_ctx_t;
+
+static void stage_custom_runs(json_t *o, const stage_ctx_t *x)
 {
+    json_object_set_new(o, "runs", x->runs);
+}
+
+/* "layers" only on sub-layer plans: the stage's span in source layers. */
+static void stage_custom_layers(json_t *o, const stage_ctx_t *x)
+{
+    const tsl_plan_stage_t *st = &x->plan->stages[x->s];
+    if (x->sm)
+        json_object_set_new(o, "layers", span_label(x->sm, st->first_layer, st->n_layers));
+}
+
+static json_t *stage_to_json(const stage_ctx_t *x)
+{
+    const tsl_plan_stage_t *st = &x->plan->stages[x->s];
     json_t *o = json_object();
-    json_object_set_new(o, "first_layer", json_integer(st->first_layer));
-    json_object_set_new(o, "n_layers", json_integer(st->n_layers));
-    json_object_set_new(o, "first_device", json_integer(st->first_device));
-    json_object_set_new(o, "n_devices", json_integer(st->n_devices));
-    json_object_set_new(o, "inflight", json_integer(st->inflight));
-    json_object_set_new(o, "fwd_s", json_real(st->fwd_s));
-    json_object_set_new(o, "time_s", json_real(st->time_s));
-    json_object_set_new(o, "time_nosync_s", json_real(st->time_nosync_s));
-    json_object_set_new(o, "p2p_s", json_real(st->p2p_s));
-    json_object_set_new(o, "opt_s", json_real(st->opt_s));
-    json_object_set_new(o, "ms_bytes", u64(st->ms_bytes));
-    json_object_set_new(o, "act_bytes", u64(st->act_bytes));
-    json_object_set_new(o, "peak_bytes", u64(st->peak_bytes));
-    json_object_set_new(o, "runs", runs);
+#define STAGE_KEY_(c, kind, proto, json, when) STAGE_##kind(c, json, when)
+#define STAGE_CUSTOM(c, json, when)            stage_custom_##c(o, x);
+#define STAGE_U32(c, json, when)               PUT_U32(o, st, c, json, when)
+#define STAGE_U64(c, json, when)               PUT_U64(o, st, c, json, when)
+#define STAGE_REAL(c, json, when)              PUT_REAL(o, st, c, json, when)
+    TSL_PLAN_STAGE_FIELDS(STAGE_KEY_)
+#undef STAGE_KEY_
     return o;
+}
+
+/* ---- a plan -------------------------------------------------------------------- */
+
+typedef struct plan_ctx {
+    const tsl_plan_t *p;
+    const tsl_sublayer_model_t *sm; /* sub-layer labels, or NULL */
+} plan_ctx_t;
+
+static void plan_custom_label(json_t *o, const plan_ctx_t *x)
+{
+    json_object_set_new(o, "label", json_string(x->p->label));
+}
+
+static void plan_custom_stages(json_t *o, const plan_ctx_t *x)
+{
+    struct runs_ctx ctx = {.plan = x->p, .sm = x->sm};
+    for (uint32_t s = 0; s < x->p->pp; s++)
+        ctx.stage_runs[s] = json_array();
+    tsl_plan_foreach_run(x->p, add_run, &ctx);
+    json_t *stages = json_array();
+    for (uint32_t s = 0; s < x->p->pp; s++) {
+        stage_ctx_t sx = {.plan = x->p, .s = s, .runs = ctx.stage_runs[s], .sm = x->sm};
+        json_array_append_new(stages, stage_to_json(&sx));
+    }
+    json_object_set_new(o, "stages", stages);
+}
+
+static void plan_custom_granularity(json_t *o, const plan_ctx_t *x)
+{
+    json_object_set_new(o, "granularity", json_string(x->p->sublayer ? "sublayer" : "layer"));
+}
+
+static void plan_custom_slicer(json_t *o, const plan_ctx_t *x)
+{
+    if (x->p->n_sliced)
+        json_object_set_new(o, "slicer",
+                            json_pack("{s:I, s:f}", "n_sliced", (json_int_t)x->p->n_sliced,
+                                      "iter_time_s", x->p->sliced_iter_time_s));
+}
+
+static void plan_custom_memopt(json_t *o, const plan_ctx_t *x)
+{
+    const tsl_plan_t *p = x->p;
+    if (p->memopt)
+        json_object_set_new(o, "memopt",
+                            json_pack("{s:s, s:I}", "mode",
+                                      tsl_memopt_mode_name((tsl_memopt_mode_t)(p->memopt - 1)),
+                                      "cpu_bytes_per_node", (json_int_t)p->cpu_bytes_per_node));
+}
+
+static void plan_custom_node_order(json_t *o, const plan_ctx_t *x)
+{
+    if (!x->p->n_nodes)
+        return;
+    json_t *order = json_array();
+    for (uint32_t k = 0; k < x->p->n_nodes; k++)
+        json_array_append_new(order, json_integer(x->p->node_order[k]));
+    json_object_set_new(o, "node_order", order);
 }
 
 static json_t *plan_to_json(const tsl_plan_t *p, const tsl_sublayer_model_t *sm)
 {
     if (!p->valid)
         return json_null();
-    if (!p->sublayer)
-        sm = NULL;
+    plan_ctx_t x = {.p = p, .sm = p->sublayer ? sm : NULL};
     json_t *o = json_object();
-    json_object_set_new(o, "label", json_string(p->label));
-    json_object_set_new(o, "pp", json_integer(p->pp));
-    json_object_set_new(o, "global_batch", json_integer(p->global_batch));
-    json_object_set_new(o, "micro_batch", json_integer(p->micro_batch));
-    json_object_set_new(o, "n_micro", json_integer(p->n_micro));
-    json_object_set_new(o, "iter_time_s", json_real(p->iter_time_s));
-    json_object_set_new(o, "samples_per_s", json_real(p->samples_per_s));
-    json_object_set_new(o, "tokens_per_s", json_real(p->tokens_per_s));
-    json_object_set_new(o, "peak_bytes", u64(p->peak_bytes));
-    json_object_set_new(o, "budget_bytes", u64(p->budget_bytes));
-    json_object_set_new(o, "alpha_t", json_real(p->alpha_t));
-    json_object_set_new(o, "alpha_m", json_real(p->alpha_m));
-    struct runs_ctx ctx = {.plan = p, .sm = sm};
-    for (uint32_t s = 0; s < p->pp; s++)
-        ctx.stage_runs[s] = json_array();
-    tsl_plan_foreach_run(p, add_run, &ctx);
-    json_t *stages = json_array();
-    for (uint32_t s = 0; s < p->pp; s++) {
-        json_t *st = stage_to_json(&p->stages[s], ctx.stage_runs[s]);
-        if (sm)
-            json_object_set_new(st, "layers",
-                                span_label(sm, p->stages[s].first_layer, p->stages[s].n_layers));
-        json_array_append_new(stages, st);
-    }
-    json_object_set_new(o, "stages", stages);
-    json_object_set_new(o, "granularity", json_string(p->sublayer ? "sublayer" : "layer"));
-    if (p->opt_tail_s > 0)
-        json_object_set_new(o, "opt_tail_s", json_real(p->opt_tail_s));
-    if (p->tie_s > 0)
-        json_object_set_new(o, "tie_s", json_real(p->tie_s));
-    if (p->sim_iter_time_s > 0) {
-        json_object_set_new(o, "sim_iter_time_s", json_real(p->sim_iter_time_s));
-        json_object_set_new(o, "master_stage", json_integer(p->master_stage));
-    }
-    if (p->interleave > 1)
-        json_object_set_new(o, "interleave", json_integer(p->interleave));
-    if (p->n_sliced)
-        json_object_set_new(o, "slicer",
-                            json_pack("{s:I, s:f}", "n_sliced", (json_int_t)p->n_sliced,
-                                      "iter_time_s", p->sliced_iter_time_s));
-    if (p->memopt)
-        json_object_set_new(o, "memopt",
-                            json_pack("{s:s, s:I}", "mode",
-                                      tsl_memopt_mode_name((tsl_memopt_mode_t)(p->memopt - 1)),
-                                      "cpu_bytes_per_node", (json_int_t)p->cpu_bytes_per_node));
-    if (p->n_nodes) {
-        json_t *order = json_array();
-        for (uint32_t k = 0; k < p->n_nodes; k++)
-            json_array_append_new(order, json_integer(p->node_order[k]));
-        json_object_set_new(o, "node_order", order);
-    }
+#define PLAN_KEY_(c, kind, proto, json, when) PLAN_##kind(c, json, when)
+#define PLAN_CUSTOM(c, json, when)            plan_custom_##c(o, &x);
+#define PLAN_U32(c, json, when)               PUT_U32(o, p, c, json, when)
+#define PLAN_U64(c, json, when)               PUT_U64(o, p, c, json, when)
+#define PLAN_REAL(c, json, when)              PUT_REAL(o, p, c, json, when)
+    TSL_PLAN_FIELDS(PLAN_KEY_)
+#undef PLAN_KEY_
     return o;
 }
 
@@ -208,50 +265,113 @@ json_t *tsl_target_cost_json(uint32_t target, double samples_per_s, double free_
     return o;
 }
 
-json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_model_t *m,
-                                  const tsl_cluster_t *c, const tsl_request_t *r, const char *fp,
-                                  double search_time_s)
+/* ---- the document ---------------------------------------------------------------- */
+
+typedef struct doc_ctx {
+    const tsl_plan_head_t *h;
+    const tsl_search_result_t *res;
+    const tsl_request_t *r;
+    const tsl_sublayer_model_t *sm;
+    const json_t *figures;
+} doc_ctx_t;
+
+/* The object a head key sits in: the document itself, or its "model",
+ * "cluster" or "stats" object, made on first use (so in the list's order). */
+static json_t *doc_obj(json_t *doc, const char *obj)
 {
-    char desc[256];
-    tsl_sublayer_model_t sm, *smp = NULL;
-    if (res->best.sublayer && tsl_sublayer_split(m, &sm, NULL) == 0)
-        smp = &sm;
-    tsl_cluster_describe(c, desc, sizeof(desc));
+    if (obj == NULL)
+        return doc;
+    json_t *o = json_object_get(doc, obj);
+    if (o == NULL)
+        json_object_set_new(doc, obj, o = json_object());
+    return o;
+}
+
+/* the sequence every figure assumes (model.seq_len repeats tokens_per_sample) */
+static void doc_custom_seq_len(json_t *o, const doc_ctx_t *x)
+{
+    json_object_set_new(o, "seq_len", json_integer(x->h->tokens_per_sample));
+}
+
+static void doc_custom_request(json_t *o, const doc_ctx_t *x)
+{
+    json_object_set_new(o, "request", tsl_request_to_json(x->r));
+}
+
+static void doc_custom_best(json_t *o, const doc_ctx_t *x)
+{
+    json_object_set_new(o, "plan", plan_to_json(&x->res->best, x->sm));
+}
+
+static void doc_custom_alternatives(json_t *o, const doc_ctx_t *x)
+{
     json_t *alts = json_array();
-    for (uint32_t i = 1; i < res->n_top; i++)
-        json_array_append_new(alts, plan_to_json(&res->top[i], smp));
-    json_t *doc = json_object();
-    json_object_set_new(doc, "fingerprint", json_string(fp));
-    json_object_set_new(doc, "model",
-                        json_pack("{s:s, s:I, s:I, s:I}", "name", m->name, "layers",
-                                  (json_int_t)m->n_layers, "params",
-                                  (json_int_t)tsl_model_params(m), "tokens_per_sample",
-                                  (json_int_t)m->tokens_per_sample));
-    /* the sequence every figure assumes, and the window it was cut from (issue 10) */
-    json_t *jm = json_object_get(doc, "model");
-    json_object_set_new(jm, "seq_len", json_integer(m->tokens_per_sample));
-    if (m->max_context)
-        json_object_set_new(jm, "max_context", json_integer(m->max_context));
-    json_object_set_new(doc, "cluster",
-                        json_pack("{s:s, s:I, s:I}", "description", desc, "devices",
-                                  (json_int_t)c->n_devices, "nodes", (json_int_t)c->n_nodes));
-    json_object_set_new(doc, "request", tsl_request_to_json(r));
-    json_object_set_new(doc, "plan", plan_to_json(&res->best, smp));
-    json_object_set_new(doc, "alternatives", alts);
-    json_object_set_new(doc, "baselines", baselines_to_json(res, r->no_baselines));
-    json_object_set_new(doc, "stats",
-                        json_pack("{s:I, s:I, s:I, s:I}", "dp_runs", (json_int_t)res->stats.dp_runs,
-                                  "dp_states", (json_int_t)res->stats.dp_states, "configs",
-                                  (json_int_t)res->stats.configs, "batches_tried",
-                                  (json_int_t)res->stats.batches_tried));
-    json_object_set_new(doc, "search_time_s", json_real(search_time_s));
+    for (uint32_t i = 1; i < x->res->n_top; i++)
+        json_array_append_new(alts, plan_to_json(&x->res->top[i], x->sm));
+    json_object_set_new(o, "alternatives", alts);
+}
+
+static void doc_custom_baselines(json_t *o, const doc_ctx_t *x)
+{
+    json_object_set_new(o, "baselines", baselines_to_json(x->res, x->r->no_baselines));
+}
+
+static void doc_custom_target(json_t *o, const doc_ctx_t *x)
+{
+    const tsl_search_result_t *res = x->res;
     json_t *target =
-        tsl_target_cost_json(r->target, res->best.samples_per_s,
+        tsl_target_cost_json(x->r->target, res->best.samples_per_s,
                              res->unrestricted_valid ? res->unrestricted_samples_per_s : 0,
                              res->unrestricted_iter_time_s);
     if (target != NULL)
-        json_object_set_new(doc, "target", target);
-    if (smp)
-        tsl_sublayer_free(smp);
+        json_object_set_new(o, "target", target);
+}
+
+static void doc_custom_figures(json_t *o, const doc_ctx_t *x)
+{
+    if (x->figures != NULL)
+        json_object_set_new(o, "figures", json_deep_copy(x->figures));
+}
+
+void tsl_plan_head_fill(tsl_plan_head_t *h, const tsl_search_result_t *res, const tsl_model_t *m,
+                        const tsl_cluster_t *c, const char *fp)
+{
+    memset(h, 0, sizeof *h);
+    snprintf(h->fingerprint, sizeof h->fingerprint, "%s", fp);
+    h->model_name = m->name;
+    h->model_layers = m->n_layers;
+    h->model_params = tsl_model_params(m);
+    h->tokens_per_sample = m->tokens_per_sample;
+    h->max_context = m->max_context;
+    tsl_cluster_describe(c, h->cluster_description, sizeof h->cluster_description);
+    h->n_devices = c->n_devices;
+    h->cluster_nodes = c->n_nodes;
+    h->dp_runs = res->stats.dp_runs;
+    h->dp_states = res->stats.dp_states;
+    h->configs = res->stats.configs;
+    h->batches_tried = res->stats.batches_tried;
+}
+
+json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_model_t *m,
+                                  const tsl_request_t *r, const tsl_plan_head_t *h,
+                                  const json_t *figures)
+{
+    tsl_sublayer_model_t sm;
+    doc_ctx_t x = {.h = h, .res = res, .r = r, .figures = figures};
+    if (res->best.sublayer && tsl_sublayer_split(m, &sm, NULL) == 0)
+        x.sm = &sm;
+    json_t *doc = json_object();
+#define DOC_KEY_(c, kind, obj, json, when) DOC_##kind(c, obj, json, when)
+#define DOC_CUSTOM(c, obj, json, when)     doc_custom_##c(doc_obj(doc, obj), &x);
+#define DOC_U32(c, obj, json, when)        PUT_U32(doc_obj(doc, obj), h, c, json, when)
+#define DOC_U64(c, obj, json, when)        PUT_U64(doc_obj(doc, obj), h, c, json, when)
+#define DOC_I64(c, obj, json, when)        PUT_I64(doc_obj(doc, obj), h, c, json, when)
+#define DOC_REAL(c, obj, json, when)       PUT_REAL(doc_obj(doc, obj), h, c, json, when)
+#define DOC_BOOL(c, obj, json, when)       PUT_BOOL(doc_obj(doc, obj), h, c, json, when)
+#define DOC_STR(c, obj, json, when)        PUT_STR(doc_obj(doc, obj), h, c, json, when)
+    TSL_PLAN_DOC_FIELDS(DOC_KEY_)
+#undef DOC_KEY_
+    if (x.sm)
+        tsl_sublayer_free(&sm);
     return doc;
 }

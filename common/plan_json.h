@@ -1,21 +1,12 @@
 /*
- * plan_json.h — plans and search results as JSON (jansson), the one format the
- * CLI's --json, the daemon's store and ExportPlan(format=json) share.
+ * plan_json.h — plans and search results as JSON (jansson): the plan document
+ * (docs/plan-format.md), the one form a plan has outside the planner. The CLI's
+ * --json and table, the daemon's store, ExportPlan(format=json) and every
+ * tessel.v1.Plan (api/plan_proto.h maps the document both ways) all carry it.
  *
- * Units in key names: *_s seconds, *_bytes bytes, *_per_s rates. The document for
- * a search result:
- *   { "fingerprint", "model": {name, layers, params}, "cluster": {description,
- *     devices, nodes}, "request": {...}, "plan": <plan>, "alternatives": [<plan>...],
- *     "baselines": [{"name","title","plan"|null,"why"}], "stats": {...},
- *     "search_time_s" }
- * and a <plan>:
- *   { "label", "pp", "global_batch", "micro_batch", "n_micro", "iter_time_s",
- *     "samples_per_s", "tokens_per_s", "peak_bytes", "budget_bytes", "alpha_t",
- *     "alpha_m", "stages": [{"first_layer","n_layers","first_device","n_devices",
- *     "inflight","time_s","time_nosync_s","p2p_s","opt_s","ms_bytes","act_bytes",
- *     "peak_bytes", "runs": [{"first_layer","count","strategy"}]}], "opt_tail_s" (when
- *     the optimizer steps add time after the pipeline's end: plan.h), "tie_s" (when a
- *     tied LM head's gradient is all-reduced between the first and last stages) }
+ * Which keys a document has, in which order, under which name and when, is
+ * plan_fields.h's lists; this file only fills them from the planner's structs.
+ * Units in key names: *_s seconds, *_bytes bytes, *_per_s rates.
  */
 #ifndef TSL_PLAN_JSON_H
 #define TSL_PLAN_JSON_H
@@ -30,11 +21,34 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p);
 json_t *tsl_request_to_json(const tsl_request_t *r);
 /* The inverse: the fields read back by their keys (missing keys read 0). */
 void tsl_request_from_json(const json_t *o, tsl_request_t *r);
-/* fp: the request's fingerprint, computed once by the caller
- * (tsl_request_fingerprint) and reused for the cache key. */
+/* The document's head: the figures around the plans (plan_fields.h,
+ * TSL_PLAN_DOC_FIELDS). Member names are tessel.v1.Plan's. */
+typedef struct tsl_plan_head {
+    char fingerprint[17];
+    const char *model_name; /* borrowed */
+    uint32_t model_layers;
+    uint64_t model_params;
+    uint32_t tokens_per_sample;
+    uint32_t max_context; /* the window an HF config allows; 0 = none */
+    char cluster_description[256];
+    uint32_t n_devices, cluster_nodes;
+    uint64_t dp_runs, dp_states, configs;
+    uint32_t batches_tried;
+    double search_time_s;
+    bool cached, stale;   /* answered from the store; a profile it used changed */
+    int64_t created_unix; /* when the search finished */
+} tsl_plan_head_t;
+
+/* The head of a search result; search_time_s, cached, stale and created_unix
+ * are left 0 for the caller. fp: tsl_request_fingerprint's, computed once. */
+void tsl_plan_head_fill(tsl_plan_head_t *h, const tsl_search_result_t *res, const tsl_model_t *m,
+                        const tsl_cluster_t *c, const char *fp);
+
+/* The whole document (m: for sub-layer labels). figures: the "figures" object (figures_json.h), copied;
+ * NULL leaves the key out. */
 json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_model_t *m,
-                                  const tsl_cluster_t *c, const tsl_request_t *r, const char *fp,
-                                  double search_time_s);
+                                  const tsl_request_t *r, const tsl_plan_head_t *h,
+                                  const json_t *figures);
 
 /*
  * The document's "target" object of a request with a target (request.target):

@@ -24,6 +24,8 @@
 #ifndef TSL_HANDLERS_H
 #define TSL_HANDLERS_H
 
+#include <jansson.h>
+
 #include "server_call.h"
 
 void tsl_handle_plan(tsl_call_t *call);
@@ -48,14 +50,19 @@ void tsl_handle_assignments(tsl_call_t *call);
 void tsl_handle_report_trial(tsl_call_t *call);
 
 /* Answers with the Plan of a stored row (GetPlan), or with it as the last
- * PlanEvent (as_event, Plan): packed once and kept (handlers_cache.c). row may
- * be a head only (tsl_store_plan_head): the JSON is read from the store when
- * the packed bytes are not cached. */
+ * PlanEvent (as_event, Plan): made once from the stored document and kept
+ * (handlers_cache.c). row may be a head only (tsl_store_plan_head): the
+ * document is read from the store when the Plan is not cached. */
 void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row, bool cached,
                               bool as_event);
 
-/* The cache of packed Plans (NULL-safe): the daemon forgets a fingerprint
- * whenever it stores or deletes it. */
+/* Answers a search just stored as row, as the last PlanEvent, from its document
+ * in memory (never re-reading the text it stored), and caches the Plan. */
+void tsl_handlers_answer_new_plan(tsl_call_t *call, const tsl_stored_plan_t *row,
+                                  const json_t *doc);
+
+/* The cache of Plans (NULL-safe): the daemon forgets a fingerprint whenever it
+ * stores or deletes it. */
 tsl_plan_cache_t *tsl_plan_cache_new(void);
 void tsl_plan_cache_free(tsl_plan_cache_t *c);
 void tsl_plan_cache_forget(tsl_plan_cache_t *c, const char *fp);

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "figures_json.h"
 #include "handlers.h"
 #include "log.h"
 #include "plan_json.h"
@@ -89,32 +90,71 @@ static void answer_failed(tsl_call_t *call, const tsl_err_t *err)
     tsl_call_fail(call, tsl_errcode_status(code), "%s", err->msg);
 }
 
+/* Where the plan's figures came from, as tesselctl plan --local says it
+ * (figures_json.h): the registered profiles the layers were priced by, or the
+ * built-in figures; and the registered workers the cluster left out. */
+static json_t *figures_of(const tsl_search_job_t *sj)
+{
+    const tsl_registry_profiles_t *ps = &sj->profiles;
+    const char *left[TSL_REGISTRY_MAX_LEFT_OUT];
+    for (size_t i = 0; i < ps->n_left_out; i++)
+        left[i] = ps->left_out[i];
+    tsl_profile_use_t none;
+    memset(&none, 0, sizeof none);
+    char line[sizeof ps->line];
+    tsl_figure_sources_t fs = {
+        .use = &none, .line = line, .left_out = left, .n_left_out = ps->n_left_out};
+    if (ps->n) {
+        fs.profile = ps->p[0];
+        fs.use = &ps->use[0];
+        fs.profile_name = "registered";
+        snprintf(line, sizeof line, "%s", ps->line);
+    } else {
+        tsl_profile_describe(NULL, &none, line, sizeof line);
+    }
+    return tsl_figures_json(&fs);
+}
+
+/* The summary columns of the store row, from the search. */
+static void row_fill(tsl_stored_plan_t *row, const plan_job_t *job, const tsl_search_result_t *res,
+                     const tsl_plan_head_t *h)
+{
+    memset(row, 0, sizeof *row);
+    snprintf(row->fingerprint, sizeof row->fingerprint, "%s", job->s.in.fingerprint);
+    snprintf(row->model_name, sizeof row->model_name, "%s", job->s.in.model.name);
+    row->n_devices = job->s.in.cluster.n_devices;
+    row->global_batch = res->best.global_batch;
+    row->iter_time_s = res->best.iter_time_s;
+    row->samples_per_s = res->best.samples_per_s;
+    row->peak_bytes = res->best.peak_bytes;
+    row->search_time_s = h->search_time_s;
+    row->created_unix = h->created_unix;
+    row->request_json = job->s.in.request_json;
+}
+
+/* The plan document is made once: its text is stored, and the answer is made
+ * from it in memory (handlers_cache.c). */
 static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, double search_s)
 {
     tsl_server_t *srv = job->s.call->srv;
-    json_t *doc = tsl_search_result_to_json(res, &job->s.in.model, &job->s.in.cluster,
-                                            &job->s.in.request, job->s.in.fingerprint, search_s);
-    if (doc && job->s.profiles.line[0]) /* as tesselctl plan --local says it */
-        json_object_set_new(doc, "figures", json_pack("{s:s}", "line", job->s.profiles.line));
+    const tsl_plan_input_t *in = &job->s.in;
+    tsl_plan_head_t head;
+    tsl_plan_head_fill(&head, res, &in->model, &in->cluster, in->fingerprint);
+    head.search_time_s = search_s;
+    head.created_unix = (int64_t)time(NULL);
+    json_t *figures = figures_of(&job->s);
+    json_t *doc =
+        figures ? tsl_search_result_to_json(res, &in->model, &in->request, &head, figures) : NULL;
+    json_decref(figures);
     char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
-    json_decref(doc);
     if (!text) {
+        json_decref(doc);
         tsl_call_fail(job->s.call, GRPC_STATUS_RESOURCE_EXHAUSTED, "plan: out of memory");
         return;
     }
     rate_limited_progress(job, 1.0, "store");
     tsl_stored_plan_t row;
-    memset(&row, 0, sizeof row);
-    snprintf(row.fingerprint, sizeof row.fingerprint, "%s", job->s.in.fingerprint);
-    snprintf(row.model_name, sizeof row.model_name, "%s", job->s.in.model.name);
-    row.n_devices = job->s.in.cluster.n_devices;
-    row.global_batch = res->best.global_batch;
-    row.iter_time_s = res->best.iter_time_s;
-    row.samples_per_s = res->best.samples_per_s;
-    row.peak_bytes = res->best.peak_bytes;
-    row.search_time_s = search_s;
-    row.created_unix = (int64_t)time(NULL);
-    row.request_json = job->s.in.request_json;
+    row_fill(&row, job, res, &head);
     row.result_json = text;
     tsl_err_t err = {0};
     tsl_plan_cache_forget(srv->plans, row.fingerprint);
@@ -122,7 +162,8 @@ static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, do
         tsl_log_error("plan %s: not stored: %s", row.fingerprint, err.msg);
     else if (srv->metrics)
         tsl_metrics_set_plans(srv->metrics, tsl_store_count_plans(srv->store));
-    tsl_handlers_answer_plan(job->s.call, &row, false, true);
+    tsl_handlers_answer_new_plan(job->s.call, &row, doc);
+    json_decref(doc);
     free(text);
 }
 

@@ -208,6 +208,7 @@ static int attach_one(tsl_store_t *s, tsl_plan_input_t *in, const char *entry,
         free(p);
         return 0;
     }
+    out->use[out->n] = use;
     out->p[out->n++] = p;
     size_t at = strlen(out->line);
     if (at + 3 < sizeof out->line) {

@@ -28,6 +28,7 @@
 
 typedef struct tsl_registry_profiles {
     tsl_profile_t *p[TSL_REGISTRY_MAX_PROFILES];
+    tsl_profile_use_t use[TSL_REGISTRY_MAX_PROFILES]; /* what attaching p[i] replaced */
     size_t n;
     /* what the plan says about its figures: each attached profile's
      * tsl_profile_describe line (with its calibration), "; "-separated */

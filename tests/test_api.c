@@ -7,9 +7,12 @@
 #include <string.h>
 
 #include "check.h"
+#include "figures_json.h"
 #include "methods.h"
+#include "plan_fields.h"
 #include "plan_json.h"
 #include "plan_proto.h"
+#include "proto_json.h"
 #include "request.h"
 #include "status.h"
 #include "wire.h"
@@ -18,13 +21,15 @@ static void test_status_table(void)
 {
     /* The answers tests and docs promise (docs/tesselctl.md, docs/api.md). */
     CHECK(tsl_errcode_status(TSL_E_INVALID) == GRPC_STATUS_INVALID_ARGUMENT, "invalid");
-    CHECK(tsl_errcode_status(TSL_E_NOFIT) == GRPC_STATUS_FAILED_PRECONDITION, "nofit");
+    CHECK(tsl_errcode_status(TSL_E_NOFIT) == GRPC_STATUS_OUT_OF_RANGE,
+          "no plan fits: a status of its own");
     CHECK(tsl_errcode_status(TSL_E_NOMEM) == GRPC_STATUS_RESOURCE_EXHAUSTED, "nomem");
     CHECK(tsl_errcode_status(TSL_E_INTERNAL) == GRPC_STATUS_INTERNAL, "internal");
     CHECK(tsl_errcode_status(TSL_E_CANCELLED) == GRPC_STATUS_DEADLINE_EXCEEDED, "cancelled");
     CHECK(tsl_errcode_status(TSL_E_NOTFOUND) == GRPC_STATUS_NOT_FOUND, "notfound");
-    CHECK(tsl_errcode_exit(TSL_E_INVALID) == 2 && tsl_errcode_exit(TSL_E_NOFIT) == 2,
-          "bad input and no fit exit 2 (local)");
+    CHECK(tsl_errcode_exit(TSL_E_INVALID) == 2 && tsl_errcode_exit(TSL_E_NOFIT) == 2 &&
+              tsl_status_exit(tsl_errcode_status(TSL_E_NOFIT)) == 2,
+          "bad input and no fit exit 2, local and remote");
     CHECK(tsl_errcode_exit(TSL_E_CANCELLED) == tsl_status_exit(GRPC_STATUS_DEADLINE_EXCEEDED) &&
               tsl_errcode_exit(TSL_E_CANCELLED) == 5,
           "a local timeout exits as a remote deadline");
@@ -108,20 +113,32 @@ static void test_plan_round_trip(void)
     CHECK(tsl_search(&m, &c, &r, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
     char fp[17];
     tsl_request_fingerprint(&r, &m, &c, fp);
-    json_t *doc = tsl_search_result_to_json(res, &m, &c, &r, fp, 0.25);
+    tsl_plan_head_t head;
+    tsl_plan_head_fill(&head, res, &m, &c, fp);
+    head.search_time_s = 0.25;
+    head.created_unix = 1700000000;
+    tsl_profile_use_t none = {0};
+    const char *left[] = {"node-3 (offline)"};
+    tsl_figure_sources_t fs = {
+        .use = &none, .line = "figures: built-in", .left_out = left, .n_left_out = 1};
+    json_t *figures = tsl_figures_json(&fs);
+    json_t *doc = tsl_search_result_to_json(res, &m, &r, &head, figures);
+    json_decref(figures);
     CHECK(strcmp(json_string_value(json_object_get(doc, "fingerprint")), fp) == 0,
           "the document carries the fingerprint given");
+    CHECK(json_integer_value(json_object_get(doc, "created_unix")) == 1700000000 &&
+              json_is_false(json_object_get(doc, "cached")),
+          "the head's answer fields are in the document");
     char *text = json_dumps(doc, 0);
 
     tsl_arena_t a = {0};
     Tessel__V1__Plan *p = NULL;
     CHECK(tsl_plan_proto_from_json(text, &a, &p, &err) == 0, "document → Plan: %s", err.msg);
+    CHECK(p && p->figures && p->figures->n_workers_left_out == 1 &&
+              strcmp(p->figures->compute, "built-in") == 0 && p->figures->hardware == NULL,
+          "figures → FigureSources field for field");
     json_t *back = p ? tsl_plan_proto_to_json(p) : NULL;
     CHECK(back != NULL, "Plan → document");
-    /* The store's three keys come only from tesseld. */
-    json_object_del(back, "cached");
-    json_object_del(back, "stale");
-    json_object_del(back, "created_unix");
     char *t1 = json_dumps(doc, JSON_REAL_PRECISION(17)),
          *t2 = json_dumps(back, JSON_REAL_PRECISION(17));
     CHECK(t1 && t2 && strcmp(t1, t2) == 0, "round trip: key for key, in order\n%.400s\n%.400s", t1,
@@ -130,6 +147,9 @@ static void test_plan_round_trip(void)
     free(t2);
     json_decref(back);
     tsl_arena_free(&a);
+    json_t *canon = tsl_plan_doc_canonical(doc, &err);
+    CHECK(canon && json_equal(canon, doc), "the local document is already canonical: %s", err.msg);
+    json_decref(canon);
     CHECK(tsl_plan_proto_from_json("{\"plan\": 1}", &a, &p, &err) == -1 &&
               tsl_err_code(&err) == TSL_E_INVALID,
           "not a search result: %s", err.msg);
@@ -139,6 +159,66 @@ static void test_plan_round_trip(void)
     free(res);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
+}
+
+/* Every field of the plan's messages is carried: named by a line of
+ * plan_fields.h, or by the few the hand-written part of plan_proto.c maps. */
+static void check_covered(const ProtobufCMessageDescriptor *d, const char *const *names, size_t n)
+{
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        bool found = false;
+        for (size_t k = 0; k < n && !found; k++)
+            found = strcmp(d->fields[i].name, names[k]) == 0;
+        CHECK(found, "%s.%s is in no list of plan_fields.h", d->name, d->fields[i].name);
+    }
+}
+
+static void test_plan_fields_cover_proto(void)
+{
+#define PROTO_NAME_(c, kind, proto, json, when) #proto,
+#define DOC_NAME_(c, kind, obj, json, when)     #c,
+    const char *stage[] = {TSL_PLAN_STAGE_FIELDS(PROTO_NAME_)};
+    /* valid and why: a baseline without a plan (its "plan" null, "why") */
+    const char *plan[] = {TSL_PLAN_FIELDS(PROTO_NAME_) "valid", "why"};
+    /* the unrestricted figures: the "target" object */
+    const char *doc[] = {TSL_PLAN_DOC_FIELDS(DOC_NAME_) "unrestricted_samples_per_s",
+                         "unrestricted_iter_time_s"};
+#undef PROTO_NAME_
+#undef DOC_NAME_
+    check_covered(&tessel__v1__stage__descriptor, stage, sizeof stage / sizeof *stage);
+    check_covered(&tessel__v1__plan_figures__descriptor, plan, sizeof plan / sizeof *plan);
+    check_covered(&tessel__v1__plan__descriptor, doc, sizeof doc / sizeof *doc);
+}
+
+/* JSON → message → JSON through the descriptor gives the object back. */
+static void test_proto_from_json(void)
+{
+    json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:i, s:b, s:f, s:{s:f}}, s:[s, s]}", "line",
+                          "figures: x", "compute", "measured", "hardware", "gpu", "H100-80G",
+                          "link", "nvlink", "galvatron", "memory_layers", 34, "memory_sp", 1,
+                          "inter_node_gbps", 7.5, "sp_time_busbw_gbps", "8", 120.5,
+                          "workers_left_out", "a (offline)", "b (stopped)");
+    tsl_arena_t a = {0};
+    ProtobufCMessage *m = NULL;
+    CHECK(tsl_proto_from_json(o, &tessel__v1__figure_sources__descriptor, &a, &m) == 0 && m,
+          "object → FigureSources");
+    const Tessel__V1__FigureSources *f = (const Tessel__V1__FigureSources *)m;
+    CHECK(f && strcmp(f->hardware->gpu, "H100-80G") == 0 && f->galvatron->memory_layers == 34 &&
+              f->galvatron->n_sp_time_busbw_gbps == 1 && f->n_workers_left_out == 2 &&
+              strcmp(f->workers_left_out[1], "b (stopped)") == 0 && strcmp(f->overlap, "") == 0,
+          "field for field, missing keys at their defaults");
+    json_t *back = m ? tsl_proto_to_json(m) : NULL;
+    json_t *sp = json_object_get(json_object_get(back, "galvatron"), "sp_time_busbw_gbps");
+    CHECK(json_real_value(json_object_get(sp, "8")) == 120.5 &&
+              strcmp(json_string_value(json_object_get(back, "line")), "figures: x") == 0,
+          "and back");
+    json_t *one = json_integer(1);
+    CHECK(tsl_proto_from_json(one, &tessel__v1__figure_sources__descriptor, &a, &m) == -1 && !m,
+          "not an object");
+    json_decref(one);
+    json_decref(back);
+    json_decref(o);
+    tsl_arena_free(&a);
 }
 
 static void test_nul_strings(void)
@@ -224,6 +304,8 @@ int main(void)
     test_methods();
     test_fields_match_proto();
     test_plan_round_trip();
+    test_plan_fields_cover_proto();
+    test_proto_from_json();
     test_nul_strings();
     test_bounds();
     return CHECK_DONE();

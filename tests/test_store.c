@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "check.h"
 #include "store.h"
 
@@ -389,6 +391,56 @@ static void test_newer_schema(void)
     free(after);
 }
 
+/* Migration 006: plans stored before the figures object was whole get it, their
+ * sources read back from the line; the rest of the document is kept. */
+static void test_migrate_figures(void)
+{
+    char path[300];
+    tsl_err_t err = {0};
+    tsl_store_t *s = NULL;
+    db_path(path, sizeof(path), "figures.db");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    tsl_stored_plan_t old = make_plan("00000000000000a1", "m", 4, 1234);
+    old.result_json = (char *)"{\"plan\":{\"pp\":2},\"figures\":{\"line\":\"figures: compute "
+                              "measured (registered, H100-80G / nvlink), host<->device measured, "
+                              "intra-node built-in, overlap simulated\"}}";
+    CHECK(tsl_store_put_plan(s, &old, &err) == 0, "put: %s", err.msg);
+    tsl_stored_plan_t builtin = make_plan("00000000000000a2", "m", 4, 99);
+    builtin.result_json = (char *)"{\"plan\":{\"pp\":1}}";
+    CHECK(tsl_store_put_plan(s, &builtin, &err) == 0, "put: %s", err.msg);
+    tsl_store_close(s);
+    CHECK(exec_sql(path, "PRAGMA user_version = 5;") == SQLITE_OK, "back to schema 5");
+    CHECK(tsl_store_open(path, &s, &err) == 0, "migrate: %s", err.msg);
+    tsl_stored_plan_t got;
+    memset(&got, 0, sizeof got);
+    CHECK(tsl_store_get_plan(s, "00000000000000a1", &got, &err) == 0, "get: %s", err.msg);
+    json_t *doc = json_loads(got.result_json ? got.result_json : "", 0, NULL);
+    json_t *f = json_object_get(doc, "figures");
+    CHECK(json_integer_value(json_object_get(json_object_get(doc, "plan"), "pp")) == 2 &&
+              strcmp(json_string_value(json_object_get(f, "compute")), "measured") == 0 &&
+              strcmp(json_string_value(json_object_get(f, "host_device")), "measured") == 0 &&
+              strcmp(json_string_value(json_object_get(f, "intra_node")), "built-in") == 0 &&
+              strcmp(json_string_value(json_object_get(f, "overlap")), "simulated") == 0 &&
+              strcmp(json_string_value(json_object_get(f, "profile")), "registered") == 0 &&
+              json_array_size(json_object_get(f, "workers_left_out")) == 0 &&
+              json_integer_value(json_object_get(doc, "created_unix")) == 1234,
+          "a registered plan's sources from its line: %s", got.result_json);
+    json_decref(doc);
+    tsl_stored_plan_clear(&got);
+    CHECK(tsl_store_get_plan(s, "00000000000000a2", &got, &err) == 0, "get: %s", err.msg);
+    doc = json_loads(got.result_json ? got.result_json : "", 0, NULL);
+    f = json_object_get(doc, "figures");
+    CHECK(strcmp(json_string_value(json_object_get(f, "compute")), "built-in") == 0 &&
+              strncmp(json_string_value(json_object_get(f, "line")), "figures: built-in", 17) ==
+                  0 &&
+              strcmp(json_string_value(json_object_get(f, "profile")), "") == 0 &&
+              json_is_false(json_object_get(doc, "cached")),
+          "a plan without figures was priced on the built-in ones: %s", got.result_json);
+    json_decref(doc);
+    tsl_stored_plan_clear(&got);
+    tsl_store_close(s);
+}
+
 static void test_integrity(void)
 {
     char path[300];
@@ -592,6 +644,7 @@ int main(void)
     test_list();
     test_callback_stop();
     test_newer_schema();
+    test_migrate_figures();
     test_integrity();
     test_concurrent();
     test_reader();

@@ -68,10 +68,10 @@ json_field() { # FILE KEY — prints doc[KEY] of a JSON document
     "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
 }
 
-# same_doc LOCAL REMOTE — "same" when the remote document has every key of the
-# local one, at every depth, with the same value, apart from the search
-# statistics and time (keys compared, values not) and the store's cached /
-# stale / created_unix, which only the remote one has; else the differences.
+# same_doc LOCAL REMOTE — "same" when the two documents have the same keys at
+# every depth, with the same values, apart from the search statistics and time
+# and the answer's cached / created_unix (keys compared, values not: the remote
+# one may come from the store, made at another time); else the differences.
 same_doc() {
     "$PY" - "$1" "$2" <<'PY'
 import json, sys
@@ -80,12 +80,10 @@ diffs = []
 def walk(a, b, path, values=True):
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
-            if path == "" and k in ("cached", "stale", "created_unix") and k not in a:
-                continue
             if k not in a or k not in b:
                 diffs.append("%s/%s: only %s" % (path, k, "remote" if k in b else "local"))
                 continue
-            top_stats = path == "" and k in ("stats", "search_time_s")
+            top_stats = path == "" and k in ("stats", "search_time_s", "cached", "created_unix")
             walk(a[k], b[k], "%s/%s" % (path, k), values and not top_stats)
     elif isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
@@ -257,6 +255,29 @@ ctl plans show "$same_fp" --json
 expect_rc 0 "plans show --json $same_fp"
 d=$(same_doc "$tmp/local.json" "$tmp/out" 2>&1)
 [ "$d" = "same" ] && ok "GetPlan document = local plan --json" || fail "GetPlan vs local plan --json: $d"
+
+# ---- refusals: the same exit status and message, --local or through tesseld --------
+# (no plan fits is exit 2 both ways: the daemon's OUT_OF_RANGE; bad input
+# INVALID_ARGUMENT, whose message the daemon may prefix with the request field)
+same_refusal() { # WHAT ARGS...
+    local what=$1
+    shift
+    timeout 300 "$CTL" plan --local "$@" >/dev/null 2>"$tmp/local.err"
+    local lrc=$?
+    ctl plan "$@"
+    local lmsg rmsg
+    lmsg=$(head -1 "$tmp/local.err")
+    rmsg=$(head -1 "$tmp/err")
+    if [ "$rc" = 2 ] && [ "$lrc" = 2 ] && [ -n "$lmsg" ] &&
+        [[ "$rmsg" == "tesselctl: "*"${lmsg#tesselctl: }" ]]; then
+        ok "$what: exit 2 and the same message, local and remote"
+    else
+        fail "$what: local exit $lrc '$lmsg', remote exit $rc '$rmsg'"
+    fi
+}
+same_refusal "no plan fits" --model GPT3-65B --cluster 8xA100-40G --memory 4G --batch 8
+same_refusal "an unknown GPU type" --model GPT2-345M --cluster 8xA200-80G --batch 8
+same_refusal "more stages than devices" --model GPT2-345M --cluster 8xA100-40G --batch 7 --pp 16
 
 # ---- --target: the request field travels; the document is the local one ----------
 t_args=(--model "$MODEL" --cluster 8xA100-40G --batch 32 --target megatron)

@@ -203,7 +203,7 @@ rpc plan --model GPT2-345M --cluster-json "$TMPD/bad-cluster.json"
 expect "bad cluster_json" code INVALID_ARGUMENT
 expect_details "cluster_json message" 'cluster_json'
 rpc plan --model GPT3-65B --cluster 2xA100-40G --batch 8
-expect "a model that fits nowhere" code FAILED_PRECONDITION
+expect "a model that fits nowhere: a status of its own" code OUT_OF_RANGE
 expect_details "no-fit message" 'memory|fit'
 
 # ---- configuration checks ------------------------------------------------------------------

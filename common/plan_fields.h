@@ -1,0 +1,117 @@
+/*
+ * plan_fields.h — the plan result's fields, listed once.
+ *
+ * What request_fields.h is for the request, this is for the answer: every
+ * scalar figure of a plan document (docs/plan-format.md) is one X(...) line,
+ * and each mapping that carries a plan across a boundary is generated from
+ * these lists:
+ *   - the planner's structs → the JSON document (common/plan_json.c);
+ *   - the JSON document ↔ tessel.v1.Plan, both ways (api/plan_proto.c);
+ * and the printer reads that one document, whether it was planned in-process
+ * or came from tesseld (client/print.c), so local and remote output agree by
+ * construction. tests/test_api.c checks document → Plan → document is the
+ * identity, and that every proto field of Plan, PlanFigures and Stage is named
+ * by a line here or handled in plan_proto.c's hand-written part.
+ *
+ * A line:  X(c, KIND, proto, json, WHEN)
+ *   c      the member of the C struct the list describes (tsl_plan_stage_t,
+ *          tsl_plan_t, tsl_plan_head_t)
+ *   KIND   U32 uint32_t, U64 uint64_t (JSON integer), I64 int64_t, REAL double,
+ *          BOOL bool, STR a NUL-terminated string (a char array in C);
+ *          CUSTOM: a value built by hand (the key's place in the order is fixed
+ *          here; plan_json.c and plan_proto.c each have one function for it,
+ *          named after c)
+ *   proto  the field of the tessel.v1 message (Stage, PlanFigures, Plan)
+ *   json   the key in the document
+ *   WHEN   when the key is written: ALWAYS; NONZERO (absent when 0: reads back
+ *          as 0); OVER1 (absent when 0 or 1); SIMULATED (with sim_iter_time_s).
+ *
+ * The document head (TSL_PLAN_DOC_FIELDS) adds the object the key sits in:
+ *   X(c, KIND, obj, json, WHEN) with c also the Plan field's name, obj NULL
+ *   for the top level or "model", "cluster", "stats".
+ *
+ * Adding a plan figure: the member in planner/plan.h, one line here, the field
+ * in proto/tessel/v1/planner.proto (a new number) and a row in
+ * docs/plan-format.md. Keys are written in the order listed.
+ */
+#ifndef TSL_PLAN_FIELDS_H
+#define TSL_PLAN_FIELDS_H
+
+/* One stage of a <plan>: tsl_plan_stage_t ↔ tessel.v1.Stage. */
+#define TSL_PLAN_STAGE_FIELDS(X)                                                                   \
+    X(first_layer, U32, first_layer, "first_layer", ALWAYS)                                        \
+    X(n_layers, U32, n_layers, "n_layers", ALWAYS)                                                 \
+    X(first_device, U32, first_device, "first_device", ALWAYS)                                     \
+    X(n_devices, U32, n_devices, "n_devices", ALWAYS)                                              \
+    X(inflight, U32, inflight, "inflight", ALWAYS)                                                 \
+    X(fwd_s, REAL, fwd_s, "fwd_s", ALWAYS)                                                         \
+    X(time_s, REAL, time_s, "time_s", ALWAYS)                                                      \
+    X(time_nosync_s, REAL, time_nosync_s, "time_nosync_s", ALWAYS)                                 \
+    X(p2p_s, REAL, p2p_s, "p2p_s", ALWAYS)                                                         \
+    X(opt_s, REAL, optimizer_s, "opt_s", ALWAYS)                                                   \
+    X(ms_bytes, U64, model_states_bytes, "ms_bytes", ALWAYS)                                       \
+    X(act_bytes, U64, activation_bytes, "act_bytes", ALWAYS)                                       \
+    X(peak_bytes, U64, peak_bytes, "peak_bytes", ALWAYS)                                           \
+    X(runs, CUSTOM, runs, "runs", ALWAYS)                                                          \
+    X(layers, CUSTOM, layers, "layers", ALWAYS)
+
+/* A <plan>: tsl_plan_t ↔ tessel.v1.PlanFigures. */
+#define TSL_PLAN_FIELDS(X)                                                                         \
+    X(label, CUSTOM, label, "label", ALWAYS)                                                       \
+    X(pp, U32, pp, "pp", ALWAYS)                                                                   \
+    X(global_batch, U32, global_batch, "global_batch", ALWAYS)                                     \
+    X(micro_batch, U32, micro_batch, "micro_batch", ALWAYS)                                        \
+    X(n_micro, U32, n_micro, "n_micro", ALWAYS)                                                    \
+    X(iter_time_s, REAL, iter_time_s, "iter_time_s", ALWAYS)                                       \
+    X(samples_per_s, REAL, samples_per_s, "samples_per_s", ALWAYS)                                 \
+    X(tokens_per_s, REAL, tokens_per_s, "tokens_per_s", ALWAYS)                                    \
+    X(peak_bytes, U64, peak_bytes, "peak_bytes", ALWAYS)                                           \
+    X(budget_bytes, U64, budget_bytes, "budget_bytes", ALWAYS)                                     \
+    X(alpha_t, REAL, alpha_t, "alpha_t", ALWAYS)                                                   \
+    X(alpha_m, REAL, alpha_m, "alpha_m", ALWAYS)                                                   \
+    X(stages, CUSTOM, stages, "stages", ALWAYS)                                                    \
+    X(granularity, CUSTOM, granularity, "granularity", ALWAYS)                                     \
+    X(opt_tail_s, REAL, optimizer_tail_s, "opt_tail_s", NONZERO)                                   \
+    X(tie_s, REAL, tied_allreduce_s, "tie_s", NONZERO)                                             \
+    X(sim_iter_time_s, REAL, sim_iter_time_s, "sim_iter_time_s", NONZERO)                          \
+    X(master_stage, U32, master_stage, "master_stage", SIMULATED)                                  \
+    X(interleave, U32, interleave, "interleave", OVER1)                                            \
+    X(slicer, CUSTOM, slicer, "slicer", ALWAYS)                                                    \
+    X(memopt, CUSTOM, memopt, "memopt", ALWAYS)                                                    \
+    X(node_order, CUSTOM, node_order, "node_order", ALWAYS)
+
+/* The document around the plans: tsl_plan_head_t (plan_json.h) ↔ tessel.v1.Plan. */
+#define TSL_PLAN_DOC_FIELDS(X)                                                                     \
+    X(fingerprint, STR, NULL, "fingerprint", ALWAYS)                                               \
+    X(model_name, STR, "model", "name", ALWAYS)                                                    \
+    X(model_layers, U32, "model", "layers", ALWAYS)                                                \
+    X(model_params, U64, "model", "params", ALWAYS)                                                \
+    X(tokens_per_sample, U32, "model", "tokens_per_sample", ALWAYS)                                \
+    X(seq_len, CUSTOM, "model", "seq_len", ALWAYS)                                                 \
+    X(max_context, U32, "model", "max_context", NONZERO)                                           \
+    X(cluster_description, STR, "cluster", "description", ALWAYS)                                  \
+    X(n_devices, U32, "cluster", "devices", ALWAYS)                                                \
+    X(cluster_nodes, U32, "cluster", "nodes", ALWAYS)                                              \
+    X(request, CUSTOM, NULL, "request", ALWAYS)                                                    \
+    X(best, CUSTOM, NULL, "plan", ALWAYS)                                                          \
+    X(alternatives, CUSTOM, NULL, "alternatives", ALWAYS)                                          \
+    X(baselines, CUSTOM, NULL, "baselines", ALWAYS)                                                \
+    X(dp_runs, U64, "stats", "dp_runs", ALWAYS)                                                    \
+    X(dp_states, U64, "stats", "dp_states", ALWAYS)                                                \
+    X(configs, U64, "stats", "configs", ALWAYS)                                                    \
+    X(batches_tried, U32, "stats", "batches_tried", ALWAYS)                                        \
+    X(search_time_s, REAL, NULL, "search_time_s", ALWAYS)                                          \
+    X(target, CUSTOM, NULL, "target", ALWAYS)                                                      \
+    X(figures, CUSTOM, NULL, "figures", ALWAYS)                                                    \
+    X(cached, BOOL, NULL, "cached", ALWAYS)                                                        \
+    X(stale, BOOL, NULL, "stale", ALWAYS)                                                          \
+    X(created_unix, I64, NULL, "created_unix", ALWAYS)
+
+/* WHEN, as a condition on the value v of a member of o (o: the C struct or the
+ * proto message; both have sim_iter_time_s where SIMULATED is used). */
+#define TSL_PLAN_WHEN_ALWAYS(v, o)    1
+#define TSL_PLAN_WHEN_NONZERO(v, o)   ((v) != 0)
+#define TSL_PLAN_WHEN_OVER1(v, o)     ((v) > 1)
+#define TSL_PLAN_WHEN_SIMULATED(v, o) ((o)->sim_iter_time_s > 0)
+
+#endif
