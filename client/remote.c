@@ -76,7 +76,7 @@ int tsl_remote_request_cluster(const tsl_plan_opts_t *po, const tsl_client_opts_
     }
     if (po->nodes)
         return tsl_remote_fail(TSL_EXIT_USAGE, "--nodes: only with --cluster registered");
-    if (po->galvatron_profile) { /* issue 11: what the import attached, as cluster JSON */
+    if (po->galvatron_profile) { /* what the import attached travels as the cluster JSON */
         req->cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_JSON;
         return tsl_plan_galvatron_cluster(po, &req->cluster_json, sources);
     }
@@ -163,7 +163,7 @@ static json_t *with_sources(json_t *doc, json_t *sources, const tsl_client_opts_
         return doc;
     }
     const char *first = json_string_value(json_array_get(sources, 0));
-    bool gal = first && strncmp(first, "galvatron-profile ", 18) == 0; /* issue 11 */
+    bool gal = first && strncmp(first, "galvatron-profile ", 18) == 0;
     printf("Figures (%s):\n",
            gal ? "galvatron-profile, sent as the cluster" : "registered workers");
     json_array_foreach(sources, i, line) printf("  %s\n", json_string_value(line));
@@ -187,7 +187,7 @@ static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t 
         rc = tsl_remote_fail(TSL_EXIT_SERVER, "the daemon ended the Plan stream without a plan");
     else
         rc = tsl_remote_print_doc(with_sources(tsl_plan_proto_to_json(plan), sources, co), co);
-    if (rc == 0 && trace != NULL) /* --trace FILE: the stored plan's timeline (issue 11) */
+    if (rc == 0 && trace != NULL) /* --trace FILE: the stored plan's timeline (ExportPlan) */
         rc = tsl_remote_export_to(co, plan->fingerprint, "trace", trace);
     if (plan)
         protobuf_c_message_free_unpacked(&plan->base, NULL);
