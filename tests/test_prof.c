@@ -252,6 +252,8 @@ static void test_run(int n, bool unfused)
     CHECK(p->overlap[0].gemm_alone_s > 0 && p->overlap[0].comm_together_s > 0, "overlap times");
     CHECK(strstr(p->notes, unfused ? "unfused attention" : "fused attention") != NULL, "%s",
           p->notes);
+    CHECK(strcmp(p->attention_core, unfused ? "executor-unfused" : "executor-fused") == 0, "%s",
+          p->attention_core);
     FILE *f = tmpfile();
     CHECK(f != NULL && tsl_prof_write_json(f, p) == 0, "JSON");
     if (f)

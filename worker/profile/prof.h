@@ -140,6 +140,9 @@ typedef struct tsl_prof {
     tsl_prof_coll_t colls[TSL_PROF_MAX_COLLS];
     uint32_t n_overlap;
     tsl_prof_overlap_t overlap[TSL_PROF_MAX_OVERLAP];
+    /* the blocks' attention core: "executor-fused" / "executor-unfused" (cuda, the
+     * executor's layers); "" reads as the sim backend's "batched-gemm" */
+    char attention_core[24];
     char notes[1024];
 } tsl_prof_t;
 

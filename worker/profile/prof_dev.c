@@ -317,6 +317,8 @@ static int all_blocks(tsl_prof_dev_t *c, tsl_err_t *err)
 
 static void notes(tsl_prof_dev_t *c, int n)
 {
+    snprintf(c->p->attention_core, sizeof(c->p->attention_core), "%s",
+             c->o->unfused_attn ? "executor-unfused" : "executor-fused");
     snprintf(c->p->notes, sizeof(c->p->notes),
              "%sblocks: the executor's own layer forward and backward (worker/exec, as trials "
              "run them; docs/executor.md): %s; a gated shape is the Llama block (RMSNorm, "
