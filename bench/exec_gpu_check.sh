@@ -10,6 +10,10 @@
 #   3. with 2 or more GPUs: dp = all GPUs over NCCL, one process per GPU; then pp 2 on
 #      two GPUs, plain and interleaved 1F1B (--interleave 2; it needs pp >= 2, so it
 #      has no one-GPU row).
+#   4. the profiler (tessel-worker profile --backend cuda, built on the same device and
+#      comm ops): a quick profile with the executor's fused attention (the default)
+#      and one with --unfused-attn, each checked for its blocks and its notes, and the
+#      attention rows of the two printed side by side.
 # Usage: sh bench/exec_gpu_check.sh [build-dir]   (prints tables; exits non-zero only
 # when the check in 1 fails or something does not build)
 set -eu
@@ -34,6 +38,12 @@ LIBS="$B/kernels.o -L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcublas -lcub
 gcc $CFLAGS $SRC tests/test_exec_cuda.c $LIBS -o "$B/test_exec_cuda"
 # shellcheck disable=SC2086
 gcc $CFLAGS $SRC worker/exec/exec_run.c $LIBS -o "$B/tessel-exec-run"
+# The profiler on the executor's ops: tessel-worker with the cuda backend only (no
+# agent, no sim backend: those need gRPC and jansson).
+PROF="worker/worker.c worker/profile/prof_backends.c worker/profile/prof_util.c worker/profile/prof_emit.c
+      worker/profile/prof_dev.c worker/profile/prof_coll.c worker/profile/prof_cuda.c"
+# shellcheck disable=SC2086
+gcc $CFLAGS -DTSL_HAVE_PROF_CUDA=1 -Iworker/profile $SRC $PROF $LIBS -o "$B/tessel-worker"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 
 echo "== 1. cuda ops vs cpu ops (small layer stack, bf16 tolerance)"
@@ -78,3 +88,33 @@ if [ "$n" -ge 2 ]; then
         wait
     done
 fi
+
+echo "== 4. the profiler on the executor's ops: fused attention (default), then unfused"
+for attn in fused unfused; do
+    flag=""
+    [ "$attn" = unfused ] && flag="--unfused-attn"
+    # shellcheck disable=SC2086
+    "$B/tessel-worker" profile --backend cuda --quick --shape h=2048,s=2048,a=16 --mb 1,4 --tp 1,2 \
+        $flag --json --out "$B/profile-$attn.json"
+    python3 - "$B/profile-$attn.json" "$attn" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["simulated"] is False and "): %s attention (" % sys.argv[2] in d["notes"], d["notes"]
+assert all(x["attention_core"] == "executor-" + sys.argv[2] for x in d["blocks"] if x["block"] == "attention")
+b = d["blocks"]
+assert len(b) == 8 and all(x["fwd_s"] > 0 and x["bwd_s"] > 0 for x in b), len(b)
+assert d["collectives"] and len(d["overlap"]) == 2, "collectives, overlap"
+PY
+done
+python3 - "$B/profile-fused.json" "$B/profile-unfused.json" <<'PY'
+import json, sys
+f, u = (json.load(open(p))["blocks"] for p in sys.argv[1:])
+print("%-10s %4s %3s %12s %12s %12s %12s %10s %10s" % ("block", "mb", "tp", "fused fwd", "unfused fwd",
+      "fused bwd", "unfused bwd", "fused MiB", "unfus MiB"))
+for a, b in zip(f, u):
+    if a["block"] != "attention":
+        continue
+    print("%-10s %4d %3d %10.3fms %10.3fms %10.3fms %10.3fms %10.0f %10.0f" % (a["block"], a["mb"], a["tp"],
+          a["fwd_s"] * 1e3, b["fwd_s"] * 1e3, a["bwd_s"] * 1e3, b["bwd_s"] * 1e3,
+          a["memory_bytes"] / 2**20, b["memory_bytes"] / 2**20))
+PY

@@ -87,14 +87,23 @@ expect 2 "iters" profile --backend sim --device-file "$dev" --iters 0
 expect 2 "unknown command" frobnicate
 expect 0 "" --help
 
-# the cuda backend: either it measures (a GPU is there) or it says why not
-"$worker" profile --backend cuda --quick --mb 1 --tp 1 --iters 1 --warmup 0 --json >"$out" 2>"$err"
-case $? in
-0) python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['simulated'] is False" "$out" && ok || bad "cuda JSON" ;;
-1) grep -q "cuda" "$err" && ok || bad "cuda failure without a message: $(head -2 "$err")" ;;
-2) grep -q "built without CUDA" "$err" && ok || bad "cuda: $(head -2 "$err")" ;;
-*) bad "cuda backend crashed" ;;
-esac
+# the executor's unfused attention is an option of the cuda backend's blocks
+"$worker" profile --help | grep -q -- "--unfused-attn" && ok || bad "--help lacks --unfused-attn"
+
+# the cuda backend, fused (the default) and unfused attention: either it measures (a
+# GPU is there; the notes say which attention the blocks ran) or it says why not
+for attn in fused unfused; do
+    flag=""
+    [ "$attn" = unfused ] && flag="--unfused-attn"
+    # shellcheck disable=SC2086
+    "$worker" profile --backend cuda --quick --mb 1 --tp 1 --iters 1 --warmup 0 --json $flag >"$out" 2>"$err"
+    case $? in
+    0) python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['simulated'] is False and ('): ' + sys.argv[2] + ' attention (') in d['notes'], d['notes']" "$out" "$attn" && ok || bad "cuda JSON ($attn)" ;;
+    1) grep -q "cuda" "$err" && ok || bad "cuda failure without a message: $(head -2 "$err")" ;;
+    2) grep -q "built without CUDA" "$err" && ok || bad "cuda: $(head -2 "$err")" ;;
+    *) bad "cuda backend crashed ($attn)" ;;
+    esac
+done
 
 if [ -n "$ctl" ]; then
     "$ctl" plan --local --model GPT2-345M --cluster 1xH100-80G --batch 16 >"$out" 2>"$err" &&

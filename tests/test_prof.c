@@ -1,13 +1,19 @@
 /*
- * test_prof.c — the pure parts of tessel-worker's profiler (worker/profile/
- * prof_util.c): nccl-tests' bus-bandwidth factors, bandwidth arithmetic, the
- * median, FLOP and byte counts of the blocks, option parsing, hardware names.
+ * test_prof.c — tessel-worker's profiler without a GPU: the pure parts
+ * (worker/profile/prof_util.c: nccl-tests' bus-bandwidth factors, bandwidth
+ * arithmetic, the median, FLOP and byte counts of the blocks, option parsing,
+ * hardware names), and the measuring code (prof_dev.h) run on the executor's cpu
+ * device ops and loopback comm ops — the code the cuda backend runs on the cuda and
+ * nccl ops: fused attention by default, unfused when asked, every figure filled.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "exec_block.h"
 #include "model.h"
 #include "prof.h"
+#include "prof_dev.h"
 
 static void test_busbw(void)
 {
@@ -117,6 +123,146 @@ static void test_hw_name(void)
     CHECK(strcmp(b, "NVIDIA L4") == 0, "unknown: the model itself: %s", b);
 }
 
+/* ---- the measuring code on the cpu ops ---- */
+
+static int cpu_open(void *ud, int size, void **world, tsl_err_t *err)
+{
+    (void)ud;
+    return tsl_comm_loopback_world(size, (tsl_loopback_world_t **)world, err);
+}
+
+static int cpu_rank(void *ud, void *world, int rank, int size, tsl_devops_t **dev,
+                    tsl_commops_t **comm, tsl_err_t *err)
+{
+    (void)ud, (void)size;
+    *dev = NULL, *comm = NULL;
+    return tsl_devops_cpu_create(0, dev, err) || tsl_comm_loopback_rank(world, rank, comm, err);
+}
+
+static void cpu_close(void *ud, void *world)
+{
+    (void)ud;
+    tsl_comm_loopback_world_free(world);
+}
+
+static const tsl_prof_ranks_t cpu_ranks = {cpu_open, cpu_rank, cpu_close, NULL};
+
+/* Small enough for a CPU: no warm-up, 64³ and 32³ references, 1 MiB copies,
+ * collectives to 64 KiB, a 64³ GEMM against 256 KiB of communication for 10 ms. */
+static tsl_prof_sizes_t tiny_sizes(void)
+{
+    return (tsl_prof_sizes_t){.ref_gemm = {64, 32},
+                              .h2d_bytes = 1u << 20,
+                              .dmem_bytes = 1u << 20,
+                              .coll_max_bytes = 64u << 10,
+                              .overlap_gemm = 64,
+                              .overlap_bytes = {256u << 10, 256u << 10, 256u << 10},
+                              .overlap_loop_s = 0.01};
+}
+
+static tsl_prof_opts_t tiny_opts(const char *shape, bool unfused)
+{
+    tsl_prof_opts_t o;
+    tsl_err_t err = {0};
+    tsl_prof_opts_default(&o, true);
+    o.n_shapes = 1;
+    CHECK(tsl_prof_parse_shape(shape, &o.shapes[0], &err) == 0, "%s", err.msg);
+    o.n_mb = 1, o.mb[0] = 2;
+    o.n_tp = 2, o.tp[0] = 1, o.tp[1] = 2;
+    o.warmup = 0, o.iters = 2;
+    o.unfused_attn = unfused;
+    return o;
+}
+
+/* One attention block, fused and unfused: the executor's chunk rule (256 query rows
+ * here) or none, and the unfused block holds its b·a·s² softmax stash: b·a·s² + a·s²
+ * (its dP workspace) against the fused 2·a·256·s (P and dP of a chunk), 4-byte
+ * floats on the cpu ops. */
+static void test_block_fused_unfused(void)
+{
+    tsl_devops_t *dev = NULL;
+    tsl_err_t err = {0};
+    CHECK(tsl_devops_cpu_create(0, &dev, &err) == 0, "%s", err.msg);
+    uint64_t b = 2, a = 4, s = 1024, mem[2] = {0, 0};
+    for (int unfused = 0; unfused < 2; unfused++) {
+        tsl_prof_t *p = calloc(1, sizeof(*p));
+        tsl_prof_opts_t o = tiny_opts("h=64,s=1024,a=4", unfused);
+        tsl_prof_sizes_t sz = tiny_sizes();
+        tsl_prof_dev_t c;
+        CHECK(tsl_prof_dev_open(&c, &o, &sz, dev, p, &err) == 0, "%s", err.msg);
+        CHECK(tsl_prof_dev_block(&c, TSL_PROF_ATTENTION, &o.shapes[0], 2, 1, &err) == 0, "%s",
+              err.msg);
+        CHECK(p->n_blocks == 1 && p->blocks[0].fwd_s > 0 && p->blocks[0].bwd_s > 0,
+              "unfused %d: one timed block", unfused);
+        mem[unfused] = p->blocks[0].mem_bytes;
+        CHECK(dev->used_bytes(dev) == 0, "unfused %d: the block freed all it held", unfused);
+        tsl_prof_dev_close(&c);
+        free(p);
+        /* which path: the chunk the executor's block runs with */
+        tsl_exec_layer_t l = {.kind = TSL_LAYER_ATTENTION,
+                              .seq = 1024,
+                              .hidden = 64,
+                              .heads = 4,
+                              .ffn = 256,
+                              .unfused_attn = unfused,
+                              .causal = true,
+                              .tp = 1,
+                              .dw = 1,
+                              .b = 2};
+        tsl_exec_block_t *k = NULL;
+        CHECK(tsl_exec_block_create(dev, &l, 0, 1, &k, &err) == 0, "%s", err.msg);
+        CHECK(tsl_exec_block_chunk(k) == (unfused ? 0u : 256u), "chunk %u",
+              tsl_exec_block_chunk(k));
+        tsl_exec_block_destroy(k);
+    }
+    uint64_t want = 4 * (b * a * s * s + a * s * s - 2 * a * 256 * s);
+    CHECK(mem[1] - mem[0] == want, "unfused holds %llu bytes more, want %llu",
+          (unsigned long long)(mem[1] - mem[0]), (unsigned long long)want);
+    dev->destroy(dev);
+}
+
+/* A whole profile on n cpu "GPUs": every section filled, as the cuda backend's. */
+static void test_run(int n, bool unfused)
+{
+    tsl_devops_t *dev = NULL;
+    tsl_err_t err = {0};
+    tsl_prof_t *p = calloc(1, sizeof(*p));
+    tsl_prof_opts_t o = tiny_opts("h=64,s=64,a=4,gated", unfused);
+    tsl_prof_sizes_t sz = tiny_sizes();
+    tsl_prof_dev_t c;
+    CHECK(tsl_devops_cpu_create(0, &dev, &err) == 0, "%s", err.msg);
+    CHECK(tsl_prof_dev_open(&c, &o, &sz, dev, p, &err) == 0, "%s", err.msg);
+    CHECK(tsl_prof_dev_run(&c, &cpu_ranks, n, &err) == 0, "n %d: %s", n, err.msg);
+    /* 2 references, then 6 GEMMs at (mb 2, tp 1) and at (mb 2, tp 2) */
+    CHECK(p->n_gemms == 14 && strcmp(p->gemms[0].what, "reference 64^3") == 0, "%u gemms: %s",
+          p->n_gemms, p->gemms[0].what);
+    CHECK(p->n_blocks == 4, "%u blocks", p->n_blocks);
+    for (uint32_t i = 0; i < p->n_blocks; i++)
+        CHECK(p->blocks[i].fwd_s > 0 && p->blocks[i].bwd_s > 0 && p->blocks[i].mem_bytes > 0,
+              "block %u", i);
+    CHECK(p->h2d_gbps > 0 && p->d2h_gbps > 0 && p->dmem_gbps > 0, "bandwidth");
+    /* 1 KiB, 4, 16, 64 KiB for each op; no send/recv on one rank */
+    uint32_t ops = n == 1 ? 3 : 4;
+    CHECK(p->n_colls == 4 * ops, "n %d: %u collectives", n, p->n_colls);
+    for (uint32_t i = 0; i < p->n_colls; i++)
+        CHECK(p->colls[i].group == (uint32_t)n && p->colls[i].time_s > 0, "collective %u", i);
+    CHECK(p->n_overlap == 2 && strcmp(p->overlap[1].comm, "h2d-copy") == 0, "overlap");
+    CHECK(strcmp(p->overlap[0].comm, n == 1 ? "d2d-copy" : "nccl-all-reduce") == 0, "%s",
+          p->overlap[0].comm);
+    CHECK(p->overlap[0].gemm_alone_s > 0 && p->overlap[0].comm_together_s > 0, "overlap times");
+    CHECK(strstr(p->notes, unfused ? "unfused attention" : "fused attention") != NULL, "%s",
+          p->notes);
+    CHECK(strcmp(p->attention_core, unfused ? "executor-unfused" : "executor-fused") == 0, "%s",
+          p->attention_core);
+    FILE *f = tmpfile();
+    CHECK(f != NULL && tsl_prof_write_json(f, p) == 0, "JSON");
+    if (f)
+        fclose(f);
+    tsl_prof_dev_close(&c);
+    dev->destroy(dev);
+    free(p);
+}
+
 int main(void)
 {
     test_busbw();
@@ -125,5 +271,8 @@ int main(void)
     test_flops_match_model();
     test_parse();
     test_hw_name();
+    test_block_fused_unfused();
+    test_run(1, false);
+    test_run(2, true);
     return CHECK_DONE();
 }

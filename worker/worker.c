@@ -19,6 +19,7 @@ static void usage(FILE *f)
     fputs("usage: tessel-worker profile --backend cuda|sim [--device-file FILE] [--json]\n"
           "                             [--out FILE] [--quick] [--shape SHAPE]... [--mb LIST]\n"
           "                             [--tp LIST] [--iters N] [--warmup N] [--device N]\n"
+          "                             [--unfused-attn]\n"
           "\n"
           "  --backend B       cuda: measure this node's GPUs (CUDA, cuBLAS, NCCL);\n"
           "                    sim: compute a profile from --device-file (marked simulated)\n"
@@ -33,7 +34,11 @@ static void usage(FILE *f)
           "  --tp LIST         TP splits, e.g. 1,2,4,8 (the default)\n"
           "  --iters N         timed runs per figure, the median is kept (default 10)\n"
           "  --warmup N        untimed runs first (default 3)\n"
-          "  --device N        CUDA device for the one-device figures (default 0)\n",
+          "  --device N        CUDA device for the one-device figures (default 0)\n"
+          "  --unfused-attn    cuda: time the executor's unfused attention (the s x s\n"
+          "                    softmax stashed until backward, the model's unfused_attn)\n"
+          "                    instead of its fused one (query chunks, masked key blocks\n"
+          "                    skipped), as a trial of such a model runs it\n",
           f);
 }
 
@@ -64,6 +69,7 @@ static int cmd_profile(int argc, char **argv)
         O_ITERS,
         O_WARMUP,
         O_DEVICE,
+        O_UNFUSED,
         O_HELP
     };
     static const struct option opts[] = {
@@ -78,6 +84,7 @@ static int cmd_profile(int argc, char **argv)
         {"iters", required_argument, NULL, O_ITERS},
         {"warmup", required_argument, NULL, O_WARMUP},
         {"device", required_argument, NULL, O_DEVICE},
+        {"unfused-attn", no_argument, NULL, O_UNFUSED},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -85,7 +92,7 @@ static int cmd_profile(int argc, char **argv)
     const char *mb = NULL, *tp = NULL, *iters = NULL, *warmup = NULL, *device = NULL;
     const char *shapes[TSL_PROF_MAX_SHAPES];
     uint32_t n_shapes = 0;
-    bool json = false, quick = false;
+    bool json = false, quick = false, unfused = false;
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -107,6 +114,7 @@ static int cmd_profile(int argc, char **argv)
         case O_ITERS: iters = optarg; break;
         case O_WARMUP: warmup = optarg; break;
         case O_DEVICE: device = optarg; break;
+        case O_UNFUSED: unfused = true; break;
         case O_HELP: usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -133,6 +141,7 @@ static int cmd_profile(int argc, char **argv)
     uint32_t v;
     tsl_prof_opts_default(&o, quick);
     o.device_file = devfile;
+    o.unfused_attn = unfused;
     if (n_shapes > 0) {
         o.n_shapes = n_shapes;
         for (uint32_t i = 0; i < n_shapes; i++)

@@ -103,6 +103,10 @@ typedef struct tsl_gemm {
 
 enum { TSL_STREAM_COMPUTE = 0, TSL_STREAM_COMM = 1 };
 
+/* copy_bytes' direction: host memory (host_alloc's) to a device buffer, back, or
+ * between device buffers. */
+typedef enum tsl_copy_dir { TSL_COPY_H2D = 0, TSL_COPY_D2H, TSL_COPY_D2D } tsl_copy_dir_t;
+
 typedef struct tsl_devops tsl_devops_t;
 typedef struct tsl_event tsl_event_t;
 
@@ -229,6 +233,17 @@ struct tsl_devops {
     int (*event_elapsed_s)(tsl_devops_t *o, tsl_event_t *a, tsl_event_t *b, double *s,
                            tsl_err_t *err);
     int (*sync)(tsl_devops_t *o, tsl_err_t *err);
+
+    /* Raw transfers, for what the profiler measures (PCIe and device-memory bandwidth,
+     * a copy standing in for communication in the overlap figure; DESIGN.md
+     * "Profiles"). host_alloc: `bytes` of host memory the device copies at full speed
+     * (cuda: pinned, cudaMallocHost; cpu: malloc), not in the device's byte counters;
+     * host_free(NULL) is a no-op. copy_bytes queues a copy of `bytes` raw bytes on
+     * `stream` (TSL_STREAM_*; cpu: memcpy, now): no dtype conversion, unlike copy. */
+    int (*host_alloc)(tsl_devops_t *o, size_t bytes, void **out, tsl_err_t *err);
+    void (*host_free)(tsl_devops_t *o, void *p);
+    int (*copy_bytes)(tsl_devops_t *o, tsl_copy_dir_t dir, void *dst, const void *src, size_t bytes,
+                      int stream, tsl_err_t *err);
 
     /* Releases everything; o itself is freed. Buffers still allocated are leaked
      * from the counters' point of view only (the engine frees its own first). */

@@ -588,6 +588,28 @@ static int cpu_sync(tsl_devops_t *o, tsl_err_t *err)
     return 0;
 }
 
+static int cpu_host_alloc(tsl_devops_t *o, size_t bytes, void **out, tsl_err_t *err)
+{
+    (void)o;
+    *out = malloc(bytes ? bytes : 1);
+    return *out ? 0 : tsl_err_setc(err, TSL_E_NOMEM, "cpu: out of host memory (%zu bytes)", bytes);
+}
+
+static void cpu_host_free(tsl_devops_t *o, void *p)
+{
+    (void)o;
+    free(p);
+}
+
+/* Device memory is host memory here: every direction is one memcpy, now. */
+static int cpu_copy_bytes(tsl_devops_t *o, tsl_copy_dir_t dir, void *dst, const void *src,
+                          size_t bytes, int stream, tsl_err_t *err)
+{
+    (void)o, (void)dir, (void)stream, (void)err;
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
 static void cpu_destroy(tsl_devops_t *o)
 {
     if (!o)
@@ -641,6 +663,9 @@ static const tsl_devops_t cpu_table = {
     .stream_wait = cpu_stream_wait,
     .event_elapsed_s = cpu_elapsed,
     .sync = cpu_sync,
+    .host_alloc = cpu_host_alloc,
+    .host_free = cpu_host_free,
+    .copy_bytes = cpu_copy_bytes,
     .destroy = cpu_destroy,
 };
 

@@ -423,6 +423,30 @@ static int cu_sync(tsl_devops_t *o, tsl_err_t *err)
                : 0;
 }
 
+static int cu_host_alloc(tsl_devops_t *o, size_t bytes, void **out, tsl_err_t *err)
+{
+    (void)o;
+    *out = NULL;
+    return cuerr(cudaMallocHost(out, bytes ? bytes : 1), "cudaMallocHost", err);
+}
+
+static void cu_host_free(tsl_devops_t *o, void *p)
+{
+    (void)o;
+    if (p)
+        cudaFreeHost(p);
+}
+
+static int cu_copy_bytes(tsl_devops_t *o, tsl_copy_dir_t dir, void *dst, const void *src,
+                         size_t bytes, int stream, tsl_err_t *err)
+{
+    enum cudaMemcpyKind k = dir == TSL_COPY_H2D   ? cudaMemcpyHostToDevice
+                            : dir == TSL_COPY_D2H ? cudaMemcpyDeviceToHost
+                                                  : cudaMemcpyDeviceToDevice;
+    return cuerr(cudaMemcpyAsync(dst, src, bytes, k, cx(o)->s[stream ? 1 : 0]), "cudaMemcpyAsync",
+                 err);
+}
+
 static void cu_destroy(tsl_devops_t *o)
 {
     if (!o)
@@ -485,6 +509,9 @@ static const tsl_devops_t cuda_table = {
     .stream_wait = cu_stream_wait,
     .event_elapsed_s = cu_elapsed,
     .sync = cu_sync,
+    .host_alloc = cu_host_alloc,
+    .host_free = cu_host_free,
+    .copy_bytes = cu_copy_bytes,
     .destroy = cu_destroy,
 };
 

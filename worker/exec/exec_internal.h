@@ -158,7 +158,8 @@ typedef struct tsl_exec_lctx {
 void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, tsl_exec_stash_t *s);
 int tsl_exec_ph(tsl_exec_t *e, int phase, tsl_err_t *err);
 /* x summed over layer L's TP group in place on the compute stream, timed as comm
- * (Megatron's g in forward, f in backward); nothing at tp = 1. */
+ * (Megatron's g in forward, f in backward); nothing at tp = 1, nor without comm ops
+ * (a block timed alone, exec_block.h). */
 int tsl_exec_tp_sum(tsl_exec_t *e, const tsl_exec_xl_t *L, tsl_buf_t *x, tsl_err_t *err);
 
 /* ---- layouts (exec_layout.c: plan → moves and groups; exec_relayout.c: run them) ---- */

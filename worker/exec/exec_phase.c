@@ -22,7 +22,8 @@ int tsl_exec_ph(tsl_exec_t *e, int phase, tsl_err_t *err)
 int tsl_exec_tp_sum(tsl_exec_t *e, const tsl_exec_xl_t *L, tsl_buf_t *x, tsl_err_t *err)
 {
     int back = e->ph_cur; /* forward, backward, or recomputation inside backward */
-    if (L->d->tp == 1)
+    /* no comm ops: a block timed alone (exec_block.h), one device's 1/tp share */
+    if (L->d->tp == 1 || e->comm == NULL)
         return 0;
     if (tsl_exec_ph(e, PH_COMM, err) ||
         e->comm->allreduce(e->comm, L->tp_g, x, e->dev->stream(e->dev, TSL_STREAM_COMPUTE), err))

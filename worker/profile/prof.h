@@ -2,14 +2,17 @@
  * prof.h — what tessel-worker measures on its GPUs, and the backends that
  * measure it (DESIGN.md "Profiles"; docs/profile-format.md is the JSON form).
  *
- * A backend fills a tsl_prof_t: `cuda` (CUDA runtime, cuBLAS, NCCL; built where
- * meson finds CUDA and nvcc) or `sim` (a device description file, every figure
+ * A backend fills a tsl_prof_t: `cuda` (the executor's cuda device ops and nccl
+ * comm ops, worker/exec; built where meson finds CUDA, cuBLAS, NCCL and nvcc; the
+ * measuring code is prof_dev.h's, written on the device ops so that the profile
+ * times the blocks trials run) or `sim` (a device description file, every figure
  * computed from it and marked simulated). Both fill the same fields, so the JSON
  * they print has one schema.
  *
  * Units: seconds (_s), bytes (_bytes), GB/s = 1e9 bytes per second (_gbps),
  * FLOPs per operation (_flops; TFLOP/s = 1e12 FLOP/s). Every time is the median
- * of `iters` runs after `warmup` runs, timed with CUDA events (cuda backend).
+ * of `iters` runs after `warmup` runs, timed with the device ops' events (cuda
+ * backend: CUDA events).
  *
  * Ownership: tsl_prof_t is one fixed-size struct (no pointers); the caller
  * allocates it (it is large: put it on the heap) and zeroes it.
@@ -51,8 +54,11 @@ typedef struct tsl_prof_opts {
     uint32_t n_tp;
     uint32_t tp[TSL_PROF_MAX_AXIS]; /* TP splits the block is divided by */
     uint32_t warmup, iters;
-    bool quick;              /* fewer sizes, shorter loops */
-    int device;              /* CUDA device for one-device figures */
+    bool quick; /* fewer sizes, shorter loops */
+    int device; /* CUDA device for one-device figures */
+    /* blocks: the executor's unfused attention (the model's unfused_attn: the s×s
+     * softmax stashed until backward) instead of its fused one (the default) */
+    bool unfused_attn;
     const char *device_file; /* sim backend: the description file */
 } tsl_prof_opts_t;
 
@@ -134,6 +140,9 @@ typedef struct tsl_prof {
     tsl_prof_coll_t colls[TSL_PROF_MAX_COLLS];
     uint32_t n_overlap;
     tsl_prof_overlap_t overlap[TSL_PROF_MAX_OVERLAP];
+    /* the blocks' attention core: "executor-fused" / "executor-unfused" (cuda, the
+     * executor's layers); "" reads as the sim backend's "batched-gemm" */
+    char attention_core[24];
     char notes[1024];
 } tsl_prof_t;
 
@@ -164,9 +173,10 @@ tsl_prof_shape_t tsl_prof_shape_resolved(const tsl_prof_shape_t *s);
 double tsl_prof_block_flops(tsl_prof_block_kind_t kind, const tsl_prof_shape_t *s, uint32_t mb,
                             uint32_t tp);
 
-/* Bytes of the buffers the cuda backend allocates for one block (bf16):
- * its input, output and their gradients, weights and weight gradients, the
- * stashed intermediates and their gradients (docs/profile-format.md). */
+/* Bytes of one block's buffers as the sim backend counts them (bf16): its input,
+ * output and their gradients, weights and weight gradients, the stashed
+ * intermediates of an unfused attention and their gradients (docs/profile-format.md;
+ * the cuda backend reports what the executor's block held instead). */
 uint64_t tsl_prof_block_bytes(tsl_prof_block_kind_t kind, const tsl_prof_shape_t *s, uint32_t mb,
                               uint32_t tp);
 

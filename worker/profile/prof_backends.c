@@ -1,18 +1,19 @@
 /*
  * prof_backends.c — the backends this binary was built with (meson decides:
- * cuda where CUDA, cuBLAS, NCCL and nvcc were found; sim where jansson was).
+ * cuda where the executor's cuda ops were built, i.e. CUDA, cuBLAS, cuBLASLt, NCCL
+ * and nvcc were found; sim where jansson was).
  */
 #include "prof.h"
 
 #include <strings.h>
 
 static const tsl_prof_backend_t backends[] = {
-#ifdef TSL_HAVE_CUDA
+#ifdef TSL_HAVE_PROF_CUDA
     {"cuda", tsl_prof_run_cuda, NULL},
 #else
     {"cuda", NULL,
      "this tessel-worker was built without CUDA (meson found no cudart, cuBLAS, "
-     "NCCL or nvcc; see -Dcudadir)"},
+     "cuBLASLt, NCCL or nvcc; see -Dcudadir)"},
 #endif
 #ifdef TSL_HAVE_SIM
     {"sim", tsl_prof_run_sim, NULL},

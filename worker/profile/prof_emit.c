@@ -55,6 +55,12 @@ static void shape_keys(FILE *f, const tsl_prof_shape_t *s0, const char **sepp)
     *sepp = sep;
 }
 
+/* The sim backend models the unfused batched-GEMM core and leaves the field empty. */
+static const char *attn_core(const tsl_prof_t *p)
+{
+    return p->attention_core[0] ? p->attention_core : "batched-gemm";
+}
+
 int tsl_prof_write_json(FILE *f, const tsl_prof_t *p)
 {
     const char *sep = "";
@@ -96,8 +102,8 @@ int tsl_prof_write_json(FILE *f, const tsl_prof_t *p)
     KS("timer", p->simulated ? "none (simulated)" : "cuda-events");
     KS("data", p->simulated ? "none (simulated)" : "uniform random in [-1, 1), never zeros");
     KS("gemm", p->simulated ? "none (simulated)"
-                            : "cublasGemmEx / cublasGemmStridedBatchedEx, CUBLAS_GEMM_DEFAULT, "
-                              "64 MiB workspace");
+                            : "cublasGemmStridedBatchedEx (the executor's cuda device ops), "
+                              "CUBLAS_GEMM_DEFAULT, cuBLAS's default workspace");
     fputs("},\n  \"gemms\": [", f);
     for (uint32_t i = 0; i < p->n_gemms; i++) {
         const tsl_prof_gemm_t *g = &p->gemms[i];
@@ -118,7 +124,7 @@ int tsl_prof_write_json(FILE *f, const tsl_prof_t *p)
         sep = item(f, i);
         KS("block", tsl_prof_block_name(b->kind));
         if (b->kind == TSL_PROF_ATTENTION)
-            KS("attention_core", "batched-gemm");
+            KS("attention_core", attn_core(p));
         shape_keys(f, &b->shape, &sep);
         KU("micro_batch", b->mb);
         KU("tp", b->tp);
@@ -226,8 +232,12 @@ void tsl_prof_print_table(FILE *f, const tsl_prof_t *p)
                 b->bwd_s > 0 ? 2 * b->fwd_flops / b->bwd_s / 1e12 : 0,
                 human_bytes(b->mem_bytes, b1, sizeof(b1)));
     }
-    fprintf(f, "(attention core: batched-gemm QK^T, softmax, PV; layer norm, dropout, biases "
-               "and residual adds are not in these blocks)\n");
+    if (p->attention_core[0] == '\0')
+        fprintf(f, "(attention core: batched-gemm QK^T, softmax, PV; layer norm, dropout, biases "
+                   "and residual adds are not in these blocks)\n");
+    else
+        fprintf(f, "(the executor's layers, attention core %s; no dropout, no TP all-reduce)\n",
+                p->attention_core);
     fprintf(f,
             "\nbandwidth: H2D %.1f GB/s, D2H %.1f GB/s (pinned, %s), device memory %.0f GB/s "
             "(D2D copy of %s, read + write bytes)\n",
