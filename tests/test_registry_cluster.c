@@ -196,6 +196,31 @@ static void test_stale(tsl_store_t *s, const char *id1)
     tsl_registry_cluster_free(&rc);
 }
 
+/* The names' own rules (api/request.c), before any store is read. */
+static void test_names(void)
+{
+    char *bad[][2] = {{"node-1", ""}, {"node-1", "a\"b"}, {"node-1", "node-1"}};
+    const char *why[] = {"nodes[1]: '' must be", "nodes[1]: 'a\"b' must be", "named twice"};
+    tsl_err_t err = {0};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        Tessel__V1__RegisteredCluster r = TESSEL__V1__REGISTERED_CLUSTER__INIT;
+        r.n_nodes = 2;
+        r.nodes = bad[i];
+        memset(&err, 0, sizeof err);
+        CHECK(tsl_request_check_registered(&r, &err) == -1 &&
+                  strstr(err.msg, "cluster.registered.nodes") && strstr(err.msg, why[i]),
+              "case %zu: %s", i, err.msg);
+    }
+    char *many[TSL_REQUEST_MAX_NODES + 1];
+    for (size_t i = 0; i <= TSL_REQUEST_MAX_NODES; i++)
+        many[i] = (char *)"n";
+    Tessel__V1__RegisteredCluster r = TESSEL__V1__REGISTERED_CLUSTER__INIT;
+    r.n_nodes = TSL_REQUEST_MAX_NODES + 1;
+    r.nodes = many;
+    CHECK(tsl_request_check_registered(&r, &err) == -1 && strstr(err.msg, "above the limit"), "%s",
+          err.msg);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -207,6 +232,7 @@ int main(void)
         SKIP_ALL("cannot create a temporary directory");
     snprintf(path, sizeof path, "%s/t.db", tmpdir);
     now = (int64_t)time(NULL);
+    test_names();
     CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
     if (s) {
         populate(s, id1);
