@@ -95,14 +95,49 @@ const char *tsl_request_proto_mismatch(const ProtobufCMessageDescriptor *desc, b
 
 /* ---- checks ------------------------------------------------------------------- */
 
+/* 1..TSL_REQUEST_MAX_NODE printable characters without quotes: one clean token
+ * in the cluster document, tables and logs (the Registry's rule for hostnames). */
+static bool node_name_ok(const char *v)
+{
+    size_t n = strlen(v);
+    bool ok = n > 0 && n <= TSL_REQUEST_MAX_NODE;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (unsigned char)v[i] >= ' ' && v[i] != 0x7f && v[i] != '"' && v[i] != '\\';
+    return ok;
+}
+
+int tsl_request_check_registered(const Tessel__V1__RegisteredCluster *r, tsl_err_t *err)
+{
+    if (!r)
+        return tsl_err_set(err, "cluster.registered: missing");
+    if (r->n_nodes > TSL_REQUEST_MAX_NODES)
+        return tsl_err_set(err, "cluster.registered.nodes: %zu names is above the limit %u",
+                           r->n_nodes, TSL_REQUEST_MAX_NODES);
+    for (size_t i = 0; i < r->n_nodes; i++) {
+        if (!node_name_ok(r->nodes[i]))
+            return tsl_err_set(err,
+                               "cluster.registered.nodes[%zu]: '%.60s' must be 1 to %u printable "
+                               "characters without quotes",
+                               i, r->nodes[i], TSL_REQUEST_MAX_NODE);
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(r->nodes[k], r->nodes[i]) == 0)
+                return tsl_err_set(err, "cluster.registered.nodes[%zu]: '%s' is named twice", i,
+                                   r->nodes[i]);
+    }
+    return 0;
+}
+
 static int check_fields(const Tessel__V1__PlanRequest *req, const tsl_request_limits_t *lim,
                         tsl_err_t *err)
 {
     if (req->model_case == TESSEL__V1__PLAN_REQUEST__MODEL__NOT_SET)
         return tsl_err_set(err, "model: set model_preset (e.g. GPT3-15B) or hf_config_json");
     if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER__NOT_SET)
-        return tsl_err_set(err,
-                           "cluster: set cluster_spec (e.g. 2x8xA100-40G:ib100) or cluster_json");
+        return tsl_err_set(err, "cluster: set cluster_spec (e.g. 2x8xA100-40G:ib100), "
+                                "cluster_json or registered");
+    if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_REGISTERED &&
+        tsl_request_check_registered(req->registered, err) != 0)
+        return -1;
     if (req->model_case == TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET &&
         strlen(req->model_preset) >= TSL_NAME_MAX)
         return tsl_err_set(err, "model_preset: longer than %u characters", TSL_NAME_MAX - 1);
@@ -200,23 +235,32 @@ static int build_model(const Tessel__V1__PlanRequest *req, const tsl_request_lim
     return 0;
 }
 
+/* The cluster field's name in errors. */
+static const char *cluster_field(const Tessel__V1__PlanRequest *req)
+{
+    return req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC ? "cluster_spec"
+           : req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_REGISTERED
+               ? "cluster.registered"
+               : "cluster_json";
+}
+
 static int build_cluster(const Tessel__V1__PlanRequest *req, const tsl_request_limits_t *lim,
-                         tsl_cluster_t *c, tsl_err_t *err)
+                         const tsl_request_registered_t *reg, tsl_cluster_t *c, tsl_err_t *err)
 {
     if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC) {
         if (tsl_cluster_parse_spec(c, req->cluster_spec, err) != 0)
             return tsl_err_prefix(err, "cluster_spec");
-    } else if (tsl_cluster_json_parse(req->cluster_json, c, err) != 0) {
-        return tsl_err_prefix(err, "cluster_json");
+    } else if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_REGISTERED && !reg) {
+        /* only tesseld, which has the workers, turns the names into a cluster */
+        return tsl_err_set(err, "cluster.registered: only tesseld assembles a registered cluster");
+    } else if (tsl_cluster_json_parse(reg ? reg->cluster_json : req->cluster_json, c, err) != 0) {
+        return tsl_err_prefix(err, "%s", cluster_field(req));
     }
     if (c->n_devices > lim->max_devices)
         return tsl_err_set(err, "cluster: %u devices is above the limit max_devices=%u",
                            c->n_devices, lim->max_devices);
     if (tsl_request_check_cluster(c, err) != 0)
-        return tsl_err_prefix(err, "%s",
-                              req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC
-                                  ? "cluster_spec"
-                                  : "cluster_json");
+        return tsl_err_prefix(err, "%s", cluster_field(req));
     return 0;
 }
 
@@ -237,9 +281,23 @@ static json_t *embedded(const char *text)
     return v ? v : json_string(text);
 }
 
-/* The PlanRequest as received: its oneofs, seq_len, and every request field
- * PlanRequest carries under its proto name (sorted keys). */
-static char *request_json(const Tessel__V1__PlanRequest *req)
+/* "registered": the names asked for and the profile keys the cluster used
+ * (the text a newer profile's stale-marking looks for, store_registry.h). */
+static json_t *registered_json(const Tessel__V1__RegisteredCluster *r,
+                               const tsl_request_registered_t *reg)
+{
+    json_t *nodes = json_array(), *keys = json_array();
+    for (size_t i = 0; i < r->n_nodes; i++)
+        json_array_append_new(nodes, json_string(r->nodes[i]));
+    for (size_t i = 0; i < reg->n_profile_keys; i++)
+        json_array_append_new(keys, json_string(reg->profile_keys[i]));
+    return json_pack("{s:o, s:o}", "nodes", nodes, "profiles", keys);
+}
+
+/* The PlanRequest as received: its oneofs (a registered cluster as built, with
+ * the names asked for), seq_len, and every request field PlanRequest carries
+ * under its proto name (sorted keys). */
+static char *request_json(const Tessel__V1__PlanRequest *req, const tsl_request_registered_t *reg)
 {
     json_t *o = json_object();
     if (!o)
@@ -251,7 +309,9 @@ static char *request_json(const Tessel__V1__PlanRequest *req)
     if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC)
         json_object_set_new(o, "cluster_spec", json_string(req->cluster_spec));
     else
-        json_object_set_new(o, "cluster", embedded(req->cluster_json));
+        json_object_set_new(o, "cluster", embedded(reg ? reg->cluster_json : req->cluster_json));
+    if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_REGISTERED && reg)
+        json_object_set_new(o, "registered", registered_json(req->registered, reg));
     json_object_set_new(o, "seq_len", json_integer(req->seq_len));
     tsl_request_t r;
     tsl_request_from_proto(&req->base, &r);
@@ -271,21 +331,25 @@ static char *request_json(const Tessel__V1__PlanRequest *req)
     return text;
 }
 
-int tsl_plan_request_decode(const Tessel__V1__PlanRequest *req, const tsl_request_limits_t *lim,
-                            tsl_plan_input_t *in, tsl_err_t *err)
+int tsl_plan_request_decode_registered(const Tessel__V1__PlanRequest *req,
+                                       const tsl_request_limits_t *lim,
+                                       const tsl_request_registered_t *reg, tsl_plan_input_t *in,
+                                       tsl_err_t *err)
 {
     if (check_fields(req, lim, err) != 0)
         return -1;
+    if (req->cluster_case != TESSEL__V1__PLAN_REQUEST__CLUSTER_REGISTERED)
+        reg = NULL; /* the request's own cluster stands */
     if (build_model(req, lim, &in->model, err) != 0)
         goto fail;
-    if (build_cluster(req, lim, &in->cluster, err) != 0)
+    if (build_cluster(req, lim, reg, &in->cluster, err) != 0)
         goto fail;
     build_request(req, lim, &in->request);
     if (tsl_request_validate(&in->request, &in->model, &in->cluster, err) != 0)
         goto fail;
     tsl_request_fingerprint(&in->request, &in->model, &in->cluster, in->fingerprint);
     in->force = req->force;
-    in->request_json = request_json(req);
+    in->request_json = request_json(req, reg);
     if (!in->request_json) {
         tsl_err_setc(err, TSL_E_NOMEM, "request: out of memory");
         goto fail;
@@ -294,6 +358,12 @@ int tsl_plan_request_decode(const Tessel__V1__PlanRequest *req, const tsl_reques
 fail:
     tsl_plan_input_free(in);
     return -1;
+}
+
+int tsl_plan_request_decode(const Tessel__V1__PlanRequest *req, const tsl_request_limits_t *lim,
+                            tsl_plan_input_t *in, tsl_err_t *err)
+{
+    return tsl_plan_request_decode_registered(req, lim, NULL, in, err);
 }
 
 void tsl_plan_input_free(tsl_plan_input_t *in)

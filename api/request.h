@@ -21,6 +21,13 @@
  *   cpu_memory_gb  host memory a node   0 .. 1 PiB
  *   overlap_slowdown  slowdown factor   1 .. 100
  *
+ * A `registered` cluster (RegisteredCluster: worker hostnames, none = all) is
+ * assembled by tesseld from its store (daemon/registry_cluster.h), which hands
+ * the document to tsl_plan_request_decode_registered; tsl_plan_request_decode
+ * checks the names only and refuses the request. Names are 1..127 printable
+ * characters without quotes, at most TSL_REQUEST_MAX_NODES, each once; errors
+ * name "cluster.registered.nodes".
+ *
  * The wire: tsl_request_from_proto / tsl_request_to_proto copy every field of
  * planner/request_fields.h between a tsl_request_t and a PlanRequest or a
  * PlanOptions (whichever message is given), by field name through the
@@ -43,6 +50,8 @@
 
 #define TSL_REQUEST_MAX_SEQ_LEN 1048576u /* seq_len limit */
 #define TSL_REQUEST_MAX_SPEC    255u     /* cluster_spec length limit */
+#define TSL_REQUEST_MAX_NODES   256u     /* cluster.registered.nodes entries */
+#define TSL_REQUEST_MAX_NODE    127u     /* one node name's length */
 
 /* What a server accepts; the daemon copies its [limits] here. */
 typedef struct tsl_request_limits {
@@ -60,10 +69,27 @@ typedef struct tsl_plan_input {
     bool force;
 } tsl_plan_input_t;
 
+/* A registered cluster as tesseld built it: the cluster document and the keys
+ * of the profiles it used (store_registry.h's tsl_registry_profile_key). The
+ * request JSON records both, so that a newer profile marks the plan stale. */
+typedef struct tsl_request_registered {
+    const char *cluster_json;
+    const char *const *profile_keys;
+    size_t n_profile_keys;
+} tsl_request_registered_t;
+
 /* Fills in (zeroed by the caller first); on failure in holds nothing to free
- * but tsl_plan_input_free is still safe. */
+ * but tsl_plan_input_free is still safe. reg: the built cluster when req's is
+ * `registered` (NULL otherwise; a registered request without it is refused). */
+int tsl_plan_request_decode_registered(const Tessel__V1__PlanRequest *req,
+                                       const tsl_request_limits_t *lim,
+                                       const tsl_request_registered_t *reg, tsl_plan_input_t *in,
+                                       tsl_err_t *err);
 int tsl_plan_request_decode(const Tessel__V1__PlanRequest *req, const tsl_request_limits_t *lim,
                             tsl_plan_input_t *in, tsl_err_t *err);
+
+/* The node names of a RegisteredCluster (the rules above). */
+int tsl_request_check_registered(const Tessel__V1__RegisteredCluster *r, tsl_err_t *err);
 void tsl_plan_input_free(tsl_plan_input_t *in);
 
 /* Checks a cluster's hardware figures against the physical bounds above. */

@@ -70,9 +70,9 @@ int tsl_remote_request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest 
 int tsl_remote_request_cluster(const tsl_plan_opts_t *po, const tsl_client_opts_t *co,
                                Tessel__V1__PlanRequest *req, json_t **sources)
 {
+    (void)co; /* no call needed any more: tesseld assembles a registered cluster */
     if (po->cluster && strcmp(po->cluster, "registered") == 0) {
-        req->cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_JSON;
-        return tsl_remote_registered_cluster(co, po->nodes, &req->cluster_json, sources);
+        return tsl_remote_registered_cluster(po->nodes, req, sources);
     }
     if (po->nodes)
         return tsl_remote_fail(TSL_EXIT_USAGE, "--nodes: only with --cluster registered");
@@ -106,7 +106,10 @@ static void request_options(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *
 void tsl_remote_request_free(Tessel__V1__PlanRequest *req)
 {
     free(req->model_preset);
-    free(req->cluster_spec);
+    if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_REGISTERED)
+        tsl_remote_registered_free(req->registered);
+    else
+        free(req->cluster_spec);
 }
 
 /* ---- the stream --------------------------------------------------------- */

@@ -86,12 +86,13 @@ int tsl_remote_print_doc(json_t *doc, const tsl_client_opts_t *co);
  * prints "tesselctl: <message>" (one line) on `err` and returns the exit code. */
 int tsl_rpc_report(FILE *err, const tsl_rpc_status_t *st);
 
-/* `--cluster registered` / `--nodes a,b` (remote_cluster.c): a cluster JSON document
- * of the online registered workers (all, or those named in the comma-separated
- * nodes) on their measured figures; *sources lists where each figure came from
- * (strings). 0, or the exit code after reporting. */
-int tsl_remote_registered_cluster(const tsl_client_opts_t *co, const char *nodes, char **json_text,
+/* `--cluster registered` / `--nodes a,b` (remote_cluster.c): req's cluster becomes
+ * a RegisteredCluster of the comma-separated names in nodes (NULL: every online
+ * worker), which tesseld assembles; *sources says so (strings). 0, or the exit
+ * code after reporting. tsl_remote_registered_free frees the member (NULL: none). */
+int tsl_remote_registered_cluster(const char *nodes, Tessel__V1__PlanRequest *req,
                                   json_t **sources);
+void tsl_remote_registered_free(Tessel__V1__RegisteredCluster *r);
 
 /* A PlanRequest's model (--model preset, or the --hf-config text named as
  * --local names it) and cluster ("registered" and --nodes, a description

@@ -8,7 +8,7 @@
  * f, mb, tp), gemm_flops from the fastest gemm_fwd, pcie and device memory
  * bandwidths, the all-reduce bus bandwidth of the largest group at its largest
  * message, the overlap slowdown of a real NCCL test (a copy stand-in only sets
- * overlap_stand_in). Only rows of the kind the key names (simulated or measured).
+ * overlap_stand_in). Only rows of the kind the cluster used (simulated or measured).
  */
 #include "registry_plan.h"
 
@@ -182,29 +182,26 @@ static tsl_profile_t *build_profile(tsl_store_t *s, const char *model, bool simu
     return bd.p;
 }
 
-/* Attaches the profile one "profile:<model>|<kind> as <type>" entry names. */
-static int attach_one(tsl_store_t *s, tsl_plan_input_t *in, const char *entry,
+/* Attaches the profile of one model the cluster used. */
+static int attach_one(tsl_store_t *s, tsl_plan_input_t *in, const tsl_registry_profile_ref_t *ref,
                       tsl_registry_profiles_t *out, tsl_err_t *err)
 {
-    char model[160], kind[16], type[40];
-    const char *bar = strrchr(entry, '|'), *as = strstr(entry, " as ");
-    if (!bar || !as || as < bar || out->n == TSL_REGISTRY_MAX_PROFILES)
+    const char *kind = ref->simulated ? "simulated" : "measured";
+    if (out->n == TSL_REGISTRY_MAX_PROFILES)
         return 0;
-    snprintf(model, sizeof model, "%.*s", (int)(bar - entry), entry);
-    snprintf(kind, sizeof kind, "%.*s", (int)(as - bar - 1), bar + 1);
-    snprintf(type, sizeof type, "%s", as + 4);
     tsl_err_t why = {0};
-    tsl_profile_t *p = build_profile(s, model, strcmp(kind, "simulated") == 0, type, &why);
+    tsl_profile_t *p = build_profile(s, ref->model, ref->simulated, ref->type, &why);
     tsl_profile_use_t use;
     if (!p) {
         if (tsl_err_code(&why) == TSL_E_NOMEM)
             return tsl_err_setc(err, TSL_E_NOMEM, "%s", why.msg);
         tsl_log_info("plan %s: %s has no usable block times%s%s; its derived figures only",
-                     in->fingerprint, model, why.msg[0] ? ": " : "", why.msg);
+                     in->fingerprint, ref->model, why.msg[0] ? ": " : "", why.msg);
         return 0;
     }
     if (tsl_profile_attach(&in->cluster, p, &use, &why) != 0) {
-        tsl_log_warnx("plan %s: profile of %s not attached: %s", in->fingerprint, model, why.msg);
+        tsl_log_warnx("plan %s: profile of %s not attached: %s", in->fingerprint, ref->model,
+                      why.msg);
         free(p);
         return 0;
     }
@@ -216,29 +213,20 @@ static int attach_one(tsl_store_t *s, tsl_plan_input_t *in, const char *entry,
             at += (size_t)snprintf(out->line + at, sizeof out->line - at, "; ");
         tsl_profile_describe(p, &use, out->line + at, sizeof out->line - at);
     }
-    tsl_log_info("plan %s: %s prices layers by %u %s block times of %s", in->fingerprint, type,
-                 p->n_blocks, kind, model);
+    tsl_log_info("plan %s: %s prices layers by %u %s block times of %s", in->fingerprint, ref->type,
+                 p->n_blocks, kind, ref->model);
     return 0;
 }
 
-int tsl_registry_attach_profiles(tsl_store_t *s, tsl_plan_input_t *in, tsl_registry_profiles_t *out,
-                                 tsl_err_t *err)
+int tsl_registry_attach_profiles(tsl_store_t *s, tsl_plan_input_t *in,
+                                 const tsl_registry_profile_ref_t *used, size_t n_used,
+                                 tsl_registry_profiles_t *out, tsl_err_t *err)
 {
     memset(out, 0, sizeof *out);
-    json_t *req = json_loads(in->request_json ? in->request_json : "{}", 0, NULL);
-    json_t *comment = json_object_get(json_object_get(req, "cluster"), "comment");
-    char text[1100];
-    int rc = 0;
-    snprintf(text, sizeof text, "%s", json_is_string(comment) ? json_string_value(comment) : "");
-    json_decref(req);
-    char *save = NULL;
-    for (char *e = strtok_r(text, ";", &save); rc == 0 && e; e = strtok_r(NULL, ";", &save)) {
-        while (*e == ' ')
-            e++;
-        if (strncmp(e, "profile:", 8) == 0)
-            rc = attach_one(s, in, e + 8, out, err);
-    }
-    return rc;
+    for (size_t i = 0; i < n_used; i++)
+        if (attach_one(s, in, &used[i], out, err) != 0)
+            return -1;
+    return 0;
 }
 
 void tsl_registry_profiles_free(tsl_registry_profiles_t *ps)

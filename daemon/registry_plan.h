@@ -2,13 +2,13 @@
  * registry_plan.h — a plan on registered workers prices its layers by their
  * measured block times.
  *
- * `tesselctl plan --cluster registered` sends a cluster whose comment names the
- * profiles it was built from: "profile:<gpu model>|<measured|simulated> as
- * <GPU type>" (the key tesseld marks stale plans by, and the cluster's type).
- * For each, the store's aggregate becomes a planner profile (planner/profile.h)
- * attached to that GPU type, so the search interpolates block times over
- * micro-batch size and TP split instead of peak × efficiency. A profile without
- * usable block times is skipped (logged): the cluster's derived figures stand.
+ * A `registered` cluster (registry_cluster.h) names the profiles it was built
+ * from: a GPU model, the kind of its rows (measured or simulated) and the GPU
+ * type it became in the cluster. For each, the store's aggregate becomes a
+ * planner profile (planner/profile.h) attached to that GPU type, so the search
+ * interpolates block times over micro-batch size and TP split instead of peak ×
+ * efficiency. A profile without usable block times is skipped (logged): the
+ * cluster's derived figures stand.
  *
  * Ownership: the profiles are borrowed by in->cluster (and its copies); free them
  * with tsl_registry_profiles_free after the search, never before.
@@ -16,6 +16,7 @@
 #ifndef TSL_REGISTRY_PLAN_H
 #define TSL_REGISTRY_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -39,9 +40,18 @@ typedef struct tsl_registry_profiles {
     size_t n_left_out;
 } tsl_registry_profiles_t;
 
-/* 0 (out filled, maybe empty), -1 only when out of memory. */
-int tsl_registry_attach_profiles(tsl_store_t *s, tsl_plan_input_t *in, tsl_registry_profiles_t *out,
-                                 tsl_err_t *err);
+/* A GPU model whose aggregated profile a registered cluster used. */
+typedef struct tsl_registry_profile_ref {
+    char model[128]; /* as registered: "NVIDIA H100 80GB HBM3" */
+    bool simulated;  /* the kind of its rows used (never mixed) */
+    char type[32];   /* its GPU type in the cluster: "H100-80G-sim" */
+} tsl_registry_profile_ref_t;
+
+/* Attaches the profiles of used[0 .. n_used) to in->cluster. 0 (out filled,
+ * maybe empty; left_out zeroed), -1 only when out of memory. */
+int tsl_registry_attach_profiles(tsl_store_t *s, tsl_plan_input_t *in,
+                                 const tsl_registry_profile_ref_t *used, size_t n_used,
+                                 tsl_registry_profiles_t *out, tsl_err_t *err);
 void tsl_registry_profiles_free(tsl_registry_profiles_t *ps);
 
 #endif

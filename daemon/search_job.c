@@ -5,6 +5,53 @@
 #include "search_job.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "registry_cluster.h"
+
+/* Where a registered cluster's figures came from and whom it left out, in the
+ * log under the plan's fingerprint (the plan's own answer carries left_out). */
+static void log_registered(const tsl_search_job_t *job, const tsl_registry_cluster_t *rc)
+{
+    size_t i;
+    json_t *line;
+    json_array_foreach(rc->sources, i, line)
+    {
+        tsl_log_info("plan %s: figures: %s", job->in.fingerprint, json_string_value(line));
+    }
+    for (i = 0; i < rc->n_left_out; i++)
+        tsl_log_info("plan %s: left out: %s", job->in.fingerprint, rc->left_out[i]);
+}
+
+/* A `registered` cluster: assembled from the store, then decoded as the
+ * request's cluster, its profiles attached and the workers left out named. */
+static int decode_registered(tsl_call_t *call, const Tessel__V1__PlanRequest *req,
+                             const tsl_request_limits_t *lim, tsl_search_job_t *job, tsl_err_t *err)
+{
+    tsl_registry_cluster_t rc;
+    int ret = -1;
+    if (tsl_request_check_registered(req->registered, err) != 0)
+        return -1;
+    if (tsl_registry_cluster_build(call->srv->store, (const char *const *)req->registered->nodes,
+                                   req->registered->n_nodes, (int64_t)time(NULL),
+                                   call->srv->cfg->worker_timeout_s, &rc, err) != 0)
+        goto out;
+    const tsl_request_registered_t reg = {
+        .cluster_json = rc.json, .profile_keys = rc.key_ptrs, .n_profile_keys = rc.n_keys};
+    if (tsl_plan_request_decode_registered(req, lim, &reg, &job->in, err) != 0 ||
+        tsl_registry_attach_profiles(call->srv->store, &job->in, rc.profiles, rc.n_profiles,
+                                     &job->profiles, err) != 0)
+        goto out;
+    memcpy(job->profiles.left_out, rc.left_out, sizeof rc.left_out);
+    job->profiles.n_left_out = rc.n_left_out;
+    log_registered(job, &rc);
+    ret = 0;
+out:
+    tsl_registry_cluster_free(&rc);
+    return ret;
+}
 
 int tsl_search_job_decode(tsl_call_t *call, const Tessel__V1__PlanRequest *req,
                           tsl_search_job_t *job, tsl_err_t *err)
@@ -13,9 +60,12 @@ int tsl_search_job_decode(tsl_call_t *call, const Tessel__V1__PlanRequest *req,
     const tsl_request_limits_t limits = {.max_batch = cfg->max_batch,
                                          .max_layers = cfg->max_layers,
                                          .max_devices = cfg->max_devices};
+    if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_REGISTERED)
+        return decode_registered(call, req, &limits, job, err);
     if (tsl_plan_request_decode(req, &limits, &job->in, err) != 0)
         return -1;
-    return tsl_registry_attach_profiles(call->srv->store, &job->in, &job->profiles, err);
+    memset(&job->profiles, 0, sizeof job->profiles);
+    return 0;
 }
 
 void tsl_search_job_free(void *ud)

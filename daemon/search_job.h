@@ -3,8 +3,11 @@
  * EvaluatePlan): what both do around their own work.
  *
  *   tsl_search_job_decode   the PlanRequest checked with the server's limits
- *                           (api/request.h: INVALID_ARGUMENT naming the field)
- *                           and the registered profiles attached (registry_plan.h);
+ *                           (api/request.h: INVALID_ARGUMENT naming the field);
+ *                           a `registered` cluster assembled from the store
+ *                           (registry_cluster.h), its profiles attached
+ *                           (registry_plan.h) and the workers it left out in
+ *                           profiles.left_out;
  *   tsl_search_job_submit   refusals first (UNAVAILABLE while stopping,
  *                           RESOURCE_EXHAUSTED naming the pool's counts), then
  *                           RECV_CLOSE armed so that a client cancel or a passed

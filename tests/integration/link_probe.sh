@@ -6,8 +6,9 @@
 #   done; `tesselctl profiles` then shows inter-node send/recv and all-reduce
 #   figures (bus and algorithm bandwidth per message size, 1 KiB .. 64 MiB over
 #   tcp), labelled simulated with comm=tcp and the peer host;
-#   a plan on `--cluster registered` across the two nodes names the measured
-#   inter-node figure on its figures line;
+#   a plan on `--cluster registered` across the two nodes prices it by the
+#   measured inter-node figure (tesseld, which assembles the cluster, logs the
+#   figure's source under the plan's fingerprint);
 #   a probe naming an unknown node, or one that went offline, is refused with
 #   the reason; probes naming one node or a plan are refused (usage, daemon).
 #
@@ -101,8 +102,15 @@ sys.exit(0 if inter and any(m["name"].endswith("_fwd") for m in other) else 1)' 
 cat >"$TMPD/tiny.json" <<'JSON'
 {"model_type": "gpt2", "n_layer": 4, "n_embd": 64, "n_head": 4, "n_positions": 32, "vocab_size": 128}
 JSON
+# figures_of JSON OUT — the "figures:" lines tesseld logged for the plan in JSON.
+figures_of() {
+    local fp
+    fp=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["fingerprint"])' "$1")
+    grep "plan $fp: figures: " "$TMPD/d.log" >"$2"
+}
 if timeout 120 "$CTL" --server "$T" plan --hf-config "$TMPD/tiny.json" --cluster registered \
-    --nodes link-a,link-b --batch 8 --no-baselines >"$TMPD/plan.out" 2>"$TMPD/plan.log"; then
+    --nodes link-a,link-b --batch 8 --no-baselines --json >"$TMPD/plan.json" 2>"$TMPD/plan.log"; then
+    figures_of "$TMPD/plan.json" "$TMPD/plan.out"
     grep -Eq "inter-node link-a<->link-b: [0-9.]+ GB/s measured by a link probe \(simulated" \
         "$TMPD/plan.out" && ! grep -q "built-in ib100" "$TMPD/plan.out" &&
         ok "a plan across the two nodes names the measured inter-node figure" ||
@@ -113,7 +121,8 @@ else
 fi
 
 timeout 120 "$CTL" --server "$T" plan --hf-config "$TMPD/tiny.json" --cluster registered \
-    --nodes link-a,link-c --batch 8 --no-baselines >"$TMPD/plan2.out" 2>&1
+    --nodes link-a,link-c --batch 8 --no-baselines --json >"$TMPD/plan2.json" 2>&1
+figures_of "$TMPD/plan2.json" "$TMPD/plan2.out"
 grep -q "inter-node: built-in ib100 (no link probe" "$TMPD/plan2.out" &&
     ok "a pair never probed keeps the built-in inter-node figure, saying so" ||
     fail "unprobed pair: $(grep -i "inter" "$TMPD/plan2.out" | head -5)"

@@ -3,8 +3,11 @@
 # a private unix socket and a temporary database, driven with tesselctl:
 #   registration and profiles stored (raw and aggregated, marked simulated);
 #   `tesselctl workers` shows both online; a plan on `--cluster registered`
-#   (and `--nodes`) uses their figures — tesseld attaches their block times to
-#   the cluster (planner/profile.h) — and says where they came from; a new
+#   (and `--nodes`: PlanRequest.registered) uses their figures — tesseld
+#   assembles the cluster and attaches their block times (planner/profile.h) —
+#   and logs where they came from and which workers it left out (not named,
+#   offline, stopped); an unknown name is INVALID_ARGUMENT naming
+#   cluster.registered.nodes, no online worker FAILED_PRECONDITION; a new
 #   profile marks that plan stale; a worker killed with SIGKILL goes offline
 #   after the timeout and comes back with its identity when restarted; a wrong
 #   token is refused (worker and tesselctl); SIGTERM deregisters ("stopped");
@@ -188,16 +191,23 @@ else
     fail "plan --cluster registered: exit $rc $(head -c 300 "$tmp/out") $(cat "$tmp/err")"
 fi
 fp=$(q "$tmp/out" "d['fingerprint']")
-[ "$(q "$tmp/out" "any('gemm_fwd' in s and 'simulated' in s for s in d['figure_sources'])")" = True ] &&
-    ok "the plan names the source of its compute figure" || fail "figure_sources: $(q "$tmp/out" "d.get('figure_sources')")"
+grep -q "plan $fp: figures: H100-80G-sim compute: .* gemm_fwd .*simulated" "$tmp/tesseld.log" &&
+    ok "tesseld names the source of the compute figure it assembled" || fail "no figure source in tesseld.log"
 grep -q "H100-80G-sim" "$tmp/out" && ok "the plan's GPU type says simulated" || fail "GPU type name"
 grep -q "$fp: H100-80G-sim prices layers by [0-9]* simulated block times" "$tmp/tesseld.log" &&
     ok "tesseld priced the layers by the workers' block times" || fail "no profile attached (tesseld.log)"
 ctl "$SCHED" plan --model GPT2-345M --nodes sim-b --batch 8 --no-baselines
 [ "$rc" -eq 0 ] && grep -q "Figures (registered workers)" "$tmp/out" && grep -q "1 node x 2" "$tmp/out" &&
     ok "plan --nodes sim-b: one node, with the figures' sources" || fail "plan --nodes: $(head -5 "$tmp/out") $(cat "$tmp/err")"
-ctl "$SCHED" plan --model GPT2-345M --nodes nowhere
-[ "$rc" -eq 3 ] && ok "plan --nodes of an unknown node: exit 3" || fail "--nodes nowhere: exit $rc"
+fp_b=$(grep -o "plan [0-9a-f]*: left out: sim-a (not in cluster.registered.nodes)" "$tmp/tesseld.log" | tail -1 | cut -d' ' -f2 | tr -d :)
+[ -n "$fp_b" ] && ok "plan --nodes sim-b: tesseld leaves sim-a out, not named" || fail "no 'left out: sim-a' in tesseld.log"
+ctl "$SCHED" plan --model GPT2-345M --nodes sim-a,nowhere
+[ "$rc" -eq 2 ] && grep -q "cluster.registered.nodes\[1\]: 'nowhere' is not a registered worker" "$tmp/err" &&
+    ok "plan --nodes of an unknown node: INVALID_ARGUMENT naming the field and the name (exit 2)" ||
+    fail "--nodes nowhere: exit $rc $(cat "$tmp/err")"
+ctl "$SCHED" plan --model GPT2-345M --nodes sim-a,sim-a
+[ "$rc" -eq 2 ] && grep -q "cluster.registered.nodes\[1\]: 'sim-a' is named twice" "$tmp/err" &&
+    ok "plan --nodes naming a worker twice: refused" || fail "--nodes sim-a,sim-a: exit $rc $(cat "$tmp/err")"
 
 kill -USR1 "$wa"
 ok_stale=0
@@ -219,7 +229,14 @@ else
 fi
 [ "$(state_of sim-a)" = online ] && ok "the other worker stays online" || fail "sim-a: $(state_of sim-a)"
 ctl "$SCHED" plan --model GPT2-345M --nodes sim-b
-[ "$rc" -eq 5 ] && ok "plan --nodes on an offline worker: exit 5" || fail "--nodes offline: exit $rc"
+[ "$rc" -eq 4 ] && grep -q "no online worker.*(sim-b (offline since [0-9:]*).*start tessel-worker" "$tmp/err" &&
+    ok "plan --nodes on an offline worker alone: FAILED_PRECONDITION saying why (exit 4)" ||
+    fail "--nodes offline: exit $rc $(cat "$tmp/err")"
+ctl "$SCHED" plan --model GPT2-345M --cluster registered --batch 8 --no-baselines --json
+[ "$rc" -eq 0 ] && [ "$(q "$tmp/out" "d['cluster']['devices']")" = 2 ] &&
+    grep -q "plan $(q "$tmp/out" "d['fingerprint']"): left out: sim-b (offline since [0-9:]*)" "$tmp/tesseld.log" &&
+    ok "plan --cluster registered with sim-b offline: 2 GPUs, sim-b named as left out" ||
+    fail "registered with one offline: exit $rc $(cat "$tmp/err")"
 start_worker sim-b
 wb=$wpid
 if wait_for 20 "[w['state'] for w in d['workers'] if w['hostname']=='sim-b'] == ['online']"; then
@@ -257,6 +274,10 @@ done
 [ "$st" = 0 ] && ok "SIGTERM: the worker exits 0" || fail "SIGTERM exit status '$st'"
 ctl "$OPS" workers --json
 [ "$(state_of sim-a)" = stopped ] && ok "deregistered: sim-a is stopped at once" || fail "sim-a state $(state_of sim-a)"
+ctl "$SCHED" plan --model GPT2-345M --cluster registered --batch 8 --no-baselines --json
+[ "$rc" -eq 0 ] && grep -q "plan $(q "$tmp/out" "d['fingerprint']"): left out: sim-a (stopped at [0-9:]*)" "$tmp/tesseld.log" &&
+    ok "a stopped worker is left out of --cluster registered, and named" ||
+    fail "registered with sim-a stopped: exit $rc $(cat "$tmp/err")"
 
 # ---- the spool: measured while tesseld is down, sent when it is back ------------------------------
 stop_pid "$daemon_pid"

@@ -1,0 +1,251 @@
+/*
+ * test_registry_cluster.c — a `registered` cluster assembled from the store
+ * (daemon/registry_cluster.h): the online workers become nodes on their
+ * profile's figures; offline, stopped, GPU-less and unnamed workers are left
+ * out and named with why; an unknown name is refused naming
+ * cluster.registered.nodes; no online worker is a precondition failure; the
+ * request JSON of a plan on it carries the profile key, so that a newer
+ * report marks the plan stale.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "registry_cluster.h"
+#include "request.h"
+#include "store_registry.h"
+
+#define MODEL "NVIDIA H100 80GB HBM3"
+
+static char tmpdir[256];
+static int64_t now;
+
+/* One worker of n GPUs of MODEL, registered (and last seen) at `at`. */
+static void add_worker(tsl_store_t *s, const char *host, uint32_t n, int64_t at, char *id)
+{
+    tsl_reg_device_t devs[2];
+    for (uint32_t i = 0; i < 2; i++)
+        devs[i] = (tsl_reg_device_t){
+            .index = i, .model = MODEL, .memory_bytes = 80ULL << 30, .sm_count = 132, .uuid = ""};
+    tsl_reg_worker_t w = {.hostname = host,
+                          .driver_version = "550",
+                          .cuda_version = "12.4",
+                          .nccl_version = "2.21",
+                          .version = "0.1.0",
+                          .simulated = true,
+                          .heartbeat_s = 1,
+                          .n_devices = n,
+                          .devices = devs};
+    tsl_err_t err = {0};
+    bool known;
+    CHECK(tsl_registry_register(s, &w, at, &known, &err) == 0, "register %s: %s", host, err.msg);
+    snprintf(id, TSL_WORKER_ID_LEN + 1, "%s", w.worker_id);
+}
+
+/* A GEMM (4096^3 in 1 ms: 137 TFLOP/s) and an all-reduce inside the node. */
+static uint32_t report(tsl_store_t *s, const char *id, const char *report_id, double gemm_s)
+{
+    tsl_reg_measurement_t m[] = {
+        {.name = "gemm_fwd",
+         .unit = "s",
+         .value = gemm_s,
+         .labels_json = "{\"k\": \"4096\", \"m\": \"4096\", \"n\": \"4096\"}",
+         .link_class = "",
+         .per_device = true},
+        {.name = "allreduce_busbw",
+         .unit = "bytes/s",
+         .value = 200e9,
+         .labels_json = "{\"bytes\": \"67108864\", \"group\": \"2\"}",
+         .link_class = "nvlink"},
+    };
+    tsl_reg_report_result_t res;
+    tsl_err_t err = {0};
+    CHECK(tsl_registry_report(s, id, report_id, now, now, m, 2, &res, &err) == 0, "report: %s",
+          err.msg);
+    return res.plans_marked_stale;
+}
+
+static bool has_left_out(const tsl_registry_cluster_t *rc, const char *prefix)
+{
+    for (size_t i = 0; i < rc->n_left_out; i++)
+        if (strncmp(rc->left_out[i], prefix, strlen(prefix)) == 0)
+            return true;
+    return false;
+}
+
+static bool has_source(const tsl_registry_cluster_t *rc, const char *part)
+{
+    size_t i;
+    json_t *line;
+    json_array_foreach(rc->sources, i, line)
+    {
+        if (strstr(json_string_value(line), part))
+            return true;
+    }
+    return false;
+}
+
+/* node-1, node-2 online with 2 GPUs; node-3 offline, node-4 stopped, node-5 GPU-less. */
+static void populate(tsl_store_t *s, char *id1)
+{
+    char id[TSL_WORKER_ID_LEN + 1];
+    tsl_err_t err = {0};
+    bool back;
+    add_worker(s, "node-1", 2, now, id1);
+    add_worker(s, "node-2", 2, now, id);
+    add_worker(s, "node-3", 2, now - 100, id);
+    add_worker(s, "node-4", 2, now, id);
+    CHECK(tsl_registry_heartbeat(s, id, true, now, &back, &err) == 0, "deregister: %s", err.msg);
+    add_worker(s, "node-5", 0, now, id);
+    report(s, id1, "r-1", 1e-3);
+}
+
+static void test_all(tsl_store_t *s)
+{
+    tsl_registry_cluster_t rc;
+    tsl_err_t err = {0};
+    CHECK(tsl_registry_cluster_build(s, NULL, 0, now, 0, &rc, &err) == 0, "%s", err.msg);
+    json_t *doc = json_loads(rc.json ? rc.json : "", 0, NULL);
+    CHECK(json_array_size(json_object_get(doc, "nodes")) == 2, "%s", rc.json);
+    CHECK(strcmp(json_string_value(json_object_get(doc, "name")), "registered: node-1,node-2") == 0,
+          "%s", rc.json);
+    CHECK(json_object_get(json_object_get(doc, "gpu_types"), "H100-80G-sim") != NULL, "%s",
+          rc.json);
+    CHECK(rc.n_left_out == 3, "%zu left out", rc.n_left_out);
+    CHECK(has_left_out(&rc, "node-3 (offline since "), "%s", rc.left_out[0]);
+    CHECK(has_left_out(&rc, "node-4 (stopped at "), "%s", rc.left_out[1]);
+    CHECK(has_left_out(&rc, "node-5 (no GPUs registered)"), "%s", rc.left_out[2]);
+    CHECK(rc.n_profiles == 1 && strcmp(rc.profiles[0].model, MODEL) == 0 &&
+              rc.profiles[0].simulated && strcmp(rc.profiles[0].type, "H100-80G-sim") == 0,
+          "%zu profiles", rc.n_profiles);
+    CHECK(rc.n_keys == 1 && strcmp(rc.key_ptrs[0], "profile:" MODEL "|simulated") == 0, "keys %zu",
+          rc.n_keys);
+    CHECK(has_source(&rc, "achieved on gemm_fwd m=4096"), "no compute source");
+    CHECK(has_source(&rc, "200.0 GB/s all-reduce"), "no intra-node source");
+    json_decref(doc);
+    tsl_registry_cluster_free(&rc);
+}
+
+static void test_named(tsl_store_t *s)
+{
+    tsl_registry_cluster_t rc;
+    tsl_err_t err = {0};
+    const char *two[] = {"node-2"};
+    CHECK(tsl_registry_cluster_build(s, two, 1, now, 0, &rc, &err) == 0, "%s", err.msg);
+    CHECK(rc.json && strstr(rc.json, "\"registered: node-2\""), "%s", rc.json);
+    CHECK(has_left_out(&rc, "node-1 (not in cluster.registered.nodes)"), "node-1 not named");
+    tsl_registry_cluster_free(&rc);
+
+    const char *unknown[] = {"node-1", "nowhere"};
+    memset(&err, 0, sizeof err);
+    CHECK(tsl_registry_cluster_build(s, unknown, 2, now, 0, &rc, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_INVALID &&
+              strstr(err.msg, "cluster.registered.nodes[1]: 'nowhere'"),
+          "%s", err.msg);
+    tsl_registry_cluster_free(&rc);
+
+    const char *down[] = {"node-3", "node-4"};
+    memset(&err, 0, sizeof err);
+    CHECK(tsl_registry_cluster_build(s, down, 2, now, 0, &rc, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_PRECONDITION && strstr(err.msg, "node-3 (offline") &&
+              strstr(err.msg, "node-4 (stopped") && !strstr(err.msg, "node-1") &&
+              strstr(err.msg, "start tessel-worker"),
+          "%s", err.msg);
+    tsl_registry_cluster_free(&rc);
+}
+
+/* The decoded request records the key; a newer report marks the stored plan stale. */
+static void test_stale(tsl_store_t *s, const char *id1)
+{
+    tsl_registry_cluster_t rc;
+    tsl_err_t err = {0};
+    CHECK(tsl_registry_cluster_build(s, NULL, 0, now, 0, &rc, &err) == 0, "%s", err.msg);
+    Tessel__V1__RegisteredCluster reg_msg = TESSEL__V1__REGISTERED_CLUSTER__INIT;
+    Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
+    req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET;
+    req.model_preset = (char *)"GPT2-345M";
+    req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_REGISTERED;
+    req.registered = &reg_msg;
+    tsl_request_limits_t lim = {.max_batch = 4096, .max_layers = 1000, .max_devices = 1024};
+    tsl_plan_input_t in;
+    memset(&in, 0, sizeof in);
+    CHECK(tsl_plan_request_decode(&req, &lim, &in, &err) == -1 &&
+              strstr(err.msg, "only tesseld assembles"),
+          "without the built cluster: %s", err.msg);
+    tsl_request_registered_t reg = {
+        .cluster_json = rc.json, .profile_keys = rc.key_ptrs, .n_profile_keys = rc.n_keys};
+    memset(&in, 0, sizeof in);
+    CHECK(tsl_plan_request_decode_registered(&req, &lim, &reg, &in, &err) == 0, "%s", err.msg);
+    CHECK(in.cluster.n_devices == 4, "%u devices", in.cluster.n_devices);
+    CHECK(in.request_json && strstr(in.request_json, "\"profile:" MODEL "|simulated\""), "%s",
+          in.request_json);
+    tsl_stored_plan_t p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.fingerprint, sizeof p.fingerprint, "%s", in.fingerprint);
+    snprintf(p.model_name, sizeof p.model_name, "GPT2-345M");
+    p.n_devices = 4;
+    p.created_unix = now;
+    p.request_json = in.request_json;
+    p.result_json = (char *)"{}";
+    CHECK(tsl_store_put_plan(s, &p, &err) == 0, "put: %s", err.msg);
+    CHECK(report(s, id1, "r-2", 2e-3) == 1, "the plan was not marked stale");
+    tsl_plan_input_free(&in);
+    tsl_registry_cluster_free(&rc);
+}
+
+/* The names' own rules (api/request.c), before any store is read. */
+static void test_names(void)
+{
+    char *bad[][2] = {{"node-1", ""}, {"node-1", "a\"b"}, {"node-1", "node-1"}};
+    const char *why[] = {"nodes[1]: '' must be", "nodes[1]: 'a\"b' must be", "named twice"};
+    tsl_err_t err = {0};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        Tessel__V1__RegisteredCluster r = TESSEL__V1__REGISTERED_CLUSTER__INIT;
+        r.n_nodes = 2;
+        r.nodes = bad[i];
+        memset(&err, 0, sizeof err);
+        CHECK(tsl_request_check_registered(&r, &err) == -1 &&
+                  strstr(err.msg, "cluster.registered.nodes") && strstr(err.msg, why[i]),
+              "case %zu: %s", i, err.msg);
+    }
+    char *many[TSL_REQUEST_MAX_NODES + 1];
+    for (size_t i = 0; i <= TSL_REQUEST_MAX_NODES; i++)
+        many[i] = (char *)"n";
+    Tessel__V1__RegisteredCluster r = TESSEL__V1__REGISTERED_CLUSTER__INIT;
+    r.n_nodes = TSL_REQUEST_MAX_NODES + 1;
+    r.nodes = many;
+    CHECK(tsl_request_check_registered(&r, &err) == -1 && strstr(err.msg, "above the limit"), "%s",
+          err.msg);
+}
+
+int main(void)
+{
+    const char *base = getenv("TMPDIR");
+    char path[300], id1[TSL_WORKER_ID_LEN + 1];
+    tsl_store_t *s = NULL;
+    tsl_err_t err = {0};
+    snprintf(tmpdir, sizeof tmpdir, "%s/tsl-regcl-XXXXXX", base && *base ? base : "/tmp");
+    if (mkdtemp(tmpdir) == NULL)
+        SKIP_ALL("cannot create a temporary directory");
+    snprintf(path, sizeof path, "%s/t.db", tmpdir);
+    now = (int64_t)time(NULL);
+    test_names();
+    CHECK(tsl_store_open(path, &s, &err) == 0, "open: %s", err.msg);
+    if (s) {
+        populate(s, id1);
+        test_all(s);
+        test_named(s);
+        test_stale(s, id1);
+        tsl_store_close(s);
+    }
+    unlink(path);
+    snprintf(path, sizeof path, "%s/t.db-wal", tmpdir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/t.db-shm", tmpdir);
+    unlink(path);
+    rmdir(tmpdir);
+    return CHECK_DONE();
+}
