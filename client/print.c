@@ -228,11 +228,16 @@ void tsl_print_result(FILE *out, json_t *doc)
     fprintf(out, "\nSearch: %.3f s, %lld layer-DP runs, %lld configurations, %lld batch sizes\n",
             num(doc, "search_time_s"), integer(stats, "dp_runs"), integer(stats, "configs"),
             integer(stats, "batches_tried"));
+    /* where the figures came from (figures_json.h); below it a registered
+     * cluster's sources and the workers it left out */
     const char *line = str(json_object_get(doc, "figures"), "line");
-    if (line[0]) /* where the figures came from (figures_json.h) */
+    if (line[0])
         fprintf(out, "%s\n", line);
-    json_t *left = json_object_get(json_object_get(doc, "figures"), "workers_left_out");
+    json_t *figures = json_object_get(doc, "figures");
     size_t i;
     json_t *w;
-    json_array_foreach(left, i, w) fprintf(out, "  left out: %s\n", json_string_value(w));
+    json_array_foreach(json_object_get(figures, "details"), i, w)
+        fprintf(out, "  %s\n", json_string_value(w));
+    json_array_foreach(json_object_get(figures, "workers_left_out"), i, w)
+        fprintf(out, "  left out: %s\n", json_string_value(w));
 }

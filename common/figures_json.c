@@ -42,11 +42,13 @@ json_t *tsl_figures_json(const tsl_figure_sources_t *fs)
     const char *what = !on ? "built-in" : p->simulated ? "simulated" : "measured";
     const char *name = !on ? "" : fs->profile_name ? fs->profile_name : p->source;
     json_t *hw = on ? json_pack("{s:s, s:s}", "gpu", p->gpu, "link", p->link) : json_null();
+    json_t *details = fs->details ? json_deep_copy(fs->details) : json_array();
     return json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "line", fs->line ? fs->line : "",
-        "compute", what, "host_device", on && use->pcie ? what : "built-in", "intra_node",
-        on && use->intra ? what : "built-in", "overlap", on && use->overlap ? what : "built-in",
-        "memory", g && g->memory_layers ? "measured" : "built-in", "inter_node",
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "line",
+        fs->line ? fs->line : "", "compute", what, "host_device",
+        on && use->pcie ? what : "built-in", "intra_node", on && use->intra ? what : "built-in",
+        "overlap", on && use->overlap ? what : "built-in", "memory",
+        g && g->memory_layers ? "measured" : "built-in", "inter_node",
         g && g->inter_bw > 0 ? "measured" : "built-in", "profile", name, "hardware", hw,
-        "galvatron", galvatron_json(g), "workers_left_out", left_out_json(fs));
+        "galvatron", galvatron_json(g), "workers_left_out", left_out_json(fs), "details", details);
 }

@@ -24,6 +24,7 @@ typedef struct tsl_figure_sources {
     const char *line;                  /* the line printed under the plan */
     const char *const *left_out;       /* registered workers left out, "host (why)" */
     size_t n_left_out;
+    const json_t *details; /* strings: where each figure of an assembled cluster came from */
 } tsl_figure_sources_t;
 
 /* A new object in FigureSources' field order; NULL only when out of memory. */

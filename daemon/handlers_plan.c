@@ -102,8 +102,11 @@ static json_t *figures_of(const tsl_search_job_t *sj)
     tsl_profile_use_t none;
     memset(&none, 0, sizeof none);
     char line[sizeof ps->line];
-    tsl_figure_sources_t fs = {
-        .use = &none, .line = line, .left_out = left, .n_left_out = ps->n_left_out};
+    tsl_figure_sources_t fs = {.use = &none,
+                               .line = line,
+                               .left_out = left,
+                               .n_left_out = ps->n_left_out,
+                               .details = sj->figure_details};
     if (ps->n) {
         fs.profile = ps->p[0];
         fs.use = &ps->use[0];

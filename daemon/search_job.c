@@ -46,6 +46,7 @@ static int decode_registered(tsl_call_t *call, const Tessel__V1__PlanRequest *re
         goto out;
     memcpy(job->profiles.left_out, rc.left_out, sizeof rc.left_out);
     job->profiles.n_left_out = rc.n_left_out;
+    job->figure_details = json_incref(rc.sources);
     log_registered(job, &rc);
     ret = 0;
 out:
@@ -73,6 +74,7 @@ void tsl_search_job_free(void *ud)
     tsl_search_job_t *job = ud;
     tsl_plan_input_free(&job->in);
     tsl_registry_profiles_free(&job->profiles);
+    json_decref(job->figure_details);
     free(job);
 }
 

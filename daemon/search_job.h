@@ -25,6 +25,7 @@
 #ifndef TSL_SEARCH_JOB_H
 #define TSL_SEARCH_JOB_H
 
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "pool.h"
@@ -38,6 +39,7 @@ typedef struct tsl_search_job {
     tsl_call_t *call;
     tsl_plan_input_t in;
     tsl_registry_profiles_t profiles; /* borrowed by in.cluster (registry_plan.h) */
+    json_t *figure_details; /* registered: where each figure came from (strings); or NULL */
 } tsl_search_job_t;
 
 int tsl_search_job_decode(tsl_call_t *call, const Tessel__V1__PlanRequest *req,
