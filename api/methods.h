@@ -16,6 +16,7 @@
     X(DELETE_PLAN, "/tessel.v1.Planner/DeletePlan", "DeletePlan")                                  \
     X(EXPORT_PLAN, "/tessel.v1.Planner/ExportPlan", "ExportPlan")                                  \
     X(EVALUATE_PLAN, "/tessel.v1.Planner/EvaluatePlan", "EvaluatePlan")                            \
+    X(GET_REGISTERED_CLUSTER, "/tessel.v1.Planner/GetRegisteredCluster", "GetRegisteredCluster")   \
     X(HEALTH_CHECK, "/grpc.health.v1.Health/Check", "Health.Check")                                \
     X(REGISTER_WORKER, "/tessel.v1.Registry/RegisterWorker", "Registry.RegisterWorker")            \
     X(REPORT_PROFILE, "/tessel.v1.Registry/ReportProfile", "Registry.ReportProfile")               \

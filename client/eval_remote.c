@@ -124,6 +124,30 @@ static int send_eval(const tsl_eval_opts_t *eo, tsl_eval_input_t *in, Tessel__V1
     return rc;
 }
 
+/* --cluster registered: the cluster tesseld assembles (GetRegisteredCluster), to
+ * build the plan on; the request still names the workers, so that tesseld
+ * prices the plan on their profiles as Plan would. */
+static int registered_cluster_json(const Tessel__V1__PlanRequest *pr, const tsl_client_opts_t *co,
+                                   char **json)
+{
+    tsl_rpc_client_t *c;
+    tsl_rpc_status_t st = {0};
+    ProtobufCMessage *out = NULL;
+    int rc = tsl_remote_open(co, &c);
+    if (rc != 0)
+        return rc;
+    if (tsl_rpc_unary(c, tsl_rpc_methods[TSL_RPC_ID_GET_REGISTERED_CLUSTER].path,
+                      &pr->registered->base, &tessel__v1__registered_cluster_answer__descriptor,
+                      &out, &st) != 0)
+        rc = tsl_rpc_report(stderr, &st);
+    else if (!(*json = strdup(((Tessel__V1__RegisteredClusterAnswer *)out)->cluster_json)))
+        rc = tsl_remote_fail(TSL_EXIT_SERVER, "out of memory");
+    if (out)
+        protobuf_c_message_free_unpacked(out, NULL);
+    tsl_rpc_client_close(c);
+    return rc;
+}
+
 int tsl_eval_remote(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co_in)
 {
     Tessel__V1__PlanRequest pr = TESSEL__V1__PLAN_REQUEST__INIT;
@@ -134,11 +158,14 @@ int tsl_eval_remote(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co_in)
     tsl_err_t err = {0};
     tsl_remote_defaults(&co, true); /* no deadline unless --timeout: the search may be long */
     memset(&in, 0, sizeof in);
+    char *assembled = NULL;
     int rc = tsl_remote_request_cluster(&cpo, &co, &pr, &sources);
+    if (rc == 0 && pr.cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_REGISTERED)
+        rc = registered_cluster_json(&pr, &co, &assembled);
     if (rc == 0) {
         const char *cj = pr.cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_JSON
                              ? pr.cluster_json
-                             : NULL;
+                             : assembled;
         if (tsl_eval_input_load(eo, cj, &in, &err) != 0) {
             fprintf(stderr, "tesselctl: eval: %s\n", err.msg);
             rc = tsl_errcode_exit(tsl_err_code(&err) == TSL_E_NONE ? TSL_E_INVALID
@@ -148,6 +175,7 @@ int tsl_eval_remote(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co_in)
         }
     }
     tsl_eval_input_free(&in);
+    free(assembled);
     json_decref(sources);
     tsl_remote_request_free(&pr);
     return rc;

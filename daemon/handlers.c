@@ -17,6 +17,7 @@ static const tsl_method_t methods[] = {
     {RPC(DELETE_PLAN), SCHED, tsl_handle_delete_plan},
     {RPC(EXPORT_PLAN), SCHED | OPS, tsl_handle_export_plan},
     {RPC(EVALUATE_PLAN), SCHED | OPS, tsl_handle_evaluate_plan},
+    {RPC(GET_REGISTERED_CLUSTER), SCHED | OPS, tsl_handle_get_registered_cluster},
     {RPC(HEALTH_CHECK), 0, tsl_handle_health_check},
     {RPC(REGISTER_WORKER), WORKER, tsl_handle_register_worker},
     {RPC(REPORT_PROFILE), WORKER, tsl_handle_report_profile},

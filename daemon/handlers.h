@@ -40,6 +40,7 @@ void tsl_handle_unimplemented(tsl_call_t *call);
 void tsl_handle_register_worker(tsl_call_t *call);
 void tsl_handle_heartbeat(tsl_call_t *call);
 void tsl_handle_report_profile(tsl_call_t *call);
+void tsl_handle_get_registered_cluster(tsl_call_t *call);
 void tsl_handle_list_workers(tsl_call_t *call);
 void tsl_handle_get_profile(tsl_call_t *call);
 void tsl_handle_start_trial(tsl_call_t *call);

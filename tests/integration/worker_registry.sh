@@ -204,6 +204,13 @@ fp=$(q "$tmp/out" "d['fingerprint']")
 grep -q "H100-80G-sim" "$tmp/out" && ok "the plan's GPU type says simulated" || fail "GPU type name"
 grep -q "$fp: H100-80G-sim prices layers by [0-9]* simulated block times" "$tmp/tesseld.log" &&
     ok "tesseld priced the layers by the workers' block times" || fail "no profile attached (tesseld.log)"
+# eval on the registered workers: the client fetches the cluster tesseld assembles
+# (GetRegisteredCluster), builds the plan on it, and tesseld prices it
+ctl "$SCHED" eval --model GPT2-345M --cluster registered --tp 2 --pp 1 --batch 16 --no-search --json
+[ "$rc" -eq 0 ] && [ "$(q "$tmp/out" "d['cluster']['devices']")" = 4 ] &&
+    [ "$(q "$tmp/out" "'H100-80G-sim' in d['cluster']['description']")" = True ] &&
+    ok "eval --cluster registered: the plan built and priced on the 4 registered GPUs" ||
+    fail "eval --cluster registered: exit $rc $(head -c 300 "$tmp/out") $(cat "$tmp/err")"
 ctl "$SCHED" plan --model GPT2-345M --nodes sim-b --batch 8 --no-baselines
 [ "$rc" -eq 0 ] && grep -q "^  H100-80G-sim compute: " "$tmp/out" && grep -q "1 node x 2" "$tmp/out" &&
     ok "plan --nodes sim-b: one node, with the figures' sources under the table" || fail "plan --nodes: $(head -5 "$tmp/out") $(cat "$tmp/err")"
