@@ -1,6 +1,6 @@
 /*
  * accuracy.c — bench/accuracy: how close the cost model comes to the executor
- * (issue 9, "bench/accuracy"; docs/cost-model.md, "Calibration").
+ * (docs/cost-model.md, "bench/accuracy" under "Calibration — from trials").
  *
  * Twelve single-device plans spread over hidden 1024–5120, 8–32 layers,
  * sequence 1024–4096, micro-batch 1–32, 1–4 micro-batches and checkpointing on

@@ -1,5 +1,5 @@
 /*
- * accuracy.h — bench/accuracy (issue 9, "bench/accuracy"): single-device plans run
+ * accuracy.h — bench/accuracy (docs/cost-model.md, "bench/accuracy"): single-device plans run
  * through the stage executor in-process, each next to what the cost model predicts
  * for it from built-in figures, from a measured profile, and calibrated from the
  * other plans (leave-one-out); the error and rank correlation of each column.

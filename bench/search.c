@@ -1,8 +1,9 @@
 /*
  * bench/search — how long Tessel's planner takes, how much it visits and how much
- * memory it needs, on the cases issues #2 and #3 name. Prints tables; asserts nothing.
+ * memory it needs, on the cases docs/design.md "Benchmarks" lists. Prints tables; asserts
+ * nothing.
  *
- *   search          issue #2: BERT-Huge-32, GPT3-65B, GPT-2 on 16x16 — the whole
+ *   search          BERT-Huge-32, GPT3-65B, GPT-2 on 16x16 — the whole
  *                   search's wall time, DP runs, peak RSS, the plan vs each baseline
  *   heterogeneous   AMP Sec. 4.3: GPT2-345M on 3x4 V100 + 4 T4 vs Megatron's heuristics;
  *                   TransGAN-Hetero on 4x4 V100 with 4 stages vs Galvatron-Base

@@ -43,7 +43,7 @@ typedef struct tsl_plan_opts {
     bool sweep;                    /* --sweep given (an error beside --batch N) */
     const char *export_format;     /* --export FORMAT: print the plan as that stack takes it */
     const char *trace;             /* --trace FILE: the simulated 1F1B timeline (Chrome trace) */
-    const char *profile;           /* --profile FILE: measured figures (local mode; issue 8) */
+    const char *profile;           /* --profile FILE: measured figures (local mode) */
     const char *galvatron_profile; /* --galvatron-profile DIR: Galvatron's profiles (local) */
 } tsl_plan_opts_t;
 
@@ -57,7 +57,7 @@ void tsl_print_result(FILE *out, json_t *doc);
 void tsl_print_plan(FILE *out, json_t *plan);
 
 /* `tesselctl eval ...` (client/eval_opts.c): a given plan's predicted figures,
- * beside the search's (issue 9). */
+ * beside the search's (docs/tesselctl.md "eval"). */
 int tsl_cmd_eval(int argc, char **argv, tsl_client_opts_t *co);
 
 /* Local mode (client/plan_local.c). */

@@ -1,6 +1,5 @@
 /*
- * eval_opts.c — `tesselctl eval`: its options and --help (issue 9, "Evaluate a
- * given plan").
+ * eval_opts.c — `tesselctl eval`: its options and --help (docs/tesselctl.md "eval").
  */
 #include <getopt.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
- * eval_cfg.h — the plan a person gives `tesselctl eval` (issue 9, "Evaluate a
- * given plan"; issue 11, Megatron-LM arguments and torchtitan TOML), as the few
+ * eval_cfg.h — the plan a person gives `tesselctl eval` (docs/tesselctl.md "eval":
+ * flags, a Megatron-LM argument line or a torchtitan TOML), as the few
  * numbers a launch configuration fixes, and the tsl_plan_t (eval.h's input) it
  * stands for on a model and a device count.
  *

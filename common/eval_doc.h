@@ -1,5 +1,5 @@
 /*
- * eval_doc.h — the answer to "evaluate this given plan" (issue 9) as one JSON
+ * eval_doc.h — the answer to "evaluate this given plan" (planner/eval.h) as one JSON
  * document, built in one place for both `tesselctl eval` (in-process) and
  * tesseld's Planner.EvaluatePlan, so that `eval --json` prints the same bytes
  * either way (EvaluatePlanResponse.result_json is this document).

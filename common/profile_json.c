@@ -191,7 +191,8 @@ int tsl_profile_json_from(const json_t *root, const char *source, tsl_profile_t 
         else
             p->overlap_slowdown = fmax(p->overlap_slowdown, fmax(1.0, fmax(gs, cs)));
     }
-    json_t *cal = json_object_get(root, "calibration"); /* issue 9 */
+    /* corrections fitted from trials (docs/profile-format.md "Calibration") */
+    json_t *cal = json_object_get(root, "calibration");
     if (cal != NULL && !json_is_null(cal)) {
         if (tsl_profile_json_calib_from(cal, TSL_PROFILE_CALIB_MAX, "profile.calibration",
                                         &p->calib, err) != 0)

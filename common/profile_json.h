@@ -14,7 +14,7 @@
  * of the two sides' slowdowns of an entry that is not a stand-in (a real NCCL
  * all-reduce); stand-ins only set overlap_stand_in.
  *
- * Calibration (issue 9): an optional "calibration" object carries corrections
+ * Calibration (docs/profile-format.md): an optional "calibration" object carries corrections
  * fitted from trials on this hardware (planner/calibrate.h); when present the
  * profile is `calibrated` and tsl_profile_attach applies it. Every factor must
  * lie in [1/TSL_PROFILE_CALIB_MAX, TSL_PROFILE_CALIB_MAX]: a factor outside is a

@@ -1,6 +1,6 @@
 /*
  * calibration.h — per-hardware corrections fitted from finished trials
- * (issue 9, "Calibration"; the fit is planner/calibrate.h).
+ * (docs/cost-model.md "Calibration — from trials"; the fit is planner/calibrate.h).
  *
  * A hardware key is a registered GPU model, simulated or measured (never
  * mixed: a sim worker's trial measures the cpu executor, not a GPU). Each

@@ -1,6 +1,7 @@
 /*
  * http_trials.h — what the status page shows of trials and calibrations
- * (issue 9): on "/" a "Trials" section (the newest trials: plan link, status,
+ * (docs/operations.md, "HTTP: `/healthz`, `/metrics`, status page"): on "/" a
+ * "Trials" section (the newest trials: plan link, status,
  * ranks done of the world, predicted next to measured iteration time and peak
  * memory with the relative errors, the chosen marker, hosts, the failure
  * reason cut short with the whole text in a title attribute) and a

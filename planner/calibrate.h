@@ -1,5 +1,6 @@
 /*
- * calibrate.h — corrections fitted from trials (issue 9, "Calibration"): what
+ * calibrate.h — corrections fitted from trials (docs/cost-model.md "Calibration — from
+ * trials"): what
  * the cost model predicted for a plan next to what the executor measured, per
  * hardware key, turned into factors that later plans on that hardware use.
  *

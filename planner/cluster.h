@@ -67,10 +67,10 @@ typedef struct tsl_cluster {
     uint32_t n_devices;      /* derived: Σ n_gpus */
     uint32_t *device_node;   /* derived, owned: device → node */
     uint32_t *node_first;    /* derived, owned: node → its first device */
-    /* issue 8: measured figures per GPU type (planner/profile.h), borrowed, NULL =
+    /* measured figures per GPU type (planner/profile.h), borrowed, NULL =
      * built-in; set by tsl_profile_attach, copied as pointers by tsl_cluster_copy */
     const struct tsl_profile *gpu_profile[TSL_CLUSTER_MAX_GPU_TYPES];
-    /* issue 9: corrections fitted from trials per GPU type (planner/calibrate.h),
+    /* corrections fitted from trials per GPU type (planner/calibrate.h),
      * borrowed, NULL = none; applied by cost.c to built-in and profiled figures alike.
      * Set by tsl_cluster_set_calib (or tsl_profile_attach of a profile that carries
      * one), copied as pointers by tsl_cluster_copy and tsl_cluster_permute. */

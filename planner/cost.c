@@ -76,8 +76,8 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     env->device_flops = block_flops(c, block_first, block_size, &env->device_mem_bw);
     env->block_bw = tsl_cluster_group_bw(c, block_first, 1, block_size);
     env->overlap_slowdown = c->overlap_slowdown;
-    env->profile = tsl_profile_for_block(c, block_first, block_size); /* issue 8 */
-    env->calib = tsl_cluster_block_calib(c, block_first, block_size); /* issue 9 */
+    env->profile = tsl_profile_for_block(c, block_first, block_size); /* measured figures */
+    env->calib = tsl_cluster_block_calib(c, block_first, block_size); /* trials' fit */
     /* a measured copy (read + write counted, as the step's 28 B) beats the datasheet */
     env->opt_mem_bw = env->profile != NULL && env->profile->dmem_bw > 0 ? env->profile->dmem_bw
                       : env->device_mem_bw > 0 && isfinite(env->device_mem_bw)
@@ -186,7 +186,8 @@ static double rank_params(const tsl_layer_t *l, uint32_t t, bool tied_copy)
 }
 
 /* Megatron splits heads, K/V heads and the FFN width over the TP group; a degree
- * that does not divide them has no implementation (issue 10, "Feasibility"). */
+ * that does not divide them has no implementation (docs/cost-model.md, "Vocabulary
+ * padding and TP feasibility"). */
 static bool tp_fits(const tsl_layer_t *l, uint32_t t)
 {
     if (t <= 1)
@@ -325,14 +326,14 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double compute_f, core_f;
     layer_compute_f(env, l, s, n, g.t, &compute_f, &core_f);
     double compute_b = 2.0 * compute_f;
-    if (env->profile != NULL) /* issue 8: measured per-shape block times replace the roofline */
+    if (env->profile != NULL) /* measured per-shape block times replace the roofline */
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes */
     double tp_f = l->tp_allreduces * tsl_cost_allreduce_s(act_msg, g.t, bw->tp_bw);
     double gather = tsl_cost_allgather_s(TSL_BYTES_PER_PARAM_FP16 * p, g.z, bw->sdp_bw);
     double per_mb, last, exposed;
     grad_sync(s, g, bw, TSL_BYTES_PER_PARAM_FP16 * p, &per_mb, &last, &exposed);
-    if (env->calib != NULL) { /* issue 9: corrections fitted from trials */
+    if (env->calib != NULL) { /* corrections fitted from trials (calibrate.h) */
         double *compute[] = {&compute_f, &compute_b, &core_f};
         double *comm[] = {&tp_f, &gather, &per_mb, &last, &exposed};
         calibrate_times(env->calib, l, n, compute, comm);

@@ -43,7 +43,7 @@
  *   SDP adds its transient gathered weights and unsharded gradients to the
  *   backward peak: O_b += 4 · P / t · (1 − 1/z).
  *
- * Issue-10 choices (docs/cost-model.md has each with its source):
+ * Choices beyond the papers (docs/cost-model.md has each with its source):
  *   feasibility  t must divide the layer's heads, K/V heads and FFN width;
  *                embedding/LM-head vocabulary padded to a multiple of 128·t (P').
  *
@@ -73,7 +73,7 @@
  *   device-memory bandwidth, else 0.8 × datasheet (roofline.h); unknown → 0.
  *   pipeline.h adds it where the iteration ends.
  *
- * Calibration (issue 9, calibrate.h; docs/cost-model.md "Calibration"). When the
+ * Calibration (calibrate.h; docs/cost-model.md "Calibration"). When the
  * block's GPU type has one (env->calib), compute_f, compute_b and the recomputed
  * core are multiplied by its compute_scale for n·s tokens, every communication
  * time (tp_f, sdp_gather, grad_comm, R, the stage p2p of a calibrated sender) by
@@ -116,11 +116,11 @@ typedef struct tsl_cost_env {
     double device_flops;               /* slowest device of the block, FLOP/s */
     double block_bw;                   /* slowest link inside the block (bytes/s), +INF if G == 1 */
     double overlap_slowdown;           /* k */
-    const struct tsl_profile *profile; /* issue 8: measured block times of the block's GPU
+    const struct tsl_profile *profile; /* measured block times of the block's GPU
                                            type (planner/profile.h), or NULL: peak × efficiency */
     double device_mem_bw;              /* slowest device memory of the block, datasheet bytes/s;
                                   0 when a GPU type has none (FLOP count only) */
-    const struct tsl_calib *calib;     /* issue 9: corrections fitted from trials for the
+    const struct tsl_calib *calib;     /* corrections fitted from trials for the
                                            block's GPU type (calibrate.h), or NULL: none */
     double opt_mem_bw;                 /* sustained device-memory bytes/s the optimizer step
                                           streams at: the profile's measured copy bandwidth,

@@ -1,6 +1,6 @@
 /*
- * eval.h — the cost of a GIVEN plan, without searching (issue 9, "Evaluate a
- * given plan").
+ * eval.h — the cost of a GIVEN plan, without searching (`tesselctl eval`,
+ * Planner.EvaluatePlan; docs/tesselctl.md "eval").
  *
  * The plan is read from a tsl_plan_t holding what a person decides: the
  * pipeline degree pp, the layer split (stages[s].first_layer; every

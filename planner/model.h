@@ -79,7 +79,7 @@
  *                 once, on the embedding); patch embedding 0 (replicated); head 0
  *                 (vocab-parallel cross-entropy reduces only s-sized scalars).
  *
- * Stash variants (issue 10; Korthikanti et al. 2022, Sec. 4; docs/cost-model.md):
+ * Stash variants (Korthikanti et al. 2022, Sec. 4; docs/models.md, docs/cost-model.md):
  *   unfused_attn  false (the default) is fused/flash attention: the 5·a·s·w score
  *                 stash above is not kept (flash keeps only fp32 softmax statistics,
  *                 4·a·s bytes, left out as negligible). true keeps it, in
@@ -144,7 +144,7 @@ typedef struct tsl_layer {
     uint64_t extra_params;    /* added to params (final norm, patch merging, ...) */
     double extra_fwd_flops;   /* added to fwd_flops, per sample */
     uint64_t extra_act_bytes; /* added to act_repl_bytes, per sample */
-    /* issue-10 shape flags (see "Stash variants" above); false keeps the GPT forms */
+    /* shape flags (see "Stash variants" above); false keeps the GPT forms */
     bool no_dropout;     /* no dropout anywhere (Llama family): no masks, no dropped copies */
     bool unfused_attn;   /* attention keeps its s×w scores (no fused/flash kernel) */
     bool parallel_block; /* attention and FFN read the same input (GPT-J/NeoX/Falcon/Phi) */

@@ -72,7 +72,7 @@ typedef struct tsl_profile {
                                     0 when only a copy stand-in was measured */
     double overlap_stand_in; /* the GEMM side's slowdown next to a copy stand-in
                                     (informational, never used as k) */
-    bool calibrated;         /* issue 9: the profile carries corrections fitted from
+    bool calibrated;         /* the profile carries corrections fitted from
                                     trials on this hardware ("calibration") ... */
     tsl_calib_t calib;       /* ... which tsl_profile_attach attaches to the GPU type */
 } tsl_profile_t;
@@ -99,7 +99,7 @@ typedef struct tsl_profile_use {
     bool intra;   /* intra-node bus bandwidth from NCCL */
     bool overlap; /* overlap slowdown from a GEMM + NCCL test */
     double efficiency_before, efficiency_after;
-    const tsl_calib_t *calib; /* the calibration applied, or NULL (issue 9) */
+    const tsl_calib_t *calib; /* the calibration applied (calibrate.h), or NULL */
 } tsl_profile_use_t;
 
 /*

@@ -1,10 +1,10 @@
 /*
  * relayout.h — how a layer's input activation moves when the layer before it in
- * the stage lays its samples out differently: the planner's copy of the rule the
- * stage executor runs (worker/exec/exec_layout.c, Galvatron-BMW's Slice-Gather for
- * the transformation R(L, S_i, S_j) of Eq. 4). The planner cannot link worker
- * code, so the rule is written again here from the strategies' degrees and
- * strides; tests/test_relayout.c checks it on the cases tests/test_exec.c runs.
+ * the stage lays its samples out differently (Galvatron-BMW's Slice-Gather for the
+ * transformation R(L, S_i, S_j) of Eq. 4). The one definition of the rule: the
+ * search prices these moves (cost.h tsl_cost_transition) and the stage executor
+ * runs them (worker/exec/exec_layout.c takes each rank's kind, group, key and
+ * offset from here); tests/test_relayout.c checks the two on every pair of layouts.
  *
  * Layout of a strategy at local position p of a stage of G devices: the data index
  * d(p) ∈ [0, w) (w = data width = DP × SDP) is the mixed-radix number of p's digits
@@ -24,6 +24,11 @@
  *   WHOLE   otherwise: groups of k = w_H (the r-th holder of each data index of H)
  *           all-gather the whole micro-batch, then each position copies its part.
  * Forward SLICE pairs with backward GATHER and the reverse; WHOLE with WHOLE.
+ * Gradients need no sum across replicas: a sample's activation gradient is computed
+ * by exactly one TP group of the later layer (its data index is unique) and, after
+ * that layer's TP all-reduce of the input gradient, every member holds it whole and
+ * bitwise equal — so any holder's copy is the gradient, and backward moves are plain
+ * slices and gathers too.
  */
 #ifndef TSL_RELAYOUT_H
 #define TSL_RELAYOUT_H
@@ -70,6 +75,31 @@ typedef struct tsl_relayout {
  */
 int tsl_relayout_plan(const tsl_strategy_t *from, const tsl_strategy_t *to, const tsl_cluster_t *c,
                       uint32_t block_first, uint32_t *scratch, tsl_relayout_t *out, tsl_err_t *err);
+
+/* The data index of local position p under s: its data-level digits, the innermost
+ * least significant (see above). The rank holds samples [d·B/w, (d + 1)·B/w). */
+uint32_t tsl_relayout_data_index(const tsl_strategy_t *s, uint32_t p);
+
+/*
+ * Who gathers with whom in one direction m (tsl_relayout_plan's fwd from `held` to
+ * `needed`, or its bwd with the two swapped), for every local position p < G:
+ * group[p] = the position of its group's first member, key[p] = its rank in the
+ * group — the all-gather lays the members' pieces out in key order. GATHER: the
+ * r-th holder (by position) of each piece of one needed range, keyed by the piece;
+ * WHOLE: the r-th holder of each data index of `held`, keyed by that index; every
+ * group has m->k members. NONE and SLICE: every position alone (group[p] = p,
+ * key 0). key may be NULL. scratch: 2·G uint32_t of the caller's.
+ */
+void tsl_relayout_groups(const tsl_strategy_t *held, const tsl_strategy_t *needed,
+                         const tsl_relayout_move_t *m, uint32_t *scratch, uint32_t *group,
+                         uint32_t *key);
+
+/* Where position p's needed samples start, in samples of a micro-batch of mb (which
+ * both data widths divide): in what it holds (SLICE), in what its group gathers
+ * (GATHER: 0, the gather is the need; WHOLE: the start of its needed range); 0 for
+ * NONE. */
+uint32_t tsl_relayout_offset(const tsl_strategy_t *held, const tsl_strategy_t *needed,
+                             const tsl_relayout_move_t *m, uint32_t p, uint32_t mb);
 
 /* "none", "slice", "gather", "whole" */
 const char *tsl_relayout_kind_name(tsl_relayout_kind_t k);

@@ -1,7 +1,7 @@
 /*
  * roofline.h — time of one layer's forward on one device when no measured
  * profile exists: a roofline per GEMM plus the memory-bound elementwise work
- * (issue 10, "GEMM efficiency by shape"; docs/cost-model.md, "Compute").
+ * (docs/cost-model.md, "Compute — a roofline per GEMM").
  *
  *   gemm(m, n, k) × b   max(2·m·n·k·b / F, 2·(m·k + k·n + m·n)·b / W) + L
  *   elementwise bytes   bytes / W + L per kernel

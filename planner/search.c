@@ -348,7 +348,7 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
         return TSL_SEARCH_ERR;
     if (!r->unfused_attn)
         return search_request(m, c, r, hooks, res, err);
-    /* issue 10: the request's attention kind applies to the model searched */
+    /* the request's attention kind (unfused_attn) applies to the model searched */
     tsl_model_t own = {0};
     int rc = TSL_SEARCH_ERR;
     if (tsl_model_copy(&own, m, err) == 0 && tsl_model_set_unfused_attn(&own, true, err) == 0)

@@ -309,7 +309,8 @@ tsl_space_t tsl_space_tessel(const tsl_request_t *r)
     sp.opts.allow_tp = !r->no_tp;
     sp.opts.allow_ckpt = !r->no_ckpt;
     sp.interleave = !r->no_interleave;
-    /* issue-10 choices; selective recomputation only has scores to drop when
+    /* the choices beyond the papers (docs/search-space.md); selective recomputation
+     * only has scores to drop when
      * attention is unfused */
     sp.opts.allow_sp = !r->no_seq_par;
     sp.opts.allow_zero = !r->no_zero;

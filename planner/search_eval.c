@@ -422,7 +422,7 @@ static double stage_p2p_s(const tsl_engine_t *e, uint32_t s, uint32_t P, uint32_
 }
 
 /*
- * The layout change at stage s's boundary (issue 9): the executor sends each rank's
+ * The layout change at stage s's boundary: the executor sends each rank's
  * output of stage s − 1's last layer to the same local position of stage s, which
  * moves it into its first layer's layout by the Slice-Gather rule (relayout.h) —
  * forward on the activation, the reverse move on its gradient before it goes back.

@@ -9,7 +9,7 @@
  *      first (8 | 2·4 | 4·2 | 2·2·2);
  *   3. the dimensions of the levels, lexicographically innermost first with
  *      DP < SDP < TP (dp-sdp, dp-tp, sdp-dp, sdp-tp, tp-dp, tp-sdp);
- *   4. each tree is followed by its issue-10 twins when the options allow them:
+ *   4. each tree is followed by its SP / ZeRO twins when the options allow them:
  *      "+zero1", "+zero2" (trees with DP); with allow_sp a tree with TP comes as
  *      its "+sp" form only (the plain form is dominated: docs/search-space.md);
  *   5. all of those without CKPT in that order, then their CKPT twins in the same

@@ -42,7 +42,7 @@ typedef struct tsl_strategy {
     uint8_t dim[TSL_STRATEGY_MAX_LEVELS];     /* tsl_dim_t, innermost first */
     uint32_t degree[TSL_STRATEGY_MAX_LEVELS]; /* each > 1 */
     bool ckpt;                                /* activation checkpointing */
-    /* issue-10 choices (docs/search-space.md); all false/0 is the papers' strategy */
+    /* choices beyond the papers (docs/search-space.md); all false/0 is the papers' strategy */
     bool sp;        /* sequence parallelism with the TP level (Megatron-LM); needs TP */
     bool selective; /* selective recomputation of the attention core; not with ckpt */
     uint8_t zero;   /* DP level: 0 all-reduce, 1 ZeRO-1 (distributed optimizer),
@@ -55,7 +55,7 @@ typedef struct tsl_strategy_opts {
     bool allow_no_ckpt; /* keep the tree without CKPT (false: CKPT-only) */
     bool takeaway3;     /* drop trees that mix DP and SDP */
     uint32_t max_tp;    /* 0 = no limit */
-    /* issue-10 choices, all false in tsl_strategy_opts_default (the papers' space,
+    /* choices beyond the papers, all false in tsl_strategy_opts_default (the papers' space,
      * whose counts are above); each adds twins of the trees it applies to */
     bool allow_sp;        /* trees with TP come as "+sp" (their plain form dominated) */
     bool allow_zero;      /* + "+zero1" and "+zero2" twins of every tree with DP */
@@ -63,7 +63,7 @@ typedef struct tsl_strategy_opts {
 } tsl_strategy_opts_t;
 
 /* All dimensions, CKPT on and off, Takeaway #3 applied: the papers' space (the
- * issue-10 choices off; the search turns them on from the request). */
+ * choices beyond it off; the search turns them on from the request). */
 tsl_strategy_opts_t tsl_strategy_opts_default(void);
 
 /* Degree of one dimension (1 when unused) and its stride inside the block. */

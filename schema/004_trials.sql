@@ -1,4 +1,4 @@
--- 004_trials.sql — trials as the daemon runs them (issue 9; docs/api.md "Trials").
+-- 004_trials.sql — trials as the daemon runs them (docs/api.md "Trials").
 --
 -- 001 declared placeholder trials/trial_ranks tables that nothing ever wrote;
 -- they are replaced here by the shape the Trials API needs.
@@ -12,7 +12,7 @@
 -- when the trial is made; the measured ones are filled when it is done.
 -- plan_json: the plan object as it was when the trial was made (a top-k
 -- rewrite or a re-plan may move it inside the document later).
--- kind "link" — a link probe (issue 8, "Between nodes"): two workers time
+-- kind "link" — a link probe (docs/api.md "Trials", link probes): two workers time
 -- send/recv and all-reduce between their nodes; it has no plan, so
 -- plan_fingerprint is NULL exactly for link trials.
 -- rendezvous / nccl_id: rank 0's, relayed to the other ranks (ready = 1 once

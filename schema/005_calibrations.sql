@@ -1,5 +1,5 @@
--- 005: corrections fitted from trials, one row per hardware key (issue 9,
--- "Calibration"; daemon/calibration.h). calib_json is the "calibration" object
+-- 005: corrections fitted from trials, one row per hardware key (docs/cost-model.md
+-- "Calibration — from trials"; daemon/calibration.h). calib_json is the "calibration" object
 -- of docs/profile-format.md; n_trials the trials it was fitted from.
 CREATE TABLE calibrations (
     gpu_model    TEXT    NOT NULL,

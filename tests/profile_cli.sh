@@ -1,5 +1,5 @@
 #!/bin/bash
-# Profiles end to end, driven as a user would (issue 8).
+# Profiles end to end, driven as a user would (docs/profile-format.md, docs/worker.md).
 # tessel-worker profile: the sim backend's table and JSON (every figure marked
 # simulated), and bad input that must get one clear line and exit status 2. The cuda
 # backend runs only where a GPU answers (it is timed on a GPU machine by hand,

@@ -392,7 +392,7 @@ static int fixture_value(const char *path, const char *key, double *out)
     return fixture_value_after(path, NULL, key, out);
 }
 
-/* Issue 10: Llama-2-7B's activation bytes per sample and layer against
+/* docs/models.md "Stash variants": Llama-2-7B's activation bytes per sample and layer against
  * Galvatron's measured profile (A100, bf16, s 2048, sequence parallelism on:
  * the "_sp" entries). The profile's figure at TP 1, 514.6 MB = 64.3·s·h, is
  * what an unfused attention without dropout keeps (2·a·s² of softmax output

@@ -448,7 +448,7 @@ static void test_agrees_with_strategy(void)
             uint32_t w = tsl_strategy_data_width(&all[i]);
             tsl_layer_cost_t r;
             tsl_cost_layer(&env, &l, &all[i], &bw, 2 * w, &r);
-            /* TP must divide the 16 heads and the FFN (issue 10): tp3, tp6, tp12 cannot */
+            /* TP must divide the 16 heads and the FFN: tp3, tp6, tp12 cannot */
             uint32_t tp = tsl_strategy_degree(&all[i], TSL_DIM_TP);
             bool fits = l.heads % tp == 0 && l.ffn_hidden % tp == 0;
             CHECK(r.feasible == fits, "G %u strategy %d feasible at 2w iff tp%u fits", g, i, tp);
@@ -463,7 +463,7 @@ static void test_agrees_with_strategy(void)
     tsl_cluster_free(&c);
 }
 
-/* ---- issue 10: SP, selective recompute, ZeRO-1/2, feasibility, vocab padding ---- */
+/* ---- beyond the papers: SP, selective recompute, ZeRO-1/2, feasibility, vocab padding ---- */
 
 /* One GPT layer of Korthikanti et al. Table 2's shape, derived by model.c:
  * s = 2048, h = 4096, a = 32, f = 4h, unfused attention with dropout. */

@@ -1,8 +1,8 @@
 /*
- * test_costmodel.c — the issue-10 cost-model choices end to end through
+ * test_costmodel.c — the cost-model choices beyond the papers end to end through
  * tsl_search: TP feasibility holds in the plan, its alternatives and every
  * baseline; the roofline stops micro-batches of 1; each request switch keeps
- * its choice out of the plan. Calibration (issue 9): an identity calibration
+ * its choice out of the plan. Calibration (calibrate.h): an identity calibration
  * gives the same plan, bit for bit; compute_scale, comm_scale and mem_scale
  * scale what they name, only in their token range; placement keeps them.
  */
@@ -57,7 +57,7 @@ static int run(const tsl_model_t *m, const char *spec, const tsl_request_t *r,
     return rc;
 }
 
-/* gpt2-xl's 25 heads: no TP degree of 2, 4 or 8 divides them (issue 10 repro). */
+/* gpt2-xl's 25 heads: no TP degree of 2, 4 or 8 divides them: no plan may use TP there. */
 static void test_tp_feasibility(tsl_search_result_t *res)
 {
     tsl_arch_spec_t sp = {.arch = TSL_ARCH_GPT,
@@ -89,7 +89,8 @@ static void test_tp_feasibility(tsl_search_result_t *res)
     tsl_model_free(&m);
 }
 
-/* GPT-2 345M, batch 16 on one H100: not 16 micro-batches of 1 (issue 10 repro). */
+/* GPT-2 345M, batch 16 on one H100: not 16 micro-batches of 1 (the roofline prices
+ * the small GEMMs' memory traffic). */
 static void test_micro_batch(tsl_search_result_t *res)
 {
     tsl_model_t m;
@@ -133,7 +134,7 @@ static void test_switches(tsl_search_result_t *res)
     tsl_model_free(&m);
 }
 
-/* ---- calibration (issue 9) ---- */
+/* ---- calibration (calibrate.h) ---- */
 
 static tsl_layer_t enc_layer(uint32_t seq)
 {

@@ -45,7 +45,7 @@ static const known_t knowns[] = {
     {"t5.json", "t5", 60506624, 14, 512},            /* t5-small */
     {"vit.json", "vit", 86567656, 14, 197},          /* vit-base, 1000 classes */
     {"llama.json", "llama", 1100048384, 24, 2048},   /* TinyLlama 1.1B */
-    /* windows above 4096 are planned at 4096 by default (issue 10) */
+    /* windows above 4096 are planned at 4096 by default (docs/models.md, "Sequence length") */
     {"mistral.json", "mistral", 7241732096, 34, 4096},
     {"qwen2.json", "qwen2", 494032768, 26, 4096}, /* Qwen2-0.5B */
     {"qwen2_7b.json", "qwen2_7b", 7615616512, 30, 4096},
@@ -82,8 +82,8 @@ static void test_known(void)
     }
 }
 
-/* Issue 10: NeoX-family block forms, the default sequence and MoE refusal. */
-static void test_issue10(void)
+/* NeoX-family block forms, the default sequence and MoE refusal. */
+static void test_neox_forms(void)
 {
     tsl_model_t m;
     tsl_err_t err = {0};
@@ -362,7 +362,7 @@ int main(void)
     const char *d = getenv("TSL_TESTDATA");
     snprintf(data_dir, sizeof(data_dir), "%s", d ? d : "tests/data");
     test_known();
-    test_issue10();
+    test_neox_forms();
     test_shapes();
     test_parse();
     test_causal();

@@ -554,7 +554,7 @@ static void test_dp_floor(tsl_memopt_ws_t *ws)
     tsl_model_free(&m);
 }
 
-/* A set cancel flag stops every solver at its first check (issue 12): the DP
+/* A set cancel flag stops every solver at its first check: the DP
  * before its first layer, greedy after its all-on sequence, random before its
  * first sample; the error says cancelled, not "no plan fits". */
 static void test_cancel(tsl_memopt_ws_t *ws)

@@ -1,13 +1,14 @@
 /*
- * test_relayout.c — the planner's layout-change rule (planner/relayout.h) is the
- * executor's (worker/exec/exec_layout.c, the runtime it prices): the cases
- * tests/test_exec.c runs, by hand; then every pair of layouts of 4- to 16-device
+ * test_relayout.c — the layout-change rule (planner/relayout.h), which the search
+ * prices and the executor (worker/exec/exec_layout.c) runs: the cases
+ * tests/test_exec.c runs, by hand; then every pair of layouts of 1- to 16-device
  * stages against tsl_exec_stage_layout itself, rank by rank (kind, gather group
- * size, samples gathered); the layout counts the search's pair tables have; bad
- * input; then what the search and eval charge for R: a given plan by hand (inside
- * a stage and at a stage boundary), and a searched plan's stages against R
- * recomputed pair by pair. Links the executor
- * (its layout planning only: no device is touched).
+ * size, samples gathered); the bytes the executor's moves carry against the bytes
+ * the cost model prices, and that every move delivers the rank's samples; the
+ * layout counts the search's pair tables have; bad input; then what the search and
+ * eval charge for R: a given plan by hand (inside a stage and at a stage boundary),
+ * and a searched plan's stages against R recomputed pair by pair. Links the
+ * executor (its layout planning only: no device is touched).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 #include "relayout.h"
 #include "search.h"
 #include "search_tiny.h"
+
+#define REL 1e-9
 
 static tsl_strategy_t parse(const char *s)
 {
@@ -192,6 +195,125 @@ static void exhaustive(void)
     }
 }
 
+/* One rank's side of one direction of a move, from tsl_exec_stage_layout. */
+typedef struct side {
+    tsl_exec_move_t mv;
+    tsl_exec_group_t g;  /* the move's group (GATHER) */
+    uint32_t held, need; /* first sample held, first wanted */
+} side_t;
+
+/* Every rank's side of the move between the two layers of a 2-layer stage plan p;
+ * fwd: the activation (layer 0's samples held, layer 1's wanted), else its gradient. */
+static void sides_of(const tsl_plan_t *p, bool fwd, side_t *out)
+{
+    uint32_t G = p->stages[0].n_devices;
+    for (uint32_t me = 0; me < G; me++) {
+        tsl_exec_layer_t L[2];
+        tsl_exec_group_t *groups = NULL;
+        uint32_t ng = 0, ns = 0;
+        tsl_err_t err = {0};
+        CHECK(tsl_exec_stage_layout(p, 0, me, L, &groups, &ng, &ns, &err) == 0, "%s", err.msg);
+        const tsl_exec_layer_t *h = fwd ? &L[0] : &L[1], *n = fwd ? &L[1] : &L[0];
+        out[me].mv = fwd ? L[1].in_fwd : L[1].in_bwd;
+        out[me].g = out[me].mv.group >= 0 ? groups[out[me].mv.group] : (tsl_exec_group_t){0};
+        out[me].held = h->dw_index * h->b;
+        out[me].need = n->dw_index * n->b;
+        free(groups);
+    }
+}
+
+/* The executor's moves deliver what each rank needs: a slice lies in what it holds;
+ * a gather's members, in key order, hold consecutive pieces whose concatenation
+ * starts `offset` samples before the rank's need and covers it. */
+static void check_delivers(const side_t *x, uint32_t G, const char *what)
+{
+    for (uint32_t me = 0; me < G; me++) {
+        const tsl_exec_move_t *m = &x[me].mv;
+        if (m->kind != TSL_EXEC_MOVE_GATHER) {
+            uint32_t off = m->kind == TSL_EXEC_MOVE_SLICE ? m->offset : 0;
+            CHECK(x[me].held + off == x[me].need && off + m->to_b <= m->from_b,
+                  "%s rank %u: a local move misses its samples", what, me);
+            continue;
+        }
+        uint32_t base = UINT32_MAX, members = 0;
+        for (uint32_t q = 0; q < G; q++)
+            if (x[q].mv.kind == TSL_EXEC_MOVE_GATHER && x[q].g.color == x[me].g.color &&
+                x[q].mv.group == m->group && x[q].g.key == 0)
+                base = x[q].held;
+        for (uint32_t q = 0; q < G; q++) {
+            if (x[q].mv.kind != TSL_EXEC_MOVE_GATHER || x[q].mv.group != m->group ||
+                x[q].g.color != x[me].g.color)
+                continue;
+            members++;
+            CHECK(x[q].held == base + (uint32_t)x[q].g.key * m->from_b,
+                  "%s rank %u: member %u's piece is out of key order", what, me, q);
+        }
+        CHECK(members == x[me].g.size && base + m->offset == x[me].need &&
+                  m->offset + m->to_b <= members * m->from_b,
+              "%s rank %u: the gather (%u members from %u) misses samples [%u, +%u)", what, me,
+              members, base, x[me].need, m->to_b);
+    }
+}
+
+/*
+ * The bytes the executor moves are the bytes the search prices: for a few pairs
+ * on one node of A100s (every link the node's NVLink, bw), one micro-batch of mb,
+ * each rank of a gather receives (size − 1) · held samples of X / mb bytes each,
+ * which must be tsl_cost_transition's time × bw, (1 − 1/k) · X / width; a slice or
+ * nothing moves no byte and is priced 0. And every move delivers the rank's need.
+ */
+static void priced_bytes(void)
+{
+    static const char *pairs[][2] = {
+        {"dp4", "tp4"},         {"tp4", "dp4"},         {"tp2-dp2", "dp4"},
+        {"dp2-tp2", "tp2-dp2"}, {"dp2-tp2", "dp4"},     {"dp4", "sdp4"},
+        {"dp8", "tp2-dp4"},     {"dp2-tp4", "tp2-dp4"}, {"tp2-sdp4", "dp4-tp2"},
+    };
+    tsl_model_t md;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    tsl_layer_t l = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 128, .hidden = 256, .ffn_hidden = 1024, .heads = 4};
+    tsl_model_init(&md, "one-layer");
+    CHECK(tsl_model_add(&md, &l, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c, "8xA100-80G", &err) == 0, "%s", err.msg);
+    double bw = c.nodes[0].intra_bw, per_sample = (double)md.layers[0].bnd_act_bytes;
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        tsl_strategy_t a = parse(pairs[i][0]), b = parse(pairs[i][1]);
+        uint32_t G = tsl_strategy_group_size(&a), scratch[3 * 8];
+        static tsl_plan_t p;
+        static side_t x[8];
+        tsl_cost_env_t env;
+        tsl_relayout_t r;
+        tsl_transition_cost_t t;
+        two_layer_plan(&a, &b, G, &p);
+        CHECK(tsl_cost_env_init(&env, &c, 0, G, &err) == 0 &&
+                  tsl_relayout_plan(&a, &b, &c, 0, scratch, &r, &err) == 0,
+              "%s", err.msg);
+        tsl_cost_transition(&env, &md.layers[0], &r, p.micro_batch, &t);
+        for (int fwd = 1; fwd >= 0; fwd--) {
+            char what[64];
+            snprintf(what, sizeof(what), "%s > %s %s", pairs[i][0], pairs[i][1],
+                     fwd ? "fwd" : "bwd");
+            sides_of(&p, fwd, x);
+            check_delivers(x, G, what);
+            double priced = (fwd ? t.fwd_s : t.bwd_s) * bw;
+            for (uint32_t me = 0; me < G; me++) {
+                const tsl_exec_move_t *m = &x[me].mv;
+                double got = m->kind == TSL_EXEC_MOVE_GATHER
+                                 ? (double)(x[me].g.size - 1) * m->from_b * per_sample
+                                 : 0.0;
+                CHECK_NEAR(got, priced, REL, "%s rank %u: executor moves %.0f B, priced %.0f B",
+                           what, me, got, priced);
+            }
+            printf("%-24s %-6s %8.0f B per rank, as priced\n", what,
+                   tsl_relayout_kind_name(fwd ? r.fwd.kind : r.bwd.kind), priced);
+        }
+    }
+    tsl_model_free(&md);
+    tsl_cluster_free(&c);
+}
+
 /* Λ per stage size: what the search's R tables are per layer class (Λ × Λ). Without
  * DP × SDP mixes a layout is (t, data inner or TP inner), t | G: for 8 devices
  * tp8, data8, and t = 2, 4 each way = 6; 16: 8; 32: 10. */
@@ -275,8 +397,6 @@ static stage_sum_t stage_sum(const tsl_model_t *m, const tsl_cluster_t *c, const
     free(scratch);
     return out;
 }
-
-#define REL 1e-9
 
 /*
  * A given stage of 4 A100s, three equal encoders as DP4 → TP4 → DP4, one
@@ -423,6 +543,7 @@ int main(void)
     exec_stage_a();
     exec_stage_b();
     exhaustive();
+    priced_bytes();
     layout_counts();
     bad_input();
     eval_by_hand();

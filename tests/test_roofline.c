@@ -1,6 +1,6 @@
 /*
  * test_roofline.c — planner/roofline: one GEMM compute- and memory-bound by
- * hand, the FLOP-only fallback, and the two repros of issue 10: micro-batches
+ * hand, the FLOP-only fallback, and the two cases FLOPs alone get wrong: micro-batches
  * of 1 cost more per sample than one micro-batch of 16, and high-resolution
  * layers with a thin hidden size are memory-bound.
  */

@@ -229,7 +229,8 @@ static void test_request_validation(void)
 }
 
 /* GPT-3 175B on 64 A100-40G: the states alone overflow 40 GB in Galvatron's space;
- * H3T's switches and CPU offload make it fit (issue #3, part 4). */
+ * H3T's switches and CPU offload make it fit (search_memopt.c: the search turns to
+ * them when nothing else fits). */
 static void test_memopt_fallback(void)
 {
     tsl_model_t m;
@@ -301,7 +302,7 @@ static void test_sublayer_and_simulator(void)
     tsl_cluster_free(&c);
 }
 
-/* ---- cancellation in every path (issue 12) ---- */
+/* ---- cancellation in every path ---- */
 
 /* Sets the cancel flag from the progress callback (on the searching thread, so
  * the point is deterministic): on the at_call-th report, on the first report at or
@@ -393,7 +394,7 @@ static void test_cancel_paths(void)
           "memopt inside its DP: rc %d, %s", rc, err.msg);
 }
 
-/* ---- the request's switches hold in every path (issue 10) ---- */
+/* ---- the request's switches hold in every path ---- */
 
 static bool uses_dim(const tsl_plan_t *p, tsl_dim_t d)
 {
@@ -463,7 +464,7 @@ static void test_switches_hold(void)
     tsl_cluster_free(&c);
 }
 
-/* ---- search completeness (issue 10) ---- */
+/* ---- search completeness ---- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# cli_trace.sh — the simulated 1F1B timeline through a real tesseld (issue 11):
+# cli_trace.sh — the simulated 1F1B timeline through a real tesseld (docs/tesselctl.md "plan"):
 # `plan --server ... --trace FILE` and `plans export --format trace FP` write a
 # Chrome trace (complete events "X" and "M" metadata, pid/tid per stage track,
 # ts monotonic on each track, every stage's compute track covering [0, end]
 # without gaps, its end the plan's simulated iteration time sim_iter_time_s);
 # the remote trace equals the one `--local --trace` writes for the same
 # request, event for event; an unknown format names trace (exit 2).
-# Beside it (issue 11 too), --galvatron-profile through the same daemon: the
+# Beside it, --galvatron-profile through the same daemon: the
 # imported hardware figures travel as the cluster JSON (the plan's cluster
 # has Galvatron's inter-node bandwidth) and the figure sources say what did
 # not travel (skipped without ../shared/fixtures/galvatron).

@@ -193,7 +193,7 @@ expect_details "global_batch message" 'global_batch.*max_batch=65536'
 rpc plan "${QUICK[@]}" --top-k 99
 expect "top_k above the limit" code INVALID_ARGUMENT
 rpc plan "${QUICK[@]}" --seq-len 512
-expect "seq_len with a preset (issue 10)" code OK
+expect "seq_len with a preset" code OK
 expect "the preset planned at that length" tokens_per_sample 512
 rpc plan --hf-config-text '{"model_type": "gpt2"' --cluster 4xA100-40G
 expect "hf_config_json that is not JSON" code INVALID_ARGUMENT

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# daemon_hardening.sh — tesseld under hostile clients and local mistakes (issue 12):
+# daemon_hardening.sh — tesseld under hostile clients and local mistakes (docs/operations.md
+# "Hostile clients and exhausted resources"):
 #  * unauthenticated calls are refused from their metadata before the message is
 #    read: a 256 MiB gzip bomb and 3 MiB messages leave the peak RSS small, and
 #    tessel_refused_total counts them; compressed requests are refused; 2000

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# daemon_isolation.sh — one client cannot take more than its share (issue 12):
+# daemon_isolation.sh — one client cannot take more than its share (docs/operations.md
+# "Hostile clients and exhausted resources"):
 #  * a raw HTTP/2 client that opens 100 streams before acknowledging the
 #    server's SETTINGS (so gRPC's MAX_CONCURRENT_STREAMS of 16 does not bind
 #    yet) gets at most 32 calls held; the rest are answered RESOURCE_EXHAUSTED

@@ -34,7 +34,7 @@ gb=$(jget "$OUT" global_batch)
 [ "${gb:-0}" -ge 1 ] && [ "${gb:-0}" -le 1024 ] && ok "sweep chose batch $gb <= 1024" ||
     fail "sweep chose batch $gb"
 
-# Bad values that pass no more (issue 12): a NUL byte inside a string, and
+# Bad values that pass no more: a NUL byte inside a string, and
 # hardware figures outside their physical bounds (api/request.h).
 rpc plan --escapes --model 'GPT2-345M\0evil' --cluster 4xA100-40G
 expect "model_preset with a NUL byte" code INVALID_ARGUMENT

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# link_probe.sh — the inter-node link probe end to end (issue 8, "Between nodes
-# the daemon pairs two workers"): tesseld and two `sim` tessel-workers on a
-# private unix socket. Checked:
+# link_probe.sh — the inter-node link probe end to end (DESIGN.md "Profiles": the
+# inter-node bandwidth when the daemon pairs two workers; docs/api.md "Trials"):
+# tesseld and two `sim` tessel-workers on a private unix socket. Checked:
 #   `tesselctl trial probe-link A B --wait` runs a trial of kind "link" that ends
 #   done; `tesselctl profiles` then shows inter-node send/recv and all-reduce
 #   figures (bus and algorithm bandwidth per message size, 1 KiB .. 64 MiB over

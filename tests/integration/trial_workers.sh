@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# trial_workers.sh — trials end to end with real processes (issue 9, "Tests"):
+# trial_workers.sh — trials end to end with real processes (docs/api.md "Trials"):
 # tesseld and two `sim` tessel-workers (one simulated GPU each) on a private unix
 # socket; `tesselctl plan --cluster registered` of a tiny GPT (4 blocks, hidden
 # 64) that runs in seconds on the cpu device ops; Trials.StartTrial; GetTrial

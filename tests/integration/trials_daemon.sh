@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# trials_daemon.sh — the daemon side of trials (issue 9) with fake workers: a
+# trials_daemon.sh — the daemon side of trials (docs/api.md "Trials") with fake workers: a
 # Python process registers two `sim` workers (one GPU each), heartbeats for
 # them, polls Registry.Assignments and answers with Registry.ReportTrial the
 # way tessel-worker does (rank 0 reports ready with its tcp rendezvous, then

@@ -1,6 +1,6 @@
 /*
  * exec.h — the stage executor: runs one rank of a plan for real on synthetic data, so
- * that predicted figures can be held to measured ones (DESIGN.md "Trials", issue 9).
+ * that predicted figures can be held to measured ones (DESIGN.md "Trials").
  *
  * What a rank does. Its stage's layers, built from the plan's shapes (LN, QKV
  * projection, causal attention core, output projection, LN, FFN two GEMMs with GeLU,

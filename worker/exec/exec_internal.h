@@ -162,10 +162,12 @@ int tsl_exec_ph(tsl_exec_t *e, int phase, tsl_err_t *err);
  * (a block timed alone, exec_block.h). */
 int tsl_exec_tp_sum(tsl_exec_t *e, const tsl_exec_xl_t *L, tsl_buf_t *x, tsl_err_t *err);
 
-/* ---- layouts (exec_layout.c: plan → moves and groups; exec_relayout.c: run them) ---- */
+/* ---- layouts (planner/relayout.h: the rule; exec_layout.c: plan → moves and groups;
+ * exec_relayout.c: run them) ---- */
 
-/* Stage s of plan p: checks every layer's layout (DP mixed with SDP, a micro-batch the
- * data width does not divide, a neighbour of another device count), counts the group
+/* Stage s of plan p: checks every layer's layout (DP mixed with SDP, a strategy of
+ * another size than the stage, a micro-batch the data width does not divide, a
+ * neighbour of another device count), counts the group
  * splits the stage makes into *n_splits and, when layers is not NULL, fills the layout
  * fields of layers[0 .. stage's n_layers) for local position `me` and its groups into
  * *groups (malloc'd, *n_groups of them). Every rank calls it for every stage, so that

@@ -5,24 +5,12 @@
  * Slice-Gather step, galvatron-bmw.txt).
  *
  * A layout at local position p of a stage: TP index (p / tp stride) mod t, data index
- * (p / data stride) mod w; the rank holds samples [index·b, (index + 1)·b) of each
- * micro-batch, b = micro_batch / w, replicated over its TP group. Between a layout H
- * (held) and N (needed) — forward H is the earlier layer's, N the later's; backward
- * the other way round — one of, the same for every rank of the stage:
- *   NONE    every rank needs the samples it holds;
- *   SLICE   every rank's needed samples are inside its held ones: a local copy;
- *   GATHER  by need: the ranks that need the same samples and each hold a distinct
- *           piece of them form groups (one holder of each piece per group), whose
- *           all-gather gives exactly the needed samples — when the held pieces tile
- *           the needed range on every rank;
- *           else whole: groups with one holder of each data index of H gather the
- *           whole micro-batch, and each rank copies out its samples (exact for any
- *           two layouts, at the price of moving more than needed).
- * Gradients need no sum across replicas: a sample's activation gradient is computed
- * by exactly one TP group of the later layer (its data index is unique) and, after
- * that layer's TP all-reduce of the input gradient, every member holds it whole and
- * bitwise equal — so any holder's copy is the gradient, and backward moves are plain
- * slices and gathers too.
+ * tsl_relayout_data_index (the data level's digit: the executor runs no DP × SDP mix);
+ * the rank holds samples [index·b, (index + 1)·b) of each micro-batch, b =
+ * micro_batch / w, replicated over its TP group. How an activation moves between two
+ * layouts — none, a slice, a gather by need or of the whole micro-batch, who gathers
+ * with whom in which order, where the wanted samples start — is planner/relayout.h's
+ * rule, the one the search prices; this file turns it into group splits.
  *
  * Groups are made in rounds of group_split, every rank of the world in each round:
  * a stage lists its splits (one colour and key per position; duplicates merged) in
@@ -34,6 +22,7 @@
 #include <string.h>
 
 #include "exec_internal.h"
+#include "relayout.h"
 
 /* A strategy at local position p. */
 typedef struct place {
@@ -49,7 +38,7 @@ static void place_of(const tsl_strategy_t *s, uint32_t p, place_t *o)
     o->ti = (p / ts) % o->t;
     o->tcol = (int32_t)(p - o->ti * ts);
     o->w = tsl_strategy_degree(s, d);
-    o->wi = (p / ds) % o->w;
+    o->wi = tsl_relayout_data_index(s, p);
     o->wcol = (int32_t)(p - o->wi * ds);
 }
 
@@ -57,8 +46,8 @@ static void place_of(const tsl_strategy_t *s, uint32_t p, place_t *o)
 typedef struct splits {
     uint32_t G, n, cap;
     int32_t *color, *key;
-    int32_t *tc, *tk;    /* scratch: one split being built */
-    uint32_t *rep, *one; /* scratch: replica numbers, zeros */
+    int32_t *tc, *tk; /* scratch: one split being built */
+    uint32_t *u;      /* scratch: 4·G for planner/relayout.h */
 } splits_t;
 
 static int split_add(splits_t *S, int32_t *idx, tsl_err_t *err)
@@ -87,97 +76,41 @@ static int split_add(splits_t *S, int32_t *idx, tsl_err_t *err)
     return 0;
 }
 
-/* Held and needed samples of every position: [lo, lo + b). */
-typedef struct span2 {
-    const uint32_t *hlo, *nlo;
-    uint32_t bh, bn, mb;
-} span2_t;
-
-/* Groups of the positions with equal class[] and equal rep[] (the rep-th of their kind
- * within the class): colour = the first member; false when a group does not have k
- * members. O(G²): a stage has at most a few thousand devices. */
-static bool group_by(splits_t *S, const uint32_t *cls, uint32_t k)
+/* One direction of a layer input's move at local position `at`, as the planner's
+ * move m from layout `held` to `need` rules it; a gather adds its split to S. */
+static int plan_move(splits_t *S, const tsl_strategy_t *held, const tsl_strategy_t *need,
+                     const tsl_relayout_move_t *m, uint32_t mb, uint32_t at, tsl_exec_move_t *x,
+                     tsl_err_t *err)
 {
-    for (uint32_t p = 0; p < S->G; p++) {
-        uint32_t size = 0, first = p;
-        for (uint32_t q = 0; q < S->G; q++)
-            if (cls[q] == cls[p] && S->rep[q] == S->rep[p]) {
-                size++;
-                first = q < first ? q : first;
-            }
-        if (size != k)
-            return false;
-        S->tc[p] = (int32_t)first;
-    }
-    return true;
-}
-
-/* Ranks needing the same samples, each holding a piece: one holder of each piece per
- * group (the j-th holder of a piece, by position, goes to group j), keyed by piece.
- * False when the pieces do not tile the needed range on every rank. */
-static bool by_need(splits_t *S, const span2_t *x)
-{
-    uint32_t G = S->G, k = x->bn / x->bh;
-    if (x->bh >= x->bn || x->bn % x->bh)
-        return false;
-    for (uint32_t p = 0; p < G; p++) {
-        if (x->hlo[p] < x->nlo[p] || (x->hlo[p] - x->nlo[p]) % x->bh ||
-            (x->hlo[p] - x->nlo[p]) / x->bh >= k)
-            return false;
-        S->tk[p] = (int32_t)((x->hlo[p] - x->nlo[p]) / x->bh); /* the piece */
-    }
-    for (uint32_t p = 0; p < G; p++) { /* holders of my piece (for my need) before me */
-        S->rep[p] = 0;
-        for (uint32_t q = 0; q < p; q++)
-            S->rep[p] += x->nlo[q] == x->nlo[p] && S->tk[q] == S->tk[p];
-    }
-    return group_by(S, x->nlo, k);
-}
-
-/* One holder of each data index of H per group, keyed by it: the whole micro-batch.
- * Every data index has G / w holders, so the groups always form. */
-static void whole(splits_t *S, const span2_t *x)
-{
-    uint32_t G = S->G;
-    for (uint32_t p = 0; p < G; p++) {
-        S->tk[p] = (int32_t)(x->hlo[p] / x->bh);
-        S->rep[p] = 0;
-        for (uint32_t q = 0; q < p; q++)
-            S->rep[p] += x->hlo[q] == x->hlo[p];
-        S->one[p] = 0;
-    }
-    group_by(S, S->one, x->mb / x->bh);
-}
-
-static int plan_move(splits_t *S, const span2_t *x, uint32_t me, tsl_exec_move_t *m, tsl_err_t *err)
-{
-    bool same = x->bh == x->bn, inside = true;
-    for (uint32_t p = 0; p < S->G; p++) {
-        same = same && x->hlo[p] == x->nlo[p];
-        inside = inside && x->nlo[p] >= x->hlo[p] && x->nlo[p] + x->bn <= x->hlo[p] + x->bh;
-    }
-    uint32_t at = me < S->G ? me : 0;
-    *m = (tsl_exec_move_t){TSL_EXEC_MOVE_NONE, -1, x->bh, x->bn, 0};
-    if (same)
+    *x = (tsl_exec_move_t){TSL_EXEC_MOVE_NONE, -1, mb / tsl_strategy_data_width(held),
+                           mb / tsl_strategy_data_width(need),
+                           tsl_relayout_offset(held, need, m, at, mb)};
+    if (m->kind == TSL_RELAYOUT_NONE)
         return 0;
-    if (inside) {
-        m->kind = TSL_EXEC_MOVE_SLICE;
-        m->offset = x->nlo[at] - x->hlo[at];
+    if (m->kind == TSL_RELAYOUT_SLICE) {
+        x->kind = TSL_EXEC_MOVE_SLICE;
         return 0;
     }
-    m->kind = TSL_EXEC_MOVE_GATHER;
-    if (!by_need(S, x)) {
-        whole(S, x);
-        m->offset = x->nlo[at];
+    x->kind = TSL_EXEC_MOVE_GATHER; /* by need or whole: the offset tells them apart */
+    uint32_t *grp = S->u + 2 * S->G, *key = S->u + 3 * S->G;
+    tsl_relayout_groups(held, need, m, S->u, grp, key);
+    for (uint32_t q = 0; q < S->G; q++) {
+        S->tc[q] = (int32_t)grp[q];
+        S->tk[q] = (int32_t)key[q];
     }
-    return split_add(S, &m->group, err);
+    return split_add(S, &x->group, err);
 }
 
-/* Layout checks of one layer (every rank checks every stage's). */
-static int check_strategy(const tsl_plan_t *p, uint32_t i, tsl_err_t *err)
+/* Layout checks of layer i of a stage of G devices (every rank checks every stage's). */
+static int check_strategy(const tsl_plan_t *p, uint32_t i, uint32_t G, tsl_err_t *err)
 {
     const tsl_strategy_t *L = &p->layer[i];
     uint32_t w = tsl_strategy_data_width(L);
+    if (tsl_strategy_group_size(L) != G)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "layer %u: strategy spans %u devices, its "
+                            "stage %u",
+                            i, tsl_strategy_group_size(L), G);
     if (tsl_strategy_degree(L, TSL_DIM_DP) > 1 && tsl_strategy_degree(L, TSL_DIM_SDP) > 1)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: DP mixed with SDP", i);
     if (p->micro_batch % w)
@@ -207,26 +140,19 @@ static int layer_splits(splits_t *S, const tsl_strategy_t *s, int32_t *tg, int32
     return split_add(S, dg, err);
 }
 
-/* The moves of a layer's input from layout `from` to its own, s. */
+/* The moves of a layer's input from layout `from` to its own, s, at position `at`. */
 static int layer_moves(splits_t *S, const tsl_plan_t *p, const tsl_strategy_t *from,
-                       const tsl_strategy_t *s, uint32_t me, uint32_t *lo, tsl_exec_layer_t *out,
-                       tsl_err_t *err)
+                       const tsl_strategy_t *s, uint32_t at, tsl_exec_layer_t *out, tsl_err_t *err)
 {
-    uint32_t G = S->G, *a = lo, *b = lo + G, bf = p->micro_batch / tsl_strategy_data_width(from),
-             bs = p->micro_batch / tsl_strategy_data_width(s);
-    place_t pl;
-    for (uint32_t q = 0; q < G; q++) {
-        place_of(from, q, &pl);
-        a[q] = pl.wi * bf;
-        place_of(s, q, &pl);
-        b[q] = pl.wi * bs;
-    }
-    span2_t fwd = {a, b, bf, bs, p->micro_batch}, bwd = {b, a, bs, bf, p->micro_batch};
-    return plan_move(S, &fwd, me, &out->in_fwd, err) || plan_move(S, &bwd, me, &out->in_bwd, err);
+    tsl_relayout_t r;
+    if (tsl_relayout_plan(from, s, NULL, 0, S->u, &r, err))
+        return -1;
+    return plan_move(S, from, s, &r.fwd, p->micro_batch, at, &out->in_fwd, err) ||
+           plan_move(S, s, from, &r.bwd, p->micro_batch, at, &out->in_bwd, err);
 }
 
 static int stage_walk(const tsl_plan_t *p, uint32_t s, uint32_t me, tsl_exec_layer_t *layers,
-                      splits_t *S, uint32_t *lo, tsl_err_t *err)
+                      splits_t *S, tsl_err_t *err)
 {
     const tsl_plan_stage_t *st = &p->stages[s];
     const tsl_strategy_t *prev = NULL;
@@ -243,12 +169,12 @@ static int stage_walk(const tsl_plan_t *p, uint32_t s, uint32_t me, tsl_exec_lay
         uint32_t i = st->first_layer + k;
         tsl_exec_layer_t tmp, *out = layers ? &layers[k] : &tmp;
         place_t pl;
-        if (check_strategy(p, i, err))
+        if (check_strategy(p, i, S->G, err))
             return -1;
         if (layer_splits(S, &p->layer[i], &out->tp_group, &out->dw_group, err))
             return -1;
         out->in_fwd = out->in_bwd = (tsl_exec_move_t){TSL_EXEC_MOVE_NONE, -1, 0, 0, 0};
-        if (prev && layer_moves(S, p, prev, &p->layer[i], me, lo, out, err))
+        if (prev && layer_moves(S, p, prev, &p->layer[i], me < S->G ? me : 0, out, err))
             return -1;
         place_of(&p->layer[i], me < S->G ? me : 0, &pl);
         out->tp = pl.t;
@@ -287,18 +213,16 @@ int tsl_exec_stage_layout(const tsl_plan_t *p, uint32_t s, uint32_t me, tsl_exec
 {
     uint32_t G = p->stages[s].n_devices;
     splits_t S = {.G = G};
-    uint32_t *lo = calloc(2 * (size_t)G, sizeof(uint32_t));
     S.tc = calloc(G, sizeof(int32_t));
     S.tk = calloc(G, sizeof(int32_t));
-    S.rep = calloc(G, sizeof(uint32_t));
-    S.one = calloc(G, sizeof(uint32_t));
+    S.u = calloc(4 * (size_t)G, sizeof(uint32_t));
     int rc = -1;
-    if (!G || !lo || !S.tc || !S.tk || !S.rep || !S.one) {
+    if (!G || !S.tc || !S.tk || !S.u) {
         tsl_err_setc(err, G ? TSL_E_NOMEM : TSL_E_INVALID, "stage %u: %s", s,
                      G ? "out of host memory" : "no devices");
         goto out;
     }
-    if (stage_walk(p, s, me, layers, &S, lo, err))
+    if (stage_walk(p, s, me, layers, &S, err))
         goto out;
     *n_splits = S.n;
     if (groups) {
@@ -308,11 +232,9 @@ int tsl_exec_stage_layout(const tsl_plan_t *p, uint32_t s, uint32_t me, tsl_exec
     }
     rc = 0;
 out:
-    free(lo);
     free(S.tc);
     free(S.tk);
-    free(S.rep);
-    free(S.one);
+    free(S.u);
     free(S.color);
     free(S.key);
     return rc;

@@ -1,6 +1,6 @@
 /*
- * exec_relayout.c — runs a move between two layers' layouts (planned by
- * exec_layout.c): a slice is a copy of a range of samples (samples are contiguous
+ * exec_relayout.c — runs a move between two layers' layouts (planner/relayout.h's
+ * rule, turned into groups by exec_layout.c): a slice is a copy of a range of samples (samples are contiguous
  * rows of seq × hidden), a gather an all-gather over the move's group — straight into
  * the destination when the group's pieces are exactly the wanted samples, else into
  * the workspace mv and the wanted range copied out. On the compute stream: the next
