@@ -1,5 +1,5 @@
 #!/bin/sh
-# GPU check of the stage executor (issue 9), for a machine with NVIDIA GPUs, CUDA,
+# GPU check of the stage executor and the profiler (docs/executor.md, "GPU check"), for a machine with NVIDIA GPUs, CUDA,
 # cuBLAS and NCCL under CUDA_HOME (default /usr/local/cuda). Needs no gRPC, SQLite or
 # jansson: builds the planner and worker/exec directly with gcc and nvcc, then
 #   1. the cuda ops against the cpu ops on a small layer stack (forward loss and every
