@@ -359,17 +359,6 @@ static const char *text(const char *s)
     return s ? s : "";
 }
 
-/* A scalar of plan_fields.h as JSON, by its KIND. */
-#define JSON_OF_U32(v)  json_integer((json_int_t)(v))
-#define JSON_OF_U64(v)  json_integer((json_int_t)(v))
-#define JSON_OF_I64(v)  json_integer((json_int_t)(v))
-#define JSON_OF_REAL(v) json_real(v)
-#define JSON_OF_BOOL(v) json_boolean(v)
-#define JSON_OF_STR(v)  json_string(text(v))
-#define PUT(o, src, kind, member, json, when)                                                      \
-    if (TSL_PLAN_WHEN_##when((src)->member, src))                                                  \
-        json_object_set_new(o, json, JSON_OF_##kind((src)->member));
-
 /* ---- a stage ---- */
 
 static void write_stage_runs(json_t *o, const Tessel__V1__Stage *s)
@@ -400,9 +389,9 @@ static json_t *write_stage(const Tessel__V1__Stage *s)
         return NULL;
 #define WRITE_STAGE_(c, kind, proto, json, when) WRITE_STAGE_##kind(proto, json, when)
 #define WRITE_STAGE_CUSTOM(proto, json, when)    write_stage_##proto(o, s);
-#define WRITE_STAGE_U32(proto, json, when)       PUT(o, s, U32, proto, json, when)
-#define WRITE_STAGE_U64(proto, json, when)       PUT(o, s, U64, proto, json, when)
-#define WRITE_STAGE_REAL(proto, json, when)      PUT(o, s, REAL, proto, json, when)
+#define WRITE_STAGE_U32(proto, json, when)       TSL_PLAN_PUT(o, s, U32, proto, json, when)
+#define WRITE_STAGE_U64(proto, json, when)       TSL_PLAN_PUT(o, s, U64, proto, json, when)
+#define WRITE_STAGE_REAL(proto, json, when)      TSL_PLAN_PUT(o, s, REAL, proto, json, when)
     TSL_PLAN_STAGE_FIELDS(WRITE_STAGE_)
 #undef WRITE_STAGE_
     return o;
@@ -463,9 +452,9 @@ json_t *tsl_proto_figures_to_json(const Tessel__V1__PlanFigures *f)
         return NULL;
 #define WRITE_PLAN_(c, kind, proto, json, when) WRITE_PLAN_##kind(proto, json, when)
 #define WRITE_PLAN_CUSTOM(proto, json, when)    write_plan_##proto(o, f);
-#define WRITE_PLAN_U32(proto, json, when)       PUT(o, f, U32, proto, json, when)
-#define WRITE_PLAN_U64(proto, json, when)       PUT(o, f, U64, proto, json, when)
-#define WRITE_PLAN_REAL(proto, json, when)      PUT(o, f, REAL, proto, json, when)
+#define WRITE_PLAN_U32(proto, json, when)       TSL_PLAN_PUT(o, f, U32, proto, json, when)
+#define WRITE_PLAN_U64(proto, json, when)       TSL_PLAN_PUT(o, f, U64, proto, json, when)
+#define WRITE_PLAN_REAL(proto, json, when)      TSL_PLAN_PUT(o, f, REAL, proto, json, when)
     TSL_PLAN_FIELDS(WRITE_PLAN_)
 #undef WRITE_PLAN_
     return o;
@@ -550,30 +539,25 @@ static void write_doc_figures(json_t *o, const Tessel__V1__Plan *p)
         json_object_set_new(o, "figures", tsl_proto_to_json(&p->figures->base));
 }
 
-/* The object a head key goes in, made on first use (so in the list's order). */
-static json_t *doc_obj_new(json_t *doc, const char *obj)
-{
-    if (obj == NULL)
-        return doc;
-    json_t *o = json_object_get(doc, obj);
-    if (o == NULL)
-        json_object_set_new(doc, obj, o = json_object());
-    return o;
-}
-
 json_t *tsl_plan_proto_to_json(const Tessel__V1__Plan *p)
 {
     json_t *doc = json_object();
     if (!doc)
         return NULL;
 #define WRITE_DOC_(c, kind, obj, json, when) WRITE_DOC_##kind(c, obj, json, when)
-#define WRITE_DOC_CUSTOM(c, obj, json, when) write_doc_##c(doc_obj_new(doc, obj), p);
-#define WRITE_DOC_U32(c, obj, json, when)    PUT(doc_obj_new(doc, obj), p, U32, c, json, when)
-#define WRITE_DOC_U64(c, obj, json, when)    PUT(doc_obj_new(doc, obj), p, U64, c, json, when)
-#define WRITE_DOC_I64(c, obj, json, when)    PUT(doc_obj_new(doc, obj), p, I64, c, json, when)
-#define WRITE_DOC_REAL(c, obj, json, when)   PUT(doc_obj_new(doc, obj), p, REAL, c, json, when)
-#define WRITE_DOC_BOOL(c, obj, json, when)   PUT(doc_obj_new(doc, obj), p, BOOL, c, json, when)
-#define WRITE_DOC_STR(c, obj, json, when)    PUT(doc_obj_new(doc, obj), p, STR, c, json, when)
+#define WRITE_DOC_CUSTOM(c, obj, json, when) write_doc_##c(tsl_plan_doc_obj(doc, obj), p);
+#define WRITE_DOC_U32(c, obj, json, when)                                                          \
+    TSL_PLAN_PUT(tsl_plan_doc_obj(doc, obj), p, U32, c, json, when)
+#define WRITE_DOC_U64(c, obj, json, when)                                                          \
+    TSL_PLAN_PUT(tsl_plan_doc_obj(doc, obj), p, U64, c, json, when)
+#define WRITE_DOC_I64(c, obj, json, when)                                                          \
+    TSL_PLAN_PUT(tsl_plan_doc_obj(doc, obj), p, I64, c, json, when)
+#define WRITE_DOC_REAL(c, obj, json, when)                                                         \
+    TSL_PLAN_PUT(tsl_plan_doc_obj(doc, obj), p, REAL, c, json, when)
+#define WRITE_DOC_BOOL(c, obj, json, when)                                                         \
+    TSL_PLAN_PUT(tsl_plan_doc_obj(doc, obj), p, BOOL, c, json, when)
+#define WRITE_DOC_STR(c, obj, json, when)                                                          \
+    TSL_PLAN_PUT(tsl_plan_doc_obj(doc, obj), p, STR, c, json, when)
     TSL_PLAN_DOC_FIELDS(WRITE_DOC_)
 #undef WRITE_DOC_
     return doc;

@@ -1,7 +1,8 @@
 #!/bin/sh
-# GPU check of the stage executor and the profiler (docs/executor.md, "GPU check"), for a machine with NVIDIA GPUs, CUDA,
-# cuBLAS and NCCL under CUDA_HOME (default /usr/local/cuda). Needs no gRPC, SQLite or
-# jansson: builds the planner and worker/exec directly with gcc and nvcc, then
+# GPU check of the stage executor and the profiler (docs/executor.md, "GPU check"),
+# for a machine with NVIDIA GPUs, CUDA, cuBLAS and NCCL under CUDA_HOME (default
+# /usr/local/cuda). Needs no gRPC, SQLite or jansson: builds the planner and
+# worker/exec directly with gcc and nvcc, then
 #   1. the cuda ops against the cpu ops on a small layer stack (forward loss and every
 #      gradient within bf16 tolerance): tests/test_exec_cuda.c;
 #   2. 1-GPU timings of GPT block stacks (with and without checkpointing; with a 50k

@@ -130,21 +130,14 @@ static int send_eval(const tsl_eval_opts_t *eo, tsl_eval_input_t *in, Tessel__V1
 static int registered_cluster_json(const Tessel__V1__PlanRequest *pr, const tsl_client_opts_t *co,
                                    char **json)
 {
-    tsl_rpc_client_t *c;
-    tsl_rpc_status_t st = {0};
     ProtobufCMessage *out = NULL;
-    int rc = tsl_remote_open(co, &c);
-    if (rc != 0)
-        return rc;
-    if (tsl_rpc_unary(c, tsl_rpc_methods[TSL_RPC_ID_GET_REGISTERED_CLUSTER].path,
-                      &pr->registered->base, &tessel__v1__registered_cluster_answer__descriptor,
-                      &out, &st) != 0)
-        rc = tsl_rpc_report(stderr, &st);
-    else if (!(*json = strdup(((Tessel__V1__RegisteredClusterAnswer *)out)->cluster_json)))
+    int rc = tsl_remote_call(co, tsl_rpc_methods[TSL_RPC_ID_GET_REGISTERED_CLUSTER].path,
+                             &pr->registered->base,
+                             &tessel__v1__registered_cluster_answer__descriptor, &out);
+    if (rc == 0 && !(*json = strdup(((Tessel__V1__RegisteredClusterAnswer *)out)->cluster_json)))
         rc = tsl_remote_fail(TSL_EXIT_SERVER, "out of memory");
     if (out)
         protobuf_c_message_free_unpacked(out, NULL);
-    tsl_rpc_client_close(c);
     return rc;
 }
 

@@ -48,31 +48,6 @@ static void add_run(void *ud, uint32_t stage, uint32_t first, uint32_t count,
     json_array_append_new(ctx->stage_runs[stage], run);
 }
 
-/* A scalar of plan_fields.h as JSON, by its KIND. */
-#define JSON_OF_U32(v)  json_integer((json_int_t)(v))
-#define JSON_OF_U64(v)  u64(v)
-#define JSON_OF_I64(v)  json_integer((json_int_t)(v))
-#define JSON_OF_REAL(v) json_real(v)
-#define JSON_OF_BOOL(v) json_boolean(v)
-#define JSON_OF_STR(v)  json_string(v)
-
-/* One line of a list: a scalar is written by the table, a CUSTOM by the function
- * named after it (custom_<c>); WHEN decides whether the key is there. */
-#define PUT_U32(o, src, c, json, when)                                                             \
-    if (TSL_PLAN_WHEN_##when((src)->c, src))                                                       \
-        json_object_set_new(o, json, JSON_OF_U32((src)->c));
-#define PUT_U64(o, src, c, json, when)                                                             \
-    if (TSL_PLAN_WHEN_##when((src)->c, src))                                                       \
-        json_object_set_new(o, json, JSON_OF_U64((src)->c));
-#define PUT_I64(o, src, c, json, when)                                                             \
-    if (TSL_PLAN_WHEN_##when((src)->c, src))                                                       \
-        json_object_set_new(o, json, JSON_OF_I64((src)->c));
-#define PUT_REAL(o, src, c, json, when)                                                            \
-    if (TSL_PLAN_WHEN_##when((src)->c, src))                                                       \
-        json_object_set_new(o, json, JSON_OF_REAL((src)->c));
-#define PUT_BOOL(o, src, c, json, when) json_object_set_new(o, json, JSON_OF_BOOL((src)->c));
-#define PUT_STR(o, src, c, json, when)  json_object_set_new(o, json, JSON_OF_STR((src)->c));
-
 /* ---- a stage ------------------------------------------------------------------ */
 
 typedef struct stage_ctx {
@@ -101,9 +76,9 @@ static json_t *stage_to_json(const stage_ctx_t *x)
     json_t *o = json_object();
 #define STAGE_KEY_(c, kind, proto, json, when) STAGE_##kind(c, json, when)
 #define STAGE_CUSTOM(c, json, when)            stage_custom_##c(o, x);
-#define STAGE_U32(c, json, when)               PUT_U32(o, st, c, json, when)
-#define STAGE_U64(c, json, when)               PUT_U64(o, st, c, json, when)
-#define STAGE_REAL(c, json, when)              PUT_REAL(o, st, c, json, when)
+#define STAGE_U32(c, json, when)               TSL_PLAN_PUT(o, st, U32, c, json, when)
+#define STAGE_U64(c, json, when)               TSL_PLAN_PUT(o, st, U64, c, json, when)
+#define STAGE_REAL(c, json, when)              TSL_PLAN_PUT(o, st, REAL, c, json, when)
     TSL_PLAN_STAGE_FIELDS(STAGE_KEY_)
 #undef STAGE_KEY_
     return o;
@@ -176,9 +151,9 @@ static json_t *plan_to_json(const tsl_plan_t *p, const tsl_sublayer_model_t *sm)
     json_t *o = json_object();
 #define PLAN_KEY_(c, kind, proto, json, when) PLAN_##kind(c, json, when)
 #define PLAN_CUSTOM(c, json, when)            plan_custom_##c(o, &x);
-#define PLAN_U32(c, json, when)               PUT_U32(o, p, c, json, when)
-#define PLAN_U64(c, json, when)               PUT_U64(o, p, c, json, when)
-#define PLAN_REAL(c, json, when)              PUT_REAL(o, p, c, json, when)
+#define PLAN_U32(c, json, when)               TSL_PLAN_PUT(o, p, U32, c, json, when)
+#define PLAN_U64(c, json, when)               TSL_PLAN_PUT(o, p, U64, c, json, when)
+#define PLAN_REAL(c, json, when)              TSL_PLAN_PUT(o, p, REAL, c, json, when)
     TSL_PLAN_FIELDS(PLAN_KEY_)
 #undef PLAN_KEY_
     return o;
@@ -275,9 +250,7 @@ typedef struct doc_ctx {
     const json_t *figures;
 } doc_ctx_t;
 
-/* The object a head key sits in: the document itself, or its "model",
- * "cluster" or "stats" object, made on first use (so in the list's order). */
-static json_t *doc_obj(json_t *doc, const char *obj)
+json_t *tsl_plan_doc_obj(json_t *doc, const char *obj)
 {
     if (obj == NULL)
         return doc;
@@ -362,13 +335,15 @@ json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_mode
         x.sm = &sm;
     json_t *doc = json_object();
 #define DOC_KEY_(c, kind, obj, json, when) DOC_##kind(c, obj, json, when)
-#define DOC_CUSTOM(c, obj, json, when)     doc_custom_##c(doc_obj(doc, obj), &x);
-#define DOC_U32(c, obj, json, when)        PUT_U32(doc_obj(doc, obj), h, c, json, when)
-#define DOC_U64(c, obj, json, when)        PUT_U64(doc_obj(doc, obj), h, c, json, when)
-#define DOC_I64(c, obj, json, when)        PUT_I64(doc_obj(doc, obj), h, c, json, when)
-#define DOC_REAL(c, obj, json, when)       PUT_REAL(doc_obj(doc, obj), h, c, json, when)
-#define DOC_BOOL(c, obj, json, when)       PUT_BOOL(doc_obj(doc, obj), h, c, json, when)
-#define DOC_STR(c, obj, json, when)        PUT_STR(doc_obj(doc, obj), h, c, json, when)
+#define DOC_CUSTOM(c, obj, json, when)     doc_custom_##c(tsl_plan_doc_obj(doc, obj), &x);
+#define DOC_U32(c, obj, json, when)        TSL_PLAN_PUT(tsl_plan_doc_obj(doc, obj), h, U32, c, json, when)
+#define DOC_U64(c, obj, json, when)        TSL_PLAN_PUT(tsl_plan_doc_obj(doc, obj), h, U64, c, json, when)
+#define DOC_I64(c, obj, json, when)        TSL_PLAN_PUT(tsl_plan_doc_obj(doc, obj), h, I64, c, json, when)
+#define DOC_REAL(c, obj, json, when)                                                               \
+    TSL_PLAN_PUT(tsl_plan_doc_obj(doc, obj), h, REAL, c, json, when)
+#define DOC_BOOL(c, obj, json, when)                                                               \
+    TSL_PLAN_PUT(tsl_plan_doc_obj(doc, obj), h, BOOL, c, json, when)
+#define DOC_STR(c, obj, json, when) TSL_PLAN_PUT(tsl_plan_doc_obj(doc, obj), h, STR, c, json, when)
     TSL_PLAN_DOC_FIELDS(DOC_KEY_)
 #undef DOC_KEY_
     if (x.sm)

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "plan.h"
+#include "plan_fields.h"
 #include "search.h"
 
 json_t *tsl_plan_to_json(const tsl_plan_t *p);
@@ -21,6 +22,19 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p);
 json_t *tsl_request_to_json(const tsl_request_t *r);
 /* The inverse: the fields read back by their keys (missing keys read 0). */
 void tsl_request_from_json(const json_t *o, tsl_request_t *r);
+/* A scalar of plan_fields.h as JSON, by its KIND. */
+#define TSL_PLAN_JSON_OF_U32(v)  json_integer((json_int_t)(v))
+#define TSL_PLAN_JSON_OF_U64(v)  json_integer((json_int_t)(v)) /* byte counts fit in 63 bits */
+#define TSL_PLAN_JSON_OF_I64(v)  json_integer((json_int_t)(v))
+#define TSL_PLAN_JSON_OF_REAL(v) json_real(v)
+#define TSL_PLAN_JSON_OF_BOOL(v) json_boolean(v)
+#define TSL_PLAN_JSON_OF_STR(v)  json_string(v)
+/* Writes member c of src under key json in o when its WHEN holds: what every
+ * scalar line of plan_fields.h becomes, on the C structs and on the messages. */
+#define TSL_PLAN_PUT(o, src, kind, c, json, when)                                                  \
+    if (TSL_PLAN_WHEN_##when((src)->c, src))                                                       \
+        json_object_set_new(o, json, TSL_PLAN_JSON_OF_##kind((src)->c));
+
 /* The document's head: the figures around the plans (plan_fields.h,
  * TSL_PLAN_DOC_FIELDS). Member names are tessel.v1.Plan's. */
 typedef struct tsl_plan_head {
@@ -43,6 +57,11 @@ typedef struct tsl_plan_head {
  * are left 0 for the caller. fp: tsl_request_fingerprint's, computed once. */
 void tsl_plan_head_fill(tsl_plan_head_t *h, const tsl_search_result_t *res, const tsl_model_t *m,
                         const tsl_cluster_t *c, const char *fp);
+
+/* The object a key of plan_fields.h's document list sits in: doc itself (obj
+ * NULL), or its "model", "cluster" or "stats" object, made on first use (so the
+ * objects come in the list's order). Borrowed. */
+json_t *tsl_plan_doc_obj(json_t *doc, const char *obj);
 
 /* The whole document (m: for sub-layer labels). figures: the "figures" object (figures_json.h), copied;
  * NULL leaves the key out. */
