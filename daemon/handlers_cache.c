@@ -5,20 +5,24 @@
  *
  * An entry holds the Plan of one stored row (api/plan_proto.h: made from the
  * document in memory when the daemon has just searched it, or from the stored
- * text on a miss), in its own arena, never changed once made. An answer packs a
+ * text on a miss), in its own arena, never changed once made. An answer is a
  * shallow copy of it with its per-answer fields set (cached, stale and
- * created_unix from the row), through protobuf-c like every other message: no
- * byte is encoded by hand. Entries are keyed by fingerprint and the row's
+ * created_unix from the row), alone or as a PlanEvent, packed by protobuf-c like
+ * every other message (no byte is encoded by hand). The answers that repeat — a
+ * GetPlan and a cache hit of Plan, both cached and fresh — are packed once and
+ * kept in the entry, sent as reference-counted slices, so they pack nothing; the
+ * rest (the first answer of a search, a stale plan's GetPlan) are packed per call. Entries are keyed by fingerprint and the row's
  * created_unix and are forgotten when the daemon stores or deletes that
  * fingerprint; the store row's head (tsl_store_plan_head: the summary columns,
  * a prepared statement, no JSON) is still read on every call, so a plan
  * deleted, replaced or marked stale elsewhere is never answered from here.
  *
  * Direct-mapped (the fingerprint is a hash already), bounded by the entries'
- * packed sizes; entries are reference-counted, so an answer in flight keeps its
+ * sizes (the message counted at its packed size, plus the two kept answers); entries are reference-counted, so an answer in flight keeps its
  * message alive after an eviction. Thread-safe: the completion-queue thread and
  * the search threads both use it.
  */
+#include <grpc/slice.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -31,14 +35,20 @@
 #include "status.h"
 
 #define CACHE_SLOTS     1024u
-#define CACHE_MAX_BYTES (16u << 20)
-#define CACHE_MAX_ONE   (1u << 20)
+#define CACHE_MAX_BYTES (48u << 20)
+#define CACHE_MAX_ONE   (3u << 20) /* a plan of 1 MiB packed, with its two answers */
+
+/* The packed answers an entry keeps: cached and fresh, [as_event]. */
+#define KEPT 2
 
 typedef struct entry {
     atomic_int refs;
     tsl_arena_t arena;
     Tessel__V1__Plan *plan; /* from arena; read-only once made */
-    size_t bytes;           /* its packed size, what the cache counts */
+    size_t bytes;           /* what the cache counts: packed size × (1 + KEPT) */
+    pthread_mutex_t lock;   /* guards packed[] and have[] */
+    grpc_slice packed[KEPT];
+    bool have[KEPT];
 } entry_t;
 
 typedef struct slot {
@@ -56,6 +66,10 @@ struct tsl_plan_cache {
 static void entry_unref(entry_t *e)
 {
     if (e && atomic_fetch_sub(&e->refs, 1) == 1) {
+        for (int v = 0; v < KEPT; v++)
+            if (e->have[v])
+                grpc_slice_unref(e->packed[v]);
+        pthread_mutex_destroy(&e->lock);
         tsl_arena_free(&e->arena);
         free(e);
     }
@@ -145,13 +159,16 @@ static entry_t *entry_new(const json_t *doc, const char *text, tsl_err_t *err)
         return NULL;
     }
     atomic_init(&e->refs, 1);
+    pthread_mutex_init(&e->lock, NULL);
     int rc = doc ? tsl_plan_proto_from_doc(doc, &e->arena, &e->plan, err)
                  : tsl_plan_proto_from_json(text, &e->arena, &e->plan, err);
     if (rc != 0) {
         entry_unref(e);
         return NULL;
     }
-    e->bytes = tessel__v1__plan__get_packed_size(e->plan);
+    /* the message in its arena is counted at its packed size (it is larger, but
+     * in proportion), and the answers the entry may keep */
+    e->bytes = tessel__v1__plan__get_packed_size(e->plan) * (1 + KEPT);
     return e;
 }
 
@@ -182,23 +199,48 @@ static entry_t *row_entry(tsl_server_t *srv, tsl_stored_plan_t *row, tsl_err_t *
     return e;
 }
 
-/* The answer: the entry's Plan with this answer's fields, alone (GetPlan) or
- * as the stream's last PlanEvent (Plan). */
-static void reply(tsl_call_t *call, const entry_t *e, const tsl_stored_plan_t *row, bool cached,
-                  bool as_event)
+/* The packed answer: the entry's Plan with this answer's fields, alone (GetPlan)
+ * or as the stream's last PlanEvent (Plan). A new slice reference. */
+static grpc_slice pack_answer(const entry_t *e, bool cached, bool stale, int64_t created,
+                              bool as_event)
 {
     Tessel__V1__Plan p = *e->plan; /* shallow: the entry stays as it is */
     p.cached = cached;
-    p.stale = row->stale;
-    p.created_unix = row->created_unix;
-    if (!as_event) {
-        tsl_call_reply(call, &p.base);
-        return;
-    }
+    p.stale = stale;
+    p.created_unix = created;
     Tessel__V1__PlanEvent ev = TESSEL__V1__PLAN_EVENT__INIT;
     ev.event_case = TESSEL__V1__PLAN_EVENT__EVENT_PLAN;
     ev.plan = &p;
-    tsl_call_reply(call, &ev.base);
+    const ProtobufCMessage *m = as_event ? &ev.base : &p.base;
+    grpc_slice out = grpc_slice_malloc(protobuf_c_message_get_packed_size(m));
+    protobuf_c_message_pack(m, GRPC_SLICE_START_PTR(out));
+    return out;
+}
+
+/* The packed answer (a new slice reference): a cached, fresh one is packed on
+ * first use and kept (the entry's key includes created_unix, so only as_event
+ * tells them apart); any other is packed for this call. */
+static grpc_slice answer_bytes(entry_t *e, const tsl_stored_plan_t *row, bool cached, bool as_event)
+{
+    if (!cached || row->stale)
+        return pack_answer(e, cached, row->stale, row->created_unix, as_event);
+    int v = as_event ? 1 : 0;
+    pthread_mutex_lock(&e->lock);
+    if (!e->have[v]) {
+        e->packed[v] = pack_answer(e, true, false, row->created_unix, as_event);
+        e->have[v] = true;
+    }
+    grpc_slice out = grpc_slice_ref(e->packed[v]);
+    pthread_mutex_unlock(&e->lock);
+    return out;
+}
+
+static void reply(tsl_call_t *call, entry_t *e, const tsl_stored_plan_t *row, bool cached,
+                  bool as_event)
+{
+    grpc_slice s = answer_bytes(e, row, cached, as_event);
+    tsl_call_reply_slices(call, &s, 1);
+    grpc_slice_unref(s);
 }
 
 void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row_in, bool cached,
