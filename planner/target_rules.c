@@ -133,8 +133,41 @@ uint32_t tsl_target_megatron_recompute(const tsl_target_view_t *v)
     return k;
 }
 
+/* RoPE as Megatron-LM d98e8a6 builds it: --rotary-base is an int
+ * (arguments.py); --use-rope-scaling takes the factor alone and fixes
+ * low_freq_factor 1, high_freq_factor 4 and original_max_position_embeddings
+ * 8192 (rotary_pos_embedding.py _apply_scaling). Zero: not given. */
+static int megatron_rope(const tsl_model_t *m, tsl_err_t *err)
+{
+    const tsl_model_rope_t *r = &m->rope;
+    if (r->base > 0.0 && (r->base != (double)(long long)r->base || r->base > 2e9))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: rope_theta %g of %s is not an integer; Megatron-LM's "
+                            "--rotary-base takes an int",
+                            r->base, m->name);
+    if (r->scaling == TSL_ROPE_SCALING_OTHER)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %s scales RoPE by rope_type '%s'; Megatron-LM's "
+                            "--use-rope-scaling applies Llama 3's (rope_type llama3) only",
+                            m->name, r->scaling_type);
+    if (r->scaling == TSL_ROPE_SCALING_LLAMA3 &&
+        ((r->low_freq_factor > 0.0 && r->low_freq_factor != 1.0) ||
+         (r->high_freq_factor > 0.0 && r->high_freq_factor != 4.0) ||
+         (r->original_max_positions && r->original_max_positions != 8192) ||
+         !(r->scaling_factor > 0.0)))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %s's rope_scaling (factor %g, low_freq_factor %g, "
+                            "high_freq_factor %g, original_max_position_embeddings %u) is not "
+                            "what --use-rope-scaling builds (factor given, 1, 4, 8192)",
+                            m->name, r->scaling_factor, r->low_freq_factor, r->high_freq_factor,
+                            r->original_max_positions);
+    return 0;
+}
+
 int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
 {
+    if (megatron_rope(m, err) != 0)
+        return -1;
     const tsl_layer_t *l1 = &m->layers[1];
     uint64_t k1[TSL_LAYER_KEY_LEN], k[TSL_LAYER_KEY_LEN];
     uint32_t n1 = tsl_layer_key(l1, k1);

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "export.h"
+#include "hf_config.h"
 #include "plan_json.h"
 #include "sublayer.h"
 
@@ -163,6 +164,53 @@ static void test_megatron(void)
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "layer 25 (head) is checkpointed");
 }
 
+/* model = the HF config tests/data/hf/NAME (the GPT2-345M one kept in *saved). */
+static void use_hf(const char *name, tsl_model_t *saved)
+{
+    char path[512];
+    tsl_err_t err = {0};
+    snprintf(path, sizeof path, "%s/hf/%s", getenv("TSL_TESTDATA"), name);
+    *saved = model;
+    CHECK(tsl_hf_config_load(path, 0, &model, &err) == 0, "%s: %s", name, err.msg);
+}
+
+static void restore_model(tsl_model_t *saved)
+{
+    tsl_model_free(&model);
+    model = *saved;
+}
+
+/* The launch line builds the model that was planned: RoPE base, norm epsilon,
+ * Qwen2's Q/K/V biases, Llama 3.1's RoPE scaling (Megatron-LM d98e8a6 names). */
+static void test_megatron_model(void)
+{
+    tsl_model_t gpt2;
+    use_hf("qwen2_7b.json", &gpt2);
+    make_plan(&plan, 1, (const uint32_t[]){0, model.n_layers}, 4, "tp2-dp2", 8, 4);
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--rotary-base 1000000\n") && strstr(text, "--norm-epsilon 1e-06\n") &&
+              strstr(text, "--disable-bias-linear\n--add-qkv-bias\n") &&
+              !strstr(text, "rope-scaling"),
+          "qwen2-7b:\n%s", text);
+    free(text);
+    restore_model(&gpt2);
+
+    use_hf("llama3_1_8b.json", &gpt2);
+    make_plan(&plan, 1, (const uint32_t[]){0, model.n_layers}, 4, "tp2-dp2", 8, 4);
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--rotary-base 500000\n") && strstr(text, "--norm-epsilon 1e-05\n") &&
+              strstr(text, "--use-rope-scaling\n--rope-scaling-factor 8\n") &&
+              !strstr(text, "--add-qkv-bias"),
+          "llama3.1-8b:\n%s", text);
+    free(text);
+    model.rope.high_freq_factor = 2.0;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "--use-rope-scaling builds");
+    model.rope.scaling = TSL_ROPE_SCALING_OTHER;
+    snprintf(model.rope.scaling_type, sizeof model.rope.scaling_type, "yarn");
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "rope_type 'yarn'");
+    restore_model(&gpt2);
+}
+
 static void test_deepspeed(void)
 {
     const uint32_t cut[] = {0, 26};
@@ -303,6 +351,7 @@ int main(void)
 {
     CHECK(tsl_model_preset("GPT2-345M", &model, NULL) == 0 && model.n_layers == 26, "GPT2-345M");
     test_megatron();
+    test_megatron_model();
     test_deepspeed();
     test_torchtitan();
     test_galvatron();
