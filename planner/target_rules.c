@@ -259,6 +259,15 @@ static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
                             "torchtitan: %s orders its dimensions otherwise than torchtitan's "
                             "mesh (tp innermost, then dp_shard, then dp_replicate)",
                             tsl_target_strategy_str(&u.s, b));
+    /* parallelize_llama (v0.1.0 .. v0.2.2, models/llama3/infra/parallelize.py)
+     * wraps replicas in DDP only when they are the whole mesh */
+    if (u.dp > 1 && u.sdp == 1 && (u.tp > 1 || v->pp > 1))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: %s replicates the model (DDP) together with %s; "
+                            "torchtitan refuses that (\"DDP has not supported > 1D "
+                            "parallelism\", parallelize.py): shard instead (FSDP/HSDP)",
+                            tsl_target_strategy_str(&u.s, b),
+                            u.tp > 1 ? "tensor parallelism" : "pipeline stages");
     if (u.ckpt_blocks && u.ckpt_blocks != v->n_blocks)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "torchtitan: %u of %u Transformer layers are checkpointed; Tessel "

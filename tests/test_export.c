@@ -156,6 +156,10 @@ static void test_megatron(void)
     set_layers(&plan, 5, 3, "tp4");
     expect_refused(TSL_EXPORT_MEGATRON, &plan,
                    "layer 5 (Transformer layer) runs tp4 but layer 1 runs tp2-dp2");
+    /* a plan no stack runs says how to get one that does */
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "; re-plan with --target megatron to search only what Megatron-LM runs");
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "re-plan with --target torchtitan");
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
     plan.layer[3].ckpt = true;
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "first N layers");
@@ -242,7 +246,27 @@ static void test_torchtitan(void)
     make_plan(&plan, 2, cut, 4, "tp2-sdp2", 4, 8);
     for (uint32_t i = 1; i <= 24; i++)
         plan.layer[i].ckpt = true;
-    expect_lines(TSL_EXPORT_TORCHTITAN, &plan, "gpt2-345m.torchtitan.toml");
+    expect_lines(TSL_EXPORT_TORCHTITAN, &plan, "gpt2-345m.torchtitan.py");
+    expect_lines(TSL_EXPORT_TORCHTITAN_TOML, &plan, "gpt2-345m.torchtitan.toml");
+    char *text = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(text, "# pipeline_parallel_split_points = [\"layers.10\"]\n") != NULL,
+          "v0.1.0's split points as a comment:\n%s", text);
+    free(text);
+    tsl_export_format_t f;
+    CHECK(tsl_export_format_parse("torchtitan-toml", &f, NULL) == 0 &&
+              f == TSL_EXPORT_TORCHTITAN_TOML &&
+              strcmp(tsl_export_content_type(f), "application/toml") == 0 &&
+              strcmp(tsl_export_content_type(TSL_EXPORT_TORCHTITAN), "text/x-python") == 0,
+          "torchtitan-toml is a format of its own");
+    /* one stage, no CKPT: no pipeline keys, AC off */
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "sdp8", 16, 2);
+    text = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(strstr(text, "config.activation_checkpoint = None\n") &&
+              !strstr(text, "module_fqns_per_model_part") &&
+              strstr(text, "num_tokens_per_train_step = 32768\n") &&
+              strstr(text, "raise NotImplementedError"),
+          "one stage:\n%s", text);
+    free(text);
 }
 
 static void test_galvatron(void)
@@ -281,6 +305,8 @@ static const struct refusal {
     {TSL_EXPORT_DEEPSPEED, 11, "dp4", 8, "'uniform' partition"},
     {TSL_EXPORT_TORCHTITAN, 11, "sdp2-tp2", 4, "mesh"},
     {TSL_EXPORT_TORCHTITAN, 25, "tp2-sdp2", 4, "output head alone"},
+    {TSL_EXPORT_TORCHTITAN, 0, "tp2-dp2", 8, "DDP has not supported > 1D parallelism"},
+    {TSL_EXPORT_TORCHTITAN, 13, "dp4", 8, "DDP) together with pipeline stages"},
     {TSL_EXPORT_GALVATRON, 1, "tp2-dp2", 8, "stage 0 holds no Transformer layer"},
 };
 
@@ -309,10 +335,12 @@ static void test_common_refusals(void)
     plan.stages[0].n_layers = 13;
     plan.stages[1].first_layer = 13;
     plan.stages[1].n_layers = 37;
-    char *text = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    set_layers(&plan, 0, plan.n_layers, "tp2-sdp2");
+    char *text = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
     CHECK(strstr(text, "pipeline_parallel_split_points = [\"layers.6\"]") != NULL,
           "a sub-layer plan cut at whole layers exports:\n%s", text);
     free(text);
+    set_layers(&plan, 0, plan.n_layers, "tp2-dp2");
     set_layers(&plan, 20, 1, "tp4");
     expect_refused(TSL_EXPORT_GALVATRON, &plan,
                    "attention block runs tp2-dp2 but its FFN block tp4");
