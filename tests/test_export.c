@@ -281,6 +281,19 @@ static void test_galvatron(void)
         plan.layer[i].ckpt = true;
     expect_json(TSL_EXPORT_GALVATRON, &plan, "gpt2-345m.galvatron.json");
 
+    /* ZeRO-3 embedding and head: Galvatron v2.4.0 reads embed_sdp, 3.0 vocab_sdp */
+    set_layers(&plan, 0, 1, "sdp4");
+    set_layers(&plan, 25, 1, "sdp4");
+    {
+        char *text = export_ok(TSL_EXPORT_GALVATRON, &plan);
+        json_t *o = json_loads(text, 0, NULL);
+        CHECK(json_integer_value(json_object_get(o, "embed_sdp")) == 1 &&
+                  json_integer_value(json_object_get(o, "vocab_sdp")) == 1,
+              "galvatron: both versions' key:\n%s", text);
+        json_decref(o);
+        free(text);
+    }
+    set_layers(&plan, 0, 1, "tp2-dp2");
     set_layers(&plan, 25, 1, "tp4");
     expect_refused(TSL_EXPORT_GALVATRON, &plan, "vocabulary TP degree");
     set_layers(&plan, 25, 1, "tp2-dp2");
