@@ -215,6 +215,56 @@ static void test_megatron_model(void)
     restore_model(&gpt2);
 }
 
+/* DeepSpeedConfig's batch logic (0.19.6 runtime/config.py,
+ * _set_batch_related_parameters and _batch_assertion) on a config's three
+ * keys (-1: absent) for a world size; 0 when DeepSpeed accepts them. */
+static int deepspeed_batch_check(json_int_t train, json_int_t micro, json_int_t gas,
+                                 json_int_t world)
+{
+    if (train < 0 && micro > 0 && gas > 0)
+        train = micro * gas * world;
+    else if (train > 0 && micro > 0 && gas < 0)
+        gas = train / micro / world;
+    else if (train > 0 && gas > 0 && micro < 0)
+        micro = train / world / gas;
+    return train > 0 && micro > 0 && gas > 0 && train == micro * gas * world ? 0 : -1;
+}
+
+static json_int_t key_or_absent(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return v ? json_integer_value(v) : -1;
+}
+
+/* AutoTP: DeepSpeed counts every GPU in world_size without an mpu (its
+ * tutorial passes none), the TP group's size with one; the export passes both. */
+static void test_deepspeed_autotp_batch(void)
+{
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "tp4-dp2", 8, 32);
+    char *text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    json_t *o = json_loads(text, 0, NULL);
+    json_int_t train = key_or_absent(o, "train_batch_size");
+    json_int_t micro = key_or_absent(o, "train_micro_batch_size_per_gpu");
+    json_int_t gas = key_or_absent(o, "gradient_accumulation_steps");
+    CHECK(deepspeed_batch_check(train, micro, gas, 8) == 0 &&
+              deepspeed_batch_check(train, micro, gas, 2) == 0 && micro * gas * 2 == 256,
+          "autotp: DeepSpeed's batch check with and without an mpu (train %lld, micro %lld, "
+          "gas %lld):\n%s",
+          (long long)train, (long long)micro, (long long)gas, text);
+    json_decref(o);
+    free(text);
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "dp8", 8, 4);
+    text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    o = json_loads(text, 0, NULL);
+    CHECK(deepspeed_batch_check(key_or_absent(o, "train_batch_size"),
+                                key_or_absent(o, "train_micro_batch_size_per_gpu"),
+                                key_or_absent(o, "gradient_accumulation_steps"), 8) == 0 &&
+              key_or_absent(o, "train_batch_size") == 32,
+          "dp8: DeepSpeed's batch check:\n%s", text);
+    json_decref(o);
+    free(text);
+}
+
 static void test_deepspeed(void)
 {
     const uint32_t cut[] = {0, 26};
@@ -394,6 +444,7 @@ int main(void)
     test_megatron();
     test_megatron_model();
     test_deepspeed();
+    test_deepspeed_autotp_batch();
     test_torchtitan();
     test_galvatron();
     test_refusals();
