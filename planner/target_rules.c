@@ -296,11 +296,63 @@ static int galvatron_layer(const tsl_target_view_t *v, uint32_t i, tsl_err_t *er
                             "parallelism at once; Galvatron takes one data-parallel type per "
                             "layer",
                             i, tsl_target_layer_kind(v, i), tsl_target_strategy_str(s, b));
-    if (s->sp || s->zero || s->selective)
+    /* +sp is Megatron's sequence parallelism, which Galvatron runs on every TP
+     * layer by default (runtime sequence_parallel: true) */
+    if (s->zero || s->selective)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "galvatron: layer %u (%s) runs %s; Tessel exports Galvatron's "
-                            "ddp/zero3 data parallelism, TP and full CKPT only",
+                            "ddp/zero3 data parallelism, TP (+sp) and full CKPT only",
                             i, tsl_target_layer_kind(v, i), tsl_target_strategy_str(s, b));
+    return 0;
+}
+
+/*
+ * Galvatron's memory rules (Hetu-Galvatron main cea12ff and v2.4.0):
+ *  - dynamic_programming.py: a budget of more than 20 GiB (max_mem // 1024 > 20,
+ *    in MB) keeps int(0.2 · budget) back "for pytorch memory cache";
+ *  - cost_model/components/layer_cost.py: with chunks > 1 and async_grad_reduce
+ *    (the default) a ZeRO-3 layer's model states 4P (P its fp32 parameter bytes
+ *    per TP rank) count 7/8 · (1/d + 0.003) + 1/8 of it in bf16: the
+ *    accumulated bf16 gradients, 2 bytes a parameter, stay unsharded.
+ * Tessel's stage peak plus those gradients must fit what Galvatron allows.
+ */
+static uint64_t galvatron_unsharded_grads(const tsl_target_view_t *v, uint32_t s)
+{
+    double bytes = 0.0;
+    if (v->plan->n_micro <= 1)
+        return 0;
+    for (uint32_t i = v->stage_first[s]; i < v->stage_first[s] + v->stage_count[s]; i++) {
+        const tsl_strategy_t *st = &v->layer[i];
+        double d = tsl_strategy_degree(st, TSL_DIM_SDP);
+        double tp = tsl_strategy_degree(st, TSL_DIM_TP);
+        if (d > 1.0 && 1.0 - 1.0 / d - 0.003 > 0.0)
+            bytes += 2.0 * (double)v->model->layers[i].params / tp * (1.0 - 1.0 / d - 0.003);
+    }
+    return (uint64_t)bytes;
+}
+
+static int galvatron_memory(const tsl_target_view_t *v, tsl_err_t *err)
+{
+    const tsl_plan_t *p = v->plan;
+    uint64_t budget = p->budget_bytes;
+    if (budget == 0)
+        return 0; /* a plan document without its budget: nothing to hold it to */
+    uint64_t mb = budget >> 20, allowed = budget;
+    if (mb / 1024 > 20)
+        allowed = (mb - (uint64_t)(mb * 0.2)) << 20;
+    for (uint32_t s = 0; s < v->pp; s++) {
+        uint64_t grads = galvatron_unsharded_grads(v, s);
+        uint64_t need = p->stages[s].peak_bytes + grads;
+        if (need > allowed)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "galvatron: stage %u needs %.1f GiB (peak %.1f + %.1f of "
+                                "unsharded accumulated ZeRO-3 gradients over %u micro-batches) but "
+                                "Galvatron allows %.1f of the %.1f GiB budget (it keeps 20%% back "
+                                "above 20 GiB)",
+                                s, need / 1073741824.0, p->stages[s].peak_bytes / 1073741824.0,
+                                grads / 1073741824.0, p->n_micro, allowed / 1073741824.0,
+                                budget / 1073741824.0);
+    }
     return 0;
 }
 
@@ -334,7 +386,7 @@ static int check_galvatron(const tsl_target_view_t *v, tsl_err_t *err)
                             "galvatron: the plan interleaves %u model chunks per stage; Tessel "
                             "exports plain 1F1B to galvatron (plan again with --no-interleave)",
                             p->interleave);
-    return 0;
+    return galvatron_memory(v, err);
 }
 
 int tsl_target_check_view(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err)

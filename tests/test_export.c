@@ -351,6 +351,28 @@ static void test_galvatron(void)
     expect_refused(TSL_EXPORT_GALVATRON, &plan, "layer 10");
 }
 
+/* Galvatron runs Megatron sequence parallelism on its TP layers by default, and
+ * holds a plan to its own memory rules: 20% of a budget over 20 GiB kept back,
+ * ZeRO-3 gradients accumulated unsharded over several micro-batches. */
+static void test_galvatron_rules(void)
+{
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "tp2-dp4+sp", 8, 4);
+    free(export_ok(TSL_EXPORT_GALVATRON, &plan));
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "sdp8", 8, 4);
+    plan.budget_bytes = 36ull << 30;
+    /* 36864 MB - int(0.2 * 36864) = 29492 MB: 1 MiB under it */
+    plan.stages[0].peak_bytes = (29492ull - 1) << 20;
+    expect_refused(TSL_EXPORT_GALVATRON, &plan, "unsharded accumulated ZeRO-3 gradients over 4");
+    plan.n_micro = 1;
+    plan.micro_batch = plan.global_batch;
+    free(export_ok(TSL_EXPORT_GALVATRON, &plan));
+    plan.stages[0].peak_bytes = 30ull << 30; /* within 36 GiB, past Galvatron's 80% */
+    expect_refused(TSL_EXPORT_GALVATRON, &plan, "keeps 20% back");
+    plan.budget_bytes = 20ull << 30; /* 20 GiB and less: nothing kept back */
+    plan.stages[0].peak_bytes = 19ull << 30;
+    free(export_ok(TSL_EXPORT_GALVATRON, &plan));
+}
+
 /* Plans one target cannot run, each under one strategy: 2 stages cut at `cut`
  * (1 stage when cut is 0), 4 devices per stage. */
 static const struct refusal {
@@ -447,6 +469,7 @@ int main(void)
     test_deepspeed_autotp_batch();
     test_torchtitan();
     test_galvatron();
+    test_galvatron_rules();
     test_refusals();
     test_common_refusals();
     test_roundtrip();
