@@ -160,11 +160,12 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
               out);
         for (uint32_t s = 1; s < v->pp; s++)
             fprintf(out, "%s\"layers.%u\"", s > 1 ? ", " : "", v->stage_first[s] - 1);
-        fputs("]\nmodule_fqns_per_model_part = [\n", out);
+        /* one line: line-oriented TOML readers (Tessel's own eval import) take it */
+        fputs("]\nmodule_fqns_per_model_part = [", out);
         for (uint32_t s = 0; s < v->pp; s++) {
-            fputs("  [", out);
+            fputs(s ? ", [" : "[", out);
             stage_fqns(v, s, "output", out);
-            fputs("],\n", out);
+            fputs("]", out);
         }
         fprintf(out,
                 "]\npipeline_parallel_schedule = \"1F1B\"\n"
