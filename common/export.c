@@ -17,9 +17,31 @@ static const struct {
 } formats[TSL_EXPORT_COUNT] = {
     [TSL_EXPORT_MEGATRON] = {"megatron", "text/plain", tsl_export_megatron},
     [TSL_EXPORT_DEEPSPEED] = {"deepspeed", "application/json", tsl_export_deepspeed},
-    [TSL_EXPORT_TORCHTITAN] = {"torchtitan", "application/toml", tsl_export_torchtitan},
+    [TSL_EXPORT_TORCHTITAN] = {"torchtitan", "text/x-python", tsl_export_torchtitan},
     [TSL_EXPORT_GALVATRON] = {"galvatron", "application/json", tsl_export_galvatron},
 };
+
+/* Formats past the stacks' own (export.h): another form for a stack's older
+ * releases, checked against that stack's space. */
+static const struct {
+    tsl_export_format_t f;
+    const char *name, *content_type;
+    uint32_t target;
+    export_fn fn;
+} variants[] = {
+    {TSL_EXPORT_TORCHTITAN_TOML, "torchtitan-toml", "application/toml", TSL_TARGET_TORCHTITAN,
+     tsl_export_torchtitan_toml},
+};
+
+#define N_VARIANTS (sizeof variants / sizeof variants[0])
+
+static int variant_of(tsl_export_format_t f)
+{
+    for (size_t i = 0; i < N_VARIANTS; i++)
+        if (variants[i].f == f)
+            return (int)i;
+    return -1;
+}
 
 int tsl_export_format_parse(const char *name, tsl_export_format_t *out, tsl_err_t *err)
 {
@@ -29,20 +51,50 @@ int tsl_export_format_parse(const char *name, tsl_export_format_t *out, tsl_err_
             return 0;
         }
     }
+    for (size_t i = 0; i < N_VARIANTS; i++) {
+        if (strcasecmp(name, variants[i].name) == 0) {
+            *out = variants[i].f;
+            return 0;
+        }
+    }
     return tsl_err_set(err,
                        "format: '%.40s' is not one of json, megatron, deepspeed, "
-                       "torchtitan, galvatron",
+                       "torchtitan, torchtitan-toml, galvatron",
                        name);
 }
 
 const char *tsl_export_format_name(tsl_export_format_t f)
 {
-    return f < TSL_EXPORT_COUNT ? formats[f].name : "?";
+    int k = variant_of(f);
+    return f < TSL_EXPORT_COUNT ? formats[f].name : k >= 0 ? variants[k].name : "?";
 }
 
 const char *tsl_export_content_type(tsl_export_format_t f)
 {
-    return f < TSL_EXPORT_COUNT ? formats[f].content_type : "application/octet-stream";
+    int k = variant_of(f);
+    return f < TSL_EXPORT_COUNT ? formats[f].content_type
+           : k >= 0             ? variants[k].content_type
+                                : "application/octet-stream";
+}
+
+/* The plan is in the target's space (the same predicate `plan --target`
+ * searches under); where it is not, the message says how to get one that is. */
+static int check_target(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m, tsl_export_view_t *v,
+                        tsl_err_t *err)
+{
+    if (tsl_target_check(t, p, m, v, err) == 0)
+        return 0;
+    if (err && tsl_err_code(err) == TSL_E_UNSUPPORTED) {
+        static const char *const stack[TSL_TARGET_COUNT] = {[TSL_TARGET_MEGATRON] = "Megatron-LM",
+                                                            [TSL_TARGET_DEEPSPEED] = "DeepSpeed",
+                                                            [TSL_TARGET_TORCHTITAN] = "torchtitan",
+                                                            [TSL_TARGET_GALVATRON] = "Galvatron"};
+        size_t n = strlen(err->msg);
+        snprintf(err->msg + n, sizeof err->msg - n,
+                 "; re-plan with --target %s to search only what %s runs", tsl_target_name(t),
+                 stack[t]);
+    }
+    return -1;
 }
 
 int tsl_export(tsl_export_format_t f, const tsl_plan_t *p, const tsl_model_t *m, char **text,
@@ -50,8 +102,11 @@ int tsl_export(tsl_export_format_t f, const tsl_plan_t *p, const tsl_model_t *m,
 {
     *text = NULL;
     *len = 0;
-    if (f >= TSL_EXPORT_COUNT)
+    int k = variant_of(f);
+    if (f >= TSL_EXPORT_COUNT && k < 0)
         return tsl_err_set(err, "format: %d is not an export format", (int)f);
+    uint32_t target = k >= 0 ? variants[k].target : (uint32_t)f + 1;
+    export_fn fn = k >= 0 ? variants[k].fn : formats[f].fn;
     tsl_export_view_t *v = malloc(sizeof(*v));
     char *buf = NULL;
     size_t n = 0;
@@ -61,7 +116,7 @@ int tsl_export(tsl_export_format_t f, const tsl_plan_t *p, const tsl_model_t *m,
         tsl_err_setc(err, TSL_E_NOMEM, "export: out of memory");
         goto out;
     }
-    if (tsl_target_check(f + 1, p, m, v, err) != 0 || formats[f].fn(v, out, err) != 0)
+    if (check_target(target, p, m, v, err) != 0 || fn(v, out, err) != 0)
         goto out;
     if (fclose(out) != 0) {
         out = NULL;

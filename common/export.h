@@ -4,7 +4,11 @@
  *
  *   megatron    Megatron-LM launch arguments, one per line (text/plain)
  *   deepspeed   a DeepSpeed config JSON (application/json)
- *   torchtitan  a torchtitan job TOML (application/toml)
+ *   torchtitan  a torchtitan configuration in Python, a function returning
+ *               Trainer.Config, as torchtitan main reads it since its TOML
+ *               reader went (text/x-python)
+ *   torchtitan-toml  the job TOML torchtitan v0.1.0 .. v0.2.2 read
+ *               (application/toml)
  *   galvatron   a Galvatron strategy JSON, as its galvatron_config_*.json files
  *
  * A plan the target cannot express is refused, never exported approximately: the
@@ -44,13 +48,15 @@ typedef enum tsl_export_format {
     TSL_EXPORT_COUNT,
     /* not a training stack: the simulated timeline of a stored plan
      * (tsl_export_stored only; trace_json.h), application/json */
-    TSL_EXPORT_TRACE = TSL_EXPORT_COUNT + 1
+    TSL_EXPORT_TRACE = TSL_EXPORT_COUNT + 1,
+    /* torchtitan's job TOML for the releases that read one (target torchtitan) */
+    TSL_EXPORT_TORCHTITAN_TOML = TSL_EXPORT_COUNT + 2
 } tsl_export_format_t;
 
 /* "megatron", ... (case-insensitive). Fails naming the known formats. */
 int tsl_export_format_parse(const char *name, tsl_export_format_t *out, tsl_err_t *err);
 const char *tsl_export_format_name(tsl_export_format_t f);
-/* "text/plain", "application/json", "application/toml". */
+/* "text/plain", "application/json", "text/x-python", "application/toml". */
 const char *tsl_export_content_type(tsl_export_format_t f);
 
 /*
@@ -92,6 +98,7 @@ typedef tsl_target_uniform_t tsl_export_uniform_t;
 int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
 int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
 int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
+int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
 int tsl_export_galvatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err);
 
 #endif

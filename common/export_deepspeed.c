@@ -19,7 +19,14 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         return -1;
     const tsl_plan_t *p = v->plan;
     json_t *o = json_object();
-    json_object_set_new(o, "train_batch_size", json_integer(p->global_batch));
+    /* DeepSpeedConfig (0.19.6 runtime/config.py) checks train_batch_size ==
+     * micro × gradient_accumulation_steps × world_size, where world_size is
+     * every GPU unless an mpu is passed; AutoTP's tutorial passes none, and its
+     * TP ranks share one batch. Left out, DeepSpeed derives train_batch_size
+     * from the other two for any world size, so an AutoTP plan gives only
+     * those: the samples per step stay micro × steps × data-parallel ranks. */
+    if (u.tp == 1)
+        json_object_set_new(o, "train_batch_size", json_integer(p->global_batch));
     json_object_set_new(o, "train_micro_batch_size_per_gpu", json_integer(u.micro_per_rank));
     json_object_set_new(o, "gradient_accumulation_steps", json_integer(p->n_micro));
     json_object_set_new(o, "bf16", json_pack("{s:b}", "enabled", 1));

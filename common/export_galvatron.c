@@ -7,7 +7,8 @@
  * degree (tp_sizes_enc), whether the TP ranks are consecutive GPUs
  * (tp_consecutive_flags), data parallelism replicated or ZeRO-3 (dp_types_enc
  * 0 = default_dp_type "ddp", 1 = zero3) and CKPT (checkpoint); the embedding and
- * head share one vocabulary TP degree (vtp) and embed_sdp; stages hold whole
+ * head share one vocabulary TP degree (vtp) and ZeRO-3 flag (embed_sdp in
+ * v2.4.0, vocab_sdp in 3.0: both written); stages hold whole
  * layers (pp_division counts Transformer layers per stage) of equal device
  * counts; chunks is the number of micro-batches, pipedream_flush is 1F1B. The
  * rules are planner/target_rules.c's (tsl_export checks them first).
@@ -66,7 +67,10 @@ static json_t *strategy_doc(const tsl_export_view_t *v, uint32_t *f)
     json_object_set_new(o, "default_dp_type", json_string("ddp"));
     json_object_set_new(o, "vtp", json_integer(vtp));
     json_object_set_new(o, "vsp", json_integer(0));
+    /* the embedding and head's ZeRO-3 flag: v2.4.0 reads embed_sdp, 3.0 (main
+     * since 1a86294) vocab_sdp; each ignores the other's key */
     json_object_set_new(o, "embed_sdp", json_integer(esdp));
+    json_object_set_new(o, "vocab_sdp", json_integer(esdp));
     return o;
 }
 

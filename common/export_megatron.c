@@ -16,6 +16,19 @@
 
 #include "export.h"
 
+/* What builds the same model but no cost reads (tsl_target_megatron_shapes
+ * refuses what Megatron-LM cannot take): --rotary-base (an int in Megatron-LM,
+ * default 10000), --norm-epsilon (default 1e-5), Llama 3's RoPE scaling. */
+static void write_rope(const tsl_model_t *m, FILE *out)
+{
+    if (m->layers[0].positions == 0 && m->rope.base > 0.0)
+        fprintf(out, "--rotary-base %.0f\n", m->rope.base);
+    if (m->norm_eps > 0.0)
+        fprintf(out, "--norm-epsilon %g\n", m->norm_eps);
+    if (m->rope.scaling == TSL_ROPE_SCALING_LLAMA3)
+        fprintf(out, "--use-rope-scaling\n--rope-scaling-factor %g\n", m->rope.scaling_factor);
+}
+
 static void write_model(const tsl_export_view_t *v, FILE *out)
 {
     const tsl_layer_t *e = &v->model->layers[0], *l = &v->model->layers[1];
@@ -37,6 +50,9 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
         fputs("--normalization RMSNorm\n", out);
     if (l->no_bias)
         fputs("--disable-bias-linear\n", out);
+    if (v->model->qkv_bias)
+        fputs("--add-qkv-bias\n", out);
+    write_rope(v->model, out);
     if (!h->tied_head && h->params)
         fputs("--untie-embeddings-and-output-weights\n", out);
     fputs("--bf16\n", out);

@@ -1,14 +1,100 @@
 /*
- * export_torchtitan.c — a plan as a torchtitan job TOML ([training],
- * [parallelism], [activation_checkpoint]; torchtitan's config_manager names).
+ * export_torchtitan.c — a plan as torchtitan takes it, in two forms
+ * (docs/exports.md says which release reads which):
  *
- * torchtitan's space (planner/target_rules.c; tsl_export checks it first): one strategy for the whole model on its device mesh
- * [pp, dp_replicate, dp_shard, tp] (tp innermost, on consecutive GPUs, then the
- * FSDP shard group, then the replicas); pipeline stages cut before a Transformer
- * block ("layers.N"), with the embedding in the first stage and the norm and
- * output in the last; activation checkpointing of every block or none.
+ *   torchtitan       a Python module whose function tessel_plan() returns a
+ *                    Trainer.Config: torchtitan main reads no TOML since
+ *                    9810191bb (2026-02-23) and counts batches in tokens since
+ *                    73aed7f6c (2026-08-20): training.max_context_length,
+ *                    num_tokens_per_microbatch_per_dp_rank,
+ *                    num_tokens_per_train_step, parallelism.num_pp_microbatches
+ *                    (torchtitan/config/configs.py). Run it with
+ *                    --module MODULE --config tessel_plan.
+ *   torchtitan-toml  the job TOML of v0.2.0 .. v0.2.2 ([training] local_batch_size,
+ *                    global_batch_size, seq_len; pipeline_parallel_microbatch_size),
+ *                    stages as module_fqns_per_model_part; v0.1.0's
+ *                    pipeline_parallel_split_points (removed 6e06a49cd, 2025-10-13)
+ *                    as a comment.
+ *
+ * torchtitan's space (planner/target_rules.c; tsl_export checks it first): one
+ * strategy for the whole model on its device mesh [pp, dp_replicate, dp_shard,
+ * tp] (tp innermost), replicas with TP or stages only when also sharded;
+ * stages of whole blocks, the embedding in the first and the norm and output
+ * in the last; activation checkpointing of every block or none.
  */
+#include <string.h>
+
 #include "export.h"
+
+/* Samples per rank per step: with stages the rank's batch is cut into the
+ * micro-batches, otherwise they are gradient-accumulation steps. */
+static uint32_t local_batch(const tsl_export_view_t *v, const tsl_export_uniform_t *u)
+{
+    return v->pp > 1 ? u->micro_per_rank * v->plan->n_micro : u->micro_per_rank;
+}
+
+/* One stage's modules: "tok_embeddings", "layers.N", "norm", head. */
+static void stage_fqns(const tsl_export_view_t *v, uint32_t s, const char *head, FILE *out)
+{
+    uint32_t first = v->stage_first[s], end = first + v->stage_count[s];
+    for (uint32_t i = first; i < end; i++) {
+        const char *sep = i > first ? ", " : "";
+        if (i == 0)
+            fprintf(out, "%s\"tok_embeddings\"", sep);
+        else if (i <= v->n_blocks)
+            fprintf(out, "%s\"layers.%u\"", sep, i - 1);
+        else
+            fprintf(out, "%s\"norm\", \"%s\"", sep, head);
+    }
+}
+
+static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, const char *form,
+                   FILE *out)
+{
+    const tsl_plan_t *p = v->plan;
+    fprintf(out,
+            "# torchtitan %s for %s, plan \"%s\" from Tessel (docs/exports.md)\n"
+            "# %u GPUs; predicted %.4f s/iteration, %.2f samples/s\n",
+            form, v->model->name, p->label, u->stage_devices * v->pp, p->iter_time_s,
+            p->samples_per_s);
+}
+
+/* The Llama 3 configurations torchtitan ships, by Tessel's model name. */
+static const char *base_config(const tsl_model_t *m)
+{
+    static const struct {
+        const char *size, *fn;
+    } known[] = {{"405b", "llama3_405b"}, {"70b", "llama3_70b"}, {"8b", "llama3_8b"}};
+    char low[TSL_NAME_MAX];
+    size_t n = 0;
+    for (; m->name[n] && n + 1 < sizeof low; n++)
+        low[n] = (char)(m->name[n] >= 'A' && m->name[n] <= 'Z' ? m->name[n] + 32 : m->name[n]);
+    low[n] = '\0';
+    if (strstr(low, "llama") == NULL || strstr(low, "3") == NULL)
+        return NULL;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strstr(low, known[i].size))
+            return known[i].fn;
+    return NULL;
+}
+
+static void py_imports(const tsl_export_view_t *v, const tsl_export_uniform_t *u, FILE *out)
+{
+    const char *base = base_config(v->model);
+    if (base)
+        fprintf(out, "from torchtitan.models.llama3.config_registry import %s as base_config\n",
+                base);
+    if (u->ckpt_blocks)
+        fputs("from torchtitan.distributed.activation_checkpoint import FullAC\n", out);
+    fputs("from torchtitan.trainer import Trainer\n\n", out);
+    if (base == NULL)
+        fprintf(out,
+                "\ndef base_config() -> Trainer.Config:\n"
+                "    # EDIT: return the torchtitan configuration of %s (model, optimizer,\n"
+                "    # data); this plan changes only its batch and parallelism\n"
+                "    raise NotImplementedError(\"tessel: base_config() names no model\")\n\n",
+                v->model->name);
+}
 
 int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
 {
@@ -16,25 +102,71 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     if (tsl_target_uniform(v, &u, err) != 0)
         return -1;
     const tsl_plan_t *p = v->plan;
-    /* Pipelined: the rank's batch is cut into micro-batches; otherwise the
-     * micro-batches are gradient-accumulation steps (global > local × dp). */
-    uint32_t local = v->pp > 1 ? u.micro_per_rank * p->n_micro : u.micro_per_rank;
+    uint32_t seq = v->model->layers[1].seq_len;
+    header(v, &u, "configuration (torchtitan main since 73aed7f6c, 2026-08-20)", out);
+    fputs("# run: --module <this module> --config tessel_plan\n", out);
+    py_imports(v, &u, out);
     fprintf(out,
-            "# torchtitan job config for %s, plan \"%s\" from Tessel (docs/exports.md)\n"
-            "# %u GPUs; predicted %.4f s/iteration, %.2f samples/s\n"
-            "# add [model], [optimizer] and the rest of your job as usual\n\n",
-            v->model->name, p->label, u.stage_devices * v->pp, p->iter_time_s, p->samples_per_s);
+            "\ndef tessel_plan() -> Trainer.Config:\n    config = base_config()\n"
+            "    config.training.max_context_length = %u\n"
+            "    # %u samples per data-parallel rank per micro-batch, %u in all\n"
+            "    config.training.num_tokens_per_microbatch_per_dp_rank = %llu\n"
+            "    config.training.num_tokens_per_train_step = %llu\n",
+            seq, u.micro_per_rank, p->global_batch, (unsigned long long)u.micro_per_rank * seq,
+            (unsigned long long)p->global_batch * seq);
+    fprintf(out,
+            "    par = config.parallelism\n    par.data_parallel_replicate_degree = %u\n"
+            "    par.data_parallel_shard_degree = %u\n    par.tensor_parallel_degree = %u\n"
+            "    par.enable_sequence_parallel = True\n    par.context_parallel_degree = 1\n"
+            "    par.pipeline_parallel_degree = %u\n",
+            u.dp, u.sdp, u.tp, v->pp);
+    if (v->pp > 1) {
+        fprintf(out,
+                "    par.pipeline_parallel_schedule = \"1F1B\"\n"
+                "    par.num_pp_microbatches = %u\n    par.module_fqns_per_model_part = [\n",
+                p->n_micro);
+        for (uint32_t s = 0; s < v->pp; s++) {
+            fputs("        [", out);
+            stage_fqns(v, s, "lm_head", out);
+            fputs("],\n", out);
+        }
+        fputs("    ]\n", out);
+    }
+    fputs(u.ckpt_blocks ? "    config.activation_checkpoint = FullAC.Config()\n"
+                        : "    config.activation_checkpoint = None\n",
+          out);
+    fputs("    return config\n", out);
+    return 0;
+}
+
+int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
+{
+    tsl_export_uniform_t u;
+    if (tsl_target_uniform(v, &u, err) != 0)
+        return -1;
+    const tsl_plan_t *p = v->plan;
+    header(v, &u, "job TOML (v0.2.0 .. v0.2.2; v0.1.0: see the split points below)", out);
+    fputs("# add [model], [optimizer] and the rest of your job as usual\n\n", out);
     fprintf(out, "[training]\nlocal_batch_size = %u\nglobal_batch_size = %u\nseq_len = %u\n\n",
-            local, p->global_batch, v->model->layers[1].seq_len);
+            local_batch(v, &u), p->global_batch, v->model->layers[1].seq_len);
     fprintf(out,
             "[parallelism]\ndata_parallel_replicate_degree = %u\n"
             "data_parallel_shard_degree = %u\ntensor_parallel_degree = %u\n"
             "pipeline_parallel_degree = %u\n",
             u.dp, u.sdp, u.tp, v->pp);
     if (v->pp > 1) {
-        fputs("pipeline_parallel_split_points = [", out);
+        fputs("# v0.1.0 reads no module_fqns_per_model_part; there write instead\n"
+              "# pipeline_parallel_split_points = [",
+              out);
         for (uint32_t s = 1; s < v->pp; s++)
             fprintf(out, "%s\"layers.%u\"", s > 1 ? ", " : "", v->stage_first[s] - 1);
+        /* one line: line-oriented TOML readers (Tessel's own eval import) take it */
+        fputs("]\nmodule_fqns_per_model_part = [", out);
+        for (uint32_t s = 0; s < v->pp; s++) {
+            fputs(s ? ", [" : "[", out);
+            stage_fqns(v, s, "output", out);
+            fputs("]", out);
+        }
         fprintf(out,
                 "]\npipeline_parallel_schedule = \"1F1B\"\n"
                 "pipeline_parallel_microbatch_size = %u\n",

@@ -149,6 +149,55 @@ static const char *opt_str(reader_t *r, const char *key, const char *dflt)
     return json_string_value(v);
 }
 
+/* A positive real from obj[key]; 0 when absent or null. */
+static double opt_pos_real(reader_t *r, const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (v == NULL || json_is_null(v))
+        return 0.0;
+    if (!json_is_number(v) || !(json_number_value(v) > 0.0)) {
+        note_bad(r, "%s: expected a positive number, got %s", key, type_name(v));
+        return 0.0;
+    }
+    return json_number_value(v);
+}
+
+/* RoPE and the norm epsilon (model.h tsl_model_rope_t): no cost reads them, but
+ * an export must build the same model (Megatron-LM's --rotary-base defaults to
+ * 10000 where Llama 3.x has 500000). rope_scaling: rope_type (or the older
+ * "type"), factor, low/high_freq_factor, original_max_position_embeddings. */
+static void read_rope(reader_t *r, tsl_model_rope_t *rope, double *eps)
+{
+    rope->base = opt_pos_real(r, r->root, "rope_theta");
+    *eps = opt_pos_real(r, r->root, "rms_norm_eps");
+    if (*eps == 0.0)
+        *eps = opt_pos_real(r, r->root, "layer_norm_eps");
+    if (*eps == 0.0)
+        *eps = opt_pos_real(r, r->root, "layer_norm_epsilon");
+    const json_t *sc = json_object_get(r->root, "rope_scaling");
+    if (sc == NULL || json_is_null(sc))
+        return;
+    if (!json_is_object(sc)) {
+        note_bad(r, "rope_scaling: expected an object or null, got %s", type_name(sc));
+        return;
+    }
+    const json_t *t = json_object_get(sc, "rope_type");
+    if (!json_is_string(t))
+        t = json_object_get(sc, "type");
+    const char *type = json_is_string(t) ? json_string_value(t) : "default";
+    if (strcmp(type, "default") == 0)
+        return;
+    snprintf(rope->scaling_type, sizeof rope->scaling_type, "%s", type);
+    rope->scaling = strcmp(type, "llama3") == 0 ? TSL_ROPE_SCALING_LLAMA3 : TSL_ROPE_SCALING_OTHER;
+    rope->scaling_factor = opt_pos_real(r, sc, "factor");
+    rope->low_freq_factor = opt_pos_real(r, sc, "low_freq_factor");
+    rope->high_freq_factor = opt_pos_real(r, sc, "high_freq_factor");
+    const json_t *o = json_object_get(sc, "original_max_position_embeddings");
+    if (o != NULL && !json_is_null(o))
+        rope->original_max_positions =
+            as_u32(r, "rope_scaling.original_max_position_embeddings", o);
+}
+
 /* ---- per-architecture readers ---- */
 
 /* What a reader leaves for the common checks: the keys to name in messages. */
@@ -538,6 +587,9 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
     else
         read_llama(&r, &sp, &k, t);
     read_causal(&r, &sp);
+    tsl_model_rope_t rope = {0};
+    double eps = 0.0;
+    read_rope(&r, &rope, &eps);
     uint32_t window = sp.seq_len;
     if (seq == 0 && (sp.arch == TSL_ARCH_LLAMA || sp.arch == TSL_ARCH_NEOX) &&
         sp.seq_len > DEFAULT_SEQ_CAP)
@@ -549,6 +601,8 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
     if (tsl_model_build(&sp, (name && *name) ? name : dflt, out, err) != 0)
         return -1;
     out->max_context = window > out->tokens_per_sample ? window : 0;
+    out->rope = rope;
+    out->norm_eps = eps;
     return 0;
 }
 

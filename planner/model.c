@@ -338,6 +338,9 @@ void tsl_model_free(tsl_model_t *m)
     m->n_layers = 0;
     m->tokens_per_sample = 0;
     m->max_context = 0;
+    memset(&m->rope, 0, sizeof(m->rope));
+    m->norm_eps = 0.0;
+    m->qkv_bias = false;
 }
 
 int tsl_model_add_n(tsl_model_t *m, const tsl_layer_t *l, uint32_t count, tsl_err_t *err)

@@ -166,6 +166,23 @@ typedef struct tsl_layer {
     double core_fwd_flops;    /* per sample: QKᵀ and AV, what selective recompute repeats */
 } tsl_layer_t;
 
+/* What a stack needs to build the model that was planned but the costs never
+ * read: RoPE and the norm epsilon (HuggingFace rope_theta, rope_scaling,
+ * rms_norm_eps). Zero means "not given": the stack's default applies. */
+#define TSL_ROPE_SCALING_NONE   0u
+#define TSL_ROPE_SCALING_LLAMA3 1u /* rope_type "llama3" (Llama 3.1/3.2) */
+#define TSL_ROPE_SCALING_OTHER  2u /* linear, dynamic, yarn, ...: no export writes it */
+
+typedef struct tsl_model_rope {
+    double base;                     /* rope_theta (Llama 3.x 500000, Qwen2.5 1e6) */
+    uint8_t scaling;                 /* TSL_ROPE_SCALING_* */
+    char scaling_type[16];           /* rope_type as given, for messages */
+    double scaling_factor;           /* rope_scaling "factor" */
+    double low_freq_factor;          /* rope_scaling low_freq_factor (Llama 3: 1) */
+    double high_freq_factor;         /* rope_scaling high_freq_factor (Llama 3: 4) */
+    uint32_t original_max_positions; /* rope_scaling original_max_position_embeddings */
+} tsl_model_rope_t;
+
 typedef struct tsl_model {
     char name[TSL_NAME_MAX];
     uint32_t n_layers;
@@ -173,6 +190,10 @@ typedef struct tsl_model {
     uint32_t tokens_per_sample; /* for tokens/s: the longest input sequence */
     uint32_t max_context;       /* the longer window the source allows when the model was
                               built at a shorter default sequence (hf_config.h); 0 = none */
+    tsl_model_rope_t rope;      /* RoPE as the source gives it (zeros: not given) */
+    double norm_eps;            /* rms_norm_eps / layer_norm_eps; 0: not given */
+    bool qkv_bias;              /* Q/K/V carry biases though the other linears have none (Qwen2;
+                      counted in the layers' extra_params) */
 } tsl_model_t;
 
 /*

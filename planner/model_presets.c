@@ -245,6 +245,7 @@ static int build_llama(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err
     tsl_layer_t e = token_embedding(sp);
     e.positions = 0; /* RoPE */
     tsl_layer_t hd = lm_head(sp, sp->seq_len, sp->hidden);
+    m->qkv_bias = sp->qkv_bias;
     if (tsl_model_add(m, &e, err) != 0 || add_stack(m, block_of(sp), sp->layers, 0, no_tail, err))
         return -1;
     return tsl_model_add(m, &hd, err);

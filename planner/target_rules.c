@@ -133,8 +133,41 @@ uint32_t tsl_target_megatron_recompute(const tsl_target_view_t *v)
     return k;
 }
 
+/* RoPE as Megatron-LM d98e8a6 builds it: --rotary-base is an int
+ * (arguments.py); --use-rope-scaling takes the factor alone and fixes
+ * low_freq_factor 1, high_freq_factor 4 and original_max_position_embeddings
+ * 8192 (rotary_pos_embedding.py _apply_scaling). Zero: not given. */
+static int megatron_rope(const tsl_model_t *m, tsl_err_t *err)
+{
+    const tsl_model_rope_t *r = &m->rope;
+    if (r->base > 0.0 && (r->base != (double)(long long)r->base || r->base > 2e9))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: rope_theta %g of %s is not an integer; Megatron-LM's "
+                            "--rotary-base takes an int",
+                            r->base, m->name);
+    if (r->scaling == TSL_ROPE_SCALING_OTHER)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %s scales RoPE by rope_type '%s'; Megatron-LM's "
+                            "--use-rope-scaling applies Llama 3's (rope_type llama3) only",
+                            m->name, r->scaling_type);
+    if (r->scaling == TSL_ROPE_SCALING_LLAMA3 &&
+        ((r->low_freq_factor > 0.0 && r->low_freq_factor != 1.0) ||
+         (r->high_freq_factor > 0.0 && r->high_freq_factor != 4.0) ||
+         (r->original_max_positions && r->original_max_positions != 8192) ||
+         !(r->scaling_factor > 0.0)))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: %s's rope_scaling (factor %g, low_freq_factor %g, "
+                            "high_freq_factor %g, original_max_position_embeddings %u) is not "
+                            "what --use-rope-scaling builds (factor given, 1, 4, 8192)",
+                            m->name, r->scaling_factor, r->low_freq_factor, r->high_freq_factor,
+                            r->original_max_positions);
+    return 0;
+}
+
 int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
 {
+    if (megatron_rope(m, err) != 0)
+        return -1;
     const tsl_layer_t *l1 = &m->layers[1];
     uint64_t k1[TSL_LAYER_KEY_LEN], k[TSL_LAYER_KEY_LEN];
     uint32_t n1 = tsl_layer_key(l1, k1);
@@ -226,6 +259,15 @@ static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
                             "torchtitan: %s orders its dimensions otherwise than torchtitan's "
                             "mesh (tp innermost, then dp_shard, then dp_replicate)",
                             tsl_target_strategy_str(&u.s, b));
+    /* parallelize_llama (v0.1.0 .. v0.2.2, models/llama3/infra/parallelize.py)
+     * wraps replicas in DDP only when they are the whole mesh */
+    if (u.dp > 1 && u.sdp == 1 && (u.tp > 1 || v->pp > 1))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: %s replicates the model (DDP) together with %s; "
+                            "torchtitan refuses that (\"DDP has not supported > 1D "
+                            "parallelism\", parallelize.py): shard instead (FSDP/HSDP)",
+                            tsl_target_strategy_str(&u.s, b),
+                            u.tp > 1 ? "tensor parallelism" : "pipeline stages");
     if (u.ckpt_blocks && u.ckpt_blocks != v->n_blocks)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "torchtitan: %u of %u Transformer layers are checkpointed; Tessel "
@@ -254,11 +296,63 @@ static int galvatron_layer(const tsl_target_view_t *v, uint32_t i, tsl_err_t *er
                             "parallelism at once; Galvatron takes one data-parallel type per "
                             "layer",
                             i, tsl_target_layer_kind(v, i), tsl_target_strategy_str(s, b));
-    if (s->sp || s->zero || s->selective)
+    /* +sp is Megatron's sequence parallelism, which Galvatron runs on every TP
+     * layer by default (runtime sequence_parallel: true) */
+    if (s->zero || s->selective)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "galvatron: layer %u (%s) runs %s; Tessel exports Galvatron's "
-                            "ddp/zero3 data parallelism, TP and full CKPT only",
+                            "ddp/zero3 data parallelism, TP (+sp) and full CKPT only",
                             i, tsl_target_layer_kind(v, i), tsl_target_strategy_str(s, b));
+    return 0;
+}
+
+/*
+ * Galvatron's memory rules (Hetu-Galvatron main cea12ff and v2.4.0):
+ *  - dynamic_programming.py: a budget of more than 20 GiB (max_mem // 1024 > 20,
+ *    in MB) keeps int(0.2 · budget) back "for pytorch memory cache";
+ *  - cost_model/components/layer_cost.py: with chunks > 1 and async_grad_reduce
+ *    (the default) a ZeRO-3 layer's model states 4P (P its fp32 parameter bytes
+ *    per TP rank) count 7/8 · (1/d + 0.003) + 1/8 of it in bf16: the
+ *    accumulated bf16 gradients, 2 bytes a parameter, stay unsharded.
+ * Tessel's stage peak plus those gradients must fit what Galvatron allows.
+ */
+static uint64_t galvatron_unsharded_grads(const tsl_target_view_t *v, uint32_t s)
+{
+    double bytes = 0.0;
+    if (v->plan->n_micro <= 1)
+        return 0;
+    for (uint32_t i = v->stage_first[s]; i < v->stage_first[s] + v->stage_count[s]; i++) {
+        const tsl_strategy_t *st = &v->layer[i];
+        double d = tsl_strategy_degree(st, TSL_DIM_SDP);
+        double tp = tsl_strategy_degree(st, TSL_DIM_TP);
+        if (d > 1.0 && 1.0 - 1.0 / d - 0.003 > 0.0)
+            bytes += 2.0 * (double)v->model->layers[i].params / tp * (1.0 - 1.0 / d - 0.003);
+    }
+    return (uint64_t)bytes;
+}
+
+static int galvatron_memory(const tsl_target_view_t *v, tsl_err_t *err)
+{
+    const tsl_plan_t *p = v->plan;
+    uint64_t budget = p->budget_bytes;
+    if (budget == 0)
+        return 0; /* a plan document without its budget: nothing to hold it to */
+    uint64_t mb = budget >> 20, allowed = budget;
+    if (mb / 1024 > 20)
+        allowed = (mb - (uint64_t)(mb * 0.2)) << 20;
+    for (uint32_t s = 0; s < v->pp; s++) {
+        uint64_t grads = galvatron_unsharded_grads(v, s);
+        uint64_t need = p->stages[s].peak_bytes + grads;
+        if (need > allowed)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "galvatron: stage %u needs %.1f GiB (peak %.1f + %.1f of "
+                                "unsharded accumulated ZeRO-3 gradients over %u micro-batches) but "
+                                "Galvatron allows %.1f of the %.1f GiB budget (it keeps 20%% back "
+                                "above 20 GiB)",
+                                s, need / 1073741824.0, p->stages[s].peak_bytes / 1073741824.0,
+                                grads / 1073741824.0, p->n_micro, allowed / 1073741824.0,
+                                budget / 1073741824.0);
+    }
     return 0;
 }
 
@@ -292,7 +386,7 @@ static int check_galvatron(const tsl_target_view_t *v, tsl_err_t *err)
                             "galvatron: the plan interleaves %u model chunks per stage; Tessel "
                             "exports plain 1F1B to galvatron (plan again with --no-interleave)",
                             p->interleave);
-    return 0;
+    return galvatron_memory(v, err);
 }
 
 int tsl_target_check_view(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err)

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "export.h"
+#include "hf_config.h"
 #include "plan_json.h"
 #include "sublayer.h"
 
@@ -155,12 +156,113 @@ static void test_megatron(void)
     set_layers(&plan, 5, 3, "tp4");
     expect_refused(TSL_EXPORT_MEGATRON, &plan,
                    "layer 5 (Transformer layer) runs tp4 but layer 1 runs tp2-dp2");
+    /* a plan no stack runs says how to get one that does */
+    expect_refused(TSL_EXPORT_MEGATRON, &plan,
+                   "; re-plan with --target megatron to search only what Megatron-LM runs");
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "re-plan with --target torchtitan");
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
     plan.layer[3].ckpt = true;
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "first N layers");
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
     plan.layer[25].ckpt = true;
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "layer 25 (head) is checkpointed");
+}
+
+/* model = the HF config tests/data/hf/NAME (the GPT2-345M one kept in *saved). */
+static void use_hf(const char *name, tsl_model_t *saved)
+{
+    char path[512];
+    tsl_err_t err = {0};
+    snprintf(path, sizeof path, "%s/hf/%s", getenv("TSL_TESTDATA"), name);
+    *saved = model;
+    CHECK(tsl_hf_config_load(path, 0, &model, &err) == 0, "%s: %s", name, err.msg);
+}
+
+static void restore_model(tsl_model_t *saved)
+{
+    tsl_model_free(&model);
+    model = *saved;
+}
+
+/* The launch line builds the model that was planned: RoPE base, norm epsilon,
+ * Qwen2's Q/K/V biases, Llama 3.1's RoPE scaling (Megatron-LM d98e8a6 names). */
+static void test_megatron_model(void)
+{
+    tsl_model_t gpt2;
+    use_hf("qwen2_7b.json", &gpt2);
+    make_plan(&plan, 1, (const uint32_t[]){0, model.n_layers}, 4, "tp2-dp2", 8, 4);
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--rotary-base 1000000\n") && strstr(text, "--norm-epsilon 1e-06\n") &&
+              strstr(text, "--disable-bias-linear\n--add-qkv-bias\n") &&
+              !strstr(text, "rope-scaling"),
+          "qwen2-7b:\n%s", text);
+    free(text);
+    restore_model(&gpt2);
+
+    use_hf("llama3_1_8b.json", &gpt2);
+    make_plan(&plan, 1, (const uint32_t[]){0, model.n_layers}, 4, "tp2-dp2", 8, 4);
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--rotary-base 500000\n") && strstr(text, "--norm-epsilon 1e-05\n") &&
+              strstr(text, "--use-rope-scaling\n--rope-scaling-factor 8\n") &&
+              !strstr(text, "--add-qkv-bias"),
+          "llama3.1-8b:\n%s", text);
+    free(text);
+    model.rope.high_freq_factor = 2.0;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "--use-rope-scaling builds");
+    model.rope.scaling = TSL_ROPE_SCALING_OTHER;
+    snprintf(model.rope.scaling_type, sizeof model.rope.scaling_type, "yarn");
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "rope_type 'yarn'");
+    restore_model(&gpt2);
+}
+
+/* DeepSpeedConfig's batch logic (0.19.6 runtime/config.py,
+ * _set_batch_related_parameters and _batch_assertion) on a config's three
+ * keys (-1: absent) for a world size; 0 when DeepSpeed accepts them. */
+static int deepspeed_batch_check(json_int_t train, json_int_t micro, json_int_t gas,
+                                 json_int_t world)
+{
+    if (train < 0 && micro > 0 && gas > 0)
+        train = micro * gas * world;
+    else if (train > 0 && micro > 0 && gas < 0)
+        gas = train / micro / world;
+    else if (train > 0 && gas > 0 && micro < 0)
+        micro = train / world / gas;
+    return train > 0 && micro > 0 && gas > 0 && train == micro * gas * world ? 0 : -1;
+}
+
+static json_int_t key_or_absent(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return v ? json_integer_value(v) : -1;
+}
+
+/* AutoTP: DeepSpeed counts every GPU in world_size without an mpu (its
+ * tutorial passes none), the TP group's size with one; the export passes both. */
+static void test_deepspeed_autotp_batch(void)
+{
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "tp4-dp2", 8, 32);
+    char *text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    json_t *o = json_loads(text, 0, NULL);
+    json_int_t train = key_or_absent(o, "train_batch_size");
+    json_int_t micro = key_or_absent(o, "train_micro_batch_size_per_gpu");
+    json_int_t gas = key_or_absent(o, "gradient_accumulation_steps");
+    CHECK(deepspeed_batch_check(train, micro, gas, 8) == 0 &&
+              deepspeed_batch_check(train, micro, gas, 2) == 0 && micro * gas * 2 == 256,
+          "autotp: DeepSpeed's batch check with and without an mpu (train %lld, micro %lld, "
+          "gas %lld):\n%s",
+          (long long)train, (long long)micro, (long long)gas, text);
+    json_decref(o);
+    free(text);
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "dp8", 8, 4);
+    text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+    o = json_loads(text, 0, NULL);
+    CHECK(deepspeed_batch_check(key_or_absent(o, "train_batch_size"),
+                                key_or_absent(o, "train_micro_batch_size_per_gpu"),
+                                key_or_absent(o, "gradient_accumulation_steps"), 8) == 0 &&
+              key_or_absent(o, "train_batch_size") == 32,
+          "dp8: DeepSpeed's batch check:\n%s", text);
+    json_decref(o);
+    free(text);
 }
 
 static void test_deepspeed(void)
@@ -194,7 +296,27 @@ static void test_torchtitan(void)
     make_plan(&plan, 2, cut, 4, "tp2-sdp2", 4, 8);
     for (uint32_t i = 1; i <= 24; i++)
         plan.layer[i].ckpt = true;
-    expect_lines(TSL_EXPORT_TORCHTITAN, &plan, "gpt2-345m.torchtitan.toml");
+    expect_lines(TSL_EXPORT_TORCHTITAN, &plan, "gpt2-345m.torchtitan.py");
+    expect_lines(TSL_EXPORT_TORCHTITAN_TOML, &plan, "gpt2-345m.torchtitan.toml");
+    char *text = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(text, "# pipeline_parallel_split_points = [\"layers.10\"]\n") != NULL,
+          "v0.1.0's split points as a comment:\n%s", text);
+    free(text);
+    tsl_export_format_t f;
+    CHECK(tsl_export_format_parse("torchtitan-toml", &f, NULL) == 0 &&
+              f == TSL_EXPORT_TORCHTITAN_TOML &&
+              strcmp(tsl_export_content_type(f), "application/toml") == 0 &&
+              strcmp(tsl_export_content_type(TSL_EXPORT_TORCHTITAN), "text/x-python") == 0,
+          "torchtitan-toml is a format of its own");
+    /* one stage, no CKPT: no pipeline keys, AC off */
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "sdp8", 16, 2);
+    text = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(strstr(text, "config.activation_checkpoint = None\n") &&
+              !strstr(text, "module_fqns_per_model_part") &&
+              strstr(text, "num_tokens_per_train_step = 32768\n") &&
+              strstr(text, "raise NotImplementedError"),
+          "one stage:\n%s", text);
+    free(text);
 }
 
 static void test_galvatron(void)
@@ -209,11 +331,46 @@ static void test_galvatron(void)
         plan.layer[i].ckpt = true;
     expect_json(TSL_EXPORT_GALVATRON, &plan, "gpt2-345m.galvatron.json");
 
+    /* ZeRO-3 embedding and head: Galvatron v2.4.0 reads embed_sdp, 3.0 vocab_sdp */
+    set_layers(&plan, 0, 1, "sdp4");
+    set_layers(&plan, 25, 1, "sdp4");
+    {
+        char *text = export_ok(TSL_EXPORT_GALVATRON, &plan);
+        json_t *o = json_loads(text, 0, NULL);
+        CHECK(json_integer_value(json_object_get(o, "embed_sdp")) == 1 &&
+                  json_integer_value(json_object_get(o, "vocab_sdp")) == 1,
+              "galvatron: both versions' key:\n%s", text);
+        json_decref(o);
+        free(text);
+    }
+    set_layers(&plan, 0, 1, "tp2-dp2");
     set_layers(&plan, 25, 1, "tp4");
     expect_refused(TSL_EXPORT_GALVATRON, &plan, "vocabulary TP degree");
     set_layers(&plan, 25, 1, "tp2-dp2");
     set_layers(&plan, 10, 1, "sdp2-dp2");
     expect_refused(TSL_EXPORT_GALVATRON, &plan, "layer 10");
+}
+
+/* Galvatron runs Megatron sequence parallelism on its TP layers by default, and
+ * holds a plan to its own memory rules: 20% of a budget over 20 GiB kept back,
+ * ZeRO-3 gradients accumulated unsharded over several micro-batches. */
+static void test_galvatron_rules(void)
+{
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "tp2-dp4+sp", 8, 4);
+    free(export_ok(TSL_EXPORT_GALVATRON, &plan));
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "sdp8", 8, 4);
+    plan.budget_bytes = 36ull << 30;
+    /* 36864 MB - int(0.2 * 36864) = 29492 MB: 1 MiB under it */
+    plan.stages[0].peak_bytes = (29492ull - 1) << 20;
+    expect_refused(TSL_EXPORT_GALVATRON, &plan, "unsharded accumulated ZeRO-3 gradients over 4");
+    plan.n_micro = 1;
+    plan.micro_batch = plan.global_batch;
+    free(export_ok(TSL_EXPORT_GALVATRON, &plan));
+    plan.stages[0].peak_bytes = 30ull << 30; /* within 36 GiB, past Galvatron's 80% */
+    expect_refused(TSL_EXPORT_GALVATRON, &plan, "keeps 20% back");
+    plan.budget_bytes = 20ull << 30; /* 20 GiB and less: nothing kept back */
+    plan.stages[0].peak_bytes = 19ull << 30;
+    free(export_ok(TSL_EXPORT_GALVATRON, &plan));
 }
 
 /* Plans one target cannot run, each under one strategy: 2 stages cut at `cut`
@@ -233,6 +390,8 @@ static const struct refusal {
     {TSL_EXPORT_DEEPSPEED, 11, "dp4", 8, "'uniform' partition"},
     {TSL_EXPORT_TORCHTITAN, 11, "sdp2-tp2", 4, "mesh"},
     {TSL_EXPORT_TORCHTITAN, 25, "tp2-sdp2", 4, "output head alone"},
+    {TSL_EXPORT_TORCHTITAN, 0, "tp2-dp2", 8, "DDP has not supported > 1D parallelism"},
+    {TSL_EXPORT_TORCHTITAN, 13, "dp4", 8, "DDP) together with pipeline stages"},
     {TSL_EXPORT_GALVATRON, 1, "tp2-dp2", 8, "stage 0 holds no Transformer layer"},
 };
 
@@ -261,10 +420,12 @@ static void test_common_refusals(void)
     plan.stages[0].n_layers = 13;
     plan.stages[1].first_layer = 13;
     plan.stages[1].n_layers = 37;
-    char *text = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    set_layers(&plan, 0, plan.n_layers, "tp2-sdp2");
+    char *text = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
     CHECK(strstr(text, "pipeline_parallel_split_points = [\"layers.6\"]") != NULL,
           "a sub-layer plan cut at whole layers exports:\n%s", text);
     free(text);
+    set_layers(&plan, 0, plan.n_layers, "tp2-dp2");
     set_layers(&plan, 20, 1, "tp4");
     expect_refused(TSL_EXPORT_GALVATRON, &plan,
                    "attention block runs tp2-dp2 but its FFN block tp4");
@@ -303,9 +464,12 @@ int main(void)
 {
     CHECK(tsl_model_preset("GPT2-345M", &model, NULL) == 0 && model.n_layers == 26, "GPT2-345M");
     test_megatron();
+    test_megatron_model();
     test_deepspeed();
+    test_deepspeed_autotp_batch();
     test_torchtitan();
     test_galvatron();
+    test_galvatron_rules();
     test_refusals();
     test_common_refusals();
     test_roundtrip();

@@ -357,6 +357,37 @@ static void test_config_json_name(void)
     rmdir(dir);
 }
 
+/* RoPE and the norm epsilon travel with the model for the exports (model.h). */
+static void test_rope(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {0};
+    CHECK(tsl_hf_config_load(path_of("llama3_8b.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.rope.base == 500000.0 && m.norm_eps == 1e-5 && m.rope.scaling == 0 && !m.qkv_bias,
+          "llama3-8b: rope_theta %g, rms_norm_eps %g, scaling %u", m.rope.base, m.norm_eps,
+          m.rope.scaling);
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("qwen2_7b.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.rope.base == 1e6 && m.norm_eps == 1e-6 && m.qkv_bias,
+          "qwen2-7b: rope_theta %g, rms_norm_eps %g, qkv_bias %d", m.rope.base, m.norm_eps,
+          m.qkv_bias);
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("llama3_1_8b.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.rope.scaling == TSL_ROPE_SCALING_LLAMA3 && m.rope.scaling_factor == 8.0 &&
+              m.rope.low_freq_factor == 1.0 && m.rope.high_freq_factor == 4.0 &&
+              m.rope.original_max_positions == 8192,
+          "llama3.1-8b: rope_scaling llama3 x%g (%g, %g, %u)", m.rope.scaling_factor,
+          m.rope.low_freq_factor, m.rope.high_freq_factor, m.rope.original_max_positions);
+    tsl_model_free(&m);
+    const char *bad = "{\"model_type\": \"llama\", \"hidden_size\": 64, \"intermediate_size\": "
+                      "128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                      "\"vocab_size\": 100, \"max_position_embeddings\": 128, "
+                      "\"rope_theta\": \"big\"}";
+    CHECK(tsl_hf_config_parse(bad, "x", 0, &m, &err) == -1 && strstr(err.msg, "rope_theta"),
+          "a rope_theta that is not a number is named: %s", err.msg);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
     const char *d = getenv("TSL_TESTDATA");
@@ -368,5 +399,6 @@ int main(void)
     test_causal();
     test_errors();
     test_config_json_name();
+    test_rope();
     return CHECK_DONE();
 }
