@@ -15,34 +15,6 @@
 
 /* ==== reading the document ====================================================== */
 
-static double num(const json_t *o, const char *key)
-{
-    return json_number_value(json_object_get(o, key));
-}
-
-static uint64_t u64(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    if (json_is_integer(v))
-        return json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-    /* a foreign or hand-edited document may hold any double: clamp before the
-     * cast, which is undefined outside [0, 2^64) (tests/fuzz/corpus/plan_json) */
-    double d = json_number_value(v);
-    return d >= 18446744073709551616.0 ? UINT64_MAX : d > 0 ? (uint64_t)d : 0;
-}
-
-static uint32_t u32(const json_t *o, const char *key)
-{
-    uint64_t v = u64(o, key);
-    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-}
-
-static int64_t i64(const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
-}
-
 static const char *str(const json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
@@ -51,10 +23,10 @@ static const char *str(const json_t *o, const char *key)
 
 /* A scalar of plan_fields.h from the document, by its KIND; a string is copied
  * into the arena (NULL when out of memory: the caller checks). */
-#define GET_U32(o, key)  u32(o, key)
-#define GET_U64(o, key)  u64(o, key)
-#define GET_I64(o, key)  i64(o, key)
-#define GET_REAL(o, key) num(o, key)
+#define GET_U32(o, key)  tsl_plan_json_u32(o, key)
+#define GET_U64(o, key)  tsl_plan_json_u64(o, key)
+#define GET_I64(o, key)  tsl_plan_json_i64(o, key)
+#define GET_REAL(o, key) tsl_plan_json_real(o, key)
 #define GET_BOOL(o, key) json_is_true(json_object_get(o, key))
 #define GET_STR(o, key)  tsl_arena_strdup(a, str(o, key))
 
@@ -85,8 +57,8 @@ static int read_stage_runs(tsl_arena_t *a, const json_t *o, Tessel__V1__Stage *s
     for (size_t i = 0; i < st->n_runs; i++) {
         const json_t *r = json_array_get(runs, i);
         Tessel__V1__LayerRun *lr = st->runs[i];
-        lr->first_layer = u32(r, "first_layer");
-        lr->count = u32(r, "count");
+        lr->first_layer = tsl_plan_json_u32(r, "first_layer");
+        lr->count = tsl_plan_json_u32(r, "count");
         if (!(lr->strategy = tsl_arena_strdup(a, str(r, "strategy"))) ||
             !(lr->layers = tsl_arena_strdup(a, str(r, "layers"))))
             return -1;
@@ -154,8 +126,8 @@ static int read_plan_slicer(const read_plan_ctx_t *x, Tessel__V1__PlanFigures *f
     if (!(f->slicer = tsl_arena_alloc(x->a, sizeof *f->slicer)))
         return -1;
     tessel__v1__slicer_figures__init(f->slicer);
-    f->slicer->n_sliced = u32(sl, "n_sliced");
-    f->slicer->iter_time_s = num(sl, "iter_time_s");
+    f->slicer->n_sliced = tsl_plan_json_u32(sl, "n_sliced");
+    f->slicer->iter_time_s = tsl_plan_json_real(sl, "iter_time_s");
     return 0;
 }
 
@@ -167,7 +139,7 @@ static int read_plan_memopt(const read_plan_ctx_t *x, Tessel__V1__PlanFigures *f
     if (!(f->memopt = tsl_arena_alloc(x->a, sizeof *f->memopt)))
         return -1;
     tessel__v1__memopt_figures__init(f->memopt);
-    f->memopt->cpu_bytes_per_node = u64(mo, "cpu_bytes_per_node");
+    f->memopt->cpu_bytes_per_node = tsl_plan_json_u64(mo, "cpu_bytes_per_node");
     return (f->memopt->mode = tsl_arena_strdup(x->a, str(mo, "mode"))) ? 0 : -1;
 }
 
@@ -284,8 +256,8 @@ static int read_doc_baselines(const read_doc_ctx_t *x, Tessel__V1__Plan *p)
 static int read_doc_target(const read_doc_ctx_t *x, Tessel__V1__Plan *p)
 {
     const json_t *target = json_object_get(x->doc, "target");
-    p->unrestricted_samples_per_s = num(target, "unrestricted_samples_per_s");
-    p->unrestricted_iter_time_s = num(target, "unrestricted_iter_time_s");
+    p->unrestricted_samples_per_s = tsl_plan_json_real(target, "unrestricted_samples_per_s");
+    p->unrestricted_iter_time_s = tsl_plan_json_real(target, "unrestricted_iter_time_s");
     return 0;
 }
 

@@ -8,6 +8,9 @@
 
 #include "export.h"
 #include "hf_config.h"
+#include "memopt.h"
+#include "plan_fields.h"
+#include "plan_json.h"
 #include "trace_json.h"
 
 static uint32_t u32_of(const json_t *o, const char *key)
@@ -26,21 +29,27 @@ static int run_strategy(const json_t *run, tsl_strategy_t *s, tsl_err_t *err)
     return tsl_strategy_parse(text, s, err);
 }
 
+/* ---- a <plan> back to tsl_plan_t: its scalars by plan_fields.h's lists ---- */
+
+#define READ_SCALAR_U32(dst, o, json)  (dst) = tsl_plan_json_u32(o, json);
+#define READ_SCALAR_U64(dst, o, json)  (dst) = tsl_plan_json_u64(o, json);
+#define READ_SCALAR_REAL(dst, o, json) (dst) = tsl_plan_json_real(o, json);
+
+static void read_stage_scalars(const json_t *st, tsl_plan_stage_t *ps)
+{
+#define STAGE_(c, kind, proto, json, when) STAGE_##kind(c, json)
+#define STAGE_CUSTOM(c, json)              /* runs: read_stage; layers: a label only */
+#define STAGE_U32(c, json)                 READ_SCALAR_U32(ps->c, st, json)
+#define STAGE_U64(c, json)                 READ_SCALAR_U64(ps->c, st, json)
+#define STAGE_REAL(c, json)                READ_SCALAR_REAL(ps->c, st, json)
+    TSL_PLAN_STAGE_FIELDS(STAGE_)
+#undef STAGE_
+}
+
 static int read_stage(const json_t *st, uint32_t s, tsl_plan_t *out, tsl_err_t *err)
 {
     tsl_plan_stage_t *ps = &out->stages[s];
-    ps->first_layer = u32_of(st, "first_layer");
-    ps->n_layers = u32_of(st, "n_layers");
-    ps->first_device = u32_of(st, "first_device");
-    ps->n_devices = u32_of(st, "n_devices");
-    ps->inflight = u32_of(st, "inflight");
-    ps->time_s = json_number_value(json_object_get(st, "time_s"));
-    /* the timing a trace replays (trace_json.h) */
-    ps->fwd_s = json_number_value(json_object_get(st, "fwd_s"));
-    ps->time_nosync_s = json_number_value(json_object_get(st, "time_nosync_s"));
-    ps->p2p_s = json_number_value(json_object_get(st, "p2p_s"));
-    ps->opt_s = json_number_value(json_object_get(st, "opt_s")); /* absent (older): 0 */
-    ps->peak_bytes = (uint64_t)json_integer_value(json_object_get(st, "peak_bytes"));
+    read_stage_scalars(st, ps);
     if (ps->n_layers == 0 || ps->n_devices == 0 || ps->first_layer != out->n_layers ||
         ps->first_layer + ps->n_layers > TSL_PLAN_MAX_LAYERS)
         return tsl_err_set(err, "plan: stage %u: bad first_layer/n_layers/n_devices", s);
@@ -62,31 +71,73 @@ static int read_stage(const json_t *st, uint32_t s, tsl_plan_t *out, tsl_err_t *
     return 0;
 }
 
+static void read_plan_label(const json_t *o, tsl_plan_t *p)
+{
+    snprintf(p->label, sizeof p->label, "%s",
+             json_string_value(json_object_get(o, "label")) ?: "tessel");
+}
+
+/* the stages are read last (plan_from_json): their runs depend on memopt */
+static void read_plan_stages(const json_t *o, tsl_plan_t *p)
+{
+    (void)o;
+    (void)p;
+}
+
+static void read_plan_granularity(const json_t *o, tsl_plan_t *p)
+{
+    const char *g = json_string_value(json_object_get(o, "granularity"));
+    p->sublayer = g && strcmp(g, "sublayer") == 0;
+}
+
+static void read_plan_slicer(const json_t *o, tsl_plan_t *p)
+{
+    const json_t *sl = json_object_get(o, "slicer");
+    p->n_sliced = tsl_plan_json_u32(sl, "n_sliced");
+    p->sliced_iter_time_s = tsl_plan_json_real(sl, "iter_time_s");
+}
+
+/* The mode by its name; a name this build does not know keeps the plan marked
+ * as a memopt plan (exports refuse those on the flag alone). */
+static void read_plan_memopt(const json_t *o, tsl_plan_t *p)
+{
+    const json_t *mo = json_object_get(o, "memopt");
+    if (mo == NULL)
+        return;
+    const char *mode = json_string_value(json_object_get(mo, "mode"));
+    p->memopt = 1;
+    for (int m = 0; mode && m < TSL_MEMOPT_MODE_COUNT; m++)
+        if (strcmp(mode, tsl_memopt_mode_name((tsl_memopt_mode_t)m)) == 0)
+            p->memopt = (uint8_t)(1 + m);
+    p->cpu_bytes_per_node = tsl_plan_json_u64(mo, "cpu_bytes_per_node");
+}
+
+static void read_plan_node_order(const json_t *o, tsl_plan_t *p)
+{
+    const json_t *order = json_object_get(o, "node_order");
+    size_t n = json_array_size(order);
+    p->n_nodes = (uint32_t)(n < TSL_CLUSTER_MAX_NODES ? n : TSL_CLUSTER_MAX_NODES);
+    for (uint32_t k = 0; k < p->n_nodes; k++) {
+        json_int_t v = json_integer_value(json_array_get(order, k));
+        p->node_order[k] = v > 0 && v < TSL_CLUSTER_MAX_NODES ? (uint16_t)v : 0;
+    }
+}
+
 int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
 {
     tsl_plan_init(out);
     if (!json_is_object(plan))
         return tsl_err_set(err, "plan: not an object");
+#define PLAN_(c, kind, proto, json, when) PLAN_##kind(c, json)
+#define PLAN_CUSTOM(c, json)              read_plan_##c(plan, out);
+#define PLAN_U32(c, json)                 READ_SCALAR_U32(out->c, plan, json)
+#define PLAN_U64(c, json)                 READ_SCALAR_U64(out->c, plan, json)
+#define PLAN_REAL(c, json)                READ_SCALAR_REAL(out->c, plan, json)
+    TSL_PLAN_FIELDS(PLAN_)
+#undef PLAN_
     const json_t *stages = json_object_get(plan, "stages");
-    out->pp = (uint32_t)json_array_size(stages);
-    if (out->pp == 0 || out->pp > TSL_PLAN_MAX_STAGES || out->pp != u32_of(plan, "pp"))
+    if (out->pp == 0 || out->pp > TSL_PLAN_MAX_STAGES || out->pp != json_array_size(stages))
         return tsl_err_set(err, "plan: pp and stages[] disagree");
-    snprintf(out->label, sizeof out->label, "%s",
-             json_string_value(json_object_get(plan, "label")) ?: "tessel");
-    out->global_batch = u32_of(plan, "global_batch");
-    out->micro_batch = u32_of(plan, "micro_batch");
-    out->n_micro = u32_of(plan, "n_micro");
-    out->interleave = u32_of(plan, "interleave");
-    out->iter_time_s = json_number_value(json_object_get(plan, "iter_time_s"));
-    out->opt_tail_s = json_number_value(json_object_get(plan, "opt_tail_s"));
-    out->tie_s = json_number_value(json_object_get(plan, "tie_s")); /* absent: none */
-    out->samples_per_s = json_number_value(json_object_get(plan, "samples_per_s"));
-    out->peak_bytes = (uint64_t)json_integer_value(json_object_get(plan, "peak_bytes"));
-    const char *gran = json_string_value(json_object_get(plan, "granularity"));
-    out->sublayer = gran && strcmp(gran, "sublayer") == 0;
-    out->memopt = json_object_get(plan, "memopt") != NULL;
-    if (json_object_get(plan, "node_order"))
-        out->n_nodes = (uint32_t)json_array_size(json_object_get(plan, "node_order"));
     if (out->micro_batch == 0 || out->micro_batch * out->n_micro != out->global_batch)
         return tsl_err_set(err, "plan: micro_batch x n_micro is not global_batch");
     for (uint32_t s = 0; s < out->pp; s++)

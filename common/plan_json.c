@@ -48,6 +48,32 @@ static void add_run(void *ud, uint32_t stage, uint32_t first, uint32_t count,
     json_array_append_new(ctx->stage_runs[stage], run);
 }
 
+uint64_t tsl_plan_json_u64(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    if (json_is_integer(v))
+        return json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+    double d = json_number_value(v);
+    return d >= 18446744073709551616.0 ? UINT64_MAX : d > 0 ? (uint64_t)d : 0;
+}
+
+uint32_t tsl_plan_json_u32(const json_t *o, const char *key)
+{
+    uint64_t v = tsl_plan_json_u64(o, key);
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+int64_t tsl_plan_json_i64(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+}
+
+double tsl_plan_json_real(const json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
 /* ---- a stage ------------------------------------------------------------------ */
 
 typedef struct stage_ctx {
