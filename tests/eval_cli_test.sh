@@ -8,6 +8,8 @@ set -u
 source "$(dirname "$0")/cli_lib.sh" "$1"
 
 m345="--model GPT2-345M --cluster 8xA100-80G"
+data="$(dirname "$0")/data/eval"
+hf="$(dirname "$0")/data/hf"
 
 # flags: the table and the comparison with the search
 expect 0 "" eval $m345 --tp 2 --pp 2 --batch 32 --ckpt full
@@ -38,9 +40,37 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "search" not
 
 # Megatron-LM arguments and a torchtitan TOML
 expect 0 "" eval --model GPT2-345M --cluster 4x8xA100-80G:ib200 --no-search --megatron-args \
-    "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 512 --recompute-granularity full --sequence-parallel --use-distributed-optimizer"
+    "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 512 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1 --sequence-parallel --use-distributed-optimizer"
 grep -q "2 stages; global batch 512 = 256 micro-batches of 2" "$out" && grep -q "tp8-dp2+sp+zero1+ckpt" "$out" &&
     ok || bad "megatron args: $(cat "$out")"
+# Megatron-LM d98e8a6: a flag that changes the plan is read or refused by name, an
+# unknown one is an error, one that does not change it is accepted
+mg() { expect "$1" "$2" eval $m345 --no-search --megatron-args "$3"; }
+mg 2 "context-parallel-size 2: Tessel does not model context parallelism" "--context-parallel-size 2"
+mg 2 "totally-bogus-flag" "--tensor-model-parallel-size 2 --totally-bogus-flag 7"
+mg 2 "checkpoint-activations is no longer valid" "--checkpoint-activations"
+mg 2 "use --num-virtual-stages-per-pipeline-rank" "--virtual-pipeline-model-parallel-size 2"
+mg 0 "" "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 --global-batch-size 16"
+grep -q "interleave: 2 model chunks per stage" "$out" && ok || bad "virtual stages not read: $(cat "$out")"
+mg 0 "" "--recompute-activations"
+grep -q "+selckpt" "$out" && ok || bad "--recompute-activations not selective: $(cat "$out")"
+mg 0 "" "--use-torch-fsdp2 --tensor-model-parallel-size 2"
+grep -q "tp2-sdp4" "$out" && ok || bad "--use-torch-fsdp2 not sdp: $(cat "$out")"
+expect 0 "" eval --model GPT2-345M --cluster 5xA100-80G --no-search --megatron-args \
+    "--pipeline-model-parallel-size 5 --account-for-embedding-in-pipeline-split"
+grep -qE "^  0 +0-4 " "$out" && grep -qE "^  1 +5-9 " "$out" && ok ||
+    bad "--account-for-embedding-in-pipeline-split: the first stage is not the embedding and 4 layers: $(cat "$out")"
+# full recompute needs --recompute-method and --recompute-num-layers, as in Megatron-LM
+mg 2 "needs --recompute-num-layers" "--recompute-granularity full --recompute-method uniform"
+# quoted values; --sequence-parallel at TP 1 switched off with a note, as Megatron does
+mg 0 "" "--data-path \"a b\" --split '99,1,0' --tensor-model-parallel-size 2"
+mg 0 "switched off, as Megatron-LM does" "--tensor-model-parallel-size 1 --sequence-parallel"
+# NVIDIA's own examples/llama/train_llama3_8b_h100_fp8.sh (its argument line, trimmed)
+expect 0 "sequence-parallel with tensor-model-parallel-size 1" eval --hf-config "$hf/llama3_8b.json" \
+    --cluster 8xH100-80G --no-search --megatron-args "$(cat "$data/megatron_llama3_8b_h100_fp8.args")"
+grep -q "global batch 128 = 16 micro-batches of 8" "$out" && grep -q "dp8+zero1" "$out" &&
+    ok || bad "NVIDIA's llama3 8B fp8 example: $(cat "$out")"
+
 cat >"$dir/job.toml" <<'TOML'
 [training]
 local_batch_size = 8
