@@ -15,9 +15,19 @@
 #include "plan_json.h"
 #include "remote.h"
 
-/* The configuration the plan comes from (flags, Megatron-LM, torchtitan), or the
- * plan document (*doc) of --plan. */
-static int load_source(const tsl_eval_opts_t *eo, tsl_eval_cfg_t *cfg, json_t **doc, tsl_err_t *err)
+/* What the import read differently from the stack, or left out, on stderr: a
+ * person sees it whichever way the plan is then costed. */
+static void print_notes(const tsl_eval_cfg_t *cfg)
+{
+    for (const char *s = cfg->notes, *nl; *s; s = nl + 1) {
+        nl = strchr(s, '\n');
+        if (nl == NULL)
+            break;
+        fprintf(stderr, "tesselctl: eval: note: %.*s\n", (int)(nl - s), s);
+    }
+}
+
+static int read_source(const tsl_eval_opts_t *eo, tsl_eval_cfg_t *cfg, json_t **doc, tsl_err_t *err)
 {
     *cfg = eo->cfg;
     if (eo->megatron_args)
@@ -37,6 +47,16 @@ static int load_source(const tsl_eval_opts_t *eo, tsl_eval_cfg_t *cfg, json_t **
             return tsl_err_setc(err, TSL_E_INVALID, "plan: %s: line %d: %s", eo->plan_file, je.line,
                                 je.text);
     }
+    return 0;
+}
+
+/* The configuration the plan comes from (flags, Megatron-LM, torchtitan), or the
+ * plan document (*doc) of --plan. */
+static int load_source(const tsl_eval_opts_t *eo, tsl_eval_cfg_t *cfg, json_t **doc, tsl_err_t *err)
+{
+    if (read_source(eo, cfg, doc, err) != 0)
+        return -1;
+    print_notes(cfg);
     return 0;
 }
 

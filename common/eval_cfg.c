@@ -3,6 +3,7 @@
  * Megatron-LM's argument line. torchtitan's TOML is in eval_toml.c.
  */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,12 +99,23 @@ static uint32_t block_layer(const tsl_model_t *m, uint32_t b)
 }
 
 /* Blocks per stage: even, or Megatron's uneven first and/or last stage with the
- * rest even over the others. */
+ * rest even over the others; with --account-for-embedding/loss-in-pipeline-split
+ * the embedding / loss counts as a layer of the first / last stage. */
 static int even_split(const tsl_eval_cfg_t *cfg, uint32_t nb, uint32_t P, uint32_t *first_block,
                       tsl_err_t *err)
 {
-    uint32_t f = cfg->first_blocks, l = cfg->last_blocks, mid = P - (f ? 1 : 0) - (l ? 1 : 0);
-    uint32_t fixed = f + l;
+    uint32_t f = cfg->first_blocks, l = cfg->last_blocks;
+    if (cfg->acct_embed || cfg->acct_loss) {
+        uint32_t n = nb + cfg->acct_embed + cfg->acct_loss;
+        if (n % P != 0 || n / P < 2)
+            return tsl_err_set(err,
+                               "split: %u Transformer layers + %u (account-for-embedding/loss-"
+                               "in-pipeline-split) do not split evenly over pp %u",
+                               nb, n - nb, P);
+        f = n / P - cfg->acct_embed;
+        l = n / P - cfg->acct_loss;
+    }
+    uint32_t mid = P - (f ? 1 : 0) - (l ? 1 : 0), fixed = f + l;
     if (fixed > nb || (mid == 0 && fixed != nb) || (mid > 0 && (nb - fixed) % mid != 0) ||
         (mid > 0 && nb == fixed))
         return tsl_err_set(err,
@@ -114,6 +126,32 @@ static int even_split(const tsl_eval_cfg_t *cfg, uint32_t nb, uint32_t P, uint32
     first_block[0] = 0;
     for (uint32_t s = 1; s < P; s++)
         first_block[s] = first_block[s - 1] + (s == 1 && f ? f : each);
+    return 0;
+}
+
+/* torchtitan's split (eval_cfg.h tt_split) over P ranks of v virtual stages:
+ * the blocks each rank holds, laid out contiguously (the embedding stays on
+ * rank 0 and the head on the last, as in torchtitan's looped placement). */
+static int tt_split(const tsl_eval_cfg_t *cfg, uint32_t nb, uint32_t P, uint32_t *first_block,
+                    tsl_err_t *err)
+{
+    uint32_t v = cfg->interleave > 1 ? cfg->interleave : 1, S = P * v;
+    uint32_t in = cfg->tt_in_w, out = cfg->tt_out_w, eff = nb + in + out;
+    uint32_t each = eff / S, extra = eff % S, n_rank[TSL_PLAN_MAX_STAGES] = {0}, cur = 0;
+    if (S > eff || each == 0 || in > each || out > each)
+        return tsl_err_set(err,
+                           "torchtitan: %u layers + %u (embedding) + %u (head) do not split "
+                           "into %u stages",
+                           nb, in, out, S);
+    for (uint32_t s = 0; s < S; s++) {
+        uint32_t n = each + (s < extra ? 1 : 0) - (s == 0 ? in : 0) - (s == S - 1 ? out : 0);
+        n = n < nb - cur ? n : nb - cur;
+        n_rank[s % P] += n;
+        cur += n;
+    }
+    first_block[0] = 0;
+    for (uint32_t r = 1; r < P; r++)
+        first_block[r] = first_block[r - 1] + n_rank[r - 1];
     return 0;
 }
 
@@ -147,6 +185,9 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
             return tsl_err_set(err, "pipeline_parallel_split_points: %u points for %u stages",
                                cfg->n_split_points, P);
         memcpy(fb + 1, cfg->split_points, (P - 1) * sizeof(fb[0]));
+    } else if (cfg->tt_split && P > 1) {
+        if (tt_split(cfg, nb, P, fb, err) != 0)
+            return -1;
     } else if (cfg->even_blocks && P > 1) {
         if (even_split(cfg, nb, P, fb, err) != 0)
             return -1;
@@ -166,7 +207,8 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
     return 0;
 }
 
-/* Strategies per layer: ckpt on Transformer layers (all, or a stage's first k). */
+/* Strategies per layer: ckpt on Transformer layers (all, a stage's first k, or
+ * every n-th of a stage). */
 static void fill_layers(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const uint32_t *first,
                         const tsl_strategy_t *s, tsl_plan_t *out)
 {
@@ -175,7 +217,10 @@ static void fill_layers(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const u
         for (uint32_t i = first[st]; i < first[st + 1]; i++) {
             tsl_strategy_t x = *s;
             if (is_block(&m->layers[i])) {
-                bool on = cfg->ckpt_per_stage ? k++ < cfg->ckpt_per_stage : true;
+                k++;
+                bool on = cfg->ckpt_per_stage ? k <= cfg->ckpt_per_stage
+                          : cfg->ckpt_every   ? k % cfg->ckpt_every == 0
+                                              : true;
                 x.ckpt = on && cfg->ckpt == TSL_EVAL_CKPT_FULL;
                 x.selective = on && cfg->ckpt == TSL_EVAL_CKPT_SELECTIVE;
             }
@@ -186,9 +231,37 @@ static void fill_layers(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const u
     }
 }
 
-int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t n_devices,
+/* torchtitan's virtual stages per rank (pipeline_parallel.py
+ * _get_pipeline_metadata): 1 for 1F1B, 2 for a looped schedule, or from
+ * pipeline_parallel_layers_per_stage; into c->interleave. */
+static int tt_stages(tsl_eval_cfg_t *c, const tsl_model_t *m, uint32_t P, tsl_err_t *err)
+{
+    uint32_t nb = 0, v = c->tt_multi ? 2 : 1;
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        nb += is_block(&m->layers[i]);
+    if (c->tt_layers_per_stage) {
+        uint32_t lps = c->tt_layers_per_stage, eff = nb + c->tt_in_w + c->tt_out_w;
+        uint32_t S = (eff + lps - 1) / lps;
+        if (S % P != 0)
+            return tsl_err_set(err,
+                               "torchtitan: pipeline_parallel_layers_per_stage %u: %u virtual "
+                               "stages do not divide over pipeline_parallel_degree %u",
+                               lps, S, P);
+        v = S / P;
+        if (c->tt_multi ? v < 2 : v != 1)
+            return tsl_err_set(err,
+                               "torchtitan: pipeline_parallel_layers_per_stage %u gives %u "
+                               "stages per rank; the schedule needs %s",
+                               lps, v, c->tt_multi ? "at least 2" : "exactly 1");
+    }
+    c->interleave = v > 1 ? v : 0;
+    return 0;
+}
+
+int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32_t n_devices,
                       tsl_plan_t *out, tsl_err_t *err)
 {
+    tsl_eval_cfg_t c = *cfg_in, *cfg = &c;
     uint32_t P = cfg->pp ? cfg->pp : 1, deg[3], first[TSL_PLAN_MAX_STAGES + 1];
     tsl_plan_init(out);
     if (P > TSL_PLAN_MAX_STAGES || P > m->n_layers || n_devices % P != 0)
@@ -197,6 +270,8 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t 
                            "layers)",
                            P, n_devices, m->n_layers);
     if (degrees(cfg, n_devices / P, deg, err) != 0)
+        return -1;
+    if (cfg->tt_split && P > 1 && cfg->n_split_points == 0 && tt_stages(cfg, m, P, err) != 0)
         return -1;
     tsl_strategy_t s = strategy_of(cfg, deg);
     out->pp = P;
@@ -210,6 +285,7 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t 
         uint32_t n0 = 0;
         for (uint32_t i = first[0]; i < first[1]; i++)
             n0 += is_block(&m->layers[i]);
+        n0 += cfg->acct_embed; /* Megatron counts it in the stage's layers */
         if (n0 % cfg->vpp_blocks != 0)
             return tsl_err_set(err,
                                "num-layers-per-virtual-pipeline-stage: %u does not divide "
@@ -220,31 +296,71 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t 
     return 0;
 }
 
+void tsl_eval_cfg_note(tsl_eval_cfg_t *cfg, const char *fmt, ...)
+{
+    size_t n = strlen(cfg->notes);
+    va_list ap;
+    if (n + 2 >= sizeof cfg->notes)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(cfg->notes + n, sizeof cfg->notes - n - 1, fmt, ap);
+    va_end(ap);
+    n = strlen(cfg->notes);
+    cfg->notes[n] = '\n';
+    cfg->notes[n + 1] = '\0';
+}
+
 /* ---- Megatron-LM arguments ------------------------------------------------------ */
 
-/* The next whitespace-separated token of *p ('#' comments skipped) into buf. */
-static bool next_token(const char **p, char *buf, size_t cap)
+/* Megatron-LM's flags as of NVIDIA/Megatron-LM d98e8a6 (megatron/training/arguments.py,
+ * validate_args, and TransformerConfig.__post_init__). Every flag is read, refused
+ * by name, accepted with a note, or in the list of flags that do not change the
+ * plan; anything else is an error, so that a line never silently means another
+ * plan. */
+
+#define MG_WORD 512
+
+/* The next shell word of *p into buf: whitespace separates words; '...' and
+ * "..." quote (dropped; \" and \\ escape inside "..."); a backslash-newline is a
+ * space (a launch script's continued line); '#' starting a word comments to the
+ * end of the line. 1 a word, 0 the end, -1 an unterminated quote. */
+static int next_word(const char **p, char *buf, size_t cap)
 {
     const char *s = *p;
+    size_t n = 0;
     for (;;) {
-        while (isspace((unsigned char)*s))
-            s++;
+        while (isspace((unsigned char)*s) || (s[0] == '\\' && s[1] == '\n'))
+            s += *s == '\\' ? 2 : 1;
         if (*s != '#')
             break;
         while (*s && *s != '\n')
             s++;
     }
     if (!*s)
-        return false;
-    size_t n = 0;
+        return 0;
     while (*s && !isspace((unsigned char)*s)) {
+        char q = *s;
+        if (q == '\'' || q == '"') {
+            for (s++; *s && *s != q; s++) {
+                if (q == '"' && s[0] == '\\' && (s[1] == '"' || s[1] == '\\'))
+                    s++;
+                if (n + 1 < cap)
+                    buf[n++] = *s;
+            }
+            if (*s != q)
+                return -1;
+            s++;
+            continue;
+        }
+        if (s[0] == '\\' && s[1] == '\n')
+            break;
         if (n + 1 < cap)
             buf[n++] = *s;
         s++;
     }
     buf[n] = '\0';
     *p = s;
-    return true;
+    return 1;
 }
 
 typedef struct mg_key {
@@ -261,27 +377,252 @@ static const mg_key_t mg_u32[] = {
     {"decoder-first-pipeline-num-layers", offsetof(tsl_eval_cfg_t, first_blocks)},
     {"decoder-last-pipeline-num-layers", offsetof(tsl_eval_cfg_t, last_blocks)},
     {"num-layers-per-virtual-pipeline-stage", offsetof(tsl_eval_cfg_t, vpp_blocks)},
-    {"virtual-pipeline-model-parallel-size", offsetof(tsl_eval_cfg_t, interleave)},
+    {"num-virtual-stages-per-pipeline-rank", offsetof(tsl_eval_cfg_t, interleave)},
     {"seq-length", offsetof(tsl_eval_cfg_t, seq_len)},
     {"num-layers", offsetof(tsl_eval_cfg_t, n_blocks)},
 };
 
-/* One "--key [value]"; *val is NULL for a flag. */
-static int mg_arg(const char *key, const char *val, tsl_eval_cfg_t *c, bool *block, tsl_err_t *err)
+typedef struct mg_why {
+    const char *name, *why;
+} mg_why_t;
+
+/* Refused: Megatron refuses them itself (its message), or they change the plan in
+ * a way Tessel does not model. */
+static const mg_why_t mg_refused[] = {
+    {"checkpoint-activations", "is no longer valid, use --recompute-activations, or, for more "
+                               "control, --recompute-granularity and --recompute-method "
+                               "(Megatron-LM validate_args exits)"},
+    {"virtual-pipeline-model-parallel-size",
+     "is not a Megatron-LM argument any more (argparse: unrecognized arguments); use "
+     "--num-virtual-stages-per-pipeline-rank"},
+    {"batch-size", "is no longer valid, use --micro-batch-size instead (Megatron-LM)"},
+    {"model-parallel-size", "is no longer valid, use --tensor-model-parallel-size instead "
+                            "(Megatron-LM)"},
+    {"warmup", "is no longer valid, use --lr-warmup-fraction instead (Megatron-LM)"},
+    {"pipeline-model-parallel-layout", "is not read by Tessel; give the split with "
+                                       "--decoder-first/last-pipeline-num-layers"},
+    {"hybrid-layer-pattern", "(hybrid Mamba models) is not modelled by Tessel"},
+    {"use-megatron-fsdp", "is not modelled by Tessel; --use-torch-fsdp2 is read"},
+    {"distribute-saved-activations", "is not modelled by Tessel"},
+    {"cpu-offloading", "is not modelled by Tessel's eval (plan's memory switches are H3T's)"},
+    {"num-experts", "(MoE) is not modelled by Tessel's eval"},
+    {"hybrid-context-parallel", "is not modelled by Tessel (no context parallelism yet)"},
+    {"hierarchical-context-parallel-sizes", "is not modelled by Tessel (no context "
+                                            "parallelism yet)"},
+};
+
+/* Accepted with a note: they change the figures, not the plan. */
+static const mg_why_t mg_noted[] = {
+    {"fp8-format", "FP8 is not modelled; the plan is costed in 16-bit"},
+    {"fp8-recipe", "FP8 is not modelled; the plan is costed in 16-bit"},
+    {"fp8-param-gather", "FP8 is not modelled; the plan is costed in 16-bit"},
+    {"fp4-format", "FP4 is not modelled; the plan is costed in 16-bit"},
+    {"fp4-param-gather", "FP4 is not modelled; the plan is costed in 16-bit"},
+    {"tp-comm-overlap", "TP communication is costed without GEMM overlap"},
+    {"recompute-modules", "selective recompute is costed as Megatron's default (core_attn)"},
+};
+
+/* Accepted: they do not change the plan (the model comes from --model/--hf-config,
+ * and Tessel checks only --num-layers and --seq-length against it). */
+static const char *const mg_no_effect[] = {
+    "use-mcore-models",
+    "hidden-size",
+    "ffn-hidden-size",
+    "num-attention-heads",
+    "group-query-attention",
+    "num-query-groups",
+    "kv-channels",
+    "max-position-embeddings",
+    "position-embedding-type",
+    "rotary-base",
+    "rotary-percent",
+    "rotary-interleaved",
+    "rotary-seq-len-interpolation-factor",
+    "use-rope-scaling",
+    "rope-scaling-factor",
+    "swiglu",
+    "squared-relu",
+    "normalization",
+    "norm-epsilon",
+    "apply-layernorm-1p",
+    "untie-embeddings-and-output-weights",
+    "disable-bias-linear",
+    "add-bias-linear",
+    "add-qkv-bias",
+    "qk-layernorm",
+    "vocab-size",
+    "make-vocab-size-divisible-by",
+    "init-method-std",
+    "attention-dropout",
+    "hidden-dropout",
+    "attention-backend",
+    "transformer-impl",
+    "attention-softmax-in-fp32",
+    "apply-query-key-layer-scaling",
+    "no-position-embedding",
+    "use-rotary-position-embeddings",
+    "bf16",
+    "fp16",
+    "grad-reduce-in-bf16",
+    "fp8-amax-history-len",
+    "fp8-amax-compute-algo",
+    "fp8-margin",
+    "fp8-wgrad",
+    "accumulate-allreduce-grads-in-fp32",
+    "cross-entropy-loss-fusion",
+    "cross-entropy-fusion-impl",
+    "calculate-per-token-loss",
+    "manual-gc",
+    "manual-gc-interval",
+    "empty-unused-memory-level",
+    "exit-duration-in-mins",
+    "exit-interval",
+    "exit-signal-handler",
+    "train-iters",
+    "train-samples",
+    "lr",
+    "min-lr",
+    "lr-decay-style",
+    "lr-decay-iters",
+    "lr-decay-samples",
+    "lr-warmup-iters",
+    "lr-warmup-samples",
+    "lr-warmup-fraction",
+    "lr-warmup-init",
+    "decoupled-lr",
+    "decoupled-min-lr",
+    "clip-grad",
+    "weight-decay",
+    "start-weight-decay",
+    "end-weight-decay",
+    "weight-decay-incr-style",
+    "adam-beta1",
+    "adam-beta2",
+    "adam-eps",
+    "sgd-momentum",
+    "loss-scale",
+    "initial-loss-scale",
+    "min-loss-scale",
+    "loss-scale-window",
+    "hysteresis",
+    "seed",
+    "override-opt_param-scheduler",
+    "use-checkpoint-opt_param-scheduler",
+    "rampup-batch-size",
+    "overlap-grad-reduce",
+    "overlap-param-gather",
+    "no-overlap-p2p-communication",
+    "ddp-bucket-size",
+    "ddp-num-buckets",
+    "ddp-average-in-collective",
+    "no-gradient-accumulation-fusion",
+    "no-masked-softmax-fusion",
+    "no-bias-gelu-fusion",
+    "no-bias-swiglu-fusion",
+    "no-bias-dropout-fusion",
+    "no-rope-fusion",
+    "no-persist-layer-norm",
+    "use-flash-attn",
+    "use-cpu-initialization",
+    "no-check-for-nan-in-loss-and-grad",
+    "deterministic-mode",
+    "data-path",
+    "split",
+    "train-data-path",
+    "valid-data-path",
+    "test-data-path",
+    "mock-data",
+    "tokenizer-type",
+    "tokenizer-model",
+    "vocab-file",
+    "merge-file",
+    "data-cache-path",
+    "tiktoken-pattern",
+    "no-create-attention-mask-in-dataloader",
+    "no-mmap-bin-files",
+    "num-workers",
+    "dataloader-type",
+    "eod-mask-loss",
+    "reset-position-ids",
+    "reset-attention-mask",
+    "num-dataset-builder-threads",
+    "log-interval",
+    "eval-iters",
+    "eval-interval",
+    "save-interval",
+    "save",
+    "load",
+    "tensorboard-dir",
+    "log-throughput",
+    "profile",
+    "profile-step-start",
+    "profile-step-end",
+    "profile-ranks",
+    "use-pytorch-profiler",
+    "ckpt-format",
+    "distributed-timeout-minutes",
+    "distributed-backend",
+    "wandb-project",
+    "wandb-exp-name",
+    "wandb-save-dir",
+    "log-timers-to-tensorboard",
+    "log-validation-ppl-to-tensorboard",
+    "log-memory-to-tensorboard",
+    "log-params-norm",
+    "log-num-zeros-in-grad",
+    "log-loss-scale-to-tensorboard",
+    "tensorboard-log-interval",
+    "tensorboard-queue-size",
+    "timing-log-level",
+    "timing-log-option",
+    "no-load-optim",
+    "no-load-rng",
+    "no-save-optim",
+    "no-save-rng",
+    "finetune",
+    "async-save",
+    "auto-detect-ckpt-format",
+    "dist-ckpt-strictness",
+    "ckpt-fully-parallel-save",
+    "ckpt-fully-parallel-load",
+    "ckpt-assume-constant-structure",
+    "pretrained-checkpoint",
+    "local-rank",
+};
+
+#define MG_N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* What the line set besides cfg, checked once it is all read (validate_args). */
+typedef struct mg_state {
+    bool method_block, method_set, num_layers_set, granularity_set;
+    bool recompute_activations, fsdp2, dist_opt;
+    uint32_t cp, ep;
+} mg_state_t;
+
+static int mg_flag_only(const char *key, const char *val, tsl_err_t *err)
 {
-    for (size_t i = 0; i < sizeof mg_u32 / sizeof mg_u32[0]; i++) {
-        if (strcmp(key, mg_u32[i].name) != 0)
-            continue;
-        if (val == NULL)
-            return tsl_err_set(err, "megatron: --%s needs a value", key);
-        return tsl_parse_u32(key, val, 1, 1u << 24, (uint32_t *)((char *)c + mg_u32[i].offset),
-                             err);
+    if (val)
+        return tsl_err_set(err, "megatron: --%s takes no value ('%s')", key, val);
+    return 0;
+}
+
+/* The flags read beside the numbers of mg_u32; 1: not one of them. */
+static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state_t *st,
+                   tsl_err_t *err)
+{
+    bool *flag = strcmp(key, "sequence-parallel") == 0           ? &c->sp
+                 : strcmp(key, "use-distributed-optimizer") == 0 ? &st->dist_opt
+                 : strcmp(key, "recompute-activations") == 0     ? &st->recompute_activations
+                 : strcmp(key, "use-torch-fsdp2") == 0           ? &st->fsdp2
+                 : strcmp(key, "account-for-embedding-in-pipeline-split") == 0 ? &c->acct_embed
+                 : strcmp(key, "account-for-loss-in-pipeline-split") == 0      ? &c->acct_loss
+                                                                               : NULL;
+    if (flag) {
+        *flag = true;
+        return mg_flag_only(key, val, err);
     }
-    if (strcmp(key, "sequence-parallel") == 0)
-        c->sp = true;
-    else if (strcmp(key, "use-distributed-optimizer") == 0)
-        c->zero = 1;
-    else if (strcmp(key, "recompute-granularity") == 0) {
+    if (strcmp(key, "recompute-granularity") == 0) {
+        st->granularity_set = true;
         if (val && strcmp(val, "full") == 0)
             c->ckpt = TSL_EVAL_CKPT_FULL;
         else if (val && strcmp(val, "selective") == 0)
@@ -291,43 +632,175 @@ static int mg_arg(const char *key, const char *val, tsl_eval_cfg_t *c, bool *blo
                                "megatron: --recompute-granularity: '%s' is not full or "
                                "selective",
                                val ? val : "");
-    } else if (strcmp(key, "recompute-method") == 0) {
+        return 0;
+    }
+    if (strcmp(key, "recompute-method") == 0) {
         if (val == NULL || (strcmp(val, "uniform") != 0 && strcmp(val, "block") != 0))
             return tsl_err_set(err, "megatron: --recompute-method: '%s' is not uniform or block",
                                val ? val : "");
-        *block = strcmp(val, "block") == 0;
+        st->method_set = true;
+        st->method_block = strcmp(val, "block") == 0;
+        return 0;
     }
+    uint32_t *u = strcmp(key, "context-parallel-size") == 0        ? &st->cp
+                  : strcmp(key, "expert-model-parallel-size") == 0 ? &st->ep
+                                                                   : NULL;
+    if (u)
+        return tsl_parse_u32(key, val ? val : "", 1, 1u << 24, u, err);
+    if (strcmp(key, "optimizer") == 0) {
+        if (val == NULL || strcmp(val, "adam") != 0)
+            return tsl_err_set(err,
+                               "megatron: --optimizer %s: Tessel costs Adam's states "
+                               "(--optimizer adam, the default)",
+                               val ? val : "");
+        return 0;
+    }
+    return 1;
+}
+
+static const char *mg_why(const mg_why_t *t, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(t[i].name, key) == 0)
+            return t[i].why;
+    return NULL;
+}
+
+/* One "--key [value]"; val is NULL for a flag, nval the words after the key. */
+static int mg_arg(const char *key, const char *val, unsigned nval, tsl_eval_cfg_t *c,
+                  mg_state_t *st, tsl_err_t *err)
+{
+    const char *why;
+    for (size_t i = 0; i < MG_N(mg_u32); i++) {
+        if (strcmp(key, mg_u32[i].name) != 0)
+            continue;
+        if (val == NULL || nval > 1)
+            return tsl_err_set(err, "megatron: --%s needs one value", key);
+        if (strcmp(key, "recompute-num-layers") == 0)
+            st->num_layers_set = true;
+        return tsl_parse_u32(key, val, 1, 1u << 24, (uint32_t *)((char *)c + mg_u32[i].offset),
+                             err);
+    }
+    int r = mg_read(key, val, c, st, err);
+    if (r <= 0)
+        return r;
+    if ((why = mg_why(mg_refused, MG_N(mg_refused), key)) != NULL)
+        return tsl_err_set(err, "megatron: --%s %s", key, why);
+    if ((why = mg_why(mg_noted, MG_N(mg_noted), key)) != NULL) {
+        tsl_eval_cfg_note(c, "megatron: --%s: %s", key, why);
+        return 0;
+    }
+    for (size_t i = 0; i < MG_N(mg_no_effect); i++)
+        if (strcmp(key, mg_no_effect[i]) == 0)
+            return 0;
+    return tsl_err_set(err,
+                       "megatron: --%s: not a Megatron-LM argument Tessel knows (it reads the "
+                       "parallelism, batch, split and recompute flags and accepts a list of "
+                       "flags that leave the plan as it is; docs/tesselctl.md \"eval\")",
+                       key);
+}
+
+/* Recompute as Megatron-LM d98e8a6 takes it: --recompute-activations is
+ * selective (validate_args); full needs a method and a layer count, selective
+ * neither (TransformerConfig.__post_init__, validate_args). */
+static int mg_recompute(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
+{
+    if (st->recompute_activations)
+        c->ckpt = TSL_EVAL_CKPT_SELECTIVE;
+    if (c->ckpt == TSL_EVAL_CKPT_FULL && !st->method_set)
+        return tsl_err_set(err, "megatron: --recompute-granularity full needs --recompute-method "
+                                "block or uniform (Megatron-LM refuses it without)");
+    if (c->ckpt == TSL_EVAL_CKPT_FULL && !st->num_layers_set)
+        return tsl_err_set(err, "megatron: --recompute-granularity full needs "
+                                "--recompute-num-layers (Megatron-LM refuses it without)");
+    if (c->ckpt == TSL_EVAL_CKPT_SELECTIVE && (st->method_set || st->num_layers_set))
+        return tsl_err_set(err,
+                           "megatron: selective recompute takes no --%s (Megatron-LM "
+                           "refuses it)",
+                           st->method_set ? "recompute-method" : "recompute-num-layers");
+    if (c->ckpt == TSL_EVAL_CKPT_NONE && (st->method_set || st->num_layers_set))
+        tsl_eval_cfg_note(c, "megatron: --recompute-method/--recompute-num-layers without "
+                             "--recompute-granularity: no recompute, as in Megatron-LM");
+    /* uniform (its num-layers is a chunk size there) recomputes every layer */
+    if (!st->method_block || c->ckpt != TSL_EVAL_CKPT_FULL)
+        c->ckpt_per_stage = 0;
     return 0;
+}
+
+/* The checks Megatron-LM's validate_args makes on what the line set together. */
+static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
+{
+    if (st->cp > 1)
+        return tsl_err_set(err,
+                           "megatron: --context-parallel-size %u: Tessel does not model "
+                           "context parallelism yet (1 only)",
+                           st->cp);
+    if (st->ep > 1)
+        return tsl_err_set(err,
+                           "megatron: --expert-model-parallel-size %u: Tessel's eval "
+                           "does not model expert parallelism (1 only)",
+                           st->ep);
+    if (c->vpp_blocks && c->interleave)
+        return tsl_err_set(err, "megatron: --num-layers-per-virtual-pipeline-stage and "
+                                "--num-virtual-stages-per-pipeline-rank: no more than one "
+                                "(Megatron-LM)");
+    if (c->interleave == 1)
+        c->interleave = 0; /* Megatron: a single virtual stage is no interleaving */
+    if ((c->acct_embed || c->acct_loss) && (c->first_blocks || c->last_blocks))
+        return tsl_err_set(err, "megatron: --account-for-embedding/loss-in-pipeline-split with "
+                                "--decoder-first/last-pipeline-num-layers is not read by Tessel");
+    if (st->fsdp2 && c->pp > 1)
+        return tsl_err_set(err, "megatron: --use-torch-fsdp2 is not supported with pipeline "
+                                "parallelism (Megatron-LM)");
+    if (st->fsdp2 && st->dist_opt)
+        return tsl_err_set(err, "megatron: --use-torch-fsdp2 is not supported with MCore's "
+                                "distributed optimizer (Megatron-LM)");
+    if (st->fsdp2) /* FSDP2 shards over the data-parallel ranks: SDP the rest */
+        c->sdp_rest = true;
+    c->zero = st->dist_opt ? 1 : 0;
+    if (c->sp && c->tp <= 1) {
+        c->sp = false;
+        tsl_eval_cfg_note(c, "megatron: --sequence-parallel with tensor-model-parallel-size 1: "
+                             "switched off, as Megatron-LM does (\"Disabling sequence "
+                             "parallelism because tensor model parallelism is disabled\")");
+    }
+    return mg_recompute(c, st, err);
 }
 
 int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
 {
-    char key[128], val[128], next[128];
+    static const char unterminated[] = "megatron: an unterminated quote";
+    char key[MG_WORD], val[MG_WORD], next[MG_WORD];
     const char *p = args;
-    bool have = next_token(&p, key, sizeof key), block = false;
+    mg_state_t st = {0};
+    int have = next_word(&p, key, sizeof key);
     memset(out, 0, sizeof(*out));
     out->even_blocks = true;
-    while (have) {
+    while (have > 0) {
         if (strncmp(key, "--", 2) != 0)
             return tsl_err_set(err, "megatron: '%s' is not an --argument", key);
         const char *v = NULL;
+        unsigned nval = 0;
         char *eq = strchr(key, '=');
-        have = next_token(&p, next, sizeof next);
         if (eq) {
             *eq = '\0';
             snprintf(val, sizeof val, "%s", eq + 1);
             v = val;
-        } else if (have && strncmp(next, "--", 2) != 0) {
-            snprintf(val, sizeof val, "%s", next);
-            v = val;
-            have = next_token(&p, next, sizeof next);
+            nval = 1;
         }
-        if (mg_arg(key + 2, v, out, &block, err) != 0)
+        /* every word up to the next --flag is a value (nargs='+': --data-path a b) */
+        while ((have = next_word(&p, next, sizeof next)) > 0 && strncmp(next, "--", 2) != 0) {
+            if (nval++ == 0)
+                snprintf(val, sizeof val, "%s", next);
+            v = val;
+        }
+        if (have < 0)
+            return tsl_err_set(err, unterminated);
+        if (mg_arg(key + 2, v, nval, out, &st, err) != 0)
             return -1;
         memcpy(key, next, sizeof key);
     }
-    /* uniform recompute (Megatron's num-layers 1 there is a chunk size) covers all */
-    if (!block || out->ckpt != TSL_EVAL_CKPT_FULL)
-        out->ckpt_per_stage = 0;
-    return 0;
+    if (have < 0)
+        return tsl_err_set(err, unterminated);
+    return mg_finish(out, &st, err);
 }

@@ -51,7 +51,29 @@ typedef struct tsl_eval_cfg {
     uint32_t n_split_points;            /* torchtitan "layers.N": a stage starts at block N */
     uint32_t split_points[TSL_PLAN_MAX_STAGES];
     uint32_t vpp_blocks; /* Megatron --num-layers-per-virtual-pipeline-stage */
+    /* Megatron --account-for-embedding/loss-in-pipeline-split: with even_blocks,
+     * the embedding / the loss counts as one Transformer layer of the first /
+     * last stage (Megatron-LM d98e8a6 validate_args) */
+    bool acct_embed, acct_loss;
+    /* torchtitan's split when it names no split points (pipeline_parallel.py
+     * _generate_llm_fqn_per_model_part): the embedding weighs tt_in_w layers and
+     * the head tt_out_w (its *_stage_less_layers, default 1); the blocks plus
+     * weights over pp × v virtual stages, the first (remainder) one layer more,
+     * stage i on rank i mod pp. v: 1, or for a looped schedule (tt_multi,
+     * Interleaved1F1B) 2 or what tt_layers_per_stage makes it; v > 1 is the
+     * plan's interleave */
+    bool tt_split, tt_multi;
+    uint32_t tt_in_w, tt_out_w, tt_layers_per_stage;
+    uint32_t ckpt_every; /* > 0: full recompute of every N-th Transformer layer of a
+                            stage (torchtitan selective_ac_option N: the N-th, 2N-th...) */
+    /* what the import read differently from the stack or left out, one note a line,
+       for the person to see (tsl_eval_cfg_note) */
+    char notes[1024];
 } tsl_eval_cfg_t;
+
+/* Appends a note (a line) to cfg->notes; a note that does not fit is cut. */
+void tsl_eval_cfg_note(tsl_eval_cfg_t *cfg, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* The plan cfg stands for on model m over n_devices (the layer split left
  * unset, i.e. balanced, when cfg gives none). Fails naming the setting: degrees

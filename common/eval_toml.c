@@ -1,68 +1,93 @@
 /*
- * eval_toml.c — torchtitan's job TOML, the subset a plan needs (eval_cfg.h):
- * [section] headers, `key = value` lines with integers, "strings", booleans and
- * one-line arrays of strings, '#' comments. Other sections and keys are skipped
- * unread; a key we read with the wrong type fails naming it and its line.
+ * eval_toml.c — torchtitan's configuration, the subset a plan needs (eval_cfg.h),
+ * in both forms it has had (pytorch/torchtitan; docs/tesselctl.md "eval"):
+ *
+ * - the job TOML of v0.1.0 .. v0.2.x (removed in 9810191bb, 2026-02-23):
+ *   [section] headers, `key = value` lines with integers, "strings", booleans and
+ *   arrays (of strings, or of arrays of strings, over several lines), '#' comments;
+ * - the Python function returning Trainer.Config of torchtitan since then (read,
+ *   not run: `name = literal` assignments and `name=literal` keywords whose last
+ *   name is a key below, e.g. `par.tensor_parallel_degree = 8` or
+ *   `ParallelismConfig(tensor_parallel_degree=8)`, literals being integers and
+ *   their products, strings, True/False, lists of strings).
+ *
+ * Other keys are skipped unread; a key we read with the wrong type fails naming it
+ * and its line.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "eval_cfg.h"
 
+#define TT_VALUE 16384 /* an 80-stage module_fqns_per_model_part fits */
+
 typedef struct toml_line {
-    char section[64], key[64], value[512];
+    char section[64], key[64], value[TT_VALUE];
     uint32_t line;
 } toml_line_t;
 
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1]))
-        s[--n] = '\0';
-    return s;
-}
+/* What is read besides cfg's own fields, settled once the file is read. */
+typedef struct tt_state {
+    bool python, ac_given, sp_off;
+    tsl_eval_ckpt_t ac_mode;
+    char ac_option[16];
+    int64_t cp, ep, tokens_mb, tokens_step, ctx, pp_micro;
+    uint32_t global_line; /* global_batch_size = -1's line, 0: not given */
+} tt_state_t;
 
-/* Cuts a comment that is not inside a string. */
-static void cut_comment(char *s)
-{
-    bool in = false;
-    for (; *s; s++) {
-        if (*s == '"')
-            in = !in;
-        else if (*s == '#' && !in) {
-            *s = '\0';
-            return;
-        }
-    }
-}
-
+/* An integer, or (Python) a product of integers: "8 * 8192". */
 static int want_int(const toml_line_t *t, int64_t lo, int64_t *out, tsl_err_t *err)
 {
-    char *end;
-    long long v = strtoll(t->value, &end, 10);
-    if (end == t->value || *end || v < lo || v > (1 << 24))
-        return tsl_err_set(err, "torchtitan: line %u: [%s] %s: '%s' is not an integer >= %lld",
-                           t->line, t->section, t->key, t->value, (long long)lo);
-    *out = v;
-    return 0;
+    const char *s = t->value;
+    long long v = 1;
+    for (;;) {
+        char *end;
+        long long f = strtoll(s, &end, 10);
+        if (end == s || (v != 1 && f < 0) || llabs(f) > (1ll << 40))
+            break;
+        v *= f;
+        while (isspace((unsigned char)*end))
+            end++;
+        if (*end == '\0' && v >= lo && v <= (1ll << 40)) {
+            *out = v;
+            return 0;
+        }
+        if (*end != '*')
+            break;
+        s = end + 1;
+    }
+    return tsl_err_set(err, "torchtitan: line %u: [%s] %s: '%s' is not an integer >= %lld", t->line,
+                       t->section, t->key, t->value, (long long)lo);
 }
 
-/* A "string" value into buf. */
+/* A "string" (or Python's 'string') value into buf. */
 static int want_str(const toml_line_t *t, char *buf, size_t cap, tsl_err_t *err)
 {
     size_t n = strlen(t->value);
-    if (n < 2 || t->value[0] != '"' || t->value[n - 1] != '"' || n - 1 > cap)
+    char q = t->value[0];
+    if (n < 2 || (q != '"' && q != '\'') || t->value[n - 1] != q || n - 1 > cap)
         return tsl_err_set(err, "torchtitan: line %u: [%s] %s: expected a \"string\"", t->line,
                            t->section, t->key);
     snprintf(buf, cap, "%.*s", (int)(n - 2), t->value + 1);
     return 0;
 }
 
-/* pipeline_parallel_split_points = ["layers.4", "layers.8"] */
+static int want_bool(const toml_line_t *t, bool *out, tsl_err_t *err)
+{
+    if (strcmp(t->value, "true") == 0 || strcmp(t->value, "True") == 0)
+        *out = true;
+    else if (strcmp(t->value, "false") == 0 || strcmp(t->value, "False") == 0)
+        *out = false;
+    else
+        return tsl_err_set(err, "torchtitan: line %u: [%s] %s: '%s' is not true or false", t->line,
+                           t->section, t->key, t->value);
+    return 0;
+}
+
+/* pipeline_parallel_split_points = ["layers.4", "layers.8"] (v0.1.0) */
 static int split_points(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *err)
 {
     const char *s = t->value;
@@ -86,22 +111,88 @@ static int split_points(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *err)
     }
 }
 
-static int ckpt_mode(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *err)
+/* module_fqns_per_model_part = [["tok_embeddings", "layers.0"], ...]: Tessel's
+ * layers per stage, the embedding and the head (norm with output / lm_head) one
+ * layer each. */
+static int model_parts(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    const char *s = t->value;
+    int depth = 0;
+    c->n_counts = 0;
+    for (; *s; s++) {
+        if (*s == '[' && ++depth == 2) {
+            if (c->n_counts == TSL_PLAN_MAX_STAGES)
+                break;
+            c->counts[c->n_counts++] = 0;
+        } else if (*s == ']') {
+            depth--;
+        } else if ((*s == '"' || *s == '\'') && depth == 2) {
+            const char *e = strchr(s + 1, *s);
+            if (e == NULL)
+                break;
+            size_t n = (size_t)(e - s - 1);
+            bool counted = (n == 14 && strncmp(s + 1, "tok_embeddings", n) == 0) ||
+                           (n > 7 && strncmp(s + 1, "layers.", 7) == 0) ||
+                           (n == 6 && strncmp(s + 1, "output", n) == 0) ||
+                           (n == 7 && strncmp(s + 1, "lm_head", n) == 0);
+            if (!counted && !(n == 4 && strncmp(s + 1, "norm", n) == 0))
+                return tsl_err_set(err,
+                                   "torchtitan: line %u: %s: '%.*s' is not a module "
+                                   "Tessel places (tok_embeddings, layers.N, norm, "
+                                   "output / lm_head)",
+                                   t->line, t->key, (int)n, s + 1);
+            c->counts[c->n_counts - 1] += counted;
+            s = e;
+        }
+    }
+    if (depth != 0 || c->n_counts == 0)
+        return tsl_err_set(err, "torchtitan: line %u: %s: expected [[\"module\", ...], ...]",
+                           t->line, t->key);
+    return 0;
+}
+
+static int ckpt_mode(const toml_line_t *t, tt_state_t *st, tsl_err_t *err)
 {
     char mode[32];
     if (want_str(t, mode, sizeof mode, err) != 0)
         return -1;
+    st->ac_given = true;
     if (strcmp(mode, "full") == 0)
-        c->ckpt = TSL_EVAL_CKPT_FULL;
+        st->ac_mode = TSL_EVAL_CKPT_FULL;
     else if (strcmp(mode, "selective") == 0)
-        c->ckpt = TSL_EVAL_CKPT_SELECTIVE;
+        st->ac_mode = TSL_EVAL_CKPT_SELECTIVE;
     else if (strcmp(mode, "none") == 0)
-        c->ckpt = TSL_EVAL_CKPT_NONE;
+        st->ac_mode = TSL_EVAL_CKPT_NONE;
+    else if (strcmp(mode, "memory_budget") == 0)
+        return tsl_err_set(err,
+                           "torchtitan: line %u: [activation_checkpoint] mode "
+                           "\"memory_budget\" (the compiler's choice) is not modelled by "
+                           "Tessel",
+                           t->line);
     else
         return tsl_err_set(err,
                            "torchtitan: line %u: [activation_checkpoint] mode: '%s' is "
                            "not full, selective or none",
                            t->line, mode);
+    return 0;
+}
+
+/* pipeline_parallel_schedule: the schedules Tessel models (torch's
+ * get_schedule_class takes the name in any case). */
+static int schedule(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    char name[64];
+    if (want_str(t, name, sizeof name, err) != 0)
+        return -1;
+    if (strcasecmp(name, "1F1B") == 0)
+        c->tt_multi = false;
+    else if (strcasecmp(name, "Interleaved1F1B") == 0)
+        c->tt_multi = true;
+    else
+        return tsl_err_set(err,
+                           "torchtitan: line %u: pipeline_parallel_schedule \"%s\": "
+                           "Tessel models 1F1B and Interleaved1F1B only",
+                           t->line, name);
     return 0;
 }
 
@@ -116,24 +207,41 @@ static const tt_key_t tt_u32[] = {
     {"parallelism", "pipeline_parallel_degree", 1, offsetof(tsl_eval_cfg_t, pp)},
     {"parallelism", "data_parallel_replicate_degree", 1, offsetof(tsl_eval_cfg_t, dp)},
     {"parallelism", "pipeline_parallel_microbatch_size", 1, offsetof(tsl_eval_cfg_t, mbs)},
+    {"parallelism", "pipeline_parallel_layers_per_stage", 1,
+     offsetof(tsl_eval_cfg_t, tt_layers_per_stage)},
+    {"parallelism", "pipeline_parallel_first_stage_less_layers", 0,
+     offsetof(tsl_eval_cfg_t, tt_in_w)},
+    {"parallelism", "pipeline_parallel_last_stage_less_layers", 0,
+     offsetof(tsl_eval_cfg_t, tt_out_w)},
     {"training", "local_batch_size", 1, offsetof(tsl_eval_cfg_t, local_batch)},
-    {"training", "global_batch_size", 1, offsetof(tsl_eval_cfg_t, global_batch)},
     {"training", "seq_len", 1, offsetof(tsl_eval_cfg_t, seq_len)},
 };
 
-static int tt_line(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *err)
+typedef struct tt_i64 {
+    const char *section, *key;
+    int64_t min;
+    size_t offset; /* an int64_t of tt_state_t */
+} tt_i64_t;
+
+static const tt_i64_t tt_state_keys[] = {
+    {"parallelism", "context_parallel_degree", 1, offsetof(tt_state_t, cp)},
+    {"parallelism", "expert_parallel_degree", 1, offsetof(tt_state_t, ep)},
+    {"parallelism", "num_pp_microbatches", 1, offsetof(tt_state_t, pp_micro)},
+    {"training", "num_tokens_per_microbatch_per_dp_rank", 1, offsetof(tt_state_t, tokens_mb)},
+    {"training", "num_tokens_per_train_step", -1, offsetof(tt_state_t, tokens_step)},
+    {"training", "max_context_length", 1, offsetof(tt_state_t, ctx)},
+};
+
+static bool is(const toml_line_t *t, const char *section, const char *key)
+{
+    return strcmp(t->section, section) == 0 && strcmp(t->key, key) == 0;
+}
+
+/* The keys with a form of their own; 1: not one of them. */
+static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
 {
     int64_t v;
-    for (size_t i = 0; i < sizeof tt_u32 / sizeof tt_u32[0]; i++) {
-        if (strcmp(t->section, tt_u32[i].section) != 0 || strcmp(t->key, tt_u32[i].key) != 0)
-            continue;
-        if (want_int(t, tt_u32[i].min, &v, err) != 0)
-            return -1;
-        *(uint32_t *)((char *)c + tt_u32[i].offset) = (uint32_t)v;
-        return 0;
-    }
-    if (strcmp(t->section, "parallelism") == 0 &&
-        strcmp(t->key, "data_parallel_shard_degree") == 0) {
+    if (is(t, "parallelism", "data_parallel_shard_degree")) {
         if (want_int(t, -1, &v, err) != 0)
             return -1;
         if (v == 0)
@@ -142,20 +250,198 @@ static int tt_line(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *err)
         c->sdp = v > 0 ? (uint32_t)v : 0;
         return 0;
     }
-    if (strcmp(t->section, "parallelism") == 0 &&
-        strcmp(t->key, "pipeline_parallel_split_points") == 0)
+    if (is(t, "training", "global_batch_size")) { /* -1, the default: local × DP */
+        if (want_int(t, -1, &v, err) != 0)
+            return -1;
+        if (v == 0)
+            return tsl_err_set(err, "torchtitan: line %u: global_batch_size: 0", t->line);
+        c->global_batch = v > 0 ? (uint32_t)v : 0;
+        return 0;
+    }
+    if (is(t, "parallelism", "enable_sequence_parallel")) {
+        bool on = true;
+        if (want_bool(t, &on, err) != 0)
+            return -1;
+        st->sp_off = !on;
+        return 0;
+    }
+    if (is(t, "parallelism", "pipeline_parallel_split_points"))
         return split_points(t, c, err);
-    if (strcmp(t->section, "activation_checkpoint") == 0 && strcmp(t->key, "mode") == 0)
-        return ckpt_mode(t, c, err);
+    if (is(t, "parallelism", "module_fqns_per_model_part"))
+        return strcmp(t->value, "None") == 0 ? 0 : model_parts(t, c, err);
+    if (is(t, "parallelism", "pipeline_parallel_schedule"))
+        return schedule(t, c, err);
+    if (is(t, "activation_checkpoint", "mode"))
+        return ckpt_mode(t, st, err);
+    if (is(t, "activation_checkpoint", "selective_ac_option"))
+        return want_str(t, st->ac_option, sizeof st->ac_option, err);
+    return 1;
+}
+
+static int tt_line(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
+{
+    int64_t v;
+    for (size_t i = 0; i < sizeof tt_u32 / sizeof tt_u32[0]; i++) {
+        if (!is(t, tt_u32[i].section, tt_u32[i].key))
+            continue;
+        if (want_int(t, tt_u32[i].min, &v, err) != 0)
+            return -1;
+        *(uint32_t *)((char *)c + tt_u32[i].offset) = (uint32_t)v;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof tt_state_keys / sizeof tt_state_keys[0]; i++) {
+        if (!is(t, tt_state_keys[i].section, tt_state_keys[i].key))
+            continue;
+        return want_int(t, tt_state_keys[i].min, (int64_t *)((char *)st + tt_state_keys[i].offset),
+                        err);
+    }
+    int r = tt_special(t, c, st, err);
+    return r < 0 ? -1 : 0;
+}
+
+static const char op_sac[] =
+    "torchtitan's op-level selective checkpointing (it saves matmul and attention "
+    "outputs and recomputes the rest, activation_checkpoint.py) is not Megatron's "
+    "selective recompute, and Tessel does not model it: evaluate with full or no "
+    "checkpointing";
+
+/* Checkpointing as torchtitan applies it: TOML mode "selective" (its default) is
+ * full recompute of every N-th layer for selective_ac_option N (default "2",
+ * _apply_layer_sac) or op-level for "op"; Python's SelectiveAC (its default) is
+ * op-level. */
+static int tt_ckpt(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
+{
+    const char *opt = st->ac_option[0] ? st->ac_option : "2";
+    c->ckpt = st->ac_mode;
+    if (st->ac_mode != TSL_EVAL_CKPT_SELECTIVE)
+        return 0;
+    if (st->python || strcmp(opt, "op") == 0)
+        return tsl_err_set(err, "torchtitan: %s%s", st->ac_given ? "" : "(the default) ", op_sac);
+    char *end;
+    long n = strtol(opt, &end, 10);
+    if (end == opt || *end || n < 0)
+        return tsl_err_set(err,
+                           "torchtitan: selective_ac_option '%s' is not 'op' or a layer "
+                           "frequency",
+                           opt);
+    c->ckpt = TSL_EVAL_CKPT_FULL;
+    c->ckpt_every = n > 1 ? (uint32_t)n : 0;
+    tsl_eval_cfg_note(c,
+                      "torchtitan: %sselective checkpointing with selective_ac_option %s: "
+                      "full recompute of every N-th Transformer layer, N = %ld",
+                      st->ac_given ? "" : "no [activation_checkpoint]: its default, ", opt,
+                      n > 1 ? n : 1);
     return 0;
 }
 
-/* One line of text into t (section carried over); false for blank/section lines. */
-static int parse_line(char *s, toml_line_t *t, bool *kv, tsl_err_t *err)
+/* Python's batch in tokens (TrainingConfig): samples of max_context_length. */
+static int tt_tokens(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
 {
-    cut_comment(s);
+    int64_t ctx = st->ctx ? st->ctx : 2048, mb = st->tokens_mb ? st->tokens_mb : 16384;
+    int64_t step = st->tokens_step ? st->tokens_step : -1;
+    if (mb % ctx != 0 || (step > 0 && step % ctx != 0))
+        return tsl_err_set(err,
+                           "torchtitan: num_tokens_per_%s %lld is not whole samples of "
+                           "max_context_length %lld",
+                           mb % ctx ? "microbatch_per_dp_rank" : "train_step",
+                           (long long)(mb % ctx ? mb : step), (long long)ctx);
+    c->seq_len = (uint32_t)ctx;
+    c->mbs = (uint32_t)(mb / ctx);
+    c->global_batch = step > 0 ? (uint32_t)(step / ctx) : 0;
+    c->n_micro = step > 0 ? 0 : c->pp > 1 && st->pp_micro ? (uint32_t)st->pp_micro : 1;
+    c->local_batch = 0;
+    return 0;
+}
+
+static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
+{
+    if (st->cp > 1)
+        return tsl_err_set(err,
+                           "torchtitan: context_parallel_degree %lld: Tessel does not model "
+                           "context parallelism yet (1 only)",
+                           (long long)st->cp);
+    if (st->ep > 1)
+        return tsl_err_set(err,
+                           "torchtitan: expert_parallel_degree %lld: Tessel's eval does "
+                           "not model expert parallelism (1 only)",
+                           (long long)st->ep);
+    /* TP is sequence-parallel in torchtitan (always before 2026-02; since, unless
+       enable_sequence_parallel = False) */
+    c->sp = c->tp > 1 && !st->sp_off;
+    if (c->n_split_points || c->n_counts)
+        c->tt_split = false;
+    if (st->python)
+        return tt_ckpt(c, st, err) != 0 ? -1 : tt_tokens(c, st, err);
+    /* pipelined: local_batch_size is the rank's micro-batches; otherwise one step */
+    if (c->pp <= 1 && c->local_batch) {
+        c->mbs = c->local_batch;
+        c->local_batch = 0;
+    }
+    return tt_ckpt(c, st, err);
+}
+
+/* Cuts a '#' comment outside strings ("..." or '...'); the bracket depth after
+ * the line goes into *depth. */
+static void cut_comment(char *s, int *depth)
+{
+    char q = 0;
+    for (; *s; s++) {
+        if (q) {
+            q = *s == q ? 0 : q;
+        } else if (*s == '"' || *s == '\'') {
+            q = *s;
+        } else if (*s == '[' || *s == '(') {
+            (*depth)++;
+        } else if (*s == ']' || *s == ')') {
+            (*depth)--;
+        } else if (*s == '#') {
+            *s = '\0';
+            return;
+        }
+    }
+}
+
+/* The next logical line of *p into buf: physical lines joined while a [ is open
+ * (a multi-line array); *line is the first one's number. 0 at the end. */
+static int logical_line(const char **p, char *buf, size_t cap, uint32_t *line, uint32_t *next,
+                        tsl_err_t *err)
+{
+    size_t n = 0;
+    int depth = 0;
+    if (!**p)
+        return 0;
+    *line = *next;
+    do {
+        const char *nl = strchr(*p, '\n');
+        size_t len = nl ? (size_t)(nl - *p) : strlen(*p);
+        if (n + len + 2 > cap)
+            return tsl_err_set(err, "torchtitan: line %u: longer than %zu bytes", *line, cap - 2);
+        memcpy(buf + n, *p, len);
+        buf[n + len] = '\0';
+        cut_comment(buf + n, &depth);
+        n = strlen(buf);
+        buf[n++] = ' ';
+        buf[n] = '\0';
+        *p += len + (nl ? 1 : 0);
+        (*next)++;
+    } while (depth > 0 && **p);
+    return 1;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* A TOML line: a [section] header (into t->section) or key = value. */
+static int toml_kv(char *s, toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
+{
     s = trim(s);
-    *kv = false;
     if (!*s)
         return 0;
     if (*s == '[') {
@@ -171,37 +457,164 @@ static int parse_line(char *s, toml_line_t *t, bool *kv, tsl_err_t *err)
     *eq = '\0';
     snprintf(t->key, sizeof t->key, "%s", trim(s));
     snprintf(t->value, sizeof t->value, "%s", trim(eq + 1));
-    *kv = true;
+    return tt_line(t, c, st, err);
+}
+
+/* The section a Python key belongs to (its keys are unique across sections). */
+static const char *py_section(const char *key)
+{
+    static const char *const special[][2] = {
+        {"data_parallel_shard_degree", "parallelism"},
+        {"enable_sequence_parallel", "parallelism"},
+        {"pipeline_parallel_split_points", "parallelism"},
+        {"module_fqns_per_model_part", "parallelism"},
+        {"pipeline_parallel_schedule", "parallelism"},
+    };
+    for (size_t i = 0; i < sizeof tt_u32 / sizeof tt_u32[0]; i++)
+        if (strcmp(key, tt_u32[i].key) == 0)
+            return tt_u32[i].section;
+    for (size_t i = 0; i < sizeof tt_state_keys / sizeof tt_state_keys[0]; i++)
+        if (strcmp(key, tt_state_keys[i].key) == 0)
+            return tt_state_keys[i].section;
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+        if (strcmp(key, special[i][0]) == 0)
+            return special[i][1];
+    return NULL;
+}
+
+/* activation_checkpoint = FullAC.Config() | SelectiveAC.Config() | None | ... */
+static int py_ac(const toml_line_t *t, tt_state_t *st, tsl_err_t *err)
+{
+    st->ac_given = true;
+    if (strncmp(t->value, "FullAC", 6) == 0)
+        st->ac_mode = TSL_EVAL_CKPT_FULL;
+    else if (strcmp(t->value, "None") == 0)
+        st->ac_mode = TSL_EVAL_CKPT_NONE;
+    else if (strncmp(t->value, "SelectiveAC", 11) == 0)
+        st->ac_mode = TSL_EVAL_CKPT_SELECTIVE;
+    else
+        return tsl_err_set(err,
+                           "torchtitan: line %u: activation_checkpoint = %.40s: Tessel "
+                           "reads FullAC.Config(), SelectiveAC.Config() or None",
+                           t->line, t->value);
     return 0;
 }
 
-int tsl_eval_cfg_torchtitan(const char *toml, tsl_eval_cfg_t *out, tsl_err_t *err)
+/* The end of a keyword's value: the next ',' or ')' outside brackets and strings. */
+static char *py_value_end(char *s)
 {
-    memset(out, 0, sizeof(*out));
-    out->even_blocks = true;
-    out->sdp_rest = true; /* torchtitan's default shard degree: -1, the rest */
-    out->dp = 1;
-    toml_line_t t = {.line = 0};
-    const char *p = toml;
-    while (*p) {
-        const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        char buf[1024];
-        t.line++;
-        if (n >= sizeof buf)
-            return tsl_err_set(err, "torchtitan: line %u: longer than %zu bytes", t.line,
-                               sizeof buf - 1);
-        memcpy(buf, p, n);
-        buf[n] = '\0';
-        bool kv;
-        if (parse_line(buf, &t, &kv, err) != 0 || (kv && tt_line(&t, out, err) != 0))
-            return -1;
-        p += n + (nl ? 1 : 0);
+    int depth = 0;
+    char q = 0;
+    for (; *s; s++) {
+        if (q)
+            q = *s == q ? 0 : q;
+        else if (*s == '"' || *s == '\'')
+            q = *s;
+        else if (*s == '[' || *s == '(')
+            depth++;
+        else if ((*s == ']' || *s == ')') && depth > 0)
+            depth--;
+        else if ((*s == ',' || *s == ')' || *s == ']') && depth == 0)
+            break;
     }
-    /* pipelined: local_batch_size is the rank's micro-batches; otherwise one step */
-    if (out->pp <= 1 && out->local_batch) {
-        out->mbs = out->local_batch;
-        out->local_batch = 0;
+    return s;
+}
+
+/* Every `name = value` / `name=value` of a logical Python line whose name (its last
+ * dotted part) is a key Tessel reads. */
+static int py_line(char *s, toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, bool *set,
+                   tsl_err_t *err)
+{
+    for (char *eq = strchr(s, '='); eq; eq = strchr(eq + 1, '=')) {
+        if (eq[1] == '=' || (eq > s && strchr("=<>!", eq[-1])))
+            continue;
+        char *k = eq;
+        while (k > s && isspace((unsigned char)k[-1]))
+            k--;
+        char *kend = k;
+        while (k > s && (isalnum((unsigned char)k[-1]) || k[-1] == '_'))
+            k--;
+        char *v = eq + 1, *vend = py_value_end(v);
+        snprintf(t->key, sizeof t->key, "%.*s", (int)(kend - k), k);
+        snprintf(t->value, sizeof t->value, "%.*s", (int)(vend - v), v);
+        char *tv = trim(t->value);
+        memmove(t->value, tv, strlen(tv) + 1);
+        const char *sec = py_section(t->key);
+        int r = 0;
+        if (strcmp(t->key, "activation_checkpoint") == 0)
+            r = py_ac(t, st, err);
+        else if (sec) {
+            snprintf(t->section, sizeof t->section, "%s", sec);
+            r = tt_line(t, c, st, err);
+        } else
+            continue;
+        if (r != 0)
+            return -1;
+        *set = true;
     }
     return 0;
+}
+
+/* A Python configuration sets its keys in one function (a file of several, such
+ * as a config_registry.py, would mix presets): fn is the function a line is in. */
+static void py_function(const char *s, char *fn, size_t cap)
+{
+    if (strncmp(s, "def ", 4) == 0) {
+        const char *e = strchr(s + 4, '(');
+        snprintf(fn, cap, "%.*s", e ? (int)(e - s - 4) : 0, s + 4);
+    }
+}
+
+static bool is_python(const char *text)
+{
+    return strstr(text, "Trainer.Config") != NULL || strstr(text, "\ndef ") != NULL ||
+           strncmp(text, "def ", 4) == 0;
+}
+
+static int tt_read(const char *text, char *buf, size_t cap, tsl_eval_cfg_t *out, tt_state_t *st,
+                   toml_line_t *t, tsl_err_t *err)
+{
+    const char *p = text;
+    uint32_t next = 1;
+    char fn[64] = "", setter[64] = "";
+    int r;
+    while ((r = logical_line(&p, buf, cap, &t->line, &next, err)) > 0) {
+        bool set = false;
+        if (!st->python) {
+            if (toml_kv(buf, t, out, st, err) != 0)
+                return -1;
+            continue;
+        }
+        py_function(trim(buf), fn, sizeof fn);
+        if (py_line(buf, t, out, st, &set, err) != 0)
+            return -1;
+        if (set && setter[0] && strcmp(setter, fn) != 0)
+            return tsl_err_set(err,
+                               "torchtitan: line %u: %s() and %s() both set the plan's "
+                               "keys; give a file with the one configuration you run",
+                               t->line, setter, fn);
+        if (set)
+            snprintf(setter, sizeof setter, "%s", fn);
+    }
+    return r;
+}
+
+int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *err)
+{
+    tt_state_t st = {.python = is_python(text), .ac_mode = TSL_EVAL_CKPT_SELECTIVE};
+    memset(out, 0, sizeof(*out));
+    out->tt_split = true;
+    out->tt_in_w = out->tt_out_w = 1;
+    out->sdp_rest = true; /* torchtitan's default shard degree: -1, the rest */
+    out->dp = 1;
+    toml_line_t *t = calloc(1, sizeof *t);
+    char *buf = malloc(4 * TT_VALUE);
+    int rc = -1;
+    if (t == NULL || buf == NULL)
+        tsl_err_setc(err, TSL_E_NOMEM, "torchtitan: out of memory");
+    else if (tt_read(text, buf, 4 * TT_VALUE, out, &st, t, err) == 0)
+        rc = tt_finish(out, &st, err);
+    free(t);
+    free(buf);
+    return rc;
 }

@@ -8,6 +8,8 @@ set -u
 source "$(dirname "$0")/cli_lib.sh" "$1"
 
 m345="--model GPT2-345M --cluster 8xA100-80G"
+data="$(dirname "$0")/data/eval"
+hf="$(dirname "$0")/data/hf"
 
 # flags: the table and the comparison with the search
 expect 0 "" eval $m345 --tp 2 --pp 2 --batch 32 --ckpt full
@@ -38,9 +40,37 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "search" not
 
 # Megatron-LM arguments and a torchtitan TOML
 expect 0 "" eval --model GPT2-345M --cluster 4x8xA100-80G:ib200 --no-search --megatron-args \
-    "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 512 --recompute-granularity full --sequence-parallel --use-distributed-optimizer"
+    "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 512 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1 --sequence-parallel --use-distributed-optimizer"
 grep -q "2 stages; global batch 512 = 256 micro-batches of 2" "$out" && grep -q "tp8-dp2+sp+zero1+ckpt" "$out" &&
     ok || bad "megatron args: $(cat "$out")"
+# Megatron-LM d98e8a6: a flag that changes the plan is read or refused by name, an
+# unknown one is an error, one that does not change it is accepted
+mg() { expect "$1" "$2" eval $m345 --no-search --megatron-args "$3"; }
+mg 2 "context-parallel-size 2: Tessel does not model context parallelism" "--context-parallel-size 2"
+mg 2 "totally-bogus-flag" "--tensor-model-parallel-size 2 --totally-bogus-flag 7"
+mg 2 "checkpoint-activations is no longer valid" "--checkpoint-activations"
+mg 2 "use --num-virtual-stages-per-pipeline-rank" "--virtual-pipeline-model-parallel-size 2"
+mg 0 "" "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 --global-batch-size 16"
+grep -q "interleave: 2 model chunks per stage" "$out" && ok || bad "virtual stages not read: $(cat "$out")"
+mg 0 "" "--recompute-activations"
+grep -q "+selckpt" "$out" && ok || bad "--recompute-activations not selective: $(cat "$out")"
+mg 0 "" "--use-torch-fsdp2 --tensor-model-parallel-size 2"
+grep -q "tp2-sdp4" "$out" && ok || bad "--use-torch-fsdp2 not sdp: $(cat "$out")"
+expect 0 "" eval --model GPT2-345M --cluster 5xA100-80G --no-search --megatron-args \
+    "--pipeline-model-parallel-size 5 --account-for-embedding-in-pipeline-split"
+grep -qE "^  0 +0-4 " "$out" && grep -qE "^  1 +5-9 " "$out" && ok ||
+    bad "--account-for-embedding-in-pipeline-split: the first stage is not the embedding and 4 layers: $(cat "$out")"
+# full recompute needs --recompute-method and --recompute-num-layers, as in Megatron-LM
+mg 2 "needs --recompute-num-layers" "--recompute-granularity full --recompute-method uniform"
+# quoted values; --sequence-parallel at TP 1 switched off with a note, as Megatron does
+mg 0 "" "--data-path \"a b\" --split '99,1,0' --tensor-model-parallel-size 2"
+mg 0 "switched off, as Megatron-LM does" "--tensor-model-parallel-size 1 --sequence-parallel"
+# NVIDIA's own examples/llama/train_llama3_8b_h100_fp8.sh (its argument line, trimmed)
+expect 0 "sequence-parallel with tensor-model-parallel-size 1" eval --hf-config "$hf/llama3_8b.json" \
+    --cluster 8xH100-80G --no-search --megatron-args "$(cat "$data/megatron_llama3_8b_h100_fp8.args")"
+grep -q "global batch 128 = 16 micro-batches of 8" "$out" && grep -q "dp8+zero1" "$out" &&
+    ok || bad "NVIDIA's llama3 8B fp8 example: $(cat "$out")"
+
 cat >"$dir/job.toml" <<'TOML'
 [training]
 local_batch_size = 8
@@ -56,8 +86,53 @@ pipeline_parallel_degree = 1
 mode = "full"
 TOML
 expect 0 "" eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search
-grep -q "global batch 64 = 2 micro-batches of 32" "$out" && grep -q "tp2-sdp4+ckpt" "$out" &&
+grep -q "global batch 64 = 2 micro-batches of 32" "$out" && grep -q "tp2-sdp4+sp+ckpt" "$out" &&
     ok || bad "torchtitan: $(cat "$out")"
+# torchtitan's own presets: TP is sequence-parallel there (31 and 58 GiB, not 103
+# and 115); global_batch_size = -1 is local_batch_size x DP; the Python form of
+# torchtitan since 2026-02-23 gives the same plan as its TOML
+tt() { expect 0 "" eval --hf-config "$data/llama3_$1.json" --cluster "$2" --no-search --json --torchtitan "$data/torchtitan_llama3_$1.$3"; }
+tt 70b 8x8xA100-80G:ib200 toml
+cp "$out" "$dir/tt70-toml.json"
+tt 70b 8x8xA100-80G:ib200 py
+cp "$out" "$dir/tt70-py.json"
+tt 405b 16x8xH100-80G:ib400 toml
+if python3 - "$dir/tt70-toml.json" "$dir/tt70-py.json" "$out" <<'PY'; then ok; else bad "torchtitan presets"; fi
+import json, sys
+a, b, c = (json.load(open(f))["plan"] for f in sys.argv[1:4])
+G = 2**30
+assert 30 * G < a["peak_bytes"] < 32 * G, a["peak_bytes"] / G
+assert 57 * G < c["peak_bytes"] < 59 * G, c["peak_bytes"] / G
+assert a["global_batch"] == 64 and c["global_batch"] == 32, (a["global_batch"], c["global_batch"])
+assert a["iter_time_s"] == b["iter_time_s"] and a["peak_bytes"] == b["peak_bytes"], "py != toml"
+PY
+# no split points: torchtitan's own split, the embedding and the head weighing a
+# layer each: 32 layers over 4 stages are [8, 9, 8, 7] (and so with Interleaved1F1B)
+ttjob() { printf '[training]\nlocal_batch_size = 4\nglobal_batch_size = -1\n[parallelism]\npipeline_parallel_degree = 4\n%b[activation_checkpoint]\nmode = "%s"\n' "$1" "${2:-none}" >"$dir/tt.toml"; }
+ttrun() { expect "$1" "$2" eval --hf-config "$hf/llama3_8b.json" --cluster 8xH100-80G --no-search --torchtitan "$dir/tt.toml"; }
+for sched in 1F1B Interleaved1F1B; do
+    ttjob "pipeline_parallel_schedule = \"$sched\"\n"
+    ttrun 0 ""
+    grep -qE "^  0 +0-8 " "$out" && grep -qE "^  1 +9-17 " "$out" && grep -qE "^  2 +18-25 " "$out" &&
+        grep -qE "^  3 +26-33 " "$out" && ok || bad "torchtitan split ($sched): $(cat "$out")"
+done
+grep -q "interleave: 2 model chunks" "$out" && ok || bad "Interleaved1F1B: $(cat "$out")"
+ttjob 'pipeline_parallel_schedule = "GPipe"\n'
+ttrun 2 'pipeline_parallel_schedule "GPipe"'
+ttjob 'pipeline_parallel_layers_per_stage = 5\n'
+ttrun 2 "pipeline_parallel_layers_per_stage 5"
+ttjob 'pipeline_parallel_layers_per_stage = 9\n'
+ttrun 0 ""
+ttjob 'context_parallel_degree = 2\n'
+ttrun 2 "context_parallel_degree 2: Tessel does not model context parallelism"
+# selective: torchtitan's layer frequency is full recompute of every 2nd layer; op-level refused
+ttjob "" selective
+ttrun 0 "every N-th Transformer layer, N = 2"
+grep -q "layers: 0-1 sdp2 ×2, 2 sdp2+ckpt ×1, 3 sdp2 ×1" "$out" && ok || bad "selective_ac_option 2: $(cat "$out")"
+ttjob "" "selective\"
+selective_ac_option = \"op"
+ttrun 2 "op-level selective checkpointing"
+
 printf '[parallelism]\ntensor_parallel_degree = two\n' >"$dir/bad.toml"
 expect 2 "tensor_parallel_degree" eval $m345 --torchtitan "$dir/bad.toml"
 

@@ -55,10 +55,12 @@ static void test_round_trips(void)
                           .ckpt = TSL_EVAL_CKPT_FULL,
                           .even_blocks = true};
     round_trip("GPT2-345M", "8xA100-80G", &cfg, TSL_EXPORT_MEGATRON);
+    cfg.sp = true; /* torchtitan's TP is sequence-parallel: the plans it runs */
     round_trip("GPT2-345M", "8xA100-80G", &cfg, TSL_EXPORT_TORCHTITAN);
     /* uneven split (by FLOPs: the embedding and head weigh), no checkpointing */
     tsl_eval_cfg_t uneven = {.tp = 4, .pp = 2, .mbs = 1, .n_micro = 8};
     round_trip("GPT2-1.3B", "2x8xA100-40G:ib100", &uneven, TSL_EXPORT_MEGATRON);
+    uneven.sp = true;
     round_trip("GPT2-1.3B", "2x8xA100-40G:ib100", &uneven, TSL_EXPORT_TORCHTITAN);
     tsl_eval_cfg_t fsdp = {.sdp = 8, .mbs = 2, .global_batch = 64};
     round_trip("GPT2-345M", "8xA100-80G", &fsdp, TSL_EXPORT_TORCHTITAN);
@@ -70,7 +72,8 @@ static void test_megatron_line(void)
     tsl_err_t err = {0};
     CHECK(tsl_eval_cfg_megatron("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 "
                                 "--micro-batch-size 1 --global-batch-size=512 "
-                                "--recompute-granularity full --sequence-parallel "
+                                "--recompute-granularity full --recompute-method uniform "
+                                "--recompute-num-layers 1 --sequence-parallel "
                                 "--use-distributed-optimizer --bf16 --lr 1e-4",
                                 &c, &err) == 0,
           "%s", err.msg);
@@ -85,6 +88,96 @@ static void test_megatron_line(void)
           "bad granularity: %s", err.msg);
 }
 
+/* Megatron-LM d98e8a6's flags: read, refused by name, noted, or no effect; an
+ * unknown one is an error naming it. */
+static void mg_refuses(const char *line, const char *want)
+{
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == -1 && strstr(err.msg, want),
+          "'%s': want an error with '%s', got '%s'", line, want, err.msg);
+}
+
+static void test_megatron_flags(void)
+{
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    mg_refuses("--tensor-model-parallel-size 2 --context-parallel-size 2",
+               "context-parallel-size 2");
+    mg_refuses("--checkpoint-activations", "--recompute-activations");
+    mg_refuses("--totally-bogus-flag 7", "--totally-bogus-flag");
+    mg_refuses("--virtual-pipeline-model-parallel-size 2", "num-virtual-stages-per-pipeline-rank");
+    mg_refuses("--use-torch-fsdp2 --pipeline-model-parallel-size 2", "use-torch-fsdp2");
+    mg_refuses("--sequence-parallel true", "sequence-parallel");
+    mg_refuses("--num-virtual-stages-per-pipeline-rank 2 --num-layers-per-virtual-pipeline-stage 2",
+               "no more than one");
+    CHECK(tsl_eval_cfg_megatron("--context-parallel-size 1 --lr 1e-4 --log-interval 1 --bf16 "
+                                "--num-virtual-stages-per-pipeline-rank 2 --recompute-activations",
+                                &c, &err) == 0,
+          "%s", err.msg);
+    CHECK(c.interleave == 2 && c.ckpt == TSL_EVAL_CKPT_SELECTIVE && c.notes[0] == '\0',
+          "vpp %u ckpt %d notes '%s'", c.interleave, (int)c.ckpt, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--fp8-format hybrid", &c, &err) == 0 &&
+              strstr(c.notes, "--fp8-format"),
+          "fp8 noted: %s / %s", err.msg, c.notes);
+
+    /* what the flags mean on a model: FSDP2 shards the data-parallel ranks; the
+     * embedding counted as a layer takes one from the first stage; 2 virtual stages */
+    tsl_model_t m;
+    tsl_cluster_t cl;
+    static tsl_plan_t g;
+    load("GPT2-345M", "8xA100-80G", &m, &cl);
+    CHECK(tsl_eval_cfg_megatron("--use-torch-fsdp2 --tensor-model-parallel-size 2", &c, &err) ==
+                  0 &&
+              tsl_eval_cfg_plan(&c, &m, 8, &g, &err) == 0,
+          "fsdp2: %s", err.msg);
+    CHECK(tsl_strategy_degree(&g.layer[1], TSL_DIM_SDP) == 4 &&
+              tsl_strategy_degree(&g.layer[1], TSL_DIM_DP) == 1 && g.layer[1].zero == 0,
+          "fsdp2 is sdp 4");
+    CHECK(tsl_eval_cfg_megatron("--pipeline-model-parallel-size 5 "
+                                "--account-for-embedding-in-pipeline-split",
+                                &c, &err) == 0 &&
+              tsl_eval_cfg_plan(&c, &m, 5, &g, &err) == 0,
+          "account-for-embedding: %s", err.msg);
+    CHECK(g.stages[0].n_layers == 5 && g.stages[1].n_layers == 5 && g.stages[4].n_layers == 6,
+          "account-for-embedding: %u %u %u", g.stages[0].n_layers, g.stages[1].n_layers,
+          g.stages[4].n_layers);
+    CHECK(tsl_eval_cfg_megatron("--pipeline-model-parallel-size 4 "
+                                "--num-virtual-stages-per-pipeline-rank 2 --global-batch-size 8",
+                                &c, &err) == 0 &&
+              tsl_eval_cfg_plan(&c, &m, 8, &g, &err) == 0 && g.interleave == 2,
+          "virtual stages: %s (interleave %u)", err.msg, g.interleave);
+    tsl_model_free(&m);
+    tsl_cluster_free(&cl);
+}
+
+/* Megatron accepts --sequence-parallel at TP 1 and switches it off; quoted values;
+ * full recompute needs a method and a layer count, selective neither. */
+static void test_megatron_validate(void)
+{
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_eval_cfg_megatron("--tensor-model-parallel-size 1 --sequence-parallel", &c, &err) ==
+                  0 &&
+              !c.sp && strstr(c.notes, "sequence-parallel"),
+          "sp at tp 1: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--data-path \"a b\" 'c d' --split '99,1,0' \\\n"
+                                "  --tensor-model-parallel-size '2'",
+                                &c, &err) == 0 &&
+              c.tp == 2,
+          "quoted: %s", err.msg);
+    mg_refuses("--data-path \"a b", "unterminated quote");
+    mg_refuses("--recompute-granularity full --recompute-method block", "recompute-num-layers");
+    mg_refuses("--recompute-granularity full --recompute-num-layers 1", "recompute-method");
+    mg_refuses("--recompute-granularity selective --recompute-num-layers 2",
+               "recompute-num-layers");
+    CHECK(tsl_eval_cfg_megatron("--recompute-granularity full --recompute-method block "
+                                "--recompute-num-layers 2",
+                                &c, &err) == 0 &&
+              c.ckpt == TSL_EVAL_CKPT_FULL && c.ckpt_per_stage == 2,
+          "block: %s", err.msg);
+}
+
 static void test_torchtitan_toml(void)
 {
     tsl_eval_cfg_t c;
@@ -96,8 +189,8 @@ static void test_torchtitan_toml(void)
                      "[activation_checkpoint]\nmode = \"selective\"\n";
     CHECK(tsl_eval_cfg_torchtitan(ok, &c, &err) == 0, "%s", err.msg);
     CHECK(c.tp == 2 && c.pp == 2 && c.sdp_rest && c.mbs == 2 && c.local_batch == 8 &&
-              c.seq_len == 2048 && c.n_split_points == 1 && c.split_points[0] == 12 &&
-              c.ckpt == TSL_EVAL_CKPT_SELECTIVE,
+              c.seq_len == 2048 && c.n_split_points == 1 && c.split_points[0] == 12 && c.sp &&
+              c.ckpt == TSL_EVAL_CKPT_FULL && c.ckpt_every == 2,
           "toml read wrong");
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ntensor_parallel_degree = \"2\"\n", &c, &err) ==
                   -1 &&
@@ -106,6 +199,61 @@ static void test_torchtitan_toml(void)
     CHECK(tsl_eval_cfg_torchtitan("[activation_checkpoint]\nmode = \"most\"\n", &c, &err) == -1 &&
               strstr(err.msg, "mode"),
           "mode: %s", err.msg);
+}
+
+/* torchtitan: SP with TP, global_batch_size -1, CP refused, schedules, its split
+ * rule, model parts over several lines, and the Python form. */
+static void test_torchtitan_keys(void)
+{
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_eval_cfg_torchtitan("[training]\nglobal_batch_size = -1\n[parallelism]\n"
+                                  "tensor_parallel_degree = 4\n[activation_checkpoint]\n"
+                                  "mode = \"none\"\n",
+                                  &c, &err) == 0 &&
+              c.sp && c.global_batch == 0,
+          "sp / global -1: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ncontext_parallel_degree = 2\n", &c, &err) == -1 &&
+              strstr(err.msg, "context_parallel_degree 2"),
+          "cp: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\npipeline_parallel_schedule = \"ZBVZeroBubble\"\n",
+                                  &c, &err) == -1 &&
+              strstr(err.msg, "ZBVZeroBubble"),
+          "schedule: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\npipeline_parallel_degree = 2\n"
+                                  "module_fqns_per_model_part = [\n  [\"tok_embeddings\", "
+                                  "\"layers.0\"],\n  [\"layers.1\", \"norm\", \"output\"],\n]\n"
+                                  "[activation_checkpoint]\nmode = \"full\"\n",
+                                  &c, &err) == 0 &&
+              c.n_counts == 2 && c.counts[0] == 2 && c.counts[1] == 2 && !c.tt_split,
+          "model parts: %s", err.msg);
+    const char *py = "def cfg() -> Trainer.Config:\n    config = base()\n"
+                     "    config.training.max_context_length = 1024\n"
+                     "    config.training.num_tokens_per_microbatch_per_dp_rank = 2 * 1024\n"
+                     "    par = config.parallelism\n    par.tensor_parallel_degree = 2\n"
+                     "    par.enable_sequence_parallel = False\n"
+                     "    config.activation_checkpoint = FullAC.Config()\n    return config\n";
+    CHECK(tsl_eval_cfg_torchtitan(py, &c, &err) == 0 && c.tp == 2 && !c.sp && c.mbs == 2 &&
+              c.seq_len == 1024 && c.ckpt == TSL_EVAL_CKPT_FULL,
+          "python: %s", err.msg);
+
+    /* the split: 32 layers on 4 stages, embedding and head a layer each */
+    tsl_model_t m;
+    tsl_err_t e2;
+    static tsl_plan_t g;
+    CHECK(tsl_model_preset("GPT3-15B", &m, &e2) == 0, "%s", e2.msg);
+    uint32_t nb = m.n_layers - 2;
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\npipeline_parallel_degree = 4\n"
+                                  "[activation_checkpoint]\nmode = \"none\"\n",
+                                  &c, &err) == 0 &&
+              tsl_eval_cfg_plan(&c, &m, 8, &g, &err) == 0,
+          "split: %s", err.msg);
+    /* (nb + 2) / 4 each, the first (nb + 2) % 4 stages one more; minus the weights */
+    uint32_t each = (nb + 2) / 4, extra = (nb + 2) % 4;
+    for (uint32_t s = 0; s < 4; s++)
+        CHECK(g.stages[s].n_layers == each + (s < extra), "stage %u: %u layers (nb %u)", s,
+              g.stages[s].n_layers, nb);
+    tsl_model_free(&m);
 }
 
 static void test_cfg_refusals(void)
@@ -131,7 +279,10 @@ static void test_cfg_refusals(void)
 int main(void)
 {
     test_megatron_line();
+    test_megatron_flags();
+    test_megatron_validate();
     test_torchtitan_toml();
+    test_torchtitan_keys();
     test_cfg_refusals();
     test_round_trips();
     return CHECK_DONE();
