@@ -82,16 +82,25 @@ void tsl_eval_cfg_note(tsl_eval_cfg_t *cfg, const char *fmt, ...)
 int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t n_devices,
                       tsl_plan_t *out, tsl_err_t *err);
 
-/* A Megatron-LM argument line ("--tensor-model-parallel-size 8 ..."; '#' starts
- * a comment to the end of the line, so an `--export megatron` file reads as is).
- * Model-shape arguments are ignored except --num-layers and --seq-length;
- * unknown arguments are skipped. Fails naming the argument. */
+/* A Megatron-LM argument line ("--tensor-model-parallel-size 8 ..."; words split
+ * as a shell splits them, quotes and backslash-newlines included; '#' starts a
+ * comment to the end of the line, so an `--export megatron` file reads as is).
+ * Every flag is read, refused by name (one Megatron refuses, or one that changes
+ * a plan in a way Tessel does not model: context or expert parallelism, ...),
+ * noted (out->notes: accepted, not modelled) or on the list of flags that do not
+ * change the plan (model shape, data, logging, optimizer settings); an unknown
+ * flag fails naming it. docs/tesselctl.md, "eval", lists the rules and the
+ * Megatron-LM version they follow. */
 int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err);
 
-/* A torchtitan job TOML's [parallelism], [training] and [activation_checkpoint]
- * keys (a small parser for that subset: sections, `key = value` with integers,
- * strings, booleans and arrays of strings, '#' comments). Fails naming the key
- * and line. */
+/* A torchtitan configuration: the job TOML of the versions that read one
+ * ([parallelism], [training] and [activation_checkpoint]: sections, `key =
+ * value` with integers, strings, booleans and arrays of strings, '#' comments),
+ * or the Python function returning Trainer.Config of current torchtitan, read
+ * without running it (literal assignments and keywords of the known keys).
+ * Keys that change the plan in ways Tessel does not model (context or expert
+ * parallelism, other schedules, op-level selective checkpointing) are refused
+ * by name. Fails naming the key and line. */
 int tsl_eval_cfg_torchtitan(const char *toml, tsl_eval_cfg_t *out, tsl_err_t *err);
 
 #endif

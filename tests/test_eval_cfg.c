@@ -32,7 +32,10 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
     const char *fmt = tsl_export_format_name(f);
     CHECK(tsl_eval_cfg_plan(cfg, &m, c.n_devices, &g, &err) == 0, "%s: cfg: %s", fmt, err.msg);
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &a, &err) == 0, "%s: eval: %s", fmt, err.msg);
-    CHECK(tsl_export(f, &a, &m, &text, &len, &err) == 0, "%s: export: %s", fmt, err.msg);
+    int exported = tsl_export(f, &a, &m, &text, &len, &err);
+    CHECK(exported == 0, "%s: export: %s", fmt, err.msg);
+    if (exported != 0)
+        goto out; /* nothing to parse */
     tsl_eval_cfg_t back;
     int rc = f == TSL_EXPORT_MEGATRON ? tsl_eval_cfg_megatron(text, &back, &err)
                                       : tsl_eval_cfg_torchtitan(text, &back, &err);
@@ -41,6 +44,7 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
     CHECK(tsl_eval_plan(&m, &c, &r, &g2, &b, &err) == 0, "%s: eval back: %s", fmt, err.msg);
     CHECK(tsl_eval_same_figures(&a, &b), "%s round trip: %.9g s vs %.9g s\n%s", fmt, a.iter_time_s,
           b.iter_time_s, text);
+out:
     free(text);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
@@ -55,15 +59,23 @@ static void test_round_trips(void)
                           .ckpt = TSL_EVAL_CKPT_FULL,
                           .even_blocks = true};
     round_trip("GPT2-345M", "8xA100-80G", &cfg, TSL_EXPORT_MEGATRON);
-    cfg.sp = true; /* torchtitan's TP is sequence-parallel: the plans it runs */
+    /* torchtitan's TP is sequence-parallel, and beside TP or stages its data
+     * parallelism is sharded (it refuses DDP there): the plans it runs, in both
+     * the Python form and the TOML */
+    cfg.sp = true;
+    cfg.sdp = 2;
     round_trip("GPT2-345M", "8xA100-80G", &cfg, TSL_EXPORT_TORCHTITAN);
+    round_trip("GPT2-345M", "8xA100-80G", &cfg, TSL_EXPORT_TORCHTITAN_TOML);
     /* uneven split (by FLOPs: the embedding and head weigh), no checkpointing */
     tsl_eval_cfg_t uneven = {.tp = 4, .pp = 2, .mbs = 1, .n_micro = 8};
     round_trip("GPT2-1.3B", "2x8xA100-40G:ib100", &uneven, TSL_EXPORT_MEGATRON);
     uneven.sp = true;
+    uneven.sdp = 2;
     round_trip("GPT2-1.3B", "2x8xA100-40G:ib100", &uneven, TSL_EXPORT_TORCHTITAN);
+    round_trip("GPT2-1.3B", "2x8xA100-40G:ib100", &uneven, TSL_EXPORT_TORCHTITAN_TOML);
     tsl_eval_cfg_t fsdp = {.sdp = 8, .mbs = 2, .global_batch = 64};
     round_trip("GPT2-345M", "8xA100-80G", &fsdp, TSL_EXPORT_TORCHTITAN);
+    round_trip("GPT2-345M", "8xA100-80G", &fsdp, TSL_EXPORT_TORCHTITAN_TOML);
 }
 
 static void test_megatron_line(void)
