@@ -211,7 +211,9 @@ static int import_memory(const char *dir, tsl_model_t *m, tsl_galvatron_import_t
     if (r == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "galvatron memory profile: out of memory");
     snprintf(r->seq, sizeof r->seq, "%u", m->tokens_per_sample);
-    int rc = tsl_galvatron_each_file(dir, "memory_profiling_", read_memory, r, err);
+    int rc = tsl_galvatron_model_profile(dir, "memory_profiling_", read_memory, r, err);
+    if (rc != 0 && tsl_err_code(err) == TSL_E_NOTFOUND)
+        rc = 0; /* no memory profile: the layers keep Tessel's own figures */
     if (rc == 0 && !r->type[0].set && r->found_seq_elsewhere)
         rc = tsl_err_setc(err, TSL_E_INVALID,
                           "galvatron memory profile %s: no entry at sequence length %s", dir,

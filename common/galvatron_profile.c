@@ -44,6 +44,80 @@ int tsl_galvatron_each_file(const char *dir, const char *prefix, tsl_galvatron_f
     return 0;
 }
 
+/* The model_size of a Galvatron model config (*.yaml) in dir, or "" */
+static void model_size_of(const char *dir, char *out, size_t cap)
+{
+    out[0] = '\0';
+    DIR *h = opendir(dir);
+    struct dirent *e;
+    while (h && !out[0] && (e = readdir(h)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".yaml") != 0)
+            continue;
+        char path[4400], line[512];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        while (f && !out[0] && fgets(line, sizeof line, f))
+            if (sscanf(line, "model_size: %255[^ #\r\n]", out) != 1 || (size_t)strlen(out) >= cap)
+                out[0] = '\0';
+        if (f)
+            fclose(f);
+    }
+    if (h)
+        closedir(h);
+}
+
+#define MAX_CANDIDATES 16
+
+/* The names in dir that start with prefix and end in suffix (at most max). */
+static size_t candidates(const char *dir, const char *prefix, const char *suffix, char names[][256],
+                         size_t max)
+{
+    size_t k = 0, lp = strlen(prefix), ls = strlen(suffix);
+    DIR *h = opendir(dir);
+    struct dirent *e;
+    while (h && (e = readdir(h)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < lp + ls || n >= 256 || strncmp(e->d_name, prefix, lp) != 0 ||
+            strcmp(e->d_name + n - ls, suffix) != 0)
+            continue;
+        if (k < max)
+            snprintf(names[k], 256, "%s", e->d_name);
+        k++;
+    }
+    if (h)
+        closedir(h);
+    return k;
+}
+
+int tsl_galvatron_model_profile(const char *dir, const char *prefix, tsl_galvatron_file_fn fn,
+                                void *ud, tsl_err_t *err)
+{
+    char names[MAX_CANDIDATES][256], size[256], suffix[300], path[4400];
+    size_t n = candidates(dir, prefix, ".json", names, MAX_CANDIDATES);
+    if (n == 0)
+        return tsl_err_setc(err, TSL_E_NOTFOUND, "galvatron profile %s: no %s*.json", dir, prefix);
+    model_size_of(dir, size, sizeof size);
+    if (n > 1 && size[0]) {
+        snprintf(suffix, sizeof suffix, "_%s_all.json", size);
+        n = candidates(dir, prefix, suffix, names, MAX_CANDIDATES);
+    }
+    if (n != 1) {
+        char list[1024] = "";
+        for (size_t i = 0, at = 0; i < n && i < MAX_CANDIDATES && at < sizeof list; i++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", names[i]);
+        return tsl_err_setc(
+            err, TSL_E_INVALID,
+            "galvatron profile %s: %zu candidates for the model's profile (%s); "
+            "Galvatron reads only %s{precision}_{model_size}_all.json: keep that "
+            "one, or put the model's Galvatron config (model_size: ...) beside it%s",
+            dir, n, list, prefix,
+            size[0] ? " (the config's model_size matches none or several)" : "");
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, names[0]);
+    return fn(ud, path, names[0], err);
+}
+
 json_t *tsl_galvatron_load_json(const char *path, tsl_err_t *err)
 {
     json_error_t je;
@@ -176,7 +250,7 @@ static int load_compute(const char *dir, const tsl_model_t *m, tsl_profile_t *p,
         goto out;
     }
     cp->seq = m->tokens_per_sample;
-    if (tsl_galvatron_each_file(dir, "computation_profiling_", read_computation, cp, err) != 0)
+    if (tsl_galvatron_model_profile(dir, "computation_profiling_", read_computation, cp, err) != 0)
         goto out;
     for (uint32_t b = 1; b <= 4096; b++) {
         double ms = layer_ms(cp, b);

@@ -47,4 +47,19 @@ int tsl_galvatron_each_file(const char *dir, const char *prefix, tsl_galvatron_f
                             tsl_err_t *err);
 json_t *tsl_galvatron_load_json(const char *path, tsl_err_t *err);
 
+/*
+ * The one model profile of DIR Galvatron reads, and fn called on it: Galvatron's
+ * search opens exactly prefix{mixed_precision}_{model_name}_all.json
+ * (Hetu-Galvatron cea12ff, core/search_engine/search_engine.py; its profiler
+ * writes that name), never a folder's other profiles, so a folder holding
+ * several (a `_seqlen2048_all.json` from another profiling run beside the
+ * model's own) must not let directory order decide. The file is DIR's only
+ * prefix*.json, or else the one named after the `model_size:` of a Galvatron
+ * model config (*.yaml) in DIR. Several candidates left (no config, or several
+ * precisions) are refused (TSL_E_INVALID) naming them and the name Galvatron
+ * reads; none is TSL_E_NOTFOUND.
+ */
+int tsl_galvatron_model_profile(const char *dir, const char *prefix, tsl_galvatron_file_fn fn,
+                                void *ud, tsl_err_t *err);
+
 #endif

@@ -52,6 +52,13 @@ static void test_fixture(const char *shared)
     tsl_profile_layer_s(p, &m.layers[1], 8, 1, 1e12, &fwd, &bwd);
     CHECK(t4 > t2 && fabs(fwd - want) < 1e-9 * want && fabs(bwd - 2 * want) < 1e-9 * want,
           "a layer at bsz 8: %.6f s forward, %.6f backward; Galvatron %.6f", fwd, bwd, want);
+    /* bsz 1 from the model's own profile, not the seqlen2048 run beside it */
+    double u2 = json_number_value(json_object_get(comp, "layernum[2]_bsz1_seq2048"));
+    double u4 = json_number_value(json_object_get(comp, "layernum[4]_bsz1_seq2048"));
+    tsl_profile_layer_s(p, &m.layers[1], 1, 1, 1e12, &fwd, &bwd);
+    CHECK(u4 > u2 && fabs(fwd - (u4 - u2) / 2 / 1000) < 1e-9 * fwd,
+          "a layer at bsz 1: %.6f s forward; Galvatron's llama2-7b profile %.6f", fwd,
+          (u4 - u2) / 2 / 1000);
     CHECK(fabs(p->intra_busbw - 154.203e9) < 1e3 && p->intra_group == 8,
           "all-reduce of 8 consecutive GPUs: %.3f GB/s over %u", p->intra_busbw / 1e9,
           p->intra_group);
@@ -258,6 +265,61 @@ static void test_empty_dir(void)
     tsl_cluster_free(&c);
 }
 
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static double bsz1_layer_s(const char *dir, tsl_err_t *err)
+{
+    tsl_model_t m = {0};
+    tsl_cluster_t c = {0};
+    tsl_profile_t *p = NULL;
+    double fwd = -1, bwd;
+    tsl_model_preset_seq("GPT2-345M", 1024, &m, NULL);
+    tsl_cluster_parse_spec(&c, "8xA100-80G", NULL);
+    if (tsl_galvatron_profile_load(dir, &m, &c, &p, err) == 0)
+        tsl_profile_layer_s(p, &m.layers[1], 1, 1, 1e12, &fwd, &bwd);
+    free(p);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+    return fwd;
+}
+
+/* Galvatron reads one computation profile, named after the model; another run's
+ * profile beside it (a conflicting bsz-1 entry) must not win by directory order. */
+static void test_which_profile(void)
+{
+    char dir[] = "/tmp/tsl-galv-XXXXXX";
+    if (mkdtemp(dir) == NULL) {
+        printf("skip: no temporary directory\n");
+        return;
+    }
+    write_text(dir, "computation_profiling_bf16_gpt-345m_all.json",
+               "{\"layernum[2]_bsz1_seq1024\": 10.0, \"layernum[4]_bsz1_seq1024\": 14.0}");
+    write_text(dir, "computation_profiling_bf16_gpt-345m_seqlen1024_all.json",
+               "{\"layernum[2]_bsz1_seq1024\": 30.0, \"layernum[4]_bsz1_seq1024\": 50.0}");
+    tsl_err_t err = {0};
+    CHECK(bsz1_layer_s(dir, &err) < 0 && tsl_err_code(&err) == TSL_E_INVALID &&
+              strstr(err.msg, "computation_profiling_bf16_gpt-345m_all.json") &&
+              strstr(err.msg, "computation_profiling_bf16_gpt-345m_seqlen1024_all.json") &&
+              strstr(err.msg, "{precision}_{model_size}_all.json"),
+          "two candidates and no model config: refused, naming both: %s", err.msg);
+    write_text(dir, "gpt-345m.yaml", "# Galvatron model config\nmodel_size: gpt-345m\n");
+    double fwd = bsz1_layer_s(dir, &err);
+    CHECK(fabs(fwd - 0.002) < 1e-12, "the config's model_size picks its profile: %.6f s (%s)", fwd,
+          err.msg);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "cleanup");
+}
+
 int main(void)
 {
     const char *shared = getenv("TSL_SHARED");
@@ -265,6 +327,7 @@ int main(void)
     test_empty_dir();
     test_bad_memory();
     test_fit_without_sp();
+    test_which_profile();
     snprintf(probe, sizeof probe, "%s/fixtures/galvatron/llama2-7b", shared ? shared : "");
     if (shared == NULL || access(probe, R_OK) != 0) {
         int rc = CHECK_DONE();
