@@ -279,8 +279,15 @@ static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
                                 "torchtitan: stage %u holds the output head alone; split points "
                                 "are Transformer blocks",
                                 s);
-    /* torchtitan's TP plan shards norms over the sequence: with or without "+sp"
-     * the plan runs (without it Tessel only over-counts activation memory) */
+    /* torchtitan's TP plan always shards the norms over the sequence (its TP is
+     * sequence-parallel; eval --torchtitan reads it so): a plan without +sp is
+     * not the plan it runs, and export-then-eval would not give it back */
+    if (u.tp > 1 && !u.s.sp)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: %s runs tensor parallelism without sequence "
+                            "parallelism; torchtitan's TP is always sequence-parallel, so it "
+                            "would run another plan than this one",
+                            tsl_target_strategy_str(&u.s, b));
     return check_features(v, &u, false, false, 0, true, err);
 }
 

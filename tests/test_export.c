@@ -293,7 +293,7 @@ static void test_deepspeed(void)
 static void test_torchtitan(void)
 {
     const uint32_t cut[] = {0, 11, 26};
-    make_plan(&plan, 2, cut, 4, "tp2-sdp2", 4, 8);
+    make_plan(&plan, 2, cut, 4, "tp2-sdp2+sp", 4, 8);
     for (uint32_t i = 1; i <= 24; i++)
         plan.layer[i].ckpt = true;
     expect_lines(TSL_EXPORT_TORCHTITAN, &plan, "gpt2-345m.torchtitan.py");
@@ -389,9 +389,10 @@ static const struct refusal {
     {TSL_EXPORT_DEEPSPEED, 13, "sdp4", 8, "ZeRO-3"},
     {TSL_EXPORT_DEEPSPEED, 11, "dp4", 8, "'uniform' partition"},
     {TSL_EXPORT_TORCHTITAN, 11, "sdp2-tp2", 4, "mesh"},
-    {TSL_EXPORT_TORCHTITAN, 25, "tp2-sdp2", 4, "output head alone"},
+    {TSL_EXPORT_TORCHTITAN, 25, "tp2-sdp2+sp", 4, "output head alone"},
     {TSL_EXPORT_TORCHTITAN, 0, "tp2-dp2", 8, "DDP has not supported > 1D parallelism"},
     {TSL_EXPORT_TORCHTITAN, 13, "dp4", 8, "DDP) together with pipeline stages"},
+    {TSL_EXPORT_TORCHTITAN, 11, "tp2-sdp2", 4, "TP is always sequence-parallel"},
     {TSL_EXPORT_GALVATRON, 1, "tp2-dp2", 8, "stage 0 holds no Transformer layer"},
 };
 
@@ -420,7 +421,7 @@ static void test_common_refusals(void)
     plan.stages[0].n_layers = 13;
     plan.stages[1].first_layer = 13;
     plan.stages[1].n_layers = 37;
-    set_layers(&plan, 0, plan.n_layers, "tp2-sdp2");
+    set_layers(&plan, 0, plan.n_layers, "tp2-sdp2+sp");
     char *text = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
     CHECK(strstr(text, "pipeline_parallel_split_points = [\"layers.6\"]") != NULL,
           "a sub-layer plan cut at whole layers exports:\n%s", text);
