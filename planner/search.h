@@ -21,9 +21,11 @@
  * search also tries re-ordered node placements (AMP 3.6: which node group takes
  * which stage) — the plan's node_order says which one won.
  *
- * Batch sweep: B = 1, 2, 4, ... while some configuration fits, then a linear
- * refinement between the last fitting power of two and the first that does not,
- * in steps of an eighth of it (up to request.max_batch).
+ * Batch sweep: B = 1, 2, 4, ... until a batch fits nothing after one that fitted
+ * (or two doublings gain nothing), then a linear refinement between the best
+ * power of two and the next, in steps of an eighth of it (up to
+ * request.max_batch). Batches that fit nothing before any has fitted do not stop
+ * it below the device count: a small batch cannot shard over every device.
  *
  * Pure and thread-safe: no globals, no clocks, no I/O. Progress and cancellation
  * go through the hooks; the same input gives the same result, byte for byte.
