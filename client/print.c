@@ -77,6 +77,21 @@ static void print_stages(FILE *out, json_t *plan)
     }
 }
 
+/* Where a default budget came from: the device's memory less the reserve the
+ * search keeps for what it does not count (search.h). Ends the line. */
+static void print_reserve(FILE *out, json_t *req)
+{
+    char res[32];
+    if (!json_is_object(req) || integer(req, "memory_bytes") > 0)
+        fputc('\n', out); /* a budget given is the budget */
+    else if (integer(req, "memory_reserve_bytes") > 0)
+        fprintf(out, " (device memory less the %s reserve asked)\n",
+                gib(req, "memory_reserve_bytes", res));
+    else
+        fprintf(out, " (device memory less 1G + 5%% reserved for the CUDA context, NCCL "
+                     "buffers and fragmentation)\n");
+}
+
 static void print_plan(FILE *out, json_t *plan, json_t *doc)
 {
     char peak[32], budget[32];
@@ -105,11 +120,11 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
                 "  tied head: %.4f s of that all-reduces the word embedding's gradient between "
                 "stage 0 and stage %lld (its copy in the last stage), before their steps\n",
                 num(plan, "tie_s"), pp - 1);
-    fprintf(out, "  memory:    %s peak per device of a %s budget\n", gib(plan, "peak_bytes", peak),
+    fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));
+    print_reserve(out, json_object_get(doc, "request"));
     fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),
             num(plan, "alpha_m"), 1.0 - 1.0 / (double)(pp ? pp : 1));
-    (void)doc;
     if (num(plan, "sim_iter_time_s") > 0) {
         fprintf(out,
                 "  simulated: %.4f s/iteration by the 1F1B event simulator (master stage %lld)\n",
