@@ -72,9 +72,6 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     if (r->top_k > TSL_SEARCH_MAX_TOPK)
         return tsl_err_set(err, "top_k: %u is above the limit of %u", r->top_k,
                            TSL_SEARCH_MAX_TOPK);
-    if (r->global_batch > tsl_search_max_batch(r))
-        return tsl_err_set(err, "batch: %u is above max_batch %u", r->global_batch,
-                           tsl_search_max_batch(r));
     if (r->no_dp && r->no_sdp && r->no_tp && r->no_pp && c->n_devices > 1)
         return tsl_err_set(err,
                            "dimensions: every parallel dimension is switched off but the "

@@ -75,9 +75,10 @@
 /* The request: one member per line of request_fields.h, which documents each
  * field and how to add one. Zero means "default" throughout:
  *   global_batch 0: sweep for the best throughput; max_batch 0:
- *   TSL_SEARCH_DEFAULT_MAX_BATCH; mem_budget_bytes 0: each device's memory
- *   less the reserve (mem_reserve_bytes 0: the default reserve); top_k 0: default; max_pp 0: no limit beyond the device and layer
- *   counts; pp 0: searched; max_micro 0: the global batch; bucket_bytes 0: the
+ *   TSL_SEARCH_DEFAULT_MAX_BATCH (the sweep's ceiling only: a global_batch
+ *   above it is searched as given); mem_budget_bytes 0: each device's memory
+ *   less the reserve (mem_reserve_bytes 0: the default reserve); top_k 0:
+ *   default; max_pp 0: no limit beyond the device and layer counts; pp 0: searched; max_micro 0: the global batch; bucket_bytes 0: the
  *   layer DP's default granularity; the no_* switches turn a dimension or a
  *   step of the search off. */
 typedef struct tsl_request {

@@ -405,7 +405,7 @@ uint64_t tsl_request_reserve_bytes(const tsl_request_t *r, uint64_t dev_mem)
     uint64_t res = r->mem_reserve_bytes;
     if (res == 0) {
         res = TSL_SEARCH_RESERVE_CONTEXT_BYTES + TSL_SEARCH_RESERVE_NCCL_BYTES +
-              dev_mem / 100 * TSL_SEARCH_RESERVE_FRAG_PCT;
+              dev_mem * TSL_SEARCH_RESERVE_FRAG_PCT / 100;
         if (res > dev_mem / 2) /* small or simulated devices: keep half for the plan */
             res = dev_mem / 2;
     }

@@ -218,6 +218,22 @@ static void test_request_validation(void)
     r.no_dp = r.no_sdp = r.no_tp = r.no_pp = true;
     CHECK(tsl_request_validate(&r, &m, &c, &err) != 0, "all dimensions off accepted");
 
+    /* max_batch bounds the sweep only: a fixed batch above it is searched as given */
+    tsl_request_init(&r);
+    r.global_batch = 2 * TSL_SEARCH_DEFAULT_MAX_BATCH;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) == 0, "batch above the default max_batch: %s",
+          err.msg);
+    /* a reserve only beside the default budget, and one that leaves a budget */
+    tsl_request_init(&r);
+    r.mem_budget_bytes = 16ull << 30;
+    r.mem_reserve_bytes = 1ull << 30;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 && strstr(err.msg, "memory_reserve"),
+          "reserve beside a budget: %s", err.msg);
+    tsl_request_init(&r);
+    r.mem_reserve_bytes = 40ull << 30;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 && strstr(err.msg, "memory_reserve"),
+          "a reserve of the whole device: %s", err.msg);
+
     char a[17], b[17];
     tsl_request_init(&r);
     tsl_request_fingerprint(&r, &m, &c, a);
@@ -620,6 +636,32 @@ static void test_sweep_rising_slowly(void)
           fixed100);
 }
 
+/* The default budget keeps a reserve for what the cost model does not count (the
+ * CUDA context, NCCL's buffers, fragmentation): 1 GiB + 5% of the device; a reserve
+ * asked replaces it; a budget given is the budget. */
+static void test_memory_reserve(void)
+{
+    tsl_request_t r;
+    tsl_request_init(&r);
+    const uint64_t G = 1ull << 30;
+    CHECK(tsl_request_device_budget(&r, 80 * G) == 80 * G - G - 80 * G * 5 / 100,
+          "80 GiB default budget %llu", (unsigned long long)tsl_request_device_budget(&r, 80 * G));
+    CHECK(tsl_request_device_budget(&r, G) == G / 2, "a 1 GiB device keeps half");
+    r.mem_reserve_bytes = 2 * G;
+    CHECK(tsl_request_device_budget(&r, 80 * G) == 78 * G, "reserve 2 GiB");
+    tsl_request_init(&r);
+    r.mem_budget_bytes = 80 * G;
+    CHECK(tsl_request_device_budget(&r, 80 * G) == 80 * G, "a budget given is kept");
+    tsl_request_init(&r);
+    r.global_batch = 64;
+    r.no_baselines = true;
+    tsl_err_t err = {0};
+    CHECK(run_request("GPT2-345M", "8xA100-80G", &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.budget_bytes == 75 * G && res.best.peak_bytes <= 75 * G,
+          "default budget %llu, peak %llu", (unsigned long long)res.best.budget_bytes,
+          (unsigned long long)res.best.peak_bytes);
+}
+
 /* Small batches cannot spread a model's states over many devices, so they fit
  * nothing where larger ones fit: GPT3-15B on 32 A100 at 8 GiB fits nothing at
  * batch 1 and 2 and fits from batch 4 on. The sweep goes past them, finds at
@@ -710,6 +752,7 @@ int main(void)
     test_topk_independent();
     test_sweep_rising_slowly();
     test_sweep_past_small_batches();
+    test_memory_reserve();
     test_interleave();
     return CHECK_DONE();
 }
