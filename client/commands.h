@@ -34,6 +34,7 @@ typedef struct tsl_client_opts {
 typedef struct tsl_plan_opts {
     const char *model;             /* --model NAME (preset) */
     const char *hf_config;         /* --hf-config PATH */
+    const char *model_name;        /* --name NAME: the --hf-config model's name */
     uint32_t seq_len;              /* --seq-len N */
     const char *cluster;           /* --cluster SPEC|FILE.json|registered */
     const char *nodes;             /* --nodes a,b: these registered workers (implies registered) */
@@ -47,12 +48,20 @@ typedef struct tsl_plan_opts {
     const char *galvatron_profile; /* --galvatron-profile DIR: Galvatron's profiles (local) */
 } tsl_plan_opts_t;
 
+/* --name's value (plan and eval): 0, or -1 with err naming "name". */
+int tsl_model_name_check(const char *name, tsl_err_t *err);
+
 /* `tesselctl plan ...` (client/plan_opts.c): parses the options, then runs the
  * local or the remote mode. */
 int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co);
 
 /* Human output of a search-result document (plan_json.h shape). */
 void tsl_print_result(FILE *out, json_t *doc);
+/* A parameter count for people: "6.74B", "124.44M" (below 10^8), "9.5K", "512". */
+const char *tsl_format_params(double n, char *buf, size_t cap);
+/* A duration: "%.4f s" from 1 ms up (and 0), "%.3f ms" or "%.2f us" below, so that a
+ * small model's figures do not print as 0.0000 s. */
+const char *tsl_format_seconds(double s, char *buf, size_t cap);
 /* The table of one <plan> object of that document (client/print.c). */
 void tsl_print_plan(FILE *out, json_t *plan);
 

@@ -12,6 +12,7 @@
 
 typedef struct tsl_eval_opts {
     const char *model, *hf_config, *cluster;
+    const char *model_name; /* --name NAME */
     uint32_t seq_len;
     uint64_t mem_budget_bytes; /* --memory */
     tsl_eval_cfg_t cfg;        /* --tp, --pp, ... */

@@ -68,6 +68,7 @@ static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
     tsl_plan_opts_t *po = &in->po;
     po->model = eo->model;
     po->hf_config = eo->hf_config;
+    po->model_name = eo->model_name;
     po->seq_len = eo->seq_len ? eo->seq_len : cfg->seq_len;
     const json_t *jm = json_object_get(in->doc, "model");
     if (!po->model && !po->hf_config && json_string_value(json_object_get(jm, "name"))) {

@@ -26,6 +26,7 @@ static const char eval_usage[] =
     "\n"
     "  --model NAME        a built-in preset (tesselctl models)\n"
     "  --hf-config PATH    a HuggingFace config.json\n"
+    "  --name NAME         with --hf-config: the model's name (as for plan)\n"
     "  --seq-len N         sequence length (default: the given configuration's, else\n"
     "                      the preset's)\n"
     "  --cluster SPEC      [NODESx]GPUSxTYPE[:LINK], or a cluster JSON file;\n"
@@ -93,12 +94,14 @@ enum {
     OPT_TORCHTITAN,
     OPT_NO_SEARCH,
     OPT_LOCAL,
+    OPT_NAME,
 };
 
 static const struct option eval_long[] = {
     TSL_REMOTE_LONG_OPTS,
     {"model", required_argument, 0, OPT_MODEL},
     {"hf-config", required_argument, 0, OPT_HF},
+    {"name", required_argument, 0, OPT_NAME},
     {"seq-len", required_argument, 0, OPT_SEQ},
     {"cluster", required_argument, 0, OPT_CLUSTER},
     {"memory", required_argument, 0, OPT_MEMORY},
@@ -187,6 +190,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     switch (opt) {
     case OPT_MODEL: eo->model = optarg; return 0;
     case OPT_HF: eo->hf_config = optarg; return 0;
+    case OPT_NAME: eo->model_name = optarg; return tsl_model_name_check(optarg, err);
     case OPT_SEQ: return tsl_parse_u32("seq-len", optarg, 1, 1u << 20, &eo->seq_len, err);
     case OPT_CLUSTER: eo->cluster = optarg; return 0;
     case OPT_MEMORY: return tsl_parse_bytes("memory", optarg, &eo->mem_budget_bytes, err);

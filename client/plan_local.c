@@ -43,10 +43,17 @@ int tsl_plan_load_model(const tsl_plan_opts_t *po, tsl_model_t *m, tsl_err_t *er
 {
     if (po->model && po->hf_config)
         return tsl_err_set(err, "model: give either --model or --hf-config, not both");
+    if (po->model_name && !po->hf_config)
+        return tsl_err_set(err, "name: --name names an --hf-config model; a preset keeps its own");
     if (po->model)
         return tsl_model_preset_seq(po->model, po->seq_len, m, err);
-    if (po->hf_config)
-        return tsl_hf_config_load(po->hf_config, po->seq_len, m, err);
+    if (po->hf_config && tsl_hf_config_load(po->hf_config, po->seq_len, m, err) != 0)
+        return -1;
+    if (po->hf_config) {
+        if (po->model_name)
+            snprintf(m->name, sizeof m->name, "%s", po->model_name);
+        return 0;
+    }
     return tsl_err_set(err, "model: missing; give --model NAME (see `tesselctl models`) or "
                             "--hf-config PATH");
 }

@@ -26,6 +26,9 @@ static const char plan_usage_head[] =
     "  --model NAME        a built-in preset (tesselctl models), e.g. GPT3-15B\n"
     "  --hf-config PATH    a HuggingFace config.json (GPT-2, BERT, T5, ViT, Llama-style),\n"
     "                      a model directory holding one, or - for standard input\n"
+    "  --name NAME         with --hf-config: the model's name in the plan (default: the\n"
+    "                      file's or directory's name; from standard input, the\n"
+    "                      config's _name_or_path, else its model_type)\n"
     "  --seq-len N         sequence length (default: the preset's; for --hf-config the\n"
     "                      config's window, at most 4096 unless given)\n"
     "  --cluster SPEC      [NODESx]GPUSxTYPE[:LINK], e.g. 8xA100-80G, 2x8xA100-40G:ib100,\n"
@@ -92,6 +95,7 @@ enum {
     OPT_NODES,
     OPT_PROFILE,
     OPT_GALVATRON,
+    OPT_NAME,
     OPT_REQ = 0x200,
 };
 
@@ -106,6 +110,19 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
     case TSL_REQUEST_KIND_TARGET: return tsl_target_parse(arg, (uint32_t *)field, err);
     }
     return 1;
+}
+
+/* The daemon keeps the last path component of a config's _name_or_path, and the
+ * name is a plan's key in listings: printable, no '/', and short. */
+int tsl_model_name_check(const char *name, tsl_err_t *err)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n >= TSL_NAME_MAX)
+        return tsl_err_set(err, "name: '%s' must be 1 to %d characters", name, TSL_NAME_MAX - 1);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f || name[i] == '/' || name[i] == '"')
+            return tsl_err_set(err, "name: '%s' holds a '/', a quote or a control character", name);
+    return 0;
 }
 
 /* 0 applied, 1 not a plan option, -1 bad value (err). */
@@ -126,6 +143,7 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_NODES: po->nodes = optarg; return 0;
     case OPT_PROFILE: po->profile = optarg; return 0;
     case OPT_GALVATRON: po->galvatron_profile = optarg; return 0;
+    case OPT_NAME: po->model_name = optarg; return tsl_model_name_check(optarg, err);
     default: return 1;
     }
 }
@@ -145,6 +163,7 @@ static const struct option fixed_long[] = {
     {"nodes", required_argument, 0, OPT_NODES},
     {"profile", required_argument, 0, OPT_PROFILE},
     {"galvatron-profile", required_argument, 0, OPT_GALVATRON},
+    {"name", required_argument, 0, OPT_NAME},
 };
 
 #define N_FIXED (sizeof fixed_long / sizeof fixed_long[0])

@@ -24,6 +24,30 @@ static const char *str(json_t *o, const char *key)
     return s ? s : "";
 }
 
+const char *tsl_format_params(double n, char *buf, size_t cap)
+{
+    if (n >= 1e8) /* 0.35B for GPT2-345M, as the presets are quoted */
+        snprintf(buf, cap, "%.2fB", n / 1e9);
+    else if (n >= 1e5)
+        snprintf(buf, cap, "%.2fM", n / 1e6);
+    else if (n >= 1e3)
+        snprintf(buf, cap, "%.1fK", n / 1e3);
+    else
+        snprintf(buf, cap, "%.0f", n);
+    return buf;
+}
+
+const char *tsl_format_seconds(double s, char *buf, size_t cap)
+{
+    if (s == 0 || s >= 1e-3)
+        snprintf(buf, cap, "%.4f s", s);
+    else if (s >= 1e-6)
+        snprintf(buf, cap, s >= 1e-5 ? "%.3f ms" : "%.2f us", s >= 1e-5 ? s * 1e3 : s * 1e6);
+    else
+        snprintf(buf, cap, "%.3g s", s);
+    return buf;
+}
+
 static const char *gib(json_t *o, const char *key, char *buf)
 {
     return tsl_format_bytes((uint64_t)integer(o, key), buf, 32);
@@ -67,14 +91,29 @@ static void print_stages(FILE *out, json_t *plan)
         else
             snprintf(layers, sizeof(layers), "%lld-%lld", fl, fl + integer(st, "n_layers") - 1);
         snprintf(devs, sizeof(devs), "%lld-%lld", fd, fd + integer(st, "n_devices") - 1);
-        snprintf(t, sizeof(t), "%.4f s", num(st, "time_s"));
-        snprintf(p2p, sizeof(p2p), "%.4f s", num(st, "p2p_s"));
-        snprintf(opt, sizeof(opt), "%.4f s", num(st, "opt_s"));
+        tsl_format_seconds(num(st, "time_s"), t, sizeof(t));
+        tsl_format_seconds(num(st, "p2p_s"), p2p, sizeof(p2p));
+        tsl_format_seconds(num(st, "opt_s"), opt, sizeof(opt));
         fprintf(out, "  %-5zu %-9s %-11s %-8lld %-10s %-10s %-10s %-12s %s\n", i, layers, devs,
                 integer(st, "inflight"), t, p2p, opt, gib(st, "peak_bytes", peak),
                 gib(st, "ms_bytes", ms));
         print_runs(out, st);
     }
+}
+
+/* Where a default budget came from: the device's memory less the reserve the
+ * search keeps for what it does not count (search.h). Ends the line. */
+static void print_reserve(FILE *out, json_t *req)
+{
+    char res[32];
+    if (!json_is_object(req) || integer(req, "memory_bytes") > 0)
+        fputc('\n', out); /* a budget given is the budget */
+    else if (integer(req, "memory_reserve_bytes") > 0)
+        fprintf(out, " (device memory less the %s reserve asked)\n",
+                gib(req, "memory_reserve_bytes", res));
+    else
+        fprintf(out, " (device memory less 1G + 5%% reserved for the CUDA context, NCCL "
+                     "buffers and fragmentation)\n");
 }
 
 static void print_plan(FILE *out, json_t *plan, json_t *doc)
@@ -93,34 +132,36 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
                 "p2p x %lld)\n",
                 integer(plan, "interleave"), integer(plan, "interleave"),
                 integer(plan, "interleave"));
-    fprintf(out, "  predicted: %.4f s/iteration, %.2f samples/s, %.0f tokens/s\n",
-            num(plan, "iter_time_s"), num(plan, "samples_per_s"), num(plan, "tokens_per_s"));
+    char it[32];
+    fprintf(out, "  predicted: %s/iteration, %.2f samples/s, %.0f tokens/s\n",
+            tsl_format_seconds(num(plan, "iter_time_s"), it, sizeof it), num(plan, "samples_per_s"),
+            num(plan, "tokens_per_s"));
     if (num(plan, "opt_tail_s") > 0)
         fprintf(out,
-                "  optimizer: %.4f s of it after the pipeline's end (each stage's step, once per "
+                "  optimizer: %s of it after the pipeline's end (each stage's step, once per "
                 "iteration, after its last backward)\n",
-                num(plan, "opt_tail_s"));
+                tsl_format_seconds(num(plan, "opt_tail_s"), it, sizeof it));
     if (num(plan, "tie_s") > 0)
         fprintf(out,
-                "  tied head: %.4f s of that all-reduces the word embedding's gradient between "
+                "  tied head: %s of that all-reduces the word embedding's gradient between "
                 "stage 0 and stage %lld (its copy in the last stage), before their steps\n",
-                num(plan, "tie_s"), pp - 1);
-    fprintf(out, "  memory:    %s peak per device of a %s budget\n", gib(plan, "peak_bytes", peak),
+                tsl_format_seconds(num(plan, "tie_s"), it, sizeof it), pp - 1);
+    fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));
+    print_reserve(out, json_object_get(doc, "request"));
     fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),
             num(plan, "alpha_m"), 1.0 - 1.0 / (double)(pp ? pp : 1));
-    (void)doc;
     if (num(plan, "sim_iter_time_s") > 0) {
-        fprintf(out,
-                "  simulated: %.4f s/iteration by the 1F1B event simulator (master stage %lld)\n",
-                num(plan, "sim_iter_time_s"), integer(plan, "master_stage"));
+        fprintf(out, "  simulated: %s/iteration by the 1F1B event simulator (master stage %lld)\n",
+                tsl_format_seconds(num(plan, "sim_iter_time_s"), it, sizeof it),
+                integer(plan, "master_stage"));
         json_t *sl = json_object_get(plan, "slicer");
         if (json_is_object(sl))
-            fprintf(out,
-                    "  slicer:    the first %lld micro-batch%s run forward in halves: %.4f "
-                    "s/iteration\n",
-                    integer(sl, "n_sliced"), integer(sl, "n_sliced") == 1 ? "" : "es",
-                    num(sl, "iter_time_s"));
+            fprintf(
+                out,
+                "  slicer:    the first %lld micro-batch%s run forward in halves: %s/iteration\n",
+                integer(sl, "n_sliced"), integer(sl, "n_sliced") == 1 ? "" : "es",
+                tsl_format_seconds(num(sl, "iter_time_s"), it, sizeof it));
     }
     json_t *mo = json_object_get(plan, "memopt");
     if (json_is_object(mo)) {
@@ -207,8 +248,11 @@ void tsl_print_result(FILE *out, json_t *doc)
 {
     json_t *model = json_object_get(doc, "model"), *cluster = json_object_get(doc, "cluster");
     json_t *plan = json_object_get(doc, "plan");
-    fprintf(out, "Plan for %s (%lld layers, %.2fB parameters) on %s\n", str(model, "name"),
-            integer(model, "layers"), integer(model, "params") / 1e9, str(cluster, "description"));
+    char np[32];
+    fprintf(out, "Plan for %s (%lld layers, %s parameters) on %s\n", str(model, "name"),
+            integer(model, "layers"),
+            tsl_format_params((double)integer(model, "params"), np, sizeof np),
+            str(cluster, "description"));
     long long window = integer(model, "max_context");
     fprintf(out, "  sequence:  %lld tokens per sample", integer(model, "tokens_per_sample"));
     if (window > 0)

@@ -22,10 +22,10 @@
  * model_type); set it to the name --local derives from the path, so that both
  * modes show the same name. Text that is not a JSON object goes as it is (the
  * daemon reports it). */
-static int name_hf_config(const char *path, char **text)
+static int name_hf_config(const char *path, const char *given, char **text)
 {
     char buf[TSL_NAME_MAX];
-    const char *name = tsl_hf_config_path_name(path, buf, sizeof buf);
+    const char *name = given ? given : tsl_hf_config_path_name(path, buf, sizeof buf);
     json_t *root = name ? json_loads(*text, 0, NULL) : NULL;
     if (!json_is_object(root)) {
         json_decref(root);
@@ -56,8 +56,13 @@ int tsl_remote_request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest 
         int rc = tsl_remote_read_file("--hf-config", in ? "/dev/stdin" : path,
                                       TSL_REMOTE_MAX_FILE_BYTES, &req->hf_config_json);
         req->model_case = TESSEL__V1__PLAN_REQUEST__MODEL_HF_CONFIG_JSON;
-        return rc == 0 && !in ? name_hf_config(path, &req->hf_config_json) : rc;
+        return rc == 0 && (!in || po->model_name)
+                   ? name_hf_config(path, po->model_name, &req->hf_config_json)
+                   : rc;
     }
+    if (po->model_name)
+        return tsl_remote_fail(TSL_EXIT_USAGE,
+                               "name: --name names an --hf-config model; a preset keeps its own");
     if (!po->model || !*po->model)
         return tsl_remote_fail(TSL_EXIT_USAGE, "model: missing; give --model NAME (see `tesselctl "
                                                "models`) or --hf-config PATH");

@@ -53,14 +53,15 @@ static const char models_usage[] =
     "source}). Does not talk to tesseld. See docs/models.md.\n";
 
 static const char hardware_usage[] =
-    "usage: tesselctl hardware\n"
+    "usage: tesselctl hardware [--json]\n"
     "\n"
     "List the GPU types and inter-node links a --cluster spec may name, with the\n"
     "figures the cost model uses (memory, peak FLOP/s and the efficiency applied,\n"
-    "intra-node and PCIe bandwidth) and where they come from. Does not talk to\n"
-    "tesseld. See docs/cluster-format.md.\n";
+    "intra-node and PCIe bandwidth) and where they come from (--json: {gpus, links},\n"
+    "each GPU with its default_budget_bytes). Does not talk to tesseld. See\n"
+    "docs/cluster-format.md.\n";
 
-/* models and hardware: --help, --json (models), nothing else. Returns -1 to go on,
+/* models and hardware: --help, --json, nothing else. Returns -1 to go on,
  * or the exit status. */
 static int local_cmd_args(const char *cmd, const char *usage, bool json_ok, int argc, char **argv,
                           tsl_client_opts_t *co)
@@ -114,8 +115,42 @@ static int cmd_models(const tsl_client_opts_t *co)
     return TSL_EXIT_OK;
 }
 
-static int cmd_hardware(void)
+/* hardware --json: {"gpus": [...], "links": [...]}, units in the key names; each GPU
+ * type also carries the budget a search takes by default (device memory less the
+ * reserve, search.h). */
+static int hardware_json(void)
 {
+    json_t *gpus = json_array(), *links = json_array();
+    tsl_request_t r;
+    tsl_request_init(&r);
+    for (size_t i = 0; i < tsl_gpu_count(); i++) {
+        const tsl_gpu_spec_t *g = tsl_gpu_at(i);
+        json_array_append_new(
+            gpus, json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:s}", "name", g->name,
+                            "memory_bytes", (json_int_t)g->mem_bytes, "default_budget_bytes",
+                            (json_int_t)tsl_request_device_budget(&r, g->mem_bytes), "peak_flops",
+                            g->peak_flops, "efficiency", g->efficiency, "intra_bw_bytes_per_s",
+                            g->intra_bw, "pcie_bw_bytes_per_s", g->pcie_bw, "mem_bw_bytes_per_s",
+                            g->mem_bw, "source", g->source));
+    }
+    for (size_t i = 0; i < tsl_link_count(); i++) {
+        const tsl_link_spec_t *l = tsl_link_at(i);
+        json_array_append_new(links, json_pack("{s:s, s:f, s:s}", "name", l->name, "bw_bytes_per_s",
+                                               l->bw, "source", l->source));
+    }
+    json_t *doc = json_pack("{s:o, s:o}", "gpus", gpus, "links", links);
+    int rc = doc && json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) == 0
+                 ? TSL_EXIT_OK
+                 : EXIT_FAILURE;
+    fputc('\n', stdout);
+    json_decref(doc);
+    return rc;
+}
+
+static int cmd_hardware(const tsl_client_opts_t *co)
+{
+    if (co->json)
+        return hardware_json();
     printf("GPU types (--cluster NxTYPE):\n");
     for (size_t i = 0; i < tsl_gpu_count(); i++) {
         const tsl_gpu_spec_t *g = tsl_gpu_at(i);
@@ -196,10 +231,9 @@ int main(int argc, char **argv)
                    ? rc
                    : cmd_models(&co);
     if (strcmp(cmd, "hardware") == 0)
-        return (rc = local_cmd_args("hardware", hardware_usage, false, sub_argc, sub_argv, &co)) >=
-                       0
+        return (rc = local_cmd_args("hardware", hardware_usage, true, sub_argc, sub_argv, &co)) >= 0
                    ? rc
-                   : cmd_hardware();
+                   : cmd_hardware(&co);
     fprintf(stderr, "tesselctl: unknown command '%s'; see tesselctl --help\n", cmd);
     return TSL_EXIT_USAGE;
 }

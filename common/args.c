@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,8 @@ static int unit_shift(const char *u, unsigned *shift)
     static const struct {
         const char *name;
         unsigned shift;
-    } units[] = {{"", 0},     {"b", 0},   {"k", 10},   {"kb", 10}, {"kib", 10},
-                 {"m", 20},   {"mb", 20}, {"mib", 20}, {"g", 30},  {"gb", 30},
-                 {"gib", 30}, {"t", 40},  {"tb", 40},  {"tib", 40}};
+    } units[] = {{"", 0},     {"b", 0},  {"k", 10},   {"kib", 10}, {"m", 20},
+                 {"mib", 20}, {"g", 30}, {"gib", 30}, {"t", 40},   {"tib", 40}};
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcasecmp(u, units[i].name) == 0) {
             *shift = units[i].shift;
@@ -23,6 +23,15 @@ static int unit_shift(const char *u, unsigned *shift)
         }
     }
     return -1;
+}
+
+/* KB, MB, GB, TB: a datasheet's "80GB" is 80 GiB of HBM, a disk's is 80·10^9
+ * bytes. Neither reading is safe to assume (a budget 7% off either way), so the
+ * parser refuses them and asks for K/M/G/T or KiB/MiB/GiB/TiB, which it reads
+ * as powers of 1024. */
+static bool decimal_unit(const char *u)
+{
+    return strlen(u) == 2 && strchr("kmgtKMGT", u[0]) && (u[1] == 'b' || u[1] == 'B');
 }
 
 /* TSL_SIZE_STRICT: a whole number, digits only, and at most a one-letter unit. */
@@ -59,6 +68,12 @@ int tsl_parse_size(const char *field, const char *text, unsigned flags, uint64_t
     char *end;
     double v = strtod(text, &end);
     unsigned shift;
+    if (end != text && decimal_unit(end))
+        return tsl_err_set(err,
+                           "%s: '%s' is ambiguous: %s may mean powers of 1000 or of 1024; "
+                           "write %.*s%c or %.*s%ciB (powers of 1024, as GPU memory is sized)",
+                           field, text, end, (int)(end - text), text, toupper((unsigned char)*end),
+                           (int)(end - text), text, toupper((unsigned char)*end));
     if (end == text || errno != 0 || !isfinite(v) || unit_shift(end, &shift) != 0)
         return tsl_err_set(err, "%s: '%s' is not a size; use e.g. 16G or 512M", field, text);
     double bytes = v * (double)(1ull << shift);

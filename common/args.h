@@ -1,9 +1,11 @@
 /*
  * args.h — parsing the numbers people type on command lines and in configs.
  *
- * Sizes: "16G", "16GB", "16GiB", "512M", "1T", "1048576" — K/M/G/T are binary
- * (1024-based), as GPU memory is quoted; a bare number is bytes. Errors name the
- * field: "memory: '16Q' is not a size; use e.g. 16G or 512M".
+ * Sizes: "16G", "16GiB", "512M", "1T", "1048576" — K/M/G/T and KiB/MiB/GiB/TiB
+ * are binary (1024-based), as GPU memory is quoted; a bare number is bytes.
+ * "16GB" (KB, MB, GB, TB) is refused as ambiguous, with the two spellings that
+ * are not. Errors name the field: "memory: '16Q' is not a size; use e.g. 16G or
+ * 512M".
  */
 #ifndef TSL_ARGS_H
 #define TSL_ARGS_H

@@ -46,11 +46,16 @@
     X(global_batch, UINT, "batch", "N", 1, 1u << 20,                                               \
       "fixed global batch size (not together with --sweep)", "global_batch", "global_batch")       \
     X(max_batch, UINT, "max-batch", "N", 1, 1u << 20,                                              \
-      "largest batch the sweep tries (default 4096); it does not bound --batch", "max_batch",      \
-      "max_batch")                                                                                 \
+      "largest batch the sweep tries (default 4096); a --batch above it is planned as given",      \
+      "max_batch", "max_batch")                                                                    \
     X(mem_budget_bytes, BYTES, "memory", "SIZE", 0, 0,                                             \
-      "memory budget per device, e.g. 16G (default: device memory)", "memory_bytes",               \
-      "memory_bytes")                                                                              \
+      "memory budget per device, e.g. 16G, taken as given (default: device memory less the "       \
+      "reserve)",                                                                                  \
+      "memory_bytes", "memory_bytes")                                                              \
+    X(mem_reserve_bytes, BYTES, "memory-reserve", "SIZE", 0, 0,                                    \
+      "without --memory: device memory kept back for the CUDA context, NCCL buffers and "          \
+      "fragmentation (default 1G + 5% of the device)",                                             \
+      "memory_reserve_bytes", "memory_reserve_bytes")                                              \
     X(top_k, UINT, "top-k", "N", 1, 16, "alternatives to keep (default 5, at most 16)", "top_k",   \
       "top_k")                                                                                     \
     X(max_pp, UINT, NULL, "", 0, 0, "", "max_pp", "max_pp")                                        \

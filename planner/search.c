@@ -17,6 +17,26 @@ void tsl_request_init(tsl_request_t *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* The reserve asked for must leave a budget on the smallest device, and only
+ * means something without an explicit budget. */
+static int validate_reserve(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *err)
+{
+    if (r->mem_reserve_bytes == 0)
+        return 0;
+    if (r->mem_budget_bytes)
+        return tsl_err_set(err,
+                           "memory_reserve: a reserve only applies to the default budget; "
+                           "the memory budget given (%.1f GiB) is used as given",
+                           r->mem_budget_bytes / 1073741824.0);
+    uint64_t dev_mem = tsl_cluster_min_device_mem(c);
+    if (r->mem_reserve_bytes + (64ull << 20) > dev_mem)
+        return tsl_err_set(err,
+                           "memory_reserve: %.2f GiB leaves less than 64M of the %.2f GiB "
+                           "of the smallest device",
+                           r->mem_reserve_bytes / 1073741824.0, dev_mem / 1073741824.0);
+    return 0;
+}
+
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err)
 {
@@ -33,6 +53,8 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     if (r->mem_budget_bytes != 0 && r->mem_budget_bytes < (64ull << 20))
         return tsl_err_set(err, "memory: %llu bytes is too small a budget; give at least 64M",
                            (unsigned long long)r->mem_budget_bytes);
+    if (validate_reserve(r, c, err) != 0)
+        return -1;
     if (r->pp && (c->n_devices % r->pp != 0 || r->pp > m->n_layers || r->pp > TSL_PLAN_MAX_STAGES))
         return tsl_err_set(err,
                            "pp: %u stages must divide the %u devices and be at most the %u "
@@ -50,16 +72,13 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     if (r->top_k > TSL_SEARCH_MAX_TOPK)
         return tsl_err_set(err, "top_k: %u is above the limit of %u", r->top_k,
                            TSL_SEARCH_MAX_TOPK);
-    if (r->global_batch > tsl_search_max_batch(r))
-        return tsl_err_set(err, "batch: %u is above max_batch %u", r->global_batch,
-                           tsl_search_max_batch(r));
     if (r->no_dp && r->no_sdp && r->no_tp && r->no_pp && c->n_devices > 1)
         return tsl_err_set(err,
                            "dimensions: every parallel dimension is switched off but the "
                            "cluster has %u devices",
                            c->n_devices);
     uint64_t bucket = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
-    uint64_t budget = r->mem_budget_bytes ? r->mem_budget_bytes : dev_mem;
+    uint64_t budget = tsl_request_device_budget(r, dev_mem);
     if (budget / bucket > 65536)
         return tsl_err_set(err, "bucket: %llu bytes makes %llu memory buckets; the limit is 65536",
                            (unsigned long long)bucket, (unsigned long long)(budget / bucket));
@@ -77,8 +96,7 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
     const uint64_t fields[] = {r->global_batch,
                                r->global_batch ? 0 : tsl_search_max_batch(r),
                                r->pp,
-                               r->mem_budget_bytes ? r->mem_budget_bytes
-                                                   : tsl_cluster_max_device_mem(c),
+                               tsl_request_device_budget(r, tsl_cluster_max_device_mem(c)),
                                r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK,
                                r->max_pp,
                                r->max_micro,

@@ -21,9 +21,11 @@
  * search also tries re-ordered node placements (AMP 3.6: which node group takes
  * which stage) — the plan's node_order says which one won.
  *
- * Batch sweep: B = 1, 2, 4, ... while some configuration fits, then a linear
- * refinement between the last fitting power of two and the first that does not,
- * in steps of an eighth of it (up to request.max_batch).
+ * Batch sweep: B = 1, 2, 4, ... until a batch fits nothing after one that fitted
+ * (or two doublings gain nothing), then a linear refinement between the best
+ * power of two and the next, in steps of an eighth of it (up to
+ * request.max_batch). Batches that fit nothing before any has fitted do not stop
+ * it below the device count: a small batch cannot shard over every device.
  *
  * Pure and thread-safe: no globals, no clocks, no I/O. Progress and cancellation
  * go through the hooks; the same input gives the same result, byte for byte.
@@ -46,12 +48,37 @@
 #define TSL_SEARCH_DEFAULT_TOPK      5u
 #define TSL_SEARCH_DEFAULT_MAX_BATCH 4096u
 
+/*
+ * The default memory reserve: what a training process holds on a device beyond
+ * the model states and activations the cost model counts, kept out of the budget
+ * when the request gives none (mem_budget_bytes 0). Per device:
+ *   CUDA context   512 MiB. PyTorch measured 287 MB with lazy module loading
+ *                  (CUDA_MODULE_LOADING=LAZY, Linux default since CUDA 12.2) and
+ *                  667 MB without (pytorch/pytorch#86509); cuBLAS workspaces come
+ *                  on top. An assumption between the two.
+ *   NCCL buffers   512 MiB. NCCL_BUFFSIZE defaults to 4 MiB per channel, per peer
+ *                  and protocol (NCCL's environment variable documentation); a ring
+ *                  of 32 channels with two peers holds 256 MiB, and a hybrid plan
+ *                  has a data-, a tensor- and a pipeline-parallel communicator.
+ *                  The count of channels in use is the assumption.
+ *   fragmentation  5% of the device: the caching allocator's blocks that are free
+ *                  but too small or split (an assumption; PyTorch's allocator
+ *                  reports it as reserved minus allocated).
+ * 80 GiB devices plan against 75 GiB, 40 GiB ones against 37 GiB. Capped at half
+ * the device. request.mem_reserve_bytes replaces the default; an explicit
+ * mem_budget_bytes is the budget as given, with no reserve taken from it.
+ */
+#define TSL_SEARCH_RESERVE_CONTEXT_BYTES (512ull << 20)
+#define TSL_SEARCH_RESERVE_NCCL_BYTES    (512ull << 20)
+#define TSL_SEARCH_RESERVE_FRAG_PCT      5u
+
 /* The request: one member per line of request_fields.h, which documents each
  * field and how to add one. Zero means "default" throughout:
  *   global_batch 0: sweep for the best throughput; max_batch 0:
- *   TSL_SEARCH_DEFAULT_MAX_BATCH; mem_budget_bytes 0: the smallest device's
- *   memory; top_k 0: default; max_pp 0: no limit beyond the device and layer
- *   counts; pp 0: searched; max_micro 0: the global batch; bucket_bytes 0: the
+ *   TSL_SEARCH_DEFAULT_MAX_BATCH (the sweep's ceiling only: a global_batch
+ *   above it is searched as given); mem_budget_bytes 0: each device's memory
+ *   less the reserve (mem_reserve_bytes 0: the default reserve); top_k 0:
+ *   default; max_pp 0: no limit beyond the device and layer counts; pp 0: searched; max_micro 0: the global batch; bucket_bytes 0: the
  *   layer DP's default granularity; the no_* switches turn a dimension or a
  *   step of the search off. */
 typedef struct tsl_request {
@@ -61,6 +88,14 @@ typedef struct tsl_request {
 } tsl_request_t;
 
 void tsl_request_init(tsl_request_t *r);
+
+/* The bytes kept back on a device of dev_mem bytes: 0 when the request gives
+ * a budget, else its mem_reserve_bytes or the default above. */
+uint64_t tsl_request_reserve_bytes(const tsl_request_t *r, uint64_t dev_mem);
+
+/* The memory budget on a device of dev_mem bytes: the request's budget (at most
+ * the device's memory), or the device's memory less the reserve. */
+uint64_t tsl_request_device_budget(const tsl_request_t *r, uint64_t dev_mem);
 
 /* Checks the request against the model and cluster before any work: names the
  * field and the reason (batch 0 with no sweep, budget above device memory, ...). */

@@ -6,6 +6,7 @@
 #include "search_engine.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,8 +151,18 @@ static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
 /* Doubling: stops when memory is exhausted, or after two doublings without any
  * gain. A slow rise continues it: a longer pipeline amortises its bubble over
  * more micro-batches, and a rule of "at least 1% per doubling" stopped Llama2-7B
- * at batch 16 (5.11 samples/s) below batch 128 (5.46). Returns the last batch
- * tried, 0 when cancelled; *capped when the cap cut the doubling short. */
+ * at batch 16 (5.11 samples/s) below batch 128 (5.46).
+ *
+ * "Exhausted" needs a plan found first. Every plan of batch B has a twin at 2B
+ * with twice the micro-batches of the same size (until m reaches 32P), so a
+ * batch that fits nothing after one that fitted means larger ones fit nothing
+ * either. Before any fit the opposite holds: a batch smaller than the device
+ * count cannot spread over every data-parallel degree, so the sharded plans
+ * that fit (ZeRO-3 over 1024 devices for a 70B model) only appear at larger
+ * batches; there the doubling goes on up to the device count, from where every
+ * degree can hold one sample per device and a larger batch only adds
+ * activations. Returns the last batch tried, 0 when cancelled; *capped when the
+ * cap cut the doubling short. */
 static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, double lo, double hi, bool *capped)
 {
     uint32_t maxb = tsl_search_max_batch(e->req), stale = 0, steps = 0, last = 0;
@@ -163,13 +174,13 @@ static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, double lo, doub
         if (fit < 0)
             return 0;
         last = B;
-        /* memory is exhausted: larger batches only need more. In a stack's space a
-         * batch may divide and still fit nothing the stack runs (DeepSpeed: TP but
-         * no stages), so there only a plan found before ends the doubling. */
-        if (fit == 0 && (rs->best->valid || (e->saw_divisible && !e->space->target)))
+        /* In a stack's space a batch may divide and still fit nothing the stack
+         * runs (DeepSpeed: TP but no stages): there too only a plan found before
+         * ends the doubling. */
+        if (fit == 0 && (rs->best->valid || (B >= e->cluster->n_devices && !e->space->target)))
             return last;
         if (fit == 0)
-            continue; /* nothing divided yet: small batches may not split across devices */
+            continue;
         stale = rs->best->samples_per_s > best_seen * (1 + 1e-9) ? 0 : stale + 1;
         if (rs->best->samples_per_s > best_seen)
             best_seen = rs->best->samples_per_s;
@@ -204,24 +215,37 @@ static int sweep(tsl_engine_t *e, run_state_t *rs, double lo, double hi)
     return 0;
 }
 
+/* Nothing fits: the cause a person can act on. A batch (the fixed one, or the
+ * sweep's cap) below the device count cannot spread its samples, and so its
+ * sharded states and activations, over every device: that is named before the
+ * memory figures, which assume full sharding. */
 static int no_fit_error(const tsl_engine_t *e, tsl_err_t *err)
 {
+    const uint32_t N = e->cluster->n_devices;
+    const uint32_t top_b =
+        e->req->global_batch ? e->req->global_batch : tsl_search_max_batch(e->req);
     if (!e->saw_divisible)
         return tsl_err_set(err,
                            "batch: %s cannot be split evenly across the data-parallel "
                            "strategies allowed on %u devices; use a batch divisible by the "
                            "device count or allow tensor/pipeline parallelism",
                            e->req->global_batch ? "the global batch" : "no batch up to max_batch",
-                           e->cluster->n_devices);
-    double states =
-        (double)tsl_model_params(e->model) * TSL_BYTES_PER_PARAM_STATES / e->cluster->n_devices;
+                           N);
+    char small[160] = "";
+    if (top_b < N)
+        snprintf(small, sizeof small,
+                 "; %s %u is below the %u devices, so data parallelism cannot shard over all "
+                 "of them: a larger %s may fit",
+                 e->req->global_batch ? "the fixed batch" : "max_batch", top_b, N,
+                 e->req->global_batch ? "batch (or the sweep)" : "max_batch");
+    double states = (double)tsl_model_params(e->model) * TSL_BYTES_PER_PARAM_STATES / N;
     return tsl_err_setc(err, TSL_E_NOFIT,
                         "memory: no plan fits %.2f GiB per device (%s at sequence length %u on "
                         "%u devices%s); model states alone need at least %.2f GiB per device "
-                        "when fully sharded",
+                        "when fully sharded%s",
                         e->budget_bytes / 1073741824.0, e->model->name, e->model->tokens_per_sample,
-                        e->cluster->n_devices, e->req->global_batch ? ", fixed batch" : "",
-                        states / 1073741824.0);
+                        N, e->req->global_batch ? ", fixed batch" : "", states / 1073741824.0,
+                        small);
 }
 
 int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t top_cap,

@@ -62,8 +62,9 @@ typedef struct tsl_engine {
     const tsl_request_t *req;
     const tsl_search_hooks_t *hooks;
     const tsl_space_t *space;
-    uint64_t budget_bytes;
+    uint64_t budget_bytes; /* on the largest device; tsl_engine_stage_budget per stage */
     uint64_t bucket_bytes;
+    bool keep_reserve; /* budgets keep the request's reserve (a search; not eval) */
 
     uint32_t n_groups;
     tsl_group_strategies_t groups[TSL_SEARCH_MAX_GROUPS];
@@ -133,7 +134,8 @@ void tsl_search_add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s)
 const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t group_size);
 
 /* Memory budget of the stage on devices [first, first + n): the request's, or
- * less on devices with less memory. */
+ * less on devices with less memory; in a search, each device's memory less the
+ * request's reserve (tsl_request_device_budget). */
 uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t n);
 
 /*

@@ -179,6 +179,10 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
                     const tsl_space_t *space, tsl_err_t *err)
 {
     engine_base(e, m, c, r, space);
+    /* a searched plan keeps the request's reserve; a given one (eval) is held to
+     * the device's memory, as it ran or will run */
+    e->keep_reserve = true;
+    e->budget_bytes = tsl_request_device_budget(r, tsl_cluster_max_device_mem(c));
     e->hooks = hooks;
     for (uint32_t P = 1; P <= c->n_devices; P++) {
         if (!pp_allowed(e, P))
@@ -392,6 +396,29 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
 }
 
 /* Heterogeneous clusters: a stage cannot use more memory than its smallest device. */
+/* The reserve and the budget a device keeps (search.h); here, below every
+ * caller in the search's files. */
+uint64_t tsl_request_reserve_bytes(const tsl_request_t *r, uint64_t dev_mem)
+{
+    if (r->mem_budget_bytes)
+        return 0;
+    uint64_t res = r->mem_reserve_bytes;
+    if (res == 0) {
+        res = TSL_SEARCH_RESERVE_CONTEXT_BYTES + TSL_SEARCH_RESERVE_NCCL_BYTES +
+              dev_mem * TSL_SEARCH_RESERVE_FRAG_PCT / 100;
+        if (res > dev_mem / 2) /* small or simulated devices: keep half for the plan */
+            res = dev_mem / 2;
+    }
+    return res < dev_mem ? res : dev_mem;
+}
+
+uint64_t tsl_request_device_budget(const tsl_request_t *r, uint64_t dev_mem)
+{
+    if (r->mem_budget_bytes)
+        return r->mem_budget_bytes < dev_mem ? r->mem_budget_bytes : dev_mem;
+    return dev_mem - tsl_request_reserve_bytes(r, dev_mem);
+}
+
 uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t n)
 {
     uint64_t budget = e->budget_bytes;
@@ -399,6 +426,8 @@ uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t
     for (uint32_t d = first; d < first + n;) {
         uint32_t node = c->device_node[d];
         uint64_t mem = tsl_cluster_device_mem(c, d);
+        if (e->keep_reserve)
+            mem = tsl_request_device_budget(e->req, mem);
         if (mem < budget)
             budget = mem;
         d = c->node_first[node] + c->nodes[node].n_gpus; /* next node */

@@ -93,7 +93,7 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
     if (request_excludes(r, c->n_devices, err) != 0)
         return TSL_SEARCH_ERR;
     uint32_t N = c->n_devices, maxb = r->max_batch ? r->max_batch : TSL_SEARCH_DEFAULT_MAX_BATCH;
-    uint64_t budget = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_min_device_mem(c);
+    uint64_t budget = tsl_request_device_budget(r, tsl_cluster_min_device_mem(c));
     if (r->global_batch && r->global_batch % N != 0)
         return tsl_err_set(err,
                            "batch: %u does not divide over %u devices of ZeRO-3, the only "

@@ -166,5 +166,55 @@ grep -q "^Plan for tiny-llama " "$out" && ok || bad "--hf-config DIR: not named 
 expect 2 "a directory without a config.json" plan --local --hf-config "$hfdir/empty" --cluster 8xA100-80G
 rm -rf "$hfdir"
 
+# --name names an --hf-config model (plan and eval); a small model's figures print in
+# units that show them (M parameters, ms), not as 0.00B and 0.0000 s
+tiny='{"model_type": "gpt2", "n_embd": 64, "n_head": 2, "n_layer": 2, "n_positions": 128, "vocab_size": 1000}'
+echo "$tiny" | "$ctl" plan --local --hf-config - --name tiny-gpt --cluster 1xA100-80G --batch 1 \
+    --no-baselines >"$out" 2>"$err"
+grep -q "^Plan for tiny-gpt (4 layers, 0.17M parameters)" "$out" && ok ||
+    bad "--name / M parameters: $(head -1 "$out") $(cat "$err")"
+grep -q "predicted: [0-9.]* ms/iteration" "$out" && ! grep -q "0\.0000 s/iteration\|0\.00B" "$out" && ok ||
+    bad "a tiny model's figures: $(grep -E 'predicted|Plan for' "$out")"
+echo "$tiny" | "$ctl" eval --local --hf-config - --name tiny-gpt --cluster 1xA100-80G --batch 8 \
+    >"$out" 2>"$err"
+grep -q "^Given plan for tiny-gpt " "$out" && ok || bad "eval --name: $(head -1 "$out") $(cat "$err")"
+expect 2 "name: --name names an --hf-config model" plan --local --model GPT2-345M --name x --cluster 8xA100-80G
+expect 2 "name: 'a/b' holds a '/'" plan --local --hf-config - --name a/b --cluster 8xA100-80G
+
+# --max-batch is the sweep's ceiling only: a larger --batch is planned as given
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 8192 --no-baselines --json
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["plan"]["global_batch"] == 8192' "$out" &&
+    ok || bad "--batch 8192 not planned"
+
+# sizes: GB is refused as ambiguous, with the spellings that are not
+expect 2 "memory: '80GB' is ambiguous.*80G or 80GiB" plan --local --model GPT2-345M --cluster 8xA100-80G --memory 80GB
+expect 2 "memory: '512mb' is ambiguous.*512M or 512MiB" plan --local --model GPT2-345M --cluster 8xA100-80G --memory 512mb
+
+# hardware as JSON, before or after the command
+for args in "--json hardware" "hardware --json"; do
+    # shellcheck disable=SC2086
+    "$ctl" $args >"$out" 2>"$err"
+    /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+g = {x["name"]: x for x in d["gpus"]}["H100-80G"]
+assert g["memory_bytes"] == 80 << 30 and g["default_budget_bytes"] == (80 << 30) - (1 << 30) - (80 << 30) * 5 // 100, g
+assert any(l["name"] == "ib400" for l in d["links"])' "$out" && ok || bad "tesselctl $args: $(head -3 "$out") $(cat "$err")"
+done
+
+# the memory reserve: by default device memory less 1G + 5%; --memory-reserve sets
+# it; --memory is the budget as given, and not together with --memory-reserve
+budget() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["plan"]["budget_bytes"])' "$out"; }
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 64 --no-baselines --json
+[ "$(budget)" = $((75 << 30)) ] && ok || bad "default budget $(budget)"
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 64 --no-baselines --json --memory-reserve 2G
+[ "$(budget)" = $((78 << 30)) ] && ok || bad "--memory-reserve 2G: budget $(budget)"
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 64 --no-baselines --json --memory 80G
+[ "$(budget)" = $((80 << 30)) ] && ok || bad "--memory 80G: budget $(budget)"
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 64 --no-baselines
+grep -q "of a 75.0 GiB budget (device memory less 1G + 5% reserved for the CUDA context" "$out" && ok ||
+    bad "the memory line does not show the reserve: $(grep memory: "$out")"
+expect 2 "memory_reserve: a reserve only applies to the default budget" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --memory 40G --memory-reserve 2G
+expect 2 "memory_reserve: " plan --local --model GPT2-345M --cluster 8xA100-80G --memory-reserve 80G
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

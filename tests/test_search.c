@@ -218,6 +218,22 @@ static void test_request_validation(void)
     r.no_dp = r.no_sdp = r.no_tp = r.no_pp = true;
     CHECK(tsl_request_validate(&r, &m, &c, &err) != 0, "all dimensions off accepted");
 
+    /* max_batch bounds the sweep only: a fixed batch above it is searched as given */
+    tsl_request_init(&r);
+    r.global_batch = 2 * TSL_SEARCH_DEFAULT_MAX_BATCH;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) == 0, "batch above the default max_batch: %s",
+          err.msg);
+    /* a reserve only beside the default budget, and one that leaves a budget */
+    tsl_request_init(&r);
+    r.mem_budget_bytes = 16ull << 30;
+    r.mem_reserve_bytes = 1ull << 30;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 && strstr(err.msg, "memory_reserve"),
+          "reserve beside a budget: %s", err.msg);
+    tsl_request_init(&r);
+    r.mem_reserve_bytes = 40ull << 30;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 && strstr(err.msg, "memory_reserve"),
+          "a reserve of the whole device: %s", err.msg);
+
     char a[17], b[17];
     tsl_request_init(&r);
     tsl_request_fingerprint(&r, &m, &c, a);
@@ -620,6 +636,73 @@ static void test_sweep_rising_slowly(void)
           fixed100);
 }
 
+/* The default budget keeps a reserve for what the cost model does not count (the
+ * CUDA context, NCCL's buffers, fragmentation): 1 GiB + 5% of the device; a reserve
+ * asked replaces it; a budget given is the budget. */
+static void test_memory_reserve(void)
+{
+    tsl_request_t r;
+    tsl_request_init(&r);
+    const uint64_t G = 1ull << 30;
+    CHECK(tsl_request_device_budget(&r, 80 * G) == 80 * G - G - 80 * G * 5 / 100,
+          "80 GiB default budget %llu", (unsigned long long)tsl_request_device_budget(&r, 80 * G));
+    CHECK(tsl_request_device_budget(&r, G) == G / 2, "a 1 GiB device keeps half");
+    r.mem_reserve_bytes = 2 * G;
+    CHECK(tsl_request_device_budget(&r, 80 * G) == 78 * G, "reserve 2 GiB");
+    tsl_request_init(&r);
+    r.mem_budget_bytes = 80 * G;
+    CHECK(tsl_request_device_budget(&r, 80 * G) == 80 * G, "a budget given is kept");
+    tsl_request_init(&r);
+    r.global_batch = 64;
+    r.no_baselines = true;
+    tsl_err_t err = {0};
+    CHECK(run_request("GPT2-345M", "8xA100-80G", &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.budget_bytes == 75 * G && res.best.peak_bytes <= 75 * G,
+          "default budget %llu, peak %llu", (unsigned long long)res.best.budget_bytes,
+          (unsigned long long)res.best.peak_bytes);
+}
+
+/* Small batches cannot spread a model's states over many devices, so they fit
+ * nothing where larger ones fit: GPT3-15B on 32 A100 at 8 GiB fits nothing at
+ * batch 1 and 2 and fits from batch 4 on. The sweep goes past them, finds at
+ * least what each fixed power of two finds, and takes H3T's offload only when
+ * nothing fits without it; a refusal at a small batch says the batch is why. */
+static void test_sweep_past_small_batches(void)
+{
+    const char *model = "GPT3-15B", *cluster = "4x8xA100-40G:ib200";
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.mem_budget_bytes = 8ull << 30;
+    r.max_batch = 256;
+    r.no_baselines = r.no_memopt = true;
+    tsl_err_t err = {0};
+    CHECK(run_request(model, cluster, &r, &res, &err) == TSL_SEARCH_OK, "sweep: %s", err.msg);
+    tsl_plan_t sweep = res.best;
+    double best_fixed = 0;
+    for (uint32_t b = 1; b <= r.max_batch; b *= 2) {
+        tsl_request_t f = r;
+        f.global_batch = b;
+        if (run_request(model, cluster, &f, &res2, &err) == TSL_SEARCH_OK &&
+            res2.best.samples_per_s > best_fixed)
+            best_fixed = res2.best.samples_per_s;
+        CHECK(b > 2 || strstr(err.msg, "the fixed batch") != NULL,
+              "batch %u: the refusal does not name the batch: %s", b, err.msg);
+    }
+    CHECK(best_fixed > 0 && sweep.samples_per_s >= best_fixed * (1 - 1e-9),
+          "sweep %.3f (batch %u) below the best fixed batch %.3f", sweep.samples_per_s,
+          sweep.global_batch, best_fixed);
+    r.no_memopt = false;
+    CHECK(run_request(model, cluster, &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.memopt == 0 && res.best.samples_per_s >= best_fixed * (1 - 1e-9),
+          "fell back to H3T (mode %u, %.3f samples/s) where batch %u fits without it",
+          res.best.memopt, res.best.samples_per_s, sweep.global_batch);
+    r.max_batch = 2;
+    r.no_memopt = true;
+    CHECK(run_request(model, cluster, &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "max_batch 2 is below the 32 devices") != NULL,
+          "max_batch 2: %s", err.msg);
+}
+
 /* Interleaved 1F1B is weighed per plan: GPT3-39B on 16 A100 at batch 32 (4
  * stages, 32 micro-batches) gains from 2 chunks per stage; the simulator runs the
  * interleaved schedule; no_interleave holds. */
@@ -668,6 +751,8 @@ int main(void)
     test_exhaustive();
     test_topk_independent();
     test_sweep_rising_slowly();
+    test_sweep_past_small_batches();
+    test_memory_reserve();
     test_interleave();
     return CHECK_DONE();
 }
