@@ -45,11 +45,13 @@ int tsl_eval_print(json_t *doc, const tsl_client_opts_t *co)
     if (co->json)
         return tsl_remote_print_json(stdout, doc);
     json_t *jm = json_object_get(doc, "model"), *plan = json_object_get(doc, "plan");
-    printf("Given plan for %s (%lld layers, %.2fB parameters) on %s\n",
-           json_string_value(json_object_get(jm, "name")),
-           (long long)json_integer_value(json_object_get(jm, "layers")),
-           (double)json_integer_value(json_object_get(jm, "params")) / 1e9,
-           json_string_value(json_object_get(json_object_get(doc, "cluster"), "description")));
+    char np[32];
+    printf(
+        "Given plan for %s (%lld layers, %s parameters) on %s\n",
+        json_string_value(json_object_get(jm, "name")),
+        (long long)json_integer_value(json_object_get(jm, "layers")),
+        tsl_format_params((double)json_integer_value(json_object_get(jm, "params")), np, sizeof np),
+        json_string_value(json_object_get(json_object_get(doc, "cluster"), "description")));
     tsl_print_plan(stdout, plan);
     if (json_object_get(doc, "search"))
         print_search(plan, json_object_get(doc, "search"));

@@ -335,9 +335,15 @@ static int search_target(const tsl_model_t *m, const tsl_cluster_t *c, const tsl
     tsl_err_t ignored = {0};
     int orc = search_model(m, c, &free_r, &quiet, other, &ignored);
     if (orc == TSL_SEARCH_OK) {
+        /* The target's plan is in the unrestricted space too: the search is a
+         * heuristic one (partitions, memory buckets), and a smaller space can
+         * land on a plan the larger one passed by; the best unrestricted plan
+         * is then at least the target's. */
+        const tsl_plan_t *b =
+            other->best.samples_per_s >= res->best.samples_per_s ? &other->best : &res->best;
         res->unrestricted_valid = true;
-        res->unrestricted_samples_per_s = other->best.samples_per_s;
-        res->unrestricted_iter_time_s = other->best.iter_time_s;
+        res->unrestricted_samples_per_s = b->samples_per_s;
+        res->unrestricted_iter_time_s = b->iter_time_s;
     }
     tsl_search_add_stats(&res->stats, &other->stats);
     free(other);

@@ -319,7 +319,9 @@ static void space_target(tsl_space_t *sp, uint32_t t)
     }
     if (t == TSL_TARGET_MEGATRON)
         sp->opts.allow_sdp = false;
-    if (t == TSL_TARGET_DEEPSPEED || t == TSL_TARGET_GALVATRON)
+    /* Galvatron runs Megatron's sequence parallelism on every TP layer by default
+     * (runtime sequence_parallel: true, Hetu-Galvatron cea12ff); DeepSpeed has none */
+    if (t == TSL_TARGET_DEEPSPEED)
         sp->opts.allow_sp = false;
     if (t == TSL_TARGET_TORCHTITAN || t == TSL_TARGET_GALVATRON)
         sp->opts.allow_zero = false;

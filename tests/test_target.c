@@ -223,6 +223,29 @@ static void test_torchtitan_no_ddp_nd(void)
     fixture_free(&f);
 }
 
+/* Galvatron runs Megatron sequence parallelism on every TP layer by default: its
+ * target searches +sp, as its own search's plans have it. */
+static void test_galvatron_sp(void)
+{
+    fixture_t f;
+    fixture_init(&f, "Llama2-7B");
+    tsl_cluster_free(&f.c);
+    CHECK(tsl_cluster_parse_spec(&f.c, "2x8xA100-80G", NULL) == 0, "cluster");
+    f.r.target = TSL_TARGET_GALVATRON;
+    f.r.global_batch = 32;
+    f.r.mem_budget_bytes = 36ull << 30;
+    f.r.no_baselines = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    bool sp = false;
+    for (uint32_t i = 0; i < f.res->best.n_layers; i++)
+        sp |= f.res->best.layer[i].sp && tsl_strategy_degree(&f.res->best.layer[i], TSL_DIM_TP) > 1;
+    CHECK(sp, "the galvatron target's plan runs TP layers sequence-parallel (%.2f samples/s)",
+          f.res->best.samples_per_s);
+    check_exports(TSL_TARGET_GALVATRON, f.res, &f.m, "llama2-7b galvatron");
+    fixture_free(&f);
+}
+
 /* Megatron-LM's --recompute-method block: where no CKPT does not fit and all
  * does, the target searches N (the first N layers of every stage) — the
  * plan checkpoints a strict prefix of its layers, the smaller the more memory,
@@ -315,6 +338,7 @@ static void test_recompute_rule(void)
 int main(void)
 {
     test_torchtitan_no_ddp_nd();
+    test_galvatron_sp();
     test_property();
     test_refusal_matches_export();
     test_model_refused();
