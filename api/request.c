@@ -264,14 +264,15 @@ static int build_cluster(const Tessel__V1__PlanRequest *req, const tsl_request_l
     return 0;
 }
 
-/* The sweep's ceiling defaults to the smaller of the planner's and the limit. */
+/* The sweep's ceiling defaults to the planner's for this cluster
+ * (tsl_search_max_batch), held to the limit: set only when the limit is lower,
+ * so that a request within it has the fingerprint it has in-process. */
 static void build_request(const Tessel__V1__PlanRequest *req, const tsl_request_limits_t *lim,
-                          tsl_request_t *r)
+                          uint32_t n_devices, tsl_request_t *r)
 {
     tsl_request_from_proto(&req->base, r);
-    if (!r->global_batch && !r->max_batch)
-        r->max_batch = lim->max_batch < TSL_SEARCH_DEFAULT_MAX_BATCH ? lim->max_batch
-                                                                     : TSL_SEARCH_DEFAULT_MAX_BATCH;
+    if (!r->global_batch && !r->max_batch && lim->max_batch < tsl_search_max_batch(r, n_devices))
+        r->max_batch = lim->max_batch;
 }
 
 /* An embedded JSON document as an object when it parses, else as its text. */
@@ -344,7 +345,7 @@ int tsl_plan_request_decode_registered(const Tessel__V1__PlanRequest *req,
         goto fail;
     if (build_cluster(req, lim, reg, &in->cluster, err) != 0)
         goto fail;
-    build_request(req, lim, &in->request);
+    build_request(req, lim, in->cluster.n_devices, &in->request);
     if (tsl_request_validate(&in->request, &in->model, &in->cluster, err) != 0)
         goto fail;
     tsl_request_fingerprint(&in->request, &in->model, &in->cluster, in->fingerprint);

@@ -184,8 +184,8 @@ static void read_rope(reader_t *r, tsl_model_rope_t *rope, double *eps)
     const json_t *t = json_object_get(sc, "rope_type");
     if (!json_is_string(t))
         t = json_object_get(sc, "type");
-    const char *type = json_is_string(t) ? json_string_value(t) : "default";
-    if (strcmp(type, "default") == 0)
+    const char *type = json_string_value(t); /* NULL unless a string */
+    if (type == NULL || strcmp(type, "default") == 0)
         return;
     snprintf(rope->scaling_type, sizeof rope->scaling_type, "%s", type);
     rope->scaling = strcmp(type, "llama3") == 0 ? TSL_ROPE_SCALING_LLAMA3 : TSL_ROPE_SCALING_OTHER;

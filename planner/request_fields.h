@@ -46,7 +46,8 @@
     X(global_batch, UINT, "batch", "N", 1, 1u << 20,                                               \
       "fixed global batch size (not together with --sweep)", "global_batch", "global_batch")       \
     X(max_batch, UINT, "max-batch", "N", 1, 1u << 20,                                              \
-      "largest batch the sweep tries (default 4096); a --batch above it is planned as given",      \
+      "largest batch the sweep tries (default 4096, 4 per device above 1024 devices); a --batch "  \
+      "above it is planned as given",                                                              \
       "max_batch", "max_batch")                                                                    \
     X(mem_budget_bytes, BYTES, "memory", "SIZE", 0, 0,                                             \
       "memory budget per device, e.g. 16G, taken as given (default: device memory less the "       \

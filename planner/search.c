@@ -94,7 +94,7 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
     tsl_fp_cluster(&fp, c);
     tsl_fp_str(&fp, "request");
     const uint64_t fields[] = {r->global_batch,
-                               r->global_batch ? 0 : tsl_search_max_batch(r),
+                               r->global_batch ? 0 : tsl_search_max_batch(r, c->n_devices),
                                r->pp,
                                tsl_request_device_budget(r, tsl_cluster_max_device_mem(c)),
                                r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK,

@@ -75,7 +75,8 @@
 /* The request: one member per line of request_fields.h, which documents each
  * field and how to add one. Zero means "default" throughout:
  *   global_batch 0: sweep for the best throughput; max_batch 0:
- *   TSL_SEARCH_DEFAULT_MAX_BATCH (the sweep's ceiling only: a global_batch
+ *   TSL_SEARCH_DEFAULT_MAX_BATCH, or 4 per device on clusters over 1024
+ *   devices (tsl_search_max_batch; the sweep's ceiling only: a global_batch
  *   above it is searched as given); mem_budget_bytes 0: each device's memory
  *   less the reserve (mem_reserve_bytes 0: the default reserve); top_k 0:
  *   default; max_pp 0: no limit beyond the device and layer counts; pp 0: searched; max_micro 0: the global batch; bucket_bytes 0: the
@@ -143,6 +144,12 @@ typedef struct tsl_search_result {
     double unrestricted_samples_per_s;
     double unrestricted_iter_time_s;
 } tsl_search_result_t;
+
+/* The request's max_batch, or the default: TSL_SEARCH_DEFAULT_MAX_BATCH, doubled
+ * while below 4 samples per device (at most 2^20), so that on a cluster of more
+ * than 1024 devices the sweep still reaches the batches where every device
+ * holds a sample (and ZeRO-3 spreads over all of them). */
+uint32_t tsl_search_max_batch(const tsl_request_t *r, uint32_t n_devices);
 
 /* Progress: fraction in [0, 1] and a phase name ("search", "baselines").
  * Called from the searching thread; keep it cheap. */

@@ -12,9 +12,14 @@
 
 #include "partition.h"
 
-uint32_t tsl_search_max_batch(const tsl_request_t *r)
+uint32_t tsl_search_max_batch(const tsl_request_t *r, uint32_t n_devices)
 {
-    return r->max_batch ? r->max_batch : TSL_SEARCH_DEFAULT_MAX_BATCH;
+    if (r->max_batch)
+        return r->max_batch;
+    uint32_t b = TSL_SEARCH_DEFAULT_MAX_BATCH;
+    while (b < 4ull * n_devices && b < (1u << 20))
+        b *= 2;
+    return b;
 }
 
 /* ---- top-k ---- */
@@ -165,7 +170,8 @@ static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
  * cap cut the doubling short. */
 static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, double lo, double hi, bool *capped)
 {
-    uint32_t maxb = tsl_search_max_batch(e->req), stale = 0, steps = 0, last = 0;
+    uint32_t maxb = tsl_search_max_batch(e->req, e->cluster->n_devices), stale = 0, steps = 0,
+             last = 0;
     double best_seen = 0;
     *capped = false;
     for (uint32_t B = 1; B <= maxb; B *= 2, steps++) {
@@ -196,7 +202,7 @@ static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, double lo, doub
  * that fits nothing, e.g. for divisibility, does not end it). */
 static int sweep(tsl_engine_t *e, run_state_t *rs, double lo, double hi)
 {
-    uint32_t maxb = tsl_search_max_batch(e->req);
+    uint32_t maxb = tsl_search_max_batch(e->req, e->cluster->n_devices);
     bool capped;
     uint32_t last = sweep_doubling(e, rs, lo, hi, &capped);
     if (last == 0 && cancelled(e))
@@ -222,8 +228,9 @@ static int sweep(tsl_engine_t *e, run_state_t *rs, double lo, double hi)
 static int no_fit_error(const tsl_engine_t *e, tsl_err_t *err)
 {
     const uint32_t N = e->cluster->n_devices;
-    const uint32_t top_b =
-        e->req->global_batch ? e->req->global_batch : tsl_search_max_batch(e->req);
+    const uint32_t top_b = e->req->global_batch
+                               ? e->req->global_batch
+                               : tsl_search_max_batch(e->req, e->cluster->n_devices);
     if (!e->saw_divisible)
         return tsl_err_set(err,
                            "batch: %s cannot be split evenly across the data-parallel "

@@ -174,9 +174,6 @@ int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t 
  * cancelled search returns within about one configuration's time. */
 bool tsl_search_cancelled(const tsl_search_hooks_t *hooks);
 
-/* The request's max_batch, or the default. */
-uint32_t tsl_search_max_batch(const tsl_request_t *r);
-
 /* Offers p to the best-first list top[0..*n) of capacity cap (top may be NULL). */
 void tsl_top_offer(tsl_plan_t *top, uint32_t cap, uint32_t *n, const tsl_plan_t *p);
 /* Sorts top[0..n) best first (n <= TSL_SEARCH_MAX_TOPK). */

@@ -667,6 +667,22 @@ static void test_memory_reserve(void)
  * batch 1 and 2 and fits from batch 4 on. The sweep goes past them, finds at
  * least what each fixed power of two finds, and takes H3T's offload only when
  * nothing fits without it; a refusal at a small batch says the batch is why. */
+/* The sweep's default ceiling reaches 4 samples per device on large clusters. */
+static void test_max_batch_default(void)
+{
+    tsl_request_t r;
+    tsl_request_init(&r);
+    CHECK(tsl_search_max_batch(&r, 8) == TSL_SEARCH_DEFAULT_MAX_BATCH &&
+              tsl_search_max_batch(&r, 1024) == TSL_SEARCH_DEFAULT_MAX_BATCH,
+          "the default up to 1024 devices");
+    CHECK(tsl_search_max_batch(&r, 1025) == 8192 && tsl_search_max_batch(&r, 8192) == 32768,
+          "doubled while below 4 per device: %u, %u", tsl_search_max_batch(&r, 1025),
+          tsl_search_max_batch(&r, 8192));
+    CHECK(tsl_search_max_batch(&r, 1u << 30) == 1u << 20, "at most 2^20");
+    r.max_batch = 256;
+    CHECK(tsl_search_max_batch(&r, 8192) == 256, "a given ceiling stands");
+}
+
 static void test_sweep_past_small_batches(void)
 {
     const char *model = "GPT3-15B", *cluster = "4x8xA100-40G:ib200";
@@ -739,6 +755,7 @@ int main(void)
     test_sublayer_and_simulator();
     test_memopt_fallback();
     test_request_validation();
+    test_max_batch_default();
     test_beats_baselines();
     test_large_model();
     test_sweep_not_worse_than_fixed();
