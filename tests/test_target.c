@@ -119,6 +119,17 @@ static void fixture_init(fixture_t *f, const char *preset)
     tsl_request_init(&f->r);
 }
 
+/* A search for target on cluster, without baselines (fixture_init's cluster
+ * replaced). */
+static void fixture_target(fixture_t *f, const char *preset, const char *cluster, uint32_t target)
+{
+    fixture_init(f, preset);
+    tsl_cluster_free(&f->c);
+    CHECK(tsl_cluster_parse_spec(&f->c, cluster, NULL) == 0, "cluster %s", cluster);
+    f->r.target = target;
+    f->r.no_baselines = true;
+}
+
 static void fixture_free(fixture_t *f)
 {
     free(f->res);
@@ -184,12 +195,8 @@ static void test_model_refused(void)
 static void test_sweep_past_refused_batches(void)
 {
     fixture_t f;
-    fixture_init(&f, "GPT3-15B");
-    tsl_cluster_free(&f.c);
-    CHECK(tsl_cluster_parse_spec(&f.c, "4x8xA100-80G:ib400", NULL) == 0, "cluster");
-    f.r.target = TSL_TARGET_DEEPSPEED;
+    fixture_target(&f, "GPT3-15B", "4x8xA100-80G:ib400", TSL_TARGET_DEEPSPEED);
     f.r.max_batch = 64;
-    f.r.no_baselines = true;
     tsl_err_t err = {0};
     CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK &&
               f.res->best.global_batch >= 32,
@@ -204,12 +211,8 @@ static void test_sweep_past_refused_batches(void)
 static void test_torchtitan_no_ddp_nd(void)
 {
     fixture_t f;
-    fixture_init(&f, "Llama2-7B");
-    tsl_cluster_free(&f.c);
-    CHECK(tsl_cluster_parse_spec(&f.c, "1x8xH100-80G", NULL) == 0, "cluster");
-    f.r.target = TSL_TARGET_TORCHTITAN;
+    fixture_target(&f, "Llama2-7B", "1x8xH100-80G", TSL_TARGET_TORCHTITAN);
     f.r.global_batch = 32;
-    f.r.no_baselines = true;
     tsl_err_t err = {0};
     CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
     for (uint32_t i = 0; i < f.res->n_top; i++) {
@@ -228,13 +231,9 @@ static void test_torchtitan_no_ddp_nd(void)
 static void test_galvatron_sp(void)
 {
     fixture_t f;
-    fixture_init(&f, "Llama2-7B");
-    tsl_cluster_free(&f.c);
-    CHECK(tsl_cluster_parse_spec(&f.c, "2x8xA100-80G", NULL) == 0, "cluster");
-    f.r.target = TSL_TARGET_GALVATRON;
+    fixture_target(&f, "Llama2-7B", "2x8xA100-80G", TSL_TARGET_GALVATRON);
     f.r.global_batch = 32;
     f.r.mem_budget_bytes = 36ull << 30;
-    f.r.no_baselines = true;
     tsl_err_t err = {0};
     CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
     bool sp = false;
