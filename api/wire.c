@@ -49,6 +49,42 @@ static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
     return false;
 }
 
+/* Offset of the first byte of s[0..n) that is not well-formed UTF-8 (RFC 3629:
+ * no overlong forms, no surrogates U+D800..DFFF, nothing above U+10FFFF), or n
+ * when all are: strict protobuf clients refuse a whole message over one bad
+ * string, so one stored must be valid. */
+static size_t utf8_bad_at(const uint8_t *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        size_t k = c < 0x80                 ? 0
+                   : c >= 0xc2 && c <= 0xdf ? 1
+                   : (c & 0xf0) == 0xe0     ? 2
+                   : c >= 0xf0 && c <= 0xf4 ? 3
+                                            : 9;
+        if (k == 9 || k > n - i - 1)
+            return i;
+        /* The second byte's range is where overlongs, surrogates and > U+10FFFF show. */
+        uint8_t lo = 0x80, hi = 0xbf, b1 = k ? s[i + 1] : 0;
+        if (c == 0xe0)
+            lo = 0xa0;
+        else if (c == 0xed)
+            hi = 0x9f;
+        else if (c == 0xf0)
+            lo = 0x90;
+        else if (c == 0xf4)
+            hi = 0x8f;
+        if (k && (b1 < lo || b1 > hi))
+            return i;
+        for (size_t j = 2; j <= k; j++)
+            if ((s[i + j] & 0xc0) != 0x80)
+                return i;
+        i += k + 1;
+    }
+    return n;
+}
+
 /* Nested messages are walked to this depth; deeper ones are left to protobuf-c. */
 #define MAX_DEPTH 16
 
@@ -80,6 +116,11 @@ static int walk(const uint8_t *p, const uint8_t *end, const ProtobufCMessageDesc
         if (f && f->type == PROTOBUF_C_TYPE_STRING && memchr(p, 0, (size_t)n))
             return tsl_err_setc(err, TSL_E_INVALID,
                                 "%s: contains a NUL byte; strings must be plain text", f->name);
+        size_t bad = f && f->type == PROTOBUF_C_TYPE_STRING ? utf8_bad_at(p, (size_t)n) : n;
+        if (bad < n)
+            return tsl_err_setc(err, TSL_E_INVALID,
+                                "%s: invalid UTF-8 at byte %zu (0x%02x); strings must be UTF-8",
+                                f->name, bad, p[bad]);
         if (f && f->type == PROTOBUF_C_TYPE_MESSAGE && depth < MAX_DEPTH &&
             walk(p, p + n, f->descriptor, depth + 1, err) != 0)
             return -1;

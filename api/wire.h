@@ -25,7 +25,8 @@ ProtobufCMessage *tsl_wire_unpack(grpc_byte_buffer *bb, const ProtobufCMessageDe
                                   size_t *len);
 
 /* A request as a server reads it: unpacked, and refused (NULL, TSL_E_INVALID
- * naming the field) when a string field holds a NUL byte — see below. The bytes
+ * naming the field) when a string field holds a NUL byte or invalid UTF-8 —
+ * see below. The bytes
  * are read once for both. *len as for tsl_wire_unpack; NULL with err->msg ""
  * when the bytes are not a valid desc message at all. */
 ProtobufCMessage *tsl_wire_unpack_checked(grpc_byte_buffer *bb,
@@ -34,8 +35,10 @@ ProtobufCMessage *tsl_wire_unpack_checked(grpc_byte_buffer *bb,
 
 /* Walks an encoded desc message (already known to unpack) and fails
  * (TSL_E_INVALID, naming the field) when a string field, at any depth, holds a
- * NUL byte: protobuf-c hands strings to C as NUL-terminated, so the rest would
- * be silently cut off. */
+ * NUL byte (protobuf-c hands strings to C as NUL-terminated, so the rest would
+ * be silently cut off) or is not well-formed UTF-8 (RFC 3629: overlong forms,
+ * surrogates, code points above U+10FFFF and truncated sequences are refused),
+ * which proto3 requires of a string and strict clients enforce on read. */
 int tsl_wire_check_string_bytes(const uint8_t *data, size_t len,
                                 const ProtobufCMessageDescriptor *desc, tsl_err_t *err);
 

@@ -12,6 +12,7 @@
 #include "plan_fields.h"
 #include "plan_json.h"
 #include "plan_proto.h"
+#include "profile_check.h"
 #include "proto_json.h"
 #include "request.h"
 #include "status.h"
@@ -264,6 +265,135 @@ static void test_nul_strings(void)
           "nested strings are checked too: %s", err.msg);
 }
 
+/* One RegisterWorker hostname per case: refused (naming the field) or not. */
+static void utf8_case(const char *host, size_t len, int want, const char *what)
+{
+    Tessel__V1__RegisterRequest req = TESSEL__V1__REGISTER_REQUEST__INIT;
+    char name[32] = {0};
+    uint8_t buf[128];
+    tsl_err_t err = {0};
+    memcpy(name, host, len);
+    memset(name + len, 'x', 8); /* a placeholder the same length, patched below */
+    req.hostname = name;
+    size_t n = tessel__v1__register_request__pack(&req, buf);
+    uint8_t *at = memmem(buf, n, name, len + 8);
+    if (at)
+        memcpy(at, host, len); /* exact bytes, whatever strlen would say */
+    int rc = tsl_wire_check_string_bytes(buf, n, &tessel__v1__register_request__descriptor, &err);
+    CHECK(rc == want && (rc == 0 || (tsl_err_code(&err) == TSL_E_INVALID &&
+                                     strncmp(err.msg, "hostname:", 9) == 0)),
+          "%s: rc %d: %s", what, rc, err.msg);
+}
+
+static void test_utf8_strings(void)
+{
+    utf8_case("node-1", 6, 0, "ASCII");
+    utf8_case("n\xc3\xa9ud", 5, 0, "2-byte é");
+    utf8_case("\xe2\x82\xac", 3, 0, "3-byte €");
+    utf8_case("\xf0\x9f\x98\x80", 4, 0, "4-byte emoji");
+    utf8_case("\xf4\x8f\xbf\xbf", 4, 0, "U+10FFFF");
+    utf8_case("\xff", 1, -1, "0xff");
+    utf8_case("ab\x80", 3, -1, "a lone continuation byte");
+    utf8_case("\xc0\xaf", 2, -1, "overlong '/'");
+    utf8_case("\xe0\x80\xaf", 3, -1, "3-byte overlong");
+    utf8_case("\xf0\x80\x80\xaf", 4, -1, "4-byte overlong");
+    utf8_case("\xed\xa0\x80", 3, -1, "surrogate U+D800");
+    utf8_case("\xf4\x90\x80\x80", 4, -1, "U+110000");
+    utf8_case("ab\xe2\x82", 4, -1, "truncated at the end");
+}
+
+/* One figure, checked alone against its unit's bounds. */
+static int figure(const char *name, const char *unit, double v, const char *gkey, const char *gval,
+                  tsl_err_t *err)
+{
+    Tessel__V1__Measurement m = TESSEL__V1__MEASUREMENT__INIT;
+    Tessel__V1__Measurement__LabelsEntry l = TESSEL__V1__MEASUREMENT__LABELS_ENTRY__INIT;
+    Tessel__V1__Measurement__LabelsEntry *ls[] = {&l};
+    m.name = (char *)name;
+    m.unit = (char *)unit;
+    m.value = v;
+    l.key = (char *)gkey;
+    l.value = (char *)gval;
+    m.n_labels = gkey ? 1 : 0;
+    m.labels = ls;
+    return tsl_profile_check_figure(&m, 3, err);
+}
+
+static void test_profile_bounds(void)
+{
+    tsl_err_t err = {0};
+    CHECK(figure("ffn_fwd", "s", 0.004, NULL, NULL, &err) == 0, "4 ms block: %s", err.msg);
+    CHECK(figure("ffn_fwd", "s", -1, NULL, NULL, &err) == -1 &&
+              strncmp(err.msg, "measurements[3].value: ffn_fwd", 30) == 0,
+          "negative time: %s", err.msg);
+    CHECK(figure("ffn_fwd", "s", 5e-324, NULL, NULL, &err) == -1 &&
+              strstr(err.msg, "[1e-09, 3600]"),
+          "5e-324 s names the bound: %s", err.msg);
+    CHECK(figure("ffn_fwd", "s", 4e3, NULL, NULL, &err) == -1, "a block of 4000 s: %s", err.msg);
+    CHECK(figure("hbm_bw", "bytes/s", 2e12, NULL, NULL, &err) == 0, "2 TB/s: %s", err.msg);
+    CHECK(figure("hbm_bw", "bytes/s", 1e300, NULL, NULL, &err) == -1, "1e300 B/s: %s", err.msg);
+    CHECK(figure("allreduce_busbw", "bytes/s", 0, "group", "1", &err) == 0,
+          "one GPU's bus bandwidth is 0: %s", err.msg);
+    CHECK(figure("allreduce_busbw", "bytes/s", 0, "group", "2", &err) == -1, "two GPUs' is not: %s",
+          err.msg);
+    CHECK(figure("memory_total", "bytes", 80e9, NULL, NULL, &err) == 0, "80 GB: %s", err.msg);
+    CHECK(figure("memory_total", "bytes", 1e20, NULL, NULL, &err) == -1, "1e20 B: %s", err.msg);
+    CHECK(figure("overlap_slowdown", "ratio", 1.2, NULL, NULL, &err) == 0, "1.2: %s", err.msg);
+    CHECK(figure("overlap_slowdown", "ratio", 1e6, NULL, NULL, &err) == -1, "1e6: %s", err.msg);
+    CHECK(figure("x", "furlongs", 1, NULL, NULL, &err) == -1 &&
+              strncmp(err.msg, "measurements[3].unit:", 21) == 0,
+          "unknown unit: %s", err.msg);
+    CHECK(figure("gemm_fwd", "s", 1e-3, "m", "8192", &err) == 0, "partial shape: %s", err.msg);
+
+    int64_t now = 1800000000;
+    CHECK(tsl_profile_check_time(0, now, &err) == 0, "0 is now");
+    CHECK(tsl_profile_check_time(now - 3600, now, &err) == 0, "an hour ago");
+    CHECK(tsl_profile_check_time(INT64_MAX, now, &err) == -1 &&
+              strncmp(err.msg, "measured_unix:", 14) == 0,
+          "2^63-1: %s", err.msg);
+    CHECK(tsl_profile_check_time(INT64_MIN, now, &err) == -1, "-2^63: %s", err.msg);
+    CHECK(tsl_profile_check_time(now + 7 * 86400, now, &err) == -1, "a week ahead");
+}
+
+static void test_profile_outliers(void)
+{
+    Tessel__V1__Measurement m = TESSEL__V1__MEASUREMENT__INIT;
+    Tessel__V1__Measurement *ms[] = {&m};
+    Tessel__V1__Measurement__LabelsEntry l = TESSEL__V1__MEASUREMENT__LABELS_ENTRY__INIT;
+    Tessel__V1__Measurement__LabelsEntry *ls[] = {&l};
+    Tessel__V1__ReportProfileRequest req = TESSEL__V1__REPORT_PROFILE_REQUEST__INIT;
+    req.n_measurements = 1;
+    req.measurements = ms;
+    m.name = "attention_fwd";
+    m.unit = "s";
+    m.per_device = true;
+    m.device_index = 1;
+    l.key = "mb";
+    l.value = "4";
+    m.n_labels = 1;
+    m.labels = ls;
+    tsl_profile_prior_t prior[] = {
+        {"attention_fwd", "{\"mb\":\"4\"}", 0, 1.0},   /* another GPU */
+        {"attention_fwd", "{\"mb\":\"4\"}", 1, 0.002}, /* this one */
+        {"attention_fwd", "{\"mb\":\"8\"}", 1, 0.004}, /* another shape */
+        {"attention_mem", "{\"mb\":\"4\"}", 1, 1e9},
+    };
+    tsl_err_t err = {0};
+    m.value = 0.003;
+    CHECK(tsl_profile_check_report(&req, 1800000000, prior, 4, &err) == 0, "1.5x: %s", err.msg);
+    m.value = 0.002 * 1e6;
+    CHECK(tsl_profile_check_report(&req, 1800000000, prior, 4, &err) == -1 &&
+              strncmp(err.msg, "measurements[0].value: attention_fwd", 36) == 0 &&
+              strstr(err.msg, "1e+06"),
+          "x10^6 refused naming the figure: %s", err.msg);
+    m.value = 0.002 / 25;
+    CHECK(tsl_profile_check_outliers(&req, prior, 4, &err) == -1, "1/25: %s", err.msg);
+    m.value = 0.002 / 25;
+    CHECK(tsl_profile_check_outliers(&req, prior, 0, &err) == 0, "no history: no comparison");
+    m.device_index = 2;
+    CHECK(tsl_profile_check_outliers(&req, prior, 4, &err) == 0, "another device: none stored");
+}
+
 static void test_bounds(void)
 {
     tsl_err_t err = {0};
@@ -307,6 +437,9 @@ int main(void)
     test_plan_fields_cover_proto();
     test_proto_from_json();
     test_nul_strings();
+    test_utf8_strings();
+    test_profile_bounds();
+    test_profile_outliers();
     test_bounds();
     return CHECK_DONE();
 }
