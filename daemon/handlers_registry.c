@@ -20,6 +20,7 @@
 #include "calibration.h"
 #include "handlers.h"
 #include "log.h"
+#include "profile_history.h"
 #include "proto_arena.h"
 #include "store_registry.h"
 #include "tessel/v1/registry.pb-c.h"
@@ -288,7 +289,7 @@ void tsl_handle_report_profile(tsl_call_t *call)
         if (n > MAX_MEASUREMENTS)
             tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
                           "measurements: %zu is above the limit %u", n, MAX_MEASUREMENTS);
-        else if (convert_measurements(call, req, ms, texts))
+        else if (convert_measurements(call, req, ms, texts) && tsl_profile_check_call(call, req))
             store_report(call, req, ms);
     }
     for (size_t i = 0; texts && i < n; i++)
