@@ -172,6 +172,16 @@ static int bounded(const char *field, double v, double lo, double hi, double uni
                        unit_name, lo / unit, hi / unit);
 }
 
+int tsl_request_check_device_memory(size_t i, uint64_t bytes, tsl_err_t *err)
+{
+    if (bytes <= (uint64_t)(16384 * GIB))
+        return 0;
+    return tsl_err_set(err,
+                       "devices[%zu].memory_bytes: %llu is above the physical bound %llu "
+                       "(16 TiB; 0 = unknown)",
+                       i, (unsigned long long)bytes, (unsigned long long)(16384 * GIB));
+}
+
 static int check_gpu(const tsl_gpu_spec_t *g, tsl_err_t *err)
 {
     char f[96];
@@ -244,6 +254,51 @@ static const char *cluster_field(const Tessel__V1__PlanRequest *req)
                : "cluster_json";
 }
 
+/* Every "*_gbps" number of a cluster document, at any depth, is 0 (the GPU
+ * type's figure) or within the bandwidth bounds, checked in GB/s before the
+ * parser multiplies it by 10^9: 1e308 GB/s would become infinity there and be
+ * refused as "must be >= 0", a bound it did not break. */
+static int check_json_gbps(json_t *v, char *path, size_t cap, tsl_err_t *err)
+{
+    size_t len = strlen(path);
+    if (json_is_array(v)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e)
+        {
+            snprintf(path + len, cap - len, "[%zu]", i);
+            if (check_json_gbps(e, path, cap, err) != 0)
+                return -1;
+        }
+    } else if (json_is_object(v)) {
+        const char *k;
+        json_t *e;
+        json_object_foreach(v, k, e)
+        {
+            size_t n = strlen(k);
+            snprintf(path + len, cap - len, "%s%s", len ? "." : "", k);
+            if (n > 5 && strcmp(k + n - 5, "_gbps") == 0 && json_is_number(e) &&
+                json_number_value(e) != 0 &&
+                bounded(path, json_number_value(e), BW_MIN / 1e9, BW_MAX / 1e9, 1, "GB/s", err) !=
+                    0)
+                return -1;
+            if (check_json_gbps(e, path, cap, err) != 0)
+                return -1;
+        }
+    }
+    path[len] = '\0';
+    return 0;
+}
+
+static int check_cluster_json(const char *text, tsl_err_t *err)
+{
+    char path[256] = "";
+    json_t *doc = json_loads(text, 0, NULL);
+    int rc = doc ? check_json_gbps(doc, path, sizeof path, err) : 0; /* the parser says why not */
+    json_decref(doc);
+    return rc;
+}
+
 static int build_cluster(const Tessel__V1__PlanRequest *req, const tsl_request_limits_t *lim,
                          const tsl_request_registered_t *reg, tsl_cluster_t *c, tsl_err_t *err)
 {
@@ -253,7 +308,8 @@ static int build_cluster(const Tessel__V1__PlanRequest *req, const tsl_request_l
     } else if (req->cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_REGISTERED && !reg) {
         /* only tesseld, which has the workers, turns the names into a cluster */
         return tsl_err_set(err, "cluster.registered: only tesseld assembles a registered cluster");
-    } else if (tsl_cluster_json_parse(reg ? reg->cluster_json : req->cluster_json, c, err) != 0) {
+    } else if (check_cluster_json(reg ? reg->cluster_json : req->cluster_json, err) != 0 ||
+               tsl_cluster_json_parse(reg ? reg->cluster_json : req->cluster_json, c, err) != 0) {
         return tsl_err_prefix(err, "%s", cluster_field(req));
     }
     if (c->n_devices > lim->max_devices)

@@ -95,6 +95,11 @@ void tsl_plan_input_free(tsl_plan_input_t *in);
 /* Checks a cluster's hardware figures against the physical bounds above. */
 int tsl_request_check_cluster(const tsl_cluster_t *c, tsl_err_t *err);
 
+/* A registering worker's devices[i].memory_bytes: 0 (unknown) or at most
+ * 16 TiB, the GPU memory bound above; the store keeps it as a signed 64-bit
+ * integer, so 2^63 and above would otherwise fail there as INTERNAL. */
+int tsl_request_check_device_memory(size_t i, uint64_t bytes, tsl_err_t *err);
+
 /* msg: a PlanRequest or a PlanOptions. from_proto starts from tsl_request_init. */
 void tsl_request_from_proto(const ProtobufCMessage *msg, tsl_request_t *r);
 void tsl_request_to_proto(const tsl_request_t *r, ProtobufCMessage *msg);

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "profile_history.h"
 #include "proto_arena.h"
+#include "request.h"
 #include "store_registry.h"
 #include "tessel/v1/registry.pb-c.h"
 
@@ -76,6 +77,9 @@ static bool check_devices(tsl_call_t *call, const Tessel__V1__RegisterRequest *r
         snprintf(field, sizeof field, "devices[%zu].model", i);
         if (!check_name(call, field, d->model, MAX_NAME, false))
             return false;
+        tsl_err_t err = {0};
+        if (tsl_request_check_device_memory(i, d->memory_bytes, &err) != 0)
+            return tsl_call_fail_err(call, &err), false;
         snprintf(field, sizeof field, "devices[%zu].uuid", i);
         if (!check_name(call, field, d->uuid, MAX_NAME, true))
             return false;

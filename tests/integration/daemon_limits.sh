@@ -11,8 +11,13 @@ T=unix:$SOCK
 rpc() { rpc_to "$T" "$@"; }
 
 start_daemon d --unix-socket "$SOCK" --database "$TMPD/t.db" --pool-size 1 \
-    --max-request-bytes 65536 --max-layers 40 --max-devices 16 --max-batch 1024
+    --max-request-bytes 65536 --max-layers 40 --max-devices 16 --max-batch 1024 \
+    --http 127.0.0.1:0
 wait_healthy "$T" || { fail "tesseld did not become healthy"; finish; }
+grep -Eq 'http: status page.* on 127\.0\.0\.1:[1-9][0-9]* \(127\.0\.0\.1:0\)' "$TMPD/d.log" &&
+    ok "--http 127.0.0.1:0 logs the port bound" || fail "no port logged for --http 127.0.0.1:0"
+grep -q 'not a loopback address' "$TMPD/d.log" && fail "a loopback page warned as public" ||
+    ok "no public-page warning on loopback"
 
 rpc plan --model GPT2-345M --cluster 4x8xA100-40G:ib100
 expect "32 devices over max_devices=16" code INVALID_ARGUMENT
@@ -49,8 +54,62 @@ printf '{"gpu_types": {"slow": {"memory_gb": 40, "peak_tflops": 1e-30, "efficien
 rpc plan --model GPT2-345M --cluster-json "$TMPD/weak.json"
 expect "peak_tflops = 1e-30" code INVALID_ARGUMENT
 expect_details "bounds message names peak_tflops" 'peak_tflops: .*physical bounds'
+printf '{"nodes": [{"type": "A100-40G", "gpus": 4, "intra_gbps": 1e308}]}' >"$TMPD/fast.json"
+rpc plan --model GPT2-345M --cluster-json "$TMPD/fast.json"
+expect "intra_gbps = 1e308" code INVALID_ARGUMENT
+expect_details "the message names the bound broken" \
+    '^cluster_json: nodes\[0\]\.intra_gbps: 1e\+308 GB/s is outside the physical bounds \[0.01, 100000\]'
 rpc plan "${QUICK[@]}" --batch 8
 expect "a plan in bounds after the refusals" code OK
+
+# Registry input: strings must be UTF-8, device memory within int64, and a
+# profile's figures physical and near the worker's own history.
+"$PY" - "$STUBS" "$SOCK" >"$TMPD/registry.out" 2>&1 <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import grpc
+from tessel.v1 import registry_pb2 as pb
+ch = grpc.insecure_channel("unix:" + sys.argv[2])
+def call(method, resp, raw):
+    fn = ch.unary_unary("/tessel.v1.Registry/" + method, request_serializer=lambda b: b,
+                        response_deserializer=resp.FromString)
+    try:
+        return "OK", fn(raw, timeout=30)
+    except grpc.RpcError as e:
+        return e.code().name + " " + e.details(), None
+def reg(host, mem):
+    r = pb.RegisterRequest(hostname="HOSTX", devices=[pb.Device(
+        index=0, model="NVIDIA A100-SXM4-40GB", memory_bytes=mem, uuid="GPU-1")])
+    return r.SerializeToString().replace(b"\x05HOSTX", bytes([len(host)]) + host)
+print("badutf8:", call("RegisterWorker", pb.RegisterResponse, reg(b"node-\xc0\xaf", 40 << 30))[0])
+print("bigmem:", call("RegisterWorker", pb.RegisterResponse, reg(b"node-a", 1 << 63))[0])
+code, r = call("RegisterWorker", pb.RegisterResponse, reg(b"node-a", 40 << 30))
+print("good:", code)
+wid = r.worker_id if r else "none"
+def report(value, when=0, rid="r"):
+    m = pb.Measurement(name="ffn_fwd", unit="s", value=value, per_device=True, device_index=0,
+                       labels={"h": "1024", "mb": "4"})
+    return pb.ReportProfileRequest(worker_id=wid, measurements=[m], report_id=rid,
+                                   measured_unix=when).SerializeToString()
+R = pb.ReportProfileResponse
+print("negative:", call("ReportProfile", R, report(-1.0, rid="r0"))[0])
+print("future:", call("ReportProfile", R, report(0.004, when=(1 << 63) - 1, rid="r1"))[0])
+print("first:", call("ReportProfile", R, report(0.004, rid="r2"))[0])
+print("x1000:", call("ReportProfile", R, report(4.0, rid="r3"))[0])
+print("near:", call("ReportProfile", R, report(0.005, rid="r4"))[0])
+EOF
+sed 's/^/  /' "$TMPD/registry.out"
+grep_out() {
+    grep -Eq -- "$2" "$TMPD/registry.out" && ok "$1" || fail "$1: no line matches /$2/"
+}
+grep_out "a hostname with invalid UTF-8 is refused" '^badutf8: INVALID_ARGUMENT hostname: invalid UTF-8'
+grep_out "device memory of 2^63 bytes is refused" '^bigmem: INVALID_ARGUMENT devices\[0\]\.memory_bytes'
+grep_out "a plain registration" '^good: OK'
+grep_out "a negative block time is refused" '^negative: INVALID_ARGUMENT measurements\[0\]\.value: ffn_fwd'
+grep_out "a timestamp of 2^63-1 is refused" '^future: INVALID_ARGUMENT measured_unix'
+grep_out "a first report is stored" '^first: OK'
+grep_out "a block time 1000x its history is refused" '^x1000: INVALID_ARGUMENT measurements\[0\]\.value: ffn_fwd.*history'
+grep_out "a block time near its history is stored" '^near: OK'
 
 big=$("$PY" -c 'print("{\"model_type\": \"gpt2\", \"pad\": \"" + "x" * 100000 + "\"}")')
 rpc plan --hf-config-text "$big" --cluster 4xA100-40G
