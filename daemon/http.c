@@ -28,6 +28,7 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 #include <event2/thread.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -119,6 +120,34 @@ static int bound_port(int fd)
     if (ss.ss_family == AF_INET6)
         return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
     return -1;
+}
+
+/* Logs where the page listens, with the port the kernel picked for ":0", and
+ * warns when that is reachable from other hosts: the page has no
+ * authentication and shows workers, plans and trials. */
+static void log_bound(int fd, const char *addr)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    char host[INET6_ADDRSTRLEN] = "?";
+    bool loopback = false;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_INET) {
+        const struct in_addr *a = &((struct sockaddr_in *)&ss)->sin_addr;
+        inet_ntop(AF_INET, a, host, sizeof host);
+        loopback = (ntohl(a->s_addr) >> 24) == 127;
+    } else if (ss.ss_family == AF_INET6) {
+        const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+        inet_ntop(AF_INET6, a, host, sizeof host);
+        loopback = IN6_IS_ADDR_LOOPBACK(a);
+    }
+    tsl_log_info("http: status page, /metrics and /healthz on %s%s%s:%d (%s)",
+                 ss.ss_family == AF_INET6 ? "[" : "", host, ss.ss_family == AF_INET6 ? "]" : "",
+                 bound_port(fd), addr);
+    if (!loopback)
+        tsl_log_warnx("http: %s is not a loopback address: the status page and /metrics are "
+                      "unauthenticated and readable by anyone who can reach it; bind "
+                      "127.0.0.1 or put an authenticating proxy in front",
+                      addr);
 }
 
 static int listen_on(const char *addr, tsl_err_t *err)
@@ -532,6 +561,7 @@ int tsl_http_start(const char *addr, tsl_metrics_t *m, tsl_store_t *store, int (
     if (fd < 0)
         goto fail;
     h->port = bound_port(fd);
+    log_bound(fd, addr);
     h->base = event_base_new();
     h->http = h->base ? evhttp_new(h->base) : NULL;
     h->stop_ev = h->base ? event_new(h->base, -1, 0, on_stop, h) : NULL;
