@@ -89,6 +89,16 @@ static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_pl
     if (g->micro_batch == 0 || g->n_micro == 0)
         return tsl_err_set(err, "eval: micro-batch size and count must be at least 1");
     for (uint32_t s = 0; s < P; s++) {
+        /* stages run on equal consecutive blocks; a given placement (both 0:
+         * none given) must be that one, not silently replaced by it */
+        const tsl_plan_stage_t *st = &g->stages[s];
+        if ((st->n_devices || st->first_device) &&
+            (st->n_devices != G || st->first_device != s * G))
+            return tsl_err_set(err,
+                               "eval: stage %u: first_device %u, n_devices %u; with pp %u on "
+                               "%u devices stage %u runs on devices %u-%u",
+                               s, st->first_device, st->n_devices, P, c->n_devices, s, s * G,
+                               s * G + G - 1);
         for (uint32_t i = first[s]; i < first[s + 1]; i++)
             if (check_layer(m, c, i, s, G, &g->layer[i], g->micro_batch, err) != 0)
                 return -1;

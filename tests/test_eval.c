@@ -186,6 +186,16 @@ static void test_refusals(void)
     given_plan(&g, 1, 3, "single", 1, 1); /* pp 3 on 8 devices */
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == -1 && strstr(err.msg, "pp 3"), "pp: %s",
           err.msg);
+    given_plan(&g, 1, 1, "tp4-dp2", 2, 1); /* a placement eval would not run */
+    g.stages[0].first_device = UINT32_MAX;
+    g.stages[0].n_devices = 5;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == -1 && tsl_err_code(&err) == TSL_E_INVALID &&
+              strstr(err.msg, "stage 0: first_device 4294967295, n_devices 5") &&
+              strstr(err.msg, "devices 0-7"),
+          "placement: %s", err.msg);
+    g.stages[0].first_device = 0;
+    g.stages[0].n_devices = 8;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "the placement eval runs: %s", err.msg);
     given_plan(&g, 1, 1, "tp4-dp2", 3, 1); /* 3 samples over data width 2 */
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == -1 && strstr(err.msg, "micro-batch 3"),
           "batch: %s", err.msg);
