@@ -363,7 +363,8 @@ int tsl_trials_done_ids(tsl_store_t *s, const char *gpu_model, bool simulated,
     sqlite3 *db = tsl_store_lock_db(s);
     sqlite3_stmt *st = prep(db,
                             "SELECT trial_id FROM trials WHERE status = 'done' AND any_oom = 0 "
-                            "AND kind = 'plan' AND gpu_model = ?1 AND simulated = ?2 "
+                            "AND kind = 'plan' AND devops = 'cuda' AND gpu_model = ?1 "
+                            "AND simulated = ?2 "
                             "ORDER BY created_unix, trial_id",
                             "ti", err, gpu_model ? gpu_model : "", (int64_t)simulated);
     return read_ids(s, st, ids, cap, n);

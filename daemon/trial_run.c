@@ -439,8 +439,17 @@ static void recalibrate(tsl_server_t *srv, const tsl_trial_t *t)
 {
     tsl_calib_t c;
     tsl_err_t err = {0};
-    if (tsl_calibration_refit(srv->store, t->gpu_model, t->simulated, &c, &err) != 0) {
-        tsl_log_warnx("calibration of %s: %s", t->gpu_model, err.msg);
+    if (strcmp(t->devops, "cuda") != 0) {
+        tsl_log_info("trial %s: not used for calibration: it timed the %s executor%s, not %s "
+                     "GPUs (only cuda trials calibrate GPU figures)",
+                     t->trial_id, t->devops, t->simulated ? " on simulated workers" : "",
+                     t->gpu_model);
+        return;
+    }
+    int rc = tsl_calibration_refit(srv->store, t->gpu_model, t->simulated, &c, &err);
+    if (rc != 0) {
+        tsl_log_warnx("calibration of %s (%s): %s", t->gpu_model,
+                      t->simulated ? "simulated" : "measured", err.msg);
         return;
     }
     if (c.n_samples == 0)
