@@ -1,6 +1,7 @@
 /*
  * methods.h — the one table of the API's method paths, "/package.Service/Method",
- * with the short name logs and metrics use. The daemon registers these paths
+ * with the short name logs and metrics use: always "Service.Method", so a
+ * dashboard can group by service. The daemon registers these paths
  * (with its roles and handlers: daemon/handlers.c), the clients call them.
  *
  * Adding a method: one line in TSL_RPC_METHODS (and the rpc in proto/).
@@ -10,13 +11,14 @@
 
 /* X(ID, path, name) */
 #define TSL_RPC_METHODS(X)                                                                         \
-    X(PLAN, "/tessel.v1.Planner/Plan", "Plan")                                                     \
-    X(GET_PLAN, "/tessel.v1.Planner/GetPlan", "GetPlan")                                           \
-    X(LIST_PLANS, "/tessel.v1.Planner/ListPlans", "ListPlans")                                     \
-    X(DELETE_PLAN, "/tessel.v1.Planner/DeletePlan", "DeletePlan")                                  \
-    X(EXPORT_PLAN, "/tessel.v1.Planner/ExportPlan", "ExportPlan")                                  \
-    X(EVALUATE_PLAN, "/tessel.v1.Planner/EvaluatePlan", "EvaluatePlan")                            \
-    X(GET_REGISTERED_CLUSTER, "/tessel.v1.Planner/GetRegisteredCluster", "GetRegisteredCluster")   \
+    X(PLAN, "/tessel.v1.Planner/Plan", "Planner.Plan")                                             \
+    X(GET_PLAN, "/tessel.v1.Planner/GetPlan", "Planner.GetPlan")                                   \
+    X(LIST_PLANS, "/tessel.v1.Planner/ListPlans", "Planner.ListPlans")                             \
+    X(DELETE_PLAN, "/tessel.v1.Planner/DeletePlan", "Planner.DeletePlan")                          \
+    X(EXPORT_PLAN, "/tessel.v1.Planner/ExportPlan", "Planner.ExportPlan")                          \
+    X(EVALUATE_PLAN, "/tessel.v1.Planner/EvaluatePlan", "Planner.EvaluatePlan")                    \
+    X(GET_REGISTERED_CLUSTER, "/tessel.v1.Planner/GetRegisteredCluster",                           \
+      "Planner.GetRegisteredCluster")                                                              \
     X(HEALTH_CHECK, "/grpc.health.v1.Health/Check", "Health.Check")                                \
     X(REGISTER_WORKER, "/tessel.v1.Registry/RegisterWorker", "Registry.RegisterWorker")            \
     X(REPORT_PROFILE, "/tessel.v1.Registry/ReportProfile", "Registry.ReportProfile")               \
@@ -28,7 +30,8 @@
     X(START_TRIAL, "/tessel.v1.Trials/StartTrial", "Trials.StartTrial")                            \
     X(GET_TRIAL, "/tessel.v1.Trials/GetTrial", "Trials.GetTrial")                                  \
     X(WATCH_TRIAL, "/tessel.v1.Trials/WatchTrial", "Trials.WatchTrial")                            \
-    X(LIST_TRIALS, "/tessel.v1.Trials/ListTrials", "Trials.ListTrials")
+    X(LIST_TRIALS, "/tessel.v1.Trials/ListTrials", "Trials.ListTrials")                            \
+    X(CANCEL_TRIAL, "/tessel.v1.Trials/CancelTrial", "Trials.CancelTrial")
 
 typedef enum tsl_rpc_id {
 #define TSL_RPC_ENUM_(id, path, name) TSL_RPC_ID_##id,
@@ -39,7 +42,7 @@ typedef enum tsl_rpc_id {
 
 typedef struct tsl_rpc_method {
     const char *path; /* "/tessel.v1.Planner/GetPlan" */
-    const char *name; /* "GetPlan" */
+    const char *name; /* "Planner.GetPlan" */
 } tsl_rpc_method_t;
 
 extern const tsl_rpc_method_t tsl_rpc_methods[TSL_RPC_ID_COUNT];

@@ -30,6 +30,7 @@ static const char trial_usage[] =
     "  show ID    one trial: status, ranks, predicted vs measured\n"
     "  list [FP]  trials, newest first (of one plan with FP)\n"
     "  watch ID   follow a trial until it is done or failed\n"
+    "  cancel ID  stop a pending or running trial; its workers are freed\n"
     "  probe-link A B  time the link between nodes A and B     tesselctl trial probe-link --help\n"
     "\n"
     "Common options: --json, --server ADDR, --token T, --timeout S (per call; for\n"
@@ -92,9 +93,10 @@ typedef struct trial_opts {
     char nodes_buf[4096];
     bool wait;
     uint32_t limit;
+    const char *reason;
 } trial_opts_t;
 
-enum { OPT_TOPK = 0x500, OPT_ITER, OPT_WARMUP, OPT_NODES, OPT_WAIT, OPT_LIMIT };
+enum { OPT_TOPK = 0x500, OPT_ITER, OPT_WARMUP, OPT_NODES, OPT_WAIT, OPT_LIMIT, OPT_REASON };
 
 static const struct option trial_longopts[] = {
     {"top-k", required_argument, NULL, OPT_TOPK},
@@ -103,6 +105,7 @@ static const struct option trial_longopts[] = {
     {"nodes", required_argument, NULL, OPT_NODES},
     {"wait", no_argument, NULL, OPT_WAIT},
     {"limit", required_argument, NULL, OPT_LIMIT},
+    {"reason", required_argument, NULL, OPT_REASON},
     TSL_REMOTE_LONG_OPTS,
     {NULL, 0, NULL, 0},
 };
@@ -147,6 +150,7 @@ static int trial_opt(const char *action, int opt, trial_opts_t *to, tsl_client_o
         return strcmp(action, "list") == 0
                    ? tsl_parse_u32("limit", optarg, 1, 1000, &to->limit, err)
                    : 1;
+    case OPT_REASON: return strcmp(action, "cancel") == 0 ? (to->reason = optarg, 0) : 1;
     default: {
         int r = tsl_remote_common_opt(opt, optarg, co);
         return r == -1 ? 1 : r == 0 ? 0 : -2; /* -2: reported there */
@@ -178,7 +182,7 @@ static int parse(const char *action, const char *usage, int argc, char **argv, t
         }
         tsl_err_t err = {0};
         int r = opt == ':' || opt == '?' ? 1 : trial_opt(action, opt, to, co, &err);
-        if (r == 1 && opt >= OPT_TOPK && opt <= OPT_LIMIT)
+        if (r == 1 && opt >= OPT_TOPK && opt <= OPT_REASON)
             return tsl_remote_fail(TSL_EXIT_USAGE,
                                    "%s: --%s is not an option of %s; see tesselctl %s --help", cmd,
                                    long_name(opt), cmd, cmd);
@@ -196,7 +200,8 @@ static int parse(const char *action, const char *usage, int argc, char **argv, t
 
 static bool finished(const Tessel__V1__Trial *t)
 {
-    return strcmp(t->status, "done") == 0 || strcmp(t->status, "failed") == 0;
+    return strcmp(t->status, "done") == 0 || strcmp(t->status, "failed") == 0 ||
+           strcmp(t->status, "cancelled") == 0;
 }
 
 /* The progress line of a trial: ranks done over its world size. */
@@ -252,7 +257,7 @@ static int follow(const tsl_client_opts_t *co, char **ids, size_t n, json_t *arr
         Tessel__V1__Trial *t = NULL;
         rc = watch_one(c, ids[i], i, n, &t);
         if (rc == 0) {
-            failed |= strcmp(t->status, "failed") == 0;
+            failed |= strcmp(t->status, "done") != 0; /* failed or cancelled */
             if (arr)
                 json_array_append_new(arr, tsl_proto_to_json(&t->base));
             else
@@ -456,6 +461,39 @@ static int trial_watch(int argc, char **argv, tsl_client_opts_t *co)
     return rc;
 }
 
+static const char cancel_usage[] =
+    "usage: tesselctl trial cancel [--reason TEXT] [--json] TRIAL_ID\n"
+    "\n"
+    "Cancel a pending or running trial (Trials.CancelTrial): it ends \"cancelled\", its\n"
+    "workers are told to stop its ranks at once (through their assignments) and take\n"
+    "the next trial; then print it as `trial show` does. Cancelling a cancelled trial\n"
+    "prints it again.\n"
+    "\n"
+    "Options:\n"
+    "  --reason TEXT   kept in the trial's error (\"cancelled: TEXT\"; default \"by\n"
+    "                  request\"; printable ASCII, at most 200 characters)\n"
+    "  --json          the Trial message as JSON, keys as in the proto\n"
+    "  --server ADDR, --token T, --timeout S   as for every subcommand\n"
+    "\n"
+    "Exit status: 0 ok, 2 usage, 3 no such trial, 4 the trial is done or failed\n"
+    "already (the message says which) or a server error, 5 unavailable.\n";
+
+static int trial_cancel(int argc, char **argv, tsl_client_opts_t *co)
+{
+    trial_opts_t to = {0};
+    const char *id = NULL;
+    int rc = parse_one("cancel", cancel_usage, "TRIAL_ID", argc, argv, &to, co, &id);
+    if (rc != 0)
+        return rc < 0 ? TSL_EXIT_OK : rc;
+    Tessel__V1__CancelTrialRequest req = TESSEL__V1__CANCEL_TRIAL_REQUEST__INIT;
+    ProtobufCMessage *reply = NULL;
+    req.trial_id = (char *)id;
+    req.reason = (char *)(to.reason ? to.reason : "");
+    rc = tsl_remote_call(co, tsl_rpc_methods[TSL_RPC_ID_CANCEL_TRIAL].path, &req.base,
+                         &tessel__v1__trial__descriptor, &reply);
+    return print_reply(co, rc, reply, print_trial);
+}
+
 /* ListTrials: 0 with *out, or the exit status after reporting. */
 static int list_call(const tsl_client_opts_t *co, const char *fp, uint32_t limit,
                      Tessel__V1__ListTrialsResponse **out)
@@ -508,13 +546,13 @@ int tsl_cmd_trial(int argc, char **argv, const tsl_client_opts_t *co_in)
         int (*fn)(int argc, char **argv, tsl_client_opts_t *co);
     } actions[] = {
         {"start", trial_start}, {"show", trial_show},        {"list", trial_list},
-        {"watch", trial_watch}, {"probe-link", trial_probe},
+        {"watch", trial_watch}, {"probe-link", trial_probe}, {"cancel", trial_cancel},
     };
     tsl_client_opts_t co = *co_in;
     if (argc < 2)
-        return tsl_remote_fail(TSL_EXIT_USAGE,
-                               "trial: give start, show, list or watch (or probe-link); see "
-                               "tesselctl trial --help");
+        return tsl_remote_fail(
+            TSL_EXIT_USAGE, "trial: give start, show, list, watch or cancel (or probe-link); see "
+                            "tesselctl trial --help");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         fputs(trial_usage, stdout);
@@ -524,6 +562,6 @@ int tsl_cmd_trial(int argc, char **argv, const tsl_client_opts_t *co_in)
         if (strcmp(argv[1], actions[i].name) == 0)
             return actions[i].fn(argc - 1, argv + 1, &co);
     return tsl_remote_fail(
-        TSL_EXIT_USAGE, "trial: unknown action '%s'; give start, show, list, watch or probe-link",
-        argv[1]);
+        TSL_EXIT_USAGE,
+        "trial: unknown action '%s'; give start, show, list, watch, cancel or probe-link", argv[1]);
 }

@@ -1,5 +1,5 @@
 /*
- * trial_cmd.h — `tesselctl trial start|show|list|watch` (remote_trials.c)
+ * trial_cmd.h — `tesselctl trial start|show|list|watch|cancel` (remote_trials.c)
  * over tesseld's Trials service (proto/tessel/v1/trials.proto), the printing
  * of trials (trial_print.c), and the "measured" section of `plans show`.
  */

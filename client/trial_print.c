@@ -84,6 +84,14 @@ static void print_ranks(FILE *out, const Tessel__V1__Trial *t)
     }
 }
 
+/* Why it ended early: a failure, or the cancel's reason ("cancelled: ..."). */
+static void print_error(FILE *out, const Tessel__V1__Trial *t)
+{
+    if (t->error[0])
+        fprintf(out, "  %s %s\n",
+                strcmp(t->status, "cancelled") == 0 ? "ended:    " : "failed:   ", t->error);
+}
+
 void tsl_trial_print(FILE *out, const Tessel__V1__Trial *t)
 {
     char p[32], m[32], e1[32], e2[32];
@@ -99,8 +107,7 @@ void tsl_trial_print(FILE *out, const Tessel__V1__Trial *t)
         if (strcmp(t->status, "done") == 0)
             fprintf(out, "  figures:   reported by rank 0's worker as inter-node profile rows "
                          "(tesselctl profiles)\n");
-        if (t->error[0])
-            fprintf(out, "  failed:    %s\n", t->error);
+        print_error(out, t);
         print_ranks(out, t);
         return;
     }
@@ -122,8 +129,7 @@ void tsl_trial_print(FILE *out, const Tessel__V1__Trial *t)
     if (t->chosen)
         fprintf(out, "  chosen:    the measured best of batch %s, now the plan's answer\n",
                 t->batch_id);
-    if (t->error[0])
-        fprintf(out, "  failed:    %s\n", t->error);
+    print_error(out, t);
     print_ranks(out, t);
 }
 

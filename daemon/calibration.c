@@ -46,11 +46,13 @@ static int db_fail(tsl_store_t *s, sqlite3 *db, sqlite3_stmt *st, const char *wh
     return -1;
 }
 
-/* Measured keys hold to the profile files' bounds; simulated keys time the
- * cpu executor against a simulated GPU, so their factors may be anything. */
+/* Every key holds to the profile files' bounds: a simulated key's figures are
+ * GPU figures too (a sim worker's device file), and a row stored before cpu
+ * trials were kept out (a x48,677 compute factor) is ignored when read. */
 static double max_factor(bool simulated)
 {
-    return simulated ? 0 : TSL_PROFILE_CALIB_MAX;
+    (void)simulated;
+    return TSL_PROFILE_CALIB_MAX;
 }
 
 static int store_calib(tsl_store_t *s, const char *gpu_model, bool simulated, const tsl_calib_t *c,
@@ -100,8 +102,13 @@ int tsl_calibration_refit(tsl_store_t *s, const char *gpu_model, bool simulated,
     if (rc == 0 && smp.nomem)
         rc = tsl_err_setc(err, TSL_E_NOMEM, "calibration: out of memory collecting trials");
     if (rc == 0 && smp.n > 0) {
+        char why[200];
         tsl_calib_fit(smp.v, smp.n, out);
-        if (out->n_samples > 0)
+        if (out->n_samples > 0 && tsl_calib_check(out, why, sizeof why) != 0) {
+            tsl_err_setc(err, TSL_E_PRECONDITION, "fit of %u trial(s) refused, not applied: %s",
+                         out->n_samples, why);
+            rc = 1;
+        } else if (out->n_samples > 0)
             rc = store_calib(s, gpu_model, simulated, out, err);
     }
     free(smp.v);

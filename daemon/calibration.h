@@ -26,7 +26,10 @@
 #include "store.h"
 
 /* Refits and stores the key's calibration; out gets it (n_samples 0: no
- * usable trial, nothing stored). */
+ * usable trial, nothing stored). Only cuda trials are samples: the cpu
+ * executor's times say nothing about a GPU's. 1 (err says why, the stored
+ * calibration stays as it was) when the fit is refused by tsl_calib_check:
+ * a factor outside [0.05, 20] or a leave-one-out error above 50%. */
 int tsl_calibration_refit(tsl_store_t *s, const char *gpu_model, bool simulated, tsl_calib_t *out,
                           tsl_err_t *err);
 

@@ -30,6 +30,7 @@ static const tsl_method_t methods[] = {
     {RPC(GET_TRIAL), SCHED | OPS, tsl_handle_get_trial},
     {RPC(WATCH_TRIAL), SCHED | OPS, tsl_handle_watch_trial},
     {RPC(LIST_TRIALS), SCHED | OPS, tsl_handle_list_trials},
+    {RPC(CANCEL_TRIAL), SCHED, tsl_handle_cancel_trial},
 };
 
 const tsl_method_t *tsl_handlers_methods(size_t *count, tsl_call_handler_fn *fallback)

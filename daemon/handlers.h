@@ -7,7 +7,8 @@
  *   handlers_health.c  grpc.health.v1.Health/Check
  *   handlers_registry.c Registry: RegisterWorker, Heartbeat, ReportProfile,
  *                      ListWorkers, GetProfile
- *   handlers_trials.c  Trials: StartTrial, GetTrial, WatchTrial, ListTrials
+ *   handlers_trials.c  Trials: StartTrial, GetTrial, WatchTrial, ListTrials,
+ *                      CancelTrial
  *   handlers_assign.c  Registry.Assignments (long poll) and ReportTrial
  *                      (trial_run.c runs the trials, trial_topk.c the top-k)
  *   handlers_unimpl.c  any method nobody registered (UNIMPLEMENTED naming it)
@@ -47,6 +48,7 @@ void tsl_handle_start_trial(tsl_call_t *call);
 void tsl_handle_get_trial(tsl_call_t *call);
 void tsl_handle_watch_trial(tsl_call_t *call);
 void tsl_handle_list_trials(tsl_call_t *call);
+void tsl_handle_cancel_trial(tsl_call_t *call);
 void tsl_handle_assignments(tsl_call_t *call);
 void tsl_handle_report_trial(tsl_call_t *call);
 

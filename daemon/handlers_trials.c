@@ -478,6 +478,67 @@ void tsl_handle_watch_trial(tsl_call_t *call)
     tsl_trial_clear(&t);
 }
 
+/* ---- CancelTrial --------------------------------------------------------------------------- */
+
+#define REASON_MAX 200
+
+static void reply_trial(tsl_call_t *call, const char *trial_id)
+{
+    tsl_trial_t t;
+    tsl_err_t err = {0};
+    if (tsl_trials_get(call->srv->store, trial_id, &t, &err) != 0) {
+        tsl_call_fail_err(call, &err);
+        return;
+    }
+    tsl_arena_t a = {0};
+    Tessel__V1__Trial *msg = tsl_trial_to_proto(&a, &t);
+    if (msg)
+        tsl_call_reply(call, &msg->base);
+    else
+        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "CancelTrial: out of memory");
+    tsl_arena_free(&a);
+    tsl_trial_clear(&t);
+}
+
+/* The reason is stored in the trial's error and shown in tables: printable ASCII,
+ * short. */
+static bool check_reason(tsl_call_t *call, const char *v)
+{
+    size_t n = strlen(v);
+    for (size_t i = 0; i < n; i++)
+        if (v[i] < 0x20 || v[i] > 0x7e) {
+            tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
+                          "reason: printable ASCII only (a control or non-ASCII byte at %zu)", i);
+            return false;
+        }
+    if (n > REASON_MAX) {
+        tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "reason: %zu characters, at most %d", n,
+                      REASON_MAX);
+        return false;
+    }
+    return true;
+}
+
+void tsl_handle_cancel_trial(tsl_call_t *call)
+{
+    Tessel__V1__CancelTrialRequest *req = (Tessel__V1__CancelTrialRequest *)tsl_call_read(
+        call, &tessel__v1__cancel_trial_request__descriptor);
+    tsl_err_t err = {0};
+    if (!req)
+        return;
+    if (tsl_check_token(call, "trial_id", req->trial_id, TSL_TRIAL_ID_LEN) &&
+        check_reason(call, req->reason)) {
+        tsl_trial_run_lock(call->srv);
+        int rc = tsl_trial_run_cancel_locked(call->srv, req->trial_id, req->reason, &err);
+        tsl_trial_run_unlock(call->srv);
+        if (rc == 0 || rc == 2) /* cancelling twice answers the cancelled trial again */
+            reply_trial(call, req->trial_id);
+        else
+            tsl_call_fail_err(call, &err);
+    }
+    protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
 /* ---- ListTrials ----------------------------------------------------------------------------- */
 
 typedef struct list_ctx {

@@ -38,6 +38,9 @@ static const double SEARCH_BUCKETS_S[] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 
 /* gRPC codes 0 .. UNAUTHENTICATED, named by api/status.h's one table. */
 #define N_CODES TSL_STATUS_COUNT
 
+#define N_TRIAL_EVENTS  4
+#define N_WORKER_STATES 3
+
 typedef struct series {
     char method[48];
     int code;
@@ -55,10 +58,12 @@ struct tsl_metrics {
     int64_t queued, running, plans;
     int64_t trials_pending, trials_running;
     _Atomic uint64_t refused[TSL_REFUSED_N]; /* lock-free: counted on hot refusal paths */
-    _Atomic uint64_t trials[3];              /* started, done, failed */
+    _Atomic uint64_t trials[N_TRIAL_EVENTS];
+    int64_t workers[N_WORKER_STATES]; /* -1: not counted yet (left out) */
 };
 
-static const char *const TRIAL_EVENTS[3] = {"started", "done", "failed"};
+static const char *const TRIAL_EVENTS[N_TRIAL_EVENTS] = {"started", "done", "failed", "cancelled"};
+static const char *const WORKER_STATES[N_WORKER_STATES] = {"online", "offline", "stopped"};
 
 static const char *const REFUSED_NAMES[TSL_REFUSED_N] = {
     "unauthenticated", "permission_denied", "unreadable", "connection",
@@ -68,8 +73,11 @@ static const char *const REFUSED_NAMES[TSL_REFUSED_N] = {
 tsl_metrics_t *tsl_metrics_new(void)
 {
     tsl_metrics_t *m = calloc(1, sizeof(*m));
-    if (m != NULL)
-        pthread_mutex_init(&m->mu, NULL);
+    if (m == NULL)
+        return NULL;
+    pthread_mutex_init(&m->mu, NULL);
+    for (int i = 0; i < N_WORKER_STATES; i++)
+        m->workers[i] = -1;
     return m;
 }
 
@@ -157,7 +165,7 @@ void tsl_metrics_set_plans(tsl_metrics_t *m, int64_t stored)
 
 void tsl_metrics_trial(tsl_metrics_t *m, const char *event)
 {
-    for (int i = 0; m && i < 3; i++)
+    for (int i = 0; m && i < N_TRIAL_EVENTS; i++)
         if (strcmp(event, TRIAL_EVENTS[i]) == 0)
             atomic_fetch_add(&m->trials[i], 1);
 }
@@ -169,6 +177,17 @@ void tsl_metrics_set_trials(tsl_metrics_t *m, int64_t pending, int64_t running)
     pthread_mutex_lock(&m->mu);
     m->trials_pending = pending;
     m->trials_running = running;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void tsl_metrics_set_workers(tsl_metrics_t *m, int64_t online, int64_t offline, int64_t stopped)
+{
+    if (m == NULL)
+        return;
+    pthread_mutex_lock(&m->mu);
+    m->workers[0] = online;
+    m->workers[1] = offline;
+    m->workers[2] = stopped;
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -318,6 +337,18 @@ static void render_histogram(FILE *f, const tsl_metrics_t *m)
     fprintf(f, "tessel_search_seconds_count %llu\n", (unsigned long long)m->search_count);
 }
 
+/* Left out until the daemon counted them once: a 0 would read as "all workers gone". */
+static void render_workers(FILE *f, const tsl_metrics_t *m)
+{
+    if (m->workers[0] < 0)
+        return;
+    put_header(f, "tessel_workers", "gauge",
+               "Registered workers by liveness state (online, offline, stopped).");
+    for (int i = 0; i < N_WORKER_STATES; i++)
+        fprintf(f, "tessel_workers{state=\"%s\"} %lld\n", WORKER_STATES[i],
+                (long long)m->workers[i]);
+}
+
 static void render_scalars(FILE *f, const tsl_metrics_t *m)
 {
     put_header(f, "tessel_plan_cache_hits_total", "counter",
@@ -338,8 +369,8 @@ static void render_scalars(FILE *f, const tsl_metrics_t *m)
         fprintf(f, "tessel_refused_total{reason=\"%s\"} %llu\n", REFUSED_NAMES[r],
                 (unsigned long long)atomic_load(&m->refused[r]));
     put_header(f, "tessel_trials_total", "counter",
-               "Trials started, and finished by status (done, failed).");
-    for (int i = 0; i < 3; i++)
+               "Trials started, and finished by status (done, failed, cancelled).");
+    for (int i = 0; i < N_TRIAL_EVENTS; i++)
         fprintf(f, "tessel_trials_total{event=\"%s\"} %llu\n", TRIAL_EVENTS[i],
                 (unsigned long long)atomic_load(&m->trials[i]));
     put_header(f, "tessel_trials_pending", "gauge",
@@ -347,6 +378,7 @@ static void render_scalars(FILE *f, const tsl_metrics_t *m)
     fprintf(f, "tessel_trials_pending %lld\n", (long long)m->trials_pending);
     put_header(f, "tessel_trials_running", "gauge", "Trials running now.");
     fprintf(f, "tessel_trials_running %lld\n", (long long)m->trials_running);
+    render_workers(f, m);
 }
 
 /* Unreadable fields are left out rather than exported as -1. */

@@ -27,11 +27,16 @@ void tsl_metrics_cache(tsl_metrics_t *m, int hit);
 void tsl_metrics_set_queue(tsl_metrics_t *m, int64_t queued, int64_t running);
 void tsl_metrics_set_plans(tsl_metrics_t *m, int64_t stored);
 
-/* tessel_trials_total{event}: event "started", "done" or "failed" (others ignored). */
+/* tessel_trials_total{event}: event "started", "done", "failed" or "cancelled"
+ * (others ignored). */
 void tsl_metrics_trial(tsl_metrics_t *m, const char *event);
 /* gauges tessel_trials_pending / tessel_trials_running: trials in those states now
  * (the HTTP thread re-counts them from the store on each scrape). */
 void tsl_metrics_set_trials(tsl_metrics_t *m, int64_t pending, int64_t running);
+/* gauge tessel_workers{state}: registered workers online, offline, stopped (the
+ * housekeeping tick re-counts them after each liveness sweep); absent from the
+ * text until first set. */
+void tsl_metrics_set_workers(tsl_metrics_t *m, int64_t online, int64_t offline, int64_t stopped);
 
 /* Refused before any handler ran: tessel_refused_total{reason}. Reasons are
  * the fixed set below; the counters are atomics, callable from any thread. */

@@ -39,7 +39,8 @@ void tsl_trial_clear(tsl_trial_t *t)
 
 bool tsl_trial_over(const tsl_trial_t *t)
 {
-    return strcmp(t->status, "done") == 0 || strcmp(t->status, "failed") == 0;
+    return strcmp(t->status, "done") == 0 || strcmp(t->status, "failed") == 0 ||
+           strcmp(t->status, "cancelled") == 0;
 }
 
 void tsl_trials_new_id(const char *prefix, char out[TSL_TRIAL_ID_LEN + 1])
@@ -112,6 +113,17 @@ int tsl_trials_create(tsl_store_t *s, const tsl_trial_t *t, size_t n, tsl_err_t 
     "measured_peak_bytes, measured_samples_per_s, time_error, memory_error, any_oom, chosen, "     \
     "error, ready, rendezvous, nccl_id, seed, created_unix, started_unix, finished_unix, kind"
 
+/* A cancelled trial is stored "failed" with its error starting CANCELLED_PREFIX:
+ * schema/004's CHECK on status predates cancelling, and this keeps every query
+ * that treats "failed" as over (polls, recovery, the tick) right for it too. */
+static const char CANCELLED_PREFIX[] = "cancelled: ";
+
+static bool is_cancelled(const char *status, const char *error)
+{
+    return strcmp(status, "failed") == 0 &&
+           strncmp(error, CANCELLED_PREFIX, sizeof CANCELLED_PREFIX - 1) == 0;
+}
+
 static void row_to_trial(sqlite3_stmt *st, tsl_trial_t *t)
 {
     memset(t, 0, sizeof *t);
@@ -122,6 +134,8 @@ static void row_to_trial(sqlite3_stmt *st, tsl_trial_t *t)
     t->plan_index = (uint32_t)sqlite3_column_int64(st, 4);
     snprintf(t->plan_label, sizeof t->plan_label, "%s", tsl_sql_text(st, 5));
     snprintf(t->status, sizeof t->status, "%s", tsl_sql_text(st, 6));
+    if (is_cancelled(t->status, tsl_sql_text(st, 25)))
+        snprintf(t->status, sizeof t->status, "cancelled");
     t->world_size = (uint32_t)sqlite3_column_int64(st, 7);
     t->iterations = (uint32_t)sqlite3_column_int64(st, 8);
     t->warmup = (uint32_t)sqlite3_column_int64(st, 9);
@@ -349,7 +363,8 @@ int tsl_trials_done_ids(tsl_store_t *s, const char *gpu_model, bool simulated,
     sqlite3 *db = tsl_store_lock_db(s);
     sqlite3_stmt *st = prep(db,
                             "SELECT trial_id FROM trials WHERE status = 'done' AND any_oom = 0 "
-                            "AND kind = 'plan' AND gpu_model = ?1 AND simulated = ?2 "
+                            "AND kind = 'plan' AND devops = 'cuda' AND gpu_model = ?1 "
+                            "AND simulated = ?2 "
                             "ORDER BY created_unix, trial_id",
                             "ti", err, gpu_model ? gpu_model : "", (int64_t)simulated);
     return read_ids(s, st, ids, cap, n);
@@ -487,6 +502,59 @@ static int fail_locked(sqlite3 *db, const char *id, const char *reason, int64_t 
     return tsl_sql_done(db, SCOPE, st, err);
 }
 
+/* In a transaction: the trial's status and error, 1 when it is unknown. */
+static int status_locked(sqlite3 *db, const char *id, char status[16], tsl_err_t *err)
+{
+    sqlite3_stmt *st =
+        prep(db, "SELECT status, error FROM trials WHERE trial_id = ?1", "t", err, id);
+    if (!st)
+        return -1;
+    int rc = 1;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *stat = tsl_sql_text(st, 0);
+        snprintf(status, 16, "%s", is_cancelled(stat, tsl_sql_text(st, 1)) ? "cancelled" : stat);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    if (rc == 1)
+        tsl_err_setc(err, TSL_E_NOTFOUND, "trial_id: no trial '%.60s'", id);
+    return rc;
+}
+
+static int cancel_locked(sqlite3 *db, const char *id, const char *reason, int64_t now,
+                         tsl_err_t *err)
+{
+    char status[16] = "", why[TSL_TRIAL_ERROR_LEN];
+    int rc = status_locked(db, id, status, err);
+    if (rc != 0)
+        return rc;
+    if (strcmp(status, "cancelled") == 0)
+        return 2;
+    if (strcmp(status, "pending") != 0 && strcmp(status, "running") != 0) {
+        tsl_err_setc(err, TSL_E_PRECONDITION,
+                     "trial %.60s is %s already: only a pending or "
+                     "running trial can be cancelled",
+                     id, status);
+        return 3;
+    }
+    snprintf(why, sizeof why, "%s%.*s", CANCELLED_PREFIX,
+             (int)(sizeof why - sizeof CANCELLED_PREFIX),
+             reason && reason[0] ? reason : "by request");
+    return fail_locked(db, id, why, now, err);
+}
+
+int tsl_trials_cancel(tsl_store_t *s, const char *trial_id, const char *reason, int64_t now,
+                      tsl_err_t *err)
+{
+    sqlite3 *db = tsl_store_lock_db(s);
+    int rc = tsl_sql_begin(db, SCOPE, err);
+    if (rc == 0) {
+        rc = tsl_sql_end(db, SCOPE, cancel_locked(db, trial_id, reason, now, err), err);
+    }
+    tsl_store_unlock_db(s);
+    return rc;
+}
+
 int tsl_trials_fail(tsl_store_t *s, const char *trial_id, const char *reason, int64_t now,
                     tsl_err_t *err)
 {
@@ -565,6 +633,28 @@ int tsl_trials_recover(tsl_store_t *s, int64_t now, uint32_t *n_failed, tsl_err_
     }
     free(ids);
     return rc;
+}
+
+int tsl_trials_count_workers(tsl_store_t *s, int64_t *online, int64_t *offline, int64_t *stopped,
+                             tsl_err_t *err)
+{
+    sqlite3 *db = tsl_store_lock_db(s);
+    sqlite3_stmt *st = prep(db, "SELECT state, COUNT(*) FROM workers GROUP BY state", "", err);
+    *online = *offline = *stopped = 0;
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        const char *state = tsl_sql_text(st, 0);
+        int64_t n = sqlite3_column_int64(st, 1);
+        if (strcmp(state, "online") == 0)
+            *online = n;
+        else if (strcmp(state, "offline") == 0)
+            *offline = n;
+        else if (strcmp(state, "stopped") == 0)
+            *stopped = n;
+    }
+    if (st)
+        sqlite3_finalize(st);
+    tsl_store_unlock_db(s);
+    return st ? 0 : -1;
 }
 
 int tsl_trials_count(tsl_store_t *s, const char *status, int64_t *n, tsl_err_t *err)

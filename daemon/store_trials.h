@@ -85,7 +85,7 @@ typedef struct tsl_trial {
     char plan_fingerprint[17];
     uint32_t plan_index;
     char plan_label[64];
-    char status[12]; /* "pending", "running", "done", "failed" */
+    char status[12]; /* "pending", "running", "done", "failed", "cancelled" */
     uint32_t world_size, iterations, warmup;
     double timeout_s;
     char comm[8], devops[8];
@@ -109,7 +109,7 @@ typedef struct tsl_trial {
 } tsl_trial_t;
 
 void tsl_trial_clear(tsl_trial_t *t);
-bool tsl_trial_over(const tsl_trial_t *t); /* done or failed */
+bool tsl_trial_over(const tsl_trial_t *t); /* done, failed or cancelled */
 
 /* A new id: prefix ("t-", "b-") + 16 hex digits, unique in this process. */
 void tsl_trials_new_id(const char *prefix, char out[TSL_TRIAL_ID_LEN + 1]);
@@ -161,6 +161,13 @@ int tsl_trials_finish_done(tsl_store_t *s, const tsl_trial_t *t, int64_t now, ts
 int tsl_trials_fail(tsl_store_t *s, const char *trial_id, const char *reason, int64_t now,
                     tsl_err_t *err);
 
+/* pending/running → "cancelled" (stored as failed with the error "cancelled:
+ * <reason>", reason "" = "by request"); its ranks as tsl_trials_fail. 0 cancelled
+ * now, 1 unknown id (TSL_E_NOTFOUND), 2 cancelled already (nothing changed),
+ * 3 done or failed (TSL_E_PRECONDITION, naming its state), -1 error. */
+int tsl_trials_cancel(tsl_store_t *s, const char *trial_id, const char *reason, int64_t now,
+                      tsl_err_t *err);
+
 /* The plan object the trial was made for (malloc'd into *json): 0, 1 unknown. */
 int tsl_trials_plan_json(tsl_store_t *s, const char *trial_id, char **json, tsl_err_t *err);
 
@@ -178,6 +185,10 @@ int tsl_trials_worker_state(tsl_store_t *s, const char *worker_id, char *state, 
 /* At start-up: every pending or running trial fails with "daemon restarted
  * during the trial"; *n_failed says how many. */
 int tsl_trials_recover(tsl_store_t *s, int64_t now, uint32_t *n_failed, tsl_err_t *err);
+
+/* Registered workers by liveness state (store_registry.h), for the metrics gauge. */
+int tsl_trials_count_workers(tsl_store_t *s, int64_t *online, int64_t *offline, int64_t *stopped,
+                             tsl_err_t *err);
 
 /* Counts per status, for metrics and tests. */
 int tsl_trials_count(tsl_store_t *s, const char *status, int64_t *n, tsl_err_t *err);

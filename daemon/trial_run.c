@@ -391,6 +391,29 @@ void tsl_trial_run_fail_locked(tsl_server_t *srv, const char *trial_id, const ch
     tsl_trial_run_start_pending_locked(srv);
 }
 
+int tsl_trial_run_cancel_locked(tsl_server_t *srv, const char *trial_id, const char *reason,
+                                tsl_err_t *err)
+{
+    int rc = tsl_trials_cancel(srv->store, trial_id, reason, (int64_t)time(NULL), err);
+    if (rc != 0)
+        return rc;
+    tsl_log_info("trial %s: cancelled (%s): its workers are told to stop its ranks", trial_id,
+                 reason && reason[0] ? reason : "by request");
+    count(srv, "cancelled");
+    /* Same path as a failure: the ranks' cancels go to the held polls, watchers
+     * get the last message, the batch's choice and the next trial go ahead. */
+    tsl_trial_run_changed_locked(srv, trial_id);
+    tsl_trial_t t;
+    tsl_err_t e2 = {0};
+    if (tsl_trials_get(srv->store, trial_id, &t, &e2) == 0) {
+        if (strcmp(t.kind, "link") != 0)
+            topk(srv, t.batch_id);
+        tsl_trial_clear(&t);
+    }
+    tsl_trial_run_start_pending_locked(srv);
+    return 0;
+}
+
 /* The measured figures of a trial whose ranks all reported. */
 static void measure(tsl_trial_t *t)
 {
@@ -416,8 +439,17 @@ static void recalibrate(tsl_server_t *srv, const tsl_trial_t *t)
 {
     tsl_calib_t c;
     tsl_err_t err = {0};
-    if (tsl_calibration_refit(srv->store, t->gpu_model, t->simulated, &c, &err) != 0) {
-        tsl_log_warnx("calibration of %s: %s", t->gpu_model, err.msg);
+    if (strcmp(t->devops, "cuda") != 0) {
+        tsl_log_info("trial %s: not used for calibration: it timed the %s executor%s, not %s "
+                     "GPUs (only cuda trials calibrate GPU figures)",
+                     t->trial_id, t->devops, t->simulated ? " on simulated workers" : "",
+                     t->gpu_model);
+        return;
+    }
+    int rc = tsl_calibration_refit(srv->store, t->gpu_model, t->simulated, &c, &err);
+    if (rc != 0) {
+        tsl_log_warnx("calibration of %s (%s): %s", t->gpu_model,
+                      t->simulated ? "simulated" : "measured", err.msg);
         return;
     }
     if (c.n_samples == 0)
@@ -530,6 +562,9 @@ void tsl_trial_run_sweep(tsl_server_t *srv)
     if (tsl_registry_sweep(srv->store, (int64_t)time(NULL), srv->cfg->worker_timeout_s, log_offline,
                            NULL, &err) != 0)
         tsl_log_warnx("registry: liveness sweep failed: %s", err.msg);
+    int64_t on, off, stopped;
+    if (srv->metrics && tsl_trials_count_workers(srv->store, &on, &off, &stopped, &err) == 0)
+        tsl_metrics_set_workers(srv->metrics, on, off, stopped);
 }
 
 void tsl_trial_run_tick(tsl_server_t *srv)

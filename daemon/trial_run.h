@@ -65,6 +65,11 @@ void tsl_trial_run_poll_locked(tsl_server_t *srv, tsl_call_t *call, const char *
 void tsl_trial_run_watch_locked(tsl_server_t *srv, tsl_call_t *call, const tsl_trial_t *t);
 
 void tsl_trial_run_changed_locked(tsl_server_t *srv, const char *trial_id);
+/* Cancels a pending or running trial (tsl_trials_cancel's codes: 0 now, 1 unknown,
+ * 2 cancelled already, 3 over, -1 error in err); then as a failure: its ranks'
+ * workers told, its watchers answered, the next pending trial started. */
+int tsl_trial_run_cancel_locked(tsl_server_t *srv, const char *trial_id, const char *reason,
+                                tsl_err_t *err);
 /* Fails a trial (if not over) with reason; logs, counts, cancels its ranks. */
 void tsl_trial_run_fail_locked(tsl_server_t *srv, const char *trial_id, const char *reason);
 /* Every rank reported: the trial is done (see above). */

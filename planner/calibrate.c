@@ -27,6 +27,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #define TSL_CALIB_HUBER 0.1 /* log-ratio threshold of the Huber estimate */
@@ -206,6 +207,36 @@ void tsl_calib_fit(const tsl_calib_sample_t *s, size_t n, tsl_calib_t *out)
     out->mae_after = k ? after / k : 0.0;
     out->mem_mae_before = km ? mb / km : 0.0;
     out->mem_mae_after = km ? ma / km : 0.0;
+}
+
+static bool scale_ok(double x)
+{
+    return x >= TSL_CALIB_SCALE_MIN && x <= TSL_CALIB_SCALE_MAX;
+}
+
+int tsl_calib_check(const tsl_calib_t *c, char *why, size_t cap)
+{
+    for (uint32_t i = 0; i < TSL_CALIB_RANGES; i++)
+        if (c->range_samples[i] > 0 && !scale_ok(c->compute_scale[i])) {
+            snprintf(why, cap, "compute factor x%.4g (token range %u) outside [%g, %g]",
+                     c->compute_scale[i], i, TSL_CALIB_SCALE_MIN, TSL_CALIB_SCALE_MAX);
+            return -1;
+        }
+    if (!scale_ok(c->comm_scale) || !scale_ok(c->mem_scale)) {
+        bool comm = !scale_ok(c->comm_scale);
+        snprintf(why, cap, "%s factor x%.4g outside [%g, %g]", comm ? "comm" : "memory",
+                 comm ? c->comm_scale : c->mem_scale, TSL_CALIB_SCALE_MIN, TSL_CALIB_SCALE_MAX);
+        return -1;
+    }
+    if (!(c->mae_after <= TSL_CALIB_MAX_LOO_ERROR)) {
+        snprintf(why, cap,
+                 "its leave-one-out iteration error stays %.1f%% (before: %.1f%%), above %.0f%%",
+                 100 * c->mae_after, 100 * c->mae_before, 100 * TSL_CALIB_MAX_LOO_ERROR);
+        return -1;
+    }
+    if (cap)
+        why[0] = '\0';
+    return 0;
 }
 
 double tsl_calib_compute_scale(const tsl_calib_t *c, uint32_t hidden, uint32_t tokens)

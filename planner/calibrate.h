@@ -60,7 +60,20 @@ typedef struct tsl_calib {
     double mem_mae_before, mem_mae_after;
 } tsl_calib_t;
 
+/* A fit is applied only within these (docs/profile-format.md "Calibration": the
+ * profile files' bounds, 1/20 .. 20 — hardware is never off by more; a factor
+ * beyond says the trials did not time what was predicted) and only when its
+ * leave-one-out iteration error stays below TSL_CALIB_MAX_LOO_ERROR: a fit that
+ * does not predict its own trials better than that would replace a known error
+ * with an unknown one. */
+#define TSL_CALIB_SCALE_MIN     0.05
+#define TSL_CALIB_SCALE_MAX     20.0
+#define TSL_CALIB_MAX_LOO_ERROR 0.5
+
 void tsl_calib_identity(tsl_calib_t *c);
+/* 0 when the fit c may be applied; -1 with why (NUL-terminated, at most cap,
+ * naming the figure, its value and the bound) when it must be refused. */
+int tsl_calib_check(const tsl_calib_t *c, char *why, size_t cap);
 void tsl_calib_fit(const tsl_calib_sample_t *s, size_t n, tsl_calib_t *out);
 double tsl_calib_compute_scale(const tsl_calib_t *c, uint32_t hidden, uint32_t tokens);
 double tsl_calib_predict_iter(const tsl_calib_t *c, const tsl_calib_sample_t *s);

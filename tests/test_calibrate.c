@@ -158,8 +158,40 @@ static void test_comm_and_memory(void)
     CHECK(c.mae_after < 1e-9, "iteration after comm correction (%g)", c.mae_after);
 }
 
+/* tsl_calib_check: a consistent fit is applied; a factor beyond [0.05, 20] (the
+ * cpu executor timed against an H100: x48,677) or a leave-one-out error above
+ * 50% is refused, naming the figure. */
+static void test_check(void)
+{
+    tsl_calib_sample_t s[6];
+    tsl_calib_t c;
+    char why[200] = "x";
+    for (int i = 0; i < 6; i++)
+        s[i] = sample(4096u << i, 1.0, 1.3, 1.0);
+    tsl_calib_fit(s, 6, &c);
+    CHECK(tsl_calib_check(&c, why, sizeof why) == 0 && why[0] == '\0', "x1.3 applied: %s", why);
+    for (int i = 0; i < 6; i++)
+        s[i] = sample(4096u << i, 1.0, 48677.0, 1.0);
+    tsl_calib_fit(s, 6, &c);
+    CHECK(tsl_calib_check(&c, why, sizeof why) != 0 && strstr(why, "compute factor") &&
+              strstr(why, "outside [0.05, 20]"),
+          "x48677 refused: %s", why);
+    for (int i = 0; i < 6; i++)
+        s[i] = sample(4096u << i, 1.0, 1.0, 760.0);
+    tsl_calib_fit(s, 6, &c);
+    CHECK(tsl_calib_check(&c, why, sizeof why) != 0 && strstr(why, "comm factor"),
+          "comm x760 refused: %s", why);
+    /* factors in bounds, but the trials disagree: each left out is mispredicted */
+    tsl_calib_sample_t d[2] = {sample(8192, 1.0, 0.1, 1.0), sample(8192, 1.0, 8.0, 1.0)};
+    tsl_calib_fit(d, 2, &c);
+    CHECK(c.mae_after > 0.5, "the pair's leave-one-out error is large (%g)", c.mae_after);
+    CHECK(tsl_calib_check(&c, why, sizeof why) != 0 && strstr(why, "leave-one-out"),
+          "a fit that does not predict its trials is refused: %s", why);
+}
+
 int main(void)
 {
+    test_check();
     test_identity();
     test_ranges();
     test_leave_one_out();

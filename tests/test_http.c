@@ -170,7 +170,7 @@ static void new_trial(tsl_trial_t *t, const char *fp, uint32_t index, int64_t cr
     t->iterations = 5;
     t->timeout_s = 60;
     snprintf(t->comm, sizeof(t->comm), "tcp");
-    snprintf(t->devops, sizeof(t->devops), "cpu");
+    snprintf(t->devops, sizeof(t->devops), "cuda"); /* only cuda trials calibrate */
     t->simulated = true;
     snprintf(t->gpu_model, sizeof(t->gpu_model), "sim <A100>");
     t->global_batch = 8;

@@ -205,15 +205,47 @@ static void test_empty(void)
     tsl_metrics_free(m);
 }
 
+/* tessel_workers{state}: left out until the daemon counted once (a 0 would read
+ * as every worker gone), then one sample per state; a cancel is a trial event. */
+static void test_workers(void)
+{
+    tsl_metrics_t *m = tsl_metrics_new();
+    char *text = tsl_metrics_render(m);
+    CHECK(strstr(text, "tessel_workers") == NULL, "no worker gauge before the first count");
+    free(text);
+    tsl_metrics_set_workers(m, 3, 1, 2);
+    tsl_metrics_trial(m, "cancelled");
+    tsl_metrics_trial(m, "failed");
+    text = tsl_metrics_render(m);
+    parsed_t *p = malloc(sizeof(*p));
+    parse(text, p);
+    CHECK(p->errors == 0, "render with workers parses:\n%s", text);
+    CHECK(value(p, "tessel_workers", "state=\"online\"") == 3, "online");
+    CHECK(value(p, "tessel_workers", "state=\"offline\"") == 1, "offline");
+    CHECK(value(p, "tessel_workers", "state=\"stopped\"") == 2, "stopped");
+    CHECK(value(p, "tessel_trials_total", "event=\"cancelled\"") == 1, "cancelled counted");
+    CHECK(value(p, "tessel_trials_total", "event=\"failed\"") == 1, "failed apart from it");
+    tsl_metrics_set_workers(m, 0, 3, 3);
+    free(text);
+    text = tsl_metrics_render(m);
+    parse(text, p);
+    CHECK(value(p, "tessel_workers", "state=\"online\"") == 0 &&
+              value(p, "tessel_workers", "state=\"offline\"") == 3,
+          "the gauge follows the last count");
+    free(p);
+    free(text);
+    tsl_metrics_free(m);
+}
+
 static void test_values(void)
 {
     tsl_metrics_t *m = tsl_metrics_new();
-    tsl_metrics_request(m, "Plan", 0);
-    tsl_metrics_request(m, "Plan", 0);
-    tsl_metrics_request(m, "Plan", 8);
-    tsl_metrics_request(m, "GetPlan", 5);
+    tsl_metrics_request(m, "Planner.Plan", 0);
+    tsl_metrics_request(m, "Planner.Plan", 0);
+    tsl_metrics_request(m, "Planner.Plan", 8);
+    tsl_metrics_request(m, "Planner.GetPlan", 5);
     tsl_metrics_request(m, "Odd\"name\\x\n", 16);
-    tsl_metrics_request(m, "Plan", 99); /* out of range → UNKNOWN */
+    tsl_metrics_request(m, "Planner.Plan", 99); /* out of range → UNKNOWN */
     tsl_metrics_search_time(m, 0.005);
     tsl_metrics_search_time(m, 0.01); /* le is inclusive */
     tsl_metrics_search_time(m, 3.0);
@@ -228,12 +260,13 @@ static void test_values(void)
     parsed_t *p = malloc(sizeof(*p));
     parse(text, p);
     CHECK(p->errors == 0, "render parses (%d errors):\n%s", p->errors, text);
-    CHECK(value(p, "tessel_requests_total", "method=\"Plan\",code=\"OK\"") == 2, "Plan OK");
-    CHECK(value(p, "tessel_requests_total", "method=\"Plan\",code=\"RESOURCE_EXHAUSTED\"") == 1,
+    CHECK(value(p, "tessel_requests_total", "method=\"Planner.Plan\",code=\"OK\"") == 2, "Plan OK");
+    CHECK(value(p, "tessel_requests_total",
+                "method=\"Planner.Plan\",code=\"RESOURCE_EXHAUSTED\"") == 1,
           "exhausted");
-    CHECK(value(p, "tessel_requests_total", "method=\"GetPlan\",code=\"NOT_FOUND\"") == 1,
+    CHECK(value(p, "tessel_requests_total", "method=\"Planner.GetPlan\",code=\"NOT_FOUND\"") == 1,
           "not found");
-    CHECK(value(p, "tessel_requests_total", "method=\"Plan\",code=\"UNKNOWN\"") == 1,
+    CHECK(value(p, "tessel_requests_total", "method=\"Planner.Plan\",code=\"UNKNOWN\"") == 1,
           "unknown code");
     CHECK(value(p, "tessel_requests_total",
                 "method=\"Odd\\\"name\\\\x\\n\",code=\"UNAUTHENTICATED\"") == 1,
@@ -313,7 +346,7 @@ static void *hammer(void *arg)
 {
     tsl_metrics_t *m = arg;
     for (int i = 0; i < 20000; i++) {
-        tsl_metrics_request(m, i % 2 ? "Plan" : "GetPlan", 0);
+        tsl_metrics_request(m, i % 2 ? "Planner.Plan" : "Planner.GetPlan", 0);
         tsl_metrics_search_time(m, (i % 100) * 0.1);
         tsl_metrics_cache(m, i % 2);
     }
@@ -331,7 +364,7 @@ static void test_threads(void)
     char *text = tsl_metrics_render(m);
     parsed_t *p = malloc(sizeof(*p));
     parse(text, p);
-    CHECK(value(p, "tessel_requests_total", "method=\"Plan\",code=\"OK\"") == 40000,
+    CHECK(value(p, "tessel_requests_total", "method=\"Planner.Plan\",code=\"OK\"") == 40000,
           "no lost updates");
     CHECK(value(p, "tessel_search_seconds_count", "") == 80000, "histogram count");
     CHECK(value(p, "tessel_plan_cache_hits_total", "") == 40000, "hits");
@@ -379,6 +412,7 @@ int main(void)
     test_process();
     test_empty();
     test_values();
+    test_workers();
     test_many_methods();
     test_threads();
     return CHECK_DONE();

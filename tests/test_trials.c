@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include "calibration.h"
@@ -254,11 +255,54 @@ static void test_calibration_store(tsl_store_t *s)
           "one calibration listed (%d)", rows);
 }
 
+/* A done trial of the key (devops cuda) whose slowest rank took iter_s. */
+static void done_trial(tsl_store_t *s, double iter_s)
+{
+    tsl_trial_t t, got;
+    tsl_err_t err = {0};
+    bool all = false;
+    make(&t, "b-c", 0, "w-a", "w-b");
+    snprintf(t.devops, sizeof t.devops, "cuda");
+    CHECK(tsl_trials_create(s, &t, 1, &err) == 0 && tsl_trials_start(s, t.trial_id, 150, &err) == 0,
+          "create and start: %s", err.msg);
+    report(s, t.trial_id, 0, iter_s, "", &all);
+    report(s, t.trial_id, 1, iter_s, "", &all);
+    CHECK(all && tsl_trials_get(s, t.trial_id, &got, &err) == 0, "reported: %s", err.msg);
+    got.measured_iter_time_s = iter_s;
+    got.measured_peak_bytes = 200;
+    CHECK(tsl_trials_finish_done(s, &got, 300, &err) == 0, "finish: %s", err.msg);
+    tsl_trial_clear(&got);
+    tsl_trial_clear(&t);
+}
+
+/* A fit far from what the trials measured is refused and the stored one kept. */
+static void test_calibration_refused(tsl_store_t *s)
+{
+    tsl_err_t err = {0};
+    tsl_calib_t fit, got;
+    done_trial(s, 600); /* x1000 the prediction: no GPU is that far off */
+    CHECK(tsl_calibration_refit(s, "sim A100 80GB", true, &fit, &err) == 1,
+          "a fit with a x1000 trial is refused");
+    CHECK(strstr(err.msg, "refused, not applied") && strstr(err.msg, "outside [0.05, 20]"),
+          "saying why: %s", err.msg);
+    CHECK(tsl_calibration_get(s, "sim A100 80GB", true, &got, &err) == 1 && got.n_samples == 1,
+          "the calibration fitted before stays (%u trial(s))", got.n_samples);
+}
+
 static void test_calib(void)
 {
     tsl_store_t *s = open_store();
     tsl_err_t err = {0};
     samples_t v = {0};
+    tsl_calib_t none;
+    /* test_life's done trial timed the cpu executor: never a sample, no fit. */
+    CHECK(tsl_trials_calib_samples(s, "sim A100 80GB", true, take, &v, &err) == 0 && v.n == 0,
+          "a cpu-executor trial is no calibration sample (%d)", v.n);
+    CHECK(tsl_calibration_refit(s, "sim A100 80GB", true, &none, &err) == 0 && none.n_samples == 0,
+          "and refits nothing");
+    /* The same trial as if the cuda executor had run it. */
+    sqlite3_exec(tsl_store_lock_db(s), "UPDATE trials SET devops = 'cuda'", NULL, NULL, NULL);
+    tsl_store_unlock_db(s);
     CHECK(tsl_trials_calib_samples(s, "sim A100 80GB", true, take, &v, &err) == 0, "samples: %s",
           err.msg);
     CHECK(v.n == 1, "the one done trial is a sample (%d)", v.n);
@@ -277,6 +321,53 @@ static void test_calib(void)
     tsl_trials_calib_samples(s, "sim A100 80GB", false, take, &v, &err);
     CHECK(v.n == 0, "simulated and measured keys are apart");
     test_calibration_store(s);
+    test_calibration_refused(s);
+    tsl_store_close(s);
+}
+
+/* ---- cancel ---------------------------------------------------------------------------------- */
+
+static void test_cancel(void)
+{
+    tsl_store_t *s = open_store();
+    tsl_err_t err = {0};
+    tsl_trial_t t, got;
+    char id[TSL_TRIAL_ID_LEN + 1];
+    uint32_t rank = 9;
+    bool cancel = false;
+    make(&t, "b-x", 0, "w-x", "w-y");
+    CHECK(tsl_trials_create(s, &t, 1, &err) == 0 && tsl_trials_start(s, t.trial_id, 150, &err) == 0,
+          "create and start: %s", err.msg);
+    tsl_trials_delivered(s, t.trial_id, 0, false, &err);
+    CHECK(tsl_trials_cancel(s, t.trial_id, "mis-sized", 160, &err) == 0, "cancel: %s", err.msg);
+    CHECK(tsl_trials_get(s, t.trial_id, &got, &err) == 0 && strcmp(got.status, "cancelled") == 0 &&
+              strcmp(got.error, "cancelled: mis-sized") == 0 && got.finished_unix == 160 &&
+              tsl_trial_over(&got),
+          "cancelled, with the reason and the end time (%s: %s)", got.status, got.error);
+    tsl_trial_clear(&got);
+    CHECK(tsl_trials_next_for(s, "w-x", id, &rank, &cancel, &err) == 0 && cancel && rank == 0 &&
+              strcmp(id, t.trial_id) == 0,
+          "the worker of the rank handed out is told to stop it");
+    tsl_trials_delivered(s, id, 0, true, &err);
+    CHECK(tsl_trials_next_for(s, "w-y", id, &rank, &cancel, &err) == 1,
+          "a rank never handed out needs no cancel");
+    CHECK(tsl_trials_cancel(s, t.trial_id, "", 170, &err) == 2, "cancelling again changes nothing");
+    CHECK(tsl_trials_get(s, t.trial_id, &got, &err) == 0 && got.finished_unix == 160,
+          "the first cancel's time stays");
+    tsl_trial_clear(&got);
+    CHECK(tsl_trials_cancel(s, "t-none", "", 170, &err) == 1 &&
+              tsl_err_code(&err) == TSL_E_NOTFOUND,
+          "an unknown id: not found");
+    tsl_trial_clear(&t);
+    make(&t, "b-y", 0, "w-x", "w-y");
+    tsl_trials_create(s, &t, 1, &err);
+    tsl_trials_start(s, t.trial_id, 150, &err);
+    tsl_trials_fail(s, t.trial_id, "rank 1 died", 155, &err);
+    err = (tsl_err_t){0};
+    CHECK(tsl_trials_cancel(s, t.trial_id, "", 170, &err) == 3 &&
+              tsl_err_code(&err) == TSL_E_PRECONDITION && strstr(err.msg, "is failed already"),
+          "a failed trial is refused naming its state: %s", err.msg);
+    tsl_trial_clear(&t);
     tsl_store_close(s);
 }
 
@@ -375,6 +466,7 @@ int main(void)
     test_life();
     test_fail_and_batches();
     test_calib();
+    test_cancel();
     test_pick();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

@@ -2,7 +2,7 @@
  * agent_trials.c — the trial ranks on the agent's loop (agent.h).
  *
  * An assignment starts a rank child (agent_trial.c) with a pipe event and a
- * timer: the rank's limit is the assignment's timeout_s, capped by trial_max_s,
+ * timer: the rank's limit is the assignment's timeout_s, capped by [trials] max_runtime_s,
  * and a rank past it is killed and reported failed saying so. Rank 0 answers
  * first with its rendezvous: tcp at once (the agent knows its address and port;
  * the others retry their connects until rank 0 listens), nccl when the child has
@@ -181,7 +181,7 @@ static void on_limit(evutil_socket_t fd, short what, void *ud)
     (void)fd, (void)what;
     snprintf(r->killed, sizeof r->killed,
              "rank %u timed out: killed after %.0f s (the assignment's timeout_s, at most "
-             "trial_max_s)",
+             "[trials] max_runtime_s)",
              r->rk.rank, r->limit_s);
     tsl_log_warnx("trial %s: %s", r->rk.trial_id, r->killed);
     kill(r->rk.pid, SIGKILL);

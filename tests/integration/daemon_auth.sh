@@ -44,7 +44,7 @@ expect "ListPlans on the unix socket without a token" code UNAUTHENTICATED
 
 rpc_to "$TCP" --token "$OPS" plan "${QUICK[@]}"
 expect "Plan as ops" code PERMISSION_DENIED
-expect_details "wrong role message" "role 'ops' may not call Plan"
+expect_details "wrong role message" "role 'ops' may not call Planner.Plan"
 rpc_to "$TCP" --token "$SCHED" plan "${QUICK[@]}"
 expect "Plan as scheduler" code OK
 FP=$(jget "$OUT" fingerprint)

@@ -225,6 +225,6 @@ rc=$?
     fail "missing socket directory: rc $rc: $out"
 "$TESSELD" --help | grep -q 'SIGNALS' && ok "--help is a manual" || fail "--help lacks SIGNALS"
 
-grep -q 'rpc Plan peer=unix.* role=trusted code=OK' "$TMPD/d.log" &&
+grep -q 'rpc Planner.Plan peer=unix.* role=trusted code=OK' "$TMPD/d.log" &&
     ok "one log line per request" || fail "no request log line for Plan"
 finish

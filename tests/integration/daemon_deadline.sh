@@ -29,8 +29,8 @@ rpc --deadline 0.2 plan "${LONG[@]}"
 expect "a long search with a 0.2 s deadline" code DEADLINE_EXCEEDED
 "$PY" -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["elapsed_s"] < 1.5 else 1)' "$OUT" &&
     ok "the client heard at once ($(jget "$OUT" elapsed_s) s)" || fail "DEADLINE_EXCEEDED took $(jget "$OUT" elapsed_s) s"
-if wait_log 'rpc Plan .*code=DEADLINE_EXCEEDED' 5; then
-    ok "the daemon stopped the search: $(grep -E 'rpc Plan .*code=DEADLINE_EXCEEDED' "$LOG" | head -1)"
+if wait_log 'rpc Planner.Plan .*code=DEADLINE_EXCEEDED' 5; then
+    ok "the daemon stopped the search: $(grep -E 'rpc Planner.Plan .*code=DEADLINE_EXCEEDED' "$LOG" | head -1)"
 else
     fail "no DEADLINE_EXCEEDED line in the daemon log within 5 s"
 fi
@@ -41,7 +41,7 @@ expect "the next search runs on the freed thread" code OK
 
 rpc plan "${LONG[@]}" --cancel-after 0.5
 expect "a long search the client cancels" code CANCELLED
-if wait_log 'rpc Plan .*code=CANCELLED' 5; then
+if wait_log 'rpc Planner.Plan .*code=CANCELLED' 5; then
     ok "the daemon stopped the cancelled search"
 else
     fail "no CANCELLED line in the daemon log within 5 s"

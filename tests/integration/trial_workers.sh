@@ -9,7 +9,8 @@
 #   shown side by side;
 #   through tesselctl: trial start --top-k 2 --wait, plans show's measured
 #   section with the chosen plan, trial list;
-#   the trials calibrate the sim key: profiles shows it, a new search uses it;
+#   the trials (the cpu executor) never calibrate the simulated GPU's figures:
+#   the log says so, profiles shows no calibration, a new search is uncalibrated;
 #   a second, long trial where one worker is killed (SIGKILL, its ranks die with
 #   it) mid-trial fails with a clear reason, and the daemon and the other worker
 #   stay up.
@@ -62,27 +63,28 @@ timeout 60 "$CTL" --server "$T" trial list "$FP" >"$TMPD/list.out" 2>&1
 [ "$(grep -Ec "^t-[^ ]+ +done" "$TMPD/list.out")" -ge 1 ] && ok "trial list: the done trials" ||
     fail "trial list: $(cat "$TMPD/list.out")"
 
-# ---- calibration: the done trials refit the sim key's corrections; profiles
-# shows them with the error before and after, and a new search on the
-# registered cluster (another batch: the plan above stays the one tried
-# below) is priced with them and says so ----
+# ---- calibration: these trials timed the cpu executor on sim workers, not the
+# simulated GPU: they never calibrate its figures. The daemon says so for each,
+# profiles shows no calibration, and a new search on the registered cluster
+# (another batch) is priced as before, without "calibrated from" ----
+grep -q "not used for calibration: it timed the cpu executor on simulated workers" "$TMPD/d.log" &&
+    ok "tesseld logs that a cpu-executor trial is not used for calibration" ||
+    fail "no calibration note in the log: $(grep -i calibrat "$TMPD/d.log" | tail -3)"
 timeout 60 "$CTL" --server "$T" profiles >"$TMPD/profiles.out" 2>&1
-grep -q "calib_iter_error .*when=before" "$TMPD/profiles.out" &&
-    grep -q "calib_iter_error .*when=after, leave-one-out" "$TMPD/profiles.out" &&
-    grep -q "calib_compute" "$TMPD/profiles.out" &&
-    ok "tesselctl profiles: the calibration's factors and its error before and after" ||
-    fail "profiles without a calibration: $(grep calib "$TMPD/profiles.out")"
+! grep -q "calib_compute\|calib_iter_error" "$TMPD/profiles.out" &&
+    ok "tesselctl profiles: no calibration fitted from cpu-executor trials" ||
+    fail "a calibration from sim trials: $(grep calib "$TMPD/profiles.out")"
 if timeout 120 "$CTL" --server "$T" plan --hf-config "$TMPD/tiny.json" --cluster registered \
     --batch 4 --no-baselines --json >"$TMPD/plan2.json" 2>"$TMPD/plan2.log" &&
-    grep -q "calibrated from [0-9]* trial" "$TMPD/plan2.json"; then
-    ok "a new search on the registered cluster uses the calibration and says so"
+    ! grep -q "calibrated from [0-9]* trial" "$TMPD/plan2.json"; then
+    ok "a new search on the registered cluster is not calibrated by them"
 else
     fail "re-plan: $(grep -o '"line": "[^"]*"' "$TMPD/plan2.json") $(cat "$TMPD/plan2.log")"
 fi
-"$PY" -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]; sys.exit(0 if b["iter_time_s"] > 10 * a["iter_time_s"] else 1)' \
+"$PY" -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]; sys.exit(0 if b["iter_time_s"] < 10 * a["iter_time_s"] else 1)' \
     "$TMPD/plan.json" "$TMPD/plan2.json" &&
-    ok "calibrated on the cpu executor's trials, the prediction moved toward what was measured" ||
-    fail "calibrated prediction did not move"
+    ok "the prediction did not move toward the cpu executor's times" ||
+    fail "the prediction moved x10 or more"
 
 cat >"$TMPD/drive.py" <<'PY'
 import json, os, signal, sys, time
