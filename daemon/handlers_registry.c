@@ -18,28 +18,22 @@
 
 #include "arena.h"
 #include "calibration.h"
+#include "clock.h"
 #include "handlers.h"
 #include "log.h"
 #include "proto_arena.h"
 #include "store_registry.h"
+#include "trial_run.h"
 #include "tessel/v1/registry.pb-c.h"
 
 #define MAX_NAME         127u /* hostname, model, versions */
 #define MAX_MEASUREMENTS 100000u
 #define MAX_HEARTBEAT_S  3600u
 
-static void log_offline(void *ud, const char *worker_id, const char *hostname)
-{
-    (void)ud;
-    tsl_log_info("worker %s (%s) offline: no heartbeat within its timeout", worker_id, hostname);
-}
-
+/* The same sweep as the housekeeping tick's, with its rate-limited failure log. */
 static void sweep(tsl_call_t *call)
 {
-    tsl_err_t err = {0};
-    if (tsl_registry_sweep(call->srv->store, (int64_t)time(NULL), call->srv->cfg->worker_timeout_s,
-                           log_offline, NULL, &err) != 0)
-        tsl_log_warnx("registry: liveness sweep failed: %s", err.msg);
+    tsl_trial_run_sweep(call->srv);
 }
 
 /* A printable name of 1..max characters (no control characters, no quotes, so
@@ -133,7 +127,7 @@ void tsl_handle_register_worker(tsl_call_t *call)
                               .devices = devs};
         tsl_err_t err = {0};
         bool known = false;
-        int rc = tsl_registry_register(call->srv->store, &w, (int64_t)time(NULL), &known, &err);
+        int rc = tsl_registry_register(call->srv->store, &w, tsl_clock_unix_s(), &known, &err);
         if (rc != 0) {
             tsl_call_fail_err(call, &err);
         } else {
@@ -163,7 +157,7 @@ void tsl_handle_heartbeat(tsl_call_t *call)
         tsl_err_t err = {0};
         bool back = false;
         int rc = tsl_registry_heartbeat(call->srv->store, req->worker_id, req->deregister,
-                                        (int64_t)time(NULL), &back, &err);
+                                        tsl_clock_unix_s(), &back, &err);
         if (rc != 0) {
             tsl_call_fail_err(call, &err);
         } else {
