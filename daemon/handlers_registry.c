@@ -265,7 +265,9 @@ static void store_report(tsl_call_t *call, const Tessel__V1__ReportProfileReques
     tsl_call_reply(call, &resp.base);
 }
 
-void tsl_handle_report_profile(tsl_call_t *call)
+/* On the store pool's thread: decoding, checking and storing 100,000 figures
+ * takes seconds, which the completion-queue thread must not spend. */
+static void report_profile(tsl_call_t *call)
 {
     Tessel__V1__ReportProfileRequest *req = (Tessel__V1__ReportProfileRequest *)tsl_call_read(
         call, &tessel__v1__report_profile_request__descriptor);
@@ -290,6 +292,44 @@ void tsl_handle_report_profile(tsl_call_t *call)
     free(texts);
     free(ms);
     protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+typedef struct report_job {
+    tsl_pool_job_t job; /* first: the pool hands us this pointer */
+    tsl_call_t *call;   /* a reference of ours */
+} report_job_t;
+
+static void report_run(tsl_pool_job_t *pj)
+{
+    report_profile(((report_job_t *)pj)->call);
+}
+
+static void report_release(tsl_pool_job_t *pj)
+{
+    tsl_call_t *call = ((report_job_t *)pj)->call;
+    free(pj);
+    tsl_call_unref(call);
+}
+
+void tsl_handle_report_profile(tsl_call_t *call)
+{
+    report_job_t *job = calloc(1, sizeof *job);
+    if (!job) {
+        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ReportProfile: out of memory");
+        return;
+    }
+    job->call = call;
+    job->job.run = report_run;
+    job->job.release = report_release;
+    tsl_call_ref(call);
+    if (atomic_load(&call->srv->shutting_down) ||
+        tsl_pool_submit(call->srv->store_pool, &job->job) != 0) {
+        tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE, "ReportProfile: %s; retry",
+                      atomic_load(&call->srv->shutting_down) ? "tesseld is shutting down"
+                                                             : "too many reports waiting");
+        tsl_call_unref(call);
+        free(job);
+    }
 }
 
 /* ---- ListWorkers ------------------------------------------------------------------------------- */
