@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "handlers.h"
 #include "registry_cluster.h"
 #include "request.h"
@@ -56,7 +57,7 @@ void tsl_handle_get_registered_cluster(tsl_call_t *call)
     memset(&rc, 0, sizeof rc);
     if (tsl_request_check_registered(req, &err) != 0 ||
         tsl_registry_cluster_build(call->srv->store, (const char *const *)req->nodes, req->n_nodes,
-                                   (int64_t)time(NULL), call->srv->cfg->worker_timeout_s, &rc,
+                                   tsl_clock_unix_s(), call->srv->cfg->worker_timeout_s, &rc,
                                    &err) != 0)
         tsl_call_fail_err(call, &err);
     else

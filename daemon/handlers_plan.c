@@ -20,8 +20,17 @@
  * memory RESOURCE_EXHAUSTED; a broken invariant INTERNAL. A search that stops
  * early (CANCELLED) answers DEADLINE_EXCEEDED, CANCELLED or UNAVAILABLE by why
  * it stopped.
+ *
+ * Identical requests coalesce: a Plan (without force) whose fingerprint a
+ * search is already computing does not queue a second search; it waits on the
+ * running one (a "queued" event, then nothing until it ends) and gets the same
+ * plan with cached = true, or the same error. Such a search no longer stops
+ * when its first caller cancels or passes its deadline while another still
+ * waits: the waiting calls would lose what was already done. The daemon's
+ * stop cancels it as before, and its waiting calls answer UNAVAILABLE.
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +45,23 @@
 
 #define PROGRESS_MIN_INTERVAL_S 0.1
 
+typedef struct follower {
+    tsl_call_t *call; /* a reference of ours */
+    struct follower *next;
+} follower_t;
+
 typedef struct plan_job {
     tsl_search_job_t s; /* first (search_job.h) */
     double last_progress_s;
+    /* Under running_mu: in the running list, and the calls waiting on it. */
+    bool listed;
+    follower_t *followers;
+    struct plan_job *next_running;
 } plan_job_t;
+
+/* The searches queued or running, by fingerprint: few (pool + queue size). */
+static pthread_mutex_t running_mu = PTHREAD_MUTEX_INITIALIZER;
+static plan_job_t *running;
 
 static double mono_s(void)
 {
@@ -57,6 +79,108 @@ static void send_progress(tsl_call_t *call, double fraction, const char *phase)
     ev.event_case = TESSEL__V1__PLAN_EVENT__EVENT_PROGRESS;
     ev.progress = &pr;
     tsl_call_send(call, &ev.base);
+}
+
+/* A search that failed: by its code. The planner reports "nothing fits" as
+ * NOFIT; a message without a code (older producers, TSL_E_INVALID by
+ * default) keeps the answer a search failure always had. */
+static void answer_failed(tsl_call_t *call, const tsl_err_t *err)
+{
+    tsl_errcode_t code = tsl_err_code(err);
+    if (code == TSL_E_NONE || code == TSL_E_INVALID)
+        code = TSL_E_NOFIT;
+    tsl_call_fail(call, tsl_errcode_status(code), "%s", err->msg);
+}
+
+/* ---- coalescing ---------------------------------------------------------- */
+
+/* A caller still waits on the search besides its first one. */
+static bool keep_on_cancel(tsl_search_job_t *sj)
+{
+    plan_job_t *job = (plan_job_t *)sj;
+    bool keep = false;
+    pthread_mutex_lock(&running_mu);
+    for (follower_t *f = job->followers; f && !keep; f = f->next)
+        keep = !tsl_call_gone(f->call) && !tsl_call_deadline_passed(f->call);
+    pthread_mutex_unlock(&running_mu);
+    return keep;
+}
+
+static void list_running(plan_job_t *job)
+{
+    pthread_mutex_lock(&running_mu);
+    job->listed = true;
+    job->next_running = running;
+    running = job;
+    pthread_mutex_unlock(&running_mu);
+}
+
+/* Out of the list, with the calls that waited on it (theirs to answer). */
+static follower_t *unlist_running(plan_job_t *job)
+{
+    pthread_mutex_lock(&running_mu);
+    for (plan_job_t **pp = &running; job->listed && *pp; pp = &(*pp)->next_running)
+        if (*pp == job) {
+            *pp = job->next_running;
+            break;
+        }
+    job->listed = false;
+    follower_t *fs = job->followers;
+    job->followers = NULL;
+    pthread_mutex_unlock(&running_mu);
+    return fs;
+}
+
+/* true when call now waits on a search of the same fingerprint. */
+static bool follow_running(tsl_call_t *call, const char *fingerprint)
+{
+    follower_t *f = calloc(1, sizeof *f);
+    if (!f)
+        return false;
+    unsigned n = 0;
+    pthread_mutex_lock(&running_mu);
+    plan_job_t *job = running;
+    while (job && strcmp(job->s.in.fingerprint, fingerprint) != 0)
+        job = job->next_running;
+    if (job) {
+        tsl_call_ref(call);
+        f->call = call;
+        f->next = job->followers;
+        job->followers = f;
+        for (follower_t *g = f; g; g = g->next)
+            n++;
+    }
+    pthread_mutex_unlock(&running_mu);
+    if (!job) {
+        free(f);
+        return false;
+    }
+    send_progress(call, 0, "queued");
+    tsl_log_info("plan %s: joins the search already running (%u waiting on it)", fingerprint, n);
+    return true;
+}
+
+/* rc: 0 the search's plan is in row; 1 cancelled; -1 failed with err. */
+static void answer_followers(follower_t *fs, int rc, const tsl_stored_plan_t *row,
+                             const tsl_err_t *err, double took)
+{
+    while (fs) {
+        follower_t *next = fs->next;
+        if (rc == 0)
+            tsl_handlers_answer_plan(fs->call, row, true, true);
+        else if (rc > 0)
+            tsl_search_job_cancelled(fs->call, "search", took);
+        else
+            answer_failed(fs->call, err);
+        tsl_call_unref(fs->call);
+        free(fs);
+        fs = next;
+    }
+}
+
+static void refused(tsl_search_job_t *sj)
+{
+    answer_followers(unlist_running((plan_job_t *)sj), 1, NULL, NULL, -1);
 }
 
 /* ---- pool thread --------------------------------------------------------- */
@@ -77,17 +201,6 @@ static void on_progress(void *ud, double fraction, const char *phase)
     plan_job_t *job = ud;
     if (!tsl_search_job_late(&job->s))
         rate_limited_progress(job, fraction, phase);
-}
-
-/* A search that failed: by its code. The planner reports "nothing fits" as
- * NOFIT; a message without a code (older producers, TSL_E_INVALID by
- * default) keeps the answer a search failure always had. */
-static void answer_failed(tsl_call_t *call, const tsl_err_t *err)
-{
-    tsl_errcode_t code = tsl_err_code(err);
-    if (code == TSL_E_NONE || code == TSL_E_INVALID)
-        code = TSL_E_NOFIT;
-    tsl_call_fail(call, tsl_errcode_status(code), "%s", err->msg);
 }
 
 /* Where the plan's figures came from, as tesselctl plan --local says it
@@ -152,7 +265,10 @@ static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, do
     char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
     if (!text) {
         json_decref(doc);
-        tsl_call_fail(job->s.call, GRPC_STATUS_RESOURCE_EXHAUSTED, "plan: out of memory");
+        tsl_err_t oom = {0};
+        tsl_err_setc(&oom, TSL_E_NOMEM, "plan: out of memory");
+        tsl_call_fail(job->s.call, GRPC_STATUS_RESOURCE_EXHAUSTED, "%s", oom.msg);
+        answer_followers(unlist_running(job), -1, NULL, &oom, search_s);
         return;
     }
     rate_limited_progress(job, 1.0, "store");
@@ -165,7 +281,10 @@ static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, do
         tsl_log_error("plan %s: not stored: %s", row.fingerprint, err.msg);
     else if (srv->metrics)
         tsl_metrics_set_plans(srv->metrics, tsl_store_count_plans(srv->store));
+    /* Stored first: a request arriving after this finds the row, not the list. */
+    follower_t *fs = unlist_running(job);
     tsl_handlers_answer_new_plan(job->s.call, &row, doc);
+    answer_followers(fs, 0, &row, NULL, search_s);
     json_decref(doc);
     free(text);
 }
@@ -174,13 +293,18 @@ static void job_run(tsl_pool_job_t *pj)
 {
     plan_job_t *job = (plan_job_t *)pj;
     tsl_call_t *call = job->s.call;
-    if (atomic_load(&pj->cancel) || tsl_call_gone(call) || tsl_call_deadline_passed(call)) {
+    bool gone = tsl_call_gone(call) || tsl_call_deadline_passed(call);
+    if (atomic_load(&pj->cancel) || (gone && !keep_on_cancel(&job->s))) {
         tsl_search_job_cancelled(call, "search", -1);
+        answer_followers(unlist_running(job), 1, NULL, NULL, -1);
         return;
     }
     tsl_search_result_t *res = calloc(1, sizeof *res);
     if (!res) {
-        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "search: out of memory");
+        tsl_err_t oom = {0};
+        tsl_err_setc(&oom, TSL_E_NOMEM, "search: out of memory");
+        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "%s", oom.msg);
+        answer_followers(unlist_running(job), -1, NULL, &oom, -1);
         return;
     }
     rate_limited_progress(job, 0, "search");
@@ -192,12 +316,15 @@ static void job_run(tsl_pool_job_t *pj)
     double took = mono_s() - t0;
     if (call->srv->metrics)
         tsl_metrics_search_time(call->srv->metrics, took);
-    if (rc == TSL_SEARCH_CANCELLED || tsl_err_code(&err) == TSL_E_CANCELLED)
+    if (rc == TSL_SEARCH_CANCELLED || tsl_err_code(&err) == TSL_E_CANCELLED) {
         tsl_search_job_cancelled(call, "search", took);
-    else if (rc != TSL_SEARCH_OK)
+        answer_followers(unlist_running(job), 1, NULL, NULL, took);
+    } else if (rc != TSL_SEARCH_OK) {
         answer_failed(call, &err);
-    else
+        answer_followers(unlist_running(job), -1, NULL, &err, took);
+    } else {
         store_and_answer(job, res, took);
+    }
     free(res);
 }
 
@@ -226,6 +353,9 @@ static void queued(tsl_search_job_t *sj)
     plan_job_t *job = (plan_job_t *)sj;
     send_progress(sj->call, 0, "queued");
     job->last_progress_s = mono_s();
+    job->s.keep_on_cancel = keep_on_cancel;
+    job->s.refused = refused;
+    list_running(job);
 }
 
 void tsl_handle_plan(tsl_call_t *call)
@@ -242,6 +372,8 @@ void tsl_handle_plan(tsl_call_t *call)
         tsl_call_fail_err(call, &err);
         tsl_search_job_free(job);
     } else if (!job->s.in.force && answer_cached(call, job)) {
+        tsl_search_job_free(job);
+    } else if (!job->s.in.force && follow_running(call, job->s.in.fingerprint)) {
         tsl_search_job_free(job);
     } else {
         tsl_search_job_submit(call, &job->s, job_run, queued);

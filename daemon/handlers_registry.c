@@ -18,30 +18,24 @@
 
 #include "arena.h"
 #include "calibration.h"
+#include "clock.h"
 #include "handlers.h"
 #include "log.h"
 #include "profile_history.h"
 #include "proto_arena.h"
 #include "request.h"
 #include "store_registry.h"
+#include "trial_run.h"
 #include "tessel/v1/registry.pb-c.h"
 
 #define MAX_NAME         127u /* hostname, model, versions */
 #define MAX_MEASUREMENTS 100000u
 #define MAX_HEARTBEAT_S  3600u
 
-static void log_offline(void *ud, const char *worker_id, const char *hostname)
-{
-    (void)ud;
-    tsl_log_info("worker %s (%s) offline: no heartbeat within its timeout", worker_id, hostname);
-}
-
+/* The same sweep as the housekeeping tick's, with its rate-limited failure log. */
 static void sweep(tsl_call_t *call)
 {
-    tsl_err_t err = {0};
-    if (tsl_registry_sweep(call->srv->store, (int64_t)time(NULL), call->srv->cfg->worker_timeout_s,
-                           log_offline, NULL, &err) != 0)
-        tsl_log_warnx("registry: liveness sweep failed: %s", err.msg);
+    tsl_trial_run_sweep(call->srv);
 }
 
 /* A printable name of 1..max characters (no control characters, no quotes, so
@@ -138,7 +132,7 @@ void tsl_handle_register_worker(tsl_call_t *call)
                               .devices = devs};
         tsl_err_t err = {0};
         bool known = false;
-        int rc = tsl_registry_register(call->srv->store, &w, (int64_t)time(NULL), &known, &err);
+        int rc = tsl_registry_register(call->srv->store, &w, tsl_clock_unix_s(), &known, &err);
         if (rc != 0) {
             tsl_call_fail_err(call, &err);
         } else {
@@ -168,7 +162,7 @@ void tsl_handle_heartbeat(tsl_call_t *call)
         tsl_err_t err = {0};
         bool back = false;
         int rc = tsl_registry_heartbeat(call->srv->store, req->worker_id, req->deregister,
-                                        (int64_t)time(NULL), &back, &err);
+                                        tsl_clock_unix_s(), &back, &err);
         if (rc != 0) {
             tsl_call_fail_err(call, &err);
         } else {
@@ -276,7 +270,9 @@ static void store_report(tsl_call_t *call, const Tessel__V1__ReportProfileReques
     tsl_call_reply(call, &resp.base);
 }
 
-void tsl_handle_report_profile(tsl_call_t *call)
+/* On the store pool's thread: decoding, checking and storing 100,000 figures
+ * takes seconds, which the completion-queue thread must not spend. */
+static void report_profile(tsl_call_t *call)
 {
     Tessel__V1__ReportProfileRequest *req = (Tessel__V1__ReportProfileRequest *)tsl_call_read(
         call, &tessel__v1__report_profile_request__descriptor);
@@ -301,6 +297,44 @@ void tsl_handle_report_profile(tsl_call_t *call)
     free(texts);
     free(ms);
     protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+typedef struct report_job {
+    tsl_pool_job_t job; /* first: the pool hands us this pointer */
+    tsl_call_t *call;   /* a reference of ours */
+} report_job_t;
+
+static void report_run(tsl_pool_job_t *pj)
+{
+    report_profile(((report_job_t *)pj)->call);
+}
+
+static void report_release(tsl_pool_job_t *pj)
+{
+    tsl_call_t *call = ((report_job_t *)pj)->call;
+    free(pj);
+    tsl_call_unref(call);
+}
+
+void tsl_handle_report_profile(tsl_call_t *call)
+{
+    report_job_t *job = calloc(1, sizeof *job);
+    if (!job) {
+        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ReportProfile: out of memory");
+        return;
+    }
+    job->call = call;
+    job->job.run = report_run;
+    job->job.release = report_release;
+    tsl_call_ref(call);
+    if (atomic_load(&call->srv->shutting_down) ||
+        tsl_pool_submit(call->srv->store_pool, &job->job) != 0) {
+        tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE, "ReportProfile: %s; retry",
+                      atomic_load(&call->srv->shutting_down) ? "tesseld is shutting down"
+                                                             : "too many reports waiting");
+        tsl_call_unref(call);
+        free(job);
+    }
 }
 
 /* ---- ListWorkers ------------------------------------------------------------------------------- */

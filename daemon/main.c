@@ -74,7 +74,8 @@ static void usage(FILE *out)
           "  SIGUSR1, SIGUSR2, SIGALRM  ignored (logged); they do not stop tesseld.\n\n"
           "FILES\n"
           "  /etc/tessel/tesseld.conf     the usual --config file\n"
-          "  SOCKET.lock                  flock()ed by the running daemon; holds its pid\n\n"
+          "  SOCKET.lock                  flock()ed by the running daemon; holds its pid\n"
+          "  DATABASE.lock                the same for the database: one daemon per database\n\n"
           "EXIT STATUS\n"
           "  0 stopped by a signal, or configuration OK; 1 could not start (socket in\n"
           "  use, database refused, ...); 2 bad option or configuration.\n\n"
@@ -170,9 +171,17 @@ static int run(const tsl_config_t *cfg)
 {
     tsl_err_t err = {0};
     sigset_t set;
-    int lock_fd = -1;
+    int lock_fd = -1, db_lock_fd = -1;
     if (tsl_server_lock(cfg, &lock_fd, &err) != 0) {
         tsl_log_error("%s", err.msg);
+        return EXIT_RUNTIME;
+    }
+    /* The socket lock alone lets a second daemon on another socket share the
+     * database and fail the first one's trials. */
+    if (tsl_store_lock(cfg->database, &db_lock_fd, &err) != 0) {
+        tsl_log_error("%s", err.msg);
+        if (lock_fd >= 0)
+            close(lock_fd);
         return EXIT_RUNTIME;
     }
     block_signals(&set);
@@ -196,6 +205,7 @@ static int run(const tsl_config_t *cfg)
     grpc_shutdown();
     if (lock_fd >= 0)
         close(lock_fd);
+    close(db_lock_fd);
     if (rc == 0)
         tsl_log_info("stopped");
     return rc;

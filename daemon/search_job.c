@@ -81,6 +81,8 @@ void tsl_search_job_free(void *ud)
 static void on_cancel(tsl_call_t *call)
 {
     tsl_search_job_t *job = call->ctx;
+    if (job->keep_on_cancel && job->keep_on_cancel(job))
+        return;
     atomic_store(&job->job.cancel, 1);
 }
 
@@ -120,6 +122,8 @@ void tsl_search_job_submit(tsl_call_t *call, tsl_search_job_t *job, void (*run)(
         accepted(job);
     tsl_call_ref(call);
     if (tsl_pool_submit(call->srv->pool, &job->job) != 0) {
+        if (job->refused)
+            job->refused(job);
         tsl_call_fail(call, GRPC_STATUS_UNAVAILABLE, "tesseld is shutting down; retry");
         tsl_call_unref(call);
     }
@@ -129,7 +133,8 @@ bool tsl_search_job_late(tsl_search_job_t *job)
 {
     if (!tsl_call_deadline_passed(job->call))
         return false;
-    atomic_store(&job->job.cancel, 1);
+    if (!job->keep_on_cancel || !job->keep_on_cancel(job))
+        atomic_store(&job->job.cancel, 1);
     return true;
 }
 

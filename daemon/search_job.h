@@ -40,6 +40,13 @@ typedef struct tsl_search_job {
     tsl_plan_input_t in;
     tsl_registry_profiles_t profiles; /* borrowed by in.cluster (registry_plan.h) */
     json_t *figure_details; /* registered: where each figure came from (strings); or NULL */
+    /* Or NULL. Asked when the caller cancels or its deadline passes: true keeps
+     * the search going (other calls wait on it). The daemon's stop cancels it
+     * anyway (tsl_pool_cancel_all). */
+    bool (*keep_on_cancel)(struct tsl_search_job *job);
+    /* Or NULL. The pool refused the job after accepted() ran (the daemon stops):
+     * undo what accepted() did; the call is answered UNAVAILABLE. */
+    void (*refused)(struct tsl_search_job *job);
 } tsl_search_job_t;
 
 int tsl_search_job_decode(tsl_call_t *call, const Tessel__V1__PlanRequest *req,

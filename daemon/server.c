@@ -21,6 +21,11 @@
 #include "server_int.h"
 #include "trial_run.h"
 
+/* Profile reports (handlers_registry.c): one writer is what SQLite allows
+ * anyway; a worker retries a report refused while this many wait. */
+#define STORE_POOL_THREADS 1
+#define STORE_POOL_QUEUE   32
+
 #define ARMED_PER_METHOD 2   /* calls waiting per method (and for unknown methods) */
 #define SETTLE_S         5.0 /* after the grace period: how long calls get to end */
 
@@ -199,6 +204,10 @@ int tsl_server_start(const tsl_config_t *cfg, tsl_store_t *store, tsl_metrics_t 
     if (tsl_pool_start(cfg->pool_size, cfg->queue_size, cfg->search_nice, on_pool_change, s,
                        &s->pool, err) != 0)
         goto fail;
+    /* Its own thread: a report waits for the store, never behind searches. */
+    if (tsl_pool_start(STORE_POOL_THREADS, STORE_POOL_QUEUE, 0, NULL, NULL, &s->store_pool, err) !=
+        0)
+        goto fail;
     if (create_server(s) != 0) {
         tsl_err_set(err, "server: cannot create the gRPC server");
         goto fail;
@@ -329,6 +338,9 @@ void tsl_server_free(tsl_server_t *s)
 {
     if (!s)
         return;
+    /* After the CQ thread (no new reports), before the server: the reports
+     * accepted are short writes, finished and answered, not cancelled. */
+    tsl_pool_stop(s->store_pool);
     if (s->server)
         grpc_server_destroy(s->server);
     if (s->cq)

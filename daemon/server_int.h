@@ -43,6 +43,7 @@ struct tsl_server {
     tsl_store_t *store;
     tsl_metrics_t *metrics; /* may be NULL */
     tsl_pool_t *pool;
+    tsl_pool_t *store_pool;  /* profile reports: decode, check and store off the CQ thread */
     tsl_plan_cache_t *plans; /* packed Plan answers; NULL: no cache */
     tsl_trial_run_t *trials; /* held trial calls (trial_run.h) */
 

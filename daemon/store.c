@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -249,6 +251,28 @@ static int create_private(const char *path, tsl_err_t *err)
     return tsl_err_set(err, "database %s: cannot create: %s", path, strerror(errno));
 }
 
+/*
+ * SQLite opens a file it may not write read-only without a word, and then every
+ * write fails for as long as the daemon runs. Refuse at the start instead: the
+ * file itself (sqlite3_db_readonly), then a write lock, which also needs the
+ * -wal and -shm files beside it (a read-only directory fails here).
+ */
+static int check_writable(tsl_store_t *s, tsl_err_t *err)
+{
+    if (sqlite3_db_readonly(s->db, "main") == 1)
+        return tsl_err_set(err,
+                           "database %s is read-only (file mode, owner or filesystem); "
+                           "tesseld must write it: fix its permissions",
+                           s->path);
+    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return tsl_err_set(err,
+                           "database %s cannot be written (%s); check the permissions of "
+                           "the file and of its directory",
+                           s->path, sqlite3_errmsg(s->db));
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return 0;
+}
+
 static int store_open(const char *path, bool reader, tsl_store_t **out, tsl_err_t *err)
 {
     *out = NULL;
@@ -278,7 +302,8 @@ static int store_open(const char *path, bool reader, tsl_store_t **out, tsl_err_
      * so a newer database is left byte for byte as it was. */
     if (read_version(s, &v, err) != 0 || refuse_newer(s, v, err) != 0)
         goto fail;
-    if (configure(s, err) != 0 || migrate(s, v, err) != 0)
+    if (check_writable(s, err) != 0 || configure(s, err) != 0 || migrate(s, v, err) != 0 ||
+        check_writable(s, err) != 0)
         goto fail;
     *out = s;
     return 0;
@@ -791,4 +816,53 @@ sqlite3 *tsl_store_lock_db(tsl_store_t *s)
 void tsl_store_unlock_db(tsl_store_t *s)
 {
     pthread_mutex_unlock(&s->mu);
+}
+
+/* The pid is read for the message only; an empty or unreadable file gives "?". */
+static void read_lock_holder(int fd, char *pid, size_t cap)
+{
+    ssize_t n = pread(fd, pid, cap - 1, 0);
+    pid[n > 0 ? n : 0] = '\0';
+    pid[strcspn(pid, "\n")] = '\0';
+}
+
+int tsl_store_lock(const char *path, int *fd_out, tsl_err_t *err)
+{
+    *fd_out = -1;
+    char lock[sizeof(((tsl_store_t *)0)->path) + 8];
+    if (path == NULL || path[0] == '\0')
+        return tsl_err_set(err, "database: no path given (set [store] database)");
+    if ((size_t)snprintf(lock, sizeof lock, "%s.lock", path) >= sizeof lock)
+        return tsl_err_set(err, "database %s: path too long", path);
+    /* O_NOFOLLOW: a planted "<database>.lock -> victim" must not get the victim truncated. */
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+    if (fd < 0)
+        return tsl_err_set(err, "database %s: cannot open lock file %s: %s", path, lock,
+                           strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return tsl_err_set(err, "database %s: lock file %s is not a regular file", path, lock);
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char pid[32];
+        read_lock_holder(fd, pid, sizeof pid);
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return tsl_err_set(err,
+                               "database %s is in use by another tesseld (pid %s; lock %s is "
+                               "held); stop it or choose another database",
+                               path, pid[0] ? pid : "?", lock);
+        return tsl_err_set(err, "database %s: cannot lock %s: %s", path, lock, strerror(e));
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        close(fd);
+        return tsl_err_set(err, "database %s: cannot write the pid into %s: %s", path, lock,
+                           strerror(errno));
+    }
+    *fd_out = fd;
+    return 0;
 }

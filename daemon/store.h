@@ -32,6 +32,11 @@ int tsl_store_open(const char *path, tsl_store_t **out, tsl_err_t *err);
  * (WAL readers do not block the writer, nor it them). Writes fail. */
 int tsl_store_open_reader(const char *path, tsl_store_t **out, tsl_err_t *err);
 void tsl_store_close(tsl_store_t *s);
+/* One daemon per database: an exclusive flock on "<path>.lock" holding our pid,
+ * kept until *fd_out is closed (or the process ends). A second daemon gets -1
+ * and a message naming the holder's pid. SQLite's own locks only serialise
+ * transactions; two daemons would each run the other's trials and sweeps. */
+int tsl_store_lock(const char *path, int *fd_out, tsl_err_t *err);
 /* Schema version the binary knows, and the database's. */
 int tsl_store_schema_version(void);
 int tsl_store_db_version(tsl_store_t *s);

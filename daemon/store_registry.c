@@ -174,6 +174,12 @@ static int sweep_locked(sqlite3 *db, int64_t now, uint32_t timeout_s, tsl_regist
                         void *ud, tsl_err_t *err)
 {
     sqlite3_stmt *st = NULL;
+    /* A time after now was stored under a wall clock that was ahead (an earlier
+     * run's, before a backward step): count the timeout from now, never from
+     * the future, so that a stopped worker cannot stay online for the step. */
+    if (run(db, "UPDATE workers SET last_seen_unix = ?1 WHERE last_seen_unix > ?1", "i", err,
+            now) != 0)
+        return -1;
     if (sqlite3_prepare_v2(db, "SELECT worker_id, hostname FROM workers WHERE " SILENT_WHERE, -1,
                            &st, NULL) != SQLITE_OK)
         return tsl_sql_fail(db, SCOPE, "prepare", err);

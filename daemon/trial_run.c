@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "calibration.h"
+#include "clock.h"
 #include "log.h"
 #include "store_registry.h"
 #include "tessel/v1/registry.pb-c.h"
@@ -32,13 +33,6 @@ struct tsl_trial_run {
     held_t *held;
 };
 
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static void count(tsl_server_t *srv, const char *what)
 {
     if (srv->metrics)
@@ -53,7 +47,7 @@ tsl_trial_run_t *tsl_trial_run_new(tsl_server_t *srv)
     pthread_mutex_init(&r->mu, NULL);
     uint32_t n = 0;
     tsl_err_t err = {0};
-    if (tsl_trials_recover(srv->store, (int64_t)time(NULL), &n, &err) != 0)
+    if (tsl_trials_recover(srv->store, tsl_clock_unix_s(), &n, &err) != 0)
         tsl_log_warnx("trials: cannot fail the trials of the previous run: %s", err.msg);
     else if (n > 0)
         tsl_log_info("trials: %u trial(s) pending or running when the daemon stopped: failed "
@@ -261,7 +255,7 @@ void tsl_trial_run_poll_locked(tsl_server_t *srv, tsl_call_t *call, const char *
     if (atomic_load(&srv->shutting_down)) /* nothing will come: do not hold the stop up */
         tsl_call_reply(call, NULL);
     else
-        hold(srv, call, worker_id, false, mono_s() + wait_s);
+        hold(srv, call, worker_id, false, tsl_clock_mono_s() + wait_s);
 }
 
 /* Held polls of worker: the first one gets what is due. */
@@ -358,7 +352,7 @@ void tsl_trial_run_start_pending_locked(tsl_server_t *srv)
     for (int guard = 0; guard < 64; guard++) {
         if (tsl_trials_ids(srv->store, "startable", ids, 1, &n, &err) != 0 || n == 0)
             return;
-        if (tsl_trials_start(srv->store, ids[0], (int64_t)time(NULL), &err) != 0)
+        if (tsl_trials_start(srv->store, ids[0], tsl_clock_unix_s(), &err) != 0)
             return;
         tsl_log_info("trial %s: started", ids[0]);
         count(srv, "started");
@@ -378,7 +372,7 @@ void tsl_trial_run_fail_locked(tsl_server_t *srv, const char *trial_id, const ch
 {
     tsl_err_t err = {0};
     tsl_trial_t t;
-    if (tsl_trials_fail(srv->store, trial_id, reason, (int64_t)time(NULL), &err) != 0)
+    if (tsl_trials_fail(srv->store, trial_id, reason, tsl_clock_unix_s(), &err) != 0)
         return;
     tsl_log_warnx("trial %s: failed: %s", trial_id, reason);
     count(srv, "failed");
@@ -394,7 +388,7 @@ void tsl_trial_run_fail_locked(tsl_server_t *srv, const char *trial_id, const ch
 int tsl_trial_run_cancel_locked(tsl_server_t *srv, const char *trial_id, const char *reason,
                                 tsl_err_t *err)
 {
-    int rc = tsl_trials_cancel(srv->store, trial_id, reason, (int64_t)time(NULL), err);
+    int rc = tsl_trials_cancel(srv->store, trial_id, reason, tsl_clock_unix_s(), err);
     if (rc != 0)
         return rc;
     tsl_log_info("trial %s: cancelled (%s): its workers are told to stop its ranks", trial_id,
@@ -469,7 +463,7 @@ void tsl_trial_run_finish_locked(tsl_server_t *srv, const char *trial_id)
     if (tsl_trials_get(srv->store, trial_id, &t, &err) != 0)
         return;
     measure(&t);
-    if (tsl_trials_finish_done(srv->store, &t, (int64_t)time(NULL), &err) == 0) {
+    if (tsl_trials_finish_done(srv->store, &t, tsl_clock_unix_s(), &err) == 0) {
         tsl_log_info("trial %s: done: measured %.4f s/iteration (predicted %.4f s, error %+.1f%%), "
                      "peak %.2f GiB%s",
                      trial_id, t.measured_iter_time_s, t.predicted_iter_time_s, 100 * t.time_error,
@@ -532,7 +526,7 @@ static void check_running(tsl_server_t *srv, const char *id, int64_t now)
 
 static void expire_and_refresh(tsl_server_t *srv)
 {
-    double now = mono_s();
+    double now = tsl_clock_mono_s();
     held_t *h = srv->trials->held, *next;
     for (; h; h = next) {
         next = h->next;
@@ -556,12 +550,41 @@ static void expire_and_refresh(tsl_server_t *srv)
     }
 }
 
+/* The sweep runs every second: a store that keeps failing (a full disk, a
+ * database made read-only under us) is logged once a minute with a count, not
+ * 3,600 times an hour. */
+#define SWEEP_LOG_EVERY_S 60.0
+
+static void log_sweep_failure(const char *msg)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static double last_s = -1e9;
+    static unsigned long quiet;
+    double now = tsl_clock_mono_s();
+    pthread_mutex_lock(&mu);
+    bool say = now - last_s >= SWEEP_LOG_EVERY_S;
+    unsigned long n = quiet;
+    if (say) {
+        last_s = now;
+        quiet = 0;
+    } else {
+        quiet++;
+    }
+    pthread_mutex_unlock(&mu);
+    if (say && n > 0)
+        tsl_log_warnx("registry: liveness sweep failed: %s (and %lu more time(s) in the last "
+                      "%.0f s)",
+                      msg, n, SWEEP_LOG_EVERY_S);
+    else if (say)
+        tsl_log_warnx("registry: liveness sweep failed: %s", msg);
+}
+
 void tsl_trial_run_sweep(tsl_server_t *srv)
 {
     tsl_err_t err = {0};
-    if (tsl_registry_sweep(srv->store, (int64_t)time(NULL), srv->cfg->worker_timeout_s, log_offline,
+    if (tsl_registry_sweep(srv->store, tsl_clock_unix_s(), srv->cfg->worker_timeout_s, log_offline,
                            NULL, &err) != 0)
-        tsl_log_warnx("registry: liveness sweep failed: %s", err.msg);
+        log_sweep_failure(err.msg);
     int64_t on, off, stopped;
     if (srv->metrics && tsl_trials_count_workers(srv->store, &on, &off, &stopped, &err) == 0)
         tsl_metrics_set_workers(srv->metrics, on, off, stopped);
@@ -570,7 +593,7 @@ void tsl_trial_run_sweep(tsl_server_t *srv)
 void tsl_trial_run_tick(tsl_server_t *srv)
 {
     tsl_err_t err = {0};
-    int64_t now = (int64_t)time(NULL);
+    int64_t now = tsl_clock_unix_s();
     tsl_trial_run_sweep(srv);
     if (!srv->trials)
         return;

@@ -17,6 +17,8 @@
 
 #include "calibration.h"
 #include "check.h"
+#include "clock.h"
+#include "store_registry.h"
 #include "store_trials.h"
 #include "trial_sched.h"
 
@@ -457,6 +459,80 @@ static void test_pick(void)
           "models match by family and memory");
 }
 
+/* ---- durations against a stepped wall clock ------------------------------------------------ */
+
+static struct timespec fake_wall, fake_mono;
+
+static int fake_clock(clockid_t id, struct timespec *ts)
+{
+    *ts = id == CLOCK_MONOTONIC ? fake_mono : fake_wall;
+    return 0;
+}
+
+static void fake_advance(time_t wall_step_s, time_t elapsed_s)
+{
+    fake_wall.tv_sec += wall_step_s + elapsed_s;
+    fake_mono.tv_sec += elapsed_s;
+}
+
+static void worker_state(tsl_store_t *s, const char *id, char *state, size_t cap)
+{
+    char host[64];
+    tsl_err_t err = {0};
+    state[0] = '\0';
+    CHECK(tsl_trials_worker_state(s, id, state, cap, host, sizeof host, &err) == 0, "state: %s",
+          err.msg);
+}
+
+/* Liveness and a trial's deadline follow elapsed time, not the wall clock: a +2 h
+ * step neither takes a heartbeating worker offline nor ends a trial; a -2 h step
+ * does not keep a silent worker online. */
+static void test_clock_steps(void)
+{
+    tsl_store_t *s = open_store();
+    tsl_err_t err = {0};
+    tsl_reg_worker_t w;
+    bool known = false;
+    char state[16];
+    fake_wall.tv_sec = 1700000000;
+    fake_mono.tv_sec = 1000;
+    tsl_clock_set_source(fake_clock);
+    worker(&w, "", "clock-host", true, "online", devs_c, 1);
+    w.heartbeat_s = 1;
+    w.version = "test";
+    w.driver_version = w.cuda_version = w.nccl_version = "";
+    CHECK(tsl_registry_register(s, &w, tsl_clock_unix_s(), &known, &err) == 0, "register: %s",
+          err.msg);
+    int64_t started = tsl_clock_unix_s();
+    fake_advance(2 * 3600, 1);
+    CHECK(tsl_registry_sweep(s, tsl_clock_unix_s(), 10, NULL, NULL, &err) == 0, "sweep: %s",
+          err.msg);
+    worker_state(s, w.worker_id, state, sizeof state);
+    CHECK(strcmp(state, "online") == 0, "+2 h step, 1 s elapsed: still online (%s)", state);
+    CHECK(tsl_clock_unix_s() - started == 1, "+2 h step: a trial has run 1 s, not 2 h (%lld)",
+          (long long)(tsl_clock_unix_s() - started));
+    fake_advance(-4 * 3600, 20);
+    CHECK(tsl_registry_sweep(s, tsl_clock_unix_s(), 10, NULL, NULL, &err) == 0, "sweep: %s",
+          err.msg);
+    worker_state(s, w.worker_id, state, sizeof state);
+    CHECK(strcmp(state, "offline") == 0, "-2 h step, 21 s silent: offline (%s)", state);
+    CHECK(tsl_clock_unix_s() - started == 21, "-2 h step: a trial's deadline still comes");
+    /* A restart after a backward step: a last_seen in the future counts from now. */
+    bool back = false;
+    CHECK(tsl_registry_heartbeat(s, w.worker_id, false, tsl_clock_unix_s() + 7200, &back, &err) ==
+              0,
+          "heartbeat: %s", err.msg);
+    fake_advance(0, 11);
+    tsl_registry_sweep(s, tsl_clock_unix_s(), 10, NULL, NULL, &err);
+    fake_advance(0, 11);
+    tsl_registry_sweep(s, tsl_clock_unix_s(), 10, NULL, NULL, &err);
+    worker_state(s, w.worker_id, state, sizeof state);
+    CHECK(strcmp(state, "offline") == 0, "a future last_seen: offline after one timeout (%s)",
+          state);
+    tsl_clock_set_source(NULL);
+    tsl_store_close(s);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -468,6 +544,7 @@ int main(void)
     test_calib();
     test_cancel();
     test_pick();
+    test_clock_steps();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

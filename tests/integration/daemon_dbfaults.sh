@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# daemon_dbfaults.sh — one daemon per database, and no daemon on a database it
+# cannot write:
+#  * a second tesseld on the same database but another socket exits 1 naming the
+#    first one's pid (the socket lock alone let it start and fail the first's
+#    trials), and the first keeps serving;
+#  * a read-only database file makes tesseld exit 1 at start, naming the file,
+#    instead of serving and failing every write. As root (who writes any file)
+#    the daemon runs as nobody for that check.
+#
+# usage: daemon_dbfaults.sh TESSELD PROTO_DIR
+source "$(dirname "$0")/lib.sh"
+
+D=$TMPD/db
+mkdir -p "$D"
+SOCK=$D/a.sock
+T=unix:$SOCK
+
+start_daemon first --unix-socket "$SOCK" --database "$D/t.db" --pool-size 1
+FIRST=$DPID
+wait_healthy "$T" || { fail "the first tesseld did not become healthy"; finish; }
+[ "$(cat "$D/t.db.lock")" = "$FIRST" ] && ok "t.db.lock holds the pid" ||
+    fail "t.db.lock does not hold pid $FIRST: $(cat "$D/t.db.lock" 2>&1)"
+
+start_daemon second --unix-socket "$D/b.sock" --database "$D/t.db" --pool-size 1
+if wait_exit "$DPID" 10; then
+    [ "$EXIT_STATUS" -eq 1 ] && ok "a second daemon on the same database exits 1" ||
+        fail "the second daemon exited $EXIT_STATUS, want 1"
+    grep -q "database $D/t.db is in use by another tesseld (pid $FIRST" "$TMPD/second.log" &&
+        ok "it names the holder: $(tail -n 1 "$TMPD/second.log")" ||
+        fail "unclear message: $(cat "$TMPD/second.log")"
+else
+    fail "a second daemon on the same database is still running"
+fi
+rpc_to "$T" health
+expect "the first daemon still serves" status SERVING
+
+kill -TERM "$FIRST"
+wait_exit "$FIRST" 20 && [ "$EXIT_STATUS" -eq 0 ] && ok "the first daemon stops on SIGTERM" ||
+    fail "the first daemon did not stop cleanly"
+
+# A read-only database file: refused at start.
+chmod 444 "$D/t.db"
+AS=()
+if [ "$(id -u)" -eq 0 ]; then
+    chmod 711 "$TMPD"
+    chown -R nobody "$D"
+    AS=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+fi
+"${AS[@]}" "$TESSELD" --unix-socket "$SOCK" --database "$D/t.db" --pool-size 1 \
+    >"$TMPD/readonly.log" 2>&1 &
+DPID=$!
+DAEMON_PIDS+=("$DPID")
+if wait_exit "$DPID" 10; then
+    [ "$EXIT_STATUS" -eq 1 ] && ok "a read-only database: tesseld exits 1" ||
+        fail "on a read-only database tesseld exited $EXIT_STATUS, want 1"
+    grep -q "database $D/t.db is read-only" "$TMPD/readonly.log" &&
+        ok "it names the file: $(tail -n 1 "$TMPD/readonly.log")" ||
+        fail "unclear message: $(cat "$TMPD/readonly.log")"
+else
+    fail "tesseld serves a read-only database"
+fi
+finish
