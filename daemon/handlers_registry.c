@@ -21,6 +21,7 @@
 #include "handlers.h"
 #include "log.h"
 #include "proto_arena.h"
+#include "server_auth.h"
 #include "store_registry.h"
 #include "tessel/v1/registry.pb-c.h"
 
@@ -111,6 +112,15 @@ static bool check_register(tsl_call_t *call, const Tessel__V1__RegisterRequest *
     return true;
 }
 
+/* Another credential registered this id: tsl_auth_worker says whose (it answers
+ * unless the binding changed in between). */
+static void refuse_owner(tsl_call_t *call, const char *worker_id)
+{
+    if (tsl_auth_worker(call, worker_id))
+        tsl_call_fail(call, GRPC_STATUS_PERMISSION_DENIED,
+                      "worker_id: %s is bound to another credential", worker_id);
+}
+
 void tsl_handle_register_worker(tsl_call_t *call)
 {
     Tessel__V1__RegisterRequest *req = (Tessel__V1__RegisterRequest *)tsl_call_read(
@@ -133,8 +143,13 @@ void tsl_handle_register_worker(tsl_call_t *call)
                               .devices = devs};
         tsl_err_t err = {0};
         bool known = false;
+        char who[TSL_REGISTRY_OWNER_MAX];
+        tsl_auth_identity(call, who, sizeof who);
+        w.owner = who;
         int rc = tsl_registry_register(call->srv->store, &w, (int64_t)time(NULL), &known, &err);
-        if (rc != 0) {
+        if (rc == 2) {
+            refuse_owner(call, w.worker_id);
+        } else if (rc != 0) {
             tsl_call_fail_err(call, &err);
         } else {
             tsl_log_info("worker %s (%s, %zu GPU(s) %s%s) %s", w.worker_id, w.hostname,
@@ -159,7 +174,8 @@ void tsl_handle_heartbeat(tsl_call_t *call)
     if (!req)
         return;
     sweep(call);
-    if (check_name(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN, false)) {
+    if (check_name(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN, false) &&
+        tsl_auth_worker(call, req->worker_id)) {
         tsl_err_t err = {0};
         bool back = false;
         int rc = tsl_registry_heartbeat(call->srv->store, req->worker_id, req->deregister,
@@ -284,7 +300,8 @@ void tsl_handle_report_profile(tsl_call_t *call)
     if (!ms || !texts)
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ReportProfile: out of memory");
     else if (check_name(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN, false) &&
-             check_name(call, "report_id", req->report_id, 64, true)) {
+             check_name(call, "report_id", req->report_id, 64, true) &&
+             tsl_auth_worker(call, req->worker_id)) {
         if (n > MAX_MEASUREMENTS)
             tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
                           "measurements: %zu is above the limit %u", n, MAX_MEASUREMENTS);

@@ -198,6 +198,104 @@ else
 fi
 id_a=$(q "$tmp/out" "d['workers'][0]['worker_id']")
 
+# ---- a worker id is bound to the credential that registered it ------------------------------
+# act TOKEN WORKER_ID [keep] — the five worker calls for WORKER_ID with TOKEN on the
+# unix socket (deregister last, not with keep); "Method=CODE: details" in $tmp/act.
+cat >"$tmp/act.py" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import tsl_rpc
+tsl_rpc.load_stubs(sys.argv[2], sys.argv[3])
+import grpc
+from tessel.v1 import registry_pb2 as pb, registry_pb2_grpc as rg
+target, token, wid = sys.argv[4:7]
+stub = rg.RegistryStub(grpc.insecure_channel(target))
+md = [("authorization", "Bearer " + token)]
+m = pb.Measurement(name="gemm_fwd", unit="s", value=1e-3, per_device=True)
+m.labels["shape"] = "h=1024,s=1024,a=16"
+calls = [
+    ("Heartbeat", lambda: stub.Heartbeat(pb.HeartbeatRequest(worker_id=wid), metadata=md, timeout=10)),
+    ("ReportProfile", lambda: stub.ReportProfile(pb.ReportProfileRequest(
+        worker_id=wid, report_id="imp-" + token[-6:], measurements=[m]), metadata=md, timeout=10)),
+    ("Assignments", lambda: list(stub.Assignments(pb.AssignmentsRequest(worker_id=wid, wait_s=1),
+                                                  metadata=md, timeout=10))),
+    ("ReportTrial", lambda: stub.ReportTrial(pb.ReportTrialRequest(
+        trial_id="t-0000000000000000", worker_id=wid, rank=0), metadata=md, timeout=10)),
+    ("Deregister", lambda: stub.Heartbeat(pb.HeartbeatRequest(worker_id=wid, deregister=True),
+                                          metadata=md, timeout=10)),
+]
+for name, fn in calls:
+    if name == "Deregister" and len(sys.argv) > 7:
+        continue
+    try:
+        fn()
+        print("%s=OK" % name)
+    except grpc.RpcError as e:
+        print("%s=%s: %s" % (name, e.code().name, e.details()))
+PY
+act() {
+    "$PY" "$tmp/act.py" "$HERE" "$PROTO_DIR" "$tmp/stubs" "unix:$sock" "$@" >"$tmp/act" 2>&1
+}
+# all_denied WHAT — every line of $tmp/act is PERMISSION_DENIED naming the binding
+all_denied() {
+    if [ "$(grep -c '=PERMISSION_DENIED: worker_id: .* is bound to the credential' "$tmp/act")" -eq 5 ]; then
+        ok "$1: all five calls PERMISSION_DENIED ($(head -n 1 "$tmp/act"))"
+    else
+        fail "$1: $(cat "$tmp/act")"
+    fi
+}
+
+# node-b registers with the first worker token on the unix socket (no certificate)
+cat >"$tmp/worker-b.conf" <<EOF
+[daemon]
+address = unix:$sock
+token_file = $tmp/worker.token
+rpc_timeout_s = 5
+backoff_base_s = 0.2
+backoff_cap_s = 1
+[node]
+backend = sim
+device_file = $tmp/dev.json
+heartbeat_s = 1
+[profile]
+quick = yes
+EOF
+"$WORKER" run --config "$tmp/worker-b.conf" --node-name node-b --state-dir "$tmp/state-b" \
+    >>"$tmp/node-b.log" 2>&1 &
+pids+=("$!")
+wait_for 40 "sorted((w['hostname'], w['state'], w['profile_unix'] > 0) for w in d['workers']) == [('node-a', 'online', True), ('node-b', 'online', True)]" &&
+    ok "node-b registered with the first worker token" || fail "node-b: $(cat "$tmp/out")"
+id_b=$(q "$tmp/out" "[w['worker_id'] for w in d['workers'] if w['hostname']=='node-b'][0]")
+profile_b=$(q "$tmp/out" "[w['profile_unix'] for w in d['workers'] if w['hostname']=='node-b'][0]")
+
+act "$WTOKEN2" "$id_b"
+all_denied "the second worker token acting as node-b"
+grep -q "this caller is token:" "$tmp/act" && ok "the message names both credentials" ||
+    fail "message: $(head -n 1 "$tmp/act")"
+act "$WTOKEN2" "$id_a"
+all_denied "the second worker token acting as node-a (bound to its certificate)"
+act "$WTOKEN" "$id_a"
+all_denied "the first worker token without node-a's certificate"
+ctl "$OPS" "${MTLS[@]}" workers --json
+[ "$(q "$tmp/out" "sorted((w['hostname'], w['state']) for w in d['workers'])")" = "[('node-a', 'online'), ('node-b', 'online')]" ] &&
+    [ "$(q "$tmp/out" "[w['profile_unix'] for w in d['workers'] if w['hostname']=='node-b'][0]")" = "$profile_b" ] &&
+    ok "nothing changed: both online, node-b's profile as before" ||
+    fail "after the refused calls: $(cat "$tmp/out")"
+act "$WTOKEN" "$id_b" keep
+grep -q "^Heartbeat=OK" "$tmp/act" && grep -q "^ReportProfile=OK" "$tmp/act" &&
+    grep -q "^Assignments=OK" "$tmp/act" &&
+    ok "the first worker token still heartbeats, reports and polls as node-b" ||
+    fail "owner: $(cat "$tmp/act")"
+
+# the binding is stored: after a restart the second token is still refused
+stop_pid "$daemon_pid"
+start_daemon || { fail "tesseld did not come back"; exit 1; }
+act "$WTOKEN2" "$id_b"
+all_denied "after a restart, the second worker token acting as node-b"
+act "$WTOKEN" "$id_b" keep
+grep -q "^Heartbeat=OK" "$tmp/act" && ok "after a restart the owner still heartbeats" ||
+    fail "owner after restart: $(cat "$tmp/act")"
+
 if [ "$failures" -ne 0 ]; then
     echo "$failures check(s) failed"
     exit 1
