@@ -142,23 +142,23 @@ void tsl_auth_identity(tsl_call_t *call, char *out, size_t cap)
     memset(tok, 0, sizeof tok);
 }
 
-bool tsl_auth_worker(tsl_call_t *call, const char *worker_id)
+grpc_status_code tsl_auth_worker(tsl_call_t *call, const char *worker_id, char *msg, size_t cap)
 {
     char mine[TSL_REGISTRY_OWNER_MAX], owner[TSL_REGISTRY_OWNER_MAX];
     tsl_err_t err = {0};
     tsl_auth_identity(call, mine, sizeof mine);
     if (!mine[0])
-        return true;
+        return GRPC_STATUS_OK;
     int rc = tsl_registry_owner(call->srv->store, worker_id, owner, sizeof owner, &err);
     if (rc < 0) {
-        tsl_call_fail_err(call, &err);
-        return false;
+        snprintf(msg, cap, "%s", err.msg);
+        return GRPC_STATUS_INTERNAL;
     }
     if (rc == 1 || !owner[0] || strcmp(owner, mine) == 0)
-        return true;
-    tsl_call_fail(call, GRPC_STATUS_PERMISSION_DENIED,
-                  "worker_id: %s is bound to the credential that registered it (%.100s); this "
-                  "caller is %.100s",
-                  worker_id, owner, mine);
-    return false;
+        return GRPC_STATUS_OK;
+    snprintf(msg, cap,
+             "worker_id: %s is bound to the credential that registered it (%.100s); this "
+             "caller is %.100s",
+             worker_id, owner, mine);
+    return GRPC_STATUS_PERMISSION_DENIED;
 }

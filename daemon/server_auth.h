@@ -43,11 +43,12 @@ grpc_status_code tsl_auth_call(struct tsl_call *call, char *msg, size_t cap);
  * (store_registry.h); the node certificate of a worker therefore names its node. */
 void tsl_auth_identity(struct tsl_call *call, char *out, size_t cap);
 
-/* true when the caller may act as worker_id: the id is unknown (the handler
- * answers NOT_FOUND as before), not bound, or bound to the caller's identity.
- * Otherwise the call is answered PERMISSION_DENIED naming both identities (or
- * the store's error) and false is returned: nothing may be changed then. */
-bool tsl_auth_worker(struct tsl_call *call, const char *worker_id);
+/* GRPC_STATUS_OK when the caller may act as worker_id: the id is unknown (the
+ * handler answers NOT_FOUND as before), not bound, or bound to the caller's
+ * identity. Otherwise PERMISSION_DENIED with both identities named in msg (or
+ * INTERNAL with the store's error): the handler answers it and changes nothing. */
+grpc_status_code tsl_auth_worker(struct tsl_call *call, const char *worker_id, char *msg,
+                                 size_t cap);
 
 /* "scheduler or ops" for a role mask, into buf. */
 const char *tsl_auth_roles_text(unsigned roles, char *buf, size_t cap);

@@ -86,17 +86,23 @@ static int upsert_worker(sqlite3 *db, const tsl_reg_worker_t *w, int64_t now, ts
 {
     static const char sql[] =
         "INSERT INTO workers (worker_id, hostname, driver_version, cuda_version, nccl_version, "
-        "simulated, registered_unix, last_seen_unix, state, heartbeat_s, version, owner) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, 'online', ?8, ?9, ?10) "
+        "simulated, registered_unix, last_seen_unix, state, heartbeat_s, version) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, 'online', ?8, ?9) "
         "ON CONFLICT (worker_id) DO UPDATE SET hostname = excluded.hostname, "
         "driver_version = excluded.driver_version, cuda_version = excluded.cuda_version, "
         "nccl_version = excluded.nccl_version, simulated = excluded.simulated, "
         "last_seen_unix = excluded.last_seen_unix, state = 'online', "
-        "heartbeat_s = excluded.heartbeat_s, version = excluded.version, "
-        "owner = CASE WHEN owner = '' THEN excluded.owner ELSE owner END";
-    return run(db, sql, "tttttiiitt", err, w->worker_id, w->hostname, w->driver_version,
-               w->cuda_version, w->nccl_version, (int64_t)w->simulated, now,
-               (int64_t)w->heartbeat_s, w->version, w->owner ? w->owner : "");
+        "heartbeat_s = excluded.heartbeat_s, version = excluded.version";
+    int rc = run(db, sql, "tttttiiit", err, w->worker_id, w->hostname, w->driver_version,
+                 w->cuda_version, w->nccl_version, (int64_t)w->simulated, now,
+                 (int64_t)w->heartbeat_s, w->version);
+    /* The first credential binds the id; check_owner refused any other before. */
+    if (rc == 0 && w->owner && w->owner[0])
+        rc = run(db,
+                 "INSERT INTO worker_owners (worker_id, owner) VALUES (?1, ?2) "
+                 "ON CONFLICT (worker_id) DO NOTHING",
+                 "tt", err, w->worker_id, w->owner);
+    return rc;
 }
 
 static int upsert_device(sqlite3 *db, const char *id, const tsl_reg_device_t *d, tsl_err_t *err)
@@ -127,8 +133,9 @@ static int exists(sqlite3 *db, const char *sql, const char *id)
 static int owner_of(sqlite3 *db, const char *worker_id, char *buf, size_t cap)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT owner FROM workers WHERE worker_id = ?1", -1, &st, NULL) !=
-        SQLITE_OK)
+    static const char sql[] = "SELECT coalesce(o.owner, '') FROM workers w LEFT JOIN "
+                              "worker_owners o USING (worker_id) WHERE w.worker_id = ?1";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(st, 1, worker_id, -1, SQLITE_STATIC);
     int step = sqlite3_step(st), rc = step == SQLITE_ROW ? 0 : step == SQLITE_DONE ? 1 : -1;
