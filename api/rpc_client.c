@@ -4,11 +4,13 @@
  */
 #include "rpc_client.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <grpc/grpc_security.h>
+#include <grpc/support/log.h>
 #include <grpc/support/time.h>
 
 #include "wire.h"
@@ -18,7 +20,10 @@ struct tsl_rpc_client {
     grpc_completion_queue *cq;
     double timeout_s;
     bool has_auth;
-    char auth[320]; /* "Bearer <token>" */
+    bool tls;           /* a failed handshake gets a hint about the CA */
+    char ca_name[32];   /* "--ca", "ca_file": named in that hint */
+    char cert_name[32]; /* "--cert", "cert_file" */
+    char auth[320];     /* "Bearer <token>" */
     char target[512];
 };
 
@@ -61,11 +66,95 @@ static int normalise_target(const char *server, char *out, size_t outlen, char *
 
 /* ---- client -------------------------------------------------------------- */
 
-static grpc_channel *make_channel(const char *target)
+static void drop_log(gpr_log_func_args *args)
+{
+    (void)args;
+}
+
+/* gRPC writes its own lines on stderr (a failed TLS handshake, twice): the
+ * call's status already carries the reason, and our callers print one line.
+ * GRPC_VERBOSITY set in the environment keeps gRPC's logging for debugging. */
+static void quiet_grpc_log(void)
+{
+    if (!getenv("GRPC_VERBOSITY"))
+        gpr_set_log_function(drop_log);
+}
+
+/* ---- TLS ------------------------------------------------------------------ */
+
+#define PEM_MAX_BYTES (1u << 20)
+
+/* The whole PEM file (malloc'd), or NULL with the reason in errbuf. */
+static char *read_pem(const char *name, const char *path, char *errbuf, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(errbuf, errlen, "%s: cannot open '%s': %s", name, path, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(PEM_MAX_BYTES + 1);
+    size_t n = buf ? fread(buf, 1, PEM_MAX_BYTES + 1, f) : 0;
+    fclose(f);
+    if (buf && n <= PEM_MAX_BYTES)
+        buf[n] = '\0';
+    if (!buf || n == 0 || n > PEM_MAX_BYTES || !strstr(buf, "-----BEGIN ")) {
+        snprintf(errbuf, errlen, "%s: '%s' is empty, unreadable, over %u bytes or not PEM", name,
+                 path, PEM_MAX_BYTES);
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static void free_secret(char *p)
+{
+    if (p)
+        memset(p, 0, strlen(p));
+    free(p);
+}
+
+/* The channel credentials: insecure without tls, else TLS verifying tesseld
+ * (and presenting our certificate where one is given). NULL: errbuf says why. */
+static grpc_channel_credentials *make_creds(const char *target, const tsl_rpc_tls_t *tls,
+                                            char *errbuf, size_t errlen)
+{
+    if (!tls)
+        return grpc_insecure_credentials_create();
+    const char *cert_name = tls->cert_name ? tls->cert_name : "cert";
+    const char *key_name = tls->key_name ? tls->key_name : "key";
+    if (strncmp(target, "unix:", 5) == 0) {
+        snprintf(errbuf, errlen, "server: TLS needs a host:port address; '%s' is a unix socket",
+                 target);
+        return NULL;
+    }
+    if (!tls->cert_file != !tls->key_file) {
+        snprintf(errbuf, errlen, "%s: needs %s too (a client certificate and its key)",
+                 tls->cert_file ? cert_name : key_name, tls->cert_file ? key_name : cert_name);
+        return NULL;
+    }
+    char *ca = NULL, *cert = NULL, *key = NULL;
+    grpc_channel_credentials *creds = NULL;
+    if (tls->ca_file &&
+        !(ca = read_pem(tls->ca_name ? tls->ca_name : "ca", tls->ca_file, errbuf, errlen)))
+        goto out;
+    if (tls->cert_file && (!(cert = read_pem(cert_name, tls->cert_file, errbuf, errlen)) ||
+                           !(key = read_pem(key_name, tls->key_file, errbuf, errlen))))
+        goto out;
+    grpc_ssl_pem_key_cert_pair pair = {.private_key = key, .cert_chain = cert};
+    creds = grpc_ssl_credentials_create(ca, cert ? &pair : NULL, NULL, NULL);
+    if (!creds)
+        snprintf(errbuf, errlen, "tls: gRPC refused the CA, certificate or key");
+out:
+    free(ca);
+    free(cert);
+    free_secret(key);
+    return creds;
+}
+
+static grpc_channel *make_channel(const char *target, grpc_channel_credentials *creds)
 {
     grpc_arg args[2];
     grpc_channel_args ca = {.num_args = 2, .args = args};
-    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
     grpc_channel *ch;
 
     args[0].type = GRPC_ARG_INTEGER;
@@ -82,7 +171,14 @@ static grpc_channel *make_channel(const char *target)
 tsl_rpc_client_t *tsl_rpc_client_open(const char *server, const char *token, double timeout_s,
                                       char *errbuf, size_t errlen)
 {
+    return tsl_rpc_client_open_tls(server, token, timeout_s, NULL, errbuf, errlen);
+}
+
+tsl_rpc_client_t *tsl_rpc_client_open_tls(const char *server, const char *token, double timeout_s,
+                                          const tsl_rpc_tls_t *tls, char *errbuf, size_t errlen)
+{
     tsl_rpc_client_t *c = calloc(1, sizeof(*c));
+    grpc_channel_credentials *creds;
 
     if (!c) {
         snprintf(errbuf, errlen, "out of memory");
@@ -99,8 +195,18 @@ tsl_rpc_client_t *tsl_rpc_client_open(const char *server, const char *token, dou
         c->has_auth = true;
     }
     c->timeout_s = timeout_s;
+    c->tls = tls != NULL;
+    if (tls) {
+        snprintf(c->ca_name, sizeof c->ca_name, "%s", tls->ca_name ? tls->ca_name : "ca");
+        snprintf(c->cert_name, sizeof c->cert_name, "%s", tls->cert_name ? tls->cert_name : "cert");
+    }
+    quiet_grpc_log();
     grpc_init();
-    c->channel = make_channel(c->target);
+    if (!(creds = make_creds(c->target, tls, errbuf, errlen))) {
+        grpc_shutdown();
+        goto err;
+    }
+    c->channel = make_channel(c->target, creds);
     c->cq = grpc_completion_queue_create_for_pluck(NULL);
     return c;
 err:
@@ -176,14 +282,32 @@ static void fill_status(tsl_rpc_status_t *st, grpc_status_code code, grpc_slice 
     st->message[j] = '\0';
 }
 
+/* What a TLS failure most likely means, in the options' words ("" when none). */
+static const char *tls_hint(const tsl_rpc_client_t *c, const char *why)
+{
+    static __thread char hint[128];
+
+    if (!c->tls)
+        return "";
+    if (strstr(why, "certificate verify failed") || strstr(why, "CERTIFICATE_VERIFY_FAILED"))
+        snprintf(hint, sizeof hint, " (TLS: is %s the CA that signed tesseld's certificate?)",
+                 c->ca_name);
+    else if (strstr(why, "Socket closed"))
+        snprintf(hint, sizeof hint,
+                 " (TLS: tesseld may require a client certificate: %s and its key)", c->cert_name);
+    else
+        return "";
+    return hint;
+}
+
 /* Says which server a transport failure was about. */
 static void note_target(const tsl_rpc_client_t *c, tsl_rpc_status_t *st)
 {
     char msg[TSL_RPC_MSG_MAX];
 
     if (st->code == GRPC_STATUS_UNAVAILABLE) {
-        snprintf(msg, sizeof(msg), "tesseld at %.200s is unavailable: %.250s", c->target,
-                 st->message[0] ? st->message : "no reason given");
+        snprintf(msg, sizeof(msg), "tesseld at %.120s is unavailable: %.240s%.120s", c->target,
+                 st->message[0] ? st->message : "no reason given", tls_hint(c, st->message));
     } else if (st->code == GRPC_STATUS_DEADLINE_EXCEEDED &&
                strcmp(st->message, "Deadline Exceeded") == 0) {
         snprintf(msg, sizeof(msg), "no answer from tesseld at %.200s within %g s (--timeout)",

@@ -9,7 +9,13 @@
  * refused on insecure channels) and applies one deadline per call.
  *
  * Addresses: "unix:/path", "unix:///path" (normalised to "unix:/path"), a bare
- * absolute path "/path" (taken as a unix socket), or "host:port" (TCP, plaintext).
+ * absolute path "/path" (taken as a unix socket), or "host:port" (TCP: plaintext, or
+ * TLS with tsl_rpc_client_open_tls).
+ *
+ * TLS: tesseld's certificate is verified against the CA file (gRPC's default roots
+ * when none is given) and the host part of "host:port" must be among its names
+ * (a DNS or IP subject alternative name). A client certificate and key, when
+ * given, are presented for mutual TLS (a tesseld with tls_client_ca requires one).
  *
  * Errors: every call fills a tsl_rpc_status_t — the gRPC status code and the
  * server's message (or the transport's); status.h names it and maps it onto
@@ -51,6 +57,21 @@ typedef struct tsl_rpc_status {
  */
 tsl_rpc_client_t *tsl_rpc_client_open(const char *server, const char *token, double timeout_s,
                                       char *errbuf, size_t errlen);
+
+/* TLS settings: PEM file paths, read when the client opens. The *_name fields
+ * name the option in messages ("--ca", "daemon.ca_file"); NULL: "ca", "cert", "key". */
+typedef struct tsl_rpc_tls {
+    const char *ca_file;   /* roots tesseld's certificate must chain to; NULL: gRPC's */
+    const char *cert_file; /* client certificate chain (mutual TLS), with key_file */
+    const char *key_file;
+    const char *ca_name, *cert_name, *key_name;
+} tsl_rpc_tls_t;
+
+/* tsl_rpc_client_open over TLS when tls is not NULL (then server must be
+ * host:port: tesseld's unix socket is plaintext). NULL on a malformed address,
+ * an unreadable PEM file or a certificate without its key (message in errbuf). */
+tsl_rpc_client_t *tsl_rpc_client_open_tls(const char *server, const char *token, double timeout_s,
+                                          const tsl_rpc_tls_t *tls, char *errbuf, size_t errlen);
 void tsl_rpc_client_close(tsl_rpc_client_t *c);
 /* The normalised target the channel was created with. */
 const char *tsl_rpc_client_target(const tsl_rpc_client_t *c);

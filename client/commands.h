@@ -21,11 +21,15 @@
 
 /* Connection options shared by every remote subcommand. */
 typedef struct tsl_client_opts {
-    const char *server; /* --server ADDR ("unix:/path" or "host:port"); env TESSEL_SERVER */
-    const char *token;  /* --token T; env TESSEL_TOKEN */
-    double timeout_s;   /* --timeout S; 0 = none for plan, 30 s for the rest */
-    bool json;          /* --json */
-    bool server_given;  /* --server or TESSEL_SERVER named one (eval runs there then) */
+    const char *server;    /* --server ADDR ("unix:/path" or "host:port"); env TESSEL_SERVER */
+    const char *token;     /* --token T; env TESSEL_TOKEN */
+    double timeout_s;      /* --timeout S; 0 = none for plan, 30 s for the rest */
+    bool json;             /* --json */
+    bool server_given;     /* --server or TESSEL_SERVER named one (eval runs there then) */
+    bool tls;              /* --tls, or implied by --ca/--cert/--key: TLS to a host:port */
+    const char *ca_file;   /* --ca FILE: the CA tesseld's certificate must chain to */
+    const char *cert_file; /* --cert FILE / --key FILE: a client certificate (mutual TLS) */
+    const char *key_file;
 } tsl_client_opts_t;
 
 /* `tesselctl plan` options, parsed once for the local and the remote mode. The

@@ -29,7 +29,12 @@ enum {
     TSL_OPT_TOKEN,
     TSL_OPT_JSON,
     TSL_OPT_TIMEOUT,
-    TSL_OPT_HELP,
+    TSL_OPT_HELP, /* subcommands number their own options from TSL_OPT_HELP + 1 */
+    /* TLS options: far above any subcommand's own numbers. */
+    TSL_OPT_TLS = 0x180,
+    TSL_OPT_CA,
+    TSL_OPT_CERT,
+    TSL_OPT_KEY,
 };
 
 /* The connection options as `struct option` entries, for a subcommand's table. */
@@ -38,6 +43,9 @@ enum {
         {"token", required_argument, NULL, TSL_OPT_TOKEN},                                         \
         {"json", no_argument, NULL, TSL_OPT_JSON},                                                 \
         {"timeout", required_argument, NULL, TSL_OPT_TIMEOUT},                                     \
+        {"tls", no_argument, NULL, TSL_OPT_TLS}, {"ca", required_argument, NULL, TSL_OPT_CA},      \
+        {"cert", required_argument, NULL, TSL_OPT_CERT},                                           \
+        {"key", required_argument, NULL, TSL_OPT_KEY},                                             \
     {                                                                                              \
         "help", no_argument, NULL, TSL_OPT_HELP                                                    \
     }
@@ -50,7 +58,8 @@ int tsl_remote_common_opt(int opt, const char *arg, tsl_client_opts_t *co);
  * default deadline (none for plan, TSL_REMOTE_DEFAULT_TIMEOUT_S otherwise). */
 void tsl_remote_defaults(tsl_client_opts_t *co, bool is_plan);
 
-/* Opens the client; on a malformed address prints why and returns TSL_EXIT_USAGE. */
+/* Opens the client (TLS with co->tls); on a malformed address or an unreadable
+ * --ca/--cert/--key prints why and returns TSL_EXIT_USAGE. */
 int tsl_remote_open(const tsl_client_opts_t *co, tsl_rpc_client_t **out);
 
 /* Parses a decimal count in [lo, hi] for option `name`. */

@@ -208,7 +208,7 @@ static bool finished(const Tessel__V1__Trial *t)
 static void draw(tsl_progress_t *pg, const Tessel__V1__Trial *t, size_t i, size_t n)
 {
     size_t done = 0;
-    char phase[32];
+    char phase[64]; /* room for two 20-digit counts (GCC checks) */
     for (size_t r = 0; r < t->n_ranks; r++)
         done += strcmp(t->ranks[r]->state, "done") == 0;
     snprintf(phase, sizeof phase, "trial %zu/%zu %s", i + 1, n, t->status);

@@ -41,6 +41,19 @@ int tsl_remote_common_opt(int opt, const char *arg, tsl_client_opts_t *co)
     case TSL_OPT_TOKEN: co->token = arg; return 0;
     case TSL_OPT_JSON: co->json = true; return 0;
     case TSL_OPT_TIMEOUT: return parse_timeout(arg, &co->timeout_s);
+    case TSL_OPT_TLS: co->tls = true; return 0;
+    case TSL_OPT_CA:
+        co->ca_file = arg;
+        co->tls = true;
+        return 0;
+    case TSL_OPT_CERT:
+        co->cert_file = arg;
+        co->tls = true;
+        return 0;
+    case TSL_OPT_KEY:
+        co->key_file = arg;
+        co->tls = true;
+        return 0;
     default: return -1;
     }
 }
@@ -65,7 +78,15 @@ int tsl_remote_open(const tsl_client_opts_t *co, tsl_rpc_client_t **out)
 {
     char err[TSL_RPC_MSG_MAX];
 
-    *out = tsl_rpc_client_open(co->server, co->token, co->timeout_s, err, sizeof(err));
+    tsl_rpc_tls_t tls = {.ca_file = co->ca_file,
+                         .cert_file = co->cert_file,
+                         .key_file = co->key_file,
+                         .ca_name = "--ca",
+                         .cert_name = "--cert",
+                         .key_name = "--key"};
+
+    *out = tsl_rpc_client_open_tls(co->server, co->token, co->timeout_s, co->tls ? &tls : NULL, err,
+                                   sizeof(err));
     if (!*out)
         return tsl_remote_fail(TSL_EXIT_USAGE, "%s", err);
     return 0;

@@ -14,7 +14,8 @@
 #include "trial_cmd.h"
 
 static const char usage_text[] =
-    "usage: tesselctl [--server ADDR] [--token T] [--timeout S] [--json] COMMAND [ARGS]\n"
+    "usage: tesselctl [--server ADDR] [--token T] [--tls] [--ca FILE] [--cert FILE --key FILE]\n"
+    "                 [--timeout S] [--json] COMMAND [ARGS]\n"
     "       tesselctl --version\n"
     "\n"
     "Plan how to split a Transformer's training across GPUs, and manage the plans\n"
@@ -37,6 +38,10 @@ static const char usage_text[] =
     "  --server ADDR   tesseld address: unix:/path or host:port\n"
     "                  (env TESSEL_SERVER; default " TSL_DEFAULT_SERVER ")\n"
     "  --token T       bearer token (env TESSEL_TOKEN)\n"
+    "  --tls           TLS to a host:port, verifying tesseld's certificate (implied by\n"
+    "                  --ca, --cert, --key)\n"
+    "  --ca FILE       PEM CA that signed tesseld's certificate (default: system roots)\n"
+    "  --cert FILE     PEM client certificate for mutual TLS (with --key FILE)\n"
     "  --timeout S     give up after S seconds (default: none for plan, 30 otherwise)\n"
     "  --json          machine-readable output\n"
     "  -h, --help      this text; `tesselctl COMMAND --help` for a command\n"
@@ -172,6 +177,10 @@ static const struct option global_long[] = {
     {"token", required_argument, 0, TSL_OPT_TOKEN},
     {"timeout", required_argument, 0, TSL_OPT_TIMEOUT},
     {"json", no_argument, 0, TSL_OPT_JSON},
+    {"tls", no_argument, 0, TSL_OPT_TLS},
+    {"ca", required_argument, 0, TSL_OPT_CA},
+    {"cert", required_argument, 0, TSL_OPT_CERT},
+    {"key", required_argument, 0, TSL_OPT_KEY},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
     {0, 0, 0, 0},

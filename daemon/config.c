@@ -29,6 +29,9 @@ static const tsl_cfg_key_t KEYS[] = {
      "PEM certificate chain for the TCP listener (with tls_key)"},
     {"server", "tls_key", "tls-key", "FILE", TSL_CFG_STRING, F(tls_key), "", 0, 255, NULL, 0,
      "PEM private key for the TCP listener (with tls_cert)"},
+    {"server", "tls_client_ca", "tls-client-ca", "FILE", TSL_CFG_STRING, F(tls_client_ca), "", 0,
+     255, NULL, 0,
+     "PEM CA: TLS callers must present a certificate it signed (mutual TLS); \"\" = none asked"},
     {"server", "insecure_tcp", "insecure-tcp", "BOOL", TSL_CFG_BOOL, F(insecure_tcp), "false", 0, 0,
      NULL, 0, "allow tcp without TLS (tokens cross the network in clear; warned at start)"},
     {"server", "http", "http", "HOST:PORT", TSL_CFG_ADDR, F(http), "", 0, 127, NULL, 0,
@@ -200,6 +203,9 @@ int tsl_config_validate(const tsl_config_t *c, tsl_err_t *err)
     if (c->tls_cert[0] != '\0' && c->tcp[0] == '\0')
         return tsl_err_set(err, "server.tls_cert: TLS applies to the TCP listener, but "
                                 "server.tcp is not set");
+    if (c->tls_client_ca[0] != '\0' && c->tls_cert[0] == '\0')
+        return tsl_err_set(err, "server.tls_client_ca: client certificates need the TLS "
+                                "listener; set tls_cert and tls_key too");
     if (c->unix_socket[0] == '\0' && c->tcp[0] == '\0')
         return tsl_err_set(err, "server: no listener (set unix_socket, tcp or both)");
     if (c->database[0] == '\0')

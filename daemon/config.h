@@ -6,6 +6,7 @@
  * File format (INI, parsed with inih):
  *   [server]  unix_socket = /run/tessel/tesseld.sock   socket_mode = 0660
  *             tcp = 127.0.0.1:7443 (empty: no TCP)      tls_cert = …  tls_key = …
+ *             tls_client_ca = … (mutual TLS: a client certificate required)
  *             http = 127.0.0.1:9464 (empty: off)        pid_file / lock next to the socket
  *   [store]   database = /var/lib/tessel/tessel.db
  *   [search]  pool_size = 0 (= cores)  queue_size = 16  grace_s = 10  search_nice = 19
@@ -42,7 +43,8 @@ typedef struct tsl_config {
     char tcp[128];
     char tls_cert[256];
     char tls_key[256];
-    bool insecure_tcp; /* plaintext tcp allowed (warned at every start) */
+    char tls_client_ca[256]; /* mutual TLS: callers' certificates must chain to it */
+    bool insecure_tcp;       /* plaintext tcp allowed (warned at every start) */
     char http[128];
     char database[256];
     uint32_t pool_size; /* 0 = number of cores */

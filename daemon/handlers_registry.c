@@ -24,6 +24,7 @@
 #include "profile_history.h"
 #include "proto_arena.h"
 #include "request.h"
+#include "server_auth.h"
 #include "store_registry.h"
 #include "trial_run.h"
 #include "tessel/v1/registry.pb-c.h"
@@ -110,6 +111,25 @@ static bool check_register(tsl_call_t *call, const Tessel__V1__RegisterRequest *
     return true;
 }
 
+/* The caller may act as worker_id (server_auth.h); otherwise the call is answered. */
+static bool own_worker(tsl_call_t *call, const char *worker_id)
+{
+    char why[512];
+    grpc_status_code code = tsl_auth_worker(call, worker_id, why, sizeof why);
+    if (code != GRPC_STATUS_OK)
+        tsl_call_fail(call, code, "%s", why);
+    return code == GRPC_STATUS_OK;
+}
+
+/* Another credential registered this id: own_worker says whose (it answers
+ * unless the binding changed in between). */
+static void refuse_owner(tsl_call_t *call, const char *worker_id)
+{
+    if (own_worker(call, worker_id))
+        tsl_call_fail(call, GRPC_STATUS_PERMISSION_DENIED,
+                      "worker_id: %s is bound to another credential", worker_id);
+}
+
 void tsl_handle_register_worker(tsl_call_t *call)
 {
     Tessel__V1__RegisterRequest *req = (Tessel__V1__RegisterRequest *)tsl_call_read(
@@ -132,8 +152,13 @@ void tsl_handle_register_worker(tsl_call_t *call)
                               .devices = devs};
         tsl_err_t err = {0};
         bool known = false;
+        char who[TSL_REGISTRY_OWNER_MAX];
+        tsl_auth_identity(call, who, sizeof who);
+        w.owner = who;
         int rc = tsl_registry_register(call->srv->store, &w, tsl_clock_unix_s(), &known, &err);
-        if (rc != 0) {
+        if (rc == 2) {
+            refuse_owner(call, w.worker_id);
+        } else if (rc != 0) {
             tsl_call_fail_err(call, &err);
         } else {
             tsl_log_info("worker %s (%s, %zu GPU(s) %s%s) %s", w.worker_id, w.hostname,
@@ -158,7 +183,8 @@ void tsl_handle_heartbeat(tsl_call_t *call)
     if (!req)
         return;
     sweep(call);
-    if (check_name(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN, false)) {
+    if (check_name(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN, false) &&
+        own_worker(call, req->worker_id)) {
         tsl_err_t err = {0};
         bool back = false;
         int rc = tsl_registry_heartbeat(call->srv->store, req->worker_id, req->deregister,
@@ -285,7 +311,8 @@ static void report_profile(tsl_call_t *call)
     if (!ms || !texts)
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ReportProfile: out of memory");
     else if (check_name(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN, false) &&
-             check_name(call, "report_id", req->report_id, 64, true)) {
+             check_name(call, "report_id", req->report_id, 64, true) &&
+             own_worker(call, req->worker_id)) {
         if (n > MAX_MEASUREMENTS)
             tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
                           "measurements: %zu is above the limit %u", n, MAX_MEASUREMENTS);

@@ -3,12 +3,15 @@
  */
 #include "server_auth.h"
 
+#include <grpc/grpc_security.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "server_call.h"
 #include "server_int.h"
+#include "store_registry.h"
 
 #define TOKEN_MAX 256
 
@@ -101,4 +104,61 @@ grpc_status_code tsl_auth_call(tsl_call_t *call, char *msg, size_t cap)
     call->role = who.role;
     call->trusted = who.trusted;
     return code;
+}
+
+/* ---- worker identity ---------------------------------------------------------------------- */
+
+/* The verified client certificate's subject, into out; false when there is none. */
+static bool cert_subject(grpc_call *gc, char *out, size_t cap)
+{
+    grpc_auth_context *ctx = grpc_call_auth_context(gc);
+    bool found = false;
+    if (!ctx)
+        return false;
+    grpc_auth_property_iterator it =
+        grpc_auth_context_find_properties_by_name(ctx, GRPC_X509_SUBJECT_PROPERTY_NAME);
+    const grpc_auth_property *p = grpc_auth_property_iterator_next(&it);
+    if (p && p->value_length > 0) {
+        snprintf(out, cap, "cert:%.*s", (int)p->value_length, p->value);
+        found = true;
+    }
+    grpc_auth_context_release(ctx);
+    return found;
+}
+
+void tsl_auth_identity(tsl_call_t *call, char *out, size_t cap)
+{
+    char tok[TOKEN_MAX];
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    out[0] = '\0';
+    if (call->trusted || cert_subject(call->call, out, cap))
+        return;
+    if (find_token(&call->md, tok, sizeof tok) != 0 ||
+        EVP_Digest(tok, strlen(tok), md, &n, EVP_sha256(), NULL) != 1 || n < 8)
+        return;
+    snprintf(out, cap, "token:%02x%02x%02x%02x%02x%02x%02x%02x", md[0], md[1], md[2], md[3], md[4],
+             md[5], md[6], md[7]);
+    memset(tok, 0, sizeof tok);
+}
+
+grpc_status_code tsl_auth_worker(tsl_call_t *call, const char *worker_id, char *msg, size_t cap)
+{
+    char mine[TSL_REGISTRY_OWNER_MAX], owner[TSL_REGISTRY_OWNER_MAX];
+    tsl_err_t err = {0};
+    tsl_auth_identity(call, mine, sizeof mine);
+    if (!mine[0])
+        return GRPC_STATUS_OK;
+    int rc = tsl_registry_owner(call->srv->store, worker_id, owner, sizeof owner, &err);
+    if (rc < 0) {
+        snprintf(msg, cap, "%s", err.msg);
+        return GRPC_STATUS_INTERNAL;
+    }
+    if (rc == 1 || !owner[0] || strcmp(owner, mine) == 0)
+        return GRPC_STATUS_OK;
+    snprintf(msg, cap,
+             "worker_id: %s is bound to the credential that registered it (%.100s); this "
+             "caller is %.100s",
+             worker_id, owner, mine);
+    return GRPC_STATUS_PERMISSION_DENIED;
 }

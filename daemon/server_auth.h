@@ -35,6 +35,21 @@ grpc_status_code tsl_auth_check(const tsl_config_t *cfg, const grpc_metadata_arr
 struct tsl_call;
 grpc_status_code tsl_auth_call(struct tsl_call *call, char *msg, size_t cap);
 
+/* Worker identity. The credential a caller acts with: "cert:<subject>" when it
+ * presented a client certificate (mutual TLS: gRPC verified it against
+ * tls_client_ca), else "token:<16 hex digits of SHA-256(token)>" (the token itself
+ * is never stored); "" for a trusted caller (no [tokens]), which may act as any
+ * worker. A worker id is bound to the identity that registered it
+ * (store_registry.h); the node certificate of a worker therefore names its node. */
+void tsl_auth_identity(struct tsl_call *call, char *out, size_t cap);
+
+/* GRPC_STATUS_OK when the caller may act as worker_id: the id is unknown (the
+ * handler answers NOT_FOUND as before), not bound, or bound to the caller's
+ * identity. Otherwise PERMISSION_DENIED with both identities named in msg (or
+ * INTERNAL with the store's error): the handler answers it and changes nothing. */
+grpc_status_code tsl_auth_worker(struct tsl_call *call, const char *worker_id, char *msg,
+                                 size_t cap);
+
 /* "scheduler or ops" for a role mask, into buf. */
 const char *tsl_auth_roles_text(unsigned roles, char *buf, size_t cap);
 

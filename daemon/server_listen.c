@@ -164,6 +164,14 @@ int tsl_server_check_tls(const tsl_config_t *cfg, tsl_err_t *err)
         memset(key, 0, strlen(key));
     free(cert);
     free(key);
+    if (rc == 0 && cfg->tls_client_ca[0]) {
+        char *ca = slurp("tls_client_ca", cfg->tls_client_ca, err);
+        if (ca && !strstr(ca, "-----BEGIN CERTIFICATE-----"))
+            rc = tsl_err_set(err, "tls_client_ca: '%s' holds no PEM certificate",
+                             cfg->tls_client_ca);
+        rc = ca ? rc : -1;
+        free(ca);
+    }
     return rc;
 }
 
@@ -173,15 +181,23 @@ static grpc_server_credentials *tcp_credentials(const tsl_config_t *cfg, tsl_err
         return grpc_insecure_server_credentials_create();
     if (tsl_server_check_tls(cfg, err) != 0)
         return NULL;
-    char *cert, *key;
+    char *cert, *key, *client_ca = NULL;
     grpc_server_credentials *creds = NULL;
-    if (load_pair(cfg, &cert, &key, err) == 0) {
+    /* Mutual TLS: gRPC verifies the caller's chain against tls_client_ca during the
+     * handshake, so a call never reaches a handler without a certificate it signed. */
+    bool mutual = cfg->tls_client_ca[0] != '\0';
+    if (load_pair(cfg, &cert, &key, err) == 0 &&
+        (!mutual || (client_ca = slurp("tls_client_ca", cfg->tls_client_ca, err)))) {
         grpc_ssl_pem_key_cert_pair pair = {.private_key = key, .cert_chain = cert};
         creds = grpc_ssl_server_credentials_create_ex(
-            NULL, &pair, 1, GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE, NULL);
+            client_ca, &pair, 1,
+            mutual ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+                   : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+            NULL);
         if (!creds)
             tsl_err_set(err, "tls_cert/tls_key: gRPC refused the certificate or key");
     }
+    free(client_ca);
     free(cert);
     free(key);
     return creds;
@@ -237,7 +253,10 @@ static int listen_tcp(tsl_server_t *s, tsl_err_t *err)
     }
     size_t used = strlen(s->listening);
     snprintf(s->listening + used, sizeof s->listening - used, "%stcp %s%s", used ? ", " : "",
-             cfg->tcp, cfg->tls_cert[0] ? " (tls)" : " (plaintext)");
+             cfg->tcp,
+             !cfg->tls_cert[0]       ? " (plaintext)"
+             : cfg->tls_client_ca[0] ? " (tls, client certificates required)"
+                                     : " (tls)");
     return 0;
 }
 

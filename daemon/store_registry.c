@@ -93,9 +93,16 @@ static int upsert_worker(sqlite3 *db, const tsl_reg_worker_t *w, int64_t now, ts
         "nccl_version = excluded.nccl_version, simulated = excluded.simulated, "
         "last_seen_unix = excluded.last_seen_unix, state = 'online', "
         "heartbeat_s = excluded.heartbeat_s, version = excluded.version";
-    return run(db, sql, "tttttiiit", err, w->worker_id, w->hostname, w->driver_version,
-               w->cuda_version, w->nccl_version, (int64_t)w->simulated, now,
-               (int64_t)w->heartbeat_s, w->version);
+    int rc = run(db, sql, "tttttiiit", err, w->worker_id, w->hostname, w->driver_version,
+                 w->cuda_version, w->nccl_version, (int64_t)w->simulated, now,
+                 (int64_t)w->heartbeat_s, w->version);
+    /* The first credential binds the id; check_owner refused any other before. */
+    if (rc == 0 && w->owner && w->owner[0])
+        rc = run(db,
+                 "INSERT INTO worker_owners (worker_id, owner) VALUES (?1, ?2) "
+                 "ON CONFLICT (worker_id) DO NOTHING",
+                 "tt", err, w->worker_id, w->owner);
+    return rc;
 }
 
 static int upsert_device(sqlite3 *db, const char *id, const tsl_reg_device_t *d, tsl_err_t *err)
@@ -122,6 +129,45 @@ static int exists(sqlite3 *db, const char *sql, const char *id)
     return found;
 }
 
+/* The owner of worker_id into buf: 0, 1 unknown id, -1 error. */
+static int owner_of(sqlite3 *db, const char *worker_id, char *buf, size_t cap)
+{
+    sqlite3_stmt *st = NULL;
+    static const char sql[] = "SELECT coalesce(o.owner, '') FROM workers w LEFT JOIN "
+                              "worker_owners o USING (worker_id) WHERE w.worker_id = ?1";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, worker_id, -1, SQLITE_STATIC);
+    int step = sqlite3_step(st), rc = step == SQLITE_ROW ? 0 : step == SQLITE_DONE ? 1 : -1;
+    if (rc == 0)
+        snprintf(buf, cap, "%s", tsl_sql_text(st, 0));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int tsl_registry_owner(tsl_store_t *s, const char *worker_id, char *owner, size_t cap,
+                       tsl_err_t *err)
+{
+    sqlite3 *db = tsl_store_lock_db(s);
+    int rc = owner_of(db, worker_id, owner, cap);
+    if (rc < 0)
+        tsl_sql_fail(db, SCOPE, "reading workers", err);
+    tsl_store_unlock_db(s);
+    return rc;
+}
+
+/* 0, or 2 when w's id is bound to another owner than w->owner. */
+static int check_owner(sqlite3 *db, const tsl_reg_worker_t *w, tsl_err_t *err)
+{
+    char owner[TSL_REGISTRY_OWNER_MAX];
+    int rc = owner_of(db, w->worker_id, owner, sizeof owner);
+    if (rc < 0)
+        return tsl_sql_fail(db, SCOPE, "reading workers", err);
+    if (rc == 0 && owner[0] && w->owner && w->owner[0] && strcmp(owner, w->owner) != 0)
+        return 2;
+    return 0;
+}
+
 int tsl_registry_register(tsl_store_t *s, tsl_reg_worker_t *w, int64_t now, bool *known,
                           tsl_err_t *err)
 {
@@ -131,8 +177,9 @@ int tsl_registry_register(tsl_store_t *s, tsl_reg_worker_t *w, int64_t now, bool
     if (rc == 0) {
         int found = exists(db, "SELECT 1 FROM workers WHERE worker_id = ?1", w->worker_id);
         *known = found == 1;
-        rc = found < 0 ? tsl_sql_fail(db, SCOPE, "reading workers", err)
-                       : upsert_worker(db, w, now, err);
+        rc = found < 0 ? tsl_sql_fail(db, SCOPE, "reading workers", err) : check_owner(db, w, err);
+        if (rc == 0)
+            rc = upsert_worker(db, w, now, err);
         for (uint32_t i = 0; rc == 0 && i < w->n_devices; i++)
             rc = upsert_device(db, w->worker_id, &w->devices[i], err);
         rc = tsl_sql_end(db, SCOPE, rc, err);

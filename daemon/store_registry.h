@@ -20,6 +20,12 @@
  * whose request names the profile key (tsl_registry_profile_key) or that
  * plan_gpus links to the model are marked stale.
  *
+ * Ownership: a worker id is bound to the credential that registered it first
+ * (owner: "cert:<subject>" or "token:<hash>", server_auth.h); "" = not bound
+ * (registered by a trusted caller, or before bindings were stored), bound by the
+ * next registration that has a credential. Registering a bound id with another
+ * owner is refused (2); the handlers check the other calls (tsl_auth_worker).
+ *
  * Thread-safety: as store.h (the store's lock is held for each call).
  * Ownership: strings in callbacks' structs live until the callback returns.
  */
@@ -36,6 +42,7 @@
 
 #define TSL_WORKER_ID_LEN        18 /* "w-" + 16 hex digits */
 #define TSL_REGISTRY_MAX_DEVICES 64u
+#define TSL_REGISTRY_OWNER_MAX   256 /* bytes of an owner, NUL included */
 
 typedef struct tsl_reg_device {
     uint32_t index;
@@ -53,6 +60,7 @@ typedef struct tsl_reg_worker {
     uint32_t heartbeat_s;
     uint32_t n_devices;
     const tsl_reg_device_t *devices;
+    const char *owner; /* register: the caller's identity ("" or NULL: none) */
     /* listings only: */
     const char *state; /* "online", "offline", "stopped" */
     int64_t registered_unix, last_seen_unix, profile_unix;
@@ -91,9 +99,14 @@ void tsl_registry_worker_id(const char *hostname, const tsl_reg_device_t *devs, 
 void tsl_registry_profile_key(const char *gpu_model, bool simulated, char *buf, size_t cap);
 
 /* Registers (or re-registers) w; w->worker_id is filled from the identity.
- * *known: the id was registered before. */
+ * *known: the id was registered before. 0, 2 when the id is bound to another
+ * owner than w->owner (nothing changed), -1 error. */
 int tsl_registry_register(tsl_store_t *s, tsl_reg_worker_t *w, int64_t now, bool *known,
                           tsl_err_t *err);
+
+/* The owner worker_id is bound to ("" = none) into owner: 0, 1 unknown id, -1 error. */
+int tsl_registry_owner(tsl_store_t *s, const char *worker_id, char *owner, size_t cap,
+                       tsl_err_t *err);
 
 /* 0 recorded, 1 unknown worker_id, -1 error. *came_back: it was offline or stopped. */
 int tsl_registry_heartbeat(tsl_store_t *s, const char *worker_id, bool deregister, int64_t now,

@@ -40,6 +40,10 @@ typedef struct tsl_agent_config {
     char server[256]; /* tesseld address: unix:/path or host:port */
     char token[128];  /* bearer token ("" = none); or read from token_file */
     char token_file[256];
+    bool tls;            /* TLS to a host:port address (implied by ca_file/cert_file) */
+    char ca_file[256];   /* PEM CA tesseld's certificate must chain to; "" = system roots */
+    char cert_file[256]; /* PEM node certificate for mutual TLS (with key_file) */
+    char key_file[256];
     char node_name[128];   /* "" = hostname */
     char backend[8];       /* "sim" | "cuda" */
     char device_file[256]; /* sim: the device description */

@@ -28,6 +28,14 @@ static const tsl_cfg_key_t KEYS[] = {
      TSL_CFG_SECRET, "bearer token of role worker (prefer token_file: argv is visible to all)"},
     {"daemon", "token_file", "token-file", "FILE", TSL_CFG_STRING, F(token_file), "", 0, 255, NULL,
      0, "file holding the token (first line)"},
+    {"daemon", "tls", "tls", "BOOL", TSL_CFG_BOOL, F(tls), "no", 0, 1, NULL, 0,
+     "TLS to a host:port address, verifying tesseld's certificate (implied by ca_file)"},
+    {"daemon", "ca_file", "ca-file", "FILE", TSL_CFG_STRING, F(ca_file), "", 0, 255, NULL, 0,
+     "PEM CA that signed tesseld's certificate; \"\" = the system roots"},
+    {"daemon", "cert_file", "cert-file", "FILE", TSL_CFG_STRING, F(cert_file), "", 0, 255, NULL, 0,
+     "PEM node certificate for mutual TLS (tesseld's tls_client_ca), with key_file"},
+    {"daemon", "key_file", "key-file", "FILE", TSL_CFG_STRING, F(key_file), "", 0, 255, NULL, 0,
+     "PEM private key of cert_file"},
     {"daemon", "rpc_timeout_s", "rpc-timeout", "SECONDS", TSL_CFG_DOUBLE, F(rpc_timeout_s), "10",
      0.1, 300, NULL, 0, "deadline of each call to tesseld"},
     {"daemon", "backoff_base_s", "backoff-base", "SECONDS", TSL_CFG_DOUBLE, F(backoff_base_s), "1",
@@ -187,6 +195,16 @@ int tsl_agent_config_finish(tsl_agent_config_t *c, tsl_err_t *err)
         return tsl_err_set(err, "daemon.token and daemon.token_file: give one, not both");
     if (c->token_file[0] && read_token_file(c, err) != 0)
         return -1;
+    if (!c->cert_file[0] != !c->key_file[0])
+        return tsl_err_set(err, "daemon.%s: needs %s too (the node certificate and its key)",
+                           c->cert_file[0] ? "cert_file" : "key_file",
+                           c->cert_file[0] ? "key_file" : "cert_file");
+    c->tls = c->tls || c->ca_file[0] || c->cert_file[0];
+    if (c->tls && (c->server[0] == '/' || strncmp(c->server, "unix:", 5) == 0))
+        return tsl_err_set(err,
+                           "daemon.address: TLS (tls, ca_file, cert_file) needs a "
+                           "host:port address, not '%s'",
+                           c->server);
     if (!c->node_name[0] && gethostname(c->node_name, sizeof c->node_name - 1) != 0)
         return tsl_err_set(err, "node.name: not set and gethostname failed: %s", strerror(errno));
     return 0;

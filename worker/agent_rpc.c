@@ -47,7 +47,14 @@ tsl_agent_rpc_t *tsl_agent_rpc_open_deadline(const tsl_agent_config_t *cfg, doub
         return NULL;
     }
     pthread_mutex_init(&r->mu, NULL);
-    r->c = tsl_rpc_client_open(cfg->server, cfg->token, timeout_s, msg, sizeof msg);
+    tsl_rpc_tls_t tls = {.ca_file = cfg->ca_file[0] ? cfg->ca_file : NULL,
+                         .cert_file = cfg->cert_file[0] ? cfg->cert_file : NULL,
+                         .key_file = cfg->key_file[0] ? cfg->key_file : NULL,
+                         .ca_name = "ca_file",
+                         .cert_name = "cert_file",
+                         .key_name = "key_file"};
+    r->c = tsl_rpc_client_open_tls(cfg->server, cfg->token, timeout_s, cfg->tls ? &tls : NULL, msg,
+                                   sizeof msg);
     if (!r->c) {
         tsl_err_set(err, "daemon.%s", msg);
         free(r);
