@@ -29,6 +29,8 @@
 #include "err.h"
 
 #define TSL_CONFIG_MAX_TOKENS 64
+/* Shorter tokens are accepted but warned about at start: guessable. */
+#define TSL_CONFIG_MIN_TOKEN_LEN 16u
 
 typedef enum { TSL_ROLE_NONE = 0, TSL_ROLE_SCHEDULER, TSL_ROLE_OPS, TSL_ROLE_WORKER } tsl_role_t;
 

@@ -167,6 +167,22 @@ static void stop(const tsl_config_t *cfg, daemon_state_t *d)
     tsl_metrics_free(d->metrics);
 }
 
+/* What an operator should hear once at start: nothing here stops tesseld, but
+ * each weakens it (docs/operations.md, "Hardening"). */
+static void warn_weak_setup(const tsl_config_t *cfg)
+{
+    uint32_t short_tokens = 0;
+    for (uint32_t i = 0; i < cfg->n_tokens; i++)
+        short_tokens += strlen(cfg->tokens[i].token) < TSL_CONFIG_MIN_TOKEN_LEN;
+    if (short_tokens)
+        tsl_log_warnx("tokens: %u of %u shorter than %u characters, which can be guessed; use "
+                      "random ones (e.g. openssl rand -hex 16)",
+                      short_tokens, cfg->n_tokens, TSL_CONFIG_MIN_TOKEN_LEN);
+    if (geteuid() == 0)
+        tsl_log_warnx("running as root: tesseld needs no privilege; run it as its own user "
+                      "(systemd/tesseld.service does)");
+}
+
 static int run(const tsl_config_t *cfg)
 {
     tsl_err_t err = {0};
@@ -184,6 +200,7 @@ static int run(const tsl_config_t *cfg)
             close(lock_fd);
         return EXIT_RUNTIME;
     }
+    warn_weak_setup(cfg);
     block_signals(&set);
     tsl_server_route_grpc_log();
     grpc_init();

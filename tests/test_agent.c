@@ -102,7 +102,7 @@ static void test_config(const char *root)
     CHECK(tsl_agent_config_set(&c, "nope", "1", &err) != 0 && strstr(err.msg, "unknown"),
           "unknown key");
     snprintf(tok, sizeof tok, "%s/token", root);
-    CHECK(write_text(tok, "  s3cret-token \n") == 0, "token file");
+    CHECK(write_text(tok, "  s3cret-token \n") == 0 && chmod(tok, 0644) == 0, "token file");
     snprintf(path, sizeof path, "%s/w.conf", root);
     char text[800];
     snprintf(text, sizeof text,
@@ -112,6 +112,10 @@ static void test_config(const char *root)
              tok);
     CHECK(write_text(path, text) == 0, "config file");
     CHECK(tsl_agent_config_load(&c, path, &err) == 0, "load: %s", err.msg);
+    CHECK(tsl_agent_config_finish(&c, &err) == -1 && strstr(err.msg, "daemon.token_file") &&
+              strstr(err.msg, "open to others (mode 0644)") && strstr(err.msg, "chmod 600"),
+          "a token file others can read is refused: %s", err.msg);
+    CHECK(chmod(tok, 0600) == 0, "chmod 600");
     CHECK(tsl_agent_config_finish(&c, &err) == 0, "finish: %s", err.msg);
     CHECK(strcmp(c.token, "s3cret-token") == 0, "token read and trimmed: '%s'", c.token);
     char *dump = NULL;

@@ -344,6 +344,12 @@ int tsl_agent_run(const tsl_agent_config_t *cfg, tsl_err_t *err)
         tsl_log_info("tessel-worker on %s: %u GPU(s) via %s; tesseld at %s; %u report(s) spooled",
                      a->node.hostname, a->node.n_devices, cfg->backend, cfg->server,
                      tsl_spool_count(&a->spool));
+        if (cfg->token[0] && strlen(cfg->token) < 16) /* as tesseld says of its own */
+            tsl_log_warnx("token: shorter than 16 characters, which can be guessed; use a "
+                          "random one (e.g. openssl rand -hex 16)");
+        if (geteuid() == 0)
+            tsl_log_warnx("running as root: tessel-worker needs only its GPUs; run it as its own "
+                          "user in the video/render group (systemd/tessel-worker.service does)");
         after(a->ev_register, 0);
         if (cfg->profile_at_start)
             after(a->ev_profile, 0);

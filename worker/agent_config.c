@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -128,9 +129,20 @@ static int read_token_file(tsl_agent_config_t *c, tsl_err_t *err)
 {
     FILE *f = fopen(c->token_file, "r");
     char line[sizeof c->token + 2] = "";
+    struct stat st;
     if (!f)
         return tsl_err_set(err, "daemon.token_file: cannot open '%s': %s", c->token_file,
                            strerror(errno));
+    /* the token is a credential: as ssh treats a private key, a file any user
+     * can read (or its group change) is refused rather than used; the group
+     * may read it (docs/worker.md installs it root:tessel-worker 0640) */
+    if (fstat(fileno(f), &st) == 0 && (st.st_mode & 027)) {
+        fclose(f);
+        return tsl_err_set(err,
+                           "daemon.token_file: '%s' is open to others (mode %04o); the token "
+                           "is a credential: chmod 600 (or 0640 for the worker's group) '%s'",
+                           c->token_file, (unsigned)(st.st_mode & 07777), c->token_file);
+    }
     bool got = fgets(line, sizeof line, f) != NULL;
     fclose(f);
     size_t n = got ? strlen(line) : 0;

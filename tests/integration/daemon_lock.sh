@@ -17,6 +17,9 @@ start_daemon first --config "$TMPD/tokens.conf" --unix-socket "$SOCK" --database
     --pool-size 1 --tcp "127.0.0.1:$PORT" --insecure-tcp true
 FIRST=$DPID
 wait_healthy "$T" || { fail "the first tesseld did not become healthy"; finish; }
+# a 10-character token is accepted, and said to be guessable
+grep -q "tokens: 1 of 1 shorter than 16 characters" "$TMPD/first.log" &&
+    ok "a short token is warned about at start" || fail "no short-token warning: $(head -5 "$TMPD/first.log")"
 
 start_daemon second --unix-socket "$SOCK" --database "$TMPD/t2.db" --pool-size 1
 if wait_exit "$DPID" 10; then

@@ -88,6 +88,7 @@ done
 
 if [ -n "$WORKER" ]; then
     printf '%s\n' "$WTOKEN" >"$tmp/worker.token"
+    chmod 600 "$tmp/worker.token"
     cat >"$tmp/worker.conf" <<INI
 [daemon]
 address = unix:$sock

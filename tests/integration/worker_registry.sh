@@ -114,6 +114,7 @@ d["gpus"] = 2
 json.dump(d, open(sys.argv[2], "w"))
 PY
 printf '%s\n' "$WTOKEN" >"$tmp/worker.token"
+chmod 600 "$tmp/worker.token"
 cat >"$tmp/tesseld.conf" <<EOF
 [server]
 unix_socket = $sock
@@ -265,6 +266,7 @@ grep -q "identity restored" "$tmp/sim-b.log" && ok "the worker logs its restored
 
 # ---- wrong tokens ----------------------------------------------------------------------------
 printf 'not-the-token\n' >"$tmp/bad.token"
+chmod 600 "$tmp/bad.token"
 start_worker sim-x --token-file "$tmp/bad.token"
 wx=$wpid
 st=
