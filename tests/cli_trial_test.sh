@@ -27,7 +27,7 @@ expect 0 "" plans show --help
 grep -q "measured" "$out" && ok || bad "plans show --help does not mention the measured section"
 
 # usage errors: exit 2, one line naming what was wrong, no connection tried
-expect 2 "give start, show, list or watch" $none trial
+expect 2 "give start, show, list, watch or cancel" $none trial
 expect 2 "unknown action 'run'" $none trial run
 expect 2 "give the FINGERPRINT" $none trial start
 expect 2 "unexpected argument 'b'" $none trial start a b
