@@ -111,21 +111,11 @@ static bool check_register(tsl_call_t *call, const Tessel__V1__RegisterRequest *
     return true;
 }
 
-/* The caller may act as worker_id (server_auth.h); otherwise the call is answered. */
-static bool own_worker(tsl_call_t *call, const char *worker_id)
-{
-    char why[512];
-    grpc_status_code code = tsl_auth_worker(call, worker_id, why, sizeof why);
-    if (code != GRPC_STATUS_OK)
-        tsl_call_fail(call, code, "%s", why);
-    return code == GRPC_STATUS_OK;
-}
-
 /* Another credential registered this id: own_worker says whose (it answers
  * unless the binding changed in between). */
 static void refuse_owner(tsl_call_t *call, const char *worker_id)
 {
-    if (own_worker(call, worker_id))
+    if (tsl_auth_own_worker(call, worker_id))
         tsl_call_fail(call, GRPC_STATUS_PERMISSION_DENIED,
                       "worker_id: %s is bound to another credential", worker_id);
 }
@@ -184,7 +174,7 @@ void tsl_handle_heartbeat(tsl_call_t *call)
         return;
     sweep(call);
     if (check_name(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN, false) &&
-        own_worker(call, req->worker_id)) {
+        tsl_auth_own_worker(call, req->worker_id)) {
         tsl_err_t err = {0};
         bool back = false;
         int rc = tsl_registry_heartbeat(call->srv->store, req->worker_id, req->deregister,
@@ -312,7 +302,7 @@ static void report_profile(tsl_call_t *call)
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ReportProfile: out of memory");
     else if (check_name(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN, false) &&
              check_name(call, "report_id", req->report_id, 64, true) &&
-             own_worker(call, req->worker_id)) {
+             tsl_auth_own_worker(call, req->worker_id)) {
         if (n > MAX_MEASUREMENTS)
             tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
                           "measurements: %zu is above the limit %u", n, MAX_MEASUREMENTS);

@@ -452,19 +452,25 @@ static bool read_trial(tsl_call_t *call, tsl_trial_t *t)
     return ok;
 }
 
-void tsl_handle_get_trial(tsl_call_t *call)
+/* Answers with the trial (what: the method, for the out-of-memory message);
+ * clears it. */
+static void answer_trial(tsl_call_t *call, tsl_trial_t *t, const char *what)
 {
-    tsl_trial_t t;
-    if (!read_trial(call, &t))
-        return;
     tsl_arena_t a = {0};
-    Tessel__V1__Trial *msg = tsl_trial_to_proto(&a, &t);
+    Tessel__V1__Trial *msg = tsl_trial_to_proto(&a, t);
     if (msg)
         tsl_call_reply(call, &msg->base);
     else
-        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "GetTrial: out of memory");
+        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "%s: out of memory", what);
     tsl_arena_free(&a);
-    tsl_trial_clear(&t);
+    tsl_trial_clear(t);
+}
+
+void tsl_handle_get_trial(tsl_call_t *call)
+{
+    tsl_trial_t t;
+    if (read_trial(call, &t))
+        answer_trial(call, &t, "GetTrial");
 }
 
 void tsl_handle_watch_trial(tsl_call_t *call)
@@ -486,18 +492,10 @@ static void reply_trial(tsl_call_t *call, const char *trial_id)
 {
     tsl_trial_t t;
     tsl_err_t err = {0};
-    if (tsl_trials_get(call->srv->store, trial_id, &t, &err) != 0) {
+    if (tsl_trials_get(call->srv->store, trial_id, &t, &err) != 0)
         tsl_call_fail_err(call, &err);
-        return;
-    }
-    tsl_arena_t a = {0};
-    Tessel__V1__Trial *msg = tsl_trial_to_proto(&a, &t);
-    if (msg)
-        tsl_call_reply(call, &msg->base);
     else
-        tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "CancelTrial: out of memory");
-    tsl_arena_free(&a);
-    tsl_trial_clear(&t);
+        answer_trial(call, &t, "CancelTrial");
 }
 
 /* The reason is stored in the trial's error and shown in tables: printable ASCII,
