@@ -52,6 +52,10 @@ void tsl_handle_cancel_trial(tsl_call_t *call);
 void tsl_handle_assignments(tsl_call_t *call);
 void tsl_handle_report_trial(tsl_call_t *call);
 
+/* tsl_auth_worker (server_auth.h) for a handler: true when the caller may act
+ * as worker_id; otherwise the call is answered with the status and message. */
+bool tsl_handlers_own_worker(tsl_call_t *call, const char *worker_id);
+
 /* Answers with the Plan of a stored row (GetPlan), or with it as the last
  * PlanEvent (as_event, Plan): made once from the stored document and kept
  * (handlers_cache.c). row may be a head only (tsl_store_plan_head): the

@@ -45,7 +45,7 @@ void tsl_handle_assignments(tsl_call_t *call)
     tsl_err_t err = {0};
     if (!tsl_check_id(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN) ||
         !tsl_check_max(call, "wait_s", req->wait_s, MAX_WAIT_S) ||
-        !tsl_auth_own_worker(call, req->worker_id))
+        !tsl_handlers_own_worker(call, req->worker_id))
         ;
     else if (tsl_trials_worker_state(call->srv->store, req->worker_id, state, sizeof state, host,
                                      sizeof host, &err) != 0)
@@ -233,7 +233,7 @@ void tsl_handle_report_trial(tsl_call_t *call)
         call, &tessel__v1__report_trial_request__descriptor);
     if (!req)
         return;
-    if (check_report(call, req) && tsl_auth_own_worker(call, req->worker_id)) {
+    if (check_report(call, req) && tsl_handlers_own_worker(call, req->worker_id)) {
         tsl_trial_run_lock(call->srv);
         report_locked(call, req);
         tsl_trial_run_unlock(call->srv);

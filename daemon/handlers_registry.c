@@ -115,7 +115,7 @@ static bool check_register(tsl_call_t *call, const Tessel__V1__RegisterRequest *
  * unless the binding changed in between). */
 static void refuse_owner(tsl_call_t *call, const char *worker_id)
 {
-    if (tsl_auth_own_worker(call, worker_id))
+    if (tsl_handlers_own_worker(call, worker_id))
         tsl_call_fail(call, GRPC_STATUS_PERMISSION_DENIED,
                       "worker_id: %s is bound to another credential", worker_id);
 }
@@ -174,7 +174,7 @@ void tsl_handle_heartbeat(tsl_call_t *call)
         return;
     sweep(call);
     if (check_name(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN, false) &&
-        tsl_auth_own_worker(call, req->worker_id)) {
+        tsl_handlers_own_worker(call, req->worker_id)) {
         tsl_err_t err = {0};
         bool back = false;
         int rc = tsl_registry_heartbeat(call->srv->store, req->worker_id, req->deregister,
@@ -302,7 +302,7 @@ static void report_profile(tsl_call_t *call)
         tsl_call_fail(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "ReportProfile: out of memory");
     else if (check_name(call, "worker_id", req->worker_id, TSL_WORKER_ID_LEN, false) &&
              check_name(call, "report_id", req->report_id, 64, true) &&
-             tsl_auth_own_worker(call, req->worker_id)) {
+             tsl_handlers_own_worker(call, req->worker_id)) {
         if (n > MAX_MEASUREMENTS)
             tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT,
                           "measurements: %zu is above the limit %u", n, MAX_MEASUREMENTS);

@@ -162,12 +162,3 @@ grpc_status_code tsl_auth_worker(tsl_call_t *call, const char *worker_id, char *
              worker_id, owner, mine);
     return GRPC_STATUS_PERMISSION_DENIED;
 }
-
-bool tsl_auth_own_worker(tsl_call_t *call, const char *worker_id)
-{
-    char why[512];
-    grpc_status_code code = tsl_auth_worker(call, worker_id, why, sizeof why);
-    if (code != GRPC_STATUS_OK)
-        tsl_call_fail(call, code, "%s", why);
-    return code == GRPC_STATUS_OK;
-}

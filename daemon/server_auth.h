@@ -50,10 +50,6 @@ void tsl_auth_identity(struct tsl_call *call, char *out, size_t cap);
 grpc_status_code tsl_auth_worker(struct tsl_call *call, const char *worker_id, char *msg,
                                  size_t cap);
 
-/* tsl_auth_worker for a handler: true when the caller may act as worker_id;
- * otherwise the call is answered with the status and message, and false. */
-bool tsl_auth_own_worker(struct tsl_call *call, const char *worker_id);
-
 /* "scheduler or ops" for a role mask, into buf. */
 const char *tsl_auth_roles_text(unsigned roles, char *buf, size_t cap);
 
