@@ -549,6 +549,27 @@ static int calibration_rows(void *ud, const char *model, bool sim, const tsl_cal
     return rc;
 }
 
+/* A worker's credential reads the raw figures of its own host only (the
+ * aggregates, which every plan shows anyway, stay open to it); scheduler and
+ * ops read any. true when allowed; otherwise the call is answered. */
+static bool may_read_host(tsl_call_t *call, const char *hostname)
+{
+    char who[TSL_REGISTRY_OWNER_MAX];
+    tsl_err_t err = {0};
+    if (!hostname[0] || call->role != TSL_ROLE_WORKER)
+        return true;
+    tsl_auth_identity(call, who, sizeof who);
+    int rc = who[0] ? tsl_registry_host_readable(call->srv->store, hostname, who, &err) : 1;
+    if (rc < 0)
+        tsl_call_fail_err(call, &err);
+    else if (rc == 0)
+        tsl_call_fail(call, GRPC_STATUS_PERMISSION_DENIED,
+                      "hostname: the raw figures of %s belong to the workers registered there; "
+                      "this caller (%.100s) registered none of them",
+                      hostname, who);
+    return rc == 1;
+}
+
 void tsl_handle_get_profile(tsl_call_t *call)
 {
     Tessel__V1__GetProfileRequest *req = (Tessel__V1__GetProfileRequest *)tsl_call_read(
@@ -558,7 +579,8 @@ void tsl_handle_get_profile(tsl_call_t *call)
     profile_ctx_t ctx = {0};
     tsl_err_t err = {0};
     if (check_name(call, "gpu_model", req->gpu_model, MAX_NAME, true) &&
-        check_name(call, "hostname", req->hostname, MAX_NAME, true)) {
+        check_name(call, "hostname", req->hostname, MAX_NAME, true) &&
+        may_read_host(call, req->hostname)) {
         if (tsl_registry_profile(call->srv->store, req->gpu_model, req->hostname, profile_row, &ctx,
                                  &err) != 0 ||
             (!req->hostname[0] && tsl_calibration_list(call->srv->store, req->gpu_model,

@@ -156,6 +156,39 @@ int tsl_registry_owner(tsl_store_t *s, const char *worker_id, char *owner, size_
     return rc;
 }
 
+/* The host's bound workers: how many are owner's (*mine), how many others'. */
+static int host_owners(sqlite3 *db, const char *hostname, const char *owner, int *mine, int *others)
+{
+    sqlite3_stmt *st = NULL;
+    static const char sql[] =
+        "SELECT coalesce(sum(o.owner = ?2), 0), coalesce(sum(o.owner <> ?2), 0) "
+        "FROM workers w JOIN worker_owners o USING (worker_id) "
+        "WHERE w.hostname = ?1";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, hostname, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, owner, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -1;
+    if (rc == 0) {
+        *mine = sqlite3_column_int(st, 0);
+        *others = sqlite3_column_int(st, 1);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int tsl_registry_host_readable(tsl_store_t *s, const char *hostname, const char *owner,
+                               tsl_err_t *err)
+{
+    int mine = 0, others = 0;
+    sqlite3 *db = tsl_store_lock_db(s);
+    int rc = host_owners(db, hostname, owner, &mine, &others);
+    if (rc < 0)
+        tsl_sql_fail(db, SCOPE, "reading workers", err);
+    tsl_store_unlock_db(s);
+    return rc < 0 ? -1 : mine > 0 || others == 0;
+}
+
 /* 0, or 2 when w's id is bound to another owner than w->owner. */
 static int check_owner(sqlite3 *db, const tsl_reg_worker_t *w, tsl_err_t *err)
 {

@@ -108,6 +108,12 @@ int tsl_registry_register(tsl_store_t *s, tsl_reg_worker_t *w, int64_t now, bool
 int tsl_registry_owner(tsl_store_t *s, const char *worker_id, char *owner, size_t cap,
                        tsl_err_t *err);
 
+/* Whether owner may read hostname's raw figures: 1 when a worker on that host
+ * is bound to owner, or none of its workers is bound to anyone else (unbound
+ * or unknown host); 0 when they all belong to other credentials; -1 error. */
+int tsl_registry_host_readable(tsl_store_t *s, const char *hostname, const char *owner,
+                               tsl_err_t *err);
+
 /* 0 recorded, 1 unknown worker_id, -1 error. *came_back: it was offline or stopped. */
 int tsl_registry_heartbeat(tsl_store_t *s, const char *worker_id, bool deregister, int64_t now,
                            bool *came_back, tsl_err_t *err);

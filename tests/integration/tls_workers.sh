@@ -287,6 +287,40 @@ grep -q "^Heartbeat=OK" "$tmp/act" && grep -q "^ReportProfile=OK" "$tmp/act" &&
     ok "the first worker token still heartbeats, reports and polls as node-b" ||
     fail "owner: $(cat "$tmp/act")"
 
+# a worker credential reads the raw figures of its own host only
+cat >"$tmp/getprof.py" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import tsl_rpc
+tsl_rpc.load_stubs(sys.argv[2], sys.argv[3])
+import grpc
+from tessel.v1 import registry_pb2 as pb, registry_pb2_grpc as rg
+target, token, host = sys.argv[4:7]
+stub = rg.RegistryStub(grpc.insecure_channel(target))
+try:
+    r = stub.GetProfile(pb.GetProfileRequest(hostname=host),
+                        metadata=[("authorization", "Bearer " + token)], timeout=10)
+    print("OK %d" % len(r.measurements))
+except grpc.RpcError as e:
+    print("%s: %s" % (e.code().name, e.details()))
+PY
+getprof() { "$PY" "$tmp/getprof.py" "$HERE" "$PROTO_DIR" "$tmp/stubs" "unix:$sock" "$@" 2>&1; }
+out=$(getprof "$WTOKEN2" node-b)
+case $out in
+"PERMISSION_DENIED: hostname: the raw figures of node-b"*) ok "another worker token cannot read node-b's raw profile" ;;
+*) fail "raw profile of node-b with the second token: $out" ;;
+esac
+out=$(getprof "$WTOKEN" node-b)
+case $out in
+"OK "[1-9]*) ok "node-b's own token reads its raw profile ($out)" ;;
+*) fail "raw profile of node-b with its own token: $out" ;;
+esac
+out=$(getprof "$OPS" node-b)
+case $out in
+"OK "[1-9]*) ok "ops reads any host's raw profile" ;;
+*) fail "raw profile of node-b as ops: $out" ;;
+esac
+
 # the binding is stored: after a restart the second token is still refused
 stop_pid "$daemon_pid"
 start_daemon || { fail "tesseld did not come back"; exit 1; }
