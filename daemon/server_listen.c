@@ -18,12 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "pidlock.h"
 #include "server_int.h"
 
 #define TLS_FILE_MAX (1u << 20)
@@ -46,13 +46,6 @@ static int check_socket_path(const char *path, tsl_err_t *err)
     return 0;
 }
 
-static void read_holder(int fd, char *buf, size_t cap)
-{
-    ssize_t n = pread(fd, buf, cap - 1, 0);
-    buf[n > 0 ? n : 0] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
-}
-
 int tsl_server_lock(const tsl_config_t *cfg, int *fd_out, tsl_err_t *err)
 {
     *fd_out = -1;
@@ -60,34 +53,17 @@ int tsl_server_lock(const tsl_config_t *cfg, int *fd_out, tsl_err_t *err)
         return 0;
     if (check_socket_path(cfg->unix_socket, err) != 0)
         return -1;
-    char path[sizeof cfg->unix_socket + 8];
+    char path[sizeof cfg->unix_socket + 8], pid[32];
     snprintf(path, sizeof path, "%s.lock", cfg->unix_socket);
-    /* O_NOFOLLOW: a planted "<socket>.lock -> victim" must not get the victim truncated. */
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
-    if (fd < 0)
-        return tsl_err_set(err, "unix_socket: cannot open lock file %s: %s%s", path,
-                           strerror(errno),
-                           errno == ELOOP ? " (it is a symbolic link; remove it)" : "");
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return tsl_err_set(err, "unix_socket: lock file %s is not a regular file; remove it", path);
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
-        char pid[32];
-        read_holder(fd, pid, sizeof pid);
-        close(fd);
-        if (e == EWOULDBLOCK)
-            return tsl_err_set(err,
-                               "another tesseld (pid %s) is already serving unix:%s "
-                               "(lock %s is held); stop it or choose another unix_socket",
-                               pid[0] ? pid : "?", cfg->unix_socket, path);
-        return tsl_err_set(err, "unix_socket: cannot lock %s: %s", path, strerror(e));
-    }
-    char pid[32];
-    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+    int fd, rc = tsl_pidlock_take(path, 0644, "unix_socket", &fd, pid, sizeof pid, err);
+    if (rc == 1)
+        return tsl_err_set(err,
+                           "another tesseld (pid %s) is already serving unix:%s "
+                           "(lock %s is held); stop it or choose another unix_socket",
+                           pid[0] ? pid : "?", cfg->unix_socket, path);
+    if (rc != 0)
+        return -1;
+    if (tsl_pidlock_write_pid(fd) != 0)
         tsl_log_warn("cannot write the pid into %s", path);
     *fd_out = fd;
     return 0;

@@ -17,13 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fingerprint.h"
 #include "migrations.h"
+#include "pidlock.h"
 #include "store_registry.h"
 
 #define STORE_BUSY_TIMEOUT_MS 5000
@@ -818,50 +818,28 @@ void tsl_store_unlock_db(tsl_store_t *s)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* The pid is read for the message only; an empty or unreadable file gives "?". */
-static void read_lock_holder(int fd, char *pid, size_t cap)
-{
-    ssize_t n = pread(fd, pid, cap - 1, 0);
-    pid[n > 0 ? n : 0] = '\0';
-    pid[strcspn(pid, "\n")] = '\0';
-}
-
 int tsl_store_lock(const char *path, int *fd_out, tsl_err_t *err)
 {
     *fd_out = -1;
-    char lock[sizeof(((tsl_store_t *)0)->path) + 8];
+    char lock[sizeof(((tsl_store_t *)0)->path) + 8], what[sizeof lock + 16], pid[32];
     if (path == NULL || path[0] == '\0')
         return tsl_err_set(err, "database: no path given (set [store] database)");
     if ((size_t)snprintf(lock, sizeof lock, "%s.lock", path) >= sizeof lock)
         return tsl_err_set(err, "database %s: path too long", path);
-    /* O_NOFOLLOW: a planted "<database>.lock -> victim" must not get the victim truncated. */
-    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
-    if (fd < 0)
-        return tsl_err_set(err, "database %s: cannot open lock file %s: %s", path, lock,
-                           strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return tsl_err_set(err, "database %s: lock file %s is not a regular file", path, lock);
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    snprintf(what, sizeof what, "database %s", path);
+    int fd, rc = tsl_pidlock_take(lock, 0600, what, &fd, pid, sizeof pid, err);
+    if (rc == 1)
+        return tsl_err_set(err,
+                           "database %s is in use by another tesseld (pid %s; lock %s is "
+                           "held); stop it or choose another database",
+                           path, pid[0] ? pid : "?", lock);
+    if (rc != 0)
+        return -1;
+    if (tsl_pidlock_write_pid(fd) != 0) {
         int e = errno;
-        char pid[32];
-        read_lock_holder(fd, pid, sizeof pid);
-        close(fd);
-        if (e == EWOULDBLOCK)
-            return tsl_err_set(err,
-                               "database %s is in use by another tesseld (pid %s; lock %s is "
-                               "held); stop it or choose another database",
-                               path, pid[0] ? pid : "?", lock);
-        return tsl_err_set(err, "database %s: cannot lock %s: %s", path, lock, strerror(e));
-    }
-    char pid[32];
-    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
         close(fd);
         return tsl_err_set(err, "database %s: cannot write the pid into %s: %s", path, lock,
-                           strerror(errno));
+                           strerror(e));
     }
     *fd_out = fd;
     return 0;
