@@ -152,7 +152,7 @@ int tsl_eval_remote(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co_in)
     tsl_remote_defaults(&co, true); /* no deadline unless --timeout: the search may be long */
     memset(&in, 0, sizeof in);
     char *assembled = NULL;
-    int rc = tsl_remote_request_cluster(&cpo, &co, &pr, &sources);
+    int rc = tsl_remote_request_cluster(&cpo, &pr, &sources);
     if (rc == 0 && pr.cluster_case == TESSEL__V1__PLAN_REQUEST__CLUSTER_REGISTERED)
         rc = registered_cluster_json(&pr, &co, &assembled);
     if (rc == 0) {

@@ -72,13 +72,12 @@ int tsl_remote_request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest 
 }
 
 /* Cluster: "registered", a description file or a spec (tsl_cluster_arg_is_file's rule). */
-int tsl_remote_request_cluster(const tsl_plan_opts_t *po, const tsl_client_opts_t *co,
-                               Tessel__V1__PlanRequest *req, json_t **sources)
+int tsl_remote_request_cluster(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req,
+                               json_t **sources)
 {
-    (void)co; /* no call needed any more: tesseld assembles a registered cluster */
-    if (po->cluster && strcmp(po->cluster, "registered") == 0) {
-        return tsl_remote_registered_cluster(po->nodes, req, sources);
-    }
+    *sources = NULL;
+    if (po->cluster && strcmp(po->cluster, "registered") == 0)
+        return tsl_remote_registered_cluster(po->nodes, req);
     if (po->nodes)
         return tsl_remote_fail(TSL_EXIT_USAGE, "--nodes: only with --cluster registered");
     if (po->galvatron_profile) { /* what the import attached travels as the cluster JSON */
@@ -158,8 +157,8 @@ int tsl_remote_print_doc(json_t *doc, const tsl_client_opts_t *co)
     return TSL_EXIT_OK;
 }
 
-/* A plan on registered workers says where its figures came from: a list before
- * the table, or "figure_sources" in the JSON document. */
+/* A --galvatron-profile import says what it sent as the cluster JSON and what
+ * it could not: a list before the table, or "figure_sources" in the JSON. */
 static json_t *with_sources(json_t *doc, json_t *sources, const tsl_client_opts_t *co)
 {
     size_t i;
@@ -170,10 +169,7 @@ static json_t *with_sources(json_t *doc, json_t *sources, const tsl_client_opts_
         json_object_set(doc, "figure_sources", sources);
         return doc;
     }
-    const char *first = json_string_value(json_array_get(sources, 0));
-    bool gal = first && strncmp(first, "galvatron-profile ", 18) == 0;
-    printf("Figures (%s):\n",
-           gal ? "galvatron-profile, sent as the cluster" : "registered workers");
+    printf("Figures (galvatron-profile, sent as the cluster):\n");
     json_array_foreach(sources, i, line) printf("  %s\n", json_string_value(line));
     printf("\n");
     return doc;
@@ -213,7 +209,7 @@ int tsl_plan_remote(const tsl_plan_opts_t *po, const tsl_client_opts_t *co_in)
     tsl_remote_defaults(&co, true);
     rc = tsl_remote_request_model(po, &req);
     if (rc == 0)
-        rc = tsl_remote_request_cluster(po, &co, &req, &sources);
+        rc = tsl_remote_request_cluster(po, &req, &sources);
     if (rc == 0) {
         request_options(po, &req);
         rc = run_plan(&req, &co, sources, po->trace);

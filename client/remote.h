@@ -97,20 +97,21 @@ int tsl_rpc_report(FILE *err, const tsl_rpc_status_t *st);
 
 /* `--cluster registered` / `--nodes a,b` (remote_cluster.c): req's cluster becomes
  * a RegisteredCluster of the comma-separated names in nodes (NULL: every online
- * worker), which tesseld assembles; *sources says so (strings). 0, or the exit
- * code after reporting. tsl_remote_registered_free frees the member (NULL: none). */
-int tsl_remote_registered_cluster(const char *nodes, Tessel__V1__PlanRequest *req,
-                                  json_t **sources);
+ * worker), which tesseld assembles (where each figure came from comes back in the
+ * plan's figures.details). 0, or the exit code after reporting.
+ * tsl_remote_registered_free frees the member (NULL: none). */
+int tsl_remote_registered_cluster(const char *nodes, Tessel__V1__PlanRequest *req);
 void tsl_remote_registered_free(Tessel__V1__RegisteredCluster *r);
 
 /* A PlanRequest's model (--model preset, or the --hf-config text named as
  * --local names it) and cluster ("registered" and --nodes, a description
  * file's text, or a spec), as `plan` sends them (remote.c); eval sends the
- * same. 0 or the exit code after reporting. tsl_remote_request_free frees
- * what they set. */
+ * same. *sources: what a --galvatron-profile import sent and did not (strings,
+ * for the client to print), else NULL. 0 or the exit code after reporting.
+ * tsl_remote_request_free frees what they set. */
 int tsl_remote_request_model(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req);
-int tsl_remote_request_cluster(const tsl_plan_opts_t *po, const tsl_client_opts_t *co,
-                               Tessel__V1__PlanRequest *req, json_t **sources);
+int tsl_remote_request_cluster(const tsl_plan_opts_t *po, Tessel__V1__PlanRequest *req,
+                               json_t **sources);
 void tsl_remote_request_free(Tessel__V1__PlanRequest *req);
 
 /* ExportPlan of plan fp in format, written to path (stdout when NULL or "-";

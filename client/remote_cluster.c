@@ -38,7 +38,7 @@ void tsl_remote_registered_free(Tessel__V1__RegisteredCluster *r)
     free(r);
 }
 
-int tsl_remote_registered_cluster(const char *nodes, Tessel__V1__PlanRequest *req, json_t **sources)
+int tsl_remote_registered_cluster(const char *nodes, Tessel__V1__PlanRequest *req)
 {
     Tessel__V1__RegisteredCluster *r = malloc(sizeof *r);
     if (r)
@@ -47,7 +47,5 @@ int tsl_remote_registered_cluster(const char *nodes, Tessel__V1__PlanRequest *re
     req->registered = r;
     if (!r || (nodes && split_nodes(nodes, r) != 0))
         return tsl_remote_fail(TSL_EXIT_SERVER, "out of memory");
-    /* where the figures came from comes back in the plan (figures.details) */
-    *sources = NULL;
     return 0;
 }
