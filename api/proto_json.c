@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_num.h"
 #include "proto_json.h"
 
 static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *p);
@@ -140,29 +141,13 @@ json_t *tsl_proto_to_json(const ProtobufCMessage *msg)
 static int from_json(const json_t *o, const ProtobufCMessageDescriptor *d, tsl_arena_t *a,
                      ProtobufCMessage **out);
 
-static uint64_t json_u64_of(const json_t *v)
-{
-    if (json_is_integer(v))
-        return json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-    double x = json_number_value(v); /* clamped: the cast is undefined outside the range */
-    return x >= 18446744073709551616.0 ? UINT64_MAX : x > 0 ? (uint64_t)x : 0;
-}
-
-static int64_t json_i64_of(const json_t *v)
-{
-    if (json_is_integer(v))
-        return (int64_t)json_integer_value(v);
-    double x = json_number_value(v);
-    return x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x;
-}
-
 static int enum_of(const ProtobufCFieldDescriptor *f, const json_t *v)
 {
     const ProtobufCEnumDescriptor *ed = f->descriptor;
     const ProtobufCEnumValue *ev =
         json_is_string(v) ? protobuf_c_enum_descriptor_get_value_by_name(ed, json_string_value(v))
                           : NULL;
-    return ev ? ev->value : (int)json_i64_of(v);
+    return ev ? ev->value : (int)tsl_json_i64(v);
 }
 
 static int hex_digit(char c)
@@ -194,18 +179,18 @@ static int value_of(const ProtobufCFieldDescriptor *f, const json_t *v, tsl_aren
     switch (f->type) {
     case PROTOBUF_C_TYPE_INT32:
     case PROTOBUF_C_TYPE_SINT32:
-    case PROTOBUF_C_TYPE_SFIXED32: *(int32_t *)p = (int32_t)json_i64_of(v); return 0;
+    case PROTOBUF_C_TYPE_SFIXED32: *(int32_t *)p = (int32_t)tsl_json_i64(v); return 0;
     case PROTOBUF_C_TYPE_UINT32:
     case PROTOBUF_C_TYPE_FIXED32: {
-        uint64_t x = json_u64_of(v);
+        uint64_t x = tsl_json_u64(v);
         *(uint32_t *)p = x > UINT32_MAX ? UINT32_MAX : (uint32_t)x;
         return 0;
     }
     case PROTOBUF_C_TYPE_INT64:
     case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64: *(int64_t *)p = json_i64_of(v); return 0;
+    case PROTOBUF_C_TYPE_SFIXED64: *(int64_t *)p = tsl_json_i64(v); return 0;
     case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64: *(uint64_t *)p = json_u64_of(v); return 0;
+    case PROTOBUF_C_TYPE_FIXED64: *(uint64_t *)p = tsl_json_u64(v); return 0;
     case PROTOBUF_C_TYPE_FLOAT: *(float *)p = (float)json_number_value(v); return 0;
     case PROTOBUF_C_TYPE_DOUBLE: *(double *)p = json_number_value(v); return 0;
     case PROTOBUF_C_TYPE_BOOL: *(protobuf_c_boolean *)p = json_is_true(v); return 0;

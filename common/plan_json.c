@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json_num.h"
 #include "memopt.h"
 #include "plan_fields.h"
 #include "sublayer.h"
@@ -50,11 +51,7 @@ static void add_run(void *ud, uint32_t stage, uint32_t first, uint32_t count,
 
 uint64_t tsl_plan_json_u64(const json_t *o, const char *key)
 {
-    const json_t *v = json_object_get(o, key);
-    if (json_is_integer(v))
-        return json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-    double d = json_number_value(v);
-    return d >= 18446744073709551616.0 ? UINT64_MAX : d > 0 ? (uint64_t)d : 0;
+    return tsl_json_u64(json_object_get(o, key));
 }
 
 uint32_t tsl_plan_json_u32(const json_t *o, const char *key)
@@ -65,8 +62,7 @@ uint32_t tsl_plan_json_u32(const json_t *o, const char *key)
 
 int64_t tsl_plan_json_i64(const json_t *o, const char *key)
 {
-    const json_t *v = json_object_get(o, key);
-    return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+    return tsl_json_i64(json_object_get(o, key));
 }
 
 double tsl_plan_json_real(const json_t *o, const char *key)
@@ -211,8 +207,8 @@ json_t *tsl_request_to_json(const tsl_request_t *r)
 /* A request field from JSON, by its kind; absent or not a number reads 0. */
 static uint64_t json_u64(const json_t *v, uint64_t max)
 {
-    double d = json_is_integer(v) ? (double)json_integer_value(v) : json_number_value(v);
-    return d <= 0 ? 0 : d >= (double)max ? max : (uint64_t)d;
+    uint64_t x = tsl_json_u64(v);
+    return x > max ? max : x;
 }
 #define FROM_JSON_BOOL(v)   json_is_true(v)
 #define FROM_JSON_UINT(v)   (uint32_t) json_u64(v, UINT32_MAX)

@@ -35,9 +35,8 @@ void tsl_request_from_json(const json_t *o, tsl_request_t *r);
     if (TSL_PLAN_WHEN_##when((src)->c, src))                                                       \
         json_object_set_new(o, json, TSL_PLAN_JSON_OF_##kind((src)->c));
 
-/* A key of an object as a number of that type; absent, not a number or out of
- * range reads 0 (u32/u64 clamp a foreign or hand-edited document's doubles
- * before the cast, which is undefined outside the type's range). */
+/* A key of an object as a number of that type: absent or not a number reads 0,
+ * values are clamped to the type's range (json_num.h). */
 uint32_t tsl_plan_json_u32(const json_t *o, const char *key);
 uint64_t tsl_plan_json_u64(const json_t *o, const char *key);
 int64_t tsl_plan_json_i64(const json_t *o, const char *key);

@@ -1,0 +1,20 @@
+/*
+ * json_num.c — JSON numbers as C integers, clamped (json_num.h).
+ */
+#include "json_num.h"
+
+uint64_t tsl_json_u64(const json_t *v)
+{
+    if (json_is_integer(v))
+        return json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+    double d = json_number_value(v);
+    return d >= 18446744073709551616.0 ? UINT64_MAX : d > 0 ? (uint64_t)d : 0;
+}
+
+int64_t tsl_json_i64(const json_t *v)
+{
+    if (json_is_integer(v))
+        return (int64_t)json_integer_value(v);
+    double d = json_number_value(v);
+    return d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)d;
+}

@@ -1,0 +1,17 @@
+/*
+ * json_num.h — a JSON value as an integer of a C type, for the readers of
+ * documents Tessel writes but a person or another program may have edited:
+ * integers exactly, reals truncated, anything else (absent, a string, null) 0,
+ * and every value clamped to the type's range first (a cast of a double outside
+ * it is undefined behaviour).
+ */
+#ifndef TSL_JSON_NUM_H
+#define TSL_JSON_NUM_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+uint64_t tsl_json_u64(const json_t *v); /* negatives read 0 */
+int64_t tsl_json_i64(const json_t *v);
+
+#endif
