@@ -450,6 +450,15 @@ double tsl_cluster_link_bw(const tsl_cluster_t *c, uint32_t dev_a, uint32_t dev_
     return a == b ? c->nodes[a].intra_bw : pair_bw(c, a, b);
 }
 
+double tsl_cluster_pairs_bw(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,
+                            uint32_t count)
+{
+    double bw = INFINITY;
+    for (uint32_t k = 0; k < count; k++)
+        bw = fmin(bw, tsl_cluster_link_bw(c, from_first + k, to_first + k));
+    return bw;
+}
+
 bool tsl_cluster_is_homogeneous(const tsl_cluster_t *c)
 {
     for (uint32_t i = 1; i < c->n_nodes; i++) {

@@ -133,6 +133,12 @@ uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev);
 uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c);
 uint64_t tsl_cluster_max_device_mem(const tsl_cluster_t *c);
 double tsl_cluster_link_bw(const tsl_cluster_t *c, uint32_t dev_a, uint32_t dev_b);
+/* Bandwidth each pair gets when device from_first + k sends to to_first + k for
+ * every k < count at the same time (a pipeline boundary's ranks): the slowest
+ * pair's link, shared where the pairs' traffic crosses the same network links.
+ * count 0 gives +INFINITY. */
+double tsl_cluster_pairs_bw(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,
+                            uint32_t count);
 bool tsl_cluster_is_homogeneous(const tsl_cluster_t *c);
 
 /*

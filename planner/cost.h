@@ -108,6 +108,20 @@
  * gradient (2), and writes master, m, v (12) and the fp16 weights (2). */
 #define TSL_BYTES_PER_PARAM_OPT_STEP 28u
 
+/* Which formulas price a plan (docs/cost-model.md, "Cost modes"). STACK, the
+ * default, prices what the training stacks run (Megatron-LM, torchtitan, the
+ * executor); PAPER keeps the seed papers' formulas where they differ (Galvatron
+ * Eq. 9's summed gradient synchronisation, AMP Eq. 3's slowest link shared by
+ * nobody), for the reproductions of their tables. */
+typedef enum tsl_cost_mode {
+    TSL_COST_STACK = 0,
+    TSL_COST_PAPER = 1,
+} tsl_cost_mode_t;
+
+/* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
+ * so a plan cached under an older cost model is searched again, not served. */
+#define TSL_COST_MODEL_VERSION 2u
+
 /* Where a stage runs: a block of devices of the cluster. */
 typedef struct tsl_cost_env {
     const tsl_cluster_t *cluster;
@@ -125,6 +139,8 @@ typedef struct tsl_cost_env {
     double opt_mem_bw;                 /* sustained device-memory bytes/s the optimizer step
                                           streams at: the profile's measured copy bandwidth,
                                           else TSL_ROOFLINE_MEM_EFF × device_mem_bw; 0 unknown */
+    tsl_cost_mode_t mode;              /* STACK after tsl_cost_env_init; the search sets
+                                          PAPER for a request's paper_cost */
     bool tied_copy;                    /* the block is a pipeline stage without the model's
                                           token embedding (layer 0): a tied LM head there keeps
                                           its own copy of the padded word embedding, priced as

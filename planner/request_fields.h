@@ -101,6 +101,10 @@
       "no ZeRO-1/ZeRO-2 on data-parallel levels (plain all-reduce)", "no_zero", "no_zero")         \
     X(no_selective, BOOL, "no-selective", "", 0, 0,                                                \
       "no selective recomputation (with --unfused-attn)", "no_selective", "no_selective")          \
+    X(paper_cost, BOOL, "paper-cost", "", 0, 0,                                                    \
+      "price as the seed papers' formulas do (Galvatron Eq. 9's summed gradient syncs, AMP's "     \
+      "slowest link) instead of as the stacks run; for reproducing the papers",                    \
+      "paper_cost", "paper_cost")                                                                  \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

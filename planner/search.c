@@ -116,7 +116,9 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
                                r->unfused_attn,
                                r->no_seq_par,
                                r->no_zero,
-                               r->no_selective};
+                               r->no_selective,
+                               r->paper_cost,
+                               TSL_COST_MODEL_VERSION};
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         tsl_fp_u64(&fp, fields[i]);
     if (r->target) /* hashed only when set: unrestricted requests keep their fingerprints */

@@ -138,6 +138,9 @@ const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t g
  * request's reserve (tsl_request_device_budget). */
 uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t n);
 
+/* The formulas the engine's request asks for (cost.h): PAPER for paper_cost. */
+tsl_cost_mode_t tsl_engine_cost_mode(const tsl_engine_t *e);
+
 /*
  * Costs one configuration (global batch B, P stages, m micro-batches) over the
  * engine's space and fills plan (plan->valid false when nothing fits).

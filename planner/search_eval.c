@@ -435,6 +435,11 @@ uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t
     return budget;
 }
 
+tsl_cost_mode_t tsl_engine_cost_mode(const tsl_engine_t *e)
+{
+    return e->req != NULL && e->req->paper_cost ? TSL_COST_PAPER : TSL_COST_STACK;
+}
+
 /* Stage s's point-to-point time per micro-batch, both directions: its boundary to
  * the next stage, v times under interleaving, where the last stage also sends
  * v − 1 chunk boundaries back to the first. */
@@ -497,6 +502,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     tsl_cost_env_t env;
     if (tsl_cost_env_init(&env, e->cluster, s * G, G, NULL) != 0)
         return false;
+    env.mode = tsl_engine_cost_mode(e);
     env.tied_copy = first > 0; /* a tied head here copies layer 0's word embedding */
     for (uint32_t j = 0; j < g->n; j++)
         tsl_cost_strategy_bw(&env, &g->items[j], &e->bw[j]);
