@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "eval_cfg.h"
+#include "figures_load.h"
 #include "model.h"
 #include "plan.h"
 
@@ -14,16 +15,24 @@ typedef struct tsl_eval_opts {
     const char *model, *hf_config, *cluster;
     const char *model_name; /* --name NAME */
     uint32_t seq_len;
-    uint64_t mem_budget_bytes; /* --memory */
-    tsl_eval_cfg_t cfg;        /* --tp, --pp, ... */
-    bool have_flags;           /* some plan flag given */
-    const char *strategy;      /* --strategy TEXT: every layer's, instead of the degrees */
-    const char *plan_file;     /* --plan FILE */
-    const char *megatron_args; /* --megatron-args "..." */
-    const char *torchtitan;    /* --torchtitan FILE */
+    uint64_t mem_budget_bytes;     /* --memory */
+    tsl_eval_cfg_t cfg;            /* --tp, --pp, ... */
+    bool have_flags;               /* some plan flag given */
+    const char *strategy;          /* --strategy TEXT: every layer's, instead of the degrees */
+    const char *plan_file;         /* --plan FILE */
+    const char *megatron_args;     /* --megatron-args "..." */
+    const char *torchtitan;        /* --torchtitan FILE */
+    const char *profile;           /* --profile FILE (local only) */
+    const char *galvatron_profile; /* --galvatron-profile DIR (local only) */
+    bool unfused_attn;             /* --unfused-attn: the request's unfused_attn */
+    bool paper_cost;               /* --paper-cost: the request's paper_cost */
     bool no_search;
     bool local; /* --local: run here even when a server is named */
 } tsl_eval_opts_t;
+
+/* The request the plan is priced (and the comparison searched) under: the
+ * options' memory budget, attention and cost mode, the rest defaults. */
+void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r);
 
 /* What both modes need before costing: the model (and the options it was
  * loaded by, which the remote mode sends), the cluster, and the given plan;
@@ -34,6 +43,7 @@ typedef struct tsl_eval_input {
     tsl_cluster_t cluster;
     tsl_plan_t *given;
     json_t *doc;
+    tsl_figures_load_t figures; /* --profile / --galvatron-profile attached to cluster */
 } tsl_eval_input_t;
 
 /* Loads *in from the options; cluster_json, when not NULL, is the cluster

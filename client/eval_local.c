@@ -119,6 +119,23 @@ static int load_cluster(const tsl_eval_opts_t *eo, const char *cluster_json, tsl
     return tsl_cluster_from_arg(eo->cluster, c, err);
 }
 
+/* A plan document searched on measured or imported figures, priced here on
+ * others, would be compared on different ground: say so (the search's own plan
+ * gives ratio 1.0 only on the figures it was searched on). */
+static void note_figures(const json_t *doc, const tsl_figures_load_t *f)
+{
+    const json_t *fig = json_object_get(doc, "figures");
+    const char *compute = json_string_value(json_object_get(fig, "compute"));
+    const char *line = json_string_value(json_object_get(fig, "line"));
+    if (compute == NULL || strcmp(compute, "built-in") == 0 || f->prof != NULL)
+        return;
+    fprintf(stderr,
+            "tesselctl: eval: note: the plan was searched on %s figures (%s); this prices it "
+            "on the built-in ones: give the same --profile or --galvatron-profile to price it "
+            "as the search did\n",
+            compute, line && line[0] ? line : "see its figures");
+}
+
 int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl_eval_input_t *in,
                         tsl_err_t *err)
 {
@@ -128,8 +145,11 @@ int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl
     if (in->given == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "out of memory");
     if (load_source(eo, &cfg, &in->doc, err) != 0 || load_model(eo, &cfg, in, err) != 0 ||
-        load_cluster(eo, cluster_json, &in->cluster, err) != 0)
+        load_cluster(eo, cluster_json, &in->cluster, err) != 0 ||
+        tsl_figures_load(eo->profile, eo->galvatron_profile, &in->model, &in->cluster, &in->figures,
+                         err) != 0)
         return -1;
+    note_figures(in->doc, &in->figures);
     return given_plan(eo, &cfg, in, err);
 }
 
@@ -138,6 +158,7 @@ void tsl_eval_input_free(tsl_eval_input_t *in)
     json_decref(in->doc);
     tsl_model_free(&in->model);
     tsl_cluster_free(&in->cluster);
+    tsl_figures_load_free(&in->figures);
     free(in->given);
     memset(in, 0, sizeof *in);
 }
@@ -153,8 +174,7 @@ int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)
             tsl_errcode_exit(tsl_err_code(&err) == TSL_E_NONE ? TSL_E_INVALID : tsl_err_code(&err));
     } else {
         tsl_request_t r;
-        tsl_request_init(&r);
-        r.mem_budget_bytes = eo->mem_budget_bytes;
+        tsl_eval_request(eo, &r);
         json_t *doc = NULL;
         if (tsl_eval_document(&in.model, &in.cluster, &r, in.given, !eo->no_search, NULL, &doc,
                               &err) != 0) {
@@ -162,6 +182,9 @@ int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)
             json_decref(doc);
             rc = tsl_errcode_exit(tsl_err_code(&err));
         } else {
+            /* only for figures loaded here: a remote answer has none (same bytes) */
+            if (in.figures.prof != NULL)
+                json_object_set_new(doc, "figures", tsl_figures_load_json(&in.figures));
             rc = tsl_eval_print(doc, co);
         }
     }

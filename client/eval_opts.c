@@ -13,7 +13,8 @@
 static const char eval_usage[] =
     "usage: tesselctl eval (--model NAME | --hf-config PATH) [--seq-len N]\n"
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
-    "                      [--no-search] [--json] [--server ADDR [--local]]\n"
+    "                      [--profile FILE | --galvatron-profile DIR] [--unfused-attn]\n"
+    "                      [--paper-cost] [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
     "Predict the iteration time, throughput and per-stage memory of a GIVEN plan (no\n"
     "search), with the figures `plan` uses, and next to it what the search finds for\n"
@@ -64,6 +65,16 @@ static const char eval_usage[] =
     "                      [activation_checkpoint]) or Python Trainer.Config\n"
     "                      function (read, not run)\n"
     "\n"
+    "Figures and pricing (as for plan):\n"
+    "  --profile FILE      price on a measured profile (tessel-worker profile --json)\n"
+    "                      instead of the built-in figures; in this process only\n"
+    "  --galvatron-profile DIR\n"
+    "                      price on Galvatron's profiles in DIR (as plan does); a\n"
+    "                      plan searched on them evaluates to its own figures\n"
+    "  --unfused-attn      attention keeps its s x s scores (no flash kernel)\n"
+    "  --paper-cost        the seed papers' formulas instead of the stacks'\n"
+    "                      (docs/cost-model.md, \"Cost modes\")\n"
+    "\n"
     "  --no-search         do not run the search to compare with\n"
     "  --server ADDR       evaluate in tesseld at ADDR (also before `eval`, or\n"
     "                      TESSEL_SERVER); --token T and --timeout S as for plan\n"
@@ -95,6 +106,10 @@ enum {
     OPT_NO_SEARCH,
     OPT_LOCAL,
     OPT_NAME,
+    OPT_PROFILE,
+    OPT_GALVATRON,
+    OPT_UNFUSED,
+    OPT_PAPER,
 };
 
 static const struct option eval_long[] = {
@@ -123,6 +138,10 @@ static const struct option eval_long[] = {
     {"torchtitan", required_argument, 0, OPT_TORCHTITAN},
     {"no-search", no_argument, 0, OPT_NO_SEARCH},
     {"local", no_argument, 0, OPT_LOCAL},
+    {"profile", required_argument, 0, OPT_PROFILE},
+    {"galvatron-profile", required_argument, 0, OPT_GALVATRON},
+    {"unfused-attn", no_argument, 0, OPT_UNFUSED},
+    {"paper-cost", no_argument, 0, OPT_PAPER},
     {0, 0, 0, 0},
 };
 
@@ -199,6 +218,10 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_TORCHTITAN: eo->torchtitan = optarg; return 0;
     case OPT_NO_SEARCH: eo->no_search = true; return 0;
     case OPT_LOCAL: eo->local = true; return 0;
+    case OPT_PROFILE: eo->profile = optarg; return 0;
+    case OPT_GALVATRON: eo->galvatron_profile = optarg; return 0;
+    case OPT_UNFUSED: eo->unfused_attn = true; return 0;
+    case OPT_PAPER: eo->paper_cost = true; return 0;
     default: return plan_flag(opt, eo, err);
     }
 }
@@ -215,6 +238,38 @@ static int check_sources(const tsl_eval_opts_t *eo)
         return TSL_EXIT_USAGE;
     }
     return TSL_EXIT_OK;
+}
+
+/* Measured figures are attached here, in this process: tesseld prices on its
+ * own workers' profiles. */
+static int check_figures(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)
+{
+    if (eo->profile && eo->galvatron_profile) {
+        fputs("tesselctl: eval: give --profile or --galvatron-profile, not both\n", stderr);
+        return TSL_EXIT_USAGE;
+    }
+    if ((eo->profile || eo->galvatron_profile) && co->server_given && !eo->local) {
+        fprintf(stderr,
+                "tesselctl: eval: --%s: works in this process only; add --local (tesseld "
+                "prices on its registered workers' profiles: --cluster registered)\n",
+                eo->profile ? "profile" : "galvatron-profile");
+        return TSL_EXIT_USAGE;
+    }
+    if (eo->galvatron_profile && eo->cluster && strcmp(eo->cluster, "registered") == 0) {
+        fputs("tesselctl: eval: --galvatron-profile: give the cluster it was measured on "
+              "(--cluster SPEC or FILE), not registered\n",
+              stderr);
+        return TSL_EXIT_USAGE;
+    }
+    return TSL_EXIT_OK;
+}
+
+void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
+{
+    tsl_request_init(r);
+    r->mem_budget_bytes = eo->mem_budget_bytes;
+    r->unfused_attn = eo->unfused_attn;
+    r->paper_cost = eo->paper_cost;
 }
 
 int tsl_cmd_eval(int argc, char **argv, tsl_client_opts_t *co)
@@ -248,6 +303,8 @@ int tsl_cmd_eval(int argc, char **argv, tsl_client_opts_t *co)
         return TSL_EXIT_USAGE;
     }
     int rc = check_sources(&eo);
+    if (rc == TSL_EXIT_OK)
+        rc = check_figures(&eo, co);
     if (rc != TSL_EXIT_OK)
         return rc;
     return eo.local || !co->server_given ? tsl_eval_local(&eo, co) : tsl_eval_remote(&eo, co);

@@ -53,6 +53,9 @@ int tsl_eval_print(json_t *doc, const tsl_client_opts_t *co)
         tsl_format_params((double)json_integer_value(json_object_get(jm, "params")), np, sizeof np),
         json_string_value(json_object_get(json_object_get(doc, "cluster"), "description")));
     tsl_print_plan(stdout, plan);
+    const char *line = json_string_value(json_object_get(json_object_get(doc, "figures"), "line"));
+    if (line && line[0])
+        printf("%s\n", line);
     if (json_object_get(doc, "search"))
         print_search(plan, json_object_get(doc, "search"));
     json_decref(doc);

@@ -109,8 +109,7 @@ static int send_eval(const tsl_eval_opts_t *eo, tsl_eval_input_t *in, Tessel__V1
     if (rc != 0)
         return rc;
     tsl_request_t r;
-    tsl_request_init(&r);
-    r.mem_budget_bytes = eo->mem_budget_bytes;
+    tsl_eval_request(eo, &r);
     tsl_request_to_proto(&r, &pr->base);
     pr->seq_len = in->po.seq_len;
     Tessel__V1__EvaluatePlanRequest req = TESSEL__V1__EVALUATE_PLAN_REQUEST__INIT;

@@ -16,14 +16,11 @@
 #include "cluster_json.h"
 #include "commands.h"
 #include "export.h"
-#include "figures_json.h"
-#include "galvatron_import.h"
-#include "galvatron_profile.h"
+#include "figures_load.h"
 #include "hf_config.h"
 #include "plan_json.h"
 #include "plan_proto.h"
 #include "progress.h"
-#include "profile_json.h"
 #include "search.h"
 #include "trace_json.h"
 
@@ -230,21 +227,18 @@ static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl
 }
 
 /* What a plan runs on: the model and cluster of po with the figures of
- * --profile / --galvatron-profile attached, and the figures line. */
+ * --profile / --galvatron-profile attached (figures_load.h). */
 typedef struct inputs {
     tsl_model_t m;
     tsl_cluster_t c;
-    tsl_profile_t *prof; /* borrowed by c */
-    tsl_profile_use_t use;
-    tsl_galvatron_import_t gal;
-    char line[512];
+    tsl_figures_load_t f;
 } inputs_t;
 
 static void inputs_free(inputs_t *in)
 {
     tsl_model_free(&in->m);
     tsl_cluster_free(&in->c);
-    free(in->prof);
+    tsl_figures_load_free(&in->f);
 }
 
 static int inputs_load(const tsl_plan_opts_t *po, inputs_t *in, tsl_err_t *err)
@@ -256,18 +250,7 @@ static int inputs_load(const tsl_plan_opts_t *po, inputs_t *in, tsl_err_t *err)
         return tsl_err_set(err, "cluster: missing; give --cluster 8xA100-80G or a JSON file");
     if (tsl_cluster_from_arg(po->cluster, &in->c, err) != 0)
         return -1;
-    if (po->profile != NULL && (tsl_profile_json_load(po->profile, &in->prof, err) != 0 ||
-                                tsl_profile_attach(&in->c, in->prof, &in->use, err) != 0))
-        return -1;
-    const char *g = po->galvatron_profile;
-    if (g != NULL && (tsl_galvatron_profile_load(g, &in->m, &in->c, &in->prof, err) != 0 ||
-                      tsl_profile_attach(&in->c, in->prof, &in->use, err) != 0 ||
-                      tsl_galvatron_import(g, &in->m, &in->c, &in->gal, err) != 0))
-        return -1;
-    size_t n = tsl_profile_describe(in->prof, &in->use, in->line, sizeof(in->line));
-    if (n < sizeof(in->line))
-        tsl_galvatron_import_describe(&in->gal, in->line + n, sizeof(in->line) - n);
-    return 0;
+    return tsl_figures_load(po->profile, po->galvatron_profile, &in->m, &in->c, &in->f, err);
 }
 
 int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
@@ -278,9 +261,7 @@ int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
     if (in == NULL || inputs_load(po, in, &err) != 0) {
         fprintf(stderr, "tesselctl: %s\n", in ? err.msg : "out of memory");
     } else {
-        tsl_figure_sources_t fs = {
-            .profile = in->prof, .use = &in->use, .gal = &in->gal, .line = in->line};
-        json_t *figures = tsl_figures_json(&fs);
+        json_t *figures = tsl_figures_load_json(&in->f);
         rc = run_search(po, &in->m, &in->c, &po->req, co, figures);
         json_decref(figures);
     }
@@ -310,7 +291,7 @@ int tsl_plan_galvatron_cluster(const tsl_plan_opts_t *po, char **json_text, json
                  "measured FFN block rate over peak), intra-node %.1f GB/s, inter-node "
                  "%.2f GB/s (%s), overlap %.3f",
                  po->galvatron_profile, gpu->efficiency, intra / 1e9, in->c.inter_bw / 1e9,
-                 in->gal.inter_bw > 0 ? "galvatron" : "the cluster's", in->c.overlap_slowdown);
+                 in->f.gal.inter_bw > 0 ? "galvatron" : "the cluster's", in->c.overlap_slowdown);
         *sources = json_pack("[s, s]", sent,
                              "not sent: per-micro-batch block times and memory profiles (a "
                              "PlanRequest carries neither; --local plans on them)");

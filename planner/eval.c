@@ -190,9 +190,15 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
                             "evaluated");
     tsl_sublayer_model_t sm = {0};
     tsl_cluster_t pc = {0};
+    tsl_model_t own = {0}; /* the request's attention kind applies, as in tsl_search */
     const tsl_model_t *em = m;
     const tsl_cluster_t *ec = c;
     int rc = -1;
+    if (r->unfused_attn) {
+        if (tsl_model_copy(&own, m, err) != 0 || tsl_model_set_unfused_attn(&own, true, err) != 0)
+            goto out;
+        m = em = &own;
+    }
     if (given->sublayer) {
         if (tsl_sublayer_split(m, &sm, err) != 0)
             goto out;
@@ -213,6 +219,7 @@ out:
     if (given->n_nodes && ec == &pc)
         tsl_cluster_free(&pc);
     tsl_sublayer_free(&sm);
+    tsl_model_free(&own);
     return rc;
 }
 

@@ -24,7 +24,8 @@
 
 /*
  * Costs `given` on model m and cluster c under the request's memory budget
- * (r->mem_budget_bytes, 0: the smallest device's) and slicer switch into out.
+ * (r->mem_budget_bytes, 0: the smallest device's), attention kind (unfused_attn),
+ * cost mode (paper_cost) and slicer switch into out.
  * Returns 0, or -1 with err:
  *   TSL_E_INVALID  naming what cannot run: pp not dividing the devices, a layer
  *                  split that does not cover the layers, a layer whose degrees

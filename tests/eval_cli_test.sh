@@ -195,5 +195,39 @@ PY
 expect 0 "" eval --hf-config "$dir/two.json" --cluster 2x1xA100-80G:ib100 --pp 2 --batch 4 --mbs 2 --no-search
 grep -q "tied head: 0.025 ms of that all-reduces" "$out" && ok || bad "the tied head line: $(cat "$out")"
 
+# the figures a plan was searched on: Galvatron's profiles (skipped without ../shared)
+gdir="$(dirname "$0")/../../shared/fixtures/galvatron/llama2-7b"
+if [ -d "$gdir" ]; then
+    g7="--model Llama2-7B --seq-len 2048 --cluster 8xA100-80G --memory 36G"
+    expect 0 "" plan --local $g7 --batch 16 --no-baselines --galvatron-profile "$gdir" --json
+    cp "$out" "$dir/gal.json"
+    # priced on them again: the search's own plan, ratio 1, the figures line
+    expect 0 "" eval --cluster 8xA100-80G --memory 36G --plan "$dir/gal.json" --galvatron-profile "$gdir" --json
+    if python3 - "$dir/gal.json" "$out" <<'PY'; then ok; else bad "eval on the search's Galvatron figures"; fi
+import json, sys
+s = json.load(open(sys.argv[1]))["plan"]
+d = json.load(open(sys.argv[2]))
+assert d["plan"]["iter_time_s"] == s["iter_time_s"], (d["plan"]["iter_time_s"], s["iter_time_s"])
+assert d["ratio"] == 1.0, d["ratio"]
+assert d["figures"]["compute"] == "measured", d["figures"]
+PY
+    # priced on the built-in figures: allowed, and said
+    expect 0 "" eval --cluster 8xA100-80G --memory 36G --plan "$dir/gal.json" --no-search
+    grep -q "note: the plan was searched on measured figures" "$err" && ok ||
+        bad "no note on pricing a profiled plan on built-in figures: $(cat "$err")"
+else
+    echo "skip eval --galvatron-profile: $gdir is absent"
+fi
+expect 2 "not both" eval $m345 --tp 2 --profile /x --galvatron-profile /y
+expect 2 "add --local" eval --server 127.0.0.1:1 $m345 --tp 2 --profile /x
+expect 3 "unable to open /nonexistent/p.json" eval $m345 --tp 2 --profile /nonexistent/p.json
+
+# --unfused-attn: the scores kept, so more activation memory than the flash default
+expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --json
+cp "$out" "$dir/fused.json"
+expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --unfused-attn --json
+python3 -c 'import json,sys; f,u=(json.load(open(a))["plan"] for a in sys.argv[1:3]); assert u["peak_bytes"] > f["peak_bytes"], (u["peak_bytes"], f["peak_bytes"])' "$dir/fused.json" "$out" &&
+    ok || bad "--unfused-attn did not keep the scores"
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

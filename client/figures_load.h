@@ -1,0 +1,37 @@
+/*
+ * figures_load.h — the measured figures a local run prices on: a Tessel profile
+ * (--profile FILE) or Galvatron's profiles (--galvatron-profile DIR), attached
+ * to the model and cluster they describe, with the line that says so. One
+ * loader for `plan --local` and `eval`, so that a plan evaluated on the figures
+ * it was searched on is priced exactly as the search priced it.
+ */
+#ifndef TSL_FIGURES_LOAD_H
+#define TSL_FIGURES_LOAD_H
+
+#include <jansson.h>
+
+#include "cluster.h"
+#include "err.h"
+#include "galvatron_import.h"
+#include "model.h"
+#include "profile.h"
+
+typedef struct tsl_figures_load {
+    tsl_profile_t *prof; /* owned, borrowed by the cluster it was attached to */
+    tsl_profile_use_t use;
+    tsl_galvatron_import_t gal;
+    char line[512]; /* the figures line; "" when built-in */
+} tsl_figures_load_t;
+
+/* Attaches the profile FILE or Galvatron's DIR (either may be NULL, not both
+ * set) to m and c; out is zeroed first and must be freed with
+ * tsl_figures_load_free after c is no longer used. 0, or -1 with err. */
+int tsl_figures_load(const char *profile, const char *galvatron_dir, tsl_model_t *m,
+                     tsl_cluster_t *c, tsl_figures_load_t *out, tsl_err_t *err);
+void tsl_figures_load_free(tsl_figures_load_t *f);
+
+/* The plan document's "figures" object for them (figures_json.h); NULL only
+ * when out of memory. */
+json_t *tsl_figures_load_json(const tsl_figures_load_t *f);
+
+#endif
