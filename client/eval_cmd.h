@@ -30,7 +30,7 @@ typedef struct tsl_eval_opts {
     bool local; /* --local: run here even when a server is named */
 } tsl_eval_opts_t;
 
-/* The request the plan is priced (and the comparison searched) under: the
+/* The request the plan is priced (and the comparison searched) under (eval_local.c): the
  * options' memory budget, attention and cost mode, the rest defaults. */
 void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r);
 

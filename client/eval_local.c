@@ -163,6 +163,14 @@ void tsl_eval_input_free(tsl_eval_input_t *in)
     memset(in, 0, sizeof *in);
 }
 
+void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
+{
+    tsl_request_init(r);
+    r->mem_budget_bytes = eo->mem_budget_bytes;
+    r->unfused_attn = eo->unfused_attn;
+    r->paper_cost = eo->paper_cost;
+}
+
 int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)
 {
     tsl_eval_input_t in;

@@ -264,14 +264,6 @@ static int check_figures(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)
     return TSL_EXIT_OK;
 }
 
-void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
-{
-    tsl_request_init(r);
-    r->mem_budget_bytes = eo->mem_budget_bytes;
-    r->unfused_attn = eo->unfused_attn;
-    r->paper_cost = eo->paper_cost;
-}
-
 int tsl_cmd_eval(int argc, char **argv, tsl_client_opts_t *co)
 {
     tsl_eval_opts_t eo;
