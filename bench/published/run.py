@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""run.py — hold Tessel's predicted iteration times to published training runs.
+
+For every row of rows.json (a published run: model, cluster, plan, measured
+figure) this runs `tesselctl eval --local --no-search --json` on the same
+model, cluster and plan and prints measured against predicted seconds per
+iteration, model TFLOP/s per GPU and memory; then per source the error
+summary, a leave-one-source-out check of one global efficiency scale, and the
+targets line. Standard library only. See README.md in this directory.
+
+usage: python3 bench/published/run.py [--tesselctl PATH] [--source KEY]...
+           [--topology nics|aggregate|single] [--rows FILE] [--json FILE]
+           [--verbose]
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Targets per source (the bench reports them; it never fails on them).
+TARGET_MEAN, TARGET_MAX, TARGET_RHO = 7.0, 15.0, 0.9
+
+# One NIC's figure in GB/s for the aggregate topology: line rate x the same
+# efficiency planner/cluster_hw.c applies (0.85 InfiniBand, 0.80 Ethernet), so
+# that `aggregate` with one NIC equals `single`. eth50 (AWS g4dn's 50 Gb/s) is
+# not a Tessel link; it is here so the aggregate form can still express it.
+LINK_GBPS = {
+    "ib100": 100 / 8 * 0.85, "ib200": 200 / 8 * 0.85, "ib400": 400 / 8 * 0.85,
+    "eth10": 10 / 8 * 0.80, "eth25": 25 / 8 * 0.80, "eth50": 50 / 8 * 0.80,
+    "eth100": 100 / 8 * 0.80,
+}
+
+
+def hf_config(m):
+    """An HF-style config.json for a shape (docs/models.md, HuggingFace configs)."""
+    if m["kind"] == "gpt2":
+        return {"model_type": "gpt2", "n_layer": m["layers"], "n_embd": m["hidden"],
+                "n_head": m["heads"], "n_inner": m["ffn"], "n_positions": m["seq"],
+                "vocab_size": m["vocab"]}
+    if m["kind"] == "llama":
+        return {"model_type": "llama", "num_hidden_layers": m["layers"],
+                "hidden_size": m["hidden"], "num_attention_heads": m["heads"],
+                "num_key_value_heads": m.get("kv_heads", m["heads"]),
+                "intermediate_size": m["ffn"], "vocab_size": m["vocab"],
+                "max_position_embeddings": m["seq"]}
+    raise ValueError("model kind %r has no config writer" % m["kind"])
+
+
+def cluster_arg(c, topology, tmpdir, row_id):
+    """The --cluster argument for a row: a short spec or a JSON file."""
+    nodes, gpn, gpu, nic, k = c["nodes"], c["gpus_per_node"], c["gpu"], c["nic"], c["nics_per_node"]
+    if nodes == 1 or not nic:
+        return "%dx%dx%s" % (nodes, gpn, gpu)
+    if topology == "single":
+        return "%dx%dx%s:%s" % (nodes, gpn, gpu, nic)
+    if topology == "nics":
+        return "%dx%dx%s:%dx%s" % (nodes, gpn, gpu, k, nic)
+    # aggregate: every NIC of a node summed into one node-to-node bandwidth
+    if nic not in LINK_GBPS:
+        raise ValueError("no figure for link %r in run.py's LINK_GBPS" % nic)
+    doc = {"comment": "bench/published row %s: %d x %s aggregated" % (row_id, k, nic),
+           "nodes": [{"type": gpu, "gpus": gpn, "count": nodes}],
+           "inter_gbps": round(k * LINK_GBPS[nic], 6)}
+    path = os.path.join(tmpdir, row_id + ".cluster.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def eval_command(row, tesselctl, topology, tmpdir):
+    m, c, p = row["model"], row["cluster"], row["plan"]
+    cmd = [tesselctl, "eval", "--local", "--no-search", "--json"]
+    if "preset" in m:
+        cmd += ["--model", m["preset"]]
+    else:
+        path = os.path.join(tmpdir, row["id"] + ".config.json")
+        with open(path, "w") as f:
+            json.dump(hf_config(m), f)
+        cmd += ["--hf-config", path, "--name", row["id"]]
+    cmd += ["--cluster", cluster_arg(c, topology, tmpdir, row["id"])]
+    if c.get("gpu_memory_gib"):  # a GPU with more memory than Tessel's type
+        cmd += ["--memory", "%dG" % c["gpu_memory_gib"]]
+    cmd += ["--tp", str(p["tp"]), "--pp", str(p["pp"]), "--dp", str(p["dp"]),
+            "--sdp", str(p["sdp"]), "--mbs", str(p["mbs"]), "--batch", str(p["batch"]),
+            "--ckpt", p["ckpt"]]
+    if p.get("zero") in (1, 2):  # ZeRO-3 is --sdp, not --zero
+        cmd += ["--zero", str(p["zero"])]
+    if p.get("sp"):
+        cmd += ["--sp"]
+    if p.get("interleave", 1) > 1:
+        cmd += ["--interleave", str(p["interleave"])]
+    return cmd
+
+
+def gpus(row):
+    c = row["cluster"]
+    return c["nodes"] * c["gpus_per_node"]
+
+
+def matmul_params(m):
+    """Parameters that take part in matmuls per token: the layers' weights
+    and the output head (the input embedding is a lookup)."""
+    h, f, l = m["hidden"], m["ffn"], m["layers"]
+    kv = h * m.get("kv_heads", m["heads"]) // m["heads"]
+    ffn = 3 * h * f if m["kind"] == "llama" else 2 * h * f  # SwiGLU has three
+    return l * (2 * h * h + 2 * h * kv + ffn) + m["vocab"] * h
+
+
+def flops_per_iter(row, tessel_model):
+    """Model FLOPs of one iteration, by the row's convention (README.md)."""
+    m, batch = row["model"], row["plan"]["batch"]
+    if "preset" in m:  # shape of the preset, as bench/torch_gpt_step.py states it
+        m = PRESET_SHAPES[m["preset"]]
+    s, l, h, V = m["seq"], m["layers"], m["hidden"], m["vocab"]
+    if row["flops"] == "narayanan21":
+        # Narayanan et al. 2021 Eq. (3), full recomputation counted (96 = 4 x 24)
+        return 96 * batch * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))
+    # 6 x matmul parameters per token plus attention 12 l h s (torchtitan's
+    # get_num_flop_per_token); recomputation is not counted
+    return batch * s * (6 * matmul_params(m) + 12 * l * h * s)
+
+
+PRESET_SHAPES = {  # planner/model_presets.c, as bench/torch_gpt_step.py trains them
+    "GPT2-345M": {"kind": "gpt2", "layers": 24, "hidden": 1024, "heads": 16, "ffn": 4096,
+                  "vocab": 50257, "seq": 1024},
+    "GPT2-1.3B": {"kind": "gpt2", "layers": 24, "hidden": 2048, "heads": 32, "ffn": 8192,
+                  "vocab": 50257, "seq": 1024},
+}
+
+
+def measured_seconds(row, flops):
+    """The published figure as seconds per iteration (README.md)."""
+    ms = row["measured"]
+    if ms["metric"] == "iter_s":
+        return ms["value"]
+    if ms["metric"] == "tflops_per_gpu":  # t = F / (X n)
+        return flops / (ms["value"] * 1e12 * gpus(row))
+    if ms["metric"] == "tokens_per_s_per_gpu":  # tokens one GPU sees per iteration / rate
+        return row["plan"]["batch"] * row["model"]["seq"] / gpus(row) / ms["value"]
+    raise ValueError("unknown metric %r" % ms["metric"])
+
+
+def run_row(row, args, tmpdir):
+    res = {"id": row["id"], "source": row["source"], "ok": False}
+    try:
+        cmd = eval_command(row, args.tesselctl, args.topology, tmpdir)
+    except (ValueError, KeyError) as e:
+        res["error"] = "runner: %s" % e
+        return res
+    if args.verbose:
+        print("$ " + " ".join(cmd))
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = (proc.stderr.strip() or proc.stdout.strip() or "no message").splitlines()
+        res["error"] = "exit %d: %s" % (proc.returncode, lines[-1] if lines else "")
+        return res
+    out = json.loads(proc.stdout)
+    flops = flops_per_iter(row, out["model"])
+    res["measured_s"] = measured_seconds(row, flops)
+    res["predicted_s"] = out["plan"]["iter_time_s"]
+    n = gpus(row)
+    res["measured_tflops"] = flops / res["measured_s"] / n / 1e12
+    res["predicted_tflops"] = flops / res["predicted_s"] / n / 1e12
+    res["error_pct"] = 100 * (res["predicted_s"] - res["measured_s"]) / res["measured_s"]
+    res["params_b"] = out["model"]["params"] / 1e9
+    pub = row["model"].get("published_params_b")
+    res["params_off"] = bool(pub and abs(res["params_b"] - pub) > 0.05 * pub)
+    res["predicted_mem_gib"] = out["plan"]["peak_bytes"] / 2**30
+    if row["measured"].get("memory_gib") is not None:
+        res["measured_mem_gib"] = row["measured"]["memory_gib"]
+        res["mem_error_pct"] = 100 * (res["predicted_mem_gib"] - res["measured_mem_gib"]) / res["measured_mem_gib"]
+    res["ok"] = True
+    return res
+
+
+def ranks(xs):
+    """1-based ranks, ties get their average rank."""
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    r = [0.0] * len(xs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return r
+
+
+def spearman(a, b):
+    if len(a) < 3:
+        return None
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    va = sum((x - ma) ** 2 for x in ra)
+    vb = sum((y - mb) ** 2 for y in rb)
+    if va == 0 or vb == 0:
+        return None
+    return cov / math.sqrt(va * vb)
+
+
+def summarize(results, sources):
+    out = {}
+    for src in sources:
+        rs = [r for r in results if r["source"] == src]
+        ok = [r for r in rs if r["ok"]]
+        errs = [abs(r["error_pct"]) for r in ok]
+        mems = [abs(r["mem_error_pct"]) for r in ok if "mem_error_pct" in r]
+        rho = spearman([r["predicted_tflops"] for r in ok], [r["measured_tflops"] for r in ok])
+        s = {"rows": len(rs), "evaluated": len(ok), "refused": len(rs) - len(ok),
+             "mean_abs_pct": sum(errs) / len(errs) if errs else None,
+             "max_abs_pct": max(errs) if errs else None, "spearman": rho,
+             "mem_mean_abs_pct": sum(mems) / len(mems) if mems else None}
+        # A refused row is a miss; so is a source with too few rows for a rank
+        # correlation only when it has three or more (below that rho is n/a).
+        s["pass"] = (s["refused"] == 0 and errs != [] and s["mean_abs_pct"] <= TARGET_MEAN
+                     and s["max_abs_pct"] <= TARGET_MAX and (rho is None or rho >= TARGET_RHO))
+        out[src] = s
+    return out
+
+
+def leave_one_source_out(results, sources):
+    """Per source: fit one scale c on the OTHER sources' rows (least squares
+    in log time, log c = weighted mean of log(measured / predicted)), apply it
+    here. Each source weighs the same in the fit, so that AMP's 47 trials do
+    not outvote ten Table 1 rows."""
+    ok = [r for r in results if r["ok"]]
+    logs = {}
+    for r in ok:
+        logs.setdefault(r["source"], []).append(math.log(r["measured_s"] / r["predicted_s"]))
+    out = {}
+    for src in sources:
+        train = [sum(v) / len(v) for k, v in logs.items() if k != src]
+        test = [r for r in ok if r["source"] == src]
+        if not train or not test:
+            out[src] = None
+            continue
+        c = math.exp(sum(train) / len(train))
+        errs = [abs(100 * (c * r["predicted_s"] - r["measured_s"]) / r["measured_s"]) for r in test]
+        out[src] = {"scale": c, "mean_abs_pct": sum(errs) / len(errs), "max_abs_pct": max(errs)}
+    return out
+
+
+def fmt(x, spec, none="-"):
+    return none if x is None else format(x, spec)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tesselctl", default="build/client/tesselctl")
+    ap.add_argument("--rows", default=os.path.join(HERE, "rows.json"))
+    ap.add_argument("--source", action="append", help="run only this source (repeatable)")
+    ap.add_argument("--topology", choices=("nics", "aggregate", "single"), default="nics",
+                    help="how NICs per node reach the cluster spec (README.md)")
+    ap.add_argument("--json", metavar="FILE", help="write rows and summaries as JSON")
+    ap.add_argument("--verbose", action="store_true", help="print each tesselctl command")
+    args = ap.parse_args()
+
+    with open(args.rows) as f:
+        rows = json.load(f)["rows"]
+    if args.source:
+        known = {r["source"] for r in rows}
+        bad = [s for s in args.source if s not in known]
+        if bad:
+            sys.exit("run.py: unknown source %s; known: %s" % (", ".join(bad), ", ".join(sorted(known))))
+        rows = [r for r in rows if r["source"] in args.source]
+    sources = list(dict.fromkeys(r["source"] for r in rows))
+
+    with tempfile.TemporaryDirectory(prefix="tessel-published-") as tmpdir:
+        results = [run_row(r, args, tmpdir) for r in rows]
+
+    print("topology: %s   (error = (predicted - measured) / measured; TFLOP/s = model FLOP/s per GPU)" % args.topology)
+    print("%-28s %-20s %10s %10s %8s %8s %8s %15s %9s" % (
+        "row", "source", "meas s", "pred s", "err %", "meas TF", "pred TF", "mem meas/pred", "params B"))
+    for r in results:
+        if not r["ok"]:
+            print("%-28s %-20s REFUSED  %s" % (r["id"], r["source"], r["error"]))
+            continue
+        mem = "%.1f/%.1f" % (r["measured_mem_gib"], r["predicted_mem_gib"]) if "measured_mem_gib" in r else "-"
+        # Tessel's parameter count, flagged '!' when over 5% from the paper's
+        params = "%.2f%s" % (r["params_b"], "!" if r.get("params_off") else "")
+        print("%-28s %-20s %10.4g %10.4g %+8.1f %8.1f %8.1f %15s %9s" % (
+            r["id"], r["source"], r["measured_s"], r["predicted_s"], r["error_pct"],
+            r["measured_tflops"], r["predicted_tflops"], mem, params))
+
+    summary = summarize(results, sources)
+    loso = leave_one_source_out(results, sources)
+    print()
+    print("per source (targets: mean |err| <= %g%%, max |err| <= %g%%, Spearman of TFLOP/s >= %g; a refused row is a miss)"
+          % (TARGET_MEAN, TARGET_MAX, TARGET_RHO))
+    for src in sources:
+        s = summary[src]
+        print("  %-22s rows %2d  refused %2d  mean |err| %6s%%  max |err| %6s%%  spearman %5s  mem |err| %6s%%  %s" % (
+            src, s["rows"], s["refused"], fmt(s["mean_abs_pct"], ".1f"), fmt(s["max_abs_pct"], ".1f"),
+            fmt(s["spearman"], ".2f", "n/a"), fmt(s["mem_mean_abs_pct"], ".1f"),
+            "PASS" if s["pass"] else "MISS"))
+    print()
+    print("leave-one-source-out (diagnostic, nothing is fitted in Tessel): one global time scale c fitted on the other sources, applied to this one")
+    for src in sources:
+        l = loso[src]
+        if l is None:
+            print("  %-22s n/a (no evaluated rows here or elsewhere)" % src)
+        else:
+            print("  %-22s c = %.3f  mean |err| %6.1f%%  max |err| %6.1f%%" % (
+                src, l["scale"], l["mean_abs_pct"], l["max_abs_pct"]))
+    print()
+    print("targets: " + "  ".join("%s %s" % (src, "PASS" if summary[src]["pass"] else "MISS") for src in sources))
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"topology": args.topology, "rows": results, "sources": summary,
+                       "leave_one_source_out": loso}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
