@@ -82,6 +82,9 @@ def eval_command(row, tesselctl, topology, tmpdir):
         with open(path, "w") as f:
             json.dump(hf_config(m), f)
         cmd += ["--hf-config", path, "--name", row["id"]]
+    # the sequence as run, not the config's default (an HF config's window may be longer)
+    if "seq" in m:
+        cmd += ["--seq-len", str(m["seq"])]
     cmd += ["--cluster", cluster_arg(c, topology, tmpdir, row["id"])]
     if c.get("gpu_memory_gib"):  # a GPU with more memory than Tessel's type
         cmd += ["--memory", "%dG" % c["gpu_memory_gib"]]
@@ -92,6 +95,8 @@ def eval_command(row, tesselctl, topology, tmpdir):
         cmd += ["--zero", str(p["zero"])]
     if p.get("sp"):
         cmd += ["--sp"]
+    if p.get("attention", "").startswith("unfused"):  # kept scores, no flash kernel
+        cmd += ["--unfused-attn"]
     if p.get("interleave", 1) > 1:
         cmd += ["--interleave", str(p["interleave"])]
     return cmd
