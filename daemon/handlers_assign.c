@@ -144,6 +144,40 @@ static void phases_json(const Tessel__V1__ReportTrialRequest *req, char *buf, si
     json_decref(o);
 }
 
+/* The worker prefixes its rank ("rank 1: ..."), as the executor may have too:
+ * the reason names the rank once, so those prefixes go. */
+static const char *without_rank_prefix(const char *e, uint32_t rank)
+{
+    char p[32];
+    int n = snprintf(p, sizeof p, "rank %u: ", rank);
+    while (n > 0 && strncmp(e, p, (size_t)n) == 0)
+        e += n;
+    return e;
+}
+
+/* Why the trial failed, from the first rank that reported an error. The rank
+ * that reports first is not always the one at fault: when a peer dies, the
+ * others see a broken connection. Ranks whose workers are no longer online are
+ * named as the likelier cause; the rest of the ranks' reports are in the trial. */
+static void failure_reason(tsl_call_t *call, const tsl_trial_t *t, uint32_t rank, const char *error,
+                           char *buf, size_t cap)
+{
+    const tsl_trial_rank_t *k = &t->ranks[rank];
+    int n = snprintf(buf, cap, "rank %u on worker %s (host %.60s) reported: %.400s", rank,
+                     k->worker_id, k->hostname, without_rank_prefix(error, rank));
+    for (uint32_t i = 0; i < t->n_ranks && n > 0 && (size_t)n < cap; i++) {
+        char state[16], host[128];
+        tsl_err_t err = {0};
+        if (i == rank ||
+            tsl_trials_worker_state(call->srv->store, t->ranks[i].worker_id, state, sizeof state,
+                                    host, sizeof host, &err) != 0 ||
+            strcmp(state, "online") == 0)
+            continue;
+        n += snprintf(buf + n, cap - (size_t)n, "; rank %u's worker %s (host %.60s) is %s", i,
+                      t->ranks[i].worker_id, host, state);
+    }
+}
+
 /* A result or an error of one rank; false after answering with an error. */
 static bool take_result(tsl_call_t *call, const Tessel__V1__ReportTrialRequest *req,
                         const tsl_trial_t *t)
@@ -151,7 +185,6 @@ static bool take_result(tsl_call_t *call, const Tessel__V1__ReportTrialRequest *
     tsl_trial_rank_t r;
     tsl_err_t err = {0};
     bool all_done = false;
-    const tsl_trial_rank_t *k = &t->ranks[req->rank];
     memset(&r, 0, sizeof r);
     r.rank = req->rank;
     r.iter_time_s = req->iter_time_s;
@@ -175,8 +208,7 @@ static bool take_result(tsl_call_t *call, const Tessel__V1__ReportTrialRequest *
     }
     if (r.error[0]) {
         char reason[TSL_TRIAL_ERROR_LEN + 256];
-        snprintf(reason, sizeof reason, "rank %u on worker %s (host %.60s) failed: %.400s", r.rank,
-                 k->worker_id, k->hostname, r.error);
+        failure_reason(call, t, r.rank, r.error, reason, sizeof reason);
         tsl_trial_run_fail_locked(call->srv, t->trial_id, reason);
     } else if (all_done) {
         tsl_trial_run_finish_locked(call->srv, t->trial_id);

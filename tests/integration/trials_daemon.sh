@@ -132,7 +132,9 @@ class Worker:
             return
         if how == "error":
             reg.ReportTrial(rp.ReportTrialRequest(
-                error="executor: tcp connect to %s refused" % a.rendezvous, **base), timeout=30)
+                # prefixed with the rank as the worker agent and the executor do
+                error="rank %d: rank %d: executor: tcp connect to %s refused"
+                % (a.rank, a.rank, a.rendezvous), **base), timeout=30)
             return
         t = self.iter_s.get(a.plan_index, 0.1 + 0.02 * a.rank)
         reg.ReportTrial(rp.ReportTrialRequest(
@@ -302,6 +304,8 @@ t = get(tid)
 check("a rank's error fails the trial naming rank, worker and host", t.status == "failed" and
       "rank " in t.error and b.id in t.error and "fake-b" in t.error and "refused" in t.error,
       t.error)
+check("the failure names the rank once (no 'rank 1: rank 1:')",
+      "rank 1: rank" not in t.error and "reported: executor" in t.error, t.error)
 
 # ---- a worker that vanishes mid-trial --------------------------------------------------------
 a.default, b.default = "hold", "vanish"  # rank 1 on fake-b stops heartbeating and polling
