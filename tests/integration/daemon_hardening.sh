@@ -163,6 +163,25 @@ expect "a silent TCP connection is closed by the daemon" closed True
 kill -TERM "$DPID"
 wait_exit "$DPID" 10
 
+# ---- the status page's address ----------------------------------------------------------------
+# port 0: the port bound is logged; a non-loopback address is warned about (unauthenticated)
+for addr in 127.0.0.1:0 0.0.0.0:0; do
+    start_daemon "http-$addr" --unix-socket "$TMPD/h.sock" --database "$TMPD/h.db" --http "$addr"
+    wait_healthy "unix:$TMPD/h.sock" || fail "tesseld (--http $addr) did not become healthy"
+    log="$TMPD/http-$addr.log"
+    grep -qE "http: status page.* on [0-9.]+:[1-9][0-9]* " "$log" &&
+        ok "--http $addr: the port bound is logged" || fail "--http $addr: no bound port: $(cat "$log")"
+    if [ "$addr" = 0.0.0.0:0 ]; then
+        grep -q "is not a loopback address.*unauthenticated" "$log" &&
+            ok "--http 0.0.0.0: warned as unauthenticated" || fail "no warning for 0.0.0.0: $(cat "$log")"
+    else
+        ! grep -q "not a loopback" "$log" && ok "--http 127.0.0.1: no warning" ||
+            fail "loopback warned: $(cat "$log")"
+    fi
+    kill -TERM "$DPID"
+    wait_exit "$DPID" 10 || fail "tesseld (--http $addr) did not stop"
+done
+
 # ---- local safety ----------------------------------------------------------------------------
 echo "precious" >"$TMPD/victim"
 ln -s "$TMPD/victim" "$TMPD/l.sock.lock"
