@@ -47,14 +47,19 @@ static uint32_t group_size(const tsl_strategy_t *s)
 }
 
 /* Slowest device of the block: a collective waits for it (AMP Eq. 3's logic
- * applied to compute). Walks nodes, not devices. */
-static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size, double *mem_bw)
+ * applied to compute). Walks nodes, not devices. *slowest: that device's GPU type. */
+static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size, double *mem_bw,
+                          const tsl_gpu_spec_t **slowest)
 {
     double x = INFINITY;
     *mem_bw = INFINITY;
+    *slowest = tsl_cluster_device_gpu(c, first);
     for (uint32_t dev = first; dev < first + size;) {
         uint32_t node = c->device_node[dev];
-        x = fmin(x, tsl_cluster_device_flops(c, dev));
+        double f = tsl_cluster_device_flops(c, dev);
+        if (f < x)
+            *slowest = tsl_cluster_device_gpu(c, dev);
+        x = fmin(x, f);
         *mem_bw = fmin(*mem_bw, tsl_cluster_device_gpu(c, dev)->mem_bw);
         dev = c->node_first[node] + c->nodes[node].n_gpus;
     }
@@ -73,7 +78,9 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     env->cluster = c;
     env->block_first = block_first;
     env->block_size = block_size;
-    env->device_flops = block_flops(c, block_first, block_size, &env->device_mem_bw);
+    const tsl_gpu_spec_t *slowest;
+    env->device_flops = block_flops(c, block_first, block_size, &env->device_mem_bw, &slowest);
+    tsl_gemm_eff_for_gpu(&env->gemm_shape, slowest->name, slowest->peak_flops, slowest->mem_bw);
     env->block_bw = tsl_cluster_group_bw(c, block_first, 1, block_size);
     env->overlap_slowdown = c->overlap_slowdown;
     env->profile = tsl_profile_for_block(c, block_first, block_size); /* measured figures */
@@ -237,15 +244,19 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         out->bwd_bytes += (uint64_t)ceil(2.0 * p / z * (1.0 - 1.0 / g.d));
 }
 
-/* ---- the one place compute time is modelled: a roofline per GEMM (roofline.h).
- * A measured profile, where one exists, replaces these two calls. ---- */
+/* ---- the one place compute time is modelled: a roofline per GEMM with the
+ * GPU's shape curve (roofline.h, gemm_eff.h): forward, backward (each GEMM's two
+ * gradient GEMMs) and the attention core selective recomputation repeats. A
+ * measured profile, where one exists, replaces the first two. ---- */
 static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
                             const tsl_strategy_t *s, double n, uint32_t t, double *fwd_s,
-                            double *core_s)
+                            double *bwd_s, double *core_s)
 {
     tsl_roofline_dev_t dev;
     tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
+    dev.shape = env->gemm_shape;
     *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
+    *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
 }
 
@@ -323,9 +334,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double p = rank_params(l, g.t, env->tied_copy); /* this TP rank's */
     double act_msg = (double)TSL_ACT_DTYPE_BYTES * l->seq_len * l->hidden * n;
 
-    double compute_f, core_f;
-    layer_compute_f(env, l, s, n, g.t, &compute_f, &core_f);
-    double compute_b = 2.0 * compute_f;
+    double compute_f, compute_b, core_f;
+    layer_compute_f(env, l, s, n, g.t, &compute_f, &compute_b, &core_f);
     if (env->profile != NULL) /* measured per-shape block times replace the roofline */
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes */

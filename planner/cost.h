@@ -19,7 +19,9 @@
  * Time of one micro-batch:
  *   compute_f  = roofline of the layer's GEMMs and elementwise work (roofline.h;
  *                F · n / (t · X) when the device has no memory-bandwidth figure)
- *   compute_b  = 2 · compute_f                       (two GEMMs per forward GEMM)
+ *   compute_b  = roofline of each forward GEMM's two gradient GEMMs (dX, dW, by
+ *                their own shapes), the attention core's backward and the
+ *                elementwise backward (roofline.h; 2 · compute_f without bandwidth)
  *   tp_f       = tp_allreduces × all-reduce(2·s·h·n bytes, t)   (same again in backward)
  *   sdp_gather = all-gather(2·P/t bytes, z)          (once in forward, once in backward)
  *   recompute  = compute_f + tp_f                    (CKPT only, in backward)
@@ -97,6 +99,7 @@
 #include <stdint.h>
 
 #include "cluster.h"
+#include "gemm_eff.h"
 #include "model.h"
 #include "relayout.h"
 #include "strategy.h"
@@ -120,7 +123,7 @@ typedef enum tsl_cost_mode {
 
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
-#define TSL_COST_MODEL_VERSION 2u
+#define TSL_COST_MODEL_VERSION 3u
 
 /* Where a stage runs: a block of devices of the cluster. */
 typedef struct tsl_cost_env {
@@ -146,6 +149,7 @@ typedef struct tsl_cost_env {
                                           its own copy of the padded word embedding, priced as
                                           an untied head's V'·h/t (Megatron). Set by the caller
                                           (false after tsl_cost_env_init) */
+    tsl_gemm_eff_t gemm_shape;         /* the slowest device's GEMM shape curve (gemm_eff.h) */
 } tsl_cost_env_t;
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,

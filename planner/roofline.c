@@ -12,15 +12,17 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->gemm_flops = gemm_flops;
     d->mem_bw = datasheet_mem_bw > 0 ? TSL_ROOFLINE_MEM_EFF * datasheet_mem_bw : 0.0;
     d->launch_s = TSL_ROOFLINE_LAUNCH_S;
+    d->shape.sms = 0.0; /* flat until the caller sets the GPU's curve */
+    d->shape.k_half = 0.0;
 }
 
 double tsl_roofline_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b)
 {
-    double flops_s = 2.0 * m * n * k * b / d->gemm_flops;
     if (d->mem_bw <= 0)
-        return flops_s;
+        return 2.0 * m * n * k * b / d->gemm_flops;
+    double rate = d->gemm_flops * tsl_gemm_eff_shape(&d->shape, m, n, k, b);
     double bytes = 2.0 * (m * k + k * n + m * n) * b;
-    return fmax(flops_s, bytes / d->mem_bw) + d->launch_s;
+    return fmax(2.0 * m * n * k * b / rate, bytes / d->mem_bw) + d->launch_s;
 }
 
 double tsl_roofline_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t kernels)
@@ -28,6 +30,32 @@ double tsl_roofline_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t ke
     if (d->mem_bw <= 0)
         return 0.0;
     return bytes / d->mem_bw + kernels * d->launch_s;
+}
+
+/* One pass over a layer: the forward, or the backward of the same kernels. */
+typedef struct pass {
+    const tsl_roofline_dev_t *d;
+    bool bwd;
+} pass_t;
+
+/* A forward GEMM Y = X·W, (m × k)·(k × n); its backward is two GEMMs of other
+ * shapes: dX = dY·Wᵀ, (m × n)·(n × k), and dW = Xᵀ·dY, (k × m)·(m × n) — the
+ * weight gradient's depth is the token count m, so a thin-k forward GEMM
+ * (a TP shard) has a deep, efficient wgrad. Batched attention GEMMs (both
+ * operands activations) have the same two gradients. */
+static double gemm(const pass_t *p, double m, double n, double k, double b)
+{
+    if (!p->bwd)
+        return tsl_roofline_gemm_s(p->d, m, n, k, b);
+    return tsl_roofline_gemm_s(p->d, m, k, n, b) + tsl_roofline_gemm_s(p->d, k, n, m, b);
+}
+
+/* Elementwise kernels: a backward kernel reads the forward's saved input (or
+ * output) and the incoming gradient and writes the outgoing one — three tensors
+ * where the forward moved two (TSL_ROOFLINE_BWD_MEM_RATIO). */
+static double mem(const pass_t *p, double bytes, uint32_t kernels)
+{
+    return tsl_roofline_mem_s(p->d, p->bwd ? TSL_ROOFLINE_BWD_MEM_RATIO * bytes : bytes, kernels);
 }
 
 /* The shape in doubles, defaults resolved (as model.c's dims). */
@@ -56,23 +84,29 @@ static shape_t shape_of(const tsl_layer_t *l)
 /* QKᵀ, softmax (+ dropout), AV for `keys` keys per query. Fused (flash): one
  * kernel at the tensor rate that reads Q, K, V and writes O, no score traffic;
  * it visits `visited` keys per query (fewer than `keys` for causal
- * self-attention: tsl_attn_keys). Unfused: batched GEMMs over all `keys`, the
- * mask applied to the full scores, so causality saves nothing. */
-static double core_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, const shape_t *x, double S,
-                     double t, double keys, double visited)
+ * self-attention: tsl_attn_keys). Its grid is one block per 128 queries per
+ * head, its depth the keys visited: the GEMM curve of (s × hd)·(visited) per
+ * head. Its backward (FlashAttention-2) recomputes the scores and runs
+ * TSL_ROOFLINE_FLASH_BWD_FLOPS × the forward's FLOPs, reading Q, K, V, O, dO
+ * and writing dQ, dK, dV: twice the forward's bytes. Unfused: batched GEMMs over
+ * all `keys`, the mask applied to the full scores, so causality saves nothing. */
+static double core_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
+                     double keys, double visited)
 {
+    const tsl_roofline_dev_t *d = p->d;
     double hd = x->d / x->a, b = S * x->a / t;
     if (l->unfused_attn) {
         double score_bytes = (x->dropout ? 9.0 : 4.0) * x->a * x->s * keys * S / t;
-        return tsl_roofline_gemm_s(d, x->s, keys, hd, b) +
-               tsl_roofline_gemm_s(d, x->s, hd, keys, b) +
-               tsl_roofline_mem_s(d, score_bytes, x->dropout ? 2 : 1);
+        return gemm(p, x->s, keys, hd, b) + gemm(p, x->s, hd, keys, b) +
+               mem(p, score_bytes, x->dropout ? 2 : 1);
     }
-    double flops = 4.0 * x->s * visited * x->d * S / t;
+    double flops =
+        4.0 * x->s * visited * x->d * S / t * (p->bwd ? TSL_ROOFLINE_FLASH_BWD_FLOPS : 1);
     if (d->mem_bw <= 0)
         return flops / d->gemm_flops;
-    double bytes = 2.0 * (2.0 * x->s * x->d + 2.0 * keys * x->e) * S / t;
-    return fmax(flops / d->gemm_flops, bytes / d->mem_bw) + d->launch_s;
+    double rate = d->gemm_flops * tsl_gemm_eff_shape(&d->shape, x->s, hd, visited, b);
+    double bytes = 2.0 * (2.0 * x->s * x->d + 2.0 * keys * x->e) * S / t * (p->bwd ? 2.0 : 1.0);
+    return fmax(flops / rate, bytes / d->mem_bw) + d->launch_s;
 }
 
 /* Keys per query whose scores the layer's self-attention core computes: an
@@ -106,73 +140,88 @@ static double core_saved_flops(const tsl_layer_t *l)
 
 /* Norm (4 bytes/element), residual add (6) and dropout (5: two copies and a
  * mask) of one block: replicated over the TP group unless sequence-parallel. */
-static double block_elementwise_s(const tsl_roofline_dev_t *d, const shape_t *x, double S,
-                                  double split)
+static double block_elementwise_s(const pass_t *p, const shape_t *x, double S, double split)
 {
     double per = x->dropout ? 15.0 : 10.0;
-    return tsl_roofline_mem_s(d, per * x->h * x->s * S / split, x->dropout ? 3 : 2);
+    return mem(p, per * x->h * x->s * S / split, x->dropout ? 3 : 2);
 }
 
-static double attention_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, const shape_t *x,
-                          double S, double t, double split, bool cross)
+static double attention_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
+                          double t, double split, bool cross)
 {
     double T = S * x->s, keys = cross ? x->ct : self_keys(l, x), q;
     double visited = cross ? keys : self_visited(l, x);
     if (cross)
-        q = tsl_roofline_gemm_s(d, T, x->d / t, x->h, 1) +
-            tsl_roofline_gemm_s(d, S * x->ct, 2.0 * x->e / t, x->h, 1);
+        q = gemm(p, T, x->d / t, x->h, 1) + gemm(p, S * x->ct, 2.0 * x->e / t, x->h, 1);
     else
-        q = tsl_roofline_gemm_s(d, T, (x->d + 2.0 * x->e) / t, x->h, 1);
-    return q + core_s(d, l, x, S, t, keys, visited) + tsl_roofline_gemm_s(d, T, x->h, x->d / t, 1) +
-           block_elementwise_s(d, x, S, split);
+        q = gemm(p, T, (x->d + 2.0 * x->e) / t, x->h, 1);
+    return q + core_s(p, l, x, S, t, keys, visited) + gemm(p, T, x->h, x->d / t, 1) +
+           block_elementwise_s(p, x, S, split);
 }
 
-static double ffn_s(const tsl_roofline_dev_t *d, const shape_t *x, double S, double t, double split)
+static double ffn_s(const pass_t *p, const shape_t *x, double S, double t, double split)
 {
     double T = S * x->s;
-    return tsl_roofline_gemm_s(d, T, x->g * x->f / t, x->h, 1) +
-           tsl_roofline_mem_s(d, 2.0 * (x->g + 1.0) * x->f / t * T, 1) +
-           tsl_roofline_gemm_s(d, T, x->h, x->f / t, 1) + block_elementwise_s(d, x, S, split);
+    return gemm(p, T, x->g * x->f / t, x->h, 1) + mem(p, 2.0 * (x->g + 1.0) * x->f / t * T, 1) +
+           gemm(p, T, x->h, x->f / t, 1) + block_elementwise_s(p, x, S, split);
 }
 
-static double ends_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, const shape_t *x, double S,
-                     double t, double split, double V)
+static double ends_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
+                     double split, double V)
 {
     double T = S * x->s;
     if (l->kind == TSL_LAYER_HEAD) /* logits GEMM, then fp32 logits written and read */
-        return tsl_roofline_gemm_s(d, S * x->n, V / t, x->h, 1) +
-               tsl_roofline_mem_s(d, 8.0 * V / t * S * x->n, 2);
+        return gemm(p, S * x->n, V / t, x->h, 1) + mem(p, 8.0 * V / t * S * x->n, 2);
     double out = (l->positions ? 6.0 : 4.0) + (x->dropout ? 5.0 : 0.0); /* rows, +pos, dropout */
-    double mem = tsl_roofline_mem_s(d, out * x->h * T / split, 2);
+    double rows = mem(p, out * x->h * T / split, 2);
     if (l->patch_embed)
-        return tsl_roofline_gemm_s(d, T, x->h, V, 1) + mem;
-    return mem;
+        return gemm(p, T, x->h, V, 1) + rows;
+    return rows;
+}
+
+/* The FLOP count over F: no bandwidth known (the pre-roofline model). */
+static double flat_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples, double tt,
+                     double vocab)
+{
+    double pad = 0.0;
+    if (l->kind == TSL_LAYER_HEAD && vocab > l->vocab)
+        pad = 2.0 * (l->head_tokens ? l->head_tokens : l->seq_len) * l->hidden * (vocab - l->vocab);
+    return (l->fwd_flops + pad - core_saved_flops(l)) * samples / (tt * d->gemm_flops);
+}
+
+static double layer_s(const pass_t *p, const tsl_layer_t *l, double samples, uint32_t t, bool sp,
+                      double vocab)
+{
+    double tt = t ? t : 1, split = sp ? tt : 1.0;
+    double extra = (p->bwd ? 2.0 : 1.0) * l->extra_fwd_flops * samples / (tt * p->d->gemm_flops);
+    if (p->d->mem_bw <= 0) /* FLOP count only: backward = 2 × forward, as before */
+        return (p->bwd ? 2.0 : 1.0) * flat_s(p->d, l, samples, tt, vocab);
+    shape_t x = shape_of(l);
+    switch (l->kind) {
+    case TSL_LAYER_ENCODER:
+        return extra + attention_s(p, l, &x, samples, tt, split, false) +
+               ffn_s(p, &x, samples, tt, split);
+    case TSL_LAYER_DECODER:
+        return extra + attention_s(p, l, &x, samples, tt, split, false) +
+               attention_s(p, l, &x, samples, tt, split, true) + ffn_s(p, &x, samples, tt, split);
+    case TSL_LAYER_ATTENTION: return extra + attention_s(p, l, &x, samples, tt, split, false);
+    case TSL_LAYER_FFN: return extra + ffn_s(p, &x, samples, tt, split);
+    default: return extra + ends_s(p, l, &x, samples, tt, split, vocab);
+    }
 }
 
 double tsl_roofline_layer_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                 uint32_t t, bool sp, double vocab)
 {
-    double tt = t ? t : 1, split = sp ? tt : 1.0;
-    double extra = l->extra_fwd_flops * samples / (tt * d->gemm_flops);
-    if (d->mem_bw <= 0) { /* FLOP count only, as before the roofline */
-        double pad = 0.0;
-        if (l->kind == TSL_LAYER_HEAD && vocab > l->vocab)
-            pad = 2.0 * (l->head_tokens ? l->head_tokens : l->seq_len) * l->hidden *
-                  (vocab - l->vocab);
-        return (l->fwd_flops + pad - core_saved_flops(l)) * samples / (tt * d->gemm_flops);
-    }
-    shape_t x = shape_of(l);
-    switch (l->kind) {
-    case TSL_LAYER_ENCODER:
-        return extra + attention_s(d, l, &x, samples, tt, split, false) +
-               ffn_s(d, &x, samples, tt, split);
-    case TSL_LAYER_DECODER:
-        return extra + attention_s(d, l, &x, samples, tt, split, false) +
-               attention_s(d, l, &x, samples, tt, split, true) + ffn_s(d, &x, samples, tt, split);
-    case TSL_LAYER_ATTENTION: return extra + attention_s(d, l, &x, samples, tt, split, false);
-    case TSL_LAYER_FFN: return extra + ffn_s(d, &x, samples, tt, split);
-    default: return extra + ends_s(d, l, &x, samples, tt, split, vocab);
-    }
+    pass_t p = {d, false};
+    return layer_s(&p, l, samples, t, sp, vocab);
+}
+
+double tsl_roofline_layer_bwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                                uint32_t t, bool sp, double vocab)
+{
+    pass_t p = {d, true};
+    return layer_s(&p, l, samples, t, sp, vocab);
 }
 
 double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
@@ -184,8 +233,9 @@ double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l
     if (d->mem_bw <= 0)
         return (l->core_fwd_flops - core_saved_flops(l)) * samples / (tt * d->gemm_flops);
     shape_t x = shape_of(l);
-    double c = core_s(d, l, &x, samples, tt, self_keys(l, &x), self_visited(l, &x));
+    pass_t p = {d, false};
+    double c = core_s(&p, l, &x, samples, tt, self_keys(l, &x), self_visited(l, &x));
     if (l->kind == TSL_LAYER_DECODER)
-        c += core_s(d, l, &x, samples, tt, x.ct, x.ct);
+        c += core_s(&p, l, &x, samples, tt, x.ct, x.ct);
     return c;
 }

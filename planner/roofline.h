@@ -3,15 +3,22 @@
  * profile exists: a roofline per GEMM plus the memory-bound elementwise work
  * (docs/cost-model.md, "Compute — a roofline per GEMM").
  *
- *   gemm(m, n, k) × b   max(2·m·n·k·b / F, 2·(m·k + k·n + m·n)·b / W) + L
+ *   gemm(m, n, k) × b   max(2·m·n·k·b / (F·u(m, n, k, b)), 2·(m·k + k·n + m·n)·b / W) + L
  *   elementwise bytes   bytes / W + L per kernel
  *
- * F = the device's sustained tensor-core rate (peak × efficiency, FLOP/s),
+ * F = the device's large-GEMM tensor-core rate (peak × e_max, FLOP/s), u the
+ * shape's fraction of it (occupancy × depth: gemm_eff.h; 1 with a flat shape),
  * W = a sustained fraction of its datasheet memory bandwidth (bytes/s),
  * L = a per-kernel floor (launch, ramp-up and tail of a kernel: seconds). Inputs
  * and outputs are fp16/bf16 (2 bytes). A thin TP shard or a small micro-batch
  * makes a GEMM memory-bound (weights re-read per micro-batch) and pays L per
  * kernel, so splitting a batch into many micro-batches costs what it costs.
+ *
+ * Backward (tsl_roofline_layer_bwd_s): each forward GEMM (m, n, k) becomes its
+ * two gradient GEMMs, dX (m, k, n) and dW (k, n, m), priced by the same curve; a
+ * fused attention core runs TSL_ROOFLINE_FLASH_BWD_FLOPS × its forward FLOPs over
+ * twice its bytes; elementwise kernels move TSL_ROOFLINE_BWD_MEM_RATIO × their
+ * forward bytes. Without a bandwidth (W = 0) the backward is 2 × the forward.
  *
  * Measured profiles (planner/profile.*) replace this where they exist; cost.c
  * calls it in one place (layer_compute_f in cost.c).
@@ -31,18 +38,27 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gemm_eff.h"
 #include "model.h"
 
 #define TSL_ROOFLINE_MEM_EFF  0.80 /* sustained / datasheet bandwidth (STREAM-like copy) */
 #define TSL_ROOFLINE_LAUNCH_S 4e-6 /* per-kernel floor, seconds (assumed; see docs) */
+/* FlashAttention-2's backward/forward FLOPs: the backward recomputes QKᵀ and runs
+ * dV, dP, dQ, dK (Dao 2023; flash-attention's benchmark_flash_attention.py) */
+#define TSL_ROOFLINE_FLASH_BWD_FLOPS 2.5
+/* backward/forward bytes of an elementwise kernel: saved input + incoming
+ * gradient read, outgoing gradient written, against the forward's read + write */
+#define TSL_ROOFLINE_BWD_MEM_RATIO 1.5
 
 typedef struct tsl_roofline_dev {
-    double gemm_flops; /* F: sustained tensor-core FLOP/s */
-    double mem_bw;     /* W: sustained device-memory bytes/s; 0 = unknown */
-    double launch_s;   /* L */
+    double gemm_flops;    /* F: sustained tensor-core FLOP/s */
+    double mem_bw;        /* W: sustained device-memory bytes/s; 0 = unknown */
+    double launch_s;      /* L */
+    tsl_gemm_eff_t shape; /* the GPU's GEMM shape curve (gemm_eff.h) */
 } tsl_roofline_dev_t;
 
-/* F = peak × efficiency, W = TSL_ROOFLINE_MEM_EFF × datasheet, L = the default. */
+/* F = peak × e_max, W = TSL_ROOFLINE_MEM_EFF × datasheet, L = the default, a flat
+ * shape curve (u = 1): the caller sets .shape for its GPU (tsl_gemm_eff_for_gpu). */
 void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double datasheet_mem_bw);
 
 /* b independent GEMMs of (m × k)·(k × n). */
@@ -60,6 +76,11 @@ double tsl_roofline_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t ke
  * runs at F.
  */
 double tsl_roofline_layer_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                                uint32_t t, bool sp, double vocab);
+
+/* Backward time of the same layer: the gradient GEMMs, the attention core's
+ * backward and the elementwise backward kernels (header above). */
+double tsl_roofline_layer_bwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                 uint32_t t, bool sp, double vocab);
 
 /* The attention core (QKᵀ, softmax, dropout, AV) alone: what selective

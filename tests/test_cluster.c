@@ -30,7 +30,8 @@ static void test_table(void)
     CHECK(tsl_gpu_count() >= 9, "GPU table has %zu entries", tsl_gpu_count());
     for (size_t i = 0; i < tsl_gpu_count(); i++) {
         const tsl_gpu_spec_t *g = tsl_gpu_at(i);
-        CHECK(g->efficiency >= 0.3 && g->efficiency <= 0.7, "%s efficiency %g", g->name,
+        /* e_max: a large GEMM's fraction of peak (A100 0.82, H100 0.777: cluster_hw.c) */
+        CHECK(g->efficiency >= 0.3 && g->efficiency <= 0.85, "%s efficiency %g", g->name,
               g->efficiency);
         CHECK(g->peak_flops > 10e12 && g->peak_flops < 2000e12, "%s peak", g->name);
         CHECK(g->intra_bw > 1 * GB && g->intra_bw < 1000 * GB, "%s intra", g->name);

@@ -1,0 +1,51 @@
+/*
+ * gemm_eff.c — the shape curve of gemm_eff.h and the SM counts it needs.
+ */
+#include "gemm_eff.h"
+
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+/* SMs per GPU family, from the vendor datasheets / whitepapers (A100: 108 of
+ * GA100's 128; H100 SXM5: 132; V100: 80; T4: 40; TITAN RTX: 72; 2080 Ti: 68). */
+static const struct {
+    const char *family;
+    double sms;
+} sm_table[] = {
+    {"A100", 108}, {"H100", 132}, {"V100", 80}, {"T4", 40}, {"RTX-TITAN", 72}, {"2080Ti", 68},
+};
+
+static double family_sms(const char *name)
+{
+    for (size_t i = 0; name != NULL && i < sizeof(sm_table) / sizeof(sm_table[0]); i++)
+        if (strncasecmp(name, sm_table[i].family, strlen(sm_table[i].family)) == 0)
+            return sm_table[i].sms;
+    return 0.0;
+}
+
+void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops, double mem_bw)
+{
+    g->sms = family_sms(name);
+    g->k_half = peak_flops > 0 && mem_bw > 0 && isfinite(mem_bw)
+                    ? TSL_GEMM_K_HALF_PER_BALANCE * peak_flops / mem_bw
+                    : 0.0;
+}
+
+/* Fraction of the SMs the GEMM's tiles (and split-K slices) keep busy. */
+static double occupancy(const tsl_gemm_eff_t *g, double m, double n, double k, double b)
+{
+    if (!(g->sms > 0))
+        return 1.0;
+    double tiles = ceil(m / TSL_GEMM_TILE) * ceil(n / TSL_GEMM_TILE) * b;
+    double units = tiles * fmax(1.0, floor(k / TSL_GEMM_SPLIT_K));
+    return fmin(1.0, units / g->sms);
+}
+
+double tsl_gemm_eff_shape(const tsl_gemm_eff_t *g, double m, double n, double k, double b)
+{
+    if (!(m > 0 && n > 0 && k > 0 && b > 0))
+        return 1.0;
+    double depth = g->k_half > 0 ? k / (k + g->k_half) : 1.0;
+    return occupancy(g, m, n, k, b) * depth;
+}

@@ -1,0 +1,50 @@
+/*
+ * gemm_eff.h — the fraction of a GPU's large-GEMM rate that one GEMM of a given
+ * shape reaches (docs/cost-model.md, "Compute — a roofline per GEMM", "GEMM
+ * efficiency by shape").
+ *
+ *   rate(m, n, k, b) = peak · e_max · occupancy · depth
+ *   occupancy        = min(1, units / SMs),
+ *                      units = ⌈m/T⌉ · ⌈n/T⌉ · b · max(1, ⌊k / K_split⌋)
+ *   depth            = k / (k + k_half),   k_half = c · peak / mem_bw
+ *
+ * e_max is the GPU table's efficiency (cluster_hw.c): the rate a large, deep GEMM
+ * sustains. occupancy: a GEMM is cut into T × T output tiles, one thread block
+ * (one SM) each; a grid of fewer tiles than SMs leaves SMs idle. cuBLAS splits a
+ * deep k across blocks when the grid is short (split-K / stream-K), so every
+ * K_split of depth counts as one more unit. depth: each tile pays a fixed
+ * prologue and epilogue (filling the pipeline, writing the fp32-accumulated tile)
+ * that take as long as k_half of main loop; that fixed cost is memory traffic, so
+ * k_half scales with the GPU's machine balance peak / mem_bw (FLOP per byte).
+ *
+ * T, K_split and c are fitted once, to the measured cuBLAS table of
+ * deploy/profiles/h100-80g.json (38 shapes, tessel-worker, bf16); SMs come from
+ * the datasheets. Above one wave the occupancy is 1: the partial last wave is
+ * smoothed away by cuBLAS's choice among tile shapes (measured: a hard wave
+ * quantisation fits the table worse).
+ *
+ * Pure: no allocation, no I/O.
+ */
+#ifndef TSL_GEMM_EFF_H
+#define TSL_GEMM_EFF_H
+
+#define TSL_GEMM_TILE               128.0  /* T: output tile edge (cuBLAS bf16 Hopper/Ampere) */
+#define TSL_GEMM_SPLIT_K            1024.0 /* K_split: depth per extra split-K unit (fitted) */
+#define TSL_GEMM_K_HALF_PER_BALANCE 0.705  /* c: k_half per FLOP/byte (fitted, H100) */
+
+typedef struct tsl_gemm_eff {
+    double sms;    /* streaming multiprocessors; 0 = unknown: no occupancy term */
+    double k_half; /* depth at which the per-tile fixed cost equals the main loop;
+                      0 = unknown: no depth term */
+} tsl_gemm_eff_t;
+
+/* The shape parameters of a GPU: SMs by the family of its name ("A100-80G" →
+ * A100: 108), k_half from its datasheet peak (FLOP/s) and memory bandwidth
+ * (bytes/s). An unknown family or a bandwidth of 0 leaves that term out (the
+ * rate is then e_max · the remaining terms, as a flat efficiency was). */
+void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops, double mem_bw);
+
+/* occupancy · depth of b independent (m × k)·(k × n) GEMMs, in (0, 1]. */
+double tsl_gemm_eff_shape(const tsl_gemm_eff_t *g, double m, double n, double k, double b);
+
+#endif
