@@ -275,7 +275,8 @@ static const tsl_gpu_spec_t *find_type(const loader_t *ld, const char *name)
 /* ---- nodes ---- */
 
 static const char *const node_keys[] = {"type",       "gpus",          "count", "intra_gbps",
-                                        "intra_gbit", "cpu_memory_gb", "name",  NULL};
+                                        "intra_gbit", "cpu_memory_gb", "name",  "nics",
+                                        "nic_gbps",   "nic_gbit",      NULL};
 
 static int node_type(loader_t *ld, json_t *obj, const char *path, uint32_t *idx)
 {
@@ -331,6 +332,9 @@ static int parse_node(loader_t *ld, json_t *obj, size_t i)
         get_count(obj, path, "gpus", true, 0, TSL_CLUSTER_MAX_DEVICES, &node.n_gpus, ld->err) ||
         get_count(obj, path, "count", false, 1, TSL_CLUSTER_MAX_NODES, &count, ld->err) ||
         opt_bw(obj, path, "intra", &node.intra_bw, &present, ld->err) != 0 ||
+        get_count(obj, path, "nics", false, 1, 8 * TSL_CLUSTER_MAX_DEVICES, &node.n_nics,
+                  ld->err) ||
+        opt_bw(obj, path, "nic", &node.nic_bw, &present, ld->err) != 0 ||
         opt_number(obj, path, "cpu_memory_gb", &cpu_gb, &present, ld->err) != 0)
         return -1;
     if (cpu_gb < 0)
@@ -519,6 +523,14 @@ static int parse_overlap(loader_t *ld, json_t *root)
     return 0;
 }
 
+/* "nvlink_domain_nodes": consecutive nodes whose GPUs share one NVLink domain
+ * (an NVL72 rack: 18 trays of 4); 1, the default, is the node. */
+static int parse_domain(loader_t *ld, json_t *root)
+{
+    return get_count(root, "", "nvlink_domain_nodes", false, 1, TSL_CLUSTER_MAX_NODES,
+                     &ld->c->nvl_domain_nodes, ld->err);
+}
+
 static const char *const root_keys[] = {"name",
                                         "comment",
                                         "gpu_types",
@@ -530,6 +542,7 @@ static const char *const root_keys[] = {"name",
                                         "inter_gbit_matrix",
                                         "links",
                                         "overlap_slowdown",
+                                        "nvlink_domain_nodes",
                                         NULL};
 
 int tsl_cluster_json_from(const json_t *root_c, tsl_cluster_t *out, tsl_err_t *err)
@@ -548,7 +561,8 @@ int tsl_cluster_json_from(const json_t *root_c, tsl_cluster_t *out, tsl_err_t *e
         opt_string(root, "", "comment", &ignored, err) != 0 || parse_gpu_types(&ld, root) != 0 ||
         parse_nodes(&ld, root) != 0 || parse_inter_scalar(&ld, root) != 0 ||
         parse_matrix(&ld, root) != 0 || parse_links(&ld, root) != 0 ||
-        check_inter_complete(&ld) != 0 || parse_overlap(&ld, root) != 0)
+        check_inter_complete(&ld) != 0 || parse_overlap(&ld, root) != 0 ||
+        parse_domain(&ld, root) != 0)
         goto out;
     rc = tsl_cluster_finish(out, err);
 out:
@@ -630,7 +644,7 @@ static json_t *gpu_to_json(const tsl_gpu_spec_t *g)
 static bool same_node(const tsl_node_t *a, const tsl_node_t *b)
 {
     return a->n_gpus == b->n_gpus && a->gpu_type == b->gpu_type && a->intra_bw == b->intra_bw &&
-           a->cpu_mem_bytes == b->cpu_mem_bytes;
+           a->cpu_mem_bytes == b->cpu_mem_bytes && a->n_nics == b->n_nics && a->nic_bw == b->nic_bw;
 }
 
 static json_t *nodes_to_json(const tsl_cluster_t *c)
@@ -646,6 +660,10 @@ static json_t *nodes_to_json(const tsl_cluster_t *c)
                               "intra_gbps", n->intra_bw / GBPS);
         if (o && n->cpu_mem_bytes)
             json_object_set_new(o, "cpu_memory_gb", json_real((double)n->cpu_mem_bytes / GIB));
+        if (o && n->n_nics > 1) /* one NIC is what a file without the key means */
+            json_object_set_new(o, "nics", json_integer((json_int_t)n->n_nics));
+        if (o && n->nic_bw > 0)
+            json_object_set_new(o, "nic_gbps", json_real(n->nic_bw / GBPS));
         json_array_append_new(arr, o);
         i = j;
     }
@@ -681,6 +699,9 @@ json_t *tsl_cluster_to_json(const tsl_cluster_t *c)
     else if (c->n_nodes > 1)
         json_object_set_new(root, "inter_gbps", json_real(c->inter_bw / GBPS));
     json_object_set_new(root, "overlap_slowdown", json_real(c->overlap_slowdown));
+    if (c->nvl_domain_nodes > 1)
+        json_object_set_new(root, "nvlink_domain_nodes",
+                            json_integer((json_int_t)c->nvl_domain_nodes));
     json_decref(types);
     return root;
 fail:

@@ -14,8 +14,9 @@
 #include <string.h>
 #include <strings.h>
 
-#define SPEC_FORMAT "expected [NODES x]GPUSxTYPE[:LINK], e.g. 2x8xA100-40G:ib100"
-#define SPEC_MAX    128
+#define SPEC_FORMAT                                                                                \
+    "expected [NODES x]GPUSxTYPE[:[NICS x]LINK], e.g. 2x8xA100-40G:ib100 or 4x8xA100-80G:8xib200"
+#define SPEC_MAX 128
 
 void tsl_cluster_init(tsl_cluster_t *c)
 {
@@ -112,6 +113,11 @@ int tsl_cluster_add_node(tsl_cluster_t *c, const tsl_node_t *node, tsl_err_t *er
                            "cluster: node %u: intra-node bandwidth must be >= 0 (0 = the "
                            "GPU type's)",
                            i);
+    if (!(isfinite(node->nic_bw) && node->nic_bw >= 0))
+        return tsl_err_set(err, "cluster: node %u: NIC bandwidth must be >= 0 (0 = the link's)", i);
+    if (node->n_nics > node->n_gpus * 8u)
+        return tsl_err_set(err, "cluster: node %u: %u NICs for %u GPUs; at most 8 per GPU", i,
+                           node->n_nics, node->n_gpus);
     if (i >= TSL_CLUSTER_MAX_NODES)
         return tsl_err_set(err, "cluster: more than %u nodes", TSL_CLUSTER_MAX_NODES);
     uint64_t devices = 0;
@@ -218,12 +224,19 @@ int tsl_cluster_finish(tsl_cluster_t *c, tsl_err_t *err)
         tsl_node_t *n = &c->nodes[i];
         if (n->intra_bw == 0)
             n->intra_bw = c->gpu_types[n->gpu_type].intra_bw;
+        if (n->n_nics == 0) /* the network as one figure per pair: one NIC */
+            n->n_nics = 1;
         /* Unknown host memory: assume twice the node's GPU memory (a DGX A100-40G
          * has 1 TiB for 320 GiB of GPU memory, cloud instances about 1.5-3×). */
         if (n->cpu_mem_bytes == 0)
             n->cpu_mem_bytes =
                 TSL_DEFAULT_HOST_MEM_PER_GPU_MEM * n->n_gpus * c->gpu_types[n->gpu_type].mem_bytes;
     }
+    if (c->nvl_domain_nodes == 0) /* NVLink reaches the node's own GPUs */
+        c->nvl_domain_nodes = 1;
+    if (c->nvl_domain_nodes > c->n_nodes)
+        return tsl_err_set(err, "cluster: NVLink domain of %u nodes in a cluster of %u",
+                           c->nvl_domain_nodes, c->n_nodes);
     if (c->n_nodes > 1 && c->inter_bw_matrix != NULL && finish_matrix(c, err) != 0)
         return -1;
     if (c->n_nodes > 1 && c->inter_bw <= 0)
@@ -366,6 +379,26 @@ static int check_counts(uint32_t nodes, uint32_t gpus, const char *spec, tsl_err
     return 0;
 }
 
+/* "8xib200" → 8 NICs and "ib200"; a link name alone keeps one NIC. Link names
+ * start with a letter, so digits then 'x' can only be a count. */
+static int split_nics(const char **link, uint32_t *nics, uint32_t gpus, const char *spec,
+                      tsl_err_t *err)
+{
+    const char *p = *link;
+    uint32_t n;
+    if (!isdigit((unsigned char)*p))
+        return 0;
+    if (read_count(&p, &n) != 0 || !is_x(*p))
+        return tsl_err_set(err, "cluster: '%s': after ':' expected [NICS x]LINK, e.g. 8xib200",
+                           spec);
+    if (n == 0 || n > 8 * gpus)
+        return tsl_err_set(err, "cluster: %u NICs per node in '%s'; need 1 to %u (8 per GPU)", n,
+                           spec, 8 * gpus);
+    *nics = n;
+    *link = p + 1;
+    return 0;
+}
+
 int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
 {
     char buf[SPEC_MAX], known[400];
@@ -389,12 +422,19 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
         list_gpus(known, sizeof(known));
         return tsl_err_set(err, "cluster: unknown GPU type '%s'; known: %s", type, known);
     }
+    uint32_t nics = 1;
+    if (link_name != NULL && split_nics(&link_name, &nics, gpus, spec, err) != 0)
+        return -1;
     const tsl_link_spec_t *link = tsl_link_find(link_name ? link_name : "ib100");
     if (link == NULL) {
         list_links(known, sizeof(known));
         return tsl_err_set(err, "cluster: link '%s' unknown; known: %s", link_name, known);
     }
-    return tsl_cluster_homogeneous(c, nodes, gpus, gpu, link->bw, err);
+    if (tsl_cluster_homogeneous(c, nodes, gpus, gpu, link->bw, err) != 0)
+        return -1;
+    for (uint32_t i = 0; i < c->n_nodes; i++)
+        c->nodes[i].n_nics = nics;
+    return 0;
 }
 
 /* ---- lookups ---- */
@@ -404,6 +444,25 @@ static double pair_bw(const tsl_cluster_t *c, uint32_t a, uint32_t b)
     if (c->inter_bw_matrix != NULL)
         return c->inter_bw_matrix[(size_t)a * c->n_nodes + b];
     return c->inter_bw;
+}
+
+double tsl_cluster_node_pair_bw(const tsl_cluster_t *c, uint32_t a, uint32_t b)
+{
+    return pair_bw(c, a, b);
+}
+
+uint32_t tsl_cluster_node_domain(const tsl_cluster_t *c, uint32_t node)
+{
+    return c->nvl_domain_nodes > 1 ? node / c->nvl_domain_nodes : node;
+}
+
+/* Link between two distinct nodes: NVLink inside a domain (the slower node's
+ * figure), else the network pair. Without domains: pair_bw, as AMP Eq. 3 has it. */
+static double node_link_bw(const tsl_cluster_t *c, uint32_t a, uint32_t b)
+{
+    if (tsl_cluster_node_domain(c, a) == tsl_cluster_node_domain(c, b))
+        return fmin(c->nodes[a].intra_bw, c->nodes[b].intra_bw);
+    return pair_bw(c, a, b);
 }
 
 const tsl_gpu_spec_t *tsl_cluster_device_gpu(const tsl_cluster_t *c, uint32_t dev)
@@ -447,23 +506,15 @@ double tsl_cluster_link_bw(const tsl_cluster_t *c, uint32_t dev_a, uint32_t dev_
     if (dev_a == dev_b)
         return INFINITY;
     uint32_t a = c->device_node[dev_a], b = c->device_node[dev_b];
-    return a == b ? c->nodes[a].intra_bw : pair_bw(c, a, b);
-}
-
-double tsl_cluster_pairs_bw(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,
-                            uint32_t count)
-{
-    double bw = INFINITY;
-    for (uint32_t k = 0; k < count; k++)
-        bw = fmin(bw, tsl_cluster_link_bw(c, from_first + k, to_first + k));
-    return bw;
+    return a == b ? c->nodes[a].intra_bw : node_link_bw(c, a, b);
 }
 
 bool tsl_cluster_is_homogeneous(const tsl_cluster_t *c)
 {
     for (uint32_t i = 1; i < c->n_nodes; i++) {
         const tsl_node_t *a = &c->nodes[0], *b = &c->nodes[i];
-        if (a->n_gpus != b->n_gpus || a->intra_bw != b->intra_bw ||
+        if (a->n_gpus != b->n_gpus || a->intra_bw != b->intra_bw || a->n_nics != b->n_nics ||
+            a->nic_bw != b->nic_bw ||
             !same_figures(&c->gpu_types[a->gpu_type], &c->gpu_types[b->gpu_type]))
             return false;
     }
@@ -498,7 +549,7 @@ static double slowest_pair_before(const tsl_cluster_t *c, uint32_t first, uint32
     uint32_t other;
     for (uint32_t k = 0; k < k_end;) {
         k += members_in_node(c, first, stride, count, k, &other);
-        bw = fmin(bw, pair_bw(c, node, other));
+        bw = fmin(bw, node_link_bw(c, node, other));
     }
     return bw;
 }
@@ -515,8 +566,9 @@ double tsl_cluster_group_bw(const tsl_cluster_t *c, uint32_t first, uint32_t str
         if (in >= 2)
             bw = fmin(bw, c->nodes[node].intra_bw);
         if (k > 0)
-            bw = fmin(bw, c->inter_bw_matrix ? slowest_pair_before(c, first, stride, count, k, node)
-                                             : c->inter_bw);
+            bw = fmin(bw, c->inter_bw_matrix || c->nvl_domain_nodes > 1
+                              ? slowest_pair_before(c, first, stride, count, k, node)
+                              : c->inter_bw);
         k += in;
     }
     return bw;
@@ -576,6 +628,23 @@ static void describe_range(char *buf, size_t cap, size_t *len, const char *what,
         append(buf, cap, len, ", %s %.3g-%.3g GB/s", what, lo / 1e9, hi / 1e9);
 }
 
+/* NICs per node and the NVLink domain, only where they are not the default (one
+ * NIC, the node), so that descriptions of plain clusters read as before. */
+static void describe_topology(const tsl_cluster_t *c, char *buf, size_t cap, size_t *len)
+{
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        lo = c->nodes[i].n_nics < lo ? c->nodes[i].n_nics : lo;
+        hi = c->nodes[i].n_nics > hi ? c->nodes[i].n_nics : hi;
+    }
+    if (lo == hi && hi > 1)
+        append(buf, cap, len, ", %u NICs/node", hi);
+    else if (lo != hi)
+        append(buf, cap, len, ", %u-%u NICs/node", lo, hi);
+    if (c->nvl_domain_nodes > 1)
+        append(buf, cap, len, ", NVLink domain %u nodes", c->nvl_domain_nodes);
+}
+
 size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap)
 {
     size_t len = 0;
@@ -601,6 +670,7 @@ size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap)
             hi = fmax(hi, pair_bw(c, a, b));
         }
     describe_range(buf, cap, &len, "inter", lo, hi);
+    describe_topology(c, buf, cap, &len);
     return len;
 }
 
@@ -623,6 +693,9 @@ int tsl_cluster_permute(const tsl_cluster_t *c, const uint16_t *order, tsl_clust
             goto fail;
     out->inter_bw = c->inter_bw;
     out->overlap_slowdown = c->overlap_slowdown;
+    /* domains stay positional: a permutation that moves nodes between domains
+     * re-places stages onto other racks (search_placement permutes whole nodes) */
+    out->nvl_domain_nodes = c->nvl_domain_nodes;
     for (uint32_t a = 0; c->inter_bw_matrix && a < c->n_nodes; a++)
         for (uint32_t b = a + 1; b < c->n_nodes; b++)
             if (tsl_cluster_set_pair_bw(

@@ -6,7 +6,15 @@
  * classes: intra-node (NVLink/PCIe, one bandwidth per node) and inter-node (one
  * bandwidth for every node pair, or a full per-pair matrix for heterogeneous
  * networks). A collective over a group of devices runs at the bandwidth of the
- * slowest link the group spans (AMP Eq. 3).
+ * slowest link the group spans (AMP Eq. 3) in the paper's cost mode.
+ *
+ * Topology (cluster_topo.c, docs/cost-model.md "Collectives"): each node has
+ * n_nics network interfaces; the inter-node figure (inter_bw or a matrix pair) is
+ * the bus bandwidth of ONE NIC's path between two nodes. An NVLink domain is a run
+ * of nvl_domain_nodes consecutive nodes whose GPUs reach each other over NVLink
+ * (default 1: the node; an NVL72 rack is 18 nodes of 4). Collectives of the default
+ * cost mode run NCCL's ring/tree over that topology, the NICs of a node shared by
+ * every group crossing them at the same time.
  *
  * Units: bandwidths are bytes per second of *bus bandwidth* as nccl-tests report
  * it, so a ring all-reduce of M bytes over n devices takes 2(n−1)/n · M / bw;
@@ -43,7 +51,7 @@ typedef struct tsl_gpu_spec {
 
 typedef struct tsl_link_spec {
     const char *name; /* "ib100", "ib400", "eth10", ... */
-    double bw;        /* bytes/s, bus bandwidth between two nodes */
+    double bw;        /* bytes/s, bus bandwidth of one NIC between two nodes */
     const char *source;
 } tsl_link_spec_t;
 
@@ -54,6 +62,10 @@ typedef struct tsl_node {
     uint64_t cpu_mem_bytes; /* host memory (offloading); 0 when added = unknown,
                                  which tsl_cluster_finish() replaces by
                                  TSL_DEFAULT_HOST_MEM_PER_GPU_MEM × the node's GPU memory */
+    uint32_t n_nics;        /* network interfaces (rails) of the node; 0 when added = 1,
+                        which tsl_cluster_finish() sets */
+    double nic_bw;          /* bus bandwidth of one of its NICs, bytes/s; 0 = limited by the
+                        inter-node figure of the pair alone (the usual case) */
 } tsl_node_t;
 
 typedef struct tsl_cluster {
@@ -61,12 +73,14 @@ typedef struct tsl_cluster {
     tsl_node_t *nodes; /* owned, n_nodes entries */
     uint32_t n_gpu_types;
     tsl_gpu_spec_t gpu_types[TSL_CLUSTER_MAX_GPU_TYPES];
-    double inter_bw;         /* bytes/s for every node pair ... */
-    double *inter_bw_matrix; /* ... unless this n_nodes² matrix is set (owned) */
-    double overlap_slowdown; /* compute/comm contention factor, ≥ 1 (Galvatron V) */
-    uint32_t n_devices;      /* derived: Σ n_gpus */
-    uint32_t *device_node;   /* derived, owned: device → node */
-    uint32_t *node_first;    /* derived, owned: node → its first device */
+    double inter_bw;           /* bytes/s for every node pair ... */
+    double *inter_bw_matrix;   /* ... unless this n_nodes² matrix is set (owned) */
+    double overlap_slowdown;   /* compute/comm contention factor, ≥ 1 (Galvatron V) */
+    uint32_t nvl_domain_nodes; /* nodes per NVLink domain, consecutive from node 0
+                                  (the last domain may be short); 0 when built = 1 */
+    uint32_t n_devices;        /* derived: Σ n_gpus */
+    uint32_t *device_node;     /* derived, owned: device → node */
+    uint32_t *node_first;      /* derived, owned: node → its first device */
     /* measured figures per GPU type (planner/profile.h), borrowed, NULL =
      * built-in; set by tsl_profile_attach, copied as pointers by tsl_cluster_copy */
     const struct tsl_profile *gpu_profile[TSL_CLUSTER_MAX_GPU_TYPES];
@@ -101,9 +115,11 @@ int tsl_cluster_homogeneous(tsl_cluster_t *c, uint32_t n_nodes, uint32_t gpus_pe
                             const tsl_gpu_spec_t *gpu, double inter_bw, tsl_err_t *err);
 
 /*
- * Short spec: "[NODES x]GPUSxTYPE[:LINK]", e.g. "8xA100-80G", "2x8xA100-40G:ib100".
- * TYPE is a built-in GPU name, LINK a built-in link name (default ib100 when more
- * than one node). Errors name the part of the spec that is wrong.
+ * Short spec: "[NODES x]GPUSxTYPE[:[NICS x]LINK]", e.g. "8xA100-80G",
+ * "2x8xA100-40G:ib100", "4x8xA100-80G:8xib200" (eight HDR NICs per node). TYPE is
+ * a built-in GPU name, LINK a built-in link name (default ib100 when more than one
+ * node), NICS the NICs per node, each of LINK's bandwidth (default 1). Errors name
+ * the part of the spec that is wrong.
  */
 int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err);
 
@@ -132,11 +148,70 @@ double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev); /* peak �
 uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev);
 uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c);
 uint64_t tsl_cluster_max_device_mem(const tsl_cluster_t *c);
+/* The link between two devices: +INF for one device, the intra-node bandwidth
+ * inside a node, the slower node's inside an NVLink domain, else the pair's
+ * inter-node figure (one NIC's path). */
 double tsl_cluster_link_bw(const tsl_cluster_t *c, uint32_t dev_a, uint32_t dev_b);
+/* NVLink domain of a node (node / nvl_domain_nodes). */
+uint32_t tsl_cluster_node_domain(const tsl_cluster_t *c, uint32_t node);
+/* Inter-node figure between distinct nodes a and b (matrix pair or inter_bw). */
+double tsl_cluster_node_pair_bw(const tsl_cluster_t *c, uint32_t a, uint32_t b);
+
+/* ---- topology-aware figures (cluster_topo.c; docs/cost-model.md "Collectives") ---- */
+
+/* NCCL's latency figures (µs in NCCL, seconds here), from NCCL's own tuning model,
+ * src/graph/tuning.cc (baseLat / hwLat, LL protocol — what NCCL picks for the small
+ * messages where latency matters): a collective's base cost, one ring step over
+ * NVLink (× 1.8 when the communicator spans nodes, as NCCL does), one step over the
+ * network, one tree level over the network. */
+#define TSL_NCCL_RING_BASE_S   3.6e-6
+#define TSL_NCCL_TREE_BASE_S   4.4e-6
+#define TSL_NCCL_NVL_RING_S    0.47e-6
+#define TSL_NCCL_NVL_TREE_S    0.52e-6
+#define TSL_NCCL_NVL_MULTINODE 1.8
+#define TSL_NCCL_NET_RING_S    2.7e-6
+#define TSL_NCCL_NET_TREE_S    5.0e-6
+
+/* Fixed time of one collective (its α), added to the bandwidth term. */
+typedef struct tsl_coll_lat {
+    double ar_s; /* all-reduce: min(ring, tree) as NCCL chooses */
+    double ag_s; /* all-gather or reduce-scatter: ring */
+} tsl_coll_lat_t;
+
+/* α of NCCL's collectives over n ranks on k NVLink domains (n ≥ 2, 1 ≤ k ≤ n):
+ *   ring all-reduce   base + (2(n−1) − 2(k−1))·nvl + 2(k−1)·net
+ *   tree all-reduce   base + 2·((n/k − 1)·nvl + ⌊log2 k⌋·net)
+ *   ring all-gather   base + ((n−1) − (k−1))·nvl + (k−1)·net
+ * (nvl × 1.8 when k > 1). n ≤ 1 gives zeros. */
+void tsl_cluster_coll_lat(uint32_t n, uint32_t k, tsl_coll_lat_t *out);
+
+/*
+ * Bus bandwidth of one parallel dimension's groups (tiled over the block as
+ * tsl_cluster_dim_bw tiles them) as NCCL runs them over the topology, all groups
+ * communicating at once:
+ *   - a group inside one NVLink domain: the slowest intra-node bandwidth of the
+ *     nodes holding its members;
+ *   - a group spanning domains: a ring whose intra-domain hops run at that intra
+ *     bandwidth and whose inter-domain part, in each domain D it touches, has
+ *       cap_D = Σ_{X ∈ D} rail · min(m_X, nics_X / crossing_X)
+ *     m_X its members on node X, crossing_X the groups of this dimension with a
+ *     member on X that span domains (they share X's NICs), rail the slowest
+ *     one-NIC path between the domains it touches; the group gets min over D.
+ * The dimension's figure is the slowest group's; lat (may be NULL) gets the α of
+ * its widest group (most domains). count ≤ 1 gives +INFINITY and zero α; a shape
+ * that does not tile the block (see tsl_cluster_dim_bw) gives 0.
+ * No allocation; O(block devices × GPUs per node), O(nodes touched²) more per
+ * group with a bandwidth matrix.
+ */
+double tsl_cluster_dim_busbw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                             uint32_t stride, uint32_t count, tsl_coll_lat_t *lat);
+
 /* Bandwidth each pair gets when device from_first + k sends to to_first + k for
  * every k < count at the same time (a pipeline boundary's ranks): the slowest
- * pair's link, shared where the pairs' traffic crosses the same network links.
- * count 0 gives +INFINITY. */
+ * pair's, where a pair in one domain gets the link's bandwidth and a pair crossing
+ * domains gets rail(X, Y) · min(1, nics_X / out_X, nics_Y / in_Y) — out_X the
+ * crossing sends leaving node X, in_Y those entering node Y, each send on one NIC
+ * (NCCL p2p uses the sender's nearest NIC). count 0 gives +INFINITY. */
 double tsl_cluster_pairs_bw(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,
                             uint32_t count);
 bool tsl_cluster_is_homogeneous(const tsl_cluster_t *c);
@@ -179,7 +254,8 @@ const struct tsl_calib *tsl_cluster_block_calib(const tsl_cluster_t *c, uint32_t
                                                 uint32_t size);
 
 /* One-line description, e.g. "2 nodes x 8 A100-40G (40 GiB), intra 150 GB/s, inter 10.6 GB/s";
- * returns the length it needed, as snprintf does. */
+ * NICs per node ("8 NICs/node") and the NVLink domain ("NVLink domain 18 nodes")
+ * follow when not the default. Returns the length it needed, as snprintf does. */
 size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap);
 
 /* A copy of c into out (initialised here) with its nodes taken in `order` (a

@@ -39,9 +39,13 @@
  *              "80 GB" A100 reports 81920 MiB). 2080Ti-10G is H3T's setting (10 GB
  *              usable of 11; H3T Sec. 4.1).
  *
- * Links: bus bandwidth between two nodes, a bit under line rate — InfiniBand at
- * 85% (encoding, headers, NCCL protocol; Galvatron's 2-node A100 fixture measured
- * 8–9 GB/s point to point on its fabric), Ethernet at 80% (TCP/RoCE overhead).
+ * Links: bus bandwidth of ONE NIC between two nodes, a bit under line rate —
+ * InfiniBand at 85% (encoding, headers, NCCL protocol; Galvatron's 2-node A100
+ * fixture measured 8–9 GB/s point to point on its fabric), Ethernet at 80%
+ * (TCP/RoCE overhead). A node's NIC count is the cluster's (tsl_node_t.n_nics,
+ * "4x8xA100-80G:8xib200"), not folded into these figures. Published multi-node
+ * nccl-tests busbw pages could not be found in a citable form, so the 85% basis
+ * stays; NCCL's latency figures are in cluster.h (TSL_NCCL_*).
  */
 #include "cluster.h"
 
@@ -115,7 +119,7 @@ static const struct {
     {"T4", "T4-16G"},
 };
 
-#define SRC_IB  "InfiniBand line rate x 0.85 (encoding, headers, NCCL protocol)"
+#define SRC_IB  "InfiniBand line rate x 0.85 (encoding, headers, NCCL protocol), one NIC"
 #define SRC_ETH "Ethernet line rate x 0.80 (TCP/RoCE overhead)"
 
 static const tsl_link_spec_t link_table[] = {

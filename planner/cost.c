@@ -93,21 +93,28 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     return 0;
 }
 
-static double dim_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_dim_t d)
+/* The paper prices a group by the slowest link it spans, alone on it and with no
+ * latency (AMP Eq. 3); the stacks run NCCL over shared NICs (cluster.h). */
+static double dim_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_dim_t d,
+                     tsl_coll_lat_t *lat)
 {
     uint32_t degree, stride;
     dim_shape(s, d, &degree, &stride);
+    lat->ar_s = lat->ag_s = 0.0;
     if (degree <= 1)
         return INFINITY;
-    return tsl_cluster_dim_bw(env->cluster, env->block_first, env->block_size, stride, degree);
+    if (env->mode == TSL_COST_PAPER)
+        return tsl_cluster_dim_bw(env->cluster, env->block_first, env->block_size, stride, degree);
+    return tsl_cluster_dim_busbw(env->cluster, env->block_first, env->block_size, stride, degree,
+                                 lat);
 }
 
 void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                           tsl_strategy_bw_t *out)
 {
-    out->tp_bw = dim_bw(env, s, TSL_DIM_TP);
-    out->dp_bw = dim_bw(env, s, TSL_DIM_DP);
-    out->sdp_bw = dim_bw(env, s, TSL_DIM_SDP);
+    out->tp_bw = dim_bw(env, s, TSL_DIM_TP, &out->tp_lat);
+    out->dp_bw = dim_bw(env, s, TSL_DIM_DP, &out->dp_lat);
+    out->sdp_bw = dim_bw(env, s, TSL_DIM_SDP, &out->sdp_lat);
 }
 
 /* ---- collectives (ring, AMP Eq. 3; nccl-tests bus bandwidth) ---- */
@@ -136,6 +143,23 @@ double tsl_cost_p2p_s(double bytes, double bw)
     if (bytes <= 0)
         return 0;
     return bytes / bw;
+}
+
+/* A collective with its α: only one that moves bytes pays it (n = 1 or an empty
+ * buffer costs 0, as the bandwidth terms do). */
+static double with_lat(double bw_term_s, double lat_s)
+{
+    return bw_term_s > 0 ? bw_term_s + lat_s : bw_term_s;
+}
+
+static double allreduce_lat_s(double bytes, uint32_t n, double bw, const tsl_coll_lat_t *lat)
+{
+    return with_lat(tsl_cost_allreduce_s(bytes, n, bw), lat->ar_s);
+}
+
+static double allgather_lat_s(double bytes, uint32_t n, double bw, const tsl_coll_lat_t *lat)
+{
+    return with_lat(tsl_cost_allgather_s(bytes, n, bw), lat->ag_s);
 }
 
 /* Both sides run slowed by k while they overlap; the longer finishes alone
@@ -283,13 +307,14 @@ static void grad_sync(const tsl_strategy_t *s, degrees_t g, const tsl_strategy_b
                       double grad_bytes, double *per_mb, double *last, double *exposed)
 {
     double shard = grad_bytes / g.z;
-    double rs = tsl_cost_reduce_scatter_s(shard, g.d, bw->dp_bw);
-    double sdp_rs = tsl_cost_reduce_scatter_s(grad_bytes, g.z, bw->sdp_bw);
+    /* a reduce-scatter moves what an all-gather moves, with the same α */
+    double rs = allgather_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat);
+    double sdp_rs = allgather_lat_s(grad_bytes, g.z, bw->sdp_bw, &bw->sdp_lat);
     *per_mb = s->zero >= 2 ? rs : 0.0;
-    *last = sdp_rs + (s->zero == 0   ? tsl_cost_allreduce_s(shard, g.d, bw->dp_bw)
+    *last = sdp_rs + (s->zero == 0   ? allreduce_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat)
                       : s->zero == 1 ? rs
                                      : 0.0);
-    *exposed = s->zero ? tsl_cost_allgather_s(shard, g.d, bw->dp_bw) : 0.0;
+    *exposed = s->zero ? allgather_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat) : 0.0;
 }
 
 /* compute_scale (by the layer's tokens per micro-batch on one device) on its 3
@@ -339,8 +364,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     if (env->profile != NULL) /* measured per-shape block times replace the roofline */
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes */
-    double tp_f = l->tp_allreduces * tsl_cost_allreduce_s(act_msg, g.t, bw->tp_bw);
-    double gather = tsl_cost_allgather_s(TSL_BYTES_PER_PARAM_FP16 * p, g.z, bw->sdp_bw);
+    double tp_f = l->tp_allreduces * allreduce_lat_s(act_msg, g.t, bw->tp_bw, &bw->tp_lat);
+    double gather = allgather_lat_s(TSL_BYTES_PER_PARAM_FP16 * p, g.z, bw->sdp_bw, &bw->sdp_lat);
     double per_mb, last, exposed;
     grad_sync(s, g, bw, TSL_BYTES_PER_PARAM_FP16 * p, &per_mb, &last, &exposed);
     if (env->calib != NULL) { /* corrections fitted from trials (calibrate.h) */

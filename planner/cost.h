@@ -10,11 +10,17 @@
  * parameter count, F its forward FLOPs per sample, X its fastest device rate
  * (peak × efficiency, the slowest device of the block), k the overlap slowdown.
  *
- * Collectives (ring; M = bytes of the full buffer, bw = slowest link of the group):
- *   all-reduce       2(n−1)/n · M / bw
- *   all-gather       (n−1)/n · M / bw
- *   reduce-scatter   (n−1)/n · M / bw
+ * Collectives (ring; M = bytes of the full buffer):
+ *   all-reduce       2(n−1)/n · M / bw + α_ar
+ *   all-gather       (n−1)/n · M / bw + α_ag
+ *   reduce-scatter   (n−1)/n · M / bw + α_ag
  *   p2p              M / bw
+ * STACK mode (the default): bw = the dimension's bus bandwidth over the topology,
+ * NICs shared by the concurrent groups (tsl_cluster_dim_busbw), α = NCCL's
+ * latency for n ranks on k NVLink domains (tsl_cluster_coll_lat). PAPER mode:
+ * bw = the slowest link of the group (AMP Eq. 3), α = 0 — the formulas before
+ * the topology, bit for bit. tsl_cost_allreduce_s & co. are the bandwidth terms;
+ * the α rides in tsl_strategy_bw_t.
  *
  * Time of one micro-batch:
  *   compute_f  = roofline of the layer's GEMMs and elementwise work (roofline.h;
@@ -155,9 +161,11 @@ typedef struct tsl_cost_env {
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
                       uint32_t block_size, tsl_err_t *err);
 
-/* Link bandwidths a strategy's groups see inside the env's block. */
+/* Link bandwidths a strategy's groups see inside the env's block (by the env's
+ * mode, above), and the fixed time α of one collective of each dimension. */
 typedef struct tsl_strategy_bw {
-    double tp_bw, dp_bw, sdp_bw; /* +INF for an unused dimension */
+    double tp_bw, dp_bw, sdp_bw;            /* +INF for an unused dimension */
+    tsl_coll_lat_t tp_lat, dp_lat, sdp_lat; /* zeros in PAPER mode or unused */
 } tsl_strategy_bw_t;
 
 void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,

@@ -231,8 +231,11 @@ void tsl_fp_cluster(tsl_fp_t *fp, const tsl_cluster_t *c)
         fp_gpu(fp, &c->gpu_types[n->gpu_type]);
         tsl_fp_f64(fp, n->intra_bw);
         tsl_fp_u64(fp, n->cpu_mem_bytes);
+        tsl_fp_u64(fp, n->n_nics); /* the topology prices collectives (cluster_topo.c) */
+        tsl_fp_f64(fp, n->nic_bw);
     }
     tsl_fp_f64(fp, c->overlap_slowdown);
+    tsl_fp_u64(fp, c->nvl_domain_nodes);
     for (uint32_t a = 0; a < c->n_nodes; a++)
         for (uint32_t b = a + 1; b < c->n_nodes; b++)
             tsl_fp_f64(fp,

@@ -94,7 +94,7 @@ expect 0 "" --version
 grep -Eq '^tesselctl [0-9]+\.[0-9]+\.[0-9]+$' "$out" && ok || bad "--version: $(cat "$out")"
 
 # --export and --trace (docs/exports.md, trace_json.h)
-expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 64 --no-tp --no-baselines --export deepspeed
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 64 --target deepspeed --no-baselines --export deepspeed
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["train_batch_size"] == 64' "$out" && ok ||
     bad "--export deepspeed: $(head -5 "$out")"
 # The search's plan may or may not fit Megatron-LM: either the arguments, or exit 4,

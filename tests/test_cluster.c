@@ -499,8 +499,159 @@ static void test_gpu_match_model(void)
         "the family as a whole, case-insensitive");
 }
 
+/* ---- topology: NICs, NVLink domains, shared NICs (cluster_topo.c) ---- */
+
+static void parse(const char *spec, tsl_cluster_t *c)
+{
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(c, spec, &err) == 0, "%s: %s", spec, err.msg);
+}
+
+static void test_spec_nics(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    char buf[256];
+    double ib200 = 200 * GB / 8 * 0.85; /* 21.25 GB/s, one HDR NIC */
+    parse("4x8xA100-80G:8xib200", &c);
+    CHECK(c.n_nodes == 4 && c.inter_bw == ib200, "8xib200: one NIC's figure");
+    for (uint32_t i = 0; i < c.n_nodes; i++)
+        CHECK(c.nodes[i].n_nics == 8 && c.nodes[i].nic_bw == 0, "node %u: 8 NICs", i);
+    CHECK(c.nvl_domain_nodes == 1, "NVLink domain: the node");
+    tsl_cluster_describe(&c, buf, sizeof buf);
+    CHECK(strstr(buf, "inter 21.2 GB/s, 8 NICs/node") != NULL, "describe: %s", buf);
+    tsl_cluster_t copy;
+    CHECK(tsl_cluster_copy(&copy, &c, &err) == 0 && copy.nodes[3].n_nics == 8, "copy keeps NICs");
+    tsl_cluster_free(&copy);
+    tsl_cluster_free(&c);
+
+    parse("2x8xA100-80G:ib200", &c); /* a link alone: one NIC, as before */
+    CHECK(c.nodes[0].n_nics == 1 && c.nodes[1].n_nics == 1, "one NIC by default");
+    tsl_cluster_describe(&c, buf, sizeof buf);
+    CHECK(strstr(buf, "NICs") == NULL, "no NIC note for one NIC: %s", buf);
+    tsl_cluster_free(&c);
+
+    const char *bad[] = {"2x8xA100-80G:0xib200", "2x8xA100-80G:65xib200", "2x8xA100-80G:8x",
+                         "2x8xA100-80G:8ib200", "2x8xA100-80G:8xnope"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(tsl_cluster_parse_spec(&c, bad[i], &err) == -1 &&
+                  (strstr(err.msg, "NICS") || strstr(err.msg, "NICs") || strstr(err.msg, "link")),
+              "%s refused: %s", bad[i], err.msg);
+}
+
+/* Hand-computed with rail = ib200 = 21.25 GB/s, intra 150 GB/s (A100). */
+static void test_dim_busbw(void)
+{
+    tsl_cluster_t c8, c1;
+    tsl_coll_lat_t lat;
+    double rail = 200 * GB / 8 * 0.85, intra = 150 * GB;
+    parse("4x8xA100-80G:8xib200", &c8);
+    parse("4x8xA100-80G:ib200", &c1);
+
+    /* TP8 × DP4 on 32 devices. TP8 (stride 1) inside a node: NVLink. */
+    CHECK(tsl_cluster_dim_busbw(&c8, 0, 32, 1, 8, &lat) == intra, "TP8 inside a node");
+    /* NCCL's α for 8 ranks in one node: ring 3.6 + 14 · 0.47 = 10.18 µs beats
+     * tree 4.4 + 14 · 0.52 = 11.68; all-gather 3.6 + 7 · 0.47 = 6.89 µs */
+    CHECK_NEAR(lat.ar_s, 10.18e-6, 1e-9, "TP8 all-reduce alpha %g", lat.ar_s);
+    CHECK_NEAR(lat.ag_s, 6.89e-6, 1e-9, "TP8 all-gather alpha %g", lat.ag_s);
+    /* DP4 (stride 8): 8 groups, one member per node each, all 8 crossing every
+     * node: with 8 NICs each gets one, with 1 NIC each gets an eighth of it */
+    CHECK_NEAR(tsl_cluster_dim_busbw(&c8, 0, 32, 8, 4, &lat), rail, 1e-12, "DP4, 8 NICs");
+    CHECK_NEAR(tsl_cluster_dim_busbw(&c1, 0, 32, 8, 4, NULL), rail / 8, 1e-12, "DP4, 1 NIC");
+    /* 4 ranks on 4 nodes: ring 3.6 + 6 · 2.7 = 19.8 µs beats tree
+     * 4.4 + 2 · (0 + 2 · 5.0) = 24.4; all-gather 3.6 + 3 · 2.7 = 11.7 µs */
+    CHECK_NEAR(lat.ar_s, 19.8e-6, 1e-9, "DP4 all-reduce alpha %g", lat.ar_s);
+    CHECK_NEAR(lat.ag_s, 11.7e-6, 1e-9, "DP4 all-gather alpha %g", lat.ag_s);
+    /* the paper's slowest link gives each DP group the whole NIC either way */
+    CHECK(tsl_cluster_dim_bw(&c1, 0, 32, 8, 4) == rail, "paper: slowest link, unshared");
+
+    /* TP16 over two nodes (one group): all 8 NICs of each node, 170 GB/s, so the
+     * NVLink hops (150) bind; with one NIC the network does (21.25). α: 16 ranks on
+     * 2 nodes, tree 4.4 + 2 · (7 · 0.52 · 1.8 + 1 · 5.0) = 27.504 µs beats ring
+     * 3.6 + 28 · 0.47 · 1.8 + 2 · 2.7 = 32.688 µs */
+    CHECK(tsl_cluster_dim_busbw(&c8, 0, 16, 1, 16, &lat) == intra, "TP16, 8 NICs");
+    CHECK_NEAR(lat.ar_s, 27.504e-6, 1e-9, "TP16 alpha %g", lat.ar_s);
+    CHECK_NEAR(tsl_cluster_dim_busbw(&c1, 0, 16, 1, 16, NULL), rail, 1e-12, "TP16, 1 NIC");
+
+    /* DP2 inner × TP8 outer on two nodes: TP groups {0,2,...,14}, {1,3,...,15}, 4
+     * members per node, 2 groups crossing each node: 8 NICs give each
+     * min(4, 8/2) = 4 NICs = 85 GB/s; 1 NIC gives each half of it */
+    CHECK_NEAR(tsl_cluster_dim_busbw(&c8, 0, 16, 2, 8, NULL), 4 * rail, 1e-12, "TP8 outer, 8 NICs");
+    CHECK_NEAR(tsl_cluster_dim_busbw(&c1, 0, 16, 2, 8, NULL), rail / 2, 1e-12, "TP8 outer, 1 NIC");
+    /* TP4 × DP4 on two nodes: DP groups stride 4 hold 2 members per node, 4 cross
+     * each node: min(2, 8/4) = 2 NICs each */
+    CHECK_NEAR(tsl_cluster_dim_busbw(&c8, 0, 16, 4, 4, NULL), 2 * rail, 1e-12, "DP4 by 2s");
+
+    /* degenerate shapes as tsl_cluster_dim_bw */
+    CHECK(isinf(tsl_cluster_dim_busbw(&c8, 0, 32, 1, 1, &lat)) && lat.ar_s == 0, "count 1");
+    CHECK(tsl_cluster_dim_busbw(&c8, 0, 32, 3, 4, NULL) == 0, "does not tile");
+    CHECK(tsl_cluster_dim_busbw(&c8, 16, 32, 1, 8, NULL) == 0, "leaves the cluster");
+    tsl_cluster_free(&c8);
+    tsl_cluster_free(&c1);
+}
+
+static void test_nvlink_domain(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    char buf[256];
+    /* an NVL72-like rack pair: 2 domains of 18 nodes × 4 GPUs, 4 NICs each */
+    CHECK(tsl_cluster_homogeneous(&c, 36, 4, tsl_gpu_find("H100-80G"), 50 * GB, &err) == 0, "%s",
+          err.msg);
+    c.nvl_domain_nodes = 18;
+    for (uint32_t i = 0; i < c.n_nodes; i++)
+        c.nodes[i].n_nics = 4;
+    double intra = tsl_gpu_find("H100-80G")->intra_bw;
+    tsl_cluster_describe(&c, buf, sizeof buf);
+    CHECK(strstr(buf, "4 NICs/node, NVLink domain 18 nodes") != NULL, "describe: %s", buf);
+    CHECK(tsl_cluster_link_bw(&c, 0, 71) == intra, "one rack: NVLink");
+    CHECK(tsl_cluster_link_bw(&c, 0, 72) == 50 * GB, "two racks: the network");
+    /* TP72 over a rack: NVLink, one domain's α (72 ranks, ring 3.6 + 142 · 0.47) */
+    tsl_coll_lat_t lat;
+    CHECK(tsl_cluster_dim_busbw(&c, 0, 72, 1, 72, &lat) == intra, "TP72 in the rack");
+    CHECK_NEAR(lat.ar_s, 3.6e-6 + 142 * 0.47e-6, 1e-9, "rack alpha %g", lat.ar_s);
+    CHECK(tsl_cluster_dim_bw(&c, 0, 72, 1, 72) == intra, "paper: the rack is one NVLink island");
+    /* DP2 across the racks (stride 72): 72 groups, each 1 member per node; a node's
+     * 4 NICs are shared by its 4 crossing groups: one NIC each */
+    CHECK_NEAR(tsl_cluster_dim_busbw(&c, 0, 144, 72, 2, NULL), 50 * GB, 1e-12, "DP2 across racks");
+    /* the pipeline boundary between the racks: 72 sends, 4 per node over 4 NICs */
+    CHECK_NEAR(tsl_cluster_pairs_bw(&c, 0, 72, 72), 50 * GB, 1e-12, "rack to rack");
+    CHECK(tsl_cluster_pairs_bw(&c, 0, 4, 8) == intra, "inside the rack: NVLink");
+    /* a domain larger than the cluster is refused */
+    c.nvl_domain_nodes = 37;
+    CHECK(tsl_cluster_finish(&c, &err) == -1 && strstr(err.msg, "NVLink domain"), "%s", err.msg);
+    tsl_cluster_free(&c);
+}
+
+static void test_pairs_bw(void)
+{
+    tsl_cluster_t c8, c1;
+    double rail = 200 * GB / 8 * 0.85;
+    parse("4x8xA100-80G:8xib200", &c8);
+    parse("4x8xA100-80G:ib200", &c1);
+    /* a TP8 stage's boundary to the next node: 8 sends leave node 0 */
+    CHECK_NEAR(tsl_cluster_pairs_bw(&c8, 0, 8, 8), rail, 1e-12, "8 sends, 8 NICs");
+    CHECK_NEAR(tsl_cluster_pairs_bw(&c1, 0, 8, 8), rail / 8, 1e-12, "8 sends, 1 NIC");
+    CHECK_NEAR(tsl_cluster_pairs_bw(&c1, 0, 8, 1), rail, 1e-12, "one send has the NIC");
+    /* a 4-device stage 4..7 to 8..11: node 0 → node 1, 4 sends over 1 NIC */
+    CHECK_NEAR(tsl_cluster_pairs_bw(&c1, 4, 8, 4), rail / 4, 1e-12, "4 sends, 1 NIC");
+    /* 16-device stages: 0..15 → 16..31; nodes 0, 1 each send 8 over their NICs */
+    CHECK_NEAR(tsl_cluster_pairs_bw(&c1, 0, 16, 16), rail / 8, 1e-12, "16 sends");
+    /* inside a node: NVLink, nothing shared */
+    CHECK(tsl_cluster_pairs_bw(&c1, 0, 4, 4) == 150 * GB, "inside a node");
+    /* mixed: 4..11 → 8..15: sends 0-3 cross node 0→1 (4 over 1 NIC), 4-7 stay in node 1 */
+    CHECK_NEAR(tsl_cluster_pairs_bw(&c1, 4, 8, 8), rail / 4, 1e-12, "mixed boundary");
+    CHECK(isinf(tsl_cluster_pairs_bw(&c1, 0, 8, 0)), "no sends");
+    tsl_cluster_free(&c8);
+    tsl_cluster_free(&c1);
+}
+
 int main(void)
 {
+    test_spec_nics();
+    test_dim_busbw();
+    test_nvlink_domain();
+    test_pairs_bw();
     test_gpu_match_model();
     test_table();
     test_spec_good();

@@ -399,8 +399,53 @@ static void test_galvatron_fixture(void)
     }
 }
 
+/* NICs per node and the NVLink domain: read, written back, refused when wrong. */
+static void test_topology(void)
+{
+    tsl_cluster_t a, b;
+    tsl_err_t err = {0};
+    const char *json = "{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": 4, "
+                       "\"nics\": 8}, {\"type\": \"A100-80G\", \"gpus\": 8, \"count\": 2, "
+                       "\"nics\": 4, \"nic_gbps\": 12.5}], \"link\": \"ib200\", "
+                       "\"nvlink_domain_nodes\": 2}";
+    CHECK(tsl_cluster_json_parse(json, &a, &err) == 0, "%s", err.msg);
+    CHECK(a.nodes[0].n_nics == 8 && a.nodes[3].n_nics == 8 && a.nodes[4].n_nics == 4,
+          "NICs per node");
+    CHECK(a.nodes[0].nic_bw == 0 && a.nodes[5].nic_bw == 12.5e9, "NIC bandwidth per node");
+    CHECK(a.nvl_domain_nodes == 2 && a.inter_bw == 21.25e9, "domain and link");
+    json_t *j = tsl_cluster_to_json(&a);
+    char *text = json_dumps(j, JSON_INDENT(2));
+    CHECK(tsl_cluster_json_parse(text, &b, &err) == 0, "%s\n%s", err.msg, text);
+    CHECK(b.nvl_domain_nodes == 2 && b.nodes[0].n_nics == 8 && b.nodes[5].nic_bw == 12.5e9,
+          "round trip keeps the topology:\n%s", text);
+    free(text);
+    json_decref(j);
+    tsl_cluster_free(&a);
+    tsl_cluster_free(&b);
+
+    /* inter_gbps alone: one NIC of that figure, as before */
+    CHECK(tsl_cluster_json_parse("{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": "
+                                 "2}], \"inter_gbps\": 20}",
+                                 &a, &err) == 0 &&
+              a.nodes[1].n_nics == 1 && a.inter_bw == 20e9,
+          "inter_gbps: one NIC");
+    tsl_cluster_free(&a);
+    const char *bad[] = {
+        "{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"nics\": 0}]}",
+        "{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"nic_gbps\": -1}]}",
+        "{\"nodes\": [{\"type\": \"A100-80G\", \"gpus\": 8, \"count\": 2}], \"link\": \"ib200\", "
+        "\"nvlink_domain_nodes\": 3}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(tsl_cluster_json_parse(bad[i], &a, &err) == -1 &&
+                  (strstr(err.msg, "nics") || strstr(err.msg, "nic_gbps") ||
+                   strstr(err.msg, "NVLink domain")),
+              "bad %zu: %s", i, err.msg);
+}
+
 int main(void)
 {
+    test_topology();
     const char *dir = getenv("TSL_TESTDATA");
     snprintf(data_dir, sizeof(data_dir), "%s", dir ? dir : "tests/data");
     test_file_a100();

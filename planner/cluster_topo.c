@@ -1,0 +1,275 @@
+/*
+ * cluster_topo.c — collectives and transfers as NCCL runs them over the cluster's
+ * topology (cluster.h "Topology"; docs/cost-model.md "Collectives").
+ *
+ * The paper's model (cluster.c, AMP Eq. 3) gives every group the slowest link it
+ * spans as if it had that link to itself. Here the NICs of a node are a shared
+ * resource: the groups of one parallel dimension all communicate at once (a TP8 ×
+ * DP4 stage's eight DP groups all-reduce together), so the groups crossing a
+ * node's NICs split them. NCCL spreads a communicator over its channels, one NIC
+ * each, and a rank reaches the NICs near it (one per GPU on rail-optimised
+ * DGX/HGX nodes), so a group uses at most as many NICs as it has members there.
+ *
+ * Everything walks nodes or a node's devices; nothing allocates (the search calls
+ * these once per strategy and block, tsl_cost_layer may call them in DP loops).
+ */
+#include "cluster.h"
+
+#include <math.h>
+
+/* ---- geometry of one dimension's groups over a block ---- */
+
+/* The groups of a dimension: `count` members `stride` apart, tiled over the block
+ * in spans of stride·count devices (the mesh order of strategy.h). Group (q, r)
+ * starts at block_first + q·span + r, r < stride. */
+typedef struct dim_shape {
+    uint32_t block_first, block_size, stride, count;
+    uint64_t span;
+} dim_shape_t;
+
+static uint64_t group_first(const dim_shape_t *d, uint64_t q, uint64_t r)
+{
+    return d->block_first + q * d->span + r;
+}
+
+static uint64_t group_last(const dim_shape_t *d, uint64_t first)
+{
+    return first + (uint64_t)(d->count - 1) * d->stride;
+}
+
+static uint32_t domain_of_dev(const tsl_cluster_t *c, uint64_t dev)
+{
+    return tsl_cluster_node_domain(c, c->device_node[dev]);
+}
+
+/* Devices are node-major and domains runs of nodes, so a group spans domains
+ * exactly when its first and last members lie in different ones. */
+static bool group_crosses(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t first)
+{
+    return domain_of_dev(c, first) != domain_of_dev(c, group_last(d, first));
+}
+
+/* Members of the group starting at `first` on node x. */
+static uint32_t members_on(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t first, uint32_t x)
+{
+    uint64_t lo = c->node_first[x], hi = lo + c->nodes[x].n_gpus;
+    uint64_t k_lo = lo > first ? (lo - first + d->stride - 1) / d->stride : 0;
+    uint64_t k_hi = hi > first ? (hi - first + d->stride - 1) / d->stride : 0;
+    k_hi = k_hi < d->count ? k_hi : d->count;
+    return k_hi > k_lo ? (uint32_t)(k_hi - k_lo) : 0;
+}
+
+/* Groups of the dimension with a member on node x that span domains: the ones
+ * that share x's NICs. Every device of the block belongs to one group, so the
+ * walk visits at most x's devices. */
+static uint32_t crossing_on(const tsl_cluster_t *c, const dim_shape_t *d, uint32_t x)
+{
+    uint64_t lo = c->node_first[x], hi = lo + c->nodes[x].n_gpus;
+    uint64_t b_lo = d->block_first, b_hi = b_lo + d->block_size;
+    lo = lo > b_lo ? lo : b_lo;
+    hi = hi < b_hi ? hi : b_hi;
+    uint32_t n = 0;
+    for (uint64_t s = lo; s < hi;) {
+        uint64_t q = (s - b_lo) / d->span, span_end = b_lo + (q + 1) * d->span;
+        uint64_t e = hi < span_end ? hi : span_end;
+        /* the offsets s..e−1 of span q hold the residues (s − b_lo + j) mod stride */
+        uint64_t width = e - s < d->stride ? e - s : d->stride;
+        for (uint64_t j = 0; j < width; j++) {
+            uint64_t r = (s - b_lo + j) % d->stride;
+            n += group_crosses(c, d, group_first(d, q, r));
+        }
+        s = e;
+    }
+    return n;
+}
+
+/* One NIC's path from node a to node b: the pair's inter-node figure, capped by
+ * either node's NIC where the node names one. */
+static double rail_bw(const tsl_cluster_t *c, uint32_t a, uint32_t b)
+{
+    double bw = tsl_cluster_node_pair_bw(c, a, b);
+    if (c->nodes[a].nic_bw > 0)
+        bw = fmin(bw, c->nodes[a].nic_bw);
+    if (c->nodes[b].nic_bw > 0)
+        bw = fmin(bw, c->nodes[b].nic_bw);
+    return bw;
+}
+
+/* The node after the one holding member `k` of the group, as a member index. */
+static uint32_t next_member_off_node(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t first,
+                                     uint32_t k, uint32_t *node)
+{
+    uint64_t dev = first + (uint64_t)k * d->stride;
+    *node = c->device_node[dev];
+    return k + members_on(c, d, first, *node);
+}
+
+/* Slowest one-NIC path between nodes of different domains the group touches
+ * (AMP's slowest link, over the network part only): O(nodes touched) without a
+ * matrix, O(nodes touched²) with one. */
+static double group_rail_bw(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t first)
+{
+    double bw = INFINITY;
+    uint32_t a, b;
+    for (uint32_t i = 0; i < d->count;) {
+        uint32_t i_next = next_member_off_node(c, d, first, i, &a);
+        if (c->inter_bw_matrix == NULL) {
+            bw = fmin(bw,
+                      c->nodes[a].nic_bw > 0 ? fmin(c->inter_bw, c->nodes[a].nic_bw) : c->inter_bw);
+            i = i_next;
+            continue;
+        }
+        for (uint32_t j = i_next; j < d->count;) {
+            j = next_member_off_node(c, d, first, j, &b);
+            if (tsl_cluster_node_domain(c, a) != tsl_cluster_node_domain(c, b))
+                bw = fmin(bw, rail_bw(c, a, b));
+        }
+        i = i_next;
+    }
+    return bw;
+}
+
+/* What one group of the dimension gets: intra (NVLink hops of domains holding ≥ 2
+ * of its members) and, when it spans domains, the slowest domain's share of its
+ * NICs. *domains = NVLink domains touched. */
+static double group_busbw(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t first,
+                          uint32_t *domains)
+{
+    bool crosses = group_crosses(c, d, first);
+    double rail = crosses ? group_rail_bw(c, d, first) : 0.0;
+    double bw = INFINITY, dom_intra = INFINITY, dom_cap = 0.0;
+    uint32_t dom_members = 0, dom = UINT32_MAX, x = 0;
+    *domains = 0;
+    for (uint32_t k = 0; k <= d->count;) {
+        bool end = k == d->count;
+        uint32_t k_next = end ? k + 1 : next_member_off_node(c, d, first, k, &x);
+        if (end || tsl_cluster_node_domain(c, x) != dom) { /* close the domain */
+            if (dom_members >= 2)
+                bw = fmin(bw, dom_intra);
+            if (crosses && dom_members > 0)
+                bw = fmin(bw, dom_cap);
+            if (end)
+                break;
+            dom = tsl_cluster_node_domain(c, x);
+            dom_intra = INFINITY;
+            dom_cap = 0.0;
+            dom_members = 0;
+            (*domains)++;
+        }
+        uint32_t m = k_next - k;
+        dom_members += m;
+        dom_intra = fmin(dom_intra, c->nodes[x].intra_bw);
+        if (crosses) /* x's NICs split between the crossing groups, ≤ m each */
+            dom_cap += rail * fmin((double)m, (double)c->nodes[x].n_nics / crossing_on(c, d, x));
+        k = k_next;
+    }
+    return bw;
+}
+
+/* ---- NCCL's latency model ---- */
+
+static uint32_t log2_floor(uint32_t v)
+{
+    uint32_t l = 0;
+    while (v >>= 1)
+        l++;
+    return l;
+}
+
+void tsl_cluster_coll_lat(uint32_t n, uint32_t k, tsl_coll_lat_t *out)
+{
+    out->ar_s = out->ag_s = 0.0;
+    if (n <= 1)
+        return;
+    k = k < 1 ? 1 : k > n ? n : k;
+    double nvl_ring = TSL_NCCL_NVL_RING_S * (k > 1 ? TSL_NCCL_NVL_MULTINODE : 1.0);
+    double nvl_tree = TSL_NCCL_NVL_TREE_S * (k > 1 ? TSL_NCCL_NVL_MULTINODE : 1.0);
+    double ring_ar = TSL_NCCL_RING_BASE_S + (2.0 * (n - 1) - 2.0 * (k - 1)) * nvl_ring +
+                     2.0 * (k - 1) * TSL_NCCL_NET_RING_S;
+    double tree_ar = TSL_NCCL_TREE_BASE_S +
+                     2.0 * ((double)(n / k - 1) * nvl_tree + log2_floor(k) * TSL_NCCL_NET_TREE_S);
+    out->ar_s = fmin(ring_ar, tree_ar);
+    out->ag_s =
+        TSL_NCCL_RING_BASE_S + (double)(n - k) * nvl_ring + (double)(k - 1) * TSL_NCCL_NET_RING_S;
+}
+
+/* ---- one dimension ---- */
+
+double tsl_cluster_dim_busbw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                             uint32_t stride, uint32_t count, tsl_coll_lat_t *lat)
+{
+    if (lat != NULL)
+        lat->ar_s = lat->ag_s = 0.0;
+    if (count <= 1)
+        return INFINITY;
+    dim_shape_t d = {block_first, block_size, stride, count, (uint64_t)stride * count};
+    if (stride == 0 || block_size % d.span != 0 ||
+        (uint64_t)block_first + block_size > c->n_devices)
+        return 0;
+    double bw = INFINITY;
+    uint32_t widest = 1, domains;
+    for (uint64_t q = 0; q < block_size / d.span; q++)
+        for (uint32_t r = 0; r < stride; r++) {
+            bw = fmin(bw, group_busbw(c, &d, group_first(&d, q, r), &domains));
+            widest = domains > widest ? domains : widest;
+        }
+    if (lat != NULL)
+        tsl_cluster_coll_lat(count, widest, lat);
+    return bw;
+}
+
+/* ---- a pipeline boundary's concurrent sends ---- */
+
+/* Sends k in [k_lo, k_hi) whose two ends lie in different domains. */
+static uint32_t crossing_sends(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,
+                               uint32_t k_lo, uint32_t k_hi)
+{
+    uint32_t n = 0;
+    for (uint32_t k = k_lo; k < k_hi;) {
+        uint32_t a = c->device_node[from_first + k], b = c->device_node[to_first + k];
+        /* both ends stay on their nodes until either node ends */
+        uint32_t end_a = c->node_first[a] + c->nodes[a].n_gpus - from_first;
+        uint32_t end_b = c->node_first[b] + c->nodes[b].n_gpus - to_first;
+        uint32_t end = end_a < end_b ? end_a : end_b;
+        end = end < k_hi ? end : k_hi;
+        if (tsl_cluster_node_domain(c, a) != tsl_cluster_node_domain(c, b))
+            n += end - k;
+        k = end;
+    }
+    return n;
+}
+
+/* Range of send indices whose device at `first + k` lies on node x, clipped to
+ * [0, count). */
+static void sends_on_node(const tsl_cluster_t *c, uint32_t first, uint32_t count, uint32_t x,
+                          uint32_t *k_lo, uint32_t *k_hi)
+{
+    uint32_t lo = c->node_first[x], hi = lo + c->nodes[x].n_gpus;
+    *k_lo = lo > first ? lo - first : 0;
+    *k_hi = hi - first < count ? hi - first : count;
+}
+
+double tsl_cluster_pairs_bw(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,
+                            uint32_t count)
+{
+    double bw = INFINITY;
+    for (uint32_t k = 0; k < count;) {
+        uint32_t a = c->device_node[from_first + k], b = c->device_node[to_first + k];
+        uint32_t a_lo, a_hi, b_lo, b_hi;
+        sends_on_node(c, from_first, count, a, &a_lo, &a_hi);
+        sends_on_node(c, to_first, count, b, &b_lo, &b_hi);
+        uint32_t end = a_hi < b_hi ? a_hi : b_hi;
+        if (tsl_cluster_node_domain(c, a) == tsl_cluster_node_domain(c, b)) {
+            /* inside a domain every pair has its own NVLink path */
+            for (uint32_t j = k; j < end; j++)
+                bw = fmin(bw, tsl_cluster_link_bw(c, from_first + j, to_first + j));
+        } else {
+            double out = crossing_sends(c, from_first, to_first, a_lo, a_hi);
+            double in = crossing_sends(c, from_first, to_first, b_lo, b_hi);
+            double share = fmin(1.0, fmin(c->nodes[a].n_nics / out, c->nodes[b].n_nics / in));
+            bw = fmin(bw, rail_bw(c, a, b) * share);
+        }
+        k = end;
+    }
+    return bw;
+}
