@@ -128,6 +128,8 @@ static const tsl_link_spec_t link_table[] = {
     {"ib400", 400 * GBPS / 8 * 0.85, "NDR 400 Gb/s: " SRC_IB},
     {"eth10", 10 * GBPS / 8 * 0.80, "10 GbE: " SRC_ETH},
     {"eth25", 25 * GBPS / 8 * 0.80, "25 GbE: " SRC_ETH},
+    {"eth50", 50 * GBPS / 8 * 0.80,
+     "50 GbE (AWS g4dn.12xlarge's 50 Gb/s network, AMP Sec. 4.1): " SRC_ETH},
     {"eth100", 100 * GBPS / 8 * 0.80, "100 GbE: " SRC_ETH},
 };
 
