@@ -216,8 +216,18 @@ double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head
                                  uint32_t size_b);
 
 /* Time to send a stage boundary (activation forward + gradient backward) of
- * `bnd_bytes_per_sample` for mb samples between two device blocks. */
-double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,
+ * `bnd_bytes_per_sample` for a micro-batch of mb samples from the block at
+ * from_first to the block at to_first (docs/cost-model.md "Between stages"):
+ *   STACK  each of the sender's G ranks (G = the degrees of `sender`, the strategy
+ *          of the stage's last layer) sends its own share to its counterpart,
+ *          bnd · B_m / w, divided by t under SP (Megatron-core sends the
+ *          sequence-parallel shard, else the whole tensor from every TP rank; no
+ *          all-gather follows), all pairs at once: tsl_cluster_pairs_bw(G);
+ *   PAPER  (AMP Sec. 3.4) bnd · B_m over the link between the blocks' first devices
+ *          (also when sender is NULL).
+ * 2 · size / bw, times the sender's comm_scale. */
+double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
+                            uint32_t to_first, const tsl_strategy_t *sender,
                             uint64_t bnd_bytes_per_sample, uint32_t mb);
 
 #endif
