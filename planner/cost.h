@@ -120,7 +120,7 @@ typedef enum tsl_cost_mode {
 
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
-#define TSL_COST_MODEL_VERSION 2u
+#define TSL_COST_MODEL_VERSION 3u
 
 /* Where a stage runs: a block of devices of the cluster. */
 typedef struct tsl_cost_env {

@@ -97,9 +97,11 @@ double tsl_pipeline_opt_tail_s(uint32_t n_stages, const double *stage_fwd_s,
  * batched isend/irecv block the stage (overlap_p2p_comm is refused there); under
  * interleaving Megatron overlaps the steady state's p2p with the next chunk
  * (--overlap-p2p-communication, on by default), so K_i = C_nosync(i) − p2p_i and
- * each boundary's hops stay only in the fill and the drain:
+ * its hops stay only in the fill and the drain, (v − 1)/v of them exposed (fitted
+ * to the event simulator, pipesim.h: within 5 % for stages within 10 % of each
+ * other; tests/test_pipesim.c):
  *   T0 = (m − 1) · max_i K_i + Σ_i K_i                                    (v = 1)
- *      = m · max_i K_i + (Σ_i K_i − max_i K_i) / v + Σ_i p2p_i / v         (v > 1)
+ *      = m · max_i K_i + (Σ_i K_i − max_i K_i) / v + Σ_i p2p_i · (v − 1) / v (v > 1)
  * Stage i's gradient sync y_i = C_sync(i) − C_nosync(i) starts after its own last
  * backward, which ends tail_i before T0 (tail_i as in tsl_pipeline_opt_tail_s
  * without the sync terms), while the other stages go on:
