@@ -26,6 +26,9 @@
  *   fwd_s      = compute_f + tp_f + sdp_gather
  *   bwd_s      = compute_b + tp_f + sdp_gather + recompute      (no gradient sync)
  *   grad_comm  = all-reduce(2·P/(t·z) bytes, d) + reduce-scatter(2·P/t bytes, z)
+ *                (STACK: the SDP reduce-scatter runs under every micro-batch's
+ *                backward, as the executor and FSDP/ZeRO-3 do; PAPER: with the
+ *                all-reduce on the last one)
  *   bwd_sync_s = bwd_s − compute_b + overlap(compute_b, grad_comm)
  *   overlap(X, C) = max(X, C) + (k − 1) · min(X, C)
  *     — while both run each is slowed by k (Galvatron V: k ≈ 1.3); the longer one

@@ -4,6 +4,10 @@
  *
  *   T = (m − 1) · max_i C_nosync(i) + Σ_i C_sync(i)                         (Eq. 9)
  *
+ * — the PAPER cost mode's formula. The stacks' (STACK, the default) lets each
+ * stage synchronise after its own last backward, concurrently with the others:
+ * tsl_pipeline_iter below, which prices both modes.
+ *
  * where C_sync(i) is stage i's time for one micro-batch including its gradient
  * synchronisation (the last micro-batch) and C_nosync(i) the same without it. A
  * stage's time includes sending its output boundary to the next stage (and the

@@ -456,6 +456,15 @@ static void test_p2p(void)
     CHECK_NEAR(tsl_cost_stage_p2p_s(&c, TSL_COST_STACK, 0, 2, &dp2, BND, 8),
                2.0 * BND * 4 / (100 * GB), EPS, "stack: inside a node");
     CHECK(tsl_cost_stage_p2p_s(&c, TSL_COST_STACK, 0, 4, &dp4, 0, 8) == 0, "stack: nothing");
+    /* issue 18.1: one sample per replica, DP 1 → 2 (B_m 1 → 2): every GPU does the
+     * same work, so STACK's p2p stays 2·BND/10 GB; PAPER's doubles */
+    tsl_strategy_t tp4 = parsed("tp4");
+    double one = tsl_cost_stage_p2p_s(&c, TSL_COST_STACK, 0, 4, &tp4, BND, 1);
+    CHECK_NEAR(one, 2.0 * BND / (10 * GB), EPS, "stack: tp4, one sample");
+    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, TSL_COST_STACK, 0, 4, &tp2dp2, BND, 2), one, EPS,
+               "stack: DP 2 sends no more per rank");
+    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, TSL_COST_PAPER, 0, 4, &tp2dp2, BND, 2), 2 * one, EPS,
+               "paper: the whole micro-batch on one link");
     tsl_cluster_free(&c);
 }
 
