@@ -15,8 +15,9 @@ typedef struct trace {
     const tsl_plan_t *p;
     double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
         p2p[TSL_PLAN_MAX_STAGES], recompute[TSL_PLAN_MAX_STAGES], opt[TSL_PLAN_MAX_STAGES];
-    uint32_t v;    /* model chunks per stage (interleaved 1F1B), 1 for plain 1F1B */
-    double tie_at; /* a tied head's all-reduce starts here on the first and last stage */
+    tsl_plan_sim_t sim; /* the simulator's input */
+    uint32_t v;         /* model chunks per stage (interleaved 1F1B), 1 for plain 1F1B */
+    double tie_at;      /* a tied head's all-reduce starts here on the first and last stage */
 } trace_t;
 
 /* Slices shorter than this are rounding noise of the simulated times (a
@@ -73,7 +74,7 @@ static void recompute_times(trace_t *t, const tsl_model_t *m)
 /* One op: its compute slices on tid 1, its input's arrival on tid 2 or 3. */
 /* Interleaved (v > 1): an op is one chunk's, 1/v of the stage's times, and named
  * "F 3.1" (micro-batch 3, chunk 1). */
-static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t n_micro, uint32_t v)
+static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t v)
 {
     char name[48], id[24];
     int j = (int)e->micro;
@@ -83,19 +84,24 @@ static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t n_micro, u
     else
         snprintf(id, sizeof id, "%d", j);
     if (e->op == TSL_PIPESIM_FWD) {
+        double f = t->fwd[s] / v;
         snprintf(name, sizeof name, "F %s", id);
-        put(t, s, 1, name, "forward", e->start_s, e->end_s - e->start_s, j);
+        put(t, s, 1, name, "forward", e->start_s, f, j);
+        snprintf(name, sizeof name, "send F %s", id);
+        put(t, s, 1, name, "p2p", e->start_s + f, (e->end_s - e->start_s) - f, j);
         snprintf(name, sizeof name, "recv F %s", id);
         put(t, s, 2, name, "p2p", e->sent_s, e->p2p_s, j);
         return;
     }
     double r = t->recompute[s] / v, grad = t->bwd[s] / v - r;
-    double sync = e->micro + 1 == n_micro ? (e->end_s - e->start_s) - t->bwd[s] / v : 0;
+    /* a blocking send (plain 1F1B) fills the rest of the op */
+    double send = (e->end_s - e->start_s) - t->bwd[s] / v;
     snprintf(name, sizeof name, "R %s", id);
     put(t, s, 1, name, "recompute", e->start_s, r, j);
     snprintf(name, sizeof name, "B %s", id);
     put(t, s, 1, name, "backward", e->start_s + r, grad, j);
-    put(t, s, 1, "grad sync", "sync", e->start_s + r + grad, sync, j);
+    snprintf(name, sizeof name, "send B %s", id);
+    put(t, s, 1, name, "p2p", e->start_s + r + grad, send, j);
     snprintf(name, sizeof name, "recv B %s", id);
     put(t, s, 3, name, "p2p", e->sent_s, e->p2p_s, j);
 }
@@ -114,9 +120,11 @@ static void put_stage(trace_t *t, const tsl_pipesim_event_t *ev, uint32_t n, uin
     double at = 0;
     for (uint32_t k = 0; k < n; k++) {
         put(t, s, 1, "bubble", "bubble", at, ev[k].start_s - at, -1);
-        put_op(t, &ev[k], t->p->n_micro, t->v);
+        put_op(t, &ev[k], t->v);
         at = ev[k].end_s;
     }
+    put(t, s, 1, "grad sync", "sync", at, t->sync[s], -1); /* after its own last op */
+    at += t->sync[s];
     if (t->p->tie_s > 0 && t->p->pp > 1 && (s == 0 || s + 1 == t->p->pp)) {
         put(t, s, 1, "bubble", "bubble", at, t->tie_at - at, -1); /* the other end's backward */
         put(t, s, 1, "tied all-reduce", "tie", t->tie_at, t->p->tie_s, -1);
@@ -127,28 +135,20 @@ static void put_stage(trace_t *t, const tsl_pipesim_event_t *ev, uint32_t n, uin
     put(t, s, 1, "bubble", "bubble", at, end_s - at, -1);
 }
 
+/* The plan's stages through the simulator as the stacks run them (STACK:
+ * tsl_plan_sim_input, as tsl_search_simulate fills sim_iter_time_s). */
 static int simulate(trace_t *t, tsl_pipesim_event_t **ev, double *iter_s, tsl_err_t *err)
 {
     const tsl_plan_t *p = t->p;
+    tsl_plan_sim_input(p, false, &t->sim);
     for (uint32_t s = 0; s < p->pp; s++) {
-        const tsl_plan_stage_t *st = &p->stages[s];
-        t->fwd[s] = st->fwd_s;
-        t->bwd[s] = st->time_nosync_s - st->p2p_s - st->fwd_s;
-        t->sync[s] = st->time_s - st->p2p_s - st->fwd_s;
-        /* the stage's p2p counts both directions and, interleaved, v hops
-         * (as tsl_search_simulate) */
-        t->p2p[s] = st->p2p_s / (2.0 * t->v);
-        t->opt[s] = st->opt_s;
+        t->fwd[s] = t->sim.fwd[s];
+        t->bwd[s] = t->sim.bwd[s];
+        t->sync[s] = t->sim.tail[s];
+        t->p2p[s] = t->sim.p2p[s];
+        t->opt[s] = t->sim.opt[s];
     }
-    tsl_pipesim_in_t in = {.n_stages = p->pp,
-                           .n_micro = p->n_micro,
-                           .fwd_s = t->fwd,
-                           .bwd_s = t->bwd,
-                           .bwd_sync_s = t->sync,
-                           .p2p_s = t->p2p,
-                           .n_chunks = t->v,
-                           .opt_s = t->opt,
-                           .tie_s = p->tie_s};
+    const tsl_pipesim_in_t in = t->sim.in;
     size_t bytes = tsl_pipesim_ws_bytes(p->pp, p->n_micro * t->v, 0),
            n = 2u * p->pp * p->n_micro * t->v;
     void *ws = malloc(bytes ? bytes : 1);
@@ -186,7 +186,8 @@ json_t *tsl_trace_plan(const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err
     if (m)
         recompute_times(t, m);
     size_t per = (size_t)2 * p->n_micro * t->v; /* ops per stage */
-    t->tie_at = fmax(ev[per - 1].end_s, ev[(p->pp - 1) * per + per - 1].end_s);
+    t->tie_at = fmax(ev[per - 1].end_s + t->sync[0],
+                     ev[(p->pp - 1) * per + per - 1].end_s + t->sync[p->pp - 1]);
     t->events = json_array();
     for (uint32_t s = 0; s < p->pp; s++)
         put_stage(t, ev + (size_t)s * 2 * p->n_micro * t->v, 2 * p->n_micro * t->v, s, iter_s);

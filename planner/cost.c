@@ -303,17 +303,22 @@ static double optimizer_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, de
  * all-gathers the updated weights after the optimizer step, where no backward
  * hides it (exposed): the same ring bytes, less memory, a later wait. ZeRO-2
  * also reduce-scatters every micro-batch (per_mb), under its backward. */
-static void grad_sync(const tsl_strategy_t *s, degrees_t g, const tsl_strategy_bw_t *bw,
-                      double grad_bytes, double *per_mb, double *last, double *exposed)
+static void grad_sync(tsl_cost_mode_t mode, const tsl_strategy_t *s, degrees_t g,
+                      const tsl_strategy_bw_t *bw, double grad_bytes, double *per_mb, double *last,
+                      double *exposed)
 {
     double shard = grad_bytes / g.z;
     /* a reduce-scatter moves what an all-gather moves, with the same α */
     double rs = allgather_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat);
     double sdp_rs = allgather_lat_s(grad_bytes, g.z, bw->sdp_bw, &bw->sdp_lat);
-    *per_mb = s->zero >= 2 ? rs : 0.0;
-    *last = sdp_rs + (s->zero == 0   ? allreduce_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat)
-                      : s->zero == 1 ? rs
-                                     : 0.0);
+    /* ZeRO-3 keeps no unsharded gradient between micro-batches: the executor (and
+     * FSDP) reduce-scatter after every backward (STACK); Galvatron's SDP once (PAPER) */
+    bool sdp_every_mb = mode == TSL_COST_STACK;
+    *per_mb = (s->zero >= 2 ? rs : 0.0) + (sdp_every_mb ? sdp_rs : 0.0);
+    *last = (sdp_every_mb ? 0.0 : sdp_rs) +
+            (s->zero == 0   ? allreduce_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat)
+             : s->zero == 1 ? rs
+                            : 0.0);
     *exposed = s->zero ? allgather_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat) : 0.0;
 }
 
@@ -367,7 +372,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double tp_f = l->tp_allreduces * allreduce_lat_s(act_msg, g.t, bw->tp_bw, &bw->tp_lat);
     double gather = allgather_lat_s(TSL_BYTES_PER_PARAM_FP16 * p, g.z, bw->sdp_bw, &bw->sdp_lat);
     double per_mb, last, exposed;
-    grad_sync(s, g, bw, TSL_BYTES_PER_PARAM_FP16 * p, &per_mb, &last, &exposed);
+    grad_sync(env->mode, s, g, bw, TSL_BYTES_PER_PARAM_FP16 * p, &per_mb, &last, &exposed);
     if (env->calib != NULL) { /* corrections fitted from trials (calibrate.h) */
         double *compute[] = {&compute_f, &compute_b, &core_f};
         double *comm[] = {&tp_f, &gather, &per_mb, &last, &exposed};
@@ -382,7 +387,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb, k);
     out->grad_comm_s = per_mb + last + exposed;
     out->bwd_sync_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last, k) + exposed;
-    /* (ZeRO-2's last micro-batch reduce-scatters once, as every other: per_mb) */
+    /* (ZeRO-2's and, in STACK, ZeRO-3's last micro-batch reduce-scatter once, as
+     * every other: per_mb) */
     out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f : 0.0);
     out->comm_s = 2.0 * tp_f + 2.0 * gather + (s->ckpt ? tp_f : 0.0);
     out->opt_s = optimizer_s(env, s, g, p);
@@ -408,13 +414,37 @@ void tsl_cost_transition(const tsl_cost_env_t *env, const tsl_layer_t *l,
     out->bwd_s = k * move_s(&moves->bwd, x);
 }
 
-double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,
+/* The sender's calibration corrects its communication. */
+static double sender_comm_scale(const tsl_cluster_t *c, uint32_t from_first)
+{
+    const struct tsl_calib *cal = tsl_cluster_block_calib(c, from_first, 1);
+    return cal != NULL ? cal->comm_scale : 1.0;
+}
+
+/* Bytes one rank of the sending stage puts on its link per micro-batch (STACK):
+ * its data replica's samples, B_m / w, and under SP only its 1/t of the sequence.
+ * Megatron-core sends (s/t if SP, mbs, h) from every TP rank and never scatters
+ * the unsharded tensor (p2p_communication.py, get_tensor_shapes in schedules.py). */
+static double rank_boundary_bytes(const tsl_strategy_t *s, uint64_t bnd, uint32_t mb)
+{
+    uint32_t t = dim_degree(s, TSL_DIM_TP);
+    uint32_t w = dim_degree(s, TSL_DIM_DP) * dim_degree(s, TSL_DIM_SDP);
+    double n = (double)mb / w;
+    return (double)bnd * n / (s->sp ? t : 1);
+}
+
+double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
+                            uint32_t to_first, const tsl_strategy_t *sender,
                             uint64_t bnd_bytes_per_sample, uint32_t mb)
 {
-    double bytes = (double)bnd_bytes_per_sample * mb;
-    double bw = tsl_cluster_link_bw(c, from_first, to_first);
-    const struct tsl_calib *cal = tsl_cluster_block_calib(c, from_first, 1);
-    double k = cal != NULL ? cal->comm_scale : 1.0; /* the sender's correction */
+    double k = sender_comm_scale(c, from_first);
+    if (mode == TSL_COST_PAPER || sender == NULL) { /* AMP: the whole boundary on one link */
+        double bytes = (double)bnd_bytes_per_sample * mb;
+        return 2.0 * k * tsl_cost_p2p_s(bytes, tsl_cluster_link_bw(c, from_first, to_first));
+    }
+    /* every rank sends to its counterpart at once: the pairs share the network */
+    double bytes = rank_boundary_bytes(sender, bnd_bytes_per_sample, mb);
+    double bw = tsl_cluster_pairs_bw(c, from_first, to_first, group_size(sender));
     /* activation forward, its gradient backward: two transfers of the same size */
     return 2.0 * k * tsl_cost_p2p_s(bytes, bw);
 }

@@ -34,6 +34,9 @@
  *   fwd_s      = compute_f + tp_f + sdp_gather
  *   bwd_s      = compute_b + tp_f + sdp_gather + recompute      (no gradient sync)
  *   grad_comm  = all-reduce(2·P/(t·z) bytes, d) + reduce-scatter(2·P/t bytes, z)
+ *                (STACK: the SDP reduce-scatter runs under every micro-batch's
+ *                backward, as the executor and FSDP/ZeRO-3 do; PAPER: with the
+ *                all-reduce on the last one)
  *   bwd_sync_s = bwd_s − compute_b + overlap(compute_b, grad_comm)
  *   overlap(X, C) = max(X, C) + (k − 1) · min(X, C)
  *     — while both run each is slowed by k (Galvatron V: k ≈ 1.3); the longer one
@@ -228,8 +231,18 @@ double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head
                                  uint32_t size_b);
 
 /* Time to send a stage boundary (activation forward + gradient backward) of
- * `bnd_bytes_per_sample` for mb samples between two device blocks. */
-double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,
+ * `bnd_bytes_per_sample` for a micro-batch of mb samples from the block at
+ * from_first to the block at to_first (docs/cost-model.md "Between stages"):
+ *   STACK  each of the sender's G ranks (G = the degrees of `sender`, the strategy
+ *          of the stage's last layer) sends its own share to its counterpart,
+ *          bnd · B_m / w, divided by t under SP (Megatron-core sends the
+ *          sequence-parallel shard, else the whole tensor from every TP rank; no
+ *          all-gather follows), all pairs at once: tsl_cluster_pairs_bw(G);
+ *   PAPER  (AMP Sec. 3.4) bnd · B_m over the link between the blocks' first devices
+ *          (also when sender is NULL).
+ * 2 · size / bw, times the sender's comm_scale. */
+double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
+                            uint32_t to_first, const tsl_strategy_t *sender,
                             uint64_t bnd_bytes_per_sample, uint32_t mb);
 
 #endif

@@ -144,7 +144,7 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         goto out;
     }
     out->sublayer = g->sublayer;
-    tsl_search_simulate(out, !r->no_slicer);
+    tsl_search_simulate(out, !r->no_slicer, r->paper_cost);
     rc = 0;
     for (uint32_t s = 0; s < out->pp && rc == 0; s++) {
         const tsl_plan_stage_t *st = &out->stages[s];

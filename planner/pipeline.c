@@ -79,6 +79,65 @@ double tsl_pipeline_opt_tail_s(uint32_t n_stages, const double *stage_fwd_s,
     return extra;
 }
 
+/* T0 of tsl_pipeline_iter: the pipeline without gradient sync. Interleaved, the
+ * steady state hides the p2p (Megatron's overlap_p2p_comm); the fill and drain
+ * expose the hops of every chunk but the first, (v − 1)/v of the stage's p2p
+ * (fitted to pipesim's schedule: within 5 % for stages within 10 % of each other,
+ * tests/test_pipesim.c). */
+static double stack_body_s(const tsl_pipeline_in_t *in)
+{
+    uint32_t P = in->n_stages, v = in->interleave > 1 ? in->interleave : 1;
+    double slowest = 0, sum = 0, hops = 0;
+    for (uint32_t i = 0; i < P; i++) {
+        double k = in->nosync_s[i] - (v > 1 ? in->p2p_s[i] : 0.0);
+        slowest = fmax(slowest, k);
+        sum += k;
+        hops += in->p2p_s[i];
+    }
+    if (v == 1)
+        return (double)(in->n_micro - 1) * slowest + sum;
+    return (double)in->n_micro * slowest + (sum - slowest) / v + hops * (v - 1.0) / v;
+}
+
+/* STACK: each stage syncs after its own last backward (tail_i before T0) and
+ * steps after that; a tied head's two stages meet first. */
+static void stack_iter(const tsl_pipeline_in_t *in, tsl_pipeline_out_t *out)
+{
+    uint32_t P = in->n_stages;
+    double v = in->interleave > 1 ? in->interleave : 1, tail = 0;
+    double flush = -INFINITY, done = -INFINITY, end[2] = {0, 0};
+    for (uint32_t i = 0; i < P; i++) {
+        double e = in->sync_s[i] - in->nosync_s[i] - tail; /* end_i − T0 */
+        flush = fmax(flush, e);
+        done = fmax(done, e + in->opt_s[i]);
+        if (i == 0 || i + 1 == P)
+            end[i == 0 ? 0 : 1] = e;
+        tail += (in->nosync_s[i] - in->fwd_s[i] - in->p2p_s[i] / 2.0) / v;
+    }
+    if (P > 1 && in->tie_s > 0) {
+        double met = fmax(end[0], end[1]) + in->tie_s;
+        done = fmax(done, met + fmax(in->opt_s[0], in->opt_s[P - 1]));
+    }
+    double t0 = stack_body_s(in);
+    out->flush_s = t0 + flush;
+    out->opt_tail_s = (t0 + done) - out->flush_s;
+}
+
+void tsl_pipeline_iter(const tsl_pipeline_in_t *in, tsl_pipeline_out_t *out)
+{
+    out->flush_s = out->opt_tail_s = 0;
+    if (in->n_stages == 0 || in->n_micro == 0)
+        return;
+    if (!in->paper) {
+        stack_iter(in, out);
+        return;
+    }
+    out->flush_s = tsl_pipeline_time_interleaved_s(in->n_stages, in->nosync_s, in->sync_s,
+                                                   in->n_micro, in->interleave);
+    out->opt_tail_s = tsl_pipeline_opt_tail_s(in->n_stages, in->fwd_s, in->nosync_s, in->sync_s,
+                                              in->p2p_s, in->opt_s, in->tie_s, in->interleave);
+}
+
 double tsl_pipeline_balance(uint32_t n, const double *values)
 {
     if (n <= 1)

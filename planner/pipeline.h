@@ -4,6 +4,10 @@
  *
  *   T = (m − 1) · max_i C_nosync(i) + Σ_i C_sync(i)                         (Eq. 9)
  *
+ * — the PAPER cost mode's formula. The stacks' (STACK, the default) lets each
+ * stage synchronise after its own last backward, concurrently with the others:
+ * tsl_pipeline_iter below, which prices both modes.
+ *
  * where C_sync(i) is stage i's time for one micro-batch including its gradient
  * synchronisation (the last micro-batch) and C_nosync(i) the same without it. A
  * stage's time includes sending its output boundary to the next stage (and the
@@ -60,6 +64,7 @@
 #ifndef TSL_PIPELINE_H
 #define TSL_PIPELINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Eq. 9. n_stages ≥ 1, m ≥ 1. */
@@ -84,6 +89,44 @@ double tsl_pipeline_opt_tail_s(uint32_t n_stages, const double *stage_fwd_s,
                                const double *stage_nosync_s, const double *stage_sync_s,
                                const double *stage_p2p_s, const double *stage_opt_s, double tie_s,
                                uint32_t v);
+
+/*
+ * The iteration as the stacks run it and as the papers price it, in one place
+ * (docs/cost-model.md "Pipeline", "Interleaved 1F1B", "Optimizer step").
+ *
+ * PAPER: flush = Eq. 9 (T_v for v > 1), opt_tail = tsl_pipeline_opt_tail_s —
+ * every stage's gradient synchronisation summed into the last micro-batch's pass.
+ *
+ * STACK (Megatron-LM's schedules.py): K_i = C_nosync(i) for plain 1F1B, whose
+ * batched isend/irecv block the stage (overlap_p2p_comm is refused there); under
+ * interleaving Megatron overlaps the steady state's p2p with the next chunk
+ * (--overlap-p2p-communication, on by default), so K_i = C_nosync(i) − p2p_i and
+ * its hops stay only in the fill and the drain, (v − 1)/v of them exposed (fitted
+ * to the event simulator, pipesim.h: within 5 % for stages within 10 % of each
+ * other; tests/test_pipesim.c):
+ *   T0 = (m − 1) · max_i K_i + Σ_i K_i                                    (v = 1)
+ *      = m · max_i K_i + (Σ_i K_i − max_i K_i) / v + Σ_i p2p_i · (v − 1) / v (v > 1)
+ * Stage i's gradient sync y_i = C_sync(i) − C_nosync(i) starts after its own last
+ * backward, which ends tail_i before T0 (tail_i as in tsl_pipeline_opt_tail_s
+ * without the sync terms), while the other stages go on:
+ *   end_i = T0 − tail_i + y_i,   flush = max_i end_i,
+ *   iteration = max_i (end_i + opt_i) — stages 0 and P − 1 of a tied head first
+ *   all-reduce from max(end_0, end_{P−1}) for tie_s, then step.
+ */
+typedef struct tsl_pipeline_in {
+    uint32_t n_stages, n_micro, interleave; /* P ≥ 1, m ≥ 1, v (≤ 1: plain 1F1B) */
+    bool paper;                             /* the papers' formulas (TSL_COST_PAPER) */
+    const double *fwd_s, *nosync_s, *sync_s, *p2p_s, *opt_s; /* [P], as plan.h's stages */
+    double tie_s;                                            /* 0: no tied head */
+} tsl_pipeline_in_t;
+
+typedef struct tsl_pipeline_out {
+    double flush_s;    /* the pipeline's end, every stage's gradient sync included */
+    double opt_tail_s; /* what the steps (and a tied head's all-reduce) add after it */
+} tsl_pipeline_out_t;
+
+/* Fills out; zeros for no stages or no micro-batches. O(P), no allocation. */
+void tsl_pipeline_iter(const tsl_pipeline_in_t *in, tsl_pipeline_out_t *out);
 
 /* Eq. 6 over n values (time or memory); 0 for n ≤ 1 or a zero sum. */
 double tsl_pipeline_balance(uint32_t n, const double *values);

@@ -98,6 +98,11 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
         return -1;
     if (check_times(&in->tie_s, 1, "tie_s", err))
         return -1;
+    if (in->sync_tail_s && check_times(in->sync_tail_s, in->n_stages, "sync_tail_s", err))
+        return -1;
+    if (in->p2p_blocking && in->n_chunks > 1)
+        return tsl_err_set(err, "p2p_blocking: plain 1F1B only (Megatron overlaps the "
+                                "interleaved schedule's p2p); give n_chunks 0 or 1");
     if (!(in->slice_fwd_frac >= 0 && in->slice_fwd_frac <= 1))
         return tsl_err_set(err, "slice_fwd_frac: %g is out of range; give 0..1 (0: one half)",
                            in->slice_fwd_frac);
@@ -185,8 +190,12 @@ static uint32_t build_stage(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *op
     const uint32_t w = tsl_pipesim_warmup(s, P, m);
     const double ffrac = in->slice_fwd_frac > 0 ? in->slice_fwd_frac : 0.5;
     const double cfrac = in->slice_p2p_frac > 0 ? in->slice_p2p_frac : 0.5;
-    const double c_in_f = (s > 0 && in->p2p_s) ? in->p2p_s[s - 1] : 0;
-    const double c_in_b = (s + 1 < P && in->p2p_s) ? in->p2p_s[s] : 0;
+    double c_in_f = (s > 0 && in->p2p_s) ? in->p2p_s[s - 1] : 0;
+    double c_in_b = (s + 1 < P && in->p2p_s) ? in->p2p_s[s] : 0;
+    /* blocking sends: the sender pays them in its op, the edge nothing */
+    const double send_f = in->p2p_blocking ? c_in_b : 0, send_b = in->p2p_blocking ? c_in_f : 0;
+    if (in->p2p_blocking)
+        c_in_f = c_in_b = 0;
     uint32_t q = 0, nf = 0, nb = 0;
 
     while (nf < m || nb < m) {
@@ -210,7 +219,7 @@ static uint32_t build_stage(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *op
                 o->micro = j;
                 o->half = halves == 2 ? (uint8_t)(h + 1) : 0;
                 o->steady = j >= w;
-                o->dur_s = in->fwd_s[s] * (halves == 2 ? ffrac : 1.0);
+                o->dur_s = (in->fwd_s[s] + send_f) * (halves == 2 ? ffrac : 1.0);
                 o->p2p_s = c_in_f * (halves == 2 ? cfrac : 1.0);
                 o->dep_stage = s > 0 ? (int32_t)(s - 1) : -1;
                 o->dep_idx = 0; /* resolved once the left stage is laid out */
@@ -225,7 +234,7 @@ static uint32_t build_stage(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *op
             o->op = TSL_PIPESIM_BWD;
             o->micro = j;
             o->steady = j < m - w;
-            o->dur_s = (j == m - 1 && in->bwd_sync_s) ? in->bwd_sync_s[s] : in->bwd_s[s];
+            o->dur_s = send_b + ((j == m - 1 && in->bwd_sync_s) ? in->bwd_sync_s[s] : in->bwd_s[s]);
             o->p2p_s = c_in_b;
             o->dep_stage = s + 1 < P ? (int32_t)(s + 1) : -1;
             o->pred_stage = -1;
@@ -376,16 +385,21 @@ static int sweep(sim_t *sm, tsl_err_t *err)
  * ends after the last optimizer step when one runs past it. */
 /* When a stage's step may start: after its last op, and for stages 0 and P − 1
  * of a tied head after both's last op and their all-reduce. */
+/* The end of stage s's last op and of its exposed gradient sync (sync_tail_s). */
+static double synced_end(const sim_t *sm, uint32_t s)
+{
+    const double *y = sm->in->sync_tail_s;
+    return sm->ops[(size_t)s * sm->stride + sm->nops[s] - 1].end_s + (y ? y[s] : 0.0);
+}
+
 static double step_start(const sim_t *sm, uint32_t s, double tie_s)
 {
-    double own = sm->ops[(size_t)s * sm->stride + sm->nops[s] - 1].end_s;
+    double own = synced_end(sm, s);
     uint32_t last = sm->P - 1;
     if (!(tie_s > 0) || sm->P < 2 || (s != 0 && s != last) || sm->nops[0] == 0 ||
         sm->nops[last] == 0)
         return own;
-    double e0 = sm->ops[sm->nops[0] - 1].end_s;
-    double el = sm->ops[(size_t)last * sm->stride + sm->nops[last] - 1].end_s;
-    return fmax(e0, el) + tie_s;
+    return fmax(synced_end(sm, 0), synced_end(sm, last)) + tie_s;
 }
 
 static void find_end(const sim_t *sm, const double *opt_s, double tie_s, tsl_pipesim_out_t *out,

@@ -61,6 +61,14 @@
  * all-reduce (tie_s) starts when stages 0 and P − 1 have both ended their last op;
  * their steps start when it ends.
  *
+ * Gradient sync as the stacks run it (sync_tail_s): stage s's exposed sync follows
+ * its own last op; then come the tied all-reduce (stages 0 and P − 1, from the later
+ * of their syncs' ends) and its step.
+ *
+ * Blocking p2p (p2p_blocking, Megatron's plain 1F1B): with equal stages f + b, every
+ * boundary c, the steady period of an inner stage is f + b + 2c, of the end stages
+ * f + b + c; the first forward and the last backward each cross P − 1 boundaries.
+ *
  * Startup overhead: the time at which the last stage starts its first forward.
  *
  * Memory. The simulator never allocates: the caller passes a workspace of at least
@@ -88,24 +96,34 @@ typedef enum tsl_pipesim_op {
 } tsl_pipesim_op_t;
 
 typedef struct tsl_pipesim_in {
-    uint32_t n_stages;        /* P, 1..TSL_PIPESIM_MAX_STAGES */
-    uint32_t n_micro;         /* m, 1..TSL_PIPESIM_MAX_MICRO */
-    const double *fwd_s;      /* [P] forward time of one micro-batch on each stage */
-    const double *bwd_s;      /* [P] backward time of one micro-batch */
-    const double *bwd_sync_s; /* [P] or NULL: backward of the last micro-batch, which
+    uint32_t n_stages;         /* P, 1..TSL_PIPESIM_MAX_STAGES */
+    uint32_t n_micro;          /* m, 1..TSL_PIPESIM_MAX_MICRO */
+    const double *fwd_s;       /* [P] forward time of one micro-batch on each stage */
+    const double *bwd_s;       /* [P] backward time of one micro-batch */
+    const double *bwd_sync_s;  /* [P] or NULL: backward of the last micro-batch, which
                                  also synchronises gradients (Eq. 9's C_sync) */
-    const double *p2p_s;      /* [P − 1] or NULL (no communication): one micro-batch's
+    const double *p2p_s;       /* [P − 1] or NULL (no communication): one micro-batch's
                                  boundary between stage s and s + 1, either direction */
-    uint32_t n_sliced;        /* forwards of micro-batches 0 .. n_sliced − 1 run in halves */
-    double slice_fwd_frac;    /* a half's forward time / the whole's; 0 means 0.5 */
-    double slice_p2p_frac;    /* a half's p2p time / the whole's; 0 means 0.5 */
-    uint32_t n_chunks;        /* v model chunks per stage (interleaved 1F1B); 0 or 1: plain */
-    const double *opt_s;      /* [P] or NULL: each stage's optimizer step, run once after
+    uint32_t n_sliced;         /* forwards of micro-batches 0 .. n_sliced − 1 run in halves */
+    double slice_fwd_frac;     /* a half's forward time / the whole's; 0 means 0.5 */
+    double slice_p2p_frac;     /* a half's p2p time / the whole's; 0 means 0.5 */
+    uint32_t n_chunks;         /* v model chunks per stage (interleaved 1F1B); 0 or 1: plain */
+    const double *opt_s;       /* [P] or NULL: each stage's optimizer step, run once after
                                  its last op (cost.h); the iteration ends when the last
                                  stage's step does */
-    double tie_s;             /* a tied LM head's gradient all-reduce between stage 0 and
+    double tie_s;              /* a tied LM head's gradient all-reduce between stage 0 and
                                  stage P − 1 (cost.h): after both's last op, before
                                  either's step; 0 (or P = 1): none */
+    const double *sync_tail_s; /* [P] or NULL: each stage's exposed gradient sync, run
+                                  after its own last op and before its step (and the tied
+                                  all-reduce) while the other stages go on — the stacks'
+                                  sync (cost mode STACK; pass bwd_sync_s NULL then) */
+    uint8_t p2p_blocking;      /* plain 1F1B only: a send holds its stage (Megatron's
+                                  batched isend/irecv, waited on before the next op): an
+                                  op's duration includes sending its output — F(s) the
+                                  activation to s + 1, B(s) the gradient to s − 1 — and
+                                  the edge has no further latency. 0: AutoPipe's
+                                  asynchronous sends (a latency on the edge) */
 } tsl_pipesim_in_t;
 
 /* One op of the critical path. */

@@ -257,3 +257,30 @@ bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b)
         return a->pp < b->pp;
     return a->n_micro < b->n_micro;
 }
+
+void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
+{
+    uint32_t v = p->interleave > 1 ? p->interleave : 1;
+    memset(sim, 0, sizeof(*sim));
+    for (uint32_t s = 0; s < p->pp && s < TSL_PLAN_MAX_STAGES; s++) {
+        const tsl_plan_stage_t *st = &p->stages[s];
+        sim->fwd[s] = st->fwd_s;
+        sim->bwd[s] = st->time_nosync_s - st->p2p_s - st->fwd_s;
+        sim->sync[s] = st->time_s - st->p2p_s - st->fwd_s;
+        sim->tail[s] = st->time_s - st->time_nosync_s;
+        /* the stage's p2p counts both directions and, interleaved, v hops */
+        sim->p2p[s] = st->p2p_s / (2.0 * v);
+        sim->opt[s] = st->opt_s;
+    }
+    sim->in = (tsl_pipesim_in_t){.n_stages = p->pp,
+                                 .n_micro = p->n_micro,
+                                 .fwd_s = sim->fwd,
+                                 .bwd_s = sim->bwd,
+                                 .bwd_sync_s = paper ? sim->sync : NULL,
+                                 .sync_tail_s = paper ? NULL : sim->tail,
+                                 .p2p_blocking = !paper && v == 1,
+                                 .p2p_s = sim->p2p,
+                                 .n_chunks = v,
+                                 .opt_s = sim->opt,
+                                 .tie_s = p->tie_s};
+}

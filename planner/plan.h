@@ -18,6 +18,7 @@
 
 #include "cluster.h"
 #include "model.h"
+#include "pipesim.h"
 #include "strategy.h"
 
 #define TSL_PLAN_MAX_STAGES 64u
@@ -126,5 +127,20 @@ void tsl_fp_hex(const tsl_fp_t *fp, char buf[17]);
  * memory, fewer stages, fewer micro-batches. The one ranking the search and its
  * top-k use. */
 bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b);
+
+/* A plan's stages as the event simulator's input (pipesim.h), the same figures
+ * tsl_pipeline_iter prices: per stage the forward, the backward without p2p, one
+ * hop's p2p (p2p_s / (2·v)) and the step. paper (TSL_COST_PAPER): Eq. 9's sync
+ * inside the last backward and AutoPipe's asynchronous sends; otherwise the
+ * stacks': each stage's sync after its own last op (sync_tail_s) and, in plain
+ * 1F1B, Megatron's blocking sends. sim->in points into sim: keep sim alive while
+ * in is used. */
+typedef struct tsl_plan_sim {
+    double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
+        tail[TSL_PLAN_MAX_STAGES], p2p[TSL_PLAN_MAX_STAGES], opt[TSL_PLAN_MAX_STAGES];
+    tsl_pipesim_in_t in;
+} tsl_plan_sim_t;
+
+void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim);
 
 #endif

@@ -304,11 +304,11 @@ static int search_model(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     adopt_baselines(res, m, r, view);
     free(view);
-    tsl_search_simulate(&res->best, !r->no_slicer);
+    tsl_search_simulate(&res->best, !r->no_slicer, r->paper_cost);
     for (uint32_t i = 0; i < res->n_top; i++)
-        tsl_search_simulate(&res->top[i], !r->no_slicer);
+        tsl_search_simulate(&res->top[i], !r->no_slicer, r->paper_cost);
     for (int b = 0; b < TSL_BASELINE_COUNT; b++)
-        tsl_search_simulate(&res->baseline[b], false);
+        tsl_search_simulate(&res->baseline[b], false, r->paper_cost);
     if (hooks && hooks->progress)
         hooks->progress(hooks->progress_ud, 1.0, "done");
     return TSL_SEARCH_OK;

@@ -12,32 +12,17 @@
 #include "search_internal.h"
 #include "sublayer.h"
 
-void tsl_search_simulate(tsl_plan_t *p, bool slicer)
+void tsl_search_simulate(tsl_plan_t *p, bool slicer, bool paper)
 {
     uint32_t P = p->pp, v = p->interleave > 1 ? p->interleave : 1;
     if (!p->valid || P < 2 || P > TSL_PIPESIM_MAX_STAGES ||
         (uint64_t)p->n_micro * v > TSL_PIPESIM_MAX_MICRO)
         return;
-    double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
-        p2p[TSL_PLAN_MAX_STAGES], opt[TSL_PLAN_MAX_STAGES];
-    for (uint32_t s = 0; s < P; s++) {
-        const tsl_plan_stage_t *st = &p->stages[s];
-        fwd[s] = st->fwd_s;
-        bwd[s] = st->time_nosync_s - st->p2p_s - st->fwd_s;
-        sync[s] = st->time_s - st->p2p_s - st->fwd_s;
-        /* stage p2p counts both directions and, interleaved, v hops */
-        p2p[s] = st->p2p_s / (2.0 * v);
-        opt[s] = st->opt_s;
-    }
-    tsl_pipesim_in_t in = {.n_stages = P,
-                           .n_micro = p->n_micro,
-                           .fwd_s = fwd,
-                           .bwd_s = bwd,
-                           .bwd_sync_s = sync,
-                           .p2p_s = p2p,
-                           .n_chunks = v,
-                           .opt_s = opt,
-                           .tie_s = p->tie_s};
+    tsl_plan_sim_t *sim = malloc(sizeof(*sim));
+    if (sim == NULL)
+        return;
+    tsl_plan_sim_input(p, paper, sim);
+    const tsl_pipesim_in_t in = sim->in;
     size_t bytes = tsl_pipesim_ws_bytes(P, p->n_micro * v, 0);
     void *ws = malloc(bytes);
     tsl_pipesim_out_t out;
@@ -53,15 +38,19 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer)
         p->n_sliced = sl.n_sliced;
         p->sliced_iter_time_s = sl.sliced_iter_s;
     }
+    free(sim);
 }
 
 /* ---- sub-layer granularity (AutoPipe III-A) ---- */
 
 /* Per-block times for AutoPipe's partitioner: forward from FLOPs at the slowest
- * device's rate, backward twice that, p2p of a cut after the block. */
+ * device's rate, backward twice that, p2p of a cut after the block (sent in the
+ * layout of best's first boundary: its stage 0's last layer). */
 static void block_times(const tsl_model_t *sm, const tsl_cluster_t *c, const tsl_plan_t *best,
-                        double *fwd, double *bwd, double *cut)
+                        tsl_cost_mode_t mode, double *fwd, double *bwd, double *cut)
 {
+    const tsl_strategy_t *sender =
+        &best->layer[best->stages[0].first_layer + best->stages[0].n_layers - 1];
     tsl_cost_env_t env; /* its device_flops: the slowest device's rate */
     tsl_cost_env_init(&env, c, 0, c->n_devices, NULL);
     double rate = env.device_flops;
@@ -70,7 +59,7 @@ static void block_times(const tsl_model_t *sm, const tsl_cluster_t *c, const tsl
         fwd[k] = sm->layers[k].fwd_flops * best->micro_batch / (rate * G);
         bwd[k] = 2 * fwd[k];
         cut[k] = k + 1 < sm->n_layers
-                     ? tsl_cost_stage_p2p_s(c, 0, G, sm->layers[k + 1].bnd_act_bytes,
+                     ? tsl_cost_stage_p2p_s(c, mode, 0, G, sender, sm->layers[k + 1].bnd_act_bytes,
                                             best->micro_batch) /
                            2
                      : 0;
@@ -80,7 +69,7 @@ static void block_times(const tsl_model_t *sm, const tsl_cluster_t *c, const tsl
 /* Candidate sub-layer partitions for best's (B, P, m): compute-balanced over the
  * blocks, and AutoPipe's heuristic partitioner (Alg. 1 + master-stage moves). */
 static uint32_t sublayer_partitions(const tsl_model_t *sm, const tsl_cluster_t *c,
-                                    const tsl_plan_t *best,
+                                    const tsl_plan_t *best, tsl_cost_mode_t mode,
                                     uint32_t (*first)[TSL_PLAN_MAX_STAGES + 1])
 {
     uint32_t n = 0, L = sm->n_layers;
@@ -88,7 +77,7 @@ static uint32_t sublayer_partitions(const tsl_model_t *sm, const tsl_cluster_t *
     double *t = malloc(3 * (size_t)L * sizeof(double));
     tsl_autopipe_result_t *ap = malloc(sizeof(*ap));
     if (t && ap && best->pp <= TSL_PIPESIM_MAX_STAGES && best->n_micro <= TSL_PIPESIM_MAX_MICRO) {
-        block_times(sm, c, best, t, t + L, t + 2 * L);
+        block_times(sm, c, best, mode, t, t + L, t + 2 * L);
         tsl_autopipe_in_t in = {.n_blocks = L,
                                 .fwd_s = t,
                                 .bwd_s = t + L,
@@ -128,7 +117,7 @@ void tsl_search_sublayer(const tsl_model_t *m, const tsl_cluster_t *c, const tsl
     tsl_plan_t *cand = malloc(sizeof(*cand));
     if (first && cand && tsl_engine_init(&e, &sm.model, cc, r, NULL, &sp, NULL) == 0) {
         e.node_order = best->n_nodes ? best->node_order : NULL;
-        uint32_t n = sublayer_partitions(&sm.model, cc, best, first);
+        uint32_t n = sublayer_partitions(&sm.model, cc, best, tsl_engine_cost_mode(&e), first);
         for (uint32_t i = 0; i < n; i++) {
             tsl_plan_init(cand);
             tsl_engine_eval(&e, best->global_batch, best->pp, best->n_micro, first[i], cand);

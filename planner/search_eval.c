@@ -442,16 +442,19 @@ tsl_cost_mode_t tsl_engine_cost_mode(const tsl_engine_t *e)
 
 /* Stage s's point-to-point time per micro-batch, both directions: its boundary to
  * the next stage, v times under interleaving, where the last stage also sends
- * v − 1 chunk boundaries back to the first. */
+ * v − 1 chunk boundaries back to the first. The sender's layout is that of the
+ * stage's last layer (`last`). */
 static double stage_p2p_s(const tsl_engine_t *e, uint32_t s, uint32_t P, uint32_t G,
-                          const uint32_t *first_layer, uint32_t Bm, uint32_t v)
+                          const uint32_t *first_layer, const tsl_strategy_t *last, uint32_t Bm,
+                          uint32_t v)
 {
+    tsl_cost_mode_t mode = tsl_engine_cost_mode(e);
     if (s + 1 < P)
-        return v * tsl_cost_stage_p2p_s(e->cluster, s * G, (s + 1) * G,
+        return v * tsl_cost_stage_p2p_s(e->cluster, mode, s * G, (s + 1) * G, last,
                                         e->model->layers[first_layer[s + 1]].bnd_act_bytes, Bm);
     if (v <= 1)
         return 0;
-    return (v - 1) * tsl_cost_stage_p2p_s(e->cluster, s * G, 0,
+    return (v - 1) * tsl_cost_stage_p2p_s(e->cluster, mode, s * G, 0, last,
                                           e->model->layers[first_layer[s]].bnd_act_bytes, Bm);
 }
 
@@ -549,7 +552,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     if (!boundary_relayout(e, &env, plan, &g->items[e->choice[0]], s, first, Bm, st))
         return false;
     if (s + 1 < P || v > 1) {
-        st->p2p_s = stage_p2p_s(e, s, P, G, first_layer, Bm, v);
+        st->p2p_s = stage_p2p_s(e, s, P, G, first_layer, &g->items[e->choice[n - 1]], Bm, v);
         st->time_s += st->p2p_s;
         st->time_nosync_s += st->p2p_s;
     }
@@ -586,11 +589,20 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
             peak = plan->stages[s].peak_bytes;
     }
     plan->tie_s = tied_allreduce_s(e, plan);
-    plan->opt_tail_s = tsl_pipeline_opt_tail_s(plan->pp, fwd, nosync, sync, p2p, opt, plan->tie_s,
-                                               plan->interleave);
-    plan->iter_time_s =
-        tsl_pipeline_time_interleaved_s(plan->pp, nosync, sync, plan->n_micro, plan->interleave) +
-        plan->opt_tail_s;
+    tsl_pipeline_in_t in = {.n_stages = plan->pp,
+                            .n_micro = plan->n_micro,
+                            .interleave = plan->interleave,
+                            .paper = tsl_engine_cost_mode(e) == TSL_COST_PAPER,
+                            .fwd_s = fwd,
+                            .nosync_s = nosync,
+                            .sync_s = sync,
+                            .p2p_s = p2p,
+                            .opt_s = opt,
+                            .tie_s = plan->tie_s};
+    tsl_pipeline_out_t t;
+    tsl_pipeline_iter(&in, &t);
+    plan->opt_tail_s = t.opt_tail_s;
+    plan->iter_time_s = t.flush_s + t.opt_tail_s;
     plan->samples_per_s = plan->global_batch / plan->iter_time_s;
     plan->tokens_per_s = plan->samples_per_s * e->model->tokens_per_sample;
     plan->peak_bytes = peak;
@@ -620,14 +632,28 @@ static uint32_t max_interleave(const tsl_engine_t *e, uint32_t P, uint32_t m,
 /* The fastest interleave v could be, from the plain plan p: its stage times with
  * the bubble divided by v. Interleaving only adds to the stage times (more
  * activations to fit, more p2p), so T_v is no less. */
-static double interleave_bound_s(const tsl_plan_t *p, uint32_t v)
+static double interleave_bound_s(const tsl_engine_t *e, const tsl_plan_t *p, uint32_t v)
 {
-    double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES];
+    double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES], zero[TSL_PLAN_MAX_STAGES];
+    bool paper = tsl_engine_cost_mode(e) == TSL_COST_PAPER;
     for (uint32_t s = 0; s < p->pp; s++) {
         nosync[s] = p->stages[s].time_nosync_s - p->stages[s].p2p_s;
-        sync[s] = p->stages[s].time_s - p->stages[s].p2p_s;
+        /* STACK: a stage's sync may hide under the others' drain: leave it out */
+        sync[s] = paper ? p->stages[s].time_s - p->stages[s].p2p_s : nosync[s];
+        zero[s] = 0;
     }
-    return tsl_pipeline_time_interleaved_s(p->pp, nosync, sync, p->n_micro, v);
+    tsl_pipeline_in_t in = {.n_stages = p->pp,
+                            .n_micro = p->n_micro,
+                            .interleave = v,
+                            .paper = paper,
+                            .fwd_s = zero,
+                            .nosync_s = nosync,
+                            .sync_s = sync,
+                            .p2p_s = zero,
+                            .opt_s = zero};
+    tsl_pipeline_out_t t;
+    tsl_pipeline_iter(&in, &t);
+    return t.flush_s;
 }
 
 /* One configuration at one interleave v. */
@@ -673,7 +699,7 @@ static void eval_group(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_
     /* interleaving holds more activations: where plain 1F1B does not fit, it cannot */
     uint32_t vmax = plan->valid ? max_interleave(e, P, m, first_layer) : 1;
     for (uint32_t v = 2; v <= vmax; v *= 2) {
-        if (interleave_bound_s(plan, v) * e->bar_samples_per_s >= B)
+        if (interleave_bound_s(e, plan, v) * e->bar_samples_per_s >= B)
             continue;
         tsl_plan_init(e->alt);
         eval_config(e, g, B, P, m, v, first_layer, NULL, e->alt);

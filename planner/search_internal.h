@@ -28,8 +28,9 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
                       const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err);
 
 /* AutoPipe (search_autopipe.c): fills the plan's simulated 1F1B time, master stage
- * and, when slicer is set and it helps, the slicer's figures. */
-void tsl_search_simulate(tsl_plan_t *p, bool slicer);
+ * and, when slicer is set and it helps, the slicer's figures. paper: the request's
+ * paper_cost (the sync and p2p as tsl_pipeline_iter prices them in each mode). */
+void tsl_search_simulate(tsl_plan_t *p, bool slicer, bool paper);
 /* Re-partitions res->best at attention/FFN granularity; keeps it when faster. */
 void tsl_search_sublayer(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                          tsl_search_result_t *res);

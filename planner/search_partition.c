@@ -88,8 +88,9 @@ static void layer_costs(const tsl_engine_t *e, const tsl_plan_t *p, refine_buf_t
             b->ms[l] = lc.ms_bytes;
             b->act[l] = lc.fwd_bytes + lc.bwd_bytes;
             b->p2p[l] = l + 1 < m->n_layers
-                            ? tsl_cost_stage_p2p_s(e->cluster, st->first_device, to,
-                                                   m->layers[l + 1].bnd_act_bytes, p->micro_batch)
+                            ? tsl_cost_stage_p2p_s(e->cluster, env[s].mode, st->first_device, to,
+                                                   &p->layer[l], m->layers[l + 1].bnd_act_bytes,
+                                                   p->micro_batch)
                             : 0;
         }
     }

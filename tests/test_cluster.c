@@ -61,7 +61,7 @@ static void test_table(void)
         const tsl_link_spec_t *l = tsl_link_find(links[i]);
         CHECK(l != NULL && l->source != NULL, "link %s", links[i]);
     }
-    CHECK(tsl_link_count() == 6 && tsl_link_at(6) == NULL, "six links");
+    CHECK(tsl_link_count() == 7 && tsl_link_at(7) == NULL, "seven links");
     /* bus bandwidth a bit under line rate (100 Gb/s = 12.5 GB/s) */
     CHECK(link_of("ib100")->bw > 10 * GB && link_of("ib100")->bw < 12.5 * GB, "ib100");
     CHECK_NEAR(link_of("ib400")->bw, 4 * link_of("ib100")->bw, 1e-12, "ib400 = 4 x ib100");

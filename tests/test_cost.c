@@ -193,6 +193,7 @@ static void test_sdp(void)
     tsl_layer_cost_t dp, sdp;
     tsl_layer_t l = test_layer();
     make_env(&c, &env, 1, 8);
+    env.mode = TSL_COST_PAPER; /* Galvatron's SDP: one reduce-scatter per iteration */
     tsl_strategy_t s_dp = one(TSL_DIM_DP, 8, false), s_sdp = one(TSL_DIM_SDP, 8, false);
     tsl_cost_layer(&env, &l, &s_dp, NULL, 16, &dp);
     tsl_cost_layer(&env, &l, &s_sdp, NULL, 16, &sdp);
@@ -225,6 +226,31 @@ static void test_sdp(void)
     CHECK_NEAR(m.grad_comm_s, want, EPS, "mixed gradient sync");
     CHECK(m.ms_bytes == 16 * P_PARAMS / 4, "states sharded over SDP only");
     CHECK(m.bwd_bytes == 4 * P_PARAMS * 3 / 4, "SDP4 transient");
+
+    /* STACK: ZeRO-3 reduce-scatters after every micro-batch's backward (the executor,
+     * FSDP), under it: bwd_s = gather + overlap(2·cf, rs) with rs = gather's
+     * 2.2020096e-4 s; the last micro-batch adds nothing */
+    env.mode = TSL_COST_STACK;
+    tsl_strategy_bw_t sbw, mbw; /* STACK adds NCCL's latency α to every collective */
+    tsl_cost_strategy_bw(&env, &s_sdp, &sbw);
+    tsl_cost_strategy_bw(&env, &mix, &mbw);
+    CHECK(sbw.sdp_bw == 100 * GB && sbw.sdp_lat.ag_s > 0, "stack: one node's bandwidth, α > 0");
+    double gather_st = gather + sbw.sdp_lat.ag_s;
+    tsl_cost_layer(&env, &l, &s_sdp, NULL, 16, &sdp);
+    double every = gather_st + tsl_cost_overlap_s(2 * cf, gather_st, 1.3);
+    CHECK_NEAR(sdp.fwd_s, cf + gather_st, EPS, "stack: fwd as paper, plus α");
+    CHECK_NEAR(sdp.bwd_s, every, EPS, "stack: bwd reduce-scatters: %g", sdp.bwd_s);
+    CHECK_NEAR(sdp.bwd_sync_s, every, EPS, "stack: the last micro-batch adds nothing");
+    CHECK_NEAR(sdp.grad_comm_s, gather_st, EPS, "stack: one reduce-scatter a micro-batch");
+    /* DP2 x SDP4: the shard's DP all-reduce stays on the last micro-batch */
+    tsl_cost_layer(&env, &l, &mix, NULL, 16, &m);
+    double rs4 = tsl_cost_reduce_scatter_s(2.0 * P_PARAMS, 4, 100 * GB) + mbw.sdp_lat.ag_s;
+    double ar2 = tsl_cost_allreduce_s(2.0 * P_PARAMS / 4, 2, 100 * GB) + mbw.dp_lat.ar_s;
+    CHECK_NEAR(m.grad_comm_s, rs4 + ar2, EPS, "stack: same bytes in all, plus α");
+    CHECK_NEAR(m.bwd_sync_s - m.bwd_s,
+               tsl_cost_overlap_s(2 * m.compute_s / 3, rs4 + ar2, 1.3) -
+                   tsl_cost_overlap_s(2 * m.compute_s / 3, rs4, 1.3),
+               1e-9, "stack: the last adds the DP all-reduce");
     tsl_cluster_free(&c);
 }
 
@@ -405,16 +431,52 @@ static void test_transition(void)
     tsl_cluster_free(&c);
 }
 
+static tsl_strategy_t parsed(const char *text)
+{
+    tsl_strategy_t s;
+    tsl_err_t err = {0};
+    CHECK(tsl_strategy_parse(text, &s, &err) == 0, "parse %s: %s", text, err.msg);
+    return s;
+}
+
 static void test_p2p(void)
 {
     tsl_cluster_t c;
     tsl_cost_env_t env;
     make_env(&c, &env, 2, 4);
-    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, 0, 4, BND, 8), 2.0 * BND * 8 / (10 * GB), EPS,
-               "across nodes: activation + gradient");
-    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, 0, 2, BND, 8), 2.0 * BND * 8 / (100 * GB), EPS,
-               "inside a node");
-    CHECK(tsl_cost_stage_p2p_s(&c, 0, 4, 0, 8) == 0, "nothing to send");
+    /* PAPER (AMP): the whole micro-batch's boundary on the first devices' link */
+    tsl_strategy_t dp4 = parsed("dp4");
+    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, TSL_COST_PAPER, 0, 4, &dp4, BND, 8),
+               2.0 * BND * 8 / (10 * GB), EPS, "paper: across nodes: activation + gradient");
+    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, TSL_COST_PAPER, 0, 2, NULL, BND, 8),
+               2.0 * BND * 8 / (100 * GB), EPS, "paper: inside a node");
+    CHECK(tsl_cost_stage_p2p_s(&c, TSL_COST_PAPER, 0, 4, NULL, 0, 8) == 0, "nothing to send");
+    /* STACK: each of dp4's ranks sends its 8/4 samples to its counterpart at once;
+     * the four sends cross the node's one NIC together (cluster.h,
+     * tsl_cluster_pairs_bw): 10 GB/s / 4 each */
+    const double nic4 = 10 * GB / 4;
+    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, TSL_COST_STACK, 0, 4, &dp4, BND, 8), 2.0 * BND * 2 / nic4,
+               EPS, "stack: dp4, 2 samples a rank");
+    /* TP without SP: every TP rank sends its replica's whole tensor (8 / 2 samples) */
+    tsl_strategy_t tp2dp2 = parsed("tp2-dp2"), sp = parsed("tp2-dp2+sp");
+    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, TSL_COST_STACK, 0, 4, &tp2dp2, BND, 8),
+               2.0 * BND * 4 / nic4, EPS, "stack: tp2-dp2");
+    /* with SP each TP rank holds (and sends) 1/t of the sequence */
+    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, TSL_COST_STACK, 0, 4, &sp, BND, 8), 2.0 * BND * 2 / nic4,
+               EPS, "stack: tp2-dp2+sp");
+    tsl_strategy_t dp2 = parsed("dp2");
+    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, TSL_COST_STACK, 0, 2, &dp2, BND, 8),
+               2.0 * BND * 4 / (100 * GB), EPS, "stack: inside a node");
+    CHECK(tsl_cost_stage_p2p_s(&c, TSL_COST_STACK, 0, 4, &dp4, 0, 8) == 0, "stack: nothing");
+    /* issue 18.1: one sample per replica, DP 1 → 2 (B_m 1 → 2): every GPU does the
+     * same work, so STACK's p2p stays 2·BND/10 GB; PAPER's doubles */
+    tsl_strategy_t tp4 = parsed("tp4");
+    double one = tsl_cost_stage_p2p_s(&c, TSL_COST_STACK, 0, 4, &tp4, BND, 1);
+    CHECK_NEAR(one, 2.0 * BND / nic4, EPS, "stack: tp4, one sample");
+    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, TSL_COST_STACK, 0, 4, &tp2dp2, BND, 2), one, EPS,
+               "stack: DP 2 sends no more per rank");
+    CHECK_NEAR(tsl_cost_stage_p2p_s(&c, TSL_COST_PAPER, 0, 4, &tp2dp2, BND, 2),
+               2.0 * BND * 2 / (10 * GB), EPS, "paper: the whole micro-batch on one link");
     tsl_cluster_free(&c);
 }
 

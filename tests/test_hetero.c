@@ -142,6 +142,7 @@ static void test_hetero_model(void)
     r.pp = 4;
     r.no_baselines = true;
     r.no_sublayer = true; /* compare whole-layer partitions */
+    r.paper_cost = true;  /* AMP's reproduction: its slowest-link, summed-sync formulas */
     CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
     const tsl_plan_t *p = &res.best;
     CHECK(p->pp == 4, "pp %u", p->pp);

@@ -101,6 +101,70 @@ static void test_opt_tail(void)
           "one stage: no all-reduce");
 }
 
+/* tsl_pipeline_iter by hand, on test_opt_tail's three stages (f 1, nosync 4 with
+ * p2p 0.5, sync 4.5), m = 4.
+ * STACK, v = 1: T0 = 3 · 4 + 12 = 24; each sync (0.5) after the stage's own last
+ * backward, which ends tail_i = 0, 2.75, 5.5 before T0: ends 24.5, 21.75, 19 —
+ * flush 24.5 (Eq. 9 sums them: 25.5). Steps 1, 2, 3: done at max(25.5, 23.75, 22),
+ * tail 1; steps 1, 2, 9: 28, tail 3.5. Tied (0.5): stages 0 and 2 meet at
+ * max(24.5, 19) and step after 25: max(26, 28) → tail 3.5. A slow sync on the last
+ * stage (6.5, its backward ending at 24 − 5.5) ends at 18.5 + 6.5 = 25: flush 25
+ * against Eq. 9's 31.5.
+ * v = 2, m = 6: K = 3.5, T0 = 6 · 3.5 + 7 / 2 + 1.5 · 1/2 = 25.25; tails halve
+ * (0, 1.375, 2.75): flush 25.75, steps 1, 2, 3 → tail 1.
+ * PAPER: Eq. 9 / T_v and tsl_pipeline_opt_tail_s, bit for bit. */
+static void test_iter(void)
+{
+    double fwd[] = {1, 1, 1}, nosync[] = {4, 4, 4}, sync[] = {4.5, 4.5, 4.5};
+    double p2p[] = {0.5, 0.5, 0.5}, big[] = {1, 2, 9}, small[] = {1, 2, 3};
+    tsl_pipeline_in_t in = {.n_stages = 3,
+                            .n_micro = 4,
+                            .interleave = 1,
+                            .fwd_s = fwd,
+                            .nosync_s = nosync,
+                            .sync_s = sync,
+                            .p2p_s = p2p,
+                            .opt_s = small};
+    tsl_pipeline_out_t o;
+    tsl_pipeline_iter(&in, &o);
+    CHECK_NEAR(o.flush_s, 24.5, EPS, "stack flush: %g", o.flush_s);
+    CHECK_NEAR(o.opt_tail_s, 1.0, EPS, "stack steps: %g", o.opt_tail_s);
+    in.opt_s = big;
+    tsl_pipeline_iter(&in, &o);
+    CHECK_NEAR(o.flush_s + o.opt_tail_s, 28.0, EPS, "stack, a long last step: %g",
+               o.flush_s + o.opt_tail_s);
+    in.opt_s = small;
+    in.tie_s = 0.5;
+    tsl_pipeline_iter(&in, &o);
+    CHECK_NEAR(o.opt_tail_s, 3.5, EPS, "stack, tied: %g", o.opt_tail_s);
+    in.tie_s = 0;
+    double slow[] = {4.5, 4.5, 10.5};
+    in.sync_s = slow;
+    tsl_pipeline_iter(&in, &o);
+    CHECK_NEAR(o.flush_s, 25.0, EPS, "stack: a slow sync overlaps the drain: %g", o.flush_s);
+    CHECK_NEAR(tsl_pipeline_time_s(3, nosync, slow, 4), 31.5, EPS, "Eq. 9 sums it");
+    in.paper = true;
+    tsl_pipeline_iter(&in, &o);
+    CHECK(o.flush_s == tsl_pipeline_time_s(3, nosync, slow, 4) &&
+              o.opt_tail_s == tsl_pipeline_opt_tail_s(3, fwd, nosync, slow, p2p, small, 0, 1),
+          "paper: Eq. 9 and its tail");
+    in.paper = false;
+    in.sync_s = sync;
+    in.interleave = 2;
+    in.n_micro = 6;
+    tsl_pipeline_iter(&in, &o);
+    CHECK_NEAR(o.flush_s, 25.75, EPS, "stack, v 2: %g", o.flush_s);
+    CHECK_NEAR(o.opt_tail_s, 1.0, EPS, "stack, v 2 steps: %g", o.opt_tail_s);
+    in.paper = true;
+    tsl_pipeline_iter(&in, &o);
+    CHECK(o.flush_s == tsl_pipeline_time_interleaved_s(3, nosync, sync, 6, 2) &&
+              o.opt_tail_s == tsl_pipeline_opt_tail_s(3, fwd, nosync, sync, p2p, small, 0, 2),
+          "paper, v 2: T_v and its tail");
+    in.n_stages = 0;
+    tsl_pipeline_iter(&in, &o);
+    CHECK(o.flush_s == 0 && o.opt_tail_s == 0, "no stages");
+}
+
 static void test_balance(void)
 {
     double equal[] = {3, 3, 3, 3};
@@ -133,6 +197,7 @@ int main(void)
     test_inflight();
     test_interleaved();
     test_opt_tail();
+    test_iter();
     test_balance();
     return CHECK_DONE();
 }
