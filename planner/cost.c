@@ -381,6 +381,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double recompute = s->ckpt ? compute_f + tp_f : core_f;
     double k = env->overlap_slowdown;
 
+    memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */
     out->feasible = true;
     out->fwd_s = compute_f + tp_f + gather;
     double bwd_rest = tp_f + gather + recompute;

@@ -494,6 +494,54 @@ static bool boundary_relayout(tsl_engine_t *e, const tsl_cost_env_t *env, const 
     return true;
 }
 
+/* Whether the stage of layers [first, first + n) ends with the model's tied LM head
+ * (which shares layer 0's word embedding). */
+static bool holds_tied_head(const tsl_engine_t *e, uint32_t first, uint32_t n)
+{
+    const tsl_model_t *m = e->model;
+    const tsl_layer_t *h = &m->layers[m->n_layers - 1];
+    return m->n_layers > 1 && first + n == m->n_layers && h->kind == TSL_LAYER_HEAD &&
+           h->tied_head && m->layers[0].kind == TSL_LAYER_EMBEDDING;
+}
+
+/* Row `row` of the stage's DP keeps only the strategies that can share emb's table
+ * (tsl_strategy_tie_ok: the executor runs no other). */
+static void keep_tie_ok(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t row,
+                        const tsl_strategy_t *emb, bool same_stage)
+{
+    for (uint32_t j = 0; j < g->n; j++)
+        if (!tsl_strategy_tie_ok(emb, &g->items[j], same_stage, g->group_size))
+            e->time_s[(size_t)row * g->n + j] = INFINITY;
+}
+
+/* The layer DP of a stage, with the tied head's rule: in a later stage than the
+ * embedding its row keeps what matches the embedding chosen there; in the
+ * embedding's own stage, when the best assignment gives the two different layouts,
+ * both rows keep the embedding's layout and the DP runs again. */
+static bool solve_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
+                        uint32_t s, uint32_t first, uint32_t n, tsl_layerdp_problem_t *prob,
+                        tsl_layerdp_result_t *res)
+{
+    bool tied = holds_tied_head(e, first, n);
+    if (tied && s > 0)
+        keep_tie_ok(e, g, n - 1, &plan->layer[0], false);
+    e->stats.dp_runs++;
+    if (tsl_layerdp_solve(prob, e->ws, e->choice, res, NULL) != 0 || !isfinite(res->time_s))
+        return false;
+    e->stats.dp_states += res->states_visited;
+    if (!tied || s > 0 ||
+        tsl_strategy_same_layout(&g->items[e->choice[0]], &g->items[e->choice[n - 1]]))
+        return true;
+    tsl_strategy_t emb = g->items[e->choice[0]];
+    keep_tie_ok(e, g, 0, &emb, true);
+    keep_tie_ok(e, g, n - 1, &emb, true);
+    e->stats.dp_runs++;
+    if (tsl_layerdp_solve(prob, e->ws, e->choice, res, NULL) != 0 || !isfinite(res->time_s))
+        return false;
+    e->stats.dp_states += res->states_visited;
+    return true;
+}
+
 /* given: NULL runs the layer DP; otherwise the per-layer strategy indices of a
  * given plan (tsl_engine_eval_given), costed as they are. */
 static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
@@ -534,11 +582,8 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         /* the caller judges the peak against the budget and names the stage */
         memcpy(e->choice, given + first, n * sizeof(*e->choice));
         res.peak_bytes = tsl_layerdp_peak_bytes(&prob, e->choice);
-    } else {
-        e->stats.dp_runs++;
-        if (tsl_layerdp_solve(&prob, e->ws, e->choice, &res, NULL) != 0 || !isfinite(res.time_s))
-            return false;
-        e->stats.dp_states += res.states_visited;
+    } else if (!solve_stage(e, g, plan, s, first, n, &prob, &res)) {
+        return false;
     }
 
     tsl_plan_stage_t *st = &plan->stages[s];

@@ -498,3 +498,18 @@ int tsl_strategy_parse(const char *text, tsl_strategy_t *out, tsl_err_t *err)
     memcpy(out, &s, sizeof(s));
     return 0;
 }
+
+bool tsl_strategy_tie_ok(const tsl_strategy_t *emb, const tsl_strategy_t *head, bool same_stage,
+                         uint32_t devices)
+{
+    if (same_stage)
+        return tsl_strategy_same_layout(emb, head);
+    uint32_t te = tsl_strategy_degree(emb, TSL_DIM_TP), th = tsl_strategy_degree(head, TSL_DIM_TP);
+    uint32_t se = tsl_strategy_stride(emb, TSL_DIM_TP), sh = tsl_strategy_stride(head, TSL_DIM_TP);
+    if (te != th)
+        return false;
+    for (uint32_t q = 0; q < devices; q++)
+        if ((q / se) % te != (q / sh) % th)
+            return false;
+    return true;
+}

@@ -78,6 +78,16 @@ uint32_t tsl_strategy_data_width(const tsl_strategy_t *s);
  * is needed between consecutive layers using them. CKPT and DP vs SDP do not matter. */
 bool tsl_strategy_same_layout(const tsl_strategy_t *a, const tsl_strategy_t *b);
 
+/* Whether a tied LM head under strategy head can share the word embedding of a
+ * layer under strategy emb on stages of `devices` devices, as the stage executor
+ * runs it (worker/exec/exec_rank.c, tie_layouts): in the embedding's stage it
+ * computes with the table itself, so the layouts must be the same; in another
+ * stage it sums its copy's gradient with the embedding's rank at the same
+ * position, so both must hold the same vocabulary rows there: the same TP degree
+ * and the same TP index at every position. */
+bool tsl_strategy_tie_ok(const tsl_strategy_t *emb, const tsl_strategy_t *head, bool same_stage,
+                         uint32_t devices);
+
 /* Small integer identifying the layout class within one enumeration (see
  * tsl_strategy_same_layout); written into layout[i] by tsl_strategy_enumerate. */
 

@@ -14,7 +14,7 @@
 
 /* A small GPT (hidden 32, 4 heads, seq 8, vocabulary 64, learned positions, tied
  * head) of `layers` blocks. */
-static inline void gpt_tiny(tsl_model_t *m, uint32_t layers)
+static inline void gpt_tiny_tied(tsl_model_t *m, uint32_t layers, bool tied)
 {
     tsl_err_t err = {0};
     tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
@@ -25,8 +25,13 @@ static inline void gpt_tiny(tsl_model_t *m, uint32_t layers)
                             .seq_len = 8,
                             .vocab = 64,
                             .positions = 8,
-                            .tied_head = true};
+                            .tied_head = tied};
     CHECK(!tsl_model_build(&spec, "gpt-tiny", m, &err), "%s", err.msg);
+}
+
+static inline void gpt_tiny(tsl_model_t *m, uint32_t layers)
+{
+    gpt_tiny_tied(m, layers, true);
 }
 
 /* What the search returns for m on `cluster` (c set up, to free) at global batch

@@ -791,8 +791,49 @@ static void test_tp_inside_nvlink(void)
     }
 }
 
+/* A tied LM head shares layer 0's word embedding: every plan the search returns keeps
+ * the executor's rule (tsl_strategy_tie_ok) — the embedding's layout in its stage, its
+ * TP degree and index in a later one. GPT2-345M's head once chose plain DP where the
+ * embedding had ZeRO-1 on another layout, and the executor refused the plan. */
+static bool ties_kept(const tsl_plan_t *p, const tsl_model_t *m)
+{
+    uint32_t h = m->n_layers - 1, last = p->pp - 1;
+    if (!p->valid || !m->layers[h].tied_head)
+        return true;
+    bool same = p->stages[last].first_layer == 0;
+    return tsl_strategy_tie_ok(&p->layer[0], &p->layer[h], same, p->stages[last].n_devices);
+}
+
+static void test_tied_head_rule(void)
+{
+    const char *cases[][2] = {{"GPT2-345M", "8xA100-80G"},
+                              {"GPT2-345M", "2x8xA100-80G:8xib200"},
+                              {"GPT3-15B", "4x8xA100-80G:8xib200"}};
+    for (size_t i = 0; i < 3; i++) {
+        tsl_model_t m;
+        tsl_cluster_t c;
+        tsl_err_t err = {0};
+        tsl_request_t r = fixed_request(64);
+        r.top_k = 5;
+        load(cases[i][0], cases[i][1], &m, &c);
+        CHECK(m.layers[m.n_layers - 1].tied_head, "%s has a tied head", cases[i][0]);
+        int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
+        CHECK(rc == TSL_SEARCH_OK, "%s on %s: %s", cases[i][0], cases[i][1], err.msg);
+        CHECK(ties_kept(&res.best, &m), "%s on %s: best breaks the tie", cases[i][0], cases[i][1]);
+        for (uint32_t k = 0; k < res.n_top; k++)
+            CHECK(ties_kept(&res.top[k], &m), "%s on %s: plan #%u breaks the tie", cases[i][0],
+                  cases[i][1], k + 1);
+        for (uint32_t k = 0; k < TSL_BASELINE_COUNT; k++)
+            CHECK(ties_kept(&res.baseline[k], &m), "%s on %s: baseline %u breaks the tie",
+                  cases[i][0], cases[i][1], k);
+        tsl_model_free(&m);
+        tsl_cluster_free(&c);
+    }
+}
+
 int main(void)
 {
+    test_tied_head_rule();
     test_tp_inside_nvlink();
     test_sublayer_and_simulator();
     test_memopt_fallback();
