@@ -7,11 +7,13 @@
  *   /healthz  200 "ok" when health(ud) returns 1 (or health is NULL), else 503
  *   /metrics  tsl_metrics_render(), after refreshing tessel_plans_stored and the
  *             trials pending/running gauges from store
- *   /         version, uptime, queue; workers, profiles and the newest plans (up
- *             to 1000 rows each), the newest trials (50) and the calibrations,
- *             every string HTML-escaped (http_page.c, http_trials.c)
- *   /plan/FP  one plan's stages with an inline SVG time/memory chart and its
- *             trials; 404 if unknown
+ *   /         the overview (version, uptime, queue, workers by state, alerts,
+ *             recent plans and trials: http_overview.c); then workers, the newest
+ *             plans (up to 1000), the newest trials (50), the calibrations and
+ *             the profiles (one collapsed <details> per GPU model), every string
+ *             HTML-escaped (http_page.c, http_trials.c)
+ *   /plan/FP  one plan's stages (layers, devices, strategies, time, memory) with
+ *             an inline SVG time/memory chart and its trials; 404 if unknown
  *   anything else 404; methods other than GET and HEAD 405 (with Allow)
  *
  * Ownership: m, store and ud are borrowed; they must outlive tsl_http_stop().

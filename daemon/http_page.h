@@ -1,8 +1,14 @@
 /*
- * http_page.h — the status page's HTML (http.c serves it): daemon state,
- * workers, profiles, cached plans, trials and calibrations on "/", and one
- * plan's stages with an inline SVG time/memory chart and its trials on
- * "/plan/FINGERPRINT" (the trial sections: http_trials.h). No script, no
+ * http_page.h — the status page's HTML (http.c serves it): on "/" the overview
+ * (http_overview.h: daemon state, workers online, queue, alerts, recent plans
+ * and trials), then workers, cached plans, trials, calibrations and the
+ * profiles (one collapsed <details> per GPU model and source, each figure
+ * labelled with its shape); on "/plan/FINGERPRINT" one plan's stages (layers,
+ * devices, the strategies of their runs of layers, time, p2p, memory) with an
+ * inline SVG time/memory chart and its trials (the trial sections:
+ * http_trials.h). Every table has the class "fixed" (table-layout: fixed,
+ * width 100%, cells wrap anywhere), so none is wider than the window; figures
+ * in readable units (http_html.h). No script, no
  * external assets; every string from the store is HTML-escaped (http_html.h);
  * tables are bounded.
  *
@@ -33,5 +39,12 @@ typedef struct tsl_page_ctx {
 void tsl_page_status(struct evbuffer *b, const tsl_page_ctx_t *c);
 /* 0 rendered, 1 no such plan (b untouched), -1 the store failed (b holds the reason). */
 int tsl_page_plan(struct evbuffer *b, const tsl_page_ctx_t *c, const char *fingerprint);
+
+/* A plan's strategy in words: "tp2-dp4+ckpt" → "TP 2 × DP 4, recompute", "sdp8" →
+ * "SDP (ZeRO-3) 8", "single" → "one GPU"; unknown tokens stand as written. */
+void tsl_page_strategy(char *buf, size_t cap, const char *strategy);
+/* A profile figure's labels (a JSON object) as its shape, escaped:
+ * "tokens/micro-batch 8192 · TP 2 · hidden 1024 · seq 2048 · micro-batch 4 · ...". */
+void tsl_page_shape(struct evbuffer *b, const char *labels_json);
 
 #endif

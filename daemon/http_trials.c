@@ -13,9 +13,8 @@
 
 #include "calibration.h"
 #include "http_html.h"
+#include "http_overview.h"
 #include "store_trials.h"
-
-#define GIB (1024.0 * 1024.0 * 1024.0)
 
 /* A done trial's two iteration times, kept for the plan page's chart. */
 typedef struct trial_bar {
@@ -37,11 +36,20 @@ typedef struct trial_rows {
 #define TCHART_ROW_H 30
 #define TCHART_BAR_W 400.0
 
+/* 15 columns in a fixed layout: their shares of the width, so that an id, a
+ * plan, the hosts and a failure reason wrap inside their own column. */
 static const char TRIALS_HEAD[] =
+    "<colgroup><col style=\"width:8%\"><col style=\"width:11%\"><col style=\"width:5%\">"
+    "<col style=\"width:5%\"><col style=\"width:8%\"><col style=\"width:7%\">"
+    "<col style=\"width:6%\"><col style=\"width:6%\"><col style=\"width:7%\">"
+    "<col style=\"width:6%\"><col style=\"width:6%\"><col style=\"width:6%\">"
+    "<col style=\"width:7%\"><col style=\"width:8%\"><col style=\"width:6%\"></colgroup>"
     "<thead><tr><th>trial</th><th>plan</th><th>status</th><th>ranks done</th><th>GPU</th>"
-    "<th>iteration predicted (ms)</th><th>measured (ms)</th><th>error</th>"
-    "<th>peak predicted (GiB)</th><th>measured (GiB)</th><th>error</th><th>chosen</th>"
+    "<th>iteration predicted</th><th>measured</th><th>error</th>"
+    "<th>peak predicted</th><th>measured</th><th>error</th><th>chosen</th>"
     "<th>hosts</th><th>failure</th><th>started</th></tr></thead>\n<tbody>\n";
+
+#define TRIAL_ID_SHOWN 10 /* bytes of a trial id in a cell; the title has it whole */
 
 /* The reason's first TSL_PAGE_REASON_LEN bytes (not cutting a UTF-8 character)
  * and "…"; the whole text in the title, escaped like the rest. */
@@ -98,17 +106,16 @@ static void add_hosts(struct evbuffer *b, const tsl_trial_t *t)
 static void add_figures(struct evbuffer *b, const tsl_trial_t *t)
 {
     bool done = strcmp(t->status, "done") == 0;
-    /* %.4g: a tiny plan's microseconds and a large one's seconds alike. */
-    tsl_html_cellf(b, "%.4g", t->predicted_iter_time_s * 1e3);
+    tsl_html_cell_seconds(b, t->predicted_iter_time_s);
     if (done) {
-        tsl_html_cellf(b, "%.4g", t->measured_iter_time_s * 1e3);
+        tsl_html_cell_seconds(b, t->measured_iter_time_s);
         tsl_html_cellf(b, "%+.1f%%", t->time_error * 100);
     } else {
         evbuffer_add_printf(b, "<td class=\"n\">-</td><td class=\"n\">-</td>");
     }
-    tsl_html_cellf(b, "%.4g", (double)t->predicted_peak_bytes / GIB);
+    tsl_html_cell_bytes(b, (double)t->predicted_peak_bytes);
     if (done) {
-        tsl_html_cellf(b, "%.4g", (double)t->measured_peak_bytes / GIB);
+        tsl_html_cell_bytes(b, (double)t->measured_peak_bytes);
         tsl_html_cellf(b, "%+.1f%%", t->memory_error * 100);
     } else {
         evbuffer_add_printf(b, "<td class=\"n\">-</td><td class=\"n\">-</td>");
@@ -146,9 +153,11 @@ static int add_trial_row(void *ud, const tsl_trial_t *t)
         bar->meas_s = t->measured_iter_time_s;
         bar->chosen = t->chosen;
     }
-    evbuffer_add_printf(r->b, "<tr%s><td class=\"id\">", t->chosen ? " class=\"chosen\"" : "");
-    tsl_page_escape(r->b, t->trial_id);
-    evbuffer_add_printf(r->b, "</td>");
+    evbuffer_add_printf(r->b, "<tr%s>",
+                        t->chosen                          ? " class=\"chosen\""
+                        : strcmp(t->status, "failed") == 0 ? " class=\"alert\""
+                                                           : "");
+    tsl_html_cell_id(r->b, "id", t->trial_id, TRIAL_ID_SHOWN);
     add_plan_cell(r->b, t, r->link_plan);
     tsl_html_cell(r->b, false, t->status);
     snprintf(s, sizeof(s), "%u/%u", done, t->world_size);
@@ -170,20 +179,22 @@ void tsl_page_trials(struct evbuffer *b, const tsl_page_ctx_t *c)
     trial_rows_t r = {.b = b, .now = c->now, .link_plan = true};
     tsl_err_t err = {0};
     int64_t total = 0;
-    evbuffer_add_printf(b, "<h2>Trials</h2>\n<table id=\"trials\">%s", TRIALS_HEAD);
+    evbuffer_add_printf(b,
+                        "<section id=\"trials-section\">\n<h2>Trials</h2>\n<table id=\"trials\" "
+                        "class=\"fixed\">%s",
+                        TRIALS_HEAD);
     int rc = tsl_trials_list(c->store, "", TSL_PAGE_MAX_TRIALS, add_trial_row, &r, &err);
     evbuffer_add_printf(b, "</tbody></table>\n");
-    if (rc != 0 || tsl_trials_count(c->store, "", &total, &err) != 0) {
+    if (rc != 0 || tsl_trials_count(c->store, "", &total, &err) != 0)
         tsl_html_error(b, "trials", err.msg);
-        return;
-    }
-    if (r.n == 0)
+    else if (r.n == 0)
         evbuffer_add_printf(b, "<p>No trials run (<code>tesselctl trial start FP</code>).</p>\n");
     else
         evbuffer_add_printf(b,
                             "<p>%zu shown of %lld stored (newest first, at most %d). Errors are "
                             "(predicted &minus; measured) / measured.</p>\n",
                             r.n, (long long)total, TSL_PAGE_MAX_TRIALS);
+    evbuffer_add_printf(b, "</section>\n");
 }
 
 /* Predicted (light) over measured (dark) iteration time per done trial, both
@@ -202,13 +213,16 @@ static void add_trial_chart(struct evbuffer *b, const trial_rows_t *r)
     evbuffer_add_printf(b,
                         "<svg id=\"trial-chart\" xmlns=\"http://www.w3.org/2000/svg\" "
                         "width=\"680\" height=\"%d\" viewBox=\"0 0 680 %d\" role=\"img\">\n"
-                        "<text x=\"4\" y=\"14\">iteration time (ms): predicted (light) and "
+                        "<text x=\"4\" y=\"14\">iteration time: predicted (light) and "
                         "measured (dark), done trials</text>\n",
                         h, h);
     for (size_t i = 0; i < r->n_bars; i++) {
         const trial_bar_t *t = &r->bars[i];
         int y = 22 + TCHART_ROW_H * (int)i;
         double pw = TCHART_BAR_W * t->pred_s / top, mw = TCHART_BAR_W * t->meas_s / top;
+        char ps[32], ms[32];
+        tsl_html_seconds(ps, sizeof(ps), t->pred_s);
+        tsl_html_seconds(ms, sizeof(ms), t->meas_s);
         evbuffer_add_printf(b, "<g class=\"trial\"><text x=\"4\" y=\"%d\"%s>#%u%s<title>", y + 17,
                             t->chosen ? " font-weight=\"bold\"" : "", t->plan_index,
                             t->chosen ? " chosen" : "");
@@ -216,12 +230,11 @@ static void add_trial_chart(struct evbuffer *b, const trial_rows_t *r)
         evbuffer_add_printf(b,
                             "</title></text>"
                             "<rect class=\"pred\" x=\"120\" y=\"%d\" width=\"%.1f\" "
-                            "height=\"11\"><title>predicted %.4g ms</title></rect>"
+                            "height=\"11\"><title>predicted %s</title></rect>"
                             "<rect class=\"meas\" x=\"120\" y=\"%d\" width=\"%.1f\" "
-                            "height=\"11\"><title>measured %.4g ms</title></rect>"
-                            "<text x=\"%.1f\" y=\"%d\">%.4g / %.4g</text></g>\n",
-                            y, pw, t->pred_s * 1e3, y + 12, mw, t->meas_s * 1e3,
-                            124 + (pw > mw ? pw : mw), y + 17, t->pred_s * 1e3, t->meas_s * 1e3);
+                            "height=\"11\"><title>measured %s</title></rect>"
+                            "<text x=\"%.1f\" y=\"%d\">%s / %s</text></g>\n",
+                            y, pw, ps, y + 12, mw, ms, 124 + (pw > mw ? pw : mw), y + 17, ps, ms);
     }
     evbuffer_add_printf(b, "</svg>\n");
 }
@@ -230,8 +243,10 @@ void tsl_page_plan_trials(struct evbuffer *b, const tsl_page_ctx_t *c, const cha
 {
     trial_rows_t r = {.b = b, .now = c->now};
     tsl_err_t err = {0};
-    evbuffer_add_printf(
-        b, "<h2 id=\"trials\">Trials of this plan</h2>\n<table id=\"plan-trials\">%s", TRIALS_HEAD);
+    evbuffer_add_printf(b,
+                        "<h2 id=\"trials\">Trials of this plan</h2>\n<table id=\"plan-trials\" "
+                        "class=\"fixed trials\">%s",
+                        TRIALS_HEAD);
     int rc = tsl_trials_list(c->store, fingerprint, TSL_PAGE_MAX_TRIALS, add_trial_row, &r, &err);
     evbuffer_add_printf(b, "</tbody></table>\n");
     if (rc != 0) {
@@ -269,7 +284,7 @@ typedef struct calib_rows {
 /* One line per token range: "tokens < 4096: ×1.120 (3 trials)". */
 static void add_ranges(struct evbuffer *b, const tsl_calib_t *c)
 {
-    char s[128];
+    char s[128], f[32];
     evbuffer_add_printf(b, "<td>");
     for (uint32_t i = 0; i < TSL_CALIB_RANGES; i++) {
         if (i + 1 < TSL_CALIB_RANGES)
@@ -277,8 +292,9 @@ static void add_ranges(struct evbuffer *b, const tsl_calib_t *c)
         else
             snprintf(s, sizeof(s), "tokens \xE2\x89\xA5 %u", i > 0 ? c->range_max[i - 1] : 0);
         tsl_page_escape(b, s);
-        snprintf(s, sizeof(s), ": \xC3\x97%.3f (%u trial%s)", c->compute_scale[i],
-                 c->range_samples[i], c->range_samples[i] == 1 ? "" : "s");
+        tsl_html_sig3(f, sizeof(f), c->compute_scale[i]);
+        snprintf(s, sizeof(s), ": \xC3\x97%s (%u trial%s)", f, c->range_samples[i],
+                 c->range_samples[i] == 1 ? "" : "s");
         tsl_page_escape(b, s);
         evbuffer_add_printf(b, "%s", i + 1 < TSL_CALIB_RANGES ? "<br>" : "");
     }
@@ -289,17 +305,27 @@ static int add_calib_row(void *ud, const char *gpu_model, bool simulated, const 
                          int64_t updated_unix)
 {
     calib_rows_t *r = ud;
-    char s[96];
+    char s[96], why[320];
     if (r->n++ >= TSL_PAGE_MAX_ROWS)
         return 0; /* keep counting */
-    evbuffer_add_printf(r->b, "<tr>");
+    if (tsl_page_calib_alert(c, why, sizeof(why))) {
+        evbuffer_add_printf(r->b, "<tr class=\"alert\" title=\"");
+        tsl_page_escape(r->b, why);
+        evbuffer_add_printf(r->b, "\">");
+    } else {
+        evbuffer_add_printf(r->b, "<tr>");
+    }
     tsl_html_cell(r->b, false, gpu_model);
     tsl_html_cell(r->b, false, simulated ? "simulated" : "measured");
     snprintf(s, sizeof(s), "%u", c->n_samples);
     tsl_html_cell(r->b, true, s);
     add_ranges(r->b, c);
-    tsl_html_cellf(r->b, "\xC3\x97%.3f", c->comm_scale);
-    tsl_html_cellf(r->b, "\xC3\x97%.3f", c->mem_scale);
+    tsl_html_sig3(s + 2, sizeof(s) - 2, c->comm_scale);
+    memcpy(s, "\xC3\x97", 2);
+    tsl_html_cell(r->b, true, s);
+    tsl_html_sig3(s + 2, sizeof(s) - 2, c->mem_scale);
+    memcpy(s, "\xC3\x97", 2);
+    tsl_html_cell(r->b, true, s);
     snprintf(s, sizeof(s), "%.1f%% \xE2\x86\x92 %.1f%%", c->mae_before * 100, c->mae_after * 100);
     tsl_html_cell(r->b, true, s);
     snprintf(s, sizeof(s), "%.1f%% \xE2\x86\x92 %.1f%%", c->mem_mae_before * 100,
@@ -315,7 +341,8 @@ void tsl_page_calibrations(struct evbuffer *b, const tsl_page_ctx_t *c)
 {
     calib_rows_t r = {.b = b, .now = c->now};
     tsl_err_t err = {0};
-    evbuffer_add_printf(b, "<h2>Calibration</h2>\n<table id=\"calibration\"><thead><tr>"
+    evbuffer_add_printf(b, "<section id=\"calibration-section\">\n<h2>Calibration</h2>\n"
+                           "<table id=\"calibration\" class=\"fixed\"><thead><tr>"
                            "<th>GPU model</th><th>source</th><th>trials fitted</th>"
                            "<th>compute factor</th><th>comm factor</th><th>memory factor</th>"
                            "<th>iteration error before &rarr; after</th>"
@@ -323,16 +350,19 @@ void tsl_page_calibrations(struct evbuffer *b, const tsl_page_ctx_t *c)
                            "</thead>\n<tbody>\n");
     int rc = tsl_calibration_list(c->store, "", add_calib_row, &r, &err);
     evbuffer_add_printf(b, "</tbody></table>\n");
-    if (rc != 0) {
+    if (rc != 0)
         tsl_html_error(b, "calibrations", err.msg);
-        return;
-    }
-    if (r.n == 0)
+    else if (r.n == 0)
         evbuffer_add_printf(b, "<p>No calibration yet: each done trial refits its hardware "
                                "key's.</p>\n");
     else
-        evbuffer_add_printf(b, "<p>Errors are the mean absolute relative error over the fitted "
-                               "trials, after = leave-one-out (no trial calibrates itself).</p>\n");
+        evbuffer_add_printf(b,
+                            "<p>Errors are the mean absolute relative error over the fitted "
+                            "trials, after = leave-one-out (no trial calibrates itself). A row "
+                            "in red has a factor outside [%.1f, %.0f] or a leave-one-out error "
+                            "above %.0f%% (hover for which; Alerts, above).</p>\n",
+                            TSL_PAGE_CALIB_MIN, TSL_PAGE_CALIB_MAX, TSL_PAGE_CALIB_MAX_LOO * 100);
     if (r.n > TSL_PAGE_MAX_ROWS)
         evbuffer_add_printf(b, "<p>%zu more not shown.</p>\n", r.n - TSL_PAGE_MAX_ROWS);
+    evbuffer_add_printf(b, "</section>\n");
 }

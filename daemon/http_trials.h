@@ -14,7 +14,11 @@
  * never the one gRPC handlers write under. Every string is HTML-escaped
  * (hostnames and error texts come from workers). Bounded: at most
  * TSL_PAGE_MAX_TRIALS trials per table, and the page says so; calibrations
- * stop at TSL_PAGE_MAX_ROWS keys.
+ * stop at TSL_PAGE_MAX_ROWS keys. Tables have the fixed layout (class "fixed",
+ * column shares in a <colgroup>), trial ids are cut with the whole id in a
+ * title, figures are in readable units (http_html.h), and a calibration that
+ * raises an alert (tsl_page_calib_alert, http_overview.h) is a red row whose
+ * title says why.
  */
 #ifndef TSL_HTTP_TRIALS_H
 #define TSL_HTTP_TRIALS_H

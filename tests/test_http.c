@@ -22,6 +22,8 @@
 #include "check.h"
 #include "http.h"
 #include "http_page.h"
+#include "http_html.h"
+#include "http_overview.h"
 #include "calibration.h"
 #include "http_trials.h"
 #include "store_registry.h"
@@ -86,15 +88,24 @@ static int has_header(const response_t *r, const char *line)
     return strcasestr(r->head, line) != NULL;
 }
 
-/* Three stages: the second the slowest, the third the largest peak; budget 8 GiB. */
+/* Three stages: the second the slowest, the third the largest peak; budget 8 GiB.
+ * The second's layers run two strategies, the third's model states are 1.35 MiB. */
 static const char STAGED_RESULT[] =
-    "{\"plan\": {\"budget_bytes\": 8589934592, \"stages\": ["
-    "{\"n_layers\": 8, \"n_devices\": 2, \"time_s\": 0.010, \"p2p_s\": 0.001, "
-    "\"ms_bytes\": 1073741824, \"act_bytes\": 1073741824, \"peak_bytes\": 2147483648},"
-    "{\"n_layers\": 8, \"n_devices\": 2, \"time_s\": 0.020, \"p2p_s\": 0.001, "
-    "\"ms_bytes\": 1073741824, \"act_bytes\": 1073741824, \"peak_bytes\": 3221225472},"
-    "{\"n_layers\": 8, \"n_devices\": 2, \"time_s\": 0.005, \"p2p_s\": 0, "
-    "\"ms_bytes\": 1073741824, \"act_bytes\": 1073741824, \"peak_bytes\": 4294967296}]}}";
+    "{\"plan\": {\"pp\": 3, \"micro_batch\": 4, \"n_micro\": 16, "
+    "\"budget_bytes\": 8589934592, \"stages\": ["
+    "{\"first_layer\": 0, \"n_layers\": 8, \"first_device\": 0, \"n_devices\": 2, "
+    "\"time_s\": 0.010, \"p2p_s\": 0.001, \"ms_bytes\": 1073741824, "
+    "\"act_bytes\": 1073741824, \"peak_bytes\": 2147483648, \"runs\": [{\"first_layer\": 0, "
+    "\"count\": 8, \"strategy\": \"tp2\"}]},"
+    "{\"first_layer\": 8, \"n_layers\": 8, \"first_device\": 2, \"n_devices\": 2, "
+    "\"time_s\": 0.020, \"p2p_s\": 0.001, \"ms_bytes\": 1073741824, "
+    "\"act_bytes\": 1073741824, \"peak_bytes\": 3221225472, \"runs\": [{\"first_layer\": 8, "
+    "\"count\": 4, \"strategy\": \"dp2\"}, {\"first_layer\": 12, \"count\": 4, "
+    "\"strategy\": \"sdp2+ckpt\"}]},"
+    "{\"first_layer\": 16, \"n_layers\": 8, \"first_device\": 4, \"n_devices\": 2, "
+    "\"time_s\": 0.005, \"p2p_s\": 0, \"ms_bytes\": 1414132, "
+    "\"act_bytes\": 1073741824, \"peak_bytes\": 4294967296, \"runs\": [{\"first_layer\": 16, "
+    "\"count\": 8, \"strategy\": \"tp2-dp1+zero1\"}]}]}}";
 
 static void add_charted_plan(tsl_store_t *s)
 {
@@ -125,18 +136,34 @@ static void add_worker(tsl_store_t *s)
                           .heartbeat_s = 10,
                           .n_devices = 1,
                           .devices = &dev};
-    tsl_reg_measurement_t m = {.name = "gemm_fwd",
-                               .unit = "flop/s",
-                               .value = 7.5e14,
-                               .labels_json = "{}",
-                               .link_class = "",
-                               .per_device = true};
+    /* A GEMM rate and two block times whose shapes differ only in TP. */
+    tsl_reg_measurement_t m[3] = {
+        {.name = "gemm_fwd",
+         .unit = "flop/s",
+         .value = 7.5e14,
+         .labels_json = "{}",
+         .link_class = "",
+         .per_device = true},
+        {.name = "attention_bwd",
+         .unit = "s",
+         .value = 1.2e-3,
+         .labels_json = "{\"a\":\"16\",\"f\":\"4096\",\"h\":\"1024\",\"mb\":\"4\","
+                        "\"s\":\"2048\",\"tp\":\"1\"}",
+         .link_class = "",
+         .per_device = true},
+        {.name = "attention_bwd",
+         .unit = "s",
+         .value = 6.5e-4,
+         .labels_json = "{\"a\":\"16\",\"f\":\"4096g\",\"h\":\"1024\",\"mb\":\"4\","
+                        "\"s\":\"2048\",\"tp\":\"2\"}",
+         .link_class = "",
+         .per_device = true}};
     tsl_reg_report_result_t res;
     tsl_err_t err = {0};
     bool known;
     int64_t now = (int64_t)time(NULL);
     if (tsl_registry_register(s, &w, now - 30, &known, &err) != 0 ||
-        tsl_registry_report(s, w.worker_id, "r-1", now - 30, now - 30, &m, 1, &res, &err) != 0)
+        tsl_registry_report(s, w.worker_id, "r-1", now - 30, now - 30, m, 3, &res, &err) != 0)
         fprintf(stderr, "registry: %s\n", err.msg);
 }
 
@@ -241,8 +268,11 @@ static void add_trials(tsl_store_t *s)
 static int table_rows(const char *html, const char *id)
 {
     char open[96];
-    snprintf(open, sizeof(open), "<table id=\"%s\">", id);
-    const char *a = strstr(html, open), *z = a ? strstr(a, "</table>") : NULL;
+    snprintf(open, sizeof(open), "<table id=\"%s\"", id);
+    const char *a = strstr(html, open), *z = NULL;
+    while (a != NULL && a[strlen(open)] != ' ' && a[strlen(open)] != '>')
+        a = strstr(a + 1, open);
+    z = a ? strstr(a, "</table>") : NULL;
     int n = 0;
     for (const char *p = a; p && z && (p = strstr(p, "<tr")) != NULL && p < z; p += 3)
         n++;
@@ -332,7 +362,7 @@ static void test_pages(tsl_store_t *store)
           "model name escaped:\n%s", r.body);
     CHECK(r.body && strstr(r.body, "0123456789abcdef") && strstr(r.body, "GPT3-15B"),
           "plans listed");
-    CHECK(r.body && strstr(r.body, ">16<") && strstr(r.body, ">256<") && strstr(r.body, "123.46") &&
+    CHECK(r.body && strstr(r.body, ">16<") && strstr(r.body, ">256<") && strstr(r.body, ">123<") &&
               strstr(r.body, "3.00 GiB") && strstr(r.body, "2023-11-14 22:13:20") &&
               strstr(r.body, ">stale<") && strstr(r.body, ">fresh<"),
           "columns:\n%s", r.body);
@@ -376,9 +406,11 @@ static void test_page_render(tsl_store_t *store)
     tsl_page_status(b, &c);
     evbuffer_add(b, "", 1);
     const char *html = (const char *)evbuffer_pullup(b, -1);
-    CHECK(strstr(html, "<table id=\"daemon\">") && strstr(html, "<table id=\"workers\">") &&
-              strstr(html, "<table id=\"profiles\">") && strstr(html, "<table id=\"plans\">"),
-          "four tables:\n%s", html);
+    CHECK(strstr(html, "<table id=\"daemon\" class=\"fixed kv\">") &&
+              strstr(html, "<table id=\"workers\" class=\"fixed\">") &&
+              strstr(html, "<section id=\"profiles\">") &&
+              strstr(html, "<table id=\"plans\" class=\"fixed\">"),
+          "the tables:\n%s", html);
     CHECK(strstr(html, ">" TSL_VERSION "<") != NULL, "version");
     CHECK(strstr(html, "7 queued, 2 running") != NULL, "queue depth");
     CHECK(strstr(html, "<th>uptime</th><td>") && !strstr(html, "uptime</th><td>unknown"), "uptime");
@@ -386,8 +418,8 @@ static void test_page_render(tsl_store_t *store)
               !strstr(html, "<b>"),
           "worker escaped");
     CHECK(strstr(html, ">online<") && strstr(html, "30 s ago"), "state and ages");
-    CHECK(strstr(html, ">gemm_fwd<") && strstr(html, ">7.5e+14<") && strstr(html, ">measured<"),
-          "profile row");
+    CHECK(strstr(html, ">gemm_fwd<") && strstr(html, ">750 TFLOP/s<") && strstr(html, ">measured<"),
+          "profile row, its rate in TFLOP/s");
     CHECK(strstr(html, "<a href=\"/plan/00000000000000aa\">") != NULL, "plan linked");
     evbuffer_free(b);
     tsl_metrics_free(m);
@@ -424,9 +456,9 @@ static void test_trials_render(tsl_store_t *store)
     CHECK(strstr(html, ">pending<") && strstr(html, ">failed<"), "every status");
     CHECK(count(html, "<tr class=\"chosen\">") == 1 && strstr(html, "<td>chosen</td>"),
           "one chosen trial, marked");
-    CHECK(strstr(html, "<td class=\"n\">500</td><td class=\"n\">600</td><td "
-                       "class=\"n\">-16.7%</td><td class=\"n\">4</td><td class=\"n\">5</td>"
-                       "<td class=\"n\">-20.0%</td>"),
+    CHECK(strstr(html, "<td class=\"n\">500 ms</td><td class=\"n\">600 ms</td><td "
+                       "class=\"n\">-16.7%</td><td class=\"n\">4.00 GiB</td><td "
+                       "class=\"n\">5.00 GiB</td><td class=\"n\">-20.0%</td>"),
           "predicted, measured and the errors of the done trial");
     CHECK(strstr(html, "<td class=\"n\">2/2</td>") && strstr(html, "<td class=\"n\">0/2</td>"),
           "ranks done of the world");
@@ -440,7 +472,8 @@ static void test_trials_render(tsl_store_t *store)
                        "allocating the activations of stage 0\">rank 1 (worker w-b, host "
                        "&lt;img src=x onerror=alert(2)&gt;): caf\xE2\x80\xA6</td>"),
           "reason cut before the character byte 60 falls in, whole in the title:\n%s", html);
-    CHECK(count(html, "activations of stage 0") == 1, "the whole reason once (the title)");
+    CHECK(count(html, "activations of stage 0") == 2,
+          "the whole reason only in titles (the row's and the alert's)");
     CHECK(table_rows(html, "calibration") == 2, "one calibrated key");
     CHECK(strstr(html, "<td>sim &lt;A100&gt;</td><td>simulated</td><td class=\"n\">1</td>") != NULL,
           "the key, its source and trials fitted");
@@ -463,9 +496,11 @@ static void test_plan_trials(tsl_store_t *store)
           "its two trials:\n%s", html);
     CHECK(strstr(html, ">pending<") == NULL && strstr(html, ">running<") == NULL,
           "not the other plan's");
-    CHECK(strstr(html, "<tr class=\"chosen\"><td class=\"id\">") && strstr(html, chosen_id),
-          "the chosen one marked");
     char want[128];
+    snprintf(want, sizeof(want),
+             "<tr class=\"chosen\"><td class=\"id\" title=\"%s\">%.10s\xE2\x80\xA6<", chosen_id,
+             chosen_id);
+    CHECK(strstr(html, want) != NULL, "the chosen one marked, its id cut, whole in the title");
     snprintf(want, sizeof(want), "now this plan's answer: <b>%s</b>", chosen_id);
     CHECK(strstr(html, want) != NULL, "the chosen one named");
     CHECK(strstr(html, "<a href=\"/plan/") == NULL, "no link to itself");
@@ -502,7 +537,7 @@ static void test_plan_page(tsl_store_t *store)
     CHECK(r.body && count(r.body, "<rect class=\"time\"") == 3 &&
               count(r.body, "<rect class=\"mem\"") == 3,
           "a time and a memory bar per stage");
-    CHECK(r.body && strstr(r.body, "y=\"50\" width=\"240.0\" height=\"18\"><title>20.000 ms"),
+    CHECK(r.body && strstr(r.body, "y=\"50\" width=\"240.0\" height=\"18\"><title>20.0 ms"),
           "slowest stage at full scale:\n%s", r.body);
     CHECK(r.body && strstr(r.body, "width=\"120.0\" height=\"18\"><title>4.00 GiB") &&
               strstr(r.body, "<line class=\"budget\" x1=\"640.0\""),
@@ -555,6 +590,233 @@ static void test_no_store_and_errors(void)
     tsl_metrics_free(m);
 }
 
+/* ---- readable units, the alert rule, the overview, profiles and strategies ---- */
+
+static int same(const char *got, const char *want)
+{
+    if (strcmp(got, want) == 0)
+        return 1;
+    fprintf(stderr, "  got \"%s\", want \"%s\"\n", got, want);
+    return 0;
+}
+
+static void test_units(void)
+{
+    char s[32];
+    tsl_html_bytes(s, sizeof(s), 0.001317 * 1024 * 1024 * 1024);
+    CHECK(same(s, "1.35 MiB"), "0.001317 GiB reads 1.35 MiB");
+    tsl_html_bytes(s, sizeof(s), 3.0 * (1 << 30));
+    CHECK(same(s, "3.00 GiB"), "GiB, 3 significant figures");
+    tsl_html_bytes(s, sizeof(s), 512);
+    CHECK(same(s, "512 B"), "bytes");
+    tsl_html_bytes(s, sizeof(s), 1536);
+    CHECK(same(s, "1.50 KiB"), "KiB");
+    tsl_html_bytes(s, sizeof(s), 80.0 * (1 << 30));
+    CHECK(same(s, "80.0 GiB"), "80 GiB");
+    tsl_html_bytes(s, sizeof(s), 0);
+    CHECK(same(s, "0 B"), "zero bytes");
+    tsl_html_seconds(s, sizeof(s), 0.02);
+    CHECK(same(s, "20.0 ms"), "ms");
+    tsl_html_seconds(s, sizeof(s), 1.5e-5);
+    CHECK(same(s, "15.0 \xC2\xB5s"), "µs");
+    tsl_html_seconds(s, sizeof(s), 4.2e-8);
+    CHECK(same(s, "42.0 ns"), "ns");
+    tsl_html_seconds(s, sizeof(s), 2);
+    CHECK(same(s, "2.00 s"), "s");
+    tsl_html_seconds(s, sizeof(s), 0);
+    CHECK(same(s, "0 s"), "zero seconds");
+    tsl_html_seconds(s, sizeof(s), 5400);
+    CHECK(same(s, "90.0 min"), "minutes");
+    tsl_html_seconds(s, sizeof(s), 3 * 3600);
+    CHECK(same(s, "3.00 h"), "hours");
+    tsl_html_seconds(s, sizeof(s), 3 * 86400);
+    CHECK(same(s, "3.00 d"), "days");
+    tsl_html_si(s, sizeof(s), 3.12e14, "FLOP/s");
+    CHECK(same(s, "312 TFLOP/s"), "TFLOP/s");
+    tsl_html_value(s, sizeof(s), 2.45e10, "bytes/s");
+    CHECK(same(s, "24.5 GB/s"), "bandwidth, decimal");
+    tsl_html_value(s, sizeof(s), 7.5e14, "flop/s");
+    CHECK(same(s, "750 TFLOP/s"), "a profile's flop/s");
+    tsl_html_value(s, sizeof(s), 1.2e-3, "s");
+    CHECK(same(s, "1.20 ms"), "a profile's seconds");
+    tsl_html_value(s, sizeof(s), 1414132, "bytes");
+    CHECK(same(s, "1.35 MiB"), "a profile's bytes");
+    tsl_html_value(s, sizeof(s), 1.07, "ratio");
+    CHECK(same(s, "1.07"), "a ratio");
+    tsl_html_sig3(s, sizeof(s), 48676);
+    CHECK(same(s, "48676"), "no exponent");
+    tsl_html_sig3(s, sizeof(s), 123.456);
+    CHECK(same(s, "123"), "three figures");
+    tsl_html_sig3(s, sizeof(s), 0.5);
+    CHECK(same(s, "0.5"), "below one");
+}
+
+static void fit(tsl_calib_t *c, double compute, double comm, double mem, double loo)
+{
+    tsl_calib_identity(c);
+    c->n_samples = 4;
+    for (uint32_t i = 0; i < TSL_CALIB_RANGES; i++)
+        c->range_samples[i] = i == 0 ? 4 : 0;
+    c->compute_scale[0] = compute;
+    c->comm_scale = comm;
+    c->mem_scale = mem;
+    c->mae_before = 0.3;
+    c->mae_after = loo;
+    c->mem_mae_before = c->mem_mae_after = 0.02;
+}
+
+static void test_alert_rules(void)
+{
+    tsl_calib_t c;
+    char why[320];
+    fit(&c, 48676, 1, 1, 0.05);
+    CHECK(tsl_page_calib_alert(&c, why, sizeof(why)) == 1, "x48,676 raises an alert");
+    CHECK(strstr(why, "compute factor \xC3\x97"
+                      "48676 (tokens < ") &&
+              strstr(why, "outside [0.5, 2]") && strstr(why, "the planner refuses it"),
+          "says which factor, its value, the bounds, and that it is refused: %s", why);
+    fit(&c, 1.1, 0.9, 1.05, 0.05);
+    CHECK(tsl_page_calib_alert(&c, why, sizeof(why)) == 0, "a fit near 1: no alert (%s)", why);
+    fit(&c, 0.45, 1, 1, 0.05);
+    CHECK(tsl_page_calib_alert(&c, why, sizeof(why)) == 1 &&
+              strstr(why, "\xC3\x97"
+                          "0.45") &&
+              strstr(why, "priced with it"),
+          "x0.45: an alert, applied all the same: %s", why);
+    fit(&c, 1, 2.5, 1, 0.05);
+    CHECK(tsl_page_calib_alert(&c, why, sizeof(why)) == 1 && strstr(why, "comm factor"),
+          "comm factor 2.5: %s", why);
+    fit(&c, 1, 1, 0.3, 0.05);
+    CHECK(tsl_page_calib_alert(&c, why, sizeof(why)) == 1 && strstr(why, "memory factor"),
+          "memory factor 0.3: %s", why);
+    fit(&c, 1.2, 1, 1, 0.4);
+    CHECK(tsl_page_calib_alert(&c, why, sizeof(why)) == 1 &&
+              strstr(why, "leave-one-out iteration-time error 40.0% is above 25%"),
+          "a large leave-one-out error: %s", why);
+    fit(&c, 1.2, 1, 1, 0.05);
+    c.compute_scale[2] = 100; /* a range no trial fell in: not fitted, not judged */
+    CHECK(tsl_page_calib_alert(&c, why, sizeof(why)) == 0, "unfitted ranges ignored: %s", why);
+    fit(&c, 48676, 1, 1, 0.05);
+    c.n_samples = 0;
+    CHECK(tsl_page_calib_alert(&c, why, sizeof(why)) == 0, "no trials fitted: no alert");
+}
+
+/* Every <table ...> has the class "fixed" (table-layout: fixed; width: 100%). */
+static int tables_fixed(const char *html)
+{
+    int n = 0;
+    for (const char *p = html; (p = strstr(p, "<table")) != NULL; p += 6) {
+        const char *end = strchr(p, '>');
+        char tag[256];
+        snprintf(tag, sizeof(tag), "%.*s", end ? (int)(end - p) : 0, p);
+        if (strstr(tag, "class=\"fixed") == NULL) {
+            fprintf(stderr, "  not fixed: %s\n", tag);
+            return -1;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* "/": the overview first (workers, queue, alerts, recent plans and trials,
+ * linked), then the sections, profiles last, one collapsed <details> per GPU
+ * model, rows labelled with their shapes; every table fixed; no "0.0x GiB". */
+static void test_overview(tsl_store_t *store)
+{
+    char *html = render_status(store);
+    const char *ov = strstr(html, "<section id=\"overview\">");
+    const char *alerts = strstr(html, "<ul id=\"alerts\">");
+    const char *prof = strstr(html, "<section id=\"profiles\">");
+    const char *trials = strstr(html, "<section id=\"trials-section\">");
+    CHECK(ov && alerts && prof && trials && ov < alerts && alerts < trials && trials < prof,
+          "overview, its alerts, then trials, profiles last");
+    CHECK(strstr(html, "<td id=\"workers-online\">1 online, 0 offline, 0 stopped</td>") != NULL,
+          "workers by state");
+    CHECK(strstr(html, "0 queued, 0 running") != NULL, "the queue");
+    CHECK(table_rows(html, "recent-plans") == 4 &&
+              strstr(html, "<a href=\"/plan/0123456789abcdef\">0123456789abcdef</a>"),
+          "recent plans, linked (%d rows)", table_rows(html, "recent-plans"));
+    CHECK(table_rows(html, "recent-trials") == 5 &&
+              strstr(html, "<a href=\"/plan/00000000000000aa#trials\">"),
+          "recent trials, linked to their plan (%d rows)", table_rows(html, "recent-trials"));
+    const char *ul_end = alerts ? strstr(alerts, "</ul>") : NULL;
+    char *list = ul_end ? strndup(alerts, (size_t)(ul_end - alerts)) : strdup("");
+    CHECK(count(list, "<li class=\"alert\" data-kind=\"trial\">") == 1 &&
+              strstr(list, "of plan <a href=\"/plan/00000000000000aa#trials\">00000000000000aa</a> "
+                           "#1 failed: <span title=\"rank 1 (worker w-b, host &lt;img"),
+          "the failed trial alerted, its plan linked, reason escaped:\n%s", list);
+    CHECK(count(list, "<li class=\"alert\" data-kind=\"stale\">") == 1 &&
+              strstr(list, "1 cached plan is stale") &&
+              strstr(list, "<a href=\"/plan/fedcba9876543210\">"),
+          "the stale plan alerted, linked:\n%s", list);
+    CHECK(strstr(list, "data-kind=\"worker\"") == NULL && strstr(list, "<img") == NULL,
+          "no worker offline; nothing unescaped");
+    free(list);
+    CHECK(count(html, "<details class=\"profile\"") == 1 && strstr(html, "<details open") == NULL &&
+              strstr(html, "<summary><strong>H100&lt;b&gt;</strong> (measured): 3 figures"),
+          "one collapsed <details> for the one GPU model, its figures counted:\n%s", html);
+    CHECK(strstr(html, "<td>attention_bwd</td><td class=\"shape\">tokens/micro-batch 8192 \xC2\xB7 "
+                       "TP 1 \xC2\xB7 hidden 1024 \xC2\xB7 seq 2048 \xC2\xB7 micro-batch 4 "
+                       "\xC2\xB7 heads 16 \xC2\xB7 ffn 4096</td><td></td><td "
+                       "class=\"n\">1.20 ms</td>") &&
+              strstr(html, "TP 2 \xC2\xB7 hidden 1024 \xC2\xB7 seq 2048 \xC2\xB7 micro-batch 4 "
+                           "\xC2\xB7 heads 16 \xC2\xB7 ffn 4096 (gated)</td><td></td><td "
+                           "class=\"n\">650 \xC2\xB5s</td>"),
+          "each block time labelled with its shape, in readable units");
+    CHECK(tables_fixed(html) >= 8, "every table fixed-layout (%d)", tables_fixed(html));
+    CHECK(strstr(html, "table.fixed{table-layout:fixed;width:100%}") &&
+              strstr(html, "overflow-wrap:anywhere"),
+          "the CSS that keeps them in the window");
+    CHECK(strstr(html, "0.00 GiB") == NULL && strstr(html, "<script") == NULL, "no 0.00 GiB");
+    free(html);
+}
+
+/* /plan/FP: per stage its layers, devices, the strategies of its runs in words,
+ * time, p2p and memory in readable units. */
+static void test_plan_strategies(tsl_store_t *store)
+{
+    char s[128];
+    tsl_page_strategy(s, sizeof(s), "tp2-dp4+ckpt");
+    CHECK(same(s, "TP 2 \xC3\x97 DP 4, recompute"), "tp2-dp4+ckpt in words");
+    tsl_page_strategy(s, sizeof(s), "sdp8");
+    CHECK(same(s, "SDP (ZeRO-3) 8"), "sdp8");
+    tsl_page_strategy(s, sizeof(s), "single");
+    CHECK(same(s, "one GPU"), "single");
+    tsl_page_strategy(s, sizeof(s), "tp4-dp2+sp+zero1+selckpt");
+    CHECK(same(s, "TP 4 \xC3\x97 DP 2, sequence parallel, ZeRO-1, selective recompute"),
+          "switches");
+    tsl_page_strategy(s, sizeof(s), "xx3+new");
+    CHECK(same(s, "xx3, new"), "unknown tokens stand");
+
+    tsl_page_ctx_t c = {.store = store, .healthy = true, .now = (int64_t)time(NULL)};
+    struct evbuffer *b = evbuffer_new();
+    CHECK(tsl_page_plan(b, &c, "00000000000000aa") == 0, "plan page");
+    evbuffer_add(b, "", 1);
+    const char *html = (const char *)evbuffer_pullup(b, -1);
+    CHECK(count(html, "<tr class=\"stage\">") == 3, "a row per stage");
+    CHECK(strstr(html, "<tr class=\"stage\"><td class=\"n\">1</td><td>8\xE2\x80\x93"
+                       "15 (8)</td>"
+                       "<td>2\xE2\x80\x93"
+                       "3 (2)</td><td class=\"strategy\"><div><code>dp2</code> "
+                       "layers 8\xE2\x80\x93"
+                       "11: DP 2</div><div><code>sdp2+ckpt</code> layers "
+                       "12\xE2\x80\x93"
+                       "15: SDP (ZeRO-3) 2, recompute</div></td>"
+                       "<td class=\"n\">20.0 ms</td><td class=\"n\">1.00 ms</td>"
+                       "<td class=\"n mem\">1.00 GiB</td><td class=\"n mem\">1.00 GiB</td>"
+                       "<td class=\"n mem\">3.00 GiB</td></tr>"),
+          "stage 1: layers, devices, two runs' strategies, time, p2p, memory:\n%s", html);
+    CHECK(strstr(html, "<td class=\"n mem\">1.35 MiB</td>") && strstr(html, "0.001") == NULL,
+          "1.35 MiB of model states, not 0.001317 GiB");
+    CHECK(strstr(html, "<code>tp2-dp1+zero1</code> layers 16\xE2\x80\x93"
+                       "23: TP 2 \xC3\x97 DP 1, "
+                       "ZeRO-1"),
+          "a switch in words");
+    CHECK(strstr(html, "3 pipeline stages, micro-batch 4 \xC3\x97 16") != NULL, "pp and micro");
+    CHECK(tables_fixed(html) == 2, "both tables fixed-layout");
+    evbuffer_free(b);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -574,9 +836,13 @@ int main(void)
         test_plan_page(store);
         test_trials_render(store);
         test_plan_trials(store);
+        test_overview(store);
+        test_plan_strategies(store);
         tsl_store_close(store);
     }
     test_no_store_and_errors();
+    test_units();
+    test_alert_rules();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

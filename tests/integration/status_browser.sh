@@ -15,8 +15,17 @@
 # "/plan/FP" the trial among the plan's
 # (chosen) with its predicted/measured bar pair; the trial (the cpu executor)
 # must calibrate nothing.
-# The Trials and Calibration tables are there either way. Skips (77) without
-# chromium.
+# The Trials and Calibration tables are there either way.
+# The layout (issue 20, item 16): Chromium also screenshots both pages at
+# 1280x900 and in a 1280x6000 window (paths and sizes printed; TESSEL_SCREENSHOTS=DIR
+# keeps copies); png_height.py reads the rendered height off the tall one, and
+# "/" must stay under 4000 px (the old page, every profile figure a row: 10,640 px
+# with this data). The overview (workers online, alerts, recent plans linked) must
+# come before the profiles, which are one collapsed <details> per GPU model whose
+# attention_bwd rows are each labelled with a distinct shape; every table has the
+# fixed layout (no script, so no scrollWidth: the DOM and CSS are checked
+# instead); no figure reads "0.0x GiB"; and each stage row of "/plan/FP" names its
+# runs' strategies and its memory in units. Skips (77) without chromium.
 #
 # usage: status_browser.sh TESSELCTL TESSELD [TESSEL_WORKER DEVICE_FILE]
 set -u
@@ -155,9 +164,76 @@ render() {
     fi
 }
 
+# shot URL NAME — Chromium's screenshots of the page: NAME.png at 1280x900 (what an
+# operator sees first) and NAME-tall.png in a 1280x6000 window, whose last
+# non-blank row (png_height.py) is the rendered page's height. Prints the paths,
+# sizes and height; sets $height. Without script, the document's height is read
+# this way rather than from scrollHeight.
+shot() {
+    local out
+    for geo in 1280,900:"$2" 1280,$TALL:"$2-tall"; do
+        timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
+            --disable-component-update --disable-sync --no-first-run --hide-scrollbars \
+            --user-data-dir="$(mktemp -d -p "$tmp")" --window-size="${geo%%:*}" \
+            --screenshot="$tmp/${geo#*:}.png" "$1" >"$tmp/${geo#*:}.shot.log" 2>&1
+        [ -s "$tmp/${geo#*:}.png" ] || die "chromium --screenshot of $1" "$tmp/${geo#*:}.shot.log"
+    done
+    out=$("$PY" "$(dirname "$0")/png_height.py" "$tmp/$2-tall.png") || die "png_height.py $2-tall.png"
+    height=${out##* }
+    printf 'screenshot: %s (%s bytes, 1280x900)\n' "$tmp/$2.png" "$(stat -c %s "$tmp/$2.png")"
+    printf 'screenshot: %s (%s bytes, %s): page height %s px\n' "$tmp/$2-tall.png" \
+        "$(stat -c %s "$tmp/$2-tall.png")" "${out% *}" "$height"
+    if [ -n "${TESSEL_SCREENSHOTS:-}" ]; then
+        mkdir -p "$TESSEL_SCREENSHOTS" && cp "$tmp/$2.png" "$tmp/$2-tall.png" "$TESSEL_SCREENSHOTS/"
+    fi
+}
+
+# tables: every <table> of the DOM in $1 has the fixed-layout class (CSS
+# table-layout: fixed; width: 100%; overflow-wrap: anywhere), so none can be
+# wider than the 1280 px window: the page has no script to read scrollWidth with.
+tables_fit() {
+    local all fixed
+    all=$(grep -o '<table[ >][^>]*>\?' "$tmp/$1.html" | wc -l)
+    fixed=$(grep -oE '<table [^>]*class="[^"]*\bfixed\b' "$tmp/$1.html" | wc -l)
+    if [ "$all" -gt 0 ] && [ "$fixed" -eq "$all" ] && grep -q 'table.fixed{[^}]*table-layout:fixed' "$tmp/$1.html" &&
+        grep -q 'overflow-wrap:anywhere' "$tmp/$1.html"; then
+        ok "$1: all $all tables fixed-layout, wrapped to the window"
+    else
+        fail "$1: $fixed of $all tables have the fixed layout (or its CSS is missing)"
+    fi
+}
+
+# No figure below 0.1 of a unit that has a smaller one ("0.001317 GiB", "0.00 GiB").
+units_readable() {
+    local bad
+    bad=$(grep -oE '[^0-9.]0\.0[0-9]* ?(GiB|MiB|KiB|s|ms)\b' "$tmp/$1.html" | head -3 | tr '\n' ' ')
+    [ -z "$bad" ] && ok "$1: figures in readable units" || fail "$1: unreadable figures: $bad"
+}
+
+TALL=${TESSEL_TALL_WINDOW:-6000}
+# The bound: the overview, the workers, one collapsed <details> per GPU model,
+# two plans, a trial and a calibration, each table row one or two lines: some
+# 1500 px at 1280 wide. 4000 leaves room for wrapped rows and is still well under
+# the window (6000), so a page of one row per profile figure (the old one: every
+# figure of every GPU model open) fails it.
+MAX_HEIGHT=4000
 render "http://127.0.0.1:$port/" status
-for t in daemon workers profiles plans trials calibration; do
-    grep -q "<table id=\"$t\">" "$tmp/status.html" && ok "status: table $t" || fail "status: no table $t"
+shot "http://127.0.0.1:$port/" status
+[ "$height" -gt 0 ] && [ "$height" -le "$MAX_HEIGHT" ] && ok "status: page height $height px <= $MAX_HEIGHT" ||
+    fail "status: page height $height px > $MAX_HEIGHT"
+tables_fit status
+units_readable status
+ov=$(grep -bo '<section id="overview">' "$tmp/status.html" | head -1 | cut -d: -f1)
+pr=$(grep -bo '<section id="profiles">' "$tmp/status.html" | head -1 | cut -d: -f1)
+[ -n "$ov" ] && [ -n "$pr" ] && [ "$ov" -lt "$pr" ] && ok "status: the overview above the profiles" ||
+    fail "status: overview at ${ov:-none}, profiles at ${pr:-none}"
+grep -q '<td id="workers-online">' "$tmp/status.html" && grep -q '<ul id="alerts">' "$tmp/status.html" &&
+    grep -q "<table id=\"recent-plans\"" "$tmp/status.html" &&
+    grep -q "<a href=\"/plan/$fp\"" "$tmp/status.html" &&
+    ok "status: overview: workers, recent plans linked, alerts" || fail "status: overview incomplete"
+for t in daemon workers plans trials calibration; do
+    grep -Eq "<table id=\"$t\"( class=\"[^\"]*\")?>" "$tmp/status.html" && ok "status: table $t" ||
+        fail "status: no table $t"
 done
 grep -q "<a href=\"/plan/$fp\">$fp</a>" "$tmp/status.html" && ok "status: plan linked" ||
     fail "status: no link to /plan/$fp"
@@ -167,10 +243,22 @@ if [ -n "$WORKER" ]; then
         ok "status: the sim worker, escaped, online" || fail "status: no online worker sim-<a>"
     grep -q '<td>gemm_fwd</td>' "$tmp/status.html" && grep -q '<td>simulated</td>' "$tmp/status.html" &&
         ok "status: its simulated profile" || fail "status: no profile rows"
+    # One collapsed <details> per GPU model; every block-time row labelled with its
+    # shape, no two alike (the old page: a dozen indistinguishable attention_bwd rows).
+    n_det=$(grep -o '<details class="profile"[^>]*>' "$tmp/status.html" | wc -l)
+    n_open=$(grep -o '<details class="profile"[^>]*\bopen\b[^>]*>' "$tmp/status.html" | wc -l)
+    [ "$n_det" -eq 1 ] && [ "$n_open" -eq 0 ] && ok "status: one collapsed <details> for the sim GPU model" ||
+        fail "status: $n_det profile <details> ($n_open open), expected 1 collapsed"
+    shapes=$(grep -o '<td>attention_bwd</td><td class="shape">[^<]*</td>' "$tmp/status.html")
+    n_rows=$(printf '%s\n' "$shapes" | grep -c 'tokens/micro-batch [0-9].*TP [0-9].*hidden [0-9]')
+    n_uniq=$(printf '%s\n' "$shapes" | sort -u | grep -c .)
+    [ "$n_rows" -ge 1 ] && [ "$n_rows" -eq "$n_uniq" ] &&
+        ok "status: $n_rows attention_bwd rows, each labelled with a distinct shape" ||
+        fail "status: attention_bwd rows: $n_rows labelled, $n_uniq distinct: ${shapes:-(none)}"
 fi
 if [ -n "$trial_id" ]; then
     # The trial's row: its id, the plan linked to its trials, done, chosen.
-    row=$(grep -o "<tr class=\"chosen\"><td class=\"id\">$trial_id</td>.*</tr>" "$tmp/status.html")
+    row=$(grep -o "<tr class=\"chosen\"><td class=\"id\" title=\"$trial_id\">.*</tr>" "$tmp/status.html")
     case $row in
     *"<a href=\"/plan/$tfp#trials\">$tfp</a>"*"<td>done</td>"*"<td>chosen</td>"*)
         ok "status: the trial done and chosen, its plan linked" ;;
@@ -179,7 +267,7 @@ if [ -n "$trial_id" ]; then
     grep -q '<td class="n">1/1</td>' "$tmp/status.html" && ok "status: its rank done" ||
         fail "status: ranks done not 1/1"
     # a trial of the cpu executor on a sim worker never calibrates GPU figures
-    grep -Eq '<tr><td>[^<]+</td><td>simulated</td><td class="n">1</td>' "$tmp/status.html" &&
+    grep -Eq '<tr[^>]*><td>[^<]+</td><td>simulated</td><td class="n">1</td>' "$tmp/status.html" &&
         fail "status: the sim key was calibrated from a cpu-executor trial" ||
         ok "status: the cpu-executor trial calibrated nothing"
 fi
@@ -195,15 +283,36 @@ n_mem=$(grep -o '<rect class="mem"' "$tmp/plan.html" | wc -l)
 [ "$n_groups" -eq "$stages" ] && [ "$n_time" -eq "$stages" ] && [ "$n_mem" -eq "$stages" ] &&
     ok "plan: $stages bar groups, a time and a memory bar each" ||
     fail "plan: $n_groups groups, $n_time time and $n_mem memory bars for $stages stages"
-grep -q '<table id="stages">' "$tmp/plan.html" && ok "plan: stage table" || fail "plan: no stage table"
-grep -q '<table id="plan-trials">' "$tmp/plan.html" && grep -q 'Not run for real yet' "$tmp/plan.html" &&
+grep -Eq '<table id="stages"( class="[^"]*")?>' "$tmp/plan.html" && ok "plan: stage table" ||
+    fail "plan: no stage table"
+shot "http://127.0.0.1:$port/plan/$fp" plan
+tables_fit plan
+# Each stage's row names the strategies of its layers (the plan's runs) and its
+# memory, peak and model states, in readable units.
+"$PY" - "$tmp/plan.json" "$tmp/plan.html" <<'PYEOF' && ok "plan: every stage's strategies and memory in its row" ||
+import json, re, sys
+plan = json.load(open(sys.argv[1]))["plan"]
+html = open(sys.argv[2]).read()
+rows = re.findall(r'<tr class="stage">(.*?)</tr>', html, re.S)
+if len(rows) != len(plan["stages"]):
+    sys.exit("%d stage rows for %d stages" % (len(rows), len(plan["stages"])))
+for i, (st, row) in enumerate(zip(plan["stages"], rows)):
+    for run in st.get("runs", []):
+        if "<code>%s</code>" % run["strategy"] not in row:
+            sys.exit("stage %d: strategy %s not in its row: %s" % (i, run["strategy"], row))
+    if len(re.findall(r'<td class="n mem">[0-9.]+ (?:GiB|MiB|KiB|B)</td>', row)) < 2:
+        sys.exit("stage %d: no memory figure: %s" % (i, row))
+PYEOF
+    fail "plan: strategies or memory missing from the stage rows (above)"
+grep -Eq '<table id="plan-trials"( class="[^"]*")?>' "$tmp/plan.html" && grep -q 'Not run for real yet' "$tmp/plan.html" &&
     ok "plan: a trials table, empty" || fail "plan: no empty trials table on /plan/$fp"
 
 if [ -n "$trial_id" ]; then
     render "http://127.0.0.1:$port/plan/$tfp" tplan
-    grep -q "<tr class=\"chosen\"><td class=\"id\">$trial_id</td>" "$tmp/tplan.html" &&
+    grep -q "<tr class=\"chosen\"><td class=\"id\" title=\"$trial_id\">" "$tmp/tplan.html" &&
         grep -q "answer: <b>$trial_id</b>" "$tmp/tplan.html" &&
         ok "plan $tfp: its trial, chosen" || fail "plan $tfp: trial $trial_id not listed as chosen"
+    units_readable tplan # a tiny plan: its peak in MiB, not "0.00 GiB"
     [ "$(grep -o '<g class="trial">' "$tmp/tplan.html" | wc -l)" -eq 1 ] &&
         ok "plan $tfp: a predicted/measured bar pair for the trial" || fail "plan $tfp: no trial chart"
 fi
