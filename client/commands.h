@@ -50,6 +50,7 @@ typedef struct tsl_plan_opts {
     const char *trace;             /* --trace FILE: the simulated 1F1B timeline (Chrome trace) */
     const char *profile;           /* --profile FILE: measured figures (local mode) */
     const char *galvatron_profile; /* --galvatron-profile DIR: Galvatron's profiles (local) */
+    const char *amp_profile;       /* --amp-profile DIR: AMP's known_cost profiles (local) */
 } tsl_plan_opts_t;
 
 /* --name's value (plan and eval): 0, or -1 with err naming "name". */

@@ -24,6 +24,7 @@ typedef struct tsl_eval_opts {
     const char *torchtitan;        /* --torchtitan FILE */
     const char *profile;           /* --profile FILE (local only) */
     const char *galvatron_profile; /* --galvatron-profile DIR (local only) */
+    const char *amp_profile;       /* --amp-profile DIR (local only) */
     bool unfused_attn;             /* --unfused-attn: the request's unfused_attn */
     bool paper_cost;               /* --paper-cost: the request's paper_cost */
     bool no_search;

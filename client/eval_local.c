@@ -146,8 +146,8 @@ int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl
         return tsl_err_setc(err, TSL_E_NOMEM, "out of memory");
     if (load_source(eo, &cfg, &in->doc, err) != 0 || load_model(eo, &cfg, in, err) != 0 ||
         load_cluster(eo, cluster_json, &in->cluster, err) != 0 ||
-        tsl_figures_load(eo->profile, eo->galvatron_profile, &in->model, &in->cluster, &in->figures,
-                         err) != 0)
+        tsl_figures_load(eo->profile, eo->galvatron_profile, eo->amp_profile, &in->model,
+                         &in->cluster, &in->figures, err) != 0)
         return -1;
     note_figures(in->doc, &in->figures);
     return given_plan(eo, &cfg, in, err);

@@ -13,7 +13,8 @@
 static const char eval_usage[] =
     "usage: tesselctl eval (--model NAME | --hf-config PATH) [--seq-len N]\n"
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
-    "                      [--profile FILE | --galvatron-profile DIR] [--unfused-attn]\n"
+    "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
+    "                      [--unfused-attn]\n"
     "                      [--paper-cost] [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
     "Predict the iteration time, throughput and per-stage memory of a GIVEN plan (no\n"
@@ -71,6 +72,8 @@ static const char eval_usage[] =
     "  --galvatron-profile DIR\n"
     "                      price on Galvatron's profiles in DIR (as plan does); a\n"
     "                      plan searched on them evaluates to its own figures\n"
+    "  --amp-profile DIR   price on AMP's per-layer profiles in DIR (its known_cost\n"
+    "                      gpt2_{G4,P3}_{tp}.npy: T4, V100); in this process only\n"
     "  --unfused-attn      attention keeps its s x s scores (no flash kernel)\n"
     "  --paper-cost        the seed papers' formulas instead of the stacks'\n"
     "                      (docs/cost-model.md, \"Cost modes\")\n"
@@ -108,6 +111,7 @@ enum {
     OPT_NAME,
     OPT_PROFILE,
     OPT_GALVATRON,
+    OPT_AMP,
     OPT_UNFUSED,
     OPT_PAPER,
 };
@@ -140,6 +144,7 @@ static const struct option eval_long[] = {
     {"local", no_argument, 0, OPT_LOCAL},
     {"profile", required_argument, 0, OPT_PROFILE},
     {"galvatron-profile", required_argument, 0, OPT_GALVATRON},
+    {"amp-profile", required_argument, 0, OPT_AMP},
     {"unfused-attn", no_argument, 0, OPT_UNFUSED},
     {"paper-cost", no_argument, 0, OPT_PAPER},
     {0, 0, 0, 0},
@@ -220,6 +225,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_LOCAL: eo->local = true; return 0;
     case OPT_PROFILE: eo->profile = optarg; return 0;
     case OPT_GALVATRON: eo->galvatron_profile = optarg; return 0;
+    case OPT_AMP: eo->amp_profile = optarg; return 0;
     case OPT_UNFUSED: eo->unfused_attn = true; return 0;
     case OPT_PAPER: eo->paper_cost = true; return 0;
     default: return plan_flag(opt, eo, err);
@@ -244,21 +250,28 @@ static int check_sources(const tsl_eval_opts_t *eo)
  * own workers' profiles. */
 static int check_figures(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)
 {
-    if (eo->profile && eo->galvatron_profile) {
-        fputs("tesselctl: eval: give --profile or --galvatron-profile, not both\n", stderr);
+    if ((eo->profile != NULL) + (eo->galvatron_profile != NULL) + (eo->amp_profile != NULL) > 1) {
+        fputs("tesselctl: eval: give one of --profile, --galvatron-profile, --amp-profile\n",
+              stderr);
         return TSL_EXIT_USAGE;
     }
-    if ((eo->profile || eo->galvatron_profile) && co->server_given && !eo->local) {
+    const char *which = eo->profile             ? "profile"
+                        : eo->galvatron_profile ? "galvatron-profile"
+                        : eo->amp_profile       ? "amp-profile"
+                                                : NULL;
+    if (which && co->server_given && !eo->local) {
         fprintf(stderr,
                 "tesselctl: eval: --%s: works in this process only; add --local (tesseld "
                 "prices on its registered workers' profiles: --cluster registered)\n",
-                eo->profile ? "profile" : "galvatron-profile");
+                which);
         return TSL_EXIT_USAGE;
     }
-    if (eo->galvatron_profile && eo->cluster && strcmp(eo->cluster, "registered") == 0) {
-        fputs("tesselctl: eval: --galvatron-profile: give the cluster it was measured on "
-              "(--cluster SPEC or FILE), not registered\n",
-              stderr);
+    if ((eo->galvatron_profile || eo->amp_profile) && eo->cluster &&
+        strcmp(eo->cluster, "registered") == 0) {
+        fprintf(stderr,
+                "tesselctl: eval: --%s: give the cluster it was measured on "
+                "(--cluster SPEC or FILE), not registered\n",
+                which);
         return TSL_EXIT_USAGE;
     }
     return TSL_EXIT_OK;

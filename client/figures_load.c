@@ -11,8 +11,8 @@
 #include "galvatron_profile.h"
 #include "profile_json.h"
 
-int tsl_figures_load(const char *profile, const char *galvatron_dir, tsl_model_t *m,
-                     tsl_cluster_t *c, tsl_figures_load_t *out, tsl_err_t *err)
+int tsl_figures_load(const char *profile, const char *galvatron_dir, const char *amp_dir,
+                     tsl_model_t *m, tsl_cluster_t *c, tsl_figures_load_t *out, tsl_err_t *err)
 {
     memset(out, 0, sizeof(*out));
     if (profile != NULL && (tsl_profile_json_load(profile, &out->prof, err) != 0 ||
@@ -23,7 +23,22 @@ int tsl_figures_load(const char *profile, const char *galvatron_dir, tsl_model_t
                       tsl_profile_attach(c, out->prof, &out->use, err) != 0 ||
                       tsl_galvatron_import(g, m, c, &out->gal, err) != 0))
         return -1;
+    if (amp_dir != NULL) {
+        if (tsl_amp_profile_load(amp_dir, m, c, out->amp, &out->n_amp, err) != 0)
+            return -1;
+        for (uint32_t i = 0; i < out->n_amp; i++)
+            if (tsl_profile_attach(c, out->amp[i], &out->amp_use[i], err) != 0)
+                return -1;
+        out->prof = out->amp[0];
+        out->use = out->amp_use[0];
+    }
     size_t n = tsl_profile_describe(out->prof, &out->use, out->line, sizeof(out->line));
+    for (uint32_t i = 1; i < out->n_amp && n < sizeof(out->line) - 2; i++) {
+        n += (size_t)snprintf(out->line + n, sizeof(out->line) - n, "; ");
+        if (n < sizeof(out->line))
+            n += tsl_profile_describe(out->amp[i], &out->amp_use[i], out->line + n,
+                                      sizeof(out->line) - n);
+    }
     if (n < sizeof(out->line))
         tsl_galvatron_import_describe(&out->gal, out->line + n, sizeof(out->line) - n);
     return 0;
@@ -31,7 +46,11 @@ int tsl_figures_load(const char *profile, const char *galvatron_dir, tsl_model_t
 
 void tsl_figures_load_free(tsl_figures_load_t *f)
 {
-    free(f->prof);
+    if (f->n_amp == 0)
+        free(f->prof);
+    for (uint32_t i = 0; i < f->n_amp; i++)
+        free(f->amp[i]);
+    f->n_amp = 0;
     f->prof = NULL;
 }
 

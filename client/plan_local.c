@@ -250,7 +250,8 @@ static int inputs_load(const tsl_plan_opts_t *po, inputs_t *in, tsl_err_t *err)
         return tsl_err_set(err, "cluster: missing; give --cluster 8xA100-80G or a JSON file");
     if (tsl_cluster_from_arg(po->cluster, &in->c, err) != 0)
         return -1;
-    return tsl_figures_load(po->profile, po->galvatron_profile, &in->m, &in->c, &in->f, err);
+    return tsl_figures_load(po->profile, po->galvatron_profile, po->amp_profile, &in->m, &in->c,
+                            &in->f, err);
 }
 
 int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)

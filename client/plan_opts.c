@@ -50,6 +50,8 @@ static const char plan_usage_tail[] =
     "                      sp_time_* and overlap_coefficient.json there or in\n"
     "                      DIR/../hardware). Through tesseld only the hardware figures\n"
     "                      travel (as the cluster JSON): block times and memory need --local\n"
+    "  --amp-profile DIR   with --local: plan on AMP's per-layer profiles in DIR (its\n"
+    "                      known_cost gpt2_{G4,P3}_{tp}.npy: T4, V100 layer times)\n"
     "  --timeout S         give up after S seconds (remote and --local alike; exit 5)\n"
     "  --force             ignore tesseld's cached plan and search again\n"
     "  --json              print the plan document as JSON (docs/plan-format.md)\n"
@@ -95,6 +97,7 @@ enum {
     OPT_NODES,
     OPT_PROFILE,
     OPT_GALVATRON,
+    OPT_AMP,
     OPT_NAME,
     OPT_REQ = 0x200,
 };
@@ -143,6 +146,7 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_NODES: po->nodes = optarg; return 0;
     case OPT_PROFILE: po->profile = optarg; return 0;
     case OPT_GALVATRON: po->galvatron_profile = optarg; return 0;
+    case OPT_AMP: po->amp_profile = optarg; return 0;
     case OPT_NAME: po->model_name = optarg; return tsl_model_name_check(optarg, err);
     default: return 1;
     }
@@ -163,6 +167,7 @@ static const struct option fixed_long[] = {
     {"nodes", required_argument, 0, OPT_NODES},
     {"profile", required_argument, 0, OPT_PROFILE},
     {"galvatron-profile", required_argument, 0, OPT_GALVATRON},
+    {"amp-profile", required_argument, 0, OPT_AMP},
     {"name", required_argument, 0, OPT_NAME},
 };
 
@@ -281,8 +286,14 @@ int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co)
                         "(--cluster SPEC or FILE), not registered\n");
         return TSL_EXIT_USAGE;
     }
-    if (po.profile != NULL && po.galvatron_profile != NULL) {
-        fprintf(stderr, "tesselctl: plan: give --profile or --galvatron-profile, not both\n");
+    if ((po.profile != NULL) + (po.galvatron_profile != NULL) + (po.amp_profile != NULL) > 1) {
+        fprintf(stderr,
+                "tesselctl: plan: give one of --profile, --galvatron-profile, --amp-profile\n");
+        return TSL_EXIT_USAGE;
+    }
+    if (po.amp_profile != NULL && !po.local) {
+        fprintf(stderr, "tesselctl: --amp-profile: works with --local only (the block times "
+                        "are priced in this process)\n");
         return TSL_EXIT_USAGE;
     }
     if (po.nodes && !po.cluster)

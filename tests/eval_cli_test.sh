@@ -218,7 +218,14 @@ PY
 else
     echo "skip eval --galvatron-profile: $gdir is absent"
 fi
-expect 2 "not both" eval $m345 --tp 2 --profile /x --galvatron-profile /y
+expect 2 "give one of" eval $m345 --tp 2 --profile /x --galvatron-profile /y
+expect 2 "give one of" eval $m345 --tp 2 --galvatron-profile /y --amp-profile /z
+expect 3 "amp profile /nonexistent: no gpt2_G4" eval $m345 --tp 2 --amp-profile /nonexistent
+# AMP's layer times (synthetic files of its layout): the figures line names them
+expect 0 "" eval --model GPT2-345M --cluster 4x4xT4 --tp 1 --pp 2 --mbs 1 --batch 32 \
+    --amp-profile "$(dirname "$0")/data/amp" --no-search
+grep -q "compute measured (amp-profile .*(G4)" "$out" && ok ||
+    bad "no amp-profile figures line: $(cat "$out")"
 expect 2 "add --local" eval --server 127.0.0.1:1 $m345 --tp 2 --profile /x
 expect 3 "unable to open /nonexistent/p.json" eval $m345 --tp 2 --profile /nonexistent/p.json
 

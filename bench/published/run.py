@@ -10,7 +10,7 @@ targets line. Standard library only. See README.md in this directory.
 
 usage: python3 bench/published/run.py [--tesselctl PATH] [--source KEY]...
            [--topology nics|aggregate|single] [--rows FILE] [--json FILE]
-           [--verbose]
+           [--amp-profile DIR] [--verbose]
 """
 import argparse
 import json
@@ -48,11 +48,33 @@ def hf_config(m):
                 "num_key_value_heads": m.get("kv_heads", m["heads"]),
                 "intermediate_size": m["ffn"], "vocab_size": m["vocab"],
                 "max_position_embeddings": m["seq"]}
-    raise ValueError("model kind %r has no config writer" % m["kind"])
+    raise ValueError("model kind %r has no config writer (Tessel's model builder cannot express it)"
+                     % m["kind"])
+
+
+def node_list_json(c, tmpdir, row_id):
+    """A cluster JSON for a row that lists its nodes (types may differ): each
+    node pair gets the slower of the two nodes' NIC figures (LINK_GBPS)."""
+    nodes, pair = [], []
+    for n in c["node_list"]:
+        if n["nic"] not in LINK_GBPS:
+            raise ValueError("no figure for link %r in run.py's LINK_GBPS" % n["nic"])
+        nodes.append({"type": n["type"], "gpus": n["gpus"], "count": n.get("count", 1)})
+        pair += [LINK_GBPS[n["nic"]]] * n.get("count", 1)
+    matrix = [[0 if i == j else round(min(a, b), 6) for j, b in enumerate(pair)]
+              for i, a in enumerate(pair)]
+    doc = {"comment": "bench/published row %s: node list, slower NIC per pair" % row_id,
+           "nodes": nodes, "inter_gbps_matrix": matrix}
+    path = os.path.join(tmpdir, row_id + ".cluster.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
 
 
 def cluster_arg(c, topology, tmpdir, row_id):
     """The --cluster argument for a row: a short spec or a JSON file."""
+    if c.get("node_list"):  # per-node GPU types and NICs: always a JSON file
+        return node_list_json(c, tmpdir, row_id)
     nodes, gpn, gpu, nic, k = c["nodes"], c["gpus_per_node"], c["gpu"], c["nic"], c["nics_per_node"]
     if nodes == 1 or not nic:
         return "%dx%dx%s" % (nodes, gpn, gpu)
@@ -72,7 +94,7 @@ def cluster_arg(c, topology, tmpdir, row_id):
     return path
 
 
-def eval_command(row, tesselctl, topology, tmpdir):
+def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None):
     m, c, p = row["model"], row["cluster"], row["plan"]
     cmd = [tesselctl, "eval", "--local", "--no-search", "--json"]
     if "preset" in m:
@@ -99,6 +121,8 @@ def eval_command(row, tesselctl, topology, tmpdir):
         cmd += ["--unfused-attn"]
     if p.get("interleave", 1) > 1:
         cmd += ["--interleave", str(p["interleave"])]
+    if amp_profile and row["source"].startswith("amp-"):  # AMP's own layer times
+        cmd += ["--amp-profile", amp_profile]
     return cmd
 
 
@@ -152,8 +176,14 @@ def measured_seconds(row, flops):
 
 def run_row(row, args, tmpdir):
     res = {"id": row["id"], "source": row["source"], "ok": False}
+    peer = row.get("peer_prediction")
+    if peer and row["measured"]["metric"] == "iter_s":  # the peer's own model, beside Tessel's
+        res["peer"] = peer.get("who", "peer")
+        res["peer_s"] = peer["iter_s"]
+        res["peer_measured_s"] = row["measured"]["value"]
+        res["peer_error_pct"] = 100 * (peer["iter_s"] - res["peer_measured_s"]) / res["peer_measured_s"]
     try:
-        cmd = eval_command(row, args.tesselctl, args.topology, tmpdir)
+        cmd = eval_command(row, args.tesselctl, args.topology, tmpdir, args.amp_profile)
     except (ValueError, KeyError) as e:
         res["error"] = "runner: %s" % e
         return res
@@ -223,6 +253,16 @@ def summarize(results, sources):
              "mean_abs_pct": sum(errs) / len(errs) if errs else None,
              "max_abs_pct": max(errs) if errs else None, "spearman": rho,
              "mem_mean_abs_pct": sum(mems) / len(mems) if mems else None}
+        # a peer's own predictions (AMP's p_cost), over every row that has one,
+        # and Tessel's Spearman on the same rows it evaluated among them
+        pr = [r for r in rs if "peer_s" in r]
+        if pr:
+            perr = [abs(r["peer_error_pct"]) for r in pr]
+            s["peer"] = {"who": pr[0]["peer"], "rows": len(pr),
+                         "mean_abs_pct": sum(perr) / len(perr), "max_abs_pct": max(perr),
+                         # rank correlation of time: FLOPs per iteration are one per source
+                         "spearman": spearman([r["peer_s"] for r in pr],
+                                              [r["peer_measured_s"] for r in pr])}
         # A refused row is a miss; so is a source with too few rows for a rank
         # correlation only when it has three or more (below that rho is n/a).
         s["pass"] = (s["refused"] == 0 and errs != [] and s["mean_abs_pct"] <= TARGET_MEAN
@@ -265,6 +305,8 @@ def main():
     ap.add_argument("--topology", choices=("nics", "aggregate", "single"), default="nics",
                     help="how NICs per node reach the cluster spec (README.md)")
     ap.add_argument("--json", metavar="FILE", help="write rows and summaries as JSON")
+    ap.add_argument("--amp-profile", metavar="DIR",
+                    help="pass --amp-profile DIR (AMP's src/known_cost) to the amp-* rows")
     ap.add_argument("--verbose", action="store_true", help="print each tesselctl command")
     args = ap.parse_args()
 
@@ -281,19 +323,23 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tessel-published-") as tmpdir:
         results = [run_row(r, args, tmpdir) for r in rows]
 
+    if args.amp_profile:
+        print("figures: amp-* rows priced on --amp-profile %s" % args.amp_profile)
     print("topology: %s   (error = (predicted - measured) / measured; TFLOP/s = model FLOP/s per GPU)" % args.topology)
-    print("%-28s %-20s %10s %10s %8s %8s %8s %15s %9s" % (
-        "row", "source", "meas s", "pred s", "err %", "meas TF", "pred TF", "mem meas/pred", "params B"))
+    print("%-28s %-20s %10s %10s %8s %8s %8s %15s %9s %9s" % (
+        "row", "source", "meas s", "pred s", "err %", "meas TF", "pred TF", "mem meas/pred", "params B",
+        "peer s"))
     for r in results:
+        peer = "%.4g" % r["peer_s"] if "peer_s" in r else "-"
         if not r["ok"]:
-            print("%-28s %-20s REFUSED  %s" % (r["id"], r["source"], r["error"]))
+            print("%-28s %-20s REFUSED  %s  (peer s %s)" % (r["id"], r["source"], r["error"], peer))
             continue
         mem = "%.1f/%.1f" % (r["measured_mem_gib"], r["predicted_mem_gib"]) if "measured_mem_gib" in r else "-"
         # Tessel's parameter count, flagged '!' when over 5% from the paper's
         params = "%.2f%s" % (r["params_b"], "!" if r.get("params_off") else "")
-        print("%-28s %-20s %10.4g %10.4g %+8.1f %8.1f %8.1f %15s %9s" % (
+        print("%-28s %-20s %10.4g %10.4g %+8.1f %8.1f %8.1f %15s %9s %9s" % (
             r["id"], r["source"], r["measured_s"], r["predicted_s"], r["error_pct"],
-            r["measured_tflops"], r["predicted_tflops"], mem, params))
+            r["measured_tflops"], r["predicted_tflops"], mem, params, peer))
 
     summary = summarize(results, sources)
     loso = leave_one_source_out(results, sources)
@@ -306,6 +352,11 @@ def main():
             src, s["rows"], s["refused"], fmt(s["mean_abs_pct"], ".1f"), fmt(s["max_abs_pct"], ".1f"),
             fmt(s["spearman"], ".2f", "n/a"), fmt(s["mem_mean_abs_pct"], ".1f"),
             "PASS" if s["pass"] else "MISS"))
+        if s.get("peer"):
+            q = s["peer"]
+            print("  %-22s rows %2d  (the peer's own model: %s)  mean |err| %6.1f%%  max |err| %6.1f%%  spearman %5s" % (
+                "  peer: " + q["who"], q["rows"], q["who"], q["mean_abs_pct"], q["max_abs_pct"],
+                fmt(q["spearman"], ".2f", "n/a")))
     print()
     print("leave-one-source-out (diagnostic, nothing is fitted in Tessel): one global time scale c fitted on the other sources, applied to this one")
     for src in sources:
