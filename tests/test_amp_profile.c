@@ -210,13 +210,12 @@ int main(void)
     }
     test_fixture(data);
     snprintf(probe, sizeof probe, "%s/fixtures/amp/known_cost/gpt2_G4_1.npy", shared ? shared : "");
-    if (shared == NULL || access(probe, R_OK) != 0) {
-        int rc = CHECK_DONE();
-        if (rc != 0)
-            return rc;
-        SKIP_ALL("../shared/fixtures/amp/known_cost is absent (AMP's own files: TSL_SHARED unset "
-                 "or not fetched; the synthetic fixture passed)");
-    }
-    test_shared(shared);
+    /* AMP's own files are optional: the synthetic fixture above is the test; they
+     * are read too where someone has put them beside the project */
+    if (shared == NULL || access(probe, R_OK) != 0)
+        printf("note: ../shared/fixtures/amp/known_cost is absent: AMP's own files not read "
+               "(the synthetic fixture passed)\n");
+    else
+        test_shared(shared);
     return CHECK_DONE();
 }
