@@ -138,33 +138,6 @@ out:
     return rc;
 }
 
-/* The attention and FFN blocks of one TP split at micro-batch 1: the layer's
- * forward FLOPs per device split as the model splits them (FFN 2·(g+1)·s·h·f),
- * the measured time shared in that ratio, backward twice forward (AMP's 3×). */
-static void add_blocks(tsl_profile_t *p, const tsl_layer_t *l, uint32_t tp, double fwd_s)
-{
-    double g = l->gated_ffn ? 2 : 1;
-    double ffn = 2.0 * (g + 1) * l->seq_len * (double)l->hidden * l->ffn_hidden;
-    double layer = l->fwd_flops + l->extra_fwd_flops;
-    if (ffn >= layer)
-        ffn = layer / 2;
-    double part[2] = {layer - ffn, ffn};
-    for (int k = 0; k < 2 && p->n_blocks < TSL_PROFILE_MAX_BLOCKS; k++) {
-        tsl_profile_block_t *bl = &p->blocks[p->n_blocks++];
-        bl->kind = k == 0 ? TSL_PROFILE_ATTENTION : TSL_PROFILE_FFN;
-        bl->hidden = l->hidden;
-        bl->seq_len = l->seq_len;
-        bl->heads = l->heads;
-        bl->ffn_hidden = l->ffn_hidden;
-        bl->gated = l->gated_ffn;
-        bl->mb = 1;
-        bl->tp = tp;
-        bl->fwd_flops = part[k] / tp;
-        bl->fwd_s = fwd_s * part[k] / layer;
-        bl->bwd_s = 2 * bl->fwd_s;
-    }
-}
-
 /* One instance's files into p: 0 loaded, 1 none there, -1 error. */
 static int load_instance(const char *dir, const char *tag, const tsl_layer_t *l, uint32_t n_layers,
                          tsl_profile_t *p, double *vals, tsl_err_t *err)
@@ -194,7 +167,7 @@ static int load_instance(const char *dir, const char *tag, const tsl_layer_t *l,
                                     i >= 2 && i < 2 + n_layers ? "positive" : "non-negative");
         for (uint32_t i = 2; i < 2 + n_layers; i++)
             sum += vals[i];
-        add_blocks(p, l, tp, sum / n_layers);
+        tsl_profile_add_layer(p, l, 1, tp, sum / n_layers);
     }
     return p->n_blocks ? 0 : 1;
 }

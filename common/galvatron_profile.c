@@ -173,31 +173,6 @@ static double layer_ms(const comp_t *cp, uint32_t b)
     return (hi->ms - lo->ms) / (hi->layers - lo->layers);
 }
 
-/* The attention and FFN blocks of one micro-batch size, at the layer's rate. */
-static void add_blocks(tsl_profile_t *p, const tsl_layer_t *l, uint32_t b, double fwd_s)
-{
-    double g = l->gated_ffn ? 2 : 1;
-    double ffn = 2.0 * (g + 1) * l->seq_len * (double)l->hidden * l->ffn_hidden;
-    double layer = l->fwd_flops + l->extra_fwd_flops;
-    if (ffn >= layer)
-        ffn = layer / 2;
-    double part[2] = {layer - ffn, ffn};
-    for (int k = 0; k < 2 && p->n_blocks < TSL_PROFILE_MAX_BLOCKS; k++) {
-        tsl_profile_block_t *bl = &p->blocks[p->n_blocks++];
-        bl->kind = k == 0 ? TSL_PROFILE_ATTENTION : TSL_PROFILE_FFN;
-        bl->hidden = l->hidden;
-        bl->seq_len = l->seq_len;
-        bl->heads = l->heads;
-        bl->ffn_hidden = l->ffn_hidden;
-        bl->gated = l->gated_ffn;
-        bl->mb = b;
-        bl->tp = 1;
-        bl->fwd_flops = part[k] * b;
-        bl->fwd_s = fwd_s * part[k] / layer;
-        bl->bwd_s = 2 * bl->fwd_s; /* Galvatron's bct_fct_coe */
-    }
-}
-
 typedef struct hw {
     uint32_t want_gpus, best_gpus;
     double busbw;
@@ -255,7 +230,7 @@ static int load_compute(const char *dir, const tsl_model_t *m, tsl_profile_t *p,
     for (uint32_t b = 1; b <= 4096; b++) {
         double ms = layer_ms(cp, b);
         if (ms > 0)
-            add_blocks(p, l, b, ms / 1000.0);
+            tsl_profile_add_layer(p, l, b, 1, ms / 1000.0);
     }
     if (p->n_blocks == 0) {
         tsl_err_setc(err, cp->n ? TSL_E_INVALID : TSL_E_NOTFOUND,

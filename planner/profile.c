@@ -272,3 +272,28 @@ size_t tsl_profile_describe(const tsl_profile_t *p, const tsl_profile_use_t *use
                                   "%.1f%% leave-one-out)",
                                   k->n_samples, 100.0 * k->mae_before, 100.0 * k->mae_after);
 }
+
+void tsl_profile_add_layer(tsl_profile_t *p, const tsl_layer_t *l, uint32_t mb, uint32_t tp,
+                           double fwd_s)
+{
+    double g = l->gated_ffn ? 2 : 1;
+    double ffn = 2.0 * (g + 1) * l->seq_len * (double)l->hidden * l->ffn_hidden;
+    double layer = l->fwd_flops + l->extra_fwd_flops;
+    if (ffn >= layer)
+        ffn = layer / 2;
+    double part[2] = {layer - ffn, ffn};
+    for (int k = 0; k < 2 && p->n_blocks < TSL_PROFILE_MAX_BLOCKS; k++) {
+        tsl_profile_block_t *bl = &p->blocks[p->n_blocks++];
+        bl->kind = k == 0 ? TSL_PROFILE_ATTENTION : TSL_PROFILE_FFN;
+        bl->hidden = l->hidden;
+        bl->seq_len = l->seq_len;
+        bl->heads = l->heads;
+        bl->ffn_hidden = l->ffn_hidden;
+        bl->gated = l->gated_ffn;
+        bl->mb = mb;
+        bl->tp = tp;
+        bl->fwd_flops = part[k] * mb / tp;
+        bl->fwd_s = fwd_s * part[k] / layer;
+        bl->bwd_s = 2 * bl->fwd_s;
+    }
+}

@@ -81,6 +81,15 @@ typedef struct tsl_profile {
  * and FLOPs, mb and tp ≥ 1. Call once after filling; lookups need it. */
 int tsl_profile_finish(tsl_profile_t *p, tsl_err_t *err);
 
+/* A whole layer's measured forward time (fwd_s, for mb samples on one device of a
+ * TP split tp) as the attention and FFN blocks the profile keeps: the layer's
+ * forward FLOPs split as the model splits them (FFN 2·(g+1)·s·h·f), the time
+ * shared in that ratio, the backward twice the forward (what Galvatron's and
+ * AMP's profilers assume). For importers of per-layer profiles; adds nothing past
+ * TSL_PROFILE_MAX_BLOCKS. */
+void tsl_profile_add_layer(tsl_profile_t *p, const tsl_layer_t *l, uint32_t mb, uint32_t tp,
+                           double fwd_s);
+
 /* Interpolated achieved rates (FLOP/s) of a block kind; -1 when the profile has
  * no block of that kind. tokens = samples per device × sequence length. */
 int tsl_profile_block_rate(const tsl_profile_t *p, tsl_profile_block_kind_t kind, uint32_t hidden,
