@@ -164,24 +164,44 @@ static double block_elementwise_s(pass_t *p, const shape_t *x, double S, double 
     return mem(p, per * x->h * x->s * S / split, x->dropout ? 3 : 2);
 }
 
+/* The bias gradients of a block's two GEMM groups, backward only: each is a
+ * reduction of the output gradient over the tokens, dY.sum(0), one kernel reading
+ * 2 bytes per output element (PyTorch's addmm backward; Megatron-LM's linear
+ * layers' grad_output.sum(dim=0)). col: the column-parallel outputs (sharded by
+ * t, every token); row: the row-parallel output (h wide, its tokens divided
+ * under SP). The forward's bias add rides in the GEMM's epilogue: free. */
+static double bias_grad_s(pass_t *p, const tsl_layer_t *l, double col, double row)
+{
+    if (!p->bwd || l->no_bias)
+        return 0.0;
+    p->ops += 2;
+    return tsl_roofline_mem_s(p->d, 2.0 * (col + row), 2);
+}
+
 static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
                           double split, bool cross)
 {
-    double T = S * x->s, keys = cross ? x->ct : self_keys(l, x), q;
+    double T = S * x->s, keys = cross ? x->ct : self_keys(l, x), q, col;
     double visited = cross ? keys : self_visited(l, x);
-    if (cross)
+    if (cross) {
         q = gemm(p, T, x->d / t, x->h, 1) + gemm(p, S * x->ct, 2.0 * x->e / t, x->h, 1);
-    else
+        col = T * x->d / t + S * x->ct * 2.0 * x->e / t;
+    } else {
         q = gemm(p, T, (x->d + 2.0 * x->e) / t, x->h, 1);
+        col = T * (x->d + 2.0 * x->e) / t;
+    }
     return q + core_s(p, l, x, S, t, keys, visited) + gemm(p, T, x->h, x->d / t, 1) +
-           block_elementwise_s(p, x, S, split);
+           bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, x, S, split);
 }
 
-static double ffn_s(pass_t *p, const shape_t *x, double S, double t, double split)
+static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
+                    double split)
 {
     double T = S * x->s;
     return gemm(p, T, x->g * x->f / t, x->h, 1) + mem(p, 2.0 * (x->g + 1.0) * x->f / t * T, 1) +
-           gemm(p, T, x->h, x->f / t, 1) + block_elementwise_s(p, x, S, split);
+           gemm(p, T, x->h, x->f / t, 1) +
+           bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
+           block_elementwise_s(p, x, S, split);
 }
 
 static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
@@ -241,12 +261,13 @@ static double layer_gpu_s(pass_t *p, const tsl_layer_t *l, double samples, uint3
     switch (l->kind) {
     case TSL_LAYER_ENCODER:
         return extra + attention_s(p, l, &x, samples, tt, split, false) +
-               ffn_s(p, &x, samples, tt, split);
+               ffn_s(p, l, &x, samples, tt, split);
     case TSL_LAYER_DECODER:
         return extra + attention_s(p, l, &x, samples, tt, split, false) +
-               attention_s(p, l, &x, samples, tt, split, true) + ffn_s(p, &x, samples, tt, split);
+               attention_s(p, l, &x, samples, tt, split, true) +
+               ffn_s(p, l, &x, samples, tt, split);
     case TSL_LAYER_ATTENTION: return extra + attention_s(p, l, &x, samples, tt, split, false);
-    case TSL_LAYER_FFN: return extra + ffn_s(p, &x, samples, tt, split);
+    case TSL_LAYER_FFN: return extra + ffn_s(p, l, &x, samples, tt, split);
     default: return extra + ends_s(p, l, &x, samples, tt, split, vocab);
     }
 }

@@ -61,12 +61,13 @@
 #define TSL_ROOFLINE_CE_BWD_BYTES 26.0
 /* Host time per eager op of a PyTorch training step, seconds: measured on the
  * H100 (bench/results/torch_gpt_step-h100.json, 16 micro-batches of 1, SDPA:
- * the step less the predicted optimizer step, over 16 × the roofline's 685 ops
- * per micro-batch; GPT2-345M 63.0 µs, GPT2-1.3B 59.8 µs, their mean). One op is one of the roofline's kernels (a GEMM,
- * each gradient GEMM, an elementwise kernel, the attention core); the eager
- * step runs about three framework ops (autocast casts, views, bias and
- * gradient-accumulation kernels) per modelled kernel, all in this figure. */
-#define TSL_ROOFLINE_HOST_OP_S 61.4e-6
+ * the step less the predicted optimizer step, over 16 × the roofline's 781 ops
+ * per micro-batch; GPT2-345M 55.3 µs, GPT2-1.3B 52.4 µs, their mean). One op is
+ * one of the roofline's kernels (a GEMM, each gradient GEMM, an elementwise
+ * kernel, a bias gradient, the attention core); the eager step runs two to three
+ * framework ops (autocast casts, views, gradient-accumulation kernels) per
+ * modelled kernel, all in this figure. */
+#define TSL_ROOFLINE_HOST_OP_S 53.9e-6
 
 typedef struct tsl_roofline_dev {
     double gemm_flops;    /* F: sustained tensor-core FLOP/s */
