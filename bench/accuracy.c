@@ -144,6 +144,7 @@ static int predict(const tsl_model_t *m, const tsl_plan_t *plan, const tsl_clust
     tsl_request_t r;
     tsl_request_init(&r);
     r.global_batch = plan->micro_batch * plan->n_micro;
+    r.no_host_floor = true; /* the executor is C: its 4 µs launches, no eager host */
     tsl_plan_t *out = malloc(sizeof(*out));
     if (out == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "out of memory");
@@ -158,6 +159,7 @@ static int predict(const tsl_model_t *m, const tsl_plan_t *plan, const tsl_clust
     tsl_cost_env_t env;
     if (tsl_cost_env_init(&env, c, 0, 1, err) != 0)
         return -1;
+    env.host_op_s = 0.0; /* as the request's no_host_floor above */
     s->pred_compute_s = s->pred_comm_s = 0;
     for (uint32_t i = 0; i < m->n_layers; i++) {
         tsl_layer_cost_t lc;

@@ -27,6 +27,7 @@ typedef struct tsl_eval_opts {
     const char *amp_profile;       /* --amp-profile DIR (local only) */
     bool unfused_attn;             /* --unfused-attn: the request's unfused_attn */
     bool paper_cost;               /* --paper-cost: the request's paper_cost */
+    bool no_host_floor;            /* --no-host-floor: the request's no_host_floor */
     bool no_search;
     bool local; /* --local: run here even when a server is named */
 } tsl_eval_opts_t;

@@ -169,6 +169,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->mem_budget_bytes = eo->mem_budget_bytes;
     r->unfused_attn = eo->unfused_attn;
     r->paper_cost = eo->paper_cost;
+    r->no_host_floor = eo->no_host_floor;
 }
 
 int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)

@@ -14,8 +14,8 @@ static const char eval_usage[] =
     "usage: tesselctl eval (--model NAME | --hf-config PATH) [--seq-len N]\n"
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
-    "                      [--unfused-attn]\n"
-    "                      [--paper-cost] [--no-search] [--json] [--server ADDR [--local]]\n"
+    "                      [--unfused-attn] [--paper-cost] [--no-host-floor]\n"
+    "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
     "Predict the iteration time, throughput and per-stage memory of a GIVEN plan (no\n"
     "search), with the figures `plan` uses, and next to it what the search finds for\n"
@@ -77,6 +77,8 @@ static const char eval_usage[] =
     "  --unfused-attn      attention keeps its s x s scores (no flash kernel)\n"
     "  --paper-cost        the seed papers' formulas instead of the stacks'\n"
     "                      (docs/cost-model.md, \"Cost modes\")\n"
+    "  --no-host-floor     the GPU's time alone, no eager PyTorch host dispatch\n"
+    "                      floor (a C executor, CUDA graphs)\n"
     "\n"
     "  --no-search         do not run the search to compare with\n"
     "  --server ADDR       evaluate in tesseld at ADDR (also before `eval`, or\n"
@@ -114,6 +116,7 @@ enum {
     OPT_AMP,
     OPT_UNFUSED,
     OPT_PAPER,
+    OPT_NO_HOST_FLOOR,
 };
 
 static const struct option eval_long[] = {
@@ -147,6 +150,7 @@ static const struct option eval_long[] = {
     {"amp-profile", required_argument, 0, OPT_AMP},
     {"unfused-attn", no_argument, 0, OPT_UNFUSED},
     {"paper-cost", no_argument, 0, OPT_PAPER},
+    {"no-host-floor", no_argument, 0, OPT_NO_HOST_FLOOR},
     {0, 0, 0, 0},
 };
 
@@ -228,6 +232,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_AMP: eo->amp_profile = optarg; return 0;
     case OPT_UNFUSED: eo->unfused_attn = true; return 0;
     case OPT_PAPER: eo->paper_cost = true; return 0;
+    case OPT_NO_HOST_FLOOR: eo->no_host_floor = true; return 0;
     default: return plan_flag(opt, eo, err);
     }
 }

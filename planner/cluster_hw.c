@@ -33,7 +33,8 @@
  *              cudaMemcpy typically reaches: gen3 12 GB/s, gen4 24, gen5 48.
  * mem_bw       device-memory bandwidth from the datasheet (the roofline of
  *              planner/roofline.h takes a sustained fraction of it): A100-40G HBM2
- *              1555 GB/s, A100-80G SXM HBM2e 2039, H100 SXM5 HBM3 3350, TITAN RTX
+ *              1555 GB/s, A100-80G SXM HBM2e 2039, H100 SXM5 HBM3 3350, H100 SXM
+ *              96 GB HBM2e 2400 (torchtitan docs/performance.md, Grand Teton), TITAN RTX
  *              GDDR6 672, V100 SXM2 HBM2 900, T4 GDDR6 320, 2080 Ti GDDR6 616.
  * memory       the datasheet capacity, in GiB as the datasheets mean it (an
  *              "80 GB" A100 reports 81920 MiB). 2080Ti-10G is H3T's setting (10 GB
@@ -76,6 +77,11 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "intra: NVLink4 450 GB/s/direction x 0.51 (the A100 measured ratio), conservative; "
      "pcie: gen5 x16 ~78% of line rate",
      3350 * GBPS},
+    {"H100-96G", (uint64_t)(96 * GIB), 989 * TFLOPS, 0.777, 230 * GBPS, 48 * GBPS,
+     "H100 SXM 96 GB HBM2e (Meta Grand Teton): torchtitan docs/performance.md (96GB HBM2e, "
+     "2.4 TB/s peak memory bandwidth, default 500 W power limit); peak, SMs, efficiency, intra "
+     "and pcie as H100-80G (same GH100 SXM5 part; the 500 W cap is not modelled)",
+     2400 * GBPS},
     {"RTX-TITAN-24G", (uint64_t)(24 * GIB), 130 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "peak: NVIDIA TITAN RTX datasheet (130 TFLOPS tensor); efficiency: e_max 0.5 assumed, H100 "
      "shape curve; "

@@ -132,7 +132,7 @@ typedef enum tsl_cost_mode {
 
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
-#define TSL_COST_MODEL_VERSION 3u
+#define TSL_COST_MODEL_VERSION 4u
 
 /* Where a stage runs: a block of devices of the cluster. */
 typedef struct tsl_cost_env {
@@ -159,6 +159,9 @@ typedef struct tsl_cost_env {
                                           an untied head's V'·h/t (Megatron). Set by the caller
                                           (false after tsl_cost_env_init) */
     tsl_gemm_eff_t gemm_shape;         /* the slowest device's GEMM shape curve (gemm_eff.h) */
+    double host_op_s;                  /* host dispatch per op of the stack (roofline.h):
+                                          TSL_ROOFLINE_HOST_OP_S (eager PyTorch) after
+                                          tsl_cost_env_init; 0: the GPU's time alone */
 } tsl_cost_env_t;
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,

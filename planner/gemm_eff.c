@@ -9,24 +9,31 @@
 
 /* SMs per GPU family, from the vendor datasheets / whitepapers (A100: 108 of
  * GA100's 128; H100 SXM5: 132; V100: 80; T4: 40; TITAN RTX: 72; 2080 Ti: 68). */
+/* Flash attention's share of peak (forward, backward): H100 in gemm_eff.h; no
+ * published or measured figure here for the others (0: priced as a GEMM). */
 static const struct {
     const char *family;
-    double sms;
+    double sms, attn_fwd, attn_bwd;
 } sm_table[] = {
-    {"A100", 108}, {"H100", 132}, {"V100", 80}, {"T4", 40}, {"RTX-TITAN", 72}, {"2080Ti", 68},
+    {"A100", 108, 0, 0},     {"H100", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF},
+    {"V100", 80, 0, 0},      {"T4", 40, 0, 0},
+    {"RTX-TITAN", 72, 0, 0}, {"2080Ti", 68, 0, 0},
 };
 
-static double family_sms(const char *name)
+static int family_of(const char *name)
 {
     for (size_t i = 0; name != NULL && i < sizeof(sm_table) / sizeof(sm_table[0]); i++)
         if (strncasecmp(name, sm_table[i].family, strlen(sm_table[i].family)) == 0)
-            return sm_table[i].sms;
-    return 0.0;
+            return (int)i;
+    return -1;
 }
 
 void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops, double mem_bw)
 {
-    g->sms = family_sms(name);
+    int f = family_of(name);
+    g->sms = f >= 0 ? sm_table[f].sms : 0.0;
+    g->attn_fwd_flops = f >= 0 && peak_flops > 0 ? sm_table[f].attn_fwd * peak_flops : 0.0;
+    g->attn_bwd_flops = f >= 0 && peak_flops > 0 ? sm_table[f].attn_bwd * peak_flops : 0.0;
     g->k_half = peak_flops > 0 && mem_bw > 0 && isfinite(mem_bw)
                     ? TSL_GEMM_K_HALF_PER_BALANCE * peak_flops / mem_bw
                     : 0.0;
@@ -40,6 +47,13 @@ static double occupancy(const tsl_gemm_eff_t *g, double m, double n, double k, d
     double tiles = ceil(m / TSL_GEMM_TILE) * ceil(n / TSL_GEMM_TILE) * b;
     double units = tiles * fmax(1.0, floor(k / TSL_GEMM_SPLIT_K));
     return fmin(1.0, units / g->sms);
+}
+
+double tsl_gemm_eff_occupancy(const tsl_gemm_eff_t *g, double m, double n, double k, double b)
+{
+    if (!(m > 0 && n > 0 && k > 0 && b > 0))
+        return 1.0;
+    return occupancy(g, m, n, k, b);
 }
 
 double tsl_gemm_eff_shape(const tsl_gemm_eff_t *g, double m, double n, double k, double b)

@@ -32,17 +32,36 @@
 #define TSL_GEMM_SPLIT_K            1024.0 /* K_split: depth per extra split-K unit (fitted) */
 #define TSL_GEMM_K_HALF_PER_BALANCE 0.705  /* c: k_half per FLOP/byte (fitted, H100) */
 
+/* The fused (flash) attention kernel's share of the datasheet peak on the H100,
+ * forward and backward (the backward's FLOPs counted as 2.5 × the forward's).
+ * Forward: FlashAttention-2 "achieves only 35% utilization" of the H100's peak
+ * (Shah et al. 2024, FlashAttention-3, Sec. 1); this project measured 0.37–0.40
+ * through PyTorch SDPA (bench/results/torch_blocks-h100.json, core-sdpa, h 1024
+ * and 2048, mb 16, s 1024). Backward: measured, the SDPA attention block's
+ * backward less its GEMMs and copies, 0.18 at both widths (docs/cost-model.md). */
+#define TSL_ATTN_H100_FWD_EFF 0.35
+#define TSL_ATTN_H100_BWD_EFF 0.18
+
 typedef struct tsl_gemm_eff {
-    double sms;    /* streaming multiprocessors; 0 = unknown: no occupancy term */
-    double k_half; /* depth at which the per-tile fixed cost equals the main loop;
+    double sms;            /* streaming multiprocessors; 0 = unknown: no occupancy term */
+    double k_half;         /* depth at which the per-tile fixed cost equals the main loop;
                       0 = unknown: no depth term */
+    double attn_fwd_flops; /* the fused attention kernel's rate before occupancy,
+                              forward and backward, FLOP/s; 0 = unknown: the GEMM
+                              curve (e_max · depth) prices it as a GEMM */
+    double attn_bwd_flops;
 } tsl_gemm_eff_t;
 
 /* The shape parameters of a GPU: SMs by the family of its name ("A100-80G" →
  * A100: 108), k_half from its datasheet peak (FLOP/s) and memory bandwidth
- * (bytes/s). An unknown family or a bandwidth of 0 leaves that term out (the
+ * (bytes/s), the fused attention kernel's rates from the family's measured or
+ * published share of peak (H100 only; others 0). An unknown family or a bandwidth of 0 leaves that term out (the
  * rate is then e_max · the remaining terms, as a flat efficiency was). */
 void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops, double mem_bw);
+
+/* occupancy alone (the fused attention kernel: one block per 128 queries per
+ * head, its own rate in place of e_max · depth), in (0, 1]. */
+double tsl_gemm_eff_occupancy(const tsl_gemm_eff_t *g, double m, double n, double k, double b);
 
 /* occupancy · depth of b independent (m × k)·(k × n) GEMMs, in (0, 1]. */
 double tsl_gemm_eff_shape(const tsl_gemm_eff_t *g, double m, double n, double k, double b);

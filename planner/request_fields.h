@@ -105,6 +105,10 @@
       "price as the seed papers' formulas do (Galvatron Eq. 9's summed gradient syncs, AMP's "     \
       "slowest link) instead of as the stacks run; for reproducing the papers",                    \
       "paper_cost", "paper_cost")                                                                  \
+    X(no_host_floor, BOOL, "no-host-floor", "", 0, 0,                                              \
+      "price compute by the GPU alone, without eager PyTorch's host dispatch floor (a C "          \
+      "executor, CUDA graphs)",                                                                    \
+      "no_host_floor", "no_host_floor")                                                            \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

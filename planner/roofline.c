@@ -12,8 +12,11 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->gemm_flops = gemm_flops;
     d->mem_bw = datasheet_mem_bw > 0 ? TSL_ROOFLINE_MEM_EFF * datasheet_mem_bw : 0.0;
     d->launch_s = TSL_ROOFLINE_LAUNCH_S;
+    d->host_op_s = 0.0; /* no host-bound floor until the caller sets its stack's */
     d->shape.sms = 0.0; /* flat until the caller sets the GPU's curve */
     d->shape.k_half = 0.0;
+    d->shape.attn_fwd_flops = 0.0; /* flash priced as a GEMM until then */
+    d->shape.attn_bwd_flops = 0.0;
 }
 
 double tsl_roofline_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b)
@@ -32,10 +35,12 @@ double tsl_roofline_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t ke
     return bytes / d->mem_bw + kernels * d->launch_s;
 }
 
-/* One pass over a layer: the forward, or the backward of the same kernels. */
+/* One pass over a layer: the forward, or the backward of the same kernels;
+ * ops counts the host dispatches it issues (the eager host floor, layer_s). */
 typedef struct pass {
     const tsl_roofline_dev_t *d;
     bool bwd;
+    double ops;
 } pass_t;
 
 /* A forward GEMM Y = X·W, (m × k)·(k × n); its backward is two GEMMs of other
@@ -43,8 +48,9 @@ typedef struct pass {
  * weight gradient's depth is the token count m, so a thin-k forward GEMM
  * (a TP shard) has a deep, efficient wgrad. Batched attention GEMMs (both
  * operands activations) have the same two gradients. */
-static double gemm(const pass_t *p, double m, double n, double k, double b)
+static double gemm(pass_t *p, double m, double n, double k, double b)
 {
+    p->ops += p->bwd ? 2.0 : 1.0;
     if (!p->bwd)
         return tsl_roofline_gemm_s(p->d, m, n, k, b);
     return tsl_roofline_gemm_s(p->d, m, k, n, b) + tsl_roofline_gemm_s(p->d, k, n, m, b);
@@ -53,8 +59,9 @@ static double gemm(const pass_t *p, double m, double n, double k, double b)
 /* Elementwise kernels: a backward kernel reads the forward's saved input (or
  * output) and the incoming gradient and writes the outgoing one — three tensors
  * where the forward moved two (TSL_ROOFLINE_BWD_MEM_RATIO). */
-static double mem(const pass_t *p, double bytes, uint32_t kernels)
+static double mem(pass_t *p, double bytes, uint32_t kernels)
 {
+    p->ops += kernels;
     return tsl_roofline_mem_s(p->d, p->bwd ? TSL_ROOFLINE_BWD_MEM_RATIO * bytes : bytes, kernels);
 }
 
@@ -82,7 +89,9 @@ static shape_t shape_of(const tsl_layer_t *l)
 }
 
 /* QKᵀ, softmax (+ dropout), AV for `keys` keys per query. Fused (flash): one
- * kernel at the tensor rate that reads Q, K, V and writes O, no score traffic;
+ * kernel that reads Q, K, V and writes O, no score traffic, at the GPU's
+ * measured flash rate (gemm_eff.h: attn_fwd_flops / attn_bwd_flops, times the
+ * grid's occupancy) where one is known, else at the GEMM curve's;
  * it visits `visited` keys per query (fewer than `keys` for causal
  * self-attention: tsl_attn_keys). Its grid is one block per 128 queries per
  * head, its depth the keys visited: the GEMM curve of (s × hd)·(visited) per
@@ -90,21 +99,30 @@ static shape_t shape_of(const tsl_layer_t *l)
  * TSL_ROOFLINE_FLASH_BWD_FLOPS × the forward's FLOPs, reading Q, K, V, O, dO
  * and writing dQ, dK, dV: twice the forward's bytes. Unfused: batched GEMMs over
  * all `keys`, the mask applied to the full scores, so causality saves nothing. */
-static double core_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
+static double core_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
                      double keys, double visited)
 {
     const tsl_roofline_dev_t *d = p->d;
     double hd = x->d / x->a, b = S * x->a / t;
+    /* one host unit either way: measured, PyTorch's unfused core (7 eager ops)
+     * costs the host no more than one SDPA call (docs/cost-model.md) */
+    double ops = p->ops + 1.0;
     if (l->unfused_attn) {
         double score_bytes = (x->dropout ? 9.0 : 4.0) * x->a * x->s * keys * S / t;
-        return gemm(p, x->s, keys, hd, b) + gemm(p, x->s, hd, keys, b) +
-               mem(p, score_bytes, x->dropout ? 2 : 1);
+        double c = gemm(p, x->s, keys, hd, b) + gemm(p, x->s, hd, keys, b) +
+                   mem(p, score_bytes, x->dropout ? 2 : 1);
+        p->ops = ops;
+        return c;
     }
+    p->ops = ops;
     double flops =
         4.0 * x->s * visited * x->d * S / t * (p->bwd ? TSL_ROOFLINE_FLASH_BWD_FLOPS : 1);
     if (d->mem_bw <= 0)
         return flops / d->gemm_flops;
-    double rate = d->gemm_flops * tsl_gemm_eff_shape(&d->shape, x->s, hd, visited, b);
+    double flash = p->bwd ? d->shape.attn_bwd_flops : d->shape.attn_fwd_flops;
+    double rate = flash > 0 ? fmin(d->gemm_flops, flash) *
+                                  tsl_gemm_eff_occupancy(&d->shape, x->s, hd, visited, b)
+                            : d->gemm_flops * tsl_gemm_eff_shape(&d->shape, x->s, hd, visited, b);
     double bytes = 2.0 * (2.0 * x->s * x->d + 2.0 * keys * x->e) * S / t * (p->bwd ? 2.0 : 1.0);
     return fmax(flops / rate, bytes / d->mem_bw) + d->launch_s;
 }
@@ -140,38 +158,63 @@ static double core_saved_flops(const tsl_layer_t *l)
 
 /* Norm (4 bytes/element), residual add (6) and dropout (5: two copies and a
  * mask) of one block: replicated over the TP group unless sequence-parallel. */
-static double block_elementwise_s(const pass_t *p, const shape_t *x, double S, double split)
+static double block_elementwise_s(pass_t *p, const shape_t *x, double S, double split)
 {
     double per = x->dropout ? 15.0 : 10.0;
     return mem(p, per * x->h * x->s * S / split, x->dropout ? 3 : 2);
 }
 
-static double attention_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
-                          double t, double split, bool cross)
+/* The bias gradients of a block's two GEMM groups, backward only: each is a
+ * reduction of the output gradient over the tokens, dY.sum(0), one kernel reading
+ * 2 bytes per output element (PyTorch's addmm backward; Megatron-LM's linear
+ * layers' grad_output.sum(dim=0)). col: the column-parallel outputs (sharded by
+ * t, every token); row: the row-parallel output (h wide, its tokens divided
+ * under SP). The forward's bias add rides in the GEMM's epilogue: free. */
+static double bias_grad_s(pass_t *p, const tsl_layer_t *l, double col, double row)
 {
-    double T = S * x->s, keys = cross ? x->ct : self_keys(l, x), q;
-    double visited = cross ? keys : self_visited(l, x);
-    if (cross)
-        q = gemm(p, T, x->d / t, x->h, 1) + gemm(p, S * x->ct, 2.0 * x->e / t, x->h, 1);
-    else
-        q = gemm(p, T, (x->d + 2.0 * x->e) / t, x->h, 1);
-    return q + core_s(p, l, x, S, t, keys, visited) + gemm(p, T, x->h, x->d / t, 1) +
-           block_elementwise_s(p, x, S, split);
+    if (!p->bwd || l->no_bias)
+        return 0.0;
+    p->ops += 2;
+    return tsl_roofline_mem_s(p->d, 2.0 * (col + row), 2);
 }
 
-static double ffn_s(const pass_t *p, const shape_t *x, double S, double t, double split)
+static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
+                          double split, bool cross)
+{
+    double T = S * x->s, keys = cross ? x->ct : self_keys(l, x), q, col;
+    double visited = cross ? keys : self_visited(l, x);
+    if (cross) {
+        q = gemm(p, T, x->d / t, x->h, 1) + gemm(p, S * x->ct, 2.0 * x->e / t, x->h, 1);
+        col = T * x->d / t + S * x->ct * 2.0 * x->e / t;
+    } else {
+        q = gemm(p, T, (x->d + 2.0 * x->e) / t, x->h, 1);
+        col = T * (x->d + 2.0 * x->e) / t;
+    }
+    return q + core_s(p, l, x, S, t, keys, visited) + gemm(p, T, x->h, x->d / t, 1) +
+           bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, x, S, split);
+}
+
+static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
+                    double split)
 {
     double T = S * x->s;
     return gemm(p, T, x->g * x->f / t, x->h, 1) + mem(p, 2.0 * (x->g + 1.0) * x->f / t * T, 1) +
-           gemm(p, T, x->h, x->f / t, 1) + block_elementwise_s(p, x, S, split);
+           gemm(p, T, x->h, x->f / t, 1) +
+           bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
+           block_elementwise_s(p, x, S, split);
 }
 
-static double ends_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
+static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
                      double split, double V)
 {
     double T = S * x->s;
-    if (l->kind == TSL_LAYER_HEAD) /* logits GEMM, then fp32 logits written and read */
-        return gemm(p, S * x->n, V / t, x->h, 1) + mem(p, 8.0 * V / t * S * x->n, 2);
+    if (l->kind == TSL_LAYER_HEAD) { /* logits GEMM, then the loss over fp32 logits */
+        double ce = (p->bwd ? TSL_ROOFLINE_CE_BWD_BYTES : TSL_ROOFLINE_CE_FWD_BYTES) * V / t;
+        double logits = gemm(p, S * x->n, V / t, x->h, 1);
+        /* the elementwise backward ratio does not apply: ce counts each pass's bytes */
+        p->ops += 3;
+        return logits + tsl_roofline_mem_s(p->d, ce * S * x->n, 3);
+    }
     double out = (l->positions ? 6.0 : 4.0) + (x->dropout ? 5.0 : 0.0); /* rows, +pos, dropout */
     double rows = mem(p, out * x->h * T / split, 2);
     if (l->patch_embed)
@@ -189,8 +232,26 @@ static double flat_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double s
     return (l->fwd_flops + pad - core_saved_flops(l)) * samples / (tt * d->gemm_flops);
 }
 
-static double layer_s(const pass_t *p, const tsl_layer_t *l, double samples, uint32_t t, bool sp,
+/* The pass's GPU time, or its host dispatch when that is longer: an eager stack
+ * issues kernels asynchronously, so the GPU idles only when its kernels are
+ * shorter than the host's ops × host_op_s (docs/cost-model.md, "Host dispatch"). */
+static double host_floor(const pass_t *p, double gpu_s)
+{
+    return fmax(gpu_s, p->ops * p->d->host_op_s);
+}
+
+static double layer_gpu_s(pass_t *p, const tsl_layer_t *l, double samples, uint32_t t, bool sp,
+                          double vocab);
+
+static double layer_s(pass_t *p, const tsl_layer_t *l, double samples, uint32_t t, bool sp,
                       double vocab)
+{
+    double gpu = layer_gpu_s(p, l, samples, t, sp, vocab);
+    return p->d->mem_bw > 0 ? host_floor(p, gpu) : gpu;
+}
+
+static double layer_gpu_s(pass_t *p, const tsl_layer_t *l, double samples, uint32_t t, bool sp,
+                          double vocab)
 {
     double tt = t ? t : 1, split = sp ? tt : 1.0;
     double extra = (p->bwd ? 2.0 : 1.0) * l->extra_fwd_flops * samples / (tt * p->d->gemm_flops);
@@ -200,12 +261,13 @@ static double layer_s(const pass_t *p, const tsl_layer_t *l, double samples, uin
     switch (l->kind) {
     case TSL_LAYER_ENCODER:
         return extra + attention_s(p, l, &x, samples, tt, split, false) +
-               ffn_s(p, &x, samples, tt, split);
+               ffn_s(p, l, &x, samples, tt, split);
     case TSL_LAYER_DECODER:
         return extra + attention_s(p, l, &x, samples, tt, split, false) +
-               attention_s(p, l, &x, samples, tt, split, true) + ffn_s(p, &x, samples, tt, split);
+               attention_s(p, l, &x, samples, tt, split, true) +
+               ffn_s(p, l, &x, samples, tt, split);
     case TSL_LAYER_ATTENTION: return extra + attention_s(p, l, &x, samples, tt, split, false);
-    case TSL_LAYER_FFN: return extra + ffn_s(p, &x, samples, tt, split);
+    case TSL_LAYER_FFN: return extra + ffn_s(p, l, &x, samples, tt, split);
     default: return extra + ends_s(p, l, &x, samples, tt, split, vocab);
     }
 }
@@ -213,14 +275,14 @@ static double layer_s(const pass_t *p, const tsl_layer_t *l, double samples, uin
 double tsl_roofline_layer_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                 uint32_t t, bool sp, double vocab)
 {
-    pass_t p = {d, false};
+    pass_t p = {d, false, 0.0};
     return layer_s(&p, l, samples, t, sp, vocab);
 }
 
 double tsl_roofline_layer_bwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                 uint32_t t, bool sp, double vocab)
 {
-    pass_t p = {d, true};
+    pass_t p = {d, true, 0.0};
     return layer_s(&p, l, samples, t, sp, vocab);
 }
 
@@ -233,7 +295,7 @@ double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l
     if (d->mem_bw <= 0)
         return (l->core_fwd_flops - core_saved_flops(l)) * samples / (tt * d->gemm_flops);
     shape_t x = shape_of(l);
-    pass_t p = {d, false};
+    pass_t p = {d, false, 0.0};
     double c = core_s(&p, l, &x, samples, tt, self_keys(l, &x), self_visited(l, &x));
     if (l->kind == TSL_LAYER_DECODER)
         c += core_s(&p, l, &x, samples, tt, x.ct, x.ct);

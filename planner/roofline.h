@@ -49,16 +49,38 @@
 /* backward/forward bytes of an elementwise kernel: saved input + incoming
  * gradient read, outgoing gradient written, against the forward's read + write */
 #define TSL_ROOFLINE_BWD_MEM_RATIO 1.5
+/* The loss over fp32 logits, bytes per logit (PyTorch's cross_entropy on
+ * logits.float(): torchtitan's loss, Megatron's .float() before its vocab-parallel
+ * loss, bench/torch_gpt_step.py). Forward: the cast (read 2, write 4), log_softmax
+ * (aten's cunn_SoftMaxForward: a max pass, a sum-of-exp pass and the output pass
+ * over a row too long for shared memory: read 3 × 4, write 4); nll_loss reads one
+ * logit per token. Backward: nll_loss's dense zero gradient (write 4),
+ * log_softmax's backward (a sum pass over the gradient, then gradient and output
+ * read, result written: 3 × 4 + 4), the cast back (read 4, write 2). */
+#define TSL_ROOFLINE_CE_FWD_BYTES 22.0
+#define TSL_ROOFLINE_CE_BWD_BYTES 26.0
+/* Host time per eager op of a PyTorch training step, seconds: measured on the
+ * H100 (bench/results/torch_gpt_step-h100.json, 16 micro-batches of 1, SDPA:
+ * the step less the predicted optimizer step, over 16 × the roofline's 781 ops
+ * per micro-batch; GPT2-345M 55.3 µs, GPT2-1.3B 52.4 µs, their mean). One op is
+ * one of the roofline's kernels (a GEMM, each gradient GEMM, an elementwise
+ * kernel, a bias gradient, the attention core); the eager step runs two to three
+ * framework ops (autocast casts, views, gradient-accumulation kernels) per
+ * modelled kernel, all in this figure. */
+#define TSL_ROOFLINE_HOST_OP_S 53.9e-6
 
 typedef struct tsl_roofline_dev {
     double gemm_flops;    /* F: sustained tensor-core FLOP/s */
     double mem_bw;        /* W: sustained device-memory bytes/s; 0 = unknown */
     double launch_s;      /* L */
+    double host_op_s;     /* host dispatch per op of an eager stack; 0: none (the
+                             GPU's time alone). A pass takes max(GPU, ops × it) */
     tsl_gemm_eff_t shape; /* the GPU's GEMM shape curve (gemm_eff.h) */
 } tsl_roofline_dev_t;
 
 /* F = peak × e_max, W = TSL_ROOFLINE_MEM_EFF × datasheet, L = the default, a flat
- * shape curve (u = 1): the caller sets .shape for its GPU (tsl_gemm_eff_for_gpu). */
+ * shape curve (u = 1), no host floor: the caller sets .shape for its GPU
+ * (tsl_gemm_eff_for_gpu) and .host_op_s for its stack. */
 void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double datasheet_mem_bw);
 
 /* b independent GEMMs of (m × k)·(k × n). */

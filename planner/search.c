@@ -123,6 +123,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, fields[i]);
     if (r->target) /* hashed only when set: unrestricted requests keep their fingerprints */
         tsl_fp_u64(&fp, 0x7a6700u + r->target);
+    if (r->no_host_floor) /* likewise */
+        tsl_fp_u64(&fp, 0x6f5f00u);
     tsl_fp_hex(&fp, hex);
 }
 

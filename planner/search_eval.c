@@ -440,6 +440,14 @@ tsl_cost_mode_t tsl_engine_cost_mode(const tsl_engine_t *e)
     return e->req != NULL && e->req->paper_cost ? TSL_COST_PAPER : TSL_COST_STACK;
 }
 
+void tsl_engine_env_request(const tsl_engine_t *e, tsl_cost_env_t *env)
+{
+    env->mode = tsl_engine_cost_mode(e);
+    /* the papers' formulas have no host floor; a C or CUDA-graph stack none either */
+    if (env->mode == TSL_COST_PAPER || (e->req != NULL && e->req->no_host_floor))
+        env->host_op_s = 0.0;
+}
+
 /* Stage s's point-to-point time per micro-batch, both directions: its boundary to
  * the next stage, v times under interleaving, where the last stage also sends
  * v − 1 chunk boundaries back to the first. The sender's layout is that of the
@@ -553,7 +561,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     tsl_cost_env_t env;
     if (tsl_cost_env_init(&env, e->cluster, s * G, G, NULL) != 0)
         return false;
-    env.mode = tsl_engine_cost_mode(e);
+    tsl_engine_env_request(e, &env);
     env.tied_copy = first > 0; /* a tied head here copies layer 0's word embedding */
     for (uint32_t j = 0; j < g->n; j++)
         tsl_cost_strategy_bw(&env, &g->items[j], &e->bw[j]);

@@ -55,6 +55,15 @@ static void test_table(void)
     CHECK(tsl_gpu_find("RTX-TITAN-24G")->intra_bw < tsl_gpu_find("V100-16G")->intra_bw / 4,
           "TITAN RTX is PCIe only");
     CHECK(tsl_gpu_find("H100-80G")->intra_bw > tsl_gpu_find("A100-80G")->intra_bw, "NVLink4");
+    /* Grand Teton's H100 96 GB HBM2e (torchtitan docs/performance.md): 2.4 TB/s */
+    const tsl_gpu_spec_t *h96 = tsl_gpu_find("H100-96G");
+    CHECK(h96 != NULL && h96->mem_bytes == 96ull << 30 && h96->mem_bw == 2400e9 &&
+              h96->peak_flops == tsl_gpu_find("H100-80G")->peak_flops,
+          "H100-96G");
+    CHECK(tsl_gpu_find("H100") == tsl_gpu_find("H100-80G"), "H100 alias stays the 80 GB part");
+    CHECK(tsl_gpu_match_model("NVIDIA H100 80GB HBM3", 81559ull << 20) == tsl_gpu_find("H100-80G"),
+          "an 80 GB H100 is the 80 GB type");
+    CHECK(tsl_gpu_match_model("NVIDIA H100", 97871ull << 20) == h96, "a 96 GB H100 the 96 GB one");
 
     const char *links[] = {"ib100", "ib200", "ib400", "eth10", "eth25", "eth100"};
     for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {

@@ -156,6 +156,7 @@ static void test_dp(void)
     make_env(&c, &env, 1, 8);
     tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
 
+    memset(&r, 0, sizeof(r));                   /* its padding, for the memcmp below */
     tsl_cost_layer(&env, &l, &s, NULL, 16, &r); /* n = 2 samples per device */
     double cf = F_FLOPS * 2 / X_FLOPS;          /* 1.6e-4 s */
     double grad = 2.0 * 7 / 8 * (2.0 * P_PARAMS) / (100 * GB);
@@ -174,6 +175,7 @@ static void test_dp(void)
     /* precomputed bandwidths give the same figures */
     tsl_strategy_bw_t bw;
     tsl_layer_cost_t r2;
+    memset(&r2, 0, sizeof(r2));
     tsl_cost_strategy_bw(&env, &s, &bw);
     CHECK(bw.dp_bw == 100 * GB && isinf(bw.tp_bw) && isinf(bw.sdp_bw), "DP bandwidths");
     tsl_cost_layer(&env, &l, &s, &bw, 16, &r2);

@@ -89,6 +89,7 @@ static void test_one_layer_by_hand(void)
     CHECK(tsl_cluster_parse_spec(&c, "1xA100-80G", &err) == 0, "%s", err.msg);
     tsl_request_t r;
     tsl_request_init(&r);
+    r.no_host_floor = true; /* the GPU's roofline by hand; the floor: test_host_floor */
     tsl_plan_t g, out;
     given_plan(&g, 1, 1, "single", 2, 3);
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "one layer: %s", err.msg);
@@ -96,6 +97,8 @@ static void test_one_layer_by_hand(void)
     tsl_cost_env_t env;
     tsl_layer_cost_t lc;
     tsl_cost_env_init(&env, &c, 0, 1, NULL);
+    CHECK(env.host_op_s == TSL_ROOFLINE_HOST_OP_S, "eager PyTorch's host floor by default");
+    env.host_op_s = 0.0;
     tsl_cost_layer(&env, &m.layers[0], &g.layer[0], NULL, 2, &lc);
     const tsl_layer_t *l = &m.layers[0];
     tsl_roofline_dev_t dev;
@@ -161,6 +164,7 @@ static void test_causal_by_hand(void)
           full.layers[0].fwd_flops);
     tsl_request_t r;
     tsl_request_init(&r);
+    r.no_host_floor = true; /* this one layer of 2 samples would be host-bound */
     tsl_plan_t g, a, b;
     given_plan(&g, 1, 1, "single", 2, 3);
     CHECK(tsl_eval_plan(&full, &c, &r, &g, &a, &err) == 0, "full: %s", err.msg);
@@ -362,11 +366,53 @@ static void test_tied_head_by_hand(void)
     tsl_cluster_free(&c1);
 }
 
+/* The eager host floor through eval (docs/cost-model.md "Host dispatch"): one
+ * encoder layer of h 1024, 2 samples of 512 on an A100 issues 12 ops forward and
+ * 20 backward; at 53.9 µs an op the host takes 646.8 µs and 1078 µs, more than
+ * the GPU's roofline (~0.2 / 0.4 ms), so the stage's forward is the host's; the
+ * request's no_host_floor (a C executor) and PAPER mode price the GPU alone. */
+static void test_host_floor(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    one_layer(&m, 1024, 16);
+    CHECK(tsl_cluster_parse_spec(&c, "1xA100-80G", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    tsl_plan_t g, eager, gpu, paper;
+    given_plan(&g, 1, 1, "single", 2, 1);
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &eager, &err) == 0, "eager: %s", err.msg);
+    r.no_host_floor = true;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &gpu, &err) == 0, "gpu: %s", err.msg);
+    r.no_host_floor = false;
+    r.paper_cost = true;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &paper, &err) == 0, "paper: %s", err.msg);
+    tsl_roofline_dev_t dev;
+    tsl_roofline_dev_init(&dev, 312e12 * 0.82, 2039e9);
+    tsl_gemm_eff_for_gpu(&dev.shape, "A100-80G", 312e12, 2039e9);
+    double gf = tsl_roofline_layer_fwd_s(&dev, &m.layers[0], 2, 1, false, 0);
+    double gb = tsl_roofline_layer_bwd_s(&dev, &m.layers[0], 2, 1, false, 0);
+    CHECK(gf < 646.8e-6 && gb < 1078e-6, "GPU %.1f / %.1f us", gf * 1e6, gb * 1e6);
+    CHECK_NEAR(eager.stages[0].fwd_s, 12 * 53.9e-6, 1e-12, "eager forward %.1f us",
+               eager.stages[0].fwd_s * 1e6);
+    CHECK_NEAR(gpu.stages[0].fwd_s, gf, 1e-12, "no floor: the GPU's %.1f us",
+               gpu.stages[0].fwd_s * 1e6);
+    CHECK_NEAR(paper.stages[0].fwd_s, gf, 1e-12, "paper: the GPU's");
+    /* one micro-batch, one GPU: the iteration is forward + backward + optimizer */
+    CHECK_NEAR(eager.iter_time_s - gpu.iter_time_s, (12 + 20) * 53.9e-6 - gf - gb, 1e-9,
+               "the iteration carries the floor: %.1f us more",
+               (eager.iter_time_s - gpu.iter_time_s) * 1e6);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
     test_sublayer();
     test_one_layer_by_hand();
     test_causal_by_hand();
+    test_host_floor();
     test_tied_head_by_hand();
     test_refusals();
     check_reproduces("BERT-Huge-32", "8xA100-40G", 32);

@@ -307,7 +307,8 @@ static void test_h100_fit(void)
  * forward is 128 tiles deep by 128 only (depth 128/336 = 0.38); its dX is 1024
  * deep and its dW 16384 deep: its backward costs less than twice its forward.
  * The FFN block (4 elementwise kernels: norm, residual, dropout, GELU) moves 1.5×
- * its forward bytes in the backward, with as many kernels. */
+ * its forward bytes in the backward, with as many kernels, plus its two bias
+ * gradients (a read of each GEMM's output gradient). */
 static void test_backward(void)
 {
     tsl_roofline_dev_t d;
@@ -327,6 +328,10 @@ static void test_backward(void)
     double by_hand_b =
         tsl_roofline_gemm_s(&d, T, 1024, 4096, 1) + tsl_roofline_gemm_s(&d, 1024, 4096, T, 1) +
         tsl_roofline_gemm_s(&d, T, 4096, 1024, 1) + tsl_roofline_gemm_s(&d, 4096, 1024, T, 1);
+    /* the two bias gradients: dY.sum(0) over 16384 tokens of 4096 and 1024 outputs */
+    double bias_b = 2.0 * T * (4096 + 1024) / d.mem_bw + 2 * d.launch_s;
+    CHECK_NEAR(bias_b, 62.6e-6 + 8e-6, 1e-3, "bias gradients %.2f us", bias_b * 1e6);
+    by_hand_b += bias_b;
     double elem_f = f - by_hand_f, elem_b = b - by_hand_b;
     CHECK(elem_f > 0, "the forward's elementwise part %g", elem_f);
     CHECK_NEAR(elem_b - 4 * d.launch_s, 1.5 * (elem_f - 4 * d.launch_s), 1e-12,
@@ -339,6 +344,146 @@ static void test_backward(void)
     CHECK(thin_b < 2 * thin_f, "thin shard: backward %.3g x forward", thin_b / thin_f);
 }
 
+/* The fused attention core on the H100 runs at flash's measured share of peak
+ * (gemm_eff.h), not the GEMM curve's. GPT-2 medium, causal, 16 samples: 256
+ * blocks of 128 queries (16 samples × 16 heads), over one wave of 132 SMs;
+ * 4·1024·512.5·1024·16 = 34.39 GFLOP forward at 0.35 × 989 TFLOP/s = 99.36 µs
+ * (+ L), its Q, K, V, O (134 MB, 50 µs) hidden. Backward 2.5 × those FLOPs at
+ * 0.18 × 989: 482.97 µs + L where the GEMM curve (u = 512.5 / (512.5 + 208.13))
+ * gave 157.33 µs + L. A100 has no flash figure: the GEMM curve as before. */
+static void test_flash(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    CHECK(d.shape.attn_fwd_flops == 0.35 * 989e12 && d.shape.attn_bwd_flops == 0.18 * 989e12,
+          "H100 flash rates");
+    tsl_gemm_eff_t a100;
+    tsl_gemm_eff_for_gpu(&a100, "A100-80G", 312e12, 2039e9);
+    CHECK(a100.attn_fwd_flops == 0 && a100.attn_bwd_flops == 0, "A100: none");
+    tsl_layer_t l = layer(1024, 1024, 16);
+    l.causal = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    double flops = 4.0 * 1024 * 512.5 * 1024 * 16;
+    CHECK(flops == 34393292800.0, "core FLOPs %.17g", flops);
+    double fwd = flops / (0.35 * 989e12) + TSL_ROOFLINE_LAUNCH_S;
+    CHECK_NEAR(fwd, 103.36e-6, 1e-4, "by hand %.2f us", fwd * 1e6);
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, 16, 1), fwd, 1e-12, "forward core %.2f us",
+               tsl_roofline_core_fwd_s(&d, &l, 16, 1) * 1e6);
+    /* the backward: the layer's with flash against the same without its figures */
+    tsl_roofline_dev_t gemm_priced = d;
+    gemm_priced.shape.attn_fwd_flops = gemm_priced.shape.attn_bwd_flops = 0.0;
+    double k_half = 0.705 * 989e12 / 3350e9, u = 512.5 / (512.5 + k_half);
+    double flash_b = 2.5 * flops / (0.18 * 989e12), gemm_b = 2.5 * flops / (989e12 * 0.777 * u);
+    CHECK_NEAR(flash_b, 482.97e-6, 1e-4, "by hand %.2f us", flash_b * 1e6);
+    CHECK_NEAR(gemm_b, 157.33e-6, 1e-4, "by hand %.2f us", gemm_b * 1e6);
+    CHECK(2.0 * 2 * (2.0 * 1024 * 1024 + 2.0 * 1024 * 1024) * 16 / d.mem_bw < gemm_b,
+          "the backward core is compute-bound");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, 16, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&gemm_priced, &l, 16, 1, false, 0),
+               flash_b - gemm_b, 1e-9, "backward core: flash %.2f us more, by hand %.2f",
+               (tsl_roofline_layer_bwd_s(&d, &l, 16, 1, false, 0) -
+                tsl_roofline_layer_bwd_s(&gemm_priced, &l, 16, 1, false, 0)) *
+                   1e6,
+               (flash_b - gemm_b) * 1e6);
+    /* the unfused core is batched GEMMs: no flash figure applies */
+    tsl_layer_t un = l;
+    un.unfused_attn = true;
+    CHECK(tsl_layer_derive(&un, &err) == 0, "%s", err.msg);
+    CHECK(tsl_roofline_core_fwd_s(&d, &un, 16, 1) ==
+              tsl_roofline_core_fwd_s(&gemm_priced, &un, 16, 1),
+          "unfused: the GEMM curve");
+}
+
+/* The LM head's loss over fp32 logits: 22 bytes per logit forward, 26 backward
+ * (roofline.h), 3 kernels each. GPT-2's head, 16 × 1024 tokens, V' = 50304: by
+ * hand 22 · 50304 · 16384 = 18.13 GB, 6.77 ms at 0.8 × 3350 GB/s, on top of the
+ * logits GEMM; the backward 26 · 50304 · 16384 = 21.43 GB, 8.00 ms, on top of
+ * its two gradient GEMMs. */
+static void test_loss(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_layer_t l;
+    memset(&l, 0, sizeof(l));
+    l.kind = TSL_LAYER_HEAD;
+    l.seq_len = 1024;
+    l.hidden = 1024;
+    l.vocab = 50257;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    double T = 16384, V = 50304, W = 0.8 * 3350e9, L = TSL_ROOFLINE_LAUNCH_S;
+    double ce_f = 22.0 * V * T / W, ce_b = 26.0 * V * T / W;
+    CHECK_NEAR(ce_f, 6.766e-3, 1e-3, "forward loss %.3f ms", ce_f * 1e3);
+    CHECK_NEAR(ce_b, 7.996e-3, 1e-3, "backward loss %.3f ms", ce_b * 1e3);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, V),
+               tsl_roofline_gemm_s(&d, T, V, 1024, 1) + ce_f + 3 * L, 1e-12, "head forward");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, 16, 1, false, V),
+               tsl_roofline_gemm_s(&d, T, 1024, V, 1) + tsl_roofline_gemm_s(&d, 1024, V, T, 1) +
+                   ce_b + 3 * L,
+               1e-12, "head backward");
+}
+
+/* The eager host floor: a pass takes max(GPU, ops × host_op_s). A GPT-2 layer
+ * with dropout and biases issues 12 ops forward (QKV, core, proj, 3 norm/residual/
+ * dropout kernels; FC1, GELU, FC2, 3 more) and 20 backward (2 per GEMM, the core,
+ * the same 7 elementwise, 4 bias gradients); the head 4 and 5; the embedding 2
+ * and 2; unfused attention counts its core as one op too. At 53.9 µs an op, one
+ * sample's layer (GPU ~0.1 ms) is host-bound: 646.8 µs forward, 1078 µs
+ * backward; sixteen samples' (GPU > 1 ms) are not. */
+static void test_host_floor(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    CHECK(d.host_op_s == 0, "no floor unless the caller sets one");
+    tsl_layer_t l = layer(1024, 1024, 16), un = l, head, emb;
+    un.unfused_attn = true;
+    memset(&head, 0, sizeof(head));
+    head.kind = TSL_LAYER_HEAD;
+    head.seq_len = head.hidden = 1024;
+    head.vocab = 50257;
+    emb = head;
+    emb.kind = TSL_LAYER_EMBEDDING;
+    emb.positions = 1024;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&un, &err) == 0 && tsl_layer_derive(&head, &err) == 0 &&
+              tsl_layer_derive(&emb, &err) == 0,
+          "%s", err.msg);
+    double gpu_f1 = tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0);
+    double gpu_f16 = tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 0);
+    tsl_roofline_dev_t ops = d; /* one second an op: the pass's op count */
+    ops.host_op_s = 1.0;
+    CHECK(tsl_roofline_layer_fwd_s(&ops, &l, 1, 1, false, 0) == 12 &&
+              tsl_roofline_layer_bwd_s(&ops, &l, 1, 1, false, 0) == 20,
+          "layer ops %g / %g", tsl_roofline_layer_fwd_s(&ops, &l, 1, 1, false, 0),
+          tsl_roofline_layer_bwd_s(&ops, &l, 1, 1, false, 0));
+    CHECK(tsl_roofline_layer_fwd_s(&ops, &un, 1, 1, false, 0) == 12 &&
+              tsl_roofline_layer_bwd_s(&ops, &un, 1, 1, false, 0) == 20,
+          "unfused: the same ops");
+    CHECK(tsl_roofline_layer_fwd_s(&ops, &head, 1, 1, false, 50304) == 4 &&
+              tsl_roofline_layer_bwd_s(&ops, &head, 1, 1, false, 50304) == 5,
+          "head ops");
+    CHECK(tsl_roofline_layer_fwd_s(&ops, &emb, 1, 1, false, 50304) == 2 &&
+              tsl_roofline_layer_bwd_s(&ops, &emb, 1, 1, false, 50304) == 2,
+          "embedding ops");
+    d.host_op_s = TSL_ROOFLINE_HOST_OP_S;
+    CHECK(gpu_f1 < 12 * TSL_ROOFLINE_HOST_OP_S && gpu_f16 > 12 * TSL_ROOFLINE_HOST_OP_S,
+          "GPU %.1f us (1 sample), %.1f us (16)", gpu_f1 * 1e6, gpu_f16 * 1e6);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0), 646.8e-6, 1e-12,
+               "one sample: host-bound");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0), 1078e-6, 1e-12,
+               "one sample backward: host-bound");
+    CHECK(tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 0) == gpu_f16, "16 samples: the GPU's");
+    tsl_roofline_dev_t flat;
+    tsl_roofline_dev_init(&flat, 1e14, 0);
+    flat.host_op_s = 1.0;
+    CHECK(tsl_roofline_layer_fwd_s(&flat, &l, 1, 1, false, 0) < 1.0,
+          "no bandwidth: the FLOP count alone, no floor");
+}
+
 int main(void)
 {
     test_gemm();
@@ -348,5 +493,8 @@ int main(void)
     test_curve();
     test_h100_fit();
     test_backward();
+    test_flash();
+    test_loss();
+    test_host_floor();
     return CHECK_DONE();
 }
