@@ -70,6 +70,7 @@ static void layer_costs(const tsl_engine_t *e, const tsl_plan_t *p, refine_buf_t
                           NULL);
         env[s].tied_copy = p->stages[s].first_layer > 0; /* as search_eval.c's stages */
         env[s].mode = tsl_engine_cost_mode(e);
+        env[s].knobs = e->knobs;
         fastest = fmax(fastest, env[s].device_flops);
     }
     for (uint32_t s = 0; s < p->pp; s++) {
