@@ -178,6 +178,7 @@ static Tessel__V1__PlanFigures *read_plan(tsl_arena_t *a, const json_t *plan, co
 #define READ_PLAN_U32(proto, json)             f->proto = GET_U32(plan, json);
 #define READ_PLAN_U64(proto, json)             f->proto = GET_U64(plan, json);
 #define READ_PLAN_REAL(proto, json)            f->proto = GET_REAL(plan, json);
+#define READ_PLAN_BOOL(proto, json)            f->proto = GET_BOOL(plan, json);
     TSL_PLAN_FIELDS(READ_PLAN_)
 #undef READ_PLAN_
     return rc == 0 ? f : NULL;
@@ -427,6 +428,7 @@ json_t *tsl_proto_figures_to_json(const Tessel__V1__PlanFigures *f)
 #define WRITE_PLAN_U32(proto, json, when)       TSL_PLAN_PUT(o, f, U32, proto, json, when)
 #define WRITE_PLAN_U64(proto, json, when)       TSL_PLAN_PUT(o, f, U64, proto, json, when)
 #define WRITE_PLAN_REAL(proto, json, when)      TSL_PLAN_PUT(o, f, REAL, proto, json, when)
+#define WRITE_PLAN_BOOL(proto, json, when)      TSL_PLAN_PUT(o, f, BOOL, proto, json, when)
     TSL_PLAN_FIELDS(WRITE_PLAN_)
 #undef WRITE_PLAN_
     return o;

@@ -28,6 +28,11 @@ typedef struct tsl_eval_opts {
     bool unfused_attn;             /* --unfused-attn: the request's unfused_attn */
     bool paper_cost;               /* --paper-cost: the request's paper_cost */
     bool no_host_floor;            /* --no-host-floor: the request's no_host_floor */
+    /* --grad-reduce-bytes N, --no-fp32-master, --[no-]overlap-grad-reduce,
+     * --overlap-param-gather: the request's fields of those names, over the
+     * imported plan's (docs/cost-model.md "Precision and overlap") */
+    uint32_t grad_reduce_bytes;
+    bool no_fp32_master, overlap_grad_reduce, no_overlap_grad_reduce, overlap_param_gather;
     bool no_search;
     bool local; /* --local: run here even when a server is named */
 } tsl_eval_opts_t;

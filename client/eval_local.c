@@ -170,6 +170,11 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->unfused_attn = eo->unfused_attn;
     r->paper_cost = eo->paper_cost;
     r->no_host_floor = eo->no_host_floor;
+    r->grad_reduce_bytes = eo->grad_reduce_bytes;
+    r->no_fp32_master = eo->no_fp32_master;
+    r->overlap_grad_reduce = eo->overlap_grad_reduce;
+    r->no_overlap_grad_reduce = eo->no_overlap_grad_reduce;
+    r->overlap_param_gather = eo->overlap_param_gather;
 }
 
 int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)

@@ -15,6 +15,8 @@ static const char eval_usage[] =
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
     "                      [--unfused-attn] [--paper-cost] [--no-host-floor]\n"
+    "                      [--grad-reduce-bytes N] [--no-fp32-master]\n"
+    "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
     "Predict the iteration time, throughput and per-stage memory of a GIVEN plan (no\n"
@@ -80,6 +82,17 @@ static const char eval_usage[] =
     "  --no-host-floor     the GPU's time alone, no eager PyTorch host dispatch\n"
     "                      floor (a C executor, CUDA graphs)\n"
     "\n"
+    "Precision and overlap (docs/cost-model.md, \"Precision and overlap\"; default:\n"
+    "what --megatron-args / --torchtitan say, else Tessel's executor's):\n"
+    "  --grad-reduce-bytes N\n"
+    "                      gradient bytes in the buffer and the DP/SDP reduce: 2\n"
+    "                      (bf16/fp16) or 4 (fp32 main gradients)\n"
+    "  --no-fp32-master    no fp32 master weights: 16-bit Adam states\n"
+    "  --overlap-grad-reduce, --no-overlap-grad-reduce\n"
+    "                      the DP gradient reduce under the backward, or after it\n"
+    "  --overlap-param-gather\n"
+    "                      ZeRO-1's weight all-gather under the next forward\n"
+    "\n"
     "  --no-search         do not run the search to compare with\n"
     "  --server ADDR       evaluate in tesseld at ADDR (also before `eval`, or\n"
     "                      TESSEL_SERVER); --token T and --timeout S as for plan\n"
@@ -117,6 +130,11 @@ enum {
     OPT_UNFUSED,
     OPT_PAPER,
     OPT_NO_HOST_FLOOR,
+    OPT_GRAD_BYTES,
+    OPT_NO_MASTER,
+    OPT_OVERLAP_GRAD,
+    OPT_NO_OVERLAP_GRAD,
+    OPT_OVERLAP_PARAM,
 };
 
 static const struct option eval_long[] = {
@@ -151,6 +169,11 @@ static const struct option eval_long[] = {
     {"unfused-attn", no_argument, 0, OPT_UNFUSED},
     {"paper-cost", no_argument, 0, OPT_PAPER},
     {"no-host-floor", no_argument, 0, OPT_NO_HOST_FLOOR},
+    {"grad-reduce-bytes", required_argument, 0, OPT_GRAD_BYTES},
+    {"no-fp32-master", no_argument, 0, OPT_NO_MASTER},
+    {"overlap-grad-reduce", no_argument, 0, OPT_OVERLAP_GRAD},
+    {"no-overlap-grad-reduce", no_argument, 0, OPT_NO_OVERLAP_GRAD},
+    {"overlap-param-gather", no_argument, 0, OPT_OVERLAP_PARAM},
     {0, 0, 0, 0},
 };
 
@@ -233,6 +256,16 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_UNFUSED: eo->unfused_attn = true; return 0;
     case OPT_PAPER: eo->paper_cost = true; return 0;
     case OPT_NO_HOST_FLOOR: eo->no_host_floor = true; return 0;
+    case OPT_GRAD_BYTES:
+        if (tsl_parse_u32("grad-reduce-bytes", optarg, 2, 4, &eo->grad_reduce_bytes, err) != 0)
+            return -1;
+        if (eo->grad_reduce_bytes == 3)
+            return tsl_err_set(err, "grad-reduce-bytes: 3 is not 2 (bf16) or 4 (fp32)");
+        return 0;
+    case OPT_NO_MASTER: eo->no_fp32_master = true; return 0;
+    case OPT_OVERLAP_GRAD: eo->overlap_grad_reduce = true; return 0;
+    case OPT_NO_OVERLAP_GRAD: eo->no_overlap_grad_reduce = true; return 0;
+    case OPT_OVERLAP_PARAM: eo->overlap_param_gather = true; return 0;
     default: return plan_flag(opt, eo, err);
     }
 }
@@ -240,6 +273,12 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
 /* Exactly one way of giving the plan. */
 static int check_sources(const tsl_eval_opts_t *eo)
 {
+    if (eo->overlap_grad_reduce && eo->no_overlap_grad_reduce) {
+        fputs("tesselctl: eval: --overlap-grad-reduce and --no-overlap-grad-reduce: one or "
+              "the other\n",
+              stderr);
+        return TSL_EXIT_USAGE;
+    }
     int n = (eo->have_flags || eo->strategy) + (eo->plan_file != NULL) +
             (eo->megatron_args != NULL) + (eo->torchtitan != NULL);
     if (n > 1) {

@@ -281,6 +281,7 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
         return -1;
     fill_layers(cfg, m, first, &s, out);
     out->interleave = cfg->interleave;
+    tsl_plan_set_knobs(out, &cfg->knobs);
     if (cfg->vpp_blocks) {
         uint32_t n0 = 0;
         for (uint32_t i = first[0]; i < first[1]; i++)
@@ -461,14 +462,10 @@ static const char *const mg_no_effect[] = {
     "apply-query-key-layer-scaling",
     "no-position-embedding",
     "use-rotary-position-embeddings",
-    "bf16",
-    "fp16",
-    "grad-reduce-in-bf16",
     "fp8-amax-history-len",
     "fp8-amax-compute-algo",
     "fp8-margin",
     "fp8-wgrad",
-    "accumulate-allreduce-grads-in-fp32",
     "cross-entropy-loss-fusion",
     "cross-entropy-fusion-impl",
     "calculate-per-token-loss",
@@ -509,8 +506,6 @@ static const char *const mg_no_effect[] = {
     "override-opt_param-scheduler",
     "use-checkpoint-opt_param-scheduler",
     "rampup-batch-size",
-    "overlap-grad-reduce",
-    "overlap-param-gather",
     "no-overlap-p2p-communication",
     "ddp-bucket-size",
     "ddp-num-buckets",
@@ -596,6 +591,7 @@ static const char *const mg_no_effect[] = {
 typedef struct mg_state {
     bool method_block, method_set, num_layers_set, granularity_set;
     bool recompute_activations, fsdp2, dist_opt;
+    bool bf16, fp16, grad_bf16, grad_fp32, overlap_grad, overlap_param;
     uint32_t cp, ep;
 } mg_state_t;
 
@@ -616,6 +612,12 @@ static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state
                  : strcmp(key, "use-torch-fsdp2") == 0           ? &st->fsdp2
                  : strcmp(key, "account-for-embedding-in-pipeline-split") == 0 ? &c->acct_embed
                  : strcmp(key, "account-for-loss-in-pipeline-split") == 0      ? &c->acct_loss
+                 : strcmp(key, "bf16") == 0                                    ? &st->bf16
+                 : strcmp(key, "fp16") == 0                                    ? &st->fp16
+                 : strcmp(key, "grad-reduce-in-bf16") == 0                     ? &st->grad_bf16
+                 : strcmp(key, "accumulate-allreduce-grads-in-fp32") == 0      ? &st->grad_fp32
+                 : strcmp(key, "overlap-grad-reduce") == 0                     ? &st->overlap_grad
+                 : strcmp(key, "overlap-param-gather") == 0                    ? &st->overlap_param
                                                                                : NULL;
     if (flag) {
         *flag = true;
@@ -727,6 +729,32 @@ static int mg_recompute(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     return 0;
 }
 
+/* Gradient precision and overlap as Megatron-LM d98e8a6 sets them
+ * (validate_args, megatron/training/arguments.py): --bf16 accumulates and
+ * reduces main gradients in fp32 unless --grad-reduce-in-bf16; --fp16 in fp16
+ * unless --accumulate-allreduce-grads-in-fp32; --overlap-grad-reduce and
+ * --overlap-param-gather default off, the latter needing the former and the
+ * distributed optimizer. */
+static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
+{
+    if (st->bf16 && st->fp16)
+        return tsl_err_set(err, "megatron: --bf16 and --fp16: no more than one (Megatron-LM)");
+    if (!st->bf16 && !st->fp16)
+        tsl_eval_cfg_note(c, "megatron: neither --bf16 nor --fp16 (Megatron-LM trains in "
+                             "fp32): costed as --bf16");
+    bool fp32 = st->fp16 ? st->grad_fp32 : !st->grad_bf16;
+    c->knobs.grad_reduce_bytes = fp32 ? 4 : 0;
+    c->knobs.grad_reduce_exposed = !st->overlap_grad;
+    if (st->overlap_param && !st->dist_opt)
+        return tsl_err_set(err, "megatron: --overlap-param-gather needs "
+                                "--use-distributed-optimizer (Megatron-LM)");
+    if (st->overlap_param && !st->overlap_grad)
+        return tsl_err_set(err, "megatron: --overlap-param-gather needs --overlap-grad-reduce "
+                                "(Megatron-LM)");
+    c->knobs.overlap_param_gather = st->overlap_param;
+    return 0;
+}
+
 /* The checks Megatron-LM's validate_args makes on what the line set together. */
 static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
 {
@@ -758,6 +786,8 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     if (st->fsdp2) /* FSDP2 shards over the data-parallel ranks: SDP the rest */
         c->sdp_rest = true;
     c->zero = st->dist_opt ? 1 : 0;
+    if (mg_knobs(c, st, err) != 0)
+        return -1;
     if (c->sp && c->tp <= 1) {
         c->sp = false;
         tsl_eval_cfg_note(c, "megatron: --sequence-parallel with tensor-model-parallel-size 1: "

@@ -66,6 +66,10 @@ typedef struct tsl_eval_cfg {
     uint32_t tt_in_w, tt_out_w, tt_layers_per_stage;
     uint32_t ckpt_every; /* > 0: full recompute of every N-th Transformer layer of a
                             stage (torchtitan selective_ac_option N: the N-th, 2N-th...) */
+    /* how the stack keeps and syncs gradients (cost.h; all zero: Tessel's
+       executor): Megatron-LM's precision and --overlap-* flags, torchtitan's
+       FSDP2 float32 reduce and training dtype; the plan carries them */
+    tsl_cost_knobs_t knobs;
     /* what the import read differently from the stack or left out, one note a line,
        for the person to see (tsl_eval_cfg_note) */
     char notes[1024];

@@ -240,6 +240,23 @@ __attribute__((noinline)) static bool is(const toml_line_t *t, const char *secti
     return strcmp(t->section, section) == 0 && strcmp(t->key, key) == 0;
 }
 
+/* [training] dtype: "float32" (the default) keeps fp32 parameters under
+ * FSDP2's bf16 compute; "bfloat16" puts parameters, gradients and optimizer
+ * states in bf16 without an fp32 copy (torchtitan/config/configs.py). */
+static int training_dtype(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    char v[32];
+    if (want_str(t, v, sizeof v, err) != 0)
+        return -1;
+    if (strcmp(v, "bfloat16") != 0 && strcmp(v, "float32") != 0)
+        return tsl_err_set(err, "torchtitan: line %u: dtype = \"%s\": bfloat16 or float32", t->line,
+                           v);
+    /* bf16 throughout: the gradients too, reduced in their 16 bits */
+    c->knobs.no_fp32_master = strcmp(v, "bfloat16") == 0;
+    c->knobs.grad_reduce_bytes = c->knobs.no_fp32_master ? 0 : 4;
+    return 0;
+}
+
 /* The keys with a form of their own; 1: not one of them. */
 static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
 {
@@ -278,6 +295,8 @@ static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
         return ckpt_mode(t, st, err);
     if (is(t, "activation_checkpoint", "selective_ac_option"))
         return want_str(t, st->ac_option, sizeof st->ac_option, err);
+    if (is(t, "training", "dtype")) /* "bfloat16": no fp32 master (TrainingConfig.dtype) */
+        return training_dtype(t, c, err);
     return 1;
 }
 
@@ -472,6 +491,7 @@ static const char *py_section(const char *key)
         {"pipeline_parallel_split_points", "parallelism"},
         {"module_fqns_per_model_part", "parallelism"},
         {"pipeline_parallel_schedule", "parallelism"},
+        {"dtype", "training"},
     };
     for (size_t i = 0; i < sizeof tt_u32 / sizeof tt_u32[0]; i++)
         if (strcmp(key, tt_u32[i].key) == 0)
@@ -609,6 +629,9 @@ int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *er
     out->tt_split = true;
     out->tt_in_w = out->tt_out_w = 1;
     out->sdp_rest = true; /* torchtitan's default shard degree: -1, the rest */
+    /* TrainingConfig.mixed_precision_reduce "float32" (its only value): FSDP2
+     * reduce-scatters fp32 gradients, under the backward */
+    out->knobs.grad_reduce_bytes = 4;
     out->dp = 1;
     toml_line_t *t = calloc(1, sizeof *t);
     char *buf = malloc(4 * TT_VALUE);

@@ -18,6 +18,12 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     if (tsl_target_uniform(v, &u, err) != 0)
         return -1;
     const tsl_plan_t *p = v->plan;
+    if (p->no_fp32_master || p->overlap_param_gather)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: the plan has %s, which Tessel does not export to "
+                            "DeepSpeed (plan it with --target deepspeed)",
+                            p->no_fp32_master ? "no fp32 master weights"
+                                              : "ZeRO-1's weight all-gather overlapped");
     json_t *o = json_object();
     /* DeepSpeedConfig (0.19.6 runtime/config.py) checks train_batch_size ==
      * micro × gradient_accumulation_steps × world_size, where world_size is
@@ -30,8 +36,17 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     json_object_set_new(o, "train_micro_batch_size_per_gpu", json_integer(u.micro_per_rank));
     json_object_set_new(o, "gradient_accumulation_steps", json_integer(p->n_micro));
     json_object_set_new(o, "bf16", json_pack("{s:b}", "enabled", 1));
-    json_object_set_new(o, "zero_optimization",
-                        json_pack("{s:i}", "stage", u.sdp > 1 ? 3 : (int)u.s.zero));
+    int stage = u.sdp > 1 ? 3 : (int)u.s.zero;
+    json_t *zero = json_pack("{s:i}", "stage", stage);
+    /* overlap_comm defaults to stage == 3 (runtime/zero/config.py); the plan's
+     * gradient reduce under the backward or after it, as priced */
+    if (stage < 3 && u.dp > 1 && !p->grad_reduce_exposed)
+        json_object_set_new(zero, "overlap_comm", json_true());
+    json_object_set_new(o, "zero_optimization", zero);
+    /* the reduce in the gradients' bf16 unless the plan has fp32 (runtime/config.py
+     * communication_data_type, default None: the gradients' dtype) */
+    if (p->grad_reduce_bytes == 4)
+        json_object_set_new(o, "communication_data_type", json_string("fp32"));
     if (u.tp > 1)
         json_object_set_new(o, "tensor_parallel", json_pack("{s:i}", "autotp_size", (int)u.tp));
     if (v->pp > 1)

@@ -94,6 +94,34 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
                 ckpt_k);
 }
 
+/* Gradient precision and overlap as the plan was priced (plan.h; Megatron-LM
+ * d98e8a6 validate_args): --bf16 reduces fp32 main gradients unless
+ * --grad-reduce-in-bf16; --overlap-grad-reduce and --overlap-param-gather
+ * default off. Megatron-LM keeps an fp32 master in every bf16 run. */
+static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (p->no_fp32_master)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: the plan has no fp32 master weights; Megatron-LM's "
+                            "bf16 optimizer always keeps them (plan it with --target megatron)");
+    if (p->overlap_param_gather && (!u->s.zero || p->grad_reduce_exposed))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: --overlap-param-gather needs the distributed optimizer "
+                            "and --overlap-grad-reduce (Megatron-LM); the plan has %s",
+                            u->s.zero ? "the gradient reduce exposed" : "no ZeRO-1");
+    return 0;
+}
+
+static void write_knobs(const tsl_plan_t *p, FILE *out)
+{
+    if (p->grad_reduce_bytes != 4)
+        fputs("--grad-reduce-in-bf16\n", out);
+    if (!p->grad_reduce_exposed)
+        fputs("--overlap-grad-reduce\n", out);
+    if (p->overlap_param_gather)
+        fputs("--overlap-param-gather\n", out);
+}
+
 int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
 {
     tsl_export_uniform_t u;
@@ -101,6 +129,8 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         return -1;
     uint32_t ckpt_k = tsl_target_megatron_recompute(v);
     const tsl_plan_t *p = v->plan;
+    if (check_knobs(&u, p, err) != 0)
+        return -1;
     fprintf(out,
             "# Megatron-LM arguments for %s, plan \"%s\" from Tessel (docs/exports.md)\n"
             "# %u GPUs = TP %u x DP %u x PP %u; %u micro-batches of %u per data-parallel "
@@ -118,6 +148,7 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     if (p->n_nodes)
         fputs("# heterogeneous placement: order the hosts as the plan's node_order\n", out);
     write_parallel(v, &u, ckpt_k, out);
+    write_knobs(p, out);
     write_model(v, out);
     return 0;
 }

@@ -34,6 +34,7 @@ static int run_strategy(const json_t *run, tsl_strategy_t *s, tsl_err_t *err)
 #define READ_SCALAR_U32(dst, o, json)  (dst) = tsl_plan_json_u32(o, json);
 #define READ_SCALAR_U64(dst, o, json)  (dst) = tsl_plan_json_u64(o, json);
 #define READ_SCALAR_REAL(dst, o, json) (dst) = tsl_plan_json_real(o, json);
+#define READ_SCALAR_BOOL(dst, o, json) (dst) = json_is_true(json_object_get(o, json));
 
 static void read_stage_scalars(const json_t *st, tsl_plan_stage_t *ps)
 {
@@ -133,6 +134,7 @@ int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
 #define PLAN_U32(c, json)                 READ_SCALAR_U32(out->c, plan, json)
 #define PLAN_U64(c, json)                 READ_SCALAR_U64(out->c, plan, json)
 #define PLAN_REAL(c, json)                READ_SCALAR_REAL(out->c, plan, json)
+#define PLAN_BOOL(c, json)                READ_SCALAR_BOOL(out->c, plan, json)
     TSL_PLAN_FIELDS(PLAN_)
 #undef PLAN_
     const json_t *stages = json_object_get(plan, "stages");

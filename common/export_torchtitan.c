@@ -57,6 +57,16 @@ static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, co
             "# %u GPUs; predicted %.4f s/iteration, %.2f samples/s\n",
             form, v->model->name, p->label, u->stage_devices * v->pp, p->iter_time_s,
             p->samples_per_s);
+    /* torchtitan reduces in float32 (TrainingConfig.mixed_precision_reduce has no
+     * other value) and FSDP2 reduce-scatters under the backward */
+    if (p->grad_reduce_bytes != 4 && !p->no_fp32_master)
+        fputs("# note: the plan was priced with 16-bit gradient reduces; torchtitan "
+              "reduces in float32\n",
+              out);
+    if (p->grad_reduce_exposed)
+        fputs("# note: the plan was priced with the gradient reduce after the backward; "
+              "FSDP2 overlaps it\n",
+              out);
 }
 
 /* The Llama 3 configurations torchtitan ships, by Tessel's model name. */
@@ -132,6 +142,8 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         }
         fputs("    ]\n", out);
     }
+    if (p->no_fp32_master) /* bf16 parameters, gradients and Adam states */
+        fputs("    config.training.dtype = \"bfloat16\"\n", out);
     fputs(u.ckpt_blocks ? "    config.activation_checkpoint = FullAC.Config()\n"
                         : "    config.activation_checkpoint = None\n",
           out);
@@ -147,8 +159,9 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
     const tsl_plan_t *p = v->plan;
     header(v, &u, "job TOML (v0.2.0 .. v0.2.2; v0.1.0: see the split points below)", out);
     fputs("# add [model], [optimizer] and the rest of your job as usual\n\n", out);
-    fprintf(out, "[training]\nlocal_batch_size = %u\nglobal_batch_size = %u\nseq_len = %u\n\n",
+    fprintf(out, "[training]\nlocal_batch_size = %u\nglobal_batch_size = %u\nseq_len = %u\n",
             local_batch(v, &u), p->global_batch, v->model->layers[1].seq_len);
+    fputs(p->no_fp32_master ? "dtype = \"bfloat16\"\n\n" : "\n", out);
     fprintf(out,
             "[parallelism]\ndata_parallel_replicate_degree = %u\n"
             "data_parallel_shard_degree = %u\ntensor_parallel_degree = %u\n"

@@ -76,6 +76,10 @@
     X(sim_iter_time_s, REAL, sim_iter_time_s, "sim_iter_time_s", NONZERO)                          \
     X(master_stage, U32, master_stage, "master_stage", SIMULATED)                                  \
     X(interleave, U32, interleave, "interleave", OVER1)                                            \
+    X(grad_reduce_bytes, U32, grad_reduce_bytes, "grad_reduce_bytes", NONZERO)                     \
+    X(no_fp32_master, BOOL, no_fp32_master, "no_fp32_master", NONZERO)                             \
+    X(grad_reduce_exposed, BOOL, grad_reduce_exposed, "grad_reduce_exposed", NONZERO)              \
+    X(overlap_param_gather, BOOL, overlap_param_gather, "overlap_param_gather", NONZERO)           \
     X(slicer, CUSTOM, slicer, "slicer", ALWAYS)                                                    \
     X(memopt, CUSTOM, memopt, "memopt", ALWAYS)                                                    \
     X(node_order, CUSTOM, node_order, "node_order", ALWAYS)

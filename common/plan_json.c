@@ -176,6 +176,7 @@ static json_t *plan_to_json(const tsl_plan_t *p, const tsl_sublayer_model_t *sm)
 #define PLAN_U32(c, json, when)               TSL_PLAN_PUT(o, p, U32, c, json, when)
 #define PLAN_U64(c, json, when)               TSL_PLAN_PUT(o, p, U64, c, json, when)
 #define PLAN_REAL(c, json, when)              TSL_PLAN_PUT(o, p, REAL, c, json, when)
+#define PLAN_BOOL(c, json, when)              TSL_PLAN_PUT(o, p, BOOL, c, json, when)
     TSL_PLAN_FIELDS(PLAN_KEY_)
 #undef PLAN_KEY_
     return o;

@@ -239,16 +239,29 @@ typedef struct degrees {
     uint32_t t, d, z;
 } degrees_t;
 
-/* O_ms, O_f, O_b of cost.h for n samples per device; p = the parameters of this
- * TP rank (rank_params). Model states per parameter (Rajbhandari 2020): 2 fp16
- * weights + 2 fp16 gradients + 12 optimizer bytes, all divided by z; ZeRO-1
- * divides the 12 by d too, ZeRO-2 the gradients. */
-static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t n,
-                         double p, tsl_layer_cost_t *out)
+/* Gradient bytes per element: what the gradient buffer holds and the DP/SDP
+ * reduce moves (knobs: 0 = 2). */
+static inline double grad_elem_bytes(const tsl_cost_knobs_t *k)
 {
-    double z = g.z;
+    return k->grad_reduce_bytes ? (double)k->grad_reduce_bytes : TSL_BYTES_PER_PARAM_FP16;
+}
+
+/* O_ms, O_f, O_b of cost.h for n samples per device; p = the parameters of this
+ * TP rank (rank_params). Model states per parameter (Rajbhandari 2020): 2 16-bit
+ * weights + g gradient bytes + 12 optimizer bytes (fp32 master, m, v), all
+ * divided by z; ZeRO-1 divides the optimizer bytes by d too, ZeRO-2 the
+ * gradients. g = 2, or 4 for fp32 main gradients (Megatron-LM's 18 B with
+ * --bf16). Without a master the moments are 16-bit: 4 optimizer bytes. Under
+ * SDP with fp32 gradients the sharded fp32 parameter is the master and no
+ * 16-bit copy stays between steps (FSDP2's MixedPrecisionPolicy): 12 + g. */
+static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t n,
+                         double p, const tsl_cost_knobs_t *k, tsl_layer_cost_t *out)
+{
+    double z = g.z, gb = grad_elem_bytes(k);
     double opt_div = s->zero >= 1 ? g.d : 1, grad_div = s->zero >= 2 ? g.d : 1;
-    out->ms_bytes = (uint64_t)ceil(p / z * (2.0 + 2.0 / grad_div + 12.0 / opt_div));
+    double opt = k->no_fp32_master ? 2.0 * TSL_BYTES_PER_PARAM_FP16 : 12.0;
+    double weights = g.z > 1 && gb >= 4 && !k->no_fp32_master ? 0.0 : TSL_BYTES_PER_PARAM_FP16;
+    out->ms_bytes = (uint64_t)ceil(p / z * (weights + gb / grad_div + opt / opt_div));
     uint64_t split = s->sp ? g.t : 1; /* sequence parallelism shards the rest */
     uint64_t score = s->selective ? l->act_score_bytes : 0;
     uint64_t act =
@@ -260,13 +273,13 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         out->fwd_bytes = act;
         out->bwd_bytes = 0;
     }
-    /* SDP gathers the full (TP-sharded) fp16 weights and holds unsharded fp16
-     * gradients before reduce-scatter: 2 + 2 bytes per parameter beyond its shard. */
+    /* SDP gathers the full (TP-sharded) 16-bit weights and holds unsharded
+     * gradients before reduce-scatter: 2 + g bytes per parameter beyond its shard. */
     if (g.z > 1)
-        out->bwd_bytes += (uint64_t)ceil(4.0 * p * (g.z - 1) / z);
-    /* ZeRO-2 holds a layer's full fp16 gradient until it is reduce-scattered */
+        out->bwd_bytes += (uint64_t)ceil((2.0 + gb) * p * (g.z - 1) / z);
+    /* ZeRO-2 holds a layer's full gradient until it is reduce-scattered */
     if (s->zero >= 2 && g.d > 1)
-        out->bwd_bytes += (uint64_t)ceil(2.0 * p / z * (1.0 - 1.0 / g.d));
+        out->bwd_bytes += (uint64_t)ceil(gb * p / z * (1.0 - 1.0 / g.d));
 }
 
 /* ---- the one place compute time is modelled: a roofline per GEMM with the
@@ -286,6 +299,15 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
 }
 
+double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k)
+{
+    double gb = grad_elem_bytes(k);
+    /* master: read master, m, v (12) + the gradient, write them (12) + the
+     * 16-bit weights (2); without: read weights, m, v (6) + the gradient, write
+     * the three (6) */
+    return k->no_fp32_master ? 12.0 + gb : 26.0 + gb;
+}
+
 /* The optimizer step of the parameters this device updates: its TP rank's p,
  * divided by SDP (ZeRO-3) and by DP under ZeRO-1/2 (sharded optimizer states).
  * HBM-bound: TSL_BYTES_PER_PARAM_OPT_STEP bytes each at W_opt, one fused kernel
@@ -296,18 +318,21 @@ static double optimizer_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, de
     double div = (double)g.z * (s->zero >= 1 ? g.d : 1);
     if (!(env->opt_mem_bw > 0) || !(p > 0))
         return 0.0;
-    return TSL_BYTES_PER_PARAM_OPT_STEP * p / div / env->opt_mem_bw + TSL_ROOFLINE_LAUNCH_S;
+    return tsl_cost_opt_step_bytes(&env->knobs) * p / div / env->opt_mem_bw + TSL_ROOFLINE_LAUNCH_S;
 }
 
-/* Gradient synchronisation of the DP and SDP levels (grad_bytes: fp16 gradients
- * of this device's TP shard). Plain DP all-reduces once, on the last
- * micro-batch, under the backward. ZeRO-1 reduce-scatters there instead and
- * all-gathers the updated weights after the optimizer step, where no backward
- * hides it (exposed): the same ring bytes, less memory, a later wait. ZeRO-2
- * also reduce-scatters every micro-batch (per_mb), under its backward. */
-static void grad_sync(tsl_cost_mode_t mode, const tsl_strategy_t *s, degrees_t g,
-                      const tsl_strategy_bw_t *bw, double grad_bytes, double *per_mb, double *last,
-                      double *exposed)
+/* Gradient synchronisation of the DP and SDP levels (grad_bytes: the gradients
+ * of this device's TP shard, in the knobs' reduce precision). Plain DP
+ * all-reduces once, on the last micro-batch, under the backward (or after it:
+ * knobs.grad_reduce_exposed, into *exposed). ZeRO-1 reduce-scatters there
+ * instead and all-gathers the updated 16-bit weights (param_bytes) after the
+ * optimizer step, where no backward hides it (exposed; *gather_next with
+ * knobs.overlap_param_gather: under the next forward). ZeRO-2 also
+ * reduce-scatters every micro-batch (per_mb), under its backward. */
+static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl_strategy_t *s,
+                      degrees_t g, const tsl_strategy_bw_t *bw, double grad_bytes,
+                      double param_bytes, double *per_mb, double *last, double *exposed,
+                      double *gather_next)
 {
     double shard = grad_bytes / g.z;
     /* a reduce-scatter moves what an all-gather moves, with the same α */
@@ -316,23 +341,25 @@ static void grad_sync(tsl_cost_mode_t mode, const tsl_strategy_t *s, degrees_t g
     /* ZeRO-3 keeps no unsharded gradient between micro-batches: the executor (and
      * FSDP) reduce-scatter after every backward (STACK); Galvatron's SDP once (PAPER) */
     bool sdp_every_mb = mode == TSL_COST_STACK;
+    double dp_last = s->zero == 0   ? allreduce_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat)
+                     : s->zero == 1 ? rs
+                                    : 0.0;
+    double gather = s->zero ? allgather_lat_s(param_bytes / g.z, g.d, bw->dp_bw, &bw->dp_lat) : 0.0;
     *per_mb = (s->zero >= 2 ? rs : 0.0) + (sdp_every_mb ? sdp_rs : 0.0);
-    *last = (sdp_every_mb ? 0.0 : sdp_rs) +
-            (s->zero == 0   ? allreduce_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat)
-             : s->zero == 1 ? rs
-                            : 0.0);
-    *exposed = s->zero ? allgather_lat_s(shard, g.d, bw->dp_bw, &bw->dp_lat) : 0.0;
+    *last = (sdp_every_mb ? 0.0 : sdp_rs) + (k->grad_reduce_exposed ? 0.0 : dp_last);
+    *exposed = (k->grad_reduce_exposed ? dp_last : 0.0) + (k->overlap_param_gather ? 0.0 : gather);
+    *gather_next = k->overlap_param_gather ? gather : 0.0;
 }
 
 /* compute_scale (by the layer's tokens per micro-batch on one device) on its 3
- * compute times, comm_scale on its 5 communication times. */
+ * compute times, comm_scale on its 6 communication times. */
 static void calibrate_times(const struct tsl_calib *k, const tsl_layer_t *l, double n,
-                            double *compute[3], double *comm[5])
+                            double *compute[3], double *comm[6])
 {
     double kc = tsl_calib_compute_scale(k, l->hidden, (uint32_t)fmin(n * l->seq_len, UINT32_MAX));
     for (int i = 0; i < 3; i++)
         *compute[i] *= kc;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         *comm[i] *= k->comm_scale;
 }
 
@@ -371,31 +398,36 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     if (env->profile != NULL) /* measured per-shape block times replace the roofline */
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes */
+    double k = env->overlap_slowdown;
     double tp_f = l->tp_allreduces * allreduce_lat_s(act_msg, g.t, bw->tp_bw, &bw->tp_lat);
     double gather = allgather_lat_s(TSL_BYTES_PER_PARAM_FP16 * p, g.z, bw->sdp_bw, &bw->sdp_lat);
-    double per_mb, last, exposed;
-    grad_sync(env->mode, s, g, bw, TSL_BYTES_PER_PARAM_FP16 * p, &per_mb, &last, &exposed);
+    double per_mb, last, exposed, gather_next;
+    grad_sync(env->mode, &env->knobs, s, g, bw, grad_elem_bytes(&env->knobs) * p,
+              TSL_BYTES_PER_PARAM_FP16 * p, &per_mb, &last, &exposed, &gather_next);
     if (env->calib != NULL) { /* corrections fitted from trials (calibrate.h) */
         double *compute[] = {&compute_f, &compute_b, &core_f};
-        double *comm[] = {&tp_f, &gather, &per_mb, &last, &exposed};
+        double *comm[] = {&tp_f, &gather, &per_mb, &last, &exposed, &gather_next};
         calibrate_times(env->calib, l, n, compute, comm);
     }
+    /* ZeRO-1's weight all-gather under the next iteration's first forward: what
+     * the forward does not hide (Megatron-LM --overlap-param-gather) */
+    double next_s =
+        gather_next > 0 ? tsl_cost_overlap_s(compute_f, gather_next, k) - compute_f : 0.0;
     double recompute = s->ckpt ? compute_f + tp_f : core_f;
-    double k = env->overlap_slowdown;
 
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */
     out->feasible = true;
     out->fwd_s = compute_f + tp_f + gather;
     double bwd_rest = tp_f + gather + recompute;
     out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb, k);
-    out->grad_comm_s = per_mb + last + exposed;
-    out->bwd_sync_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last, k) + exposed;
+    out->grad_comm_s = per_mb + last + exposed + gather_next;
+    out->bwd_sync_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last, k) + exposed + next_s;
     /* (ZeRO-2's and, in STACK, ZeRO-3's last micro-batch reduce-scatter once, as
      * every other: per_mb) */
     out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f : 0.0);
     out->comm_s = 2.0 * tp_f + 2.0 * gather + (s->ckpt ? tp_f : 0.0);
     out->opt_s = optimizer_s(env, s, g, p);
-    layer_memory(l, s, g, mb / w, p, out);
+    layer_memory(l, s, g, mb / w, p, &env->knobs, out);
     if (env->calib != NULL)
         calibrate_memory(env->calib->mem_scale, out);
 }

@@ -54,6 +54,15 @@
  *   SDP adds its transient gathered weights and unsharded gradients to the
  *   backward peak: O_b += 4 · P / t · (1 − 1/z).
  *
+ * Precision and overlap (env->knobs, tsl_cost_knobs_t below; docs/cost-model.md
+ * "Precision and overlap"): g = grad_reduce_bytes (2 when 0) replaces the 2 of
+ * the gradient terms (grad_comm, the gradient in O_ms and O_b); O_ms's 12
+ * optimizer bytes are 4 without an fp32 master, and its 2 weight bytes 0 under
+ * SDP with g = 4 (FSDP2's fp32 shard is the master); grad_reduce_exposed adds
+ * the DP all-reduce / ZeRO-1 reduce-scatter after overlap(compute_b, ...)
+ * instead of inside it; overlap_param_gather leaves of ZeRO-1's weight gather G
+ * only overlap(compute_f, G) − compute_f. All zero: the formulas above.
+ *
  * Choices beyond the papers (docs/cost-model.md has each with its source):
  *   feasibility  t must divide the layer's heads, K/V heads and FFN width;
  *                embedding/LM-head vocabulary padded to a multiple of 128·t (P').
@@ -134,6 +143,27 @@ typedef enum tsl_cost_mode {
  * so a plan cached under an older cost model is searched again, not served. */
 #define TSL_COST_MODEL_VERSION 4u
 
+/* How a training stack keeps and synchronises its gradients and optimizer states
+ * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
+ * executor does (worker/exec: bf16 gradients all-reduced in 2 bytes, fp32 master
+ * weights, the DP all-reduce under the rest of the backward, ZeRO-1's weight
+ * all-gather after the step). The same four are plan fields (plan.h). */
+typedef struct tsl_cost_knobs {
+    uint32_t grad_reduce_bytes; /* 0 (= 2): 16-bit gradients, buffered and reduced in
+                                   2 bytes; 4: fp32 main gradients (Megatron-LM's
+                                   accumulate_allreduce_grads_in_fp32 with --bf16,
+                                   torchtitan's mixed_precision_reduce float32) */
+    bool no_fp32_master;        /* no fp32 master copy: Adam's moments in the weights'
+                                   16 bits (torchtitan training_dtype bfloat16):
+                                   2 + g + 4 bytes per parameter instead of 2 + g + 12 */
+    bool grad_reduce_exposed;   /* the DP all-reduce / ZeRO-1 reduce-scatter runs after
+                                   the backward, exposed (Megatron-LM without
+                                   --overlap-grad-reduce, DeepSpeed ZeRO-0/1/2 without
+                                   overlap_comm); false: under the backward */
+    bool overlap_param_gather;  /* ZeRO-1's weight all-gather under the next forward
+                                   (Megatron-LM --overlap-param-gather); false: exposed */
+} tsl_cost_knobs_t;
+
 /* Where a stage runs: a block of devices of the cluster. */
 typedef struct tsl_cost_env {
     const tsl_cluster_t *cluster;
@@ -162,7 +192,14 @@ typedef struct tsl_cost_env {
     double host_op_s;                  /* host dispatch per op of the stack (roofline.h):
                                           TSL_ROOFLINE_HOST_OP_S (eager PyTorch) after
                                           tsl_cost_env_init; 0: the GPU's time alone */
+    tsl_cost_knobs_t knobs;            /* how the stack keeps and syncs gradients; all zero
+                                          (Tessel's executor) after tsl_cost_env_init */
 } tsl_cost_env_t;
+
+/* The optimizer step's device-memory bytes per parameter a rank updates under k:
+ * TSL_BYTES_PER_PARAM_OPT_STEP (28) for the executor's; 26 + g with a master,
+ * 12 + g without (g = the gradient's bytes). */
+double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k);
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
                       uint32_t block_size, tsl_err_t *err);

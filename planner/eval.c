@@ -119,6 +119,20 @@ static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_pl
     return 0;
 }
 
+/* The given plan's recorded precision and overlap (an import's, a plan
+ * document's) where the request sets none: its own switches win, then the
+ * plan's, then the request's target (already in k). */
+static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_knobs_t *k)
+{
+    if (!r->grad_reduce_bytes && g->grad_reduce_bytes)
+        k->grad_reduce_bytes =
+            g->grad_reduce_bytes == TSL_BYTES_PER_PARAM_FP16 ? 0 : g->grad_reduce_bytes;
+    k->no_fp32_master |= g->no_fp32_master;
+    if (!r->overlap_grad_reduce && !r->no_overlap_grad_reduce && g->grad_reduce_exposed)
+        k->grad_reduce_exposed = true;
+    k->overlap_param_gather |= g->overlap_param_gather;
+}
+
 /* Costs the checked plan and holds each stage to its budget. */
 static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                      const tsl_plan_t *g, const uint32_t *first, tsl_plan_t *out, tsl_err_t *err)
@@ -134,6 +148,7 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     if (tsl_engine_init_given(&e, m, c, r, &space, g->pp, g->layer, choice, err) != 0)
         goto out;
     e.node_order = g->n_nodes ? g->node_order : NULL;
+    given_knobs(r, g, &e.knobs);
     tsl_plan_init(out);
     tsl_engine_eval_given(&e, g->micro_batch * g->n_micro, g->pp, g->n_micro, g->interleave, first,
                           choice, out);

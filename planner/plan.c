@@ -284,3 +284,21 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
                                  .opt_s = sim->opt,
                                  .tie_s = p->tie_s};
 }
+
+void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
+{
+    k->grad_reduce_bytes =
+        p->grad_reduce_bytes == TSL_BYTES_PER_PARAM_FP16 ? 0 : p->grad_reduce_bytes;
+    k->no_fp32_master = p->no_fp32_master;
+    k->grad_reduce_exposed = p->grad_reduce_exposed;
+    k->overlap_param_gather = p->overlap_param_gather;
+}
+
+void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
+{
+    p->grad_reduce_bytes =
+        k->grad_reduce_bytes == TSL_BYTES_PER_PARAM_FP16 ? 0 : k->grad_reduce_bytes;
+    p->no_fp32_master = k->no_fp32_master;
+    p->grad_reduce_exposed = k->grad_reduce_exposed;
+    p->overlap_param_gather = k->overlap_param_gather;
+}

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "cluster.h"
+#include "cost.h"
 #include "model.h"
 #include "pipesim.h"
 #include "strategy.h"
@@ -81,7 +82,17 @@ typedef struct tsl_plan {
     uint32_t master_stage;
     uint32_t n_sliced;
     double sliced_iter_time_s;
+    /* How the plan's stack keeps and syncs gradients, as it was priced
+     * (tsl_cost_knobs_t in cost.h; all zero: Tessel's executor). */
+    uint32_t grad_reduce_bytes; /* 0 (= 2) or 4: fp32 main gradients */
+    bool no_fp32_master;        /* 16-bit optimizer states, no fp32 master */
+    bool grad_reduce_exposed;   /* DP gradient reduce after the backward */
+    bool overlap_param_gather;  /* ZeRO-1 weight all-gather under the next forward */
 } tsl_plan_t;
+
+/* The plan's knobs as the cost model takes them, and back. */
+void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k);
+void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k);
 
 void tsl_plan_init(tsl_plan_t *p);
 

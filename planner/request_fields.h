@@ -109,6 +109,24 @@
       "price compute by the GPU alone, without eager PyTorch's host dispatch floor (a C "          \
       "executor, CUDA graphs)",                                                                    \
       "no_host_floor", "no_host_floor")                                                            \
+    X(grad_reduce_bytes, UINT, "grad-reduce-bytes", "N", 2, 4,                                     \
+      "bytes per gradient in the buffer and the DP/SDP reduce: 2 (bf16) or 4 (fp32 main "          \
+      "gradients); default: the target's (megatron, torchtitan 4), else 2",                        \
+      "grad_reduce_bytes", "grad_reduce_bytes")                                                    \
+    X(no_fp32_master, BOOL, "no-fp32-master", "", 0, 0,                                            \
+      "no fp32 master weights: Adam's moments in 16 bits (torchtitan's training_dtype bfloat16)",  \
+      "no_fp32_master", "no_fp32_master")                                                          \
+    X(overlap_grad_reduce, BOOL, "overlap-grad-reduce", "", 0, 0,                                  \
+      "the DP gradient reduce runs under the backward (the default but for megatron and "          \
+      "deepspeed targets)",                                                                        \
+      "overlap_grad_reduce", "overlap_grad_reduce")                                                \
+    X(no_overlap_grad_reduce, BOOL, "no-overlap-grad-reduce", "", 0, 0,                            \
+      "the DP gradient reduce runs after the backward, exposed", "no_overlap_grad_reduce",         \
+      "no_overlap_grad_reduce")                                                                    \
+    X(overlap_param_gather, BOOL, "overlap-param-gather", "", 0, 0,                                \
+      "ZeRO-1's weight all-gather runs under the next forward (Megatron-LM "                       \
+      "--overlap-param-gather), not after the step",                                               \
+      "overlap_param_gather", "overlap_param_gather")                                              \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

@@ -17,6 +17,24 @@ void tsl_request_init(tsl_request_t *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* The precision and overlap switches: values the cost model has, not both ways
+ * at once, and what the target's stack accepts. */
+static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
+{
+    if (r->grad_reduce_bytes && r->grad_reduce_bytes != 2 && r->grad_reduce_bytes != 4)
+        return tsl_err_set(err, "grad_reduce_bytes: %u is not 2 (bf16) or 4 (fp32)",
+                           r->grad_reduce_bytes);
+    if (r->overlap_grad_reduce && r->no_overlap_grad_reduce)
+        return tsl_err_set(err, "overlap_grad_reduce: both on and off (--overlap-grad-reduce "
+                                "and --no-overlap-grad-reduce)");
+    tsl_cost_knobs_t k;
+    tsl_request_knobs(r, &k);
+    if (r->target == TSL_TARGET_MEGATRON && k.overlap_param_gather && k.grad_reduce_exposed)
+        return tsl_err_set(err, "megatron: --overlap-param-gather needs --overlap-grad-reduce "
+                                "(Megatron-LM validate_args)");
+    return 0;
+}
+
 /* The reserve asked for must leave a budget on the smallest device, and only
  * means something without an explicit budget. */
 static int validate_reserve(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *err)
@@ -68,6 +86,8 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                            "3 torchtitan, 4 galvatron)",
                            r->target);
     if (r->target && tsl_target_model_ok(r->target, m, err) != 0)
+        return -1;
+    if (validate_knobs(r, err) != 0)
         return -1;
     if (r->top_k > TSL_SEARCH_MAX_TOPK)
         return tsl_err_set(err, "top_k: %u is above the limit of %u", r->top_k,
@@ -125,6 +145,14 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x7a6700u + r->target);
     if (r->no_host_floor) /* likewise */
         tsl_fp_u64(&fp, 0x6f5f00u);
+    tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
+                           executor's (all zero) keep the fingerprints from before */
+    tsl_request_knobs(r, &k);
+    if (k.grad_reduce_bytes || k.no_fp32_master || k.grad_reduce_exposed || k.overlap_param_gather)
+        tsl_fp_u64(&fp, 0x6b6e6f6200000000ull | k.grad_reduce_bytes << 8 |
+                            (uint64_t)k.no_fp32_master << 16 |
+                            (uint64_t)k.grad_reduce_exposed << 17 |
+                            (uint64_t)k.overlap_param_gather << 18);
     tsl_fp_hex(&fp, hex);
 }
 

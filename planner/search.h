@@ -100,6 +100,12 @@ uint64_t tsl_request_device_budget(const tsl_request_t *r, uint64_t dev_mem);
 
 /* Checks the request against the model and cluster before any work: names the
  * field and the reason (batch 0 with no sweep, budget above device memory, ...). */
+/* How the request's plans keep and sync gradients (cost.h tsl_cost_knobs_t): its
+ * target's stack's way (tsl_target_knobs), with the request's explicit switches
+ * (grad_reduce_bytes, no_fp32_master, [no_]overlap_grad_reduce,
+ * overlap_param_gather) over it. */
+void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k);
+
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err);
 

@@ -62,7 +62,9 @@ typedef struct tsl_engine {
     const tsl_request_t *req;
     const tsl_search_hooks_t *hooks;
     const tsl_space_t *space;
-    uint64_t budget_bytes; /* on the largest device; tsl_engine_stage_budget per stage */
+    tsl_cost_knobs_t knobs; /* the request's (tsl_request_knobs); eval: with the given
+                               plan's recorded ones where the request sets none */
+    uint64_t budget_bytes;  /* on the largest device; tsl_engine_stage_budget per stage */
     uint64_t bucket_bytes;
     bool keep_reserve; /* budgets keep the request's reserve (a search; not eval) */
 

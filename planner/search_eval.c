@@ -168,6 +168,7 @@ static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster
     e->cluster = c;
     e->req = r;
     e->space = space;
+    tsl_request_knobs(r, &e->knobs);
     e->uniform_ckpt = -1;
     e->uniform_block_n = 0;
     e->budget_bytes = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_max_device_mem(c);
@@ -435,6 +436,22 @@ uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t
     return budget;
 }
 
+void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
+{
+    tsl_target_knobs(r->target < TSL_TARGET_COUNT ? r->target : TSL_TARGET_ANY, k);
+    if (r->grad_reduce_bytes)
+        k->grad_reduce_bytes =
+            r->grad_reduce_bytes == TSL_BYTES_PER_PARAM_FP16 ? 0 : r->grad_reduce_bytes;
+    if (r->no_fp32_master)
+        k->no_fp32_master = true;
+    if (r->overlap_grad_reduce)
+        k->grad_reduce_exposed = false;
+    if (r->no_overlap_grad_reduce)
+        k->grad_reduce_exposed = true;
+    if (r->overlap_param_gather)
+        k->overlap_param_gather = true;
+}
+
 tsl_cost_mode_t tsl_engine_cost_mode(const tsl_engine_t *e)
 {
     return e->req != NULL && e->req->paper_cost ? TSL_COST_PAPER : TSL_COST_STACK;
@@ -443,6 +460,7 @@ tsl_cost_mode_t tsl_engine_cost_mode(const tsl_engine_t *e)
 void tsl_engine_env_request(const tsl_engine_t *e, tsl_cost_env_t *env)
 {
     env->mode = tsl_engine_cost_mode(e);
+    env->knobs = e->knobs;
     /* the papers' formulas have no host floor; a C or CUDA-graph stack none either */
     if (env->mode == TSL_COST_PAPER || (e->req != NULL && e->req->no_host_floor))
         env->host_op_s = 0.0;
@@ -717,6 +735,7 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     plan->valid = false;
     e->stats.configs++;
     snprintf(plan->label, sizeof(plan->label), "%s", e->space->label);
+    tsl_plan_set_knobs(plan, &e->knobs);
     plan->n_devices = e->cluster->n_devices;
     plan->n_layers = e->model->n_layers;
     plan->pp = P;

@@ -108,6 +108,11 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
  * layers checkpointed. */
 uint32_t tsl_target_megatron_recompute(const tsl_target_view_t *v);
 
+/* How stack t keeps and syncs gradients when launched as its export launches it
+ * (target_rules.c; docs/cost-model.md "Precision and overlap"): all zero
+ * (Tessel's executor) for TSL_TARGET_ANY and galvatron. */
+void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k);
+
 /* Whether model m can be run by target t at all (its shape); err says why not. */
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err);
 

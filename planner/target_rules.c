@@ -432,3 +432,33 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         return -1;
     return tsl_target_check_view(t, scratch, err);
 }
+
+/* Each stack as its export launches it (docs/cost-model.md "Precision and
+ * overlap", docs/exports.md):
+ *   megatron    --bf16 sets accumulate_allreduce_grads_in_fp32 (validate_args,
+ *               megatron/training/arguments.py): fp32 main gradients, 4 bytes in
+ *               the buffer and the DP reduce; --overlap-grad-reduce and
+ *               --overlap-param-gather default off (the reduce after the
+ *               backward, finalize_model_grads; the gather after the step).
+ *   torchtitan  fully_shard's MixedPrecisionPolicy(param_dtype bfloat16,
+ *               reduce_dtype float32) (TrainingConfig.mixed_precision_param /
+ *               _reduce, torchtitan/config/configs.py); FSDP2 reduce-scatters
+ *               under the backward.
+ *   deepspeed   "bf16" with no communication_data_type reduces in the
+ *               gradients' 16 bits; zero_optimization.overlap_comm defaults to
+ *               stage == 3 (runtime/zero/config.py), so ZeRO-0/1/2 reduce after
+ *               the backward.
+ *   galvatron, any: the executor's and Galvatron-BMW's (all zero). */
+void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
+{
+    memset(k, 0, sizeof(*k));
+    switch (t) {
+    case TSL_TARGET_MEGATRON:
+        k->grad_reduce_bytes = 4;
+        k->grad_reduce_exposed = true;
+        break;
+    case TSL_TARGET_TORCHTITAN: k->grad_reduce_bytes = 4; break;
+    case TSL_TARGET_DEEPSPEED: k->grad_reduce_exposed = true; break;
+    default: break;
+    }
+}

@@ -188,6 +188,79 @@ static void test_dp(void)
     tsl_cluster_free(&c);
 }
 
+/* docs/cost-model.md "Precision and overlap", by hand on test_dp's layer (DP 8,
+ * 100 GB/s, no latency, k = 1.3): cf = 1.6e-4 s, the 16-bit all-reduce
+ * grad = 2·7/8·2P/100 GB/s = 4.404e-4 s, P = 12582912. */
+static void test_knobs(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t r;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    double cf = 1.6e-4, grad = 4.4040192e-4, k = 0.3;
+
+    /* Megatron-LM --bf16: fp32 main gradients, 2 + 4 + 12 = 18 B/param, and the
+     * all-reduce moves 4-byte gradients: twice the bytes, twice the time */
+    env.knobs.grad_reduce_bytes = 4;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    CHECK(r.ms_bytes == 18 * P_PARAMS, "fp32 main gradients: 18 B/param (%llu)",
+          (unsigned long long)r.ms_bytes);
+    CHECK_NEAR(r.grad_comm_s, 2 * grad, EPS, "fp32 reduce: 2 x %g s, got %g", grad, r.grad_comm_s);
+    CHECK_NEAR(r.bwd_s, 2 * cf, EPS, "no sync: backward unchanged");
+    CHECK_NEAR(r.bwd_sync_s, 2 * grad + k * 2 * cf, EPS, "overlapped: comm longer, compute slowed");
+    /* Megatron-LM's default: the reduce after the backward, nothing hidden */
+    env.knobs.grad_reduce_exposed = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    CHECK_NEAR(r.bwd_sync_s, 2 * cf + 2 * grad, EPS, "exposed: backward + reduce (%g)",
+               r.bwd_sync_s);
+    CHECK_NEAR(r.grad_comm_s, 2 * grad, EPS, "exposed: the same bytes");
+    env.knobs.grad_reduce_bytes = 0;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    CHECK_NEAR(r.bwd_sync_s, 2 * cf + grad, EPS, "exposed 16-bit reduce");
+    CHECK(r.ms_bytes == 16 * P_PARAMS, "16-bit gradients: 16 B/param");
+
+    /* no fp32 master: 2 + 2 + 4 = 8 B/param; the step streams 14 B, not 28 */
+    env.knobs = (tsl_cost_knobs_t){.no_fp32_master = true};
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    CHECK(r.ms_bytes == 8 * P_PARAMS, "bf16 optimizer states: 8 B/param (%llu)",
+          (unsigned long long)r.ms_bytes);
+    tsl_cost_knobs_t k0 = {0}, k4 = {.grad_reduce_bytes = 4}, kb = {.no_fp32_master = true};
+    CHECK(tsl_cost_opt_step_bytes(&k0) == TSL_BYTES_PER_PARAM_OPT_STEP &&
+              tsl_cost_opt_step_bytes(&k4) == 30 && tsl_cost_opt_step_bytes(&kb) == 14,
+          "optimizer step bytes 28 / 30 / 14");
+
+    /* ZeRO-1 (distributed optimizer) with fp32 main gradients: 2 + 4 + 12/8 B/param
+     * (Megatron-LM's docs: 6 + 12/d); reduce-scatter grad/2·2 under the backward,
+     * the 16-bit weight all-gather grad/2 after the step */
+    s.zero = 1;
+    env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 4};
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    CHECK(r.ms_bytes == (uint64_t)(7.5 * P_PARAMS), "ZeRO-1, fp32 grads: 7.5 B/param (%llu)",
+          (unsigned long long)r.ms_bytes);
+    CHECK_NEAR(r.bwd_sync_s, grad + k * 2 * cf + grad / 2, EPS,
+               "ZeRO-1: fp32 reduce-scatter hidden, gather exposed (%g)", r.bwd_sync_s);
+    /* --overlap-param-gather: the gather under the next forward (cf = 1.6e-4 <
+     * 2.2e-4): what it leaves is overlap(cf, grad/2) − cf = grad/2 + k·cf − cf */
+    env.knobs.overlap_param_gather = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    CHECK_NEAR(r.bwd_sync_s, grad + k * 2 * cf + grad / 2 + k * cf - cf, EPS,
+               "overlapped gather (%g)", r.bwd_sync_s);
+    CHECK_NEAR(r.grad_comm_s, grad + grad / 2, EPS, "raw: the same bytes");
+
+    /* FSDP2 (torchtitan): the sharded fp32 parameter is the master, gradients
+     * reduce-scattered in fp32: (4 + 4 + 8) / 8 = 2 B/param as before; the
+     * backward holds the gathered bf16 weights and the unsharded fp32 gradient */
+    tsl_strategy_t z = one(TSL_DIM_SDP, 8, false);
+    env.knobs = (tsl_cost_knobs_t){.grad_reduce_bytes = 4};
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    CHECK(r.ms_bytes == 2 * P_PARAMS, "FSDP2 fp32: 16/8 B/param (%llu)",
+          (unsigned long long)r.ms_bytes);
+    CHECK(r.bwd_bytes == (uint64_t)ceil(6.0 * P_PARAMS * 7 / 8), "FSDP2: (2 + 4)·P·7/8 held");
+    tsl_cluster_free(&c);
+}
+
 static void test_sdp(void)
 {
     tsl_cluster_t c;
@@ -789,6 +862,7 @@ int main(void)
     test_overlap();
     test_env();
     test_dp();
+    test_knobs();
     test_sdp();
     test_tp_and_ckpt();
     test_placement();

@@ -17,9 +17,14 @@ static void load(const char *model, const char *cluster, tsl_model_t *m, tsl_clu
 }
 
 /* cfg -> plan -> eval -> export f -> parse -> plan -> eval: the same figures. */
-static void round_trip(const char *model, const char *cluster, const tsl_eval_cfg_t *cfg,
+static void round_trip(const char *model, const char *cluster, const tsl_eval_cfg_t *cfg_in,
                        tsl_export_format_t f)
 {
+    /* torchtitan reduces in float32 only: its plans are priced so (the
+     * executor's 16-bit reduce exports to Megatron-LM as --grad-reduce-in-bf16) */
+    tsl_eval_cfg_t copy = *cfg_in, *cfg = &copy;
+    if (f != TSL_EXPORT_MEGATRON && !copy.knobs.no_fp32_master)
+        tsl_target_knobs(TSL_TARGET_TORCHTITAN, &copy.knobs);
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_err_t err = {0};
@@ -44,6 +49,13 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
     CHECK(tsl_eval_plan(&m, &c, &r, &g2, &b, &err) == 0, "%s: eval back: %s", fmt, err.msg);
     CHECK(tsl_eval_same_figures(&a, &b), "%s round trip: %.9g s vs %.9g s\n%s", fmt, a.iter_time_s,
           b.iter_time_s, text);
+    CHECK(a.grad_reduce_bytes == b.grad_reduce_bytes && a.no_fp32_master == b.no_fp32_master &&
+              a.grad_reduce_exposed == b.grad_reduce_exposed &&
+              a.overlap_param_gather == b.overlap_param_gather &&
+              a.grad_reduce_bytes == cfg->knobs.grad_reduce_bytes &&
+              a.grad_reduce_exposed == cfg->knobs.grad_reduce_exposed &&
+              a.overlap_param_gather == cfg->knobs.overlap_param_gather,
+          "%s round trip: the plan's precision and overlap kept\n%s", fmt, text);
 out:
     free(text);
     tsl_model_free(&m);
@@ -76,6 +88,69 @@ static void test_round_trips(void)
     tsl_eval_cfg_t fsdp = {.sdp = 8, .mbs = 2, .global_batch = 64};
     round_trip("GPT2-345M", "8xA100-80G", &fsdp, TSL_EXPORT_TORCHTITAN);
     round_trip("GPT2-345M", "8xA100-80G", &fsdp, TSL_EXPORT_TORCHTITAN_TOML);
+}
+
+static void mg_refuses(const char *line, const char *want);
+
+/* Gradient precision and overlap through the imports and back (docs/cost-model.md
+ * "Precision and overlap"): Megatron-LM's defaults, its --overlap-* flags, the
+ * refusals it makes; torchtitan's float32 reduce and bf16 training dtype. */
+static void mg_knobs(const char *line, uint32_t grad, bool exposed, bool param)
+{
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0, "'%s': %s", line, err.msg);
+    CHECK(c.knobs.grad_reduce_bytes == grad && c.knobs.grad_reduce_exposed == exposed &&
+              c.knobs.overlap_param_gather == param && !c.knobs.no_fp32_master,
+          "'%s': grad %u exposed %d param %d", line, c.knobs.grad_reduce_bytes,
+          c.knobs.grad_reduce_exposed, c.knobs.overlap_param_gather);
+}
+
+static void test_knobs(void)
+{
+    const char *base = "--tensor-model-parallel-size 2 --micro-batch-size 1 ";
+    char line[256];
+    snprintf(line, sizeof line, "%s--bf16", base);
+    mg_knobs(line, 4, true, false); /* accumulate_allreduce_grads_in_fp32, no overlap */
+    snprintf(line, sizeof line, "%s--bf16 --grad-reduce-in-bf16 --overlap-grad-reduce", base);
+    mg_knobs(line, 0, false, false);
+    snprintf(line, sizeof line, "%s--fp16", base);
+    mg_knobs(line, 0, true, false);
+    snprintf(line, sizeof line, "%s--fp16 --accumulate-allreduce-grads-in-fp32", base);
+    mg_knobs(line, 4, true, false);
+    snprintf(line, sizeof line,
+             "%s--bf16 --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather",
+             base);
+    mg_knobs(line, 4, false, true);
+    snprintf(line, sizeof line, "%s--bf16 --use-distributed-optimizer --overlap-param-gather",
+             base);
+    mg_refuses(line, "--overlap-param-gather needs --overlap-grad-reduce");
+    snprintf(line, sizeof line, "%s--bf16 --overlap-grad-reduce --overlap-param-gather", base);
+    mg_refuses(line, "--use-distributed-optimizer");
+
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ndata_parallel_shard_degree = 8\n", &c, &err) ==
+                  0 &&
+              c.knobs.grad_reduce_bytes == 4 && !c.knobs.grad_reduce_exposed &&
+              !c.knobs.no_fp32_master,
+          "torchtitan: float32 reduce under the backward (%s)", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[training]\ndtype = \"bfloat16\"\n", &c, &err) == 0 &&
+              c.knobs.no_fp32_master && c.knobs.grad_reduce_bytes == 0,
+          "torchtitan dtype bfloat16: no master, bf16 reduce (%s)", err.msg);
+
+    /* plans priced the stacks' way export and import back to the same figures */
+    tsl_eval_cfg_t mg = {.tp = 2, .pp = 2, .mbs = 2, .global_batch = 64, .even_blocks = true};
+    tsl_target_knobs(TSL_TARGET_MEGATRON, &mg.knobs);
+    round_trip("GPT2-345M", "8xA100-80G", &mg, TSL_EXPORT_MEGATRON);
+    mg.zero = 1;
+    mg.knobs.grad_reduce_exposed = false;
+    mg.knobs.overlap_param_gather = true;
+    round_trip("GPT2-345M", "8xA100-80G", &mg, TSL_EXPORT_MEGATRON);
+    tsl_eval_cfg_t bf16 = {
+        .sdp = 8, .mbs = 2, .global_batch = 64, .knobs = {.no_fp32_master = true}};
+    round_trip("GPT2-345M", "8xA100-80G", &bf16, TSL_EXPORT_TORCHTITAN);
+    round_trip("GPT2-345M", "8xA100-80G", &bf16, TSL_EXPORT_TORCHTITAN_TOML);
 }
 
 static void test_megatron_line(void)
@@ -297,5 +372,6 @@ int main(void)
     test_torchtitan_keys();
     test_cfg_refusals();
     test_round_trips();
+    test_knobs();
     return CHECK_DONE();
 }

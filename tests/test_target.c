@@ -261,9 +261,13 @@ static void test_recompute_block(void)
     uint32_t prev = UINT32_MAX, blocks = f.m.n_layers - 2;
     tsl_plan_t *all = malloc(sizeof(*all)), *costed = malloc(sizeof(*costed));
     tsl_err_t err = {0};
-    for (uint32_t gib = 15; gib <= 18; gib++) {
-        f.r.mem_budget_bytes = (uint64_t)gib << 29; /* 7.5 .. 9 GiB */
-        CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "%u/2 GiB: %s", gib,
+    /* Megatron's fp32 main gradients (--bf16) hold 2 B/param more than 16-bit
+     * ones: 2.4 GiB on GPT2-1.3B, so the window sits 2.5 GiB higher than the
+     * 7.5 .. 9 GiB it had with 16 B/param, in quarter steps (the window where
+     * some but not all layers recompute is narrower) */
+    for (uint32_t gib = 42; gib <= 45; gib++) {
+        f.r.mem_budget_bytes = (uint64_t)gib << 28; /* 10.5 .. 11.25 GiB */
+        CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "%u/4 GiB: %s", gib,
               err.msg);
         const tsl_plan_t *p = &f.res->best;
         uint32_t n = 0;
@@ -273,7 +277,7 @@ static void test_recompute_block(void)
         for (uint32_t i = 1 + n; i <= blocks; i++)
             prefix &= !p->layer[i].ckpt;
         CHECK(prefix && n > 0 && n < blocks && n <= prev,
-              "%u/2 GiB: the first %u of %u layers checkpointed (before: %u)", gib, n, blocks,
+              "%u/4 GiB: the first %u of %u layers checkpointed (before: %u)", gib, n, blocks,
               prev);
         prev = n;
         *all = *p;
@@ -334,6 +338,64 @@ static void test_recompute_rule(void)
     tsl_model_free(&m);
 }
 
+/* --target sets the precision and overlap its stack runs by default
+ * (target_rules.c tsl_target_knobs), the request's switches win, the plan
+ * records them, and the export writes none of Megatron-LM's defaults. */
+static void test_knobs(void)
+{
+    static const struct {
+        uint32_t t, grad;
+        bool exposed;
+    } want[] = {{TSL_TARGET_ANY, 0, false},
+                {TSL_TARGET_MEGATRON, 4, true},
+                {TSL_TARGET_TORCHTITAN, 4, false},
+                {TSL_TARGET_DEEPSPEED, 0, true},
+                {TSL_TARGET_GALVATRON, 0, false}};
+    fixture_t f;
+    fixture_init(&f, "GPT2-345M");
+    f.r.global_batch = 16;
+    f.r.no_baselines = true;
+    tsl_err_t err = {0};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        f.r.target = want[i].t;
+        CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "%s: %s",
+              tsl_target_name(want[i].t), err.msg);
+        const tsl_plan_t *p = &f.res->best;
+        CHECK(p->grad_reduce_bytes == want[i].grad && p->grad_reduce_exposed == want[i].exposed &&
+                  !p->no_fp32_master && !p->overlap_param_gather,
+              "%s: grad %u exposed %d", tsl_target_name(want[i].t), p->grad_reduce_bytes,
+              p->grad_reduce_exposed);
+    }
+    f.r.target = TSL_TARGET_MEGATRON;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    char *text = NULL;
+    size_t len;
+    CHECK(tsl_export(TSL_EXPORT_MEGATRON, &f.res->best, &f.m, &text, &len, &err) == 0 && text &&
+              !strstr(text, "--grad-reduce-in-bf16") && !strstr(text, "--overlap-grad-reduce"),
+          "megatron's defaults export as no flag: %s", text ? text : err.msg);
+    free(text);
+    double megatron_s = f.res->best.iter_time_s;
+    /* the switches over the target: bf16 reduce, overlapped */
+    f.r.grad_reduce_bytes = 2;
+    f.r.overlap_grad_reduce = true;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(f.res->best.grad_reduce_bytes == 0 && !f.res->best.grad_reduce_exposed &&
+              f.res->best.iter_time_s <= megatron_s,
+          "switches win: grad %u exposed %d, %.4f s vs %.4f s", f.res->best.grad_reduce_bytes,
+          f.res->best.grad_reduce_exposed, f.res->best.iter_time_s, megatron_s);
+    f.r.overlap_grad_reduce = false;
+    f.r.overlap_param_gather = true;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) != TSL_SEARCH_OK &&
+              strstr(err.msg, "--overlap-grad-reduce"),
+          "megatron refuses a param gather overlap without the reduce's: %s", err.msg);
+    f.r.no_overlap_grad_reduce = f.r.overlap_grad_reduce = true;
+    f.r.target = TSL_TARGET_ANY;
+    CHECK(tsl_search(&f.m, &f.c, &f.r, NULL, f.res, &err) != TSL_SEARCH_OK &&
+              strstr(err.msg, "both"),
+          "on and off at once: %s", err.msg);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     test_torchtitan_no_ddp_nd();
@@ -344,5 +406,6 @@ int main(void)
     test_sweep_past_refused_batches();
     test_recompute_block();
     test_recompute_rule();
+    test_knobs();
     return CHECK_DONE();
 }

@@ -123,6 +123,16 @@ def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None):
         cmd += ["--interleave", str(p["interleave"])]
     if amp_profile and row["source"].startswith("amp-"):  # AMP's own layer times
         cmd += ["--amp-profile", amp_profile]
+    # how the stack kept and synced gradients (docs/cost-model.md "Precision and
+    # overlap"); a field left out keeps Tessel's executor's way
+    if p.get("grad_reduce_bytes"):
+        cmd += ["--grad-reduce-bytes", str(p["grad_reduce_bytes"])]
+    if p.get("fp32_master") is False:
+        cmd += ["--no-fp32-master"]
+    if "overlap_grad_reduce" in p:
+        cmd += ["--overlap-grad-reduce" if p["overlap_grad_reduce"] else "--no-overlap-grad-reduce"]
+    if p.get("overlap_param_gather"):
+        cmd += ["--overlap-param-gather"]
     return cmd
 
 
