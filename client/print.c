@@ -253,9 +253,17 @@ void tsl_print_result(FILE *out, json_t *doc)
             integer(model, "layers"),
             tsl_format_params((double)integer(model, "params"), np, sizeof np),
             str(cluster, "description"));
-    long long window = integer(model, "max_context");
+    long long window = integer(model, "max_context"), train = integer(model, "train_context");
     fprintf(out, "  sequence:  %lld tokens per sample", integer(model, "tokens_per_sample"));
-    if (window > 0)
+    if (train > 0 && window > 0)
+        fprintf(out,
+                " (a default: the training length the config records, "
+                "original_max_position_embeddings; it allows %lld; --seq-len N to plan another)",
+                window);
+    else if (train > 0)
+        fprintf(out, " (a default: the training length the config records, "
+                     "original_max_position_embeddings; --seq-len N to plan another)");
+    else if (window > 0)
         fprintf(out, " (a default: the config allows %lld; --seq-len N to plan another)", window);
     fprintf(out, "\n");
     fprintf(out, "  fingerprint %s%s\n", str(doc, "fingerprint"),

@@ -16,7 +16,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define SUPPORTED "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2, gpt_neox, falcon, phi"
+#define SUPPORTED                                                                                  \
+    "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2, gpt_neox, falcon, phi, qwen3, gemma2, "  \
+    "gemma3, gemma3_text, phi3, olmo2, RefinedWeb, RefinedWebModel"
 
 /* The sequence a config with a longer window is planned at by default: what
  * people pre-train such models at (Llama 2/3 pre-training: 4096 / 8192); the
@@ -198,6 +200,15 @@ static void read_rope(reader_t *r, tsl_model_rope_t *rope, double *eps)
             as_u32(r, "rope_scaling.original_max_position_embeddings", o);
 }
 
+/* The sequence the model was trained at, when its config records one:
+ * "original_max_position_embeddings" (Phi-3/Phi-4, at the top level) or
+ * rope_scaling's (Llama 3.1, YaRN configs); 0 when neither. */
+static uint32_t training_length(reader_t *r, const tsl_model_rope_t *rope)
+{
+    uint32_t top = opt_u32(r, "original_max_position_embeddings", 0);
+    return top ? top : rope->original_max_positions;
+}
+
 /* ---- per-architecture readers ---- */
 
 /* What a reader leaves for the common checks: the keys to name in messages. */
@@ -311,16 +322,131 @@ static void read_decoder_keys(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, tsl_a
     sp->tied_head = opt_bool(r, "tie_word_embeddings", false);
 }
 
+static void set_full_attention(tsl_arch_spec_t *sp, uint32_t i)
+{
+    if (i < TSL_MODEL_MAX_LAYERS)
+        sp->full_attn_layers[i / 64] |= 1ull << (i % 64);
+}
+
+/* With a sliding window: which layers attend to everything. "layer_types"
+ * ("full_attention" / "sliding_attention", one per layer; newer transformers)
+ * when present; else every period-th layer, those with (i + 1) % period == 0
+ * (Gemma 2: period 2, the odd layers; Gemma 3: sliding_window_pattern, 6); else,
+ * below max_window_layers, the first layers (Qwen2/3); period 0 and no
+ * max_window_layers: none (Mistral). */
+static void read_layer_types(reader_t *r, tsl_arch_spec_t *sp, uint32_t period,
+                             uint32_t max_window_layers)
+{
+    const json_t *types = json_object_get(r->root, "layer_types");
+    if (types != NULL && !json_is_null(types)) {
+        if (!json_is_array(types) || json_array_size(types) != sp->layers) {
+            note_bad(r, "layer_types: expected an array of %u layer types (one per layer)",
+                     sp->layers);
+            return;
+        }
+        for (uint32_t i = 0; i < sp->layers; i++) {
+            const char *t = json_string_value(json_array_get(types, i));
+            if (t != NULL && strcmp(t, "full_attention") == 0)
+                set_full_attention(sp, i);
+            else if (t == NULL || strcmp(t, "sliding_attention") != 0) {
+                note_bad(r,
+                         "layer_types[%u]: expected \"full_attention\" or "
+                         "\"sliding_attention\"",
+                         i);
+                return;
+            }
+        }
+        return;
+    }
+    for (uint32_t i = 0; i < sp->layers; i++) {
+        if ((period && (i + 1) % period == 0) || i < max_window_layers)
+            set_full_attention(sp, i);
+    }
+}
+
+/* Llama, Mistral, Qwen2 and Qwen3 (its Q/K RMSNorm per head, head_dim wide;
+ * attention_bias for Q/K/V biases). Qwen's window (use_sliding_window) applies
+ * from layer max_window_layers on. */
 static void read_llama(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, const char *type)
 {
     read_decoder_keys(r, sp, k, TSL_ARCH_LLAMA);
     sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
     sp->head_dim = opt_u32(r, "head_dim", 0);
     sp->gated_ffn = true;
-    bool qwen2 = strcmp(type, "qwen2") == 0;
-    sp->qkv_bias = qwen2;
-    if (strcmp(type, "mistral") == 0 || (qwen2 && opt_bool(r, "use_sliding_window", false)))
+    bool qwen2 = strcmp(type, "qwen2") == 0, qwen3 = strcmp(type, "qwen3") == 0;
+    sp->qkv_bias = qwen2 || (qwen3 && opt_bool(r, "attention_bias", false));
+    if (qwen3)
+        sp->qk_norm = TSL_QK_NORM_PER_HEAD;
+    if (strcmp(type, "mistral") == 0) {
         sp->attn_window = opt_u32(r, "sliding_window", 0);
+    } else if ((qwen2 || qwen3) && opt_bool(r, "use_sliding_window", false)) {
+        sp->attn_window = opt_u32(r, "sliding_window", 0);
+        if (sp->attn_window)
+            read_layer_types(r, sp, 0, opt_u32(r, "max_window_layers", 0));
+    }
+}
+
+/* A soft-cap value: absent gives the family's default (on or off), null turns
+ * it off, a positive number turns it on. */
+static bool read_softcap(reader_t *r, const char *key, bool dflt)
+{
+    const json_t *v = json_object_get(r->root, key);
+    if (v == NULL)
+        return dflt;
+    return opt_pos_real(r, r->root, key) > 0.0;
+}
+
+/* Gemma 2 and Gemma 3 (gemma3_text, or gemma3's text_config: the vision tower
+ * is not planned). head_dim (256) need not be h/a; gated GELU FFN; RMSNorm
+ * before and after attention and FFN; the embedding scaled by sqrt(h); a tied
+ * head by default; a sliding window on all but the global layers. Gemma 2
+ * soft-caps scores (attn_logit_softcapping, 50) and logits
+ * (final_logit_softcapping, 30); Gemma 3 has Q/K norms instead. Absent keys take
+ * transformers' Gemma2Config / Gemma3TextConfig defaults where the published
+ * configs leave them out (vocab_size 256000 / 262208, max_position_embeddings
+ * 8192 / 131072, sliding_window 4096, sliding_window_pattern 6). */
+static void read_gemma(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, bool gemma3)
+{
+    *k = (keys_t){"num_hidden_layers", "hidden_size", "num_attention_heads", 0};
+    sp->arch = TSL_ARCH_LLAMA;
+    sp->hidden = req_u32(r, "hidden_size");
+    sp->ffn_hidden = req_u32(r, "intermediate_size");
+    sp->layers = req_u32(r, "num_hidden_layers");
+    sp->heads = req_u32(r, "num_attention_heads");
+    sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
+    sp->head_dim = opt_u32(r, "head_dim", 256);
+    sp->vocab = opt_u32(r, "vocab_size", gemma3 ? 262208 : 256000);
+    sp->seq_len = opt_u32(r, "max_position_embeddings", gemma3 ? 131072 : 8192);
+    sp->tied_head = opt_bool(r, "tie_word_embeddings", true);
+    sp->gated_ffn = sp->sandwich_norm = sp->embed_scale = true;
+    sp->qk_norm = gemma3 ? TSL_QK_NORM_PER_HEAD : TSL_QK_NORM_NONE;
+    sp->attn_softcap = read_softcap(r, "attn_logit_softcapping", !gemma3);
+    sp->logit_softcap = read_softcap(r, "final_logit_softcapping", !gemma3);
+    sp->attn_window = opt_u32(r, "sliding_window", 4096);
+    uint32_t period = gemma3 ? opt_u32(r, "sliding_window_pattern", 6) : 2;
+    read_layer_types(r, sp, period, 0);
+}
+
+/* Phi-3, Phi-3.5 and Phi-4: Llama's block with fused qkv_proj and gate_up_proj
+ * (the same shapes and counts), sliding_window when set, an untied head. */
+static void read_phi3(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
+{
+    read_decoder_keys(r, sp, k, TSL_ARCH_LLAMA);
+    sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
+    sp->head_dim = opt_u32(r, "head_dim", 0);
+    sp->gated_ffn = true;
+    sp->attn_window = opt_u32(r, "sliding_window", 0);
+}
+
+/* OLMo 2: Llama's block with RMSNorm after attention and FFN instead of before
+ * (the same count) and Q/K norms over the whole projection (d + e). */
+static void read_olmo2(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
+{
+    read_decoder_keys(r, sp, k, TSL_ARCH_LLAMA);
+    sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
+    sp->head_dim = opt_u32(r, "head_dim", 0);
+    sp->gated_ffn = true;
+    sp->qk_norm = TSL_QK_NORM_FULL;
 }
 
 /* GPT-NeoX: parallel attention/FFN unless use_parallel_residual is false, two
@@ -333,8 +459,11 @@ static void read_neox(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
 
 /* Falcon: parallel_attn with one LayerNorm (7B) or two (new_decoder_architecture:
  * 40B/180B); multi_query or num_kv_heads; no biases unless bias; FFN 4·h unless
- * ffn_hidden_size; tied head. */
-static void read_falcon(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
+ * ffn_hidden_size; tied head. The legacy configs of Falcon's own code name the
+ * same keys (n_layer, n_head, hidden_size, multi_query, parallel_attn, bias):
+ * model_type RefinedWebModel (7B) and RefinedWeb (40B: two LayerNorms and
+ * n_head_kv K/V heads). */
+static void read_falcon(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, bool legacy40b)
 {
     *k = (keys_t){"num_hidden_layers", "hidden_size", "num_attention_heads", 0};
     sp->arch = TSL_ARCH_NEOX;
@@ -343,10 +472,12 @@ static void read_falcon(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
     sp->heads = req_u32_alt(r, "num_attention_heads", "n_head", "num_attention_heads (or n_head)");
     sp->vocab = req_u32(r, "vocab_size");
     sp->seq_len = opt_u32(r, "max_position_embeddings", 2048);
-    bool new_arch = opt_bool(r, "new_decoder_architecture", false);
-    sp->kv_heads = new_arch                           ? opt_u32(r, "num_kv_heads", 0)
-                   : opt_bool(r, "multi_query", true) ? 1
-                                                      : 0;
+    /* RefinedWeb (Falcon-40B's own code) is the new decoder architecture with
+     * n_head_kv K/V heads; RefinedWebModel (Falcon-7B's) the old one */
+    bool legacy_kv = json_object_get(r->root, "n_head_kv") != NULL;
+    bool new_arch = opt_bool(r, "new_decoder_architecture", legacy40b || legacy_kv);
+    uint32_t kv = legacy_kv ? opt_u32(r, "n_head_kv", 0) : opt_u32(r, "num_kv_heads", 0);
+    sp->kv_heads = new_arch ? kv : opt_bool(r, "multi_query", true) ? 1 : 0;
     uint32_t dflt_ffn = sp->hidden <= UINT32_MAX / 4 ? 4 * sp->hidden : 0;
     sp->ffn_hidden = opt_u32(r, "ffn_hidden_size", dflt_ffn);
     sp->no_bias = !opt_bool(r, "bias", false);
@@ -432,9 +563,26 @@ typedef struct hf_arch {
 } hf_arch_t;
 
 static const hf_arch_t archs[] = {
-    {"gpt2", "GPT2"},        {"bert", "Bert"},     {"roberta", "Roberta"}, {"t5", "T5"},
-    {"vit", "ViT"},          {"llama", "Llama"},   {"mistral", "Mistral"}, {"qwen2", "Qwen2"},
-    {"gpt_neox", "GPTNeoX"}, {"falcon", "Falcon"}, {"phi", "Phi"},
+    {"gpt2", "GPT2"},
+    {"bert", "Bert"},
+    {"roberta", "Roberta"},
+    {"t5", "T5"},
+    {"vit", "ViT"},
+    {"llama", "Llama"},
+    {"mistral", "Mistral"},
+    {"qwen2", "Qwen2"},
+    {"gpt_neox", "GPTNeoX"},
+    {"falcon", "Falcon"},
+    {"phi", "Phi"},
+    {"qwen3", "Qwen3"},
+    {"gemma2", "Gemma2"},
+    {"gemma3", "Gemma3"},
+    {"gemma3_text", "Gemma3"},
+    {"phi3", "Phi3"},
+    {"olmo2", "Olmo2"},
+    /* Falcon's own code: RWForCausalLM, told apart by n_head_kv (read_falcon) */
+    {"RefinedWebModel", "RW"},
+    {"RefinedWeb", "RW"},
 };
 
 #define N_ARCHS (sizeof(archs) / sizeof(archs[0]))
@@ -566,10 +714,13 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
     const hf_arch_t *a = detect(root, err);
     if (a == NULL)
         return -1;
-    reader_t r = {.root = root};
+    const char *t = a->model_type;
+    /* Gemma 3's multimodal config keeps the language model in text_config */
+    const json_t *text = json_object_get(root, "text_config");
+    bool gemma3 = strcmp(t, "gemma3") == 0 || strcmp(t, "gemma3_text") == 0;
+    reader_t r = {.root = (gemma3 && json_is_object(text)) ? text : root};
     tsl_arch_spec_t sp = {0};
     keys_t k;
-    const char *t = a->model_type;
     if (strcmp(t, "gpt2") == 0)
         read_gpt2(&r, &sp, &k);
     else if (strcmp(t, "bert") == 0 || strcmp(t, "roberta") == 0)
@@ -580,8 +731,16 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
         read_vit(&r, &sp, &k);
     else if (strcmp(t, "gpt_neox") == 0)
         read_neox(&r, &sp, &k);
-    else if (strcmp(t, "falcon") == 0)
-        read_falcon(&r, &sp, &k);
+    else if (strcmp(t, "falcon") == 0 || strcmp(t, "RefinedWebModel") == 0)
+        read_falcon(&r, &sp, &k, false);
+    else if (strcmp(t, "RefinedWeb") == 0)
+        read_falcon(&r, &sp, &k, true);
+    else if (strcmp(t, "gemma2") == 0 || gemma3)
+        read_gemma(&r, &sp, &k, gemma3);
+    else if (strcmp(t, "phi3") == 0)
+        read_phi3(&r, &sp, &k);
+    else if (strcmp(t, "olmo2") == 0)
+        read_olmo2(&r, &sp, &k);
     else if (strcmp(t, "phi") == 0)
         read_phi(&r, &sp, &k);
     else
@@ -590,10 +749,16 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
     tsl_model_rope_t rope = {0};
     double eps = 0.0;
     read_rope(&r, &rope, &eps);
-    uint32_t window = sp.seq_len;
-    if (seq == 0 && (sp.arch == TSL_ARCH_LLAMA || sp.arch == TSL_ARCH_NEOX) &&
-        sp.seq_len > DEFAULT_SEQ_CAP)
-        sp.seq_len = DEFAULT_SEQ_CAP;
+    uint32_t window = sp.seq_len, train = 0;
+    if (seq == 0 && (sp.arch == TSL_ARCH_LLAMA || sp.arch == TSL_ARCH_NEOX)) {
+        train = training_length(&r, &rope);
+        if (train > sp.seq_len)
+            train = sp.seq_len; /* a window shorter than the training length: the window */
+        if (train)
+            sp.seq_len = train;
+        else if (sp.seq_len > DEFAULT_SEQ_CAP)
+            sp.seq_len = DEFAULT_SEQ_CAP;
+    }
     if (check_spec(&r, &sp, &k, err) != 0 || apply_override(&sp, &k, seq, err) != 0)
         return tsl_err_prefix(err, "model_type %s", t);
     char dflt[TSL_NAME_MAX];
@@ -601,6 +766,7 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
     if (tsl_model_build(&sp, (name && *name) ? name : dflt, out, err) != 0)
         return -1;
     out->max_context = window > out->tokens_per_sample ? window : 0;
+    out->train_context = train;
     out->rope = rope;
     out->norm_eps = eps;
     return 0;

@@ -19,6 +19,16 @@
  *                        num_key_value_heads (default heads), head_dim,
  *                        tie_word_embeddings (default false), sliding_window
  *                        (mistral; qwen2 when use_sliding_window is true)
+ *   qwen3                as llama; Q/K norms per head, attention_bias, use_sliding_window
+ *   gemma2, gemma3,      hidden_size, intermediate_size, num_hidden_layers,
+ *   gemma3_text          num_attention_heads (gemma3: from text_config when present);
+ *                        head_dim (256), vocab_size, max_position_embeddings,
+ *                        sliding_window, layer_types or sliding_window_pattern,
+ *                        attn_/final_logit_softcapping (defaults: docs/models.md)
+ *   phi3                 as llama; sliding_window (Phi-3, Phi-3.5, Phi-4)
+ *   olmo2                as llama; Q/K norms over the whole projection
+ *   gpt_neox, falcon,    docs/models.md; RefinedWebModel / RefinedWeb are Falcon's
+ *   phi, RefinedWeb*     legacy configs (Falcon-7B / Falcon-40B), read as falcon
  * Every type also reads "causal" (Tessel's own key, true or false): whether
  * self-attention is causal (model.h). Absent, the family decides: gpt2, llama,
  * mistral, qwen2, gpt_neox, falcon, phi and t5's decoder are causal; bert and
@@ -28,7 +38,9 @@
  *
  * Sequence length: seq_len_override when non-zero, otherwise the longest the
  * config allows: n_positions (gpt2), max_position_embeddings (bert; roberta
- * minus its 2 padding positions; llama family), 512 for t5 (its config has no
+ * minus its 2 padding positions; llama family: the training length the config
+ * records in original_max_position_embeddings (top level or rope_scaling), which
+ * tsl_model_t.train_context then repeats, else at most 4096), 512 for t5 (its config has no
  * length; the override sets both encoder and decoder), (image/patch)² + 1 for
  * vit (the override is then the token count, class token included). A model
  * with learned positions refuses an override longer than its table.
@@ -72,7 +84,7 @@ int tsl_hf_config_parse(const char *json_text, const char *name, uint32_t seq_le
  * model_type names it). */
 const char *tsl_hf_config_path_name(const char *path, char *buf, size_t len);
 
-/* "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2" */
+/* "gpt2, bert, roberta, ..., RefinedWeb, RefinedWebModel": the model_type values read */
 const char *tsl_hf_config_supported(void);
 
 #endif

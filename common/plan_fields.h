@@ -93,6 +93,7 @@
     X(tokens_per_sample, U32, "model", "tokens_per_sample", ALWAYS)                                \
     X(seq_len, CUSTOM, "model", "seq_len", ALWAYS)                                                 \
     X(max_context, U32, "model", "max_context", NONZERO)                                           \
+    X(train_context, U32, "model", "train_context", NONZERO)                                       \
     X(cluster_description, STR, "cluster", "description", ALWAYS)                                  \
     X(n_devices, U32, "cluster", "devices", ALWAYS)                                                \
     X(cluster_nodes, U32, "cluster", "nodes", ALWAYS)                                              \

@@ -338,6 +338,7 @@ void tsl_model_free(tsl_model_t *m)
     m->n_layers = 0;
     m->tokens_per_sample = 0;
     m->max_context = 0;
+    m->train_context = 0;
     memset(&m->rope, 0, sizeof(m->rope));
     m->norm_eps = 0.0;
     m->qkv_bias = false;

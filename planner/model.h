@@ -190,6 +190,9 @@ typedef struct tsl_model {
     uint32_t tokens_per_sample; /* for tokens/s: the longest input sequence */
     uint32_t max_context;       /* the longer window the source allows when the model was
                               built at a shorter default sequence (hf_config.h); 0 = none */
+    uint32_t train_context;     /* the sequence was defaulted to the training length the
+                                   source records (original_max_position_embeddings,
+                                   hf_config.h); 0 = not */
     tsl_model_rope_t rope;      /* RoPE as the source gives it (zeros: not given) */
     double norm_eps;            /* rms_norm_eps / layer_norm_eps; 0: not given */
     bool qkv_bias;              /* Q/K/V carry biases though the other linears have none (Qwen2;
@@ -295,7 +298,13 @@ int tsl_model_preset_seq(const char *name, uint32_t seq_len, tsl_model_t *out, t
  *         layers; final LN and a classifier on the class token (`classes`).
  *   LLAMA token embedding, RoPE (no position table); no biases (qkv_bias adds
  *         Qwen2's Q/K/V biases), RMSNorm, gated FFN, grouped-query attention;
- *         final norm and a head tied or not.
+ *         final norm and a head tied or not. Also Qwen3, Phi-3 and OLMo 2
+ *         (qk_norm), and Gemma 2/3: head_dim ≠ h/a (attention d = a·head_dim
+ *         wide), sandwich_norm, embed_scale, soft-capping and a window on all
+ *         layers but full_attn_layers. Their elementwise work (QK-norm, the extra
+ *         norms, the √h scale, soft-capping) is counted in the layers' extra_*:
+ *         an RMSNorm 4 FLOPs per element and its input stashed (2 bytes), a
+ *         soft-cap c·tanh(x/c) 3 FLOPs per element (docs/models.md).
  *   NEOX  token embedding, rotary (no position table); LayerNorm with bias;
  *         plain (GELU) FFN; biases unless no_bias; attention and FFN in parallel
  *         when parallel_block (one norm when shared_norm); grouped-query
@@ -330,9 +339,19 @@ typedef struct tsl_arch_spec {
     uint32_t classes;         /* ViT: classifier outputs */
     uint32_t rel_buckets;     /* T5: relative-position buckets */
     uint32_t attn_window;     /* sliding-window attention; 0 means none */
-    bool gated_ffn;           /* gated FFN (Llama SwiGLU, T5 v1.1 gated-gelu) */
-    bool tied_head;           /* LM head shares the embedding (GPT, BERT, T5 v1.0) */
-    bool qkv_bias;            /* LLAMA family: Q/K/V projections have biases (Qwen2) */
+    /* with attn_window: the layers (0-based, bit i of word i/64) that attend to the
+     * whole sequence instead (Gemma 2's odd layers, every 6th of Gemma 3); all
+     * zero: every layer is windowed (Mistral) */
+    uint64_t full_attn_layers[TSL_MODEL_MAX_LAYERS / 64];
+    uint8_t qk_norm;    /* TSL_QK_NORM_*: RMSNorm on queries and keys (LLAMA family) */
+    bool sandwich_norm; /* LLAMA family: norms after attention and FFN as well as
+                                 before (Gemma 2/3): 2·h parameters per layer more */
+    bool embed_scale;   /* the embedding output is multiplied by sqrt(h) (Gemma) */
+    bool attn_softcap;  /* scores soft-capped, c·tanh(x/c) (Gemma 2) */
+    bool logit_softcap; /* final logits soft-capped (Gemma 2) */
+    bool gated_ffn;     /* gated FFN (Llama SwiGLU, T5 v1.1 gated-gelu) */
+    bool tied_head;     /* LM head shares the embedding (GPT, BERT, T5 v1.0) */
+    bool qkv_bias;      /* LLAMA family: Q/K/V projections have biases (Qwen2) */
     /* NEOX family (GPT-NeoX, Falcon, Phi) */
     bool no_bias;        /* linear layers without biases (Falcon) */
     bool parallel_block; /* attention and FFN in parallel on the same input */
@@ -343,6 +362,13 @@ typedef struct tsl_arch_spec {
      * encoder not; ON / OFF override it for every self-attention */
     uint8_t causal;
 } tsl_arch_spec_t;
+
+/* QK-norm: none; one RMSNorm of head_dim shared by every head, on Q and on K
+ * (Qwen3, Gemma 3: 2·head_dim parameters); one over the whole projection (OLMo 2:
+ * d + e parameters). */
+#define TSL_QK_NORM_NONE     0u
+#define TSL_QK_NORM_PER_HEAD 1u
+#define TSL_QK_NORM_FULL     2u
 
 #define TSL_CAUSAL_ARCH 0u
 #define TSL_CAUSAL_ON   1u

@@ -74,6 +74,15 @@ static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
     if (sp->kv_heads > sp->heads || (sp->kv_heads && sp->heads % sp->kv_heads != 0))
         return tsl_err_set(err, "%s spec: kv_heads: %u must divide heads (%u)", an, sp->kv_heads,
                            sp->heads);
+    if (sp->qk_norm > TSL_QK_NORM_FULL)
+        return tsl_err_set(err, "%s spec: qk_norm: %u is not 0 (none), 1 (per head) or 2 (full)",
+                           an, sp->qk_norm);
+    if (sp->arch != TSL_ARCH_LLAMA && (sp->qk_norm || sp->sandwich_norm || sp->embed_scale ||
+                                       sp->attn_softcap || sp->logit_softcap))
+        return tsl_err_set(err,
+                           "%s spec: qk_norm, sandwich_norm, embed_scale and soft-capping "
+                           "belong to the llama family",
+                           an);
     if (sp->causal > TSL_CAUSAL_OFF)
         return tsl_err_set(err, "%s spec: causal: %u is not 0 (the family's), 1 (on) or 2 (off)",
                            an, sp->causal);
@@ -240,13 +249,75 @@ static int build_vit(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
     return tsl_model_add(m, &hd, err);
 }
 
+/* Elementwise work the LLAMA-family variants add (model.h): an RMSNorm is a
+ * square, a sum, a scale by the reciprocal root and a weight multiply per element;
+ * a soft-cap c·tanh(x/c) a divide, a tanh and a multiply. */
+#define NORM_FLOPS_PER_ELEM    4.0
+#define SOFTCAP_FLOPS_PER_ELEM 3.0
+
+static bool full_attention_at(const tsl_arch_spec_t *sp, uint32_t i)
+{
+    return i < TSL_MODEL_MAX_LAYERS && (sp->full_attn_layers[i / 64] >> (i % 64) & 1u) != 0;
+}
+
+/* The window of layer i: none on the layers that attend to everything. */
+static uint32_t window_of(const tsl_arch_spec_t *sp, uint32_t i)
+{
+    return full_attention_at(sp, i) ? 0 : sp->attn_window;
+}
+
+/* QK-norm, the sandwich norms and the attention soft-cap of one layer with the
+ * given window (the soft-cap runs on every score it computes: s·w per head). */
+static void llama_extras(const tsl_arch_spec_t *sp, tsl_layer_t *l, uint32_t window)
+{
+    double s = sp->seq_len, h = sp->hidden;
+    uint64_t hd = sp->head_dim ? sp->head_dim : sp->hidden / sp->heads;
+    uint64_t d = hd * sp->heads, e = hd * (sp->kv_heads ? sp->kv_heads : sp->heads);
+    double w = (window && window < sp->seq_len) ? window : s;
+    l->attn_window = window;
+    if (sp->qk_norm != TSL_QK_NORM_NONE) {
+        l->extra_params += sp->qk_norm == TSL_QK_NORM_PER_HEAD ? 2 * hd : d + e;
+        l->extra_fwd_flops += NORM_FLOPS_PER_ELEM * s * (double)(d + e);
+        l->extra_act_bytes += 2ull * sp->seq_len * (d + e); /* the norms' inputs */
+    }
+    if (sp->sandwich_norm) {
+        l->extra_params += 2ull * sp->hidden;
+        l->extra_fwd_flops += 2.0 * NORM_FLOPS_PER_ELEM * s * h;
+        l->extra_act_bytes += 4ull * sp->seq_len * sp->hidden;
+    }
+    if (sp->attn_softcap)
+        l->extra_fwd_flops += SOFTCAP_FLOPS_PER_ELEM * sp->heads * s * w;
+}
+
+/* The layers in runs of equal windows (Gemma alternates local and global). */
+static int add_llama_layers(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
+{
+    const tsl_layer_t base = block_of(sp);
+    for (uint32_t i = 0; i < sp->layers;) {
+        uint32_t w = window_of(sp, i), run = 1;
+        while (i + run < sp->layers && window_of(sp, i + run) == w)
+            run++;
+        tsl_layer_t l = base;
+        llama_extras(sp, &l, w);
+        if (tsl_model_add_n(m, &l, run, err) != 0)
+            return -1;
+        i += run;
+    }
+    return 0;
+}
+
 static int build_llama(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
 {
+    double s = sp->seq_len, h = sp->hidden;
     tsl_layer_t e = token_embedding(sp);
     e.positions = 0; /* RoPE */
+    if (sp->embed_scale)
+        e.extra_fwd_flops = s * h; /* × sqrt(h) */
     tsl_layer_t hd = lm_head(sp, sp->seq_len, sp->hidden);
+    if (sp->logit_softcap)
+        hd.extra_fwd_flops = SOFTCAP_FLOPS_PER_ELEM * s * sp->vocab;
     m->qkv_bias = sp->qkv_bias;
-    if (tsl_model_add(m, &e, err) != 0 || add_stack(m, block_of(sp), sp->layers, 0, no_tail, err))
+    if (tsl_model_add(m, &e, err) != 0 || add_llama_layers(sp, m, err) != 0)
         return -1;
     return tsl_model_add(m, &hd, err);
 }

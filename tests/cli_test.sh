@@ -164,6 +164,10 @@ grep -q "^Plan for tiny-llama " "$out" && ok || bad "--hf-config DIR: not named 
     <"$hfdir/tiny-llama/config.json" >"$out" 2>"$err" && grep -q "^Plan for " "$out" && ok ||
     bad "--hf-config -: $(cat "$err")"
 expect 2 "a directory without a config.json" plan --local --hf-config "$hfdir/empty" --cluster 8xA100-80G
+# a config that records its training length is planned at it, and the plan says so
+expect 0 "" plan --local --hf-config "$(dirname "$0")/data/hf/phi3_mini_4k.json" --cluster 8xA100-80G --batch 8 --no-baselines
+grep -q "4096 tokens per sample (a default: the training length the config records" "$out" && ok ||
+    bad "phi3: the training-length default is not said"
 rm -rf "$hfdir"
 
 # --name names an --hf-config model (plan and eval); a small model's figures print in

@@ -56,6 +56,15 @@ static const known_t knowns[] = {
     {"falcon.json", "falcon", 6921720704, 34, 2048},  /* parallel, one LayerNorm, MQA */
     {"phi.json", "phi", 2779683840, 34, 2048},        /* parallel, one LayerNorm */
     {"bert_no_model_type.json", "bert_no_model_type", 109514298, 14, 512},
+    /* issue 22's families; the published figure each matches is in docs/models.md */
+    {"qwen3_8b.json", "qwen3_8b", 8190735360, 38, 4096},         /* card: 8.2B */
+    {"gemma2_9b.json", "gemma2_9b", 9241705984, 44, 4096},       /* report: exact */
+    {"gemma3_12b.json", "gemma3_12b", 11766034176, 50, 4096},    /* text model */
+    {"phi3_mini_4k.json", "phi3_mini_4k", 3821079552, 34, 4096}, /* card: 3.8B */
+    {"phi4.json", "phi4", 14659507200, 42, 16384},               /* card: 14B */
+    {"olmo2_7b.json", "olmo2_7b", 7298617344, 34, 4096},         /* 7.3B */
+    {"falcon_rw_7b.json", "falcon_rw_7b", 6921720704, 34, 2048}, /* = falcon.json */
+    {"falcon_rw_40b.json", "falcon_rw_40b", 41303293952, 62, 2048},
 };
 
 static void test_known(void)
@@ -358,6 +367,136 @@ static void test_config_json_name(void)
 }
 
 /* RoPE and the norm epsilon travel with the model for the exports (model.h). */
+/* Non-embedding parameters: the transformer layers and the final norm. */
+static uint64_t non_embedding(const tsl_model_t *m)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 1; i < m->n_layers; i++)
+        n += m->layers[i].kind == TSL_LAYER_HEAD ? m->layers[i].extra_params : m->layers[i].params;
+    return n;
+}
+
+/* Issue 22: Qwen3, Gemma 2/3, Phi-3/4, OLMo 2 and Falcon's legacy configs. */
+static void test_new_families(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {0};
+
+    /* Qwen3-8B: the card's 6.95B non-embedding; q_norm and k_norm of head_dim
+     * (128) each per layer, and their elementwise work */
+    CHECK(tsl_hf_config_load(path_of("qwen3_8b.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(non_embedding(&m) == 6946075648ull, "qwen3-8b non-embedding %llu",
+          (unsigned long long)non_embedding(&m));
+    CHECK(m.layers[1].extra_params == 256 && m.layers[1].attn_dim == 4096 && !m.qkv_bias,
+          "qwen3: QK-norm 2 x 128 parameters per layer (%llu), no Q/K/V bias",
+          (unsigned long long)m.layers[1].extra_params);
+    CHECK(m.layers[1].extra_fwd_flops == 4.0 * 4096 * (4096 + 1024),
+          "qwen3: QK-norm 4 FLOPs per element of Q and K (%g)", m.layers[1].extra_fwd_flops);
+    tsl_model_free(&m);
+
+    /* Gemma 2 9B: the report's 917,504,000 embedding + 8,324,201,984 non-embedding;
+     * head_dim 256 x 16 heads = 4096 > h = 3584; even layers local (4096), odd global */
+    CHECK(tsl_hf_config_load(path_of("gemma2_9b.json"), 8192, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[0].params == 917504000ull && non_embedding(&m) == 8324201984ull,
+          "gemma2-9b: embedding %llu, non-embedding %llu", (unsigned long long)m.layers[0].params,
+          (unsigned long long)non_embedding(&m));
+    CHECK(m.layers[1].attn_dim == 4096 && m.layers[1].hidden == 3584 && m.layers[1].kv_heads == 8 &&
+              m.layers[m.n_layers - 1].tied_head,
+          "gemma2: attention 16 x 256 wide on h 3584, tied head");
+    for (uint32_t i = 0; i < 42; i++)
+        CHECK(m.layers[1 + i].attn_window == (i % 2 == 0 ? 4096u : 0u),
+              "gemma2 layer %u: window %u", i, m.layers[1 + i].attn_window);
+    /* soft-capping: 3 FLOPs per score (16 heads x 8192 x w) and per logit */
+    double sand = 2.0 * 4.0 * 8192 * 3584;
+    CHECK(m.layers[1].extra_fwd_flops == sand + 3.0 * 16 * 8192 * 4096.0 &&
+              m.layers[2].extra_fwd_flops == sand + 3.0 * 16 * 8192 * 8192.0,
+          "gemma2: sandwich norms and attention soft-cap over the window (%g, %g)",
+          m.layers[1].extra_fwd_flops, m.layers[2].extra_fwd_flops);
+    CHECK(m.layers[m.n_layers - 1].extra_fwd_flops == 3.0 * 8192 * 256000.0 &&
+              m.layers[0].extra_fwd_flops == 8192.0 * 3584,
+          "gemma2: final soft-cap over the logits, embedding x sqrt(h)");
+    tsl_model_free(&m);
+
+    /* Gemma 3 12B (text_config): Table 1's 10,759M non-embedding; every 6th layer
+     * global, the others a 1024 window; Q/K norms, no soft-capping */
+    CHECK(tsl_hf_config_load(path_of("gemma3_12b.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(non_embedding(&m) == 10759155456ull, "gemma3-12b non-embedding %llu",
+          (unsigned long long)non_embedding(&m));
+    for (uint32_t i = 0; i < 48; i++)
+        CHECK(m.layers[1 + i].attn_window == ((i + 1) % 6 == 0 ? 0u : 1024u),
+              "gemma3 layer %u: window %u", i, m.layers[1 + i].attn_window);
+    CHECK(m.layers[1].extra_params == 2 * 3840 + 2 * 256 &&
+              m.layers[m.n_layers - 1].extra_fwd_flops == 0.0,
+          "gemma3: sandwich norms + QK-norm, no final soft-cap");
+    tsl_model_free(&m);
+    /* layer_types, when given, decides */
+    const char *lt = "{\"model_type\": \"gemma3_text\", \"hidden_size\": 64, "
+                     "\"intermediate_size\": 128, \"num_hidden_layers\": 3, "
+                     "\"num_attention_heads\": 2, \"head_dim\": 16, \"sliding_window\": 8, "
+                     "\"layer_types\": [\"full_attention\", \"sliding_attention\", "
+                     "\"full_attention\"]}";
+    CHECK(tsl_hf_config_parse(lt, "t", 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.n_layers == 5 && m.layers[1].attn_window == 0 && m.layers[2].attn_window == 8 &&
+              m.layers[3].attn_window == 0,
+          "layer_types: full, sliding, full");
+    tsl_model_free(&m);
+
+    /* OLMo 2: Q/K norms over the whole projection, d + e = 8192 per layer */
+    CHECK(tsl_hf_config_load(path_of("olmo2_7b.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].extra_params == 8192, "olmo2: QK-norm d + e (%llu)",
+          (unsigned long long)m.layers[1].extra_params);
+    tsl_model_free(&m);
+
+    /* Phi-3-mini: sliding_window 2047 on every layer; planned at its recorded
+     * training length, said in train_context */
+    CHECK(tsl_hf_config_load(path_of("phi3_mini_4k.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].attn_window == 2047 && m.layers[32].attn_window == 2047 &&
+              m.train_context == 4096 && m.max_context == 0,
+          "phi3: window 2047, trained at 4096");
+    tsl_model_free(&m);
+
+    /* Falcon's legacy configs: RefinedWebModel = falcon-7b; RefinedWeb = the new
+     * decoder architecture with n_head_kv */
+    CHECK(tsl_hf_config_load(path_of("falcon_rw_40b.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].parallel_block && !m.layers[1].shared_norm && m.layers[1].kv_heads == 8,
+          "RefinedWeb: parallel block, two LayerNorms, 8 K/V heads");
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("falcon_rw_7b.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].shared_norm && m.layers[1].kv_heads == 1, "RefinedWebModel: falcon-7b");
+    tsl_model_free(&m);
+
+    /* an unknown family is refused by name, with the list */
+    expect_load_error("bad_unknown_family.json", "\"gemma3n\" is not supported",
+                      "phi3, olmo2, RefinedWeb, RefinedWebModel");
+    expect_parse_error("{\"architectures\": [\"Qwen3MoeForCausalLM\"]}", "Qwen3MoeForCausalLM",
+                       "supported");
+}
+
+/* The default sequence: the training length a config records
+ * (original_max_position_embeddings, top level or in rope_scaling), else at most
+ * 4096 of max_position_embeddings; --seq-len overrides either. */
+static void test_default_seq(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {0};
+    CHECK(tsl_hf_config_load(path_of("llama3_1_8b.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.tokens_per_sample == 8192 && m.train_context == 8192 && m.max_context == 131072,
+          "llama3.1: rope_scaling's 8192 of 131072 (%u, %u, %u)", m.tokens_per_sample,
+          m.train_context, m.max_context);
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("phi4.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.tokens_per_sample == 16384 && m.train_context == 16384 && m.max_context == 0,
+          "phi-4: its recorded 16384, not the 4096 cap (%u)", m.tokens_per_sample);
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("phi4.json"), 2048, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.tokens_per_sample == 2048 && m.train_context == 0, "--seq-len overrides it");
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("qwen3_8b.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.tokens_per_sample == 4096 && m.train_context == 0 && m.max_context == 40960,
+          "qwen3: no recorded length, the 4096 cap");
+    tsl_model_free(&m);
+}
+
 static void test_rope(void)
 {
     tsl_model_t m;
@@ -400,5 +539,7 @@ int main(void)
     test_errors();
     test_config_json_name();
     test_rope();
+    test_new_families();
+    test_default_seq();
     return CHECK_DONE();
 }

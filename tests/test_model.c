@@ -426,6 +426,60 @@ static void test_llama(void)
     tsl_model_free(&m);
 }
 
+/* The LLAMA family's variants (model.h): per-layer windows, QK-norm, sandwich
+ * norms, soft-capping, the embedding scale; and their refusal elsewhere. */
+static void test_llama_variants(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_arch_spec_t sp = {.arch = TSL_ARCH_LLAMA,
+                          .layers = 6,
+                          .hidden = 64,
+                          .ffn_hidden = 128,
+                          .heads = 4,
+                          .kv_heads = 2,
+                          .head_dim = 32,
+                          .seq_len = 256,
+                          .vocab = 1000,
+                          .attn_window = 64,
+                          .gated_ffn = true};
+    sp.full_attn_layers[0] = 1u << 2 | 1u << 5; /* layers 2 and 5 global */
+    CHECK(tsl_model_build(&sp, "w", &m, &err) == 0, "%s", err.msg);
+    const uint32_t want[6] = {64, 64, 0, 64, 64, 0};
+    for (uint32_t i = 0; i < 6; i++)
+        CHECK(m.layers[1 + i].attn_window == want[i], "layer %u: window %u", i,
+              m.layers[1 + i].attn_window);
+    CHECK(m.layers[1].attn_dim == 128, "d = 4 x 32, wider than h = 64");
+    /* q, o: 64 x 128; k, v: 64 x 64; gated FFN 3 x 64 x 128; 2 norms */
+    uint64_t plain = 2ull * 64 * 128 + 2ull * 64 * 64 + 3ull * 64 * 128 + 2 * 64;
+    CHECK(m.layers[1].params == plain, "plain layer %llu", (unsigned long long)m.layers[1].params);
+    tsl_model_free(&m);
+
+    sp.qk_norm = TSL_QK_NORM_PER_HEAD;
+    sp.sandwich_norm = sp.embed_scale = sp.attn_softcap = sp.logit_softcap = true;
+    CHECK(tsl_model_build(&sp, "g", &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].params == plain + 2 * 32 + 2 * 64, "QK-norm 2 x head_dim, 2 norms more");
+    double norms = 4.0 * 256 * (128 + 64) + 2 * 4.0 * 256 * 64;
+    CHECK(m.layers[1].extra_fwd_flops == norms + 3.0 * 4 * 256 * 64 &&
+              m.layers[3].extra_fwd_flops == norms + 3.0 * 4 * 256 * 256,
+          "soft-cap over the window's scores (%g, %g)", m.layers[1].extra_fwd_flops,
+          m.layers[3].extra_fwd_flops);
+    CHECK(m.layers[0].extra_fwd_flops == 256.0 * 64 &&
+              m.layers[m.n_layers - 1].extra_fwd_flops == 3.0 * 256 * 1000,
+          "embedding scale, logit soft-cap");
+    tsl_model_free(&m);
+    sp.qk_norm = TSL_QK_NORM_FULL;
+    CHECK(tsl_model_build(&sp, "o", &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].params == plain + 128 + 64 + 2 * 64, "QK-norm d + e");
+    tsl_model_free(&m);
+    sp.qk_norm = 3;
+    CHECK(tsl_model_build(&sp, "bad", &m, &err) != 0 && strstr(err.msg, "qk_norm"), "%s", err.msg);
+    sp.qk_norm = 0;
+    sp.arch = TSL_ARCH_NEOX;
+    CHECK(tsl_model_build(&sp, "bad", &m, &err) != 0 && strstr(err.msg, "llama family"), "%s",
+          err.msg);
+}
+
 /* Whether layer 1 (the first transformer layer) of a preset is causal. */
 static bool preset_causal(const char *name)
 {
@@ -502,5 +556,6 @@ int main(void)
     test_errors();
     test_builder();
     test_llama();
+    test_llama_variants();
     return CHECK_DONE();
 }
