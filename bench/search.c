@@ -3,7 +3,8 @@
  * memory it needs, on the cases docs/design.md "Benchmarks" lists. Prints tables; asserts
  * nothing.
  *
- *   search          BERT-Huge-32, GPT3-65B, GPT-2 on 16x16 — the whole
+ *   search          BERT-Huge-32, GPT3-65B, GPT-2 on 16x16, GPT3-175B on 16,384 and
+ *                   100,000 H100s (issue 22: 16k under 10 s on one core) — the whole
  *                   search's wall time, DP runs, peak RSS, the plan vs each baseline
  *   heterogeneous   AMP Sec. 4.3: GPT2-345M on 3x4 V100 + 4 T4 vs Megatron's heuristics;
  *                   TransGAN-Hetero on 4x4 V100 with 4 stages vs Galvatron-Base
@@ -45,6 +46,10 @@ static const bench_case_t cases[] = {
     {"BERT-Huge-32, 8 GPUs, 20 GB", "BERT-Huge-32", "8xRTX-TITAN-24G", 20, 0},
     {"GPT3-65B, 8x8 A100-80G", "GPT3-65B", "8x8xA100-80G:ib400", 0, 0},
     {"GPT-2 24L, 16x16 GPUs, batch 32", "GPT2-345M", "16x16xA100-40G:ib100", 0, 32},
+    /* issue 22: the search's scale goal, 16,384 GPUs under 10 s on one core; and what
+     * 100,000 GPUs take (12,500 HGX nodes, eight NDR rails each) */
+    {"GPT3-175B, 16k: 2048x8 H100", "GPT3-175B", "2048x8xH100-80G:8xib400", 0, 0},
+    {"GPT3-175B, 100k: 12500x8 H100", "GPT3-175B", "12500x8xH100-80G:8xib400", 0, 0},
 };
 
 static double now_s(void)

@@ -299,9 +299,7 @@ static int node_type(loader_t *ld, json_t *obj, const char *path, uint32_t *idx)
 static int check_node_limits(loader_t *ld, const char *path, uint32_t gpus, uint32_t count)
 {
     uint64_t nodes = (uint64_t)ld->c->n_nodes + count;
-    uint64_t devices = (uint64_t)count * gpus;
-    for (uint32_t i = 0; i < ld->c->n_nodes; i++)
-        devices += ld->c->nodes[i].n_gpus;
+    uint64_t devices = (uint64_t)count * gpus + ld->c->n_devices;
     if (nodes > TSL_CLUSTER_MAX_NODES)
         return tsl_err_set(ld->err,
                            "%s.count: brings the node count to %llu, above the limit "

@@ -16,7 +16,7 @@ int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *g, tsl_err_t *err)
         return -1;
     g->interleave = (uint32_t)json_integer_value(json_object_get(p, "interleave"));
     const json_t *order = json_object_get(p, "node_order");
-    for (uint32_t k = 0; k < g->n_nodes && k < TSL_CLUSTER_MAX_NODES; k++)
+    for (uint32_t k = 0; k < g->n_nodes && k < TSL_PLAN_MAX_ORDER_NODES; k++)
         g->node_order[k] = (uint16_t)json_integer_value(json_array_get(order, k));
     return 0;
 }

@@ -117,10 +117,10 @@ static void read_plan_node_order(const json_t *o, tsl_plan_t *p)
 {
     const json_t *order = json_object_get(o, "node_order");
     size_t n = json_array_size(order);
-    p->n_nodes = (uint32_t)(n < TSL_CLUSTER_MAX_NODES ? n : TSL_CLUSTER_MAX_NODES);
+    p->n_nodes = (uint32_t)(n <= TSL_PLAN_MAX_ORDER_NODES ? n : 0);
     for (uint32_t k = 0; k < p->n_nodes; k++) {
         json_int_t v = json_integer_value(json_array_get(order, k));
-        p->node_order[k] = v > 0 && v < TSL_CLUSTER_MAX_NODES ? (uint16_t)v : 0;
+        p->node_order[k] = v > 0 && v < TSL_PLAN_MAX_ORDER_NODES ? (uint16_t)v : 0;
     }
 }
 

@@ -10,7 +10,7 @@
  *             http = 127.0.0.1:9464 (empty: off)        pid_file / lock next to the socket
  *   [store]   database = /var/lib/tessel/tessel.db
  *   [search]  pool_size = 0 (= cores)  queue_size = 16  grace_s = 10  search_nice = 19
- *   [limits]  max_request_bytes = 4194304  max_layers = 1024  max_devices = 16384
+ *   [limits]  max_request_bytes = 4194304  max_layers = 1024  max_devices = 131072
  *             max_batch = 65536
  *   [log]     level = info
  *   [registry] worker_heartbeat_s = 10  worker_timeout_s = 0 (= 3 heartbeats)

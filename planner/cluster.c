@@ -15,7 +15,8 @@
 #include <strings.h>
 
 #define SPEC_FORMAT                                                                                \
-    "expected [NODES x]GPUSxTYPE[:[NICS x]LINK], e.g. 2x8xA100-40G:ib100 or 4x8xA100-80G:8xib200"
+    "expected [NODES x]GPUSxTYPE[:[NICS x]LINK][:nvlN], e.g. 2x8xA100-40G:ib100, "                 \
+    "4x8xA100-80G:8xib200 or 36x4xGB200:nvl72:4xib800"
 #define SPEC_MAX 128
 
 void tsl_cluster_init(tsl_cluster_t *c)
@@ -120,15 +121,17 @@ int tsl_cluster_add_node(tsl_cluster_t *c, const tsl_node_t *node, tsl_err_t *er
                            node->n_nics, node->n_gpus);
     if (i >= TSL_CLUSTER_MAX_NODES)
         return tsl_err_set(err, "cluster: more than %u nodes", TSL_CLUSTER_MAX_NODES);
-    uint64_t devices = 0;
-    for (uint32_t k = 0; k < i; k++)
-        devices += c->nodes[k].n_gpus;
+    uint64_t devices = c->n_devices; /* kept here: no O(nodes) walk per node added */
     if (devices + node->n_gpus > TSL_CLUSTER_MAX_DEVICES)
         return tsl_err_set(err,
                            "cluster: node %u brings the device count to %llu, above the "
                            "limit of %u",
                            i, (unsigned long long)(devices + node->n_gpus),
                            TSL_CLUSTER_MAX_DEVICES);
+    if (c->inter_bw_matrix != NULL && i + 1 > TSL_CLUSTER_MAX_MATRIX_NODES)
+        return tsl_err_set(err,
+                           "cluster: node %u: a per-pair bandwidth matrix is limited to %u nodes",
+                           i, TSL_CLUSTER_MAX_MATRIX_NODES);
     tsl_node_t *nodes = realloc(c->nodes, (size_t)(i + 1) * sizeof(*nodes));
     if (nodes == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "cluster: out of memory for node %u", i);
@@ -137,6 +140,7 @@ int tsl_cluster_add_node(tsl_cluster_t *c, const tsl_node_t *node, tsl_err_t *er
         return -1;
     c->nodes[i] = *node;
     c->n_nodes = i + 1;
+    c->n_devices = (uint32_t)(devices + node->n_gpus);
     return 0;
 }
 
@@ -152,6 +156,11 @@ int tsl_cluster_set_pair_bw(tsl_cluster_t *c, uint32_t a, uint32_t b, double bw,
                            a, b);
     if (!positive_finite(bw))
         return tsl_err_set(err, "cluster: link %u-%u: bandwidth must be > 0", a, b);
+    if (c->inter_bw_matrix == NULL && c->n_nodes > TSL_CLUSTER_MAX_MATRIX_NODES)
+        return tsl_err_set(err,
+                           "cluster: link %u-%u: a per-pair bandwidth matrix is limited to %u "
+                           "nodes, the cluster has %u; give one inter-node figure",
+                           a, b, TSL_CLUSTER_MAX_MATRIX_NODES, c->n_nodes);
     if (c->inter_bw_matrix == NULL) {
         c->inter_bw_matrix = calloc((size_t)c->n_nodes * c->n_nodes, sizeof(double));
         if (c->inter_bw_matrix == NULL)
@@ -399,11 +408,59 @@ static int split_nics(const char **link, uint32_t *nics, uint32_t gpus, const ch
     return 0;
 }
 
+/* "nvl72": an NVLink domain of 72 GPUs, a whole number of `gpus`-GPU nodes; the
+ * domain in nodes, at most the cluster's (a partial rack is one domain). 0 when
+ * the part is not an nvl part. */
+static int parse_domain(const char *part, uint32_t nodes, uint32_t gpus, const char *spec,
+                        uint32_t *domain_nodes, tsl_err_t *err)
+{
+    const char *p = part + 3;
+    uint32_t n;
+    if (strncasecmp(part, "nvl", 3) != 0 || !isdigit((unsigned char)*p))
+        return 0;
+    if (read_count(&p, &n) != 0 || *p != '\0')
+        return tsl_err_set(err,
+                           "cluster: NVLink domain '%s' in '%s': expected nvlN, N the GPUs "
+                           "of one domain, e.g. nvl72",
+                           part, spec);
+    if (n == 0 || n % gpus != 0)
+        return tsl_err_set(err,
+                           "cluster: NVLink domain '%s' in '%s': %u GPUs is not a whole "
+                           "number of %u-GPU nodes",
+                           part, spec, n, gpus);
+    if (*domain_nodes != 0)
+        return tsl_err_set(err, "cluster: NVLink domain '%s' in '%s': given twice", part, spec);
+    *domain_nodes = n / gpus < nodes ? n / gpus : nodes;
+    return 0;
+}
+
+/* The parts after the counts: at most one [NICS x]LINK and one nvlN, any order. */
+static int split_parts(char *rest, uint32_t nodes, uint32_t gpus, const char *spec,
+                       const char **link_name, uint32_t *domain_nodes, tsl_err_t *err)
+{
+    for (char *part = rest; part != NULL;) {
+        char *next = strchr(part, ':');
+        if (next)
+            *next++ = '\0';
+        uint32_t before = *domain_nodes;
+        if (parse_domain(part, nodes, gpus, spec, domain_nodes, err) != 0)
+            return -1;
+        if (*domain_nodes == before) { /* not an nvl part: the link */
+            if (*link_name != NULL)
+                return tsl_err_set(err, "cluster: '%s': two links ('%s', '%s'); " SPEC_FORMAT, spec,
+                                   *link_name, part);
+            *link_name = part;
+        }
+        part = next;
+    }
+    return 0;
+}
+
 int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
 {
     char buf[SPEC_MAX], known[400];
-    uint32_t nodes = 0, gpus = 0;
-    const char *type = NULL;
+    uint32_t nodes = 0, gpus = 0, domain_nodes = 0;
+    const char *type = NULL, *link_name = NULL;
     tsl_cluster_init(c);
     if (spec == NULL || spec[0] == '\0')
         return tsl_err_set(err, "cluster: empty spec; " SPEC_FORMAT);
@@ -411,11 +468,11 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
         return tsl_err_set(err, "cluster: spec longer than %zu characters", sizeof(buf) - 1);
     memcpy(buf, spec, strlen(spec) + 1);
     char *colon = strchr(buf, ':');
-    const char *link_name = colon ? colon + 1 : NULL;
     if (colon)
         *colon = '\0';
     if (split_counts(buf, spec, &nodes, &gpus, &type, err) != 0 ||
-        check_counts(nodes, gpus, spec, err) != 0)
+        check_counts(nodes, gpus, spec, err) != 0 ||
+        (colon && split_parts(colon + 1, nodes, gpus, spec, &link_name, &domain_nodes, err) != 0))
         return -1;
     const tsl_gpu_spec_t *gpu = tsl_gpu_find(type);
     if (gpu == NULL) {
@@ -434,6 +491,7 @@ int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err)
         return -1;
     for (uint32_t i = 0; i < c->n_nodes; i++)
         c->nodes[i].n_nics = nics;
+    c->nvl_domain_nodes = domain_nodes ? domain_nodes : 1;
     return 0;
 }
 
@@ -663,8 +721,10 @@ size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap)
     describe_range(buf, cap, &len, "intra", lo, hi);
     if (c->n_nodes < 2)
         return len;
-    lo = INFINITY, hi = 0;
-    for (uint32_t a = 0; a < c->n_nodes; a++)
+    lo = hi = c->inter_bw; /* O(nodes²) only with a matrix (≤ 2048 nodes) */
+    if (c->inter_bw_matrix != NULL)
+        lo = INFINITY, hi = 0;
+    for (uint32_t a = 0; c->inter_bw_matrix != NULL && a < c->n_nodes; a++)
         for (uint32_t b = a + 1; b < c->n_nodes; b++) {
             lo = fmin(lo, pair_bw(c, a, b));
             hi = fmax(hi, pair_bw(c, a, b));

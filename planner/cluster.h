@@ -33,9 +33,15 @@
 
 #include "err.h"
 
-#define TSL_CLUSTER_MAX_NODES     1024u
-#define TSL_CLUSTER_MAX_DEVICES   16384u
+/* 32768 nodes of 4 (GB200 trays) or 12,500+ of 8 reach 131072 devices: a
+ * 100,000-GPU cluster fits either way. Node indices travel as uint16_t
+ * (tsl_cluster_permute, plan.h node_order), so the node limit stays <= 65536. */
+#define TSL_CLUSTER_MAX_NODES     32768u
+#define TSL_CLUSTER_MAX_DEVICES   131072u
 #define TSL_CLUSTER_MAX_GPU_TYPES 8u
+/* A per-pair bandwidth matrix is n_nodes² doubles: allowed up to this many nodes
+ * (32 MiB); larger clusters give one inter-node figure (plus NICs, domains). */
+#define TSL_CLUSTER_MAX_MATRIX_NODES 2048u
 
 typedef struct tsl_gpu_spec {
     char name[32];      /* "A100-80G" */
@@ -78,7 +84,7 @@ typedef struct tsl_cluster {
     double overlap_slowdown;   /* compute/comm contention factor, ≥ 1 (Galvatron V) */
     uint32_t nvl_domain_nodes; /* nodes per NVLink domain, consecutive from node 0
                                   (the last domain may be short); 0 when built = 1 */
-    uint32_t n_devices;        /* derived: Σ n_gpus */
+    uint32_t n_devices;        /* Σ n_gpus, kept by tsl_cluster_add_node */
     uint32_t *device_node;     /* derived, owned: device → node */
     uint32_t *node_first;      /* derived, owned: node → its first device */
     /* measured figures per GPU type (planner/profile.h), borrowed, NULL =
@@ -115,11 +121,14 @@ int tsl_cluster_homogeneous(tsl_cluster_t *c, uint32_t n_nodes, uint32_t gpus_pe
                             const tsl_gpu_spec_t *gpu, double inter_bw, tsl_err_t *err);
 
 /*
- * Short spec: "[NODES x]GPUSxTYPE[:[NICS x]LINK]", e.g. "8xA100-80G",
- * "2x8xA100-40G:ib100", "4x8xA100-80G:8xib200" (eight HDR NICs per node). TYPE is
- * a built-in GPU name, LINK a built-in link name (default ib100 when more than one
- * node), NICS the NICs per node, each of LINK's bandwidth (default 1). Errors name
- * the part of the spec that is wrong.
+ * Short spec: "[NODES x]GPUSxTYPE[:[NICS x]LINK][:nvlN]", e.g. "8xA100-80G",
+ * "2x8xA100-40G:ib100", "4x8xA100-80G:8xib200" (eight HDR NICs per node),
+ * "36x4xGB200:nvl72:4xib800" (two NVL72 racks). TYPE is a built-in GPU name, LINK
+ * a built-in link name (default ib100 when more than one node), NICS the NICs per
+ * node, each of LINK's bandwidth (default 1); nvlN makes runs of N GPUs (N a
+ * multiple of GPUS) one NVLink domain (nvl_domain_nodes = N / GPUS, at most the
+ * node count). The parts after ':' come in any order. Errors name the part of the
+ * spec that is wrong.
  */
 int tsl_cluster_parse_spec(tsl_cluster_t *c, const char *spec, tsl_err_t *err);
 

@@ -16,19 +16,27 @@
  *              85.9 %, H100 SXM 792.1 = 80.1 %, best shape of a sweep), taken
  *              through the H100's ratio of fitted curve to that table at its best
  *              shape (0.90); Megatron-LM's 57 % end-to-end HFU (530B, 1T on A100,
- *              README; Korthikanti et al. 2022) sits below it as it must. Other
- *              GPUs keep their old constant as e_max (assumed, no data): 0.5, T4
- *              0.4 because its 70 W cap throttles clocks under sustained tensor load.
+ *              README; Korthikanti et al. 2022) sits below it as it must. GPUs with
+ *              a published MAMF figure (the same table, bf16, current edition)
+ *              take it times the H100's fitted-e_max / MAMF ratio 0.777 / 0.801 =
+ *              0.97: B200 77.6 % -> 0.753, GB200 72.9 % -> 0.707, MI325X 60.4 % ->
+ *              0.586, MI300X 51.4 % -> 0.499; H200 is the H100's part (0.777).
+ *              Other GPUs keep an assumed constant as e_max (no data): 0.5, T4 and
+ *              L4 0.4 because their 70 W-class cap throttles clocks under sustained
+ *              tensor load.
  * intra_bw     all-reduce bus bandwidth inside one node. A100: Galvatron's fixture
  *              measured 138–159 GB/s (154 GB/s over 8 GPUs), taken as 150 — about
  *              51% of NVLink3's 300 GB/s per direction. The other NVLink parts use
  *              that same 51% of their per-direction NVLink bandwidth (V100 NVLink2
  *              150 GB/s → 75; H100 NVLink4 450 GB/s → 230, conservative: NVSwitch
- *              with NVLS is often measured higher). PCIe-only nodes: T4 6.25 GB/s
+ *              with NVLS is often measured higher; H200 as H100; B200/GB200
+ *              NVLink5 900 GB/s → 460; MI300X/MI325X Infinity Fabric 448 GB/s per
+ *              direction → 228, the same ratio assumed for RCCL). PCIe-only nodes: T4 6.25 GB/s
  *              as AMP measured on g4dn.12xlarge (50 Gb/s, AMP Sec. 4.3); PCIe 3.0
  *              boxes without NVLink (RTX TITAN, 2080 Ti) 10 GB/s, ~63% of the
  *              15.75 GB/s x16 line rate since rings cross PCIe switches and the
- *              inter-socket link.
+ *              inter-socket link; PCIe 4.0 boxes (L40S, L4, A10G) 20 GB/s, the same
+ *              63 % of 31.5 GB/s.
  * pcie_bw      host<->device copy bandwidth: ~78% of the x16 line rate, as pinned
  *              cudaMemcpy typically reaches: gen3 12 GB/s, gen4 24, gen5 48.
  * mem_bw       device-memory bandwidth from the datasheet (the roofline of
@@ -82,6 +90,53 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "2.4 TB/s peak memory bandwidth, default 500 W power limit); peak, SMs, efficiency, intra "
      "and pcie as H100-80G (same GH100 SXM5 part; the 500 W cap is not modelled)",
      2400 * GBPS},
+    {"H200-141G", (uint64_t)(141 * GIB), 989 * TFLOPS, 0.777, 230 * GBPS, 48 * GBPS,
+     "peak: NVIDIA H200 SXM datasheet (141 GB HBM3e, 4.8 TB/s, BF16 1979 TFLOPS with "
+     "sparsity = 989 dense, NVLink4 900 GB/s, PCIe gen5); same GH100 part as H100 (132 SMs): "
+     "efficiency e_max 0.777 as H100 (ml-engineering MAMF table: 'H200 is the same'); intra: "
+     "NVLink4 450 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen5 x16 ~78%",
+     4800 * GBPS},
+    {"B200-180G", (uint64_t)(180 * GIB), 2250 * TFLOPS, 0.753, 460 * GBPS, 48 * GBPS,
+     "peak: NVIDIA HGX B200 spec (8 GPUs: 1.44 TB HBM3e, FP16/BF16 36 PFLOPS with sparsity = "
+     "2.25 PFLOPS dense per GPU, 8 TB/s per GPU, NVLink5 1.8 TB/s per GPU); efficiency: e_max "
+     "0.753 = published MAMF 1745/2250 = 77.6% (ml-engineering, torch 2.7.1+cu128) x 0.97 (H100's "
+     "fitted e_max / its MAMF), 148 SMs; intra: NVLink5 900 GB/s/direction x 0.51; pcie: gen5",
+     8000 * GBPS},
+    {"GB200-186G", (uint64_t)(186 * GIB), 2500 * TFLOPS, 0.707, 460 * GBPS, 350 * GBPS,
+     "per GPU of NVIDIA GB200 NVL72 spec (a superchip: 2 GPUs, 372 GB HBM3e, 16 TB/s, "
+     "FP16/BF16 10 PFLOPS with sparsity = 2.5 PFLOPS dense per GPU; NVLink5 1.8 TB/s per GPU, "
+     "72 GPUs in one domain); efficiency: e_max 0.707 = MAMF 1822/2500 = 72.9% (ml-engineering, "
+     "cu130) x 0.97, 148 SMs as B200 (assumed); intra: NVLink5 900 GB/s/direction x 0.51, across "
+     "the rack's trays too (spec ':nvl72'); pcie: NVLink-C2C to Grace 450 GB/s/direction x 0.78",
+     8000 * GBPS},
+    {"MI300X-192G", (uint64_t)(192 * GIB), 1307.4 * TFLOPS, 0.499, 228 * GBPS, 48 * GBPS,
+     "peak: AMD Instinct MI300X datasheet (192 GB HBM3, 5.3 TB/s, BF16 1307.4 TFLOPS dense, "
+     "304 CUs, Infinity Fabric 7 links x 64 GB/s/direction = 448 GB/s, PCIe gen5 x16); "
+     "efficiency: e_max 0.499 = MAMF 668.4/1300 = 51.4% (ml-engineering, ROCm 6.3, tunableop) "
+     "x 0.97; intra: RCCL over the fully connected Infinity Fabric, 448 GB/s/direction x 0.51 "
+     "(the NVLink ratio, assumed: no citable rccl-tests figure); pcie: gen5 x16 ~78%",
+     5300 * GBPS},
+    {"MI325X-256G", (uint64_t)(256 * GIB), 1307.4 * TFLOPS, 0.586, 228 * GBPS, 48 * GBPS,
+     "peak: AMD Instinct MI325X datasheet (256 GB HBM3E, 6 TB/s, BF16 1307.4 TFLOPS dense, "
+     "304 CUs, Infinity Fabric as MI300X); efficiency: e_max 0.586 = MAMF 784.9/1300 = 60.4% "
+     "(ml-engineering, ROCm 6.2.4, 1000 W) x 0.97; intra: as MI300X (assumed ratio); pcie: gen5",
+     6000 * GBPS},
+    {"L40S-48G", (uint64_t)(48 * GIB), 362.05 * TFLOPS, 0.50, 20 * GBPS, 24 * GBPS,
+     "peak: NVIDIA L40S datasheet (48 GB GDDR6, 864 GB/s, BF16 362.05 TFLOPS dense / 733 "
+     "sparse, PCIe gen4 x16, no NVLink; 142 SMs); efficiency: e_max 0.5 assumed (no published "
+     "MAMF), H100 shape curve; intra: PCIe gen4, ~63% of the 31.5 GB/s x16 line rate; pcie: gen4",
+     864 * GBPS},
+    {"L4-24G", (uint64_t)(24 * GIB), 121 * TFLOPS, 0.40, 20 * GBPS, 24 * GBPS,
+     "peak: NVIDIA L4 datasheet (24 GB GDDR6, 300 GB/s, BF16 121 TFLOPS dense / 242 sparse, "
+     "72 W, PCIe gen4 x16; 58 SMs); efficiency: e_max 0.4 assumed as T4 (a 70 W-class cap "
+     "throttles clocks); intra: PCIe gen4 ~63% of line rate; pcie: gen4",
+     300 * GBPS},
+    {"A10G-24G", (uint64_t)(24 * GIB), 70 * TFLOPS, 0.50, 20 * GBPS, 24 * GBPS,
+     "AWS G5's A10G (NVIDIA publishes no A10G datasheet): 24 GB GDDR6 600 GB/s (AWS EC2 G5), "
+     "tensor BF16 70 TFLOPS dense per Baseten's 'NVIDIA A10 vs A10G' spec table (the A10's is "
+     "125); 80 SMs assumed; efficiency: e_max 0.5 assumed; intra: PCIe gen4 ~63% of line rate "
+     "(g5.48xlarge, no NVLink); pcie: gen4",
+     600 * GBPS},
     {"RTX-TITAN-24G", (uint64_t)(24 * GIB), 130 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "peak: NVIDIA TITAN RTX datasheet (130 TFLOPS tensor); efficiency: e_max 0.5 assumed, H100 "
      "shape curve; "
@@ -123,6 +178,14 @@ static const struct {
     {"2080Ti", "2080Ti-11G"},
     {"H100", "H100-80G"},
     {"T4", "T4-16G"},
+    {"H200", "H200-141G"},
+    {"B200", "B200-180G"},
+    {"GB200", "GB200-186G"},
+    {"MI300X", "MI300X-192G"},
+    {"MI325X", "MI325X-256G"},
+    {"L40S", "L40S-48G"},
+    {"L4", "L4-24G"},
+    {"A10G", "A10G-24G"},
 };
 
 #define SRC_IB  "InfiniBand line rate x 0.85 (encoding, headers, NCCL protocol), one NIC"
@@ -132,6 +195,10 @@ static const tsl_link_spec_t link_table[] = {
     {"ib100", 100 * GBPS / 8 * 0.85, "EDR 100 Gb/s: " SRC_IB},
     {"ib200", 200 * GBPS / 8 * 0.85, "HDR 200 Gb/s: " SRC_IB},
     {"ib400", 400 * GBPS / 8 * 0.85, "NDR 400 Gb/s: " SRC_IB},
+    {"ib800", 800 * GBPS / 8 * 0.85,
+     "XDR 800 Gb/s (NVIDIA Quantum-X800 InfiniBand, ConnectX-8 SuperNIC): " SRC_IB},
+    {"roce400", 400 * GBPS / 8 * 0.80,
+     "400 GbE RoCE (NVIDIA Spectrum-X / ConnectX-7 400G, AMD Pollara 400): " SRC_ETH},
     {"eth10", 10 * GBPS / 8 * 0.80, "10 GbE: " SRC_ETH},
     {"eth25", 25 * GBPS / 8 * 0.80, "25 GbE: " SRC_ETH},
     {"eth50", 50 * GBPS / 8 * 0.80,

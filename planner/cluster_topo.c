@@ -195,6 +195,51 @@ void tsl_cluster_coll_lat(uint32_t n, uint32_t k, tsl_coll_lat_t *out)
 
 /* ---- one dimension ---- */
 
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/*
+ * Spans of the block worth walking: all of them, or — when the block is a run of
+ * identical tiles — those of the first tile. A tile is lcm(span, domain devices)
+ * devices; the block repeats it when it starts on a domain boundary, its length
+ * is a whole number of tiles, there is no pair matrix and every node it touches
+ * has the first's GPUs, intra bandwidth, NICs and NIC bandwidth. Then each tile
+ * holds whole groups and whole domains, every node's crossing groups lie in its
+ * own tile, and tiles differ only by translation: the same slowest group and the
+ * same widest. A 16,384-GPU block walks one tile instead of every group (O(tile)
+ * rather than O(block), plus O(nodes) for the check).
+ */
+static uint64_t spans_to_walk(const tsl_cluster_t *c, const dim_shape_t *d)
+{
+    uint64_t all = d->block_size / d->span;
+    if (c->inter_bw_matrix != NULL || all < 2)
+        return all;
+    uint32_t n_lo = c->device_node[d->block_first];
+    uint32_t n_hi = c->device_node[d->block_first + d->block_size - 1];
+    const tsl_node_t *a = &c->nodes[n_lo];
+    uint32_t dom = c->nvl_domain_nodes > 1 ? c->nvl_domain_nodes : 1;
+    if (c->node_first[n_lo] != d->block_first || n_lo % dom != 0)
+        return all;
+    for (uint32_t x = n_lo + 1; x <= n_hi; x++) {
+        const tsl_node_t *b = &c->nodes[x];
+        if (b->n_gpus != a->n_gpus || b->intra_bw != a->intra_bw || b->n_nics != a->n_nics ||
+            b->nic_bw != a->nic_bw)
+            return all;
+    }
+    uint64_t dom_devs = (uint64_t)dom * a->n_gpus;
+    uint64_t tile = d->span / gcd_u64(d->span, dom_devs) * dom_devs;
+    if (d->block_size % tile != 0)
+        return all;
+    return tile / d->span;
+}
+
 double tsl_cluster_dim_busbw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
                              uint32_t stride, uint32_t count, tsl_coll_lat_t *lat)
 {
@@ -208,7 +253,8 @@ double tsl_cluster_dim_busbw(const tsl_cluster_t *c, uint32_t block_first, uint3
         return 0;
     double bw = INFINITY;
     uint32_t widest = 1, domains;
-    for (uint64_t q = 0; q < block_size / d.span; q++)
+    uint64_t spans = spans_to_walk(c, &d);
+    for (uint64_t q = 0; q < spans; q++)
         for (uint32_t r = 0; r < stride; r++) {
             bw = fmin(bw, group_busbw(c, &d, group_first(&d, q, r), &domains));
             widest = domains > widest ? domains : widest;

@@ -24,6 +24,10 @@
 
 #define TSL_PLAN_MAX_STAGES 64u
 #define TSL_PLAN_MAX_LAYERS TSL_MODEL_MAX_LAYERS
+/* Placements (node_order) are searched and carried for clusters of at most this
+ * many nodes; a larger cluster's plan runs in the order given (n_nodes 0), which
+ * keeps a plan a fixed ~30 KB however large the cluster. */
+#define TSL_PLAN_MAX_ORDER_NODES 1024u
 
 typedef struct tsl_plan_stage {
     uint32_t first_layer, n_layers;
@@ -69,7 +73,7 @@ typedef struct tsl_plan {
      * this order (node_order[k] = the k-th node's index in the cluster as given).
      * n_nodes == 0 means the cluster's own order. */
     uint32_t n_nodes;
-    uint16_t node_order[TSL_CLUSTER_MAX_NODES];
+    uint16_t node_order[TSL_PLAN_MAX_ORDER_NODES];
     /* H3T memory switches (memopt.h), set on plans of the memopt space only:
      * memopt = 1 + tsl_memopt_mode_t (0: none), per-layer switch bits, and the host
      * memory the offloads need per node. */

@@ -276,10 +276,11 @@ static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c, const
                              tsl_err_t *err)
 {
     static const uint32_t max_orders = 4;
-    bool place = !r->no_placement && c->n_nodes > 1 && !tsl_cluster_is_homogeneous(c);
+    bool place = !r->no_placement && c->n_nodes > 1 && c->n_nodes <= TSL_PLAN_MAX_ORDER_NODES &&
+                 !tsl_cluster_is_homogeneous(c);
     if (!place)
         return search_placement(m, c, NULL, r, hooks, res, 0.0, hi, err);
-    uint16_t(*orders)[TSL_CLUSTER_MAX_NODES] = malloc(max_orders * sizeof(*orders));
+    uint16_t(*orders)[TSL_PLAN_MAX_ORDER_NODES] = malloc(max_orders * sizeof(*orders));
     if (orders == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     uint32_t n = tsl_placement_orders(c, orders, max_orders);

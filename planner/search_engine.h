@@ -53,6 +53,11 @@ typedef struct tsl_group_layouts {
     uint32_t *of;          /* [group's n]: strategy → layout 0..Λ−1 */
     tsl_relayout_t *moves; /* [stage × Λ² + a·Λ + b] */
     uint8_t *done;         /* [stage]: moves made */
+    /* each strategy's collective figures on each stage block (tsl_cost_strategy_bw:
+     * they depend on the block and the cost mode only), made on the block's first
+     * costing: a 16k-GPU block's topology walk is not repeated per batch size */
+    tsl_strategy_bw_t *bw; /* [stage × group's n] */
+    uint8_t *bw_done;      /* [stage] */
 } tsl_group_layouts_t;
 
 /* Everything one search needs, allocated once up front. */

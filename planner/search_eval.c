@@ -99,7 +99,9 @@ static int alloc_layouts(tsl_engine_t *e)
         gl->of = calloc(g->n ? g->n : 1, sizeof(uint32_t));
         gl->moves = calloc(cells ? cells : 1, sizeof(tsl_relayout_t));
         gl->done = calloc(stages ? stages : 1, 1);
-        if (!gl->of || !gl->moves || !gl->done)
+        gl->bw = calloc(stages * g->n + 1, sizeof(*gl->bw));
+        gl->bw_done = calloc(stages ? stages : 1, 1);
+        if (!gl->of || !gl->moves || !gl->done || !gl->bw || !gl->bw_done)
             return -1;
     }
     return 0;
@@ -214,6 +216,8 @@ void tsl_engine_free(tsl_engine_t *e)
         free(e->glay[i].of);
         free(e->glay[i].moves);
         free(e->glay[i].done);
+        free(e->glay[i].bw);
+        free(e->glay[i].bw_done);
     }
     free(e->glay);
     free(e->layout_of);
@@ -568,6 +572,27 @@ static bool solve_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pl
     return true;
 }
 
+/* e->bw: the strategies' collective figures on stage s's block, kept per group
+ * and stage (the env's mode is the engine's throughout a search). */
+static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t s,
+                     const tsl_cost_env_t *env)
+{
+    uint32_t i = 0;
+    while (i < e->n_groups && g != &e->groups[i])
+        i++;
+    tsl_group_layouts_t *gl = i < e->n_groups ? &e->glay[i] : NULL;
+    if (gl != NULL && gl->bw_done[s]) {
+        memcpy(e->bw, gl->bw + (size_t)s * g->n, g->n * sizeof(*e->bw));
+        return;
+    }
+    for (uint32_t j = 0; j < g->n; j++)
+        tsl_cost_strategy_bw(env, &g->items[j], &e->bw[j]);
+    if (gl != NULL) {
+        memcpy(gl->bw + (size_t)s * g->n, e->bw, g->n * sizeof(*e->bw));
+        gl->bw_done[s] = 1;
+    }
+}
+
 /* given: NULL runs the layer DP; otherwise the per-layer strategy indices of a
  * given plan (tsl_engine_eval_given), costed as they are. */
 static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
@@ -581,8 +606,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         return false;
     tsl_engine_env_request(e, &env);
     env.tied_copy = first > 0; /* a tied head here copies layer 0's word embedding */
-    for (uint32_t j = 0; j < g->n; j++)
-        tsl_cost_strategy_bw(&env, &g->items[j], &e->bw[j]);
+    stage_bw(e, g, s, &env);
     if (!stage_layouts(e, g, s))
         return false;
     for (uint32_t i = 0; i < n; i++)

@@ -16,7 +16,7 @@ void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n);
 
 /* Placement (search_placement.c): the distinct node orders worth trying on c
  * (identity first); returns the count. */
-uint32_t tsl_placement_orders(const tsl_cluster_t *c, uint16_t (*orders)[TSL_CLUSTER_MAX_NODES],
+uint32_t tsl_placement_orders(const tsl_cluster_t *c, uint16_t (*orders)[TSL_PLAN_MAX_ORDER_NODES],
                               uint32_t cap);
 
 /* H3T's space (search_memopt.c): ZeRO-3 over every device with per-layer memory

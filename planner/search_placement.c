@@ -76,7 +76,7 @@ static void order_by_links(const tsl_cluster_t *c, uint16_t *order)
     free(used);
 }
 
-static bool seen(uint16_t (*orders)[TSL_CLUSTER_MAX_NODES], uint32_t count, uint32_t n)
+static bool seen(uint16_t (*orders)[TSL_PLAN_MAX_ORDER_NODES], uint32_t count, uint32_t n)
 {
     for (uint32_t i = 0; i < count; i++)
         if (memcmp(orders[i], orders[count], n * sizeof(uint16_t)) == 0)
@@ -84,7 +84,7 @@ static bool seen(uint16_t (*orders)[TSL_CLUSTER_MAX_NODES], uint32_t count, uint
     return false;
 }
 
-uint32_t tsl_placement_orders(const tsl_cluster_t *c, uint16_t (*orders)[TSL_CLUSTER_MAX_NODES],
+uint32_t tsl_placement_orders(const tsl_cluster_t *c, uint16_t (*orders)[TSL_PLAN_MAX_ORDER_NODES],
                               uint32_t cap)
 {
     uint32_t n = c->n_nodes, count = 0;

@@ -33,9 +33,11 @@ static void test_table(void)
         /* e_max: a large GEMM's fraction of peak (A100 0.82, H100 0.777: cluster_hw.c) */
         CHECK(g->efficiency >= 0.3 && g->efficiency <= 0.85, "%s efficiency %g", g->name,
               g->efficiency);
-        CHECK(g->peak_flops > 10e12 && g->peak_flops < 2000e12, "%s peak", g->name);
+        CHECK(g->peak_flops > 10e12 && g->peak_flops <= 2500e12, "%s peak", g->name);
         CHECK(g->intra_bw > 1 * GB && g->intra_bw < 1000 * GB, "%s intra", g->name);
-        CHECK(g->pcie_bw > 5 * GB && g->pcie_bw < 100 * GB, "%s pcie", g->name);
+        /* GB200: NVLink-C2C to Grace, not PCIe */
+        CHECK(g->pcie_bw > 5 * GB && g->pcie_bw < (strncmp(g->name, "GB200", 5) ? 100 : 400) * GB,
+              "%s pcie", g->name);
         CHECK(g->mem_bytes >= 10 * GIB, "%s memory", g->name);
         CHECK(g->source != NULL && strlen(g->source) > 20, "%s has a source", g->name);
         CHECK(tsl_gpu_find(g->name) == g, "%s finds itself", g->name);
@@ -70,7 +72,7 @@ static void test_table(void)
         const tsl_link_spec_t *l = tsl_link_find(links[i]);
         CHECK(l != NULL && l->source != NULL, "link %s", links[i]);
     }
-    CHECK(tsl_link_count() == 7 && tsl_link_at(7) == NULL, "seven links");
+    CHECK(tsl_link_count() == 9 && tsl_link_at(9) == NULL, "nine links");
     /* bus bandwidth a bit under line rate (100 Gb/s = 12.5 GB/s) */
     CHECK(link_of("ib100")->bw > 10 * GB && link_of("ib100")->bw < 12.5 * GB, "ib100");
     CHECK_NEAR(link_of("ib400")->bw, 4 * link_of("ib100")->bw, 1e-12, "ib400 = 4 x ib100");
@@ -116,7 +118,7 @@ static void test_spec_good(void)
     CHECK(c.inter_bw == link_of("ib100")->bw, "default link ib100");
     tsl_cluster_free(&c);
 
-    CHECK(tsl_cluster_parse_spec(&c, "1024x16xH100-80G:eth100", &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c, "32768x4xGB200:eth100", &err) == 0, "%s", err.msg);
     CHECK(c.n_devices == TSL_CLUSTER_MAX_DEVICES, "the device limit itself is allowed");
     tsl_cluster_free(&c);
 }
@@ -145,8 +147,15 @@ static void test_spec_bad(void)
     spec_bad("8", "not a cluster spec");
     spec_bad("", "empty spec");
     spec_bad("8x", "unknown GPU type ''");
-    spec_bad("2000x8xA100-40G", "exceeds the limit of 1024");
-    spec_bad("1024x32xA100-40G", "32768 devices");
+    spec_bad("40000x8xA100-40G", "exceeds the limit of 32768");
+    spec_bad("8192x32xA100-40G", "262144 devices");
+    spec_bad("16385x8xH100", "131080 devices");
+    spec_bad("36x4xGB200:nvl70", "NVLink domain 'nvl70' in '36x4xGB200:nvl70': 70 GPUs is not a "
+                                 "whole number of 4-GPU nodes");
+    spec_bad("36x4xGB200:nvl72x", "NVLink domain 'nvl72x'");
+    spec_bad("36x4xGB200:nvl72:nvl72", "given twice");
+    spec_bad("36x4xGB200:ib400:ib800", "two links ('ib400', 'ib800')");
+    spec_bad("36x4xGB200:nvl", "link 'nvl' unknown");
     spec_bad("9999999999x8xA100-40G", "not a cluster spec");
 }
 
@@ -502,7 +511,8 @@ static void test_gpu_match_model(void)
     CHECK(g && strcmp(g->name, "A100-80G") == 0, "A100 80GB: %s", g ? g->name : "none");
     CHECK(tsl_gpu_match_model("NVIDIA A100-SXM4-80GB", 60 * gib) == NULL,
           "memory 25%% off matches no A100");
-    CHECK(tsl_gpu_match_model("NVIDIA L40S", 48 * gib) == NULL, "an unknown family: none");
+    CHECK(tsl_gpu_match_model("NVIDIA RTX 6000 Ada Generation", 48 * gib) == NULL,
+          "an unknown family: none");
     CHECK(
         tsl_gpu_model_matches("nvidia geforce rtx-titan", 24 * gib, tsl_gpu_find("RTX-TITAN-24G")),
         "the family as a whole, case-insensitive");
@@ -632,6 +642,145 @@ static void test_nvlink_domain(void)
     tsl_cluster_free(&c);
 }
 
+/* Issue 22: the hardware rows people type, by alias, with their datasheet figures. */
+static void test_new_gpus(void)
+{
+    static const struct {
+        const char *alias, *name;
+        double mem_gib, peak_tflops, mem_tbps;
+    } rows[] = {
+        {"H200", "H200-141G", 141, 989, 4.8},
+        {"B200", "B200-180G", 180, 2250, 8.0},
+        {"GB200", "GB200-186G", 186, 2500, 8.0},
+        {"MI300X", "MI300X-192G", 192, 1307.4, 5.3},
+        {"MI325X", "MI325X-256G", 256, 1307.4, 6.0},
+        {"L40S", "L40S-48G", 48, 362.05, 0.864},
+        {"L4", "L4-24G", 24, 121, 0.3},
+        {"A10G", "A10G-24G", 24, 70, 0.6},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const tsl_gpu_spec_t *g = tsl_gpu_find(rows[i].alias);
+        CHECK(g != NULL && strcmp(g->name, rows[i].name) == 0, "%s -> %s", rows[i].alias,
+              rows[i].name);
+        if (g == NULL)
+            continue;
+        CHECK(g->mem_bytes == (uint64_t)(rows[i].mem_gib * GIB), "%s memory", g->name);
+        CHECK_NEAR(g->peak_flops, rows[i].peak_tflops * 1e12, 1, "%s peak", g->name);
+        CHECK_NEAR(g->mem_bw, rows[i].mem_tbps * 1e12, 1, "%s memory bandwidth", g->name);
+        CHECK(g->efficiency > 0 && g->efficiency <= 1 && g->source && strlen(g->source) > 40,
+              "%s: efficiency and a source", g->name);
+        tsl_cluster_t c;
+        tsl_err_t err = {0};
+        char spec[64];
+        snprintf(spec, sizeof spec, "2x8x%s:8xroce400", rows[i].alias);
+        CHECK(tsl_cluster_parse_spec(&c, spec, &err) == 0, "%s: %s", spec, err.msg);
+        tsl_cluster_free(&c);
+    }
+    /* a driver's model string finds the right row: GB200 is not a B200, L40S not an L4 */
+    CHECK(tsl_gpu_match_model("NVIDIA GB200", 186ull << 30) == tsl_gpu_find("GB200"), "GB200");
+    CHECK(tsl_gpu_match_model("NVIDIA L40S", 48ull << 30) == tsl_gpu_find("L40S"), "L40S");
+    CHECK(tsl_gpu_match_model("NVIDIA L4", 24ull << 30) == tsl_gpu_find("L4"), "L4");
+    CHECK(tsl_gpu_match_model("AMD Instinct MI300X", 192ull << 30) == tsl_gpu_find("MI300X"),
+          "MI300X");
+    CHECK(link_of("ib800")->bw == 800 * GB / 8 * 0.85 && link_of("roce400")->bw == 40 * GB,
+          "ib800, roce400");
+}
+
+/* NVL72 in the short spec: 18 trays of 4 GB200 in one NVLink domain per rack. */
+static void test_spec_nvl72(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    char buf[256];
+    const tsl_gpu_spec_t *gb = tsl_gpu_find("GB200");
+    CHECK(tsl_cluster_parse_spec(&c, "36x4xGB200:nvl72:4xib800", &err) == 0, "%s", err.msg);
+    CHECK(c.nvl_domain_nodes == 18 && c.n_devices == 144 && c.nodes[35].n_nics == 4 &&
+              c.inter_bw == link_of("ib800")->bw,
+          "two NVL72 racks");
+    tsl_cluster_describe(&c, buf, sizeof buf);
+    CHECK(strstr(buf, "36 nodes x 4 GB200-186G (186 GiB), intra 460 GB/s, inter 85 GB/s, 4 "
+                      "NICs/node, NVLink domain 18 nodes") != NULL,
+          "describe: %s", buf);
+    /* TP8 over two trays and EP/TP72 over a rack stay on NVLink; a group across the
+     * two racks (DP2, stride 72) pays the network */
+    CHECK(tsl_cluster_dim_busbw(&c, 0, 144, 1, 8, NULL) == gb->intra_bw, "TP8 across trays");
+    CHECK(tsl_cluster_dim_busbw(&c, 0, 144, 1, 72, NULL) == gb->intra_bw, "TP72 in a rack");
+    CHECK(tsl_cluster_dim_busbw(&c, 0, 144, 8, 9, NULL) == gb->intra_bw, "EP9 x stride 8");
+    CHECK(tsl_cluster_dim_busbw(&c, 0, 144, 72, 2, NULL) < gb->intra_bw / 4, "DP2 across racks");
+    /* the same trays without the domain: TP8 crosses the network */
+    tsl_cluster_t plain;
+    CHECK(tsl_cluster_parse_spec(&plain, "36x4xGB200:4xib800", &err) == 0, "%s", err.msg);
+    CHECK_NEAR(tsl_cluster_dim_busbw(&plain, 0, 144, 1, 8, NULL), 4 * link_of("ib800")->bw, 1e-12,
+               "no domain: TP8 over the two trays' 4 NICs each");
+    tsl_cluster_free(&plain);
+    tsl_cluster_free(&c);
+    /* parts in either order; a partial rack is one domain of the nodes there are */
+    CHECK(tsl_cluster_parse_spec(&c, "9x4xgb200:4xIB800:NVL72", &err) == 0, "%s", err.msg);
+    CHECK(c.nvl_domain_nodes == 9 && c.nodes[0].n_nics == 4, "half a rack: one domain");
+    tsl_cluster_free(&c);
+}
+
+/* Issue 22's limits: 16k GPUs in 8-GPU nodes, 100k, and their descriptions. */
+static void test_limits(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    char buf[256];
+    CHECK(tsl_cluster_parse_spec(&c, "2048x8xH100-80G", &err) == 0, "%s", err.msg);
+    CHECK(c.n_nodes == 2048 && c.n_devices == 16384, "2048x8 no longer refused");
+    tsl_cluster_free(&c);
+    CHECK(tsl_cluster_parse_spec(&c, "12500x8xH100-80G:8xib400", &err) == 0, "%s", err.msg);
+    CHECK(c.n_nodes == 12500 && c.n_devices == 100000 && c.device_node[99999] == 12499 &&
+              c.node_first[12499] == 99992,
+          "100k GPUs");
+    tsl_cluster_describe(&c, buf, sizeof buf);
+    CHECK(strcmp(buf, "12500 nodes x 8 H100-80G (80 GiB), intra 230 GB/s, inter 42.5 GB/s, 8 "
+                      "NICs/node") == 0,
+          "describe: %s", buf);
+    /* DP over all 100k (TP8 inside the nodes): eight groups, one per rail */
+    CHECK_NEAR(tsl_cluster_dim_busbw(&c, 0, 100000, 8, 12500, NULL), link_of("ib400")->bw, 1e-6,
+               "DP12500 on 8 rails");
+    /* a per-pair matrix on so many nodes is refused, not allocated */
+    CHECK(tsl_cluster_set_pair_bw(&c, 0, 1, GB, &err) == -1 && strstr(err.msg, "limited to 2048"),
+          "%s", err.msg);
+    tsl_cluster_free(&c);
+}
+
+/* The tile shortcut of tsl_cluster_dim_busbw gives what walking every group gives:
+ * the same uniform cluster with a (uniform) pair matrix takes the full walk. */
+static void test_dim_busbw_tiles(void)
+{
+    static const char *specs[] = {"32x8xH100:8xib400", "32x4xGB200:nvl16:2xib400",
+                                  "24x4xGB200:nvl72:4xib800", "32x8xA100-80G:ib200"};
+    static const uint32_t shapes[][4] = {
+        /* block first, size, stride, count */
+        {0, 256, 1, 8},  {0, 256, 8, 32}, {0, 256, 2, 64}, {0, 256, 16, 4},  {64, 128, 1, 4},
+        {64, 128, 4, 8}, {0, 96, 3, 32},  {0, 128, 1, 2},  {128, 64, 32, 2}, {0, 256, 64, 4},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        tsl_cluster_t fast, full;
+        tsl_err_t err = {0};
+        CHECK(tsl_cluster_parse_spec(&fast, specs[i], &err) == 0, "%s", err.msg);
+        CHECK(tsl_cluster_copy(&full, &fast, &err) == 0, "%s", err.msg);
+        for (uint32_t a = 0; a + 1 < full.n_nodes; a++)
+            tsl_cluster_set_pair_bw(&full, a, a + 1, full.inter_bw, &err);
+        CHECK(tsl_cluster_finish(&full, &err) == 0 && full.inter_bw_matrix, "%s", err.msg);
+        for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+            const uint32_t *s = shapes[k];
+            if (s[0] + s[1] > fast.n_devices)
+                continue;
+            tsl_coll_lat_t la, lb;
+            double a = tsl_cluster_dim_busbw(&fast, s[0], s[1], s[2], s[3], &la);
+            double b = tsl_cluster_dim_busbw(&full, s[0], s[1], s[2], s[3], &lb);
+            CHECK(a == b && la.ar_s == lb.ar_s && la.ag_s == lb.ag_s,
+                  "%s [%u,+%u) stride %u count %u: %g vs %g", specs[i], s[0], s[1], s[2], s[3], a,
+                  b);
+        }
+        tsl_cluster_free(&fast);
+        tsl_cluster_free(&full);
+    }
+}
+
 static void test_pairs_bw(void)
 {
     tsl_cluster_t c8, c1;
@@ -660,6 +809,10 @@ int main(void)
     test_spec_nics();
     test_dim_busbw();
     test_nvlink_domain();
+    test_new_gpus();
+    test_spec_nvl72();
+    test_limits();
+    test_dim_busbw_tiles();
     test_pairs_bw();
     test_gpu_match_model();
     test_table();

@@ -36,7 +36,7 @@ static void test_defaults(void)
     CHECK(strcmp(c.database, "/var/lib/tessel/tessel.db") == 0, "database");
     CHECK(c.pool_size == 0 && c.queue_size == 16 && c.grace_s == 10 && c.search_nice == 19,
           "search");
-    CHECK(c.max_request_bytes == 4194304 && c.max_layers == 1024 && c.max_devices == 16384 &&
+    CHECK(c.max_request_bytes == 4194304 && c.max_layers == 1024 && c.max_devices == 131072 &&
               c.max_batch == 65536,
           "limits");
     CHECK(strcmp(c.log_level, "info") == 0 && c.n_tokens == 0, "log, tokens");

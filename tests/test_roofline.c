@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cluster.h"
 #include "gemm_eff.h"
 #include "roofline.h"
 
@@ -484,8 +485,52 @@ static void test_host_floor(void)
           "no bandwidth: the FLOP count alone, no floor");
 }
 
+/* Issue 22: a GEMM on the H200 priced at its built-in figures, by hand. H200:
+ * 989e12 peak, e_max 0.777, 132 SMs, 4800 GB/s: k_half = 0.705 · 989e12 / 4800e9
+ * = 145.259375. 4096³: 32·32 = 1024 tiles ≥ 132 SMs, depth 4096/4241.259375 =
+ * 0.965751; 2·4096³ / (989e12 · 0.777 · 0.965751) = 185.194 µs, above the
+ * 26.2 µs its 96 MiB take at 0.8 · 4800 GB/s, + the 4 µs launch = 189.194 µs.
+ * 1024³: 64 tiles, occupancy 64/132, depth 1024/1169.259: u = 0.424615,
+ * 2·1024³ / (768.453e12 · u) + 4 µs = 10.581 µs. */
+static void test_h200_gemm(void)
+{
+    const tsl_gpu_spec_t *g = tsl_gpu_find("H200");
+    CHECK(g != NULL && strcmp(g->name, "H200-141G") == 0, "H200 alias");
+    if (g == NULL)
+        return;
+    CHECK(g->peak_flops == 989e12 && g->efficiency == 0.777 && g->mem_bw == 4800e9 &&
+              g->mem_bytes == 141ull << 30,
+          "H200 figures");
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, g->peak_flops * g->efficiency, g->mem_bw);
+    tsl_gemm_eff_for_gpu(&d.shape, g->name, g->peak_flops, g->mem_bw);
+    CHECK(d.shape.sms == 132 && d.shape.attn_fwd_flops == TSL_ATTN_H100_FWD_EFF * 989e12,
+          "H200: the H100's SMs and flash figures");
+    CHECK_NEAR(d.shape.k_half, 145.259375, 1e-9, "H200 k_half %.9g", d.shape.k_half);
+    CHECK_NEAR(tsl_roofline_gemm_s(&d, 4096, 4096, 4096, 1), 189.1942e-6, 1e-6, "4096^3 %g",
+               tsl_roofline_gemm_s(&d, 4096, 4096, 4096, 1));
+    CHECK_NEAR(tsl_roofline_gemm_s(&d, 1024, 1024, 1024, 1), 10.58139e-6, 1e-6, "1024^3 %g",
+               tsl_roofline_gemm_s(&d, 1024, 1024, 1024, 1));
+    /* the other new rows carry their SM / CU counts; "L4" is not read as L40S */
+    static const struct {
+        const char *alias;
+        double sms;
+    } sms[] = {{"B200", 148}, {"GB200", 148}, {"MI300X", 304}, {"MI325X", 304},
+               {"L40S", 142}, {"L4", 58},     {"A10G", 80}};
+    for (size_t i = 0; i < sizeof sms / sizeof sms[0]; i++) {
+        const tsl_gpu_spec_t *t = tsl_gpu_find(sms[i].alias);
+        tsl_gemm_eff_t e;
+        CHECK(t != NULL, "%s built in", sms[i].alias);
+        if (t == NULL)
+            continue;
+        tsl_gemm_eff_for_gpu(&e, t->name, t->peak_flops, t->mem_bw);
+        CHECK(e.sms == sms[i].sms, "%s: %g SMs", t->name, e.sms);
+    }
+}
+
 int main(void)
 {
+    test_h200_gemm();
     test_gemm();
     test_layers();
     test_causal();
