@@ -118,6 +118,12 @@ static int read_plan_granularity(const read_plan_ctx_t *x, Tessel__V1__PlanFigur
     return (f->granularity = tsl_arena_strdup(x->a, g[0] ? g : "layer")) ? 0 : -1;
 }
 
+static int read_plan_schedule(const read_plan_ctx_t *x, Tessel__V1__PlanFigures *f)
+{
+    const char *sc = str(x->o, "schedule");
+    return (f->schedule = tsl_arena_strdup(x->a, sc[0] ? sc : "1F1B")) ? 0 : -1;
+}
+
 static int read_plan_slicer(const read_plan_ctx_t *x, Tessel__V1__PlanFigures *f)
 {
     const json_t *sl = json_object_get(x->o, "slicer");
@@ -389,6 +395,12 @@ static void write_plan_granularity(json_t *o, const Tessel__V1__PlanFigures *f)
 {
     const char *g = f->granularity && f->granularity[0] ? f->granularity : "layer";
     json_object_set_new(o, "granularity", json_string(g));
+}
+
+static void write_plan_schedule(json_t *o, const Tessel__V1__PlanFigures *f)
+{
+    const char *sc = f->schedule && f->schedule[0] ? f->schedule : "1F1B";
+    json_object_set_new(o, "schedule", json_string(sc));
 }
 
 static void write_plan_slicer(json_t *o, const Tessel__V1__PlanFigures *f)

@@ -2,6 +2,7 @@
  * print.c — the human-readable plan: one document (plan_json.h shape) printed the
  * same way whether it came from the local planner or from tesseld.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -116,6 +117,13 @@ static void print_reserve(FILE *out, json_t *req)
                      "buffers and fragmentation)\n");
 }
 
+/* A zero-bubble schedule (docs/cost-model.md "Zero-bubble schedules"). */
+static bool zero_bubble(json_t *plan)
+{
+    const char *sc = str(plan, "schedule");
+    return strcmp(sc, "zbh1") == 0 || strcmp(sc, "zbv") == 0;
+}
+
 static void print_plan(FILE *out, json_t *plan, json_t *doc)
 {
     char peak[32], budget[32];
@@ -123,9 +131,19 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
     fprintf(out, "  pipeline:  %lld stage%s; global batch %lld = %lld micro-batch%s of %lld (%s)\n",
             pp, pp == 1 ? "" : "s", integer(plan, "global_batch"), integer(plan, "n_micro"),
             integer(plan, "n_micro") == 1 ? "" : "es", integer(plan, "micro_batch"),
-            pp > 1                         ? "1F1B"
+            pp > 1 && zero_bubble(plan)    ? "zero-bubble"
+            : pp > 1                       ? "1F1B"
             : integer(plan, "n_micro") > 1 ? "gradient accumulation"
                                            : "one step");
+    if (zero_bubble(plan)) {
+        char t1[32];
+        fprintf(out,
+                "  schedule:  %s, the backward split into input (B) and weight (W) gradients, "
+                "W filling the bubble: %s/iteration without it\n",
+                strcmp(str(plan, "schedule"), "zbv") == 0 ? "ZB-V (2 chunks per stage in a V)"
+                                                          : "ZB-H1",
+                tsl_format_seconds(num(plan, "iter_time_1f1b_s"), t1, sizeof t1));
+    }
     if (integer(plan, "interleave") > 1)
         fprintf(out,
                 "  interleave: %lld model chunks per stage (interleaved 1F1B: bubble / %lld, "
@@ -152,9 +170,9 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
     fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),
             num(plan, "alpha_m"), 1.0 - 1.0 / (double)(pp ? pp : 1));
     if (num(plan, "sim_iter_time_s") > 0) {
-        fprintf(out, "  simulated: %s/iteration by the 1F1B event simulator (master stage %lld)\n",
+        fprintf(out, "  simulated: %s/iteration by the %s event simulator (master stage %lld)\n",
                 tsl_format_seconds(num(plan, "sim_iter_time_s"), it, sizeof it),
-                integer(plan, "master_stage"));
+                zero_bubble(plan) ? str(plan, "schedule") : "1F1B", integer(plan, "master_stage"));
         json_t *sl = json_object_get(plan, "slicer");
         if (json_is_object(sl))
             fprintf(

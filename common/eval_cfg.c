@@ -146,7 +146,7 @@ static int tt_split(const tsl_eval_cfg_t *cfg, uint32_t nb, uint32_t P, uint32_t
     for (uint32_t s = 0; s < S; s++) {
         uint32_t n = each + (s < extra ? 1 : 0) - (s == 0 ? in : 0) - (s == S - 1 ? out : 0);
         n = n < nb - cur ? n : nb - cur;
-        n_rank[s % P] += n;
+        n_rank[cfg->tt_zbv ? (s < P ? s : S - 1 - s) : s % P] += n;
         cur += n;
     }
     first_block[0] = 0;
@@ -248,11 +248,14 @@ static int tt_stages(tsl_eval_cfg_t *c, const tsl_model_t *m, uint32_t P, tsl_er
                                "stages do not divide over pipeline_parallel_degree %u",
                                lps, S, P);
         v = S / P;
-        if (c->tt_multi ? v < 2 : v != 1)
+        if (c->tt_zbv ? v != 2 : c->tt_multi ? v < 2 : v != 1)
             return tsl_err_set(err,
                                "torchtitan: pipeline_parallel_layers_per_stage %u gives %u "
                                "stages per rank; the schedule needs %s",
-                               lps, v, c->tt_multi ? "at least 2" : "exactly 1");
+                               lps, v,
+                               c->tt_zbv     ? "exactly 2"
+                               : c->tt_multi ? "at least 2"
+                                             : "exactly 1");
     }
     c->interleave = v > 1 ? v : 0;
     return 0;
@@ -281,6 +284,10 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
         return -1;
     fill_layers(cfg, m, first, &s, out);
     out->interleave = cfg->interleave;
+    if (cfg->tt_zbv) { /* ZBV's 2 parts per rank: its own schedule, not interleaving */
+        out->interleave = 0;
+        out->schedule = TSL_PIPESIM_SCHED_ZBV;
+    }
     tsl_plan_set_knobs(out, &cfg->knobs);
     if (cfg->vpp_blocks) {
         uint32_t n0 = 0;

@@ -91,6 +91,15 @@ static void read_plan_granularity(const json_t *o, tsl_plan_t *p)
     p->sublayer = g && strcmp(g, "sublayer") == 0;
 }
 
+/* Absent: 1F1B (interleaved with interleave > 1); a name this build does not
+ * run reads as UINT32_MAX, which eval and the exports refuse. */
+static void read_plan_schedule(const json_t *o, tsl_plan_t *p)
+{
+    const char *name = json_string_value(json_object_get(o, "schedule"));
+    int sched = name ? tsl_pipesim_sched_parse(name) : 0;
+    p->schedule = sched >= 0 ? (uint32_t)sched : UINT32_MAX;
+}
+
 static void read_plan_slicer(const json_t *o, tsl_plan_t *p)
 {
     const json_t *sl = json_object_get(o, "slicer");

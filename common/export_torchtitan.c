@@ -33,10 +33,10 @@ static uint32_t local_batch(const tsl_export_view_t *v, const tsl_export_uniform
     return v->pp > 1 ? u->micro_per_rank * v->plan->n_micro : u->micro_per_rank;
 }
 
-/* One stage's modules: "tok_embeddings", "layers.N", "norm", head. */
-static void stage_fqns(const tsl_export_view_t *v, uint32_t s, const char *head, FILE *out)
+/* Layers [first, end)'s modules: "tok_embeddings", "layers.N", "norm", head. */
+static void range_fqns(const tsl_export_view_t *v, uint32_t first, uint32_t end, const char *head,
+                       FILE *out)
 {
-    uint32_t first = v->stage_first[s], end = first + v->stage_count[s];
     for (uint32_t i = first; i < end; i++) {
         const char *sep = i > first ? ", " : "";
         if (i == 0)
@@ -46,6 +46,37 @@ static void stage_fqns(const tsl_export_view_t *v, uint32_t s, const char *head,
         else
             fprintf(out, "%s\"norm\", \"%s\"", sep, head);
     }
+}
+
+/* One model part's modules. 1F1B: part s is stage s. ZBV (2P parts, part q on
+ * rank q and 2P − 1 − q, torch's style="v"): the model cut in order into parts
+ * of the sizes of each rank's chunks — part q < P the first half of stage q's
+ * layer count (rounded up), part q >= P the rest of stage 2P − 1 − q's — so
+ * every rank runs as many layers as its stage in the plan. */
+static void part_fqns(const tsl_export_view_t *v, uint32_t q, const char *head, FILE *out)
+{
+    if (v->plan->schedule != TSL_PIPESIM_SCHED_ZBV) {
+        range_fqns(v, v->stage_first[q], v->stage_first[q] + v->stage_count[q], head, out);
+        return;
+    }
+    uint32_t P = v->pp, first = 0, size = 0;
+    for (uint32_t k = 0; k <= q; k++) {
+        uint32_t s = k < P ? k : 2 * P - 1 - k, n = v->stage_count[s];
+        first += size;
+        size = k < P ? (n + 1) / 2 : n / 2;
+    }
+    range_fqns(v, first, first + size, head, out);
+}
+
+/* torch.distributed.pipelining's name of the plan's schedule. */
+static const char *schedule_name(const tsl_plan_t *p)
+{
+    return p->schedule == TSL_PIPESIM_SCHED_ZBV ? "ZBVZeroBubble" : "1F1B";
+}
+
+static uint32_t n_parts(const tsl_export_view_t *v)
+{
+    return v->plan->schedule == TSL_PIPESIM_SCHED_ZBV ? 2 * v->pp : v->pp;
 }
 
 static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, const char *form,
@@ -67,6 +98,12 @@ static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, co
         fputs("# note: the plan was priced with the gradient reduce after the backward; "
               "FSDP2 overlaps it\n",
               out);
+    if (p->schedule == TSL_PIPESIM_SCHED_ZBV)
+        fprintf(out,
+                "# zero-bubble ZBV: 2 model parts per rank in a V (%.4f s/iteration under "
+                "1F1B); the\n# output layer runs on rank 0 (the V's last part), the plan "
+                "priced it on the last stage\n",
+                p->iter_time_1f1b_s);
 }
 
 /* The Llama 3 configurations torchtitan ships, by Tessel's model name. */
@@ -132,12 +169,12 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
             u.dp, u.sdp, u.tp, v->pp);
     if (v->pp > 1) {
         fprintf(out,
-                "    par.pipeline_parallel_schedule = \"1F1B\"\n"
+                "    par.pipeline_parallel_schedule = \"%s\"\n"
                 "    par.num_pp_microbatches = %u\n    par.module_fqns_per_model_part = [\n",
-                p->n_micro);
-        for (uint32_t s = 0; s < v->pp; s++) {
+                schedule_name(p), p->n_micro);
+        for (uint32_t s = 0; s < n_parts(v); s++) {
             fputs("        [", out);
-            stage_fqns(v, s, "lm_head", out);
+            part_fqns(v, s, "lm_head", out);
             fputs("],\n", out);
         }
         fputs("    ]\n", out);
@@ -175,15 +212,15 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
             fprintf(out, "%s\"layers.%u\"", s > 1 ? ", " : "", v->stage_first[s] - 1);
         /* one line: line-oriented TOML readers (Tessel's own eval import) take it */
         fputs("]\nmodule_fqns_per_model_part = [", out);
-        for (uint32_t s = 0; s < v->pp; s++) {
+        for (uint32_t s = 0; s < n_parts(v); s++) {
             fputs(s ? ", [" : "[", out);
-            stage_fqns(v, s, "output", out);
+            part_fqns(v, s, "output", out);
             fputs("]", out);
         }
         fprintf(out,
-                "]\npipeline_parallel_schedule = \"1F1B\"\n"
+                "]\npipeline_parallel_schedule = \"%s\"\n"
                 "pipeline_parallel_microbatch_size = %u\n",
-                u.micro_per_rank);
+                schedule_name(p), u.micro_per_rank);
     }
     fprintf(out, "\n[activation_checkpoint]\nmode = \"%s\"\n", u.ckpt_blocks ? "full" : "none");
     return 0;

@@ -48,6 +48,7 @@
     X(time_s, REAL, time_s, "time_s", ALWAYS)                                                      \
     X(time_nosync_s, REAL, time_nosync_s, "time_nosync_s", ALWAYS)                                 \
     X(p2p_s, REAL, p2p_s, "p2p_s", ALWAYS)                                                         \
+    X(wgrad_s, REAL, wgrad_s, "wgrad_s", NONZERO)                                                  \
     X(opt_s, REAL, optimizer_s, "opt_s", ALWAYS)                                                   \
     X(ms_bytes, U64, model_states_bytes, "ms_bytes", ALWAYS)                                       \
     X(act_bytes, U64, activation_bytes, "act_bytes", ALWAYS)                                       \
@@ -76,6 +77,8 @@
     X(sim_iter_time_s, REAL, sim_iter_time_s, "sim_iter_time_s", NONZERO)                          \
     X(master_stage, U32, master_stage, "master_stage", SIMULATED)                                  \
     X(interleave, U32, interleave, "interleave", OVER1)                                            \
+    X(schedule, CUSTOM, schedule, "schedule", ALWAYS)                                              \
+    X(iter_time_1f1b_s, REAL, iter_time_1f1b_s, "iter_time_1f1b_s", NONZERO)                       \
     X(grad_reduce_bytes, U32, grad_reduce_bytes, "grad_reduce_bytes", NONZERO)                     \
     X(no_fp32_master, BOOL, no_fp32_master, "no_fp32_master", NONZERO)                             \
     X(grad_reduce_exposed, BOOL, grad_reduce_exposed, "grad_reduce_exposed", NONZERO)              \

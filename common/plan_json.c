@@ -137,6 +137,12 @@ static void plan_custom_granularity(json_t *o, const plan_ctx_t *x)
     json_object_set_new(o, "granularity", json_string(x->p->sublayer ? "sublayer" : "layer"));
 }
 
+static void plan_custom_schedule(json_t *o, const plan_ctx_t *x)
+{
+    json_object_set_new(o, "schedule",
+                        json_string(tsl_pipesim_sched_name(x->p->schedule, x->p->interleave)));
+}
+
 static void plan_custom_slicer(json_t *o, const plan_ctx_t *x)
 {
     if (x->p->n_sliced)

@@ -16,7 +16,8 @@ typedef struct trace {
     double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
         p2p[TSL_PLAN_MAX_STAGES], recompute[TSL_PLAN_MAX_STAGES], opt[TSL_PLAN_MAX_STAGES];
     tsl_plan_sim_t sim; /* the simulator's input */
-    uint32_t v;         /* model chunks per stage (interleaved 1F1B), 1 for plain 1F1B */
+    uint32_t v;         /* model chunks per stage (interleaved 1F1B, ZBV), 1 for plain 1F1B */
+    bool zb;            /* a zero-bubble schedule: backwards split into B and W */
     double tie_at;      /* a tied head's all-reduce starts here on the first and last stage */
 } trace_t;
 
@@ -79,6 +80,9 @@ static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t v)
     char name[48], id[24];
     int j = (int)e->micro;
     uint32_t s = e->stage;
+    /* ZBV's chunk 1 runs the other way: its forward's input comes from the next
+     * stage, its backward's from the previous one */
+    bool up = t->p->schedule == TSL_PIPESIM_SCHED_ZBV && e->chunk == 1;
     if (v > 1)
         snprintf(id, sizeof id, "%d.%u", j, (unsigned)e->chunk);
     else
@@ -90,12 +94,19 @@ static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t v)
         snprintf(name, sizeof name, "send F %s", id);
         put(t, s, 1, name, "p2p", e->start_s + f, (e->end_s - e->start_s) - f, j);
         snprintf(name, sizeof name, "recv F %s", id);
-        put(t, s, 2, name, "p2p", e->sent_s, e->p2p_s, j);
+        put(t, s, up ? 3 : 2, name, "p2p", e->sent_s, e->p2p_s, j);
         return;
     }
-    double r = t->recompute[s] / v, grad = t->bwd[s] / v - r;
+    if (e->op == TSL_PIPESIM_WGT) { /* the weight gradient (and, last, a paper sync) */
+        snprintf(name, sizeof name, "W %s", id);
+        put(t, s, 1, name, "wgrad", e->start_s, e->end_s - e->start_s, j);
+        return;
+    }
+    /* zero-bubble: B is the input gradient, the backward less its W */
+    double bwd = t->bwd[s] - (t->zb ? t->sim.wgrad[s] : 0.0);
+    double r = t->recompute[s] / v, grad = bwd / v - r;
     /* a blocking send (plain 1F1B) fills the rest of the op */
-    double send = (e->end_s - e->start_s) - t->bwd[s] / v;
+    double send = (e->end_s - e->start_s) - bwd / v;
     snprintf(name, sizeof name, "R %s", id);
     put(t, s, 1, name, "recompute", e->start_s, r, j);
     snprintf(name, sizeof name, "B %s", id);
@@ -103,7 +114,7 @@ static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t v)
     snprintf(name, sizeof name, "send B %s", id);
     put(t, s, 1, name, "p2p", e->start_s + r + grad, send, j);
     snprintf(name, sizeof name, "recv B %s", id);
-    put(t, s, 3, name, "p2p", e->sent_s, e->p2p_s, j);
+    put(t, s, up ? 2 : 3, name, "p2p", e->sent_s, e->p2p_s, j);
 }
 
 static void put_stage(trace_t *t, const tsl_pipesim_event_t *ev, uint32_t n, uint32_t s,
@@ -149,8 +160,7 @@ static int simulate(trace_t *t, tsl_pipesim_event_t **ev, double *iter_s, tsl_er
         t->opt[s] = t->sim.opt[s];
     }
     const tsl_pipesim_in_t in = t->sim.in;
-    size_t bytes = tsl_pipesim_ws_bytes(p->pp, p->n_micro * t->v, 0),
-           n = 2u * p->pp * p->n_micro * t->v;
+    size_t bytes = tsl_pipesim_in_ws_bytes(&in), n = tsl_pipesim_n_ops(&in);
     void *ws = malloc(bytes ? bytes : 1);
     *ev = malloc(n * sizeof(**ev));
     tsl_pipesim_out_t out;
@@ -180,21 +190,27 @@ json_t *tsl_trace_plan(const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err
         return NULL;
     }
     t->p = p;
-    t->v = p->interleave > 1 ? p->interleave : 1;
+    t->zb = p->schedule != TSL_PIPESIM_SCHED_1F1B;
+    t->v = p->schedule == TSL_PIPESIM_SCHED_ZBV ? 2
+           : !t->zb && p->interleave > 1        ? p->interleave
+                                                : 1;
     if (simulate(t, &ev, &iter_s, err) != 0)
         goto out;
     if (m)
         recompute_times(t, m);
-    size_t per = (size_t)2 * p->n_micro * t->v; /* ops per stage */
+    size_t per = (size_t)(t->zb ? 3 : 2) * p->n_micro * t->v; /* ops per stage */
     t->tie_at = fmax(ev[per - 1].end_s + t->sync[0],
                      ev[(p->pp - 1) * per + per - 1].end_s + t->sync[p->pp - 1]);
     t->events = json_array();
     for (uint32_t s = 0; s < p->pp; s++)
-        put_stage(t, ev + (size_t)s * 2 * p->n_micro * t->v, 2 * p->n_micro * t->v, s, iter_s);
+        put_stage(t, ev + (size_t)s * per, (uint32_t)per, s, iter_s);
     doc = json_pack("{s:o, s:s, s:{s:s, s:s, s:f, s:i, s:i, s:i}}", "traceEvents", t->events,
                     "displayTimeUnit", "ms", "otherData", "model", m ? m->name : "", "schedule",
-                    t->v > 1 ? "interleaved 1F1B" : "1F1B", "iter_time_s", iter_s, "pp", (int)p->pp,
-                    "n_micro", (int)p->n_micro, "micro_batch", (int)p->micro_batch);
+                    t->zb      ? tsl_pipesim_sched_name(p->schedule, 1)
+                    : t->v > 1 ? "interleaved 1F1B"
+                               : "1F1B",
+                    "iter_time_s", iter_s, "pp", (int)p->pp, "n_micro", (int)p->n_micro,
+                    "micro_batch", (int)p->micro_batch);
 out:
     free(ev);
     free(t);

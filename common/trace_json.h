@@ -11,7 +11,10 @@
  *     tid 1        compute: "F j" forward, "R j" recompute (CKPT layers, an
  *                  estimate: the stage's forward time times the checkpointed
  *                  layers' share of its FLOPs, taken out of the backward),
- *                  "B j" backward, "grad sync" (what the last backward adds),
+ *                  "B j" backward (under a zero-bubble schedule, ZB-H1 or ZBV:
+ *                  the input gradient only, cat backward, and "W j" its weight
+ *                  gradient, cat wgrad, later on the same stage), "grad sync"
+ *                  (after the stage's last op),
  *                  "optimizer" (the stage's step after its last op, cost.h),
  *                  "tied all-reduce" (cat tie: a tied LM head's gradient summed
  *                  by the first and last stages before their steps, plan.h tie_s),

@@ -288,7 +288,7 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
  * measured profile, where one exists, replaces the first two. ---- */
 static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
                             const tsl_strategy_t *s, double n, uint32_t t, double *fwd_s,
-                            double *bwd_s, double *core_s)
+                            double *bwd_s, double *core_s, double *wgrad_frac)
 {
     tsl_roofline_dev_t dev;
     tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
@@ -297,6 +297,7 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
     *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
+    *wgrad_frac = tsl_roofline_layer_wgrad_frac(&dev, l, n, t, s->sp, padded_vocab(l, t));
 }
 
 double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k)
@@ -393,8 +394,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double p = rank_params(l, g.t, env->tied_copy); /* this TP rank's */
     double act_msg = (double)TSL_ACT_DTYPE_BYTES * l->seq_len * l->hidden * n;
 
-    double compute_f, compute_b, core_f;
-    layer_compute_f(env, l, s, n, g.t, &compute_f, &compute_b, &core_f);
+    double compute_f, compute_b, core_f, wgrad_frac;
+    layer_compute_f(env, l, s, n, g.t, &compute_f, &compute_b, &core_f, &wgrad_frac);
     if (env->profile != NULL) /* measured per-shape block times replace the roofline */
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes */
@@ -422,6 +423,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb, k);
     out->grad_comm_s = per_mb + last + exposed + gather_next;
     out->bwd_sync_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last, k) + exposed + next_s;
+    out->wgrad_s = wgrad_frac * compute_b;
     /* (ZeRO-2's and, in STACK, ZeRO-3's last micro-batch reduce-scatter once, as
      * every other: per_mb) */
     out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f : 0.0);

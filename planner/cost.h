@@ -220,6 +220,8 @@ typedef struct tsl_layer_cost {
     double fwd_s;
     double bwd_s;       /* without gradient synchronisation */
     double bwd_sync_s;  /* the micro-batch that synchronises gradients */
+    double wgrad_s;     /* the weight-gradient GEMMs' part of compute_b (in bwd_s): a
+                           zero-bubble schedule's W (tsl_roofline_layer_wgrad_frac) */
     double grad_comm_s; /* raw gradient communication time (before overlap) */
     double compute_s;   /* compute part of fwd_s + bwd_s (for reporting) */
     double comm_s;      /* communication part of fwd_s + bwd_s (for reporting) */

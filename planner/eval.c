@@ -108,6 +108,23 @@ static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_pl
                                "its %u model chunks",
                                v, s, first[s + 1] - first[s], v);
     }
+    if (g->schedule > TSL_PIPESIM_SCHED_ZBV)
+        return tsl_err_set(err, "eval: schedule: not one Tessel simulates; give 1F1B, "
+                                "interleaved, zbh1 or zbv");
+    if (g->schedule && (P < 2 || v > 1))
+        return tsl_err_set(err,
+                           "eval: schedule %s needs pp >= 2 and no interleave (pp %u, "
+                           "interleave %u)",
+                           tsl_pipesim_sched_name(g->schedule, 1), P, v);
+    for (uint32_t s = 0; g->schedule == TSL_PIPESIM_SCHED_ZBV && s < P; s++)
+        if (first[s + 1] - first[s] < 2)
+            return tsl_err_set(err,
+                               "eval: schedule zbv: stage %u has %u layer, fewer than its 2 "
+                               "model chunks",
+                               s, first[s + 1] - first[s]);
+    if (g->schedule == TSL_PIPESIM_SCHED_ZBV && (uint64_t)g->n_micro * 2 > TSL_PIPESIM_MAX_MICRO)
+        return tsl_err_set(err, "eval: zbv x %u micro-batches exceeds %u", g->n_micro,
+                           TSL_PIPESIM_MAX_MICRO);
     if (v > 1 && (P < 2 || g->n_micro % P != 0))
         return tsl_err_set(err,
                            "eval: interleave %u needs pp >= 2 and a micro-batch count "
@@ -150,8 +167,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     e.node_order = g->n_nodes ? g->node_order : NULL;
     given_knobs(r, g, &e.knobs);
     tsl_plan_init(out);
-    tsl_engine_eval_given(&e, g->micro_batch * g->n_micro, g->pp, g->n_micro, g->interleave, first,
-                          choice, out);
+    tsl_engine_eval_given(&e, g->micro_batch * g->n_micro, g->pp, g->n_micro, g->interleave,
+                          g->schedule, first, choice, out);
     if (!out->valid) {
         tsl_err_setc(err, TSL_E_INTERNAL,
                      "eval: the plan passed the checks but has no finite "
@@ -251,12 +268,12 @@ static bool same_stage(const tsl_plan_stage_t *a, const tsl_plan_stage_t *b)
 bool tsl_eval_same_figures(const tsl_plan_t *a, const tsl_plan_t *b)
 {
     if (a->pp != b->pp || a->global_batch != b->global_batch || a->n_micro != b->n_micro ||
-        a->iter_time_s != b->iter_time_s || a->opt_tail_s != b->opt_tail_s ||
-        a->tie_s != b->tie_s || a->samples_per_s != b->samples_per_s ||
-        a->tokens_per_s != b->tokens_per_s || a->peak_bytes != b->peak_bytes ||
-        a->sim_iter_time_s != b->sim_iter_time_s || a->n_sliced != b->n_sliced ||
-        a->sliced_iter_time_s != b->sliced_iter_time_s || a->alpha_t != b->alpha_t ||
-        a->alpha_m != b->alpha_m)
+        a->schedule != b->schedule || a->iter_time_s != b->iter_time_s ||
+        a->opt_tail_s != b->opt_tail_s || a->tie_s != b->tie_s ||
+        a->samples_per_s != b->samples_per_s || a->tokens_per_s != b->tokens_per_s ||
+        a->peak_bytes != b->peak_bytes || a->sim_iter_time_s != b->sim_iter_time_s ||
+        a->n_sliced != b->n_sliced || a->sliced_iter_time_s != b->sliced_iter_time_s ||
+        a->alpha_t != b->alpha_t || a->alpha_m != b->alpha_m)
         return false;
     for (uint32_t s = 0; s < a->pp; s++)
         if (!same_stage(&a->stages[s], &b->stages[s]))

@@ -48,6 +48,11 @@ double tsl_pipeline_time_interleaved_s(uint32_t n_stages, const double *stage_no
     return (double)m * slowest + (sum - slowest) / v + sync;
 }
 
+uint32_t tsl_pipeline_inflight_zb(uint32_t n_stages, uint32_t m)
+{
+    return n_stages < m ? n_stages : m;
+}
+
 uint32_t tsl_pipeline_inflight_interleaved(uint32_t stage, uint32_t n_stages, uint32_t m,
                                            uint32_t v)
 {

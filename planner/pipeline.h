@@ -74,6 +74,12 @@ double tsl_pipeline_time_s(uint32_t n_stages, const double *stage_nosync_s,
 /* Micro-batches whose activations stage `stage` (0-based) holds under 1F1B. */
 uint32_t tsl_pipeline_inflight(uint32_t stage, uint32_t n_stages, uint32_t m);
 
+/* Micro-batches a stage holds begun and not through their weight gradient under
+ * ZB-H1 and ZBV (pipesim.h): min(P, m) on every stage — 1F1B's stage 0. A
+ * micro-batch waiting for its W keeps about all its activations (Qi et al. 2024,
+ * Table 1: M_W = 32·b·s·h of M_B's 34·b·s·h + 5·a·s²·b), so each counts whole. */
+uint32_t tsl_pipeline_inflight_zb(uint32_t n_stages, uint32_t m);
+
 /* T_v and the in-flight micro-batches under interleaved 1F1B with v chunks per
  * stage; v <= 1 gives tsl_pipeline_time_s / tsl_pipeline_inflight exactly. */
 double tsl_pipeline_time_interleaved_s(uint32_t n_stages, const double *stage_nosync_s,

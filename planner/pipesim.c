@@ -45,6 +45,67 @@ static uint32_t ops_per_stage(uint32_t m, uint32_t n_sliced)
     return 2u * m + n_sliced;
 }
 
+static bool zero_bubble(const tsl_pipesim_in_t *in)
+{
+    return in->schedule == TSL_PIPESIM_SCHED_ZBH1 || in->schedule == TSL_PIPESIM_SCHED_ZBV;
+}
+
+static uint32_t chunks(const tsl_pipesim_in_t *in)
+{
+    if (in->schedule == TSL_PIPESIM_SCHED_ZBV)
+        return 2;
+    return in->n_chunks > 1 ? in->n_chunks : 1;
+}
+
+/* Ops per stage: F and B (3 with W under ZB) per micro-batch and chunk, and a
+ * sliced forward's second half. */
+static uint32_t stride_of(const tsl_pipesim_in_t *in)
+{
+    uint32_t mv = in->n_micro * chunks(in);
+    return zero_bubble(in) ? 3u * mv : ops_per_stage(mv, in->n_sliced);
+}
+
+static size_t ws_bytes_for(uint32_t P, uint32_t mv, uint32_t stride)
+{
+    size_t ops = (size_t)P * stride;
+    return align_up(ops * sizeof(sim_op_t)) + align_up(2u * (size_t)P * mv * sizeof(uint32_t)) +
+           align_up(ops * sizeof(tsl_pipesim_step_t));
+}
+
+size_t tsl_pipesim_in_ws_bytes(const tsl_pipesim_in_t *in)
+{
+    uint32_t mv = in->n_micro * chunks(in);
+    if (in->n_stages == 0 || in->n_stages > TSL_PIPESIM_MAX_STAGES || in->n_micro == 0 ||
+        mv > TSL_PIPESIM_MAX_MICRO || in->n_sliced > in->n_micro)
+        return 0;
+    return ws_bytes_for(in->n_stages, mv, stride_of(in));
+}
+
+uint32_t tsl_pipesim_n_ops(const tsl_pipesim_in_t *in)
+{
+    return in->n_stages * stride_of(in);
+}
+
+const char *tsl_pipesim_sched_name(uint32_t sched, uint32_t n_chunks)
+{
+    switch (sched) {
+    case TSL_PIPESIM_SCHED_ZBH1: return "zbh1";
+    case TSL_PIPESIM_SCHED_ZBV: return "zbv";
+    default: return n_chunks > 1 ? "interleaved" : "1F1B";
+    }
+}
+
+int tsl_pipesim_sched_parse(const char *name)
+{
+    if (strcmp(name, "1F1B") == 0 || strcmp(name, "1f1b") == 0 || strcmp(name, "interleaved") == 0)
+        return TSL_PIPESIM_SCHED_1F1B;
+    if (strcmp(name, "zbh1") == 0)
+        return TSL_PIPESIM_SCHED_ZBH1;
+    if (strcmp(name, "zbv") == 0)
+        return TSL_PIPESIM_SCHED_ZBV;
+    return -1;
+}
+
 uint32_t tsl_pipesim_warmup(uint32_t stage, uint32_t n_stages, uint32_t n_micro)
 {
     if (stage >= n_stages)
@@ -58,11 +119,7 @@ size_t tsl_pipesim_ws_bytes(uint32_t n_stages, uint32_t n_micro, uint32_t n_slic
     if (n_stages == 0 || n_stages > TSL_PIPESIM_MAX_STAGES || n_micro == 0 ||
         n_micro > TSL_PIPESIM_MAX_MICRO || n_sliced > n_micro)
         return 0;
-    size_t stride = ops_per_stage(n_micro, n_sliced);
-    size_t ops = (size_t)n_stages * stride;
-    return align_up(ops * sizeof(sim_op_t)) +
-           align_up(2u * (size_t)n_stages * n_micro * sizeof(uint32_t)) +
-           align_up(ops * sizeof(tsl_pipesim_step_t));
+    return ws_bytes_for(n_stages, n_micro, ops_per_stage(n_micro, n_sliced));
 }
 
 static int check_times(const double *v, uint32_t n, const char *field, tsl_err_t *err)
@@ -109,7 +166,23 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
     if (!(in->slice_p2p_frac >= 0 && in->slice_p2p_frac <= 1))
         return tsl_err_set(err, "slice_p2p_frac: %g is out of range; give 0..1 (0: one half)",
                            in->slice_p2p_frac);
-    if (in->n_chunks > 1 &&
+    if (in->schedule > TSL_PIPESIM_SCHED_ZBV)
+        return tsl_err_set(err, "schedule: %u is not a schedule the simulator runs", in->schedule);
+    if (zero_bubble(in) && (in->n_sliced || in->p2p_blocking || in->n_chunks > 1 ||
+                            (uint64_t)in->n_micro * chunks(in) > TSL_PIPESIM_MAX_MICRO))
+        return tsl_err_set(err,
+                           "schedule %s: no slicing, no blocking sends, n_chunks 0 or 1 "
+                           "and m·chunks at most %u",
+                           tsl_pipesim_sched_name(in->schedule, 1), TSL_PIPESIM_MAX_MICRO);
+    if (in->wgrad_s) {
+        if (check_times(in->wgrad_s, in->n_stages, "wgrad_s", err))
+            return -1;
+        for (uint32_t s = 0; s < in->n_stages; s++)
+            if (in->wgrad_s[s] > in->bwd_s[s])
+                return tsl_err_set(err, "wgrad_s[%u]: %g exceeds the backward's %g", s,
+                                   in->wgrad_s[s], in->bwd_s[s]);
+    }
+    if (!zero_bubble(in) && in->n_chunks > 1 &&
         (in->n_sliced || in->n_micro % in->n_stages ||
          (uint64_t)in->n_micro * in->n_chunks > TSL_PIPESIM_MAX_MICRO || in->n_chunks > UINT8_MAX))
         return tsl_err_set(err,
@@ -117,11 +190,6 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
                            "most %u and no slicing",
                            in->n_chunks, in->n_micro, in->n_stages, TSL_PIPESIM_MAX_MICRO);
     return 0;
-}
-
-static uint32_t chunks(const tsl_pipesim_in_t *in)
-{
-    return in->n_chunks > 1 ? in->n_chunks : 1;
 }
 
 /* Interleaved 1F1B: stage s's ops in Megatron's order (see pipesim.h); idx[c·m + j]
@@ -179,6 +247,172 @@ static void resolve_interleaved(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t
         o->dep_idx = bidx[(size_t)d * mv + c * m + o->micro];
     }
     o->dep_stage = (int32_t)d;
+}
+
+/* Zero-bubble schedules: appends op (kind, chunk c, micro-batch j) to a stage's
+ * sequence; ops of micro-batches past m (ZBV's order is computed for at least
+ * 2P − 1) are left out. */
+typedef struct zb_stage {
+    const tsl_pipesim_in_t *in;
+    uint32_t s, q, m;
+    sim_op_t *ops;
+    uint32_t *fidx, *bidx;
+    double f, b, w, w_sync; /* one chunk's F, B, W; the last W's with the sync */
+} zb_stage_t;
+
+static void zb_push(zb_stage_t *z, uint8_t kind, uint32_t c, uint32_t j, bool steady)
+{
+    if (j >= z->m)
+        return;
+    sim_op_t *o = &z->ops[z->q];
+    memset(o, 0, sizeof(*o));
+    o->op = kind;
+    o->micro = j;
+    o->chunk = (uint8_t)c;
+    o->steady = steady;
+    o->dur_s = kind == TSL_PIPESIM_FWD   ? z->f
+               : kind == TSL_PIPESIM_BWD ? z->b
+                                         : (j == z->m - 1 ? z->w_sync : z->w);
+    o->dep_stage = -1;
+    o->pred_stage = -1;
+    if (kind == TSL_PIPESIM_FWD)
+        z->fidx[c * z->m + j] = z->q;
+    else if (kind == TSL_PIPESIM_BWD)
+        z->bidx[c * z->m + j] = z->q;
+    z->q++;
+}
+
+/* ZB-H1 (pipesim.h): 1F1B's forwards and B's, W's d_s = s behind the B's. */
+static void zbh1_order(zb_stage_t *z)
+{
+    const uint32_t P = z->in->n_stages, m = z->m, s = z->s;
+    const uint32_t w = tsl_pipesim_warmup(s, P, m), d = s < m ? s : m;
+    uint32_t nf = 0, nb = 0, nw = 0;
+    while (nf < w)
+        zb_push(z, TSL_PIPESIM_FWD, 0, nf++, false);
+    while (nf < m) {
+        zb_push(z, TSL_PIPESIM_FWD, 0, nf++, true);
+        zb_push(z, TSL_PIPESIM_BWD, 0, nb++, true);
+        if (nb - nw > d)
+            zb_push(z, TSL_PIPESIM_WGT, 0, nw++, true);
+    }
+    while (nb < m) {
+        zb_push(z, TSL_PIPESIM_BWD, 0, nb++, false);
+        if (nb - nw > d)
+            zb_push(z, TSL_PIPESIM_WGT, 0, nw++, false);
+    }
+    while (nw < m)
+        zb_push(z, TSL_PIPESIM_WGT, 0, nw++, false);
+}
+
+/* ZBV (pipesim.h): ScheduleZBVZeroBubble's order for rank s over n = max(m, 2P − 1)
+ * micro-batches. */
+static void zbv_order(zb_stage_t *z)
+{
+    const uint32_t P = z->in->n_stages, s = z->s;
+    const uint32_t n = z->m > 2 * P - 1 ? z->m : 2 * P - 1;
+    uint32_t f0 = 0, f1 = 0, b0 = 0, b1 = 0;
+    for (uint32_t k = 0; k < 2 * (P - s) - 1; k++)
+        zb_push(z, TSL_PIPESIM_FWD, 0, f0++, false);
+    for (uint32_t k = 0; k < s; k++) {
+        zb_push(z, TSL_PIPESIM_FWD, 1, f1++, false);
+        zb_push(z, TSL_PIPESIM_FWD, 0, f0++, false);
+    }
+    for (uint32_t k = 0; k < P - s; k++) {
+        zb_push(z, TSL_PIPESIM_FWD, 1, f1++, false);
+        zb_push(z, TSL_PIPESIM_BWD, 1, b1, false);
+        zb_push(z, TSL_PIPESIM_WGT, 1, b1++, false);
+    }
+    while (f1 < f0 || f0 < n) {
+        if (f0 < n)
+            zb_push(z, TSL_PIPESIM_FWD, 0, f0++, true);
+        zb_push(z, TSL_PIPESIM_BWD, 0, b0, true);
+        zb_push(z, TSL_PIPESIM_WGT, 0, b0++, true);
+        zb_push(z, TSL_PIPESIM_FWD, 1, f1++, true);
+        zb_push(z, TSL_PIPESIM_BWD, 1, b1, true);
+        zb_push(z, TSL_PIPESIM_WGT, 1, b1++, true);
+    }
+    uint32_t w0 = b0, w1 = b1;
+    for (uint32_t k = 0; k < s; k++) {
+        zb_push(z, TSL_PIPESIM_BWD, 0, b0++, false);
+        zb_push(z, TSL_PIPESIM_BWD, 1, b1++, false);
+    }
+    for (uint32_t k = 0; k < P - s; k++) {
+        zb_push(z, TSL_PIPESIM_BWD, 0, b0++, false);
+        zb_push(z, TSL_PIPESIM_WGT, 0, w0++, false);
+    }
+    while (w1 < b1)
+        zb_push(z, TSL_PIPESIM_WGT, 1, w1++, false);
+    while (w0 < b0)
+        zb_push(z, TSL_PIPESIM_WGT, 0, w0++, false);
+}
+
+static uint32_t build_stage_zb(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *ops,
+                               uint32_t *fidx, uint32_t *bidx)
+{
+    const double v = chunks(in);
+    const double wg = in->wgrad_s ? in->wgrad_s[s] : in->bwd_s[s] / 2;
+    const double extra = in->bwd_sync_s ? in->bwd_sync_s[s] - in->bwd_s[s] : 0;
+    zb_stage_t z = {.in = in,
+                    .s = s,
+                    .m = in->n_micro,
+                    .ops = ops,
+                    .fidx = fidx,
+                    .bidx = bidx,
+                    .f = in->fwd_s[s] / v,
+                    .b = (in->bwd_s[s] - wg) / v,
+                    .w = wg / v,
+                    .w_sync = (wg + extra) / v};
+    if (in->schedule == TSL_PIPESIM_SCHED_ZBV)
+        zbv_order(&z);
+    else
+        zbh1_order(&z);
+    return z.q;
+}
+
+/* Zero-bubble: the op's input. ZB-H1 as 1F1B (the last stage's B after its own F);
+ * ZBV: chunk 0 of stage s is virtual stage s, chunk 1 virtual stage 2P − 1 − s —
+ * F0 from F0 of s − 1, F1 from F1 of s + 1 (stage P − 1: its own F0), B1 from B1 of
+ * s − 1 (stage 0: its own F1, the loss), B0 from B0 of s + 1 (stage P − 1: its own
+ * B1). W: none (its B precedes it on the stage). */
+static void resolve_zb(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *o, const uint32_t *fidx,
+                       const uint32_t *bidx)
+{
+    const uint32_t P = in->n_stages, mv = in->n_micro * chunks(in), m = in->n_micro;
+    const bool down = o->chunk == 0; /* the way the chunk's forward runs: to higher stages */
+    const bool fwd = o->op == TSL_PIPESIM_FWD;
+    if (o->op == TSL_PIPESIM_WGT)
+        return;
+    int32_t d; /* the neighbour the input comes from */
+    uint32_t c = o->chunk;
+    const uint32_t *idx = fwd ? fidx : bidx;
+    if (fwd == down) {
+        d = (int32_t)s - 1; /* F0 and B1 come from the stage below */
+        if (d < 0) {
+            if (fwd)
+                return; /* the model's input */
+            d = 0;      /* B1 of stage 0: after its own F1 (the loss) */
+            idx = fidx;
+        }
+    } else {
+        d = (int32_t)s + 1; /* F1 and B0 from the stage above */
+        if ((uint32_t)d == P || in->schedule == TSL_PIPESIM_SCHED_ZBH1) {
+            if (in->schedule == TSL_PIPESIM_SCHED_ZBH1 && (uint32_t)d < P) {
+                /* ZB-H1's B from the next stage */
+            } else if (in->schedule == TSL_PIPESIM_SCHED_ZBH1) {
+                d = (int32_t)s; /* the last stage's B after its own F */
+                idx = fidx;
+            } else {
+                d = (int32_t)s; /* the turn of the V: F1 after F0, B0 after B1 */
+                c = fwd ? 0 : 1;
+            }
+        }
+    }
+    o->dep_stage = d;
+    o->dep_idx = idx[(size_t)d * mv + c * m + o->micro];
+    o->p2p_s = 0;
+    if ((uint32_t)d != s && in->p2p_s)
+        o->p2p_s = in->p2p_s[(uint32_t)d < s ? (uint32_t)d : s];
 }
 
 /* Lays out stage s's 1F1B op sequence; fidx/bidx record where F(j) (its first
@@ -262,7 +496,7 @@ static int carve_ws(sim_t *sm, const tsl_pipesim_in_t *in, void *ws, size_t ws_b
                     tsl_err_t *err)
 {
     const uint32_t P = in->n_stages, m = in->n_micro, mv = m * chunks(in);
-    const size_t need = tsl_pipesim_ws_bytes(P, mv, in->n_sliced);
+    const size_t need = tsl_pipesim_in_ws_bytes(in);
     if (ws == NULL || ws_bytes < need)
         return tsl_err_set(err,
                            "workspace: %zu bytes given, %zu needed for %u stages, "
@@ -275,7 +509,7 @@ static int carve_ws(sim_t *sm, const tsl_pipesim_in_t *in, void *ws, size_t ws_b
     sm->P = P;
     sm->m = m;
     sm->mv = mv;
-    sm->stride = ops_per_stage(mv, in->n_sliced);
+    sm->stride = stride_of(in);
     sm->n_all = (size_t)P * sm->stride;
     unsigned char *base = ws;
     sm->ops = (sim_op_t *)base;
@@ -292,20 +526,24 @@ static int carve_ws(sim_t *sm, const tsl_pipesim_in_t *in, void *ws, size_t ws_b
 static void layout(sim_t *sm)
 {
     const uint32_t P = sm->P, m = sm->m, mv = sm->mv, stride = sm->stride;
-    const bool inter = chunks(sm->in) > 1;
+    const bool zb = zero_bubble(sm->in);
+    const bool inter = !zb && chunks(sm->in) > 1;
     double scale = 0;
     for (uint32_t s = 0; s < P; s++)
-        sm->nops[s] = (inter ? build_stage_interleaved
-                             : build_stage)(sm->in, s, sm->ops + (size_t)s * stride,
-                                            sm->fidx + (size_t)s * mv, sm->bidx + (size_t)s * mv);
+        sm->nops[s] = (zb      ? build_stage_zb
+                       : inter ? build_stage_interleaved
+                               : build_stage)(sm->in, s, sm->ops + (size_t)s * stride,
+                                              sm->fidx + (size_t)s * mv, sm->bidx + (size_t)s * mv);
     for (uint32_t s = 0; s < P; s++) {
         sim_op_t *so = sm->ops + (size_t)s * stride;
         for (uint32_t q = 0; q < sm->nops[s]; q++) {
             sim_op_t *o = &so[q];
             if (inter)
                 resolve_interleaved(sm->in, s, o, sm->fidx, sm->bidx);
+            else if (zb)
+                resolve_zb(sm->in, s, o, sm->fidx, sm->bidx);
             scale += o->dur_s + o->p2p_s;
-            if (o->dep_stage < 0 || inter)
+            if (o->dep_stage < 0 || inter || zb)
                 continue;
             uint32_t d = (uint32_t)o->dep_stage;
             if (o->op == TSL_PIPESIM_FWD)
@@ -516,8 +754,7 @@ int tsl_pipesim_events(const tsl_pipesim_in_t *in, const void *ws, tsl_pipesim_e
 {
     if (in == NULL || ws == NULL || check_in(in, err))
         return in && ws ? -1 : tsl_err_set(err, "pipesim: %s is NULL", in ? "ws" : "in");
-    const uint32_t v = in->n_chunks > 1 ? in->n_chunks : 1;
-    const uint32_t stride = ops_per_stage(in->n_micro * v, in->n_sliced);
+    const uint32_t stride = stride_of(in);
     const size_t n = (size_t)in->n_stages * stride;
     if (ev == NULL || cap < n)
         return tsl_err_set(err, "events: room for %zu, %zu needed", ev ? cap : 0, n);

@@ -37,6 +37,29 @@
  * divided by v; with zero p2p and equal stage times t the result is
  * m·t + (P − 1)·t / v.
  *
+ * Zero-bubble schedules (Qi et al. 2024, "Zero Bubble Pipeline Parallelism", ICLR
+ * 2024, Sec. 2 and 6): the backward splits into B (the input gradient, sent to the
+ * previous stage) and W (the weight gradient, wgrad_s[s], no cross-stage output),
+ * so a stage's B chain never waits for its W. W(j) follows B(j) on its stage.
+ *
+ *   ZB-H1: stage s runs w_s = min(P − 1 − s, m) warmup forwards, then F/B pairs;
+ *   its W's run d_s = min(s, m) behind its B's (a W after each B once d_s are
+ *   pending), the rest after the last B. Every stage holds at most P micro-batches
+ *   begun and not yet through W — stage 0's 1F1B peak. Equal stages, no p2p:
+ *   T = m·(F + B + W) + (P − 1)·(F + B − W), the paper's bubble (p − 1)(T_F + T_B −
+ *   T_W) (DeepSeek-V3's table writes it (PP − 1)(F + B − 2W) with B the whole
+ *   backward).
+ *   ZBV: stage s holds chunk 0 (virtual stage s) and chunk 1 (virtual stage
+ *   2P − 1 − s), each 1/2 of its times; the micro-batch runs down the chunk 0s and
+ *   back up the chunk 1s (the turn at stage P − 1 and the loss at stage 0 are local).
+ *   Op order: torch.distributed.pipelining's ScheduleZBVZeroBubble (warmup 2(P − s) − 1
+ *   chunk-0 forwards, s pairs F1 F0, P − s triples F1 B1 W1, steady F0 B0 W0 F1 B1 W1,
+ *   cooldown s pairs B0 B1, P − s pairs B0 W0, then the W's left), computed for
+ *   max(m, 2P − 1) micro-batches and the ones past m dropped. Each stage holds at
+ *   most 2P chunk micro-batches, P whole ones — 1F1B's stage 0. Equal stages, no p2p,
+ *   F = B = W: T = m·(F + B + W) + (P − 1)·(F + B − 2W)/2... (tests/test_pipesim.c).
+ * Gradient sync (sync_tail_s, bwd_sync_s) follows a stage's last W.
+ *
  * Critical path. Every op records the dependency that bound its start (the
  * previous op on its stage, or its cross-stage input). Walking these back from the
  * op that ends last gives a dependency chain whose op times plus edge latencies
@@ -92,8 +115,16 @@
 
 typedef enum tsl_pipesim_op {
     TSL_PIPESIM_FWD = 0,
-    TSL_PIPESIM_BWD = 1,
+    TSL_PIPESIM_BWD = 1, /* the whole backward; under ZB-H1 / ZBV its input-gradient part B */
+    TSL_PIPESIM_WGT = 2, /* ZB-H1 / ZBV: the weight-gradient part W */
 } tsl_pipesim_op_t;
+
+/* The schedule (docs/cost-model.md "Zero-bubble schedules"). */
+typedef enum tsl_pipesim_sched {
+    TSL_PIPESIM_SCHED_1F1B = 0, /* 1F1B, interleaved with n_chunks > 1 */
+    TSL_PIPESIM_SCHED_ZBH1 = 1, /* Qi et al. 2024 ZB-H1 */
+    TSL_PIPESIM_SCHED_ZBV = 2,  /* Qi et al. 2024 ZB-V: 2 chunks per stage in a V */
+} tsl_pipesim_sched_t;
 
 typedef struct tsl_pipesim_in {
     uint32_t n_stages;         /* P, 1..TSL_PIPESIM_MAX_STAGES */
@@ -124,6 +155,10 @@ typedef struct tsl_pipesim_in {
                                   activation to s + 1, B(s) the gradient to s − 1 — and
                                   the edge has no further latency. 0: AutoPipe's
                                   asynchronous sends (a latency on the edge) */
+    uint8_t schedule;          /* tsl_pipesim_sched_t; ZB-H1 / ZBV: no slicing, no
+                                  blocking sends, n_chunks 0 or 1 (ZBV implies 2) */
+    const double *wgrad_s;     /* [P] or NULL: the weight-gradient part W of bwd_s (ZB
+                                  schedules; NULL: half of it). B = bwd_s − W */
 } tsl_pipesim_in_t;
 
 /* One op of the critical path. */
@@ -159,6 +194,15 @@ typedef struct tsl_pipesim_out {
 /* Workspace bytes for P stages, m micro-batches, n_sliced sliced ones; 0 when a
  * count is out of range. */
 size_t tsl_pipesim_ws_bytes(uint32_t n_stages, uint32_t n_micro, uint32_t n_sliced);
+
+/* Workspace bytes and ops for in as given, any schedule (ZB schedules run 3 ops per
+ * micro-batch and chunk); 0 when a count is out of range. */
+size_t tsl_pipesim_in_ws_bytes(const tsl_pipesim_in_t *in);
+uint32_t tsl_pipesim_n_ops(const tsl_pipesim_in_t *in);
+
+/* The schedule's name ("1F1B", "interleaved", "zbh1", "zbv") and back (-1: unknown). */
+const char *tsl_pipesim_sched_name(uint32_t sched, uint32_t n_chunks);
+int tsl_pipesim_sched_parse(const char *name);
 
 /* Simulates one iteration. Returns -1 with err naming the field (counts out of
  * range, missing or negative/non-finite times, workspace too small). */

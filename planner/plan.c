@@ -260,7 +260,10 @@ bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b)
 
 void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
 {
-    uint32_t v = p->interleave > 1 ? p->interleave : 1;
+    const bool zb = p->schedule != TSL_PIPESIM_SCHED_1F1B;
+    uint32_t v = p->schedule == TSL_PIPESIM_SCHED_ZBV ? 2
+                 : zb || p->interleave <= 1           ? 1
+                                                      : p->interleave;
     memset(sim, 0, sizeof(*sim));
     for (uint32_t s = 0; s < p->pp && s < TSL_PLAN_MAX_STAGES; s++) {
         const tsl_plan_stage_t *st = &p->stages[s];
@@ -271,6 +274,7 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
         /* the stage's p2p counts both directions and, interleaved, v hops */
         sim->p2p[s] = st->p2p_s / (2.0 * v);
         sim->opt[s] = st->opt_s;
+        sim->wgrad[s] = fmin(st->wgrad_s, fmax(sim->bwd[s], 0.0));
     }
     sim->in = (tsl_pipesim_in_t){.n_stages = p->pp,
                                  .n_micro = p->n_micro,
@@ -278,9 +282,11 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
                                  .bwd_s = sim->bwd,
                                  .bwd_sync_s = paper ? sim->sync : NULL,
                                  .sync_tail_s = paper ? NULL : sim->tail,
-                                 .p2p_blocking = !paper && v == 1,
+                                 .p2p_blocking = !paper && v == 1 && !zb,
                                  .p2p_s = sim->p2p,
-                                 .n_chunks = v,
+                                 .n_chunks = zb ? 0 : v,
+                                 .schedule = (uint8_t)p->schedule,
+                                 .wgrad_s = zb ? sim->wgrad : NULL,
                                  .opt_s = sim->opt,
                                  .tie_s = p->tie_s};
 }

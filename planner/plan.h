@@ -37,6 +37,9 @@ typedef struct tsl_plan_stage {
     double time_s;        /* one micro-batch, with gradient sync */
     double time_nosync_s; /* one micro-batch, without */
     double p2p_s;         /* boundary send to the next stage, included above */
+    double wgrad_s;       /* the weight-gradient GEMMs' part of the backward, included
+                             above (tsl_layer_cost_t.wgrad_s summed): a zero-bubble
+                             schedule's W; the rest of the backward is its B */
     double opt_s;         /* the optimizer step, once per iteration (not in time_s) */
     uint64_t ms_bytes;    /* model states per device */
     uint64_t act_bytes;   /* activations per device (all in-flight micro-batches) */
@@ -53,14 +56,18 @@ typedef struct tsl_plan {
     bool sublayer; /* layers are tsl_sublayer_split()'s attention/FFN blocks */
     tsl_strategy_t layer[TSL_PLAN_MAX_LAYERS];
     uint32_t global_batch;
-    uint32_t micro_batch; /* samples per micro-batch (B_m) */
-    uint32_t n_micro;     /* m; global_batch = micro_batch × n_micro */
-    uint32_t interleave;  /* v model chunks per stage (interleaved 1F1B, pipeline.h);
+    uint32_t micro_batch;    /* samples per micro-batch (B_m) */
+    uint32_t n_micro;        /* m; global_batch = micro_batch × n_micro */
+    uint32_t interleave;     /* v model chunks per stage (interleaved 1F1B, pipeline.h);
                                    0 or 1: plain 1F1B */
-    double iter_time_s;   /* Eq. 9 (or T_v) + opt_tail_s */
-    double opt_tail_s;    /* what the stages' optimizer steps add after the pipeline's
+    uint32_t schedule;       /* tsl_pipesim_sched_t: 0 1F1B (interleaved with v > 1), ZB-H1,
+                             ZBV (2 chunks per stage in a V; interleave stays 0) */
+    double iter_time_1f1b_s; /* zero-bubble plans: the same stages under 1F1B, the
+                                schedule's reason (0 otherwise) */
+    double iter_time_s;      /* Eq. 9 (or T_v) + opt_tail_s */
+    double opt_tail_s;       /* what the stages' optimizer steps add after the pipeline's
                            end (tsl_pipeline_opt_tail_s), tie_s included */
-    double tie_s;         /* a tied LM head in another stage than its embedding: the
+    double tie_s;            /* a tied LM head in another stage than its embedding: the
                            word embedding's gradient all-reduce between the first and
                            last stages, once per iteration before their steps
                            (tsl_cost_tied_allreduce_s); 0: none */
@@ -148,11 +155,14 @@ bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b);
  * hop's p2p (p2p_s / (2·v)) and the step. paper (TSL_COST_PAPER): Eq. 9's sync
  * inside the last backward and AutoPipe's asynchronous sends; otherwise the
  * stacks': each stage's sync after its own last op (sync_tail_s) and, in plain
- * 1F1B, Megatron's blocking sends. sim->in points into sim: keep sim alive while
+ * 1F1B, Megatron's blocking sends. Zero-bubble plans (schedule): the schedule,
+ * each stage's W (wgrad_s) and asynchronous sends (torch.distributed.pipelining's);
+ * ZBV's hops as interleave 2's (p2p_s / 4). sim->in points into sim: keep sim alive while
  * in is used. */
 typedef struct tsl_plan_sim {
     double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
-        tail[TSL_PLAN_MAX_STAGES], p2p[TSL_PLAN_MAX_STAGES], opt[TSL_PLAN_MAX_STAGES];
+        tail[TSL_PLAN_MAX_STAGES], p2p[TSL_PLAN_MAX_STAGES], opt[TSL_PLAN_MAX_STAGES],
+        wgrad[TSL_PLAN_MAX_STAGES];
     tsl_pipesim_in_t in;
 } tsl_plan_sim_t;
 

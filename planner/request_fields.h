@@ -91,6 +91,10 @@
       "plain 1F1B only: no interleaved schedule with several model chunks per stage "              \
       "(Megatron-LM's virtual pipeline stages)",                                                   \
       "no_interleave", "no_interleave")                                                            \
+    X(no_zero_bubble, BOOL, "no-zero-bubble", "", 0, 0,                                            \
+      "no zero-bubble schedules (ZB-H1, ZBV, which split the backward's weight gradient "          \
+      "off to fill the bubble): 1F1B and interleaved 1F1B only",                                   \
+      "no_zero_bubble", "no_zero_bubble")                                                          \
     X(unfused_attn, BOOL, "unfused-attn", "", 0, 0,                                                \
       "attention keeps its s x s scores (no flash kernel); offers selective recomputation "        \
       "(docs/cost-model.md)",                                                                      \

@@ -41,6 +41,7 @@ typedef struct pass {
     const tsl_roofline_dev_t *d;
     bool bwd;
     double ops;
+    double wgrad_s; /* backward: the dW GEMMs' part of the time (zero-bubble's W) */
 } pass_t;
 
 /* A forward GEMM Y = X·W, (m × k)·(k × n); its backward is two GEMMs of other
@@ -53,7 +54,9 @@ static double gemm(pass_t *p, double m, double n, double k, double b)
     p->ops += p->bwd ? 2.0 : 1.0;
     if (!p->bwd)
         return tsl_roofline_gemm_s(p->d, m, n, k, b);
-    return tsl_roofline_gemm_s(p->d, m, k, n, b) + tsl_roofline_gemm_s(p->d, k, n, m, b);
+    double dw = tsl_roofline_gemm_s(p->d, k, n, m, b);
+    p->wgrad_s += dw;
+    return tsl_roofline_gemm_s(p->d, m, k, n, b) + dw;
 }
 
 /* Elementwise kernels: a backward kernel reads the forward's saved input (or
@@ -275,15 +278,25 @@ static double layer_gpu_s(pass_t *p, const tsl_layer_t *l, double samples, uint3
 double tsl_roofline_layer_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                 uint32_t t, bool sp, double vocab)
 {
-    pass_t p = {d, false, 0.0};
+    pass_t p = {d, false, 0.0, 0.0};
     return layer_s(&p, l, samples, t, sp, vocab);
 }
 
 double tsl_roofline_layer_bwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                 uint32_t t, bool sp, double vocab)
 {
-    pass_t p = {d, true, 0.0};
+    pass_t p = {d, true, 0.0, 0.0};
     return layer_s(&p, l, samples, t, sp, vocab);
+}
+
+double tsl_roofline_layer_wgrad_frac(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
+                                     double samples, uint32_t t, bool sp, double vocab)
+{
+    if (d->mem_bw <= 0)
+        return 0.5; /* FLOPs only: dX and dW, one forward's FLOPs each */
+    pass_t p = {d, true, 0.0, 0.0};
+    double gpu = layer_gpu_s(&p, l, samples, t, sp, vocab);
+    return gpu > 0 ? fmin(1.0, p.wgrad_s / gpu) : 0.0;
 }
 
 double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
@@ -295,7 +308,7 @@ double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l
     if (d->mem_bw <= 0)
         return (l->core_fwd_flops - core_saved_flops(l)) * samples / (tt * d->gemm_flops);
     shape_t x = shape_of(l);
-    pass_t p = {d, false, 0.0};
+    pass_t p = {d, false, 0.0, 0.0};
     double c = core_s(&p, l, &x, samples, tt, self_keys(l, &x), self_visited(l, &x));
     if (l->kind == TSL_LAYER_DECODER)
         c += core_s(&p, l, &x, samples, tt, x.ct, x.ct);

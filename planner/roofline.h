@@ -105,6 +105,13 @@ double tsl_roofline_layer_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *
 double tsl_roofline_layer_bwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                 uint32_t t, bool sp, double vocab);
 
+/* The weight-gradient (dW GEMMs) share of tsl_roofline_layer_bwd_s's GPU time, in
+ * [0, 1]: what a zero-bubble schedule's W pass runs (Qi et al. 2024); the rest is B,
+ * the input gradient. 0.5 without a memory-bandwidth figure (dX and dW have the
+ * forward's FLOPs each). */
+double tsl_roofline_layer_wgrad_frac(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
+                                     double samples, uint32_t t, bool sp, double vocab);
+
 /* The attention core (QKᵀ, softmax, dropout, AV) alone: what selective
  * recomputation repeats in the backward. 0 for layers without attention. */
 double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,

@@ -163,7 +163,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
 static bool plan_in_request(const tsl_plan_t *p, const tsl_request_t *r)
 {
     if ((r->pp && p->pp != r->pp) || (r->no_pp && p->pp > 1) || (r->max_pp && p->pp > r->max_pp) ||
-        (r->max_micro && p->n_micro > r->max_micro) || (r->no_interleave && p->interleave > 1))
+        (r->max_micro && p->n_micro > r->max_micro) || (r->no_interleave && p->interleave > 1) ||
+        (r->no_zero_bubble && p->schedule))
         return false;
     const bool off[TSL_DIM_COUNT] = {
         [TSL_DIM_DP] = r->no_dp, [TSL_DIM_SDP] = r->no_sdp, [TSL_DIM_TP] = r->no_tp};

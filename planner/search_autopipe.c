@@ -14,7 +14,9 @@
 
 void tsl_search_simulate(tsl_plan_t *p, bool slicer, bool paper)
 {
-    uint32_t P = p->pp, v = p->interleave > 1 ? p->interleave : 1;
+    uint32_t P = p->pp, v = p->schedule == TSL_PIPESIM_SCHED_ZBV ? 2
+                            : p->interleave > 1                  ? p->interleave
+                                                                 : 1;
     if (!p->valid || P < 2 || P > TSL_PIPESIM_MAX_STAGES ||
         (uint64_t)p->n_micro * v > TSL_PIPESIM_MAX_MICRO)
         return;
@@ -23,8 +25,8 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer, bool paper)
         return;
     tsl_plan_sim_input(p, paper, sim);
     const tsl_pipesim_in_t in = sim->in;
-    size_t bytes = tsl_pipesim_ws_bytes(P, p->n_micro * v, 0);
-    void *ws = malloc(bytes);
+    size_t bytes = tsl_pipesim_in_ws_bytes(&in);
+    void *ws = bytes ? malloc(bytes) : NULL;
     tsl_pipesim_out_t out;
     if (ws && tsl_pipesim_run(&in, ws, bytes, &out, NULL) == 0) {
         p->sim_iter_time_s = out.iter_s;
@@ -34,7 +36,8 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer, bool paper)
     tsl_autopipe_slice_cfg_t cfg = {0};
     tsl_autopipe_slice_t sl;
     /* the slicer splits plain 1F1B's start-up; interleaving already shrinks it */
-    if (slicer && v == 1 && tsl_autopipe_slice(&in, &cfg, &sl, NULL) == 0 && sl.applied) {
+    if (slicer && v == 1 && !p->schedule && tsl_autopipe_slice(&in, &cfg, &sl, NULL) == 0 &&
+        sl.applied) {
         p->n_sliced = sl.n_sliced;
         p->sliced_iter_time_s = sl.sliced_iter_s;
     }

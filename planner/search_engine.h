@@ -21,6 +21,9 @@
 /* Largest interleave (model chunks per stage) weighed: 2 and 4 (pipeline.h). */
 #define TSL_SEARCH_MAX_INTERLEAVE 4u
 
+#define TSL_SPACE_ZBH1 (1u << TSL_PIPESIM_SCHED_ZBH1)
+#define TSL_SPACE_ZBV  (1u << TSL_PIPESIM_SCHED_ZBV)
+
 typedef struct tsl_space {
     const char *label;
     tsl_strategy_opts_t opts;
@@ -30,6 +33,8 @@ typedef struct tsl_space {
     bool accumulate;     /* allow m > 1 micro-batches when P == 1 */
     bool uniform_layers; /* partition by layer count (Megatron), not by FLOPs */
     bool interleave;     /* weigh interleaved 1F1B (v chunks per stage) per plan */
+    uint8_t zero_bubble; /* the zero-bubble schedules weighed per plan (pipesim.h):
+                            TSL_SPACE_ZBH1 | TSL_SPACE_ZBV, 0: none */
     /* a training stack's space (target.h): every plan the engine returns passes
      * tsl_target_check for it (0: Tessel's) */
     uint32_t target;
@@ -101,6 +106,7 @@ typedef struct tsl_engine {
     uint32_t *relayout_scratch;   /* [3 × devices] for tsl_relayout_plan */
     tsl_strategy_bw_t *bw;        /* [S_max] */
     uint32_t *choice;             /* [L] */
+    uint32_t *zb_choice;          /* [L]: a plan's strategies, for its zero-bubble costing */
     tsl_layerdp_ws_t *ws;
 
     /* stage partitions by PP degree: part[P-index][stage] = first layer */
@@ -171,7 +177,8 @@ int tsl_engine_init_given(tsl_engine_t *e, const tsl_model_t *m, const tsl_clust
  * searched one, with choice in place of the layer DP (and interleave v as
  * given). Stage peaks are not held to the budget: the caller judges them. */
 void tsl_engine_eval_given(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m, uint32_t v,
-                           const uint32_t *first_layer, const uint32_t *choice, tsl_plan_t *plan);
+                           uint32_t sched, const uint32_t *first_layer, const uint32_t *choice,
+                           tsl_plan_t *plan);
 
 /*
  * Algorithm 1 over the engine's space: the best plan into best, the top-k into

@@ -130,6 +130,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->class_done = calloc(e->n_classes, 1);
     e->bw = calloc(S, sizeof(tsl_strategy_bw_t));
     e->choice = calloc(L, sizeof(uint32_t));
+    e->zb_choice = calloc(L, sizeof(uint32_t));
     e->alt = malloc(sizeof(*e->alt));
     e->cand = malloc(sizeof(*e->cand));
     if (e->space->target && (e->tview = malloc(sizeof(*e->tview))) == NULL)
@@ -137,9 +138,9 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
     e->ws = tsl_layerdp_ws_new((uint32_t)L, (uint32_t)S, buckets);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
-        !e->class_cost || !e->class_trans || !e->class_done || !e->bw || !e->choice || !e->ws ||
-        !e->alt || !e->cand || !e->layout_of || !e->layout_rep || !e->moves_tmp ||
-        !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
+        !e->class_cost || !e->class_trans || !e->class_done || !e->bw || !e->choice ||
+        !e->zb_choice || !e->ws || !e->alt || !e->cand || !e->layout_of || !e->layout_rep ||
+        !e->moves_tmp || !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
                             "memory buckets",
@@ -227,6 +228,7 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->class_done);
     free(e->bw);
     free(e->choice);
+    free(e->zb_choice);
     free(e->alt);
     free(e->cand);
     free(e->tview);
@@ -376,7 +378,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
                         uint32_t n, tsl_plan_stage_t *st, uint64_t *act_bytes)
 {
     uint32_t S = e->max_strategies, K = e->n_layouts;
-    double nosync = 0, sync = 0, fwd = 0, opt = 0;
+    double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0;
     uint64_t act = 0, ms = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t j = e->choice[i], cls = e->layer_class[first + i];
@@ -389,6 +391,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         sync += lc->fwd_s + lc->bwd_sync_s + r.fwd_s + r.bwd_s;
         fwd += lc->fwd_s + r.fwd_s; /* the activation's move forward, its gradient's back */
         opt += lc->opt_s;
+        wgrad += lc->wgrad_s;
         act += e->fwd_bytes[(size_t)i * g->n + j];
         ms += lc->ms_bytes;
     }
@@ -396,6 +399,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     st->time_s = sync;
     st->fwd_s = fwd;
     st->opt_s = opt;
+    st->wgrad_s = wgrad;
     st->ms_bytes = ms;
     *act_bytes = act;
 }
@@ -599,7 +603,9 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
                        uint32_t s, const uint32_t *first_layer, uint32_t Bm, uint32_t m,
                        const uint32_t *given)
 {
-    uint32_t P = plan->pp, G = g->group_size, v = plan->interleave;
+    /* ZBV's two chunks cross the boundaries as interleave 2's do */
+    uint32_t P = plan->pp, G = g->group_size,
+             v = plan->schedule == TSL_PIPESIM_SCHED_ZBV ? 2 : plan->interleave;
     uint32_t first = first_layer[s], n = first_layer[s + 1] - first;
     tsl_cost_env_t env;
     if (tsl_cost_env_init(&env, e->cluster, s * G, G, NULL) != 0)
@@ -613,7 +619,8 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         e->class_done[e->layer_class[first + i]] = 0;
     for (uint32_t i = 0; i < n; i++)
         cost_class(e, &env, g, first + i, Bm);
-    uint32_t inflight = tsl_pipeline_inflight_interleaved(s, P, m, v);
+    uint32_t inflight = plan->schedule ? tsl_pipeline_inflight_zb(P, m)
+                                       : tsl_pipeline_inflight_interleaved(s, P, m, v);
     fill_stage_rows(e, g, first, n, m, inflight);
 
     tsl_layerdp_problem_t prob = {.n_layers = n,
@@ -668,6 +675,28 @@ static double tied_allreduce_s(const tsl_engine_t *e, const tsl_plan_t *plan)
                                      plan->stages[P - 1].n_devices);
 }
 
+/* A zero-bubble schedule has no closed form over unequal stages: the event
+ * simulator prices it (pipesim.h), with the stacks' sync after each stage's last W
+ * (or Eq. 9's inside it under PAPER). */
+static int zb_iter(const tsl_engine_t *e, const tsl_plan_t *plan, tsl_pipeline_out_t *t)
+{
+    tsl_plan_sim_t *sim = malloc(sizeof(*sim));
+    if (sim == NULL)
+        return -1;
+    tsl_plan_sim_input(plan, tsl_engine_cost_mode(e) == TSL_COST_PAPER, sim);
+    size_t bytes = tsl_pipesim_in_ws_bytes(&sim->in);
+    void *ws = bytes ? malloc(bytes) : NULL;
+    tsl_pipesim_out_t out;
+    int rc = ws && tsl_pipesim_run(&sim->in, ws, bytes, &out, NULL) == 0 ? 0 : -1;
+    if (rc == 0) {
+        t->flush_s = out.flush_s;
+        t->opt_tail_s = out.iter_s - out.flush_s;
+    }
+    free(ws);
+    free(sim);
+    return rc;
+}
+
 static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
 {
     double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES], mem[TSL_PLAN_MAX_STAGES],
@@ -696,6 +725,8 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
                             .tie_s = plan->tie_s};
     tsl_pipeline_out_t t;
     tsl_pipeline_iter(&in, &t);
+    if (plan->schedule && zb_iter(e, plan, &t) != 0)
+        t.flush_s = INFINITY;
     plan->opt_tail_s = t.opt_tail_s;
     plan->iter_time_s = t.flush_s + t.opt_tail_s;
     plan->samples_per_s = plan->global_batch / plan->iter_time_s;
@@ -753,8 +784,8 @@ static double interleave_bound_s(const tsl_engine_t *e, const tsl_plan_t *p, uin
 
 /* One configuration at one interleave v. */
 static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
-                        uint32_t m, uint32_t v, const uint32_t *first_layer, const uint32_t *given,
-                        tsl_plan_t *plan)
+                        uint32_t m, uint32_t v, uint32_t sched, const uint32_t *first_layer,
+                        const uint32_t *given, tsl_plan_t *plan)
 {
     plan->valid = false;
     e->stats.configs++;
@@ -766,7 +797,8 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     plan->global_batch = B;
     plan->n_micro = m;
     plan->micro_batch = B / m;
-    plan->interleave = v;
+    plan->interleave = sched ? 0 : v;
+    plan->schedule = sched;
     plan->budget_bytes = e->budget_bytes;
     if (e->node_order) {
         plan->n_nodes = e->cluster->n_nodes;
@@ -785,11 +817,92 @@ static bool admits(const tsl_engine_t *e, const tsl_plan_t *plan)
            tsl_target_check(e->space->target, plan, e->model, e->tview, NULL) == 0;
 }
 
-/* One configuration over group g: plain 1F1B, then more chunks while faster. */
+/* The zero-bubble schedules the space weighs for this partition: ZB-H1, and ZBV
+ * where every stage has a layer per chunk. */
+static uint32_t zb_schedules(const tsl_engine_t *e, uint32_t P, const uint32_t *first_layer)
+{
+    uint32_t mask = P >= 2 ? e->space->zero_bubble : 0;
+    for (uint32_t s = 0; s < P && (mask & TSL_SPACE_ZBV); s++)
+        if (first_layer[s + 1] - first_layer[s] < 2)
+            mask &= ~TSL_SPACE_ZBV;
+    return mask;
+}
+
+/* A stage cannot start before the first micro-batch's forward reached it, then
+ * runs m micro-batches' F, B and W at best back to back: under ZB-H1 and ZBV
+ * (whose chunks carry half the forward) no iteration is shorter than
+ * max_s (m·K_s + Σ_{k<s} f_k / 2), K_s the stage's time without p2p. */
+static double zb_bound_s(const tsl_plan_t *p)
+{
+    double bound = 0, reach = 0;
+    for (uint32_t s = 0; s < p->pp; s++) {
+        const tsl_plan_stage_t *st = &p->stages[s];
+        bound = fmax(bound, p->n_micro * (st->time_nosync_s - st->p2p_s) + reach);
+        reach += st->fwd_s / 2;
+    }
+    return bound;
+}
+
+/* plan's layer strategies as indices into g (into e->zb_choice); false when one
+ * is not there. */
+static bool plan_choices(tsl_engine_t *e, const tsl_group_strategies_t *g, const tsl_plan_t *plan)
+{
+    for (uint32_t i = 0; i < plan->n_layers; i++) {
+        uint32_t j = 0;
+        while (j < g->n && !tsl_strategy_equal(&g->items[j], &plan->layer[i]))
+            j++;
+        if (j == g->n)
+            return false;
+        e->zb_choice[i] = j;
+    }
+    return true;
+}
+
+/* Every stage's peak within its budget. */
+static bool fits(const tsl_engine_t *e, const tsl_plan_t *p)
+{
+    for (uint32_t s = 0; s < p->pp; s++)
+        if (p->stages[s].peak_bytes >
+            tsl_engine_stage_budget(e, p->stages[s].first_device, p->stages[s].n_devices))
+            return false;
+    return true;
+}
+
+/* plan (1F1B or interleaved, the fastest so far) against ZB-H1 and ZBV on the same
+ * configuration and layer strategies, each with its own memory in flight (min(P, m)
+ * on every stage, pipeline.h); the fastest that fits, recording what the same
+ * stages take under 1F1B. The layer DP is not run again: a zero-bubble schedule
+ * holds stage 0's 1F1B activations on every stage, so where the later stages
+ * have room the 1F1B choice stands (and the search's time stays within 10 %). */
+static void eval_zero_bubble(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B,
+                             uint32_t P, uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
+{
+    uint32_t mask = zb_schedules(e, P, first_layer);
+    if (!mask)
+        return;
+    double base = plan->iter_time_s, bound = zb_bound_s(plan);
+    if (bound >= base || bound * e->bar_samples_per_s >= B || !plan_choices(e, g, plan))
+        return;
+    const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBH1, TSL_PIPESIM_SCHED_ZBV};
+    for (uint32_t k = 0; k < 2; k++) {
+        if (!(mask & (1u << scheds[k])))
+            continue;
+        tsl_plan_init(e->alt);
+        eval_config(e, g, B, P, m, 1, scheds[k], first_layer, e->zb_choice, e->alt);
+        if (!e->alt->valid || e->alt->samples_per_s <= plan->samples_per_s || !fits(e, e->alt) ||
+            !admits(e, e->alt))
+            continue;
+        e->alt->iter_time_1f1b_s = base;
+        *plan = *e->alt;
+    }
+}
+
+/* One configuration over group g: plain 1F1B, then more chunks while faster;
+ * then the zero-bubble schedules. */
 static void eval_group(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
                        uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
 {
-    eval_config(e, g, B, P, m, 1, first_layer, NULL, plan);
+    eval_config(e, g, B, P, m, 1, 0, first_layer, NULL, plan);
     if (plan->valid && !admits(e, plan))
         plan->valid = false;
     /* interleaving holds more activations: where plain 1F1B does not fit, it cannot */
@@ -798,11 +911,13 @@ static void eval_group(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_
         if (interleave_bound_s(e, plan, v) * e->bar_samples_per_s >= B)
             continue;
         tsl_plan_init(e->alt);
-        eval_config(e, g, B, P, m, v, first_layer, NULL, e->alt);
+        eval_config(e, g, B, P, m, v, 0, first_layer, NULL, e->alt);
         if (!e->alt->valid || e->alt->samples_per_s <= plan->samples_per_s || !admits(e, e->alt))
             break; /* more chunks: still more memory and p2p for a smaller gain */
         *plan = *e->alt;
     }
+    if (plan->valid)
+        eval_zero_bubble(e, g, B, P, m, first_layer, plan);
 }
 
 /* ---- a given plan (eval.c) ---- */
@@ -846,12 +961,22 @@ int tsl_engine_init_given(tsl_engine_t *e, const tsl_model_t *m, const tsl_clust
 }
 
 void tsl_engine_eval_given(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m, uint32_t v,
-                           const uint32_t *first_layer, const uint32_t *choice, tsl_plan_t *plan)
+                           uint32_t sched, const uint32_t *first_layer, const uint32_t *choice,
+                           tsl_plan_t *plan)
 {
     plan->valid = false;
     if (e->n_groups != 1 || m == 0 || B % m != 0)
         return;
-    eval_config(e, &e->groups[0], B, P, m, v ? v : 1, first_layer, choice, plan);
+    eval_config(e, &e->groups[0], B, P, m, v ? v : 1, sched, first_layer, choice, plan);
+    if (plan->valid && sched) { /* the reason, as the search records it */
+        tsl_plan_t *one = malloc(sizeof(*one));
+        if (one) {
+            tsl_plan_init(one);
+            eval_config(e, &e->groups[0], B, P, m, 1, 0, first_layer, choice, one);
+            plan->iter_time_1f1b_s = one->valid ? one->iter_time_s : 0;
+            free(one);
+        }
+    }
 }
 
 /* The most Transformer layers a stage of first_layer holds. */

@@ -396,8 +396,27 @@ static int check_galvatron(const tsl_target_view_t *v, tsl_err_t *err)
     return galvatron_memory(v, err);
 }
 
+/* The zero-bubble schedules (pipesim.h) a stack runs: torchtitan ZBV
+ * (ZBVZeroBubble, torch.distributed.pipelining); Megatron-LM, DeepSpeed and
+ * Galvatron none. */
+static int check_schedule(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err)
+{
+    uint32_t sc = v->plan->schedule;
+    if (sc == TSL_PIPESIM_SCHED_1F1B || (t == TSL_TARGET_TORCHTITAN && sc == TSL_PIPESIM_SCHED_ZBV))
+        return 0;
+    const char *name = sc <= TSL_PIPESIM_SCHED_ZBV ? tsl_pipesim_sched_name(sc, 1) : "(unknown)";
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: the plan runs the %s pipeline schedule, which %s does not run%s; "
+                        "plan again with --target %s (or --no-zero-bubble)",
+                        v->target, name, v->target,
+                        t == TSL_TARGET_TORCHTITAN ? " (its zero-bubble schedule is ZBV)" : "",
+                        v->target);
+}
+
 int tsl_target_check_view(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err)
 {
+    if (t != TSL_TARGET_ANY && t < TSL_TARGET_COUNT && check_schedule(t, v, err) != 0)
+        return -1;
     switch (t) {
     case TSL_TARGET_ANY: return 0;
     case TSL_TARGET_MEGATRON: return check_megatron(v, err);

@@ -602,6 +602,138 @@ static void test_closed_form_tracks(void)
     printf("# closed form vs simulator: worst %.2f%%\n", 100 * worst);
 }
 
+/* ---- zero-bubble schedules (pipesim.h) ---- */
+
+/* P equal stages of F, B (input gradient) and W (weight gradient), no p2p. */
+static int zb_run(uint32_t sched, uint32_t P, uint32_t m, double F, double B, double W,
+                  tsl_pipesim_in_t *in, double *f, double *b, double *w, tsl_pipesim_out_t *o)
+{
+    for (uint32_t s = 0; s < P; s++) {
+        f[s] = F;
+        b[s] = B + W; /* the whole backward */
+        w[s] = W;
+    }
+    memset(in, 0, sizeof(*in));
+    in->n_stages = P;
+    in->n_micro = m;
+    in->fwd_s = f;
+    in->bwd_s = b;
+    in->wgrad_s = w;
+    in->schedule = (uint8_t)sched;
+    tsl_err_t err = {0};
+    int rc = tsl_pipesim_run(in, ws, ws_bytes, o, &err);
+    if (rc)
+        fprintf(stderr, "pipesim: %s\n", err.msg);
+    return rc;
+}
+
+/* A stage's ops as "F0 F1 B0 W0 ..." (chunk 1 primed: "F0'"). */
+static void stage_order(const tsl_pipesim_event_t *ev, uint32_t n, char *buf, size_t cap)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (uint32_t k = 0; k < n && at + 8 < cap; k++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%c%u%s", k ? " " : "", "FBW"[ev[k].op],
+                               ev[k].micro, ev[k].chunk ? "'" : "");
+}
+
+/* Most micro-batches (chunk micro-batches under ZBV) a stage holds between
+ * their F and their W. */
+static uint32_t zb_held(const tsl_pipesim_event_t *ev, uint32_t n)
+{
+    int held = 0, most = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        held += ev[k].op == TSL_PIPESIM_FWD ? 1 : ev[k].op == TSL_PIPESIM_WGT ? -1 : 0;
+        most = held > most ? held : most;
+    }
+    return (uint32_t)most;
+}
+
+static void test_zero_bubble(void)
+{
+    double f[16], b[16], w[16];
+    tsl_pipesim_in_t in;
+    tsl_pipesim_out_t o;
+    static tsl_pipesim_event_t ev[3 * 2 * 64 * 16];
+    const double times[][3] = {{1, 1, 1}, {1, 2, 0.5}, {1.5, 1, 1}, {1, 1.2, 0.8}};
+    tsl_err_t err = {0};
+    /* ZB-H1, equal stages, no p2p: the paper's (p − 1)(T_F + T_B − T_W) bubble
+     * (1/3 of 1F1B's with F = B = W); ZBV, chunks of half the stage: with
+     * F = B = W only the first forward's P − 1 hops of F/2 */
+    for (uint32_t P = 2; P <= 8; P *= 2)
+        for (uint32_t mm = 1; mm <= 4; mm *= 2)
+            for (uint32_t t = 0; t < 4; t++) {
+                double F = times[t][0], B = times[t][1], W = times[t][2];
+                uint32_t m = P * mm;
+                CHECK(zb_run(TSL_PIPESIM_SCHED_ZBH1, P, m, F, B, W, &in, f, b, w, &o) == 0,
+                      "zbh1 runs");
+                CHECK_NEAR(o.iter_s, m * (F + B + W) + (P - 1) * (F + B - W), 1e-9,
+                           "zbh1 P %u m %u F %g B %g W %g", P, m, F, B, W);
+                uint32_t n = tsl_pipesim_events(&in, ws, ev, sizeof ev / sizeof ev[0], &err);
+                for (uint32_t s = 0; s < P; s++)
+                    CHECK(zb_held(ev + s * 3 * m, 3 * m) == P,
+                          "zbh1 stage %u holds P = %u micro-batches (1F1B's stage 0)", s, P);
+                (void)n;
+                if (m < 2 * P - 1)
+                    continue;
+                CHECK(zb_run(TSL_PIPESIM_SCHED_ZBV, P, m, F, B, W, &in, f, b, w, &o) == 0,
+                      "zbv runs");
+                /* F = B = W (ZB-V's design point): the first forward's P − 1 hops
+                 * of F/2; otherwise more, but still under ZB-H1's bubble */
+                double zbh1 = m * (F + B + W) + (P - 1) * (F + B - W);
+                if (t == 0)
+                    CHECK_NEAR(o.iter_s, m * 3 * F + (P - 1) * F / 2, 1e-9, "zbv P %u m %u F=B=W",
+                               P, m);
+                else
+                    CHECK(o.iter_s > m * (F + B + W) && o.iter_s < zbh1 - 1e-9,
+                          "zbv P %u m %u F %g B %g W %g: %g, zbh1 %g", P, m, F, B, W, o.iter_s,
+                          zbh1);
+                tsl_pipesim_events(&in, ws, ev, sizeof ev / sizeof ev[0], &err);
+                for (uint32_t s = 0; s < P; s++)
+                    CHECK(zb_held(ev + s * 6 * m, 6 * m) == 2 * P,
+                          "zbv stage %u holds 2P chunk micro-batches", s);
+            }
+    /* W = 0: ZB-H1 is 1F1B */
+    CHECK(zb_run(TSL_PIPESIM_SCHED_ZBH1, 4, 8, 1, 2, 0, &in, f, b, w, &o) == 0 &&
+              fabs(o.iter_s - (8 + 3) * 3.0) < 1e-9,
+          "zbh1 without W: 1F1B's %g, got %g", 33.0, o.iter_s);
+    /* the timeline, P = 4, m = 8, F = B = W = 1 */
+    char buf[512];
+    CHECK(zb_run(TSL_PIPESIM_SCHED_ZBH1, 4, 8, 1, 1, 1, &in, f, b, w, &o) == 0, "zbh1 4x8");
+    CHECK(tsl_pipesim_events(&in, ws, ev, 96, &err) == 96, "96 ops: F, B, W of 8 on 4 stages");
+    stage_order(ev, 24, buf, sizeof buf);
+    CHECK(strcmp(buf, "F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 F6 B3 W3 F7 B4 W4 B5 W5 B6 W6 B7 W7") ==
+              0,
+          "zbh1 stage 0: %s", buf);
+    stage_order(ev + 72, 24, buf, sizeof buf);
+    CHECK(strcmp(buf, "F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 F6 B6 W3 F7 B7 W4 W5 W6 W7") ==
+              0,
+          "zbh1 stage 3: %s", buf);
+    CHECK(ev[72].start_s == 3 && ev[73].start_s == 4 && ev[4].start_s == 7 && o.iter_s == 27,
+          "zbh1 4x8: stage 3 starts F0 at 3, B0 at 4; stage 0's B0 at 7; ends at 27 = 24 + 3");
+    CHECK(zb_run(TSL_PIPESIM_SCHED_ZBV, 4, 8, 1, 1, 1, &in, f, b, w, &o) == 0, "zbv 4x8");
+    CHECK(tsl_pipesim_events(&in, ws, ev, 192, &err) == 192, "192 ops: 2 chunks");
+    stage_order(ev, 16, buf, sizeof buf);
+    CHECK(strcmp(buf, "F0 F1 F2 F3 F4 F5 F6 F0' B0' W0' F1' B1' W1' F2' B2' W2'") == 0,
+          "zbv stage 0 begins: %s", buf);
+    CHECK(o.iter_s == 25.5, "zbv 4x8: 24 + 3 hops of F/2, got %g", o.iter_s);
+    /* refused: slicing, a W longer than the backward */
+    zb_run(TSL_PIPESIM_SCHED_ZBH1, 4, 8, 1, 1, 1, &in, f, b, w, &o);
+    in.n_sliced = 2;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "slicing"),
+          "zbh1 with slicing: %s", err.msg);
+    in.n_sliced = 0;
+    w[1] = 5;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "wgrad_s[1]"),
+          "W over the backward: %s", err.msg);
+    /* each stage's gradient sync follows its last W */
+    double tail[4] = {0.5, 0.5, 0.5, 0.5};
+    zb_run(TSL_PIPESIM_SCHED_ZBH1, 4, 8, 1, 1, 1, &in, f, b, w, &o);
+    in.sync_tail_s = tail;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == 27.5 && o.flush_s == 27,
+          "zbh1 with a sync tail: %g / %g", o.iter_s, o.flush_s);
+}
+
 int main(void)
 {
     ws_bytes =
@@ -620,6 +752,7 @@ int main(void)
     test_optimizer();
     test_blocking_and_sync_tail();
     test_closed_form_tracks();
+    test_zero_bubble();
     free(ws);
     return CHECK_DONE();
 }

@@ -721,13 +721,15 @@ static void test_sweep_past_small_batches(void)
 
 /* Interleaved 1F1B is weighed per plan: GPT3-39B on 16 A100 at batch 32 (4
  * stages, 32 micro-batches) gains from 2 chunks per stage; the simulator runs the
- * interleaved schedule; no_interleave holds. */
+ * interleaved schedule; no_interleave holds. (Zero-bubble schedules off: they
+ * win here, test_zero_bubble.) */
 static void test_interleave(void)
 {
     tsl_model_t m;
     tsl_cluster_t c;
     load("GPT3-39B", "2x8xA100-80G:ib200", &m, &c);
     tsl_request_t r = fixed_request(32);
+    r.no_zero_bubble = true;
     tsl_err_t err = {0};
     CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
     const tsl_plan_t *p = &res.best;
@@ -746,6 +748,51 @@ static void test_interleave(void)
           res.best.samples_per_s, with);
     for (uint32_t i = 0; i < res.n_top; i++)
         CHECK(res.top[i].interleave <= 1, "no_interleave: alternative %u interleaves", i);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
+/* The zero-bubble schedules are weighed per plan: the same 39B case runs one
+ * (ZB-H1 or ZBV), faster than the 1F1B figure it records and than the best plan
+ * without them; the simulator's time is the plan's; no_zero_bubble holds, and
+ * --target megatron never searches them, torchtitan at most ZBV. */
+static void test_zero_bubble(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    load("GPT3-39B", "2x8xA100-80G:ib200", &m, &c);
+    tsl_request_t r = fixed_request(32);
+    tsl_err_t err = {0};
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    tsl_plan_t zb = res.best;
+    CHECK(zb.schedule != 0 && zb.interleave <= 1 && zb.iter_time_1f1b_s > zb.iter_time_s,
+          "39B at batch 32: schedule %s, %.4f s vs %.4f s under 1F1B",
+          tsl_pipesim_sched_name(zb.schedule, zb.interleave), zb.iter_time_s, zb.iter_time_1f1b_s);
+    CHECK(fabs(zb.sim_iter_time_s - zb.iter_time_s) < 1e-9 * zb.iter_time_s,
+          "simulated %.6f s = priced %.6f s", zb.sim_iter_time_s, zb.iter_time_s);
+    for (uint32_t s = 0; s < zb.pp; s++)
+        CHECK(zb.stages[s].wgrad_s > 0 &&
+                  zb.stages[s].wgrad_s < zb.stages[s].time_nosync_s - zb.stages[s].fwd_s &&
+                  zb.stages[s].inflight == (zb.pp < zb.n_micro ? zb.pp : zb.n_micro),
+              "stage %u: W %g s inside the backward, %u in flight", s, zb.stages[s].wgrad_s,
+              zb.stages[s].inflight);
+    tsl_err_t verr = {0};
+    CHECK(tsl_plan_validate(&zb, &m, &c, &verr) == 0, "zero-bubble plan invalid: %s", verr.msg);
+    r.no_zero_bubble = true;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.schedule == 0 && res.best.samples_per_s < zb.samples_per_s,
+          "no_zero_bubble: schedule %u, %.3f vs %.3f samples/s", res.best.schedule,
+          res.best.samples_per_s, zb.samples_per_s);
+    for (uint32_t i = 0; i < res.n_top; i++)
+        CHECK(res.top[i].schedule == 0, "no_zero_bubble: alternative %u is zero-bubble", i);
+    r.no_zero_bubble = false;
+    r.target = TSL_TARGET_MEGATRON;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "megatron: %s", err.msg);
+    CHECK(res.best.schedule == 0, "--target megatron: schedule %u", res.best.schedule);
+    r.target = TSL_TARGET_TORCHTITAN;
+    if (tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK)
+        CHECK(res.best.schedule == 0 || res.best.schedule == TSL_PIPESIM_SCHED_ZBV,
+              "--target torchtitan: schedule %u", res.best.schedule);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }
@@ -854,5 +901,6 @@ int main(void)
     test_sweep_past_small_batches();
     test_memory_reserve();
     test_interleave();
+    test_zero_bubble();
     return CHECK_DONE();
 }

@@ -8,6 +8,7 @@
  * same events from the plan's stored document (tsl_export_stored, format trace).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,7 +78,9 @@ static void check_durations(json_t *doc, const tsl_plan_t *p)
            sync[TSL_PLAN_MAX_STAGES] = {0}, rec[TSL_PLAN_MAX_STAGES] = {0},
            tie[TSL_PLAN_MAX_STAGES] = {0};
     uint32_t nf[TSL_PLAN_MAX_STAGES] = {0};
-    uint32_t v = p->interleave > 1 ? p->interleave : 1; /* one op per chunk */
+    uint32_t v = p->schedule == TSL_PIPESIM_SCHED_ZBV ? 2
+                 : !p->schedule && p->interleave > 1  ? p->interleave
+                                                      : 1; /* one op per chunk */
     size_t i;
     json_t *e;
     json_array_foreach(json_object_get(doc, "traceEvents"), i, e)
@@ -91,7 +94,7 @@ static void check_durations(json_t *doc, const tsl_plan_t *p)
             CHECK_NEAR(dur, p->stages[s].fwd_s / v, 1e-9, "stage %d forward", s);
             fwd[s] += dur;
             nf[s]++;
-        } else if (strcmp(cat, "backward") == 0) {
+        } else if (strcmp(cat, "backward") == 0 || strcmp(cat, "wgrad") == 0) {
             bwd[s] += dur;
         } else if (strcmp(cat, "recompute") == 0) {
             rec[s] += dur;
@@ -115,6 +118,49 @@ static void check_durations(json_t *doc, const tsl_plan_t *p)
         CHECK_NEAR(tie[s], ends ? p->tie_s : 0.0, 1e-9, "stage %u tied all-reduce %g, plan %g", s,
                    tie[s], p->tie_s);
     }
+}
+
+/* Zero-bubble plans: every micro-batch's backward on every stage is a B slice
+ * and, later on the same track, a W slice (per chunk under ZBV); other
+ * schedules have no W. Returns the W slices seen. */
+static uint32_t check_wgrad(json_t *doc, const tsl_plan_t *p)
+{
+    enum { MAXK = 4096 };
+    uint32_t v = p->schedule == TSL_PIPESIM_SCHED_ZBV ? 2 : 1, nw = 0, bad = 0;
+    double *b_end = malloc(sizeof(double) * MAXK), *w_start = malloc(sizeof(double) * MAXK);
+    for (uint32_t s = 0; s < p->pp; s++) {
+        for (uint32_t k = 0; k < MAXK; k++)
+            b_end[k] = w_start[k] = -1;
+        size_t i;
+        json_t *e;
+        json_array_foreach(json_object_get(doc, "traceEvents"), i, e)
+        {
+            const char *name = json_string_value(json_object_get(e, "name"));
+            if ((uint32_t)json_integer_value(json_object_get(e, "pid")) != s + 1 || name == NULL ||
+                (strncmp(name, "B ", 2) != 0 && strncmp(name, "W ", 2) != 0))
+                continue;
+            unsigned j = 0, c = 0;
+            sscanf(name + 2, "%u.%u", &j, &c);
+            uint32_t key = (j * v + c) % MAXK;
+            double ts = json_number_value(json_object_get(e, "ts"));
+            double dur = json_number_value(json_object_get(e, "dur"));
+            if (name[0] == 'B')
+                b_end[key] = ts + dur;
+            else {
+                nw++;
+                w_start[key] = ts;
+                bad += b_end[key] < 0 || ts < b_end[key] - US_EPS; /* W after its B */
+            }
+        }
+        for (uint32_t k = 0; p->schedule && k < p->n_micro * v && k < MAXK; k++)
+            bad += b_end[k] < 0 || w_start[k] < 0;
+    }
+    CHECK(bad == 0, "%u B/W slices missing or out of order", bad);
+    CHECK(nw == (p->schedule ? p->pp * p->n_micro * v : 0), "%u W slices under schedule %s", nw,
+          tsl_pipesim_sched_name(p->schedule, p->interleave));
+    free(b_end);
+    free(w_start);
+    return nw;
 }
 
 /* The simulator's events themselves: every op once, in order per stage, inputs
@@ -212,6 +258,7 @@ static void check_plan(const char *model, const char *cluster, uint32_t pp, bool
     if (doc) {
         check_format(doc, p);
         check_durations(doc, p);
+        check_wgrad(doc, p);
         char *text = json_dumps(doc, JSON_COMPACT);
         CHECK(text && (strstr(text, "\"cat\": \"recompute\"") ||
                        strstr(text, "\"cat\":\"recompute\"")) == ckpt,
@@ -220,6 +267,30 @@ static void check_plan(const char *model, const char *cluster, uint32_t pp, bool
         check_stored(model, p, doc);
     }
     json_decref(doc);
+    /* the same stages under ZB-H1: B and W slices on every stage */
+    p->schedule = TSL_PIPESIM_SCHED_ZBH1;
+    p->interleave = 0;
+    tsl_plan_sim_t *sim = malloc(sizeof(*sim));
+    tsl_plan_sim_input(p, false, sim);
+    size_t bytes = tsl_pipesim_in_ws_bytes(&sim->in);
+    void *ws = malloc(bytes);
+    tsl_pipesim_out_t out;
+    CHECK(tsl_pipesim_run(&sim->in, ws, bytes, &out, &err) == 0, "zbh1: %s", err.msg);
+    p->sim_iter_time_s = out.iter_s;
+    doc = tsl_trace_plan(p, &m, &err);
+    CHECK(doc != NULL, "zbh1 trace: %s", err.msg);
+    if (doc) {
+        check_format(doc, p);
+        check_durations(doc, p);
+        CHECK(check_wgrad(doc, p) == pp * p->n_micro, "zbh1: a W per stage and micro-batch");
+        CHECK(strcmp(
+                  json_string_value(json_object_get(json_object_get(doc, "otherData"), "schedule")),
+                  "zbh1") == 0,
+              "otherData.schedule zbh1");
+    }
+    json_decref(doc);
+    free(ws);
+    free(sim);
     free(res);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
