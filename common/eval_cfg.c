@@ -284,9 +284,9 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
         return -1;
     fill_layers(cfg, m, first, &s, out);
     out->interleave = cfg->interleave;
-    if (cfg->tt_zbv) { /* ZBV's 2 parts per rank: its own schedule, not interleaving */
+    if (cfg->tt_zbv) { /* a V's 2 parts per rank: its own schedule, not interleaving */
         out->interleave = 0;
-        out->schedule = TSL_PIPESIM_SCHED_ZBV;
+        out->schedule = cfg->tt_dualpipev ? TSL_PIPESIM_SCHED_DUALPIPEV : TSL_PIPESIM_SCHED_ZBV;
     }
     tsl_plan_set_knobs(out, &cfg->knobs);
     if (cfg->vpp_blocks) {

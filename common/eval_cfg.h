@@ -63,9 +63,10 @@ typedef struct tsl_eval_cfg {
      * Interleaved1F1B) 2 or what tt_layers_per_stage makes it; v > 1 is the
      * plan's interleave */
     bool tt_split, tt_multi;
-    bool tt_zbv; /* pipeline_parallel_schedule ZBVZeroBubble: 2 virtual stages per
-                    rank in a V (stage q on rank q and 2P − 1 − q); the plan's
-                    schedule zbv */
+    bool tt_zbv;       /* pipeline_parallel_schedule ZBVZeroBubble or DualPipeV: 2 virtual
+                    stages per rank in a V (stage q on rank q and 2P − 1 − q); the
+                    plan's schedule zbv (or dualpipev) */
+    bool tt_dualpipev; /* pipeline_parallel_schedule DualPipeV (tt_zbv set too) */
     uint32_t tt_in_w, tt_out_w, tt_layers_per_stage;
     uint32_t ckpt_every; /* > 0: full recompute of every N-th Transformer layer of a
                             stage (torchtitan selective_ac_option N: the N-th, 2N-th...) */

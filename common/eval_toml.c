@@ -184,17 +184,20 @@ static int schedule(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *err)
     char name[64];
     if (want_str(t, name, sizeof name, err) != 0)
         return -1;
-    c->tt_zbv = false;
+    c->tt_zbv = c->tt_dualpipev = false;
     if (strcasecmp(name, "1F1B") == 0)
         c->tt_multi = false;
     else if (strcasecmp(name, "Interleaved1F1B") == 0)
         c->tt_multi = true;
     else if (strcasecmp(name, "ZBVZeroBubble") == 0)
         c->tt_multi = c->tt_zbv = true;
+    else if (strcasecmp(name, "DualPipeV") == 0)
+        c->tt_multi = c->tt_zbv = c->tt_dualpipev = true;
     else
         return tsl_err_set(err,
                            "torchtitan: line %u: pipeline_parallel_schedule \"%s\": "
-                           "Tessel models 1F1B, Interleaved1F1B and ZBVZeroBubble only",
+                           "Tessel models 1F1B, Interleaved1F1B, ZBVZeroBubble and "
+                           "DualPipeV only",
                            t->line, name);
     return 0;
 }

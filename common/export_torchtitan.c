@@ -48,14 +48,14 @@ static void range_fqns(const tsl_export_view_t *v, uint32_t first, uint32_t end,
     }
 }
 
-/* One model part's modules. 1F1B: part s is stage s. ZBV (2P parts, part q on
+/* One model part's modules. 1F1B: part s is stage s. ZBV and DualPipeV (2P parts, part q on
  * rank q and 2P − 1 − q, torch's style="v"): the model cut in order into parts
  * of the sizes of each rank's chunks — part q < P the first half of stage q's
  * layer count (rounded up), part q >= P the rest of stage 2P − 1 − q's — so
  * every rank runs as many layers as its stage in the plan. */
 static void part_fqns(const tsl_export_view_t *v, uint32_t q, const char *head, FILE *out)
 {
-    if (v->plan->schedule != TSL_PIPESIM_SCHED_ZBV) {
+    if (tsl_pipesim_sched_chunks(v->plan->schedule, 0) != 2) {
         range_fqns(v, v->stage_first[q], v->stage_first[q] + v->stage_count[q], head, out);
         return;
     }
@@ -71,12 +71,14 @@ static void part_fqns(const tsl_export_view_t *v, uint32_t q, const char *head, 
 /* torch.distributed.pipelining's name of the plan's schedule. */
 static const char *schedule_name(const tsl_plan_t *p)
 {
-    return p->schedule == TSL_PIPESIM_SCHED_ZBV ? "ZBVZeroBubble" : "1F1B";
+    return p->schedule == TSL_PIPESIM_SCHED_ZBV         ? "ZBVZeroBubble"
+           : p->schedule == TSL_PIPESIM_SCHED_DUALPIPEV ? "DualPipeV"
+                                                        : "1F1B";
 }
 
 static uint32_t n_parts(const tsl_export_view_t *v)
 {
-    return v->plan->schedule == TSL_PIPESIM_SCHED_ZBV ? 2 * v->pp : v->pp;
+    return tsl_pipesim_sched_chunks(v->plan->schedule, 0) * v->pp;
 }
 
 static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, const char *form,
@@ -98,6 +100,14 @@ static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, co
         fputs("# note: the plan was priced with the gradient reduce after the backward; "
               "FSDP2 overlaps it\n",
               out);
+    if (p->schedule == TSL_PIPESIM_SCHED_DUALPIPEV)
+        fprintf(out,
+                "# DualPipeV: 2 model parts per rank in a V, %u micro-batches (at least 2 per "
+                "rank; %.4f s/iteration under\n# 1F1B); the plan priced its F&B steps as "
+                "torch runs an OVERLAP_F_B action: forward, then backward;\n# the output "
+                "layer runs on rank 0 (the V's last part), the plan priced it on the last "
+                "stage\n",
+                p->n_micro, p->iter_time_1f1b_s);
     if (p->schedule == TSL_PIPESIM_SCHED_ZBV)
         fprintf(out,
                 "# zero-bubble ZBV: 2 model parts per rank in a V (%.4f s/iteration under "

@@ -49,6 +49,7 @@
     X(time_nosync_s, REAL, time_nosync_s, "time_nosync_s", ALWAYS)                                 \
     X(p2p_s, REAL, p2p_s, "p2p_s", ALWAYS)                                                         \
     X(wgrad_s, REAL, wgrad_s, "wgrad_s", NONZERO)                                                  \
+    X(fb_save_s, REAL, fb_save_s, "fb_save_s", NONZERO)                                            \
     X(opt_s, REAL, optimizer_s, "opt_s", ALWAYS)                                                   \
     X(ms_bytes, U64, model_states_bytes, "ms_bytes", ALWAYS)                                       \
     X(act_bytes, U64, activation_bytes, "act_bytes", ALWAYS)                                       \

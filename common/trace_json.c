@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pipesim.h"
 #include "sublayer.h"
@@ -72,6 +73,38 @@ static void recompute_times(trace_t *t, const tsl_model_t *m)
         tsl_sublayer_free(&sm);
 }
 
+/* ZBV and DualPipeV: chunk 1 runs the V's way back. */
+static bool vshape(const trace_t *t)
+{
+    return t->p->schedule == TSL_PIPESIM_SCHED_ZBV || t->p->schedule == TSL_PIPESIM_SCHED_DUALPIPEV;
+}
+
+/* An op's name id: "3" or, with chunks, "3.1" (micro-batch 3, chunk 1). */
+static void op_id(const tsl_pipesim_event_t *e, uint32_t v, char *id, size_t cap)
+{
+    if (v > 1)
+        snprintf(id, cap, "%u.%u", e->micro, (unsigned)e->chunk);
+    else
+        snprintf(id, cap, "%u", e->micro);
+}
+
+/* DualPipeV's overlapped step: one "F&B" slice from the forward's start to the
+ * backward's end (named by both: "F&B 5.0 2.1", forward first), and both inputs'
+ * arrivals. */
+static void put_fused(trace_t *t, const tsl_pipesim_event_t *f, const tsl_pipesim_event_t *b)
+{
+    char name[64], fid[24], bid[24];
+    uint32_t s = f->stage;
+    op_id(f, t->v, fid, sizeof fid);
+    op_id(b, t->v, bid, sizeof bid);
+    snprintf(name, sizeof name, "F&B %s %s", fid, bid);
+    put(t, s, 1, name, "overlap", f->start_s, b->end_s - f->start_s, (int)f->micro);
+    snprintf(name, sizeof name, "recv F %s", fid);
+    put(t, s, f->chunk == 1 ? 3 : 2, name, "p2p", f->sent_s, f->p2p_s, (int)f->micro);
+    snprintf(name, sizeof name, "recv B %s", bid);
+    put(t, s, b->chunk == 1 ? 2 : 3, name, "p2p", b->sent_s, b->p2p_s, (int)b->micro);
+}
+
 /* One op: its compute slices on tid 1, its input's arrival on tid 2 or 3. */
 /* Interleaved (v > 1): an op is one chunk's, 1/v of the stage's times, and named
  * "F 3.1" (micro-batch 3, chunk 1). */
@@ -82,11 +115,8 @@ static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t v)
     uint32_t s = e->stage;
     /* ZBV's chunk 1 runs the other way: its forward's input comes from the next
      * stage, its backward's from the previous one */
-    bool up = t->p->schedule == TSL_PIPESIM_SCHED_ZBV && e->chunk == 1;
-    if (v > 1)
-        snprintf(id, sizeof id, "%d.%u", j, (unsigned)e->chunk);
-    else
-        snprintf(id, sizeof id, "%d", j);
+    bool up = vshape(t) && e->chunk == 1;
+    op_id(e, v, id, sizeof id);
     if (e->op == TSL_PIPESIM_FWD) {
         double f = t->fwd[s] / v;
         snprintf(name, sizeof name, "F %s", id);
@@ -102,8 +132,9 @@ static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t v)
         put(t, s, 1, name, "wgrad", e->start_s, e->end_s - e->start_s, j);
         return;
     }
-    /* zero-bubble: B is the input gradient, the backward less its W */
-    double bwd = t->bwd[s] - (t->zb ? t->sim.wgrad[s] : 0.0);
+    /* zero-bubble: B is the input gradient, the backward less its W (DualPipeV's
+     * whole backwards keep theirs) */
+    double bwd = t->bwd[s] - (t->zb && !e->whole ? t->sim.wgrad[s] : 0.0);
     double r = t->recompute[s] / v, grad = bwd / v - r;
     /* a blocking send (plain 1F1B) fills the rest of the op */
     double send = (e->end_s - e->start_s) - bwd / v;
@@ -131,7 +162,12 @@ static void put_stage(trace_t *t, const tsl_pipesim_event_t *ev, uint32_t n, uin
     double at = 0;
     for (uint32_t k = 0; k < n; k++) {
         put(t, s, 1, "bubble", "bubble", at, ev[k].start_s - at, -1);
-        put_op(t, &ev[k], t->v);
+        if (ev[k].fused == 1 && k + 1 < n) {
+            put_fused(t, &ev[k], &ev[k + 1]);
+            k++;
+        } else {
+            put_op(t, &ev[k], t->v);
+        }
         at = ev[k].end_s;
     }
     put(t, s, 1, "grad sync", "sync", at, t->sync[s], -1); /* after its own last op */
@@ -148,7 +184,8 @@ static void put_stage(trace_t *t, const tsl_pipesim_event_t *ev, uint32_t n, uin
 
 /* The plan's stages through the simulator as the stacks run them (STACK:
  * tsl_plan_sim_input, as tsl_search_simulate fills sim_iter_time_s). */
-static int simulate(trace_t *t, tsl_pipesim_event_t **ev, double *iter_s, tsl_err_t *err)
+static int simulate(trace_t *t, tsl_pipesim_event_t **ev, double *iter_s, size_t *n_ev,
+                    tsl_err_t *err)
 {
     const tsl_plan_t *p = t->p;
     tsl_plan_sim_input(p, false, &t->sim);
@@ -171,8 +208,63 @@ static int simulate(trace_t *t, tsl_pipesim_event_t **ev, double *iter_s, tsl_er
              tsl_pipesim_events(&in, ws, *ev, n, err) == (int)n)
         rc = 0;
     *iter_s = rc == 0 ? out.iter_s : 0;
+    *n_ev = rc == 0 ? n : 0;
     free(ws);
     return rc;
+}
+
+/* A slice's place: metadata first, then by stage, track, start (and as put). */
+typedef struct slot {
+    json_t *e;
+    size_t at;
+} slot_t;
+
+static int slot_key(const json_t *e, json_int_t *pid, json_int_t *tid, double *ts)
+{
+    *pid = json_integer_value(json_object_get(e, "pid"));
+    *tid = json_integer_value(json_object_get(e, "tid"));
+    *ts = json_number_value(json_object_get(e, "ts"));
+    return strcmp(json_string_value(json_object_get(e, "ph")), "M") == 0 ? 0 : 1;
+}
+
+static int slot_cmp(const void *pa, const void *pb)
+{
+    const slot_t *a = pa, *b = pb;
+    json_int_t pa_, ta, pb_, tb;
+    double sa, sb;
+    int ka = slot_key(a->e, &pa_, &ta, &sa), kb = slot_key(b->e, &pb_, &tb, &sb);
+    if (ka != kb)
+        return ka - kb;
+    if (ka && pa_ != pb_)
+        return pa_ < pb_ ? -1 : 1;
+    if (ka && ta != tb)
+        return ta < tb ? -1 : 1;
+    if (ka && sa != sb)
+        return sa < sb ? -1 : 1;
+    return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* DualPipeV: an F&B step's two inputs arrive out of the op order (a forward's long
+ * before the backward's), so each track's slices are put in time order. */
+static int sort_tracks(trace_t *t)
+{
+    size_t n = json_array_size(t->events);
+    slot_t *v = malloc((n ? n : 1) * sizeof(*v));
+    json_t *sorted = json_array();
+    if (v == NULL || sorted == NULL) {
+        free(v);
+        json_decref(sorted);
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++)
+        v[k] = (slot_t){json_array_get(t->events, k), k};
+    qsort(v, n, sizeof(*v), slot_cmp);
+    for (size_t k = 0; k < n; k++)
+        json_array_append(sorted, v[k].e);
+    free(v);
+    json_decref(t->events);
+    t->events = sorted;
+    return 0;
 }
 
 json_t *tsl_trace_plan(const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err)
@@ -191,19 +283,24 @@ json_t *tsl_trace_plan(const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err
     }
     t->p = p;
     t->zb = p->schedule != TSL_PIPESIM_SCHED_1F1B;
-    t->v = p->schedule == TSL_PIPESIM_SCHED_ZBV ? 2
-           : !t->zb && p->interleave > 1        ? p->interleave
-                                                : 1;
-    if (simulate(t, &ev, &iter_s, err) != 0)
+    t->v = tsl_pipesim_sched_chunks(p->schedule, p->interleave);
+    size_t n = 0, first[TSL_PLAN_MAX_STAGES + 1] = {0}; /* stage s: ev[first[s] .. first[s + 1]) */
+    if (simulate(t, &ev, &iter_s, &n, err) != 0)
         goto out;
     if (m)
         recompute_times(t, m);
-    size_t per = (size_t)(t->zb ? 3 : 2) * p->n_micro * t->v; /* ops per stage */
-    t->tie_at = fmax(ev[per - 1].end_s + t->sync[0],
-                     ev[(p->pp - 1) * per + per - 1].end_s + t->sync[p->pp - 1]);
+    for (size_t k = 0; k < n; k++)
+        first[ev[k].stage + 1] = k + 1;
+    t->tie_at =
+        fmax(ev[first[1] - 1].end_s + t->sync[0], ev[first[p->pp] - 1].end_s + t->sync[p->pp - 1]);
     t->events = json_array();
     for (uint32_t s = 0; s < p->pp; s++)
-        put_stage(t, ev + (size_t)s * per, (uint32_t)per, s, iter_s);
+        put_stage(t, ev + first[s], (uint32_t)(first[s + 1] - first[s]), s, iter_s);
+    if (p->schedule == TSL_PIPESIM_SCHED_DUALPIPEV && sort_tracks(t) != 0) {
+        json_decref(t->events);
+        tsl_err_setc(err, TSL_E_NOMEM, "trace: out of memory");
+        goto out;
+    }
     doc = json_pack("{s:o, s:s, s:{s:s, s:s, s:f, s:i, s:i, s:i}}", "traceEvents", t->events,
                     "displayTimeUnit", "ms", "otherData", "model", m ? m->name : "", "schedule",
                     t->zb      ? tsl_pipesim_sched_name(p->schedule, 1)

@@ -108,23 +108,31 @@ static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_pl
                                "its %u model chunks",
                                v, s, first[s + 1] - first[s], v);
     }
-    if (g->schedule > TSL_PIPESIM_SCHED_ZBV)
+    if (g->schedule > TSL_PIPESIM_SCHED_DUALPIPEV)
         return tsl_err_set(err, "eval: schedule: not one Tessel simulates; give 1F1B, "
-                                "interleaved, zbh1 or zbv");
+                                "interleaved, zbh1, zbv or dualpipev");
     if (g->schedule && (P < 2 || v > 1))
         return tsl_err_set(err,
                            "eval: schedule %s needs pp >= 2 and no interleave (pp %u, "
                            "interleave %u)",
                            tsl_pipesim_sched_name(g->schedule, 1), P, v);
-    for (uint32_t s = 0; g->schedule == TSL_PIPESIM_SCHED_ZBV && s < P; s++)
+    const bool vsched =
+        g->schedule == TSL_PIPESIM_SCHED_ZBV || g->schedule == TSL_PIPESIM_SCHED_DUALPIPEV;
+    const char *sname = tsl_pipesim_sched_name(g->schedule, 1);
+    for (uint32_t s = 0; vsched && s < P; s++)
         if (first[s + 1] - first[s] < 2)
             return tsl_err_set(err,
-                               "eval: schedule zbv: stage %u has %u layer, fewer than its 2 "
+                               "eval: schedule %s: stage %u has %u layer, fewer than its 2 "
                                "model chunks",
-                               s, first[s + 1] - first[s]);
-    if (g->schedule == TSL_PIPESIM_SCHED_ZBV && (uint64_t)g->n_micro * 2 > TSL_PIPESIM_MAX_MICRO)
-        return tsl_err_set(err, "eval: zbv x %u micro-batches exceeds %u", g->n_micro,
+                               sname, s, first[s + 1] - first[s]);
+    if (vsched && (uint64_t)g->n_micro * 2 > TSL_PIPESIM_MAX_MICRO)
+        return tsl_err_set(err, "eval: %s x %u micro-batches exceeds %u", sname, g->n_micro,
                            TSL_PIPESIM_MAX_MICRO);
+    if (g->schedule == TSL_PIPESIM_SCHED_DUALPIPEV && g->n_micro < 2 * P)
+        return tsl_err_set(err,
+                           "eval: schedule dualpipev needs at least 2 micro-batches per "
+                           "stage (%u for pp %u), got %u",
+                           2 * P, P, g->n_micro);
     if (v > 1 && (P < 2 || g->n_micro % P != 0))
         return tsl_err_set(err,
                            "eval: interleave %u needs pp >= 2 and a micro-batch count "

@@ -53,6 +53,11 @@ uint32_t tsl_pipeline_inflight_zb(uint32_t n_stages, uint32_t m)
     return n_stages < m ? n_stages : m;
 }
 
+uint32_t tsl_pipeline_inflight_dualpipev(uint32_t n_stages, uint32_t m)
+{
+    return n_stages + 1 < m ? n_stages + 1 : m;
+}
+
 uint32_t tsl_pipeline_inflight_interleaved(uint32_t stage, uint32_t n_stages, uint32_t m,
                                            uint32_t v)
 {

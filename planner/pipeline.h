@@ -80,6 +80,11 @@ uint32_t tsl_pipeline_inflight(uint32_t stage, uint32_t n_stages, uint32_t m);
  * Table 1: M_W = 32·b·s·h of M_B's 34·b·s·h + 5·a·s²·b), so each counts whole. */
 uint32_t tsl_pipeline_inflight_zb(uint32_t n_stages, uint32_t m);
 
+/* DualPipeV (pipesim.h): each stage holds at most 2P + 1 chunk micro-batches, half
+ * a stage's activations each (DeepSeek-V3 Table 2's PP + 1 with PP = 2P chunks):
+ * P + 1/2 micro-batches of the stage, counted as min(P + 1, m). */
+uint32_t tsl_pipeline_inflight_dualpipev(uint32_t n_stages, uint32_t m);
+
 /* T_v and the in-flight micro-batches under interleaved 1F1B with v chunks per
  * stage; v <= 1 gives tsl_pipeline_time_s / tsl_pipeline_inflight exactly. */
 double tsl_pipeline_time_interleaved_s(uint32_t n_stages, const double *stage_nosync_s,

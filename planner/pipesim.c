@@ -24,6 +24,9 @@ typedef struct sim_op {
     double p2p_s;      /* latency on the cross-stage edge into this op */
     int32_t dep_stage; /* cross-stage input, -1 for none */
     uint32_t dep_idx;
+    int32_t dep2_stage; /* DualPipeV's F&B: the backward's input too, -1 for none */
+    uint32_t dep2_idx;
+    double p2p2_s;
     int32_t pred_stage; /* the dependency that bound the start, -1 for none */
     uint32_t pred_idx;
     uint32_t micro;
@@ -31,7 +34,12 @@ typedef struct sim_op {
     uint8_t half;
     uint8_t steady;
     uint8_t chunk;
+    uint8_t fused; /* 1, 2: forward, backward of an overlapped F&B step */
+    uint8_t whole; /* DualPipeV: a backward not split */
 } sim_op_t;
+
+/* An unused slot (DualPipeV splits only some backwards: fewer W's than slots). */
+#define OP_NONE 0xFFu
 
 #define WS_ALIGN 16u
 
@@ -47,14 +55,35 @@ static uint32_t ops_per_stage(uint32_t m, uint32_t n_sliced)
 
 static bool zero_bubble(const tsl_pipesim_in_t *in)
 {
-    return in->schedule == TSL_PIPESIM_SCHED_ZBH1 || in->schedule == TSL_PIPESIM_SCHED_ZBV;
+    return in->schedule == TSL_PIPESIM_SCHED_ZBH1 || in->schedule == TSL_PIPESIM_SCHED_ZBV ||
+           in->schedule == TSL_PIPESIM_SCHED_DUALPIPEV;
+}
+
+uint32_t tsl_pipesim_sched_chunks(uint32_t sched, uint32_t n_chunks)
+{
+    if (sched == TSL_PIPESIM_SCHED_ZBV || sched == TSL_PIPESIM_SCHED_DUALPIPEV)
+        return 2;
+    if (sched != TSL_PIPESIM_SCHED_1F1B)
+        return 1;
+    return n_chunks > 1 ? n_chunks : 1;
 }
 
 static uint32_t chunks(const tsl_pipesim_in_t *in)
 {
-    if (in->schedule == TSL_PIPESIM_SCHED_ZBV)
-        return 2;
-    return in->n_chunks > 1 ? in->n_chunks : 1;
+    return tsl_pipesim_sched_chunks(in->schedule, in->n_chunks);
+}
+
+double tsl_pipesim_fb_save_s(double f_s, double b_s, double comm_s, double k)
+{
+    double all = f_s + b_s, a = fmin(fmax(comm_s, 0.0), all), c = all - a;
+    double fb = fmax(c, a) + (fmax(k, 1.0) - 1.0) * fmin(c, a);
+    return fb < all ? all - fb : 0.0;
+}
+
+/* DualPipeV's W's on stage s: every split B's, 2(P − 1 − s) + s + 1. */
+static uint32_t dualpipev_w(uint32_t P, uint32_t s)
+{
+    return 2 * P - s - 1;
 }
 
 /* Ops per stage: F and B (3 with W under ZB) per micro-batch and chunk, and a
@@ -83,7 +112,12 @@ size_t tsl_pipesim_in_ws_bytes(const tsl_pipesim_in_t *in)
 
 uint32_t tsl_pipesim_n_ops(const tsl_pipesim_in_t *in)
 {
-    return in->n_stages * stride_of(in);
+    if (in->schedule != TSL_PIPESIM_SCHED_DUALPIPEV)
+        return in->n_stages * stride_of(in);
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < in->n_stages; s++)
+        n += 4 * in->n_micro + dualpipev_w(in->n_stages, s);
+    return n;
 }
 
 const char *tsl_pipesim_sched_name(uint32_t sched, uint32_t n_chunks)
@@ -91,6 +125,7 @@ const char *tsl_pipesim_sched_name(uint32_t sched, uint32_t n_chunks)
     switch (sched) {
     case TSL_PIPESIM_SCHED_ZBH1: return "zbh1";
     case TSL_PIPESIM_SCHED_ZBV: return "zbv";
+    case TSL_PIPESIM_SCHED_DUALPIPEV: return "dualpipev";
     default: return n_chunks > 1 ? "interleaved" : "1F1B";
     }
 }
@@ -103,6 +138,8 @@ int tsl_pipesim_sched_parse(const char *name)
         return TSL_PIPESIM_SCHED_ZBH1;
     if (strcmp(name, "zbv") == 0)
         return TSL_PIPESIM_SCHED_ZBV;
+    if (strcmp(name, "dualpipev") == 0)
+        return TSL_PIPESIM_SCHED_DUALPIPEV;
     return -1;
 }
 
@@ -166,7 +203,7 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
     if (!(in->slice_p2p_frac >= 0 && in->slice_p2p_frac <= 1))
         return tsl_err_set(err, "slice_p2p_frac: %g is out of range; give 0..1 (0: one half)",
                            in->slice_p2p_frac);
-    if (in->schedule > TSL_PIPESIM_SCHED_ZBV)
+    if (in->schedule > TSL_PIPESIM_SCHED_DUALPIPEV)
         return tsl_err_set(err, "schedule: %u is not a schedule the simulator runs", in->schedule);
     if (zero_bubble(in) && (in->n_sliced || in->p2p_blocking || in->n_chunks > 1 ||
                             (uint64_t)in->n_micro * chunks(in) > TSL_PIPESIM_MAX_MICRO))
@@ -174,6 +211,13 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
                            "schedule %s: no slicing, no blocking sends, n_chunks 0 or 1 "
                            "and m·chunks at most %u",
                            tsl_pipesim_sched_name(in->schedule, 1), TSL_PIPESIM_MAX_MICRO);
+    if (in->schedule == TSL_PIPESIM_SCHED_DUALPIPEV && in->n_micro < 2 * in->n_stages)
+        return tsl_err_set(err,
+                           "n_micro: DualPipeV runs at least 2 micro-batches per stage "
+                           "(%u for %u stages), got %u",
+                           2 * in->n_stages, in->n_stages, in->n_micro);
+    if (in->fb_save_s && check_times(in->fb_save_s, in->n_stages, "fb_save_s", err))
+        return -1;
     if (in->wgrad_s) {
         if (check_times(in->wgrad_s, in->n_stages, "wgrad_s", err))
             return -1;
@@ -258,6 +302,10 @@ typedef struct zb_stage {
     sim_op_t *ops;
     uint32_t *fidx, *bidx;
     double f, b, w, w_sync; /* one chunk's F, B, W; the last W's with the sync */
+    double save;            /* DualPipeV: what one chunk's F&B step saves */
+    uint32_t nf[2], nb[2];  /* DualPipeV: F's and B's laid out per chunk */
+    uint32_t wq[4 * TSL_PIPESIM_MAX_STAGES], wh, wt; /* DualPipeV: split B's awaiting
+                                                        their W, chunk·m + j, FIFO */
 } zb_stage_t;
 
 static void zb_push(zb_stage_t *z, uint8_t kind, uint32_t c, uint32_t j, bool steady)
@@ -347,6 +395,98 @@ static void zbv_order(zb_stage_t *z)
         zb_push(z, TSL_PIPESIM_WGT, 0, w0++, false);
 }
 
+/* DualPipeV: the next forward of chunk c. */
+static sim_op_t *dpv_f(zb_stage_t *z, uint32_t c, bool steady)
+{
+    zb_push(z, TSL_PIPESIM_FWD, c, z->nf[c]++, steady);
+    return &z->ops[z->q - 1];
+}
+
+/* DualPipeV: the next backward of chunk c, split (its W queued) or whole. */
+static sim_op_t *dpv_b(zb_stage_t *z, uint32_t c, bool split, bool steady)
+{
+    uint32_t j = z->nb[c]++;
+    zb_push(z, TSL_PIPESIM_BWD, c, j, steady);
+    sim_op_t *o = &z->ops[z->q - 1];
+    if (split) {
+        z->wq[z->wt++ % (4 * TSL_PIPESIM_MAX_STAGES)] = c * z->m + j;
+    } else {
+        o->whole = 1;
+        o->dur_s += j == z->m - 1 ? z->w_sync : z->w;
+    }
+    return o;
+}
+
+/* DualPipeV: the oldest split B's W, if any. */
+static void dpv_w(zb_stage_t *z)
+{
+    if (z->wh == z->wt)
+        return;
+    uint32_t k = z->wq[z->wh++ % (4 * TSL_PIPESIM_MAX_STAGES)];
+    zb_push(z, TSL_PIPESIM_WGT, k / z->m, k % z->m, false);
+}
+
+/* DualPipeV: an overlapped step, chunk cf's forward with chunk cb's whole
+ * backward: F + B − save, at most min(F, B) saved, shared in proportion. */
+static void dpv_fb(zb_stage_t *z, uint32_t cf, uint32_t cb)
+{
+    sim_op_t *f = dpv_f(z, cf, true);
+    sim_op_t *b = dpv_b(z, cb, false, true);
+    double sf = f->dur_s, sb = b->dur_s, all = sf + sb;
+    double save = fmin(z->save, fmin(sf, sb));
+    if (all > 0) {
+        f->dur_s = sf - save * sf / all;
+        b->dur_s = sb - save * sb / all;
+    }
+    f->fused = 1;
+    b->fused = 2;
+}
+
+/* DualPipeV (pipesim.h): dualpipev.py's steps 1-8 for rank s. */
+static void dualpipev_order(zb_stage_t *z)
+{
+    const uint32_t P = z->in->n_stages, s = z->s, m = z->m;
+    for (uint32_t k = 0; k < 2 * (P - 1 - s); k++) /* 1: F0 */
+        dpv_f(z, 0, false);
+    for (uint32_t k = 0; k < s + 1; k++) { /* 2: F0 F1 */
+        dpv_f(z, 0, false);
+        dpv_f(z, 1, false);
+    }
+    for (uint32_t k = 0; k < P - 1 - s; k++) { /* 3: B1 W F1, split */
+        dpv_b(z, 1, true, false);
+        dpv_w(z);
+        dpv_f(z, 1, false);
+    }
+    for (uint32_t k = 0; k < m - 2 * P + s + 1; k++) { /* 4: F0&B1 F1&B0 */
+        if (k == 0 && s == P - 1) {                    /* the last stage's first: not overlapped */
+            dpv_f(z, 0, true);
+            dpv_b(z, 1, false, true);
+        } else {
+            dpv_fb(z, 0, 1);
+        }
+        dpv_fb(z, 1, 0);
+    }
+    for (uint32_t k = 0; k < P - 1 - s; k++) { /* 5: B1 F1&B0 */
+        dpv_b(z, 1, false, true);
+        dpv_fb(z, 1, 0);
+    }
+    bool split = false;
+    for (uint32_t k = 0; k < s + 1; k++) { /* 6: B1 B0, split from the middle */
+        if (k == (s + 1) / 2 && s % 2 == 1)
+            split = true;
+        dpv_b(z, 1, split, false);
+        if (k == (s + 1) / 2 && s % 2 == 0)
+            split = true;
+        dpv_b(z, 0, split, false);
+    }
+    for (uint32_t k = 0; k < P - 1 - s; k++) { /* 7: W B0, split */
+        dpv_w(z);
+        dpv_b(z, 0, true, false);
+    }
+    while (z->wh != z->wt) /* 8: the W's left (s + 1) */
+        dpv_w(z);
+}
+
 static uint32_t build_stage_zb(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *ops,
                                uint32_t *fidx, uint32_t *bidx)
 {
@@ -362,11 +502,18 @@ static uint32_t build_stage_zb(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t 
                     .f = in->fwd_s[s] / v,
                     .b = (in->bwd_s[s] - wg) / v,
                     .w = wg / v,
-                    .w_sync = (wg + extra) / v};
-    if (in->schedule == TSL_PIPESIM_SCHED_ZBV)
+                    .w_sync = (wg + extra) / v,
+                    .save = in->fb_save_s ? in->fb_save_s[s] / v : 0};
+    if (in->schedule == TSL_PIPESIM_SCHED_DUALPIPEV)
+        dualpipev_order(&z);
+    else if (in->schedule == TSL_PIPESIM_SCHED_ZBV)
         zbv_order(&z);
     else
         zbh1_order(&z);
+    for (uint32_t q = z.q, n = stride_of(in); q < n; q++) { /* DualPipeV's unused slots */
+        memset(&ops[q], 0, sizeof(ops[q]));
+        ops[q].op = OP_NONE;
+    }
     return z.q;
 }
 
@@ -483,8 +630,9 @@ static uint32_t build_stage(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *op
 typedef struct sim {
     const tsl_pipesim_in_t *in;
     uint32_t P, m, stride;
-    uint32_t mv; /* m · v: (chunk, micro-batch) pairs per stage */
-    size_t n_all;
+    uint32_t mv;  /* m · v: (chunk, micro-batch) pairs per stage */
+    size_t n_all; /* op slots */
+    size_t n_run; /* ops laid out (DualPipeV: fewer than slots) */
     sim_op_t *ops;
     uint32_t *fidx, *bidx;
     tsl_pipesim_step_t *path;
@@ -520,6 +668,33 @@ static int carve_ws(sim_t *sm, const tsl_pipesim_in_t *in, void *ws, size_t ws_b
     return 0;
 }
 
+/* DualPipeV: an F&B step waits for the backward's input too, and its outputs leave
+ * at its end — what waits for its forward waits for the step's backward op. */
+static void link_fused(sim_t *sm)
+{
+    for (uint32_t s = 0; s < sm->P; s++) {
+        sim_op_t *so = sm->ops + (size_t)s * sm->stride;
+        for (uint32_t q = 0; q + 1 < sm->nops[s]; q++)
+            if (so[q].fused == 1) {
+                so[q].dep2_stage = so[q + 1].dep_stage;
+                so[q].dep2_idx = so[q + 1].dep_idx;
+                so[q].p2p2_s = so[q + 1].p2p_s;
+            }
+    }
+    for (uint32_t s = 0; s < sm->P; s++) {
+        sim_op_t *so = sm->ops + (size_t)s * sm->stride;
+        for (uint32_t q = 0; q < sm->nops[s]; q++) {
+            sim_op_t *o = &so[q];
+            if (o->dep_stage >= 0 &&
+                sm->ops[(size_t)o->dep_stage * sm->stride + o->dep_idx].fused == 1)
+                o->dep_idx++;
+            if (o->fused == 1 && o->dep2_stage >= 0 &&
+                sm->ops[(size_t)o->dep2_stage * sm->stride + o->dep2_idx].fused == 1)
+                o->dep2_idx++;
+        }
+    }
+}
+
 /* Lays out every stage and resolves cross-stage inputs: F(s, j, half) <-
  * F(s − 1, j, half); B(s, j) <- B(s + 1, j). Sets the tie tolerance from the
  * total work. */
@@ -552,6 +727,11 @@ static void layout(sim_t *sm)
                 o->dep_idx = sm->bidx[(size_t)d * m + o->micro];
         }
     }
+    sm->n_run = 0;
+    for (uint32_t s = 0; s < P; s++)
+        sm->n_run += sm->nops[s];
+    if (sm->in->schedule == TSL_PIPESIM_SCHED_DUALPIPEV)
+        link_fused(sm);
     sm->tol = 1e-10 * scale;
 }
 
@@ -563,15 +743,30 @@ static bool time_op(sim_t *sm, uint32_t s, const uint32_t *ptr)
     sim_op_t *o = &so[ptr[s]];
     bool has_prev = ptr[s] > 0;
     double prev_end = has_prev ? so[ptr[s] - 1].end_s : 0;
-    if (o->dep_stage < 0) {
+    /* the cross-stage input that arrives last (an F&B step: of two) */
+    int32_t dd = -1;
+    uint32_t didx = 0;
+    double ready = 0;
+    for (int k = 0; k < 2; k++) {
+        int32_t ds = k == 0 ? o->dep_stage : o->fused == 1 ? o->dep2_stage : -1;
+        uint32_t di = k == 0 ? o->dep_idx : o->dep2_idx;
+        if (ds < 0)
+            continue;
+        if (ptr[ds] <= di)
+            return false;
+        double r = sm->ops[(size_t)ds * sm->stride + di].end_s + (k == 0 ? o->p2p_s : o->p2p2_s);
+        if (dd < 0 || r > ready + sm->tol || (r >= ready - sm->tol && ds > dd)) {
+            dd = ds;
+            didx = di;
+            ready = r;
+        }
+    }
+    if (dd < 0) {
         o->start_s = prev_end;
         o->pred_stage = has_prev ? (int32_t)s : -1;
         o->pred_idx = has_prev ? ptr[s] - 1 : 0;
     } else {
-        uint32_t d = (uint32_t)o->dep_stage;
-        if (ptr[d] <= o->dep_idx)
-            return false;
-        double ready = sm->ops[(size_t)d * sm->stride + o->dep_idx].end_s + o->p2p_s;
+        uint32_t d = (uint32_t)dd;
         bool take_dep;
         if (!has_prev || ready > prev_end + sm->tol)
             take_dep = true;
@@ -582,7 +777,7 @@ static bool time_op(sim_t *sm, uint32_t s, const uint32_t *ptr)
         o->start_s = fmax(ready, prev_end);
         if (take_dep) {
             o->pred_stage = (int32_t)d;
-            o->pred_idx = o->dep_idx;
+            o->pred_idx = didx;
         } else {
             o->pred_stage = (int32_t)s;
             o->pred_idx = ptr[s] - 1;
@@ -599,7 +794,7 @@ static int sweep(sim_t *sm, tsl_err_t *err)
     uint32_t ptr[TSL_PIPESIM_MAX_STAGES] = {0};
     size_t done = 0;
     bool ltr = true;
-    while (done < sm->n_all) {
+    while (done < sm->n_run) {
         bool progressed = false;
         for (uint32_t k = 0; k < P; k++) {
             uint32_t s = ltr ? k : P - 1 - k;
@@ -613,7 +808,7 @@ static int sweep(sim_t *sm, tsl_err_t *err)
             return tsl_err_set(err,
                                "pipesim: schedule deadlocked after %zu of %zu ops "
                                "(internal error)",
-                               done, sm->n_all);
+                               done, sm->n_run);
         ltr = !ltr;
     }
     return 0;
@@ -682,6 +877,7 @@ static uint32_t walk_path(const sim_t *sm, uint32_t end_stage, uint32_t end_idx)
         st->half = o->half;
         st->steady = o->steady;
         st->chunk = o->chunk;
+        st->fused = o->fused;
         st->start_s = o->start_s;
         st->end_s = o->end_s;
         st->p2p_before_s = (o->pred_stage >= 0 && o->pred_stage != cs) ? o->p2p_s : 0;
@@ -739,7 +935,7 @@ int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_p
         return -1;
 
     memset(out, 0, sizeof(*out));
-    out->n_ops = (uint32_t)sm.n_all;
+    out->n_ops = (uint32_t)sm.n_run;
     out->startup_s = sm.ops[(size_t)(sm.P - 1) * sm.stride].start_s;
     uint32_t end_stage, end_idx;
     find_end(&sm, in->opt_s, in->tie_s, out, &end_stage, &end_idx);
@@ -755,18 +951,23 @@ int tsl_pipesim_events(const tsl_pipesim_in_t *in, const void *ws, tsl_pipesim_e
     if (in == NULL || ws == NULL || check_in(in, err))
         return in && ws ? -1 : tsl_err_set(err, "pipesim: %s is NULL", in ? "ws" : "in");
     const uint32_t stride = stride_of(in);
-    const size_t n = (size_t)in->n_stages * stride;
+    const size_t n_all = (size_t)in->n_stages * stride, n = tsl_pipesim_n_ops(in);
     if (ev == NULL || cap < n)
         return tsl_err_set(err, "events: room for %zu, %zu needed", ev ? cap : 0, n);
     const sim_op_t *ops = ws;
-    for (size_t k = 0; k < n; k++) {
+    size_t at = 0;
+    for (size_t k = 0; k < n_all && at < n; k++) {
         const sim_op_t *o = &ops[k];
-        tsl_pipesim_event_t *e = &ev[k];
+        if (o->op == OP_NONE)
+            continue;
+        tsl_pipesim_event_t *e = &ev[at++];
         e->stage = (uint32_t)(k / stride);
         e->micro = o->micro;
         e->op = o->op;
         e->half = o->half;
         e->chunk = o->chunk;
+        e->fused = o->fused;
+        e->whole = o->whole;
         e->start_s = o->start_s;
         e->end_s = o->end_s;
         e->p2p_s = o->dep_stage >= 0 ? o->p2p_s : 0;

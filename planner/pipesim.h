@@ -58,6 +58,22 @@
  *   max(m, 2P − 1) micro-batches and the ones past m dropped. Each stage holds at
  *   most 2P chunk micro-batches, P whole ones — 1F1B's stage 0. Equal stages, no p2p,
  *   F = B = W: T = m·(F + B + W) + (P − 1)·(F + B − 2W)/2... (tests/test_pipesim.c).
+ *   DualPipeV (DeepSeek-AI 2024, "DeepSeek-V3 Technical Report", Sec. 3.2.1; the
+ *   "cut-in-half" V of deepseek-ai/DualPipe dualpipev.py, torch.distributed.pipelining's
+ *   ScheduleDualPipeV): ZBV's chunks and V, needs m >= 2P. Stage s runs
+ *   1. 2(P − 1 − s) F0;  2. s + 1 pairs F0 F1;  3. P − 1 − s triples B1 W F1 (B split);
+ *   4. m − 2P + s + 1 pairs of overlapped steps F0&B1, F1&B0 (the last stage's first
+ *   F0&B1 runs as F0 then B1);  5. P − 1 − s pairs B1, F1&B0;  6. s + 1 pairs B1 B0
+ *   (split from the middle one on: s even its B0, s odd its B1);  7. P − 1 − s pairs
+ *   W B0 (split);  8. s + 1 W. A W runs the oldest pending split B's weight gradient
+ *   (FIFO); a B not split is the whole backward (W inside). An overlapped step F&B
+ *   runs one chunk's forward and another micro-batch's whole backward together: it
+ *   starts once both inputs have arrived, takes F + B − save with save =
+ *   fb_save_s[s] / 2 (at most min(F, B); fb_save_s NULL: none, F&B = F + B) and sends
+ *   both outputs at its end. It is two ops, F (fused 1) then B (fused 2), sharing
+ *   the step in proportion to F and B. Each stage holds at most 2P + 1 chunk
+ *   micro-batches (DeepSeek's PP + 1 with PP = 2P). Equal stages, no p2p, no save:
+ *   T = m·(F + B + W) + (P − 1)·(F/2 + B/2 − W)... see tests/test_pipesim.c.
  * Gradient sync (sync_tail_s, bwd_sync_s) follows a stage's last W.
  *
  * Critical path. Every op records the dependency that bound its start (the
@@ -121,9 +137,10 @@ typedef enum tsl_pipesim_op {
 
 /* The schedule (docs/cost-model.md "Zero-bubble schedules"). */
 typedef enum tsl_pipesim_sched {
-    TSL_PIPESIM_SCHED_1F1B = 0, /* 1F1B, interleaved with n_chunks > 1 */
-    TSL_PIPESIM_SCHED_ZBH1 = 1, /* Qi et al. 2024 ZB-H1 */
-    TSL_PIPESIM_SCHED_ZBV = 2,  /* Qi et al. 2024 ZB-V: 2 chunks per stage in a V */
+    TSL_PIPESIM_SCHED_1F1B = 0,      /* 1F1B, interleaved with n_chunks > 1 */
+    TSL_PIPESIM_SCHED_ZBH1 = 1,      /* Qi et al. 2024 ZB-H1 */
+    TSL_PIPESIM_SCHED_ZBV = 2,       /* Qi et al. 2024 ZB-V: 2 chunks per stage in a V */
+    TSL_PIPESIM_SCHED_DUALPIPEV = 3, /* DeepSeek-V3 DualPipeV: ZBV's V, overlapped F&B */
 } tsl_pipesim_sched_t;
 
 typedef struct tsl_pipesim_in {
@@ -159,6 +176,10 @@ typedef struct tsl_pipesim_in {
                                   blocking sends, n_chunks 0 or 1 (ZBV implies 2) */
     const double *wgrad_s;     /* [P] or NULL: the weight-gradient part W of bwd_s (ZB
                                   schedules; NULL: half of it). B = bwd_s − W */
+    const double *fb_save_s;   /* [P] or NULL (none): DualPipeV, what overlapping one
+                                  micro-batch's forward with another's backward saves on
+                                  stage s against running them one after the other
+                                  (tsl_pipesim_fb_save_s); each chunk's step saves half */
 } tsl_pipesim_in_t;
 
 /* One op of the critical path. */
@@ -169,6 +190,7 @@ typedef struct tsl_pipesim_step {
     uint8_t half;   /* 0: whole op; 1, 2: halves of a sliced forward */
     uint8_t steady; /* 1 when the op belongs to its stage's steady 1F1B phase */
     uint8_t chunk;  /* model chunk of the stage (interleaved 1F1B; 0 otherwise) */
+    uint8_t fused;  /* DualPipeV: 1 the forward, 2 the backward of an overlapped F&B step */
     double start_s;
     double end_s;
     double p2p_before_s; /* edge latency between the previous step and this one (0 on
@@ -200,9 +222,22 @@ size_t tsl_pipesim_ws_bytes(uint32_t n_stages, uint32_t n_micro, uint32_t n_slic
 size_t tsl_pipesim_in_ws_bytes(const tsl_pipesim_in_t *in);
 uint32_t tsl_pipesim_n_ops(const tsl_pipesim_in_t *in);
 
-/* The schedule's name ("1F1B", "interleaved", "zbh1", "zbv") and back (-1: unknown). */
+/* The schedule's name ("1F1B", "interleaved", "zbh1", "zbv", "dualpipev") and back
+ * (-1: unknown); its model chunks per stage (2 for ZBV and DualPipeV). */
 const char *tsl_pipesim_sched_name(uint32_t sched, uint32_t n_chunks);
 int tsl_pipesim_sched_parse(const char *name);
+uint32_t tsl_pipesim_sched_chunks(uint32_t sched, uint32_t n_chunks);
+
+/*
+ * DualPipeV's overlap (DeepSeek-V3 Sec. 3.2.1, Fig. 4): one micro-batch's forward
+ * f_s and another's backward b_s on the same stage, of which comm_s (both together)
+ * is communication a partner's compute can hide. Overlapped they take
+ * min(f + b, max(C, A) + (k − 1)·min(C, A)) with C = f + b − A the compute, A =
+ * comm_s and k ≥ 1 the cluster's overlap_slowdown (cost.h tsl_cost_overlap_s);
+ * returns f + b less that, >= 0. Without communication (A = 0) nothing is saved:
+ * F&B = F + B and DualPipeV gains by its bubble only.
+ */
+double tsl_pipesim_fb_save_s(double f_s, double b_s, double comm_s, double k);
 
 /* Simulates one iteration. Returns -1 with err naming the field (counts out of
  * range, missing or negative/non-finite times, workspace too small). */
@@ -216,6 +251,9 @@ typedef struct tsl_pipesim_event {
     uint8_t op;    /* tsl_pipesim_op_t */
     uint8_t half;  /* 0: whole op; 1, 2: halves of a sliced forward */
     uint8_t chunk; /* model chunk of the stage (interleaved 1F1B; 0 otherwise) */
+    uint8_t fused; /* DualPipeV: 1 the forward, 2 the backward of an overlapped F&B step
+                      (the step runs from the forward's start to the backward's end) */
+    uint8_t whole; /* DualPipeV: a backward not split, its W inside */
     double start_s;
     double end_s;
     double p2p_s;  /* latency of its cross-stage input; 0 when it has none */

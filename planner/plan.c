@@ -261,9 +261,7 @@ bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b)
 void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
 {
     const bool zb = p->schedule != TSL_PIPESIM_SCHED_1F1B;
-    uint32_t v = p->schedule == TSL_PIPESIM_SCHED_ZBV ? 2
-                 : zb || p->interleave <= 1           ? 1
-                                                      : p->interleave;
+    uint32_t v = tsl_pipesim_sched_chunks(p->schedule, p->interleave);
     memset(sim, 0, sizeof(*sim));
     for (uint32_t s = 0; s < p->pp && s < TSL_PLAN_MAX_STAGES; s++) {
         const tsl_plan_stage_t *st = &p->stages[s];
@@ -275,20 +273,23 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
         sim->p2p[s] = st->p2p_s / (2.0 * v);
         sim->opt[s] = st->opt_s;
         sim->wgrad[s] = fmin(st->wgrad_s, fmax(sim->bwd[s], 0.0));
+        sim->fb_save[s] = st->fb_save_s;
     }
-    sim->in = (tsl_pipesim_in_t){.n_stages = p->pp,
-                                 .n_micro = p->n_micro,
-                                 .fwd_s = sim->fwd,
-                                 .bwd_s = sim->bwd,
-                                 .bwd_sync_s = paper ? sim->sync : NULL,
-                                 .sync_tail_s = paper ? NULL : sim->tail,
-                                 .p2p_blocking = !paper && v == 1 && !zb,
-                                 .p2p_s = sim->p2p,
-                                 .n_chunks = zb ? 0 : v,
-                                 .schedule = (uint8_t)p->schedule,
-                                 .wgrad_s = zb ? sim->wgrad : NULL,
-                                 .opt_s = sim->opt,
-                                 .tie_s = p->tie_s};
+    sim->in = (tsl_pipesim_in_t){
+        .n_stages = p->pp,
+        .n_micro = p->n_micro,
+        .fwd_s = sim->fwd,
+        .bwd_s = sim->bwd,
+        .bwd_sync_s = paper ? sim->sync : NULL,
+        .sync_tail_s = paper ? NULL : sim->tail,
+        .p2p_blocking = !paper && v == 1 && !zb,
+        .p2p_s = sim->p2p,
+        .n_chunks = zb ? 0 : v,
+        .schedule = (uint8_t)p->schedule,
+        .wgrad_s = zb ? sim->wgrad : NULL,
+        .fb_save_s = p->schedule == TSL_PIPESIM_SCHED_DUALPIPEV ? sim->fb_save : NULL,
+        .opt_s = sim->opt,
+        .tie_s = p->tie_s};
 }
 
 void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)

@@ -40,6 +40,9 @@ typedef struct tsl_plan_stage {
     double wgrad_s;       /* the weight-gradient GEMMs' part of the backward, included
                              above (tsl_layer_cost_t.wgrad_s summed): a zero-bubble
                              schedule's W; the rest of the backward is its B */
+    double fb_save_s;     /* DualPipeV: what one overlapped F&B step (a micro-batch's
+                             forward with another's backward) saves against F + B
+                             (tsl_pipesim_fb_save_s over the stage's communication) */
     double opt_s;         /* the optimizer step, once per iteration (not in time_s) */
     uint64_t ms_bytes;    /* model states per device */
     uint64_t act_bytes;   /* activations per device (all in-flight micro-batches) */
@@ -157,12 +160,13 @@ bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b);
  * stacks': each stage's sync after its own last op (sync_tail_s) and, in plain
  * 1F1B, Megatron's blocking sends. Zero-bubble plans (schedule): the schedule,
  * each stage's W (wgrad_s) and asynchronous sends (torch.distributed.pipelining's);
- * ZBV's hops as interleave 2's (p2p_s / 4). sim->in points into sim: keep sim alive while
+ * ZBV's and DualPipeV's hops as interleave 2's (p2p_s / 4); DualPipeV's F&B saving
+ * (fb_save_s). sim->in points into sim: keep sim alive while
  * in is used. */
 typedef struct tsl_plan_sim {
     double fwd[TSL_PLAN_MAX_STAGES], bwd[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES],
         tail[TSL_PLAN_MAX_STAGES], p2p[TSL_PLAN_MAX_STAGES], opt[TSL_PLAN_MAX_STAGES],
-        wgrad[TSL_PLAN_MAX_STAGES];
+        wgrad[TSL_PLAN_MAX_STAGES], fb_save[TSL_PLAN_MAX_STAGES];
     tsl_pipesim_in_t in;
 } tsl_plan_sim_t;
 

@@ -14,9 +14,7 @@
 
 void tsl_search_simulate(tsl_plan_t *p, bool slicer, bool paper)
 {
-    uint32_t P = p->pp, v = p->schedule == TSL_PIPESIM_SCHED_ZBV ? 2
-                            : p->interleave > 1                  ? p->interleave
-                                                                 : 1;
+    uint32_t P = p->pp, v = tsl_pipesim_sched_chunks(p->schedule, p->interleave);
     if (!p->valid || P < 2 || P > TSL_PIPESIM_MAX_STAGES ||
         (uint64_t)p->n_micro * v > TSL_PIPESIM_MAX_MICRO)
         return;

@@ -320,9 +320,10 @@ static void space_target(tsl_space_t *sp, uint32_t t)
     sp->ckpt_blocks_only = true;
     sp->uniform_strategy = t != TSL_TARGET_GALVATRON;
     sp->uniform_layers = false;
-    /* of the zero-bubble schedules only torch.distributed.pipelining's ZBV
-     * (torchtitan's ZBVZeroBubble) runs in a stack Tessel exports to */
-    sp->zero_bubble &= t == TSL_TARGET_TORCHTITAN ? TSL_SPACE_ZBV : 0;
+    /* of the zero-bubble schedules only torch.distributed.pipelining's ZBV and
+     * DualPipeV (torchtitan's ZBVZeroBubble, DualPipeV) run in a stack Tessel
+     * exports to */
+    sp->zero_bubble &= t == TSL_TARGET_TORCHTITAN ? TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV : 0;
     if (t != TSL_TARGET_MEGATRON) {
         sp->interleave = false;
         sp->opts.allow_selective = false;
@@ -345,7 +346,7 @@ tsl_space_t tsl_space_tessel(const tsl_request_t *r)
     sp.opts.allow_tp = !r->no_tp;
     sp.opts.allow_ckpt = !r->no_ckpt;
     sp.interleave = !r->no_interleave;
-    sp.zero_bubble = r->no_zero_bubble ? 0 : TSL_SPACE_ZBH1 | TSL_SPACE_ZBV;
+    sp.zero_bubble = r->no_zero_bubble ? 0 : TSL_SPACE_ZBH1 | TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV;
     /* the choices beyond the papers (docs/search-space.md); selective recomputation
      * only has scores to drop when
      * attention is unfused */

@@ -21,8 +21,9 @@
 /* Largest interleave (model chunks per stage) weighed: 2 and 4 (pipeline.h). */
 #define TSL_SEARCH_MAX_INTERLEAVE 4u
 
-#define TSL_SPACE_ZBH1 (1u << TSL_PIPESIM_SCHED_ZBH1)
-#define TSL_SPACE_ZBV  (1u << TSL_PIPESIM_SCHED_ZBV)
+#define TSL_SPACE_ZBH1      (1u << TSL_PIPESIM_SCHED_ZBH1)
+#define TSL_SPACE_ZBV       (1u << TSL_PIPESIM_SCHED_ZBV)
+#define TSL_SPACE_DUALPIPEV (1u << TSL_PIPESIM_SCHED_DUALPIPEV)
 
 typedef struct tsl_space {
     const char *label;
@@ -34,7 +35,8 @@ typedef struct tsl_space {
     bool uniform_layers; /* partition by layer count (Megatron), not by FLOPs */
     bool interleave;     /* weigh interleaved 1F1B (v chunks per stage) per plan */
     uint8_t zero_bubble; /* the zero-bubble schedules weighed per plan (pipesim.h):
-                            TSL_SPACE_ZBH1 | TSL_SPACE_ZBV, 0: none */
+                            TSL_SPACE_ZBH1 | TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV,
+                            0: none */
     /* a training stack's space (target.h): every plan the engine returns passes
      * tsl_target_check for it (0: Tessel's) */
     uint32_t target;

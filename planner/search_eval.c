@@ -378,7 +378,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
                         uint32_t n, tsl_plan_stage_t *st, uint64_t *act_bytes)
 {
     uint32_t S = e->max_strategies, K = e->n_layouts;
-    double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0;
+    double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0, f = 0, b = 0, comm = 0;
     uint64_t act = 0, ms = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t j = e->choice[i], cls = e->layer_class[first + i];
@@ -392,6 +392,9 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         fwd += lc->fwd_s + r.fwd_s; /* the activation's move forward, its gradient's back */
         opt += lc->opt_s;
         wgrad += lc->wgrad_s;
+        f += lc->fwd_s;
+        b += lc->bwd_s;
+        comm += lc->comm_s;
         act += e->fwd_bytes[(size_t)i * g->n + j];
         ms += lc->ms_bytes;
     }
@@ -400,6 +403,12 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     st->fwd_s = fwd;
     st->opt_s = opt;
     st->wgrad_s = wgrad;
+    /* DualPipeV's F&B: the layers' TP / ZeRO-3 communication hidden under the
+     * partner's compute; torch.distributed.pipelining (torchtitan) runs an
+     * OVERLAP_F_B action's forward and backward one after the other */
+    st->fb_save_s = e->space->target == TSL_TARGET_TORCHTITAN
+                        ? 0.0
+                        : tsl_pipesim_fb_save_s(f, b, comm, e->cluster->overlap_slowdown);
     st->ms_bytes = ms;
     *act_bytes = act;
 }
@@ -605,7 +614,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
 {
     /* ZBV's two chunks cross the boundaries as interleave 2's do */
     uint32_t P = plan->pp, G = g->group_size,
-             v = plan->schedule == TSL_PIPESIM_SCHED_ZBV ? 2 : plan->interleave;
+             v = plan->schedule ? tsl_pipesim_sched_chunks(plan->schedule, 0) : plan->interleave;
     uint32_t first = first_layer[s], n = first_layer[s + 1] - first;
     tsl_cost_env_t env;
     if (tsl_cost_env_init(&env, e->cluster, s * G, G, NULL) != 0)
@@ -619,8 +628,10 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         e->class_done[e->layer_class[first + i]] = 0;
     for (uint32_t i = 0; i < n; i++)
         cost_class(e, &env, g, first + i, Bm);
-    uint32_t inflight = plan->schedule ? tsl_pipeline_inflight_zb(P, m)
-                                       : tsl_pipeline_inflight_interleaved(s, P, m, v);
+    uint32_t inflight = plan->schedule == TSL_PIPESIM_SCHED_DUALPIPEV
+                            ? tsl_pipeline_inflight_dualpipev(P, m)
+                        : plan->schedule ? tsl_pipeline_inflight_zb(P, m)
+                                         : tsl_pipeline_inflight_interleaved(s, P, m, v);
     fill_stage_rows(e, g, first, n, m, inflight);
 
     tsl_layerdp_problem_t prob = {.n_layers = n,
@@ -817,14 +828,17 @@ static bool admits(const tsl_engine_t *e, const tsl_plan_t *plan)
            tsl_target_check(e->space->target, plan, e->model, e->tview, NULL) == 0;
 }
 
-/* The zero-bubble schedules the space weighs for this partition: ZB-H1, and ZBV
- * where every stage has a layer per chunk. */
-static uint32_t zb_schedules(const tsl_engine_t *e, uint32_t P, const uint32_t *first_layer)
+/* The zero-bubble schedules the space weighs for this partition: ZB-H1, and ZBV and
+ * DualPipeV where every stage has a layer per chunk (DualPipeV: m >= 2P). */
+static uint32_t zb_schedules(const tsl_engine_t *e, uint32_t P, uint32_t m,
+                             const uint32_t *first_layer)
 {
     uint32_t mask = P >= 2 ? e->space->zero_bubble : 0;
-    for (uint32_t s = 0; s < P && (mask & TSL_SPACE_ZBV); s++)
+    if (m < 2 * P)
+        mask &= ~TSL_SPACE_DUALPIPEV;
+    for (uint32_t s = 0; s < P && (mask & (TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV)); s++)
         if (first_layer[s + 1] - first_layer[s] < 2)
-            mask &= ~TSL_SPACE_ZBV;
+            mask &= ~(TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV);
     return mask;
 }
 
@@ -832,12 +846,14 @@ static uint32_t zb_schedules(const tsl_engine_t *e, uint32_t P, const uint32_t *
  * runs m micro-batches' F, B and W at best back to back: under ZB-H1 and ZBV
  * (whose chunks carry half the forward) no iteration is shorter than
  * max_s (m·K_s + Σ_{k<s} f_k / 2), K_s the stage's time without p2p. */
-static double zb_bound_s(const tsl_plan_t *p)
+static double zb_bound_s(const tsl_plan_t *p, bool e_dpv)
 {
     double bound = 0, reach = 0;
     for (uint32_t s = 0; s < p->pp; s++) {
         const tsl_plan_stage_t *st = &p->stages[s];
-        bound = fmax(bound, p->n_micro * (st->time_nosync_s - st->p2p_s) + reach);
+        /* DualPipeV's F&B steps save at most fb_save_s per micro-batch */
+        double k = st->time_nosync_s - st->p2p_s - (e_dpv ? st->fb_save_s : 0.0);
+        bound = fmax(bound, p->n_micro * k + reach);
         reach += st->fwd_s / 2;
     }
     return bound;
@@ -877,14 +893,15 @@ static bool fits(const tsl_engine_t *e, const tsl_plan_t *p)
 static void eval_zero_bubble(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B,
                              uint32_t P, uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
 {
-    uint32_t mask = zb_schedules(e, P, first_layer);
+    uint32_t mask = zb_schedules(e, P, m, first_layer);
     if (!mask)
         return;
-    double base = plan->iter_time_s, bound = zb_bound_s(plan);
+    double base = plan->iter_time_s, bound = zb_bound_s(plan, (mask & TSL_SPACE_DUALPIPEV) != 0);
     if (bound >= base || bound * e->bar_samples_per_s >= B || !plan_choices(e, g, plan))
         return;
-    const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBH1, TSL_PIPESIM_SCHED_ZBV};
-    for (uint32_t k = 0; k < 2; k++) {
+    const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBH1, TSL_PIPESIM_SCHED_ZBV,
+                               TSL_PIPESIM_SCHED_DUALPIPEV};
+    for (uint32_t k = 0; k < 3; k++) {
         if (!(mask & (1u << scheds[k])))
             continue;
         tsl_plan_init(e->alt);

@@ -396,21 +396,31 @@ static int check_galvatron(const tsl_target_view_t *v, tsl_err_t *err)
     return galvatron_memory(v, err);
 }
 
-/* The zero-bubble schedules (pipesim.h) a stack runs: torchtitan ZBV
- * (ZBVZeroBubble, torch.distributed.pipelining); Megatron-LM, DeepSpeed and
- * Galvatron none. */
+/* The zero-bubble schedules (pipesim.h) a stack runs: torchtitan ZBV and DualPipeV
+ * (ZBVZeroBubble, DualPipeV: torch.distributed.pipelining); Megatron-LM, DeepSpeed
+ * and Galvatron none. */
 static int check_schedule(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err)
 {
     uint32_t sc = v->plan->schedule;
-    if (sc == TSL_PIPESIM_SCHED_1F1B || (t == TSL_TARGET_TORCHTITAN && sc == TSL_PIPESIM_SCHED_ZBV))
+    if (t == TSL_TARGET_TORCHTITAN && sc == TSL_PIPESIM_SCHED_DUALPIPEV &&
+        v->plan->n_micro < 2 * v->plan->pp)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: DualPipeV needs at least as many micro-batches as its %u "
+                            "stages (torch ScheduleDualPipeV), the plan has %u",
+                            v->target, 2 * v->plan->pp, v->plan->n_micro);
+    if (sc == TSL_PIPESIM_SCHED_1F1B ||
+        (t == TSL_TARGET_TORCHTITAN &&
+         (sc == TSL_PIPESIM_SCHED_ZBV || sc == TSL_PIPESIM_SCHED_DUALPIPEV)))
         return 0;
-    const char *name = sc <= TSL_PIPESIM_SCHED_ZBV ? tsl_pipesim_sched_name(sc, 1) : "(unknown)";
-    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                        "%s: the plan runs the %s pipeline schedule, which %s does not run%s; "
-                        "plan again with --target %s (or --no-zero-bubble)",
-                        v->target, name, v->target,
-                        t == TSL_TARGET_TORCHTITAN ? " (its zero-bubble schedule is ZBV)" : "",
-                        v->target);
+    const char *name =
+        sc <= TSL_PIPESIM_SCHED_DUALPIPEV ? tsl_pipesim_sched_name(sc, 1) : "(unknown)";
+    return tsl_err_setc(
+        err, TSL_E_UNSUPPORTED,
+        "%s: the plan runs the %s pipeline schedule, which %s does not run%s; "
+        "plan again with --target %s (or --no-zero-bubble)",
+        v->target, name, v->target,
+        t == TSL_TARGET_TORCHTITAN ? " (its zero-bubble schedules are ZBV and DualPipeV)" : "",
+        v->target);
 }
 
 int tsl_target_check_view(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err)

@@ -303,16 +303,21 @@ static void test_torchtitan_keys(void)
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ncontext_parallel_degree = 2\n", &c, &err) == -1 &&
               strstr(err.msg, "context_parallel_degree 2"),
           "cp: %s", err.msg);
-    /* ZBV is read (a zero-bubble plan, two chunks per stage); a schedule Tessel does not
+    /* ZBV and DualPipeV are read (two chunks per stage); a schedule Tessel does not
      * simulate is refused by name */
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\npipeline_parallel_schedule = \"ZBVZeroBubble\"\n",
                                   &c, &err) == 0 &&
               c.tt_zbv,
           "schedule ZBV: %s", err.msg);
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\npipeline_parallel_schedule = \"DualPipeV\"\n", &c,
-                                  &err) == -1 &&
-              strstr(err.msg, "DualPipeV"),
+                                  &err) == 0 &&
+              c.tt_zbv && c.tt_dualpipev,
           "schedule DualPipeV: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan(
+              "[parallelism]\npipeline_parallel_schedule = \"InterleavedZeroBubble\"\n", &c,
+              &err) == -1 &&
+              strstr(err.msg, "InterleavedZeroBubble"),
+          "schedule InterleavedZeroBubble: %s", err.msg);
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\npipeline_parallel_degree = 2\n"
                                   "module_fqns_per_model_part = [\n  [\"tok_embeddings\", "
                                   "\"layers.0\"],\n  [\"layers.1\", \"norm\", \"output\"],\n]\n"

@@ -734,6 +734,85 @@ static void test_zero_bubble(void)
           "zbh1 with a sync tail: %g / %g", o.iter_s, o.flush_s);
 }
 
+/* DualPipeV (pipesim.h): dualpipev.py's order; equal stages, no p2p, no overlap
+ * saving, F = B = W: DeepSeek-V3's (PP/2 − 1)(F&B + B − 3W) bubble in chunk times
+ * (PP = 2P chunks, F&B = F + B, B the whole backward): (P − 1)·(F + B + W)/3 over
+ * m·(F + B + W) — exact at the design point, within 5 % otherwise; each stage holds
+ * at most 2P + 1 chunk micro-batches (PP + 1). */
+static void test_dualpipev(void)
+{
+    double f[16], b[16], w[16], save[16];
+    tsl_pipesim_in_t in;
+    tsl_pipesim_out_t o;
+    static tsl_pipesim_event_t ev[3 * 2 * 64 * 16];
+    tsl_err_t err = {0};
+    const double times[][3] = {{1, 1, 1}, {1, 2, 0.5}, {1.5, 1, 1}, {1, 1.2, 0.8}};
+    for (uint32_t P = 2; P <= 8; P *= 2)
+        for (uint32_t mm = 2; mm <= 4; mm *= 2)
+            for (uint32_t t = 0; t < 4; t++) {
+                double F = times[t][0], B = times[t][1], W = times[t][2];
+                uint32_t m = P * mm;
+                CHECK(zb_run(TSL_PIPESIM_SCHED_DUALPIPEV, P, m, F, B, W, &in, f, b, w, &o) == 0,
+                      "dualpipev runs");
+                double cf = F / 2, cb = (B + W) / 2, cw = W / 2; /* one chunk's */
+                double paper = m * (F + B + W) + (P - 1) * ((cf + cb) + cb - 3 * cw);
+                if (t == 0)
+                    CHECK_NEAR(o.iter_s, paper, 1e-9, "dualpipev P %u m %u F=B=W", P, m);
+                else
+                    CHECK(fabs(o.iter_s - paper) < 0.05 * paper,
+                          "dualpipev P %u m %u F %g B %g W %g: %g, the paper's %g", P, m, F, B, W,
+                          o.iter_s, paper);
+                int n = tsl_pipesim_events(&in, ws, ev, sizeof ev / sizeof ev[0], &err);
+                CHECK(n > 0 && (uint32_t)n == o.n_ops && (uint32_t)n == tsl_pipesim_n_ops(&in),
+                      "dualpipev events %d, ops %u", n, o.n_ops);
+                /* chunk micro-batches held: F adds one, a W or a whole B frees it */
+                uint32_t k = 0;
+                for (uint32_t s = 0; s < P; s++) {
+                    int held = 0, most = 0, nw = 0;
+                    for (; k < (uint32_t)n && ev[k].stage == s; k++) {
+                        held += ev[k].op == TSL_PIPESIM_FWD                  ? 1
+                                : ev[k].op == TSL_PIPESIM_WGT || ev[k].whole ? -1
+                                                                             : 0;
+                        nw += ev[k].op == TSL_PIPESIM_WGT;
+                        most = held > most ? held : most;
+                    }
+                    CHECK(most == (int)(2 * P + 1) && held == 0 && nw == (int)(2 * P - s - 1),
+                          "dualpipev stage %u holds %d (2P + 1 = %u), %d W's", s, most, 2 * P + 1,
+                          nw);
+                }
+            }
+    /* the small case by hand, P = 4, m = 8, F = B = W = 1: 24 + 3·1 */
+    char buf[512];
+    CHECK(zb_run(TSL_PIPESIM_SCHED_DUALPIPEV, 4, 8, 1, 1, 1, &in, f, b, w, &o) == 0 &&
+              o.iter_s == 27,
+          "dualpipev 4x8: 27, got %g", o.iter_s);
+    tsl_pipesim_events(&in, ws, ev, sizeof ev / sizeof ev[0], &err);
+    stage_order(ev, 20, buf, sizeof buf);
+    CHECK(strcmp(buf, "F0 F1 F2 F3 F4 F5 F6 F0' B0' W0' F1' B1' W1' F2' B2' W2' F3' F7 B3' F4'") ==
+              0,
+          "dualpipev stage 0 begins: %s", buf);
+    CHECK(ev[17].fused == 1 && ev[18].fused == 2 && ev[18].whole && ev[18].start_s == 9 &&
+              ev[17].start_s == 8.5,
+          "stage 0's first F&B: F7 with B3' (whole), 8.5 to 10.5");
+    /* an overlap saving of 1 per stage (0.5 per chunk step) shortens it */
+    for (uint32_t s = 0; s < 4; s++)
+        save[s] = 1;
+    in.fb_save_s = save;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s < 27 - 1,
+          "dualpipev 4x8 with F&B saving 1: %g", o.iter_s);
+    /* the overlap model: nothing to hide, nothing saved; all hidden at k = 1 */
+    CHECK(tsl_pipesim_fb_save_s(1, 2, 0, 1.2) == 0, "no communication: F&B = F + B");
+    CHECK_NEAR(tsl_pipesim_fb_save_s(1, 2, 1, 1), 1, 1e-12, "comm 1 under compute 2 at k = 1");
+    CHECK_NEAR(tsl_pipesim_fb_save_s(1, 2, 1, 1.5), 0.5, 1e-12, "k = 1.5: half of it");
+    CHECK(tsl_pipesim_fb_save_s(1, 2, 1, 3) == 0, "contention past F + B: no saving");
+    /* refused: fewer than 2P micro-batches */
+    CHECK(zb_run(TSL_PIPESIM_SCHED_DUALPIPEV, 4, 7, 1, 1, 1, &in, f, b, w, &o) == -1,
+          "dualpipev with m < 2P refused");
+    CHECK(tsl_pipesim_sched_parse("dualpipev") == TSL_PIPESIM_SCHED_DUALPIPEV &&
+              strcmp(tsl_pipesim_sched_name(TSL_PIPESIM_SCHED_DUALPIPEV, 1), "dualpipev") == 0,
+          "the name dualpipev");
+}
+
 int main(void)
 {
     ws_bytes =
@@ -753,6 +832,7 @@ int main(void)
     test_blocking_and_sync_tail();
     test_closed_form_tracks();
     test_zero_bubble();
+    test_dualpipev();
     free(ws);
     return CHECK_DONE();
 }

@@ -7,6 +7,7 @@
 #include "check.h"
 #include "memopt.h"
 #include "partition.h"
+#include "pipeline.h"
 #include "search_engine.h"
 #include "search.h"
 #include "sublayer.h"
@@ -753,7 +754,7 @@ static void test_interleave(void)
 }
 
 /* The zero-bubble schedules are weighed per plan: the same 39B case runs one
- * (ZB-H1 or ZBV), faster than the 1F1B figure it records and than the best plan
+ * (ZB-H1, ZBV or DualPipeV), faster than the 1F1B figure it records and than the best plan
  * without them; the simulator's time is the plan's; no_zero_bubble holds, and
  * --target megatron never searches them, torchtitan at most ZBV. */
 static void test_zero_bubble(void)
@@ -773,7 +774,9 @@ static void test_zero_bubble(void)
     for (uint32_t s = 0; s < zb.pp; s++)
         CHECK(zb.stages[s].wgrad_s > 0 &&
                   zb.stages[s].wgrad_s < zb.stages[s].time_nosync_s - zb.stages[s].fwd_s &&
-                  zb.stages[s].inflight == (zb.pp < zb.n_micro ? zb.pp : zb.n_micro),
+                  zb.stages[s].inflight == (zb.schedule == TSL_PIPESIM_SCHED_DUALPIPEV
+                                                ? tsl_pipeline_inflight_dualpipev(zb.pp, zb.n_micro)
+                                                : tsl_pipeline_inflight_zb(zb.pp, zb.n_micro)),
               "stage %u: W %g s inside the backward, %u in flight", s, zb.stages[s].wgrad_s,
               zb.stages[s].inflight);
     tsl_err_t verr = {0};
@@ -791,7 +794,8 @@ static void test_zero_bubble(void)
     CHECK(res.best.schedule == 0, "--target megatron: schedule %u", res.best.schedule);
     r.target = TSL_TARGET_TORCHTITAN;
     if (tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK)
-        CHECK(res.best.schedule == 0 || res.best.schedule == TSL_PIPESIM_SCHED_ZBV,
+        CHECK(res.best.schedule == 0 || res.best.schedule == TSL_PIPESIM_SCHED_ZBV ||
+                  res.best.schedule == TSL_PIPESIM_SCHED_DUALPIPEV,
               "--target torchtitan: schedule %u", res.best.schedule);
     tsl_model_free(&m);
     tsl_cluster_free(&c);

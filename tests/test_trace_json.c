@@ -229,6 +229,63 @@ static void check_stored(const char *model, const tsl_plan_t *p, json_t *doc)
     free(text);
 }
 
+/* The same stages under DualPipeV (at least 2P micro-batches, an F&B saving of a
+ * fifth of the forward): its overlapped steps as "F&B" slices (2m − 3P + s + 1 per
+ * stage, one fewer on the last), 2P − s − 1 W slices per stage, F slices. */
+static void check_dualpipev(tsl_plan_t *p, const tsl_model_t *m)
+{
+    uint32_t P = p->pp;
+    if (P < 2)
+        return;
+    tsl_err_t err = {0};
+    p->schedule = TSL_PIPESIM_SCHED_DUALPIPEV;
+    p->interleave = 0;
+    if (p->n_micro < 2 * P)
+        p->n_micro = 2 * P;
+    for (uint32_t s = 0; s < P; s++)
+        p->stages[s].fb_save_s = p->stages[s].fwd_s / 5;
+    tsl_plan_sim_t *sim = malloc(sizeof(*sim));
+    tsl_plan_sim_input(p, false, sim);
+    size_t bytes = tsl_pipesim_in_ws_bytes(&sim->in);
+    void *ws = malloc(bytes);
+    tsl_pipesim_out_t out;
+    CHECK(tsl_pipesim_run(&sim->in, ws, bytes, &out, &err) == 0, "dualpipev: %s", err.msg);
+    p->sim_iter_time_s = out.iter_s;
+    free(ws);
+    free(sim);
+    json_t *doc = tsl_trace_plan(p, m, &err);
+    CHECK(doc != NULL, "dualpipev trace: %s", err.msg);
+    if (doc == NULL)
+        return;
+    check_format(doc, p);
+    uint32_t fb[TSL_PLAN_MAX_STAGES] = {0}, w[TSL_PLAN_MAX_STAGES] = {0},
+             f[TSL_PLAN_MAX_STAGES] = {0};
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(doc, "traceEvents"), i, e)
+    {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        uint32_t s = (uint32_t)json_integer_value(json_object_get(e, "pid")) - 1;
+        if (name == NULL || cat == NULL || s >= P)
+            continue;
+        fb[s] += strncmp(name, "F&B ", 4) == 0 && strcmp(cat, "overlap") == 0;
+        w[s] += strncmp(name, "W ", 2) == 0;
+        f[s] += strncmp(name, "F ", 2) == 0;
+    }
+    uint32_t mm = p->n_micro;
+    for (uint32_t s = 0; s < P; s++) {
+        uint32_t want = 2 * mm - 3 * P + s + 1 - (s == P - 1);
+        CHECK(fb[s] == want && w[s] == 2 * P - s - 1 && f[s] == 2 * mm - want,
+              "dualpipev stage %u: %u F&B (want %u), %u W (want %u), %u F", s, fb[s], want, w[s],
+              2 * P - s - 1, f[s]);
+    }
+    CHECK(strcmp(json_string_value(json_object_get(json_object_get(doc, "otherData"), "schedule")),
+                 "dualpipev") == 0,
+          "otherData.schedule dualpipev");
+    json_decref(doc);
+}
+
 static void check_plan(const char *model, const char *cluster, uint32_t pp, bool ckpt)
 {
     tsl_model_t m = {0};
@@ -289,6 +346,7 @@ static void check_plan(const char *model, const char *cluster, uint32_t pp, bool
               "otherData.schedule zbh1");
     }
     json_decref(doc);
+    check_dualpipev(p, &m);
     free(ws);
     free(sim);
     free(res);
