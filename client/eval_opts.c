@@ -50,6 +50,11 @@ static const char eval_usage[] =
     "  --sp                sequence parallelism with TP (Megatron-LM)\n"
     "  --zero N            0, 1 (distributed optimizer) or 2 on the DP level\n"
     "  --interleave V      V model chunks per stage (interleaved 1F1B)\n"
+    "  --cp N              context parallelism: every layer's sequence split over N\n"
+    "                      ranks of the data level (--dp/--sdp count the others,\n"
+    "                      as Megatron-LM's DP and torchtitan's dp_shard do)\n"
+    "  --cp-comm TYPE      its attention exchange: p2p (ring, the default), a2a\n"
+    "                      (Ulysses) or allgather (Megatron-LM's --cp-comm-type)\n"
     "  --layers-per-stage A,B,...\n"
     "                      layers of each stage, embedding and head included\n"
     "                      (default: balanced by FLOPs, as the search starts)\n"
@@ -115,6 +120,8 @@ enum {
     OPT_CKPT,
     OPT_SP,
     OPT_ZERO,
+    OPT_CP,
+    OPT_CP_COMM,
     OPT_INTERLEAVE,
     OPT_LPS,
     OPT_STRATEGY,
@@ -155,6 +162,8 @@ static const struct option eval_long[] = {
     {"ckpt", required_argument, 0, OPT_CKPT},
     {"sp", no_argument, 0, OPT_SP},
     {"zero", required_argument, 0, OPT_ZERO},
+    {"cp", required_argument, 0, OPT_CP},
+    {"cp-comm", required_argument, 0, OPT_CP_COMM},
     {"interleave", required_argument, 0, OPT_INTERLEAVE},
     {"layers-per-stage", required_argument, 0, OPT_LPS},
     {"strategy", required_argument, 0, OPT_STRATEGY},
@@ -228,6 +237,14 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
             return -1;
         c->zero = (uint8_t)zero;
         return 0;
+    case OPT_CP: return tsl_parse_u32("cp", optarg, 1, 1024, &c->knobs.cp, err);
+    case OPT_CP_COMM: {
+        int comm = tsl_cp_comm_parse(optarg);
+        if (comm < 0)
+            return tsl_err_set(err, "cp-comm: '%s' is not p2p, a2a or allgather", optarg);
+        c->knobs.cp_comm = (uint32_t)comm;
+        return 0;
+    }
     case OPT_INTERLEAVE: return tsl_parse_u32("interleave", optarg, 1, 64, &c->interleave, err);
     case OPT_LPS: return parse_counts(optarg, c, err);
     case OPT_STRATEGY: eo->strategy = optarg; return 0;

@@ -8,6 +8,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "cost.h"
 
 static double num(json_t *o, const char *key)
 {
@@ -124,6 +125,23 @@ static bool zero_bubble(json_t *plan)
     return strcmp(sc, "zbh1") == 0 || strcmp(sc, "zbv") == 0;
 }
 
+/* Context parallelism (docs/cost-model.md "Context parallelism"): the degree and
+ * exchange, and for the best plan why the search took that degree. */
+static void print_cp(FILE *out, json_t *plan, json_t *doc)
+{
+    static const char *const how[] = {"ring attention, K/V blocks passed under the core",
+                                      "K/V all-gathered before the core",
+                                      "Ulysses all-to-all of Q/K/V and O, heads split"};
+    long long cp = integer(plan, "cp"), comm = integer(plan, "cp_comm");
+    const char *why = json_object_get(doc, "plan") == plan ? str(doc, "cp_why") : "";
+    if (cp > 1)
+        fprintf(out, "  context:   cp %lld (%s: %s), every layer's sequence split %lld ways\n", cp,
+                comm >= 0 && comm < 3 ? tsl_cp_comm_name((uint32_t)comm) : "?",
+                comm >= 0 && comm < 3 ? how[comm] : "?", cp);
+    if (why[0])
+        fprintf(out, "  cp why:    %s\n", why);
+}
+
 static void print_plan(FILE *out, json_t *plan, json_t *doc)
 {
     char peak[32], budget[32];
@@ -167,6 +185,7 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
     fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));
     print_reserve(out, json_object_get(doc, "request"));
+    print_cp(out, plan, doc);
     fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),
             num(plan, "alpha_m"), 1.0 - 1.0 / (double)(pp ? pp : 1));
     if (num(plan, "sim_iter_time_s") > 0) {

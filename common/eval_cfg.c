@@ -266,6 +266,16 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
 {
     tsl_eval_cfg_t c = *cfg_in, *cfg = &c;
     uint32_t P = cfg->pp ? cfg->pp : 1, deg[3], first[TSL_PLAN_MAX_STAGES + 1];
+    /* a data degree given as the stacks count it leaves the CP ranks out
+     * (Megatron's DP, torchtitan's dp_shard): the innermost data level (SDP,
+     * else DP; strategy_of's order) holds them too. A degree left as the rest
+     * of the stage's devices has them already. */
+    if (cfg->knobs.cp > 1 && !cfg->sdp_rest && !cfg->cp_counted) {
+        if (cfg->sdp > 1)
+            cfg->sdp *= cfg->knobs.cp;
+        else if (cfg->dp)
+            cfg->dp *= cfg->knobs.cp;
+    }
     tsl_plan_init(out);
     if (P > TSL_PLAN_MAX_STAGES || P > m->n_layers || n_devices % P != 0)
         return tsl_err_set(err,
@@ -280,7 +290,15 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
     out->pp = P;
     out->n_layers = m->n_layers;
     out->n_devices = n_devices;
-    if (batch(cfg, deg[1] * deg[2], P, out, err) != 0 || split(cfg, m, P, first, err) != 0)
+    /* the CP ranks are the innermost of the data ranks (cost.h): the stacks'
+     * data-parallel size, which the micro-batch is per, leaves them out */
+    uint32_t cp = cfg->knobs.cp > 1 ? cfg->knobs.cp : 1, stride;
+    if (!tsl_cost_cp_group(&s, cp, &stride))
+        return tsl_err_set(err,
+                           "context parallelism %u does not divide the %u data-parallel ranks "
+                           "of a stage (devices / (pp x tp))",
+                           cp, deg[1] * deg[2]);
+    if (batch(cfg, deg[1] * deg[2] / cp, P, out, err) != 0 || split(cfg, m, P, first, err) != 0)
         return -1;
     fill_layers(cfg, m, first, &s, out);
     out->interleave = cfg->interleave;
@@ -414,9 +432,9 @@ static const mg_why_t mg_refused[] = {
     {"distribute-saved-activations", "is not modelled by Tessel"},
     {"cpu-offloading", "is not modelled by Tessel's eval (plan's memory switches are H3T's)"},
     {"num-experts", "(MoE) is not modelled by Tessel's eval"},
-    {"hybrid-context-parallel", "is not modelled by Tessel (no context parallelism yet)"},
-    {"hierarchical-context-parallel-sizes", "is not modelled by Tessel (no context "
-                                            "parallelism yet)"},
+    {"hybrid-context-parallel", "is not modelled by Tessel (one CP group size per model)"},
+    {"hierarchical-context-parallel-sizes", "is not modelled by Tessel (a2a+p2p: one CP "
+                                            "exchange per model)"},
 };
 
 /* Accepted with a note: they change the figures, not the plan. */
@@ -600,6 +618,7 @@ typedef struct mg_state {
     bool recompute_activations, fsdp2, dist_opt;
     bool bf16, fp16, grad_bf16, grad_fp32, overlap_grad, overlap_param;
     uint32_t cp, ep;
+    char cp_comm[16]; /* --cp-comm-type; "" = p2p */
 } mg_state_t;
 
 static int mg_flag_only(const char *key, const char *val, tsl_err_t *err)
@@ -649,6 +668,13 @@ static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state
                                val ? val : "");
         st->method_set = true;
         st->method_block = strcmp(val, "block") == 0;
+        return 0;
+    }
+    if (strcmp(key, "cp-comm-type") == 0) {
+        if (val == NULL || strlen(val) >= sizeof st->cp_comm)
+            return tsl_err_set(err, "megatron: --cp-comm-type: '%s' is not p2p, a2a or allgather",
+                               val ? val : "");
+        snprintf(st->cp_comm, sizeof st->cp_comm, "%s", val);
         return 0;
     }
     uint32_t *u = strcmp(key, "context-parallel-size") == 0        ? &st->cp
@@ -765,11 +791,16 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
 /* The checks Megatron-LM's validate_args makes on what the line set together. */
 static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
 {
-    if (st->cp > 1)
-        return tsl_err_set(err,
-                           "megatron: --context-parallel-size %u: Tessel does not model "
-                           "context parallelism yet (1 only)",
-                           st->cp);
+    if (st->cp > 1) { /* TransformerEngine's CP attention, --cp-comm-type (default p2p) */
+        int comm = tsl_cp_comm_parse(st->cp_comm[0] ? st->cp_comm : "p2p");
+        if (comm < 0)
+            return tsl_err_set(err,
+                               "megatron: --cp-comm-type %s: Tessel prices p2p, a2a and "
+                               "allgather (one type for every layer; not a2a+p2p)",
+                               st->cp_comm);
+        c->knobs.cp = st->cp;
+        c->knobs.cp_comm = (uint32_t)comm;
+    }
     if (st->ep > 1)
         return tsl_err_set(err,
                            "megatron: --expert-model-parallel-size %u: Tessel's eval "

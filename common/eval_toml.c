@@ -34,6 +34,7 @@ typedef struct tt_state {
     bool python, ac_given, sp_off;
     tsl_eval_ckpt_t ac_mode;
     char ac_option[16];
+    char cp_rotate[16]; /* context_parallel_rotate_method; "" = allgather (its default) */
     int64_t cp, ep, tokens_mb, tokens_step, ctx, pp_micro;
     uint32_t global_line; /* global_batch_size = -1's line, 0: not given */
 } tt_state_t;
@@ -297,6 +298,8 @@ static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
         return strcmp(t->value, "None") == 0 ? 0 : model_parts(t, c, err);
     if (is(t, "parallelism", "pipeline_parallel_schedule"))
         return schedule(t, c, err);
+    if (is(t, "parallelism", "context_parallel_rotate_method"))
+        return want_str(t, st->cp_rotate, sizeof st->cp_rotate, err);
     if (is(t, "activation_checkpoint", "mode"))
         return ckpt_mode(t, st, err);
     if (is(t, "activation_checkpoint", "selective_ac_option"))
@@ -383,11 +386,27 @@ static int tt_tokens(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
 
 static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
 {
-    if (st->cp > 1)
-        return tsl_err_set(err,
-                           "torchtitan: context_parallel_degree %lld: Tessel does not model "
-                           "context parallelism yet (1 only)",
-                           (long long)st->cp);
+    if (st->cp > 1) {
+        /* ring attention (torch's context_parallel): K/V rotated by all-gather (the
+         * default) or all-to-all, Tessel's allgather and p2p; the FSDP mesh is
+         * dp_shard x cp, so the CP ranks are the innermost of the SDP level
+         * (tsl_eval_cfg_plan multiplies a given shard degree by cp) */
+        const char *rot = st->cp_rotate[0] ? st->cp_rotate : "allgather";
+        if (strcmp(rot, "allgather") != 0 && strcmp(rot, "alltoall") != 0)
+            return tsl_err_set(err,
+                               "torchtitan: context_parallel_rotate_method %s is not allgather "
+                               "or alltoall",
+                               rot);
+        if (st->cp > 1024)
+            return tsl_err_set(err, "torchtitan: context_parallel_degree %lld is above 1024",
+                               (long long)st->cp);
+        c->knobs.cp = (uint32_t)st->cp;
+        c->knobs.cp_comm = strcmp(rot, "allgather") == 0 ? TSL_CP_ALLGATHER : TSL_CP_P2P;
+        if (!c->sdp_rest && c->sdp <= 1) { /* FSDP over dp_shard x cp at dp_shard 1 too */
+            c->sdp = (uint32_t)st->cp;
+            c->cp_counted = true;
+        }
+    }
     if (st->ep > 1)
         return tsl_err_set(err,
                            "torchtitan: expert_parallel_degree %lld: Tessel's eval does "
@@ -497,6 +516,7 @@ static const char *py_section(const char *key)
         {"pipeline_parallel_split_points", "parallelism"},
         {"module_fqns_per_model_part", "parallelism"},
         {"pipeline_parallel_schedule", "parallelism"},
+        {"context_parallel_rotate_method", "parallelism"},
         {"dtype", "training"},
     };
     for (size_t i = 0; i < sizeof tt_u32 / sizeof tt_u32[0]; i++)

@@ -79,6 +79,9 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
                 v->stage_blocks[0] / p->interleave);
     if (u->s.sp)
         fputs("--sequence-parallel\n", out);
+    if (u->cp > 1) /* TransformerEngine's context-parallel attention (docs/exports.md) */
+        fprintf(out, "--context-parallel-size %u\n--cp-comm-type %s\n", u->cp,
+                tsl_cp_comm_name(p->cp_comm));
     if (u->s.zero)
         fputs("--use-distributed-optimizer\n", out);
     if (u->s.selective)

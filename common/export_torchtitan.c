@@ -174,9 +174,12 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     fprintf(out,
             "    par = config.parallelism\n    par.data_parallel_replicate_degree = %u\n"
             "    par.data_parallel_shard_degree = %u\n    par.tensor_parallel_degree = %u\n"
-            "    par.enable_sequence_parallel = True\n    par.context_parallel_degree = 1\n"
+            "    par.enable_sequence_parallel = True\n    par.context_parallel_degree = %u\n"
             "    par.pipeline_parallel_degree = %u\n",
-            u.dp, u.sdp, u.tp, v->pp);
+            u.dp, u.sdp, u.tp, u.cp, v->pp);
+    if (u.cp > 1) /* ring attention; the K/V rotation Tessel priced (docs/exports.md) */
+        fprintf(out, "    par.context_parallel_rotate_method = \"%s\"\n",
+                p->cp_comm == TSL_CP_ALLGATHER ? "allgather" : "alltoall");
     if (v->pp > 1) {
         fprintf(out,
                 "    par.pipeline_parallel_schedule = \"%s\"\n"
@@ -214,6 +217,9 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
             "data_parallel_shard_degree = %u\ntensor_parallel_degree = %u\n"
             "pipeline_parallel_degree = %u\n",
             u.dp, u.sdp, u.tp, v->pp);
+    if (u.cp > 1) /* [parallelism] since v0.1.0 (JobConfig Parallelism) */
+        fprintf(out, "context_parallel_degree = %u\ncontext_parallel_rotate_method = \"%s\"\n",
+                u.cp, p->cp_comm == TSL_CP_ALLGATHER ? "allgather" : "alltoall");
     if (v->pp > 1) {
         fputs("# v0.1.0 reads no module_fqns_per_model_part; there write instead\n"
               "# pipeline_parallel_split_points = [",

@@ -24,7 +24,8 @@
  *   proto  the field of the tessel.v1 message (Stage, PlanFigures, Plan)
  *   json   the key in the document
  *   WHEN   when the key is written: ALWAYS; NONZERO (absent when 0: reads back
- *          as 0); OVER1 (absent when 0 or 1); SIMULATED (with sim_iter_time_s).
+ *          as 0); OVER1 (absent when 0 or 1); SIMULATED (with sim_iter_time_s);
+ *          NONEMPTY (a STR, absent when "").
  *
  * The document head (TSL_PLAN_DOC_FIELDS) adds the object the key sits in:
  *   X(c, KIND, obj, json, WHEN) with c also the Plan field's name, obj NULL
@@ -84,6 +85,8 @@
     X(no_fp32_master, BOOL, no_fp32_master, "no_fp32_master", NONZERO)                             \
     X(grad_reduce_exposed, BOOL, grad_reduce_exposed, "grad_reduce_exposed", NONZERO)              \
     X(overlap_param_gather, BOOL, overlap_param_gather, "overlap_param_gather", NONZERO)           \
+    X(cp, U32, cp, "cp", OVER1)                                                                    \
+    X(cp_comm, U32, cp_comm, "cp_comm", NONZERO)                                                   \
     X(slicer, CUSTOM, slicer, "slicer", ALWAYS)                                                    \
     X(memopt, CUSTOM, memopt, "memopt", ALWAYS)                                                    \
     X(node_order, CUSTOM, node_order, "node_order", ALWAYS)
@@ -112,6 +115,7 @@
     X(search_time_s, REAL, NULL, "search_time_s", ALWAYS)                                          \
     X(target, CUSTOM, NULL, "target", ALWAYS)                                                      \
     X(figures, CUSTOM, NULL, "figures", ALWAYS)                                                    \
+    X(cp_why, STR, NULL, "cp_why", NONEMPTY)                                                       \
     X(cached, BOOL, NULL, "cached", ALWAYS)                                                        \
     X(stale, BOOL, NULL, "stale", ALWAYS)                                                          \
     X(created_unix, I64, NULL, "created_unix", ALWAYS)
@@ -121,6 +125,7 @@
 #define TSL_PLAN_WHEN_ALWAYS(v, o)    1
 #define TSL_PLAN_WHEN_NONZERO(v, o)   ((v) != 0)
 #define TSL_PLAN_WHEN_OVER1(v, o)     ((v) > 1)
+#define TSL_PLAN_WHEN_NONEMPTY(v, o)  ((v) != NULL && (v)[0] != '\0')
 #define TSL_PLAN_WHEN_SIMULATED(v, o) ((o)->sim_iter_time_s > 0)
 
 #endif

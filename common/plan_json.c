@@ -353,6 +353,7 @@ void tsl_plan_head_fill(tsl_plan_head_t *h, const tsl_search_result_t *res, cons
     h->dp_states = res->stats.dp_states;
     h->configs = res->stats.configs;
     h->batches_tried = res->stats.batches_tried;
+    snprintf(h->cp_why, sizeof h->cp_why, "%s", res->cp_why);
 }
 
 json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_model_t *m,

@@ -110,12 +110,83 @@ static double dim_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_dim
                                  lat);
 }
 
+/* ---- context parallelism (docs/cost-model.md "Context parallelism") ---- */
+
+static const char *const cp_comm_names[TSL_CP_COMM_COUNT] = {"p2p", "allgather", "a2a"};
+
+const char *tsl_cp_comm_name(uint32_t comm)
+{
+    return comm < TSL_CP_COMM_COUNT ? cp_comm_names[comm] : NULL;
+}
+
+int tsl_cp_comm_parse(const char *name)
+{
+    for (int i = 0; name != NULL && i < TSL_CP_COMM_COUNT; i++)
+        if (strcmp(name, cp_comm_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+bool tsl_cost_cp_group(const tsl_strategy_t *s, uint32_t cp, uint32_t *stride)
+{
+    uint32_t below = 1;
+    *stride = 1;
+    if (cp <= 1)
+        return true;
+    for (uint32_t i = 0; i < s->n_levels && i < TSL_STRATEGY_MAX_LEVELS; i++) {
+        if (s->dim[i] == TSL_DIM_DP || s->dim[i] == TSL_DIM_SDP) {
+            *stride = below;
+            return s->degree[i] % cp == 0;
+        }
+        below *= s->degree[i];
+    }
+    return false;
+}
+
+static bool has_attention(const tsl_layer_t *l)
+{
+    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
+           l->kind == TSL_LAYER_ATTENTION;
+}
+
+bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp, uint32_t comm)
+{
+    uint32_t stride;
+    if (cp <= 1)
+        return true;
+    if (!tsl_cost_cp_group(s, cp, &stride) || comm >= TSL_CP_COMM_COUNT || l->seq_len % cp != 0)
+        return false;
+    if (!has_attention(l))
+        return true;
+    /* two chunks per rank (causal load balancing); no cross attention split */
+    if (l->seq_len % (2 * cp) != 0 || l->cross_seq_len != 0)
+        return false;
+    if (comm != TSL_CP_A2A)
+        return true;
+    uint32_t t = dim_degree(s, TSL_DIM_TP), kv = l->kv_heads ? l->kv_heads : l->heads;
+    return (l->heads / t) % cp == 0 && (kv / t) % cp == 0;
+}
+
+/* The CP group's bandwidth: cp ranks at the data level's stride (tsl_cost_cp_group). */
+static double cp_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_coll_lat_t *lat)
+{
+    uint32_t c = env->knobs.cp, stride;
+    lat->ar_s = lat->ag_s = 0.0;
+    if (c <= 1 || !tsl_cost_cp_group(s, c, &stride) ||
+        env->block_size % ((uint64_t)stride * c) != 0)
+        return INFINITY;
+    if (env->mode == TSL_COST_PAPER)
+        return tsl_cluster_dim_bw(env->cluster, env->block_first, env->block_size, stride, c);
+    return tsl_cluster_dim_busbw(env->cluster, env->block_first, env->block_size, stride, c, lat);
+}
+
 void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                           tsl_strategy_bw_t *out)
 {
     out->tp_bw = dim_bw(env, s, TSL_DIM_TP, &out->tp_lat);
     out->dp_bw = dim_bw(env, s, TSL_DIM_DP, &out->dp_lat);
     out->sdp_bw = dim_bw(env, s, TSL_DIM_SDP, &out->sdp_lat);
+    out->cp_bw = cp_bw(env, s, &out->cp_lat);
 }
 
 /* ---- collectives (ring, AMP Eq. 3; nccl-tests bus bandwidth) ---- */
@@ -254,20 +325,26 @@ static inline double grad_elem_bytes(const tsl_cost_knobs_t *k)
  * --bf16). Without a master the moments are 16-bit: 4 optimizer bytes. Under
  * SDP with fp32 gradients the sharded fp32 parameter is the master and no
  * 16-bit copy stays between steps (FSDP2's MixedPrecisionPolicy): 12 + g. */
-static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t n,
-                         double p, const tsl_cost_knobs_t *k, tsl_layer_cost_t *out)
+static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t mb,
+                         uint64_t w, uint64_t cp, double p, const tsl_cost_knobs_t *k,
+                         tsl_layer_cost_t *out)
 {
     double z = g.z, gb = grad_elem_bytes(k);
     double opt_div = s->zero >= 1 ? g.d : 1, grad_div = s->zero >= 2 ? g.d : 1;
     double opt = k->no_fp32_master ? 2.0 * TSL_BYTES_PER_PARAM_FP16 : 12.0;
     double weights = g.z > 1 && gb >= 4 && !k->no_fp32_master ? 0.0 : TSL_BYTES_PER_PARAM_FP16;
     out->ms_bytes = (uint64_t)ceil(p / z * (weights + gb / grad_div + opt / opt_div));
-    uint64_t split = s->sp ? g.t : 1; /* sequence parallelism shards the rest */
+    /* a rank holds mb / w samples' tokens (mb·c / w samples of s / c tokens under
+     * CP: activations ÷ c); an unfused core's scores are a block's, (s/c)² per
+     * chunk pair, so ÷ c again */
+    uint64_t split = (s->sp ? g.t : 1) * w; /* sequence parallelism shards the rest */
     uint64_t score = s->selective ? l->act_score_bytes : 0;
-    uint64_t act =
-        div_ceil(l->act_repl_bytes * n, split) + div_ceil((l->act_shard_bytes - score) * n, g.t);
+    uint64_t kept_score = cp > 1 ? l->act_score_bytes - score : 0;
+    uint64_t act = div_ceil(l->act_repl_bytes * mb, split) +
+                   div_ceil((l->act_shard_bytes - score - kept_score) * mb, g.t * w) +
+                   div_ceil(kept_score * mb, g.t * w * cp);
     if (s->ckpt) {
-        out->fwd_bytes = div_ceil(l->bnd_act_bytes * n, split);
+        out->fwd_bytes = div_ceil(l->bnd_act_bytes * mb, split);
         out->bwd_bytes = act;
     } else {
         out->fwd_bytes = act;
@@ -298,6 +375,20 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
     *wgrad_frac = tsl_roofline_layer_wgrad_frac(&dev, l, n, t, s->sp, padded_vocab(l, t));
+}
+
+/* The attention core's forward, as the ring's blocks split it: the selective
+ * recompute figure where the strategy has one, else the roofline's. */
+static double core_fwd_s(const tsl_cost_env_t *env, const tsl_layer_t *l, double n, uint32_t t,
+                         double core_f)
+{
+    if (core_f > 0 || env->knobs.cp <= 1 || !has_attention(l))
+        return core_f;
+    tsl_roofline_dev_t dev;
+    tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
+    dev.shape = env->gemm_shape;
+    dev.host_op_s = env->host_op_s;
+    return tsl_roofline_core_fwd_s(&dev, l, n, t);
 }
 
 double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k)
@@ -375,13 +466,66 @@ static void calibrate_memory(double k, tsl_layer_cost_t *out)
     out->bwd_bytes = (uint64_t)ceil((double)out->bwd_bytes * k);
 }
 
+/*
+ * The attention exchange of context parallelism for one micro-batch, forward
+ * (*fwd) and backward (*bwd), the part the attention core does not hide. T = n·s
+ * tokens per rank (two chunks of s/2c per sample, causal load balancing, so every
+ * rank's share of the core is core/c), K/V bytes per rank
+ *   B_kv = 2 (K, V) · 2 bytes · T · a_kv · d_h / t.
+ *   p2p        ring: c − 1 steps each passing B_kv to the next rank, step j under
+ *              the core of block j (core_f / c); backward passes K/V and dK/dV:
+ *              fwd = (c−1)·overlap(core_f/c, B_kv/bw) + core_f/c − core_f,
+ *              bwd = (c−1)·overlap(core_b/c, 2·B_kv/bw) + core_b/c − core_b
+ *   allgather  fwd: all-gather(c·B_kv, c); bwd: the gather again (only the chunk
+ *              is kept) and a reduce-scatter of dK/dV: 2 · all-gather(c·B_kv, c)
+ *   a2a        Ulysses: all-to-all of Q, K, V before the core and O after it,
+ *              each (c−1)/c of the rank's bytes: fwd = bwd =
+ *              all-gather(B_q + B_kv + B_o, c) + 2α (two collectives)
+ * core_b = 2·core_f (flash attention's backward). α: the all-gather's, spread
+ * over the ring's steps.
+ */
+static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t, double n,
+                        double core_f, const tsl_strategy_bw_t *bw, double *fwd, double *bwd)
+{
+    uint32_t c = env->knobs.cp;
+    *fwd = *bwd = 0.0;
+    if (c <= 1 || !has_attention(l))
+        return;
+    double kv = l->kv_heads ? l->kv_heads : l->heads;
+    double hd = (double)(l->attn_dim ? l->attn_dim : l->hidden) / l->heads;
+    double T = n * l->seq_len, k = env->overlap_slowdown;
+    double b_kv = 2.0 * TSL_ACT_DTYPE_BYTES * T * kv * hd / t;
+    double b_q = (double)TSL_ACT_DTYPE_BYTES * T * l->heads * hd / t; /* Q, and O alike */
+    double core_b = 2.0 * core_f, lat = bw->cp_lat.ag_s;
+    switch (env->knobs.cp_comm) {
+    case TSL_CP_ALLGATHER: {
+        double ag = with_lat(tsl_cost_allgather_s(c * b_kv, c, bw->cp_bw), lat);
+        *fwd = ag;
+        *bwd = 2.0 * ag;
+        break;
+    }
+    case TSL_CP_A2A:
+        *fwd = *bwd = tsl_cost_allgather_s(2.0 * b_q + b_kv, c, bw->cp_bw) + 2.0 * lat;
+        break;
+    default: {
+        double step = b_kv / bw->cp_bw + lat / (c - 1);
+        *fwd = (c - 1) * tsl_cost_overlap_s(core_f / c, step, k) + core_f / c - core_f;
+        *bwd = (c - 1) * tsl_cost_overlap_s(core_b / c, 2.0 * step, k) + core_b / c - core_b;
+        break;
+    }
+    }
+}
+
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out)
 {
     degrees_t g = {dim_degree(s, TSL_DIM_TP), dim_degree(s, TSL_DIM_DP),
                    dim_degree(s, TSL_DIM_SDP)};
-    uint32_t w = g.d * g.z;
-    if (mb == 0 || mb % w != 0 || group_size(s) != env->block_size || !tp_fits(l, g.t)) {
+    uint32_t w = g.d * g.z, cp = env->knobs.cp > 1 ? env->knobs.cp : 1;
+    /* under CP a rank holds n = B_m / w samples' worth of tokens: B_m·c / w samples,
+     * s / c tokens each; B_m divides by w / c */
+    if (mb == 0 || group_size(s) != env->block_size || !tp_fits(l, g.t) ||
+        !tsl_cost_cp_fits(l, s, cp, env->knobs.cp_comm) || mb % (w / cp) != 0) {
         set_infeasible(out);
         return;
     }
@@ -390,7 +534,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         tsl_cost_strategy_bw(env, s, &local);
         bw = &local;
     }
-    double n = (double)(mb / w);
+    double n = cp > 1 ? (double)mb / w : (double)(mb / w);
     double p = rank_params(l, g.t, env->tied_copy); /* this TP rank's */
     double act_msg = (double)TSL_ACT_DTYPE_BYTES * l->seq_len * l->hidden * n;
 
@@ -402,6 +546,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double k = env->overlap_slowdown;
     double tp_f = l->tp_allreduces * allreduce_lat_s(act_msg, g.t, bw->tp_bw, &bw->tp_lat);
     double gather = allgather_lat_s(TSL_BYTES_PER_PARAM_FP16 * p, g.z, bw->sdp_bw, &bw->sdp_lat);
+    double cp_f, cp_b;
+    cp_exchange(env, l, g.t, n, core_fwd_s(env, l, n, g.t, core_f), bw, &cp_f, &cp_b);
     double per_mb, last, exposed, gather_next;
     grad_sync(env->mode, &env->knobs, s, g, bw, grad_elem_bytes(&env->knobs) * p,
               TSL_BYTES_PER_PARAM_FP16 * p, &per_mb, &last, &exposed, &gather_next);
@@ -409,17 +555,19 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         double *compute[] = {&compute_f, &compute_b, &core_f};
         double *comm[] = {&tp_f, &gather, &per_mb, &last, &exposed, &gather_next};
         calibrate_times(env->calib, l, n, compute, comm);
+        cp_f *= env->calib->comm_scale;
+        cp_b *= env->calib->comm_scale;
     }
     /* ZeRO-1's weight all-gather under the next iteration's first forward: what
      * the forward does not hide (Megatron-LM --overlap-param-gather) */
     double next_s =
         gather_next > 0 ? tsl_cost_overlap_s(compute_f, gather_next, k) - compute_f : 0.0;
-    double recompute = s->ckpt ? compute_f + tp_f : core_f;
+    double recompute = s->ckpt ? compute_f + tp_f + cp_f : core_f + cp_f * (core_f > 0);
 
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */
     out->feasible = true;
-    out->fwd_s = compute_f + tp_f + gather;
-    double bwd_rest = tp_f + gather + recompute;
+    out->fwd_s = compute_f + tp_f + gather + cp_f;
+    double bwd_rest = tp_f + gather + recompute + cp_b;
     out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb, k);
     out->grad_comm_s = per_mb + last + exposed + gather_next;
     out->bwd_sync_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last, k) + exposed + next_s;
@@ -427,9 +575,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     /* (ZeRO-2's and, in STACK, ZeRO-3's last micro-batch reduce-scatter once, as
      * every other: per_mb) */
     out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f : 0.0);
-    out->comm_s = 2.0 * tp_f + 2.0 * gather + (s->ckpt ? tp_f : 0.0);
+    out->comm_s = 2.0 * tp_f + 2.0 * gather + (s->ckpt ? tp_f : 0.0) + cp_f + cp_b;
+    out->cp_s = cp_f + cp_b;
     out->opt_s = optimizer_s(env, s, g, p);
-    layer_memory(l, s, g, mb / w, p, &env->knobs, out);
+    layer_memory(l, s, g, mb, w, cp, p, &env->knobs, out);
     if (env->calib != NULL)
         calibrate_memory(env->calib->mem_scale, out);
 }

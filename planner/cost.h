@@ -141,7 +141,7 @@ typedef enum tsl_cost_mode {
 
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
-#define TSL_COST_MODEL_VERSION 5u
+#define TSL_COST_MODEL_VERSION 6u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -162,7 +162,37 @@ typedef struct tsl_cost_knobs {
                                    overlap_comm); false: under the backward */
     bool overlap_param_gather;  /* ZeRO-1's weight all-gather under the next forward
                                    (Megatron-LM --overlap-param-gather); false: exposed */
+    uint32_t cp;                /* context-parallel degree c of every layer (0 or 1: none);
+                                   docs/cost-model.md "Context parallelism" */
+    uint32_t cp_comm;           /* tsl_cp_comm_t: how attention meets the other CP ranks */
 } tsl_cost_knobs_t;
+
+/* Context parallelism's attention exchange (Megatron-LM --cp-comm-type;
+ * TransformerEngine's attention/dot_product_attention/context_parallel.py). */
+typedef enum tsl_cp_comm {
+    TSL_CP_P2P = 0,       /* ring attention: c−1 K/V block exchanges under the block compute */
+    TSL_CP_ALLGATHER = 1, /* all-gather K/V before the core, reduce-scatter dK/dV after */
+    TSL_CP_A2A = 2,       /* Ulysses: all-to-all Q/K/V (heads split) and O, both ways */
+    TSL_CP_COMM_COUNT
+} tsl_cp_comm_t;
+
+/* "p2p", "allgather", "a2a" (Megatron's names); NULL past the end. */
+const char *tsl_cp_comm_name(uint32_t comm);
+/* Inverse of tsl_cp_comm_name; -1 for another name. */
+int tsl_cp_comm_parse(const char *name);
+
+/* The CP group of strategy s at degree cp (> 1): the innermost cp ranks of its
+ * innermost data level (DP or SDP), Megatron's order tp-cp-dp — the data level's
+ * degree keeps counting the CP ranks for the gradient reduce and the shards
+ * (Megatron's data-parallel group with CP, torchtitan's dp_shard_cp mesh). False
+ * when s has no data level whose degree divides by cp. */
+bool tsl_cost_cp_group(const tsl_strategy_t *s, uint32_t cp, uint32_t *stride);
+
+/* Whether layer l can run under s at CP degree cp with comm: the group exists,
+ * 2·cp divides the sequence (two chunks per rank, causal load balancing) and, for
+ * a2a, the heads and K/V heads per TP rank divide by cp. Layers without attention
+ * only need the group and cp | s. */
+bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp, uint32_t comm);
 
 /* Where a stage runs: a block of devices of the cluster. */
 typedef struct tsl_cost_env {
@@ -209,6 +239,8 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
 typedef struct tsl_strategy_bw {
     double tp_bw, dp_bw, sdp_bw;            /* +INF for an unused dimension */
     tsl_coll_lat_t tp_lat, dp_lat, sdp_lat; /* zeros in PAPER mode or unused */
+    double cp_bw;                           /* the CP group's (env->knobs.cp), +INF at cp 1 */
+    tsl_coll_lat_t cp_lat;
 } tsl_strategy_bw_t;
 
 void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
@@ -228,6 +260,8 @@ typedef struct tsl_layer_cost {
     uint64_t ms_bytes;  /* O_ms */
     uint64_t fwd_bytes; /* O_f for one micro-batch */
     uint64_t bwd_bytes; /* O_b for one micro-batch */
+    double cp_s;        /* context parallelism's exposed attention exchange, forward +
+                           backward (in fwd_s and bwd_s; 0 at cp 1) */
     double opt_s;       /* the layer's optimizer step, once per iteration after its
                            last backward (and gradient sync): 28 B per parameter the
                            device updates / opt_mem_bw + one launch; 0 when the

@@ -51,8 +51,10 @@ static int layer_split(const tsl_model_t *m, const tsl_plan_t *g, uint32_t *firs
 
 /* One layer's strategy on a stage block of G devices with micro-batch Bm. */
 static int check_layer(const tsl_model_t *m, const tsl_cluster_t *c, uint32_t i, uint32_t stage,
-                       uint32_t G, const tsl_strategy_t *st, uint32_t Bm, tsl_err_t *err)
+                       uint32_t G, const tsl_strategy_t *st, uint32_t Bm, const tsl_plan_t *g,
+                       tsl_err_t *err)
 {
+    uint32_t cp = g->cp > 1 ? g->cp : 1, stride;
     char name[64];
     tsl_strategy_format(st, name, sizeof name);
     uint32_t n = tsl_strategy_group_size(st), w = tsl_strategy_data_width(st);
@@ -61,16 +63,32 @@ static int check_layer(const tsl_model_t *m, const tsl_cluster_t *c, uint32_t i,
                            "eval: layer %u (%s): its degrees multiply to %u devices, but "
                            "stage %u has %u (devices / pp)",
                            i, name, n, stage, G);
+    if (!tsl_cost_cp_group(st, cp, &stride))
+        return tsl_err_set(err,
+                           "eval: layer %u (%s): context-parallel degree %u does not divide "
+                           "its innermost data level (the CP ranks are part of DP or SDP)",
+                           i, name, cp);
+    if (!tsl_cost_cp_fits(&m->layers[i], st, cp, g->cp_comm))
+        return tsl_err_set(err,
+                           "eval: layer %u (%s): context parallelism %u (%s) needs 2 x %u to "
+                           "divide its %u tokens%s",
+                           i, name, cp,
+                           tsl_cp_comm_name(g->cp_comm) ? tsl_cp_comm_name(g->cp_comm) : "?", cp,
+                           m->layers[i].seq_len,
+                           g->cp_comm == TSL_CP_A2A ? " and its heads and K/V heads per TP rank "
+                                                      "to divide by it (a2a splits heads)"
+                                                    : "");
+    w /= cp; /* CP ranks split the sequence, not the micro-batch */
     if (Bm % w != 0)
         return tsl_err_set(err,
                            "eval: layer %u (%s): micro-batch %u does not divide by its data "
-                           "width %u (DP x SDP)",
-                           i, name, Bm, w);
+                           "width %u (DP x SDP%s)",
+                           i, name, Bm, w, cp > 1 ? " / CP" : "");
     tsl_cost_env_t env;
     tsl_layer_cost_t lc;
     if (tsl_cost_env_init(&env, c, stage * G, G, err) != 0)
         return -1;
-    tsl_cost_layer(&env, &m->layers[i], st, NULL, w, &lc);
+    tsl_cost_layer(&env, &m->layers[i], st, NULL, tsl_strategy_data_width(st), &lc);
     if (!lc.feasible) {
         const tsl_layer_t *l = &m->layers[i];
         return tsl_err_set(err,
@@ -100,7 +118,7 @@ static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_pl
                                s, st->first_device, st->n_devices, P, c->n_devices, s, s * G,
                                s * G + G - 1);
         for (uint32_t i = first[s]; i < first[s + 1]; i++)
-            if (check_layer(m, c, i, s, G, &g->layer[i], g->micro_batch, err) != 0)
+            if (check_layer(m, c, i, s, G, &g->layer[i], g->micro_batch, g, err) != 0)
                 return -1;
         if (v > 1 && first[s + 1] - first[s] < v)
             return tsl_err_set(err,
@@ -156,6 +174,10 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     if (!r->overlap_grad_reduce && !r->no_overlap_grad_reduce && g->grad_reduce_exposed)
         k->grad_reduce_exposed = true;
     k->overlap_param_gather |= g->overlap_param_gather;
+    if (!r->cp && g->cp > 1) { /* the given plan's context parallelism */
+        k->cp = g->cp;
+        k->cp_comm = g->cp_comm;
+    }
 }
 
 /* Costs the checked plan and holds each stage to its budget. */

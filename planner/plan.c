@@ -51,7 +51,13 @@ static int validate_strategies(const tsl_plan_t *p, tsl_err_t *err)
                                    "plan: layer %u's strategy uses %u devices; its stage "
                                    "%u has %u",
                                    l, g, s, st->n_devices);
-            uint32_t w = tsl_strategy_data_width(ls);
+            uint32_t w = tsl_strategy_data_width(ls), cp = p->cp > 1 ? p->cp : 1, stride;
+            if (!tsl_cost_cp_group(ls, cp, &stride))
+                return tsl_err_set(err,
+                                   "plan: layer %u has no data level whose degree divides by "
+                                   "the context-parallel degree %u",
+                                   l, cp);
+            w /= cp; /* CP ranks split the sequence, not the micro-batch */
             if (p->micro_batch % w != 0)
                 return tsl_err_set(err,
                                    "plan: layer %u splits the micro-batch %u ways; %u is "
@@ -299,6 +305,8 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->no_fp32_master = p->no_fp32_master;
     k->grad_reduce_exposed = p->grad_reduce_exposed;
     k->overlap_param_gather = p->overlap_param_gather;
+    k->cp = p->cp > 1 ? p->cp : 0;
+    k->cp_comm = k->cp ? p->cp_comm : 0;
 }
 
 void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
@@ -308,4 +316,6 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->no_fp32_master = k->no_fp32_master;
     p->grad_reduce_exposed = k->grad_reduce_exposed;
     p->overlap_param_gather = k->overlap_param_gather;
+    p->cp = k->cp > 1 ? k->cp : 0;
+    p->cp_comm = p->cp ? k->cp_comm : 0;
 }

@@ -131,6 +131,12 @@
       "ZeRO-1's weight all-gather runs under the next forward (Megatron-LM "                       \
       "--overlap-param-gather), not after the step",                                               \
       "overlap_param_gather", "overlap_param_gather")                                              \
+    X(no_cp, BOOL, "no-cp", "", 0, 0,                                                              \
+      "no context parallelism: every rank holds whole sequences (the same as --cp 1)", "no_cp",    \
+      "no_cp")                                                                                     \
+    X(cp, UINT, "cp", "N", 1, 1024,                                                                \
+      "fix the context-parallel degree (default: searched from sequences of 16384 tokens)", "cp",  \
+      "cp")                                                                                        \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

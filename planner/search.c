@@ -27,6 +27,13 @@ static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
     if (r->overlap_grad_reduce && r->no_overlap_grad_reduce)
         return tsl_err_set(err, "overlap_grad_reduce: both on and off (--overlap-grad-reduce "
                                 "and --no-overlap-grad-reduce)");
+    if (r->cp > 1 && r->no_cp)
+        return tsl_err_set(err, "cp: --cp %u with --no-cp", r->cp);
+    if (r->cp > 1 && (r->target == TSL_TARGET_DEEPSPEED || r->target == TSL_TARGET_GALVATRON))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "cp: %s: Tessel exports no context parallelism to it (--cp %u); "
+                            "megatron and torchtitan run it",
+                            tsl_target_name(r->target), r->cp);
     tsl_cost_knobs_t k;
     tsl_request_knobs(r, &k);
     if (r->target == TSL_TARGET_MEGATRON && k.overlap_param_gather && k.grad_reduce_exposed)
@@ -145,6 +152,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x7a6700u + r->target);
     if (r->no_host_floor) /* likewise */
         tsl_fp_u64(&fp, 0x6f5f00u);
+    if (r->no_cp || r->cp) /* likewise */
+        tsl_fp_u64(&fp, 0x637000000000ull | (uint64_t)r->no_cp << 32 | r->cp);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);
@@ -227,8 +236,9 @@ static void refine(tsl_engine_t *e, tsl_plan_t *top, uint32_t *n)
 
 /* One placement: the engine over cluster c (nodes already in `order`). */
 static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const uint16_t *order,
-                            const tsl_request_t *r, const tsl_search_hooks_t *hooks,
-                            tsl_search_result_t *res, double lo, double hi, tsl_err_t *err)
+                            const tsl_request_t *r, uint32_t cp_comm,
+                            const tsl_search_hooks_t *hooks, tsl_search_result_t *res, double lo,
+                            double hi, tsl_err_t *err)
 {
     tsl_space_t space = tsl_space_tessel(r);
     tsl_engine_t e;
@@ -236,6 +246,8 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
         tsl_engine_free(&e);
         return TSL_SEARCH_ERR;
     }
+    if (e.knobs.cp > 1) /* the degree came from r->cp (tsl_request_knobs) */
+        e.knobs.cp_comm = cp_comm;
     e.node_order = order;
     /* the engine keeps the most alternatives there may be shown: what it passes on
      * to the refinement must not depend on how many are */
@@ -273,14 +285,14 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
 
 /* Every placement worth trying (one on homogeneous clusters); the best wins. */
 static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                             const tsl_search_hooks_t *hooks, tsl_search_result_t *res, double hi,
-                             tsl_err_t *err)
+                             uint32_t cp_comm, const tsl_search_hooks_t *hooks,
+                             tsl_search_result_t *res, double hi, tsl_err_t *err)
 {
     static const uint32_t max_orders = 4;
     bool place = !r->no_placement && c->n_nodes > 1 && c->n_nodes <= TSL_PLAN_MAX_ORDER_NODES &&
                  !tsl_cluster_is_homogeneous(c);
     if (!place)
-        return search_placement(m, c, NULL, r, hooks, res, 0.0, hi, err);
+        return search_placement(m, c, NULL, r, cp_comm, hooks, res, 0.0, hi, err);
     uint16_t(*orders)[TSL_PLAN_MAX_ORDER_NODES] = malloc(max_orders * sizeof(*orders));
     if (orders == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
@@ -293,8 +305,8 @@ static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c, const
         bool identity = true;
         for (uint32_t k = 0; k < c->n_nodes && identity; k++)
             identity = orders[i][k] == k;
-        rc = search_placement(m, &pc, identity ? NULL : orders[i], r, hooks, res, hi * i / n,
-                              hi * (i + 1) / n, err);
+        rc = search_placement(m, &pc, identity ? NULL : orders[i], r, cp_comm, hooks, res,
+                              hi * i / n, hi * (i + 1) / n, err);
         tsl_cluster_free(&pc);
         if (rc == TSL_SEARCH_CANCELLED)
             break;
@@ -306,11 +318,115 @@ static int search_placements(const tsl_model_t *m, const tsl_cluster_t *c, const
     return any_ok ? TSL_SEARCH_OK : TSL_SEARCH_ERR;
 }
 
+/* ---- context parallelism (docs/search-space.md "Context parallelism") ---- */
+
+/* The CP degrees the search tries for a request: 1, and from sequences of
+ * TSL_SEARCH_CP_MIN_SEQ tokens the divisors c ≤ TSL_SEARCH_CP_MAX of the device
+ * count with 2·c | s (two chunks per rank) and s / c ≥ TSL_SEARCH_CP_MIN_TOKENS.
+ * Only 1 under --no-cp, for the stacks without CP (deepspeed, galvatron) and for
+ * a 1-stack baseline's cost mode (paper_cost); only r->cp when one is fixed. */
+static uint32_t cp_degrees(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                           uint32_t *out)
+{
+    uint32_t s = m->tokens_per_sample, n = 0;
+    out[n++] = 1;
+    if (r->no_cp || r->cp == 1 || r->paper_cost || r->target == TSL_TARGET_DEEPSPEED ||
+        r->target == TSL_TARGET_GALVATRON)
+        return n;
+    if (r->cp > 1) {
+        out[0] = r->cp;
+        return n;
+    }
+    if (s < TSL_SEARCH_CP_MIN_SEQ)
+        return n;
+    for (uint32_t d = 2; d <= TSL_SEARCH_CP_MAX && n < TSL_SEARCH_CP_MAX; d++)
+        if (c->n_devices % d == 0 && s % (2 * d) == 0 && s / d >= TSL_SEARCH_CP_MIN_TOKENS)
+            out[n++] = d;
+    return n;
+}
+
+/* What the plan at CP degree 1 came to, for the reason. */
+typedef struct cp_base {
+    bool searched, valid;
+    double tokens_per_s;
+    uint64_t peak_bytes, budget_bytes;
+    char why[160]; /* the error when no plan fitted */
+} cp_base_t;
+
+static void cp_reason(tsl_search_result_t *res, const tsl_request_t *r, const tsl_model_t *m,
+                      uint32_t n_degrees, const cp_base_t *b)
+{
+    const tsl_plan_t *p = &res->best;
+    uint32_t cp = p->cp > 1 ? p->cp : 1;
+    const char *comm = cp > 1 ? tsl_cp_comm_name(p->cp_comm) : NULL;
+    char head[48];
+    snprintf(head, sizeof head, "cp %u%s%s%s", cp, comm ? " (" : "", comm ? comm : "",
+             comm ? ")" : "");
+    if (r->cp > 1)
+        snprintf(res->cp_why, sizeof res->cp_why, "%s as asked (--cp %u)", head, r->cp);
+    else if (r->no_cp || r->cp == 1 || n_degrees <= 1)
+        res->cp_why[0] = '\0'; /* not searched: nothing to say */
+    else if (cp > 1 && !b->valid)
+        snprintf(res->cp_why, sizeof res->cp_why,
+                 "%s: at cp 1 no plan fits %.1f GiB per device (%u-token sequences)", head,
+                 (double)p->budget_bytes / 1073741824.0, m->tokens_per_sample);
+    else if (cp > 1)
+        snprintf(res->cp_why, sizeof res->cp_why,
+                 "%s: %.0f tokens/s against %.0f at cp 1 (%.1f GiB peak there)", head,
+                 p->tokens_per_s, b->tokens_per_s, (double)b->peak_bytes / 1073741824.0);
+    else
+        snprintf(res->cp_why, sizeof res->cp_why,
+                 "%s: no CP degree tried (up to %u) was faster (%.1f GiB peak per device)", head,
+                 TSL_SEARCH_CP_MAX, (double)p->peak_bytes / 1073741824.0);
+}
+
+/* The engine over every CP degree (and, above 1, each exchange the target runs:
+ * p2p and Ulysses a2a; allgather moves the bytes of p2p with none hidden, so it
+ * never wins and is priced by eval only). Fills res->cp_why. */
+static int search_cp(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                     const tsl_search_hooks_t *hooks, tsl_search_result_t *res, double hi,
+                     tsl_err_t *err)
+{
+    uint32_t deg[TSL_SEARCH_CP_MAX + 1], n = cp_degrees(m, c, r, deg);
+    static const uint32_t comms[] = {TSL_CP_P2P, TSL_CP_A2A};
+    uint32_t n_comm = r->target == TSL_TARGET_TORCHTITAN ? 1 : 2; /* ring attention only */
+    cp_base_t base = {0};
+    tsl_err_t first = {0};
+    int any_ok = 0, rc = TSL_SEARCH_ERR;
+    for (uint32_t i = 0; i < n; i++) {
+        tsl_request_t rq = *r;
+        rq.cp = deg[i];
+        for (uint32_t k = 0; k < (deg[i] > 1 ? n_comm : 1); k++) {
+            tsl_err_t e = {0};
+            rc = search_placements(m, c, &rq, comms[k], hooks, res, hi, &e);
+            if (rc == TSL_SEARCH_CANCELLED) {
+                *err = e;
+                return rc;
+            }
+            any_ok |= rc == TSL_SEARCH_OK;
+            if (rc != TSL_SEARCH_OK && first.msg[0] == '\0')
+                first = e;
+            if (deg[i] == 1) {
+                base.searched = true;
+                base.valid = rc == TSL_SEARCH_OK && res->best.valid;
+                base.tokens_per_s = res->best.tokens_per_s;
+                base.peak_bytes = res->best.peak_bytes;
+            }
+        }
+    }
+    if (!any_ok) {
+        *err = first;
+        return TSL_SEARCH_ERR;
+    }
+    cp_reason(res, r, m, n, &base);
+    return TSL_SEARCH_OK;
+}
+
 static int search_model(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                         const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
 {
     double split = r->no_baselines ? 1.0 : 0.6;
-    int rc = search_placements(m, c, r, hooks, res, split, err);
+    int rc = search_cp(m, c, r, hooks, res, split, err);
     /* no stack takes H3T's per-layer switches, nor (as Tessel exports them)
      * stages cut inside a layer: a target skips both steps */
     if (rc == TSL_SEARCH_ERR && !r->no_memopt && !r->target && tsl_err_code(err) == TSL_E_NOFIT) {

@@ -44,7 +44,12 @@
 #include "strategy.h"
 #include "target.h"
 
-#define TSL_SEARCH_MAX_TOPK          16u
+#define TSL_SEARCH_MAX_TOPK 16u
+/* Context-parallel degrees searched (search.c cp_degrees, docs/search-space.md):
+ * from sequences of CP_MIN_SEQ tokens, up to CP_MAX, keeping CP_MIN_TOKENS per rank */
+#define TSL_SEARCH_CP_MIN_SEQ        16384u
+#define TSL_SEARCH_CP_MAX            32u
+#define TSL_SEARCH_CP_MIN_TOKENS     1024u
 #define TSL_SEARCH_DEFAULT_TOPK      5u
 #define TSL_SEARCH_DEFAULT_MAX_BATCH 4096u
 
@@ -149,6 +154,9 @@ typedef struct tsl_search_result {
     bool unrestricted_valid;
     double unrestricted_samples_per_s;
     double unrestricted_iter_time_s;
+    /* Why the best plan has its context-parallel degree (search.c, cp_reason):
+     * "" when CP was not searched and not asked for. */
+    char cp_why[192];
 } tsl_search_result_t;
 
 /* The request's max_batch, or the default: TSL_SEARCH_DEFAULT_MAX_BATCH, doubled

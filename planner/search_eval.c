@@ -467,6 +467,7 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->grad_reduce_exposed = true;
     if (r->overlap_param_gather)
         k->overlap_param_gather = true;
+    k->cp = r->cp > 1 && !r->no_cp ? r->cp : 0; /* the search sets each degree it tries */
 }
 
 tsl_cost_mode_t tsl_engine_cost_mode(const tsl_engine_t *e)

@@ -217,6 +217,20 @@ int tsl_target_uniform(const tsl_target_view_t *v, tsl_target_uniform_t *u, tsl_
     u->tp = tsl_strategy_degree(&u->s, TSL_DIM_TP);
     u->dp = tsl_strategy_degree(&u->s, TSL_DIM_DP);
     u->sdp = tsl_strategy_degree(&u->s, TSL_DIM_SDP);
+    u->cp = p->cp > 1 ? p->cp : 1;
+    uint32_t stride;
+    if (!tsl_cost_cp_group(&u->s, u->cp, &stride))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: context parallelism %u does not divide the data-parallel degree",
+                            v->target, u->cp);
+    /* the CP ranks are the innermost of the innermost data level (cost.h) */
+    for (uint32_t i = 0; u->cp > 1 && i < u->s.n_levels; i++) {
+        if (u->s.dim[i] == TSL_DIM_DP || u->s.dim[i] == TSL_DIM_SDP) {
+            uint32_t *d = u->s.dim[i] == TSL_DIM_DP ? &u->dp : &u->sdp;
+            *d /= u->cp;
+            break;
+        }
+    }
     uint32_t width = u->dp * u->sdp;
     if (p->micro_batch % width)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,

@@ -75,7 +75,9 @@ typedef struct tsl_target_view {
  * and torchtitan take. */
 typedef struct tsl_target_uniform {
     tsl_strategy_t s;        /* layer 1's, ckpt cleared */
-    uint32_t tp, dp, sdp;    /* degrees, 1 when unused */
+    uint32_t tp, dp, sdp;    /* degrees, 1 when unused; without the CP ranks (the stacks
+                                count those apart: Megatron-LM's DP = world / (TP·CP·PP)) */
+    uint32_t cp;             /* context-parallel degree, 1 when none */
     uint32_t stage_devices;  /* devices per stage */
     uint32_t micro_per_rank; /* samples per micro-batch per data-parallel rank */
     uint32_t ckpt_blocks;    /* Transformer layers with CKPT */

@@ -220,5 +220,45 @@ expect 2 "memory_reserve: a reserve only applies to the default budget" \
     plan --local --model GPT2-345M --cluster 8xA100-80G --memory 40G --memory-reserve 2G
 expect 2 "memory_reserve: " plan --local --model GPT2-345M --cluster 8xA100-80G --memory-reserve 80G
 
+# context parallelism (docs/cost-model.md "Context parallelism"): a Llama-3-8B-like
+# model at 131072 tokens that fits 24G at cp 1 only with recompute is split over CP
+# ranks, and the plan says why; a short sequence keeps cp 1 and says nothing
+llama="--hf-config $(dirname "$0")/data/hf/llama3_8b.json"
+long="$llama --seq-len 131072 --cluster 4x8xH100-80G:8xib400 --no-baselines --no-ckpt --no-selective --no-memopt --memory 24G"
+expect 2 "memory: no plan fits 24.00 GiB" plan --local $long --no-cp
+expect 0 "" plan --local $long
+grep -qE "^  context:   cp [0-9]+ \((p2p|a2a)" "$out" &&
+    grep -q "cp why:    cp [0-9]* ([a-z0-9]*): at cp 1 no plan fits 24.0 GiB per device" "$out" && ok ||
+    bad "long sequence: no CP or no reason: $(head -12 "$out")"
+expect 0 "" plan --local $long --json
+if /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["plan"]; assert p["cp"] > 1 and d["cp_why"].startswith("cp %d" % p["cp"])' "$out"; then ok; else bad "--json cp/cp_why"; fi
+# the exports: Megatron's CP flags and torchtitan's degree, read back by eval to the
+# same figures (at the default budget, where CP wins on time)
+long="$llama --seq-len 131072 --cluster 4x8xH100-80G:8xib400 --no-baselines"
+"$ctl" plan --local $long --target megatron --export megatron >"$out" 2>"$err" &&
+    grep -q -- "^--context-parallel-size [0-9]" "$out" && grep -qE -- "^--cp-comm-type (p2p|a2a)" "$out" &&
+    ok || bad "--export megatron with CP: $(cat "$out" "$err" | head -5)"
+args=$(grep -v '^#' "$out" | tr '\n' ' ')
+expect 0 "" plan --local $long --target megatron
+want=$(grep "predicted:" "$out")
+expect 0 "" eval --local $llama --seq-len 131072 --cluster 4x8xH100-80G:8xib400 --no-search --megatron-args "$args"
+[ "$(grep "predicted:" "$out")" = "$want" ] && grep -q "context:   cp" "$out" && ok ||
+    bad "megatron CP round trip: '$want' vs '$(grep "predicted:" "$out")'"
+tt="$(mktemp -d)"
+"$ctl" plan --local $long --target torchtitan --export torchtitan >"$tt/plan.py" 2>"$err" &&
+    grep -qE "context_parallel_degree = ([2-9]|[1-9][0-9])" "$tt/plan.py" && ok ||
+    bad "--export torchtitan with CP: $(grep parallel "$tt/plan.py" | head -5)"
+expect 0 "" plan --local $long --target torchtitan
+want=$(grep "predicted:" "$out")
+expect 0 "" eval --local $llama --seq-len 131072 --cluster 4x8xH100-80G:8xib400 --no-search --torchtitan "$tt/plan.py"
+[ "$(grep "predicted:" "$out")" = "$want" ] && ok ||
+    bad "torchtitan CP round trip: '$want' vs '$(grep "predicted:" "$out")'"
+rm -rf "$tt"
+# a stack without CP refuses it by name; a short sequence keeps cp 1 without a word
+expect 4 "cp: deepspeed: Tessel exports no context parallelism" plan --local $long --target deepspeed --cp 4
+expect 2 "cp: --cp 4 with --no-cp" plan --local $long --cp 4 --no-cp
+expect 0 "" plan --local $llama --seq-len 4096 --cluster 4x8xH100-80G:8xib400 --no-baselines
+! grep -q "context:\|cp why:" "$out" && ok || bad "short sequence mentions CP: $(grep cp "$out")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

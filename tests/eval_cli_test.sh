@@ -46,7 +46,10 @@ grep -q "2 stages; global batch 512 = 256 micro-batches of 2" "$out" && grep -q 
 # Megatron-LM d98e8a6: a flag that changes the plan is read or refused by name, an
 # unknown one is an error, one that does not change it is accepted
 mg() { expect "$1" "$2" eval $m345 --no-search --megatron-args "$3"; }
-mg 2 "context-parallel-size 2: Tessel does not model context parallelism" "--context-parallel-size 2"
+mg 2 "cp-comm-type a2a+p2p" "--context-parallel-size 2 --cp-comm-type a2a+p2p"
+# context parallelism is read: the plan says its degree and exchange
+mg 0 "" "--context-parallel-size 2 --cp-comm-type a2a --bf16"
+grep -q "context:   cp 2 (a2a" "$out" && ok || bad "megatron cp: $(cat "$out")"
 mg 2 "totally-bogus-flag" "--tensor-model-parallel-size 2 --totally-bogus-flag 7"
 mg 2 "checkpoint-activations is no longer valid" "--checkpoint-activations"
 mg 2 "use --num-virtual-stages-per-pipeline-rank" "--virtual-pipeline-model-parallel-size 2"
@@ -124,7 +127,10 @@ ttrun 2 "pipeline_parallel_layers_per_stage 5"
 ttjob 'pipeline_parallel_layers_per_stage = 9\n'
 ttrun 0 ""
 ttjob 'context_parallel_degree = 2\n'
-ttrun 2 "context_parallel_degree 2: Tessel does not model context parallelism"
+ttrun 0 ""
+grep -q "context:   cp 2 (allgather" "$out" && ok || bad "torchtitan cp: $(cat "$out")"
+ttjob 'context_parallel_degree = 2\ncontext_parallel_rotate_method = "ring"\n'
+ttrun 2 "context_parallel_rotate_method ring"
 # selective: torchtitan's layer frequency is full recompute of every 2nd layer; op-level refused
 ttjob "" selective
 ttrun 0 "every N-th Transformer layer, N = 2"

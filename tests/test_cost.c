@@ -856,6 +856,81 @@ static void test_vocab_layers(void)
     tsl_cluster_free(&c);
 }
 
+/* Context parallelism on one layer by hand (docs/cost-model.md "Context
+ * parallelism"): DP 8 in one node, cp 4 (the 4 innermost DP ranks, stride 1, the
+ * node's 100 GB/s), micro-batch 2: each rank holds n = 2/8 sample's tokens, T = 32
+ * (2 chunks of 16 of 2·4/8 = one sample). 16 heads of 64, no GQA. PAPER mode: no α. */
+static void test_cp(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t r, r1;
+    tsl_layer_t l = test_layer();
+    l.core_fwd_flops = 1e9; /* per sample */
+    make_env(&c, &env, 1, 8);
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    const double n = 2.0 / 8, bw = 100 * GB, k = 1.3;
+    const double cf = F_FLOPS * n / X_FLOPS, core = 1e9 * n / X_FLOPS;
+    const double T = n * SEQ, b_kv = 2 * 2 * T * 16 * 64, b_q = 2 * T * 16 * 64;
+    uint32_t stride;
+    CHECK(tsl_cost_cp_group(&s, 4, &stride) && stride == 1, "cp group: innermost DP ranks");
+
+    /* cp 1 needs a sample per data rank: micro-batch 2 over 8 is infeasible */
+    tsl_cost_layer(&env, &l, &s, NULL, 2, &r);
+    CHECK(!r.feasible, "cp 1, micro-batch 2 over DP 8");
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &r1);
+
+    /* ring (p2p): 3 steps of B_kv, each under a quarter of the core; backward
+     * passes K/V and dK/dV under a quarter of the core's backward (2·core) */
+    env.knobs.cp = 4;
+    env.knobs.cp_comm = TSL_CP_P2P;
+    tsl_cost_layer(&env, &l, &s, NULL, 2, &r);
+    double step = b_kv / bw;
+    double f = 3 * tsl_cost_overlap_s(core / 4, step, k) + core / 4 - core;
+    double b = 3 * tsl_cost_overlap_s(2 * core / 4, 2 * step, k) + 2 * core / 4 - 2 * core;
+    CHECK(r.feasible, "cp 4, micro-batch 2 over DP 8");
+    CHECK_NEAR(f, 3 * (step + 0.3 * core / 4) - 3 * core / 4, EPS, "ring forward by hand");
+    CHECK_NEAR(r.cp_s, f + b, EPS, "ring exposed %g, want %g", r.cp_s, f + b);
+    CHECK_NEAR(r.fwd_s, cf + f, EPS, "ring forward: compute + exposed exchange");
+    CHECK_NEAR(r.bwd_s, 2 * cf + b, EPS, "ring backward: compute + exposed exchange");
+    /* activations ÷ cp: a rank holds a quarter of what one sample per rank holds */
+    CHECK(r.fwd_bytes * 4 == r1.fwd_bytes, "activations ÷ 4: %llu vs %llu",
+          (unsigned long long)r.fwd_bytes, (unsigned long long)r1.fwd_bytes);
+    CHECK(r.ms_bytes == r1.ms_bytes, "model states as DP 8");
+    /* the weights' gradients are reduced over DP × CP: the same all-reduce */
+    CHECK_NEAR(r.grad_comm_s, r1.grad_comm_s, EPS, "gradient reduce over DP x CP");
+
+    /* all-gather: K/V gathered in the forward, gathered again and dK/dV
+     * reduce-scattered in the backward, nothing hidden */
+    env.knobs.cp_comm = TSL_CP_ALLGATHER;
+    tsl_cost_layer(&env, &l, &s, NULL, 2, &r);
+    double ag = 3.0 / 4 * 4 * b_kv / bw;
+    CHECK_NEAR(r.cp_s, 3 * ag, EPS, "allgather: %g, want %g", r.cp_s, 3 * ag);
+    CHECK(r.cp_s > f + b, "allgather exposes what the ring hides");
+
+    /* Ulysses: all-to-all of Q, K, V and of O, (c−1)/c of the rank's bytes, both ways */
+    env.knobs.cp_comm = TSL_CP_A2A;
+    tsl_cost_layer(&env, &l, &s, NULL, 2, &r);
+    double a2a = 3.0 / 4 * (2 * b_q + b_kv) / bw;
+    CHECK_NEAR(r.cp_s, 2 * a2a, EPS, "a2a: %g, want %g", r.cp_s, 2 * a2a);
+    CHECK_NEAR(r.fwd_s, cf + a2a, EPS, "a2a forward");
+
+    /* feasibility: cp must divide the data level, 2·cp the sequence; a2a splits heads */
+    env.knobs.cp = 3;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &r);
+    CHECK(!r.feasible, "cp 3 does not divide DP 8");
+    CHECK(!tsl_cost_cp_fits(&l, &s, 128, TSL_CP_P2P), "2·128 does not divide 128 tokens");
+    l.kv_heads = 2;
+    CHECK(!tsl_cost_cp_fits(&l, &s, 4, TSL_CP_A2A) && tsl_cost_cp_fits(&l, &s, 4, TSL_CP_P2P),
+          "a2a needs K/V heads divisible by cp; the ring does not");
+    tsl_strategy_t tp = one(TSL_DIM_TP, 8, false);
+    CHECK(!tsl_cost_cp_fits(&l, &tp, 2, TSL_CP_P2P), "no data level, no CP group");
+    CHECK(tsl_cp_comm_parse("a2a") == TSL_CP_A2A && tsl_cp_comm_parse("a2a+p2p") == -1 &&
+              strcmp(tsl_cp_comm_name(TSL_CP_ALLGATHER), "allgather") == 0,
+          "Megatron's --cp-comm-type names");
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
     test_collectives();
@@ -875,5 +950,6 @@ int main(void)
     test_zero();
     test_feasibility_and_padding();
     test_vocab_layers();
+    test_cp();
     return CHECK_DONE();
 }

@@ -189,8 +189,22 @@ static void test_megatron_flags(void)
 {
     tsl_eval_cfg_t c;
     tsl_err_t err = {0};
-    mg_refuses("--tensor-model-parallel-size 2 --context-parallel-size 2",
-               "context-parallel-size 2");
+    mg_refuses("--tensor-model-parallel-size 2 --context-parallel-size 2 --cp-comm-type a2a+p2p",
+               "cp-comm-type a2a+p2p");
+    mg_refuses("--hierarchical-context-parallel-sizes 2 2", "hierarchical-context-parallel");
+    /* context parallelism is read: the degree and the exchange (default p2p) */
+    CHECK(tsl_eval_cfg_megatron("--tensor-model-parallel-size 2 --context-parallel-size 4 --bf16",
+                                &c, &err) == 0 &&
+              c.knobs.cp == 4 && c.knobs.cp_comm == TSL_CP_P2P,
+          "cp 4: %s cp %u comm %u", err.msg, c.knobs.cp, c.knobs.cp_comm);
+    CHECK(tsl_eval_cfg_megatron("--context-parallel-size 2 --cp-comm-type a2a --bf16", &c, &err) ==
+                  0 &&
+              c.knobs.cp == 2 && c.knobs.cp_comm == TSL_CP_A2A,
+          "cp a2a: %s", err.msg);
+    CHECK(tsl_eval_cfg_megatron("--context-parallel-size 2 --cp-comm-type allgather --bf16", &c,
+                                &err) == 0 &&
+              c.knobs.cp_comm == TSL_CP_ALLGATHER,
+          "cp allgather: %s", err.msg);
     mg_refuses("--checkpoint-activations", "--recompute-activations");
     mg_refuses("--totally-bogus-flag 7", "--totally-bogus-flag");
     mg_refuses("--virtual-pipeline-model-parallel-size 2", "num-virtual-stages-per-pipeline-rank");
@@ -300,9 +314,27 @@ static void test_torchtitan_keys(void)
                                   &c, &err) == 0 &&
               c.sp && c.global_batch == 0,
           "sp / global -1: %s", err.msg);
-    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ncontext_parallel_degree = 2\n", &c, &err) == -1 &&
-              strstr(err.msg, "context_parallel_degree 2"),
+    /* CP is read: ring attention, K/V rotated by all-gather (torchtitan's default) or
+     * all-to-all (Tessel's p2p); the CP ranks join the FSDP (SDP) level */
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ncontext_parallel_degree = 2\n", &c, &err) == 0 &&
+              c.knobs.cp == 2 && c.knobs.cp_comm == TSL_CP_ALLGATHER,
           "cp: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ndata_parallel_shard_degree = 4\n"
+                                  "context_parallel_degree = 2\n"
+                                  "context_parallel_rotate_method = \"alltoall\"\n",
+                                  &c, &err) == 0 &&
+              c.knobs.cp == 2 && c.knobs.cp_comm == TSL_CP_P2P && c.sdp == 4,
+          "cp alltoall: %s sdp %u", err.msg, c.sdp);
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ndata_parallel_shard_degree = 1\n"
+                                  "context_parallel_degree = 2\n",
+                                  &c, &err) == 0 &&
+              c.sdp == 2 && c.cp_counted,
+          "cp at dp_shard 1: FSDP over the CP ranks: %s sdp %u", err.msg, c.sdp);
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ncontext_parallel_degree = 2\n"
+                                  "context_parallel_rotate_method = \"ring\"\n",
+                                  &c, &err) == -1 &&
+              strstr(err.msg, "context_parallel_rotate_method ring"),
+          "cp rotate: %s", err.msg);
     /* ZBV and DualPipeV are read (two chunks per stage); a schedule Tessel does not
      * simulate is refused by name */
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\npipeline_parallel_schedule = \"ZBVZeroBubble\"\n",

@@ -121,6 +121,8 @@ def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None):
         cmd += ["--unfused-attn"]
     if p.get("interleave", 1) > 1:
         cmd += ["--interleave", str(p["interleave"])]
+    if p.get("cp", 1) > 1:  # context parallelism: the sequence split over CP ranks
+        cmd += ["--cp", str(p["cp"]), "--cp-comm", p.get("cp_comm", "p2p")]
     if amp_profile and row["source"].startswith("amp-"):  # AMP's own layer times
         cmd += ["--amp-profile", amp_profile]
     # how the stack kept and synced gradients (docs/cost-model.md "Precision and
