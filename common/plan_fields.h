@@ -83,6 +83,8 @@
     X(no_fp32_master, BOOL, no_fp32_master, "no_fp32_master", NONZERO)                             \
     X(grad_reduce_exposed, BOOL, grad_reduce_exposed, "grad_reduce_exposed", NONZERO)              \
     X(overlap_param_gather, BOOL, overlap_param_gather, "overlap_param_gather", NONZERO)           \
+    X(fp8_recipe, U32, fp8_recipe, "fp8_recipe", NONZERO)                                          \
+    X(fp8_param_gather, BOOL, fp8_param_gather, "fp8_param_gather", NONZERO)                       \
     X(slicer, CUSTOM, slicer, "slicer", ALWAYS)                                                    \
     X(memopt, CUSTOM, memopt, "memopt", ALWAYS)                                                    \
     X(node_order, CUSTOM, node_order, "node_order", ALWAYS)

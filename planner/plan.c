@@ -298,6 +298,8 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->no_fp32_master = p->no_fp32_master;
     k->grad_reduce_exposed = p->grad_reduce_exposed;
     k->overlap_param_gather = p->overlap_param_gather;
+    k->fp8 = p->fp8_recipe;
+    k->fp8_param_gather = p->fp8_param_gather;
 }
 
 void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
@@ -307,4 +309,6 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->no_fp32_master = k->no_fp32_master;
     p->grad_reduce_exposed = k->grad_reduce_exposed;
     p->overlap_param_gather = k->overlap_param_gather;
+    p->fp8_recipe = k->fp8;
+    p->fp8_param_gather = k->fp8 && k->fp8_param_gather;
 }

@@ -99,6 +99,8 @@ typedef struct tsl_plan {
     bool no_fp32_master;        /* 16-bit optimizer states, no fp32 master */
     bool grad_reduce_exposed;   /* DP gradient reduce after the backward */
     bool overlap_param_gather;  /* ZeRO-1 weight all-gather under the next forward */
+    uint32_t fp8_recipe;        /* tsl_fp8_recipe_t of the blocks' linear GEMMs; 0: bf16 */
+    bool fp8_param_gather;      /* FP8 weights in place of bf16 (--fp8-param-gather) */
 } tsl_plan_t;
 
 /* The plan's knobs as the cost model takes them, and back. */
