@@ -33,6 +33,9 @@ typedef struct tsl_eval_opts {
      * imported plan's (docs/cost-model.md "Precision and overlap") */
     uint32_t grad_reduce_bytes;
     bool no_fp32_master, overlap_grad_reduce, no_overlap_grad_reduce, overlap_param_gather;
+    /* --fp8 RECIPE / --no-fp8: the request's fp8_recipe / no_fp8 (tsl_fp8_recipe_t) */
+    uint32_t fp8_recipe;
+    bool no_fp8;
     bool no_search;
     bool local; /* --local: run here even when a server is named */
 } tsl_eval_opts_t;

@@ -17,6 +17,7 @@ static const char eval_usage[] =
     "                      [--unfused-attn] [--paper-cost] [--no-host-floor]\n"
     "                      [--grad-reduce-bytes N] [--no-fp32-master]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
+    "                      [--fp8 RECIPE | --no-fp8]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
     "Predict the iteration time, throughput and per-stage memory of a GIVEN plan (no\n"
@@ -97,6 +98,10 @@ static const char eval_usage[] =
     "                      the DP gradient reduce under the backward, or after it\n"
     "  --overlap-param-gather\n"
     "                      ZeRO-1's weight all-gather under the next forward\n"
+    "  --fp8 RECIPE        the blocks' linear GEMMs in FP8: delayed, tensorwise,\n"
+    "                      blockwise or mxfp8 (docs/cost-model.md \"FP8\"); refused\n"
+    "                      on GPUs without FP8 tensor cores\n"
+    "  --no-fp8            bf16 GEMMs, whatever the imported plan says\n"
     "\n"
     "  --no-search         do not run the search to compare with\n"
     "  --server ADDR       evaluate in tesseld at ADDR (also before `eval`, or\n"
@@ -142,6 +147,8 @@ enum {
     OPT_OVERLAP_GRAD,
     OPT_NO_OVERLAP_GRAD,
     OPT_OVERLAP_PARAM,
+    OPT_FP8,
+    OPT_NO_FP8,
 };
 
 static const struct option eval_long[] = {
@@ -183,6 +190,8 @@ static const struct option eval_long[] = {
     {"overlap-grad-reduce", no_argument, 0, OPT_OVERLAP_GRAD},
     {"no-overlap-grad-reduce", no_argument, 0, OPT_NO_OVERLAP_GRAD},
     {"overlap-param-gather", no_argument, 0, OPT_OVERLAP_PARAM},
+    {"fp8", required_argument, 0, OPT_FP8},
+    {"no-fp8", no_argument, 0, OPT_NO_FP8},
     {0, 0, 0, 0},
 };
 
@@ -283,6 +292,15 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_OVERLAP_GRAD: eo->overlap_grad_reduce = true; return 0;
     case OPT_NO_OVERLAP_GRAD: eo->no_overlap_grad_reduce = true; return 0;
     case OPT_OVERLAP_PARAM: eo->overlap_param_gather = true; return 0;
+    case OPT_FP8: {
+        int rc = tsl_fp8_recipe_parse(optarg);
+        if (rc <= 0)
+            return tsl_err_set(
+                err, "fp8: '%s' is not a recipe (delayed, tensorwise, blockwise, mxfp8)", optarg);
+        eo->fp8_recipe = (uint32_t)rc;
+        return 0;
+    }
+    case OPT_NO_FP8: eo->no_fp8 = true; return 0;
     default: return plan_flag(opt, eo, err);
     }
 }

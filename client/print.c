@@ -182,6 +182,14 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
                 "  tied head: %s of that all-reduces the word embedding's gradient between "
                 "stage 0 and stage %lld (its copy in the last stage), before their steps\n",
                 tsl_format_seconds(num(plan, "tie_s"), it, sizeof it), pp - 1);
+    uint32_t fp8 = (uint32_t)integer(plan, "fp8_recipe");
+    if (fp8)
+        fprintf(out,
+                "  precision: FP8 (%s scaling) in the blocks' linear GEMMs; attention core, "
+                "norms and LM head in bf16\n",
+                tsl_fp8_recipe_name(fp8) ? tsl_fp8_recipe_name(fp8) : "?");
+    else
+        fputs("  precision: bf16\n", out);
     fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));
     print_reserve(out, json_object_get(doc, "request"));
@@ -261,9 +269,12 @@ static void print_alternatives(FILE *out, json_t *doc)
     json_array_foreach(alts, i, a)
     {
         char peak[32];
-        fprintf(out, "  #%zu  %.2f samples/s  batch %lld  pp %lld  m %lld  peak %s\n", i + 2,
+        const char *fp8 = tsl_fp8_recipe_name((uint32_t)integer(a, "fp8_recipe"));
+        fprintf(out, "  #%zu  %.2f samples/s  batch %lld  pp %lld  m %lld  peak %s%s%s\n", i + 2,
                 num(a, "samples_per_s"), integer(a, "global_batch"), integer(a, "pp"),
-                integer(a, "n_micro"), gib(a, "peak_bytes", peak));
+                integer(a, "n_micro"), gib(a, "peak_bytes", peak),
+                integer(a, "fp8_recipe") ? "  fp8 " : "",
+                integer(a, "fp8_recipe") && fp8 ? fp8 : "");
     }
 }
 

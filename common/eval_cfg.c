@@ -439,9 +439,6 @@ static const mg_why_t mg_refused[] = {
 
 /* Accepted with a note: they change the figures, not the plan. */
 static const mg_why_t mg_noted[] = {
-    {"fp8-format", "FP8 is not modelled; the plan is costed in 16-bit"},
-    {"fp8-recipe", "FP8 is not modelled; the plan is costed in 16-bit"},
-    {"fp8-param-gather", "FP8 is not modelled; the plan is costed in 16-bit"},
     {"fp4-format", "FP4 is not modelled; the plan is costed in 16-bit"},
     {"fp4-param-gather", "FP4 is not modelled; the plan is costed in 16-bit"},
     {"tp-comm-overlap", "TP communication is costed without GEMM overlap"},
@@ -617,6 +614,10 @@ typedef struct mg_state {
     bool method_block, method_set, num_layers_set, granularity_set;
     bool recompute_activations, fsdp2, dist_opt;
     bool bf16, fp16, grad_bf16, grad_fp32, overlap_grad, overlap_param;
+    bool fp8_e4m3;       /* --fp8-format e4m3 (priced as hybrid) */
+    bool fp8_param;      /* --fp8-param-gather */
+    uint32_t fp8_format; /* 1: --fp8-format given */
+    uint32_t fp8_recipe; /* --fp8-recipe (tsl_fp8_recipe_t); 0: Megatron's default */
     uint32_t cp, ep;
     char cp_comm[16]; /* --cp-comm-type; "" = p2p */
 } mg_state_t;
@@ -644,6 +645,7 @@ static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state
                  : strcmp(key, "accumulate-allreduce-grads-in-fp32") == 0      ? &st->grad_fp32
                  : strcmp(key, "overlap-grad-reduce") == 0                     ? &st->overlap_grad
                  : strcmp(key, "overlap-param-gather") == 0                    ? &st->overlap_param
+                 : strcmp(key, "fp8-param-gather") == 0                        ? &st->fp8_param
                                                                                : NULL;
     if (flag) {
         *flag = true;
@@ -660,6 +662,24 @@ static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state
                                "megatron: --recompute-granularity: '%s' is not full or "
                                "selective",
                                val ? val : "");
+        return 0;
+    }
+    if (strcmp(key, "fp8-format") == 0) {
+        if (val == NULL || (strcmp(val, "hybrid") != 0 && strcmp(val, "e4m3") != 0))
+            return tsl_err_set(err, "megatron: --fp8-format: '%s' is not e4m3 or hybrid",
+                               val ? val : "");
+        st->fp8_format = 1;
+        st->fp8_e4m3 = strcmp(val, "e4m3") == 0;
+        return 0;
+    }
+    if (strcmp(key, "fp8-recipe") == 0) {
+        int r = tsl_fp8_recipe_parse(val);
+        if (r <= 0)
+            return tsl_err_set(err,
+                               "megatron: --fp8-recipe: '%s' is not delayed, tensorwise, "
+                               "blockwise or mxfp8",
+                               val ? val : "");
+        st->fp8_recipe = (uint32_t)r;
         return 0;
     }
     if (strcmp(key, "recompute-method") == 0) {
@@ -785,6 +805,19 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
         return tsl_err_set(err, "megatron: --overlap-param-gather needs --overlap-grad-reduce "
                                 "(Megatron-LM)");
     c->knobs.overlap_param_gather = st->overlap_param;
+    /* FP8 (Megatron-LM: --fp8-format turns it on, --fp8-recipe defaults to delayed) */
+    if (st->fp8_format)
+        c->knobs.fp8 = st->fp8_recipe ? st->fp8_recipe : TSL_FP8_DELAYED;
+    else if (st->fp8_recipe)
+        tsl_eval_cfg_note(c, "megatron: --fp8-recipe without --fp8-format: bf16, as in "
+                             "Megatron-LM");
+    c->knobs.fp8_param_gather = st->fp8_param && c->knobs.fp8;
+    if (st->fp8_param && st->fp8_format)
+        tsl_eval_cfg_note(c, "megatron: --fp8-param-gather: FP8 weights in place of bf16 "
+                             "priced in memory; the weight all-gathers still in 2 bytes");
+    if (st->fp8_e4m3)
+        tsl_eval_cfg_note(c, "megatron: --fp8-format e4m3 is priced as hybrid (the same "
+                             "GEMM rate and casts)");
     return 0;
 }
 

@@ -37,6 +37,11 @@ typedef struct tt_state {
     char cp_rotate[16]; /* context_parallel_rotate_method; "" = allgather (its default) */
     int64_t cp, ep, tokens_mb, tokens_step, ctx, pp_micro;
     uint32_t global_line; /* global_batch_size = -1's line, 0: not given */
+    /* Float8 (torchao through torchtitan's model converters): float8 the
+     * converter (v0.2 "quantize.linear.float8", v0.1 "float8") or v0.1-era
+     * [float8] enable_float8_linear; mx "quantize.linear.mx"; recipe_name */
+    bool float8, mx;
+    char fp8_recipe[24];
 } tt_state_t;
 
 /* An integer, or (Python) a product of integers: "8 * 8192". */
@@ -264,6 +269,55 @@ static int training_dtype(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *er
     return 0;
 }
 
+/* Float8 keys (docs/tesselctl.md "eval"): [model] converters naming float8 or
+ * mx, [float8] enable_float8_linear (torchtitan late 2024), recipe_name under
+ * [quantize.linear.float8] (v0.2) or [float8] (v0.1); 1: not one of them. */
+static int tt_float8(const toml_line_t *t, tt_state_t *st, tsl_err_t *err)
+{
+    if (is(t, "model", "converters")) {
+        st->float8 |= strstr(t->value, "\"float8\"") != NULL ||
+                      strstr(t->value, "\"quantize.linear.float8\"") != NULL;
+        st->mx |= strstr(t->value, "\"mx\"") != NULL ||
+                  strstr(t->value, "\"quantize.linear.mx\"") != NULL;
+        return 0;
+    }
+    if (is(t, "float8", "enable_float8_linear")) {
+        bool on = false;
+        if (want_bool(t, &on, err) != 0)
+            return -1;
+        st->float8 |= on;
+        return 0;
+    }
+    if (is(t, "quantize.linear.float8", "recipe_name") || is(t, "float8", "recipe_name"))
+        return want_str(t, st->fp8_recipe, sizeof st->fp8_recipe, err);
+    return 1;
+}
+
+/* The recipe the converters ask for: torchao's tensorwise (its default, and
+ * the benchmarks'), rowwise priced as tensorwise (noted), MXFP8. */
+static int tt_fp8(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
+{
+    if (st->mx) {
+        c->knobs.fp8 = TSL_FP8_MXFP8;
+        return 0;
+    }
+    if (!st->float8)
+        return 0;
+    c->knobs.fp8 = TSL_FP8_TENSORWISE;
+    if (st->fp8_recipe[0] == '\0' || strcmp(st->fp8_recipe, "tensorwise") == 0)
+        return 0;
+    if (strncmp(st->fp8_recipe, "rowwise", 7) != 0)
+        return tsl_err_set(err,
+                           "torchtitan: float8 recipe_name \"%s\": tensorwise, rowwise or "
+                           "rowwise_with_gw_hp",
+                           st->fp8_recipe);
+    tsl_eval_cfg_note(c,
+                      "torchtitan: float8 recipe %s is priced as tensorwise (its "
+                      "per-row scales are not modelled)",
+                      st->fp8_recipe);
+    return 0;
+}
+
 /* The keys with a form of their own; 1: not one of them. */
 static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
 {
@@ -306,7 +360,7 @@ static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
         return want_str(t, st->ac_option, sizeof st->ac_option, err);
     if (is(t, "training", "dtype")) /* "bfloat16": no fp32 master (TrainingConfig.dtype) */
         return training_dtype(t, c, err);
-    return 1;
+    return tt_float8(t, st, err);
 }
 
 static int tt_line(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
@@ -417,6 +471,8 @@ static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
     c->sp = c->tp > 1 && !st->sp_off;
     if (c->n_split_points || c->n_counts)
         c->tt_split = false;
+    if (tt_fp8(c, st, err) != 0)
+        return -1;
     if (st->python)
         return tt_ckpt(c, st, err) != 0 ? -1 : tt_tokens(c, st, err);
     /* pipelined: local_batch_size is the rank's micro-batches; otherwise one step */
@@ -651,6 +707,13 @@ static int tt_read(const char *text, char *buf, size_t cap, tsl_eval_cfg_t *out,
 int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *err)
 {
     tt_state_t st = {.python = is_python(text), .ac_mode = TSL_EVAL_CKPT_SELECTIVE};
+    /* Python: model_registry(..., converters=[Float8LinearConverter.Config(...)])
+     * (torchtitan main: recipe rowwise, priced as tensorwise) or MXLinearConverter */
+    if (st.python) {
+        st.float8 = strstr(text, "Float8LinearConverter") != NULL;
+        st.mx = strstr(text, "MXFP8LinearConverter") != NULL ||
+                strstr(text, "MXLinearConverter") != NULL;
+    }
     memset(out, 0, sizeof(*out));
     out->tt_split = true;
     out->tt_in_w = out->tt_out_w = 1;

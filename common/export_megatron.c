@@ -115,6 +115,21 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
     return 0;
 }
 
+/* FP8 as priced (docs/exports.md "FP8"; Megatron-LM arguments.py
+ * _add_transformer_engine_args): the hybrid format (E4M3 forward, E5M2
+ * gradients) and the plan's recipe; delayed scaling with the amax history of
+ * Megatron-LM's FP8 examples. The LM head stays bf16 in Megatron-LM. */
+static void write_fp8(const tsl_plan_t *p, FILE *out)
+{
+    if (p->fp8_recipe == TSL_FP8_NONE || tsl_fp8_recipe_name(p->fp8_recipe) == NULL)
+        return;
+    fprintf(out, "--fp8-format hybrid\n--fp8-recipe %s\n", tsl_fp8_recipe_name(p->fp8_recipe));
+    if (p->fp8_recipe == TSL_FP8_DELAYED)
+        fputs("--fp8-amax-history-len 1024\n--fp8-amax-compute-algo max\n", out);
+    if (p->fp8_param_gather)
+        fputs("--fp8-param-gather\n", out);
+}
+
 static void write_knobs(const tsl_plan_t *p, FILE *out)
 {
     if (p->grad_reduce_bytes != 4)
@@ -123,6 +138,7 @@ static void write_knobs(const tsl_plan_t *p, FILE *out)
         fputs("--overlap-grad-reduce\n", out);
     if (p->overlap_param_gather)
         fputs("--overlap-param-gather\n", out);
+    write_fp8(p, out);
 }
 
 int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)

@@ -143,6 +143,10 @@ static void py_imports(const tsl_export_view_t *v, const tsl_export_uniform_t *u
                 base);
     if (u->ckpt_blocks)
         fputs("from torchtitan.distributed.activation_checkpoint import FullAC\n", out);
+    if (v->plan->fp8_recipe)
+        fprintf(out, "from torchtitan.components.quantization import %s\n",
+                v->plan->fp8_recipe == TSL_FP8_MXFP8 ? "MXFP8LinearConverter"
+                                                     : "Float8LinearConverter");
     fputs("from torchtitan.trainer import Trainer\n\n", out);
     if (base == NULL)
         fprintf(out,
@@ -194,6 +198,14 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     }
     if (p->no_fp32_master) /* bf16 parameters, gradients and Adam states */
         fputs("    config.training.dtype = \"bfloat16\"\n", out);
+    if (p->fp8_recipe) /* the converters rewrite the model's Linear configs; lm_head stays bf16 */
+        fprintf(
+            out,
+            "    # FP8 linears (priced: %s scaling; torchtitan main's Float8 recipe is rowwise)\n"
+            "    config.model_spec.model = %s.Config(filter_fqns=[\"lm_head\"]).build().convert(\n"
+            "        config.model_spec.model\n    )\n",
+            tsl_fp8_recipe_name(p->fp8_recipe),
+            p->fp8_recipe == TSL_FP8_MXFP8 ? "MXFP8LinearConverter" : "Float8LinearConverter");
     fputs(u.ckpt_blocks ? "    config.activation_checkpoint = FullAC.Config()\n"
                         : "    config.activation_checkpoint = None\n",
           out);
@@ -239,5 +251,18 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
                 schedule_name(p), u.micro_per_rank);
     }
     fprintf(out, "\n[activation_checkpoint]\nmode = \"%s\"\n", u.ckpt_blocks ? "full" : "none");
+    if (p->fp8_recipe == TSL_FP8_MXFP8)
+        fputs("\n# FP8: MXFP8 linears (torchao), the LM head in bf16; your [model] keys "
+              "(name, flavor) go in this table\n[model]\nconverters = [\"quantize.linear.mx\"]\n"
+              "\n[quantize.linear.mx]\nrecipe_name = \"mxfp8_cublas\"\n"
+              "filter_fqns = [\"output\"]\n",
+              out);
+    else if (p->fp8_recipe)
+        fputs("\n# FP8: torchao Float8Linear, tensorwise scaling, the LM head in bf16; your "
+              "[model] keys (name, flavor) go in this table\n"
+              "[model]\nconverters = [\"quantize.linear.float8\"]\n"
+              "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n"
+              "filter_fqns = [\"output\"]\n",
+              out);
     return 0;
 }

@@ -87,6 +87,8 @@
     X(overlap_param_gather, BOOL, overlap_param_gather, "overlap_param_gather", NONZERO)           \
     X(cp, U32, cp, "cp", OVER1)                                                                    \
     X(cp_comm, U32, cp_comm, "cp_comm", NONZERO)                                                   \
+    X(fp8_recipe, U32, fp8_recipe, "fp8_recipe", NONZERO)                                          \
+    X(fp8_param_gather, BOOL, fp8_param_gather, "fp8_param_gather", NONZERO)                       \
     X(slicer, CUSTOM, slicer, "slicer", ALWAYS)                                                    \
     X(memopt, CUSTOM, memopt, "memopt", ALWAYS)                                                    \
     X(node_order, CUSTOM, node_order, "node_order", ALWAYS)

@@ -44,15 +44,17 @@
 #define TSL_CLUSTER_MAX_MATRIX_NODES 2048u
 
 typedef struct tsl_gpu_spec {
-    char name[32];      /* "A100-80G" */
-    uint64_t mem_bytes; /* device memory */
-    double peak_flops;  /* dense fp16/bf16 tensor-core peak, FLOP/s */
-    double efficiency;  /* achieved fraction of peak on Transformer GEMMs, (0, 1] */
-    double intra_bw;    /* default intra-node bus bandwidth, bytes/s */
-    double pcie_bw;     /* host<->device bandwidth, bytes/s */
-    const char *source; /* where the figures come from */
-    double mem_bw;      /* datasheet device-memory bandwidth, bytes/s; 0 = unknown (the
+    char name[32];         /* "A100-80G" */
+    uint64_t mem_bytes;    /* device memory */
+    double peak_flops;     /* dense fp16/bf16 tensor-core peak, FLOP/s */
+    double efficiency;     /* achieved fraction of peak on Transformer GEMMs, (0, 1] */
+    double intra_bw;       /* default intra-node bus bandwidth, bytes/s */
+    double pcie_bw;        /* host<->device bandwidth, bytes/s */
+    const char *source;    /* where the figures come from */
+    double mem_bw;         /* datasheet device-memory bandwidth, bytes/s; 0 = unknown (the
                                  cost model then counts FLOPs only: docs/cost-model.md) */
+    double fp8_peak_flops; /* dense FP8 (E4M3/E5M2) tensor-core peak, FLOP/s; 0 = no FP8
+                              tensor cores (Ampere and older): FP8 plans are refused */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {

@@ -49,10 +49,11 @@ static uint32_t group_size(const tsl_strategy_t *s)
 /* Slowest device of the block: a collective waits for it (AMP Eq. 3's logic
  * applied to compute). Walks nodes, not devices. *slowest: that device's GPU type. */
 static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size, double *mem_bw,
-                          const tsl_gpu_spec_t **slowest)
+                          double *fp8_flops, const tsl_gpu_spec_t **slowest)
 {
     double x = INFINITY;
     *mem_bw = INFINITY;
+    *fp8_flops = INFINITY;
     *slowest = tsl_cluster_device_gpu(c, first);
     for (uint32_t dev = first; dev < first + size;) {
         uint32_t node = c->device_node[dev];
@@ -60,7 +61,10 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
         if (f < x)
             *slowest = tsl_cluster_device_gpu(c, dev);
         x = fmin(x, f);
-        *mem_bw = fmin(*mem_bw, tsl_cluster_device_gpu(c, dev)->mem_bw);
+        const tsl_gpu_spec_t *gpu = tsl_cluster_device_gpu(c, dev);
+        *mem_bw = fmin(*mem_bw, gpu->mem_bw);
+        /* the FP8 GEMM's e_max assumed the bf16 one (docs/cost-model.md "FP8") */
+        *fp8_flops = fmin(*fp8_flops, gpu->fp8_peak_flops * gpu->efficiency);
         dev = c->node_first[node] + c->nodes[node].n_gpus;
     }
     return x;
@@ -79,7 +83,10 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     env->block_first = block_first;
     env->block_size = block_size;
     const tsl_gpu_spec_t *slowest;
-    env->device_flops = block_flops(c, block_first, block_size, &env->device_mem_bw, &slowest);
+    env->device_flops = block_flops(c, block_first, block_size, &env->device_mem_bw,
+                                    &env->device_fp8_flops, &slowest);
+    if (!isfinite(env->device_fp8_flops))
+        env->device_fp8_flops = 0.0;
     tsl_gemm_eff_for_gpu(&env->gemm_shape, slowest->name, slowest->peak_flops, slowest->mem_bw);
     env->host_op_s = TSL_ROOFLINE_HOST_OP_S; /* the stacks Tessel targets run eager PyTorch */
     env->block_bw = tsl_cluster_group_bw(c, block_first, 1, block_size);
@@ -326,7 +333,7 @@ static inline double grad_elem_bytes(const tsl_cost_knobs_t *k)
  * SDP with fp32 gradients the sharded fp32 parameter is the master and no
  * 16-bit copy stays between steps (FSDP2's MixedPrecisionPolicy): 12 + g. */
 static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t mb,
-                         uint64_t w, uint64_t cp, double p, const tsl_cost_knobs_t *k,
+                         uint64_t w, uint64_t cp, double p, const tsl_cost_knobs_t *k, bool fp8,
                          tsl_layer_cost_t *out)
 {
     double z = g.z, gb = grad_elem_bytes(k);
@@ -343,6 +350,15 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
     uint64_t act = div_ceil(l->act_repl_bytes * mb, split) +
                    div_ceil((l->act_shard_bytes - score - kept_score) * mb, g.t * w) +
                    div_ceil(kept_score * mb, g.t * w * cp);
+    if (fp8 && k->fp8 != TSL_FP8_TENSORWISE) { /* TE: FP8 weight caches, FP8 stashes */
+        double w8, repl, shard;
+        tsl_roofline_fp8_elems(l, g.t, &w8, &repl, &shard);
+        if (!k->fp8_param_gather) /* else FP8 + transpose in place of the bf16 weight */
+            out->ms_bytes += (uint64_t)ceil(2.0 * w8);
+        uint64_t save =
+            (uint64_t)(repl * (double)mb / (double)split + shard * (double)mb / (double)w);
+        act = act > save ? act - save : 0;
+    }
     if (s->ckpt) {
         out->fwd_bytes = div_ceil(l->bnd_act_bytes * mb, split);
         out->bwd_bytes = act;
@@ -359,6 +375,15 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         out->bwd_bytes += (uint64_t)ceil(gb * p / z * (1.0 - 1.0 / g.d));
 }
 
+/* FP8 is priced where the knobs ask for it and every device of the block has it
+ * (a search never asks elsewhere; eval refuses: search.c, eval.c) and no measured
+ * (bf16) profile replaces the roofline. */
+static bool fp8_priced(const tsl_cost_env_t *env)
+{
+    return env->knobs.fp8 != TSL_FP8_NONE && env->profile == NULL && env->device_fp8_flops > 0 &&
+           env->device_mem_bw > 0 && isfinite(env->device_mem_bw);
+}
+
 /* ---- the one place compute time is modelled: a roofline per GEMM with the
  * GPU's shape curve (roofline.h, gemm_eff.h): forward, backward (each GEMM's two
  * gradient GEMMs) and the attention core selective recomputation repeats. A
@@ -371,6 +396,10 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
     dev.shape = env->gemm_shape;
     dev.host_op_s = env->host_op_s;
+    if (fp8_priced(env)) {
+        dev.fp8 = env->knobs.fp8;
+        dev.fp8_flops = env->device_fp8_flops;
+    }
     *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
     *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
@@ -578,7 +607,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->comm_s = 2.0 * tp_f + 2.0 * gather + (s->ckpt ? tp_f : 0.0) + cp_f + cp_b;
     out->cp_s = cp_f + cp_b;
     out->opt_s = optimizer_s(env, s, g, p);
-    layer_memory(l, s, g, mb, w, cp, p, &env->knobs, out);
+    layer_memory(l, s, g, mb, w, cp, p, &env->knobs, fp8_priced(env), out);
     if (env->calib != NULL)
         calibrate_memory(env->calib->mem_scale, out);
 }

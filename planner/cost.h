@@ -63,6 +63,15 @@
  * instead of inside it; overlap_param_gather leaves of ZeRO-1's weight gather G
  * only overlap(compute_f, G) − compute_f. All zero: the formulas above.
  *
+ * FP8 (knobs.fp8, docs/cost-model.md "FP8"): compute_f and compute_b price the
+ * blocks' linear GEMMs at the FP8 rate with their cast kernels (roofline.h).
+ * Memory: O_ms += 2 bytes per FP8 weight element W8 of the rank (the cached
+ * rowwise and columnwise FP8 copies Transformer Engine keeps between steps; not
+ * under tensorwise, torchao casting afresh per use); act −= 1 byte per element of
+ * the linear inputs the backward keeps (TE saves their FP8 copy instead of bf16;
+ * not under tensorwise, which saves bf16), per sample. fp8_param_gather: the
+ * FP8 weight and its transpose replace the 2-byte bf16 copy, O_ms unchanged.
+ *
  * Choices beyond the papers (docs/cost-model.md has each with its source):
  *   feasibility  t must divide the layer's heads, K/V heads and FFN width;
  *                embedding/LM-head vocabulary padded to a multiple of 128·t (P').
@@ -120,6 +129,7 @@
 #include "gemm_eff.h"
 #include "model.h"
 #include "relayout.h"
+#include "roofline.h"
 #include "strategy.h"
 
 #define TSL_BYTES_PER_PARAM_STATES 16u /* see above */
@@ -141,7 +151,7 @@ typedef enum tsl_cost_mode {
 
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
-#define TSL_COST_MODEL_VERSION 6u
+#define TSL_COST_MODEL_VERSION 7u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -165,6 +175,12 @@ typedef struct tsl_cost_knobs {
     uint32_t cp;                /* context-parallel degree c of every layer (0 or 1: none);
                                    docs/cost-model.md "Context parallelism" */
     uint32_t cp_comm;           /* tsl_cp_comm_t: how attention meets the other CP ranks */
+    uint32_t fp8;               /* tsl_fp8_recipe_t (roofline.h) of the blocks' linear
+                                   GEMMs; 0: bf16. Priced where the block's GPUs have FP8
+                                   tensor cores (env.device_fp8_flops), bf16 elsewhere */
+    bool fp8_param_gather;      /* with fp8: the model's weights themselves are FP8 (1 byte
+                                   and its transpose) in place of bf16 (Megatron-LM
+                                   --fp8-param-gather): no extra FP8 copies kept */
 } tsl_cost_knobs_t;
 
 /* Context parallelism's attention exchange (Megatron-LM --cp-comm-type;
@@ -222,6 +238,8 @@ typedef struct tsl_cost_env {
     double host_op_s;                  /* host dispatch per op of the stack (roofline.h):
                                           TSL_ROOFLINE_HOST_OP_S (eager PyTorch) after
                                           tsl_cost_env_init; 0: the GPU's time alone */
+    double device_fp8_flops;           /* the block's slowest FP8 rate, FP8 peak × e_max
+                                          (FLOP/s); 0 when a device has no FP8 */
     tsl_cost_knobs_t knobs;            /* how the stack keeps and syncs gradients; all zero
                                           (Tessel's executor) after tsl_cost_env_init */
 } tsl_cost_env_t;

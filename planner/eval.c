@@ -178,6 +178,11 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
         k->cp = g->cp;
         k->cp_comm = g->cp_comm;
     }
+    if (!r->fp8_recipe && g->fp8_recipe)
+        k->fp8 = g->fp8_recipe;
+    k->fp8_param_gather |= g->fp8_param_gather;
+    if (r->no_fp8)
+        k->fp8 = 0;
 }
 
 /* Costs the checked plan and holds each stage to its budget. */
@@ -196,6 +201,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         goto out;
     e.node_order = g->n_nodes ? g->node_order : NULL;
     given_knobs(r, g, &e.knobs);
+    if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0) /* an FP8 plan on an Ampere cluster */
+        goto out;
     tsl_plan_init(out);
     tsl_engine_eval_given(&e, g->micro_batch * g->n_micro, g->pp, g->n_micro, g->interleave,
                           g->schedule, first, choice, out);

@@ -137,6 +137,14 @@
     X(cp, UINT, "cp", "N", 1, 1024,                                                                \
       "fix the context-parallel degree (default: searched from sequences of 16384 tokens)", "cp",  \
       "cp")                                                                                        \
+    X(no_fp8, BOOL, "no-fp8", "", 0, 0,                                                            \
+      "bf16 GEMMs only: do not weigh FP8 (weighed by default where every GPU has FP8 tensor "      \
+      "cores and the target runs it)",                                                             \
+      "no_fp8", "no_fp8")                                                                          \
+    X(fp8_recipe, UINT, "fp8-recipe", "N", 1, 4,                                                   \
+      "FP8 only, with this recipe: 1 delayed, 2 tensorwise, 3 blockwise, 4 mxfp8 (Blackwell); "    \
+      "refused where a GPU has no FP8",                                                            \
+      "fp8_recipe", "fp8_recipe")                                                                  \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

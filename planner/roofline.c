@@ -6,6 +6,7 @@
 #include "roofline.h"
 
 #include <math.h>
+#include <string.h>
 
 void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double datasheet_mem_bw)
 {
@@ -17,6 +18,40 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->shape.k_half = 0.0;
     d->shape.attn_fwd_flops = 0.0; /* flash priced as a GEMM until then */
     d->shape.attn_bwd_flops = 0.0;
+    d->fp8_flops = 0.0;
+    d->fp8 = TSL_FP8_NONE;
+}
+
+static const char *const fp8_names[TSL_FP8_COUNT] = {"bf16", "delayed", "tensorwise", "blockwise",
+                                                     "mxfp8"};
+
+const char *tsl_fp8_recipe_name(uint32_t r)
+{
+    return r < TSL_FP8_COUNT ? fp8_names[r] : NULL;
+}
+
+int tsl_fp8_recipe_parse(const char *name)
+{
+    for (int i = 0; name != NULL && i < (int)TSL_FP8_COUNT; i++)
+        if (strcmp(name, fp8_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+double tsl_fp8_cast_bytes(uint32_t recipe)
+{
+    switch (recipe) {
+    case TSL_FP8_DELAYED: return 4.0;
+    case TSL_FP8_TENSORWISE: return 6.0;
+    case TSL_FP8_BLOCKWISE: return 4.0 + 2.0 * 4.0 / 128.0;
+    case TSL_FP8_MXFP8: return 4.0 + 2.0 / 32.0;
+    default: return 0.0;
+    }
+}
+
+uint32_t tsl_fp8_cast_kernels(uint32_t recipe)
+{
+    return recipe == TSL_FP8_TENSORWISE ? 2u : recipe ? 1u : 0u;
 }
 
 double tsl_roofline_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b)
@@ -57,6 +92,47 @@ static double gemm(pass_t *p, double m, double n, double k, double b)
     double dw = tsl_roofline_gemm_s(p->d, k, n, m, b);
     p->wgrad_s += dw;
     return tsl_roofline_gemm_s(p->d, m, k, n, b) + dw;
+}
+
+/* One FP8 GEMM of (m × k)·(k × n): F8 by the same shape curve, 1-byte operands,
+ * a 2-byte output. */
+static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k)
+{
+    double rate = d->fp8_flops * tsl_gemm_eff_shape(&d->shape, m, n, k, 1);
+    double bytes = m * k + k * n + 2.0 * m * n;
+    return fmax(2.0 * m * n * k / rate, bytes / d->mem_bw) + d->launch_s;
+}
+
+/* Quantising `elems` bf16 elements to FP8 (roofline.h: the recipe's bytes and
+ * kernels per tensor). */
+static double cast_s(pass_t *p, double elems)
+{
+    uint32_t kern = tsl_fp8_cast_kernels(p->d->fp8);
+    p->ops += kern;
+    return tsl_roofline_mem_s(p->d, tsl_fp8_cast_bytes(p->d->fp8) * elems, kern);
+}
+
+/* A linear layer's GEMM Y = X·W, (m × k)·(k × n), k and n per TP rank: FP8 when
+ * the device runs the blocks' linears in FP8 and both are multiples of 16, else
+ * the bf16 gemm(). FP8 forward: cast X and W, then the GEMM; backward: cast dY
+ * (E5M2 under the hybrid format), dX = dY·Wᵀ and dW = Xᵀ·dY from the columnwise
+ * copies — tensorwise (torchao) casts X and W again from the bf16 it saved. */
+static double lin(pass_t *p, double m, double n, double k)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    if (d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || fmod(k, 16.0) != 0 || fmod(n, 16.0) != 0)
+        return gemm(p, m, n, k, 1);
+    if (!p->bwd) {
+        p->ops += 1.0;
+        return cast_s(p, m * k) + cast_s(p, k * n) + fp8_gemm_s(d, m, n, k);
+    }
+    p->ops += 2.0;
+    double dw = fp8_gemm_s(d, k, n, m);
+    p->wgrad_s += dw;
+    double c = cast_s(p, m * n);
+    if (d->fp8 == TSL_FP8_TENSORWISE)
+        c += cast_s(p, m * k) + cast_s(p, k * n);
+    return c + fp8_gemm_s(d, m, k, n) + dw;
 }
 
 /* Elementwise kernels: a backward kernel reads the forward's saved input (or
@@ -187,13 +263,13 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
     double T = S * x->s, keys = cross ? x->ct : self_keys(l, x), q, col;
     double visited = cross ? keys : self_visited(l, x);
     if (cross) {
-        q = gemm(p, T, x->d / t, x->h, 1) + gemm(p, S * x->ct, 2.0 * x->e / t, x->h, 1);
+        q = lin(p, T, x->d / t, x->h) + lin(p, S * x->ct, 2.0 * x->e / t, x->h);
         col = T * x->d / t + S * x->ct * 2.0 * x->e / t;
     } else {
-        q = gemm(p, T, (x->d + 2.0 * x->e) / t, x->h, 1);
+        q = lin(p, T, (x->d + 2.0 * x->e) / t, x->h);
         col = T * (x->d + 2.0 * x->e) / t;
     }
-    return q + core_s(p, l, x, S, t, keys, visited) + gemm(p, T, x->h, x->d / t, 1) +
+    return q + core_s(p, l, x, S, t, keys, visited) + lin(p, T, x->h, x->d / t) +
            bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, x, S, split);
 }
 
@@ -201,9 +277,8 @@ static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
                     double split)
 {
     double T = S * x->s;
-    return gemm(p, T, x->g * x->f / t, x->h, 1) + mem(p, 2.0 * (x->g + 1.0) * x->f / t * T, 1) +
-           gemm(p, T, x->h, x->f / t, 1) +
-           bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
+    return lin(p, T, x->g * x->f / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * x->f / t * T, 1) +
+           lin(p, T, x->h, x->f / t) + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
            block_elementwise_s(p, x, S, split);
 }
 
@@ -313,4 +388,26 @@ double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l
     if (l->kind == TSL_LAYER_DECODER)
         c += core_s(&p, l, &x, samples, tt, x.ct, x.ct);
     return c;
+}
+
+void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, double *weights, double *repl,
+                            double *shard)
+{
+    double tt = t ? t : 1;
+    shape_t x = shape_of(l);
+    bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
+                l->kind == TSL_LAYER_ATTENTION;
+    bool ffn =
+        l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN;
+    *weights = *repl = *shard = 0.0;
+    if (attn) { /* QKV from the norm's output, the output projection from the core's */
+        *weights += x.h * (2.0 * x.d + 2.0 * x.e) / tt;
+        *repl += x.s * x.h;
+        *shard += x.s * x.d / tt;
+    }
+    if (ffn) { /* FFN-in from the norm's output, FFN-out from the activation's */
+        *weights += (x.g + 1.0) * x.f * x.h / tt;
+        *repl += x.s * x.h;
+        *shard += x.s * x.f / tt;
+    }
 }

@@ -69,6 +69,53 @@
  * modelled kernel, all in this figure. */
 #define TSL_ROOFLINE_HOST_OP_S 53.9e-6
 
+/*
+ * FP8 (docs/cost-model.md "FP8"; Transformer Engine's Linear, torchao's
+ * Float8Linear). With dev.fp8 set, the Transformer blocks' linear GEMMs (QKV,
+ * attention output, FFN in and out, cross-attention's projections) run on FP8
+ * tensor cores: rate F8 = fp8_flops · u(shape), operands 1 byte, output 2.
+ * Before each, the operands are quantised by memory-bound cast kernels:
+ *   forward   X (m × k) and W (k × n)        backward  dY (m × n)
+ * each element read in bf16 (2 B) and written in FP8 twice — rowwise for this
+ * GEMM, columnwise (transposed) for the gradient GEMM that takes it (Hopper's
+ * FP8 MMA is TN only; MXFP8's scales run along one dimension): 4 B, plus
+ *   delayed     amax from history, fused into the cast              1 kernel
+ *   tensorwise  current scaling: an amax pass first (+2 B read)      2 kernels
+ *   blockwise   1×128 / 128×128 scales (+4/128 B per copy)           1 kernel
+ *   mxfp8       E8M0 scale per 32 elements (+1/32 B per copy)        1 kernel
+ * (TSL_FP8_CAST_BYTES). tensorwise stands for torchao's recipe (torchtitan),
+ * which saves the bf16 input and weight and casts them again in the backward:
+ * its backward casts X and W once more. What stays bf16: the attention core,
+ * norms, softmax, residuals, the embedding, the LM head (Megatron-LM's and
+ * torchtitan's defaults) and any GEMM whose k or n is not a multiple of 16
+ * (TE's and torchao's requirement).
+ */
+typedef enum tsl_fp8_recipe {
+    TSL_FP8_NONE = 0,       /* bf16 */
+    TSL_FP8_DELAYED = 1,    /* TE DelayedScaling (Megatron-LM's default recipe) */
+    TSL_FP8_TENSORWISE = 2, /* per-tensor current scaling (torchao, TE Float8CurrentScaling) */
+    TSL_FP8_BLOCKWISE = 3,  /* TE Float8BlockScaling (DeepSeek-V3's 1x128 / 128x128) */
+    TSL_FP8_MXFP8 = 4,      /* OCP MX, Blackwell only (TE MXFP8BlockScaling) */
+    TSL_FP8_COUNT = 5
+} tsl_fp8_recipe_t;
+
+/* "bf16", "delayed", "tensorwise", "blockwise", "mxfp8"; NULL out of range. */
+const char *tsl_fp8_recipe_name(uint32_t r);
+/* The recipe of a name above; -1 for none ("bf16" gives 0). */
+int tsl_fp8_recipe_parse(const char *name);
+/* Bytes moved per element quantised (read bf16, write two FP8 copies, the
+ * recipe's amax pass or scales) and kernels per quantised tensor. */
+double tsl_fp8_cast_bytes(uint32_t recipe);
+uint32_t tsl_fp8_cast_kernels(uint32_t recipe);
+
+/* The FP8 GEMMs of layer l per sample on one TP rank of t (sp: sequence
+ * parallel): their weight elements (*weights), and the elements of the linear
+ * inputs the backward keeps, replicated over the TP group (*repl: the norm
+ * outputs feeding QKV and FFN-in, divided by t under SP) and sharded (*shard:
+ * the attention output and the FFN's activation). All 0 for a layer without. */
+void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, double *weights, double *repl,
+                            double *shard);
+
 typedef struct tsl_roofline_dev {
     double gemm_flops;    /* F: sustained tensor-core FLOP/s */
     double mem_bw;        /* W: sustained device-memory bytes/s; 0 = unknown */
@@ -76,6 +123,9 @@ typedef struct tsl_roofline_dev {
     double host_op_s;     /* host dispatch per op of an eager stack; 0: none (the
                              GPU's time alone). A pass takes max(GPU, ops × it) */
     tsl_gemm_eff_t shape; /* the GPU's GEMM shape curve (gemm_eff.h) */
+    double fp8_flops;     /* F8: sustained FP8 tensor-core FLOP/s (peak × e_max) */
+    uint32_t fp8;         /* tsl_fp8_recipe_t of the linear GEMMs; NONE (0): bf16. Needs
+                             fp8_flops > 0 and a bandwidth */
 } tsl_roofline_dev_t;
 
 /* F = peak × e_max, W = TSL_ROOFLINE_MEM_EFF × datasheet, L = the default, a flat

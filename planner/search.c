@@ -34,6 +34,10 @@ static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
                             "cp: %s: Tessel exports no context parallelism to it (--cp %u); "
                             "megatron and torchtitan run it",
                             tsl_target_name(r->target), r->cp);
+    if (r->no_fp8 && r->fp8_recipe)
+        return tsl_err_set(err, "fp8_recipe: FP8 asked for with FP8 switched off (--no-fp8)");
+    if (r->fp8_recipe && tsl_target_fp8_ok(r->target, r->fp8_recipe, err) != 0)
+        return -1;
     tsl_cost_knobs_t k;
     tsl_request_knobs(r, &k);
     if (r->target == TSL_TARGET_MEGATRON && k.overlap_param_gather && k.grad_reduce_exposed)
@@ -94,7 +98,7 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                            r->target);
     if (r->target && tsl_target_model_ok(r->target, m, err) != 0)
         return -1;
-    if (validate_knobs(r, err) != 0)
+    if (validate_knobs(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0)
         return -1;
     if (r->top_k > TSL_SEARCH_MAX_TOPK)
         return tsl_err_set(err, "top_k: %u is above the limit of %u", r->top_k,
@@ -154,6 +158,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6f5f00u);
     if (r->no_cp || r->cp) /* likewise */
         tsl_fp_u64(&fp, 0x637000000000ull | (uint64_t)r->no_cp << 32 | r->cp);
+    if (r->no_fp8 || r->fp8_recipe)
+        tsl_fp_u64(&fp, 0x667038000ull | r->no_fp8 << 8 | r->fp8_recipe);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);
@@ -234,11 +240,14 @@ static void refine(tsl_engine_t *e, tsl_plan_t *top, uint32_t *n)
             tsl_top_offer(top, TSL_SEARCH_MAX_TOPK, n, &cand[g]);
 }
 
-/* One placement: the engine over cluster c (nodes already in `order`). */
-static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const uint16_t *order,
+/* One placement in one precision: the engine over cluster c (nodes already in
+ * `order`), attention meeting the other CP ranks by cp_comm where the request's
+ * CP degree is above 1, its linear GEMMs in FP8 recipe fp8 where not 0 (else the
+ * request's). */
+static int search_precision(const tsl_model_t *m, const tsl_cluster_t *c, const uint16_t *order,
                             const tsl_request_t *r, uint32_t cp_comm,
                             const tsl_search_hooks_t *hooks, tsl_search_result_t *res, double lo,
-                            double hi, tsl_err_t *err)
+                            double hi, uint32_t fp8, tsl_err_t *err)
 {
     tsl_space_t space = tsl_space_tessel(r);
     tsl_engine_t e;
@@ -249,6 +258,8 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
     if (e.knobs.cp > 1) /* the degree came from r->cp (tsl_request_knobs) */
         e.knobs.cp_comm = cp_comm;
     e.node_order = order;
+    if (fp8)
+        e.knobs.fp8 = fp8;
     /* the engine keeps the most alternatives there may be shown: what it passes on
      * to the refinement must not depend on how many are */
     uint32_t k = r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK, cap = TSL_SEARCH_MAX_TOPK;
@@ -280,6 +291,32 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
     }
     free(top);
     free(best);
+    return rc;
+}
+
+/* One placement: bf16, and where every GPU has FP8 and the request and its
+ * target allow it, the same space again with the blocks' linears in FP8
+ * (docs/cost-model.md "FP8"). Both precisions' plans meet in one top-k: each
+ * configuration keeps the faster that fits. A request's fp8_recipe searches
+ * FP8 alone (its knobs). */
+static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const uint16_t *order,
+                            const tsl_request_t *r, uint32_t cp_comm,
+                            const tsl_search_hooks_t *hooks, tsl_search_result_t *res, double lo,
+                            double hi, tsl_err_t *err)
+{
+    uint32_t fp8 = tsl_target_fp8_recipe(r->target);
+    if (r->no_fp8 || r->fp8_recipe || fp8 == TSL_FP8_NONE || tsl_cluster_fp8_ok(c, fp8, NULL) != 0)
+        return search_precision(m, c, order, r, cp_comm, hooks, res, lo, hi, 0, err);
+    double mid = (lo + hi) / 2;
+    int rc = search_precision(m, c, order, r, cp_comm, hooks, res, lo, mid, 0, err);
+    if (rc == TSL_SEARCH_CANCELLED)
+        return rc;
+    tsl_err_t ferr = {0};
+    int frc = search_precision(m, c, order, r, cp_comm, hooks, res, mid, hi, fp8, &ferr);
+    if (frc == TSL_SEARCH_CANCELLED || (frc == TSL_SEARCH_OK && rc != TSL_SEARCH_OK)) {
+        *err = ferr;
+        return frc;
+    }
     return rc;
 }
 

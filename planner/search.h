@@ -111,6 +111,11 @@ uint64_t tsl_request_device_budget(const tsl_request_t *r, uint64_t dev_mem);
  * overlap_param_gather) over it. */
 void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k);
 
+/* Whether every GPU of c runs FP8 recipe r (0: always): FP8 tensor cores
+ * (tsl_gpu_spec_t.fp8_peak_flops), and for mxfp8 a Blackwell part. err names the
+ * first GPU type that does not. */
+int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err);
+
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "pipeline.h"
 #include "pipesim.h"
@@ -468,6 +469,34 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
     if (r->overlap_param_gather)
         k->overlap_param_gather = true;
     k->cp = r->cp > 1 && !r->no_cp ? r->cp : 0; /* the search sets each degree it tries */
+    if (r->fp8_recipe && !r->no_fp8)
+        k->fp8 = r->fp8_recipe;
+}
+
+int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err)
+{
+    if (r == TSL_FP8_NONE)
+        return 0;
+    if (r >= TSL_FP8_COUNT)
+        return tsl_err_set(err,
+                           "fp8_recipe: %u is not a recipe (1 delayed, 2 tensorwise, "
+                           "3 blockwise, 4 mxfp8)",
+                           r);
+    for (uint32_t i = 0; i < c->n_gpu_types; i++) {
+        const tsl_gpu_spec_t *g = &c->gpu_types[i];
+        if (!(g->fp8_peak_flops > 0))
+            return tsl_err_set(err,
+                               "fp8: the %s has no FP8 tensor cores (Hopper, Ada, Blackwell "
+                               "and MI300 have; Ampere and older do not): plan it in bf16",
+                               g->name);
+        if (r == TSL_FP8_MXFP8 && strncasecmp(g->name, "B", 1) != 0 &&
+            strncasecmp(g->name, "GB", 2) != 0)
+            return tsl_err_set(err,
+                               "fp8: mxfp8 needs Blackwell's MX tensor cores; the %s has none "
+                               "(delayed, tensorwise or blockwise run there)",
+                               g->name);
+    }
+    return 0;
 }
 
 tsl_cost_mode_t tsl_engine_cost_mode(const tsl_engine_t *e)

@@ -115,6 +115,15 @@ uint32_t tsl_target_megatron_recompute(const tsl_target_view_t *v);
  * (Tessel's executor) for TSL_TARGET_ANY and galvatron. */
 void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k);
 
+/* The FP8 recipe stack t runs when a plan is priced in FP8 and the search
+ * weighs it (docs/exports.md "FP8"): megatron delayed (Megatron-LM's default
+ * --fp8-recipe), torchtitan tensorwise (torchao's Float8Linear), Tessel's own
+ * space delayed; 0 for deepspeed and galvatron, whose exports have no FP8. */
+uint32_t tsl_target_fp8_recipe(uint32_t t);
+
+/* Whether stack t runs recipe r (0, bf16: every stack); err says why not. */
+int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err);
+
 /* Whether model m can be run by target t at all (its shape); err says why not. */
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err);
 

@@ -481,6 +481,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         return 0;
     if (t >= TSL_TARGET_COUNT)
         return tsl_err_set(err, "target: %u is not a stack", t);
+    if (tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0)
+        return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;
     return tsl_target_check_view(t, scratch, err);
@@ -514,4 +516,36 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
     case TSL_TARGET_DEEPSPEED: k->grad_reduce_exposed = true; break;
     default: break;
     }
+}
+
+uint32_t tsl_target_fp8_recipe(uint32_t t)
+{
+    switch (t) {
+    case TSL_TARGET_MEGATRON: return TSL_FP8_DELAYED;
+    case TSL_TARGET_TORCHTITAN: return TSL_FP8_TENSORWISE;
+    case TSL_TARGET_DEEPSPEED:
+    case TSL_TARGET_GALVATRON: return TSL_FP8_NONE;
+    default: return TSL_FP8_DELAYED;
+    }
+}
+
+/* megatron: --fp8-recipe delayed|tensorwise|blockwise|mxfp8 (Megatron-LM
+ * arguments.py); torchtitan: torchao's tensorwise Float8Linear
+ * (quantize.linear.float8) and MXFP8 (quantize.linear.mx); DeepSpeed's config
+ * and Galvatron's have no FP8 training switch. */
+int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err)
+{
+    if (r == TSL_FP8_NONE || t == TSL_TARGET_ANY || t == TSL_TARGET_MEGATRON)
+        return 0;
+    if (t == TSL_TARGET_TORCHTITAN && (r == TSL_FP8_TENSORWISE || r == TSL_FP8_MXFP8))
+        return 0;
+    if (t == TSL_TARGET_TORCHTITAN)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: FP8 recipe %s is not torchtitan's (tensorwise "
+                            "quantize.linear.float8, or mxfp8 quantize.linear.mx)",
+                            tsl_fp8_recipe_name(r));
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: no FP8 training in its export (the plan is priced in FP8 %s); "
+                        "plan it with --no-fp8",
+                        tsl_target_name(t), tsl_fp8_recipe_name(r));
 }

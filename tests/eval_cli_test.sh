@@ -73,6 +73,13 @@ expect 0 "sequence-parallel with tensor-model-parallel-size 1" eval --hf-config 
     --cluster 8xH100-80G --no-search --megatron-args "$(cat "$data/megatron_llama3_8b_h100_fp8.args")"
 grep -q "global batch 128 = 16 micro-batches of 8" "$out" && grep -q "dp8+zero1" "$out" &&
     ok || bad "NVIDIA's llama3 8B fp8 example: $(cat "$out")"
+grep -q "precision: FP8 (delayed scaling)" "$out" && ok ||
+    bad "NVIDIA's llama3 8B fp8 example is not priced in FP8: $(cat "$out")"
+# FP8 by flag; refused where the GPU has none, naming it; unknown recipes refused
+expect 0 "" eval --model GPT2-345M --cluster 8xH100-80G --tp 2 --batch 32 --no-search --fp8 delayed
+grep -q "precision: FP8 (delayed scaling)" "$out" && ok || bad "--fp8 delayed: $(cat "$out")"
+expect 2 "the A100-80G has no FP8" eval $m345 --tp 2 --batch 32 --no-search --fp8 tensorwise
+expect 2 "not a recipe" eval --model GPT2-345M --cluster 8xH100-80G --tp 2 --fp8 fp4
 
 cat >"$dir/job.toml" <<'TOML'
 [training]

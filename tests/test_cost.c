@@ -931,8 +931,55 @@ static void test_cp(void)
     tsl_cluster_free(&c);
 }
 
+/* FP8's memory on one H100 TP pair with SP (docs/cost-model.md "FP8"):
+ * delayed scaling keeps 2 bytes of FP8 weight copies per linear weight element
+ * and stashes the linear inputs in 1 byte instead of 2; tensorwise (torchao)
+ * neither; an A100 block prices none of it. */
+static void test_fp8_memory(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "2xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 2048,
+                     .hidden = 4096,
+                     .ffn_hidden = 16384,
+                     .heads = 32};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
+    CHECK_NEAR(env.device_fp8_flops, 1979e12 * 0.777, 1e-9, "H100 FP8 rate: 2 x bf16 peak x e_max");
+    tsl_strategy_t s = one(TSL_DIM_TP, 2, false);
+    s.sp = true;
+    tsl_layer_cost_t b, f8, tw;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &b);
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &f8);
+    env.knobs.fp8 = TSL_FP8_TENSORWISE;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &tw);
+    double w8 = (2.0 * 4096 * 4096 * 2 + 2.0 * 16384 * 4096) / 2; /* QKV + out, FFN, / t */
+    double stash = 4 * (2.0 * 2048 * 4096 / 2 + 2048.0 * (4096 + 16384) / 2);
+    CHECK(f8.ms_bytes - b.ms_bytes == (uint64_t)(2 * w8), "FP8 weight copies: %llu",
+          (unsigned long long)(f8.ms_bytes - b.ms_bytes));
+    CHECK(b.fwd_bytes - f8.fwd_bytes == (uint64_t)stash, "FP8 stashes: %llu vs %g",
+          (unsigned long long)(b.fwd_bytes - f8.fwd_bytes), stash);
+    CHECK(tw.ms_bytes == b.ms_bytes && tw.fwd_bytes == b.fwd_bytes,
+          "tensorwise: bf16 stashes, no weight copies kept");
+    CHECK(f8.fwd_s < b.fwd_s && f8.bwd_s < b.bwd_s, "FP8 faster on this layer");
+    tsl_cluster_free(&c);
+    CHECK(tsl_cluster_parse_spec(&c, "2xA100-80G", &err) == 0, "%s", err.msg);
+    CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
+    CHECK(env.device_fp8_flops == 0, "A100: no FP8");
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &b);
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &f8);
+    CHECK(f8.fwd_s == b.fwd_s && f8.ms_bytes == b.ms_bytes, "A100: FP8 knob prices nothing");
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
+    test_fp8_memory();
     test_collectives();
     test_overlap();
     test_env();

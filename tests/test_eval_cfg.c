@@ -23,8 +23,10 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
     /* torchtitan reduces in float32 only: its plans are priced so (the
      * executor's 16-bit reduce exports to Megatron-LM as --grad-reduce-in-bf16) */
     tsl_eval_cfg_t copy = *cfg_in, *cfg = &copy;
-    if (f != TSL_EXPORT_MEGATRON && !copy.knobs.no_fp32_master)
+    if (f != TSL_EXPORT_MEGATRON && !copy.knobs.no_fp32_master) {
         tsl_target_knobs(TSL_TARGET_TORCHTITAN, &copy.knobs);
+        copy.knobs.fp8 = cfg_in->knobs.fp8;
+    }
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_err_t err = {0};
@@ -54,8 +56,10 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
               a.overlap_param_gather == b.overlap_param_gather &&
               a.grad_reduce_bytes == cfg->knobs.grad_reduce_bytes &&
               a.grad_reduce_exposed == cfg->knobs.grad_reduce_exposed &&
-              a.overlap_param_gather == cfg->knobs.overlap_param_gather,
-          "%s round trip: the plan's precision and overlap kept\n%s", fmt, text);
+              a.overlap_param_gather == cfg->knobs.overlap_param_gather &&
+              a.fp8_recipe == b.fp8_recipe && a.fp8_recipe == cfg->knobs.fp8,
+          "%s round trip: the plan's precision and overlap kept (fp8 %u %u %u)\n%s", fmt,
+          a.fp8_recipe, b.fp8_recipe, cfg->knobs.fp8, text);
 out:
     free(text);
     tsl_model_free(&m);
@@ -139,6 +143,66 @@ static void test_knobs(void)
               c.knobs.no_fp32_master && c.knobs.grad_reduce_bytes == 0,
           "torchtitan dtype bfloat16: no master, bf16 reduce (%s)", err.msg);
 
+    /* torchtitan's Float8: the converter and recipe keys of both forms */
+    CHECK(tsl_eval_cfg_torchtitan("[model]\nconverters = [\"quantize.linear.float8\"]\n"
+                                  "[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n",
+                                  &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_TENSORWISE,
+          "torchtitan v0.2 float8 converter: tensorwise (%s)", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[float8]\nenable_float8_linear = true\n", &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_TENSORWISE,
+          "torchtitan 2024 enable_float8_linear (%s)", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[model]\nconverters = [\"float8\"]\n[float8]\n"
+                                  "recipe_name = \"rowwise\"\n",
+                                  &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_TENSORWISE && strstr(c.notes, "rowwise"),
+          "torchtitan rowwise: priced as tensorwise, noted (%s)", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[model]\nconverters = [\"quantize.linear.float8\"]\n"
+                                  "[quantize.linear.float8]\nrecipe_name = \"bogus\"\n",
+                                  &c, &err) != 0 &&
+              strstr(err.msg, "bogus"),
+          "torchtitan unknown float8 recipe refused (%s)", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[model]\nconverters = [\"quantize.linear.mx\"]\n", &c, &err) ==
+                  0 &&
+              c.knobs.fp8 == TSL_FP8_MXFP8,
+          "torchtitan mx converter: mxfp8 (%s)", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan(
+              "def f() -> Trainer.Config:\n    x = model_registry(\"8B\", "
+              "converters=[Float8LinearConverter.Config()])\n    c.activation_checkpoint = None\n",
+              &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_TENSORWISE,
+          "torchtitan main: Float8LinearConverter (%s)", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[training]\nseq_len = 8\n", &c, &err) == 0 && c.knobs.fp8 == 0,
+          "torchtitan without converters: bf16 (%s)", err.msg);
+
+    /* FP8 plans export with their recipe and come back the same (H100) */
+    tsl_eval_cfg_t mg8 = {.tp = 2, .pp = 2, .mbs = 2, .global_batch = 64, .even_blocks = true};
+    tsl_target_knobs(TSL_TARGET_MEGATRON, &mg8.knobs);
+    for (uint32_t r = TSL_FP8_DELAYED; r <= TSL_FP8_BLOCKWISE; r++) {
+        mg8.knobs.fp8 = r;
+        round_trip("GPT2-345M", "8xH100-80G", &mg8, TSL_EXPORT_MEGATRON);
+    }
+    tsl_eval_cfg_t tt8 = {.sdp = 8, .mbs = 2, .global_batch = 64};
+    tt8.knobs.fp8 = TSL_FP8_TENSORWISE;
+    round_trip("GPT2-345M", "8xH100-80G", &tt8, TSL_EXPORT_TORCHTITAN);
+    round_trip("GPT2-345M", "8xH100-80G", &tt8, TSL_EXPORT_TORCHTITAN_TOML);
+
+    /* an FP8 plan on GPUs without FP8 is refused, naming the GPU */
+    {
+        tsl_model_t m;
+        tsl_cluster_t cl;
+        tsl_request_t r;
+        static tsl_plan_t g, out;
+        tsl_request_init(&r);
+        load("GPT2-345M", "8xA100-80G", &m, &cl);
+        CHECK(tsl_eval_cfg_plan(&mg8, &m, cl.n_devices, &g, &err) == 0, "cfg: %s", err.msg);
+        CHECK(tsl_eval_plan(&m, &cl, &r, &g, &out, &err) != 0 && strstr(err.msg, "A100-80G") &&
+                  strstr(err.msg, "FP8"),
+              "FP8 plan on A100 refused: %s", err.msg);
+        tsl_model_free(&m);
+        tsl_cluster_free(&cl);
+    }
+
     /* plans priced the stacks' way export and import back to the same figures */
     tsl_eval_cfg_t mg = {.tp = 2, .pp = 2, .mbs = 2, .global_batch = 64, .even_blocks = true};
     tsl_target_knobs(TSL_TARGET_MEGATRON, &mg.knobs);
@@ -218,9 +282,20 @@ static void test_megatron_flags(void)
           "%s", err.msg);
     CHECK(c.interleave == 2 && c.ckpt == TSL_EVAL_CKPT_SELECTIVE && c.notes[0] == '\0',
           "vpp %u ckpt %d notes '%s'", c.interleave, (int)c.ckpt, c.notes);
-    CHECK(tsl_eval_cfg_megatron("--fp8-format hybrid", &c, &err) == 0 &&
-              strstr(c.notes, "--fp8-format"),
-          "fp8 noted: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --fp8-format hybrid", &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_DELAYED && c.notes[0] == '\0',
+          "fp8 hybrid: Megatron's default recipe, delayed: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --fp8-format e4m3 --fp8-recipe blockwise "
+                                "--fp8-param-gather",
+                                &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_BLOCKWISE && strstr(c.notes, "e4m3") &&
+              strstr(c.notes, "--fp8-param-gather"),
+          "fp8 e4m3 blockwise: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --fp8-recipe tensorwise", &c, &err) == 0 &&
+              c.knobs.fp8 == 0 && strstr(c.notes, "without --fp8-format"),
+          "a recipe alone is bf16: %s / %s", err.msg, c.notes);
+    mg_refuses("--fp8-format hybrid --fp8-recipe nvfp4", "--fp8-recipe");
+    mg_refuses("--fp8-format e5m2", "--fp8-format");
 
     /* what the flags mean on a model: FSDP2 shards the data-parallel ranks; the
      * embedding counted as a layer takes one from the first stage; 2 virtual stages */

@@ -492,6 +492,80 @@ static void test_host_floor(void)
  * 26.2 µs its 96 MiB take at 0.8 · 4800 GB/s, + the 4 µs launch = 189.194 µs.
  * 1024³: 64 tiles, occupancy 64/132, depth 1024/1169.259: u = 0.424615,
  * 2·1024³ / (768.453e12 · u) + 4 µs = 10.581 µs. */
+/* One FP8 FFN layer on the H100 by hand (docs/cost-model.md "FP8"): the two
+ * linears at the FP8 rate on 1-byte operands, each operand quantised by a cast
+ * kernel of 4 bytes per element (delayed scaling: read bf16, write the rowwise
+ * and columnwise FP8 copies), the activation in bf16; the backward casts dY and
+ * runs dgrad and wgrad in FP8. Tensorwise adds its amax pass (6 B, 2 kernels)
+ * and casts X and W again in the backward. A width not a multiple of 16 stays
+ * bf16. No shape curve (u = 1), no host floor. */
+static void test_fp8_layer(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_roofline_dev_t b16 = d;
+    d.fp8_flops = 1979e12 * 0.777;
+    d.fp8 = TSL_FP8_DELAYED;
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 2048,
+                     .hidden = 4096,
+                     .ffn_hidden = 16384,
+                     .heads = 32,
+                     .no_dropout = true,
+                     .no_bias = true};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double S = 2, T = S * 2048, h = 4096, f = 16384, W = d.mem_bw, L = d.launch_s;
+    const double F8 = d.fp8_flops;
+#define G8(m, n, k)                                                                                \
+    (fmax(2.0 * (m) * (n) * (k) / F8, ((m) * (k) + (k) * (n) + 2.0 * (m) * (n)) / W) + L)
+#define CAST(e, bytes, kern) ((bytes) * (e) / W + (kern)*L)
+    double act = 2.0 * 2.0 * f * T / W + L;  /* GELU: read, write bf16 */
+    double blk = 10.0 * h * T / W + 2.0 * L; /* norm + residual, no dropout */
+    double fwd = CAST(T * h, 4, 1) + CAST(h * f, 4, 1) + G8(T, f, h) + act + CAST(T * f, 4, 1) +
+                 CAST(f * h, 4, 1) + G8(T, h, f) + blk;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, S, 1, false, 0), fwd, 1e-12, "fp8 forward");
+    /* the GEMMs are compute-bound: 2·T·f·h FLOPs at twice the bf16 rate */
+    CHECK(G8(T, f, h) - L == 2.0 * T * f * h / F8, "compute-bound at F8");
+    double bwd = CAST(T * f, 4, 1) + G8(T, h, f) + G8(h, f, T) + 1.5 * (act - L) + L +
+                 CAST(T * h, 4, 1) + G8(T, f, h) + G8(f, h, T) + 1.5 * (blk - 2 * L) + 2 * L;
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0), bwd, 1e-12, "fp8 backward");
+    double f16 = tsl_roofline_layer_fwd_s(&b16, &l, S, 1, false, 0);
+    CHECK(fwd < 0.8 * f16, "fp8 pays on a large layer: %.6g vs bf16 %.6g", fwd, f16);
+    /* tensorwise: amax pass, and X, W cast again in the backward */
+    d.fp8 = TSL_FP8_TENSORWISE;
+    double tw = CAST(T * h, 6, 2) + CAST(h * f, 6, 2) + G8(T, f, h) + act + CAST(T * f, 6, 2) +
+                CAST(f * h, 6, 2) + G8(T, h, f) + blk;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, S, 1, false, 0), tw, 1e-12, "tensorwise forward");
+    double twb = bwd + CAST(T * f, 2, 1) + CAST(T * h, 2, 1) + CAST(T * h, 6, 2) +
+                 CAST(T * f, 6, 2) + 2 * CAST(h * f, 6, 2);
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0), twb, 1e-12, "tensorwise backward");
+    /* what stays bf16: a width not a multiple of 16, the LM head */
+    d.fp8 = TSL_FP8_DELAYED;
+    tsl_layer_t odd = l;
+    odd.hidden = 4104;
+    CHECK(tsl_layer_derive(&odd, &err) == 0, "%s", err.msg);
+    CHECK(tsl_roofline_layer_fwd_s(&d, &odd, S, 1, false, 0) ==
+              tsl_roofline_layer_fwd_s(&b16, &odd, S, 1, false, 0),
+          "h 4104 (not a multiple of 16): bf16");
+    tsl_layer_t head = {.kind = TSL_LAYER_HEAD, .seq_len = 2048, .hidden = 4096, .vocab = 32000};
+    CHECK(tsl_layer_derive(&head, &err) == 0, "%s", err.msg);
+    CHECK(tsl_roofline_layer_fwd_s(&d, &head, S, 1, false, 32000) ==
+              tsl_roofline_layer_fwd_s(&b16, &head, S, 1, false, 32000),
+          "the LM head stays bf16");
+    /* the elements the memory terms use: weights, stashes (cost.c) */
+    double w8, repl, shard;
+    tsl_roofline_fp8_elems(&l, 2, &w8, &repl, &shard);
+    CHECK(w8 == 2.0 * f * h / 2 && repl == 2048 * h && shard == 2048 * f / 2, "fp8 elems: %g %g %g",
+          w8, repl, shard);
+    CHECK(strcmp(tsl_fp8_recipe_name(TSL_FP8_MXFP8), "mxfp8") == 0 &&
+              tsl_fp8_recipe_parse("blockwise") == TSL_FP8_BLOCKWISE &&
+              tsl_fp8_recipe_parse("bf16") == 0 && tsl_fp8_recipe_parse("fp4") == -1,
+          "recipe names");
+#undef G8
+#undef CAST
+}
+
 static void test_h200_gemm(void)
 {
     const tsl_gpu_spec_t *g = tsl_gpu_find("H200");
@@ -530,6 +604,7 @@ static void test_h200_gemm(void)
 
 int main(void)
 {
+    test_fp8_layer();
     test_h200_gemm();
     test_gemm();
     test_layers();

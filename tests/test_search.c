@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "search_tiny.h"
 #include "memopt.h"
 #include "partition.h"
 #include "pipeline.h"
@@ -882,8 +883,75 @@ static void test_tied_head_rule(void)
     }
 }
 
+/* FP8 searched per configuration where the GPUs have it (docs/cost-model.md
+ * "FP8"): a 7B model on H100s takes it, a tiny one does not (its casts and
+ * launches cost more than the GEMMs save), A100s never, and the switches and
+ * targets hold. */
+static void test_fp8(void)
+{
+    tsl_err_t err = {0};
+    tsl_request_t r = fixed_request(64);
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    r.no_fp8 = true;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res2, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.fp8_recipe == TSL_FP8_DELAYED && res2.best.fp8_recipe == 0 &&
+              res.best.iter_time_s < 0.9 * res2.best.iter_time_s,
+          "7B on H100: FP8 (%u) %.4g s against bf16 %.4g s", res.best.fp8_recipe,
+          res.best.iter_time_s, res2.best.iter_time_s);
+    r = fixed_request(64);
+    r.target = TSL_TARGET_TORCHTITAN;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_OK &&
+              res.best.fp8_recipe == TSL_FP8_TENSORWISE,
+          "torchtitan: tensorwise (%u) %s", res.best.fp8_recipe, err.msg);
+    r.target = TSL_TARGET_DEEPSPEED;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_OK &&
+              res.best.fp8_recipe == 0,
+          "deepspeed: bf16 (%u) %s", res.best.fp8_recipe, err.msg);
+    r = fixed_request(64);
+    CHECK(run_request("Llama2-7B", "8xA100-80G", &r, &res, &err) == TSL_SEARCH_OK &&
+              res.best.fp8_recipe == 0,
+          "A100: bf16 (%s)", err.msg);
+    /* refusals: FP8 asked on an A100, MXFP8 on a Hopper, a stack's recipe, both ways */
+    r.fp8_recipe = TSL_FP8_DELAYED;
+    CHECK(run_request("Llama2-7B", "8xA100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "A100-80G") && strstr(err.msg, "no FP8"),
+          "A100 refuses FP8: %s", err.msg);
+    r.fp8_recipe = TSL_FP8_MXFP8;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "mxfp8") && strstr(err.msg, "H100-80G"),
+          "H100 refuses MXFP8: %s", err.msg);
+    r.fp8_recipe = TSL_FP8_DELAYED;
+    r.target = TSL_TARGET_TORCHTITAN;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "torchtitan"),
+          "torchtitan refuses delayed: %s", err.msg);
+    r.target = TSL_TARGET_ANY;
+    r.no_fp8 = true;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "--no-fp8"),
+          "fp8_recipe with no_fp8: %s", err.msg);
+    /* a tiny model: FP8 does not pay, the search keeps bf16; forced, it is slower */
+    tsl_model_t m;
+    tsl_cluster_t c;
+    gpt_tiny(&m, 4);
+    tsl_search_result_t *t = search_on(&m, &c, "1xH100-80G", 8, 0, 0);
+    double bf16_s = t->best.iter_time_s;
+    CHECK(t->best.fp8_recipe == 0, "tiny: bf16 (%u)", t->best.fp8_recipe);
+    tsl_request_t rq;
+    tsl_request_init(&rq);
+    rq.global_batch = 8;
+    rq.fp8_recipe = TSL_FP8_DELAYED;
+    CHECK(tsl_search(&m, &c, &rq, NULL, t, &err) == TSL_SEARCH_OK &&
+              t->best.fp8_recipe == TSL_FP8_DELAYED && t->best.iter_time_s > bf16_s,
+          "tiny forced FP8: %.4g s > bf16 %.4g s (%s)", t->best.iter_time_s, bf16_s, err.msg);
+    free(t);
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
+    test_fp8();
     test_tied_head_rule();
     test_tp_inside_nvlink();
     test_sublayer_and_simulator();

@@ -135,6 +135,9 @@ def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None):
         cmd += ["--overlap-grad-reduce" if p["overlap_grad_reduce"] else "--no-overlap-grad-reduce"]
     if p.get("overlap_param_gather"):
         cmd += ["--overlap-param-gather"]
+    # the precision of the linear GEMMs (docs/cost-model.md "FP8"): absent = bf16
+    if p.get("fp8"):
+        cmd += ["--fp8", p["fp8"]]
     return cmd
 
 
