@@ -129,6 +129,11 @@ typedef struct tsl_engine {
                                    P = N / groups[i].group_size; .valid false where none
                                    fits), the candidates the refinement steps need
                                    whatever the top-k shown */
+    /* every node alike (tsl_cluster_is_homogeneous, one GPU type): a stage block
+     * whose node and NVLink-domain boundaries fall where stage 0's do has stage
+     * 0's links, so its collective figures and moves are copied, not walked again
+     * (search_eval.c stage_twin) — a 100k-GPU cluster's 50 blocks cost one walk */
+    bool uniform_blocks;
     tsl_search_stats_t stats;
 } tsl_engine_t;
 

@@ -148,6 +148,17 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     return 0;
 }
 
+/* Whether every node is alike, so that blocks placed alike have the same links. */
+static bool uniform_nodes(const tsl_cluster_t *c)
+{
+    if (!tsl_cluster_is_homogeneous(c))
+        return false;
+    for (uint32_t i = 1; i < c->n_nodes; i++)
+        if (c->nodes[i].gpu_type != c->nodes[0].gpu_type)
+            return false;
+    return true;
+}
+
 static bool pp_allowed(const tsl_engine_t *e, uint32_t P)
 {
     const tsl_request_t *r = e->req;
@@ -188,6 +199,7 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
     e->keep_reserve = true;
     e->budget_bytes = tsl_request_device_budget(r, tsl_cluster_max_device_mem(c));
     e->hooks = hooks;
+    e->uniform_blocks = uniform_nodes(c);
     for (uint32_t P = 1; P <= c->n_devices; P++) {
         if (!pp_allowed(e, P))
             continue;
@@ -281,6 +293,27 @@ static bool make_layouts(tsl_engine_t *e, const tsl_group_strategies_t *g, uint3
     return true;
 }
 
+/* The earlier stage whose block of G devices has stage s's links (node
+ * boundaries and NVLink domains at the same offsets, every node alike), or s
+ * itself: blocks inside one node each, or of whole nodes that cut the NVLink
+ * domains alike (the last domain may be short: then every block must lie inside
+ * one whole domain or be made of whole ones). */
+static uint32_t stage_twin(const tsl_engine_t *e, uint32_t G, uint32_t s)
+{
+    const tsl_cluster_t *c = e->cluster;
+    if (!e->uniform_blocks || s == 0 || c->n_nodes == 0)
+        return s;
+    uint32_t gpn = c->nodes[0].n_gpus, D = c->nvl_domain_nodes > 1 ? c->nvl_domain_nodes : 1;
+    if (gpn % G == 0)
+        return 0;
+    if (G % gpn != 0)
+        return s;
+    uint32_t nodes = G / gpn;
+    if (D == 1 || (c->n_nodes % D == 0 && (nodes % D == 0 || D % nodes == 0)))
+        return 0;
+    return s;
+}
+
 /* The layouts and moves of stage s of group g: kept per group of the engine's
  * (made on the first visit of each stage block; the numbering is the same every
  * time), made afresh for a group of the caller's (a uniform pass's one layout). */
@@ -296,6 +329,11 @@ static bool stage_layouts(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
     }
     tsl_group_layouts_t *gl = &e->glay[i];
     const size_t K2 = (size_t)gl->n * gl->n;
+    uint32_t t = stage_twin(e, g->group_size, s);
+    if (!gl->done[s] && t != s && gl->done[t]) {
+        memcpy(gl->moves + s * K2, gl->moves + t * K2, K2 * sizeof(*gl->moves));
+        gl->done[s] = 1;
+    }
     if (!gl->done[s]) {
         if (!make_layouts(e, g, first, gl->of, gl->moves + s * K2, &gl->n))
             return false;
@@ -585,8 +623,10 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
     while (i < e->n_groups && g != &e->groups[i])
         i++;
     tsl_group_layouts_t *gl = i < e->n_groups ? &e->glay[i] : NULL;
-    if (gl != NULL && gl->bw_done[s]) {
-        memcpy(e->bw, gl->bw + (size_t)s * g->n, g->n * sizeof(*e->bw));
+    uint32_t t = gl != NULL ? stage_twin(e, g->group_size, s) : s;
+    if (gl != NULL && (gl->bw_done[s] || gl->bw_done[t])) {
+        uint32_t from = gl->bw_done[s] ? s : t;
+        memcpy(e->bw, gl->bw + (size_t)from * g->n, g->n * sizeof(*e->bw));
         return;
     }
     for (uint32_t j = 0; j < g->n; j++)
