@@ -4,7 +4,8 @@
  * nothing.
  *
  *   search          BERT-Huge-32, GPT3-65B, GPT-2 on 16x16, GPT3-175B on 16,384 and
- *                   100,000 H100s (issue 22: 16k under 10 s on one core) — the whole
+ *                   100,000 H100s, Llama3-405B on 100,000 (issue 22: 16k under 10 s on
+ *                   one core; the 100k rows' wall time is the figure asked for) — the whole
  *                   search's wall time, DP runs, peak RSS, the plan vs each baseline
  *   heterogeneous   AMP Sec. 4.3: GPT2-345M on 3x4 V100 + 4 T4 vs Megatron's heuristics;
  *                   TransGAN-Hetero on 4x4 V100 with 4 stages vs Galvatron-Base
@@ -50,6 +51,7 @@ static const bench_case_t cases[] = {
      * 100,000 GPUs take (12,500 HGX nodes, eight NDR rails each) */
     {"GPT3-175B, 16k: 2048x8 H100", "GPT3-175B", "2048x8xH100-80G:8xib400", 0, 0},
     {"GPT3-175B, 100k: 12500x8 H100", "GPT3-175B", "12500x8xH100-80G:8xib400", 0, 0},
+    {"Llama3-405B, 100k: 12500x8 H100", "Llama3-405B", "12500x8xH100-80G:8xib400", 0, 0},
 };
 
 static double now_s(void)

@@ -506,6 +506,13 @@ static int build_transgan(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
         .tied_head = true                                                                          \
     }
 
+#define LLAMA3 "Llama 3 (Dubey et al. 2024), Table 3; seq 8192"
+#define LLAMA3_SPEC(L, H, F, A)                                                                    \
+    {                                                                                              \
+        .arch = TSL_ARCH_LLAMA, .layers = L, .hidden = H, .ffn_hidden = F, .heads = A,             \
+        .kv_heads = 8, .seq_len = 8192, .vocab = 128256, .gated_ffn = true, .tied_head = false     \
+    }
+
 static const preset_def_t presets[] = {
     {{"BERT-Huge-32", GALVATRON, 672000000, false}, BERT(32, 1280, 5120, 16), NULL, {0}},
     {{"BERT-Huge-48", GALVATRON, 987000000, false}, BERT(48, 1280, 5120, 16), NULL, {0}},
@@ -559,6 +566,21 @@ static const preset_def_t presets[] = {
       .vocab = 32000,
       .gated_ffn = true,
       .tied_head = false},
+     NULL,
+     {0}},
+    /* Llama 3 (Dubey et al. 2024, "The Llama 3 Herd of Models"), Table 3: GQA with 8
+     * KV heads, SwiGLU, RoPE, vocabulary 128,256, untied head; pre-training at
+     * sequence 8192 (Sec. 3.4.1) */
+    {{"Llama3-8B", LLAMA3 ", 8B: 8.03B parameters", 8030000000, false},
+     LLAMA3_SPEC(32, 4096, 14336, 32),
+     NULL,
+     {0}},
+    {{"Llama3-70B", LLAMA3 ", 70B: 70.6B parameters", 70600000000, false},
+     LLAMA3_SPEC(80, 8192, 28672, 64),
+     NULL,
+     {0}},
+    {{"Llama3-405B", LLAMA3 ", 405B: 405B parameters", 405000000000, false},
+     LLAMA3_SPEC(126, 16384, 53248, 128),
      NULL,
      {0}},
 };

@@ -169,6 +169,9 @@ typedef struct tsl_search_result {
  * than 1024 devices the sweep still reaches the batches where every device
  * holds a sample (and ZeRO-3 spreads over all of them). */
 uint32_t tsl_search_max_batch(const tsl_request_t *r, uint32_t n_devices);
+/* n without its factors of two (100,000 → 3125): the sweep doubles from it too
+ * when it is above 1, so that every data-parallel degree divides some batch. */
+uint32_t tsl_search_odd_part(uint32_t n);
 
 /* Progress: fraction in [0, 1] and a phase name ("search", "baselines").
  * Called from the searching thread; keep it cheap. */

@@ -22,6 +22,13 @@ uint32_t tsl_search_max_batch(const tsl_request_t *r, uint32_t n_devices)
     return b;
 }
 
+uint32_t tsl_search_odd_part(uint32_t n)
+{
+    while (n > 0 && n % 2 == 0)
+        n /= 2;
+    return n;
+}
+
 /* ---- top-k ---- */
 
 void tsl_top_offer(tsl_plan_t *top, uint32_t cap, uint32_t *n, const tsl_plan_t *p)
@@ -168,13 +175,15 @@ static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
  * degree can hold one sample per device and a larger batch only adds
  * activations. Returns the last batch tried, 0 when cancelled; *capped when the
  * cap cut the doubling short. */
-static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, double lo, double hi, bool *capped)
+static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, uint32_t base, double lo,
+                               double hi, bool *capped)
 {
     uint32_t maxb = tsl_search_max_batch(e->req, e->cluster->n_devices), stale = 0, steps = 0,
              last = 0;
     double best_seen = 0;
+    bool found = false; /* a plan at one of this doubling's batches */
     *capped = false;
-    for (uint32_t B = 1; B <= maxb; B *= 2, steps++) {
+    for (uint32_t B = base; B <= maxb; B *= 2, steps++) {
         progress(e, lo + (hi - lo) * steps / 16.0, "search");
         int fit = eval_batch(e, rs, B);
         if (fit < 0)
@@ -182,9 +191,12 @@ static uint32_t sweep_doubling(tsl_engine_t *e, run_state_t *rs, double lo, doub
         last = B;
         /* In a stack's space a batch may divide and still fit nothing the stack
          * runs (DeepSpeed: TP but no stages): there too only a plan found before
-         * ends the doubling. */
-        if (fit == 0 && (rs->best->valid || (B >= e->cluster->n_devices && !e->space->target)))
+         * ends the doubling. The odd doubling (base > 1) ends on its own plans
+         * only: the powers of two's say nothing about its batches. */
+        bool before = base > 1 ? found : rs->best->valid;
+        if (fit == 0 && (before || (B >= e->cluster->n_devices && !e->space->target)))
             return last;
+        found |= fit > 0;
         if (fit == 0)
             continue;
         stale = rs->best->samples_per_s > best_seen * (1 + 1e-9) ? 0 : stale + 1;
@@ -204,9 +216,22 @@ static int sweep(tsl_engine_t *e, run_state_t *rs, double lo, double hi)
 {
     uint32_t maxb = tsl_search_max_batch(e->req, e->cluster->n_devices);
     bool capped;
-    uint32_t last = sweep_doubling(e, rs, lo, hi, &capped);
+    uint32_t odd = tsl_search_odd_part(e->cluster->n_devices);
+    double mid = odd > 1 ? lo + (hi - lo) / 2 : hi;
+    uint32_t last = sweep_doubling(e, rs, 1, lo, mid, &capped);
     if (last == 0 && cancelled(e))
         return -1;
+    /* N = 2^a·q with q odd (100,000 = 2^5·5^5): a data-parallel degree with a
+     * factor of q never divides a power of two, so those plans (every one, when
+     * the stages and TP cannot take all of q) need batches of q·2^k — the
+     * doubling again from q, where each replica of every degree can hold a whole
+     * sample from q·2^a = N up. */
+    if (odd > 1 && odd <= maxb) {
+        bool capped2;
+        uint32_t last2 = sweep_doubling(e, rs, odd, mid, hi, &capped2);
+        if (last2 == 0 && cancelled(e))
+            return -1;
+    }
     bool cap_tried = capped && last < maxb;
     if (cap_tried && eval_batch(e, rs, maxb) < 0)
         return -1;

@@ -57,9 +57,14 @@ typedef struct tsl_group_strategies {
  * links) and kept for the search. */
 typedef struct tsl_group_layouts {
     uint32_t n;            /* Λ: distinct layouts of the group */
+    bool numbered;         /* of, rep and n made (on the group's first costing) */
     uint32_t *of;          /* [group's n]: strategy → layout 0..Λ−1 */
+    uint32_t *rep;         /* [group's n]: layout → its first strategy */
     tsl_relayout_t *moves; /* [stage × Λ² + a·Λ + b] */
-    uint8_t *done;         /* [stage]: moves made */
+    /* [stage × Λ²]: move made. Moves are made when first needed: between two
+     * layouts some strategy of which is feasible on a layer of the stage (a
+     * 100k-GPU block has 70 layouts, most with a TP degree no layer takes) */
+    uint8_t *pair_done;
     /* each strategy's collective figures on each stage block (tsl_cost_strategy_bw:
      * they depend on the block and the cost mode only), made on the block's first
      * costing: a 16k-GPU block's topology walk is not repeated per batch size */
@@ -100,15 +105,23 @@ typedef struct tsl_engine {
     uint32_t max_layouts;         /* Λ_max over the groups */
     uint32_t n_layouts;           /* of the stage being costed */
     const uint32_t *stage_layout; /* [S]: strategy → layout, of the stage being costed */
-    const tsl_relayout_t *moves;  /* [a·n_layouts + b], a the earlier layer's layout */
-    tsl_group_layouts_t *glay;    /* [n_groups]: the same per group and stage, kept */
-    uint32_t *layout_of;          /* [S_max] scratch for a group outside groups[] */
-    uint32_t *layout_rep;         /* [Λ_max] scratch */
-    tsl_relayout_t *moves_tmp;    /* [Λ_max²] scratch */
-    uint32_t *relayout_scratch;   /* [3 × devices] for tsl_relayout_plan */
-    tsl_strategy_bw_t *bw;        /* [S_max] */
-    uint32_t *choice;             /* [L] */
-    uint32_t *zb_choice;          /* [L]: a plan's strategies, for its zero-bubble costing */
+    tsl_relayout_t *moves;        /* [a·n_layouts + b], a the earlier layer's layout */
+    /* the stage's lazily made moves (NULL pair_done: all made): its marks, its
+     * twin block's (stage_twin; NULL when none) and the block's representatives */
+    uint8_t *pair_done, *twin_done;
+    tsl_relayout_t *twin_moves;
+    const uint32_t *pair_rep;
+    const tsl_group_strategies_t *pair_group;
+    uint32_t pair_first;        /* the block's first device */
+    uint8_t *layout_live;       /* [Λ_max] scratch: a layout some layer of the stage can take */
+    tsl_group_layouts_t *glay;  /* [n_groups]: the same per group and stage, kept */
+    uint32_t *layout_of;        /* [S_max] scratch for a group outside groups[] */
+    uint32_t *layout_rep;       /* [Λ_max] scratch */
+    tsl_relayout_t *moves_tmp;  /* [Λ_max²] scratch */
+    uint32_t *relayout_scratch; /* [3 × devices] for tsl_relayout_plan */
+    tsl_strategy_bw_t *bw;      /* [S_max] */
+    uint32_t *choice;           /* [L] */
+    uint32_t *zb_choice;        /* [L]: a plan's strategies, for its zero-bubble costing */
     tsl_layerdp_ws_t *ws;
 
     /* stage partitions by PP degree: part[P-index][stage] = first layer */
@@ -131,6 +144,11 @@ typedef struct tsl_engine {
                                    P = N / groups[i].group_size; .valid false where none
                                    fits), the candidates the refinement steps need
                                    whatever the top-k shown */
+    /* every node alike (tsl_cluster_is_homogeneous, one GPU type): a stage block
+     * whose node and NVLink-domain boundaries fall where stage 0's do has stage
+     * 0's links, so its collective figures and moves are copied, not walked again
+     * (search_eval.c stage_twin) — a 100k-GPU cluster's 50 blocks cost one walk */
+    bool uniform_blocks;
     tsl_search_stats_t stats;
 } tsl_engine_t;
 

@@ -98,11 +98,12 @@ static int alloc_layouts(tsl_engine_t *e)
         gl->n = count_layouts(g->layout, g->n);
         size_t cells = stages * gl->n * gl->n;
         gl->of = calloc(g->n ? g->n : 1, sizeof(uint32_t));
+        gl->rep = calloc(g->n ? g->n : 1, sizeof(uint32_t));
         gl->moves = calloc(cells ? cells : 1, sizeof(tsl_relayout_t));
-        gl->done = calloc(stages ? stages : 1, 1);
+        gl->pair_done = calloc(cells ? cells : 1, 1);
         gl->bw = calloc(stages * g->n + 1, sizeof(*gl->bw));
         gl->bw_done = calloc(stages ? stages : 1, 1);
-        if (!gl->of || !gl->moves || !gl->done || !gl->bw || !gl->bw_done)
+        if (!gl->of || !gl->rep || !gl->moves || !gl->pair_done || !gl->bw || !gl->bw_done)
             return -1;
     }
     return 0;
@@ -126,6 +127,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->layout_of = calloc(S, sizeof(uint32_t));
     e->layout_rep = calloc(K, sizeof(uint32_t));
     e->moves_tmp = calloc(K * K, sizeof(tsl_relayout_t));
+    e->layout_live = calloc(K, 1);
     e->relayout_scratch = calloc(3 * (size_t)e->cluster->n_devices, sizeof(uint32_t));
     e->glay = calloc(e->n_groups ? e->n_groups : 1, sizeof(*e->glay));
     e->class_done = calloc(e->n_classes, 1);
@@ -141,12 +143,24 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
         !e->class_cost || !e->class_trans || !e->class_done || !e->bw || !e->choice ||
         !e->zb_choice || !e->ws || !e->alt || !e->cand || !e->layout_of || !e->layout_rep ||
-        !e->moves_tmp || !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
+        !e->moves_tmp || !e->layout_live || !e->relayout_scratch || !e->glay ||
+        alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
                             "memory buckets",
                             L, S, buckets);
     return 0;
+}
+
+/* Whether every node is alike, so that blocks placed alike have the same links. */
+static bool uniform_nodes(const tsl_cluster_t *c)
+{
+    if (!tsl_cluster_is_homogeneous(c))
+        return false;
+    for (uint32_t i = 1; i < c->n_nodes; i++)
+        if (c->nodes[i].gpu_type != c->nodes[0].gpu_type)
+            return false;
+    return true;
 }
 
 static bool pp_allowed(const tsl_engine_t *e, uint32_t P)
@@ -189,6 +203,7 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
     e->keep_reserve = true;
     e->budget_bytes = tsl_request_device_budget(r, tsl_cluster_max_device_mem(c));
     e->hooks = hooks;
+    e->uniform_blocks = uniform_nodes(c);
     for (uint32_t P = 1; P <= c->n_devices; P++) {
         if (!pp_allowed(e, P))
             continue;
@@ -216,8 +231,9 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->class_trans);
     for (uint32_t i = 0; e->glay != NULL && i < e->n_groups; i++) {
         free(e->glay[i].of);
+        free(e->glay[i].rep);
         free(e->glay[i].moves);
-        free(e->glay[i].done);
+        free(e->glay[i].pair_done);
         free(e->glay[i].bw);
         free(e->glay[i].bw_done);
     }
@@ -225,6 +241,7 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->layout_of);
     free(e->layout_rep);
     free(e->moves_tmp);
+    free(e->layout_live);
     free(e->relayout_scratch);
     free(e->class_done);
     free(e->bw);
@@ -257,29 +274,99 @@ const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t g
 /* ---- one configuration ---- */
 
 /* g's distinct layout ids numbered 0..K−1 in order of first appearance into
- * of[] (each one's first strategy into e->layout_rep), then the moves between
- * every pair of them on the block at `first` (relayout.h: the executor's
- * Slice-Gather) into moves[K²]. O(S·K + K²·G). */
-static bool make_layouts(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
-                         uint32_t *of, tsl_relayout_t *moves, uint32_t *n_layouts)
+ * of[] (each one's first strategy into rep[]); returns K. O(S·K). */
+static uint32_t number_layouts(const tsl_group_strategies_t *g, uint32_t *of, uint32_t *rep)
 {
     uint32_t K = 0;
     for (uint32_t j = 0; j < g->n; j++) {
         uint32_t a = 0;
-        while (a < K && g->layout[e->layout_rep[a]] != g->layout[j])
+        while (a < K && g->layout[rep[a]] != g->layout[j])
             a++;
         if (a == K)
-            e->layout_rep[K++] = j;
+            rep[K++] = j;
         of[j] = a;
     }
+    return K;
+}
+
+/* The moves between layouts a and b, both ways, on the block at `first`
+ * (relayout.h: the executor's Slice-Gather) into moves[K²]: a → b's backward is
+ * b → a's forward (tsl_relayout_plan makes both directions of one pair), and a
+ * layout to itself moves nothing. O(G). */
+static bool make_pair(tsl_engine_t *e, const tsl_group_strategies_t *g, const uint32_t *rep,
+                      uint32_t first, uint32_t K, uint32_t a, uint32_t b, tsl_relayout_t *moves)
+{
+    tsl_relayout_t *ab = &moves[a * K + b];
+    if (a == b) {
+        tsl_relayout_move_t none = {TSL_RELAYOUT_NONE, 1, 0, INFINITY};
+        *ab = (tsl_relayout_t){none, none};
+        return true;
+    }
+    if (tsl_relayout_plan(&g->items[rep[a]], &g->items[rep[b]], e->cluster, first,
+                          e->relayout_scratch, ab, NULL) != 0)
+        return false;
+    moves[b * K + a] = (tsl_relayout_t){ab->bwd, ab->fwd};
+    return true;
+}
+
+/* Every layout of g and every move between them, at once (a group of the
+ * caller's: a uniform pass's one or two strategies). O(S·K + K²·G). */
+static bool make_layouts(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
+                         uint32_t *of, tsl_relayout_t *moves, uint32_t *n_layouts)
+{
+    uint32_t K = number_layouts(g, of, e->layout_rep);
     *n_layouts = K;
     for (uint32_t a = 0; a < K; a++)
-        for (uint32_t b = 0; b < K; b++)
-            if (tsl_relayout_plan(&g->items[e->layout_rep[a]], &g->items[e->layout_rep[b]],
-                                  e->cluster, first, e->relayout_scratch, &moves[a * K + b],
-                                  NULL) != 0)
+        for (uint32_t b = a; b < K; b++)
+            if (!make_pair(e, g, e->layout_rep, first, K, a, b, moves))
                 return false;
     return true;
+}
+
+/* The move between the stage's layouts a and b (both ways), made on first need:
+ * copied from the twin block when made there, else made and given to the twin
+ * too (equal links, equal moves). */
+static bool need_pair(tsl_engine_t *e, uint32_t a, uint32_t b)
+{
+    const uint32_t K = e->n_layouts;
+    const size_t ab = (size_t)a * K + b, ba = (size_t)b * K + a;
+    if (e->pair_done == NULL || e->pair_done[ab])
+        return true;
+    if (e->twin_done != NULL && e->twin_done[ab]) {
+        e->moves[ab] = e->twin_moves[ab];
+        e->moves[ba] = e->twin_moves[ba];
+    } else {
+        if (!make_pair(e, e->pair_group, e->pair_rep, e->pair_first, K, a, b, e->moves))
+            return false;
+        if (e->twin_done != NULL) {
+            e->twin_moves[ab] = e->moves[ab];
+            e->twin_moves[ba] = e->moves[ba];
+            e->twin_done[ab] = e->twin_done[ba] = 1;
+        }
+    }
+    e->pair_done[ab] = e->pair_done[ba] = 1;
+    return true;
+}
+
+/* The earlier stage whose block of G devices has stage s's links (node
+ * boundaries and NVLink domains at the same offsets, every node alike), or s
+ * itself: blocks inside one node each, or of whole nodes that cut the NVLink
+ * domains alike (the last domain may be short: then every block must lie inside
+ * one whole domain or be made of whole ones). */
+static uint32_t stage_twin(const tsl_engine_t *e, uint32_t G, uint32_t s)
+{
+    const tsl_cluster_t *c = e->cluster;
+    if (!e->uniform_blocks || s == 0 || c->n_nodes == 0)
+        return s;
+    uint32_t gpn = c->nodes[0].n_gpus, D = c->nvl_domain_nodes > 1 ? c->nvl_domain_nodes : 1;
+    if (gpn % G == 0)
+        return 0;
+    if (G % gpn != 0)
+        return s;
+    uint32_t nodes = G / gpn;
+    if (D == 1 || (c->n_nodes % D == 0 && (nodes % D == 0 || D % nodes == 0)))
+        return 0;
+    return s;
 }
 
 /* The layouts and moves of stage s of group g: kept per group of the engine's
@@ -293,34 +380,70 @@ static bool stage_layouts(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
     if (i == e->n_groups) {
         e->stage_layout = e->layout_of;
         e->moves = e->moves_tmp;
+        e->pair_done = e->twin_done = NULL;
         return make_layouts(e, g, first, e->layout_of, e->moves_tmp, &e->n_layouts);
     }
     tsl_group_layouts_t *gl = &e->glay[i];
-    const size_t K2 = (size_t)gl->n * gl->n;
-    if (!gl->done[s]) {
-        if (!make_layouts(e, g, first, gl->of, gl->moves + s * K2, &gl->n))
-            return false;
-        gl->done[s] = 1;
+    if (!gl->numbered) {
+        gl->n = number_layouts(g, gl->of, gl->rep);
+        gl->numbered = true;
     }
+    const size_t K2 = (size_t)gl->n * gl->n;
+    uint32_t t = stage_twin(e, g->group_size, s);
     e->n_layouts = gl->n;
     e->stage_layout = gl->of;
     e->moves = gl->moves + s * K2;
+    e->pair_done = gl->pair_done + s * K2;
+    e->twin_done = t != s ? gl->pair_done + t * K2 : NULL;
+    e->twin_moves = gl->moves + t * K2;
+    e->pair_rep = gl->rep;
+    e->pair_group = g;
+    e->pair_first = first;
     return true;
 }
 
+/* The layer costs of the class of `layer`, once per stage; marks in
+ * e->layout_live the layouts with a strategy feasible there. */
 static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_group_strategies_t *g,
                        uint32_t layer, uint32_t Bm)
 {
-    uint32_t cls = e->layer_class[layer], S = e->max_strategies, K = e->n_layouts;
+    uint32_t cls = e->layer_class[layer], S = e->max_strategies;
     if (e->class_done[cls])
         return;
     const tsl_layer_t *l = &e->model->layers[layer];
-    for (uint32_t j = 0; j < g->n; j++)
-        tsl_cost_layer(env, l, &g->items[j], &e->bw[j], Bm, &e->class_cost[cls * S + j]);
-    tsl_transition_cost_t *tc = &e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts];
-    for (uint32_t q = 0; q < K * K; q++)
-        tsl_cost_transition(env, l, &e->moves[q], Bm, &tc[q]);
+    for (uint32_t j = 0; j < g->n; j++) {
+        tsl_layer_cost_t *lc = &e->class_cost[cls * S + j];
+        tsl_cost_layer(env, l, &g->items[j], &e->bw[j], Bm, lc);
+        if (lc->feasible)
+            e->layout_live[e->stage_layout[j]] = 1;
+    }
     e->class_done[cls] = 1;
+}
+
+/* The transition costs R of the class of `layer` (after every class of the stage
+ * had cost_class): between two live layouts made; where either layout has no
+ * strategy any layer of the stage can take, no layer uses R (its strategies cost
+ * +INFINITY), and 0 stands. false when a move cannot be made. */
+static bool cost_class_trans(tsl_engine_t *e, const tsl_cost_env_t *env, uint32_t layer,
+                             uint32_t Bm)
+{
+    uint32_t cls = e->layer_class[layer], K = e->n_layouts;
+    if (e->class_done[cls] != 1)
+        return true;
+    const tsl_layer_t *l = &e->model->layers[layer];
+    tsl_transition_cost_t *tc = &e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts];
+    for (uint32_t q = 0; q < K * K; q++) {
+        uint32_t a = q / K, b = q % K;
+        if (e->pair_done != NULL && !(e->layout_live[a] && e->layout_live[b])) {
+            tc[q] = (tsl_transition_cost_t){0, 0};
+            continue;
+        }
+        if (!need_pair(e, a, b))
+            return false;
+        tsl_cost_transition(env, l, &e->moves[q], Bm, &tc[q]);
+    }
+    e->class_done[cls] = 2;
+    return true;
 }
 
 static bool is_block(const tsl_layer_t *l)
@@ -557,9 +680,21 @@ static bool boundary_relayout(tsl_engine_t *e, const tsl_cost_env_t *env, const 
     const tsl_strategy_t *held = &plan->layer[first - 1];
     tsl_relayout_t mv;
     tsl_transition_cost_t r;
-    if (tsl_relayout_plan(held, first_s, e->cluster, st->first_device, e->relayout_scratch, &mv,
-                          NULL) != 0)
+    uint32_t a = 0, b = 0, K = e->n_layouts;
+    if (e->pair_done != NULL) { /* the stage's own moves (same layout, same move) */
+        while (a < K && !tsl_strategy_same_layout(&e->pair_group->items[e->pair_rep[a]], held))
+            a++;
+        while (b < K && !tsl_strategy_same_layout(&e->pair_group->items[e->pair_rep[b]], first_s))
+            b++;
+    }
+    if (e->pair_done != NULL && a < K && b < K) {
+        if (!need_pair(e, a, b))
+            return false;
+        mv = e->moves[a * K + b];
+    } else if (tsl_relayout_plan(held, first_s, e->cluster, st->first_device, e->relayout_scratch,
+                                 &mv, NULL) != 0) {
         return false;
+    }
     tsl_cost_transition(env, &e->model->layers[first], &mv, Bm, &r);
     st->time_nosync_s += r.fwd_s + r.bwd_s;
     st->time_s += r.fwd_s + r.bwd_s;
@@ -615,6 +750,19 @@ static bool solve_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pl
     return true;
 }
 
+/* Whether a and b have the same degree and stride in every dimension: then the
+ * same collective groups, and so the same figures (tsl_cost_strategy_bw reads
+ * nothing else of a strategy; CKPT, SP, ZeRO stage and recomputation twins
+ * share them). */
+static bool same_groups(const tsl_strategy_t *a, const tsl_strategy_t *b)
+{
+    for (uint32_t d = 0; d < TSL_DIM_COUNT; d++)
+        if (tsl_strategy_degree(a, d) != tsl_strategy_degree(b, d) ||
+            tsl_strategy_stride(a, d) != tsl_strategy_stride(b, d))
+            return false;
+    return true;
+}
+
 /* e->bw: the strategies' collective figures on stage s's block, kept per group
  * and stage (the env's mode is the engine's throughout a search). */
 static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t s,
@@ -624,12 +772,21 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
     while (i < e->n_groups && g != &e->groups[i])
         i++;
     tsl_group_layouts_t *gl = i < e->n_groups ? &e->glay[i] : NULL;
-    if (gl != NULL && gl->bw_done[s]) {
-        memcpy(e->bw, gl->bw + (size_t)s * g->n, g->n * sizeof(*e->bw));
+    uint32_t t = gl != NULL ? stage_twin(e, g->group_size, s) : s;
+    if (gl != NULL && (gl->bw_done[s] || gl->bw_done[t])) {
+        uint32_t from = gl->bw_done[s] ? s : t;
+        memcpy(e->bw, gl->bw + (size_t)from * g->n, g->n * sizeof(*e->bw));
         return;
     }
-    for (uint32_t j = 0; j < g->n; j++)
-        tsl_cost_strategy_bw(env, &g->items[j], &e->bw[j]);
+    for (uint32_t j = 0; j < g->n; j++) {
+        uint32_t q = 0; /* an earlier strategy of the same groups: its figures */
+        while (q < j && !same_groups(&g->items[q], &g->items[j]))
+            q++;
+        if (q < j)
+            e->bw[j] = e->bw[q];
+        else
+            tsl_cost_strategy_bw(env, &g->items[j], &e->bw[j]);
+    }
     if (gl != NULL) {
         memcpy(gl->bw + (size_t)s * g->n, e->bw, g->n * sizeof(*e->bw));
         gl->bw_done[s] = 1;
@@ -656,8 +813,12 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         return false;
     for (uint32_t i = 0; i < n; i++)
         e->class_done[e->layer_class[first + i]] = 0;
+    memset(e->layout_live, 0, e->n_layouts);
     for (uint32_t i = 0; i < n; i++)
         cost_class(e, &env, g, first + i, Bm);
+    for (uint32_t i = 0; i < n; i++)
+        if (!cost_class_trans(e, &env, first + i, Bm))
+            return false;
     uint32_t inflight = plan->schedule == TSL_PIPESIM_SCHED_DUALPIPEV
                             ? tsl_pipeline_inflight_dualpipev(P, m)
                         : plan->schedule ? tsl_pipeline_inflight_zb(P, m)

@@ -544,9 +544,43 @@ static void test_causal(void)
           err.msg);
 }
 
+/* Llama 3 (Dubey et al. 2024, Table 3): GQA with 8 KV heads, vocabulary 128,256, no
+ * position table, untied head; the model cards' counts 8.03B / 70.6B / 405B (the
+ * 405B is 405.85B, as the Hugging Face card's "406B" rounds it). */
+static void test_llama3(void)
+{
+    const struct {
+        const char *name;
+        uint32_t layers;
+        uint64_t lo, hi; /* the published count's rounding range */
+    } want[] = {
+        {"Llama3-8B", 34, 8025000000ull, 8035000000ull},
+        {"Llama3-70B", 82, 70550000000ull, 70650000000ull},
+        {"Llama3-405B", 128, 405000000000ull, 406000000000ull},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        tsl_model_t m;
+        tsl_err_t err = {0};
+        CHECK(tsl_model_preset(want[i].name, &m, &err) == 0, "%s: %s", want[i].name, err.msg);
+        if (m.n_layers == 0)
+            continue;
+        uint64_t got = tsl_model_params(&m);
+        CHECK(got >= want[i].lo && got < want[i].hi, "%s: %llu parameters", want[i].name,
+              (unsigned long long)got);
+        CHECK(m.n_layers == want[i].layers, "%s: %u layers", want[i].name, m.n_layers);
+        CHECK(m.layers[1].kv_heads == 8 && m.layers[0].vocab == 128256 &&
+                  m.layers[0].positions == 0 && m.tokens_per_sample == 8192,
+              "%s: kv_heads %u vocab %u positions %u seq %u", want[i].name, m.layers[1].kv_heads,
+              m.layers[0].vocab, m.layers[0].positions, m.tokens_per_sample);
+        CHECK(!m.layers[m.n_layers - 1].tied_head, "%s: the head is tied", want[i].name);
+        tsl_model_free(&m);
+    }
+}
+
 int main(void)
 {
     test_presets();
+    test_llama3();
     test_causal();
     test_encoder_formulas();
     test_sublayers();

@@ -949,9 +949,42 @@ static void test_fp8(void)
     tsl_model_free(&m);
 }
 
+/* Issue 22: 100,000 GPUs (12,500 x 8 H100, 2^5 * 5^5 devices). A data-parallel
+ * degree there keeps a factor of 5 unless the stages and TP take all of 5^5, so no
+ * power-of-two batch divides it: the sweep doubles from 3125 as well, and a fixed
+ * batch of 100,000 (one sample per device) plans. Kept fast: a small model, 25
+ * stages (4000-device blocks, whose links every block shares), no baselines. */
+static void test_100k_devices(void)
+{
+    const char *model = "GPT2-345M", *cluster = "12500x8xH100-80G:8xib400";
+    CHECK(tsl_search_odd_part(100000) == 3125 && tsl_search_odd_part(16384) == 1 &&
+              tsl_search_odd_part(12) == 3,
+          "odd parts");
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.pp = 25;
+    r.global_batch = 100000;
+    r.no_baselines = r.no_memopt = r.no_sublayer = true;
+    tsl_err_t err = {0};
+    CHECK(run_request(model, cluster, &r, &res, &err) == TSL_SEARCH_OK, "batch 100000: %s",
+          err.msg);
+    CHECK(res.best.valid && res.best.pp == 25 && res.best.global_batch == 100000 &&
+              res.best.n_devices == 100000,
+          "batch 100000: pp %u batch %u on %u devices", res.best.pp, res.best.global_batch,
+          res.best.n_devices);
+    /* the sweep: nothing of a power of two fits a 4000-device block of GPT-2's 16
+     * heads (TP at most 16 = 2^4, data width ≥ 250); batches of 3125·2^k do */
+    r.global_batch = 0;
+    r.max_batch = 50000;
+    CHECK(run_request(model, cluster, &r, &res, &err) == TSL_SEARCH_OK, "sweep: %s", err.msg);
+    CHECK(res.best.valid && res.best.global_batch % 3125 == 0,
+          "sweep: batch %u is not a multiple of 3125", res.best.global_batch);
+}
+
 int main(void)
 {
     test_fp8();
+    test_100k_devices();
     test_tied_head_rule();
     test_tp_inside_nvlink();
     test_sublayer_and_simulator();
