@@ -155,6 +155,28 @@ static int tt_split(const tsl_eval_cfg_t *cfg, uint32_t nb, uint32_t P, uint32_t
     return 0;
 }
 
+/* Layers per rank from the counts: one count a stage, or torchtitan's model parts
+ * (module_fqns_per_model_part, one a virtual stage) placed as its
+ * _get_pp_rank_to_stage_indices_mapping does — ZBVZeroBubble and DualPipeV
+ * (style "v"): exactly 2 parts per rank, part q on rank q < P and part q >= P
+ * on rank 2P − 1 − q; a looped schedule: part q on rank q mod P — laid out
+ * contiguously, as tt_split does. */
+static int counts_per_rank(const tsl_eval_cfg_t *cfg, uint32_t P, uint32_t *per_rank,
+                           tsl_err_t *err)
+{
+    uint32_t n = cfg->n_counts, v = n / P;
+    if (cfg->tt_zbv && n != 2 * P)
+        return tsl_err_set(err,
+                           "torchtitan: module_fqns_per_model_part: %u parts for pp %u; "
+                           "%s places exactly 2 per rank in a V (%u parts)",
+                           n, P, cfg->tt_dualpipev ? "DualPipeV" : "ZBVZeroBubble", 2 * P);
+    if (n % P != 0 || (v != 1 && !cfg->tt_multi))
+        return tsl_err_set(err, "layers-per-stage: %u counts for pp %u", n, P);
+    for (uint32_t q = 0; q < n; q++)
+        per_rank[cfg->tt_zbv ? (q < P ? q : n - 1 - q) : q % P] += cfg->counts[q];
+    return 0;
+}
+
 static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, uint32_t *first,
                  tsl_err_t *err)
 {
@@ -168,11 +190,12 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
                            cfg->n_blocks, nb);
     first[P] = L;
     if (cfg->n_counts) {
-        if (cfg->n_counts != P)
-            return tsl_err_set(err, "layers-per-stage: %u counts for pp %u", cfg->n_counts, P);
+        uint32_t per_rank[TSL_PLAN_MAX_STAGES] = {0};
+        if (counts_per_rank(cfg, P, per_rank, err) != 0)
+            return -1;
         first[0] = 0;
         for (uint32_t s = 0; s < P; s++)
-            first[s + 1] = first[s] + cfg->counts[s];
+            first[s + 1] = first[s] + per_rank[s];
         if (first[P] != L)
             return tsl_err_set(err,
                                "layers-per-stage: the counts add up to %u, the model has %u "
@@ -302,6 +325,8 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
         return -1;
     fill_layers(cfg, m, first, &s, out);
     out->interleave = cfg->interleave;
+    if (cfg->n_counts > P && cfg->tt_multi) /* a looped schedule's model parts */
+        out->interleave = cfg->n_counts / P;
     if (cfg->tt_zbv) { /* a V's 2 parts per rank: its own schedule, not interleaving */
         out->interleave = 0;
         out->schedule = cfg->tt_dualpipev ? TSL_PIPESIM_SCHED_DUALPIPEV : TSL_PIPESIM_SCHED_ZBV;

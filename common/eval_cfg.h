@@ -46,7 +46,11 @@ typedef struct tsl_eval_cfg {
     /* the layer split, at most one of (none: balanced, as the search starts): */
     bool even_blocks;  /* Transformer layers evenly over the stages (Megatron,
                                    torchtitan), embedding first, head last */
-    uint32_t n_counts; /* layers per stage (Tessel's layer indices), n_counts == pp */
+    uint32_t n_counts; /* layers per stage (Tessel's layer indices), n_counts == pp; or
+                          torchtitan's model parts (module_fqns_per_model_part): v·pp
+                          for a looped schedule (tt_multi: part q on rank q mod pp, v
+                          the plan's interleave), 2·pp for a V (tt_zbv: part q on rank
+                          q < pp, else 2·pp − 1 − q) */
     uint32_t counts[TSL_PLAN_MAX_STAGES];
     uint32_t first_blocks, last_blocks; /* Megatron's uneven first/last stage (0: even) */
     uint32_t n_split_points;            /* torchtitan "layers.N": a stage starts at block N */

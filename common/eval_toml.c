@@ -721,6 +721,9 @@ int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *er
     /* TrainingConfig.mixed_precision_reduce "float32" (its only value): FSDP2
      * reduce-scatters fp32 gradients, under the backward */
     out->knobs.grad_reduce_bytes = 4;
+    /* torch.distributed.pipelining runs DualPipeV's OVERLAP_F_B as its forward, then its
+     * backward (schedules.py), as --target torchtitan prices it */
+    out->knobs.fb_serial = true;
     out->dp = 1;
     toml_line_t *t = calloc(1, sizeof *t);
     char *buf = malloc(4 * TT_VALUE);

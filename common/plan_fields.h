@@ -89,6 +89,7 @@
     X(cp_comm, U32, cp_comm, "cp_comm", NONZERO)                                                   \
     X(fp8_recipe, U32, fp8_recipe, "fp8_recipe", NONZERO)                                          \
     X(fp8_param_gather, BOOL, fp8_param_gather, "fp8_param_gather", NONZERO)                       \
+    X(fb_serial, BOOL, fb_serial, "fb_serial", NONZERO)                                            \
     X(slicer, CUSTOM, slicer, "slicer", ALWAYS)                                                    \
     X(memopt, CUSTOM, memopt, "memopt", ALWAYS)                                                    \
     X(node_order, CUSTOM, node_order, "node_order", ALWAYS)

@@ -181,6 +181,9 @@ typedef struct tsl_cost_knobs {
     bool fp8_param_gather;      /* with fp8: the model's weights themselves are FP8 (1 byte
                                    and its transpose) in place of bf16 (Megatron-LM
                                    --fp8-param-gather): no extra FP8 copies kept */
+    bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
+                                   (torch.distributed.pipelining's OVERLAP_F_B without a
+                                   model's own overlap: torchtitan): fb_save_s 0 */
 } tsl_cost_knobs_t;
 
 /* Context parallelism's attention exchange (Megatron-LM --cp-comm-type;

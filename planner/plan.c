@@ -320,6 +320,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->cp_comm = k->cp ? p->cp_comm : 0;
     k->fp8 = p->fp8_recipe;
     k->fp8_param_gather = p->fp8_param_gather;
+    k->fb_serial = p->fb_serial;
 }
 
 void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
@@ -333,4 +334,5 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->cp_comm = p->cp ? k->cp_comm : 0;
     p->fp8_recipe = k->fp8;
     p->fp8_param_gather = k->fp8 && k->fp8_param_gather;
+    p->fb_serial = k->fb_serial;
 }

@@ -108,6 +108,7 @@ typedef struct tsl_plan {
     uint32_t cp_comm;      /* tsl_cp_comm_t: 0 p2p (ring), 1 allgather, 2 a2a (Ulysses) */
     uint32_t fp8_recipe;   /* tsl_fp8_recipe_t of the blocks' linear GEMMs; 0: bf16 */
     bool fp8_param_gather; /* FP8 weights in place of bf16 (--fp8-param-gather) */
+    bool fb_serial;        /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
 } tsl_plan_t;
 
 /* The plan's knobs as the cost model takes them, and back. */

@@ -530,7 +530,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     /* DualPipeV's F&B: the layers' TP / ZeRO-3 communication hidden under the
      * partner's compute; torch.distributed.pipelining (torchtitan) runs an
      * OVERLAP_F_B action's forward and backward one after the other */
-    st->fb_save_s = e->space->target == TSL_TARGET_TORCHTITAN
+    st->fb_save_s = e->space->target == TSL_TARGET_TORCHTITAN || e->knobs.fb_serial
                         ? 0.0
                         : tsl_pipesim_fb_save_s(f, b, comm, e->cluster->overlap_slowdown);
     st->ms_bytes = ms;

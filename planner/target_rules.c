@@ -512,7 +512,10 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
         k->grad_reduce_bytes = 4;
         k->grad_reduce_exposed = true;
         break;
-    case TSL_TARGET_TORCHTITAN: k->grad_reduce_bytes = 4; break;
+    case TSL_TARGET_TORCHTITAN:
+        k->grad_reduce_bytes = 4;
+        k->fb_serial = true;
+        break;
     case TSL_TARGET_DEEPSPEED: k->grad_reduce_exposed = true; break;
     default: break;
     }

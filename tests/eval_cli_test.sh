@@ -146,6 +146,41 @@ ttjob "" "selective\"
 selective_ac_option = \"op"
 ttrun 2 "op-level selective checkpointing"
 
+# zero-bubble plans through torchtitan and back: the export's 2·pp model parts in a V
+# (part q on rank q and 2·pp − 1 − q) read back as the plan's stages, the same figures
+# and schedule from the TOML and the Python; DualPipeV (F&B priced as F + B, as torch
+# runs it) read back as a dualpipev plan with the figures of the plan document
+zb="--model GPT3-39B --cluster 2x8xA100-80G:ib200"
+expect 0 "" plan --local $zb --batch 32 --target torchtitan --json
+cp "$out" "$dir/zbv.json"
+grep -q '"schedule": "zbv"' "$dir/zbv.json" && ok || bad "GPT3-39B under torchtitan is no zbv plan"
+zbsame() { # PLAN-DOC EVAL-OUT SCHEDULE
+    python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["plan"]
+e = json.load(open(sys.argv[2]))["plan"]
+assert e["schedule"] == sys.argv[3], e["schedule"]
+for k in ("iter_time_s", "samples_per_s", "peak_bytes", "pp", "n_micro", "global_batch", "schedule"):
+    assert e[k] == s[k], (k, e[k], s[k])
+for a, b in zip(e["stages"], s["stages"]):
+    for k in ("time_s", "peak_bytes", "first_layer", "n_layers"):
+        assert a[k] == b[k], (k, a[k], b[k])
+PY
+}
+for form in torchtitan-toml torchtitan; do
+    expect 0 "" plan --local $zb --batch 32 --target torchtitan --export $form
+    cp "$out" "$dir/zbv.$form"
+    expect 0 "" eval $zb --torchtitan "$dir/zbv.$form" --no-search --json
+    zbsame "$dir/zbv.json" "$out" zbv && ok || bad "zbv through $form: $(cat "$out")"
+    sed 's/"ZBVZeroBubble"/"DualPipeV"/' "$dir/zbv.$form" >"$dir/dpv.$form"
+    grep -q '"DualPipeV"' "$dir/dpv.$form" && ok || bad "no schedule in the $form export"
+    expect 0 "" eval $zb --torchtitan "$dir/dpv.$form" --no-search --json
+    cp "$out" "$dir/dpv-eval.json"
+    sed 's/"schedule": "zbv"/"schedule": "dualpipev"/' "$dir/zbv.json" >"$dir/dpv.json"
+    expect 0 "" eval --cluster 2x8xA100-80G:ib200 --plan "$dir/dpv.json" --no-search --json
+    zbsame "$out" "$dir/dpv-eval.json" dualpipev && ok || bad "DualPipeV through $form: $(cat "$dir/dpv-eval.json")"
+done
+
 printf '[parallelism]\ntensor_parallel_degree = two\n' >"$dir/bad.toml"
 expect 2 "tensor_parallel_degree" eval $m345 --torchtitan "$dir/bad.toml"
 

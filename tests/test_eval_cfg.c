@@ -458,6 +458,48 @@ static void test_torchtitan_keys(void)
     for (uint32_t s = 0; s < 4; s++)
         CHECK(g.stages[s].n_layers == each + (s < extra), "stage %u: %u layers (nb %u)", s,
               g.stages[s].n_layers, nb);
+    /* ZBV / DualPipeV: 2·pp model parts, part q on rank q and 2·pp − 1 − q
+     * (torchtitan's _get_pp_rank_to_stage_indices_mapping, style "v"): rank 0
+     * runs parts 0 and 3 (2 + 2 layers: the norm is no layer), rank 1 parts 1
+     * and 2 (nb − 3 + 1) */
+    char v[1024];
+    int n = snprintf(v, sizeof v,
+                     "[parallelism]\npipeline_parallel_degree = 2\n"
+                     "pipeline_parallel_schedule = \"%%s\"\nmodule_fqns_per_model_part = "
+                     "[[\"tok_embeddings\", \"layers.0\"], [");
+    for (uint32_t b = 1; b < nb - 2; b++)
+        n += snprintf(v + n, sizeof v - (size_t)n, "%s\"layers.%u\"", b > 1 ? ", " : "", b);
+    snprintf(v + n, sizeof v - (size_t)n,
+             "], [\"layers.%u\"], [\"layers.%u\", \"norm\", \"output\"]]\n"
+             "[activation_checkpoint]\nmode = \"none\"\n",
+             nb - 2, nb - 1);
+    for (int dpv = 0; dpv < 2; dpv++) {
+        char text[1100];
+        snprintf(text, sizeof text, v, dpv ? "DualPipeV" : "ZBVZeroBubble");
+        CHECK(tsl_eval_cfg_torchtitan(text, &c, &err) == 0 && c.n_counts == 4 &&
+                  tsl_eval_cfg_plan(&c, &m, 8, &g, &err) == 0,
+              "V parts (%d): %s", dpv, err.msg);
+        CHECK(g.pp == 2 && g.stages[0].n_layers == 4 && g.stages[1].first_layer == 4 &&
+                  g.stages[1].n_layers == nb - 2 && g.interleave == 0 &&
+                  g.schedule == (dpv ? TSL_PIPESIM_SCHED_DUALPIPEV : TSL_PIPESIM_SCHED_ZBV) &&
+                  g.fb_serial,
+              "V parts (%d): stages %u + %u, interleave %u, schedule %u", dpv, g.stages[0].n_layers,
+              g.stages[1].n_layers, g.interleave, g.schedule);
+    }
+    /* a V needs exactly 2 parts per rank; 1F1B one */
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\npipeline_parallel_degree = 2\n"
+                                  "pipeline_parallel_schedule = \"ZBVZeroBubble\"\n"
+                                  "module_fqns_per_model_part = [[\"tok_embeddings\", "
+                                  "\"layers.0\"], [\"layers.1\", \"norm\", \"output\"]]\n",
+                                  &c, &err) == 0 &&
+              tsl_eval_cfg_plan(&c, &m, 8, &g, &err) == -1 &&
+              strstr(err.msg, "2 parts for pp 2; ZBVZeroBubble places exactly 2 per rank"),
+          "ZBV with pp parts: %s", err.msg);
+    char text_1f1b[1100];
+    snprintf(text_1f1b, sizeof text_1f1b, v, "1F1B");
+    CHECK(tsl_eval_cfg_torchtitan(text_1f1b, &c, &err) == 0 &&
+              tsl_eval_cfg_plan(&c, &m, 8, &g, &err) == -1 && strstr(err.msg, "4 counts for pp 2"),
+          "1F1B with 2·pp parts: %s", err.msg);
     tsl_model_free(&m);
 }
 

@@ -319,6 +319,59 @@ static void test_torchtitan(void)
     free(text);
 }
 
+/* Zero-bubble plans: torchtitan runs ZBV and DualPipeV with 2·pp model parts
+ * placed in a V (part q on rank q and 2·pp − 1 − q); the other stacks refuse
+ * both by name. */
+static void test_zero_bubble(void)
+{
+    const uint32_t cut[] = {0, 11, 26};
+    /* stage 0's 11 layers: parts 0 (6) and 3 (5); stage 1's 15: parts 1 (8), 2 (7) */
+    const char *parts =
+        "module_fqns_per_model_part = [[\"tok_embeddings\", \"layers.0\", \"layers.1\", "
+        "\"layers.2\", \"layers.3\", \"layers.4\"], [\"layers.5\", \"layers.6\", "
+        "\"layers.7\", \"layers.8\", \"layers.9\", \"layers.10\", \"layers.11\", "
+        "\"layers.12\"], [\"layers.13\", \"layers.14\", \"layers.15\", \"layers.16\", "
+        "\"layers.17\", \"layers.18\", \"layers.19\"], [\"layers.20\", \"layers.21\", "
+        "\"layers.22\", \"layers.23\", \"norm\", \"output\"]]\n";
+    static const struct {
+        uint32_t schedule;
+        const char *name, *torch;
+    } zb[] = {{TSL_PIPESIM_SCHED_ZBV, "zbv", "ZBVZeroBubble"},
+              {TSL_PIPESIM_SCHED_DUALPIPEV, "dualpipev", "DualPipeV"}};
+    for (size_t k = 0; k < sizeof zb / sizeof zb[0]; k++) {
+        char want[96], why[96];
+        make_plan(&plan, 2, cut, 4, "tp2-sdp2+sp", 4, 8);
+        plan.schedule = zb[k].schedule;
+        char *text = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+        snprintf(want, sizeof want, "pipeline_parallel_schedule = \"%s\"\n", zb[k].torch);
+        CHECK(strstr(text, want) && strstr(text, parts), "%s: TOML with 4 V-placed parts:\n%s",
+              zb[k].name, text);
+        free(text);
+        text = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+        snprintf(want, sizeof want, "    par.pipeline_parallel_schedule = \"%s\"\n", zb[k].torch);
+        uint32_t n_parts = 0;
+        for (const char *q = text; (q = strstr(q, "\n        [")) != NULL; q++)
+            n_parts++;
+        CHECK(strstr(text, want) && n_parts == 4 &&
+                  strstr(text, "        [\"layers.20\", \"layers.21\", \"layers.22\", "
+                               "\"layers.23\", \"norm\", \"lm_head\"],\n"),
+              "%s: Python with 4 V-placed parts (%u):\n%s", zb[k].name, n_parts, text);
+        free(text);
+        snprintf(why, sizeof why, "the plan runs the %s pipeline schedule", zb[k].name);
+        make_plan(&plan, 2, (const uint32_t[]){0, 13, 26}, 4, "tp2-dp2", 8, 8);
+        plan.schedule = zb[k].schedule;
+        expect_refused(TSL_EXPORT_MEGATRON, &plan, why);
+        expect_refused(TSL_EXPORT_GALVATRON, &plan, why);
+        make_plan(&plan, 2, (const uint32_t[]){0, 13, 26}, 4, "dp4", 8, 8);
+        plan.schedule = zb[k].schedule;
+        expect_refused(TSL_EXPORT_DEEPSPEED, &plan, why);
+    }
+    /* torch's ScheduleDualPipeV needs m >= 2·pp */
+    make_plan(&plan, 2, cut, 4, "tp2-sdp2+sp", 4, 3);
+    plan.schedule = TSL_PIPESIM_SCHED_DUALPIPEV;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "DualPipeV needs at least as many");
+}
+
 static void test_galvatron(void)
 {
     /* Layer-level: mixed TP degrees, a non-consecutive TP, ZeRO-3 layers, CKPT. */
@@ -469,6 +522,7 @@ int main(void)
     test_deepspeed();
     test_deepspeed_autotp_batch();
     test_torchtitan();
+    test_zero_bubble();
     test_galvatron();
     test_galvatron_rules();
     test_refusals();
