@@ -552,9 +552,9 @@ int tsl_model_check_priced(const tsl_model_t *m, tsl_err_t *err)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "model %s: mixture-of-experts layers are not priced yet: %u of its "
                             "layers route tokens to experts%s, and the cost model has no "
-                            "expert weights, routed FLOPs or expert parallelism to price them; "
-                            "`tesselctl models` and `hf-config` show its total and active "
-                            "parameters",
+                            "expert weights, routed FLOPs or expert parallelism to price them (its "
+                            "total and active parameter counts are computed: `tesselctl models` "
+                            "lists the presets')",
                             m->name, moe,
                             mla ? " (and multi-head latent attention is not priced yet)" : "");
     return tsl_err_setc(err, TSL_E_UNSUPPORTED,
