@@ -107,9 +107,13 @@ static int cmd_models(const tsl_client_opts_t *co)
         if (tsl_model_preset(p->name, &m, &err) != 0)
             continue;
         if (co->json)
-            printf("%s{\"name\":\"%s\",\"layers\":%u,\"params\":%llu,\"source\":\"%s\"}",
+            printf("%s{\"name\":\"%s\",\"layers\":%u,\"params\":%llu,\"active_params\":%llu,"
+                   "\"source\":\"%s\"}",
                    i ? "," : "", p->name, m.n_layers, (unsigned long long)tsl_model_params(&m),
-                   p->source);
+                   (unsigned long long)tsl_model_active_params(&m), p->source);
+        else if (tsl_model_moe_layers(&m) > 0)
+            printf("%-18s %5u layers %9.3fB params (%.3fB active)  %s\n", p->name, m.n_layers,
+                   tsl_model_params(&m) / 1e9, tsl_model_active_params(&m) / 1e9, p->source);
         else
             printf("%-18s %5u layers %9.3fB params  %s\n", p->name, m.n_layers,
                    tsl_model_params(&m) / 1e9, p->source);

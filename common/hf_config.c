@@ -18,7 +18,9 @@
 
 #define SUPPORTED                                                                                  \
     "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2, gpt_neox, falcon, phi, qwen3, gemma2, "  \
-    "gemma3, gemma3_text, phi3, olmo2, RefinedWeb, RefinedWebModel"
+    "gemma3, gemma3_text, phi3, olmo2, RefinedWeb, RefinedWebModel, mixtral, qwen2_moe, "          \
+    "qwen3_moe, "                                                                                  \
+    "deepseek_v2, deepseek_v3"
 
 /* The sequence a config with a longer window is planned at by default: what
  * people pre-train such models at (Llama 2/3 pre-training: 4096 / 8192); the
@@ -373,11 +375,12 @@ static void read_llama(reader_t *r, tsl_arch_spec_t *sp, keys_t *k, const char *
     sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
     sp->head_dim = opt_u32(r, "head_dim", 0);
     sp->gated_ffn = true;
-    bool qwen2 = strcmp(type, "qwen2") == 0, qwen3 = strcmp(type, "qwen3") == 0;
+    bool qwen2 = strcmp(type, "qwen2") == 0 || strcmp(type, "qwen2_moe") == 0;
+    bool qwen3 = strcmp(type, "qwen3") == 0 || strcmp(type, "qwen3_moe") == 0;
     sp->qkv_bias = qwen2 || (qwen3 && opt_bool(r, "attention_bias", false));
     if (qwen3)
         sp->qk_norm = TSL_QK_NORM_PER_HEAD;
-    if (strcmp(type, "mistral") == 0) {
+    if (strcmp(type, "mistral") == 0 || strcmp(type, "mixtral") == 0) {
         sp->attn_window = opt_u32(r, "sliding_window", 0);
     } else if ((qwen2 || qwen3) && opt_bool(r, "use_sliding_window", false)) {
         sp->attn_window = opt_u32(r, "sliding_window", 0);
@@ -498,22 +501,121 @@ static void read_phi(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
     sp->head_bias = !sp->tied_head;
 }
 
-/* ---- mixture of experts: refused (docs/models.md) ---- */
+/* ---- mixture of experts and latent attention (docs/models.md) ---- */
+
+static void set_moe_layer(tsl_arch_spec_t *sp, uint32_t i)
+{
+    if (i < TSL_MODEL_MAX_LAYERS)
+        sp->moe_layers[i / 64] |= 1ull << (i % 64);
+}
+
+/* Layer indices in an array (Qwen's mlp_only_layers); marks them in `dense`. */
+static void read_layer_list(reader_t *r, const char *key, uint32_t layers, bool *dense)
+{
+    const json_t *v = json_object_get(r->root, key);
+    if (v == NULL || json_is_null(v))
+        return;
+    if (!json_is_array(v)) {
+        note_bad(r, "%s: expected an array of layer indices, got %s", key, type_name(v));
+        return;
+    }
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const json_t *x = json_array_get(v, i);
+        json_int_t n = json_is_integer(x) ? json_integer_value(x) : -1;
+        if (n < 0 || (uint64_t)n >= layers) {
+            note_bad(r, "%s[%zu]: expected a layer index below %u", key, i, layers);
+            return;
+        }
+        dense[n] = true;
+    }
+}
+
+/* Mixtral: every layer has num_local_experts experts of intermediate_size. */
+static void read_mixtral(reader_t *r, tsl_arch_spec_t *sp)
+{
+    sp->experts = req_u32(r, "num_local_experts");
+    sp->experts_per_tok = req_u32(r, "num_experts_per_tok");
+    sp->moe_ffn_hidden = sp->ffn_hidden;
+}
+
+/* Qwen2-MoE / Qwen3-MoE: layer i has experts unless it is in mlp_only_layers or
+ * (i + 1) is not a multiple of decoder_sparse_step (transformers'
+ * Qwen2MoeDecoderLayer); the others are dense at intermediate_size. Qwen2-MoE
+ * adds one shared expert of shared_expert_intermediate_size with a sigmoid gate
+ * (h x 1). */
+static void read_qwen_moe(reader_t *r, tsl_arch_spec_t *sp, bool qwen2)
+{
+    sp->experts = req_u32(r, "num_experts");
+    sp->experts_per_tok = req_u32(r, "num_experts_per_tok");
+    sp->moe_ffn_hidden = req_u32(r, "moe_intermediate_size");
+    uint32_t step = opt_u32(r, "decoder_sparse_step", 1);
+    if (qwen2) {
+        sp->shared_ffn_hidden = opt_u32(r, "shared_expert_intermediate_size", 0);
+        sp->shared_experts = sp->shared_ffn_hidden ? 1 : 0;
+        sp->shared_expert_gate = sp->shared_experts > 0;
+    }
+    if (sp->layers == 0 || sp->layers > TSL_MODEL_MAX_LAYERS || step == 0)
+        return; /* check_spec reports it */
+    bool dense[TSL_MODEL_MAX_LAYERS] = {false};
+    read_layer_list(r, "mlp_only_layers", sp->layers, dense);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < sp->layers; i++) {
+        if (!dense[i] && (i + 1) % step == 0) {
+            set_moe_layer(sp, i);
+            n++;
+        }
+    }
+    if (n == 0)
+        sp->experts = 0; /* every layer dense */
+}
+
+/* DeepSeek-V2/V3: multi-head latent attention on every layer; experts from
+ * layer first_k_dense_replace on, on every moe_layer_freq-th (layer i has them
+ * when i >= first_k_dense_replace and i % moe_layer_freq == 0, as in DeepSeek's
+ * modeling_deepseek.py); n_shared_experts shared experts of moe_intermediate_size
+ * (one MLP of n_shared x that width in the code: the same counts); V3's router
+ * (topk_method "noaux_tc") has a score-correction bias of E. The MTP module
+ * (num_nextn_predict_layers) is not built. */
+static void read_deepseek(reader_t *r, tsl_arch_spec_t *sp, bool v3)
+{
+    sp->kv_heads = 0;
+    sp->q_lora_rank = opt_u32(r, "q_lora_rank", 0);
+    sp->kv_lora_rank = req_u32(r, "kv_lora_rank");
+    sp->qk_nope_dim = req_u32(r, "qk_nope_head_dim");
+    sp->qk_rope_dim = req_u32(r, "qk_rope_head_dim");
+    sp->v_head_dim = req_u32(r, "v_head_dim");
+    if (opt_bool(r, "attention_bias", false))
+        note_bad(r, "attention_bias: true (biases on latent attention) is not supported");
+    sp->experts = opt_u32(r, "n_routed_experts", 0);
+    if (sp->experts == 0)
+        return;
+    sp->experts_per_tok = req_u32(r, "num_experts_per_tok");
+    sp->moe_ffn_hidden = req_u32(r, "moe_intermediate_size");
+    sp->shared_experts = opt_u32(r, "n_shared_experts", 0);
+    sp->shared_ffn_hidden = sp->moe_ffn_hidden;
+    const char *topk = opt_str(r, "topk_method", v3 ? "noaux_tc" : "greedy");
+    sp->router_bias = strcmp(topk, "noaux_tc") == 0;
+    const json_t *fk = json_object_get(r->root, "first_k_dense_replace");
+    uint32_t first =
+        (fk == NULL || json_is_null(fk) || (json_is_integer(fk) && json_integer_value(fk) == 0))
+            ? 0
+            : as_u32(r, "first_k_dense_replace", fk);
+    uint32_t freq = opt_u32(r, "moe_layer_freq", 1);
+    uint32_t n = 0;
+    for (uint32_t i = first; freq && i < sp->layers && i < TSL_MODEL_MAX_LAYERS; i++) {
+        if (i % freq == 0) {
+            set_moe_layer(sp, i);
+            n++;
+        }
+    }
+    if (n == 0)
+        sp->experts = 0;
+}
+
+/* ---- mixture of experts: refused for the families not read (docs/models.md) ---- */
 
 static const char *const moe_types[] = {
-    "mixtral",
-    "qwen2_moe",
-    "qwen3_moe",
-    "deepseek",
-    "deepseek_v2",
-    "deepseek_v3",
-    "dbrx",
-    "olmoe",
-    "phimoe",
-    "jamba",
-    "granitemoe",
-    "jetmoe",
-    "switch_transformers",
+    "deepseek", "dbrx", "olmoe", "phimoe", "jamba", "granitemoe", "jetmoe", "switch_transformers",
     "nllb_moe",
 };
 
@@ -532,12 +634,27 @@ static int64_t moe_experts(const json_t *root, const char **key)
     return 0;
 }
 
-/* Tessel has no expert-parallel dimension: an MoE model planned as dense would
- * be wrong in every figure, so it is refused, saying why. */
+/* The MoE families read below (mixtral, qwen2_moe, qwen3_moe, deepseek_v2/v3)
+ * are imported with their experts; any other config that declares experts, or an
+ * MoE model_type not read, is refused: built as dense it would be wrong in every
+ * figure. */
+static bool moe_type_read(const char *type)
+{
+    static const char *const read[] = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2",
+                                       "deepseek_v3"};
+    for (size_t i = 0; type && i < sizeof(read) / sizeof(read[0]); i++) {
+        if (strcmp(type, read[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
 static int refuse_moe(const json_t *root, tsl_err_t *err)
 {
     const char *type = json_string_value(json_object_get(root, "model_type"));
     const char *key = NULL;
+    if (moe_type_read(type))
+        return 0;
     int64_t n = moe_experts(root, &key);
     if (n > 0)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
@@ -580,6 +697,11 @@ static const hf_arch_t archs[] = {
     {"gemma3_text", "Gemma3"},
     {"phi3", "Phi3"},
     {"olmo2", "Olmo2"},
+    {"mixtral", "Mixtral"},
+    {"qwen2_moe", "Qwen2Moe"},
+    {"qwen3_moe", "Qwen3Moe"},
+    {"deepseek_v2", "DeepseekV2"},
+    {"deepseek_v3", "DeepseekV3"},
     /* Falcon's own code: RWForCausalLM, told apart by n_head_kv (read_falcon) */
     {"RefinedWebModel", "RW"},
     {"RefinedWeb", "RW"},
@@ -745,6 +867,12 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
         read_phi(&r, &sp, &k);
     else
         read_llama(&r, &sp, &k, t);
+    if (strcmp(t, "mixtral") == 0)
+        read_mixtral(&r, &sp);
+    else if (strcmp(t, "qwen2_moe") == 0 || strcmp(t, "qwen3_moe") == 0)
+        read_qwen_moe(&r, &sp, strcmp(t, "qwen2_moe") == 0);
+    else if (strncmp(t, "deepseek_v", 10) == 0)
+        read_deepseek(&r, &sp, strcmp(t, "deepseek_v3") == 0);
     read_causal(&r, &sp);
     tsl_model_rope_t rope = {0};
     double eps = 0.0;

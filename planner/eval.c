@@ -254,6 +254,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
                   const tsl_plan_t *given, tsl_plan_t *out, tsl_err_t *err)
 {
     tsl_plan_init(out);
+    if (tsl_model_check_priced(m, err) != 0)
+        return tsl_err_prefix(err, "eval");
     if (given->memopt)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "eval: memory-switch (H3T) plans are not "

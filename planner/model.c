@@ -39,6 +39,7 @@ typedef struct dims {
 
 typedef struct figures {
     double params, flops, repl, shard, bnd, score, core_flops;
+    double idle_params; /* parameters of the experts a token is not routed to */
     uint32_t allreduces;
 } figures_t;
 
@@ -72,6 +73,21 @@ static int check_attention(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
                            "%s layer: kv_heads: %u must divide heads (%u); use 0 for "
                            "plain multi-head attention",
                            kn, l->kv_heads, l->heads);
+    if (l->kv_lora_rank && (l->qk_nope_dim + (uint64_t)l->qk_rope_dim == 0 || l->v_head_dim == 0))
+        return tsl_err_set(err,
+                           "%s layer: latent attention (kv_lora_rank %u) needs qk_nope_dim + "
+                           "qk_rope_dim > 0 and v_head_dim > 0",
+                           kn, l->kv_lora_rank);
+    if (l->kv_lora_rank && (!l->no_bias || l->kind == TSL_LAYER_DECODER))
+        return tsl_err_set(err,
+                           "%s layer: latent attention (kv_lora_rank %u) is modelled without "
+                           "biases and without cross-attention: set no_bias",
+                           kn, l->kv_lora_rank);
+    if (!l->kv_lora_rank && (l->q_lora_rank || l->qk_nope_dim || l->qk_rope_dim || l->v_head_dim))
+        return tsl_err_set(err,
+                           "%s layer: q_lora_rank, qk_nope_dim, qk_rope_dim and v_head_dim "
+                           "belong to latent attention: give kv_lora_rank too",
+                           kn);
     if (l->kind == TSL_LAYER_DECODER && l->cross_seq_len == 0)
         return tsl_err_set(err,
                            "%s layer: cross_seq_len: 0 is not valid for a decoder layer; "
@@ -104,6 +120,29 @@ static int check_ends(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
     return 0;
 }
 
+static int check_moe(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
+{
+    if (l->experts == 0) {
+        if (l->experts_per_tok || l->shared_experts || l->shared_ffn_hidden)
+            return tsl_err_set(err,
+                               "%s layer: experts_per_tok, shared_experts and shared_ffn_hidden "
+                               "belong to a mixture-of-experts layer: give experts too",
+                               kn);
+        return 0;
+    }
+    if (!has_ffn(l->kind) || l->kind == TSL_LAYER_DECODER)
+        return tsl_err_set(err,
+                           "%s layer: experts: %u; only an encoder-kind or FFN layer can "
+                           "have routed experts",
+                           kn, l->experts);
+    if (l->experts_per_tok == 0 || l->experts_per_tok > l->experts)
+        return tsl_err_set(err, "%s layer: experts_per_tok: %u must be between 1 and experts (%u)",
+                           kn, l->experts_per_tok, l->experts);
+    if (l->parallel_block)
+        return tsl_err_set(err, "%s layer: experts with parallel_block are not modelled", kn);
+    return 0;
+}
+
 static int check_shape(const tsl_layer_t *l, tsl_err_t *err)
 {
     if ((unsigned)l->kind >= TSL_LAYER_KIND_COUNT)
@@ -126,6 +165,8 @@ static int check_shape(const tsl_layer_t *l, tsl_err_t *err)
                            "give its inner size, e.g. 4 x hidden = %llu",
                            kn, 4ull * l->hidden);
     if (has_attention(l->kind) && check_attention(l, kn, err) != 0)
+        return -1;
+    if (check_moe(l, kn, err) != 0)
         return -1;
     if (!(l->extra_fwd_flops >= 0.0) || !isfinite(l->extra_fwd_flops))
         return tsl_err_set(err, "%s layer: extra_fwd_flops: %g is not a valid FLOP count", kn,
@@ -167,12 +208,18 @@ static double attn_params(const tsl_layer_t *l, const dims_t *x)
     return p;
 }
 
+/* One FFN (or one expert) of width f. */
+static double ffn_params_at(const tsl_layer_t *l, const dims_t *x, double f)
+{
+    double p = (x->g + 1.0) * x->h * f;
+    if (!l->no_bias)
+        p += x->g * f + x->h;
+    return p;
+}
+
 static double ffn_params(const tsl_layer_t *l, const dims_t *x)
 {
-    double p = (x->g + 1.0) * x->h * x->f;
-    if (!l->no_bias)
-        p += x->g * x->f + x->h;
-    return p;
+    return ffn_params_at(l, x, x->f);
 }
 
 /* Bytes per score an unfused attention keeps: the softmax output (2), plus the
@@ -210,8 +257,33 @@ static void add_attention(const tsl_layer_t *l, const dims_t *x, double keys, do
 /* An unfused sliding window (causal) computes all s × s scores and masks those
  * outside the window (HF eager, exec_attn.c), so it keeps s of them per query; a
  * non-causal window is s/w blocks of w² scores (Swin), computed as such. */
+/* Multi-head latent attention (model.h): the weights are dense GEMMs over s
+ * tokens; scores over q·k of n + r wide heads and values v wide. */
+static void add_latent_attention(const tsl_layer_t *l, const dims_t *x, double keys,
+                                 double score_keys, figures_t *fg)
+{
+    double a = l->heads, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
+    double q = l->q_lora_rank, c = l->kv_lora_rank;
+    double wq = q ? x->h * q + q * a * (n + r) : x->h * a * (n + r);
+    double wkv = x->h * (c + r) + c * a * (n + v);
+    double wo = a * v * x->h;
+    double core = 2.0 * x->s * keys * a * (n + r) + 2.0 * x->s * keys * a * v;
+    double latent_norms = q + c; /* RMSNorm scales */
+    fg->params += wq + wkv + wo + latent_norms + norm_params(l, x);
+    fg->flops += 2.0 * x->s * (wq + wkv + wo) + core;
+    fg->core_flops += core;
+    fg->repl += block_repl(l, x) + 4.0 * x->s * q + 4.0 * x->s * c + 2.0 * x->s * r;
+    fg->shard += 4.0 * x->s * a * (n + r) + 4.0 * x->s * a * v;
+    fg->score += score_bytes(l) * a * x->s * score_keys;
+    fg->allreduces += 1;
+}
+
 static void add_self_attention(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
 {
+    if (l->kv_lora_rank) {
+        add_latent_attention(l, x, x->w, l->causal ? x->s : x->w, fg);
+        return;
+    }
     add_attention(l, x, x->w, l->causal ? x->s : x->w, x->s, fg);
 }
 
@@ -220,8 +292,29 @@ static void add_cross_attention(const tsl_layer_t *l, const dims_t *x, figures_t
     add_attention(l, x, x->t, x->t, x->t, fg);
 }
 
+/* Routed experts at EP 1 (model.h "Mixture of experts"). */
+static void add_moe_ffn(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
+{
+    double E = l->experts, k = l->experts_per_tok, S = l->shared_experts;
+    double fs = l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f;
+    double pe = ffn_params_at(l, x, x->f), ps = ffn_params_at(l, x, fs);
+    double per_tok = 2.0 * (x->g + 1.0) * x->s * x->h; /* FLOPs per unit of FFN width */
+    fg->params += E * pe + S * ps + x->h * E + norm_params(l, x);
+    fg->idle_params += (E - k) * pe;
+    fg->flops += k * per_tok * x->f + S * per_tok * fs + 2.0 * x->s * x->h * E;
+    /* LN in, router/shared input, dropout mask; k dispatched copies; fp32 probs */
+    fg->repl += block_repl(l, x) + k * 2.0 * x->s * x->h + 4.0 * x->s * E;
+    fg->shard += k * (2.0 * x->g * x->s * x->f + 2.0 * x->s * x->f) +
+                 S * (2.0 * x->g * x->s * fs + 2.0 * x->s * fs);
+    fg->allreduces += 1;
+}
+
 static void add_ffn(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
 {
+    if (l->experts) {
+        add_moe_ffn(l, x, fg);
+        return;
+    }
     fg->params += ffn_params(l, x) + norm_params(l, x);
     fg->flops += 2.0 * (x->g + 1.0) * x->s * x->h * x->f;
     /* LN in, fc1 in, dropout mask | fc1 out (g of them), activation out */
@@ -318,6 +411,7 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err)
     l->tp_allreduces = fg.allreduces;
     l->act_score_bytes = (uint64_t)fg.score;
     l->core_fwd_flops = fg.core_flops;
+    l->active_params = (uint64_t)(fg.params - fg.idle_params);
     return 0;
 }
 
@@ -423,6 +517,52 @@ uint64_t tsl_model_act_bytes(const tsl_model_t *m)
     return sum;
 }
 
+uint64_t tsl_model_active_params(const tsl_model_t *m)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; m && i < m->n_layers; i++)
+        sum += m->layers[i].active_params;
+    return sum;
+}
+
+uint32_t tsl_model_moe_layers(const tsl_model_t *m)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; m && i < m->n_layers; i++)
+        n += m->layers[i].experts > 0;
+    return n;
+}
+
+uint32_t tsl_model_mla_layers(const tsl_model_t *m)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; m && i < m->n_layers; i++)
+        n += m->layers[i].kv_lora_rank > 0;
+    return n;
+}
+
+int tsl_model_check_priced(const tsl_model_t *m, tsl_err_t *err)
+{
+    if (m == NULL)
+        return tsl_err_set(err, "model: NULL");
+    uint32_t moe = tsl_model_moe_layers(m), mla = tsl_model_mla_layers(m);
+    if (moe == 0 && mla == 0)
+        return 0;
+    if (moe > 0)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "model %s: mixture-of-experts layers are not priced yet: %u of its "
+                            "layers route tokens to experts%s, and the cost model has no "
+                            "expert weights, routed FLOPs or expert parallelism to price them (its "
+                            "total and active parameter counts are computed: `tesselctl models` "
+                            "lists the presets')",
+                            m->name, moe,
+                            mla ? " (and multi-head latent attention is not priced yet)" : "");
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "model %s: multi-head latent attention is not priced yet: %u of its "
+                        "layers use it, and the cost model knows only ordinary attention",
+                        m->name, mla);
+}
+
 int tsl_model_set_unfused_attn(tsl_model_t *m, bool unfused, tsl_err_t *err)
 {
     if (m == NULL || (m->n_layers > 0 && m->layers == NULL))
@@ -475,6 +615,18 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
                                            l->rms_norm,      l->extra_params,    l->extra_act_bytes,
                                            l->no_dropout,    l->unfused_attn,    l->parallel_block,
                                            l->shared_norm,   l->act_score_bytes, l->causal};
-    memcpy(key, k, sizeof(k));
+    memset(key, 0, TSL_LAYER_KEY_LEN * sizeof(key[0]));
+    memcpy(key, k, 30 * sizeof(k[0]));
+    if (l->experts == 0 && l->kv_lora_rank == 0)
+        return 30; /* the dense key, as before MoE (plan fingerprints unchanged) */
+    key[30] = l->experts;
+    key[31] = l->experts_per_tok;
+    key[32] = l->shared_experts;
+    key[33] = l->shared_ffn_hidden;
+    key[34] = l->q_lora_rank;
+    key[35] = l->kv_lora_rank;
+    key[36] = l->qk_nope_dim;
+    key[37] = l->qk_rope_dim;
+    key[38] = l->v_head_dim;
     return TSL_LAYER_KEY_LEN;
 }

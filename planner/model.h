@@ -79,6 +79,44 @@
  *                 once, on the embedding); patch embedding 0 (replicated); head 0
  *                 (vocab-parallel cross-entropy reduces only s-sized scalars).
  *
+ * Mixture of experts (experts > 0; an encoder-kind or FFN layer; docs/models.md).
+ * ffn_hidden is then ONE routed expert's width f (HF moe_intermediate_size, or
+ * Mixtral's intermediate_size); E = experts, k = experts_per_tok, S =
+ * shared_experts, f_s = shared_ffn_hidden (0: f), p_e = (g+1)·h·f (+ g·f + h
+ * biases) one expert's parameters, p_s the same at f_s:
+ *     params          E·p_e + S·p_s + h·E (router, no bias) + norm
+ *     active_params   params − (E − k)·p_e: what one token's forward touches
+ *                     (top-k routed + shared + router + the rest of the layer)
+ *     FLOPs           k·2·(g+1)·s·h·f + S·2·(g+1)·s·h·f_s + 2·s·h·E (router)
+ *     stash, repl     5·s·h as a dense FFN (4·s·h without dropout)
+ *                     + k·2·s·h (each token's k dispatched copies of its input)
+ *                     + 4·s·E (fp32 router probabilities)
+ *     stash, shard    k·(2·g·s·f + 2·s·f) (the routed tokens' fc1/act outputs:
+ *                     top-k copies of a token's FFN activations)
+ *                     + S·(2·g·s·f_s + 2·s·f_s)
+ *     tp_allreduces   1, as a dense FFN.
+ *   These are the figures of expert parallelism 1 (every rank holds every expert;
+ *   no all-to-all); an even, capacity-free routing is assumed (each expert sees
+ *   k·s/E tokens on average). Dense models have experts = 0 and
+ *   active_params = params. Layer-level extras (Qwen2-MoE's shared-expert gate,
+ *   h; DeepSeek-V3's router correction bias, E) are in extra_params and count as
+ *   active.
+ *
+ * Multi-head latent attention (kv_lora_rank > 0; DeepSeek-V2/V3; DeepSeek-V2
+ * paper, Sec. 2.1). a = heads, r = qk_rope_dim, n = qk_nope_dim, v = v_head_dim,
+ * q = q_lora_rank (0: a full h × a·(n+r) query projection), c = kv_lora_rank;
+ * attn_dim and kv_heads are ignored; no biases (no_bias must be set); the two
+ * latent norms are RMSNorms (q and c parameters):
+ *     params    [q ? h·q + q + q·a·(n+r) : h·a·(n+r)]        (query)
+ *               + h·(c + r) + c + c·a·(n + v)                (KV down, norm, up)
+ *               + a·v·h + norm                               (output)
+ *     FLOPs     2·s·(the projection weights above) + 2·s·w·a·(n+r) + 2·s·w·a·v
+ *     stash     repl: block 4·s·h (5·s·h with dropout) + 4·s·q + 4·s·c + 2·s·r
+ *               (the latents' norm and up-projection inputs, the shared rope key);
+ *               shard: 4·s·a·(n+r) (Q, K) + 4·s·a·v (V, proj in) + scores.
+ *   The down projections are replicated under TP, the heads split (act_repl /
+ *   act_shard as above).
+ *
  * Stash variants (Korthikanti et al. 2022, Sec. 4; docs/models.md, docs/cost-model.md):
  *   unfused_attn  false (the default) is fused/flash attention: the 5·a·s·w score
  *                 stash above is not kept (flash keeps only fp32 softmax statistics,
@@ -153,6 +191,17 @@ typedef struct tsl_layer {
                             fused kernel skips the masked keys (tsl_attn_keys); the
                             cross-attention of a decoder layer never is. false (the
                             default, hand-written layers): every key, as BERT/ViT */
+    /* mixture of experts (see "Mixture of experts" above); experts = 0: a dense FFN */
+    uint32_t experts;           /* E routed experts; ffn_hidden is then one expert's width */
+    uint32_t experts_per_tok;   /* k: experts each token is routed to (1..E) */
+    uint32_t shared_experts;    /* S experts every token passes through */
+    uint32_t shared_ffn_hidden; /* f_s, each shared expert's width; 0 means ffn_hidden */
+    /* multi-head latent attention (see above); kv_lora_rank = 0: ordinary attention */
+    uint32_t q_lora_rank;  /* query latent width; 0 = a full query projection */
+    uint32_t kv_lora_rank; /* compressed KV latent width c */
+    uint32_t qk_nope_dim;  /* per-head query/key width without RoPE */
+    uint32_t qk_rope_dim;  /* per-head query/key RoPE width (the key's is shared) */
+    uint32_t v_head_dim;   /* per-head value width */
 
     /* derived by tsl_layer_derive() */
     uint64_t params;
@@ -164,6 +213,8 @@ typedef struct tsl_layer {
     uint64_t act_score_bytes; /* per sample: the s×w (unfused sliding: s×s) stash in act_shard_bytes
                                   (0 with fused attention); selective recompute drops it */
     double core_fwd_flops;    /* per sample: QKᵀ and AV, what selective recompute repeats */
+    uint64_t active_params;   /* parameters one token's forward uses: params, less the
+                                 experts it is not routed to (MoE) */
 } tsl_layer_t;
 
 /* What a stack needs to build the model that was planned but the costs never
@@ -222,9 +273,11 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
  * The layer's integer shape and derived fields in a fixed order (its FLOPs,
  * fwd_flops and extra_fwd_flops, are the only other fields that matter). Two
  * layers with equal keys and equal FLOPs cost the same everywhere; the search
- * groups layers by it and the plan fingerprint hashes it. Returns the length.
+ * groups layers by it and the plan fingerprint hashes it. Returns the length:
+ * 30 for a layer without experts or latent attention (the key it always had, so
+ * dense fingerprints are unchanged), 39 with the MoE and MLA shape appended.
  */
-#define TSL_LAYER_KEY_LEN 30
+#define TSL_LAYER_KEY_LEN 39 /* 30 for a dense layer without MLA, which keeps its old key */
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN]);
 
 /* Short lowercase name of a kind: "embedding", "encoder", ... */
@@ -247,8 +300,23 @@ int tsl_model_copy(tsl_model_t *dst, const tsl_model_t *src, tsl_err_t *err);
 
 /* Totals over the layers. */
 uint64_t tsl_model_params(const tsl_model_t *m);
-double tsl_model_fwd_flops(const tsl_model_t *m);   /* per sample */
-uint64_t tsl_model_act_bytes(const tsl_model_t *m); /* per sample, TP = 1 */
+double tsl_model_fwd_flops(const tsl_model_t *m);       /* per sample */
+uint64_t tsl_model_act_bytes(const tsl_model_t *m);     /* per sample, TP = 1 */
+uint64_t tsl_model_active_params(const tsl_model_t *m); /* per token; = params when dense */
+/* Layers with routed experts / with latent attention (0 for a dense model). */
+uint32_t tsl_model_moe_layers(const tsl_model_t *m);
+uint32_t tsl_model_mla_layers(const tsl_model_t *m);
+
+/*
+ * Whether the cost model can price m: 0 for every model without experts or
+ * latent attention; -1 with TSL_E_UNSUPPORTED and a message ("mixture-of-
+ * experts layers are not priced yet", naming what is missing) otherwise. The
+ * model figures above are complete for MoE/MLA models (models, hf-config, the
+ * counts); the cost model, roofline and profiles read the dense shapes, so
+ * planning and evaluating refuse such a model rather than price it as dense
+ * (docs/models.md). The search and the evaluator call it.
+ */
+int tsl_model_check_priced(const tsl_model_t *m, tsl_err_t *err);
 
 /* Attention of every layer fused (false, the default) or keeping its s×w scores
  * (true); re-derives the layers. For a request's unfused_attn switch. */
@@ -304,7 +372,9 @@ int tsl_model_preset_seq(const char *name, uint32_t seq_len, tsl_model_t *out, t
  *         layers but full_attn_layers. Their elementwise work (QK-norm, the extra
  *         norms, the √h scale, soft-capping) is counted in the layers' extra_*:
  *         an RMSNorm 4 FLOPs per element and its input stashed (2 bytes), a
- *         soft-cap c·tanh(x/c) 3 FLOPs per element (docs/models.md).
+ *         soft-cap c·tanh(x/c) 3 FLOPs per element (docs/models.md). With
+ *         experts: Mixtral, Qwen2-MoE/Qwen3-MoE and, with latent attention,
+ *         DeepSeek-V2/V3 (their MoE layers per moe_layers).
  *   NEOX  token embedding, rotary (no position table); LayerNorm with bias;
  *         plain (GELU) FFN; biases unless no_bias; attention and FFN in parallel
  *         when parallel_block (one norm when shared_norm); grouped-query
@@ -361,6 +431,23 @@ typedef struct tsl_arch_spec {
      * implies: GPT, LLAMA, NEOX and T5's decoder layers causal, BERT, VIT and T5's
      * encoder not; ON / OFF override it for every self-attention */
     uint8_t causal;
+    /* LLAMA family, mixture of experts (model.h "Mixture of experts"); experts = 0:
+     * every layer dense. The MoE layers take moe_ffn_hidden as the expert width,
+     * the others ffn_hidden (DeepSeek's first dense layers, Qwen's mlp_only_layers) */
+    uint32_t experts;           /* routed experts per MoE layer */
+    uint32_t experts_per_tok;   /* top-k */
+    uint32_t moe_ffn_hidden;    /* one routed expert's width (moe_intermediate_size) */
+    uint32_t shared_experts;    /* always-on experts per MoE layer */
+    uint32_t shared_ffn_hidden; /* each shared expert's width; 0 means moe_ffn_hidden */
+    bool shared_expert_gate;    /* Qwen2-MoE: a sigmoid gate h x 1 on the shared expert */
+    bool router_bias;           /* DeepSeek-V3: the router's score-correction bias, E */
+    /* which layers have experts (bit i of word i/64, 0-based); all zero with
+     * experts > 0: every layer. hf_config.c derives it from first_k_dense_replace
+     * and moe_layer_freq (DeepSeek), decoder_sparse_step and mlp_only_layers (Qwen) */
+    uint64_t moe_layers[TSL_MODEL_MAX_LAYERS / 64];
+    /* LLAMA family, multi-head latent attention (DeepSeek-V2/V3); kv_lora_rank = 0:
+     * ordinary attention. head_dim and kv_heads are then ignored */
+    uint32_t q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
 } tsl_arch_spec_t;
 
 /* QK-norm: none; one RMSNorm of head_dim shared by every head, on Q and on K

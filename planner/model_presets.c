@@ -83,6 +83,15 @@ static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
                            "%s spec: qk_norm, sandwich_norm, embed_scale and soft-capping "
                            "belong to the llama family",
                            an);
+    if (sp->arch != TSL_ARCH_LLAMA && (sp->experts || sp->kv_lora_rank))
+        return tsl_err_set(err, "%s spec: experts and latent attention belong to the llama family",
+                           an);
+    if (sp->experts &&
+        (sp->moe_ffn_hidden == 0 || sp->experts_per_tok == 0 || sp->experts_per_tok > sp->experts))
+        return tsl_err_set(err,
+                           "%s spec: experts: %u needs moe_ffn_hidden > 0 and experts_per_tok "
+                           "between 1 and experts (got %u, %u)",
+                           an, sp->experts, sp->moe_ffn_hidden, sp->experts_per_tok);
     if (sp->causal > TSL_CAUSAL_OFF)
         return tsl_err_set(err, "%s spec: causal: %u is not 0 (the family's), 1 (on) or 2 (off)",
                            an, sp->causal);
@@ -289,16 +298,52 @@ static void llama_extras(const tsl_arch_spec_t *sp, tsl_layer_t *l, uint32_t win
         l->extra_fwd_flops += SOFTCAP_FLOPS_PER_ELEM * sp->heads * s * w;
 }
 
-/* The layers in runs of equal windows (Gemma alternates local and global). */
+static bool moe_at(const tsl_arch_spec_t *sp, uint32_t i)
+{
+    if (sp->experts == 0)
+        return false;
+    bool any = false;
+    for (size_t j = 0; j < TSL_MODEL_MAX_LAYERS / 64; j++)
+        any = any || sp->moe_layers[j] != 0;
+    return !any || (i < TSL_MODEL_MAX_LAYERS && (sp->moe_layers[i / 64] >> (i % 64) & 1u) != 0);
+}
+
+/* Latent attention and routed experts (model.h) on a LLAMA-family layer. */
+static void llama_moe_mla(const tsl_arch_spec_t *sp, tsl_layer_t *l, bool moe)
+{
+    l->q_lora_rank = sp->q_lora_rank;
+    l->kv_lora_rank = sp->kv_lora_rank;
+    if (sp->kv_lora_rank) {
+        l->qk_nope_dim = sp->qk_nope_dim;
+        l->qk_rope_dim = sp->qk_rope_dim;
+        l->v_head_dim = sp->v_head_dim;
+        l->attn_dim = 0;
+        l->kv_heads = 0;
+    }
+    if (!moe)
+        return;
+    l->experts = sp->experts;
+    l->experts_per_tok = sp->experts_per_tok;
+    l->ffn_hidden = sp->moe_ffn_hidden;
+    l->shared_experts = sp->shared_experts;
+    l->shared_ffn_hidden = sp->shared_experts ? sp->shared_ffn_hidden : 0;
+    l->extra_params += (sp->shared_expert_gate && sp->shared_experts ? sp->hidden : 0) +
+                       (sp->router_bias ? sp->experts : 0);
+}
+
+/* The layers in runs of equal windows (Gemma alternates local and global) and
+ * of equal FFNs (DeepSeek's first dense layers, Qwen's mlp_only_layers). */
 static int add_llama_layers(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
 {
     const tsl_layer_t base = block_of(sp);
     for (uint32_t i = 0; i < sp->layers;) {
         uint32_t w = window_of(sp, i), run = 1;
-        while (i + run < sp->layers && window_of(sp, i + run) == w)
+        bool moe = moe_at(sp, i);
+        while (i + run < sp->layers && window_of(sp, i + run) == w && moe_at(sp, i + run) == moe)
             run++;
         tsl_layer_t l = base;
         llama_extras(sp, &l, w);
+        llama_moe_mla(sp, &l, moe);
         if (tsl_model_add_n(m, &l, run, err) != 0)
             return -1;
         i += run;
@@ -581,6 +626,57 @@ static const preset_def_t presets[] = {
      {0}},
     {{"Llama3-405B", LLAMA3 ", 405B: 405B parameters", 405000000000, false},
      LLAMA3_SPEC(126, 16384, 53248, 128),
+     NULL,
+     {0}},
+    /* Mixtral-8x7B (Mistral AI, "Mixtral of experts", 2023-12-11 announcement:
+     * 46.7B total, 12.9B used per token; Jiang et al. 2024, Table 1): Mistral-7B's
+     * block with 8 SwiGLU experts of 14336, top-2, in every layer; GQA 32/8 heads;
+     * vocabulary 32000, untied head. No window (the Mixtral config has none). */
+    {{"Mixtral-8x7B", "Mixtral of experts (Mistral AI 2023): 46.7B total, 12.9B active",
+      46700000000, false},
+     {.arch = TSL_ARCH_LLAMA,
+      .layers = 32,
+      .hidden = 4096,
+      .ffn_hidden = 14336,
+      .heads = 32,
+      .kv_heads = 8,
+      .seq_len = 4096,
+      .vocab = 32000,
+      .gated_ffn = true,
+      .experts = 8,
+      .experts_per_tok = 2,
+      .moe_ffn_hidden = 14336},
+     NULL,
+     {0}},
+    /* DeepSeek-V3 (DeepSeek-AI 2024, arXiv 2412.19437, Sec. 4.2; its config.json):
+     * 61 layers, h 7168, MLA with 128 heads (q_lora 1536, kv_lora 512, nope 128,
+     * rope 64, v 128); the first 3 layers dense (18432), then 256 routed experts of
+     * 2048, top-8, and 1 shared expert; the router's score-correction bias; vocab
+     * 129280, untied; pre-training at sequence 4096. 671B total / 37B active are the
+     * main model's: the multi-token-prediction module (14B, one more layer sharing
+     * embedding and head) is not built (docs/models.md). */
+    {{"DeepSeek-V3", "DeepSeek-V3 technical report (2024): 671B total, 37B active (MTP excluded)",
+      671000000000, false},
+     {.arch = TSL_ARCH_LLAMA,
+      .layers = 61,
+      .hidden = 7168,
+      .ffn_hidden = 18432,
+      .heads = 128,
+      .seq_len = 4096,
+      .vocab = 129280,
+      .gated_ffn = true,
+      .experts = 256,
+      .experts_per_tok = 8,
+      .moe_ffn_hidden = 2048,
+      .shared_experts = 1,
+      .shared_ffn_hidden = 2048,
+      .router_bias = true,
+      .moe_layers = {~7ull}, /* layers 3..60 */
+      .q_lora_rank = 1536,
+      .kv_lora_rank = 512,
+      .qk_nope_dim = 128,
+      .qk_rope_dim = 64,
+      .v_head_dim = 128},
      NULL,
      {0}},
 };

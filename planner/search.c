@@ -69,7 +69,7 @@ static int validate_reserve(const tsl_request_t *r, const tsl_cluster_t *c, tsl_
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err)
 {
-    if (tsl_model_validate(m, err) != 0)
+    if (tsl_model_validate(m, err) != 0 || tsl_model_check_priced(m, err) != 0)
         return -1;
     if (c->n_devices == 0)
         return tsl_err_set(err, "cluster: no devices");

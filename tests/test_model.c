@@ -577,6 +577,67 @@ static void test_llama3(void)
     }
 }
 
+/* One DeepSeek-V3 MLA + MoE layer by hand (model.h formulas), and every dense
+ * preset keeps active = total and its 30-entry layer key. */
+static void test_moe_mla(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset("DeepSeek-V3", &m, &err) == 0, "%s", err.msg);
+    const tsl_layer_t *l = &m.layers[4]; /* layer 3: the first with experts */
+    double h = 7168, a = 128, n = 128, r = 64, v = 128, q = 1536, c = 512;
+    double attn = h * q + q + q * a * (n + r)         /* q_a, its norm, q_b */
+                  + h * (c + r) + c + c * a * (n + v) /* kv_a (with the rope key), norm, kv_b */
+                  + a * v * h /* o */ + h /* input norm */;
+    double expert = 3.0 * h * 2048;
+    double moe = 256 * expert + 1 * expert + h * 256 /* router */ + 256 /* its bias */ + h;
+    CHECK(l->params == (uint64_t)(attn + moe), "mla+moe layer params %llu vs %.0f",
+          (unsigned long long)l->params, attn + moe);
+    CHECK(l->active_params == (uint64_t)(attn + moe - 248 * expert), "active: %llu",
+          (unsigned long long)l->active_params);
+    /* attention 187,114,496 = 1536·(7168 + 1 + 24576) + 7168·576 + 512 + 512·32768
+     * + 16384·7168 + 7168 (the input norm) */
+    CHECK(attn == 187114496.0, "mla parameters by hand: %.0f", attn);
+    double s = 4096;
+    double flops = 2 * s * (h * q + q * a * (n + r) + h * (c + r) + c * a * (n + v) + a * v * h) +
+                   2 * s * s * a * (n + r) + 2 * s * s * a * v /* attention */
+                   + 8 * 2 * 3 * s * h * 2048 + 2 * 3 * s * h * 2048 + 2 * s * h * 256;
+    CHECK(l->fwd_flops == flops, "flops %.6g vs %.6g", l->fwd_flops, flops);
+    /* top-k copies of each token's expert activations: k·(2·2·s·f + 2·s·f) + shared */
+    double shard = 4 * s * a * (n + r) + 4 * s * a * v + 8 * 6 * s * 2048 + 6 * s * 2048;
+    CHECK(l->act_shard_bytes == (uint64_t)shard, "shard %llu vs %.0f",
+          (unsigned long long)l->act_shard_bytes, shard);
+    CHECK(l->act_repl_bytes == (uint64_t)(4 * s * h + 4 * s * q + 4 * s * c + 2 * s * r +
+                                          4 * s * h + 8 * 2 * s * h + 4 * s * 256),
+          "repl %llu", (unsigned long long)l->act_repl_bytes);
+    CHECK(m.layers[1].experts == 0 && m.layers[1].ffn_hidden == 18432, "first 3 layers dense");
+    uint64_t key[TSL_LAYER_KEY_LEN];
+    CHECK(tsl_layer_key(l, key) == TSL_LAYER_KEY_LEN && key[30] == 256 && key[35] == 512,
+          "the MoE/MLA shape is in the key");
+    CHECK(tsl_model_check_priced(&m, &err) == -1 && has(&err, "not priced yet"), "%s", err.msg);
+    const tsl_layer_t moe_layer = *l;
+    tsl_model_free(&m);
+
+    tsl_layer_t bad = moe_layer;
+    bad.experts_per_tok = 300;
+    CHECK(tsl_layer_derive(&bad, &err) == -1 && has(&err, "experts_per_tok"), "%s", err.msg);
+    bad = moe_layer;
+    bad.no_bias = false;
+    CHECK(tsl_layer_derive(&bad, &err) == -1 && has(&err, "no_bias"), "%s", err.msg);
+
+    for (size_t i = 0; i < tsl_model_preset_count(); i++) {
+        const tsl_model_preset_t *p = tsl_model_preset_at(i);
+        CHECK(tsl_model_preset(p->name, &m, &err) == 0, "%s", err.msg);
+        if (tsl_model_moe_layers(&m) == 0) {
+            CHECK(tsl_model_active_params(&m) == tsl_model_params(&m) &&
+                      tsl_layer_key(&m.layers[1], key) == 30 &&
+                      tsl_model_check_priced(&m, &err) == 0,
+                  "%s: dense: active = total, old key, priced", p->name);
+        }
+        tsl_model_free(&m);
+    }
+}
+
 int main(void)
 {
     test_presets();
@@ -591,5 +652,6 @@ int main(void)
     test_builder();
     test_llama();
     test_llama_variants();
+    test_moe_mla();
     return CHECK_DONE();
 }
