@@ -492,6 +492,7 @@ static const char *const mg_no_effect[] = {
     "moe-router-topk",
     "moe-ffn-hidden-size",
     "moe-grouped-gemm",
+    "moe-token-dispatcher-type",
     "moe-shared-expert-intermediate-size",
     "multi-latent-attention",
     "q-lora-rank",

@@ -48,7 +48,8 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
     uint32_t ep = v->plan->ep > 1 ? v->plan->ep : 1;
     fprintf(out,
             "--num-experts %u\n--moe-router-topk %u\n--moe-ffn-hidden-size %u\n"
-            "--moe-grouped-gemm\n--expert-model-parallel-size %u\n"
+            "--moe-grouped-gemm\n--moe-token-dispatcher-type alltoall\n"
+            "--expert-model-parallel-size %u\n"
             "--expert-tensor-parallel-size 1\n",
             l->experts, l->experts_per_tok, l->ffn_hidden, ep);
     if (l->shared_experts)
