@@ -142,6 +142,21 @@ static void print_cp(FILE *out, json_t *plan, json_t *doc)
         fprintf(out, "  cp why:    %s\n", why);
 }
 
+/* Expert parallelism (docs/cost-model.md "Mixture of experts"): the degree, and
+ * for the best plan why the search took it. */
+static void print_ep(FILE *out, json_t *plan, json_t *doc)
+{
+    long long ep = integer(plan, "ep");
+    const char *why = json_object_get(doc, "plan") == plan ? str(doc, "ep_why") : "";
+    if (ep > 1)
+        fprintf(out,
+                "  experts:   ep %lld, each MoE layer's experts split %lld ways (expert TP 1), "
+                "tokens dispatched and combined by all-to-all\n",
+                ep, ep);
+    if (why[0])
+        fprintf(out, "  ep why:    %s\n", why);
+}
+
 static void print_plan(FILE *out, json_t *plan, json_t *doc)
 {
     char peak[32], budget[32];
@@ -194,6 +209,7 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
             gib(plan, "budget_bytes", budget));
     print_reserve(out, json_object_get(doc, "request"));
     print_cp(out, plan, doc);
+    print_ep(out, plan, doc);
     fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),
             num(plan, "alpha_m"), 1.0 - 1.0 / (double)(pp ? pp : 1));
     if (num(plan, "sim_iter_time_s") > 0) {

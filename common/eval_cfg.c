@@ -456,7 +456,6 @@ static const mg_why_t mg_refused[] = {
     {"use-megatron-fsdp", "is not modelled by Tessel; --use-torch-fsdp2 is read"},
     {"distribute-saved-activations", "is not modelled by Tessel"},
     {"cpu-offloading", "is not modelled by Tessel's eval (plan's memory switches are H3T's)"},
-    {"num-experts", "(MoE) is not modelled by Tessel's eval"},
     {"hybrid-context-parallel", "is not modelled by Tessel (one CP group size per model)"},
     {"hierarchical-context-parallel-sizes", "is not modelled by Tessel (a2a+p2p: one CP "
                                             "exchange per model)"},
@@ -489,6 +488,18 @@ static const char *const mg_no_effect[] = {
     "use-rope-scaling",
     "rope-scaling-factor",
     "swiglu",
+    "num-experts",
+    "moe-router-topk",
+    "moe-ffn-hidden-size",
+    "moe-grouped-gemm",
+    "moe-token-dispatcher-type",
+    "moe-shared-expert-intermediate-size",
+    "multi-latent-attention",
+    "q-lora-rank",
+    "kv-lora-rank",
+    "qk-head-dim",
+    "qk-pos-emb-head-dim",
+    "v-head-dim",
     "squared-relu",
     "normalization",
     "norm-epsilon",
@@ -643,7 +654,7 @@ typedef struct mg_state {
     bool fp8_param;      /* --fp8-param-gather */
     uint32_t fp8_format; /* 1: --fp8-format given */
     uint32_t fp8_recipe; /* --fp8-recipe (tsl_fp8_recipe_t); 0: Megatron's default */
-    uint32_t cp, ep;
+    uint32_t cp, ep, etp;
     char cp_comm[16]; /* --cp-comm-type; "" = p2p */
 } mg_state_t;
 
@@ -722,9 +733,10 @@ static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state
         snprintf(st->cp_comm, sizeof st->cp_comm, "%s", val);
         return 0;
     }
-    uint32_t *u = strcmp(key, "context-parallel-size") == 0        ? &st->cp
-                  : strcmp(key, "expert-model-parallel-size") == 0 ? &st->ep
-                                                                   : NULL;
+    uint32_t *u = strcmp(key, "context-parallel-size") == 0         ? &st->cp
+                  : strcmp(key, "expert-model-parallel-size") == 0  ? &st->ep
+                  : strcmp(key, "expert-tensor-parallel-size") == 0 ? &st->etp
+                                                                    : NULL;
     if (u)
         return tsl_parse_u32(key, val ? val : "", 1, 1u << 24, u, err);
     if (strcmp(key, "optimizer") == 0) {
@@ -859,11 +871,13 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
         c->knobs.cp = st->cp;
         c->knobs.cp_comm = (uint32_t)comm;
     }
-    if (st->ep > 1)
-        return tsl_err_set(err,
-                           "megatron: --expert-model-parallel-size %u: Tessel's eval "
-                           "does not model expert parallelism (1 only)",
-                           st->ep);
+    if (st->etp > 1) /* expert TP: priced at 1 only (docs/cost-model.md "Mixture of experts") */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: --expert-tensor-parallel-size %u: Tessel prices expert "
+                            "TP 1 only (--expert-tensor-parallel-size 1)",
+                            st->etp);
+    if (st->ep > 1) /* the MoE layers' experts over the innermost ep ranks */
+        c->knobs.ep = st->ep;
     if (c->vpp_blocks && c->interleave)
         return tsl_err_set(err, "megatron: --num-layers-per-virtual-pipeline-stage and "
                                 "--num-virtual-stages-per-pipeline-rank: no more than one "

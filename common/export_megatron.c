@@ -29,6 +29,34 @@ static void write_rope(const tsl_model_t *m, FILE *out)
         fprintf(out, "--use-rope-scaling\n--rope-scaling-factor %g\n", m->rope.scaling_factor);
 }
 
+/* Multi-head latent attention and routed experts (docs/exports.md "Mixture of
+ * experts"; Megatron-LM arguments.py _add_moe_args, _add_mla_args): expert TP 1,
+ * as priced; the grouped GEMM, as priced. */
+static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *out)
+{
+    if (l->kv_lora_rank) {
+        fputs("--multi-latent-attention\n", out);
+        if (l->q_lora_rank)
+            fprintf(out, "--q-lora-rank %u\n", l->q_lora_rank);
+        fprintf(out,
+                "--kv-lora-rank %u\n--qk-head-dim %u\n--qk-pos-emb-head-dim %u\n"
+                "--v-head-dim %u\n",
+                l->kv_lora_rank, l->qk_nope_dim, l->qk_rope_dim, l->v_head_dim);
+    }
+    if (!l->experts)
+        return;
+    uint32_t ep = v->plan->ep > 1 ? v->plan->ep : 1;
+    fprintf(out,
+            "--num-experts %u\n--moe-router-topk %u\n--moe-ffn-hidden-size %u\n"
+            "--moe-grouped-gemm\n--moe-token-dispatcher-type alltoall\n"
+            "--expert-model-parallel-size %u\n"
+            "--expert-tensor-parallel-size 1\n",
+            l->experts, l->experts_per_tok, l->ffn_hidden, ep);
+    if (l->shared_experts)
+        fprintf(out, "--moe-shared-expert-intermediate-size %u\n",
+                l->shared_experts * (l->shared_ffn_hidden ? l->shared_ffn_hidden : l->ffn_hidden));
+}
+
 static void write_model(const tsl_export_view_t *v, FILE *out)
 {
     const tsl_layer_t *e = &v->model->layers[0], *l = &v->model->layers[1];
@@ -53,6 +81,7 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
     if (v->model->qkv_bias)
         fputs("--add-qkv-bias\n", out);
     write_rope(v->model, out);
+    write_moe(v, l, out);
     if (!h->tied_head && h->params)
         fputs("--untie-embeddings-and-output-weights\n", out);
     fputs("--bf16\n", out);

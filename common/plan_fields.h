@@ -87,6 +87,7 @@
     X(overlap_param_gather, BOOL, overlap_param_gather, "overlap_param_gather", NONZERO)           \
     X(cp, U32, cp, "cp", OVER1)                                                                    \
     X(cp_comm, U32, cp_comm, "cp_comm", NONZERO)                                                   \
+    X(ep, U32, ep, "ep", OVER1)                                                                    \
     X(fp8_recipe, U32, fp8_recipe, "fp8_recipe", NONZERO)                                          \
     X(fp8_param_gather, BOOL, fp8_param_gather, "fp8_param_gather", NONZERO)                       \
     X(fb_serial, BOOL, fb_serial, "fb_serial", NONZERO)                                            \
@@ -119,6 +120,7 @@
     X(target, CUSTOM, NULL, "target", ALWAYS)                                                      \
     X(figures, CUSTOM, NULL, "figures", ALWAYS)                                                    \
     X(cp_why, STR, NULL, "cp_why", NONEMPTY)                                                       \
+    X(ep_why, STR, NULL, "ep_why", NONEMPTY)                                                       \
     X(cached, BOOL, NULL, "cached", ALWAYS)                                                        \
     X(stale, BOOL, NULL, "stale", ALWAYS)                                                          \
     X(created_unix, I64, NULL, "created_unix", ALWAYS)

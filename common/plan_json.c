@@ -354,6 +354,7 @@ void tsl_plan_head_fill(tsl_plan_head_t *h, const tsl_search_result_t *res, cons
     h->configs = res->stats.configs;
     h->batches_tried = res->stats.batches_tried;
     snprintf(h->cp_why, sizeof h->cp_why, "%s", res->cp_why);
+    snprintf(h->ep_why, sizeof h->ep_why, "%s", res->ep_why);
 }
 
 json_t *tsl_search_result_to_json(const tsl_search_result_t *res, const tsl_model_t *m,

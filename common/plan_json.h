@@ -60,6 +60,7 @@ typedef struct tsl_plan_head {
     bool cached, stale;   /* answered from the store; a profile it used changed */
     int64_t created_unix; /* when the search finished */
     char cp_why[sizeof(((tsl_search_result_t *)0)->cp_why)]; /* the search's CP reason */
+    char ep_why[sizeof(((tsl_search_result_t *)0)->ep_why)]; /* the search's EP reason */
 } tsl_plan_head_t;
 
 /* The head of a search result; search_time_s, cached, stale and created_unix

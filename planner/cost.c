@@ -187,6 +187,33 @@ static double cp_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_coll
     return tsl_cluster_dim_busbw(env->cluster, env->block_first, env->block_size, stride, c, lat);
 }
 
+/* ---- expert parallelism (docs/cost-model.md "Mixture of experts") ---- */
+
+bool tsl_cost_ep_fits(const tsl_layer_t *l, uint32_t group, uint32_t ep)
+{
+    if (ep <= 1 || l->experts == 0)
+        return true;
+    return l->experts % ep == 0 && group % ep == 0;
+}
+
+double tsl_cost_alltoall_s(double bytes, uint32_t n, double bw)
+{
+    return tsl_cost_allgather_s(bytes, n, bw);
+}
+
+/* A group of `degree` ranks at `stride` inside the block, by the env's mode. */
+static double group_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
+                       tsl_coll_lat_t *lat)
+{
+    lat->ar_s = lat->ag_s = 0.0;
+    if (degree <= 1 || env->block_size % ((uint64_t)stride * degree) != 0)
+        return INFINITY;
+    if (env->mode == TSL_COST_PAPER)
+        return tsl_cluster_dim_bw(env->cluster, env->block_first, env->block_size, stride, degree);
+    return tsl_cluster_dim_busbw(env->cluster, env->block_first, env->block_size, stride, degree,
+                                 lat);
+}
+
 void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                           tsl_strategy_bw_t *out)
 {
@@ -306,10 +333,15 @@ static bool tp_fits(const tsl_layer_t *l, uint32_t t)
                 l->kind == TSL_LAYER_ATTENTION;
     bool ffn =
         l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN;
-    uint32_t kv = l->kv_heads ? l->kv_heads : l->heads;
+    uint32_t kv = l->kv_heads && !l->kv_lora_rank ? l->kv_heads : l->heads;
     if (attn && (l->heads % t != 0 || kv % t != 0))
         return false;
-    return !ffn || l->ffn_hidden % t == 0;
+    /* routed experts are not split (expert TP 1); shared experts are, as an FFN */
+    uint32_t f = l->experts == 0        ? l->ffn_hidden
+                 : l->shared_ffn_hidden ? l->shared_ffn_hidden
+                 : l->shared_experts    ? l->ffn_hidden
+                                        : 0;
+    return !ffn || f % t == 0;
 }
 
 /* Degrees of a strategy, as the formulas name them. */
@@ -332,15 +364,36 @@ static inline double grad_elem_bytes(const tsl_cost_knobs_t *k)
  * --bf16). Without a master the moments are 16-bit: 4 optimizer bytes. Under
  * SDP with fp32 gradients the sharded fp32 parameter is the master and no
  * 16-bit copy stays between steps (FSDP2's MixedPrecisionPolicy): 12 + g. */
-static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t mb,
-                         uint64_t w, uint64_t cp, double p, const tsl_cost_knobs_t *k, bool fp8,
-                         tsl_layer_cost_t *out)
+static double states_bytes(const tsl_strategy_t *s, degrees_t g, double p,
+                           const tsl_cost_knobs_t *k)
 {
     double z = g.z, gb = grad_elem_bytes(k);
     double opt_div = s->zero >= 1 ? g.d : 1, grad_div = s->zero >= 2 ? g.d : 1;
     double opt = k->no_fp32_master ? 2.0 * TSL_BYTES_PER_PARAM_FP16 : 12.0;
     double weights = g.z > 1 && gb >= 4 && !k->no_fp32_master ? 0.0 : TSL_BYTES_PER_PARAM_FP16;
-    out->ms_bytes = (uint64_t)ceil(p / z * (weights + gb / grad_div + opt / opt_div));
+    return p / z * (weights + gb / grad_div + opt / opt_div);
+}
+
+/* The backward's transient bytes beyond the states (layer_memory, the end). */
+static double transient_bytes(const tsl_strategy_t *s, degrees_t g, double p, double gb)
+{
+    double b = 0.0, z = g.z;
+    /* SDP gathers the full (TP-sharded) 16-bit weights and holds unsharded
+     * gradients before reduce-scatter: 2 + g bytes per parameter beyond its shard. */
+    if (g.z > 1)
+        b += ceil((2.0 + gb) * p * (g.z - 1) / z);
+    /* ZeRO-2 holds a layer's full gradient until it is reduce-scattered */
+    if (s->zero >= 2 && g.d > 1)
+        b += ceil(gb * p / z * (1.0 - 1.0 / g.d));
+    return b;
+}
+
+static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t mb,
+                         uint64_t w, uint64_t cp, double p, const tsl_cost_knobs_t *k, bool fp8,
+                         tsl_layer_cost_t *out)
+{
+    double gb = grad_elem_bytes(k);
+    out->ms_bytes = (uint64_t)ceil(states_bytes(s, g, p, k));
     /* a rank holds mb / w samples' tokens (mb·c / w samples of s / c tokens under
      * CP: activations ÷ c); an unfused core's scores are a block's, (s/c)² per
      * chunk pair, so ÷ c again */
@@ -366,13 +419,10 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         out->fwd_bytes = act;
         out->bwd_bytes = 0;
     }
-    /* SDP gathers the full (TP-sharded) 16-bit weights and holds unsharded
-     * gradients before reduce-scatter: 2 + g bytes per parameter beyond its shard. */
     if (g.z > 1)
-        out->bwd_bytes += (uint64_t)ceil((2.0 + gb) * p * (g.z - 1) / z);
-    /* ZeRO-2 holds a layer's full gradient until it is reduce-scattered */
+        out->bwd_bytes += (uint64_t)ceil((2.0 + gb) * p * (g.z - 1) / g.z);
     if (s->zero >= 2 && g.d > 1)
-        out->bwd_bytes += (uint64_t)ceil(gb * p / z * (1.0 - 1.0 / g.d));
+        out->bwd_bytes += (uint64_t)ceil(gb * p / g.z * (1.0 - 1.0 / g.d));
 }
 
 /* FP8 is priced where the knobs ask for it and every device of the block has it
@@ -396,6 +446,9 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
     dev.shape = env->gemm_shape;
     dev.host_op_s = env->host_op_s;
+    dev.ep = env->knobs.ep > 1 ? env->knobs.ep : 1;
+    dev.moe_imbalance =
+        env->knobs.moe_imbalance >= 1.0 ? env->knobs.moe_imbalance : TSL_COST_MOE_IMBALANCE;
     if (fp8_priced(env)) {
         dev.fp8 = env->knobs.fp8;
         dev.fp8_flops = env->device_fp8_flops;
@@ -545,6 +598,47 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
     }
 }
 
+/*
+ * The routed experts of a MoE layer (docs/cost-model.md "Mixture of experts"),
+ * priced apart from the rest of the layer: E·p_e / ep parameters per rank (expert
+ * TP 1), their states sharded over the expert-DP group of G/ep ranks at stride ep
+ * as the layer's data group shards the rest (ZeRO-3 over it where the strategy has
+ * SDP, else DP with the strategy's ZeRO level); the dispatch and combine
+ * all-to-alls of the rank's routed copies, k·(n·s/t)·h · 2 bytes each, over the EP
+ * group (the innermost ep ranks), forward and again backward.
+ */
+typedef struct moe_terms {
+    double p;      /* routed expert parameters on this rank */
+    degrees_t g;   /* the expert data group as degrees: t 1, d or z = G/ep */
+    double a2a;    /* one all-to-all, with its α */
+    double gather; /* ZeRO-3 gather of the expert weights, per pass */
+    double per_mb, last, exposed, gather_next;
+    double opt_s;
+} moe_terms_t;
+
+static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                      degrees_t g, double n, moe_terms_t *o)
+{
+    uint32_t G = env->block_size, ep = env->knobs.ep > 1 ? env->knobs.ep : 1, edp = G / ep;
+    tsl_coll_lat_t lat_ep, lat_edp;
+    double bw_ep = group_bw(env, 1, ep, &lat_ep), bw_edp = group_bw(env, ep, edp, &lat_edp);
+    double bytes =
+        (double)TSL_ACT_DTYPE_BYTES * n * l->seq_len / g.t * l->experts_per_tok * l->hidden;
+    tsl_strategy_bw_t bwe = {.tp_bw = INFINITY,
+                             .dp_bw = bw_edp,
+                             .sdp_bw = bw_edp,
+                             .dp_lat = lat_edp,
+                             .sdp_lat = lat_edp,
+                             .cp_bw = INFINITY};
+    o->p = tsl_layer_expert_params(l) / ep;
+    o->g = (degrees_t){1, g.z > 1 ? 1 : edp, g.z > 1 ? edp : 1};
+    o->a2a = with_lat(tsl_cost_alltoall_s(bytes, ep, bw_ep), lat_ep.ag_s);
+    o->gather = allgather_lat_s(TSL_BYTES_PER_PARAM_FP16 * o->p, o->g.z, bw_edp, &lat_edp);
+    grad_sync(env->mode, &env->knobs, s, o->g, &bwe, grad_elem_bytes(&env->knobs) * o->p,
+              TSL_BYTES_PER_PARAM_FP16 * o->p, &o->per_mb, &o->last, &o->exposed, &o->gather_next);
+    o->opt_s = optimizer_s(env, s, o->g, o->p);
+}
+
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out)
 {
@@ -554,7 +648,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     /* under CP a rank holds n = B_m / w samples' worth of tokens: B_m·c / w samples,
      * s / c tokens each; B_m divides by w / c */
     if (mb == 0 || group_size(s) != env->block_size || !tp_fits(l, g.t) ||
-        !tsl_cost_cp_fits(l, s, cp, env->knobs.cp_comm) || mb % (w / cp) != 0) {
+        !tsl_cost_cp_fits(l, s, cp, env->knobs.cp_comm) || mb % (w / cp) != 0 ||
+        !tsl_cost_ep_fits(l, env->block_size, env->knobs.ep)) {
         set_infeasible(out);
         return;
     }
@@ -565,11 +660,18 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     }
     double n = cp > 1 ? (double)mb / w : (double)(mb / w);
     double p = rank_params(l, g.t, env->tied_copy); /* this TP rank's */
+    moe_terms_t moe = {0};
+    if (l->experts) { /* the routed experts are priced apart (moe_terms) */
+        moe_terms(env, l, s, g, n, &moe);
+        p -= tsl_layer_expert_params(l) / g.t;
+    }
     double act_msg = (double)TSL_ACT_DTYPE_BYTES * l->seq_len * l->hidden * n;
 
     double compute_f, compute_b, core_f, wgrad_frac;
     layer_compute_f(env, l, s, n, g.t, &compute_f, &compute_b, &core_f, &wgrad_frac);
-    if (env->profile != NULL) /* measured per-shape block times replace the roofline */
+    /* measured per-shape block times replace the roofline (not for MoE or latent
+     * attention: a profile measures dense blocks) */
+    if (env->profile != NULL && !l->experts && !l->kv_lora_rank)
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes */
     double k = env->overlap_slowdown;
@@ -580,34 +682,50 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double per_mb, last, exposed, gather_next;
     grad_sync(env->mode, &env->knobs, s, g, bw, grad_elem_bytes(&env->knobs) * p,
               TSL_BYTES_PER_PARAM_FP16 * p, &per_mb, &last, &exposed, &gather_next);
+    double ep_f = 2.0 * moe.a2a, ep_b = 2.0 * moe.a2a; /* dispatch + combine */
+    if (l->experts) {
+        gather += moe.gather;
+        per_mb += moe.per_mb;
+        last += moe.last;
+        exposed += moe.exposed;
+        gather_next += moe.gather_next;
+    }
     if (env->calib != NULL) { /* corrections fitted from trials (calibrate.h) */
         double *compute[] = {&compute_f, &compute_b, &core_f};
         double *comm[] = {&tp_f, &gather, &per_mb, &last, &exposed, &gather_next};
         calibrate_times(env->calib, l, n, compute, comm);
         cp_f *= env->calib->comm_scale;
         cp_b *= env->calib->comm_scale;
+        ep_f *= env->calib->comm_scale;
+        ep_b *= env->calib->comm_scale;
     }
     /* ZeRO-1's weight all-gather under the next iteration's first forward: what
      * the forward does not hide (Megatron-LM --overlap-param-gather) */
     double next_s =
         gather_next > 0 ? tsl_cost_overlap_s(compute_f, gather_next, k) - compute_f : 0.0;
-    double recompute = s->ckpt ? compute_f + tp_f + cp_f : core_f + cp_f * (core_f > 0);
+    double recompute = s->ckpt ? compute_f + tp_f + cp_f + ep_f : core_f + cp_f * (core_f > 0);
 
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */
     out->feasible = true;
-    out->fwd_s = compute_f + tp_f + gather + cp_f;
-    double bwd_rest = tp_f + gather + recompute + cp_b;
+    out->fwd_s = compute_f + tp_f + gather + cp_f + ep_f;
+    double bwd_rest = tp_f + gather + recompute + cp_b + ep_b;
     out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb, k);
     out->grad_comm_s = per_mb + last + exposed + gather_next;
     out->bwd_sync_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last, k) + exposed + next_s;
     out->wgrad_s = wgrad_frac * compute_b;
     /* (ZeRO-2's and, in STACK, ZeRO-3's last micro-batch reduce-scatter once, as
      * every other: per_mb) */
-    out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f : 0.0);
-    out->comm_s = 2.0 * tp_f + 2.0 * gather + (s->ckpt ? tp_f : 0.0) + cp_f + cp_b;
+    out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f + ep_f : 0.0);
+    out->comm_s =
+        2.0 * tp_f + 2.0 * gather + (s->ckpt ? tp_f + ep_f : 0.0) + cp_f + cp_b + ep_f + ep_b;
     out->cp_s = cp_f + cp_b;
-    out->opt_s = optimizer_s(env, s, g, p);
+    out->ep_s = ep_f + ep_b;
+    out->opt_s = optimizer_s(env, s, g, p) + moe.opt_s;
     layer_memory(l, s, g, mb, w, cp, p, &env->knobs, fp8_priced(env), out);
+    if (l->experts) {
+        out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs));
+        out->bwd_bytes += (uint64_t)transient_bytes(s, moe.g, moe.p, grad_elem_bytes(&env->knobs));
+    }
     if (env->calib != NULL)
         calibrate_memory(env->calib->mem_scale, out);
 }

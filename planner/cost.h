@@ -181,10 +181,33 @@ typedef struct tsl_cost_knobs {
     bool fp8_param_gather;      /* with fp8: the model's weights themselves are FP8 (1 byte
                                    and its transpose) in place of bf16 (Megatron-LM
                                    --fp8-param-gather): no extra FP8 copies kept */
+    uint32_t ep;                /* expert-parallel degree of every MoE layer (0 or 1: none);
+                                   docs/cost-model.md "Mixture of experts" */
+    double moe_imbalance;       /* tokens of the busiest expert over the mean, >= 1
+                                   (0: TSL_COST_MOE_IMBALANCE) */
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */
 } tsl_cost_knobs_t;
+
+/* The default expert load imbalance: 1.0, an even split of the routed tokens
+ * (auxiliary-loss or bias balancing assumed to work; docs/cost-model.md "Mixture
+ * of experts" says why no measured figure is used). */
+#define TSL_COST_MOE_IMBALANCE 1.0
+
+/*
+ * Expert parallelism (docs/cost-model.md "Mixture of experts"). At EP degree ep
+ * (knobs.ep) a MoE layer's E routed experts are split over the innermost ep ranks
+ * of the layer's t·w group (stride 1: Megatron's MoE parallel folding with expert
+ * TP 1, EP ranks drawn from the attention TP × DP ranks); the expert data-parallel
+ * group is the G/ep ranks at stride ep holding the same experts. Feasible when ep
+ * divides E and G. Expert TP is 1: each TP rank routes its own 1/t of the tokens.
+ */
+bool tsl_cost_ep_fits(const tsl_layer_t *l, uint32_t group, uint32_t ep);
+
+/* All-to-all among n ranks, each holding `bytes` of which (n−1)/n leave it:
+ * (n−1)/n · bytes / bw (NCCL's alltoall bus bandwidth convention). */
+double tsl_cost_alltoall_s(double bytes, uint32_t n, double bw);
 
 /* Context parallelism's attention exchange (Megatron-LM --cp-comm-type;
  * TransformerEngine's attention/dot_product_attention/context_parallel.py). */
@@ -283,6 +306,8 @@ typedef struct tsl_layer_cost {
     uint64_t bwd_bytes; /* O_b for one micro-batch */
     double cp_s;        /* context parallelism's exposed attention exchange, forward +
                            backward (in fwd_s and bwd_s; 0 at cp 1) */
+    double ep_s;        /* expert parallelism's dispatch and combine all-to-alls,
+                           forward + backward (in fwd_s and bwd_s; 0 at ep 1) */
     double opt_s;       /* the layer's optimizer step, once per iteration after its
                            last backward (and gradient sync): 28 B per parameter the
                            device updates / opt_mem_bw + one launch; 0 when the

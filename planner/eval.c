@@ -178,6 +178,8 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
         k->cp = g->cp;
         k->cp_comm = g->cp_comm;
     }
+    if (!r->ep && g->ep > 1) /* the given plan's expert parallelism */
+        k->ep = g->ep;
     if (!r->fp8_recipe && g->fp8_recipe)
         k->fp8 = g->fp8_recipe;
     k->fp8_param_gather |= g->fp8_param_gather;

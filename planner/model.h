@@ -303,18 +303,19 @@ uint64_t tsl_model_params(const tsl_model_t *m);
 double tsl_model_fwd_flops(const tsl_model_t *m);       /* per sample */
 uint64_t tsl_model_act_bytes(const tsl_model_t *m);     /* per sample, TP = 1 */
 uint64_t tsl_model_active_params(const tsl_model_t *m); /* per token; = params when dense */
+/* The routed experts' parameters of layer l, E·p_e (0 without experts): the part
+ * of l->params that expert parallelism shards (cost.h "Mixture of experts"). */
+double tsl_layer_expert_params(const tsl_layer_t *l);
 /* Layers with routed experts / with latent attention (0 for a dense model). */
 uint32_t tsl_model_moe_layers(const tsl_model_t *m);
 uint32_t tsl_model_mla_layers(const tsl_model_t *m);
 
 /*
- * Whether the cost model can price m: 0 for every model without experts or
- * latent attention; -1 with TSL_E_UNSUPPORTED and a message ("mixture-of-
- * experts layers are not priced yet", naming what is missing) otherwise. The
- * model figures above are complete for MoE/MLA models (models, hf-config, the
- * counts); the cost model, roofline and profiles read the dense shapes, so
- * planning and evaluating refuse such a model rather than price it as dense
- * (docs/models.md). The search and the evaluator call it.
+ * Whether the cost model can price m: 0 for every model the builders make — dense
+ * layers, mixture-of-experts FFNs (priced at expert TP 1 and a per-plan EP
+ * degree, cost.h) and multi-head latent attention (roofline.h). Kept as the one
+ * place the search and the evaluator ask (a layer the cost model cannot price
+ * gets its refusal here, TSL_E_UNSUPPORTED, naming what is missing).
  */
 int tsl_model_check_priced(const tsl_model_t *m, tsl_err_t *err);
 

@@ -105,7 +105,10 @@ typedef struct tsl_plan {
     /* Context parallelism of every layer (cost.h tsl_cost_knobs_t.cp, cp_comm):
      * 0 or 1 none; the CP ranks are the innermost of each layer's data level. */
     uint32_t cp;
-    uint32_t cp_comm;      /* tsl_cp_comm_t: 0 p2p (ring), 1 allgather, 2 a2a (Ulysses) */
+    uint32_t cp_comm; /* tsl_cp_comm_t: 0 p2p (ring), 1 allgather, 2 a2a (Ulysses) */
+    /* Expert parallelism of every MoE layer (cost.h tsl_cost_knobs_t.ep): 0 or 1
+     * none; the EP ranks are the innermost of each MoE layer's stage block. */
+    uint32_t ep;
     uint32_t fp8_recipe;   /* tsl_fp8_recipe_t of the blocks' linear GEMMs; 0: bf16 */
     bool fp8_param_gather; /* FP8 weights in place of bf16 (--fp8-param-gather) */
     bool fb_serial;        /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */

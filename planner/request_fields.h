@@ -137,6 +137,13 @@
     X(cp, UINT, "cp", "N", 1, 1024,                                                                \
       "fix the context-parallel degree (default: searched from sequences of 16384 tokens)", "cp",  \
       "cp")                                                                                        \
+    X(no_ep, BOOL, "no-ep", "", 0, 0,                                                              \
+      "no expert parallelism: every rank holds every expert of a MoE layer (the same as --ep 1)",  \
+      "no_ep", "no_ep")                                                                            \
+    X(ep, UINT, "ep", "N", 1, 1024,                                                                \
+      "fix the expert-parallel degree of MoE layers (default: searched over the divisors of the "  \
+      "expert count)",                                                                             \
+      "ep", "ep")                                                                                  \
     X(no_fp8, BOOL, "no-fp8", "", 0, 0,                                                            \
       "bf16 GEMMs only: do not weigh FP8 (weighed by default where every GPU has FP8 tensor "      \
       "cores and the target runs it)",                                                             \

@@ -20,6 +20,8 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->shape.attn_bwd_flops = 0.0;
     d->fp8_flops = 0.0;
     d->fp8 = TSL_FP8_NONE;
+    d->ep = 1;
+    d->moe_imbalance = 1.0;
 }
 
 static const char *const fp8_names[TSL_FP8_COUNT] = {"bf16", "delayed", "tensorwise", "blockwise",
@@ -164,6 +166,10 @@ static shape_t shape_of(const tsl_layer_t *l)
     x.g = l->gated_ffn ? 2.0 : 1.0;
     x.n = l->head_tokens ? l->head_tokens : l->seq_len;
     x.dropout = !l->no_dropout;
+    if (l->kv_lora_rank) { /* latent attention's core: Q·K of n + r, A·V of v per head */
+        x.d = x.a * ((double)l->qk_nope_dim + l->qk_rope_dim + l->v_head_dim) / 2.0;
+        x.e = x.d;
+    }
     return x;
 }
 
@@ -257,11 +263,28 @@ static double bias_grad_s(pass_t *p, const tsl_layer_t *l, double col, double ro
     return tsl_roofline_mem_s(p->d, 2.0 * (col + row), 2);
 }
 
+/* Multi-head latent attention (roofline.h): the latent down projections and their
+ * norms replicated over the TP group, the up projections and the heads split. */
+static double latent_attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
+                                 double t, double split, double keys, double visited)
+{
+    double T = S * x->s, a = x->a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
+    double q = l->q_lora_rank, c = l->kv_lora_rank;
+    double qp =
+        q ? lin(p, T, q, x->h) + lin(p, T, a * (n + r) / t, q) : lin(p, T, a * (n + r) / t, x->h);
+    double kv = lin(p, T, c + r, x->h) + lin(p, T, a * (n + v) / t, c);
+    double norms = mem(p, 4.0 * T * (q + c), q ? 2 : 1);
+    return qp + kv + norms + core_s(p, l, x, S, t, keys, visited) + lin(p, T, x->h, a * v / t) +
+           block_elementwise_s(p, x, S, split);
+}
+
 static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
                           double split, bool cross)
 {
     double T = S * x->s, keys = cross ? x->ct : self_keys(l, x), q, col;
     double visited = cross ? keys : self_visited(l, x);
+    if (!cross && l->kv_lora_rank)
+        return latent_attention_s(p, l, x, S, t, split, keys, visited);
     if (cross) {
         q = lin(p, T, x->d / t, x->h) + lin(p, S * x->ct, 2.0 * x->e / t, x->h);
         col = T * x->d / t + S * x->ct * 2.0 * x->e / t;
@@ -273,10 +296,32 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
            bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, x, S, split);
 }
 
+/* A mixture-of-experts FFN at expert TP 1 (roofline.h): router, permutation, the
+ * local experts' grouped GEMMs, the shared experts as one dense FFN. */
+static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
+                        double split)
+{
+    double T = S * x->s, Tr = T / t, E = l->experts, k = l->experts_per_tok;
+    double ep = p->d->ep > 1 ? p->d->ep : 1.0;
+    double imb = p->d->moe_imbalance > 1.0 ? p->d->moe_imbalance : 1.0;
+    double R = k * Tr, local = E / ep, m = ep * R / E * imb;
+    double c = gemm(p, Tr, E, x->h, 1) + mem(p, 8.0 * Tr * E, 2) + mem(p, 8.0 * R * x->h, 2);
+    c += gemm(p, m, x->g * x->f, x->h, local) + mem(p, 2.0 * (x->g + 1.0) * x->f * m * local, 1) +
+         gemm(p, m, x->h, x->f, local);
+    if (l->shared_experts) {
+        double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
+        c += lin(p, T, x->g * fs / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) +
+             lin(p, T, x->h, fs / t);
+    }
+    return c + block_elementwise_s(p, x, S, split);
+}
+
 static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
                     double split)
 {
     double T = S * x->s;
+    if (l->experts)
+        return moe_ffn_s(p, l, x, S, t, split);
     return lin(p, T, x->g * x->f / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * x->f / t * T, 1) +
            lin(p, T, x->h, x->f / t) + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
            block_elementwise_s(p, x, S, split);

@@ -29,6 +29,25 @@
  * them — all s keys under a sliding window too (the FLOP-only fallback adds those
  * masked FLOPs). The layer's counted FLOPs (fwd_flops) stay s·w.
  *
+ * Multi-head latent attention (kv_lora_rank > 0; docs/cost-model.md "Multi-head
+ * latent attention"): with T = tokens, a heads, n/r/v the per-head widths, q/c the
+ * latents: [q ? gemm(T, q, h) + gemm(T, a(n+r)/t, q) : gemm(T, a(n+r)/t, h)] +
+ * gemm(T, c + r, h) (down projections replicated over TP) + gemm(T, a(n+v)/t, c)
+ * + the core (a flash kernel of d' = a(n+r+v)/2: its FLOPs 2·s·w·a(n+r+v)) +
+ * gemm(T, h, a·v/t) + the latents' RMSNorms (4 bytes per element) + the block's.
+ *
+ * Mixture of experts (experts > 0; docs/cost-model.md "Mixture of experts"):
+ * expert TP 1, so each TP rank routes its T/t tokens (Megatron runs MoE under TP
+ * only with sequence parallelism); with R = k·T/t routed copies, rows per local
+ * expert m = ep·R/E × imbalance, E/ep local experts:
+ *   router gemm(T/t, E, h) + softmax/top-k (2 kernels, 8·T/t·E bytes)
+ *   + permute and unpermute (2 kernels, 8·R·h bytes)
+ *   + grouped gemm(m, g·f, h) × E/ep + activation + grouped gemm(m, h, f) × E/ep
+ *     (one kernel each: the shape curve of one expert's GEMM, b = E/ep)
+ *   + shared experts as one dense FFN of width S·f_s split by t
+ *   + the block's elementwise work.
+ * The all-to-alls are communication (cost.c).
+ *
  * Pure: no allocation, no I/O. W = 0 means "bandwidth unknown": every function
  * then returns the plain FLOP count over F with no floor (the pre-roofline model).
  */
@@ -126,6 +145,8 @@ typedef struct tsl_roofline_dev {
     double fp8_flops;     /* F8: sustained FP8 tensor-core FLOP/s (peak × e_max) */
     uint32_t fp8;         /* tsl_fp8_recipe_t of the linear GEMMs; NONE (0): bf16. Needs
                              fp8_flops > 0 and a bandwidth */
+    uint32_t ep;          /* expert-parallel degree of MoE layers (1 after init) */
+    double moe_imbalance; /* tokens of the busiest expert over the mean (1 after init) */
 } tsl_roofline_dev_t;
 
 /* F = peak × e_max, W = TSL_ROOFLINE_MEM_EFF × datasheet, L = the default, a flat

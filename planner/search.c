@@ -34,6 +34,8 @@ static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
                             "cp: %s: Tessel exports no context parallelism to it (--cp %u); "
                             "megatron and torchtitan run it",
                             tsl_target_name(r->target), r->cp);
+    if (r->ep > 1 && r->no_ep)
+        return tsl_err_set(err, "ep: --ep %u with --no-ep", r->ep);
     if (r->no_fp8 && r->fp8_recipe)
         return tsl_err_set(err, "fp8_recipe: FP8 asked for with FP8 switched off (--no-fp8)");
     if (r->fp8_recipe && tsl_target_fp8_ok(r->target, r->fp8_recipe, err) != 0)
@@ -66,10 +68,42 @@ static int validate_reserve(const tsl_request_t *r, const tsl_cluster_t *c, tsl_
     return 0;
 }
 
+/* The greatest common divisor of the MoE layers' expert counts; 0 for a dense
+ * model. An EP degree must divide it. */
+static uint32_t experts_gcd(const tsl_model_t *m)
+{
+    uint32_t g = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        uint32_t a = m->layers[i].experts, b = g;
+        while (b) {
+            uint32_t t = a % b;
+            a = b;
+            b = t;
+        }
+        g = a;
+    }
+    return g;
+}
+
+/* Expert parallelism: a degree that divides the experts (the stacks Tessel
+ * exports MoE plans to: tsl_target_model_ok). */
+static int validate_moe(const tsl_request_t *r, const tsl_model_t *m, tsl_err_t *err)
+{
+    uint32_t e = experts_gcd(m);
+    if (r->ep > 1 && !r->no_ep && e == 0)
+        return tsl_err_set(err, "ep: --ep %u asked for, but model %s has no MoE layers", r->ep,
+                           m->name);
+    if (r->ep > 1 && !r->no_ep && e % r->ep != 0)
+        return tsl_err_set(err, "ep: %u does not divide the %u experts of model %s's MoE layers",
+                           r->ep, e, m->name);
+    return 0;
+}
+
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err)
 {
-    if (tsl_model_validate(m, err) != 0 || tsl_model_check_priced(m, err) != 0)
+    if (tsl_model_validate(m, err) != 0 || tsl_model_check_priced(m, err) != 0 ||
+        validate_moe(r, m, err) != 0)
         return -1;
     if (c->n_devices == 0)
         return tsl_err_set(err, "cluster: no devices");
@@ -158,6 +192,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6f5f00u);
     if (r->no_cp || r->cp) /* likewise */
         tsl_fp_u64(&fp, 0x637000000000ull | (uint64_t)r->no_cp << 32 | r->cp);
+    if (r->no_ep || r->ep) /* likewise */
+        tsl_fp_u64(&fp, 0x657000000000ull | (uint64_t)r->no_ep << 32 | r->ep);
     if (r->no_fp8 || r->fp8_recipe)
         tsl_fp_u64(&fp, 0x667038000ull | r->no_fp8 << 8 | r->fp8_recipe);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
@@ -459,11 +495,82 @@ static int search_cp(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     return TSL_SEARCH_OK;
 }
 
+/* ---- expert parallelism (docs/search-space.md "Expert parallelism") ---- */
+
+/* The EP degrees the search tries: 1, and for a model with MoE layers the
+ * divisors e ≤ TSL_SEARCH_EP_MAX of the experts (of every MoE layer) that divide
+ * the device count (a stage block whose size e does not divide prices its MoE
+ * layers infeasible: tsl_cost_ep_fits). Only 1 under --no-ep and for a dense
+ * model; only r->ep when one is fixed. */
+static uint32_t ep_degrees(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                           uint32_t *out)
+{
+    uint32_t e = experts_gcd(m), n = 0;
+    out[n++] = 1;
+    if (e == 0 || r->no_ep || r->ep == 1 || r->paper_cost)
+        return n;
+    if (r->ep > 1) {
+        out[0] = r->ep;
+        return n;
+    }
+    for (uint32_t d = 2; d <= TSL_SEARCH_EP_MAX && d <= e; d++)
+        if (e % d == 0 && c->n_devices % d == 0)
+            out[n++] = d;
+    return n;
+}
+
+/* search_cp at every EP degree; each degree's plans meet in one result (the
+ * faster that fits wins). Fills res->ep_why. */
+static int search_ep(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                     const tsl_search_hooks_t *hooks, tsl_search_result_t *res, double hi,
+                     tsl_err_t *err)
+{
+    uint32_t deg[TSL_SEARCH_EP_MAX + 1], n = ep_degrees(m, c, r, deg);
+    tsl_err_t first = {0};
+    bool any_ok = false, base_valid = false;
+    double base_tps = 0.0;
+    for (uint32_t i = 0; i < n; i++) {
+        tsl_request_t rq = *r;
+        rq.ep = deg[i];
+        tsl_err_t e = {0};
+        int rc = search_cp(m, c, &rq, hooks, res, hi, &e);
+        if (rc == TSL_SEARCH_CANCELLED) {
+            *err = e;
+            return rc;
+        }
+        any_ok |= rc == TSL_SEARCH_OK;
+        if (rc != TSL_SEARCH_OK && first.msg[0] == '\0')
+            first = e;
+        if (deg[i] == 1 && rc == TSL_SEARCH_OK && res->best.valid) {
+            base_valid = true;
+            base_tps = res->best.tokens_per_s;
+        }
+    }
+    if (!any_ok) {
+        *err = first;
+        return TSL_SEARCH_ERR;
+    }
+    uint32_t ep = res->best.ep > 1 ? res->best.ep : 1;
+    if (r->ep > 1)
+        snprintf(res->ep_why, sizeof res->ep_why, "ep %u as asked (--ep %u)", ep, r->ep);
+    else if (n <= 1)
+        res->ep_why[0] = '\0';
+    else if (ep > 1 && !base_valid)
+        snprintf(res->ep_why, sizeof res->ep_why, "ep %u: at ep 1 no plan fits", ep);
+    else if (ep > 1)
+        snprintf(res->ep_why, sizeof res->ep_why, "ep %u: %.0f tokens/s against %.0f at ep 1", ep,
+                 res->best.tokens_per_s, base_tps);
+    else
+        snprintf(res->ep_why, sizeof res->ep_why, "ep 1: no EP degree tried (up to %u) was faster",
+                 deg[n - 1]);
+    return TSL_SEARCH_OK;
+}
+
 static int search_model(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                         const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
 {
     double split = r->no_baselines ? 1.0 : 0.6;
-    int rc = search_cp(m, c, r, hooks, res, split, err);
+    int rc = search_ep(m, c, r, hooks, res, split, err);
     /* no stack takes H3T's per-layer switches, nor (as Tessel exports them)
      * stages cut inside a layer: a target skips both steps */
     if (rc == TSL_SEARCH_ERR && !r->no_memopt && !r->target && tsl_err_code(err) == TSL_E_NOFIT) {

@@ -50,6 +50,7 @@
 #define TSL_SEARCH_CP_MIN_SEQ        16384u
 #define TSL_SEARCH_CP_MAX            32u
 #define TSL_SEARCH_CP_MIN_TOKENS     1024u
+#define TSL_SEARCH_EP_MAX            64u /* the largest EP degree searched */
 #define TSL_SEARCH_DEFAULT_TOPK      5u
 #define TSL_SEARCH_DEFAULT_MAX_BATCH 4096u
 
@@ -162,6 +163,9 @@ typedef struct tsl_search_result {
     /* Why the best plan has its context-parallel degree (search.c, cp_reason):
      * "" when CP was not searched and not asked for. */
     char cp_why[192];
+    /* Why the best plan has its expert-parallel degree (search.c, search_ep): ""
+     * for a dense model and when EP was not searched. */
+    char ep_why[128];
 } tsl_search_result_t;
 
 /* The request's max_batch, or the default: TSL_SEARCH_DEFAULT_MAX_BATCH, doubled

@@ -193,6 +193,11 @@ static int check_megatron(const tsl_target_view_t *v, tsl_err_t *err)
         check_features(v, &u, true, true, 1, true, err) != 0 ||
         tsl_target_megatron_shapes(v->model, err) != 0)
         return -1;
+    if (tsl_model_moe_layers(v->model) && u.tp > 1 && !u.s.sp) /* arguments.py validate_args */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: mixture-of-experts layers under TP %u need sequence "
+                            "parallelism (Megatron-LM validate_args)",
+                            u.tp);
     if (u.ckpt_blocks && u.ckpt_blocks < v->n_blocks && megatron_recompute(v, &k, err) != 0)
         return -1;
     return 0;
@@ -463,12 +468,26 @@ int tsl_target_check_view(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err
 
 /* ---- the entry points ---- */
 
+/* Mixture-of-experts plans go to Megatron-LM only, for now (docs/exports.md). */
+static int moe_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
+{
+    uint32_t moe = tsl_model_moe_layers(m);
+    if (moe == 0 || t == TSL_TARGET_MEGATRON)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: Tessel exports no mixture-of-experts plan to it yet (model %s has "
+                        "%u MoE layers); megatron runs them (docs/exports.md)",
+                        tsl_target_name(t), m->name, moe);
+}
+
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
 {
     if (t == TSL_TARGET_ANY)
         return 0;
     if (t >= TSL_TARGET_COUNT)
         return tsl_err_set(err, "target: %u is not a stack", t);
+    if (moe_ok(t, m, err) != 0)
+        return -1;
     if (tsl_target_check_model(tsl_target_name(t), m, err) != 0)
         return -1;
     return t == TSL_TARGET_MEGATRON ? tsl_target_megatron_shapes(m, err) : 0;
@@ -481,7 +500,7 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         return 0;
     if (t >= TSL_TARGET_COUNT)
         return tsl_err_set(err, "target: %u is not a stack", t);
-    if (tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0)
+    if (tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || moe_ok(t, m, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

@@ -977,6 +977,134 @@ static void test_fp8_memory(void)
     tsl_cluster_free(&c);
 }
 
+/* One Mixtral-8x7B MoE FFN (h 4096, f 14336, E 8, top-2, SwiGLU, no bias, no
+ * dropout, 4096 tokens) on 8xH100-80G, DP 8, one sample per rank, at EP 1 and EP 8
+ * (docs/cost-model.md "Mixture of experts"), by hand from the roofline's pieces:
+ * router gemm(T, E, h), softmax/top-k 8·T·E bytes, permute/unpermute 8·R·h bytes
+ * (R = k·T routed copies), grouped gemm(m, 2f, h) × E/ep with m = ep·R/E rows per
+ * local expert, SwiGLU 2·3·f·m·E/ep bytes, grouped gemm(m, h, f) × E/ep, the
+ * block's norm + residual 10·h·T bytes; dispatch + combine all-to-all of R·h·2
+ * bytes, (ep−1)/ep of it over the node's link, forward (2) and backward (2).
+ * PAPER mode (no α), no host floor. */
+static void test_moe(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
+    const double h = 4096, f = 14336, E = 8, k = 2, T = 4096;
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 14336,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 8,
+                     .experts_per_tok = 2};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double pe = 3 * h * f; /* one expert: gate, up, down */
+    CHECK(tsl_layer_expert_params(&l) == E * pe, "expert params %g", tsl_layer_expert_params(&l));
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    env.mode = TSL_COST_PAPER;
+    env.host_op_s = 0;
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, env.device_flops, env.device_mem_bw);
+    d.shape = env.gemm_shape;
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    const double bw = tsl_cluster_dim_bw(&c, 0, 8, 1, 8), R = k * T;
+    tsl_layer_cost_t r1, r8;
+    double fwd[2];
+    for (int i = 0; i < 2; i++) {
+        double ep = i ? 8 : 1, m = ep * R / E, local = E / ep;
+        fwd[i] = tsl_roofline_gemm_s(&d, T, E, h, 1) + tsl_roofline_mem_s(&d, 8 * T * E, 2) +
+                 tsl_roofline_mem_s(&d, 8 * R * h, 2) +
+                 tsl_roofline_gemm_s(&d, m, 2 * f, h, local) +
+                 tsl_roofline_mem_s(&d, 2 * 3 * f * m * local, 1) +
+                 tsl_roofline_gemm_s(&d, m, h, f, local) + tsl_roofline_mem_s(&d, 10 * h * T, 2);
+    }
+    env.knobs.ep = 1;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &r1);
+    env.knobs.ep = 8;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &r8);
+    double a2a = 7.0 / 8 * (2 * R * h) / bw;
+    CHECK(r1.feasible && r8.feasible, "ep 1 and ep 8 feasible");
+    CHECK_NEAR(r1.fwd_s, fwd[0], 1e-12, "ep 1 forward %g, by hand %g", r1.fwd_s, fwd[0]);
+    CHECK(r1.ep_s == 0, "no all-to-all at ep 1");
+    CHECK_NEAR(r8.ep_s, 4 * a2a, 1e-12, "ep 8: 4 all-to-alls of %g s", a2a);
+    CHECK_NEAR(r8.fwd_s, fwd[1] + 2 * a2a, 1e-12, "ep 8 forward %g, by hand %g", r8.fwd_s,
+               fwd[1] + 2 * a2a);
+    /* the same FLOPs per rank either way: E/ep experts of ep·R/E rows */
+    CHECK(fabs(fwd[1] / fwd[0] - 1) < 0.05, "ep 8 compute %g vs ep 1 %g", fwd[1], fwd[0]);
+    /* memory: expert states ÷ ep; the router (h·E) and the norm (h) on every rank */
+    double dense = h * E + h;
+    CHECK(r1.ms_bytes == (uint64_t)(16 * (E * pe + dense)), "ep 1 states %llu",
+          (unsigned long long)r1.ms_bytes);
+    CHECK(r8.ms_bytes == (uint64_t)(16 * (pe + dense)), "ep 8 states %llu",
+          (unsigned long long)r8.ms_bytes);
+    /* the routed activations per rank do not depend on ep (k·T copies either way) */
+    CHECK(r8.fwd_bytes == r1.fwd_bytes, "routed stash per rank as at ep 1");
+    /* the experts' gradients: all-reduced over the 8 ranks at ep 1, none at ep 8 */
+    CHECK_NEAR(r1.grad_comm_s,
+               tsl_cost_allreduce_s(2 * E * pe, 8, bw) + tsl_cost_allreduce_s(2 * dense, 8, bw),
+               1e-12, "ep 1 gradient reduce");
+    CHECK_NEAR(r8.grad_comm_s, tsl_cost_allreduce_s(2 * dense, 8, bw), 1e-12,
+               "ep 8: only the router's and norm's gradients");
+    /* feasibility: ep divides the experts and the block */
+    env.knobs.ep = 3;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &r8);
+    CHECK(!r8.feasible && !tsl_cost_ep_fits(&l, 8, 16) && tsl_cost_ep_fits(&l, 8, 4),
+          "ep 3 and ep 16 do not fit 8 experts on 8 ranks");
+    CHECK_NEAR(tsl_cost_alltoall_s(8e9, 4, 10 * GB), 0.6, EPS, "all-to-all (n-1)/n M / bw");
+    tsl_cluster_free(&c);
+}
+
+/* DeepSeek-V3's latent attention (h 7168, 128 heads, q_lora 1536, kv_lora 512,
+ * nope 128, rope 64, v 128; 4096 tokens) on one H100: the forward less its core
+ * is the projections' GEMMs, the latents' norms and the block's elementwise work,
+ * by hand (roofline.h "Multi-head latent attention"). */
+static void test_mla(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "1xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_layer_t l = {.kind = TSL_LAYER_ATTENTION,
+                     .seq_len = 4096,
+                     .hidden = 7168,
+                     .heads = 128,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .causal = true,
+                     .q_lora_rank = 1536,
+                     .kv_lora_rank = 512,
+                     .qk_nope_dim = 128,
+                     .qk_rope_dim = 64,
+                     .v_head_dim = 128};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, env.device_flops, env.device_mem_bw);
+    d.shape = env.gemm_shape;
+    const double T = 4096, h = 7168, a = 128, q = 1536, ckv = 512, n = 128, r = 64, v = 128;
+    double gemms =
+        tsl_roofline_gemm_s(&d, T, q, h, 1) + tsl_roofline_gemm_s(&d, T, a * (n + r), q, 1) +
+        tsl_roofline_gemm_s(&d, T, ckv + r, h, 1) +
+        tsl_roofline_gemm_s(&d, T, a * (n + v), ckv, 1) + tsl_roofline_gemm_s(&d, T, h, a * v, 1);
+    double elem =
+        tsl_roofline_mem_s(&d, 4 * T * (q + ckv), 2) + tsl_roofline_mem_s(&d, 10 * h * T, 2);
+    double fwd = tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0);
+    double core = tsl_roofline_core_fwd_s(&d, &l, 1, 1);
+    CHECK_NEAR(fwd - core, gemms + elem, 1e-12, "MLA forward less core %g, by hand %g", fwd - core,
+               gemms + elem);
+    /* the core's FLOPs: Q·K over n + r and A·V over v per head, causal (half the keys) */
+    CHECK(core > 2.0 * T * T * a * (n + r + v) / 2 / env.device_flops, "core at most the peak");
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
     test_fp8_memory();
@@ -998,5 +1126,7 @@ int main(void)
     test_feasibility_and_padding();
     test_vocab_layers();
     test_cp();
+    test_moe();
+    test_mla();
     return CHECK_DONE();
 }

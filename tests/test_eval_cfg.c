@@ -256,6 +256,19 @@ static void test_megatron_flags(void)
     mg_refuses("--tensor-model-parallel-size 2 --context-parallel-size 2 --cp-comm-type a2a+p2p",
                "cp-comm-type a2a+p2p");
     mg_refuses("--hierarchical-context-parallel-sizes 2 2", "hierarchical-context-parallel");
+    mg_refuses("--num-experts 8 --expert-model-parallel-size 8 --expert-tensor-parallel-size 2",
+               "expert-tensor-parallel-size 2");
+    /* mixture of experts and latent attention: the shape flags read, EP priced */
+    CHECK(
+        tsl_eval_cfg_megatron("--tensor-model-parallel-size 2 --sequence-parallel --num-experts 8 "
+                              "--moe-router-topk 2 --moe-ffn-hidden-size 14336 "
+                              "--moe-grouped-gemm --expert-model-parallel-size 8 "
+                              "--expert-tensor-parallel-size 1 --multi-latent-attention "
+                              "--kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 "
+                              "--v-head-dim 128 --bf16",
+                              &c, &err) == 0 &&
+            c.knobs.ep == 8,
+        "ep 8: %s ep %u", err.msg, c.knobs.ep);
     /* context parallelism is read: the degree and the exchange (default p2p) */
     CHECK(tsl_eval_cfg_megatron("--tensor-model-parallel-size 2 --context-parallel-size 4 --bf16",
                                 &c, &err) == 0 &&

@@ -577,9 +577,8 @@ static void test_moe(void)
               "%s: %u MoE layers, %u MLA layers", c[i].file, tsl_model_moe_layers(&m),
               tsl_model_mla_layers(&m));
         tsl_err_t e = {0};
-        CHECK(tsl_model_check_priced(&m, &e) == -1 && tsl_err_code(&e) == TSL_E_UNSUPPORTED &&
-                  has(&e, "mixture-of-experts layers are not priced yet"),
-              "%s: planning refused: %s", c[i].file, e.msg);
+        CHECK(tsl_model_check_priced(&m, &e) == 0, "%s: MoE/MLA are priced now: %s", c[i].file,
+              e.msg);
         tsl_model_free(&m);
     }
     /* DeepSeek-V3: first_k_dense_replace 3 dense layers at 18432, then experts */

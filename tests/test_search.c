@@ -981,6 +981,50 @@ static void test_100k_devices(void)
           "sweep: batch %u is not a multiple of 3125", res.best.global_batch);
 }
 
+/* Mixtral-8x7B on two 8-GPU H100 nodes over 8 × 400 Gb/s NICs: the search takes an
+ * EP degree above 1 (docs/search-space.md "Expert parallelism") with each EP group
+ * inside a node (its stage block starts on a node boundary and ep divides it and
+ * the node), and --no-ep keeps ep 1 at a lower throughput. Dense models never
+ * get an EP degree (their plans are the tests above). */
+static void test_moe_ep(void)
+{
+    tsl_request_t r;
+    tsl_err_t err = {0};
+    tsl_request_init(&r);
+    r.global_batch = 64;
+    r.no_baselines = true;
+    CHECK(run_request("Mixtral-8x7B", "2x8xH100-80G:8xib400", &r, &res, &err) == TSL_SEARCH_OK,
+          "%s", err.msg);
+    const tsl_plan_t *p = &res.best;
+    CHECK(p->valid && p->ep > 1 && p->ep <= 8, "Mixtral: ep %u", p->ep);
+    for (uint32_t i = 0; i < p->pp; i++)
+        CHECK(p->stages[i].n_devices % p->ep == 0 && p->stages[i].first_device % 8 == 0 &&
+                  (p->stages[i].n_devices <= 8 || 8 % p->ep == 0),
+              "stage %u: the EP group of %u inside a node", i, p->ep);
+    CHECK(strstr(res.ep_why, "tokens/s against") != NULL, "ep why: %s", res.ep_why);
+    double with_ep = p->samples_per_s;
+    r.no_ep = true;
+    CHECK(run_request("Mixtral-8x7B", "2x8xH100-80G:8xib400", &r, &res, &err) == TSL_SEARCH_OK,
+          "%s", err.msg);
+    CHECK(res.best.ep <= 1 && res.best.samples_per_s < with_ep, "--no-ep: ep %u, %g vs %g",
+          res.best.ep, res.best.samples_per_s, with_ep);
+    r.no_ep = false;
+    r.ep = 3;
+    CHECK(run_request("Mixtral-8x7B", "2x8xH100-80G:8xib400", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "does not divide") != NULL,
+          "--ep 3: %s", err.msg);
+    r.ep = 0;
+    r.target = TSL_TARGET_TORCHTITAN;
+    CHECK(run_request("Mixtral-8x7B", "2x8xH100-80G:8xib400", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "no mixture-of-experts plan") != NULL,
+          "torchtitan refuses MoE: %s", err.msg);
+    r.target = 0;
+    r.ep = 2;
+    CHECK(run_request("GPT2-345M", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "no MoE layers") != NULL,
+          "--ep on a dense model: %s", err.msg);
+}
+
 int main(void)
 {
     test_fp8();
@@ -1007,5 +1051,6 @@ int main(void)
     test_memory_reserve();
     test_interleave();
     test_zero_bubble();
+    test_moe_ep();
     return CHECK_DONE();
 }
