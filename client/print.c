@@ -200,8 +200,8 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
     uint32_t fp8 = (uint32_t)integer(plan, "fp8_recipe");
     if (fp8)
         fprintf(out,
-                "  precision: FP8 (%s scaling) in the blocks' linear GEMMs; attention core, "
-                "norms and LM head in bf16\n",
+                "  precision: FP8 (%s scaling) in the blocks' dense linear GEMMs; attention "
+                "core, routed experts (MoE), norms and LM head in bf16\n",
                 tsl_fp8_recipe_name(fp8) ? tsl_fp8_recipe_name(fp8) : "?");
     else
         fputs("  precision: bf16\n", out);
