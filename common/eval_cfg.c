@@ -177,6 +177,34 @@ static int counts_per_rank(const tsl_eval_cfg_t *cfg, uint32_t P, uint32_t *per_
     return 0;
 }
 
+/* Megatron's --moe-layer-freq against the model's layers with experts (layer b
+ * of nb; Megatron-LM builds a MoE layer where the pattern says 1, a dense one
+ * of --ffn-hidden-size elsewhere). */
+static int moe_layers_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t nb,
+                            tsl_err_t *err)
+{
+    if (!cfg->moe_every && !cfg->moe_len)
+        return 0;
+    if (cfg->moe_len && cfg->moe_len != nb)
+        return tsl_err_set(err,
+                           "moe-layer-freq: the pattern has %u layers, the model %u "
+                           "Transformer layers (Megatron-LM: its length must match)",
+                           cfg->moe_len, nb);
+    for (uint32_t i = 0, b = 0; i < m->n_layers; i++) {
+        if (!is_block(&m->layers[i]))
+            continue;
+        bool want = cfg->moe_len ? cfg->moe_pattern[b] != 0 : b % cfg->moe_every == 0;
+        bool has = m->layers[i].experts > 0;
+        if (want != has)
+            return tsl_err_set(err,
+                               "moe-layer-freq: Transformer layer %u is %s in the "
+                               "configuration, %s in the model %s",
+                               b, want ? "MoE" : "dense", has ? "MoE" : "dense", m->name);
+        b++;
+    }
+    return 0;
+}
+
 static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, uint32_t *first,
                  tsl_err_t *err)
 {
@@ -188,6 +216,8 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
                            "num-layers: the configuration has %u Transformer layers, the "
                            "model %u",
                            cfg->n_blocks, nb);
+    if (moe_layers_match(cfg, m, nb, err) != 0)
+        return -1;
     first[P] = L;
     if (cfg->n_counts) {
         uint32_t per_rank[TSL_PLAN_MAX_STAGES] = {0};
@@ -665,6 +695,135 @@ static int mg_flag_only(const char *key, const char *val, tsl_err_t *err)
     return 0;
 }
 
+/* --moe-layer-freq as Megatron-LM's moe_freq_type takes it: an int N, or a
+ * Python list expression of 0/1 it evaluates ("([0]*3+[1]*58)", "[1,0]*2"):
+ * lists in brackets, + concatenates, * repeats, parentheses group. */
+typedef struct mg_pat {
+    const char *s;
+    uint8_t *out;
+    uint32_t n;
+    tsl_err_t *err;
+} mg_pat_t;
+
+static int pat_expr(mg_pat_t *p);
+
+static void pat_space(mg_pat_t *p)
+{
+    while (isspace((unsigned char)*p->s))
+        p->s++;
+}
+
+static int pat_int(mg_pat_t *p, unsigned long *v)
+{
+    pat_space(p);
+    if (!isdigit((unsigned char)*p->s))
+        return tsl_err_set(p->err, "megatron: --moe-layer-freq: a number expected at '%s'", p->s);
+    char *end;
+    *v = strtoul(p->s, &end, 10);
+    p->s = end;
+    return *v > TSL_MODEL_MAX_LAYERS
+               ? tsl_err_set(p->err, "megatron: --moe-layer-freq: %lu is too large", *v)
+               : 0;
+}
+
+static int pat_factor(mg_pat_t *p)
+{
+    pat_space(p);
+    if (*p->s == '(') {
+        p->s++;
+        if (pat_expr(p) != 0)
+            return -1;
+        pat_space(p);
+        if (*p->s != ')')
+            return tsl_err_set(p->err, "megatron: --moe-layer-freq: ')' expected at '%s'", p->s);
+        p->s++;
+        return 0;
+    }
+    if (*p->s != '[')
+        return tsl_err_set(p->err, "megatron: --moe-layer-freq: '[' or '(' expected at '%s'", p->s);
+    p->s++;
+    for (;;) {
+        unsigned long v;
+        if (pat_int(p, &v) != 0)
+            return -1;
+        if (v > 1)
+            return tsl_err_set(p->err,
+                               "megatron: --moe-layer-freq: %lu is not 0 (dense) or 1 "
+                               "(experts)",
+                               v);
+        if (p->n >= TSL_MODEL_MAX_LAYERS)
+            return tsl_err_set(p->err, "megatron: --moe-layer-freq: more than %u layers",
+                               TSL_MODEL_MAX_LAYERS);
+        p->out[p->n++] = (uint8_t)v;
+        pat_space(p);
+        if (*p->s == ',') {
+            p->s++;
+            continue;
+        }
+        if (*p->s != ']')
+            return tsl_err_set(p->err, "megatron: --moe-layer-freq: ']' expected at '%s'", p->s);
+        p->s++;
+        return 0;
+    }
+}
+
+/* factor ('*' N)*: the factor's layers repeated */
+static int pat_term(mg_pat_t *p)
+{
+    uint32_t start = p->n;
+    if (pat_factor(p) != 0)
+        return -1;
+    for (pat_space(p); *p->s == '*'; pat_space(p)) {
+        unsigned long k;
+        p->s++;
+        if (pat_int(p, &k) != 0)
+            return -1;
+        uint32_t len = p->n - start;
+        if (k == 0) {
+            p->n = start;
+            continue;
+        }
+        if ((unsigned long)start + len * k > TSL_MODEL_MAX_LAYERS)
+            return tsl_err_set(p->err, "megatron: --moe-layer-freq: more than %u layers",
+                               TSL_MODEL_MAX_LAYERS);
+        for (unsigned long r = 1; r < k; r++)
+            memcpy(p->out + start + r * len, p->out + start, len);
+        p->n = start + (uint32_t)(len * k);
+    }
+    return 0;
+}
+
+static int pat_expr(mg_pat_t *p)
+{
+    if (pat_term(p) != 0)
+        return -1;
+    for (pat_space(p); *p->s == '+'; pat_space(p)) {
+        p->s++;
+        if (pat_term(p) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int mg_moe_freq(const char *val, tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    c->moe_every = c->moe_len = 0;
+    if (val == NULL || !*val)
+        return tsl_err_set(err, "megatron: --moe-layer-freq needs a value");
+    if (strchr(val, '[') == NULL)
+        return tsl_parse_u32("moe-layer-freq", val, 1, TSL_MODEL_MAX_LAYERS, &c->moe_every, err);
+    mg_pat_t p = {val, c->moe_pattern, 0, err};
+    if (pat_expr(&p) != 0)
+        return -1;
+    pat_space(&p);
+    if (*p.s)
+        return tsl_err_set(err, "megatron: --moe-layer-freq: '%s' left over", p.s);
+    if (p.n == 0)
+        return tsl_err_set(err, "megatron: --moe-layer-freq: an empty pattern");
+    c->moe_len = p.n;
+    return 0;
+}
+
 /* The flags read beside the numbers of mg_u32; 1: not one of them. */
 static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state_t *st,
                    tsl_err_t *err)
@@ -700,6 +859,8 @@ static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state
                                val ? val : "");
         return 0;
     }
+    if (strcmp(key, "moe-layer-freq") == 0)
+        return mg_moe_freq(val, c, err);
     if (strcmp(key, "fp8-format") == 0) {
         if (val == NULL || (strcmp(val, "hybrid") != 0 && strcmp(val, "e4m3") != 0))
             return tsl_err_set(err, "megatron: --fp8-format: '%s' is not e4m3 or hybrid",

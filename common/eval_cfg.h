@@ -43,6 +43,12 @@ typedef struct tsl_eval_cfg {
     uint32_t interleave;     /* v model chunks per stage; 0/1 plain 1F1B */
     uint32_t seq_len;        /* the configuration's sequence length; 0: unset */
     uint32_t n_blocks;       /* Transformer layers it names (Megatron --num-layers); 0 unset */
+    /* Megatron --moe-layer-freq (arguments.py moe_freq_type): which Transformer
+     * layers have experts, checked against the model. moe_every N: layer i when
+     * i % N == 0; or moe_len > 0: the pattern's layers (moe_pattern[i] 1: experts).
+     * Both 0: unset (Megatron's default 1, every layer of a MoE model) */
+    uint32_t moe_every, moe_len;
+    uint8_t moe_pattern[TSL_MODEL_MAX_LAYERS];
     /* the layer split, at most one of (none: balanced, as the search starts): */
     bool even_blocks;  /* Transformer layers evenly over the stages (Megatron,
                                    torchtitan), embedding first, head last */

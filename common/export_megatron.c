@@ -57,14 +57,40 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
                 l->shared_experts * (l->shared_ffn_hidden ? l->shared_ffn_hidden : l->ffn_hidden));
 }
 
+/* Which layers have experts when some are dense (DeepSeek's first layers), as
+ * Megatron-LM's moe_freq_type evaluates it: runs of [0]*n / [1]*n joined by +,
+ * single-quoted for the shell ("([0]*3+[1]*58)"). Nothing when every layer
+ * has experts (Megatron's default 1). */
+static void write_moe_freq(const tsl_export_view_t *v, FILE *out)
+{
+    const tsl_layer_t *b = &v->model->layers[1];
+    uint32_t moe = 0;
+    for (uint32_t i = 0; i < v->n_blocks; i++)
+        moe += b[i].experts > 0;
+    if (moe == 0 || moe == v->n_blocks)
+        return;
+    fputs("--moe-layer-freq '(", out);
+    for (uint32_t i = 0, run; i < v->n_blocks; i += run) {
+        for (run = 1; i + run < v->n_blocks && (b[i + run].experts > 0) == (b[i].experts > 0);)
+            run++;
+        fprintf(out, "%s[%d]*%u", i ? "+" : "", b[i].experts > 0, run);
+    }
+    fputs(")'\n", out);
+}
+
 static void write_model(const tsl_export_view_t *v, FILE *out)
 {
     const tsl_layer_t *e = &v->model->layers[0], *l = &v->model->layers[1];
     const tsl_layer_t *h = &v->model->layers[v->n_blocks + 1];
+    /* --ffn-hidden-size: the dense layers' width (a model without one: the first
+     * layer's, as before); the MoE layers' goes to --moe-ffn-hidden-size */
+    const tsl_layer_t *dense = l, *moe = l;
+    for (uint32_t i = v->n_blocks; i-- > 0;)
+        *(l[i].experts ? &moe : &dense) = &l[i];
     fprintf(out,
             "--num-layers %u\n--hidden-size %u\n--ffn-hidden-size %u\n"
             "--num-attention-heads %u\n--seq-length %u\n--max-position-embeddings %u\n",
-            v->n_blocks, l->hidden, l->ffn_hidden, l->heads, l->seq_len,
+            v->n_blocks, l->hidden, dense->ffn_hidden, l->heads, l->seq_len,
             e->positions ? e->positions : l->seq_len);
     if (l->attn_dim && l->attn_dim != l->hidden)
         fprintf(out, "--kv-channels %u\n", l->attn_dim / l->heads);
@@ -81,7 +107,8 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
     if (v->model->qkv_bias)
         fputs("--add-qkv-bias\n", out);
     write_rope(v->model, out);
-    write_moe(v, l, out);
+    write_moe(v, moe, out);
+    write_moe_freq(v, out);
     if (!h->tied_head && h->params)
         fputs("--untie-embeddings-and-output-weights\n", out);
     fputs("--bf16\n", out);

@@ -29,7 +29,8 @@
  *              51% of NVLink3's 300 GB/s per direction. The other NVLink parts use
  *              that same 51% of their per-direction NVLink bandwidth (V100 NVLink2
  *              150 GB/s → 75; H100 NVLink4 450 GB/s → 230, conservative: NVSwitch
- *              with NVLS is often measured higher; H200 as H100; B200/GB200
+ *              with NVLS is often measured higher; H200 as H100; H800 NVLink cut to
+ *              200 GB/s/direction → 102; B200/GB200
  *              NVLink5 900 GB/s → 460; MI300X/MI325X Infinity Fabric 448 GB/s per
  *              direction → 228, the same ratio assumed for RCCL). PCIe-only nodes: T4 6.25 GB/s
  *              as AMP measured on g4dn.12xlarge (50 Gb/s, AMP Sec. 4.3); PCIe 3.0
@@ -103,6 +104,15 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "efficiency e_max 0.777 as H100 (ml-engineering MAMF table: 'H200 is the same'); intra: "
      "NVLink4 450 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen5 x16 ~78%",
      4800 * GBPS, 1979 * TFLOPS},
+    {"H800-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, 0.777, 102 * GBPS, 48 * GBPS,
+     "H800 SXM (NVIDIA's export-compliant H100 for China, launched March 2023): the H100 "
+     "SXM5 part with NVLink cut to 400 GB/s bidirectional = 200 GB/s/direction (third-party "
+     "spec tables, e.g. philisun.com 'NVIDIA H800 vs H100'; Reuters via Tom's Hardware, Mar "
+     "2023: about half the H100's chip-to-chip rate; no NVIDIA datasheet found); peak, HBM3 "
+     "3.35 TB/s, FP8, SMs, efficiency and pcie as H100-80G; intra: 200 GB/s/direction x 0.51 "
+     "(the A100 measured ratio). DeepSeek-V3 report Sec. 3.2.2 quotes NVLink 160 GB/s and IB "
+     "50 GB/s per GPU on its H800 cluster (not used: no busbw definition)",
+     3350 * GBPS, 1979 * TFLOPS},
     {"B200-180G", (uint64_t)(180 * GIB), 2250 * TFLOPS, 0.753, 460 * GBPS, 48 * GBPS,
      "peak: NVIDIA HGX B200 spec (8 GPUs: 1.44 TB HBM3e, FP16/BF16 36 PFLOPS with sparsity = "
      "2.25 PFLOPS dense per GPU, 8 TB/s per GPU, NVLink5 1.8 TB/s per GPU); efficiency: e_max "
@@ -184,6 +194,7 @@ static const struct {
     {"TITAN-RTX-24G", "RTX-TITAN-24G"},
     {"2080Ti", "2080Ti-11G"},
     {"H100", "H100-80G"},
+    {"H800", "H800-80G"},
     {"T4", "T4-16G"},
     {"H200", "H200-141G"},
     {"B200", "B200-180G"},

@@ -8,7 +8,7 @@
 #include <strings.h>
 
 /* SMs per GPU family, from the vendor datasheets / whitepapers (A100: 108 of
- * GA100's 128; H100 SXM5 and H200: 132; V100: 80; T4: 40; TITAN RTX: 72; 2080 Ti:
+ * GA100's 128; H100 SXM5, H200 and H800: 132; V100: 80; T4: 40; TITAN RTX: 72; 2080 Ti:
  * 68; B200: 148 of GB100's 160, GB200's GPU taken as the same; L40S: 142; L4: 58;
  * A10G: 80, assumed) or compute units for AMD (MI300X, MI325X: 304 CUs, the
  * same tile-per-unit model). Matched by prefix, first hit: "L40S" must precede
@@ -26,6 +26,7 @@ static const struct {
     {"RTX-TITAN", 72, 0, 0},
     {"2080Ti", 68, 0, 0},
     {"H200", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF}, /* the H100's part */
+    {"H800", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF}, /* the H100's part */
     {"B200", 148, 0, 0},
     {"GB200", 148, 0, 0},
     {"MI300X", 304, 0, 0},

@@ -164,6 +164,20 @@ static int megatron_rope(const tsl_model_t *m, tsl_err_t *err)
     return 0;
 }
 
+/* A dense and a MoE layer that Megatron-LM builds from one set of attention
+ * flags: everything but the FFN alike. */
+static bool same_attention(const tsl_layer_t *a, const tsl_layer_t *b)
+{
+    return a->kind == b->kind && a->seq_len == b->seq_len && a->hidden == b->hidden &&
+           a->heads == b->heads && a->attn_dim == b->attn_dim && a->kv_heads == b->kv_heads &&
+           a->attn_window == b->attn_window && a->no_bias == b->no_bias &&
+           a->rms_norm == b->rms_norm && a->gated_ffn == b->gated_ffn && a->causal == b->causal &&
+           a->q_lora_rank == b->q_lora_rank && a->kv_lora_rank == b->kv_lora_rank &&
+           a->qk_nope_dim == b->qk_nope_dim && a->qk_rope_dim == b->qk_rope_dim &&
+           a->v_head_dim == b->v_head_dim && a->unfused_attn == b->unfused_attn &&
+           a->parallel_block == b->parallel_block;
+}
+
 int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
 {
     if (megatron_rope(m, err) != 0)
@@ -176,12 +190,32 @@ int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
                             "megatron: Tessel exports GPT-, BERT- and Llama-style stacks of "
                             "self-attention layers (no decoder cross-attention, windowed "
                             "attention or patch embedding)");
-    for (uint32_t i = 2; i + 1 < m->n_layers; i++)
-        if (tsl_layer_key(&m->layers[i], k) != n1 || memcmp(k, k1, n1 * sizeof k[0]))
+    /* Megatron-LM builds identical layers but for the FFN: dense ones of
+     * --ffn-hidden-size and MoE ones where --moe-layer-freq says (DeepSeek's first
+     * layers). Each kind is compared with its first layer, and the two kinds'
+     * attention with each other. */
+    const tsl_layer_t *ld = NULL, *le = NULL;
+    for (uint32_t i = 1; i + 1 < m->n_layers; i++) {
+        const tsl_layer_t *l = &m->layers[i], **first = l->experts ? &le : &ld;
+        if (*first == NULL) {
+            *first = l;
+            n1 = tsl_layer_key(l, k1);
+            if (ld && le && !same_attention(ld, le))
+                return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                    "megatron: layer %u's attention differs from layer "
+                                    "%u's; Megatron-LM builds identical layers but for the "
+                                    "FFN (--moe-layer-freq)",
+                                    i, (uint32_t)((l == ld ? le : ld) - m->layers));
+            continue;
+        }
+        n1 = tsl_layer_key(*first, k1);
+        if (tsl_layer_key(l, k) != n1 || memcmp(k, k1, n1 * sizeof k[0]))
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                                "megatron: layer %u's shape differs from layer 1's; "
-                                "Megatron-LM builds identical layers",
-                                i);
+                                "megatron: layer %u's shape differs from layer %u's; "
+                                "Megatron-LM builds identical layers (dense and MoE ones "
+                                "by --moe-layer-freq)",
+                                i, (uint32_t)(*first - m->layers));
+    }
     return 0;
 }
 

@@ -649,13 +649,10 @@ static void test_new_gpus(void)
         const char *alias, *name;
         double mem_gib, peak_tflops, mem_tbps;
     } rows[] = {
-        {"H200", "H200-141G", 141, 989, 4.8},
-        {"B200", "B200-180G", 180, 2250, 8.0},
-        {"GB200", "GB200-186G", 186, 2500, 8.0},
-        {"MI300X", "MI300X-192G", 192, 1307.4, 5.3},
-        {"MI325X", "MI325X-256G", 256, 1307.4, 6.0},
-        {"L40S", "L40S-48G", 48, 362.05, 0.864},
-        {"L4", "L4-24G", 24, 121, 0.3},
+        {"H200", "H200-141G", 141, 989, 4.8},        {"H800", "H800-80G", 80, 989, 3.35},
+        {"B200", "B200-180G", 180, 2250, 8.0},       {"GB200", "GB200-186G", 186, 2500, 8.0},
+        {"MI300X", "MI300X-192G", 192, 1307.4, 5.3}, {"MI325X", "MI325X-256G", 256, 1307.4, 6.0},
+        {"L40S", "L40S-48G", 48, 362.05, 0.864},     {"L4", "L4-24G", 24, 121, 0.3},
         {"A10G", "A10G-24G", 24, 70, 0.6},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -676,6 +673,13 @@ static void test_new_gpus(void)
         CHECK(tsl_cluster_parse_spec(&c, spec, &err) == 0, "%s: %s", spec, err.msg);
         tsl_cluster_free(&c);
     }
+    /* H800: the H100 part with NVLink at 200 GB/s per direction (x 0.51), FP8 as H100 */
+    const tsl_gpu_spec_t *h800 = tsl_gpu_find("H800"), *h100 = tsl_gpu_find("H100");
+    CHECK(h800 && h100 && h800->intra_bw < h100->intra_bw &&
+              fabs(h800->intra_bw - 200e9 * 0.51) < 1e9 &&
+              h800->fp8_peak_flops == h100->fp8_peak_flops && h800->efficiency == h100->efficiency,
+          "H800 row");
+    CHECK(tsl_gpu_match_model("NVIDIA H800", 80ull << 30) == h800, "H800 by model string");
     /* a driver's model string finds the right row: GB200 is not a B200, L40S not an L4 */
     CHECK(tsl_gpu_match_model("NVIDIA GB200", 186ull << 30) == tsl_gpu_find("GB200"), "GB200");
     CHECK(tsl_gpu_match_model("NVIDIA L40S", 48ull << 30) == tsl_gpu_find("L40S"), "L40S");

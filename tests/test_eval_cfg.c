@@ -282,6 +282,22 @@ static void test_megatron_flags(void)
                                 &err) == 0 &&
               c.knobs.cp_comm == TSL_CP_ALLGATHER,
           "cp allgather: %s", err.msg);
+    /* --moe-layer-freq as moe_freq_type evaluates it: lists, +, *, parentheses */
+    CHECK(tsl_eval_cfg_megatron("--moe-layer-freq '([1]*3+[0]*1)*3' --bf16", &c, &err) == 0 &&
+              c.moe_len == 12 && c.moe_pattern[0] == 1 && c.moe_pattern[3] == 0 &&
+              c.moe_pattern[7] == 0 && c.moe_pattern[11] == 0 && c.moe_pattern[8] == 1,
+          "([1]*3+[0]*1)*3: %s len %u", err.msg, c.moe_len);
+    CHECK(tsl_eval_cfg_megatron("--moe-layer-freq '[0,1, 1]+[1]*2' --bf16", &c, &err) == 0 &&
+              c.moe_len == 5 && c.moe_pattern[0] == 0 && c.moe_pattern[4] == 1,
+          "[0,1,1]+[1]*2: %s len %u", err.msg, c.moe_len);
+    CHECK(tsl_eval_cfg_megatron("--moe-layer-freq 2 --bf16", &c, &err) == 0 && c.moe_every == 2 &&
+              c.moe_len == 0,
+          "int form: %s", err.msg);
+    mg_refuses("--moe-layer-freq '[0]*3+[2]'", "not 0 (dense) or 1");
+    mg_refuses("--moe-layer-freq '([0]*3+[1]*58'", "')' expected");
+    mg_refuses("--moe-layer-freq '[1]*1000+[1]*100'", "more than 1024 layers");
+    mg_refuses("--moe-layer-freq '[1]*2000'", "2000 is too large");
+    mg_refuses("--moe-layer-freq '[1]x'", "left over");
     mg_refuses("--checkpoint-activations", "--recompute-activations");
     mg_refuses("--totally-bogus-flag 7", "--totally-bogus-flag");
     mg_refuses("--virtual-pipeline-model-parallel-size 2", "num-virtual-stages-per-pipeline-rank");

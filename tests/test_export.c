@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "eval_cfg.h"
 #include "export.h"
 #include "hf_config.h"
 #include "plan_json.h"
@@ -213,6 +214,53 @@ static void test_megatron_model(void)
     snprintf(model.rope.scaling_type, sizeof model.rope.scaling_type, "yarn");
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "rope_type 'yarn'");
     restore_model(&gpt2);
+}
+
+/* DeepSeek-V3: 3 dense layers (ffn 18432) then 58 MoE layers (experts of 2048):
+ * --ffn-hidden-size from the dense layers, --moe-layer-freq as Megatron-LM's
+ * moe_freq_type reads it, and eval --megatron-args reads the line back against
+ * the model (a round trip); a pattern that disagrees with the model is refused. */
+static void test_megatron_moe_freq(void)
+{
+    tsl_model_t saved;
+    use_hf("deepseek_v3.json", &saved);
+    make_plan(&plan, 2, (const uint32_t[]){0, 32, model.n_layers}, 16, "tp2-dp8+sp", 8, 64);
+    plan.ep = 8;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--num-layers 61\n") && strstr(text, "--ffn-hidden-size 18432\n") &&
+              strstr(text, "--moe-ffn-hidden-size 2048\n") && strstr(text, "--num-experts 256\n") &&
+              strstr(text, "--moe-layer-freq '([0]*3+[1]*58)'\n") &&
+              strstr(text, "--expert-model-parallel-size 8\n"),
+          "deepseek-v3:\n%s", text);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_plan_t *back = calloc(1, sizeof *back);
+    tsl_err_t err = {0};
+    CHECK(cfg && back && tsl_eval_cfg_megatron(text, cfg, &err) == 0, "read back: %s", err.msg);
+    CHECK(cfg->moe_len == 61 && cfg->moe_pattern[2] == 0 && cfg->moe_pattern[3] == 1 &&
+              cfg->moe_pattern[60] == 1 && cfg->knobs.ep == 8,
+          "pattern %u layers, ep %u", cfg->moe_len, cfg->knobs.ep);
+    CHECK(tsl_eval_cfg_plan(cfg, &model, 32, back, &err) == 0 && back->pp == 2 &&
+              back->n_devices == 32 && back->ep == 8,
+          "plan from the line: %s (pp %u, ep %u)", err.msg, back->pp, back->ep);
+    /* Megatron's int form and a wrong pattern: checked against the model's layers */
+    CHECK(tsl_eval_cfg_megatron("--moe-layer-freq 1 --tensor-model-parallel-size 2 "
+                                "--sequence-parallel --pipeline-model-parallel-size 2",
+                                cfg, &err) == 0 &&
+              tsl_eval_cfg_plan(cfg, &model, 32, back, &err) == -1 &&
+              strstr(err.msg, "layer 0 is MoE in the configuration, dense in the model"),
+          "freq 1 on DeepSeek-V3: %s", err.msg);
+    CHECK(tsl_eval_cfg_megatron("--moe-layer-freq \"([0]*3+[1]*57)\"", cfg, &err) == 0 &&
+              tsl_eval_cfg_plan(cfg, &model, 32, back, &err) == -1 && strstr(err.msg, "60 layers"),
+          "short pattern: %s", err.msg);
+    free(cfg);
+    free(back);
+    free(text);
+    /* a MoE layer whose attention differs from the dense layers' is refused */
+    for (uint32_t i = 0; i < model.n_layers; i++)
+        if (model.layers[i].experts)
+            model.layers[i].heads = 64;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "attention differs");
+    restore_model(&saved);
 }
 
 /* DeepSpeedConfig's batch logic (0.19.6 runtime/config.py,
@@ -519,6 +567,7 @@ int main(void)
     CHECK(tsl_model_preset("GPT2-345M", &model, NULL) == 0 && model.n_layers == 26, "GPT2-345M");
     test_megatron();
     test_megatron_model();
+    test_megatron_moe_freq();
     test_deepspeed();
     test_deepspeed_autotp_batch();
     test_torchtitan();
