@@ -227,6 +227,20 @@ static void fp_gpu(tsl_fp_t *fp, const tsl_gpu_spec_t *g)
     tsl_fp_f64(fp, g->pcie_bw);
 }
 
+/* Whether every node pair of c's matrix has one figure (*bw). */
+static bool uniform_pairs(const tsl_cluster_t *c, double *bw)
+{
+    for (uint32_t a = 0; a < c->n_nodes; a++)
+        for (uint32_t b = a + 1; b < c->n_nodes; b++) {
+            double x = c->inter_bw_matrix[(size_t)a * c->n_nodes + b];
+            if (a == 0 && b == 1)
+                *bw = x;
+            else if (x != *bw)
+                return false;
+        }
+    return true;
+}
+
 void tsl_fp_cluster(tsl_fp_t *fp, const tsl_cluster_t *c)
 {
     tsl_fp_str(fp, "cluster");
@@ -242,21 +256,17 @@ void tsl_fp_cluster(tsl_fp_t *fp, const tsl_cluster_t *c)
     }
     tsl_fp_f64(fp, c->overlap_slowdown);
     tsl_fp_u64(fp, c->nvl_domain_nodes);
-    if (c->inter_bw_matrix) {
+    double uniform = c->inter_bw;
+    if (c->inter_bw_matrix && !uniform_pairs(c, &uniform)) {
         for (uint32_t a = 0; a < c->n_nodes; a++)
             for (uint32_t b = a + 1; b < c->n_nodes; b++)
                 tsl_fp_f64(fp, c->inter_bw_matrix[(size_t)a * c->n_nodes + b]);
         return;
     }
-    /* one figure for every pair: the same bytes as tsl_fp_f64 gives each pair,
-     * formatted once (12,500 nodes have 78 million pairs) */
-    char text[40];
-    int n = snprintf(text, sizeof(text), "%.17g", c->inter_bw);
-    uint64_t pairs = (uint64_t)c->n_nodes * (c->n_nodes ? c->n_nodes - 1 : 0) / 2;
-    for (uint64_t p = 0; p < pairs; p++) {
-        fp_bytes(fp, (const unsigned char *)text, (size_t)n);
-        tsl_fp_u64(fp, (uint64_t)n);
-    }
+    /* one figure for every pair (12,500 nodes have 78 million of them), whether a
+     * matrix of equal figures or inter_bw alone says so: the same cluster */
+    tsl_fp_str(fp, "every pair");
+    tsl_fp_f64(fp, c->n_nodes > 1 ? uniform : 0.0);
 }
 
 void tsl_fp_hex(const tsl_fp_t *fp, char buf[17])

@@ -152,6 +152,36 @@ static void test_fingerprint(const tsl_model_t *m, const tsl_cluster_t *c)
     CHECK(a.h != b.h, "a changed layer kept the fingerprint");
     tsl_model_free(&m2);
 
+    /* the inter-node figure: a matrix of equal figures is the cluster inter_bw
+     * alone describes (hashed once, not per pair); one pair apart is another */
+    {
+        tsl_cluster_t u, w;
+        CHECK(tsl_cluster_parse_spec(&u, "3x8xA100-80G:ib200", &err) == 0, "%s", err.msg);
+        tsl_cluster_init(&w);
+        uint32_t gi;
+        tsl_node_t nd = {.n_gpus = 8};
+        CHECK(tsl_cluster_add_gpu_type(&w, tsl_gpu_find("A100-80G"), &gi, &err) == 0, "%s",
+              err.msg);
+        nd.gpu_type = gi;
+        for (int k = 0; k < 3; k++)
+            CHECK(tsl_cluster_add_node(&w, &nd, &err) == 0, "%s", err.msg);
+        for (uint32_t x = 0; x < 3; x++)
+            for (uint32_t y = x + 1; y < 3; y++)
+                CHECK(tsl_cluster_set_pair_bw(&w, x, y, u.inter_bw, &err) == 0, "%s", err.msg);
+        CHECK(tsl_cluster_finish(&w, &err) == 0, "%s", err.msg);
+        tsl_fp_init(&a);
+        tsl_fp_cluster(&a, &u);
+        tsl_fp_init(&b);
+        tsl_fp_cluster(&b, &w);
+        CHECK(a.h == b.h, "a uniform matrix and inter_bw fingerprint differently");
+        w.inter_bw_matrix[1 * 3 + 2] = w.inter_bw_matrix[2 * 3 + 1] = u.inter_bw / 2;
+        tsl_fp_init(&b);
+        tsl_fp_cluster(&b, &w);
+        CHECK(a.h != b.h, "a slower pair kept the fingerprint");
+        tsl_cluster_free(&u);
+        tsl_cluster_free(&w);
+    }
+
     /* concatenation ambiguity: "ab","c" vs "a","bc" */
     tsl_fp_init(&a);
     tsl_fp_str(&a, "ab");
