@@ -101,13 +101,12 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     return 0;
 }
 
-/* The paper prices a group by the slowest link it spans, alone on it and with no
- * latency (AMP Eq. 3); the stacks run NCCL over shared NICs (cluster.h). */
-static double dim_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_dim_t d,
-                     tsl_coll_lat_t *lat)
+/* A group of `degree` ranks at `stride` inside the block, by the env's mode: the
+ * paper prices it by the slowest link it spans, alone on it and with no latency
+ * (AMP Eq. 3); the stacks run NCCL over shared NICs (cluster.h). */
+static double mode_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
+                      tsl_coll_lat_t *lat)
 {
-    uint32_t degree, stride;
-    dim_shape(s, d, &degree, &stride);
     lat->ar_s = lat->ag_s = 0.0;
     if (degree <= 1)
         return INFINITY;
@@ -115,6 +114,26 @@ static double dim_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_dim
         return tsl_cluster_dim_bw(env->cluster, env->block_first, env->block_size, stride, degree);
     return tsl_cluster_dim_busbw(env->cluster, env->block_first, env->block_size, stride, degree,
                                  lat);
+}
+
+/* A strategy's own dimension (its levels tile the block). */
+static double dim_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_dim_t d,
+                     tsl_coll_lat_t *lat)
+{
+    uint32_t degree, stride;
+    dim_shape(s, d, &degree, &stride);
+    return mode_bw(env, stride, degree, lat);
+}
+
+/* A group the strategy does not name (CP, EP, expert DP): none where it does not
+ * tile the block. */
+static double group_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
+                       tsl_coll_lat_t *lat)
+{
+    lat->ar_s = lat->ag_s = 0.0;
+    if (degree <= 1 || env->block_size % ((uint64_t)stride * degree) != 0)
+        return INFINITY;
+    return mode_bw(env, stride, degree, lat);
 }
 
 /* ---- context parallelism (docs/cost-model.md "Context parallelism") ---- */
@@ -179,12 +198,9 @@ static double cp_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_coll
 {
     uint32_t c = env->knobs.cp, stride;
     lat->ar_s = lat->ag_s = 0.0;
-    if (c <= 1 || !tsl_cost_cp_group(s, c, &stride) ||
-        env->block_size % ((uint64_t)stride * c) != 0)
+    if (c <= 1 || !tsl_cost_cp_group(s, c, &stride))
         return INFINITY;
-    if (env->mode == TSL_COST_PAPER)
-        return tsl_cluster_dim_bw(env->cluster, env->block_first, env->block_size, stride, c);
-    return tsl_cluster_dim_busbw(env->cluster, env->block_first, env->block_size, stride, c, lat);
+    return group_bw(env, stride, c, lat);
 }
 
 /* ---- expert parallelism (docs/cost-model.md "Mixture of experts") ---- */
@@ -199,19 +215,6 @@ bool tsl_cost_ep_fits(const tsl_layer_t *l, uint32_t group, uint32_t ep)
 double tsl_cost_alltoall_s(double bytes, uint32_t n, double bw)
 {
     return tsl_cost_allgather_s(bytes, n, bw);
-}
-
-/* A group of `degree` ranks at `stride` inside the block, by the env's mode. */
-static double group_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
-                       tsl_coll_lat_t *lat)
-{
-    lat->ar_s = lat->ag_s = 0.0;
-    if (degree <= 1 || env->block_size % ((uint64_t)stride * degree) != 0)
-        return INFINITY;
-    if (env->mode == TSL_COST_PAPER)
-        return tsl_cluster_dim_bw(env->cluster, env->block_first, env->block_size, stride, degree);
-    return tsl_cluster_dim_busbw(env->cluster, env->block_first, env->block_size, stride, degree,
-                                 lat);
 }
 
 void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
