@@ -224,6 +224,34 @@ void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
     out->dp_bw = dim_bw(env, s, TSL_DIM_DP, &out->dp_lat);
     out->sdp_bw = dim_bw(env, s, TSL_DIM_SDP, &out->sdp_lat);
     out->cp_bw = cp_bw(env, s, &out->cp_lat);
+    memset(out->moe, 0, sizeof(out->moe)); /* none made */
+}
+
+void tsl_cost_moe_bw(const tsl_cost_env_t *env, tsl_strategy_bw_t *out)
+{
+    uint32_t G = env->block_size, ep = env->knobs.ep > 1 ? env->knobs.ep : 1;
+    const uint32_t stride[TSL_COST_MOE_GROUPS] = {1, ep}, degree[TSL_COST_MOE_GROUPS] = {ep, G / ep};
+    for (uint32_t i = 0; i < TSL_COST_MOE_GROUPS; i++) {
+        tsl_group_bw_t *g = &out->moe[i];
+        g->stride = stride[i];
+        g->degree = degree[i];
+        g->bw = group_bw(env, stride[i], degree[i], &g->lat);
+    }
+}
+
+/* group_bw, read from bw's made groups where one matches (tsl_cost_moe_bw), else
+ * walked: the same figure either way. */
+static double made_group_bw(const tsl_cost_env_t *env, const tsl_strategy_bw_t *bw,
+                            uint32_t stride, uint32_t degree, tsl_coll_lat_t *lat)
+{
+    for (uint32_t i = 0; i < TSL_COST_MOE_GROUPS; i++) {
+        const tsl_group_bw_t *g = &bw->moe[i];
+        if (g->degree == degree && g->stride == stride) {
+            *lat = g->lat;
+            return g->bw;
+        }
+    }
+    return group_bw(env, stride, degree, lat);
 }
 
 /* ---- collectives (ring, AMP Eq. 3; nccl-tests bus bandwidth) ---- */
@@ -620,11 +648,12 @@ typedef struct moe_terms {
 } moe_terms_t;
 
 static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
-                      degrees_t g, double n, moe_terms_t *o)
+                      const tsl_strategy_bw_t *bw, degrees_t g, double n, moe_terms_t *o)
 {
     uint32_t G = env->block_size, ep = env->knobs.ep > 1 ? env->knobs.ep : 1, edp = G / ep;
     tsl_coll_lat_t lat_ep, lat_edp;
-    double bw_ep = group_bw(env, 1, ep, &lat_ep), bw_edp = group_bw(env, ep, edp, &lat_edp);
+    double bw_ep = made_group_bw(env, bw, 1, ep, &lat_ep),
+           bw_edp = made_group_bw(env, bw, ep, edp, &lat_edp);
     double bytes =
         (double)TSL_ACT_DTYPE_BYTES * n * l->seq_len / g.t * l->experts_per_tok * l->hidden;
     tsl_strategy_bw_t bwe = {.tp_bw = INFINITY,
@@ -659,13 +688,15 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     tsl_strategy_bw_t local;
     if (bw == NULL) {
         tsl_cost_strategy_bw(env, s, &local);
+        if (l->experts)
+            tsl_cost_moe_bw(env, &local);
         bw = &local;
     }
     double n = cp > 1 ? (double)mb / w : (double)(mb / w);
     double p = rank_params(l, g.t, env->tied_copy); /* this TP rank's */
     moe_terms_t moe = {0};
     if (l->experts) { /* the routed experts are priced apart (moe_terms) */
-        moe_terms(env, l, s, g, n, &moe);
+        moe_terms(env, l, s, bw, g, n, &moe);
         p -= tsl_layer_expert_params(l) / g.t;
     }
     double act_msg = (double)TSL_ACT_DTYPE_BYTES * l->seq_len * l->hidden * n;

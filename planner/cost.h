@@ -278,6 +278,16 @@ double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k);
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
                       uint32_t block_size, tsl_err_t *err);
 
+/* A group of `degree` ranks at `stride` inside the env's block that no dimension
+ * of a strategy names (expert parallelism's), with its figures. */
+typedef struct tsl_group_bw {
+    uint32_t stride, degree; /* degree 0: not made */
+    double bw;
+    tsl_coll_lat_t lat;
+} tsl_group_bw_t;
+
+#define TSL_COST_MOE_GROUPS 2u /* the EP group and the expert data-parallel group */
+
 /* Link bandwidths a strategy's groups see inside the env's block (by the env's
  * mode, above), and the fixed time α of one collective of each dimension. */
 typedef struct tsl_strategy_bw {
@@ -285,10 +295,22 @@ typedef struct tsl_strategy_bw {
     tsl_coll_lat_t tp_lat, dp_lat, sdp_lat; /* zeros in PAPER mode or unused */
     double cp_bw;                           /* the CP group's (env->knobs.cp), +INF at cp 1 */
     tsl_coll_lat_t cp_lat;
+    /* the EP and expert-DP groups of the env's EP degree (tsl_cost_moe_bw), which a
+     * MoE layer's costing reads; a group it does not find here (none made, or made
+     * at another EP degree) it walks the topology for, as without this */
+    tsl_group_bw_t moe[TSL_COST_MOE_GROUPS];
 } tsl_strategy_bw_t;
 
+/* Fills out's dimensions (and CP) for s; out->moe is left unmade. */
 void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                           tsl_strategy_bw_t *out);
+
+/* The EP group (env->knobs.ep ranks at stride 1) and the expert data-parallel group
+ * (G / ep ranks at stride ep) into out->moe. They depend on the block, the mode and
+ * the EP degree, not on the strategy: a caller costing MoE layers under many
+ * strategies makes them once per block and copies them into each strategy's
+ * figures (a topology walk each, which tsl_cost_layer otherwise repeats per call). */
+void tsl_cost_moe_bw(const tsl_cost_env_t *env, tsl_strategy_bw_t *out);
 
 typedef struct tsl_layer_cost {
     bool feasible; /* false when B_m does not divide by the data width, or
@@ -315,7 +337,8 @@ typedef struct tsl_layer_cost {
 } tsl_layer_cost_t;
 
 /* Fills out for layer l under strategy s with micro-batch size mb. bw may be NULL
- * (computed from env) or precomputed by tsl_cost_strategy_bw for speed.
+ * (computed from env) or precomputed by tsl_cost_strategy_bw (and, for MoE layers,
+ * tsl_cost_moe_bw) on the same env for speed: the figures are the same either way.
  * Infeasible (feasible = false, every time +INFINITY, every byte count 0) when mb
  * is 0 or does not divide by the data width, or when s's degrees do not multiply
  * to the env's block size. No allocation: safe in DP inner loops. */

@@ -18,6 +18,9 @@
 /* A model with at most this many partitions into P stages has every one of them
  * searched: when the starting partition fits nothing, and when re-balancing. */
 #define TSL_SEARCH_ALL_PARTITIONS 20u
+/* The most memory an engine's layer-cost memo holds (tsl_engine_t.memo); past it
+ * the memo starts afresh. */
+#define TSL_SEARCH_COST_MEMO_BYTES (1024ull << 20)
 /* Largest interleave (model chunks per stage) weighed: 2 and 4 (pipeline.h). */
 #define TSL_SEARCH_MAX_INTERLEAVE 4u
 
@@ -96,8 +99,16 @@ typedef struct tsl_engine {
     double *time_s;
     uint64_t *fwd_bytes, *bwd_bytes, *ms_bytes;
     double *trans_s; /* [L × Λ_max²]: R per pair of the stage's layouts (layerdp.h) */
-    /* per-layer-class costs, [classes × S_max] */
+    /* per-layer-class costs, [classes × S_max]: a stage's own, where the memo
+     * does not keep them (a group of the caller's) */
     tsl_layer_cost_t *class_cost;
+    /* [classes]: the stage's row of S costs of each class, in class_cost or the memo */
+    const tsl_layer_cost_t **class_row;
+    /* the rows costed so far, by group, stage block (its twin's), micro-batch size,
+     * tied copy and class: nothing else of a configuration enters tsl_cost_layer, so
+     * the sweep's batches, micro-batch counts, interleaves and re-partitions that
+     * meet one again read it instead of costing it again (search_eval.c) */
+    struct tsl_cost_memo *memo;
     tsl_transition_cost_t *class_trans; /* [classes × Λ_max²]: R per pair of layouts */
     uint8_t *class_done;
     /* the stage's layouts (search_eval.c): distinct layouts of its group, numbered

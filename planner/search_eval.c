@@ -86,6 +86,114 @@ static int enumerate_group(tsl_engine_t *e, uint32_t G, tsl_err_t *err)
     return 0;
 }
 
+/* ---- the layer costs kept across configurations ---- */
+
+/* What a row of S layer costs depends on besides the engine's fixed inputs: the
+ * group (its index in groups[]), the stage block (its twin's: equal links, and on
+ * a cluster of alike nodes equal devices), the micro-batch size, whether a tied
+ * head there keeps a copy of the embedding (tsl_cost_env_t.tied_copy), and the
+ * layer class. */
+typedef struct memo_key {
+    uint32_t group, stage, mb, cls;
+    bool tied;
+} memo_key_t;
+
+typedef struct memo_slot {
+    memo_key_t key;
+    size_t row; /* offset into cells; SIZE_MAX: empty */
+} memo_slot_t;
+
+struct tsl_cost_memo {
+    memo_slot_t *slot; /* open addressing, n_slots a power of two */
+    size_t n_slots, n_rows;
+    tsl_layer_cost_t *cells; /* the rows, one after another */
+    size_t n_cells, cap_cells;
+};
+
+static void memo_free(struct tsl_cost_memo *m)
+{
+    if (m == NULL)
+        return;
+    free(m->slot);
+    free(m->cells);
+    free(m);
+}
+
+static size_t memo_hash(const memo_key_t *k)
+{
+    uint64_t h = ((uint64_t)k->group << 32 | k->stage) * 0x9e3779b97f4a7c15ull;
+    h ^= ((uint64_t)k->mb << 32 | (uint64_t)k->cls << 1 | k->tied) * 0xc2b2ae3d27d4eb4full;
+    return (size_t)(h ^ h >> 29);
+}
+
+static bool memo_key_eq(const memo_key_t *a, const memo_key_t *b)
+{
+    return a->group == b->group && a->stage == b->stage && a->mb == b->mb && a->cls == b->cls &&
+           a->tied == b->tied;
+}
+
+/* The slot of key k: its row, or the empty slot where it goes. */
+static memo_slot_t *memo_slot(struct tsl_cost_memo *m, const memo_key_t *k)
+{
+    size_t i = memo_hash(k) & (m->n_slots - 1);
+    while (m->slot[i].row != SIZE_MAX && !memo_key_eq(&m->slot[i].key, k))
+        i = (i + 1) & (m->n_slots - 1);
+    return &m->slot[i];
+}
+
+static bool memo_slots_alloc(struct tsl_cost_memo *m, size_t n)
+{
+    memo_slot_t *old = m->slot;
+    size_t n_old = m->n_slots;
+    m->slot = malloc(n * sizeof(*m->slot));
+    if (m->slot == NULL) {
+        m->slot = old;
+        return false;
+    }
+    m->n_slots = n;
+    for (size_t i = 0; i < n; i++)
+        m->slot[i].row = SIZE_MAX;
+    for (size_t i = 0; old != NULL && i < n_old; i++)
+        if (old[i].row != SIZE_MAX)
+            *memo_slot(m, &old[i].key) = old[i];
+    free(old);
+    return true;
+}
+
+/* Room for `rows` more rows of `cells` costs in all, made before a stage is
+ * costed (rows handed out stay where they are until the next stage): the cells
+ * grow up to TSL_SEARCH_COST_MEMO_BYTES, beyond which the memo starts afresh.
+ * false (out of memory): the stage costs into class_cost as without a memo. */
+static bool memo_reserve(tsl_engine_t *e, size_t rows, size_t cells)
+{
+    struct tsl_cost_memo *m = e->memo;
+    if (m == NULL && (m = e->memo = calloc(1, sizeof(*m))) == NULL)
+        return false;
+    const size_t cap = TSL_SEARCH_COST_MEMO_BYTES / sizeof(tsl_layer_cost_t);
+    if (m->n_cells + cells > cap || m->slot == NULL) { /* afresh */
+        m->n_cells = m->n_rows = 0;
+        if (!memo_slots_alloc(m, m->n_slots ? m->n_slots : 1024))
+            return false;
+        for (size_t i = 0; i < m->n_slots; i++)
+            m->slot[i].row = SIZE_MAX;
+    }
+    if (m->n_cells + cells > m->cap_cells) {
+        size_t want = m->cap_cells ? m->cap_cells : 4096;
+        while (want < m->n_cells + cells)
+            want *= 2;
+        want = want < cap ? want : cap > m->n_cells + cells ? cap : m->n_cells + cells;
+        tsl_layer_cost_t *c = realloc(m->cells, want * sizeof(*c));
+        if (c == NULL)
+            return false;
+        m->cells = c;
+        m->cap_cells = want;
+    }
+    while (2 * (m->n_rows + rows) > m->n_slots)
+        if (!memo_slots_alloc(m, 2 * m->n_slots))
+            return false;
+    return true;
+}
+
 /* Each group's layout numbering (made with its first stage's moves) and room for
  * the moves of every stage block of its size. */
 static int alloc_layouts(tsl_engine_t *e)
@@ -130,6 +238,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->relayout_scratch = calloc(3 * (size_t)e->cluster->n_devices, sizeof(uint32_t));
     e->glay = calloc(e->n_groups ? e->n_groups : 1, sizeof(*e->glay));
     e->class_done = calloc(e->n_classes, 1);
+    e->class_row = calloc(e->n_classes, sizeof(*e->class_row));
     e->bw = calloc(S, sizeof(tsl_strategy_bw_t));
     e->choice = calloc(L, sizeof(uint32_t));
     e->zb_choice = calloc(L, sizeof(uint32_t));
@@ -140,7 +249,8 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
     e->ws = tsl_layerdp_ws_new((uint32_t)L, (uint32_t)S, buckets);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
-        !e->class_cost || !e->class_trans || !e->class_done || !e->bw || !e->choice ||
+        !e->class_cost || !e->class_trans || !e->class_done || !e->class_row || !e->bw ||
+        !e->choice ||
         !e->zb_choice || !e->ws || !e->alt || !e->cand || !e->layout_of || !e->layout_rep ||
         !e->moves_tmp || !e->layout_live || !e->relayout_scratch || !e->glay ||
         alloc_layouts(e) != 0)
@@ -243,6 +353,8 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->layout_live);
     free(e->relayout_scratch);
     free(e->class_done);
+    free(e->class_row);
+    memo_free(e->memo);
     free(e->bw);
     free(e->choice);
     free(e->zb_choice);
@@ -368,6 +480,15 @@ static uint32_t stage_twin(const tsl_engine_t *e, uint32_t G, uint32_t s)
     return s;
 }
 
+/* g's index in e->groups, or e->n_groups for a group of the caller's. */
+static uint32_t group_index(const tsl_engine_t *e, const tsl_group_strategies_t *g)
+{
+    uint32_t i = 0;
+    while (i < e->n_groups && g != &e->groups[i])
+        i++;
+    return i;
+}
+
 /* The layouts and moves of stage s of group g: kept per group of the engine's
  * (made on the first visit of each stage block; the numbering is the same every
  * time), made afresh for a group of the caller's (a uniform pass's one layout). */
@@ -401,21 +522,40 @@ static bool stage_layouts(tsl_engine_t *e, const tsl_group_strategies_t *g, uint
     return true;
 }
 
-/* The layer costs of the class of `layer`, once per stage; marks in
- * e->layout_live the layouts with a strategy feasible there. */
+/* The layer costs of the class of `layer`, once per stage (from the memo where
+ * `key` is given and it has them); marks in e->layout_live the layouts with a
+ * strategy feasible there. */
 static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_group_strategies_t *g,
-                       uint32_t layer, uint32_t Bm)
+                       const memo_key_t *key, uint32_t layer, uint32_t Bm)
 {
     uint32_t cls = e->layer_class[layer], S = e->max_strategies;
     if (e->class_done[cls])
         return;
     const tsl_layer_t *l = &e->model->layers[layer];
-    for (uint32_t j = 0; j < g->n; j++) {
-        tsl_layer_cost_t *lc = &e->class_cost[cls * S + j];
-        tsl_cost_layer(env, l, &g->items[j], &e->bw[j], Bm, lc);
-        if (lc->feasible)
-            e->layout_live[e->stage_layout[j]] = 1;
+    memo_slot_t *slot = NULL;
+    tsl_layer_cost_t *row = &e->class_cost[cls * S];
+    if (key != NULL) {
+        memo_key_t k = *key;
+        k.cls = cls;
+        slot = memo_slot(e->memo, &k);
+        if (slot->row == SIZE_MAX) { /* a new row: costed below */
+            slot->key = k;
+            slot->row = e->memo->n_cells;
+            e->memo->n_cells += g->n;
+            e->memo->n_rows++;
+            row = e->memo->cells + slot->row;
+        } else {
+            row = NULL;
+        }
     }
+    if (row != NULL)
+        for (uint32_t j = 0; j < g->n; j++)
+            tsl_cost_layer(env, l, &g->items[j], &e->bw[j], Bm, &row[j]);
+    const tsl_layer_cost_t *lc = slot != NULL ? e->memo->cells + slot->row : row;
+    for (uint32_t j = 0; j < g->n; j++)
+        if (lc[j].feasible)
+            e->layout_live[e->stage_layout[j]] = 1;
+    e->class_row[cls] = lc;
     e->class_done[cls] = 1;
 }
 
@@ -473,9 +613,9 @@ static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g,
 static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
                             uint32_t n, uint32_t m, uint32_t inflight)
 {
-    uint32_t S = e->max_strategies, pos = 0, K = e->n_layouts, K2 = K * K;
+    uint32_t pos = 0, K = e->n_layouts, K2 = K * K;
     for (uint32_t i = 0; i < n; i++) {
-        const tsl_layer_cost_t *lc = &e->class_cost[e->layer_class[first + i] * S];
+        const tsl_layer_cost_t *lc = e->class_row[e->layer_class[first + i]];
         const tsl_transition_cost_t *tr =
             &e->class_trans[(size_t)e->layer_class[first + i] * e->max_layouts * e->max_layouts];
         for (uint32_t q = 0; q < K2; q++) /* every micro-batch: forward and backward parts */
@@ -500,12 +640,12 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
 static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
                         uint32_t n, tsl_plan_stage_t *st, uint64_t *act_bytes)
 {
-    uint32_t S = e->max_strategies, K = e->n_layouts;
+    uint32_t K = e->n_layouts;
     double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0, f = 0, b = 0, comm = 0;
     uint64_t act = 0, ms = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t j = e->choice[i], cls = e->layer_class[first + i];
-        const tsl_layer_cost_t *lc = &e->class_cost[cls * S + j];
+        const tsl_layer_cost_t *lc = &e->class_row[cls][j];
         tsl_transition_cost_t r = {0, 0}; /* the first layer's: boundary_relayout */
         if (i > 0)
             r = e->class_trans[(size_t)cls * e->max_layouts * e->max_layouts +
@@ -763,6 +903,14 @@ static bool same_groups(const tsl_strategy_t *a, const tsl_strategy_t *b)
     return true;
 }
 
+static bool has_moe(const tsl_model_t *m)
+{
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (m->layers[i].experts)
+            return true;
+    return false;
+}
+
 /* e->bw: the strategies' collective figures on stage s's block, kept per group
  * and stage (the env's mode is the engine's throughout a search). */
 static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t s,
@@ -778,6 +926,10 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
         memcpy(e->bw, gl->bw + (size_t)from * g->n, g->n * sizeof(*e->bw));
         return;
     }
+    tsl_strategy_bw_t moe; /* the EP groups: one walk per block, not per strategy */
+    memset(&moe, 0, sizeof(moe));
+    if (has_moe(e->model))
+        tsl_cost_moe_bw(env, &moe);
     for (uint32_t j = 0; j < g->n; j++) {
         uint32_t q = 0; /* an earlier strategy of the same groups: its figures */
         while (q < j && !same_groups(&g->items[q], &g->items[j]))
@@ -786,6 +938,7 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
             e->bw[j] = e->bw[q];
         else
             tsl_cost_strategy_bw(env, &g->items[j], &e->bw[j]);
+        memcpy(e->bw[j].moe, moe.moe, sizeof(moe.moe));
     }
     if (gl != NULL) {
         memcpy(gl->bw + (size_t)s * g->n, e->bw, g->n * sizeof(*e->bw));
@@ -811,11 +964,22 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     stage_bw(e, g, s, &env);
     if (!stage_layouts(e, g, s))
         return false;
+    uint32_t classes = 0;
+    for (uint32_t i = 0; i < n; i++)
+        e->class_done[e->layer_class[first + i]] = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        classes += !e->class_done[e->layer_class[first + i]];
+        e->class_done[e->layer_class[first + i]] = 1;
+    }
     for (uint32_t i = 0; i < n; i++)
         e->class_done[e->layer_class[first + i]] = 0;
     memset(e->layout_live, 0, e->n_layouts);
+    /* the memo keeps the rows of the engine's groups (not a uniform pass's own) */
+    uint32_t gi = group_index(e, g);
+    memo_key_t key = {gi, gi < e->n_groups ? stage_twin(e, G, s) : s, Bm, 0, env.tied_copy};
+    bool memo = gi < e->n_groups && memo_reserve(e, classes, (size_t)classes * g->n);
     for (uint32_t i = 0; i < n; i++)
-        cost_class(e, &env, g, first + i, Bm);
+        cost_class(e, &env, g, memo ? &key : NULL, first + i, Bm);
     for (uint32_t i = 0; i < n; i++)
         if (!cost_class_trans(e, &env, first + i, Bm))
             return false;
