@@ -18,8 +18,10 @@
  * is a few where S is tens (6 layouts of 22 to 63 strategies on an 8-device stage).
  * Full form: the minimum over i is taken explicitly: O(L·E·S²).
  *
- * Memory: the DP values live in two rows (previous layer, current layer); the
- * argmin i of every evaluated cell (l ≥ 1) is kept as a uint16_t for backtracking.
+ * Memory: the DP values live in two rows (previous layer, current layer). For
+ * backtracking, the layout form keeps T's argmin of every layer (a uint16_t per
+ * layout and e: the argmin i of cell (l, e, j) is T_λ(j)'s at e − w(l, j)), the
+ * full form the argmin i of every evaluated cell (l ≥ 1).
  * Everything is allocated by tsl_layerdp_ws_new; tsl_layerdp_solve allocates
  * nothing.
  *
@@ -37,10 +39,12 @@
 #define PRED_MAX_STRATEGIES 65536u /* predecessors are stored as uint16_t */
 #define FULL_TILE           512u   /* full form: cells per tile (8 KiB of minima) */
 #define PAIR_TILE           64u    /* layout form: cells per tile of T (see build_t) */
+#define RELAX_TILE          16u    /* layout form: cells a class's strategies relax in registers */
 
 /* AVX2 kernels on x86-64 with GCC or Clang, chosen at run time; elsewhere (and on
  * x86-64 CPUs without AVX2) the portable scalar kernels. */
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
 #define TSL_LAYERDP_AVX2 1
 #define TSL_TARGET_AVX2  __attribute__((target("avx2")))
 #endif
@@ -49,7 +53,9 @@ typedef struct kernels kernels_t;
 
 struct tsl_layerdp_ws {
     uint32_t max_layers, max_strategies, max_buckets;
-    uint16_t *pred;      /* [((l−1)·S + j)·E1 + e] for l ≥ 1: argmin i of cell (l, e, j) */
+    /* for l ≥ 1, full form: [((l−1)·S + j)·E1 + e], the argmin i of cell (l, e, j);
+     * layout form: [((l−1)·K + μ)·E1 + e'], T_μ's argmin at layer l */
+    uint16_t *pred;
     uint32_t *w;         /* [l·S + j]: ⌈(O_f + O_ms) / bucket⌉ */
     uint16_t *act;       /* [l·S + a]: the usable strategies of layer l, ascending */
     uint32_t *nact;      /* [l] */
@@ -59,10 +65,20 @@ struct tsl_layerdp_ws {
     const double **rows; /* [S]: the rows one T_μ takes its minimum over */
     const int64_t **rowargs; /* [S]: their argmins */
     double *rowr;            /* [S]: R from each of them to μ */
+    uint32_t *srcs;          /* [S]: the classes the previous layer used, ascending */
+    double *srcr;            /* [S]: R from each of them to the μ being built */
+    /* layout form, one layer: its evaluated strategies by class (class k's are
+     * [qoff[k], qoff[k + 1]), ascending), with c, j, the first cell s = ff + w, and w */
+    uint32_t *qoff;
+    double *qc;
+    int64_t *qj;
+    uint32_t *qs, *qw;
     double *val[2];          /* layout form: class minima [k·E1 + e]; full form: C [b·E1 + e] */
     int64_t *arg[2];         /* layout form: class argmins [k·E1 + e]; full form: scratch */
-    double *tv;              /* layout form: T_μ [μ·E1 + e] of the layer being evaluated */
-    int64_t *targ;           /* its argmin strategy (of the previous layer) */
+    /* layout form: T_μ [μ·(E1 + RELAX_TILE) + e] of the layer being evaluated (its
+     * argmins go to pred), each row RELAX_TILE cells after its own padding (from
+     * tv_mem); zero: T of layer 0, C(−1, e) = 0, +INFINITY in its padding */
+    double *tv, *tv_mem, *zero, *zero_mem;
     double *all[2];          /* [e]: minimum over all strategies of the layer */
     int64_t *allarg[2];      /* [e]: its argmin */
     uint32_t *tmp;           /* [l]: an assignment being checked */
@@ -108,14 +124,25 @@ tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategie
     ws->rows = calloc(max_strategies, sizeof(*ws->rows));
     ws->rowargs = calloc(max_strategies, sizeof(*ws->rowargs));
     ws->rowr = calloc(max_strategies, sizeof(*ws->rowr));
-    ws->tv = calloc((size_t)nrow, sizeof(double));
-    ws->targ = calloc((size_t)nrow, sizeof(int64_t));
+    ws->srcs = calloc(max_strategies, sizeof(uint32_t));
+    ws->srcr = calloc(max_strategies, sizeof(double));
+    ws->qoff = calloc((size_t)max_strategies + 1, sizeof(uint32_t));
+    ws->qc = calloc(max_strategies, sizeof(double));
+    ws->qj = calloc(max_strategies, sizeof(int64_t));
+    ws->qs = calloc(max_strategies, sizeof(uint32_t));
+    ws->qw = calloc(max_strategies, sizeof(uint32_t));
+    ws->tv_mem = calloc((size_t)max_strategies * (e1 + RELAX_TILE), sizeof(double));
+    ws->zero_mem = calloc((size_t)e1 + RELAX_TILE, sizeof(double));
+    ws->tv = ws->tv_mem ? ws->tv_mem + RELAX_TILE : NULL;
+    ws->zero = ws->zero_mem ? ws->zero_mem + RELAX_TILE : NULL;
+    for (uint32_t i = 0; ws->zero_mem && i < RELAX_TILE; i++)
+        ws->zero_mem[i] = INFINITY;
     ws->tmp = calloc(max_layers, sizeof(uint32_t));
     ws->minw = calloc(max_layers, sizeof(uint32_t));
     ws->hi = calloc(max_layers, sizeof(uint32_t));
     bool ok = ws->pred && ws->w && ws->act && ws->nact && ws->cls && ws->corig && ws->used &&
-              ws->rows && ws->rowargs && ws->rowr && ws->tv && ws->targ && ws->tmp && ws->minw &&
-              ws->hi;
+              ws->rows && ws->rowargs && ws->rowr && ws->srcs && ws->srcr && ws->qoff && ws->qc &&
+              ws->qj && ws->qs && ws->qw && ws->tv && ws->zero && ws->tmp && ws->minw && ws->hi;
     for (int r = 0; r < 2; r++) {
         ws->val[r] = calloc((size_t)nrow, sizeof(double));
         ws->arg[r] = calloc((size_t)nrow, sizeof(int64_t));
@@ -144,8 +171,15 @@ void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws)
     free((void *)ws->rows);
     free((void *)ws->rowargs);
     free(ws->rowr);
-    free(ws->tv);
-    free(ws->targ);
+    free(ws->srcs);
+    free(ws->srcr);
+    free(ws->qoff);
+    free(ws->qc);
+    free(ws->qj);
+    free(ws->qs);
+    free(ws->qw);
+    free(ws->tv_mem);
+    free(ws->zero_mem);
     free(ws->tmp);
     free(ws->minw);
     free(ws->hi);
@@ -228,10 +262,14 @@ double tsl_layerdp_time_s(const tsl_layerdp_problem_t *p, const uint32_t *choice
  * comparisons per cell, so their results are identical to the bit.
  */
 struct kernels {
-    /* Layout form, layer ≥ 1: v = T_λ(j) + c, pred = T's argmin,
-     *   (ck, ckarg) = min((ck, ckarg), (v, j)); ties keep the lower j. */
-    void (*relax_layout)(uint32_t n, double c, int64_t j, const double *pt, const int64_t *ptarg,
-                         uint16_t *pred, double *ck, int64_t *ckarg);
+    /* Layout form, one class of a layer: for each cell e of [x0, x1] and each of the
+     * class's strategies q < nq in turn (ascending j) with s[q] ≤ e,
+     *   v = T[e − w[q]] + c[q], (ck[e], ckarg[e]) = min((ck, ckarg), (v, j[q]));
+     * ties keep the earlier strategy. T, ck and ckarg are indexed by cell; the
+     * RELAX_TILE − 1 cells of T before each s[q] − w[q] are +INFINITY. */
+    void (*relax_class)(uint32_t x0, uint32_t x1, uint32_t nq, const double *c, const int64_t *j,
+                        const uint32_t *s, const uint32_t *w, const double *T, double *ck,
+                        int64_t *ckarg);
     /* (best, arg) = min((best, arg), (c, j)) */
     void (*min_const)(uint32_t n, double c, int64_t j, double *best, int64_t *arg);
     /* (best, arg) = min((best, arg), (src + r, j)) */
@@ -241,22 +279,25 @@ struct kernels {
                        int64_t *arg);
     void (*fill_inf)(double *x, size_t n);
     /* (best[x], arg[x]) = the first least (src[q][off + x] + r[q], srcarg[q][off + x])
-     * over q < nq; (+INFINITY, 0) where none is finite. One pass over the rows: T_μ. */
+     * over q < nq; (+INFINITY, 0) where none is finite. One pass over the rows: T_μ.
+     * The argmins (strategy indices) are kept as uint16_t. */
     void (*min_rows)(uint32_t n, uint32_t nq, const double *const *src,
                      const int64_t *const *srcarg, size_t off, const double *r, double *best,
-                     int64_t *arg);
+                     uint16_t *arg);
 };
 
-static void relax_layout_scalar(uint32_t n, double c, int64_t j, const double *restrict pt,
-                                const int64_t *restrict ptarg, uint16_t *restrict pred,
-                                double *restrict ck, int64_t *restrict ckarg)
+static void relax_class_scalar(uint32_t x0, uint32_t x1, uint32_t nq, const double *c,
+                               const int64_t *j, const uint32_t *s, const uint32_t *w,
+                               const double *T, double *restrict ck, int64_t *restrict ckarg)
 {
-    for (uint32_t x = 0; x < n; x++) {
-        double v = pt[x] + c;
-        pred[x] = (uint16_t)ptarg[x];
-        bool m2 = v < ck[x];
-        ck[x] = m2 ? v : ck[x];
-        ckarg[x] = m2 ? j : ckarg[x];
+    for (uint32_t q = 0; q < nq; q++) {
+        const double *restrict pt = T - (ptrdiff_t)w[q];
+        for (uint32_t e = s[q] > x0 ? s[q] : x0; e <= x1; e++) {
+            double v = pt[e] + c[q];
+            bool m2 = v < ck[e];
+            ck[e] = m2 ? v : ck[e];
+            ckarg[e] = m2 ? j[q] : ckarg[e];
+        }
     }
 }
 
@@ -301,7 +342,7 @@ static void fill_inf_scalar(double *restrict x, size_t n)
 
 static void min_rows_scalar(uint32_t n, uint32_t nq, const double *const *src,
                             const int64_t *const *srcarg, size_t off, const double *r,
-                            double *restrict best, int64_t *restrict arg)
+                            double *restrict best, uint16_t *restrict arg)
 {
     for (uint32_t x = 0; x < n; x++) {
         double b = INFINITY;
@@ -313,13 +354,13 @@ static void min_rows_scalar(uint32_t n, uint32_t nq, const double *const *src,
             a = m ? srcarg[q][off + x] : a;
         }
         best[x] = b;
-        arg[x] = a;
+        arg[x] = (uint16_t)a;
     }
 }
 
 static const kernels_t kernels_scalar = {
-    relax_layout_scalar, min_const_scalar, min_row_scalar,
-    min_rowarg_scalar,   fill_inf_scalar,  min_rows_scalar,
+    relax_class_scalar, min_const_scalar, min_row_scalar,
+    min_rowarg_scalar,  fill_inf_scalar,  min_rows_scalar,
 };
 
 #ifdef TSL_LAYERDP_AVX2
@@ -328,6 +369,7 @@ static const kernels_t kernels_scalar = {
  * loads and stores are plain (unaligned) vector moves. */
 typedef double v4d_t __attribute__((vector_size(32), aligned(8), may_alias));
 typedef int64_t v4i_t __attribute__((vector_size(32), aligned(8), may_alias));
+typedef int16_t v16s_t __attribute__((vector_size(32), aligned(8), may_alias));
 typedef uint16_t v4h_t __attribute__((vector_size(8), aligned(2), may_alias));
 
 #define V4D_LOAD(ptr)     (*(const v4d_t *)(const void *)(ptr))
@@ -339,26 +381,54 @@ typedef uint16_t v4h_t __attribute__((vector_size(8), aligned(2), may_alias));
 #define V4_SELI(m, a, b) (((m) & (a)) | (~(m) & (b)))
 #define V4_SELD(m, a, b) ((v4d_t)V4_SELI((m), (v4i_t)(a), (v4i_t)(b)))
 
+/* RELAX_TILE = 16 cells in four vectors kept in registers while every strategy
+ * of the class relaxes them (v < b: min_pd, which keeps b unless v is less, as the
+ * scalar select does). A strategy whose first cell falls inside a tile relaxes it
+ * whole: the lanes before its first cell read T's +INFINITY before s − w, which
+ * changes nothing. */
 TSL_TARGET_AVX2
-static void relax_layout_avx2(uint32_t n, double c, int64_t j, const double *restrict pt,
-                              const int64_t *restrict ptarg, uint16_t *restrict pred,
-                              double *restrict ck, int64_t *restrict ckarg)
+static inline void relax4(__m256d v, __m256d jv, __m256d *b, __m256d *a)
 {
-    const v4d_t cv = {c, c, c, c};
-    const v4i_t jv = {j, j, j, j};
-    uint32_t x = 0;
-    for (; x + 4 <= n; x += 4) {
-        v4d_t v = V4D_LOAD(pt + x) + cv, old = V4D_LOAD(ck + x);
-        v4i_t oarg = V4I_LOAD(ckarg + x);
-        v4h_t pr = __builtin_convertvector(V4I_LOAD(ptarg + x), v4h_t);
-        V4H_STORE(pred + x, pr);
-        v4i_t m2 = v < old;
-        v4d_t nv = V4_SELD(m2, v, old);
-        v4i_t na = V4_SELI(m2, jv, oarg);
-        V4D_STORE(ck + x, nv);
-        V4I_STORE(ckarg + x, na);
+    __m256d m = _mm256_cmp_pd(v, *b, _CMP_LT_OQ);
+    *a = _mm256_blendv_pd(*a, jv, m);
+    *b = _mm256_min_pd(v, *b);
+}
+
+TSL_TARGET_AVX2
+static void relax_class_avx2(uint32_t x0, uint32_t x1, uint32_t nq, const double *c,
+                             const int64_t *j, const uint32_t *s, const uint32_t *w,
+                             const double *T, double *restrict ck, int64_t *restrict ckarg)
+{
+    uint32_t x = x0;
+    for (; x + RELAX_TILE - 1 <= x1; x += RELAX_TILE) {
+        __m256d b0 = _mm256_loadu_pd(ck + x), b1 = _mm256_loadu_pd(ck + x + 4),
+                b2 = _mm256_loadu_pd(ck + x + 8), b3 = _mm256_loadu_pd(ck + x + 12);
+        __m256d a0 = _mm256_loadu_pd((const double *)(const void *)(ckarg + x)),
+                a1 = _mm256_loadu_pd((const double *)(const void *)(ckarg + x + 4)),
+                a2 = _mm256_loadu_pd((const double *)(const void *)(ckarg + x + 8)),
+                a3 = _mm256_loadu_pd((const double *)(const void *)(ckarg + x + 12));
+        for (uint32_t q = 0; q < nq; q++) {
+            if (s[q] >= x + RELAX_TILE)
+                continue;
+            const double *pt = T + (ptrdiff_t)x - (ptrdiff_t)w[q];
+            const __m256d cv = _mm256_set1_pd(c[q]);
+            const __m256d jv = _mm256_castsi256_pd(_mm256_set1_epi64x(j[q]));
+            relax4(_mm256_add_pd(_mm256_loadu_pd(pt), cv), jv, &b0, &a0);
+            relax4(_mm256_add_pd(_mm256_loadu_pd(pt + 4), cv), jv, &b1, &a1);
+            relax4(_mm256_add_pd(_mm256_loadu_pd(pt + 8), cv), jv, &b2, &a2);
+            relax4(_mm256_add_pd(_mm256_loadu_pd(pt + 12), cv), jv, &b3, &a3);
+        }
+        _mm256_storeu_pd(ck + x, b0);
+        _mm256_storeu_pd(ck + x + 4, b1);
+        _mm256_storeu_pd(ck + x + 8, b2);
+        _mm256_storeu_pd(ck + x + 12, b3);
+        _mm256_storeu_pd((double *)(void *)(ckarg + x), a0);
+        _mm256_storeu_pd((double *)(void *)(ckarg + x + 4), a1);
+        _mm256_storeu_pd((double *)(void *)(ckarg + x + 8), a2);
+        _mm256_storeu_pd((double *)(void *)(ckarg + x + 12), a3);
     }
-    relax_layout_scalar(n - x, c, j, pt + x, ptarg + x, pred + x, ck + x, ckarg + x);
+    if (x <= x1)
+        relax_class_scalar(x, x1, nq, c, j, s, w, T, ck, ckarg);
 }
 
 TSL_TARGET_AVX2
@@ -428,30 +498,66 @@ static void fill_inf_avx2(double *restrict x, size_t n)
     fill_inf_scalar(x + i, n - i);
 }
 
+/* One vector of T: the first least of the rows' v = src + r (min_pd keeps b unless
+ * v is less), its argmin from srcarg. */
+TSL_TARGET_AVX2
+static inline void min_row4(const double *src, const int64_t *srcarg, __m256d rv, __m256d *b,
+                            __m256d *a)
+{
+    __m256d v = _mm256_add_pd(_mm256_loadu_pd(src), rv);
+    __m256d m = _mm256_cmp_pd(v, *b, _CMP_LT_OQ);
+    *a = _mm256_blendv_pd(*a, _mm256_loadu_pd((const double *)(const void *)srcarg), m);
+    *b = _mm256_min_pd(v, *b);
+}
+
+/* The argmins' low 16 bits (each lane's first uint16_t) into arg[0..4). */
+TSL_TARGET_AVX2
+static inline void store_arg4(uint16_t *arg, __m256d a)
+{
+    const v16s_t h = (v16s_t)_mm256_castpd_si256(a);
+    V4H_STORE(arg, (v4h_t)__builtin_shufflevector(h, h, 0, 4, 8, 12));
+}
+
 TSL_TARGET_AVX2
 static void min_rows_avx2(uint32_t n, uint32_t nq, const double *const *src,
                           const int64_t *const *srcarg, size_t off, const double *r,
-                          double *restrict best, int64_t *restrict arg)
+                          double *restrict best, uint16_t *restrict arg)
 {
+    const __m256d inf = _mm256_set1_pd(INFINITY), zero = _mm256_setzero_pd();
     uint32_t x = 0;
-    for (; x + 4 <= n; x += 4) {
-        v4d_t b = {INFINITY, INFINITY, INFINITY, INFINITY};
-        v4i_t a = {0, 0, 0, 0};
+    for (; x + 16 <= n; x += 16) { /* four vectors per pass over the rows */
+        __m256d b0 = inf, b1 = inf, b2 = inf, b3 = inf, a0 = zero, a1 = zero, a2 = zero,
+                a3 = zero;
         for (uint32_t q = 0; q < nq; q++) {
-            const v4d_t rv = {r[q], r[q], r[q], r[q]};
-            v4d_t v = V4D_LOAD(src[q] + off + x) + rv;
-            v4i_t m = v < b;
-            b = V4_SELD(m, v, b);
-            a = V4_SELI(m, V4I_LOAD(srcarg[q] + off + x), a);
+            const double *sq = src[q] + off + x;
+            const int64_t *aq = srcarg[q] + off + x;
+            const __m256d rv = _mm256_set1_pd(r[q]);
+            min_row4(sq, aq, rv, &b0, &a0);
+            min_row4(sq + 4, aq + 4, rv, &b1, &a1);
+            min_row4(sq + 8, aq + 8, rv, &b2, &a2);
+            min_row4(sq + 12, aq + 12, rv, &b3, &a3);
         }
-        V4D_STORE(best + x, b);
-        V4I_STORE(arg + x, a);
+        _mm256_storeu_pd(best + x, b0);
+        _mm256_storeu_pd(best + x + 4, b1);
+        _mm256_storeu_pd(best + x + 8, b2);
+        _mm256_storeu_pd(best + x + 12, b3);
+        store_arg4(arg + x, a0);
+        store_arg4(arg + x + 4, a1);
+        store_arg4(arg + x + 8, a2);
+        store_arg4(arg + x + 12, a3);
+    }
+    for (; x + 4 <= n; x += 4) {
+        __m256d b = inf, a = zero;
+        for (uint32_t q = 0; q < nq; q++)
+            min_row4(src[q] + off + x, srcarg[q] + off + x, _mm256_set1_pd(r[q]), &b, &a);
+        _mm256_storeu_pd(best + x, b);
+        store_arg4(arg + x, a);
     }
     min_rows_scalar(n - x, nq, src, srcarg, off + x, r, best + x, arg + x);
 }
 
 static const kernels_t kernels_avx2 = {
-    relax_layout_avx2, min_const_avx2, min_row_avx2, min_rowarg_avx2, fill_inf_avx2, min_rows_avx2,
+    relax_class_avx2, min_const_avx2, min_row_avx2, min_rowarg_avx2, fill_inf_avx2, min_rows_avx2,
 };
 #endif
 
@@ -529,28 +635,38 @@ static void build_t(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32
     const size_t Kc = p->n_layouts;
     const double *R = p->trans_pair_s + (size_t)l * Kc * Kc;
     const double *M = ws->val[prv];
+    uint32_t ns = 0; /* the classes the previous layer used, ascending */
+    for (uint32_t lam = 0; lam < K; lam++)
+        if (src[lam])
+            ws->srcs[ns++] = lam;
     for (uint32_t mu = 0; mu < K; mu++) {
         if (!dst[mu])
             continue;
         const size_t to = mu * (size_t)e1, col = ws->corig[mu];
         const double rmu = R[ws->corig[mu] * Kc + col];
+        for (uint32_t a = 0; a < ns; a++)
+            ws->srcr[a] = R[ws->corig[ws->srcs[a]] * Kc + col];
+        /* kept for backtracking: the cells of layer l read T_μ here */
+        uint16_t *keep = ws->pred + ((size_t)(l - 1) * K + mu) * e1;
         for (uint32_t t0 = 0; t0 < n; t0 += PAIR_TILE) {
             const uint32_t tn = n - t0 < PAIR_TILE ? n - t0 : PAIR_TILE;
             const size_t x0 = from + t0, x1 = x0 + tn - 1;
             const double stay = M[to + x0] + rmu; /* μ's largest value in the tile */
-            uint32_t nq = 0;
-            for (uint32_t q = 0; q < K; q++) {
-                uint32_t lam = q == 0 ? mu : q <= mu ? q - 1 : q; /* μ, then the others */
+            uint32_t nq = 1; /* μ, then the others */
+            ws->rows[0] = M + to;
+            ws->rowargs[0] = ws->arg[prv] + to;
+            ws->rowr[0] = rmu;
+            for (uint32_t a = 0; a < ns; a++) {
+                const uint32_t lam = ws->srcs[a];
                 const size_t row = lam * (size_t)e1;
-                double r = R[ws->corig[lam] * Kc + col];
-                if (lam != mu && (!src[lam] || !(M[row + x1] + r < stay)))
+                if (lam == mu || !(M[row + x1] + ws->srcr[a] < stay))
                     continue;
                 ws->rows[nq] = M + row;
                 ws->rowargs[nq] = ws->arg[prv] + row;
-                ws->rowr[nq++] = r;
+                ws->rowr[nq++] = ws->srcr[a];
             }
-            ws->k->min_rows(tn, nq, ws->rows, ws->rowargs, x0, ws->rowr, ws->tv + to + x0,
-                            ws->targ + to + x0);
+            ws->k->min_rows(tn, nq, ws->rows, ws->rowargs, x0, ws->rowr,
+                            ws->tv + mu * (size_t)(e1 + RELAX_TILE) + x0, keep + x0);
         }
     }
 }
@@ -569,6 +685,7 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
     uint32_t ff = 0; /* first finite e of the previous layer; 0 before layer 0 */
     bool dead = false;
     uint8_t *src = ws->used, *dst = ws->used + S;
+    uint32_t *qoff = ws->qoff;
 
     for (uint32_t l = 0; l < L; l++) {
         const uint32_t lo = ff + minw[l]; /* ≤ hi[l], checked at the previous layer */
@@ -580,30 +697,62 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
         mark_classes(ws, l, S, K, dst);
         if (l > 0) /* e' ∈ [ff, hi(l) − min w(l)]: what layer l reads */
             build_t(p, ws, l, K, e1, prv, ff, hi[l] - minw[l] - ff + 1, src, dst);
+        /* the strategies with a cell to evaluate (ff + w ≤ hi), by class, ascending */
+        memset(qoff, 0, (K + 1) * sizeof(*qoff));
+        for (uint32_t a = 0; a < ws->nact[l]; a++) {
+            const uint32_t j = act[a];
+            if (ws->w[(size_t)l * S + j] <= hi[l] - ff)
+                qoff[ws->cls[j] + 1]++;
+        }
+        for (uint32_t k = 0; k < K; k++)
+            qoff[k + 1] += qoff[k];
         for (uint32_t a = 0; a < ws->nact[l]; a++) {
             const uint32_t j = act[a];
             const size_t lj = (size_t)l * S + j;
             const uint32_t w = ws->w[lj];
             if (w > hi[l] - ff) /* ff + w beyond hi: no cell to evaluate */
                 continue;
-            const uint32_t n = hi[l] - ff - w + 1;
-            const size_t koff = (size_t)ws->cls[j] * e1;
-            if (l == 0)
-                ws->k->min_const(n, p->time_s[lj], j, val + koff + w, arg + koff + w);
-            else
-                ws->k->relax_layout(n, p->time_s[lj], j, ws->tv + koff + ff, ws->targ + koff + ff,
-                                    ws->pred + ((size_t)(l - 1) * S + j) * e1 + ff + w,
-                                    val + koff + ff + w, arg + koff + ff + w);
-            st += n;
+            const uint32_t q = qoff[ws->cls[j]]++;
+            ws->qc[q] = p->time_s[lj];
+            ws->qj[q] = j;
+            ws->qs[q] = ff + w;
+            ws->qw[q] = w;
+            st += hi[l] - ff - w + 1;
         }
-        /* M_all = min over the classes (ties: the lower class) */
-        const uint32_t m = hi[l] - lo + 1;
-        memcpy(ws->all[cur] + lo, val + lo, m * sizeof(double));
-        memcpy(ws->allarg[cur] + lo, arg + lo, m * sizeof(int64_t));
-        for (uint32_t k = 1; k < K; k++)
-            ws->k->min_rowarg(m, val + (size_t)k * e1 + lo, 0.0, arg + (size_t)k * e1 + lo,
-                              ws->all[cur] + lo, ws->allarg[cur] + lo);
-        ff = first_finite(ws->all[cur], lo, hi[l]);
+        /* qoff[k] is now class k's end: k's strategies are [qoff[k − 1], qoff[k]) */
+        for (uint32_t k = 0; k < K; k++) {
+            const uint32_t q0 = k ? qoff[k - 1] : 0, nq = qoff[k] - q0;
+            if (nq == 0)
+                continue;
+            uint32_t x0 = hi[l];
+            for (uint32_t q = q0; q < q0 + nq; q++)
+                x0 = ws->qs[q] < x0 ? ws->qs[q] : x0;
+            /* layer 0: C(−1, e) = 0 (its T is the zero row), v = c; T before ff
+             * (what a tile's lanes before a strategy's first cell read) +INFINITY */
+            double *T = l ? ws->tv + (size_t)k * (e1 + RELAX_TILE) : ws->zero;
+            if (l > 0)
+                for (uint32_t i = 1; i < RELAX_TILE; i++)
+                    T[(ptrdiff_t)ff - (ptrdiff_t)i] = INFINITY;
+            const size_t koff = (size_t)k * e1;
+            ws->k->relax_class(x0, hi[l], nq, ws->qc + q0, ws->qj + q0, ws->qs + q0, ws->qw + q0,
+                               T, val + koff, arg + koff);
+        }
+        /* M_all = min over the classes (ties: the lower class), of the last layer;
+         * before it only its first finite e is read: the first of any class's */
+        if (l + 1 == L) {
+            const uint32_t m = hi[l] - lo + 1;
+            memcpy(ws->all[cur] + lo, val + lo, m * sizeof(double));
+            memcpy(ws->allarg[cur] + lo, arg + lo, m * sizeof(int64_t));
+            for (uint32_t k = 1; k < K; k++)
+                ws->k->min_rowarg(m, val + (size_t)k * e1 + lo, 0.0, arg + (size_t)k * e1 + lo,
+                                  ws->all[cur] + lo, ws->allarg[cur] + lo);
+            ff = first_finite(ws->all[cur], lo, hi[l]);
+        } else {
+            ff = hi[l] + 1;
+            for (uint32_t k = 0; k < K; k++) /* a class no strategy used stays +INFINITY */
+                if (dst[k] && ff > lo)
+                    ff = first_finite(val + (size_t)k * e1, lo, ff - 1);
+        }
         if (l + 1 < L && (ff > hi[l] || ff + minw[l + 1] > hi[l + 1])) {
             dead = true; /* no finite cell that the next layer can extend */
             break;
@@ -702,16 +851,20 @@ static int dp_full(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_
     return r;
 }
 
-/* The assignment of C(L−1, e, allarg[e]) into out[0..L). */
+/* The assignment of C(L−1, e, allarg[e]) into out[0..L); K layout classes (the
+ * layout form), 0 for the full form. */
 static void backtrack(const tsl_layerdp_problem_t *p, const tsl_layerdp_ws_t *ws,
-                      const int64_t *allarg, uint32_t E, uint32_t e, uint32_t *out)
+                      const int64_t *allarg, uint32_t E, uint32_t K, uint32_t e, uint32_t *out)
 {
     const uint32_t L = p->n_layers, S = p->n_strategies, e1 = E + 1;
     uint32_t j = (uint32_t)allarg[e];
     for (uint32_t l = L - 1; l > 0; l--) {
         out[l] = j;
-        uint32_t i = ws->pred[((size_t)(l - 1) * S + j) * e1 + e];
-        e -= ws->w[(size_t)l * S + j];
+        const uint32_t w = ws->w[(size_t)l * S + j];
+        /* layout form: the argmin of T_λ(j), which cell (l, e, j) read at e − w */
+        uint32_t i = K ? ws->pred[((size_t)(l - 1) * K + ws->cls[j]) * e1 + e - w]
+                       : ws->pred[((size_t)(l - 1) * S + j) * e1 + e];
+        e -= w;
         j = i;
     }
     out[0] = j;
@@ -875,11 +1028,11 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
     }
 
     int r;
+    uint32_t K = 0; /* layout classes; 0: the full form */
     if (full) {
         r = dp_full(p, ws, E, minw, hi, &res->states_visited);
     } else {
         /* compact layout classes 0..K−1, numbered by first appearance */
-        uint32_t K = 0;
         for (uint32_t j = 0; j < S; j++) {
             uint32_t q = 0;
             while (q < j && p->layout[q] != p->layout[j])
@@ -912,7 +1065,7 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
     for (uint32_t e = from; e < e1; e++) {
         if (!(F[e] < INFINITY))
             continue;
-        backtrack(p, ws, J, E, e, ws->tmp);
+        backtrack(p, ws, J, E, K, e, ws->tmp);
         if (tsl_layerdp_peak_bytes(p, ws->tmp) > p->budget_bytes)
             break;
         best = e;
@@ -920,7 +1073,7 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
     if (best < 0)
         return 0;
 
-    backtrack(p, ws, J, E, (uint32_t)best, ws->tmp);
+    backtrack(p, ws, J, E, K, (uint32_t)best, ws->tmp);
     uint64_t peak = tsl_layerdp_peak_bytes(p, ws->tmp);
     if (peak > p->budget_bytes)
         return 0; /* cannot happen (see above); never hand out a plan over budget */

@@ -80,9 +80,18 @@ static void layer_costs(const tsl_engine_t *e, const tsl_plan_t *p, refine_buf_t
          * stage's cuts cost what the previous boundary does) */
         uint32_t to = s + 1 < p->pp ? p->stages[s + 1].first_device
                                     : (s ? p->stages[s - 1].first_device : st->first_device);
+        /* the collective figures once per stage for the EP groups and once per run of
+         * layers under one strategy (a 2048-GPU block's walks are not cheap) */
+        tsl_strategy_bw_t bw, moe;
+        memset(&moe, 0, sizeof(moe));
+        tsl_cost_moe_bw(&env[s], &moe);
         for (uint32_t l = st->first_layer; l < st->first_layer + st->n_layers; l++) {
             tsl_layer_cost_t lc;
-            tsl_cost_layer(&env[s], &m->layers[l], &p->layer[l], NULL, p->micro_batch, &lc);
+            if (l == st->first_layer || !tsl_strategy_equal(&p->layer[l], &p->layer[l - 1])) {
+                tsl_cost_strategy_bw(&env[s], &p->layer[l], &bw);
+                memcpy(bw.moe, moe.moe, sizeof(moe.moe));
+            }
+            tsl_cost_layer(&env[s], &m->layers[l], &p->layer[l], &bw, p->micro_batch, &lc);
             b->t[l] = (lc.fwd_s + lc.bwd_s) * b->speed[s];
             b->y[l] = (lc.bwd_sync_s - lc.bwd_s) * b->speed[s];
             b->ms[l] = lc.ms_bytes;
