@@ -65,7 +65,8 @@ struct tsl_layerdp_ws {
     const double **rows; /* [S]: the rows one T_μ takes its minimum over */
     const int64_t **rowargs; /* [S]: their argmins */
     double *rowr;            /* [S]: R from each of them to μ */
-    uint32_t *srcs;          /* [S]: the classes the previous layer used, ascending */
+    uint32_t *srcs;          /* [2·S]: the classes the previous layer used, ascending;
+                                the last cell of T each class's strategies read */
     double *srcr;            /* [S]: R from each of them to the μ being built */
     /* layout form, one layer: its evaluated strategies by class (class k's are
      * [qoff[k], qoff[k + 1]), ascending), with c, j, the first cell s = ff + w, and w */
@@ -124,7 +125,7 @@ tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategie
     ws->rows = calloc(max_strategies, sizeof(*ws->rows));
     ws->rowargs = calloc(max_strategies, sizeof(*ws->rowargs));
     ws->rowr = calloc(max_strategies, sizeof(*ws->rowr));
-    ws->srcs = calloc(max_strategies, sizeof(uint32_t));
+    ws->srcs = calloc(2 * (size_t)max_strategies, sizeof(uint32_t));
     ws->srcr = calloc(max_strategies, sizeof(double));
     ws->qoff = calloc((size_t)max_strategies + 1, sizeof(uint32_t));
     ws->qc = calloc(max_strategies, sizeof(double));
@@ -262,11 +263,13 @@ double tsl_layerdp_time_s(const tsl_layerdp_problem_t *p, const uint32_t *choice
  * comparisons per cell, so their results are identical to the bit.
  */
 struct kernels {
-    /* Layout form, one class of a layer: for each cell e of [x0, x1] and each of the
-     * class's strategies q < nq in turn (ascending j) with s[q] ≤ e,
+    /* Layout form, one class of a layer: for each cell e of [x0, x1], from
+     * ck[e] = +INFINITY, and each of the class's strategies q < nq in turn
+     * (ascending j) with s[q] ≤ e,
      *   v = T[e − w[q]] + c[q], (ck[e], ckarg[e]) = min((ck, ckarg), (v, j[q]));
-     * ties keep the earlier strategy. T, ck and ckarg are indexed by cell; the
-     * RELAX_TILE − 1 cells of T before each s[q] − w[q] are +INFINITY. */
+     * ties keep the earlier strategy (ckarg stays as it was where every v is
+     * +INFINITY). T, ck and ckarg are indexed by cell; the RELAX_TILE − 1 cells
+     * of T before each s[q] − w[q] are +INFINITY. */
     void (*relax_class)(uint32_t x0, uint32_t x1, uint32_t nq, const double *c, const int64_t *j,
                         const uint32_t *s, const uint32_t *w, const double *T, double *ck,
                         int64_t *ckarg);
@@ -290,6 +293,8 @@ static void relax_class_scalar(uint32_t x0, uint32_t x1, uint32_t nq, const doub
                                const int64_t *j, const uint32_t *s, const uint32_t *w,
                                const double *T, double *restrict ck, int64_t *restrict ckarg)
 {
+    for (uint32_t e = x0; e <= x1; e++)
+        ck[e] = INFINITY;
     for (uint32_t q = 0; q < nq; q++) {
         const double *restrict pt = T - (ptrdiff_t)w[q];
         for (uint32_t e = s[q] > x0 ? s[q] : x0; e <= x1; e++) {
@@ -399,10 +404,10 @@ static void relax_class_avx2(uint32_t x0, uint32_t x1, uint32_t nq, const double
                              const int64_t *j, const uint32_t *s, const uint32_t *w,
                              const double *T, double *restrict ck, int64_t *restrict ckarg)
 {
+    const __m256d inf = _mm256_set1_pd(INFINITY);
     uint32_t x = x0;
     for (; x + RELAX_TILE - 1 <= x1; x += RELAX_TILE) {
-        __m256d b0 = _mm256_loadu_pd(ck + x), b1 = _mm256_loadu_pd(ck + x + 4),
-                b2 = _mm256_loadu_pd(ck + x + 8), b3 = _mm256_loadu_pd(ck + x + 12);
+        __m256d b0 = inf, b1 = inf, b2 = inf, b3 = inf;
         __m256d a0 = _mm256_loadu_pd((const double *)(const void *)(ckarg + x)),
                 a1 = _mm256_loadu_pd((const double *)(const void *)(ckarg + x + 4)),
                 a2 = _mm256_loadu_pd((const double *)(const void *)(ckarg + x + 8)),
@@ -609,15 +614,6 @@ static uint32_t first_finite(const double *x, uint32_t from, uint32_t to)
  * layer has hi = E.
  */
 
-/* Marks in used[0..K) the classes of layer l's usable strategies. */
-static void mark_classes(const tsl_layerdp_ws_t *ws, uint32_t l, uint32_t S, uint32_t K,
-                         uint8_t *used)
-{
-    memset(used, 0, K);
-    for (uint32_t a = 0; a < ws->nact[l]; a++)
-        used[ws->cls[ws->act[(size_t)l * S + a]]] = 1;
-}
-
 /*
  * T_μ(e') = min_λ [M_λ(l−1, e') + R_l(λ, μ)] for e' ∈ [from, from + n), for the
  * layouts μ layer l uses, over the layouts λ layer l − 1 used (the others' rows
@@ -629,7 +625,7 @@ static void mark_classes(const tsl_layerdp_ws_t *ws, uint32_t l, uint32_t S, uin
  * same T, without reading the rows that staying in μ beats anyway.
  */
 static void build_t(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t l, uint32_t K,
-                    uint32_t e1, int prv, uint32_t from, uint32_t n, const uint8_t *src,
+                    uint32_t e1, int prv, uint32_t from, const uint32_t *to_e, const uint8_t *src,
                     const uint8_t *dst)
 {
     const size_t Kc = p->n_layouts;
@@ -640,8 +636,9 @@ static void build_t(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32
         if (src[lam])
             ws->srcs[ns++] = lam;
     for (uint32_t mu = 0; mu < K; mu++) {
-        if (!dst[mu])
+        if (!dst[mu]) /* no strategy of the layer reads T_μ */
             continue;
+        const uint32_t n = to_e[mu] - from + 1;
         const size_t to = mu * (size_t)e1, col = ws->corig[mu];
         const double rmu = R[ws->corig[mu] * Kc + col];
         for (uint32_t a = 0; a < ns; a++)
@@ -675,6 +672,11 @@ static void build_t(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32
  * Layout form. On return ws->all[r][0..E] (r returned) holds the last layer's
  * minimum over strategies, +INFINITY where nothing fits, with its argmin in
  * ws->allarg[r]. Adds the cells evaluated to *states.
+ *
+ * Per layer: the strategies with a cell to evaluate (ff + w ≤ hi) by class; T_μ
+ * of each class with one, over the cells its strategies read, [ff, hi − min w];
+ * each such class's row over [lo, hi] (+INFINITY below its first strategy's
+ * first cell), the others' +INFINITY.
  */
 static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t E, uint32_t K,
                      const uint32_t *minw, const uint32_t *hi, uint64_t *states)
@@ -684,19 +686,16 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
     uint64_t st = 0;
     uint32_t ff = 0; /* first finite e of the previous layer; 0 before layer 0 */
     bool dead = false;
+    /* the classes the previous / this layer evaluated: a class none did is +INFINITY */
     uint8_t *src = ws->used, *dst = ws->used + S;
-    uint32_t *qoff = ws->qoff;
+    uint32_t *qoff = ws->qoff, *to_e = ws->srcs + S; /* to_e: [K], see build_t */
+    memset(src, 0, K);
 
     for (uint32_t l = 0; l < L; l++) {
         const uint32_t lo = ff + minw[l]; /* ≤ hi[l], checked at the previous layer */
         const uint16_t *act = ws->act + (size_t)l * S;
         double *val = ws->val[cur];
         int64_t *arg = ws->arg[cur];
-        for (uint32_t k = 0; k < K; k++)
-            ws->k->fill_inf(val + (size_t)k * e1 + lo, hi[l] - lo + 1);
-        mark_classes(ws, l, S, K, dst);
-        if (l > 0) /* e' ∈ [ff, hi(l) − min w(l)]: what layer l reads */
-            build_t(p, ws, l, K, e1, prv, ff, hi[l] - minw[l] - ff + 1, src, dst);
         /* the strategies with a cell to evaluate (ff + w ≤ hi), by class, ascending */
         memset(qoff, 0, (K + 1) * sizeof(*qoff));
         for (uint32_t a = 0; a < ws->nact[l]; a++) {
@@ -704,36 +703,46 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
             if (ws->w[(size_t)l * S + j] <= hi[l] - ff)
                 qoff[ws->cls[j] + 1]++;
         }
-        for (uint32_t k = 0; k < K; k++)
+        for (uint32_t k = 0; k < K; k++) {
+            dst[k] = qoff[k + 1] > 0;
+            to_e[k] = 0;
             qoff[k + 1] += qoff[k];
+        }
         for (uint32_t a = 0; a < ws->nact[l]; a++) {
             const uint32_t j = act[a];
             const size_t lj = (size_t)l * S + j;
             const uint32_t w = ws->w[lj];
             if (w > hi[l] - ff) /* ff + w beyond hi: no cell to evaluate */
                 continue;
-            const uint32_t q = qoff[ws->cls[j]]++;
+            const uint32_t k = ws->cls[j], q = qoff[k]++;
             ws->qc[q] = p->time_s[lj];
             ws->qj[q] = j;
             ws->qs[q] = ff + w;
             ws->qw[q] = w;
+            if (hi[l] - w > to_e[k]) /* T_k read up to hi − w */
+                to_e[k] = hi[l] - w;
             st += hi[l] - ff - w + 1;
         }
+        if (l > 0)
+            build_t(p, ws, l, K, e1, prv, ff, to_e, src, dst);
         /* qoff[k] is now class k's end: k's strategies are [qoff[k − 1], qoff[k]) */
         for (uint32_t k = 0; k < K; k++) {
             const uint32_t q0 = k ? qoff[k - 1] : 0, nq = qoff[k] - q0;
-            if (nq == 0)
+            const size_t koff = (size_t)k * e1;
+            if (nq == 0) {
+                ws->k->fill_inf(val + koff + lo, hi[l] - lo + 1);
                 continue;
+            }
             uint32_t x0 = hi[l];
             for (uint32_t q = q0; q < q0 + nq; q++)
                 x0 = ws->qs[q] < x0 ? ws->qs[q] : x0;
+            ws->k->fill_inf(val + koff + lo, x0 - lo);
             /* layer 0: C(−1, e) = 0 (its T is the zero row), v = c; T before ff
              * (what a tile's lanes before a strategy's first cell read) +INFINITY */
             double *T = l ? ws->tv + (size_t)k * (e1 + RELAX_TILE) : ws->zero;
             if (l > 0)
                 for (uint32_t i = 1; i < RELAX_TILE; i++)
                     T[(ptrdiff_t)ff - (ptrdiff_t)i] = INFINITY;
-            const size_t koff = (size_t)k * e1;
             ws->k->relax_class(x0, hi[l], nq, ws->qc + q0, ws->qj + q0, ws->qs + q0, ws->qw + q0,
                                T, val + koff, arg + koff);
         }

@@ -21,6 +21,8 @@
 /* The most memory an engine's layer-cost memo holds (tsl_engine_t.memo); past it
  * the memo starts afresh. */
 #define TSL_SEARCH_COST_MEMO_BYTES (1024ull << 20)
+/* Likewise for the layer DP's answers (tsl_engine_t.dp_memo). */
+#define TSL_SEARCH_DP_MEMO_BYTES (64ull << 20)
 /* Largest interleave (model chunks per stage) weighed: 2 and 4 (pipeline.h). */
 #define TSL_SEARCH_MAX_INTERLEAVE 4u
 
@@ -109,6 +111,10 @@ typedef struct tsl_engine {
      * the sweep's batches, micro-batch counts, interleaves and re-partitions that
      * meet one again read it instead of costing it again (search_eval.c) */
     struct tsl_cost_memo *memo;
+    /* the layer DP's answers by a 128-bit fingerprint of the whole problem: a
+     * stage the re-partitioning, the interleaves or the sweep meet again with the
+     * same rows is not solved again (search_eval.c dp_solve) */
+    struct tsl_dp_memo *dp_memo;
     tsl_transition_cost_t *class_trans; /* [classes × Λ_max²]: R per pair of layouts */
     uint8_t *class_done;
     /* the stage's layouts (search_eval.c): distinct layouts of its group, numbered

@@ -194,6 +194,178 @@ static bool memo_reserve(tsl_engine_t *e, size_t rows, size_t cells)
     return true;
 }
 
+/* ---- the layer DP's answers kept across configurations ---- */
+
+typedef struct dp_memo_slot {
+    uint64_t h[2];
+    size_t off; /* of its choices in choice[]; SIZE_MAX: empty */
+    tsl_layerdp_result_t res;
+} dp_memo_slot_t;
+
+struct tsl_dp_memo {
+    dp_memo_slot_t *slot; /* open addressing, n_slots a power of two */
+    size_t n_slots, n_used;
+    uint32_t *choice; /* each answer's strategies, n_layers of them */
+    size_t n_choice, cap_choice;
+};
+
+static void dp_memo_free(struct tsl_dp_memo *m)
+{
+    if (m == NULL)
+        return;
+    free(m->slot);
+    free(m->choice);
+    free(m);
+}
+
+/* splitmix64's finaliser: a bijection that spreads every input bit */
+static inline uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ x >> 31;
+}
+
+/* A fingerprint's state: four 64-bit lanes, each word taken in as XXH64's round
+ * (lanes independent, so a problem's few hundred kilobytes hash at about a word
+ * per cycle). */
+#define FP_P1 0x9e3779b185ebca87ull
+#define FP_P2 0xc2b2ae3d27d4eb4full
+
+static inline uint64_t fp_round(uint64_t acc, uint64_t w)
+{
+    acc += w * FP_P2;
+    acc = acc << 31 | acc >> 33;
+    return acc * FP_P1;
+}
+
+/* The bytes of p[0..n) into the lanes, then n itself (zero-padded to whole words). */
+static void fp_bytes(uint64_t v[4], const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        uint64_t w[4];
+        memcpy(w, b + i, sizeof w);
+        v[0] = fp_round(v[0], w[0]);
+        v[1] = fp_round(v[1], w[1]);
+        v[2] = fp_round(v[2], w[2]);
+        v[3] = fp_round(v[3], w[3]);
+    }
+    for (uint32_t k = 0; i < n; i += 8, k++) {
+        uint64_t w = 0;
+        memcpy(&w, b + i, n - i < 8 ? n - i : 8);
+        v[k] = fp_round(v[k], w);
+    }
+    v[0] = fp_round(v[0], n);
+}
+
+/* Everything tsl_layerdp_solve reads of p (the layout form the engine gives it),
+ * as two 64-bit halves drawn from the four lanes. */
+static void dp_fingerprint(const tsl_layerdp_problem_t *p, uint64_t h[2])
+{
+    const size_t LS = (size_t)p->n_layers * p->n_strategies;
+    const size_t LK = (size_t)p->n_layers * p->n_layouts * p->n_layouts;
+    const uint64_t dims[5] = {p->n_layers, p->n_strategies, p->n_layouts, p->budget_bytes,
+                              p->bucket_bytes};
+    uint64_t v[4] = {0x243f6a8885a308d3ull, 0x13198a2e03707344ull, 0xa4093822299f31d0ull,
+                     0x082efa98ec4e6c89ull};
+    fp_bytes(v, dims, sizeof dims);
+    fp_bytes(v, p->time_s, LS * sizeof(*p->time_s));
+    fp_bytes(v, p->fwd_bytes, LS * sizeof(*p->fwd_bytes));
+    fp_bytes(v, p->bwd_bytes, LS * sizeof(*p->bwd_bytes));
+    fp_bytes(v, p->ms_bytes, LS * sizeof(*p->ms_bytes));
+    fp_bytes(v, p->layout, p->n_strategies * sizeof(*p->layout));
+    fp_bytes(v, p->trans_pair_s, LK * sizeof(*p->trans_pair_s));
+    h[0] = mix64(v[0] ^ mix64(v[1] ^ mix64(v[2] ^ mix64(v[3]))));
+    h[1] = mix64(v[3] + mix64(v[2] + mix64(v[1] + mix64(v[0] + FP_P1))));
+}
+
+static dp_memo_slot_t *dp_memo_slot(struct tsl_dp_memo *m, const uint64_t h[2])
+{
+    size_t i = (size_t)h[0] & (m->n_slots - 1);
+    while (m->slot[i].off != SIZE_MAX && (m->slot[i].h[0] != h[0] || m->slot[i].h[1] != h[1]))
+        i = (i + 1) & (m->n_slots - 1);
+    return &m->slot[i];
+}
+
+static bool dp_memo_slots(struct tsl_dp_memo *m, size_t n)
+{
+    dp_memo_slot_t *old = m->slot;
+    size_t n_old = m->n_slots;
+    if ((m->slot = malloc(n * sizeof(*m->slot))) == NULL) {
+        m->slot = old;
+        return false;
+    }
+    m->n_slots = n;
+    for (size_t i = 0; i < n; i++)
+        m->slot[i].off = SIZE_MAX;
+    for (size_t i = 0; old != NULL && i < n_old; i++)
+        if (old[i].off != SIZE_MAX)
+            *dp_memo_slot(m, old[i].h) = old[i];
+    free(old);
+    return true;
+}
+
+/* Keeps p's answer (res, and choice when one fits) under fingerprint h; nothing
+ * when out of memory. Past TSL_SEARCH_DP_MEMO_BYTES the memo starts afresh. */
+static void dp_memo_add(tsl_engine_t *e, const uint64_t h[2], uint32_t L,
+                        const tsl_layerdp_result_t *res, const uint32_t *choice)
+{
+    struct tsl_dp_memo *m = e->dp_memo;
+    if (m == NULL && (m = e->dp_memo = calloc(1, sizeof(*m))) == NULL)
+        return;
+    if ((m->n_choice + L) * sizeof(uint32_t) + m->n_slots * sizeof(*m->slot) >
+        TSL_SEARCH_DP_MEMO_BYTES) { /* afresh */
+        m->n_used = m->n_choice = 0;
+        for (size_t i = 0; i < m->n_slots; i++)
+            m->slot[i].off = SIZE_MAX;
+    }
+    if (2 * (m->n_used + 1) > m->n_slots && !dp_memo_slots(m, m->n_slots ? 2 * m->n_slots : 1024))
+        return;
+    if (m->n_choice + L > m->cap_choice) {
+        size_t want = m->cap_choice ? 2 * m->cap_choice : 4096;
+        while (want < m->n_choice + L)
+            want *= 2;
+        uint32_t *c = realloc(m->choice, want * sizeof(*c));
+        if (c == NULL)
+            return;
+        m->choice = c;
+        m->cap_choice = want;
+    }
+    dp_memo_slot_t *slot = dp_memo_slot(m, h);
+    slot->h[0] = h[0];
+    slot->h[1] = h[1];
+    slot->off = m->n_choice;
+    slot->res = *res;
+    if (isfinite(res->time_s))
+        memcpy(m->choice + m->n_choice, choice, L * sizeof(*choice));
+    m->n_choice += L;
+    m->n_used++;
+}
+
+/* tsl_layerdp_solve into e->choice, or its answer to the same problem met before:
+ * the same res and choice (and so the same statistics). */
+static int dp_solve(tsl_engine_t *e, const tsl_layerdp_problem_t *p, tsl_layerdp_result_t *res)
+{
+    uint64_t h[2];
+    dp_fingerprint(p, h);
+    struct tsl_dp_memo *m = e->dp_memo;
+    const dp_memo_slot_t *hit = m != NULL && m->n_slots ? dp_memo_slot(m, h) : NULL;
+    if (hit != NULL && hit->off != SIZE_MAX) {
+        *res = hit->res;
+        if (isfinite(res->time_s))
+            memcpy(e->choice, m->choice + hit->off, p->n_layers * sizeof(*e->choice));
+        return 0;
+    }
+    int rc = tsl_layerdp_solve(p, e->ws, e->choice, res, NULL);
+    if (rc == 0)
+        dp_memo_add(e, h, p->n_layers, res, e->choice);
+    return rc;
+}
+
 /* Each group's layout numbering (made with its first stage's moves) and room for
  * the moves of every stage block of its size. */
 static int alloc_layouts(tsl_engine_t *e)
@@ -355,6 +527,7 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->class_done);
     free(e->class_row);
     memo_free(e->memo);
+    dp_memo_free(e->dp_memo);
     free(e->bw);
     free(e->choice);
     free(e->zb_choice);
@@ -874,7 +1047,7 @@ static bool solve_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pl
     if (tied && s > 0)
         keep_tie_ok(e, g, n - 1, &plan->layer[0], false);
     e->stats.dp_runs++;
-    if (tsl_layerdp_solve(prob, e->ws, e->choice, res, NULL) != 0 || !isfinite(res->time_s))
+    if (dp_solve(e, prob, res) != 0 || !isfinite(res->time_s))
         return false;
     e->stats.dp_states += res->states_visited;
     if (!tied || s > 0 ||
@@ -884,7 +1057,7 @@ static bool solve_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pl
     keep_tie_ok(e, g, 0, &emb, true);
     keep_tie_ok(e, g, n - 1, &emb, true);
     e->stats.dp_runs++;
-    if (tsl_layerdp_solve(prob, e->ws, e->choice, res, NULL) != 0 || !isfinite(res->time_s))
+    if (dp_solve(e, prob, res) != 0 || !isfinite(res->time_s))
         return false;
     e->stats.dp_states += res->states_visited;
     return true;
