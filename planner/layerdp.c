@@ -619,10 +619,13 @@ static uint32_t first_finite(const double *x, uint32_t from, uint32_t to)
  * layouts μ layer l uses, over the layouts λ layer l − 1 used (the others' rows
  * are +INFINITY). μ's own layout goes first so that a tie keeps it (no move).
  *
- * In tiles of PAIR_TILE cells, a layout λ whose least value in the tile (C is
- * non-increasing in e, so its last cell) plus R(λ, μ) is no less than μ's own
- * largest (its first cell) cannot win a cell of the tile and is left out — the
- * same T, without reading the rows that staying in μ beats anyway.
+ * In tiles of PAIR_TILE cells: C is non-increasing in e, so a row's least value in
+ * the tile (plus R) is its last cell's and its largest its first cell's. Let U be
+ * the least of the rows' largest values, first reached by row λ* (in the order
+ * above). Every cell of the tile has a value ≤ U in λ*, so a row whose least
+ * value exceeds U, or equals it and comes after λ*, cannot be the first least
+ * anywhere in the tile and is left out — the same T, without reading the rows
+ * that another beats throughout.
  */
 static void build_t(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t l, uint32_t K,
                     uint32_t e1, int prv, uint32_t from, const uint32_t *to_e, const uint8_t *src,
@@ -648,24 +651,58 @@ static void build_t(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32
         for (uint32_t t0 = 0; t0 < n; t0 += PAIR_TILE) {
             const uint32_t tn = n - t0 < PAIR_TILE ? n - t0 : PAIR_TILE;
             const size_t x0 = from + t0, x1 = x0 + tn - 1;
-            const double stay = M[to + x0] + rmu; /* μ's largest value in the tile */
-            uint32_t nq = 1; /* μ, then the others */
-            ws->rows[0] = M + to;
-            ws->rowargs[0] = ws->arg[prv] + to;
-            ws->rowr[0] = rmu;
+            /* U and λ*, by place in the order: μ is 0, srcs[a] (≠ μ) a + 1 */
+            double U = M[to + x0] + rmu;
+            uint32_t star = 0;
             for (uint32_t a = 0; a < ns; a++) {
-                const uint32_t lam = ws->srcs[a];
+                const double top = M[ws->srcs[a] * (size_t)e1 + x0] + ws->srcr[a];
+                if (ws->srcs[a] != mu && top < U) {
+                    U = top;
+                    star = a + 1;
+                }
+            }
+            uint32_t nq = 0;
+            for (uint32_t pl = 0; pl <= ns; pl++) {
+                const uint32_t lam = pl ? ws->srcs[pl - 1] : mu;
                 const size_t row = lam * (size_t)e1;
-                if (lam == mu || !(M[row + x1] + ws->srcr[a] < stay))
+                const double r = pl ? ws->srcr[pl - 1] : rmu, least = M[row + x1] + r;
+                if ((pl && lam == mu) ||
+                    (pl != star && (least > U || (least == U && pl > star))))
                     continue;
                 ws->rows[nq] = M + row;
                 ws->rowargs[nq] = ws->arg[prv] + row;
-                ws->rowr[nq++] = ws->srcr[a];
+                ws->rowr[nq++] = r;
             }
             ws->k->min_rows(tn, nq, ws->rows, ws->rowargs, x0, ws->rowr,
                             ws->tv + mu * (size_t)(e1 + RELAX_TILE) + x0, keep + x0);
         }
     }
+}
+
+/*
+ * Leaves out of a class's strategies [q0, q1) each one an earlier one dominates:
+ * no more forward memory (w) and no more time (c). Its v is then no less than
+ * the earlier one's at every cell it evaluates (T is non-increasing, and the
+ * earlier one's first cell comes no later), so it never wins a cell: the rows,
+ * their argmins and every answer are the same without it. Returns how many stay
+ * (moved to the front, in order).
+ */
+static uint32_t drop_dominated(tsl_layerdp_ws_t *ws, uint32_t q0, uint32_t q1)
+{
+    uint32_t n = 0;
+    for (uint32_t q = q0; q < q1; q++) {
+        uint32_t p = 0;
+        while (p < n && !(ws->qw[q0 + p] <= ws->qw[q] && ws->qc[q0 + p] <= ws->qc[q]))
+            p++;
+        if (p < n)
+            continue;
+        ws->qc[q0 + n] = ws->qc[q];
+        ws->qj[q0 + n] = ws->qj[q];
+        ws->qs[q0 + n] = ws->qs[q];
+        ws->qw[q0 + n] = ws->qw[q];
+        n++;
+    }
+    return n;
 }
 
 /*
@@ -727,7 +764,7 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
             build_t(p, ws, l, K, e1, prv, ff, to_e, src, dst);
         /* qoff[k] is now class k's end: k's strategies are [qoff[k − 1], qoff[k]) */
         for (uint32_t k = 0; k < K; k++) {
-            const uint32_t q0 = k ? qoff[k - 1] : 0, nq = qoff[k] - q0;
+            const uint32_t q0 = k ? qoff[k - 1] : 0, nq = drop_dominated(ws, q0, qoff[k]);
             const size_t koff = (size_t)k * e1;
             if (nq == 0) {
                 ws->k->fill_inf(val + koff + lo, hi[l] - lo + 1);
