@@ -38,7 +38,7 @@
 
 #define PRED_MAX_STRATEGIES 65536u /* predecessors are stored as uint16_t */
 #define FULL_TILE           512u   /* full form: cells per tile (8 KiB of minima) */
-#define PAIR_TILE           64u    /* layout form: cells per tile of T (see build_t) */
+#define PAIR_TILE           128u   /* layout form: cells per tile of T (see build_t) */
 #define RELAX_TILE          16u    /* layout form: cells a class's strategies relax in registers */
 
 /* AVX2 kernels on x86-64 with GCC or Clang, chosen at run time; elsewhere (and on
@@ -67,7 +67,9 @@ struct tsl_layerdp_ws {
     double *rowr;            /* [S]: R from each of them to μ */
     uint32_t *srcs;          /* [2·S]: the classes the previous layer used, ascending;
                                 the last cell of T each class's strategies read */
-    double *srcr;            /* [S]: R from each of them to the μ being built */
+    double *srcr;            /* [S, rounded up to 4]: R from each of them to the μ being built */
+    uint32_t *keep;          /* [S + 1]: the rows a tile of T_μ takes (select_rows) */
+    double *tile_top, *tile_least; /* [tile·ns + a]: their first and last values per tile */
     /* layout form, one layer: its evaluated strategies by class (class k's are
      * [qoff[k], qoff[k + 1]), ascending), with c, j, the first cell s = ff + w, and w */
     uint32_t *qoff;
@@ -126,7 +128,11 @@ tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategie
     ws->rowargs = calloc(max_strategies, sizeof(*ws->rowargs));
     ws->rowr = calloc(max_strategies, sizeof(*ws->rowr));
     ws->srcs = calloc(2 * (size_t)max_strategies, sizeof(uint32_t));
-    ws->srcr = calloc(max_strategies, sizeof(double));
+    const size_t tiles = (size_t)e1 / PAIR_TILE + 1, s4 = ((size_t)max_strategies + 3) & ~(size_t)3;
+    ws->srcr = calloc(s4, sizeof(double));
+    ws->keep = calloc(s4 + 1, sizeof(uint32_t));
+    ws->tile_top = calloc(tiles * s4, sizeof(double));
+    ws->tile_least = calloc(tiles * s4, sizeof(double));
     ws->qoff = calloc((size_t)max_strategies + 1, sizeof(uint32_t));
     ws->qc = calloc(max_strategies, sizeof(double));
     ws->qj = calloc(max_strategies, sizeof(int64_t));
@@ -142,7 +148,7 @@ tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategie
     ws->minw = calloc(max_layers, sizeof(uint32_t));
     ws->hi = calloc(max_layers, sizeof(uint32_t));
     bool ok = ws->pred && ws->w && ws->act && ws->nact && ws->cls && ws->corig && ws->used &&
-              ws->rows && ws->rowargs && ws->rowr && ws->srcs && ws->srcr && ws->qoff && ws->qc &&
+              ws->rows && ws->rowargs && ws->rowr && ws->srcs && ws->srcr && ws->keep && ws->tile_top && ws->tile_least && ws->qoff && ws->qc &&
               ws->qj && ws->qs && ws->qw && ws->tv && ws->zero && ws->tmp && ws->minw && ws->hi;
     for (int r = 0; r < 2; r++) {
         ws->val[r] = calloc((size_t)nrow, sizeof(double));
@@ -174,6 +180,9 @@ void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws)
     free(ws->rowr);
     free(ws->srcs);
     free(ws->srcr);
+    free(ws->keep);
+    free(ws->tile_top);
+    free(ws->tile_least);
     free(ws->qoff);
     free(ws->qc);
     free(ws->qj);
@@ -287,6 +296,14 @@ struct kernels {
     void (*min_rows)(uint32_t n, uint32_t nq, const double *const *src,
                      const int64_t *const *srcarg, size_t off, const double *r, double *best,
                      uint16_t *arg);
+    /* The rows of one tile of T_μ (build_t): μ's own at place 0 (first value u0,
+     * last l0), row a < n at place a + 1 (top[a] + r[a], least[a] + r[a]). U = the
+     * least first value, place* the first place with it. Keeps place* and every
+     * other whose last value is below U, or equal and before place*; writes the
+     * kept places into keep[] ascending, returns their count. top, least and r
+     * are readable (and +INFINITY in r) up to n rounded up to 4. */
+    uint32_t (*select_rows)(uint32_t n, const double *top, const double *least, const double *r,
+                            double u0, double l0, uint32_t *keep);
 };
 
 static void relax_class_scalar(uint32_t x0, uint32_t x1, uint32_t nq, const double *c,
@@ -363,9 +380,28 @@ static void min_rows_scalar(uint32_t n, uint32_t nq, const double *const *src,
     }
 }
 
+static uint32_t select_rows_scalar(uint32_t n, const double *top, const double *least,
+                                   const double *r, double u0, double l0, uint32_t *keep)
+{
+    double U = u0;
+    uint32_t star = 0, nk = 0;
+    for (uint32_t a = 0; a < n; a++) {
+        const double v = top[a] + r[a];
+        star = v < U ? a + 1 : star;
+        U = v < U ? v : U;
+    }
+    for (uint32_t pl = 0; pl <= n; pl++) {
+        const double v = pl ? least[pl - 1] + r[pl - 1] : l0;
+        if (pl != star && (v > U || (v == U && pl > star)))
+            continue;
+        keep[nk++] = pl;
+    }
+    return nk;
+}
+
 static const kernels_t kernels_scalar = {
-    relax_class_scalar, min_const_scalar, min_row_scalar,
-    min_rowarg_scalar,  fill_inf_scalar,  min_rows_scalar,
+    relax_class_scalar, min_const_scalar, min_row_scalar,      min_rowarg_scalar,
+    fill_inf_scalar,    min_rows_scalar,  select_rows_scalar,
 };
 
 #ifdef TSL_LAYERDP_AVX2
@@ -561,8 +597,69 @@ static void min_rows_avx2(uint32_t n, uint32_t nq, const double *const *src,
     min_rows_scalar(n - x, nq, src, srcarg, off + x, r, best + x, arg + x);
 }
 
+/* select_rows four rows at a time: each lane keeps its first least (places a ≡ lane
+ * mod 4, ascending), then the lanes' least, ties to the lower place — the
+ * sequential first least; the kept places from each vector's mask. */
+TSL_TARGET_AVX2
+static uint32_t select_rows_avx2(uint32_t n, const double *top, const double *least,
+                                 const double *r, double u0, double l0, uint32_t *keep)
+{
+    __m256d best = _mm256_set1_pd(INFINITY);
+    __m256i bidx = _mm256_set1_epi64x(INT64_MAX);
+    __m256i idx = _mm256_setr_epi64x(0, 1, 2, 3);
+    const __m256i four = _mm256_set1_epi64x(4);
+    for (uint32_t a = 0; a < n; a += 4) {
+        __m256d v = _mm256_add_pd(_mm256_loadu_pd(top + a), _mm256_loadu_pd(r + a));
+        __m256d m = _mm256_cmp_pd(v, best, _CMP_LT_OQ);
+        best = _mm256_blendv_pd(best, v, m);
+        bidx = _mm256_castpd_si256(
+            _mm256_blendv_pd(_mm256_castsi256_pd(bidx), _mm256_castsi256_pd(idx), m));
+        idx = _mm256_add_epi64(idx, four);
+    }
+    double bv[4];
+    int64_t bi[4];
+    _mm256_storeu_pd(bv, best);
+    _mm256_storeu_si256((__m256i *)(void *)bi, bidx);
+    double U = INFINITY;
+    int64_t at = INT64_MAX;
+    for (int k = 0; k < 4; k++)
+        if (bv[k] < U || (bv[k] == U && bi[k] < at)) {
+            U = bv[k];
+            at = bi[k];
+        }
+    uint32_t star = 0;
+    if (U < u0)
+        star = (uint32_t)at + 1;
+    else
+        U = u0;
+    uint32_t nk = 0;
+    if (star == 0 || !(l0 > U))
+        keep[nk++] = 0;
+    const __m256d Uv = _mm256_set1_pd(U);
+    const __m256i sv = _mm256_set1_epi64x((int64_t)star);
+    __m256i pl = _mm256_setr_epi64x(1, 2, 3, 4);
+    for (uint32_t a = 0; a < n; a += 4) {
+        __m256d v = _mm256_add_pd(_mm256_loadu_pd(least + a), _mm256_loadu_pd(r + a));
+        __m256i after = _mm256_cmpgt_epi64(pl, sv), at_star = _mm256_cmpeq_epi64(pl, sv);
+        __m256d skip = _mm256_or_pd(
+            _mm256_cmp_pd(v, Uv, _CMP_GT_OQ),
+            _mm256_and_pd(_mm256_cmp_pd(v, Uv, _CMP_EQ_OQ), _mm256_castsi256_pd(after)));
+        skip = _mm256_andnot_pd(_mm256_castsi256_pd(at_star), skip);
+        unsigned bits = ~(unsigned)_mm256_movemask_pd(skip) & 0xfu;
+        while (bits) {
+            const uint32_t k = (uint32_t)__builtin_ctz(bits);
+            if (a + k < n)
+                keep[nk++] = a + k + 1;
+            bits &= bits - 1;
+        }
+        pl = _mm256_add_epi64(pl, four);
+    }
+    return nk;
+}
+
 static const kernels_t kernels_avx2 = {
-    relax_class_avx2, min_const_avx2, min_row_avx2, min_rowarg_avx2, fill_inf_avx2, min_rows_avx2,
+    relax_class_avx2, min_const_avx2, min_row_avx2,     min_rowarg_avx2,
+    fill_inf_avx2,    min_rows_avx2,  select_rows_avx2,
 };
 #endif
 
@@ -634,46 +731,56 @@ static void build_t(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32
     const size_t Kc = p->n_layouts;
     const double *R = p->trans_pair_s + (size_t)l * Kc * Kc;
     const double *M = ws->val[prv];
-    uint32_t ns = 0; /* the classes the previous layer used, ascending */
-    for (uint32_t lam = 0; lam < K; lam++)
+    uint32_t ns = 0, end = from; /* the classes the previous layer used, ascending */
+    for (uint32_t lam = 0; lam < K; lam++) {
         if (src[lam])
             ws->srcs[ns++] = lam;
+        if (dst[lam] && to_e[lam] + 1 > end)
+            end = to_e[lam] + 1;
+    }
+    /* each of those rows' first and last values in each tile, read once for every
+     * μ (the last at the longest μ's end: no more than a shorter μ's own, so a row
+     * left out is still one that cannot win) */
+    double *top = ws->tile_top, *least = ws->tile_least;
+    const uint32_t ns4 = (ns + 3) & ~3u; /* rows per tile, padded for select_rows */
+    for (uint32_t x0 = from, t = 0; x0 < end; x0 += PAIR_TILE, t++) {
+        const uint32_t xe = end - x0 < PAIR_TILE ? end - 1 : x0 + PAIR_TILE - 1;
+        for (uint32_t a = 0; a < ns; a++) {
+            const size_t row = ws->srcs[a] * (size_t)e1;
+            top[(size_t)t * ns4 + a] = M[row + x0];
+            least[(size_t)t * ns4 + a] = M[row + xe];
+        }
+        for (uint32_t a = ns; a < ns4; a++)
+            top[(size_t)t * ns4 + a] = least[(size_t)t * ns4 + a] = INFINITY;
+    }
+    double *rr = ws->srcr; /* R from each of them to μ; +INFINITY from μ itself */
+    for (uint32_t a = ns; a < ns4; a++)
+        rr[a] = INFINITY;
     for (uint32_t mu = 0; mu < K; mu++) {
         if (!dst[mu]) /* no strategy of the layer reads T_μ */
             continue;
-        const uint32_t n = to_e[mu] - from + 1;
         const size_t to = mu * (size_t)e1, col = ws->corig[mu];
-        const double rmu = R[ws->corig[mu] * Kc + col];
+        const double rmu = R[col * Kc + col];
         for (uint32_t a = 0; a < ns; a++)
-            ws->srcr[a] = R[ws->corig[ws->srcs[a]] * Kc + col];
+            rr[a] = ws->srcs[a] == mu ? INFINITY : R[ws->corig[ws->srcs[a]] * Kc + col];
         /* kept for backtracking: the cells of layer l read T_μ here */
         uint16_t *keep = ws->pred + ((size_t)(l - 1) * K + mu) * e1;
-        for (uint32_t t0 = 0; t0 < n; t0 += PAIR_TILE) {
-            const uint32_t tn = n - t0 < PAIR_TILE ? n - t0 : PAIR_TILE;
-            const size_t x0 = from + t0, x1 = x0 + tn - 1;
-            /* U and λ*, by place in the order: μ is 0, srcs[a] (≠ μ) a + 1 */
-            double U = M[to + x0] + rmu;
-            uint32_t star = 0;
-            for (uint32_t a = 0; a < ns; a++) {
-                const double top = M[ws->srcs[a] * (size_t)e1 + x0] + ws->srcr[a];
-                if (ws->srcs[a] != mu && top < U) {
-                    U = top;
-                    star = a + 1;
-                }
+        for (uint32_t x0 = from, t = 0; x0 <= to_e[mu]; x0 += PAIR_TILE, t++) {
+            const uint32_t x1 = to_e[mu] - x0 < PAIR_TILE ? to_e[mu] : x0 + PAIR_TILE - 1;
+            /* the rows by place in the order: μ is 0, srcs[a] a + 1 (μ's own there
+             * +INFINITY: left out) */
+            const uint32_t nk =
+                ws->k->select_rows(ns, top + (size_t)t * ns4, least + (size_t)t * ns4, rr,
+                                   M[to + x0] + rmu, M[to + x1] + rmu, ws->keep);
+            for (uint32_t i = 0; i < nk; i++) {
+                const uint32_t pl = ws->keep[i];
+                const size_t row = (pl ? ws->srcs[pl - 1] : mu) * (size_t)e1;
+                ws->rows[i] = M + row;
+                ws->rowargs[i] = ws->arg[prv] + row;
+                ws->rowr[i] = pl ? rr[pl - 1] : rmu;
             }
-            uint32_t nq = 0;
-            for (uint32_t pl = 0; pl <= ns; pl++) {
-                const uint32_t lam = pl ? ws->srcs[pl - 1] : mu;
-                const size_t row = lam * (size_t)e1;
-                const double r = pl ? ws->srcr[pl - 1] : rmu, least = M[row + x1] + r;
-                if ((pl && lam == mu) ||
-                    (pl != star && (least > U || (least == U && pl > star))))
-                    continue;
-                ws->rows[nq] = M + row;
-                ws->rowargs[nq] = ws->arg[prv] + row;
-                ws->rowr[nq++] = r;
-            }
-            ws->k->min_rows(tn, nq, ws->rows, ws->rowargs, x0, ws->rowr,
+            const uint32_t nq = nk;
+            ws->k->min_rows(x1 - x0 + 1, nq, ws->rows, ws->rowargs, x0, ws->rowr,
                             ws->tv + mu * (size_t)(e1 + RELAX_TILE) + x0, keep + x0);
         }
     }
