@@ -1061,6 +1061,75 @@ static void test_moe(void)
     tsl_cluster_free(&c);
 }
 
+/* The EP and expert-DP groups' figures made once per block (tsl_cost_moe_bw, the
+ * search's cache) price a MoE layer as the topology walk tsl_cost_layer makes
+ * without them does, at two EP degrees in turn as a search tries them, in the
+ * default mode with NCCL's α: the whole result the same to the byte. Figures made
+ * at the other degree, or never made, are not read (the layer walks). */
+static void test_moe_bw_made(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "4x8xH100-80G:8xib400", &err) == 0, "%s", err.msg);
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 14336,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .experts = 8,
+                     .experts_per_tok = 2};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 32, &err) == 0, "%s", err.msg);
+    const tsl_dim_t tp_dp[2] = {TSL_DIM_TP, TSL_DIM_DP}, tp_sdp[2] = {TSL_DIM_TP, TSL_DIM_SDP};
+    const uint32_t d84[2] = {8, 4}, d216[2] = {2, 16};
+    const tsl_strategy_t ss[] = {one(TSL_DIM_DP, 32, false), one(TSL_DIM_SDP, 32, true),
+                                 strat(2, tp_dp, d84, false), strat(2, tp_sdp, d216, false)};
+    const uint32_t eps[2] = {2, 8};
+    tsl_layer_cost_t ref[2][4];
+    for (int i = 0; i < 2; i++) {
+        tsl_cost_env_t other = env;
+        env.knobs.ep = eps[i];
+        other.knobs.ep = eps[1 - i];
+        for (size_t k = 0; k < sizeof(ss) / sizeof(ss[0]); k++) {
+            tsl_strategy_bw_t made, stale, plain;
+            tsl_layer_cost_t got;
+            tsl_cost_layer(&env, &l, &ss[k], NULL, 32, &ref[i][k]);
+            CHECK(ref[i][k].feasible && ref[i][k].ep_s > 0, "ep %u, strategy %zu feasible",
+                  eps[i], k);
+            tsl_cost_strategy_bw(&env, &ss[k], &made);
+            tsl_cost_moe_bw(&env, &made);
+            tsl_cost_layer(&env, &l, &ss[k], &made, 32, &got);
+            CHECK(memcmp(&got, &ref[i][k], sizeof(got)) == 0,
+                  "ep %u, strategy %zu: made figures %.9g s, walked %.9g s", eps[i], k, got.fwd_s,
+                  ref[i][k].fwd_s);
+            tsl_cost_strategy_bw(&env, &ss[k], &plain); /* none made */
+            tsl_cost_layer(&env, &l, &ss[k], &plain, 32, &got);
+            CHECK(memcmp(&got, &ref[i][k], sizeof(got)) == 0, "ep %u, strategy %zu: none made",
+                  eps[i], k);
+            tsl_cost_strategy_bw(&other, &ss[k], &stale); /* made at the other degree */
+            tsl_cost_moe_bw(&other, &stale);
+            tsl_cost_layer(&env, &l, &ss[k], &stale, 32, &got);
+            CHECK(memcmp(&got, &ref[i][k], sizeof(got)) == 0,
+                  "ep %u, strategy %zu: figures of ep %u", eps[i], k, eps[1 - i]);
+        }
+        tsl_strategy_bw_t g;
+        tsl_cost_moe_bw(&env, &g);
+        CHECK(g.moe[0].stride == 1 && g.moe[0].degree == eps[i] && g.moe[1].stride == eps[i] &&
+                  g.moe[1].degree == 32 / eps[i] && g.moe[1].lat.ar_s > 0,
+              "ep %u: groups %u@%u and %u@%u", eps[i], g.moe[0].degree, g.moe[0].stride,
+              g.moe[1].degree, g.moe[1].stride);
+    }
+    /* the two degrees price differently: a figure of one read at the other would show */
+    CHECK(ref[0][0].ep_s != ref[1][0].ep_s && ref[0][0].grad_comm_s != ref[1][0].grad_comm_s,
+          "ep 2 and ep 8: all-to-all %g vs %g s, gradient sync %g vs %g s", ref[0][0].ep_s,
+          ref[1][0].ep_s, ref[0][0].grad_comm_s, ref[1][0].grad_comm_s);
+    tsl_cluster_free(&c);
+}
+
 /* DeepSeek-V3's latent attention (h 7168, 128 heads, q_lora 1536, kv_lora 512,
  * nope 128, rope 64, v 128; 4096 tokens) on one H100: the forward less its core
  * is the projections' GEMMs, the latents' norms and the block's elementwise work,
@@ -1127,6 +1196,7 @@ int main(void)
     test_vocab_layers();
     test_cp();
     test_moe();
+    test_moe_bw_made();
     test_mla();
     return CHECK_DONE();
 }

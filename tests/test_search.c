@@ -1025,6 +1025,94 @@ static void test_moe_ep(void)
           "--ep on a dense model: %s", err.msg);
 }
 
+/* Two plans of one configuration costed alike: the figures and strategies the
+ * search reads and prints, and the layer DP's statistics. */
+static bool same_costing(const tsl_plan_t *a, const tsl_plan_t *b)
+{
+    if (a->valid != b->valid)
+        return false;
+    if (!a->valid)
+        return true;
+    bool same = a->iter_time_s == b->iter_time_s && a->samples_per_s == b->samples_per_s &&
+                a->peak_bytes == b->peak_bytes && a->pp == b->pp && a->n_micro == b->n_micro &&
+                a->interleave == b->interleave && a->schedule == b->schedule &&
+                a->opt_tail_s == b->opt_tail_s && a->n_layers == b->n_layers;
+    for (uint32_t s = 0; same && s < a->pp; s++) {
+        const tsl_plan_stage_t *x = &a->stages[s], *y = &b->stages[s];
+        same = x->first_layer == y->first_layer && x->n_layers == y->n_layers &&
+               x->time_s == y->time_s && x->time_nosync_s == y->time_nosync_s &&
+               x->fwd_s == y->fwd_s && x->p2p_s == y->p2p_s && x->opt_s == y->opt_s &&
+               x->peak_bytes == y->peak_bytes && x->act_bytes == y->act_bytes &&
+               x->ms_bytes == y->ms_bytes;
+    }
+    for (uint32_t l = 0; same && l < a->n_layers; l++)
+        same = tsl_strategy_equal(&a->layer[l], &b->layer[l]);
+    return same;
+}
+
+/* The engine keeps layer costs and layer-DP answers across the configurations of
+ * one search (search_engine.h: memo, dp_memo). A configuration costed after many
+ * others in one engine (micro-batch sizes met again at other batches, stage blocks
+ * that are twins, partitions tried twice) equals the same configuration costed
+ * first in a fresh engine, for a MoE model at two EP degrees (the EP groups'
+ * figures are kept per stage block) and a dense one; the DP statistics too. */
+static void test_memo_fresh(void)
+{
+    static const struct {
+        const char *model, *cluster;
+        uint32_t ep;
+    } cases[] = {{"Mixtral-8x7B", "4x8xH100-80G:8xib400", 2},
+                 {"Mixtral-8x7B", "4x8xH100-80G:8xib400", 8},
+                 {"GPT2-345M", "2x4xV100-16G:ib100", 0}};
+    static const uint32_t batches[] = {64, 32, 128, 64}, pps[] = {1, 2, 4};
+    static tsl_engine_t shared, fresh;
+    static tsl_plan_t a, b;
+    int compared = 0;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tsl_model_t m;
+        tsl_cluster_t c;
+        tsl_err_t err = {0};
+        load(cases[i].model, cases[i].cluster, &m, &c);
+        tsl_request_t r;
+        tsl_request_init(&r);
+        r.ep = cases[i].ep;
+        tsl_space_t sp = tsl_space_tessel(&r);
+        CHECK(tsl_engine_init(&shared, &m, &c, &r, NULL, &sp, &err) == 0, "%s", err.msg);
+        for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
+            for (size_t pi = 0; pi < sizeof(pps) / sizeof(pps[0]); pi++)
+                for (uint32_t mc = pps[pi]; mc <= 4 * pps[pi]; mc *= 2) {
+                    const uint32_t B = batches[bi], P = pps[pi];
+                    uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+                    tsl_partition_by_flops(&m, P, first);
+                    for (int cut = 0; cut < (P > 1 ? 2 : 1); cut++) {
+                        if (cut) /* another partition of the same configuration */
+                            first[1]++;
+                        tsl_search_stats_t before = shared.stats;
+                        tsl_plan_init(&a);
+                        tsl_engine_eval(&shared, B, P, mc, first, &a);
+                        CHECK(tsl_engine_init(&fresh, &m, &c, &r, NULL, &sp, &err) == 0, "%s",
+                              err.msg);
+                        tsl_plan_init(&b);
+                        tsl_engine_eval(&fresh, B, P, mc, first, &b);
+                        CHECK(same_costing(&a, &b) &&
+                                  shared.stats.dp_runs - before.dp_runs == fresh.stats.dp_runs &&
+                                  shared.stats.dp_states - before.dp_states ==
+                                      fresh.stats.dp_states,
+                              "%s ep %u, batch %u, pp %u, m %u, cut %d: %.9g vs fresh %.9g "
+                              "samples/s (valid %d, %d)",
+                              cases[i].model, cases[i].ep, B, P, mc, cut, a.samples_per_s,
+                              b.samples_per_s, a.valid, b.valid);
+                        compared += a.valid;
+                        tsl_engine_free(&fresh);
+                    }
+                }
+        tsl_engine_free(&shared);
+        tsl_model_free(&m);
+        tsl_cluster_free(&c);
+    }
+    CHECK(compared > 20, "only %d configurations fit", compared);
+}
+
 int main(void)
 {
     test_fp8();
@@ -1052,5 +1140,6 @@ int main(void)
     test_interleave();
     test_zero_bubble();
     test_moe_ep();
+    test_memo_fresh();
     return CHECK_DONE();
 }
