@@ -230,7 +230,8 @@ void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
 void tsl_cost_moe_bw(const tsl_cost_env_t *env, tsl_strategy_bw_t *out)
 {
     uint32_t G = env->block_size, ep = env->knobs.ep > 1 ? env->knobs.ep : 1;
-    const uint32_t stride[TSL_COST_MOE_GROUPS] = {1, ep}, degree[TSL_COST_MOE_GROUPS] = {ep, G / ep};
+    const uint32_t stride[TSL_COST_MOE_GROUPS] = {1, ep},
+                   degree[TSL_COST_MOE_GROUPS] = {ep, G / ep};
     for (uint32_t i = 0; i < TSL_COST_MOE_GROUPS; i++) {
         tsl_group_bw_t *g = &out->moe[i];
         g->stride = stride[i];
@@ -241,8 +242,8 @@ void tsl_cost_moe_bw(const tsl_cost_env_t *env, tsl_strategy_bw_t *out)
 
 /* group_bw, read from bw's made groups where one matches (tsl_cost_moe_bw), else
  * walked: the same figure either way. */
-static double made_group_bw(const tsl_cost_env_t *env, const tsl_strategy_bw_t *bw,
-                            uint32_t stride, uint32_t degree, tsl_coll_lat_t *lat)
+static double made_group_bw(const tsl_cost_env_t *env, const tsl_strategy_bw_t *bw, uint32_t stride,
+                            uint32_t degree, tsl_coll_lat_t *lat)
 {
     for (uint32_t i = 0; i < TSL_COST_MOE_GROUPS; i++) {
         const tsl_group_bw_t *g = &bw->moe[i];

@@ -56,13 +56,13 @@ struct tsl_layerdp_ws {
     /* for l ≥ 1, full form: [((l−1)·S + j)·E1 + e], the argmin i of cell (l, e, j);
      * layout form: [((l−1)·K + μ)·E1 + e'], T_μ's argmin at layer l */
     uint16_t *pred;
-    uint32_t *w;         /* [l·S + j]: ⌈(O_f + O_ms) / bucket⌉ */
-    uint16_t *act;       /* [l·S + a]: the usable strategies of layer l, ascending */
-    uint32_t *nact;      /* [l] */
-    uint32_t *cls;       /* [j]: compact layout class 0..K−1 (layout form) */
-    uint32_t *corig;     /* [k]: the caller's layout id of compact class k */
-    uint8_t *used;       /* [2·S]: the classes of the previous / current layer */
-    const double **rows; /* [S]: the rows one T_μ takes its minimum over */
+    uint32_t *w;             /* [l·S + j]: ⌈(O_f + O_ms) / bucket⌉ */
+    uint16_t *act;           /* [l·S + a]: the usable strategies of layer l, ascending */
+    uint32_t *nact;          /* [l] */
+    uint32_t *cls;           /* [j]: compact layout class 0..K−1 (layout form) */
+    uint32_t *corig;         /* [k]: the caller's layout id of compact class k */
+    uint8_t *used;           /* [2·S]: the classes of the previous / current layer */
+    const double **rows;     /* [S]: the rows one T_μ takes its minimum over */
     const int64_t **rowargs; /* [S]: their argmins */
     double *rowr;            /* [S]: R from each of them to μ */
     uint32_t *srcs;          /* [2·S]: the classes the previous layer used, ascending;
@@ -76,19 +76,19 @@ struct tsl_layerdp_ws {
     double *qc;
     int64_t *qj;
     uint32_t *qs, *qw;
-    double *val[2];          /* layout form: class minima [k·E1 + e]; full form: C [b·E1 + e] */
-    int64_t *arg[2];         /* layout form: class argmins [k·E1 + e]; full form: scratch */
+    double *val[2];  /* layout form: class minima [k·E1 + e]; full form: C [b·E1 + e] */
+    int64_t *arg[2]; /* layout form: class argmins [k·E1 + e]; full form: scratch */
     /* layout form: T_μ [μ·(E1 + RELAX_TILE) + e] of the layer being evaluated (its
      * argmins go to pred), each row RELAX_TILE cells after its own padding (from
      * tv_mem); zero: T of layer 0, C(−1, e) = 0, +INFINITY in its padding */
     double *tv, *tv_mem, *zero, *zero_mem;
-    double *all[2];          /* [e]: minimum over all strategies of the layer */
-    int64_t *allarg[2];      /* [e]: its argmin */
-    uint32_t *tmp;           /* [l]: an assignment being checked */
-    uint32_t *minw;          /* [l]: min_j w(l, j) over the usable j */
-    uint32_t *hi;            /* [l]: the largest e layer l evaluates */
-    const kernels_t *k;      /* the kernels of this solve */
-    bool portable;           /* tsl_layerdp_ws_set_portable: scalar kernels only */
+    double *all[2];     /* [e]: minimum over all strategies of the layer */
+    int64_t *allarg[2]; /* [e]: its argmin */
+    uint32_t *tmp;      /* [l]: an assignment being checked */
+    uint32_t *minw;     /* [l]: min_j w(l, j) over the usable j */
+    uint32_t *hi;       /* [l]: the largest e layer l evaluates */
+    const kernels_t *k; /* the kernels of this solve */
+    bool portable;      /* tsl_layerdp_ws_set_portable: scalar kernels only */
 };
 
 static inline uint64_t sat_add(uint64_t a, uint64_t b)
@@ -148,8 +148,9 @@ tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategie
     ws->minw = calloc(max_layers, sizeof(uint32_t));
     ws->hi = calloc(max_layers, sizeof(uint32_t));
     bool ok = ws->pred && ws->w && ws->act && ws->nact && ws->cls && ws->corig && ws->used &&
-              ws->rows && ws->rowargs && ws->rowr && ws->srcs && ws->srcr && ws->keep && ws->tile_top && ws->tile_least && ws->qoff && ws->qc &&
-              ws->qj && ws->qs && ws->qw && ws->tv && ws->zero && ws->tmp && ws->minw && ws->hi;
+              ws->rows && ws->rowargs && ws->rowr && ws->srcs && ws->srcr && ws->keep &&
+              ws->tile_top && ws->tile_least && ws->qoff && ws->qc && ws->qj && ws->qs && ws->qw &&
+              ws->tv && ws->zero && ws->tmp && ws->minw && ws->hi;
     for (int r = 0; r < 2; r++) {
         ws->val[r] = calloc((size_t)nrow, sizeof(double));
         ws->arg[r] = calloc((size_t)nrow, sizeof(int64_t));
@@ -400,7 +401,7 @@ static uint32_t select_rows_scalar(uint32_t n, const double *top, const double *
 }
 
 static const kernels_t kernels_scalar = {
-    relax_class_scalar, min_const_scalar, min_row_scalar,      min_rowarg_scalar,
+    relax_class_scalar, min_const_scalar, min_row_scalar,     min_rowarg_scalar,
     fill_inf_scalar,    min_rows_scalar,  select_rows_scalar,
 };
 
@@ -567,8 +568,7 @@ static void min_rows_avx2(uint32_t n, uint32_t nq, const double *const *src,
     const __m256d inf = _mm256_set1_pd(INFINITY), zero = _mm256_setzero_pd();
     uint32_t x = 0;
     for (; x + 16 <= n; x += 16) { /* four vectors per pass over the rows */
-        __m256d b0 = inf, b1 = inf, b2 = inf, b3 = inf, a0 = zero, a1 = zero, a2 = zero,
-                a3 = zero;
+        __m256d b0 = inf, b1 = inf, b2 = inf, b3 = inf, a0 = zero, a1 = zero, a2 = zero, a3 = zero;
         for (uint32_t q = 0; q < nq; q++) {
             const double *sq = src[q] + off + x;
             const int64_t *aq = srcarg[q] + off + x;
@@ -887,8 +887,8 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
             if (l > 0)
                 for (uint32_t i = 1; i < RELAX_TILE; i++)
                     T[(ptrdiff_t)ff - (ptrdiff_t)i] = INFINITY;
-            ws->k->relax_class(x0, hi[l], nq, ws->qc + q0, ws->qj + q0, ws->qs + q0, ws->qw + q0,
-                               T, val + koff, arg + koff);
+            ws->k->relax_class(x0, hi[l], nq, ws->qc + q0, ws->qj + q0, ws->qs + q0, ws->qw + q0, T,
+                               val + koff, arg + koff);
         }
         /* M_all = min over the classes (ties: the lower class), of the last layer;
          * before it only its first finite e is read: the first of any class's */

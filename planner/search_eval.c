@@ -422,9 +422,8 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->ws = tsl_layerdp_ws_new((uint32_t)L, (uint32_t)S, buckets);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
         !e->class_cost || !e->class_trans || !e->class_done || !e->class_row || !e->bw ||
-        !e->choice ||
-        !e->zb_choice || !e->ws || !e->alt || !e->cand || !e->layout_of || !e->layout_rep ||
-        !e->moves_tmp || !e->layout_live || !e->relayout_scratch || !e->glay ||
+        !e->choice || !e->zb_choice || !e->ws || !e->alt || !e->cand || !e->layout_of ||
+        !e->layout_rep || !e->moves_tmp || !e->layout_live || !e->relayout_scratch || !e->glay ||
         alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "

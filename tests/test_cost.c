@@ -1098,8 +1098,8 @@ static void test_moe_bw_made(void)
             tsl_strategy_bw_t made, stale, plain;
             tsl_layer_cost_t got;
             tsl_cost_layer(&env, &l, &ss[k], NULL, 32, &ref[i][k]);
-            CHECK(ref[i][k].feasible && ref[i][k].ep_s > 0, "ep %u, strategy %zu feasible",
-                  eps[i], k);
+            CHECK(ref[i][k].feasible && ref[i][k].ep_s > 0, "ep %u, strategy %zu feasible", eps[i],
+                  k);
             tsl_cost_strategy_bw(&env, &ss[k], &made);
             tsl_cost_moe_bw(&env, &made);
             tsl_cost_layer(&env, &l, &ss[k], &made, 32, &got);
