@@ -24,6 +24,41 @@ uint32_t tsl_relayout_data_index(const tsl_strategy_t *s, uint32_t p)
     return d;
 }
 
+/* The data indices of positions 0, 1, 2, … of a strategy in turn: p's digits kept
+ * as a counter (the same mixed-radix number as tsl_relayout_data_index, without
+ * its divisions: the loops below visit every position of a block, and a 100k-GPU
+ * search makes thousands of moves). */
+typedef struct didx {
+    uint32_t n, d; /* levels; the current position's data index */
+    uint32_t deg[TSL_STRATEGY_MAX_LEVELS], mul[TSL_STRATEGY_MAX_LEVELS],
+        dig[TSL_STRATEGY_MAX_LEVELS];
+} didx_t;
+
+static void didx_init(didx_t *it, const tsl_strategy_t *s)
+{
+    uint32_t mul = 1;
+    it->n = it->d = 0;
+    for (uint32_t i = 0; i < s->n_levels && i < TSL_STRATEGY_MAX_LEVELS; i++, it->n++) {
+        it->deg[i] = s->degree[i];
+        it->dig[i] = 0;
+        it->mul[i] = s->dim[i] != TSL_DIM_TP ? mul : 0;
+        if (s->dim[i] != TSL_DIM_TP)
+            mul *= s->degree[i];
+    }
+}
+
+/* To the next position. */
+static inline void didx_next(didx_t *it)
+{
+    for (uint32_t i = 0; i < it->n; i++) {
+        it->d += it->mul[i];
+        if (++it->dig[i] < it->deg[i])
+            return;
+        it->d -= it->mul[i] * it->deg[i];
+        it->dig[i] = 0;
+    }
+}
+
 /* One direction: held layout h, needed n, on G positions. */
 typedef struct dir {
     const tsl_strategy_t *h, *n;
@@ -41,21 +76,23 @@ static dir_t make_dir(const tsl_strategy_t *h, const tsl_strategy_t *n)
 static tsl_relayout_kind_t local_kind(const dir_t *x)
 {
     bool same = x->bh == x->bn, inside = true;
-    for (uint32_t p = 0; p < x->G && (same || inside); p++) {
-        uint32_t hl = tsl_relayout_data_index(x->h, p) * x->bh,
-                 nl = tsl_relayout_data_index(x->n, p) * x->bn;
+    didx_t ih, in;
+    didx_init(&ih, x->h);
+    didx_init(&in, x->n);
+    for (uint32_t p = 0; p < x->G && (same || inside); p++, didx_next(&ih), didx_next(&in)) {
+        uint32_t hl = ih.d * x->bh, nl = in.d * x->bn;
         same = same && hl == nl;
         inside = inside && nl >= hl && nl + x->bn <= hl + x->bh;
     }
     return same ? TSL_RELAYOUT_NONE : inside ? TSL_RELAYOUT_SLICE : TSL_RELAYOUT_GATHER;
 }
 
-/* The piece of its needed range that position p holds (by need), or UINT32_MAX when
- * the held range does not sit inside the needed one on a piece boundary. */
-static uint32_t piece_of(const dir_t *x, uint32_t p, uint32_t k)
+/* The piece of its needed range that a position of held data index dh and needed
+ * dn holds (by need), or UINT32_MAX when the held range does not sit inside the
+ * needed one on a piece boundary. */
+static uint32_t piece_of(const dir_t *x, uint32_t dh, uint32_t dn, uint32_t k)
 {
-    uint32_t hl = tsl_relayout_data_index(x->h, p) * x->bh,
-             nl = tsl_relayout_data_index(x->n, p) * x->bn;
+    uint32_t hl = dh * x->bh, nl = dn * x->bn;
     if (hl < nl || (hl - nl) % x->bh || (hl - nl) / x->bh >= k)
         return UINT32_MAX;
     return (hl - nl) / x->bh;
@@ -69,11 +106,14 @@ static bool by_need(const dir_t *x, uint32_t k, uint32_t *cnt)
         return false;
     for (uint32_t i = 0; i < x->wh; i++)
         cnt[i] = 0;
-    for (uint32_t p = 0; p < x->G; p++) {
-        uint32_t piece = piece_of(x, p, k);
+    didx_t ih, in;
+    didx_init(&ih, x->h);
+    didx_init(&in, x->n);
+    for (uint32_t p = 0; p < x->G; p++, didx_next(&ih), didx_next(&in)) {
+        uint32_t piece = piece_of(x, ih.d, in.d, k);
         if (piece == UINT32_MAX)
             return false;
-        cnt[tsl_relayout_data_index(x->n, p) * k + piece]++; /* wn · k = wh slots */
+        cnt[in.d * k + piece]++; /* wn · k = wh slots */
     }
     for (uint32_t i = 0; i < x->wh; i++)
         if (cnt[i] != cnt[i - i % k])
@@ -85,6 +125,20 @@ static bool by_need(const dir_t *x, uint32_t k, uint32_t *cnt)
  * below G — by need, the r-th holder of each piece of one need (r·w_N + need);
  * whole, the r-th holder of each data index of h — then named by their first
  * member. cnt, first: G each. */
+/* The group number (below G) of the position whose data indices ih and in hold
+ * (positions in ascending order; cnt counts the holders so far), its key into *kp. */
+static inline uint32_t group_id(const dir_t *x, const tsl_relayout_move_t *m, uint32_t *cnt,
+                                const didx_t *ih, const didx_t *in, uint32_t *kp)
+{
+    if (m->kind == TSL_RELAYOUT_GATHER) {
+        uint32_t dn = in->d;
+        *kp = piece_of(x, ih->d, dn, m->k);
+        return cnt[dn * m->k + *kp]++ * x->wn + dn;
+    }
+    *kp = ih->d;
+    return cnt[*kp]++;
+}
+
 static void assign(const dir_t *x, const tsl_relayout_move_t *m, uint32_t *cnt, uint32_t *first,
                    uint32_t *group, uint32_t *key)
 {
@@ -92,16 +146,11 @@ static void assign(const dir_t *x, const tsl_relayout_move_t *m, uint32_t *cnt, 
         cnt[i] = 0;
         first[i] = UINT32_MAX;
     }
-    for (uint32_t p = 0; p < x->G; p++) {
-        uint32_t id, kp;
-        if (m->kind == TSL_RELAYOUT_GATHER) {
-            uint32_t dn = tsl_relayout_data_index(x->n, p);
-            kp = piece_of(x, p, m->k);
-            id = cnt[dn * m->k + kp]++ * x->wn + dn;
-        } else {
-            kp = tsl_relayout_data_index(x->h, p);
-            id = cnt[kp]++;
-        }
+    didx_t ih, in;
+    didx_init(&ih, x->h);
+    didx_init(&in, x->n);
+    for (uint32_t p = 0; p < x->G; p++, didx_next(&ih), didx_next(&in)) {
+        uint32_t kp, id = group_id(x, m, cnt, &ih, &in, &kp);
         if (first[id] == UINT32_MAX)
             first[id] = p;
         group[p] = first[id];
@@ -110,25 +159,57 @@ static void assign(const dir_t *x, const tsl_relayout_move_t *m, uint32_t *cnt, 
     }
 }
 
-/* Slowest ring link over the move's groups (members in position order). */
+/* No link of the block [first, first + G) is slower than this: the slowest node's
+ * NVLink figure and the network's, where no pair matrix gives each pair its own
+ * (tsl_cluster_link_bw: a node's figure inside it, the slower node's inside a
+ * domain, the network's between domains); 0 (no bound) with a matrix. */
+static double links_floor(const tsl_cluster_t *c, uint32_t first, uint32_t G)
+{
+    if (c->inter_bw_matrix != NULL)
+        return 0.0;
+    double lo = c->inter_bw;
+    for (uint32_t dev = first; dev < first + G;) {
+        uint32_t node = c->device_node[dev];
+        lo = c->nodes[node].intra_bw < lo ? c->nodes[node].intra_bw : lo;
+        dev = c->node_first[node] + c->nodes[node].n_gpus;
+    }
+    return lo;
+}
+
+/* Slowest ring link over the move's groups (members in position order), the
+ * groups made as assign makes them, position by position; once a link as slow as
+ * links_floor turns up, no other can be slower and the walk ends. */
 static double groups_bw(const dir_t *x, const tsl_relayout_move_t *m, const tsl_cluster_t *c,
                         uint32_t first, uint32_t *scratch)
 {
     const uint32_t G = x->G;
-    uint32_t *lst = scratch, *grp = scratch + 2 * G;
-    assign(x, m, scratch, scratch + G, grp, NULL);
-    for (uint32_t i = 0; i < G; i++)
-        lst[i] = UINT32_MAX;
-    double bw = INFINITY;
-    for (uint32_t p = 0; p < G; p++) {
-        uint32_t g = grp[p];
-        if (lst[g] != UINT32_MAX)
-            bw = fmin(bw, tsl_cluster_link_bw(c, first + lst[g], first + p));
-        lst[g] = p;
+    uint32_t *cnt = scratch, *head = scratch + G, *lst = scratch + 2 * G; /* by group number */
+    for (uint32_t i = 0; i < G; i++) {
+        cnt[i] = 0;
+        head[i] = lst[i] = UINT32_MAX;
     }
-    for (uint32_t g = 0; g < G; g++) /* close each ring: g is its first member */
-        if (lst[g] != UINT32_MAX && lst[g] != g)
-            bw = fmin(bw, tsl_cluster_link_bw(c, first + lst[g], first + g));
+    const double floor = links_floor(c, first, G);
+    double bw = INFINITY; /* link figures are positive numbers: min as fmin */
+    didx_t ih, in;
+    didx_init(&ih, x->h);
+    didx_init(&in, x->n);
+    for (uint32_t p = 0; p < G; p++, didx_next(&ih), didx_next(&in)) {
+        uint32_t kp, id = group_id(x, m, cnt, &ih, &in, &kp);
+        if (lst[id] != UINT32_MAX) {
+            double b = tsl_cluster_link_bw(c, first + lst[id], first + p);
+            bw = b < bw ? b : bw;
+            if (bw <= floor)
+                return bw;
+        } else {
+            head[id] = p;
+        }
+        lst[id] = p;
+    }
+    for (uint32_t g = 0; g < G; g++) /* close each ring: from its last member to its first */
+        if (lst[g] != UINT32_MAX && lst[g] != head[g]) {
+            double b = tsl_cluster_link_bw(c, first + lst[g], first + head[g]);
+            bw = b < bw ? b : bw;
+        }
     return bw;
 }
 

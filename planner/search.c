@@ -276,49 +276,34 @@ static void refine(tsl_engine_t *e, tsl_plan_t *top, uint32_t *n)
             tsl_top_offer(top, TSL_SEARCH_MAX_TOPK, n, &cand[g]);
 }
 
-/* One placement in one precision: the engine over cluster c (nodes already in
- * `order`), attention meeting the other CP ranks by cp_comm where the request's
- * CP degree is above 1, its linear GEMMs in FP8 recipe fp8 where not 0 (else the
- * request's). */
-static int search_precision(const tsl_model_t *m, const tsl_cluster_t *c, const uint16_t *order,
-                            const tsl_request_t *r, uint32_t cp_comm,
-                            const tsl_search_hooks_t *hooks, tsl_search_result_t *res, double lo,
-                            double hi, uint32_t fp8, tsl_err_t *err)
+/* One precision's search on engine e (over cluster c, nodes already in the order
+ * the engine was given, its knobs set by tsl_engine_rerun): the plans into res. */
+static int search_precision(tsl_engine_t *e, const tsl_request_t *r, tsl_search_result_t *res,
+                            double lo, double hi, tsl_err_t *err)
 {
-    tsl_space_t space = tsl_space_tessel(r);
-    tsl_engine_t e;
-    if (tsl_engine_init(&e, m, c, r, hooks, &space, err) != 0) {
-        tsl_engine_free(&e);
-        return TSL_SEARCH_ERR;
-    }
-    if (e.knobs.cp > 1) /* the degree came from r->cp (tsl_request_knobs) */
-        e.knobs.cp_comm = cp_comm;
-    e.node_order = order;
-    if (fp8)
-        e.knobs.fp8 = fp8;
     /* the engine keeps the most alternatives there may be shown: what it passes on
      * to the refinement must not depend on how many are */
     uint32_t k = r->top_k ? r->top_k : TSL_SEARCH_DEFAULT_TOPK, cap = TSL_SEARCH_MAX_TOPK;
     tsl_plan_t *top = malloc(cap * sizeof(*top)), *best = malloc(sizeof(*best));
-    e.per_pp = calloc(e.n_groups ? e.n_groups : 1, sizeof(*e.per_pp));
+    e->per_pp = calloc(e->n_groups ? e->n_groups : 1, sizeof(*e->per_pp));
     uint32_t n_top = 0;
     int rc = TSL_SEARCH_ERR;
-    if (top == NULL || best == NULL || e.per_pp == NULL)
+    if (top == NULL || best == NULL || e->per_pp == NULL)
         tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     else
-        rc = tsl_engine_run(&e, best, top, cap, &n_top, lo, hi, err);
+        rc = tsl_engine_run(e, best, top, cap, &n_top, lo, hi, err);
     tsl_plan_t *base = &res->baseline[TSL_BASELINE_GALVATRON_BASE];
     if (rc == TSL_SEARCH_OK && (!base->valid || tsl_plan_better(best, base))) {
         *base = *best; /* before re-balancing: Galvatron-Base */
         snprintf(base->label, sizeof(base->label), "galvatron-base");
     }
     if (rc == TSL_SEARCH_OK && !r->no_bi_objective) {
-        refine(&e, top, &n_top);
+        refine(e, top, &n_top);
         *best = top[0];
     }
-    tsl_search_add_stats(&res->stats, &e.stats);
-    free(e.per_pp);
-    tsl_engine_free(&e);
+    tsl_search_add_stats(&res->stats, &e->stats);
+    free(e->per_pp);
+    e->per_pp = NULL;
     if (rc == TSL_SEARCH_OK) {
         if (!res->best.valid || tsl_plan_better(best, &res->best))
             res->best = *best;
@@ -330,25 +315,44 @@ static int search_precision(const tsl_model_t *m, const tsl_cluster_t *c, const 
     return rc;
 }
 
-/* One placement: bf16, and where every GPU has FP8 and the request and its
- * target allow it, the same space again with the blocks' linears in FP8
- * (docs/cost-model.md "FP8"). Both precisions' plans meet in one top-k: each
- * configuration keeps the faster that fits. A request's fp8_recipe searches
- * FP8 alone (its knobs). */
+/* One placement (the engine over cluster c, nodes already in `order`; attention
+ * meeting the other CP ranks by cp_comm where the request's CP degree is above 1):
+ * bf16, and where every GPU has FP8 and the request and its target allow it, the
+ * same space again with the blocks' linears in FP8 (docs/cost-model.md "FP8").
+ * Both precisions' plans meet in one top-k: each configuration keeps the faster
+ * that fits. A request's fp8_recipe searches FP8 alone (its knobs). The two runs
+ * share one engine: the layouts' moves and the collective figures it keeps do not
+ * depend on the precision (tsl_engine_rerun makes the layer costs afresh). */
 static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const uint16_t *order,
                             const tsl_request_t *r, uint32_t cp_comm,
                             const tsl_search_hooks_t *hooks, tsl_search_result_t *res, double lo,
                             double hi, tsl_err_t *err)
 {
     uint32_t fp8 = tsl_target_fp8_recipe(r->target);
-    if (r->no_fp8 || r->fp8_recipe || fp8 == TSL_FP8_NONE || tsl_cluster_fp8_ok(c, fp8, NULL) != 0)
-        return search_precision(m, c, order, r, cp_comm, hooks, res, lo, hi, 0, err);
-    double mid = (lo + hi) / 2;
-    int rc = search_precision(m, c, order, r, cp_comm, hooks, res, lo, mid, 0, err);
-    if (rc == TSL_SEARCH_CANCELLED)
+    bool both = !(r->no_fp8 || r->fp8_recipe || fp8 == TSL_FP8_NONE ||
+                  tsl_cluster_fp8_ok(c, fp8, NULL) != 0);
+    tsl_space_t space = tsl_space_tessel(r);
+    tsl_engine_t e;
+    if (tsl_engine_init(&e, m, c, r, hooks, &space, err) != 0) {
+        tsl_engine_free(&e);
+        return TSL_SEARCH_ERR;
+    }
+    e.node_order = order;
+    tsl_cost_knobs_t k = e.knobs;
+    if (k.cp > 1) /* the degree came from r->cp (tsl_request_knobs) */
+        k.cp_comm = cp_comm;
+    tsl_engine_rerun(&e, &k);
+    double mid = both ? (lo + hi) / 2 : hi;
+    int rc = search_precision(&e, r, res, lo, mid, err);
+    if (!both || rc == TSL_SEARCH_CANCELLED) {
+        tsl_engine_free(&e);
         return rc;
+    }
     tsl_err_t ferr = {0};
-    int frc = search_precision(m, c, order, r, cp_comm, hooks, res, mid, hi, fp8, &ferr);
+    k.fp8 = fp8;
+    tsl_engine_rerun(&e, &k);
+    int frc = search_precision(&e, r, res, mid, hi, &ferr);
+    tsl_engine_free(&e);
     if (frc == TSL_SEARCH_CANCELLED || (frc == TSL_SEARCH_OK && rc != TSL_SEARCH_OK)) {
         *err = ferr;
         return frc;

@@ -178,6 +178,13 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
                     const tsl_space_t *space, tsl_err_t *err);
 void tsl_engine_free(tsl_engine_t *e);
 
+/* Readies e for another tsl_engine_run under knobs k on the same model, cluster,
+ * request and space (search.c: the FP8 pass after the bf16 one): statistics and
+ * what the last run saw cleared, the layer costs made afresh; the layouts' moves,
+ * and the collective figures unless k's CP or EP degree differs, are kept (they
+ * depend on neither the precision nor the other knobs). */
+void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k);
+
 /* Adds one run's counters to a result's. */
 void tsl_search_add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s);
 

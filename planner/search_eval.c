@@ -538,6 +538,21 @@ void tsl_engine_free(tsl_engine_t *e)
     memset(e, 0, sizeof(*e));
 }
 
+void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
+{
+    bool groups = k->cp != e->knobs.cp || k->ep != e->knobs.ep;
+    e->knobs = *k;
+    memset(&e->stats, 0, sizeof(e->stats));
+    e->saw_divisible = false;
+    e->bar_samples_per_s = 0;
+    e->uniform_ckpt = -1;
+    e->uniform_block_n = 0;
+    memo_free(e->memo); /* priced under the other knobs */
+    e->memo = NULL;
+    for (uint32_t i = 0; groups && e->glay != NULL && i < e->n_groups; i++)
+        memset(e->glay[i].bw_done, 0, e->cluster->n_devices / e->groups[i].group_size);
+}
+
 void tsl_search_add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s)
 {
     into->dp_runs += s->dp_runs;
