@@ -769,17 +769,20 @@ static void build_t(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32
             const uint32_t x1 = to_e[mu] - x0 < PAIR_TILE ? to_e[mu] : x0 + PAIR_TILE - 1;
             /* the rows by place in the order: μ is 0, srcs[a] a + 1 (μ's own there
              * +INFINITY: left out) */
-            const uint32_t nk =
-                ws->k->select_rows(ns, top + (size_t)t * ns4, least + (size_t)t * ns4, rr,
-                                   M[to + x0] + rmu, M[to + x1] + rmu, ws->keep);
+            const bool own = src[mu]; /* else μ's row is +INFINITY, left unwritten */
+            const uint32_t nk = ws->k->select_rows(
+                ns, top + (size_t)t * ns4, least + (size_t)t * ns4, rr,
+                own ? M[to + x0] + rmu : INFINITY, own ? M[to + x1] + rmu : INFINITY, ws->keep);
+            uint32_t nq = 0;
             for (uint32_t i = 0; i < nk; i++) {
                 const uint32_t pl = ws->keep[i];
+                if (pl == 0 && !own)
+                    continue;
                 const size_t row = (pl ? ws->srcs[pl - 1] : mu) * (size_t)e1;
-                ws->rows[i] = M + row;
-                ws->rowargs[i] = ws->arg[prv] + row;
-                ws->rowr[i] = pl ? rr[pl - 1] : rmu;
+                ws->rows[nq] = M + row;
+                ws->rowargs[nq] = ws->arg[prv] + row;
+                ws->rowr[nq++] = pl ? rr[pl - 1] : rmu;
             }
-            const uint32_t nq = nk;
             ws->k->min_rows(x1 - x0 + 1, nq, ws->rows, ws->rowargs, x0, ws->rowr,
                             ws->tv + mu * (size_t)(e1 + RELAX_TILE) + x0, keep + x0);
         }
@@ -820,7 +823,9 @@ static uint32_t drop_dominated(tsl_layerdp_ws_t *ws, uint32_t q0, uint32_t q1)
  * Per layer: the strategies with a cell to evaluate (ff + w ≤ hi) by class; T_μ
  * of each class with one, over the cells its strategies read, [ff, hi − min w];
  * each such class's row over [lo, hi] (+INFINITY below its first strategy's
- * first cell), the others' +INFINITY.
+ * first cell). The others' rows (dst 0) are +INFINITY: they are not written and
+ * nothing reads them (T, the first finite cell and M_all go over the classes the
+ * layer evaluated; an +INFINITY row never wins a minimum anyway).
  */
 static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint32_t E, uint32_t K,
                      const uint32_t *minw, const uint32_t *hi, uint64_t *states)
@@ -873,10 +878,8 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
         for (uint32_t k = 0; k < K; k++) {
             const uint32_t q0 = k ? qoff[k - 1] : 0, nq = drop_dominated(ws, q0, qoff[k]);
             const size_t koff = (size_t)k * e1;
-            if (nq == 0) {
-                ws->k->fill_inf(val + koff + lo, hi[l] - lo + 1);
+            if (nq == 0) /* its row is not read (dst[k] is 0) */
                 continue;
-            }
             uint32_t x0 = hi[l];
             for (uint32_t q = q0; q < q0 + nq; q++)
                 x0 = ws->qs[q] < x0 ? ws->qs[q] : x0;
@@ -894,11 +897,19 @@ static int dp_layout(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint3
          * before it only its first finite e is read: the first of any class's */
         if (l + 1 == L) {
             const uint32_t m = hi[l] - lo + 1;
-            memcpy(ws->all[cur] + lo, val + lo, m * sizeof(double));
-            memcpy(ws->allarg[cur] + lo, arg + lo, m * sizeof(int64_t));
-            for (uint32_t k = 1; k < K; k++)
-                ws->k->min_rowarg(m, val + (size_t)k * e1 + lo, 0.0, arg + (size_t)k * e1 + lo,
-                                  ws->all[cur] + lo, ws->allarg[cur] + lo);
+            uint32_t k0 = 0; /* the classes the layer evaluated (the others +INFINITY) */
+            while (k0 < K && !dst[k0])
+                k0++;
+            if (k0 == K)
+                ws->k->fill_inf(ws->all[cur] + lo, m);
+            else {
+                memcpy(ws->all[cur] + lo, val + (size_t)k0 * e1 + lo, m * sizeof(double));
+                memcpy(ws->allarg[cur] + lo, arg + (size_t)k0 * e1 + lo, m * sizeof(int64_t));
+            }
+            for (uint32_t k = k0 + 1; k < K; k++)
+                if (dst[k])
+                    ws->k->min_rowarg(m, val + (size_t)k * e1 + lo, 0.0, arg + (size_t)k * e1 + lo,
+                                      ws->all[cur] + lo, ws->allarg[cur] + lo);
             ff = first_finite(ws->all[cur], lo, hi[l]);
         } else {
             ff = hi[l] + 1;
