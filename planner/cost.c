@@ -104,7 +104,7 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
 /* A group of `degree` ranks at `stride` inside the block, by the env's mode: the
  * paper prices it by the slowest link it spans, alone on it and with no latency
  * (AMP Eq. 3); the stacks run NCCL over shared NICs (cluster.h). */
-static double mode_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
+static double walk_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
                       tsl_coll_lat_t *lat)
 {
     lat->ar_s = lat->ag_s = 0.0;
@@ -116,24 +116,45 @@ static double mode_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degre
                                  lat);
 }
 
+/* walk_bw, each group's figures walked once per memo (NULL: every time). */
+static double mode_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
+                      tsl_coll_lat_t *lat, tsl_cost_bw_memo_t *memo)
+{
+    for (uint32_t i = 0; memo != NULL && i < memo->n; i++)
+        if (memo->g[i].stride == stride && memo->g[i].degree == degree) {
+            *lat = memo->g[i].lat;
+            return memo->g[i].bw;
+        }
+    double bw = walk_bw(env, stride, degree, lat);
+    if (memo != NULL && memo->n < TSL_COST_BW_MEMO)
+        memo->g[memo->n++] = (tsl_group_bw_t){stride, degree, bw, *lat};
+    return bw;
+}
+
 /* A strategy's own dimension (its levels tile the block). */
 static double dim_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_dim_t d,
-                     tsl_coll_lat_t *lat)
+                     tsl_coll_lat_t *lat, tsl_cost_bw_memo_t *memo)
 {
     uint32_t degree, stride;
     dim_shape(s, d, &degree, &stride);
-    return mode_bw(env, stride, degree, lat);
+    return mode_bw(env, stride, degree, lat, memo);
 }
 
 /* A group the strategy does not name (CP, EP, expert DP): none where it does not
  * tile the block. */
-static double group_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
-                       tsl_coll_lat_t *lat)
+static double group_bw_memo(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
+                            tsl_coll_lat_t *lat, tsl_cost_bw_memo_t *memo)
 {
     lat->ar_s = lat->ag_s = 0.0;
     if (degree <= 1 || env->block_size % ((uint64_t)stride * degree) != 0)
         return INFINITY;
-    return mode_bw(env, stride, degree, lat);
+    return mode_bw(env, stride, degree, lat, memo);
+}
+
+static double group_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
+                       tsl_coll_lat_t *lat)
+{
+    return group_bw_memo(env, stride, degree, lat, NULL);
 }
 
 /* ---- context parallelism (docs/cost-model.md "Context parallelism") ---- */
@@ -194,13 +215,14 @@ bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp
 }
 
 /* The CP group's bandwidth: cp ranks at the data level's stride (tsl_cost_cp_group). */
-static double cp_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_coll_lat_t *lat)
+static double cp_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_coll_lat_t *lat,
+                    tsl_cost_bw_memo_t *memo)
 {
     uint32_t c = env->knobs.cp, stride;
     lat->ar_s = lat->ag_s = 0.0;
     if (c <= 1 || !tsl_cost_cp_group(s, c, &stride))
         return INFINITY;
-    return group_bw(env, stride, c, lat);
+    return group_bw_memo(env, stride, c, lat, memo);
 }
 
 /* ---- expert parallelism (docs/cost-model.md "Mixture of experts") ---- */
@@ -217,14 +239,20 @@ double tsl_cost_alltoall_s(double bytes, uint32_t n, double bw)
     return tsl_cost_allgather_s(bytes, n, bw);
 }
 
+void tsl_cost_strategy_bw_memo(const tsl_cost_env_t *env, const tsl_strategy_t *s,
+                               tsl_cost_bw_memo_t *memo, tsl_strategy_bw_t *out)
+{
+    out->tp_bw = dim_bw(env, s, TSL_DIM_TP, &out->tp_lat, memo);
+    out->dp_bw = dim_bw(env, s, TSL_DIM_DP, &out->dp_lat, memo);
+    out->sdp_bw = dim_bw(env, s, TSL_DIM_SDP, &out->sdp_lat, memo);
+    out->cp_bw = cp_bw(env, s, &out->cp_lat, memo);
+    memset(out->moe, 0, sizeof(out->moe)); /* none made */
+}
+
 void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                           tsl_strategy_bw_t *out)
 {
-    out->tp_bw = dim_bw(env, s, TSL_DIM_TP, &out->tp_lat);
-    out->dp_bw = dim_bw(env, s, TSL_DIM_DP, &out->dp_lat);
-    out->sdp_bw = dim_bw(env, s, TSL_DIM_SDP, &out->sdp_lat);
-    out->cp_bw = cp_bw(env, s, &out->cp_lat);
-    memset(out->moe, 0, sizeof(out->moe)); /* none made */
+    tsl_cost_strategy_bw_memo(env, s, NULL, out);
 }
 
 void tsl_cost_moe_bw(const tsl_cost_env_t *env, tsl_strategy_bw_t *out)

@@ -305,6 +305,20 @@ typedef struct tsl_strategy_bw {
 void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                           tsl_strategy_bw_t *out);
 
+/* The figures of groups by stride and degree on one env, each walked once: the
+ * strategies of a stage block share most of their groups (TP 8 at stride 1, DP 625
+ * at stride 8, ...), and a 100k-GPU block's walk is not cheap. */
+#define TSL_COST_BW_MEMO 128u
+typedef struct tsl_cost_bw_memo {
+    uint32_t n; /* 0 to start */
+    tsl_group_bw_t g[TSL_COST_BW_MEMO];
+} tsl_cost_bw_memo_t;
+
+/* tsl_cost_strategy_bw with the groups' figures read from and kept in memo (which
+ * holds figures of this env only): the same figures. */
+void tsl_cost_strategy_bw_memo(const tsl_cost_env_t *env, const tsl_strategy_t *s,
+                               tsl_cost_bw_memo_t *memo, tsl_strategy_bw_t *out);
+
 /* The EP group (env->knobs.ep ranks at stride 1) and the expert data-parallel group
  * (G / ep ranks at stride ep) into out->moe. They depend on the block, the mode and
  * the EP degree, not on the strategy: a caller costing MoE layers under many

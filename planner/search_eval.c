@@ -1117,6 +1117,8 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
     memset(&moe, 0, sizeof(moe));
     if (has_moe(e->model))
         tsl_cost_moe_bw(env, &moe);
+    tsl_cost_bw_memo_t memo; /* and each group of the block's strategies walked once */
+    memo.n = 0;
     for (uint32_t j = 0; j < g->n; j++) {
         uint32_t q = 0; /* an earlier strategy of the same groups: its figures */
         while (q < j && !same_groups(&g->items[q], &g->items[j]))
@@ -1124,7 +1126,7 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
         if (q < j)
             e->bw[j] = e->bw[q];
         else
-            tsl_cost_strategy_bw(env, &g->items[j], &e->bw[j]);
+            tsl_cost_strategy_bw_memo(env, &g->items[j], &memo, &e->bw[j]);
         memcpy(e->bw[j].moe, moe.moe, sizeof(moe.moe));
     }
     if (gl != NULL) {
