@@ -1044,9 +1044,18 @@ static bool holds_tied_head(const tsl_engine_t *e, uint32_t first, uint32_t n)
 static void keep_tie_ok(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t row,
                         const tsl_strategy_t *emb, bool same_stage)
 {
-    for (uint32_t j = 0; j < g->n; j++)
-        if (!tsl_strategy_tie_ok(emb, &g->items[j], same_stage, g->group_size))
+    const uint32_t te = tsl_strategy_degree(emb, TSL_DIM_TP),
+                   se = tsl_strategy_stride(emb, TSL_DIM_TP);
+    for (uint32_t j = 0; j < g->n; j++) {
+        const tsl_strategy_t *h = &g->items[j];
+        /* in another stage, the same TP degree at the same stride (or none) ties as
+         * tsl_strategy_tie_ok finds by walking every device of the block */
+        if (!same_stage && tsl_strategy_degree(h, TSL_DIM_TP) == te &&
+            (te == 1 || tsl_strategy_stride(h, TSL_DIM_TP) == se))
+            continue;
+        if (!tsl_strategy_tie_ok(emb, h, same_stage, g->group_size))
             e->time_s[(size_t)row * g->n + j] = INFINITY;
+    }
 }
 
 /* The layer DP of a stage, with the tied head's rule: in a later stage than the
