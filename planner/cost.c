@@ -829,9 +829,9 @@ static double rank_boundary_bytes(const tsl_strategy_t *s, uint64_t bnd, uint32_
     return (double)bnd * n / (s->sp ? t : 1);
 }
 
-double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
-                            uint32_t to_first, const tsl_strategy_t *sender,
-                            uint64_t bnd_bytes_per_sample, uint32_t mb)
+double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
+                                  uint32_t to_first, const tsl_strategy_t *sender,
+                                  uint64_t bnd_bytes_per_sample, uint32_t mb, double pairs_bw)
 {
     double k = sender_comm_scale(c, from_first);
     if (mode == TSL_COST_PAPER || sender == NULL) { /* AMP: the whole boundary on one link */
@@ -840,9 +840,19 @@ double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32
     }
     /* every rank sends to its counterpart at once: the pairs share the network */
     double bytes = rank_boundary_bytes(sender, bnd_bytes_per_sample, mb);
-    double bw = tsl_cluster_pairs_bw(c, from_first, to_first, group_size(sender));
     /* activation forward, its gradient backward: two transfers of the same size */
-    return 2.0 * k * tsl_cost_p2p_s(bytes, bw);
+    return 2.0 * k * tsl_cost_p2p_s(bytes, pairs_bw);
+}
+
+double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
+                            uint32_t to_first, const tsl_strategy_t *sender,
+                            uint64_t bnd_bytes_per_sample, uint32_t mb)
+{
+    double bw = mode == TSL_COST_PAPER || sender == NULL
+                    ? 0.0 /* not read */
+                    : tsl_cluster_pairs_bw(c, from_first, to_first, group_size(sender));
+    return tsl_cost_stage_p2p_pairs_s(c, mode, from_first, to_first, sender, bnd_bytes_per_sample,
+                                      mb, bw);
 }
 
 double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head,

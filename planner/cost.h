@@ -404,4 +404,12 @@ double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32
                             uint32_t to_first, const tsl_strategy_t *sender,
                             uint64_t bnd_bytes_per_sample, uint32_t mb);
 
+/* The same with the pairs' figure given: pairs_bw = tsl_cluster_pairs_bw(c,
+ * from_first, to_first, G) for the sender's G devices, which a caller pricing many
+ * boundaries between the same two blocks walks once (PAPER and a NULL sender do
+ * not read it). */
+double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
+                                  uint32_t to_first, const tsl_strategy_t *sender,
+                                  uint64_t bnd_bytes_per_sample, uint32_t mb, double pairs_bw);
+
 #endif

@@ -75,6 +75,13 @@ typedef struct tsl_group_layouts {
      * costing: a 16k-GPU block's topology walk is not repeated per batch size */
     tsl_strategy_bw_t *bw; /* [stage × group's n] */
     uint8_t *bw_done;      /* [stage] */
+    /* each stage block's env under the engine's knobs (tied_copy set per use) and
+     * the pairs' figure of its boundary to the next block ([2·stage]) and back to
+     * the first ([2·stage + 1]), made on first use: a 12,500-node cluster's walks */
+    tsl_cost_env_t *env;
+    uint8_t *env_done;
+    double *pairs_bw;
+    uint8_t *pairs_done;
 } tsl_group_layouts_t;
 
 /* Everything one search needs, allocated once up front. */

@@ -382,7 +382,12 @@ static int alloc_layouts(tsl_engine_t *e)
         gl->pair_done = calloc(cells ? cells : 1, 1);
         gl->bw = calloc(stages * g->n + 1, sizeof(*gl->bw));
         gl->bw_done = calloc(stages ? stages : 1, 1);
-        if (!gl->of || !gl->rep || !gl->moves || !gl->pair_done || !gl->bw || !gl->bw_done)
+        gl->env = calloc(stages ? stages : 1, sizeof(*gl->env));
+        gl->env_done = calloc(stages ? stages : 1, 1);
+        gl->pairs_bw = calloc(2 * stages + 1, sizeof(*gl->pairs_bw));
+        gl->pairs_done = calloc(2 * stages + 1, 1);
+        if (!gl->of || !gl->rep || !gl->moves || !gl->pair_done || !gl->bw || !gl->bw_done ||
+            !gl->env || !gl->env_done || !gl->pairs_bw || !gl->pairs_done)
             return -1;
     }
     return 0;
@@ -516,6 +521,10 @@ void tsl_engine_free(tsl_engine_t *e)
         free(e->glay[i].pair_done);
         free(e->glay[i].bw);
         free(e->glay[i].bw_done);
+        free(e->glay[i].env);
+        free(e->glay[i].env_done);
+        free(e->glay[i].pairs_bw);
+        free(e->glay[i].pairs_done);
     }
     free(e->glay);
     free(e->layout_of);
@@ -549,8 +558,12 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
     e->uniform_block_n = 0;
     memo_free(e->memo); /* priced under the other knobs */
     e->memo = NULL;
-    for (uint32_t i = 0; groups && e->glay != NULL && i < e->n_groups; i++)
-        memset(e->glay[i].bw_done, 0, e->cluster->n_devices / e->groups[i].group_size);
+    for (uint32_t i = 0; e->glay != NULL && i < e->n_groups; i++) {
+        uint32_t stages = e->cluster->n_devices / e->groups[i].group_size;
+        memset(e->glay[i].env_done, 0, stages); /* the envs carry the knobs */
+        if (groups)
+            memset(e->glay[i].bw_done, 0, stages);
+    }
 }
 
 void tsl_search_add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s)
@@ -967,18 +980,36 @@ void tsl_engine_env_request(const tsl_engine_t *e, tsl_cost_env_t *env)
  * the next stage, v times under interleaving, where the last stage also sends
  * v − 1 chunk boundaries back to the first. The sender's layout is that of the
  * stage's last layer (`last`). */
-static double stage_p2p_s(const tsl_engine_t *e, uint32_t s, uint32_t P, uint32_t G,
-                          const uint32_t *first_layer, const tsl_strategy_t *last, uint32_t Bm,
-                          uint32_t v)
+static double stage_p2p_s(const tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t s,
+                          uint32_t P, uint32_t G, const uint32_t *first_layer,
+                          const tsl_strategy_t *last, uint32_t Bm, uint32_t v)
 {
     tsl_cost_mode_t mode = tsl_engine_cost_mode(e);
-    if (s + 1 < P)
-        return v * tsl_cost_stage_p2p_s(e->cluster, mode, s * G, (s + 1) * G, last,
-                                        e->model->layers[first_layer[s + 1]].bnd_act_bytes, Bm);
-    if (v <= 1)
+    if (s + 1 >= P && v <= 1)
         return 0;
-    return (v - 1) * tsl_cost_stage_p2p_s(e->cluster, mode, s * G, 0, last,
-                                          e->model->layers[first_layer[s]].bnd_act_bytes, Bm);
+    const bool next = s + 1 < P;
+    const uint32_t to = next ? (s + 1) * G : 0;
+    /* the pairs' figure of this boundary, kept per group of the engine's */
+    uint32_t gi = group_index(e, g);
+    double bw = 0.0; /* PAPER: not read */
+    if (mode != TSL_COST_PAPER && gi < e->n_groups) {
+        tsl_group_layouts_t *gl = &e->glay[gi];
+        size_t at = 2 * (size_t)s + !next;
+        if (!gl->pairs_done[at]) {
+            gl->pairs_bw[at] = tsl_cluster_pairs_bw(e->cluster, s * G, to, G);
+            gl->pairs_done[at] = 1;
+        }
+        bw = gl->pairs_bw[at];
+    } else if (mode != TSL_COST_PAPER) {
+        bw = tsl_cluster_pairs_bw(e->cluster, s * G, to, G);
+    }
+    if (next)
+        return v * tsl_cost_stage_p2p_pairs_s(e->cluster, mode, s * G, to, last,
+                                              e->model->layers[first_layer[s + 1]].bnd_act_bytes,
+                                              Bm, bw);
+    return (v - 1) * tsl_cost_stage_p2p_pairs_s(e->cluster, mode, s * G, 0, last,
+                                                e->model->layers[first_layer[s]].bnd_act_bytes, Bm,
+                                                bw);
 }
 
 /*
@@ -1155,9 +1186,18 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
              v = plan->schedule ? tsl_pipesim_sched_chunks(plan->schedule, 0) : plan->interleave;
     uint32_t first = first_layer[s], n = first_layer[s + 1] - first;
     tsl_cost_env_t env;
-    if (tsl_cost_env_init(&env, e->cluster, s * G, G, NULL) != 0)
-        return false;
-    tsl_engine_env_request(e, &env);
+    uint32_t gi = group_index(e, g);
+    if (gi < e->n_groups && e->glay[gi].env_done[s]) { /* made at the block's first stage */
+        env = e->glay[gi].env[s];
+    } else {
+        if (tsl_cost_env_init(&env, e->cluster, s * G, G, NULL) != 0)
+            return false;
+        tsl_engine_env_request(e, &env);
+        if (gi < e->n_groups) {
+            e->glay[gi].env[s] = env;
+            e->glay[gi].env_done[s] = 1;
+        }
+    }
     env.tied_copy = first > 0; /* a tied head here copies layer 0's word embedding */
     stage_bw(e, g, s, &env);
     if (!stage_layouts(e, g, s))
@@ -1173,7 +1213,6 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         e->class_done[e->layer_class[first + i]] = 0;
     memset(e->layout_live, 0, e->n_layouts);
     /* the memo keeps the rows of the engine's groups (not a uniform pass's own) */
-    uint32_t gi = group_index(e, g);
     memo_key_t key = {gi, gi < e->n_groups ? stage_twin(e, G, s) : s, Bm, 0, env.tied_copy};
     bool memo = gi < e->n_groups && memo_reserve(e, classes, (size_t)classes * g->n);
     for (uint32_t i = 0; i < n; i++)
@@ -1218,7 +1257,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     if (!boundary_relayout(e, &env, plan, &g->items[e->choice[0]], s, first, Bm, st))
         return false;
     if (s + 1 < P || v > 1) {
-        st->p2p_s = stage_p2p_s(e, s, P, G, first_layer, &g->items[e->choice[n - 1]], Bm, v);
+        st->p2p_s = stage_p2p_s(e, g, s, P, G, first_layer, &g->items[e->choice[n - 1]], Bm, v);
         st->time_s += st->p2p_s;
         st->time_nosync_s += st->p2p_s;
     }

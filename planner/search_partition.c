@@ -85,6 +85,10 @@ static void layer_costs(const tsl_engine_t *e, const tsl_plan_t *p, refine_buf_t
         tsl_strategy_bw_t bw, moe;
         memset(&moe, 0, sizeof(moe));
         tsl_cost_moe_bw(&env[s], &moe);
+        /* and the pairs' figure of the stage's boundary once (its layers' strategies
+         * all span the stage's devices) */
+        uint32_t pairs_of = 0;
+        double pairs_bw = 0.0;
         for (uint32_t l = st->first_layer; l < st->first_layer + st->n_layers; l++) {
             tsl_layer_cost_t lc;
             if (l == st->first_layer || !tsl_strategy_equal(&p->layer[l], &p->layer[l - 1])) {
@@ -96,10 +100,15 @@ static void layer_costs(const tsl_engine_t *e, const tsl_plan_t *p, refine_buf_t
             b->y[l] = (lc.bwd_sync_s - lc.bwd_s) * b->speed[s];
             b->ms[l] = lc.ms_bytes;
             b->act[l] = lc.fwd_bytes + lc.bwd_bytes;
+            uint32_t G = tsl_strategy_group_size(&p->layer[l]);
+            if (l + 1 < m->n_layers && env[s].mode != TSL_COST_PAPER && G != pairs_of) {
+                pairs_bw = tsl_cluster_pairs_bw(e->cluster, st->first_device, to, G);
+                pairs_of = G;
+            }
             b->p2p[l] = l + 1 < m->n_layers
-                            ? tsl_cost_stage_p2p_s(e->cluster, env[s].mode, st->first_device, to,
-                                                   &p->layer[l], m->layers[l + 1].bnd_act_bytes,
-                                                   p->micro_batch)
+                            ? tsl_cost_stage_p2p_pairs_s(
+                                  e->cluster, env[s].mode, st->first_device, to, &p->layer[l],
+                                  m->layers[l + 1].bnd_act_bytes, p->micro_batch, pairs_bw)
                             : 0;
         }
     }
