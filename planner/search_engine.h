@@ -20,7 +20,7 @@
 #define TSL_SEARCH_ALL_PARTITIONS 20u
 /* The most memory an engine's layer-cost memo holds (tsl_engine_t.memo); past it
  * the memo starts afresh. */
-#define TSL_SEARCH_COST_MEMO_BYTES (1024ull << 20)
+#define TSL_SEARCH_COST_MEMO_BYTES (256ull << 20)
 /* Likewise for the layer DP's answers (tsl_engine_t.dp_memo). */
 #define TSL_SEARCH_DP_MEMO_BYTES (64ull << 20)
 /* Largest interleave (model chunks per stage) weighed: 2 and 4 (pipeline.h). */
