@@ -120,6 +120,8 @@ static double walk_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degre
 static double mode_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
                       tsl_coll_lat_t *lat, tsl_cost_bw_memo_t *memo)
 {
+    if (degree <= 1) /* no group: nothing to walk */
+        return walk_bw(env, stride, degree, lat);
     for (uint32_t i = 0; memo != NULL && i < memo->n; i++)
         if (memo->g[i].stride == stride && memo->g[i].degree == degree) {
             *lat = memo->g[i].lat;

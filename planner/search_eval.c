@@ -1187,7 +1187,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     uint32_t first = first_layer[s], n = first_layer[s + 1] - first;
     tsl_cost_env_t env;
     uint32_t gi = group_index(e, g);
-    if (gi < e->n_groups && e->glay[gi].env_done[s]) { /* made at the block's first stage */
+    if (gi < e->n_groups && e->glay[gi].env_done[s]) { /* made at the block's first costing */
         env = e->glay[gi].env[s];
     } else {
         if (tsl_cost_env_init(&env, e->cluster, s * G, G, NULL) != 0)
