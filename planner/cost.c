@@ -674,11 +674,15 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     layer_compute_f(env, l, s, n, g.t, &compute_f, &compute_b, &core_f, &wgrad_frac);
     /* measured per-shape block times replace the roofline (not for MoE or latent
      * attention: a profile measures dense blocks) */
-    if (env->profile != NULL && !l->experts && !l->kv_lora_rank)
+    bool profiled = env->profile != NULL && !l->experts && !l->kv_lora_rank;
+    if (profiled)
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
-    /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes */
+    /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes;
+     * none where the measured times already hold it */
     double k = env->overlap_slowdown;
-    double tp_f = l->tp_allreduces * allreduce_lat_s(act_msg, g.t, bw->tp_bw, &bw->tp_lat);
+    double tp_f = profiled && env->profile->tp_comm_in_times
+                      ? 0.0
+                      : l->tp_allreduces * allreduce_lat_s(act_msg, g.t, bw->tp_bw, &bw->tp_lat);
     double gather = allgather_lat_s(TSL_BYTES_PER_PARAM_FP16 * p, g.z, bw->sdp_bw, &bw->sdp_lat);
     double cp_f, cp_b;
     cp_exchange(env, l, g.t, n, core_fwd_s(env, l, n, g.t, core_f), bw, &cp_f, &cp_b);
