@@ -11,6 +11,7 @@
 #include "args.h"
 #include "eval_cfg.h"
 #include "partition.h"
+#include "target.h"
 
 static bool is_block(const tsl_layer_t *l)
 {
@@ -362,6 +363,13 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
         out->schedule = cfg->tt_dualpipev ? TSL_PIPESIM_SCHED_DUALPIPEV : TSL_PIPESIM_SCHED_ZBV;
     }
     tsl_plan_set_knobs(out, &cfg->knobs);
+    /* torchtitan's sparse mesh must hold the experts where Tessel prices them: a
+     * configuration that lays them out otherwise is one Tessel cannot price */
+    if (cfg->torchtitan && tsl_target_torchtitan_experts(m, &s, cp, cfg->knobs.ep, err) != 0) {
+        if (err)
+            err->code = TSL_E_INVALID;
+        return -1;
+    }
     if (cfg->vpp_blocks) {
         uint32_t n0 = 0;
         for (uint32_t i = first[0]; i < first[1]; i++)

@@ -78,6 +78,9 @@ typedef struct tsl_eval_cfg {
                     stages per rank in a V (stage q on rank q and 2P − 1 − q); the
                     plan's schedule zbv (or dualpipev) */
     bool tt_dualpipev; /* pipeline_parallel_schedule DualPipeV (tt_zbv set too) */
+    bool torchtitan;   /* read from a torchtitan configuration: the plan's MoE layers
+                          must have their experts laid out as torchtitan does
+                          (tsl_target_torchtitan_experts) */
     uint32_t tt_in_w, tt_out_w, tt_layers_per_stage;
     uint32_t ckpt_every; /* > 0: full recompute of every N-th Transformer layer of a
                             stage (torchtitan selective_ac_option N: the N-th, 2N-th...) */
@@ -117,9 +120,9 @@ int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
  * value` with integers, strings, booleans and arrays of strings, '#' comments),
  * or the Python function returning Trainer.Config of current torchtitan, read
  * without running it (literal assignments and keywords of the known keys).
- * Keys that change the plan in ways Tessel does not model (context or expert
- * parallelism, other schedules, op-level selective checkpointing) are refused
- * by name. Fails naming the key and line. */
+ * Keys that change the plan in ways Tessel does not model (Ulysses context
+ * parallelism, expert tensor parallelism, other schedules, op-level selective
+ * checkpointing) are refused by name. Fails naming the key and line. */
 int tsl_eval_cfg_torchtitan(const char *toml, tsl_eval_cfg_t *out, tsl_err_t *err);
 
 #endif

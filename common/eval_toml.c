@@ -35,7 +35,7 @@ typedef struct tt_state {
     tsl_eval_ckpt_t ac_mode;
     char ac_option[16];
     char cp_rotate[16]; /* context_parallel_rotate_method; "" = allgather (its default) */
-    int64_t cp, ep, tokens_mb, tokens_step, ctx, pp_micro;
+    int64_t cp, ep, etp, tokens_mb, tokens_step, ctx, pp_micro;
     uint32_t global_line; /* global_batch_size = -1's line, 0: not given */
     /* Float8 (torchao through torchtitan's model converters): float8 the
      * converter (v0.2 "quantize.linear.float8", v0.1 "float8") or v0.1-era
@@ -238,6 +238,7 @@ typedef struct tt_i64 {
 static const tt_i64_t tt_state_keys[] = {
     {"parallelism", "context_parallel_degree", 1, offsetof(tt_state_t, cp)},
     {"parallelism", "expert_parallel_degree", 1, offsetof(tt_state_t, ep)},
+    {"parallelism", "expert_tensor_parallel_degree", 1, offsetof(tt_state_t, etp)},
     {"parallelism", "num_pp_microbatches", 1, offsetof(tt_state_t, pp_micro)},
     {"training", "num_tokens_per_microbatch_per_dp_rank", 1, offsetof(tt_state_t, tokens_mb)},
     {"training", "num_tokens_per_train_step", -1, offsetof(tt_state_t, tokens_step)},
@@ -438,6 +439,26 @@ static int tt_tokens(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
     return 0;
 }
 
+/* Expert parallelism: the routed experts of the MoE layers over the innermost
+ * ep ranks of dp_shard x cp x tp (ParallelDims' sparse mesh), whole on each
+ * rank. v0.2.x's expert_tensor_parallel_degree has no effect at ep 1; at ep > 1
+ * only 1 is what Tessel prices. Whether torchtitan lays the experts out so on
+ * the model is tsl_eval_cfg_plan's check (cfg->torchtitan). */
+static int tt_experts(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
+{
+    if (st->ep > (1 << 24))
+        return tsl_err_set(err, "torchtitan: expert_parallel_degree %lld is above %d",
+                           (long long)st->ep, 1 << 24);
+    if (st->ep > 1 && st->etp > 1)
+        return tsl_err_set(err,
+                           "torchtitan: expert_tensor_parallel_degree %lld: Tessel prices the "
+                           "routed experts whole on each expert-parallel rank "
+                           "(expert_tensor_parallel_degree 1)",
+                           (long long)st->etp);
+    c->knobs.ep = st->ep > 1 ? (uint32_t)st->ep : 0;
+    return 0;
+}
+
 static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
 {
     if (st->cp > 1) {
@@ -461,11 +482,8 @@ static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
             c->cp_counted = true;
         }
     }
-    if (st->ep > 1)
-        return tsl_err_set(err,
-                           "torchtitan: expert_parallel_degree %lld: Tessel's eval does "
-                           "not model expert parallelism (1 only)",
-                           (long long)st->ep);
+    if (tt_experts(c, st, err) != 0)
+        return -1;
     /* TP is sequence-parallel in torchtitan (always before 2026-02; since, unless
        enable_sequence_parallel = False) */
     c->sp = c->tp > 1 && !st->sp_off;
@@ -715,6 +733,7 @@ int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *er
                 strstr(text, "MXLinearConverter") != NULL;
     }
     memset(out, 0, sizeof(*out));
+    out->torchtitan = true;
     out->tt_split = true;
     out->tt_in_w = out->tt_out_w = 1;
     out->sdp_rest = true; /* torchtitan's default shard degree: -1, the rest */

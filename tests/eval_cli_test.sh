@@ -181,6 +181,36 @@ for form in torchtitan-toml torchtitan; do
     zbsame "$out" "$dir/dpv-eval.json" dualpipev && ok || bad "DualPipeV through $form: $(cat "$dir/dpv-eval.json")"
 done
 
+# mixture of experts through torchtitan and back: a Mixtral plan searched for
+# torchtitan (ep > 1) exported in both forms and read back by eval --torchtitan
+# with the same ep, strategy and figures; a layout torchtitan runs otherwise than
+# Tessel prices is refused naming the rule (exit 2), DeepSpeed refuses MoE (exit 4)
+moe="--model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400"
+expect 0 "" plan --local $moe --batch 64 --target torchtitan --no-baselines --json
+cp "$out" "$dir/moe.json"
+for form in torchtitan-toml torchtitan; do
+    expect 0 "" plan --local $moe --batch 64 --target torchtitan --export $form
+    cp "$out" "$dir/moe.$form"
+    grep -q "expert_parallel_degree = [1-9]" "$dir/moe.$form" && ok || bad "no EP in the $form export"
+    expect 0 "" eval $moe --torchtitan "$dir/moe.$form" --no-search --json
+    if python3 - "$dir/moe.json" "$out" <<'PY'; then ok; else bad "MoE through $form: $(cat "$out")"; fi
+import json, sys
+s = json.load(open(sys.argv[1]))["plan"]
+e = json.load(open(sys.argv[2]))["plan"]
+assert s["ep"] > 1 and e["ep"] == s["ep"], (e.get("ep"), s["ep"])
+for k in ("iter_time_s", "samples_per_s", "peak_bytes", "pp", "n_micro", "global_batch", "schedule"):
+    assert e[k] == s[k], (k, e[k], s[k])
+for a, b in zip(e["stages"], s["stages"]):
+    for k in ("time_s", "peak_bytes", "first_layer", "n_layers", "runs"):
+        assert a[k] == b[k], (k, a[k], b[k])
+PY
+done
+printf '[parallelism]\ntensor_parallel_degree = 2\n[activation_checkpoint]\nmode = "full"\n' >"$dir/moe-tp.toml"
+expect 2 "expert parallelism off on Mixtral-8x7B's 32 MoE layers" eval $moe --torchtitan "$dir/moe-tp.toml"
+printf '[parallelism]\ndata_parallel_replicate_degree = 2\nexpert_parallel_degree = 8\n' >"$dir/moe-hsdp.toml"
+expect 2 "keeps 2 replicas (HSDP)" eval $moe --torchtitan "$dir/moe-hsdp.toml"
+expect 4 "DeepSpeed takes experts from the model's code" plan --local $moe --batch 64 --target deepspeed
+
 printf '[parallelism]\ntensor_parallel_degree = two\n' >"$dir/bad.toml"
 expect 2 "tensor_parallel_degree" eval $m345 --torchtitan "$dir/bad.toml"
 

@@ -26,6 +26,7 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
     if (f != TSL_EXPORT_MEGATRON && !copy.knobs.no_fp32_master) {
         tsl_target_knobs(TSL_TARGET_TORCHTITAN, &copy.knobs);
         copy.knobs.fp8 = cfg_in->knobs.fp8;
+        copy.knobs.ep = cfg_in->knobs.ep;
     }
     tsl_model_t m;
     tsl_cluster_t c;
@@ -57,9 +58,10 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
               a.grad_reduce_bytes == cfg->knobs.grad_reduce_bytes &&
               a.grad_reduce_exposed == cfg->knobs.grad_reduce_exposed &&
               a.overlap_param_gather == cfg->knobs.overlap_param_gather &&
-              a.fp8_recipe == b.fp8_recipe && a.fp8_recipe == cfg->knobs.fp8,
-          "%s round trip: the plan's precision and overlap kept (fp8 %u %u %u)\n%s", fmt,
-          a.fp8_recipe, b.fp8_recipe, cfg->knobs.fp8, text);
+              a.fp8_recipe == b.fp8_recipe && a.fp8_recipe == cfg->knobs.fp8 && a.ep == b.ep &&
+              a.ep == (cfg->knobs.ep > 1 ? cfg->knobs.ep : 0),
+          "%s round trip: the plan's precision, overlap and ep kept (fp8 %u %u %u, ep %u %u)\n%s",
+          fmt, a.fp8_recipe, b.fp8_recipe, cfg->knobs.fp8, a.ep, b.ep, text);
 out:
     free(text);
     tsl_model_free(&m);
@@ -92,6 +94,21 @@ static void test_round_trips(void)
     tsl_eval_cfg_t fsdp = {.sdp = 8, .mbs = 2, .global_batch = 64};
     round_trip("GPT2-345M", "8xA100-80G", &fsdp, TSL_EXPORT_TORCHTITAN);
     round_trip("GPT2-345M", "8xA100-80G", &fsdp, TSL_EXPORT_TORCHTITAN_TOML);
+    /* mixture of experts: Mixtral's experts over 8 EP ranks (the TP and FSDP
+     * ranks of a stage), with Megatron-LM and torchtitan */
+    tsl_eval_cfg_t moe = {.tp = 2,
+                          .sp = true,
+                          .pp = 2,
+                          .sdp = 4,
+                          .mbs = 1,
+                          .global_batch = 64,
+                          .ckpt = TSL_EVAL_CKPT_FULL,
+                          .even_blocks = true,
+                          .knobs = {.ep = 8}};
+    round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_TORCHTITAN);
+    round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_TORCHTITAN_TOML);
+    moe.sdp = 0;
+    round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_MEGATRON);
 }
 
 static void mg_refuses(const char *line, const char *want);
@@ -439,6 +456,32 @@ static void test_torchtitan_keys(void)
                                   &c, &err) == -1 &&
               strstr(err.msg, "context_parallel_rotate_method ring"),
           "cp rotate: %s", err.msg);
+    /* expert parallelism: priced as the plan's ep; v0.2.x's expert TP only at 1 (no
+     * effect at ep 1); the Python form's keyword */
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\nexpert_parallel_degree = 8\n"
+                                  "expert_tensor_parallel_degree = 1\n",
+                                  &c, &err) == 0 &&
+              c.knobs.ep == 8 && c.torchtitan,
+          "ep 8: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\nexpert_parallel_degree = 4\n"
+                                  "tensor_parallel_degree = 2\n"
+                                  "expert_tensor_parallel_degree = 2\n",
+                                  &c, &err) == -1 &&
+              strstr(err.msg, "expert_tensor_parallel_degree 2"),
+          "etp 2: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\nexpert_tensor_parallel_degree = 2\n", &c, &err) ==
+                  0 &&
+              c.knobs.ep == 0,
+          "etp at ep 1: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("def f():\n    return Trainer.Config(parallelism="
+                                  "ParallelismConfig(expert_parallel_degree=2 * 4),\n"
+                                  "        activation_checkpoint=None)\n",
+                                  &c, &err) == 0 &&
+              c.knobs.ep == 8,
+          "python ep: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\nexpert_parallel_degree = 0\n", &c, &err) == -1 &&
+              strstr(err.msg, "expert_parallel_degree"),
+          "ep 0: %s", err.msg);
     /* ZBV and DualPipeV are read (two chunks per stage); a schedule Tessel does not
      * simulate is refused by name */
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\npipeline_parallel_schedule = \"ZBVZeroBubble\"\n",

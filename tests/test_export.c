@@ -263,6 +263,112 @@ static void test_megatron_moe_freq(void)
     restore_model(&saved);
 }
 
+/* A torchtitan export read back by eval --torchtitan: the same stages,
+ * strategy and ep. */
+static void torchtitan_back(const char *text, const tsl_plan_t *p)
+{
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_plan_t *back = calloc(1, sizeof *back);
+    tsl_err_t err = {0};
+    CHECK(cfg && back && tsl_eval_cfg_torchtitan(text, cfg, &err) == 0, "read back: %s\n%s",
+          err.msg, text);
+    CHECK(tsl_eval_cfg_plan(cfg, &model, p->n_devices, back, &err) == 0, "plan back: %s\n%s",
+          err.msg, text);
+    bool same = back->pp == p->pp && back->ep == p->ep && back->n_micro == p->n_micro &&
+                back->global_batch == p->global_batch;
+    for (uint32_t s = 0; s < p->pp; s++)
+        same &= back->stages[s].first_layer == p->stages[s].first_layer &&
+                back->stages[s].n_layers == p->stages[s].n_layers;
+    for (uint32_t i = 0; i < model.n_layers; i++)
+        same &= tsl_strategy_equal(&back->layer[i], &p->layer[i]);
+    CHECK(same, "torchtitan round trip: pp %u ep %u m %u, stage 0 [%u, +%u)\n%s", back->pp,
+          back->ep, back->n_micro, back->stages[0].first_layer, back->stages[0].n_layers, text);
+    free(cfg);
+    free(back);
+}
+
+/* Mixture of experts to torchtitan (b5bcd76c6 ParallelDims, fsdp.py): DeepSeek-V3
+ * with ep 16 (its base configuration, expert_parallel_degree, the TOML's
+ * expert_tensor_parallel_degree 1) read back with the same ep and strategy; the
+ * layouts torchtitan's sparse mesh would run otherwise than Tessel prices are
+ * refused naming the rule; DeepSpeed and Galvatron refuse MoE with the reason. */
+static void test_torchtitan_moe(void)
+{
+    tsl_model_t saved;
+    use_hf("deepseek_v3.json", &saved);
+    const uint32_t cut[] = {0, 32, 63};
+    make_plan(&plan, 2, cut, 16, "tp2-sdp8+sp", 16, 32);
+    plan.ep = 16;
+    char *py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(strstr(py, "from torchtitan.models.deepseek_v3.config_registry import "
+                     "deepseek_v3_671b as base_config\n") &&
+              strstr(py, "    par.expert_parallel_degree = 16\n") &&
+              strstr(py, "# MoE: 256 routed experts (top-8) in 58 layers over "
+                         "expert_parallel_degree 16"),
+          "deepseek-v3 python:\n%s", py);
+    torchtitan_back(py, &plan);
+    char *toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(toml, "\nexpert_parallel_degree = 16\nexpert_tensor_parallel_degree = 1\n") &&
+              !strstr(toml, "v0.2.0 asserts"),
+          "deepseek-v3 toml:\n%s", toml);
+    torchtitan_back(toml, &plan);
+    free(py);
+    free(toml);
+    /* EP inside the TP group: main and v0.2.1+ build it, v0.2.0 does not (a comment) */
+    make_plan(&plan, 2, cut, 16, "tp4-sdp4+sp", 16, 32);
+    plan.ep = 2;
+    toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(toml, "v0.2.0 asserts expert_parallel_degree % (context_parallel_degree x "
+                       "tensor_parallel_degree = 4) == 0"),
+          "ep 2 under tp 4:\n%s", toml);
+    torchtitan_back(toml, &plan);
+    free(toml);
+    /* FP8: the router's gate stays bf16, as priced */
+    plan.fp8_recipe = TSL_FP8_TENSORWISE;
+    py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(py, "filter_fqns=[\"lm_head\", \"router.gate\"]") &&
+              strstr(toml, "filter_fqns = [\"output\", \"router.gate\"]\n"),
+          "fp8 filters:\n%s\n%s", py, toml);
+    free(py);
+    free(toml);
+    static const struct {
+        const char *strategy;
+        uint32_t ep;
+        const char *why;
+    } refused[] = {
+        {"tp2-sdp8+sp", 0, "with expert parallelism off on deepseek_v3's 58 MoE layers"},
+        {"tp2-sdp8+sp", 3, "does not divide layer 4's 256 experts"},
+        {"tp2-sdp8+sp", 32,
+         "does not divide data_parallel_shard_degree x "
+         "context_parallel_degree x tensor_parallel_degree = 16"},
+        {"tp2-sdp4-dp2+sp", 8, "keeps 2 replicas (HSDP)"},
+        {"tp16+sp", 8, "FSDP-shards the routed experts over efsdp = 2 ranks"},
+    };
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+        make_plan(&plan, 2, cut, 16, refused[k].strategy, 16, 32);
+        plan.ep = refused[k].ep;
+        expect_refused(TSL_EXPORT_TORCHTITAN, &plan, refused[k].why);
+        expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "re-plan with --target torchtitan");
+    }
+    make_plan(&plan, 2, cut, 16, "tp16+sp", 16, 32);
+    plan.ep = 16;
+    torchtitan_back(py = export_ok(TSL_EXPORT_TORCHTITAN, &plan), &plan);
+    free(py);
+    /* no re-planning helps a stack that runs no MoE model as Tessel prices it */
+    make_plan(&plan, 2, cut, 16, "sdp16", 16, 32);
+    plan.ep = 16;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "DeepSpeed takes experts from the model's code");
+    expect_refused(TSL_EXPORT_GALVATRON, &plan, "Galvatron v2.4.0 runs no mixture-of-experts");
+    tsl_err_t err = {0};
+    char *text = NULL;
+    size_t len;
+    CHECK(tsl_export(TSL_EXPORT_DEEPSPEED, &plan, &model, &text, &len, &err) == -1 &&
+              !strstr(err.msg, "re-plan"),
+          "model-level refusal without a re-plan hint: %s", err.msg);
+    restore_model(&saved);
+}
+
 /* DeepSpeedConfig's batch logic (0.19.6 runtime/config.py,
  * _set_batch_related_parameters and _batch_assertion) on a config's three
  * keys (-1: absent) for a world size; 0 when DeepSpeed accepts them. */
@@ -568,6 +674,7 @@ int main(void)
     test_megatron();
     test_megatron_model();
     test_megatron_moe_freq();
+    test_torchtitan_moe();
     test_deepspeed();
     test_deepspeed_autotp_batch();
     test_torchtitan();

@@ -1014,10 +1014,29 @@ static void test_moe_ep(void)
               strstr(err.msg, "does not divide") != NULL,
           "--ep 3: %s", err.msg);
     r.ep = 0;
+    /* torchtitan: the experts on its sparse mesh, EP over the TP ranks and no
+     * replicas beside the shards (target_rules.c tsl_target_torchtitan_experts) */
     r.target = TSL_TARGET_TORCHTITAN;
-    CHECK(run_request("Mixtral-8x7B", "2x8xH100-80G:8xib400", &r, &res, &err) == TSL_SEARCH_ERR &&
-              strstr(err.msg, "no mixture-of-experts plan") != NULL,
-          "torchtitan refuses MoE: %s", err.msg);
+    CHECK(run_request("Mixtral-8x7B", "2x8xH100-80G:8xib400", &r, &res, &err) == TSL_SEARCH_OK,
+          "torchtitan runs MoE: %s", err.msg);
+    const tsl_strategy_t *s = &res.best.layer[1];
+    uint32_t tp = tsl_strategy_degree(s, TSL_DIM_TP), sdp = tsl_strategy_degree(s, TSL_DIM_SDP);
+    CHECK(res.best.ep > 1 && res.best.ep % tp == 0 && (sdp * tp) % res.best.ep == 0 &&
+              tsl_strategy_degree(s, TSL_DIM_DP) == 1,
+          "torchtitan MoE plan: ep %u, tp %u, sdp %u", res.best.ep, tp, sdp);
+    static const struct {
+        uint32_t target;
+        const char *why;
+    } no_moe[] = {{TSL_TARGET_DEEPSPEED, "DeepSpeed takes experts from the model's code"},
+                  {TSL_TARGET_GALVATRON, "Galvatron v2.4.0 runs no mixture-of-experts model"}};
+    for (size_t k = 0; k < sizeof no_moe / sizeof no_moe[0]; k++) {
+        r.target = no_moe[k].target;
+        err.msg[0] = '\0';
+        CHECK(run_request("Mixtral-8x7B", "2x8xH100-80G:8xib400", &r, &res, &err) ==
+                      TSL_SEARCH_ERR &&
+                  strstr(err.msg, no_moe[k].why) != NULL,
+              "%s refuses MoE: %s", tsl_target_name(no_moe[k].target), err.msg);
+    }
     r.target = 0;
     r.ep = 2;
     CHECK(run_request("GPT2-345M", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
