@@ -362,7 +362,8 @@ static void read_layer_types(reader_t *r, tsl_arch_spec_t *sp, uint32_t period,
 {
     if (read_layer_type_list(r, sp, "sliding_attention"))
         return;
-    for (uint32_t i = 0; i < sp->layers; i++) {
+    /* past the layer limit check_spec refuses the config; no need to mark them */
+    for (uint32_t i = 0; i < sp->layers && i < TSL_MODEL_MAX_LAYERS; i++) {
         if ((period && (i + 1) % period == 0) || i < max_window_layers)
             set_full_attention(sp, i);
     }
@@ -660,7 +661,7 @@ static void read_llama4_rope(reader_t *r, tsl_arch_spec_t *sp)
     size_t n = json_array_size(v); /* 0 unless an array */
     if (n == 0) {
         uint32_t every = opt_u32(r, "no_rope_layer_interval", 4);
-        for (uint32_t i = 0; every && i < sp->layers; i++) {
+        for (uint32_t i = 0; every && i < sp->layers && i < TSL_MODEL_MAX_LAYERS; i++) {
             if ((i + 1) % every == 0)
                 set_nope_layer(sp, i);
         }
