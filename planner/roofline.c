@@ -221,10 +221,15 @@ static double self_keys(const tsl_layer_t *l, const shape_t *x)
 }
 
 /* Keys per query the self-attention core visits: a fused kernel skips masked
- * tiles (tsl_attn_keys); an unfused one computes them all. */
+ * tiles (tsl_attn_keys; a causal chunk of w keeps about w/2 of them,
+ * tsl_attn_chunk_keys); an unfused one computes them all. */
 static double self_visited(const tsl_layer_t *l, const shape_t *x)
 {
-    return l->unfused_attn ? self_keys(l, x) : tsl_attn_keys(l->seq_len, l->attn_window, l->causal);
+    if (l->unfused_attn)
+        return self_keys(l, x);
+    if (l->attn_chunked)
+        return tsl_attn_chunk_keys(l->seq_len, l->attn_window, l->causal);
+    return tsl_attn_keys(l->seq_len, l->attn_window, l->causal);
 }
 
 /* FLOPs per sample the self-attention core runs fewer than the counted 4·s·w·d

@@ -24,8 +24,9 @@
  * calls it in one place (layer_compute_f in cost.c).
  *
  * Causal self-attention (tsl_layer_t.causal): the fused core visits
- * tsl_attn_keys() keys per query ((s + 1)/2 without a window), the FLOP-only
- * fallback drops the same FLOPs; the unfused core computes and masks all of
+ * tsl_attn_keys() keys per query ((s + 1)/2 without a window; a chunked layer,
+ * attn_chunked, tsl_attn_chunk_keys(): about (w + 1)/2 for chunks of w), the
+ * FLOP-only fallback drops the same FLOPs; the unfused core computes and masks all of
  * them — all s keys under a sliding window too (the FLOP-only fallback adds those
  * masked FLOPs). The layer's counted FLOPs (fwd_flops) stay s·w.
  *

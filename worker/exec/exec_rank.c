@@ -182,6 +182,8 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
         why = "an attention width other than the hidden size";
     else if (L->attn_window && L->attn_window < L->seq_len && !L->causal)
         why = "a window over non-causal attention";
+    else if (L->attn_chunked)
+        why = "chunked attention (Llama 4; its mask is not a sliding window's)";
     else if (L->kind == TSL_LAYER_EMBEDDING && (i != 0 || L->patch_embed))
         why = "an embedding that is not a token lookup first in the model";
     else if (L->kind == TSL_LAYER_HEAD && i + 1 != n)
