@@ -92,8 +92,8 @@ def cluster_arg(c, topology, tmpdir, row_id):
     doc = {"comment": "bench/published row %s: %d x %s aggregated" % (row_id, k, nic),
            "nodes": [{"type": gpu, "gpus": gpn, "count": nodes}],
            "inter_gbps": round(k * LINK_GBPS[nic], 6)}
-    if nvl:  # nvlN: N GPUs, i.e. N / gpus-per-node nodes, per domain
-        doc["nvlink_domain_nodes"] = int(c["nvlink_domain"][3:]) // gpn
+    if nvl:  # nvlN: N GPUs, i.e. N / gpus-per-node nodes, per domain (a smaller cluster is one)
+        doc["nvlink_domain_nodes"] = min(nodes, int(c["nvlink_domain"][3:]) // gpn)
     path = os.path.join(tmpdir, row_id + ".cluster.json")
     with open(path, "w") as f:
         json.dump(doc, f)
@@ -425,6 +425,8 @@ def run_row(row, args, tmpdir):
     res["params_b"] = out["model"]["params"] / 1e9
     pub = row["model"].get("published_params_b")
     res["params_off"] = bool(pub and abs(res["params_b"] - pub) > 0.05 * pub)
+    if row["measured"].get("model_tflops_per_gpu"):  # the source's own count, to check the FLOP convention
+        res["published_tflops"] = row["measured"]["model_tflops_per_gpu"]
     res["predicted_mem_gib"] = out["plan"]["peak_bytes"] / 2**30
     if row["measured"].get("memory_gib") is not None:
         res["measured_mem_gib"] = row["measured"]["memory_gib"]
