@@ -228,6 +228,11 @@ bool tsl_cost_ep_fits(const tsl_layer_t *l, uint32_t group, uint32_t ep, uint32_
  * imbalance = knobs.moe_imbalance (TSL_COST_MOE_IMBALANCE when 0). */
 void tsl_cost_moe_rows(const tsl_cost_knobs_t *k, double *busy, double *moved);
 
+/* The routing knobs are ones tsl_cost_moe_rows prices: moe_capacity 0 or a finite
+ * C > 0, moe_pad only with one, moe_imbalance 0 or a finite X >= 1. -1 naming the
+ * field (the request's and the plan's name) otherwise. */
+int tsl_cost_moe_check(const tsl_cost_knobs_t *k, tsl_err_t *err);
+
 /* All-to-all among n ranks, each holding `bytes` of which (n−1)/n leave it:
  * (n−1)/n · bytes / bw (NCCL's alltoall bus bandwidth convention). */
 double tsl_cost_alltoall_s(double bytes, uint32_t n, double bw);
