@@ -374,7 +374,8 @@ static bool tp_fits(const tsl_layer_t *l, uint32_t t)
     uint32_t kv = l->kv_heads && !l->kv_lora_rank ? l->kv_heads : l->heads;
     if (attn && (l->heads % t != 0 || kv % t != 0))
         return false;
-    /* routed experts are not split (expert TP 1); shared experts are, as an FFN */
+    /* routed experts follow the expert TP (tsl_cost_ep_fits); shared experts the
+     * attention's, as an FFN */
     uint32_t f = l->experts == 0        ? l->ffn_hidden
                  : l->shared_ffn_hidden ? l->shared_ffn_hidden
                  : l->shared_experts    ? l->ffn_hidden

@@ -287,6 +287,12 @@ static void test_megatron_moe_etp(void)
     tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
     tsl_plan_t *back = calloc(1, sizeof *back);
     tsl_err_t err = {0};
+    /* the plan document carries the four */
+    json_t *doc = tsl_plan_to_json(&plan);
+    CHECK(back && tsl_plan_from_json(doc, back, &err) == 0 && back->etp == 2 &&
+              back->moe_capacity == 1.25 && back->moe_pad && back->moe_imbalance == 1.3,
+          "plan JSON: %s etp %u capacity %g", err.msg, back->etp, back->moe_capacity);
+    json_decref(doc);
     CHECK(cfg && back && tsl_eval_cfg_megatron(text, cfg, &err) == 0, "read back: %s", err.msg);
     CHECK(tsl_eval_cfg_plan(cfg, &model, 16, back, &err) == 0 && back->ep == 4 && back->etp == 2 &&
               back->moe_capacity == 1.25 && back->moe_pad && back->moe_imbalance == 0 &&
