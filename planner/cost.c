@@ -231,19 +231,20 @@ void tsl_cost_moe_rows(const tsl_cost_knobs_t *k, double *busy, double *moved)
 
 int tsl_cost_moe_check(const tsl_cost_knobs_t *k, tsl_err_t *err)
 {
-    if (!(k->moe_capacity >= 0) || !isfinite(k->moe_capacity))
+    if (!(k->moe_capacity >= 0) || !(k->moe_capacity <= TSL_COST_MOE_MAX_FACTOR))
         return tsl_err_set(err,
-                           "moe_capacity_factor: %g is not a capacity factor; give C > 0 "
+                           "moe_capacity_factor: %g is not a capacity factor; give 0 < C <= %g "
                            "(none for dropless routing)",
-                           k->moe_capacity);
+                           k->moe_capacity, TSL_COST_MOE_MAX_FACTOR);
     if (k->moe_pad && !(k->moe_capacity > 0))
         return tsl_err_set(err, "moe_pad_to_capacity: pads to a capacity; give a capacity "
                                 "factor too (Megatron-LM asserts the same)");
-    if (k->moe_imbalance != 0 && !(k->moe_imbalance >= 1.0 && isfinite(k->moe_imbalance)))
+    if (k->moe_imbalance != 0 &&
+        !(k->moe_imbalance >= 1.0 && k->moe_imbalance <= TSL_COST_MOE_MAX_IMBALANCE))
         return tsl_err_set(err,
-                           "moe_imbalance: %g is not at least 1; it is the busiest expert's "
+                           "moe_imbalance: %g is not from 1 to %g; it is the busiest expert's "
                            "tokens over the mean (1: an even split)",
-                           k->moe_imbalance);
+                           k->moe_imbalance, TSL_COST_MOE_MAX_IMBALANCE);
     return 0;
 }
 

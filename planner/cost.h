@@ -228,9 +228,12 @@ bool tsl_cost_ep_fits(const tsl_layer_t *l, uint32_t group, uint32_t ep, uint32_
  * imbalance = knobs.moe_imbalance (TSL_COST_MOE_IMBALANCE when 0). */
 void tsl_cost_moe_rows(const tsl_cost_knobs_t *k, double *busy, double *moved);
 
-/* The routing knobs are ones tsl_cost_moe_rows prices: moe_capacity 0 or a finite
- * C > 0, moe_pad only with one, moe_imbalance 0 or a finite X >= 1. -1 naming the
- * field (the request's and the plan's name) otherwise. */
+/* The routing knobs are ones tsl_cost_moe_rows prices: moe_capacity 0 or
+ * 0 < C <= TSL_COST_MOE_MAX_FACTOR, moe_pad only with one, moe_imbalance 0 or
+ * 1 <= X <= TSL_COST_MOE_MAX_IMBALANCE (NaN refused). -1 naming the field (the
+ * request's and the plan's name) otherwise. */
+#define TSL_COST_MOE_MAX_FACTOR    64.0   /* the CLI's --moe-capacity-factor range */
+#define TSL_COST_MOE_MAX_IMBALANCE 1024.0 /* the CLI's --moe-imbalance range */
 int tsl_cost_moe_check(const tsl_cost_knobs_t *k, tsl_err_t *err);
 
 /* All-to-all among n ranks, each holding `bytes` of which (n−1)/n leave it:
