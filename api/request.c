@@ -36,6 +36,7 @@ static ProtobufCType proto_type(tsl_request_kind_t k)
     return k == TSL_REQUEST_KIND_BOOL     ? PROTOBUF_C_TYPE_BOOL
            : k == TSL_REQUEST_KIND_UINT   ? PROTOBUF_C_TYPE_UINT32
            : k == TSL_REQUEST_KIND_TARGET ? PROTOBUF_C_TYPE_ENUM
+           : k == TSL_REQUEST_KIND_REAL   ? PROTOBUF_C_TYPE_DOUBLE
                                           : PROTOBUF_C_TYPE_UINT64;
 }
 
@@ -64,6 +65,7 @@ void tsl_request_from_proto(const ProtobufCMessage *msg, tsl_request_t *r)
         case TSL_REQUEST_KIND_UINT: memcpy(dst, src, sizeof(uint32_t)); break;
         case TSL_REQUEST_KIND_BYTES: memcpy(dst, src, sizeof(uint64_t)); break;
         case TSL_REQUEST_KIND_TARGET: *(uint32_t *)dst = (uint32_t) * (const int *)src; break;
+        case TSL_REQUEST_KIND_REAL: memcpy(dst, src, sizeof(double)); break;
         }
     }
 }
@@ -81,6 +83,7 @@ void tsl_request_to_proto(const tsl_request_t *r, ProtobufCMessage *msg)
         case TSL_REQUEST_KIND_UINT: memcpy(dst, src, sizeof(uint32_t)); break;
         case TSL_REQUEST_KIND_BYTES: memcpy(dst, src, sizeof(uint64_t)); break;
         case TSL_REQUEST_KIND_TARGET: *(int *)dst = (int)*(const uint32_t *)src; break;
+        case TSL_REQUEST_KIND_REAL: memcpy(dst, src, sizeof(double)); break;
         }
     }
 }
@@ -380,6 +383,8 @@ static char *request_json(const Tessel__V1__PlanRequest *req, const tsl_request_
             fields[i].kind == TSL_REQUEST_KIND_BOOL ? json_boolean(*(const bool *)p)
             : fields[i].kind == TSL_REQUEST_KIND_UINT || fields[i].kind == TSL_REQUEST_KIND_TARGET
                 ? json_integer(*(const uint32_t *)p)
+            : fields[i].kind == TSL_REQUEST_KIND_REAL
+                ? json_real(*(const double *)p)
                 : json_integer((json_int_t) * (const uint64_t *)p);
         json_object_set_new(o, fields[i].proto, v);
     }

@@ -17,7 +17,7 @@ static const char eval_usage[] =
     "                      [--unfused-attn] [--paper-cost] [--no-host-floor]\n"
     "                      [--grad-reduce-bytes N] [--no-fp32-master]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
-    "                      [--fp8 RECIPE | --no-fp8]\n"
+    "                      [--fp8 RECIPE | --no-fp8] [--moe-imbalance X]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
     "Predict the iteration time, throughput and per-stage memory of a GIVEN plan (no\n"
@@ -56,6 +56,11 @@ static const char eval_usage[] =
     "                      as Megatron-LM's DP and torchtitan's dp_shard do)\n"
     "  --cp-comm TYPE      its attention exchange: p2p (ring, the default), a2a\n"
     "                      (Ulysses) or allgather (Megatron-LM's --cp-comm-type)\n"
+    "  --ep N --etp N      MoE layers: routed experts over N expert-parallel ranks,\n"
+    "                      each expert's width over N expert-TP ranks (default 1)\n"
+    "  --moe-capacity-factor C [--moe-pad-to-capacity]\n"
+    "                      an expert takes at most C x a rank's mean routed tokens,\n"
+    "                      the rest dropped (or every expert padded to it)\n"
     "  --layers-per-stage A,B,...\n"
     "                      layers of each stage, embedding and head included\n"
     "                      (default: balanced by FLOPs, as the search starts)\n"
@@ -102,6 +107,8 @@ static const char eval_usage[] =
     "                      blockwise or mxfp8 (docs/cost-model.md \"FP8\"); refused\n"
     "                      on GPUs without FP8 tensor cores\n"
     "  --no-fp8            bf16 GEMMs, whatever the imported plan says\n"
+    "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
+    "                      mean tokens (default: the plan's, else 1, an even split)\n"
     "\n"
     "  --no-search         do not run the search to compare with\n"
     "  --server ADDR       evaluate in tesseld at ADDR (also before `eval`, or\n"
@@ -127,6 +134,11 @@ enum {
     OPT_ZERO,
     OPT_CP,
     OPT_CP_COMM,
+    OPT_EP,
+    OPT_ETP,
+    OPT_CAPACITY,
+    OPT_PAD,
+    OPT_IMBALANCE,
     OPT_INTERLEAVE,
     OPT_LPS,
     OPT_STRATEGY,
@@ -171,6 +183,11 @@ static const struct option eval_long[] = {
     {"zero", required_argument, 0, OPT_ZERO},
     {"cp", required_argument, 0, OPT_CP},
     {"cp-comm", required_argument, 0, OPT_CP_COMM},
+    {"ep", required_argument, 0, OPT_EP},
+    {"etp", required_argument, 0, OPT_ETP},
+    {"moe-capacity-factor", required_argument, 0, OPT_CAPACITY},
+    {"moe-pad-to-capacity", no_argument, 0, OPT_PAD},
+    {"moe-imbalance", required_argument, 0, OPT_IMBALANCE},
     {"interleave", required_argument, 0, OPT_INTERLEAVE},
     {"layers-per-stage", required_argument, 0, OPT_LPS},
     {"strategy", required_argument, 0, OPT_STRATEGY},
@@ -254,6 +271,12 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         c->knobs.cp_comm = (uint32_t)comm;
         return 0;
     }
+    case OPT_EP: return tsl_parse_u32("ep", optarg, 1, 1024, &c->knobs.ep, err);
+    case OPT_ETP: return tsl_parse_u32("etp", optarg, 1, 1024, &c->knobs.etp, err);
+    case OPT_CAPACITY:
+        return tsl_parse_double("moe-capacity-factor", optarg, 1e-6, 64, &c->knobs.moe_capacity,
+                                err);
+    case OPT_PAD: c->knobs.moe_pad = true; return 0;
     case OPT_INTERLEAVE: return tsl_parse_u32("interleave", optarg, 1, 64, &c->interleave, err);
     case OPT_LPS: return parse_counts(optarg, c, err);
     case OPT_STRATEGY: eo->strategy = optarg; return 0;
@@ -301,6 +324,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         return 0;
     }
     case OPT_NO_FP8: eo->no_fp8 = true; return 0;
+    case OPT_IMBALANCE:
+        return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
     default: return plan_flag(opt, eo, err);
     }
 }

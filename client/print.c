@@ -142,17 +142,38 @@ static void print_cp(FILE *out, json_t *plan, json_t *doc)
         fprintf(out, "  cp why:    %s\n", why);
 }
 
-/* Expert parallelism (docs/cost-model.md "Mixture of experts"): the degree, and
- * for the best plan why the search took it. */
+/* Expert parallelism (docs/cost-model.md "Mixture of experts"): the degrees, the
+ * routing as priced, and for the best plan why the search took them. */
 static void print_ep(FILE *out, json_t *plan, json_t *doc)
 {
-    long long ep = integer(plan, "ep");
+    long long ep = integer(plan, "ep"), etp = integer(plan, "etp");
+    double cap = num(plan, "moe_capacity_factor"), imb = num(plan, "moe_imbalance");
     const char *why = json_object_get(doc, "plan") == plan ? str(doc, "ep_why") : "";
-    if (ep > 1)
+    ep = ep > 1 ? ep : 1;
+    if (etp > 1)
+        fprintf(out,
+                "  experts:   ep %lld x etp %lld, each MoE layer's experts split %lld ways and "
+                "each expert's width %lld ways (expert TP), tokens dispatched by all-to-all, "
+                "then gathered over the expert-TP ranks\n",
+                ep, etp, ep, etp);
+    else if (ep > 1)
         fprintf(out,
                 "  experts:   ep %lld, each MoE layer's experts split %lld ways (expert TP 1), "
                 "tokens dispatched and combined by all-to-all\n",
                 ep, ep);
+    if (cap > 0)
+        fprintf(out,
+                "  routing:   capacity factor %g: an expert takes at most %g x the mean of a "
+                "rank's routed tokens, %s\n",
+                cap, cap,
+                json_is_true(json_object_get(plan, "moe_pad_to_capacity"))
+                    ? "padded to it (the busiest expert's rows and the exchange at the capacity)"
+                    : "the rest dropped");
+    if (imb > 0)
+        fprintf(out, "  imbalance: the busiest expert routed %g x the mean tokens%s\n", imb,
+                cap > 0 && !json_is_true(json_object_get(plan, "moe_pad_to_capacity"))
+                    ? " (up to the capacity)"
+                    : "");
     if (why[0])
         fprintf(out, "  ep why:    %s\n", why);
 }

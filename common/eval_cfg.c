@@ -362,6 +362,8 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
         out->interleave = 0;
         out->schedule = cfg->tt_dualpipev ? TSL_PIPESIM_SCHED_DUALPIPEV : TSL_PIPESIM_SCHED_ZBV;
     }
+    if (cfg->etp_follows_tp && tsl_model_moe_layers(m)) /* Megatron's default expert TP */
+        cfg->knobs.etp = deg[0] > 1 ? deg[0] : 0;
     tsl_plan_set_knobs(out, &cfg->knobs);
     /* torchtitan's sparse mesh must hold the experts where Tessel prices them: a
      * configuration that lays them out otherwise is one Tessel cannot price */
@@ -531,6 +533,7 @@ static const char *const mg_no_effect[] = {
     "moe-ffn-hidden-size",
     "moe-grouped-gemm",
     "moe-token-dispatcher-type",
+    "moe-token-drop-policy", /* which tokens a capacity drops, not how many */
     "moe-shared-expert-intermediate-size",
     "multi-latent-attention",
     "q-lora-rank",
@@ -693,7 +696,9 @@ typedef struct mg_state {
     uint32_t fp8_format; /* 1: --fp8-format given */
     uint32_t fp8_recipe; /* --fp8-recipe (tsl_fp8_recipe_t); 0: Megatron's default */
     uint32_t cp, ep, etp;
-    char cp_comm[16]; /* --cp-comm-type; "" = p2p */
+    char cp_comm[16];  /* --cp-comm-type; "" = p2p */
+    double capacity;   /* --moe-expert-capacity-factor; 0: dropless */
+    bool pad_capacity; /* --moe-pad-expert-input-to-capacity */
 } mg_state_t;
 
 static int mg_flag_only(const char *key, const char *val, tsl_err_t *err)
@@ -849,6 +854,7 @@ static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state
                  : strcmp(key, "overlap-grad-reduce") == 0                     ? &st->overlap_grad
                  : strcmp(key, "overlap-param-gather") == 0                    ? &st->overlap_param
                  : strcmp(key, "fp8-param-gather") == 0                        ? &st->fp8_param
+                 : strcmp(key, "moe-pad-expert-input-to-capacity") == 0        ? &st->pad_capacity
                                                                                : NULL;
     if (flag) {
         *flag = true;
@@ -908,6 +914,8 @@ static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state
                                                                     : NULL;
     if (u)
         return tsl_parse_u32(key, val ? val : "", 1, 1u << 24, u, err);
+    if (strcmp(key, "moe-expert-capacity-factor") == 0) /* a float; None: dropless */
+        return tsl_parse_double(key, val ? val : "", 1e-6, 1e6, &st->capacity, err);
     if (strcmp(key, "optimizer") == 0) {
         if (val == NULL || strcmp(val, "adam") != 0)
             return tsl_err_set(err,
@@ -1040,13 +1048,17 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
         c->knobs.cp = st->cp;
         c->knobs.cp_comm = (uint32_t)comm;
     }
-    if (st->etp > 1) /* expert TP: priced at 1 only (docs/cost-model.md "Mixture of experts") */
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "megatron: --expert-tensor-parallel-size %u: Tessel prices expert "
-                            "TP 1 only (--expert-tensor-parallel-size 1)",
-                            st->etp);
-    if (st->ep > 1) /* the MoE layers' experts over the innermost ep ranks */
+    if (st->ep > 1) /* the MoE layers' experts over EP ranks at stride etp */
         c->knobs.ep = st->ep;
+    /* expert TP: as given, else the attention's (Megatron-LM validate_args), set
+     * once the model says whether it has experts (tsl_eval_cfg_plan) */
+    c->knobs.etp = st->etp > 1 ? st->etp : 0;
+    c->etp_follows_tp = st->etp == 0;
+    if (st->pad_capacity && !(st->capacity > 0))
+        return tsl_err_set(err, "megatron: --moe-pad-expert-input-to-capacity needs "
+                                "--moe-expert-capacity-factor (Megatron-LM)");
+    c->knobs.moe_capacity = st->capacity;
+    c->knobs.moe_pad = st->pad_capacity;
     if (c->vpp_blocks && c->interleave)
         return tsl_err_set(err, "megatron: --num-layers-per-virtual-pipeline-stage and "
                                 "--num-virtual-stages-per-pipeline-rank: no more than one "

@@ -88,6 +88,9 @@ typedef struct tsl_eval_cfg {
        executor): Megatron-LM's precision and --overlap-* flags, torchtitan's
        FSDP2 float32 reduce and training dtype; the plan carries them */
     tsl_cost_knobs_t knobs;
+    /* Megatron-LM without --expert-tensor-parallel-size: the routed experts take the
+     * attention's TP degree (validate_args), knobs.etp = tp for a model with experts */
+    bool etp_follows_tp;
     /* what the import read differently from the stack or left out, one note a line,
        for the person to see (tsl_eval_cfg_note) */
     char notes[1024];

@@ -30,8 +30,9 @@ static void write_rope(const tsl_model_t *m, FILE *out)
 }
 
 /* Multi-head latent attention and routed experts (docs/exports.md "Mixture of
- * experts"; Megatron-LM arguments.py _add_moe_args, _add_mla_args): expert TP 1,
- * as priced; the grouped GEMM, as priced. */
+ * experts"; Megatron-LM arguments.py _add_moe_args, _add_mla_args): the plan's EP
+ * and expert TP (written also at 1: Megatron's default is the attention TP), its
+ * capacity factor and padding; the grouped GEMM, as priced. */
 static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *out)
 {
     if (l->kv_lora_rank) {
@@ -45,13 +46,17 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
     }
     if (!l->experts)
         return;
-    uint32_t ep = v->plan->ep > 1 ? v->plan->ep : 1;
+    const tsl_plan_t *p = v->plan;
+    uint32_t ep = p->ep > 1 ? p->ep : 1, etp = p->etp > 1 ? p->etp : 1;
     fprintf(out,
             "--num-experts %u\n--moe-router-topk %u\n--moe-ffn-hidden-size %u\n"
             "--moe-grouped-gemm\n--moe-token-dispatcher-type alltoall\n"
             "--expert-model-parallel-size %u\n"
-            "--expert-tensor-parallel-size 1\n",
-            l->experts, l->experts_per_tok, l->ffn_hidden, ep);
+            "--expert-tensor-parallel-size %u\n",
+            l->experts, l->experts_per_tok, l->ffn_hidden, ep, etp);
+    if (p->moe_capacity > 0)
+        fprintf(out, "--moe-expert-capacity-factor %.17g\n%s", p->moe_capacity,
+                p->moe_pad ? "--moe-pad-expert-input-to-capacity\n" : "");
     if (l->shared_experts)
         fprintf(out, "--moe-shared-expert-intermediate-size %u\n",
                 l->shared_experts * (l->shared_ffn_hidden ? l->shared_ffn_hidden : l->ffn_hidden));
@@ -222,6 +227,11 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
             v->model->layers[0].vocab);
     if (p->n_nodes)
         fputs("# heterogeneous placement: order the hosts as the plan's node_order\n", out);
+    if (p->moe_imbalance > 0) /* Megatron-LM has no flag: what the prediction assumed */
+        fprintf(out,
+                "# priced with the busiest expert at %g x the mean tokens "
+                "(tesselctl --moe-imbalance %g)\n",
+                p->moe_imbalance, p->moe_imbalance);
     write_parallel(v, &u, ckpt_k, out);
     write_knobs(p, out);
     write_model(v, out);

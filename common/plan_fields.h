@@ -88,6 +88,10 @@
     X(cp, U32, cp, "cp", OVER1)                                                                    \
     X(cp_comm, U32, cp_comm, "cp_comm", NONZERO)                                                   \
     X(ep, U32, ep, "ep", OVER1)                                                                    \
+    X(etp, U32, etp, "etp", OVER1)                                                                 \
+    X(moe_capacity, REAL, moe_capacity_factor, "moe_capacity_factor", NONZERO)                     \
+    X(moe_pad, BOOL, moe_pad_to_capacity, "moe_pad_to_capacity", NONZERO)                          \
+    X(moe_imbalance, REAL, moe_imbalance, "moe_imbalance", NONZERO)                                \
     X(fp8_recipe, U32, fp8_recipe, "fp8_recipe", NONZERO)                                          \
     X(fp8_param_gather, BOOL, fp8_param_gather, "fp8_param_gather", NONZERO)                       \
     X(fb_serial, BOOL, fb_serial, "fb_serial", NONZERO)                                            \

@@ -197,6 +197,7 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
 #define JSON_OF_BOOL(v)  json_boolean(v)
 #define JSON_OF_UINT(v)  json_integer((json_int_t)(v))
 #define JSON_OF_BYTES(v) u64(v)
+#define JSON_OF_REAL(v)  json_real(v)
 /* a stack's name; a value no stack has stays a number, so that it reads back */
 #define JSON_OF_TARGET(v)                                                                          \
     ((v) < TSL_TARGET_COUNT ? json_string(tsl_target_name(v)) : json_integer((json_int_t)(v)))
@@ -221,6 +222,7 @@ static uint64_t json_u64(const json_t *v, uint64_t max)
 #define FROM_JSON_UINT(v)   (uint32_t) json_u64(v, UINT32_MAX)
 #define FROM_JSON_BYTES(v)  json_u64(v, UINT64_MAX)
 #define FROM_JSON_TARGET(v) json_target(v)
+#define FROM_JSON_REAL(v)   json_number_value(v)
 
 static uint32_t json_target(const json_t *v)
 {

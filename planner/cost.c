@@ -205,11 +205,47 @@ static double cp_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_coll
 
 /* ---- expert parallelism (docs/cost-model.md "Mixture of experts") ---- */
 
-bool tsl_cost_ep_fits(const tsl_layer_t *l, uint32_t group, uint32_t ep)
+bool tsl_cost_ep_fits(const tsl_layer_t *l, uint32_t group, uint32_t ep, uint32_t etp)
 {
-    if (ep <= 1 || l->experts == 0)
+    ep = ep > 1 ? ep : 1;
+    etp = etp > 1 ? etp : 1;
+    if (l->experts == 0)
         return true;
-    return l->experts % ep == 0 && group % ep == 0;
+    return l->experts % ep == 0 && group % ((uint64_t)ep * etp) == 0 && l->ffn_hidden % etp == 0;
+}
+
+void tsl_cost_moe_rows(const tsl_cost_knobs_t *k, double *busy, double *moved)
+{
+    double imb = k->moe_imbalance >= 1.0 ? k->moe_imbalance : TSL_COST_MOE_IMBALANCE;
+    double c = k->moe_capacity;
+    if (c > 0 && k->moe_pad) { /* every expert runs exactly its capacity */
+        *busy = *moved = c;
+    } else if (c > 0) { /* the tokens over capacity dropped before the dispatch */
+        *busy = fmin(imb, c);
+        *moved = fmin(1.0, c);
+    } else {
+        *busy = imb;
+        *moved = 1.0;
+    }
+}
+
+int tsl_cost_moe_check(const tsl_cost_knobs_t *k, tsl_err_t *err)
+{
+    if (!(k->moe_capacity >= 0) || !(k->moe_capacity <= TSL_COST_MOE_MAX_FACTOR))
+        return tsl_err_set(err,
+                           "moe_capacity_factor: %g is not a capacity factor; give 0 < C <= %g "
+                           "(none for dropless routing)",
+                           k->moe_capacity, TSL_COST_MOE_MAX_FACTOR);
+    if (k->moe_pad && !(k->moe_capacity > 0))
+        return tsl_err_set(err, "moe_pad_to_capacity: pads to a capacity; give a capacity "
+                                "factor too (Megatron-LM asserts the same)");
+    if (k->moe_imbalance != 0 &&
+        !(k->moe_imbalance >= 1.0 && k->moe_imbalance <= TSL_COST_MOE_MAX_IMBALANCE))
+        return tsl_err_set(err,
+                           "moe_imbalance: %g is not from 1 to %g; it is the busiest expert's "
+                           "tokens over the mean (1: an even split)",
+                           k->moe_imbalance, TSL_COST_MOE_MAX_IMBALANCE);
+    return 0;
 }
 
 double tsl_cost_alltoall_s(double bytes, uint32_t n, double bw)
@@ -339,7 +375,8 @@ static bool tp_fits(const tsl_layer_t *l, uint32_t t)
     uint32_t kv = l->kv_heads && !l->kv_lora_rank ? l->kv_heads : l->heads;
     if (attn && (l->heads % t != 0 || kv % t != 0))
         return false;
-    /* routed experts are not split (expert TP 1); shared experts are, as an FFN */
+    /* routed experts follow the expert TP (tsl_cost_ep_fits); shared experts the
+     * attention's, as an FFN */
     uint32_t f = l->experts == 0        ? l->ffn_hidden
                  : l->shared_ffn_hidden ? l->shared_ffn_hidden
                  : l->shared_experts    ? l->ffn_hidden
@@ -450,8 +487,8 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     dev.shape = env->gemm_shape;
     dev.host_op_s = env->host_op_s;
     dev.ep = env->knobs.ep > 1 ? env->knobs.ep : 1;
-    dev.moe_imbalance =
-        env->knobs.moe_imbalance >= 1.0 ? env->knobs.moe_imbalance : TSL_COST_MOE_IMBALANCE;
+    dev.etp = env->knobs.etp > 1 ? env->knobs.etp : 1;
+    tsl_cost_moe_rows(&env->knobs, &dev.moe_busy, &dev.moe_moved);
     if (fp8_priced(env)) {
         dev.fp8 = env->knobs.fp8;
         dev.fp8_flops = env->device_fp8_flops;
@@ -603,43 +640,73 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
 
 /*
  * The routed experts of a MoE layer (docs/cost-model.md "Mixture of experts"),
- * priced apart from the rest of the layer: E·p_e / ep parameters per rank (expert
- * TP 1), their states sharded over the expert-DP group of G/ep ranks at stride ep
- * as the layer's data group shards the rest (ZeRO-3 over it where the strategy has
- * SDP, else DP with the strategy's ZeRO level); the dispatch and combine
- * all-to-alls of the rank's routed copies, k·(n·s/t)·h · 2 bytes each, over the EP
- * group (the innermost ep ranks), forward and again backward.
+ * priced apart from the rest of the layer: E·p_e / (ep·etp) parameters per rank,
+ * their states sharded over the expert-DP group of G/(ep·etp) ranks at stride
+ * ep·etp as the layer's data group shards the rest (ZeRO-3 over it where the
+ * strategy has SDP, else DP with the strategy's ZeRO level). Per pass (forward,
+ * and again backward) the rank's routed rows, B = moved·k·(n·s/t)·h · 2 bytes
+ * (tsl_cost_moe_rows), go through a dispatch and a combine all-to-all over the EP
+ * group (ep ranks at stride etp) and, at etp > 1, an all-gather of etp·B bytes
+ * before the experts and a reduce-scatter after them over the expert-TP group (the
+ * innermost etp ranks; Megatron-LM's MoEAlltoAllTokenDispatcher). The stash holds
+ * the gathered rows: the model's k input copies per token times etp·moved, its
+ * expert activations (f/etp wide) times moved.
  */
 typedef struct moe_terms {
     double p;      /* routed expert parameters on this rank */
-    degrees_t g;   /* the expert data group as degrees: t 1, d or z = G/ep */
+    degrees_t g;   /* the expert data group as degrees: t 1, d or z = G/(ep·etp) */
     double a2a;    /* one all-to-all, with its α */
+    double tpc;    /* one expert-TP all-gather or reduce-scatter, with its α */
     double gather; /* ZeRO-3 gather of the expert weights, per pass */
     double per_mb, last, exposed, gather_next;
     double opt_s;
+    double stash; /* bytes per sample of the routed stash beyond the model's, per rank
+                     (negative when a capacity below 1 drops rows) */
 } moe_terms_t;
 
 static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                       degrees_t g, double n, moe_terms_t *o)
 {
-    uint32_t G = env->block_size, ep = env->knobs.ep > 1 ? env->knobs.ep : 1, edp = G / ep;
-    tsl_coll_lat_t lat_ep, lat_edp;
-    double bw_ep = group_bw(env, 1, ep, &lat_ep), bw_edp = group_bw(env, ep, edp, &lat_edp);
-    double bytes =
-        (double)TSL_ACT_DTYPE_BYTES * n * l->seq_len / g.t * l->experts_per_tok * l->hidden;
+    uint32_t G = env->block_size, ep = env->knobs.ep > 1 ? env->knobs.ep : 1;
+    uint32_t etp = env->knobs.etp > 1 ? env->knobs.etp : 1, edp = G / (ep * etp);
+    tsl_coll_lat_t lat_ep, lat_edp, lat_etp;
+    double bw_ep = group_bw(env, etp, ep, &lat_ep), bw_edp = group_bw(env, ep * etp, edp, &lat_edp);
+    double bw_etp = group_bw(env, 1, etp, &lat_etp);
+    double busy, moved, k = l->experts_per_tok;
+    tsl_cost_moe_rows(&env->knobs, &busy, &moved);
+    double bytes = (double)TSL_ACT_DTYPE_BYTES * n * l->seq_len / g.t * k * l->hidden * moved;
     tsl_strategy_bw_t bwe = {.tp_bw = INFINITY,
                              .dp_bw = bw_edp,
                              .sdp_bw = bw_edp,
                              .dp_lat = lat_edp,
                              .sdp_lat = lat_edp,
                              .cp_bw = INFINITY};
-    o->p = tsl_layer_expert_params(l) / ep;
+    o->p = tsl_layer_expert_params(l) / ep / etp;
     o->g = (degrees_t){1, g.z > 1 ? 1 : edp, g.z > 1 ? edp : 1};
     o->a2a = with_lat(tsl_cost_alltoall_s(bytes, ep, bw_ep), lat_ep.ag_s);
+    o->tpc = allgather_lat_s(etp * bytes, etp, bw_etp, &lat_etp);
     o->gather = allgather_lat_s(TSL_BYTES_PER_PARAM_FP16 * o->p, o->g.z, bw_edp, &lat_edp);
     grad_sync(env->mode, &env->knobs, s, o->g, &bwe, grad_elem_bytes(&env->knobs) * o->p,
               TSL_BYTES_PER_PARAM_FP16 * o->p, &o->per_mb, &o->last, &o->exposed, &o->gather_next);
     o->opt_s = optimizer_s(env, s, o->g, o->p);
+    /* the model's stash (model.c): k input copies of h and k FFN activations of
+     * (2g + 2)·f per token, of the T/t tokens a rank routes */
+    double gated = l->gated_ffn ? 2.0 : 1.0, per_tok = (double)l->seq_len / g.t * k;
+    o->stash = per_tok * ((etp * moved - 1.0) * TSL_ACT_DTYPE_BYTES * l->hidden +
+                          (moved - 1.0) * (2.0 * gated + 2.0) * l->ffn_hidden);
+}
+
+/* The routed stash beyond the model's (moe_terms_t.stash) on the bytes that hold
+ * the layer's activations: O_f, or O_b under CKPT. */
+static void moe_stash(const tsl_strategy_t *s, double stash, uint64_t mb, uint64_t w,
+                      tsl_layer_cost_t *out)
+{
+    uint64_t *act = s->ckpt ? &out->bwd_bytes : &out->fwd_bytes;
+    double d = stash * (double)mb / (double)w;
+    if (d >= 0)
+        *act += (uint64_t)ceil(d);
+    else
+        *act = (double)*act > -d ? *act - (uint64_t)(-d) : 0;
 }
 
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
@@ -652,7 +719,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * s / c tokens each; B_m divides by w / c */
     if (mb == 0 || group_size(s) != env->block_size || !tp_fits(l, g.t) ||
         !tsl_cost_cp_fits(l, s, cp, env->knobs.cp_comm) || mb % (w / cp) != 0 ||
-        !tsl_cost_ep_fits(l, env->block_size, env->knobs.ep)) {
+        !tsl_cost_ep_fits(l, env->block_size, env->knobs.ep, env->knobs.etp)) {
         set_infeasible(out);
         return;
     }
@@ -689,7 +756,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double per_mb, last, exposed, gather_next;
     grad_sync(env->mode, &env->knobs, s, g, bw, grad_elem_bytes(&env->knobs) * p,
               TSL_BYTES_PER_PARAM_FP16 * p, &per_mb, &last, &exposed, &gather_next);
-    double ep_f = 2.0 * moe.a2a, ep_b = 2.0 * moe.a2a; /* dispatch + combine */
+    /* dispatch + combine, and at etp > 1 the gather and the reduce-scatter */
+    double ep_f = 2.0 * (moe.a2a + moe.tpc), ep_b = ep_f;
     if (l->experts) {
         gather += moe.gather;
         per_mb += moe.per_mb;
@@ -732,6 +800,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     if (l->experts) {
         out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs));
         out->bwd_bytes += (uint64_t)transient_bytes(s, moe.g, moe.p, grad_elem_bytes(&env->knobs));
+        moe_stash(s, moe.stash, mb, w, out);
     }
     if (env->calib != NULL)
         calibrate_memory(env->calib->mem_scale, out);

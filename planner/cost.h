@@ -151,7 +151,7 @@ typedef enum tsl_cost_mode {
 
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
-#define TSL_COST_MODEL_VERSION 7u
+#define TSL_COST_MODEL_VERSION 8u /* 8: expert TP searched for MoE models */
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -183,8 +183,15 @@ typedef struct tsl_cost_knobs {
                                    --fp8-param-gather): no extra FP8 copies kept */
     uint32_t ep;                /* expert-parallel degree of every MoE layer (0 or 1: none);
                                    docs/cost-model.md "Mixture of experts" */
+    uint32_t etp;               /* expert tensor-parallel degree of the routed experts (0 or
+                                   1: none; Megatron-LM --expert-tensor-parallel-size) */
     double moe_imbalance;       /* tokens of the busiest expert over the mean, >= 1
                                    (0: TSL_COST_MOE_IMBALANCE) */
+    double moe_capacity;        /* expert capacity factor c > 0: each expert takes at most
+                                   c x the mean of a rank's routed tokens, the rest dropped
+                                   (Megatron-LM --moe-expert-capacity-factor); 0: dropless */
+    bool moe_pad;               /* with moe_capacity: every expert's input padded to its
+                                   capacity (--moe-pad-expert-input-to-capacity) */
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */
@@ -196,14 +203,38 @@ typedef struct tsl_cost_knobs {
 #define TSL_COST_MOE_IMBALANCE 1.0
 
 /*
- * Expert parallelism (docs/cost-model.md "Mixture of experts"). At EP degree ep
- * (knobs.ep) a MoE layer's E routed experts are split over the innermost ep ranks
- * of the layer's t·w group (stride 1: Megatron's MoE parallel folding with expert
- * TP 1, EP ranks drawn from the attention TP × DP ranks); the expert data-parallel
- * group is the G/ep ranks at stride ep holding the same experts. Feasible when ep
- * divides E and G. Expert TP is 1: each TP rank routes its own 1/t of the tokens.
+ * Expert parallelism (docs/cost-model.md "Mixture of experts"), Megatron-LM's MoE
+ * parallel folding: the ranks of a MoE layer's stage block (G = its attention TP ×
+ * CP × DP ranks) are laid out again for the routed experts as expert TP × EP ×
+ * expert DP, expert TP innermost (Megatron's expert rank order tp-ep-dp):
+ *   expert TP  the innermost etp ranks (stride 1) split every local expert's FFN
+ *              width f (knobs.etp);
+ *   EP         ep ranks at stride etp split the E experts (knobs.ep);
+ *   expert DP  the G/(ep·etp) ranks at stride ep·etp holding the same expert shards.
+ * Feasible when ep divides E, ep·etp divides G and etp divides f. Each attention TP
+ * rank routes its own 1/t of the tokens (Megatron runs MoE under TP only with
+ * sequence parallelism); the expert TP group all-gathers the tokens its EP rank
+ * received and reduce-scatters the experts' output.
  */
-bool tsl_cost_ep_fits(const tsl_layer_t *l, uint32_t group, uint32_t ep);
+bool tsl_cost_ep_fits(const tsl_layer_t *l, uint32_t group, uint32_t ep, uint32_t etp);
+
+/* The routed rows a capacity factor leaves (docs/cost-model.md "Mixture of
+ * experts"), as multiples of the mean k·T/E per expert: *busy, the rows of the
+ * busiest expert (which sets the pace), and *moved, the rows dispatched per rank
+ * over k·T (what the all-to-alls, the expert-TP gathers and the stash carry):
+ *   dropless          busy = imbalance            moved = 1
+ *   capacity c        busy = min(imbalance, c)    moved = min(1, c)
+ *   c, padded         busy = c                    moved = c
+ * imbalance = knobs.moe_imbalance (TSL_COST_MOE_IMBALANCE when 0). */
+void tsl_cost_moe_rows(const tsl_cost_knobs_t *k, double *busy, double *moved);
+
+/* The routing knobs are ones tsl_cost_moe_rows prices: moe_capacity 0 or
+ * 0 < C <= TSL_COST_MOE_MAX_FACTOR, moe_pad only with one, moe_imbalance 0 or
+ * 1 <= X <= TSL_COST_MOE_MAX_IMBALANCE (NaN refused). -1 naming the field (the
+ * request's and the plan's name) otherwise. */
+#define TSL_COST_MOE_MAX_FACTOR    64.0   /* the CLI's --moe-capacity-factor range */
+#define TSL_COST_MOE_MAX_IMBALANCE 1024.0 /* the CLI's --moe-imbalance range */
+int tsl_cost_moe_check(const tsl_cost_knobs_t *k, tsl_err_t *err);
 
 /* All-to-all among n ranks, each holding `bytes` of which (n−1)/n leave it:
  * (n−1)/n · bytes / bw (NCCL's alltoall bus bandwidth convention). */
@@ -306,8 +337,9 @@ typedef struct tsl_layer_cost {
     uint64_t bwd_bytes; /* O_b for one micro-batch */
     double cp_s;        /* context parallelism's exposed attention exchange, forward +
                            backward (in fwd_s and bwd_s; 0 at cp 1) */
-    double ep_s;        /* expert parallelism's dispatch and combine all-to-alls,
-                           forward + backward (in fwd_s and bwd_s; 0 at ep 1) */
+    double ep_s;        /* the routed experts' token exchange, forward + backward (in
+                           fwd_s and bwd_s): the EP dispatch and combine all-to-alls and
+                           the expert-TP all-gather and reduce-scatter; 0 at ep, etp 1 */
     double opt_s;       /* the layer's optimizer step, once per iteration after its
                            last backward (and gradient sync): 28 B per parameter the
                            device updates / opt_mem_bw + one launch; 0 when the

@@ -84,13 +84,20 @@ static int check_layer(const tsl_model_t *m, const tsl_cluster_t *c, uint32_t i,
                            "eval: layer %u (%s): micro-batch %u does not divide by its data "
                            "width %u (DP x SDP%s)",
                            i, name, Bm, w, cp > 1 ? " / CP" : "");
+    const tsl_layer_t *l = &m->layers[i];
+    uint32_t ep = g->ep > 1 ? g->ep : 1, etp = g->etp > 1 ? g->etp : 1;
+    if (!tsl_cost_ep_fits(l, G, ep, etp))
+        return tsl_err_set(err,
+                           "eval: layer %u (%s): ep %u x etp %u does not fit its stage of %u "
+                           "devices (ep must divide its %u experts, ep x etp the stage's "
+                           "devices, etp its expert width %u)",
+                           i, name, ep, etp, G, l->experts, l->ffn_hidden);
     tsl_cost_env_t env;
     tsl_layer_cost_t lc;
     if (tsl_cost_env_init(&env, c, stage * G, G, err) != 0)
         return -1;
     tsl_cost_layer(&env, &m->layers[i], st, NULL, tsl_strategy_data_width(st), &lc);
     if (!lc.feasible) {
-        const tsl_layer_t *l = &m->layers[i];
         return tsl_err_set(err,
                            "eval: layer %u (%s): TP degree %u does not divide its %u heads, "
                            "%u K/V heads or FFN width %u",
@@ -180,6 +187,14 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     }
     if (!r->ep && g->ep > 1) /* the given plan's expert parallelism */
         k->ep = g->ep;
+    if (!r->etp && g->etp > 1)
+        k->etp = g->etp;
+    if (!(r->moe_capacity > 0) && g->moe_capacity > 0) { /* and its routing */
+        k->moe_capacity = g->moe_capacity;
+        k->moe_pad = g->moe_pad;
+    }
+    if (!r->moe_imbalance && g->moe_imbalance)
+        k->moe_imbalance = g->moe_imbalance;
     if (!r->fp8_recipe && g->fp8_recipe)
         k->fp8 = g->fp8_recipe;
     k->fp8_param_gather |= g->fp8_param_gather;
@@ -262,6 +277,14 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "eval: memory-switch (H3T) plans are not "
                             "evaluated");
+    const tsl_cost_knobs_t routing[2] = {{.moe_capacity = given->moe_capacity,
+                                          .moe_pad = given->moe_pad,
+                                          .moe_imbalance = given->moe_imbalance},
+                                         {.moe_capacity = r->moe_capacity,
+                                          .moe_pad = r->moe_pad,
+                                          .moe_imbalance = r->moe_imbalance}};
+    if (tsl_cost_moe_check(&routing[0], err) != 0 || tsl_cost_moe_check(&routing[1], err) != 0)
+        return tsl_err_prefix(err, "eval");
     tsl_sublayer_model_t sm = {0};
     tsl_cluster_t pc = {0};
     tsl_model_t own = {0}; /* the request's attention kind applies, as in tsl_search */

@@ -558,10 +558,10 @@ int tsl_model_check_priced(const tsl_model_t *m, tsl_err_t *err)
 {
     if (m == NULL)
         return tsl_err_set(err, "model: NULL");
-    /* Mixture-of-experts FFNs (expert TP 1, a searched EP degree) and latent
+    /* Mixture-of-experts FFNs (searched EP and expert TP degrees) and latent
      * attention are priced (cost.h, roofline.h); every layer a model can hold is.
-     * What is not priced is a plan's choice, refused where it is made: an expert
-     * TP other than 1, and the stacks Tessel exports no MoE plan to (search.c). */
+     * What is not priced is a plan's choice, refused where it is made: degrees
+     * that do not fit, and the stacks Tessel exports no MoE plan to (search.c). */
     return 0;
 }
 

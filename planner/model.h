@@ -331,8 +331,8 @@ uint32_t tsl_model_mla_layers(const tsl_model_t *m);
 
 /*
  * Whether the cost model can price m: 0 for every model the builders make — dense
- * layers, mixture-of-experts FFNs (priced at expert TP 1 and a per-plan EP
- * degree, cost.h) and multi-head latent attention (roofline.h). Kept as the one
+ * layers, mixture-of-experts FFNs (priced at per-plan EP and expert TP degrees,
+ * cost.h) and multi-head latent attention (roofline.h). Kept as the one
  * place the search and the evaluator ask (a layer the cost model cannot price
  * gets its refusal here, TSL_E_UNSUPPORTED, naming what is missing).
  */

@@ -329,6 +329,10 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->cp = p->cp > 1 ? p->cp : 0;
     k->cp_comm = k->cp ? p->cp_comm : 0;
     k->ep = p->ep > 1 ? p->ep : 0;
+    k->etp = p->etp > 1 ? p->etp : 0;
+    k->moe_capacity = p->moe_capacity > 0 ? p->moe_capacity : 0.0;
+    k->moe_pad = k->moe_capacity > 0 && p->moe_pad;
+    k->moe_imbalance = p->moe_imbalance;
     k->fp8 = p->fp8_recipe;
     k->fp8_param_gather = p->fp8_param_gather;
     k->fb_serial = p->fb_serial;
@@ -344,6 +348,10 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->cp = k->cp > 1 ? k->cp : 0;
     p->cp_comm = p->cp ? k->cp_comm : 0;
     p->ep = k->ep > 1 ? k->ep : 0;
+    p->etp = k->etp > 1 ? k->etp : 0;
+    p->moe_capacity = k->moe_capacity > 0 ? k->moe_capacity : 0.0;
+    p->moe_pad = p->moe_capacity > 0 && k->moe_pad;
+    p->moe_imbalance = k->moe_imbalance;
     p->fp8_recipe = k->fp8;
     p->fp8_param_gather = k->fp8 && k->fp8_param_gather;
     p->fb_serial = k->fb_serial;

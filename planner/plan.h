@@ -109,6 +109,13 @@ typedef struct tsl_plan {
     /* Expert parallelism of every MoE layer (cost.h tsl_cost_knobs_t.ep): 0 or 1
      * none; the EP ranks are the innermost of each MoE layer's stage block. */
     uint32_t ep;
+    /* The routed experts' layout and routing as priced (cost.h tsl_cost_knobs_t): expert
+     * TP (0 or 1 none; the innermost etp ranks split each expert's width), the capacity
+     * factor (0 dropless), padding to it, the imbalance (0: TSL_COST_MOE_IMBALANCE). */
+    uint32_t etp;
+    double moe_capacity;
+    bool moe_pad;
+    double moe_imbalance;
     uint32_t fp8_recipe;   /* tsl_fp8_recipe_t of the blocks' linear GEMMs; 0: bf16 */
     bool fp8_param_gather; /* FP8 weights in place of bf16 (--fp8-param-gather) */
     bool fb_serial;        /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */

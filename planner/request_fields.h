@@ -21,9 +21,11 @@
  *              TARGET uint32_t holding a tsl_target_t (target.h), `--flag NAME`
  *                    (megatron, deepspeed, torchtitan, galvatron), proto enum
  *                    tessel.v1.Target (same values), JSON the name
+ *              REAL  double, `--flag X` a decimal number in [min, max], proto
+ *                    double, JSON a number
  *     flag     tesselctl's long option without "--", or NULL: not a CLI option
  *     metavar  the argument's name in --help ("N", "SIZE"; "" for BOOL)
- *     min,max  the CLI's accepted range (UINT only; 0, 0 otherwise)
+ *     min,max  the CLI's accepted range (UINT and REAL; 0, 0 otherwise)
  *     help     one line of tesselctl plan --help ("" when flag is NULL)
  *     proto    the field name in PlanRequest and PlanOptions (a string: looked
  *              up by name in the descriptor). A field with a CLI flag must be
@@ -144,6 +146,22 @@
       "fix the expert-parallel degree of MoE layers (default: searched over the divisors of the "  \
       "expert count)",                                                                             \
       "ep", "ep")                                                                                  \
+    X(etp, UINT, "etp", "N", 1, 1024,                                                              \
+      "fix the expert tensor-parallel degree of MoE layers' routed experts (Megatron-LM "          \
+      "--expert-tensor-parallel-size; default: 1, searched beside EP = the expert count)",         \
+      "etp", "etp")                                                                                \
+    X(moe_capacity, REAL, "moe-capacity-factor", "C", 0, 64,                                       \
+      "expert capacity factor: each expert takes at most C x a rank's mean routed tokens, the "    \
+      "rest dropped (Megatron-LM --moe-expert-capacity-factor; default: dropless)",                \
+      "moe_capacity_factor", "moe_capacity_factor")                                                \
+    X(moe_pad, BOOL, "moe-pad-to-capacity", "", 0, 0,                                              \
+      "with --moe-capacity-factor: every expert's input padded to its capacity "                   \
+      "(--moe-pad-expert-input-to-capacity)",                                                      \
+      "moe_pad_to_capacity", "moe_pad_to_capacity")                                                \
+    X(moe_imbalance, REAL, "moe-imbalance", "X", 1, 1024,                                          \
+      "tokens of the busiest expert over the mean, at least 1 (default 1: an even split, "         \
+      "assumed; docs/cost-model.md \"Mixture of experts\")",                                       \
+      "moe_imbalance", "moe_imbalance")                                                            \
     X(no_fp8, BOOL, "no-fp8", "", 0, 0,                                                            \
       "bf16 GEMMs only: do not weigh FP8 (weighed by default where every GPU has FP8 tensor "      \
       "cores and the target runs it)",                                                             \
@@ -162,6 +180,7 @@
 #define TSL_REQUEST_CTYPE_UINT   uint32_t
 #define TSL_REQUEST_CTYPE_BYTES  uint64_t
 #define TSL_REQUEST_CTYPE_TARGET uint32_t
+#define TSL_REQUEST_CTYPE_REAL   double
 
 /* The kinds as values, for code that walks the list at run time. */
 typedef enum tsl_request_kind {
@@ -169,6 +188,7 @@ typedef enum tsl_request_kind {
     TSL_REQUEST_KIND_UINT,
     TSL_REQUEST_KIND_BYTES,
     TSL_REQUEST_KIND_TARGET,
+    TSL_REQUEST_KIND_REAL,
 } tsl_request_kind_t;
 
 #endif

@@ -21,7 +21,9 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->fp8_flops = 0.0;
     d->fp8 = TSL_FP8_NONE;
     d->ep = 1;
-    d->moe_imbalance = 1.0;
+    d->etp = 1;
+    d->moe_busy = 1.0;
+    d->moe_moved = 1.0;
 }
 
 static const char *const fp8_names[TSL_FP8_COUNT] = {"bf16", "delayed", "tensorwise", "blockwise",
@@ -301,18 +303,21 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
            bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, x, S, split);
 }
 
-/* A mixture-of-experts FFN at expert TP 1 (roofline.h): router, permutation, the
- * local experts' grouped GEMMs, the shared experts as one dense FFN. */
+/* A mixture-of-experts FFN (roofline.h): router, permutation, the local experts'
+ * grouped GEMMs over the expert-TP group's gathered rows at f/etp, the shared
+ * experts as one dense FFN. */
 static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
                         double split)
 {
     double T = S * x->s, Tr = T / t, E = l->experts, k = l->experts_per_tok;
-    double ep = p->d->ep > 1 ? p->d->ep : 1.0;
-    double imb = p->d->moe_imbalance > 1.0 ? p->d->moe_imbalance : 1.0;
-    double R = k * Tr, local = E / ep, m = ep * R / E * imb;
-    double c = gemm(p, Tr, E, x->h, 1) + mem(p, 8.0 * Tr * E, 2) + mem(p, 8.0 * R * x->h, 2);
-    c += gemm(p, m, x->g * x->f, x->h, local) + mem(p, 2.0 * (x->g + 1.0) * x->f * m * local, 1) +
-         gemm(p, m, x->h, x->f, local);
+    double ep = p->d->ep > 1 ? p->d->ep : 1.0, etp = p->d->etp > 1 ? p->d->etp : 1.0;
+    double busy = p->d->moe_busy > 0 ? p->d->moe_busy : 1.0;
+    double moved = p->d->moe_moved > 0 ? p->d->moe_moved : 1.0;
+    double R = k * Tr, local = E / ep, m = etp * ep * R / E * busy, fe = x->f / etp;
+    double c =
+        gemm(p, Tr, E, x->h, 1) + mem(p, 8.0 * Tr * E, 2) + mem(p, 8.0 * moved * R * x->h, 2);
+    c += gemm(p, m, x->g * fe, x->h, local) + mem(p, 2.0 * (x->g + 1.0) * fe * m * local, 1) +
+         gemm(p, m, x->h, fe, local);
     if (l->shared_experts) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
         c += lin(p, T, x->g * fs / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) +

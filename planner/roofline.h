@@ -38,16 +38,18 @@
  * gemm(T, h, a·v/t) + the latents' RMSNorms (4 bytes per element) + the block's.
  *
  * Mixture of experts (experts > 0; docs/cost-model.md "Mixture of experts"):
- * expert TP 1, so each TP rank routes its T/t tokens (Megatron runs MoE under TP
- * only with sequence parallelism); with R = k·T/t routed copies, rows per local
- * expert m = ep·R/E × imbalance, E/ep local experts:
+ * each TP rank routes its T/t tokens (Megatron runs MoE under TP only with
+ * sequence parallelism); with R = k·T/t routed copies, q = moe_moved, rows per
+ * local expert m = etp·ep·R/E × moe_busy (the expert-TP group's gathered rows),
+ * E/ep local experts, each f/etp wide:
  *   router gemm(T/t, E, h) + softmax/top-k (2 kernels, 8·T/t·E bytes)
- *   + permute and unpermute (2 kernels, 8·R·h bytes)
- *   + grouped gemm(m, g·f, h) × E/ep + activation + grouped gemm(m, h, f) × E/ep
+ *   + permute and unpermute (2 kernels, 8·q·R·h bytes)
+ *   + grouped gemm(m, g·f/etp, h) × E/ep + activation
+ *     + grouped gemm(m, h, f/etp) × E/ep
  *     (one kernel each: the shape curve of one expert's GEMM, b = E/ep)
  *   + shared experts as one dense FFN of width S·f_s split by t
  *   + the block's elementwise work.
- * The all-to-alls are communication (cost.c).
+ * The all-to-alls and expert-TP gathers are communication (cost.c).
  *
  * Pure: no allocation, no I/O. W = 0 means "bandwidth unknown": every function
  * then returns the plain FLOP count over F with no floor (the pre-roofline model).
@@ -147,7 +149,11 @@ typedef struct tsl_roofline_dev {
     uint32_t fp8;         /* tsl_fp8_recipe_t of the linear GEMMs; NONE (0): bf16. Needs
                              fp8_flops > 0 and a bandwidth */
     uint32_t ep;          /* expert-parallel degree of MoE layers (1 after init) */
-    double moe_imbalance; /* tokens of the busiest expert over the mean (1 after init) */
+    uint32_t etp;         /* expert tensor-parallel degree of their experts (1 after init) */
+    double moe_busy;      /* rows of the busiest expert over the mean k·T/E (1 after init;
+                             tsl_cost_moe_rows: the imbalance, or the capacity's) */
+    double moe_moved;     /* rows dispatched per rank over k·T (1 after init; below 1
+                             when a capacity drops tokens, c when padded to it) */
 } tsl_roofline_dev_t;
 
 /* F = peak × e_max, W = TSL_ROOFLINE_MEM_EFF × datasheet, L = the default, a flat

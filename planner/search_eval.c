@@ -592,6 +592,10 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->overlap_param_gather = true;
     k->cp = r->cp > 1 && !r->no_cp ? r->cp : 0; /* the search sets each degree it tries */
     k->ep = r->ep > 1 && !r->no_ep ? r->ep : 0; /* likewise */
+    k->etp = r->etp > 1 ? r->etp : 0;           /* likewise */
+    k->moe_capacity = r->moe_capacity > 0 ? r->moe_capacity : 0.0;
+    k->moe_pad = k->moe_capacity > 0 && r->moe_pad;
+    k->moe_imbalance = r->moe_imbalance;
     if (r->fp8_recipe && !r->no_fp8)
         k->fp8 = r->fp8_recipe;
 }

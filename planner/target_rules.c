@@ -601,6 +601,17 @@ static int moe_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
                         tsl_target_name(t), m->name, moe);
 }
 
+/* Expert TP and a capacity factor: the megatron export writes them, no other. */
+static int moe_layout_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (t == TSL_TARGET_MEGATRON || (p->etp <= 1 && !(p->moe_capacity > 0)))
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: Tessel writes expert TP and capacity factors for megatron only "
+                        "(the plan has etp %u, capacity factor %g)",
+                        tsl_target_name(t), p->etp > 1 ? p->etp : 1, p->moe_capacity);
+}
+
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
 {
     if (t == TSL_TARGET_ANY)
@@ -621,7 +632,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         return 0;
     if (t >= TSL_TARGET_COUNT)
         return tsl_err_set(err, "target: %u is not a stack", t);
-    if (moe_ok(t, m, err) != 0 || tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0)
+    if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 ||
+        tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

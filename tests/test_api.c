@@ -84,14 +84,19 @@ static void test_fields_match_proto(void)
     r.max_pp = 8;
     r.bucket_bytes = 1u << 20;
     r.no_sdp = r.no_bi_objective = r.no_slicer = true;
+    r.etp = 2;
+    r.moe_capacity = 1.25; /* REAL fields: doubles on the wire */
+    r.moe_imbalance = 1.5;
     Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
     tsl_request_to_proto(&r, &req.base);
     CHECK(req.global_batch == 96 && req.memory_bytes == 80ull << 30 && req.pp == 4 && req.no_sdp &&
-              req.no_bi_objective && req.no_slicer && !req.no_pp,
+              req.no_bi_objective && req.no_slicer && !req.no_pp && req.etp == 2 &&
+              req.moe_capacity_factor == 1.25 && req.moe_imbalance == 1.5,
           "request → PlanRequest by field name");
     tsl_request_from_proto(&req.base, &back);
     CHECK(back.global_batch == 96 && back.mem_budget_bytes == 80ull << 30 && back.max_pp == 0 &&
-              back.no_bi_objective && !back.no_tp,
+              back.no_bi_objective && !back.no_tp && back.moe_capacity == 1.25 &&
+              back.moe_imbalance == 1.5,
           "PlanRequest → request (max_pp is not on PlanRequest)");
     Tessel__V1__PlanOptions opt = TESSEL__V1__PLAN_OPTIONS__INIT;
     tsl_request_to_proto(&r, &opt.base);

@@ -1055,9 +1055,137 @@ static void test_moe(void)
     /* feasibility: ep divides the experts and the block */
     env.knobs.ep = 3;
     tsl_cost_layer(&env, &l, &s, NULL, 8, &r8);
-    CHECK(!r8.feasible && !tsl_cost_ep_fits(&l, 8, 16) && tsl_cost_ep_fits(&l, 8, 4),
+    CHECK(!r8.feasible && !tsl_cost_ep_fits(&l, 8, 16, 1) && tsl_cost_ep_fits(&l, 8, 4, 1),
           "ep 3 and ep 16 do not fit 8 experts on 8 ranks");
     CHECK_NEAR(tsl_cost_alltoall_s(8e9, 4, 10 * GB), 0.6, EPS, "all-to-all (n-1)/n M / bw");
+    tsl_cluster_free(&c);
+}
+
+/* The Mixtral layer of test_moe with the routed rows as knobs set them
+ * (tsl_cost_moe_rows) and expert TP etp: the forward of roofline.h by hand, m =
+ * etp·ep·R/E × busy rows per local expert at width f/etp, permute bytes × moved. */
+static double moe_fwd_by_hand(const tsl_roofline_dev_t *d, double ep, double etp, double busy,
+                              double moved)
+{
+    const double h = 4096, f = 14336, E = 8, T = 4096, R = 2 * T;
+    double m = etp * ep * R / E * busy, local = E / ep, fe = f / etp;
+    return tsl_roofline_gemm_s(d, T, E, h, 1) + tsl_roofline_mem_s(d, 8 * T * E, 2) +
+           tsl_roofline_mem_s(d, 8 * moved * R * h, 2) +
+           tsl_roofline_gemm_s(d, m, 2 * fe, h, local) +
+           tsl_roofline_mem_s(d, 2 * 3 * fe * m * local, 1) +
+           tsl_roofline_gemm_s(d, m, h, fe, local) + tsl_roofline_mem_s(d, 10 * h * T, 2);
+}
+
+/* Expert TP 2 and a capacity factor on test_moe's Mixtral layer (8xH100-80G, DP 8,
+ * one sample per rank, PAPER mode, no host floor; docs/cost-model.md "Mixture of
+ * experts"), each figure by hand:
+ *   ep 4 × etp 2 (expert DP 1): rows per local expert m = 2·4·R/8 = R = 8192 at
+ *   f/2 = 7168; per pass the dispatch and combine all-to-alls of R·h·2 bytes over 4
+ *   ranks at stride 2 and the gather and reduce-scatter of 2·R·h·2 bytes over the
+ *   2 innermost ranks; the experts' states 16·E·p_e/8 = 16·p_e, their gradients
+ *   not synchronised (expert DP 1); the stash holds the gathered copies: 2·R·h·2 −
+ *   R·h·2 = R·h·2 bytes more than at etp 1.
+ *   capacity 1.25 against an imbalance 1.5: the busiest expert runs 1.25 × the mean
+ *   (tokens dropped), the exchange the mean; padded, everything 1.25 × the mean and
+ *   the stash 0.25·k·T·(2h + 6f) bytes more; capacity 0.5 drops half of it. */
+static void test_moe_etp_capacity(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
+    const double h = 4096, f = 14336, E = 8, k = 2, T = 4096, R = k * T;
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 14336,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 8,
+                     .experts_per_tok = 2};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double pe = 3 * h * f, dense = h * E + h;
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    env.mode = TSL_COST_PAPER;
+    env.host_op_s = 0;
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, env.device_flops, env.device_mem_bw);
+    d.shape = env.gemm_shape;
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    tsl_layer_cost_t e1, e2;
+    env.knobs.ep = 4;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &e1);
+    env.knobs.etp = 2;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &e2);
+    const double bw_ep = tsl_cluster_dim_bw(&c, 0, 8, 2, 4),
+                 bw_etp = tsl_cluster_dim_bw(&c, 0, 8, 1, 2);
+    double a2a = 3.0 / 4 * (2 * R * h) / bw_ep, tpc = 1.0 / 2 * (2 * 2 * R * h) / bw_etp;
+    CHECK(e1.feasible && e2.feasible, "ep 4 at etp 1 and 2 feasible");
+    CHECK_NEAR(e2.ep_s, 4 * (a2a + tpc), 1e-12, "etp 2: 4 all-to-alls + 2 gathers + 2 scatters");
+    double fwd = moe_fwd_by_hand(&d, 4, 2, 1, 1);
+    CHECK_NEAR(e2.fwd_s, fwd + 2 * (a2a + tpc), 1e-12, "etp 2 forward %g, by hand %g", e2.fwd_s,
+               fwd + 2 * (a2a + tpc));
+    CHECK(e2.ms_bytes == (uint64_t)(16 * (pe + dense)), "etp 2 states %llu, 16 x %g",
+          (unsigned long long)e2.ms_bytes, pe + dense);
+    CHECK(e1.ms_bytes == (uint64_t)(16 * (2 * pe + dense)), "etp 1: two experts per rank");
+    CHECK(e2.fwd_bytes - e1.fwd_bytes == (uint64_t)(R * h * 2), "etp 2 stash +%llu",
+          (unsigned long long)(e2.fwd_bytes - e1.fwd_bytes));
+    CHECK_NEAR(e2.grad_comm_s,
+               tsl_cost_allreduce_s(2 * dense, 8, tsl_cluster_dim_bw(&c, 0, 8, 1, 8)), 1e-12,
+               "expert DP 1: only the router's and norm's gradients reduced");
+    /* etp must divide f and ep·etp the block */
+    env.knobs.etp = 3;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &e2);
+    CHECK(!e2.feasible && !tsl_cost_ep_fits(&l, 8, 2, 3), "etp 3 does not divide f 14336");
+    CHECK(!tsl_cost_ep_fits(&l, 8, 4, 4) && tsl_cost_ep_fits(&l, 8, 2, 4) &&
+              tsl_cost_ep_fits(&l, 8, 1, 8),
+          "ep x etp must divide the block of 8");
+
+    /* capacity factor: the busiest expert's rows (imbalance 1.5 as the worst) */
+    double busy, moved;
+    tsl_cost_knobs_t kn = {.moe_imbalance = 1.5};
+    tsl_cost_moe_rows(&kn, &busy, &moved);
+    CHECK(busy == 1.5 && moved == 1, "dropless: the imbalance %g, %g", busy, moved);
+    kn.moe_capacity = 1.25;
+    tsl_cost_moe_rows(&kn, &busy, &moved);
+    CHECK(busy == 1.25 && moved == 1, "capacity 1.25: %g, %g", busy, moved);
+    kn.moe_pad = true;
+    tsl_cost_moe_rows(&kn, &busy, &moved);
+    CHECK(busy == 1.25 && moved == 1.25, "padded: %g, %g", busy, moved);
+    kn.moe_capacity = 0.5;
+    kn.moe_pad = false;
+    tsl_cost_moe_rows(&kn, &busy, &moved);
+    CHECK(busy == 0.5 && moved == 0.5, "capacity 0.5 drops half: %g, %g", busy, moved);
+
+    tsl_layer_cost_t imb, cap, pad, half;
+    env.knobs = (tsl_cost_knobs_t){.ep = 8, .moe_imbalance = 1.5};
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &imb);
+    env.knobs.moe_capacity = 1.25;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &cap);
+    env.knobs.moe_pad = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &pad);
+    env.knobs.moe_pad = false;
+    env.knobs.moe_capacity = 0.5;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &half);
+    const double bw = tsl_cluster_dim_bw(&c, 0, 8, 1, 8), a8 = 7.0 / 8 * (2 * R * h) / bw;
+    CHECK_NEAR(imb.fwd_s, moe_fwd_by_hand(&d, 8, 1, 1.5, 1) + 2 * a8, 1e-12, "imbalance 1.5");
+    CHECK_NEAR(cap.fwd_s, moe_fwd_by_hand(&d, 8, 1, 1.25, 1) + 2 * a8, 1e-12,
+               "capacity 1.25: 1.25 x the mean rows, the mean exchanged");
+    CHECK_NEAR(pad.fwd_s, moe_fwd_by_hand(&d, 8, 1, 1.25, 1.25) + 2 * 1.25 * a8, 1e-12,
+               "padded: 1.25 x the rows and the exchange");
+    CHECK_NEAR(half.fwd_s, moe_fwd_by_hand(&d, 8, 1, 0.5, 0.5) + 2 * 0.5 * a8, 1e-12,
+               "capacity 0.5: half the rows and the exchange");
+    CHECK(cap.fwd_s < imb.fwd_s && pad.fwd_s > cap.fwd_s, "dropping is faster, padding slower");
+    double extra = 0.25 * k * T * (2 * h + 6 * f); /* k input copies and SwiGLU's 3 f */
+    CHECK(cap.fwd_bytes == imb.fwd_bytes, "capacity without padding: the mean's stash");
+    CHECK(pad.fwd_bytes - cap.fwd_bytes == (uint64_t)extra, "padded stash +%llu, by hand %g",
+          (unsigned long long)(pad.fwd_bytes - cap.fwd_bytes), extra);
+    CHECK(imb.fwd_bytes - half.fwd_bytes == (uint64_t)(2 * extra), "capacity 0.5 stash -%llu",
+          (unsigned long long)(imb.fwd_bytes - half.fwd_bytes));
+    CHECK(pad.ms_bytes == imb.ms_bytes, "states do not depend on routing");
     tsl_cluster_free(&c);
 }
 
@@ -1127,6 +1255,7 @@ int main(void)
     test_vocab_layers();
     test_cp();
     test_moe();
+    test_moe_etp_capacity();
     test_mla();
     return CHECK_DONE();
 }

@@ -407,6 +407,65 @@ static void test_host_floor(void)
     tsl_cluster_free(&c);
 }
 
+/* Mixtral-8x7B on 2x8xH100 as one NVLink domain: the search's best plan at ep 8 x
+ * etp 2 with a padded capacity factor carries its expert layout and routing,
+ * and eval reproduces its figures from the plan alone; dropping instead of
+ * padding is faster, a request's imbalance slows a dropless plan; a layout that
+ * does not fit the stage and routing knobs out of range are refused naming them. */
+static void test_moe_plan(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    load("Mixtral-8x7B", "2x8xH100-80G:nvl16", &m, &c);
+    tsl_request_t r, er;
+    tsl_request_init(&r);
+    tsl_request_init(&er);
+    r.global_batch = 64;
+    r.no_pp = r.no_baselines = true;
+    r.ep = 8;
+    r.etp = 2;
+    r.moe_capacity = 1.25;
+    r.moe_pad = true;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    const tsl_plan_t *b = &res.best;
+    CHECK(b->ep == 8 && b->etp == 2 && b->moe_capacity == 1.25 && b->moe_pad,
+          "the plan carries ep %u etp %u capacity %g pad %d", b->ep, b->etp, b->moe_capacity,
+          b->moe_pad);
+    tsl_plan_t g = *b, out, other;
+    CHECK(tsl_eval_plan(&m, &c, &er, &g, &out, &err) == 0 && tsl_eval_same_figures(&out, b),
+          "eval of the best: %s, %.9g s vs %.9g s", err.msg, out.iter_time_s, b->iter_time_s);
+    g.moe_pad = false;
+    CHECK(tsl_eval_plan(&m, &c, &er, &g, &other, &err) == 0 && other.iter_time_s < out.iter_time_s,
+          "dropping (%.4f s) beats padding (%.4f s): %s", other.iter_time_s, out.iter_time_s,
+          err.msg);
+    g.moe_capacity = 0;
+    CHECK(tsl_eval_plan(&m, &c, &er, &g, &out, &err) == 0, "dropless: %s", err.msg);
+    er.moe_imbalance = 1.5;
+    CHECK(tsl_eval_plan(&m, &c, &er, &g, &other, &err) == 0 &&
+              other.iter_time_s > out.iter_time_s && other.moe_imbalance == 1.5,
+          "imbalance 1.5: %.4f s against %.4f s", other.iter_time_s, out.iter_time_s);
+    er.moe_imbalance = 0;
+    g = *b;
+    g.etp = 4; /* 8 x 4 = 32 ranks on a stage of 16 */
+    CHECK(tsl_eval_plan(&m, &c, &er, &g, &out, &err) == -1 && strstr(err.msg, "ep 8 x etp 4"),
+          "etp 4: %s", err.msg);
+    g.etp = 3; /* does not divide the expert width 14336 */
+    CHECK(tsl_eval_plan(&m, &c, &er, &g, &out, &err) == -1 && strstr(err.msg, "etp 3"), "etp 3: %s",
+          err.msg);
+    g = *b;
+    g.moe_capacity = -1;
+    CHECK(tsl_eval_plan(&m, &c, &er, &g, &out, &err) == -1 &&
+              strstr(err.msg, "moe_capacity_factor"),
+          "capacity -1: %s", err.msg);
+    g = *b;
+    g.moe_imbalance = 0.5;
+    CHECK(tsl_eval_plan(&m, &c, &er, &g, &out, &err) == -1 && strstr(err.msg, "moe_imbalance"),
+          "imbalance 0.5: %s", err.msg);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
     test_sublayer();
@@ -415,6 +474,7 @@ int main(void)
     test_host_floor();
     test_tied_head_by_hand();
     test_refusals();
+    test_moe_plan();
     check_reproduces("BERT-Huge-32", "8xA100-40G", 32);
     check_reproduces("GPT2-1.3B", "2x4xV100-16G:ib100", 16);
     check_reproduces("GPT3-39B", "2x8xA100-80G:ib200", 32);

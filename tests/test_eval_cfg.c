@@ -273,8 +273,21 @@ static void test_megatron_flags(void)
     mg_refuses("--tensor-model-parallel-size 2 --context-parallel-size 2 --cp-comm-type a2a+p2p",
                "cp-comm-type a2a+p2p");
     mg_refuses("--hierarchical-context-parallel-sizes 2 2", "hierarchical-context-parallel");
-    mg_refuses("--num-experts 8 --expert-model-parallel-size 8 --expert-tensor-parallel-size 2",
-               "expert-tensor-parallel-size 2");
+    /* expert TP, a capacity factor and padding are read; padding needs a factor */
+    CHECK(tsl_eval_cfg_megatron("--num-experts 8 --expert-model-parallel-size 4 "
+                                "--expert-tensor-parallel-size 2 --moe-expert-capacity-factor 1.5 "
+                                "--moe-pad-expert-input-to-capacity --moe-token-drop-policy probs",
+                                &c, &err) == 0 &&
+              c.knobs.ep == 4 && c.knobs.etp == 2 && c.knobs.moe_capacity == 1.5 &&
+              c.knobs.moe_pad && !c.etp_follows_tp,
+          "etp 2, capacity 1.5, padded: %s", err.msg);
+    CHECK(tsl_eval_cfg_megatron("--num-experts 8 --expert-model-parallel-size 4", &c, &err) == 0 &&
+              c.knobs.etp == 0 && c.etp_follows_tp && c.knobs.moe_capacity == 0,
+          "no expert TP given: the attention's (%s)", err.msg);
+    mg_refuses("--num-experts 8 --moe-pad-expert-input-to-capacity",
+               "--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor");
+    mg_refuses("--num-experts 8 --moe-expert-capacity-factor -1", "moe-expert-capacity-factor");
+    mg_refuses("--num-experts 8 --expert-tensor-parallel-size 0", "expert-tensor-parallel-size");
     /* mixture of experts and latent attention: the shape flags read, EP priced */
     CHECK(
         tsl_eval_cfg_megatron("--tensor-model-parallel-size 2 --sequence-parallel --num-experts 8 "

@@ -369,6 +369,56 @@ static void test_torchtitan_moe(void)
     restore_model(&saved);
 }
 
+/* Mixtral-8x7B at ep 4 x etp 2 with a padded capacity factor of 1.25 and an
+ * imbalance of 1.3: the export writes Megatron-LM's flags for the first three
+ * (the imbalance as a comment: Megatron-LM has none), and eval --megatron-args
+ * reads them back into the same plan; a line without --expert-tensor-parallel-size
+ * gives the experts the attention's TP, as Megatron-LM does. */
+static void test_megatron_moe_etp(void)
+{
+    tsl_model_t saved = model;
+    CHECK(tsl_model_preset("Mixtral-8x7B", &model, NULL) == 0, "Mixtral-8x7B");
+    make_plan(&plan, 2, (const uint32_t[]){0, 17, model.n_layers}, 8, "tp2-dp4+sp", 8, 8);
+    plan.ep = 4;
+    plan.etp = 2;
+    plan.moe_capacity = 1.25;
+    plan.moe_pad = true;
+    plan.moe_imbalance = 1.3;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--expert-model-parallel-size 4\n--expert-tensor-parallel-size 2\n") &&
+              strstr(text, "--moe-expert-capacity-factor 1.25\n") &&
+              strstr(text, "--moe-pad-expert-input-to-capacity\n") &&
+              strstr(text, "# priced with the busiest expert at 1.3 x the mean tokens"),
+          "mixtral ep 4 etp 2:\n%s", text);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_plan_t *back = calloc(1, sizeof *back);
+    tsl_err_t err = {0};
+    /* the plan document carries the four */
+    json_t *doc = tsl_plan_to_json(&plan);
+    CHECK(back && tsl_plan_from_json(doc, back, &err) == 0 && back->etp == 2 &&
+              back->moe_capacity == 1.25 && back->moe_pad && back->moe_imbalance == 1.3,
+          "plan JSON: %s etp %u capacity %g", err.msg, back->etp, back->moe_capacity);
+    json_decref(doc);
+    CHECK(cfg && back && tsl_eval_cfg_megatron(text, cfg, &err) == 0, "read back: %s", err.msg);
+    CHECK(tsl_eval_cfg_plan(cfg, &model, 16, back, &err) == 0 && back->ep == 4 && back->etp == 2 &&
+              back->moe_capacity == 1.25 && back->moe_pad && back->moe_imbalance == 0 &&
+              back->pp == 2,
+          "plan from the line: %s (ep %u etp %u capacity %g pad %d)", err.msg, back->ep, back->etp,
+          back->moe_capacity, back->moe_pad);
+    /* Megatron-LM's default expert TP is the attention's */
+    CHECK(tsl_eval_cfg_megatron("--tensor-model-parallel-size 2 --sequence-parallel "
+                                "--expert-model-parallel-size 4 --num-experts 8 --bf16",
+                                cfg, &err) == 0 &&
+              tsl_eval_cfg_plan(cfg, &model, 16, back, &err) == 0 && back->etp == 2 &&
+              back->ep == 4,
+          "no --expert-tensor-parallel-size: etp %u (%s)", back->etp, err.msg);
+    free(text);
+    free(cfg);
+    free(back);
+    tsl_model_free(&model);
+    model = saved;
+}
+
 /* DeepSpeedConfig's batch logic (0.19.6 runtime/config.py,
  * _set_batch_related_parameters and _batch_assertion) on a config's three
  * keys (-1: absent) for a world size; 0 when DeepSpeed accepts them. */
@@ -675,6 +725,7 @@ int main(void)
     test_megatron_model();
     test_megatron_moe_freq();
     test_torchtitan_moe();
+    test_megatron_moe_etp();
     test_deepspeed();
     test_deepspeed_autotp_batch();
     test_torchtitan();
