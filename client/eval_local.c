@@ -175,6 +175,8 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->overlap_grad_reduce = eo->overlap_grad_reduce;
     r->no_overlap_grad_reduce = eo->no_overlap_grad_reduce;
     r->overlap_param_gather = eo->overlap_param_gather;
+    r->overlap_tp_dgrad = eo->overlap_tp_dgrad;
+    r->no_overlap_tp_dgrad = eo->no_overlap_tp_dgrad;
     r->fp8_recipe = eo->fp8_recipe;
     r->no_fp8 = eo->no_fp8;
     r->moe_imbalance = eo->moe_imbalance;

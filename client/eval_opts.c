@@ -18,6 +18,7 @@ static const char eval_usage[] =
     "                      [--grad-reduce-bytes N] [--no-fp32-master]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--moe-imbalance X]\n"
+    "                      [--[no-]overlap-tp-dgrad]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
     "Predict the iteration time, throughput and per-stage memory of a GIVEN plan (no\n"
@@ -103,6 +104,11 @@ static const char eval_usage[] =
     "                      the DP gradient reduce under the backward, or after it\n"
     "  --overlap-param-gather\n"
     "                      ZeRO-1's weight all-gather under the next forward\n"
+    "  --overlap-tp-dgrad, --no-overlap-tp-dgrad\n"
+    "                      the backward's TP collectives under the column-parallel\n"
+    "                      gradient GEMMs (Megatron-LM's async dgrad all-reduce), or\n"
+    "                      exposed as the forward's (docs/cost-model.md \"TP in the\n"
+    "                      backward\")\n"
     "  --fp8 RECIPE        the blocks' linear GEMMs in FP8: delayed, tensorwise,\n"
     "                      blockwise or mxfp8 (docs/cost-model.md \"FP8\"); refused\n"
     "                      on GPUs without FP8 tensor cores\n"
@@ -159,6 +165,8 @@ enum {
     OPT_OVERLAP_GRAD,
     OPT_NO_OVERLAP_GRAD,
     OPT_OVERLAP_PARAM,
+    OPT_OVERLAP_TP,
+    OPT_NO_OVERLAP_TP,
     OPT_FP8,
     OPT_NO_FP8,
 };
@@ -207,6 +215,8 @@ static const struct option eval_long[] = {
     {"overlap-grad-reduce", no_argument, 0, OPT_OVERLAP_GRAD},
     {"no-overlap-grad-reduce", no_argument, 0, OPT_NO_OVERLAP_GRAD},
     {"overlap-param-gather", no_argument, 0, OPT_OVERLAP_PARAM},
+    {"overlap-tp-dgrad", no_argument, 0, OPT_OVERLAP_TP},
+    {"no-overlap-tp-dgrad", no_argument, 0, OPT_NO_OVERLAP_TP},
     {"fp8", required_argument, 0, OPT_FP8},
     {"no-fp8", no_argument, 0, OPT_NO_FP8},
     {0, 0, 0, 0},
@@ -315,6 +325,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_OVERLAP_GRAD: eo->overlap_grad_reduce = true; return 0;
     case OPT_NO_OVERLAP_GRAD: eo->no_overlap_grad_reduce = true; return 0;
     case OPT_OVERLAP_PARAM: eo->overlap_param_gather = true; return 0;
+    case OPT_OVERLAP_TP: eo->overlap_tp_dgrad = true; return 0;
+    case OPT_NO_OVERLAP_TP: eo->no_overlap_tp_dgrad = true; return 0;
     case OPT_FP8: {
         int rc = tsl_fp8_recipe_parse(optarg);
         if (rc <= 0)
@@ -336,6 +348,12 @@ static int check_sources(const tsl_eval_opts_t *eo)
     if (eo->overlap_grad_reduce && eo->no_overlap_grad_reduce) {
         fputs("tesselctl: eval: --overlap-grad-reduce and --no-overlap-grad-reduce: one or "
               "the other\n",
+              stderr);
+        return TSL_EXIT_USAGE;
+    }
+    if (eo->overlap_tp_dgrad && eo->no_overlap_tp_dgrad) {
+        fputs("tesselctl: eval: --overlap-tp-dgrad and --no-overlap-tp-dgrad: one or the "
+              "other\n",
               stderr);
         return TSL_EXIT_USAGE;
     }

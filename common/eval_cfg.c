@@ -505,7 +505,8 @@ static const mg_why_t mg_refused[] = {
 static const mg_why_t mg_noted[] = {
     {"fp4-format", "FP4 is not modelled; the plan is costed in 16-bit"},
     {"fp4-param-gather", "FP4 is not modelled; the plan is costed in 16-bit"},
-    {"tp-comm-overlap", "TP communication is costed without GEMM overlap"},
+    {"tp-comm-overlap", "TP communication is costed without the forward's GEMM overlap (the "
+                        "backward's under the gradient GEMMs, as without it)"},
     {"recompute-modules", "selective recompute is costed as Megatron's default (core_attn)"},
 };
 
@@ -1001,7 +1002,9 @@ static int mg_recompute(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
  * reduces main gradients in fp32 unless --grad-reduce-in-bf16; --fp16 in fp16
  * unless --accumulate-allreduce-grads-in-fp32; --overlap-grad-reduce and
  * --overlap-param-gather default off, the latter needing the former and the
- * distributed optimizer. */
+ * distributed optimizer; the backward's TP collectives under the column-parallel
+ * gradient GEMMs always (tensor_parallel/layers.py: the async dgrad all-reduce,
+ * or SP's reduce-scatter and input re-gather; no flag turns it off). */
 static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
 {
     if (st->bf16 && st->fp16)
@@ -1019,6 +1022,7 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
         return tsl_err_set(err, "megatron: --overlap-param-gather needs --overlap-grad-reduce "
                                 "(Megatron-LM)");
     c->knobs.overlap_param_gather = st->overlap_param;
+    c->knobs.overlap_tp_dgrad = true;
     /* FP8 (Megatron-LM: --fp8-format turns it on, --fp8-recipe defaults to delayed) */
     if (st->fp8_format)
         c->knobs.fp8 = st->fp8_recipe ? st->fp8_recipe : TSL_FP8_DELAYED;

@@ -480,7 +480,7 @@ static bool fp8_priced(const tsl_cost_env_t *env)
  * measured profile, where one exists, replaces the first two. ---- */
 static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
                             const tsl_strategy_t *s, double n, uint32_t t, double *fwd_s,
-                            double *bwd_s, double *core_s, double *wgrad_frac)
+                            double *bwd_s, double *core_s, double *wgrad_frac, double col_frac[2])
 {
     tsl_roofline_dev_t dev;
     tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
@@ -497,6 +497,36 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
     *wgrad_frac = tsl_roofline_layer_wgrad_frac(&dev, l, n, t, s->sp, padded_vocab(l, t));
+    tsl_roofline_layer_col_frac(&dev, l, n, t, s->sp, padded_vocab(l, t), &col_frac[0],
+                                &col_frac[1]);
+}
+
+/*
+ * TP in the backward: the exposed part of the backward's TP collectives, tp_f's
+ * ring bytes again (docs/cost-model.md "TP in the backward"). All of it in PAPER
+ * mode (Galvatron) and without knobs.overlap_tp_dgrad (Tessel's executor, which
+ * sums on the compute stream; Megatron-LM before 2021-09). With it, as Megatron-
+ * LM's column-parallel linear runs its backward (tensor_parallel/layers.py,
+ * LinearWithGradAccumulationAndAsyncCommunication; Korthikanti et al. 2022, Sec.
+ * 4.2.2 and 6.2): the input gradient's all-reduce is launched before the
+ * weight-gradient GEMM and runs under it, so only overlap(dW, C) − dW shows;
+ * under SP the backward of the forward's reduce-scatter (an all-gather, half of
+ * tp_f) is exposed, the dX reduce-scatter (the other half) runs under dW, and
+ * the input that SP keeps sharded is all-gathered again for dW under the dX GEMM
+ * (the paper's "extra all-gather", a third half). dx, dw: the layer's
+ * column-parallel dX and dW GEMM times, taken as one span each; k the overlap
+ * slowdown. The recomputed forward of full recomputation keeps its collectives
+ * exposed, as every forward does.
+ */
+static double tp_bwd_s(const tsl_cost_env_t *env, bool sp, double tp_f, double dx, double dw,
+                       double k)
+{
+    if (env->mode == TSL_COST_PAPER || !env->knobs.overlap_tp_dgrad || !(tp_f > 0))
+        return tp_f;
+    if (!sp)
+        return tsl_cost_overlap_s(dw, tp_f, k) - dw;
+    double half = tp_f / 2.0;
+    return half + tsl_cost_overlap_s(dx, half, k) - dx + tsl_cost_overlap_s(dw, half, k) - dw;
 }
 
 /* The attention core's forward, as the ring's blocks split it: the selective
@@ -737,8 +767,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     }
     double act_msg = (double)TSL_ACT_DTYPE_BYTES * l->seq_len * l->hidden * n;
 
-    double compute_f, compute_b, core_f, wgrad_frac;
-    layer_compute_f(env, l, s, n, g.t, &compute_f, &compute_b, &core_f, &wgrad_frac);
+    double compute_f, compute_b, core_f, wgrad_frac, col_frac[2];
+    layer_compute_f(env, l, s, n, g.t, &compute_f, &compute_b, &core_f, &wgrad_frac, col_frac);
     /* measured per-shape block times replace the roofline (not for MoE or latent
      * attention: a profile measures dense blocks) */
     bool profiled = env->profile != NULL && !l->experts && !l->kv_lora_rank;
@@ -778,21 +808,26 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * the forward does not hide (Megatron-LM --overlap-param-gather) */
     double next_s =
         gather_next > 0 ? tsl_cost_overlap_s(compute_f, gather_next, k) - compute_f : 0.0;
+    /* full recomputation re-runs the forward with its collectives, exposed as in
+     * the forward; selective only the attention core (and CP's exchange for it) */
     double recompute = s->ckpt ? compute_f + tp_f + cp_f + ep_f : core_f + cp_f * (core_f > 0);
+    double tp_b = tp_bwd_s(env, s->sp, tp_f, col_frac[0] * compute_b, col_frac[1] * compute_b, k);
 
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */
     out->feasible = true;
     out->fwd_s = compute_f + tp_f + gather + cp_f + ep_f;
-    double bwd_rest = tp_f + gather + recompute + cp_b + ep_b;
+    double bwd_rest = tp_b + gather + recompute + cp_b + ep_b;
     out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb, k);
     out->grad_comm_s = per_mb + last + exposed + gather_next;
     out->bwd_sync_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last, k) + exposed + next_s;
-    out->wgrad_s = wgrad_frac * compute_b;
+    /* a zero-bubble schedule defers W, so B pays its collective unhidden: what the
+     * dW GEMMs hid is taken off W (B = bwd_s − W keeps tp_f) */
+    out->wgrad_s = fmax(0.0, wgrad_frac * compute_b - fmax(0.0, tp_f - tp_b));
     /* (ZeRO-2's and, in STACK, ZeRO-3's last micro-batch reduce-scatter once, as
      * every other: per_mb) */
     out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f + ep_f : 0.0);
     out->comm_s =
-        2.0 * tp_f + 2.0 * gather + (s->ckpt ? tp_f + ep_f : 0.0) + cp_f + cp_b + ep_f + ep_b;
+        tp_f + tp_b + 2.0 * gather + (s->ckpt ? tp_f + ep_f : 0.0) + cp_f + cp_b + ep_f + ep_b;
     out->cp_s = cp_f + cp_b;
     out->ep_s = ep_f + ep_b;
     out->opt_s = optimizer_s(env, s, g, p) + moe.opt_s;

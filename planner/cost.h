@@ -30,9 +30,15 @@
  *                elementwise backward (roofline.h; 2 · compute_f without bandwidth)
  *   tp_f       = tp_allreduces × all-reduce(2·s·h·n bytes, t)   (same again in backward)
  *   sdp_gather = all-gather(2·P/t bytes, z)          (once in forward, once in backward)
- *   recompute  = compute_f + tp_f                    (CKPT only, in backward)
+ *   tp_b       = tp_f, or with knobs.overlap_tp_dgrad (STACK) what the column-
+ *                parallel dX/dW GEMMs (roofline.h tsl_roofline_layer_col_frac) do
+ *                not hide: overlap(dW, tp_f) − dW; with SP tp_f/2 (the all-gather)
+ *                + overlap(dX, tp_f/2) − dX (the input re-gathered for dW)
+ *                + overlap(dW, tp_f/2) − dW (the dX reduce-scatter)
+ *   recompute  = compute_f + tp_f                    (CKPT only, in backward: the
+ *                re-run forward's collectives exposed, as the forward's)
  *   fwd_s      = compute_f + tp_f + sdp_gather
- *   bwd_s      = compute_b + tp_f + sdp_gather + recompute      (no gradient sync)
+ *   bwd_s      = compute_b + tp_b + sdp_gather + recompute      (no gradient sync)
  *   grad_comm  = all-reduce(2·P/(t·z) bytes, d) + reduce-scatter(2·P/t bytes, z)
  *                (STACK: the SDP reduce-scatter runs under every micro-batch's
  *                backward, as the executor and FSDP/ZeRO-3 do; PAPER: with the
@@ -151,7 +157,9 @@ typedef enum tsl_cost_mode {
 
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
-#define TSL_COST_MODEL_VERSION 8u /* 8: expert TP searched for MoE models */
+#define TSL_COST_MODEL_VERSION                                                                     \
+    9u /* 8: expert TP searched for MoE models; 9: TP collectives
+                                     under the backward's GEMMs (overlap_tp_dgrad) */
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -192,6 +200,11 @@ typedef struct tsl_cost_knobs {
                                    (Megatron-LM --moe-expert-capacity-factor); 0: dropless */
     bool moe_pad;               /* with moe_capacity: every expert's input padded to its
                                    capacity (--moe-pad-expert-input-to-capacity) */
+    bool overlap_tp_dgrad;      /* the backward's TP collectives run under the column-
+                                   parallel linears' gradient GEMMs (Megatron-LM's async
+                                   dgrad all-reduce, default since 2021-09; with SP its
+                                   dX reduce-scatter and input re-gather); false: exposed,
+                                   as the forward's (docs/cost-model.md "TP in the backward") */
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */

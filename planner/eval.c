@@ -181,6 +181,8 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     if (!r->overlap_grad_reduce && !r->no_overlap_grad_reduce && g->grad_reduce_exposed)
         k->grad_reduce_exposed = true;
     k->overlap_param_gather |= g->overlap_param_gather;
+    if (!r->overlap_tp_dgrad && !r->no_overlap_tp_dgrad && g->overlap_tp_dgrad)
+        k->overlap_tp_dgrad = true;
     if (!r->cp && g->cp > 1) { /* the given plan's context parallelism */
         k->cp = g->cp;
         k->cp_comm = g->cp_comm;

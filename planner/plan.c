@@ -326,6 +326,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->no_fp32_master = p->no_fp32_master;
     k->grad_reduce_exposed = p->grad_reduce_exposed;
     k->overlap_param_gather = p->overlap_param_gather;
+    k->overlap_tp_dgrad = p->overlap_tp_dgrad;
     k->cp = p->cp > 1 ? p->cp : 0;
     k->cp_comm = k->cp ? p->cp_comm : 0;
     k->ep = p->ep > 1 ? p->ep : 0;
@@ -345,6 +346,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->no_fp32_master = k->no_fp32_master;
     p->grad_reduce_exposed = k->grad_reduce_exposed;
     p->overlap_param_gather = k->overlap_param_gather;
+    p->overlap_tp_dgrad = k->overlap_tp_dgrad;
     p->cp = k->cp > 1 ? k->cp : 0;
     p->cp_comm = p->cp ? k->cp_comm : 0;
     p->ep = k->ep > 1 ? k->ep : 0;

@@ -133,6 +133,13 @@
       "ZeRO-1's weight all-gather runs under the next forward (Megatron-LM "                       \
       "--overlap-param-gather), not after the step",                                               \
       "overlap_param_gather", "overlap_param_gather")                                              \
+    X(overlap_tp_dgrad, BOOL, "overlap-tp-dgrad", "", 0, 0,                                        \
+      "the backward's TP collectives run under the column-parallel gradient GEMMs (Megatron-LM's " \
+      "async dgrad all-reduce; the default for the megatron target)",                              \
+      "overlap_tp_dgrad", "overlap_tp_dgrad")                                                      \
+    X(no_overlap_tp_dgrad, BOOL, "no-overlap-tp-dgrad", "", 0, 0,                                  \
+      "the backward's TP collectives exposed, as the forward's (Megatron-LM before 2021-09)",      \
+      "no_overlap_tp_dgrad", "no_overlap_tp_dgrad")                                                \
     X(no_cp, BOOL, "no-cp", "", 0, 0,                                                              \
       "no context parallelism: every rank holds whole sequences (the same as --cp 1)", "no_cp",    \
       "no_cp")                                                                                     \

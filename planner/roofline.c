@@ -80,7 +80,9 @@ typedef struct pass {
     const tsl_roofline_dev_t *d;
     bool bwd;
     double ops;
-    double wgrad_s; /* backward: the dW GEMMs' part of the time (zero-bubble's W) */
+    double wgrad_s;            /* backward: the dW GEMMs' part of the time (zero-bubble's W) */
+    double dx_s, dw_s;         /* backward: the last GEMM's dX and dW (lin_col) */
+    double col_dx_s, col_dw_s; /* backward: the column-parallel linears' dX and dW */
 } pass_t;
 
 /* A forward GEMM Y = X·W, (m × k)·(k × n); its backward is two GEMMs of other
@@ -93,9 +95,10 @@ static double gemm(pass_t *p, double m, double n, double k, double b)
     p->ops += p->bwd ? 2.0 : 1.0;
     if (!p->bwd)
         return tsl_roofline_gemm_s(p->d, m, n, k, b);
-    double dw = tsl_roofline_gemm_s(p->d, k, n, m, b);
-    p->wgrad_s += dw;
-    return tsl_roofline_gemm_s(p->d, m, k, n, b) + dw;
+    p->dw_s = tsl_roofline_gemm_s(p->d, k, n, m, b);
+    p->dx_s = tsl_roofline_gemm_s(p->d, m, k, n, b);
+    p->wgrad_s += p->dw_s;
+    return p->dx_s + p->dw_s;
 }
 
 /* One FP8 GEMM of (m × k)·(k × n): F8 by the same shape curve, 1-byte operands,
@@ -131,12 +134,27 @@ static double lin(pass_t *p, double m, double n, double k)
         return cast_s(p, m * k) + cast_s(p, k * n) + fp8_gemm_s(d, m, n, k);
     }
     p->ops += 2.0;
-    double dw = fp8_gemm_s(d, k, n, m);
-    p->wgrad_s += dw;
+    p->dw_s = fp8_gemm_s(d, k, n, m);
+    p->dx_s = fp8_gemm_s(d, m, k, n);
+    p->wgrad_s += p->dw_s;
     double c = cast_s(p, m * n);
     if (d->fp8 == TSL_FP8_TENSORWISE)
         c += cast_s(p, m * k) + cast_s(p, k * n);
-    return c + fp8_gemm_s(d, m, k, n) + dw;
+    return c + p->dx_s + p->dw_s;
+}
+
+/* A column-parallel linear (its output split over the TP group, its input whole:
+ * QKV, FFN-in): lin(), its backward's dX and dW GEMMs noted apart — the TP group
+ * reduces that dX, and Megatron-LM runs the collective under these GEMMs
+ * (roofline.h, tsl_roofline_layer_col_frac). */
+static double lin_col(pass_t *p, double m, double n, double k)
+{
+    double c = lin(p, m, n, k);
+    if (p->bwd) {
+        p->col_dx_s += p->dx_s;
+        p->col_dw_s += p->dw_s;
+    }
+    return c;
 }
 
 /* Elementwise kernels: a backward kernel reads the forward's saved input (or
@@ -277,9 +295,9 @@ static double latent_attention_s(pass_t *p, const tsl_layer_t *l, const shape_t 
 {
     double T = S * x->s, a = x->a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
     double q = l->q_lora_rank, c = l->kv_lora_rank;
-    double qp =
-        q ? lin(p, T, q, x->h) + lin(p, T, a * (n + r) / t, q) : lin(p, T, a * (n + r) / t, x->h);
-    double kv = lin(p, T, c + r, x->h) + lin(p, T, a * (n + v) / t, c);
+    double qp = q ? lin(p, T, q, x->h) + lin_col(p, T, a * (n + r) / t, q)
+                  : lin_col(p, T, a * (n + r) / t, x->h);
+    double kv = lin(p, T, c + r, x->h) + lin_col(p, T, a * (n + v) / t, c);
     double norms = mem(p, 4.0 * T * (q + c), q ? 2 : 1);
     return qp + kv + norms + core_s(p, l, x, S, t, keys, visited) + lin(p, T, x->h, a * v / t) +
            block_elementwise_s(p, x, S, split);
@@ -293,10 +311,10 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
     if (!cross && l->kv_lora_rank)
         return latent_attention_s(p, l, x, S, t, split, keys, visited);
     if (cross) {
-        q = lin(p, T, x->d / t, x->h) + lin(p, S * x->ct, 2.0 * x->e / t, x->h);
+        q = lin_col(p, T, x->d / t, x->h) + lin_col(p, S * x->ct, 2.0 * x->e / t, x->h);
         col = T * x->d / t + S * x->ct * 2.0 * x->e / t;
     } else {
-        q = lin(p, T, (x->d + 2.0 * x->e) / t, x->h);
+        q = lin_col(p, T, (x->d + 2.0 * x->e) / t, x->h);
         col = T * (x->d + 2.0 * x->e) / t;
     }
     return q + core_s(p, l, x, S, t, keys, visited) + lin(p, T, x->h, x->d / t) +
@@ -320,7 +338,7 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
          gemm(p, m, x->h, fe, local);
     if (l->shared_experts) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
-        c += lin(p, T, x->g * fs / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) +
+        c += lin_col(p, T, x->g * fs / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) +
              lin(p, T, x->h, fs / t);
     }
     return c + block_elementwise_s(p, x, S, split);
@@ -332,7 +350,7 @@ static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
     double T = S * x->s;
     if (l->experts)
         return moe_ffn_s(p, l, x, S, t, split);
-    return lin(p, T, x->g * x->f / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * x->f / t * T, 1) +
+    return lin_col(p, T, x->g * x->f / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * x->f / t * T, 1) +
            lin(p, T, x->h, x->f / t) + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
            block_elementwise_s(p, x, S, split);
 }
@@ -383,13 +401,11 @@ static double layer_s(pass_t *p, const tsl_layer_t *l, double samples, uint32_t 
     return p->d->mem_bw > 0 ? host_floor(p, gpu) : gpu;
 }
 
-static double layer_gpu_s(pass_t *p, const tsl_layer_t *l, double samples, uint32_t t, bool sp,
-                          double vocab)
+/* The layer's kernels, by kind (with W = 0 its GEMMs alone, as FLOPs over F). */
+static double kernels_s(pass_t *p, const tsl_layer_t *l, double samples, double tt, double split,
+                        double vocab)
 {
-    double tt = t ? t : 1, split = sp ? tt : 1.0;
     double extra = (p->bwd ? 2.0 : 1.0) * l->extra_fwd_flops * samples / (tt * p->d->gemm_flops);
-    if (p->d->mem_bw <= 0) /* FLOP count only: backward = 2 × forward, as before */
-        return (p->bwd ? 2.0 : 1.0) * flat_s(p->d, l, samples, tt, vocab);
     shape_t x = shape_of(l);
     switch (l->kind) {
     case TSL_LAYER_ENCODER:
@@ -405,17 +421,26 @@ static double layer_gpu_s(pass_t *p, const tsl_layer_t *l, double samples, uint3
     }
 }
 
+static double layer_gpu_s(pass_t *p, const tsl_layer_t *l, double samples, uint32_t t, bool sp,
+                          double vocab)
+{
+    double tt = t ? t : 1;
+    if (p->d->mem_bw <= 0) /* FLOP count only: backward = 2 × forward, as before */
+        return (p->bwd ? 2.0 : 1.0) * flat_s(p->d, l, samples, tt, vocab);
+    return kernels_s(p, l, samples, tt, sp ? tt : 1.0, vocab);
+}
+
 double tsl_roofline_layer_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                 uint32_t t, bool sp, double vocab)
 {
-    pass_t p = {d, false, 0.0, 0.0};
+    pass_t p = {.d = d, .bwd = false};
     return layer_s(&p, l, samples, t, sp, vocab);
 }
 
 double tsl_roofline_layer_bwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                 uint32_t t, bool sp, double vocab)
 {
-    pass_t p = {d, true, 0.0, 0.0};
+    pass_t p = {.d = d, .bwd = true};
     return layer_s(&p, l, samples, t, sp, vocab);
 }
 
@@ -424,9 +449,33 @@ double tsl_roofline_layer_wgrad_frac(const tsl_roofline_dev_t *d, const tsl_laye
 {
     if (d->mem_bw <= 0)
         return 0.5; /* FLOPs only: dX and dW, one forward's FLOPs each */
-    pass_t p = {d, true, 0.0, 0.0};
+    pass_t p = {.d = d, .bwd = true};
     double gpu = layer_gpu_s(&p, l, samples, t, sp, vocab);
     return gpu > 0 ? fmin(1.0, p.wgrad_s / gpu) : 0.0;
+}
+
+void tsl_roofline_layer_col_frac(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                                 uint32_t t, bool sp, double vocab, double *dgrad_frac,
+                                 double *wgrad_frac)
+{
+    double tt = t ? t : 1;
+    pass_t p = {.d = d, .bwd = true};
+    *dgrad_frac = *wgrad_frac = 0.0;
+    if (d->mem_bw > 0) {
+        double gpu = layer_gpu_s(&p, l, samples, t, sp, vocab);
+        if (gpu > 0) {
+            *dgrad_frac = fmin(1.0, p.col_dx_s / gpu);
+            *wgrad_frac = fmin(1.0, p.col_dw_s / gpu);
+        }
+        return;
+    }
+    /* FLOP count only: the shapes' GEMM FLOPs against the backward's 2 × fwd_flops */
+    double b = 2.0 * flat_s(d, l, samples, tt, vocab);
+    kernels_s(&p, l, samples, tt, sp ? tt : 1.0, vocab);
+    if (b > 0) {
+        *dgrad_frac = fmin(1.0, p.col_dx_s / b);
+        *wgrad_frac = fmin(1.0, p.col_dw_s / b);
+    }
 }
 
 double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
@@ -438,7 +487,7 @@ double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l
     if (d->mem_bw <= 0)
         return (l->core_fwd_flops - core_saved_flops(l)) * samples / (tt * d->gemm_flops);
     shape_t x = shape_of(l);
-    pass_t p = {d, false, 0.0, 0.0};
+    pass_t p = {.d = d, .bwd = false};
     double c = core_s(&p, l, &x, samples, tt, self_keys(l, &x), self_visited(l, &x));
     if (l->kind == TSL_LAYER_DECODER)
         c += core_s(&p, l, &x, samples, tt, x.ct, x.ct);

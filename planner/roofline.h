@@ -190,6 +190,19 @@ double tsl_roofline_layer_bwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *
 double tsl_roofline_layer_wgrad_frac(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
                                      double samples, uint32_t t, bool sp, double vocab);
 
+/* The column-parallel linears of the layer (those whose input is whole on every
+ * TP rank and whose output is split: QKV, cross-attention's Q and K/V, FFN-in,
+ * latent attention's up projections, shared experts' FFN-in): their backward dX
+ * GEMMs (*dgrad_frac) and dW GEMMs (*wgrad_frac) as shares of
+ * tsl_roofline_layer_bwd_s's GPU time. The TP group reduces those dX, and
+ * Megatron-LM launches the collective before the dW GEMM and, under sequence
+ * parallelism, the re-gather of the input before the dX GEMM (cost.c, "TP in the
+ * backward"). Without a bandwidth figure: the shapes' GEMM FLOPs over
+ * 2 × fwd_flops. Both 0 for a layer without such a linear (embedding, head). */
+void tsl_roofline_layer_col_frac(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                                 uint32_t t, bool sp, double vocab, double *dgrad_frac,
+                                 double *wgrad_frac);
+
 /* The attention core (QKᵀ, softmax, dropout, AV) alone: what selective
  * recomputation repeats in the backward. 0 for layers without attention. */
 double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,

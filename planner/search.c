@@ -27,6 +27,9 @@ static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
     if (r->overlap_grad_reduce && r->no_overlap_grad_reduce)
         return tsl_err_set(err, "overlap_grad_reduce: both on and off (--overlap-grad-reduce "
                                 "and --no-overlap-grad-reduce)");
+    if (r->overlap_tp_dgrad && r->no_overlap_tp_dgrad)
+        return tsl_err_set(err, "overlap_tp_dgrad: both on and off (--overlap-tp-dgrad and "
+                                "--no-overlap-tp-dgrad)");
     if (r->cp > 1 && r->no_cp)
         return tsl_err_set(err, "cp: --cp %u with --no-cp", r->cp);
     if (r->cp > 1 && (r->target == TSL_TARGET_DEEPSPEED || r->target == TSL_TARGET_GALVATRON))
@@ -280,11 +283,12 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);
-    if (k.grad_reduce_bytes || k.no_fp32_master || k.grad_reduce_exposed || k.overlap_param_gather)
-        tsl_fp_u64(&fp, 0x6b6e6f6200000000ull | k.grad_reduce_bytes << 8 |
-                            (uint64_t)k.no_fp32_master << 16 |
-                            (uint64_t)k.grad_reduce_exposed << 17 |
-                            (uint64_t)k.overlap_param_gather << 18);
+    if (k.grad_reduce_bytes || k.no_fp32_master || k.grad_reduce_exposed ||
+        k.overlap_param_gather || k.overlap_tp_dgrad)
+        tsl_fp_u64(&fp,
+                   0x6b6e6f6200000000ull | k.grad_reduce_bytes << 8 |
+                       (uint64_t)k.no_fp32_master << 16 | (uint64_t)k.grad_reduce_exposed << 17 |
+                       (uint64_t)k.overlap_param_gather << 18 | (uint64_t)k.overlap_tp_dgrad << 19);
     tsl_fp_hex(&fp, hex);
 }
 

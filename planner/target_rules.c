@@ -646,7 +646,10 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
  *               megatron/training/arguments.py): fp32 main gradients, 4 bytes in
  *               the buffer and the DP reduce; --overlap-grad-reduce and
  *               --overlap-param-gather default off (the reduce after the
- *               backward, finalize_model_grads; the gather after the step).
+ *               backward, finalize_model_grads; the gather after the step);
+ *               the TP collectives of the backward run under the column-parallel
+ *               gradient GEMMs (tensor_parallel/layers.py, async dgrad all-reduce,
+ *               on by default since 2021-09, no flag left to turn it off).
  *   torchtitan  fully_shard's MixedPrecisionPolicy(param_dtype bfloat16,
  *               reduce_dtype float32) (TrainingConfig.mixed_precision_param /
  *               _reduce, torchtitan/config/configs.py); FSDP2 reduce-scatters
@@ -663,6 +666,7 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
     case TSL_TARGET_MEGATRON:
         k->grad_reduce_bytes = 4;
         k->grad_reduce_exposed = true;
+        k->overlap_tp_dgrad = true;
         break;
     case TSL_TARGET_TORCHTITAN:
         k->grad_reduce_bytes = 4;

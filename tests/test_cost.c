@@ -701,6 +701,71 @@ static void test_sp_selective_time(void)
     tsl_cluster_free(&c);
 }
 
+/* Full against selective recomputation of one GPT layer (s 2048, h 4096, f 4h,
+ * unfused core), TP 4, one sample, FLOP-only device, STACK, as Megatron-LM runs
+ * it (knobs.overlap_tp_dgrad; Korthikanti et al. 2022 Sec. 4.2.2, 6.2): the
+ * backward's all-reduces C under the column-parallel dW GEMMs (QKV, FFN-in:
+ * dW = dX = 2·s·h·(3h + f)/t / X), the recomputed forward's exposed. */
+static void test_recompute_tp_overlap(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    make_env(&c, &env, 1, 4);
+    env.mode = TSL_COST_STACK;
+    tsl_layer_t l = gpt_layer();
+    double s = 2048, h = 4096, f = 4 * 4096, t = 4, k = 1.3;
+    tsl_strategy_t plain = one(TSL_DIM_TP, 4, false), full = one(TSL_DIM_TP, 4, true);
+    tsl_strategy_t sel = plain, spsel = plain;
+    sel.selective = true;
+    spsel.sp = true;
+    spsel.selective = true;
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env, &plain, &bw);
+    double cf = l.fwd_flops / (t * X_FLOPS); /* compute_f */
+    double tpf = 2 * (tsl_cost_allreduce_s(2 * s * h, 4, bw.tp_bw) + bw.tp_lat.ar_s);
+    double dw = 2 * s * h * (3 * h + f) / t / X_FLOPS, dx = dw; /* 2.40518168576e-3 */
+    double core = 4 * s * s * h / (t * X_FLOPS);                /* QKᵀ and AV */
+    CHECK_NEAR(dw, 2.40518168576e-3, 1e-9, "column-parallel dW by hand");
+    CHECK(tpf < dw, "the all-reduces fit under dW: %g < %g", tpf, dw);
+    double tpb = tsl_cost_overlap_s(dw, tpf, k) - dw; /* (k − 1)·C */
+    double half = tpf / 2;
+    double tpb_sp =
+        half + tsl_cost_overlap_s(dx, half, k) - dx + tsl_cost_overlap_s(dw, half, k) - dw;
+    CHECK_NEAR(tpb, 0.3 * tpf, EPS, "under dW only k − 1 of C shows");
+    CHECK_NEAR(tpb_sp, 0.8 * tpf, EPS, "SP: the all-gather + 0.3 of each half");
+
+    tsl_layer_cost_t r[3];
+    tsl_strategy_t v[3] = {plain, full, sel};
+    /* the executor's way (the knob off): every collective exposed, as before */
+    cost3(&env, &l, v, 1, r);
+    CHECK_NEAR(r[0].bwd_s, 2 * cf + tpf, 1e-12, "off: bwd = 2cf + tp_f");
+    CHECK_NEAR(r[1].bwd_s, 2 * cf + tpf + cf + tpf, 1e-12, "off: full recompute");
+
+    env.knobs.overlap_tp_dgrad = true;
+    cost3(&env, &l, v, 1, r);
+    tsl_layer_cost_t none = r[0], fu = r[1], se = r[2], ss;
+    tsl_cost_layer(&env, &l, &spsel, NULL, 1, &ss);
+    CHECK_NEAR(none.fwd_s, cf + tpf, 1e-12, "forward unchanged");
+    CHECK_NEAR(none.bwd_s, 2 * cf + tpb, 1e-12, "bwd = 2cf + overlap(dW, C) − dW");
+    CHECK_NEAR(fu.bwd_s, 2 * cf + tpb + cf + tpf, 1e-12,
+               "full: + the forward, collectives exposed");
+    CHECK_NEAR(se.bwd_s, 2 * cf + tpb + core, 1e-12, "selective: + the core alone");
+    CHECK_NEAR(ss.bwd_s, 2 * cf + tpb_sp + core, 1e-12, "SP + selective");
+    CHECK_NEAR(fu.compute_s + fu.comm_s, fu.fwd_s + fu.bwd_s, 1e-12, "parts add up");
+    CHECK_NEAR(none.wgrad_s, cf - (tpf - tpb), 1e-12, "W gives up what it hid (B keeps tp_f)");
+    double ratio = (fu.fwd_s + fu.bwd_s) / (ss.fwd_s + ss.bwd_s);
+    double want = (4 * cf + 2 * tpf + tpb) / (3 * cf + tpf + tpb_sp + core);
+    CHECK_NEAR(ratio, want, 1e-12, "full / (SP + selective): %g", ratio);
+    /* PAPER mode keeps Galvatron's exposed backward whatever the knob */
+    env.mode = TSL_COST_PAPER;
+    tsl_cost_layer(&env, &l, &plain, NULL, 1, &r[0]);
+    tsl_strategy_bw_t pbw;
+    tsl_cost_strategy_bw(&env, &plain, &pbw);
+    double tpf_p = 2 * tsl_cost_allreduce_s(2 * s * h, 4, pbw.tp_bw);
+    CHECK_NEAR(r[0].bwd_s, 2 * cf + tpf_p, 1e-12, "paper: exposed");
+    tsl_cluster_free(&c);
+}
+
 /* ZeRO-1 / ZeRO-2 on dp4: states, transient gradients, communication. */
 static void test_zero(void)
 {
@@ -1250,6 +1315,7 @@ int main(void)
     test_agrees_with_strategy();
     test_sp_selective_memory();
     test_sp_selective_time();
+    test_recompute_tp_overlap();
     test_zero();
     test_feasibility_and_padding();
     test_vocab_layers();

@@ -28,6 +28,10 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
         copy.knobs.fp8 = cfg_in->knobs.fp8;
         copy.knobs.ep = cfg_in->knobs.ep;
     }
+    /* Megatron-LM always runs the backward's TP collectives under the gradient
+     * GEMMs (no flag turns it off): its plans are priced so */
+    if (f == TSL_EXPORT_MEGATRON)
+        copy.knobs.overlap_tp_dgrad = true;
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_err_t err = {0};
@@ -58,7 +62,9 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
               a.grad_reduce_bytes == cfg->knobs.grad_reduce_bytes &&
               a.grad_reduce_exposed == cfg->knobs.grad_reduce_exposed &&
               a.overlap_param_gather == cfg->knobs.overlap_param_gather &&
-              a.fp8_recipe == b.fp8_recipe && a.fp8_recipe == cfg->knobs.fp8 && a.ep == b.ep &&
+              a.overlap_tp_dgrad == b.overlap_tp_dgrad &&
+              a.overlap_tp_dgrad == cfg->knobs.overlap_tp_dgrad && a.fp8_recipe == b.fp8_recipe &&
+              a.fp8_recipe == cfg->knobs.fp8 && a.ep == b.ep &&
               a.ep == (cfg->knobs.ep > 1 ? cfg->knobs.ep : 0),
           "%s round trip: the plan's precision, overlap and ep kept (fp8 %u %u %u, ep %u %u)\n%s",
           fmt, a.fp8_recipe, b.fp8_recipe, cfg->knobs.fp8, a.ep, b.ep, text);

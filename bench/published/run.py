@@ -199,6 +199,8 @@ def knob_args(row, amp_profile=None):
         cmd += ["--overlap-grad-reduce" if p["overlap_grad_reduce"] else "--no-overlap-grad-reduce"]
     if p.get("overlap_param_gather"):
         cmd += ["--overlap-param-gather"]
+    if p.get("overlap_tp_dgrad"):
+        cmd += ["--overlap-tp-dgrad"]
     # the precision of the linear GEMMs (docs/cost-model.md "FP8"): absent = bf16
     if p.get("fp8"):
         cmd += ["--fp8", p["fp8"]]
