@@ -892,7 +892,7 @@ static void refusals(void)
     model_moe(&m, 0);
     plan_of(&m, (split_t){1, 1, 4, false, false, 3, "ep3"}, 4, 2, &p);
     CHECK(tsl_exec_rank_from_plan(&p, &m, 0, &r, &err) && tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
-              strstr(err.msg, "layer 1: EP 3 divides neither its 4 experts"),
+              strstr(err.msg, "layer 1: EP 3 must divide its 4 experts and its stage's 4"),
           "EP 3 over 4 experts refused: %s", err.msg);
     tsl_model_t odd;
     tsl_arch_spec_t sp = {.arch = TSL_ARCH_LLAMA,

@@ -31,6 +31,10 @@
  * Parallel blocks (parallel_block: GPT-J, NeoX, Falcon, Phi): y = x + attn(LN(x)) +
  * ffn(LN'(x)), both row-parallel outputs summed before one TP all-reduce in forward and
  * both branches' norm-output gradients in one in backward; shared_norm: LN' = LN.
+ * Mixture-of-experts FFN blocks (the model's experts > 0; exec_moe.c): a router, the
+ * top-k routed experts of each token dispatched to and combined from the ranks of the
+ * layer's EP group (the plan's ep innermost ranks of the stage) by all-to-alls, shared
+ * experts as a dense FFN, the experts' gradients summed over the expert-DP group.
  *
  * Layer kinds: ENCODER, ATTENTION, FFN (sub-layer blocks), EMBEDDING (a token lookup,
  * plus a learned position table, replicated, when the model's layer has positions;
@@ -46,7 +50,9 @@
  * are in one stage; in another stage it keeps a copy whose gradient the first and
  * last stages sum before the optimizer step (Megatron's embedding group; tie_color).
  * Refused with TSL_E_UNSUPPORTED: DECODER,
- * attn_dim ≠ hidden, DP mixed with SDP in one layer, neighbouring stages of different
+ * attn_dim ≠ hidden, multi-head latent attention, a MoE layer whose experts and stage
+ * the plan's ep does not divide or whose tokens of a micro-batch share its TP degree
+ * does not split, DP mixed with SDP in one layer, neighbouring stages of different
  * device counts, a micro-batch a layer's data width does not divide, heads, K/V heads
  * or FFN size a layer's TP degree does not divide (or K/V heads not dividing the
  * heads), fewer

@@ -66,15 +66,6 @@ static tsl_group_t *group_at(tsl_exec_t *e, int32_t k)
     return k >= 0 && (uint32_t)k < e->r.n_groups ? e->groups[k] : NULL;
 }
 
-void tsl_exec_fill_span(void *ud, size_t part, size_t full, size_t len, float center, float amp)
-{
-    tsl_exec_fill_t *f = ud;
-    tsl_buf_t v = tsl_buf_view(f->dst, part, len);
-    if (!f->rc)
-        f->rc = f->e->dev->fill_uniform(f->e->dev, &v, f->e->o.seed, f->stream, full, center, amp,
-                                        f->err);
-}
-
 /* The layer's weights from (seed, model index), cut for this TP part and SDP shard. A
  * tied head's copy is seeded as the embedding it copies (model layer 0). */
 static int init_weights(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)

@@ -274,7 +274,7 @@ int tsl_exec_moe_alloc_layer(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err);
 void tsl_exec_moe_free_layer(tsl_exec_t *e, tsl_exec_xl_t *L);
 int tsl_exec_moe_alloc(tsl_exec_t *e, tsl_err_t *err);
 void tsl_exec_moe_free(tsl_exec_t *e);
-/* A tsl_exec_span_fn that seeds dst (exec_engine.c): fill_uniform of (o.seed, stream)
+/* A tsl_exec_span_fn that seeds dst (exec_seed.c): fill_uniform of (o.seed, stream)
  * at each span's full offset; rc keeps the first failure. */
 typedef struct tsl_exec_fill {
     tsl_exec_t *e;

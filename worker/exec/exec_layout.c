@@ -162,8 +162,8 @@ static int moe_splits(splits_t *S, const tsl_plan_t *p, const tsl_layer_t *L, ui
     uint64_t tokens = (uint64_t)out->b * L->seq_len;
     if (L->experts % ep || G % ep)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "layer %u: EP %u divides neither its %u experts nor its stage's %u "
-                            "devices; the executor splits the experts evenly over the stage",
+                            "layer %u: EP %u must divide its %u experts and its stage's %u "
+                            "devices (the executor splits the experts evenly over the stage)",
                             i, ep, L->experts, G);
     if (tokens % t)
         return tsl_err_setc(
