@@ -7,9 +7,9 @@
  * rows) and a mixture-of-experts layer (4 SwiGLU experts, every one chosen — top 4, so
  * bf16 rounding cannot change a routing — and a shared expert), so every kernel the
  * executor uses is checked, the routed experts' gradients too. Then the MoE device ops
- * alone, cuda against cpu, on logits bf16 holds exactly (top 2 of 8: the same experts,
- * order and counts; gathers, the weighted combine and its dot products within bf16
- * rounding). Skips (77) where no GPU can be used. Run on a GPU machine:
+ * alone, cuda against cpu, on logits bf16 holds exactly (top 2 of 8 at a capacity that
+ * drops copies: the same experts, order, drops and counts; gathers, the weighted
+ * combine and its dot products within bf16 rounding). Skips (77) where no GPU can be used. Run on a GPU machine:
  * bench/exec_gpu_check.sh.
  */
 #include <stdlib.h>
@@ -65,7 +65,8 @@ static int put(tsl_devops_t *d, tsl_buf_t *b, size_t n, tsl_dtype_t dt, const vo
     return d->alloc(d, b, n, dt, err) || d->upload(d, b, host, err);
 }
 
-/* The MoE ops on one implementation: 16 tokens of 8 experts, top 2. out: probs (128),
+/* The MoE ops on one implementation: 16 tokens of 8 experts, top 2, a capacity of 3
+ * copies per expert (4 on average: some dropped). out: probs (128),
  * w (32), idx, order, pos (32 each, as floats), counts (8), gathered rows (32 × 4),
  * the combine (16 × 4), the dots (32): 552 floats. */
 static int moe_ops_on(const char *devops, float *out, tsl_err_t *err)
@@ -89,7 +90,7 @@ static int moe_ops_on(const char *devops, float *out, tsl_err_t *err)
         put(d, &Y, T * H, d->act_dtype, y, err) || put(d, &R, T * K * H, d->act_dtype, rows, err) ||
         d->alloc(d, &D, T * K, TSL_DT_F32, err);
     rc = rc || d->moe_topk(d, &L, &P, &I, &W, T, E, K, err) ||
-         d->moe_sort(d, &I, &O, &Q, &C, T * K, E, err) ||
+         d->moe_sort(d, &I, &O, &Q, &C, T * K, E, 3, err) ||
          d->gather_rows(d, &X, &O, K, &W, &G, T * K, H, err) ||
          d->scatter_add_rows(d, &R, &Q, &W, &Y, T, K, H, err) ||
          d->rows_dot(d, &X, &R, &Q, &D, T * K, K, H, err) || d->sync(d, err);

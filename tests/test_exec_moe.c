@@ -278,7 +278,7 @@ static void ops_rows(tsl_devops_t *d)
     int32_t idx[6] = {1, 2, 1, 2, 3, 1}, ord[6], pos[6];
     float cnt[4];
     tsl_buf_t I = ib(idx, 6), O = ib(ord, 6), Q = ib(pos, 6), C = fb(cnt, 4);
-    CHECK(!d->moe_sort(d, &I, &O, &Q, &C, 6, 4, &err), "%s", err.msg);
+    CHECK(!d->moe_sort(d, &I, &O, &Q, &C, 6, 4, 0, &err), "%s", err.msg);
     int want[6] = {0, 2, 5, 1, 3, 4};
     bool ok = cnt[0] == 0 && cnt[1] == 3 && cnt[2] == 2 && cnt[3] == 1;
     for (int i = 0; i < 6; i++)
@@ -308,8 +308,22 @@ static void ops_rows(tsl_devops_t *d)
     CHECK(!d->rows_dot(d, &X, &R, &Q, &D, 6, 2, 2, &err) && dots[4] == 5 * 11 + 6 * 12 &&
               dots[1] == 1 * 7 + 2 * 8,
           "rows_dot: %g %g", dots[4], dots[1]);
+    /* capacity 2: expert 1 keeps copies 0 and 2, copy 5 is dropped (pos -1) */
+    CHECK(!d->moe_sort(d, &I, &O, &Q, &C, 6, 4, 2, &err), "%s", err.msg);
+    int want2[5] = {0, 2, 1, 3, 4};
+    ok = cnt[0] == 0 && cnt[1] == 2 && cnt[2] == 2 && cnt[3] == 1 && pos[5] == -1;
+    for (int i = 0; i < 5; i++)
+        ok = ok && ord[i] == want2[i] && pos[ord[i]] == i;
+    CHECK(ok, "capacity 2: order %d %d %d %d %d, pos[5] %d, counts %g %g %g %g", ord[0], ord[1],
+          ord[2], ord[3], ord[4], pos[5], cnt[0], cnt[1], cnt[2], cnt[3]);
+    float out2[6] = {1, 1, 1, 1, 1, 1};
+    tsl_buf_t OUT2 = fb(out2, 6);
+    CHECK(!d->scatter_add_rows(d, &R, &Q, &W, &OUT2, 3, 2, 2, &err) && out2[4] == 1 + 3 * 9 &&
+              out2[5] == 1 + 3 * 10 && !d->rows_dot(d, &X, &R, &Q, &D, 6, 2, 2, &err) &&
+              dots[5] == 0,
+          "a dropped copy adds nothing (%g %g) and its dot is 0 (%g)", out2[4], out2[5], dots[5]);
     idx[3] = 7;
-    CHECK(d->moe_sort(d, &I, &O, &Q, &C, 6, 4, &err) && strstr(err.msg, "expert 7 of 4"),
+    CHECK(d->moe_sort(d, &I, &O, &Q, &C, 6, 4, 0, &err) && strstr(err.msg, "expert 7 of 4"),
           "an expert out of range refused: %s", err.msg);
     ord[0] = 9;
     CHECK(d->gather_rows(d, &X, &O, 2, NULL, &Y, 6, 2, &err) && strstr(err.msg, "past 3 rows"),
@@ -330,6 +344,10 @@ static void moe_ops(void)
 }
 
 /* ---- the engine ---- */
+
+/* The MoE capacity factor of the runs that follow (tsl_exec_opts_t.moe_capacity; 0:
+ * dropless); set before any rank starts. */
+static float capacity;
 
 /* Loss of one step with SGD at lr 0 (parameters unchanged, same batch every time). */
 static double loss_now(tsl_exec_t *e)
@@ -423,6 +441,7 @@ static void moe_gradcheck(void)
     o.optim = TSL_EXEC_SGD;
     o.lr = 0;
     o.same_batch = true;
+    o.moe_capacity = capacity;
     tsl_loopback_world_t *w = NULL;
     tsl_commops_t *c = NULL;
     tsl_devops_t *d = NULL;
@@ -437,7 +456,10 @@ static void moe_gradcheck(void)
     CHECK(r.layers[0].ffn == 4 && r.layers[0].expert_ffn == 6 && r.layers[1].ffn == 0,
           "shared experts as the dense FFN (%u), routed experts of %u", r.layers[0].ffn,
           r.layers[0].expert_ffn);
-    if (e) {
+    if (e && capacity > 0) { /* copies dropped: their outputs and gradients are zero */
+        gradcheck(e, 1, false, "mixtral layer at capacity 1: dense");
+        gradcheck(e, 1, true, "mixtral layer at capacity 1: routed experts");
+    } else if (e) {
         gradcheck(e, 0, false, "gpt moe layer: dense (router, shared expert, attention)");
         gradcheck(e, 0, true, "gpt moe layer: routed experts");
         gradcheck(e, 1, false, "mixtral layer: dense");
@@ -463,6 +485,7 @@ typedef struct result {
     double loss;
     bool ok;
     uint32_t world;
+    uint64_t peak[MAXR]; /* the cpu ops' count after the steps */
     struct {
         uint32_t n_layers;
         lgrad_t l[MAXL];
@@ -523,6 +546,7 @@ static int run_one(job_t *j, tsl_commops_t *c, tsl_err_t *err)
     o.optim = TSL_EXEC_SGD;
     o.lr = 0.5f;
     o.seed = 42;
+    o.moe_capacity = capacity;
     if (tsl_exec_rank_from_plan(j->plan, j->model, j->rank, &r, err))
         return -1;
     if (tsl_devops_cpu_create(0, &d, err) || tsl_exec_create(&r, &o, d, c, &e, err))
@@ -531,6 +555,7 @@ static int run_one(job_t *j, tsl_commops_t *c, tsl_err_t *err)
         if (tsl_exec_step(e, NULL, err))
             goto out;
     collect(e, &r, j->res);
+    j->res->peak[j->rank] = d->peak_bytes(d);
     rc = 0;
 out:
     tsl_exec_destroy(e);
@@ -882,6 +907,55 @@ static void moe_searched(void)
     moe_searched_at(4);
 }
 
+/* A capacity factor: at 8 no copy is dropped (one rank's bits, EP 2 within 1e-5 of
+ * one rank); at 1 copies are dropped (another loss), the same at EP 1 and EP 2 of the
+ * same data split (each rank drops its own tokens' copies before the dispatch), and
+ * the peak bytes of EP 4 fall (the experts' rows sized for c·Tl·k, not the worst
+ * case). */
+static void moe_capacity(void)
+{
+    tsl_model_t m;
+    tsl_plan_t p;
+    result_t ref, got, c1, c1ep;
+    model_moe(&m, 0);
+    plan_of(&m, (split_t){1, 1, 1, false, false, 1, "one"}, 4, 2, &p);
+    run_plan(&p, &m, &ref);
+    capacity = 8;
+    run_plan(&p, &m, &got);
+    CHECK(got.ok && got.loss == ref.loss, "capacity 8 drops nothing: loss %.9g, dropless %.9g",
+          got.loss, ref.loss);
+    free_result(&got);
+    plan_of(&m, (split_t){1, 1, 2, false, false, 2, "dp2 ep2"}, 4, 2, &p);
+    run_plan(&p, &m, &got);
+    compare(&ref, &got, "capacity 8 dp2 ep2");
+    free_result(&got);
+    capacity = 1;
+    plan_of(&m, (split_t){1, 1, 2, false, false, 1, "dp2 ep1"}, 4, 2, &p);
+    run_plan(&p, &m, &c1);
+    plan_of(&m, (split_t){1, 1, 2, false, false, 2, "dp2 ep2"}, 4, 2, &p);
+    run_plan(&p, &m, &c1ep);
+    CHECK(c1.ok && fabs(c1.loss - ref.loss) > 1e-6 * ref.loss,
+          "capacity 1 drops copies: loss %.9g, dropless %.9g", c1.loss, ref.loss);
+    compare(&c1, &c1ep, "capacity 1: dp2 ep2 against dp2 ep1");
+    free_result(&c1);
+    free_result(&c1ep);
+    uint64_t peak[2];
+    for (int k = 0; k < 2; k++) {
+        capacity = k ? 1.0f : 0.0f;
+        plan_of(&m, (split_t){1, 1, 4, false, false, 4, "dp4 ep4"}, 8, 2, &p);
+        run_plan(&p, &m, &got);
+        peak[k] = got.peak[0];
+        free_result(&got);
+    }
+    printf("dp4 ep4 peak bytes: dropless %llu, capacity 1 %llu\n", (unsigned long long)peak[0],
+           (unsigned long long)peak[1]);
+    CHECK(peak[1] < peak[0], "capacity 1 holds fewer bytes at EP 4: %llu, dropless %llu",
+          (unsigned long long)peak[1], (unsigned long long)peak[0]);
+    capacity = 0;
+    free_result(&ref);
+    tsl_model_free(&m);
+}
+
 /* Plans the executor refuses, said before any rank runs, naming the layer. */
 static void refusals(void)
 {
@@ -942,10 +1016,14 @@ int main(void)
     all_to_allv();
     moe_ops();
     moe_gradcheck();
+    capacity = 1;
+    moe_gradcheck();
+    capacity = 0;
     splits_of(0);
     splits_of(1);
     moe_tcp();
     a2a_count_per_micro();
+    moe_capacity();
     moe_searched();
     refusals();
     return CHECK_DONE();

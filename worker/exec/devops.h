@@ -226,13 +226,15 @@ struct tsl_devops {
      * selected probabilities' gradient dw (F32 rows × k) at idx and 0 elsewhere.
      * moe_sort: the n routed copies (copy c goes to expert idx[c], I32) in expert-major
      * order, stable (by expert, then copy): order (I32 n) lists the copies, pos (I32 n)
-     * is its inverse (pos[order[p]] = p), counts (F32 E) the copies of each expert.
+     * is its inverse (pos[order[p]] = p), counts (F32 E) the copies of each expert. With
+     * cap > 0 an expert keeps its first cap copies: the others are dropped, pos −1, not
+     * in order (which lists Σ counts copies) nor counted.
      * gather_rows: y[r] = s · x[idx[r] / div] for r < rows (cols wide; div ≥ 1), s =
      * scale[idx[r]] (F32) or 1 where scale is NULL: a dispatch (div k: copy → token).
      * scatter_add_rows: y[t] += Σ_{j<k} s · x[pos[t·k + j]] for t < rows, j in order, s =
      * w[t·k + j] (F32) or 1 where w is NULL: the weighted combine of a token's copies.
      * rows_dot: out[c] (F32) = x[c / k] · y[pos[c]] (cols wide) for c < n: a combine
-     * weight's gradient. Shapes are checked (tsl_devops_check_moe); indices out of
+     * weight's gradient. Both take a dropped copy (pos −1) as a zero row. Shapes are checked (tsl_devops_check_moe); indices out of
      * range are an error on cpu, skipped on cuda. */
     int (*moe_topk)(tsl_devops_t *o, const tsl_buf_t *logits, tsl_buf_t *probs, tsl_buf_t *idx,
                     tsl_buf_t *w, int rows, int experts, int k, tsl_err_t *err);
@@ -240,7 +242,7 @@ struct tsl_devops {
                         const tsl_buf_t *dw, tsl_buf_t *dlogits, int rows, int experts, int k,
                         tsl_err_t *err);
     int (*moe_sort)(tsl_devops_t *o, const tsl_buf_t *idx, tsl_buf_t *order, tsl_buf_t *pos,
-                    tsl_buf_t *counts, int n, int experts, tsl_err_t *err);
+                    tsl_buf_t *counts, int n, int experts, int cap, tsl_err_t *err);
     int (*gather_rows)(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *idx, int div,
                        const tsl_buf_t *scale, tsl_buf_t *y, int rows, int cols, tsl_err_t *err);
     int (*scatter_add_rows)(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *pos,

@@ -92,35 +92,41 @@ int tsl_cpu_moe_topk_bwd(tsl_devops_t *o, const tsl_buf_t *probs, const tsl_buf_
 }
 
 int tsl_cpu_moe_sort(tsl_devops_t *o, const tsl_buf_t *idx, tsl_buf_t *order, tsl_buf_t *pos,
-                     tsl_buf_t *counts, int n, int experts, tsl_err_t *err)
+                     tsl_buf_t *counts, int n, int experts, int cap, tsl_err_t *err)
 {
     (void)o;
     tsl_moe_args_t a = {
         .idx = idx, .order = order, .pos = pos, .counts = counts, .n = n, .experts = experts};
     if (tsl_devops_check_moe("moe_sort", &a, err))
         return -1;
-    size_t *at = calloc((size_t)experts + 1, sizeof(size_t));
-    if (!at)
+    /* kept[e]: expert e's copies kept (the first cap), start[e]: where they go */
+    size_t *kept = calloc(3 * (size_t)experts + 1, sizeof(size_t));
+    size_t *start = kept ? kept + experts : NULL, *used = kept ? start + experts : NULL;
+    if (!kept)
         return tsl_err_setc(err, TSL_E_NOMEM, "moe_sort: out of host memory");
     for (int c = 0; c < n; c++) {
         int32_t e = CI(idx)[c];
         if (e < 0 || e >= experts) {
-            free(at);
+            free(kept);
             return tsl_err_setc(err, TSL_E_INVALID, "moe_sort: copy %d routed to expert %d of %d",
                                 c, e, experts);
         }
-        at[e + 1]++;
+        kept[e] += cap <= 0 || kept[e] < (size_t)cap;
     }
     for (int e = 0; e < experts; e++) {
-        F(counts)[e] = (float)at[e + 1];
-        at[e + 1] += at[e]; /* at[e]: where expert e's copies start */
+        F(counts)[e] = (float)kept[e];
+        start[e] = e ? start[e - 1] + kept[e - 1] : 0;
     }
     for (int c = 0; c < n; c++) {
-        size_t p = at[CI(idx)[c]]++;
-        I(order)[p] = c;
-        I(pos)[c] = (int32_t)p;
+        int32_t e = CI(idx)[c];
+        bool keep = used[e] < kept[e];
+        size_t p = start[e] + used[e];
+        used[e] += keep;
+        if (keep)
+            I(order)[p] = c;
+        I(pos)[c] = keep ? (int32_t)p : -1;
     }
-    free(at);
+    free(kept);
     return 0;
 }
 
@@ -161,7 +167,7 @@ int tsl_cpu_scatter_add_rows(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_
     if (tsl_devops_check_moe("scatter_add_rows", &a, err))
         return -1;
     for (size_t c = 0; c < (size_t)rows * k; c++)
-        if (CI(pos)[c] < 0 || (size_t)CI(pos)[c] >= rows_in(x, cols))
+        if (CI(pos)[c] < -1 || (CI(pos)[c] >= 0 && (size_t)CI(pos)[c] >= rows_in(x, cols)))
             return tsl_err_setc(err, TSL_E_INVALID, "scatter_add_rows: copy %zu at row %d of %zu",
                                 c, CI(pos)[c], rows_in(x, cols));
     for (int t = 0; t < rows; t++) {
@@ -171,7 +177,8 @@ int tsl_cpu_scatter_add_rows(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_
             for (int j = 0; j < k; j++) {
                 size_t cp = (size_t)t * k + j;
                 double s = w ? CF(w)[cp] : 1.0;
-                acc += s * CF(x)[(size_t)CI(pos)[cp] * cols + c];
+                if (CI(pos)[cp] >= 0) /* −1: a dropped copy, a zero row */
+                    acc += s * CF(x)[(size_t)CI(pos)[cp] * cols + c];
             }
             yr[c] = (float)acc;
         }
@@ -188,12 +195,13 @@ int tsl_cpu_rows_dot(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *y, co
         return -1;
     for (int c = 0; c < n; c++) {
         int32_t p = CI(pos)[c];
-        if (p < 0 || (size_t)p >= rows_in(y, cols))
+        if (p < -1 || (p >= 0 && (size_t)p >= rows_in(y, cols)))
             return tsl_err_setc(err, TSL_E_INVALID, "rows_dot: copy %d at row %d of %zu", c, p,
                                 rows_in(y, cols));
-        const float *xr = CF(x) + (size_t)(c / k) * cols, *yr = CF(y) + (size_t)p * cols;
+        const float *xr = CF(x) + (size_t)(c / k) * cols,
+                    *yr = CF(y) + (size_t)(p > 0 ? p : 0) * cols;
         double s = 0;
-        for (int i = 0; i < cols; i++)
+        for (int i = 0; p >= 0 && i < cols; i++) /* −1: a dropped copy, 0 */
             s += (double)xr[i] * yr[i];
         F(out)[c] = (float)s;
     }

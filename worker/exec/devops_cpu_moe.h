@@ -13,7 +13,7 @@ int tsl_cpu_moe_topk_bwd(tsl_devops_t *o, const tsl_buf_t *probs, const tsl_buf_
                          const tsl_buf_t *dw, tsl_buf_t *dlogits, int rows, int experts, int k,
                          tsl_err_t *err);
 int tsl_cpu_moe_sort(tsl_devops_t *o, const tsl_buf_t *idx, tsl_buf_t *order, tsl_buf_t *pos,
-                     tsl_buf_t *counts, int n, int experts, tsl_err_t *err);
+                     tsl_buf_t *counts, int n, int experts, int cap, tsl_err_t *err);
 int tsl_cpu_gather_rows(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *idx, int div,
                         const tsl_buf_t *scale, tsl_buf_t *y, int rows, int cols, tsl_err_t *err);
 int tsl_cpu_scatter_add_rows(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *pos,

@@ -669,38 +669,41 @@ extern "C" int tsl_xk_moe_topk_bwd(const float *probs, const int32_t *idx, const
     return done();
 }
 
-__global__ static void k_moe_count(const int32_t *idx, float *counts, int n, int E)
+/* Expert e's copies kept: all, or the first cap. */
+__global__ static void k_moe_count(const int32_t *idx, float *counts, int n, int E, int cap)
 {
     GRID_LOOP(e, (size_t)E)
     {
         int c = 0;
         for (int i = 0; i < n; i++)
             c += idx[i] == (int)e;
-        counts[e] = (float)c;
+        counts[e] = (float)(cap > 0 && c > cap ? cap : c);
     }
 }
 
-/* Expert e's copies go after those of experts < e, in copy order. */
+/* Expert e's kept copies go after those of experts < e, in copy order; the rest of
+ * its copies are dropped (pos −1). */
 __global__ static void k_moe_place(const int32_t *idx, const float *counts, int32_t *order,
                                    int32_t *pos, int n, int E)
 {
     GRID_LOOP(e, (size_t)E)
     {
-        int at = 0;
+        int at = 0, left = (int)counts[e];
         for (size_t f = 0; f < e; f++)
             at += (int)counts[f];
         for (int i = 0; i < n; i++)
             if (idx[i] == (int)e) {
-                order[at] = i;
-                pos[i] = at++;
+                pos[i] = left > 0 ? at : -1;
+                if (left-- > 0)
+                    order[at++] = i;
             }
     }
 }
 
 extern "C" int tsl_xk_moe_sort(const int32_t *idx, int32_t *order, int32_t *pos, float *counts,
-                               int n, int experts, void *s)
+                               int n, int experts, int cap, void *s)
 {
-    k_moe_count<<<blocks((size_t)experts), NT, 0, (cudaStream_t)s>>>(idx, counts, n, experts);
+    k_moe_count<<<blocks((size_t)experts), NT, 0, (cudaStream_t)s>>>(idx, counts, n, experts, cap);
     k_moe_place<<<blocks((size_t)experts), NT, 0, (cudaStream_t)s>>>(idx, counts, order, pos, n,
                                                                      experts);
     return done();

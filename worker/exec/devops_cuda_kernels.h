@@ -63,7 +63,7 @@ int tsl_xk_moe_topk(const void *logits, int dt, float *probs, int32_t *idx, floa
 int tsl_xk_moe_topk_bwd(const float *probs, const int32_t *idx, const float *dw, void *dlogits,
                         int dt, int rows, int experts, int k, void *st);
 int tsl_xk_moe_sort(const int32_t *idx, int32_t *order, int32_t *pos, float *counts, int n,
-                    int experts, void *st);
+                    int experts, int cap, void *st);
 int tsl_xk_gather_rows(const void *x, size_t xrows, const int32_t *idx, int div, const float *scale,
                        void *y, int dt, int rows, int cols, void *st);
 int tsl_xk_scatter_add_rows(const void *x, size_t xrows, const int32_t *pos, const float *w,

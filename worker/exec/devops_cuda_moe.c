@@ -52,14 +52,14 @@ int tsl_cuda_moe_topk_bwd(tsl_devops_t *o, const tsl_buf_t *probs, const tsl_buf
 }
 
 int tsl_cuda_moe_sort(tsl_devops_t *o, const tsl_buf_t *idx, tsl_buf_t *order, tsl_buf_t *pos,
-                      tsl_buf_t *counts, int n, int experts, tsl_err_t *err)
+                      tsl_buf_t *counts, int n, int experts, int cap, tsl_err_t *err)
 {
     tsl_moe_args_t a = {
         .idx = idx, .order = order, .pos = pos, .counts = counts, .n = n, .experts = experts};
     if (tsl_devops_check_moe("moe_sort", &a, err))
         return -1;
     return kerr(
-        tsl_xk_moe_sort(idx->ptr, order->ptr, pos->ptr, counts->ptr, n, experts, stream_of(o)),
+        tsl_xk_moe_sort(idx->ptr, order->ptr, pos->ptr, counts->ptr, n, experts, cap, stream_of(o)),
         "moe_sort", err);
 }
 

@@ -256,6 +256,12 @@ typedef struct tsl_exec_opts {
     bool same_batch; /* every iteration the same data (gradient checks) */
     /* query rows per chunk of fused attention; 0: the engine's rule (exec_attn.c) */
     uint32_t attn_chunk;
+    /* MoE: the capacity factor c of each expert per rank (Megatron-LM's
+     * --moe-expert-capacity-factor, dropping by position): a rank keeps at most
+     * ⌈c·Tl·k/E⌉ of its tokens' copies for an expert, the later tokens' dropped (their
+     * output 0), so the experts of a rank receive at most c·Tl·k rows, and the buffers
+     * are sized for that. 0 (the default): dropless, sized for the worst case. */
+    float moe_capacity;
 } tsl_exec_opts_t;
 
 void tsl_exec_opts_default(tsl_exec_opts_t *o); /* 2 + 5 iterations, Adam 1e-4, seed 1 */

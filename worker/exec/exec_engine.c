@@ -99,7 +99,7 @@ static int alloc_layer(tsl_exec_t *e, tsl_exec_xl_t *L, const tsl_exec_layer_t *
     L->ep_g = group_at(e, d->ep_group);
     L->edp_g = group_at(e, d->edp_group);
     tsl_exec_offsets(d, d->tp, &L->o);
-    tsl_exec_stash_layout(d, d->tp, d->b, &L->st);
+    tsl_exec_stash_layout_cap(d, d->tp, d->b, e->o.moe_capacity, &L->st);
     L->chunk = tsl_exec_attn_chunk(d, d->tp, d->b, e->o.attn_chunk);
     L->n_local = L->o.n;
     L->n_held = d->sdp ? (L->n_local + d->dw - 1) / d->dw : L->n_local;

@@ -49,14 +49,17 @@ void tsl_exec_expert_offsets(const tsl_exec_layer_t *l, tsl_exec_eoffs_t *o);
 void tsl_exec_expert_spans(const tsl_exec_layer_t *l, uint32_t first, uint32_t count,
                            tsl_exec_span_fn fn, void *ud);
 
-/* A MoE layer's routing sizes on a rank of TP degree tp with b local samples: Tl
- * tokens routed here (T/tp), n = Tl·k routed copies, R rows its experts can receive
- * (ep·Tl·min(k, E/ep): every copy of every EP member's tokens that can go to its E/ep
- * experts — dropless, no capacity factor), E, El = E/ep, k, f, g (2 gated), ep. */
+/* A MoE layer's routing sizes on a rank of TP degree tp with b local samples and
+ * capacity factor c (tsl_exec_opts_t.moe_capacity; 0: none): Tl tokens routed here
+ * (T/tp), n = Tl·k routed copies, cap the copies a rank keeps for one expert
+ * (⌈c·Tl·k/E⌉, at most Tl; 0: no limit), R rows its experts can receive (dropless:
+ * ep·Tl·min(k, E/ep), every copy of every EP member's tokens that can go to its E/ep
+ * experts; with a capacity at most E·cap), E, El = E/ep, k, f, g (2 gated), ep. */
 typedef struct tsl_exec_moe_dims {
-    size_t Tl, n, R, E, El, k, f, g, ep;
+    size_t Tl, n, cap, R, E, El, k, f, g, ep;
 } tsl_exec_moe_dims_t;
-void tsl_exec_moe_dims(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, tsl_exec_moe_dims_t *m);
+void tsl_exec_moe_dims(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, float c,
+                       tsl_exec_moe_dims_t *m);
 
 void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o);
 /* e = kv_heads · head width: the K (and the V) projection's width over all TP ranks
@@ -220,6 +223,9 @@ typedef struct tsl_exec_lctx {
 } tsl_exec_lctx_t;
 
 void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, tsl_exec_stash_t *s);
+/* The same with a MoE capacity factor (tsl_exec_moe_dims; stash_layout: 0). */
+void tsl_exec_stash_layout_cap(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, float cap,
+                               tsl_exec_stash_t *s);
 int tsl_exec_ph(tsl_exec_t *e, int phase, tsl_err_t *err);
 /* x summed over layer L's TP group in place on the compute stream, timed as comm
  * (Megatron's g in forward, f in backward); nothing at tp = 1, nor without comm ops

@@ -31,6 +31,12 @@ static size_t take(size_t *at, size_t n, bool present)
 
 void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, tsl_exec_stash_t *s)
 {
+    tsl_exec_stash_layout_cap(l, tp, b, 0, s);
+}
+
+void tsl_exec_stash_layout_cap(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, float cap,
+                               tsl_exec_stash_t *s)
+{
     size_t T = (size_t)b * l->seq, h = l->hidden, dl = h / tp, fl = l->ffn / tp;
     size_t al = l->heads ? l->heads / tp : 0, at = 0, at32 = 0;
     size_t q = dl + 2 * tsl_exec_kv_width(l) / tp, g = l->gated_ffn ? 2 : 1;
@@ -47,7 +53,7 @@ void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, t
     s->g = take(&at, T * fl, f && fl);
     tsl_exec_moe_dims_t m;
     bool moe = f && l->experts;
-    tsl_exec_moe_dims(l, tp, b, &m);
+    tsl_exec_moe_dims(l, tp, b, cap, &m);
     s->ys = take(&at, m.n * h, moe);
     s->xe = take(&at, m.R * h, moe);
     s->ef1 = take(&at, m.R * m.g * m.f, moe);

@@ -6,7 +6,9 @@
  *   route     this TP rank's Tl = T/tp tokens (rows [tp_index·Tl, …) of the norm
  *             output): logits = y·Wr (Tl × E), probabilities = softmax in F32, top-k
  *             experts per token (moe_topk), the Tl·k copies sorted by expert, stably
- *             (moe_sort), and the copies per expert counted;
+ *             (moe_sort), and the copies per expert counted — under a capacity factor
+ *             (tsl_exec_opts_t.moe_capacity) only an expert's first ⌈c·Tl·k/E⌉ copies,
+ *             the others dropped (a zero output, a zero weight gradient);
  *   counts    all-gathered over the EP group and read on the host (one sync: the
  *             all-to-all sizes must be known there, as in Megatron's dispatcher);
  *   dispatch  the copies gathered in expert order and sent to the rank holding their
@@ -48,8 +50,9 @@ typedef struct moe {
     tsl_exec_moe_ws_t *ws;
     tsl_exec_moe_dims_t m;
     tsl_exec_eoffs_t eo;
-    size_t h, row0;                           /* hidden; the first token row this TP rank routes */
-    size_t n_recv;                            /* rows this rank's experts got */
+    size_t h, row0; /* hidden; the first token row this TP rank routes */
+    size_t n_sent;  /* copies this rank dispatches (all n, less those dropped) */
+    size_t n_recv;  /* rows this rank's experts got */
     tsl_buf_t probs, w, cnt, idx, order, pos; /* the F32 stash (idx, order, pos: I32) */
     tsl_buf_t ys, xe, ef1, eg;                /* the stash */
 } moe_t;
@@ -74,7 +77,7 @@ static void moe_init(moe_t *x, tsl_exec_lctx_t *c)
     x->d = c->L->d;
     x->ws = &c->e->moe;
     x->h = x->d->hidden;
-    tsl_exec_moe_dims(x->d, x->d->tp, x->d->b, &x->m);
+    tsl_exec_moe_dims(x->d, x->d->tp, x->d->b, x->e->o.moe_capacity, &x->m);
     tsl_exec_expert_offsets(x->d, &x->eo);
     x->row0 = x->d->tp_index * x->m.Tl;
     size_t n = x->m.n, R = x->m.R, h = x->h;
@@ -128,9 +131,11 @@ static int route_plan(moe_t *x, tsl_err_t *err)
 {
     tsl_exec_moe_ws_t *ws = x->ws;
     size_t ep = x->m.ep, El = x->m.El, E = x->m.E, me = x->d->ep_index;
-    x->n_recv = 0;
+    x->n_recv = x->n_sent = 0;
     for (size_t j = 0; j < El; j++)
         ws->rows[j] = 0;
+    for (size_t e = 0; e < E; e++)
+        x->n_sent += (size_t)ws->hcnt[me * E + e];
     for (size_t i = 0; i < ep; i++) {
         size_t to = 0, from = 0;
         for (size_t j = 0; j < El; j++) {
@@ -142,7 +147,7 @@ static int route_plan(moe_t *x, tsl_err_t *err)
         ws->recv[i] = from * x->h;
         x->n_recv += from;
     }
-    if (x->n_recv > x->m.R)
+    if (x->n_recv > x->m.R || x->n_sent > x->m.n)
         return tsl_err_setc(err, TSL_E_INTERNAL, "exec: layer %u: %zu routed rows past %zu",
                             x->d->index, x->n_recv, x->m.R);
     if (ep == 1)
@@ -185,11 +190,12 @@ static int route(moe_t *x, const tsl_buf_t *ysl, tsl_err_t *err)
     tsl_buf_t wr = part(&x->c->p, x->c->L->o.wr, x->h * E);
     TRY(gemm(x->e, false, false, Tl, E, x->h, 0, *ysl, wr, lg, err));
     TRY(dev->moe_topk(dev, &lg, &x->probs, &x->idx, &x->w, (int)Tl, (int)E, (int)k, err));
+    int n = (int)x->m.n, cap = (int)x->m.cap;
     if (x->m.ep == 1)
-        return dev->moe_sort(dev, &x->idx, &x->order, &x->pos, &x->cnt, (int)x->m.n, (int)E, err);
+        return dev->moe_sort(dev, &x->idx, &x->order, &x->pos, &x->cnt, n, (int)E, cap, err);
     tsl_buf_t mine = part(&x->ws->cnt, 0, E);
     int back = x->e->ph_cur; /* forward, or recomputation inside backward */
-    TRY(dev->moe_sort(dev, &x->idx, &x->order, &x->pos, &mine, (int)x->m.n, (int)E, err));
+    TRY(dev->moe_sort(dev, &x->idx, &x->order, &x->pos, &mine, n, (int)E, cap, err));
     TRY(tsl_exec_ph(x->e, PH_COMM, err));
     TRY(x->e->comm->all_gather(x->e->comm, x->c->L->ep_g, &mine, &x->cnt,
                                dev->stream(dev, TSL_STREAM_COMPUTE), err));
@@ -223,7 +229,7 @@ static int reorder(moe_t *x, const tsl_buf_t *src, tsl_buf_t *dst, bool fwd, tsl
 static int dispatch(moe_t *x, const tsl_buf_t *ysl, tsl_err_t *err)
 {
     tsl_devops_t *dev = x->e->dev;
-    int n = (int)x->m.n, k = (int)x->m.k, h = (int)x->h;
+    int n = (int)x->n_sent, k = (int)x->m.k, h = (int)x->h;
     if (x->m.ep == 1)
         return dev->gather_rows(dev, ysl, &x->order, k, NULL, &x->xe, n, h, err);
     tsl_buf_t sa = part(&x->ws->sa, 0, x->m.n * x->h);
@@ -361,7 +367,7 @@ static int combine_bwd(moe_t *x, const tsl_buf_t *dosl, tsl_err_t *err)
     tsl_devops_t *dev = x->e->dev;
     int n = (int)x->m.n, k = (int)x->m.k, h = (int)x->h;
     tsl_buf_t sa = part(&x->ws->sa, 0, x->m.n * x->h), dw = part(&x->ws->dw, 0, x->m.n);
-    TRY(dev->gather_rows(dev, dosl, &x->order, k, &x->w, &sa, n, h, err));
+    TRY(dev->gather_rows(dev, dosl, &x->order, k, &x->w, &sa, (int)x->n_sent, h, err));
     return dev->rows_dot(dev, dosl, &x->ys, &x->pos, &dw, n, k, h, err);
 }
 

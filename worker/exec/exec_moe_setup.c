@@ -84,7 +84,7 @@ static void need_of(const tsl_exec_t *e, moe_need_t *w)
         if (!d->experts)
             continue;
         tsl_exec_moe_dims_t m;
-        tsl_exec_moe_dims(d, d->tp, d->b, &m);
+        tsl_exec_moe_dims(d, d->tp, d->b, e->o.moe_capacity, &m);
         w->lg = zmax(w->lg, m.Tl * m.E);
         w->sa = zmax(w->sa, m.n * d->hidden);
         w->r = zmax(w->r, m.R);

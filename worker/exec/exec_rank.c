@@ -193,7 +193,8 @@ void tsl_exec_expert_spans(const tsl_exec_layer_t *l, uint32_t first, uint32_t c
     }
 }
 
-void tsl_exec_moe_dims(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, tsl_exec_moe_dims_t *m)
+void tsl_exec_moe_dims(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, float c,
+                       tsl_exec_moe_dims_t *m)
 {
     size_t ep = l->ep ? l->ep : 1, E = l->experts, k = l->top_k;
     m->Tl = tp ? (size_t)b * l->seq / tp : 0;
@@ -202,6 +203,13 @@ void tsl_exec_moe_dims(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, tsl_e
     m->El = E / ep;
     m->k = k;
     m->R = ep * m->Tl * (k < m->El ? k : m->El);
+    m->cap = 0;
+    if (c > 0 && E) {
+        double want = ceil((double)c * (double)m->n / (double)E);
+        m->cap = want < (double)m->Tl ? (size_t)want : m->Tl;
+        m->cap = m->cap ? m->cap : 1;
+        m->R = E * m->cap < m->R ? E * m->cap : m->R;
+    }
     m->f = l->expert_ffn;
     m->g = l->gated_ffn ? 2 : 1;
     m->ep = ep;

@@ -37,6 +37,7 @@ typedef struct run_cfg {
     uint32_t kv_heads, window, interleave;                 /* 0: as heads, no window, plain 1F1B */
     uint32_t experts, top_k, shared, shared_ffn, ep;       /* MoE blocks; 0: dense */
     bool top_k_given, ep_given;
+    const char *capacity; /* --moe-capacity as given */
     tsl_exec_plan_spec_t spec;
     tsl_exec_opts_t opts;
     const char *devops, *comm, *host, *nccl_id;
@@ -55,7 +56,8 @@ static void usage(FILE *f)
             "         [--vocab V [--positions P] [--tied]] [--unfused-attn | --attn-chunk C]\n"
             "         [--llama] [--rms-norm] [--no-bias] [--gated] [--kv-heads K] [--window W]\n"
             "         [--not-causal] [--interleave V]\n"
-            "         [--experts E [--top-k K] [--shared-experts S [--shared-ffn F]] [--ep N]]\n"
+            "         [--experts E [--top-k K] [--shared-experts S [--shared-ffn F]] [--ep N]\n"
+            "          [--moe-capacity C]]\n"
             "         [--mbs B] [--micro M] [--pp P] [--dp D] [--sdp] [--tp T] [--ckpt]\n"
             "         [--devops cpu|cuda] [--comm loopback|tcp|nccl] [--warmup W] [--iters N]\n"
             "         [--seed S] [--sgd] [--lr X] [--no-overlap] [--mem-limit BYTES]\n"
@@ -85,7 +87,10 @@ static void usage(FILE *f)
             "  routes each token to K of them (1 <= K <= E; default 2, or E if fewer);\n"
             "  --shared-experts S adds S always-on experts of --shared-ffn F columns (default\n"
             "  --ffn), run as one dense FFN; --ep N splits the routed experts over the N\n"
-            "  innermost ranks of each stage (the plan's ep: N divides E and --tp x --dp).\n");
+            "  innermost ranks of each stage (the plan's ep: N divides E and --tp x --dp);\n"
+            "  --moe-capacity C (> 0) keeps at most ceil(C x tokens x K / E) copies per expert\n"
+            "  on each rank, dropping the rest (default 0: dropless, buffers for the worst\n"
+            "  case; C bounds them to C times the mean).\n");
 }
 
 /* A whole number for --flag, strictly: digits only, in range. */
@@ -113,6 +118,7 @@ static void set_string(run_cfg_t *c, int ch, const char *arg)
     case 'x': c->comm = arg; break;
     case 'g': c->opts.optim = TSL_EXEC_SGD; break;
     case 'l': c->opts.lr = strtof(arg, NULL); break;
+    case 'y': c->capacity = arg; break;
     case 'O': c->opts.no_overlap = true; break;
     case 'h': c->host = arg; break;
     case 'I': c->nccl_id = arg; break;
@@ -165,53 +171,23 @@ static bool set_number(run_cfg_t *c, int ch, uint64_t v)
     return true;
 }
 
-static const struct option opts_long[] = {{"layers", 1, 0, 'L'},
-                                          {"hidden", 1, 0, 'H'},
-                                          {"heads", 1, 0, 'A'},
-                                          {"seq", 1, 0, 'S'},
-                                          {"ffn", 1, 0, 'F'},
-                                          {"vocab", 1, 0, 'V'},
-                                          {"positions", 1, 0, 'Q'},
-                                          {"tied", 0, 0, 'T'},
-                                          {"unfused-attn", 0, 0, 'U'},
-                                          {"attn-chunk", 1, 0, 'C'},
-                                          {"mbs", 1, 0, 'b'},
-                                          {"micro", 1, 0, 'm'},
-                                          {"pp", 1, 0, 'p'},
-                                          {"dp", 1, 0, 'd'},
-                                          {"sdp", 0, 0, 'z'},
-                                          {"tp", 1, 0, 't'},
-                                          {"ckpt", 0, 0, 'c'},
-                                          {"devops", 1, 0, 'o'},
-                                          {"comm", 1, 0, 'x'},
-                                          {"warmup", 1, 0, 'w'},
-                                          {"iters", 1, 0, 'n'},
-                                          {"seed", 1, 0, 's'},
-                                          {"sgd", 0, 0, 'g'},
-                                          {"lr", 1, 0, 'l'},
-                                          {"no-overlap", 0, 0, 'O'},
-                                          {"mem-limit", 1, 0, 'M'},
-                                          {"rank", 1, 0, 'r'},
-                                          {"host", 1, 0, 'h'},
-                                          {"port", 1, 0, 'P'},
-                                          {"device", 1, 0, 'D'},
-                                          {"nccl-id", 1, 0, 'I'},
-                                          {"json", 0, 0, 'j'},
-                                          {"rms-norm", 0, 0, 'N'},
-                                          {"no-bias", 0, 0, 'B'},
-                                          {"gated", 0, 0, 'G'},
-                                          {"kv-heads", 1, 0, 'K'},
-                                          {"window", 1, 0, 'W'},
-                                          {"not-causal", 0, 0, 'X'},
-                                          {"llama", 0, 0, 'Y'},
-                                          {"interleave", 1, 0, 'v'},
-                                          {"experts", 1, 0, 'E'},
-                                          {"top-k", 1, 0, 'k'},
-                                          {"shared-experts", 1, 0, 'R'},
-                                          {"shared-ffn", 1, 0, 'f'},
-                                          {"ep", 1, 0, 'e'},
-                                          {"help", 0, 0, '?'},
-                                          {0, 0, 0, 0}};
+static const struct option opts_long[] = {
+    {"layers", 1, 0, 'L'},     {"hidden", 1, 0, 'H'},     {"heads", 1, 0, 'A'},
+    {"seq", 1, 0, 'S'},        {"ffn", 1, 0, 'F'},        {"vocab", 1, 0, 'V'},
+    {"positions", 1, 0, 'Q'},  {"tied", 0, 0, 'T'},       {"unfused-attn", 0, 0, 'U'},
+    {"attn-chunk", 1, 0, 'C'}, {"mbs", 1, 0, 'b'},        {"micro", 1, 0, 'm'},
+    {"pp", 1, 0, 'p'},         {"dp", 1, 0, 'd'},         {"sdp", 0, 0, 'z'},
+    {"tp", 1, 0, 't'},         {"ckpt", 0, 0, 'c'},       {"devops", 1, 0, 'o'},
+    {"comm", 1, 0, 'x'},       {"warmup", 1, 0, 'w'},     {"iters", 1, 0, 'n'},
+    {"seed", 1, 0, 's'},       {"sgd", 0, 0, 'g'},        {"lr", 1, 0, 'l'},
+    {"no-overlap", 0, 0, 'O'}, {"mem-limit", 1, 0, 'M'},  {"rank", 1, 0, 'r'},
+    {"host", 1, 0, 'h'},       {"port", 1, 0, 'P'},       {"device", 1, 0, 'D'},
+    {"nccl-id", 1, 0, 'I'},    {"json", 0, 0, 'j'},       {"rms-norm", 0, 0, 'N'},
+    {"no-bias", 0, 0, 'B'},    {"gated", 0, 0, 'G'},      {"kv-heads", 1, 0, 'K'},
+    {"window", 1, 0, 'W'},     {"not-causal", 0, 0, 'X'}, {"llama", 0, 0, 'Y'},
+    {"interleave", 1, 0, 'v'}, {"experts", 1, 0, 'E'},    {"shared-experts", 1, 0, 'R'},
+    {"shared-ffn", 1, 0, 'f'}, {"top-k", 1, 0, 'k'},      {"moe-capacity", 1, 0, 'y'},
+    {"ep", 1, 0, 'e'},         {"help", 0, 0, '?'},       {0, 0, 0, 0}};
 
 /* 0: run; 1: --help was answered; -1: a bad flag (said on stderr). */
 static int parse(run_cfg_t *c, int argc, char **argv)
@@ -225,7 +201,7 @@ static int parse(run_cfg_t *c, int argc, char **argv)
         }
         bool wide = ch == 's' || ch == 'M'; /* 64-bit: the seed and a byte count */
         uint64_t v = 0;
-        if (optarg && ch != 'o' && ch != 'x' && ch != 'l' && ch != 'h' && ch != 'I' &&
+        if (optarg && ch != 'o' && ch != 'x' && ch != 'l' && ch != 'y' && ch != 'h' && ch != 'I' &&
             num(opts_long[at].name, optarg, wide ? UINT64_MAX : INT32_MAX, &v))
             return -1;
         if (!set_number(c, ch, v))
@@ -283,6 +259,15 @@ static const char *check_moe(const run_cfg_t *c, char *buf, size_t cap)
     }
     if (c->ep_given && !c->ep)
         return "--ep 0: give at least 1 (1: every rank holds every expert)";
+    if (c->capacity && !c->experts)
+        return "--moe-capacity needs --experts: it bounds the routed experts' rows";
+    char *end = NULL;
+    double v = c->capacity ? strtod(c->capacity, &end) : 0;
+    if (c->capacity && (end == c->capacity || *end || !(v >= 0 && v <= 1e6))) {
+        snprintf(buf, cap, "--moe-capacity '%s': give a number from 0 (dropless) to 1e6",
+                 c->capacity);
+        return buf;
+    }
     return NULL;
 }
 
@@ -357,6 +342,7 @@ static int build(run_cfg_t *c, tsl_err_t *err)
         return -1;
     c->plan.interleave = c->interleave; /* the uniform plan is plain 1F1B */
     c->plan.ep = c->ep;                 /* and without expert parallelism */
+    c->opts.moe_capacity = c->capacity ? strtof(c->capacity, NULL) : 0.0f; /* checked */
     return 0;
 }
 
