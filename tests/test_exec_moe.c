@@ -758,8 +758,53 @@ static void splits_of(uint32_t shared)
     tsl_model_free(&m);
 }
 
-/* The plan's ranks over tcp between forked processes: bitwise the loopback run. */
-static void tcp_vs_loopback(const tsl_plan_t *p, const tsl_model_t *m, int port, const char *what)
+/* GPT-like MoE blocks as sub-layers (attention, then an FFN block of 4 GeLU experts
+ * with biases, top 2, and a shared expert of 24 columns; twice; no vocabulary: the
+ * squared error) against one rank: EP 2 with DP, TP and SDP, pp 2 cut between the
+ * blocks, and Megatron's interleaved 1F1B over pp 2 × v 2 at EP 2. */
+static void splits_gpt(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_layer_t a = {.kind = TSL_LAYER_ATTENTION, .seq_len = 8, .hidden = 32, .heads = 4};
+    tsl_layer_t f = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 8,
+                     .hidden = 32,
+                     .ffn_hidden = 16,
+                     .experts = 4,
+                     .experts_per_tok = 2,
+                     .shared_experts = 1,
+                     .shared_ffn_hidden = 24};
+    tsl_model_init(&m, "gpt-moe-sub");
+    for (int k = 0; k < 2; k++)
+        CHECK(!tsl_model_add(&m, &a, &err) && !tsl_model_add(&m, &f, &err), "%s", err.msg);
+    split_t cases[] = {{1, 1, 2, false, false, 2, "dp2 ep2"},
+                       {1, 2, 2, false, true, 2, "tp2 dp2 ep2 ckpt"},
+                       {1, 1, 2, true, false, 2, "sdp2 ep2"},
+                       {2, 1, 2, false, false, 2, "pp2 dp2 ep2"},
+                       {2, 1, 2, false, false, 2, "pp2 v2 dp2 ep2"}};
+    tsl_plan_t p;
+    result_t ref, got;
+    plan_of(&m, (split_t){1, 1, 1, false, false, 1, "one"}, 4, 2, &p);
+    run_plan(&p, &m, &ref);
+    CHECK(ref.ok && isfinite(ref.loss) && ref.loss > 0, "gpt-like MoE reference loss %g", ref.loss);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char what[96];
+        snprintf(what, sizeof(what), "gpt-like MoE sub-layers %s", cases[i].name);
+        plan_of(&m, cases[i], 4, 2, &p);
+        p.interleave = strstr(cases[i].name, "v2") ? 2 : 0;
+        run_plan(&p, &m, &got);
+        compare(&ref, &got, what);
+        free_result(&got);
+    }
+    free_result(&ref);
+    tsl_model_free(&m);
+}
+
+/* The plan's ranks over tcp between forked processes: bitwise the loopback run, which
+ * is one rank's (ref) within 1e-5. */
+static void tcp_vs_loopback(const tsl_plan_t *p, const tsl_model_t *m, const result_t *ref,
+                            int port, const char *what)
 {
     result_t lo;
     int fds[MAXR][2];
@@ -767,6 +812,7 @@ static void tcp_vs_loopback(const tsl_plan_t *p, const tsl_model_t *m, int port,
     uint32_t n = p->n_devices;
     run_plan(p, m, &lo);
     CHECK(lo.ok, "%s: the loopback run", what);
+    compare(ref, &lo, what);
     for (uint32_t k = 0; k < n; k++) {
         CHECK(!pipe(fds[k]), "pipe");
         pid[k] = fork();
@@ -817,17 +863,24 @@ static void tcp_vs_loopback(const tsl_plan_t *p, const tsl_model_t *m, int port,
     free_result(&lo);
 }
 
-/* EP 2 and EP 4 over tcp: the loopback run's bits, and so one rank's within 1e-5. */
+/* EP 1, 2 and 4 over tcp: the loopback run's bits, and one rank's within 1e-5. */
 static void moe_tcp(void)
 {
     tsl_model_t m;
     tsl_plan_t p;
+    result_t ref;
     model_moe(&m, 1);
+    plan_of(&m, (split_t){1, 1, 1, false, false, 1, "one"}, 4, 2, &p);
+    run_plan(&p, &m, &ref);
     int port = 23000 + (int)(getpid() % 1000) * 8;
-    plan_of(&m, (split_t){1, 1, 2, false, false, 2, "tcp dp2 ep2"}, 4, 2, &p);
-    tcp_vs_loopback(&p, &m, port, "tcp dp2 ep2");
-    plan_of(&m, (split_t){1, 2, 2, false, false, 4, "tcp tp2 dp2 ep4"}, 4, 2, &p);
-    tcp_vs_loopback(&p, &m, port + 2, "tcp tp2 dp2 ep4");
+    split_t cases[] = {{1, 1, 2, false, false, 1, "tcp dp2 ep1"},
+                       {1, 1, 2, false, false, 2, "tcp dp2 ep2"},
+                       {1, 2, 2, false, false, 4, "tcp tp2 dp2 ep4"}};
+    for (int i = 0; i < 3; i++) {
+        plan_of(&m, cases[i], 4, 2, &p);
+        tcp_vs_loopback(&p, &m, &ref, port + 4 * i, cases[i].name);
+    }
+    free_result(&ref);
     tsl_model_free(&m);
 }
 
@@ -1021,6 +1074,7 @@ int main(void)
     capacity = 0;
     splits_of(0);
     splits_of(1);
+    splits_gpt();
     moe_tcp();
     a2a_count_per_micro();
     moe_capacity();
