@@ -515,6 +515,8 @@ static int count_a2a(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t *s, const
 
 static bool counting;
 
+/* Runs on the rank's thread: failures go to the result (CHECK's counters are not
+ * for threads). */
 static void collect(tsl_exec_t *e, const tsl_exec_rank_t *r, result_t *res)
 {
     tsl_err_t err = {0};
@@ -523,11 +525,15 @@ static void collect(tsl_exec_t *e, const tsl_exec_rank_t *r, result_t *res)
         lgrad_t *l = &res->r[r->rank].l[i];
         l->lay = r->layers[i];
         l->g = malloc(CAP * sizeof(float));
-        CHECK(l->g && !tsl_exec_layer_grad(e, i, l->g, CAP, &l->n, &err), "%s", err.msg);
-        if (!r->layers[i].experts)
-            continue;
-        l->ge = malloc(CAP * sizeof(float));
-        CHECK(l->ge && !tsl_exec_expert_grad(e, i, l->ge, CAP, &l->ne, &err), "%s", err.msg);
+        bool ok = l->g && !tsl_exec_layer_grad(e, i, l->g, CAP, &l->n, &err);
+        if (ok && r->layers[i].experts) {
+            l->ge = malloc(CAP * sizeof(float));
+            ok = l->ge && !tsl_exec_expert_grad(e, i, l->ge, CAP, &l->ne, &err);
+        }
+        if (!ok) {
+            fprintf(stderr, "rank %u layer %u: %s\n", r->rank, i, err.msg);
+            res->ok = false;
+        }
     }
     if (r->next_rank < 0)
         res->loss = tsl_exec_loss(e);

@@ -96,23 +96,20 @@ static void moe_init(moe_t *x, tsl_exec_lctx_t *c)
 static int gemm(tsl_exec_t *e, bool ta, bool tb, size_t m, size_t n, size_t k, float beta,
                 tsl_buf_t a, tsl_buf_t b, tsl_buf_t c, tsl_err_t *err)
 {
-    tsl_gemm_t g = {ta,
-                    tb,
-                    (int)m,
-                    (int)n,
-                    (int)k,
-                    1.0f,
-                    beta,
-                    a,
-                    b,
-                    c,
-                    ta ? (int)m : (int)k,
-                    tb ? (int)k : (int)n,
-                    (int)n,
-                    0,
-                    0,
-                    0,
-                    1};
+    tsl_gemm_t g = {.ta = ta,
+                    .tb = tb,
+                    .m = (int)m,
+                    .n = (int)n,
+                    .k = (int)k,
+                    .alpha = 1.0f,
+                    .beta = beta,
+                    .a = a,
+                    .b = b,
+                    .c = c,
+                    .lda = ta ? (int)m : (int)k,
+                    .ldb = tb ? (int)k : (int)n,
+                    .ldc = (int)n,
+                    .batch = 1};
     return m && n && k ? e->dev->gemm(e->dev, &g, err) : 0;
 }
 
@@ -148,8 +145,9 @@ static int route_plan(moe_t *x, tsl_err_t *err)
         x->n_recv += from;
     }
     if (x->n_recv > x->m.R || x->n_sent > x->m.n)
-        return tsl_err_setc(err, TSL_E_INTERNAL, "exec: layer %u: %zu routed rows past %zu",
-                            x->d->index, x->n_recv, x->m.R);
+        return tsl_err_setc(err, TSL_E_INTERNAL,
+                            "exec: layer %u: %zu routed rows past %zu, or %zu copies past %zu",
+                            x->d->index, x->n_recv, x->m.R, x->n_sent, x->m.n);
     if (ep == 1)
         return 0;
     int32_t *fwd = ws->hidx, *back = ws->hidx + x->m.R;
