@@ -217,6 +217,40 @@ struct tsl_devops {
     int (*vxent)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *t, const tsl_buf_t *mxs,
                  int parts, const tsl_buf_t *sums, tsl_buf_t *dy, int rows, int cols, int valid,
                  int v0, float scale, tsl_buf_t *loss, tsl_err_t *err);
+    /* ---- mixture of experts: routing, dispatch and combine (exec_moe.c) ----
+     * moe_topk: per row (token) of the router's logits (rows × E, act dtype), probs
+     * (F32 rows × E) = their softmax, in F32; idx (I32 rows × k) the experts of the k
+     * largest probabilities, largest first, a tie going to the lower expert; w (F32
+     * rows × k) those probabilities. 1 ≤ k ≤ E.
+     * moe_topk_bwd: dlogits (rows × E, act dtype) = P ⊙ (dP − Σ_e P·dP), dP the
+     * selected probabilities' gradient dw (F32 rows × k) at idx and 0 elsewhere.
+     * moe_sort: the n routed copies (copy c goes to expert idx[c], I32) in expert-major
+     * order, stable (by expert, then copy): order (I32 n) lists the copies, pos (I32 n)
+     * is its inverse (pos[order[p]] = p), counts (F32 E) the copies of each expert. With
+     * cap > 0 an expert keeps its first cap copies: the others are dropped, pos −1, not
+     * in order (which lists Σ counts copies) nor counted.
+     * gather_rows: y[r] = s · x[idx[r] / div] for r < rows (cols wide; div ≥ 1), s =
+     * scale[idx[r]] (F32) or 1 where scale is NULL: a dispatch (div k: copy → token).
+     * scatter_add_rows: y[t] += Σ_{j<k} s · x[pos[t·k + j]] for t < rows, j in order, s =
+     * w[t·k + j] (F32) or 1 where w is NULL: the weighted combine of a token's copies.
+     * rows_dot: out[c] (F32) = x[c / k] · y[pos[c]] (cols wide) for c < n: a combine
+     * weight's gradient. Both take a dropped copy (pos −1) as a zero row. Shapes are checked (tsl_devops_check_moe); indices out of
+     * range are an error on cpu, skipped on cuda. */
+    int (*moe_topk)(tsl_devops_t *o, const tsl_buf_t *logits, tsl_buf_t *probs, tsl_buf_t *idx,
+                    tsl_buf_t *w, int rows, int experts, int k, tsl_err_t *err);
+    int (*moe_topk_bwd)(tsl_devops_t *o, const tsl_buf_t *probs, const tsl_buf_t *idx,
+                        const tsl_buf_t *dw, tsl_buf_t *dlogits, int rows, int experts, int k,
+                        tsl_err_t *err);
+    int (*moe_sort)(tsl_devops_t *o, const tsl_buf_t *idx, tsl_buf_t *order, tsl_buf_t *pos,
+                    tsl_buf_t *counts, int n, int experts, int cap, tsl_err_t *err);
+    int (*gather_rows)(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *idx, int div,
+                       const tsl_buf_t *scale, tsl_buf_t *y, int rows, int cols, tsl_err_t *err);
+    int (*scatter_add_rows)(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *pos,
+                            const tsl_buf_t *w, tsl_buf_t *y, int rows, int k, int cols,
+                            tsl_err_t *err);
+    int (*rows_dot)(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *y, const tsl_buf_t *pos,
+                    tsl_buf_t *out, int n, int k, int cols, tsl_err_t *err);
+
     /* Optimizers on n = p->n elements. master (F32, may have ptr NULL) holds the fp32
      * copy when act_dtype is not F32. step counts from 1. */
     int (*adam)(tsl_devops_t *o, tsl_buf_t *p, const tsl_buf_t *g, tsl_buf_t *master, tsl_buf_t *m,
@@ -260,6 +294,17 @@ int tsl_devops_cuda_create(int device, uint64_t limit_bytes, tsl_devops_t **out,
  * TSL_E_INVALID naming the shape that does not fit. */
 int tsl_devops_check_softmax_chunk(const tsl_buf_t *x, const tsl_buf_t *y, int rows, int cols,
                                    int group, int q0, int window, tsl_err_t *err);
+
+/* The arguments of the mixture-of-experts ops (above), the same on every
+ * implementation: 0, or -1 with TSL_E_INVALID naming the op and the argument that does
+ * not fit (a count below 1, k above E, a buffer too short or of another dtype). `op` is
+ * the op's name; the rest as it takes them, NULL where it has no such argument (n or
+ * cols 0 where unused). */
+typedef struct tsl_moe_args {
+    const tsl_buf_t *x, *y, *idx, *order, *pos, *probs, *w, *counts, *out;
+    int rows, cols, experts, k, n, div;
+} tsl_moe_args_t;
+int tsl_devops_check_moe(const char *op, const tsl_moe_args_t *a, tsl_err_t *err);
 
 /* By name: "cpu" or "cuda". */
 int tsl_devops_create(const char *name, int device, uint64_t limit_bytes, tsl_devops_t **out,

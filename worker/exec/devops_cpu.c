@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "devops.h"
+#include "devops_cpu_moe.h"
 
 typedef struct cpu_ctx {
     tsl_memcount_t mem;
@@ -654,6 +655,12 @@ static const tsl_devops_t cpu_table = {
     .vxent_max = cpu_vxent_max,
     .vxent_sums = cpu_vxent_sums,
     .vxent = cpu_vxent,
+    .moe_topk = tsl_cpu_moe_topk,
+    .moe_topk_bwd = tsl_cpu_moe_topk_bwd,
+    .moe_sort = tsl_cpu_moe_sort,
+    .gather_rows = tsl_cpu_gather_rows,
+    .scatter_add_rows = tsl_cpu_scatter_add_rows,
+    .rows_dot = tsl_cpu_rows_dot,
     .adam = cpu_adam,
     .sgd = cpu_sgd,
     .stream = cpu_stream,

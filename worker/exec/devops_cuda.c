@@ -16,6 +16,7 @@
 
 #include "devops.h"
 #include "devops_cuda_kernels.h"
+#include "devops_cuda_moe.h"
 
 typedef struct cuda_ctx {
     int device;
@@ -500,6 +501,12 @@ static const tsl_devops_t cuda_table = {
     .vxent_max = cu_vxent_max,
     .vxent_sums = cu_vxent_sums,
     .vxent = cu_vxent,
+    .moe_topk = tsl_cuda_moe_topk,
+    .moe_topk_bwd = tsl_cuda_moe_topk_bwd,
+    .moe_sort = tsl_cuda_moe_sort,
+    .gather_rows = tsl_cuda_gather_rows,
+    .scatter_add_rows = tsl_cuda_scatter_add_rows,
+    .rows_dot = tsl_cuda_rows_dot,
     .adam = cu_adam,
     .sgd = cu_sgd,
     .stream = cu_stream,

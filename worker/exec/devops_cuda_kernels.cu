@@ -600,3 +600,182 @@ extern "C" int tsl_xk_sgd(void *p, const void *g, float *master, size_t n, float
     k_sgd<<<blocks(n), NT, 0, (cudaStream_t)s>>>((bf16 *)p, (const bf16 *)g, master, n, lr);
     return done();
 }
+
+/* ---- mixture of experts (devops.h): a thread per token for the router, a thread per
+ * expert for the stable sort (each scans the copies in order, so the order is the
+ * cpu ops'), elementwise row gathers and sums, a block per copy for rows_dot. Indices
+ * out of range are skipped. ---- */
+
+__global__ static void k_moe_topk(const void *x, int dt, float *p, int32_t *idx, float *w, int rows,
+                                  int E, int k)
+{
+    GRID_LOOP(r, (size_t)rows)
+    {
+        float *pr = p + r * E, mx = -INFINITY, s = 0;
+        for (int e = 0; e < E; e++)
+            mx = fmaxf(mx, ld(x, dt, r * E + e));
+        for (int e = 0; e < E; e++)
+            s += expf(ld(x, dt, r * E + e) - mx);
+        for (int e = 0; e < E; e++)
+            pr[e] = expf(ld(x, dt, r * E + e) - mx) / s;
+        int32_t *id = idx + r * k;
+        for (int j = 0; j < k; j++) {
+            int best = -1;
+            for (int e = 0; e < E; e++) {
+                bool taken = false;
+                for (int i = 0; i < j; i++)
+                    taken = taken || id[i] == e;
+                if (!taken && (best < 0 || pr[e] > pr[best]))
+                    best = e;
+            }
+            id[j] = best;
+            w[r * k + j] = pr[best];
+        }
+    }
+}
+
+extern "C" int tsl_xk_moe_topk(const void *logits, int dt, float *probs, int32_t *idx, float *w,
+                               int rows, int experts, int k, void *s)
+{
+    k_moe_topk<<<blocks((size_t)rows), NT, 0, (cudaStream_t)s>>>(logits, dt, probs, idx, w, rows,
+                                                                 experts, k);
+    return done();
+}
+
+__global__ static void k_moe_topk_bwd(const float *p, const int32_t *idx, const float *dw, void *dl,
+                                      int dt, int rows, int E, int k)
+{
+    GRID_LOOP(r, (size_t)rows)
+    {
+        const int32_t *id = idx + r * k;
+        float s = 0;
+        for (int j = 0; j < k; j++)
+            if (id[j] >= 0 && id[j] < E)
+                s += p[r * E + id[j]] * dw[r * k + j];
+        for (int e = 0; e < E; e++) {
+            float dp = 0;
+            for (int j = 0; j < k; j++)
+                dp = id[j] == e ? dw[r * k + j] : dp;
+            st(dl, dt, r * E + e, p[r * E + e] * (dp - s));
+        }
+    }
+}
+
+extern "C" int tsl_xk_moe_topk_bwd(const float *probs, const int32_t *idx, const float *dw,
+                                   void *dlogits, int dt, int rows, int experts, int k, void *s)
+{
+    k_moe_topk_bwd<<<blocks((size_t)rows), NT, 0, (cudaStream_t)s>>>(probs, idx, dw, dlogits, dt,
+                                                                     rows, experts, k);
+    return done();
+}
+
+/* Expert e's copies kept: all, or the first cap. */
+__global__ static void k_moe_count(const int32_t *idx, float *counts, int n, int E, int cap)
+{
+    GRID_LOOP(e, (size_t)E)
+    {
+        int c = 0;
+        for (int i = 0; i < n; i++)
+            c += idx[i] == (int)e;
+        counts[e] = (float)(cap > 0 && c > cap ? cap : c);
+    }
+}
+
+/* Expert e's kept copies go after those of experts < e, in copy order; the rest of
+ * its copies are dropped (pos −1). */
+__global__ static void k_moe_place(const int32_t *idx, const float *counts, int32_t *order,
+                                   int32_t *pos, int n, int E)
+{
+    GRID_LOOP(e, (size_t)E)
+    {
+        int at = 0, left = (int)counts[e];
+        for (size_t f = 0; f < e; f++)
+            at += (int)counts[f];
+        for (int i = 0; i < n; i++)
+            if (idx[i] == (int)e) {
+                pos[i] = left > 0 ? at : -1;
+                if (left-- > 0)
+                    order[at++] = i;
+            }
+    }
+}
+
+extern "C" int tsl_xk_moe_sort(const int32_t *idx, int32_t *order, int32_t *pos, float *counts,
+                               int n, int experts, int cap, void *s)
+{
+    k_moe_count<<<blocks((size_t)experts), NT, 0, (cudaStream_t)s>>>(idx, counts, n, experts, cap);
+    k_moe_place<<<blocks((size_t)experts), NT, 0, (cudaStream_t)s>>>(idx, counts, order, pos, n,
+                                                                     experts);
+    return done();
+}
+
+__global__ static void k_gather_rows(const void *x, size_t xrows, const int32_t *idx, int div,
+                                     const float *scale, void *y, int dt, int rows, int cols)
+{
+    GRID_LOOP(i, (size_t)rows * cols)
+    {
+        size_t r = i / cols, c = i % cols;
+        int32_t id = idx[r];
+        if (id < 0 || (size_t)(id / div) >= xrows)
+            continue;
+        float sc = scale ? scale[id] : 1.0f;
+        st(y, dt, i, sc * ld(x, dt, (size_t)(id / div) * cols + c));
+    }
+}
+
+extern "C" int tsl_xk_gather_rows(const void *x, size_t xrows, const int32_t *idx, int div,
+                                  const float *scale, void *y, int dt, int rows, int cols, void *s)
+{
+    size_t n = (size_t)rows * cols;
+    k_gather_rows<<<blocks(n), NT, 0, (cudaStream_t)s>>>(x, xrows, idx, div, scale, y, dt, rows,
+                                                         cols);
+    return done();
+}
+
+__global__ static void k_scatter_add(const void *x, size_t xrows, const int32_t *pos,
+                                     const float *w, void *y, int dt, int rows, int k, int cols)
+{
+    GRID_LOOP(i, (size_t)rows * cols)
+    {
+        size_t t = i / cols, c = i % cols;
+        float acc = ld(y, dt, i);
+        for (int j = 0; j < k; j++) {
+            int32_t p = pos[t * k + j];
+            if (p >= 0 && (size_t)p < xrows)
+                acc += (w ? w[t * k + j] : 1.0f) * ld(x, dt, (size_t)p * cols + c);
+        }
+        st(y, dt, i, acc);
+    }
+}
+
+extern "C" int tsl_xk_scatter_add_rows(const void *x, size_t xrows, const int32_t *pos,
+                                       const float *w, void *y, int dt, int rows, int k, int cols,
+                                       void *s)
+{
+    size_t n = (size_t)rows * cols;
+    k_scatter_add<<<blocks(n), NT, 0, (cudaStream_t)s>>>(x, xrows, pos, w, y, dt, rows, k, cols);
+    return done();
+}
+
+__global__ static void k_rows_dot(const void *x, const void *y, size_t yrows, const int32_t *pos,
+                                  float *out, int dt, int k, int cols)
+{
+    __shared__ float sh[NT / 32];
+    size_t c = blockIdx.x;
+    int32_t p = pos[c];
+    bool ok = p >= 0 && (size_t)p < yrows;
+    float v = 0;
+    for (int i = threadIdx.x; ok && i < cols; i += NT)
+        v += ld(x, dt, (c / k) * cols + i) * ld(y, dt, (size_t)p * cols + i);
+    v = block_sum(v, sh);
+    if (threadIdx.x == 0)
+        out[c] = v;
+}
+
+extern "C" int tsl_xk_rows_dot(const void *x, const void *y, size_t yrows, const int32_t *pos,
+                               float *out, int dt, int n, int k, int cols, void *s)
+{
+    if (n > 0)
+        k_rows_dot<<<n, NT, 0, (cudaStream_t)s>>>(x, y, yrows, pos, out, dt, k, cols);
+    return done();
+}

@@ -30,6 +30,11 @@ static int check_layer(const tsl_exec_layer_t *l, tsl_err_t *err)
     if (l->kind != TSL_LAYER_ATTENTION && l->kind != TSL_LAYER_FFN && l->kind != TSL_LAYER_ENCODER)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED, "exec block: layer kind %s",
                             tsl_layer_kind_name(l->kind));
+    if (l->experts) /* the profile prices MoE layers on the roofline, not on blocks */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "exec block: a MoE layer (%u experts) is not measured as a block: "
+                            "its all-to-alls need the EP group",
+                            l->experts);
     if (!l->b || !l->seq || !l->hidden || l->heads % tp || kv % tp || l->ffn % tp ||
         (l->heads && (l->hidden % l->heads || l->heads % kv)))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,

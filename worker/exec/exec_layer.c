@@ -6,7 +6,9 @@
  * Llama-family variants, as the planner's model prices them (planner/model.h): RMSNorm
  * for LayerNorm (rms_norm), SwiGLU for GeLU (gated_ffn: the up projection makes gate |
  * up, 2·fl columns on a TP rank, SiLU(gate) ⊙ up goes down), no biases (bias false),
- * grouped-query attention and a sliding window (exec_attn.c).
+ * grouped-query attention and a sliding window (exec_attn.c). A mixture-of-experts
+ * FFN block runs its shared experts as the dense FFN here and its routed experts in
+ * exec_moe.c.
  */
 #include <math.h>
 
@@ -29,6 +31,12 @@ static size_t take(size_t *at, size_t n, bool present)
 
 void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, tsl_exec_stash_t *s)
 {
+    tsl_exec_stash_layout_cap(l, tp, b, 0, s);
+}
+
+void tsl_exec_stash_layout_cap(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, float cap,
+                               tsl_exec_stash_t *s)
+{
     size_t T = (size_t)b * l->seq, h = l->hidden, dl = h / tp, fl = l->ffn / tp;
     size_t al = l->heads ? l->heads / tp : 0, at = 0, at32 = 0;
     size_t q = dl + 2 * tsl_exec_kv_width(l) / tp, g = l->gated_ffn ? 2 : 1;
@@ -41,8 +49,15 @@ void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, t
     /* parallel: the FFN's norm reads x (the layer input); shared: y2 is y1 */
     s->x2 = take(&at, T * h, a && f && !l->parallel);
     s->y2 = take(&at, T * h, f && !l->shared_norm);
-    s->f1 = take(&at, T * g * fl, f);
-    s->g = take(&at, T * fl, f);
+    s->f1 = take(&at, T * g * fl, f && fl);
+    s->g = take(&at, T * fl, f && fl);
+    tsl_exec_moe_dims_t m;
+    bool moe = f && l->experts;
+    tsl_exec_moe_dims(l, tp, b, cap, &m);
+    s->ys = take(&at, m.n * h, moe);
+    s->xe = take(&at, m.R * h, moe);
+    s->ef1 = take(&at, m.R * m.g * m.f, moe);
+    s->eg = take(&at, m.R * m.f, moe);
     s->n = at;
     s->mean1 = take(&at32, T, a && ln);
     s->rstd1 = take(&at32, T, a);
@@ -51,6 +66,12 @@ void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, t
     /* the head's dlogits in fp32, kept from the loss to backward (exec_vocab.c) */
     s->logits = take(&at32, T * (l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0),
                      l->kind == TSL_LAYER_HEAD);
+    s->probs = take(&at32, m.Tl * m.E, moe);
+    s->w = take(&at32, m.n, moe);
+    s->cnt = take(&at32, m.ep * m.E, moe);
+    s->idx = take(&at32, m.n, moe); /* I32 in the F32 part: both 4 bytes */
+    s->order = take(&at32, m.n, moe);
+    s->pos = take(&at32, m.n, moe);
     s->n32 = at32;
 }
 
@@ -197,7 +218,8 @@ static size_t ffn_in(const tsl_exec_lctx_t *c)
     return c->L->st.y2 != TSL_NONE ? c->L->st.y2 : c->L->st.y1;
 }
 
-/* LN' (unless shared), the up projection and the activation: the stash's g. */
+/* LN' (unless shared), the up projection and the activation: the stash's g (a MoE
+ * layer without shared experts: the norm alone). */
 static int ffn_core(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, tsl_err_t *err)
 {
     tsl_exec_t *e = c->e;
@@ -205,9 +227,11 @@ static int ffn_core(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, tsl_err_t 
     const tsl_exec_stash_t *s = &c->L->st;
     bool gated = c->L->d->gated_ffn;
     int up = gated ? 2 * d.fl : d.fl; /* gated: gate | up */
-    tsl_buf_t f1 = len(&c->st, s->f1, (size_t)d.T * up), g = len(&c->st, s->g, (size_t)d.T * d.fl);
     if (s->y2 != TSL_NONE)
         TRY(layernorm(c, d, x, o->ln2g, o->ln2b, s->y2, s->mean2, s->rstd2, err));
+    if (!d.fl)
+        return 0;
+    tsl_buf_t f1 = len(&c->st, s->f1, (size_t)d.T * up), g = len(&c->st, s->g, (size_t)d.T * d.fl);
     TRY(mm(e, (mm_t){false, false, d.T, up, d.h, 1, 0}, at(&c->st, ffn_in(c)), d.h,
            at(&c->p, o->w1), up, f1, up, err));
     if (o->b1 != TSL_NONE) {
@@ -228,12 +252,21 @@ static int attn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_
     return row_end(c, d, o->bo, TSL_NONE, x, out, err);
 }
 
+/* The FFN block; a MoE block's routed experts add their rows before the TP sum, so the
+ * block keeps the one all-reduce of a dense FFN (exec_moe.c). */
 static int ffn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
 {
     dims_t d = dims_of(c);
     const tsl_exec_offs_t *o = &c->L->o;
     TRY(ffn_core(c, d, x, err));
-    TRY(row_mm(c, d, at(&c->st, c->L->st.g), d.fl, o->w2, 0, out, err));
+    if (d.fl)
+        TRY(row_mm(c, d, at(&c->st, c->L->st.g), d.fl, o->w2, 0, out, err));
+    else
+        TRY(c->e->dev->zero(c->e->dev, out, err));
+    if (c->L->d->experts) {
+        tsl_buf_t y = len(&c->st, ffn_in(c), (size_t)d.T * d.h);
+        TRY(tsl_exec_moe_fwd(c, &y, out, err));
+    }
     return row_end(c, d, o->b2, TSL_NONE, x, out, err);
 }
 
@@ -331,9 +364,8 @@ static int attn_branch_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *dout, 
     return col_bwd(c, d, s->y1, q3, o->wqkv, o->bqkv, dqkv, beta, dy, err);
 }
 
-/* The FFN branch likewise: ws_a, ws_b as attn_branch_bwd. */
-static int ffn_branch_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *dout, float beta,
-                          tsl_buf_t *dy, tsl_err_t *err)
+static int dense_ffn_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *dout, float beta,
+                         tsl_buf_t *dy, tsl_err_t *err)
 {
     tsl_exec_t *e = c->e;
     const tsl_exec_offs_t *o = &c->L->o;
@@ -351,6 +383,21 @@ static int ffn_branch_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *dout, f
     TRY(row_bwd(c, d, at(&c->st, s->g), d.fl, o->w2, o->b2, dout, dg, err));
     TRY(e->dev->gelu_bwd(e->dev, &f1, &dg, &dg, err));
     return col_bwd(c, d, ffn_in(c), d.fl, o->w1, o->b1, dg, beta, dy, err);
+}
+
+/* The FFN branch likewise (ws_a, ws_b as attn_branch_bwd): the dense FFN (a MoE
+ * layer's shared experts, if any), then a MoE layer's routed experts add theirs. */
+static int ffn_branch_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *dout, float beta,
+                          tsl_buf_t *dy, tsl_err_t *err)
+{
+    if (d.fl)
+        TRY(dense_ffn_bwd(c, d, dout, beta, dy, err));
+    else if (beta == 0)
+        TRY(c->e->dev->zero(c->e->dev, dy, err));
+    if (!c->L->d->experts)
+        return 0;
+    tsl_buf_t y = len(&c->st, ffn_in(c), (size_t)d.T * d.h);
+    return tsl_exec_moe_bwd(c, &y, dout, dy, err);
 }
 
 /* A sequential block's backward: its branch, the TP sum (Megatron's f), the norm, plus

@@ -50,6 +50,7 @@ void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o
     size_t vl = l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0;
     bool emb = l->kind == TSL_LAYER_EMBEDDING;
     bool a = has_attn(l->kind), f = has_ffn(l->kind), b = l->bias, ln = !l->rms_norm;
+    bool sf = f && fl > 0; /* the FFN proper: a MoE layer's shared experts, if any */
     o->ln1g = put(&at, h, a);
     o->ln1b = put(&at, h, a && ln);
     o->wqkv = put(&at, h * q, a);
@@ -58,10 +59,11 @@ void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o
     o->bo = put(&at, h, a && b);
     o->ln2g = put(&at, h, f && !l->shared_norm); /* a shared norm is ln1 */
     o->ln2b = put(&at, h, f && ln && !l->shared_norm);
-    o->w1 = put(&at, h * g * fl, f);
-    o->b1 = put(&at, g * fl, f && b);
-    o->w2 = put(&at, fl * h, f);
-    o->b2 = put(&at, h, f && b);
+    o->w1 = put(&at, h * g * fl, sf);
+    o->b1 = put(&at, g * fl, sf && b);
+    o->w2 = put(&at, fl * h, sf);
+    o->b2 = put(&at, h, sf && b);
+    o->wr = put(&at, h * l->experts, f && l->experts);
     o->table = put(&at, vl * h, emb);
     o->pos = put(&at, (size_t)l->positions * h, emb && l->positions);
     o->whead = put(&at, vl * h, l->kind == TSL_LAYER_HEAD && l->tie != TSL_EXEC_TIE_SHARED);
@@ -144,12 +146,73 @@ void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t j, tsl_exec
     cols(fn, ud, o.b1, f.b1, 1, g, ff, fl, j, bias_amp);
     span1(fn, ud, o.w2, f.w2 + j * fl * h, fl * h, 0.0f, ff ? 1.0f / sqrtf((float)ff) : 0.0f);
     span1(fn, ud, o.b2, f.b2, h, 0.0f, bias_amp);
+    span1(fn, ud, o.wr, f.wr, h * l->experts, 0.0f, 1.0f / sqrtf((float)h));
     size_t vl = l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0;
     /* a tied head's copy starts as the table (the engine seeds it as model layer 0) */
     float head_amp = l->tie == TSL_EXEC_TIE_COPY ? 1.0f : 1.0f / sqrtf((float)h);
     vrows(fn, ud, o.table, f.table, h, l->vocab, vl, j, 1.0f);
     span1(fn, ud, o.pos, f.pos, (size_t)l->positions * h, 0.0f, 0.1f);
     vrows(fn, ud, o.whead, f.whead, h, l->vocab, vl, j, head_amp);
+}
+
+/* ---- a MoE layer's routed experts ---- */
+
+void tsl_exec_expert_offsets(const tsl_exec_layer_t *l, tsl_exec_eoffs_t *o)
+{
+    size_t h = l->hidden, f = l->expert_ffn, g = l->gated_ffn ? 2 : 1, at = 0;
+    bool e = l->experts > 0;
+    o->w1 = put(&at, h * g * f, e);
+    o->b1 = put(&at, g * f, e && l->bias);
+    o->w2 = put(&at, f * h, e);
+    o->b2 = put(&at, h, e && l->bias);
+    o->n = at;
+}
+
+size_t tsl_exec_expert_params(const tsl_exec_layer_t *l)
+{
+    tsl_exec_eoffs_t o;
+    tsl_exec_expert_offsets(l, &o);
+    return o.n;
+}
+
+void tsl_exec_expert_spans(const tsl_exec_layer_t *l, uint32_t first, uint32_t count,
+                           tsl_exec_span_fn fn, void *ud)
+{
+    tsl_exec_eoffs_t o;
+    tsl_exec_expert_offsets(l, &o);
+    size_t base = tsl_exec_layer_params(l, 1), h = l->hidden, f = l->expert_ffn;
+    size_t g = l->gated_ffn ? 2 : 1;
+    for (uint32_t k = 0; k < count; k++) {
+        size_t p = (size_t)k * o.n, full = base + (size_t)(first + k) * o.n;
+        span1(fn, ud, o.w1 + p, o.w1 + full, h * g * f, 0.0f, 1.0f / sqrtf((float)h));
+        if (o.b1 != TSL_NONE)
+            span1(fn, ud, o.b1 + p, o.b1 + full, g * f, 0.0f, 0.1f);
+        span1(fn, ud, o.w2 + p, o.w2 + full, f * h, 0.0f, 1.0f / sqrtf((float)f));
+        if (o.b2 != TSL_NONE)
+            span1(fn, ud, o.b2 + p, o.b2 + full, h, 0.0f, 0.1f);
+    }
+}
+
+void tsl_exec_moe_dims(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, float c,
+                       tsl_exec_moe_dims_t *m)
+{
+    size_t ep = l->ep ? l->ep : 1, E = l->experts, k = l->top_k;
+    m->Tl = tp ? (size_t)b * l->seq / tp : 0;
+    m->n = m->Tl * k;
+    m->E = E;
+    m->El = E / ep;
+    m->k = k;
+    m->R = ep * m->Tl * (k < m->El ? k : m->El);
+    m->cap = 0;
+    if (c > 0 && E) {
+        double want = ceil((double)c * (double)m->n / (double)E);
+        m->cap = want < (double)m->Tl ? (size_t)want : m->Tl;
+        m->cap = m->cap ? m->cap : 1;
+        m->R = E * m->cap < m->R ? E * m->cap : m->R;
+    }
+    m->f = l->expert_ffn;
+    m->g = l->gated_ffn ? 2 : 1;
+    m->ep = ep;
 }
 
 typedef struct slice_ud {
@@ -173,11 +236,19 @@ void tsl_exec_layer_slice(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_in
 
 /* ---- plan → rank ---- */
 
+/* A MoE layer's shared experts as one dense FFN: S·f_s columns (0: none). */
+static uint32_t shared_width(const tsl_layer_t *L)
+{
+    return L->shared_experts * (L->shared_ffn_hidden ? L->shared_ffn_hidden : L->ffn_hidden);
+}
+
 static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp, tsl_err_t *err)
 {
     const char *why = NULL;
     if (L->kind == TSL_LAYER_DECODER || L->cross_seq_len)
         why = "decoder (cross-attention) layers";
+    else if (L->kv_lora_rank)
+        why = "multi-head latent attention (DeepSeek's MLA: latent K/V and rotary heads)";
     else if (L->attn_dim && L->attn_dim != L->hidden)
         why = "an attention width other than the hidden size";
     else if (L->attn_window && L->attn_window < L->seq_len && !L->causal)
@@ -200,9 +271,13 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "layer %u: %u K/V heads do not group %u query heads and split %u ways",
                             i, L->kv_heads, L->heads, tp);
-    if (has_ffn(L->kind) && L->ffn_hidden % tp)
+    if (has_ffn(L->kind) && !L->experts && L->ffn_hidden % tp)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: FFN size %u does not split %u ways",
                             i, L->ffn_hidden, tp);
+    if (L->experts && shared_width(L) % tp) /* the routed experts are not split (expert TP 1) */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "layer %u: shared experts of %u columns do not split %u ways", i,
+                            shared_width(L), tp);
     if (L->kind == TSL_LAYER_EMBEDDING && L->positions && L->positions < L->seq_len)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "layer %u: %u learned positions for a sequence of %u", i, L->positions,
@@ -265,7 +340,7 @@ static int check_stages(const tsl_plan_t *p, const tsl_model_t *m, uint32_t *n_s
             return -1;
     for (uint32_t s = 0; s < p->pp; s++) {
         uint32_t n = 0;
-        if (tsl_exec_stage_layout(p, s, 0, NULL, NULL, NULL, &n, err))
+        if (tsl_exec_stage_layout_m(p, m, s, 0, NULL, NULL, NULL, &n, err))
             return -1;
         *n_splits = n > *n_splits ? n : *n_splits;
     }
@@ -289,7 +364,7 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, uint32_t q, ts
             .index = i,
             .seq = L->seq_len,
             .hidden = L->hidden,
-            .ffn = L->ffn_hidden,
+            .ffn = L->experts ? shared_width(L) : L->ffn_hidden,
             .heads = L->heads,
             .vocab = L->vocab,
             .bias = !L->no_bias,
@@ -305,6 +380,9 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, uint32_t q, ts
             .causal = L->causal,
             .parallel = L->kind == TSL_LAYER_ENCODER && L->parallel_block,
             .shared_norm = L->kind == TSL_LAYER_ENCODER && L->parallel_block && L->shared_norm,
+            .experts = L->experts,
+            .top_k = L->experts ? L->experts_per_tok : 0,
+            .expert_ffn = L->experts ? L->ffn_hidden : 0,
         };
     }
     return 0;
@@ -377,8 +455,9 @@ static void put_groups(tsl_exec_rank_t *r, uint32_t c, uint32_t S, const tsl_exe
     r->n_groups = last ? at + n : at + S;
     for (uint32_t i = r->chunk_first[c]; i < r->n_layers; i++) {
         tsl_exec_layer_t *l = &r->layers[i];
-        int32_t *gi[] = {&l->tp_group, &l->dw_group, &l->in_fwd.group, &l->in_bwd.group};
-        for (size_t k = 0; k < 4; k++)
+        int32_t *gi[] = {&l->tp_group,     &l->dw_group, &l->in_fwd.group,
+                         &l->in_bwd.group, &l->ep_group, &l->edp_group};
+        for (size_t k = 0; k < 6; k++)
             if (*gi[k] >= 0)
                 *gi[k] += (int32_t)at;
     }
@@ -401,7 +480,8 @@ static int fill_chunks(const tsl_plan_t *vp, const tsl_model_t *m, uint32_t loca
         tsl_exec_group_t *g = NULL;
         r->chunk_first[c] = r->n_layers;
         if (fill_layers(vp, m, q, r, err) ||
-            tsl_exec_stage_layout(vp, q, local, r->layers + r->chunk_first[c], &g, &ng, &ns, err))
+            tsl_exec_stage_layout_m(vp, m, q, local, r->layers + r->chunk_first[c], &g, &ng, &ns,
+                                    err))
             return -1;
         put_groups(r, c, S, g, ng, c + 1 == v);
         free(g);

@@ -2,7 +2,8 @@
  * tessel-exec-run — try the stage executor from flags: a GPT-style block stack
  * (causal attention or --not-causal, fused by query chunks or --unfused-attn; with
  * --vocab a token embedding, --positions, and an LM head, --tied), or Llama-family
- * blocks (--rms-norm, --no-bias, --gated, --kv-heads, --window; --llama), a uniform
+ * blocks (--rms-norm, --no-bias, --gated, --kv-heads, --window; --llama), mixture-of-
+ * experts blocks (--experts, --top-k, --shared-experts, --shared-ffn; --ep), a uniform
  * plan (pp stages of tp × dp devices, --interleave v chunks each), every rank run for
  * W + N iterations, one report per rank (docs/executor.md). Flags are checked here, a
  * bad value or combination named by its flags; what the executor refuses (a plan or
@@ -34,6 +35,9 @@ typedef struct run_cfg {
     bool rms_norm, no_bias, gated, no_dropout, not_causal; /* the model layer's flags */
     bool kv_given, window_given, interleave_given;         /* the flags were given */
     uint32_t kv_heads, window, interleave;                 /* 0: as heads, no window, plain 1F1B */
+    uint32_t experts, top_k, shared, shared_ffn, ep;       /* MoE blocks; 0: dense */
+    bool top_k_given, ep_given;
+    const char *capacity; /* --moe-capacity as given */
     tsl_exec_plan_spec_t spec;
     tsl_exec_opts_t opts;
     const char *devops, *comm, *host, *nccl_id;
@@ -52,6 +56,8 @@ static void usage(FILE *f)
             "         [--vocab V [--positions P] [--tied]] [--unfused-attn | --attn-chunk C]\n"
             "         [--llama] [--rms-norm] [--no-bias] [--gated] [--kv-heads K] [--window W]\n"
             "         [--not-causal] [--interleave V]\n"
+            "         [--experts E [--top-k K] [--shared-experts S [--shared-ffn F]] [--ep N]\n"
+            "          [--moe-capacity C]]\n"
             "         [--mbs B] [--micro M] [--pp P] [--dp D] [--sdp] [--tp T] [--ckpt]\n"
             "         [--devops cpu|cuda] [--comm loopback|tcp|nccl] [--warmup W] [--iters N]\n"
             "         [--seed S] [--sgd] [--lr X] [--no-overlap] [--mem-limit BYTES]\n"
@@ -75,7 +81,16 @@ static void usage(FILE *f)
             "  --window or --ffn. --not-causal: every query sees every key (BERT, ViT); the\n"
             "  executor refuses it with a --window shorter than --seq. --interleave V: V model\n"
             "  chunks per stage, Megatron-LM's interleaved 1F1B (V >= 1, 1: plain 1F1B; V >= 2\n"
-            "  needs --pp >= 2 and --micro a multiple of --pp, and a layer in every chunk).\n");
+            "  needs --pp >= 2 and --micro a multiple of --pp, and a layer in every chunk).\n"
+            "  Mixture of experts: --experts E makes every block's FFN E routed experts, each\n"
+            "  --ffn wide (the planner's ffn_hidden of a MoE layer), gated as --gated; --top-k K\n"
+            "  routes each token to K of them (1 <= K <= E; default 2, or E if fewer);\n"
+            "  --shared-experts S adds S always-on experts of --shared-ffn F columns (default\n"
+            "  --ffn), run as one dense FFN; --ep N splits the routed experts over the N\n"
+            "  innermost ranks of each stage (the plan's ep: N divides E and --tp x --dp);\n"
+            "  --moe-capacity C (> 0) keeps at most ceil(C x tokens x K / E) copies per expert\n"
+            "  on each rank, dropping the rest (default 0: dropless, buffers for the worst\n"
+            "  case; C bounds them to C times the mean).\n");
 }
 
 /* A whole number for --flag, strictly: digits only, in range. */
@@ -103,6 +118,7 @@ static void set_string(run_cfg_t *c, int ch, const char *arg)
     case 'x': c->comm = arg; break;
     case 'g': c->opts.optim = TSL_EXEC_SGD; break;
     case 'l': c->opts.lr = strtof(arg, NULL); break;
+    case 'y': c->capacity = arg; break;
     case 'O': c->opts.no_overlap = true; break;
     case 'h': c->host = arg; break;
     case 'I': c->nccl_id = arg; break;
@@ -145,6 +161,11 @@ static bool set_number(run_cfg_t *c, int ch, uint64_t v)
     case 'K': c->kv_heads = u, c->kv_given = true; break;
     case 'W': c->window = u, c->window_given = true; break;
     case 'v': c->interleave = u, c->interleave_given = true; break;
+    case 'E': c->experts = u; break;
+    case 'k': c->top_k = u, c->top_k_given = true; break;
+    case 'R': c->shared = u; break;
+    case 'f': c->shared_ffn = u; break;
+    case 'e': c->ep = u, c->ep_given = true; break;
     default: return false;
     }
     return true;
@@ -164,7 +185,9 @@ static const struct option opts_long[] = {
     {"nccl-id", 1, 0, 'I'},    {"json", 0, 0, 'j'},       {"rms-norm", 0, 0, 'N'},
     {"no-bias", 0, 0, 'B'},    {"gated", 0, 0, 'G'},      {"kv-heads", 1, 0, 'K'},
     {"window", 1, 0, 'W'},     {"not-causal", 0, 0, 'X'}, {"llama", 0, 0, 'Y'},
-    {"interleave", 1, 0, 'v'}, {"help", 0, 0, '?'},       {0, 0, 0, 0}};
+    {"interleave", 1, 0, 'v'}, {"experts", 1, 0, 'E'},    {"shared-experts", 1, 0, 'R'},
+    {"shared-ffn", 1, 0, 'f'}, {"top-k", 1, 0, 'k'},      {"moe-capacity", 1, 0, 'y'},
+    {"ep", 1, 0, 'e'},         {"help", 0, 0, '?'},       {0, 0, 0, 0}};
 
 /* 0: run; 1: --help was answered; -1: a bad flag (said on stderr). */
 static int parse(run_cfg_t *c, int argc, char **argv)
@@ -178,7 +201,7 @@ static int parse(run_cfg_t *c, int argc, char **argv)
         }
         bool wide = ch == 's' || ch == 'M'; /* 64-bit: the seed and a byte count */
         uint64_t v = 0;
-        if (optarg && ch != 'o' && ch != 'x' && ch != 'l' && ch != 'h' && ch != 'I' &&
+        if (optarg && ch != 'o' && ch != 'x' && ch != 'l' && ch != 'y' && ch != 'h' && ch != 'I' &&
             num(opts_long[at].name, optarg, wide ? UINT64_MAX : INT32_MAX, &v))
             return -1;
         if (!set_number(c, ch, v))
@@ -220,6 +243,34 @@ static const char *check_llama(const run_cfg_t *c, char *buf, size_t cap)
     return NULL;
 }
 
+/* The mixture-of-experts flags' values; NULL when they are fine. What needs the
+ * stage's devices (--ep over --tp × --dp) the executor checks. */
+static const char *check_moe(const run_cfg_t *c, char *buf, size_t cap)
+{
+    if (!c->experts && (c->top_k_given || c->shared || c->shared_ffn || c->ep_given))
+        return "--top-k, --shared-experts, --shared-ffn and --ep need --experts: they shape "
+               "mixture-of-experts blocks";
+    if (c->shared_ffn && !c->shared)
+        return "--shared-ffn without --shared-experts: it is the shared experts' width";
+    if (c->experts && c->top_k_given && (!c->top_k || c->top_k > c->experts)) {
+        snprintf(buf, cap, "--top-k %u: give 1 to %u (--experts) experts per token", c->top_k,
+                 c->experts);
+        return buf;
+    }
+    if (c->ep_given && !c->ep)
+        return "--ep 0: give at least 1 (1: every rank holds every expert)";
+    if (c->capacity && !c->experts)
+        return "--moe-capacity needs --experts: it bounds the routed experts' rows";
+    char *end = NULL;
+    double v = c->capacity ? strtod(c->capacity, &end) : 0;
+    if (c->capacity && (end == c->capacity || *end || !(v >= 0 && v <= 1e6))) {
+        snprintf(buf, cap, "--moe-capacity '%s': give a number from 0 (dropless) to 1e6",
+                 c->capacity);
+        return buf;
+    }
+    return NULL;
+}
+
 /* Combinations the model cannot have, named by their flags. */
 static int check(const run_cfg_t *c)
 {
@@ -237,8 +288,8 @@ static int check(const run_cfg_t *c)
         why = "--attn-chunk with --unfused-attn: unfused attention is one chunk of the sequence";
     else if (c->attn_chunk_given && !c->opts.attn_chunk)
         why = "--attn-chunk 0: give at least 1 query row (leave it out for the engine's rule)";
-    else
-        why = check_llama(c, buf, sizeof(buf));
+    else if (!(why = check_llama(c, buf, sizeof(buf))))
+        why = check_moe(c, buf, sizeof(buf));
     if (why)
         fprintf(stderr, "tessel-exec-run: %s\n", why);
     return why ? -1 : 0;
@@ -258,7 +309,14 @@ static int build(run_cfg_t *c, tsl_err_t *err)
                      .gated_ffn = c->gated,
                      .no_dropout = c->no_dropout,
                      .kv_heads = c->kv_heads,
-                     .attn_window = c->window};
+                     .attn_window = c->window,
+                     .experts = c->experts,
+                     .experts_per_tok = !c->experts      ? 0
+                                        : c->top_k_given ? c->top_k
+                                        : c->experts < 2 ? c->experts
+                                                         : 2,
+                     .shared_experts = c->shared,
+                     .shared_ffn_hidden = c->shared_ffn};
     tsl_model_init(&c->model, "exec-gpt");
     if (c->vocab) {
         tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING,
@@ -283,6 +341,8 @@ static int build(run_cfg_t *c, tsl_err_t *err)
     if (tsl_exec_uniform_plan(&c->model, &c->spec, &c->plan, err))
         return -1;
     c->plan.interleave = c->interleave; /* the uniform plan is plain 1F1B */
+    c->plan.ep = c->ep;                 /* and without expert parallelism */
+    c->opts.moe_capacity = c->capacity ? strtof(c->capacity, NULL) : 0.0f; /* checked */
     return 0;
 }
 
