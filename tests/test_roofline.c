@@ -3,7 +3,8 @@
  * hand, the FLOP-only fallback, and the two cases FLOPs alone get wrong: micro-batches
  * of 1 cost more per sample than one micro-batch of 16, and high-resolution
  * layers with a thin hidden size are memory-bound. The GEMM shape curve
- * (gemm_eff.h) by hand, its monotony, its fit to the measured H100 table, and the
+ * (gemm_eff.h) by hand, its monotony, its fit to the measured H100 table, head
+ * dimension 96 on the A100 (why tile quantization cannot move it), and the
  * backward's gradient GEMMs.
  */
 #include <math.h>
@@ -301,6 +302,44 @@ static void test_h100_fit(void)
             err[j - 1] = x;
         }
     CHECK(err[n / 2] < log(1.06), "median |error| %.3f", exp(err[n / 2]) - 1);
+    /* every output edge of the table is a multiple of 64, cuBLAS's smallest tile edge:
+     * the table cannot see tile quantization (docs/cost-model.md, "Tile quantization") */
+    for (size_t i = 0; i < n; i++)
+        CHECK(fmod(h100_table[i].m, 64) == 0 && fmod(h100_table[i].n, 64) == 0,
+              "%s: an edge not a multiple of 64", h100_table[i].what);
+}
+
+/* Head dimension 96 (Narayanan 2021 Table 1's 1.7B: s 2048, 24 heads, 16 samples, TP 1;
+ * unfused core: 384 batched GEMMs per score GEMM) on the A100-80G, by hand. X =
+ * 312e12 · 0.82, W = 0.8 · 2039e9 = 1631.2e9 B/s, k_half = 0.705 · 312e12 / 2039e9 =
+ * 107.876. Both GEMMs run 2·2048²·96·384 = 309.24 GFLOP and move 2·(2·2048·96 +
+ * 2048²)·384 = 3.5232 GB: 2.1599 ms at W.
+ *   QKᵀ (2048, 2048, 96): output edges 2048, no padding; depth 96/203.876 = 0.470874:
+ *   309.24e9 / (255.84e12 · 0.470874) = 2.5670 ms, compute-bound.
+ *   PV (2048, 96, 2048): its 96-wide edge fills 3/4 of a 64- or 128-wide tile pair;
+ *   depth 2048/2155.876 = 0.94996: 1.2724 ms of compute, 1.6965 ms with the quarter
+ *   wasted — still under the 2.1599 ms of bytes: memory-bound either way, so a
+ *   tile-quantization term cannot change its time. */
+static void test_head_dim_96(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 312e12 * 0.82, 2039e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "A100-80G", 312e12, 2039e9);
+    double s = 2048, hd = 96, b = 384, flops = 2 * s * s * hd * b;
+    double bytes_s = 2 * (2 * s * hd + s * s) * b / (0.8 * 2039e9);
+    CHECK_NEAR(bytes_s, 2.159892e-3, 1e-6, "score GEMM bytes %.6g s", bytes_s);
+    double depth_qk = hd / (hd + 0.705 * 312e12 / 2039e9);
+    CHECK_NEAR(depth_qk, 0.4708735, 1e-6, "QK^T depth %.6f", depth_qk);
+    double qk = tsl_roofline_gemm_s(&d, s, s, hd, b);
+    CHECK_NEAR(qk, flops / (312e12 * 0.82 * depth_qk) + d.launch_s, 1e-12, "QK^T %.6g s", qk);
+    CHECK(qk > bytes_s + d.launch_s, "QK^T compute-bound at depth 96");
+    double pv = tsl_roofline_gemm_s(&d, s, hd, s, b);
+    CHECK_NEAR(pv, bytes_s + d.launch_s, 1e-12, "PV %.6g s: the byte term", pv);
+    double depth_pv = s / (s + 0.705 * 312e12 / 2039e9);
+    double pv_padded = flops / (312e12 * 0.82 * depth_pv * 0.75);
+    CHECK_NEAR(pv_padded, 1.696511e-3, 1e-6, "PV with a quarter of its tiles wasted %.6g s",
+               pv_padded);
+    CHECK(pv_padded < bytes_s, "PV stays memory-bound with the tile waste");
 }
 
 /* The backward of one GEMM is its two gradient GEMMs: dX (m, k, n), dW (k, n, m).
@@ -612,6 +651,7 @@ int main(void)
     test_window();
     test_curve();
     test_h100_fit();
+    test_head_dim_96();
     test_backward();
     test_flash();
     test_loss();
