@@ -55,6 +55,8 @@ typedef struct tsl_gpu_spec {
                                  cost model then counts FLOPs only: docs/cost-model.md) */
     double fp8_peak_flops; /* dense FP8 (E4M3/E5M2) tensor-core peak, FLOP/s; 0 = no FP8
                               tensor cores (Ampere and older): FP8 plans are refused */
+    double fp8_efficiency; /* e_max of its FP8 GEMMs (a published FP8 MAMF scaled as the
+                              bf16 one: cluster_hw.c); 0 = unmeasured, the bf16 efficiency */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {
@@ -156,6 +158,9 @@ int tsl_cluster_copy(tsl_cluster_t *dst, const tsl_cluster_t *src, tsl_err_t *er
 /* Lookups (device ids must be < n_devices). */
 const tsl_gpu_spec_t *tsl_cluster_device_gpu(const tsl_cluster_t *c, uint32_t dev);
 double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev); /* peak × efficiency */
+/* A GPU's sustained FP8 GEMM rate: fp8_peak_flops × fp8_efficiency (× efficiency where
+ * no FP8 figure is known); 0 without FP8 tensor cores. */
+double tsl_gpu_fp8_flops(const tsl_gpu_spec_t *g);
 uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev);
 uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c);
 uint64_t tsl_cluster_max_device_mem(const tsl_cluster_t *c);

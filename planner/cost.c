@@ -63,8 +63,8 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
         x = fmin(x, f);
         const tsl_gpu_spec_t *gpu = tsl_cluster_device_gpu(c, dev);
         *mem_bw = fmin(*mem_bw, gpu->mem_bw);
-        /* the FP8 GEMM's e_max assumed the bf16 one (docs/cost-model.md "FP8") */
-        *fp8_flops = fmin(*fp8_flops, gpu->fp8_peak_flops * gpu->efficiency);
+        /* FP8 peak × its own e_max (cluster_hw.c; docs/cost-model.md "FP8") */
+        *fp8_flops = fmin(*fp8_flops, tsl_gpu_fp8_flops(gpu));
         dev = c->node_first[node] + c->nodes[node].n_gpus;
     }
     return x;
@@ -474,6 +474,51 @@ static bool fp8_priced(const tsl_cost_env_t *env)
            env->device_mem_bw > 0 && isfinite(env->device_mem_bw);
 }
 
+/* The routed experts' grouped GEMMs in FP8 with the plan's recipe: FP8 priced, the
+ * experts not kept bf16 (knobs.moe_bf16_experts), their widths multiples of 16. */
+static bool experts_fp8(const tsl_cost_env_t *env, const tsl_layer_t *l)
+{
+    uint32_t etp = env->knobs.etp > 1 ? env->knobs.etp : 1;
+    return fp8_priced(env) && !env->knobs.moe_bf16_experts && tsl_roofline_fp8_experts(l, etp);
+}
+
+/* Bytes a ZeRO-3 / ZeRO-1 weight all-gather moves for p weights of which w8 belong
+ * to FP8 GEMMs: 2 each, 1 for those with fp8_param_gather (Megatron-LM
+ * --fp8-param-gather: "perform the param all-gather in fp8"; torchao's
+ * enable_fsdp_float8_all_gather casts the shard before FSDP gathers it). */
+static double gather_bytes(const tsl_cost_env_t *env, double p, double w8)
+{
+    double b = TSL_BYTES_PER_PARAM_FP16 * p;
+    if (!env->knobs.fp8_param_gather || !fp8_priced(env))
+        return b;
+    return b - fmin(fmax(w8, 0.0), p);
+}
+
+/* The weight elements of the layer's FP8 linears on one TP rank of t (the routed
+ * experts apart); 0 where FP8 is not priced. */
+static double fp8_weights(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t)
+{
+    double w8 = 0.0, repl, shard;
+    if (fp8_priced(env))
+        tsl_roofline_fp8_elems(l, t, &w8, &repl, &shard);
+    return w8;
+}
+
+/* Transformer Engine's FP8 weight copies are cast once per iteration, not per
+ * micro-batch: Megatron-LM passes is_first_microbatch to its TE linears and grouped
+ * linears (extensions/transformer_engine.py), which reuse the cached copies after.
+ * The cast of this rank's w8 FP8 weight elements, in the step (opt_s). None under
+ * tensorwise (torchao casts per use: in the roofline) or with fp8_param_gather
+ * (the weights are FP8 themselves: the optimizer step writes them). */
+static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8)
+{
+    uint32_t r = env->knobs.fp8;
+    if (!fp8_priced(env) || r == TSL_FP8_TENSORWISE || env->knobs.fp8_param_gather || !(w8 > 0))
+        return 0.0;
+    return tsl_fp8_cast_bytes(r) * w8 / (TSL_ROOFLINE_MEM_EFF * env->device_mem_bw) +
+           tsl_fp8_cast_kernels(r) * TSL_ROOFLINE_LAUNCH_S;
+}
+
 /* ---- the one place compute time is modelled: a roofline per GEMM with the
  * GPU's shape curve (roofline.h, gemm_eff.h): forward, backward (each GEMM's two
  * gradient GEMMs) and the attention core selective recomputation repeats. A
@@ -492,6 +537,7 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     if (fp8_priced(env)) {
         dev.fp8 = env->knobs.fp8;
         dev.fp8_flops = env->device_fp8_flops;
+        dev.moe_fp8 = !env->knobs.moe_bf16_experts;
     }
     *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
     *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
@@ -676,22 +722,26 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
  * strategy has SDP, else DP with the strategy's ZeRO level). Per pass (forward,
  * and again backward) the rank's routed rows, B = moved·k·(n·s/t)·h · 2 bytes
  * (tsl_cost_moe_rows), go through a dispatch and a combine all-to-all over the EP
- * group (ep ranks at stride etp) and, at etp > 1, an all-gather of etp·B bytes
- * before the experts and a reduce-scatter after them over the expert-TP group (the
- * innermost etp ranks; Megatron-LM's MoEAlltoAllTokenDispatcher). The stash holds
- * the gathered rows: the model's k input copies per token times etp·moved, its
- * expert activations (f/etp wide) times moved.
+ * group (ep ranks at stride etp; one of the two in FP8 with moe_fp8_dispatch)
+ * and, at etp > 1, an all-gather of etp·B bytes before the experts and a
+ * reduce-scatter after them over the expert-TP group (the innermost etp ranks;
+ * Megatron-LM's MoEAlltoAllTokenDispatcher). The stash holds the gathered rows:
+ * the model's k input copies per token times etp·moved, its expert activations
+ * (f/etp wide) times moved; FP8 experts (not tensorwise) stash their inputs in 1
+ * byte and keep FP8 weight copies as the dense linears do (layer_memory).
  */
 typedef struct moe_terms {
-    double p;      /* routed expert parameters on this rank */
-    degrees_t g;   /* the expert data group as degrees: t 1, d or z = G/(ep·etp) */
-    double a2a;    /* one all-to-all, with its α */
-    double tpc;    /* one expert-TP all-gather or reduce-scatter, with its α */
-    double gather; /* ZeRO-3 gather of the expert weights, per pass */
+    double p;        /* routed expert parameters on this rank */
+    degrees_t g;     /* the expert data group as degrees: t 1, d or z = G/(ep·etp) */
+    double a2a_pass; /* a pass's two all-to-alls (dispatch and combine), with their α */
+    double tpc;      /* one expert-TP all-gather or reduce-scatter, with its α */
+    double gather;   /* ZeRO-3 gather of the expert weights, per pass */
     double per_mb, last, exposed, gather_next;
     double opt_s;
     double stash; /* bytes per sample of the routed stash beyond the model's, per rank
-                     (negative when a capacity below 1 drops rows) */
+                        (negative when a capacity below 1 drops rows or FP8 halves it) */
+    double fp8_w; /* FP8 weight copies TE keeps beside the bf16 experts, bytes */
+    double w8;    /* the FP8 experts' weight elements on this rank (0: bf16 experts) */
 } moe_terms_t;
 
 static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
@@ -713,17 +763,33 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
                              .cp_bw = INFINITY};
     o->p = tsl_layer_expert_params(l) / ep / etp;
     o->g = (degrees_t){1, g.z > 1 ? 1 : edp, g.z > 1 ? edp : 1};
-    o->a2a = with_lat(tsl_cost_alltoall_s(bytes, ep, bw_ep), lat_ep.ag_s);
+    bool fp8 = experts_fp8(env, l);
+    /* a pass's dispatch and combine; with moe_fp8_dispatch the dispatch (forward)
+     * and the combine's gradient (backward) in FP8, the other of each in bf16 */
+    double wire = fp8 && env->knobs.moe_fp8_dispatch ? tsl_fp8_wire_bytes(env->knobs.fp8) : 2.0;
+    o->a2a_pass = with_lat(tsl_cost_alltoall_s(bytes, ep, bw_ep), lat_ep.ag_s) +
+                  with_lat(tsl_cost_alltoall_s(bytes * wire / 2.0, ep, bw_ep), lat_ep.ag_s);
     o->tpc = allgather_lat_s(etp * bytes, etp, bw_etp, &lat_etp);
-    o->gather = allgather_lat_s(TSL_BYTES_PER_PARAM_FP16 * o->p, o->g.z, bw_edp, &lat_edp);
-    grad_sync(env->mode, &env->knobs, s, o->g, &bwe, grad_elem_bytes(&env->knobs) * o->p,
-              TSL_BYTES_PER_PARAM_FP16 * o->p, &o->per_mb, &o->last, &o->exposed, &o->gather_next);
+    o->w8 = fp8 ? o->p : 0.0;
+    double pg = gather_bytes(env, o->p, o->w8);
+    o->gather = allgather_lat_s(pg, o->g.z, bw_edp, &lat_edp);
+    grad_sync(env->mode, &env->knobs, s, o->g, &bwe, grad_elem_bytes(&env->knobs) * o->p, pg,
+              &o->per_mb, &o->last, &o->exposed, &o->gather_next);
     o->opt_s = optimizer_s(env, s, o->g, o->p);
     /* the model's stash (model.c): k input copies of h and k FFN activations of
      * (2g + 2)·f per token, of the T/t tokens a rank routes */
     double gated = l->gated_ffn ? 2.0 : 1.0, per_tok = (double)l->seq_len / g.t * k;
     o->stash = per_tok * ((etp * moved - 1.0) * TSL_ACT_DTYPE_BYTES * l->hidden +
                           (moved - 1.0) * (2.0 * gated + 2.0) * l->ffn_hidden);
+    o->fp8_w = 0.0;
+    if (fp8 && env->knobs.fp8 != TSL_FP8_TENSORWISE) {
+        /* TE's grouped linears as its dense ones (layer_memory): the FP8 copies of fc1's
+         * gathered input rows (h) and fc2's (the f/etp-wide activation) in the stash
+         * in place of bf16, 1 byte less each; the cached rowwise and columnwise FP8
+         * weights unless the weights are FP8 themselves */
+        o->stash -= per_tok * moved * (etp * l->hidden + l->ffn_hidden);
+        o->fp8_w = env->knobs.fp8_param_gather ? 0.0 : 2.0 * o->p;
+    }
 }
 
 /* The routed stash beyond the model's (moe_terms_t.stash) on the bytes that hold
@@ -780,14 +846,15 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double tp_f = profiled && env->profile->tp_comm_in_times
                       ? 0.0
                       : l->tp_allreduces * allreduce_lat_s(act_msg, g.t, bw->tp_bw, &bw->tp_lat);
-    double gather = allgather_lat_s(TSL_BYTES_PER_PARAM_FP16 * p, g.z, bw->sdp_bw, &bw->sdp_lat);
+    double pg = gather_bytes(env, p, fp8_weights(env, l, g.t)); /* FP8 ones 1 (fp8_param_gather) */
+    double gather = allgather_lat_s(pg, g.z, bw->sdp_bw, &bw->sdp_lat);
     double cp_f, cp_b;
     cp_exchange(env, l, g.t, n, core_fwd_s(env, l, n, g.t, core_f), bw, &cp_f, &cp_b);
     double per_mb, last, exposed, gather_next;
-    grad_sync(env->mode, &env->knobs, s, g, bw, grad_elem_bytes(&env->knobs) * p,
-              TSL_BYTES_PER_PARAM_FP16 * p, &per_mb, &last, &exposed, &gather_next);
+    grad_sync(env->mode, &env->knobs, s, g, bw, grad_elem_bytes(&env->knobs) * p, pg, &per_mb,
+              &last, &exposed, &gather_next);
     /* dispatch + combine, and at etp > 1 the gather and the reduce-scatter */
-    double ep_f = 2.0 * (moe.a2a + moe.tpc), ep_b = ep_f;
+    double ep_f = moe.a2a_pass + 2.0 * moe.tpc, ep_b = ep_f;
     if (l->experts) {
         gather += moe.gather;
         per_mb += moe.per_mb;
@@ -831,9 +898,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->cp_s = cp_f + cp_b;
     out->ep_s = ep_f + ep_b;
     out->opt_s = optimizer_s(env, s, g, p) + moe.opt_s;
+    out->opt_s += fp8_weight_cast_s(env, fp8_weights(env, l, g.t) + moe.w8);
     layer_memory(l, s, g, mb, w, cp, p, &env->knobs, fp8_priced(env), out);
     if (l->experts) {
-        out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs));
+        out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs) + moe.fp8_w);
         out->bwd_bytes += (uint64_t)transient_bytes(s, moe.g, moe.p, grad_elem_bytes(&env->knobs));
         moe_stash(s, moe.stash, mb, w, out);
     }

@@ -76,7 +76,12 @@
  * under tensorwise, torchao casting afresh per use); act −= 1 byte per element of
  * the linear inputs the backward keeps (TE saves their FP8 copy instead of bf16;
  * not under tensorwise, which saves bf16), per sample. fp8_param_gather: the
- * FP8 weight and its transpose replace the 2-byte bf16 copy, O_ms unchanged.
+ * FP8 weight and its transpose replace the 2-byte bf16 copy, O_ms unchanged, and
+ * the SDP gather and ZeRO-1's weight all-gather move 1 byte per FP8 weight element
+ * (2 for the rest). The routed experts of a MoE layer run FP8 grouped GEMMs
+ * (unless moe_bf16_experts) with the same memory terms over their own weights
+ * and routed rows, and with moe_fp8_dispatch one of each pass's two all-to-alls
+ * moves tsl_fp8_wire_bytes per element instead of 2.
  *
  * Choices beyond the papers (docs/cost-model.md has each with its source):
  *   feasibility  t must divide the layer's heads, K/V heads and FFN width;
@@ -158,8 +163,9 @@ typedef enum tsl_cost_mode {
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
 #define TSL_COST_MODEL_VERSION                                                                     \
-    9u /* 8: expert TP searched for MoE models; 9: TP collectives
-                                     under the backward's GEMMs (overlap_tp_dgrad) */
+    10u /* 8: expert TP searched for MoE models; 9: TP collectives
+           under the backward's GEMMs (overlap_tp_dgrad); 10: FP8 e_max per GPU,
+           FP8 routed experts and dispatch, FP8 weight all-gathers */
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -188,7 +194,19 @@ typedef struct tsl_cost_knobs {
                                    tensor cores (env.device_fp8_flops), bf16 elsewhere */
     bool fp8_param_gather;      /* with fp8: the model's weights themselves are FP8 (1 byte
                                    and its transpose) in place of bf16 (Megatron-LM
-                                   --fp8-param-gather): no extra FP8 copies kept */
+                                   --fp8-param-gather, torchao's FSDP float8 all-gather):
+                                   no extra FP8 copies kept, and the ZeRO-3 / ZeRO-1
+                                   weight all-gathers move the FP8 layers' weights in 1
+                                   byte */
+    bool moe_bf16_experts;      /* with fp8: the routed experts' grouped GEMMs stay bf16
+                                   (torchtitan without its grouped-experts converter);
+                                   false: FP8 with the plan's recipe, as Megatron-LM with
+                                   Transformer Engine runs them */
+    bool moe_fp8_dispatch;      /* with FP8 experts: the dispatch all-to-all (forward) and
+                                   the combine's gradient (backward) move FP8 with its
+                                   scales (DeepSeek-V3 Sec. 3.3.2; Megatron-LM
+                                   --moe-dispatch-fwd-dtype / --moe-combine-bwd-dtype
+                                   mxfp8); false: bf16 */
     uint32_t ep;                /* expert-parallel degree of every MoE layer (0 or 1: none);
                                    docs/cost-model.md "Mixture of experts" */
     uint32_t etp;               /* expert tensor-parallel degree of the routed experts (0 or

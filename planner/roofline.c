@@ -24,6 +24,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->etp = 1;
     d->moe_busy = 1.0;
     d->moe_moved = 1.0;
+    d->moe_fp8 = false;
 }
 
 static const char *const fp8_names[TSL_FP8_COUNT] = {"bf16", "delayed", "tensorwise", "blockwise",
@@ -50,6 +51,16 @@ double tsl_fp8_cast_bytes(uint32_t recipe)
     case TSL_FP8_BLOCKWISE: return 4.0 + 2.0 * 4.0 / 128.0;
     case TSL_FP8_MXFP8: return 4.0 + 2.0 / 32.0;
     default: return 0.0;
+    }
+}
+
+double tsl_fp8_wire_bytes(uint32_t recipe)
+{
+    switch (recipe) {
+    case TSL_FP8_NONE: return 2.0;
+    case TSL_FP8_BLOCKWISE: return 1.0 + 4.0 / 128.0;
+    case TSL_FP8_MXFP8: return 1.0 + 1.0 / 32.0;
+    default: return 1.0;
     }
 }
 
@@ -101,13 +112,13 @@ static double gemm(pass_t *p, double m, double n, double k, double b)
     return p->dx_s + p->dw_s;
 }
 
-/* One FP8 GEMM of (m × k)·(k × n): F8 by the same shape curve, 1-byte operands,
+/* b FP8 GEMMs of (m × k)·(k × n): F8 by the same shape curve, 1-byte operands,
  * a 2-byte output. */
-static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k)
+static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b)
 {
-    double rate = d->fp8_flops * tsl_gemm_eff_shape(&d->shape, m, n, k, 1);
-    double bytes = m * k + k * n + 2.0 * m * n;
-    return fmax(2.0 * m * n * k / rate, bytes / d->mem_bw) + d->launch_s;
+    double rate = d->fp8_flops * tsl_gemm_eff_shape(&d->shape, m, n, k, b);
+    double bytes = (m * k + k * n + 2.0 * m * n) * b;
+    return fmax(2.0 * m * n * k * b / rate, bytes / d->mem_bw) + d->launch_s;
 }
 
 /* Quantising `elems` bf16 elements to FP8 (roofline.h: the recipe's bytes and
@@ -119,28 +130,58 @@ static double cast_s(pass_t *p, double elems)
     return tsl_roofline_mem_s(p->d, tsl_fp8_cast_bytes(p->d->fp8) * elems, kern);
 }
 
-/* A linear layer's GEMM Y = X·W, (m × k)·(k × n), k and n per TP rank: FP8 when
- * the device runs the blocks' linears in FP8 and both are multiples of 16, else
- * the bf16 gemm(). FP8 forward: cast X and W, then the GEMM; backward: cast dY
- * (E5M2 under the hybrid format), dX = dY·Wᵀ and dW = Xᵀ·dY from the columnwise
- * copies — tensorwise (torchao) casts X and W again from the bf16 it saved. */
+/* TE and torchao take an FP8 GEMM only where k and n are multiples of 16. */
+static bool fp8_dims(double k, double n)
+{
+    return fmod(k, 16.0) == 0 && fmod(n, 16.0) == 0;
+}
+
+/* b FP8 linears Y = X·W of (m × k)·(k × n) each, run as one kernel (b > 1: a
+ * grouped GEMM over the local experts, one cast kernel per tensor group). Forward:
+ * cast X, then the GEMM; W is cast here only under tensorwise (torchao casts it
+ * per use), Transformer Engine's recipes reuse the FP8 weight copies cast once per
+ * iteration (priced in the step: cost.c). Backward: cast dY (E5M2 under the hybrid
+ * format), dX = dY·Wᵀ and dW = Xᵀ·dY from the columnwise copies — tensorwise casts
+ * X and W again from the bf16 it saved. */
+static double fp8_lin(pass_t *p, double m, double n, double k, double b)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    if (!p->bwd) {
+        p->ops += 1.0;
+        double w = d->fp8 == TSL_FP8_TENSORWISE ? cast_s(p, k * n * b) : 0.0;
+        return cast_s(p, m * k * b) + w + fp8_gemm_s(d, m, n, k, b);
+    }
+    p->ops += 2.0;
+    p->dw_s = fp8_gemm_s(d, k, n, m, b);
+    p->dx_s = fp8_gemm_s(d, m, k, n, b);
+    p->wgrad_s += p->dw_s;
+    double c = cast_s(p, m * n * b);
+    if (d->fp8 == TSL_FP8_TENSORWISE)
+        c += cast_s(p, m * k * b) + cast_s(p, k * n * b);
+    return c + p->dx_s + p->dw_s;
+}
+
+/* A linear layer's GEMM Y = X·W, (m × k)·(k × n), k and n per TP rank: FP8
+ * (fp8_lin) when the device runs the blocks' linears in FP8 and both are
+ * multiples of 16, else the bf16 gemm(). */
 static double lin(pass_t *p, double m, double n, double k)
 {
     const tsl_roofline_dev_t *d = p->d;
-    if (d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || fmod(k, 16.0) != 0 || fmod(n, 16.0) != 0)
+    if (d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || !fp8_dims(k, n))
         return gemm(p, m, n, k, 1);
-    if (!p->bwd) {
-        p->ops += 1.0;
-        return cast_s(p, m * k) + cast_s(p, k * n) + fp8_gemm_s(d, m, n, k);
-    }
-    p->ops += 2.0;
-    p->dw_s = fp8_gemm_s(d, k, n, m);
-    p->dx_s = fp8_gemm_s(d, m, k, n);
-    p->wgrad_s += p->dw_s;
-    double c = cast_s(p, m * n);
-    if (d->fp8 == TSL_FP8_TENSORWISE)
-        c += cast_s(p, m * k) + cast_s(p, k * n);
-    return c + p->dx_s + p->dw_s;
+    return fp8_lin(p, m, n, k, 1);
+}
+
+/* The routed experts' grouped GEMM: b local experts of (m × k)·(k × n), FP8 as
+ * fp8_lin where the device runs the experts in FP8 too (moe_fp8: Transformer
+ * Engine's GroupedLinear under Megatron-LM, torchao's scaled grouped mm), its
+ * casts over every expert's rows and weights, else the bf16 gemm(). */
+static double grouped_lin(pass_t *p, double m, double n, double k, double b)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    if (!d->moe_fp8 || d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || !fp8_dims(k, n))
+        return gemm(p, m, n, k, b);
+    return fp8_lin(p, m, n, k, b);
 }
 
 /* A column-parallel linear (its output split over the TP group, its input whole:
@@ -334,8 +375,8 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
     double R = k * Tr, local = E / ep, m = etp * ep * R / E * busy, fe = x->f / etp;
     double c =
         gemm(p, Tr, E, x->h, 1) + mem(p, 8.0 * Tr * E, 2) + mem(p, 8.0 * moved * R * x->h, 2);
-    c += gemm(p, m, x->g * fe, x->h, local) + mem(p, 2.0 * (x->g + 1.0) * fe * m * local, 1) +
-         gemm(p, m, x->h, fe, local);
+    c += grouped_lin(p, m, x->g * fe, x->h, local) +
+         mem(p, 2.0 * (x->g + 1.0) * fe * m * local, 1) + grouped_lin(p, m, x->h, fe, local);
     if (l->shared_experts) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
         c += lin_col(p, T, x->g * fs / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) +
@@ -494,24 +535,63 @@ double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l
     return c;
 }
 
+/* One FP8 linear of (k × n) weights per TP rank taking `in` input elements per
+ * sample that the backward keeps: counted where TE/torchao convert it (fp8_dims). */
+static void fp8_count(double k, double n, double in, double *weights, double *kept)
+{
+    if (!fp8_dims(k, n))
+        return;
+    *weights += k * n;
+    *kept += in;
+}
+
 void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, double *weights, double *repl,
                             double *shard)
 {
-    double tt = t ? t : 1;
+    double tt = t ? t : 1, in = 0.0;
     shape_t x = shape_of(l);
     bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
                 l->kind == TSL_LAYER_ATTENTION;
     bool ffn =
         l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN;
     *weights = *repl = *shard = 0.0;
-    if (attn) { /* QKV from the norm's output, the output projection from the core's */
-        *weights += x.h * (2.0 * x.d + 2.0 * x.e) / tt;
-        *repl += x.s * x.h;
-        *shard += x.s * x.d / tt;
+    if (attn && l->kv_lora_rank) { /* latent attention (latent_attention_s) */
+        double a = x.a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
+        double q = l->q_lora_rank, c = l->kv_lora_rank;
+        /* the norm's output feeds the down projections; the latents (replicated,
+         * as the model stashes them) the up projections; the core's output the
+         * output projection */
+        if (q) {
+            fp8_count(x.h, q, 1.0, weights, &in);
+            fp8_count(q, a * (n + r) / tt, x.s * q, weights, repl);
+        } else {
+            fp8_count(x.h, a * (n + r) / tt, 1.0, weights, &in);
+        }
+        fp8_count(x.h, c + r, 1.0, weights, &in);
+        fp8_count(c, a * (n + v) / tt, x.s * c, weights, repl);
+        fp8_count(a * v / tt, x.h, x.s * a * v / tt, weights, shard);
+        if (in > 0)
+            *repl += x.s * x.h;
+    } else if (attn) { /* QKV from the norm's output, the output projection from the core's */
+        fp8_count(x.h, (x.d + 2.0 * x.e) / tt, x.s * x.h, weights, repl);
+        fp8_count(x.d / tt, x.h, x.s * x.d / tt, weights, shard);
     }
-    if (ffn) { /* FFN-in from the norm's output, FFN-out from the activation's */
-        *weights += (x.g + 1.0) * x.f * x.h / tt;
-        *repl += x.s * x.h;
-        *shard += x.s * x.f / tt;
+    if (ffn && l->experts) {
+        /* the shared experts, one dense FFN (the routed experts are the expert
+         * layout's: cost.c); the norm's output stays bf16 for the router */
+        double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x.f) * l->shared_experts;
+        if (fs > 0) {
+            fp8_count(x.h, x.g * fs / tt, 1.0, weights, &in);
+            fp8_count(fs / tt, x.h, x.s * fs / tt, weights, shard);
+        }
+    } else if (ffn) { /* FFN-in from the norm's output, FFN-out from the activation's */
+        fp8_count(x.h, x.g * x.f / tt, x.s * x.h, weights, repl);
+        fp8_count(x.f / tt, x.h, x.s * x.f / tt, weights, shard);
     }
+}
+
+bool tsl_roofline_fp8_experts(const tsl_layer_t *l, uint32_t etp)
+{
+    double fe = (double)l->ffn_hidden / (etp > 1 ? etp : 1), g = l->gated_ffn ? 2.0 : 1.0;
+    return l->experts > 0 && fp8_dims(l->hidden, g * fe) && fp8_dims(fe, l->hidden);
 }

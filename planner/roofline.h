@@ -137,6 +137,12 @@ uint32_t tsl_fp8_cast_kernels(uint32_t recipe);
  * the attention output and the FFN's activation). All 0 for a layer without. */
 void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, double *weights, double *repl,
                             double *shard);
+/* Whether the routed experts of MoE layer l, f/etp wide, admit FP8 grouped GEMMs
+ * (h and the widths multiples of 16); false for a layer without experts. */
+bool tsl_roofline_fp8_experts(const tsl_layer_t *l, uint32_t etp);
+/* Bytes per element an FP8 activation moves on the wire (the MoE dispatch in FP8):
+ * one FP8 copy with the recipe's scales (blockwise 4/128, mxfp8 1/32); 2 for bf16. */
+double tsl_fp8_wire_bytes(uint32_t recipe);
 
 typedef struct tsl_roofline_dev {
     double gemm_flops;    /* F: sustained tensor-core FLOP/s */
@@ -154,6 +160,9 @@ typedef struct tsl_roofline_dev {
                              tsl_cost_moe_rows: the imbalance, or the capacity's) */
     double moe_moved;     /* rows dispatched per rank over k·T (1 after init; below 1
                              when a capacity drops tokens, c when padded to it) */
+    bool moe_fp8;         /* with fp8: the routed experts' grouped GEMMs in FP8 too (false
+                             after init: bf16, as torchtitan without its grouped-experts
+                             converter) */
 } tsl_roofline_dev_t;
 
 /* F = peak × e_max, W = TSL_ROOFLINE_MEM_EFF × datasheet, L = the default, a flat

@@ -13,6 +13,8 @@
 #include "calibrate.h"
 #include "check.h"
 #include "cost.h"
+#include "pipesim.h"
+#include "roofline.h"
 
 #define GB  1e9
 #define EPS 1e-12
@@ -1013,7 +1015,8 @@ static void test_fp8_memory(void)
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
-    CHECK_NEAR(env.device_fp8_flops, 1979e12 * 0.777, 1e-9, "H100 FP8 rate: 2 x bf16 peak x e_max");
+    /* FP8 e_max 0.688: the MAMF table's H100 FP8 row, 70.9 %, x 0.97 (cluster_hw.c) */
+    CHECK_NEAR(env.device_fp8_flops, 1979e12 * 0.688, 1e-9, "H100 FP8 rate: FP8 peak x its e_max");
     tsl_strategy_t s = one(TSL_DIM_TP, 2, false);
     s.sp = true;
     tsl_layer_cost_t b, f8, tw;
@@ -1039,6 +1042,150 @@ static void test_fp8_memory(void)
     env.knobs.fp8 = TSL_FP8_DELAYED;
     tsl_cost_layer(&env, &l, &s, NULL, 4, &f8);
     CHECK(f8.fwd_s == b.fwd_s && f8.ms_bytes == b.ms_bytes, "A100: FP8 knob prices nothing");
+    tsl_cluster_free(&c);
+}
+
+/* FP8 weight all-gathers and the weights' cast (docs/cost-model.md "FP8"), one
+ * Transformer layer (h 4096, f 16384, 32 heads, MHA) on 8xH100-80G, PAPER mode:
+ * the FP8 linears hold w8 = 4h² + 2fh weight elements of the layer's P. Under
+ * SDP 8 with fp8_param_gather (Megatron-LM --fp8-param-gather, torchao's FSDP
+ * float8 all-gather) the forward's gather moves 2P − w8 bytes instead of 2P, the
+ * backward's again; under ZeRO-1 the weight all-gather after the step the same.
+ * Without it delayed scaling casts the FP8 weight copies once per iteration, in
+ * the step: 4 B per element at 0.8 × 3350 GB/s + one launch; tensorwise casts per
+ * use (in the roofline, not the step). */
+static void test_fp8_gather(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
+    const double h = 4096, f = 16384, w8 = 4 * h * h + 2 * f * h;
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 2048,
+                     .hidden = 4096,
+                     .ffn_hidden = 16384,
+                     .heads = 32};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double P = (double)l.params;
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    env.mode = TSL_COST_PAPER;
+    const double bw = tsl_cluster_dim_bw(&c, 0, 8, 1, 8);
+    tsl_strategy_t sdp = one(TSL_DIM_SDP, 8, false), z1 = one(TSL_DIM_DP, 8, false);
+    z1.zero = 1;
+    tsl_layer_cost_t a, b, a1, b1, bf;
+    tsl_cost_layer(&env, &l, &sdp, NULL, 8, &bf); /* bf16 */
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    tsl_cost_layer(&env, &l, &sdp, NULL, 8, &a);
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &a1);
+    env.knobs.fp8_param_gather = true;
+    tsl_cost_layer(&env, &l, &sdp, NULL, 8, &b);
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &b1);
+    double g16 = tsl_cost_allgather_s(2 * P, 8, bw), g8 = tsl_cost_allgather_s(2 * P - w8, 8, bw);
+    CHECK_NEAR(a.fwd_s - b.fwd_s, g16 - g8, 1e-9, "SDP: the forward's gather %g -> %g", g16, g8);
+    CHECK_NEAR(a.comm_s - b.comm_s, 2 * (g16 - g8), 1e-9, "SDP: both gathers in 1 byte");
+    CHECK_NEAR(a.comm_s - bf.comm_s, 0, 1e-12, "without the flag the gathers stay 2 bytes");
+    CHECK_NEAR(a1.grad_comm_s - b1.grad_comm_s, g16 - g8, 1e-9, "ZeRO-1's weight all-gather");
+    CHECK_NEAR(a1.opt_s - b1.opt_s, 4 * w8 / (0.8 * 3350e9) + 4e-6, 1e-9,
+               "delayed: the FP8 weights cast once per step, %g s", a1.opt_s - b1.opt_s);
+    env.knobs.fp8 = TSL_FP8_TENSORWISE;
+    env.knobs.fp8_param_gather = false;
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &a);
+    env.knobs.fp8 = TSL_FP8_NONE;
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &b);
+    CHECK_NEAR(a.opt_s, b.opt_s, 1e-15, "tensorwise: the weights cast per use, not in the step");
+    tsl_cluster_free(&c);
+}
+
+/* One FP8 MoE layer: test_moe's Mixtral FFN on 8xH100-80G at EP 8 (one expert per
+ * rank, m = R = 2T rows), DP 8, PAPER mode, delayed scaling (docs/cost-model.md
+ * "FP8" and "Mixture of experts"):
+ *   time    the grouped GEMMs as roofline.h prices them (test_roofline checks them by
+ *           hand); moe_bf16_experts keeps the bf16 layer;
+ *   a2a     bf16: 4 all-to-alls of R·h·2 bytes; FP8 dispatch (DeepSeek-V3 Sec. 3.3.2):
+ *           per pass one of them in 1 byte (delayed: no scale bytes): 3 of them;
+ *   memory  the expert's FP8 weight copies 2·p_e bytes beside its states, and the
+ *           stash of fc1's input (h) and fc2's (f) per routed copy in 1 byte
+ *           instead of 2: k·T·(h + f) bytes less per sample; none of the copies
+ *           with fp8_param_gather;
+ *   step    the expert's FP8 weights cast once, 4·p_e bytes;
+ *   DualPipeV its F&B step hides the all-to-alls: comm_s is ep_s here, and
+ *           tsl_pipesim_fb_save_s saves on it. */
+static void test_fp8_moe(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
+    const double h = 4096, f = 14336, T = 4096, R = 2 * T, pe = 3 * h * f;
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 14336,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 8,
+                     .experts_per_tok = 2};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    env.mode = TSL_COST_PAPER;
+    env.host_op_s = 0;
+    env.knobs.ep = 8;
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    tsl_layer_cost_t b16, f8, kb, disp, pg;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &b16);
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &f8);
+    env.knobs.moe_bf16_experts = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &kb);
+    env.knobs.moe_bf16_experts = false;
+    env.knobs.moe_fp8_dispatch = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &disp);
+    env.knobs.moe_fp8_dispatch = false;
+    env.knobs.fp8_param_gather = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &pg);
+    /* time: the roofline's FP8 layer */
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, env.device_flops, env.device_mem_bw);
+    d.shape = env.gemm_shape;
+    d.ep = 8;
+    d.fp8 = TSL_FP8_DELAYED;
+    d.fp8_flops = env.device_fp8_flops;
+    d.moe_fp8 = true;
+    const double bw = tsl_cluster_dim_bw(&c, 0, 8, 1, 8), a2a = 7.0 / 8 * (2 * R * h) / bw;
+    CHECK_NEAR(f8.fwd_s, tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0) + 2 * a2a, 1e-12,
+               "FP8 MoE forward: the roofline's FP8 grouped GEMMs + dispatch and combine");
+    CHECK(f8.fwd_s < b16.fwd_s && f8.bwd_s < b16.bwd_s, "FP8 experts faster: %g vs %g", f8.fwd_s,
+          b16.fwd_s);
+    CHECK(kb.fwd_s == b16.fwd_s && kb.bwd_s == b16.bwd_s && kb.ms_bytes == b16.ms_bytes &&
+              kb.fwd_bytes == b16.fwd_bytes,
+          "experts kept bf16 (and nothing else in FP8 in this layer): the bf16 figures");
+    /* the all-to-alls */
+    CHECK_NEAR(f8.ep_s, 4 * a2a, 1e-12, "bf16 dispatch: 4 all-to-alls");
+    CHECK_NEAR(disp.ep_s, 2 * (a2a + a2a / 2), 1e-12,
+               "FP8 dispatch: one of each pass's two in 1 B");
+    CHECK_NEAR(b16.fwd_s - disp.fwd_s, b16.fwd_s - f8.fwd_s + a2a / 2, 1e-12,
+               "FP8 dispatch saves half an all-to-all per pass");
+    /* memory */
+    CHECK(f8.ms_bytes - b16.ms_bytes == (uint64_t)(2 * pe), "FP8 expert weight copies %llu",
+          (unsigned long long)(f8.ms_bytes - b16.ms_bytes));
+    CHECK(b16.fwd_bytes - f8.fwd_bytes == (uint64_t)(2 * T * (h + f)),
+          "FP8 routed stash: %llu less, by hand %g",
+          (unsigned long long)(b16.fwd_bytes - f8.fwd_bytes), 2 * T * (h + f));
+    CHECK(pg.ms_bytes == b16.ms_bytes && pg.fwd_bytes == f8.fwd_bytes,
+          "fp8_param_gather: no copies beside the FP8 weights");
+    CHECK_NEAR(f8.opt_s - b16.opt_s, 4 * pe / (0.8 * 3350e9) + 4e-6, 1e-9,
+               "the expert's FP8 weights cast once per step");
+    CHECK(pg.opt_s == b16.opt_s, "... none with FP8 weights");
+    /* DualPipeV: the all-to-alls are the layer's communication its F&B step hides */
+    CHECK_NEAR(f8.comm_s, f8.ep_s, 1e-12, "comm_s holds the EP all-to-alls (%g, %g)", f8.comm_s,
+               f8.ep_s);
+    double save = tsl_pipesim_fb_save_s(f8.fwd_s, f8.bwd_s, f8.comm_s, 1.3);
+    CHECK(save > 0.5 * f8.ep_s, "F&B hides the all-to-alls: saves %g of %g", save, f8.ep_s);
+    CHECK(tsl_pipesim_fb_save_s(f8.fwd_s, f8.bwd_s, 0, 1.3) == 0, "nothing without them");
     tsl_cluster_free(&c);
 }
 
@@ -1322,6 +1469,8 @@ int main(void)
     test_cp();
     test_moe();
     test_moe_etp_capacity();
+    test_fp8_gather();
+    test_fp8_moe();
     test_mla();
     return CHECK_DONE();
 }
