@@ -38,6 +38,8 @@ typedef struct tsl_eval_opts {
     /* --fp8 RECIPE / --no-fp8: the request's fp8_recipe / no_fp8 (tsl_fp8_recipe_t) */
     uint32_t fp8_recipe;
     bool no_fp8;
+    /* --moe-bf16-experts, --moe-fp8-dispatch: the request's fields of those names */
+    bool moe_bf16_experts, moe_fp8_dispatch;
     double moe_imbalance; /* --moe-imbalance X: the request's moe_imbalance (0: the plan's) */
     bool no_search;
     bool local; /* --local: run here even when a server is named */

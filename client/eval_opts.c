@@ -18,6 +18,7 @@ static const char eval_usage[] =
     "                      [--grad-reduce-bytes N] [--no-fp32-master]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--moe-imbalance X]\n"
+    "                      [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
     "                      [--[no-]overlap-tp-dgrad]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
@@ -115,6 +116,10 @@ static const char eval_usage[] =
     "  --no-fp8            bf16 GEMMs, whatever the imported plan says\n"
     "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
     "                      mean tokens (default: the plan's, else 1, an even split)\n"
+    "  --moe-bf16-experts  with FP8: the routed experts' grouped GEMMs in bf16\n"
+    "                      (torchtitan without its grouped-experts converter)\n"
+    "  --moe-fp8-dispatch  with FP8 experts: the dispatch all-to-all (and the\n"
+    "                      combine's gradient) in FP8, as DeepSeek-V3\n"
     "\n"
     "  --no-search         do not run the search to compare with\n"
     "  --server ADDR       evaluate in tesseld at ADDR (also before `eval`, or\n"
@@ -169,6 +174,8 @@ enum {
     OPT_NO_OVERLAP_TP,
     OPT_FP8,
     OPT_NO_FP8,
+    OPT_MOE_BF16,
+    OPT_MOE_FP8_DISPATCH,
 };
 
 static const struct option eval_long[] = {
@@ -219,6 +226,8 @@ static const struct option eval_long[] = {
     {"no-overlap-tp-dgrad", no_argument, 0, OPT_NO_OVERLAP_TP},
     {"fp8", required_argument, 0, OPT_FP8},
     {"no-fp8", no_argument, 0, OPT_NO_FP8},
+    {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
+    {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
     {0, 0, 0, 0},
 };
 
@@ -336,6 +345,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         return 0;
     }
     case OPT_NO_FP8: eo->no_fp8 = true; return 0;
+    case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
+    case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
     case OPT_IMBALANCE:
         return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
     default: return plan_flag(opt, eo, err);

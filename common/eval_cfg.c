@@ -534,6 +534,8 @@ static const char *const mg_no_effect[] = {
     "moe-ffn-hidden-size",
     "moe-grouped-gemm",
     "moe-token-dispatcher-type",
+    "moe-flex-dispatcher-backend", /* DeepEP / HybridEP / ncclep: priced as NCCL all-to-all */
+    "use-transformer-engine-op-fuser",
     "moe-token-drop-policy", /* which tokens a capacity drops, not how many */
     "moe-shared-expert-intermediate-size",
     "multi-latent-attention",
@@ -696,6 +698,8 @@ typedef struct mg_state {
     bool fp8_param;      /* --fp8-param-gather */
     uint32_t fp8_format; /* 1: --fp8-format given */
     uint32_t fp8_recipe; /* --fp8-recipe (tsl_fp8_recipe_t); 0: Megatron's default */
+    bool fp8_dispatch;   /* --moe-dispatch-fwd-dtype mxfp8 */
+    bool fp8_combine;    /* --moe-combine-bwd-dtype mxfp8 */
     uint32_t cp, ep, etp;
     char cp_comm[16];  /* --cp-comm-type; "" = p2p */
     double capacity;   /* --moe-expert-capacity-factor; 0: dropless */
@@ -884,6 +888,13 @@ static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state
         st->fp8_e4m3 = strcmp(val, "e4m3") == 0;
         return 0;
     }
+    if (strcmp(key, "moe-dispatch-fwd-dtype") == 0 || strcmp(key, "moe-combine-bwd-dtype") == 0) {
+        if (val == NULL || (strcmp(val, "bf16") != 0 && strcmp(val, "mxfp8") != 0))
+            return tsl_err_set(err, "megatron: --%s: '%s' is not bf16 or mxfp8", key,
+                               val ? val : "");
+        *(key[4] == 'd' ? &st->fp8_dispatch : &st->fp8_combine) = strcmp(val, "mxfp8") == 0;
+        return 0;
+    }
     if (strcmp(key, "fp8-recipe") == 0) {
         int r = tsl_fp8_recipe_parse(val);
         if (r <= 0)
@@ -1030,9 +1041,14 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
         tsl_eval_cfg_note(c, "megatron: --fp8-recipe without --fp8-format: bf16, as in "
                              "Megatron-LM");
     c->knobs.fp8_param_gather = st->fp8_param && c->knobs.fp8;
-    if (st->fp8_param && st->fp8_format)
-        tsl_eval_cfg_note(c, "megatron: --fp8-param-gather: FP8 weights in place of bf16 "
-                             "priced in memory; the weight all-gathers still in 2 bytes");
+    /* the flex dispatcher's MXFP8 wire (TransformerConfig moe_dispatch_fwd_dtype /
+     * moe_combine_bwd_dtype): priced as one knob, the dispatch and the combine's gradient */
+    c->knobs.moe_fp8_dispatch = (st->fp8_dispatch || st->fp8_combine) && c->knobs.fp8;
+    if (st->fp8_dispatch != st->fp8_combine && c->knobs.fp8)
+        tsl_eval_cfg_note(c, "megatron: --moe-dispatch-fwd-dtype and --moe-combine-bwd-dtype "
+                             "differ: both priced in FP8");
+    if ((st->fp8_dispatch || st->fp8_combine) && !c->knobs.fp8)
+        tsl_eval_cfg_note(c, "megatron: an MXFP8 dispatch without --fp8-format: priced bf16");
     if (st->fp8_e4m3)
         tsl_eval_cfg_note(c, "megatron: --fp8-format e4m3 is priced as hybrid (the same "
                              "GEMM rate and casts)");

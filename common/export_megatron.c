@@ -32,7 +32,10 @@ static void write_rope(const tsl_model_t *m, FILE *out)
 /* Multi-head latent attention and routed experts (docs/exports.md "Mixture of
  * experts"; Megatron-LM arguments.py _add_moe_args, _add_mla_args): the plan's EP
  * and expert TP (written also at 1: Megatron's default is the attention TP), its
- * capacity factor and padding; the grouped GEMM, as priced. */
+ * capacity factor and padding; the grouped GEMM, as priced. An FP8 dispatch is the
+ * flex dispatcher's ncclep backend with MXFP8 on the wire both ways Tessel prices
+ * (TransformerConfig moe_dispatch_fwd_dtype / moe_combine_bwd_dtype, which need it,
+ * the grouped GEMM and the TE op fuser). */
 static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *out)
 {
     if (l->kv_lora_rank) {
@@ -50,10 +53,19 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
     uint32_t ep = p->ep > 1 ? p->ep : 1, etp = p->etp > 1 ? p->etp : 1;
     fprintf(out,
             "--num-experts %u\n--moe-router-topk %u\n--moe-ffn-hidden-size %u\n"
-            "--moe-grouped-gemm\n--moe-token-dispatcher-type alltoall\n"
+            "--moe-grouped-gemm\n--moe-token-dispatcher-type %s\n"
             "--expert-model-parallel-size %u\n"
             "--expert-tensor-parallel-size %u\n",
-            l->experts, l->experts_per_tok, l->ffn_hidden, ep, etp);
+            l->experts, l->experts_per_tok, l->ffn_hidden,
+            p->moe_fp8_dispatch ? "flex" : "alltoall", ep, etp);
+    if (p->moe_fp8_dispatch)
+        fputs("--moe-flex-dispatcher-backend ncclep\n--use-transformer-engine-op-fuser\n"
+              "--moe-dispatch-fwd-dtype mxfp8\n--moe-combine-bwd-dtype mxfp8\n",
+              out);
+    if (p->moe_bf16_experts) /* no flag keeps them out of TE's FP8 */
+        fputs("# priced with the routed experts' GEMMs in bf16 (Megatron-LM runs them in FP8 "
+              "with --fp8-format: faster than priced)\n",
+              out);
     if (p->moe_capacity > 0)
         fprintf(out, "--moe-expert-capacity-factor %.17g\n%s", p->moe_capacity,
                 p->moe_pad ? "--moe-pad-expert-input-to-capacity\n" : "");

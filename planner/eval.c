@@ -200,6 +200,8 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     if (!r->fp8_recipe && g->fp8_recipe)
         k->fp8 = g->fp8_recipe;
     k->fp8_param_gather |= g->fp8_param_gather;
+    k->moe_bf16_experts |= g->moe_bf16_experts;
+    k->moe_fp8_dispatch |= g->moe_fp8_dispatch;
     k->fb_serial |= g->fb_serial; /* the stack runs DualPipeV's F&B as F + B */
     if (r->no_fp8)
         k->fp8 = 0;

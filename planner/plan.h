@@ -118,7 +118,11 @@ typedef struct tsl_plan {
     bool moe_pad;
     double moe_imbalance;
     uint32_t fp8_recipe;   /* tsl_fp8_recipe_t of the blocks' linear GEMMs; 0: bf16 */
-    bool fp8_param_gather; /* FP8 weights in place of bf16 (--fp8-param-gather) */
+    bool fp8_param_gather; /* FP8 weights in place of bf16 (--fp8-param-gather), gathered
+                              in FP8 */
+    bool moe_bf16_experts; /* with fp8_recipe: the routed experts' GEMMs kept bf16 */
+    bool moe_fp8_dispatch; /* with FP8 experts: the dispatch (and the combine's gradient)
+                              all-to-all in FP8 */
     bool fb_serial;        /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
 } tsl_plan_t;
 

@@ -177,6 +177,14 @@
       "FP8 only, with this recipe: 1 delayed, 2 tensorwise, 3 blockwise, 4 mxfp8 (Blackwell); "    \
       "refused where a GPU has no FP8",                                                            \
       "fp8_recipe", "fp8_recipe")                                                                  \
+    X(moe_bf16_experts, BOOL, "moe-bf16-experts", "", 0, 0,                                        \
+      "with FP8: the routed experts' grouped GEMMs stay bf16 (torchtitan without its "             \
+      "grouped-experts converter; default: FP8 with the plan's recipe, as Megatron-LM runs them)", \
+      "moe_bf16_experts", "moe_bf16_experts")                                                      \
+    X(moe_fp8_dispatch, BOOL, "moe-fp8-dispatch", "", 0, 0,                                        \
+      "with FP8 experts: the MoE dispatch all-to-all and the combine's gradient in FP8 "           \
+      "(DeepSeek-V3; Megatron-LM --moe-dispatch-fwd-dtype mxfp8); default bf16",                   \
+      "moe_fp8_dispatch", "moe_fp8_dispatch")                                                      \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

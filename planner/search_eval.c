@@ -602,6 +602,10 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
     k->moe_imbalance = r->moe_imbalance;
     if (r->fp8_recipe && !r->no_fp8)
         k->fp8 = r->fp8_recipe;
+    if (r->moe_bf16_experts)
+        k->moe_bf16_experts = true;
+    if (r->moe_fp8_dispatch)
+        k->moe_fp8_dispatch = true;
 }
 
 int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err)

@@ -197,6 +197,35 @@ static void test_knobs(void)
           "torchtitan main: Float8LinearConverter (%s)", err.msg);
     CHECK(tsl_eval_cfg_torchtitan("[training]\nseq_len = 8\n", &c, &err) == 0 && c.knobs.fp8 == 0,
           "torchtitan without converters: bf16 (%s)", err.msg);
+    /* the routed experts: bf16 unless the grouped GEMMs are converted too; torchao's
+     * FSDP float8 all-gather (v0.2, the tensorwise default path only) */
+    CHECK(c.knobs.moe_bf16_experts == false, "bf16: no expert switch");
+    CHECK(tsl_eval_cfg_torchtitan("[model]\nconverters = [\"quantize.linear.float8\"]\n", &c,
+                                  &err) == 0 &&
+              c.knobs.moe_bf16_experts && !c.knobs.fp8_param_gather,
+          "v0.2 float8 linears alone: experts bf16 (%s)", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[model]\nconverters = [\"quantize.linear.float8\", "
+                                  "\"quantize.grouped_mm.float8\"]\n[quantize.linear.float8]\n"
+                                  "enable_fsdp_float8_all_gather = true\n"
+                                  "precompute_float8_dynamic_scale_for_fsdp = true\n"
+                                  "[quantize.grouped_mm.float8]\nfqns = [\"experts\"]\n",
+                                  &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_TENSORWISE && !c.knobs.moe_bf16_experts &&
+              c.knobs.fp8_param_gather,
+          "v0.2 grouped_mm float8 and the FSDP float8 all-gather (%s)", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[model]\nconverters = [\"quantize.linear.float8\"]\n"
+                                  "[quantize.linear.float8]\nrecipe_name = \"rowwise\"\n"
+                                  "enable_fsdp_float8_all_gather = true\n",
+                                  &c, &err) != 0 &&
+              strstr(err.msg, "do not combine"),
+          "torchtitan refuses a recipe_name beside the float8 all-gather (%s)", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan(
+              "def f() -> Trainer.Config:\n    x = model_registry(\"671B\", "
+              "converters=[Float8LinearConverter.Config(), "
+              "Float8GroupedExpertsConverter.Config()])\n    c.activation_checkpoint = None\n",
+              &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_TENSORWISE && !c.knobs.moe_bf16_experts,
+          "torchtitan main: Float8GroupedExpertsConverter (%s)", err.msg);
 
     /* FP8 plans export with their recipe and come back the same (H100) */
     tsl_eval_cfg_t mg8 = {.tp = 2, .pp = 2, .mbs = 2, .global_batch = 64, .even_blocks = true};
@@ -354,8 +383,21 @@ static void test_megatron_flags(void)
                                 "--fp8-param-gather",
                                 &c, &err) == 0 &&
               c.knobs.fp8 == TSL_FP8_BLOCKWISE && strstr(c.notes, "e4m3") &&
-              strstr(c.notes, "--fp8-param-gather"),
-          "fp8 e4m3 blockwise: %s / %s", err.msg, c.notes);
+              c.knobs.fp8_param_gather,
+          "fp8 e4m3 blockwise, FP8 weights: %s / %s", err.msg, c.notes);
+    /* the flex dispatcher's MXFP8 wire (Megatron-LM TransformerConfig): one knob */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --fp8-format e4m3 --fp8-recipe mxfp8 "
+                                "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend "
+                                "ncclep --use-transformer-engine-op-fuser "
+                                "--moe-dispatch-fwd-dtype mxfp8 --moe-combine-bwd-dtype mxfp8",
+                                &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_MXFP8 && c.knobs.moe_fp8_dispatch &&
+              !strstr(c.notes, "differ"),
+          "MXFP8 dispatch: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --moe-dispatch-fwd-dtype mxfp8", &c, &err) == 0 &&
+              !c.knobs.moe_fp8_dispatch && strstr(c.notes, "without --fp8-format"),
+          "an FP8 dispatch without FP8: bf16: %s / %s", err.msg, c.notes);
+    mg_refuses("--moe-dispatch-fwd-dtype fp8", "--moe-dispatch-fwd-dtype");
     CHECK(tsl_eval_cfg_megatron("--bf16 --fp8-recipe tensorwise", &c, &err) == 0 &&
               c.knobs.fp8 == 0 && strstr(c.notes, "without --fp8-format"),
           "a recipe alone is bf16: %s / %s", err.msg, c.notes);

@@ -239,6 +239,20 @@ static void test_megatron_moe_freq(void)
     CHECK(cfg->moe_len == 61 && cfg->moe_pattern[2] == 0 && cfg->moe_pattern[3] == 1 &&
               cfg->moe_pattern[60] == 1 && cfg->knobs.ep == 8,
           "pattern %u layers, ep %u", cfg->moe_len, cfg->knobs.ep);
+    /* an FP8 dispatch: the flex dispatcher's MXFP8 wire, read back as the same knob */
+    plan.fp8_recipe = TSL_FP8_MXFP8;
+    plan.moe_fp8_dispatch = true;
+    char *fp8 = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(fp8, "--moe-token-dispatcher-type flex\n") &&
+              strstr(fp8, "--moe-flex-dispatcher-backend ncclep\n--use-transformer-engine-op-"
+                          "fuser\n--moe-dispatch-fwd-dtype mxfp8\n--moe-combine-bwd-dtype "
+                          "mxfp8\n") &&
+              tsl_eval_cfg_megatron(fp8, cfg, &err) == 0 && cfg->knobs.moe_fp8_dispatch &&
+              cfg->knobs.fp8 == TSL_FP8_MXFP8,
+          "fp8 dispatch: %s\n%s", err.msg, fp8);
+    free(fp8);
+    plan.fp8_recipe = TSL_FP8_NONE;
+    plan.moe_fp8_dispatch = false;
     CHECK(tsl_eval_cfg_plan(cfg, &model, 32, back, &err) == 0 && back->pp == 2 &&
               back->n_devices == 32 && back->ep == 8,
           "plan from the line: %s (pp %u, ep %u)", err.msg, back->pp, back->ep);
@@ -330,8 +344,39 @@ static void test_torchtitan_moe(void)
     CHECK(strstr(py, "filter_fqns=[\"lm_head\", \"router.gate\"]") &&
               strstr(toml, "filter_fqns = [\"output\", \"router.gate\"]\n"),
           "fp8 filters:\n%s\n%s", py, toml);
+    /* the routed experts in FP8 as priced: torchtitan's grouped-experts converters,
+     * read back as FP8 experts; the FSDP float8 all-gather in the TOML form */
+    CHECK(strstr(py, "import Float8LinearConverter, Float8GroupedExpertsConverter\n") &&
+              strstr(py, "Float8GroupedExpertsConverter.Config().build().convert(") &&
+              strstr(toml, "converters = [\"quantize.linear.float8\", "
+                           "\"quantize.grouped_mm.float8\"]\n") &&
+              strstr(toml, "[quantize.grouped_mm.float8]\nfqns = [\"experts\"]\n"),
+          "fp8 experts:\n%s\n%s", py, toml);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t e8 = {0};
+    CHECK(cfg && tsl_eval_cfg_torchtitan(py, cfg, &e8) == 0 && !cfg->knobs.moe_bf16_experts &&
+              tsl_eval_cfg_torchtitan(toml, cfg, &e8) == 0 && !cfg->knobs.moe_bf16_experts,
+          "fp8 experts read back: %s", e8.msg);
     free(py);
     free(toml);
+    plan.moe_bf16_experts = true;
+    plan.fp8_param_gather = true;
+    py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(!strstr(py, "GroupedExperts") && !strstr(toml, "grouped_mm") &&
+              strstr(toml, "enable_fsdp_float8_all_gather = true\n") &&
+              !strstr(toml, "recipe_name =") && strstr(py, "torchtitan main gathers in bf16"),
+          "bf16 experts, FP8 gathers:\n%s\n%s", py, toml);
+    CHECK(tsl_eval_cfg_torchtitan(toml, cfg, &e8) == 0 && cfg->knobs.moe_bf16_experts &&
+              cfg->knobs.fp8_param_gather && cfg->knobs.fp8 == TSL_FP8_TENSORWISE,
+          "bf16 experts, FP8 gathers read back: %s", e8.msg);
+    free(cfg);
+    free(py);
+    free(toml);
+    plan.moe_fp8_dispatch = true; /* torchtitan dispatches bf16 */
+    plan.moe_bf16_experts = plan.fp8_param_gather = false;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "dispatches the routed tokens in bf16");
+    plan.moe_fp8_dispatch = false;
     static const struct {
         const char *strategy;
         uint32_t ep;
