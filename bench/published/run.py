@@ -152,6 +152,10 @@ def megatron_args(row, ckpt=None):
         a += ["--account-for-loss-in-pipeline-split"]
     if cp > 1:
         a += ["--context-parallel-size", cp, "--cp-comm-type", p.get("cp_comm", "p2p")]
+    if p.get("fp8"):  # Megatron-Bridge's MXFP8 presets say e4m3, the others hybrid
+        a += ["--fp8-format", "e4m3" if p["fp8"] == "mxfp8" else "hybrid", "--fp8-recipe", p["fp8"]]
+        if p.get("fp8_param_gather"):  # FP8 weights, all-gathered in FP8
+            a += ["--fp8-param-gather"]
     ckpt = ckpt or p["ckpt"]
     if ckpt == "full":
         a += ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", 1]
@@ -204,6 +208,10 @@ def knob_args(row, amp_profile=None):
     # the precision of the linear GEMMs (docs/cost-model.md "FP8"): absent = bf16
     if p.get("fp8"):
         cmd += ["--fp8", p["fp8"]]
+    if p.get("moe_bf16_experts"):  # the routed experts' GEMMs kept bf16 under FP8
+        cmd += ["--moe-bf16-experts"]
+    if p.get("moe_fp8_dispatch"):  # the MoE dispatch (and the combine's gradient) in FP8
+        cmd += ["--moe-fp8-dispatch"]
     return cmd
 
 
