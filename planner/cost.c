@@ -846,7 +846,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double tp_f = profiled && env->profile->tp_comm_in_times
                       ? 0.0
                       : l->tp_allreduces * allreduce_lat_s(act_msg, g.t, bw->tp_bw, &bw->tp_lat);
-    double pg = gather_bytes(env, p, fp8_weights(env, l, g.t)); /* FP8 ones 1 (fp8_param_gather) */
+    double w8 = fp8_weights(env, l, g.t); /* this rank's FP8 linear weights (0: bf16) */
+    double pg = gather_bytes(env, p, w8); /* 2 per weight, FP8 ones 1 (fp8_param_gather) */
     double gather = allgather_lat_s(pg, g.z, bw->sdp_bw, &bw->sdp_lat);
     double cp_f, cp_b;
     cp_exchange(env, l, g.t, n, core_fwd_s(env, l, n, g.t, core_f), bw, &cp_f, &cp_b);
@@ -898,7 +899,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->cp_s = cp_f + cp_b;
     out->ep_s = ep_f + ep_b;
     out->opt_s = optimizer_s(env, s, g, p) + moe.opt_s;
-    out->opt_s += fp8_weight_cast_s(env, fp8_weights(env, l, g.t) + moe.w8);
+    out->opt_s += fp8_weight_cast_s(env, w8 + moe.w8);
     layer_memory(l, s, g, mb, w, cp, p, &env->knobs, fp8_priced(env), out);
     if (l->experts) {
         out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs) + moe.fp8_w);
