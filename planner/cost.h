@@ -151,7 +151,7 @@ typedef enum tsl_cost_mode {
 
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
-#define TSL_COST_MODEL_VERSION 7u
+#define TSL_COST_MODEL_VERSION 8u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
