@@ -209,10 +209,10 @@ double tsl_cluster_node_pair_bw(const tsl_cluster_t *c, uint32_t a, uint32_t b);
  *   overhead  1.0   1.0    3.0       ring across domains: intra = max(nvl, overhead)
  * (network post overhead, Intel hosts). The constants are the Hopper (sm90)
  * generation's; Ampere's differ only in cap_LL in one domain (87.7 GB/s, which
- * A100's 154 GB/s NVLink figure halved does not reach), Volta's in the plateau
+ * A100's 150 GB/s NVLink figure halved does not reach), Volta's in the ring's 1.4
  * (1.9). Not modelled: per-channel caps (Tessel has no channel count), the
- * 0.85 of a tree whose NIC traffic crosses one GPU, and the plateau's size
- * condition (it applies once a message spans 64 B per channel and rank).
+ * 0.85 of a tree whose NIC traffic crosses one GPU, and the size
+ * condition of the ring's 1.4 (64 B per channel and rank).
  */
 enum { TSL_NCCL_LL, TSL_NCCL_LL128, TSL_NCCL_SIMPLE, TSL_NCCL_PROTOS };
 enum { TSL_NCCL_RING, TSL_NCCL_TREE, TSL_NCCL_PAT, TSL_NCCL_ALGOS };
