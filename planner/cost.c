@@ -107,7 +107,7 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
 static double mode_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
                       tsl_coll_lat_t *lat)
 {
-    lat->ar_s = lat->ag_s = 0.0;
+    memset(lat, 0, sizeof(*lat));
     if (degree <= 1)
         return INFINITY;
     if (env->mode == TSL_COST_PAPER)
@@ -130,7 +130,7 @@ static double dim_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_dim
 static double group_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
                        tsl_coll_lat_t *lat)
 {
-    lat->ar_s = lat->ag_s = 0.0;
+    memset(lat, 0, sizeof(*lat));
     if (degree <= 1 || env->block_size % ((uint64_t)stride * degree) != 0)
         return INFINITY;
     return mode_bw(env, stride, degree, lat);
@@ -197,7 +197,7 @@ bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp
 static double cp_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_coll_lat_t *lat)
 {
     uint32_t c = env->knobs.cp, stride;
-    lat->ar_s = lat->ag_s = 0.0;
+    memset(lat, 0, sizeof(*lat));
     if (c <= 1 || !tsl_cost_cp_group(s, c, &stride))
         return INFINITY;
     return group_bw(env, stride, c, lat);
@@ -290,21 +290,29 @@ double tsl_cost_p2p_s(double bytes, double bw)
     return bytes / bw;
 }
 
-/* A collective with its α: only one that moves bytes pays it (n = 1 or an empty
- * buffer costs 0, as the bandwidth terms do). */
-static double with_lat(double bw_term_s, double lat_s)
-{
-    return bw_term_s > 0 ? bw_term_s + lat_s : bw_term_s;
-}
-
+/* A collective as NCCL runs it (STACK): the least over its algorithms and
+ * protocols of α + bytes / that choice's bandwidth (cluster.h,
+ * tsl_cluster_coll_allreduce_s); PAPER (no α: lat->n 0) the ring's bandwidth term
+ * alone, bit for bit. n = 1 or an empty buffer costs 0. */
 static double allreduce_lat_s(double bytes, uint32_t n, double bw, const tsl_coll_lat_t *lat)
 {
-    return with_lat(tsl_cost_allreduce_s(bytes, n, bw), lat->ar_s);
+    if (lat->n <= 1)
+        return tsl_cost_allreduce_s(bytes, n, bw);
+    return tsl_cluster_coll_allreduce_s(lat, bytes, n, bw, NULL);
 }
 
 static double allgather_lat_s(double bytes, uint32_t n, double bw, const tsl_coll_lat_t *lat)
 {
-    return with_lat(tsl_cost_allgather_s(bytes, n, bw), lat->ag_s);
+    if (lat->n <= 1)
+        return tsl_cost_allgather_s(bytes, n, bw);
+    return tsl_cluster_coll_allgather_s(lat, bytes, n, bw, NULL);
+}
+
+/* An all-to-all: the bytes of the all-gather of the same buffer (tsl_cost_alltoall_s),
+ * priced with its protocol choice. */
+static double alltoall_lat_s(double bytes, uint32_t n, double bw, const tsl_coll_lat_t *lat)
+{
+    return allgather_lat_s(bytes, n, bw, lat);
 }
 
 /* Both sides run slowed by k while they overlap; the longer finishes alone
@@ -626,15 +634,17 @@ static void calibrate_memory(double k, tsl_layer_cost_t *out)
  *   B_kv = 2 (K, V) · 2 bytes · T · a_kv · d_h / t.
  *   p2p        ring: c − 1 steps each passing B_kv to the next rank, step j under
  *              the core of block j (core_f / c); backward passes K/V and dK/dV:
- *              fwd = (c−1)·overlap(core_f/c, B_kv/bw) + core_f/c − core_f,
- *              bwd = (c−1)·overlap(core_b/c, 2·B_kv/bw) + core_b/c − core_b
+ *              fwd = (c−1)·overlap(core_f/c, S) + core_f/c − core_f,
+ *              bwd = (c−1)·overlap(core_b/c, 2·S) + core_b/c − core_b
+ *              S = all-gather(c·B_kv, c) / (c − 1): B_kv/bw plus the gather's α
+ *              spread over its steps (PAPER: B_kv/bw)
  *   allgather  fwd: all-gather(c·B_kv, c); bwd: the gather again (only the chunk
  *              is kept) and a reduce-scatter of dK/dV: 2 · all-gather(c·B_kv, c)
  *   a2a        Ulysses: all-to-all of Q, K, V before the core and O after it,
  *              each (c−1)/c of the rank's bytes: fwd = bwd =
- *              all-gather(B_q + B_kv + B_o, c) + 2α (two collectives)
- * core_b = 2·core_f (flash attention's backward). α: the all-gather's, spread
- * over the ring's steps.
+ *              all-to-all(B_q + B_kv, c) + all-to-all(B_o, c) (two collectives)
+ * core_b = 2·core_f (flash attention's backward). Every collective is priced as
+ * NCCL picks its algorithm and protocol (allgather_lat_s).
  */
 static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t, double n,
                         double core_f, const tsl_strategy_bw_t *bw, double *fwd, double *bwd)
@@ -648,19 +658,25 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
     double T = n * l->seq_len, k = env->overlap_slowdown;
     double b_kv = 2.0 * TSL_ACT_DTYPE_BYTES * T * kv * hd / t;
     double b_q = (double)TSL_ACT_DTYPE_BYTES * T * l->heads * hd / t; /* Q, and O alike */
-    double core_b = 2.0 * core_f, lat = bw->cp_lat.ag_s;
+    double core_b = 2.0 * core_f;
+    const tsl_coll_lat_t *lat = &bw->cp_lat;
     switch (env->knobs.cp_comm) {
     case TSL_CP_ALLGATHER: {
-        double ag = with_lat(tsl_cost_allgather_s(c * b_kv, c, bw->cp_bw), lat);
+        double ag = allgather_lat_s(c * b_kv, c, bw->cp_bw, lat);
         *fwd = ag;
         *bwd = 2.0 * ag;
         break;
     }
-    case TSL_CP_A2A:
-        *fwd = *bwd = tsl_cost_allgather_s(2.0 * b_q + b_kv, c, bw->cp_bw) + 2.0 * lat;
+    case TSL_CP_A2A: /* Q, K, V before the core; O after it (PAPER: the bytes alone) */
+        *fwd = *bwd = lat->n > 1 ? alltoall_lat_s(b_q + b_kv, c, bw->cp_bw, lat) +
+                                       alltoall_lat_s(b_q, c, bw->cp_bw, lat)
+                                 : tsl_cost_allgather_s(2.0 * b_q + b_kv, c, bw->cp_bw);
         break;
     default: {
-        double step = b_kv / bw->cp_bw + lat / (c - 1);
+        /* one ring step: the all-gather of the c blocks spread over its c − 1 steps
+         * (PAPER: one block's bytes alone) */
+        double step =
+            lat->n > 1 ? allgather_lat_s(c * b_kv, c, bw->cp_bw, lat) / (c - 1) : b_kv / bw->cp_bw;
         *fwd = (c - 1) * tsl_cost_overlap_s(core_f / c, step, k) + core_f / c - core_f;
         *bwd = (c - 1) * tsl_cost_overlap_s(core_b / c, 2.0 * step, k) + core_b / c - core_b;
         break;
@@ -713,7 +729,7 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
                              .cp_bw = INFINITY};
     o->p = tsl_layer_expert_params(l) / ep / etp;
     o->g = (degrees_t){1, g.z > 1 ? 1 : edp, g.z > 1 ? edp : 1};
-    o->a2a = with_lat(tsl_cost_alltoall_s(bytes, ep, bw_ep), lat_ep.ag_s);
+    o->a2a = alltoall_lat_s(bytes, ep, bw_ep, &lat_ep);
     o->tpc = allgather_lat_s(etp * bytes, etp, bw_etp, &lat_etp);
     o->gather = allgather_lat_s(TSL_BYTES_PER_PARAM_FP16 * o->p, o->g.z, bw_edp, &lat_edp);
     grad_sync(env->mode, &env->knobs, s, o->g, &bwe, grad_elem_bytes(&env->knobs) * o->p,

@@ -11,16 +11,20 @@
  * (peak × efficiency, the slowest device of the block), k the overlap slowdown.
  *
  * Collectives (ring; M = bytes of the full buffer):
- *   all-reduce       2(n−1)/n · M / bw + α_ar
- *   all-gather       (n−1)/n · M / bw + α_ag
- *   reduce-scatter   (n−1)/n · M / bw + α_ag
+ *   all-reduce       2(n−1)/n · M / bw
+ *   all-gather       (n−1)/n · M / bw
+ *   reduce-scatter   (n−1)/n · M / bw
  *   p2p              M / bw
  * STACK mode (the default): bw = the dimension's bus bandwidth over the topology,
- * NICs shared by the concurrent groups (tsl_cluster_dim_busbw), α = NCCL's
- * latency for n ranks on k NVLink domains (tsl_cluster_coll_lat). PAPER mode:
- * bw = the slowest link of the group (AMP Eq. 3), α = 0 — the formulas before
- * the topology, bit for bit. tsl_cost_allreduce_s & co. are the bandwidth terms;
- * the α rides in tsl_strategy_bw_t.
+ * NICs shared by the concurrent groups (tsl_cluster_dim_busbw), and each
+ * collective costs what NCCL's tuner predicts for its cheapest choice: the least
+ * over algorithm (ring or tree for all-reduce, ring or PAT for the others) and
+ * protocol (LL, LL128, Simple) of α(choice, n ranks, k NVLink domains) + M over
+ * that choice's bandwidth (bw times the protocol's factor; cluster.h,
+ * tsl_cluster_coll_allreduce_s). PAPER mode: bw = the slowest link of the group
+ * (AMP Eq. 3), no α, the ring bandwidth terms above — the formulas before the
+ * topology, bit for bit. tsl_cost_allreduce_s & co. are those bandwidth terms;
+ * the α's ride in tsl_strategy_bw_t.
  *
  * Time of one micro-batch:
  *   compute_f  = roofline of the layer's GEMMs and elementwise work (roofline.h;
@@ -157,9 +161,9 @@ typedef enum tsl_cost_mode {
 
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
-#define TSL_COST_MODEL_VERSION                                                                     \
-    9u /* 8: expert TP searched for MoE models; 9: TP collectives
-                                     under the backward's GEMMs (overlap_tp_dgrad) */
+/* 8: expert TP searched for MoE models; 9: TP collectives under the backward's
+ * GEMMs (overlap_tp_dgrad); 10: NCCL's algorithm and protocol by message size. */
+#define TSL_COST_MODEL_VERSION 10u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -323,10 +327,11 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
                       uint32_t block_size, tsl_err_t *err);
 
 /* Link bandwidths a strategy's groups see inside the env's block (by the env's
- * mode, above), and the fixed time α of one collective of each dimension. */
+ * mode, above), and NCCL's α's for each dimension's collectives. */
 typedef struct tsl_strategy_bw {
     double tp_bw, dp_bw, sdp_bw;            /* +INF for an unused dimension */
-    tsl_coll_lat_t tp_lat, dp_lat, sdp_lat; /* zeros in PAPER mode or unused */
+    tsl_coll_lat_t tp_lat, dp_lat, sdp_lat; /* NCCL's α's; all zero (no model) in PAPER
+                                               mode or unused */
     double cp_bw;                           /* the CP group's (env->knobs.cp), +INF at cp 1 */
     tsl_coll_lat_t cp_lat;
 } tsl_strategy_bw_t;

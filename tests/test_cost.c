@@ -309,8 +309,15 @@ static void test_sdp(void)
     tsl_strategy_bw_t sbw, mbw; /* STACK adds NCCL's latency α to every collective */
     tsl_cost_strategy_bw(&env, &s_sdp, &sbw);
     tsl_cost_strategy_bw(&env, &mix, &mbw);
-    CHECK(sbw.sdp_bw == 100 * GB && sbw.sdp_lat.ag_s > 0, "stack: one node's bandwidth, α > 0");
-    double gather_st = gather + sbw.sdp_lat.ag_s;
+    CHECK(sbw.sdp_bw == 100 * GB && sbw.sdp_lat.n == 8 && sbw.sdp_lat.k == 1,
+          "stack: one node's bandwidth, NCCL's model for 8 ranks on one node");
+    /* 25 MB gathered over 8 ranks at 100 GB/s is bandwidth-bound: NCCL's Simple ring,
+     * α = 8.4 + 7 · 3.4 = 32.2 µs (LL128: 27.3 µs + 220.2 / 0.92 = 266.6 µs) */
+    tsl_coll_choice_t ch;
+    double gather_st = gather + 32.2e-6;
+    CHECK_NEAR(tsl_cluster_coll_allgather_s(&sbw.sdp_lat, 2.0 * P_PARAMS, 8, 100 * GB, &ch),
+               gather_st, EPS, "stack: the gather's NCCL time");
+    CHECK(ch.algo == TSL_NCCL_RING && ch.proto == TSL_NCCL_SIMPLE, "stack: Simple ring");
     tsl_cost_layer(&env, &l, &s_sdp, NULL, 16, &sdp);
     double every = gather_st + tsl_cost_overlap_s(2 * cf, gather_st, 1.3);
     CHECK_NEAR(sdp.fwd_s, cf + gather_st, EPS, "stack: fwd as paper, plus α");
@@ -319,8 +326,10 @@ static void test_sdp(void)
     CHECK_NEAR(sdp.grad_comm_s, gather_st, EPS, "stack: one reduce-scatter a micro-batch");
     /* DP2 x SDP4: the shard's DP all-reduce stays on the last micro-batch */
     tsl_cost_layer(&env, &l, &mix, NULL, 16, &m);
-    double rs4 = tsl_cost_reduce_scatter_s(2.0 * P_PARAMS, 4, 100 * GB) + mbw.sdp_lat.ag_s;
-    double ar2 = tsl_cost_allreduce_s(2.0 * P_PARAMS / 4, 2, 100 * GB) + mbw.dp_lat.ar_s;
+    /* Simple rings too: reduce-scatter over 4, α 8.4 + 3 · 3.4 = 18.6 µs; the 6.3 MB
+     * shard's all-reduce over 2, α 8.4 + 2 · 3.4 = 15.2 µs */
+    double rs4 = tsl_cost_reduce_scatter_s(2.0 * P_PARAMS, 4, 100 * GB) + 18.6e-6;
+    double ar2 = tsl_cost_allreduce_s(2.0 * P_PARAMS / 4, 2, 100 * GB) + 15.2e-6;
     CHECK_NEAR(m.grad_comm_s, rs4 + ar2, EPS, "stack: same bytes in all, plus α");
     CHECK_NEAR(m.bwd_sync_s - m.bwd_s,
                tsl_cost_overlap_s(2 * m.compute_s / 3, rs4 + ar2, 1.3) -
@@ -722,7 +731,7 @@ static void test_recompute_tp_overlap(void)
     tsl_strategy_bw_t bw;
     tsl_cost_strategy_bw(&env, &plain, &bw);
     double cf = l.fwd_flops / (t * X_FLOPS); /* compute_f */
-    double tpf = 2 * (tsl_cost_allreduce_s(2 * s * h, 4, bw.tp_bw) + bw.tp_lat.ar_s);
+    double tpf = 2 * tsl_cluster_coll_allreduce_s(&bw.tp_lat, 2 * s * h, 4, bw.tp_bw, NULL);
     double dw = 2 * s * h * (3 * h + f) / t / X_FLOPS, dx = dw; /* 2.40518168576e-3 */
     double core = 4 * s * s * h / (t * X_FLOPS);                /* QKᵀ and AV */
     CHECK_NEAR(dw, 2.40518168576e-3, 1e-9, "column-parallel dW by hand");
