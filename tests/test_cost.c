@@ -1005,6 +1005,59 @@ static void test_cp(void)
     tsl_cluster_free(&c);
 }
 
+/* The Llama 3 paper's CP (Dubey et al. 2024, Sec. 3.3.2; bench/published row
+ * llama3-405b-128k-cp16): one Llama 3 405B layer at 131,072 tokens, TP 8 in a node,
+ * CP 16 over 16 nodes, one 400 Gb/s RoCE NIC per GPU, micro-batch 1 over the CP
+ * group: a rank holds 8,192 tokens (chunks i and 31 − i). K and V are all-gathered
+ * before the core, exposed: with GQA's 8 K/V heads a TP rank holds one,
+ * B_kv = 2·2·8192·1·128 = 4 MiB, the group 64 MiB; the rank's NIC moves 15/16 of it
+ * at 400/8 · 0.80 = 40 GB/s, 1.57 ms + α in the forward and twice that in the
+ * backward (re-gather, reduce-scatter of dK/dV): 4.85 ms, a few percent of the
+ * layer, as the paper's "negligible" says. Ring attention hides more of the same
+ * bytes. */
+static void test_cp_llama3(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "16x8xH100-80G:8xroce400", &err) == 0, "%s", err.msg);
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 131072,
+                     .hidden = 16384,
+                     .ffn_hidden = 53248,
+                     .heads = 128,
+                     .kv_heads = 8,
+                     .causal = true,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 128, &err) == 0, "%s", err.msg);
+    env.knobs.cp = 16;
+    env.knobs.cp_comm = TSL_CP_ALLGATHER;
+    tsl_strategy_t s;
+    CHECK(tsl_strategy_parse("tp8-dp16+sp", &s, &err) == 0, "%s", err.msg);
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env, &s, &bw);
+    CHECK_NEAR(bw.cp_bw, 400e9 / 8 * 0.80, 1e-3, "CP group: one RoCE NIC per GPU, %g", bw.cp_bw);
+    tsl_layer_cost_t r, ring;
+    tsl_cost_layer(&env, &l, &s, NULL, 1, &r);
+    CHECK(r.feasible, "cp 16, micro-batch 1 over DP 16");
+    const double b_kv = 2.0 * 2 * 8192 * 1 * 128; /* K and V, bf16, one K/V head per TP rank */
+    CHECK(b_kv == 4 << 20, "B_kv %g", b_kv);
+    const double ag = 15.0 / 16 * 16 * b_kv / bw.cp_bw + bw.cp_lat.ag_s;
+    CHECK_NEAR(r.cp_s, 3 * ag, 1e-12, "allgather exposed %g, want %g", r.cp_s, 3 * ag);
+    CHECK_NEAR(ag, 1.572864e-3 + bw.cp_lat.ag_s, 1e-9, "forward gather by hand: %g", ag);
+    CHECK(r.cp_s < 0.08 * (r.fwd_s + r.bwd_s), "the gather small beside the layer: %g of %g",
+          r.cp_s, r.fwd_s + r.bwd_s);
+    env.knobs.cp_comm = TSL_CP_P2P;
+    tsl_cost_layer(&env, &l, &s, NULL, 1, &ring);
+    CHECK(ring.cp_s < r.cp_s, "the ring hides what the all-gather exposes: %g < %g", ring.cp_s,
+          r.cp_s);
+    tsl_cluster_free(&c);
+}
+
 /* FP8's memory on one H100 TP pair with SP (docs/cost-model.md "FP8"):
  * delayed scaling keeps 2 bytes of FP8 weight copies per linear weight element
  * and stashes the linear inputs in 1 byte instead of 2; tensorwise (torchao)
@@ -1329,6 +1382,7 @@ int main(void)
     test_feasibility_and_padding();
     test_vocab_layers();
     test_cp();
+    test_cp_llama3();
     test_moe();
     test_moe_etp_capacity();
     test_mla();

@@ -177,7 +177,28 @@ def plan_args(row, ckpt=None):
         cmd += ["--interleave", str(p["interleave"])]
     if p.get("cp", 1) > 1:  # context parallelism: the sequence split over CP ranks
         cmd += ["--cp", str(p["cp"]), "--cp-comm", p.get("cp_comm", "p2p")]
+    if p.get("first_stage_layers") or p.get("last_stage_layers"):
+        cmd += ["--layers-per-stage", stage_counts(row)]
     return cmd
+
+
+def stage_counts(row):
+    """An uneven first / last stage as eval's --layers-per-stage: Tessel's layers
+    per pipeline rank, the embedding (first rank) and the head (last) one layer
+    each beside the Transformer layers, the rest even (Megatron's
+    --decoder-first/last-pipeline-num-layers). eval refuses counts that do not
+    add up to the model's layers, so a model built otherwise is not mis-split."""
+    p, m = row["plan"], row["model"]
+    nb = m["layers"] if "layers" in m else PRESET_SHAPES[m["preset"]]["layers"]
+    f, l, P = p.get("first_stage_layers", 0), p.get("last_stage_layers", 0), p["pp"]
+    mid = P - (1 if f else 0) - (1 if l else 0)
+    if P < 2 or mid < 1 or (nb - f - l) % mid != 0:
+        raise ValueError("%d layers do not split over pp %d as first %d, last %d, the rest even"
+                         % (nb, P, f, l))
+    each = (nb - f - l) // mid
+    counts = [each] * P
+    counts[0], counts[-1] = (f or each) + 1, (l or each) + 1
+    return ",".join(str(c) for c in counts)
 
 
 def knob_args(row, amp_profile=None):
