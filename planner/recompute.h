@@ -75,6 +75,8 @@ typedef enum tsl_recompute_module {
 
 #define TSL_RECOMPUTE_COUNT 6u
 #define TSL_RECOMPUTE_ALL   ((1u << TSL_RECOMPUTE_COUNT) - 1u)
+/* A module a plan document names that this build does not price (refused). */
+#define TSL_RECOMPUTE_UNKNOWN (1u << 31)
 
 /* Megatron's name of bit i ("moe_act", ...); NULL past the end. */
 const char *tsl_recompute_module_name(uint32_t i);
