@@ -15,7 +15,7 @@ static const char eval_usage[] =
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
     "                      [--unfused-attn] [--paper-cost] [--no-host-floor]\n"
-    "                      [--grad-reduce-bytes N] [--no-fp32-master]\n"
+    "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
@@ -56,6 +56,14 @@ static const char eval_usage[] =
     "                      as Megatron-LM's DP and torchtitan's dp_shard do)\n"
     "  --cp-comm TYPE      its attention exchange: p2p (ring, the default), a2a\n"
     "                      (Ulysses) or allgather (Megatron-LM's --cp-comm-type)\n"
+    "  --ep N              expert parallelism: each MoE layer's experts over N ranks\n"
+    "                      of a stage (Megatron-LM's --expert-model-parallel-size)\n"
+    "  --schedule NAME     1f1b (the default; interleaved with --interleave), zbh1,\n"
+    "                      zbv or dualpipev (docs/cost-model.md)\n"
+    "  --recompute-modules LIST\n"
+    "                      Megatron-LM's selective recompute of these modules on\n"
+    "                      every Transformer layer: core_attn (as --ckpt selective),\n"
+    "                      moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts\n"
     "  --layers-per-stage A,B,...\n"
     "                      layers of each stage, embedding and head included\n"
     "                      (default: balanced by FLOPs, as the search starts)\n"
@@ -94,6 +102,8 @@ static const char eval_usage[] =
     "                      gradient bytes in the buffer and the DP/SDP reduce: 2\n"
     "                      (bf16/fp16) or 4 (fp32 main gradients)\n"
     "  --no-fp32-master    no fp32 master weights: 16-bit Adam states\n"
+    "  --bf16-moments      Adam's moments in bf16 beside fp32 master weights\n"
+    "                      (Megatron-LM's precision-aware optimizer)\n"
     "  --overlap-grad-reduce, --no-overlap-grad-reduce\n"
     "                      the DP gradient reduce under the backward, or after it\n"
     "  --overlap-param-gather\n"
@@ -127,6 +137,10 @@ enum {
     OPT_ZERO,
     OPT_CP,
     OPT_CP_COMM,
+    OPT_EP,
+    OPT_SCHEDULE,
+    OPT_RECOMPUTE_MODULES,
+    OPT_BF16_MOMENTS,
     OPT_INTERLEAVE,
     OPT_LPS,
     OPT_STRATEGY,
@@ -171,6 +185,10 @@ static const struct option eval_long[] = {
     {"zero", required_argument, 0, OPT_ZERO},
     {"cp", required_argument, 0, OPT_CP},
     {"cp-comm", required_argument, 0, OPT_CP_COMM},
+    {"ep", required_argument, 0, OPT_EP},
+    {"schedule", required_argument, 0, OPT_SCHEDULE},
+    {"recompute-modules", required_argument, 0, OPT_RECOMPUTE_MODULES},
+    {"bf16-moments", no_argument, 0, OPT_BF16_MOMENTS},
     {"interleave", required_argument, 0, OPT_INTERLEAVE},
     {"layers-per-stage", required_argument, 0, OPT_LPS},
     {"strategy", required_argument, 0, OPT_STRATEGY},
@@ -225,6 +243,26 @@ static int parse_ckpt(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
     return 0;
 }
 
+/* --schedule NAME: the names plan documents use (pipesim.h). */
+static int parse_schedule(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
+{
+    int sc = tsl_pipesim_sched_parse(text);
+    if (sc < 0)
+        return tsl_err_set(err, "schedule: '%s' is not 1f1b, interleaved, zbh1, zbv or dualpipev",
+                           text);
+    cfg->schedule = (uint32_t)sc;
+    return 0;
+}
+
+/* --recompute-modules LIST: core_attn is the attention core's selective
+ * recompute (--ckpt selective, applied by check_sources), the rest the plan's
+ * modules. */
+static int parse_modules(const char *text, tsl_eval_opts_t *eo, tsl_err_t *err)
+{
+    return tsl_recompute_modules_parse(text, &eo->cfg.knobs.recompute_modules, &eo->recompute_core,
+                                       err);
+}
+
 /* The plan flags; 0 applied, 1 not one. */
 static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
 {
@@ -254,6 +292,9 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         c->knobs.cp_comm = (uint32_t)comm;
         return 0;
     }
+    case OPT_EP: return tsl_parse_u32("ep", optarg, 1, 1u << 16, &c->knobs.ep, err);
+    case OPT_SCHEDULE: return parse_schedule(optarg, c, err);
+    case OPT_RECOMPUTE_MODULES: return parse_modules(optarg, eo, err);
     case OPT_INTERLEAVE: return tsl_parse_u32("interleave", optarg, 1, 64, &c->interleave, err);
     case OPT_LPS: return parse_counts(optarg, c, err);
     case OPT_STRATEGY: eo->strategy = optarg; return 0;
@@ -289,6 +330,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
             return tsl_err_set(err, "grad-reduce-bytes: 3 is not 2 (bf16) or 4 (fp32)");
         return 0;
     case OPT_NO_MASTER: eo->no_fp32_master = true; return 0;
+    case OPT_BF16_MOMENTS: eo->bf16_moments = true; return 0;
     case OPT_OVERLAP_GRAD: eo->overlap_grad_reduce = true; return 0;
     case OPT_NO_OVERLAP_GRAD: eo->no_overlap_grad_reduce = true; return 0;
     case OPT_OVERLAP_PARAM: eo->overlap_param_gather = true; return 0;
@@ -306,8 +348,16 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
 }
 
 /* Exactly one way of giving the plan. */
-static int check_sources(const tsl_eval_opts_t *eo)
+static int check_sources(tsl_eval_opts_t *eo)
 {
+    if (eo->recompute_core && eo->cfg.ckpt == TSL_EVAL_CKPT_FULL) {
+        fputs("tesselctl: eval: --recompute-modules core_attn with --ckpt full: Megatron-LM "
+              "recomputes modules under selective granularity only\n",
+              stderr);
+        return TSL_EXIT_USAGE;
+    }
+    if (eo->recompute_core)
+        eo->cfg.ckpt = TSL_EVAL_CKPT_SELECTIVE;
     if (eo->overlap_grad_reduce && eo->no_overlap_grad_reduce) {
         fputs("tesselctl: eval: --overlap-grad-reduce and --no-overlap-grad-reduce: one or "
               "the other\n",
