@@ -96,6 +96,8 @@
     X(fp8_recipe, U32, fp8_recipe, "fp8_recipe", NONZERO)                                          \
     X(fp8_param_gather, BOOL, fp8_param_gather, "fp8_param_gather", NONZERO)                       \
     X(fb_serial, BOOL, fb_serial, "fb_serial", NONZERO)                                            \
+    X(recompute_modules, CUSTOM, recompute_modules, "recompute_modules", ALWAYS)                   \
+    X(bf16_moments, BOOL, bf16_moments, "bf16_moments", NONZERO)                                   \
     X(slicer, CUSTOM, slicer, "slicer", ALWAYS)                                                    \
     X(memopt, CUSTOM, memopt, "memopt", ALWAYS)                                                    \
     X(node_order, CUSTOM, node_order, "node_order", ALWAYS)

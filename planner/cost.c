@@ -404,6 +404,17 @@ static inline double grad_elem_bytes(const tsl_cost_knobs_t *k)
     return k->grad_reduce_bytes ? (double)k->grad_reduce_bytes : TSL_BYTES_PER_PARAM_FP16;
 }
 
+/* Optimizer bytes per parameter between steps: the fp32 master and Adam's two
+ * moments, 4 + 4 + 4; 4 + 2 + 2 with bf16 moments (Megatron's precision-aware
+ * optimizer, --exp-avg-dtype / --exp-avg-sq-dtype bf16; DeepSeek-V3 Sec. 3.3.3);
+ * two 16-bit moments alone without a master. */
+static double optimizer_bytes(const tsl_cost_knobs_t *k)
+{
+    if (k->no_fp32_master)
+        return 2.0 * TSL_BYTES_PER_PARAM_FP16;
+    return k->bf16_moments ? 4.0 + 2.0 * TSL_BYTES_PER_PARAM_FP16 : 12.0;
+}
+
 /* O_ms, O_f, O_b of cost.h for n samples per device; p = the parameters of this
  * TP rank (rank_params). Model states per parameter (Rajbhandari 2020): 2 16-bit
  * weights + g gradient bytes + 12 optimizer bytes (fp32 master, m, v), all
@@ -417,7 +428,7 @@ static double states_bytes(const tsl_strategy_t *s, degrees_t g, double p,
 {
     double z = g.z, gb = grad_elem_bytes(k);
     double opt_div = s->zero >= 1 ? g.d : 1, grad_div = s->zero >= 2 ? g.d : 1;
-    double opt = k->no_fp32_master ? 2.0 * TSL_BYTES_PER_PARAM_FP16 : 12.0;
+    double opt = optimizer_bytes(k);
     double weights = g.z > 1 && gb >= 4 && !k->no_fp32_master ? 0.0 : TSL_BYTES_PER_PARAM_FP16;
     return p / z * (weights + gb / grad_div + opt / opt_div);
 }
@@ -448,12 +459,17 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
     uint64_t split = (s->sp ? g.t : 1) * w; /* sequence parallelism shards the rest */
     uint64_t score = s->selective ? l->act_score_bytes : 0;
     uint64_t kept_score = cp > 1 ? l->act_score_bytes - score : 0;
-    uint64_t act = div_ceil(l->act_repl_bytes * mb, split) +
-                   div_ceil((l->act_shard_bytes - score - kept_score) * mb, g.t * w) +
-                   div_ceil(kept_score * mb, g.t * w * cp);
+    /* the recompute modules' stash (recompute.h), on layers without full CKPT */
+    uint32_t mods = s->ckpt ? 0 : k->recompute_modules;
+    uint64_t drop_repl, drop_shard;
+    tsl_recompute_drop(l, mods, &drop_repl, &drop_shard);
+    uint64_t rest = l->act_shard_bytes - score - kept_score;
+    rest = rest > drop_shard ? rest - drop_shard : 0;
+    uint64_t act = div_ceil((l->act_repl_bytes - drop_repl) * mb, split) +
+                   div_ceil(rest * mb, g.t * w) + div_ceil(kept_score * mb, g.t * w * cp);
     if (fp8 && k->fp8 != TSL_FP8_TENSORWISE) { /* TE: FP8 weight caches, FP8 stashes */
         double w8, repl, shard;
-        tsl_roofline_fp8_elems(l, g.t, &w8, &repl, &shard);
+        tsl_roofline_fp8_elems(l, g.t, mods, &w8, &repl, &shard);
         if (!k->fp8_param_gather) /* else FP8 + transpose in place of the bf16 weight */
             out->ms_bytes += (uint64_t)ceil(2.0 * w8);
         uint64_t save =
@@ -557,7 +573,11 @@ double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k)
     /* master: read master, m, v (12) + the gradient, write them (12) + the
      * 16-bit weights (2); without: read weights, m, v (6) + the gradient, write
      * the three (6) */
-    return k->no_fp32_master ? 12.0 + gb : 26.0 + gb;
+    if (k->no_fp32_master)
+        return 12.0 + gb;
+    /* bf16 moments: read master (4), m, v (2 + 2) + the gradient, write the three
+     * (8) + the 16-bit weights (2) */
+    return k->bf16_moments ? 18.0 + gb : 26.0 + gb;
 }
 
 /* The optimizer step of the parameters this device updates: its TP rank's p,
@@ -755,6 +775,54 @@ static void moe_stash(const tsl_strategy_t *s, double stash, uint64_t mb, uint64
         *act = (double)*act > -d ? *act - (uint64_t)(-d) : 0;
 }
 
+/* ---- recompute of named modules (recompute.h) ---- */
+
+/* The backward's recomputation of the plan's modules on layer l (none under full
+ * CKPT, which recomputes everything): their forward compute (*compute: the
+ * roofline's, in FP8 where the plan's linears are, calibrated as the layer's
+ * compute is) and the communication they repeat (*comm): the MLP's and the MoE
+ * FFN's TP all-reduce (one block's, tp_f / tp_allreduces) and the MoE FFN's
+ * dispatch and combine (ep_f). tp_f and ep_f are the layer's, calibrated. */
+static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
+                               const tsl_strategy_t *s, double n, uint32_t t, double tp_f,
+                               double ep_f, double *compute, double *comm)
+{
+    uint32_t m = s->ckpt ? 0 : tsl_recompute_applies(l, env->knobs.recompute_modules);
+    *compute = *comm = 0.0;
+    if (m == 0)
+        return;
+    tsl_roofline_dev_t dev;
+    tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
+    dev.shape = env->gemm_shape;
+    dev.ep = env->knobs.ep > 1 ? env->knobs.ep : 1;
+    dev.etp = env->knobs.etp > 1 ? env->knobs.etp : 1;
+    tsl_cost_moe_rows(&env->knobs, &dev.moe_busy, &dev.moe_moved);
+    if (fp8_priced(env)) {
+        dev.fp8 = env->knobs.fp8;
+        dev.fp8_flops = env->device_fp8_flops;
+    }
+    *compute = tsl_roofline_recompute_fwd_s(&dev, l, n, t, s->sp, m);
+    if (env->calib != NULL)
+        *compute *= tsl_calib_compute_scale(env->calib, l->hidden,
+                                            (uint32_t)fmin(n * l->seq_len, UINT32_MAX));
+    double block = l->tp_allreduces ? tp_f / l->tp_allreduces : 0.0;
+    if (m & TSL_RECOMPUTE_MLP)
+        *comm += block;
+    if (m & TSL_RECOMPUTE_MOE)
+        *comm += block + ep_f;
+}
+
+/* TransformerEngine's FP8 copies of the routed experts' weights, p of them on
+ * the rank: its grouped linears cache them between micro-batches as its linears
+ * do (2 bytes each, rowwise and columnwise; none under tensorwise or with FP8
+ * weights: docs/cost-model.md "FP8"). */
+static double expert_fp8_cache_bytes(const tsl_cost_env_t *env, double p)
+{
+    if (!fp8_priced(env) || env->knobs.fp8 == TSL_FP8_TENSORWISE || env->knobs.fp8_param_gather)
+        return 0.0;
+    return 2.0 * p;
+}
+
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out)
 {
@@ -828,6 +896,9 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * the forward; selective only the attention core (and CP's exchange for it) */
     double recompute = s->ckpt ? compute_f + tp_f + cp_f + ep_f : core_f + cp_f * (core_f > 0);
     double tp_b = tp_bwd_s(env, s->sp, tp_f, col_frac[0] * compute_b, col_frac[1] * compute_b, k);
+    double mod_c, mod_comm; /* the recompute modules (recompute.h) */
+    module_recompute_s(env, l, s, n, g.t, tp_f, ep_f, &mod_c, &mod_comm);
+    recompute += mod_c + mod_comm;
 
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */
     out->feasible = true;
@@ -844,12 +915,15 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f + ep_f : 0.0);
     out->comm_s =
         tp_f + tp_b + 2.0 * gather + (s->ckpt ? tp_f + ep_f : 0.0) + cp_f + cp_b + ep_f + ep_b;
+    out->compute_s -= mod_comm; /* what the modules repeat of the layer's communication */
+    out->comm_s += mod_comm;
     out->cp_s = cp_f + cp_b;
     out->ep_s = ep_f + ep_b;
     out->opt_s = optimizer_s(env, s, g, p) + moe.opt_s;
     layer_memory(l, s, g, mb, w, cp, p, &env->knobs, fp8_priced(env), out);
     if (l->experts) {
         out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs));
+        out->ms_bytes += (uint64_t)ceil(expert_fp8_cache_bytes(env, moe.p));
         out->bwd_bytes += (uint64_t)transient_bytes(s, moe.g, moe.p, grad_elem_bytes(&env->knobs));
         moe_stash(s, moe.stash, mb, w, out);
     }

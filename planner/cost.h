@@ -67,7 +67,8 @@
  * Precision and overlap (env->knobs, tsl_cost_knobs_t below; docs/cost-model.md
  * "Precision and overlap"): g = grad_reduce_bytes (2 when 0) replaces the 2 of
  * the gradient terms (grad_comm, the gradient in O_ms and O_b); O_ms's 12
- * optimizer bytes are 4 without an fp32 master, and its 2 weight bytes 0 under
+ * optimizer bytes are 4 without an fp32 master (8 with bf16_moments: the fp32
+ * master and two 16-bit moments), and its 2 weight bytes 0 under
  * SDP with g = 4 (FSDP2's fp32 shard is the master); grad_reduce_exposed adds
  * the DP all-reduce / ZeRO-1 reduce-scatter after overlap(compute_b, ...)
  * instead of inside it; overlap_param_gather leaves of ZeRO-1's weight gather G
@@ -100,6 +101,11 @@
  *   +sp          act_repl and (with CKPT) bnd divided by t; tp_f unchanged (an
  *                all-gather + reduce-scatter moves the all-reduce's ring bytes).
  *   +selckpt     act drops act_score_bytes; recompute = the attention core alone.
+ *   recompute modules (knobs.recompute_modules, recompute.h; layers without
+ *                +ckpt): act drops each module's stash, recompute adds its
+ *                forward (tsl_roofline_recompute_fwd_s; mlp and moe with their
+ *                block's TP all-reduce, moe with its dispatch and combine);
+ *                under FP8 the inputs they drop save no FP8 byte.
  *   +zero1       O_ms = P'/(t·z)·(4 + 12/d); grad sync = reduce-scatter under the
  *                backward + weight all-gather exposed after it.
  *   +zero2       O_ms = P'/(t·z)·(2 + 14/d); a reduce-scatter every micro-batch,
@@ -138,6 +144,7 @@
 #include "cluster.h"
 #include "gemm_eff.h"
 #include "model.h"
+#include "recompute.h"
 #include "relayout.h"
 #include "roofline.h"
 #include "strategy.h"
@@ -162,8 +169,9 @@ typedef enum tsl_cost_mode {
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
 /* 8: expert TP searched for MoE models; 9: TP collectives under the backward's
- * GEMMs (overlap_tp_dgrad); 10: NCCL's algorithm and protocol by message size. */
-#define TSL_COST_MODEL_VERSION 10u
+ * GEMMs (overlap_tp_dgrad); 10: NCCL's algorithm and protocol by message size; 11: recompute
+ * modules, bf16 moments, FP8-cached expert inputs. */
+#define TSL_COST_MODEL_VERSION 11u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -212,6 +220,13 @@ typedef struct tsl_cost_knobs {
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */
+    uint32_t recompute_modules; /* Megatron's recompute modules beside the attention core
+                                   (recompute.h bits: moe_act, layernorm, mla_up_proj, mlp,
+                                   moe, shared_experts), on every layer without +ckpt */
+    bool bf16_moments;          /* Adam's moments in 16 bits beside an fp32 master (Megatron
+                                   --use-precision-aware-optimizer --exp-avg-dtype bf16
+                                   --exp-avg-sq-dtype bf16; DeepSeek-V3 Sec. 3.3.3): 8
+                                   optimizer bytes per parameter instead of 12 */
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
@@ -320,7 +335,8 @@ typedef struct tsl_cost_env {
 
 /* The optimizer step's device-memory bytes per parameter a rank updates under k:
  * TSL_BYTES_PER_PARAM_OPT_STEP (28) for the executor's; 26 + g with a master,
- * 12 + g without (g = the gradient's bytes). */
+ * 18 + g with a master and bf16 moments, 12 + g without (g = the gradient's
+ * bytes). */
 double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k);
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,

@@ -337,6 +337,8 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->fp8 = p->fp8_recipe;
     k->fp8_param_gather = p->fp8_param_gather;
     k->fb_serial = p->fb_serial;
+    k->recompute_modules = p->recompute_modules;
+    k->bf16_moments = p->bf16_moments;
 }
 
 void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
@@ -357,4 +359,6 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->fp8_recipe = k->fp8;
     p->fp8_param_gather = k->fp8 && k->fp8_param_gather;
     p->fb_serial = k->fb_serial;
+    p->recompute_modules = k->recompute_modules;
+    p->bf16_moments = k->bf16_moments && !k->no_fp32_master;
 }

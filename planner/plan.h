@@ -120,6 +120,10 @@ typedef struct tsl_plan {
     uint32_t fp8_recipe;   /* tsl_fp8_recipe_t of the blocks' linear GEMMs; 0: bf16 */
     bool fp8_param_gather; /* FP8 weights in place of bf16 (--fp8-param-gather) */
     bool fb_serial;        /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
+    /* Megatron's recompute modules beside the attention core (recompute.h bits; the
+     * core is each layer's +selckpt) and Adam's moments in bf16 (cost.h knobs) */
+    uint32_t recompute_modules;
+    bool bf16_moments;
 } tsl_plan_t;
 
 /* The plan's knobs as the cost model takes them, and back. */

@@ -4,6 +4,7 @@
  * write, 2-byte elements unless said); docs/cost-model.md has the table.
  */
 #include "roofline.h"
+#include "recompute.h"
 
 #include <math.h>
 #include <string.h>
@@ -494,24 +495,130 @@ double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l
     return c;
 }
 
-void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, double *weights, double *repl,
-                            double *shard)
+/* Elements of the linear inputs TransformerEngine keeps in FP8 (1 byte, not 2),
+ * per sample on one TP rank: a linear's input read by that linear alone (the
+ * norm output two MLA down projections read is kept in FP8 twice: no saving);
+ * for a MoE FFN the routed experts' grouped GEMM inputs (k dispatched copies of
+ * the token, k activation outputs) and the shared experts' FFN-out input — the
+ * norm output the router keeps in bf16 saves nothing. Inputs inside a module the
+ * plan recomputes (recompute.h) are not kept at all: not counted. */
+static void fp8_attention(const tsl_layer_t *l, const shape_t *x, double tt, uint32_t mods,
+                          double *w, double *repl, double *shard)
+{
+    if (!l->kv_lora_rank) { /* QKV from the norm's output, the output projection from the core's */
+        *w += x->h * (2.0 * x->d + 2.0 * x->e) / tt;
+        *repl += x->s * x->h;
+        *shard += x->s * x->d / tt;
+        return;
+    }
+    double a = x->a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
+    double q = l->q_lora_rank, c = l->kv_lora_rank;
+    *w += (q ? x->h * q + q * a * (n + r) / tt : x->h * a * (n + r) / tt) + x->h * (c + r) +
+          c * a * (n + v) / tt + a * v * x->h / tt;
+    if (!(mods & TSL_RECOMPUTE_MLA_UP_PROJ))
+        *repl += x->s * (q + c); /* the up projections' inputs */
+    *shard += x->s * a * v / tt;
+}
+
+static void fp8_ffn(const tsl_layer_t *l, const shape_t *x, double tt, uint32_t mods, double *w,
+                    double *repl, double *shard)
+{
+    if (!l->experts) { /* FFN-in from the norm's output, FFN-out from the activation's */
+        *w += (x->g + 1.0) * x->f * x->h / tt;
+        if (!(mods & TSL_RECOMPUTE_MLP)) {
+            *repl += x->s * x->h;
+            *shard += x->s * x->f / tt;
+        }
+        return;
+    }
+    double k = l->experts_per_tok, fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f);
+    fs *= l->shared_experts;
+    *w += (x->g + 1.0) * fs * x->h / tt; /* the routed experts' weights: cost.c (by EP) */
+    if (mods & TSL_RECOMPUTE_MOE)
+        return;
+    *repl += k * x->s * x->h;
+    if (!(mods & TSL_RECOMPUTE_MOE_ACT))
+        *shard += k * x->s * x->f / tt;
+    if (!(mods & TSL_RECOMPUTE_SHARED_EXPERTS))
+        *shard += x->s * fs / tt;
+}
+
+void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, uint32_t recompute, double *weights,
+                            double *repl, double *shard)
 {
     double tt = t ? t : 1;
     shape_t x = shape_of(l);
+    uint32_t mods = tsl_recompute_applies(l, recompute);
     bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
                 l->kind == TSL_LAYER_ATTENTION;
     bool ffn =
         l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN;
     *weights = *repl = *shard = 0.0;
-    if (attn) { /* QKV from the norm's output, the output projection from the core's */
-        *weights += x.h * (2.0 * x.d + 2.0 * x.e) / tt;
-        *repl += x.s * x.h;
-        *shard += x.s * x.d / tt;
+    if (attn)
+        fp8_attention(l, &x, tt, mods, weights, repl, shard);
+    if (ffn)
+        fp8_ffn(l, &x, tt, mods, weights, repl, shard);
+}
+
+/* ---- the forward of the modules a plan recomputes (recompute.h) ---- */
+
+/* FLOPs per sample of the recomputed modules' GEMMs (no bandwidth known). */
+static double recompute_flops(const tsl_layer_t *l, uint32_t m)
+{
+    shape_t x = shape_of(l);
+    double a = x.a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
+    double q = l->q_lora_rank, c = l->kv_lora_rank, k = l->experts_per_tok;
+    double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x.f) * l->shared_experts;
+    double per_width = 2.0 * (x.g + 1.0) * x.s * x.h, fl = 0.0;
+    if (m & TSL_RECOMPUTE_MLA_UP_PROJ)
+        fl += 2.0 * x.s * ((q ? q : x.h) * a * (n + r) + c * a * (n + v));
+    if (m & TSL_RECOMPUTE_MLP)
+        fl += per_width * x.f;
+    if (m & TSL_RECOMPUTE_MOE)
+        fl += k * per_width * x.f + per_width * fs + 2.0 * x.s * x.h * l->experts;
+    else if (m & TSL_RECOMPUTE_SHARED_EXPERTS)
+        fl += per_width * fs;
+    return fl;
+}
+
+double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
+                                    double samples, uint32_t t, bool sp, uint32_t recompute)
+{
+    uint32_t m = tsl_recompute_applies(l, recompute);
+    double tt = t ? t : 1, split = sp ? tt : 1.0;
+    if (m == 0)
+        return 0.0;
+    if (d->mem_bw <= 0)
+        return recompute_flops(l, m) * samples / (tt * d->gemm_flops);
+    shape_t x = shape_of(l);
+    pass_t p = {.d = d};
+    double T = samples * x.s, c = 0.0, norm = 4.0 * T * x.h / split;
+    if (m & TSL_RECOMPUTE_LAYERNORM) /* each standalone norm: read and write 2 bytes */
+        c += mem(&p, norm, 1) * (((l->kind != TSL_LAYER_FFN) && l->kv_lora_rank) +
+                                 ((l->kind != TSL_LAYER_ATTENTION) && l->experts));
+    if (m & TSL_RECOMPUTE_MLA_UP_PROJ) { /* as latent_attention_s prices them */
+        double a = x.a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
+        double q = l->q_lora_rank, kv = l->kv_lora_rank;
+        c += (q ? lin(&p, T, a * (n + r) / tt, q) : lin(&p, T, a * (n + r) / tt, x.h)) +
+             lin(&p, T, a * (n + v) / tt, kv) + mem(&p, 4.0 * T * (q + kv), q ? 2 : 1);
     }
-    if (ffn) { /* FFN-in from the norm's output, FFN-out from the activation's */
-        *weights += (x.g + 1.0) * x.f * x.h / tt;
-        *repl += x.s * x.h;
-        *shard += x.s * x.f / tt;
+    if (m & TSL_RECOMPUTE_MLP) /* the fused norm, FFN-in, the activation, FFN-out */
+        c += mem(&p, norm, 1) + lin(&p, T, x.g * x.f / tt, x.h) +
+             mem(&p, 2.0 * (x.g + 1.0) * x.f / tt * T, 1) + lin(&p, T, x.h, x.f / tt);
+    if (m & TSL_RECOMPUTE_MOE) { /* the MoE FFN without the block's norm and residual */
+        pass_t e = {.d = d};
+        c += moe_ffn_s(&p, l, &x, samples, tt, split) - block_elementwise_s(&e, &x, samples, split);
+        return c;
     }
+    if (m & TSL_RECOMPUTE_MOE_ACT) { /* the routed copies' activation, as moe_ffn_s runs it */
+        /* E/ep experts of width f/etp over etp·ep·R/E × busy rows each */
+        double R = l->experts_per_tok * T / tt;
+        c += mem(&p, 2.0 * (x.g + 1.0) * x.f * R * d->moe_busy, 1);
+    }
+    if (m & TSL_RECOMPUTE_SHARED_EXPERTS) {
+        double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x.f) * l->shared_experts;
+        c += lin(&p, T, x.g * fs / tt, x.h) + mem(&p, 2.0 * (x.g + 1.0) * fs / tt * T, 1) +
+             lin(&p, T, x.h, fs / tt);
+    }
+    return c;
 }

@@ -1365,6 +1365,163 @@ static void test_mla(void)
     tsl_cluster_free(&c);
 }
 
+/* Megatron's recompute modules (recompute.h) on one layer, by hand.
+ * (a) a DeepSeek-V3 layer (MLA + 256 experts top-8 + 1 shared, SwiGLU, 4096
+ * tokens) on one H100, one sample: mla_up_proj drops the latents' norm outputs
+ * 2·s·(q + c) and Q, K, V 4·s·a·(n + r) + 2·s·a·v; moe_act the routed copies'
+ * activation outputs 2·k·s·f; layernorm the MLA input norm's and the pre-MoE
+ * norm's outputs 2·s·h each; moe the whole MoE FFN's stash but its input.
+ * (b) a Llama-2-7B-shaped dense layer: mlp drops the fused norm's output 2·s·h
+ * and the FFN's 2·g·s·f + 2·s·f; its recompute is norm + FFN-in + SwiGLU +
+ * FFN-out again in the backward, and with TP 2 one all-reduce more; under FP8
+ * (delayed) the dropped inputs save no FP8 byte. (c) bf16 moments: 2 + 2 + 4 +
+ * 2 + 2 = 12 B/param, 2 + 2 + 4/8 + (2 + 2)/8 under ZeRO-1 over 8, and an
+ * optimizer step of 20 B. */
+static void test_recompute_modules(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_layer_t dsv3 = {.kind = TSL_LAYER_ENCODER,
+                        .seq_len = 4096,
+                        .hidden = 7168,
+                        .ffn_hidden = 2048,
+                        .heads = 128,
+                        .gated_ffn = true,
+                        .no_bias = true,
+                        .rms_norm = true,
+                        .no_dropout = true,
+                        .causal = true,
+                        .experts = 256,
+                        .experts_per_tok = 8,
+                        .shared_experts = 1,
+                        .q_lora_rank = 1536,
+                        .kv_lora_rank = 512,
+                        .qk_nope_dim = 128,
+                        .qk_rope_dim = 64,
+                        .v_head_dim = 128};
+    CHECK(tsl_layer_derive(&dsv3, &err) == 0, "%s", err.msg);
+    const double s = 4096, h = 7168, f = 2048, k = 8, E = 256, a = 128, q = 1536, ckv = 512,
+                 n = 128, r = 64, v = 128;
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0, "%s", err.msg);
+    tsl_strategy_t single = {0};
+    tsl_layer_cost_t base, mod;
+    tsl_cost_layer(&env, &dsv3, &single, NULL, 1, &base);
+    struct {
+        uint32_t mask;
+        double drop;
+    } cases[] = {
+        {TSL_RECOMPUTE_MLA_UP_PROJ, 2 * s * (q + ckv) + 4 * s * a * (n + r) + 2 * s * a * v},
+        {TSL_RECOMPUTE_MOE_ACT, 2 * k * s * f},
+        {TSL_RECOMPUTE_LAYERNORM, 2 * (2 * s * h)},
+        {TSL_RECOMPUTE_MLA_UP_PROJ | TSL_RECOMPUTE_MOE_ACT,
+         2 * s * (q + ckv) + 4 * s * a * (n + r) + 2 * s * a * v + 2 * k * s * f},
+        /* the whole MoE FFN: k dispatched copies, fp32 probabilities, the routed
+         * and shared experts' FFN stash; moe_act adds nothing beside it */
+        {TSL_RECOMPUTE_MOE | TSL_RECOMPUTE_MOE_ACT,
+         2 * k * s * h + 4 * s * E + k * 6 * s * f + 6 * s * f},
+        {TSL_RECOMPUTE_MLP, 0}, /* no dense FFN in a MoE layer */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        env.knobs.recompute_modules = cases[i].mask;
+        tsl_cost_layer(&env, &dsv3, &single, NULL, 1, &mod);
+        CHECK(base.fwd_bytes - mod.fwd_bytes == (uint64_t)cases[i].drop,
+              "mask 0x%x drops %llu bytes, by hand %.0f", cases[i].mask,
+              (unsigned long long)(base.fwd_bytes - mod.fwd_bytes), cases[i].drop);
+        CHECK(mod.ms_bytes == base.ms_bytes, "recompute leaves the states");
+        CHECK((mod.bwd_s > base.bwd_s) == (cases[i].drop > 0), "mask 0x%x: recompute time %g > %g",
+              cases[i].mask, mod.bwd_s, base.bwd_s);
+    }
+    /* full CKPT recomputes everything: the modules change nothing there */
+    tsl_strategy_t ck = single;
+    ck.ckpt = true;
+    tsl_layer_cost_t fb, fm;
+    env.knobs.recompute_modules = 0;
+    tsl_cost_layer(&env, &dsv3, &ck, NULL, 1, &fb);
+    env.knobs.recompute_modules = TSL_RECOMPUTE_ALL;
+    tsl_cost_layer(&env, &dsv3, &ck, NULL, 1, &fm);
+    CHECK(fb.fwd_bytes == fm.fwd_bytes && fb.bwd_bytes == fm.bwd_bytes && fb.bwd_s == fm.bwd_s,
+          "+ckpt: modules ignored");
+
+    /* (b) the dense MLP */
+    tsl_layer_t ll = {.kind = TSL_LAYER_ENCODER,
+                      .seq_len = 4096,
+                      .hidden = 4096,
+                      .ffn_hidden = 11008,
+                      .heads = 32,
+                      .gated_ffn = true,
+                      .no_bias = true,
+                      .rms_norm = true,
+                      .no_dropout = true,
+                      .causal = true};
+    CHECK(tsl_layer_derive(&ll, &err) == 0, "%s", err.msg);
+    const double H = 4096, F = 11008, T = 4096;
+    env.knobs.recompute_modules = 0;
+    tsl_cost_layer(&env, &ll, &single, NULL, 1, &base);
+    env.knobs.recompute_modules = TSL_RECOMPUTE_MLP;
+    tsl_cost_layer(&env, &ll, &single, NULL, 1, &mod);
+    double mlp_drop = 2 * T * H + 2 * 2 * T * F + 2 * T * F;
+    CHECK(base.fwd_bytes - mod.fwd_bytes == (uint64_t)mlp_drop, "mlp drops %llu, by hand %.0f",
+          (unsigned long long)(base.fwd_bytes - mod.fwd_bytes), mlp_drop);
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, env.device_flops, env.device_mem_bw);
+    d.shape = env.gemm_shape;
+    double again = tsl_roofline_mem_s(&d, 4 * T * H, 1) + tsl_roofline_gemm_s(&d, T, 2 * F, H, 1) +
+                   tsl_roofline_mem_s(&d, 2 * 3 * F * T, 1) + tsl_roofline_gemm_s(&d, T, H, F, 1);
+    CHECK_NEAR(mod.bwd_s - base.bwd_s, again, 1e-12, "mlp recompute %g, by hand %g",
+               mod.bwd_s - base.bwd_s, again);
+    CHECK_NEAR(mod.compute_s - base.compute_s, again, 1e-12, "mlp recompute is compute");
+    /* TP 2 (no SP): the MLP's forward again, split by 2, and its all-reduce */
+    tsl_cost_env_t env2;
+    CHECK(tsl_cost_env_init(&env2, &c, 0, 2, &err) == 0, "%s", err.msg);
+    tsl_strategy_t tp2 = one(TSL_DIM_TP, 2, false);
+    tsl_cost_layer(&env2, &ll, &tp2, NULL, 1, &base);
+    env2.knobs.recompute_modules = TSL_RECOMPUTE_MLP;
+    tsl_cost_layer(&env2, &ll, &tp2, NULL, 1, &mod);
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env2, &tp2, &bw);
+    double ar = tsl_cluster_coll_allreduce_s(&bw.tp_lat, 2 * T * H, 2, bw.tp_bw, NULL);
+    double again2 =
+        tsl_roofline_mem_s(&d, 4 * T * H, 1) + tsl_roofline_gemm_s(&d, T, 2 * F / 2, H, 1) +
+        tsl_roofline_mem_s(&d, 2 * 3 * F / 2 * T, 1) + tsl_roofline_gemm_s(&d, T, H, F / 2, 1);
+    CHECK_NEAR(mod.bwd_s - base.bwd_s, again2 + ar, 1e-12, "tp 2: recompute %g + all-reduce %g",
+               again2, ar);
+    CHECK_NEAR(mod.comm_s - base.comm_s, ar, 1e-12, "the repeated all-reduce is communication");
+    /* FP8 (delayed): the MLP's inputs are not kept, in FP8 or otherwise */
+    env.knobs = (tsl_cost_knobs_t){.fp8 = TSL_FP8_DELAYED};
+    tsl_cost_layer(&env, &ll, &single, NULL, 1, &base);
+    env.knobs.recompute_modules = TSL_RECOMPUTE_MLP;
+    tsl_cost_layer(&env, &ll, &single, NULL, 1, &mod);
+    double fp8_kept = T * H + T * F; /* the FFN's FP8 inputs the plain layer saved on */
+    CHECK(base.fwd_bytes - mod.fwd_bytes == (uint64_t)(mlp_drop - fp8_kept),
+          "fp8 + mlp drops %llu, by hand %.0f",
+          (unsigned long long)(base.fwd_bytes - mod.fwd_bytes), mlp_drop - fp8_kept);
+
+    /* (c) bf16 moments, Megatron's precision-aware optimizer */
+    tsl_cost_env_t env8;
+    CHECK(tsl_cost_env_init(&env8, &c, 0, 8, &err) == 0, "%s", err.msg);
+    tsl_strategy_t dp8 = one(TSL_DIM_DP, 8, false);
+    env8.knobs = (tsl_cost_knobs_t){.bf16_moments = true};
+    tsl_cost_layer(&env8, &ll, &dp8, NULL, 8, &mod);
+    double P = (double)ll.params;
+    CHECK(mod.ms_bytes == (uint64_t)(12 * P), "bf16 moments: 12 B/param (%llu for %.0f)",
+          (unsigned long long)mod.ms_bytes, P);
+    env8.knobs.grad_reduce_bytes = 4;
+    tsl_cost_layer(&env8, &ll, &dp8, NULL, 8, &mod);
+    CHECK(mod.ms_bytes == (uint64_t)(14 * P), "bf16 moments, fp32 gradients: 14 B/param");
+    dp8.zero = 1;
+    env8.knobs.grad_reduce_bytes = 0;
+    tsl_cost_layer(&env8, &ll, &dp8, NULL, 8, &mod);
+    CHECK(mod.ms_bytes == (uint64_t)ceil(P * (2 + 2 + 8.0 / 8)), "ZeRO-1: 2 + 2 + 8/8 (%llu)",
+          (unsigned long long)mod.ms_bytes);
+    tsl_cost_knobs_t km = {.bf16_moments = true},
+                     kmn = {.bf16_moments = true, .no_fp32_master = true};
+    CHECK(tsl_cost_opt_step_bytes(&km) == 20 && tsl_cost_opt_step_bytes(&kmn) == 14,
+          "optimizer step bytes with bf16 moments: 20, without a master 14");
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
     test_fp8_memory();
@@ -1390,6 +1547,7 @@ int main(void)
     test_cp_llama3();
     test_moe();
     test_moe_etp_capacity();
+    test_recompute_modules();
     test_mla();
     return CHECK_DONE();
 }

@@ -594,7 +594,7 @@ static void test_fp8_layer(void)
           "the LM head stays bf16");
     /* the elements the memory terms use: weights, stashes (cost.c) */
     double w8, repl, shard;
-    tsl_roofline_fp8_elems(&l, 2, &w8, &repl, &shard);
+    tsl_roofline_fp8_elems(&l, 2, 0, &w8, &repl, &shard);
     CHECK(w8 == 2.0 * f * h / 2 && repl == 2048 * h && shard == 2048 * f / 2, "fp8 elems: %g %g %g",
           w8, repl, shard);
     CHECK(strcmp(tsl_fp8_recipe_name(TSL_FP8_MXFP8), "mxfp8") == 0 &&
