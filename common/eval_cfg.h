@@ -41,6 +41,8 @@ typedef struct tsl_eval_cfg {
     bool sp;                 /* sequence parallelism (needs tp > 1) */
     uint8_t zero;            /* 0, 1 (distributed optimizer), 2; needs dp > 1 */
     uint32_t interleave;     /* v model chunks per stage; 0/1 plain 1F1B */
+    uint32_t schedule;       /* tsl_pipesim_sched_t (eval --schedule): 0 1F1B, interleaved
+                                with interleave > 1; zbh1, zbv, dualpipev (no interleave) */
     uint32_t seq_len;        /* the configuration's sequence length; 0: unset */
     uint32_t n_blocks;       /* Transformer layers it names (Megatron --num-layers); 0 unset */
     /* Megatron --moe-layer-freq (arguments.py moe_freq_type): which Transformer

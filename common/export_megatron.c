@@ -157,9 +157,16 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
                 tsl_cp_comm_name(p->cp_comm));
     if (u->s.zero)
         fputs("--use-distributed-optimizer\n", out);
-    if (u->s.selective)
+    if (u->s.selective || p->recompute_modules) {
         fputs("--recompute-granularity selective\n", out);
-    else if (u->ckpt_blocks == v->n_blocks)
+        if (p->recompute_modules) { /* beside Megatron's default, core_attn, where the plan has it */
+            fputs(u->s.selective ? "--recompute-modules core_attn" : "--recompute-modules", out);
+            for (uint32_t i = 0; i < TSL_RECOMPUTE_COUNT; i++)
+                if (p->recompute_modules & (1u << i))
+                    fprintf(out, " %s", tsl_recompute_module_name(i));
+            fputc('\n', out);
+        }
+    } else if (u->ckpt_blocks == v->n_blocks)
         fputs("--recompute-granularity full\n--recompute-method uniform\n"
               "--recompute-num-layers 1\n",
               out);
@@ -180,6 +187,20 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan has no fp32 master weights; Megatron-LM's "
                             "bf16 optimizer always keeps them (plan it with --target megatron)");
+    if (p->recompute_modules & ~TSL_RECOMPUTE_ALL)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: the plan names a recompute module this build does not "
+                            "know");
+    if (p->recompute_modules && u->ckpt_blocks)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: the plan recomputes modules beside full recompute of "
+                            "%u layers; Megatron-LM takes one --recompute-granularity",
+                            u->ckpt_blocks);
+    if (p->bf16_moments && !u->s.zero)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: bf16 Adam moments need Megatron-LM's precision-aware "
+                            "optimizer, which runs with the distributed optimizer only; the "
+                            "plan has no ZeRO-1");
     if (p->overlap_param_gather && (!u->s.zero || p->grad_reduce_exposed))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: --overlap-param-gather needs the distributed optimizer "
@@ -207,6 +228,13 @@ static void write_knobs(const tsl_plan_t *p, FILE *out)
 {
     if (p->grad_reduce_bytes != 4)
         fputs("--grad-reduce-in-bf16\n", out);
+    /* the precision-aware optimizer (OptimizerConfig): bf16 moments, an fp32 master,
+     * bf16 main gradients where the plan reduces in 2 bytes (DeepSeek-V3's recipe) */
+    if (p->bf16_moments)
+        fprintf(out,
+                "--use-precision-aware-optimizer\n--exp-avg-dtype bf16\n--exp-avg-sq-dtype "
+                "bf16\n%s",
+                p->grad_reduce_bytes != 4 ? "--main-grads-dtype bf16\n" : "");
     if (!p->grad_reduce_exposed)
         fputs("--overlap-grad-reduce\n", out);
     if (p->overlap_param_gather)

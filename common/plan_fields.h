@@ -98,6 +98,8 @@
     X(moe_bf16_experts, BOOL, moe_bf16_experts, "moe_bf16_experts", NONZERO)                       \
     X(moe_fp8_dispatch, BOOL, moe_fp8_dispatch, "moe_fp8_dispatch", NONZERO)                       \
     X(fb_serial, BOOL, fb_serial, "fb_serial", NONZERO)                                            \
+    X(recompute_modules, CUSTOM, recompute_modules, "recompute_modules", ALWAYS)                   \
+    X(bf16_moments, BOOL, bf16_moments, "bf16_moments", NONZERO)                                   \
     X(slicer, CUSTOM, slicer, "slicer", ALWAYS)                                                    \
     X(memopt, CUSTOM, memopt, "memopt", ALWAYS)                                                    \
     X(node_order, CUSTOM, node_order, "node_order", ALWAYS)

@@ -71,7 +71,7 @@
  * (TCP/RoCE overhead). A node's NIC count is the cluster's (tsl_node_t.n_nics,
  * "4x8xA100-80G:8xib200"), not folded into these figures. Published multi-node
  * nccl-tests busbw pages could not be found in a citable form, so the 85% basis
- * stays; NCCL's latency figures are in cluster.h (TSL_NCCL_*).
+ * stays; NCCL's latencies and protocol factors are in cluster.h / cluster_topo.c.
  */
 #include "cluster.h"
 

@@ -11,16 +11,20 @@
  * (peak × efficiency, the slowest device of the block), k the overlap slowdown.
  *
  * Collectives (ring; M = bytes of the full buffer):
- *   all-reduce       2(n−1)/n · M / bw + α_ar
- *   all-gather       (n−1)/n · M / bw + α_ag
- *   reduce-scatter   (n−1)/n · M / bw + α_ag
+ *   all-reduce       2(n−1)/n · M / bw
+ *   all-gather       (n−1)/n · M / bw
+ *   reduce-scatter   (n−1)/n · M / bw
  *   p2p              M / bw
  * STACK mode (the default): bw = the dimension's bus bandwidth over the topology,
- * NICs shared by the concurrent groups (tsl_cluster_dim_busbw), α = NCCL's
- * latency for n ranks on k NVLink domains (tsl_cluster_coll_lat). PAPER mode:
- * bw = the slowest link of the group (AMP Eq. 3), α = 0 — the formulas before
- * the topology, bit for bit. tsl_cost_allreduce_s & co. are the bandwidth terms;
- * the α rides in tsl_strategy_bw_t.
+ * NICs shared by the concurrent groups (tsl_cluster_dim_busbw), and each
+ * collective costs what NCCL's tuner predicts for its cheapest choice: the least
+ * over algorithm (ring or tree for all-reduce, ring or PAT for the others) and
+ * protocol (LL, LL128, Simple) of α(choice, n ranks, k NVLink domains) + M over
+ * that choice's bandwidth (bw times the protocol's factor; cluster.h,
+ * tsl_cluster_coll_allreduce_s). PAPER mode: bw = the slowest link of the group
+ * (AMP Eq. 3), no α, the ring bandwidth terms above — the formulas before the
+ * topology, bit for bit. tsl_cost_allreduce_s & co. are those bandwidth terms;
+ * the α's ride in tsl_strategy_bw_t.
  *
  * Time of one micro-batch:
  *   compute_f  = roofline of the layer's GEMMs and elementwise work (roofline.h;
@@ -63,7 +67,8 @@
  * Precision and overlap (env->knobs, tsl_cost_knobs_t below; docs/cost-model.md
  * "Precision and overlap"): g = grad_reduce_bytes (2 when 0) replaces the 2 of
  * the gradient terms (grad_comm, the gradient in O_ms and O_b); O_ms's 12
- * optimizer bytes are 4 without an fp32 master, and its 2 weight bytes 0 under
+ * optimizer bytes are 4 without an fp32 master (8 with bf16_moments: the fp32
+ * master and two 16-bit moments), and its 2 weight bytes 0 under
  * SDP with g = 4 (FSDP2's fp32 shard is the master); grad_reduce_exposed adds
  * the DP all-reduce / ZeRO-1 reduce-scatter after overlap(compute_b, ...)
  * instead of inside it; overlap_param_gather leaves of ZeRO-1's weight gather G
@@ -101,6 +106,11 @@
  *   +sp          act_repl and (with CKPT) bnd divided by t; tp_f unchanged (an
  *                all-gather + reduce-scatter moves the all-reduce's ring bytes).
  *   +selckpt     act drops act_score_bytes; recompute = the attention core alone.
+ *   recompute modules (knobs.recompute_modules, recompute.h; layers without
+ *                +ckpt): act drops each module's stash, recompute adds its
+ *                forward (tsl_roofline_recompute_fwd_s; mlp and moe with their
+ *                block's TP all-reduce, moe with its dispatch and combine);
+ *                under FP8 the inputs they drop save no FP8 byte.
  *   +zero1       O_ms = P'/(t·z)·(4 + 12/d); grad sync = reduce-scatter under the
  *                backward + weight all-gather exposed after it.
  *   +zero2       O_ms = P'/(t·z)·(2 + 14/d); a reduce-scatter every micro-batch,
@@ -139,6 +149,7 @@
 #include "cluster.h"
 #include "gemm_eff.h"
 #include "model.h"
+#include "recompute.h"
 #include "relayout.h"
 #include "roofline.h"
 #include "strategy.h"
@@ -162,10 +173,12 @@ typedef enum tsl_cost_mode {
 
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
-#define TSL_COST_MODEL_VERSION                                                                     \
-    10u /* 8: expert TP searched for MoE models; 9: TP collectives
-           under the backward's GEMMs (overlap_tp_dgrad); 10: FP8 e_max per GPU,
-           FP8 routed experts and dispatch, FP8 weight all-gathers */
+/* 8: expert TP searched for MoE models; 9: TP collectives under the backward's
+ * GEMMs (overlap_tp_dgrad); 10: NCCL's algorithm and protocol by message size; 11: recompute
+ * modules, bf16 moments, FP8-cached expert inputs; 12: FP8 e_max per GPU, FP8 routed
+ * experts (moe_bf16_experts) and dispatch (moe_fp8_dispatch), FP8 weight all-gathers
+ * (fp8_param_gather), TE's weight casts once per step. */
+#define TSL_COST_MODEL_VERSION 12u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -226,6 +239,13 @@ typedef struct tsl_cost_knobs {
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */
+    uint32_t recompute_modules; /* Megatron's recompute modules beside the attention core
+                                   (recompute.h bits: moe_act, layernorm, mla_up_proj, mlp,
+                                   moe, shared_experts), on every layer without +ckpt */
+    bool bf16_moments;          /* Adam's moments in 16 bits beside an fp32 master (Megatron
+                                   --use-precision-aware-optimizer --exp-avg-dtype bf16
+                                   --exp-avg-sq-dtype bf16; DeepSeek-V3 Sec. 3.3.3): 8
+                                   optimizer bytes per parameter instead of 12 */
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
@@ -334,17 +354,19 @@ typedef struct tsl_cost_env {
 
 /* The optimizer step's device-memory bytes per parameter a rank updates under k:
  * TSL_BYTES_PER_PARAM_OPT_STEP (28) for the executor's; 26 + g with a master,
- * 12 + g without (g = the gradient's bytes). */
+ * 18 + g with a master and bf16 moments, 12 + g without (g = the gradient's
+ * bytes). */
 double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k);
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
                       uint32_t block_size, tsl_err_t *err);
 
 /* Link bandwidths a strategy's groups see inside the env's block (by the env's
- * mode, above), and the fixed time α of one collective of each dimension. */
+ * mode, above), and NCCL's α's for each dimension's collectives. */
 typedef struct tsl_strategy_bw {
     double tp_bw, dp_bw, sdp_bw;            /* +INF for an unused dimension */
-    tsl_coll_lat_t tp_lat, dp_lat, sdp_lat; /* zeros in PAPER mode or unused */
+    tsl_coll_lat_t tp_lat, dp_lat, sdp_lat; /* NCCL's α's; all zero (no model) in PAPER
+                                               mode or unused */
     double cp_bw;                           /* the CP group's (env->knobs.cp), +INF at cp 1 */
     tsl_coll_lat_t cp_lat;
 } tsl_strategy_bw_t;

@@ -107,6 +107,42 @@ static int check_layer(const tsl_model_t *m, const tsl_cluster_t *c, uint32_t i,
     return 0;
 }
 
+/* Expert parallelism ep (> 1) on stages of G devices: a model with experts,
+ * each MoE layer's experts and the stage dividing by it (cost.h
+ * tsl_cost_ep_fits; Megatron-LM asserts both). */
+static int check_experts(const tsl_model_t *m, uint32_t ep, uint32_t G, tsl_err_t *err)
+{
+    if (ep <= 1)
+        return 0;
+    if (tsl_model_moe_layers(m) == 0)
+        return tsl_err_set(err, "eval: expert parallelism %u: %s has no mixture-of-experts layer",
+                           ep, m->name);
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (!tsl_cost_ep_fits(&m->layers[i], G, ep, 1)) /* etp: check_layer */
+            return tsl_err_set(err,
+                               "eval: layer %u: expert parallelism %u must divide its %u experts "
+                               "and a stage's %u devices (devices / pp)",
+                               i, ep, m->layers[i].experts, G);
+    return 0;
+}
+
+/* The recompute modules (recompute.h) the plan is priced with: ones this build
+ * prices, and mla_up_proj only with latent attention (Megatron-LM's
+ * TransformerConfig refuses it otherwise). */
+static int check_modules(const tsl_model_t *m, uint32_t mods, tsl_err_t *err)
+{
+    if (mods & ~TSL_RECOMPUTE_ALL)
+        return tsl_err_set(err, "eval: recompute_modules: a module this build does not price "
+                                "(it prices moe_act, layernorm, mla_up_proj, mlp, moe, "
+                                "shared_experts)");
+    if ((mods & TSL_RECOMPUTE_MLA_UP_PROJ) && tsl_model_mla_layers(m) == 0)
+        return tsl_err_set(err,
+                           "eval: recompute module mla_up_proj: %s has no multi-head latent "
+                           "attention (Megatron-LM refuses it without)",
+                           m->name);
+    return 0;
+}
+
 static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_plan_t *g,
                       const uint32_t *first, tsl_err_t *err)
 {
@@ -133,6 +169,8 @@ static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_pl
                                "its %u model chunks",
                                v, s, first[s + 1] - first[s], v);
     }
+    if (check_experts(m, g->ep, G, err) != 0)
+        return -1;
     if (g->schedule > TSL_PIPESIM_SCHED_DUALPIPEV)
         return tsl_err_set(err, "eval: schedule: not one Tessel simulates; give 1F1B, "
                                 "interleaved, zbh1, zbv or dualpipev");
@@ -203,6 +241,9 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     k->moe_bf16_experts |= g->moe_bf16_experts;
     k->moe_fp8_dispatch |= g->moe_fp8_dispatch;
     k->fb_serial |= g->fb_serial; /* the stack runs DualPipeV's F&B as F + B */
+    if (!r->recompute_modules)    /* the given plan's recompute modules */
+        k->recompute_modules = g->recompute_modules;
+    k->bf16_moments |= g->bf16_moments;
     if (r->no_fp8)
         k->fp8 = 0;
 }
@@ -224,6 +265,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     e.node_order = g->n_nodes ? g->node_order : NULL;
     given_knobs(r, g, &e.knobs);
     if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0) /* an FP8 plan on an Ampere cluster */
+        goto out;
+    if (check_modules(m, e.knobs.recompute_modules, err) != 0)
         goto out;
     tsl_plan_init(out);
     tsl_engine_eval_given(&e, g->micro_batch * g->n_micro, g->pp, g->n_micro, g->interleave,

@@ -127,7 +127,11 @@
 #include "err.h"
 
 #define TSL_PIPESIM_MAX_STAGES 64u
-#define TSL_PIPESIM_MAX_MICRO  1024u
+/* m·v (micro-batches × model chunks) at most: a workspace is sized by the run's own
+ * m·v (about 120 bytes per op, 2·m·v ops per stage; 64 stages × 8192 ≈ 130 MB), so
+ * the cap only bounds what one call may ask. The search weighs schedules that need
+ * the simulator only up to TSL_SEARCH_SIM_MAX_MICRO (search_engine.h). */
+#define TSL_PIPESIM_MAX_MICRO 8192u
 
 typedef enum tsl_pipesim_op {
     TSL_PIPESIM_FWD = 0,

@@ -124,6 +124,10 @@ typedef struct tsl_plan {
     bool moe_fp8_dispatch; /* with FP8 experts: the dispatch (and the combine's gradient)
                               all-to-all in FP8 */
     bool fb_serial;        /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
+    /* Megatron's recompute modules beside the attention core (recompute.h bits; the
+     * core is each layer's +selckpt) and Adam's moments in bf16 (cost.h knobs) */
+    uint32_t recompute_modules;
+    bool bf16_moments;
 } tsl_plan_t;
 
 /* The plan's knobs as the cost model takes them, and back. */

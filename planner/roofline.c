@@ -4,6 +4,7 @@
  * write, 2-byte elements unless said); docs/cost-model.md has the table.
  */
 #include "roofline.h"
+#include "recompute.h"
 
 #include <math.h>
 #include <string.h>
@@ -545,49 +546,139 @@ static void fp8_count(double k, double n, double in, double *weights, double *ke
     *kept += in;
 }
 
-void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, double *weights, double *repl,
-                            double *shard)
+/* Elements of the linear inputs TransformerEngine keeps in FP8 (1 byte, not 2),
+ * per sample on one TP rank, for each linear TE/torchao run in FP8 (fp8_count):
+ * a linear's input read by that linear alone (the norm output two MLA down
+ * projections read is kept in FP8 twice: no saving); for a MoE FFN the shared
+ * experts' FFN-out input — the norm output the router keeps in bf16 saves
+ * nothing, and the routed experts' inputs are the expert layout's (cost.c,
+ * moe_terms, by EP, expert TP and the rows moved). Inputs inside a module the
+ * plan recomputes (recompute.h) are not kept at all: not counted. */
+static void fp8_attention(const tsl_layer_t *l, const shape_t *x, double tt, uint32_t mods,
+                          double *w, double *repl, double *shard)
 {
-    double tt = t ? t : 1, in = 0.0;
+    double none = 0.0;      /* inputs kept in FP8 by two linears: no saving */
+    if (!l->kv_lora_rank) { /* QKV from the norm's output, the output projection from the core's */
+        fp8_count(x->h, (x->d + 2.0 * x->e) / tt, x->s * x->h, w, repl);
+        fp8_count(x->d / tt, x->h, x->s * x->d / tt, w, shard);
+        return;
+    }
+    /* latent attention (latent_attention_s): the norm's output feeds the two down
+     * projections; the latents (replicated, as the model stashes them) the up
+     * projections, unless mla_up_proj recomputes them; the core's output the
+     * output projection */
+    double a = x->a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
+    double q = l->q_lora_rank, c = l->kv_lora_rank;
+    double up = (mods & TSL_RECOMPUTE_MLA_UP_PROJ) ? 0.0 : x->s;
+    if (q) {
+        fp8_count(x->h, q, 0.0, w, &none);
+        fp8_count(q, a * (n + r) / tt, up * q, w, repl);
+    } else {
+        fp8_count(x->h, a * (n + r) / tt, 0.0, w, &none);
+    }
+    fp8_count(x->h, c + r, 0.0, w, &none);
+    fp8_count(c, a * (n + v) / tt, up * c, w, repl);
+    fp8_count(a * v / tt, x->h, x->s * a * v / tt, w, shard);
+}
+
+static void fp8_ffn(const tsl_layer_t *l, const shape_t *x, double tt, uint32_t mods, double *w,
+                    double *repl, double *shard)
+{
+    double none = 0.0;
+    if (!l->experts) { /* FFN-in from the norm's output, FFN-out from the activation's */
+        double kept = (mods & TSL_RECOMPUTE_MLP) ? 0.0 : x->s;
+        fp8_count(x->h, x->g * x->f / tt, kept * x->h, w, repl);
+        fp8_count(x->f / tt, x->h, kept * x->f / tt, w, shard);
+        return;
+    }
+    /* the shared experts, one dense FFN; their FFN-out input is not kept when moe
+     * or shared_experts recomputes them */
+    double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
+    if (!(fs > 0))
+        return;
+    double kept = (mods & (TSL_RECOMPUTE_MOE | TSL_RECOMPUTE_SHARED_EXPERTS)) ? 0.0 : x->s;
+    fp8_count(x->h, x->g * fs / tt, 0.0, w, &none);
+    fp8_count(fs / tt, x->h, kept * fs / tt, w, shard);
+}
+
+void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, uint32_t recompute, double *weights,
+                            double *repl, double *shard)
+{
+    double tt = t ? t : 1;
     shape_t x = shape_of(l);
+    uint32_t mods = tsl_recompute_applies(l, recompute);
     bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
                 l->kind == TSL_LAYER_ATTENTION;
     bool ffn =
         l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN;
     *weights = *repl = *shard = 0.0;
-    if (attn && l->kv_lora_rank) { /* latent attention (latent_attention_s) */
+    if (attn)
+        fp8_attention(l, &x, tt, mods, weights, repl, shard);
+    if (ffn)
+        fp8_ffn(l, &x, tt, mods, weights, repl, shard);
+}
+
+/* ---- the forward of the modules a plan recomputes (recompute.h) ---- */
+
+/* FLOPs per sample of the recomputed modules' GEMMs (no bandwidth known). */
+static double recompute_flops(const tsl_layer_t *l, uint32_t m)
+{
+    shape_t x = shape_of(l);
+    double a = x.a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
+    double q = l->q_lora_rank, c = l->kv_lora_rank, k = l->experts_per_tok;
+    double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x.f) * l->shared_experts;
+    double per_width = 2.0 * (x.g + 1.0) * x.s * x.h, fl = 0.0;
+    if (m & TSL_RECOMPUTE_MLA_UP_PROJ)
+        fl += 2.0 * x.s * ((q ? q : x.h) * a * (n + r) + c * a * (n + v));
+    if (m & TSL_RECOMPUTE_MLP)
+        fl += per_width * x.f;
+    if (m & TSL_RECOMPUTE_MOE)
+        fl += k * per_width * x.f + per_width * fs + 2.0 * x.s * x.h * l->experts;
+    else if (m & TSL_RECOMPUTE_SHARED_EXPERTS)
+        fl += per_width * fs;
+    return fl;
+}
+
+double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
+                                    double samples, uint32_t t, bool sp, uint32_t recompute)
+{
+    uint32_t m = tsl_recompute_applies(l, recompute);
+    double tt = t ? t : 1, split = sp ? tt : 1.0;
+    if (m == 0)
+        return 0.0;
+    if (d->mem_bw <= 0)
+        return recompute_flops(l, m) * samples / (tt * d->gemm_flops);
+    shape_t x = shape_of(l);
+    pass_t p = {.d = d};
+    double T = samples * x.s, c = 0.0, norm = 4.0 * T * x.h / split;
+    if (m & TSL_RECOMPUTE_LAYERNORM) /* each standalone norm: read and write 2 bytes */
+        c += mem(&p, norm, 1) * (((l->kind != TSL_LAYER_FFN) && l->kv_lora_rank) +
+                                 ((l->kind != TSL_LAYER_ATTENTION) && l->experts));
+    if (m & TSL_RECOMPUTE_MLA_UP_PROJ) { /* as latent_attention_s prices them */
         double a = x.a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
-        double q = l->q_lora_rank, c = l->kv_lora_rank;
-        /* the norm's output feeds the down projections; the latents (replicated,
-         * as the model stashes them) the up projections; the core's output the
-         * output projection */
-        if (q) {
-            fp8_count(x.h, q, 1.0, weights, &in);
-            fp8_count(q, a * (n + r) / tt, x.s * q, weights, repl);
-        } else {
-            fp8_count(x.h, a * (n + r) / tt, 1.0, weights, &in);
-        }
-        fp8_count(x.h, c + r, 1.0, weights, &in);
-        fp8_count(c, a * (n + v) / tt, x.s * c, weights, repl);
-        fp8_count(a * v / tt, x.h, x.s * a * v / tt, weights, shard);
-        if (in > 0)
-            *repl += x.s * x.h;
-    } else if (attn) { /* QKV from the norm's output, the output projection from the core's */
-        fp8_count(x.h, (x.d + 2.0 * x.e) / tt, x.s * x.h, weights, repl);
-        fp8_count(x.d / tt, x.h, x.s * x.d / tt, weights, shard);
+        double q = l->q_lora_rank, kv = l->kv_lora_rank;
+        c += (q ? lin(&p, T, a * (n + r) / tt, q) : lin(&p, T, a * (n + r) / tt, x.h)) +
+             lin(&p, T, a * (n + v) / tt, kv) + mem(&p, 4.0 * T * (q + kv), q ? 2 : 1);
     }
-    if (ffn && l->experts) {
-        /* the shared experts, one dense FFN (the routed experts are the expert
-         * layout's: cost.c); the norm's output stays bf16 for the router */
+    if (m & TSL_RECOMPUTE_MLP) /* the fused norm, FFN-in, the activation, FFN-out */
+        c += mem(&p, norm, 1) + lin(&p, T, x.g * x.f / tt, x.h) +
+             mem(&p, 2.0 * (x.g + 1.0) * x.f / tt * T, 1) + lin(&p, T, x.h, x.f / tt);
+    if (m & TSL_RECOMPUTE_MOE) { /* the MoE FFN without the block's norm and residual */
+        pass_t e = {.d = d};
+        c += moe_ffn_s(&p, l, &x, samples, tt, split) - block_elementwise_s(&e, &x, samples, split);
+        return c;
+    }
+    if (m & TSL_RECOMPUTE_MOE_ACT) { /* the routed copies' activation, as moe_ffn_s runs it */
+        /* E/ep experts of width f/etp over etp·ep·R/E × busy rows each */
+        double R = l->experts_per_tok * T / tt;
+        c += mem(&p, 2.0 * (x.g + 1.0) * x.f * R * d->moe_busy, 1);
+    }
+    if (m & TSL_RECOMPUTE_SHARED_EXPERTS) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x.f) * l->shared_experts;
-        if (fs > 0) {
-            fp8_count(x.h, x.g * fs / tt, 1.0, weights, &in);
-            fp8_count(fs / tt, x.h, x.s * fs / tt, weights, shard);
-        }
-    } else if (ffn) { /* FFN-in from the norm's output, FFN-out from the activation's */
-        fp8_count(x.h, x.g * x.f / tt, x.s * x.h, weights, repl);
-        fp8_count(x.f / tt, x.h, x.s * x.f / tt, weights, shard);
+        c += lin(&p, T, x.g * fs / tt, x.h) + mem(&p, 2.0 * (x.g + 1.0) * fs / tt * T, 1) +
+             lin(&p, T, x.h, fs / tt);
     }
+    return c;
 }
 
 bool tsl_roofline_fp8_experts(const tsl_layer_t *l, uint32_t etp)

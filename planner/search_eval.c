@@ -602,6 +602,10 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
     k->moe_imbalance = r->moe_imbalance;
     if (r->fp8_recipe && !r->no_fp8)
         k->fp8 = r->fp8_recipe;
+    if (r->recompute_modules) /* Megatron's recompute modules, priced on every layer */
+        k->recompute_modules = r->recompute_modules;
+    if (r->bf16_moments)
+        k->bf16_moments = true;
     if (r->moe_bf16_experts)
         k->moe_bf16_experts = true;
     if (r->moe_fp8_dispatch)
@@ -964,7 +968,7 @@ static uint32_t max_interleave(const tsl_engine_t *e, uint32_t P, uint32_t m,
         if (first_layer[s + 1] - first_layer[s] < fewest)
             fewest = first_layer[s + 1] - first_layer[s];
     while (v * 2 <= TSL_SEARCH_MAX_INTERLEAVE && v * 2 <= fewest &&
-           (uint64_t)m * v * 2 <= TSL_PIPESIM_MAX_MICRO)
+           (uint64_t)m * v * 2 <= TSL_SEARCH_SIM_MAX_MICRO)
         v *= 2;
     return v;
 }
@@ -1036,9 +1040,11 @@ static bool admits(const tsl_engine_t *e, const tsl_plan_t *plan)
 static uint32_t zb_schedules(const tsl_engine_t *e, uint32_t P, uint32_t m,
                              const uint32_t *first_layer)
 {
-    uint32_t mask = P >= 2 ? e->space->zero_bubble : 0;
+    uint32_t mask = P >= 2 && m <= TSL_SEARCH_SIM_MAX_MICRO ? e->space->zero_bubble : 0;
     if (m < 2 * P)
         mask &= ~TSL_SPACE_DUALPIPEV;
+    if ((uint64_t)m * 2 > TSL_SEARCH_SIM_MAX_MICRO) /* a V's two chunks */
+        mask &= ~(TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV);
     for (uint32_t s = 0; s < P && (mask & (TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV)); s++)
         if (first_layer[s + 1] - first_layer[s] < 2)
             mask &= ~(TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV);

@@ -65,7 +65,10 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
               a.overlap_tp_dgrad == b.overlap_tp_dgrad &&
               a.overlap_tp_dgrad == cfg->knobs.overlap_tp_dgrad && a.fp8_recipe == b.fp8_recipe &&
               a.fp8_recipe == cfg->knobs.fp8 && a.ep == b.ep &&
-              a.ep == (cfg->knobs.ep > 1 ? cfg->knobs.ep : 0),
+              a.ep == (cfg->knobs.ep > 1 ? cfg->knobs.ep : 0) &&
+              a.recompute_modules == b.recompute_modules &&
+              a.recompute_modules == cfg->knobs.recompute_modules &&
+              a.bf16_moments == b.bf16_moments && a.bf16_moments == cfg->knobs.bf16_moments,
           "%s round trip: the plan's precision, overlap and ep kept (fp8 %u %u %u, ep %u %u)\n%s",
           fmt, a.fp8_recipe, b.fp8_recipe, cfg->knobs.fp8, a.ep, b.ep, text);
 out:
@@ -115,9 +118,109 @@ static void test_round_trips(void)
     round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_TORCHTITAN_TOML);
     moe.sdp = 0;
     round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_MEGATRON);
+    /* Megatron's recompute modules and its precision-aware optimizer's bf16
+     * moments (--recompute-modules, --exp-avg-dtype): exported and read back */
+    moe.ckpt = TSL_EVAL_CKPT_SELECTIVE;
+    moe.zero = 1;
+    moe.knobs.recompute_modules = TSL_RECOMPUTE_MOE_ACT | TSL_RECOMPUTE_LAYERNORM;
+    moe.knobs.bf16_moments = true;
+    round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_MEGATRON);
+    moe.ckpt = TSL_EVAL_CKPT_NONE; /* modules without the attention core */
+    moe.knobs.recompute_modules = TSL_RECOMPUTE_MOE;
+    moe.knobs.grad_reduce_bytes = 4;
+    round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_MEGATRON);
 }
 
 static void mg_refuses(const char *line, const char *want);
+
+/* Megatron-LM's --recompute-modules and the precision-aware optimizer's dtypes
+ * (TransformerConfig.recompute_modules, OptimizerConfig at d98e8a6), read. */
+static void mg_modules(const char *line, tsl_eval_ckpt_t ckpt, uint32_t mods, bool moments,
+                       uint32_t grad)
+{
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0, "'%s': %s", line, err.msg);
+    CHECK(c.ckpt == ckpt && c.knobs.recompute_modules == mods && c.knobs.bf16_moments == moments &&
+              c.knobs.grad_reduce_bytes == grad,
+          "'%s': ckpt %d modules 0x%x moments %d grad %u", line, c.ckpt, c.knobs.recompute_modules,
+          c.knobs.bf16_moments, c.knobs.grad_reduce_bytes);
+}
+
+static void test_megatron_modules(void)
+{
+    const char *sel = "--bf16 --recompute-granularity selective";
+    char line[512];
+    snprintf(line, sizeof line, "%s --recompute-modules core_attn moe_act mla_up_proj", sel);
+    mg_modules(line, TSL_EVAL_CKPT_SELECTIVE, TSL_RECOMPUTE_MOE_ACT | TSL_RECOMPUTE_MLA_UP_PROJ,
+               false, 4);
+    /* without core_attn the layers keep their attention core */
+    snprintf(line, sizeof line, "%s --recompute-modules mla_up_proj mlp --use-mcore-models", sel);
+    mg_modules(line, TSL_EVAL_CKPT_NONE, TSL_RECOMPUTE_MLA_UP_PROJ | TSL_RECOMPUTE_MLP, false, 4);
+    snprintf(line, sizeof line, "%s --recompute-modules", sel); /* an empty list: none */
+    mg_modules(line, TSL_EVAL_CKPT_NONE, 0, false, 4);
+    mg_modules(sel, TSL_EVAL_CKPT_SELECTIVE, 0, false, 4); /* Megatron's default, core_attn */
+    mg_modules("--bf16 --moe-layer-recompute", TSL_EVAL_CKPT_SELECTIVE, TSL_RECOMPUTE_MOE, false,
+               4);
+    mg_modules("--bf16 --recompute-modules moe_act", TSL_EVAL_CKPT_NONE, 0, false, 4);
+    snprintf(line, sizeof line, "%s --recompute-modules moe_act bogus", sel);
+    mg_refuses(line, "'bogus' is not a module");
+    mg_refuses("--bf16 --recompute-granularity full --recompute-method uniform "
+               "--recompute-num-layers 1 --moe-layer-recompute",
+               "moe-layer-recompute");
+    /* DeepSeek-V3's optimizer in Megatron-Bridge: bf16 moments and main gradients */
+    mg_modules("--bf16 --use-distributed-optimizer --use-precision-aware-optimizer "
+               "--main-grads-dtype bf16 --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16",
+               TSL_EVAL_CKPT_NONE, 0, true, 0);
+    mg_modules("--bf16 --use-distributed-optimizer --use-precision-aware-optimizer "
+               "--exp-avg-dtype fp16 --exp-avg-sq-dtype fp16",
+               TSL_EVAL_CKPT_NONE, 0, true, 4);
+    mg_refuses("--bf16 --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype "
+               "bf16",
+               "only supported with distributed optimizer");
+    mg_refuses("--bf16 --use-distributed-optimizer --exp-avg-dtype bf16", "need "
+                                                                          "--use-precision-aware");
+    mg_refuses("--bf16 --use-distributed-optimizer --use-precision-aware-optimizer "
+               "--exp-avg-dtype bf16",
+               "both moments");
+    mg_refuses("--bf16 --use-distributed-optimizer --use-precision-aware-optimizer "
+               "--exp-avg-dtype fp8 --exp-avg-sq-dtype fp8",
+               "fp8");
+    mg_refuses("--bf16 --use-distributed-optimizer --use-precision-aware-optimizer "
+               "--main-params-dtype fp16",
+               "fp32 master");
+    mg_refuses("--bf16 --main-grads-dtype fp16", "fp32 or bf16");
+    /* eval refuses mla_up_proj on a model without latent attention (Megatron does) */
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    tsl_request_t r;
+    static tsl_plan_t g, a;
+    tsl_request_init(&r);
+    load("Mixtral-8x7B", "2x8xH100-80G:8xib400", &m, &c);
+    tsl_eval_cfg_t cfg = {.pp = 2,
+                          .mbs = 1,
+                          .global_batch = 64,
+                          .ckpt = TSL_EVAL_CKPT_FULL,
+                          .even_blocks = true,
+                          .knobs = {.ep = 8, .recompute_modules = TSL_RECOMPUTE_MLA_UP_PROJ}};
+    CHECK(tsl_eval_cfg_plan(&cfg, &m, c.n_devices, &g, &err) == 0, "%s", err.msg);
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &a, &err) == -1 && strstr(err.msg, "mla_up_proj"),
+          "mla_up_proj on Mixtral: %s", err.msg);
+    /* the other exports have no module recompute or bf16 moments: refused by name */
+    cfg.knobs.recompute_modules = TSL_RECOMPUTE_MOE_ACT;
+    char *text = NULL;
+    size_t len;
+    CHECK(tsl_eval_cfg_plan(&cfg, &m, c.n_devices, &g, &err) == 0 &&
+              tsl_eval_plan(&m, &c, &r, &g, &a, &err) == 0,
+          "%s", err.msg);
+    CHECK(tsl_export(TSL_EXPORT_TORCHTITAN, &a, &m, &text, &len, &err) == -1 &&
+              strstr(err.msg, "recomputes modules (moe_act)"),
+          "torchtitan export of module recompute: %s", err.msg);
+    free(text);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
 
 /* Gradient precision and overlap through the imports and back (docs/cost-model.md
  * "Precision and overlap"): Megatron-LM's defaults, its --overlap-* flags, the
@@ -665,6 +768,7 @@ int main(void)
     test_torchtitan_keys();
     test_cfg_refusals();
     test_round_trips();
+    test_megatron_modules();
     test_knobs();
     return CHECK_DONE();
 }

@@ -277,6 +277,45 @@ static void test_megatron_moe_freq(void)
     restore_model(&saved);
 }
 
+/* DeepSeek-V3 as Megatron-Bridge's B200 recipe runs it: recompute of mla_up_proj
+ * and mlp, bf16 Adam moments (the precision-aware optimizer) with bf16 main
+ * gradients; exported and read back; the moments without ZeRO-1 refused. */
+static void test_megatron_modules(void)
+{
+    tsl_model_t saved;
+    use_hf("deepseek_v3.json", &saved);
+    make_plan(&plan, 2, (const uint32_t[]){0, 32, model.n_layers}, 16, "dp16+zero1", 16, 64);
+    plan.ep = 16;
+    plan.recompute_modules = TSL_RECOMPUTE_MLA_UP_PROJ | TSL_RECOMPUTE_MLP;
+    plan.bf16_moments = true;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(
+        strstr(text, "--recompute-granularity selective\n--recompute-modules mla_up_proj mlp\n") &&
+            strstr(text, "--use-precision-aware-optimizer\n--exp-avg-dtype bf16\n"
+                         "--exp-avg-sq-dtype bf16\n--main-grads-dtype bf16\n"),
+        "modules and moments:\n%s", text);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t err = {0};
+    CHECK(cfg && tsl_eval_cfg_megatron(text, cfg, &err) == 0, "read back: %s", err.msg);
+    CHECK(cfg->ckpt == TSL_EVAL_CKPT_NONE &&
+              cfg->knobs.recompute_modules == plan.recompute_modules && cfg->knobs.bf16_moments &&
+              cfg->knobs.grad_reduce_bytes == 0,
+          "read back: ckpt %d modules 0x%x moments %d grad %u", cfg->ckpt,
+          cfg->knobs.recompute_modules, cfg->knobs.bf16_moments, cfg->knobs.grad_reduce_bytes);
+    free(cfg);
+    free(text);
+    make_plan(&plan, 2, (const uint32_t[]){0, 32, model.n_layers}, 16, "dp16", 16, 64);
+    plan.ep = 16;
+    plan.bf16_moments = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "distributed optimizer only");
+    plan.bf16_moments = false;
+    plan.recompute_modules = TSL_RECOMPUTE_MOE_ACT;
+    for (uint32_t i = 1; i + 1 < model.n_layers; i++)
+        plan.layer[i].ckpt = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "one --recompute-granularity");
+    restore_model(&saved);
+}
+
 /* A torchtitan export read back by eval --torchtitan: the same stages,
  * strategy and ep. */
 static void torchtitan_back(const char *text, const tsl_plan_t *p)
@@ -769,6 +808,7 @@ int main(void)
     test_megatron();
     test_megatron_model();
     test_megatron_moe_freq();
+    test_megatron_modules();
     test_torchtitan_moe();
     test_megatron_moe_etp();
     test_deepspeed();

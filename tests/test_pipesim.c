@@ -366,9 +366,9 @@ static void test_errors_and_determinism(void)
     CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "n_stages"),
           "65 stages: %s", err.msg);
     in.n_stages = 4;
-    in.n_micro = 1025;
+    in.n_micro = TSL_PIPESIM_MAX_MICRO + 1;
     CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "n_micro"),
-          "1025 micro-batches: %s", err.msg);
+          "%u micro-batches: %s", in.n_micro, err.msg);
     in.n_micro = 8;
     in.bwd_s = neg;
     CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "bwd_s[1]"),
@@ -813,10 +813,45 @@ static void test_dualpipev(void)
           "the name dualpipev");
 }
 
+/* The cap on m·v (TSL_PIPESIM_MAX_MICRO): Qwen3-235B-A22B's H100 run, 8 stages
+ * of 4 chunks and 512 micro-batches (2048 chunk runs), balanced, without
+ * communication: m·t + (P − 1)·t/v; one past the cap is refused. Its own
+ * workspace, sized by the run. */
+static void test_cap(void)
+{
+    double f[8], b[8];
+    for (int s = 0; s < 8; s++) {
+        f[s] = 1;
+        b[s] = 2;
+    }
+    tsl_pipesim_in_t in;
+    memset(&in, 0, sizeof(in));
+    in.n_stages = 8;
+    in.n_micro = 512;
+    in.n_chunks = 4;
+    in.fwd_s = f;
+    in.bwd_s = b;
+    size_t bytes = tsl_pipesim_in_ws_bytes(&in);
+    void *big = bytes ? malloc(bytes) : NULL;
+    tsl_pipesim_out_t o;
+    tsl_err_t err = {0};
+    CHECK(big != NULL, "a workspace for 8 x 2048: %zu bytes", bytes);
+    CHECK(bytes < (size_t)32 << 20, "8 x 2048 chunk runs need %zu bytes", bytes);
+    if (big != NULL) {
+        CHECK(tsl_pipesim_run(&in, big, bytes, &o, &err) == 0, "%s", err.msg);
+        CHECK_NEAR(o.iter_s, 512 * 3.0 + 7 * 3.0 / 4, 1e-9, "P 8, m 512, v 4: %g", o.iter_s);
+    }
+    free(big);
+    in.n_micro = TSL_PIPESIM_MAX_MICRO / 4 + 8;
+    CHECK(tsl_pipesim_in_ws_bytes(&in) == 0 && tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1,
+          "m·v past %u refused", TSL_PIPESIM_MAX_MICRO);
+}
+
 int main(void)
 {
-    ws_bytes =
-        tsl_pipesim_ws_bytes(TSL_PIPESIM_MAX_STAGES, TSL_PIPESIM_MAX_MICRO, TSL_PIPESIM_MAX_MICRO);
+    /* the tests run at most 64 stages x 1024 micro-batches in this workspace;
+     * test_cap brings its own */
+    ws_bytes = tsl_pipesim_ws_bytes(TSL_PIPESIM_MAX_STAGES, 1024, 1024);
     ws = malloc(ws_bytes);
     if (ws == NULL)
         SKIP_ALL("no memory for the workspace");
@@ -833,6 +868,7 @@ int main(void)
     test_closed_form_tracks();
     test_zero_bubble();
     test_dualpipev();
+    test_cap();
     free(ws);
     return CHECK_DONE();
 }

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "cluster.h"
 #include "gemm_eff.h"
+#include "recompute.h"
 #include "roofline.h"
 
 #define EPS 1e-15
@@ -595,7 +596,7 @@ static void test_fp8_layer(void)
           "the LM head stays bf16");
     /* the elements the memory terms use: weights, stashes (cost.c) */
     double w8, repl, shard;
-    tsl_roofline_fp8_elems(&l, 2, &w8, &repl, &shard);
+    tsl_roofline_fp8_elems(&l, 2, 0, &w8, &repl, &shard);
     CHECK(w8 == 2.0 * f * h / 2 && repl == 2048 * h && shard == 2048 * f / 2, "fp8 elems: %g %g %g",
           w8, repl, shard);
     CHECK(strcmp(tsl_fp8_recipe_name(TSL_FP8_MXFP8), "mxfp8") == 0 &&
@@ -674,17 +675,21 @@ static void test_fp8_moe_layer(void)
     /* FP8 weight elements of a MoE layer: the shared experts only (routed ones are
      * the expert layout's), their input stays bf16 for the router */
     double w8, repl, shard;
-    tsl_roofline_fp8_elems(&l, 1, &w8, &repl, &shard);
+    tsl_roofline_fp8_elems(&l, 1, 0, &w8, &repl, &shard);
     CHECK(w8 == 0 && repl == 0 && shard == 0, "no shared experts: nothing dense in FP8");
     l.shared_experts = 1;
     l.shared_ffn_hidden = 2048;
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
-    tsl_roofline_fp8_elems(&l, 2, &w8, &repl, &shard);
+    tsl_roofline_fp8_elems(&l, 2, 0, &w8, &repl, &shard);
     CHECK(w8 == 3.0 * 2048 * h / 2 && repl == 0 && shard == 4096.0 * 2048 / 2,
           "shared expert: %g %g %g", w8, repl, shard);
     /* latent attention (DeepSeek-V3's shape, TP 1): q down h·q, q up q·a(n+r), kv down
-     * h·(c+r), kv up c·a(n+v), out a·v·h; kept inputs: the norm's output (h) and the
-     * latents (q, c) replicated, the core's output (a·v) sharded */
+     * h·(c+r), kv up c·a(n+v), out a·v·h; kept inputs: the latents (q, c) replicated,
+     * the core's output (a·v) sharded. After the merge with main's recompute modules
+     * the norm's output is not counted: the two down projections each keep their own
+     * FP8 copy of it (2 × 1 byte = the bf16 copy, no saving), so repl = s·(q + c) =
+     * 4096·(1536 + 512) by hand, not fp8dual's s·(h + q + c); mla_up_proj drops the
+     * latents (recomputed, not kept): repl 0, weights and shard unchanged */
     tsl_layer_t a = {.kind = TSL_LAYER_ATTENTION,
                      .seq_len = 4096,
                      .hidden = 7168,
@@ -699,11 +704,14 @@ static void test_fp8_moe_layer(void)
                      .qk_rope_dim = 64,
                      .v_head_dim = 128};
     CHECK(tsl_layer_derive(&a, &err) == 0, "%s", err.msg);
-    tsl_roofline_fp8_elems(&a, 1, &w8, &repl, &shard);
+    tsl_roofline_fp8_elems(&a, 1, 0, &w8, &repl, &shard);
     double wa =
         7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256 + 128.0 * 128 * 7168;
-    CHECK(w8 == wa && repl == 4096.0 * (7168 + 1536 + 512) && shard == 4096.0 * 128 * 128,
+    CHECK(w8 == wa && repl == 4096.0 * (1536 + 512) && shard == 4096.0 * 128 * 128,
           "MLA elems: %g (by hand %g) %g %g", w8, wa, repl, shard);
+    tsl_roofline_fp8_elems(&a, 1, TSL_RECOMPUTE_MLA_UP_PROJ, &w8, &repl, &shard);
+    CHECK(w8 == wa && repl == 0 && shard == 4096.0 * 128 * 128, "MLA + mla_up_proj: %g %g %g", w8,
+          repl, shard);
     CHECK(fabs(w8 + 1536 + 512 + 7168 - (double)a.params) < 1.0,
           "MLA: every weight but the norms is FP8 (%g of %llu)", w8, (unsigned long long)a.params);
 #undef G8
