@@ -89,7 +89,7 @@ static int moe_ops_on(const char *devops, float *out, tsl_err_t *err)
         put(d, &X, T * H, d->act_dtype, x, err) || d->alloc(d, &G, T * K * H, d->act_dtype, err) ||
         put(d, &Y, T * H, d->act_dtype, y, err) || put(d, &R, T * K * H, d->act_dtype, rows, err) ||
         d->alloc(d, &D, T * K, TSL_DT_F32, err);
-    rc = rc || d->moe_topk(d, &L, &P, &I, &W, T, E, K, err) ||
+    rc = rc || d->moe_topk(d, &L, NULL, &P, &I, &W, T, E, K, err) ||
          d->moe_sort(d, &I, &O, &Q, &C, T * K, E, 3, err) ||
          d->gather_rows(d, &X, &O, K, &W, &G, T * K, H, err) ||
          d->scatter_add_rows(d, &R, &Q, &W, &Y, T, K, H, err) ||
