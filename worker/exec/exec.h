@@ -26,8 +26,9 @@
  * RMSNorm (rms_norm), SwiGLU (gated_ffn: gate | up, both column-split under TP), no
  * biases (no_bias), grouped-query attention (kv_heads: K/V of kv_heads·hd each, TP
  * splitting the K/V heads too) and a causal sliding window (attn_window: query q sees
- * keys (q − w, q], masked key blocks skipped). No rotary position embedding: the
- * planner prices none (elementwise, small), so Llama runs without positions.
+ * keys (q − w, q], masked key blocks skipped). No rotary position embedding (but in
+ * latent attention): the planner prices none (elementwise, small), so Llama runs
+ * without positions.
  * Parallel blocks (parallel_block: GPT-J, NeoX, Falcon, Phi): y = x + attn(LN(x)) +
  * ffn(LN'(x)), both row-parallel outputs summed before one TP all-reduce in forward and
  * both branches' norm-output gradients in one in backward; shared_norm: LN' = LN.
