@@ -27,6 +27,7 @@
 #include "exec_internal.h"
 #include "search.h"
 #include "search_tiny.h"
+#include "sublayer.h"
 
 #define MAXR 8
 #define MAXL 8
@@ -779,6 +780,38 @@ static void splits(void)
     splits_of(TINY_QWEN, qw, sizeof(qw) / sizeof(qw[0]));
 }
 
+/* The tiny DeepSeek-V3-like model as sub-layers (attention and FFN blocks, AutoPipe's
+ * granularity: the MoE layers' attention blocks keep the layer's MoE fields but have
+ * no FFN, so no experts run there), one rank against pp 2 × dp 2 at EP 2 with
+ * checkpointing and tp 2 at EP 2 (the blocks seeded by their own index: a sub-layer
+ * plan's one rank is the reference). */
+static void sublayers(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_sublayer_model_t sm;
+    model_tiny(&m, TINY_V3);
+    CHECK(!tsl_sublayer_split(&m, &sm, &err), "%s", err.msg);
+    tsl_plan_t p;
+    result_t ref, got;
+    plan_of(&sm.model, (split_t){1, 1, 1, false, false, 1, "one"}, 4, 2, &p);
+    p.sublayer = true;
+    run_plan(&p, &m, &ref);
+    CHECK(ref.ok && isfinite(ref.loss) && ref.loss > 0, "sub-layers: one rank's loss %g", ref.loss);
+    split_t cases[] = {{2, 1, 2, false, true, 2, "sub-layers pp2 dp2 ep2 ckpt"},
+                       {1, 2, 1, false, false, 2, "sub-layers tp2 ep2"}};
+    for (int i = 0; i < 2; i++) {
+        plan_of(&sm.model, cases[i], 4, 2, &p);
+        p.sublayer = true;
+        run_plan(&p, &m, &got);
+        compare(&ref, &got, cases[i].name);
+        free_result(&got);
+    }
+    free_result(&ref);
+    tsl_sublayer_free(&sm);
+    tsl_model_free(&m);
+}
+
 /* The plan's ranks over tcp between forked processes: bitwise the loopback run, which
  * is one rank's within 1e-5. */
 static void tcp_vs_loopback(void)
@@ -1029,6 +1062,7 @@ int main(void)
     device_ops();
     engine_gradcheck();
     splits();
+    sublayers();
     tcp_vs_loopback();
     mla_allreduces();
     mla_peak();

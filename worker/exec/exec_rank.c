@@ -263,6 +263,13 @@ void tsl_exec_layer_slice(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_in
 
 /* ---- plan → rank ---- */
 
+/* Routed experts that run: a layer with an FFN and experts (a sub-layer plan's attention
+ * block keeps its layer's MoE fields but has no FFN). */
+static bool moe_of(const tsl_layer_t *L)
+{
+    return L->experts && has_ffn(L->kind);
+}
+
 /* A MoE layer's shared experts as one dense FFN: S·f_s columns (0: none). */
 static uint32_t shared_width(const tsl_layer_t *L)
 {
@@ -278,7 +285,7 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
         why = "latent attention in a parallel block";
     else if (L->kv_lora_rank && L->qk_rope_dim % 2)
         why = "latent attention with an odd RoPE width (its rotations take pairs)";
-    else if (L->experts && L->router_bias == TSL_ROUTER_BIAS_LOGIT)
+    else if (moe_of(L) && L->router_bias == TSL_ROUTER_BIAS_LOGIT)
         why = "a linear bias on the router's logits (gpt-oss)";
     else if (L->attn_dim && L->attn_dim != L->hidden && !L->kv_lora_rank)
         why = "an attention width other than the hidden size";
@@ -298,7 +305,7 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
                             "layer %u: %u heads of hidden %u do not split %u ways", i, L->heads,
                             L->hidden, tp);
     uint32_t G = L->router_groups;
-    if (L->experts && G > 1 &&
+    if (moe_of(L) && G > 1 &&
         (G > TSL_MOE_MAX_GROUPS || L->experts % G || !L->router_topk_groups ||
          L->router_topk_groups > G ||
          L->experts_per_tok > (uint64_t)L->router_topk_groups * (L->experts / G)))
@@ -312,10 +319,10 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "layer %u: %u K/V heads do not group %u query heads and split %u ways",
                             i, L->kv_heads, L->heads, tp);
-    if (has_ffn(L->kind) && !L->experts && L->ffn_hidden % tp)
+    if (has_ffn(L->kind) && !moe_of(L) && L->ffn_hidden % tp)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: FFN size %u does not split %u ways",
                             i, L->ffn_hidden, tp);
-    if (L->experts && shared_width(L) % tp) /* the routed experts are not split (expert TP 1) */
+    if (moe_of(L) && shared_width(L) % tp) /* the routed experts are not split (expert TP 1) */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "layer %u: shared experts of %u columns do not split %u ways", i,
                             shared_width(L), tp);
@@ -398,6 +405,7 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, uint32_t q, ts
         const tsl_layer_t *L = &m->layers[i];
         bool sdp = tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1;
         tsl_exec_tie_t tie;
+        bool moe = moe_of(L);
         if (head_tie(m, i, q, &tie, err))
             return -1;
         r->layers[r->n_layers++] = (tsl_exec_layer_t){
@@ -405,7 +413,7 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, uint32_t q, ts
             .index = i,
             .seq = L->seq_len,
             .hidden = L->hidden,
-            .ffn = L->experts ? shared_width(L) : L->ffn_hidden,
+            .ffn = moe ? shared_width(L) : L->ffn_hidden,
             .heads = L->heads,
             .vocab = L->vocab,
             .bias = !L->no_bias,
@@ -421,16 +429,16 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, uint32_t q, ts
             .causal = L->causal,
             .parallel = L->kind == TSL_LAYER_ENCODER && L->parallel_block,
             .shared_norm = L->kind == TSL_LAYER_ENCODER && L->parallel_block && L->shared_norm,
-            .experts = L->experts,
-            .top_k = L->experts ? L->experts_per_tok : 0,
-            .expert_ffn = L->experts ? L->ffn_hidden : 0,
-            .router_sigmoid = L->experts && L->router_score == TSL_ROUTER_SIGMOID,
-            .router_choice_bias = L->experts && L->router_bias == TSL_ROUTER_BIAS_CHOICE,
-            .router_norm = L->experts && L->router_norm,
-            .shared_gate = L->experts && L->shared_expert_gate && shared_width(L) > 0,
-            .router_groups = L->experts && L->router_groups > 1 ? L->router_groups : 0,
-            .router_topk_groups = L->experts && L->router_groups > 1 ? L->router_topk_groups : 0,
-            .router_scale = L->experts && L->router_scale > 0 ? (float)L->router_scale : 1.0f,
+            .experts = moe ? L->experts : 0,
+            .top_k = moe ? L->experts_per_tok : 0,
+            .expert_ffn = moe ? L->ffn_hidden : 0,
+            .router_sigmoid = moe && L->router_score == TSL_ROUTER_SIGMOID,
+            .router_choice_bias = moe && L->router_bias == TSL_ROUTER_BIAS_CHOICE,
+            .router_norm = moe && L->router_norm,
+            .shared_gate = moe && L->shared_expert_gate && shared_width(L) > 0,
+            .router_groups = moe && L->router_groups > 1 ? L->router_groups : 0,
+            .router_topk_groups = moe && L->router_groups > 1 ? L->router_topk_groups : 0,
+            .router_scale = moe && L->router_scale > 0 ? (float)L->router_scale : 1.0f,
         };
         tsl_exec_layer_t *x = &r->layers[r->n_layers - 1];
         if (L->kv_lora_rank && has_attn(L->kind)) {
