@@ -170,8 +170,9 @@ typedef enum tsl_cost_mode {
  * so a plan cached under an older cost model is searched again, not served. */
 /* 8: expert TP searched for MoE models; 9: TP collectives under the backward's
  * GEMMs (overlap_tp_dgrad); 10: NCCL's algorithm and protocol by message size; 11: recompute
- * modules, bf16 moments, FP8-cached expert inputs. */
-#define TSL_COST_MODEL_VERSION 11u
+ * modules, bf16 moments, FP8-cached expert inputs; 12: interleaved 1F1B's activations
+ * chunk by chunk from Megatron's schedule table (pipeline.h). */
+#define TSL_COST_MODEL_VERSION 12u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
