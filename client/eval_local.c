@@ -181,6 +181,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->fp8_recipe = eo->fp8_recipe;
     r->no_fp8 = eo->no_fp8;
     r->moe_imbalance = eo->moe_imbalance;
+    r->vp_group = eo->vp_group;
 }
 
 int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)

@@ -17,7 +17,7 @@ static const char eval_usage[] =
     "                      [--unfused-attn] [--paper-cost] [--no-host-floor]\n"
     "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
-    "                      [--fp8 RECIPE | --no-fp8] [--moe-imbalance X]\n"
+    "                      [--fp8 RECIPE | --no-fp8] [--moe-imbalance X] [--vp-group N]\n"
     "                      [--[no-]overlap-tp-dgrad]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
@@ -123,6 +123,9 @@ static const char eval_usage[] =
     "  --no-fp8            bf16 GEMMs, whatever the imported plan says\n"
     "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
     "                      mean tokens (default: the plan's, else 1, an even split)\n"
+    "  --vp-group N        interleaved plans: N micro-batches per group of Megatron-LM's\n"
+    "                      schedule (--microbatch-group-size-per-virtual-pipeline-stage;\n"
+    "                      default: the plan's, else pp; pp <= N <= micro-batches)\n"
     "\n"
     "  --no-search         do not run the search to compare with\n"
     "  --server ADDR       evaluate in tesseld at ADDR (also before `eval`, or\n"
@@ -180,6 +183,7 @@ enum {
     OPT_NO_OVERLAP_TP,
     OPT_FP8,
     OPT_NO_FP8,
+    OPT_VP_GROUP,
 };
 
 static const struct option eval_long[] = {
@@ -233,6 +237,7 @@ static const struct option eval_long[] = {
     {"no-overlap-tp-dgrad", no_argument, 0, OPT_NO_OVERLAP_TP},
     {"fp8", required_argument, 0, OPT_FP8},
     {"no-fp8", no_argument, 0, OPT_NO_FP8},
+    {"vp-group", required_argument, 0, OPT_VP_GROUP},
     {0, 0, 0, 0},
 };
 
@@ -375,6 +380,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_NO_FP8: eo->no_fp8 = true; return 0;
     case OPT_IMBALANCE:
         return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
+    case OPT_VP_GROUP: return tsl_parse_u32("vp-group", optarg, 1, 4096, &eo->vp_group, err);
     default: return plan_flag(opt, eo, err);
     }
 }
