@@ -27,9 +27,10 @@
  *
  * (v = 1 is Eq. 9). The price: v times the point-to-point traffic (the caller's
  * stage times carry it), and more activations in flight: Megatron's schedule runs
- * (P − i − 1)·2 + (v − 1)·P warmup chunk forwards on stage i, so it holds
- * ⌈(that + 1) / v⌉ micro-batches' worth (at most m). Megatron requires m to be a
- * multiple of P.
+ * (P − i − 1)·2 + (v − 1)·N warmup chunk forwards on stage i (N micro-batches per
+ * group, P by default), its chunks' activations counted one by one
+ * (tsl_pipeline_inflight_chunks below). Megatron requires m to be a multiple of P
+ * for N = P (tsl_pipeline_vp_check).
  *
  * Balance degrees (Eq. 6): α = 1 − max_i x_i / Σ_i x_i, in [0, 1 − 1/P].
  *
