@@ -44,6 +44,7 @@ typedef struct tsl_eval_opts {
     /* --moe-bf16-experts, --moe-fp8-dispatch: the request's fields of those names */
     bool moe_bf16_experts, moe_fp8_dispatch;
     double moe_imbalance; /* --moe-imbalance X: the request's moe_imbalance (0: the plan's) */
+    uint32_t vp_group;    /* --vp-group N: the request's vp_group (0: the plan's, else pp) */
     bool no_search;
     bool local; /* --local: run here even when a server is named */
 } tsl_eval_opts_t;

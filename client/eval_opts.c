@@ -19,6 +19,7 @@ static const char eval_usage[] =
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
+    "                      [--vp-group N]\n"
     "                      [--[no-]overlap-tp-dgrad]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
@@ -130,6 +131,9 @@ static const char eval_usage[] =
     "                      (torchtitan without its grouped-experts converter)\n"
     "  --moe-fp8-dispatch  with FP8 experts: the dispatch all-to-all (and the\n"
     "                      combine's gradient) in FP8, as DeepSeek-V3\n"
+    "  --vp-group N        interleaved plans: N micro-batches per group of Megatron-LM's\n"
+    "                      schedule (--microbatch-group-size-per-virtual-pipeline-stage;\n"
+    "                      default: the plan's, else pp; pp <= N <= micro-batches)\n"
     "\n"
     "  --no-search         do not run the search to compare with\n"
     "  --server ADDR       evaluate in tesseld at ADDR (also before `eval`, or\n"
@@ -190,6 +194,7 @@ enum {
     OPT_FP8_PARAM_GATHER,
     OPT_MOE_BF16,
     OPT_MOE_FP8_DISPATCH,
+    OPT_VP_GROUP,
 };
 
 static const struct option eval_long[] = {
@@ -246,6 +251,7 @@ static const struct option eval_long[] = {
     {"fp8-param-gather", no_argument, 0, OPT_FP8_PARAM_GATHER},
     {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
     {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
+    {"vp-group", required_argument, 0, OPT_VP_GROUP},
     {0, 0, 0, 0},
 };
 
@@ -391,6 +397,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
     case OPT_IMBALANCE:
         return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
+    case OPT_VP_GROUP: return tsl_parse_u32("vp-group", optarg, 1, 4096, &eo->vp_group, err);
     default: return plan_flag(opt, eo, err);
     }
 }

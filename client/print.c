@@ -241,6 +241,11 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
                 "p2p x %lld)\n",
                 integer(plan, "interleave"), integer(plan, "interleave"),
                 integer(plan, "interleave"));
+    if (integer(plan, "vp_group") > 0)
+        fprintf(out,
+                "  vp group:  %lld micro-batches per group of the interleaved schedule "
+                "(Megatron-LM's default: pp, %lld)\n",
+                integer(plan, "vp_group"), integer(plan, "pp"));
     char it[32];
     fprintf(out, "  predicted: %s/iteration, %.2f samples/s, %.0f tokens/s\n",
             tsl_format_seconds(num(plan, "iter_time_s"), it, sizeof it), num(plan, "samples_per_s"),

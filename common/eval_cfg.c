@@ -11,6 +11,7 @@
 #include "args.h"
 #include "eval_cfg.h"
 #include "partition.h"
+#include "pipeline.h"
 #include "target.h"
 
 static bool is_block(const tsl_layer_t *l)
@@ -285,6 +286,24 @@ static void fill_layers(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const u
     }
 }
 
+/* Megatron's --microbatch-group-size-per-virtual-pipeline-stage N on the plan: its
+ * interleaved schedule's group size (schedules.py at d98e8a6 raises outside [PP, M]
+ * and for a last group of fewer than PP micro-batches); without a virtual pipeline
+ * Megatron does not read it. N = PP is the default, kept as 0. */
+static int vp_group(const tsl_eval_cfg_t *cfg, tsl_plan_t *out, tsl_err_t *err)
+{
+    if (!cfg->vp_group || out->interleave <= 1)
+        return 0;
+    if (tsl_pipeline_vp_check(out->pp, out->n_micro, cfg->vp_group) != 0)
+        return tsl_err_set(err,
+                           "microbatch-group-size-per-virtual-pipeline-stage: %u with "
+                           "pipeline-model-parallel-size %u and %u micro-batches: Megatron-LM "
+                           "raises (schedules.py: N in [PP, M], M mod N 0 or at least PP)",
+                           cfg->vp_group, out->pp, out->n_micro);
+    out->vp_group = cfg->vp_group == out->pp ? 0 : cfg->vp_group;
+    return 0;
+}
+
 /* torchtitan's virtual stages per rank (pipeline_parallel.py
  * _get_pipeline_metadata): 1 for 1F1B, 2 for a looped schedule, or from
  * pipeline_parallel_layers_per_stage; into c->interleave. */
@@ -393,7 +412,7 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
                                cfg->vpp_blocks, n0);
         out->interleave = n0 / cfg->vpp_blocks;
     }
-    return 0;
+    return vp_group(cfg, out, err);
 }
 
 void tsl_eval_cfg_note(tsl_eval_cfg_t *cfg, const char *fmt, ...)
@@ -478,6 +497,7 @@ static const mg_key_t mg_u32[] = {
     {"decoder-last-pipeline-num-layers", offsetof(tsl_eval_cfg_t, last_blocks)},
     {"num-layers-per-virtual-pipeline-stage", offsetof(tsl_eval_cfg_t, vpp_blocks)},
     {"num-virtual-stages-per-pipeline-rank", offsetof(tsl_eval_cfg_t, interleave)},
+    {"microbatch-group-size-per-virtual-pipeline-stage", offsetof(tsl_eval_cfg_t, vp_group)},
     {"seq-length", offsetof(tsl_eval_cfg_t, seq_len)},
     {"num-layers", offsetof(tsl_eval_cfg_t, n_blocks)},
 };

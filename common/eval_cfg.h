@@ -64,6 +64,8 @@ typedef struct tsl_eval_cfg {
     uint32_t n_split_points;            /* torchtitan "layers.N": a stage starts at block N */
     uint32_t split_points[TSL_PLAN_MAX_STAGES];
     uint32_t vpp_blocks; /* Megatron --num-layers-per-virtual-pipeline-stage */
+    uint32_t vp_group;   /* Megatron --microbatch-group-size-per-virtual-pipeline-stage
+                            (the plan's vp_group, pipeline.h); 0 unset: pp */
     /* Megatron --account-for-embedding/loss-in-pipeline-split: with even_blocks,
      * the embedding / the loss counts as one Transformer layer of the first /
      * last stage (Megatron-LM d98e8a6 validate_args) */

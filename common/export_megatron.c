@@ -150,6 +150,8 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
     if (p->interleave > 1)
         fprintf(out, "--num-layers-per-virtual-pipeline-stage %u\n",
                 v->stage_blocks[0] / p->interleave);
+    if (p->interleave > 1 && p->vp_group) /* Megatron's default is pp: written when not */
+        fprintf(out, "--microbatch-group-size-per-virtual-pipeline-stage %u\n", p->vp_group);
     if (u->s.sp)
         fputs("--sequence-parallel\n", out);
     if (u->cp > 1) /* TransformerEngine's context-parallel attention (docs/exports.md) */

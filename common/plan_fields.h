@@ -79,6 +79,7 @@
     X(sim_iter_time_s, REAL, sim_iter_time_s, "sim_iter_time_s", NONZERO)                          \
     X(master_stage, U32, master_stage, "master_stage", SIMULATED)                                  \
     X(interleave, U32, interleave, "interleave", OVER1)                                            \
+    X(vp_group, U32, vp_group, "vp_group", NONZERO)                                                \
     X(schedule, CUSTOM, schedule, "schedule", ALWAYS)                                              \
     X(iter_time_1f1b_s, REAL, iter_time_1f1b_s, "iter_time_1f1b_s", NONZERO)                       \
     X(grad_reduce_bytes, U32, grad_reduce_bytes, "grad_reduce_bytes", NONZERO)                     \

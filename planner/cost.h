@@ -177,8 +177,9 @@ typedef enum tsl_cost_mode {
  * GEMMs (overlap_tp_dgrad); 10: NCCL's algorithm and protocol by message size; 11: recompute
  * modules, bf16 moments, FP8-cached expert inputs; 12: FP8 e_max per GPU, FP8 routed
  * experts (moe_bf16_experts) and dispatch (moe_fp8_dispatch), FP8 weight all-gathers
- * (fp8_param_gather), TE's weight casts once per step. */
-#define TSL_COST_MODEL_VERSION 12u
+ * (fp8_param_gather), TE's weight casts once per step; 13: interleaved 1F1B's activations chunk by chunk
+ * from Megatron's schedule table (pipeline.h). */
+#define TSL_COST_MODEL_VERSION 13u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -1,5 +1,6 @@
 #include "plan.h"
 
+#include "pipeline.h"
 #include "sublayer.h"
 
 #include <math.h>
@@ -109,17 +110,25 @@ int tsl_plan_validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_clust
 }
 
 /* Interleaved 1F1B: v chunks need a layer each on every stage, and Megatron's
- * schedule m divisible by P. */
+ * schedule a group size N it runs (m divisible by P for the default N = P). */
 static int validate_interleave(const tsl_plan_t *p, tsl_err_t *err)
 {
     uint32_t v = p->interleave;
+    if (p->vp_group && (v <= 1 || p->schedule))
+        return tsl_err_set(err,
+                           "plan: vp_group %u: micro-batches per group of the interleaved "
+                           "schedule, which the plan does not run (interleave %u, schedule %s)",
+                           p->vp_group, v, tsl_pipesim_sched_name(p->schedule, v));
     if (v <= 1)
         return 0;
-    if (p->pp < 2 || p->n_micro % p->pp != 0)
+    if (p->pp < 2)
+        return tsl_err_set(err, "plan: interleave %u needs several stages", v);
+    if (tsl_pipeline_vp_check(p->pp, p->n_micro, p->vp_group) != 0)
         return tsl_err_set(err,
-                           "plan: interleave %u needs several stages and n_micro (%u) "
-                           "divisible by them (%u)",
-                           v, p->n_micro, p->pp);
+                           "plan: interleave %u with vp_group %u (0: pp) and %u micro-batches: "
+                           "Megatron-LM's schedule takes pp (%u) <= vp_group <= n_micro and "
+                           "n_micro mod vp_group 0 or at least pp",
+                           v, p->vp_group, p->n_micro, p->pp);
     for (uint32_t s = 0; s < p->pp; s++)
         if (p->stages[s].n_layers < v)
             return tsl_err_set(err, "plan: stage %u has %u layers for %u interleaved chunks", s,
@@ -312,6 +321,7 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
         .p2p_blocking = !paper && v == 1 && !zb,
         .p2p_s = sim->p2p,
         .n_chunks = zb ? 0 : v,
+        .vp_group = zb || v <= 1 ? 0 : p->vp_group,
         .schedule = (uint8_t)p->schedule,
         .wgrad_s = zb ? sim->wgrad : NULL,
         .fb_save_s = p->schedule == TSL_PIPESIM_SCHED_DUALPIPEV ? sim->fb_save : NULL,

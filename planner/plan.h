@@ -63,6 +63,9 @@ typedef struct tsl_plan {
     uint32_t n_micro;        /* m; global_batch = micro_batch × n_micro */
     uint32_t interleave;     /* v model chunks per stage (interleaved 1F1B, pipeline.h);
                                    0 or 1: plain 1F1B */
+    uint32_t vp_group;       /* interleaved: micro-batches per group N of Megatron-LM's
+                                schedule (--microbatch-group-size-per-virtual-pipeline-stage,
+                                pipeline.h), P <= N <= n_micro; 0: N = P, the default */
     uint32_t schedule;       /* tsl_pipesim_sched_t: 0 1F1B (interleaved with v > 1), ZB-H1,
                              ZBV (2 chunks per stage in a V; interleave stays 0) */
     double iter_time_1f1b_s; /* zero-bubble plans: the same stages under 1F1B, the

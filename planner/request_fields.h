@@ -96,6 +96,11 @@
       "plain 1F1B only: no interleaved schedule with several model chunks per stage "              \
       "(Megatron-LM's virtual pipeline stages)",                                                   \
       "no_interleave", "no_interleave")                                                            \
+    X(vp_group, UINT, "vp-group", "N", 1, 4096,                                                    \
+      "interleaved plans run N micro-batches per group (Megatron-LM "                              \
+      "--microbatch-group-size-per-virtual-pipeline-stage; default: pp, which Megatron takes "     \
+      "for N; it needs pp <= N <= micro-batches, their count mod N 0 or at least pp)",             \
+      "vp_group", "vp_group")                                                                      \
     X(no_zero_bubble, BOOL, "no-zero-bubble", "", 0, 0,                                            \
       "no zero-bubble schedules (ZB-H1, ZBV, which split the backward's weight gradient "          \
       "off to fill the bubble): 1F1B and interleaved 1F1B only",                                   \

@@ -46,6 +46,16 @@ static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
                             r->etp > 1 ? "etp" : "moe_capacity_factor", tsl_target_name(r->target));
     if (r->no_fp8 && r->fp8_recipe)
         return tsl_err_set(err, "fp8_recipe: FP8 asked for with FP8 switched off (--no-fp8)");
+    if (r->vp_group && r->no_interleave)
+        return tsl_err_set(err,
+                           "vp_group: %u micro-batches per group of the interleaved schedule "
+                           "with interleaving switched off (--no-interleave)",
+                           r->vp_group);
+    if (r->vp_group && r->pp && r->vp_group < r->pp)
+        return tsl_err_set(err,
+                           "vp_group: %u is below the %u stages; Megatron-LM's interleaved "
+                           "schedule takes pp <= N <= micro-batches (schedules.py)",
+                           r->vp_group, r->pp);
     if (r->fp8_recipe && tsl_target_fp8_ok(r->target, r->fp8_recipe, err) != 0)
         return -1;
     if (r->moe_fp8_dispatch && (r->no_fp8 || r->moe_bf16_experts))
@@ -293,6 +303,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
     if (r->moe_bf16_experts || r->moe_fp8_dispatch) /* likewise */
         tsl_fp_u64(&fp,
                    0x6d6f6538ull << 8 | (uint64_t)r->moe_bf16_experts << 1 | r->moe_fp8_dispatch);
+    if (r->vp_group) /* likewise */
+        tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);

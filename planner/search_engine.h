@@ -88,6 +88,8 @@ typedef struct tsl_engine {
     uint64_t budget_bytes;  /* on the largest device; tsl_engine_stage_budget per stage */
     uint64_t bucket_bytes;
     bool keep_reserve; /* budgets keep the request's reserve (a search; not eval) */
+    uint32_t vp_group; /* interleaved plans' micro-batches per group N (pipeline.h;
+                          0: P): the request's, or eval's given plan's */
 
     uint32_t n_groups;
     tsl_group_strategies_t groups[TSL_SEARCH_MAX_GROUPS];

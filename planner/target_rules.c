@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "pipeline.h"
 #include "target.h"
 
 /* Features only some stacks express: interleaving, selective recompute, ZeRO-1/2
@@ -67,6 +68,15 @@ static int megatron_layout(const tsl_target_view_t *v, const tsl_target_uniform_
                                 "Megatron-LM splits the middle stages evenly",
                                 s, v->stage_blocks[s], v->stage_blocks[1]);
     uint32_t vc = v->plan->interleave;
+    if (v->plan->vp_group &&
+        (vc <= 1 || tsl_pipeline_vp_check(v->pp, v->plan->n_micro, v->plan->vp_group) != 0))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: vp_group %u with interleave %u, pp %u and %u "
+                            "micro-batches: Megatron-LM's "
+                            "--microbatch-group-size-per-virtual-pipeline-stage takes pp <= N "
+                            "<= micro-batches, their count mod N 0 or at least pp, and an "
+                            "interleaved schedule",
+                            v->plan->vp_group, vc, v->pp, v->plan->n_micro);
     for (uint32_t s = 0; vc > 1 && s < v->pp; s++)
         if (v->stage_blocks[s] != v->stage_blocks[0] || v->stage_blocks[s] % vc)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,

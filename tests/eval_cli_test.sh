@@ -55,6 +55,25 @@ mg 2 "checkpoint-activations is no longer valid" "--checkpoint-activations"
 mg 2 "use --num-virtual-stages-per-pipeline-rank" "--virtual-pipeline-model-parallel-size 2"
 mg 0 "" "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 --global-batch-size 16"
 grep -q "interleave: 2 model chunks per stage" "$out" && ok || bad "virtual stages not read: $(cat "$out")"
+# Megatron's micro-batches per group of the interleaved schedule: read, and the same N
+# by eval's flag; one Megatron-LM refuses (below pp; a last group smaller than pp) by name
+mg 0 "" "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 --global-batch-size 32 --microbatch-group-size-per-virtual-pipeline-stage 8"
+grep -q "vp group:  8 micro-batches per group" "$out" && ok || bad "vp group not read: $(cat "$out")"
+expect 0 "" eval $m345 --pp 4 --interleave 2 --batch 32 --vp-group 8 --no-search --json
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["vp_group"] == 8 and p["interleave"] == 2 and p["sim_iter_time_s"] > 0, p.get("vp_group")' "$out" &&
+    ok || bad "--vp-group 8: $(cat "$out")"
+cp "$out" "$dir/vp.json"
+expect 0 "" eval $m345 --pp 4 --interleave 2 --batch 32 --no-search --json
+python3 - "$dir/vp.json" "$out" <<'PY' && ok || bad "N 8 holds no more than N = pp 4"
+import json, sys
+a = json.load(open(sys.argv[1]))["plan"]["stages"][0]
+b = json.load(open(sys.argv[2]))["plan"]["stages"][0]
+assert a["act_bytes"] > b["act_bytes"] and a["inflight"] > b["inflight"], (a["inflight"], b["inflight"])
+PY
+expect 2 "vp_group 3" eval $m345 --pp 4 --interleave 2 --batch 32 --vp-group 3 --no-search
+expect 2 "vp_group 5" eval $m345 --pp 4 --interleave 2 --batch 32 --vp-group 5 --no-search
+expect 2 "vp_group 8: micro-batches per group of the interleaved schedule" eval $m345 --pp 4 --batch 32 --vp-group 8 --no-search
+mg 2 "microbatch-group-size-per-virtual-pipeline-stage: 2" "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 --global-batch-size 32 --microbatch-group-size-per-virtual-pipeline-stage 2"
 mg 0 "" "--recompute-activations"
 grep -q "+selckpt" "$out" && ok || bad "--recompute-activations not selective: $(cat "$out")"
 mg 0 "" "--use-torch-fsdp2 --tensor-model-parallel-size 2"

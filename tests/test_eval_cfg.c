@@ -533,6 +533,27 @@ static void test_megatron_flags(void)
                                 &c, &err) == 0 &&
               tsl_eval_cfg_plan(&c, &m, 8, &g, &err) == 0 && g.interleave == 2,
           "virtual stages: %s (interleave %u)", err.msg, g.interleave);
+    /* the micro-batches per group of its schedule (schedules.py: N in [PP, M], M mod N
+     * 0 or at least PP); N = PP is the default, kept as 0; not read without a VP */
+    const char *vp = "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 "
+                     "--global-batch-size 16 --microbatch-group-size-per-virtual-pipeline-stage ";
+    char line[256];
+    const uint32_t ns[] = {8, 4, 2, 5, 9};
+    const int ok[] = {1, 1, 0, 0, 0};
+    for (uint32_t k = 0; k < 5; k++) {
+        snprintf(line, sizeof line, "%s%u", vp, ns[k]);
+        int rc = tsl_eval_cfg_megatron(line, &c, &err) == 0 ? tsl_eval_cfg_plan(&c, &m, 8, &g, &err)
+                                                            : -1;
+        CHECK(ok[k]
+                  ? rc == 0 && g.vp_group == (ns[k] == 4 ? 0 : ns[k])
+                  : rc != 0 && strstr(err.msg, "microbatch-group-size-per-virtual-pipeline-stage"),
+              "N %u: rc %d vp_group %u: %s", ns[k], rc, g.vp_group, err.msg);
+    }
+    CHECK(tsl_eval_cfg_megatron("--pipeline-model-parallel-size 4 --global-batch-size 8 "
+                                "--microbatch-group-size-per-virtual-pipeline-stage 2",
+                                &c, &err) == 0 &&
+              tsl_eval_cfg_plan(&c, &m, 8, &g, &err) == 0 && g.vp_group == 0,
+          "no VP, N not read: %s", err.msg);
     tsl_model_free(&m);
     tsl_cluster_free(&cl);
 }

@@ -316,6 +316,39 @@ static void test_megatron_modules(void)
     restore_model(&saved);
 }
 
+/* Interleaved with N micro-batches per group: written when not pp (Megatron's
+ * default), read back by eval --megatron-args; an N Megatron-LM's schedules.py
+ * raises on refused naming vp_group. 2 stages of 12 layers, 4 chunks of 3 each. */
+static void test_megatron_vp_group(void)
+{
+    const uint32_t cut[] = {0, 13, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
+    plan.interleave = 4;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--num-layers-per-virtual-pipeline-stage 3\n") &&
+              !strstr(text, "microbatch-group-size"),
+          "N = pp is Megatron's default, not written:\n%s", text);
+    free(text);
+    plan.vp_group = 4;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--microbatch-group-size-per-virtual-pipeline-stage 4\n"), "N 4:\n%s", text);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    static tsl_plan_t back;
+    tsl_err_t err = {0};
+    CHECK(cfg && tsl_eval_cfg_megatron(text, cfg, &err) == 0 &&
+              tsl_eval_cfg_plan(cfg, &model, 8, &back, &err) == 0,
+          "read back: %s", err.msg);
+    CHECK(back.interleave == 4 && back.vp_group == 4 && back.n_micro == 16,
+          "read back: interleave %u vp_group %u m %u", back.interleave, back.vp_group,
+          back.n_micro);
+    free(cfg);
+    free(text);
+    plan.vp_group = 1; /* below pp */
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "vp_group 1");
+    plan.vp_group = 5; /* 16 mod 5 = 1, a last group smaller than pp */
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "vp_group 5");
+}
+
 /* A torchtitan export read back by eval --torchtitan: the same stages,
  * strategy and ep. */
 static void torchtitan_back(const char *text, const tsl_plan_t *p)
@@ -809,6 +842,7 @@ int main(void)
     test_megatron_model();
     test_megatron_moe_freq();
     test_megatron_modules();
+    test_megatron_vp_group();
     test_torchtitan_moe();
     test_megatron_moe_etp();
     test_deepspeed();

@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -172,6 +173,8 @@ def plan_args(row):
         cmd += ["--sp"]
     if p.get("interleave", 1) > 1:
         cmd += ["--interleave", str(p["interleave"])]
+    if isinstance(p.get("vp_group"), int):  # Megatron's micro-batches per group, as run
+        cmd += ["--vp-group", str(p["vp_group"])]
     if p.get("cp", 1) > 1:  # context parallelism: the sequence split over CP ranks
         cmd += ["--cp", str(p["cp"]), "--cp-comm", p.get("cp_comm", "p2p")]
     if p.get("ep", 1) > 1:  # the MoE layers' experts over EP ranks of a stage
@@ -385,6 +388,23 @@ def run_eval(cmd, verbose):
     return json.loads(proc.stdout), None
 
 
+def run_fit_vp_group(row, args, tmpdir):
+    """A row whose plan says "vp_group": "fit" (README.md, "Llama 3 rows"): the
+    published run states that N is tunable, not its value, so the rule is what a
+    user tuning memory would do — the largest N <= PP that eval accepts, tried from
+    PP down (never chosen by time). (out, None, N, []) for the first accepted, else
+    (None, the refusal at N = PP, None, [(N, refusal) where the reason changes])."""
+    why = []
+    for n in range(row["plan"]["pp"], 0, -1):
+        out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir, args.amp_profile)
+                            + ["--vp-group", str(n)], args.verbose)
+        if not err:
+            return out, None, n, why
+        if not why or re.sub(r"[0-9.]+", "#", why[-1][1]) != re.sub(r"[0-9.]+", "#", err):
+            why.append((n, err))
+    return None, why[0][1], None, why
+
+
 def run_row(row, args, tmpdir):
     res = {"id": row["id"], "source": row["source"], "ok": False}
     peer = row.get("peer_prediction")
@@ -399,8 +419,11 @@ def run_row(row, args, tmpdir):
         res["error"] = "not expressible: %s" % row["refused"]
         return res
     try:
-        out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir, args.amp_profile),
-                            args.verbose)
+        if row["plan"].get("vp_group") == "fit":
+            out, err, res["vp_group"], res["vp_group_tried"] = run_fit_vp_group(row, args, tmpdir)
+        else:
+            out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir,
+                                             args.amp_profile), args.verbose)
     except (ValueError, KeyError) as e:
         res["error"] = "runner: %s" % e
         return res
@@ -554,6 +577,20 @@ def main():
         print("%-28s %-20s %10.4g %10.4g %+8.1f %8.1f %8.1f %15s %9s %9s" % (
             r["id"], r["source"], r["measured_s"], r["predicted_s"], r["error_pct"],
             r["measured_tflops"], r["predicted_tflops"], mem, params, peer))
+
+    fit = [r for r in rows if r["plan"].get("vp_group") == "fit"]
+    if fit:  # README.md "Llama 3 rows": the largest N <= PP that fits, tried from PP down
+        print()
+        print("vp_group by the rule (the largest N <= pp that eval accepts, tried from pp down):")
+        for row in fit:
+            r = next(x for x in results if x["id"] == row["id"])
+            if r.get("vp_group"):
+                print("  %-26s N = %d" % (r["id"], r["vp_group"]))
+                continue
+            print("  %-26s none of N = %d .. 1 fits:" % (r["id"], row["plan"]["pp"]))
+            for n, err in r.get("vp_group_tried", []):
+                print("  %-26s   N = %d%s: %s" % ("", n, " and below" if n < row["plan"]["pp"] else "",
+                                                  err))
 
     gaps = [r for r in results if r.get("unmodelled")]
     if gaps:  # evaluated, but with parts of the run eval cannot express (rows.json "unmodelled")

@@ -480,6 +480,11 @@ static int chunk_plan(const tsl_plan_t *p, const tsl_model_t *m, tsl_plan_t *vp,
                             "plan: interleave %u: n_micro %u is not a multiple of pp %u, as "
                             "Megatron-LM's interleaved schedule needs",
                             v, p->n_micro, P);
+    if (p->vp_group && p->vp_group != P)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "plan: vp_group %u: the executor runs Megatron-LM's default "
+                            "interleaved order, %u micro-batches per group (pp)",
+                            p->vp_group, P);
     *vp = *p;
     vp->pp = P * v;
     vp->interleave = 1;
