@@ -15,9 +15,12 @@ static const char eval_usage[] =
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
     "                      [--unfused-attn] [--paper-cost] [--no-host-floor]\n"
-    "                      [--grad-reduce-bytes N] [--no-fp32-master]\n"
+    "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
-    "                      [--fp8 RECIPE | --no-fp8]\n"
+    "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather]\n"
+    "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
+    "                      [--vp-group N]\n"
+    "                      [--[no-]overlap-tp-dgrad]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
     "Predict the iteration time, throughput and per-stage memory of a GIVEN plan (no\n"
@@ -56,6 +59,17 @@ static const char eval_usage[] =
     "                      as Megatron-LM's DP and torchtitan's dp_shard do)\n"
     "  --cp-comm TYPE      its attention exchange: p2p (ring, the default), a2a\n"
     "                      (Ulysses) or allgather (Megatron-LM's --cp-comm-type)\n"
+    "  --ep N --etp N      MoE layers: routed experts over N expert-parallel ranks,\n"
+    "                      each expert's width over N expert-TP ranks (default 1)\n"
+    "  --moe-capacity-factor C [--moe-pad-to-capacity]\n"
+    "                      an expert takes at most C x a rank's mean routed tokens,\n"
+    "                      the rest dropped (or every expert padded to it)\n"
+    "  --schedule NAME     1f1b (the default; interleaved with --interleave), zbh1,\n"
+    "                      zbv or dualpipev (docs/cost-model.md)\n"
+    "  --recompute-modules LIST\n"
+    "                      Megatron-LM's selective recompute of these modules on\n"
+    "                      every Transformer layer: core_attn (as --ckpt selective),\n"
+    "                      moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts\n"
     "  --layers-per-stage A,B,...\n"
     "                      layers of each stage, embedding and head included\n"
     "                      (default: balanced by FLOPs, as the search starts)\n"
@@ -94,14 +108,32 @@ static const char eval_usage[] =
     "                      gradient bytes in the buffer and the DP/SDP reduce: 2\n"
     "                      (bf16/fp16) or 4 (fp32 main gradients)\n"
     "  --no-fp32-master    no fp32 master weights: 16-bit Adam states\n"
+    "  --bf16-moments      Adam's moments in bf16 beside fp32 master weights\n"
+    "                      (Megatron-LM's precision-aware optimizer)\n"
     "  --overlap-grad-reduce, --no-overlap-grad-reduce\n"
     "                      the DP gradient reduce under the backward, or after it\n"
     "  --overlap-param-gather\n"
     "                      ZeRO-1's weight all-gather under the next forward\n"
+    "  --overlap-tp-dgrad, --no-overlap-tp-dgrad\n"
+    "                      the backward's TP collectives under the column-parallel\n"
+    "                      gradient GEMMs (Megatron-LM's async dgrad all-reduce), or\n"
+    "                      exposed as the forward's (docs/cost-model.md \"TP in the\n"
+    "                      backward\")\n"
     "  --fp8 RECIPE        the blocks' linear GEMMs in FP8: delayed, tensorwise,\n"
     "                      blockwise or mxfp8 (docs/cost-model.md \"FP8\"); refused\n"
     "                      on GPUs without FP8 tensor cores\n"
     "  --no-fp8            bf16 GEMMs, whatever the imported plan says\n"
+    "  --fp8-param-gather  with FP8: the weights themselves in FP8, all-gathered in\n"
+    "                      FP8 (Megatron-LM --fp8-param-gather)\n"
+    "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
+    "                      mean tokens (default: the plan's, else 1, an even split)\n"
+    "  --moe-bf16-experts  with FP8: the routed experts' grouped GEMMs in bf16\n"
+    "                      (torchtitan without its grouped-experts converter)\n"
+    "  --moe-fp8-dispatch  with FP8 experts: the dispatch all-to-all (and the\n"
+    "                      combine's gradient) in FP8, as DeepSeek-V3\n"
+    "  --vp-group N        interleaved plans: N micro-batches per group of Megatron-LM's\n"
+    "                      schedule (--microbatch-group-size-per-virtual-pipeline-stage;\n"
+    "                      default: the plan's, else pp; pp <= N <= micro-batches)\n"
     "\n"
     "  --no-search         do not run the search to compare with\n"
     "  --server ADDR       evaluate in tesseld at ADDR (also before `eval`, or\n"
@@ -127,6 +159,14 @@ enum {
     OPT_ZERO,
     OPT_CP,
     OPT_CP_COMM,
+    OPT_EP,
+    OPT_ETP,
+    OPT_CAPACITY,
+    OPT_PAD,
+    OPT_IMBALANCE,
+    OPT_SCHEDULE,
+    OPT_RECOMPUTE_MODULES,
+    OPT_BF16_MOMENTS,
     OPT_INTERLEAVE,
     OPT_LPS,
     OPT_STRATEGY,
@@ -147,8 +187,14 @@ enum {
     OPT_OVERLAP_GRAD,
     OPT_NO_OVERLAP_GRAD,
     OPT_OVERLAP_PARAM,
+    OPT_OVERLAP_TP,
+    OPT_NO_OVERLAP_TP,
     OPT_FP8,
     OPT_NO_FP8,
+    OPT_FP8_PARAM_GATHER,
+    OPT_MOE_BF16,
+    OPT_MOE_FP8_DISPATCH,
+    OPT_VP_GROUP,
 };
 
 static const struct option eval_long[] = {
@@ -171,6 +217,14 @@ static const struct option eval_long[] = {
     {"zero", required_argument, 0, OPT_ZERO},
     {"cp", required_argument, 0, OPT_CP},
     {"cp-comm", required_argument, 0, OPT_CP_COMM},
+    {"ep", required_argument, 0, OPT_EP},
+    {"etp", required_argument, 0, OPT_ETP},
+    {"moe-capacity-factor", required_argument, 0, OPT_CAPACITY},
+    {"moe-pad-to-capacity", no_argument, 0, OPT_PAD},
+    {"moe-imbalance", required_argument, 0, OPT_IMBALANCE},
+    {"schedule", required_argument, 0, OPT_SCHEDULE},
+    {"recompute-modules", required_argument, 0, OPT_RECOMPUTE_MODULES},
+    {"bf16-moments", no_argument, 0, OPT_BF16_MOMENTS},
     {"interleave", required_argument, 0, OPT_INTERLEAVE},
     {"layers-per-stage", required_argument, 0, OPT_LPS},
     {"strategy", required_argument, 0, OPT_STRATEGY},
@@ -190,8 +244,14 @@ static const struct option eval_long[] = {
     {"overlap-grad-reduce", no_argument, 0, OPT_OVERLAP_GRAD},
     {"no-overlap-grad-reduce", no_argument, 0, OPT_NO_OVERLAP_GRAD},
     {"overlap-param-gather", no_argument, 0, OPT_OVERLAP_PARAM},
+    {"overlap-tp-dgrad", no_argument, 0, OPT_OVERLAP_TP},
+    {"no-overlap-tp-dgrad", no_argument, 0, OPT_NO_OVERLAP_TP},
     {"fp8", required_argument, 0, OPT_FP8},
     {"no-fp8", no_argument, 0, OPT_NO_FP8},
+    {"fp8-param-gather", no_argument, 0, OPT_FP8_PARAM_GATHER},
+    {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
+    {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
+    {"vp-group", required_argument, 0, OPT_VP_GROUP},
     {0, 0, 0, 0},
 };
 
@@ -225,6 +285,26 @@ static int parse_ckpt(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
     return 0;
 }
 
+/* --schedule NAME: the names plan documents use (pipesim.h). */
+static int parse_schedule(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
+{
+    int sc = tsl_pipesim_sched_parse(text);
+    if (sc < 0)
+        return tsl_err_set(err, "schedule: '%s' is not 1f1b, interleaved, zbh1, zbv or dualpipev",
+                           text);
+    cfg->schedule = (uint32_t)sc;
+    return 0;
+}
+
+/* --recompute-modules LIST: core_attn is the attention core's selective
+ * recompute (--ckpt selective, applied by check_sources), the rest the plan's
+ * modules. */
+static int parse_modules(const char *text, tsl_eval_opts_t *eo, tsl_err_t *err)
+{
+    return tsl_recompute_modules_parse(text, &eo->cfg.knobs.recompute_modules, &eo->recompute_core,
+                                       err);
+}
+
 /* The plan flags; 0 applied, 1 not one. */
 static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
 {
@@ -254,6 +334,14 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         c->knobs.cp_comm = (uint32_t)comm;
         return 0;
     }
+    case OPT_EP: return tsl_parse_u32("ep", optarg, 1, 1024, &c->knobs.ep, err);
+    case OPT_ETP: return tsl_parse_u32("etp", optarg, 1, 1024, &c->knobs.etp, err);
+    case OPT_CAPACITY:
+        return tsl_parse_double("moe-capacity-factor", optarg, 1e-6, 64, &c->knobs.moe_capacity,
+                                err);
+    case OPT_PAD: c->knobs.moe_pad = true; return 0;
+    case OPT_SCHEDULE: return parse_schedule(optarg, c, err);
+    case OPT_RECOMPUTE_MODULES: return parse_modules(optarg, eo, err);
     case OPT_INTERLEAVE: return tsl_parse_u32("interleave", optarg, 1, 64, &c->interleave, err);
     case OPT_LPS: return parse_counts(optarg, c, err);
     case OPT_STRATEGY: eo->strategy = optarg; return 0;
@@ -289,9 +377,12 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
             return tsl_err_set(err, "grad-reduce-bytes: 3 is not 2 (bf16) or 4 (fp32)");
         return 0;
     case OPT_NO_MASTER: eo->no_fp32_master = true; return 0;
+    case OPT_BF16_MOMENTS: eo->bf16_moments = true; return 0;
     case OPT_OVERLAP_GRAD: eo->overlap_grad_reduce = true; return 0;
     case OPT_NO_OVERLAP_GRAD: eo->no_overlap_grad_reduce = true; return 0;
     case OPT_OVERLAP_PARAM: eo->overlap_param_gather = true; return 0;
+    case OPT_OVERLAP_TP: eo->overlap_tp_dgrad = true; return 0;
+    case OPT_NO_OVERLAP_TP: eo->no_overlap_tp_dgrad = true; return 0;
     case OPT_FP8: {
         int rc = tsl_fp8_recipe_parse(optarg);
         if (rc <= 0)
@@ -301,16 +392,36 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         return 0;
     }
     case OPT_NO_FP8: eo->no_fp8 = true; return 0;
+    case OPT_FP8_PARAM_GATHER: eo->fp8_param_gather = true; return 0;
+    case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
+    case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
+    case OPT_IMBALANCE:
+        return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
+    case OPT_VP_GROUP: return tsl_parse_u32("vp-group", optarg, 1, 4096, &eo->vp_group, err);
     default: return plan_flag(opt, eo, err);
     }
 }
 
 /* Exactly one way of giving the plan. */
-static int check_sources(const tsl_eval_opts_t *eo)
+static int check_sources(tsl_eval_opts_t *eo)
 {
+    if (eo->recompute_core && eo->cfg.ckpt == TSL_EVAL_CKPT_FULL) {
+        fputs("tesselctl: eval: --recompute-modules core_attn with --ckpt full: Megatron-LM "
+              "recomputes modules under selective granularity only\n",
+              stderr);
+        return TSL_EXIT_USAGE;
+    }
+    if (eo->recompute_core)
+        eo->cfg.ckpt = TSL_EVAL_CKPT_SELECTIVE;
     if (eo->overlap_grad_reduce && eo->no_overlap_grad_reduce) {
         fputs("tesselctl: eval: --overlap-grad-reduce and --no-overlap-grad-reduce: one or "
               "the other\n",
+              stderr);
+        return TSL_EXIT_USAGE;
+    }
+    if (eo->overlap_tp_dgrad && eo->no_overlap_tp_dgrad) {
+        fputs("tesselctl: eval: --overlap-tp-dgrad and --no-overlap-tp-dgrad: one or the "
+              "other\n",
               stderr);
         return TSL_EXIT_USAGE;
     }

@@ -209,6 +209,7 @@ int tsl_amp_profile_load(const char *dir, const tsl_model_t *m, const tsl_cluste
         }
         snprintf(p->gpu, sizeof p->gpu, "%s", instances[k].gpu);
         snprintf(p->link, sizeof p->link, "%s", "amp");
+        p->tp_comm_in_times = true; /* Megatron-LM's TP all-reduce ran inside (header) */
         snprintf(p->source, sizeof p->source, "amp-profile %s (%s)", dir, instances[k].tag);
         if (tsl_profile_finish(p, err) != 0) {
             free(p);

@@ -41,6 +41,8 @@ typedef struct tsl_eval_cfg {
     bool sp;                 /* sequence parallelism (needs tp > 1) */
     uint8_t zero;            /* 0, 1 (distributed optimizer), 2; needs dp > 1 */
     uint32_t interleave;     /* v model chunks per stage; 0/1 plain 1F1B */
+    uint32_t schedule;       /* tsl_pipesim_sched_t (eval --schedule): 0 1F1B, interleaved
+                                with interleave > 1; zbh1, zbv, dualpipev (no interleave) */
     uint32_t seq_len;        /* the configuration's sequence length; 0: unset */
     uint32_t n_blocks;       /* Transformer layers it names (Megatron --num-layers); 0 unset */
     /* Megatron --moe-layer-freq (arguments.py moe_freq_type): which Transformer
@@ -62,6 +64,8 @@ typedef struct tsl_eval_cfg {
     uint32_t n_split_points;            /* torchtitan "layers.N": a stage starts at block N */
     uint32_t split_points[TSL_PLAN_MAX_STAGES];
     uint32_t vpp_blocks; /* Megatron --num-layers-per-virtual-pipeline-stage */
+    uint32_t vp_group;   /* Megatron --microbatch-group-size-per-virtual-pipeline-stage
+                            (the plan's vp_group, pipeline.h); 0 unset: pp */
     /* Megatron --account-for-embedding/loss-in-pipeline-split: with even_blocks,
      * the embedding / the loss counts as one Transformer layer of the first /
      * last stage (Megatron-LM d98e8a6 validate_args) */
@@ -78,6 +82,9 @@ typedef struct tsl_eval_cfg {
                     stages per rank in a V (stage q on rank q and 2P − 1 − q); the
                     plan's schedule zbv (or dualpipev) */
     bool tt_dualpipev; /* pipeline_parallel_schedule DualPipeV (tt_zbv set too) */
+    bool torchtitan;   /* read from a torchtitan configuration: the plan's MoE layers
+                          must have their experts laid out as torchtitan does
+                          (tsl_target_torchtitan_experts) */
     uint32_t tt_in_w, tt_out_w, tt_layers_per_stage;
     uint32_t ckpt_every; /* > 0: full recompute of every N-th Transformer layer of a
                             stage (torchtitan selective_ac_option N: the N-th, 2N-th...) */
@@ -85,6 +92,9 @@ typedef struct tsl_eval_cfg {
        executor): Megatron-LM's precision and --overlap-* flags, torchtitan's
        FSDP2 float32 reduce and training dtype; the plan carries them */
     tsl_cost_knobs_t knobs;
+    /* Megatron-LM without --expert-tensor-parallel-size: the routed experts take the
+     * attention's TP degree (validate_args), knobs.etp = tp for a model with experts */
+    bool etp_follows_tp;
     /* what the import read differently from the stack or left out, one note a line,
        for the person to see (tsl_eval_cfg_note) */
     char notes[1024];
@@ -117,9 +127,9 @@ int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
  * value` with integers, strings, booleans and arrays of strings, '#' comments),
  * or the Python function returning Trainer.Config of current torchtitan, read
  * without running it (literal assignments and keywords of the known keys).
- * Keys that change the plan in ways Tessel does not model (context or expert
- * parallelism, other schedules, op-level selective checkpointing) are refused
- * by name. Fails naming the key and line. */
+ * Keys that change the plan in ways Tessel does not model (Ulysses context
+ * parallelism, expert tensor parallelism, other schedules, op-level selective
+ * checkpointing) are refused by name. Fails naming the key and line. */
 int tsl_eval_cfg_torchtitan(const char *toml, tsl_eval_cfg_t *out, tsl_err_t *err);
 
 #endif

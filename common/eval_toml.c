@@ -35,13 +35,17 @@ typedef struct tt_state {
     tsl_eval_ckpt_t ac_mode;
     char ac_option[16];
     char cp_rotate[16]; /* context_parallel_rotate_method; "" = allgather (its default) */
-    int64_t cp, ep, tokens_mb, tokens_step, ctx, pp_micro;
+    int64_t cp, ep, etp, tokens_mb, tokens_step, ctx, pp_micro;
     uint32_t global_line; /* global_batch_size = -1's line, 0: not given */
     /* Float8 (torchao through torchtitan's model converters): float8 the
      * converter (v0.2 "quantize.linear.float8", v0.1 "float8") or v0.1-era
      * [float8] enable_float8_linear; mx "quantize.linear.mx"; recipe_name */
     bool float8, mx;
     char fp8_recipe[24];
+    /* the routed experts' grouped GEMMs converted too (v0.2 "quantize.grouped_mm.float8"
+     * or ".mx", main's Float8/MXFP8GroupedExpertsConverter); torchao's FSDP float8
+     * all-gather (v0.1/v0.2 enable_fsdp_float8_all_gather) */
+    bool grouped, fsdp_fp8;
 } tt_state_t;
 
 /* An integer, or (Python) a product of integers: "8 * 8192". */
@@ -238,6 +242,7 @@ typedef struct tt_i64 {
 static const tt_i64_t tt_state_keys[] = {
     {"parallelism", "context_parallel_degree", 1, offsetof(tt_state_t, cp)},
     {"parallelism", "expert_parallel_degree", 1, offsetof(tt_state_t, ep)},
+    {"parallelism", "expert_tensor_parallel_degree", 1, offsetof(tt_state_t, etp)},
     {"parallelism", "num_pp_microbatches", 1, offsetof(tt_state_t, pp_micro)},
     {"training", "num_tokens_per_microbatch_per_dp_rank", 1, offsetof(tt_state_t, tokens_mb)},
     {"training", "num_tokens_per_train_step", -1, offsetof(tt_state_t, tokens_step)},
@@ -279,8 +284,13 @@ static int tt_float8(const toml_line_t *t, tt_state_t *st, tsl_err_t *err)
                       strstr(t->value, "\"quantize.linear.float8\"") != NULL;
         st->mx |= strstr(t->value, "\"mx\"") != NULL ||
                   strstr(t->value, "\"quantize.linear.mx\"") != NULL;
+        st->grouped |= strstr(t->value, "\"quantize.grouped_mm.float8\"") != NULL ||
+                       strstr(t->value, "\"quantize.grouped_mm.mx\"") != NULL;
         return 0;
     }
+    if (is(t, "quantize.linear.float8", "enable_fsdp_float8_all_gather") ||
+        is(t, "float8", "enable_fsdp_float8_all_gather"))
+        return want_bool(t, &st->fsdp_fp8, err);
     if (is(t, "float8", "enable_float8_linear")) {
         bool on = false;
         if (want_bool(t, &on, err) != 0)
@@ -297,6 +307,8 @@ static int tt_float8(const toml_line_t *t, tt_state_t *st, tsl_err_t *err)
  * the benchmarks'), rowwise priced as tensorwise (noted), MXFP8. */
 static int tt_fp8(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
 {
+    /* the experts stay bf16 unless their grouped GEMMs are converted too */
+    c->knobs.moe_bf16_experts = (st->mx || st->float8) && !st->grouped;
     if (st->mx) {
         c->knobs.fp8 = TSL_FP8_MXFP8;
         return 0;
@@ -304,6 +316,14 @@ static int tt_fp8(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
     if (!st->float8)
         return 0;
     c->knobs.fp8 = TSL_FP8_TENSORWISE;
+    /* v0.2's Float8LinearConverter asserts the FSDP float8 all-gather apart from a
+     * recipe_name; its default path is tensorwise dynamic scaling */
+    if (st->fsdp_fp8 && st->fp8_recipe[0] != '\0')
+        return tsl_err_set(err,
+                           "torchtitan: enable_fsdp_float8_all_gather with recipe_name "
+                           "\"%s\": torchtitan asserts the two do not combine",
+                           st->fp8_recipe);
+    c->knobs.fp8_param_gather = st->fsdp_fp8;
     if (st->fp8_recipe[0] == '\0' || strcmp(st->fp8_recipe, "tensorwise") == 0)
         return 0;
     if (strncmp(st->fp8_recipe, "rowwise", 7) != 0)
@@ -438,6 +458,26 @@ static int tt_tokens(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
     return 0;
 }
 
+/* Expert parallelism: the routed experts of the MoE layers over the innermost
+ * ep ranks of dp_shard x cp x tp (ParallelDims' sparse mesh), whole on each
+ * rank. v0.2.x's expert_tensor_parallel_degree has no effect at ep 1; at ep > 1
+ * only 1 is what Tessel prices. Whether torchtitan lays the experts out so on
+ * the model is tsl_eval_cfg_plan's check (cfg->torchtitan). */
+static int tt_experts(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
+{
+    if (st->ep > (1 << 24))
+        return tsl_err_set(err, "torchtitan: expert_parallel_degree %lld is above %d",
+                           (long long)st->ep, 1 << 24);
+    if (st->ep > 1 && st->etp > 1)
+        return tsl_err_set(err,
+                           "torchtitan: expert_tensor_parallel_degree %lld: Tessel prices the "
+                           "routed experts whole on each expert-parallel rank "
+                           "(expert_tensor_parallel_degree 1)",
+                           (long long)st->etp);
+    c->knobs.ep = st->ep > 1 ? (uint32_t)st->ep : 0;
+    return 0;
+}
+
 static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
 {
     if (st->cp > 1) {
@@ -461,11 +501,8 @@ static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
             c->cp_counted = true;
         }
     }
-    if (st->ep > 1)
-        return tsl_err_set(err,
-                           "torchtitan: expert_parallel_degree %lld: Tessel's eval does "
-                           "not model expert parallelism (1 only)",
-                           (long long)st->ep);
+    if (tt_experts(c, st, err) != 0)
+        return -1;
     /* TP is sequence-parallel in torchtitan (always before 2026-02; since, unless
        enable_sequence_parallel = False) */
     c->sp = c->tp > 1 && !st->sp_off;
@@ -704,6 +741,25 @@ static int tt_read(const char *text, char *buf, size_t cap, tsl_eval_cfg_t *out,
     return r;
 }
 
+/* A Python keyword argument set to True anywhere in text ("name=True", spaces
+ * allowed around "="). */
+static bool py_true_kwarg(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = strstr(text, name); p != NULL; p = strstr(p + n, name)) {
+        const char *q = p + n;
+        while (*q == ' ')
+            q++;
+        if (*q++ != '=')
+            continue;
+        while (*q == ' ')
+            q++;
+        if (strncmp(q, "True", 4) == 0)
+            return true;
+    }
+    return false;
+}
+
 int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *err)
 {
     tt_state_t st = {.python = is_python(text), .ac_mode = TSL_EVAL_CKPT_SELECTIVE};
@@ -713,8 +769,12 @@ int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *er
         st.float8 = strstr(text, "Float8LinearConverter") != NULL;
         st.mx = strstr(text, "MXFP8LinearConverter") != NULL ||
                 strstr(text, "MXLinearConverter") != NULL;
+        st.grouped = strstr(text, "Float8GroupedExpertsConverter") != NULL ||
+                     strstr(text, "MXFP8GroupedExpertsConverter") != NULL;
+        st.fsdp_fp8 = py_true_kwarg(text, "enable_fsdp_float8_all_gather");
     }
     memset(out, 0, sizeof(*out));
+    out->torchtitan = true;
     out->tt_split = true;
     out->tt_in_w = out->tt_out_w = 1;
     out->sdp_rest = true; /* torchtitan's default shard degree: -1, the rest */

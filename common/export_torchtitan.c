@@ -116,37 +116,79 @@ static void header(const tsl_export_view_t *v, const tsl_export_uniform_t *u, co
                 p->iter_time_1f1b_s);
 }
 
-/* The Llama 3 configurations torchtitan ships, by Tessel's model name. */
-static const char *base_config(const tsl_model_t *m)
+/* The configurations torchtitan main ships (models/NAME/config_registry.py at
+ * b5bcd76c6) for Tessel's model names: a family's words and a size. */
+static const struct base_config {
+    const char *family, *variant, *size, *module, *fn;
+} base_configs[] = {
+    {"llama", "3", "405b", "llama3", "llama3_405b"},
+    {"llama", "3", "70b", "llama3", "llama3_70b"},
+    {"llama", "3", "8b", "llama3", "llama3_8b"},
+    {"deepseek", "v3", "", "deepseek_v3", "deepseek_v3_671b"},
+    {"qwen3", "", "30b-a3b", "qwen3", "qwen3_30b_a3b"},
+};
+
+static const struct base_config *base_config(const tsl_model_t *m)
 {
-    static const struct {
-        const char *size, *fn;
-    } known[] = {{"405b", "llama3_405b"}, {"70b", "llama3_70b"}, {"8b", "llama3_8b"}};
     char low[TSL_NAME_MAX];
     size_t n = 0;
     for (; m->name[n] && n + 1 < sizeof low; n++)
         low[n] = (char)(m->name[n] >= 'A' && m->name[n] <= 'Z' ? m->name[n] + 32 : m->name[n]);
     low[n] = '\0';
-    if (strstr(low, "llama") == NULL || strstr(low, "3") == NULL)
-        return NULL;
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (strstr(low, known[i].size))
-            return known[i].fn;
+    for (size_t i = 0; i < sizeof base_configs / sizeof base_configs[0]; i++) {
+        const struct base_config *b = &base_configs[i];
+        if (strstr(low, b->family) && strstr(low, b->variant) && strstr(low, b->size))
+            return b;
+    }
     return NULL;
+}
+
+/* The first layer with routed experts, NULL for a dense model. */
+static const tsl_layer_t *moe_layer(const tsl_model_t *m)
+{
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (m->layers[i].experts)
+            return &m->layers[i];
+    return NULL;
+}
+
+/* What a MoE plan was priced as (docs/cost-model.md "Mixture of experts"). */
+static void moe_note(const tsl_export_view_t *v, FILE *out)
+{
+    const tsl_layer_t *l = moe_layer(v->model);
+    if (l == NULL)
+        return;
+    fprintf(out,
+            "# MoE: %u routed experts (top-%u) in %u layers over expert_parallel_degree %u, the "
+            "innermost\n# ranks of dp_shard x cp x tp; priced dropless and evenly routed "
+            "(load_balance_coeff's\n# bias balancing assumed to even the load), each rank's "
+            "experts as grouped GEMMs\n",
+            l->experts, l->experts_per_tok, tsl_model_moe_layers(v->model),
+            v->plan->ep > 1 ? v->plan->ep : 1);
+}
+
+/* The routed experts' grouped GEMMs in FP8, as priced: the plan is FP8, the model
+ * has experts, and they were not kept bf16. */
+static bool fp8_experts(const tsl_export_view_t *v)
+{
+    return v->plan->fp8_recipe && !v->plan->moe_bf16_experts && moe_layer(v->model) != NULL;
 }
 
 static void py_imports(const tsl_export_view_t *v, const tsl_export_uniform_t *u, FILE *out)
 {
-    const char *base = base_config(v->model);
+    const struct base_config *base = base_config(v->model);
     if (base)
-        fprintf(out, "from torchtitan.models.llama3.config_registry import %s as base_config\n",
-                base);
+        fprintf(out, "from torchtitan.models.%s.config_registry import %s as base_config\n",
+                base->module, base->fn);
     if (u->ckpt_blocks)
         fputs("from torchtitan.distributed.activation_checkpoint import FullAC\n", out);
+    bool mx = v->plan->fp8_recipe == TSL_FP8_MXFP8;
     if (v->plan->fp8_recipe)
-        fprintf(out, "from torchtitan.components.quantization import %s\n",
-                v->plan->fp8_recipe == TSL_FP8_MXFP8 ? "MXFP8LinearConverter"
-                                                     : "Float8LinearConverter");
+        fprintf(out, "from torchtitan.components.quantization import %s%s\n",
+                mx ? "MXFP8LinearConverter" : "Float8LinearConverter",
+                !fp8_experts(v) ? ""
+                : mx            ? ", MXFP8GroupedExpertsConverter"
+                                : ", Float8GroupedExpertsConverter");
     fputs("from torchtitan.trainer import Trainer\n\n", out);
     if (base == NULL)
         fprintf(out,
@@ -165,6 +207,7 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     const tsl_plan_t *p = v->plan;
     uint32_t seq = v->model->layers[1].seq_len;
     header(v, &u, "configuration (torchtitan main since 73aed7f6c, 2026-08-20)", out);
+    moe_note(v, out);
     fputs("# run: --module <this module> --config tessel_plan\n", out);
     py_imports(v, &u, out);
     fprintf(out,
@@ -184,6 +227,8 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     if (u.cp > 1) /* ring attention; the K/V rotation Tessel priced (docs/exports.md) */
         fprintf(out, "    par.context_parallel_rotate_method = \"%s\"\n",
                 p->cp_comm == TSL_CP_ALLGATHER ? "allgather" : "alltoall");
+    if (moe_layer(v->model)) /* always: a base configuration may set its own */
+        fprintf(out, "    par.expert_parallel_degree = %u\n", p->ep > 1 ? p->ep : 1);
     if (v->pp > 1) {
         fprintf(out,
                 "    par.pipeline_parallel_schedule = \"%s\"\n"
@@ -198,19 +243,93 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
     }
     if (p->no_fp32_master) /* bf16 parameters, gradients and Adam states */
         fputs("    config.training.dtype = \"bfloat16\"\n", out);
-    if (p->fp8_recipe) /* the converters rewrite the model's Linear configs; lm_head stays bf16 */
+    /* the converters rewrite the model's Linear configs; lm_head (and a MoE router's
+     * gate, priced bf16 as torchtitan's deepseek_v3_671b_float8 keeps it) stay bf16 */
+    if (p->fp8_recipe)
         fprintf(
             out,
             "    # FP8 linears (priced: %s scaling; torchtitan main's Float8 recipe is rowwise)\n"
-            "    config.model_spec.model = %s.Config(filter_fqns=[\"lm_head\"]).build().convert(\n"
+            "    config.model_spec.model = "
+            "%s.Config(filter_fqns=[\"lm_head\"%s]).build().convert(\n"
             "        config.model_spec.model\n    )\n",
             tsl_fp8_recipe_name(p->fp8_recipe),
-            p->fp8_recipe == TSL_FP8_MXFP8 ? "MXFP8LinearConverter" : "Float8LinearConverter");
+            p->fp8_recipe == TSL_FP8_MXFP8 ? "MXFP8LinearConverter" : "Float8LinearConverter",
+            moe_layer(v->model) ? ", \"router.gate\"" : "");
+    if (fp8_experts(v)) /* torchtitan's deepseek_v3 float8 configuration does the same */
+        fprintf(out,
+                "    # the routed experts' grouped GEMMs in FP8 too, as priced\n"
+                "    config.model_spec.model = %s.Config().build().convert(\n"
+                "        config.model_spec.model\n    )\n",
+                p->fp8_recipe == TSL_FP8_MXFP8 ? "MXFP8GroupedExpertsConverter"
+                                               : "Float8GroupedExpertsConverter");
+    if (p->fp8_param_gather) /* main's float8.md: "all distributed communication is done
+                                in high precision" */
+        fputs("    # priced with FP8 weight all-gathers: torchtitan main gathers in bf16 (its "
+              "float8\n    # all-gather is v0.2's tensorwise enable_fsdp_float8_all_gather; "
+              "see the TOML export)\n",
+              out);
     fputs(u.ckpt_blocks ? "    config.activation_checkpoint = FullAC.Config()\n"
                         : "    config.activation_checkpoint = None\n",
           out);
     fputs("    return config\n", out);
     return 0;
+}
+
+/* v0.2.x's expert keys (config/job_config.py Parallelism): the experts whole on
+ * each EP rank (expert_tensor_parallel_degree 1, what Tessel prices). v0.2.0
+ * builds its EP mesh only over whole cp x tp groups; v0.1.0 has no MoE model
+ * outside experiments/. */
+static void toml_experts(const tsl_export_view_t *v, const tsl_export_uniform_t *u, FILE *out)
+{
+    uint32_t ep = v->plan->ep > 1 ? v->plan->ep : 1;
+    fputs("# mixture of experts: v0.2.0 and later (v0.1.0 has no MoE model outside "
+          "experiments/)\n",
+          out);
+    if (ep > 1 && ep % (u->cp * u->tp) != 0)
+        fprintf(out,
+                "# v0.2.0 asserts expert_parallel_degree %% (context_parallel_degree x "
+                "tensor_parallel_degree = %u) == 0: run v0.2.1 or later\n",
+                u->cp * u->tp);
+    fprintf(out, "expert_parallel_degree = %u\nexpert_tensor_parallel_degree = 1\n", ep);
+}
+
+/* FP8 in v0.2's converters (config/job_config.py Quantize): the linears, the routed
+ * experts' grouped GEMMs where priced in FP8 (quantize.grouped_mm.*, fqns
+ * "experts"), and torchao's FSDP float8 all-gather for fp8_param_gather — only
+ * without a recipe_name (v0.2 asserts the two apart; its default path is
+ * tensorwise dynamic scaling). */
+static void toml_fp8(const tsl_export_view_t *v, FILE *out)
+{
+    const tsl_plan_t *p = v->plan;
+    const char *filter = moe_layer(v->model) ? "[\"output\", \"router.gate\"]" : "[\"output\"]";
+    bool mx = p->fp8_recipe == TSL_FP8_MXFP8, grouped = fp8_experts(v);
+    if (!p->fp8_recipe)
+        return;
+    fprintf(out,
+            "\n# FP8: %s, the LM head in bf16%s; your [model] keys (name, flavor) go in this "
+            "table\n[model]\nconverters = [\"quantize.linear.%s\"%s]\n",
+            mx ? "MXFP8 linears (torchao)" : "torchao Float8Linear, tensorwise scaling",
+            grouped ? ", the routed experts' grouped GEMMs too" : "", mx ? "mx" : "float8",
+            !grouped ? ""
+            : mx     ? ", \"quantize.grouped_mm.mx\""
+                     : ", \"quantize.grouped_mm.float8\"");
+    if (mx)
+        fprintf(out, "\n[quantize.linear.mx]\nrecipe_name = \"mxfp8_cublas\"\nfilter_fqns = %s\n",
+                filter);
+    else if (p->fp8_param_gather)
+        fprintf(out,
+                "\n[quantize.linear.float8]\n# tensorwise: the default (no recipe_name beside "
+                "the FSDP float8 all-gather)\nenable_fsdp_float8_all_gather = true\n"
+                "precompute_float8_dynamic_scale_for_fsdp = true\nfilter_fqns = %s\n",
+                filter);
+    else
+        fprintf(out, "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\nfilter_fqns = %s\n",
+                filter);
+    if (grouped)
+        fprintf(out, "\n[quantize.grouped_mm.%s]\n%sfqns = [\"experts\"]\n", mx ? "mx" : "float8",
+                mx ? "recipe_name = \"mxfp8\"\n" : "");
+    if (mx && p->fp8_param_gather)
+        fputs("# priced with FP8 weight all-gathers: torchao's MX linears gather in bf16\n", out);
 }
 
 int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
@@ -220,6 +339,7 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
         return -1;
     const tsl_plan_t *p = v->plan;
     header(v, &u, "job TOML (v0.2.0 .. v0.2.2; v0.1.0: see the split points below)", out);
+    moe_note(v, out);
     fputs("# add [model], [optimizer] and the rest of your job as usual\n\n", out);
     fprintf(out, "[training]\nlocal_batch_size = %u\nglobal_batch_size = %u\nseq_len = %u\n",
             local_batch(v, &u), p->global_batch, v->model->layers[1].seq_len);
@@ -232,6 +352,8 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
     if (u.cp > 1) /* [parallelism] since v0.1.0 (JobConfig Parallelism) */
         fprintf(out, "context_parallel_degree = %u\ncontext_parallel_rotate_method = \"%s\"\n",
                 u.cp, p->cp_comm == TSL_CP_ALLGATHER ? "allgather" : "alltoall");
+    if (moe_layer(v->model))
+        toml_experts(v, &u, out);
     if (v->pp > 1) {
         fputs("# v0.1.0 reads no module_fqns_per_model_part; there write instead\n"
               "# pipeline_parallel_split_points = [",
@@ -251,18 +373,6 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
                 schedule_name(p), u.micro_per_rank);
     }
     fprintf(out, "\n[activation_checkpoint]\nmode = \"%s\"\n", u.ckpt_blocks ? "full" : "none");
-    if (p->fp8_recipe == TSL_FP8_MXFP8)
-        fputs("\n# FP8: MXFP8 linears (torchao), the LM head in bf16; your [model] keys "
-              "(name, flavor) go in this table\n[model]\nconverters = [\"quantize.linear.mx\"]\n"
-              "\n[quantize.linear.mx]\nrecipe_name = \"mxfp8_cublas\"\n"
-              "filter_fqns = [\"output\"]\n",
-              out);
-    else if (p->fp8_recipe)
-        fputs("\n# FP8: torchao Float8Linear, tensorwise scaling, the LM head in bf16; your "
-              "[model] keys (name, flavor) go in this table\n"
-              "[model]\nconverters = [\"quantize.linear.float8\"]\n"
-              "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n"
-              "filter_fqns = [\"output\"]\n",
-              out);
+    toml_fp8(v, out);
     return 0;
 }

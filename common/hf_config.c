@@ -19,8 +19,7 @@
 #define SUPPORTED                                                                                  \
     "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2, gpt_neox, falcon, phi, qwen3, gemma2, "  \
     "gemma3, gemma3_text, phi3, olmo2, RefinedWeb, RefinedWebModel, mixtral, qwen2_moe, "          \
-    "qwen3_moe, "                                                                                  \
-    "deepseek_v2, deepseek_v3"
+    "qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss, llama4, llama4_text"
 
 /* The sequence a config with a longer window is planned at by default: what
  * people pre-train such models at (Llama 2/3 pre-training: 4096 / 8192); the
@@ -330,37 +329,41 @@ static void set_full_attention(tsl_arch_spec_t *sp, uint32_t i)
         sp->full_attn_layers[i / 64] |= 1ull << (i % 64);
 }
 
+/* "layer_types" ("full_attention" or `local`, one per layer; newer
+ * transformers) marks the full-attention layers; false when the config has none. */
+static bool read_layer_type_list(reader_t *r, tsl_arch_spec_t *sp, const char *local)
+{
+    const json_t *types = json_object_get(r->root, "layer_types");
+    if (types == NULL || json_is_null(types))
+        return false;
+    if (!json_is_array(types) || json_array_size(types) != sp->layers) {
+        note_bad(r, "layer_types: expected an array of %u layer types (one per layer)", sp->layers);
+        return true;
+    }
+    for (uint32_t i = 0; i < sp->layers; i++) {
+        const char *t = json_string_value(json_array_get(types, i));
+        if (t != NULL && strcmp(t, "full_attention") == 0)
+            set_full_attention(sp, i);
+        else if (t == NULL || strcmp(t, local) != 0) {
+            note_bad(r, "layer_types[%u]: expected \"full_attention\" or \"%s\"", i, local);
+            return true;
+        }
+    }
+    return true;
+}
+
 /* With a sliding window: which layers attend to everything. "layer_types"
- * ("full_attention" / "sliding_attention", one per layer; newer transformers)
- * when present; else every period-th layer, those with (i + 1) % period == 0
- * (Gemma 2: period 2, the odd layers; Gemma 3: sliding_window_pattern, 6); else,
- * below max_window_layers, the first layers (Qwen2/3); period 0 and no
- * max_window_layers: none (Mistral). */
+ * ("full_attention" / "sliding_attention") when present; else every period-th
+ * layer, those with (i + 1) % period == 0 (Gemma 2: period 2, the odd layers;
+ * Gemma 3: sliding_window_pattern, 6); else, below max_window_layers, the first
+ * layers (Qwen2/3); period 0 and no max_window_layers: none (Mistral). */
 static void read_layer_types(reader_t *r, tsl_arch_spec_t *sp, uint32_t period,
                              uint32_t max_window_layers)
 {
-    const json_t *types = json_object_get(r->root, "layer_types");
-    if (types != NULL && !json_is_null(types)) {
-        if (!json_is_array(types) || json_array_size(types) != sp->layers) {
-            note_bad(r, "layer_types: expected an array of %u layer types (one per layer)",
-                     sp->layers);
-            return;
-        }
-        for (uint32_t i = 0; i < sp->layers; i++) {
-            const char *t = json_string_value(json_array_get(types, i));
-            if (t != NULL && strcmp(t, "full_attention") == 0)
-                set_full_attention(sp, i);
-            else if (t == NULL || strcmp(t, "sliding_attention") != 0) {
-                note_bad(r,
-                         "layer_types[%u]: expected \"full_attention\" or "
-                         "\"sliding_attention\"",
-                         i);
-                return;
-            }
-        }
+    if (read_layer_type_list(r, sp, "sliding_attention"))
         return;
-    }
-    for (uint32_t i = 0; i < sp->layers; i++) {
+    /* past the layer limit check_spec refuses the config; no need to mark them */
+    for (uint32_t i = 0; i < sp->layers && i < TSL_MODEL_MAX_LAYERS; i++) {
         if ((period && (i + 1) % period == 0) || i < max_window_layers)
             set_full_attention(sp, i);
     }
@@ -536,6 +539,7 @@ static void read_mixtral(reader_t *r, tsl_arch_spec_t *sp)
     sp->experts = req_u32(r, "num_local_experts");
     sp->experts_per_tok = req_u32(r, "num_experts_per_tok");
     sp->moe_ffn_hidden = sp->ffn_hidden;
+    sp->router_norm = true; /* transformers' MixtralSparseMoeBlock renormalises the top k */
 }
 
 /* Qwen2-MoE / Qwen3-MoE: layer i has experts unless it is in mlp_only_layers or
@@ -549,6 +553,7 @@ static void read_qwen_moe(reader_t *r, tsl_arch_spec_t *sp, bool qwen2)
     sp->experts_per_tok = req_u32(r, "num_experts_per_tok");
     sp->moe_ffn_hidden = req_u32(r, "moe_intermediate_size");
     uint32_t step = opt_u32(r, "decoder_sparse_step", 1);
+    sp->router_norm = opt_bool(r, "norm_topk_prob", false);
     if (qwen2) {
         sp->shared_ffn_hidden = opt_u32(r, "shared_expert_intermediate_size", 0);
         sp->shared_experts = sp->shared_ffn_hidden ? 1 : 0;
@@ -569,13 +574,51 @@ static void read_qwen_moe(reader_t *r, tsl_arch_spec_t *sp, bool qwen2)
         sp->experts = 0; /* every layer dense */
 }
 
+/* DeepSeek's router (modeling_deepseek.py's MoEGate; transformers' DeepseekV2/V3
+ * configs for the defaults): scoring_func softmax or sigmoid (V3: sigmoid);
+ * topk_method "greedy" (the top k), "group_limited_greedy" (V2: within the best
+ * topk_group of n_group groups, each scored by its best expert) or "noaux_tc"
+ * (V3: the same, a group scored by its two best, and a score-correction bias of E
+ * that chooses but does not weigh); norm_topk_prob; routed_scaling_factor, which
+ * V2 applies only to weights it does not normalise (V3 to both). V3's defaults:
+ * sigmoid, 8 groups, top 4, normalised, 2.5. */
+static void read_deepseek_router(reader_t *r, tsl_arch_spec_t *sp, bool v3)
+{
+    const char *topk = opt_str(r, "topk_method", v3 ? "noaux_tc" : "greedy");
+    const char *score = opt_str(r, "scoring_func", v3 ? "sigmoid" : "softmax");
+    bool grouped = strcmp(topk, "greedy") != 0;
+    sp->router_bias = strcmp(topk, "noaux_tc") == 0;
+    if (grouped && !sp->router_bias && strcmp(topk, "group_limited_greedy") != 0)
+        note_bad(r, "topk_method: \"%s\" is not greedy, group_limited_greedy or noaux_tc", topk);
+    if (strcmp(score, "softmax") && strcmp(score, "sigmoid"))
+        note_bad(r, "scoring_func: \"%s\" is not softmax or sigmoid", score);
+    sp->router_score = strcmp(score, "sigmoid") ? TSL_ROUTER_SOFTMAX : TSL_ROUTER_SIGMOID;
+    sp->router_norm = opt_bool(r, "norm_topk_prob", v3);
+    double scale = opt_pos_real(r, r->root, "routed_scaling_factor");
+    sp->router_scale = scale > 0 ? scale : v3 ? 2.5 : 1.0;
+    if (!v3 && sp->router_norm)
+        sp->router_scale = 1.0;
+    uint32_t g = grouped ? opt_u32(r, "n_group", v3 ? 8 : 1) : 1;
+    uint32_t tg = grouped ? opt_u32(r, "topk_group", v3 ? 4 : 1) : 1;
+    if (g > 1 && (g > UINT16_MAX || sp->experts % g || tg > g ||
+                  (uint64_t)sp->experts_per_tok > (uint64_t)tg * (sp->experts / g))) {
+        note_bad(r,
+                 "n_group %u, topk_group %u: the groups must split the %u experts and hold the "
+                 "%u chosen",
+                 g, tg, sp->experts, sp->experts_per_tok);
+        return;
+    }
+    sp->router_groups = g > 1 ? (uint16_t)g : 0;
+    sp->router_topk_groups = g > 1 ? (uint16_t)tg : 0;
+}
+
 /* DeepSeek-V2/V3: multi-head latent attention on every layer; experts from
  * layer first_k_dense_replace on, on every moe_layer_freq-th (layer i has them
  * when i >= first_k_dense_replace and i % moe_layer_freq == 0, as in DeepSeek's
  * modeling_deepseek.py); n_shared_experts shared experts of moe_intermediate_size
- * (one MLP of n_shared x that width in the code: the same counts); V3's router
- * (topk_method "noaux_tc") has a score-correction bias of E. The MTP module
- * (num_nextn_predict_layers) is not built. */
+ * (one MLP of n_shared x that width in the code: the same counts); the router as
+ * read_deepseek_router reads it (V3's "noaux_tc" has a score-correction bias of E).
+ * The MTP module (num_nextn_predict_layers) is not built. */
 static void read_deepseek(reader_t *r, tsl_arch_spec_t *sp, bool v3)
 {
     sp->kv_heads = 0;
@@ -593,8 +636,7 @@ static void read_deepseek(reader_t *r, tsl_arch_spec_t *sp, bool v3)
     sp->moe_ffn_hidden = req_u32(r, "moe_intermediate_size");
     sp->shared_experts = opt_u32(r, "n_shared_experts", 0);
     sp->shared_ffn_hidden = sp->moe_ffn_hidden;
-    const char *topk = opt_str(r, "topk_method", v3 ? "noaux_tc" : "greedy");
-    sp->router_bias = strcmp(topk, "noaux_tc") == 0;
+    read_deepseek_router(r, sp, v3);
     const json_t *fk = json_object_get(r->root, "first_k_dense_replace");
     uint32_t first =
         (fk == NULL || json_is_null(fk) || (json_is_integer(fk) && json_integer_value(fk) == 0))
@@ -610,6 +652,135 @@ static void read_deepseek(reader_t *r, tsl_arch_spec_t *sp, bool v3)
     }
     if (n == 0)
         sp->experts = 0;
+}
+
+/* gpt-oss (transformers' GptOssAttention, GptOssExperts, GptOssTopKRouter):
+ * Llama's block with biases on Q, K, V and O (attention_bias) and on each
+ * expert's fused gate/up (2·f) and down (h) projections, a learned sink logit
+ * per head, a router with a bias; sliding_window (128) on the layers
+ * layer_types marks "sliding_attention" (else the even ones), full attention on
+ * the others; num_local_experts experts of intermediate_size in every layer, top
+ * num_experts_per_tok (experts_per_token in OpenAI's own code). Absent head_dim
+ * and sliding_window take GptOssConfig's defaults (64, 128). */
+static void read_gpt_oss(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
+{
+    read_decoder_keys(r, sp, k, TSL_ARCH_LLAMA);
+    sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
+    sp->head_dim = opt_u32(r, "head_dim", 64);
+    sp->gated_ffn = sp->linear_bias = sp->attn_sinks = sp->router_bias = true;
+    sp->router_norm = true; /* the softmax of the top k logits: the top k renormalised */
+    /* one bias switch per layer (model.h no_bias): the experts always have theirs */
+    if (!opt_bool(r, "attention_bias", true))
+        note_bad(r, "attention_bias: false is not supported for gpt_oss (Tessel gives a "
+                    "layer's attention and experts their biases together)");
+    sp->attn_window = opt_u32(r, "sliding_window", 128);
+    read_layer_types(r, sp, 2, 0);
+    sp->experts = req_u32(r, "num_local_experts");
+    sp->experts_per_tok = req_u32_alt(r, "num_experts_per_tok", "experts_per_token",
+                                      "num_experts_per_tok (or experts_per_token)");
+    sp->moe_ffn_hidden = sp->ffn_hidden;
+}
+
+static void set_nope_layer(tsl_arch_spec_t *sp, uint32_t i)
+{
+    if (i < TSL_MODEL_MAX_LAYERS)
+        sp->nope_layers[i / 64] |= 1ull << (i % 64);
+}
+
+/* Llama 4's RoPE layers: "no_rope_layers" holds, despite its name, 1 for a
+ * layer that uses RoPE and 0 for a NoPE layer; empty or absent, every
+ * no_rope_layer_interval-th layer (4: layers 3, 7, ...) is NoPE (transformers'
+ * Llama4TextConfig). Marks the NoPE layers in nope_layers. */
+static void read_llama4_rope(reader_t *r, tsl_arch_spec_t *sp)
+{
+    const json_t *v = json_object_get(r->root, "no_rope_layers");
+    if (v != NULL && !json_is_null(v) && !json_is_array(v)) {
+        note_bad(r, "no_rope_layers: expected an array of 0 or 1 per layer, got %s", type_name(v));
+        return;
+    }
+    size_t n = json_array_size(v); /* 0 unless an array */
+    if (n == 0) {
+        uint32_t every = opt_u32(r, "no_rope_layer_interval", 4);
+        for (uint32_t i = 0; every && i < sp->layers && i < TSL_MODEL_MAX_LAYERS; i++) {
+            if ((i + 1) % every == 0)
+                set_nope_layer(sp, i);
+        }
+        return;
+    }
+    if (n != sp->layers) {
+        note_bad(r, "no_rope_layers: %zu entries; expected one per layer (%u)", n, sp->layers);
+        return;
+    }
+    for (uint32_t i = 0; i < sp->layers; i++) {
+        const json_t *x = json_array_get(v, i);
+        json_int_t b = json_is_integer(x) ? json_integer_value(x) : -1;
+        if (b != 0 && b != 1) {
+            note_bad(r, "no_rope_layers[%u]: expected 1 (RoPE) or 0 (NoPE)", i);
+            return;
+        }
+        if (b == 0)
+            set_nope_layer(sp, i);
+    }
+}
+
+/* Llama 4's MoE layers: "moe_layers" (indices) when given, else every
+ * interleave_moe_layer_step-th, layer i with i % step == step - 1 (Scout: 1,
+ * every layer; Maverick: 2, the odd layers). None: every layer dense. */
+static void read_llama4_moe_layers(reader_t *r, tsl_arch_spec_t *sp)
+{
+    if (sp->layers == 0 || sp->layers > TSL_MODEL_MAX_LAYERS)
+        return; /* check_spec reports it */
+    bool moe[TSL_MODEL_MAX_LAYERS] = {false};
+    const json_t *list = json_object_get(r->root, "moe_layers");
+    if (list != NULL && !json_is_null(list)) {
+        read_layer_list(r, "moe_layers", sp->layers, moe);
+    } else {
+        uint32_t step = opt_u32(r, "interleave_moe_layer_step", 1);
+        for (uint32_t i = 0; step && i < sp->layers; i++)
+            moe[i] = i % step == step - 1;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < sp->layers; i++) {
+        if (moe[i]) {
+            set_moe_layer(sp, i);
+            n++;
+        }
+    }
+    if (n == 0)
+        sp->experts = 0;
+}
+
+/* Llama 4 (the text_config of Llama4ForConditionalGeneration, or a llama4_text
+ * config; transformers' Llama4TextAttention, Llama4TextMoe, Llama4TextMLP): MoE
+ * layers of one shared expert and top num_experts_per_tok of num_local_experts
+ * routed experts, all intermediate_size wide, router without bias; dense layers
+ * intermediate_size_mlp (16384 when absent, as transformers); chunked attention
+ * of attention_chunk_size (8192 when absent, none when null) on the layers
+ * layer_types marks "chunked_attention" (else the RoPE layers), full attention on
+ * the others; use_qk_norm (true): a weightless L2 norm of Q and K on the RoPE
+ * layers. The NoPE layers' temperature tuning (a scale on Q) is not counted. */
+static void read_llama4(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
+{
+    read_decoder_keys(r, sp, k, TSL_ARCH_LLAMA);
+    sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
+    sp->head_dim = opt_u32(r, "head_dim", 0);
+    sp->gated_ffn = true;
+    if (opt_bool(r, "attention_bias", false))
+        note_bad(r, "attention_bias: true (biases on Llama 4's attention) is not supported");
+    sp->experts = req_u32(r, "num_local_experts");
+    sp->experts_per_tok = opt_u32(r, "num_experts_per_tok", 1);
+    sp->moe_ffn_hidden = sp->shared_ffn_hidden = sp->ffn_hidden;
+    sp->shared_experts = 1;
+    sp->ffn_hidden = opt_u32(r, "intermediate_size_mlp", 16384);
+    read_llama4_moe_layers(r, sp);
+    read_llama4_rope(r, sp);
+    if (opt_bool(r, "use_qk_norm", true))
+        sp->qk_norm = TSL_QK_NORM_L2;
+    const json_t *chunk = json_object_get(r->root, "attention_chunk_size");
+    sp->attn_window = chunk == NULL ? 8192 : opt_u32(r, "attention_chunk_size", 0);
+    sp->attn_chunked = sp->attn_window > 0;
+    if (sp->attn_chunked && !read_layer_type_list(r, sp, "chunked_attention"))
+        memcpy(sp->full_attn_layers, sp->nope_layers, sizeof sp->full_attn_layers);
 }
 
 /* ---- mixture of experts: refused for the families not read (docs/models.md) ---- */
@@ -640,8 +811,8 @@ static int64_t moe_experts(const json_t *root, const char **key)
  * figure. */
 static bool moe_type_read(const char *type)
 {
-    static const char *const read[] = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2",
-                                       "deepseek_v3"};
+    static const char *const read[] = {"mixtral",     "qwen2_moe", "qwen3_moe", "deepseek_v2",
+                                       "deepseek_v3", "gpt_oss",   "llama4",    "llama4_text"};
     for (size_t i = 0; type && i < sizeof(read) / sizeof(read[0]); i++) {
         if (strcmp(type, read[i]) == 0)
             return true;
@@ -649,9 +820,10 @@ static bool moe_type_read(const char *type)
     return false;
 }
 
-static int refuse_moe(const json_t *root, tsl_err_t *err)
+/* type: the model_type read, or that of the class named in "architectures"
+ * (GptOssForCausalLM is gpt_oss), or NULL. */
+static int refuse_moe(const json_t *root, const char *type, tsl_err_t *err)
 {
-    const char *type = json_string_value(json_object_get(root, "model_type"));
     const char *key = NULL;
     if (moe_type_read(type))
         return 0;
@@ -702,6 +874,9 @@ static const hf_arch_t archs[] = {
     {"qwen3_moe", "Qwen3Moe"},
     {"deepseek_v2", "DeepseekV2"},
     {"deepseek_v3", "DeepseekV3"},
+    {"gpt_oss", "GptOss"},
+    {"llama4", "Llama4"}, /* Llama4ForConditionalGeneration, Llama4ForCausalLM */
+    {"llama4_text", "Llama4"},
     /* Falcon's own code: RWForCausalLM, told apart by n_head_kv (read_falcon) */
     {"RefinedWebModel", "RW"},
     {"RefinedWeb", "RW"},
@@ -831,16 +1006,23 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
 {
     if (!json_is_object(root))
         return tsl_err_set(err, "the top level is %s, not a JSON object", type_name(root));
-    if (refuse_moe(root, err) != 0)
+    tsl_err_t unknown = {0};
+    const hf_arch_t *a = detect(root, &unknown);
+    const char *type = json_string_value(json_object_get(root, "model_type"));
+    if (refuse_moe(root, a ? a->model_type : type, err) != 0)
         return -1;
-    const hf_arch_t *a = detect(root, err);
-    if (a == NULL)
+    if (a == NULL) {
+        if (err != NULL)
+            *err = unknown;
         return -1;
+    }
     const char *t = a->model_type;
-    /* Gemma 3's multimodal config keeps the language model in text_config */
+    /* Gemma 3's and Llama 4's multimodal configs keep the language model in
+     * text_config; the vision tower and projector are not planned */
     const json_t *text = json_object_get(root, "text_config");
     bool gemma3 = strcmp(t, "gemma3") == 0 || strcmp(t, "gemma3_text") == 0;
-    reader_t r = {.root = (gemma3 && json_is_object(text)) ? text : root};
+    bool llama4 = strncmp(t, "llama4", 6) == 0;
+    reader_t r = {.root = ((gemma3 || llama4) && json_is_object(text)) ? text : root};
     tsl_arch_spec_t sp = {0};
     keys_t k;
     if (strcmp(t, "gpt2") == 0)
@@ -865,6 +1047,10 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
         read_olmo2(&r, &sp, &k);
     else if (strcmp(t, "phi") == 0)
         read_phi(&r, &sp, &k);
+    else if (strcmp(t, "gpt_oss") == 0)
+        read_gpt_oss(&r, &sp, &k);
+    else if (llama4)
+        read_llama4(&r, &sp, &k);
     else
         read_llama(&r, &sp, &k, t);
     if (strcmp(t, "mixtral") == 0)

@@ -29,6 +29,16 @@
  *   olmo2                as llama; Q/K norms over the whole projection
  *   gpt_neox, falcon,    docs/models.md; RefinedWebModel / RefinedWeb are Falcon's
  *   phi, RefinedWeb*     legacy configs (Falcon-7B / Falcon-40B), read as falcon
+ *   mixtral, qwen2_moe,  mixture of experts (docs/models.md "Mixture of experts")
+ *   qwen3_moe,
+ *   deepseek_v2/v3
+ *   gpt_oss              as llama; num_local_experts, num_experts_per_tok (or
+ *                        experts_per_token); biases, sinks, sliding_window on the
+ *                        layer_types' sliding layers (docs/models.md)
+ *   llama4, llama4_text  from text_config when present (the vision tower is not
+ *                        planned); num_local_experts, intermediate_size_mlp,
+ *                        interleave_moe_layer_step or moe_layers, no_rope_layers,
+ *                        attention_chunk_size, use_qk_norm (docs/models.md)
  * Every type also reads "causal" (Tessel's own key, true or false): whether
  * self-attention is causal (model.h). Absent, the family decides: gpt2, llama,
  * mistral, qwen2, gpt_neox, falcon, phi and t5's decoder are causal; bert and

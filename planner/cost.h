@@ -11,16 +11,20 @@
  * (peak × efficiency, the slowest device of the block), k the overlap slowdown.
  *
  * Collectives (ring; M = bytes of the full buffer):
- *   all-reduce       2(n−1)/n · M / bw + α_ar
- *   all-gather       (n−1)/n · M / bw + α_ag
- *   reduce-scatter   (n−1)/n · M / bw + α_ag
+ *   all-reduce       2(n−1)/n · M / bw
+ *   all-gather       (n−1)/n · M / bw
+ *   reduce-scatter   (n−1)/n · M / bw
  *   p2p              M / bw
  * STACK mode (the default): bw = the dimension's bus bandwidth over the topology,
- * NICs shared by the concurrent groups (tsl_cluster_dim_busbw), α = NCCL's
- * latency for n ranks on k NVLink domains (tsl_cluster_coll_lat). PAPER mode:
- * bw = the slowest link of the group (AMP Eq. 3), α = 0 — the formulas before
- * the topology, bit for bit. tsl_cost_allreduce_s & co. are the bandwidth terms;
- * the α rides in tsl_strategy_bw_t.
+ * NICs shared by the concurrent groups (tsl_cluster_dim_busbw), and each
+ * collective costs what NCCL's tuner predicts for its cheapest choice: the least
+ * over algorithm (ring or tree for all-reduce, ring or PAT for the others) and
+ * protocol (LL, LL128, Simple) of α(choice, n ranks, k NVLink domains) + M over
+ * that choice's bandwidth (bw times the protocol's factor; cluster.h,
+ * tsl_cluster_coll_allreduce_s). PAPER mode: bw = the slowest link of the group
+ * (AMP Eq. 3), no α, the ring bandwidth terms above — the formulas before the
+ * topology, bit for bit. tsl_cost_allreduce_s & co. are those bandwidth terms;
+ * the α's ride in tsl_strategy_bw_t.
  *
  * Time of one micro-batch:
  *   compute_f  = roofline of the layer's GEMMs and elementwise work (roofline.h;
@@ -30,9 +34,15 @@
  *                elementwise backward (roofline.h; 2 · compute_f without bandwidth)
  *   tp_f       = tp_allreduces × all-reduce(2·s·h·n bytes, t)   (same again in backward)
  *   sdp_gather = all-gather(2·P/t bytes, z)          (once in forward, once in backward)
- *   recompute  = compute_f + tp_f                    (CKPT only, in backward)
+ *   tp_b       = tp_f, or with knobs.overlap_tp_dgrad (STACK) what the column-
+ *                parallel dX/dW GEMMs (roofline.h tsl_roofline_layer_col_frac) do
+ *                not hide: overlap(dW, tp_f) − dW; with SP tp_f/2 (the all-gather)
+ *                + overlap(dX, tp_f/2) − dX (the input re-gathered for dW)
+ *                + overlap(dW, tp_f/2) − dW (the dX reduce-scatter)
+ *   recompute  = compute_f + tp_f                    (CKPT only, in backward: the
+ *                re-run forward's collectives exposed, as the forward's)
  *   fwd_s      = compute_f + tp_f + sdp_gather
- *   bwd_s      = compute_b + tp_f + sdp_gather + recompute      (no gradient sync)
+ *   bwd_s      = compute_b + tp_b + sdp_gather + recompute      (no gradient sync)
  *   grad_comm  = all-reduce(2·P/(t·z) bytes, d) + reduce-scatter(2·P/t bytes, z)
  *                (STACK: the SDP reduce-scatter runs under every micro-batch's
  *                backward, as the executor and FSDP/ZeRO-3 do; PAPER: with the
@@ -57,7 +67,8 @@
  * Precision and overlap (env->knobs, tsl_cost_knobs_t below; docs/cost-model.md
  * "Precision and overlap"): g = grad_reduce_bytes (2 when 0) replaces the 2 of
  * the gradient terms (grad_comm, the gradient in O_ms and O_b); O_ms's 12
- * optimizer bytes are 4 without an fp32 master, and its 2 weight bytes 0 under
+ * optimizer bytes are 4 without an fp32 master (8 with bf16_moments: the fp32
+ * master and two 16-bit moments), and its 2 weight bytes 0 under
  * SDP with g = 4 (FSDP2's fp32 shard is the master); grad_reduce_exposed adds
  * the DP all-reduce / ZeRO-1 reduce-scatter after overlap(compute_b, ...)
  * instead of inside it; overlap_param_gather leaves of ZeRO-1's weight gather G
@@ -70,7 +81,12 @@
  * under tensorwise, torchao casting afresh per use); act −= 1 byte per element of
  * the linear inputs the backward keeps (TE saves their FP8 copy instead of bf16;
  * not under tensorwise, which saves bf16), per sample. fp8_param_gather: the
- * FP8 weight and its transpose replace the 2-byte bf16 copy, O_ms unchanged.
+ * FP8 weight and its transpose replace the 2-byte bf16 copy, O_ms unchanged, and
+ * the SDP gather and ZeRO-1's weight all-gather move 1 byte per FP8 weight element
+ * (2 for the rest). The routed experts of a MoE layer run FP8 grouped GEMMs
+ * (unless moe_bf16_experts) with the same memory terms over their own weights
+ * and routed rows, and with moe_fp8_dispatch one of each pass's two all-to-alls
+ * moves tsl_fp8_wire_bytes per element instead of 2.
  *
  * Choices beyond the papers (docs/cost-model.md has each with its source):
  *   feasibility  t must divide the layer's heads, K/V heads and FFN width;
@@ -90,6 +106,11 @@
  *   +sp          act_repl and (with CKPT) bnd divided by t; tp_f unchanged (an
  *                all-gather + reduce-scatter moves the all-reduce's ring bytes).
  *   +selckpt     act drops act_score_bytes; recompute = the attention core alone.
+ *   recompute modules (knobs.recompute_modules, recompute.h; layers without
+ *                +ckpt): act drops each module's stash, recompute adds its
+ *                forward (tsl_roofline_recompute_fwd_s; mlp and moe with their
+ *                block's TP all-reduce, moe with its dispatch and combine);
+ *                under FP8 the inputs they drop save no FP8 byte.
  *   +zero1       O_ms = P'/(t·z)·(4 + 12/d); grad sync = reduce-scatter under the
  *                backward + weight all-gather exposed after it.
  *   +zero2       O_ms = P'/(t·z)·(2 + 14/d); a reduce-scatter every micro-batch,
@@ -128,6 +149,7 @@
 #include "cluster.h"
 #include "gemm_eff.h"
 #include "model.h"
+#include "recompute.h"
 #include "relayout.h"
 #include "roofline.h"
 #include "strategy.h"
@@ -151,7 +173,13 @@ typedef enum tsl_cost_mode {
 
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
-#define TSL_COST_MODEL_VERSION 7u
+/* 8: expert TP searched for MoE models; 9: TP collectives under the backward's
+ * GEMMs (overlap_tp_dgrad); 10: NCCL's algorithm and protocol by message size; 11: recompute
+ * modules, bf16 moments, FP8-cached expert inputs; 12: FP8 e_max per GPU, FP8 routed
+ * experts (moe_bf16_experts) and dispatch (moe_fp8_dispatch), FP8 weight all-gathers
+ * (fp8_param_gather), TE's weight casts once per step; 13: interleaved 1F1B's activations chunk by chunk
+ * from Megatron's schedule table (pipeline.h). */
+#define TSL_COST_MODEL_VERSION 13u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -180,14 +208,45 @@ typedef struct tsl_cost_knobs {
                                    tensor cores (env.device_fp8_flops), bf16 elsewhere */
     bool fp8_param_gather;      /* with fp8: the model's weights themselves are FP8 (1 byte
                                    and its transpose) in place of bf16 (Megatron-LM
-                                   --fp8-param-gather): no extra FP8 copies kept */
+                                   --fp8-param-gather, torchao's FSDP float8 all-gather):
+                                   no extra FP8 copies kept, and the ZeRO-3 / ZeRO-1
+                                   weight all-gathers move the FP8 layers' weights in 1
+                                   byte */
+    bool moe_bf16_experts;      /* with fp8: the routed experts' grouped GEMMs stay bf16
+                                   (torchtitan without its grouped-experts converter);
+                                   false: FP8 with the plan's recipe, as Megatron-LM with
+                                   Transformer Engine runs them */
+    bool moe_fp8_dispatch;      /* with FP8 experts: the dispatch all-to-all (forward) and
+                                   the combine's gradient (backward) move FP8 with its
+                                   scales (DeepSeek-V3 Sec. 3.3.2; Megatron-LM
+                                   --moe-dispatch-fwd-dtype / --moe-combine-bwd-dtype
+                                   mxfp8); false: bf16 */
     uint32_t ep;                /* expert-parallel degree of every MoE layer (0 or 1: none);
                                    docs/cost-model.md "Mixture of experts" */
+    uint32_t etp;               /* expert tensor-parallel degree of the routed experts (0 or
+                                   1: none; Megatron-LM --expert-tensor-parallel-size) */
     double moe_imbalance;       /* tokens of the busiest expert over the mean, >= 1
                                    (0: TSL_COST_MOE_IMBALANCE) */
+    double moe_capacity;        /* expert capacity factor c > 0: each expert takes at most
+                                   c x the mean of a rank's routed tokens, the rest dropped
+                                   (Megatron-LM --moe-expert-capacity-factor); 0: dropless */
+    bool moe_pad;               /* with moe_capacity: every expert's input padded to its
+                                   capacity (--moe-pad-expert-input-to-capacity) */
+    bool overlap_tp_dgrad;      /* the backward's TP collectives run under the column-
+                                   parallel linears' gradient GEMMs (Megatron-LM's async
+                                   dgrad all-reduce, default since 2021-09; with SP its
+                                   dX reduce-scatter and input re-gather); false: exposed,
+                                   as the forward's (docs/cost-model.md "TP in the backward") */
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */
+    uint32_t recompute_modules; /* Megatron's recompute modules beside the attention core
+                                   (recompute.h bits: moe_act, layernorm, mla_up_proj, mlp,
+                                   moe, shared_experts), on every layer without +ckpt */
+    bool bf16_moments;          /* Adam's moments in 16 bits beside an fp32 master (Megatron
+                                   --use-precision-aware-optimizer --exp-avg-dtype bf16
+                                   --exp-avg-sq-dtype bf16; DeepSeek-V3 Sec. 3.3.3): 8
+                                   optimizer bytes per parameter instead of 12 */
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
@@ -196,14 +255,38 @@ typedef struct tsl_cost_knobs {
 #define TSL_COST_MOE_IMBALANCE 1.0
 
 /*
- * Expert parallelism (docs/cost-model.md "Mixture of experts"). At EP degree ep
- * (knobs.ep) a MoE layer's E routed experts are split over the innermost ep ranks
- * of the layer's t·w group (stride 1: Megatron's MoE parallel folding with expert
- * TP 1, EP ranks drawn from the attention TP × DP ranks); the expert data-parallel
- * group is the G/ep ranks at stride ep holding the same experts. Feasible when ep
- * divides E and G. Expert TP is 1: each TP rank routes its own 1/t of the tokens.
+ * Expert parallelism (docs/cost-model.md "Mixture of experts"), Megatron-LM's MoE
+ * parallel folding: the ranks of a MoE layer's stage block (G = its attention TP ×
+ * CP × DP ranks) are laid out again for the routed experts as expert TP × EP ×
+ * expert DP, expert TP innermost (Megatron's expert rank order tp-ep-dp):
+ *   expert TP  the innermost etp ranks (stride 1) split every local expert's FFN
+ *              width f (knobs.etp);
+ *   EP         ep ranks at stride etp split the E experts (knobs.ep);
+ *   expert DP  the G/(ep·etp) ranks at stride ep·etp holding the same expert shards.
+ * Feasible when ep divides E, ep·etp divides G and etp divides f. Each attention TP
+ * rank routes its own 1/t of the tokens (Megatron runs MoE under TP only with
+ * sequence parallelism); the expert TP group all-gathers the tokens its EP rank
+ * received and reduce-scatters the experts' output.
  */
-bool tsl_cost_ep_fits(const tsl_layer_t *l, uint32_t group, uint32_t ep);
+bool tsl_cost_ep_fits(const tsl_layer_t *l, uint32_t group, uint32_t ep, uint32_t etp);
+
+/* The routed rows a capacity factor leaves (docs/cost-model.md "Mixture of
+ * experts"), as multiples of the mean k·T/E per expert: *busy, the rows of the
+ * busiest expert (which sets the pace), and *moved, the rows dispatched per rank
+ * over k·T (what the all-to-alls, the expert-TP gathers and the stash carry):
+ *   dropless          busy = imbalance            moved = 1
+ *   capacity c        busy = min(imbalance, c)    moved = min(1, c)
+ *   c, padded         busy = c                    moved = c
+ * imbalance = knobs.moe_imbalance (TSL_COST_MOE_IMBALANCE when 0). */
+void tsl_cost_moe_rows(const tsl_cost_knobs_t *k, double *busy, double *moved);
+
+/* The routing knobs are ones tsl_cost_moe_rows prices: moe_capacity 0 or
+ * 0 < C <= TSL_COST_MOE_MAX_FACTOR, moe_pad only with one, moe_imbalance 0 or
+ * 1 <= X <= TSL_COST_MOE_MAX_IMBALANCE (NaN refused). -1 naming the field (the
+ * request's and the plan's name) otherwise. */
+#define TSL_COST_MOE_MAX_FACTOR    64.0   /* the CLI's --moe-capacity-factor range */
+#define TSL_COST_MOE_MAX_IMBALANCE 1024.0 /* the CLI's --moe-imbalance range */
+int tsl_cost_moe_check(const tsl_cost_knobs_t *k, tsl_err_t *err);
 
 /* All-to-all among n ranks, each holding `bytes` of which (n−1)/n leave it:
  * (n−1)/n · bytes / bw (NCCL's alltoall bus bandwidth convention). */
@@ -272,7 +355,8 @@ typedef struct tsl_cost_env {
 
 /* The optimizer step's device-memory bytes per parameter a rank updates under k:
  * TSL_BYTES_PER_PARAM_OPT_STEP (28) for the executor's; 26 + g with a master,
- * 12 + g without (g = the gradient's bytes). */
+ * 18 + g with a master and bf16 moments, 12 + g without (g = the gradient's
+ * bytes). */
 double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k);
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
@@ -286,18 +370,21 @@ typedef struct tsl_group_bw {
     tsl_coll_lat_t lat;
 } tsl_group_bw_t;
 
-#define TSL_COST_MOE_GROUPS 2u /* the EP group and the expert data-parallel group */
+/* the EP group, the expert data-parallel group and the expert-TP group */
+#define TSL_COST_MOE_GROUPS 3u
 
 /* Link bandwidths a strategy's groups see inside the env's block (by the env's
- * mode, above), and the fixed time α of one collective of each dimension. */
+ * mode, above), and NCCL's α's for each dimension's collectives. */
 typedef struct tsl_strategy_bw {
     double tp_bw, dp_bw, sdp_bw;            /* +INF for an unused dimension */
-    tsl_coll_lat_t tp_lat, dp_lat, sdp_lat; /* zeros in PAPER mode or unused */
+    tsl_coll_lat_t tp_lat, dp_lat, sdp_lat; /* NCCL's α's; all zero (no model) in PAPER
+                                               mode or unused */
     double cp_bw;                           /* the CP group's (env->knobs.cp), +INF at cp 1 */
     tsl_coll_lat_t cp_lat;
-    /* the EP and expert-DP groups of the env's EP degree (tsl_cost_moe_bw), which a
-     * MoE layer's costing reads; a group it does not find here (none made, or made
-     * at another EP degree) it walks the topology for, as without this */
+    /* the EP, expert-DP and expert-TP groups of the env's EP and expert-TP degrees
+     * (tsl_cost_moe_bw), with their NCCL α's, which a MoE layer's costing reads; a
+     * group it does not find here (none made, or made at other degrees) it walks
+     * the topology for, as without this */
     tsl_group_bw_t moe[TSL_COST_MOE_GROUPS];
 } tsl_strategy_bw_t;
 
@@ -319,9 +406,11 @@ typedef struct tsl_cost_bw_memo {
 void tsl_cost_strategy_bw_memo(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                                tsl_cost_bw_memo_t *memo, tsl_strategy_bw_t *out);
 
-/* The EP group (env->knobs.ep ranks at stride 1) and the expert data-parallel group
- * (G / ep ranks at stride ep) into out->moe. They depend on the block, the mode and
- * the EP degree, not on the strategy: a caller costing MoE layers under many
+/* The groups moe_terms (cost.c) prices a MoE layer over, into out->moe: the EP
+ * group (env->knobs.ep ranks at stride etp), the expert data-parallel group
+ * (G / (ep·etp) ranks at stride ep·etp) and the expert-TP group (etp ranks at
+ * stride 1), etp = env->knobs.etp. They depend on the block, the mode and the EP
+ * and expert-TP degrees, not on the strategy: a caller costing MoE layers under many
  * strategies makes them once per block and copies them into each strategy's
  * figures (a topology walk each, which tsl_cost_layer otherwise repeats per call). */
 void tsl_cost_moe_bw(const tsl_cost_env_t *env, tsl_strategy_bw_t *out);
@@ -342,8 +431,9 @@ typedef struct tsl_layer_cost {
     uint64_t bwd_bytes; /* O_b for one micro-batch */
     double cp_s;        /* context parallelism's exposed attention exchange, forward +
                            backward (in fwd_s and bwd_s; 0 at cp 1) */
-    double ep_s;        /* expert parallelism's dispatch and combine all-to-alls,
-                           forward + backward (in fwd_s and bwd_s; 0 at ep 1) */
+    double ep_s;        /* the routed experts' token exchange, forward + backward (in
+                           fwd_s and bwd_s): the EP dispatch and combine all-to-alls and
+                           the expert-TP all-gather and reduce-scatter; 0 at ep, etp 1 */
     double opt_s;       /* the layer's optimizer step, once per iteration after its
                            last backward (and gradient sync): 28 B per parameter the
                            device updates / opt_mem_bw + one launch; 0 when the

@@ -21,7 +21,9 @@
  * deploy/profiles/h100-80g.json (38 shapes, tessel-worker, bf16); SMs come from
  * the datasheets. Above one wave the occupancy is 1: the partial last wave is
  * smoothed away by cuBLAS's choice among tile shapes (measured: a hard wave
- * quantisation fits the table worse).
+ * quantisation fits the table worse). No padded-work (tile quantization) term:
+ * every edge of the table is a multiple of 64, so it cannot fit one, and cuBLASLt
+ * has 96- and 160-wide tiles besides (docs/cost-model.md, "Tile quantization").
  *
  * Pure: no allocation, no I/O.
  */

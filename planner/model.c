@@ -88,6 +88,11 @@ static int check_attention(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
                            "%s layer: q_lora_rank, qk_nope_dim, qk_rope_dim and v_head_dim "
                            "belong to latent attention: give kv_lora_rank too",
                            kn);
+    if (l->attn_chunked && l->attn_window == 0)
+        return tsl_err_set(err,
+                           "%s layer: attn_chunked: set without attn_window, the chunk size; "
+                           "give attn_window (Llama 4: 8192) or clear attn_chunked",
+                           kn);
     if (l->kind == TSL_LAYER_DECODER && l->cross_seq_len == 0)
         return tsl_err_set(err,
                            "%s layer: cross_seq_len: 0 is not valid for a decoder layer; "
@@ -553,10 +558,10 @@ int tsl_model_check_priced(const tsl_model_t *m, tsl_err_t *err)
 {
     if (m == NULL)
         return tsl_err_set(err, "model: NULL");
-    /* Mixture-of-experts FFNs (expert TP 1, a searched EP degree) and latent
+    /* Mixture-of-experts FFNs (searched EP and expert TP degrees) and latent
      * attention are priced (cost.h, roofline.h); every layer a model can hold is.
-     * What is not priced is a plan's choice, refused where it is made: an expert
-     * TP other than 1, and the stacks Tessel exports no MoE plan to (search.c). */
+     * What is not priced is a plan's choice, refused where it is made: degrees
+     * that do not fit, and the stacks Tessel exports no MoE plan to (search.c). */
     return 0;
 }
 
@@ -600,6 +605,17 @@ double tsl_attn_keys(uint32_t seq_len, uint32_t window, bool causal)
     return w - w * (w - 1.0) / (2.0 * s); /* (s·w − w(w − 1)/2) / s, see model.h */
 }
 
+double tsl_attn_chunk_keys(uint32_t seq_len, uint32_t chunk, bool causal)
+{
+    double s = seq_len, w = (chunk && chunk < seq_len) ? chunk : seq_len;
+    if (s <= 0)
+        return w;
+    double full = floor(s / w), c = s - full * w; /* whole chunks, the last one's length */
+    if (!causal)
+        return (full * w * w + c * c) / s;
+    return (full * w * (w + 1.0) / 2.0 + c * (c + 1.0) / 2.0) / s; /* see model.h */
+}
+
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
 {
     const uint64_t k[TSL_LAYER_KEY_LEN] = {l->kind,          l->seq_len,         l->hidden,
@@ -614,7 +630,7 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
                                            l->shared_norm,   l->act_score_bytes, l->causal};
     memset(key, 0, TSL_LAYER_KEY_LEN * sizeof(key[0]));
     memcpy(key, k, 30 * sizeof(k[0]));
-    if (l->experts == 0 && l->kv_lora_rank == 0)
+    if (l->experts == 0 && l->kv_lora_rank == 0 && !l->attn_chunked)
         return 30; /* the dense key, as before MoE (plan fingerprints unchanged) */
     key[30] = l->experts;
     key[31] = l->experts_per_tok;
@@ -625,5 +641,8 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     key[36] = l->qk_nope_dim;
     key[37] = l->qk_rope_dim;
     key[38] = l->v_head_dim;
+    if (!l->attn_chunked)
+        return 39; /* the MoE/MLA key, as before chunked attention */
+    key[39] = l->attn_chunked;
     return TSL_LAYER_KEY_LEN;
 }

@@ -55,6 +55,12 @@
  *                 sees w = min(attn_window, s) keys, so every s² above becomes s·w
  *                 (s/w windows of w² scores each) — except an unfused causal
  *                 (sliding) window's score stash, which keeps all s² (masked).
+ *   attn_chunked  with attn_window: the window is a chunk (Llama 4's chunked
+ *                 attention): the sequence is cut into s/w blocks of w tokens and
+ *                 each attends within its block. Every count above is the sliding
+ *                 window's (s·w scores: s/w blocks of w²; an unfused causal one keeps
+ *                 all s², masked); only the keys a fused causal kernel visits differ:
+ *                 (w + 1)/2 per query instead of about w (tsl_attn_chunk_keys).
  *   no_bias       linear layers without biases (T5, Llama): drop the bias terms.
  *   rms_norm      norms with a scale only: h parameters per norm instead of 2·h.
  *   patch_embed   the embedding is a linear projection of c·p² pixel values
@@ -95,6 +101,19 @@
  *                     top-k copies of a token's FFN activations)
  *                     + S·(2·g·s·f_s + 2·s·f_s)
  *     tp_allreduces   1, as a dense FFN.
+ *   Routing (the fields router_*; what a trial runs, priced alike): scores s =
+ *   softmax over the E logits (router_score SOFTMAX, the default) or a sigmoid per
+ *   expert (SIGMOID, DeepSeek-V3); a token's k experts are those of the largest
+ *   s + b, b = 0, or a per-expert score-correction bias (router_bias CHOICE,
+ *   DeepSeek-V3's noaux_tc: E parameters that choose but never weigh), within the
+ *   best router_topk_groups of router_groups equal groups of experts when
+ *   router_groups > 1 (a group scored by its best s + b, or with a CHOICE bias its
+ *   two best summed: DeepSeek-V2's group_limited_greedy, V3's noaux_tc); their
+ *   weights s, divided by their sum when router_norm (norm_topk_prob; Mixtral,
+ *   Qwen3-MoE, DeepSeek-V3), times router_scale (routed_scaling_factor). A LOGIT
+ *   bias is a linear bias on the logits (gpt-oss). shared_expert_gate: the shared
+ *   experts' output times sigmoid(x·w_g) per token (Qwen2-MoE). The bias and the
+ *   gate are in extra_params.
  *   These are the figures of expert parallelism 1 (every rank holds every expert;
  *   no all-to-all); an even, capacity-free routing is assumed (each expert sees
  *   k·s/E tokens on average). Dense models have experts = 0 and
@@ -159,6 +178,12 @@ typedef enum tsl_layer_kind {
     TSL_LAYER_KIND_COUNT
 } tsl_layer_kind_t;
 
+#define TSL_ROUTER_SOFTMAX     0u /* router_score: softmax over the E logits */
+#define TSL_ROUTER_SIGMOID     1u /* router_score: a sigmoid per expert (DeepSeek-V3) */
+#define TSL_ROUTER_BIAS_NONE   0u
+#define TSL_ROUTER_BIAS_CHOICE 1u /* a score-correction bias, for the choice only (V3) */
+#define TSL_ROUTER_BIAS_LOGIT  2u /* a linear bias on the logits (gpt-oss) */
+
 typedef struct tsl_layer {
     /* shape: set by the caller */
     tsl_layer_kind_t kind;
@@ -175,6 +200,7 @@ typedef struct tsl_layer {
     /* shape extensions (see "Extensions" above); zero keeps the plain formulas */
     uint32_t kv_heads;        /* K/V heads for grouped-query attention; 0 means = heads */
     uint32_t attn_window;     /* keys per query under windowed attention; 0 means all s */
+    bool attn_chunked;        /* attn_window is a chunk, not a sliding window (Llama 4) */
     uint32_t head_tokens;     /* head: tokens projected to V outputs; 0 means all s */
     bool patch_embed;         /* embedding is a patch projection; vocab = c·p² */
     bool no_bias;             /* linear layers have no biases (T5, Llama) */
@@ -196,6 +222,15 @@ typedef struct tsl_layer {
     uint32_t experts_per_tok;   /* k: experts each token is routed to (1..E) */
     uint32_t shared_experts;    /* S experts every token passes through */
     uint32_t shared_ffn_hidden; /* f_s, each shared expert's width; 0 means ffn_hidden */
+    /* How the router weighs and chooses (see "Routing" above). Not priced: every
+     * variant is the same h x E GEMM and per-token work on E scores; a trial runs it */
+    uint8_t router_score;        /* TSL_ROUTER_SOFTMAX (0) or TSL_ROUTER_SIGMOID */
+    uint8_t router_bias;         /* TSL_ROUTER_BIAS_NONE (0), _CHOICE or _LOGIT */
+    bool router_norm;            /* the top-k weights divided by their sum (norm_topk_prob) */
+    uint16_t router_groups;      /* n_group: group-limited choice; 0 or 1: none */
+    uint16_t router_topk_groups; /* topk_group: the groups a token's experts come from */
+    double router_scale;         /* routed_scaling_factor on the weights; 0 means 1 */
+    bool shared_expert_gate;     /* sigmoid(x·w_g), w_g h x 1, scales the shared experts' output */
     /* multi-head latent attention (see above); kv_lora_rank = 0: ordinary attention */
     uint32_t q_lora_rank;  /* query latent width; 0 = a full query projection */
     uint32_t kv_lora_rank; /* compressed KV latent width c */
@@ -265,6 +300,17 @@ typedef struct tsl_model {
  */
 double tsl_attn_keys(uint32_t seq_len, uint32_t window, bool causal);
 
+/*
+ * The same for chunked attention (attn_chunked; Llama 4): the s tokens are cut
+ * into chunks of w (the last one shorter when w does not divide s) and query i
+ * sees the keys of its own chunk only. Not causal: each query sees its whole
+ * chunk, so the mean is Σ c²/s over the chunk lengths c (w when w divides s).
+ * Causal: query j of a chunk (0-based) sees j + 1 keys, c(c + 1)/2 per chunk, so
+ * the mean is about (w + 1)/2 — where a sliding window of w keeps about w; with
+ * w >= s both are (s + 1)/2. What a fused kernel visits; counted FLOPs keep s·w.
+ */
+double tsl_attn_chunk_keys(uint32_t seq_len, uint32_t chunk, bool causal);
+
 /* Fills params, FLOPs and activation sizes of l from its shape (formulas above).
  * Returns -1 if the shape is invalid (zero hidden size, FFN without size, ...). */
 int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
@@ -274,10 +320,11 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
  * fwd_flops and extra_fwd_flops, are the only other fields that matter). Two
  * layers with equal keys and equal FLOPs cost the same everywhere; the search
  * groups layers by it and the plan fingerprint hashes it. Returns the length:
- * 30 for a layer without experts or latent attention (the key it always had, so
- * dense fingerprints are unchanged), 39 with the MoE and MLA shape appended.
+ * 30 for a layer without experts, latent attention or chunked attention (the key
+ * it always had, so dense fingerprints are unchanged), 39 with the MoE and MLA
+ * shape appended, 40 with attn_chunked after those (so MoE keys are unchanged).
  */
-#define TSL_LAYER_KEY_LEN 39 /* 30 for a dense layer without MLA, which keeps its old key */
+#define TSL_LAYER_KEY_LEN 40 /* 30 for a dense layer without MLA, which keeps its old key */
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN]);
 
 /* Short lowercase name of a kind: "embedding", "encoder", ... */
@@ -312,8 +359,8 @@ uint32_t tsl_model_mla_layers(const tsl_model_t *m);
 
 /*
  * Whether the cost model can price m: 0 for every model the builders make — dense
- * layers, mixture-of-experts FFNs (priced at expert TP 1 and a per-plan EP
- * degree, cost.h) and multi-head latent attention (roofline.h). Kept as the one
+ * layers, mixture-of-experts FFNs (priced at per-plan EP and expert TP degrees,
+ * cost.h) and multi-head latent attention (roofline.h). Kept as the one
  * place the search and the evaluator ask (a layer the cost model cannot price
  * gets its refusal here, TSL_E_UNSUPPORTED, naming what is missing).
  */
@@ -375,7 +422,10 @@ int tsl_model_preset_seq(const char *name, uint32_t seq_len, tsl_model_t *out, t
  *         an RMSNorm 4 FLOPs per element and its input stashed (2 bytes), a
  *         soft-cap c·tanh(x/c) 3 FLOPs per element (docs/models.md). With
  *         experts: Mixtral, Qwen2-MoE/Qwen3-MoE and, with latent attention,
- *         DeepSeek-V2/V3 (their MoE layers per moe_layers).
+ *         DeepSeek-V2/V3 (their MoE layers per moe_layers); gpt-oss (biases on
+ *         every block linear, attention sinks, a 128-token window on alternate
+ *         layers); Llama 4 (a shared expert, chunked attention on its RoPE
+ *         layers, full attention and no QK-norm on its NoPE layers).
  *   NEOX  token embedding, rotary (no position table); LayerNorm with bias;
  *         plain (GELU) FFN; biases unless no_bias; attention and FFN in parallel
  *         when parallel_block (one norm when shared_norm); grouped-query
@@ -410,10 +460,16 @@ typedef struct tsl_arch_spec {
     uint32_t classes;         /* ViT: classifier outputs */
     uint32_t rel_buckets;     /* T5: relative-position buckets */
     uint32_t attn_window;     /* sliding-window attention; 0 means none */
+    bool attn_chunked;        /* LLAMA family: attn_window is a chunk, not a sliding
+                                 window (Llama 4's attention_chunk_size; model.h) */
     /* with attn_window: the layers (0-based, bit i of word i/64) that attend to the
      * whole sequence instead (Gemma 2's odd layers, every 6th of Gemma 3); all
      * zero: every layer is windowed (Mistral) */
     uint64_t full_attn_layers[TSL_MODEL_MAX_LAYERS / 64];
+    /* LLAMA family: the layers without RoPE (Llama 4's NoPE layers, bit i of word
+     * i/64), which have no QK-norm either (Llama 4 normalises Q and K only where it
+     * rotates them); RoPE itself costs nothing here */
+    uint64_t nope_layers[TSL_MODEL_MAX_LAYERS / 64];
     uint8_t qk_norm;    /* TSL_QK_NORM_*: RMSNorm on queries and keys (LLAMA family) */
     bool sandwich_norm; /* LLAMA family: norms after attention and FFN as well as
                                  before (Gemma 2/3): 2·h parameters per layer more */
@@ -423,6 +479,11 @@ typedef struct tsl_arch_spec {
     bool gated_ffn;     /* gated FFN (Llama SwiGLU, T5 v1.1 gated-gelu) */
     bool tied_head;     /* LM head shares the embedding (GPT, BERT, T5 v1.0) */
     bool qkv_bias;      /* LLAMA family: Q/K/V projections have biases (Qwen2) */
+    bool linear_bias;   /* LLAMA family: every linear layer of the blocks has a bias:
+                           Q, K, V, O and each expert's gate/up (2·f) and down (h)
+                           (gpt-oss); the LM head has none */
+    bool attn_sinks;    /* LLAMA family: a learned sink logit per head joins each
+                           softmax (gpt-oss): heads parameters per layer */
     /* NEOX family (GPT-NeoX, Falcon, Phi) */
     bool no_bias;        /* linear layers without biases (Falcon) */
     bool parallel_block; /* attention and FFN in parallel on the same input */
@@ -441,7 +502,14 @@ typedef struct tsl_arch_spec {
     uint32_t shared_experts;    /* always-on experts per MoE layer */
     uint32_t shared_ffn_hidden; /* each shared expert's width; 0 means moe_ffn_hidden */
     bool shared_expert_gate;    /* Qwen2-MoE: a sigmoid gate h x 1 on the shared expert */
-    bool router_bias;           /* DeepSeek-V3: the router's score-correction bias, E */
+    bool router_bias;           /* the router's bias, E: DeepSeek-V3's score correction,
+                                   gpt-oss's linear bias (linear_bias set) */
+    /* routing (model.h "Mixture of experts", the layer's router_* fields): sigmoid
+     * scores, top-k weights normalised, their scale, group-limited choice */
+    uint8_t router_score;
+    bool router_norm;
+    double router_scale;
+    uint16_t router_groups, router_topk_groups;
     /* which layers have experts (bit i of word i/64, 0-based); all zero with
      * experts > 0: every layer. hf_config.c derives it from first_k_dense_replace
      * and moe_layer_freq (DeepSeek), decoder_sparse_step and mlp_only_layers (Qwen) */
@@ -453,10 +521,12 @@ typedef struct tsl_arch_spec {
 
 /* QK-norm: none; one RMSNorm of head_dim shared by every head, on Q and on K
  * (Qwen3, Gemma 3: 2·head_dim parameters); one over the whole projection (OLMo 2:
- * d + e parameters). */
+ * d + e parameters); a per-head L2 norm without weights (Llama 4: no parameters,
+ * the same FLOPs and stash as the others). */
 #define TSL_QK_NORM_NONE     0u
 #define TSL_QK_NORM_PER_HEAD 1u
 #define TSL_QK_NORM_FULL     2u
+#define TSL_QK_NORM_L2       3u
 
 #define TSL_CAUSAL_ARCH 0u
 #define TSL_CAUSAL_ON   1u

@@ -50,6 +50,21 @@ static int spec_field_zero(const tsl_arch_spec_t *sp, tsl_err_t *err)
     return 0;
 }
 
+/* Whether a layer bitmap (bit i of word i/64) has any layer set. */
+static bool any_bit(const uint64_t bits[TSL_MODEL_MAX_LAYERS / 64])
+{
+    for (size_t j = 0; j < TSL_MODEL_MAX_LAYERS / 64; j++) {
+        if (bits[j] != 0)
+            return true;
+    }
+    return false;
+}
+
+static bool bit_at(const uint64_t bits[TSL_MODEL_MAX_LAYERS / 64], uint32_t i)
+{
+    return i < TSL_MODEL_MAX_LAYERS && (bits[i / 64] >> (i % 64) & 1u) != 0;
+}
+
 static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
 {
     if ((unsigned)sp->arch >= TSL_ARCH_COUNT)
@@ -74,14 +89,32 @@ static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
     if (sp->kv_heads > sp->heads || (sp->kv_heads && sp->heads % sp->kv_heads != 0))
         return tsl_err_set(err, "%s spec: kv_heads: %u must divide heads (%u)", an, sp->kv_heads,
                            sp->heads);
-    if (sp->qk_norm > TSL_QK_NORM_FULL)
-        return tsl_err_set(err, "%s spec: qk_norm: %u is not 0 (none), 1 (per head) or 2 (full)",
+    if (sp->qk_norm > TSL_QK_NORM_L2)
+        return tsl_err_set(err,
+                           "%s spec: qk_norm: %u is not 0 (none), 1 (per head), 2 (full) or "
+                           "3 (L2, no weights)",
                            an, sp->qk_norm);
     if (sp->arch != TSL_ARCH_LLAMA && (sp->qk_norm || sp->sandwich_norm || sp->embed_scale ||
                                        sp->attn_softcap || sp->logit_softcap))
         return tsl_err_set(err,
                            "%s spec: qk_norm, sandwich_norm, embed_scale and soft-capping "
                            "belong to the llama family",
+                           an);
+    if (sp->arch != TSL_ARCH_LLAMA &&
+        (sp->attn_chunked || sp->linear_bias || sp->attn_sinks || any_bit(sp->nope_layers)))
+        return tsl_err_set(err,
+                           "%s spec: attn_chunked, linear_bias, attn_sinks and nope_layers "
+                           "belong to the llama family",
+                           an);
+    if (sp->qkv_bias && sp->linear_bias)
+        return tsl_err_set(err,
+                           "%s spec: qkv_bias: linear_bias already gives Q, K and V their "
+                           "biases; set one of the two",
+                           an);
+    if (sp->attn_chunked && sp->attn_window == 0)
+        return tsl_err_set(err,
+                           "%s spec: attn_chunked: set without attn_window, the chunk size "
+                           "(Llama 4: 8192)",
                            an);
     if (sp->arch != TSL_ARCH_LLAMA && (sp->experts || sp->kv_lora_rank))
         return tsl_err_set(err, "%s spec: experts and latent attention belong to the llama family",
@@ -120,7 +153,7 @@ static tsl_layer_t block_of(const tsl_arch_spec_t *sp)
             ? sp->arch == TSL_ARCH_GPT || sp->arch == TSL_ARCH_LLAMA || sp->arch == TSL_ARCH_NEOX
             : sp->causal == TSL_CAUSAL_ON;
     if (sp->arch == TSL_ARCH_T5 || sp->arch == TSL_ARCH_LLAMA) {
-        l.no_bias = true;
+        l.no_bias = !(sp->arch == TSL_ARCH_LLAMA && sp->linear_bias); /* gpt-oss has them */
         l.rms_norm = true;
     }
     /* Llama-family training runs without dropout (attention_dropout 0, no hidden
@@ -264,31 +297,43 @@ static int build_vit(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
 #define NORM_FLOPS_PER_ELEM    4.0
 #define SOFTCAP_FLOPS_PER_ELEM 3.0
 
-static bool full_attention_at(const tsl_arch_spec_t *sp, uint32_t i)
-{
-    return i < TSL_MODEL_MAX_LAYERS && (sp->full_attn_layers[i / 64] >> (i % 64) & 1u) != 0;
-}
-
 /* The window of layer i: none on the layers that attend to everything. */
 static uint32_t window_of(const tsl_arch_spec_t *sp, uint32_t i)
 {
-    return full_attention_at(sp, i) ? 0 : sp->attn_window;
+    return bit_at(sp->full_attn_layers, i) ? 0 : sp->attn_window;
 }
 
-/* QK-norm, the sandwich norms and the attention soft-cap of one layer with the
- * given window (the soft-cap runs on every score it computes: s·w per head). */
-static void llama_extras(const tsl_arch_spec_t *sp, tsl_layer_t *l, uint32_t window)
+/* QK-norm parameters: one norm of head_dim shared by the heads, on Q and on K;
+ * one over the whole projections; none for a weightless L2 norm (Llama 4). */
+static uint64_t qk_norm_params(uint8_t kind, uint64_t hd, uint64_t d, uint64_t e)
+{
+    switch (kind) {
+    case TSL_QK_NORM_PER_HEAD: return 2 * hd;
+    case TSL_QK_NORM_FULL: return d + e;
+    default: return 0;
+    }
+}
+
+/* QK-norm (not on a NoPE layer), the sandwich norms, the attention sinks and
+ * soft-cap of one layer with the given window (the soft-cap runs on every score
+ * it computes: s·w per head). */
+static void llama_extras(const tsl_arch_spec_t *sp, tsl_layer_t *l, uint32_t window, bool nope)
 {
     double s = sp->seq_len, h = sp->hidden;
     uint64_t hd = sp->head_dim ? sp->head_dim : sp->hidden / sp->heads;
     uint64_t d = hd * sp->heads, e = hd * (sp->kv_heads ? sp->kv_heads : sp->heads);
     double w = (window && window < sp->seq_len) ? window : s;
     l->attn_window = window;
-    if (sp->qk_norm != TSL_QK_NORM_NONE) {
-        l->extra_params += sp->qk_norm == TSL_QK_NORM_PER_HEAD ? 2 * hd : d + e;
+    l->attn_chunked = sp->attn_chunked && window != 0;
+    if (sp->qk_norm != TSL_QK_NORM_NONE && !nope) {
+        l->extra_params += qk_norm_params(sp->qk_norm, hd, d, e);
         l->extra_fwd_flops += NORM_FLOPS_PER_ELEM * s * (double)(d + e);
         l->extra_act_bytes += 2ull * sp->seq_len * (d + e); /* the norms' inputs */
     }
+    /* gpt-oss's sink logits: their exp joins each query's softmax denominator
+     * inside the fused kernel, a·s operations: left out as the soft-cap is not */
+    if (sp->attn_sinks)
+        l->extra_params += sp->heads;
     if (sp->sandwich_norm) {
         l->extra_params += 2ull * sp->hidden;
         l->extra_fwd_flops += 2.0 * NORM_FLOPS_PER_ELEM * s * h;
@@ -302,10 +347,7 @@ static bool moe_at(const tsl_arch_spec_t *sp, uint32_t i)
 {
     if (sp->experts == 0)
         return false;
-    bool any = false;
-    for (size_t j = 0; j < TSL_MODEL_MAX_LAYERS / 64; j++)
-        any = any || sp->moe_layers[j] != 0;
-    return !any || (i < TSL_MODEL_MAX_LAYERS && (sp->moe_layers[i / 64] >> (i % 64) & 1u) != 0);
+    return !any_bit(sp->moe_layers) || bit_at(sp->moe_layers, i);
 }
 
 /* Latent attention and routed experts (model.h) on a LLAMA-family layer. */
@@ -329,21 +371,39 @@ static void llama_moe_mla(const tsl_arch_spec_t *sp, tsl_layer_t *l, bool moe)
     l->shared_ffn_hidden = sp->shared_experts ? sp->shared_ffn_hidden : 0;
     l->extra_params += (sp->shared_expert_gate && sp->shared_experts ? sp->hidden : 0) +
                        (sp->router_bias ? sp->experts : 0);
+    l->shared_expert_gate = sp->shared_expert_gate && sp->shared_experts;
+    /* gpt-oss's router bias is its linear layers' (linear_bias), DeepSeek-V3's a
+     * score correction */
+    l->router_bias = !sp->router_bias  ? TSL_ROUTER_BIAS_NONE
+                     : sp->linear_bias ? TSL_ROUTER_BIAS_LOGIT
+                                       : TSL_ROUTER_BIAS_CHOICE;
+    l->router_score = sp->router_score;
+    l->router_norm = sp->router_norm;
+    l->router_scale = sp->router_scale;
+    l->router_groups = sp->router_groups;
+    l->router_topk_groups = sp->router_topk_groups;
 }
 
-/* The layers in runs of equal windows (Gemma alternates local and global) and
- * of equal FFNs (DeepSeek's first dense layers, Qwen's mlp_only_layers). */
+/* Whether layers i and j are built alike: the same window, FFN and RoPE. */
+static bool same_llama_layer(const tsl_arch_spec_t *sp, uint32_t i, uint32_t j)
+{
+    return window_of(sp, i) == window_of(sp, j) && moe_at(sp, i) == moe_at(sp, j) &&
+           bit_at(sp->nope_layers, i) == bit_at(sp->nope_layers, j);
+}
+
+/* The layers in runs of equal windows (Gemma alternates local and global), of
+ * equal FFNs (DeepSeek's first dense layers, Qwen's mlp_only_layers, Llama 4
+ * Maverick's alternate ones) and of RoPE or not (Llama 4's NoPE layers). */
 static int add_llama_layers(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
 {
     const tsl_layer_t base = block_of(sp);
     for (uint32_t i = 0; i < sp->layers;) {
-        uint32_t w = window_of(sp, i), run = 1;
-        bool moe = moe_at(sp, i);
-        while (i + run < sp->layers && window_of(sp, i + run) == w && moe_at(sp, i + run) == moe)
+        uint32_t run = 1;
+        while (i + run < sp->layers && same_llama_layer(sp, i, i + run))
             run++;
         tsl_layer_t l = base;
-        llama_extras(sp, &l, w);
-        llama_moe_mla(sp, &l, moe);
+        llama_extras(sp, &l, window_of(sp, i), bit_at(sp->nope_layers, i));
+        llama_moe_mla(sp, &l, moe_at(sp, i));
         if (tsl_model_add_n(m, &l, run, err) != 0)
             return -1;
         i += run;
@@ -558,6 +618,26 @@ static int build_transgan(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
         .kv_heads = 8, .seq_len = 8192, .vocab = 128256, .gated_ffn = true, .tied_head = false     \
     }
 
+#define GPT_OSS_SPEC(L, E)                                                                         \
+    {                                                                                              \
+        .arch = TSL_ARCH_LLAMA, .layers = L, .hidden = 2880, .ffn_hidden = 2880, .heads = 64,      \
+        .kv_heads = 8, .head_dim = 64, .seq_len = 4096, .vocab = 201088, .gated_ffn = true,        \
+        .attn_window = 128, .full_attn_layers = {0xAAAAAAAAAAAAAAAAull}, .linear_bias = true,      \
+        .attn_sinks = true, .experts = E, .experts_per_tok = 4, .moe_ffn_hidden = 2880,            \
+        .router_bias = true, .router_norm = true                                                   \
+    }
+/* E experts; MOE the MoE layers (0: all); QK the QK-norm */
+#define LLAMA4_SPEC(E, MOE, QK)                                                                    \
+    {                                                                                              \
+        .arch = TSL_ARCH_LLAMA, .layers = 48, .hidden = 5120, .ffn_hidden = 16384, .heads = 40,    \
+        .kv_heads = 8, .head_dim = 128, .seq_len = 8192, .vocab = 202048, .gated_ffn = true,       \
+        .attn_window = 8192, .attn_chunked = true, .full_attn_layers = {0x8888888888888888ull},    \
+        .nope_layers = {0x8888888888888888ull}, .qk_norm = QK, .experts = E, .experts_per_tok = 1, \
+        .moe_ffn_hidden = 8192, .shared_experts = 1, .shared_ffn_hidden = 8192, .moe_layers = {    \
+            MOE                                                                                    \
+        }                                                                                          \
+    }
+
 static const preset_def_t presets[] = {
     {{"BERT-Huge-32", GALVATRON, 672000000, false}, BERT(32, 1280, 5120, 16), NULL, {0}},
     {{"BERT-Huge-48", GALVATRON, 987000000, false}, BERT(48, 1280, 5120, 16), NULL, {0}},
@@ -645,7 +725,8 @@ static const preset_def_t presets[] = {
       .gated_ffn = true,
       .experts = 8,
       .experts_per_tok = 2,
-      .moe_ffn_hidden = 14336},
+      .moe_ffn_hidden = 14336,
+      .router_norm = true}, /* softmax, top 2, renormalised */
      NULL,
      {0}},
     /* DeepSeek-V3 (DeepSeek-AI 2024, arXiv 2412.19437, Sec. 4.2; its config.json):
@@ -671,12 +752,55 @@ static const preset_def_t presets[] = {
       .shared_experts = 1,
       .shared_ffn_hidden = 2048,
       .router_bias = true,
+      .router_score = TSL_ROUTER_SIGMOID, /* noaux_tc: sigmoid, 8 groups, top 4, norm, 2.5 */
+      .router_norm = true,
+      .router_scale = 2.5,
+      .router_groups = 8,
+      .router_topk_groups = 4,
       .moe_layers = {~7ull}, /* layers 3..60 */
       .q_lora_rank = 1536,
       .kv_lora_rank = 512,
       .qk_nope_dim = 128,
       .qk_rope_dim = 64,
       .v_head_dim = 128},
+     NULL,
+     {0}},
+    /* gpt-oss (OpenAI, "gpt-oss-120b & gpt-oss-20b Model Card", arXiv 2508.10925,
+     * and the config.json of each): h 2880, 64 heads of 64 (d = 4096 > h)
+     * with 8 K/V heads, biases on Q/K/V/O, a learned sink per head; even layers a
+     * 128-token sliding window, odd layers full; every layer MoE: experts of 2880
+     * (gate/up and down with biases) behind a router with a bias, top-4; vocab
+     * 201088, untied; pre-training context 4096 (initial_context_length). MXFP4
+     * stores the experts, it changes no count. Published active counts leave the
+     * input embedding out (docs/models.md). */
+    {{"GPT-OSS-120B",
+      "gpt-oss model card (OpenAI 2025, arXiv 2508.10925): 116.8B total, 5.1B active", 116800000000,
+      false},
+     GPT_OSS_SPEC(36, 128),
+     NULL,
+     {0}},
+    {{"GPT-OSS-20B", "gpt-oss model card (OpenAI 2025, arXiv 2508.10925): 20.9B total, 3.6B active",
+      20900000000, false},
+     GPT_OSS_SPEC(24, 32),
+     NULL,
+     {0}},
+    /* Llama 4 (Meta, Llama 4 model card, and the text_config of each config.json):
+     * 48 layers, h 5120, 40 heads of 128 with 8 K/V heads; every 4th layer (3, 7,
+     * ...) NoPE with full attention, the others RoPE with 8192-token chunked
+     * attention; MoE layers of 1 shared + top-1 of E routed experts of 8192, dense
+     * layers 16384; vocab 202048, untied; pre-training context 8192 (rope_scaling's
+     * original_max_position_embeddings). Scout: 16 experts in every layer, L2
+     * QK-norm on the RoPE layers; Maverick: 128 experts on the odd layers, no
+     * QK-norm. The counts are the text model's: the published 109B / 400B include
+     * the vision encoder (0.87B), which is not planned (docs/models.md). */
+    {{"Llama4-Scout", "Llama 4 model card (Meta 2025): 109B total (vision included), 17B active",
+      109000000000, false},
+     LLAMA4_SPEC(16, 0, TSL_QK_NORM_L2),
+     NULL,
+     {0}},
+    {{"Llama4-Maverick", "Llama 4 model card (Meta 2025): 400B total (vision included), 17B active",
+      400000000000, false},
+     LLAMA4_SPEC(128, 0xAAAAAAAAAAAAAAAAull, TSL_QK_NORM_NONE),
      NULL,
      {0}},
 };

@@ -63,6 +63,9 @@ typedef struct tsl_plan {
     uint32_t n_micro;        /* m; global_batch = micro_batch × n_micro */
     uint32_t interleave;     /* v model chunks per stage (interleaved 1F1B, pipeline.h);
                                    0 or 1: plain 1F1B */
+    uint32_t vp_group;       /* interleaved: micro-batches per group N of Megatron-LM's
+                                schedule (--microbatch-group-size-per-virtual-pipeline-stage,
+                                pipeline.h), P <= N <= n_micro; 0: N = P, the default */
     uint32_t schedule;       /* tsl_pipesim_sched_t: 0 1F1B (interleaved with v > 1), ZB-H1,
                              ZBV (2 chunks per stage in a V; interleave stays 0) */
     double iter_time_1f1b_s; /* zero-bubble plans: the same stages under 1F1B, the
@@ -102,6 +105,7 @@ typedef struct tsl_plan {
     bool no_fp32_master;        /* 16-bit optimizer states, no fp32 master */
     bool grad_reduce_exposed;   /* DP gradient reduce after the backward */
     bool overlap_param_gather;  /* ZeRO-1 weight all-gather under the next forward */
+    bool overlap_tp_dgrad;      /* the backward's TP collectives under the gradient GEMMs */
     /* Context parallelism of every layer (cost.h tsl_cost_knobs_t.cp, cp_comm):
      * 0 or 1 none; the CP ranks are the innermost of each layer's data level. */
     uint32_t cp;
@@ -109,9 +113,24 @@ typedef struct tsl_plan {
     /* Expert parallelism of every MoE layer (cost.h tsl_cost_knobs_t.ep): 0 or 1
      * none; the EP ranks are the innermost of each MoE layer's stage block. */
     uint32_t ep;
+    /* The routed experts' layout and routing as priced (cost.h tsl_cost_knobs_t): expert
+     * TP (0 or 1 none; the innermost etp ranks split each expert's width), the capacity
+     * factor (0 dropless), padding to it, the imbalance (0: TSL_COST_MOE_IMBALANCE). */
+    uint32_t etp;
+    double moe_capacity;
+    bool moe_pad;
+    double moe_imbalance;
     uint32_t fp8_recipe;   /* tsl_fp8_recipe_t of the blocks' linear GEMMs; 0: bf16 */
-    bool fp8_param_gather; /* FP8 weights in place of bf16 (--fp8-param-gather) */
+    bool fp8_param_gather; /* FP8 weights in place of bf16 (--fp8-param-gather), gathered
+                              in FP8 */
+    bool moe_bf16_experts; /* with fp8_recipe: the routed experts' GEMMs kept bf16 */
+    bool moe_fp8_dispatch; /* with FP8 experts: the dispatch (and the combine's gradient)
+                              all-to-all in FP8 */
     bool fb_serial;        /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
+    /* Megatron's recompute modules beside the attention core (recompute.h bits; the
+     * core is each layer's +selckpt) and Adam's moments in bf16 (cost.h knobs) */
+    uint32_t recompute_modules;
+    bool bf16_moments;
 } tsl_plan_t;
 
 /* The plan's knobs as the cost model takes them, and back. */

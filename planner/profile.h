@@ -55,11 +55,15 @@ typedef struct tsl_profile_block {
 } tsl_profile_block_t;
 
 typedef struct tsl_profile {
-    char gpu[32];     /* hardware key: GPU type ("H100-80G") ... */
-    char link[32];    /* ... and link class ("single", "nvlink", "pcie") */
-    char source[128]; /* where it came from (a path), for the plan's "figures" */
-    bool simulated;   /* from the sim backend: nothing measured */
-    uint32_t gpus;    /* GPUs on the profiled node */
+    char gpu[32];          /* hardware key: GPU type ("H100-80G") ... */
+    char link[32];         /* ... and link class ("single", "nvlink", "pcie") */
+    char source[128];      /* where it came from (a path), for the plan's "figures" */
+    bool simulated;        /* from the sim backend: nothing measured */
+    bool tp_comm_in_times; /* block times at tp > 1 were measured on one GPU of a
+                              running TP group, its collectives inside (AMP's
+                              known_cost files): the cost model adds no TP
+                              communication to them */
+    uint32_t gpus;         /* GPUs on the profiled node */
     uint32_t n_blocks;
     tsl_profile_block_t blocks[TSL_PROFILE_MAX_BLOCKS];
     double gemm_flops;       /* best single-GEMM rate measured, FLOP/s; 0 unknown */

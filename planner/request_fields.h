@@ -21,9 +21,14 @@
  *              TARGET uint32_t holding a tsl_target_t (target.h), `--flag NAME`
  *                    (megatron, deepspeed, torchtitan, galvatron), proto enum
  *                    tessel.v1.Target (same values), JSON the name
+ *              REAL  double, `--flag X` a decimal number in [min, max], proto
+ *                    double, JSON a number
+ *              MODULES uint32_t bitmask of recompute modules (recompute.h),
+ *                    `--flag LIST` of Megatron's names, proto uint32, JSON an
+ *                    array of the names
  *     flag     tesselctl's long option without "--", or NULL: not a CLI option
  *     metavar  the argument's name in --help ("N", "SIZE"; "" for BOOL)
- *     min,max  the CLI's accepted range (UINT only; 0, 0 otherwise)
+ *     min,max  the CLI's accepted range (UINT and REAL; 0, 0 otherwise)
  *     help     one line of tesselctl plan --help ("" when flag is NULL)
  *     proto    the field name in PlanRequest and PlanOptions (a string: looked
  *              up by name in the descriptor). A field with a CLI flag must be
@@ -91,6 +96,11 @@
       "plain 1F1B only: no interleaved schedule with several model chunks per stage "              \
       "(Megatron-LM's virtual pipeline stages)",                                                   \
       "no_interleave", "no_interleave")                                                            \
+    X(vp_group, UINT, "vp-group", "N", 1, 4096,                                                    \
+      "interleaved plans run N micro-batches per group (Megatron-LM "                              \
+      "--microbatch-group-size-per-virtual-pipeline-stage; default: pp, which Megatron takes "     \
+      "for N; it needs pp <= N <= micro-batches, their count mod N 0 or at least pp)",             \
+      "vp_group", "vp_group")                                                                      \
     X(no_zero_bubble, BOOL, "no-zero-bubble", "", 0, 0,                                            \
       "no zero-bubble schedules (ZB-H1, ZBV, which split the backward's weight gradient "          \
       "off to fill the bubble): 1F1B and interleaved 1F1B only",                                   \
@@ -131,6 +141,13 @@
       "ZeRO-1's weight all-gather runs under the next forward (Megatron-LM "                       \
       "--overlap-param-gather), not after the step",                                               \
       "overlap_param_gather", "overlap_param_gather")                                              \
+    X(overlap_tp_dgrad, BOOL, "overlap-tp-dgrad", "", 0, 0,                                        \
+      "the backward's TP collectives run under the column-parallel gradient GEMMs (Megatron-LM's " \
+      "async dgrad all-reduce; the default for the megatron target)",                              \
+      "overlap_tp_dgrad", "overlap_tp_dgrad")                                                      \
+    X(no_overlap_tp_dgrad, BOOL, "no-overlap-tp-dgrad", "", 0, 0,                                  \
+      "the backward's TP collectives exposed, as the forward's (Megatron-LM before 2021-09)",      \
+      "no_overlap_tp_dgrad", "no_overlap_tp_dgrad")                                                \
     X(no_cp, BOOL, "no-cp", "", 0, 0,                                                              \
       "no context parallelism: every rank holds whole sequences (the same as --cp 1)", "no_cp",    \
       "no_cp")                                                                                     \
@@ -144,6 +161,22 @@
       "fix the expert-parallel degree of MoE layers (default: searched over the divisors of the "  \
       "expert count)",                                                                             \
       "ep", "ep")                                                                                  \
+    X(etp, UINT, "etp", "N", 1, 1024,                                                              \
+      "fix the expert tensor-parallel degree of MoE layers' routed experts (Megatron-LM "          \
+      "--expert-tensor-parallel-size; default: 1, searched beside EP = the expert count)",         \
+      "etp", "etp")                                                                                \
+    X(moe_capacity, REAL, "moe-capacity-factor", "C", 0, 64,                                       \
+      "expert capacity factor: each expert takes at most C x a rank's mean routed tokens, the "    \
+      "rest dropped (Megatron-LM --moe-expert-capacity-factor; default: dropless)",                \
+      "moe_capacity_factor", "moe_capacity_factor")                                                \
+    X(moe_pad, BOOL, "moe-pad-to-capacity", "", 0, 0,                                              \
+      "with --moe-capacity-factor: every expert's input padded to its capacity "                   \
+      "(--moe-pad-expert-input-to-capacity)",                                                      \
+      "moe_pad_to_capacity", "moe_pad_to_capacity")                                                \
+    X(moe_imbalance, REAL, "moe-imbalance", "X", 1, 1024,                                          \
+      "tokens of the busiest expert over the mean, at least 1 (default 1: an even split, "         \
+      "assumed; docs/cost-model.md \"Mixture of experts\")",                                       \
+      "moe_imbalance", "moe_imbalance")                                                            \
     X(no_fp8, BOOL, "no-fp8", "", 0, 0,                                                            \
       "bf16 GEMMs only: do not weigh FP8 (weighed by default where every GPU has FP8 tensor "      \
       "cores and the target runs it)",                                                             \
@@ -152,16 +185,38 @@
       "FP8 only, with this recipe: 1 delayed, 2 tensorwise, 3 blockwise, 4 mxfp8 (Blackwell); "    \
       "refused where a GPU has no FP8",                                                            \
       "fp8_recipe", "fp8_recipe")                                                                  \
+    X(recompute_modules, MODULES, "recompute-modules", "LIST", 0, 0,                               \
+      "price Megatron-LM's recompute of these modules on every layer without full recompute: "     \
+      "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts (comma-separated)",               \
+      "recompute_modules", "recompute_modules")                                                    \
+    X(bf16_moments, BOOL, "bf16-moments", "", 0, 0,                                                \
+      "Adam's moments in bf16 beside fp32 master weights (Megatron-LM's precision-aware "          \
+      "optimizer with --exp-avg-dtype/--exp-avg-sq-dtype bf16)",                                   \
+      "bf16_moments", "bf16_moments")                                                              \
+    X(moe_bf16_experts, BOOL, "moe-bf16-experts", "", 0, 0,                                        \
+      "with FP8: the routed experts' grouped GEMMs stay bf16 (torchtitan without its "             \
+      "grouped-experts converter; default: FP8 with the plan's recipe, as Megatron-LM runs them)", \
+      "moe_bf16_experts", "moe_bf16_experts")                                                      \
+    X(moe_fp8_dispatch, BOOL, "moe-fp8-dispatch", "", 0, 0,                                        \
+      "with FP8 experts: the MoE dispatch all-to-all and the combine's gradient in FP8 "           \
+      "(DeepSeek-V3; Megatron-LM --moe-dispatch-fwd-dtype mxfp8); default bf16",                   \
+      "moe_fp8_dispatch", "moe_fp8_dispatch")                                                      \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \
       "target", "target")
 
 /* The C type of each KIND (TSL_REQUEST_CTYPE_UINT ...). */
-#define TSL_REQUEST_CTYPE_BOOL   bool
-#define TSL_REQUEST_CTYPE_UINT   uint32_t
-#define TSL_REQUEST_CTYPE_BYTES  uint64_t
-#define TSL_REQUEST_CTYPE_TARGET uint32_t
+#define TSL_REQUEST_CTYPE_BOOL    bool
+#define TSL_REQUEST_CTYPE_UINT    uint32_t
+#define TSL_REQUEST_CTYPE_BYTES   uint64_t
+#define TSL_REQUEST_CTYPE_TARGET  uint32_t
+#define TSL_REQUEST_CTYPE_REAL    double
+#define TSL_REQUEST_CTYPE_BOOL    bool
+#define TSL_REQUEST_CTYPE_UINT    uint32_t
+#define TSL_REQUEST_CTYPE_BYTES   uint64_t
+#define TSL_REQUEST_CTYPE_TARGET  uint32_t
+#define TSL_REQUEST_CTYPE_MODULES uint32_t
 
 /* The kinds as values, for code that walks the list at run time. */
 typedef enum tsl_request_kind {
@@ -169,6 +224,8 @@ typedef enum tsl_request_kind {
     TSL_REQUEST_KIND_UINT,
     TSL_REQUEST_KIND_BYTES,
     TSL_REQUEST_KIND_TARGET,
+    TSL_REQUEST_KIND_REAL,
+    TSL_REQUEST_KIND_MODULES,
 } tsl_request_kind_t;
 
 #endif

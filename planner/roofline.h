@@ -24,8 +24,9 @@
  * calls it in one place (layer_compute_f in cost.c).
  *
  * Causal self-attention (tsl_layer_t.causal): the fused core visits
- * tsl_attn_keys() keys per query ((s + 1)/2 without a window), the FLOP-only
- * fallback drops the same FLOPs; the unfused core computes and masks all of
+ * tsl_attn_keys() keys per query ((s + 1)/2 without a window; a chunked layer,
+ * attn_chunked, tsl_attn_chunk_keys(): about (w + 1)/2 for chunks of w), the
+ * FLOP-only fallback drops the same FLOPs; the unfused core computes and masks all of
  * them — all s keys under a sliding window too (the FLOP-only fallback adds those
  * masked FLOPs). The layer's counted FLOPs (fwd_flops) stay s·w.
  *
@@ -37,16 +38,18 @@
  * gemm(T, h, a·v/t) + the latents' RMSNorms (4 bytes per element) + the block's.
  *
  * Mixture of experts (experts > 0; docs/cost-model.md "Mixture of experts"):
- * expert TP 1, so each TP rank routes its T/t tokens (Megatron runs MoE under TP
- * only with sequence parallelism); with R = k·T/t routed copies, rows per local
- * expert m = ep·R/E × imbalance, E/ep local experts:
+ * each TP rank routes its T/t tokens (Megatron runs MoE under TP only with
+ * sequence parallelism); with R = k·T/t routed copies, q = moe_moved, rows per
+ * local expert m = etp·ep·R/E × moe_busy (the expert-TP group's gathered rows),
+ * E/ep local experts, each f/etp wide:
  *   router gemm(T/t, E, h) + softmax/top-k (2 kernels, 8·T/t·E bytes)
- *   + permute and unpermute (2 kernels, 8·R·h bytes)
- *   + grouped gemm(m, g·f, h) × E/ep + activation + grouped gemm(m, h, f) × E/ep
+ *   + permute and unpermute (2 kernels, 8·q·R·h bytes)
+ *   + grouped gemm(m, g·f/etp, h) × E/ep + activation
+ *     + grouped gemm(m, h, f/etp) × E/ep
  *     (one kernel each: the shape curve of one expert's GEMM, b = E/ep)
  *   + shared experts as one dense FFN of width S·f_s split by t
  *   + the block's elementwise work.
- * The all-to-alls are communication (cost.c).
+ * The all-to-alls and expert-TP gathers are communication (cost.c).
  *
  * Pure: no allocation, no I/O. W = 0 means "bandwidth unknown": every function
  * then returns the plain FLOP count over F with no floor (the pre-roofline model).
@@ -128,12 +131,25 @@ double tsl_fp8_cast_bytes(uint32_t recipe);
 uint32_t tsl_fp8_cast_kernels(uint32_t recipe);
 
 /* The FP8 GEMMs of layer l per sample on one TP rank of t (sp: sequence
- * parallel): their weight elements (*weights), and the elements of the linear
+ * parallel): their weight elements (*weights; a MoE FFN's routed experts are
+ * not in it: cost.c adds them by the EP degree), and the elements of the linear
  * inputs the backward keeps, replicated over the TP group (*repl: the norm
- * outputs feeding QKV and FFN-in, divided by t under SP) and sharded (*shard:
- * the attention output and the FFN's activation). All 0 for a layer without. */
-void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, double *weights, double *repl,
-                            double *shard);
+ * outputs feeding QKV and FFN-in, MLA's latents feeding its up projections;
+ * divided by t under SP) and sharded (*shard: the attention output, the FFN's
+ * activation, the shared experts'), each linear counted where TE/torchao run it
+ * in FP8 (k and n multiples of 16). The routed experts' inputs are not in them
+ * either: cost.c prices their FP8 stash with the expert layout. An input inside
+ * a module of `recompute` (recompute.h) is not kept: not counted. A linear
+ * input read by two linears (MLA's down projections) is kept in FP8 by each: no
+ * saving, not counted. All 0 for a layer without. */
+void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, uint32_t recompute, double *weights,
+                            double *repl, double *shard);
+/* Whether the routed experts of MoE layer l, f/etp wide, admit FP8 grouped GEMMs
+ * (h and the widths multiples of 16); false for a layer without experts. */
+bool tsl_roofline_fp8_experts(const tsl_layer_t *l, uint32_t etp);
+/* Bytes per element an FP8 activation moves on the wire (the MoE dispatch in FP8):
+ * one FP8 copy with the recipe's scales (blockwise 4/128, mxfp8 1/32); 2 for bf16. */
+double tsl_fp8_wire_bytes(uint32_t recipe);
 
 typedef struct tsl_roofline_dev {
     double gemm_flops;    /* F: sustained tensor-core FLOP/s */
@@ -146,7 +162,14 @@ typedef struct tsl_roofline_dev {
     uint32_t fp8;         /* tsl_fp8_recipe_t of the linear GEMMs; NONE (0): bf16. Needs
                              fp8_flops > 0 and a bandwidth */
     uint32_t ep;          /* expert-parallel degree of MoE layers (1 after init) */
-    double moe_imbalance; /* tokens of the busiest expert over the mean (1 after init) */
+    uint32_t etp;         /* expert tensor-parallel degree of their experts (1 after init) */
+    double moe_busy;      /* rows of the busiest expert over the mean k·T/E (1 after init;
+                             tsl_cost_moe_rows: the imbalance, or the capacity's) */
+    double moe_moved;     /* rows dispatched per rank over k·T (1 after init; below 1
+                             when a capacity drops tokens, c when padded to it) */
+    bool moe_fp8;         /* with fp8: the routed experts' grouped GEMMs in FP8 too (false
+                             after init: bf16, as torchtitan without its grouped-experts
+                             converter) */
 } tsl_roofline_dev_t;
 
 /* F = peak × e_max, W = TSL_ROOFLINE_MEM_EFF × datasheet, L = the default, a flat
@@ -183,9 +206,33 @@ double tsl_roofline_layer_bwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *
 double tsl_roofline_layer_wgrad_frac(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
                                      double samples, uint32_t t, bool sp, double vocab);
 
+/* The column-parallel linears of the layer (those whose input is whole on every
+ * TP rank and whose output is split: QKV, cross-attention's Q and K/V, FFN-in,
+ * latent attention's up projections, shared experts' FFN-in): their backward dX
+ * GEMMs (*dgrad_frac) and dW GEMMs (*wgrad_frac) as shares of
+ * tsl_roofline_layer_bwd_s's GPU time. The TP group reduces those dX, and
+ * Megatron-LM launches the collective before the dW GEMM and, under sequence
+ * parallelism, the re-gather of the input before the dX GEMM (cost.c, "TP in the
+ * backward"). Without a bandwidth figure: the shapes' GEMM FLOPs over
+ * 2 × fwd_flops. Both 0 for a layer without such a linear (embedding, head). */
+void tsl_roofline_layer_col_frac(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                                 uint32_t t, bool sp, double vocab, double *dgrad_frac,
+                                 double *wgrad_frac);
+
 /* The attention core (QKᵀ, softmax, dropout, AV) alone: what selective
  * recomputation repeats in the backward. 0 for layers without attention. */
 double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                uint32_t t);
+
+/* The forward of the modules of `recompute` (recompute.h) layer l has: what the
+ * backward runs again before the layer's own (the GPU's time, as the core's
+ * above; communication is cost.c's). MLA's up projections and latent norms as
+ * the forward prices them; a standalone norm 4 bytes per element (divided by t
+ * under SP); the dense MLP with its fused norm; the MoE FFN as the forward prices
+ * it without the block's norm and residual (moe replaces moe_act and
+ * shared_experts); moe_act the routed copies' activation kernel; the shared
+ * experts' FFN. The FLOP count over F when there is no bandwidth figure. */
+double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
+                                    double samples, uint32_t t, bool sp, uint32_t recompute);
 
 #endif

@@ -27,6 +27,9 @@ static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
     if (r->overlap_grad_reduce && r->no_overlap_grad_reduce)
         return tsl_err_set(err, "overlap_grad_reduce: both on and off (--overlap-grad-reduce "
                                 "and --no-overlap-grad-reduce)");
+    if (r->overlap_tp_dgrad && r->no_overlap_tp_dgrad)
+        return tsl_err_set(err, "overlap_tp_dgrad: both on and off (--overlap-tp-dgrad and "
+                                "--no-overlap-tp-dgrad)");
     if (r->cp > 1 && r->no_cp)
         return tsl_err_set(err, "cp: --cp %u with --no-cp", r->cp);
     if (r->cp > 1 && (r->target == TSL_TARGET_DEEPSPEED || r->target == TSL_TARGET_GALVATRON))
@@ -36,10 +39,35 @@ static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
                             tsl_target_name(r->target), r->cp);
     if (r->ep > 1 && r->no_ep)
         return tsl_err_set(err, "ep: --ep %u with --no-ep", r->ep);
+    if ((r->etp > 1 || r->moe_capacity > 0) && r->target && r->target != TSL_TARGET_MEGATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: %s: Tessel exports expert TP and capacity factors to megatron "
+                            "only",
+                            r->etp > 1 ? "etp" : "moe_capacity_factor", tsl_target_name(r->target));
     if (r->no_fp8 && r->fp8_recipe)
         return tsl_err_set(err, "fp8_recipe: FP8 asked for with FP8 switched off (--no-fp8)");
+    if (r->vp_group && r->no_interleave)
+        return tsl_err_set(err,
+                           "vp_group: %u micro-batches per group of the interleaved schedule "
+                           "with interleaving switched off (--no-interleave)",
+                           r->vp_group);
+    if (r->vp_group && r->pp && r->vp_group < r->pp)
+        return tsl_err_set(err,
+                           "vp_group: %u is below the %u stages; Megatron-LM's interleaved "
+                           "schedule takes pp <= N <= micro-batches (schedules.py)",
+                           r->vp_group, r->pp);
     if (r->fp8_recipe && tsl_target_fp8_ok(r->target, r->fp8_recipe, err) != 0)
         return -1;
+    if (r->moe_fp8_dispatch && (r->no_fp8 || r->moe_bf16_experts))
+        return tsl_err_set(err,
+                           "moe_fp8_dispatch: the dispatch in FP8 feeds FP8 experts; not "
+                           "with %s",
+                           r->no_fp8 ? "--no-fp8" : "--moe-bf16-experts");
+    if (r->moe_fp8_dispatch && r->target && r->target != TSL_TARGET_MEGATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "moe_fp8_dispatch: %s dispatches in bf16; megatron runs an FP8 "
+                            "dispatch (--moe-dispatch-fwd-dtype mxfp8)",
+                            tsl_target_name(r->target));
     tsl_cost_knobs_t k;
     tsl_request_knobs(r, &k);
     if (r->target == TSL_TARGET_MEGATRON && k.overlap_param_gather && k.grad_reduce_exposed)
@@ -68,34 +96,104 @@ static int validate_reserve(const tsl_request_t *r, const tsl_cluster_t *c, tsl_
     return 0;
 }
 
+static uint32_t gcd_u32(uint32_t a, uint32_t b)
+{
+    while (b) {
+        uint32_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 /* The greatest common divisor of the MoE layers' expert counts; 0 for a dense
  * model. An EP degree must divide it. */
 static uint32_t experts_gcd(const tsl_model_t *m)
 {
     uint32_t g = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        g = gcd_u32(m->layers[i].experts, g);
+    return g;
+}
+
+/* The same of the routed experts' FFN width (an expert TP degree divides it), and
+ * the smallest E/k: the most a busiest expert can hold over the mean (all of a
+ * rank's tokens on it). 0, 0 for a dense model. */
+static uint32_t expert_width_gcd(const tsl_model_t *m, double *max_imbalance)
+{
+    uint32_t g = 0;
+    *max_imbalance = 0.0;
     for (uint32_t i = 0; i < m->n_layers; i++) {
-        uint32_t a = m->layers[i].experts, b = g;
-        while (b) {
-            uint32_t t = a % b;
-            a = b;
-            b = t;
-        }
-        g = a;
+        const tsl_layer_t *l = &m->layers[i];
+        if (!l->experts)
+            continue;
+        g = gcd_u32(l->ffn_hidden, g);
+        double most = (double)l->experts / (l->experts_per_tok ? l->experts_per_tok : 1);
+        if (*max_imbalance == 0.0 || most < *max_imbalance)
+            *max_imbalance = most;
     }
     return g;
 }
 
+/* The routing knobs: a capacity factor above 0 (padding needs one), an imbalance
+ * from 1 to E/k; each only for a model with experts. */
+static int validate_routing(const tsl_request_t *r, const tsl_model_t *m, double most,
+                            tsl_err_t *err)
+{
+    tsl_cost_knobs_t k = {
+        .moe_capacity = r->moe_capacity, .moe_pad = r->moe_pad, .moe_imbalance = r->moe_imbalance};
+    if (tsl_cost_moe_check(&k, err) != 0)
+        return -1;
+    bool asked = r->moe_capacity > 0 || r->moe_pad || r->moe_imbalance != 0;
+    if (asked && most == 0.0)
+        return tsl_err_set(err, "%s: model %s has no MoE layers",
+                           r->moe_imbalance != 0 ? "moe_imbalance" : "moe_capacity_factor",
+                           m->name);
+    if (r->moe_imbalance > most)
+        return tsl_err_set(err,
+                           "moe_imbalance: %g is above E/k = %g of model %s's MoE layers (every "
+                           "token of a rank on one expert)",
+                           r->moe_imbalance, most, m->name);
+    return 0;
+}
+
 /* Expert parallelism: a degree that divides the experts (the stacks Tessel
- * exports MoE plans to: tsl_target_model_ok). */
+ * exports MoE plans to: tsl_target_model_ok), an expert TP degree that divides
+ * their width, and the routing knobs. */
 static int validate_moe(const tsl_request_t *r, const tsl_model_t *m, tsl_err_t *err)
 {
-    uint32_t e = experts_gcd(m);
+    double most;
+    uint32_t e = experts_gcd(m), f = expert_width_gcd(m, &most);
     if (r->ep > 1 && !r->no_ep && e == 0)
         return tsl_err_set(err, "ep: --ep %u asked for, but model %s has no MoE layers", r->ep,
                            m->name);
     if (r->ep > 1 && !r->no_ep && e % r->ep != 0)
         return tsl_err_set(err, "ep: %u does not divide the %u experts of model %s's MoE layers",
                            r->ep, e, m->name);
+    if (r->etp > 1 && e == 0)
+        return tsl_err_set(err, "etp: --etp %u asked for, but model %s has no MoE layers", r->etp,
+                           m->name);
+    if (r->etp > 1 && f % r->etp != 0)
+        return tsl_err_set(err,
+                           "etp: %u does not divide the routed experts' FFN width %u of model "
+                           "%s (each expert's width is split over its expert-TP ranks)",
+                           r->etp, f, m->name);
+    return validate_routing(r, m, most, err);
+}
+
+/* Expert TP × EP × expert DP are a stage's ranks (Megatron-LM's MoE parallel
+ * folding): with both degrees fixed, their product divides the devices (and a
+ * fixed pp's stage). */
+static int validate_expert_ranks(const tsl_request_t *r, const tsl_cluster_t *c, tsl_err_t *err)
+{
+    uint64_t ep = r->ep > 1 && !r->no_ep ? r->ep : 1, etp = r->etp > 1 ? r->etp : 1;
+    uint32_t stage = r->pp ? c->n_devices / r->pp : c->n_devices;
+    if (etp > 1 && stage % (ep * etp) != 0)
+        return tsl_err_set(err,
+                           "etp: ep %llu x etp %llu = %llu ranks do not divide the %u devices%s "
+                           "(expert TP x EP x expert DP = a stage's ranks)",
+                           (unsigned long long)ep, (unsigned long long)etp,
+                           (unsigned long long)(ep * etp), stage, r->pp ? " of a stage" : "");
     return 0;
 }
 
@@ -116,7 +214,7 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     if (r->mem_budget_bytes != 0 && r->mem_budget_bytes < (64ull << 20))
         return tsl_err_set(err, "memory: %llu bytes is too small a budget; give at least 64M",
                            (unsigned long long)r->mem_budget_bytes);
-    if (validate_reserve(r, c, err) != 0)
+    if (validate_reserve(r, c, err) != 0 || validate_expert_ranks(r, c, err) != 0)
         return -1;
     if (r->pp && (c->n_devices % r->pp != 0 || r->pp > m->n_layers || r->pp > TSL_PLAN_MAX_STAGES))
         return tsl_err_set(err,
@@ -194,16 +292,30 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x637000000000ull | (uint64_t)r->no_cp << 32 | r->cp);
     if (r->no_ep || r->ep) /* likewise */
         tsl_fp_u64(&fp, 0x657000000000ull | (uint64_t)r->no_ep << 32 | r->ep);
+    if (r->etp || r->moe_capacity != 0 || r->moe_pad || r->moe_imbalance != 0) { /* likewise */
+        tsl_fp_str(&fp, "moe");
+        tsl_fp_u64(&fp, (uint64_t)r->etp << 1 | r->moe_pad);
+        tsl_fp_f64(&fp, r->moe_capacity);
+        tsl_fp_f64(&fp, r->moe_imbalance);
+    }
     if (r->no_fp8 || r->fp8_recipe)
         tsl_fp_u64(&fp, 0x667038000ull | r->no_fp8 << 8 | r->fp8_recipe);
+    if (r->moe_bf16_experts || r->moe_fp8_dispatch) /* likewise */
+        tsl_fp_u64(&fp,
+                   0x6d6f6538ull << 8 | (uint64_t)r->moe_bf16_experts << 1 | r->moe_fp8_dispatch);
+    if (r->vp_group) /* likewise */
+        tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);
-    if (k.grad_reduce_bytes || k.no_fp32_master || k.grad_reduce_exposed || k.overlap_param_gather)
-        tsl_fp_u64(&fp, 0x6b6e6f6200000000ull | k.grad_reduce_bytes << 8 |
-                            (uint64_t)k.no_fp32_master << 16 |
-                            (uint64_t)k.grad_reduce_exposed << 17 |
-                            (uint64_t)k.overlap_param_gather << 18);
+    if (k.grad_reduce_bytes || k.no_fp32_master || k.grad_reduce_exposed ||
+        k.overlap_param_gather || k.overlap_tp_dgrad)
+        tsl_fp_u64(&fp,
+                   0x6b6e6f6200000000ull | k.grad_reduce_bytes << 8 |
+                       (uint64_t)k.no_fp32_master << 16 | (uint64_t)k.grad_reduce_exposed << 17 |
+                       (uint64_t)k.overlap_param_gather << 18 | (uint64_t)k.overlap_tp_dgrad << 19);
+    if (k.recompute_modules || k.bf16_moments) /* absent: the fingerprints from before */
+        tsl_fp_u64(&fp, 0x72636d00000000ull | (uint64_t)k.bf16_moments << 32 | k.recompute_modules);
     tsl_fp_hex(&fp, hex);
 }
 
@@ -523,50 +635,106 @@ static uint32_t ep_degrees(const tsl_model_t *m, const tsl_cluster_t *c, const t
     return n;
 }
 
-/* search_cp at every EP degree; each degree's plans meet in one result (the
- * faster that fits wins). Fills res->ep_why. */
+/* GPUs of the smallest NVLink domain: a node, or nvl_domain_nodes of them. */
+static uint32_t nvl_domain_gpus(const tsl_cluster_t *c)
+{
+    uint32_t g = UINT32_MAX;
+    for (uint32_t i = 0; i < c->n_nodes; i++)
+        if (c->nodes[i].n_gpus < g)
+            g = c->nodes[i].n_gpus;
+    return (g == UINT32_MAX ? 1 : g) * (c->nvl_domain_nodes > 1 ? c->nvl_domain_nodes : 1);
+}
+
+/* The expert TP degrees the search tries beside EP degree ep: r->etp when fixed;
+ * else 1, and where EP cannot split the experts further (ep is the experts'
+ * count, or fixed by the request) the divisors d ≤ TSL_SEARCH_ETP_MAX of their
+ * width with ep·d dividing the devices and within one NVLink domain. Elsewhere a
+ * larger EP degree shards the experts as far with whole-width GEMMs and no gather
+ * of the routed tokens, and an expert TP group across the network gathers every
+ * layer's routed tokens over it (Megatron-Core's MoE guide: "prefer EP over TP for
+ * the expert layer", "ensure the EPxTP communication within the NVLink domain").
+ * Only 1 for a dense model, --paper-cost and a target other than megatron. */
+static uint32_t etp_degrees(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
+                            uint32_t ep, uint32_t *out)
+{
+    double most;
+    uint32_t e = experts_gcd(m), f = expert_width_gcd(m, &most), n = 0, dom = nvl_domain_gpus(c);
+    out[n++] = r->etp ? r->etp : 1;
+    if (r->etp || e == 0 || r->paper_cost || (r->target && r->target != TSL_TARGET_MEGATRON) ||
+        (ep != e && !(r->ep > 1)))
+        return n;
+    for (uint32_t d = 2; d <= TSL_SEARCH_ETP_MAX && (uint64_t)ep * d <= dom; d++)
+        if (f % d == 0 && c->n_devices % ((uint64_t)ep * d) == 0)
+            out[n++] = d;
+    return n;
+}
+
+/* What the search_ep loop keeps of the best plan at ep 1, for the reason. */
+typedef struct ep_base {
+    bool valid;
+    double tokens_per_s;
+} ep_base_t;
+
+static void ep_reason(tsl_search_result_t *res, const tsl_request_t *r, uint32_t n_tried,
+                      uint32_t top_ep, const ep_base_t *b)
+{
+    uint32_t ep = res->best.ep > 1 ? res->best.ep : 1, etp = res->best.etp > 1 ? res->best.etp : 1;
+    char head[40];
+    snprintf(head, sizeof head, etp > 1 ? "ep %u etp %u" : "ep %u", ep, etp);
+    if (r->ep > 1 && r->etp > 1)
+        snprintf(res->ep_why, sizeof res->ep_why, "%s as asked (--ep %u --etp %u)", head, r->ep,
+                 r->etp);
+    else if (r->ep > 1)
+        snprintf(res->ep_why, sizeof res->ep_why, "%s as asked (--ep %u)", head, r->ep);
+    else if (n_tried <= 1)
+        res->ep_why[0] = '\0';
+    else if ((ep > 1 || etp > 1) && !b->valid)
+        snprintf(res->ep_why, sizeof res->ep_why, "%s: at ep 1 no plan fits", head);
+    else if (ep > 1 || etp > 1)
+        snprintf(res->ep_why, sizeof res->ep_why, "%s: %.0f tokens/s against %.0f at ep 1", head,
+                 res->best.tokens_per_s, b->tokens_per_s);
+    else
+        snprintf(res->ep_why, sizeof res->ep_why, "ep 1: no EP degree tried (up to %u) was faster",
+                 top_ep);
+}
+
+/* search_cp at every EP degree and the expert TP degrees beside it; each pair's
+ * plans meet in one result (the faster that fits wins). Fills res->ep_why. */
 static int search_ep(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                      const tsl_search_hooks_t *hooks, tsl_search_result_t *res, double hi,
                      tsl_err_t *err)
 {
-    uint32_t deg[TSL_SEARCH_EP_MAX + 1], n = ep_degrees(m, c, r, deg);
+    uint32_t deg[TSL_SEARCH_EP_MAX + 1], n = ep_degrees(m, c, r, deg), tried = 0;
+    uint32_t tdeg[TSL_SEARCH_ETP_MAX + 1];
     tsl_err_t first = {0};
-    bool any_ok = false, base_valid = false;
-    double base_tps = 0.0;
+    bool any_ok = false;
+    ep_base_t base = {0};
     for (uint32_t i = 0; i < n; i++) {
-        tsl_request_t rq = *r;
-        rq.ep = deg[i];
-        tsl_err_t e = {0};
-        int rc = search_cp(m, c, &rq, hooks, res, hi, &e);
-        if (rc == TSL_SEARCH_CANCELLED) {
-            *err = e;
-            return rc;
-        }
-        any_ok |= rc == TSL_SEARCH_OK;
-        if (rc != TSL_SEARCH_OK && first.msg[0] == '\0')
-            first = e;
-        if (deg[i] == 1 && rc == TSL_SEARCH_OK && res->best.valid) {
-            base_valid = true;
-            base_tps = res->best.tokens_per_s;
+        uint32_t nt = etp_degrees(m, c, r, deg[i], tdeg);
+        for (uint32_t j = 0; j < nt; j++, tried++) {
+            tsl_request_t rq = *r;
+            rq.ep = deg[i];
+            rq.etp = tdeg[j];
+            tsl_err_t e = {0};
+            int rc = search_cp(m, c, &rq, hooks, res, hi, &e);
+            if (rc == TSL_SEARCH_CANCELLED) {
+                *err = e;
+                return rc;
+            }
+            any_ok |= rc == TSL_SEARCH_OK;
+            if (rc != TSL_SEARCH_OK && first.msg[0] == '\0')
+                first = e;
+            if (deg[i] == 1 && j == 0 && rc == TSL_SEARCH_OK && res->best.valid) {
+                base.valid = true;
+                base.tokens_per_s = res->best.tokens_per_s;
+            }
         }
     }
     if (!any_ok) {
         *err = first;
         return TSL_SEARCH_ERR;
     }
-    uint32_t ep = res->best.ep > 1 ? res->best.ep : 1;
-    if (r->ep > 1)
-        snprintf(res->ep_why, sizeof res->ep_why, "ep %u as asked (--ep %u)", ep, r->ep);
-    else if (n <= 1)
-        res->ep_why[0] = '\0';
-    else if (ep > 1 && !base_valid)
-        snprintf(res->ep_why, sizeof res->ep_why, "ep %u: at ep 1 no plan fits", ep);
-    else if (ep > 1)
-        snprintf(res->ep_why, sizeof res->ep_why, "ep %u: %.0f tokens/s against %.0f at ep 1", ep,
-                 res->best.tokens_per_s, base_tps);
-    else
-        snprintf(res->ep_why, sizeof res->ep_why, "ep 1: no EP degree tried (up to %u) was faster",
-                 deg[n - 1]);
+    ep_reason(res, r, tried, deg[n - 1], &base);
     return TSL_SEARCH_OK;
 }
 

@@ -51,6 +51,7 @@
 #define TSL_SEARCH_CP_MAX            32u
 #define TSL_SEARCH_CP_MIN_TOKENS     1024u
 #define TSL_SEARCH_EP_MAX            64u /* the largest EP degree searched */
+#define TSL_SEARCH_ETP_MAX           8u  /* the largest expert TP degree searched */
 #define TSL_SEARCH_DEFAULT_TOPK      5u
 #define TSL_SEARCH_DEFAULT_MAX_BATCH 4096u
 

@@ -25,6 +25,10 @@
 #define TSL_SEARCH_DP_MEMO_BYTES (64ull << 20)
 /* Largest interleave (model chunks per stage) weighed: 2 and 4 (pipeline.h). */
 #define TSL_SEARCH_MAX_INTERLEAVE 4u
+/* The search weighs interleaving and the zero-bubble schedules, and simulates and
+ * slices its plans, up to m·v = 1024 micro-batch chunks (the simulator's cap before
+ * it was raised for eval: the search's space and time stay as they were). */
+#define TSL_SEARCH_SIM_MAX_MICRO 1024u
 
 #define TSL_SPACE_ZBH1      (1u << TSL_PIPESIM_SCHED_ZBH1)
 #define TSL_SPACE_ZBV       (1u << TSL_PIPESIM_SCHED_ZBV)
@@ -96,6 +100,8 @@ typedef struct tsl_engine {
     uint64_t budget_bytes;  /* on the largest device; tsl_engine_stage_budget per stage */
     uint64_t bucket_bytes;
     bool keep_reserve; /* budgets keep the request's reserve (a search; not eval) */
+    uint32_t vp_group; /* interleaved plans' micro-batches per group N (pipeline.h;
+                          0: P): the request's, or eval's given plan's */
 
     uint32_t n_groups;
     tsl_group_strategies_t groups[TSL_SEARCH_MAX_GROUPS];
@@ -114,7 +120,9 @@ typedef struct tsl_engine {
     /* [classes]: the stage's row of S costs of each class, in class_cost or the memo */
     const tsl_layer_cost_t **class_row;
     /* the rows costed so far, by group, stage block (its twin's), micro-batch size,
-     * tied copy and class: nothing else of a configuration enters tsl_cost_layer, so
+     * tied copy, class and the env's knobs (a fingerprint: CP, EP, expert TP, the
+     * precision, the routing, the recompute modules, ...): nothing else of a
+     * configuration enters tsl_cost_layer, so
      * the sweep's batches, micro-batch counts, interleaves and re-partitions that
      * meet one again read it instead of costing it again (search_eval.c) */
     struct tsl_cost_memo *memo;
@@ -188,7 +196,7 @@ void tsl_engine_free(tsl_engine_t *e);
 /* Readies e for another tsl_engine_run under knobs k on the same model, cluster,
  * request and space (search.c: the FP8 pass after the bf16 one): statistics and
  * what the last run saw cleared, the layer costs made afresh; the layouts' moves,
- * and the collective figures unless k's CP or EP degree differs, are kept (they
+ * and the collective figures unless k's CP, EP or expert-TP degree differs, are kept (they
  * depend on neither the precision nor the other knobs). */
 void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k);
 

@@ -21,7 +21,9 @@
  *               all Transformer layers or none; plain 1F1B.
  *   torchtitan  one strategy on its mesh (tp innermost, then dp_shard, then
  *               dp_replicate); no ZeRO-1/2 on replicas; whole-layer stages, the
- *               head never alone; CKPT full or none; plain 1F1B.
+ *               head never alone; CKPT full or none; 1F1B, ZBV, DualPipeV; MoE
+ *               layers with the experts laid out as its sparse mesh does
+ *               (tsl_target_torchtitan_experts).
  *   galvatron   per-layer strategies (TP degree and consecutiveness, DP or
  *               ZeRO-3), whole layers, every stage holds a Transformer layer and
  *               the same device count, embedding and head at one TP degree; no
@@ -126,6 +128,14 @@ int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err);
 
 /* Whether model m can be run by target t at all (its shape); err says why not. */
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err);
+
+/* torchtitan's layout of the routed experts (target_rules.c): for model m (no
+ * rule without MoE layers) under strategy s with context parallelism cp and
+ * expert parallelism ep (0 or 1: off), 0 where torchtitan lays the experts out
+ * as Tessel prices them; else -1 with TSL_E_UNSUPPORTED naming the rule. The
+ * export and `eval --torchtitan` share it. */
+int tsl_target_torchtitan_experts(const tsl_model_t *m, const tsl_strategy_t *s, uint32_t cp,
+                                  uint32_t ep, tsl_err_t *err);
 
 /* Megatron-LM builds identical self-attention layers (target_rules.c). */
 int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err);

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "pipeline.h"
 #include "target.h"
 
 /* Features only some stacks express: interleaving, selective recompute, ZeRO-1/2
@@ -67,6 +68,15 @@ static int megatron_layout(const tsl_target_view_t *v, const tsl_target_uniform_
                                 "Megatron-LM splits the middle stages evenly",
                                 s, v->stage_blocks[s], v->stage_blocks[1]);
     uint32_t vc = v->plan->interleave;
+    if (v->plan->vp_group &&
+        (vc <= 1 || tsl_pipeline_vp_check(v->pp, v->plan->n_micro, v->plan->vp_group) != 0))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: vp_group %u with interleave %u, pp %u and %u "
+                            "micro-batches: Megatron-LM's "
+                            "--microbatch-group-size-per-virtual-pipeline-stage takes pp <= N "
+                            "<= micro-batches, their count mod N 0 or at least pp, and an "
+                            "interleaved schedule",
+                            v->plan->vp_group, vc, v->pp, v->plan->n_micro);
     for (uint32_t s = 0; vc > 1 && s < v->pp; s++)
         if (v->stage_blocks[s] != v->stage_blocks[0] || v->stage_blocks[s] % vc)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
@@ -327,7 +337,75 @@ static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
                             "parallelism; torchtitan's TP is always sequence-parallel, so it "
                             "would run another plan than this one",
                             tsl_target_strategy_str(&u.s, b));
+    if (tsl_target_torchtitan_experts(v->model, &u.s, u.cp, v->plan->ep, err) != 0)
+        return -1;
     return check_features(v, &u, false, false, 0, true, err);
+}
+
+/*
+ * torchtitan's routed experts (b5bcd76c6 distributed/parallel_dims.py, fsdp.py,
+ * models/common/moe_sharding.py; v0.2.1 .. v0.2.2 alike with
+ * expert_tensor_parallel_degree 1): the sparse mesh [dp_replicate, efsdp, ep]
+ * puts the EP ranks innermost over the dense region dp_shard × cp × tp (stride
+ * 1, Tessel's EP group), and fully_shard shards the experts over efsdp = that
+ * region / ep and replicates them over dp_replicate. With EP off they sit on
+ * the dense mesh: sharded over dp_shard × cp, and over TP. Tessel prices expert
+ * TP 1 and the experts' states over all G/ep ranks at stride ep, sharded where
+ * the strategy has SDP and replicated where not (cost.c moe_terms); the layouts
+ * agree when the region divides by ep (ParallelDims._validate), TP ranks are
+ * covered by EP, and efsdp is either all G/ep ranks (no replicas) or 1.
+ */
+int tsl_target_torchtitan_experts(const tsl_model_t *m, const tsl_strategy_t *s, uint32_t cp,
+                                  uint32_t ep, tsl_err_t *err)
+{
+    char b[64];
+    uint32_t moe = tsl_model_moe_layers(m);
+    if (moe == 0)
+        return 0;
+    uint32_t t = tsl_strategy_degree(s, TSL_DIM_TP), d = tsl_strategy_degree(s, TSL_DIM_DP);
+    uint32_t z = tsl_strategy_degree(s, TSL_DIM_SDP);
+    cp = cp > 1 ? cp : 1;
+    ep = ep > 1 ? ep : 1;
+    /* the CP ranks sit in the innermost data level: SDP, else DP (cost.h) */
+    uint32_t replicate = z > 1 ? d : d / cp, region = (z > 1 ? z : cp) * t;
+    const char *str = tsl_target_strategy_str(s, b);
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (m->layers[i].experts % ep != 0)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "torchtitan: expert_parallel_degree %u does not divide layer "
+                                "%u's %u experts; torchtitan would split them unevenly "
+                                "(Shard(0) over the EP ranks), Tessel prices E/ep on each",
+                                ep, i, m->layers[i].experts);
+    if (region % ep != 0)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: expert_parallel_degree %u does not divide "
+                            "data_parallel_shard_degree x context_parallel_degree x "
+                            "tensor_parallel_degree = %u of %s (ParallelDims: EP borrows its "
+                            "ranks from FSDP, CP and TP)",
+                            ep, region, str);
+    if (t > 1 && ep == 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: %s with expert parallelism off on %s's %u MoE layers; "
+                            "torchtitan then shards the routed experts over TP "
+                            "(moe_sharding.py), Tessel prices them whole on every TP rank "
+                            "(expert TP 1): give the plan an ep > 1",
+                            str, m->name, moe);
+    if (z > 1 && replicate > 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: %s keeps %u replicas (HSDP): torchtitan replicates "
+                            "the routed experts over data_parallel_replicate_degree %u and "
+                            "shards them over efsdp = %u rank(s) only, where Tessel prices them "
+                            "sharded over all %u expert-data-parallel ranks",
+                            str, replicate, replicate, region / ep, replicate * region / ep);
+    if (z == 1 && region / ep > 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: %s shards no model states, but torchtitan FSDP-shards "
+                            "the routed experts over efsdp = %u ranks (context_parallel_degree "
+                            "x tensor_parallel_degree / expert_parallel_degree) where Tessel "
+                            "prices them replicated: give the plan ep %u or sharded data "
+                            "parallelism",
+                            str, region / ep, region);
+    return 0;
 }
 
 /* ---- galvatron ---- */
@@ -502,16 +580,58 @@ int tsl_target_check_view(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err
 
 /* ---- the entry points ---- */
 
-/* Mixture-of-experts plans go to Megatron-LM only, for now (docs/exports.md). */
+/* Mixture-of-experts plans go to Megatron-LM and torchtitan (docs/exports.md
+ * "Mixture of experts"; torchtitan's layout rules are tsl_target_torchtitan_experts).
+ * DeepSpeed builds its experts in the model's code (deepspeed.moe.layer.MoE,
+ * moe/sharded_moe.py, moe/experts.py): GShard's capacity-padded [E, C, M]
+ * dispatch, token dropping at capacity_factor 1.0 by default, a Python loop of
+ * one GEMM per local expert, no shared experts, and with AutoTP (no mpu) no
+ * split of the tokens over the TP ranks: not the MoE Tessel prices, nor a key
+ * of the config JSON. Galvatron v2.4.0 has no MoE model; main (cea12ff) adds
+ * per-layer ep_sizes_enc / tp_of_ep_sizes_enc, not checked against Tessel's
+ * pricing yet. */
 static int moe_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
 {
     uint32_t moe = tsl_model_moe_layers(m);
-    if (moe == 0 || t == TSL_TARGET_MEGATRON)
+    if (moe == 0 || t == TSL_TARGET_MEGATRON || t == TSL_TARGET_TORCHTITAN)
+        return 0;
+    if (t == TSL_TARGET_DEEPSPEED)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "deepspeed: model %s has %u MoE layers; DeepSpeed takes experts from "
+                            "the model's code (deepspeed.moe.layer.MoE(ep_size=...)), not its "
+                            "config JSON, and runs them GShard-style (capacity-padded dispatch "
+                            "that drops tokens by default, one GEMM per local expert, no shared "
+                            "experts, no token split over AutoTP ranks), not the dropless "
+                            "grouped-GEMM MoE Tessel prices; export it to megatron or torchtitan",
+                            m->name, moe);
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: model %s has %u MoE layers; Galvatron v2.4.0 runs no "
+                        "mixture-of-experts model and Tessel does not export main's per-layer "
+                        "ep_sizes_enc yet; export it to megatron or torchtitan",
+                        tsl_target_name(t), m->name, moe);
+}
+
+/* Expert TP and a capacity factor: the megatron export writes them, no other. */
+static int moe_layout_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (t == TSL_TARGET_MEGATRON || (p->etp <= 1 && !(p->moe_capacity > 0)))
         return 0;
     return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                        "%s: Tessel exports no mixture-of-experts plan to it yet (model %s has "
-                        "%u MoE layers); megatron runs them (docs/exports.md)",
-                        tsl_target_name(t), m->name, moe);
+                        "%s: Tessel writes expert TP and capacity factors for megatron only "
+                        "(the plan has etp %u, capacity factor %g)",
+                        tsl_target_name(t), p->etp > 1 ? p->etp : 1, p->moe_capacity);
+}
+
+/* An FP8 dispatch: Megatron-LM's flex dispatcher sends MXFP8 (--moe-dispatch-fwd-dtype,
+ * --moe-combine-bwd-dtype); torchtitan's all-to-all moves bf16. */
+static int moe_fp8_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->moe_fp8_dispatch || t == TSL_TARGET_MEGATRON)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: dispatches the routed tokens in bf16 (the plan priced an FP8 "
+                        "dispatch); plan it without --moe-fp8-dispatch",
+                        tsl_target_name(t));
 }
 
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
@@ -534,7 +654,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         return 0;
     if (t >= TSL_TARGET_COUNT)
         return tsl_err_set(err, "target: %u is not a stack", t);
-    if (tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || moe_ok(t, m, err) != 0)
+    if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 ||
+        tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || moe_fp8_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;
@@ -547,7 +668,10 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
  *               megatron/training/arguments.py): fp32 main gradients, 4 bytes in
  *               the buffer and the DP reduce; --overlap-grad-reduce and
  *               --overlap-param-gather default off (the reduce after the
- *               backward, finalize_model_grads; the gather after the step).
+ *               backward, finalize_model_grads; the gather after the step);
+ *               the TP collectives of the backward run under the column-parallel
+ *               gradient GEMMs (tensor_parallel/layers.py, async dgrad all-reduce,
+ *               on by default since 2021-09, no flag left to turn it off).
  *   torchtitan  fully_shard's MixedPrecisionPolicy(param_dtype bfloat16,
  *               reduce_dtype float32) (TrainingConfig.mixed_precision_param /
  *               _reduce, torchtitan/config/configs.py); FSDP2 reduce-scatters
@@ -564,6 +688,7 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
     case TSL_TARGET_MEGATRON:
         k->grad_reduce_bytes = 4;
         k->grad_reduce_exposed = true;
+        k->overlap_tp_dgrad = true;
         break;
     case TSL_TARGET_TORCHTITAN:
         k->grad_reduce_bytes = 4;

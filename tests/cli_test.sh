@@ -44,6 +44,9 @@ expect 2 "memory:" plan --local --model GPT2-345M --cluster 8xA100-80G --memory 
 expect 2 "memory:" plan --local --model GPT2-345M --cluster 8xA100-40G --memory 200G
 expect 2 "memory:" plan --local --model GPT3-65B --cluster 8xA100-40G --memory 4G
 expect 2 "batch:" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 0
+# Megatron's micro-batches per group of the interleaved schedule: not below pp, not without it
+expect 2 "vp_group: 2 is below the 4 stages" plan --local --model GPT2-345M --cluster 8xA100-80G --pp 4 --vp-group 2
+expect 2 "vp_group: 8 micro-batches per group" plan --local --model GPT2-345M --cluster 8xA100-80G --no-interleave --vp-group 8
 expect 2 "batch:" plan --local --model GPT2-345M --cluster 8xA100-80G --batch -8
 expect 2 "batch:" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 3 --no-tp --no-pp
 expect 2 "model:" plan --local --cluster 8xA100-80G
@@ -259,6 +262,31 @@ expect 4 "cp: deepspeed: Tessel exports no context parallelism" plan --local $lo
 expect 2 "cp: --cp 4 with --no-cp" plan --local $long --cp 4 --no-cp
 expect 0 "" plan --local $llama --seq-len 4096 --cluster 4x8xH100-80G:8xib400 --no-baselines
 ! grep -q "context:\|cp why:" "$out" && ok || bad "short sequence mentions CP: $(grep cp "$out")"
+
+# mixture of experts: expert TP and a capacity factor through the Megatron export and
+# back (the same figures), and the refusals naming the field
+moe="--model Mixtral-8x7B --cluster 2x8xH100-80G:nvl16 --no-pp --batch 64 --no-baselines --target megatron"
+knobs="--ep 8 --etp 2 --moe-capacity-factor 1.25 --moe-pad-to-capacity"
+"$ctl" plan --local $moe $knobs --export megatron >"$out" 2>"$err" &&
+    grep -q -- "^--expert-tensor-parallel-size 2$" "$out" && grep -q -- "^--moe-expert-capacity-factor 1.25$" "$out" &&
+    grep -q -- "^--moe-pad-expert-input-to-capacity$" "$out" && ok ||
+    bad "--export megatron with etp: $(cat "$out" "$err" | head -5)"
+args=$(grep -v '^#' "$out" | tr '\n' ' ')
+expect 0 "" plan --local $moe $knobs
+want=$(grep "predicted:" "$out")
+grep -q "experts:   ep 8 x etp 2" "$out" && grep -q "routing:   capacity factor 1.25" "$out" && ok ||
+    bad "etp and capacity not printed: $(head -12 "$out")"
+expect 0 "" eval --local --model Mixtral-8x7B --cluster 2x8xH100-80G:nvl16 --no-search --megatron-args "$args"
+[ "$(grep "predicted:" "$out")" = "$want" ] && grep -q "experts:   ep 8 x etp 2" "$out" && ok ||
+    bad "megatron etp round trip: '$want' vs '$(grep "predicted:" "$out")'"
+expect 2 "etp: 3 does not divide the routed experts' FFN width 14336" plan --local $moe --etp 3
+expect 2 "etp: ep 8 x etp 4 = 32 ranks do not divide the 16 devices" plan --local $moe --ep 8 --etp 4
+expect 2 "moe-capacity-factor: -1 is out of range" plan --local $moe --moe-capacity-factor -1
+expect 2 "moe_pad_to_capacity: pads to a capacity" plan --local $moe --moe-pad-to-capacity
+expect 2 "moe-imbalance: 0.5 is out of range" plan --local $moe --moe-imbalance 0.5
+expect 2 "moe_imbalance: 5 is above E/k = 4" plan --local $moe --moe-imbalance 5
+expect 2 "etp: --etp 2 asked for, but model GPT2-345M has no MoE layers" plan --local --model GPT2-345M --cluster 8xA100-80G --etp 2
+expect 2 "layer 1 (tp2-dp8+sp): ep 4 x etp 3 does not fit" eval --local --model Mixtral-8x7B --cluster 2x8xH100-80G --tp 2 --sp --ep 4 --etp 3 --batch 64 --no-search
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -4,7 +4,9 @@
 Runs the runner on a few rows of two sources, with the aggregate and the single
 topology, and checks the shape of its output: one line per selected row, a
 per-source line with numeric errors, the leave-one-source-out and targets lines,
-the JSON file, exit status 0. It asserts no accuracy: the errors are the bench's
+the JSON file, exit status 0. Then the mixture-of-experts sources: one line per
+row, `refused` rows printed as not expressible, `unmodelled` rows listed, the
+JSON keeping both. It asserts no accuracy: the errors are the bench's
 result, not a test condition.
 
 usage: published_bench_test.py SOURCE_ROOT TESSELCTL
@@ -59,6 +61,45 @@ def main():
                 doc = json.load(f)
             if sorted(r["id"] for r in doc["rows"]) != sorted(ids):
                 fail("%s: JSON rows differ from the selection" % topology)
+    # the mixture-of-experts sources: rows with expert parallelism (a Megatron-LM
+    # line), a schedule (a plan document), rows the runner refuses by their
+    # `refused` field and rows evaluated with `unmodelled` parts
+    moe = ["mbridge-26.04.01", "deepseek-v3-report", "mcore-moe-readme"]
+    moe_rows = [r for r in rows if r["source"] in moe]
+    if not any("ep" in r["plan"] for r in moe_rows) or not any(r.get("refused") for r in moe_rows) \
+            or not any(r.get("unmodelled") for r in moe_rows) or not any(r["plan"].get("schedule") for r in moe_rows):
+        fail("rows.json lost the MoE rows of %s (ep, refused, unmodelled, schedule)" % moe)
+    with tempfile.TemporaryDirectory() as tmp:
+        out_json = os.path.join(tmp, "out.json")
+        cmd = [sys.executable, runner, "--tesselctl", tesselctl, "--json", out_json] + \
+            [a for s in moe for a in ("--source", s)]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if p.returncode != 0:
+            fail("%s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr))
+        lines = p.stdout.splitlines()
+        for r in moe_rows:
+            hits = [l for l in lines if l.startswith(r["id"] + " ")]
+            if len(hits) != 1:
+                fail("moe: %d lines for row %s, want 1" % (len(hits), r["id"]))
+            if r.get("refused") and "REFUSED  not expressible: " not in hits[0]:
+                fail("moe: row %s has `refused` but its line is %r" % (r["id"], hits[0]))
+            if r.get("unmodelled") and not any(l.startswith("  " + r["id"] + " ") for l in lines):
+                fail("moe: row %s has `unmodelled` but no line under 'rows run with what eval does not price'"
+                     % r["id"])
+        pat = re.compile(r"^\s+mbridge-26\.04\.01\s+rows\s+\d+\s+refused\s+\d+\s+mean \|err\|\s+[0-9.]+%")
+        if not any(pat.match(l) for l in lines):
+            fail("moe: no per-source line with numeric errors for mbridge-26.04.01:\n" + p.stdout)
+        with open(out_json) as f:
+            doc = json.load(f)
+        got = {r["id"]: r for r in doc["rows"]}
+        if sorted(got) != sorted(r["id"] for r in moe_rows):
+            fail("moe: JSON rows differ from the selection")
+        for r in moe_rows:
+            g = got[r["id"]]
+            if r.get("unmodelled") and g.get("unmodelled") != r["unmodelled"]:
+                fail("moe: JSON row %s lost its unmodelled list" % r["id"])
+            if not g["ok"] and not g.get("error"):
+                fail("moe: JSON row %s neither evaluated nor refused with a reason" % r["id"])
     # an unknown source is an error, not an empty table
     p = subprocess.run([sys.executable, runner, "--tesselctl", tesselctl, "--source", "nope"],
                        capture_output=True, text=True, timeout=60)

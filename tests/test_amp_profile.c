@@ -9,6 +9,8 @@
  * shape, a truncated body, a negative time) are refused naming the file and
  * the field. On AMP's own files in ../shared/fixtures/amp/known_cost (exits 77
  * with the reason when absent): they load for GPT-2 345M on 4 g4dn + p3 nodes.
+ * A TP-2 layer priced on the profile adds no TP all-reduce (AMP's TP-2 times hold
+ * Megatron-LM's), while a profile without that mark gets it added.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +21,8 @@
 #include "amp_profile.h"
 #include "check.h"
 #include "cluster_json.h"
+#include "cost.h"
+#include "strategy.h"
 
 static const char *mixed_json =
     "{\"nodes\": [{\"type\": \"V100-16G\", \"gpus\": 4, \"count\": 3},"
@@ -108,6 +112,50 @@ static void test_fixture(const char *data)
     tsl_cluster_free(&c);
     tsl_cluster_free(&t4);
     tsl_cluster_free(&a100);
+    tsl_model_free(&m);
+}
+
+/* Layer 1 of m under tp2 on the first two GPUs of c, forward seconds, 2 samples. */
+static double tp2_fwd_s(const tsl_cluster_t *c, const tsl_model_t *m)
+{
+    tsl_cost_env_t env;
+    tsl_strategy_t s;
+    tsl_layer_cost_t r;
+    tsl_err_t err = {0};
+    CHECK(tsl_cost_env_init(&env, c, 0, 2, &err) == 0, "env: %s", err.msg);
+    CHECK(tsl_strategy_parse("tp2", &s, &err) == 0, "tp2: %s", err.msg);
+    tsl_cost_layer(&env, &m->layers[1], &s, NULL, 2, &r);
+    CHECK(r.feasible, "tp2 feasible on 2 T4s");
+    return r.fwd_s;
+}
+
+/* AMP measured its TP-2 layer on a running TP group: the all-reduce is inside the
+ * time, so the cost model must not add its own (2 samples: 2 × 0.006 s). */
+static void test_tp_comm_inside(const char *data)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/amp", data);
+    tsl_model_t m = {0};
+    tsl_cluster_t c = {0};
+    tsl_profile_t *p[TSL_AMP_MAX_TYPES] = {0};
+    tsl_profile_use_t use;
+    uint32_t n = 0;
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset_seq("GPT2-345M", 1024, &m, NULL) == 0, "GPT2-345M");
+    CHECK(tsl_cluster_parse_spec(&c, "1x4xT4", NULL) == 0, "T4 node");
+    CHECK(tsl_amp_profile_load(dir, &m, &c, p, &n, &err) == 0 && n == 1, "loads: %s", err.msg);
+    if (n == 1) {
+        CHECK(p[0]->tp_comm_in_times, "AMP's times are marked as holding the TP collectives");
+        CHECK(tsl_profile_attach(&c, p[0], &use, &err) == 0, "attach: %s", err.msg);
+        double inside = tp2_fwd_s(&c, &m);
+        CHECK_NEAR(inside, 0.012, 1e-9, "TP 2 forward %.6f s: the profile's time alone", inside);
+        p[0]->tp_comm_in_times = false;
+        double added = tp2_fwd_s(&c, &m);
+        CHECK(added > inside + 1e-5, "unmarked: the all-reduce added (%.6f > %.6f s)", added,
+              inside);
+    }
+    free_all(p, n);
+    tsl_cluster_free(&c);
     tsl_model_free(&m);
 }
 
@@ -209,6 +257,7 @@ int main(void)
         SKIP_ALL("tests/data/amp is absent (TSL_TESTDATA unset or no fixture)");
     }
     test_fixture(data);
+    test_tp_comm_inside(data);
     snprintf(probe, sizeof probe, "%s/fixtures/amp/known_cost/gpt2_G4_1.npy", shared ? shared : "");
     /* AMP's own files are optional: the synthetic fixture above is the test; they
      * are read too where someone has put them beside the project */

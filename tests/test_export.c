@@ -239,6 +239,20 @@ static void test_megatron_moe_freq(void)
     CHECK(cfg->moe_len == 61 && cfg->moe_pattern[2] == 0 && cfg->moe_pattern[3] == 1 &&
               cfg->moe_pattern[60] == 1 && cfg->knobs.ep == 8,
           "pattern %u layers, ep %u", cfg->moe_len, cfg->knobs.ep);
+    /* an FP8 dispatch: the flex dispatcher's MXFP8 wire, read back as the same knob */
+    plan.fp8_recipe = TSL_FP8_MXFP8;
+    plan.moe_fp8_dispatch = true;
+    char *fp8 = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(fp8, "--moe-token-dispatcher-type flex\n") &&
+              strstr(fp8, "--moe-flex-dispatcher-backend ncclep\n--use-transformer-engine-op-"
+                          "fuser\n--moe-dispatch-fwd-dtype mxfp8\n--moe-combine-bwd-dtype "
+                          "mxfp8\n") &&
+              tsl_eval_cfg_megatron(fp8, cfg, &err) == 0 && cfg->knobs.moe_fp8_dispatch &&
+              cfg->knobs.fp8 == TSL_FP8_MXFP8,
+          "fp8 dispatch: %s\n%s", err.msg, fp8);
+    free(fp8);
+    plan.fp8_recipe = TSL_FP8_NONE;
+    plan.moe_fp8_dispatch = false;
     CHECK(tsl_eval_cfg_plan(cfg, &model, 32, back, &err) == 0 && back->pp == 2 &&
               back->n_devices == 32 && back->ep == 8,
           "plan from the line: %s (pp %u, ep %u)", err.msg, back->pp, back->ep);
@@ -261,6 +275,265 @@ static void test_megatron_moe_freq(void)
             model.layers[i].heads = 64;
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "attention differs");
     restore_model(&saved);
+}
+
+/* DeepSeek-V3 as Megatron-Bridge's B200 recipe runs it: recompute of mla_up_proj
+ * and mlp, bf16 Adam moments (the precision-aware optimizer) with bf16 main
+ * gradients; exported and read back; the moments without ZeRO-1 refused. */
+static void test_megatron_modules(void)
+{
+    tsl_model_t saved;
+    use_hf("deepseek_v3.json", &saved);
+    make_plan(&plan, 2, (const uint32_t[]){0, 32, model.n_layers}, 16, "dp16+zero1", 16, 64);
+    plan.ep = 16;
+    plan.recompute_modules = TSL_RECOMPUTE_MLA_UP_PROJ | TSL_RECOMPUTE_MLP;
+    plan.bf16_moments = true;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(
+        strstr(text, "--recompute-granularity selective\n--recompute-modules mla_up_proj mlp\n") &&
+            strstr(text, "--use-precision-aware-optimizer\n--exp-avg-dtype bf16\n"
+                         "--exp-avg-sq-dtype bf16\n--main-grads-dtype bf16\n"),
+        "modules and moments:\n%s", text);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t err = {0};
+    CHECK(cfg && tsl_eval_cfg_megatron(text, cfg, &err) == 0, "read back: %s", err.msg);
+    CHECK(cfg->ckpt == TSL_EVAL_CKPT_NONE &&
+              cfg->knobs.recompute_modules == plan.recompute_modules && cfg->knobs.bf16_moments &&
+              cfg->knobs.grad_reduce_bytes == 0,
+          "read back: ckpt %d modules 0x%x moments %d grad %u", cfg->ckpt,
+          cfg->knobs.recompute_modules, cfg->knobs.bf16_moments, cfg->knobs.grad_reduce_bytes);
+    free(cfg);
+    free(text);
+    make_plan(&plan, 2, (const uint32_t[]){0, 32, model.n_layers}, 16, "dp16", 16, 64);
+    plan.ep = 16;
+    plan.bf16_moments = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "distributed optimizer only");
+    plan.bf16_moments = false;
+    plan.recompute_modules = TSL_RECOMPUTE_MOE_ACT;
+    for (uint32_t i = 1; i + 1 < model.n_layers; i++)
+        plan.layer[i].ckpt = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "one --recompute-granularity");
+    restore_model(&saved);
+}
+
+/* Interleaved with N micro-batches per group: written when not pp (Megatron's
+ * default), read back by eval --megatron-args; an N Megatron-LM's schedules.py
+ * raises on refused naming vp_group. 2 stages of 12 layers, 4 chunks of 3 each. */
+static void test_megatron_vp_group(void)
+{
+    const uint32_t cut[] = {0, 13, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
+    plan.interleave = 4;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--num-layers-per-virtual-pipeline-stage 3\n") &&
+              !strstr(text, "microbatch-group-size"),
+          "N = pp is Megatron's default, not written:\n%s", text);
+    free(text);
+    plan.vp_group = 4;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--microbatch-group-size-per-virtual-pipeline-stage 4\n"), "N 4:\n%s", text);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    static tsl_plan_t back;
+    tsl_err_t err = {0};
+    CHECK(cfg && tsl_eval_cfg_megatron(text, cfg, &err) == 0 &&
+              tsl_eval_cfg_plan(cfg, &model, 8, &back, &err) == 0,
+          "read back: %s", err.msg);
+    CHECK(back.interleave == 4 && back.vp_group == 4 && back.n_micro == 16,
+          "read back: interleave %u vp_group %u m %u", back.interleave, back.vp_group,
+          back.n_micro);
+    free(cfg);
+    free(text);
+    plan.vp_group = 1; /* below pp */
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "vp_group 1");
+    plan.vp_group = 5; /* 16 mod 5 = 1, a last group smaller than pp */
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "vp_group 5");
+}
+
+/* A torchtitan export read back by eval --torchtitan: the same stages,
+ * strategy and ep. */
+static void torchtitan_back(const char *text, const tsl_plan_t *p)
+{
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_plan_t *back = calloc(1, sizeof *back);
+    tsl_err_t err = {0};
+    CHECK(cfg && back && tsl_eval_cfg_torchtitan(text, cfg, &err) == 0, "read back: %s\n%s",
+          err.msg, text);
+    CHECK(tsl_eval_cfg_plan(cfg, &model, p->n_devices, back, &err) == 0, "plan back: %s\n%s",
+          err.msg, text);
+    bool same = back->pp == p->pp && back->ep == p->ep && back->n_micro == p->n_micro &&
+                back->global_batch == p->global_batch;
+    for (uint32_t s = 0; s < p->pp; s++)
+        same &= back->stages[s].first_layer == p->stages[s].first_layer &&
+                back->stages[s].n_layers == p->stages[s].n_layers;
+    for (uint32_t i = 0; i < model.n_layers; i++)
+        same &= tsl_strategy_equal(&back->layer[i], &p->layer[i]);
+    CHECK(same, "torchtitan round trip: pp %u ep %u m %u, stage 0 [%u, +%u)\n%s", back->pp,
+          back->ep, back->n_micro, back->stages[0].first_layer, back->stages[0].n_layers, text);
+    free(cfg);
+    free(back);
+}
+
+/* Mixture of experts to torchtitan (b5bcd76c6 ParallelDims, fsdp.py): DeepSeek-V3
+ * with ep 16 (its base configuration, expert_parallel_degree, the TOML's
+ * expert_tensor_parallel_degree 1) read back with the same ep and strategy; the
+ * layouts torchtitan's sparse mesh would run otherwise than Tessel prices are
+ * refused naming the rule; DeepSpeed and Galvatron refuse MoE with the reason. */
+static void test_torchtitan_moe(void)
+{
+    tsl_model_t saved;
+    use_hf("deepseek_v3.json", &saved);
+    const uint32_t cut[] = {0, 32, 63};
+    make_plan(&plan, 2, cut, 16, "tp2-sdp8+sp", 16, 32);
+    plan.ep = 16;
+    char *py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(strstr(py, "from torchtitan.models.deepseek_v3.config_registry import "
+                     "deepseek_v3_671b as base_config\n") &&
+              strstr(py, "    par.expert_parallel_degree = 16\n") &&
+              strstr(py, "# MoE: 256 routed experts (top-8) in 58 layers over "
+                         "expert_parallel_degree 16"),
+          "deepseek-v3 python:\n%s", py);
+    torchtitan_back(py, &plan);
+    char *toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(toml, "\nexpert_parallel_degree = 16\nexpert_tensor_parallel_degree = 1\n") &&
+              !strstr(toml, "v0.2.0 asserts"),
+          "deepseek-v3 toml:\n%s", toml);
+    torchtitan_back(toml, &plan);
+    free(py);
+    free(toml);
+    /* EP inside the TP group: main and v0.2.1+ build it, v0.2.0 does not (a comment) */
+    make_plan(&plan, 2, cut, 16, "tp4-sdp4+sp", 16, 32);
+    plan.ep = 2;
+    toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(toml, "v0.2.0 asserts expert_parallel_degree % (context_parallel_degree x "
+                       "tensor_parallel_degree = 4) == 0"),
+          "ep 2 under tp 4:\n%s", toml);
+    torchtitan_back(toml, &plan);
+    free(toml);
+    /* FP8: the router's gate stays bf16, as priced */
+    plan.fp8_recipe = TSL_FP8_TENSORWISE;
+    py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(py, "filter_fqns=[\"lm_head\", \"router.gate\"]") &&
+              strstr(toml, "filter_fqns = [\"output\", \"router.gate\"]\n"),
+          "fp8 filters:\n%s\n%s", py, toml);
+    /* the routed experts in FP8 as priced: torchtitan's grouped-experts converters,
+     * read back as FP8 experts; the FSDP float8 all-gather in the TOML form */
+    CHECK(strstr(py, "import Float8LinearConverter, Float8GroupedExpertsConverter\n") &&
+              strstr(py, "Float8GroupedExpertsConverter.Config().build().convert(") &&
+              strstr(toml, "converters = [\"quantize.linear.float8\", "
+                           "\"quantize.grouped_mm.float8\"]\n") &&
+              strstr(toml, "[quantize.grouped_mm.float8]\nfqns = [\"experts\"]\n"),
+          "fp8 experts:\n%s\n%s", py, toml);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t e8 = {0};
+    CHECK(cfg && tsl_eval_cfg_torchtitan(py, cfg, &e8) == 0 && !cfg->knobs.moe_bf16_experts &&
+              tsl_eval_cfg_torchtitan(toml, cfg, &e8) == 0 && !cfg->knobs.moe_bf16_experts,
+          "fp8 experts read back: %s", e8.msg);
+    free(py);
+    free(toml);
+    plan.moe_bf16_experts = true;
+    plan.fp8_param_gather = true;
+    py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(!strstr(py, "GroupedExperts") && !strstr(toml, "grouped_mm") &&
+              strstr(toml, "enable_fsdp_float8_all_gather = true\n") &&
+              !strstr(toml, "recipe_name =") && strstr(py, "torchtitan main gathers in bf16"),
+          "bf16 experts, FP8 gathers:\n%s\n%s", py, toml);
+    CHECK(tsl_eval_cfg_torchtitan(toml, cfg, &e8) == 0 && cfg->knobs.moe_bf16_experts &&
+              cfg->knobs.fp8_param_gather && cfg->knobs.fp8 == TSL_FP8_TENSORWISE,
+          "bf16 experts, FP8 gathers read back: %s", e8.msg);
+    free(cfg);
+    free(py);
+    free(toml);
+    plan.moe_fp8_dispatch = true; /* torchtitan dispatches bf16 */
+    plan.moe_bf16_experts = plan.fp8_param_gather = false;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "dispatches the routed tokens in bf16");
+    plan.moe_fp8_dispatch = false;
+    static const struct {
+        const char *strategy;
+        uint32_t ep;
+        const char *why;
+    } refused[] = {
+        {"tp2-sdp8+sp", 0, "with expert parallelism off on deepseek_v3's 58 MoE layers"},
+        {"tp2-sdp8+sp", 3, "does not divide layer 4's 256 experts"},
+        {"tp2-sdp8+sp", 32,
+         "does not divide data_parallel_shard_degree x "
+         "context_parallel_degree x tensor_parallel_degree = 16"},
+        {"tp2-sdp4-dp2+sp", 8, "keeps 2 replicas (HSDP)"},
+        {"tp16+sp", 8, "FSDP-shards the routed experts over efsdp = 2 ranks"},
+    };
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+        make_plan(&plan, 2, cut, 16, refused[k].strategy, 16, 32);
+        plan.ep = refused[k].ep;
+        expect_refused(TSL_EXPORT_TORCHTITAN, &plan, refused[k].why);
+        expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "re-plan with --target torchtitan");
+    }
+    make_plan(&plan, 2, cut, 16, "tp16+sp", 16, 32);
+    plan.ep = 16;
+    torchtitan_back(py = export_ok(TSL_EXPORT_TORCHTITAN, &plan), &plan);
+    free(py);
+    /* no re-planning helps a stack that runs no MoE model as Tessel prices it */
+    make_plan(&plan, 2, cut, 16, "sdp16", 16, 32);
+    plan.ep = 16;
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "DeepSpeed takes experts from the model's code");
+    expect_refused(TSL_EXPORT_GALVATRON, &plan, "Galvatron v2.4.0 runs no mixture-of-experts");
+    tsl_err_t err = {0};
+    char *text = NULL;
+    size_t len;
+    CHECK(tsl_export(TSL_EXPORT_DEEPSPEED, &plan, &model, &text, &len, &err) == -1 &&
+              !strstr(err.msg, "re-plan"),
+          "model-level refusal without a re-plan hint: %s", err.msg);
+    restore_model(&saved);
+}
+
+/* Mixtral-8x7B at ep 4 x etp 2 with a padded capacity factor of 1.25 and an
+ * imbalance of 1.3: the export writes Megatron-LM's flags for the first three
+ * (the imbalance as a comment: Megatron-LM has none), and eval --megatron-args
+ * reads them back into the same plan; a line without --expert-tensor-parallel-size
+ * gives the experts the attention's TP, as Megatron-LM does. */
+static void test_megatron_moe_etp(void)
+{
+    tsl_model_t saved = model;
+    CHECK(tsl_model_preset("Mixtral-8x7B", &model, NULL) == 0, "Mixtral-8x7B");
+    make_plan(&plan, 2, (const uint32_t[]){0, 17, model.n_layers}, 8, "tp2-dp4+sp", 8, 8);
+    plan.ep = 4;
+    plan.etp = 2;
+    plan.moe_capacity = 1.25;
+    plan.moe_pad = true;
+    plan.moe_imbalance = 1.3;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--expert-model-parallel-size 4\n--expert-tensor-parallel-size 2\n") &&
+              strstr(text, "--moe-expert-capacity-factor 1.25\n") &&
+              strstr(text, "--moe-pad-expert-input-to-capacity\n") &&
+              strstr(text, "# priced with the busiest expert at 1.3 x the mean tokens"),
+          "mixtral ep 4 etp 2:\n%s", text);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_plan_t *back = calloc(1, sizeof *back);
+    tsl_err_t err = {0};
+    /* the plan document carries the four */
+    json_t *doc = tsl_plan_to_json(&plan);
+    CHECK(back && tsl_plan_from_json(doc, back, &err) == 0 && back->etp == 2 &&
+              back->moe_capacity == 1.25 && back->moe_pad && back->moe_imbalance == 1.3,
+          "plan JSON: %s etp %u capacity %g", err.msg, back->etp, back->moe_capacity);
+    json_decref(doc);
+    CHECK(cfg && back && tsl_eval_cfg_megatron(text, cfg, &err) == 0, "read back: %s", err.msg);
+    CHECK(tsl_eval_cfg_plan(cfg, &model, 16, back, &err) == 0 && back->ep == 4 && back->etp == 2 &&
+              back->moe_capacity == 1.25 && back->moe_pad && back->moe_imbalance == 0 &&
+              back->pp == 2,
+          "plan from the line: %s (ep %u etp %u capacity %g pad %d)", err.msg, back->ep, back->etp,
+          back->moe_capacity, back->moe_pad);
+    /* Megatron-LM's default expert TP is the attention's */
+    CHECK(tsl_eval_cfg_megatron("--tensor-model-parallel-size 2 --sequence-parallel "
+                                "--expert-model-parallel-size 4 --num-experts 8 --bf16",
+                                cfg, &err) == 0 &&
+              tsl_eval_cfg_plan(cfg, &model, 16, back, &err) == 0 && back->etp == 2 &&
+              back->ep == 4,
+          "no --expert-tensor-parallel-size: etp %u (%s)", back->etp, err.msg);
+    free(text);
+    free(cfg);
+    free(back);
+    tsl_model_free(&model);
+    model = saved;
 }
 
 /* DeepSpeedConfig's batch logic (0.19.6 runtime/config.py,
@@ -568,6 +841,10 @@ int main(void)
     test_megatron();
     test_megatron_model();
     test_megatron_moe_freq();
+    test_megatron_modules();
+    test_megatron_vp_group();
+    test_torchtitan_moe();
+    test_megatron_moe_etp();
     test_deepspeed();
     test_deepspeed_autotp_batch();
     test_torchtitan();

@@ -537,8 +537,10 @@ static void test_rope(void)
  * (46.7B / 12.9B); Qwen1.5-MoE-A2.7B model card (14.3B / 2.7B); Qwen3-30B-A3B
  * and Qwen3-235B-A22B model cards (30.5B / 3.3B, 235B / 22B); DeepSeek-V2 paper
  * and DeepSeek-V2-Lite card (15.7B / 2.4B); DeepSeek-V3 report (671B / 37B) and
- * its README_WEIGHTS (36.6B activated). DeepSeek's activated counts leave out
- * the input embedding (a lookup): compared as active - embedding.
+ * its README_WEIGHTS (36.6B activated); gpt-oss-120b and gpt-oss-20b, OpenAI's
+ * model card (arXiv 2508.10925: 116.8B / 5.1B, 20.9B / 3.6B). DeepSeek's and
+ * gpt-oss's activated counts leave out the input embedding (a lookup): compared
+ * as active - embedding (gpt-oss-120b: 5.712B - 0.579B = 5.133B).
  */
 static void test_moe(void)
 {
@@ -554,6 +556,8 @@ static void test_moe(void)
         {"qwen3_235b_a22b.json", 235e9, 1e9, 22e9, 1e9, false, 94, 0},
         {"deepseek_v2_lite.json", 15.7e9, 0.1e9, 2.4e9, 0.1e9, true, 26, 27},
         {"deepseek_v3.json", 671e9, 1e9, 36.6e9, 0.1e9, true, 58, 61},
+        {"gpt_oss_120b.json", 116.8e9, 0.1e9, 5.1e9, 0.1e9, true, 36, 0},
+        {"gpt_oss_20b.json", 20.9e9, 0.1e9, 3.6e9, 0.1e9, true, 24, 0},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         tsl_model_t m;
@@ -592,14 +596,55 @@ static void test_moe(void)
           "deepseek-v3 layers 1..3 dense, 4.. MoE with the router bias");
     CHECK(m.tokens_per_sample == 4096, "deepseek-v3: its 4096 training length: %u",
           m.tokens_per_sample);
+    /* its router (noaux_tc; transformers' defaults where the file is silent): sigmoid,
+     * a correction bias, 8 groups top 4, normalised, x 2.5 */
+    const tsl_layer_t *r3 = &m.layers[4];
+    CHECK(r3->router_score == TSL_ROUTER_SIGMOID && r3->router_bias == TSL_ROUTER_BIAS_CHOICE &&
+              r3->router_norm && r3->router_scale == 2.5 && r3->router_groups == 8 &&
+              r3->router_topk_groups == 4 && !r3->shared_expert_gate,
+          "deepseek-v3's router");
+    tsl_model_free(&m);
+    /* V2-Lite: softmax, greedy (no groups), not normalised, x 1 */
+    CHECK(tsl_hf_config_load(path_of("deepseek_v2_lite.json"), 0, &m, &err) == 0, "%s", err.msg);
+    r3 = &m.layers[2];
+    CHECK(r3->experts && r3->router_score == TSL_ROUTER_SOFTMAX && !r3->router_bias &&
+              !r3->router_norm && r3->router_scale == 1.0 && r3->router_groups == 0,
+          "deepseek-v2-lite's router");
     tsl_model_free(&m);
     /* Qwen2-MoE: the shared expert (5632) and its gate (h) */
     CHECK(tsl_hf_config_load(path_of("qwen1_5_moe_a2_7b.json"), 0, &m, &err) == 0, "%s", err.msg);
     CHECK(m.layers[1].shared_experts == 1 && m.layers[1].shared_ffn_hidden == 5632 &&
-              m.layers[1].extra_params == 2048 + 3 * 2048 /* gate + Q/K/V biases */,
+              m.layers[1].extra_params == 2048 + 3 * 2048 /* gate + Q/K/V biases */ &&
+              m.layers[1].shared_expert_gate && !m.layers[1].router_norm,
           "qwen1.5-moe: shared expert and gate (%llu)",
           (unsigned long long)m.layers[1].extra_params);
     tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("qwen3_30b_a3b.json"), 0, &m, &err) == 0 &&
+              m.layers[1].router_norm && !m.layers[1].shared_expert_gate,
+          "qwen3-moe: norm_topk_prob %s", err.msg);
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("mixtral.json"), 0, &m, &err) == 0 && m.layers[1].router_norm,
+          "mixtral renormalises its top 2 %s", err.msg);
+    tsl_model_free(&m);
+    /* a router the reader does not know, and groups that do not split the experts */
+    const char *bad[] = {"\"scoring_func\": \"relu\"", "\"n_group\": 3",
+                         "\"topk_method\": \"random\""};
+    for (int k = 0; k < 3; k++) {
+        char js[1024];
+        snprintf(js, sizeof(js),
+                 "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, \"intermediate_size\": "
+                 "128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": "
+                 "100, \"max_position_embeddings\": 128, \"kv_lora_rank\": 16, "
+                 "\"qk_nope_head_dim\": 8, \"qk_rope_head_dim\": 4, \"v_head_dim\": 8, "
+                 "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
+                 "\"moe_intermediate_size\": 32, %s}",
+                 bad[k]);
+        CHECK(tsl_hf_config_parse(js, "ds", 0, &m, &err) != 0 &&
+                  strstr(err.msg, k == 0   ? "scoring_func"
+                                  : k == 1 ? "n_group"
+                                           : "topk_method"),
+              "a bad router refused: %s", err.msg);
+    }
     /* mlp_only_layers and decoder_sparse_step pick the MoE layers */
     const char *j = "{\"model_type\": \"qwen3_moe\", \"hidden_size\": 64, \"intermediate_size\": "
                     "256, \"num_hidden_layers\": 6, \"num_attention_heads\": 4, \"vocab_size\": "
@@ -612,6 +657,178 @@ static void test_moe(void)
               m.layers[4].experts == 0 && m.layers[4].ffn_hidden == 256,
           "sparse step 2, layer 3 dense (%u MoE layers)", tsl_model_moe_layers(&m));
     tsl_model_free(&m);
+}
+
+/*
+ * The Llama 4 vision encoder and projector the text model leaves out, from the
+ * fixtures' vision_config (hidden 1408, 34 layers, MLP 5632, image 336, patch 14,
+ * 3 channels, projector 4096 -> 4096, output 4096) and transformers'
+ * modeling_llama4.py shapes: the unfold patch projection (no bias), class token,
+ * (336/14)^2 + 1 positions, pre and post LayerNorms; per layer Q/K/V/O with
+ * biases, fc1/fc2 with biases, two LayerNorms; the pixel-shuffle MLP (5632 x 4096
+ * and 4096 x 4096, no biases) and the projector to the text width (4096 x 5120).
+ */
+static double llama4_vision_params(void)
+{
+    double hv = 1408, iv = 5632, side = 336 / 14;
+    double layer = 4 * (hv * hv + hv) + (hv * iv + iv) + (iv * hv + hv) + 4 * hv;
+    return 3 * 14 * 14 * hv + hv + (side * side + 1) * hv + 4 * hv + 34 * layer + iv * 4096 +
+           4096.0 * 4096 + 4096.0 * 5120;
+}
+
+/*
+ * gpt-oss and Llama 4 (issue 21). Sources: gpt_oss_120b.json / gpt_oss_20b.json
+ * are openai/gpt-oss-120b's and -20b's config.json; llama4_scout.json is
+ * meta-llama/Llama-4-Scout-17B-16E's config.json (text_config and vision_config);
+ * llama4_maverick.json is Llama-4-Maverick-17B-128E-Instruct's as TensorRT-LLM's
+ * tests/unittest/_torch/modeling/test_modeling_llama.py reproduces it (there cut
+ * to 2 layers with no_rope_layer_interval 2; here its 48 layers and the default
+ * interval, 4). Published: Meta's Llama 4 model card, Scout 109B total / 17B
+ * active, Maverick 400B / 17B; transformers' Llama 4 page, 109B and 402B. Those
+ * totals count the vision encoder (0.872B, llama4_vision_params), which Tessel
+ * does not plan: text + vision must be within 1B of 109B and of 402B (Meta's
+ * 400B: 0.4% under it), the text model alone is 107.770B and 400.712B.
+ */
+static void test_gpt_oss_llama4(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {0};
+    CHECK(tsl_hf_config_load(path_of("gpt_oss_120b.json"), 0, &m, &err) == 0, "%s", err.msg);
+    const tsl_layer_t *l = &m.layers[1];
+    CHECK(l->attn_window == 128 && m.layers[2].attn_window == 0 && !l->no_bias &&
+              l->attn_dim == 4096 && l->kv_heads == 8 && l->experts == 128 &&
+              l->experts_per_tok == 4 && l->ffn_hidden == 2880 &&
+              l->extra_params == 64 + 128 /* sinks, router bias */,
+          "gpt-oss-120b: layer_types' windows, biases, sinks, top-4 of 128 (%llu)",
+          (unsigned long long)l->extra_params);
+    CHECK(m.tokens_per_sample == 4096 && m.train_context == 4096 && m.max_context == 131072,
+          "gpt-oss: its 4096 training length (rope_scaling) of 131072");
+    tsl_model_t p;
+    CHECK(tsl_model_preset("GPT-OSS-120B", &p, &err) == 0 &&
+              tsl_model_params(&p) == tsl_model_params(&m) &&
+              tsl_model_active_params(&p) == tsl_model_active_params(&m),
+          "the GPT-OSS-120B preset is the imported config");
+    tsl_model_free(&p);
+    tsl_model_free(&m);
+
+    const struct {
+        const char *file, *preset;
+        double text, published_total, active;
+        uint32_t moe_layers;
+    } c[] = {
+        {"llama4_scout.json", "Llama4-Scout", 107769861120.0, 109e9, 17e9, 48},
+        {"llama4_maverick.json", "Llama4-Maverick", 400711848960.0, 402e9, 17e9, 24},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        CHECK(tsl_hf_config_load(path_of(c[i].file), 0, &m, &err) == 0, "%s: %s", c[i].file,
+              err.msg);
+        double total = (double)tsl_model_params(&m), active = (double)tsl_model_active_params(&m);
+        double vision = llama4_vision_params();
+        printf("%-24s text %8.3fB + vision %.3fB = %8.3fB (published %5.0fB) active %.3fB\n",
+               c[i].file, total / 1e9, vision / 1e9, (total + vision) / 1e9,
+               c[i].published_total / 1e9, active / 1e9);
+        CHECK(total == c[i].text, "%s: text model %.0f", c[i].file, total);
+        CHECK(fabs(total + vision - c[i].published_total) < 1e9 && fabs(active - c[i].active) < 1e9,
+              "%s: %.3fB with vision, %.3fB active", c[i].file, (total + vision) / 1e9,
+              active / 1e9);
+        CHECK(tsl_model_moe_layers(&m) == c[i].moe_layers, "%s: %u MoE layers", c[i].file,
+              tsl_model_moe_layers(&m));
+        CHECK(tsl_model_preset(c[i].preset, &p, &err) == 0 &&
+                  tsl_model_params(&p) == tsl_model_params(&m) &&
+                  tsl_model_active_params(&p) == tsl_model_active_params(&m),
+              "the %s preset is the imported config", c[i].preset);
+        tsl_model_free(&p);
+        tsl_model_free(&m);
+    }
+
+    /* Scout at 32768: RoPE layers in chunks of 8192, NoPE layers (3, 7, ...) full
+     * and without the L2 QK-norm; trained at rope_scaling's 8192 */
+    CHECK(tsl_hf_config_load(path_of("llama4_scout.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.tokens_per_sample == 8192 && m.train_context == 8192 && m.max_context == 262144,
+          "scout: trained at 8192 (%u)", m.tokens_per_sample);
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("llama4_scout.json"), 32768, &m, &err) == 0, "%s", err.msg);
+    for (uint32_t i = 0; i < 48; i++) {
+        bool nope = (i + 1) % 4 == 0;
+        l = &m.layers[1 + i];
+        CHECK(l->attn_chunked == !nope && l->attn_window == (nope ? 0u : 8192u) &&
+                  (l->extra_fwd_flops == 0.0) == nope && l->experts == 16 && l->shared_experts == 1,
+              "scout layer %u: chunked %d window %u", i, l->attn_chunked, l->attn_window);
+    }
+    CHECK(m.layers[1].extra_fwd_flops == 4.0 * 32768 * (5120 + 1024) &&
+              m.layers[1].extra_params == 0,
+          "scout: the L2 QK-norm's 4 FLOPs per element of Q and K, no weights");
+    tsl_model_free(&m);
+    /* Maverick: interleave_moe_layer_step 2 (odd layers MoE, even dense at
+     * intermediate_size_mlp); no QK-norm; no recorded training length */
+    CHECK(tsl_hf_config_load(path_of("llama4_maverick.json"), 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].experts == 0 && m.layers[1].ffn_hidden == 16384 &&
+              m.layers[2].experts == 128 && m.layers[2].ffn_hidden == 8192 &&
+              m.layers[2].extra_fwd_flops == 0.0 && m.layers[4].attn_window == 0 &&
+              m.layers[3].attn_chunked && m.tokens_per_sample == 4096,
+          "maverick: dense/MoE alternate, chunked RoPE layers, NoPE layer 3 full");
+    tsl_model_free(&m);
+
+    /* a text-only llama4_text config, a class name without model_type, and what
+     * is refused by name */
+    const char *t = "{\"model_type\": \"llama4_text\", \"hidden_size\": 64, "
+                    "\"intermediate_size\": 32, \"intermediate_size_mlp\": 128, "
+                    "\"num_hidden_layers\": 4, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+                    "\"max_position_embeddings\": 256, \"num_local_experts\": 4, "
+                    "\"interleave_moe_layer_step\": 2, \"attention_chunk_size\": 16, "
+                    "\"layer_types\": [\"chunked_attention\", \"full_attention\", "
+                    "\"full_attention\", \"chunked_attention\"]}";
+    CHECK(tsl_hf_config_parse(t, "t", 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].attn_chunked && m.layers[2].attn_window == 0 &&
+              m.layers[3].attn_window == 0 && m.layers[4].attn_chunked &&
+              m.layers[4].extra_fwd_flops == 0.0 && m.layers[1].experts == 0 &&
+              m.layers[2].experts == 4,
+          "layer_types decides the chunks; layer 3 (NoPE by the interval) has no QK-norm");
+    tsl_model_free(&m);
+    const char *g = "{\"architectures\": [\"GptOssForCausalLM\"], \"hidden_size\": 64, "
+                    "\"intermediate_size\": 64, \"num_hidden_layers\": 2, "
+                    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": 16, "
+                    "\"vocab_size\": 100, \"max_position_embeddings\": 256, "
+                    "\"num_local_experts\": 4, \"experts_per_token\": 2}";
+    CHECK(tsl_hf_config_parse(g, "g", 0, &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].experts_per_tok == 2 && m.layers[1].attn_window == 128 &&
+              m.layers[2].attn_window == 0,
+          "GptOssForCausalLM, experts_per_token, the default window on even layers");
+    tsl_model_free(&m);
+    expect_parse_error("{\"model_type\": \"gpt_oss\", \"hidden_size\": 64, "
+                       "\"intermediate_size\": 64, \"num_hidden_layers\": 2, "
+                       "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                       "\"max_position_embeddings\": 256, \"num_local_experts\": 4}",
+                       "missing keys", "num_experts_per_tok (or experts_per_token)");
+    expect_parse_error("{\"model_type\": \"gpt_oss\", \"hidden_size\": 64, "
+                       "\"intermediate_size\": 64, \"num_hidden_layers\": 2, "
+                       "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                       "\"max_position_embeddings\": 256, \"num_local_experts\": 4, "
+                       "\"num_experts_per_tok\": 2, \"attention_bias\": false}",
+                       "attention_bias", "not supported");
+    expect_parse_error("{\"model_type\": \"llama4\", \"text_config\": {\"hidden_size\": 64, "
+                       "\"intermediate_size\": 32, \"num_hidden_layers\": 4, "
+                       "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                       "\"max_position_embeddings\": 256, \"num_local_experts\": 4, "
+                       "\"no_rope_layers\": [1, 1, 0]}}",
+                       "no_rope_layers", "one per layer (4)");
+    expect_parse_error("{\"model_type\": \"llama4\", \"text_config\": {\"hidden_size\": 64, "
+                       "\"intermediate_size\": 32, \"num_hidden_layers\": 2, "
+                       "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                       "\"max_position_embeddings\": 256, \"num_local_experts\": 4, "
+                       "\"no_rope_layers\": [1, 2]}}",
+                       "no_rope_layers[1]", "1 (RoPE) or 0 (NoPE)");
+    expect_parse_error("{\"model_type\": \"llama4\", \"text_config\": {\"hidden_size\": 64, "
+                       "\"intermediate_size\": 32, \"num_hidden_layers\": 2, "
+                       "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                       "\"max_position_embeddings\": 256, \"num_local_experts\": 4, "
+                       "\"layer_types\": [\"full_attention\", \"sliding_attention\"]}}",
+                       "layer_types[1]", "chunked_attention");
+    expect_parse_error("{\"model_type\": \"llama4\", \"text_config\": {\"hidden_size\": 64, "
+                       "\"intermediate_size\": 32, \"num_hidden_layers\": 2, "
+                       "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                       "\"max_position_embeddings\": 256}}",
+                       "missing keys", "num_local_experts");
 }
 
 int main(void)
@@ -629,5 +846,6 @@ int main(void)
     test_new_families();
     test_default_seq();
     test_moe();
+    test_gpt_oss_llama4();
     return CHECK_DONE();
 }

@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "model.h"
+#include "roofline.h"
 
 static tsl_layer_t encoder(uint32_t s, uint32_t h, uint32_t a)
 {
@@ -472,7 +473,7 @@ static void test_llama_variants(void)
     CHECK(tsl_model_build(&sp, "o", &m, &err) == 0, "%s", err.msg);
     CHECK(m.layers[1].params == plain + 128 + 64 + 2 * 64, "QK-norm d + e");
     tsl_model_free(&m);
-    sp.qk_norm = 3;
+    sp.qk_norm = TSL_QK_NORM_L2 + 1;
     CHECK(tsl_model_build(&sp, "bad", &m, &err) != 0 && strstr(err.msg, "qk_norm"), "%s", err.msg);
     sp.qk_norm = 0;
     sp.arch = TSL_ARCH_NEOX;
@@ -612,8 +613,8 @@ static void test_moe_mla(void)
           "repl %llu", (unsigned long long)l->act_repl_bytes);
     CHECK(m.layers[1].experts == 0 && m.layers[1].ffn_hidden == 18432, "first 3 layers dense");
     uint64_t key[TSL_LAYER_KEY_LEN];
-    CHECK(tsl_layer_key(l, key) == TSL_LAYER_KEY_LEN && key[30] == 256 && key[35] == 512,
-          "the MoE/MLA shape is in the key");
+    CHECK(tsl_layer_key(l, key) == 39 && key[30] == 256 && key[35] == 512,
+          "the MoE/MLA shape is in the key (its length as before chunked attention)");
     CHECK(tsl_model_check_priced(&m, &err) == 0, "MoE and MLA are priced: %s", err.msg);
     const tsl_layer_t moe_layer = *l;
     tsl_model_free(&m);
@@ -638,6 +639,147 @@ static void test_moe_mla(void)
     }
 }
 
+/*
+ * Chunked attention (Llama 4; model.h attn_chunked): the keys a query sees by
+ * hand, the counts equal to a sliding window's, a key of its own, and the fused
+ * core timed over (w + 1)/2 keys where a sliding window visits about w.
+ */
+static void test_chunked(void)
+{
+    /* s 8, chunks of 4, causal: queries see 1, 2, 3, 4, 1, 2, 3, 4 keys: 20/8 */
+    CHECK(tsl_attn_chunk_keys(8, 4, true) == 2.5 && tsl_attn_keys(8, 4, true) == 3.25,
+          "chunk 4 of 8: %g keys (a sliding window: %g)", tsl_attn_chunk_keys(8, 4, true),
+          tsl_attn_keys(8, 4, true));
+    /* s 10: two chunks of 4 and one of 2: (10 + 10 + 3)/10; not causal (16 + 16 + 4)/10 */
+    CHECK(tsl_attn_chunk_keys(10, 4, true) == 2.3 && tsl_attn_chunk_keys(10, 4, false) == 3.6,
+          "a short last chunk: %g, %g", tsl_attn_chunk_keys(10, 4, true),
+          tsl_attn_chunk_keys(10, 4, false));
+    CHECK(tsl_attn_chunk_keys(8, 0, true) == 4.5 && tsl_attn_chunk_keys(8, 16, true) == 4.5 &&
+              tsl_attn_chunk_keys(8, 4, false) == 4 && tsl_attn_chunk_keys(1, 0, true) == 1,
+          "no chunk, or one wider than s: the causal (s + 1)/2");
+    CHECK(tsl_attn_chunk_keys(32768, 8192, true) == 4096.5, "Llama 4 at 32768: %g",
+          tsl_attn_chunk_keys(32768, 8192, true));
+
+    tsl_layer_t sl = encoder(1024, 1024, 16);
+    sl.attn_window = 256;
+    sl.causal = true;
+    tsl_layer_t ch = sl;
+    ch.attn_chunked = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&sl, &err) == 0 && tsl_layer_derive(&ch, &err) == 0, "%s", err.msg);
+    CHECK(ch.params == sl.params && ch.fwd_flops == sl.fwd_flops &&
+              ch.core_fwd_flops == sl.core_fwd_flops && ch.act_repl_bytes == sl.act_repl_bytes &&
+              ch.act_shard_bytes == sl.act_shard_bytes,
+          "a chunk counts as a window of the same size (s/w blocks of w^2 scores)");
+    uint64_t ka[TSL_LAYER_KEY_LEN], kb[TSL_LAYER_KEY_LEN];
+    CHECK(tsl_layer_key(&sl, ka) == 30 && tsl_layer_key(&ch, kb) == TSL_LAYER_KEY_LEN &&
+              kb[39] == 1,
+          "a chunked layer has a key of its own; a sliding one keeps the dense key");
+
+    /* FLOP-only device: the fused core runs 4·s·keys·d per sample */
+    tsl_roofline_dev_t flat;
+    tsl_roofline_dev_init(&flat, 1e15, 0);
+    double s = 1024, d = 1024;
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&flat, &ch, 8, 1), 4.0 * s * 128.5 * d * 8 / 1e15, 1e-15,
+               "chunk of 256: (256 + 1)/2 keys per query");
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&flat, &sl, 8, 1),
+               4.0 * s * tsl_attn_keys(1024, 256, true) * d * 8 / 1e15, 1e-15,
+               "a sliding window of 256: 224.125 keys");
+    tsl_layer_t unf = ch;
+    unf.unfused_attn = true;
+    CHECK(tsl_layer_derive(&unf, &err) == 0 && unf.act_score_bytes == 5ull * 16 * 1024 * 1024,
+          "unfused chunks keep the masked s x s scores (5 B each with dropout), as a causal "
+          "window: %llu",
+          (unsigned long long)unf.act_score_bytes);
+
+    tsl_layer_t bad = encoder(1024, 1024, 16);
+    bad.attn_chunked = true;
+    CHECK(tsl_layer_derive(&bad, &err) == -1 && has(&err, "attn_chunked") &&
+              has(&err, "attn_window"),
+          "a chunk needs its size: %s", err.msg);
+}
+
+/*
+ * gpt-oss and Llama 4 presets, one layer of each by hand (transformers'
+ * modeling_gpt_oss.py and modeling_llama4.py shapes). gpt-oss-120b (config.json:
+ * h 2880, 64 heads of 64, 8 K/V heads, 128 experts of 2880, top-4): Q and O
+ * 2880 x 4096, K and V 2880 x 512, each with its bias; 64 sinks; per expert a
+ * fused gate/up 2880 x 5760 + 5760 and a down 2880 x 2880 + 2880; router
+ * 2880 x 128 + 128; two RMSNorms.
+ */
+static void test_gpt_oss_llama4(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset("GPT-OSS-120B", &m, &err) == 0, "%s", err.msg);
+    double h = 2880, d = 4096, e = 512, f = 2880;
+    double attn = 2 * h * d + 2 * h * e + (d + 2 * e + h) + 64;
+    double expert = 3 * h * f + 2 * f + h;
+    double layer = attn + 128 * expert + (h * 128 + 128) + 2 * h;
+    const tsl_layer_t *l = &m.layers[1];
+    CHECK(l->params == (uint64_t)layer && l->active_params == (uint64_t)(layer - 124 * expert),
+          "gpt-oss-120b layer: %llu (by hand %.0f), active %llu", (unsigned long long)l->params,
+          layer, (unsigned long long)l->active_params);
+    CHECK(l->attn_window == 128 && m.layers[2].attn_window == 0 && !l->attn_chunked &&
+              !l->no_bias && l->experts == 128 && l->experts_per_tok == 4 && l->causal,
+          "gpt-oss: even layers a 128 window, odd full; biases; top-4 of 128");
+    CHECK(m.n_layers == 38 && tsl_model_moe_layers(&m) == 36 && m.tokens_per_sample == 4096,
+          "gpt-oss-120b: 36 MoE layers at 4096");
+    /* published (model card): 116.8B total; 5.1B active without the input embedding */
+    double total = (double)tsl_model_params(&m);
+    double active = (double)(tsl_model_active_params(&m) - m.layers[0].params);
+    CHECK(total > 116.75e9 && total < 116.85e9 && active > 5.05e9 && active < 5.15e9,
+          "gpt-oss-120b: %.3fB total, %.3fB active", total / 1e9, active / 1e9);
+    tsl_model_free(&m);
+
+    /* Llama 4 Scout: h 5120, 40 heads of 128, 8 K/V heads; 16 experts of 8192 and a
+     * shared one of 8192, router 5120 x 16 without bias; every 4th layer NoPE */
+    CHECK(tsl_model_preset("Llama4-Scout", &m, &err) == 0, "%s", err.msg);
+    h = 5120, d = 5120, e = 1024, f = 8192;
+    attn = 2 * h * d + 2 * h * e;
+    expert = 3 * h * f;
+    layer = attn + 16 * expert + expert + h * 16 + 2 * h;
+    l = &m.layers[1];
+    CHECK(l->params == (uint64_t)layer && l->active_params == (uint64_t)(layer - 15 * expert),
+          "scout layer: %llu (by hand %.0f)", (unsigned long long)l->params, layer);
+    double s = 8192;
+    CHECK(l->attn_chunked && l->attn_window == 8192 && l->extra_params == 0 &&
+              l->extra_fwd_flops == 4.0 * s * (d + e) && m.layers[4].attn_window == 0 &&
+              !m.layers[4].attn_chunked && m.layers[4].extra_fwd_flops == 0.0,
+          "scout: RoPE layers chunked with a weightless L2 QK-norm; layer 3 NoPE, full, none");
+    CHECK(tsl_model_moe_layers(&m) == 48 && l->shared_experts == 1 &&
+              l->shared_ffn_hidden == 8192 && l->experts_per_tok == 1,
+          "scout: every layer 1 shared + top-1 of 16");
+    tsl_model_free(&m);
+
+    /* Maverick: even layers dense (16384), odd ones 128 experts; no QK-norm */
+    CHECK(tsl_model_preset("Llama4-Maverick", &m, &err) == 0, "%s", err.msg);
+    CHECK(m.layers[1].experts == 0 && m.layers[1].ffn_hidden == 16384 &&
+              m.layers[2].experts == 128 && m.layers[2].ffn_hidden == 8192 &&
+              tsl_model_moe_layers(&m) == 24 && m.layers[1].extra_fwd_flops == 0.0,
+          "maverick: dense and MoE layers alternate, no QK-norm");
+    CHECK(m.layers[1].params == (uint64_t)(attn + 3 * h * 16384 + 2 * h), "maverick dense layer");
+    tsl_model_free(&m);
+
+    /* the new spec fields belong to the llama family; a chunk needs its size */
+    tsl_arch_spec_t sp = {.arch = TSL_ARCH_NEOX,
+                          .layers = 2,
+                          .hidden = 64,
+                          .ffn_hidden = 256,
+                          .heads = 4,
+                          .seq_len = 128,
+                          .vocab = 100,
+                          .attn_sinks = true};
+    CHECK(tsl_model_build(&sp, "bad", &m, &err) != 0 && has(&err, "attn_sinks"), "%s", err.msg);
+    sp.arch = TSL_ARCH_LLAMA;
+    sp.attn_sinks = false;
+    sp.attn_chunked = true;
+    CHECK(tsl_model_build(&sp, "bad", &m, &err) != 0 && has(&err, "attn_chunked"), "%s", err.msg);
+    sp.attn_chunked = false;
+    sp.qkv_bias = sp.linear_bias = true;
+    CHECK(tsl_model_build(&sp, "bad", &m, &err) != 0 && has(&err, "qkv_bias"), "%s", err.msg);
+}
+
 int main(void)
 {
     test_presets();
@@ -653,5 +795,7 @@ int main(void)
     test_llama();
     test_llama_variants();
     test_moe_mla();
+    test_chunked();
+    test_gpt_oss_llama4();
     return CHECK_DONE();
 }

@@ -3,7 +3,8 @@
  * hand, the FLOP-only fallback, and the two cases FLOPs alone get wrong: micro-batches
  * of 1 cost more per sample than one micro-batch of 16, and high-resolution
  * layers with a thin hidden size are memory-bound. The GEMM shape curve
- * (gemm_eff.h) by hand, its monotony, its fit to the measured H100 table, and the
+ * (gemm_eff.h) by hand, its monotony, its fit to the measured H100 table, head
+ * dimension 96 on the A100 (why tile quantization cannot move it), and the
  * backward's gradient GEMMs.
  */
 #include <math.h>
@@ -13,6 +14,7 @@
 #include "check.h"
 #include "cluster.h"
 #include "gemm_eff.h"
+#include "recompute.h"
 #include "roofline.h"
 
 #define EPS 1e-15
@@ -301,6 +303,44 @@ static void test_h100_fit(void)
             err[j - 1] = x;
         }
     CHECK(err[n / 2] < log(1.06), "median |error| %.3f", exp(err[n / 2]) - 1);
+    /* every output edge of the table is a multiple of 64, cuBLAS's smallest tile edge:
+     * the table cannot see tile quantization (docs/cost-model.md, "Tile quantization") */
+    for (size_t i = 0; i < n; i++)
+        CHECK(fmod(h100_table[i].m, 64) == 0 && fmod(h100_table[i].n, 64) == 0,
+              "%s: an edge not a multiple of 64", h100_table[i].what);
+}
+
+/* Head dimension 96 (Narayanan 2021 Table 1's 1.7B: s 2048, 24 heads, 16 samples, TP 1;
+ * unfused core: 384 batched GEMMs per score GEMM) on the A100-80G, by hand. X =
+ * 312e12 · 0.82, W = 0.8 · 2039e9 = 1631.2e9 B/s, k_half = 0.705 · 312e12 / 2039e9 =
+ * 107.876. Both GEMMs run 2·2048²·96·384 = 309.24 GFLOP and move 2·(2·2048·96 +
+ * 2048²)·384 = 3.5232 GB: 2.1599 ms at W.
+ *   QKᵀ (2048, 2048, 96): output edges 2048, no padding; depth 96/203.876 = 0.470874:
+ *   309.24e9 / (255.84e12 · 0.470874) = 2.5670 ms, compute-bound.
+ *   PV (2048, 96, 2048): its 96-wide edge fills 3/4 of a 64- or 128-wide tile pair;
+ *   depth 2048/2155.876 = 0.94996: 1.2724 ms of compute, 1.6965 ms with the quarter
+ *   wasted — still under the 2.1599 ms of bytes: memory-bound either way, so a
+ *   tile-quantization term cannot change its time. */
+static void test_head_dim_96(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 312e12 * 0.82, 2039e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "A100-80G", 312e12, 2039e9);
+    double s = 2048, hd = 96, b = 384, flops = 2 * s * s * hd * b;
+    double bytes_s = 2 * (2 * s * hd + s * s) * b / (0.8 * 2039e9);
+    CHECK_NEAR(bytes_s, 2.159892e-3, 1e-6, "score GEMM bytes %.6g s", bytes_s);
+    double depth_qk = hd / (hd + 0.705 * 312e12 / 2039e9);
+    CHECK_NEAR(depth_qk, 0.4708735, 1e-6, "QK^T depth %.6f", depth_qk);
+    double qk = tsl_roofline_gemm_s(&d, s, s, hd, b);
+    CHECK_NEAR(qk, flops / (312e12 * 0.82 * depth_qk) + d.launch_s, 1e-12, "QK^T %.6g s", qk);
+    CHECK(qk > bytes_s + d.launch_s, "QK^T compute-bound at depth 96");
+    double pv = tsl_roofline_gemm_s(&d, s, hd, s, b);
+    CHECK_NEAR(pv, bytes_s + d.launch_s, 1e-12, "PV %.6g s: the byte term", pv);
+    double depth_pv = s / (s + 0.705 * 312e12 / 2039e9);
+    double pv_padded = flops / (312e12 * 0.82 * depth_pv * 0.75);
+    CHECK_NEAR(pv_padded, 1.696511e-3, 1e-6, "PV with a quarter of its tiles wasted %.6g s",
+               pv_padded);
+    CHECK(pv_padded < bytes_s, "PV stays memory-bound with the tile waste");
 }
 
 /* The backward of one GEMM is its two gradient GEMMs: dX (m, k, n), dW (k, n, m).
@@ -493,12 +533,13 @@ static void test_host_floor(void)
  * 1024³: 64 tiles, occupancy 64/132, depth 1024/1169.259: u = 0.424615,
  * 2·1024³ / (768.453e12 · u) + 4 µs = 10.581 µs. */
 /* One FP8 FFN layer on the H100 by hand (docs/cost-model.md "FP8"): the two
- * linears at the FP8 rate on 1-byte operands, each operand quantised by a cast
+ * linears at the FP8 rate on 1-byte operands, each input quantised by a cast
  * kernel of 4 bytes per element (delayed scaling: read bf16, write the rowwise
- * and columnwise FP8 copies), the activation in bf16; the backward casts dY and
- * runs dgrad and wgrad in FP8. Tensorwise adds its amax pass (6 B, 2 kernels)
- * and casts X and W again in the backward. A width not a multiple of 16 stays
- * bf16. No shape curve (u = 1), no host floor. */
+ * and columnwise FP8 copies; the weights' copies are cast once per iteration, in
+ * the step), the activation in bf16; the backward casts dY and runs dgrad and
+ * wgrad in FP8. Tensorwise (torchao) adds its amax pass (6 B, 2 kernels), casts
+ * the weights per forward and X and W again in the backward. A width not a
+ * multiple of 16 stays bf16. No shape curve (u = 1), no host floor. */
 static void test_fp8_layer(void)
 {
     tsl_roofline_dev_t d;
@@ -522,8 +563,8 @@ static void test_fp8_layer(void)
 #define CAST(e, bytes, kern) ((bytes) * (e) / W + (kern)*L)
     double act = 2.0 * 2.0 * f * T / W + L;  /* GELU: read, write bf16 */
     double blk = 10.0 * h * T / W + 2.0 * L; /* norm + residual, no dropout */
-    double fwd = CAST(T * h, 4, 1) + CAST(h * f, 4, 1) + G8(T, f, h) + act + CAST(T * f, 4, 1) +
-                 CAST(f * h, 4, 1) + G8(T, h, f) + blk;
+    /* the weights' casts are TE's once per iteration (cost.c), not here */
+    double fwd = CAST(T * h, 4, 1) + G8(T, f, h) + act + CAST(T * f, 4, 1) + G8(T, h, f) + blk;
     CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, S, 1, false, 0), fwd, 1e-12, "fp8 forward");
     /* the GEMMs are compute-bound: 2·T·f·h FLOPs at twice the bf16 rate */
     CHECK(G8(T, f, h) - L == 2.0 * T * f * h / F8, "compute-bound at F8");
@@ -555,13 +596,124 @@ static void test_fp8_layer(void)
           "the LM head stays bf16");
     /* the elements the memory terms use: weights, stashes (cost.c) */
     double w8, repl, shard;
-    tsl_roofline_fp8_elems(&l, 2, &w8, &repl, &shard);
+    tsl_roofline_fp8_elems(&l, 2, 0, &w8, &repl, &shard);
     CHECK(w8 == 2.0 * f * h / 2 && repl == 2048 * h && shard == 2048 * f / 2, "fp8 elems: %g %g %g",
           w8, repl, shard);
     CHECK(strcmp(tsl_fp8_recipe_name(TSL_FP8_MXFP8), "mxfp8") == 0 &&
               tsl_fp8_recipe_parse("blockwise") == TSL_FP8_BLOCKWISE &&
               tsl_fp8_recipe_parse("bf16") == 0 && tsl_fp8_recipe_parse("fp4") == -1,
           "recipe names");
+#undef G8
+#undef CAST
+}
+
+/* One FP8 MoE FFN on the H100 by hand (docs/cost-model.md "FP8" and "Mixture of
+ * experts"): Mixtral's shape (h 4096, f 14336, E 8, top-2, SwiGLU, no bias) over
+ * T = 4096 tokens at EP 2: 4 local experts of m = 2·R/8 = 2048 rows each (R = 2T
+ * routed copies). The router GEMM and its softmax/top-k and the permutation stay
+ * bf16; each grouped GEMM runs at F8 on 1-byte operands over the 4 experts (one
+ * kernel), its X and W quantised first by one cast kernel each over every expert's
+ * rows (delayed: 4 B per element; the weights' casts are once per iteration, in
+ * the step); the backward casts dY and runs dgrad
+ * and wgrad in FP8. With moe_fp8 off (torchtitan without its grouped-experts
+ * converter) the layer is the bf16 one; the FP8 weight elements count only the
+ * shared experts, and latent attention counts its five projections. Flat shape
+ * curve, no host floor. */
+static void test_fp8_moe_layer(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_roofline_dev_t b16 = d;
+    d.fp8_flops = 1979e12 * 0.688;
+    d.fp8 = TSL_FP8_DELAYED;
+    d.moe_fp8 = true;
+    d.ep = b16.ep = 2;
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 14336,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 8,
+                     .experts_per_tok = 2};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double h = 4096, f = 14336, E = 8, T = 4096, R = 2 * T, m = 2 * R / E, b = 4;
+    const double W = d.mem_bw, L = d.launch_s, F8 = d.fp8_flops, F = d.gemm_flops;
+#define G8(m, n, k)                                                                                \
+    (fmax(2.0 * (m) * (n) * (k)*b / F8, ((m) * (k) + (k) * (n) + 2.0 * (m) * (n)) * b / W) + L)
+#define CAST(e) (4.0 * (e)*b / W + L)
+    double router = fmax(2.0 * T * E * h / F, 2.0 * (T * h + h * E + T * E) / W) + L +
+                    8.0 * T * E / W + 2 * L + 8.0 * R * h / W + 2 * L;
+    double act = 2.0 * 3.0 * f * m * b / W + L; /* SwiGLU: read 2f, write f, bf16 */
+    double blk = 10.0 * h * T / W + 2.0 * L;
+    double fwd = router + CAST(m * h) + G8(m, 2 * f, h) + act + CAST(m * f) + G8(m, h, f) + blk;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0), fwd, 1e-12,
+               "fp8 MoE forward %g, by hand %g", tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0),
+               fwd);
+    double rb = 2 * (fmax(2.0 * T * E * h / F, 2.0 * (T * h + h * E + T * E) / W) + L) - 2 * L;
+    rb = tsl_roofline_gemm_s(&d, T, h, E, 1) + tsl_roofline_gemm_s(&d, h, E, T, 1);
+    double elem = 1.5 * (8.0 * T * E + 8.0 * R * h + 10.0 * h * T) / W + 6 * L;
+    double bwd = rb + CAST(m * 2 * f) + G8(m, h, 2 * f) + G8(h, 2 * f, m) + 1.5 * (act - L) + L +
+                 CAST(m * h) + G8(m, f, h) + G8(f, h, m) + elem;
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0), bwd, 1e-12,
+               "fp8 MoE backward %g, by hand %g", tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0),
+               bwd);
+    double f16 = tsl_roofline_layer_fwd_s(&b16, &l, 1, 1, false, 0);
+    CHECK(fwd < 0.75 * f16, "FP8 experts pay: %g against bf16 %g", fwd, f16);
+    d.moe_fp8 = false;
+    CHECK(tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0) == f16 &&
+              tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&b16, &l, 1, 1, false, 0),
+          "experts kept bf16: the bf16 layer (router and permutation are bf16 anyway)");
+    CHECK(tsl_roofline_fp8_experts(&l, 1) && tsl_roofline_fp8_experts(&l, 7) &&
+              !tsl_roofline_fp8_experts(&l, 3),
+          "f/etp 14336 and 2048 take FP8, 14336/3 not a multiple of 16");
+    /* FP8 weight elements of a MoE layer: the shared experts only (routed ones are
+     * the expert layout's), their input stays bf16 for the router */
+    double w8, repl, shard;
+    tsl_roofline_fp8_elems(&l, 1, 0, &w8, &repl, &shard);
+    CHECK(w8 == 0 && repl == 0 && shard == 0, "no shared experts: nothing dense in FP8");
+    l.shared_experts = 1;
+    l.shared_ffn_hidden = 2048;
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_roofline_fp8_elems(&l, 2, 0, &w8, &repl, &shard);
+    CHECK(w8 == 3.0 * 2048 * h / 2 && repl == 0 && shard == 4096.0 * 2048 / 2,
+          "shared expert: %g %g %g", w8, repl, shard);
+    /* latent attention (DeepSeek-V3's shape, TP 1): q down h·q, q up q·a(n+r), kv down
+     * h·(c+r), kv up c·a(n+v), out a·v·h; kept inputs: the latents (q, c) replicated,
+     * the core's output (a·v) sharded. After the merge with main's recompute modules
+     * the norm's output is not counted: the two down projections each keep their own
+     * FP8 copy of it (2 × 1 byte = the bf16 copy, no saving), so repl = s·(q + c) =
+     * 4096·(1536 + 512) by hand, not fp8dual's s·(h + q + c); mla_up_proj drops the
+     * latents (recomputed, not kept): repl 0, weights and shard unchanged */
+    tsl_layer_t a = {.kind = TSL_LAYER_ATTENTION,
+                     .seq_len = 4096,
+                     .hidden = 7168,
+                     .heads = 128,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .causal = true,
+                     .q_lora_rank = 1536,
+                     .kv_lora_rank = 512,
+                     .qk_nope_dim = 128,
+                     .qk_rope_dim = 64,
+                     .v_head_dim = 128};
+    CHECK(tsl_layer_derive(&a, &err) == 0, "%s", err.msg);
+    tsl_roofline_fp8_elems(&a, 1, 0, &w8, &repl, &shard);
+    double wa =
+        7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256 + 128.0 * 128 * 7168;
+    CHECK(w8 == wa && repl == 4096.0 * (1536 + 512) && shard == 4096.0 * 128 * 128,
+          "MLA elems: %g (by hand %g) %g %g", w8, wa, repl, shard);
+    tsl_roofline_fp8_elems(&a, 1, TSL_RECOMPUTE_MLA_UP_PROJ, &w8, &repl, &shard);
+    CHECK(w8 == wa && repl == 0 && shard == 4096.0 * 128 * 128, "MLA + mla_up_proj: %g %g %g", w8,
+          repl, shard);
+    CHECK(fabs(w8 + 1536 + 512 + 7168 - (double)a.params) < 1.0,
+          "MLA: every weight but the norms is FP8 (%g of %llu)", w8, (unsigned long long)a.params);
 #undef G8
 #undef CAST
 }
@@ -605,6 +757,7 @@ static void test_h200_gemm(void)
 int main(void)
 {
     test_fp8_layer();
+    test_fp8_moe_layer();
     test_h200_gemm();
     test_gemm();
     test_layers();
@@ -612,6 +765,7 @@ int main(void)
     test_window();
     test_curve();
     test_h100_fit();
+    test_head_dim_96();
     test_backward();
     test_flash();
     test_loss();

@@ -930,6 +930,21 @@ static void test_fp8(void)
     CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
               strstr(err.msg, "--no-fp8"),
           "fp8_recipe with no_fp8: %s", err.msg);
+    /* an FP8 dispatch needs FP8 experts, and a stack that sends FP8 (megatron) */
+    r.no_fp8 = false;
+    r.fp8_recipe = 0;
+    r.moe_fp8_dispatch = true;
+    r.moe_bf16_experts = true;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "moe_fp8_dispatch") && strstr(err.msg, "--moe-bf16-experts"),
+          "FP8 dispatch with bf16 experts: %s", err.msg);
+    r.moe_bf16_experts = false;
+    r.target = TSL_TARGET_TORCHTITAN;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "torchtitan dispatches in bf16"),
+          "torchtitan refuses the FP8 dispatch: %s", err.msg);
+    r.target = TSL_TARGET_ANY;
+    r.moe_fp8_dispatch = false;
     /* a tiny model: FP8 does not pay, the search keeps bf16; forced, it is slower */
     tsl_model_t m;
     tsl_cluster_t c;
@@ -1014,10 +1029,29 @@ static void test_moe_ep(void)
               strstr(err.msg, "does not divide") != NULL,
           "--ep 3: %s", err.msg);
     r.ep = 0;
+    /* torchtitan: the experts on its sparse mesh, EP over the TP ranks and no
+     * replicas beside the shards (target_rules.c tsl_target_torchtitan_experts) */
     r.target = TSL_TARGET_TORCHTITAN;
-    CHECK(run_request("Mixtral-8x7B", "2x8xH100-80G:8xib400", &r, &res, &err) == TSL_SEARCH_ERR &&
-              strstr(err.msg, "no mixture-of-experts plan") != NULL,
-          "torchtitan refuses MoE: %s", err.msg);
+    CHECK(run_request("Mixtral-8x7B", "2x8xH100-80G:8xib400", &r, &res, &err) == TSL_SEARCH_OK,
+          "torchtitan runs MoE: %s", err.msg);
+    const tsl_strategy_t *s = &res.best.layer[1];
+    uint32_t tp = tsl_strategy_degree(s, TSL_DIM_TP), sdp = tsl_strategy_degree(s, TSL_DIM_SDP);
+    CHECK(res.best.ep > 1 && res.best.ep % tp == 0 && (sdp * tp) % res.best.ep == 0 &&
+              tsl_strategy_degree(s, TSL_DIM_DP) == 1,
+          "torchtitan MoE plan: ep %u, tp %u, sdp %u", res.best.ep, tp, sdp);
+    static const struct {
+        uint32_t target;
+        const char *why;
+    } no_moe[] = {{TSL_TARGET_DEEPSPEED, "DeepSpeed takes experts from the model's code"},
+                  {TSL_TARGET_GALVATRON, "Galvatron v2.4.0 runs no mixture-of-experts model"}};
+    for (size_t k = 0; k < sizeof no_moe / sizeof no_moe[0]; k++) {
+        r.target = no_moe[k].target;
+        err.msg[0] = '\0';
+        CHECK(run_request("Mixtral-8x7B", "2x8xH100-80G:8xib400", &r, &res, &err) ==
+                      TSL_SEARCH_ERR &&
+                  strstr(err.msg, no_moe[k].why) != NULL,
+              "%s refuses MoE: %s", tsl_target_name(no_moe[k].target), err.msg);
+    }
     r.target = 0;
     r.ep = 2;
     CHECK(run_request("GPT2-345M", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&

@@ -16,11 +16,13 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))  # the source tree: rows name HF configs under it
 
 # Targets per source (the bench reports them; it never fails on them).
 TARGET_MEAN, TARGET_MAX, TARGET_RHO = 7.0, 15.0, 0.9
@@ -31,6 +33,7 @@ TARGET_MEAN, TARGET_MAX, TARGET_RHO = 7.0, 15.0, 0.9
 # not a Tessel link; it is here so the aggregate form can still express it.
 LINK_GBPS = {
     "ib100": 100 / 8 * 0.85, "ib200": 200 / 8 * 0.85, "ib400": 400 / 8 * 0.85,
+    "ib800": 800 / 8 * 0.85, "roce400": 400 / 8 * 0.80,
     "eth10": 10 / 8 * 0.80, "eth25": 25 / 8 * 0.80, "eth50": 50 / 8 * 0.80,
     "eth100": 100 / 8 * 0.80,
 }
@@ -76,53 +79,123 @@ def cluster_arg(c, topology, tmpdir, row_id):
     if c.get("node_list"):  # per-node GPU types and NICs: always a JSON file
         return node_list_json(c, tmpdir, row_id)
     nodes, gpn, gpu, nic, k = c["nodes"], c["gpus_per_node"], c["gpu"], c["nic"], c["nics_per_node"]
+    # an NVLink domain of several nodes (GB200 NVL72: "nvl72"), in the spec as ":nvl72"
+    nvl = ":" + c["nvlink_domain"] if c.get("nvlink_domain") else ""
     if nodes == 1 or not nic:
-        return "%dx%dx%s" % (nodes, gpn, gpu)
+        return "%dx%dx%s%s" % (nodes, gpn, gpu, nvl)
     if topology == "single":
-        return "%dx%dx%s:%s" % (nodes, gpn, gpu, nic)
+        return "%dx%dx%s%s:%s" % (nodes, gpn, gpu, nvl, nic)
     if topology == "nics":
-        return "%dx%dx%s:%dx%s" % (nodes, gpn, gpu, k, nic)
+        return "%dx%dx%s%s:%dx%s" % (nodes, gpn, gpu, nvl, k, nic)
     # aggregate: every NIC of a node summed into one node-to-node bandwidth
     if nic not in LINK_GBPS:
         raise ValueError("no figure for link %r in run.py's LINK_GBPS" % nic)
     doc = {"comment": "bench/published row %s: %d x %s aggregated" % (row_id, k, nic),
            "nodes": [{"type": gpu, "gpus": gpn, "count": nodes}],
            "inter_gbps": round(k * LINK_GBPS[nic], 6)}
+    if nvl:  # nvlN: N GPUs, i.e. N / gpus-per-node nodes, per domain (a smaller cluster is one)
+        doc["nvlink_domain_nodes"] = min(nodes, int(c["nvlink_domain"][3:]) // gpn)
     path = os.path.join(tmpdir, row_id + ".cluster.json")
     with open(path, "w") as f:
         json.dump(doc, f)
     return path
 
 
-def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None):
-    m, c, p = row["model"], row["cluster"], row["plan"]
-    cmd = [tesselctl, "eval", "--local", "--no-search", "--json"]
+def model_args(row, tmpdir):
+    """--model / --hf-config and the sequence length of a row."""
+    m = row["model"]
     if "preset" in m:
-        cmd += ["--model", m["preset"]]
+        cmd = ["--model", m["preset"]]
+    elif "hf_config" in m:  # a config.json in the tree (tests/data/hf/...)
+        cmd = ["--hf-config", os.path.join(ROOT, m["hf_config"]),
+               "--name", m.get("name", os.path.splitext(os.path.basename(m["hf_config"]))[0])]
     else:
         path = os.path.join(tmpdir, row["id"] + ".config.json")
         with open(path, "w") as f:
             json.dump(hf_config(m), f)
-        cmd += ["--hf-config", path, "--name", row["id"]]
+        cmd = ["--hf-config", path, "--name", row["id"]]
     # the sequence as run, not the config's default (an HF config's window may be longer)
     if "seq" in m:
         cmd += ["--seq-len", str(m["seq"])]
-    cmd += ["--cluster", cluster_arg(c, topology, tmpdir, row["id"])]
-    if c.get("gpu_memory_gib"):  # a GPU with more memory than Tessel's type
-        cmd += ["--memory", "%dG" % c["gpu_memory_gib"]]
-    cmd += ["--tp", str(p["tp"]), "--pp", str(p["pp"]), "--dp", str(p["dp"]),
-            "--sdp", str(p["sdp"]), "--mbs", str(p["mbs"]), "--batch", str(p["batch"]),
-            "--ckpt", p["ckpt"]]
+    return cmd
+
+
+def stage_counts(row):
+    """Layers per pipeline rank (embedding and head included) where a row's split
+    is uneven, as Megatron-LM splits its Transformer layers (eval_cfg.c
+    even_split): --decoder-first/last-pipeline-num-layers (first_stage_layers,
+    last_stage_layers), the others even; or the embedding and the loss counted
+    as a layer each (account_embedding, account_loss). The rows with experts are
+    Megatron-LM runs: their Transformer layers split evenly otherwise, as
+    Megatron does (eval's flags alone balance by FLOPs). None: eval's split."""
+    p = row["plan"]
+    f, l = p.get("first_stage_layers", 0), p.get("last_stage_layers", 0)
+    ae, al = int(bool(p.get("account_embedding"))), int(bool(p.get("account_loss")))
+    if not (f or l or ae or al) and ("ep" not in p or p["pp"] < 2):
+        return None
+    m = row["model"]
+    nb = (m["layers"] if "layers" in m
+          else PRESET_SHAPES[m["preset"]]["layers"] if m.get("preset") in PRESET_SHAPES
+          else hf_config_of(m)["num_hidden_layers"])
+    P = p["pp"]
+    if ae or al:
+        n = nb + ae + al
+        if n % P:
+            raise ValueError("%d layers + embedding/loss do not split over pp %d" % (nb, P))
+        f, l = n // P - ae, n // P - al
+    mid = P - (1 if f else 0) - (1 if l else 0)
+    rest = nb - f - l
+    if mid <= 0 or rest % mid:
+        raise ValueError("%d layers do not split as first %d, last %d over pp %d" % (nb, f, l, P))
+    blocks = [rest // mid] * P
+    if f:
+        blocks[0] = f
+    if l:
+        blocks[-1] = l
+    blocks[0] += 1  # the embedding
+    blocks[-1] += 1  # the head
+    return blocks
+
+
+def plan_args(row):
+    """The PLAN part of the eval command, as eval's flags: degrees, batch,
+    recompute (and Megatron's recompute modules), ZeRO, SP, interleave, context
+    and expert parallelism, Megatron's split as --layers-per-stage, a schedule."""
+    p = row["plan"]
+    if p.get("etp", 1) > 1:
+        raise ValueError("etp %d: eval prices expert TP 1 only" % p["etp"])
+    cmd = ["--tp", str(p["tp"]), "--pp", str(p["pp"]), "--dp", str(p["dp"]),
+           "--sdp", str(p["sdp"]), "--mbs", str(p["mbs"]), "--batch", str(p["batch"]),
+           "--ckpt", p["ckpt"]]
     if p.get("zero") in (1, 2):  # ZeRO-3 is --sdp, not --zero
         cmd += ["--zero", str(p["zero"])]
     if p.get("sp"):
         cmd += ["--sp"]
-    if p.get("attention", "").startswith("unfused"):  # kept scores, no flash kernel
-        cmd += ["--unfused-attn"]
     if p.get("interleave", 1) > 1:
         cmd += ["--interleave", str(p["interleave"])]
+    if isinstance(p.get("vp_group"), int):  # Megatron's micro-batches per group, as run
+        cmd += ["--vp-group", str(p["vp_group"])]
     if p.get("cp", 1) > 1:  # context parallelism: the sequence split over CP ranks
         cmd += ["--cp", str(p["cp"]), "--cp-comm", p.get("cp_comm", "p2p")]
+    if p.get("ep", 1) > 1:  # the MoE layers' experts over EP ranks of a stage
+        cmd += ["--ep", str(p["ep"])]
+    counts = stage_counts(row)
+    if counts:
+        cmd += ["--layers-per-stage", ",".join(str(c) for c in counts)]
+    if p.get("schedule"):  # zbh1, zbv, dualpipev
+        cmd += ["--schedule", p["schedule"]]
+    if p.get("recompute_modules"):  # Megatron's --recompute-modules beside core_attn
+        cmd += ["--recompute-modules", ",".join(p["recompute_modules"])]
+    return cmd
+
+
+def knob_args(row, amp_profile=None):
+    """Attention kernel, figures, precision and overlap: eval flags for every
+    plan form (they win over what a --megatron-args line or a --plan says)."""
+    p = row["plan"]
+    cmd = []
+    if p.get("attention", "").startswith("unfused"):  # kept scores, no flash kernel
+        cmd += ["--unfused-attn"]
     if amp_profile and row["source"].startswith("amp-"):  # AMP's own layer times
         cmd += ["--amp-profile", amp_profile]
     # how the stack kept and synced gradients (docs/cost-model.md "Precision and
@@ -131,14 +204,35 @@ def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None):
         cmd += ["--grad-reduce-bytes", str(p["grad_reduce_bytes"])]
     if p.get("fp32_master") is False:
         cmd += ["--no-fp32-master"]
+    if p.get("bf16_moments"):  # Adam's moments in bf16 beside the fp32 master
+        cmd += ["--bf16-moments"]
     if "overlap_grad_reduce" in p:
         cmd += ["--overlap-grad-reduce" if p["overlap_grad_reduce"] else "--no-overlap-grad-reduce"]
     if p.get("overlap_param_gather"):
         cmd += ["--overlap-param-gather"]
+    if p.get("overlap_tp_dgrad"):
+        cmd += ["--overlap-tp-dgrad"]
     # the precision of the linear GEMMs (docs/cost-model.md "FP8"): absent = bf16
     if p.get("fp8"):
         cmd += ["--fp8", p["fp8"]]
+    if p.get("fp8_param_gather"):  # FP8 weights, all-gathered in FP8 (Megatron-Bridge's FP8 presets)
+        cmd += ["--fp8-param-gather"]
+    if p.get("moe_bf16_experts"):  # the routed experts' GEMMs kept bf16 under FP8
+        cmd += ["--moe-bf16-experts"]
+    if p.get("moe_fp8_dispatch"):  # the MoE dispatch (and the combine's gradient) in FP8
+        cmd += ["--moe-fp8-dispatch"]
     return cmd
+
+
+def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None):
+    """The tesselctl eval command of a row."""
+    c = row["cluster"]
+    cmd = [tesselctl, "eval", "--local", "--no-search", "--json"] + model_args(row, tmpdir)
+    cmd += ["--cluster", cluster_arg(c, topology, tmpdir, row["id"])]
+    if c.get("gpu_memory_gib"):  # a GPU with more memory than Tessel's type
+        cmd += ["--memory", "%dG" % c["gpu_memory_gib"]]
+    cmd += plan_args(row)
+    return cmd + knob_args(row, amp_profile)
 
 
 def gpus(row):
@@ -158,6 +252,11 @@ def matmul_params(m):
 def flops_per_iter(row, tessel_model):
     """Model FLOPs of one iteration, by the row's convention (README.md)."""
     m, batch = row["model"], row["plan"]["batch"]
+    if row["flops"] in ("moe", "megatron-2024"):  # from the HF config (README.md)
+        cfg = hf_config_of(m)
+        s = m.get("seq") or cfg.get("max_position_embeddings")
+        per_token = moe_flops_per_token(cfg, s) if row["flops"] == "moe" else megatron_2024_flops_per_token(cfg, s)
+        return batch * s * per_token
     if "preset" in m:  # shape of the preset, as bench/torch_gpt_step.py states it
         m = PRESET_SHAPES[m["preset"]]
     s, l, h, V = m["seq"], m["layers"], m["hidden"], m["vocab"]
@@ -167,6 +266,90 @@ def flops_per_iter(row, tessel_model):
     # 6 x matmul parameters per token plus attention 12 l h s (torchtitan's
     # get_num_flop_per_token); recomputation is not counted
     return batch * s * (6 * matmul_params(m) + 12 * l * h * s)
+
+
+# The HF configs the mixture-of-experts presets stand for (docs/models.md: the
+# preset and the config build the same layers), for the FLOP count.
+PRESET_HF_CONFIGS = {"DeepSeek-V3": "tests/data/hf/deepseek_v3.json",
+                     "Mixtral-8x7B": "tests/data/hf/mixtral.json",
+                     "GPT-OSS-120B": "tests/data/hf/gpt_oss_120b.json"}
+
+
+def hf_config_of(m):
+    path = m.get("hf_config") or PRESET_HF_CONFIGS.get(m.get("preset"))
+    if path is None:
+        raise ValueError("no HF config for the FLOPs of model %s" % (m.get("preset") or m))
+    with open(os.path.join(ROOT, path)) as f:
+        return json.load(f)
+
+
+def moe_shape(cfg):
+    """Per layer of an HF MoE config (mixtral, qwen2_moe, qwen3_moe,
+    deepseek_v2/v3): [(attention matmul params, attention width a·(d_qk + d_v),
+    FFN matmul params one token uses)], and the head's h·V."""
+    h, l, a = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["num_attention_heads"]
+    t = cfg["model_type"]
+    if cfg.get("kv_lora_rank"):  # multi-head latent attention (DeepSeek-V2/V3)
+        q, c = cfg.get("q_lora_rank"), cfg["kv_lora_rank"]
+        n, r, v = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"]
+        attn = (h * q + q * a * (n + r) if q else h * a * (n + r)) + h * (c + r) + c * a * (n + v) + a * v * h
+        width = a * (n + r + v)
+    else:  # grouped-query attention
+        d = cfg.get("head_dim") or h // a
+        kv = cfg.get("num_key_value_heads", a)
+        attn = 2 * h * a * d + 2 * h * kv * d
+        width = 2 * a * d
+    if t == "mixtral":
+        E, f_e, f_s, shared_gate = cfg["num_local_experts"], cfg["intermediate_size"], 0, 0
+    elif t.startswith("deepseek"):
+        E, f_e = cfg["n_routed_experts"], cfg["moe_intermediate_size"]
+        f_s, shared_gate = cfg.get("n_shared_experts", 0) * f_e, 0
+    elif t in ("qwen2_moe", "qwen3_moe"):
+        E, f_e = cfg["num_experts"], cfg["moe_intermediate_size"]
+        f_s = cfg.get("shared_expert_intermediate_size", 0)
+        shared_gate = h if f_s else 0  # Qwen2-MoE's sigmoid gate of the shared expert
+    elif t == "gpt_oss":  # every layer MoE, no shared expert
+        E, f_e, f_s, shared_gate = cfg["num_local_experts"], cfg["intermediate_size"], 0, 0
+    else:
+        raise ValueError("model_type %r: no MoE FLOP count in run.py" % t)
+    k = cfg["num_experts_per_tok"]
+    moe_ffn = h * E + k * 3 * h * f_e + 3 * h * f_s + shared_gate  # router, top-k, shared
+    dense_ffn = 3 * h * cfg["intermediate_size"]
+    layers = []
+    for i in range(l):
+        if t.startswith("deepseek"):
+            dense = i < cfg.get("first_k_dense_replace", 0) or i % cfg.get("moe_layer_freq", 1) != 0
+        elif t in ("qwen2_moe", "qwen3_moe"):
+            step = cfg.get("decoder_sparse_step", 1)
+            dense = i in cfg.get("mlp_only_layers", []) or (i + 1) % step != 0
+        else:
+            dense = False
+        # keys per query of the causal core: s/2, or a sliding window's w (gpt-oss)
+        window = cfg.get("sliding_window") if cfg.get("layer_types", ["full"] * l)[i] == "sliding_attention" else None
+        layers.append((attn, width, dense_ffn if dense else moe_ffn, window))
+    return layers, h * cfg["vocab_size"]
+
+
+def moe_flops_per_token(cfg, s):
+    """6 x the matmul parameters one token uses (attention incl. MLA, router,
+    top-k and shared experts, dense FFNs, LM head) + causal attention
+    3·s·a·(d_qk + d_v) per layer (Megatron-LM's count, README.md), a sliding
+    window's layer 6·w·a·(d_qk + d_v)."""
+    layers, head = moe_shape(cfg)
+    return sum(6 * (attn + ffn) + 6 * (min(w, s / 2) if w else s / 2) * width
+               for attn, width, ffn, w in layers) + 6 * head
+
+
+def megatron_2024_flops_per_token(cfg, s):
+    """Megatron-LM core_v0.9.0 num_floating_point_operations per token
+    (megatron/training/training.py): 12·l·h²·[(1 + g/a + s/h)·(q/h) + (f/h)·k·3/2
+    + V/(2·l·h)], SwiGLU, no router, non-causal attention."""
+    h, l, a = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["num_attention_heads"]
+    g = cfg.get("num_key_value_heads", a)
+    q = (cfg.get("head_dim") or h // a) * a
+    f = cfg.get("moe_intermediate_size") or cfg["intermediate_size"]
+    k = cfg["num_experts_per_tok"]
+    return 12 * l * h * h * ((1 + g / a + s / h) * (q / h) + (f / h) * k * 1.5 + cfg["vocab_size"] / (2 * l * h))
 
 
 PRESET_SHAPES = {  # planner/model_presets.c, as bench/torch_gpt_step.py trains them
@@ -186,9 +369,40 @@ def measured_seconds(row, flops):
         return ms["value"]
     if ms["metric"] == "tflops_per_gpu":  # t = F / (X n)
         return flops / (ms["value"] * 1e12 * gpus(row))
+    tokens = row["plan"]["batch"] * row["model"]["seq"]  # per iteration
     if ms["metric"] == "tokens_per_s_per_gpu":  # tokens one GPU sees per iteration / rate
-        return row["plan"]["batch"] * row["model"]["seq"] / gpus(row) / ms["value"]
+        return tokens / gpus(row) / ms["value"]
+    if ms["metric"] == "gpu_hours_per_trillion_tokens":  # H GPU-hours per 1e12 tokens
+        return tokens * ms["value"] * 3600 / 1e12 / gpus(row)
     raise ValueError("unknown metric %r" % ms["metric"])
+
+
+def run_eval(cmd, verbose):
+    """(eval's JSON document, None) or (None, why it refused)."""
+    if verbose:
+        print("$ " + " ".join("'%s'" % a if " " in a else a for a in cmd))
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = (proc.stderr.strip() or proc.stdout.strip() or "no message").splitlines()
+        return None, "exit %d: %s" % (proc.returncode, lines[-1] if lines else "")
+    return json.loads(proc.stdout), None
+
+
+def run_fit_vp_group(row, args, tmpdir):
+    """A row whose plan says "vp_group": "fit" (README.md, "Llama 3 rows"): the
+    published run states that N is tunable, not its value, so the rule is what a
+    user tuning memory would do — the largest N <= PP that eval accepts, tried from
+    PP down (never chosen by time). (out, None, N, []) for the first accepted, else
+    (None, the refusal at N = PP, None, [(N, refusal) where the reason changes])."""
+    why = []
+    for n in range(row["plan"]["pp"], 0, -1):
+        out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir, args.amp_profile)
+                            + ["--vp-group", str(n)], args.verbose)
+        if not err:
+            return out, None, n, why
+        if not why or re.sub(r"[0-9.]+", "#", why[-1][1]) != re.sub(r"[0-9.]+", "#", err):
+            why.append((n, err))
+    return None, why[0][1], None, why
 
 
 def run_row(row, args, tmpdir):
@@ -199,19 +413,23 @@ def run_row(row, args, tmpdir):
         res["peer_s"] = peer["iter_s"]
         res["peer_measured_s"] = row["measured"]["value"]
         res["peer_error_pct"] = 100 * (peer["iter_s"] - res["peer_measured_s"]) / res["peer_measured_s"]
+    if row.get("unmodelled"):
+        res["unmodelled"] = row["unmodelled"]
+    if row.get("refused"):  # what the row needs that Tessel cannot express yet
+        res["error"] = "not expressible: %s" % row["refused"]
+        return res
     try:
-        cmd = eval_command(row, args.tesselctl, args.topology, tmpdir, args.amp_profile)
+        if row["plan"].get("vp_group") == "fit":
+            out, err, res["vp_group"], res["vp_group_tried"] = run_fit_vp_group(row, args, tmpdir)
+        else:
+            out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir,
+                                             args.amp_profile), args.verbose)
     except (ValueError, KeyError) as e:
         res["error"] = "runner: %s" % e
         return res
-    if args.verbose:
-        print("$ " + " ".join(cmd))
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        lines = (proc.stderr.strip() or proc.stdout.strip() or "no message").splitlines()
-        res["error"] = "exit %d: %s" % (proc.returncode, lines[-1] if lines else "")
+    if err:
+        res["error"] = err
         return res
-    out = json.loads(proc.stdout)
     flops = flops_per_iter(row, out["model"])
     res["measured_s"] = measured_seconds(row, flops)
     res["predicted_s"] = out["plan"]["iter_time_s"]
@@ -222,6 +440,8 @@ def run_row(row, args, tmpdir):
     res["params_b"] = out["model"]["params"] / 1e9
     pub = row["model"].get("published_params_b")
     res["params_off"] = bool(pub and abs(res["params_b"] - pub) > 0.05 * pub)
+    if row["measured"].get("model_tflops_per_gpu"):  # the source's own count, to check the FLOP convention
+        res["published_tflops"] = row["measured"]["model_tflops_per_gpu"]
     res["predicted_mem_gib"] = out["plan"]["peak_bytes"] / 2**30
     if row["measured"].get("memory_gib") is not None:
         res["measured_mem_gib"] = row["measured"]["memory_gib"]
@@ -357,6 +577,27 @@ def main():
         print("%-28s %-20s %10.4g %10.4g %+8.1f %8.1f %8.1f %15s %9s %9s" % (
             r["id"], r["source"], r["measured_s"], r["predicted_s"], r["error_pct"],
             r["measured_tflops"], r["predicted_tflops"], mem, params, peer))
+
+    fit = [r for r in rows if r["plan"].get("vp_group") == "fit"]
+    if fit:  # README.md "Llama 3 rows": the largest N <= PP that fits, tried from PP down
+        print()
+        print("vp_group by the rule (the largest N <= pp that eval accepts, tried from pp down):")
+        for row in fit:
+            r = next(x for x in results if x["id"] == row["id"])
+            if r.get("vp_group"):
+                print("  %-26s N = %d" % (r["id"], r["vp_group"]))
+                continue
+            print("  %-26s none of N = %d .. 1 fits:" % (r["id"], row["plan"]["pp"]))
+            for n, err in r.get("vp_group_tried", []):
+                print("  %-26s   N = %d%s: %s" % ("", n, " and below" if n < row["plan"]["pp"] else "",
+                                                  err))
+
+    gaps = [r for r in results if r.get("unmodelled")]
+    if gaps:  # evaluated, but with parts of the run eval cannot express (rows.json "unmodelled")
+        print()
+        print("rows run with what eval does not price (priced as Tessel's nearest; README.md \"unmodelled\"):")
+        for r in gaps:
+            print("  %-26s %s" % (r["id"], "; ".join(r["unmodelled"])))
 
     summary = summarize(results, sources)
     loso = leave_one_source_out(results, sources)

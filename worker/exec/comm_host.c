@@ -2,6 +2,7 @@
  * comm_host.c — inboxes, groups and deterministic collectives over host send/recv
  * (comm_host.h), and the loopback transport: ranks as threads of one process.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,55 @@ static int host_all_gather(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t *se
     return scatter_root(h, g, recv->ptr, true, recv->ptr, recv->n * 4u, err);
 }
 
+/* Σ counts[0 .. n), or SIZE_MAX past cap. */
+static size_t total_of(const size_t *counts, int n, size_t cap)
+{
+    size_t t = 0;
+    for (int i = 0; i < n; i++) {
+        if (counts[i] > cap - t)
+            return SIZE_MAX;
+        t += counts[i];
+    }
+    return t;
+}
+
+/* Every member sends each other member its chunk (an empty one too, so that every
+ * receive has its message), then receives theirs in member order; its own chunk is a
+ * copy. Sends never wait (comm_host.h), so the members cannot deadlock. */
+static int host_all_to_allv(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t *send,
+                            const size_t *send_counts, tsl_buf_t *recv, const size_t *recv_counts,
+                            void *stream, tsl_err_t *err)
+{
+    (void)stream;
+    if (check_f32(send, "all_to_allv", err) || check_f32(recv, "all_to_allv", err))
+        return -1;
+    if (total_of(send_counts, g->n, send->n) == SIZE_MAX ||
+        total_of(recv_counts, g->n, recv->n) == SIZE_MAX)
+        return tsl_err_set(err,
+                           "all_to_allv: counts past the buffers (%zu to send, %zu to receive)",
+                           send->n, recv->n);
+    tsl_host_comm_t *h = hc(c);
+    const float *sp = send->ptr;
+    float *rp = recv->ptr, *own = NULL;
+    for (int j = 0; j < g->n; sp += send_counts[j], j++)
+        if (j == g->me)
+            own = (float *)sp;
+        else if (h->send(h, g->members[j], TSL_TAG_COLL, sp, send_counts[j] * 4u, err))
+            return -1;
+    for (int j = 0; j < g->n; rp += recv_counts[j], j++) {
+        if (j != g->me) {
+            if (host_recv(h, g->members[j], TSL_TAG_COLL, rp, recv_counts[j] * 4u, err))
+                return -1;
+        } else if (recv_counts[j] != send_counts[j]) {
+            return tsl_err_set(err, "all_to_allv: member %d sends itself %zu, receives %zu", j,
+                               send_counts[j], recv_counts[j]);
+        } else if (recv_counts[j]) {
+            memcpy(rp, own, recv_counts[j] * 4u);
+        }
+    }
+    return 0;
+}
+
 static int host_barrier(tsl_commops_t *c, tsl_group_t *g, tsl_err_t *err)
 {
     float one = 1.0f;
@@ -328,6 +378,7 @@ void tsl_host_comm_ops(tsl_commops_t *c, const char *name, tsl_host_comm_t *h)
     c->allreduce = host_allreduce;
     c->reduce_scatter = host_reduce_scatter;
     c->all_gather = host_all_gather;
+    c->all_to_allv = host_all_to_allv;
     c->barrier = host_barrier;
     c->destroy = host_destroy;
 }

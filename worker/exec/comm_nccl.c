@@ -2,7 +2,9 @@
  * comm_nccl.c — comm ops over NCCL, one GPU per rank. Groups are ncclCommSplit of the
  * world communicator (every rank calls it, in the same order, as commops.h requires);
  * sendrecv pairs ncclSend and ncclRecv in one ncclGroupStart/End so neighbours that
- * exchange at once do not deadlock. Everything queues on the stream given.
+ * exchange at once do not deadlock; all_to_allv is one group of an ncclSend and an
+ * ncclRecv per other member (NCCL's own all-to-all is written so), this member's chunk
+ * a device copy. Everything queues on the stream given.
  */
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -134,6 +136,47 @@ static int nc_all_gather(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t *send
                 "ncclAllGather", err);
 }
 
+/* Grouped ncclSend/ncclRecv of the counted chunks (commops.h); empty chunks are left
+ * out on both sides, which agree on the counts. */
+static int nc_all_to_allv(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t *send,
+                          const size_t *send_counts, tsl_buf_t *recv, const size_t *recv_counts,
+                          void *stream, tsl_err_t *err)
+{
+    (void)c;
+    size_t es = tsl_dtype_bytes(send->dt), so = 0, ro = 0;
+    cudaStream_t s = stream;
+    const char *sp = send->ptr;
+    char *rp = recv->ptr;
+    for (int j = 0; j < g->n; j++)
+        so += send_counts[j], ro += recv_counts[j];
+    if (so > send->n || ro > recv->n || send->dt != recv->dt)
+        return tsl_err_set(err,
+                           "all_to_allv: counts past the buffers (%zu of %zu to send, %zu of "
+                           "%zu to receive) or two dtypes",
+                           so, send->n, ro, recv->n);
+    if (recv_counts[g->me] != send_counts[g->me])
+        return tsl_err_set(err, "all_to_allv: member %d sends itself %zu, receives %zu", g->me,
+                           send_counts[g->me], recv_counts[g->me]);
+    so = ro = 0;
+    for (int j = 0; j < g->me; j++) /* this member's own chunk: a copy, before the group */
+        so += send_counts[j], ro += recv_counts[j];
+    if (send_counts[g->me] && cudaMemcpyAsync(rp + ro * es, sp + so * es, send_counts[g->me] * es,
+                                              cudaMemcpyDeviceToDevice, s) != cudaSuccess)
+        return tsl_err_setc(err, TSL_E_DEVICE, "all_to_allv: cudaMemcpyAsync: %s",
+                            cudaGetErrorString(cudaGetLastError()));
+    ncclResult_t r = ncclGroupStart();
+    so = ro = 0;
+    for (int j = 0; j < g->n && r == ncclSuccess; j++) {
+        if (j != g->me && send_counts[j])
+            r = ncclSend(sp + so * es, send_counts[j], ntype(send->dt), j, g->comm, s);
+        if (r == ncclSuccess && j != g->me && recv_counts[j])
+            r = ncclRecv(rp + ro * es, recv_counts[j], ntype(recv->dt), j, g->comm, s);
+        so += send_counts[j], ro += recv_counts[j];
+    }
+    ncclResult_t r2 = ncclGroupEnd();
+    return nerr(r, "all_to_allv", err) || nerr(r2, "ncclGroupEnd", err) ? -1 : 0;
+}
+
 static int nc_barrier(tsl_commops_t *c, tsl_group_t *g, tsl_err_t *err)
 {
     if (nerr(ncclAllReduce(nx(c)->scratch, nx(c)->scratch, 1, ncclFloat32, ncclSum, g->comm, 0),
@@ -183,6 +226,7 @@ int tsl_comm_nccl_create(const uint8_t id[TSL_NCCL_ID_BYTES], int rank, int size
                          .allreduce = nc_allreduce,
                          .reduce_scatter = nc_reduce_scatter,
                          .all_gather = nc_all_gather,
+                         .all_to_allv = nc_all_to_allv,
                          .barrier = nc_barrier,
                          .destroy = nc_destroy};
     cudaError_t e = cudaSetDevice(device);

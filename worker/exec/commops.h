@@ -17,6 +17,13 @@
  * reductions are deterministic: member 0's data + member 1's + ... in group order,
  * so equal inputs give equal bits on every member and every run.
  *
+ * All-to-all with counts (all_to_allv, MPI_Alltoallv; the expert-parallel dispatch and
+ * combine of a MoE layer, exec_moe.c): the counts are host arrays of group_size
+ * entries that every member knows beforehand — member i's recv_counts[j] is member j's
+ * send_counts[i] (exchange them first, e.g. with all_gather; a mismatch is an error on
+ * the host transports and undefined on nccl). Chunks are packed in member order and may
+ * be empty; send and recv must not overlap.
+ *
  * Ordering. sendrecv sends (if send_peer ≥ 0) and receives (if recv_peer ≥ 0) as one
  * operation, so two neighbours exchanging at once never deadlock (NCCL groups the
  * pair). Messages between two ranks arrive in the order sent. `stream` is what
@@ -58,6 +65,12 @@ struct tsl_commops {
     /* recv: group_size × send->n elements, member i's data at chunk i. */
     int (*all_gather)(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t *send, tsl_buf_t *recv,
                       void *stream, tsl_err_t *err);
+    /* send_counts[j] elements of send (from Σ_{j'<j} send_counts[j']) to member j;
+     * recv_counts[j] from member j into recv (from Σ_{j'<j} recv_counts[j']). nccl:
+     * grouped ncclSend/ncclRecv (a copy for this member's own chunk). */
+    int (*all_to_allv)(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t *send,
+                       const size_t *send_counts, tsl_buf_t *recv, const size_t *recv_counts,
+                       void *stream, tsl_err_t *err);
     int (*barrier)(tsl_commops_t *c, tsl_group_t *g, tsl_err_t *err);
 
     void (*destroy)(tsl_commops_t *c);

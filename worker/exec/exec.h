@@ -26,11 +26,16 @@
  * RMSNorm (rms_norm), SwiGLU (gated_ffn: gate | up, both column-split under TP), no
  * biases (no_bias), grouped-query attention (kv_heads: K/V of kv_heads·hd each, TP
  * splitting the K/V heads too) and a causal sliding window (attn_window: query q sees
- * keys (q − w, q], masked key blocks skipped). No rotary position embedding: the
- * planner prices none (elementwise, small), so Llama runs without positions.
+ * keys (q − w, q], masked key blocks skipped). No rotary position embedding (but in
+ * latent attention): the planner prices none (elementwise, small), so Llama runs
+ * without positions.
  * Parallel blocks (parallel_block: GPT-J, NeoX, Falcon, Phi): y = x + attn(LN(x)) +
  * ffn(LN'(x)), both row-parallel outputs summed before one TP all-reduce in forward and
  * both branches' norm-output gradients in one in backward; shared_norm: LN' = LN.
+ * Mixture-of-experts FFN blocks (the model's experts > 0; exec_moe.c): a router, the
+ * top-k routed experts of each token dispatched to and combined from the ranks of the
+ * layer's EP group (the plan's ep innermost ranks of the stage) by all-to-alls, shared
+ * experts as a dense FFN, the experts' gradients summed over the expert-DP group.
  *
  * Layer kinds: ENCODER, ATTENTION, FFN (sub-layer blocks), EMBEDDING (a token lookup,
  * plus a learned position table, replicated, when the model's layer has positions;
@@ -45,8 +50,19 @@
  * function. A tied head (the model's tied_head) uses the embedding's table when both
  * are in one stage; in another stage it keeps a copy whose gradient the first and
  * last stages sum before the optimizer step (Megatron's embedding group; tie_color).
+ * Multi-head latent attention (DeepSeek-V2/V3's MLA, the model's kv_lora_rank;
+ * exec_mla.c): latent Q and K/V projections with their RMSNorms, RoPE on the rotary
+ * parts (a key shared by the heads), heads of qk_nope + qk_rope and v_head; the down
+ * projections replicated under TP, the up projections split by heads. Routers as
+ * the model says: sigmoid or softmax scores, a score-correction bias for the choice,
+ * group-limited choice, normalised and scaled top-k weights, a sigmoid gate on the
+ * shared experts (model.h "Routing").
+ *
  * Refused with TSL_E_UNSUPPORTED: DECODER,
- * attn_dim ≠ hidden, DP mixed with SDP in one layer, neighbouring stages of different
+ * attn_dim ≠ hidden (latent attention aside), latent attention in a parallel block or
+ * with an odd RoPE width, a router with a linear bias on its logits (gpt-oss), a MoE layer whose experts and stage
+ * the plan's ep does not divide or whose tokens of a micro-batch share its TP degree
+ * does not split, DP mixed with SDP in one layer, neighbouring stages of different
  * device counts, a micro-batch a layer's data width does not divide, heads, K/V heads
  * or FFN size a layer's TP degree does not divide (or K/V heads not dividing the
  * heads), fewer
@@ -132,6 +148,40 @@ typedef struct tsl_exec_layer {
      * one TP all-reduce; shared_norm: LN' = LN, one norm (no ln2 parameters) feeding both
      * the QKV and the FFN's up projection */
     bool parallel, shared_norm;
+    /* Mixture of experts (the model's experts > 0; ENCODER or FFN; docs/executor.md
+     * "Mixture of experts"): a router (h × experts, no bias, replicated over TP) picks
+     * top_k of `experts` routed experts for each token, each an FFN of expert_ffn
+     * columns (gated as gated_ffn, biases as bias) at expert TP 1, weighted by their
+     * softmax probabilities; ffn is then the shared experts' width S·f_s, one dense FFN
+     * (0: none) split by TP as any FFN. Under TP each TP rank routes its 1/tp of the
+     * tokens. The routed experts are split over the EP group (ep ranks of the stage,
+     * consecutive: this one ep_index, holding experts [ep_index·E/ep, (ep_index + 1)·
+     * E/ep)); their gradients are summed over the expert-DP group (edp = stage / ep
+     * ranks at stride ep; this one edp_index), their states sharded over it when sdp.
+     * experts 0: a dense layer (ep, edp 0, the groups -1). */
+    uint32_t experts, top_k, expert_ffn;
+    uint32_t ep, ep_index, edp, edp_index;
+    int32_t ep_group, edp_group;
+    /* How the router scores, chooses and weighs (the model's router_* fields, model.h
+     * "Routing"): sigmoid scores (else the softmax), a per-expert score-correction
+     * bias that chooses but does not weigh (E more parameters, never trained: no
+     * gradient), group-limited choice (router_groups > 1: the best router_topk_groups
+     * groups), the top-k weights normalised, times router_scale (0: 1); shared_gate:
+     * the shared experts' output times sigmoid(y·w_g), w_g h × 1 (Qwen2-MoE). */
+    bool router_sigmoid, router_choice_bias, router_norm, shared_gate;
+    uint32_t router_groups, router_topk_groups;
+    float router_scale;
+    /* Multi-head latent attention (the model's kv_lora_rank > 0; ENCODER or ATTENTION;
+     * DeepSeek-V2/V3; exec_mla.c): queries from a full projection (q_lora 0) or a down
+     * projection to q_lora + RMSNorm + an up projection; the KV latent of kv_lora and
+     * one rotary key of qk_rope shared by the heads from one down projection, the
+     * latent's RMSNorm and its up projection to each head's no-rope key (qk_nope) and
+     * value (v_head); RoPE (rope_base) on the queries' and the shared key's qk_rope
+     * parts; the core over heads of qk_nope + qk_rope (Q, K) and v_head (V); an output
+     * projection of heads × v_head. The down projections and latent norms replicated
+     * over TP, the up projections and heads split. kv_lora 0: ordinary attention. */
+    uint32_t q_lora, kv_lora, qk_nope, qk_rope, v_head;
+    float rope_base;
     /* The layer's layout on this rank (its strategy at the rank's place in the stage):
      * TP degree and index, data width (DP or SDP degree) and index, local samples per
      * micro-batch b = micro_batch / dw (samples [dw_index·b, (dw_index + 1)·b)), its TP
@@ -219,6 +269,11 @@ int tsl_exec_uniform_plan(const tsl_model_t *m, const tsl_exec_plan_spec_t *s, t
 size_t tsl_exec_layer_params(const tsl_exec_layer_t *l, uint32_t tp);
 void tsl_exec_layer_slice(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_index,
                           const float *full, float *part);
+/* A MoE layer's routed experts stand apart from that vector: one expert's parameters
+ * (w1 h × g·f, b1, w2 f × h, b2; 0 for a dense layer), the same at every TP and EP
+ * degree. Expert x of the full set (all E, one after another) is elements
+ * [x·n, (x + 1)·n) of it; a rank holds experts [ep_index·E/ep, (ep_index + 1)·E/ep). */
+size_t tsl_exec_expert_params(const tsl_exec_layer_t *l);
 
 typedef enum tsl_exec_optim { TSL_EXEC_ADAM = 0, TSL_EXEC_SGD } tsl_exec_optim_t;
 
@@ -231,6 +286,12 @@ typedef struct tsl_exec_opts {
     bool same_batch; /* every iteration the same data (gradient checks) */
     /* query rows per chunk of fused attention; 0: the engine's rule (exec_attn.c) */
     uint32_t attn_chunk;
+    /* MoE: the capacity factor c of each expert per rank (Megatron-LM's
+     * --moe-expert-capacity-factor, dropping by position): a rank keeps at most
+     * ⌈c·Tl·k/E⌉ of its tokens' copies for an expert, the later tokens' dropped (their
+     * output 0), so the experts of a rank receive at most c·Tl·k rows, and the buffers
+     * are sized for that. 0 (the default): dropless, sized for the worst case. */
+    float moe_capacity;
 } tsl_exec_opts_t;
 
 void tsl_exec_opts_default(tsl_exec_opts_t *o); /* 2 + 5 iterations, Adam 1e-4, seed 1 */
@@ -269,6 +330,15 @@ int tsl_exec_layer_param(tsl_exec_t *e, uint32_t i, float *host, size_t cap, siz
 /* Replaces layer i's parameters (as tsl_exec_layer_param gives them) from host[n]. */
 int tsl_exec_layer_set_param(tsl_exec_t *e, uint32_t i, const float *host, size_t n,
                              tsl_err_t *err);
+/* The same three for a MoE layer's routed experts as this rank holds them (its E/ep
+ * experts, or under SDP its shard of them over the expert-DP group), the gradient
+ * after the expert-DP reduction; a dense layer has none (*n = 0). */
+int tsl_exec_expert_grad(tsl_exec_t *e, uint32_t i, float *host, size_t cap, size_t *n,
+                         tsl_err_t *err);
+int tsl_exec_expert_param(tsl_exec_t *e, uint32_t i, float *host, size_t cap, size_t *n,
+                          tsl_err_t *err);
+int tsl_exec_expert_set_param(tsl_exec_t *e, uint32_t i, const float *host, size_t n,
+                              tsl_err_t *err);
 double tsl_exec_loss(const tsl_exec_t *e); /* last step; NaN off the last stage */
 void tsl_exec_destroy(tsl_exec_t *e);
 

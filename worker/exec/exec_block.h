@@ -20,7 +20,8 @@
  * the unfused layer's b·al·s² softmax stash included. Errors: 0 / -1 with tsl_err_t:
  * TSL_E_NOMEM when dev runs out (nothing is left allocated), TSL_E_UNSUPPORTED for a
  * layer the executor refuses (kinds other than ATTENTION, FFN and ENCODER; heads, FFN
- * or K/V heads that tp does not divide).
+ * or K/V heads that tp does not divide; a MoE layer, whose all-to-alls need its EP
+ * group: the planner prices MoE layers on the roofline, not on measured blocks).
  */
 #ifndef TSL_EXEC_BLOCK_H
 #define TSL_EXEC_BLOCK_H

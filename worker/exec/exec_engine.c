@@ -66,23 +66,6 @@ static tsl_group_t *group_at(tsl_exec_t *e, int32_t k)
     return k >= 0 && (uint32_t)k < e->r.n_groups ? e->groups[k] : NULL;
 }
 
-typedef struct fill_ud {
-    tsl_exec_t *e;
-    tsl_buf_t *dst;
-    uint64_t stream;
-    tsl_err_t *err;
-    int rc;
-} fill_ud_t;
-
-static void fill_span(void *ud, size_t part, size_t full, size_t len, float center, float amp)
-{
-    fill_ud_t *f = ud;
-    tsl_buf_t v = tsl_buf_view(f->dst, part, len);
-    if (!f->rc)
-        f->rc = f->e->dev->fill_uniform(f->e->dev, &v, f->e->o.seed, f->stream, full, center, amp,
-                                        f->err);
-}
-
 /* The layer's weights from (seed, model index), cut for this TP part and SDP shard. A
  * tied head's copy is seeded as the embedding it copies (model layer 0). */
 static int init_weights(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
@@ -93,8 +76,8 @@ static int init_weights(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
     if (!L->n_local)
         return 0;
     TRY(dalloc(e, &tmp, L->d->sdp ? L->n_held * L->d->dw : L->n_local, TSL_DT_F32, err));
-    fill_ud_t f = {e, &tmp, stream, err, e->dev->zero(e->dev, &tmp, err)};
-    tsl_exec_spans(L->d, L->d->tp, L->d->tp_index, fill_span, &f);
+    tsl_exec_fill_t f = {e, &tmp, stream, err, e->dev->zero(e->dev, &tmp, err)};
+    tsl_exec_spans(L->d, L->d->tp, L->d->tp_index, tsl_exec_fill_span, &f);
     tsl_buf_t held = tsl_buf_view(&tmp, off, L->n_held);
     if (!f.rc)
         f.rc = e->dev->copy(e->dev, &L->param, &held, err);
@@ -113,8 +96,10 @@ static int alloc_layer(tsl_exec_t *e, tsl_exec_xl_t *L, const tsl_exec_layer_t *
     L->dw_g = group_at(e, d->dw_group);
     L->fwd_g = group_at(e, d->in_fwd.group);
     L->bwd_g = group_at(e, d->in_bwd.group);
+    L->ep_g = group_at(e, d->ep_group);
+    L->edp_g = group_at(e, d->edp_group);
     tsl_exec_offsets(d, d->tp, &L->o);
-    tsl_exec_stash_layout(d, d->tp, d->b, &L->st);
+    tsl_exec_stash_layout_cap(d, d->tp, d->b, e->o.moe_capacity, &L->st);
     L->chunk = tsl_exec_attn_chunk(d, d->tp, d->b, e->o.attn_chunk);
     L->n_local = L->o.n;
     L->n_held = d->sdp ? (L->n_local + d->dw - 1) / d->dw : L->n_local;
@@ -126,7 +111,8 @@ static int alloc_layer(tsl_exec_t *e, tsl_exec_xl_t *L, const tsl_exec_layer_t *
     TRY(dalloc(e, &L->master, adt == TSL_DT_F32 ? 0 : L->n_held, TSL_DT_F32, err));
     TRY(dalloc(e, &L->m, adam ? L->n_held : 0, TSL_DT_F32, err));
     TRY(dalloc(e, &L->v, adam ? L->n_held : 0, TSL_DT_F32, err));
-    return init_weights(e, L, err);
+    TRY(init_weights(e, L, err));
+    return tsl_exec_moe_alloc_layer(e, L, err);
 }
 
 static size_t zmax(size_t a, size_t b)
@@ -235,18 +221,15 @@ static void layout_sizes(tsl_exec_t *e, size_t *mv, size_t *xo, size_t *xin)
 static int alloc_scratch(tsl_exec_t *e, tsl_err_t *err)
 {
     tsl_dtype_t adt = e->dev->act_dtype;
-    size_t rc = 0, rc32 = 0, a = 0, b = 0, c = 0, sp = 0, sh = 0, mv, xo, xin;
+    size_t rc = 0, rc32 = 0, a = 0, b = 0, c = 0, l = 0, sp = 0, sh = 0, mv, xo, xin;
     layout_sizes(e, &mv, &xo, &xin);
     for (uint32_t i = 0; i < e->r.n_layers; i++) {
         const tsl_exec_layer_t *d = &e->r.layers[i];
-        size_t dl = d->hidden / d->tp, fl = d->ffn / d->tp, T = e->L[i].T;
-        size_t q = dl + 2 * tsl_exec_kv_width(d) / d->tp, g = d->gated_ffn ? 2 : 1;
+        tsl_exec_ws_need_t w;
+        tsl_exec_ws_need(d, e->L[i].T, e->L[i].chunk, &w);
         if (d->ckpt)
             rc = zmax(rc, e->L[i].st.n), rc32 = zmax(rc32, e->L[i].st.n32);
-        /* a: dQKV or the FFN's up gradient (g·fl); b: dctx, or a gated FFN's dg */
-        a = zmax(a, T * zmax(q, g * fl));
-        b = zmax(b, T * (d->gated_ffn ? zmax(dl, fl) : dl));
-        c = zmax(c, tsl_exec_attn_ws(d, d->tp, e->L[i].chunk));
+        a = zmax(a, w.a), b = zmax(b, w.b), c = zmax(c, w.c), l = zmax(l, w.l);
         if (d->sdp)
             sp = zmax(sp, e->L[i].n_held * d->dw), sh = zmax(sh, e->L[i].n_held);
     }
@@ -259,7 +242,8 @@ static int alloc_scratch(tsl_exec_t *e, tsl_err_t *err)
             dd = 2 * th;
     TRY(dalloc(e, &e->rc, rc, adt, err) || dalloc(e, &e->rc32, rc32, TSL_DT_F32, err));
     TRY(dalloc(e, &e->ws_a, a, adt, err) || dalloc(e, &e->ws_b, b, adt, err) ||
-        dalloc(e, &e->ws_c, c, adt, err) || dalloc(e, &e->ws_d, dd, adt, err));
+        dalloc(e, &e->ws_c, c, adt, err) || dalloc(e, &e->ws_d, dd, adt, err) ||
+        dalloc(e, &e->ws_l, l, adt, err));
     TRY(dalloc(e, &e->g_a, th, adt, err) || dalloc(e, &e->g_b, th, adt, err) ||
         dalloc(e, &e->g_mid, th, adt, err));
     TRY(dalloc(e, &e->xo, xo, adt, err) || dalloc(e, &e->xin, xin, adt, err) ||
@@ -274,7 +258,7 @@ static int alloc_scratch(tsl_exec_t *e, tsl_err_t *err)
     size_t vl = head ? tsl_exec_vocab_local(last->vocab, last->tp) : 0;
     TRY(dalloc(e, &e->vlog, adt == TSL_DT_F32 ? 0 : T * vl, adt, err));
     TRY(dalloc(e, &e->loss, 1, TSL_DT_F32, err) || dalloc(e, &e->loss_dummy, 1, TSL_DT_F32, err));
-    return 0;
+    return tsl_exec_moe_alloc(e, err);
 }
 
 static int alloc_events(tsl_exec_t *e, tsl_err_t *err)
@@ -315,6 +299,30 @@ static int check_chunks(const tsl_exec_rank_t *r, tsl_err_t *err)
     return 0;
 }
 
+static bool group_in(const tsl_exec_rank_t *r, int32_t g)
+{
+    return g >= 0 && (uint32_t)g < r->n_groups;
+}
+
+/* A MoE layer's routing: E/ep experts each, EP and expert-DP groups, its tokens split
+ * over its TP degree (tsl_exec_rank_from_plan makes them so; a hand-made rank may not). */
+static int check_moe(const tsl_exec_rank_t *r, const tsl_exec_layer_t *l, tsl_err_t *err)
+{
+    if (!l->experts)
+        return 0;
+    bool kind = (l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_FFN) && !l->parallel;
+    if (kind && l->ep && l->edp && l->experts % l->ep == 0 && l->ep_index < l->ep &&
+        l->edp_index < l->edp && l->top_k >= 1 && l->top_k <= l->experts && l->expert_ffn &&
+        group_in(r, l->ep_group) && group_in(r, l->edp_group) &&
+        (uint64_t)l->b * l->seq % l->tp == 0)
+        return 0;
+    return tsl_err_set(err,
+                       "exec: rank %u layer %u: no MoE layout (%u experts of %u columns, top %u, "
+                       "ep %u index %u, expert DP %u index %u, %u samples of %u tokens over tp %u)",
+                       r->rank, l->index, l->experts, l->expert_ffn, l->top_k, l->ep, l->ep_index,
+                       l->edp, l->edp_index, l->b, l->seq, l->tp);
+}
+
 static int check_rank(const tsl_exec_rank_t *r, tsl_err_t *err)
 {
     if (!r->n_layers || !r->n_micro)
@@ -339,6 +347,8 @@ static int check_rank(const tsl_exec_rank_t *r, tsl_err_t *err)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "exec: layer %u: hidden and sequence must match the stage's",
                                 l->index);
+        if (check_moe(r, l, err))
+            return -1;
     }
     return 0;
 }
@@ -447,14 +457,16 @@ void tsl_exec_destroy(tsl_exec_t *e)
         tsl_buf_t *bufs[] = {&L->param, &L->grad, &L->master, &L->m, &L->v};
         for (size_t k = 0; k < sizeof(bufs) / sizeof(bufs[0]); k++)
             d->free(d, bufs[k]);
+        tsl_exec_moe_free_layer(e, L);
     }
+    tsl_exec_moe_free(e);
     for (uint32_t k = 0; e->slots && k < e->n_slots; k++)
         free_slot(e, &e->slots[k]);
     tsl_buf_t *ws[] = {&e->rc,        &e->rc32,     &e->ws_a,      &e->ws_b,  &e->ws_c,
                        &e->ws_d,      &e->g_a,      &e->g_b,       &e->g_mid, &e->target,
                        &e->sdp_param, &e->sdp_grad, &e->sdp_shard, &e->loss,  &e->loss_dummy,
                        &e->flag,      &e->vloc,     &e->vmax,      &e->vsum,  &e->vlog,
-                       &e->xo,        &e->xin,      &e->mv};
+                       &e->xo,        &e->xin,      &e->mv,        &e->ws_l};
     for (size_t k = 0; k < sizeof(ws) / sizeof(ws[0]); k++)
         d->free(d, ws[k]);
     for (uint32_t i = 0; e->ev && i < e->ev_cap; i++)

@@ -15,7 +15,7 @@
  * Groups are made in rounds of group_split, every rank of the world in each round:
  * a stage lists its splits (one colour and key per position; duplicates merged) in
  * the order of its layers — the layer's TP split, its data split, its input's forward
- * and backward moves — and ranks of stages with fewer splits make groups of
+ * and backward moves, a MoE layer's EP and expert-DP splits — and ranks of stages with fewer splits make groups of
  * themselves alone in the rounds after theirs (exec_engine.c make_groups).
  */
 #include <stdlib.h>
@@ -151,8 +151,47 @@ static int layer_moves(splits_t *S, const tsl_plan_t *p, const tsl_strategy_t *f
            plan_move(S, s, from, &r.bwd, p->micro_batch, at, &out->in_bwd, err);
 }
 
-static int stage_walk(const tsl_plan_t *p, uint32_t s, uint32_t me, tsl_exec_layer_t *layers,
-                      splits_t *S, tsl_err_t *err)
+/* A MoE layer's EP group (the ep consecutive positions of the stage, in order: the
+ * innermost, Megatron's folding with expert TP 1, docs/cost-model.md) and its
+ * expert-DP group (the positions at stride ep holding the same experts). */
+static int moe_splits(splits_t *S, const tsl_plan_t *p, const tsl_layer_t *L, uint32_t i,
+                      uint32_t at, tsl_exec_layer_t *out, tsl_err_t *err)
+{
+    uint32_t ep = p->ep > 1 ? p->ep : 1, G = S->G,
+             t = tsl_strategy_degree(&p->layer[i], TSL_DIM_TP);
+    uint64_t tokens = (uint64_t)out->b * L->seq_len;
+    if (L->experts % ep || G % ep)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "layer %u: EP %u must divide its %u experts and its stage's %u "
+                            "devices (the executor splits the experts evenly over the stage)",
+                            i, ep, L->experts, G);
+    if (tokens % t)
+        return tsl_err_setc(
+            err, TSL_E_UNSUPPORTED,
+            "layer %u: %llu tokens of a micro-batch's share do not split over TP %u "
+            "for routing (each TP rank routes its own 1/%u of them)",
+            i, (unsigned long long)tokens, t, t);
+    for (uint32_t q = 0; q < G; q++) {
+        S->tc[q] = (int32_t)(q - q % ep);
+        S->tk[q] = (int32_t)(q % ep);
+    }
+    if (split_add(S, &out->ep_group, err))
+        return -1;
+    for (uint32_t q = 0; q < G; q++) {
+        S->tc[q] = (int32_t)(q % ep);
+        S->tk[q] = (int32_t)(q / ep);
+    }
+    if (split_add(S, &out->edp_group, err))
+        return -1;
+    out->ep = ep;
+    out->ep_index = at % ep;
+    out->edp = G / ep;
+    out->edp_index = at / ep;
+    return 0;
+}
+
+static int stage_walk(const tsl_plan_t *p, const tsl_model_t *m, uint32_t s, uint32_t me,
+                      tsl_exec_layer_t *layers, splits_t *S, tsl_err_t *err)
 {
     const tsl_plan_stage_t *st = &p->stages[s];
     const tsl_strategy_t *prev = NULL;
@@ -184,6 +223,14 @@ static int stage_walk(const tsl_plan_t *p, uint32_t s, uint32_t me, tsl_exec_lay
         out->b = p->micro_batch / pl.w;
         if (!prev)
             out->in_fwd.from_b = out->in_fwd.to_b = out->in_bwd.from_b = out->in_bwd.to_b = out->b;
+        out->ep = out->ep_index = out->edp = out->edp_index = 0;
+        out->ep_group = out->edp_group = -1;
+        tsl_layer_kind_t kd = m ? m->layers[i].kind : TSL_LAYER_EMBEDDING;
+        /* routed experts run in a layer with an FFN (a sub-layer plan's attention block
+         * keeps its layer's MoE fields) */
+        if (m && m->layers[i].experts && (kd == TSL_LAYER_ENCODER || kd == TSL_LAYER_FFN) &&
+            moe_splits(S, p, &m->layers[i], i, me < S->G ? me : 0, out, err))
+            return -1;
         prev = &p->layer[i];
     }
     return 0;
@@ -211,6 +258,13 @@ int tsl_exec_stage_layout(const tsl_plan_t *p, uint32_t s, uint32_t me, tsl_exec
                           tsl_exec_group_t **groups, uint32_t *n_groups, uint32_t *n_splits,
                           tsl_err_t *err)
 {
+    return tsl_exec_stage_layout_m(p, NULL, s, me, layers, groups, n_groups, n_splits, err);
+}
+
+int tsl_exec_stage_layout_m(const tsl_plan_t *p, const tsl_model_t *m, uint32_t s, uint32_t me,
+                            tsl_exec_layer_t *layers, tsl_exec_group_t **groups, uint32_t *n_groups,
+                            uint32_t *n_splits, tsl_err_t *err)
+{
     uint32_t G = p->stages[s].n_devices;
     splits_t S = {.G = G};
     S.tc = calloc(G, sizeof(int32_t));
@@ -222,7 +276,7 @@ int tsl_exec_stage_layout(const tsl_plan_t *p, uint32_t s, uint32_t me, tsl_exec
                      G ? "out of host memory" : "no devices");
         goto out;
     }
-    if (stage_walk(p, s, me, layers, &S, err))
+    if (stage_walk(p, m, s, me, layers, &S, err))
         goto out;
     *n_splits = S.n;
     if (groups) {

@@ -45,23 +45,37 @@ uint32_t tsl_exec_vocab_local(uint32_t vocab, uint32_t tp)
 
 void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o)
 {
-    size_t h = l->hidden, dl = l->hidden / tp, fl = l->ffn / tp, at = 0;
-    size_t q = dl + 2 * tsl_exec_kv_width(l) / tp, g = l->gated_ffn ? 2 : 1;
+    size_t h = l->hidden, fl = l->ffn / tp, at = 0;
+    size_t g = l->gated_ffn ? 2 : 1;
     size_t vl = l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0;
+    tsl_exec_aw_t w;
+    tsl_exec_attn_widths(l, tp, &w);
     bool emb = l->kind == TSL_LAYER_EMBEDDING;
     bool a = has_attn(l->kind), f = has_ffn(l->kind), b = l->bias, ln = !l->rms_norm;
+    bool sf = f && fl > 0; /* the FFN proper: a MoE layer's shared experts, if any */
+    bool mla = a && l->kv_lora, ql = mla && l->q_lora;
+    size_t qin = ql ? l->q_lora : h, c = l->kv_lora, r = l->qk_rope;
     o->ln1g = put(&at, h, a);
     o->ln1b = put(&at, h, a && ln);
-    o->wqkv = put(&at, h * q, a);
-    o->bqkv = put(&at, q, a && b);
-    o->wo = put(&at, dl * h, a);
+    o->wqkv = put(&at, h * w.qw, a && !mla);
+    o->bqkv = put(&at, w.qw, a && !mla && b);
+    o->wdq = put(&at, h * l->q_lora, ql);
+    o->lnq = put(&at, l->q_lora, ql);
+    o->wuq = put(&at, qin * w.al * w.hk, mla);
+    o->wdkv = put(&at, h * (c + r), mla);
+    o->lnkv = put(&at, c, mla);
+    o->wukv = put(&at, c * w.al * ((size_t)l->qk_nope + l->v_head), mla);
+    o->wo = put(&at, w.ow * h, a);
     o->bo = put(&at, h, a && b);
     o->ln2g = put(&at, h, f && !l->shared_norm); /* a shared norm is ln1 */
     o->ln2b = put(&at, h, f && ln && !l->shared_norm);
-    o->w1 = put(&at, h * g * fl, f);
-    o->b1 = put(&at, g * fl, f && b);
-    o->w2 = put(&at, fl * h, f);
-    o->b2 = put(&at, h, f && b);
+    o->w1 = put(&at, h * g * fl, sf);
+    o->b1 = put(&at, g * fl, sf && b);
+    o->w2 = put(&at, fl * h, sf);
+    o->b2 = put(&at, h, sf && b);
+    o->wr = put(&at, h * l->experts, f && l->experts);
+    o->wg = put(&at, h, f && l->experts && sf && l->shared_gate);
+    o->br = put(&at, l->experts, f && l->experts && l->router_choice_bias);
     o->table = put(&at, vl * h, emb);
     o->pos = put(&at, (size_t)l->positions * h, emb && l->positions);
     o->whead = put(&at, vl * h, l->kind == TSL_LAYER_HEAD && l->tie != TSL_EXEC_TIE_SHARED);
@@ -128,14 +142,27 @@ void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t j, tsl_exec
     tsl_exec_offs_t o, f;
     tsl_exec_offsets(l, tp, &o);
     tsl_exec_offsets(l, 1, &f);
-    size_t h = l->hidden, d = h, dl = d / tp, ff = l->ffn, fl = ff / tp;
+    size_t h = l->hidden, d = h, ff = l->ffn, fl = ff / tp;
     size_t e = tsl_exec_kv_width(l), g = l->gated_ffn ? 2 : 1;
+    tsl_exec_aw_t w, wf;
+    tsl_exec_attn_widths(l, tp, &w);
+    tsl_exec_attn_widths(l, 1, &wf);
     float bias_amp = 0.1f;
     span1(fn, ud, o.ln1g, f.ln1g, h, 1.0f, 0.1f);
     span1(fn, ud, o.ln1b, f.ln1b, h, 0.0f, 0.1f);
     qkv_cols(fn, ud, o.wqkv, f.wqkv, h, d, e, tp, j, 1.0f / sqrtf((float)h));
     qkv_cols(fn, ud, o.bqkv, f.bqkv, 1, d, e, tp, j, bias_amp);
-    span1(fn, ud, o.wo, f.wo + j * dl * h, dl * h, 0.0f, 1.0f / sqrtf((float)d));
+    /* latent attention: down projections and latent norms replicated, the up
+     * projections cut by heads (part j: its al heads' columns) */
+    size_t qin = l->q_lora ? l->q_lora : h, c = l->kv_lora, nv = (size_t)l->qk_nope + l->v_head;
+    span1(fn, ud, o.wdq, f.wdq, h * l->q_lora, 0.0f, 1.0f / sqrtf((float)h));
+    span1(fn, ud, o.lnq, f.lnq, l->q_lora, 1.0f, 0.1f);
+    cols(fn, ud, o.wuq, f.wuq, qin, 1, wf.al * wf.hk, w.al * w.hk, j, 1.0f / sqrtf((float)qin));
+    span1(fn, ud, o.wdkv, f.wdkv, h * (c + l->qk_rope), 0.0f, 1.0f / sqrtf((float)h));
+    span1(fn, ud, o.lnkv, f.lnkv, c, 1.0f, 0.1f);
+    cols(fn, ud, o.wukv, f.wukv, c, 1, wf.al * nv, w.al * nv, j, c ? 1.0f / sqrtf((float)c) : 0);
+    span1(fn, ud, o.wo, f.wo + j * w.ow * h, w.ow * h, 0.0f,
+          wf.ow ? 1.0f / sqrtf((float)wf.ow) : 0.0f);
     span1(fn, ud, o.bo, f.bo, h, 0.0f, bias_amp);
     span1(fn, ud, o.ln2g, f.ln2g, h, 1.0f, 0.1f);
     span1(fn, ud, o.ln2b, f.ln2b, h, 0.0f, 0.1f);
@@ -144,12 +171,75 @@ void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t j, tsl_exec
     cols(fn, ud, o.b1, f.b1, 1, g, ff, fl, j, bias_amp);
     span1(fn, ud, o.w2, f.w2 + j * fl * h, fl * h, 0.0f, ff ? 1.0f / sqrtf((float)ff) : 0.0f);
     span1(fn, ud, o.b2, f.b2, h, 0.0f, bias_amp);
+    span1(fn, ud, o.wr, f.wr, h * l->experts, 0.0f, 1.0f / sqrtf((float)h));
+    span1(fn, ud, o.wg, f.wg, h, 0.0f, 1.0f / sqrtf((float)h));
+    span1(fn, ud, o.br, f.br, l->experts, 0.0f, 0.1f);
     size_t vl = l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0;
     /* a tied head's copy starts as the table (the engine seeds it as model layer 0) */
     float head_amp = l->tie == TSL_EXEC_TIE_COPY ? 1.0f : 1.0f / sqrtf((float)h);
     vrows(fn, ud, o.table, f.table, h, l->vocab, vl, j, 1.0f);
     span1(fn, ud, o.pos, f.pos, (size_t)l->positions * h, 0.0f, 0.1f);
     vrows(fn, ud, o.whead, f.whead, h, l->vocab, vl, j, head_amp);
+}
+
+/* ---- a MoE layer's routed experts ---- */
+
+void tsl_exec_expert_offsets(const tsl_exec_layer_t *l, tsl_exec_eoffs_t *o)
+{
+    size_t h = l->hidden, f = l->expert_ffn, g = l->gated_ffn ? 2 : 1, at = 0;
+    bool e = l->experts > 0;
+    o->w1 = put(&at, h * g * f, e);
+    o->b1 = put(&at, g * f, e && l->bias);
+    o->w2 = put(&at, f * h, e);
+    o->b2 = put(&at, h, e && l->bias);
+    o->n = at;
+}
+
+size_t tsl_exec_expert_params(const tsl_exec_layer_t *l)
+{
+    tsl_exec_eoffs_t o;
+    tsl_exec_expert_offsets(l, &o);
+    return o.n;
+}
+
+void tsl_exec_expert_spans(const tsl_exec_layer_t *l, uint32_t first, uint32_t count,
+                           tsl_exec_span_fn fn, void *ud)
+{
+    tsl_exec_eoffs_t o;
+    tsl_exec_expert_offsets(l, &o);
+    size_t base = tsl_exec_layer_params(l, 1), h = l->hidden, f = l->expert_ffn;
+    size_t g = l->gated_ffn ? 2 : 1;
+    for (uint32_t k = 0; k < count; k++) {
+        size_t p = (size_t)k * o.n, full = base + (size_t)(first + k) * o.n;
+        span1(fn, ud, o.w1 + p, o.w1 + full, h * g * f, 0.0f, 1.0f / sqrtf((float)h));
+        if (o.b1 != TSL_NONE)
+            span1(fn, ud, o.b1 + p, o.b1 + full, g * f, 0.0f, 0.1f);
+        span1(fn, ud, o.w2 + p, o.w2 + full, f * h, 0.0f, 1.0f / sqrtf((float)f));
+        if (o.b2 != TSL_NONE)
+            span1(fn, ud, o.b2 + p, o.b2 + full, h, 0.0f, 0.1f);
+    }
+}
+
+void tsl_exec_moe_dims(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, float c,
+                       tsl_exec_moe_dims_t *m)
+{
+    size_t ep = l->ep ? l->ep : 1, E = l->experts, k = l->top_k;
+    m->Tl = tp ? (size_t)b * l->seq / tp : 0;
+    m->n = m->Tl * k;
+    m->E = E;
+    m->El = E / ep;
+    m->k = k;
+    m->R = ep * m->Tl * (k < m->El ? k : m->El);
+    m->cap = 0;
+    if (c > 0 && E) {
+        double want = ceil((double)c * (double)m->n / (double)E);
+        m->cap = want < (double)m->Tl ? (size_t)want : m->Tl;
+        m->cap = m->cap ? m->cap : 1;
+        m->R = E * m->cap < m->R ? E * m->cap : m->R;
+    }
+    m->f = l->expert_ffn;
+    m->g = l->gated_ffn ? 2 : 1;
+    m->ep = ep;
 }
 
 typedef struct slice_ud {
@@ -173,15 +263,36 @@ void tsl_exec_layer_slice(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_in
 
 /* ---- plan → rank ---- */
 
+/* Routed experts that run: a layer with an FFN and experts (a sub-layer plan's attention
+ * block keeps its layer's MoE fields but has no FFN). */
+static bool moe_of(const tsl_layer_t *L)
+{
+    return L->experts && has_ffn(L->kind);
+}
+
+/* A MoE layer's shared experts as one dense FFN: S·f_s columns (0: none). */
+static uint32_t shared_width(const tsl_layer_t *L)
+{
+    return L->shared_experts * (L->shared_ffn_hidden ? L->shared_ffn_hidden : L->ffn_hidden);
+}
+
 static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp, tsl_err_t *err)
 {
     const char *why = NULL;
     if (L->kind == TSL_LAYER_DECODER || L->cross_seq_len)
         why = "decoder (cross-attention) layers";
-    else if (L->attn_dim && L->attn_dim != L->hidden)
+    else if (L->kv_lora_rank && L->parallel_block)
+        why = "latent attention in a parallel block";
+    else if (L->kv_lora_rank && L->qk_rope_dim % 2)
+        why = "latent attention with an odd RoPE width (its rotations take pairs)";
+    else if (moe_of(L) && L->router_bias == TSL_ROUTER_BIAS_LOGIT)
+        why = "a linear bias on the router's logits (gpt-oss)";
+    else if (L->attn_dim && L->attn_dim != L->hidden && !L->kv_lora_rank)
         why = "an attention width other than the hidden size";
     else if (L->attn_window && L->attn_window < L->seq_len && !L->causal)
         why = "a window over non-causal attention";
+    else if (L->attn_chunked)
+        why = "chunked attention (Llama 4; its mask is not a sliding window's)";
     else if (L->kind == TSL_LAYER_EMBEDDING && (i != 0 || L->patch_embed))
         why = "an embedding that is not a token lookup first in the model";
     else if (L->kind == TSL_LAYER_HEAD && i + 1 != n)
@@ -189,18 +300,32 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
     if (why)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: the executor does not run %s", i,
                             why);
-    if (has_attn(L->kind) && (L->heads % tp || L->hidden % L->heads))
+    if (has_attn(L->kind) && (L->heads % tp || (!L->kv_lora_rank && L->hidden % L->heads)))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "layer %u: %u heads of hidden %u do not split %u ways", i, L->heads,
                             L->hidden, tp);
+    uint32_t G = L->router_groups;
+    if (moe_of(L) && G > 1 &&
+        (G > TSL_MOE_MAX_GROUPS || L->experts % G || !L->router_topk_groups ||
+         L->router_topk_groups > G ||
+         L->experts_per_tok > (uint64_t)L->router_topk_groups * (L->experts / G)))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "layer %u: a router of %u groups, top %u, does not choose %u of %u "
+                            "experts (at most %u groups)",
+                            i, G, L->router_topk_groups, L->experts_per_tok, L->experts,
+                            TSL_MOE_MAX_GROUPS);
     /* query head j reads K/V head j / (heads / kv_heads), and TP splits both by heads */
     if (has_attn(L->kind) && L->kv_heads && (L->heads % L->kv_heads || L->kv_heads % tp))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "layer %u: %u K/V heads do not group %u query heads and split %u ways",
                             i, L->kv_heads, L->heads, tp);
-    if (has_ffn(L->kind) && L->ffn_hidden % tp)
+    if (has_ffn(L->kind) && !moe_of(L) && L->ffn_hidden % tp)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: FFN size %u does not split %u ways",
                             i, L->ffn_hidden, tp);
+    if (moe_of(L) && shared_width(L) % tp) /* the routed experts are not split (expert TP 1) */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "layer %u: shared experts of %u columns do not split %u ways", i,
+                            shared_width(L), tp);
     if (L->kind == TSL_LAYER_EMBEDDING && L->positions && L->positions < L->seq_len)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "layer %u: %u learned positions for a sequence of %u", i, L->positions,
@@ -263,7 +388,7 @@ static int check_stages(const tsl_plan_t *p, const tsl_model_t *m, uint32_t *n_s
             return -1;
     for (uint32_t s = 0; s < p->pp; s++) {
         uint32_t n = 0;
-        if (tsl_exec_stage_layout(p, s, 0, NULL, NULL, NULL, &n, err))
+        if (tsl_exec_stage_layout_m(p, m, s, 0, NULL, NULL, NULL, &n, err))
             return -1;
         *n_splits = n > *n_splits ? n : *n_splits;
     }
@@ -280,6 +405,7 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, uint32_t q, ts
         const tsl_layer_t *L = &m->layers[i];
         bool sdp = tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1;
         tsl_exec_tie_t tie;
+        bool moe = moe_of(L);
         if (head_tie(m, i, q, &tie, err))
             return -1;
         r->layers[r->n_layers++] = (tsl_exec_layer_t){
@@ -287,7 +413,7 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, uint32_t q, ts
             .index = i,
             .seq = L->seq_len,
             .hidden = L->hidden,
-            .ffn = L->ffn_hidden,
+            .ffn = moe ? shared_width(L) : L->ffn_hidden,
             .heads = L->heads,
             .vocab = L->vocab,
             .bias = !L->no_bias,
@@ -303,7 +429,27 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, uint32_t q, ts
             .causal = L->causal,
             .parallel = L->kind == TSL_LAYER_ENCODER && L->parallel_block,
             .shared_norm = L->kind == TSL_LAYER_ENCODER && L->parallel_block && L->shared_norm,
+            .experts = moe ? L->experts : 0,
+            .top_k = moe ? L->experts_per_tok : 0,
+            .expert_ffn = moe ? L->ffn_hidden : 0,
+            .router_sigmoid = moe && L->router_score == TSL_ROUTER_SIGMOID,
+            .router_choice_bias = moe && L->router_bias == TSL_ROUTER_BIAS_CHOICE,
+            .router_norm = moe && L->router_norm,
+            .shared_gate = moe && L->shared_expert_gate && shared_width(L) > 0,
+            .router_groups = moe && L->router_groups > 1 ? L->router_groups : 0,
+            .router_topk_groups = moe && L->router_groups > 1 ? L->router_topk_groups : 0,
+            .router_scale = moe && L->router_scale > 0 ? (float)L->router_scale : 1.0f,
         };
+        tsl_exec_layer_t *x = &r->layers[r->n_layers - 1];
+        if (L->kv_lora_rank && has_attn(L->kind)) {
+            x->q_lora = L->q_lora_rank;
+            x->kv_lora = L->kv_lora_rank;
+            x->qk_nope = L->qk_nope_dim;
+            x->qk_rope = L->qk_rope_dim;
+            x->v_head = L->v_head_dim;
+            x->rope_base = m->rope.base > 0 ? (float)m->rope.base : 10000.0f;
+            x->kv_heads = L->heads;
+        }
     }
     return 0;
 }
@@ -334,6 +480,11 @@ static int chunk_plan(const tsl_plan_t *p, const tsl_model_t *m, tsl_plan_t *vp,
                             "plan: interleave %u: n_micro %u is not a multiple of pp %u, as "
                             "Megatron-LM's interleaved schedule needs",
                             v, p->n_micro, P);
+    if (p->vp_group && p->vp_group != P)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "plan: vp_group %u: the executor runs Megatron-LM's default "
+                            "interleaved order, %u micro-batches per group (pp)",
+                            p->vp_group, P);
     *vp = *p;
     vp->pp = P * v;
     vp->interleave = 1;
@@ -375,8 +526,9 @@ static void put_groups(tsl_exec_rank_t *r, uint32_t c, uint32_t S, const tsl_exe
     r->n_groups = last ? at + n : at + S;
     for (uint32_t i = r->chunk_first[c]; i < r->n_layers; i++) {
         tsl_exec_layer_t *l = &r->layers[i];
-        int32_t *gi[] = {&l->tp_group, &l->dw_group, &l->in_fwd.group, &l->in_bwd.group};
-        for (size_t k = 0; k < 4; k++)
+        int32_t *gi[] = {&l->tp_group,     &l->dw_group, &l->in_fwd.group,
+                         &l->in_bwd.group, &l->ep_group, &l->edp_group};
+        for (size_t k = 0; k < 6; k++)
             if (*gi[k] >= 0)
                 *gi[k] += (int32_t)at;
     }
@@ -399,7 +551,8 @@ static int fill_chunks(const tsl_plan_t *vp, const tsl_model_t *m, uint32_t loca
         tsl_exec_group_t *g = NULL;
         r->chunk_first[c] = r->n_layers;
         if (fill_layers(vp, m, q, r, err) ||
-            tsl_exec_stage_layout(vp, q, local, r->layers + r->chunk_first[c], &g, &ng, &ns, err))
+            tsl_exec_stage_layout_m(vp, m, q, local, r->layers + r->chunk_first[c], &g, &ng, &ns,
+                                    err))
             return -1;
         put_groups(r, c, S, g, ng, c + 1 == v);
         free(g);

@@ -117,6 +117,23 @@ static int p2p_in(tsl_exec_t *e, const tsl_buf_t *send, int to, uint32_t c, uint
     return tsl_exec_relayout(e, &F->d->in_fwd, F->fwd_g, &xin, &act0, err);
 }
 
+/* A MoE layer's routed experts for its context: its own, or under SDP gathered over
+ * the expert-DP group into their workspace (ZeRO-3 over that group, before each use). */
+static int expert_ctx(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_exec_lctx_t *c, tsl_err_t *err)
+{
+    c->xp = L->ex.param;
+    c->xg = L->ex.grad;
+    if (!L->ex.n_local || !L->d->sdp)
+        return 0;
+    tsl_buf_t full = tsl_buf_view(&e->sdp_eparam, 0, L->ex.n_held * L->d->edp);
+    int back = e->ph_cur;
+    TRY(tsl_exec_ph(e, PH_COMM, err));
+    TRY(e->comm->all_gather(e->comm, L->edp_g, &L->ex.param, &full, cstream(e), err));
+    c->xp = tsl_buf_view(&e->sdp_eparam, 0, L->ex.n_local);
+    c->xg = tsl_buf_view(&e->sdp_egrad, 0, L->ex.n_local);
+    return tsl_exec_ph(e, back, err);
+}
+
 /* SDP: gather the layer's parameters into the workspace (ZeRO-3, before each use).
  * A head tied in the stage computes with its embedding's (L->own's) parameters. */
 static int layer_ctx(tsl_exec_t *e, uint32_t i, tsl_exec_slot_t *s, bool rc, tsl_exec_lctx_t *c,
@@ -134,6 +151,7 @@ static int layer_ctx(tsl_exec_t *e, uint32_t i, tsl_exec_slot_t *s, bool rc, tsl
                            .ids = s->ids};
     if (L->d->kind == TSL_LAYER_HEAD && last)
         c->ids = e->target;
+    TRY(expert_ctx(e, L, c, err));
     if (!W->d->sdp)
         return 0;
     int back = e->ph_cur;
@@ -205,34 +223,57 @@ static int forward(tsl_exec_t *e, uint32_t c, uint32_t mb, tsl_buf_t *gbuf, tsl_
     return e->dev->mse(e->dev, &out, &e->target, &dout, scale, &e->loss, err);
 }
 
-/* DP: the layer's gradient is final once its last micro-batch is through backward;
- * all-reduce it on the communication stream while backward goes on. */
-static int grad_ready(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
+/* A gradient all-reduced over group g on the communication stream while backward goes
+ * on (or on the compute stream without overlap). */
+static int sync_grad(tsl_exec_t *e, tsl_group_t *g, tsl_buf_t *grad, tsl_err_t *err)
 {
-    if (++L->bwd_done < e->r.n_micro || L->d->dw == 1 || L->d->sdp || !L->n_held)
-        return 0;
     TRY(tsl_exec_ph(e, PH_COMM, err));
     if (e->o.no_overlap) {
-        TRY(e->comm->allreduce(e->comm, L->dw_g, &L->grad, cstream(e), err));
+        TRY(e->comm->allreduce(e->comm, g, grad, cstream(e), err));
     } else {
         TRY(e->dev->event_record(e->dev, e->ev_sync, TSL_STREAM_COMPUTE, err));
         TRY(e->dev->stream_wait(e->dev, TSL_STREAM_COMM, e->ev_sync, err));
-        TRY(e->comm->allreduce(e->comm, L->dw_g, &L->grad, e->dev->stream(e->dev, TSL_STREAM_COMM),
-                               err));
+        TRY(e->comm->allreduce(e->comm, g, grad, e->dev->stream(e->dev, TSL_STREAM_COMM), err));
         e->dp_pending = true;
     }
     return tsl_exec_ph(e, PH_BWD, err);
 }
 
-/* SDP: reduce-scatter this micro-batch's full gradient and add this rank's shard. */
+/* DP: the layer's gradient is final once its last micro-batch is through backward;
+ * all-reduce it over the data group, and a MoE layer's routed experts' over the
+ * expert-DP group (the ranks that hold the same experts). */
+static int grad_ready(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
+{
+    if (++L->bwd_done < e->r.n_micro || L->d->sdp)
+        return 0;
+    if (L->d->dw > 1 && L->n_held)
+        TRY(sync_grad(e, L->dw_g, &L->grad, err));
+    if (L->ex.n_local && L->d->edp > 1)
+        TRY(sync_grad(e, L->edp_g, &L->ex.grad, err));
+    return 0;
+}
+
+/* SDP: reduce-scatter this micro-batch's full gradient (ws, n_held × w over group g)
+ * and add this rank's shard (into grad, through the shard workspace). */
+static int scatter_add(tsl_exec_t *e, tsl_group_t *g, const tsl_buf_t *ws, const tsl_buf_t *sh,
+                       size_t n_held, uint32_t w, tsl_buf_t *grad, tsl_err_t *err)
+{
+    tsl_buf_t full = tsl_buf_view(ws, 0, n_held * w), shard = tsl_buf_view(sh, 0, n_held);
+    TRY(tsl_exec_ph(e, PH_COMM, err));
+    TRY(e->comm->reduce_scatter(e->comm, g, &full, &shard, cstream(e), err));
+    TRY(tsl_exec_ph(e, PH_BWD, err));
+    return e->dev->axpy(e->dev, 1.0f, &shard, grad, err);
+}
+
+/* SDP: the layer's shard over its data group; a MoE layer's routed experts' over
+ * their expert-DP group. */
 static int sdp_scatter(tsl_exec_t *e, tsl_exec_xl_t *L, tsl_err_t *err)
 {
-    tsl_buf_t full = tsl_buf_view(&e->sdp_grad, 0, L->n_held * L->d->dw);
-    tsl_buf_t shard = tsl_buf_view(&e->sdp_shard, 0, L->n_held);
-    TRY(tsl_exec_ph(e, PH_COMM, err));
-    TRY(e->comm->reduce_scatter(e->comm, L->dw_g, &full, &shard, cstream(e), err));
-    TRY(tsl_exec_ph(e, PH_BWD, err));
-    return e->dev->axpy(e->dev, 1.0f, &shard, &L->grad, err);
+    TRY(scatter_add(e, L->dw_g, &e->sdp_grad, &e->sdp_shard, L->n_held, L->d->dw, &L->grad, err));
+    if (!L->ex.n_local)
+        return 0;
+    return scatter_add(e, L->edp_g, &e->sdp_egrad, &e->sdp_eshard, L->ex.n_held, L->d->edp,
+                       &L->ex.grad, err);
 }
 
 /* Layer k's backward from dout (in its output's layout) into dx (its input's). */
@@ -246,6 +287,9 @@ static int layer_back(tsl_exec_t *e, uint32_t k, tsl_exec_slot_t *s, const tsl_b
     if (W->d->sdp) {
         tsl_buf_t full = tsl_buf_view(&e->sdp_grad, 0, W->n_held * W->d->dw);
         TRY(e->dev->zero(e->dev, &full, err));
+        full = tsl_buf_view(&e->sdp_egrad, 0, L->ex.n_held * L->d->edp);
+        if (L->ex.n_local)
+            TRY(e->dev->zero(e->dev, &full, err));
     }
     if (L->d->ckpt) { /* recompute: the output is no longer needed, overwrite it */
         tsl_buf_t out = layer_out(e, s, k);
@@ -430,19 +474,28 @@ static int tie_sync(tsl_exec_t *e, tsl_err_t *err)
     return e->dev->copy(e->dev, &L->grad, &mine, err);
 }
 
+/* One optimizer step of a parameter vector (none: nothing). */
+static int step_one(tsl_exec_t *e, tsl_buf_t *p, tsl_buf_t *g, tsl_buf_t *master, tsl_buf_t *m,
+                    tsl_buf_t *v, tsl_err_t *err)
+{
+    if (!p->n)
+        return 0;
+    if (e->o.optim == TSL_EXEC_SGD)
+        return e->dev->sgd(e->dev, p, g, master, e->o.lr, err);
+    return e->dev->adam(e->dev, p, g, master, m, v, e->o.lr, 0.9f, 0.999f, 1e-8f, (int)e->step + 1,
+                        err);
+}
+
+/* Every layer's parameters (a head tied in the stage has none: its embedding steps),
+ * and a MoE layer's routed experts. */
 static int optimize(tsl_exec_t *e, tsl_err_t *err)
 {
     TRY(tie_sync(e, err));
     TRY(tsl_exec_ph(e, PH_OPT, err));
     for (uint32_t i = 0; i < e->r.n_layers; i++) {
         tsl_exec_xl_t *L = &e->L[i];
-        if (!L->n_held)
-            continue; /* a head tied in the stage: its embedding steps */
-        if (e->o.optim == TSL_EXEC_SGD)
-            TRY(e->dev->sgd(e->dev, &L->param, &L->grad, &L->master, e->o.lr, err));
-        else
-            TRY(e->dev->adam(e->dev, &L->param, &L->grad, &L->master, &L->m, &L->v, e->o.lr, 0.9f,
-                             0.999f, 1e-8f, (int)e->step + 1, err));
+        TRY(step_one(e, &L->param, &L->grad, &L->master, &L->m, &L->v, err));
+        TRY(step_one(e, &L->ex.param, &L->ex.grad, &L->ex.master, &L->ex.m, &L->ex.v, err));
     }
     return 0;
 }
@@ -457,6 +510,8 @@ static int start_step(tsl_exec_t *e, tsl_err_t *err)
         e->L[i].bwd_done = 0;
         if (e->L[i].n_held)
             TRY(e->dev->zero(e->dev, &e->L[i].grad, err));
+        if (e->L[i].ex.n_held)
+            TRY(e->dev->zero(e->dev, &e->L[i].ex.grad, err));
     }
     return e->dev->zero(e->dev, &e->loss, err);
 }
@@ -532,6 +587,33 @@ int tsl_exec_layer_set_param(tsl_exec_t *e, uint32_t i, const float *host, size_
     return e->L[i].master.ptr ? e->dev->upload(e->dev, &e->L[i].master, host, err) : 0;
 }
 
+int tsl_exec_expert_grad(tsl_exec_t *e, uint32_t i, float *host, size_t cap, size_t *n,
+                         tsl_err_t *err)
+{
+    if (i >= e->r.n_layers)
+        return tsl_err_set(err, "exec: no layer %u in a stage of %u", i, e->r.n_layers);
+    return fetch(e, &e->L[i].ex.grad, host, cap, n, err);
+}
+
+int tsl_exec_expert_param(tsl_exec_t *e, uint32_t i, float *host, size_t cap, size_t *n,
+                          tsl_err_t *err)
+{
+    if (i >= e->r.n_layers)
+        return tsl_err_set(err, "exec: no layer %u in a stage of %u", i, e->r.n_layers);
+    return fetch(e, &e->L[i].ex.param, host, cap, n, err);
+}
+
+int tsl_exec_expert_set_param(tsl_exec_t *e, uint32_t i, const float *host, size_t n,
+                              tsl_err_t *err)
+{
+    if (i >= e->r.n_layers || n != e->L[i].ex.param.n || !n)
+        return tsl_err_set(err, "exec: layer %u: %zu values for %zu routed experts' parameters", i,
+                           n, i < e->r.n_layers ? e->L[i].ex.param.n : 0);
+    tsl_exec_xl_t *L = &e->L[i];
+    TRY(e->dev->upload(e->dev, &L->ex.param, host, err));
+    return L->ex.master.ptr ? e->dev->upload(e->dev, &L->ex.master, host, err) : 0;
+}
+
 double tsl_exec_loss(const tsl_exec_t *e)
 {
     return e->last_loss;
@@ -548,8 +630,9 @@ static uint64_t state_bytes(const tsl_exec_t *e)
     uint64_t n = 0;
     for (uint32_t i = 0; i < e->r.n_layers; i++) {
         const tsl_exec_xl_t *L = &e->L[i];
-        const tsl_buf_t *b[] = {&L->param, &L->grad, &L->master, &L->m, &L->v};
-        for (size_t k = 0; k < 5; k++)
+        const tsl_buf_t *b[] = {&L->param,    &L->grad,    &L->master,    &L->m,    &L->v,
+                                &L->ex.param, &L->ex.grad, &L->ex.master, &L->ex.m, &L->ex.v};
+        for (size_t k = 0; k < sizeof(b) / sizeof(b[0]); k++)
             n += (uint64_t)b[k]->n * tsl_dtype_bytes(b[k]->dt);
     }
     return n;
