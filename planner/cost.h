@@ -158,8 +158,9 @@ typedef enum tsl_cost_mode {
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
  * so a plan cached under an older cost model is searched again, not served. */
 #define TSL_COST_MODEL_VERSION                                                                     \
-    9u /* 8: expert TP searched for MoE models; 9: TP collectives
-                                     under the backward's GEMMs (overlap_tp_dgrad) */
+    10u /* 8: expert TP searched for MoE models; 9: TP collectives
+                                     under the backward's GEMMs (overlap_tp_dgrad); 10: the
+                                     causal flash kernel's rate, the host floor re-measured */
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -205,6 +206,13 @@ typedef struct tsl_cost_knobs {
                                    dgrad all-reduce, default since 2021-09; with SP its
                                    dX reduce-scatter and input re-gather); false: exposed,
                                    as the forward's (docs/cost-model.md "TP in the backward") */
+    bool autocast;              /* PyTorch eager modules under torch.autocast(bfloat16) over
+                                   fp32 parameters (bench/torch_gpt_step.py, nanoGPT/HF-style
+                                   scripts): fp32 norms and residual stream with casts, the
+                                   weights cast every micro-batch, fp32 gradients (g = 4)
+                                   and no 16-bit weight copy for the step to write, an eager
+                                   unfused core with an fp32 softmax, the vocabulary as given
+                                   (no padding); docs/cost-model.md "Autocast" */
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */

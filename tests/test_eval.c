@@ -368,7 +368,7 @@ static void test_tied_head_by_hand(void)
 
 /* The eager host floor through eval (docs/cost-model.md "Host dispatch"): one
  * encoder layer of h 1024, 2 samples of 512 on an A100 issues 12 ops forward and
- * 20 backward; at 53.9 µs an op the host takes 646.8 µs and 1078 µs, more than
+ * 20 backward; at 57.2 µs an op the host takes 686.4 µs and 1144 µs, more than
  * the GPU's roofline (~0.2 / 0.4 ms), so the stage's forward is the host's; the
  * request's no_host_floor (a C executor) and PAPER mode price the GPU alone. */
 static void test_host_floor(void)
@@ -393,15 +393,15 @@ static void test_host_floor(void)
     tsl_gemm_eff_for_gpu(&dev.shape, "A100-80G", 312e12, 2039e9);
     double gf = tsl_roofline_layer_fwd_s(&dev, &m.layers[0], 2, 1, false, 0);
     double gb = tsl_roofline_layer_bwd_s(&dev, &m.layers[0], 2, 1, false, 0);
-    CHECK(gf < 646.8e-6 && gb < 1078e-6, "GPU %.1f / %.1f us", gf * 1e6, gb * 1e6);
-    CHECK_NEAR(eager.stages[0].fwd_s, 12 * 53.9e-6, 1e-12, "eager forward %.1f us",
+    CHECK(gf < 686.4e-6 && gb < 1144e-6, "GPU %.1f / %.1f us", gf * 1e6, gb * 1e6);
+    CHECK_NEAR(eager.stages[0].fwd_s, 12 * TSL_ROOFLINE_HOST_OP_S, 1e-12, "eager forward %.1f us",
                eager.stages[0].fwd_s * 1e6);
     CHECK_NEAR(gpu.stages[0].fwd_s, gf, 1e-12, "no floor: the GPU's %.1f us",
                gpu.stages[0].fwd_s * 1e6);
     CHECK_NEAR(paper.stages[0].fwd_s, gf, 1e-12, "paper: the GPU's");
     /* one micro-batch, one GPU: the iteration is forward + backward + optimizer */
-    CHECK_NEAR(eager.iter_time_s - gpu.iter_time_s, (12 + 20) * 53.9e-6 - gf - gb, 1e-9,
-               "the iteration carries the floor: %.1f us more",
+    CHECK_NEAR(eager.iter_time_s - gpu.iter_time_s, (12 + 20) * TSL_ROOFLINE_HOST_OP_S - gf - gb,
+               1e-9, "the iteration carries the floor: %.1f us more",
                (eager.iter_time_s - gpu.iter_time_s) * 1e6);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
