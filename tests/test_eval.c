@@ -407,6 +407,45 @@ static void test_host_floor(void)
     tsl_cluster_free(&c);
 }
 
+/* The request's no_dropout and autocast through eval: no_dropout prices the
+ * model with every layer's dropout removed (the same figures as that model given
+ * outright), and drops the dropout's 5 bytes per element and kernel per block;
+ * autocast prices the same plan slower, the plan records it, and its states hold
+ * 18 B per parameter. */
+static void test_request_dropout_autocast(void)
+{
+    tsl_model_t m, nd;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    one_layer_causal(&m, 1024, 16, true);
+    one_layer_causal(&nd, 1024, 16, true);
+    CHECK(tsl_model_set_no_dropout(&nd, &err) == 0 && nd.layers[0].no_dropout, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c, "1xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.no_host_floor = true;
+    tsl_plan_t g, with, without, outright, ac;
+    given_plan(&g, 1, 1, "single", 16, 1);
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &with, &err) == 0, "%s", err.msg);
+    CHECK(tsl_eval_plan(&nd, &c, &r, &g, &outright, &err) == 0, "%s", err.msg);
+    r.no_dropout = true;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &without, &err) == 0, "%s", err.msg);
+    CHECK(without.iter_time_s == outright.iter_time_s && without.peak_bytes == outright.peak_bytes,
+          "no_dropout: as the model without it");
+    CHECK(without.iter_time_s < with.iter_time_s && without.peak_bytes < with.peak_bytes,
+          "no_dropout: faster and smaller (%g < %g s)", without.iter_time_s, with.iter_time_s);
+    CHECK(!without.autocast, "bf16 unless asked");
+    r.autocast = true;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &ac, &err) == 0, "%s", err.msg);
+    CHECK(ac.autocast && ac.iter_time_s > without.iter_time_s, "autocast: %g s against %g",
+          ac.iter_time_s, without.iter_time_s);
+    CHECK(ac.stages[0].ms_bytes == 18 * m.layers[0].params, "autocast: 18 B/param (%llu)",
+          (unsigned long long)ac.stages[0].ms_bytes);
+    tsl_model_free(&nd);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 /* Mixtral-8x7B on 2x8xH100 as one NVLink domain: the search's best plan at ep 8 x
  * etp 2 with a padded capacity factor carries its expert layout and routing,
  * and eval reproduces its figures from the plan alone; dropping instead of
@@ -472,6 +511,7 @@ int main(void)
     test_one_layer_by_hand();
     test_causal_by_hand();
     test_host_floor();
+    test_request_dropout_autocast();
     test_tied_head_by_hand();
     test_refusals();
     test_moe_plan();

@@ -527,6 +527,95 @@ static void test_host_floor(void)
           "no bandwidth: the FLOP count alone, no floor");
 }
 
+/* torch.autocast (roofline.h, docs/cost-model.md "Autocast"): a GPT-2 medium layer
+ * (h 1024, a 16, s 1024, causal, biases, no dropout) for 16 samples, T = 16384
+ * tokens, on the H100, by hand against the same layer priced bf16:
+ *   norm + residual: 2 × 24 B against 2 × 10 B per token and h forward, 2 × 44 B
+ *   against 1.5 × 2 × 10 B backward, 3 kernels per block against 2 forward, 5
+ *   against 2 backward;
+ *   weight casts: 6 B per parameter each way (12h² + 13h, norms in), 8 kernels;
+ *   fused core: unchanged; unfused core, per score (a·s²·16 = 2^28): 24 + 8 (the
+ *   mask's clone and fill) against 4 forward, 28 + 8 against 1.5 × 4 backward, 6
+ *   kernels against 1;
+ *   host ops: unchanged (the floor's figure lumps autocast's). */
+static void test_autocast(void)
+{
+    tsl_roofline_dev_t d, ac;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    ac = d;
+    ac.autocast = true;
+    tsl_layer_t l = layer(1024, 1024, 16), un;
+    l.causal = true;
+    l.no_dropout = true;
+    un = l;
+    un.unfused_attn = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0 && tsl_layer_derive(&un, &err) == 0, "%s", err.msg);
+    double W = 0.8 * 3350e9, L = TSL_ROOFLINE_LAUNCH_S, hT = 1024.0 * 16384;
+    double P = 12.0 * 1024 * 1024 + 13.0 * 1024;
+    CHECK(l.params == (uint64_t)P, "layer parameters %llu", (unsigned long long)l.params);
+    double fwd = ((48.0 - 20.0) * hT + 6.0 * P) / W + (2 + 8) * L;
+    double bwd = ((88.0 - 30.0) * hT + 6.0 * P) / W + (6 + 8) * L;
+    CHECK_NEAR(fwd, 243.49e-6, 1e-4, "by hand: forward + %.2f us", fwd * 1e6);
+    CHECK_NEAR(bwd, 447.29e-6, 1e-4, "by hand: backward + %.2f us", bwd * 1e6);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&ac, &l, 16, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 0),
+               fwd, 1e-9, "forward: autocast's bytes");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&ac, &l, 16, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&d, &l, 16, 1, false, 0),
+               bwd, 1e-9, "backward: autocast's bytes");
+    double E = 16.0 * 1024 * 1024 * 16;
+    double core_f = (32.0 - 4.0) * E / W + 5 * L, core_b = (36.0 - 6.0) * E / W + 5 * L;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&ac, &un, 16, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &un, 16, 1, false, 0),
+               fwd + core_f, 1e-9, "unfused forward: + %.1f us on the scores", core_f * 1e6);
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&ac, &un, 16, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&d, &un, 16, 1, false, 0),
+               bwd + core_b, 1e-9, "unfused backward: + %.1f us on the scores", core_b * 1e6);
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&ac, &un, 16, 1) - tsl_roofline_core_fwd_s(&d, &un, 16, 1),
+               core_f, 1e-9, "the recomputed core too");
+    ac.host_op_s = d.host_op_s = 1.0;
+    CHECK(tsl_roofline_layer_fwd_s(&ac, &l, 1, 1, false, 0) == 10 &&
+              tsl_roofline_layer_bwd_s(&ac, &l, 1, 1, false, 0) == 18,
+          "host ops: 10 / 18 without dropout, autocast or not");
+    /* activations kept beyond bf16's: each norm's fp32 input (+2 B per element,
+     * two norms), the unfused core's fp32 softmax beside its bf16 copy (6 B per
+     * score against 2) */
+    double repl, score;
+    tsl_roofline_autocast_act(&l, &repl, &score);
+    CHECK(repl == 4.0 * 1024 * 1024 && score == 0, "fused: %g / %g", repl, score);
+    tsl_roofline_autocast_act(&un, &repl, &score);
+    CHECK(un.act_score_bytes == 2ull * 16 * 1024 * 1024 && score == 4.0 * 16 * 1024 * 1024,
+          "unfused: %g B per sample more", score);
+}
+
+/* An LM head whose V/t rows are not 16-byte aligned (an unpadded GPT-2
+ * vocabulary, 50257) runs its three GEMMs at TSL_ROOFLINE_UNALIGNED_GEMM × their
+ * aligned time; the padded 50304 does not (roofline.h). */
+static void test_unaligned_head(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_layer_t l;
+    memset(&l, 0, sizeof(l));
+    l.kind = TSL_LAYER_HEAD;
+    l.seq_len = l.hidden = 1024;
+    l.vocab = 50257;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    double T = 16384, ce_f = 22.0 * 50257 * T / (0.8 * 3350e9), L = TSL_ROOFLINE_LAUNCH_S;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 50257),
+               3.0 * tsl_roofline_gemm_s(&d, T, 50257, 1024, 1) + ce_f + 3 * L, 1e-12,
+               "unaligned: 3 x the logits GEMM");
+    double ce_p = 22.0 * 50304 * T / (0.8 * 3350e9);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 50304),
+               tsl_roofline_gemm_s(&d, T, 50304, 1024, 1) + ce_p + 3 * L, 1e-12, "padded: aligned");
+    CHECK(tsl_roofline_layer_wgrad_frac(&d, &l, 16, 1, false, 50257) > 0.3,
+          "the slower dW stays the W pass's");
+}
+
 /* Issue 22: a GEMM on the H200 priced at its built-in figures, by hand. H200:
  * 989e12 peak, e_max 0.777, 132 SMs, 4800 GB/s: k_half = 0.705 · 989e12 / 4800e9
  * = 145.259375. 4096³: 32·32 = 1024 tiles ≥ 132 SMs, depth 4096/4241.259375 =
@@ -659,5 +748,7 @@ int main(void)
     test_flash();
     test_loss();
     test_host_floor();
+    test_autocast();
+    test_unaligned_head();
     return CHECK_DONE();
 }
