@@ -156,11 +156,11 @@ typedef enum tsl_cost_mode {
 } tsl_cost_mode_t;
 
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
- * so a plan cached under an older cost model is searched again, not served. */
-#define TSL_COST_MODEL_VERSION                                                                     \
-    10u /* 8: expert TP searched for MoE models; 9: TP collectives
-                                     under the backward's GEMMs (overlap_tp_dgrad); 10: the
-                                     causal flash kernel's rate, the host floor re-measured */
+ * so a plan cached under an older cost model is searched again, not served.
+ * 8: expert TP searched for MoE models; 9: TP collectives under the backward's
+ * GEMMs (overlap_tp_dgrad); 10: the causal flash kernel's rate, the host floor
+ * re-measured on the step as it ran. */
+#define TSL_COST_MODEL_VERSION 10u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
