@@ -226,6 +226,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
                 tsl_fp8_recipe_name(fp8) ? tsl_fp8_recipe_name(fp8) : "?");
     else
         fputs("  precision: bf16\n", out);
+    if (json_is_true(json_object_get(plan, "autocast")))
+        fputs("  autocast:  torch.autocast over fp32 parameters: fp32 norms and residual "
+              "stream, weight casts, fp32 gradients, the vocabulary unpadded\n",
+              out);
     fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));
     print_reserve(out, json_object_get(doc, "request"));
