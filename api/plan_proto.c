@@ -124,6 +124,13 @@ static int read_plan_schedule(const read_plan_ctx_t *x, Tessel__V1__PlanFigures 
     return (f->schedule = tsl_arena_strdup(x->a, sc[0] ? sc : "1F1B")) ? 0 : -1;
 }
 
+/* The module names as the PlanFigures bitmask (recompute.h's bit order). */
+static int read_plan_recompute_modules(const read_plan_ctx_t *x, Tessel__V1__PlanFigures *f)
+{
+    f->recompute_modules = tsl_recompute_of_json(json_object_get(x->o, "recompute_modules"));
+    return 0;
+}
+
 static int read_plan_slicer(const read_plan_ctx_t *x, Tessel__V1__PlanFigures *f)
 {
     const json_t *sl = json_object_get(x->o, "slicer");
@@ -401,6 +408,12 @@ static void write_plan_schedule(json_t *o, const Tessel__V1__PlanFigures *f)
 {
     const char *sc = f->schedule && f->schedule[0] ? f->schedule : "1F1B";
     json_object_set_new(o, "schedule", json_string(sc));
+}
+
+static void write_plan_recompute_modules(json_t *o, const Tessel__V1__PlanFigures *f)
+{
+    if (f->recompute_modules)
+        json_object_set_new(o, "recompute_modules", tsl_recompute_json(f->recompute_modules));
 }
 
 static void write_plan_slicer(json_t *o, const Tessel__V1__PlanFigures *f)

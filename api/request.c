@@ -33,11 +33,11 @@ static const field_ref_t fields[] = {
 
 static ProtobufCType proto_type(tsl_request_kind_t k)
 {
-    return k == TSL_REQUEST_KIND_BOOL     ? PROTOBUF_C_TYPE_BOOL
-           : k == TSL_REQUEST_KIND_UINT   ? PROTOBUF_C_TYPE_UINT32
-           : k == TSL_REQUEST_KIND_TARGET ? PROTOBUF_C_TYPE_ENUM
-           : k == TSL_REQUEST_KIND_REAL   ? PROTOBUF_C_TYPE_DOUBLE
-                                          : PROTOBUF_C_TYPE_UINT64;
+    return k == TSL_REQUEST_KIND_BOOL                                    ? PROTOBUF_C_TYPE_BOOL
+           : k == TSL_REQUEST_KIND_UINT || k == TSL_REQUEST_KIND_MODULES ? PROTOBUF_C_TYPE_UINT32
+           : k == TSL_REQUEST_KIND_TARGET                                ? PROTOBUF_C_TYPE_ENUM
+           : k == TSL_REQUEST_KIND_REAL                                  ? PROTOBUF_C_TYPE_DOUBLE
+                                                                         : PROTOBUF_C_TYPE_UINT64;
 }
 
 /* The field's descriptor when msg's type has it with the right type and label. */
@@ -62,7 +62,8 @@ void tsl_request_from_proto(const ProtobufCMessage *msg, tsl_request_t *r)
         char *dst = (char *)r + fields[i].offset;
         switch (fields[i].kind) {
         case TSL_REQUEST_KIND_BOOL: *(bool *)dst = *(const protobuf_c_boolean *)src != 0; break;
-        case TSL_REQUEST_KIND_UINT: memcpy(dst, src, sizeof(uint32_t)); break;
+        case TSL_REQUEST_KIND_UINT:
+        case TSL_REQUEST_KIND_MODULES: memcpy(dst, src, sizeof(uint32_t)); break;
         case TSL_REQUEST_KIND_BYTES: memcpy(dst, src, sizeof(uint64_t)); break;
         case TSL_REQUEST_KIND_TARGET: *(uint32_t *)dst = (uint32_t) * (const int *)src; break;
         case TSL_REQUEST_KIND_REAL: memcpy(dst, src, sizeof(double)); break;
@@ -80,7 +81,8 @@ void tsl_request_to_proto(const tsl_request_t *r, ProtobufCMessage *msg)
         const char *src = (const char *)r + fields[i].offset;
         switch (fields[i].kind) {
         case TSL_REQUEST_KIND_BOOL: *(protobuf_c_boolean *)dst = *(const bool *)src; break;
-        case TSL_REQUEST_KIND_UINT: memcpy(dst, src, sizeof(uint32_t)); break;
+        case TSL_REQUEST_KIND_UINT:
+        case TSL_REQUEST_KIND_MODULES: memcpy(dst, src, sizeof(uint32_t)); break;
         case TSL_REQUEST_KIND_BYTES: memcpy(dst, src, sizeof(uint64_t)); break;
         case TSL_REQUEST_KIND_TARGET: *(int *)dst = (int)*(const uint32_t *)src; break;
         case TSL_REQUEST_KIND_REAL: memcpy(dst, src, sizeof(double)); break;
@@ -379,13 +381,14 @@ static char *request_json(const Tessel__V1__PlanRequest *req, const tsl_request_
         if (!proto_field(req->base.descriptor, &fields[i]))
             continue;
         const char *p = (const char *)&r + fields[i].offset;
-        json_t *v =
-            fields[i].kind == TSL_REQUEST_KIND_BOOL ? json_boolean(*(const bool *)p)
-            : fields[i].kind == TSL_REQUEST_KIND_UINT || fields[i].kind == TSL_REQUEST_KIND_TARGET
-                ? json_integer(*(const uint32_t *)p)
-            : fields[i].kind == TSL_REQUEST_KIND_REAL
-                ? json_real(*(const double *)p)
-                : json_integer((json_int_t) * (const uint64_t *)p);
+        json_t *v = fields[i].kind == TSL_REQUEST_KIND_BOOL ? json_boolean(*(const bool *)p)
+                    : fields[i].kind == TSL_REQUEST_KIND_UINT ||
+                            fields[i].kind == TSL_REQUEST_KIND_TARGET ||
+                            fields[i].kind == TSL_REQUEST_KIND_MODULES
+                        ? json_integer(*(const uint32_t *)p)
+                    : fields[i].kind == TSL_REQUEST_KIND_REAL
+                        ? json_real(*(const double *)p)
+                        : json_integer((json_int_t) * (const uint64_t *)p);
         json_object_set_new(o, fields[i].proto, v);
     }
     char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);

@@ -4,17 +4,22 @@
 # /usr/local/cuda). Needs no gRPC, SQLite or jansson: builds the planner and
 # worker/exec directly with gcc and nvcc, then
 #   1. the cuda ops against the cpu ops on a small layer stack (forward loss and every
-#      gradient within bf16 tolerance), a mixture-of-experts layer in it, and the MoE
-#      device ops alone: tests/test_exec_cuda.c;
+#      gradient within bf16 tolerance), a mixture-of-experts layer and a DeepSeek-like
+#      one (latent attention, V3's router, a gated shared expert) in it, the MoE device
+#      ops alone and the latent-attention and routing ops alone: tests/test_exec_cuda.c;
 #   2. 1-GPU timings of GPT block stacks (with and without checkpointing; with a 50k
 #      vocabulary, untied and tied with learned positions; fused and unfused attention
-#      at seq 2048), of a Llama-like stack (SwiGLU, RMSNorm, no biases, 8 K/V heads)
-#      and of a Mixtral-like MoE stack (8 experts, top 2, EP 1);
+#      at seq 2048), of a Llama-like stack (SwiGLU, RMSNorm, no biases, 8 K/V heads),
+#      of a Mixtral-like MoE stack (8 experts, top 2, EP 1) and of DeepSeek-like ones:
+#      V2-Lite's shape (latent attention without a query latent, 64 experts top 6, 2
+#      shared) and a V3-like one (a query latent, sigmoid router with a correction bias,
+#      8 groups top 4, normalised, x 2.5);
 #   3. with 2 or more GPUs: dp = all GPUs over NCCL, one process per GPU; then pp 2 on
 #      two GPUs, plain and interleaved 1F1B (--interleave 2; it needs pp >= 2, so it
 #      has no one-GPU row); then the MoE stack at dp = all GPUs, EP 1 and EP = all GPUs
 #      (the dispatch and combine all-to-alls over NCCL), its loss printed beside the
-#      one-GPU run's of the same global batch.
+#      one-GPU run's of the same global batch; the same for the V3-like latent-attention
+#      stack at tp 2 (its latents' gradients all-reduced) and at dp = all GPUs, EP all.
 #   4. the profiler (tessel-worker profile --backend cuda, built on the same device and
 #      comm ops): a quick profile with the executor's fused attention (the default)
 #      and one with --unfused-attn, each checked for its blocks and its notes, and the
@@ -54,6 +59,9 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader ||
 echo "== 1. cuda ops vs cpu ops (small layer stack, bf16 tolerance)"
 "$B/test_exec_cuda"
 
+# DeepSeek-V3's attention and router at a fifth of its width: 16 heads of 128 + 64 / 128,
+# latents 1536 and 512; 64 experts of 512, top 8, in 8 groups (top 4), one shared.
+MLA3="--llama --heads 16 --hidden 2048 --q-lora 1536 --kv-lora 512 --qk-nope 128 --qk-rope 64 --v-head 128 --ffn 512 --experts 64 --top-k 8 --shared-experts 1 --router sigmoid --router-bias --router-groups 8 --router-topk-groups 4 --norm-topk --routed-scale 2.5 --seq 2048 --layers 4"
 echo "== 2. one GPU: GPT block stack, bf16, Adam (medians of 10 iterations after 3)"
 printf '%-72s %s\n' "shape" "report"
 for cfg in "--layers 8 --hidden 1024 --heads 16 --seq 1024 --mbs 8 --micro 2" \
@@ -63,7 +71,9 @@ for cfg in "--layers 8 --hidden 1024 --heads 16 --seq 1024 --mbs 8 --micro 2" \
            "--layers 4 --hidden 4096 --heads 32 --seq 2048 --mbs 1 --micro 4 --vocab 50304 --positions 2048 --tied" \
            "--layers 4 --hidden 4096 --heads 32 --seq 2048 --mbs 1 --micro 4 --vocab 50304 --unfused-attn" \
            "--llama --kv-heads 8 --heads 32 --hidden 4096 --ffn 11008 --seq 2048 --layers 4 --mbs 1 --micro 4" \
-           "--llama --kv-heads 8 --heads 32 --hidden 2048 --ffn 2048 --experts 8 --top-k 2 --seq 2048 --layers 4 --mbs 1 --micro 4"; do
+           "--llama --kv-heads 8 --heads 32 --hidden 2048 --ffn 2048 --experts 8 --top-k 2 --seq 2048 --layers 4 --mbs 1 --micro 4" \
+           "--llama --heads 16 --hidden 2048 --kv-lora 512 --qk-nope 128 --qk-rope 64 --v-head 128 --ffn 1408 --experts 64 --top-k 6 --shared-experts 2 --seq 2048 --layers 4 --mbs 1 --micro 4" \
+           "$MLA3 --mbs 1 --micro 4"; do
     # shellcheck disable=SC2086
     out=$("$B/tessel-exec-run" --devops cuda $cfg --warmup 3 --iters 10 2>&1 | tail -1)
     printf '%-72s %s\n' "$(echo "$cfg" | sed 's/--//g')" "$out"
@@ -109,6 +119,26 @@ if [ "$n" -ge 2 ]; then
             # shellcheck disable=SC2086
             "$B/tessel-exec-run" --devops cuda --comm nccl --rank "$r" --device "$r" --nccl-id "$id" \
                 $moe --mbs "$n" --dp "$n" --ep "$ep" --json &
+            r=$((r + 1))
+        done
+        wait
+    done
+    echo "== 3d. DeepSeek-V3-like latent attention + MoE over NCCL (sgd, same batch: compare the losses)"
+    mla="$MLA3 --micro 2 --sgd --lr 0 --warmup 1 --iters 3"
+    # shellcheck disable=SC2086
+    echo "-- one GPU, mbs $n: $("$B/tessel-exec-run" --devops cuda $mla --mbs "$n" --json | tail -1)"
+    for par in "--tp 2 --dp $((n / 2)) --ep $n" "--dp $n --ep $n"; do
+        if [ $((n % 2)) -ne 0 ] || [ $((64 % n)) -ne 0 ]; then
+            echo "-- $par: $n GPUs do not split it: skipped"
+            continue
+        fi
+        echo "-- $par"
+        rm -f "$id"
+        r=0
+        while [ "$r" -lt "$n" ]; do
+            # shellcheck disable=SC2086
+            "$B/tessel-exec-run" --devops cuda --comm nccl --rank "$r" --device "$r" --nccl-id "$id" \
+                $mla --mbs "$n" $par --json &
             r=$((r + 1))
         done
         wait

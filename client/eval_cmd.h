@@ -37,10 +37,16 @@ typedef struct tsl_eval_opts {
     bool no_fp32_master, overlap_grad_reduce, no_overlap_grad_reduce, overlap_param_gather;
     /* --[no-]overlap-tp-dgrad: the request's overlap_tp_dgrad / no_overlap_tp_dgrad */
     bool overlap_tp_dgrad, no_overlap_tp_dgrad;
+    bool bf16_moments;   /* --bf16-moments: the request's bf16_moments */
+    bool recompute_core; /* --recompute-modules names core_attn: --ckpt selective */
     /* --fp8 RECIPE / --no-fp8: the request's fp8_recipe / no_fp8 (tsl_fp8_recipe_t) */
     uint32_t fp8_recipe;
     bool no_fp8;
+    bool fp8_param_gather; /* --fp8-param-gather: the given plan's fp8_param_gather */
+    /* --moe-bf16-experts, --moe-fp8-dispatch: the request's fields of those names */
+    bool moe_bf16_experts, moe_fp8_dispatch;
     double moe_imbalance; /* --moe-imbalance X: the request's moe_imbalance (0: the plan's) */
+    uint32_t vp_group;    /* --vp-group N: the request's vp_group (0: the plan's, else pp) */
     bool no_search;
     bool local; /* --local: run here even when a server is named */
 } tsl_eval_opts_t;

@@ -99,14 +99,31 @@ static int plan_of_strategy(const tsl_eval_opts_t *eo, const tsl_model_t *m, uin
     return 0;
 }
 
-static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
-                      tsl_err_t *err)
+static int given_plan_of(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
+                         tsl_err_t *err)
 {
     if (in->doc)
         return tsl_eval_plan_of_json(in->doc, in->given, err);
     if (eo->strategy)
         return plan_of_strategy(eo, &in->model, in->cluster.n_devices, in->given, err);
     return tsl_eval_cfg_plan(cfg, &in->model, in->cluster.n_devices, in->given, err);
+}
+
+/* The given plan; --fp8-param-gather sets its fp8_param_gather (and the plan
+ * document's, which the remote mode sends as given): priced where the plan or
+ * --fp8 runs FP8. */
+static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
+                      tsl_err_t *err)
+{
+    if (given_plan_of(eo, cfg, in, err) != 0)
+        return -1;
+    if (eo->fp8_param_gather) {
+        in->given->fp8_param_gather = true;
+        json_t *p = json_object_get(in->doc, "plan") ? json_object_get(in->doc, "plan") : in->doc;
+        if (json_is_object(p))
+            json_object_set_new(p, "fp8_param_gather", json_true());
+    }
+    return 0;
 }
 
 static int load_cluster(const tsl_eval_opts_t *eo, const char *cluster_json, tsl_cluster_t *c,
@@ -174,6 +191,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->no_host_floor = eo->no_host_floor;
     r->grad_reduce_bytes = eo->grad_reduce_bytes;
     r->no_fp32_master = eo->no_fp32_master;
+    r->bf16_moments = eo->bf16_moments;
     r->overlap_grad_reduce = eo->overlap_grad_reduce;
     r->no_overlap_grad_reduce = eo->no_overlap_grad_reduce;
     r->overlap_param_gather = eo->overlap_param_gather;
@@ -182,6 +200,9 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->fp8_recipe = eo->fp8_recipe;
     r->no_fp8 = eo->no_fp8;
     r->moe_imbalance = eo->moe_imbalance;
+    r->moe_bf16_experts = eo->moe_bf16_experts;
+    r->moe_fp8_dispatch = eo->moe_fp8_dispatch;
+    r->vp_group = eo->vp_group;
 }
 
 int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)

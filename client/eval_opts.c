@@ -16,9 +16,11 @@ static const char eval_usage[] =
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
     "                      [--unfused-attn] [--no-dropout] [--autocast]\n"
     "                      [--paper-cost] [--no-host-floor]\n"
-    "                      [--grad-reduce-bytes N] [--no-fp32-master]\n"
+    "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
-    "                      [--fp8 RECIPE | --no-fp8] [--moe-imbalance X]\n"
+    "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather]\n"
+    "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
+    "                      [--vp-group N]\n"
     "                      [--[no-]overlap-tp-dgrad]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
@@ -63,6 +65,12 @@ static const char eval_usage[] =
     "  --moe-capacity-factor C [--moe-pad-to-capacity]\n"
     "                      an expert takes at most C x a rank's mean routed tokens,\n"
     "                      the rest dropped (or every expert padded to it)\n"
+    "  --schedule NAME     1f1b (the default; interleaved with --interleave), zbh1,\n"
+    "                      zbv or dualpipev (docs/cost-model.md)\n"
+    "  --recompute-modules LIST\n"
+    "                      Megatron-LM's selective recompute of these modules on\n"
+    "                      every Transformer layer: core_attn (as --ckpt selective),\n"
+    "                      moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts\n"
     "  --layers-per-stage A,B,...\n"
     "                      layers of each stage, embedding and head included\n"
     "                      (default: balanced by FLOPs, as the search starts)\n"
@@ -106,6 +114,8 @@ static const char eval_usage[] =
     "                      gradient bytes in the buffer and the DP/SDP reduce: 2\n"
     "                      (bf16/fp16) or 4 (fp32 main gradients)\n"
     "  --no-fp32-master    no fp32 master weights: 16-bit Adam states\n"
+    "  --bf16-moments      Adam's moments in bf16 beside fp32 master weights\n"
+    "                      (Megatron-LM's precision-aware optimizer)\n"
     "  --overlap-grad-reduce, --no-overlap-grad-reduce\n"
     "                      the DP gradient reduce under the backward, or after it\n"
     "  --overlap-param-gather\n"
@@ -119,8 +129,17 @@ static const char eval_usage[] =
     "                      blockwise or mxfp8 (docs/cost-model.md \"FP8\"); refused\n"
     "                      on GPUs without FP8 tensor cores\n"
     "  --no-fp8            bf16 GEMMs, whatever the imported plan says\n"
+    "  --fp8-param-gather  with FP8: the weights themselves in FP8, all-gathered in\n"
+    "                      FP8 (Megatron-LM --fp8-param-gather)\n"
     "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
     "                      mean tokens (default: the plan's, else 1, an even split)\n"
+    "  --moe-bf16-experts  with FP8: the routed experts' grouped GEMMs in bf16\n"
+    "                      (torchtitan without its grouped-experts converter)\n"
+    "  --moe-fp8-dispatch  with FP8 experts: the dispatch all-to-all (and the\n"
+    "                      combine's gradient) in FP8, as DeepSeek-V3\n"
+    "  --vp-group N        interleaved plans: N micro-batches per group of Megatron-LM's\n"
+    "                      schedule (--microbatch-group-size-per-virtual-pipeline-stage;\n"
+    "                      default: the plan's, else pp; pp <= N <= micro-batches)\n"
     "\n"
     "  --no-search         do not run the search to compare with\n"
     "  --server ADDR       evaluate in tesseld at ADDR (also before `eval`, or\n"
@@ -151,6 +170,9 @@ enum {
     OPT_CAPACITY,
     OPT_PAD,
     OPT_IMBALANCE,
+    OPT_SCHEDULE,
+    OPT_RECOMPUTE_MODULES,
+    OPT_BF16_MOMENTS,
     OPT_INTERLEAVE,
     OPT_LPS,
     OPT_STRATEGY,
@@ -177,6 +199,10 @@ enum {
     OPT_NO_OVERLAP_TP,
     OPT_FP8,
     OPT_NO_FP8,
+    OPT_FP8_PARAM_GATHER,
+    OPT_MOE_BF16,
+    OPT_MOE_FP8_DISPATCH,
+    OPT_VP_GROUP,
 };
 
 static const struct option eval_long[] = {
@@ -204,6 +230,9 @@ static const struct option eval_long[] = {
     {"moe-capacity-factor", required_argument, 0, OPT_CAPACITY},
     {"moe-pad-to-capacity", no_argument, 0, OPT_PAD},
     {"moe-imbalance", required_argument, 0, OPT_IMBALANCE},
+    {"schedule", required_argument, 0, OPT_SCHEDULE},
+    {"recompute-modules", required_argument, 0, OPT_RECOMPUTE_MODULES},
+    {"bf16-moments", no_argument, 0, OPT_BF16_MOMENTS},
     {"interleave", required_argument, 0, OPT_INTERLEAVE},
     {"layers-per-stage", required_argument, 0, OPT_LPS},
     {"strategy", required_argument, 0, OPT_STRATEGY},
@@ -229,6 +258,10 @@ static const struct option eval_long[] = {
     {"no-overlap-tp-dgrad", no_argument, 0, OPT_NO_OVERLAP_TP},
     {"fp8", required_argument, 0, OPT_FP8},
     {"no-fp8", no_argument, 0, OPT_NO_FP8},
+    {"fp8-param-gather", no_argument, 0, OPT_FP8_PARAM_GATHER},
+    {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
+    {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
+    {"vp-group", required_argument, 0, OPT_VP_GROUP},
     {0, 0, 0, 0},
 };
 
@@ -260,6 +293,26 @@ static int parse_ckpt(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
     else
         return tsl_err_set(err, "ckpt: '%s' is not full, selective or none", text);
     return 0;
+}
+
+/* --schedule NAME: the names plan documents use (pipesim.h). */
+static int parse_schedule(const char *text, tsl_eval_cfg_t *cfg, tsl_err_t *err)
+{
+    int sc = tsl_pipesim_sched_parse(text);
+    if (sc < 0)
+        return tsl_err_set(err, "schedule: '%s' is not 1f1b, interleaved, zbh1, zbv or dualpipev",
+                           text);
+    cfg->schedule = (uint32_t)sc;
+    return 0;
+}
+
+/* --recompute-modules LIST: core_attn is the attention core's selective
+ * recompute (--ckpt selective, applied by check_sources), the rest the plan's
+ * modules. */
+static int parse_modules(const char *text, tsl_eval_opts_t *eo, tsl_err_t *err)
+{
+    return tsl_recompute_modules_parse(text, &eo->cfg.knobs.recompute_modules, &eo->recompute_core,
+                                       err);
 }
 
 /* The plan flags; 0 applied, 1 not one. */
@@ -297,6 +350,8 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         return tsl_parse_double("moe-capacity-factor", optarg, 1e-6, 64, &c->knobs.moe_capacity,
                                 err);
     case OPT_PAD: c->knobs.moe_pad = true; return 0;
+    case OPT_SCHEDULE: return parse_schedule(optarg, c, err);
+    case OPT_RECOMPUTE_MODULES: return parse_modules(optarg, eo, err);
     case OPT_INTERLEAVE: return tsl_parse_u32("interleave", optarg, 1, 64, &c->interleave, err);
     case OPT_LPS: return parse_counts(optarg, c, err);
     case OPT_STRATEGY: eo->strategy = optarg; return 0;
@@ -334,6 +389,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
             return tsl_err_set(err, "grad-reduce-bytes: 3 is not 2 (bf16) or 4 (fp32)");
         return 0;
     case OPT_NO_MASTER: eo->no_fp32_master = true; return 0;
+    case OPT_BF16_MOMENTS: eo->bf16_moments = true; return 0;
     case OPT_OVERLAP_GRAD: eo->overlap_grad_reduce = true; return 0;
     case OPT_NO_OVERLAP_GRAD: eo->no_overlap_grad_reduce = true; return 0;
     case OPT_OVERLAP_PARAM: eo->overlap_param_gather = true; return 0;
@@ -348,15 +404,27 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         return 0;
     }
     case OPT_NO_FP8: eo->no_fp8 = true; return 0;
+    case OPT_FP8_PARAM_GATHER: eo->fp8_param_gather = true; return 0;
+    case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
+    case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
     case OPT_IMBALANCE:
         return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
+    case OPT_VP_GROUP: return tsl_parse_u32("vp-group", optarg, 1, 4096, &eo->vp_group, err);
     default: return plan_flag(opt, eo, err);
     }
 }
 
 /* Exactly one way of giving the plan. */
-static int check_sources(const tsl_eval_opts_t *eo)
+static int check_sources(tsl_eval_opts_t *eo)
 {
+    if (eo->recompute_core && eo->cfg.ckpt == TSL_EVAL_CKPT_FULL) {
+        fputs("tesselctl: eval: --recompute-modules core_attn with --ckpt full: Megatron-LM "
+              "recomputes modules under selective granularity only\n",
+              stderr);
+        return TSL_EXIT_USAGE;
+    }
+    if (eo->recompute_core)
+        eo->cfg.ckpt = TSL_EVAL_CKPT_SELECTIVE;
     if (eo->overlap_grad_reduce && eo->no_overlap_grad_reduce) {
         fputs("tesselctl: eval: --overlap-grad-reduce and --no-overlap-grad-reduce: one or "
               "the other\n",

@@ -113,6 +113,8 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
     case TSL_REQUEST_KIND_TARGET: return tsl_target_parse(arg, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_REAL:
         return tsl_parse_double(o->flag, arg, o->min, o->max, (double *)field, err);
+    case TSL_REQUEST_KIND_MODULES:
+        return tsl_recompute_modules_parse(arg, (uint32_t *)field, NULL, err);
     }
     return 1;
 }

@@ -125,6 +125,38 @@ static bool zero_bubble(json_t *plan)
     return strcmp(sc, "zbh1") == 0 || strcmp(sc, "zbv") == 0;
 }
 
+/* DeepSeek-V3's DualPipeV (docs/cost-model.md "DualPipeV"). */
+static bool dualpipev(json_t *plan)
+{
+    return strcmp(str(plan, "schedule"), "dualpipev") == 0;
+}
+
+/* What the plan recomputes beside full CKPT and the attention core (the layers'
+ * +ckpt / +selckpt), and Adam's moments in bf16 (docs/cost-model.md "Recompute of
+ * named modules", "Precision and overlap"). */
+static void print_recompute(FILE *out, json_t *plan)
+{
+    json_t *mods = json_object_get(plan, "recompute_modules"), *m;
+    size_t i;
+    if (json_array_size(mods) > 0) {
+        fputs("  recompute: modules", out);
+        json_array_foreach(mods, i, m)
+        {
+            if (json_is_string(m))
+                fprintf(out, "%s %s", i ? "," : "", json_string_value(m));
+            else
+                fprintf(out, "%s (unknown: %lld)", i ? "," : "", (long long)json_integer_value(m));
+        }
+        fputs(" on every layer without +ckpt, again in the backward (Megatron-LM's "
+              "--recompute-modules)\n",
+              out);
+    }
+    if (json_is_true(json_object_get(plan, "bf16_moments")))
+        fputs("  moments:   Adam's moments in bf16 beside fp32 master weights (12 bytes of "
+              "states per parameter with 16-bit gradients)\n",
+              out);
+}
+
 /* Context parallelism (docs/cost-model.md "Context parallelism"): the degree and
  * exchange, and for the best plan why the search took that degree. */
 static void print_cp(FILE *out, json_t *plan, json_t *doc)
@@ -186,6 +218,7 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
             pp, pp == 1 ? "" : "s", integer(plan, "global_batch"), integer(plan, "n_micro"),
             integer(plan, "n_micro") == 1 ? "" : "es", integer(plan, "micro_batch"),
             pp > 1 && zero_bubble(plan)    ? "zero-bubble"
+            : pp > 1 && dualpipev(plan)    ? "DualPipeV"
             : pp > 1                       ? "1F1B"
             : integer(plan, "n_micro") > 1 ? "gradient accumulation"
                                            : "one step");
@@ -198,12 +231,21 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
                                                           : "ZB-H1",
                 tsl_format_seconds(num(plan, "iter_time_1f1b_s"), t1, sizeof t1));
     }
+    if (dualpipev(plan))
+        fputs("  schedule:  DualPipeV, 2 chunks per stage in a V, one micro-batch's forward "
+              "overlapped with another's backward (DeepSeek-V3)\n",
+              out);
     if (integer(plan, "interleave") > 1)
         fprintf(out,
                 "  interleave: %lld model chunks per stage (interleaved 1F1B: bubble / %lld, "
                 "p2p x %lld)\n",
                 integer(plan, "interleave"), integer(plan, "interleave"),
                 integer(plan, "interleave"));
+    if (integer(plan, "vp_group") > 0)
+        fprintf(out,
+                "  vp group:  %lld micro-batches per group of the interleaved schedule "
+                "(Megatron-LM's default: pp, %lld)\n",
+                integer(plan, "vp_group"), integer(plan, "pp"));
     char it[32];
     fprintf(out, "  predicted: %s/iteration, %.2f samples/s, %.0f tokens/s\n",
             tsl_format_seconds(num(plan, "iter_time_s"), it, sizeof it), num(plan, "samples_per_s"),
@@ -219,17 +261,27 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
                 "stage 0 and stage %lld (its copy in the last stage), before their steps\n",
                 tsl_format_seconds(num(plan, "tie_s"), it, sizeof it), pp - 1);
     uint32_t fp8 = (uint32_t)integer(plan, "fp8_recipe");
+    bool bf16_experts = json_is_true(json_object_get(plan, "moe_bf16_experts"));
     if (fp8)
         fprintf(out,
-                "  precision: FP8 (%s scaling) in the blocks' dense linear GEMMs; attention "
-                "core, routed experts (MoE), norms and LM head in bf16\n",
-                tsl_fp8_recipe_name(fp8) ? tsl_fp8_recipe_name(fp8) : "?");
+                "  precision: FP8 (%s scaling) in the blocks' linear GEMMs%s; attention core, "
+                "%snorms and LM head in bf16%s%s\n",
+                tsl_fp8_recipe_name(fp8) ? tsl_fp8_recipe_name(fp8) : "?",
+                bf16_experts ? "" : " and any MoE layer's routed experts'",
+                bf16_experts ? "routed experts (MoE), " : "",
+                json_is_true(json_object_get(plan, "fp8_param_gather"))
+                    ? "; FP8 weights, gathered in FP8"
+                    : "",
+                json_is_true(json_object_get(plan, "moe_fp8_dispatch"))
+                    ? "; MoE dispatch all-to-all in FP8"
+                    : "");
     else
         fputs("  precision: bf16\n", out);
     if (json_is_true(json_object_get(plan, "autocast")))
         fputs("  autocast:  torch.autocast over fp32 parameters: fp32 norms and residual "
               "stream, weight casts, fp32 gradients, the vocabulary unpadded\n",
               out);
+    print_recompute(out, plan);
     fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));
     print_reserve(out, json_object_get(doc, "request"));

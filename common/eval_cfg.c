@@ -11,6 +11,7 @@
 #include "args.h"
 #include "eval_cfg.h"
 #include "partition.h"
+#include "pipeline.h"
 #include "target.h"
 
 static bool is_block(const tsl_layer_t *l)
@@ -285,6 +286,24 @@ static void fill_layers(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const u
     }
 }
 
+/* Megatron's --microbatch-group-size-per-virtual-pipeline-stage N on the plan: its
+ * interleaved schedule's group size (schedules.py at d98e8a6 raises outside [PP, M]
+ * and for a last group of fewer than PP micro-batches); without a virtual pipeline
+ * Megatron does not read it. N = PP is the default, kept as 0. */
+static int vp_group(const tsl_eval_cfg_t *cfg, tsl_plan_t *out, tsl_err_t *err)
+{
+    if (!cfg->vp_group || out->interleave <= 1)
+        return 0;
+    if (tsl_pipeline_vp_check(out->pp, out->n_micro, cfg->vp_group) != 0)
+        return tsl_err_set(err,
+                           "microbatch-group-size-per-virtual-pipeline-stage: %u with "
+                           "pipeline-model-parallel-size %u and %u micro-batches: Megatron-LM "
+                           "raises (schedules.py: N in [PP, M], M mod N 0 or at least PP)",
+                           cfg->vp_group, out->pp, out->n_micro);
+    out->vp_group = cfg->vp_group == out->pp ? 0 : cfg->vp_group;
+    return 0;
+}
+
 /* torchtitan's virtual stages per rank (pipeline_parallel.py
  * _get_pipeline_metadata): 1 for 1F1B, 2 for a looped schedule, or from
  * pipeline_parallel_layers_per_stage; into c->interleave. */
@@ -364,6 +383,15 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
     }
     if (cfg->etp_follows_tp && tsl_model_moe_layers(m)) /* Megatron's default expert TP */
         cfg->knobs.etp = deg[0] > 1 ? deg[0] : 0;
+    if (cfg->schedule) { /* eval --schedule: a zero-bubble schedule or DualPipeV */
+        if (cfg->interleave > 1)
+            return tsl_err_set(err,
+                               "schedule %s: no --interleave (ZBV and DualPipeV run 2 chunks a "
+                               "stage in a V, ZB-H1 one)",
+                               tsl_pipesim_sched_name(cfg->schedule, 1));
+        out->schedule = cfg->schedule;
+        out->interleave = 0;
+    }
     tsl_plan_set_knobs(out, &cfg->knobs);
     /* torchtitan's sparse mesh must hold the experts where Tessel prices them: a
      * configuration that lays them out otherwise is one Tessel cannot price */
@@ -384,7 +412,7 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
                                cfg->vpp_blocks, n0);
         out->interleave = n0 / cfg->vpp_blocks;
     }
-    return 0;
+    return vp_group(cfg, out, err);
 }
 
 void tsl_eval_cfg_note(tsl_eval_cfg_t *cfg, const char *fmt, ...)
@@ -469,6 +497,7 @@ static const mg_key_t mg_u32[] = {
     {"decoder-last-pipeline-num-layers", offsetof(tsl_eval_cfg_t, last_blocks)},
     {"num-layers-per-virtual-pipeline-stage", offsetof(tsl_eval_cfg_t, vpp_blocks)},
     {"num-virtual-stages-per-pipeline-rank", offsetof(tsl_eval_cfg_t, interleave)},
+    {"microbatch-group-size-per-virtual-pipeline-stage", offsetof(tsl_eval_cfg_t, vp_group)},
     {"seq-length", offsetof(tsl_eval_cfg_t, seq_len)},
     {"num-layers", offsetof(tsl_eval_cfg_t, n_blocks)},
 };
@@ -507,7 +536,6 @@ static const mg_why_t mg_noted[] = {
     {"fp4-param-gather", "FP4 is not modelled; the plan is costed in 16-bit"},
     {"tp-comm-overlap", "TP communication is costed without the forward's GEMM overlap (the "
                         "backward's under the gradient GEMMs, as without it)"},
-    {"recompute-modules", "selective recompute is costed as Megatron's default (core_attn)"},
 };
 
 /* Accepted: they do not change the plan (the model comes from --model/--hf-config,
@@ -534,6 +562,8 @@ static const char *const mg_no_effect[] = {
     "moe-ffn-hidden-size",
     "moe-grouped-gemm",
     "moe-token-dispatcher-type",
+    "moe-flex-dispatcher-backend", /* DeepEP / HybridEP / ncclep: priced as NCCL all-to-all */
+    "use-transformer-engine-op-fuser",
     "moe-token-drop-policy", /* which tokens a capacity drops, not how many */
     "moe-shared-expert-intermediate-size",
     "multi-latent-attention",
@@ -696,10 +726,19 @@ typedef struct mg_state {
     bool fp8_param;      /* --fp8-param-gather */
     uint32_t fp8_format; /* 1: --fp8-format given */
     uint32_t fp8_recipe; /* --fp8-recipe (tsl_fp8_recipe_t); 0: Megatron's default */
+    bool fp8_dispatch;   /* --moe-dispatch-fwd-dtype mxfp8 */
+    bool fp8_combine;    /* --moe-combine-bwd-dtype mxfp8 */
     uint32_t cp, ep, etp;
     char cp_comm[16];  /* --cp-comm-type; "" = p2p */
     double capacity;   /* --moe-expert-capacity-factor; 0: dropless */
     bool pad_capacity; /* --moe-pad-expert-input-to-capacity */
+    /* --recompute-modules (modules_set; core: core_attn named), --moe-layer-recompute */
+    bool modules_set, modules_core, moe_layer_recompute;
+    uint32_t modules;
+    /* the precision-aware optimizer and its dtypes (0 fp32, 2 a 16-bit type, 1 fp8) */
+    bool precision_aware;
+    uint8_t exp_avg, exp_avg_sq, main_grads, main_params;
+    bool dtypes_set;
 } mg_state_t;
 
 static int mg_flag_only(const char *key, const char *val, tsl_err_t *err)
@@ -838,9 +877,31 @@ static int mg_moe_freq(const char *val, tsl_eval_cfg_t *c, tsl_err_t *err)
     return 0;
 }
 
-/* The flags read beside the numbers of mg_u32; 1: not one of them. */
-static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state_t *st,
-                   tsl_err_t *err)
+/* A precision-aware optimizer dtype (Megatron-LM arguments.py: fp32, fp16, bf16,
+ * fp8 where the flag allows it): 0 fp32, 2 a 16-bit type, 1 fp8. */
+static int mg_dtype(const char *key, const char *val, uint8_t *dt, mg_state_t *st, tsl_err_t *err)
+{
+    bool grads = strcmp(key, "main-grads-dtype") == 0,
+         params = strcmp(key, "main-params-dtype") == 0;
+    st->dtypes_set = true;
+    if (val && strcmp(val, "fp32") == 0)
+        *dt = 0;
+    else if (val && (strcmp(val, "bf16") == 0 ? !params : strcmp(val, "fp16") == 0 && !grads))
+        *dt = 2;
+    else if (val && strcmp(val, "fp8") == 0 && !grads && !params)
+        *dt = 1;
+    else
+        return tsl_err_set(err, "megatron: --%s: '%s' is not %s", key, val ? val : "",
+                           grads    ? "fp32 or bf16"
+                           : params ? "fp32 or fp16"
+                                    : "fp32, fp16, bf16 or fp8");
+    return 0;
+}
+
+/* The flags read beside the numbers of mg_u32; 1: not one of them. all: every
+ * value word of the flag, space-separated (val is the first). */
+static int mg_read(const char *key, const char *val, const char *all, tsl_eval_cfg_t *c,
+                   mg_state_t *st, tsl_err_t *err)
 {
     bool *flag = strcmp(key, "sequence-parallel") == 0           ? &c->sp
                  : strcmp(key, "use-distributed-optimizer") == 0 ? &st->dist_opt
@@ -856,7 +917,9 @@ static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state
                  : strcmp(key, "overlap-param-gather") == 0                    ? &st->overlap_param
                  : strcmp(key, "fp8-param-gather") == 0                        ? &st->fp8_param
                  : strcmp(key, "moe-pad-expert-input-to-capacity") == 0        ? &st->pad_capacity
-                                                                               : NULL;
+                 : strcmp(key, "use-precision-aware-optimizer") == 0 ? &st->precision_aware
+                 : strcmp(key, "moe-layer-recompute") == 0           ? &st->moe_layer_recompute
+                                                                     : NULL;
     if (flag) {
         *flag = true;
         return mg_flag_only(key, val, err);
@@ -876,12 +939,32 @@ static int mg_read(const char *key, const char *val, tsl_eval_cfg_t *c, mg_state
     }
     if (strcmp(key, "moe-layer-freq") == 0)
         return mg_moe_freq(val, c, err);
+    if (strcmp(key, "recompute-modules") == 0) { /* nargs '*': every word up to the next flag */
+        st->modules_set = true;
+        if (tsl_recompute_modules_parse(all, &st->modules, &st->modules_core, err) != 0)
+            return tsl_err_prefix(err, "megatron");
+        return 0;
+    }
+    uint8_t *dt = strcmp(key, "exp-avg-dtype") == 0       ? &st->exp_avg
+                  : strcmp(key, "exp-avg-sq-dtype") == 0  ? &st->exp_avg_sq
+                  : strcmp(key, "main-grads-dtype") == 0  ? &st->main_grads
+                  : strcmp(key, "main-params-dtype") == 0 ? &st->main_params
+                                                          : NULL;
+    if (dt)
+        return mg_dtype(key, val, dt, st, err);
     if (strcmp(key, "fp8-format") == 0) {
         if (val == NULL || (strcmp(val, "hybrid") != 0 && strcmp(val, "e4m3") != 0))
             return tsl_err_set(err, "megatron: --fp8-format: '%s' is not e4m3 or hybrid",
                                val ? val : "");
         st->fp8_format = 1;
         st->fp8_e4m3 = strcmp(val, "e4m3") == 0;
+        return 0;
+    }
+    if (strcmp(key, "moe-dispatch-fwd-dtype") == 0 || strcmp(key, "moe-combine-bwd-dtype") == 0) {
+        if (val == NULL || (strcmp(val, "bf16") != 0 && strcmp(val, "mxfp8") != 0))
+            return tsl_err_set(err, "megatron: --%s: '%s' is not bf16 or mxfp8", key,
+                               val ? val : "");
+        *(key[4] == 'd' ? &st->fp8_dispatch : &st->fp8_combine) = strcmp(val, "mxfp8") == 0;
         return 0;
     }
     if (strcmp(key, "fp8-recipe") == 0) {
@@ -936,9 +1019,10 @@ static const char *mg_why(const mg_why_t *t, size_t n, const char *key)
     return NULL;
 }
 
-/* One "--key [value]"; val is NULL for a flag, nval the words after the key. */
-static int mg_arg(const char *key, const char *val, unsigned nval, tsl_eval_cfg_t *c,
-                  mg_state_t *st, tsl_err_t *err)
+/* One "--key [value]"; val is NULL for a flag, nval the words after the key, all
+ * of them space-separated. */
+static int mg_arg(const char *key, const char *val, const char *all, unsigned nval,
+                  tsl_eval_cfg_t *c, mg_state_t *st, tsl_err_t *err)
 {
     const char *why;
     for (size_t i = 0; i < MG_N(mg_u32); i++) {
@@ -951,7 +1035,7 @@ static int mg_arg(const char *key, const char *val, unsigned nval, tsl_eval_cfg_
         return tsl_parse_u32(key, val, 1, 1u << 24, (uint32_t *)((char *)c + mg_u32[i].offset),
                              err);
     }
-    int r = mg_read(key, val, c, st, err);
+    int r = mg_read(key, val, all, c, st, err);
     if (r <= 0)
         return r;
     if ((why = mg_why(mg_refused, MG_N(mg_refused), key)) != NULL)
@@ -977,6 +1061,11 @@ static int mg_recompute(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
 {
     if (st->recompute_activations)
         c->ckpt = TSL_EVAL_CKPT_SELECTIVE;
+    if (st->moe_layer_recompute && c->ckpt == TSL_EVAL_CKPT_FULL)
+        return tsl_err_set(err, "megatron: --moe-layer-recompute with --recompute-granularity "
+                                "full (Megatron-LM refuses it)");
+    if (st->moe_layer_recompute && c->ckpt == TSL_EVAL_CKPT_NONE)
+        c->ckpt = TSL_EVAL_CKPT_SELECTIVE;
     if (c->ckpt == TSL_EVAL_CKPT_FULL && !st->method_set)
         return tsl_err_set(err, "megatron: --recompute-granularity full needs --recompute-method "
                                 "block or uniform (Megatron-LM refuses it without)");
@@ -994,6 +1083,57 @@ static int mg_recompute(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     /* uniform (its num-layers is a chunk size there) recomputes every layer */
     if (!st->method_block || c->ckpt != TSL_EVAL_CKPT_FULL)
         c->ckpt_per_stage = 0;
+    /* TransformerConfig: modules default to [core_attn], used by selective only;
+     * --moe-layer-recompute is selective with moe added */
+    if (c->ckpt == TSL_EVAL_CKPT_SELECTIVE) {
+        bool core = st->modules_set ? st->modules_core : true;
+        c->knobs.recompute_modules =
+            (st->modules_set ? st->modules : 0) | (st->moe_layer_recompute ? TSL_RECOMPUTE_MOE : 0);
+        if (!core) /* the layers' +selckpt is core_attn */
+            c->ckpt = TSL_EVAL_CKPT_NONE;
+    } else if (st->modules_set) {
+        tsl_eval_cfg_note(c, "megatron: --recompute-modules without --recompute-granularity "
+                             "selective: not used, as in Megatron-LM");
+    }
+    return 0;
+}
+
+/* The precision-aware optimizer (Megatron-LM d98e8a6 OptimizerConfig and
+ * validate_args): with --use-distributed-optimizer only; its moments in 16 bits
+ * (--exp-avg-dtype and --exp-avg-sq-dtype bf16 or fp16: bf16_moments, both or
+ * neither: Tessel prices the pair); main gradients fp32 or bf16 (the latter the
+ * 2-byte reduce, mg_knobs); an fp32 master. The dtypes need the optimizer. */
+static int mg_optimizer(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
+{
+    if (!st->precision_aware) {
+        if (st->exp_avg || st->exp_avg_sq || st->main_grads || st->main_params)
+            return tsl_err_set(err, "megatron: --exp-avg-dtype, --exp-avg-sq-dtype, "
+                                    "--main-grads-dtype and --main-params-dtype other than fp32 "
+                                    "need --use-precision-aware-optimizer (Megatron-LM)");
+        return 0;
+    }
+    if (!st->dist_opt)
+        return tsl_err_set(err, "megatron: --use-precision-aware-optimizer only supported with "
+                                "distributed optimizer (Megatron-LM); add "
+                                "--use-distributed-optimizer");
+    if (st->grad_fp32 && st->main_grads)
+        return tsl_err_set(err, "megatron: --main-grads-dtype can only be fp32 when "
+                                "--accumulate-allreduce-grads-in-fp32 is set (Megatron-LM)");
+    if (st->main_params)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: --main-params-dtype fp16: Tessel prices an fp32 master "
+                            "only");
+    if (st->exp_avg == 1 || st->exp_avg_sq == 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: --exp-avg%s-dtype fp8: Tessel prices Adam's moments in "
+                            "fp32 or 16 bits",
+                            st->exp_avg == 1 ? "" : "-sq");
+    if (st->exp_avg != st->exp_avg_sq)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: --exp-avg-dtype %s with --exp-avg-sq-dtype %s: Tessel "
+                            "prices both moments in fp32 or both in 16 bits",
+                            st->exp_avg ? "16-bit" : "fp32", st->exp_avg_sq ? "16-bit" : "fp32");
+    c->knobs.bf16_moments = st->exp_avg == 2;
     return 0;
 }
 
@@ -1012,7 +1152,10 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     if (!st->bf16 && !st->fp16)
         tsl_eval_cfg_note(c, "megatron: neither --bf16 nor --fp16 (Megatron-LM trains in "
                              "fp32): costed as --bf16");
-    bool fp32 = st->fp16 ? st->grad_fp32 : !st->grad_bf16;
+    if (mg_optimizer(c, st, err) != 0)
+        return -1;
+    /* --main-grads-dtype bf16 leaves the accumulation in bf16 like --grad-reduce-in-bf16 */
+    bool fp32 = st->fp16 ? st->grad_fp32 : !st->grad_bf16 && st->main_grads == 0;
     c->knobs.grad_reduce_bytes = fp32 ? 4 : 0;
     c->knobs.grad_reduce_exposed = !st->overlap_grad;
     if (st->overlap_param && !st->dist_opt)
@@ -1030,9 +1173,14 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
         tsl_eval_cfg_note(c, "megatron: --fp8-recipe without --fp8-format: bf16, as in "
                              "Megatron-LM");
     c->knobs.fp8_param_gather = st->fp8_param && c->knobs.fp8;
-    if (st->fp8_param && st->fp8_format)
-        tsl_eval_cfg_note(c, "megatron: --fp8-param-gather: FP8 weights in place of bf16 "
-                             "priced in memory; the weight all-gathers still in 2 bytes");
+    /* the flex dispatcher's MXFP8 wire (TransformerConfig moe_dispatch_fwd_dtype /
+     * moe_combine_bwd_dtype): priced as one knob, the dispatch and the combine's gradient */
+    c->knobs.moe_fp8_dispatch = (st->fp8_dispatch || st->fp8_combine) && c->knobs.fp8;
+    if (st->fp8_dispatch != st->fp8_combine && c->knobs.fp8)
+        tsl_eval_cfg_note(c, "megatron: --moe-dispatch-fwd-dtype and --moe-combine-bwd-dtype "
+                             "differ: both priced in FP8");
+    if ((st->fp8_dispatch || st->fp8_combine) && !c->knobs.fp8)
+        tsl_eval_cfg_note(c, "megatron: an MXFP8 dispatch without --fp8-format: priced bf16");
     if (st->fp8_e4m3)
         tsl_eval_cfg_note(c, "megatron: --fp8-format e4m3 is priced as hybrid (the same "
                              "GEMM rate and casts)");
@@ -1095,7 +1243,7 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
 int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
 {
     static const char unterminated[] = "megatron: an unterminated quote";
-    char key[MG_WORD], val[MG_WORD], next[MG_WORD];
+    char key[MG_WORD], val[MG_WORD], next[MG_WORD], all[MG_WORD];
     const char *p = args;
     mg_state_t st = {0};
     int have = next_word(&p, key, sizeof key);
@@ -1107,9 +1255,11 @@ int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
         const char *v = NULL;
         unsigned nval = 0;
         char *eq = strchr(key, '=');
+        all[0] = '\0';
         if (eq) {
             *eq = '\0';
             snprintf(val, sizeof val, "%s", eq + 1);
+            snprintf(all, sizeof all, "%s", eq + 1);
             v = val;
             nval = 1;
         }
@@ -1117,11 +1267,17 @@ int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
         while ((have = next_word(&p, next, sizeof next)) > 0 && strncmp(next, "--", 2) != 0) {
             if (nval++ == 0)
                 snprintf(val, sizeof val, "%s", next);
+            size_t n = strlen(all), w = strlen(next);
+            if (n + 1 + w < sizeof all) { /* a longer list is cut, as a word is */
+                if (n)
+                    all[n++] = ' ';
+                memcpy(all + n, next, w + 1);
+            }
             v = val;
         }
         if (have < 0)
             return tsl_err_set(err, unterminated);
-        if (mg_arg(key + 2, v, nval, out, &st, err) != 0)
+        if (mg_arg(key + 2, v, all, nval, out, &st, err) != 0)
             return -1;
         memcpy(key, next, sizeof key);
     }

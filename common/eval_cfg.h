@@ -41,6 +41,8 @@ typedef struct tsl_eval_cfg {
     bool sp;                 /* sequence parallelism (needs tp > 1) */
     uint8_t zero;            /* 0, 1 (distributed optimizer), 2; needs dp > 1 */
     uint32_t interleave;     /* v model chunks per stage; 0/1 plain 1F1B */
+    uint32_t schedule;       /* tsl_pipesim_sched_t (eval --schedule): 0 1F1B, interleaved
+                                with interleave > 1; zbh1, zbv, dualpipev (no interleave) */
     uint32_t seq_len;        /* the configuration's sequence length; 0: unset */
     uint32_t n_blocks;       /* Transformer layers it names (Megatron --num-layers); 0 unset */
     /* Megatron --moe-layer-freq (arguments.py moe_freq_type): which Transformer
@@ -62,6 +64,8 @@ typedef struct tsl_eval_cfg {
     uint32_t n_split_points;            /* torchtitan "layers.N": a stage starts at block N */
     uint32_t split_points[TSL_PLAN_MAX_STAGES];
     uint32_t vpp_blocks; /* Megatron --num-layers-per-virtual-pipeline-stage */
+    uint32_t vp_group;   /* Megatron --microbatch-group-size-per-virtual-pipeline-stage
+                            (the plan's vp_group, pipeline.h); 0 unset: pp */
     /* Megatron --account-for-embedding/loss-in-pipeline-split: with even_blocks,
      * the embedding / the loss counts as one Transformer layer of the first /
      * last stage (Megatron-LM d98e8a6 validate_args) */

@@ -42,6 +42,10 @@ typedef struct tt_state {
      * [float8] enable_float8_linear; mx "quantize.linear.mx"; recipe_name */
     bool float8, mx;
     char fp8_recipe[24];
+    /* the routed experts' grouped GEMMs converted too (v0.2 "quantize.grouped_mm.float8"
+     * or ".mx", main's Float8/MXFP8GroupedExpertsConverter); torchao's FSDP float8
+     * all-gather (v0.1/v0.2 enable_fsdp_float8_all_gather) */
+    bool grouped, fsdp_fp8;
 } tt_state_t;
 
 /* An integer, or (Python) a product of integers: "8 * 8192". */
@@ -280,8 +284,13 @@ static int tt_float8(const toml_line_t *t, tt_state_t *st, tsl_err_t *err)
                       strstr(t->value, "\"quantize.linear.float8\"") != NULL;
         st->mx |= strstr(t->value, "\"mx\"") != NULL ||
                   strstr(t->value, "\"quantize.linear.mx\"") != NULL;
+        st->grouped |= strstr(t->value, "\"quantize.grouped_mm.float8\"") != NULL ||
+                       strstr(t->value, "\"quantize.grouped_mm.mx\"") != NULL;
         return 0;
     }
+    if (is(t, "quantize.linear.float8", "enable_fsdp_float8_all_gather") ||
+        is(t, "float8", "enable_fsdp_float8_all_gather"))
+        return want_bool(t, &st->fsdp_fp8, err);
     if (is(t, "float8", "enable_float8_linear")) {
         bool on = false;
         if (want_bool(t, &on, err) != 0)
@@ -298,6 +307,8 @@ static int tt_float8(const toml_line_t *t, tt_state_t *st, tsl_err_t *err)
  * the benchmarks'), rowwise priced as tensorwise (noted), MXFP8. */
 static int tt_fp8(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
 {
+    /* the experts stay bf16 unless their grouped GEMMs are converted too */
+    c->knobs.moe_bf16_experts = (st->mx || st->float8) && !st->grouped;
     if (st->mx) {
         c->knobs.fp8 = TSL_FP8_MXFP8;
         return 0;
@@ -305,6 +316,14 @@ static int tt_fp8(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
     if (!st->float8)
         return 0;
     c->knobs.fp8 = TSL_FP8_TENSORWISE;
+    /* v0.2's Float8LinearConverter asserts the FSDP float8 all-gather apart from a
+     * recipe_name; its default path is tensorwise dynamic scaling */
+    if (st->fsdp_fp8 && st->fp8_recipe[0] != '\0')
+        return tsl_err_set(err,
+                           "torchtitan: enable_fsdp_float8_all_gather with recipe_name "
+                           "\"%s\": torchtitan asserts the two do not combine",
+                           st->fp8_recipe);
+    c->knobs.fp8_param_gather = st->fsdp_fp8;
     if (st->fp8_recipe[0] == '\0' || strcmp(st->fp8_recipe, "tensorwise") == 0)
         return 0;
     if (strncmp(st->fp8_recipe, "rowwise", 7) != 0)
@@ -722,6 +741,25 @@ static int tt_read(const char *text, char *buf, size_t cap, tsl_eval_cfg_t *out,
     return r;
 }
 
+/* A Python keyword argument set to True anywhere in text ("name=True", spaces
+ * allowed around "="). */
+static bool py_true_kwarg(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = strstr(text, name); p != NULL; p = strstr(p + n, name)) {
+        const char *q = p + n;
+        while (*q == ' ')
+            q++;
+        if (*q++ != '=')
+            continue;
+        while (*q == ' ')
+            q++;
+        if (strncmp(q, "True", 4) == 0)
+            return true;
+    }
+    return false;
+}
+
 int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *err)
 {
     tt_state_t st = {.python = is_python(text), .ac_mode = TSL_EVAL_CKPT_SELECTIVE};
@@ -731,6 +769,9 @@ int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *er
         st.float8 = strstr(text, "Float8LinearConverter") != NULL;
         st.mx = strstr(text, "MXFP8LinearConverter") != NULL ||
                 strstr(text, "MXLinearConverter") != NULL;
+        st.grouped = strstr(text, "Float8GroupedExpertsConverter") != NULL ||
+                     strstr(text, "MXFP8GroupedExpertsConverter") != NULL;
+        st.fsdp_fp8 = py_true_kwarg(text, "enable_fsdp_float8_all_gather");
     }
     memset(out, 0, sizeof(*out));
     out->torchtitan = true;

@@ -98,6 +98,30 @@ static int check_target(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m, t
     return -1;
 }
 
+/* What of the plan's pricing only Megatron-LM runs (docs/exports.md): its
+ * recompute of named modules and its precision-aware optimizer's bf16 moments.
+ * Another stack's file would drop them silently: refused. */
+static int check_megatron_only(tsl_export_format_t f, const tsl_plan_t *p, tsl_err_t *err)
+{
+    char mods[96];
+    if (f == TSL_EXPORT_MEGATRON)
+        return 0;
+    if (p->recompute_modules) {
+        tsl_recompute_modules_format(p->recompute_modules, mods, sizeof mods);
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: the plan recomputes modules (%s) as Megatron-LM's "
+                            "--recompute-modules does; this stack has no such setting",
+                            tsl_export_format_name(f), mods);
+    }
+    if (p->bf16_moments)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: the plan keeps Adam's moments in bf16 beside an fp32 master "
+                            "(Megatron-LM's precision-aware optimizer); this stack has no such "
+                            "setting",
+                            tsl_export_format_name(f));
+    return 0;
+}
+
 int tsl_export(tsl_export_format_t f, const tsl_plan_t *p, const tsl_model_t *m, char **text,
                size_t *len, tsl_err_t *err)
 {
@@ -117,7 +141,8 @@ int tsl_export(tsl_export_format_t f, const tsl_plan_t *p, const tsl_model_t *m,
         tsl_err_setc(err, TSL_E_NOMEM, "export: out of memory");
         goto out;
     }
-    if (check_target(target, p, m, v, err) != 0 || fn(v, out, err) != 0)
+    if (check_megatron_only(f, p, err) != 0 || check_target(target, p, m, v, err) != 0 ||
+        fn(v, out, err) != 0)
         goto out;
     if (fclose(out) != 0) {
         out = NULL;

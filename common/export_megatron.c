@@ -32,7 +32,10 @@ static void write_rope(const tsl_model_t *m, FILE *out)
 /* Multi-head latent attention and routed experts (docs/exports.md "Mixture of
  * experts"; Megatron-LM arguments.py _add_moe_args, _add_mla_args): the plan's EP
  * and expert TP (written also at 1: Megatron's default is the attention TP), its
- * capacity factor and padding; the grouped GEMM, as priced. */
+ * capacity factor and padding; the grouped GEMM, as priced. An FP8 dispatch is the
+ * flex dispatcher's ncclep backend with MXFP8 on the wire both ways Tessel prices
+ * (TransformerConfig moe_dispatch_fwd_dtype / moe_combine_bwd_dtype, which need it,
+ * the grouped GEMM and the TE op fuser). */
 static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *out)
 {
     if (l->kv_lora_rank) {
@@ -50,10 +53,19 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
     uint32_t ep = p->ep > 1 ? p->ep : 1, etp = p->etp > 1 ? p->etp : 1;
     fprintf(out,
             "--num-experts %u\n--moe-router-topk %u\n--moe-ffn-hidden-size %u\n"
-            "--moe-grouped-gemm\n--moe-token-dispatcher-type alltoall\n"
+            "--moe-grouped-gemm\n--moe-token-dispatcher-type %s\n"
             "--expert-model-parallel-size %u\n"
             "--expert-tensor-parallel-size %u\n",
-            l->experts, l->experts_per_tok, l->ffn_hidden, ep, etp);
+            l->experts, l->experts_per_tok, l->ffn_hidden,
+            p->moe_fp8_dispatch ? "flex" : "alltoall", ep, etp);
+    if (p->moe_fp8_dispatch)
+        fputs("--moe-flex-dispatcher-backend ncclep\n--use-transformer-engine-op-fuser\n"
+              "--moe-dispatch-fwd-dtype mxfp8\n--moe-combine-bwd-dtype mxfp8\n",
+              out);
+    if (p->moe_bf16_experts) /* no flag keeps them out of TE's FP8 */
+        fputs("# priced with the routed experts' GEMMs in bf16 (Megatron-LM runs them in FP8 "
+              "with --fp8-format: faster than priced)\n",
+              out);
     if (p->moe_capacity > 0)
         fprintf(out, "--moe-expert-capacity-factor %.17g\n%s", p->moe_capacity,
                 p->moe_pad ? "--moe-pad-expert-input-to-capacity\n" : "");
@@ -138,6 +150,8 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
     if (p->interleave > 1)
         fprintf(out, "--num-layers-per-virtual-pipeline-stage %u\n",
                 v->stage_blocks[0] / p->interleave);
+    if (p->interleave > 1 && p->vp_group) /* Megatron's default is pp: written when not */
+        fprintf(out, "--microbatch-group-size-per-virtual-pipeline-stage %u\n", p->vp_group);
     if (u->s.sp)
         fputs("--sequence-parallel\n", out);
     if (u->cp > 1) /* TransformerEngine's context-parallel attention (docs/exports.md) */
@@ -145,9 +159,16 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
                 tsl_cp_comm_name(p->cp_comm));
     if (u->s.zero)
         fputs("--use-distributed-optimizer\n", out);
-    if (u->s.selective)
+    if (u->s.selective || p->recompute_modules) {
         fputs("--recompute-granularity selective\n", out);
-    else if (u->ckpt_blocks == v->n_blocks)
+        if (p->recompute_modules) { /* beside Megatron's default, core_attn, where the plan has it */
+            fputs(u->s.selective ? "--recompute-modules core_attn" : "--recompute-modules", out);
+            for (uint32_t i = 0; i < TSL_RECOMPUTE_COUNT; i++)
+                if (p->recompute_modules & (1u << i))
+                    fprintf(out, " %s", tsl_recompute_module_name(i));
+            fputc('\n', out);
+        }
+    } else if (u->ckpt_blocks == v->n_blocks)
         fputs("--recompute-granularity full\n--recompute-method uniform\n"
               "--recompute-num-layers 1\n",
               out);
@@ -168,6 +189,20 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan has no fp32 master weights; Megatron-LM's "
                             "bf16 optimizer always keeps them (plan it with --target megatron)");
+    if (p->recompute_modules & ~TSL_RECOMPUTE_ALL)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: the plan names a recompute module this build does not "
+                            "know");
+    if (p->recompute_modules && u->ckpt_blocks)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: the plan recomputes modules beside full recompute of "
+                            "%u layers; Megatron-LM takes one --recompute-granularity",
+                            u->ckpt_blocks);
+    if (p->bf16_moments && !u->s.zero)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: bf16 Adam moments need Megatron-LM's precision-aware "
+                            "optimizer, which runs with the distributed optimizer only; the "
+                            "plan has no ZeRO-1");
     if (p->overlap_param_gather && (!u->s.zero || p->grad_reduce_exposed))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: --overlap-param-gather needs the distributed optimizer "
@@ -195,6 +230,13 @@ static void write_knobs(const tsl_plan_t *p, FILE *out)
 {
     if (p->grad_reduce_bytes != 4)
         fputs("--grad-reduce-in-bf16\n", out);
+    /* the precision-aware optimizer (OptimizerConfig): bf16 moments, an fp32 master,
+     * bf16 main gradients where the plan reduces in 2 bytes (DeepSeek-V3's recipe) */
+    if (p->bf16_moments)
+        fprintf(out,
+                "--use-precision-aware-optimizer\n--exp-avg-dtype bf16\n--exp-avg-sq-dtype "
+                "bf16\n%s",
+                p->grad_reduce_bytes != 4 ? "--main-grads-dtype bf16\n" : "");
     if (!p->grad_reduce_exposed)
         fputs("--overlap-grad-reduce\n", out);
     if (p->overlap_param_gather)

@@ -100,6 +100,11 @@ static void read_plan_schedule(const json_t *o, tsl_plan_t *p)
     p->schedule = sched >= 0 ? (uint32_t)sched : UINT32_MAX;
 }
 
+static void read_plan_recompute_modules(const json_t *o, tsl_plan_t *p)
+{
+    p->recompute_modules = tsl_recompute_of_json(json_object_get(o, "recompute_modules"));
+}
+
 static void read_plan_slicer(const json_t *o, tsl_plan_t *p)
 {
     const json_t *sl = json_object_get(o, "slicer");

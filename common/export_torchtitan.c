@@ -167,6 +167,13 @@ static void moe_note(const tsl_export_view_t *v, FILE *out)
             v->plan->ep > 1 ? v->plan->ep : 1);
 }
 
+/* The routed experts' grouped GEMMs in FP8, as priced: the plan is FP8, the model
+ * has experts, and they were not kept bf16. */
+static bool fp8_experts(const tsl_export_view_t *v)
+{
+    return v->plan->fp8_recipe && !v->plan->moe_bf16_experts && moe_layer(v->model) != NULL;
+}
+
 static void py_imports(const tsl_export_view_t *v, const tsl_export_uniform_t *u, FILE *out)
 {
     const struct base_config *base = base_config(v->model);
@@ -175,10 +182,13 @@ static void py_imports(const tsl_export_view_t *v, const tsl_export_uniform_t *u
                 base->module, base->fn);
     if (u->ckpt_blocks)
         fputs("from torchtitan.distributed.activation_checkpoint import FullAC\n", out);
+    bool mx = v->plan->fp8_recipe == TSL_FP8_MXFP8;
     if (v->plan->fp8_recipe)
-        fprintf(out, "from torchtitan.components.quantization import %s\n",
-                v->plan->fp8_recipe == TSL_FP8_MXFP8 ? "MXFP8LinearConverter"
-                                                     : "Float8LinearConverter");
+        fprintf(out, "from torchtitan.components.quantization import %s%s\n",
+                mx ? "MXFP8LinearConverter" : "Float8LinearConverter",
+                !fp8_experts(v) ? ""
+                : mx            ? ", MXFP8GroupedExpertsConverter"
+                                : ", Float8GroupedExpertsConverter");
     fputs("from torchtitan.trainer import Trainer\n\n", out);
     if (base == NULL)
         fprintf(out,
@@ -245,6 +255,19 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
             tsl_fp8_recipe_name(p->fp8_recipe),
             p->fp8_recipe == TSL_FP8_MXFP8 ? "MXFP8LinearConverter" : "Float8LinearConverter",
             moe_layer(v->model) ? ", \"router.gate\"" : "");
+    if (fp8_experts(v)) /* torchtitan's deepseek_v3 float8 configuration does the same */
+        fprintf(out,
+                "    # the routed experts' grouped GEMMs in FP8 too, as priced\n"
+                "    config.model_spec.model = %s.Config().build().convert(\n"
+                "        config.model_spec.model\n    )\n",
+                p->fp8_recipe == TSL_FP8_MXFP8 ? "MXFP8GroupedExpertsConverter"
+                                               : "Float8GroupedExpertsConverter");
+    if (p->fp8_param_gather) /* main's float8.md: "all distributed communication is done
+                                in high precision" */
+        fputs("    # priced with FP8 weight all-gathers: torchtitan main gathers in bf16 (its "
+              "float8\n    # all-gather is v0.2's tensorwise enable_fsdp_float8_all_gather; "
+              "see the TOML export)\n",
+              out);
     fputs(u.ckpt_blocks ? "    config.activation_checkpoint = FullAC.Config()\n"
                         : "    config.activation_checkpoint = None\n",
           out);
@@ -268,6 +291,45 @@ static void toml_experts(const tsl_export_view_t *v, const tsl_export_uniform_t 
                 "tensor_parallel_degree = %u) == 0: run v0.2.1 or later\n",
                 u->cp * u->tp);
     fprintf(out, "expert_parallel_degree = %u\nexpert_tensor_parallel_degree = 1\n", ep);
+}
+
+/* FP8 in v0.2's converters (config/job_config.py Quantize): the linears, the routed
+ * experts' grouped GEMMs where priced in FP8 (quantize.grouped_mm.*, fqns
+ * "experts"), and torchao's FSDP float8 all-gather for fp8_param_gather — only
+ * without a recipe_name (v0.2 asserts the two apart; its default path is
+ * tensorwise dynamic scaling). */
+static void toml_fp8(const tsl_export_view_t *v, FILE *out)
+{
+    const tsl_plan_t *p = v->plan;
+    const char *filter = moe_layer(v->model) ? "[\"output\", \"router.gate\"]" : "[\"output\"]";
+    bool mx = p->fp8_recipe == TSL_FP8_MXFP8, grouped = fp8_experts(v);
+    if (!p->fp8_recipe)
+        return;
+    fprintf(out,
+            "\n# FP8: %s, the LM head in bf16%s; your [model] keys (name, flavor) go in this "
+            "table\n[model]\nconverters = [\"quantize.linear.%s\"%s]\n",
+            mx ? "MXFP8 linears (torchao)" : "torchao Float8Linear, tensorwise scaling",
+            grouped ? ", the routed experts' grouped GEMMs too" : "", mx ? "mx" : "float8",
+            !grouped ? ""
+            : mx     ? ", \"quantize.grouped_mm.mx\""
+                     : ", \"quantize.grouped_mm.float8\"");
+    if (mx)
+        fprintf(out, "\n[quantize.linear.mx]\nrecipe_name = \"mxfp8_cublas\"\nfilter_fqns = %s\n",
+                filter);
+    else if (p->fp8_param_gather)
+        fprintf(out,
+                "\n[quantize.linear.float8]\n# tensorwise: the default (no recipe_name beside "
+                "the FSDP float8 all-gather)\nenable_fsdp_float8_all_gather = true\n"
+                "precompute_float8_dynamic_scale_for_fsdp = true\nfilter_fqns = %s\n",
+                filter);
+    else
+        fprintf(out, "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\nfilter_fqns = %s\n",
+                filter);
+    if (grouped)
+        fprintf(out, "\n[quantize.grouped_mm.%s]\n%sfqns = [\"experts\"]\n", mx ? "mx" : "float8",
+                mx ? "recipe_name = \"mxfp8\"\n" : "");
+    if (mx && p->fp8_param_gather)
+        fputs("# priced with FP8 weight all-gathers: torchao's MX linears gather in bf16\n", out);
 }
 
 int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
@@ -311,19 +373,6 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
                 schedule_name(p), u.micro_per_rank);
     }
     fprintf(out, "\n[activation_checkpoint]\nmode = \"%s\"\n", u.ckpt_blocks ? "full" : "none");
-    const char *filter = moe_layer(v->model) ? "[\"output\", \"router.gate\"]" : "[\"output\"]";
-    if (p->fp8_recipe == TSL_FP8_MXFP8)
-        fprintf(out,
-                "\n# FP8: MXFP8 linears (torchao), the LM head in bf16; your [model] keys "
-                "(name, flavor) go in this table\n[model]\nconverters = [\"quantize.linear.mx\"]\n"
-                "\n[quantize.linear.mx]\nrecipe_name = \"mxfp8_cublas\"\nfilter_fqns = %s\n",
-                filter);
-    else if (p->fp8_recipe)
-        fprintf(out,
-                "\n# FP8: torchao Float8Linear, tensorwise scaling, the LM head in bf16; your "
-                "[model] keys (name, flavor) go in this table\n"
-                "[model]\nconverters = [\"quantize.linear.float8\"]\n"
-                "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\nfilter_fqns = %s\n",
-                filter);
+    toml_fp8(v, out);
     return 0;
 }

@@ -149,7 +149,8 @@ static const char *opt_str(reader_t *r, const char *key, const char *dflt)
         note_bad(r, "%s: expected a string, got %s", key, type_name(v));
         return dflt;
     }
-    return json_string_value(v);
+    const char *s = json_string_value(v);
+    return s != NULL ? s : dflt;
 }
 
 /* A positive real from obj[key]; 0 when absent or null. */
@@ -539,6 +540,7 @@ static void read_mixtral(reader_t *r, tsl_arch_spec_t *sp)
     sp->experts = req_u32(r, "num_local_experts");
     sp->experts_per_tok = req_u32(r, "num_experts_per_tok");
     sp->moe_ffn_hidden = sp->ffn_hidden;
+    sp->router_norm = true; /* transformers' MixtralSparseMoeBlock renormalises the top k */
 }
 
 /* Qwen2-MoE / Qwen3-MoE: layer i has experts unless it is in mlp_only_layers or
@@ -552,6 +554,7 @@ static void read_qwen_moe(reader_t *r, tsl_arch_spec_t *sp, bool qwen2)
     sp->experts_per_tok = req_u32(r, "num_experts_per_tok");
     sp->moe_ffn_hidden = req_u32(r, "moe_intermediate_size");
     uint32_t step = opt_u32(r, "decoder_sparse_step", 1);
+    sp->router_norm = opt_bool(r, "norm_topk_prob", false);
     if (qwen2) {
         sp->shared_ffn_hidden = opt_u32(r, "shared_expert_intermediate_size", 0);
         sp->shared_experts = sp->shared_ffn_hidden ? 1 : 0;
@@ -572,13 +575,53 @@ static void read_qwen_moe(reader_t *r, tsl_arch_spec_t *sp, bool qwen2)
         sp->experts = 0; /* every layer dense */
 }
 
+/* DeepSeek's router (modeling_deepseek.py's MoEGate; transformers' DeepseekV2/V3
+ * configs for the defaults): scoring_func softmax or sigmoid (V3: sigmoid);
+ * topk_method "greedy" (the top k), "group_limited_greedy" (V2: within the best
+ * topk_group of n_group groups, each scored by its best expert) or "noaux_tc"
+ * (V3: the same, a group scored by its two best, and a score-correction bias of E
+ * that chooses but does not weigh); norm_topk_prob; routed_scaling_factor, which
+ * V2 applies only to weights it does not normalise (V3 to both). V3's defaults:
+ * sigmoid, 8 groups, top 4, normalised, 2.5. */
+static void read_deepseek_router(reader_t *r, tsl_arch_spec_t *sp, bool v3)
+{
+    const char *topk = opt_str(r, "topk_method", NULL);
+    const char *score = opt_str(r, "scoring_func", NULL);
+    topk = topk != NULL ? topk : v3 ? "noaux_tc" : "greedy";
+    score = score != NULL ? score : v3 ? "sigmoid" : "softmax";
+    bool grouped = strcmp(topk, "greedy") != 0;
+    sp->router_bias = strcmp(topk, "noaux_tc") == 0;
+    if (grouped && !sp->router_bias && strcmp(topk, "group_limited_greedy") != 0)
+        note_bad(r, "topk_method: \"%s\" is not greedy, group_limited_greedy or noaux_tc", topk);
+    if (strcmp(score, "softmax") && strcmp(score, "sigmoid"))
+        note_bad(r, "scoring_func: \"%s\" is not softmax or sigmoid", score);
+    sp->router_score = strcmp(score, "sigmoid") ? TSL_ROUTER_SOFTMAX : TSL_ROUTER_SIGMOID;
+    sp->router_norm = opt_bool(r, "norm_topk_prob", v3);
+    double scale = opt_pos_real(r, r->root, "routed_scaling_factor");
+    sp->router_scale = scale > 0 ? scale : v3 ? 2.5 : 1.0;
+    if (!v3 && sp->router_norm)
+        sp->router_scale = 1.0;
+    uint32_t g = grouped ? opt_u32(r, "n_group", v3 ? 8 : 1) : 1;
+    uint32_t tg = grouped ? opt_u32(r, "topk_group", v3 ? 4 : 1) : 1;
+    if (g > 1 && (g > UINT16_MAX || sp->experts % g || tg > g ||
+                  (uint64_t)sp->experts_per_tok > (uint64_t)tg * (sp->experts / g))) {
+        note_bad(r,
+                 "n_group %u, topk_group %u: the groups must split the %u experts and hold the "
+                 "%u chosen",
+                 g, tg, sp->experts, sp->experts_per_tok);
+        return;
+    }
+    sp->router_groups = g > 1 ? (uint16_t)g : 0;
+    sp->router_topk_groups = g > 1 ? (uint16_t)tg : 0;
+}
+
 /* DeepSeek-V2/V3: multi-head latent attention on every layer; experts from
  * layer first_k_dense_replace on, on every moe_layer_freq-th (layer i has them
  * when i >= first_k_dense_replace and i % moe_layer_freq == 0, as in DeepSeek's
  * modeling_deepseek.py); n_shared_experts shared experts of moe_intermediate_size
- * (one MLP of n_shared x that width in the code: the same counts); V3's router
- * (topk_method "noaux_tc") has a score-correction bias of E. The MTP module
- * (num_nextn_predict_layers) is not built. */
+ * (one MLP of n_shared x that width in the code: the same counts); the router as
+ * read_deepseek_router reads it (V3's "noaux_tc" has a score-correction bias of E).
+ * The MTP module (num_nextn_predict_layers) is not built. */
 static void read_deepseek(reader_t *r, tsl_arch_spec_t *sp, bool v3)
 {
     sp->kv_heads = 0;
@@ -596,8 +639,7 @@ static void read_deepseek(reader_t *r, tsl_arch_spec_t *sp, bool v3)
     sp->moe_ffn_hidden = req_u32(r, "moe_intermediate_size");
     sp->shared_experts = opt_u32(r, "n_shared_experts", 0);
     sp->shared_ffn_hidden = sp->moe_ffn_hidden;
-    const char *topk = opt_str(r, "topk_method", v3 ? "noaux_tc" : "greedy");
-    sp->router_bias = strcmp(topk, "noaux_tc") == 0;
+    read_deepseek_router(r, sp, v3);
     const json_t *fk = json_object_get(r->root, "first_k_dense_replace");
     uint32_t first =
         (fk == NULL || json_is_null(fk) || (json_is_integer(fk) && json_integer_value(fk) == 0))
@@ -629,6 +671,7 @@ static void read_gpt_oss(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
     sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
     sp->head_dim = opt_u32(r, "head_dim", 64);
     sp->gated_ffn = sp->linear_bias = sp->attn_sinks = sp->router_bias = true;
+    sp->router_norm = true; /* the softmax of the top k logits: the top k renormalised */
     /* one bias switch per layer (model.h no_bias): the experts always have theirs */
     if (!opt_bool(r, "attention_bias", true))
         note_bad(r, "attention_bias: false is not supported for gpt_oss (Tessel gives a "

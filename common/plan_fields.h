@@ -79,6 +79,7 @@
     X(sim_iter_time_s, REAL, sim_iter_time_s, "sim_iter_time_s", NONZERO)                          \
     X(master_stage, U32, master_stage, "master_stage", SIMULATED)                                  \
     X(interleave, U32, interleave, "interleave", OVER1)                                            \
+    X(vp_group, U32, vp_group, "vp_group", NONZERO)                                                \
     X(schedule, CUSTOM, schedule, "schedule", ALWAYS)                                              \
     X(iter_time_1f1b_s, REAL, iter_time_1f1b_s, "iter_time_1f1b_s", NONZERO)                       \
     X(grad_reduce_bytes, U32, grad_reduce_bytes, "grad_reduce_bytes", NONZERO)                     \
@@ -96,7 +97,11 @@
     X(moe_imbalance, REAL, moe_imbalance, "moe_imbalance", NONZERO)                                \
     X(fp8_recipe, U32, fp8_recipe, "fp8_recipe", NONZERO)                                          \
     X(fp8_param_gather, BOOL, fp8_param_gather, "fp8_param_gather", NONZERO)                       \
+    X(moe_bf16_experts, BOOL, moe_bf16_experts, "moe_bf16_experts", NONZERO)                       \
+    X(moe_fp8_dispatch, BOOL, moe_fp8_dispatch, "moe_fp8_dispatch", NONZERO)                       \
     X(fb_serial, BOOL, fb_serial, "fb_serial", NONZERO)                                            \
+    X(recompute_modules, CUSTOM, recompute_modules, "recompute_modules", ALWAYS)                   \
+    X(bf16_moments, BOOL, bf16_moments, "bf16_moments", NONZERO)                                   \
     X(slicer, CUSTOM, slicer, "slicer", ALWAYS)                                                    \
     X(memopt, CUSTOM, memopt, "memopt", ALWAYS)                                                    \
     X(node_order, CUSTOM, node_order, "node_order", ALWAYS)

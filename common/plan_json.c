@@ -143,6 +143,43 @@ static void plan_custom_schedule(json_t *o, const plan_ctx_t *x)
                         json_string(tsl_pipesim_sched_name(x->p->schedule, x->p->interleave)));
 }
 
+/* Only when the plan recomputes modules: their names (recompute.h). */
+static void plan_custom_recompute_modules(json_t *o, const plan_ctx_t *x)
+{
+    if (x->p->recompute_modules)
+        json_object_set_new(o, "recompute_modules", tsl_recompute_json(x->p->recompute_modules));
+}
+
+json_t *tsl_recompute_json(uint32_t mask)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; i < TSL_RECOMPUTE_COUNT; i++)
+        if (mask & (1u << i))
+            json_array_append_new(a, json_string(tsl_recompute_module_name(i)));
+    if (mask & ~TSL_RECOMPUTE_ALL) /* bits this build has no name for stay a number */
+        json_array_append_new(a, json_integer(mask & ~TSL_RECOMPUTE_ALL));
+    return a;
+}
+
+uint32_t tsl_recompute_of_json(const json_t *v)
+{
+    if (json_is_integer(v))
+        return (uint32_t)json_integer_value(v);
+    uint32_t mask = 0, bit;
+    size_t i;
+    const json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        if (json_is_integer(e))
+            mask |= (uint32_t)json_integer_value(e);
+        else if (tsl_recompute_modules_parse(json_string_value(e), &bit, NULL, NULL) == 0)
+            mask |= bit;
+        else
+            mask |= TSL_RECOMPUTE_UNKNOWN;
+    }
+    return mask;
+}
+
 static void plan_custom_slicer(json_t *o, const plan_ctx_t *x)
 {
     if (x->p->n_sliced)
@@ -194,10 +231,14 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
 }
 
 /* A request field as JSON, by its kind (request_fields.h). */
-#define JSON_OF_BOOL(v)  json_boolean(v)
-#define JSON_OF_UINT(v)  json_integer((json_int_t)(v))
-#define JSON_OF_BYTES(v) u64(v)
-#define JSON_OF_REAL(v)  json_real(v)
+#define JSON_OF_BOOL(v)    json_boolean(v)
+#define JSON_OF_UINT(v)    json_integer((json_int_t)(v))
+#define JSON_OF_BYTES(v)   u64(v)
+#define JSON_OF_REAL(v)    json_real(v)
+#define JSON_OF_BOOL(v)    json_boolean(v)
+#define JSON_OF_UINT(v)    json_integer((json_int_t)(v))
+#define JSON_OF_BYTES(v)   u64(v)
+#define JSON_OF_MODULES(v) tsl_recompute_json(v)
 /* a stack's name; a value no stack has stays a number, so that it reads back */
 #define JSON_OF_TARGET(v)                                                                          \
     ((v) < TSL_TARGET_COUNT ? json_string(tsl_target_name(v)) : json_integer((json_int_t)(v)))
@@ -218,11 +259,16 @@ static uint64_t json_u64(const json_t *v, uint64_t max)
     uint64_t x = tsl_json_u64(v);
     return x > max ? max : x;
 }
-#define FROM_JSON_BOOL(v)   json_is_true(v)
-#define FROM_JSON_UINT(v)   (uint32_t) json_u64(v, UINT32_MAX)
-#define FROM_JSON_BYTES(v)  json_u64(v, UINT64_MAX)
-#define FROM_JSON_TARGET(v) json_target(v)
-#define FROM_JSON_REAL(v)   json_number_value(v)
+#define FROM_JSON_BOOL(v)    json_is_true(v)
+#define FROM_JSON_UINT(v)    (uint32_t) json_u64(v, UINT32_MAX)
+#define FROM_JSON_BYTES(v)   json_u64(v, UINT64_MAX)
+#define FROM_JSON_TARGET(v)  json_target(v)
+#define FROM_JSON_REAL(v)    json_number_value(v)
+#define FROM_JSON_BOOL(v)    json_is_true(v)
+#define FROM_JSON_UINT(v)    (uint32_t) json_u64(v, UINT32_MAX)
+#define FROM_JSON_BYTES(v)   json_u64(v, UINT64_MAX)
+#define FROM_JSON_TARGET(v)  json_target(v)
+#define FROM_JSON_MODULES(v) tsl_recompute_of_json(v)
 
 static uint32_t json_target(const json_t *v)
 {

@@ -18,6 +18,13 @@
 #include "search.h"
 
 json_t *tsl_plan_to_json(const tsl_plan_t *p);
+
+/* Recompute modules (recompute.h) as the plan document and the request write them,
+ * a JSON array of Megatron's names, and back (an array of names, or a number): a
+ * name this build does not know reads as TSL_RECOMPUTE_UNKNOWN, which eval and the
+ * exports refuse. */
+json_t *tsl_recompute_json(uint32_t mask);
+uint32_t tsl_recompute_of_json(const json_t *v);
 /* Every field of request_fields.h under its JSON key, in the list's order. */
 json_t *tsl_request_to_json(const tsl_request_t *r);
 /* The inverse: the fields read back by their keys (missing keys read 0). */

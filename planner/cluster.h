@@ -55,6 +55,8 @@ typedef struct tsl_gpu_spec {
                                  cost model then counts FLOPs only: docs/cost-model.md) */
     double fp8_peak_flops; /* dense FP8 (E4M3/E5M2) tensor-core peak, FLOP/s; 0 = no FP8
                               tensor cores (Ampere and older): FP8 plans are refused */
+    double fp8_efficiency; /* e_max of its FP8 GEMMs (a published FP8 MAMF scaled as the
+                              bf16 one: cluster_hw.c); 0 = unmeasured, the bf16 efficiency */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {
@@ -156,6 +158,9 @@ int tsl_cluster_copy(tsl_cluster_t *dst, const tsl_cluster_t *src, tsl_err_t *er
 /* Lookups (device ids must be < n_devices). */
 const tsl_gpu_spec_t *tsl_cluster_device_gpu(const tsl_cluster_t *c, uint32_t dev);
 double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev); /* peak × efficiency */
+/* A GPU's sustained FP8 GEMM rate: fp8_peak_flops × fp8_efficiency (× efficiency where
+ * no FP8 figure is known); 0 without FP8 tensor cores. */
+double tsl_gpu_fp8_flops(const tsl_gpu_spec_t *g);
 uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev);
 uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c);
 uint64_t tsl_cluster_max_device_mem(const tsl_cluster_t *c);
@@ -170,31 +175,87 @@ double tsl_cluster_node_pair_bw(const tsl_cluster_t *c, uint32_t a, uint32_t b);
 
 /* ---- topology-aware figures (cluster_topo.c; docs/cost-model.md "Collectives") ---- */
 
-/* NCCL's latency figures (µs in NCCL, seconds here), from NCCL's own tuning model,
- * src/graph/tuning.cc (baseLat / hwLat, LL protocol — what NCCL picks for the small
- * messages where latency matters): a collective's base cost, one ring step over
- * NVLink (× 1.8 when the communicator spans nodes, as NCCL does), one step over the
- * network, one tree level over the network. */
-#define TSL_NCCL_RING_BASE_S   3.6e-6
-#define TSL_NCCL_TREE_BASE_S   4.4e-6
-#define TSL_NCCL_NVL_RING_S    0.47e-6
-#define TSL_NCCL_NVL_TREE_S    0.52e-6
-#define TSL_NCCL_NVL_MULTINODE 1.8
-#define TSL_NCCL_NET_RING_S    2.7e-6
-#define TSL_NCCL_NET_TREE_S    5.0e-6
+/*
+ * Collectives as NCCL's own tuner prices them (NVIDIA/nccl v2.30.7-1, commit
+ * 73cf112295c3, 2026-06-04: src/graph/tuning.cc, ncclTopoTuneModel and
+ * ncclTopoGetAlgoTime; src/enqueue.cc, topoGetAlgoInfo; docs/cost-model.md
+ * "Collectives"). For each algorithm a and protocol p NCCL predicts
+ *     time(a, p) = α(a, p, n, k) + M / algbw(a, p)
+ * and runs the least; Tessel does the same over the choices NCCL has on a
+ * DGX/HGX-like topology: all-reduce ring or tree, all-gather and reduce-scatter
+ * ring or PAT, each in LL, LL128 or Simple (PAT: Simple only). NVLS, CollNet and
+ * PCIe-only nodes (PCI latencies, LL128 off) are not modelled.
+ *
+ * Bandwidth: Tessel's bus bandwidth bw of the group (the Simple ring's, as
+ * nccl-tests reports it; tsl_cluster_dim_busbw) times NCCL's protocol factors:
+ *   ring   LL min(bw/2, cap_LL) (8-byte lines with 4 data bytes), LL128 0.92·bw
+ *          (120 data bytes of each 128), Simple bw
+ *   tree   bw_t = 0.92·bw; LL min(bw_t/3.8, cap_LL), LL128 bw_t·7/9 in one domain,
+ *          bw_t·120/128 across domains, Simple bw_t; each × NCCL's tree correction
+ *          for the message size (treeCorrectionFactor, 64 B .. 256 MB)
+ *   PAT    0.75·bw
+ *   cap_LL (llMaxBws) 141 GB/s in one domain (the Hopper row), 39.0 on 2
+ *          domains, 20.4 on more (the Intel-host rows)
+ * M the full buffer: ring all-reduce 2(n−1)/n · M, tree 2 · M, ring all-gather
+ * (n−1)/n · M, PAT M over that bandwidth.
+ *
+ * Latency, µs in NCCL (seconds here), n ranks on k NVLink domains (NCCL's nodes):
+ *   ring all-reduce   base + (2(n−1) − 2(k−1))·intra + 2(k−1)·inter  (× 1.4 Simple, k > 1)
+ *   ring all-gather   base + ((n−1) − (k−1))·intra + (k−1)·inter
+ *   tree all-reduce   base_t + 2·((⌊n/k⌋ − 1)·nvl_t + ⌊log2 k⌋·net_t)
+ *   PAT all-gather    8.0 + ⌊log2 k⌋·14/3.5 + 2.8·n         (only when n = k)
+ *             LL    LL128  Simple
+ *   base      6.6   14.0   8.4       ring baseLat
+ *   base_t    6.8   14.0   8.4       tree baseLat
+ *   nvl       0.6   1.9    3.4       ring hwLat NVLink: intra
+ *   nvl_t     0.6   1.25   4.0       tree hwLat NVLink
+ *   net       2.7   4.0    14.0      ring hwLat NET: inter
+ *   net_t     5.0   8.5    14.0      tree hwLat NET; also the ring's inter when n = k
+ *   overhead  1.0   1.0    3.0       ring across domains: intra = max(nvl, overhead)
+ * (network post overhead, Intel hosts). The constants are the Hopper (sm90)
+ * generation's; Ampere's differ only in cap_LL in one domain (87.7 GB/s, which
+ * A100's 150 GB/s NVLink figure halved does not reach), Volta's in the ring's 1.4
+ * (1.9). Not modelled: per-channel caps (Tessel has no channel count), the
+ * 0.85 of a tree whose NIC traffic crosses one GPU, and the size
+ * condition of the ring's 1.4 (64 B per channel and rank).
+ */
+enum { TSL_NCCL_LL, TSL_NCCL_LL128, TSL_NCCL_SIMPLE, TSL_NCCL_PROTOS };
+enum { TSL_NCCL_RING, TSL_NCCL_TREE, TSL_NCCL_PAT, TSL_NCCL_ALGOS };
 
-/* Fixed time of one collective (its α), added to the bandwidth term. */
+/* NCCL's latency α of each choice for one group shape. +INFINITY where NCCL has
+ * no such choice (tree for all-gather, PAT for all-reduce, PAT unless n = k, PAT
+ * in LL/LL128). All zero (n = 0): no NCCL model — the bandwidth term alone
+ * (PAPER mode, unused dimensions). */
 typedef struct tsl_coll_lat {
-    double ar_s; /* all-reduce: min(ring, tree) as NCCL chooses */
-    double ag_s; /* all-gather or reduce-scatter: ring */
+    uint32_t n, k;                                /* ranks, NVLink domains */
+    double ar_s[TSL_NCCL_ALGOS][TSL_NCCL_PROTOS]; /* all-reduce */
+    double ag_s[TSL_NCCL_ALGOS][TSL_NCCL_PROTOS]; /* all-gather or reduce-scatter */
+    double ll_cap_bw;                             /* cap_LL, bytes/s */
 } tsl_coll_lat_t;
 
-/* α of NCCL's collectives over n ranks on k NVLink domains (n ≥ 2, 1 ≤ k ≤ n):
- *   ring all-reduce   base + (2(n−1) − 2(k−1))·nvl + 2(k−1)·net
- *   tree all-reduce   base + 2·((n/k − 1)·nvl + ⌊log2 k⌋·net)
- *   ring all-gather   base + ((n−1) − (k−1))·nvl + (k−1)·net
- * (nvl × 1.8 when k > 1). n ≤ 1 gives zeros. */
+/* The choice NCCL makes (tsl_cluster_coll_*_s). */
+typedef struct tsl_coll_choice {
+    uint8_t algo;  /* TSL_NCCL_RING, _TREE, _PAT */
+    uint8_t proto; /* TSL_NCCL_LL, _LL128, _SIMPLE */
+} tsl_coll_choice_t;
+
+/* "ring", "tree", "pat"; "LL", "LL128", "Simple" (NCCL's names); NULL past the end. */
+const char *tsl_nccl_algo_name(unsigned algo);
+const char *tsl_nccl_proto_name(unsigned proto);
+
+/* Fills out with the α's of n ranks on k NVLink domains (k clamped to [1, n]);
+ * n ≤ 1 gives all zero. */
 void tsl_cluster_coll_lat(uint32_t n, uint32_t k, tsl_coll_lat_t *out);
+
+/* NCCL's predicted time of an all-reduce (all-gather, reduce-scatter) of M = bytes
+ * over n ranks at bus bandwidth bw (bytes/s): the least over the choices above,
+ * which goes to *choice (may be NULL). n ≤ 1 or bytes ≤ 0 gives 0; lat NULL or
+ * lat->n ≤ 1 gives the ring's bandwidth term alone, 2(n−1)/n · M / bw
+ * ((n−1)/n · M / bw), as Simple ring. No allocation, a few dozen flops. */
+double tsl_cluster_coll_allreduce_s(const tsl_coll_lat_t *lat, double bytes, uint32_t n, double bw,
+                                    tsl_coll_choice_t *choice);
+double tsl_cluster_coll_allgather_s(const tsl_coll_lat_t *lat, double bytes, uint32_t n, double bw,
+                                    tsl_coll_choice_t *choice);
 
 /*
  * Bus bandwidth of one parallel dimension's groups (tiled over the block as
@@ -209,7 +270,7 @@ void tsl_cluster_coll_lat(uint32_t n, uint32_t k, tsl_coll_lat_t *out);
  *     member on X that span domains (they share X's NICs), rail the slowest
  *     one-NIC path between the domains it touches; the group gets min over D.
  * The dimension's figure is the slowest group's; lat (may be NULL) gets the α of
- * its widest group (most domains). count ≤ 1 gives +INFINITY and zero α; a shape
+ * its widest group (most domains). count ≤ 1 gives +INFINITY and no α; a shape
  * that does not tile the block (see tsl_cluster_dim_bw) gives 0.
  * No allocation; O(block devices × GPUs per node), O(nodes touched²) more per
  * group with a bandwidth matrix.

@@ -16,6 +16,7 @@
 #include "cluster.h"
 
 #include <math.h>
+#include <string.h>
 
 /* ---- geometry of one dimension's groups over a block ---- */
 
@@ -166,7 +167,54 @@ static double group_busbw(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t
     return bw;
 }
 
-/* ---- NCCL's latency model ---- */
+/* ---- NCCL's tuning model (cluster.h; NVIDIA/nccl v2.30.7-1 src/graph/tuning.cc) ---- */
+
+#define US 1e-6
+/* baseLatencies, hwLatencies (NVLink, NET) per protocol LL, LL128, Simple; µs */
+static const double ring_base_us[TSL_NCCL_PROTOS] = {6.6, 14.0, 8.4};
+static const double tree_base_us[TSL_NCCL_PROTOS] = {6.8, 14.0, 8.4};
+static const double ring_nvl_us[TSL_NCCL_PROTOS] = {0.6, 1.9, 3.4};
+static const double tree_nvl_us[TSL_NCCL_PROTOS] = {0.6, 1.25, 4.0};
+static const double ring_net_us[TSL_NCCL_PROTOS] = {2.7, 4.0, 14.0};
+static const double tree_net_us[TSL_NCCL_PROTOS] = {5.0, 8.5, 14.0};
+/* getNetOverhead (Intel hosts: 1 µs; × 3 for Simple) */
+static const double net_overhead_us[TSL_NCCL_PROTOS] = {1.0, 1.0, 3.0};
+#define PAT_BASE_US     8.0 /* PAT's baseLatency (Simple) */
+#define PAT_LOG_DIV     3.5 /* PAT: log2(k) · net_t / 3.5 */
+#define PAT_PER_RANK_US 2.8 /* PAT's linear part per rank */
+#define RING_PLATEAU    1.4 /* ring Simple all-reduce across nodes, sm80 and newer */
+/* llMaxBws: Hopper's single-node row; Intel hosts on 2 and on more nodes (GB/s) */
+#define LL_CAP_ONE_GBPS  141.0
+#define LL_CAP_TWO_GBPS  39.0
+#define LL_CAP_MORE_GBPS 20.4
+#define LL_FACTOR        0.5             /* ring LL: half the bus bandwidth */
+#define LL128_FACTOR     0.92            /* ring LL128 (tuning.cc: "120.0/128.0") */
+#define TREE_FACTOR      0.92            /* tree all-reduce, every protocol */
+#define TREE_LL_DIV      3.8             /* tree LL */
+#define TREE_LL128_ONE   (7.0 / 9.0)     /* tree LL128 inside one node */
+#define TREE_LL128_MORE  (120.0 / 128.0) /* tree LL128 across nodes */
+#define PAT_FACTOR       0.75
+/* treeCorrectionFactor: tree all-reduce bandwidth × f[p][log2(M / 64 B)], M < 512 MiB */
+#define TREE_CORR_SIZES 23
+static const double tree_corr[TSL_NCCL_PROTOS][TREE_CORR_SIZES] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+
+static const char *const nccl_algo_names[TSL_NCCL_ALGOS] = {"ring", "tree", "pat"};
+static const char *const nccl_proto_names[TSL_NCCL_PROTOS] = {"LL", "LL128", "Simple"};
+
+const char *tsl_nccl_algo_name(unsigned algo)
+{
+    return algo < TSL_NCCL_ALGOS ? nccl_algo_names[algo] : NULL;
+}
+
+const char *tsl_nccl_proto_name(unsigned proto)
+{
+    return proto < TSL_NCCL_PROTOS ? nccl_proto_names[proto] : NULL;
+}
 
 static uint32_t log2_floor(uint32_t v)
 {
@@ -178,19 +226,103 @@ static uint32_t log2_floor(uint32_t v)
 
 void tsl_cluster_coll_lat(uint32_t n, uint32_t k, tsl_coll_lat_t *out)
 {
-    out->ar_s = out->ag_s = 0.0;
+    memset(out, 0, sizeof(*out));
     if (n <= 1)
         return;
     k = k < 1 ? 1 : k > n ? n : k;
-    double nvl_ring = TSL_NCCL_NVL_RING_S * (k > 1 ? TSL_NCCL_NVL_MULTINODE : 1.0);
-    double nvl_tree = TSL_NCCL_NVL_TREE_S * (k > 1 ? TSL_NCCL_NVL_MULTINODE : 1.0);
-    double ring_ar = TSL_NCCL_RING_BASE_S + (2.0 * (n - 1) - 2.0 * (k - 1)) * nvl_ring +
-                     2.0 * (k - 1) * TSL_NCCL_NET_RING_S;
-    double tree_ar = TSL_NCCL_TREE_BASE_S +
-                     2.0 * ((double)(n / k - 1) * nvl_tree + log2_floor(k) * TSL_NCCL_NET_TREE_S);
-    out->ar_s = fmin(ring_ar, tree_ar);
-    out->ag_s =
-        TSL_NCCL_RING_BASE_S + (double)(n - k) * nvl_ring + (double)(k - 1) * TSL_NCCL_NET_RING_S;
+    out->n = n;
+    out->k = k;
+    double cross = k - 1.0, lg = log2_floor(k);
+    for (int p = 0; p < TSL_NCCL_PROTOS; p++) {
+        /* a ring across nodes posts every step to the network; with one rank per
+         * node each step is exposed: the tree's network latency */
+        double intra = k > 1 ? fmax(ring_nvl_us[p], net_overhead_us[p]) : ring_nvl_us[p];
+        double inter = n == k ? tree_net_us[p] : ring_net_us[p];
+        double ring_ar =
+            ring_base_us[p] + (2.0 * (n - 1) - 2.0 * cross) * intra + 2.0 * cross * inter;
+        if (p == TSL_NCCL_SIMPLE && k > 1)
+            ring_ar *= RING_PLATEAU;
+        out->ar_s[TSL_NCCL_RING][p] = ring_ar * US;
+        out->ar_s[TSL_NCCL_TREE][p] =
+            (tree_base_us[p] + 2.0 * ((double)(n / k - 1) * tree_nvl_us[p] + lg * tree_net_us[p])) *
+            US;
+        out->ar_s[TSL_NCCL_PAT][p] = INFINITY;
+        out->ag_s[TSL_NCCL_RING][p] =
+            (ring_base_us[p] + ((n - 1.0) - cross) * intra + cross * inter) * US;
+        out->ag_s[TSL_NCCL_TREE][p] = INFINITY;
+        out->ag_s[TSL_NCCL_PAT][p] = INFINITY;
+    }
+    if (n == k) /* PAT: one rank per node, Simple */
+        out->ag_s[TSL_NCCL_PAT][TSL_NCCL_SIMPLE] =
+            (PAT_BASE_US + lg * tree_net_us[TSL_NCCL_SIMPLE] / PAT_LOG_DIV + PAT_PER_RANK_US * n) *
+            US;
+    out->ll_cap_bw = 1e9 * (k == 1 ? LL_CAP_ONE_GBPS : k == 2 ? LL_CAP_TWO_GBPS : LL_CAP_MORE_GBPS);
+}
+
+/* Bus bandwidth of choice (a, p) on a group of bus bandwidth bw, NCCL's factors. */
+static double choice_bw(const tsl_coll_lat_t *lat, int a, int p, double bw, double bytes)
+{
+    if (a == TSL_NCCL_PAT)
+        return PAT_FACTOR * bw;
+    if (a == TSL_NCCL_RING)
+        return p == TSL_NCCL_LL      ? fmin(LL_FACTOR * bw, lat->ll_cap_bw)
+               : p == TSL_NCCL_LL128 ? LL128_FACTOR * bw
+                                     : bw;
+    double t = TREE_FACTOR * bw;
+    t = p == TSL_NCCL_LL      ? fmin(t / TREE_LL_DIV, lat->ll_cap_bw)
+        : p == TSL_NCCL_LL128 ? t * (lat->k == 1 ? TREE_LL128_ONE : TREE_LL128_MORE)
+                              : t;
+    int size = bytes >= 64.0 ? ilogb(bytes / 64.0) : -1;
+    return size >= 0 && size < TREE_CORR_SIZES ? t * tree_corr[p][size] : t;
+}
+
+/* The least α + span_a · M / bw over the finite α's of alpha[][]; span: the bus
+ * bytes over M of each algorithm. */
+static double least_time(const tsl_coll_lat_t *lat, const double alpha[][TSL_NCCL_PROTOS],
+                         const double span[TSL_NCCL_ALGOS], double bytes, double bw,
+                         tsl_coll_choice_t *choice)
+{
+    double best = INFINITY;
+    tsl_coll_choice_t pick = {TSL_NCCL_RING, TSL_NCCL_SIMPLE};
+    for (int a = 0; a < TSL_NCCL_ALGOS; a++)
+        for (int p = 0; p < TSL_NCCL_PROTOS; p++) {
+            if (!isfinite(alpha[a][p]))
+                continue;
+            double t = alpha[a][p] + span[a] * bytes / choice_bw(lat, a, p, bw, bytes);
+            if (t < best) {
+                best = t;
+                pick = (tsl_coll_choice_t){(uint8_t)a, (uint8_t)p};
+            }
+        }
+    if (choice != NULL)
+        *choice = pick;
+    return best;
+}
+
+double tsl_cluster_coll_allreduce_s(const tsl_coll_lat_t *lat, double bytes, uint32_t n, double bw,
+                                    tsl_coll_choice_t *choice)
+{
+    if (choice != NULL)
+        *choice = (tsl_coll_choice_t){TSL_NCCL_RING, TSL_NCCL_SIMPLE};
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    if (lat == NULL || lat->n <= 1)
+        return 2.0 * (n - 1) / n * bytes / bw;
+    const double span[TSL_NCCL_ALGOS] = {2.0 * (n - 1) / n, 2.0, 0.0};
+    return least_time(lat, lat->ar_s, span, bytes, bw, choice);
+}
+
+double tsl_cluster_coll_allgather_s(const tsl_coll_lat_t *lat, double bytes, uint32_t n, double bw,
+                                    tsl_coll_choice_t *choice)
+{
+    if (choice != NULL)
+        *choice = (tsl_coll_choice_t){TSL_NCCL_RING, TSL_NCCL_SIMPLE};
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    if (lat == NULL || lat->n <= 1)
+        return (double)(n - 1) / n * bytes / bw;
+    const double span[TSL_NCCL_ALGOS] = {(double)(n - 1) / n, 0.0, 1.0};
+    return least_time(lat, lat->ag_s, span, bytes, bw, choice);
 }
 
 /* ---- one dimension ---- */
@@ -244,7 +376,7 @@ double tsl_cluster_dim_busbw(const tsl_cluster_t *c, uint32_t block_first, uint3
                              uint32_t stride, uint32_t count, tsl_coll_lat_t *lat)
 {
     if (lat != NULL)
-        lat->ar_s = lat->ag_s = 0.0;
+        memset(lat, 0, sizeof(*lat));
     if (count <= 1)
         return INFINITY;
     dim_shape_t d = {block_first, block_size, stride, count, (uint64_t)stride * count};

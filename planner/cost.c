@@ -63,8 +63,8 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
         x = fmin(x, f);
         const tsl_gpu_spec_t *gpu = tsl_cluster_device_gpu(c, dev);
         *mem_bw = fmin(*mem_bw, gpu->mem_bw);
-        /* the FP8 GEMM's e_max assumed the bf16 one (docs/cost-model.md "FP8") */
-        *fp8_flops = fmin(*fp8_flops, gpu->fp8_peak_flops * gpu->efficiency);
+        /* FP8 peak × its own e_max (cluster_hw.c; docs/cost-model.md "FP8") */
+        *fp8_flops = fmin(*fp8_flops, tsl_gpu_fp8_flops(gpu));
         dev = c->node_first[node] + c->nodes[node].n_gpus;
     }
     return x;
@@ -107,7 +107,7 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
 static double mode_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
                       tsl_coll_lat_t *lat)
 {
-    lat->ar_s = lat->ag_s = 0.0;
+    memset(lat, 0, sizeof(*lat));
     if (degree <= 1)
         return INFINITY;
     if (env->mode == TSL_COST_PAPER)
@@ -130,7 +130,7 @@ static double dim_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_dim
 static double group_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
                        tsl_coll_lat_t *lat)
 {
-    lat->ar_s = lat->ag_s = 0.0;
+    memset(lat, 0, sizeof(*lat));
     if (degree <= 1 || env->block_size % ((uint64_t)stride * degree) != 0)
         return INFINITY;
     return mode_bw(env, stride, degree, lat);
@@ -197,7 +197,7 @@ bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp
 static double cp_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_coll_lat_t *lat)
 {
     uint32_t c = env->knobs.cp, stride;
-    lat->ar_s = lat->ag_s = 0.0;
+    memset(lat, 0, sizeof(*lat));
     if (c <= 1 || !tsl_cost_cp_group(s, c, &stride))
         return INFINITY;
     return group_bw(env, stride, c, lat);
@@ -290,21 +290,29 @@ double tsl_cost_p2p_s(double bytes, double bw)
     return bytes / bw;
 }
 
-/* A collective with its α: only one that moves bytes pays it (n = 1 or an empty
- * buffer costs 0, as the bandwidth terms do). */
-static double with_lat(double bw_term_s, double lat_s)
-{
-    return bw_term_s > 0 ? bw_term_s + lat_s : bw_term_s;
-}
-
+/* A collective as NCCL runs it (STACK): the least over its algorithms and
+ * protocols of α + bytes / that choice's bandwidth (cluster.h,
+ * tsl_cluster_coll_allreduce_s); PAPER (no α: lat->n 0) the ring's bandwidth term
+ * alone, bit for bit. n = 1 or an empty buffer costs 0. */
 static double allreduce_lat_s(double bytes, uint32_t n, double bw, const tsl_coll_lat_t *lat)
 {
-    return with_lat(tsl_cost_allreduce_s(bytes, n, bw), lat->ar_s);
+    if (lat->n <= 1)
+        return tsl_cost_allreduce_s(bytes, n, bw);
+    return tsl_cluster_coll_allreduce_s(lat, bytes, n, bw, NULL);
 }
 
 static double allgather_lat_s(double bytes, uint32_t n, double bw, const tsl_coll_lat_t *lat)
 {
-    return with_lat(tsl_cost_allgather_s(bytes, n, bw), lat->ag_s);
+    if (lat->n <= 1)
+        return tsl_cost_allgather_s(bytes, n, bw);
+    return tsl_cluster_coll_allgather_s(lat, bytes, n, bw, NULL);
+}
+
+/* An all-to-all: the bytes of the all-gather of the same buffer (tsl_cost_alltoall_s),
+ * priced with its protocol choice. */
+static double alltoall_lat_s(double bytes, uint32_t n, double bw, const tsl_coll_lat_t *lat)
+{
+    return allgather_lat_s(bytes, n, bw, lat);
 }
 
 /* Both sides run slowed by k while they overlap; the longer finishes alone
@@ -400,6 +408,17 @@ static inline double grad_elem_bytes(const tsl_cost_knobs_t *k)
                                 : TSL_BYTES_PER_PARAM_FP16;
 }
 
+/* Optimizer bytes per parameter between steps: the fp32 master and Adam's two
+ * moments, 4 + 4 + 4; 4 + 2 + 2 with bf16 moments (Megatron's precision-aware
+ * optimizer, --exp-avg-dtype / --exp-avg-sq-dtype bf16; DeepSeek-V3 Sec. 3.3.3);
+ * two 16-bit moments alone without a master. */
+static double optimizer_bytes(const tsl_cost_knobs_t *k)
+{
+    if (k->no_fp32_master)
+        return 2.0 * TSL_BYTES_PER_PARAM_FP16;
+    return k->bf16_moments ? 4.0 + 2.0 * TSL_BYTES_PER_PARAM_FP16 : 12.0;
+}
+
 /* O_ms, O_f, O_b of cost.h for n samples per device; p = the parameters of this
  * TP rank (rank_params). Model states per parameter (Rajbhandari 2020): 2 16-bit
  * weights + g gradient bytes + 12 optimizer bytes (fp32 master, m, v), all
@@ -413,7 +432,7 @@ static double states_bytes(const tsl_strategy_t *s, degrees_t g, double p,
 {
     double z = g.z, gb = grad_elem_bytes(k);
     double opt_div = s->zero >= 1 ? g.d : 1, grad_div = s->zero >= 2 ? g.d : 1;
-    double opt = k->no_fp32_master ? 2.0 * TSL_BYTES_PER_PARAM_FP16 : 12.0;
+    double opt = optimizer_bytes(k);
     double weights = g.z > 1 && gb >= 4 && !k->no_fp32_master ? 0.0 : TSL_BYTES_PER_PARAM_FP16;
     return p / z * (weights + gb / grad_div + opt / opt_div);
 }
@@ -444,12 +463,17 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
     uint64_t split = (s->sp ? g.t : 1) * w; /* sequence parallelism shards the rest */
     uint64_t score = s->selective ? l->act_score_bytes : 0;
     uint64_t kept_score = cp > 1 ? l->act_score_bytes - score : 0;
-    uint64_t act = div_ceil(l->act_repl_bytes * mb, split) +
-                   div_ceil((l->act_shard_bytes - score - kept_score) * mb, g.t * w) +
-                   div_ceil(kept_score * mb, g.t * w * cp);
+    /* the recompute modules' stash (recompute.h), on layers without full CKPT */
+    uint32_t mods = s->ckpt ? 0 : k->recompute_modules;
+    uint64_t drop_repl, drop_shard;
+    tsl_recompute_drop(l, mods, &drop_repl, &drop_shard);
+    uint64_t rest = l->act_shard_bytes - score - kept_score;
+    rest = rest > drop_shard ? rest - drop_shard : 0;
+    uint64_t act = div_ceil((l->act_repl_bytes - drop_repl) * mb, split) +
+                   div_ceil(rest * mb, g.t * w) + div_ceil(kept_score * mb, g.t * w * cp);
     if (fp8 && k->fp8 != TSL_FP8_TENSORWISE) { /* TE: FP8 weight caches, FP8 stashes */
         double w8, repl, shard;
-        tsl_roofline_fp8_elems(l, g.t, &w8, &repl, &shard);
+        tsl_roofline_fp8_elems(l, g.t, mods, &w8, &repl, &shard);
         if (!k->fp8_param_gather) /* else FP8 + transpose in place of the bf16 weight */
             out->ms_bytes += (uint64_t)ceil(2.0 * w8);
         uint64_t save =
@@ -485,6 +509,51 @@ static bool fp8_priced(const tsl_cost_env_t *env)
            env->device_mem_bw > 0 && isfinite(env->device_mem_bw);
 }
 
+/* The routed experts' grouped GEMMs in FP8 with the plan's recipe: FP8 priced, the
+ * experts not kept bf16 (knobs.moe_bf16_experts), their widths multiples of 16. */
+static bool experts_fp8(const tsl_cost_env_t *env, const tsl_layer_t *l)
+{
+    uint32_t etp = env->knobs.etp > 1 ? env->knobs.etp : 1;
+    return fp8_priced(env) && !env->knobs.moe_bf16_experts && tsl_roofline_fp8_experts(l, etp);
+}
+
+/* Bytes a ZeRO-3 / ZeRO-1 weight all-gather moves for p weights of which w8 belong
+ * to FP8 GEMMs: 2 each, 1 for those with fp8_param_gather (Megatron-LM
+ * --fp8-param-gather: "perform the param all-gather in fp8"; torchao's
+ * enable_fsdp_float8_all_gather casts the shard before FSDP gathers it). */
+static double gather_bytes(const tsl_cost_env_t *env, double p, double w8)
+{
+    double b = TSL_BYTES_PER_PARAM_FP16 * p;
+    if (!env->knobs.fp8_param_gather || !fp8_priced(env))
+        return b;
+    return b - fmin(fmax(w8, 0.0), p);
+}
+
+/* The weight elements of the layer's FP8 linears on one TP rank of t (the routed
+ * experts apart); 0 where FP8 is not priced. */
+static double fp8_weights(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t)
+{
+    double w8 = 0.0, repl, shard;
+    if (fp8_priced(env))
+        tsl_roofline_fp8_elems(l, t, 0, &w8, &repl, &shard); /* weights: any recompute */
+    return w8;
+}
+
+/* Transformer Engine's FP8 weight copies are cast once per iteration, not per
+ * micro-batch: Megatron-LM passes is_first_microbatch to its TE linears and grouped
+ * linears (extensions/transformer_engine.py), which reuse the cached copies after.
+ * The cast of this rank's w8 FP8 weight elements, in the step (opt_s). None under
+ * tensorwise (torchao casts per use: in the roofline) or with fp8_param_gather
+ * (the weights are FP8 themselves: the optimizer step writes them). */
+static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8)
+{
+    uint32_t r = env->knobs.fp8;
+    if (!fp8_priced(env) || r == TSL_FP8_TENSORWISE || env->knobs.fp8_param_gather || !(w8 > 0))
+        return 0.0;
+    return tsl_fp8_cast_bytes(r) * w8 / (TSL_ROOFLINE_MEM_EFF * env->device_mem_bw) +
+           tsl_fp8_cast_kernels(r) * TSL_ROOFLINE_LAUNCH_S;
+}
+
 /* ---- the one place compute time is modelled: a roofline per GEMM with the
  * GPU's shape curve (roofline.h, gemm_eff.h): forward, backward (each GEMM's two
  * gradient GEMMs) and the attention core selective recomputation repeats. A
@@ -503,6 +572,7 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     if (fp8_priced(env)) {
         dev.fp8 = env->knobs.fp8;
         dev.fp8_flops = env->device_fp8_flops;
+        dev.moe_fp8 = !env->knobs.moe_bf16_experts;
     }
     dev.autocast = env->knobs.autocast;
     *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
@@ -562,11 +632,15 @@ double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k)
     double gb = grad_elem_bytes(k);
     /* master: read master, m, v (12) + the gradient, write them (12) + the
      * 16-bit weights (2); without: read weights, m, v (6) + the gradient, write
-     * the three (6); autocast: the fp32 parameters are the master, no 16-bit
-     * copy to write (torch.optim.AdamW(fused=True) over fp32: 24 + 4) */
+     * the three (6) */
     if (k->no_fp32_master)
         return 12.0 + gb;
-    return (k->autocast ? 24.0 : 26.0) + gb;
+    /* the master read and written (4 + 4), m and v read and written (16; bf16
+     * moments 8), the 16-bit weights written (2): 26 + g, bf16 moments 18 + g;
+     * autocast: the fp32 parameters are the master, no 16-bit copy to write
+     * (torch.optim.AdamW(fused=True) over fp32: 24 + 4) */
+    double moments = k->bf16_moments ? 8.0 : 16.0;
+    return 8.0 + moments + (k->autocast ? 0.0 : TSL_BYTES_PER_PARAM_FP16) + gb;
 }
 
 /* The optimizer step of the parameters this device updates: its TP rank's p,
@@ -643,15 +717,17 @@ static void calibrate_memory(double k, tsl_layer_cost_t *out)
  *   B_kv = 2 (K, V) · 2 bytes · T · a_kv · d_h / t.
  *   p2p        ring: c − 1 steps each passing B_kv to the next rank, step j under
  *              the core of block j (core_f / c); backward passes K/V and dK/dV:
- *              fwd = (c−1)·overlap(core_f/c, B_kv/bw) + core_f/c − core_f,
- *              bwd = (c−1)·overlap(core_b/c, 2·B_kv/bw) + core_b/c − core_b
+ *              fwd = (c−1)·overlap(core_f/c, S) + core_f/c − core_f,
+ *              bwd = (c−1)·overlap(core_b/c, 2·S) + core_b/c − core_b
+ *              S = all-gather(c·B_kv, c) / (c − 1): B_kv/bw plus the gather's α
+ *              spread over its steps (PAPER: B_kv/bw)
  *   allgather  fwd: all-gather(c·B_kv, c); bwd: the gather again (only the chunk
  *              is kept) and a reduce-scatter of dK/dV: 2 · all-gather(c·B_kv, c)
  *   a2a        Ulysses: all-to-all of Q, K, V before the core and O after it,
  *              each (c−1)/c of the rank's bytes: fwd = bwd =
- *              all-gather(B_q + B_kv + B_o, c) + 2α (two collectives)
- * core_b = 2·core_f (flash attention's backward). α: the all-gather's, spread
- * over the ring's steps.
+ *              all-to-all(B_q + B_kv, c) + all-to-all(B_o, c) (two collectives)
+ * core_b = 2·core_f (flash attention's backward). Every collective is priced as
+ * NCCL picks its algorithm and protocol (allgather_lat_s).
  */
 static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t, double n,
                         double core_f, const tsl_strategy_bw_t *bw, double *fwd, double *bwd)
@@ -665,19 +741,25 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
     double T = n * l->seq_len, k = env->overlap_slowdown;
     double b_kv = 2.0 * TSL_ACT_DTYPE_BYTES * T * kv * hd / t;
     double b_q = (double)TSL_ACT_DTYPE_BYTES * T * l->heads * hd / t; /* Q, and O alike */
-    double core_b = 2.0 * core_f, lat = bw->cp_lat.ag_s;
+    double core_b = 2.0 * core_f;
+    const tsl_coll_lat_t *lat = &bw->cp_lat;
     switch (env->knobs.cp_comm) {
     case TSL_CP_ALLGATHER: {
-        double ag = with_lat(tsl_cost_allgather_s(c * b_kv, c, bw->cp_bw), lat);
+        double ag = allgather_lat_s(c * b_kv, c, bw->cp_bw, lat);
         *fwd = ag;
         *bwd = 2.0 * ag;
         break;
     }
-    case TSL_CP_A2A:
-        *fwd = *bwd = tsl_cost_allgather_s(2.0 * b_q + b_kv, c, bw->cp_bw) + 2.0 * lat;
+    case TSL_CP_A2A: /* Q, K, V before the core; O after it (PAPER: the bytes alone) */
+        *fwd = *bwd = lat->n > 1 ? alltoall_lat_s(b_q + b_kv, c, bw->cp_bw, lat) +
+                                       alltoall_lat_s(b_q, c, bw->cp_bw, lat)
+                                 : tsl_cost_allgather_s(2.0 * b_q + b_kv, c, bw->cp_bw);
         break;
     default: {
-        double step = b_kv / bw->cp_bw + lat / (c - 1);
+        /* one ring step: the all-gather of the c blocks spread over its c − 1 steps
+         * (PAPER: one block's bytes alone) */
+        double step =
+            lat->n > 1 ? allgather_lat_s(c * b_kv, c, bw->cp_bw, lat) / (c - 1) : b_kv / bw->cp_bw;
         *fwd = (c - 1) * tsl_cost_overlap_s(core_f / c, step, k) + core_f / c - core_f;
         *bwd = (c - 1) * tsl_cost_overlap_s(core_b / c, 2.0 * step, k) + core_b / c - core_b;
         break;
@@ -693,22 +775,27 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
  * strategy has SDP, else DP with the strategy's ZeRO level). Per pass (forward,
  * and again backward) the rank's routed rows, B = moved·k·(n·s/t)·h · 2 bytes
  * (tsl_cost_moe_rows), go through a dispatch and a combine all-to-all over the EP
- * group (ep ranks at stride etp) and, at etp > 1, an all-gather of etp·B bytes
- * before the experts and a reduce-scatter after them over the expert-TP group (the
- * innermost etp ranks; Megatron-LM's MoEAlltoAllTokenDispatcher). The stash holds
- * the gathered rows: the model's k input copies per token times etp·moved, its
- * expert activations (f/etp wide) times moved.
+ * group (ep ranks at stride etp; one of the two in FP8 with moe_fp8_dispatch)
+ * and, at etp > 1, an all-gather of etp·B bytes before the experts and a
+ * reduce-scatter after them over the expert-TP group (the innermost etp ranks;
+ * Megatron-LM's MoEAlltoAllTokenDispatcher). The stash holds the gathered rows:
+ * the model's k input copies per token times etp·moved, its expert activations
+ * (f/etp wide) times moved; FP8 experts (not tensorwise) stash their inputs in 1
+ * byte (those the plan's recompute modules keep: none under moe, fc2's not under
+ * moe_act) and keep FP8 weight copies as the dense linears do (layer_memory;
+ * expert_fp8_cache_bytes).
  */
 typedef struct moe_terms {
-    double p;      /* routed expert parameters on this rank */
-    degrees_t g;   /* the expert data group as degrees: t 1, d or z = G/(ep·etp) */
-    double a2a;    /* one all-to-all, with its α */
-    double tpc;    /* one expert-TP all-gather or reduce-scatter, with its α */
-    double gather; /* ZeRO-3 gather of the expert weights, per pass */
+    double p;        /* routed expert parameters on this rank */
+    degrees_t g;     /* the expert data group as degrees: t 1, d or z = G/(ep·etp) */
+    double a2a_pass; /* a pass's two all-to-alls (dispatch and combine), with their α */
+    double tpc;      /* one expert-TP all-gather or reduce-scatter, with its α */
+    double gather;   /* ZeRO-3 gather of the expert weights, per pass */
     double per_mb, last, exposed, gather_next;
     double opt_s;
     double stash; /* bytes per sample of the routed stash beyond the model's, per rank
-                     (negative when a capacity below 1 drops rows) */
+                        (negative when a capacity below 1 drops rows or FP8 halves it) */
+    double w8;    /* the FP8 experts' weight elements on this rank (0: bf16 experts) */
 } moe_terms_t;
 
 static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
@@ -730,17 +817,34 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
                              .cp_bw = INFINITY};
     o->p = tsl_layer_expert_params(l) / ep / etp;
     o->g = (degrees_t){1, g.z > 1 ? 1 : edp, g.z > 1 ? edp : 1};
-    o->a2a = with_lat(tsl_cost_alltoall_s(bytes, ep, bw_ep), lat_ep.ag_s);
+    bool fp8 = experts_fp8(env, l);
+    /* a pass's dispatch and combine; with moe_fp8_dispatch the dispatch (forward)
+     * and the combine's gradient (backward) in FP8, the other of each in bf16 */
+    double wire = fp8 && env->knobs.moe_fp8_dispatch ? tsl_fp8_wire_bytes(env->knobs.fp8) : 2.0;
+    o->a2a_pass = alltoall_lat_s(bytes, ep, bw_ep, &lat_ep) +
+                  alltoall_lat_s(bytes * wire / 2.0, ep, bw_ep, &lat_ep);
     o->tpc = allgather_lat_s(etp * bytes, etp, bw_etp, &lat_etp);
-    o->gather = allgather_lat_s(TSL_BYTES_PER_PARAM_FP16 * o->p, o->g.z, bw_edp, &lat_edp);
-    grad_sync(env->mode, &env->knobs, s, o->g, &bwe, grad_elem_bytes(&env->knobs) * o->p,
-              TSL_BYTES_PER_PARAM_FP16 * o->p, &o->per_mb, &o->last, &o->exposed, &o->gather_next);
+    o->w8 = fp8 ? o->p : 0.0;
+    double pg = gather_bytes(env, o->p, o->w8);
+    o->gather = allgather_lat_s(pg, o->g.z, bw_edp, &lat_edp);
+    grad_sync(env->mode, &env->knobs, s, o->g, &bwe, grad_elem_bytes(&env->knobs) * o->p, pg,
+              &o->per_mb, &o->last, &o->exposed, &o->gather_next);
     o->opt_s = optimizer_s(env, s, o->g, o->p);
     /* the model's stash (model.c): k input copies of h and k FFN activations of
      * (2g + 2)·f per token, of the T/t tokens a rank routes */
     double gated = l->gated_ffn ? 2.0 : 1.0, per_tok = (double)l->seq_len / g.t * k;
     o->stash = per_tok * ((etp * moved - 1.0) * TSL_ACT_DTYPE_BYTES * l->hidden +
                           (moved - 1.0) * (2.0 * gated + 2.0) * l->ffn_hidden);
+    /* the recompute modules (recompute.h) on a layer without full CKPT */
+    uint32_t mods = s->ckpt ? 0 : tsl_recompute_applies(l, env->knobs.recompute_modules);
+    if (fp8 && env->knobs.fp8 != TSL_FP8_TENSORWISE && !(mods & TSL_RECOMPUTE_MOE)) {
+        /* TE's grouped linears as its dense ones (layer_memory): the FP8 copies of fc1's
+         * gathered input rows (h) and fc2's (the f/etp-wide activation; not kept under
+         * moe_act) in the stash in place of bf16, 1 byte less each; moe keeps neither.
+         * The weight copies: expert_fp8_cache_bytes */
+        double fc2 = (mods & TSL_RECOMPUTE_MOE_ACT) ? 0.0 : (double)l->ffn_hidden;
+        o->stash -= per_tok * moved * (etp * l->hidden + fc2);
+    }
 }
 
 /* The routed stash beyond the model's (moe_terms_t.stash) on the bytes that hold
@@ -754,6 +858,57 @@ static void moe_stash(const tsl_strategy_t *s, double stash, uint64_t mb, uint64
         *act += (uint64_t)ceil(d);
     else
         *act = (double)*act > -d ? *act - (uint64_t)(-d) : 0;
+}
+
+/* ---- recompute of named modules (recompute.h) ---- */
+
+/* The backward's recomputation of the plan's modules on layer l (none under full
+ * CKPT, which recomputes everything): their forward compute (*compute: the
+ * roofline's, in FP8 where the plan's linears are, calibrated as the layer's
+ * compute is) and the communication they repeat (*comm): the MLP's and the MoE
+ * FFN's TP all-reduce (one block's, tp_f / tp_allreduces) and the MoE FFN's
+ * dispatch and combine (ep_f). tp_f and ep_f are the layer's, calibrated. */
+static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
+                               const tsl_strategy_t *s, double n, uint32_t t, double tp_f,
+                               double ep_f, double *compute, double *comm)
+{
+    uint32_t m = s->ckpt ? 0 : tsl_recompute_applies(l, env->knobs.recompute_modules);
+    *compute = *comm = 0.0;
+    if (m == 0)
+        return;
+    tsl_roofline_dev_t dev;
+    tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
+    dev.shape = env->gemm_shape;
+    dev.ep = env->knobs.ep > 1 ? env->knobs.ep : 1;
+    dev.etp = env->knobs.etp > 1 ? env->knobs.etp : 1;
+    tsl_cost_moe_rows(&env->knobs, &dev.moe_busy, &dev.moe_moved);
+    if (fp8_priced(env)) {
+        dev.fp8 = env->knobs.fp8;
+        dev.fp8_flops = env->device_fp8_flops;
+        dev.moe_fp8 = !env->knobs.moe_bf16_experts; /* as layer_compute_f */
+    }
+    dev.autocast = env->knobs.autocast; /* as layer_compute_f */
+    *compute = tsl_roofline_recompute_fwd_s(&dev, l, n, t, s->sp, m);
+    if (env->calib != NULL)
+        *compute *= tsl_calib_compute_scale(env->calib, l->hidden,
+                                            (uint32_t)fmin(n * l->seq_len, UINT32_MAX));
+    double block = l->tp_allreduces ? tp_f / l->tp_allreduces : 0.0;
+    if (m & TSL_RECOMPUTE_MLP)
+        *comm += block;
+    if (m & TSL_RECOMPUTE_MOE)
+        *comm += block + ep_f;
+}
+
+/* TransformerEngine's FP8 copies of the routed experts' weights, p of them on
+ * the rank: its grouped linears cache them between micro-batches as its linears
+ * do (2 bytes each, rowwise and columnwise; none where the experts stay bf16
+ * (experts_fp8: moe_bf16_experts, widths not multiples of 16), under tensorwise
+ * or with FP8 weights: docs/cost-model.md "FP8"). */
+static double expert_fp8_cache_bytes(const tsl_cost_env_t *env, const tsl_layer_t *l, double p)
+{
+    if (!experts_fp8(env, l) || env->knobs.fp8 == TSL_FP8_TENSORWISE || env->knobs.fp8_param_gather)
+        return 0.0;
+    return 2.0 * p;
 }
 
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
@@ -797,14 +952,16 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double tp_f = profiled && env->profile->tp_comm_in_times
                       ? 0.0
                       : l->tp_allreduces * allreduce_lat_s(act_msg, g.t, bw->tp_bw, &bw->tp_lat);
-    double gather = allgather_lat_s(TSL_BYTES_PER_PARAM_FP16 * p, g.z, bw->sdp_bw, &bw->sdp_lat);
+    double w8 = fp8_weights(env, l, g.t); /* this rank's FP8 linear weights (0: bf16) */
+    double pg = gather_bytes(env, p, w8); /* 2 per weight, FP8 ones 1 (fp8_param_gather) */
+    double gather = allgather_lat_s(pg, g.z, bw->sdp_bw, &bw->sdp_lat);
     double cp_f, cp_b;
     cp_exchange(env, l, g.t, n, core_fwd_s(env, l, n, g.t, core_f), bw, &cp_f, &cp_b);
     double per_mb, last, exposed, gather_next;
-    grad_sync(env->mode, &env->knobs, s, g, bw, grad_elem_bytes(&env->knobs) * p,
-              TSL_BYTES_PER_PARAM_FP16 * p, &per_mb, &last, &exposed, &gather_next);
+    grad_sync(env->mode, &env->knobs, s, g, bw, grad_elem_bytes(&env->knobs) * p, pg, &per_mb,
+              &last, &exposed, &gather_next);
     /* dispatch + combine, and at etp > 1 the gather and the reduce-scatter */
-    double ep_f = 2.0 * (moe.a2a + moe.tpc), ep_b = ep_f;
+    double ep_f = moe.a2a_pass + 2.0 * moe.tpc, ep_b = ep_f;
     if (l->experts) {
         gather += moe.gather;
         per_mb += moe.per_mb;
@@ -829,6 +986,9 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * the forward; selective only the attention core (and CP's exchange for it) */
     double recompute = s->ckpt ? compute_f + tp_f + cp_f + ep_f : core_f + cp_f * (core_f > 0);
     double tp_b = tp_bwd_s(env, s->sp, tp_f, col_frac[0] * compute_b, col_frac[1] * compute_b, k);
+    double mod_c, mod_comm; /* the recompute modules (recompute.h) */
+    module_recompute_s(env, l, s, n, g.t, tp_f, ep_f, &mod_c, &mod_comm);
+    recompute += mod_c + mod_comm;
 
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */
     out->feasible = true;
@@ -845,12 +1005,16 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f + ep_f : 0.0);
     out->comm_s =
         tp_f + tp_b + 2.0 * gather + (s->ckpt ? tp_f + ep_f : 0.0) + cp_f + cp_b + ep_f + ep_b;
+    out->compute_s -= mod_comm; /* what the modules repeat of the layer's communication */
+    out->comm_s += mod_comm;
     out->cp_s = cp_f + cp_b;
     out->ep_s = ep_f + ep_b;
     out->opt_s = optimizer_s(env, s, g, p) + moe.opt_s;
+    out->opt_s += fp8_weight_cast_s(env, w8 + moe.w8);
     layer_memory(l, s, g, mb, w, cp, p, &env->knobs, fp8_priced(env), out);
     if (l->experts) {
         out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs));
+        out->ms_bytes += (uint64_t)ceil(expert_fp8_cache_bytes(env, l, moe.p));
         out->bwd_bytes += (uint64_t)transient_bytes(s, moe.g, moe.p, grad_elem_bytes(&env->knobs));
         moe_stash(s, moe.stash, mb, w, out);
     }

@@ -11,16 +11,20 @@
  * (peak × efficiency, the slowest device of the block), k the overlap slowdown.
  *
  * Collectives (ring; M = bytes of the full buffer):
- *   all-reduce       2(n−1)/n · M / bw + α_ar
- *   all-gather       (n−1)/n · M / bw + α_ag
- *   reduce-scatter   (n−1)/n · M / bw + α_ag
+ *   all-reduce       2(n−1)/n · M / bw
+ *   all-gather       (n−1)/n · M / bw
+ *   reduce-scatter   (n−1)/n · M / bw
  *   p2p              M / bw
  * STACK mode (the default): bw = the dimension's bus bandwidth over the topology,
- * NICs shared by the concurrent groups (tsl_cluster_dim_busbw), α = NCCL's
- * latency for n ranks on k NVLink domains (tsl_cluster_coll_lat). PAPER mode:
- * bw = the slowest link of the group (AMP Eq. 3), α = 0 — the formulas before
- * the topology, bit for bit. tsl_cost_allreduce_s & co. are the bandwidth terms;
- * the α rides in tsl_strategy_bw_t.
+ * NICs shared by the concurrent groups (tsl_cluster_dim_busbw), and each
+ * collective costs what NCCL's tuner predicts for its cheapest choice: the least
+ * over algorithm (ring or tree for all-reduce, ring or PAT for the others) and
+ * protocol (LL, LL128, Simple) of α(choice, n ranks, k NVLink domains) + M over
+ * that choice's bandwidth (bw times the protocol's factor; cluster.h,
+ * tsl_cluster_coll_allreduce_s). PAPER mode: bw = the slowest link of the group
+ * (AMP Eq. 3), no α, the ring bandwidth terms above — the formulas before the
+ * topology, bit for bit. tsl_cost_allreduce_s & co. are those bandwidth terms;
+ * the α's ride in tsl_strategy_bw_t.
  *
  * Time of one micro-batch:
  *   compute_f  = roofline of the layer's GEMMs and elementwise work (roofline.h;
@@ -63,7 +67,8 @@
  * Precision and overlap (env->knobs, tsl_cost_knobs_t below; docs/cost-model.md
  * "Precision and overlap"): g = grad_reduce_bytes (2 when 0) replaces the 2 of
  * the gradient terms (grad_comm, the gradient in O_ms and O_b); O_ms's 12
- * optimizer bytes are 4 without an fp32 master, and its 2 weight bytes 0 under
+ * optimizer bytes are 4 without an fp32 master (8 with bf16_moments: the fp32
+ * master and two 16-bit moments), and its 2 weight bytes 0 under
  * SDP with g = 4 (FSDP2's fp32 shard is the master); grad_reduce_exposed adds
  * the DP all-reduce / ZeRO-1 reduce-scatter after overlap(compute_b, ...)
  * instead of inside it; overlap_param_gather leaves of ZeRO-1's weight gather G
@@ -76,7 +81,12 @@
  * under tensorwise, torchao casting afresh per use); act −= 1 byte per element of
  * the linear inputs the backward keeps (TE saves their FP8 copy instead of bf16;
  * not under tensorwise, which saves bf16), per sample. fp8_param_gather: the
- * FP8 weight and its transpose replace the 2-byte bf16 copy, O_ms unchanged.
+ * FP8 weight and its transpose replace the 2-byte bf16 copy, O_ms unchanged, and
+ * the SDP gather and ZeRO-1's weight all-gather move 1 byte per FP8 weight element
+ * (2 for the rest). The routed experts of a MoE layer run FP8 grouped GEMMs
+ * (unless moe_bf16_experts) with the same memory terms over their own weights
+ * and routed rows, and with moe_fp8_dispatch one of each pass's two all-to-alls
+ * moves tsl_fp8_wire_bytes per element instead of 2.
  *
  * Choices beyond the papers (docs/cost-model.md has each with its source):
  *   feasibility  t must divide the layer's heads, K/V heads and FFN width;
@@ -96,6 +106,11 @@
  *   +sp          act_repl and (with CKPT) bnd divided by t; tp_f unchanged (an
  *                all-gather + reduce-scatter moves the all-reduce's ring bytes).
  *   +selckpt     act drops act_score_bytes; recompute = the attention core alone.
+ *   recompute modules (knobs.recompute_modules, recompute.h; layers without
+ *                +ckpt): act drops each module's stash, recompute adds its
+ *                forward (tsl_roofline_recompute_fwd_s; mlp and moe with their
+ *                block's TP all-reduce, moe with its dispatch and combine);
+ *                under FP8 the inputs they drop save no FP8 byte.
  *   +zero1       O_ms = P'/(t·z)·(4 + 12/d); grad sync = reduce-scatter under the
  *                backward + weight all-gather exposed after it.
  *   +zero2       O_ms = P'/(t·z)·(2 + 14/d); a reduce-scatter every micro-batch,
@@ -134,6 +149,7 @@
 #include "cluster.h"
 #include "gemm_eff.h"
 #include "model.h"
+#include "recompute.h"
 #include "relayout.h"
 #include "roofline.h"
 #include "strategy.h"
@@ -156,11 +172,16 @@ typedef enum tsl_cost_mode {
 } tsl_cost_mode_t;
 
 /* Bumped whenever a formula changes a figure: part of every plan's fingerprint,
- * so a plan cached under an older cost model is searched again, not served.
- * 8: expert TP searched for MoE models; 9: TP collectives under the backward's
- * GEMMs (overlap_tp_dgrad); 10: the causal flash kernel's rate, the host floor
- * re-measured on the step as it ran. */
-#define TSL_COST_MODEL_VERSION 10u
+ * so a plan cached under an older cost model is searched again, not served. */
+/* 8: expert TP searched for MoE models; 9: TP collectives under the backward's
+ * GEMMs (overlap_tp_dgrad); 10: NCCL's algorithm and protocol by message size; 11: recompute
+ * modules, bf16 moments, FP8-cached expert inputs; 12: FP8 e_max per GPU, FP8 routed
+ * experts (moe_bf16_experts) and dispatch (moe_fp8_dispatch), FP8 weight all-gathers
+ * (fp8_param_gather), TE's weight casts once per step; 13: interleaved 1F1B's activations
+ * chunk by chunk from Megatron's schedule table (pipeline.h); 14: PyTorch eager modules
+ * under torch.autocast (autocast), models without dropout (no_dropout), the causal flash
+ * kernel's rate, the host floor re-measured on the step as it ran (57.2 us). */
+#define TSL_COST_MODEL_VERSION 14u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -189,7 +210,19 @@ typedef struct tsl_cost_knobs {
                                    tensor cores (env.device_fp8_flops), bf16 elsewhere */
     bool fp8_param_gather;      /* with fp8: the model's weights themselves are FP8 (1 byte
                                    and its transpose) in place of bf16 (Megatron-LM
-                                   --fp8-param-gather): no extra FP8 copies kept */
+                                   --fp8-param-gather, torchao's FSDP float8 all-gather):
+                                   no extra FP8 copies kept, and the ZeRO-3 / ZeRO-1
+                                   weight all-gathers move the FP8 layers' weights in 1
+                                   byte */
+    bool moe_bf16_experts;      /* with fp8: the routed experts' grouped GEMMs stay bf16
+                                   (torchtitan without its grouped-experts converter);
+                                   false: FP8 with the plan's recipe, as Megatron-LM with
+                                   Transformer Engine runs them */
+    bool moe_fp8_dispatch;      /* with FP8 experts: the dispatch all-to-all (forward) and
+                                   the combine's gradient (backward) move FP8 with its
+                                   scales (DeepSeek-V3 Sec. 3.3.2; Megatron-LM
+                                   --moe-dispatch-fwd-dtype / --moe-combine-bwd-dtype
+                                   mxfp8); false: bf16 */
     uint32_t ep;                /* expert-parallel degree of every MoE layer (0 or 1: none);
                                    docs/cost-model.md "Mixture of experts" */
     uint32_t etp;               /* expert tensor-parallel degree of the routed experts (0 or
@@ -216,6 +249,13 @@ typedef struct tsl_cost_knobs {
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */
+    uint32_t recompute_modules; /* Megatron's recompute modules beside the attention core
+                                   (recompute.h bits: moe_act, layernorm, mla_up_proj, mlp,
+                                   moe, shared_experts), on every layer without +ckpt */
+    bool bf16_moments;          /* Adam's moments in 16 bits beside an fp32 master (Megatron
+                                   --use-precision-aware-optimizer --exp-avg-dtype bf16
+                                   --exp-avg-sq-dtype bf16; DeepSeek-V3 Sec. 3.3.3): 8
+                                   optimizer bytes per parameter instead of 12 */
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
@@ -324,17 +364,19 @@ typedef struct tsl_cost_env {
 
 /* The optimizer step's device-memory bytes per parameter a rank updates under k:
  * TSL_BYTES_PER_PARAM_OPT_STEP (28) for the executor's; 26 + g with a master,
- * 12 + g without (g = the gradient's bytes). */
+ * 18 + g with a master and bf16 moments, 12 + g without (g = the gradient's
+ * bytes). */
 double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k);
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
                       uint32_t block_size, tsl_err_t *err);
 
 /* Link bandwidths a strategy's groups see inside the env's block (by the env's
- * mode, above), and the fixed time α of one collective of each dimension. */
+ * mode, above), and NCCL's α's for each dimension's collectives. */
 typedef struct tsl_strategy_bw {
     double tp_bw, dp_bw, sdp_bw;            /* +INF for an unused dimension */
-    tsl_coll_lat_t tp_lat, dp_lat, sdp_lat; /* zeros in PAPER mode or unused */
+    tsl_coll_lat_t tp_lat, dp_lat, sdp_lat; /* NCCL's α's; all zero (no model) in PAPER
+                                               mode or unused */
     double cp_bw;                           /* the CP group's (env->knobs.cp), +INF at cp 1 */
     tsl_coll_lat_t cp_lat;
 } tsl_strategy_bw_t;

@@ -11,6 +11,7 @@
 #include "cost.h"
 #include "eval.h"
 #include "partition.h"
+#include "pipeline.h"
 #include "pipesim.h"
 #include "search_internal.h"
 #include "sublayer.h"
@@ -107,8 +108,51 @@ static int check_layer(const tsl_model_t *m, const tsl_cluster_t *c, uint32_t i,
     return 0;
 }
 
+/* Expert parallelism ep (> 1) on stages of G devices: a model with experts,
+ * each MoE layer's experts and the stage dividing by it (cost.h
+ * tsl_cost_ep_fits; Megatron-LM asserts both). */
+static int check_experts(const tsl_model_t *m, uint32_t ep, uint32_t G, tsl_err_t *err)
+{
+    if (ep <= 1)
+        return 0;
+    if (tsl_model_moe_layers(m) == 0)
+        return tsl_err_set(err, "eval: expert parallelism %u: %s has no mixture-of-experts layer",
+                           ep, m->name);
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (!tsl_cost_ep_fits(&m->layers[i], G, ep, 1)) /* etp: check_layer */
+            return tsl_err_set(err,
+                               "eval: layer %u: expert parallelism %u must divide its %u experts "
+                               "and a stage's %u devices (devices / pp)",
+                               i, ep, m->layers[i].experts, G);
+    return 0;
+}
+
+/* The recompute modules (recompute.h) the plan is priced with: ones this build
+ * prices, and mla_up_proj only with latent attention (Megatron-LM's
+ * TransformerConfig refuses it otherwise). */
+static int check_modules(const tsl_model_t *m, uint32_t mods, tsl_err_t *err)
+{
+    if (mods & ~TSL_RECOMPUTE_ALL)
+        return tsl_err_set(err, "eval: recompute_modules: a module this build does not price "
+                                "(it prices moe_act, layernorm, mla_up_proj, mlp, moe, "
+                                "shared_experts)");
+    if ((mods & TSL_RECOMPUTE_MLA_UP_PROJ) && tsl_model_mla_layers(m) == 0)
+        return tsl_err_set(err,
+                           "eval: recompute module mla_up_proj: %s has no multi-head latent "
+                           "attention (Megatron-LM refuses it without)",
+                           m->name);
+    return 0;
+}
+
+/* The group size N the plan is priced with: the request's (eval --vp-group),
+ * else the given plan's (0: pp). */
+static uint32_t given_vp_group(const tsl_request_t *r, const tsl_plan_t *g)
+{
+    return r->vp_group ? r->vp_group : g->vp_group;
+}
+
 static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_plan_t *g,
-                      const uint32_t *first, tsl_err_t *err)
+                      uint32_t vpg, const uint32_t *first, tsl_err_t *err)
 {
     uint32_t P = g->pp, G = c->n_devices / P, v = g->interleave > 1 ? g->interleave : 1;
     if (g->micro_batch == 0 || g->n_micro == 0)
@@ -133,6 +177,8 @@ static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_pl
                                "its %u model chunks",
                                v, s, first[s + 1] - first[s], v);
     }
+    if (check_experts(m, g->ep, G, err) != 0)
+        return -1;
     if (g->schedule > TSL_PIPESIM_SCHED_DUALPIPEV)
         return tsl_err_set(err, "eval: schedule: not one Tessel simulates; give 1F1B, "
                                 "interleaved, zbh1, zbv or dualpipev");
@@ -158,11 +204,25 @@ static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_pl
                            "eval: schedule dualpipev needs at least 2 micro-batches per "
                            "stage (%u for pp %u), got %u",
                            2 * P, P, g->n_micro);
-    if (v > 1 && (P < 2 || g->n_micro % P != 0))
+    if (vpg && (v <= 1 || g->schedule))
         return tsl_err_set(err,
-                           "eval: interleave %u needs pp >= 2 and a micro-batch count "
-                           "divisible by pp (%u micro-batches, pp %u)",
+                           "eval: vp_group %u: micro-batches per group of the interleaved "
+                           "schedule; the plan runs %s (give --interleave V)",
+                           vpg, tsl_pipesim_sched_name(g->schedule, v));
+    if (v > 1 && P < 2)
+        return tsl_err_set(err, "eval: interleave %u needs pp >= 2", v);
+    if (v > 1 && !vpg && g->n_micro % P != 0)
+        return tsl_err_set(err,
+                           "eval: interleave %u needs a micro-batch count divisible by pp "
+                           "(%u micro-batches, pp %u), or a vp_group that takes it",
                            v, g->n_micro, P);
+    if (v > 1 && tsl_pipeline_vp_check(P, g->n_micro, vpg) != 0)
+        return tsl_err_set(err,
+                           "eval: vp_group %u with pp %u and %u micro-batches: Megatron-LM's "
+                           "interleaved schedule takes pp <= vp_group <= micro-batches "
+                           "(\"should range in [PP, M]\") and micro-batches mod vp_group 0 "
+                           "or at least pp (\"dependency bubbles\"; schedules.py)",
+                           vpg, P, g->n_micro);
     if (v > 1 && (uint64_t)g->n_micro * v > TSL_PIPESIM_MAX_MICRO)
         return tsl_err_set(err, "eval: interleave %u x %u micro-batches exceeds %u", v, g->n_micro,
                            TSL_PIPESIM_MAX_MICRO);
@@ -201,7 +261,12 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     if (!r->fp8_recipe && g->fp8_recipe)
         k->fp8 = g->fp8_recipe;
     k->fp8_param_gather |= g->fp8_param_gather;
+    k->moe_bf16_experts |= g->moe_bf16_experts;
+    k->moe_fp8_dispatch |= g->moe_fp8_dispatch;
     k->fb_serial |= g->fb_serial; /* the stack runs DualPipeV's F&B as F + B */
+    if (!r->recompute_modules)    /* the given plan's recompute modules */
+        k->recompute_modules = g->recompute_modules;
+    k->bf16_moments |= g->bf16_moments;
     if (r->no_fp8)
         k->fp8 = 0;
 }
@@ -221,8 +286,11 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     if (tsl_engine_init_given(&e, m, c, r, &space, g->pp, g->layer, choice, err) != 0)
         goto out;
     e.node_order = g->n_nodes ? g->node_order : NULL;
+    e.vp_group = given_vp_group(r, g);
     given_knobs(r, g, &e.knobs);
     if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0) /* an FP8 plan on an Ampere cluster */
+        goto out;
+    if (check_modules(m, e.knobs.recompute_modules, err) != 0)
         goto out;
     tsl_plan_init(out);
     tsl_engine_eval_given(&e, g->micro_batch * g->n_micro, g->pp, g->n_micro, g->interleave,
@@ -265,7 +333,8 @@ static int eval_on(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reque
     if (g->n_layers && g->n_layers != m->n_layers)
         return tsl_err_set(err, "eval: the plan has %u layers, the model %u%s", g->n_layers,
                            m->n_layers, g->sublayer ? " (split into attention/FFN blocks)" : "");
-    if (layer_split(m, g, first, err) != 0 || check_plan(m, c, g, first, err) != 0)
+    if (layer_split(m, g, first, err) != 0 ||
+        check_plan(m, c, g, given_vp_group(r, g), first, err) != 0)
         return -1;
     return cost_plan(m, c, r, g, first, out, err);
 }

@@ -101,6 +101,19 @@
  *                     top-k copies of a token's FFN activations)
  *                     + S·(2·g·s·f_s + 2·s·f_s)
  *     tp_allreduces   1, as a dense FFN.
+ *   Routing (the fields router_*; what a trial runs, priced alike): scores s =
+ *   softmax over the E logits (router_score SOFTMAX, the default) or a sigmoid per
+ *   expert (SIGMOID, DeepSeek-V3); a token's k experts are those of the largest
+ *   s + b, b = 0, or a per-expert score-correction bias (router_bias CHOICE,
+ *   DeepSeek-V3's noaux_tc: E parameters that choose but never weigh), within the
+ *   best router_topk_groups of router_groups equal groups of experts when
+ *   router_groups > 1 (a group scored by its best s + b, or with a CHOICE bias its
+ *   two best summed: DeepSeek-V2's group_limited_greedy, V3's noaux_tc); their
+ *   weights s, divided by their sum when router_norm (norm_topk_prob; Mixtral,
+ *   Qwen3-MoE, DeepSeek-V3), times router_scale (routed_scaling_factor). A LOGIT
+ *   bias is a linear bias on the logits (gpt-oss). shared_expert_gate: the shared
+ *   experts' output times sigmoid(x·w_g) per token (Qwen2-MoE). The bias and the
+ *   gate are in extra_params.
  *   These are the figures of expert parallelism 1 (every rank holds every expert;
  *   no all-to-all); an even, capacity-free routing is assumed (each expert sees
  *   k·s/E tokens on average). Dense models have experts = 0 and
@@ -165,6 +178,12 @@ typedef enum tsl_layer_kind {
     TSL_LAYER_KIND_COUNT
 } tsl_layer_kind_t;
 
+#define TSL_ROUTER_SOFTMAX     0u /* router_score: softmax over the E logits */
+#define TSL_ROUTER_SIGMOID     1u /* router_score: a sigmoid per expert (DeepSeek-V3) */
+#define TSL_ROUTER_BIAS_NONE   0u
+#define TSL_ROUTER_BIAS_CHOICE 1u /* a score-correction bias, for the choice only (V3) */
+#define TSL_ROUTER_BIAS_LOGIT  2u /* a linear bias on the logits (gpt-oss) */
+
 typedef struct tsl_layer {
     /* shape: set by the caller */
     tsl_layer_kind_t kind;
@@ -203,6 +222,15 @@ typedef struct tsl_layer {
     uint32_t experts_per_tok;   /* k: experts each token is routed to (1..E) */
     uint32_t shared_experts;    /* S experts every token passes through */
     uint32_t shared_ffn_hidden; /* f_s, each shared expert's width; 0 means ffn_hidden */
+    /* How the router weighs and chooses (see "Routing" above). Not priced: every
+     * variant is the same h x E GEMM and per-token work on E scores; a trial runs it */
+    uint8_t router_score;        /* TSL_ROUTER_SOFTMAX (0) or TSL_ROUTER_SIGMOID */
+    uint8_t router_bias;         /* TSL_ROUTER_BIAS_NONE (0), _CHOICE or _LOGIT */
+    bool router_norm;            /* the top-k weights divided by their sum (norm_topk_prob) */
+    uint16_t router_groups;      /* n_group: group-limited choice; 0 or 1: none */
+    uint16_t router_topk_groups; /* topk_group: the groups a token's experts come from */
+    double router_scale;         /* routed_scaling_factor on the weights; 0 means 1 */
+    bool shared_expert_gate;     /* sigmoid(x·w_g), w_g h x 1, scales the shared experts' output */
     /* multi-head latent attention (see above); kv_lora_rank = 0: ordinary attention */
     uint32_t q_lora_rank;  /* query latent width; 0 = a full query projection */
     uint32_t kv_lora_rank; /* compressed KV latent width c */
@@ -486,7 +514,13 @@ typedef struct tsl_arch_spec {
     uint32_t shared_ffn_hidden; /* each shared expert's width; 0 means moe_ffn_hidden */
     bool shared_expert_gate;    /* Qwen2-MoE: a sigmoid gate h x 1 on the shared expert */
     bool router_bias;           /* the router's bias, E: DeepSeek-V3's score correction,
-                                   gpt-oss's linear bias */
+                                   gpt-oss's linear bias (linear_bias set) */
+    /* routing (model.h "Mixture of experts", the layer's router_* fields): sigmoid
+     * scores, top-k weights normalised, their scale, group-limited choice */
+    uint8_t router_score;
+    bool router_norm;
+    double router_scale;
+    uint16_t router_groups, router_topk_groups;
     /* which layers have experts (bit i of word i/64, 0-based); all zero with
      * experts > 0: every layer. hf_config.c derives it from first_k_dense_replace
      * and moe_layer_freq (DeepSeek), decoder_sparse_step and mlp_only_layers (Qwen) */

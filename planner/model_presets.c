@@ -371,6 +371,17 @@ static void llama_moe_mla(const tsl_arch_spec_t *sp, tsl_layer_t *l, bool moe)
     l->shared_ffn_hidden = sp->shared_experts ? sp->shared_ffn_hidden : 0;
     l->extra_params += (sp->shared_expert_gate && sp->shared_experts ? sp->hidden : 0) +
                        (sp->router_bias ? sp->experts : 0);
+    l->shared_expert_gate = sp->shared_expert_gate && sp->shared_experts;
+    /* gpt-oss's router bias is its linear layers' (linear_bias), DeepSeek-V3's a
+     * score correction */
+    l->router_bias = !sp->router_bias  ? TSL_ROUTER_BIAS_NONE
+                     : sp->linear_bias ? TSL_ROUTER_BIAS_LOGIT
+                                       : TSL_ROUTER_BIAS_CHOICE;
+    l->router_score = sp->router_score;
+    l->router_norm = sp->router_norm;
+    l->router_scale = sp->router_scale;
+    l->router_groups = sp->router_groups;
+    l->router_topk_groups = sp->router_topk_groups;
 }
 
 /* Whether layers i and j are built alike: the same window, FFN and RoPE. */
@@ -613,7 +624,7 @@ static int build_transgan(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
         .kv_heads = 8, .head_dim = 64, .seq_len = 4096, .vocab = 201088, .gated_ffn = true,        \
         .attn_window = 128, .full_attn_layers = {0xAAAAAAAAAAAAAAAAull}, .linear_bias = true,      \
         .attn_sinks = true, .experts = E, .experts_per_tok = 4, .moe_ffn_hidden = 2880,            \
-        .router_bias = true                                                                        \
+        .router_bias = true, .router_norm = true                                                   \
     }
 /* E experts; MOE the MoE layers (0: all); QK the QK-norm */
 #define LLAMA4_SPEC(E, MOE, QK)                                                                    \
@@ -714,7 +725,8 @@ static const preset_def_t presets[] = {
       .gated_ffn = true,
       .experts = 8,
       .experts_per_tok = 2,
-      .moe_ffn_hidden = 14336},
+      .moe_ffn_hidden = 14336,
+      .router_norm = true}, /* softmax, top 2, renormalised */
      NULL,
      {0}},
     /* DeepSeek-V3 (DeepSeek-AI 2024, arXiv 2412.19437, Sec. 4.2; its config.json):
@@ -740,6 +752,11 @@ static const preset_def_t presets[] = {
       .shared_experts = 1,
       .shared_ffn_hidden = 2048,
       .router_bias = true,
+      .router_score = TSL_ROUTER_SIGMOID, /* noaux_tc: sigmoid, 8 groups, top 4, norm, 2.5 */
+      .router_norm = true,
+      .router_scale = 2.5,
+      .router_groups = 8,
+      .router_topk_groups = 4,
       .moe_layers = {~7ull}, /* layers 3..60 */
       .q_lora_rank = 1536,
       .kv_lora_rank = 512,

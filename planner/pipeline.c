@@ -70,6 +70,99 @@ uint32_t tsl_pipeline_inflight_interleaved(uint32_t stage, uint32_t n_stages, ui
     return held < m ? (uint32_t)held : m;
 }
 
+/* get_schedule_table: groups of N micro-batches, each run through chunk 0, then
+ * chunk 1, ...; the last group (the one reaching m) takes the rest, however many. */
+void tsl_pipeline_vp_table(uint32_t k, uint32_t m, uint32_t v, uint32_t N, uint32_t *micro,
+                           uint32_t *chunk)
+{
+    if (N == 0 || N > m)
+        N = m;
+    uint32_t last = (m - 1) / N * N; /* the last group's first micro-batch */
+    uint64_t start = (uint64_t)last * v;
+    if (k >= start) {
+        uint32_t r = (uint32_t)(k - start), n = m - last;
+        *chunk = r / n;
+        *micro = last + r % n;
+        return;
+    }
+    uint32_t g = k / (N * v), r = k % (N * v);
+    *chunk = r / N;
+    *micro = g * N + r % N;
+}
+
+uint32_t tsl_pipeline_vp_warmup(uint32_t stage, uint32_t n_stages, uint32_t m, uint32_t v,
+                                uint32_t N)
+{
+    if (stage >= n_stages)
+        return 0;
+    uint64_t w = (uint64_t)(n_stages - stage - 1) * 2 + (uint64_t)(v - 1) * N,
+             total = (uint64_t)m * v;
+    return (uint32_t)(w < total ? w : total);
+}
+
+uint32_t tsl_pipeline_vp_group(uint32_t n_stages, uint32_t N)
+{
+    return N ? N : n_stages;
+}
+
+int tsl_pipeline_vp_check(uint32_t n_stages, uint32_t m, uint32_t N)
+{
+    N = tsl_pipeline_vp_group(n_stages, N);
+    if (N < n_stages || N > m)
+        return -1;
+    uint32_t r = m % N;
+    return r == 0 || r >= n_stages ? 0 : -1;
+}
+
+uint32_t tsl_pipeline_inflight_chunks(uint32_t m, uint32_t v, uint32_t N, uint32_t warmup,
+                                      const double *chunk_w, uint32_t *held)
+{
+    if (v < 1 || v > TSL_PIPELINE_MAX_CHUNKS || m == 0 || N == 0)
+        return 0;
+    uint32_t live[TSL_PIPELINE_MAX_CHUNKS] = {0}, total = m * v, nf = 0, nb = 0, j, c;
+    uint32_t w = warmup < total ? warmup : total;
+    double sum = 0, best = -1;
+    for (c = 0; c < v; c++)
+        held[c] = 0;
+    while (nf < total || nb < total) {
+        bool fwd = nf < w || (nf < total && nf - w == nb);
+        tsl_pipeline_vp_table(fwd ? nf++ : nb++, m, v, N, &j, &c);
+        if (!fwd) { /* backward k runs chunk v − 1 − its table chunk */
+            live[v - 1 - c]--;
+            sum -= chunk_w ? chunk_w[v - 1 - c] : 1.0;
+            continue;
+        }
+        live[c]++;
+        sum += chunk_w ? chunk_w[c] : 1.0;
+        if (best < 0 || sum > best * (1 + 1e-12)) { /* the first moment of the peak */
+            best = sum;
+            for (uint32_t q = 0; q < v; q++)
+                held[q] = live[q];
+        }
+    }
+    uint32_t n = 0;
+    for (c = 0; c < v; c++)
+        n += held[c];
+    return n;
+}
+
+void tsl_pipeline_chunk_layers(uint32_t n_layers, bool emb, bool head, uint32_t v, uint32_t *count)
+{
+    if (v <= 1) {
+        count[0] = n_layers;
+        return;
+    }
+    uint32_t extra = (uint32_t)emb + (uint32_t)head, nb = n_layers > extra ? n_layers - extra : 0;
+    bool whole = nb % v == 0; /* the blocks divide: the embedding and head ride along */
+    uint32_t units = whole ? nb : n_layers;
+    for (uint32_t c = 0; c < v; c++)
+        count[c] = units / v + (c < units % v);
+    if (whole) {
+        count[0] += emb;
+        count[v - 1] += head;
+    }
+}
+
 /* Stage i's last backward ends after stage i + 1's and before stage i − 1's:
  * the drain below it (tail) runs while it steps. A tied head's all-reduce holds
  * the first and last stages until stage 0's backward is done, and tie after. */

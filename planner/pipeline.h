@@ -27,9 +27,10 @@
  *
  * (v = 1 is Eq. 9). The price: v times the point-to-point traffic (the caller's
  * stage times carry it), and more activations in flight: Megatron's schedule runs
- * (P − i − 1)·2 + (v − 1)·P warmup chunk forwards on stage i, so it holds
- * ⌈(that + 1) / v⌉ micro-batches' worth (at most m). Megatron requires m to be a
- * multiple of P.
+ * (P − i − 1)·2 + (v − 1)·N warmup chunk forwards on stage i (N micro-batches per
+ * group, P by default), its chunks' activations counted one by one
+ * (tsl_pipeline_inflight_chunks below). Megatron requires m to be a multiple of P
+ * for N = P (tsl_pipeline_vp_check).
  *
  * Balance degrees (Eq. 6): α = 1 − max_i x_i / Σ_i x_i, in [0, 1 − 1/P].
  *
@@ -86,11 +87,89 @@ uint32_t tsl_pipeline_inflight_zb(uint32_t n_stages, uint32_t m);
 uint32_t tsl_pipeline_inflight_dualpipev(uint32_t n_stages, uint32_t m);
 
 /* T_v and the in-flight micro-batches under interleaved 1F1B with v chunks per
- * stage; v <= 1 gives tsl_pipeline_time_s / tsl_pipeline_inflight exactly. */
+ * stage; v <= 1 gives tsl_pipeline_time_s / tsl_pipeline_inflight exactly. The
+ * count is the closed form for equal chunks and N = P, ⌈(w_s + 1)/v⌉; the planner
+ * prices memory chunk by chunk (tsl_pipeline_inflight_chunks). */
 double tsl_pipeline_time_interleaved_s(uint32_t n_stages, const double *stage_nosync_s,
                                        const double *stage_sync_s, uint32_t m, uint32_t v);
 uint32_t tsl_pipeline_inflight_interleaved(uint32_t stage, uint32_t n_stages, uint32_t m,
                                            uint32_t v);
+
+/*
+ * Megatron-LM's interleaved schedule with N micro-batches per group
+ * (megatron/core/pipeline_parallel/schedules.py at d98e8a6: get_schedule_table,
+ * get_pp_rank_microbatches; --microbatch-group-size-per-virtual-pipeline-stage,
+ * default N = P, the depth-first schedule; Llama 3, Sec. 3.3.2, makes N tunable).
+ *
+ * Every stage runs the same table of m·v forwards: groups of N consecutive
+ * micro-batches, each group through chunk 0, then chunk 1, ... chunk v − 1; the
+ * last group (the one that reaches m) holds the m − ⌊(m − 1)/N⌋·N left. Backward k
+ * runs table entry k's micro-batch on chunk v − 1 − (its chunk). Stage s runs
+ *   w_s = min((P − s − 1)·2 + (v − 1)·N, m·v)
+ * warm-up forwards, then forward w_s + k, backward k pairs, then the cool-down
+ * backwards. For N = P the table is forward k = chunk (k mod P·v)/P of micro-batch
+ * (k / P·v)·P + k mod P. N > P holds more in flight (the warm-up grows by v − 1
+ * per micro-batch of N) for fewer exposed p2p waits (Llama 3's "more micro-batches
+ * to hide point-to-point communication"); Megatron takes N in [P, m] (below).
+ *
+ * tsl_pipeline_vp_table: forward k's micro-batch and chunk (0 ≤ k < m·v; N 0 or
+ * above m: one group of m). tsl_pipeline_vp_warmup: w_s. tsl_pipeline_vp_group:
+ * N with 0 read as P.
+ */
+#define TSL_PIPELINE_MAX_CHUNKS 64u
+void tsl_pipeline_vp_table(uint32_t k, uint32_t m, uint32_t v, uint32_t N, uint32_t *micro,
+                           uint32_t *chunk);
+uint32_t tsl_pipeline_vp_warmup(uint32_t stage, uint32_t n_stages, uint32_t m, uint32_t v,
+                                uint32_t N);
+uint32_t tsl_pipeline_vp_group(uint32_t n_stages, uint32_t N);
+
+/*
+ * Whether Megatron-LM runs N (0: P) for P stages and m micro-batches: 0, or -1
+ * where schedules.py (forward_backward_pipelining_with_interleaving) raises —
+ * N outside [P, m] ("The number of contiguous micro-batches in a virtual
+ * pipeline stage should range in [PP, M]"), or m mod N neither 0 nor at least P
+ * (a last group smaller than P: "dependency bubbles"). For N = P: m divisible by
+ * P. Below P the order can deadlock: chunk c + 1 of a micro-batch cannot start
+ * on stage 0 before chunk c crossed the P stages, and a stage past its warm-up
+ * waits for a backward that needs a forward it has not yet run (the dependencies
+ * alone, tests/test_pipeline.c: P 4, v 2, m 8 with N 1, 2 or 3). Llama 3's own
+ * schedule (Sec. 3.3.2) runs N < P, "fewer micro-batches than the number of
+ * stages"; its order is not published, and Tessel does not price it.
+ */
+int tsl_pipeline_vp_check(uint32_t n_stages, uint32_t m, uint32_t N);
+
+/*
+ * The activations interleaved 1F1B holds, chunk by chunk: walks a stage's
+ * forwards and backwards in the order above (N micro-batches per group, warmup
+ * its warm-up forwards: tsl_pipeline_vp_warmup), adding chunk c's weight
+ * chunk_w[c] (its activation bytes per micro-batch; NULL: 1 each) at each of its
+ * forwards and taking it off at its backward, and fills held[c] (v entries) with
+ * the micro-batches of chunk c live at the first moment the sum peaks. Returns
+ * Σ held (chunk micro-batches); 0 for v outside 1..TSL_PIPELINE_MAX_CHUNKS, m or
+ * N 0. The peak is a forward's end: a backward only frees. With equal chunks it
+ * is the end of the warm-up, w_s + 1 chunk micro-batches (at most m·v): P 4, v 2,
+ * N 4, m 8 holds 11, 9, 7, 5 (as 7 + 4, 5 + 4, 4 + 3, 4 + 1 of chunks 0 and 1).
+ * Chunks of unequal size shift it: the first stage of Llama 3 405B (P 16, v 8,
+ * m 32; chunk 0 the embedding alone, chunks 1–7 a layer each) holds 31
+ * micro-batches of chunk 0 and 16 of each layer chunk — 112 layer-micro-batches,
+ * where the closed form's ⌈143/8⌉ = 18 stages' worth is 144. O(m·v), no
+ * allocation.
+ */
+uint32_t tsl_pipeline_inflight_chunks(uint32_t m, uint32_t v, uint32_t N, uint32_t warmup,
+                                      const double *chunk_w, uint32_t *held);
+
+/*
+ * The layers of each of a stage's v chunks, first to last (count[0 .. v)), as
+ * Megatron-LM cuts them: the stage's Transformer layers (those of its n_layers
+ * but the model's embedding, emb, and head, head) evenly over the chunks, the
+ * embedding joining the first and the head the last
+ * (--num-layers-per-virtual-pipeline-stage); where they do not divide, the
+ * embedding and the head each count as a layer of their own
+ * (--account-for-embedding/loss-in-pipeline-split: Llama 3's first chunk, only the
+ * embedding), earlier chunks one more where that is uneven still. v ≤ 1: count[0]
+ * = n_layers.
+ */
+void tsl_pipeline_chunk_layers(uint32_t n_layers, bool emb, bool head, uint32_t v, uint32_t *count);
 
 /* T_opt − T above: what the optimizer steps (and a tied head's all-reduce, tie_s;
  * 0 for none, ignored for one stage) add to the pipeline's T (or T_v); fwd_s,

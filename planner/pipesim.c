@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "pipeline.h"
+
 typedef struct sim_op {
     double start_s;
     double end_s;
@@ -227,12 +229,24 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
                                    in->wgrad_s[s], in->bwd_s[s]);
     }
     if (!zero_bubble(in) && in->n_chunks > 1 &&
-        (in->n_sliced || in->n_micro % in->n_stages ||
-         (uint64_t)in->n_micro * in->n_chunks > TSL_PIPESIM_MAX_MICRO || in->n_chunks > UINT8_MAX))
+        (in->n_sliced || (uint64_t)in->n_micro * in->n_chunks > TSL_PIPESIM_MAX_MICRO ||
+         in->n_chunks > TSL_PIPELINE_MAX_CHUNKS))
         return tsl_err_set(err,
-                           "n_chunks: %u chunks need m (%u) divisible by the %u stages, m·v at "
-                           "most %u and no slicing",
-                           in->n_chunks, in->n_micro, in->n_stages, TSL_PIPESIM_MAX_MICRO);
+                           "n_chunks: %u chunks need m·v at most %u, at most %u chunks and "
+                           "no slicing",
+                           in->n_chunks, TSL_PIPESIM_MAX_MICRO, TSL_PIPELINE_MAX_CHUNKS);
+    if (in->vp_group && (zero_bubble(in) || in->n_chunks <= 1))
+        return tsl_err_set(err,
+                           "vp_group: %u micro-batches per group need the interleaved "
+                           "schedule (n_chunks > 1)",
+                           in->vp_group);
+    if (!zero_bubble(in) && in->n_chunks > 1 &&
+        tsl_pipeline_vp_check(in->n_stages, in->n_micro, in->vp_group) != 0)
+        return tsl_err_set(err,
+                           "vp_group: %u micro-batches per group (0: the %u stages) with m %u: "
+                           "Megatron-LM's interleaved schedule takes P <= N <= m and m mod N 0 "
+                           "or at least P",
+                           in->vp_group, in->n_stages, in->n_micro);
     return 0;
 }
 
@@ -243,13 +257,14 @@ static uint32_t build_stage_interleaved(const tsl_pipesim_in_t *in, uint32_t s, 
                                         uint32_t *fidx, uint32_t *bidx)
 {
     const uint32_t P = in->n_stages, m = in->n_micro, v = in->n_chunks, total = m * v;
-    uint32_t w = (P - s - 1) * 2 + (v - 1) * P, q = 0, nf = 0, nb = 0;
-    if (w > total)
-        w = total;
+    const uint32_t N = tsl_pipeline_vp_group(P, in->vp_group);
+    uint32_t w = tsl_pipeline_vp_warmup(s, P, m, v, N), q = 0, nf = 0, nb = 0, c, j;
     while (nf < total || nb < total) {
         bool fwd = nf < w || (nf < total && nf - w == nb);
-        uint32_t k = fwd ? nf++ : nb++, g = k % (P * v);
-        uint32_t c = fwd ? g / P : v - 1 - g / P, j = k / (P * v) * P + k % P;
+        uint32_t k = fwd ? nf++ : nb++;
+        tsl_pipeline_vp_table(k, m, v, N, &j, &c);
+        if (!fwd) /* backward k: the same micro-batch, the chunks in reverse */
+            c = v - 1 - c;
         sim_op_t *o = &ops[q];
         memset(o, 0, sizeof(*o));
         o->op = fwd ? TSL_PIPESIM_FWD : TSL_PIPESIM_BWD;
@@ -704,11 +719,13 @@ static void layout(sim_t *sm)
     const bool zb = zero_bubble(sm->in);
     const bool inter = !zb && chunks(sm->in) > 1;
     double scale = 0;
-    for (uint32_t s = 0; s < P; s++)
-        sm->nops[s] = (zb      ? build_stage_zb
-                       : inter ? build_stage_interleaved
-                               : build_stage)(sm->in, s, sm->ops + (size_t)s * stride,
-                                              sm->fidx + (size_t)s * mv, sm->bidx + (size_t)s * mv);
+    for (uint32_t s = 0; s < P; s++) {
+        sim_op_t *so = sm->ops + (size_t)s * stride;
+        uint32_t *fi = sm->fidx + (size_t)s * mv, *bi = sm->bidx + (size_t)s * mv;
+        sm->nops[s] = inter ? build_stage_interleaved(sm->in, s, so, fi, bi)
+                      : zb  ? build_stage_zb(sm->in, s, so, fi, bi)
+                            : build_stage(sm->in, s, so, fi, bi);
+    }
     for (uint32_t s = 0; s < P; s++) {
         sim_op_t *so = sm->ops + (size_t)s * stride;
         for (uint32_t q = 0; q < sm->nops[s]; q++) {

@@ -26,14 +26,18 @@
  * Interleaved 1F1B (Narayanan et al. 2021, "Efficient Large-Scale Language Model
  * Training on GPU Clusters Using Megatron-LM", Sec. 2.2): with n_chunks = v > 1
  * each stage holds v model chunks (virtual stages q = chunk·P + s), a chunk's op
- * taking 1/v of the stage's time. Stage s runs Megatron's schedule: forward k
- * (0 ≤ k < m·v) is chunk (k mod P·v) / P of micro-batch (k / P·v)·P + k mod P,
- * backward k the same micro-batch of chunk v − 1 − (k mod P·v) / P;
- * min((P − s − 1)·2 + (v − 1)·P, m·v) warmup forwards, then F/B pairs, then the
- * cooldown backwards. F(q, j) waits for F(q − 1, j), B(q, j) for B(q + 1, j)
+ * taking 1/v of the stage's time. Stage s runs Megatron's schedule with N =
+ * vp_group micro-batches per group (0: N = P; pipeline.h tsl_pipeline_vp_table):
+ * forward k (0 ≤ k < m·v) is the table's entry k — for N = P chunk (k mod P·v) / P
+ * of micro-batch (k / P·v)·P + k mod P —, backward k the same micro-batch of chunk
+ * v − 1 − (its chunk); min((P − s − 1)·2 + (v − 1)·N, m·v) warmup forwards, then
+ * F/B pairs, then the cooldown backwards. N < P: chunk c + 1 of a micro-batch
+ * waits for chunk c's pass over the P stages (the bubbles Megatron-LM refuses N
+ * < P for; Llama 3 runs them). F(q, j) waits for F(q − 1, j), B(q, j) for B(q + 1, j)
  * (the last virtual stage: its own forward); the hop from the last stage back to
  * the first takes p2p_s[P − 2]. Each chunk's last backward carries 1/v of the
- * gradient synchronisation. Requires m divisible by P, no slicing. The bubble is
+ * gradient synchronisation. Requires no slicing, and m divisible by P where N is
+ * P by default (vp_group 0). The bubble is
  * divided by v; with zero p2p and equal stage times t the result is
  * m·t + (P − 1)·t / v.
  *
@@ -127,7 +131,11 @@
 #include "err.h"
 
 #define TSL_PIPESIM_MAX_STAGES 64u
-#define TSL_PIPESIM_MAX_MICRO  1024u
+/* m·v (micro-batches × model chunks) at most: a workspace is sized by the run's own
+ * m·v (about 120 bytes per op, 2·m·v ops per stage; 64 stages × 8192 ≈ 130 MB), so
+ * the cap only bounds what one call may ask. The search weighs schedules that need
+ * the simulator only up to TSL_SEARCH_SIM_MAX_MICRO (search_engine.h). */
+#define TSL_PIPESIM_MAX_MICRO 8192u
 
 typedef enum tsl_pipesim_op {
     TSL_PIPESIM_FWD = 0,
@@ -176,6 +184,9 @@ typedef struct tsl_pipesim_in {
                                   blocking sends, n_chunks 0 or 1 (ZBV implies 2) */
     const double *wgrad_s;     /* [P] or NULL: the weight-gradient part W of bwd_s (ZB
                                   schedules; NULL: half of it). B = bwd_s − W */
+    uint32_t vp_group;         /* interleaved: micro-batches per group N of Megatron-LM's
+                                  schedule table (pipeline.h tsl_pipeline_vp_table), 1..m;
+                                  0: P (Megatron's default, m divisible by P) */
     const double *fb_save_s;   /* [P] or NULL (none): DualPipeV, what overlapping one
                                   micro-batch's forward with another's backward saves on
                                   stage s against running them one after the other

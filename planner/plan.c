@@ -1,5 +1,6 @@
 #include "plan.h"
 
+#include "pipeline.h"
 #include "sublayer.h"
 
 #include <math.h>
@@ -109,17 +110,25 @@ int tsl_plan_validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_clust
 }
 
 /* Interleaved 1F1B: v chunks need a layer each on every stage, and Megatron's
- * schedule m divisible by P. */
+ * schedule a group size N it runs (m divisible by P for the default N = P). */
 static int validate_interleave(const tsl_plan_t *p, tsl_err_t *err)
 {
     uint32_t v = p->interleave;
+    if (p->vp_group && (v <= 1 || p->schedule))
+        return tsl_err_set(err,
+                           "plan: vp_group %u: micro-batches per group of the interleaved "
+                           "schedule, which the plan does not run (interleave %u, schedule %s)",
+                           p->vp_group, v, tsl_pipesim_sched_name(p->schedule, v));
     if (v <= 1)
         return 0;
-    if (p->pp < 2 || p->n_micro % p->pp != 0)
+    if (p->pp < 2)
+        return tsl_err_set(err, "plan: interleave %u needs several stages", v);
+    if (tsl_pipeline_vp_check(p->pp, p->n_micro, p->vp_group) != 0)
         return tsl_err_set(err,
-                           "plan: interleave %u needs several stages and n_micro (%u) "
-                           "divisible by them (%u)",
-                           v, p->n_micro, p->pp);
+                           "plan: interleave %u with vp_group %u (0: pp) and %u micro-batches: "
+                           "Megatron-LM's schedule takes pp (%u) <= vp_group <= n_micro and "
+                           "n_micro mod vp_group 0 or at least pp",
+                           v, p->vp_group, p->n_micro, p->pp);
     for (uint32_t s = 0; s < p->pp; s++)
         if (p->stages[s].n_layers < v)
             return tsl_err_set(err, "plan: stage %u has %u layers for %u interleaved chunks", s,
@@ -312,6 +321,7 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
         .p2p_blocking = !paper && v == 1 && !zb,
         .p2p_s = sim->p2p,
         .n_chunks = zb ? 0 : v,
+        .vp_group = zb || v <= 1 ? 0 : p->vp_group,
         .schedule = (uint8_t)p->schedule,
         .wgrad_s = zb ? sim->wgrad : NULL,
         .fb_save_s = p->schedule == TSL_PIPESIM_SCHED_DUALPIPEV ? sim->fb_save : NULL,
@@ -337,7 +347,11 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->moe_imbalance = p->moe_imbalance;
     k->fp8 = p->fp8_recipe;
     k->fp8_param_gather = p->fp8_param_gather;
+    k->moe_bf16_experts = p->moe_bf16_experts;
+    k->moe_fp8_dispatch = p->moe_fp8_dispatch;
     k->fb_serial = p->fb_serial;
+    k->recompute_modules = p->recompute_modules;
+    k->bf16_moments = p->bf16_moments;
 }
 
 void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
@@ -358,5 +372,9 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->moe_imbalance = k->moe_imbalance;
     p->fp8_recipe = k->fp8;
     p->fp8_param_gather = k->fp8 && k->fp8_param_gather;
+    p->moe_bf16_experts = k->fp8 && k->moe_bf16_experts;
+    p->moe_fp8_dispatch = k->fp8 && !k->moe_bf16_experts && k->moe_fp8_dispatch;
     p->fb_serial = k->fb_serial;
+    p->recompute_modules = k->recompute_modules;
+    p->bf16_moments = k->bf16_moments && !k->no_fp32_master;
 }

@@ -63,6 +63,9 @@ typedef struct tsl_plan {
     uint32_t n_micro;        /* m; global_batch = micro_batch × n_micro */
     uint32_t interleave;     /* v model chunks per stage (interleaved 1F1B, pipeline.h);
                                    0 or 1: plain 1F1B */
+    uint32_t vp_group;       /* interleaved: micro-batches per group N of Megatron-LM's
+                                schedule (--microbatch-group-size-per-virtual-pipeline-stage,
+                                pipeline.h), P <= N <= n_micro; 0: N = P, the default */
     uint32_t schedule;       /* tsl_pipesim_sched_t: 0 1F1B (interleaved with v > 1), ZB-H1,
                              ZBV (2 chunks per stage in a V; interleave stays 0) */
     double iter_time_1f1b_s; /* zero-bubble plans: the same stages under 1F1B, the
@@ -119,8 +122,16 @@ typedef struct tsl_plan {
     bool moe_pad;
     double moe_imbalance;
     uint32_t fp8_recipe;   /* tsl_fp8_recipe_t of the blocks' linear GEMMs; 0: bf16 */
-    bool fp8_param_gather; /* FP8 weights in place of bf16 (--fp8-param-gather) */
+    bool fp8_param_gather; /* FP8 weights in place of bf16 (--fp8-param-gather), gathered
+                              in FP8 */
+    bool moe_bf16_experts; /* with fp8_recipe: the routed experts' GEMMs kept bf16 */
+    bool moe_fp8_dispatch; /* with FP8 experts: the dispatch (and the combine's gradient)
+                              all-to-all in FP8 */
     bool fb_serial;        /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
+    /* Megatron's recompute modules beside the attention core (recompute.h bits; the
+     * core is each layer's +selckpt) and Adam's moments in bf16 (cost.h knobs) */
+    uint32_t recompute_modules;
+    bool bf16_moments;
 } tsl_plan_t;
 
 /* The plan's knobs as the cost model takes them, and back. */

@@ -23,6 +23,9 @@
  *                    tessel.v1.Target (same values), JSON the name
  *              REAL  double, `--flag X` a decimal number in [min, max], proto
  *                    double, JSON a number
+ *              MODULES uint32_t bitmask of recompute modules (recompute.h),
+ *                    `--flag LIST` of Megatron's names, proto uint32, JSON an
+ *                    array of the names
  *     flag     tesselctl's long option without "--", or NULL: not a CLI option
  *     metavar  the argument's name in --help ("N", "SIZE"; "" for BOOL)
  *     min,max  the CLI's accepted range (UINT and REAL; 0, 0 otherwise)
@@ -93,6 +96,11 @@
       "plain 1F1B only: no interleaved schedule with several model chunks per stage "              \
       "(Megatron-LM's virtual pipeline stages)",                                                   \
       "no_interleave", "no_interleave")                                                            \
+    X(vp_group, UINT, "vp-group", "N", 1, 4096,                                                    \
+      "interleaved plans run N micro-batches per group (Megatron-LM "                              \
+      "--microbatch-group-size-per-virtual-pipeline-stage; default: pp, which Megatron takes "     \
+      "for N; it needs pp <= N <= micro-batches, their count mod N 0 or at least pp)",             \
+      "vp_group", "vp_group")                                                                      \
     X(no_zero_bubble, BOOL, "no-zero-bubble", "", 0, 0,                                            \
       "no zero-bubble schedules (ZB-H1, ZBV, which split the backward's weight gradient "          \
       "off to fill the bubble): 1F1B and interleaved 1F1B only",                                   \
@@ -185,17 +193,38 @@
       "FP8 only, with this recipe: 1 delayed, 2 tensorwise, 3 blockwise, 4 mxfp8 (Blackwell); "    \
       "refused where a GPU has no FP8",                                                            \
       "fp8_recipe", "fp8_recipe")                                                                  \
+    X(recompute_modules, MODULES, "recompute-modules", "LIST", 0, 0,                               \
+      "price Megatron-LM's recompute of these modules on every layer without full recompute: "     \
+      "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts (comma-separated)",               \
+      "recompute_modules", "recompute_modules")                                                    \
+    X(bf16_moments, BOOL, "bf16-moments", "", 0, 0,                                                \
+      "Adam's moments in bf16 beside fp32 master weights (Megatron-LM's precision-aware "          \
+      "optimizer with --exp-avg-dtype/--exp-avg-sq-dtype bf16)",                                   \
+      "bf16_moments", "bf16_moments")                                                              \
+    X(moe_bf16_experts, BOOL, "moe-bf16-experts", "", 0, 0,                                        \
+      "with FP8: the routed experts' grouped GEMMs stay bf16 (torchtitan without its "             \
+      "grouped-experts converter; default: FP8 with the plan's recipe, as Megatron-LM runs them)", \
+      "moe_bf16_experts", "moe_bf16_experts")                                                      \
+    X(moe_fp8_dispatch, BOOL, "moe-fp8-dispatch", "", 0, 0,                                        \
+      "with FP8 experts: the MoE dispatch all-to-all and the combine's gradient in FP8 "           \
+      "(DeepSeek-V3; Megatron-LM --moe-dispatch-fwd-dtype mxfp8); default bf16",                   \
+      "moe_fp8_dispatch", "moe_fp8_dispatch")                                                      \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \
       "target", "target")
 
 /* The C type of each KIND (TSL_REQUEST_CTYPE_UINT ...). */
-#define TSL_REQUEST_CTYPE_BOOL   bool
-#define TSL_REQUEST_CTYPE_UINT   uint32_t
-#define TSL_REQUEST_CTYPE_BYTES  uint64_t
-#define TSL_REQUEST_CTYPE_TARGET uint32_t
-#define TSL_REQUEST_CTYPE_REAL   double
+#define TSL_REQUEST_CTYPE_BOOL    bool
+#define TSL_REQUEST_CTYPE_UINT    uint32_t
+#define TSL_REQUEST_CTYPE_BYTES   uint64_t
+#define TSL_REQUEST_CTYPE_TARGET  uint32_t
+#define TSL_REQUEST_CTYPE_REAL    double
+#define TSL_REQUEST_CTYPE_BOOL    bool
+#define TSL_REQUEST_CTYPE_UINT    uint32_t
+#define TSL_REQUEST_CTYPE_BYTES   uint64_t
+#define TSL_REQUEST_CTYPE_TARGET  uint32_t
+#define TSL_REQUEST_CTYPE_MODULES uint32_t
 
 /* The kinds as values, for code that walks the list at run time. */
 typedef enum tsl_request_kind {
@@ -204,6 +233,7 @@ typedef enum tsl_request_kind {
     TSL_REQUEST_KIND_BYTES,
     TSL_REQUEST_KIND_TARGET,
     TSL_REQUEST_KIND_REAL,
+    TSL_REQUEST_KIND_MODULES,
 } tsl_request_kind_t;
 
 #endif

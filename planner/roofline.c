@@ -4,6 +4,7 @@
  * write, 2-byte elements unless said); docs/cost-model.md has the table.
  */
 #include "roofline.h"
+#include "recompute.h"
 
 #include <math.h>
 #include <string.h>
@@ -25,6 +26,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->moe_busy = 1.0;
     d->moe_moved = 1.0;
     d->autocast = false;
+    d->moe_fp8 = false;
 }
 
 static const char *const fp8_names[TSL_FP8_COUNT] = {"bf16", "delayed", "tensorwise", "blockwise",
@@ -51,6 +53,16 @@ double tsl_fp8_cast_bytes(uint32_t recipe)
     case TSL_FP8_BLOCKWISE: return 4.0 + 2.0 * 4.0 / 128.0;
     case TSL_FP8_MXFP8: return 4.0 + 2.0 / 32.0;
     default: return 0.0;
+    }
+}
+
+double tsl_fp8_wire_bytes(uint32_t recipe)
+{
+    switch (recipe) {
+    case TSL_FP8_NONE: return 2.0;
+    case TSL_FP8_BLOCKWISE: return 1.0 + 4.0 / 128.0;
+    case TSL_FP8_MXFP8: return 1.0 + 1.0 / 32.0;
+    default: return 1.0;
     }
 }
 
@@ -102,13 +114,13 @@ static double gemm(pass_t *p, double m, double n, double k, double b)
     return p->dx_s + p->dw_s;
 }
 
-/* One FP8 GEMM of (m × k)·(k × n): F8 by the same shape curve, 1-byte operands,
+/* b FP8 GEMMs of (m × k)·(k × n): F8 by the same shape curve, 1-byte operands,
  * a 2-byte output. */
-static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k)
+static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b)
 {
-    double rate = d->fp8_flops * tsl_gemm_eff_shape(&d->shape, m, n, k, 1);
-    double bytes = m * k + k * n + 2.0 * m * n;
-    return fmax(2.0 * m * n * k / rate, bytes / d->mem_bw) + d->launch_s;
+    double rate = d->fp8_flops * tsl_gemm_eff_shape(&d->shape, m, n, k, b);
+    double bytes = (m * k + k * n + 2.0 * m * n) * b;
+    return fmax(2.0 * m * n * k * b / rate, bytes / d->mem_bw) + d->launch_s;
 }
 
 /* Quantising `elems` bf16 elements to FP8 (roofline.h: the recipe's bytes and
@@ -120,28 +132,58 @@ static double cast_s(pass_t *p, double elems)
     return tsl_roofline_mem_s(p->d, tsl_fp8_cast_bytes(p->d->fp8) * elems, kern);
 }
 
-/* A linear layer's GEMM Y = X·W, (m × k)·(k × n), k and n per TP rank: FP8 when
- * the device runs the blocks' linears in FP8 and both are multiples of 16, else
- * the bf16 gemm(). FP8 forward: cast X and W, then the GEMM; backward: cast dY
- * (E5M2 under the hybrid format), dX = dY·Wᵀ and dW = Xᵀ·dY from the columnwise
- * copies — tensorwise (torchao) casts X and W again from the bf16 it saved. */
+/* TE and torchao take an FP8 GEMM only where k and n are multiples of 16. */
+static bool fp8_dims(double k, double n)
+{
+    return fmod(k, 16.0) == 0 && fmod(n, 16.0) == 0;
+}
+
+/* b FP8 linears Y = X·W of (m × k)·(k × n) each, run as one kernel (b > 1: a
+ * grouped GEMM over the local experts, one cast kernel per tensor group). Forward:
+ * cast X, then the GEMM; W is cast here only under tensorwise (torchao casts it
+ * per use), Transformer Engine's recipes reuse the FP8 weight copies cast once per
+ * iteration (priced in the step: cost.c). Backward: cast dY (E5M2 under the hybrid
+ * format), dX = dY·Wᵀ and dW = Xᵀ·dY from the columnwise copies — tensorwise casts
+ * X and W again from the bf16 it saved. */
+static double fp8_lin(pass_t *p, double m, double n, double k, double b)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    if (!p->bwd) {
+        p->ops += 1.0;
+        double w = d->fp8 == TSL_FP8_TENSORWISE ? cast_s(p, k * n * b) : 0.0;
+        return cast_s(p, m * k * b) + w + fp8_gemm_s(d, m, n, k, b);
+    }
+    p->ops += 2.0;
+    p->dw_s = fp8_gemm_s(d, k, n, m, b);
+    p->dx_s = fp8_gemm_s(d, m, k, n, b);
+    p->wgrad_s += p->dw_s;
+    double c = cast_s(p, m * n * b);
+    if (d->fp8 == TSL_FP8_TENSORWISE)
+        c += cast_s(p, m * k * b) + cast_s(p, k * n * b);
+    return c + p->dx_s + p->dw_s;
+}
+
+/* A linear layer's GEMM Y = X·W, (m × k)·(k × n), k and n per TP rank: FP8
+ * (fp8_lin) when the device runs the blocks' linears in FP8 and both are
+ * multiples of 16, else the bf16 gemm(). */
 static double lin(pass_t *p, double m, double n, double k)
 {
     const tsl_roofline_dev_t *d = p->d;
-    if (d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || fmod(k, 16.0) != 0 || fmod(n, 16.0) != 0)
+    if (d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || !fp8_dims(k, n))
         return gemm(p, m, n, k, 1);
-    if (!p->bwd) {
-        p->ops += 1.0;
-        return cast_s(p, m * k) + cast_s(p, k * n) + fp8_gemm_s(d, m, n, k);
-    }
-    p->ops += 2.0;
-    p->dw_s = fp8_gemm_s(d, k, n, m);
-    p->dx_s = fp8_gemm_s(d, m, k, n);
-    p->wgrad_s += p->dw_s;
-    double c = cast_s(p, m * n);
-    if (d->fp8 == TSL_FP8_TENSORWISE)
-        c += cast_s(p, m * k) + cast_s(p, k * n);
-    return c + p->dx_s + p->dw_s;
+    return fp8_lin(p, m, n, k, 1);
+}
+
+/* The routed experts' grouped GEMM: b local experts of (m × k)·(k × n), FP8 as
+ * fp8_lin where the device runs the experts in FP8 too (moe_fp8: Transformer
+ * Engine's GroupedLinear under Megatron-LM, torchao's scaled grouped mm), its
+ * casts over every expert's rows and weights, else the bf16 gemm(). */
+static double grouped_lin(pass_t *p, double m, double n, double k, double b)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    if (!d->moe_fp8 || d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || !fp8_dims(k, n))
+        return gemm(p, m, n, k, b);
+    return fp8_lin(p, m, n, k, b);
 }
 
 /* A column-parallel linear (its output split over the TP group, its input whole:
@@ -354,8 +396,8 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
     double R = k * Tr, local = E / ep, m = etp * ep * R / E * busy, fe = x->f / etp;
     double c =
         gemm(p, Tr, E, x->h, 1) + mem(p, 8.0 * Tr * E, 2) + mem(p, 8.0 * moved * R * x->h, 2);
-    c += gemm(p, m, x->g * fe, x->h, local) + mem(p, 2.0 * (x->g + 1.0) * fe * m * local, 1) +
-         gemm(p, m, x->h, fe, local);
+    c += grouped_lin(p, m, x->g * fe, x->h, local) +
+         mem(p, 2.0 * (x->g + 1.0) * fe * m * local, 1) + grouped_lin(p, m, x->h, fe, local);
     if (l->shared_experts) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
         c += lin_col(p, T, x->g * fs / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) +
@@ -572,24 +614,153 @@ void tsl_roofline_autocast_act(const tsl_layer_t *l, double *repl, double *score
     *score = (double)l->act_score_bytes * (x.dropout ? 2.0 / 5.0 : 2.0);
 }
 
-void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, double *weights, double *repl,
-                            double *shard)
+/* One FP8 linear of (k × n) weights per TP rank taking `in` input elements per
+ * sample that the backward keeps: counted where TE/torchao convert it (fp8_dims). */
+static void fp8_count(double k, double n, double in, double *weights, double *kept)
+{
+    if (!fp8_dims(k, n))
+        return;
+    *weights += k * n;
+    *kept += in;
+}
+
+/* Elements of the linear inputs TransformerEngine keeps in FP8 (1 byte, not 2),
+ * per sample on one TP rank, for each linear TE/torchao run in FP8 (fp8_count):
+ * a linear's input read by that linear alone (the norm output two MLA down
+ * projections read is kept in FP8 twice: no saving); for a MoE FFN the shared
+ * experts' FFN-out input — the norm output the router keeps in bf16 saves
+ * nothing, and the routed experts' inputs are the expert layout's (cost.c,
+ * moe_terms, by EP, expert TP and the rows moved). Inputs inside a module the
+ * plan recomputes (recompute.h) are not kept at all: not counted. */
+static void fp8_attention(const tsl_layer_t *l, const shape_t *x, double tt, uint32_t mods,
+                          double *w, double *repl, double *shard)
+{
+    double none = 0.0;      /* inputs kept in FP8 by two linears: no saving */
+    if (!l->kv_lora_rank) { /* QKV from the norm's output, the output projection from the core's */
+        fp8_count(x->h, (x->d + 2.0 * x->e) / tt, x->s * x->h, w, repl);
+        fp8_count(x->d / tt, x->h, x->s * x->d / tt, w, shard);
+        return;
+    }
+    /* latent attention (latent_attention_s): the norm's output feeds the two down
+     * projections; the latents (replicated, as the model stashes them) the up
+     * projections, unless mla_up_proj recomputes them; the core's output the
+     * output projection */
+    double a = x->a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
+    double q = l->q_lora_rank, c = l->kv_lora_rank;
+    double up = (mods & TSL_RECOMPUTE_MLA_UP_PROJ) ? 0.0 : x->s;
+    if (q) {
+        fp8_count(x->h, q, 0.0, w, &none);
+        fp8_count(q, a * (n + r) / tt, up * q, w, repl);
+    } else {
+        fp8_count(x->h, a * (n + r) / tt, 0.0, w, &none);
+    }
+    fp8_count(x->h, c + r, 0.0, w, &none);
+    fp8_count(c, a * (n + v) / tt, up * c, w, repl);
+    fp8_count(a * v / tt, x->h, x->s * a * v / tt, w, shard);
+}
+
+static void fp8_ffn(const tsl_layer_t *l, const shape_t *x, double tt, uint32_t mods, double *w,
+                    double *repl, double *shard)
+{
+    double none = 0.0;
+    if (!l->experts) { /* FFN-in from the norm's output, FFN-out from the activation's */
+        double kept = (mods & TSL_RECOMPUTE_MLP) ? 0.0 : x->s;
+        fp8_count(x->h, x->g * x->f / tt, kept * x->h, w, repl);
+        fp8_count(x->f / tt, x->h, kept * x->f / tt, w, shard);
+        return;
+    }
+    /* the shared experts, one dense FFN; their FFN-out input is not kept when moe
+     * or shared_experts recomputes them */
+    double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
+    if (!(fs > 0))
+        return;
+    double kept = (mods & (TSL_RECOMPUTE_MOE | TSL_RECOMPUTE_SHARED_EXPERTS)) ? 0.0 : x->s;
+    fp8_count(x->h, x->g * fs / tt, 0.0, w, &none);
+    fp8_count(fs / tt, x->h, kept * fs / tt, w, shard);
+}
+
+void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, uint32_t recompute, double *weights,
+                            double *repl, double *shard)
 {
     double tt = t ? t : 1;
     shape_t x = shape_of(l);
+    uint32_t mods = tsl_recompute_applies(l, recompute);
     bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
                 l->kind == TSL_LAYER_ATTENTION;
     bool ffn =
         l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN;
     *weights = *repl = *shard = 0.0;
-    if (attn) { /* QKV from the norm's output, the output projection from the core's */
-        *weights += x.h * (2.0 * x.d + 2.0 * x.e) / tt;
-        *repl += x.s * x.h;
-        *shard += x.s * x.d / tt;
+    if (attn)
+        fp8_attention(l, &x, tt, mods, weights, repl, shard);
+    if (ffn)
+        fp8_ffn(l, &x, tt, mods, weights, repl, shard);
+}
+
+/* ---- the forward of the modules a plan recomputes (recompute.h) ---- */
+
+/* FLOPs per sample of the recomputed modules' GEMMs (no bandwidth known). */
+static double recompute_flops(const tsl_layer_t *l, uint32_t m)
+{
+    shape_t x = shape_of(l);
+    double a = x.a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
+    double q = l->q_lora_rank, c = l->kv_lora_rank, k = l->experts_per_tok;
+    double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x.f) * l->shared_experts;
+    double per_width = 2.0 * (x.g + 1.0) * x.s * x.h, fl = 0.0;
+    if (m & TSL_RECOMPUTE_MLA_UP_PROJ)
+        fl += 2.0 * x.s * ((q ? q : x.h) * a * (n + r) + c * a * (n + v));
+    if (m & TSL_RECOMPUTE_MLP)
+        fl += per_width * x.f;
+    if (m & TSL_RECOMPUTE_MOE)
+        fl += k * per_width * x.f + per_width * fs + 2.0 * x.s * x.h * l->experts;
+    else if (m & TSL_RECOMPUTE_SHARED_EXPERTS)
+        fl += per_width * fs;
+    return fl;
+}
+
+double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
+                                    double samples, uint32_t t, bool sp, uint32_t recompute)
+{
+    uint32_t m = tsl_recompute_applies(l, recompute);
+    double tt = t ? t : 1, split = sp ? tt : 1.0;
+    if (m == 0)
+        return 0.0;
+    if (d->mem_bw <= 0)
+        return recompute_flops(l, m) * samples / (tt * d->gemm_flops);
+    shape_t x = shape_of(l);
+    pass_t p = {.d = d};
+    double T = samples * x.s, c = 0.0, norm = 4.0 * T * x.h / split;
+    if (m & TSL_RECOMPUTE_LAYERNORM) /* each standalone norm: read and write 2 bytes */
+        c += mem(&p, norm, 1) * (((l->kind != TSL_LAYER_FFN) && l->kv_lora_rank) +
+                                 ((l->kind != TSL_LAYER_ATTENTION) && l->experts));
+    if (m & TSL_RECOMPUTE_MLA_UP_PROJ) { /* as latent_attention_s prices them */
+        double a = x.a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
+        double q = l->q_lora_rank, kv = l->kv_lora_rank;
+        c += (q ? lin(&p, T, a * (n + r) / tt, q) : lin(&p, T, a * (n + r) / tt, x.h)) +
+             lin(&p, T, a * (n + v) / tt, kv) + mem(&p, 4.0 * T * (q + kv), q ? 2 : 1);
     }
-    if (ffn) { /* FFN-in from the norm's output, FFN-out from the activation's */
-        *weights += (x.g + 1.0) * x.f * x.h / tt;
-        *repl += x.s * x.h;
-        *shard += x.s * x.f / tt;
+    if (m & TSL_RECOMPUTE_MLP) /* the fused norm, FFN-in, the activation, FFN-out */
+        c += mem(&p, norm, 1) + lin(&p, T, x.g * x.f / tt, x.h) +
+             mem(&p, 2.0 * (x.g + 1.0) * x.f / tt * T, 1) + lin(&p, T, x.h, x.f / tt);
+    if (m & TSL_RECOMPUTE_MOE) { /* the MoE FFN without the block's norm and residual */
+        pass_t e = {.d = d};
+        c += moe_ffn_s(&p, l, &x, samples, tt, split) - block_elementwise_s(&e, &x, samples, split);
+        return c;
     }
+    if (m & TSL_RECOMPUTE_MOE_ACT) { /* the routed copies' activation, as moe_ffn_s runs it */
+        /* E/ep experts of width f/etp over etp·ep·R/E × busy rows each */
+        double R = l->experts_per_tok * T / tt;
+        c += mem(&p, 2.0 * (x.g + 1.0) * x.f * R * d->moe_busy, 1);
+    }
+    if (m & TSL_RECOMPUTE_SHARED_EXPERTS) {
+        double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x.f) * l->shared_experts;
+        c += lin(&p, T, x.g * fs / tt, x.h) + mem(&p, 2.0 * (x.g + 1.0) * fs / tt * T, 1) +
+             lin(&p, T, x.h, fs / tt);
+    }
+    return c;
+}
+
+bool tsl_roofline_fp8_experts(const tsl_layer_t *l, uint32_t etp)
+{
+    double fe = (double)l->ffn_hidden / (etp > 1 ? etp : 1), g = l->gated_ffn ? 2.0 : 1.0;
+    return l->experts > 0 && fp8_dims(l->hidden, g * fe) && fp8_dims(fe, l->hidden);
 }

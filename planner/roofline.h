@@ -178,12 +178,25 @@ double tsl_fp8_cast_bytes(uint32_t recipe);
 uint32_t tsl_fp8_cast_kernels(uint32_t recipe);
 
 /* The FP8 GEMMs of layer l per sample on one TP rank of t (sp: sequence
- * parallel): their weight elements (*weights), and the elements of the linear
+ * parallel): their weight elements (*weights; a MoE FFN's routed experts are
+ * not in it: cost.c adds them by the EP degree), and the elements of the linear
  * inputs the backward keeps, replicated over the TP group (*repl: the norm
- * outputs feeding QKV and FFN-in, divided by t under SP) and sharded (*shard:
- * the attention output and the FFN's activation). All 0 for a layer without. */
-void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, double *weights, double *repl,
-                            double *shard);
+ * outputs feeding QKV and FFN-in, MLA's latents feeding its up projections;
+ * divided by t under SP) and sharded (*shard: the attention output, the FFN's
+ * activation, the shared experts'), each linear counted where TE/torchao run it
+ * in FP8 (k and n multiples of 16). The routed experts' inputs are not in them
+ * either: cost.c prices their FP8 stash with the expert layout. An input inside
+ * a module of `recompute` (recompute.h) is not kept: not counted. A linear
+ * input read by two linears (MLA's down projections) is kept in FP8 by each: no
+ * saving, not counted. All 0 for a layer without. */
+void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, uint32_t recompute, double *weights,
+                            double *repl, double *shard);
+/* Whether the routed experts of MoE layer l, f/etp wide, admit FP8 grouped GEMMs
+ * (h and the widths multiples of 16); false for a layer without experts. */
+bool tsl_roofline_fp8_experts(const tsl_layer_t *l, uint32_t etp);
+/* Bytes per element an FP8 activation moves on the wire (the MoE dispatch in FP8):
+ * one FP8 copy with the recipe's scales (blockwise 4/128, mxfp8 1/32); 2 for bf16. */
+double tsl_fp8_wire_bytes(uint32_t recipe);
 
 typedef struct tsl_roofline_dev {
     double gemm_flops;    /* F: sustained tensor-core FLOP/s */
@@ -202,6 +215,9 @@ typedef struct tsl_roofline_dev {
     double moe_moved;     /* rows dispatched per rank over k·T (1 after init; below 1
                              when a capacity drops tokens, c when padded to it) */
     bool autocast;        /* torch.autocast over fp32 parameters (above); false after init */
+    bool moe_fp8;         /* with fp8: the routed experts' grouped GEMMs in FP8 too (false
+                             after init: bf16, as torchtitan without its grouped-experts
+                             converter) */
 } tsl_roofline_dev_t;
 
 /* Under torch.autocast (above), the activation bytes per sample layer l keeps
@@ -263,5 +279,16 @@ void tsl_roofline_layer_col_frac(const tsl_roofline_dev_t *d, const tsl_layer_t 
  * recomputation repeats in the backward. 0 for layers without attention. */
 double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                uint32_t t);
+
+/* The forward of the modules of `recompute` (recompute.h) layer l has: what the
+ * backward runs again before the layer's own (the GPU's time, as the core's
+ * above; communication is cost.c's). MLA's up projections and latent norms as
+ * the forward prices them; a standalone norm 4 bytes per element (divided by t
+ * under SP); the dense MLP with its fused norm; the MoE FFN as the forward prices
+ * it without the block's norm and residual (moe replaces moe_act and
+ * shared_experts); moe_act the routed copies' activation kernel; the shared
+ * experts' FFN. The FLOP count over F when there is no bandwidth figure. */
+double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
+                                    double samples, uint32_t t, bool sp, uint32_t recompute);
 
 #endif

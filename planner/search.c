@@ -46,8 +46,28 @@ static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
                             r->etp > 1 ? "etp" : "moe_capacity_factor", tsl_target_name(r->target));
     if (r->no_fp8 && r->fp8_recipe)
         return tsl_err_set(err, "fp8_recipe: FP8 asked for with FP8 switched off (--no-fp8)");
+    if (r->vp_group && r->no_interleave)
+        return tsl_err_set(err,
+                           "vp_group: %u micro-batches per group of the interleaved schedule "
+                           "with interleaving switched off (--no-interleave)",
+                           r->vp_group);
+    if (r->vp_group && r->pp && r->vp_group < r->pp)
+        return tsl_err_set(err,
+                           "vp_group: %u is below the %u stages; Megatron-LM's interleaved "
+                           "schedule takes pp <= N <= micro-batches (schedules.py)",
+                           r->vp_group, r->pp);
     if (r->fp8_recipe && tsl_target_fp8_ok(r->target, r->fp8_recipe, err) != 0)
         return -1;
+    if (r->moe_fp8_dispatch && (r->no_fp8 || r->moe_bf16_experts))
+        return tsl_err_set(err,
+                           "moe_fp8_dispatch: the dispatch in FP8 feeds FP8 experts; not "
+                           "with %s",
+                           r->no_fp8 ? "--no-fp8" : "--moe-bf16-experts");
+    if (r->moe_fp8_dispatch && r->target && r->target != TSL_TARGET_MEGATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "moe_fp8_dispatch: %s dispatches in bf16; megatron runs an FP8 "
+                            "dispatch (--moe-dispatch-fwd-dtype mxfp8)",
+                            tsl_target_name(r->target));
     tsl_cost_knobs_t k;
     tsl_request_knobs(r, &k);
     if (r->target == TSL_TARGET_MEGATRON && k.overlap_param_gather && k.grad_reduce_exposed)
@@ -280,6 +300,11 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
     }
     if (r->no_fp8 || r->fp8_recipe)
         tsl_fp_u64(&fp, 0x667038000ull | r->no_fp8 << 8 | r->fp8_recipe);
+    if (r->moe_bf16_experts || r->moe_fp8_dispatch) /* likewise */
+        tsl_fp_u64(&fp,
+                   0x6d6f6538ull << 8 | (uint64_t)r->moe_bf16_experts << 1 | r->moe_fp8_dispatch);
+    if (r->vp_group) /* likewise */
+        tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);
@@ -290,6 +315,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
                             (uint64_t)k.grad_reduce_exposed << 17 |
                             (uint64_t)k.overlap_param_gather << 18 |
                             (uint64_t)k.overlap_tp_dgrad << 19 | (uint64_t)k.autocast << 20);
+    if (k.recompute_modules || k.bf16_moments) /* absent: the fingerprints from before */
+        tsl_fp_u64(&fp, 0x72636d00000000ull | (uint64_t)k.bf16_moments << 32 | k.recompute_modules);
     if (r->no_dropout) /* hashed only when set, as the target */
         tsl_fp_u64(&fp, 0x6e6f647200ull);
     tsl_fp_hex(&fp, hex);

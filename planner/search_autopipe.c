@@ -16,7 +16,7 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer, bool paper)
 {
     uint32_t P = p->pp, v = tsl_pipesim_sched_chunks(p->schedule, p->interleave);
     if (!p->valid || P < 2 || P > TSL_PIPESIM_MAX_STAGES ||
-        (uint64_t)p->n_micro * v > TSL_PIPESIM_MAX_MICRO)
+        (uint64_t)p->n_micro * v > TSL_SEARCH_SIM_MAX_MICRO)
         return;
     tsl_plan_sim_t *sim = malloc(sizeof(*sim));
     if (sim == NULL)
@@ -77,7 +77,8 @@ static uint32_t sublayer_partitions(const tsl_model_t *sm, const tsl_cluster_t *
     tsl_partition_by_flops(sm, best->pp, first[n++]);
     double *t = malloc(3 * (size_t)L * sizeof(double));
     tsl_autopipe_result_t *ap = malloc(sizeof(*ap));
-    if (t && ap && best->pp <= TSL_PIPESIM_MAX_STAGES && best->n_micro <= TSL_PIPESIM_MAX_MICRO) {
+    if (t && ap && best->pp <= TSL_PIPESIM_MAX_STAGES &&
+        best->n_micro <= TSL_SEARCH_SIM_MAX_MICRO) {
         block_times(sm, c, best, mode, t, t + L, t + 2 * L);
         tsl_autopipe_in_t in = {.n_blocks = L,
                                 .fwd_s = t,

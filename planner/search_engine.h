@@ -20,6 +20,10 @@
 #define TSL_SEARCH_ALL_PARTITIONS 20u
 /* Largest interleave (model chunks per stage) weighed: 2 and 4 (pipeline.h). */
 #define TSL_SEARCH_MAX_INTERLEAVE 4u
+/* The search weighs interleaving and the zero-bubble schedules, and simulates and
+ * slices its plans, up to m·v = 1024 micro-batch chunks (the simulator's cap before
+ * it was raised for eval: the search's space and time stay as they were). */
+#define TSL_SEARCH_SIM_MAX_MICRO 1024u
 
 #define TSL_SPACE_ZBH1      (1u << TSL_PIPESIM_SCHED_ZBH1)
 #define TSL_SPACE_ZBV       (1u << TSL_PIPESIM_SCHED_ZBV)
@@ -84,6 +88,8 @@ typedef struct tsl_engine {
     uint64_t budget_bytes;  /* on the largest device; tsl_engine_stage_budget per stage */
     uint64_t bucket_bytes;
     bool keep_reserve; /* budgets keep the request's reserve (a search; not eval) */
+    uint32_t vp_group; /* interleaved plans' micro-batches per group N (pipeline.h;
+                          0: P): the request's, or eval's given plan's */
 
     uint32_t n_groups;
     tsl_group_strategies_t groups[TSL_SEARCH_MAX_GROUPS];

@@ -189,6 +189,7 @@ static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster
     e->uniform_ckpt = -1;
     e->uniform_block_n = 0;
     e->budget_bytes = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_max_device_mem(c);
+    e->vp_group = r->vp_group;
     e->bucket_bytes = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
 }
 
@@ -471,7 +472,7 @@ static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g,
  * when the stage is alone: (m − 1) micro-batches without gradient sync plus one
  * with it, then its optimizer step. A cell the space does not allow costs infinity. */
 static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
-                            uint32_t n, uint32_t m, uint32_t inflight)
+                            uint32_t n, uint32_t m, const uint32_t *held)
 {
     uint32_t S = e->max_strategies, pos = 0, K = e->n_layouts, K2 = K * K;
     for (uint32_t i = 0; i < n; i++) {
@@ -488,7 +489,7 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
             if (!cell_allowed(e, g, first + i, pos, j))
                 e->time_s[k] = INFINITY;
             e->saw_divisible |= lc[j].feasible;
-            e->fwd_bytes[k] = lc[j].fwd_bytes * inflight;
+            e->fwd_bytes[k] = lc[j].fwd_bytes * held[i];
             e->bwd_bytes[k] = lc[j].bwd_bytes;
             e->ms_bytes[k] = lc[j].ms_bytes;
         }
@@ -604,6 +605,14 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
     k->moe_imbalance = r->moe_imbalance;
     if (r->fp8_recipe && !r->no_fp8)
         k->fp8 = r->fp8_recipe;
+    if (r->recompute_modules) /* Megatron's recompute modules, priced on every layer */
+        k->recompute_modules = r->recompute_modules;
+    if (r->bf16_moments)
+        k->bf16_moments = true;
+    if (r->moe_bf16_experts)
+        k->moe_bf16_experts = true;
+    if (r->moe_fp8_dispatch)
+        k->moe_fp8_dispatch = true;
 }
 
 int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err)
@@ -803,6 +812,61 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
     }
 }
 
+/* The activations each layer of stage s keeps: fwd_bytes of its held micro-batches
+ * (the rows' other figures stay). */
+static void set_stage_act(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
+                          uint32_t n, const uint32_t *held)
+{
+    uint32_t S = e->max_strategies;
+    for (uint32_t i = 0; i < n; i++) {
+        const tsl_layer_cost_t *lc = &e->class_cost[e->layer_class[first + i] * S];
+        for (uint32_t j = 0; j < g->n; j++)
+            e->fwd_bytes[(size_t)i * g->n + j] = lc[j].fwd_bytes * held[i];
+    }
+}
+
+/* Interleaved 1F1B, chunk by chunk (pipeline.h tsl_pipeline_inflight_chunks): the
+ * stage's layers cut into v chunks as Megatron-LM cuts them, each chunk weighing
+ * its layers' stash — of the strategies in choice, or before the DP (choice NULL)
+ * each layer's smallest — and held[i] the micro-batches layer i's chunk holds at
+ * the stage's peak. Returns the stage's micro-batches' worth (the plan's inflight):
+ * Σ held × chunk bytes over the stage's bytes, rounded. */
+static uint32_t chunk_held(const tsl_engine_t *e, const tsl_group_strategies_t *g,
+                           const tsl_plan_t *plan, uint32_t s, uint32_t first, uint32_t n,
+                           uint32_t m, uint32_t v, const uint32_t *choice, uint32_t *held)
+{
+    const tsl_model_t *md = e->model;
+    uint32_t count[TSL_PIPELINE_MAX_CHUNKS], per[TSL_PIPELINE_MAX_CHUNKS], S = e->max_strategies;
+    double w[TSL_PIPELINE_MAX_CHUNKS] = {0}, all = 0, held_w = 0;
+    bool emb = first == 0 && md->layers[0].kind == TSL_LAYER_EMBEDDING;
+    bool head = first + n == md->n_layers && md->layers[first + n - 1].kind == TSL_LAYER_HEAD;
+    tsl_pipeline_chunk_layers(n, emb, head, v, count);
+    for (uint32_t c = 0, i = 0; c < v; c++) {
+        for (uint32_t k = 0; k < count[c]; k++, i++) {
+            const tsl_layer_cost_t *lc = &e->class_cost[e->layer_class[first + i] * S];
+            double least = INFINITY;
+            if (choice)
+                least = (double)lc[choice[i]].fwd_bytes;
+            else
+                for (uint32_t j = 0; j < g->n; j++)
+                    if (lc[j].feasible && (double)lc[j].fwd_bytes < least)
+                        least = (double)lc[j].fwd_bytes;
+            w[c] += isfinite(least) ? least : 0.0;
+        }
+        all += w[c];
+    }
+    uint32_t N = tsl_pipeline_vp_group(plan->pp, e->vp_group);
+    uint32_t chunks =
+        tsl_pipeline_inflight_chunks(m, v, N, tsl_pipeline_vp_warmup(s, plan->pp, m, v, N), w, per);
+    for (uint32_t c = 0, i = 0; c < v; c++) {
+        held_w += per[c] * w[c];
+        for (uint32_t k = 0; k < count[c]; k++)
+            held[i++] = per[c];
+    }
+    uint32_t worth = all > 0 ? (uint32_t)lround(held_w / all) : (chunks + v - 1) / v;
+    return worth ? worth : 1;
+}
+
 /* given: NULL runs the layer DP; otherwise the per-layer strategy indices of a
  * given plan (tsl_engine_eval_given), costed as they are. */
 static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
@@ -829,11 +893,17 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     for (uint32_t i = 0; i < n; i++)
         if (!cost_class_trans(e, &env, first + i, Bm))
             return false;
-    uint32_t inflight = plan->schedule == TSL_PIPESIM_SCHED_DUALPIPEV
-                            ? tsl_pipeline_inflight_dualpipev(P, m)
-                        : plan->schedule ? tsl_pipeline_inflight_zb(P, m)
-                                         : tsl_pipeline_inflight_interleaved(s, P, m, v);
-    fill_stage_rows(e, g, first, n, m, inflight);
+    uint32_t held[TSL_PLAN_MAX_LAYERS], held2[TSL_PLAN_MAX_LAYERS];
+    bool chunked = !plan->schedule && v > 1;
+    uint32_t inflight =
+        plan->schedule == TSL_PIPESIM_SCHED_DUALPIPEV ? tsl_pipeline_inflight_dualpipev(P, m)
+        : plan->schedule                              ? tsl_pipeline_inflight_zb(P, m)
+        : chunked ? chunk_held(e, g, plan, s, first, n, m, v, given ? given + first : NULL, held)
+                  : tsl_pipeline_inflight(s, P, m);
+    if (!chunked)
+        for (uint32_t i = 0; i < n; i++)
+            held[i] = inflight;
+    fill_stage_rows(e, g, first, n, m, held);
 
     tsl_layerdp_problem_t prob = {.n_layers = n,
                                   .n_strategies = g->n,
@@ -853,6 +923,21 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         res.peak_bytes = tsl_layerdp_peak_bytes(&prob, e->choice);
     } else if (!solve_stage(e, g, plan, s, first, n, &prob, &res)) {
         return false;
+    }
+    /* interleaved: the chunks weighed by the strategies chosen, whose peak may fall
+     * elsewhere than the smallest stashes' did; the DP again on that count while
+     * it moves and the peak is over the budget */
+    for (uint32_t round = 0; chunked && !given; round++) {
+        inflight = chunk_held(e, g, plan, s, first, n, m, v, e->choice, held2);
+        if (memcmp(held, held2, n * sizeof(*held)) == 0)
+            break;
+        memcpy(held, held2, n * sizeof(*held));
+        set_stage_act(e, g, first, n, held);
+        res.peak_bytes = tsl_layerdp_peak_bytes(&prob, e->choice);
+        if (res.peak_bytes <= prob.budget_bytes)
+            break;
+        if (round == 2 || !solve_stage(e, g, plan, s, first, n, &prob, &res))
+            return false;
     }
 
     tsl_plan_stage_t *st = &plan->stages[s];
@@ -924,6 +1009,12 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
         if (plan->stages[s].peak_bytes > peak)
             peak = plan->stages[s].peak_bytes;
     }
+    /* Megatron's group size N, kept where it is not the default P; the bubble of
+     * another N (the order of its table) is the event simulator's */
+    plan->vp_group = plan->interleave > 1 && !plan->schedule &&
+                             tsl_pipeline_vp_group(plan->pp, e->vp_group) != plan->pp
+                         ? e->vp_group
+                         : 0;
     plan->tie_s = tied_allreduce_s(e, plan);
     tsl_pipeline_in_t in = {.n_stages = plan->pp,
                             .n_micro = plan->n_micro,
@@ -937,7 +1028,7 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
                             .tie_s = plan->tie_s};
     tsl_pipeline_out_t t;
     tsl_pipeline_iter(&in, &t);
-    if (plan->schedule && zb_iter(e, plan, &t) != 0)
+    if ((plan->schedule || plan->vp_group) && zb_iter(e, plan, &t) != 0)
         t.flush_s = INFINITY;
     plan->opt_tail_s = t.opt_tail_s;
     plan->iter_time_s = t.flush_s + t.opt_tail_s;
@@ -950,19 +1041,20 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
 }
 
 /* The interleaves weighed for (P, m) and this partition: 1, and 2 and 4 where
- * the space allows it, m is a multiple of P (Megatron's schedule needs it) and
- * every stage has a layer per chunk. */
+ * the space allows it, Megatron's schedule runs the request's N (0: P, m a
+ * multiple of P; pipeline.h tsl_pipeline_vp_check) and every stage has a layer
+ * per chunk. */
 static uint32_t max_interleave(const tsl_engine_t *e, uint32_t P, uint32_t m,
                                const uint32_t *first_layer)
 {
-    if (!e->space->interleave || P < 2 || m % P != 0)
+    if (!e->space->interleave || P < 2 || tsl_pipeline_vp_check(P, m, e->vp_group) != 0)
         return 1;
     uint32_t fewest = UINT32_MAX, v = 1;
     for (uint32_t s = 0; s < P; s++)
         if (first_layer[s + 1] - first_layer[s] < fewest)
             fewest = first_layer[s + 1] - first_layer[s];
     while (v * 2 <= TSL_SEARCH_MAX_INTERLEAVE && v * 2 <= fewest &&
-           (uint64_t)m * v * 2 <= TSL_PIPESIM_MAX_MICRO)
+           (uint64_t)m * v * 2 <= TSL_SEARCH_SIM_MAX_MICRO)
         v *= 2;
     return v;
 }
@@ -1034,9 +1126,11 @@ static bool admits(const tsl_engine_t *e, const tsl_plan_t *plan)
 static uint32_t zb_schedules(const tsl_engine_t *e, uint32_t P, uint32_t m,
                              const uint32_t *first_layer)
 {
-    uint32_t mask = P >= 2 ? e->space->zero_bubble : 0;
+    uint32_t mask = P >= 2 && m <= TSL_SEARCH_SIM_MAX_MICRO ? e->space->zero_bubble : 0;
     if (m < 2 * P)
         mask &= ~TSL_SPACE_DUALPIPEV;
+    if ((uint64_t)m * 2 > TSL_SEARCH_SIM_MAX_MICRO) /* a V's two chunks */
+        mask &= ~(TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV);
     for (uint32_t s = 0; s < P && (mask & (TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV)); s++)
         if (first_layer[s + 1] - first_layer[s] < 2)
             mask &= ~(TSL_SPACE_ZBV | TSL_SPACE_DUALPIPEV);

@@ -188,6 +188,8 @@ static int check_same_strategy(const tsl_target_view_t *v, const tsl_strategy_t 
     for (uint32_t i = 0; i < v->model->n_layers; i++) {
         tsl_strategy_t t = v->layer[i];
         t.ckpt = false;
+        if (i == 0 || i > v->n_blocks) /* no attention core to recompute there */
+            t.selective = ref->selective;
         if (!tsl_strategy_equal(&t, ref))
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "%s: layer %u (%s) runs %s but layer 1 runs %s; %s runs the "

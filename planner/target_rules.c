@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "pipeline.h"
 #include "target.h"
 
 /* Features only some stacks express: interleaving, selective recompute, ZeRO-1/2
@@ -67,6 +68,15 @@ static int megatron_layout(const tsl_target_view_t *v, const tsl_target_uniform_
                                 "Megatron-LM splits the middle stages evenly",
                                 s, v->stage_blocks[s], v->stage_blocks[1]);
     uint32_t vc = v->plan->interleave;
+    if (v->plan->vp_group &&
+        (vc <= 1 || tsl_pipeline_vp_check(v->pp, v->plan->n_micro, v->plan->vp_group) != 0))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: vp_group %u with interleave %u, pp %u and %u "
+                            "micro-batches: Megatron-LM's "
+                            "--microbatch-group-size-per-virtual-pipeline-stage takes pp <= N "
+                            "<= micro-batches, their count mod N 0 or at least pp, and an "
+                            "interleaved schedule",
+                            v->plan->vp_group, vc, v->pp, v->plan->n_micro);
     for (uint32_t s = 0; vc > 1 && s < v->pp; s++)
         if (v->stage_blocks[s] != v->stage_blocks[0] || v->stage_blocks[s] % vc)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
@@ -612,6 +622,18 @@ static int moe_layout_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t), p->etp > 1 ? p->etp : 1, p->moe_capacity);
 }
 
+/* An FP8 dispatch: Megatron-LM's flex dispatcher sends MXFP8 (--moe-dispatch-fwd-dtype,
+ * --moe-combine-bwd-dtype); torchtitan's all-to-all moves bf16. */
+static int moe_fp8_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->moe_fp8_dispatch || t == TSL_TARGET_MEGATRON)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: dispatches the routed tokens in bf16 (the plan priced an FP8 "
+                        "dispatch); plan it without --moe-fp8-dispatch",
+                        tsl_target_name(t));
+}
+
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
 {
     if (t == TSL_TARGET_ANY)
@@ -633,7 +655,7 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
     if (t >= TSL_TARGET_COUNT)
         return tsl_err_set(err, "target: %u is not a stack", t);
     if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 ||
-        tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0)
+        tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || moe_fp8_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

@@ -44,6 +44,9 @@ expect 2 "memory:" plan --local --model GPT2-345M --cluster 8xA100-80G --memory 
 expect 2 "memory:" plan --local --model GPT2-345M --cluster 8xA100-40G --memory 200G
 expect 2 "memory:" plan --local --model GPT3-65B --cluster 8xA100-40G --memory 4G
 expect 2 "batch:" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 0
+# Megatron's micro-batches per group of the interleaved schedule: not below pp, not without it
+expect 2 "vp_group: 2 is below the 4 stages" plan --local --model GPT2-345M --cluster 8xA100-80G --pp 4 --vp-group 2
+expect 2 "vp_group: 8 micro-batches per group" plan --local --model GPT2-345M --cluster 8xA100-80G --no-interleave --vp-group 8
 expect 2 "batch:" plan --local --model GPT2-345M --cluster 8xA100-80G --batch -8
 expect 2 "batch:" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 3 --no-tp --no-pp
 expect 2 "model:" plan --local --cluster 8xA100-80G

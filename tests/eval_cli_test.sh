@@ -55,6 +55,25 @@ mg 2 "checkpoint-activations is no longer valid" "--checkpoint-activations"
 mg 2 "use --num-virtual-stages-per-pipeline-rank" "--virtual-pipeline-model-parallel-size 2"
 mg 0 "" "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 --global-batch-size 16"
 grep -q "interleave: 2 model chunks per stage" "$out" && ok || bad "virtual stages not read: $(cat "$out")"
+# Megatron's micro-batches per group of the interleaved schedule: read, and the same N
+# by eval's flag; one Megatron-LM refuses (below pp; a last group smaller than pp) by name
+mg 0 "" "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 --global-batch-size 32 --microbatch-group-size-per-virtual-pipeline-stage 8"
+grep -q "vp group:  8 micro-batches per group" "$out" && ok || bad "vp group not read: $(cat "$out")"
+expect 0 "" eval $m345 --pp 4 --interleave 2 --batch 32 --vp-group 8 --no-search --json
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["vp_group"] == 8 and p["interleave"] == 2 and p["sim_iter_time_s"] > 0, p.get("vp_group")' "$out" &&
+    ok || bad "--vp-group 8: $(cat "$out")"
+cp "$out" "$dir/vp.json"
+expect 0 "" eval $m345 --pp 4 --interleave 2 --batch 32 --no-search --json
+python3 - "$dir/vp.json" "$out" <<'PY' && ok || bad "N 8 holds no more than N = pp 4"
+import json, sys
+a = json.load(open(sys.argv[1]))["plan"]["stages"][0]
+b = json.load(open(sys.argv[2]))["plan"]["stages"][0]
+assert a["act_bytes"] > b["act_bytes"] and a["inflight"] > b["inflight"], (a["inflight"], b["inflight"])
+PY
+expect 2 "vp_group 3" eval $m345 --pp 4 --interleave 2 --batch 32 --vp-group 3 --no-search
+expect 2 "vp_group 5" eval $m345 --pp 4 --interleave 2 --batch 32 --vp-group 5 --no-search
+expect 2 "vp_group 8: micro-batches per group of the interleaved schedule" eval $m345 --pp 4 --batch 32 --vp-group 8 --no-search
+mg 2 "microbatch-group-size-per-virtual-pipeline-stage: 2" "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 --global-batch-size 32 --microbatch-group-size-per-virtual-pipeline-stage 2"
 mg 0 "" "--recompute-activations"
 grep -q "+selckpt" "$out" && ok || bad "--recompute-activations not selective: $(cat "$out")"
 mg 0 "" "--use-torch-fsdp2 --tensor-model-parallel-size 2"
@@ -79,6 +98,17 @@ grep -q "precision: FP8 (delayed scaling)" "$out" && ok ||
 expect 0 "" eval --model GPT2-345M --cluster 8xH100-80G --tp 2 --batch 32 --no-search --fp8 delayed
 grep -q "precision: FP8 (delayed scaling)" "$out" && ok || bad "--fp8 delayed: $(cat "$out")"
 expect 2 "the A100-80G has no FP8" eval $m345 --tp 2 --batch 32 --no-search --fp8 tensorwise
+# --fp8-param-gather: the given plan's weights in FP8, its ZeRO-3 gathers in 1 byte
+h8="--model GPT2-345M --cluster 8xH100-80G --sdp 8 --batch 32 --no-search --json --fp8 delayed"
+expect 0 "" eval $h8
+cp "$out" "$dir/fp8.json"
+expect 0 "" eval $h8 --fp8-param-gather
+python3 - "$dir/fp8.json" "$out" <<'PY' && ok || bad "--fp8-param-gather: $(cat "$out")"
+import json, sys
+a, b = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert b["fp8_param_gather"] is True and "fp8_param_gather" not in a, (a, b)
+assert b["iter_time_s"] < a["iter_time_s"] and b["peak_bytes"] < a["peak_bytes"], (a, b)
+PY
 expect 2 "not a recipe" eval --model GPT2-345M --cluster 8xH100-80G --tp 2 --fp8 fp4
 
 cat >"$dir/job.toml" <<'TOML'
@@ -314,6 +344,39 @@ cp "$out" "$dir/fused.json"
 expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --unfused-attn --json
 python3 -c 'import json,sys; f,u=(json.load(open(a))["plan"] for a in sys.argv[1:3]); assert u["peak_bytes"] > f["peak_bytes"], (u["peak_bytes"], f["peak_bytes"])' "$dir/fused.json" "$out" &&
     ok || bad "--unfused-attn did not keep the scores"
+
+# Megatron-LM's recompute modules and bf16 moments, expert parallelism and the
+# schedule by flag: an unknown module refused naming it (exit 2), mla_up_proj on
+# a model without latent attention refused as Megatron-LM refuses it, an EP that
+# does not divide the experts refused; the modules cut memory and add time, the
+# moments cut the model states; the Megatron-LM line and the plan document carry
+# the same (docs/cost-model.md "Recompute of named modules")
+moe8="--model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --pp 2 --zero 1 --mbs 1 --batch 64 --no-search"
+expect 2 "'bogus' is not a module" eval $moe8 --ep 8 --recompute-modules moe_act,bogus
+expect 2 "mla_up_proj: Mixtral-8x7B has no multi-head latent attention" eval $moe8 --ep 8 --recompute-modules mla_up_proj
+expect 2 "ep 3 x etp 1 does not fit its stage of 8 devices (ep must divide its 8 experts" eval $moe8 --ep 3
+expect 2 "not 1f1b, interleaved, zbh1, zbv or dualpipev" eval $moe8 --ep 8 --schedule gpipe
+expect 0 "" eval $moe8 --ep 8 --json
+cp "$out" "$dir/moe8.json"
+expect 0 "" eval $moe8 --ep 8 --recompute-modules moe_act,layernorm --bf16-moments --schedule dualpipev --json
+cp "$out" "$dir/moe8-mods.json"
+if python3 - "$dir/moe8.json" "$dir/moe8-mods.json" <<'PY'; then ok; else bad "modules and moments by flag: $(cat "$dir/moe8-mods.json")"; fi
+import json, sys
+a, b = (json.load(open(f))["plan"] for f in sys.argv[1:3])
+assert b["recompute_modules"] == ["moe_act", "layernorm"] and b["bf16_moments"] is True, b
+assert b["schedule"] == "dualpipev" and b["ep"] == 8, (b["schedule"], b["ep"])
+for x, y in zip(a["stages"], b["stages"]):
+    assert y["ms_bytes"] < x["ms_bytes"], (y["ms_bytes"], x["ms_bytes"])
+PY
+expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --plan "$dir/moe8-mods.json" --no-search --json
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"] and a["peak_bytes"] == b["peak_bytes"] and b["recompute_modules"] == a["recompute_modules"]' "$dir/moe8-mods.json" "$out" &&
+    ok || bad "the plan document's modules: $(cat "$out")"
+expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args \
+    "--pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-size 8 --bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --recompute-granularity selective --recompute-modules moe_act layernorm"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["recompute_modules"] == ["moe_act", "layernorm"] and p["bf16_moments"], p' "$out" &&
+    ok || bad "the Megatron-LM line's modules and moments: $(cat "$out")"
+expect 4 "Tessel prices both moments in fp32 or both in 16 bits" eval $m345 --no-search --megatron-args \
+    "--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16"
 
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

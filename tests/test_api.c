@@ -117,6 +117,12 @@ static void test_plan_round_trip(void)
     CHECK(tsl_model_preset("GPT2-345M", &m, &err) == 0, "%s", err.msg);
     CHECK(tsl_cluster_parse_spec(&c, "2x4xA100-40G:ib100", &err) == 0, "%s", err.msg);
     CHECK(tsl_search(&m, &c, &r, NULL, res, &err) == TSL_SEARCH_OK, "search: %s", err.msg);
+    /* recompute modules and bf16 moments travel as names in the document and as a
+     * bitmask in the Plan, both ways (the plan's and the request echo's) */
+    res->best.recompute_modules = TSL_RECOMPUTE_MLA_UP_PROJ | TSL_RECOMPUTE_MLP;
+    res->best.bf16_moments = true;
+    r.recompute_modules = TSL_RECOMPUTE_MOE_ACT;
+    r.bf16_moments = true;
     char fp[17];
     tsl_request_fingerprint(&r, &m, &c, fp);
     tsl_plan_head_t head;
@@ -143,6 +149,11 @@ static void test_plan_round_trip(void)
     CHECK(p && p->figures && p->figures->n_workers_left_out == 1 &&
               strcmp(p->figures->compute, "built-in") == 0 && p->figures->hardware == NULL,
           "figures → FigureSources field for field");
+    CHECK(p && p->best && p->best->recompute_modules == 12 && p->best->bf16_moments && p->request &&
+              p->request->recompute_modules == 1 && p->request->bf16_moments,
+          "recompute modules and bf16 moments → Plan: %u %u",
+          p && p->best ? p->best->recompute_modules : 0,
+          p && p->request ? p->request->recompute_modules : 0);
     json_t *back = p ? tsl_plan_proto_to_json(p) : NULL;
     CHECK(back != NULL, "Plan → document");
     char *t1 = json_dumps(doc, JSON_REAL_PRECISION(17)),

@@ -569,27 +569,43 @@ static void test_dim_busbw(void)
 
     /* TP8 × DP4 on 32 devices. TP8 (stride 1) inside a node: NVLink. */
     CHECK(tsl_cluster_dim_busbw(&c8, 0, 32, 1, 8, &lat) == intra, "TP8 inside a node");
-    /* NCCL's α for 8 ranks in one node: ring 3.6 + 14 · 0.47 = 10.18 µs beats
-     * tree 4.4 + 14 · 0.52 = 11.68; all-gather 3.6 + 7 · 0.47 = 6.89 µs */
-    CHECK_NEAR(lat.ar_s, 10.18e-6, 1e-9, "TP8 all-reduce alpha %g", lat.ar_s);
-    CHECK_NEAR(lat.ag_s, 6.89e-6, 1e-9, "TP8 all-gather alpha %g", lat.ag_s);
+    /* NCCL's α for 8 ranks in one node (µs): ring LL 6.6 + 14 · 0.6 = 15.0, tree
+     * LL 6.8 + 2 · 7 · 0.6 = 15.2; all-gather LL 6.6 + 7 · 0.6 = 10.8, Simple
+     * 8.4 + 7 · 3.4 = 32.2; no PAT (8 ranks share the node) */
+    CHECK(lat.n == 8 && lat.k == 1, "TP8: 8 ranks, one domain");
+    CHECK_NEAR(lat.ar_s[TSL_NCCL_RING][TSL_NCCL_LL], 15.0e-6, 1e-12, "TP8 ring LL");
+    CHECK_NEAR(lat.ar_s[TSL_NCCL_TREE][TSL_NCCL_LL], 15.2e-6, 1e-12, "TP8 tree LL");
+    CHECK_NEAR(lat.ag_s[TSL_NCCL_RING][TSL_NCCL_LL], 10.8e-6, 1e-12, "TP8 all-gather LL");
+    CHECK_NEAR(lat.ag_s[TSL_NCCL_RING][TSL_NCCL_SIMPLE], 32.2e-6, 1e-12, "TP8 all-gather Simple");
+    CHECK(isinf(lat.ag_s[TSL_NCCL_PAT][TSL_NCCL_SIMPLE]), "TP8: no PAT");
     /* DP4 (stride 8): 8 groups, one member per node each, all 8 crossing every
      * node: with 8 NICs each gets one, with 1 NIC each gets an eighth of it */
     CHECK_NEAR(tsl_cluster_dim_busbw(&c8, 0, 32, 8, 4, &lat), rail, 1e-12, "DP4, 8 NICs");
     CHECK_NEAR(tsl_cluster_dim_busbw(&c1, 0, 32, 8, 4, NULL), rail / 8, 1e-12, "DP4, 1 NIC");
-    /* 4 ranks on 4 nodes: ring 3.6 + 6 · 2.7 = 19.8 µs beats tree
-     * 4.4 + 2 · (0 + 2 · 5.0) = 24.4; all-gather 3.6 + 3 · 2.7 = 11.7 µs */
-    CHECK_NEAR(lat.ar_s, 19.8e-6, 1e-9, "DP4 all-reduce alpha %g", lat.ar_s);
-    CHECK_NEAR(lat.ag_s, 11.7e-6, 1e-9, "DP4 all-gather alpha %g", lat.ag_s);
+    /* 4 ranks on 4 nodes, one per node: every ring step crosses the network at the
+     * tree's latency (µs): ring LL 6.6 + 6 · 5.0 = 36.6, Simple (8.4 + 6 · 14) · 1.4
+     * = 129.36; tree LL 6.8 + 2 · (0 + 2 · 5.0) = 26.8; all-gather ring LL
+     * 6.6 + 3 · 5.0 = 21.6, PAT 8.0 + 2 · 14/3.5 + 4 · 2.8 = 27.2 */
+    CHECK(lat.n == 4 && lat.k == 4, "DP4: 4 ranks on 4 domains");
+    CHECK_NEAR(lat.ar_s[TSL_NCCL_RING][TSL_NCCL_LL], 36.6e-6, 1e-12, "DP4 ring LL");
+    CHECK_NEAR(lat.ar_s[TSL_NCCL_RING][TSL_NCCL_SIMPLE], 129.36e-6, 1e-12, "DP4 ring Simple");
+    CHECK_NEAR(lat.ar_s[TSL_NCCL_TREE][TSL_NCCL_LL], 26.8e-6, 1e-12, "DP4 tree LL");
+    CHECK_NEAR(lat.ag_s[TSL_NCCL_RING][TSL_NCCL_LL], 21.6e-6, 1e-12, "DP4 all-gather LL");
+    CHECK_NEAR(lat.ag_s[TSL_NCCL_PAT][TSL_NCCL_SIMPLE], 27.2e-6, 1e-12, "DP4 PAT");
     /* the paper's slowest link gives each DP group the whole NIC either way */
     CHECK(tsl_cluster_dim_bw(&c1, 0, 32, 8, 4) == rail, "paper: slowest link, unshared");
 
     /* TP16 over two nodes (one group): all 8 NICs of each node, 170 GB/s, so the
      * NVLink hops (150) bind; with one NIC the network does (21.25). α: 16 ranks on
-     * 2 nodes, tree 4.4 + 2 · (7 · 0.52 · 1.8 + 1 · 5.0) = 27.504 µs beats ring
-     * 3.6 + 28 · 0.47 · 1.8 + 2 · 2.7 = 32.688 µs */
+     * 2 nodes, ring LL 6.6 + 28 · max(0.6, 1.0) + 2 · 2.7 = 40.0 µs (the network
+     * post overhead binds the NVLink steps), tree LL 6.8 + 2 · (7 · 0.6 + 5.0) =
+     * 25.2 µs, tree Simple 8.4 + 2 · (7 · 4.0 + 14) = 92.4 µs */
     CHECK(tsl_cluster_dim_busbw(&c8, 0, 16, 1, 16, &lat) == intra, "TP16, 8 NICs");
-    CHECK_NEAR(lat.ar_s, 27.504e-6, 1e-9, "TP16 alpha %g", lat.ar_s);
+    CHECK(lat.n == 16 && lat.k == 2, "TP16: 16 ranks on 2 domains");
+    CHECK_NEAR(lat.ar_s[TSL_NCCL_RING][TSL_NCCL_LL], 40.0e-6, 1e-12, "TP16 ring LL");
+    CHECK_NEAR(lat.ar_s[TSL_NCCL_TREE][TSL_NCCL_LL], 25.2e-6, 1e-12, "TP16 tree LL");
+    CHECK_NEAR(lat.ar_s[TSL_NCCL_TREE][TSL_NCCL_SIMPLE], 92.4e-6, 1e-12, "TP16 tree Simple");
+    CHECK(lat.ll_cap_bw == 39.0e9, "TP16: LL capped at 39 GB/s on 2 nodes");
     CHECK_NEAR(tsl_cluster_dim_busbw(&c1, 0, 16, 1, 16, NULL), rail, 1e-12, "TP16, 1 NIC");
 
     /* DP2 inner × TP8 outer on two nodes: TP groups {0,2,...,14}, {1,3,...,15}, 4
@@ -602,7 +618,7 @@ static void test_dim_busbw(void)
     CHECK_NEAR(tsl_cluster_dim_busbw(&c8, 0, 16, 4, 4, NULL), 2 * rail, 1e-12, "DP4 by 2s");
 
     /* degenerate shapes as tsl_cluster_dim_bw */
-    CHECK(isinf(tsl_cluster_dim_busbw(&c8, 0, 32, 1, 1, &lat)) && lat.ar_s == 0, "count 1");
+    CHECK(isinf(tsl_cluster_dim_busbw(&c8, 0, 32, 1, 1, &lat)) && lat.n == 0, "count 1");
     CHECK(tsl_cluster_dim_busbw(&c8, 0, 32, 3, 4, NULL) == 0, "does not tile");
     CHECK(tsl_cluster_dim_busbw(&c8, 16, 32, 1, 8, NULL) == 0, "leaves the cluster");
     tsl_cluster_free(&c8);
@@ -625,10 +641,11 @@ static void test_nvlink_domain(void)
     CHECK(strstr(buf, "4 NICs/node, NVLink domain 18 nodes") != NULL, "describe: %s", buf);
     CHECK(tsl_cluster_link_bw(&c, 0, 71) == intra, "one rack: NVLink");
     CHECK(tsl_cluster_link_bw(&c, 0, 72) == 50 * GB, "two racks: the network");
-    /* TP72 over a rack: NVLink, one domain's α (72 ranks, ring 3.6 + 142 · 0.47) */
+    /* TP72 over a rack: NVLink, one domain's α (72 ranks, ring LL 6.6 + 142 · 0.6) */
     tsl_coll_lat_t lat;
     CHECK(tsl_cluster_dim_busbw(&c, 0, 72, 1, 72, &lat) == intra, "TP72 in the rack");
-    CHECK_NEAR(lat.ar_s, 3.6e-6 + 142 * 0.47e-6, 1e-9, "rack alpha %g", lat.ar_s);
+    CHECK(lat.n == 72 && lat.k == 1, "TP72: one domain");
+    CHECK_NEAR(lat.ar_s[TSL_NCCL_RING][TSL_NCCL_LL], 6.6e-6 + 142 * 0.6e-6, 1e-12, "rack alpha");
     CHECK(tsl_cluster_dim_bw(&c, 0, 72, 1, 72) == intra, "paper: the rack is one NVLink island");
     /* DP2 across the racks (stride 72): 72 groups, each 1 member per node; a node's
      * 4 NICs are shared by its 4 crossing groups: one NIC each */
@@ -776,7 +793,7 @@ static void test_dim_busbw_tiles(void)
             tsl_coll_lat_t la, lb;
             double a = tsl_cluster_dim_busbw(&fast, s[0], s[1], s[2], s[3], &la);
             double b = tsl_cluster_dim_busbw(&full, s[0], s[1], s[2], s[3], &lb);
-            CHECK(a == b && la.ar_s == lb.ar_s && la.ag_s == lb.ag_s,
+            CHECK(a == b && memcmp(&la, &lb, sizeof la) == 0,
                   "%s [%u,+%u) stride %u count %u: %g vs %g", specs[i], s[0], s[1], s[2], s[3], a,
                   b);
         }
@@ -808,8 +825,87 @@ static void test_pairs_bw(void)
     tsl_cluster_free(&c1);
 }
 
+/*
+ * NCCL's choice by message size (tuning.cc of v2.30.7-1), by hand. 8 ranks in one
+ * node at bw = 150 GB/s; a ring all-reduce moves 1.75·M bus bytes:
+ *   LL      15.0 µs + 1.75·M / 75 GB/s     (bw/2, under the 141 GB/s LL cap)
+ *   LL128   40.6 µs + 1.75·M / 138 GB/s    (0.92·bw)
+ *   Simple  56.0 µs + 1.75·M / 150 GB/s
+ * LL gives way to LL128 where 15.0 + 1.75·M/75 = 40.6 + 1.75·M/138, M = 25.6 µs /
+ * (1.75 · (1/75 − 1/138) ns/B) = 2.403 MB, and LL128 to Simple at M = 15.4 µs /
+ * (1.75 · (1/138 − 1/150) ns/B) = 15.18 MB. The trees lose at every size here (tree
+ * LL 15.2 µs of α but 0.92·bw/3.8 = 36.3 GB/s for 2·M bytes).
+ */
+static void test_nccl_choice(void)
+{
+    tsl_coll_lat_t lat;
+    tsl_coll_choice_t ch;
+    double bw = 150 * GB, t;
+    tsl_cluster_coll_lat(8, 1, &lat);
+    /* 8 bytes: latency-bound, LL with LL's α */
+    t = tsl_cluster_coll_allreduce_s(&lat, 8, 8, bw, &ch);
+    CHECK(ch.algo == TSL_NCCL_RING && ch.proto == TSL_NCCL_LL, "8 B: ring LL (%s %s)",
+          tsl_nccl_algo_name(ch.algo), tsl_nccl_proto_name(ch.proto));
+    CHECK_NEAR(t, 15.0e-6 + 1.75 * 8 / (75 * GB), 1e-12, "8 B: %g", t);
+    /* 1 GiB: bandwidth-bound, Simple at the full bus bandwidth with Simple's α */
+    double big = 1073741824.0;
+    t = tsl_cluster_coll_allreduce_s(&lat, big, 8, bw, &ch);
+    CHECK(ch.algo == TSL_NCCL_RING && ch.proto == TSL_NCCL_SIMPLE, "1 GiB: ring Simple");
+    CHECK_NEAR(t, 56.0e-6 + 1.75 * big / bw, 1e-12, "1 GiB: %g", t);
+    /* the crossovers where the formulas above meet */
+    double x1 = 25.6e-6 / (1.75 * (1 / (75 * GB) - 1 / (138 * GB)));
+    double x2 = 15.4e-6 / (1.75 * (1 / (138 * GB) - 1 / (150 * GB)));
+    CHECK_NEAR(x1, 2.403e6, 1e-3, "LL -> LL128 at %g B", x1);
+    CHECK_NEAR(x2, 15.18e6, 1e-3, "LL128 -> Simple at %g B", x2);
+    tsl_cluster_coll_allreduce_s(&lat, 0.99 * x1, 8, bw, &ch);
+    CHECK(ch.algo == TSL_NCCL_RING && ch.proto == TSL_NCCL_LL, "below x1: LL");
+    tsl_cluster_coll_allreduce_s(&lat, 1.01 * x1, 8, bw, &ch);
+    CHECK(ch.algo == TSL_NCCL_RING && ch.proto == TSL_NCCL_LL128, "above x1: LL128");
+    CHECK_NEAR(tsl_cluster_coll_allreduce_s(&lat, x1, 8, bw, NULL), 15.0e-6 + 1.75 * x1 / (75 * GB),
+               1e-9, "at x1 LL's time");
+    CHECK_NEAR(15.0e-6 + 1.75 * x1 / (75 * GB), 40.6e-6 + 1.75 * x1 / (138 * GB), 1e-9,
+               "at x1 LL128's too");
+    tsl_cluster_coll_allreduce_s(&lat, 0.99 * x2, 8, bw, &ch);
+    CHECK(ch.algo == TSL_NCCL_RING && ch.proto == TSL_NCCL_LL128, "below x2: LL128");
+    tsl_cluster_coll_allreduce_s(&lat, 1.01 * x2, 8, bw, &ch);
+    CHECK(ch.algo == TSL_NCCL_RING && ch.proto == TSL_NCCL_SIMPLE, "above x2: Simple");
+    /* the all-gather of 8 bytes: LL's α, 6.6 + 7 · 0.6 = 10.8 µs */
+    t = tsl_cluster_coll_allgather_s(&lat, 8, 8, bw, &ch);
+    CHECK(ch.algo == TSL_NCCL_RING && ch.proto == TSL_NCCL_LL, "all-gather 8 B: ring LL");
+    CHECK_NEAR(t, 10.8e-6 + 0.875 * 8 / (75 * GB), 1e-12, "all-gather 8 B: %g", t);
+    /* no model (PAPER, lat NULL or zero): the ring's bandwidth term alone */
+    tsl_coll_lat_t none = {0};
+    CHECK(tsl_cluster_coll_allreduce_s(NULL, big, 8, bw, NULL) == 2.0 * 7 / 8 * big / bw,
+          "no model: bandwidth term");
+    CHECK(tsl_cluster_coll_allgather_s(&none, big, 8, bw, NULL) == 7.0 / 8 * big / bw,
+          "zero model: bandwidth term");
+    CHECK(tsl_cluster_coll_allreduce_s(&lat, 0, 8, bw, NULL) == 0 &&
+              tsl_cluster_coll_allgather_s(&lat, big, 1, bw, NULL) == 0,
+          "nothing moved, nothing paid");
+
+    /* 16 ranks on 2 nodes, 1 MB: the tree with LL128 at 48.5 µs + 2·M over
+     * 0.92·bw·120/128 times the tree correction for 2^13 · 64 B (0.6): 74.3 µs, where
+     * ring LL takes 40.0 + 1.875·M / 39 GB/s (the 2-node LL cap) = 88.1 µs */
+    tsl_cluster_coll_lat(16, 2, &lat);
+    t = tsl_cluster_coll_allreduce_s(&lat, 1e6, 16, bw, &ch);
+    CHECK(ch.algo == TSL_NCCL_TREE && ch.proto == TSL_NCCL_LL128,
+          "2 nodes, 1 MB: tree LL128 (%s %s)", tsl_nccl_algo_name(ch.algo),
+          tsl_nccl_proto_name(ch.proto));
+    CHECK_NEAR(t, 48.5e-6 + 2e6 / (0.92 * bw * 120 / 128 * 0.6), 1e-12, "tree LL128: %g", t);
+    /* one rank on each of 16 nodes, an all-gather of 8 bytes: PAT, 8.0 + 4 · 14/3.5 +
+     * 16 · 2.8 = 68.8 µs, beats ring LL's 6.6 + 15 · 5.0 = 81.6 µs */
+    tsl_cluster_coll_lat(16, 16, &lat);
+    t = tsl_cluster_coll_allgather_s(&lat, 8, 16, 21.25 * GB, &ch);
+    CHECK(ch.algo == TSL_NCCL_PAT && ch.proto == TSL_NCCL_SIMPLE, "16 nodes, 8 B: PAT");
+    CHECK_NEAR(t, 68.8e-6 + 8 / (0.75 * 21.25 * GB), 1e-12, "PAT: %g", t);
+    CHECK(tsl_nccl_algo_name(TSL_NCCL_ALGOS) == NULL &&
+              tsl_nccl_proto_name(TSL_NCCL_PROTOS) == NULL,
+          "names end");
+}
+
 int main(void)
 {
+    test_nccl_choice();
     test_spec_nics();
     test_dim_busbw();
     test_nvlink_domain();

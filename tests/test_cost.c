@@ -13,6 +13,8 @@
 #include "calibrate.h"
 #include "check.h"
 #include "cost.h"
+#include "pipesim.h"
+#include "roofline.h"
 
 #define GB  1e9
 #define EPS 1e-12
@@ -309,8 +311,15 @@ static void test_sdp(void)
     tsl_strategy_bw_t sbw, mbw; /* STACK adds NCCL's latency α to every collective */
     tsl_cost_strategy_bw(&env, &s_sdp, &sbw);
     tsl_cost_strategy_bw(&env, &mix, &mbw);
-    CHECK(sbw.sdp_bw == 100 * GB && sbw.sdp_lat.ag_s > 0, "stack: one node's bandwidth, α > 0");
-    double gather_st = gather + sbw.sdp_lat.ag_s;
+    CHECK(sbw.sdp_bw == 100 * GB && sbw.sdp_lat.n == 8 && sbw.sdp_lat.k == 1,
+          "stack: one node's bandwidth, NCCL's model for 8 ranks on one node");
+    /* 25 MB gathered over 8 ranks at 100 GB/s is bandwidth-bound: NCCL's Simple ring,
+     * α = 8.4 + 7 · 3.4 = 32.2 µs (LL128: 27.3 µs + 220.2 / 0.92 = 266.6 µs) */
+    tsl_coll_choice_t ch;
+    double gather_st = gather + 32.2e-6;
+    CHECK_NEAR(tsl_cluster_coll_allgather_s(&sbw.sdp_lat, 2.0 * P_PARAMS, 8, 100 * GB, &ch),
+               gather_st, EPS, "stack: the gather's NCCL time");
+    CHECK(ch.algo == TSL_NCCL_RING && ch.proto == TSL_NCCL_SIMPLE, "stack: Simple ring");
     tsl_cost_layer(&env, &l, &s_sdp, NULL, 16, &sdp);
     double every = gather_st + tsl_cost_overlap_s(2 * cf, gather_st, 1.3);
     CHECK_NEAR(sdp.fwd_s, cf + gather_st, EPS, "stack: fwd as paper, plus α");
@@ -319,8 +328,10 @@ static void test_sdp(void)
     CHECK_NEAR(sdp.grad_comm_s, gather_st, EPS, "stack: one reduce-scatter a micro-batch");
     /* DP2 x SDP4: the shard's DP all-reduce stays on the last micro-batch */
     tsl_cost_layer(&env, &l, &mix, NULL, 16, &m);
-    double rs4 = tsl_cost_reduce_scatter_s(2.0 * P_PARAMS, 4, 100 * GB) + mbw.sdp_lat.ag_s;
-    double ar2 = tsl_cost_allreduce_s(2.0 * P_PARAMS / 4, 2, 100 * GB) + mbw.dp_lat.ar_s;
+    /* Simple rings too: reduce-scatter over 4, α 8.4 + 3 · 3.4 = 18.6 µs; the 6.3 MB
+     * shard's all-reduce over 2, α 8.4 + 2 · 3.4 = 15.2 µs */
+    double rs4 = tsl_cost_reduce_scatter_s(2.0 * P_PARAMS, 4, 100 * GB) + 18.6e-6;
+    double ar2 = tsl_cost_allreduce_s(2.0 * P_PARAMS / 4, 2, 100 * GB) + 15.2e-6;
     CHECK_NEAR(m.grad_comm_s, rs4 + ar2, EPS, "stack: same bytes in all, plus α");
     CHECK_NEAR(m.bwd_sync_s - m.bwd_s,
                tsl_cost_overlap_s(2 * m.compute_s / 3, rs4 + ar2, 1.3) -
@@ -722,7 +733,7 @@ static void test_recompute_tp_overlap(void)
     tsl_strategy_bw_t bw;
     tsl_cost_strategy_bw(&env, &plain, &bw);
     double cf = l.fwd_flops / (t * X_FLOPS); /* compute_f */
-    double tpf = 2 * (tsl_cost_allreduce_s(2 * s * h, 4, bw.tp_bw) + bw.tp_lat.ar_s);
+    double tpf = 2 * tsl_cluster_coll_allreduce_s(&bw.tp_lat, 2 * s * h, 4, bw.tp_bw, NULL);
     double dw = 2 * s * h * (3 * h + f) / t / X_FLOPS, dx = dw; /* 2.40518168576e-3 */
     double core = 4 * s * s * h / (t * X_FLOPS);                /* QKᵀ and AV */
     CHECK_NEAR(dw, 2.40518168576e-3, 1e-9, "column-parallel dW by hand");
@@ -996,6 +1007,64 @@ static void test_cp(void)
     tsl_cluster_free(&c);
 }
 
+/* The Llama 3 paper's CP (Dubey et al. 2024, Sec. 3.3.2; bench/published row
+ * llama3-405b-128k-cp16): one Llama 3 405B layer at 131,072 tokens, TP 8 in a node,
+ * CP 16 over 16 nodes, one 400 Gb/s RoCE NIC per GPU, micro-batch 1 over the CP
+ * group: a rank holds 8,192 tokens (chunks i and 31 − i). K and V are all-gathered
+ * before the core, exposed: with GQA's 8 K/V heads a TP rank holds one,
+ * B_kv = 2·2·8192·1·128 = 4 MiB, the group 64 MiB; the rank's NIC moves 15/16 of it
+ * at 400/8 · 0.80 = 40 GB/s, 1.57 ms + α in the forward and twice that in the
+ * backward (re-gather, reduce-scatter of dK/dV): 4.85 ms, a few percent of the
+ * layer, as the paper's "negligible" says. Ring attention hides more of the same
+ * bytes. */
+static void test_cp_llama3(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "16x8xH100-80G:8xroce400", &err) == 0, "%s", err.msg);
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 131072,
+                     .hidden = 16384,
+                     .ffn_hidden = 53248,
+                     .heads = 128,
+                     .kv_heads = 8,
+                     .causal = true,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 128, &err) == 0, "%s", err.msg);
+    env.knobs.cp = 16;
+    env.knobs.cp_comm = TSL_CP_ALLGATHER;
+    tsl_strategy_t s;
+    CHECK(tsl_strategy_parse("tp8-dp16+sp", &s, &err) == 0, "%s", err.msg);
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env, &s, &bw);
+    CHECK_NEAR(bw.cp_bw, 400e9 / 8 * 0.80, 1e-3, "CP group: one RoCE NIC per GPU, %g", bw.cp_bw);
+    tsl_layer_cost_t r, ring;
+    tsl_cost_layer(&env, &l, &s, NULL, 1, &r);
+    CHECK(r.feasible, "cp 16, micro-batch 1 over DP 16");
+    const double b_kv = 2.0 * 2 * 8192 * 1 * 128; /* K and V, bf16, one K/V head per TP rank */
+    CHECK(b_kv == 4 << 20, "B_kv %g", b_kv);
+    tsl_coll_choice_t how;
+    const double ag = tsl_cluster_coll_allgather_s(&bw.cp_lat, 16 * b_kv, 16, bw.cp_bw, &how);
+    CHECK_NEAR(r.cp_s, 3 * ag, 1e-12, "allgather exposed %g, want %g", r.cp_s, 3 * ag);
+    /* 64 MiB: NCCL's ring Simple, bandwidth-bound; its α (base 8.4 µs + 15 network
+     * steps of 14 µs + post overheads) well under the bytes' 1.57 ms */
+    CHECK(how.algo == TSL_NCCL_RING && how.proto == TSL_NCCL_SIMPLE, "ring Simple: %s %s",
+          tsl_nccl_algo_name(how.algo), tsl_nccl_proto_name(how.proto));
+    CHECK(ag > 1.572864e-3 && ag < 1.572864e-3 + 0.4e-3, "forward gather by hand: %g", ag);
+    CHECK(r.cp_s < 0.08 * (r.fwd_s + r.bwd_s), "the gather small beside the layer: %g of %g",
+          r.cp_s, r.fwd_s + r.bwd_s);
+    env.knobs.cp_comm = TSL_CP_P2P;
+    tsl_cost_layer(&env, &l, &s, NULL, 1, &ring);
+    CHECK(ring.cp_s < r.cp_s, "the ring hides what the all-gather exposes: %g < %g", ring.cp_s,
+          r.cp_s);
+    tsl_cluster_free(&c);
+}
+
 /* FP8's memory on one H100 TP pair with SP (docs/cost-model.md "FP8"):
  * delayed scaling keeps 2 bytes of FP8 weight copies per linear weight element
  * and stashes the linear inputs in 1 byte instead of 2; tensorwise (torchao)
@@ -1013,7 +1082,8 @@ static void test_fp8_memory(void)
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
-    CHECK_NEAR(env.device_fp8_flops, 1979e12 * 0.777, 1e-9, "H100 FP8 rate: 2 x bf16 peak x e_max");
+    /* FP8 e_max 0.688: the MAMF table's H100 FP8 row, 70.9 %, x 0.97 (cluster_hw.c) */
+    CHECK_NEAR(env.device_fp8_flops, 1979e12 * 0.688, 1e-9, "H100 FP8 rate: FP8 peak x its e_max");
     tsl_strategy_t s = one(TSL_DIM_TP, 2, false);
     s.sp = true;
     tsl_layer_cost_t b, f8, tw;
@@ -1079,6 +1149,10 @@ static void test_autocast_memory(void)
     CHECK(a.fwd_s > b.fwd_s && a.bwd_s > b.bwd_s, "autocast slower");
     tsl_cost_knobs_t k = {.autocast = true};
     CHECK(tsl_cost_opt_step_bytes(&k) == 28, "autocast step: 28 B");
+    /* with main's bf16 moments (the merge): m and v read and written in 2 B each,
+     * 8 + 8 + 4 = 20 B; the states 2 + 4 + (4 + 2 + 2) = 14 B per parameter */
+    k.bf16_moments = true;
+    CHECK(tsl_cost_opt_step_bytes(&k) == 20, "autocast, bf16 moments: 20 B");
     CHECK_NEAR(a.opt_s, 28.0 * l.params / (0.8 * 3350e9) + 4e-6, 1e-12, "step of %g s", a.opt_s);
     tsl_layer_t h = {.kind = TSL_LAYER_HEAD, .seq_len = 1024, .hidden = 1024, .vocab = 50257};
     CHECK(tsl_layer_derive(&h, &err) == 0, "%s", err.msg);
@@ -1089,6 +1163,173 @@ static void test_autocast_memory(void)
     CHECK(b.ms_bytes == 16ull * 50304 * 1024 && a.ms_bytes == 18ull * 50257 * 1024,
           "head: padded %llu, as given %llu", (unsigned long long)b.ms_bytes,
           (unsigned long long)a.ms_bytes);
+    tsl_cluster_free(&c);
+}
+
+/* FP8 weight all-gathers and the weights' cast (docs/cost-model.md "FP8"), one
+ * Transformer layer (h 4096, f 16384, 32 heads, MHA) on 8xH100-80G, PAPER mode:
+ * the FP8 linears hold w8 = 4h² + 2fh weight elements of the layer's P. Under
+ * SDP 8 with fp8_param_gather (Megatron-LM --fp8-param-gather, torchao's FSDP
+ * float8 all-gather) the forward's gather moves 2P − w8 bytes instead of 2P, the
+ * backward's again; under ZeRO-1 the weight all-gather after the step the same.
+ * Without it delayed scaling casts the FP8 weight copies once per iteration, in
+ * the step: 4 B per element at 0.8 × 3350 GB/s + one launch; tensorwise casts per
+ * use (in the roofline, not the step). */
+static void test_fp8_gather(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
+    const double h = 4096, f = 16384, w8 = 4 * h * h + 2 * f * h;
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 2048,
+                     .hidden = 4096,
+                     .ffn_hidden = 16384,
+                     .heads = 32};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double P = (double)l.params;
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    env.mode = TSL_COST_PAPER;
+    const double bw = tsl_cluster_dim_bw(&c, 0, 8, 1, 8);
+    tsl_strategy_t sdp = one(TSL_DIM_SDP, 8, false), z1 = one(TSL_DIM_DP, 8, false);
+    z1.zero = 1;
+    tsl_layer_cost_t a, b, a1, b1, bf;
+    tsl_cost_layer(&env, &l, &sdp, NULL, 8, &bf); /* bf16 */
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    tsl_cost_layer(&env, &l, &sdp, NULL, 8, &a);
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &a1);
+    env.knobs.fp8_param_gather = true;
+    tsl_cost_layer(&env, &l, &sdp, NULL, 8, &b);
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &b1);
+    double g16 = tsl_cost_allgather_s(2 * P, 8, bw), g8 = tsl_cost_allgather_s(2 * P - w8, 8, bw);
+    CHECK_NEAR(a.fwd_s - b.fwd_s, g16 - g8, 1e-9, "SDP: the forward's gather %g -> %g", g16, g8);
+    CHECK_NEAR(a.comm_s - b.comm_s, 2 * (g16 - g8), 1e-9, "SDP: both gathers in 1 byte");
+    CHECK_NEAR(a.comm_s - bf.comm_s, 0, 1e-12, "without the flag the gathers stay 2 bytes");
+    CHECK_NEAR(a1.grad_comm_s - b1.grad_comm_s, g16 - g8, 1e-9, "ZeRO-1's weight all-gather");
+    CHECK_NEAR(a1.opt_s - b1.opt_s, 4 * w8 / (0.8 * 3350e9) + 4e-6, 1e-9,
+               "delayed: the FP8 weights cast once per step, %g s", a1.opt_s - b1.opt_s);
+    env.knobs.fp8 = TSL_FP8_TENSORWISE;
+    env.knobs.fp8_param_gather = false;
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &a);
+    env.knobs.fp8 = TSL_FP8_NONE;
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &b);
+    CHECK_NEAR(a.opt_s, b.opt_s, 1e-15, "tensorwise: the weights cast per use, not in the step");
+    tsl_cluster_free(&c);
+}
+
+/* One FP8 MoE layer: test_moe's Mixtral FFN on 8xH100-80G at EP 8 (one expert per
+ * rank, m = R = 2T rows), DP 8, PAPER mode, delayed scaling (docs/cost-model.md
+ * "FP8" and "Mixture of experts"):
+ *   time    the grouped GEMMs as roofline.h prices them (test_roofline checks them by
+ *           hand); moe_bf16_experts keeps the bf16 layer;
+ *   a2a     bf16: 4 all-to-alls of R·h·2 bytes; FP8 dispatch (DeepSeek-V3 Sec. 3.3.2):
+ *           per pass one of them in 1 byte (delayed: no scale bytes): 3 of them;
+ *   memory  the expert's FP8 weight copies 2·p_e bytes beside its states, and the
+ *           stash of fc1's input (h) and fc2's (f) per routed copy in 1 byte
+ *           instead of 2: k·T·(h + f) bytes less per sample; none of the copies
+ *           with fp8_param_gather;
+ *   step    the expert's FP8 weights cast once, 4·p_e bytes;
+ *   DualPipeV its F&B step hides the all-to-alls: comm_s is ep_s here, and
+ *           tsl_pipesim_fb_save_s saves on it. */
+static void test_fp8_moe(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
+    const double h = 4096, f = 14336, T = 4096, R = 2 * T, pe = 3 * h * f;
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 14336,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 8,
+                     .experts_per_tok = 2};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    env.mode = TSL_COST_PAPER;
+    env.host_op_s = 0;
+    env.knobs.ep = 8;
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    tsl_layer_cost_t b16, f8, kb, disp, pg;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &b16);
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &f8);
+    env.knobs.moe_bf16_experts = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &kb);
+    env.knobs.moe_bf16_experts = false;
+    env.knobs.moe_fp8_dispatch = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &disp);
+    env.knobs.moe_fp8_dispatch = false;
+    env.knobs.fp8_param_gather = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &pg);
+    /* time: the roofline's FP8 layer */
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, env.device_flops, env.device_mem_bw);
+    d.shape = env.gemm_shape;
+    d.ep = 8;
+    d.fp8 = TSL_FP8_DELAYED;
+    d.fp8_flops = env.device_fp8_flops;
+    d.moe_fp8 = true;
+    const double bw = tsl_cluster_dim_bw(&c, 0, 8, 1, 8), a2a = 7.0 / 8 * (2 * R * h) / bw;
+    CHECK_NEAR(f8.fwd_s, tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0) + 2 * a2a, 1e-12,
+               "FP8 MoE forward: the roofline's FP8 grouped GEMMs + dispatch and combine");
+    CHECK(f8.fwd_s < b16.fwd_s && f8.bwd_s < b16.bwd_s, "FP8 experts faster: %g vs %g", f8.fwd_s,
+          b16.fwd_s);
+    CHECK(kb.fwd_s == b16.fwd_s && kb.bwd_s == b16.bwd_s && kb.ms_bytes == b16.ms_bytes &&
+              kb.fwd_bytes == b16.fwd_bytes,
+          "experts kept bf16 (and nothing else in FP8 in this layer): the bf16 figures");
+    /* the all-to-alls */
+    CHECK_NEAR(f8.ep_s, 4 * a2a, 1e-12, "bf16 dispatch: 4 all-to-alls");
+    CHECK_NEAR(disp.ep_s, 2 * (a2a + a2a / 2), 1e-12,
+               "FP8 dispatch: one of each pass's two in 1 B");
+    CHECK_NEAR(b16.fwd_s - disp.fwd_s, b16.fwd_s - f8.fwd_s + a2a / 2, 1e-12,
+               "FP8 dispatch saves half an all-to-all per pass");
+    /* memory */
+    CHECK(f8.ms_bytes - b16.ms_bytes == (uint64_t)(2 * pe), "FP8 expert weight copies %llu",
+          (unsigned long long)(f8.ms_bytes - b16.ms_bytes));
+    CHECK(b16.fwd_bytes - f8.fwd_bytes == (uint64_t)(2 * T * (h + f)),
+          "FP8 routed stash: %llu less, by hand %g",
+          (unsigned long long)(b16.fwd_bytes - f8.fwd_bytes), 2 * T * (h + f));
+    CHECK(pg.ms_bytes == b16.ms_bytes && pg.fwd_bytes == f8.fwd_bytes,
+          "fp8_param_gather: no copies beside the FP8 weights");
+    CHECK_NEAR(f8.opt_s - b16.opt_s, 4 * pe / (0.8 * 3350e9) + 4e-6, 1e-9,
+               "the expert's FP8 weights cast once per step");
+    CHECK(pg.opt_s == b16.opt_s, "... none with FP8 weights");
+    /* with main's recompute modules (the merge): moe_act recomputes the SwiGLU, so
+     * fc2's input is not kept and FP8 saves fc1's byte per routed copy alone,
+     * k·T·h = 2·T·h per sample; moe recomputes the whole FFN: no routed input kept,
+     * nothing saved (no shared experts here), the FP8 weight copies still kept */
+    env.knobs.fp8_param_gather = false;
+    tsl_layer_cost_t a16, a8, m16, m8;
+    env.knobs.recompute_modules = TSL_RECOMPUTE_MOE_ACT;
+    env.knobs.fp8 = TSL_FP8_NONE;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &a16);
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &a8);
+    env.knobs.recompute_modules = TSL_RECOMPUTE_MOE;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &m8);
+    env.knobs.fp8 = TSL_FP8_NONE;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &m16);
+    env.knobs.recompute_modules = 0;
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    CHECK(a16.fwd_bytes - a8.fwd_bytes == (uint64_t)(2 * T * h),
+          "moe_act: FP8 saves fc1's input alone, %llu (by hand %g)",
+          (unsigned long long)(a16.fwd_bytes - a8.fwd_bytes), 2 * T * h);
+    CHECK(m16.fwd_bytes == m8.fwd_bytes && m8.ms_bytes - m16.ms_bytes == (uint64_t)(2 * pe),
+          "moe: no routed input kept, nothing saved in FP8 (%llu, %llu)",
+          (unsigned long long)m16.fwd_bytes, (unsigned long long)m8.fwd_bytes);
+    /* DualPipeV: the all-to-alls are the layer's communication its F&B step hides */
+    CHECK_NEAR(f8.comm_s, f8.ep_s, 1e-12, "comm_s holds the EP all-to-alls (%g, %g)", f8.comm_s,
+               f8.ep_s);
+    double save = tsl_pipesim_fb_save_s(f8.fwd_s, f8.bwd_s, f8.comm_s, 1.3);
+    CHECK(save > 0.5 * f8.ep_s, "F&B hides the all-to-alls: saves %g of %g", save, f8.ep_s);
+    CHECK(tsl_pipesim_fb_save_s(f8.fwd_s, f8.bwd_s, 0, 1.3) == 0, "nothing without them");
     tsl_cluster_free(&c);
 }
 
@@ -1348,6 +1589,163 @@ static void test_mla(void)
     tsl_cluster_free(&c);
 }
 
+/* Megatron's recompute modules (recompute.h) on one layer, by hand.
+ * (a) a DeepSeek-V3 layer (MLA + 256 experts top-8 + 1 shared, SwiGLU, 4096
+ * tokens) on one H100, one sample: mla_up_proj drops the latents' norm outputs
+ * 2·s·(q + c) and Q, K, V 4·s·a·(n + r) + 2·s·a·v; moe_act the routed copies'
+ * activation outputs 2·k·s·f; layernorm the MLA input norm's and the pre-MoE
+ * norm's outputs 2·s·h each; moe the whole MoE FFN's stash but its input.
+ * (b) a Llama-2-7B-shaped dense layer: mlp drops the fused norm's output 2·s·h
+ * and the FFN's 2·g·s·f + 2·s·f; its recompute is norm + FFN-in + SwiGLU +
+ * FFN-out again in the backward, and with TP 2 one all-reduce more; under FP8
+ * (delayed) the dropped inputs save no FP8 byte. (c) bf16 moments: 2 + 2 + 4 +
+ * 2 + 2 = 12 B/param, 2 + 2 + 4/8 + (2 + 2)/8 under ZeRO-1 over 8, and an
+ * optimizer step of 20 B. */
+static void test_recompute_modules(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_layer_t dsv3 = {.kind = TSL_LAYER_ENCODER,
+                        .seq_len = 4096,
+                        .hidden = 7168,
+                        .ffn_hidden = 2048,
+                        .heads = 128,
+                        .gated_ffn = true,
+                        .no_bias = true,
+                        .rms_norm = true,
+                        .no_dropout = true,
+                        .causal = true,
+                        .experts = 256,
+                        .experts_per_tok = 8,
+                        .shared_experts = 1,
+                        .q_lora_rank = 1536,
+                        .kv_lora_rank = 512,
+                        .qk_nope_dim = 128,
+                        .qk_rope_dim = 64,
+                        .v_head_dim = 128};
+    CHECK(tsl_layer_derive(&dsv3, &err) == 0, "%s", err.msg);
+    const double s = 4096, h = 7168, f = 2048, k = 8, E = 256, a = 128, q = 1536, ckv = 512,
+                 n = 128, r = 64, v = 128;
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0, "%s", err.msg);
+    tsl_strategy_t single = {0};
+    tsl_layer_cost_t base, mod;
+    tsl_cost_layer(&env, &dsv3, &single, NULL, 1, &base);
+    struct {
+        uint32_t mask;
+        double drop;
+    } cases[] = {
+        {TSL_RECOMPUTE_MLA_UP_PROJ, 2 * s * (q + ckv) + 4 * s * a * (n + r) + 2 * s * a * v},
+        {TSL_RECOMPUTE_MOE_ACT, 2 * k * s * f},
+        {TSL_RECOMPUTE_LAYERNORM, 2 * (2 * s * h)},
+        {TSL_RECOMPUTE_MLA_UP_PROJ | TSL_RECOMPUTE_MOE_ACT,
+         2 * s * (q + ckv) + 4 * s * a * (n + r) + 2 * s * a * v + 2 * k * s * f},
+        /* the whole MoE FFN: k dispatched copies, fp32 probabilities, the routed
+         * and shared experts' FFN stash; moe_act adds nothing beside it */
+        {TSL_RECOMPUTE_MOE | TSL_RECOMPUTE_MOE_ACT,
+         2 * k * s * h + 4 * s * E + k * 6 * s * f + 6 * s * f},
+        {TSL_RECOMPUTE_MLP, 0}, /* no dense FFN in a MoE layer */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        env.knobs.recompute_modules = cases[i].mask;
+        tsl_cost_layer(&env, &dsv3, &single, NULL, 1, &mod);
+        CHECK(base.fwd_bytes - mod.fwd_bytes == (uint64_t)cases[i].drop,
+              "mask 0x%x drops %llu bytes, by hand %.0f", cases[i].mask,
+              (unsigned long long)(base.fwd_bytes - mod.fwd_bytes), cases[i].drop);
+        CHECK(mod.ms_bytes == base.ms_bytes, "recompute leaves the states");
+        CHECK((mod.bwd_s > base.bwd_s) == (cases[i].drop > 0), "mask 0x%x: recompute time %g > %g",
+              cases[i].mask, mod.bwd_s, base.bwd_s);
+    }
+    /* full CKPT recomputes everything: the modules change nothing there */
+    tsl_strategy_t ck = single;
+    ck.ckpt = true;
+    tsl_layer_cost_t fb, fm;
+    env.knobs.recompute_modules = 0;
+    tsl_cost_layer(&env, &dsv3, &ck, NULL, 1, &fb);
+    env.knobs.recompute_modules = TSL_RECOMPUTE_ALL;
+    tsl_cost_layer(&env, &dsv3, &ck, NULL, 1, &fm);
+    CHECK(fb.fwd_bytes == fm.fwd_bytes && fb.bwd_bytes == fm.bwd_bytes && fb.bwd_s == fm.bwd_s,
+          "+ckpt: modules ignored");
+
+    /* (b) the dense MLP */
+    tsl_layer_t ll = {.kind = TSL_LAYER_ENCODER,
+                      .seq_len = 4096,
+                      .hidden = 4096,
+                      .ffn_hidden = 11008,
+                      .heads = 32,
+                      .gated_ffn = true,
+                      .no_bias = true,
+                      .rms_norm = true,
+                      .no_dropout = true,
+                      .causal = true};
+    CHECK(tsl_layer_derive(&ll, &err) == 0, "%s", err.msg);
+    const double H = 4096, F = 11008, T = 4096;
+    env.knobs.recompute_modules = 0;
+    tsl_cost_layer(&env, &ll, &single, NULL, 1, &base);
+    env.knobs.recompute_modules = TSL_RECOMPUTE_MLP;
+    tsl_cost_layer(&env, &ll, &single, NULL, 1, &mod);
+    double mlp_drop = 2 * T * H + 2 * 2 * T * F + 2 * T * F;
+    CHECK(base.fwd_bytes - mod.fwd_bytes == (uint64_t)mlp_drop, "mlp drops %llu, by hand %.0f",
+          (unsigned long long)(base.fwd_bytes - mod.fwd_bytes), mlp_drop);
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, env.device_flops, env.device_mem_bw);
+    d.shape = env.gemm_shape;
+    double again = tsl_roofline_mem_s(&d, 4 * T * H, 1) + tsl_roofline_gemm_s(&d, T, 2 * F, H, 1) +
+                   tsl_roofline_mem_s(&d, 2 * 3 * F * T, 1) + tsl_roofline_gemm_s(&d, T, H, F, 1);
+    CHECK_NEAR(mod.bwd_s - base.bwd_s, again, 1e-12, "mlp recompute %g, by hand %g",
+               mod.bwd_s - base.bwd_s, again);
+    CHECK_NEAR(mod.compute_s - base.compute_s, again, 1e-12, "mlp recompute is compute");
+    /* TP 2 (no SP): the MLP's forward again, split by 2, and its all-reduce */
+    tsl_cost_env_t env2;
+    CHECK(tsl_cost_env_init(&env2, &c, 0, 2, &err) == 0, "%s", err.msg);
+    tsl_strategy_t tp2 = one(TSL_DIM_TP, 2, false);
+    tsl_cost_layer(&env2, &ll, &tp2, NULL, 1, &base);
+    env2.knobs.recompute_modules = TSL_RECOMPUTE_MLP;
+    tsl_cost_layer(&env2, &ll, &tp2, NULL, 1, &mod);
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env2, &tp2, &bw);
+    double ar = tsl_cluster_coll_allreduce_s(&bw.tp_lat, 2 * T * H, 2, bw.tp_bw, NULL);
+    double again2 =
+        tsl_roofline_mem_s(&d, 4 * T * H, 1) + tsl_roofline_gemm_s(&d, T, 2 * F / 2, H, 1) +
+        tsl_roofline_mem_s(&d, 2 * 3 * F / 2 * T, 1) + tsl_roofline_gemm_s(&d, T, H, F / 2, 1);
+    CHECK_NEAR(mod.bwd_s - base.bwd_s, again2 + ar, 1e-12, "tp 2: recompute %g + all-reduce %g",
+               again2, ar);
+    CHECK_NEAR(mod.comm_s - base.comm_s, ar, 1e-12, "the repeated all-reduce is communication");
+    /* FP8 (delayed): the MLP's inputs are not kept, in FP8 or otherwise */
+    env.knobs = (tsl_cost_knobs_t){.fp8 = TSL_FP8_DELAYED};
+    tsl_cost_layer(&env, &ll, &single, NULL, 1, &base);
+    env.knobs.recompute_modules = TSL_RECOMPUTE_MLP;
+    tsl_cost_layer(&env, &ll, &single, NULL, 1, &mod);
+    double fp8_kept = T * H + T * F; /* the FFN's FP8 inputs the plain layer saved on */
+    CHECK(base.fwd_bytes - mod.fwd_bytes == (uint64_t)(mlp_drop - fp8_kept),
+          "fp8 + mlp drops %llu, by hand %.0f",
+          (unsigned long long)(base.fwd_bytes - mod.fwd_bytes), mlp_drop - fp8_kept);
+
+    /* (c) bf16 moments, Megatron's precision-aware optimizer */
+    tsl_cost_env_t env8;
+    CHECK(tsl_cost_env_init(&env8, &c, 0, 8, &err) == 0, "%s", err.msg);
+    tsl_strategy_t dp8 = one(TSL_DIM_DP, 8, false);
+    env8.knobs = (tsl_cost_knobs_t){.bf16_moments = true};
+    tsl_cost_layer(&env8, &ll, &dp8, NULL, 8, &mod);
+    double P = (double)ll.params;
+    CHECK(mod.ms_bytes == (uint64_t)(12 * P), "bf16 moments: 12 B/param (%llu for %.0f)",
+          (unsigned long long)mod.ms_bytes, P);
+    env8.knobs.grad_reduce_bytes = 4;
+    tsl_cost_layer(&env8, &ll, &dp8, NULL, 8, &mod);
+    CHECK(mod.ms_bytes == (uint64_t)(14 * P), "bf16 moments, fp32 gradients: 14 B/param");
+    dp8.zero = 1;
+    env8.knobs.grad_reduce_bytes = 0;
+    tsl_cost_layer(&env8, &ll, &dp8, NULL, 8, &mod);
+    CHECK(mod.ms_bytes == (uint64_t)ceil(P * (2 + 2 + 8.0 / 8)), "ZeRO-1: 2 + 2 + 8/8 (%llu)",
+          (unsigned long long)mod.ms_bytes);
+    tsl_cost_knobs_t km = {.bf16_moments = true},
+                     kmn = {.bf16_moments = true, .no_fp32_master = true};
+    CHECK(tsl_cost_opt_step_bytes(&km) == 20 && tsl_cost_opt_step_bytes(&kmn) == 14,
+          "optimizer step bytes with bf16 moments: 20, without a master 14");
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
     test_fp8_memory();
@@ -1371,8 +1769,12 @@ int main(void)
     test_feasibility_and_padding();
     test_vocab_layers();
     test_cp();
+    test_cp_llama3();
     test_moe();
     test_moe_etp_capacity();
+    test_fp8_gather();
+    test_fp8_moe();
+    test_recompute_modules();
     test_mla();
     return CHECK_DONE();
 }

@@ -232,6 +232,57 @@ static void test_refusals(void)
     tsl_cluster_free(&c);
 }
 
+/* Interleaved 1F1B's activations chunk by chunk, on 8 equal encoder layers, 2 stages
+ * of 4, v 2 (chunks of 2 layers), m 4, one device per stage: Megatron's table with N =
+ * P = 2 runs w = 4 and 2 warm-up chunk forwards; at the peak stage 0 holds micro-batches
+ * 0–2 of chunk 0 and 0–1 of chunk 1, 5 chunk micro-batches = 10 layers' stash, stage 1
+ * 2 + 1 = 6 layers' — where plain 1F1B holds 2 and 1 micro-batches of 4 layers (8 and
+ * 4): ratios 1.25 and 1.5 (the closed form's ⌈5/2⌉ = 3 and ⌈3/2⌉ = 2 stages' worth
+ * would be 1.5 and 2). N 4 (= m): w_0 = 2 + 4 = 6, micro-batches 0–3 of chunk 0 and 0–2
+ * of chunk 1, 14 layers' (1.75); N 3 is refused (4 mod 3 = 1 < P, as Megatron raises),
+ * by name. */
+static void test_interleaved_chunks(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    tsl_request_t r;
+    tsl_request_init(&r);
+    tsl_layer_t l = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_model_init(&m, "eight-layers");
+    for (int i = 0; i < 8; i++)
+        CHECK(tsl_model_add(&m, &l, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c, "2xA100-80G", &err) == 0, "%s", err.msg);
+    static tsl_plan_t g, plain, out;
+    given_plan(&g, 8, 2, "single", 1, 4);
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &plain, &err) == 0, "plain: %s", err.msg);
+    g.interleave = 2;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0, "v 2: %s", err.msg);
+    double r0 = (double)out.stages[0].act_bytes / plain.stages[0].act_bytes,
+           r1 = (double)out.stages[1].act_bytes / plain.stages[1].act_bytes;
+    CHECK(fabs(r0 - 1.25) < 1e-12 && fabs(r1 - 1.5) < 1e-12, "v 2 over plain: %.6f, %.6f", r0, r1);
+    CHECK(out.stages[0].inflight == 3 && out.stages[1].inflight == 2 && out.vp_group == 0,
+          "stages' worth 2.5 and 1.5, rounded: %u, %u", out.stages[0].inflight,
+          out.stages[1].inflight);
+    g.vp_group = 4;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0 && out.vp_group == 4, "N 4: %s", err.msg);
+    r0 = (double)out.stages[0].act_bytes / plain.stages[0].act_bytes;
+    CHECK(fabs(r0 - 1.75) < 1e-12, "N 4 over plain: %.6f", r0);
+    CHECK(out.sim_iter_time_s > 0 && fabs(out.iter_time_s - out.sim_iter_time_s) < 1e-12,
+          "N 4 is priced by the event simulator: %.12g vs %.12g", out.iter_time_s,
+          out.sim_iter_time_s);
+    g.vp_group = 2; /* N = P: Megatron's default, the plan keeps 0 */
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == 0 && out.vp_group == 0, "N = P: %s",
+          err.msg);
+    g.vp_group = 0;
+    r.vp_group = 3; /* eval --vp-group over the plan's */
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &out, &err) == -1 && strstr(err.msg, "vp_group 3"),
+          "N 3: %s", err.msg);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 /* The search's best plan (and its alternatives), given back: the same figures. */
 static void check_reproduces(const char *model, const char *cluster, uint32_t batch)
 {
@@ -515,6 +566,7 @@ int main(void)
     test_tied_head_by_hand();
     test_refusals();
     test_moe_plan();
+    test_interleaved_chunks();
     check_reproduces("BERT-Huge-32", "8xA100-40G", 32);
     check_reproduces("GPT2-1.3B", "2x4xV100-16G:ib100", 16);
     check_reproduces("GPT3-39B", "2x8xA100-80G:ib200", 32);

@@ -65,7 +65,10 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
               a.overlap_tp_dgrad == b.overlap_tp_dgrad &&
               a.overlap_tp_dgrad == cfg->knobs.overlap_tp_dgrad && a.fp8_recipe == b.fp8_recipe &&
               a.fp8_recipe == cfg->knobs.fp8 && a.ep == b.ep &&
-              a.ep == (cfg->knobs.ep > 1 ? cfg->knobs.ep : 0),
+              a.ep == (cfg->knobs.ep > 1 ? cfg->knobs.ep : 0) &&
+              a.recompute_modules == b.recompute_modules &&
+              a.recompute_modules == cfg->knobs.recompute_modules &&
+              a.bf16_moments == b.bf16_moments && a.bf16_moments == cfg->knobs.bf16_moments,
           "%s round trip: the plan's precision, overlap and ep kept (fp8 %u %u %u, ep %u %u)\n%s",
           fmt, a.fp8_recipe, b.fp8_recipe, cfg->knobs.fp8, a.ep, b.ep, text);
 out:
@@ -115,9 +118,109 @@ static void test_round_trips(void)
     round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_TORCHTITAN_TOML);
     moe.sdp = 0;
     round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_MEGATRON);
+    /* Megatron's recompute modules and its precision-aware optimizer's bf16
+     * moments (--recompute-modules, --exp-avg-dtype): exported and read back */
+    moe.ckpt = TSL_EVAL_CKPT_SELECTIVE;
+    moe.zero = 1;
+    moe.knobs.recompute_modules = TSL_RECOMPUTE_MOE_ACT | TSL_RECOMPUTE_LAYERNORM;
+    moe.knobs.bf16_moments = true;
+    round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_MEGATRON);
+    moe.ckpt = TSL_EVAL_CKPT_NONE; /* modules without the attention core */
+    moe.knobs.recompute_modules = TSL_RECOMPUTE_MOE;
+    moe.knobs.grad_reduce_bytes = 4;
+    round_trip("Mixtral-8x7B", "2x8xH100-80G:8xib400", &moe, TSL_EXPORT_MEGATRON);
 }
 
 static void mg_refuses(const char *line, const char *want);
+
+/* Megatron-LM's --recompute-modules and the precision-aware optimizer's dtypes
+ * (TransformerConfig.recompute_modules, OptimizerConfig at d98e8a6), read. */
+static void mg_modules(const char *line, tsl_eval_ckpt_t ckpt, uint32_t mods, bool moments,
+                       uint32_t grad)
+{
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0, "'%s': %s", line, err.msg);
+    CHECK(c.ckpt == ckpt && c.knobs.recompute_modules == mods && c.knobs.bf16_moments == moments &&
+              c.knobs.grad_reduce_bytes == grad,
+          "'%s': ckpt %d modules 0x%x moments %d grad %u", line, c.ckpt, c.knobs.recompute_modules,
+          c.knobs.bf16_moments, c.knobs.grad_reduce_bytes);
+}
+
+static void test_megatron_modules(void)
+{
+    const char *sel = "--bf16 --recompute-granularity selective";
+    char line[512];
+    snprintf(line, sizeof line, "%s --recompute-modules core_attn moe_act mla_up_proj", sel);
+    mg_modules(line, TSL_EVAL_CKPT_SELECTIVE, TSL_RECOMPUTE_MOE_ACT | TSL_RECOMPUTE_MLA_UP_PROJ,
+               false, 4);
+    /* without core_attn the layers keep their attention core */
+    snprintf(line, sizeof line, "%s --recompute-modules mla_up_proj mlp --use-mcore-models", sel);
+    mg_modules(line, TSL_EVAL_CKPT_NONE, TSL_RECOMPUTE_MLA_UP_PROJ | TSL_RECOMPUTE_MLP, false, 4);
+    snprintf(line, sizeof line, "%s --recompute-modules", sel); /* an empty list: none */
+    mg_modules(line, TSL_EVAL_CKPT_NONE, 0, false, 4);
+    mg_modules(sel, TSL_EVAL_CKPT_SELECTIVE, 0, false, 4); /* Megatron's default, core_attn */
+    mg_modules("--bf16 --moe-layer-recompute", TSL_EVAL_CKPT_SELECTIVE, TSL_RECOMPUTE_MOE, false,
+               4);
+    mg_modules("--bf16 --recompute-modules moe_act", TSL_EVAL_CKPT_NONE, 0, false, 4);
+    snprintf(line, sizeof line, "%s --recompute-modules moe_act bogus", sel);
+    mg_refuses(line, "'bogus' is not a module");
+    mg_refuses("--bf16 --recompute-granularity full --recompute-method uniform "
+               "--recompute-num-layers 1 --moe-layer-recompute",
+               "moe-layer-recompute");
+    /* DeepSeek-V3's optimizer in Megatron-Bridge: bf16 moments and main gradients */
+    mg_modules("--bf16 --use-distributed-optimizer --use-precision-aware-optimizer "
+               "--main-grads-dtype bf16 --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16",
+               TSL_EVAL_CKPT_NONE, 0, true, 0);
+    mg_modules("--bf16 --use-distributed-optimizer --use-precision-aware-optimizer "
+               "--exp-avg-dtype fp16 --exp-avg-sq-dtype fp16",
+               TSL_EVAL_CKPT_NONE, 0, true, 4);
+    mg_refuses("--bf16 --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype "
+               "bf16",
+               "only supported with distributed optimizer");
+    mg_refuses("--bf16 --use-distributed-optimizer --exp-avg-dtype bf16", "need "
+                                                                          "--use-precision-aware");
+    mg_refuses("--bf16 --use-distributed-optimizer --use-precision-aware-optimizer "
+               "--exp-avg-dtype bf16",
+               "both moments");
+    mg_refuses("--bf16 --use-distributed-optimizer --use-precision-aware-optimizer "
+               "--exp-avg-dtype fp8 --exp-avg-sq-dtype fp8",
+               "fp8");
+    mg_refuses("--bf16 --use-distributed-optimizer --use-precision-aware-optimizer "
+               "--main-params-dtype fp16",
+               "fp32 master");
+    mg_refuses("--bf16 --main-grads-dtype fp16", "fp32 or bf16");
+    /* eval refuses mla_up_proj on a model without latent attention (Megatron does) */
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    tsl_request_t r;
+    static tsl_plan_t g, a;
+    tsl_request_init(&r);
+    load("Mixtral-8x7B", "2x8xH100-80G:8xib400", &m, &c);
+    tsl_eval_cfg_t cfg = {.pp = 2,
+                          .mbs = 1,
+                          .global_batch = 64,
+                          .ckpt = TSL_EVAL_CKPT_FULL,
+                          .even_blocks = true,
+                          .knobs = {.ep = 8, .recompute_modules = TSL_RECOMPUTE_MLA_UP_PROJ}};
+    CHECK(tsl_eval_cfg_plan(&cfg, &m, c.n_devices, &g, &err) == 0, "%s", err.msg);
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &a, &err) == -1 && strstr(err.msg, "mla_up_proj"),
+          "mla_up_proj on Mixtral: %s", err.msg);
+    /* the other exports have no module recompute or bf16 moments: refused by name */
+    cfg.knobs.recompute_modules = TSL_RECOMPUTE_MOE_ACT;
+    char *text = NULL;
+    size_t len;
+    CHECK(tsl_eval_cfg_plan(&cfg, &m, c.n_devices, &g, &err) == 0 &&
+              tsl_eval_plan(&m, &c, &r, &g, &a, &err) == 0,
+          "%s", err.msg);
+    CHECK(tsl_export(TSL_EXPORT_TORCHTITAN, &a, &m, &text, &len, &err) == -1 &&
+              strstr(err.msg, "recomputes modules (moe_act)"),
+          "torchtitan export of module recompute: %s", err.msg);
+    free(text);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
 
 /* Gradient precision and overlap through the imports and back (docs/cost-model.md
  * "Precision and overlap"): Megatron-LM's defaults, its --overlap-* flags, the
@@ -197,6 +300,35 @@ static void test_knobs(void)
           "torchtitan main: Float8LinearConverter (%s)", err.msg);
     CHECK(tsl_eval_cfg_torchtitan("[training]\nseq_len = 8\n", &c, &err) == 0 && c.knobs.fp8 == 0,
           "torchtitan without converters: bf16 (%s)", err.msg);
+    /* the routed experts: bf16 unless the grouped GEMMs are converted too; torchao's
+     * FSDP float8 all-gather (v0.2, the tensorwise default path only) */
+    CHECK(c.knobs.moe_bf16_experts == false, "bf16: no expert switch");
+    CHECK(tsl_eval_cfg_torchtitan("[model]\nconverters = [\"quantize.linear.float8\"]\n", &c,
+                                  &err) == 0 &&
+              c.knobs.moe_bf16_experts && !c.knobs.fp8_param_gather,
+          "v0.2 float8 linears alone: experts bf16 (%s)", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[model]\nconverters = [\"quantize.linear.float8\", "
+                                  "\"quantize.grouped_mm.float8\"]\n[quantize.linear.float8]\n"
+                                  "enable_fsdp_float8_all_gather = true\n"
+                                  "precompute_float8_dynamic_scale_for_fsdp = true\n"
+                                  "[quantize.grouped_mm.float8]\nfqns = [\"experts\"]\n",
+                                  &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_TENSORWISE && !c.knobs.moe_bf16_experts &&
+              c.knobs.fp8_param_gather,
+          "v0.2 grouped_mm float8 and the FSDP float8 all-gather (%s)", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[model]\nconverters = [\"quantize.linear.float8\"]\n"
+                                  "[quantize.linear.float8]\nrecipe_name = \"rowwise\"\n"
+                                  "enable_fsdp_float8_all_gather = true\n",
+                                  &c, &err) != 0 &&
+              strstr(err.msg, "do not combine"),
+          "torchtitan refuses a recipe_name beside the float8 all-gather (%s)", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan(
+              "def f() -> Trainer.Config:\n    x = model_registry(\"671B\", "
+              "converters=[Float8LinearConverter.Config(), "
+              "Float8GroupedExpertsConverter.Config()])\n    c.activation_checkpoint = None\n",
+              &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_TENSORWISE && !c.knobs.moe_bf16_experts,
+          "torchtitan main: Float8GroupedExpertsConverter (%s)", err.msg);
 
     /* FP8 plans export with their recipe and come back the same (H100) */
     tsl_eval_cfg_t mg8 = {.tp = 2, .pp = 2, .mbs = 2, .global_batch = 64, .even_blocks = true};
@@ -354,8 +486,21 @@ static void test_megatron_flags(void)
                                 "--fp8-param-gather",
                                 &c, &err) == 0 &&
               c.knobs.fp8 == TSL_FP8_BLOCKWISE && strstr(c.notes, "e4m3") &&
-              strstr(c.notes, "--fp8-param-gather"),
-          "fp8 e4m3 blockwise: %s / %s", err.msg, c.notes);
+              c.knobs.fp8_param_gather,
+          "fp8 e4m3 blockwise, FP8 weights: %s / %s", err.msg, c.notes);
+    /* the flex dispatcher's MXFP8 wire (Megatron-LM TransformerConfig): one knob */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --fp8-format e4m3 --fp8-recipe mxfp8 "
+                                "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend "
+                                "ncclep --use-transformer-engine-op-fuser "
+                                "--moe-dispatch-fwd-dtype mxfp8 --moe-combine-bwd-dtype mxfp8",
+                                &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_MXFP8 && c.knobs.moe_fp8_dispatch &&
+              !strstr(c.notes, "differ"),
+          "MXFP8 dispatch: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --moe-dispatch-fwd-dtype mxfp8", &c, &err) == 0 &&
+              !c.knobs.moe_fp8_dispatch && strstr(c.notes, "without --fp8-format"),
+          "an FP8 dispatch without FP8: bf16: %s / %s", err.msg, c.notes);
+    mg_refuses("--moe-dispatch-fwd-dtype fp8", "--moe-dispatch-fwd-dtype");
     CHECK(tsl_eval_cfg_megatron("--bf16 --fp8-recipe tensorwise", &c, &err) == 0 &&
               c.knobs.fp8 == 0 && strstr(c.notes, "without --fp8-format"),
           "a recipe alone is bf16: %s / %s", err.msg, c.notes);
@@ -388,6 +533,27 @@ static void test_megatron_flags(void)
                                 &c, &err) == 0 &&
               tsl_eval_cfg_plan(&c, &m, 8, &g, &err) == 0 && g.interleave == 2,
           "virtual stages: %s (interleave %u)", err.msg, g.interleave);
+    /* the micro-batches per group of its schedule (schedules.py: N in [PP, M], M mod N
+     * 0 or at least PP); N = PP is the default, kept as 0; not read without a VP */
+    const char *vp = "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 "
+                     "--global-batch-size 16 --microbatch-group-size-per-virtual-pipeline-stage ";
+    char line[256];
+    const uint32_t ns[] = {8, 4, 2, 5, 9};
+    const int ok[] = {1, 1, 0, 0, 0};
+    for (uint32_t k = 0; k < 5; k++) {
+        snprintf(line, sizeof line, "%s%u", vp, ns[k]);
+        int rc = tsl_eval_cfg_megatron(line, &c, &err) == 0 ? tsl_eval_cfg_plan(&c, &m, 8, &g, &err)
+                                                            : -1;
+        CHECK(ok[k]
+                  ? rc == 0 && g.vp_group == (ns[k] == 4 ? 0 : ns[k])
+                  : rc != 0 && strstr(err.msg, "microbatch-group-size-per-virtual-pipeline-stage"),
+              "N %u: rc %d vp_group %u: %s", ns[k], rc, g.vp_group, err.msg);
+    }
+    CHECK(tsl_eval_cfg_megatron("--pipeline-model-parallel-size 4 --global-batch-size 8 "
+                                "--microbatch-group-size-per-virtual-pipeline-stage 2",
+                                &c, &err) == 0 &&
+              tsl_eval_cfg_plan(&c, &m, 8, &g, &err) == 0 && g.vp_group == 0,
+          "no VP, N not read: %s", err.msg);
     tsl_model_free(&m);
     tsl_cluster_free(&cl);
 }
@@ -623,6 +789,7 @@ int main(void)
     test_torchtitan_keys();
     test_cfg_refusals();
     test_round_trips();
+    test_megatron_modules();
     test_knobs();
     return CHECK_DONE();
 }

@@ -9,8 +9,14 @@
  * executor uses is checked, the routed experts' gradients too. Then the MoE device ops
  * alone, cuda against cpu, on logits bf16 holds exactly (top 2 of 8 at a capacity that
  * drops copies: the same experts, order, drops and counts; gathers, the weighted
- * combine and its dot products within bf16 rounding). Skips (77) where no GPU can be used. Run on a GPU machine:
- * bench/exec_gpu_check.sh.
+ * combine and its dot products within bf16 rounding). The stack ends with a DeepSeek-
+ * like layer: multi-head latent attention (a query latent, RoPE on a key shared by the
+ * heads), DeepSeek-V3's router (sigmoid scores, a correction bias, 2 groups, weights
+ * normalised and scaled; top 4 of 4 again) and a gated shared expert (Qwen2-MoE's);
+ * then the latent-attention and routing ops alone (RoPE, its summed inverse, strided
+ * copies, the gate and its backward, V3's choice of 2 of 8 in 4 groups on exact
+ * logits: the same experts, weights within bf16 rounding). Skips (77) where no GPU
+ * can be used. Run on a GPU machine: bench/exec_gpu_check.sh.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +95,7 @@ static int moe_ops_on(const char *devops, float *out, tsl_err_t *err)
         put(d, &X, T * H, d->act_dtype, x, err) || d->alloc(d, &G, T * K * H, d->act_dtype, err) ||
         put(d, &Y, T * H, d->act_dtype, y, err) || put(d, &R, T * K * H, d->act_dtype, rows, err) ||
         d->alloc(d, &D, T * K, TSL_DT_F32, err);
-    rc = rc || d->moe_topk(d, &L, &P, &I, &W, T, E, K, err) ||
+    rc = rc || d->moe_topk(d, &L, NULL, &P, &I, &W, T, E, K, err) ||
          d->moe_sort(d, &I, &O, &Q, &C, T * K, E, 3, err) ||
          d->gather_rows(d, &X, &O, K, &W, &G, T * K, H, err) ||
          d->scatter_add_rows(d, &R, &Q, &W, &Y, T, K, H, err) ||
@@ -132,6 +138,86 @@ static void moe_ops(void)
     CHECK(worst < 2e-2, "moe ops: cuda off by %g", worst);
 }
 
+/* The latent-attention and routing ops on one implementation (out: 1024 floats): RoPE
+ * of 2 heads of 8 in rows of 20 (positions t mod 5, base 1e4) in place, the inverse of
+ * the heads summed into rows of 8; copy2d of 3 blocks of 4; the gate on 6 rows of 8
+ * and its backward; V3 routing of 16 tokens, 8 experts in 4 groups, top 2 groups, top
+ * 2, a bias, normalised × 2.5 (idx as floats at 750), and its backward. */
+static int mla_ops_on(const char *devops, float *out, tsl_err_t *err)
+{
+    enum { R = 12, T = 16, E = 8, K = 2 };
+    tsl_devops_t *d = NULL;
+    float x[R * 20], k[R * 8], gx[6 * 8], gl[6], gd[6 * 8], lg[T * E], bias[E], dw[T * K];
+    for (int i = 0; i < R * 20; i++)
+        x[i] = (float)((i * 7) % 17) * 0.125f - 1.0f;
+    for (int i = 0; i < 48; i++)
+        gx[i] = (float)(i % 9) * 0.25f - 1.0f, gd[i] = (float)(i % 5) * 0.25f - 0.5f;
+    for (int i = 0; i < 6; i++)
+        gl[i] = (float)i * 0.5f - 1.5f;
+    for (int i = 0; i < T * E; i++) /* distinct per row, quarters: exact in bf16 */
+        lg[i] = (float)((i * 37 + i / E * 11) % 29) * 0.25f - 3.0f;
+    for (int e = 0; e < E; e++)
+        bias[e] = (float)(e % 3) * 0.125f;
+    for (int i = 0; i < T * K; i++)
+        dw[i] = (float)(i % 7) * 0.25f - 0.75f;
+    (void)k;
+    tsl_buf_t X, Kb, C, GX, GL, GG, GY, GD, GDX, GDL, L, B, P, W, I, DW, DL;
+    int rc = tsl_devops_create(devops, 0, 0, &d, err) || put(d, &X, R * 20, d->act_dtype, x, err) ||
+             d->alloc(d, &Kb, R * 8, d->act_dtype, err) ||
+             d->alloc(d, &C, R * 12, d->act_dtype, err) || put(d, &GX, 48, d->act_dtype, gx, err) ||
+             put(d, &GL, 6, d->act_dtype, gl, err) || d->alloc(d, &GG, 6, TSL_DT_F32, err) ||
+             d->alloc(d, &GY, 48, d->act_dtype, err) || put(d, &GD, 48, d->act_dtype, gd, err) ||
+             d->alloc(d, &GDX, 48, d->act_dtype, err) || d->alloc(d, &GDL, 6, d->act_dtype, err) ||
+             put(d, &L, T * E, d->act_dtype, lg, err) || put(d, &B, E, d->act_dtype, bias, err) ||
+             d->alloc(d, &P, T * E, TSL_DT_F32, err) || d->alloc(d, &W, T * K, TSL_DT_F32, err) ||
+             d->alloc(d, &I, T * K, TSL_DT_I32, err) || put(d, &DW, T * K, TSL_DT_F32, dw, err) ||
+             d->alloc(d, &DL, T * E, d->act_dtype, err);
+    tsl_rope_t fwd = {R, 2, 8, 5, 20, 10, 20, 10, 10000.0f, false};
+    tsl_rope_t sum = {R, 2, 8, 5, 20, 10, 8, 0, 10000.0f, true};
+    tsl_buf_t X2 = rc ? X : tsl_buf_view(&X, 2, R * 20 - 2);
+    tsl_moe_route_t v3 = {true, &B, 4, 2, true, 2.5f};
+    rc = rc || d->rope(d, &X2, &X2, &fwd, err) || d->rope(d, &X2, &Kb, &sum, err) ||
+         d->copy2d(d, &X, 20, 5, &C, 12, 4, R, 3, 4, err) ||
+         d->gate_fwd(d, &GX, &GL, &GG, &GY, 6, 8, err) ||
+         d->gate_bwd(d, &GX, &GG, &GD, &GDX, &GDL, 6, 8, err) ||
+         d->moe_topk(d, &L, &v3, &P, &I, &W, T, E, K, err) ||
+         d->moe_topk_bwd(d, &P, &I, &DW, &v3, &DL, T, E, K, err) || d->sync(d, err);
+    int32_t ids[T * K];
+    rc = rc || d->download(d, &X, out, err) || d->download(d, &Kb, out + 240, err) ||
+         d->download(d, &C, out + 336, err) || d->download(d, &GY, out + 480, err) ||
+         d->download(d, &GDX, out + 528, err) || d->download(d, &GDL, out + 576, err) ||
+         d->download(d, &W, out + 582, err) || d->download(d, &DL, out + 614, err) ||
+         d->download(d, &I, ids, err);
+    for (int i = 0; i < T * K && !rc; i++)
+        out[750 + i] = (float)ids[i];
+    if (d) {
+        tsl_buf_t *all[] = {&X,   &Kb, &C, &GX, &GL, &GG, &GY, &GD, &GDX,
+                            &GDL, &L,  &B, &P,  &W,  &I,  &DW, &DL};
+        for (size_t j = 0; j < sizeof(all) / sizeof(all[0]); j++)
+            d->free(d, all[j]);
+        d->destroy(d);
+    }
+    return rc;
+}
+
+static void mla_ops(void)
+{
+    tsl_err_t err = {0};
+    static float c[1024], g[1024];
+    CHECK(!mla_ops_on("cpu", c, &err), "cpu: %s", err.msg);
+    CHECK(!mla_ops_on("cuda", g, &err), "cuda: %s", err.msg);
+    int same = 1;
+    for (int i = 750; i < 782; i++)
+        same &= c[i] == g[i];
+    double worst = 0;
+    for (int i = 0; i < 742; i++)
+        worst = fmax(worst, fabs(c[i] - g[i]) / fmax(1.0, fabs(c[i])));
+    printf("latent-attention and routing ops: V3 choice %s, worst relative difference %.3g\n",
+           same ? "identical" : "differs", worst);
+    CHECK(same, "cuda chooses the experts cpu does (V3 routing: bias, groups)");
+    CHECK(worst < 2e-2, "latent-attention and routing ops: cuda off by %g", worst);
+}
+
 int main(void)
 {
     tsl_err_t err = {0};
@@ -152,9 +238,26 @@ int main(void)
     moe.ffn_hidden = 64;
     moe.shared_experts = 1;
     moe.shared_ffn_hidden = 96;
+    /* DeepSeek-like: latent attention, V3's router over all 4 experts, a gated shared
+     * expert */
+    tsl_layer_t ds = moe;
+    ds.kv_heads = 0;
+    ds.attn_window = 0;
+    ds.q_lora_rank = 48;
+    ds.kv_lora_rank = 32;
+    ds.qk_nope_dim = 16;
+    ds.qk_rope_dim = 16;
+    ds.v_head_dim = 32;
+    ds.router_score = TSL_ROUTER_SIGMOID;
+    ds.router_bias = TSL_ROUTER_BIAS_CHOICE;
+    ds.router_norm = true;
+    ds.router_scale = 2.5;
+    ds.router_groups = ds.router_topk_groups = 2;
+    ds.shared_expert_gate = true;
     tsl_model_add_n(&m, &enc, 2, &err);
     tsl_model_add_n(&m, &llama, 2, &err);
     tsl_model_add(&m, &moe, &err);
+    tsl_model_add(&m, &ds, &err);
     tsl_model_add(&m, &head, &err);
     tsl_exec_plan_spec_t s = {1, 1, 1, false, true, 2, 2};
     tsl_plan_t p;
@@ -170,7 +273,8 @@ int main(void)
         SKIP_ALL("no usable GPU");
     }
     CHECK_NEAR(lg, lc, 1e-2, "loss: cuda %g, cpu %g", lg, lc);
-    CHECK(nc[8 + 5] > 0, "the MoE layer's routed experts have gradients");
+    CHECK(nc[8 + 5] > 0 && nc[8 + 6] > 0 && r.n_layers == 8 && r.layers[6].kv_lora == 32,
+          "the MoE layers' routed experts have gradients; the latent-attention layer runs");
     for (uint32_t i = 0; i < 16; i++) {
         if (i >= r.n_layers && i < 8)
             continue;
@@ -192,6 +296,7 @@ int main(void)
         free(gg[i]);
     }
     moe_ops();
+    mla_ops();
     tsl_exec_rank_free(&r);
     tsl_model_free(&m);
     return CHECK_DONE();

@@ -13,7 +13,8 @@
  * between forked processes (bitwise the loopback run); the all-to-alls per
  * micro-batch (what the planner prices); the search's plan for the tiny Mixtral on 4
  * GPUs against one rank; and the plans the executor refuses (EP that does not divide
- * the experts, tokens that do not split over TP, latent attention).
+ * the experts, tokens that do not split over TP). Latent attention and the routers
+ * of DeepSeek and Qwen2-MoE: test_exec_mla.c.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -224,21 +225,21 @@ static void ops_topk(tsl_devops_t *d)
     float lg[12] = {1, 3, 3, 0, 0, 0, 0, 0, -1, 2, 0.5f, 2}, p[12], w[9];
     int32_t id[9];
     tsl_buf_t L = fb(lg, 12), P = fb(p, 12), W = fb(w, 6), I = ib(id, 6);
-    CHECK(!d->moe_topk(d, &L, &P, &I, &W, 3, 4, 2, &err), "%s", err.msg);
+    CHECK(!d->moe_topk(d, &L, NULL, &P, &I, &W, 3, 4, 2, &err), "%s", err.msg);
     double s0 = exp(1) + 2 * exp(3) + 1;
     CHECK(id[0] == 1 && id[1] == 2 && id[2] == 0 && id[3] == 1 && id[4] == 1 && id[5] == 3,
           "top-2 with ties: %d %d | %d %d | %d %d", id[0], id[1], id[2], id[3], id[4], id[5]);
     CHECK(fabs(p[1] - exp(3) / s0) < 1e-6 && fabs(w[0] - p[1]) < 1e-7 && fabs(p[4] - 0.25) < 1e-7,
           "softmax probabilities: %g (by hand %g), %g", p[1], exp(3) / s0, p[4]);
     tsl_buf_t W3 = fb(w, 9), I3 = ib(id, 9);
-    CHECK(!d->moe_topk(d, &L, &P, &I3, &W3, 3, 4, 3, &err) && id[6] == 1 && id[7] == 3 &&
+    CHECK(!d->moe_topk(d, &L, NULL, &P, &I3, &W3, 3, 4, 3, &err) && id[6] == 1 && id[7] == 3 &&
               id[8] == 2,
           "top-3 of (-1, 2, 0.5, 2): %d %d %d", id[6], id[7], id[8]);
-    CHECK(d->moe_topk(d, &L, &P, &I3, &W3, 3, 4, 5, &err) && tsl_err_code(&err) == TSL_E_INVALID &&
-              strstr(err.msg, "moe_topk: k does not fit"),
+    CHECK(d->moe_topk(d, &L, NULL, &P, &I3, &W3, 3, 4, 5, &err) &&
+              tsl_err_code(&err) == TSL_E_INVALID && strstr(err.msg, "moe_topk: k does not fit"),
           "k 5 of 4 experts refused: %s", err.msg);
     tsl_buf_t Pshort = fb(p, 11);
-    CHECK(d->moe_topk(d, &L, &Pshort, &I, &W, 3, 4, 2, &err) && strstr(err.msg, "probs"),
+    CHECK(d->moe_topk(d, &L, NULL, &Pshort, &I, &W, 3, 4, 2, &err) && strstr(err.msg, "probs"),
           "a short probs buffer refused: %s", err.msg);
 }
 
@@ -250,8 +251,8 @@ static void ops_topk_bwd(tsl_devops_t *d)
     int32_t id[2];
     tsl_buf_t L = fb(lg, 4), P = fb(p, 4), W = fb(w, 2), I = ib(id, 2), DW = fb(dw, 2);
     tsl_buf_t DL = fb(dl, 4);
-    CHECK(!d->moe_topk(d, &L, &P, &I, &W, 1, 4, 2, &err) &&
-              !d->moe_topk_bwd(d, &P, &I, &DW, &DL, 1, 4, 2, &err),
+    CHECK(!d->moe_topk(d, &L, NULL, &P, &I, &W, 1, 4, 2, &err) &&
+              !d->moe_topk_bwd(d, &P, &I, &DW, NULL, &DL, 1, 4, 2, &err),
           "%s", err.msg);
     int bad = 0;
     for (int e = 0; e < 4; e++) {
@@ -1045,28 +1046,6 @@ static void refusals(void)
               strstr(err.msg, "3 tokens of a micro-batch's share do not split over TP 2"),
           "tokens that do not split over TP refused: %s", err.msg);
     tsl_model_free(&odd);
-    tsl_arch_spec_t ds = {.arch = TSL_ARCH_LLAMA,
-                          .layers = 2,
-                          .hidden = 32,
-                          .ffn_hidden = 64,
-                          .heads = 4,
-                          .seq_len = 8,
-                          .vocab = 32,
-                          .gated_ffn = true,
-                          .experts = 4,
-                          .experts_per_tok = 2,
-                          .moe_ffn_hidden = 16,
-                          .kv_lora_rank = 16,
-                          .qk_nope_dim = 8,
-                          .qk_rope_dim = 4,
-                          .v_head_dim = 8};
-    tsl_model_t mla;
-    CHECK(!tsl_model_build(&ds, "tiny-deepseek-mla", &mla, &err), "%s", err.msg);
-    plan_of(&mla, (split_t){1, 1, 1, false, false, 1, "mla"}, 2, 2, &p);
-    CHECK(tsl_exec_rank_from_plan(&p, &mla, 0, &r, &err) &&
-              strstr(err.msg, "layer 1: the executor does not run multi-head latent attention"),
-          "latent attention refused: %s", err.msg);
-    tsl_model_free(&mla);
     tsl_model_free(&m);
 }
 

@@ -239,6 +239,20 @@ static void test_megatron_moe_freq(void)
     CHECK(cfg->moe_len == 61 && cfg->moe_pattern[2] == 0 && cfg->moe_pattern[3] == 1 &&
               cfg->moe_pattern[60] == 1 && cfg->knobs.ep == 8,
           "pattern %u layers, ep %u", cfg->moe_len, cfg->knobs.ep);
+    /* an FP8 dispatch: the flex dispatcher's MXFP8 wire, read back as the same knob */
+    plan.fp8_recipe = TSL_FP8_MXFP8;
+    plan.moe_fp8_dispatch = true;
+    char *fp8 = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(fp8, "--moe-token-dispatcher-type flex\n") &&
+              strstr(fp8, "--moe-flex-dispatcher-backend ncclep\n--use-transformer-engine-op-"
+                          "fuser\n--moe-dispatch-fwd-dtype mxfp8\n--moe-combine-bwd-dtype "
+                          "mxfp8\n") &&
+              tsl_eval_cfg_megatron(fp8, cfg, &err) == 0 && cfg->knobs.moe_fp8_dispatch &&
+              cfg->knobs.fp8 == TSL_FP8_MXFP8,
+          "fp8 dispatch: %s\n%s", err.msg, fp8);
+    free(fp8);
+    plan.fp8_recipe = TSL_FP8_NONE;
+    plan.moe_fp8_dispatch = false;
     CHECK(tsl_eval_cfg_plan(cfg, &model, 32, back, &err) == 0 && back->pp == 2 &&
               back->n_devices == 32 && back->ep == 8,
           "plan from the line: %s (pp %u, ep %u)", err.msg, back->pp, back->ep);
@@ -261,6 +275,78 @@ static void test_megatron_moe_freq(void)
             model.layers[i].heads = 64;
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "attention differs");
     restore_model(&saved);
+}
+
+/* DeepSeek-V3 as Megatron-Bridge's B200 recipe runs it: recompute of mla_up_proj
+ * and mlp, bf16 Adam moments (the precision-aware optimizer) with bf16 main
+ * gradients; exported and read back; the moments without ZeRO-1 refused. */
+static void test_megatron_modules(void)
+{
+    tsl_model_t saved;
+    use_hf("deepseek_v3.json", &saved);
+    make_plan(&plan, 2, (const uint32_t[]){0, 32, model.n_layers}, 16, "dp16+zero1", 16, 64);
+    plan.ep = 16;
+    plan.recompute_modules = TSL_RECOMPUTE_MLA_UP_PROJ | TSL_RECOMPUTE_MLP;
+    plan.bf16_moments = true;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(
+        strstr(text, "--recompute-granularity selective\n--recompute-modules mla_up_proj mlp\n") &&
+            strstr(text, "--use-precision-aware-optimizer\n--exp-avg-dtype bf16\n"
+                         "--exp-avg-sq-dtype bf16\n--main-grads-dtype bf16\n"),
+        "modules and moments:\n%s", text);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t err = {0};
+    CHECK(cfg && tsl_eval_cfg_megatron(text, cfg, &err) == 0, "read back: %s", err.msg);
+    CHECK(cfg->ckpt == TSL_EVAL_CKPT_NONE &&
+              cfg->knobs.recompute_modules == plan.recompute_modules && cfg->knobs.bf16_moments &&
+              cfg->knobs.grad_reduce_bytes == 0,
+          "read back: ckpt %d modules 0x%x moments %d grad %u", cfg->ckpt,
+          cfg->knobs.recompute_modules, cfg->knobs.bf16_moments, cfg->knobs.grad_reduce_bytes);
+    free(cfg);
+    free(text);
+    make_plan(&plan, 2, (const uint32_t[]){0, 32, model.n_layers}, 16, "dp16", 16, 64);
+    plan.ep = 16;
+    plan.bf16_moments = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "distributed optimizer only");
+    plan.bf16_moments = false;
+    plan.recompute_modules = TSL_RECOMPUTE_MOE_ACT;
+    for (uint32_t i = 1; i + 1 < model.n_layers; i++)
+        plan.layer[i].ckpt = true;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "one --recompute-granularity");
+    restore_model(&saved);
+}
+
+/* Interleaved with N micro-batches per group: written when not pp (Megatron's
+ * default), read back by eval --megatron-args; an N Megatron-LM's schedules.py
+ * raises on refused naming vp_group. 2 stages of 12 layers, 4 chunks of 3 each. */
+static void test_megatron_vp_group(void)
+{
+    const uint32_t cut[] = {0, 13, 26};
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
+    plan.interleave = 4;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--num-layers-per-virtual-pipeline-stage 3\n") &&
+              !strstr(text, "microbatch-group-size"),
+          "N = pp is Megatron's default, not written:\n%s", text);
+    free(text);
+    plan.vp_group = 4;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--microbatch-group-size-per-virtual-pipeline-stage 4\n"), "N 4:\n%s", text);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    static tsl_plan_t back;
+    tsl_err_t err = {0};
+    CHECK(cfg && tsl_eval_cfg_megatron(text, cfg, &err) == 0 &&
+              tsl_eval_cfg_plan(cfg, &model, 8, &back, &err) == 0,
+          "read back: %s", err.msg);
+    CHECK(back.interleave == 4 && back.vp_group == 4 && back.n_micro == 16,
+          "read back: interleave %u vp_group %u m %u", back.interleave, back.vp_group,
+          back.n_micro);
+    free(cfg);
+    free(text);
+    plan.vp_group = 1; /* below pp */
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "vp_group 1");
+    plan.vp_group = 5; /* 16 mod 5 = 1, a last group smaller than pp */
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "vp_group 5");
 }
 
 /* A torchtitan export read back by eval --torchtitan: the same stages,
@@ -330,8 +416,39 @@ static void test_torchtitan_moe(void)
     CHECK(strstr(py, "filter_fqns=[\"lm_head\", \"router.gate\"]") &&
               strstr(toml, "filter_fqns = [\"output\", \"router.gate\"]\n"),
           "fp8 filters:\n%s\n%s", py, toml);
+    /* the routed experts in FP8 as priced: torchtitan's grouped-experts converters,
+     * read back as FP8 experts; the FSDP float8 all-gather in the TOML form */
+    CHECK(strstr(py, "import Float8LinearConverter, Float8GroupedExpertsConverter\n") &&
+              strstr(py, "Float8GroupedExpertsConverter.Config().build().convert(") &&
+              strstr(toml, "converters = [\"quantize.linear.float8\", "
+                           "\"quantize.grouped_mm.float8\"]\n") &&
+              strstr(toml, "[quantize.grouped_mm.float8]\nfqns = [\"experts\"]\n"),
+          "fp8 experts:\n%s\n%s", py, toml);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t e8 = {0};
+    CHECK(cfg && tsl_eval_cfg_torchtitan(py, cfg, &e8) == 0 && !cfg->knobs.moe_bf16_experts &&
+              tsl_eval_cfg_torchtitan(toml, cfg, &e8) == 0 && !cfg->knobs.moe_bf16_experts,
+          "fp8 experts read back: %s", e8.msg);
     free(py);
     free(toml);
+    plan.moe_bf16_experts = true;
+    plan.fp8_param_gather = true;
+    py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(!strstr(py, "GroupedExperts") && !strstr(toml, "grouped_mm") &&
+              strstr(toml, "enable_fsdp_float8_all_gather = true\n") &&
+              !strstr(toml, "recipe_name =") && strstr(py, "torchtitan main gathers in bf16"),
+          "bf16 experts, FP8 gathers:\n%s\n%s", py, toml);
+    CHECK(tsl_eval_cfg_torchtitan(toml, cfg, &e8) == 0 && cfg->knobs.moe_bf16_experts &&
+              cfg->knobs.fp8_param_gather && cfg->knobs.fp8 == TSL_FP8_TENSORWISE,
+          "bf16 experts, FP8 gathers read back: %s", e8.msg);
+    free(cfg);
+    free(py);
+    free(toml);
+    plan.moe_fp8_dispatch = true; /* torchtitan dispatches bf16 */
+    plan.moe_bf16_experts = plan.fp8_param_gather = false;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "dispatches the routed tokens in bf16");
+    plan.moe_fp8_dispatch = false;
     static const struct {
         const char *strategy;
         uint32_t ep;
@@ -724,6 +841,8 @@ int main(void)
     test_megatron();
     test_megatron_model();
     test_megatron_moe_freq();
+    test_megatron_modules();
+    test_megatron_vp_group();
     test_torchtitan_moe();
     test_megatron_moe_etp();
     test_deepspeed();

@@ -596,14 +596,55 @@ static void test_moe(void)
           "deepseek-v3 layers 1..3 dense, 4.. MoE with the router bias");
     CHECK(m.tokens_per_sample == 4096, "deepseek-v3: its 4096 training length: %u",
           m.tokens_per_sample);
+    /* its router (noaux_tc; transformers' defaults where the file is silent): sigmoid,
+     * a correction bias, 8 groups top 4, normalised, x 2.5 */
+    const tsl_layer_t *r3 = &m.layers[4];
+    CHECK(r3->router_score == TSL_ROUTER_SIGMOID && r3->router_bias == TSL_ROUTER_BIAS_CHOICE &&
+              r3->router_norm && r3->router_scale == 2.5 && r3->router_groups == 8 &&
+              r3->router_topk_groups == 4 && !r3->shared_expert_gate,
+          "deepseek-v3's router");
+    tsl_model_free(&m);
+    /* V2-Lite: softmax, greedy (no groups), not normalised, x 1 */
+    CHECK(tsl_hf_config_load(path_of("deepseek_v2_lite.json"), 0, &m, &err) == 0, "%s", err.msg);
+    r3 = &m.layers[2];
+    CHECK(r3->experts && r3->router_score == TSL_ROUTER_SOFTMAX && !r3->router_bias &&
+              !r3->router_norm && r3->router_scale == 1.0 && r3->router_groups == 0,
+          "deepseek-v2-lite's router");
     tsl_model_free(&m);
     /* Qwen2-MoE: the shared expert (5632) and its gate (h) */
     CHECK(tsl_hf_config_load(path_of("qwen1_5_moe_a2_7b.json"), 0, &m, &err) == 0, "%s", err.msg);
     CHECK(m.layers[1].shared_experts == 1 && m.layers[1].shared_ffn_hidden == 5632 &&
-              m.layers[1].extra_params == 2048 + 3 * 2048 /* gate + Q/K/V biases */,
+              m.layers[1].extra_params == 2048 + 3 * 2048 /* gate + Q/K/V biases */ &&
+              m.layers[1].shared_expert_gate && !m.layers[1].router_norm,
           "qwen1.5-moe: shared expert and gate (%llu)",
           (unsigned long long)m.layers[1].extra_params);
     tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("qwen3_30b_a3b.json"), 0, &m, &err) == 0 &&
+              m.layers[1].router_norm && !m.layers[1].shared_expert_gate,
+          "qwen3-moe: norm_topk_prob %s", err.msg);
+    tsl_model_free(&m);
+    CHECK(tsl_hf_config_load(path_of("mixtral.json"), 0, &m, &err) == 0 && m.layers[1].router_norm,
+          "mixtral renormalises its top 2 %s", err.msg);
+    tsl_model_free(&m);
+    /* a router the reader does not know, and groups that do not split the experts */
+    const char *bad[] = {"\"scoring_func\": \"relu\"", "\"n_group\": 3",
+                         "\"topk_method\": \"random\""};
+    for (int k = 0; k < 3; k++) {
+        char js[1024];
+        snprintf(js, sizeof(js),
+                 "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, \"intermediate_size\": "
+                 "128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": "
+                 "100, \"max_position_embeddings\": 128, \"kv_lora_rank\": 16, "
+                 "\"qk_nope_head_dim\": 8, \"qk_rope_head_dim\": 4, \"v_head_dim\": 8, "
+                 "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
+                 "\"moe_intermediate_size\": 32, %s}",
+                 bad[k]);
+        CHECK(tsl_hf_config_parse(js, "ds", 0, &m, &err) != 0 &&
+                  strstr(err.msg, k == 0   ? "scoring_func"
+                                  : k == 1 ? "n_group"
+                                           : "topk_method"),
+              "a bad router refused: %s", err.msg);
+    }
     /* mlp_only_layers and decoder_sparse_step pick the MoE layers */
     const char *j = "{\"model_type\": \"qwen3_moe\", \"hidden_size\": 64, \"intermediate_size\": "
                     "256, \"num_hidden_layers\": 6, \"num_attention_heads\": 4, \"vocab_size\": "

@@ -2,6 +2,7 @@
  * test_pipeline.c — Galvatron-BMW Eq. 9 by hand, 1F1B in-flight micro-batches,
  * the optimizer steps' tail, and the balance degrees of Eq. 6.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "check.h"
@@ -57,6 +58,165 @@ static void test_interleaved(void)
     CHECK(tsl_pipeline_inflight_interleaved(0, 2, 1, 2) == 1, "never more than m");
     CHECK(tsl_pipeline_inflight_interleaved(0, 4, 8, 1) == tsl_pipeline_inflight(0, 4, 8),
           "v 1 is plain 1F1B");
+}
+
+/* Megatron-LM's schedule table (schedules.py get_schedule_table at d98e8a6), its
+ * own docstring's example: PP 2, N 3, M 5, VP 2 runs micro-batches 0 1 2 0 1 2 3 4
+ * 3 4 on chunks 0 0 0 1 1 1 0 0 1 1. N = P is the depth-first order: forward k
+ * is chunk (k mod P·v)/P of micro-batch (k / P·v)·P + k mod P. */
+static void test_vp_table(void)
+{
+    const uint32_t mb[] = {0, 1, 2, 0, 1, 2, 3, 4, 3, 4}, ch[] = {0, 0, 0, 1, 1, 1, 0, 0, 1, 1};
+    for (uint32_t k = 0; k < 10; k++) {
+        uint32_t j, c;
+        tsl_pipeline_vp_table(k, 5, 2, 3, &j, &c);
+        CHECK(j == mb[k] && c == ch[k], "PP 2 N 3 M 5 VP 2, entry %u: micro %u chunk %u", k, j, c);
+    }
+    for (uint32_t k = 0; k < 8 * 3; k++) {
+        uint32_t j, c;
+        tsl_pipeline_vp_table(k, 8, 3, 4, &j, &c);
+        CHECK(c == (k % 12) / 4 && j == k / 12 * 4 + k % 4, "N = P 4, v 3, entry %u: %u/%u", k, j,
+              c);
+    }
+    /* warm-up forwards: (P − s − 1)·2 + (v − 1)·N, at most m·v */
+    const uint32_t w4[] = {10, 8, 6, 4}, w8[] = {14, 12, 10, 8};
+    for (uint32_t s = 0; s < 4; s++)
+        CHECK(tsl_pipeline_vp_warmup(s, 4, 8, 2, 4) == w4[s] &&
+                  tsl_pipeline_vp_warmup(s, 4, 8, 2, 8) == w8[s],
+              "P 4 v 2 m 8, stage %u: %u, %u", s, tsl_pipeline_vp_warmup(s, 4, 8, 2, 4),
+              tsl_pipeline_vp_warmup(s, 4, 8, 2, 8));
+    CHECK(tsl_pipeline_vp_warmup(0, 4, 2, 2, 4) == 4, "all m·v forwards first");
+    /* Megatron's asserts: N in [P, m], m mod N 0 or >= P; 0 is P */
+    CHECK(tsl_pipeline_vp_check(4, 8, 0) == 0 && tsl_pipeline_vp_check(4, 8, 4) == 0 &&
+              tsl_pipeline_vp_check(4, 8, 8) == 0,
+          "P 4, m 8: N 4, 8");
+    CHECK(tsl_pipeline_vp_check(4, 8, 3) && tsl_pipeline_vp_check(4, 8, 5) &&
+              tsl_pipeline_vp_check(4, 8, 9) && tsl_pipeline_vp_check(4, 6, 0),
+          "below P, a last group of 3 < P, above m, m 6 with N = P 4");
+    CHECK(tsl_pipeline_vp_check(2, 5, 3) == 0, "the docstring's PP 2 N 3 M 5");
+}
+
+/* Dependencies alone (no times): whether every stage runs its order of
+ * tsl_pipeline_vp_table with the warm-ups of tsl_pipeline_vp_warmup to the end.
+ * F of virtual stage q = c·P + s waits for F of q − 1, B of q for B of q + 1, the
+ * last virtual stage's B for its own F. */
+static bool vp_order_runs(uint32_t P, uint32_t m, uint32_t v, uint32_t N)
+{
+    enum { MAXP = 8, MAXO = 2 * 64 };
+    uint32_t pos[MAXP][2][64], ptr[MAXP] = {0}, T = m * v;
+    uint8_t kind[MAXP][MAXO], chunk[MAXP][MAXO], micro[MAXP][MAXO];
+    for (uint32_t s = 0; s < P; s++) {
+        uint32_t w = tsl_pipeline_vp_warmup(s, P, m, v, N), nf = 0, nb = 0, q = 0, j, c;
+        while (nf < T || nb < T) {
+            bool f = nf < w || (nf < T && nf - w == nb);
+            tsl_pipeline_vp_table(f ? nf++ : nb++, m, v, N, &j, &c);
+            c = f ? c : v - 1 - c;
+            kind[s][q] = f, chunk[s][q] = (uint8_t)c, micro[s][q] = (uint8_t)j;
+            pos[s][!f][c * m + j] = q++;
+        }
+    }
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (uint32_t s = 0; s < P; s++)
+            for (; ptr[s] < 2 * T; ptr[s]++, moved = true) {
+                uint32_t q = ptr[s], c = chunk[s][q], j = micro[s][q], vq = c * P + s, d, cd;
+                bool f = kind[s][q];
+                if (f && vq == 0)
+                    continue;
+                if (!f && vq == P * v - 1) {
+                    d = s, cd = c, f = true; /* its own forward */
+                } else if (f) {
+                    d = s ? s - 1 : P - 1, cd = s ? c : c - 1;
+                } else {
+                    d = s + 1 < P ? s + 1 : 0, cd = s + 1 < P ? c : c + 1;
+                }
+                if (ptr[d] <= pos[d][!f][cd * m + j])
+                    break;
+            }
+    }
+    for (uint32_t s = 0; s < P; s++)
+        if (ptr[s] < 2 * T)
+            return false;
+    return true;
+}
+
+/* In flight, chunk by chunk (tsl_pipeline_inflight_chunks), by hand.
+ *
+ * P 4, v 2, m 8, N 4 (Megatron's default), equal chunks: stage s runs w_s = 10, 8,
+ * 6, 4 warm-up forwards and one more before its first backward. Stage 0's 11 are
+ * the table's entries 0–10: micro-batches 0–3 on chunk 0, 0–3 on chunk 1, 4–6 on
+ * chunk 0: 7 + 4; stage 1: 5 + 4; stage 2: 4 + 3; stage 3: 4 + 1 (11, 9, 7, 5
+ * chunk micro-batches, 5.5, 4.5, 3.5, 2.5 stages' worth, where the closed form
+ * counts ⌈·⌉ = 6, 5, 4, 3). N 8: stage 0's 15 = 8 + 7: a larger N holds more.
+ *
+ * Llama 3 405B (P 16, v 8, m 32 at DP 64, N 16; one layer per chunk, chunk 0 of
+ * stage 0 the embedding alone, chunk 7 of stage 15 the head alone). Stage 0: w_0 =
+ * 15·2 + 7·16 = 142, the peak at forward 143: micro-batches 0–15 on chunks 0–7 and
+ * 16–30 on chunk 0, i.e. 31 of chunk 0 and 16 of each layer chunk. After it each
+ * steady step adds one chunk forward and frees one: the backwards 0–15 free chunk
+ * 7's layers, the forwards from entry 144 on add group 2's chunks 1–7, so the
+ * layer count stays at 112 while chunk 0 (which gets no forward after entry 143)
+ * only drains: 112 layer-micro-batches + 31 embeddings, where ⌈143/8⌉ = 18 stages'
+ * worth would be 144 layers'. Stage 1 (equal chunks): w_1 + 1 = 141 = 29 + 7·16.
+ * Stage 15: w = 112 (chunks 0–6 of micro-batches 0–15); its first 16 steady steps
+ * run the head's chunk 7 forward and backward, the 17th forwards micro-batch 16 on
+ * chunk 0 before it frees a layer: 17 + 6·16 = 113 layer-micro-batches, no head.
+ * At DP 128 (m 16) w_1 = 140 ≥ m·v: all 128, 16 of each chunk. */
+static void test_inflight_chunks(void)
+{
+    const uint32_t want[4][2] = {{7, 4}, {5, 4}, {4, 3}, {4, 1}}, total[] = {11, 9, 7, 5};
+    uint32_t held[64];
+    for (uint32_t s = 0; s < 4; s++) {
+        uint32_t n = tsl_pipeline_inflight_chunks(8, 2, 4, tsl_pipeline_vp_warmup(s, 4, 8, 2, 4),
+                                                  NULL, held);
+        CHECK(n == total[s] && held[0] == want[s][0] && held[1] == want[s][1],
+              "P 4 v 2 m 8 N 4, stage %u: %u = %u + %u", s, n, held[0], held[1]);
+    }
+    uint32_t n =
+        tsl_pipeline_inflight_chunks(8, 2, 8, tsl_pipeline_vp_warmup(0, 4, 8, 2, 8), NULL, held);
+    CHECK(n == 15 && held[0] == 8 && held[1] == 7, "N 8: %u = %u + %u", n, held[0], held[1]);
+
+    const double layer = 533e6, emb = 1e6; /* bytes per micro-batch */
+    double w0[8], w1[8], w15[8];
+    for (uint32_t c = 0; c < 8; c++)
+        w0[c] = w1[c] = w15[c] = layer;
+    w0[0] = emb;
+    w15[7] = 5e6; /* the head's */
+    n = tsl_pipeline_inflight_chunks(32, 8, 16, tsl_pipeline_vp_warmup(0, 16, 32, 8, 16), w0, held);
+    CHECK(n == 143 && held[0] == 31, "Llama 3 stage 0: %u, chunk 0 %u", n, held[0]);
+    for (uint32_t c = 1; c < 8; c++)
+        CHECK(held[c] == 16, "Llama 3 stage 0, chunk %u: %u", c, held[c]);
+    n = tsl_pipeline_inflight_chunks(32, 8, 16, tsl_pipeline_vp_warmup(1, 16, 32, 8, 16), w1, held);
+    CHECK(n == 141 && held[0] == 29 && held[1] == 16 && held[7] == 16, "stage 1: %u (%u, %u)", n,
+          held[0], held[1]);
+    n = tsl_pipeline_inflight_chunks(32, 8, 16, tsl_pipeline_vp_warmup(15, 16, 32, 8, 16), w15,
+                                     held);
+    CHECK(n == 113 && held[0] == 17 && held[6] == 16 && held[7] == 0, "stage 15: %u, head %u", n,
+          held[7]);
+    n = tsl_pipeline_inflight_chunks(16, 8, 16, tsl_pipeline_vp_warmup(1, 16, 16, 8, 16), w1, held);
+    CHECK(n == 128 && held[0] == 16 && held[7] == 16, "DP 128, stage 1: %u", n);
+
+    /* the chunks as Megatron-LM cuts a stage's layers */
+    uint32_t cnt[8];
+    tsl_pipeline_chunk_layers(8, true, false, 8, cnt);
+    CHECK(cnt[0] == 1 && cnt[7] == 1, "Llama 3 stage 0: the embedding alone in chunk 0");
+    tsl_pipeline_chunk_layers(9, true, false, 2, cnt);
+    CHECK(cnt[0] == 5 && cnt[1] == 4, "embedding + 8 layers, v 2: %u, %u", cnt[0], cnt[1]);
+    tsl_pipeline_chunk_layers(9, false, true, 2, cnt);
+    CHECK(cnt[0] == 4 && cnt[1] == 5, "8 layers + head, v 2: %u, %u", cnt[0], cnt[1]);
+    tsl_pipeline_chunk_layers(8, true, false, 2, cnt);
+    CHECK(cnt[0] == 4 && cnt[1] == 4, "embedding + 7 layers (account-for-embedding): %u, %u",
+          cnt[0], cnt[1]);
+    tsl_pipeline_chunk_layers(7, false, false, 2, cnt);
+    CHECK(cnt[0] == 4 && cnt[1] == 3, "7 layers: %u, %u", cnt[0], cnt[1]);
+
+    /* Why N >= P: below it Megatron's order deadlocks (it refuses N < P) */
+    CHECK(vp_order_runs(4, 8, 2, 4) && vp_order_runs(4, 8, 2, 8) && vp_order_runs(2, 5, 2, 3) &&
+              vp_order_runs(8, 16, 3, 8),
+          "N >= P runs");
+    CHECK(!vp_order_runs(4, 8, 2, 3) && !vp_order_runs(4, 8, 2, 2) && !vp_order_runs(4, 8, 2, 1) &&
+              !vp_order_runs(8, 16, 2, 6),
+          "N < P deadlocks");
 }
 
 /* The optimizer tail by hand. Three stages, forward f = 1, nosync 4 (so the
@@ -196,6 +356,8 @@ int main(void)
     test_time();
     test_inflight();
     test_interleaved();
+    test_vp_table();
+    test_inflight_chunks();
     test_opt_tail();
     test_iter();
     test_balance();

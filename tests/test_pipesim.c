@@ -366,9 +366,9 @@ static void test_errors_and_determinism(void)
     CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "n_stages"),
           "65 stages: %s", err.msg);
     in.n_stages = 4;
-    in.n_micro = 1025;
+    in.n_micro = TSL_PIPESIM_MAX_MICRO + 1;
     CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "n_micro"),
-          "1025 micro-batches: %s", err.msg);
+          "%u micro-batches: %s", in.n_micro, err.msg);
     in.n_micro = 8;
     in.bwd_s = neg;
     CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "bwd_s[1]"),
@@ -450,7 +450,7 @@ static void test_interleaved(void)
     CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s > 9.0 && o.iter_s < 10.0,
           "v 2 with 0.1 s hops: %g", o.iter_s);
     in.n_micro = 3; /* Megatron's schedule needs m divisible by P */
-    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "n_chunks"),
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "vp_group"),
           "m 3 on 2 stages accepted: %s", err.msg);
 }
 
@@ -649,6 +649,57 @@ static uint32_t zb_held(const tsl_pipesim_event_t *ev, uint32_t n)
     return (uint32_t)most;
 }
 
+/* Megatron-LM's table with N micro-batches per group (pipeline.h), its docstring's
+ * PP 2, N 3, M 5, VP 2: both stages run forwards 0 1 2 0' 1' 2' 3 4 3' 4' (' chunk
+ * 1), stage 0 after w_0 = 2 + 3 = 5 warm-up forwards, stage 1 after 3; backwards
+ * take the same micro-batches on the chunks in reverse. Balanced stages (f = b =
+ * 1 s, 0.5 s a chunk), no communication: N ≥ P adds no bubble, 5·2 + 1·2/2 = 11 s.
+ * N = P is the default order exactly; N outside Megatron's range is refused. */
+static void test_vp_group(void)
+{
+    const double f[] = {1, 1}, b[] = {1, 1};
+    tsl_pipesim_in_t in;
+    memset(&in, 0, sizeof(in));
+    in.n_stages = 2;
+    in.n_micro = 5;
+    in.fwd_s = f;
+    in.bwd_s = b;
+    in.n_chunks = 2;
+    in.vp_group = 3;
+    tsl_pipesim_out_t o;
+    tsl_err_t err = {0};
+    tsl_pipesim_event_t ev[40];
+    char buf[512];
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0, "N 3: %s", err.msg);
+    CHECK_NEAR(o.iter_s, 11.0, 1e-12, "PP 2 N 3 M 5 VP 2: %g", o.iter_s);
+    CHECK(tsl_pipesim_events(&in, ws, ev, 40, &err) == 40, "40 ops");
+    stage_order(ev, 20, buf, sizeof buf);
+    CHECK(strcmp(buf, "F0 F1 F2 F0' F1' F2' B0' F3 B1' F4 B2' F3' B0 F4' B1 B2 B3' B4' B3 B4") == 0,
+          "stage 0: %s", buf);
+    stage_order(ev + 20, 20, buf, sizeof buf);
+    CHECK(strcmp(buf, "F0 F1 F2 F0' B0' F1' B1' F2' B2' F3 B0 F4 B1 F3' B2 F4' B3' B4' B3 B4") == 0,
+          "stage 1: %s", buf);
+    /* N = P is the default */
+    in.n_micro = 4;
+    in.vp_group = 0;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0, "%s", err.msg);
+    double t0 = o.iter_s;
+    in.vp_group = 2;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && o.iter_s == t0, "N = P: %g, %g",
+          o.iter_s, t0);
+    /* Megatron's asserts, by name */
+    in.vp_group = 1;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "vp_group"),
+          "N 1 < P accepted");
+    in.vp_group = 3; /* 4 mod 3 = 1 < P: dependency bubbles */
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "vp_group"),
+          "a last group of 1 accepted");
+    in.n_chunks = 1;
+    in.vp_group = 2;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "vp_group"),
+          "vp_group without chunks accepted");
+}
+
 static void test_zero_bubble(void)
 {
     double f[16], b[16], w[16];
@@ -813,10 +864,45 @@ static void test_dualpipev(void)
           "the name dualpipev");
 }
 
+/* The cap on m·v (TSL_PIPESIM_MAX_MICRO): Qwen3-235B-A22B's H100 run, 8 stages
+ * of 4 chunks and 512 micro-batches (2048 chunk runs), balanced, without
+ * communication: m·t + (P − 1)·t/v; one past the cap is refused. Its own
+ * workspace, sized by the run. */
+static void test_cap(void)
+{
+    double f[8], b[8];
+    for (int s = 0; s < 8; s++) {
+        f[s] = 1;
+        b[s] = 2;
+    }
+    tsl_pipesim_in_t in;
+    memset(&in, 0, sizeof(in));
+    in.n_stages = 8;
+    in.n_micro = 512;
+    in.n_chunks = 4;
+    in.fwd_s = f;
+    in.bwd_s = b;
+    size_t bytes = tsl_pipesim_in_ws_bytes(&in);
+    void *big = bytes ? malloc(bytes) : NULL;
+    tsl_pipesim_out_t o;
+    tsl_err_t err = {0};
+    CHECK(big != NULL, "a workspace for 8 x 2048: %zu bytes", bytes);
+    CHECK(bytes < (size_t)32 << 20, "8 x 2048 chunk runs need %zu bytes", bytes);
+    if (big != NULL) {
+        CHECK(tsl_pipesim_run(&in, big, bytes, &o, &err) == 0, "%s", err.msg);
+        CHECK_NEAR(o.iter_s, 512 * 3.0 + 7 * 3.0 / 4, 1e-9, "P 8, m 512, v 4: %g", o.iter_s);
+    }
+    free(big);
+    in.n_micro = TSL_PIPESIM_MAX_MICRO / 4 + 8;
+    CHECK(tsl_pipesim_in_ws_bytes(&in) == 0 && tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1,
+          "m·v past %u refused", TSL_PIPESIM_MAX_MICRO);
+}
+
 int main(void)
 {
-    ws_bytes =
-        tsl_pipesim_ws_bytes(TSL_PIPESIM_MAX_STAGES, TSL_PIPESIM_MAX_MICRO, TSL_PIPESIM_MAX_MICRO);
+    /* the tests run at most 64 stages x 1024 micro-batches in this workspace;
+     * test_cap brings its own */
+    ws_bytes = tsl_pipesim_ws_bytes(TSL_PIPESIM_MAX_STAGES, 1024, 1024);
     ws = malloc(ws_bytes);
     if (ws == NULL)
         SKIP_ALL("no memory for the workspace");
@@ -828,11 +914,13 @@ int main(void)
     test_sliced_and_sync();
     test_errors_and_determinism();
     test_interleaved();
+    test_vp_group();
     test_optimizer();
     test_blocking_and_sync_tail();
     test_closed_form_tracks();
     test_zero_bubble();
     test_dualpipev();
+    test_cap();
     free(ws);
     return CHECK_DONE();
 }

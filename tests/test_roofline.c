@@ -14,6 +14,7 @@
 #include "check.h"
 #include "cluster.h"
 #include "gemm_eff.h"
+#include "recompute.h"
 #include "roofline.h"
 
 #define EPS 1e-15
@@ -624,12 +625,13 @@ static void test_unaligned_head(void)
  * 1024³: 64 tiles, occupancy 64/132, depth 1024/1169.259: u = 0.424615,
  * 2·1024³ / (768.453e12 · u) + 4 µs = 10.581 µs. */
 /* One FP8 FFN layer on the H100 by hand (docs/cost-model.md "FP8"): the two
- * linears at the FP8 rate on 1-byte operands, each operand quantised by a cast
+ * linears at the FP8 rate on 1-byte operands, each input quantised by a cast
  * kernel of 4 bytes per element (delayed scaling: read bf16, write the rowwise
- * and columnwise FP8 copies), the activation in bf16; the backward casts dY and
- * runs dgrad and wgrad in FP8. Tensorwise adds its amax pass (6 B, 2 kernels)
- * and casts X and W again in the backward. A width not a multiple of 16 stays
- * bf16. No shape curve (u = 1), no host floor. */
+ * and columnwise FP8 copies; the weights' copies are cast once per iteration, in
+ * the step), the activation in bf16; the backward casts dY and runs dgrad and
+ * wgrad in FP8. Tensorwise (torchao) adds its amax pass (6 B, 2 kernels), casts
+ * the weights per forward and X and W again in the backward. A width not a
+ * multiple of 16 stays bf16. No shape curve (u = 1), no host floor. */
 static void test_fp8_layer(void)
 {
     tsl_roofline_dev_t d;
@@ -653,8 +655,8 @@ static void test_fp8_layer(void)
 #define CAST(e, bytes, kern) ((bytes) * (e) / W + (kern)*L)
     double act = 2.0 * 2.0 * f * T / W + L;  /* GELU: read, write bf16 */
     double blk = 10.0 * h * T / W + 2.0 * L; /* norm + residual, no dropout */
-    double fwd = CAST(T * h, 4, 1) + CAST(h * f, 4, 1) + G8(T, f, h) + act + CAST(T * f, 4, 1) +
-                 CAST(f * h, 4, 1) + G8(T, h, f) + blk;
+    /* the weights' casts are TE's once per iteration (cost.c), not here */
+    double fwd = CAST(T * h, 4, 1) + G8(T, f, h) + act + CAST(T * f, 4, 1) + G8(T, h, f) + blk;
     CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, S, 1, false, 0), fwd, 1e-12, "fp8 forward");
     /* the GEMMs are compute-bound: 2·T·f·h FLOPs at twice the bf16 rate */
     CHECK(G8(T, f, h) - L == 2.0 * T * f * h / F8, "compute-bound at F8");
@@ -686,13 +688,124 @@ static void test_fp8_layer(void)
           "the LM head stays bf16");
     /* the elements the memory terms use: weights, stashes (cost.c) */
     double w8, repl, shard;
-    tsl_roofline_fp8_elems(&l, 2, &w8, &repl, &shard);
+    tsl_roofline_fp8_elems(&l, 2, 0, &w8, &repl, &shard);
     CHECK(w8 == 2.0 * f * h / 2 && repl == 2048 * h && shard == 2048 * f / 2, "fp8 elems: %g %g %g",
           w8, repl, shard);
     CHECK(strcmp(tsl_fp8_recipe_name(TSL_FP8_MXFP8), "mxfp8") == 0 &&
               tsl_fp8_recipe_parse("blockwise") == TSL_FP8_BLOCKWISE &&
               tsl_fp8_recipe_parse("bf16") == 0 && tsl_fp8_recipe_parse("fp4") == -1,
           "recipe names");
+#undef G8
+#undef CAST
+}
+
+/* One FP8 MoE FFN on the H100 by hand (docs/cost-model.md "FP8" and "Mixture of
+ * experts"): Mixtral's shape (h 4096, f 14336, E 8, top-2, SwiGLU, no bias) over
+ * T = 4096 tokens at EP 2: 4 local experts of m = 2·R/8 = 2048 rows each (R = 2T
+ * routed copies). The router GEMM and its softmax/top-k and the permutation stay
+ * bf16; each grouped GEMM runs at F8 on 1-byte operands over the 4 experts (one
+ * kernel), its X and W quantised first by one cast kernel each over every expert's
+ * rows (delayed: 4 B per element; the weights' casts are once per iteration, in
+ * the step); the backward casts dY and runs dgrad
+ * and wgrad in FP8. With moe_fp8 off (torchtitan without its grouped-experts
+ * converter) the layer is the bf16 one; the FP8 weight elements count only the
+ * shared experts, and latent attention counts its five projections. Flat shape
+ * curve, no host floor. */
+static void test_fp8_moe_layer(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_roofline_dev_t b16 = d;
+    d.fp8_flops = 1979e12 * 0.688;
+    d.fp8 = TSL_FP8_DELAYED;
+    d.moe_fp8 = true;
+    d.ep = b16.ep = 2;
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 14336,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 8,
+                     .experts_per_tok = 2};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double h = 4096, f = 14336, E = 8, T = 4096, R = 2 * T, m = 2 * R / E, b = 4;
+    const double W = d.mem_bw, L = d.launch_s, F8 = d.fp8_flops, F = d.gemm_flops;
+#define G8(m, n, k)                                                                                \
+    (fmax(2.0 * (m) * (n) * (k)*b / F8, ((m) * (k) + (k) * (n) + 2.0 * (m) * (n)) * b / W) + L)
+#define CAST(e) (4.0 * (e)*b / W + L)
+    double router = fmax(2.0 * T * E * h / F, 2.0 * (T * h + h * E + T * E) / W) + L +
+                    8.0 * T * E / W + 2 * L + 8.0 * R * h / W + 2 * L;
+    double act = 2.0 * 3.0 * f * m * b / W + L; /* SwiGLU: read 2f, write f, bf16 */
+    double blk = 10.0 * h * T / W + 2.0 * L;
+    double fwd = router + CAST(m * h) + G8(m, 2 * f, h) + act + CAST(m * f) + G8(m, h, f) + blk;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0), fwd, 1e-12,
+               "fp8 MoE forward %g, by hand %g", tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0),
+               fwd);
+    double rb = 2 * (fmax(2.0 * T * E * h / F, 2.0 * (T * h + h * E + T * E) / W) + L) - 2 * L;
+    rb = tsl_roofline_gemm_s(&d, T, h, E, 1) + tsl_roofline_gemm_s(&d, h, E, T, 1);
+    double elem = 1.5 * (8.0 * T * E + 8.0 * R * h + 10.0 * h * T) / W + 6 * L;
+    double bwd = rb + CAST(m * 2 * f) + G8(m, h, 2 * f) + G8(h, 2 * f, m) + 1.5 * (act - L) + L +
+                 CAST(m * h) + G8(m, f, h) + G8(f, h, m) + elem;
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0), bwd, 1e-12,
+               "fp8 MoE backward %g, by hand %g", tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0),
+               bwd);
+    double f16 = tsl_roofline_layer_fwd_s(&b16, &l, 1, 1, false, 0);
+    CHECK(fwd < 0.75 * f16, "FP8 experts pay: %g against bf16 %g", fwd, f16);
+    d.moe_fp8 = false;
+    CHECK(tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0) == f16 &&
+              tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&b16, &l, 1, 1, false, 0),
+          "experts kept bf16: the bf16 layer (router and permutation are bf16 anyway)");
+    CHECK(tsl_roofline_fp8_experts(&l, 1) && tsl_roofline_fp8_experts(&l, 7) &&
+              !tsl_roofline_fp8_experts(&l, 3),
+          "f/etp 14336 and 2048 take FP8, 14336/3 not a multiple of 16");
+    /* FP8 weight elements of a MoE layer: the shared experts only (routed ones are
+     * the expert layout's), their input stays bf16 for the router */
+    double w8, repl, shard;
+    tsl_roofline_fp8_elems(&l, 1, 0, &w8, &repl, &shard);
+    CHECK(w8 == 0 && repl == 0 && shard == 0, "no shared experts: nothing dense in FP8");
+    l.shared_experts = 1;
+    l.shared_ffn_hidden = 2048;
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_roofline_fp8_elems(&l, 2, 0, &w8, &repl, &shard);
+    CHECK(w8 == 3.0 * 2048 * h / 2 && repl == 0 && shard == 4096.0 * 2048 / 2,
+          "shared expert: %g %g %g", w8, repl, shard);
+    /* latent attention (DeepSeek-V3's shape, TP 1): q down h·q, q up q·a(n+r), kv down
+     * h·(c+r), kv up c·a(n+v), out a·v·h; kept inputs: the latents (q, c) replicated,
+     * the core's output (a·v) sharded. After the merge with main's recompute modules
+     * the norm's output is not counted: the two down projections each keep their own
+     * FP8 copy of it (2 × 1 byte = the bf16 copy, no saving), so repl = s·(q + c) =
+     * 4096·(1536 + 512) by hand, not fp8dual's s·(h + q + c); mla_up_proj drops the
+     * latents (recomputed, not kept): repl 0, weights and shard unchanged */
+    tsl_layer_t a = {.kind = TSL_LAYER_ATTENTION,
+                     .seq_len = 4096,
+                     .hidden = 7168,
+                     .heads = 128,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .causal = true,
+                     .q_lora_rank = 1536,
+                     .kv_lora_rank = 512,
+                     .qk_nope_dim = 128,
+                     .qk_rope_dim = 64,
+                     .v_head_dim = 128};
+    CHECK(tsl_layer_derive(&a, &err) == 0, "%s", err.msg);
+    tsl_roofline_fp8_elems(&a, 1, 0, &w8, &repl, &shard);
+    double wa =
+        7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256 + 128.0 * 128 * 7168;
+    CHECK(w8 == wa && repl == 4096.0 * (1536 + 512) && shard == 4096.0 * 128 * 128,
+          "MLA elems: %g (by hand %g) %g %g", w8, wa, repl, shard);
+    tsl_roofline_fp8_elems(&a, 1, TSL_RECOMPUTE_MLA_UP_PROJ, &w8, &repl, &shard);
+    CHECK(w8 == wa && repl == 0 && shard == 4096.0 * 128 * 128, "MLA + mla_up_proj: %g %g %g", w8,
+          repl, shard);
+    CHECK(fabs(w8 + 1536 + 512 + 7168 - (double)a.params) < 1.0,
+          "MLA: every weight but the norms is FP8 (%g of %llu)", w8, (unsigned long long)a.params);
 #undef G8
 #undef CAST
 }
@@ -736,6 +849,7 @@ static void test_h200_gemm(void)
 int main(void)
 {
     test_fp8_layer();
+    test_fp8_moe_layer();
     test_h200_gemm();
     test_gemm();
     test_layers();

@@ -930,6 +930,21 @@ static void test_fp8(void)
     CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
               strstr(err.msg, "--no-fp8"),
           "fp8_recipe with no_fp8: %s", err.msg);
+    /* an FP8 dispatch needs FP8 experts, and a stack that sends FP8 (megatron) */
+    r.no_fp8 = false;
+    r.fp8_recipe = 0;
+    r.moe_fp8_dispatch = true;
+    r.moe_bf16_experts = true;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "moe_fp8_dispatch") && strstr(err.msg, "--moe-bf16-experts"),
+          "FP8 dispatch with bf16 experts: %s", err.msg);
+    r.moe_bf16_experts = false;
+    r.target = TSL_TARGET_TORCHTITAN;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "torchtitan dispatches in bf16"),
+          "torchtitan refuses the FP8 dispatch: %s", err.msg);
+    r.target = TSL_TARGET_ANY;
+    r.moe_fp8_dispatch = false;
     /* a tiny model: FP8 does not pay, the search keeps bf16; forced, it is slower */
     tsl_model_t m;
     tsl_cluster_t c;

@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -119,64 +120,72 @@ def model_args(row, tmpdir):
     return cmd
 
 
-def megatron_args(row, ckpt=None):
-    """The plan of a row with experts as a Megatron-LM argument line: eval takes
-    expert parallelism only through --megatron-args (there is no --ep flag).
-    Megatron's DP is the rest of the devices; the row's dp is checked against it."""
+def stage_counts(row):
+    """Layers per pipeline rank (embedding and head included) where a row's split
+    is uneven, as Megatron-LM splits its Transformer layers (eval_cfg.c
+    even_split): --decoder-first/last-pipeline-num-layers (first_stage_layers,
+    last_stage_layers), the others even; or the embedding and the loss counted
+    as a layer each (account_embedding, account_loss). The rows with experts are
+    Megatron-LM runs: their Transformer layers split evenly otherwise, as
+    Megatron does (eval's flags alone balance by FLOPs). None: eval's split."""
     p = row["plan"]
-    tp, pp, cp, ep = p["tp"], p["pp"], p.get("cp", 1), p["ep"]
-    if p.get("sdp", 1) > 1:
-        raise ValueError("sdp %d with experts: Megatron's FSDP is not read by eval" % p["sdp"])
-    if tp * pp * cp * p["dp"] != gpus(row):
-        raise ValueError("tp x pp x cp x dp = %d, not the row's %d GPUs" % (tp * pp * cp * p["dp"], gpus(row)))
-    a = ["--tensor-model-parallel-size", tp, "--pipeline-model-parallel-size", pp,
-         "--micro-batch-size", p["mbs"], "--global-batch-size", p["batch"],
-         "--expert-model-parallel-size", ep, "--expert-tensor-parallel-size", p.get("etp", 1), "--bf16"]
-    if p.get("sp"):
-        a += ["--sequence-parallel"]
-    if p.get("zero") == 1:
-        a += ["--use-distributed-optimizer"]
-    elif p.get("zero"):
-        raise ValueError("zero %s: Megatron-LM has the distributed optimizer (ZeRO-1) only" % p["zero"])
-    if p.get("interleave", 1) > 1:
-        a += ["--num-virtual-stages-per-pipeline-rank", p["interleave"]]
-    # the layer split: Megatron's uneven first/last stage, or the embedding and
-    # loss counted as layers (the Transformer layers each pipeline rank holds)
-    if p.get("first_stage_layers"):
-        a += ["--decoder-first-pipeline-num-layers", p["first_stage_layers"]]
-    if p.get("last_stage_layers"):
-        a += ["--decoder-last-pipeline-num-layers", p["last_stage_layers"]]
-    if p.get("account_embedding"):
-        a += ["--account-for-embedding-in-pipeline-split"]
-    if p.get("account_loss"):
-        a += ["--account-for-loss-in-pipeline-split"]
-    if cp > 1:
-        a += ["--context-parallel-size", cp, "--cp-comm-type", p.get("cp_comm", "p2p")]
-    ckpt = ckpt or p["ckpt"]
-    if ckpt == "full":
-        a += ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", 1]
-    elif ckpt == "selective":
-        a += ["--recompute-granularity", "selective"]
-    return " ".join(str(x) for x in a)
+    f, l = p.get("first_stage_layers", 0), p.get("last_stage_layers", 0)
+    ae, al = int(bool(p.get("account_embedding"))), int(bool(p.get("account_loss")))
+    if not (f or l or ae or al) and ("ep" not in p or p["pp"] < 2):
+        return None
+    m = row["model"]
+    nb = (m["layers"] if "layers" in m
+          else PRESET_SHAPES[m["preset"]]["layers"] if m.get("preset") in PRESET_SHAPES
+          else hf_config_of(m)["num_hidden_layers"])
+    P = p["pp"]
+    if ae or al:
+        n = nb + ae + al
+        if n % P:
+            raise ValueError("%d layers + embedding/loss do not split over pp %d" % (nb, P))
+        f, l = n // P - ae, n // P - al
+    mid = P - (1 if f else 0) - (1 if l else 0)
+    rest = nb - f - l
+    if mid <= 0 or rest % mid:
+        raise ValueError("%d layers do not split as first %d, last %d over pp %d" % (nb, f, l, P))
+    blocks = [rest // mid] * P
+    if f:
+        blocks[0] = f
+    if l:
+        blocks[-1] = l
+    blocks[0] += 1  # the embedding
+    blocks[-1] += 1  # the head
+    return blocks
 
 
-def plan_args(row, ckpt=None):
-    """The PLAN part of the eval command: flags, or for a row with experts
-    (plan.ep) a Megatron-LM argument line."""
+def plan_args(row):
+    """The PLAN part of the eval command, as eval's flags: degrees, batch,
+    recompute (and Megatron's recompute modules), ZeRO, SP, interleave, context
+    and expert parallelism, Megatron's split as --layers-per-stage, a schedule."""
     p = row["plan"]
-    if "ep" in p:
-        return ["--megatron-args", megatron_args(row, ckpt)]
+    if p.get("etp", 1) > 1:
+        raise ValueError("etp %d: eval prices expert TP 1 only" % p["etp"])
     cmd = ["--tp", str(p["tp"]), "--pp", str(p["pp"]), "--dp", str(p["dp"]),
            "--sdp", str(p["sdp"]), "--mbs", str(p["mbs"]), "--batch", str(p["batch"]),
-           "--ckpt", ckpt or p["ckpt"]]
+           "--ckpt", p["ckpt"]]
     if p.get("zero") in (1, 2):  # ZeRO-3 is --sdp, not --zero
         cmd += ["--zero", str(p["zero"])]
     if p.get("sp"):
         cmd += ["--sp"]
     if p.get("interleave", 1) > 1:
         cmd += ["--interleave", str(p["interleave"])]
+    if isinstance(p.get("vp_group"), int):  # Megatron's micro-batches per group, as run
+        cmd += ["--vp-group", str(p["vp_group"])]
     if p.get("cp", 1) > 1:  # context parallelism: the sequence split over CP ranks
         cmd += ["--cp", str(p["cp"]), "--cp-comm", p.get("cp_comm", "p2p")]
+    if p.get("ep", 1) > 1:  # the MoE layers' experts over EP ranks of a stage
+        cmd += ["--ep", str(p["ep"])]
+    counts = stage_counts(row)
+    if counts:
+        cmd += ["--layers-per-stage", ",".join(str(c) for c in counts)]
+    if p.get("schedule"):  # zbh1, zbv, dualpipev
+        cmd += ["--schedule", p["schedule"]]
+    if p.get("recompute_modules"):  # Megatron's --recompute-modules beside core_attn
+        cmd += ["--recompute-modules", ",".join(p["recompute_modules"])]
     return cmd
 
 
@@ -199,6 +208,8 @@ def knob_args(row, amp_profile=None):
         cmd += ["--grad-reduce-bytes", str(p["grad_reduce_bytes"])]
     if p.get("fp32_master") is False:
         cmd += ["--no-fp32-master"]
+    if p.get("bf16_moments"):  # Adam's moments in bf16 beside the fp32 master
+        cmd += ["--bf16-moments"]
     if "overlap_grad_reduce" in p:
         cmd += ["--overlap-grad-reduce" if p["overlap_grad_reduce"] else "--no-overlap-grad-reduce"]
     if p.get("overlap_param_gather"):
@@ -208,17 +219,23 @@ def knob_args(row, amp_profile=None):
     # the precision of the linear GEMMs (docs/cost-model.md "FP8"): absent = bf16
     if p.get("fp8"):
         cmd += ["--fp8", p["fp8"]]
+    if p.get("fp8_param_gather"):  # FP8 weights, all-gathered in FP8 (Megatron-Bridge's FP8 presets)
+        cmd += ["--fp8-param-gather"]
+    if p.get("moe_bf16_experts"):  # the routed experts' GEMMs kept bf16 under FP8
+        cmd += ["--moe-bf16-experts"]
+    if p.get("moe_fp8_dispatch"):  # the MoE dispatch (and the combine's gradient) in FP8
+        cmd += ["--moe-fp8-dispatch"]
     return cmd
 
 
-def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None, plan=None):
-    """The tesselctl eval command of a row; plan: other PLAN arguments (a --plan FILE)."""
+def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None):
+    """The tesselctl eval command of a row."""
     c = row["cluster"]
     cmd = [tesselctl, "eval", "--local", "--no-search", "--json"] + model_args(row, tmpdir)
     cmd += ["--cluster", cluster_arg(c, topology, tmpdir, row["id"])]
     if c.get("gpu_memory_gib"):  # a GPU with more memory than Tessel's type
         cmd += ["--memory", "%dG" % c["gpu_memory_gib"]]
-    cmd += plan if plan is not None else plan_args(row)
+    cmd += plan_args(row)
     return cmd + knob_args(row, amp_profile)
 
 
@@ -258,7 +275,8 @@ def flops_per_iter(row, tessel_model):
 # The HF configs the mixture-of-experts presets stand for (docs/models.md: the
 # preset and the config build the same layers), for the FLOP count.
 PRESET_HF_CONFIGS = {"DeepSeek-V3": "tests/data/hf/deepseek_v3.json",
-                     "Mixtral-8x7B": "tests/data/hf/mixtral.json"}
+                     "Mixtral-8x7B": "tests/data/hf/mixtral.json",
+                     "GPT-OSS-120B": "tests/data/hf/gpt_oss_120b.json"}
 
 
 def hf_config_of(m):
@@ -294,6 +312,8 @@ def moe_shape(cfg):
         E, f_e = cfg["num_experts"], cfg["moe_intermediate_size"]
         f_s = cfg.get("shared_expert_intermediate_size", 0)
         shared_gate = h if f_s else 0  # Qwen2-MoE's sigmoid gate of the shared expert
+    elif t == "gpt_oss":  # every layer MoE, no shared expert
+        E, f_e, f_s, shared_gate = cfg["num_local_experts"], cfg["intermediate_size"], 0, 0
     else:
         raise ValueError("model_type %r: no MoE FLOP count in run.py" % t)
     k = cfg["num_experts_per_tok"]
@@ -308,16 +328,20 @@ def moe_shape(cfg):
             dense = i in cfg.get("mlp_only_layers", []) or (i + 1) % step != 0
         else:
             dense = False
-        layers.append((attn, width, dense_ffn if dense else moe_ffn))
+        # keys per query of the causal core: s/2, or a sliding window's w (gpt-oss)
+        window = cfg.get("sliding_window") if cfg.get("layer_types", ["full"] * l)[i] == "sliding_attention" else None
+        layers.append((attn, width, dense_ffn if dense else moe_ffn, window))
     return layers, h * cfg["vocab_size"]
 
 
 def moe_flops_per_token(cfg, s):
     """6 x the matmul parameters one token uses (attention incl. MLA, router,
     top-k and shared experts, dense FFNs, LM head) + causal attention
-    3·s·a·(d_qk + d_v) per layer (Megatron-LM's count, README.md)."""
+    3·s·a·(d_qk + d_v) per layer (Megatron-LM's count, README.md), a sliding
+    window's layer 6·w·a·(d_qk + d_v)."""
     layers, head = moe_shape(cfg)
-    return sum(6 * (attn + ffn) + 3 * s * width for attn, width, ffn in layers) + 6 * head
+    return sum(6 * (attn + ffn) + 6 * (min(w, s / 2) if w else s / 2) * width
+               for attn, width, ffn, w in layers) + 6 * head
 
 
 def megatron_2024_flops_per_token(cfg, s):
@@ -368,32 +392,21 @@ def run_eval(cmd, verbose):
     return json.loads(proc.stdout), None
 
 
-# A schedule eval's PLAN flags and Megatron-LM line cannot name (DeepSeek's
-# DualPipe, priced as DualPipeV: docs/cost-model.md "DualPipeV") goes through a
-# plan document: eval builds the row's plan (with full recompute, so that the
-# layout is built whatever the memory), the runner sets the schedule and the
-# row's recompute in it, and eval --plan prices that.
-STRATEGY_CKPT = {"none": "", "full": "+ckpt", "selective": "+selckpt"}
-
-
-def run_schedule(row, args, tmpdir):
-    sched = row["plan"]["schedule"]
-    if sched not in ("dualpipev", "zbv", "zbh1", "1F1B"):
-        raise ValueError("schedule %r is not one eval's plan documents name" % sched)
-    doc, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir, args.amp_profile,
-                                     plan=plan_args(row, ckpt="full")), args.verbose)
-    if err:
-        return None, "building the plan: " + err
-    plan = doc["plan"]
-    plan["schedule"] = sched
-    for st in plan["stages"]:
-        for run in st["runs"]:
-            run["strategy"] = run["strategy"].replace("+ckpt", STRATEGY_CKPT[row["plan"]["ckpt"]])
-    path = os.path.join(tmpdir, row["id"] + ".plan.json")
-    with open(path, "w") as f:
-        json.dump({"plan": plan}, f)
-    return run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir, args.amp_profile,
-                                 plan=["--plan", path]), args.verbose)
+def run_fit_vp_group(row, args, tmpdir):
+    """A row whose plan says "vp_group": "fit" (README.md, "Llama 3 rows"): the
+    published run states that N is tunable, not its value, so the rule is what a
+    user tuning memory would do — the largest N <= PP that eval accepts, tried from
+    PP down (never chosen by time). (out, None, N, []) for the first accepted, else
+    (None, the refusal at N = PP, None, [(N, refusal) where the reason changes])."""
+    why = []
+    for n in range(row["plan"]["pp"], 0, -1):
+        out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir, args.amp_profile)
+                            + ["--vp-group", str(n)], args.verbose)
+        if not err:
+            return out, None, n, why
+        if not why or re.sub(r"[0-9.]+", "#", why[-1][1]) != re.sub(r"[0-9.]+", "#", err):
+            why.append((n, err))
+    return None, why[0][1], None, why
 
 
 def run_row(row, args, tmpdir):
@@ -410,11 +423,11 @@ def run_row(row, args, tmpdir):
         res["error"] = "not expressible: %s" % row["refused"]
         return res
     try:
-        if row["plan"].get("schedule"):
-            out, err = run_schedule(row, args, tmpdir)
+        if row["plan"].get("vp_group") == "fit":
+            out, err, res["vp_group"], res["vp_group_tried"] = run_fit_vp_group(row, args, tmpdir)
         else:
-            out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir, args.amp_profile),
-                                args.verbose)
+            out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir,
+                                             args.amp_profile), args.verbose)
     except (ValueError, KeyError) as e:
         res["error"] = "runner: %s" % e
         return res
@@ -568,6 +581,20 @@ def main():
         print("%-28s %-20s %10.4g %10.4g %+8.1f %8.1f %8.1f %15s %9s %9s" % (
             r["id"], r["source"], r["measured_s"], r["predicted_s"], r["error_pct"],
             r["measured_tflops"], r["predicted_tflops"], mem, params, peer))
+
+    fit = [r for r in rows if r["plan"].get("vp_group") == "fit"]
+    if fit:  # README.md "Llama 3 rows": the largest N <= PP that fits, tried from PP down
+        print()
+        print("vp_group by the rule (the largest N <= pp that eval accepts, tried from pp down):")
+        for row in fit:
+            r = next(x for x in results if x["id"] == row["id"])
+            if r.get("vp_group"):
+                print("  %-26s N = %d" % (r["id"], r["vp_group"]))
+                continue
+            print("  %-26s none of N = %d .. 1 fits:" % (r["id"], row["plan"]["pp"]))
+            for n, err in r.get("vp_group_tried", []):
+                print("  %-26s   N = %d%s: %s" % ("", n, " and below" if n < row["plan"]["pp"] else "",
+                                                  err))
 
     gaps = [r for r in results if r.get("unmodelled")]
     if gaps:  # evaluated, but with parts of the run eval cannot express (rows.json "unmodelled")

@@ -107,6 +107,32 @@ enum { TSL_STREAM_COMPUTE = 0, TSL_STREAM_COMM = 1 };
  * between device buffers. */
 typedef enum tsl_copy_dir { TSL_COPY_H2D = 0, TSL_COPY_D2H, TSL_COPY_D2D } tsl_copy_dir_t;
 
+/* How a MoE router scores, chooses and weighs (model.h "Routing"; moe_topk below).
+ * NULL where an op takes one: softmax, the top k of the scores, weighed by them. */
+#define TSL_MOE_MAX_GROUPS 64 /* the most expert groups a group-limited router has */
+
+typedef struct tsl_moe_route {
+    bool sigmoid;          /* scores σ(logit) per expert (DeepSeek-V3), else the softmax */
+    const tsl_buf_t *bias; /* E (act dtype) added to the scores to choose, never to weigh
+                              (DeepSeek-V3's score correction); NULL: none */
+    int groups;            /* > 1: group-limited choice over `groups` equal groups (at
+                              most TSL_MOE_MAX_GROUPS) */
+    int topk_groups;       /* the groups a token's experts come from */
+    bool norm;             /* the k weights divided by their sum (norm_topk_prob) */
+    float scale;           /* the weights times scale (routed_scaling_factor); 0 means 1 */
+} tsl_moe_route_t;
+
+/* Rotary position embedding over strided heads (rope below): rows (tokens, row t at
+ * position t mod seq), heads of dim (even) values; head b of row t at x[t·ldx + b·xs]
+ * and y[t·ldy + b·ys]. xs 0: every head reads the same values (a key shared by the
+ * heads); ys 0: the heads' rotations are summed into y (that key's gradient). */
+typedef struct tsl_rope {
+    int rows, heads, dim, seq;
+    int ldx, xs, ldy, ys;
+    float base;   /* θ_i = position · base^(−2i/dim) */
+    bool inverse; /* rotate by −θ: the backward */
+} tsl_rope_t;
+
 typedef struct tsl_devops tsl_devops_t;
 typedef struct tsl_event tsl_event_t;
 
@@ -177,6 +203,24 @@ struct tsl_devops {
                              int group, int q0, int window, tsl_err_t *err);
     int (*softmax_bwd)(tsl_devops_t *o, const tsl_buf_t *y, const tsl_buf_t *dy, tsl_buf_t *dx,
                        int rows, int cols, tsl_err_t *err);
+    /* Rotary position embedding (RoFormer, Su et al. 2021), the rotate-half pairing of
+     * the Llama/DeepSeek modeling code: element i < dim/2 of a head pairs with
+     * i + dim/2, (a, b) → (a·cos θ_i − b·sin θ_i, b·cos θ_i + a·sin θ_i), as tsl_rope_t
+     * lays out; in place (x = y, the same strides) allowed. Shapes checked alike on
+     * every implementation (tsl_devops_check_rope). */
+    int (*rope)(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, const tsl_rope_t *r,
+                tsl_err_t *err);
+    /* Column blocks between strided layouts: y[r·ldy + b·ys + c] = x[r·ldx + b·xs + c]
+     * for r < rows, b < batch, c < cols (no two (r, b, c) may write one element). */
+    int (*copy2d)(tsl_devops_t *o, const tsl_buf_t *x, int ldx, int xs, tsl_buf_t *y, int ldy,
+                  int ys, int rows, int batch, int cols, tsl_err_t *err);
+    /* A sigmoid gate per row (Qwen2-MoE's shared expert): gate (F32 rows) = σ(logit)
+     * (logit: act dtype, rows), y (rows × cols) = gate[r] · x[r]. bwd: dx = gate[r] ·
+     * dy[r], dlogit[r] (act) = gate(1 − gate) · (dy[r] · x[r]). */
+    int (*gate_fwd)(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *logit, tsl_buf_t *gate,
+                    tsl_buf_t *y, int rows, int cols, tsl_err_t *err);
+    int (*gate_bwd)(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *gate, const tsl_buf_t *dy,
+                    tsl_buf_t *dx, tsl_buf_t *dlogit, int rows, int cols, tsl_err_t *err);
     /* y += alpha · x (n = x->n = y->n). */
     int (*axpy)(tsl_devops_t *o, float alpha, const tsl_buf_t *x, tsl_buf_t *y, tsl_err_t *err);
     int (*scale)(tsl_devops_t *o, float alpha, tsl_buf_t *x, tsl_err_t *err);
@@ -219,11 +263,18 @@ struct tsl_devops {
                  int v0, float scale, tsl_buf_t *loss, tsl_err_t *err);
     /* ---- mixture of experts: routing, dispatch and combine (exec_moe.c) ----
      * moe_topk: per row (token) of the router's logits (rows × E, act dtype), probs
-     * (F32 rows × E) = their softmax, in F32; idx (I32 rows × k) the experts of the k
-     * largest probabilities, largest first, a tie going to the lower expert; w (F32
-     * rows × k) those probabilities. 1 ≤ k ≤ E.
-     * moe_topk_bwd: dlogits (rows × E, act dtype) = P ⊙ (dP − Σ_e P·dP), dP the
-     * selected probabilities' gradient dw (F32 rows × k) at idx and 0 elsewhere.
+     * (F32 rows × E) = their scores, in F32: the softmax over the row, or with
+     * rt->sigmoid σ of each; idx (I32 rows × k) the k experts of the largest scores
+     * (plus rt->bias when given), largest first, a tie going to the lower expert —
+     * with rt->groups > 1 only from the rt->topk_groups best groups (E/groups
+     * consecutive experts each, scored by their best, or with a bias their two best
+     * summed; a tie to the lower group); w (F32 rows × k) their scores, divided by
+     * their sum when rt->norm, times rt->scale. rt NULL: softmax, top k, w = the
+     * probabilities. 1 ≤ k ≤ E (≤ topk_groups·E/groups).
+     * moe_topk_bwd (the same rt, bias and groups unused): dlogits (rows × E, act
+     * dtype) from dw (F32 rows × k): the scores' gradient dS (0 off idx; at idx
+     * scale·dw, or normalised scale/Σ·(dw − Σ_j dw_j·s_j/Σ)), then through the
+     * softmax, P ⊙ (dS − Σ_e P·dS), or the sigmoid, dS·σ(1 − σ).
      * moe_sort: the n routed copies (copy c goes to expert idx[c], I32) in expert-major
      * order, stable (by expert, then copy): order (I32 n) lists the copies, pos (I32 n)
      * is its inverse (pos[order[p]] = p), counts (F32 E) the copies of each expert. With
@@ -236,11 +287,12 @@ struct tsl_devops {
      * rows_dot: out[c] (F32) = x[c / k] · y[pos[c]] (cols wide) for c < n: a combine
      * weight's gradient. Both take a dropped copy (pos −1) as a zero row. Shapes are checked (tsl_devops_check_moe); indices out of
      * range are an error on cpu, skipped on cuda. */
-    int (*moe_topk)(tsl_devops_t *o, const tsl_buf_t *logits, tsl_buf_t *probs, tsl_buf_t *idx,
-                    tsl_buf_t *w, int rows, int experts, int k, tsl_err_t *err);
+    int (*moe_topk)(tsl_devops_t *o, const tsl_buf_t *logits, const tsl_moe_route_t *rt,
+                    tsl_buf_t *probs, tsl_buf_t *idx, tsl_buf_t *w, int rows, int experts, int k,
+                    tsl_err_t *err);
     int (*moe_topk_bwd)(tsl_devops_t *o, const tsl_buf_t *probs, const tsl_buf_t *idx,
-                        const tsl_buf_t *dw, tsl_buf_t *dlogits, int rows, int experts, int k,
-                        tsl_err_t *err);
+                        const tsl_buf_t *dw, const tsl_moe_route_t *rt, tsl_buf_t *dlogits,
+                        int rows, int experts, int k, tsl_err_t *err);
     int (*moe_sort)(tsl_devops_t *o, const tsl_buf_t *idx, tsl_buf_t *order, tsl_buf_t *pos,
                     tsl_buf_t *counts, int n, int experts, int cap, tsl_err_t *err);
     int (*gather_rows)(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *idx, int div,
@@ -303,8 +355,21 @@ int tsl_devops_check_softmax_chunk(const tsl_buf_t *x, const tsl_buf_t *y, int r
 typedef struct tsl_moe_args {
     const tsl_buf_t *x, *y, *idx, *order, *pos, *probs, *w, *counts, *out;
     int rows, cols, experts, k, n, div;
+    const tsl_moe_route_t *rt; /* moe_topk, moe_topk_bwd: groups and bias checked */
 } tsl_moe_args_t;
 int tsl_devops_check_moe(const char *op, const tsl_moe_args_t *a, tsl_err_t *err);
+
+/* rope, copy2d, gate_fwd and gate_bwd's arguments, the same on every implementation:
+ * 0, or -1 with TSL_E_INVALID naming the op and what does not fit (an odd dim, a
+ * stride that overlaps, a buffer too short). gate: x, y or dx, dy rows × cols; logit
+ * or dlogit and gate rows (NULL: not checked). */
+int tsl_devops_check_rope(const tsl_buf_t *x, const tsl_buf_t *y, const tsl_rope_t *r,
+                          tsl_err_t *err);
+int tsl_devops_check_copy2d(const tsl_buf_t *x, int ldx, int xs, const tsl_buf_t *y, int ldy,
+                            int ys, int rows, int batch, int cols, tsl_err_t *err);
+int tsl_devops_check_gate(const char *op, const tsl_buf_t *x, const tsl_buf_t *logit,
+                          const tsl_buf_t *gate, const tsl_buf_t *y, int rows, int cols,
+                          tsl_err_t *err);
 
 /* By name: "cpu" or "cuda". */
 int tsl_devops_create(const char *name, int device, uint64_t limit_bytes, tsl_devops_t **out,

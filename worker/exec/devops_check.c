@@ -34,8 +34,15 @@ static const char *topk_misfit(const tsl_moe_args_t *a, bool bwd)
 {
     size_t r = (size_t)a->rows, E = (size_t)a->experts, k = (size_t)a->k;
     const char *bad;
+    const tsl_moe_route_t *rt = a->rt;
     if (a->k < 1 || a->k > a->experts || a->rows < 0)
         return "k";
+    if (rt && rt->groups > 1 &&
+        (rt->groups > TSL_MOE_MAX_GROUPS || a->experts % rt->groups || rt->topk_groups < 1 ||
+         rt->topk_groups > rt->groups || a->k > rt->topk_groups * (a->experts / rt->groups)))
+        return "groups";
+    if (rt && rt->bias && !bwd && (bad = short_of(rt->bias, E, DT_ACT, "bias")))
+        return bad;
     if ((bad = short_of(a->probs, r * E, TSL_DT_F32, "probs")) ||
         (bad = short_of(a->idx, r * k, TSL_DT_I32, "idx")) ||
         (bad = short_of(a->w, r * k, TSL_DT_F32, bwd ? "dw" : "w")))
@@ -101,4 +108,72 @@ int tsl_devops_check_moe(const char *op, const tsl_moe_args_t *a, tsl_err_t *err
     return tsl_err_setc(err, TSL_E_INVALID,
                         "%s: %s does not fit (rows %d, cols %d, experts %d, k %d, n %d, div %d)",
                         op, bad, a->rows, a->cols, a->experts, a->k, a->n, a->div);
+}
+
+/* A strided operand: `rows` rows `ld` apart of `n` blocks `s` apart, `w` wide, in b. */
+static bool strided_fits(const tsl_buf_t *b, int rows, int ld, int n, int s, int w)
+{
+    if (rows == 0 || n == 0)
+        return true;
+    size_t need = (size_t)(rows - 1) * (size_t)ld + (size_t)(n - 1) * (size_t)s + (size_t)w;
+    return b && b->n >= need && (b->dt == TSL_DT_F32 || b->dt == TSL_DT_BF16);
+}
+
+int tsl_devops_check_rope(const tsl_buf_t *x, const tsl_buf_t *y, const tsl_rope_t *r,
+                          tsl_err_t *err)
+{
+    const char *bad = NULL;
+    if (r->rows < 0 || r->heads < 1 || r->dim < 2 || r->dim % 2 || r->seq < 1 || !(r->base > 0))
+        bad = "rows, heads, an even dim, seq or base";
+    else if (r->xs < 0 || r->ys < 0 || (r->ys && r->ys < r->dim) ||
+             r->ldx < (r->heads - 1) * r->xs + r->dim || r->ldy < (r->heads - 1) * r->ys + r->dim)
+        bad = "a stride";
+    else if (!strided_fits(x, r->rows, r->ldx, r->heads, r->xs, r->dim))
+        bad = "x";
+    else if (!strided_fits(y, r->rows, r->ldy, r->ys ? r->heads : 1, r->ys, r->dim) ||
+             y->dt != x->dt)
+        bad = "y";
+    if (!bad)
+        return 0;
+    return tsl_err_setc(err, TSL_E_INVALID,
+                        "rope: %s does not fit (rows %d, heads %d, dim %d, seq %d, x %d/%d, "
+                        "y %d/%d)",
+                        bad, r->rows, r->heads, r->dim, r->seq, r->ldx, r->xs, r->ldy, r->ys);
+}
+
+int tsl_devops_check_copy2d(const tsl_buf_t *x, int ldx, int xs, const tsl_buf_t *y, int ldy,
+                            int ys, int rows, int batch, int cols, tsl_err_t *err)
+{
+    const char *bad = NULL;
+    if (rows < 0 || batch < 0 || cols < 1 || xs < 0 || ys < 0)
+        bad = "rows, batch, cols or a stride";
+    else if ((batch > 1 && ys < cols) || ldy < (batch ? batch - 1 : 0) * ys + cols ||
+             ldx < (batch ? batch - 1 : 0) * xs + cols)
+        bad = "a stride (blocks overlap)";
+    else if (!strided_fits(x, rows, ldx, batch, xs, cols))
+        bad = "x";
+    else if (!strided_fits(y, rows, ldy, batch, ys, cols) || y->dt != x->dt)
+        bad = "y";
+    if (!bad)
+        return 0;
+    return tsl_err_setc(err, TSL_E_INVALID,
+                        "copy2d: %s does not fit (rows %d, batch %d, cols %d, x %d/%d, y %d/%d)",
+                        bad, rows, batch, cols, ldx, xs, ldy, ys);
+}
+
+int tsl_devops_check_gate(const char *op, const tsl_buf_t *x, const tsl_buf_t *logit,
+                          const tsl_buf_t *gate, const tsl_buf_t *y, int rows, int cols,
+                          tsl_err_t *err)
+{
+    size_t r = rows > 0 ? (size_t)rows : 0, c = cols > 0 ? (size_t)cols : 0;
+    const char *bad = NULL;
+    if (rows < 0 || cols < 1)
+        bad = "rows or cols";
+    else if (!(bad = short_of(x, r * c, DT_ACT, "x")) && !(bad = short_of(y, r * c, DT_ACT, "y")) &&
+             !(gate && (bad = short_of(gate, r, TSL_DT_F32, "gate"))))
+        bad = logit ? short_of(logit, r, DT_ACT, "logit") : NULL;
+    if (!bad)
+        return 0;
+    return tsl_err_setc(err, TSL_E_INVALID, "%s: %s does not fit (rows %d, cols %d)", op, bad, rows,
+                        cols);
 }

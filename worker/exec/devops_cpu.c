@@ -611,6 +611,55 @@ static int cpu_copy_bytes(tsl_devops_t *o, tsl_copy_dir_t dir, void *dst, const 
     return 0;
 }
 
+/* Rotary embedding (devops.h rope): angles in double, rows in order; with ys 0 the
+ * heads' rotations summed in head order. */
+static int cpu_rope(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, const tsl_rope_t *r,
+                    tsl_err_t *err)
+{
+    (void)o;
+    if (tsl_devops_check_rope(x, y, r, err))
+        return -1;
+    int half = r->dim / 2;
+    for (int t = 0; t < r->rows; t++) {
+        double pos = (double)(t % r->seq);
+        for (int i = 0; i < half; i++) {
+            double th = pos * pow((double)r->base, -2.0 * i / r->dim);
+            double cs = cos(th), sn = r->inverse ? -sin(th) : sin(th), sa = 0, sb = 0;
+            for (int b = 0; b < r->heads; b++) {
+                const float *xh = CF(x) + (size_t)t * r->ldx + (size_t)b * r->xs;
+                double a = xh[i], c = xh[i + half];
+                double ra = a * cs - c * sn, rb = c * cs + a * sn;
+                if (r->ys == 0) {
+                    sa += ra, sb += rb;
+                    continue;
+                }
+                float *yh = F(y) + (size_t)t * r->ldy + (size_t)b * r->ys;
+                yh[i] = (float)ra;
+                yh[i + half] = (float)rb;
+            }
+            if (r->ys == 0) {
+                float *yh = F(y) + (size_t)t * r->ldy;
+                yh[i] = (float)sa;
+                yh[i + half] = (float)sb;
+            }
+        }
+    }
+    return 0;
+}
+
+static int cpu_copy2d(tsl_devops_t *o, const tsl_buf_t *x, int ldx, int xs, tsl_buf_t *y, int ldy,
+                      int ys, int rows, int batch, int cols, tsl_err_t *err)
+{
+    (void)o;
+    if (tsl_devops_check_copy2d(x, ldx, xs, y, ldy, ys, rows, batch, cols, err))
+        return -1;
+    for (int r = 0; r < rows; r++)
+        for (int b = 0; b < batch; b++)
+            memmove(F(y) + (size_t)r * ldy + (size_t)b * ys,
+                    CF(x) + (size_t)r * ldx + (size_t)b * xs, (size_t)cols * sizeof(float));
+    return 0;
+}
+
 static void cpu_destroy(tsl_devops_t *o)
 {
     if (!o)
@@ -645,6 +694,10 @@ static const tsl_devops_t cpu_table = {
     .softmax_fwd = cpu_softmax_fwd,
     .softmax_chunk_fwd = cpu_softmax_chunk_fwd,
     .softmax_bwd = cpu_softmax_bwd,
+    .rope = cpu_rope,
+    .copy2d = cpu_copy2d,
+    .gate_fwd = tsl_cpu_gate_fwd,
+    .gate_bwd = tsl_cpu_gate_bwd,
     .axpy = cpu_axpy,
     .scale = cpu_scale,
     .add_bias = cpu_add_bias,

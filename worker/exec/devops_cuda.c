@@ -438,6 +438,24 @@ static void cu_host_free(tsl_devops_t *o, void *p)
         cudaFreeHost(p);
 }
 
+static int cu_rope(tsl_devops_t *o, const tsl_buf_t *x, tsl_buf_t *y, const tsl_rope_t *r,
+                   tsl_err_t *err)
+{
+    if (tsl_devops_check_rope(x, y, r, err))
+        return -1;
+    return kerr(tsl_xk_rope(x->ptr, y->ptr, (int)y->dt, r, S(o)), "rope", err);
+}
+
+static int cu_copy2d(tsl_devops_t *o, const tsl_buf_t *x, int ldx, int xs, tsl_buf_t *y, int ldy,
+                     int ys, int rows, int batch, int cols, tsl_err_t *err)
+{
+    if (tsl_devops_check_copy2d(x, ldx, xs, y, ldy, ys, rows, batch, cols, err))
+        return -1;
+    return kerr(
+        tsl_xk_copy2d(x->ptr, ldx, xs, y->ptr, ldy, ys, (int)y->dt, rows, batch, cols, S(o)),
+        "copy2d", err);
+}
+
 static int cu_copy_bytes(tsl_devops_t *o, tsl_copy_dir_t dir, void *dst, const void *src,
                          size_t bytes, int stream, tsl_err_t *err)
 {
@@ -491,6 +509,10 @@ static const tsl_devops_t cuda_table = {
     .softmax_fwd = cu_softmax_fwd,
     .softmax_chunk_fwd = cu_softmax_chunk_fwd,
     .softmax_bwd = cu_softmax_bwd,
+    .rope = cu_rope,
+    .copy2d = cu_copy2d,
+    .gate_fwd = tsl_cuda_gate_fwd,
+    .gate_bwd = tsl_cuda_gate_bwd,
     .axpy = cu_axpy,
     .scale = cu_scale,
     .add_bias = cu_add_bias,

@@ -606,66 +606,124 @@ extern "C" int tsl_xk_sgd(void *p, const void *g, float *master, size_t n, float
  * cpu ops'), elementwise row gathers and sums, a block per copy for rows_dot. Indices
  * out of range are skipped. ---- */
 
-__global__ static void k_moe_topk(const void *x, int dt, float *p, int32_t *idx, float *w, int rows,
-                                  int E, int k)
+/* Expert e's choice score: its score plus its correction bias, if any. */
+__device__ static float choice_of(const float *pr, const void *bias, int dt, int e)
+{
+    return pr[e] + (bias ? ld(bias, dt, (size_t)e) : 0.0f);
+}
+
+__global__ static void k_moe_topk(const void *x, int dt, const void *bias, float *p, int32_t *idx,
+                                  float *w, int rows, int E, int k, int sigmoid, int groups,
+                                  int topk_groups, int norm, float scale)
 {
     GRID_LOOP(r, (size_t)rows)
     {
-        float *pr = p + r * E, mx = -INFINITY, s = 0;
-        for (int e = 0; e < E; e++)
-            mx = fmaxf(mx, ld(x, dt, r * E + e));
-        for (int e = 0; e < E; e++)
-            s += expf(ld(x, dt, r * E + e) - mx);
-        for (int e = 0; e < E; e++)
-            pr[e] = expf(ld(x, dt, r * E + e) - mx) / s;
+        float *pr = p + r * E;
+        if (sigmoid) {
+            for (int e = 0; e < E; e++)
+                pr[e] = 1.0f / (1.0f + expf(-ld(x, dt, r * E + e)));
+        } else {
+            float mx = -INFINITY, s = 0;
+            for (int e = 0; e < E; e++)
+                mx = fmaxf(mx, ld(x, dt, r * E + e));
+            for (int e = 0; e < E; e++)
+                s += expf(ld(x, dt, r * E + e) - mx);
+            for (int e = 0; e < E; e++)
+                pr[e] = expf(ld(x, dt, r * E + e) - mx) / s;
+        }
+        /* group-limited: the topk_groups best groups, each by its best (or two best
+         * summed with a bias); a tie to the lower group */
+        bool taken_g[TSL_MOE_MAX_GROUPS];
+        int per = groups > 1 ? E / groups : E;
+        for (int g = 0; g < groups && g < TSL_MOE_MAX_GROUPS; g++)
+            taken_g[g] = groups <= 1;
+        for (int j = 0; groups > 1 && j < topk_groups; j++) {
+            int bestg = -1;
+            float bests = 0;
+            for (int g = 0; g < groups; g++) {
+                if (taken_g[g])
+                    continue;
+                float b1 = -INFINITY, b2 = -INFINITY;
+                for (int e = g * per; e < (g + 1) * per; e++) {
+                    float c = choice_of(pr, bias, dt, e);
+                    if (c > b1)
+                        b2 = b1, b1 = c;
+                    else if (c > b2)
+                        b2 = c;
+                }
+                float gs = bias && per > 1 ? b1 + b2 : b1;
+                if (bestg < 0 || gs > bests)
+                    bestg = g, bests = gs;
+            }
+            taken_g[bestg] = true;
+        }
         int32_t *id = idx + r * k;
+        float sum = 0;
         for (int j = 0; j < k; j++) {
             int best = -1;
+            float bc = 0;
             for (int e = 0; e < E; e++) {
-                bool taken = false;
+                bool taken = groups > 1 && !taken_g[e / per];
                 for (int i = 0; i < j; i++)
                     taken = taken || id[i] == e;
-                if (!taken && (best < 0 || pr[e] > pr[best]))
-                    best = e;
+                float c = choice_of(pr, bias, dt, e);
+                if (!taken && (best < 0 || c > bc))
+                    best = e, bc = c;
             }
             id[j] = best;
-            w[r * k + j] = pr[best];
+            sum += pr[best];
         }
+        for (int j = 0; j < k; j++)
+            w[r * k + j] = norm ? scale * pr[id[j]] / sum : scale * pr[id[j]];
     }
 }
 
-extern "C" int tsl_xk_moe_topk(const void *logits, int dt, float *probs, int32_t *idx, float *w,
-                               int rows, int experts, int k, void *s)
+extern "C" int tsl_xk_moe_topk(const void *logits, int dt, const void *bias, float *probs,
+                               int32_t *idx, float *w, int rows, int experts, int k, int sigmoid,
+                               int groups, int topk_groups, int norm, float scale, void *s)
 {
-    k_moe_topk<<<blocks((size_t)rows), NT, 0, (cudaStream_t)s>>>(logits, dt, probs, idx, w, rows,
-                                                                 experts, k);
+    k_moe_topk<<<blocks((size_t)rows), NT, 0, (cudaStream_t)s>>>(logits, dt, bias, probs, idx, w,
+                                                                 rows, experts, k, sigmoid, groups,
+                                                                 topk_groups, norm, scale);
     return done();
 }
 
+/* The chosen score j's gradient from dw (devops.h moe_topk_bwd). */
+__device__ static float dscore(const float *dw, int j, float sum, float dot, int norm, float scale)
+{
+    return norm ? scale / sum * (dw[j] - dot / sum) : scale * dw[j];
+}
+
 __global__ static void k_moe_topk_bwd(const float *p, const int32_t *idx, const float *dw, void *dl,
-                                      int dt, int rows, int E, int k)
+                                      int dt, int rows, int E, int k, int sigmoid, int norm,
+                                      float scale)
 {
     GRID_LOOP(r, (size_t)rows)
     {
         const int32_t *id = idx + r * k;
-        float s = 0;
+        const float *pr = p + r * E, *d = dw + r * k;
+        float sum = 0, dot = 0, s = 0;
         for (int j = 0; j < k; j++)
             if (id[j] >= 0 && id[j] < E)
-                s += p[r * E + id[j]] * dw[r * k + j];
+                sum += pr[id[j]], dot += d[j] * pr[id[j]];
+        for (int j = 0; j < k; j++)
+            if (id[j] >= 0 && id[j] < E)
+                s += pr[id[j]] * dscore(d, j, sum, dot, norm, scale);
         for (int e = 0; e < E; e++) {
-            float dp = 0;
+            float ds = 0;
             for (int j = 0; j < k; j++)
-                dp = id[j] == e ? dw[r * k + j] : dp;
-            st(dl, dt, r * E + e, p[r * E + e] * (dp - s));
+                ds = id[j] == e ? dscore(d, j, sum, dot, norm, scale) : ds;
+            st(dl, dt, r * E + e, sigmoid ? ds * pr[e] * (1.0f - pr[e]) : pr[e] * (ds - s));
         }
     }
 }
 
 extern "C" int tsl_xk_moe_topk_bwd(const float *probs, const int32_t *idx, const float *dw,
-                                   void *dlogits, int dt, int rows, int experts, int k, void *s)
+                                   void *dlogits, int dt, int rows, int experts, int k, int sigmoid,
+                                   int norm, float scale, void *s)
 {
-    k_moe_topk_bwd<<<blocks((size_t)rows), NT, 0, (cudaStream_t)s>>>(probs, idx, dw, dlogits, dt,
-                                                                     rows, experts, k);
+    k_moe_topk_bwd<<<blocks((size_t)rows), NT, 0, (cudaStream_t)s>>>(
+        probs, idx, dw, dlogits, dt, rows, experts, k, sigmoid, norm, scale);
     return done();
 }
 
@@ -777,5 +835,114 @@ extern "C" int tsl_xk_rows_dot(const void *x, const void *y, size_t yrows, const
 {
     if (n > 0)
         k_rows_dot<<<n, NT, 0, (cudaStream_t)s>>>(x, y, yrows, pos, out, dt, k, cols);
+    return done();
+}
+
+/* ---- latent attention (devops.h rope, copy2d) and the shared experts' gate ---- */
+
+/* A thread per (row, pair): the pair of every head, its angle in double; ys 0 sums
+ * the heads in order. */
+__global__ static void k_rope(const void *x, void *y, int dt, tsl_rope_t r)
+{
+    int half = r.dim / 2;
+    GRID_LOOP(i, (size_t)r.rows * half)
+    {
+        size_t t = i / half;
+        int c = (int)(i % half);
+        double th = (double)(t % r.seq) * pow((double)r.base, -2.0 * c / r.dim), sn, cs;
+        sincos(th, &sn, &cs);
+        sn = r.inverse ? -sn : sn;
+        float sa = 0, sb = 0;
+        for (int b = 0; b < r.heads; b++) {
+            size_t xo = t * r.ldx + (size_t)b * r.xs;
+            float a = ld(x, dt, xo + c), e = ld(x, dt, xo + c + half);
+            float ra = (float)(a * cs - e * sn), rb = (float)(e * cs + a * sn);
+            if (r.ys == 0) {
+                sa += ra, sb += rb;
+                continue;
+            }
+            size_t yo = t * r.ldy + (size_t)b * r.ys;
+            st(y, dt, yo + c, ra);
+            st(y, dt, yo + c + half, rb);
+        }
+        if (r.ys == 0) {
+            st(y, dt, t * r.ldy + c, sa);
+            st(y, dt, t * r.ldy + c + half, sb);
+        }
+    }
+}
+
+extern "C" int tsl_xk_rope(const void *x, void *y, int dt, const tsl_rope_t *r, void *s)
+{
+    size_t n = (size_t)r->rows * (r->dim / 2);
+    if (n)
+        k_rope<<<blocks(n), NT, 0, (cudaStream_t)s>>>(x, y, dt, *r);
+    return done();
+}
+
+__global__ static void k_copy2d(const void *x, int ldx, int xs, void *y, int ldy, int ys, int dt,
+                                int batch, int cols, size_t n)
+{
+    GRID_LOOP(i, n)
+    {
+        size_t r = i / ((size_t)batch * cols), b = i / cols % batch, c = i % cols;
+        st(y, dt, r * ldy + b * ys + c, ld(x, dt, r * ldx + b * xs + c));
+    }
+}
+
+extern "C" int tsl_xk_copy2d(const void *x, int ldx, int xs, void *y, int ldy, int ys, int dt,
+                             int rows, int batch, int cols, void *s)
+{
+    size_t n = (size_t)rows * batch * cols;
+    if (n)
+        k_copy2d<<<blocks(n), NT, 0, (cudaStream_t)s>>>(x, ldx, xs, y, ldy, ys, dt, batch, cols, n);
+    return done();
+}
+
+__global__ static void k_gate_fwd(const void *x, const void *logit, float *gate, void *y, int dt,
+                                  int cols, size_t n)
+{
+    GRID_LOOP(i, n)
+    {
+        size_t r = i / cols;
+        float g = 1.0f / (1.0f + expf(-ld(logit, dt, r)));
+        if (i % cols == 0)
+            gate[r] = g;
+        st(y, dt, i, g * ld(x, dt, i));
+    }
+}
+
+extern "C" int tsl_xk_gate_fwd(const void *x, const void *logit, float *gate, void *y, int dt,
+                               int rows, int cols, void *s)
+{
+    size_t n = (size_t)rows * cols;
+    if (n)
+        k_gate_fwd<<<blocks(n), NT, 0, (cudaStream_t)s>>>(x, logit, gate, y, dt, cols, n);
+    return done();
+}
+
+/* A block per row: dx = g·dy, the row's dy·x summed for dlogit. */
+__global__ static void k_gate_bwd(const void *x, const float *gate, const void *dy, void *dx,
+                                  void *dlogit, int dt, int cols)
+{
+    __shared__ float sh[NT / 32];
+    size_t r = blockIdx.x;
+    float g = gate[r], v = 0;
+    for (int c = threadIdx.x; c < cols; c += NT) {
+        size_t i = r * cols + c;
+        float d = ld(dy, dt, i);
+        v += d * ld(x, dt, i);
+        st(dx, dt, i, g * d);
+    }
+    v = block_sum(v, sh);
+    if (threadIdx.x == 0)
+        st(dlogit, dt, r, g * (1.0f - g) * v);
+}
+
+extern "C" int tsl_xk_gate_bwd(const void *x, const float *gate, const void *dy, void *dx,
+                               void *dlogit, int dt, int rows, int cols, void *s)
+{
+    if (rows > 0)
+        k_gate_bwd<<<rows, NT, 0, (cudaStream_t)s>>>(x, gate, dy, dx, dlogit, dt, cols);
     return done();
 }

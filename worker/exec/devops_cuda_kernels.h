@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "devops.h"
+
 /* Floats of workspace the column reductions (layernorm and bias gradients) need. */
 #define TSL_K_COLSUM_WS ((size_t)4 << 20)
 
@@ -58,10 +60,12 @@ int tsl_xk_vxent(const void *y, const int32_t *t, const float *mxs, int parts, c
                  float *loss, void *st);
 /* mixture of experts (devops.h moe_*, gather_rows, scatter_add_rows, rows_dot); x, y,
  * logits and dlogits are of dtype dt; xrows / yrows bound the indices followed. */
-int tsl_xk_moe_topk(const void *logits, int dt, float *probs, int32_t *idx, float *w, int rows,
-                    int experts, int k, void *st);
+int tsl_xk_moe_topk(const void *logits, int dt, const void *bias, float *probs, int32_t *idx,
+                    float *w, int rows, int experts, int k, int sigmoid, int groups,
+                    int topk_groups, int norm, float scale, void *st);
 int tsl_xk_moe_topk_bwd(const float *probs, const int32_t *idx, const float *dw, void *dlogits,
-                        int dt, int rows, int experts, int k, void *st);
+                        int dt, int rows, int experts, int k, int sigmoid, int norm, float scale,
+                        void *st);
 int tsl_xk_moe_sort(const int32_t *idx, int32_t *order, int32_t *pos, float *counts, int n,
                     int experts, int cap, void *st);
 int tsl_xk_gather_rows(const void *x, size_t xrows, const int32_t *idx, int div, const float *scale,
@@ -70,6 +74,15 @@ int tsl_xk_scatter_add_rows(const void *x, size_t xrows, const int32_t *pos, con
                             void *y, int dt, int rows, int k, int cols, void *st);
 int tsl_xk_rows_dot(const void *x, const void *y, size_t yrows, const int32_t *pos, float *out,
                     int dt, int n, int k, int cols, void *st);
+/* latent attention's rotary embedding and strided copies, the shared experts' gate
+ * (devops.h rope, copy2d, gate_fwd, gate_bwd); buffers of dtype dt, gate float */
+int tsl_xk_rope(const void *x, void *y, int dt, const tsl_rope_t *r, void *st);
+int tsl_xk_copy2d(const void *x, int ldx, int xs, void *y, int ldy, int ys, int dt, int rows,
+                  int batch, int cols, void *st);
+int tsl_xk_gate_fwd(const void *x, const void *logit, float *gate, void *y, int dt, int rows,
+                    int cols, void *st);
+int tsl_xk_gate_bwd(const void *x, const float *gate, const void *dy, void *dx, void *dlogit,
+                    int dt, int rows, int cols, void *st);
 int tsl_xk_adam(void *p, const void *g, float *master, float *m, float *v, size_t n, float lr,
                 float b1, float b2, float eps, float c1, float c2, void *st);
 int tsl_xk_sgd(void *p, const void *g, float *master, size_t n, float lr, void *st);

@@ -21,21 +21,32 @@ static void *stream_of(tsl_devops_t *o)
     return o->stream(o, TSL_STREAM_COMPUTE);
 }
 
-int tsl_cuda_moe_topk(tsl_devops_t *o, const tsl_buf_t *logits, tsl_buf_t *probs, tsl_buf_t *idx,
-                      tsl_buf_t *w, int rows, int experts, int k, tsl_err_t *err)
+int tsl_cuda_moe_topk(tsl_devops_t *o, const tsl_buf_t *logits, const tsl_moe_route_t *rt,
+                      tsl_buf_t *probs, tsl_buf_t *idx, tsl_buf_t *w, int rows, int experts, int k,
+                      tsl_err_t *err)
 {
-    tsl_moe_args_t a = {
-        .x = logits, .probs = probs, .idx = idx, .w = w, .rows = rows, .experts = experts, .k = k};
+    tsl_moe_args_t a = {.x = logits,
+                        .probs = probs,
+                        .idx = idx,
+                        .w = w,
+                        .rows = rows,
+                        .experts = experts,
+                        .k = k,
+                        .rt = rt};
     if (tsl_devops_check_moe("moe_topk", &a, err))
         return -1;
-    return kerr(tsl_xk_moe_topk(logits->ptr, (int)logits->dt, probs->ptr, idx->ptr, w->ptr, rows,
-                                experts, k, stream_of(o)),
+    tsl_moe_route_t plain = {0};
+    rt = rt ? rt : &plain;
+    return kerr(tsl_xk_moe_topk(logits->ptr, (int)logits->dt, rt->bias ? rt->bias->ptr : NULL,
+                                probs->ptr, idx->ptr, w->ptr, rows, experts, k, rt->sigmoid,
+                                rt->groups, rt->topk_groups, rt->norm,
+                                rt->scale > 0 ? rt->scale : 1.0f, stream_of(o)),
                 "moe_topk", err);
 }
 
 int tsl_cuda_moe_topk_bwd(tsl_devops_t *o, const tsl_buf_t *probs, const tsl_buf_t *idx,
-                          const tsl_buf_t *dw, tsl_buf_t *dlogits, int rows, int experts, int k,
-                          tsl_err_t *err)
+                          const tsl_buf_t *dw, const tsl_moe_route_t *rt, tsl_buf_t *dlogits,
+                          int rows, int experts, int k, tsl_err_t *err)
 {
     tsl_moe_args_t a = {.probs = probs,
                         .idx = idx,
@@ -43,11 +54,15 @@ int tsl_cuda_moe_topk_bwd(tsl_devops_t *o, const tsl_buf_t *probs, const tsl_buf
                         .y = dlogits,
                         .rows = rows,
                         .experts = experts,
-                        .k = k};
+                        .k = k,
+                        .rt = rt};
     if (tsl_devops_check_moe("moe_topk_bwd", &a, err))
         return -1;
+    tsl_moe_route_t plain = {0};
+    rt = rt ? rt : &plain;
     return kerr(tsl_xk_moe_topk_bwd(probs->ptr, idx->ptr, dw->ptr, dlogits->ptr, (int)dlogits->dt,
-                                    rows, experts, k, stream_of(o)),
+                                    rows, experts, k, rt->sigmoid, rt->norm,
+                                    rt->scale > 0 ? rt->scale : 1.0f, stream_of(o)),
                 "moe_topk_bwd", err);
 }
 
@@ -97,4 +112,26 @@ int tsl_cuda_rows_dot(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *y, c
     return kerr(tsl_xk_rows_dot(x->ptr, y->ptr, y->n / (size_t)cols, pos->ptr, out->ptr, (int)x->dt,
                                 n, k, cols, stream_of(o)),
                 "rows_dot", err);
+}
+
+int tsl_cuda_gate_fwd(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *logit, tsl_buf_t *gate,
+                      tsl_buf_t *y, int rows, int cols, tsl_err_t *err)
+{
+    if (tsl_devops_check_gate("gate_fwd", x, logit, gate, y, rows, cols, err))
+        return -1;
+    return kerr(tsl_xk_gate_fwd(x->ptr, logit->ptr, gate->ptr, y->ptr, (int)y->dt, rows, cols,
+                                stream_of(o)),
+                "gate_fwd", err);
+}
+
+int tsl_cuda_gate_bwd(tsl_devops_t *o, const tsl_buf_t *x, const tsl_buf_t *gate,
+                      const tsl_buf_t *dy, tsl_buf_t *dx, tsl_buf_t *dlogit, int rows, int cols,
+                      tsl_err_t *err)
+{
+    if (tsl_devops_check_gate("gate_bwd", x, dlogit, gate, dy, rows, cols, err) ||
+        tsl_devops_check_gate("gate_bwd", dx, NULL, NULL, dy, rows, cols, err))
+        return -1;
+    return kerr(tsl_xk_gate_bwd(x->ptr, gate->ptr, dy->ptr, dx->ptr, dlogit->ptr, (int)dy->dt, rows,
+                                cols, stream_of(o)),
+                "gate_bwd", err);
 }

@@ -26,8 +26,9 @@
  * RMSNorm (rms_norm), SwiGLU (gated_ffn: gate | up, both column-split under TP), no
  * biases (no_bias), grouped-query attention (kv_heads: K/V of kv_heads·hd each, TP
  * splitting the K/V heads too) and a causal sliding window (attn_window: query q sees
- * keys (q − w, q], masked key blocks skipped). No rotary position embedding: the
- * planner prices none (elementwise, small), so Llama runs without positions.
+ * keys (q − w, q], masked key blocks skipped). No rotary position embedding (but in
+ * latent attention): the planner prices none (elementwise, small), so Llama runs
+ * without positions.
  * Parallel blocks (parallel_block: GPT-J, NeoX, Falcon, Phi): y = x + attn(LN(x)) +
  * ffn(LN'(x)), both row-parallel outputs summed before one TP all-reduce in forward and
  * both branches' norm-output gradients in one in backward; shared_norm: LN' = LN.
@@ -49,8 +50,17 @@
  * function. A tied head (the model's tied_head) uses the embedding's table when both
  * are in one stage; in another stage it keeps a copy whose gradient the first and
  * last stages sum before the optimizer step (Megatron's embedding group; tie_color).
+ * Multi-head latent attention (DeepSeek-V2/V3's MLA, the model's kv_lora_rank;
+ * exec_mla.c): latent Q and K/V projections with their RMSNorms, RoPE on the rotary
+ * parts (a key shared by the heads), heads of qk_nope + qk_rope and v_head; the down
+ * projections replicated under TP, the up projections split by heads. Routers as
+ * the model says: sigmoid or softmax scores, a score-correction bias for the choice,
+ * group-limited choice, normalised and scaled top-k weights, a sigmoid gate on the
+ * shared experts (model.h "Routing").
+ *
  * Refused with TSL_E_UNSUPPORTED: DECODER,
- * attn_dim ≠ hidden, multi-head latent attention, a MoE layer whose experts and stage
+ * attn_dim ≠ hidden (latent attention aside), latent attention in a parallel block or
+ * with an odd RoPE width, a router with a linear bias on its logits (gpt-oss), a MoE layer whose experts and stage
  * the plan's ep does not divide or whose tokens of a micro-batch share its TP degree
  * does not split, DP mixed with SDP in one layer, neighbouring stages of different
  * device counts, a micro-batch a layer's data width does not divide, heads, K/V heads
@@ -152,6 +162,26 @@ typedef struct tsl_exec_layer {
     uint32_t experts, top_k, expert_ffn;
     uint32_t ep, ep_index, edp, edp_index;
     int32_t ep_group, edp_group;
+    /* How the router scores, chooses and weighs (the model's router_* fields, model.h
+     * "Routing"): sigmoid scores (else the softmax), a per-expert score-correction
+     * bias that chooses but does not weigh (E more parameters, never trained: no
+     * gradient), group-limited choice (router_groups > 1: the best router_topk_groups
+     * groups), the top-k weights normalised, times router_scale (0: 1); shared_gate:
+     * the shared experts' output times sigmoid(y·w_g), w_g h × 1 (Qwen2-MoE). */
+    bool router_sigmoid, router_choice_bias, router_norm, shared_gate;
+    uint32_t router_groups, router_topk_groups;
+    float router_scale;
+    /* Multi-head latent attention (the model's kv_lora_rank > 0; ENCODER or ATTENTION;
+     * DeepSeek-V2/V3; exec_mla.c): queries from a full projection (q_lora 0) or a down
+     * projection to q_lora + RMSNorm + an up projection; the KV latent of kv_lora and
+     * one rotary key of qk_rope shared by the heads from one down projection, the
+     * latent's RMSNorm and its up projection to each head's no-rope key (qk_nope) and
+     * value (v_head); RoPE (rope_base) on the queries' and the shared key's qk_rope
+     * parts; the core over heads of qk_nope + qk_rope (Q, K) and v_head (V); an output
+     * projection of heads × v_head. The down projections and latent norms replicated
+     * over TP, the up projections and heads split. kv_lora 0: ordinary attention. */
+    uint32_t q_lora, kv_lora, qk_nope, qk_rope, v_head;
+    float rope_base;
     /* The layer's layout on this rank (its strategy at the rank's place in the stage):
      * TP degree and index, data width (DP or SDP degree) and index, local samples per
      * micro-batch b = micro_batch / dw (samples [dw_index·b, (dw_index + 1)·b)), its TP

@@ -2,6 +2,8 @@
  * exec_attn.c — the attention core of the executor's attention blocks: from the
  * stashed QKV projection (T × (dl + 2·el), per row Q | K | V, query head j at column
  * j·hd of Q, K/V head k at k·hd of K and of V) to the context O (T × dl), and back,
+ * (latent attention: V and O heads of hv, not hd — T × (dl + kl·hd + kl·hv) in, T ×
+ * al·hv out),
  * batched over the local heads with the devops' strided-batched gemm. Written on the
  * device ops only, so that the cpu ops the tests run are the code the cuda ops run.
  *
@@ -32,6 +34,9 @@
  * the stash until backward, as a framework without a fused kernel does. Both modes
  * compute the same function.
  */
+#include <math.h>
+#include <string.h>
+
 #include "exec_internal.h"
 
 #define TRY(x)                                                                                     \
@@ -39,6 +44,35 @@
         if ((x))                                                                                   \
             return -1;                                                                             \
     } while (0)
+
+void tsl_exec_attn_widths(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_aw_t *w)
+{
+    memset(w, 0, sizeof(*w));
+    if (!l->heads || (l->kind != TSL_LAYER_ENCODER && l->kind != TSL_LAYER_ATTENTION))
+        return;
+    w->al = l->heads / tp;
+    if (l->kv_lora) {
+        w->kl = w->al;
+        w->hk = (size_t)l->qk_nope + l->qk_rope;
+        w->hv = l->v_head;
+    } else {
+        w->kl = (l->kv_heads ? l->kv_heads : l->heads) / tp;
+        w->hk = w->hv = l->hidden / l->heads;
+    }
+    w->qw = w->al * w->hk + w->kl * w->hk + w->kl * w->hv;
+    w->ow = w->al * w->hv;
+}
+
+tsl_exec_attn_t tsl_exec_attn_of(const tsl_exec_lctx_t *c)
+{
+    const tsl_exec_layer_t *l = c->L->d;
+    tsl_exec_aw_t w;
+    tsl_exec_attn_widths(l, l->tp, &w);
+    return (tsl_exec_attn_t){
+        c->e->dev, (int)l->b,          (int)l->seq,      (int)w.al,
+        (int)w.hk, (int)(w.al * w.hk), (int)c->L->chunk, w.hk ? 1.0f / sqrtf((float)w.hk) : 0.0f,
+        (int)w.kl, (int)l->window,     l->causal,        (int)w.hv};
+}
 
 /* Query rows per chunk, sized so that the two al × c × s buffers (P and dP) take
  * about one T × h activation of the layer: c = b·h / (2·al), rounded down to a
@@ -119,9 +153,15 @@ typedef struct chunk {
     int i, q0, c, k0, kend;
 } chunk_t;
 
+/* V and O's head width. */
+static int hv_of(const tsl_exec_attn_t *a)
+{
+    return a->hv ? a->hv : a->hd;
+}
+
 static int qkv_w(const tsl_exec_attn_t *a)
 {
-    return a->dl + 2 * a->kl * a->hd;
+    return a->dl + a->kl * a->hd + a->kl * hv_of(a);
 }
 
 static hop_t q_of(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, chunk_t k)
@@ -135,12 +175,14 @@ static hop_t kv_of(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, chunk_t k, in
 {
     int q3 = qkv_w(a);
     size_t col = (size_t)a->dl + (size_t)(which - 1) * a->kl * a->hd;
-    return (hop_t){qkv, ((size_t)k.i * a->s + k.k0) * q3 + col, q3, a->hd, true};
+    int w = which == 1 ? a->hd : hv_of(a);
+    return (hop_t){qkv, ((size_t)k.i * a->s + k.k0) * q3 + col, q3, w, true};
 }
 
 static hop_t o_of(const tsl_exec_attn_t *a, const tsl_buf_t *o, chunk_t k)
 {
-    return (hop_t){o, ((size_t)k.i * a->s + k.q0) * a->dl, a->dl, a->hd, false};
+    int ow = a->al * hv_of(a);
+    return (hop_t){o, ((size_t)k.i * a->s + k.q0) * ow, ow, hv_of(a), false};
 }
 
 static hop_t sc_of(const tsl_buf_t *w, size_t off, chunk_t k)
@@ -191,7 +233,7 @@ int tsl_exec_attn_fwd(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, const tsl_
     const tsl_buf_t *pb = a->chunk ? ws : P;
     for (chunk_t k = {0, 0, 0, 0, 0}; next_chunk(a, &k);) {
         TRY(scores(a, qkv, k, pb, p_off(a, k), err));
-        TRY(heads_mm(a, (hmm_t){false, false, k.c, a->hd, k.kend - k.k0, 1, 0},
+        TRY(heads_mm(a, (hmm_t){false, false, k.c, hv_of(a), k.kend - k.k0, 1, 0},
                      sc_of(pb, p_off(a, k), k), kv_of(a, qkv, k, 2), o_of(a, ctx, k), err));
     }
     return 0;
@@ -210,10 +252,10 @@ int tsl_exec_attn_bwd(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, const tsl_
         if (a->chunk)
             TRY(scores(a, qkv, k, pb, po, err));
         hop_t p = sc_of(pb, po, k), dp = sc_of(ws, dp_off, k), dout = o_of(a, dctx, k);
-        TRY(heads_mm(a, (hmm_t){false, true, k.c, nk, a->hd, 1, 0}, dout, kv_of(a, qkv, k, 2), dp,
-                     err));
-        TRY(heads_mm(a, (hmm_t){true, false, nk, a->hd, k.c, 1, 1}, p, dout, kv_of(a, dqkv, k, 2),
-                     err));
+        TRY(heads_mm(a, (hmm_t){false, true, k.c, nk, hv_of(a), 1, 0}, dout, kv_of(a, qkv, k, 2),
+                     dp, err));
+        TRY(heads_mm(a, (hmm_t){true, false, nk, hv_of(a), k.c, 1, 1}, p, dout,
+                     kv_of(a, dqkv, k, 2), err));
         tsl_buf_t pv = tsl_buf_view(pb, po, n), dpv = tsl_buf_view(ws, dp_off, n);
         TRY(a->dev->softmax_bwd(a->dev, &pv, &dpv, &dpv, a->al * k.c, nk, err));
         TRY(heads_mm(a, (hmm_t){false, false, k.c, a->hd, nk, a->scale, 0}, dp, kv_of(a, qkv, k, 1),

@@ -36,7 +36,7 @@ static int check_layer(const tsl_exec_layer_t *l, tsl_err_t *err)
                             "its all-to-alls need the EP group",
                             l->experts);
     if (!l->b || !l->seq || !l->hidden || l->heads % tp || kv % tp || l->ffn % tp ||
-        (l->heads && (l->hidden % l->heads || l->heads % kv)))
+        (l->heads && ((!l->kv_lora && l->hidden % l->heads) || l->heads % kv)))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "exec block: h %u, s %u, b %u, heads %u, K/V heads %u, ffn %u do not "
                             "split over tp %u",
@@ -56,12 +56,21 @@ static int alloc_ws(tsl_exec_block_t *k, tsl_err_t *err)
     bool attn = d->kind != TSL_LAYER_FFN, ffn = d->kind != TSL_LAYER_ATTENTION;
     size_t T = k->L.T, th = T * d->hidden, dl = d->hidden / d->tp, fl = d->ffn / d->tp;
     size_t q = dl + 2 * tsl_exec_kv_width(d) / d->tp, g = d->gated_ffn ? 2 : 1;
+    tsl_exec_aw_t aw;
+    tsl_exec_attn_widths(d, d->tp, &aw);
+    if (d->kv_lora)
+        q = aw.qw, dl = aw.ow;
     size_t a = zmax(attn ? T * q : 0, ffn ? T * g * fl : 0);
     size_t b = zmax(attn ? T * dl : 0, ffn && d->gated_ffn ? T * fl : 0);
     size_t c = attn ? tsl_exec_attn_ws(d, d->tp, k->L.chunk) : 0;
     size_t dd = d->parallel && !d->shared_norm ? 2 * th : th;
+    tsl_exec_ws_need_t w = {0};
+    if (d->kv_lora) /* latent attention: its own needs (exec_mla.c) */
+        tsl_exec_ws_need(d, T, k->L.chunk, &w);
+    a = zmax(a, w.a), b = zmax(b, w.b);
     if (dev->alloc(dev, &k->e.ws_a, a, adt, err) || dev->alloc(dev, &k->e.ws_b, b, adt, err) ||
         dev->alloc(dev, &k->e.ws_c, c, adt, err) || dev->alloc(dev, &k->e.ws_d, dd, adt, err) ||
+        dev->alloc(dev, &k->e.ws_l, w.l, adt, err) ||
         dev->alloc(dev, &k->e.g_mid, d->kind == TSL_LAYER_ENCODER ? th : 0, adt, err))
         return -1;
     return 0;
@@ -147,9 +156,9 @@ void tsl_exec_block_destroy(tsl_exec_block_t *b)
     if (!b)
         return;
     tsl_devops_t *dev = b->e.dev;
-    tsl_buf_t *bufs[] = {&b->e.ws_a,  &b->e.ws_b, &b->e.ws_c, &b->e.ws_d, &b->e.g_mid,
-                         &b->L.param, &b->L.grad, &b->c.st,   &b->c.st32, &b->x,
-                         &b->out,     &b->dout,   &b->dx};
+    tsl_buf_t *bufs[] = {&b->e.ws_a, &b->e.ws_b,  &b->e.ws_c, &b->e.ws_d, &b->e.g_mid,
+                         &b->e.ws_l, &b->L.param, &b->L.grad, &b->c.st,   &b->c.st32,
+                         &b->x,      &b->out,     &b->dout,   &b->dx};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
         dev->free(dev, bufs[i]);
     free(b);

@@ -221,18 +221,15 @@ static void layout_sizes(tsl_exec_t *e, size_t *mv, size_t *xo, size_t *xin)
 static int alloc_scratch(tsl_exec_t *e, tsl_err_t *err)
 {
     tsl_dtype_t adt = e->dev->act_dtype;
-    size_t rc = 0, rc32 = 0, a = 0, b = 0, c = 0, sp = 0, sh = 0, mv, xo, xin;
+    size_t rc = 0, rc32 = 0, a = 0, b = 0, c = 0, l = 0, sp = 0, sh = 0, mv, xo, xin;
     layout_sizes(e, &mv, &xo, &xin);
     for (uint32_t i = 0; i < e->r.n_layers; i++) {
         const tsl_exec_layer_t *d = &e->r.layers[i];
-        size_t dl = d->hidden / d->tp, fl = d->ffn / d->tp, T = e->L[i].T;
-        size_t q = dl + 2 * tsl_exec_kv_width(d) / d->tp, g = d->gated_ffn ? 2 : 1;
+        tsl_exec_ws_need_t w;
+        tsl_exec_ws_need(d, e->L[i].T, e->L[i].chunk, &w);
         if (d->ckpt)
             rc = zmax(rc, e->L[i].st.n), rc32 = zmax(rc32, e->L[i].st.n32);
-        /* a: dQKV or the FFN's up gradient (g·fl); b: dctx, or a gated FFN's dg */
-        a = zmax(a, T * zmax(q, g * fl));
-        b = zmax(b, T * (d->gated_ffn ? zmax(dl, fl) : dl));
-        c = zmax(c, tsl_exec_attn_ws(d, d->tp, e->L[i].chunk));
+        a = zmax(a, w.a), b = zmax(b, w.b), c = zmax(c, w.c), l = zmax(l, w.l);
         if (d->sdp)
             sp = zmax(sp, e->L[i].n_held * d->dw), sh = zmax(sh, e->L[i].n_held);
     }
@@ -245,7 +242,8 @@ static int alloc_scratch(tsl_exec_t *e, tsl_err_t *err)
             dd = 2 * th;
     TRY(dalloc(e, &e->rc, rc, adt, err) || dalloc(e, &e->rc32, rc32, TSL_DT_F32, err));
     TRY(dalloc(e, &e->ws_a, a, adt, err) || dalloc(e, &e->ws_b, b, adt, err) ||
-        dalloc(e, &e->ws_c, c, adt, err) || dalloc(e, &e->ws_d, dd, adt, err));
+        dalloc(e, &e->ws_c, c, adt, err) || dalloc(e, &e->ws_d, dd, adt, err) ||
+        dalloc(e, &e->ws_l, l, adt, err));
     TRY(dalloc(e, &e->g_a, th, adt, err) || dalloc(e, &e->g_b, th, adt, err) ||
         dalloc(e, &e->g_mid, th, adt, err));
     TRY(dalloc(e, &e->xo, xo, adt, err) || dalloc(e, &e->xin, xin, adt, err) ||
@@ -468,7 +466,7 @@ void tsl_exec_destroy(tsl_exec_t *e)
                        &e->ws_d,      &e->g_a,      &e->g_b,       &e->g_mid, &e->target,
                        &e->sdp_param, &e->sdp_grad, &e->sdp_shard, &e->loss,  &e->loss_dummy,
                        &e->flag,      &e->vloc,     &e->vmax,      &e->vsum,  &e->vlog,
-                       &e->xo,        &e->xin,      &e->mv};
+                       &e->xo,        &e->xin,      &e->mv,        &e->ws_l};
     for (size_t k = 0; k < sizeof(ws) / sizeof(ws[0]); k++)
         d->free(d, ws[k]);
     for (uint32_t i = 0; e->ev && i < e->ev_cap; i++)

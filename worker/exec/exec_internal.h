@@ -31,8 +31,24 @@ typedef struct tsl_exec_offs {
     size_t ln2g, ln2b, w1, b1, w2, b2;
     size_t wr;
     size_t table, pos, whead;
+    /* latent attention (wqkv, bqkv TSL_NONE; exec_mla.c): wdq h×q and lnq q (q_lora
+     * only), wuq q×al·hk (or h×al·hk without q_lora), wdkv h×(c + r) (latent | rope
+     * key), lnkv c, wukv c×al·(n + v) (per head k_nope | v); wo al·v×h */
+    size_t wdq, lnq, wuq, wdkv, lnkv, wukv;
+    /* a MoE router's: wg h, the shared experts' gate (right after wr, so that one TP
+     * sum covers both gradients); br E, the score-correction bias (no gradient) */
+    size_t wg, br;
     size_t n;
 } tsl_exec_offs_t;
+
+/* A layer's attention widths on a TP rank of tp: al local query heads, kl local K/V
+ * heads, hk the Q/K head width, hv the V head width, qw the Q | K | V row (al·hk +
+ * kl·hk + kl·hv), ow the context row (al·hv). Latent attention: hk = qk_nope +
+ * qk_rope, hv = v_head, kl = al. No attention: all 0. */
+typedef struct tsl_exec_aw {
+    size_t al, kl, hk, hv, qw, ow;
+} tsl_exec_aw_t;
+void tsl_exec_attn_widths(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_aw_t *w);
 
 /* One routed expert's tensors in its part of the experts' vector (exec.h
  * tsl_exec_expert_params): w1 h × g·f (gate | up when gated), b1 g·f, w2 f × h, b2 h;
@@ -120,6 +136,13 @@ typedef struct tsl_exec_stash {
      * order and its inverse). */
     size_t ys, xe, ef1, eg;
     size_t probs, w, cnt, idx, order, pos;
+    /* latent attention (exec_mla.c): cq, cqn T × q (the query latent, its norm; q_lora
+     * only), ckv, ckvn T × c (the KV latent, its norm), kr T × r (the shared rope key
+     * before RoPE); F32 rstdq, rstdkv T. qkv is then T × qw (Q | K | V, RoPE applied,
+     * the rope key copied to every head). A gated shared expert: sh T × h its output
+     * before the gate (before the TP sum), F32 gate T. */
+    size_t cq, cqn, ckv, ckvn, kr, rstdq, rstdkv;
+    size_t sh, gate;
 } tsl_exec_stash_t;
 
 typedef struct tsl_exec_xl {
@@ -165,10 +188,14 @@ typedef struct tsl_exec_slot {
  * the way back), dg R × f and df R × g·f (the experts' activation gradients), F32 dw
  * n (combine weights' gradient) and cnt E (this rank's copies per expert), I32 ridx
  * 2R (expert-major from source-major rows, and back), dwr h × E (the router's
- * gradient before its TP sum). On the host: the gathered counts, the index being
+ * gradient before its TP sum; h × E + h with a shared-expert gate, whose gradient it
+ * sums too). On the host: the gathered counts, the index being
  * built, the all-to-all counts and each local expert's rows. */
 typedef struct tsl_exec_moe_ws {
     tsl_buf_t lg, sa, ra, rb, dg, df, dw, cnt, ridx, dwr;
+    /* a gated shared expert: gl T (its gate's logits, then their gradient), gs T × h
+     * (the gated output's gradient, the shared experts' dout) */
+    tsl_buf_t gl, gs;
     float *hcnt;
     int32_t *hidx;
     size_t *send, *recv, *rows;
@@ -192,6 +219,7 @@ struct tsl_exec {
     tsl_exec_il_t il;   /* interleaved (r.n_chunks > 1): the stage's order */
     tsl_buf_t rc, rc32; /* stash for recomputation */
     tsl_buf_t ws_a, ws_b, ws_c, ws_d, g_a, g_b, g_mid, target;
+    tsl_buf_t ws_l; /* latent attention's latent gradients, TP-summed at once (exec_mla.c) */
     /* layout changes: a layer's output before its move (xo), the received activation
      * before the first layer's move (xin), what a gather collects (mv) */
     tsl_buf_t xo, xin, mv;
@@ -291,10 +319,29 @@ typedef struct tsl_exec_fill {
 } tsl_exec_fill_t;
 void tsl_exec_fill_span(void *ud, size_t part, size_t full, size_t len, float center, float amp);
 
+/* exec_mla.c: multi-head latent attention. fwd: from the stash's y1 (T × h, the
+ * block's norm output) the latent projections, their norms, RoPE and the core into
+ * the stash's ctx (T × al·v), before the output projection. bwd: from dctx (T × al·v, in ws_b) the core's and the projections'
+ * gradients and dy (T × h, written) the gradient of the block's norm output — whole
+ * on every TP rank: the latents' gradients are TP-summed inside (one all-reduce of
+ * T × (q or h) + T × c + T × r), so the block adds no TP sum of its own. Uses ws_a,
+ * ws_b, ws_c and ws_l. */
+int tsl_exec_mla_fwd(tsl_exec_lctx_t *c, tsl_err_t *err);
+int tsl_exec_mla_bwd(tsl_exec_lctx_t *c, const tsl_buf_t *dctx, tsl_buf_t *dy, tsl_err_t *err);
+
+/* The backward workspaces one layer needs (exec_engine.c, exec_block.c size theirs by
+ * it): a (dQKV, an FFN's up gradient, latent attention's norm inputs' gradients), b
+ * (dctx, a gated FFN's dg, latent attention's d(k_nope | v)), c (the attention core's),
+ * l (latent attention's latent gradients), elements for T rows. */
+typedef struct tsl_exec_ws_need {
+    size_t a, b, c, l;
+} tsl_exec_ws_need_t;
+void tsl_exec_ws_need(const tsl_exec_layer_t *d, size_t T, uint32_t chunk, tsl_exec_ws_need_t *w);
+
 /* ---- the attention core (exec_attn.c) ---- */
 
 /* One attention layer's core on this rank: b local samples of s tokens, al local
- * query heads of hd, dl = al·hd, kl local K/V heads (al / kl query heads each, kl = al
+ * query heads of hd (Q, K; V and O of hv), dl = al·hd, kl local K/V heads (al / kl query heads each, kl = al
  * without grouped-query attention); chunk: query rows per chunk, 0 for unfused;
  * window: keys per query (0: all, causal); causal: query q sees keys ≤ q only (else
  * every key of the sample, as BERT or ViT: no mask, no key skipped). */
@@ -304,6 +351,7 @@ typedef struct tsl_exec_attn {
     float scale; /* 1/√hd */
     int kl, window;
     bool causal;
+    int hv; /* V (and O) head width; 0: hd. Q is al·hd wide, K kl·hd, V kl·hv, O al·hv */
 } tsl_exec_attn_t;
 
 /* The layer's chunk (0 when unfused or without attention): `forced` rows when not 0,
@@ -312,11 +360,14 @@ uint32_t tsl_exec_attn_chunk(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b,
 /* Workspace elements the core needs: 2·al·chunk·s fused (P and dP of a chunk), al·s²
  * unfused (dP of a sample). */
 size_t tsl_exec_attn_ws(const tsl_exec_layer_t *l, uint32_t tp, uint32_t chunk);
+/* The core of layer c's attention (exec_layer.c): its local heads, widths, chunk,
+ * window and scale 1/√hd. */
+tsl_exec_attn_t tsl_exec_attn_of(const tsl_exec_lctx_t *c);
 /* ctx ← attention(qkv). P: the stash's b·al·s² softmax output (unfused; else unused);
  * ws: tsl_exec_attn_ws elements. */
 int tsl_exec_attn_fwd(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, const tsl_buf_t *P,
                       const tsl_buf_t *ws, const tsl_buf_t *ctx, tsl_err_t *err);
-/* dqkv (T × (dl + 2·kl·hd), overwritten) from dctx, qkv and (unfused) P. */
+/* dqkv (T × (dl + kl·hd + kl·hv), overwritten) from dctx, qkv and (unfused) P. */
 int tsl_exec_attn_bwd(const tsl_exec_attn_t *a, const tsl_buf_t *qkv, const tsl_buf_t *P,
                       const tsl_buf_t *ws, const tsl_buf_t *dctx, tsl_buf_t *dqkv, tsl_err_t *err);
 

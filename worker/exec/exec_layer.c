@@ -37,22 +37,32 @@ void tsl_exec_stash_layout(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, t
 void tsl_exec_stash_layout_cap(const tsl_exec_layer_t *l, uint32_t tp, uint32_t b, float cap,
                                tsl_exec_stash_t *s)
 {
-    size_t T = (size_t)b * l->seq, h = l->hidden, dl = h / tp, fl = l->ffn / tp;
-    size_t al = l->heads ? l->heads / tp : 0, at = 0, at32 = 0;
-    size_t q = dl + 2 * tsl_exec_kv_width(l) / tp, g = l->gated_ffn ? 2 : 1;
+    size_t T = (size_t)b * l->seq, h = l->hidden, fl = l->ffn / tp;
+    size_t at = 0, at32 = 0, g = l->gated_ffn ? 2 : 1;
+    tsl_exec_aw_t w;
+    tsl_exec_attn_widths(l, tp, &w);
     bool a = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_ATTENTION;
     bool f = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_FFN, ln = !l->rms_norm;
+    bool mla = a && l->kv_lora, ql = mla && l->q_lora;
     s->y1 = take(&at, T * h, a);
-    s->qkv = take(&at, T * q, a);
-    s->p = take(&at, (size_t)b * al * l->seq * l->seq, a && l->unfused_attn);
-    s->ctx = take(&at, T * dl, a);
+    /* latent attention: the latents, their norms and the rope key (what the planner
+     * counts replicated: 4·s·q + 4·s·c + 2·s·r bytes a sample) */
+    s->cq = take(&at, T * l->q_lora, ql);
+    s->cqn = take(&at, T * l->q_lora, ql);
+    s->ckv = take(&at, T * l->kv_lora, mla);
+    s->ckvn = take(&at, T * l->kv_lora, mla);
+    s->kr = take(&at, T * l->qk_rope, mla);
+    s->qkv = take(&at, T * w.qw, a);
+    s->p = take(&at, (size_t)b * w.al * l->seq * l->seq, a && l->unfused_attn);
+    s->ctx = take(&at, T * w.ow, a);
     /* parallel: the FFN's norm reads x (the layer input); shared: y2 is y1 */
     s->x2 = take(&at, T * h, a && f && !l->parallel);
     s->y2 = take(&at, T * h, f && !l->shared_norm);
     s->f1 = take(&at, T * g * fl, f && fl);
     s->g = take(&at, T * fl, f && fl);
     tsl_exec_moe_dims_t m;
-    bool moe = f && l->experts;
+    bool moe = f && l->experts, gate = moe && fl && l->shared_gate;
+    s->sh = take(&at, T * h, gate);
     tsl_exec_moe_dims(l, tp, b, cap, &m);
     s->ys = take(&at, m.n * h, moe);
     s->xe = take(&at, m.R * h, moe);
@@ -61,6 +71,8 @@ void tsl_exec_stash_layout_cap(const tsl_exec_layer_t *l, uint32_t tp, uint32_t 
     s->n = at;
     s->mean1 = take(&at32, T, a && ln);
     s->rstd1 = take(&at32, T, a);
+    s->rstdq = take(&at32, T, ql);
+    s->rstdkv = take(&at32, T, mla);
     s->mean2 = take(&at32, T, f && ln && !l->shared_norm);
     s->rstd2 = take(&at32, T, f && !l->shared_norm);
     /* the head's dlogits in fp32, kept from the loss to backward (exec_vocab.c) */
@@ -72,7 +84,31 @@ void tsl_exec_stash_layout_cap(const tsl_exec_layer_t *l, uint32_t tp, uint32_t 
     s->idx = take(&at32, m.n, moe); /* I32 in the F32 part: both 4 bytes */
     s->order = take(&at32, m.n, moe);
     s->pos = take(&at32, m.n, moe);
+    s->gate = take(&at32, T, gate);
     s->n32 = at32;
+}
+
+void tsl_exec_ws_need(const tsl_exec_layer_t *d, size_t T, uint32_t chunk, tsl_exec_ws_need_t *w)
+{
+    size_t dl = d->hidden / d->tp, fl = d->ffn / d->tp, g = d->gated_ffn ? 2 : 1;
+    size_t q = dl + 2 * tsl_exec_kv_width(d) / d->tp;
+    tsl_exec_aw_t aw;
+    tsl_exec_attn_widths(d, d->tp, &aw);
+    bool mla = d->kv_lora && aw.al;
+    if (mla)
+        q = aw.qw, dl = aw.ow;
+    /* a: dQKV or the FFN's up gradient (g·fl); b: dctx, or a gated FFN's dg */
+    w->a = T * (q > g * fl ? q : g * fl);
+    w->b = T * (d->gated_ffn && fl > dl ? fl : dl);
+    w->c = tsl_exec_attn_ws(d, d->tp, chunk);
+    w->l = 0;
+    if (mla) { /* the latents' norm inputs' gradients; d(k_nope | v); the latents' */
+        size_t lat = d->q_lora > d->kv_lora ? d->q_lora : d->kv_lora;
+        size_t nv = aw.al * ((size_t)d->qk_nope + d->v_head);
+        w->a = w->a > T * lat ? w->a : T * lat;
+        w->b = w->b > T * nv ? w->b : T * nv;
+        w->l = T * ((d->q_lora ? d->q_lora : d->hidden) + (size_t)d->kv_lora + d->qk_rope);
+    }
 }
 
 /* Views: a tensor of the parameters/gradients/stash, from its offset to the end. */
@@ -109,25 +145,26 @@ static int mm(tsl_exec_t *e, mm_t s, tsl_buf_t a, int lda, tsl_buf_t b, int ldb,
 
 typedef struct dims {
     int T, h, dl, al, s, b, hd, fl;
-    int kl, q3; /* local K/V heads; QKV width dl + 2·kl·hd */
+    int kl, q3; /* local K/V heads; QKV width al·hd + kl·hd + kl·hv */
+    int hv;     /* V head width (hd but under latent attention); dl = al·hv, the context */
 } dims_t;
 
 static dims_t dims_of(const tsl_exec_lctx_t *c)
 {
     const tsl_exec_layer_t *l = c->L->d;
-    int tp = (int)l->tp;
+    tsl_exec_aw_t w;
+    tsl_exec_attn_widths(l, l->tp, &w);
     dims_t d = {(int)(l->b * l->seq),
                 (int)l->hidden,
-                (int)l->hidden / tp,
-                l->heads ? (int)l->heads / tp : 0,
+                (int)w.ow,
+                (int)w.al,
                 (int)l->seq,
                 (int)l->b,
-                l->heads ? (int)(l->hidden / l->heads) : 0,
-                (int)l->ffn / tp,
-                0,
-                0};
-    d.kl = l->heads ? (int)(l->kv_heads ? l->kv_heads : l->heads) / tp : 0;
-    d.q3 = d.dl + 2 * d.kl * d.hd;
+                (int)w.hk,
+                (int)l->ffn / (int)l->tp,
+                (int)w.kl,
+                (int)w.qw,
+                (int)w.hv};
     return d;
 }
 
@@ -171,17 +208,8 @@ static int layernorm(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, size_t g,
 
 static tsl_exec_attn_t attn_of(const tsl_exec_lctx_t *c, dims_t d)
 {
-    return (tsl_exec_attn_t){c->e->dev,
-                             d.b,
-                             d.s,
-                             d.al,
-                             d.hd,
-                             d.dl,
-                             (int)c->L->chunk,
-                             1.0f / sqrtf((float)d.hd),
-                             d.kl,
-                             (int)c->L->d->window,
-                             c->L->d->causal};
+    (void)d;
+    return tsl_exec_attn_of(c); /* exec_attn.c */
 }
 
 /* The stash's softmax output (unfused), or an empty view. */
@@ -201,6 +229,8 @@ static int attn_core(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *x, tsl_err_t
     tsl_buf_t qkv = len(&c->st, s->qkv, (size_t)d.T * q3), P = stashed_p(c);
     tsl_buf_t ctx = len(&c->st, s->ctx, (size_t)d.T * d.dl);
     TRY(layernorm(c, d, x, o->ln1g, o->ln1b, s->y1, s->mean1, s->rstd1, err));
+    if (c->L->d->kv_lora) /* latent attention from the norm's output (exec_mla.c) */
+        return tsl_exec_mla_fwd(c, err);
     TRY(mm(e, (mm_t){false, false, d.T, q3, d.h, 1, 0}, at(&c->st, s->y1), d.h, at(&c->p, o->wqkv),
            q3, qkv, q3, err));
     if (o->bqkv != TSL_NONE) {
@@ -252,6 +282,22 @@ static int attn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_
     return row_end(c, d, o->bo, TSL_NONE, x, out, err);
 }
 
+/* Qwen2-MoE's shared experts: their output (row-parallel, before the TP sum) into the
+ * stash's sh, the gate's logits y·w_g (w_g replicated) into the MoE scratch, out =
+ * σ(logit) · sh — under TP each rank gates its part, the sum is the gated whole. */
+static int gated_shared_fwd(tsl_exec_lctx_t *c, dims_t d, tsl_buf_t *out, tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    const tsl_exec_offs_t *o = &c->L->o;
+    const tsl_exec_stash_t *s = &c->L->st;
+    tsl_buf_t sh = len(&c->st, s->sh, (size_t)d.T * d.h), gl = len(&e->moe.gl, 0, (size_t)d.T);
+    tsl_buf_t gate = len(&c->st32, s->gate, (size_t)d.T);
+    TRY(row_mm(c, d, at(&c->st, s->g), d.fl, o->w2, 0, &sh, err));
+    TRY(mm(e, (mm_t){false, false, d.T, 1, d.h, 1, 0}, at(&c->st, ffn_in(c)), d.h, at(&c->p, o->wg),
+           1, gl, 1, err));
+    return e->dev->gate_fwd(e->dev, &sh, &gl, &gate, out, d.T, d.h, err);
+}
+
 /* The FFN block; a MoE block's routed experts add their rows before the TP sum, so the
  * block keeps the one all-reduce of a dense FFN (exec_moe.c). */
 static int ffn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_err_t *err)
@@ -259,7 +305,9 @@ static int ffn_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *x, tsl_buf_t *out, tsl_e
     dims_t d = dims_of(c);
     const tsl_exec_offs_t *o = &c->L->o;
     TRY(ffn_core(c, d, x, err));
-    if (d.fl)
+    if (o->wg != TSL_NONE) /* gated shared experts: out = σ(y·w_g) · (their output) */
+        TRY(gated_shared_fwd(c, d, out, err));
+    else if (d.fl)
         TRY(row_mm(c, d, at(&c->st, c->L->st.g), d.fl, o->w2, 0, out, err));
     else
         TRY(c->e->dev->zero(c->e->dev, out, err));
@@ -359,6 +407,8 @@ static int attn_branch_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *dout, 
     tsl_buf_t dqkv = len(&e->ws_a, 0, (size_t)d.T * q3),
               dctx = len(&e->ws_b, 0, (size_t)d.T * d.dl);
     TRY(row_bwd(c, d, at(&c->st, s->ctx), d.dl, o->wo, o->bo, dout, dctx, err));
+    if (c->L->d->kv_lora) /* dy whole, its latents' gradients TP-summed (exec_mla.c) */
+        return tsl_exec_mla_bwd(c, &dctx, dy, err);
     tsl_exec_attn_t a = attn_of(c, d);
     TRY(tsl_exec_attn_bwd(&a, &qkv, &P, &e->ws_c, &dctx, &dqkv, err));
     return col_bwd(c, d, s->y1, q3, o->wqkv, o->bqkv, dqkv, beta, dy, err);
@@ -385,12 +435,38 @@ static int dense_ffn_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *dout, fl
     return col_bwd(c, d, ffn_in(c), d.fl, o->w1, o->b1, dg, beta, dy, err);
 }
 
+/* The gate's backward: the shared experts' dout = σ·dout (MoE scratch gs), the
+ * logits' gradient (gl, this rank's part under TP: linear in its part of sh), the
+ * shared experts' backward, then dy += dlogit·w_gᵀ (TP-summed with dy) and w_g's
+ * gradient — at tp > 1 into the router's TP-sum scratch after the router's h × E,
+ * summed with it in exec_moe.c (each rank's is its part's). */
+static int gated_shared_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *dout, float beta,
+                            tsl_buf_t *dy, tsl_err_t *err)
+{
+    tsl_exec_t *e = c->e;
+    const tsl_exec_offs_t *o = &c->L->o;
+    const tsl_exec_stash_t *s = &c->L->st;
+    size_t th = (size_t)d.T * d.h;
+    tsl_buf_t sh = len(&c->st, s->sh, th), gate = len(&c->st32, s->gate, (size_t)d.T);
+    tsl_buf_t gs = len(&e->moe.gs, 0, th), gl = len(&e->moe.gl, 0, (size_t)d.T);
+    TRY(e->dev->gate_bwd(e->dev, &sh, &gate, dout, &gs, &gl, d.T, d.h, err));
+    TRY(dense_ffn_bwd(c, d, &gs, beta, dy, err));
+    bool tp = c->L->d->tp > 1;
+    tsl_buf_t gw = tp ? len(&e->moe.dwr, (size_t)d.h * c->L->d->experts, (size_t)d.h)
+                      : len(&c->g, o->wg, (size_t)d.h);
+    TRY(mm(e, (mm_t){true, false, d.h, 1, d.T, 1, tp ? 0.0f : 1.0f}, at(&c->st, ffn_in(c)), d.h, gl,
+           1, gw, 1, err));
+    return mm(e, (mm_t){false, true, d.T, d.h, 1, 1, 1}, gl, 1, at(&c->p, o->wg), 1, *dy, d.h, err);
+}
+
 /* The FFN branch likewise (ws_a, ws_b as attn_branch_bwd): the dense FFN (a MoE
  * layer's shared experts, if any), then a MoE layer's routed experts add theirs. */
 static int ffn_branch_bwd(tsl_exec_lctx_t *c, dims_t d, const tsl_buf_t *dout, float beta,
                           tsl_buf_t *dy, tsl_err_t *err)
 {
-    if (d.fl)
+    if (c->L->o.wg != TSL_NONE)
+        TRY(gated_shared_bwd(c, d, dout, beta, dy, err));
+    else if (d.fl)
         TRY(dense_ffn_bwd(c, d, dout, beta, dy, err));
     else if (beta == 0)
         TRY(c->e->dev->zero(c->e->dev, dy, err));
@@ -412,7 +488,8 @@ static int block_bwd(tsl_exec_lctx_t *c, bool attn, const tsl_buf_t *x, const ts
     tsl_buf_t dy = len(&e->ws_d, 0, (size_t)d.T * d.h);
     if (attn) {
         TRY(attn_branch_bwd(c, d, dout, 0, &dy, err));
-        TRY(tsl_exec_tp_sum(e, c->L, &dy, err));
+        if (!c->L->d->kv_lora) /* latent attention summed its latents' gradients */
+            TRY(tsl_exec_tp_sum(e, c->L, &dy, err));
         TRY(norm_bwd(c, d, &dy, x, o->ln1g, o->ln1b, s->mean1, s->rstd1, dx, err));
     } else {
         TRY(ffn_branch_bwd(c, d, dout, 0, &dy, err));

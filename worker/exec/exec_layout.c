@@ -225,7 +225,10 @@ static int stage_walk(const tsl_plan_t *p, const tsl_model_t *m, uint32_t s, uin
             out->in_fwd.from_b = out->in_fwd.to_b = out->in_bwd.from_b = out->in_bwd.to_b = out->b;
         out->ep = out->ep_index = out->edp = out->edp_index = 0;
         out->ep_group = out->edp_group = -1;
-        if (m && m->layers[i].experts &&
+        tsl_layer_kind_t kd = m ? m->layers[i].kind : TSL_LAYER_EMBEDDING;
+        /* routed experts run in a layer with an FFN (a sub-layer plan's attention block
+         * keeps its layer's MoE fields) */
+        if (m && m->layers[i].experts && (kd == TSL_LAYER_ENCODER || kd == TSL_LAYER_FFN) &&
             moe_splits(S, p, &m->layers[i], i, me < S->G ? me : 0, out, err))
             return -1;
         prev = &p->layer[i];

@@ -179,15 +179,32 @@ static int read_counts(moe_t *x, tsl_err_t *err)
 
 /* ---- forward ---- */
 
+/* The layer's routing (exec.h; devops.h tsl_moe_route_t); bias: a view of the
+ * score-correction bias, when the layer has one. */
+static tsl_moe_route_t route_of(const moe_t *x, tsl_buf_t *bias)
+{
+    const tsl_exec_layer_t *d = x->d;
+    size_t br = x->c->L->o.br;
+    if (br != TSL_NONE)
+        *bias = part(&x->c->p, br, x->m.E);
+    return (tsl_moe_route_t){.sigmoid = d->router_sigmoid,
+                             .bias = br != TSL_NONE ? bias : NULL,
+                             .groups = (int)d->router_groups,
+                             .topk_groups = (int)d->router_topk_groups,
+                             .norm = d->router_norm,
+                             .scale = d->router_scale};
+}
+
 /* Router, top-k, sort, counts (gathered over the EP group when ep > 1). */
 static int route(moe_t *x, const tsl_buf_t *ysl, tsl_err_t *err)
 {
     tsl_devops_t *dev = x->e->dev;
     size_t Tl = x->m.Tl, E = x->m.E, k = x->m.k;
-    tsl_buf_t lg = part(&x->ws->lg, 0, Tl * E);
+    tsl_buf_t lg = part(&x->ws->lg, 0, Tl * E), bias;
     tsl_buf_t wr = part(&x->c->p, x->c->L->o.wr, x->h * E);
+    tsl_moe_route_t rt = route_of(x, &bias);
     TRY(gemm(x->e, false, false, Tl, E, x->h, 0, *ysl, wr, lg, err));
-    TRY(dev->moe_topk(dev, &lg, &x->probs, &x->idx, &x->w, (int)Tl, (int)E, (int)k, err));
+    TRY(dev->moe_topk(dev, &lg, &rt, &x->probs, &x->idx, &x->w, (int)Tl, (int)E, (int)k, err));
     int n = (int)x->m.n, cap = (int)x->m.cap;
     if (x->m.ep == 1)
         return dev->moe_sort(dev, &x->idx, &x->order, &x->pos, &x->cnt, n, (int)E, cap, err);
@@ -299,17 +316,21 @@ int tsl_exec_moe_fwd(tsl_exec_lctx_t *c, const tsl_buf_t *y, tsl_buf_t *out, tsl
 /* ---- backward ---- */
 
 /* The router's backward from dw (ws->dw): its weight's gradient (summed over the TP
- * group when tp > 1: each TP rank routed other tokens) and dysl += dlogits·Wrᵀ. */
+ * group when tp > 1: each TP rank routed other tokens — with the shared experts'
+ * gate's, which exec_layer.c put after it in ws->dwr) and dysl += dlogits·Wrᵀ. The
+ * score-correction bias only chooses: it has no gradient. */
 static int router_bwd(moe_t *x, const tsl_buf_t *ysl, tsl_buf_t *dysl, tsl_err_t *err)
 {
     tsl_exec_t *e = x->e;
     size_t Tl = x->m.Tl, E = x->m.E, h = x->h, wr = x->c->L->o.wr;
-    tsl_buf_t lg = part(&x->ws->lg, 0, Tl * E), dw = part(&x->ws->dw, 0, x->m.n);
-    TRY(e->dev->moe_topk_bwd(e->dev, &x->probs, &x->idx, &dw, &lg, (int)Tl, (int)E, (int)x->m.k,
-                             err));
-    tsl_buf_t gwr = part(&x->c->g, wr, h * E);
+    size_t gate = x->c->L->o.wg != TSL_NONE ? h : 0; /* right after wr (exec_rank.c) */
+    tsl_buf_t lg = part(&x->ws->lg, 0, Tl * E), dw = part(&x->ws->dw, 0, x->m.n), bias;
+    tsl_moe_route_t rt = route_of(x, &bias);
+    TRY(e->dev->moe_topk_bwd(e->dev, &x->probs, &x->idx, &dw, &rt, &lg, (int)Tl, (int)E,
+                             (int)x->m.k, err));
+    tsl_buf_t gwr = part(&x->c->g, wr, h * E + gate);
     if (x->d->tp > 1) {
-        tsl_buf_t t = part(&x->ws->dwr, 0, h * E);
+        tsl_buf_t t = part(&x->ws->dwr, 0, h * E + gate);
         TRY(gemm(e, true, false, h, E, Tl, 0, *ysl, lg, t, err));
         TRY(tsl_exec_tp_sum(e, x->c->L, &t, err));
         TRY(e->dev->axpy(e->dev, 1.0f, &t, &gwr, err));

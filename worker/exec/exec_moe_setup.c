@@ -72,7 +72,7 @@ void tsl_exec_moe_free_layer(tsl_exec_t *e, tsl_exec_xl_t *L)
 
 /* The most any MoE layer of the stage needs of each scratch buffer. */
 typedef struct moe_need {
-    size_t lg, sa, r, dg, df, n, E, dwr, ep_E, El, ep, sdp, shard;
+    size_t lg, sa, r, dg, df, n, E, dwr, ep_E, El, ep, sdp, shard, gl, gs;
 } moe_need_t;
 
 static void need_of(const tsl_exec_t *e, moe_need_t *w)
@@ -92,7 +92,10 @@ static void need_of(const tsl_exec_t *e, moe_need_t *w)
         w->df = zmax(w->df, m.R * m.g * m.f);
         w->n = zmax(w->n, m.n);
         w->E = zmax(w->E, m.E);
-        w->dwr = zmax(w->dwr, d->tp > 1 ? (size_t)d->hidden * m.E : 0);
+        bool gate = L->o.wg != TSL_NONE; /* the shared experts' gate (exec_layer.c) */
+        w->dwr = zmax(w->dwr, d->tp > 1 ? (size_t)d->hidden * (m.E + gate) : 0);
+        w->gl = zmax(w->gl, gate ? L->T : 0);
+        w->gs = zmax(w->gs, gate ? L->T * d->hidden : 0);
         w->ep_E = zmax(w->ep_E, m.ep * m.E);
         w->El = zmax(w->El, m.El);
         w->ep = zmax(w->ep, m.ep);
@@ -113,6 +116,7 @@ int tsl_exec_moe_alloc(tsl_exec_t *e, tsl_err_t *err)
     TRY(dalloc(e, &w->dg, n.dg, adt, err) || dalloc(e, &w->df, n.df, adt, err));
     TRY(dalloc(e, &w->dw, n.n, TSL_DT_F32, err) || dalloc(e, &w->cnt, n.E, TSL_DT_F32, err));
     TRY(dalloc(e, &w->ridx, 2 * n.r, TSL_DT_I32, err) || dalloc(e, &w->dwr, n.dwr, adt, err));
+    TRY(dalloc(e, &w->gl, n.gl, adt, err) || dalloc(e, &w->gs, n.gs, adt, err));
     TRY(dalloc(e, &e->sdp_eparam, n.sdp, adt, err) || dalloc(e, &e->sdp_egrad, n.sdp, adt, err) ||
         dalloc(e, &e->sdp_eshard, n.shard, adt, err));
     if (!n.E)
@@ -130,9 +134,9 @@ int tsl_exec_moe_alloc(tsl_exec_t *e, tsl_err_t *err)
 void tsl_exec_moe_free(tsl_exec_t *e)
 {
     tsl_exec_moe_ws_t *w = &e->moe;
-    tsl_buf_t *b[] = {&w->lg,         &w->sa,        &w->ra,        &w->rb,   &w->dg,
-                      &w->df,         &w->dw,        &w->cnt,       &w->ridx, &w->dwr,
-                      &e->sdp_eparam, &e->sdp_egrad, &e->sdp_eshard};
+    tsl_buf_t *b[] = {&w->lg, &w->sa, &w->ra,         &w->rb,        &w->dg,
+                      &w->df, &w->dw, &w->cnt,        &w->ridx,      &w->dwr,
+                      &w->gl, &w->gs, &e->sdp_eparam, &e->sdp_egrad, &e->sdp_eshard};
     for (size_t k = 0; k < sizeof(b) / sizeof(b[0]); k++)
         e->dev->free(e->dev, b[k]);
     free(w->hcnt);

@@ -45,17 +45,27 @@ uint32_t tsl_exec_vocab_local(uint32_t vocab, uint32_t tp)
 
 void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o)
 {
-    size_t h = l->hidden, dl = l->hidden / tp, fl = l->ffn / tp, at = 0;
-    size_t q = dl + 2 * tsl_exec_kv_width(l) / tp, g = l->gated_ffn ? 2 : 1;
+    size_t h = l->hidden, fl = l->ffn / tp, at = 0;
+    size_t g = l->gated_ffn ? 2 : 1;
     size_t vl = l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0;
+    tsl_exec_aw_t w;
+    tsl_exec_attn_widths(l, tp, &w);
     bool emb = l->kind == TSL_LAYER_EMBEDDING;
     bool a = has_attn(l->kind), f = has_ffn(l->kind), b = l->bias, ln = !l->rms_norm;
     bool sf = f && fl > 0; /* the FFN proper: a MoE layer's shared experts, if any */
+    bool mla = a && l->kv_lora, ql = mla && l->q_lora;
+    size_t qin = ql ? l->q_lora : h, c = l->kv_lora, r = l->qk_rope;
     o->ln1g = put(&at, h, a);
     o->ln1b = put(&at, h, a && ln);
-    o->wqkv = put(&at, h * q, a);
-    o->bqkv = put(&at, q, a && b);
-    o->wo = put(&at, dl * h, a);
+    o->wqkv = put(&at, h * w.qw, a && !mla);
+    o->bqkv = put(&at, w.qw, a && !mla && b);
+    o->wdq = put(&at, h * l->q_lora, ql);
+    o->lnq = put(&at, l->q_lora, ql);
+    o->wuq = put(&at, qin * w.al * w.hk, mla);
+    o->wdkv = put(&at, h * (c + r), mla);
+    o->lnkv = put(&at, c, mla);
+    o->wukv = put(&at, c * w.al * ((size_t)l->qk_nope + l->v_head), mla);
+    o->wo = put(&at, w.ow * h, a);
     o->bo = put(&at, h, a && b);
     o->ln2g = put(&at, h, f && !l->shared_norm); /* a shared norm is ln1 */
     o->ln2b = put(&at, h, f && ln && !l->shared_norm);
@@ -64,6 +74,8 @@ void tsl_exec_offsets(const tsl_exec_layer_t *l, uint32_t tp, tsl_exec_offs_t *o
     o->w2 = put(&at, fl * h, sf);
     o->b2 = put(&at, h, sf && b);
     o->wr = put(&at, h * l->experts, f && l->experts);
+    o->wg = put(&at, h, f && l->experts && sf && l->shared_gate);
+    o->br = put(&at, l->experts, f && l->experts && l->router_choice_bias);
     o->table = put(&at, vl * h, emb);
     o->pos = put(&at, (size_t)l->positions * h, emb && l->positions);
     o->whead = put(&at, vl * h, l->kind == TSL_LAYER_HEAD && l->tie != TSL_EXEC_TIE_SHARED);
@@ -130,14 +142,27 @@ void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t j, tsl_exec
     tsl_exec_offs_t o, f;
     tsl_exec_offsets(l, tp, &o);
     tsl_exec_offsets(l, 1, &f);
-    size_t h = l->hidden, d = h, dl = d / tp, ff = l->ffn, fl = ff / tp;
+    size_t h = l->hidden, d = h, ff = l->ffn, fl = ff / tp;
     size_t e = tsl_exec_kv_width(l), g = l->gated_ffn ? 2 : 1;
+    tsl_exec_aw_t w, wf;
+    tsl_exec_attn_widths(l, tp, &w);
+    tsl_exec_attn_widths(l, 1, &wf);
     float bias_amp = 0.1f;
     span1(fn, ud, o.ln1g, f.ln1g, h, 1.0f, 0.1f);
     span1(fn, ud, o.ln1b, f.ln1b, h, 0.0f, 0.1f);
     qkv_cols(fn, ud, o.wqkv, f.wqkv, h, d, e, tp, j, 1.0f / sqrtf((float)h));
     qkv_cols(fn, ud, o.bqkv, f.bqkv, 1, d, e, tp, j, bias_amp);
-    span1(fn, ud, o.wo, f.wo + j * dl * h, dl * h, 0.0f, 1.0f / sqrtf((float)d));
+    /* latent attention: down projections and latent norms replicated, the up
+     * projections cut by heads (part j: its al heads' columns) */
+    size_t qin = l->q_lora ? l->q_lora : h, c = l->kv_lora, nv = (size_t)l->qk_nope + l->v_head;
+    span1(fn, ud, o.wdq, f.wdq, h * l->q_lora, 0.0f, 1.0f / sqrtf((float)h));
+    span1(fn, ud, o.lnq, f.lnq, l->q_lora, 1.0f, 0.1f);
+    cols(fn, ud, o.wuq, f.wuq, qin, 1, wf.al * wf.hk, w.al * w.hk, j, 1.0f / sqrtf((float)qin));
+    span1(fn, ud, o.wdkv, f.wdkv, h * (c + l->qk_rope), 0.0f, 1.0f / sqrtf((float)h));
+    span1(fn, ud, o.lnkv, f.lnkv, c, 1.0f, 0.1f);
+    cols(fn, ud, o.wukv, f.wukv, c, 1, wf.al * nv, w.al * nv, j, c ? 1.0f / sqrtf((float)c) : 0);
+    span1(fn, ud, o.wo, f.wo + j * w.ow * h, w.ow * h, 0.0f,
+          wf.ow ? 1.0f / sqrtf((float)wf.ow) : 0.0f);
     span1(fn, ud, o.bo, f.bo, h, 0.0f, bias_amp);
     span1(fn, ud, o.ln2g, f.ln2g, h, 1.0f, 0.1f);
     span1(fn, ud, o.ln2b, f.ln2b, h, 0.0f, 0.1f);
@@ -147,6 +172,8 @@ void tsl_exec_spans(const tsl_exec_layer_t *l, uint32_t tp, uint32_t j, tsl_exec
     span1(fn, ud, o.w2, f.w2 + j * fl * h, fl * h, 0.0f, ff ? 1.0f / sqrtf((float)ff) : 0.0f);
     span1(fn, ud, o.b2, f.b2, h, 0.0f, bias_amp);
     span1(fn, ud, o.wr, f.wr, h * l->experts, 0.0f, 1.0f / sqrtf((float)h));
+    span1(fn, ud, o.wg, f.wg, h, 0.0f, 1.0f / sqrtf((float)h));
+    span1(fn, ud, o.br, f.br, l->experts, 0.0f, 0.1f);
     size_t vl = l->vocab ? tsl_exec_vocab_local(l->vocab, tp) : 0;
     /* a tied head's copy starts as the table (the engine seeds it as model layer 0) */
     float head_amp = l->tie == TSL_EXEC_TIE_COPY ? 1.0f : 1.0f / sqrtf((float)h);
@@ -236,6 +263,13 @@ void tsl_exec_layer_slice(const tsl_exec_layer_t *l, uint32_t tp, uint32_t tp_in
 
 /* ---- plan → rank ---- */
 
+/* Routed experts that run: a layer with an FFN and experts (a sub-layer plan's attention
+ * block keeps its layer's MoE fields but has no FFN). */
+static bool moe_of(const tsl_layer_t *L)
+{
+    return L->experts && has_ffn(L->kind);
+}
+
 /* A MoE layer's shared experts as one dense FFN: S·f_s columns (0: none). */
 static uint32_t shared_width(const tsl_layer_t *L)
 {
@@ -247,9 +281,13 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
     const char *why = NULL;
     if (L->kind == TSL_LAYER_DECODER || L->cross_seq_len)
         why = "decoder (cross-attention) layers";
-    else if (L->kv_lora_rank)
-        why = "multi-head latent attention (DeepSeek's MLA: latent K/V and rotary heads)";
-    else if (L->attn_dim && L->attn_dim != L->hidden)
+    else if (L->kv_lora_rank && L->parallel_block)
+        why = "latent attention in a parallel block";
+    else if (L->kv_lora_rank && L->qk_rope_dim % 2)
+        why = "latent attention with an odd RoPE width (its rotations take pairs)";
+    else if (moe_of(L) && L->router_bias == TSL_ROUTER_BIAS_LOGIT)
+        why = "a linear bias on the router's logits (gpt-oss)";
+    else if (L->attn_dim && L->attn_dim != L->hidden && !L->kv_lora_rank)
         why = "an attention width other than the hidden size";
     else if (L->attn_window && L->attn_window < L->seq_len && !L->causal)
         why = "a window over non-causal attention";
@@ -262,19 +300,29 @@ static int check_layer(const tsl_layer_t *L, uint32_t i, uint32_t n, uint32_t tp
     if (why)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: the executor does not run %s", i,
                             why);
-    if (has_attn(L->kind) && (L->heads % tp || L->hidden % L->heads))
+    if (has_attn(L->kind) && (L->heads % tp || (!L->kv_lora_rank && L->hidden % L->heads)))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "layer %u: %u heads of hidden %u do not split %u ways", i, L->heads,
                             L->hidden, tp);
+    uint32_t G = L->router_groups;
+    if (moe_of(L) && G > 1 &&
+        (G > TSL_MOE_MAX_GROUPS || L->experts % G || !L->router_topk_groups ||
+         L->router_topk_groups > G ||
+         L->experts_per_tok > (uint64_t)L->router_topk_groups * (L->experts / G)))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "layer %u: a router of %u groups, top %u, does not choose %u of %u "
+                            "experts (at most %u groups)",
+                            i, G, L->router_topk_groups, L->experts_per_tok, L->experts,
+                            TSL_MOE_MAX_GROUPS);
     /* query head j reads K/V head j / (heads / kv_heads), and TP splits both by heads */
     if (has_attn(L->kind) && L->kv_heads && (L->heads % L->kv_heads || L->kv_heads % tp))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "layer %u: %u K/V heads do not group %u query heads and split %u ways",
                             i, L->kv_heads, L->heads, tp);
-    if (has_ffn(L->kind) && !L->experts && L->ffn_hidden % tp)
+    if (has_ffn(L->kind) && !moe_of(L) && L->ffn_hidden % tp)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED, "layer %u: FFN size %u does not split %u ways",
                             i, L->ffn_hidden, tp);
-    if (L->experts && shared_width(L) % tp) /* the routed experts are not split (expert TP 1) */
+    if (moe_of(L) && shared_width(L) % tp) /* the routed experts are not split (expert TP 1) */
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "layer %u: shared experts of %u columns do not split %u ways", i,
                             shared_width(L), tp);
@@ -357,6 +405,7 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, uint32_t q, ts
         const tsl_layer_t *L = &m->layers[i];
         bool sdp = tsl_strategy_degree(&p->layer[i], TSL_DIM_SDP) > 1;
         tsl_exec_tie_t tie;
+        bool moe = moe_of(L);
         if (head_tie(m, i, q, &tie, err))
             return -1;
         r->layers[r->n_layers++] = (tsl_exec_layer_t){
@@ -364,7 +413,7 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, uint32_t q, ts
             .index = i,
             .seq = L->seq_len,
             .hidden = L->hidden,
-            .ffn = L->experts ? shared_width(L) : L->ffn_hidden,
+            .ffn = moe ? shared_width(L) : L->ffn_hidden,
             .heads = L->heads,
             .vocab = L->vocab,
             .bias = !L->no_bias,
@@ -380,10 +429,27 @@ static int fill_layers(const tsl_plan_t *p, const tsl_model_t *m, uint32_t q, ts
             .causal = L->causal,
             .parallel = L->kind == TSL_LAYER_ENCODER && L->parallel_block,
             .shared_norm = L->kind == TSL_LAYER_ENCODER && L->parallel_block && L->shared_norm,
-            .experts = L->experts,
-            .top_k = L->experts ? L->experts_per_tok : 0,
-            .expert_ffn = L->experts ? L->ffn_hidden : 0,
+            .experts = moe ? L->experts : 0,
+            .top_k = moe ? L->experts_per_tok : 0,
+            .expert_ffn = moe ? L->ffn_hidden : 0,
+            .router_sigmoid = moe && L->router_score == TSL_ROUTER_SIGMOID,
+            .router_choice_bias = moe && L->router_bias == TSL_ROUTER_BIAS_CHOICE,
+            .router_norm = moe && L->router_norm,
+            .shared_gate = moe && L->shared_expert_gate && shared_width(L) > 0,
+            .router_groups = moe && L->router_groups > 1 ? L->router_groups : 0,
+            .router_topk_groups = moe && L->router_groups > 1 ? L->router_topk_groups : 0,
+            .router_scale = moe && L->router_scale > 0 ? (float)L->router_scale : 1.0f,
         };
+        tsl_exec_layer_t *x = &r->layers[r->n_layers - 1];
+        if (L->kv_lora_rank && has_attn(L->kind)) {
+            x->q_lora = L->q_lora_rank;
+            x->kv_lora = L->kv_lora_rank;
+            x->qk_nope = L->qk_nope_dim;
+            x->qk_rope = L->qk_rope_dim;
+            x->v_head = L->v_head_dim;
+            x->rope_base = m->rope.base > 0 ? (float)m->rope.base : 10000.0f;
+            x->kv_heads = L->heads;
+        }
     }
     return 0;
 }
@@ -414,6 +480,11 @@ static int chunk_plan(const tsl_plan_t *p, const tsl_model_t *m, tsl_plan_t *vp,
                             "plan: interleave %u: n_micro %u is not a multiple of pp %u, as "
                             "Megatron-LM's interleaved schedule needs",
                             v, p->n_micro, P);
+    if (p->vp_group && p->vp_group != P)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "plan: vp_group %u: the executor runs Megatron-LM's default "
+                            "interleaved order, %u micro-batches per group (pp)",
+                            p->vp_group, P);
     *vp = *p;
     vp->pp = P * v;
     vp->interleave = 1;

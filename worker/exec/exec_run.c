@@ -3,7 +3,9 @@
  * (causal attention or --not-causal, fused by query chunks or --unfused-attn; with
  * --vocab a token embedding, --positions, and an LM head, --tied), or Llama-family
  * blocks (--rms-norm, --no-bias, --gated, --kv-heads, --window; --llama), mixture-of-
- * experts blocks (--experts, --top-k, --shared-experts, --shared-ffn; --ep), a uniform
+ * experts blocks (--experts, --top-k, --shared-experts, --shared-ffn; --ep; the routers
+ * --router, --router-bias, --router-groups, --norm-topk, --routed-scale, --shared-gate),
+ * multi-head latent attention (--kv-lora, --q-lora, --qk-nope, --qk-rope, --v-head), a uniform
  * plan (pp stages of tp × dp devices, --interleave v chunks each), every rank run for
  * W + N iterations, one report per rank (docs/executor.md). Flags are checked here, a
  * bad value or combination named by its flags; what the executor refuses (a plan or
@@ -38,6 +40,12 @@ typedef struct run_cfg {
     uint32_t experts, top_k, shared, shared_ffn, ep;       /* MoE blocks; 0: dense */
     bool top_k_given, ep_given;
     const char *capacity; /* --moe-capacity as given */
+    /* latent attention (--kv-lora > 0) and the routers (model.h "Routing") */
+    uint32_t q_lora, kv_lora, qk_nope, qk_rope, v_head;
+    bool nope_given, rope_given, vhead_given;
+    const char *router, *routed_scale; /* as given */
+    bool router_bias, norm_topk, shared_gate;
+    uint32_t router_groups, router_topk_groups;
     tsl_exec_plan_spec_t spec;
     tsl_exec_opts_t opts;
     const char *devops, *comm, *host, *nccl_id;
@@ -49,6 +57,22 @@ typedef struct run_cfg {
     tsl_loopback_world_t *world;
 } run_cfg_t;
 
+/* Long options without a letter. */
+enum {
+    OPT_QLORA = 256,
+    OPT_KVLORA,
+    OPT_NOPE,
+    OPT_ROPE,
+    OPT_VHEAD,
+    OPT_ROUTER,
+    OPT_RBIAS,
+    OPT_RGROUPS,
+    OPT_RTOPKG,
+    OPT_NORMTOPK,
+    OPT_RSCALE,
+    OPT_SGATE
+};
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -57,7 +81,10 @@ static void usage(FILE *f)
             "         [--llama] [--rms-norm] [--no-bias] [--gated] [--kv-heads K] [--window W]\n"
             "         [--not-causal] [--interleave V]\n"
             "         [--experts E [--top-k K] [--shared-experts S [--shared-ffn F]] [--ep N]\n"
-            "          [--moe-capacity C]]\n"
+            "          [--moe-capacity C] [--router softmax|sigmoid] [--router-bias]\n"
+            "          [--router-groups G --router-topk-groups T] [--norm-topk]\n"
+            "          [--routed-scale X] [--shared-gate]]\n"
+            "         [--kv-lora C [--q-lora Q] [--qk-nope N] [--qk-rope R] [--v-head V]]\n"
             "         [--mbs B] [--micro M] [--pp P] [--dp D] [--sdp] [--tp T] [--ckpt]\n"
             "         [--devops cpu|cuda] [--comm loopback|tcp|nccl] [--warmup W] [--iters N]\n"
             "         [--seed S] [--sgd] [--lr X] [--no-overlap] [--mem-limit BYTES]\n"
@@ -90,7 +117,20 @@ static void usage(FILE *f)
             "  innermost ranks of each stage (the plan's ep: N divides E and --tp x --dp);\n"
             "  --moe-capacity C (> 0) keeps at most ceil(C x tokens x K / E) copies per expert\n"
             "  on each rank, dropping the rest (default 0: dropless, buffers for the worst\n"
-            "  case; C bounds them to C times the mean).\n");
+            "  case; C bounds them to C times the mean). The router: --router sigmoid scores\n"
+            "  each expert by a sigmoid (DeepSeek-V3; default softmax over the experts);\n"
+            "  --router-bias adds a per-expert score-correction bias that chooses but does not\n"
+            "  weigh (DeepSeek-V3's noaux_tc); --router-groups G --router-topk-groups T\n"
+            "  choose from the best T of G equal groups of experts (a group scored by its best,\n"
+            "  or with --router-bias its two best summed); --norm-topk divides the top-k\n"
+            "  weights by their sum; --routed-scale X multiplies them (X > 0, default 1);\n"
+            "  --shared-gate puts a sigmoid gate (h x 1) on the shared experts (Qwen2-MoE).\n"
+            "  Multi-head latent attention (DeepSeek-V2/V3): --kv-lora C (a KV latent of C,\n"
+            "  RMSNorm'd, up-projected to each head's key and value, and a rotary key shared by\n"
+            "  the heads), --q-lora Q (a query latent of Q; default none: a full query\n"
+            "  projection), --qk-nope N and --qk-rope R (per-head query/key widths without and\n"
+            "  with RoPE; default hidden/heads and half of it, R even), --v-head V (value width;\n"
+            "  default hidden/heads). It needs --no-bias (or --llama).\n");
 }
 
 /* A whole number for --flag, strictly: digits only, in range. */
@@ -130,6 +170,11 @@ static void set_string(run_cfg_t *c, int ch, const char *arg)
     case 'G': c->gated = true; break;
     case 'X': c->not_causal = true; break;
     case 'Y': c->rms_norm = c->no_bias = c->gated = c->no_dropout = true; break;
+    case OPT_ROUTER: c->router = arg; break;
+    case OPT_RSCALE: c->routed_scale = arg; break;
+    case OPT_RBIAS: c->router_bias = true; break;
+    case OPT_NORMTOPK: c->norm_topk = true; break;
+    case OPT_SGATE: c->shared_gate = true; break;
     }
 }
 
@@ -166,28 +211,78 @@ static bool set_number(run_cfg_t *c, int ch, uint64_t v)
     case 'R': c->shared = u; break;
     case 'f': c->shared_ffn = u; break;
     case 'e': c->ep = u, c->ep_given = true; break;
+    case OPT_QLORA: c->q_lora = u; break;
+    case OPT_KVLORA: c->kv_lora = u; break;
+    case OPT_NOPE: c->qk_nope = u, c->nope_given = true; break;
+    case OPT_ROPE: c->qk_rope = u, c->rope_given = true; break;
+    case OPT_VHEAD: c->v_head = u, c->vhead_given = true; break;
+    case OPT_RGROUPS: c->router_groups = u; break;
+    case OPT_RTOPKG: c->router_topk_groups = u; break;
     default: return false;
     }
     return true;
 }
 
-static const struct option opts_long[] = {
-    {"layers", 1, 0, 'L'},     {"hidden", 1, 0, 'H'},     {"heads", 1, 0, 'A'},
-    {"seq", 1, 0, 'S'},        {"ffn", 1, 0, 'F'},        {"vocab", 1, 0, 'V'},
-    {"positions", 1, 0, 'Q'},  {"tied", 0, 0, 'T'},       {"unfused-attn", 0, 0, 'U'},
-    {"attn-chunk", 1, 0, 'C'}, {"mbs", 1, 0, 'b'},        {"micro", 1, 0, 'm'},
-    {"pp", 1, 0, 'p'},         {"dp", 1, 0, 'd'},         {"sdp", 0, 0, 'z'},
-    {"tp", 1, 0, 't'},         {"ckpt", 0, 0, 'c'},       {"devops", 1, 0, 'o'},
-    {"comm", 1, 0, 'x'},       {"warmup", 1, 0, 'w'},     {"iters", 1, 0, 'n'},
-    {"seed", 1, 0, 's'},       {"sgd", 0, 0, 'g'},        {"lr", 1, 0, 'l'},
-    {"no-overlap", 0, 0, 'O'}, {"mem-limit", 1, 0, 'M'},  {"rank", 1, 0, 'r'},
-    {"host", 1, 0, 'h'},       {"port", 1, 0, 'P'},       {"device", 1, 0, 'D'},
-    {"nccl-id", 1, 0, 'I'},    {"json", 0, 0, 'j'},       {"rms-norm", 0, 0, 'N'},
-    {"no-bias", 0, 0, 'B'},    {"gated", 0, 0, 'G'},      {"kv-heads", 1, 0, 'K'},
-    {"window", 1, 0, 'W'},     {"not-causal", 0, 0, 'X'}, {"llama", 0, 0, 'Y'},
-    {"interleave", 1, 0, 'v'}, {"experts", 1, 0, 'E'},    {"shared-experts", 1, 0, 'R'},
-    {"shared-ffn", 1, 0, 'f'}, {"top-k", 1, 0, 'k'},      {"moe-capacity", 1, 0, 'y'},
-    {"ep", 1, 0, 'e'},         {"help", 0, 0, '?'},       {0, 0, 0, 0}};
+static const struct option opts_long[] = {{"layers", 1, 0, 'L'},
+                                          {"hidden", 1, 0, 'H'},
+                                          {"heads", 1, 0, 'A'},
+                                          {"seq", 1, 0, 'S'},
+                                          {"ffn", 1, 0, 'F'},
+                                          {"vocab", 1, 0, 'V'},
+                                          {"positions", 1, 0, 'Q'},
+                                          {"tied", 0, 0, 'T'},
+                                          {"unfused-attn", 0, 0, 'U'},
+                                          {"attn-chunk", 1, 0, 'C'},
+                                          {"mbs", 1, 0, 'b'},
+                                          {"micro", 1, 0, 'm'},
+                                          {"pp", 1, 0, 'p'},
+                                          {"dp", 1, 0, 'd'},
+                                          {"sdp", 0, 0, 'z'},
+                                          {"tp", 1, 0, 't'},
+                                          {"ckpt", 0, 0, 'c'},
+                                          {"devops", 1, 0, 'o'},
+                                          {"comm", 1, 0, 'x'},
+                                          {"warmup", 1, 0, 'w'},
+                                          {"iters", 1, 0, 'n'},
+                                          {"seed", 1, 0, 's'},
+                                          {"sgd", 0, 0, 'g'},
+                                          {"lr", 1, 0, 'l'},
+                                          {"no-overlap", 0, 0, 'O'},
+                                          {"mem-limit", 1, 0, 'M'},
+                                          {"rank", 1, 0, 'r'},
+                                          {"host", 1, 0, 'h'},
+                                          {"port", 1, 0, 'P'},
+                                          {"device", 1, 0, 'D'},
+                                          {"nccl-id", 1, 0, 'I'},
+                                          {"json", 0, 0, 'j'},
+                                          {"rms-norm", 0, 0, 'N'},
+                                          {"no-bias", 0, 0, 'B'},
+                                          {"gated", 0, 0, 'G'},
+                                          {"kv-heads", 1, 0, 'K'},
+                                          {"window", 1, 0, 'W'},
+                                          {"not-causal", 0, 0, 'X'},
+                                          {"llama", 0, 0, 'Y'},
+                                          {"interleave", 1, 0, 'v'},
+                                          {"experts", 1, 0, 'E'},
+                                          {"shared-experts", 1, 0, 'R'},
+                                          {"shared-ffn", 1, 0, 'f'},
+                                          {"top-k", 1, 0, 'k'},
+                                          {"moe-capacity", 1, 0, 'y'},
+                                          {"ep", 1, 0, 'e'},
+                                          {"help", 0, 0, '?'},
+                                          {"q-lora", 1, 0, OPT_QLORA},
+                                          {"kv-lora", 1, 0, OPT_KVLORA},
+                                          {"qk-nope", 1, 0, OPT_NOPE},
+                                          {"qk-rope", 1, 0, OPT_ROPE},
+                                          {"v-head", 1, 0, OPT_VHEAD},
+                                          {"router", 1, 0, OPT_ROUTER},
+                                          {"router-bias", 0, 0, OPT_RBIAS},
+                                          {"router-groups", 1, 0, OPT_RGROUPS},
+                                          {"router-topk-groups", 1, 0, OPT_RTOPKG},
+                                          {"norm-topk", 0, 0, OPT_NORMTOPK},
+                                          {"routed-scale", 1, 0, OPT_RSCALE},
+                                          {"shared-gate", 0, 0, OPT_SGATE},
+                                          {0, 0, 0, 0}};
 
 /* 0: run; 1: --help was answered; -1: a bad flag (said on stderr). */
 static int parse(run_cfg_t *c, int argc, char **argv)
@@ -202,6 +297,7 @@ static int parse(run_cfg_t *c, int argc, char **argv)
         bool wide = ch == 's' || ch == 'M'; /* 64-bit: the seed and a byte count */
         uint64_t v = 0;
         if (optarg && ch != 'o' && ch != 'x' && ch != 'l' && ch != 'y' && ch != 'h' && ch != 'I' &&
+            ch != OPT_ROUTER && ch != OPT_RSCALE &&
             num(opts_long[at].name, optarg, wide ? UINT64_MAX : INT32_MAX, &v))
             return -1;
         if (!set_number(c, ch, v))
@@ -271,6 +367,44 @@ static const char *check_moe(const run_cfg_t *c, char *buf, size_t cap)
     return NULL;
 }
 
+/* The latent-attention and router flags' values; NULL when they are fine. What needs
+ * the experts or the TP degree (groups that do not split the experts, heads over --tp)
+ * the executor checks. */
+static const char *check_mla(const run_cfg_t *c, char *buf, size_t cap)
+{
+    bool mla_flag = c->q_lora || c->nope_given || c->rope_given || c->vhead_given;
+    if (mla_flag && !c->kv_lora)
+        return "--q-lora, --qk-nope, --qk-rope and --v-head need --kv-lora: they shape latent "
+               "attention";
+    if (c->kv_lora && !c->no_bias)
+        return "--kv-lora needs --no-bias (or --llama): latent attention has no biases";
+    if (c->kv_lora && ((c->rope_given && c->qk_rope % 2) || (c->vhead_given && !c->v_head) ||
+                       (c->nope_given && c->rope_given && !c->qk_nope && !c->qk_rope)))
+        return "--qk-rope must be even (its rotations take pairs), --v-head at least 1, and "
+               "--qk-nope + --qk-rope at least 1";
+    bool route = c->router || c->router_bias || c->router_groups || c->router_topk_groups ||
+                 c->norm_topk || c->routed_scale || c->shared_gate;
+    if (route && !c->experts)
+        return "--router, --router-bias, --router-groups, --router-topk-groups, --norm-topk, "
+               "--routed-scale and --shared-gate need --experts: they shape its router";
+    if (c->router && strcmp(c->router, "softmax") && strcmp(c->router, "sigmoid")) {
+        snprintf(buf, cap, "--router '%s': give softmax or sigmoid", c->router);
+        return buf;
+    }
+    if ((c->router_groups > 1) != (c->router_topk_groups > 0))
+        return "--router-groups G (G >= 2) and --router-topk-groups T (T >= 1) go together";
+    char *end = NULL;
+    double v = c->routed_scale ? strtod(c->routed_scale, &end) : 1;
+    if (c->routed_scale && (end == c->routed_scale || *end || !(v > 0 && v <= 1e6))) {
+        snprintf(buf, cap, "--routed-scale '%s': give a number above 0 (at most 1e6)",
+                 c->routed_scale);
+        return buf;
+    }
+    if (c->shared_gate && !c->shared)
+        return "--shared-gate needs --shared-experts: it gates their output";
+    return NULL;
+}
+
 /* Combinations the model cannot have, named by their flags. */
 static int check(const run_cfg_t *c)
 {
@@ -288,8 +422,8 @@ static int check(const run_cfg_t *c)
         why = "--attn-chunk with --unfused-attn: unfused attention is one chunk of the sequence";
     else if (c->attn_chunk_given && !c->opts.attn_chunk)
         why = "--attn-chunk 0: give at least 1 query row (leave it out for the engine's rule)";
-    else if (!(why = check_llama(c, buf, sizeof(buf))))
-        why = check_moe(c, buf, sizeof(buf));
+    else if (!(why = check_llama(c, buf, sizeof(buf))) && !(why = check_moe(c, buf, sizeof(buf))))
+        why = check_mla(c, buf, sizeof(buf));
     if (why)
         fprintf(stderr, "tessel-exec-run: %s\n", why);
     return why ? -1 : 0;
@@ -316,7 +450,25 @@ static int build(run_cfg_t *c, tsl_err_t *err)
                                         : c->experts < 2 ? c->experts
                                                          : 2,
                      .shared_experts = c->shared,
-                     .shared_ffn_hidden = c->shared_ffn};
+                     .shared_ffn_hidden = c->shared_ffn,
+                     .router_score = c->router && !strcmp(c->router, "sigmoid")
+                                         ? TSL_ROUTER_SIGMOID
+                                         : TSL_ROUTER_SOFTMAX,
+                     .router_bias = c->router_bias ? TSL_ROUTER_BIAS_CHOICE : TSL_ROUTER_BIAS_NONE,
+                     .router_norm = c->norm_topk,
+                     .router_scale = c->routed_scale ? strtod(c->routed_scale, NULL) : 0,
+                     .router_groups = (uint16_t)c->router_groups,
+                     .router_topk_groups = (uint16_t)c->router_topk_groups,
+                     .shared_expert_gate = c->shared_gate};
+    if (c->kv_lora) { /* latent attention: per-head widths default from hidden / heads */
+        uint32_t hd = c->heads ? c->hidden / c->heads : 0;
+        l.q_lora_rank = c->q_lora;
+        l.kv_lora_rank = c->kv_lora;
+        l.qk_nope_dim = c->nope_given ? c->qk_nope : hd;
+        l.qk_rope_dim = c->rope_given ? c->qk_rope : hd / 2 / 2 * 2;
+        l.v_head_dim = c->vhead_given ? c->v_head : hd;
+        l.kv_heads = 0;
+    }
     tsl_model_init(&c->model, "exec-gpt");
     if (c->vocab) {
         tsl_layer_t emb = {.kind = TSL_LAYER_EMBEDDING,

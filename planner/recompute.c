@@ -1,0 +1,126 @@
+/*
+ * recompute.c — Megatron-LM's recompute modules: names, the layers each applies
+ * to, and the stash each drops (recompute.h).
+ */
+#include "recompute.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const names[TSL_RECOMPUTE_COUNT] = {
+    "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts",
+};
+
+const char *tsl_recompute_module_name(uint32_t i)
+{
+    return i < TSL_RECOMPUTE_COUNT ? names[i] : NULL;
+}
+
+static int one_name(const char *w, size_t n, uint32_t *mask, bool *core_attn, tsl_err_t *err)
+{
+    if (n == strlen("core_attn") && strncmp(w, "core_attn", n) == 0) {
+        if (core_attn == NULL)
+            return tsl_err_set(err,
+                               "recompute-modules: core_attn is the attention core's selective "
+                               "recompute (+selckpt, --ckpt selective), not a module here");
+        *core_attn = true;
+        return 0;
+    }
+    for (uint32_t i = 0; i < TSL_RECOMPUTE_COUNT; i++)
+        if (strlen(names[i]) == n && strncmp(w, names[i], n) == 0) {
+            *mask |= 1u << i;
+            return 0;
+        }
+    return tsl_err_set(err,
+                       "recompute-modules: '%.*s' is not a module Tessel prices (core_attn, "
+                       "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts)",
+                       (int)(n > 64 ? 64 : n), w);
+}
+
+int tsl_recompute_modules_parse(const char *list, uint32_t *mask, bool *core_attn, tsl_err_t *err)
+{
+    *mask = 0;
+    if (core_attn)
+        *core_attn = false;
+    for (const char *p = list ? list : ""; *p;) {
+        size_t n = strcspn(p, ", \t\n");
+        if (n > 0 && one_name(p, n, mask, core_attn, err) != 0)
+            return -1;
+        p += n;
+        p += strspn(p, ", \t\n");
+    }
+    return 0;
+}
+
+size_t tsl_recompute_modules_format(uint32_t mask, char *buf, size_t cap)
+{
+    size_t len = 0;
+    if (cap > 0)
+        buf[0] = '\0';
+    for (uint32_t i = 0; i < TSL_RECOMPUTE_COUNT; i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        int k = snprintf(len < cap ? buf + len : NULL, len < cap ? cap - len : 0, "%s%s",
+                         len ? "," : "", names[i]);
+        len += k > 0 ? (size_t)k : 0;
+    }
+    return len;
+}
+
+static bool attention_of(const tsl_layer_t *l)
+{
+    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
+           l->kind == TSL_LAYER_ATTENTION;
+}
+
+static bool ffn_of(const tsl_layer_t *l)
+{
+    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER || l->kind == TSL_LAYER_FFN;
+}
+
+uint32_t tsl_recompute_applies(const tsl_layer_t *l, uint32_t mask)
+{
+    bool mla = attention_of(l) && l->kv_lora_rank, moe = ffn_of(l) && l->experts;
+    uint32_t has = 0;
+    if (moe)
+        has |= TSL_RECOMPUTE_MOE_ACT | TSL_RECOMPUTE_MOE | TSL_RECOMPUTE_LAYERNORM |
+               (l->shared_experts ? TSL_RECOMPUTE_SHARED_EXPERTS : 0);
+    if (mla)
+        has |= TSL_RECOMPUTE_MLA_UP_PROJ | TSL_RECOMPUTE_LAYERNORM;
+    if (ffn_of(l) && !l->experts)
+        has |= TSL_RECOMPUTE_MLP;
+    return mask & has;
+}
+
+void tsl_recompute_drop(const tsl_layer_t *l, uint32_t mask, uint64_t *repl, uint64_t *shard)
+{
+    uint32_t m = tsl_recompute_applies(l, mask);
+    double s = l->seq_len, h = l->hidden, f = l->ffn_hidden, g = l->gated_ffn ? 2.0 : 1.0;
+    double k = l->experts_per_tok, E = l->experts, S = l->shared_experts;
+    double fs = l->shared_ffn_hidden ? l->shared_ffn_hidden : f;
+    double a = l->heads, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
+    double q = l->q_lora_rank, c = l->kv_lora_rank;
+    double rp = 0.0, sh = 0.0, shared = S * (2.0 * g * s * fs + 2.0 * s * fs);
+    if (m & TSL_RECOMPUTE_LAYERNORM) /* one standalone norm per MLA block, per MoE block */
+        rp += 2.0 * s * h * ((attention_of(l) && l->kv_lora_rank) + (ffn_of(l) && l->experts));
+    if (m & TSL_RECOMPUTE_MLA_UP_PROJ) {
+        rp += 2.0 * s * (q + c);
+        sh += 4.0 * s * a * (n + r) + 2.0 * s * a * v;
+    }
+    if (m & TSL_RECOMPUTE_MLP) {
+        rp += 2.0 * s * h;
+        sh += 2.0 * g * s * f + 2.0 * s * f;
+    }
+    if (m & TSL_RECOMPUTE_MOE) {
+        rp += 2.0 * k * s * h + 4.0 * s * E;
+        sh += k * (2.0 * g * s * f + 2.0 * s * f) + shared;
+    } else {
+        if (m & TSL_RECOMPUTE_MOE_ACT)
+            sh += 2.0 * k * s * f;
+        if (m & TSL_RECOMPUTE_SHARED_EXPERTS)
+            sh += shared;
+    }
+    /* within the stash (a hand-built layer may hold less than its shape says) */
+    *repl = rp < (double)l->act_repl_bytes ? (uint64_t)rp : l->act_repl_bytes;
+    *shard = sh < (double)l->act_shard_bytes ? (uint64_t)sh : l->act_shard_bytes;
+}
