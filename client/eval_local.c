@@ -185,6 +185,8 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     tsl_request_init(r);
     r->mem_budget_bytes = eo->mem_budget_bytes;
     r->unfused_attn = eo->unfused_attn;
+    r->no_dropout = eo->no_dropout;
+    r->autocast = eo->autocast;
     r->paper_cost = eo->paper_cost;
     r->no_host_floor = eo->no_host_floor;
     r->grad_reduce_bytes = eo->grad_reduce_bytes;

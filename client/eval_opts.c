@@ -14,7 +14,8 @@ static const char eval_usage[] =
     "usage: tesselctl eval (--model NAME | --hf-config PATH) [--seq-len N]\n"
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
-    "                      [--unfused-attn] [--paper-cost] [--no-host-floor]\n"
+    "                      [--unfused-attn] [--no-dropout] [--autocast]\n"
+    "                      [--paper-cost] [--no-host-floor]\n"
     "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather]\n"
@@ -97,6 +98,11 @@ static const char eval_usage[] =
     "  --amp-profile DIR   price on AMP's per-layer profiles in DIR (its known_cost\n"
     "                      gpt2_{G4,P3}_{tp}.npy: T4, V100); in this process only\n"
     "  --unfused-attn      attention keeps its s x s scores (no flash kernel)\n"
+    "  --no-dropout        the model without dropout\n"
+    "  --autocast          PyTorch eager modules under torch.autocast over fp32\n"
+    "                      parameters: fp32 norms and residual stream, weight casts,\n"
+    "                      fp32 gradients, the vocabulary unpadded\n"
+    "                      (docs/cost-model.md, \"Autocast\")\n"
     "  --paper-cost        the seed papers' formulas instead of the stacks'\n"
     "                      (docs/cost-model.md, \"Cost modes\")\n"
     "  --no-host-floor     the GPU's time alone, no eager PyTorch host dispatch\n"
@@ -180,6 +186,8 @@ enum {
     OPT_GALVATRON,
     OPT_AMP,
     OPT_UNFUSED,
+    OPT_NO_DROPOUT,
+    OPT_AUTOCAST,
     OPT_PAPER,
     OPT_NO_HOST_FLOOR,
     OPT_GRAD_BYTES,
@@ -237,6 +245,8 @@ static const struct option eval_long[] = {
     {"galvatron-profile", required_argument, 0, OPT_GALVATRON},
     {"amp-profile", required_argument, 0, OPT_AMP},
     {"unfused-attn", no_argument, 0, OPT_UNFUSED},
+    {"no-dropout", no_argument, 0, OPT_NO_DROPOUT},
+    {"autocast", no_argument, 0, OPT_AUTOCAST},
     {"paper-cost", no_argument, 0, OPT_PAPER},
     {"no-host-floor", no_argument, 0, OPT_NO_HOST_FLOOR},
     {"grad-reduce-bytes", required_argument, 0, OPT_GRAD_BYTES},
@@ -368,6 +378,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_GALVATRON: eo->galvatron_profile = optarg; return 0;
     case OPT_AMP: eo->amp_profile = optarg; return 0;
     case OPT_UNFUSED: eo->unfused_attn = true; return 0;
+    case OPT_NO_DROPOUT: eo->no_dropout = true; return 0;
+    case OPT_AUTOCAST: eo->autocast = true; return 0;
     case OPT_PAPER: eo->paper_cost = true; return 0;
     case OPT_NO_HOST_FLOOR: eo->no_host_floor = true; return 0;
     case OPT_GRAD_BYTES:

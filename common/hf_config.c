@@ -149,7 +149,8 @@ static const char *opt_str(reader_t *r, const char *key, const char *dflt)
         note_bad(r, "%s: expected a string, got %s", key, type_name(v));
         return dflt;
     }
-    return json_string_value(v);
+    const char *s = json_string_value(v);
+    return s != NULL ? s : dflt;
 }
 
 /* A positive real from obj[key]; 0 when absent or null. */
@@ -584,8 +585,10 @@ static void read_qwen_moe(reader_t *r, tsl_arch_spec_t *sp, bool qwen2)
  * sigmoid, 8 groups, top 4, normalised, 2.5. */
 static void read_deepseek_router(reader_t *r, tsl_arch_spec_t *sp, bool v3)
 {
-    const char *topk = opt_str(r, "topk_method", v3 ? "noaux_tc" : "greedy");
-    const char *score = opt_str(r, "scoring_func", v3 ? "sigmoid" : "softmax");
+    const char *topk = opt_str(r, "topk_method", NULL);
+    const char *score = opt_str(r, "scoring_func", NULL);
+    topk = topk != NULL ? topk : v3 ? "noaux_tc" : "greedy";
+    score = score != NULL ? score : v3 ? "sigmoid" : "softmax";
     bool grouped = strcmp(topk, "greedy") != 0;
     sp->router_bias = strcmp(topk, "noaux_tc") == 0;
     if (grouped && !sp->router_bias && strcmp(topk, "group_limited_greedy") != 0)

@@ -401,12 +401,13 @@ static inline uint64_t div_ceil(uint64_t a, uint64_t b)
 
 /* Megatron pads the vocabulary of the token embedding and the LM head to a
  * multiple of 128·t (make-vocab-size-divisible-by 128 per TP rank); patch
- * embeddings and classifier heads keep theirs. */
-static double padded_vocab(const tsl_layer_t *l, uint32_t t)
+ * embeddings and classifier heads keep theirs, and so does every layer under
+ * autocast (PyTorch modules as written: the model's vocabulary as given). */
+static double padded_vocab(const tsl_layer_t *l, uint32_t t, const tsl_cost_knobs_t *k)
 {
     bool lm = (l->kind == TSL_LAYER_EMBEDDING && !l->patch_embed) ||
               (l->kind == TSL_LAYER_HEAD && l->head_tokens == 0);
-    if (!lm || l->vocab == 0)
+    if (!lm || l->vocab == 0 || (k != NULL && k->autocast))
         return (double)l->vocab;
     uint64_t q = 128ull * t;
     return (double)(((uint64_t)l->vocab + q - 1) / q * q);
@@ -423,11 +424,12 @@ static double tp_replicated_params(const tsl_layer_t *l)
  * over t, plus the replicated position table in full. A tied head owns none in its
  * embedding's stage; in a later stage (tied_copy) it keeps a copy of the padded
  * word embedding's rows, as an untied head holds its own (Megatron). */
-static double rank_params(const tsl_layer_t *l, uint32_t t, bool tied_copy)
+static double rank_params(const tsl_layer_t *l, uint32_t t, bool tied_copy,
+                          const tsl_cost_knobs_t *k)
 {
-    double repl = tp_replicated_params(l), extra = (padded_vocab(l, t) - l->vocab) * l->hidden;
+    double repl = tp_replicated_params(l), extra = (padded_vocab(l, t, k) - l->vocab) * l->hidden;
     if (l->kind == TSL_LAYER_HEAD && l->tied_head)
-        extra = tied_copy ? padded_vocab(l, t) * l->hidden : 0.0;
+        extra = tied_copy ? padded_vocab(l, t, k) * l->hidden : 0.0;
     return ((double)l->params - repl + extra) / t + repl;
 }
 
@@ -460,10 +462,12 @@ typedef struct degrees {
 } degrees_t;
 
 /* Gradient bytes per element: what the gradient buffer holds and the DP/SDP
- * reduce moves (knobs: 0 = 2). */
+ * reduce moves (knobs: 0 = 2; autocast: the fp32 parameters' fp32 .grad, 4). */
 static inline double grad_elem_bytes(const tsl_cost_knobs_t *k)
 {
-    return k->grad_reduce_bytes ? (double)k->grad_reduce_bytes : TSL_BYTES_PER_PARAM_FP16;
+    return k->grad_reduce_bytes ? (double)k->grad_reduce_bytes
+           : k->autocast        ? 4.0
+                                : TSL_BYTES_PER_PARAM_FP16;
 }
 
 /* Optimizer bytes per parameter between steps: the fp32 master and Adam's two
@@ -537,6 +541,13 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         uint64_t save =
             (uint64_t)(repl * (double)mb / (double)split + shard * (double)mb / (double)w);
         act = act > save ? act - save : 0;
+    }
+    if (k->autocast) { /* fp32 norm inputs, the fp32 softmax beside its bf16 copy */
+        double x_repl, x_score;
+        tsl_roofline_autocast_act(l, &x_repl, &x_score);
+        act += (uint64_t)ceil(x_repl * (double)mb / (double)split);
+        if (!s->selective)
+            act += (uint64_t)ceil(x_score * (double)mb / ((double)g.t * w * (cp > 1 ? cp : 1)));
     }
     if (s->ckpt) {
         out->fwd_bytes = div_ceil(l->bnd_act_bytes * mb, split);
@@ -625,11 +636,13 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
         dev.fp8_flops = env->device_fp8_flops;
         dev.moe_fp8 = !env->knobs.moe_bf16_experts;
     }
-    *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
-    *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t));
+    dev.autocast = env->knobs.autocast;
+    *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
+    *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
-    *wgrad_frac = tsl_roofline_layer_wgrad_frac(&dev, l, n, t, s->sp, padded_vocab(l, t));
-    tsl_roofline_layer_col_frac(&dev, l, n, t, s->sp, padded_vocab(l, t), &col_frac[0],
+    *wgrad_frac =
+        tsl_roofline_layer_wgrad_frac(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
+    tsl_roofline_layer_col_frac(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), &col_frac[0],
                                 &col_frac[1]);
 }
 
@@ -672,6 +685,7 @@ static double core_fwd_s(const tsl_cost_env_t *env, const tsl_layer_t *l, double
     tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
     dev.shape = env->gemm_shape;
     dev.host_op_s = env->host_op_s;
+    dev.autocast = env->knobs.autocast;
     return tsl_roofline_core_fwd_s(&dev, l, n, t);
 }
 
@@ -683,9 +697,12 @@ double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k)
      * the three (6) */
     if (k->no_fp32_master)
         return 12.0 + gb;
-    /* bf16 moments: read master (4), m, v (2 + 2) + the gradient, write the three
-     * (8) + the 16-bit weights (2) */
-    return k->bf16_moments ? 18.0 + gb : 26.0 + gb;
+    /* the master read and written (4 + 4), m and v read and written (16; bf16
+     * moments 8), the 16-bit weights written (2): 26 + g, bf16 moments 18 + g;
+     * autocast: the fp32 parameters are the master, no 16-bit copy to write
+     * (torch.optim.AdamW(fused=True) over fp32: 24 + 4) */
+    double moments = k->bf16_moments ? 8.0 : 16.0;
+    return 8.0 + moments + (k->autocast ? 0.0 : TSL_BYTES_PER_PARAM_FP16) + gb;
 }
 
 /* The optimizer step of the parameters this device updates: its TP rank's p,
@@ -933,6 +950,7 @@ static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
         dev.fp8_flops = env->device_fp8_flops;
         dev.moe_fp8 = !env->knobs.moe_bf16_experts; /* as layer_compute_f */
     }
+    dev.autocast = env->knobs.autocast; /* as layer_compute_f */
     *compute = tsl_roofline_recompute_fwd_s(&dev, l, n, t, s->sp, m);
     if (env->calib != NULL)
         *compute *= tsl_calib_compute_scale(env->calib, l->hidden,
@@ -978,7 +996,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         bw = &local;
     }
     double n = cp > 1 ? (double)mb / w : (double)(mb / w);
-    double p = rank_params(l, g.t, env->tied_copy); /* this TP rank's */
+    double p = rank_params(l, g.t, env->tied_copy, &env->knobs); /* this TP rank's */
     moe_terms_t moe = {0};
     if (l->experts) { /* the routed experts are priced apart (moe_terms) */
         moe_terms(env, l, s, bw, g, n, &moe);
@@ -1138,7 +1156,7 @@ double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head
     uint32_t t = tsl_strategy_degree(s, TSL_DIM_TP), z, stride;
     if (head->kind != TSL_LAYER_HEAD || !head->tied_head || t == 0)
         return 0.0;
-    double bytes = TSL_BYTES_PER_PARAM_FP16 * padded_vocab(head, t) / t * head->hidden;
+    double bytes = TSL_BYTES_PER_PARAM_FP16 * padded_vocab(head, t, NULL) / t * head->hidden;
     const struct tsl_calib *cal = tsl_cluster_block_calib(c, first_a, 1);
     double k = cal != NULL ? cal->comm_scale : 1.0;
     double sum = tsl_cost_allreduce_s(bytes, 2, tsl_cluster_link_bw(c, first_a, first_b));

@@ -177,9 +177,11 @@ typedef enum tsl_cost_mode {
  * GEMMs (overlap_tp_dgrad); 10: NCCL's algorithm and protocol by message size; 11: recompute
  * modules, bf16 moments, FP8-cached expert inputs; 12: FP8 e_max per GPU, FP8 routed
  * experts (moe_bf16_experts) and dispatch (moe_fp8_dispatch), FP8 weight all-gathers
- * (fp8_param_gather), TE's weight casts once per step; 13: interleaved 1F1B's activations chunk by chunk
- * from Megatron's schedule table (pipeline.h). */
-#define TSL_COST_MODEL_VERSION 13u
+ * (fp8_param_gather), TE's weight casts once per step; 13: interleaved 1F1B's activations
+ * chunk by chunk from Megatron's schedule table (pipeline.h); 14: PyTorch eager modules
+ * under torch.autocast (autocast), models without dropout (no_dropout), the causal flash
+ * kernel's rate, the host floor re-measured on the step as it ran (57.2 us). */
+#define TSL_COST_MODEL_VERSION 14u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -237,6 +239,13 @@ typedef struct tsl_cost_knobs {
                                    dgrad all-reduce, default since 2021-09; with SP its
                                    dX reduce-scatter and input re-gather); false: exposed,
                                    as the forward's (docs/cost-model.md "TP in the backward") */
+    bool autocast;              /* PyTorch eager modules under torch.autocast(bfloat16) over
+                                   fp32 parameters (bench/torch_gpt_step.py, nanoGPT/HF-style
+                                   scripts): fp32 norms and residual stream with casts, the
+                                   weights cast every micro-batch, fp32 gradients (g = 4)
+                                   and no 16-bit weight copy for the step to write, an eager
+                                   unfused core with an fp32 softmax, the vocabulary as given
+                                   (no padding); docs/cost-model.md "Autocast" */
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */

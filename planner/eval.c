@@ -243,6 +243,7 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     k->overlap_param_gather |= g->overlap_param_gather;
     if (!r->overlap_tp_dgrad && !r->no_overlap_tp_dgrad && g->overlap_tp_dgrad)
         k->overlap_tp_dgrad = true;
+    k->autocast |= g->autocast;
     if (!r->cp && g->cp > 1) { /* the given plan's context parallelism */
         k->cp = g->cp;
         k->cp_comm = g->cp_comm;
@@ -358,15 +359,13 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
         return tsl_err_prefix(err, "eval");
     tsl_sublayer_model_t sm = {0};
     tsl_cluster_t pc = {0};
-    tsl_model_t own = {0}; /* the request's attention kind applies, as in tsl_search */
+    tsl_model_t own = {0}; /* the request's attention kind and dropout apply, as in tsl_search */
     const tsl_model_t *em = m;
     const tsl_cluster_t *ec = c;
     int rc = -1;
-    if (r->unfused_attn) {
-        if (tsl_model_copy(&own, m, err) != 0 || tsl_model_set_unfused_attn(&own, true, err) != 0)
-            goto out;
-        m = em = &own;
-    }
+    if (tsl_model_for_request(m, r->unfused_attn, r->no_dropout, &own, &m, err) != 0)
+        goto out;
+    em = m;
     if (given->sublayer) {
         if (tsl_sublayer_split(m, &sm, err) != 0)
             goto out;

@@ -43,6 +43,18 @@
  * backward less its GEMMs and copies, 0.18 at both widths (docs/cost-model.md). */
 #define TSL_ATTN_H100_FWD_EFF 0.35
 #define TSL_ATTN_H100_BWD_EFF 0.18
+/* A causal (masked) fused kernel runs below those rates, which are the unmasked
+ * kernel's: over v keys visited per query it reaches
+ *   eff · v / (v + keys)
+ * of them — each query block computes its diagonal tile in full and pays its
+ * fixed cost over half the keys (about one 128-key tile more), and the mask
+ * costs a few per cent on every tile. Fitted (rms 3.1 %) to the causal/unmasked
+ * speed ratios of Shah et al. 2024 (FlashAttention-3), Fig. 5, H100 SXM5,
+ * forward, head dim 64 and 128, sequence 512–16k, FlashAttention-2, cuDNN and
+ * FlashAttention-3 alike (e.g. 1k: 229/306, 288/373, 265/392 at head dim 64);
+ * taken for the backward too. s = 1024: 0.75; 8192: 0.91. */
+#define TSL_ATTN_CAUSAL_EFF  0.94
+#define TSL_ATTN_CAUSAL_KEYS 128.0
 
 typedef struct tsl_gemm_eff {
     double sms;            /* streaming multiprocessors; 0 = unknown: no occupancy term */

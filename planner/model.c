@@ -577,6 +577,34 @@ int tsl_model_set_unfused_attn(tsl_model_t *m, bool unfused, tsl_err_t *err)
     return 0;
 }
 
+int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err)
+{
+    if (m == NULL || (m->n_layers > 0 && m->layers == NULL))
+        return tsl_err_set(err, "model: NULL model or layer array");
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        m->layers[i].no_dropout = true;
+        if (tsl_layer_derive(&m->layers[i], err) != 0)
+            return tsl_err_prefix(err, "model %s: layer %u", m->name, i);
+    }
+    return 0;
+}
+
+int tsl_model_for_request(const tsl_model_t *m, bool unfused_attn, bool no_dropout,
+                          tsl_model_t *own, const tsl_model_t **out, tsl_err_t *err)
+{
+    *out = m;
+    if (!unfused_attn && !no_dropout)
+        return 0;
+    if (tsl_model_copy(own, m, err) != 0)
+        return -1;
+    if (unfused_attn && tsl_model_set_unfused_attn(own, true, err) != 0)
+        return -1;
+    if (no_dropout && tsl_model_set_no_dropout(own, err) != 0)
+        return -1;
+    *out = own;
+    return 0;
+}
+
 int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err)
 {
     if (m == NULL)

@@ -370,6 +370,17 @@ int tsl_model_check_priced(const tsl_model_t *m, tsl_err_t *err);
  * (true); re-derives the layers. For a request's unfused_attn switch. */
 int tsl_model_set_unfused_attn(tsl_model_t *m, bool unfused, tsl_err_t *err);
 
+/* Every layer without dropout; re-derives the layers. For a request's no_dropout
+ * switch (a model trained without it: bench/torch_gpt_step.py, nanoGPT's
+ * dropout 0.0, HF configs with zero *_pdrop). */
+int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err);
+
+/* A request's model switches (unfused_attn, no_dropout) applied to a copy of m in
+ * *own, whose layers are re-derived: *out is own, or m itself when the request
+ * changes nothing (own is then left empty). tsl_model_free(own) either way. */
+int tsl_model_for_request(const tsl_model_t *m, bool unfused_attn, bool no_dropout,
+                          tsl_model_t *own, const tsl_model_t **out, tsl_err_t *err);
+
 /* Checks every layer's shape and the layer count. */
 int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err);
 

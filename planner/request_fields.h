@@ -148,6 +148,14 @@
     X(no_overlap_tp_dgrad, BOOL, "no-overlap-tp-dgrad", "", 0, 0,                                  \
       "the backward's TP collectives exposed, as the forward's (Megatron-LM before 2021-09)",      \
       "no_overlap_tp_dgrad", "no_overlap_tp_dgrad")                                                \
+    X(autocast, BOOL, "autocast", "", 0, 0,                                                        \
+      "price PyTorch eager modules under torch.autocast over fp32 parameters: fp32 norms and "     \
+      "residual stream, per-micro-batch weight casts, fp32 gradients, the vocabulary unpadded",    \
+      "autocast", "autocast")                                                                      \
+    X(no_dropout, BOOL, "no-dropout", "", 0, 0,                                                    \
+      "the model without dropout (the GPT/BERT/T5 presets and imports keep it where the "          \
+      "architecture has it)",                                                                      \
+      "no_dropout", "no_dropout")                                                                  \
     X(no_cp, BOOL, "no-cp", "", 0, 0,                                                              \
       "no context parallelism: every rank holds whole sequences (the same as --cp 1)", "no_cp",    \
       "no_cp")                                                                                     \

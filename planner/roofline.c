@@ -25,6 +25,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->etp = 1;
     d->moe_busy = 1.0;
     d->moe_moved = 1.0;
+    d->autocast = false;
     d->moe_fp8 = false;
 }
 
@@ -255,9 +256,17 @@ static double core_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
      * costs the host no more than one SDPA call (docs/cost-model.md) */
     double ops = p->ops + 1.0;
     if (l->unfused_attn) {
-        double score_bytes = (x->dropout ? 9.0 : 4.0) * x->a * x->s * keys * S / t;
-        double c = gemm(p, x->s, keys, hd, b) + gemm(p, x->s, hd, keys, b) +
-                   mem(p, score_bytes, x->dropout ? 2 : 1);
+        double scores = x->a * x->s * keys * S / t;
+        double c = gemm(p, x->s, keys, hd, b) + gemm(p, x->s, hd, keys, b);
+        if (d->autocast) /* eager: scale, mask, fp32 softmax by casts (roofline.h) */
+            c += tsl_roofline_mem_s(d,
+                                    scores * ((p->bwd ? TSL_ROOFLINE_AUTOCAST_SCORE_BWD_BYTES
+                                                      : TSL_ROOFLINE_AUTOCAST_SCORE_FWD_BYTES) +
+                                              (l->causal ? TSL_ROOFLINE_AUTOCAST_MASK_BYTES : 0.0) +
+                                              (x->dropout ? 5.0 : 0.0)),
+                                    4u + (l->causal ? 2u : 0u) + (x->dropout ? 1u : 0u));
+        else
+            c += mem(p, (x->dropout ? 9.0 : 4.0) * scores, x->dropout ? 2 : 1);
         p->ops = ops;
         return c;
     }
@@ -270,6 +279,8 @@ static double core_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
     double rate = flash > 0 ? fmin(d->gemm_flops, flash) *
                                   tsl_gemm_eff_occupancy(&d->shape, x->s, hd, visited, b)
                             : d->gemm_flops * tsl_gemm_eff_shape(&d->shape, x->s, hd, visited, b);
+    if (flash > 0 && visited < keys) /* masked: below the unmasked rate (gemm_eff.h) */
+        rate *= TSL_ATTN_CAUSAL_EFF * visited / (visited + TSL_ATTN_CAUSAL_KEYS);
     double bytes = 2.0 * (2.0 * x->s * x->d + 2.0 * keys * x->e) * S / t * (p->bwd ? 2.0 : 1.0);
     return fmax(flops / rate, bytes / d->mem_bw) + d->launch_s;
 }
@@ -309,11 +320,20 @@ static double core_saved_flops(const tsl_layer_t *l)
 }
 
 /* Norm (4 bytes/element), residual add (6) and dropout (5: two copies and a
- * mask) of one block: replicated over the TP group unless sequence-parallel. */
+ * mask) of one block: replicated over the TP group unless sequence-parallel.
+ * Under autocast the norm and the residual stream are fp32 with a cast to bf16
+ * between (roofline.h): 24 bytes forward, 44 backward (dropout 5 each way), the
+ * host op count as without. */
 static double block_elementwise_s(pass_t *p, const shape_t *x, double S, double split)
 {
-    double per = x->dropout ? 15.0 : 10.0;
-    return mem(p, per * x->h * x->s * S / split, x->dropout ? 3 : 2);
+    double elems = x->h * x->s * S / split;
+    if (!p->d->autocast)
+        return mem(p, (x->dropout ? 15.0 : 10.0) * elems, x->dropout ? 3 : 2);
+    p->ops += x->dropout ? 3 : 2;
+    double bytes =
+        (p->bwd ? TSL_ROOFLINE_AUTOCAST_NORM_BWD_BYTES : TSL_ROOFLINE_AUTOCAST_NORM_FWD_BYTES) +
+        (x->dropout ? 5.0 : 0.0);
+    return tsl_roofline_mem_s(p->d, bytes * elems, (p->bwd ? 5u : 3u) + (x->dropout ? 1u : 0u));
 }
 
 /* The bias gradients of a block's two GEMM groups, backward only: each is a
@@ -404,6 +424,13 @@ static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
     if (l->kind == TSL_LAYER_HEAD) { /* logits GEMM, then the loss over fp32 logits */
         double ce = (p->bwd ? TSL_ROOFLINE_CE_BWD_BYTES : TSL_ROOFLINE_CE_FWD_BYTES) * V / t;
         double logits = gemm(p, S * x->n, V / t, x->h, 1);
+        /* an LM head's rows of V/t bf16 not 16-byte aligned: an unpadded vocabulary
+         * (roofline.h; a classifier's few outputs are launch-bound either way) */
+        if (l->head_tokens == 0 && fmod(V / t, 8.0) != 0) {
+            if (p->bwd)
+                p->wgrad_s += (TSL_ROOFLINE_UNALIGNED_GEMM - 1.0) * p->dw_s;
+            logits *= TSL_ROOFLINE_UNALIGNED_GEMM;
+        }
         /* the elementwise backward ratio does not apply: ce counts each pass's bytes */
         p->ops += 3;
         return logits + tsl_roofline_mem_s(p->d, ce * S * x->n, 3);
@@ -443,12 +470,46 @@ static double layer_s(pass_t *p, const tsl_layer_t *l, double samples, uint32_t 
     return p->d->mem_bw > 0 ? host_floor(p, gpu) : gpu;
 }
 
+/* Under autocast, the linears' fp32 weights cast to bf16 (forward) and their
+ * bf16 gradients cast back to fp32 (backward), once per micro-batch: 6 bytes per
+ * parameter of this TP rank, a kernel per weight and bias (roofline.h). The
+ * embedding's lookup reads its fp32 table as is; the head casts the vocabulary's
+ * V × h. */
+static double weight_casts_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x, double tt,
+                             double vocab)
+{
+    double w;
+    uint32_t kernels;
+    switch (l->kind) {
+    case TSL_LAYER_EMBEDDING:
+        if (!l->patch_embed)
+            return 0.0;
+        w = (double)l->params - (double)l->positions * l->hidden;
+        kernels = l->no_bias ? 1 : 2;
+        break;
+    case TSL_LAYER_HEAD:
+        w = vocab * x->h;
+        kernels = 1;
+        break;
+    default: { /* QKV and output (+ cross-attention's), FFN in and out */
+        uint32_t lin = l->kind == TSL_LAYER_ATTENTION || l->kind == TSL_LAYER_FFN ? 2
+                       : l->kind == TSL_LAYER_DECODER                             ? 6
+                                                                                  : 4;
+        w = (double)l->params;
+        kernels = l->no_bias ? lin : 2 * lin;
+    }
+    }
+    return tsl_roofline_mem_s(p->d, TSL_ROOFLINE_AUTOCAST_CAST_BYTES * w / tt, kernels);
+}
+
 /* The layer's kernels, by kind (with W = 0 its GEMMs alone, as FLOPs over F). */
 static double kernels_s(pass_t *p, const tsl_layer_t *l, double samples, double tt, double split,
                         double vocab)
 {
     double extra = (p->bwd ? 2.0 : 1.0) * l->extra_fwd_flops * samples / (tt * p->d->gemm_flops);
     shape_t x = shape_of(l);
+    if (p->d->autocast)
+        extra += weight_casts_s(p, l, &x, tt, vocab);
     switch (l->kind) {
     case TSL_LAYER_ENCODER:
         return extra + attention_s(p, l, &x, samples, tt, split, false) +
@@ -534,6 +595,23 @@ double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l
     if (l->kind == TSL_LAYER_DECODER)
         c += core_s(&p, l, &x, samples, tt, x.ct, x.ct);
     return c;
+}
+
+void tsl_roofline_autocast_act(const tsl_layer_t *l, double *repl, double *score)
+{
+    shape_t x = shape_of(l);
+    double norms = 0.0;
+    switch (l->kind) {
+    case TSL_LAYER_ENCODER: norms = l->parallel_block ? 1.0 : 2.0; break; /* one x kept */
+    case TSL_LAYER_DECODER: norms = 3.0; break;
+    case TSL_LAYER_ATTENTION:
+    case TSL_LAYER_FFN: norms = 1.0; break;
+    case TSL_LAYER_HEAD: norms = 2.0; break; /* the final norm's fp32 input beside the GEMM's */
+    default: break;
+    }
+    *repl = 2.0 * norms * x.s * x.h;
+    /* 2 (or with dropout 5) bytes per score in act_score_bytes become 6 (7) */
+    *score = (double)l->act_score_bytes * (x.dropout ? 2.0 / 5.0 : 2.0);
 }
 
 /* One FP8 linear of (k × n) weights per TP rank taking `in` input elements per

@@ -82,14 +82,61 @@
 #define TSL_ROOFLINE_CE_FWD_BYTES 22.0
 #define TSL_ROOFLINE_CE_BWD_BYTES 26.0
 /* Host time per eager op of a PyTorch training step, seconds: measured on the
- * H100 (bench/results/torch_gpt_step-h100.json, 16 micro-batches of 1, SDPA:
- * the step less the predicted optimizer step, over 16 × the roofline's 781 ops
- * per micro-batch; GPT2-345M 55.3 µs, GPT2-1.3B 52.4 µs, their mean). One op is
- * one of the roofline's kernels (a GEMM, each gradient GEMM, an elementwise
- * kernel, a bias gradient, the attention core); the eager step runs two to three
+ * H100 (bench/results/torch_gpt_step-h100.json, 16 micro-batches of 1, SDPA),
+ * the model as that step ran it (no dropout: 685 ops per micro-batch; autocast;
+ * GPT-2's 50257 words unpadded): the H for which the optimizer step plus 16 ×
+ * Σ max(GPU, ops · H) over the passes equals the measured step (the head stays
+ * GPU-bound); GPT2-345M 60.0 µs, GPT2-1.3B 54.4 µs, their mean. One op is one
+ * of the roofline's kernels (a GEMM, each gradient GEMM, an elementwise kernel,
+ * a bias gradient, the attention core); the eager step runs two to three
  * framework ops (autocast casts, views, gradient-accumulation kernels) per
  * modelled kernel, all in this figure. */
-#define TSL_ROOFLINE_HOST_OP_S 53.9e-6
+#define TSL_ROOFLINE_HOST_OP_S 57.2e-6
+
+/*
+ * torch.autocast (dev.autocast; docs/cost-model.md "Autocast"): PyTorch eager
+ * modules as written, run under torch.autocast(bfloat16) over fp32 parameters
+ * (bench/torch_gpt_step.py, nanoGPT/HF-style training scripts). The GEMMs and a
+ * fused attention core are bf16 as in every stack; what differs, from autocast's
+ * op lists (aten/src/ATen/autocast_mode.h: layer_norm in the fp32 list, softmax
+ * in fp32_set_opt_dtype, linear/matmul in the lower-precision list) and ATen's
+ * kernels, per element:
+ *   norm + residual, forward   the norm on the fp32 residual stream (read 4,
+ *       write 4), its output cast to bf16 for the next linear (read 4, write 2),
+ *       the residual add fp32 + bf16 -> fp32 (read 6, write 4): 24 B, 3 kernels
+ *   norm + residual, backward  the residual gradient cast to bf16 for the
+ *       branch (6), the branch's bf16 input gradient cast back to fp32 (6), the
+ *       fp32 norm backward: dX (read dY and X, write dX: 12) and dγ/dβ (read dY
+ *       and X: 8), the two gradients of the residual summed (12): 44 B, 5 kernels
+ *   unfused core, forward      per score: the scale (4) as its own kernel,
+ *       softmax(dtype=float) on bf16 = a cast to fp32 (6, SoftMax.cpp: only Half
+ *       has a fused half-to-float path) and an fp32 softmax (8), the
+ *       probabilities cast back to bf16 for PV (6): 24 B, 4 kernels; causal, the
+ *       mask as masked_fill (nanoGPT, torch_gpt_step.py), which is a clone and
+ *       an in-place fill (TensorAdvancedIndexing.cpp): + 8 B, 2 kernels
+ *   unfused core, backward     cast (6), fp32 softmax backward (12), cast (6),
+ *       scale (4): 28 B; causal, the mask's (grad.masked_fill: + 8 B, 2 kernels)
+ *   weights                    each linear's fp32 weight cast to bf16 every
+ *       forward (6 B per parameter), its bf16 gradient cast to fp32 in the
+ *       backward (6 B): TSL_ROOFLINE_AUTOCAST_CAST_BYTES
+ * Dropout, where the model has it, keeps its 5 bytes each way. The host floor's
+ * op count is unchanged: TSL_ROOFLINE_HOST_OP_S was measured on this very step
+ * and lumps autocast's extra ops.
+ */
+#define TSL_ROOFLINE_AUTOCAST_NORM_FWD_BYTES  24.0
+#define TSL_ROOFLINE_AUTOCAST_NORM_BWD_BYTES  44.0
+#define TSL_ROOFLINE_AUTOCAST_SCORE_FWD_BYTES 24.0 /* + 8 with a causal mask */
+#define TSL_ROOFLINE_AUTOCAST_SCORE_BWD_BYTES 28.0 /* + 8 with a causal mask */
+#define TSL_ROOFLINE_AUTOCAST_MASK_BYTES      8.0
+#define TSL_ROOFLINE_AUTOCAST_CAST_BYTES      6.0
+/* A GEMM whose row length is not a multiple of 16 bytes (the LM head over an
+ * unpadded vocabulary, e.g. GPT-2's 50257): cuBLAS cannot take its aligned
+ * (TMA, vectorised) kernels and falls back to a slower path — "tripling that
+ * layer's execution time" (Netflix Tech Blog, "Scaling LLM Post-Training at
+ * Netflix", 2026-02-13, which pads vocabularies to multiples of 64 for it;
+ * nanoGPT pads GPT-2's 50257 to 50304 "for efficiency"). Megatron-LM pads to
+ * 128 · t, so only a stack that keeps the vocabulary as given meets it. */
+#define TSL_ROOFLINE_UNALIGNED_GEMM 3.0
 
 /*
  * FP8 (docs/cost-model.md "FP8"; Transformer Engine's Linear, torchao's
@@ -167,10 +214,19 @@ typedef struct tsl_roofline_dev {
                              tsl_cost_moe_rows: the imbalance, or the capacity's) */
     double moe_moved;     /* rows dispatched per rank over k·T (1 after init; below 1
                              when a capacity drops tokens, c when padded to it) */
+    bool autocast;        /* torch.autocast over fp32 parameters (above); false after init */
     bool moe_fp8;         /* with fp8: the routed experts' grouped GEMMs in FP8 too (false
                              after init: bf16, as torchtitan without its grouped-experts
                              converter) */
 } tsl_roofline_dev_t;
+
+/* Under torch.autocast (above), the activation bytes per sample layer l keeps
+ * beyond tsl_layer_derive's bf16 figures: *repl, replicated over the TP group
+ * (each norm's input in fp32: +2 bytes per element; the head's final norm input
+ * in fp32 beside its bf16 GEMM input: +4), and *score, in its unfused core's
+ * scores (the fp32 softmax output kept for its backward beside the bf16 copy PV
+ * keeps: 6 bytes per score where bf16 keeps 2; with dropout 7 against 5). */
+void tsl_roofline_autocast_act(const tsl_layer_t *l, double *repl, double *score);
 
 /* F = peak × e_max, W = TSL_ROOFLINE_MEM_EFF × datasheet, L = the default, a flat
  * shape curve (u = 1), no host floor: the caller sets .shape for its GPU

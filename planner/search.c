@@ -309,13 +309,16 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);
     if (k.grad_reduce_bytes || k.no_fp32_master || k.grad_reduce_exposed ||
-        k.overlap_param_gather || k.overlap_tp_dgrad)
-        tsl_fp_u64(&fp,
-                   0x6b6e6f6200000000ull | k.grad_reduce_bytes << 8 |
-                       (uint64_t)k.no_fp32_master << 16 | (uint64_t)k.grad_reduce_exposed << 17 |
-                       (uint64_t)k.overlap_param_gather << 18 | (uint64_t)k.overlap_tp_dgrad << 19);
+        k.overlap_param_gather || k.overlap_tp_dgrad || k.autocast)
+        tsl_fp_u64(&fp, 0x6b6e6f6200000000ull | k.grad_reduce_bytes << 8 |
+                            (uint64_t)k.no_fp32_master << 16 |
+                            (uint64_t)k.grad_reduce_exposed << 17 |
+                            (uint64_t)k.overlap_param_gather << 18 |
+                            (uint64_t)k.overlap_tp_dgrad << 19 | (uint64_t)k.autocast << 20);
     if (k.recompute_modules || k.bf16_moments) /* absent: the fingerprints from before */
         tsl_fp_u64(&fp, 0x72636d00000000ull | (uint64_t)k.bf16_moments << 32 | k.recompute_modules);
+    if (r->no_dropout) /* hashed only when set, as the target */
+        tsl_fp_u64(&fp, 0x6e6f647200ull);
     tsl_fp_hex(&fp, hex);
 }
 
@@ -836,13 +839,15 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
     memset(res, 0, sizeof(*res));
     if (tsl_request_validate(r, m, c, err) != 0)
         return TSL_SEARCH_ERR;
-    if (!r->unfused_attn)
+    if (!r->unfused_attn && !r->no_dropout)
         return search_request(m, c, r, hooks, res, err);
-    /* the request's attention kind (unfused_attn) applies to the model searched */
+    /* the request's attention kind (unfused_attn) and dropout (no_dropout) apply to
+     * the model searched */
     tsl_model_t own = {0};
+    const tsl_model_t *sm = m;
     int rc = TSL_SEARCH_ERR;
-    if (tsl_model_copy(&own, m, err) == 0 && tsl_model_set_unfused_attn(&own, true, err) == 0)
-        rc = search_request(&own, c, r, hooks, res, err);
+    if (tsl_model_for_request(m, r->unfused_attn, r->no_dropout, &own, &sm, err) == 0)
+        rc = search_request(sm, c, r, hooks, res, err);
     tsl_model_free(&own);
     return rc;
 }

@@ -978,6 +978,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->overlap_tp_dgrad = true;
     if (r->no_overlap_tp_dgrad)
         k->overlap_tp_dgrad = false;
+    if (r->autocast)
+        k->autocast = true;
     k->cp = r->cp > 1 && !r->no_cp ? r->cp : 0; /* the search sets each degree it tries */
     k->ep = r->ep > 1 && !r->no_ep ? r->ep : 0; /* likewise */
     k->etp = r->etp > 1 ? r->etp : 0;           /* likewise */

@@ -1112,6 +1112,60 @@ static void test_fp8_memory(void)
     tsl_cluster_free(&c);
 }
 
+/* Under torch.autocast (cost.h knobs.autocast, docs/cost-model.md "Autocast"), on
+ * one H100, a GPT-2 medium layer (causal, unfused, no dropout) at 16 samples: fp32
+ * weights and gradients, Adam's m and v and the bf16 copies the forward casts:
+ * 2 + 4 + 12 = 18 B per parameter (16 without); the activations keep each norm's
+ * fp32 input (+2 B, two norms) and the fp32 softmax beside its bf16 copy (+4 B
+ * per score): 16 × (4·s·h + 4·a·s²) bytes more; the step streams 28 B (read the
+ * fp32 weight, gradient, m, v, write three), no 16-bit copy; an untied LM head
+ * keeps GPT-2's 50257 rows (no padding to 50304). */
+static void test_autocast_memory(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "1xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 1024,
+                     .hidden = 1024,
+                     .ffn_hidden = 4096,
+                     .heads = 16,
+                     .causal = true,
+                     .no_dropout = true,
+                     .unfused_attn = true};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0, "%s", err.msg);
+    tsl_strategy_t s = one(TSL_DIM_DP, 1, false);
+    tsl_layer_cost_t b, a;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &b);
+    env.knobs.autocast = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &a);
+    CHECK(b.ms_bytes == 16 * l.params && a.ms_bytes == 18 * l.params, "states %llu / %llu",
+          (unsigned long long)b.ms_bytes, (unsigned long long)a.ms_bytes);
+    uint64_t more = 16ull * (4 * 1024 * 1024 + 4ull * 16 * 1024 * 1024);
+    CHECK(a.fwd_bytes - b.fwd_bytes == more, "activations + %llu (by hand %llu)",
+          (unsigned long long)(a.fwd_bytes - b.fwd_bytes), (unsigned long long)more);
+    CHECK(a.fwd_s > b.fwd_s && a.bwd_s > b.bwd_s, "autocast slower");
+    tsl_cost_knobs_t k = {.autocast = true};
+    CHECK(tsl_cost_opt_step_bytes(&k) == 28, "autocast step: 28 B");
+    /* with main's bf16 moments (the merge): m and v read and written in 2 B each,
+     * 8 + 8 + 4 = 20 B; the states 2 + 4 + (4 + 2 + 2) = 14 B per parameter */
+    k.bf16_moments = true;
+    CHECK(tsl_cost_opt_step_bytes(&k) == 20, "autocast, bf16 moments: 20 B");
+    CHECK_NEAR(a.opt_s, 28.0 * l.params / (0.8 * 3350e9) + 4e-6, 1e-12, "step of %g s", a.opt_s);
+    tsl_layer_t h = {.kind = TSL_LAYER_HEAD, .seq_len = 1024, .hidden = 1024, .vocab = 50257};
+    CHECK(tsl_layer_derive(&h, &err) == 0, "%s", err.msg);
+    env.knobs.autocast = false;
+    tsl_cost_layer(&env, &h, &s, NULL, 1, &b);
+    env.knobs.autocast = true;
+    tsl_cost_layer(&env, &h, &s, NULL, 1, &a);
+    CHECK(b.ms_bytes == 16ull * 50304 * 1024 && a.ms_bytes == 18ull * 50257 * 1024,
+          "head: padded %llu, as given %llu", (unsigned long long)b.ms_bytes,
+          (unsigned long long)a.ms_bytes);
+    tsl_cluster_free(&c);
+}
+
 /* FP8 weight all-gathers and the weights' cast (docs/cost-model.md "FP8"), one
  * Transformer layer (h 4096, f 16384, 32 heads, MHA) on 8xH100-80G, PAPER mode:
  * the FP8 linears hold w8 = 4h² + 2fh weight elements of the layer's P. Under
@@ -1793,6 +1847,7 @@ static void test_recompute_modules(void)
 int main(void)
 {
     test_fp8_memory();
+    test_autocast_memory();
     test_collectives();
     test_overlap();
     test_env();

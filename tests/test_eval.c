@@ -419,7 +419,7 @@ static void test_tied_head_by_hand(void)
 
 /* The eager host floor through eval (docs/cost-model.md "Host dispatch"): one
  * encoder layer of h 1024, 2 samples of 512 on an A100 issues 12 ops forward and
- * 20 backward; at 53.9 µs an op the host takes 646.8 µs and 1078 µs, more than
+ * 20 backward; at 57.2 µs an op the host takes 686.4 µs and 1144 µs, more than
  * the GPU's roofline (~0.2 / 0.4 ms), so the stage's forward is the host's; the
  * request's no_host_floor (a C executor) and PAPER mode price the GPU alone. */
 static void test_host_floor(void)
@@ -444,16 +444,55 @@ static void test_host_floor(void)
     tsl_gemm_eff_for_gpu(&dev.shape, "A100-80G", 312e12, 2039e9);
     double gf = tsl_roofline_layer_fwd_s(&dev, &m.layers[0], 2, 1, false, 0);
     double gb = tsl_roofline_layer_bwd_s(&dev, &m.layers[0], 2, 1, false, 0);
-    CHECK(gf < 646.8e-6 && gb < 1078e-6, "GPU %.1f / %.1f us", gf * 1e6, gb * 1e6);
-    CHECK_NEAR(eager.stages[0].fwd_s, 12 * 53.9e-6, 1e-12, "eager forward %.1f us",
+    CHECK(gf < 686.4e-6 && gb < 1144e-6, "GPU %.1f / %.1f us", gf * 1e6, gb * 1e6);
+    CHECK_NEAR(eager.stages[0].fwd_s, 12 * TSL_ROOFLINE_HOST_OP_S, 1e-12, "eager forward %.1f us",
                eager.stages[0].fwd_s * 1e6);
     CHECK_NEAR(gpu.stages[0].fwd_s, gf, 1e-12, "no floor: the GPU's %.1f us",
                gpu.stages[0].fwd_s * 1e6);
     CHECK_NEAR(paper.stages[0].fwd_s, gf, 1e-12, "paper: the GPU's");
     /* one micro-batch, one GPU: the iteration is forward + backward + optimizer */
-    CHECK_NEAR(eager.iter_time_s - gpu.iter_time_s, (12 + 20) * 53.9e-6 - gf - gb, 1e-9,
-               "the iteration carries the floor: %.1f us more",
+    CHECK_NEAR(eager.iter_time_s - gpu.iter_time_s, (12 + 20) * TSL_ROOFLINE_HOST_OP_S - gf - gb,
+               1e-9, "the iteration carries the floor: %.1f us more",
                (eager.iter_time_s - gpu.iter_time_s) * 1e6);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
+/* The request's no_dropout and autocast through eval: no_dropout prices the
+ * model with every layer's dropout removed (the same figures as that model given
+ * outright), and drops the dropout's 5 bytes per element and kernel per block;
+ * autocast prices the same plan slower, the plan records it, and its states hold
+ * 18 B per parameter. */
+static void test_request_dropout_autocast(void)
+{
+    tsl_model_t m, nd;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    one_layer_causal(&m, 1024, 16, true);
+    one_layer_causal(&nd, 1024, 16, true);
+    CHECK(tsl_model_set_no_dropout(&nd, &err) == 0 && nd.layers[0].no_dropout, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c, "1xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.no_host_floor = true;
+    tsl_plan_t g, with, without, outright, ac;
+    given_plan(&g, 1, 1, "single", 16, 1);
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &with, &err) == 0, "%s", err.msg);
+    CHECK(tsl_eval_plan(&nd, &c, &r, &g, &outright, &err) == 0, "%s", err.msg);
+    r.no_dropout = true;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &without, &err) == 0, "%s", err.msg);
+    CHECK(without.iter_time_s == outright.iter_time_s && without.peak_bytes == outright.peak_bytes,
+          "no_dropout: as the model without it");
+    CHECK(without.iter_time_s < with.iter_time_s && without.peak_bytes < with.peak_bytes,
+          "no_dropout: faster and smaller (%g < %g s)", without.iter_time_s, with.iter_time_s);
+    CHECK(!without.autocast, "bf16 unless asked");
+    r.autocast = true;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &ac, &err) == 0, "%s", err.msg);
+    CHECK(ac.autocast && ac.iter_time_s > without.iter_time_s, "autocast: %g s against %g",
+          ac.iter_time_s, without.iter_time_s);
+    CHECK(ac.stages[0].ms_bytes == 18 * m.layers[0].params, "autocast: 18 B/param (%llu)",
+          (unsigned long long)ac.stages[0].ms_bytes);
+    tsl_model_free(&nd);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }
@@ -523,6 +562,7 @@ int main(void)
     test_one_layer_by_hand();
     test_causal_by_hand();
     test_host_floor();
+    test_request_dropout_autocast();
     test_tied_head_by_hand();
     test_refusals();
     test_moe_plan();

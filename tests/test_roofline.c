@@ -408,16 +408,19 @@ static void test_flash(void)
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     double flops = 4.0 * 1024 * 512.5 * 1024 * 16;
     CHECK(flops == 34393292800.0, "core FLOPs %.17g", flops);
-    double fwd = flops / (0.35 * 989e12) + TSL_ROOFLINE_LAUNCH_S;
-    CHECK_NEAR(fwd, 103.36e-6, 1e-4, "by hand %.2f us", fwd * 1e6);
+    /* causal: 0.94 · 512.5 / (512.5 + 128) = 0.75215 of the unmasked rates */
+    double r = TSL_ATTN_CAUSAL_EFF * 512.5 / (512.5 + TSL_ATTN_CAUSAL_KEYS);
+    CHECK_NEAR(r, 0.75215, 1e-4, "causal efficiency %.5f", r);
+    double fwd = flops / (0.35 * 989e12 * r) + TSL_ROOFLINE_LAUNCH_S;
+    CHECK_NEAR(fwd, 136.10e-6, 1e-4, "by hand %.2f us", fwd * 1e6);
     CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, 16, 1), fwd, 1e-12, "forward core %.2f us",
                tsl_roofline_core_fwd_s(&d, &l, 16, 1) * 1e6);
     /* the backward: the layer's with flash against the same without its figures */
     tsl_roofline_dev_t gemm_priced = d;
     gemm_priced.shape.attn_fwd_flops = gemm_priced.shape.attn_bwd_flops = 0.0;
     double k_half = 0.705 * 989e12 / 3350e9, u = 512.5 / (512.5 + k_half);
-    double flash_b = 2.5 * flops / (0.18 * 989e12), gemm_b = 2.5 * flops / (989e12 * 0.777 * u);
-    CHECK_NEAR(flash_b, 482.97e-6, 1e-4, "by hand %.2f us", flash_b * 1e6);
+    double flash_b = 2.5 * flops / (0.18 * 989e12 * r), gemm_b = 2.5 * flops / (989e12 * 0.777 * u);
+    CHECK_NEAR(flash_b, 642.16e-6, 1e-4, "by hand %.2f us", flash_b * 1e6);
     CHECK_NEAR(gemm_b, 157.33e-6, 1e-4, "by hand %.2f us", gemm_b * 1e6);
     CHECK(2.0 * 2 * (2.0 * 1024 * 1024 + 2.0 * 1024 * 1024) * 16 / d.mem_bw < gemm_b,
           "the backward core is compute-bound");
@@ -471,8 +474,8 @@ static void test_loss(void)
  * with dropout and biases issues 12 ops forward (QKV, core, proj, 3 norm/residual/
  * dropout kernels; FC1, GELU, FC2, 3 more) and 20 backward (2 per GEMM, the core,
  * the same 7 elementwise, 4 bias gradients); the head 4 and 5; the embedding 2
- * and 2; unfused attention counts its core as one op too. At 53.9 µs an op, one
- * sample's layer (GPU ~0.1 ms) is host-bound: 646.8 µs forward, 1078 µs
+ * and 2; unfused attention counts its core as one op too. At 57.2 µs an op, one
+ * sample's layer (GPU ~0.1 ms) is host-bound: 686.4 µs forward, 1144 µs
  * backward; sixteen samples' (GPU > 1 ms) are not. */
 static void test_host_floor(void)
 {
@@ -513,9 +516,9 @@ static void test_host_floor(void)
     d.host_op_s = TSL_ROOFLINE_HOST_OP_S;
     CHECK(gpu_f1 < 12 * TSL_ROOFLINE_HOST_OP_S && gpu_f16 > 12 * TSL_ROOFLINE_HOST_OP_S,
           "GPU %.1f us (1 sample), %.1f us (16)", gpu_f1 * 1e6, gpu_f16 * 1e6);
-    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0), 646.8e-6, 1e-12,
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0), 686.4e-6, 1e-12,
                "one sample: host-bound");
-    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0), 1078e-6, 1e-12,
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0), 1144e-6, 1e-12,
                "one sample backward: host-bound");
     CHECK(tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 0) == gpu_f16, "16 samples: the GPU's");
     tsl_roofline_dev_t flat;
@@ -523,6 +526,95 @@ static void test_host_floor(void)
     flat.host_op_s = 1.0;
     CHECK(tsl_roofline_layer_fwd_s(&flat, &l, 1, 1, false, 0) < 1.0,
           "no bandwidth: the FLOP count alone, no floor");
+}
+
+/* torch.autocast (roofline.h, docs/cost-model.md "Autocast"): a GPT-2 medium layer
+ * (h 1024, a 16, s 1024, causal, biases, no dropout) for 16 samples, T = 16384
+ * tokens, on the H100, by hand against the same layer priced bf16:
+ *   norm + residual: 2 × 24 B against 2 × 10 B per token and h forward, 2 × 44 B
+ *   against 1.5 × 2 × 10 B backward, 3 kernels per block against 2 forward, 5
+ *   against 2 backward;
+ *   weight casts: 6 B per parameter each way (12h² + 13h, norms in), 8 kernels;
+ *   fused core: unchanged; unfused core, per score (a·s²·16 = 2^28): 24 + 8 (the
+ *   mask's clone and fill) against 4 forward, 28 + 8 against 1.5 × 4 backward, 6
+ *   kernels against 1;
+ *   host ops: unchanged (the floor's figure lumps autocast's). */
+static void test_autocast(void)
+{
+    tsl_roofline_dev_t d, ac;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    ac = d;
+    ac.autocast = true;
+    tsl_layer_t l = layer(1024, 1024, 16), un;
+    l.causal = true;
+    l.no_dropout = true;
+    un = l;
+    un.unfused_attn = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0 && tsl_layer_derive(&un, &err) == 0, "%s", err.msg);
+    double W = 0.8 * 3350e9, L = TSL_ROOFLINE_LAUNCH_S, hT = 1024.0 * 16384;
+    double P = 12.0 * 1024 * 1024 + 13.0 * 1024;
+    CHECK(l.params == (uint64_t)P, "layer parameters %llu", (unsigned long long)l.params);
+    double fwd = ((48.0 - 20.0) * hT + 6.0 * P) / W + (2 + 8) * L;
+    double bwd = ((88.0 - 30.0) * hT + 6.0 * P) / W + (6 + 8) * L;
+    CHECK_NEAR(fwd, 243.49e-6, 1e-4, "by hand: forward + %.2f us", fwd * 1e6);
+    CHECK_NEAR(bwd, 447.29e-6, 1e-4, "by hand: backward + %.2f us", bwd * 1e6);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&ac, &l, 16, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 0),
+               fwd, 1e-9, "forward: autocast's bytes");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&ac, &l, 16, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&d, &l, 16, 1, false, 0),
+               bwd, 1e-9, "backward: autocast's bytes");
+    double E = 16.0 * 1024 * 1024 * 16;
+    double core_f = (32.0 - 4.0) * E / W + 5 * L, core_b = (36.0 - 6.0) * E / W + 5 * L;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&ac, &un, 16, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &un, 16, 1, false, 0),
+               fwd + core_f, 1e-9, "unfused forward: + %.1f us on the scores", core_f * 1e6);
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&ac, &un, 16, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&d, &un, 16, 1, false, 0),
+               bwd + core_b, 1e-9, "unfused backward: + %.1f us on the scores", core_b * 1e6);
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&ac, &un, 16, 1) - tsl_roofline_core_fwd_s(&d, &un, 16, 1),
+               core_f, 1e-9, "the recomputed core too");
+    ac.host_op_s = d.host_op_s = 1.0;
+    CHECK(tsl_roofline_layer_fwd_s(&ac, &l, 1, 1, false, 0) == 10 &&
+              tsl_roofline_layer_bwd_s(&ac, &l, 1, 1, false, 0) == 18,
+          "host ops: 10 / 18 without dropout, autocast or not");
+    /* activations kept beyond bf16's: each norm's fp32 input (+2 B per element,
+     * two norms), the unfused core's fp32 softmax beside its bf16 copy (6 B per
+     * score against 2) */
+    double repl, score;
+    tsl_roofline_autocast_act(&l, &repl, &score);
+    CHECK(repl == 4.0 * 1024 * 1024 && score == 0, "fused: %g / %g", repl, score);
+    tsl_roofline_autocast_act(&un, &repl, &score);
+    CHECK(un.act_score_bytes == 2ull * 16 * 1024 * 1024 && score == 4.0 * 16 * 1024 * 1024,
+          "unfused: %g B per sample more", score);
+}
+
+/* An LM head whose V/t rows are not 16-byte aligned (an unpadded GPT-2
+ * vocabulary, 50257) runs its three GEMMs at TSL_ROOFLINE_UNALIGNED_GEMM × their
+ * aligned time; the padded 50304 does not (roofline.h). */
+static void test_unaligned_head(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_layer_t l;
+    memset(&l, 0, sizeof(l));
+    l.kind = TSL_LAYER_HEAD;
+    l.seq_len = l.hidden = 1024;
+    l.vocab = 50257;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    double T = 16384, ce_f = 22.0 * 50257 * T / (0.8 * 3350e9), L = TSL_ROOFLINE_LAUNCH_S;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 50257),
+               3.0 * tsl_roofline_gemm_s(&d, T, 50257, 1024, 1) + ce_f + 3 * L, 1e-12,
+               "unaligned: 3 x the logits GEMM");
+    double ce_p = 22.0 * 50304 * T / (0.8 * 3350e9);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 50304),
+               tsl_roofline_gemm_s(&d, T, 50304, 1024, 1) + ce_p + 3 * L, 1e-12, "padded: aligned");
+    CHECK(tsl_roofline_layer_wgrad_frac(&d, &l, 16, 1, false, 50257) > 0.3,
+          "the slower dW stays the W pass's");
 }
 
 /* Issue 22: a GEMM on the H200 priced at its built-in figures, by hand. H200:
@@ -770,5 +862,7 @@ int main(void)
     test_flash();
     test_loss();
     test_host_floor();
+    test_autocast();
+    test_unaligned_head();
     return CHECK_DONE();
 }

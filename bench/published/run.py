@@ -196,6 +196,10 @@ def knob_args(row, amp_profile=None):
     cmd = []
     if p.get("attention", "").startswith("unfused"):  # kept scores, no flash kernel
         cmd += ["--unfused-attn"]
+    if p.get("dropout") is False:  # trained without dropout
+        cmd += ["--no-dropout"]
+    if p.get("autocast"):  # PyTorch eager modules under torch.autocast (cost-model.md "Autocast")
+        cmd += ["--autocast"]
     if amp_profile and row["source"].startswith("amp-"):  # AMP's own layer times
         cmd += ["--amp-profile", amp_profile]
     # how the stack kept and synced gradients (docs/cost-model.md "Precision and
