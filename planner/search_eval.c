@@ -112,7 +112,8 @@ typedef struct memo_slot {
 } memo_slot_t;
 
 struct tsl_cost_memo {
-    memo_slot_t *slot; /* open addressing, n_slots a power of two */
+    tsl_cost_knobs_t knobs; /* the bytes of the knobs its rows were made under */
+    memo_slot_t *slot;      /* open addressing, n_slots a power of two */
     size_t n_slots, n_rows;
     tsl_layer_cost_t *cells; /* the rows, one after another */
     size_t n_cells, cap_cells;
@@ -173,13 +174,18 @@ static bool memo_slots_alloc(struct tsl_cost_memo *m, size_t n)
  * costed (rows handed out stay where they are until the next stage): the cells
  * grow up to TSL_SEARCH_COST_MEMO_BYTES, beyond which the memo starts afresh.
  * false (out of memory): the stage costs into class_cost as without a memo. */
-static bool memo_reserve(tsl_engine_t *e, size_t rows, size_t cells)
+static bool memo_reserve(tsl_engine_t *e, const tsl_cost_env_t *env, size_t rows, size_t cells)
 {
     struct tsl_cost_memo *m = e->memo;
     if (m == NULL && (m = e->memo = calloc(1, sizeof(*m))) == NULL)
         return false;
     const size_t cap = TSL_SEARCH_COST_MEMO_BYTES / sizeof(tsl_layer_cost_t);
-    if (m->n_cells + cells > cap || m->slot == NULL) { /* afresh */
+    /* a guard beside the key's fingerprint: knobs that differ in any byte (a knob
+     * env_fingerprint does not name) start it afresh; an engine's stay put */
+    bool other = memcmp(&m->knobs, &env->knobs, sizeof(m->knobs)) != 0;
+    if (other)
+        memcpy(&m->knobs, &env->knobs, sizeof(m->knobs));
+    if (m->n_cells + cells > cap || m->slot == NULL || other) { /* afresh */
         m->n_cells = m->n_rows = 0;
         if (!memo_slots_alloc(m, m->n_slots ? m->n_slots : 1024))
             return false;
@@ -239,10 +245,8 @@ static inline uint64_t mix64(uint64_t x)
 
 /* The memo key's knobs (memo_key_t): every field of env->knobs, the mode and the
  * host floor, one at a time (not the struct's bytes, whose padding a copy need not
- * keep). A knob added to tsl_cost_knobs_t enters here: the assertion below fails
- * on a struct that grew, to say so. */
-_Static_assert(sizeof(tsl_cost_knobs_t) == 64,
-               "tsl_cost_knobs_t changed: key every knob in env_fingerprint (search_eval.c)");
+ * keep). A knob added to tsl_cost_knobs_t enters here; until it does, memo_reserve's
+ * guard (the knobs' bytes) starts the memo afresh wherever they differ. */
 
 static uint64_t env_fingerprint(const tsl_cost_env_t *env)
 {
@@ -257,7 +261,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->fp8_param_gather << 3 | (uint64_t)k->moe_bf16_experts << 4 |
             (uint64_t)k->moe_fp8_dispatch << 5 | (uint64_t)k->moe_pad << 6 |
             (uint64_t)k->overlap_tp_dgrad << 7 | (uint64_t)k->fb_serial << 8 |
-            (uint64_t)k->bf16_moments << 9 | (uint64_t)env->mode << 16,
+            (uint64_t)k->bf16_moments << 9 | (uint64_t)k->autocast << 10 |
+            (uint64_t)env->mode << 16,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -1331,7 +1336,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     /* the memo keeps the rows of the engine's groups (not a uniform pass's own) */
     memo_key_t key = {env_fingerprint(&env), gi, gi < e->n_groups ? stage_twin(e, G, s) : s, Bm, 0,
                       env.tied_copy};
-    bool memo = gi < e->n_groups && memo_reserve(e, classes, (size_t)classes * g->n);
+    bool memo = gi < e->n_groups && memo_reserve(e, &env, classes, (size_t)classes * g->n);
     for (uint32_t i = 0; i < n; i++)
         cost_class(e, &env, g, memo ? &key : NULL, first + i, Bm);
     for (uint32_t i = 0; i < n; i++)

@@ -1087,21 +1087,29 @@ static bool same_costing(const tsl_plan_t *a, const tsl_plan_t *b)
 /* The engine keeps layer costs and layer-DP answers across the configurations of
  * one search (search_engine.h: memo, dp_memo). A configuration costed after many
  * others in one engine (micro-batch sizes met again at other batches, stage blocks
- * that are twins, partitions tried twice) equals the same configuration costed
- * first in a fresh engine, for a MoE model at two EP degrees (the EP groups'
- * figures are kept per stage block) and a dense one; the DP statistics too. */
+ * that are twins, partitions tried twice, interleaves) equals the same
+ * configuration costed first in a fresh engine, for a MoE model at two EP degrees
+ * (the EP groups' figures are kept per stage block), at EP 4 with expert TP 2 (the
+ * EP group at stride 2, expert DP at stride 8 and the expert-TP group), with FP8
+ * experts (tensorwise; the shared engine ran the whole sweep in bf16 first and
+ * is readied for FP8 by tsl_engine_rerun, as search.c's FP8 pass is), and a dense
+ * one, also with a vp_group N above P (in-flight chunks by Megatron's table); the
+ * DP statistics too. */
 static void test_memo_fresh(void)
 {
     static const struct {
         const char *model, *cluster;
-        uint32_t ep;
-    } cases[] = {{"Mixtral-8x7B", "4x8xH100-80G:8xib400", 2},
-                 {"Mixtral-8x7B", "4x8xH100-80G:8xib400", 8},
-                 {"GPT2-345M", "2x4xV100-16G:ib100", 0}};
+        uint32_t ep, etp, fp8, vp_group;
+    } cases[] = {{"Mixtral-8x7B", "4x8xH100-80G:8xib400", 2, 0, 0, 0},
+                 {"Mixtral-8x7B", "4x8xH100-80G:8xib400", 8, 0, 0, 0},
+                 {"Mixtral-8x7B", "4x8xH100-80G:8xib400", 4, 2, 0, 0},
+                 {"Mixtral-8x7B", "4x8xH100-80G:8xib400", 4, 2, TSL_FP8_TENSORWISE, 0},
+                 {"GPT2-345M", "2x4xV100-16G:ib100", 0, 0, 0, 0},
+                 {"GPT2-345M", "2x4xV100-16G:ib100", 0, 0, 0, 4}};
     static const uint32_t batches[] = {64, 32, 128, 64}, pps[] = {1, 2, 4};
     static tsl_engine_t shared, fresh;
     static tsl_plan_t a, b;
-    int compared = 0;
+    int compared = 0, interleaved = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         tsl_model_t m;
         tsl_cluster_t c;
@@ -1110,41 +1118,61 @@ static void test_memo_fresh(void)
         tsl_request_t r;
         tsl_request_init(&r);
         r.ep = cases[i].ep;
+        r.etp = cases[i].etp;
+        r.vp_group = cases[i].vp_group;
         tsl_space_t sp = tsl_space_tessel(&r);
         CHECK(tsl_engine_init(&shared, &m, &c, &r, NULL, &sp, &err) == 0, "%s", err.msg);
-        for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
-            for (size_t pi = 0; pi < sizeof(pps) / sizeof(pps[0]); pi++)
-                for (uint32_t mc = pps[pi]; mc <= 4 * pps[pi]; mc *= 2) {
-                    const uint32_t B = batches[bi], P = pps[pi];
-                    uint32_t first[TSL_PLAN_MAX_STAGES + 1];
-                    tsl_partition_by_flops(&m, P, first);
-                    for (int cut = 0; cut < (P > 1 ? 2 : 1); cut++) {
-                        if (cut) /* another partition of the same configuration */
-                            first[1]++;
-                        tsl_search_stats_t before = shared.stats;
-                        tsl_plan_init(&a);
-                        tsl_engine_eval(&shared, B, P, mc, first, &a);
-                        CHECK(tsl_engine_init(&fresh, &m, &c, &r, NULL, &sp, &err) == 0, "%s",
-                              err.msg);
-                        tsl_plan_init(&b);
-                        tsl_engine_eval(&fresh, B, P, mc, first, &b);
-                        CHECK(same_costing(&a, &b) &&
-                                  shared.stats.dp_runs - before.dp_runs == fresh.stats.dp_runs &&
-                                  shared.stats.dp_states - before.dp_states ==
-                                      fresh.stats.dp_states,
-                              "%s ep %u, batch %u, pp %u, m %u, cut %d: %.9g vs fresh %.9g "
-                              "samples/s (valid %d, %d)",
-                              cases[i].model, cases[i].ep, B, P, mc, cut, a.samples_per_s,
-                              b.samples_per_s, a.valid, b.valid);
-                        compared += a.valid;
-                        tsl_engine_free(&fresh);
+        for (int pass = cases[i].fp8 ? 0 : 1; pass < 2; pass++) {
+            if (pass == 1 && cases[i].fp8) { /* the bf16 sweep done: FP8 on the same engine */
+                r.fp8_recipe = cases[i].fp8;
+                tsl_cost_knobs_t k = shared.knobs;
+                k.fp8 = cases[i].fp8;
+                tsl_engine_rerun(&shared, &k);
+            }
+            for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
+                for (size_t pi = 0; pi < sizeof(pps) / sizeof(pps[0]); pi++)
+                    for (uint32_t mc = pps[pi]; mc <= 4 * pps[pi]; mc *= 2) {
+                        const uint32_t B = batches[bi], P = pps[pi];
+                        uint32_t first[TSL_PLAN_MAX_STAGES + 1];
+                        tsl_partition_by_flops(&m, P, first);
+                        for (int cut = 0; cut < (P > 1 ? 2 : 1); cut++) {
+                            if (cut) /* another partition of the same configuration */
+                                first[1]++;
+                            tsl_search_stats_t before = shared.stats;
+                            tsl_plan_init(&a);
+                            tsl_engine_eval(&shared, B, P, mc, first, &a);
+                            if (pass == 0)
+                                continue;
+                            CHECK(tsl_engine_init(&fresh, &m, &c, &r, NULL, &sp, &err) == 0, "%s",
+                                  err.msg);
+                            CHECK(fresh.knobs.fp8 == cases[i].fp8 &&
+                                      shared.knobs.fp8 == cases[i].fp8,
+                                  "fp8 %u: engines at %u and %u", cases[i].fp8, shared.knobs.fp8,
+                                  fresh.knobs.fp8);
+                            tsl_plan_init(&b);
+                            tsl_engine_eval(&fresh, B, P, mc, first, &b);
+                            CHECK(same_costing(&a, &b) &&
+                                      shared.stats.dp_runs - before.dp_runs ==
+                                          fresh.stats.dp_runs &&
+                                      shared.stats.dp_states - before.dp_states ==
+                                          fresh.stats.dp_states,
+                                  "%s ep %u etp %u fp8 %u vp_group %u, batch %u, pp %u, m %u, "
+                                  "cut %d: %.9g vs fresh %.9g samples/s (valid %d, %d)",
+                                  cases[i].model, cases[i].ep, cases[i].etp, cases[i].fp8,
+                                  cases[i].vp_group, B, P, mc, cut, a.samples_per_s,
+                                  b.samples_per_s, a.valid, b.valid);
+                            compared += a.valid;
+                            interleaved += a.valid && a.interleave > 1;
+                            tsl_engine_free(&fresh);
+                        }
                     }
-                }
+        }
         tsl_engine_free(&shared);
         tsl_model_free(&m);
         tsl_cluster_free(&c);
     }
     CHECK(compared > 20, "only %d configurations fit", compared);
+    CHECK(interleaved > 0, "no interleaved configuration compared");
 }
 
 int main(void)
