@@ -31,6 +31,8 @@
 #define MAXL 8
 #define CAP  (1u << 18)
 
+#include "exec_split.h"
+
 /* ---- all_to_allv ---- */
 
 /* What rank s sends rank d in a world of n: (s + 2d) mod 3 values (0 included),
@@ -346,10 +348,6 @@ static void moe_ops(void)
 
 /* ---- the engine ---- */
 
-/* The MoE capacity factor of the runs that follow (tsl_exec_opts_t.moe_capacity; 0:
- * dropless); set before any rank starts. */
-static float capacity;
-
 /* Loss of one step with SGD at lr 0 (parameters unchanged, same batch every time). */
 static double loss_now(tsl_exec_t *e)
 {
@@ -442,7 +440,7 @@ static void moe_gradcheck(void)
     o.optim = TSL_EXEC_SGD;
     o.lr = 0;
     o.same_batch = true;
-    o.moe_capacity = capacity;
+    o.moe_capacity = split_capacity;
     tsl_loopback_world_t *w = NULL;
     tsl_commops_t *c = NULL;
     tsl_devops_t *d = NULL;
@@ -457,7 +455,7 @@ static void moe_gradcheck(void)
     CHECK(r.layers[0].ffn == 4 && r.layers[0].expert_ffn == 6 && r.layers[1].ffn == 0,
           "shared experts as the dense FFN (%u), routed experts of %u", r.layers[0].ffn,
           r.layers[0].expert_ffn);
-    if (e && capacity > 0) { /* copies dropped: their outputs and gradients are zero */
+    if (e && split_capacity > 0) { /* copies dropped: their outputs and gradients are zero */
         gradcheck(e, 1, false, "mixtral layer at capacity 1: dense");
         gradcheck(e, 1, true, "mixtral layer at capacity 1: routed experts");
     } else if (e) {
@@ -476,32 +474,7 @@ static void moe_gradcheck(void)
 
 /* ---- one rank against splits ---- */
 
-typedef struct lgrad {
-    tsl_exec_layer_t lay;
-    size_t n, ne;
-    float *g, *ge; /* dense, routed experts (NULL: none) */
-} lgrad_t;
-
-typedef struct result {
-    double loss;
-    bool ok;
-    uint32_t world;
-    uint64_t peak[MAXR]; /* the cpu ops' count after the steps */
-    struct {
-        uint32_t n_layers;
-        lgrad_t l[MAXL];
-    } r[MAXR];
-} result_t;
-
-typedef struct job {
-    const tsl_plan_t *plan;
-    const tsl_model_t *model;
-    tsl_loopback_world_t *world;
-    result_t *res;
-    uint32_t rank;
-} job_t;
-
-/* All-to-alls rank 0 makes (counted through its comm ops when set). */
+/* All-to-alls rank 0 makes (counted through its comm ops when split_wrap is set). */
 static int (*real_a2a)(tsl_commops_t *, tsl_group_t *, const tsl_buf_t *, const size_t *,
                        tsl_buf_t *, const size_t *, void *, tsl_err_t *);
 static uint32_t n_a2a;
@@ -514,196 +487,10 @@ static int count_a2a(tsl_commops_t *c, tsl_group_t *g, const tsl_buf_t *s, const
     return real_a2a(c, g, s, sc, r, rc, st, err);
 }
 
-static bool counting;
-
-/* Runs on the rank's thread: failures go to the result (CHECK's counters are not
- * for threads). */
-static void collect(tsl_exec_t *e, const tsl_exec_rank_t *r, result_t *res)
+static void wrap_a2a(tsl_commops_t *c)
 {
-    tsl_err_t err = {0};
-    res->r[r->rank].n_layers = r->n_layers;
-    for (uint32_t i = 0; i < r->n_layers && i < MAXL; i++) {
-        lgrad_t *l = &res->r[r->rank].l[i];
-        l->lay = r->layers[i];
-        l->g = malloc(CAP * sizeof(float));
-        bool ok = l->g && !tsl_exec_layer_grad(e, i, l->g, CAP, &l->n, &err);
-        if (ok && r->layers[i].experts) {
-            l->ge = malloc(CAP * sizeof(float));
-            ok = l->ge && !tsl_exec_expert_grad(e, i, l->ge, CAP, &l->ne, &err);
-        }
-        if (!ok) {
-            fprintf(stderr, "rank %u layer %u: %s\n", r->rank, i, err.msg);
-            res->ok = false;
-        }
-    }
-    if (r->next_rank < 0)
-        res->loss = tsl_exec_loss(e);
-}
-
-static int run_one(job_t *j, tsl_commops_t *c, tsl_err_t *err)
-{
-    tsl_exec_rank_t r;
-    tsl_exec_opts_t o;
-    tsl_devops_t *d = NULL;
-    tsl_exec_t *e = NULL;
-    int rc = -1;
-    tsl_exec_opts_default(&o);
-    o.warmup = 0;
-    o.iters = 2; /* the second step's gradients depend on the first's update */
-    o.optim = TSL_EXEC_SGD;
-    o.lr = 0.5f;
-    o.seed = 42;
-    o.moe_capacity = capacity;
-    if (tsl_exec_rank_from_plan(j->plan, j->model, j->rank, &r, err))
-        return -1;
-    if (tsl_devops_cpu_create(0, &d, err) || tsl_exec_create(&r, &o, d, c, &e, err))
-        goto out;
-    for (uint32_t i = 0; i < o.iters; i++)
-        if (tsl_exec_step(e, NULL, err))
-            goto out;
-    collect(e, &r, j->res);
-    j->res->peak[j->rank] = d->peak_bytes(d);
-    rc = 0;
-out:
-    tsl_exec_destroy(e);
-    if (d)
-        d->destroy(d);
-    tsl_exec_rank_free(&r);
-    return rc;
-}
-
-static void *thread_main(void *p)
-{
-    job_t *j = p;
-    tsl_err_t err = {0};
-    tsl_commops_t *c = NULL;
-    if (tsl_comm_loopback_rank(j->world, (int)j->rank, &c, &err) == 0 && counting) {
-        real_a2a = c->all_to_allv; /* the same function on every rank */
-        c->all_to_allv = count_a2a;
-    }
-    if (!c || run_one(j, c, &err)) {
-        fprintf(stderr, "rank %u: %s\n", j->rank, err.msg);
-        j->res->ok = false;
-    }
-    if (c)
-        c->destroy(c);
-    return NULL;
-}
-
-static void run_plan(const tsl_plan_t *p, const tsl_model_t *m, result_t *res)
-{
-    tsl_err_t err = {0};
-    job_t jobs[MAXR];
-    pthread_t th[MAXR];
-    memset(res, 0, sizeof(*res));
-    res->ok = true;
-    res->world = p->n_devices;
-    CHECK(p->n_devices <= MAXR, "%u ranks", p->n_devices);
-    CHECK(!tsl_comm_loopback_world((int)p->n_devices, &jobs[0].world, &err), "%s", err.msg);
-    for (uint32_t k = 0; k < p->n_devices; k++) {
-        jobs[k] = (job_t){p, m, jobs[0].world, res, k};
-        pthread_create(&th[k], NULL, thread_main, &jobs[k]);
-    }
-    for (uint32_t k = 0; k < p->n_devices; k++)
-        pthread_join(th[k], NULL);
-    tsl_comm_loopback_world_free(jobs[0].world);
-}
-
-static void free_result(result_t *res)
-{
-    for (int k = 0; k < MAXR; k++)
-        for (int i = 0; i < MAXL; i++) {
-            free(res->r[k].l[i].g);
-            free(res->r[k].l[i].ge);
-        }
-}
-
-static const lgrad_t *ref_layer(const result_t *ref, uint32_t index)
-{
-    for (uint32_t i = 0; i < ref->r[0].n_layers; i++)
-        if (ref->r[0].l[i].lay.index == index)
-            return &ref->r[0].l[i];
-    return NULL;
-}
-
-/* got[0 .. n) against want[0 .. n): within 1e-5 of want's largest. */
-static void near(const float *got, const float *want, size_t n, const char *what, uint32_t k,
-                 uint32_t idx, const char *part)
-{
-    double mx = 0, worst = 0;
-    for (size_t j = 0; j < n; j++)
-        mx = fmax(mx, fabs(want[j]));
-    for (size_t j = 0; j < n; j++)
-        worst = fmax(worst, fabs((double)got[j] - want[j]));
-    CHECK(worst <= 1e-5 * mx, "%s: rank %u layer %u %s: off by %g of %g", what, k, idx, part, worst,
-          mx);
-}
-
-/* The reference's slice of what rank k's layer holds, its SDP shard (of w) if sdp. */
-static float *held_part(const float *full, size_t off, size_t n, bool sdp, uint32_t w, uint32_t wi,
-                        size_t *held)
-{
-    size_t shard = sdp ? (n + w - 1) / w : n;
-    float *want = calloc(shard * (sdp ? w : 1) + 1, sizeof(float));
-    memcpy(want, full + off, n * sizeof(float));
-    if (sdp)
-        memmove(want, want + wi * shard, shard * sizeof(float));
-    *held = shard;
-    return want;
-}
-
-static void compare_layer(const lgrad_t *ref, const lgrad_t *got, const char *what, uint32_t k)
-{
-    const tsl_exec_layer_t *l = &got->lay;
-    size_t np = tsl_exec_layer_params(l, l->tp), held = 0;
-    float *part = calloc(np + 1, sizeof(float));
-    tsl_exec_layer_slice(l, l->tp, l->tp_index, ref->g, part);
-    float *want = held_part(part, 0, np, l->sdp, l->dw, l->dw_index, &held);
-    CHECK(got->n == held, "%s: rank %u layer %u: %zu gradients, expected %zu", what, k, l->index,
-          got->n, held);
-    if (got->n == held)
-        near(got->g, want, held, what, k, l->index, "dense");
-    free(want);
-    free(part);
-    if (!l->experts)
-        return;
-    size_t pe = tsl_exec_expert_params(l), El = l->experts / l->ep;
-    want = held_part(ref->ge, l->ep_index * El * pe, El * pe, l->sdp, l->edp, l->edp_index, &held);
-    CHECK(got->ne == held && ref->ne == l->experts * pe,
-          "%s: rank %u layer %u: %zu expert gradients, expected %zu", what, k, l->index, got->ne,
-          held);
-    if (got->ne == held)
-        near(got->ge, want, held, what, k, l->index, "experts");
-    free(want);
-}
-
-static void compare(const result_t *ref, const result_t *got, const char *what)
-{
-    CHECK(got->ok && ref->ok, "%s: every rank ran", what);
-    CHECK_NEAR(got->loss, ref->loss, 1e-5, "%s: loss %.9g, one rank %.9g", what, got->loss,
-               ref->loss);
-    for (uint32_t k = 0; k < got->world && got->ok; k++)
-        for (uint32_t i = 0; i < got->r[k].n_layers; i++) {
-            const lgrad_t *rl = ref_layer(ref, got->r[k].l[i].lay.index);
-            CHECK(rl != NULL, "%s: layer %u in the reference", what, got->r[k].l[i].lay.index);
-            if (rl)
-                compare_layer(rl, &got->r[k].l[i], what, k);
-        }
-}
-
-typedef struct split {
-    uint32_t pp, tp, dp;
-    bool sdp, ckpt;
-    uint32_t ep;
-    const char *name;
-} split_t;
-
-static void plan_of(const tsl_model_t *m, split_t s, uint32_t mb, uint32_t nm, tsl_plan_t *p)
-{
-    tsl_err_t err = {0};
-    tsl_exec_plan_spec_t sp = {s.pp, s.tp, s.dp, s.sdp, s.ckpt, mb, nm};
-    CHECK(!tsl_exec_uniform_plan(m, &sp, p, &err), "%s: %s", s.name, err.msg);
-    p->ep = s.ep;
+    real_a2a = c->all_to_allv;
+    c->all_to_allv = count_a2a;
 }
 
 /* A tiny Mixtral (shared 0) or DeepSeek-like model (a shared expert of 16 columns and
@@ -904,10 +691,10 @@ static void a2a_count_per_micro(void)
         tsl_plan_t p;
         result_t res;
         plan_of(&m, (split_t){1, 1, 2, false, ckpt[v], ep[v], "count"}, 4, 2, &p);
-        counting = true;
+        split_wrap = wrap_a2a;
         n_a2a = 0;
         run_plan(&p, &m, &res);
-        counting = false;
+        split_wrap = NULL;
         uint32_t per = ep[v] == 1 ? 0 : ckpt[v] ? 6 : 4, want = 3 * 2 * 2 * per;
         printf("ep %u%s: %u all-to-alls over 3 MoE layers × 2 micro-batches × 2 steps\n", ep[v],
                ckpt[v] ? " ckpt" : "", n_a2a);
@@ -980,7 +767,7 @@ static void moe_capacity(void)
     model_moe(&m, 0);
     plan_of(&m, (split_t){1, 1, 1, false, false, 1, "one"}, 4, 2, &p);
     run_plan(&p, &m, &ref);
-    capacity = 8;
+    split_capacity = 8;
     run_plan(&p, &m, &got);
     CHECK(got.ok && got.loss == ref.loss, "capacity 8 drops nothing: loss %.9g, dropless %.9g",
           got.loss, ref.loss);
@@ -989,7 +776,7 @@ static void moe_capacity(void)
     run_plan(&p, &m, &got);
     compare(&ref, &got, "capacity 8 dp2 ep2");
     free_result(&got);
-    capacity = 1;
+    split_capacity = 1;
     plan_of(&m, (split_t){1, 1, 2, false, false, 1, "dp2 ep1"}, 4, 2, &p);
     run_plan(&p, &m, &c1);
     plan_of(&m, (split_t){1, 1, 2, false, false, 2, "dp2 ep2"}, 4, 2, &p);
@@ -1001,7 +788,7 @@ static void moe_capacity(void)
     free_result(&c1ep);
     uint64_t peak[2];
     for (int k = 0; k < 2; k++) {
-        capacity = k ? 1.0f : 0.0f;
+        split_capacity = k ? 1.0f : 0.0f;
         plan_of(&m, (split_t){1, 1, 4, false, false, 4, "dp4 ep4"}, 8, 2, &p);
         run_plan(&p, &m, &got);
         peak[k] = got.peak[0];
@@ -1011,7 +798,7 @@ static void moe_capacity(void)
            (unsigned long long)peak[1]);
     CHECK(peak[1] < peak[0], "capacity 1 holds fewer bytes at EP 4: %llu, dropless %llu",
           (unsigned long long)peak[1], (unsigned long long)peak[0]);
-    capacity = 0;
+    split_capacity = 0;
     free_result(&ref);
     tsl_model_free(&m);
 }
@@ -1054,9 +841,9 @@ int main(void)
     all_to_allv();
     moe_ops();
     moe_gradcheck();
-    capacity = 1;
+    split_capacity = 1;
     moe_gradcheck();
-    capacity = 0;
+    split_capacity = 0;
     splits_of(0);
     splits_of(1);
     splits_gpt();
