@@ -595,68 +595,6 @@ static void splits_gpt(void)
     tsl_model_free(&m);
 }
 
-/* The plan's ranks over tcp between forked processes: bitwise the loopback run, which
- * is one rank's (ref) within 1e-5. */
-static void tcp_vs_loopback(const tsl_plan_t *p, const tsl_model_t *m, const result_t *ref,
-                            int port, const char *what)
-{
-    result_t lo;
-    int fds[MAXR][2];
-    pid_t pid[MAXR];
-    uint32_t n = p->n_devices;
-    run_plan(p, m, &lo);
-    CHECK(lo.ok, "%s: the loopback run", what);
-    compare(ref, &lo, what);
-    for (uint32_t k = 0; k < n; k++) {
-        CHECK(!pipe(fds[k]), "pipe");
-        pid[k] = fork();
-        if (pid[k] == 0) {
-            static result_t res;
-            tsl_err_t err = {0};
-            tsl_commops_t *c = NULL;
-            job_t j = {p, m, NULL, &res, k};
-            res.ok = true;
-            int rc = tsl_comm_tcp_create("127.0.0.1", port, (int)k, (int)n, 30, &c, &err) ||
-                     run_one(&j, c, &err);
-            if (rc)
-                fprintf(stderr, "%s: tcp rank %u: %s\n", what, k, err.msg);
-            if (c)
-                c->destroy(c);
-            FILE *f = fdopen(fds[k][1], "w");
-            fwrite(&res.loss, sizeof(double), 1, f);
-            for (uint32_t i = 0; i < res.r[k].n_layers; i++) {
-                fwrite(res.r[k].l[i].g, sizeof(float), res.r[k].l[i].n, f);
-                if (res.r[k].l[i].ge)
-                    fwrite(res.r[k].l[i].ge, sizeof(float), res.r[k].l[i].ne, f);
-            }
-            fclose(f);
-            _exit(rc ? 1 : 0);
-        }
-        close(fds[k][1]);
-    }
-    for (uint32_t k = 0; k < n; k++) {
-        FILE *f = fdopen(fds[k][0], "r");
-        double loss = 0;
-        bool same = fread(&loss, sizeof(double), 1, f) == 1;
-        for (uint32_t i = 0; same && i < lo.r[k].n_layers; i++) {
-            const lgrad_t *l = &lo.r[k].l[i];
-            float *g = malloc((l->n + l->ne + 1) * sizeof(float));
-            same = fread(g, sizeof(float), l->n + l->ne, f) == l->n + l->ne &&
-                   !memcmp(g, l->g, l->n * sizeof(float)) &&
-                   (!l->ne || !memcmp(g + l->n, l->ge, l->ne * sizeof(float)));
-            free(g);
-        }
-        fclose(f);
-        int st = 0;
-        waitpid(pid[k], &st, 0);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: tcp rank %u exited %d", what, k, st);
-        CHECK(same, "%s: tcp rank %u: gradients equal the loopback run's", what, k);
-        if (k + 1 == n)
-            CHECK(loss == lo.loss, "%s: tcp loss %.9g, loopback %.9g", what, loss, lo.loss);
-    }
-    free_result(&lo);
-}
-
 /* EP 1, 2 and 4 over tcp: the loopback run's bits, and one rank's within 1e-5. */
 static void moe_tcp(void)
 {
@@ -672,7 +610,7 @@ static void moe_tcp(void)
                        {1, 2, 2, false, false, 4, "tcp tp2 dp2 ep4"}};
     for (int i = 0; i < 3; i++) {
         plan_of(&m, cases[i], 4, 2, &p);
-        tcp_vs_loopback(&p, &m, &ref, port + 4 * i, cases[i].name);
+        split_tcp_vs_loopback(&p, &m, &ref, port + 4 * i, cases[i].name);
     }
     free_result(&ref);
     tsl_model_free(&m);
