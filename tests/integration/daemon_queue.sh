@@ -67,15 +67,15 @@ wait_exit "$DPID" 20 || fail "tesseld did not stop"
 start_daemon q --unix-socket "$SOCK" --database "$TMPD/q.db" --pool-size 1 --queue-size 2
 wait_healthy "$T" || { fail "tesseld (queue 2) did not become healthy"; finish; }
 timeout 300 "$PY" "$HERE/tsl_rpc.py" --proto "$PROTO_DIR" --stubs "$STUBS" --target "$T" \
-    --deadline 120 plan "${LONG[@]}" --force --events-file "$TMPD/run.events" \
+    --deadline 120 plan "${LONGER[@]}" --force --events-file "$TMPD/run.events" \
     >"$TMPD/run.json" 2>&1 &
 runner=$!
 wait_events "$TMPD/run.events" 'progress search' 1 30 || fail "the long search did not start"
-rpc --deadline 1 plans 2 "${LONG[@]}" --force
+rpc --deadline 1 plans 2 "${LONGER[@]}" --force
 expect "two queued searches time out" codes.DEADLINE_EXCEEDED 2
 rpc --deadline 2 plan "${QUICK2[@]}" --force --events-file "$TMPD/new.events"
 kill -0 $runner 2>/dev/null && ok "the long search was still running" ||
-    fail "premise: the long search ended; LONG is not long enough any more"
+    fail "premise: the long search ended; LONGER is not long enough any more"
 code=$(jget "$OUT" code)
 [ "$code" != RESOURCE_EXHAUSTED ] && grep -q 'progress queued' "$TMPD/new.events" &&
     ok "a new Plan is queued once the queued callers gave up (code $code)" ||

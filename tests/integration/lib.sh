@@ -221,3 +221,7 @@ cat >"$TMPD/long.json" <<'JSON'
  "max_position_embeddings": 4096}
 JSON
 LONG=(--hf-config "$TMPD/long.json" --cluster 16x8xA100-80G:ib100)
+# LONGER searches for several seconds even with the search's kept work (DeepSeek-V3
+# over 2048 H800, ~7 s on one core of the development VM), for a test whose long
+# search must outlast two 1 s and one 2 s deadline (daemon_queue.sh).
+LONGER=(--model DeepSeek-V3 --cluster 256x8xH800-80G:8xib400)
