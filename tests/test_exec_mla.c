@@ -243,17 +243,6 @@ static void device_ops(void)
 
 /* ---- gradients through the engine against finite differences ---- */
 
-/* Loss of one step with SGD at lr 0 (parameters unchanged, same batch every time). */
-static double loss_now(tsl_exec_t *e)
-{
-    tsl_err_t err = {0};
-    if (tsl_exec_step(e, NULL, &err)) {
-        fprintf(stderr, "step: %s\n", err.msg);
-        return NAN;
-    }
-    return tsl_exec_loss(e);
-}
-
 /* Up to 6 elements of [off, off + n) of layer li's vector (experts: its routed
  * experts') against central differences; a kink (a probe flipping a token's experts)
  * skipped. Counts into *tried, *bad, *kinks. */

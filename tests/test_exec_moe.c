@@ -348,17 +348,6 @@ static void moe_ops(void)
 
 /* ---- the engine ---- */
 
-/* Loss of one step with SGD at lr 0 (parameters unchanged, same batch every time). */
-static double loss_now(tsl_exec_t *e)
-{
-    tsl_err_t err = {0};
-    if (tsl_exec_step(e, NULL, &err)) {
-        fprintf(stderr, "step: %s\n", err.msg);
-        return NAN;
-    }
-    return tsl_exec_loss(e);
-}
-
 /* Layer li's dense (experts false) or routed experts' gradients against central
  * differences at a spread of indices. Top-k routing is piecewise smooth: where a
  * probe flips a token's experts, the two one-sided differences disagree and the point
