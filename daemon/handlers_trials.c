@@ -78,7 +78,6 @@ static bool check_start(tsl_call_t *call, const Tessel__V1__StartTrialRequest *r
     } else if (!tsl_check_token(call, "plan_fingerprint", req->plan_fingerprint, 16))
         return false;
     if (!tsl_check_max(call, "top_k", req->top_k, 1000) ||
-        !tsl_check_max(call, "top_k", req->top_k, 1000) ||
         !tsl_check_max(call, "iterations", req->iterations, MAX_ITERATIONS) ||
         !tsl_check_max(call, "warmup", req->warmup, MAX_WARMUP))
         return false;

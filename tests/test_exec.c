@@ -22,6 +22,7 @@
 #include "check.h"
 #include "exec.h"
 #include "exec_internal.h"
+#include "memopt.h"
 #include "pipeline.h"
 #include "search.h"
 #include "search_tiny.h"
@@ -1482,6 +1483,63 @@ static void il_refusals(void)
     tsl_model_free(&m);
 }
 
+/* One plan-level field set on a plan the executor runs: refused by name, code
+ * TSL_E_UNSUPPORTED, by tsl_exec_plan_scope and by tsl_exec_rank_from_plan alike. */
+static void scope_refused(const tsl_plan_t *p, const tsl_model_t *m, const char *want)
+{
+    tsl_err_t err = {0};
+    tsl_exec_rank_t r;
+    CHECK(tsl_exec_plan_scope(p, &err) == -1 && tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+              strstr(err.msg, want),
+          "scope refuses '%s': %s", want, err.msg);
+    err = (tsl_err_t){0};
+    CHECK(tsl_exec_rank_from_plan(p, m, 0, &r, &err) == -1 && strstr(err.msg, want),
+          "rank_from_plan refuses '%s': %s", want, err.msg);
+}
+
+/* Plan-level fields the executor does not run (exec_scope.c): a trial must not time
+ * another plan than the one priced. */
+static void plan_scope_refusals(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    model(&m, 0);
+    tsl_plan_t base, p;
+    tsl_exec_rank_t r;
+    CHECK(!tsl_exec_uniform_plan(&m, &(tsl_exec_plan_spec_t){2, 1, 1, false, false, 2, 4}, &base,
+                                 &err),
+          "%s", err.msg);
+    CHECK(!tsl_exec_plan_scope(&base, &err) && !tsl_exec_rank_from_plan(&base, &m, 0, &r, &err),
+          "the plain plan runs: %s", err.msg);
+    tsl_exec_rank_free(&r);
+    p = base, p.schedule = TSL_PIPESIM_SCHED_ZBH1;
+    scope_refused(&p, &m, "schedule zbh1");
+    p = base, p.schedule = TSL_PIPESIM_SCHED_DUALPIPEV;
+    scope_refused(&p, &m, "schedule dualpipev");
+    p = base, p.schedule = UINT32_MAX; /* a stored plan's schedule this build does not know */
+    scope_refused(&p, &m, "unknown to this build");
+    p = base, p.cp = 2;
+    scope_refused(&p, &m, "context parallelism 2");
+    p = base, p.etp = 2;
+    scope_refused(&p, &m, "expert TP 2");
+    p = base, p.fp8_recipe = 1;
+    scope_refused(&p, &m, "FP8 linear GEMMs");
+    p = base, p.moe_pad = true;
+    scope_refused(&p, &m, "padding to capacity");
+    p = base, p.recompute_modules = 1;
+    scope_refused(&p, &m, "recompute modules");
+    p = base, p.bf16_moments = true;
+    scope_refused(&p, &m, "bf16 Adam moments");
+    p = base, p.memopt = 1 + TSL_MEMOPT_MODE_OFFLOAD;
+    scope_refused(&p, &m, "zero3-offload");
+    p = base, p.memopt = 1 + TSL_MEMOPT_MODE_ZERO3, p.layer_switches[1] = TSL_MEMOPT_ECON_FWD;
+    scope_refused(&p, &m, "layer 1: memory switches");
+    /* ZeRO-3 without switches, expert TP 1 and cp 1 spelled out: plain plans */
+    p = base, p.memopt = 1 + TSL_MEMOPT_MODE_ZERO3, p.etp = 1, p.cp = 1;
+    CHECK(!tsl_exec_plan_scope(&p, &err), "zero3 without switches runs: %s", err.msg);
+    tsl_model_free(&m);
+}
+
 /* ---- parallel attention/FFN blocks (GPT-J, NeoX, Falcon, Phi) ---- */
 
 /* The neox preset family at tiny shapes, parallel blocks: kind 0 GPT-NeoX (two
@@ -1685,6 +1743,7 @@ int main(void)
     searched_mixed();
     il_schedule();
     il_refusals();
+    plan_scope_refusals();
     il_splits(0, false);
     il_splits(24, false); /* the embedding in the first virtual stage, the head in the last */
     il_splits(24, true);

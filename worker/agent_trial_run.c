@@ -92,8 +92,10 @@ static int check_pair(const tsl_agent_assignment_t *a, tsl_err_t *err)
     return 0;
 }
 
-/* The rank's work from the document, checked against the assignment. */
-static int load_rank(const tsl_agent_assignment_t *a, tsl_exec_rank_t *r, tsl_err_t *err)
+/* The rank's work from the document, checked against the assignment; the plan's MoE
+ * capacity factor (0: dropless) into the run's options, as it was priced. */
+static int load_rank(const tsl_agent_assignment_t *a, tsl_exec_rank_t *r, tsl_exec_opts_t *eo,
+                     tsl_err_t *err)
 {
     tsl_model_t m;
     tsl_plan_t *p = malloc(sizeof *p);
@@ -106,6 +108,7 @@ static int load_rank(const tsl_agent_assignment_t *a, tsl_exec_rank_t *r, tsl_er
                              a->world_size, a->plan_index, p->n_devices);
         else
             rc = tsl_exec_rank_from_plan(p, &m, a->rank, r, err);
+        eo->moe_capacity = (float)p->moe_capacity;
         tsl_model_free(&m);
     }
     free(p);
@@ -132,7 +135,7 @@ int tsl_agent_trial_child(const tsl_agent_trial_opts_t *o, const tsl_agent_assig
             rc = tsl_agent_link_probe(a, e.dev, e.comm, limit, fd, &err);
         goto out;
     }
-    if (check_pair(a, &err) || load_rank(a, &e.rank, &err) ||
+    if (check_pair(a, &err) || load_rank(a, &e.rank, &eo, &err) ||
         tsl_devops_create(a->devops, (int)a->device_index, limit, &e.dev, &err) ||
         make_comm(o, a, fd, &e.world, &e.comm, &err) ||
         tsl_exec_run(&e.rank, &eo, e.dev, e.comm, &rep, &err))
