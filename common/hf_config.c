@@ -672,6 +672,10 @@ static void read_gpt_oss(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
     sp->head_dim = opt_u32(r, "head_dim", 64);
     sp->gated_ffn = sp->linear_bias = sp->attn_sinks = sp->router_bias = true;
     sp->router_norm = true; /* the softmax of the top k logits: the top k renormalised */
+    /* the experts clamp their gate/up output at swiglu_limit (absent: GptOssConfig's
+     * 7.0; null: no clamp) */
+    sp->glu_clamp = json_object_get(r->root, "swiglu_limit") == NULL ||
+                    opt_pos_real(r, r->root, "swiglu_limit") > 0;
     /* one bias switch per layer (model.h no_bias): the experts always have theirs */
     if (!opt_bool(r, "attention_bias", true))
         note_bad(r, "attention_bias: false is not supported for gpt_oss (Tessel gives a "

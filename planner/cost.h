@@ -180,8 +180,10 @@ typedef enum tsl_cost_mode {
  * (fp8_param_gather), TE's weight casts once per step; 13: interleaved 1F1B's activations
  * chunk by chunk from Megatron's schedule table (pipeline.h); 14: PyTorch eager modules
  * under torch.autocast (autocast), models without dropout (no_dropout), the causal flash
- * kernel's rate, the host floor re-measured on the step as it ran (57.2 us). */
-#define TSL_COST_MODEL_VERSION 14u
+ * kernel's rate, the host floor re-measured on the step as it ran (57.2 us); 15: the
+ * experts' clamped gated activation (glu_clamp) and Megatron-LM's per-expert FFN-out
+ * bias add (experts with biases). */
+#define TSL_COST_MODEL_VERSION 15u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

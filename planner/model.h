@@ -217,6 +217,9 @@ typedef struct tsl_layer {
                             fused kernel skips the masked keys (tsl_attn_keys); the
                             cross-attention of a decoder layer never is. false (the
                             default, hand-written layers): every key, as BERT/ViT */
+    bool glu_clamp;      /* the routed experts' gated activation clamps both halves of
+                            FFN-in's output first (gpt-oss's swiglu_limit): elementwise
+                            kernels of their own (docs/cost-model.md "Mixture of experts") */
     /* mixture of experts (see "Mixture of experts" above); experts = 0: a dense FFN */
     uint32_t experts;           /* E routed experts; ffn_hidden is then one expert's width */
     uint32_t experts_per_tok;   /* k: experts each token is routed to (1..E) */
@@ -495,6 +498,9 @@ typedef struct tsl_arch_spec {
                            (gpt-oss); the LM head has none */
     bool attn_sinks;    /* LLAMA family: a learned sink logit per head joins each
                            softmax (gpt-oss): heads parameters per layer */
+    bool glu_clamp;     /* LLAMA family, MoE: the experts' gated activation clamps the
+                           gate half from above and the linear half both ways before
+                           the product (gpt-oss, swiglu_limit 7): no parameters */
     /* NEOX family (GPT-NeoX, Falcon, Phi) */
     bool no_bias;        /* linear layers without biases (Falcon) */
     bool parallel_block; /* attention and FFN in parallel on the same input */

@@ -100,11 +100,16 @@ static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
                            "%s spec: qk_norm, sandwich_norm, embed_scale and soft-capping "
                            "belong to the llama family",
                            an);
-    if (sp->arch != TSL_ARCH_LLAMA &&
-        (sp->attn_chunked || sp->linear_bias || sp->attn_sinks || any_bit(sp->nope_layers)))
+    if (sp->arch != TSL_ARCH_LLAMA && (sp->attn_chunked || sp->linear_bias || sp->attn_sinks ||
+                                       sp->glu_clamp || any_bit(sp->nope_layers)))
         return tsl_err_set(err,
-                           "%s spec: attn_chunked, linear_bias, attn_sinks and nope_layers "
-                           "belong to the llama family",
+                           "%s spec: attn_chunked, linear_bias, attn_sinks, glu_clamp and "
+                           "nope_layers belong to the llama family",
+                           an);
+    if (sp->glu_clamp && (sp->experts == 0 || !sp->gated_ffn))
+        return tsl_err_set(err,
+                           "%s spec: glu_clamp clamps the routed experts' gated activation: it "
+                           "needs experts and gated_ffn",
                            an);
     if (sp->qkv_bias && sp->linear_bias)
         return tsl_err_set(err,
@@ -372,6 +377,7 @@ static void llama_moe_mla(const tsl_arch_spec_t *sp, tsl_layer_t *l, bool moe)
     l->extra_params += (sp->shared_expert_gate && sp->shared_experts ? sp->hidden : 0) +
                        (sp->router_bias ? sp->experts : 0);
     l->shared_expert_gate = sp->shared_expert_gate && sp->shared_experts;
+    l->glu_clamp = sp->glu_clamp;
     /* gpt-oss's router bias is its linear layers' (linear_bias), DeepSeek-V3's a
      * score correction */
     l->router_bias = !sp->router_bias  ? TSL_ROUTER_BIAS_NONE
@@ -624,7 +630,7 @@ static int build_transgan(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
         .kv_heads = 8, .head_dim = 64, .seq_len = 4096, .vocab = 201088, .gated_ffn = true,        \
         .attn_window = 128, .full_attn_layers = {0xAAAAAAAAAAAAAAAAull}, .linear_bias = true,      \
         .attn_sinks = true, .experts = E, .experts_per_tok = 4, .moe_ffn_hidden = 2880,            \
-        .router_bias = true, .router_norm = true                                                   \
+        .router_bias = true, .router_norm = true, .glu_clamp = true                                \
     }
 /* E experts; MOE the MoE layers (0: all); QK the QK-norm */
 #define LLAMA4_SPEC(E, MOE, QK)                                                                    \

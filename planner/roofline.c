@@ -383,6 +383,28 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
            bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, x, S, split);
 }
 
+/* The clamp before a clamped gated activation (gpt-oss; roofline.h), over elems
+ * elements of FFN-in's output. Host: the chunk, two clamps and the cat are about
+ * the three framework ops H lumps into one op (docs/cost-model.md "Host dispatch"). */
+static double glu_clamp_s(pass_t *p, double elems)
+{
+    p->ops += 1.0;
+    double b = p->bwd ? TSL_ROOFLINE_GLU_CLAMP_BWD_BYTES : TSL_ROOFLINE_GLU_CLAMP_FWD_BYTES;
+    return tsl_roofline_mem_s(p->d, b * elems, TSL_ROOFLINE_GLU_CLAMP_KERNELS);
+}
+
+/* The experts' FFN-out bias, added per local expert in eager PyTorch (roofline.h)
+ * to rows × h outputs. Host: each expert's split view, product and add are one op
+ * forward (three framework ops, as H counts them), its four gradient kernels and
+ * the autograd nodes two backward; the cat one more. */
+static double expert_bias_s(pass_t *p, double rows, double h, double local)
+{
+    double b = p->bwd ? TSL_ROOFLINE_EXPERT_BIAS_BWD_BYTES : TSL_ROOFLINE_EXPERT_BIAS_FWD_BYTES;
+    double per = p->bwd ? 4.0 : 2.0;
+    p->ops += (p->bwd ? 2.0 : 1.0) * local + 1.0;
+    return tsl_roofline_mem_s(p->d, b * rows * h, (uint32_t)(per * local + 1.0));
+}
+
 /* A mixture-of-experts FFN (roofline.h): router, permutation, the local experts'
  * grouped GEMMs over the expert-TP group's gathered rows at f/etp, the shared
  * experts as one dense FFN. */
@@ -398,6 +420,10 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
         gemm(p, Tr, E, x->h, 1) + mem(p, 8.0 * Tr * E, 2) + mem(p, 8.0 * moved * R * x->h, 2);
     c += grouped_lin(p, m, x->g * fe, x->h, local) +
          mem(p, 2.0 * (x->g + 1.0) * fe * m * local, 1) + grouped_lin(p, m, x->h, fe, local);
+    if (l->glu_clamp)
+        c += glu_clamp_s(p, x->g * fe * m * local);
+    if (!l->no_bias) /* experts with biases (gpt-oss): Megatron-LM adds FFN-out's per expert */
+        c += expert_bias_s(p, m * local, x->h, local);
     if (l->shared_experts) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
         c += lin_col(p, T, x->g * fs / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) +
@@ -750,6 +776,8 @@ double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer
         /* E/ep experts of width f/etp over etp·ep·R/E × busy rows each */
         double R = l->experts_per_tok * T / tt;
         c += mem(&p, 2.0 * (x.g + 1.0) * x.f * R * d->moe_busy, 1);
+        if (l->glu_clamp) /* inside the recomputed function (weighted_bias_quick_geglu_impl) */
+            c += glu_clamp_s(&p, x.g * x.f * R * d->moe_busy);
     }
     if (m & TSL_RECOMPUTE_SHARED_EXPERTS) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x.f) * l->shared_experts;

@@ -81,6 +81,29 @@
  * read, result written: 3 × 4 + 4), the cast back (read 4, write 2). */
 #define TSL_ROOFLINE_CE_FWD_BYTES 22.0
 #define TSL_ROOFLINE_CE_BWD_BYTES 26.0
+/* gpt-oss's clamped gated activation under Megatron-LM (fused_bias_geglu.py
+ * weighted_bias_quick_geglu_impl, Megatron-LM 44151194): before the fused
+ * activation kernel, clamp(max) on the gate half and clamp(min, max) on the linear
+ * half (read and write one half each), then torch.cat of the two (read and write
+ * the whole): 8 bytes per element of FFN-in's output, 3 kernels. Backward: each
+ * clamp's gradient reads the incoming gradient and the saved input and writes the
+ * outgoing one (6), the chunk's gradient concatenates the halves (4): 10 bytes,
+ * 3 kernels. */
+#define TSL_ROOFLINE_GLU_CLAMP_FWD_BYTES 8.0
+#define TSL_ROOFLINE_GLU_CLAMP_BWD_BYTES 10.0
+#define TSL_ROOFLINE_GLU_CLAMP_KERNELS   3u
+/* The experts' FFN-out bias under Megatron-LM (experts.py TEGroupedMLP._apply_bias,
+ * Megatron-LM 44151194): TE's grouped linear returns it (skip_bias_add) and each
+ * local expert's rows get t + b·p (the bias times the token's routing weight) in
+ * eager PyTorch, then torch.cat: per element of the h-wide output, b·p written (2),
+ * the add's read of both and write (6), the cat's read and write (4) — 12 bytes,
+ * 2 kernels per local expert and the cat. Backward: per expert the product's two
+ * gradients (g·p and g·b, each read and written, 4 + 4) and their reductions to b's
+ * and p's shapes (read, 2 + 2), the split's gradient a cat (4) — 16 bytes, 4 kernels
+ * per expert and the cat. FFN-in's bias rides in the GEMM epilogue and both biases'
+ * gradients in TE's wgrad GEMM (bf16) or its bgrad-quantize kernel (FP8): free. */
+#define TSL_ROOFLINE_EXPERT_BIAS_FWD_BYTES 12.0
+#define TSL_ROOFLINE_EXPERT_BIAS_BWD_BYTES 16.0
 /* Host time per eager op of a PyTorch training step, seconds: measured on the
  * H100 (bench/results/torch_gpt_step-h100.json, 16 micro-batches of 1, SDPA),
  * the model as that step ran it (no dropout: 685 ops per micro-batch; autocast;

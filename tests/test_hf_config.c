@@ -698,8 +698,8 @@ static void test_gpt_oss_llama4(void)
     CHECK(l->attn_window == 128 && m.layers[2].attn_window == 0 && !l->no_bias &&
               l->attn_dim == 4096 && l->kv_heads == 8 && l->experts == 128 &&
               l->experts_per_tok == 4 && l->ffn_hidden == 2880 &&
-              l->extra_params == 64 + 128 /* sinks, router bias */,
-          "gpt-oss-120b: layer_types' windows, biases, sinks, top-4 of 128 (%llu)",
+              l->extra_params == 64 + 128 /* sinks, router bias */ && l->glu_clamp,
+          "gpt-oss-120b: layer_types' windows, biases, sinks, top-4 of 128, swiglu_limit (%llu)",
           (unsigned long long)l->extra_params);
     CHECK(m.tokens_per_sample == 4096 && m.train_context == 4096 && m.max_context == 131072,
           "gpt-oss: its 4096 training length (rope_scaling) of 131072");

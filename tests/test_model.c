@@ -721,8 +721,9 @@ static void test_gpt_oss_llama4(void)
           "gpt-oss-120b layer: %llu (by hand %.0f), active %llu", (unsigned long long)l->params,
           layer, (unsigned long long)l->active_params);
     CHECK(l->attn_window == 128 && m.layers[2].attn_window == 0 && !l->attn_chunked &&
-              !l->no_bias && l->experts == 128 && l->experts_per_tok == 4 && l->causal,
-          "gpt-oss: even layers a 128 window, odd full; biases; top-4 of 128");
+              !l->no_bias && l->experts == 128 && l->experts_per_tok == 4 && l->causal &&
+              l->glu_clamp,
+          "gpt-oss: even layers a 128 window, odd full; biases; top-4 of 128; clamped GLU");
     CHECK(m.n_layers == 38 && tsl_model_moe_layers(&m) == 36 && m.tokens_per_sample == 4096,
           "gpt-oss-120b: 36 MoE layers at 4096");
     /* published (model card): 116.8B total; 5.1B active without the input embedding */
@@ -778,6 +779,9 @@ static void test_gpt_oss_llama4(void)
     sp.attn_chunked = false;
     sp.qkv_bias = sp.linear_bias = true;
     CHECK(tsl_model_build(&sp, "bad", &m, &err) != 0 && has(&err, "qkv_bias"), "%s", err.msg);
+    sp.qkv_bias = sp.linear_bias = false;
+    sp.glu_clamp = true; /* the experts' activation: without experts, refused */
+    CHECK(tsl_model_build(&sp, "bad", &m, &err) != 0 && has(&err, "glu_clamp"), "%s", err.msg);
 }
 
 int main(void)

@@ -846,8 +846,68 @@ static void test_h200_gemm(void)
     }
 }
 
+/* gpt-oss's experts under Megatron-LM (roofline.h, docs/cost-model.md "Mixture of
+ * experts"): h = f = 2880, E 128, top-4, T = 4096 tokens at EP 8 on the H100 (bf16):
+ * R = 4T = 16384 routed rows, 16 local experts of m = 1024. The clamp before the
+ * gated activation moves 8 B forward and 10 B backward per element of FFN-in's
+ * output (rows × 2f = 16384 × 5760), 3 kernels each way, one host op; the per-expert
+ * FFN-out bias 12 B forward and 16 B backward per element of the h-wide output,
+ * 2 × 16 + 1 kernels forward, 4 × 16 + 1 backward, 16 + 1 and 32 + 1 host ops.
+ * moe_act's recompute repeats the clamp's forward. */
+static void test_gpt_oss_experts(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    d.ep = 8;
+    d.moe_busy = 1.0;
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 2880,
+                     .ffn_hidden = 2880,
+                     .heads = 64,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 128,
+                     .experts_per_tok = 4};
+    tsl_layer_t clamp = l, bias = l;
+    clamp.glu_clamp = true;
+    bias.no_bias = false;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0 && tsl_layer_derive(&clamp, &err) == 0 &&
+              tsl_layer_derive(&bias, &err) == 0,
+          "%s", err.msg);
+    const double W = d.mem_bw, L = d.launch_s, rows = 16384, h = 2880, out = rows * 2 * 2880;
+    double f0 = tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0);
+    double b0 = tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &clamp, 1, 1, false, 0) - f0, 8 * out / W + 3 * L,
+               1e-12, "clamp forward: 0.29 ms");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &clamp, 1, 1, false, 0) - b0, 10 * out / W + 3 * L,
+               1e-12, "clamp backward");
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &bias, 1, 1, false, 0) - f0, 12 * rows * h / W + 33 * L,
+               1e-12, "bias forward: 0.34 ms");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &bias, 1, 1, false, 0) - b0, 16 * rows * h / W + 65 * L,
+               1e-12, "bias backward");
+    tsl_roofline_dev_t ops = d; /* one second an op: the pass's op count */
+    ops.host_op_s = 1.0;
+    double o0 = tsl_roofline_layer_fwd_s(&ops, &l, 1, 1, false, 0);
+    double ob = tsl_roofline_layer_bwd_s(&ops, &l, 1, 1, false, 0);
+    CHECK(tsl_roofline_layer_fwd_s(&ops, &clamp, 1, 1, false, 0) == o0 + 1 &&
+              tsl_roofline_layer_bwd_s(&ops, &clamp, 1, 1, false, 0) == ob + 1,
+          "clamp: one host op each way");
+    CHECK(tsl_roofline_layer_fwd_s(&ops, &bias, 1, 1, false, 0) == o0 + 17 &&
+              tsl_roofline_layer_bwd_s(&ops, &bias, 1, 1, false, 0) == ob + 33,
+          "bias: %g / %g ops more", tsl_roofline_layer_fwd_s(&ops, &bias, 1, 1, false, 0) - o0,
+          tsl_roofline_layer_bwd_s(&ops, &bias, 1, 1, false, 0) - ob);
+    CHECK_NEAR(tsl_roofline_recompute_fwd_s(&d, &clamp, 1, 1, false, TSL_RECOMPUTE_MOE_ACT) -
+                   tsl_roofline_recompute_fwd_s(&d, &l, 1, 1, false, TSL_RECOMPUTE_MOE_ACT),
+               8 * out / W + 3 * L, 1e-12, "moe_act's recompute repeats the clamp");
+}
+
 int main(void)
 {
+    test_gpt_oss_experts();
     test_fp8_layer();
     test_fp8_moe_layer();
     test_h200_gemm();
