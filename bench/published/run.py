@@ -162,8 +162,6 @@ def plan_args(row):
     recompute (and Megatron's recompute modules), ZeRO, SP, interleave, context
     and expert parallelism, Megatron's split as --layers-per-stage, a schedule."""
     p = row["plan"]
-    if p.get("etp", 1) > 1:
-        raise ValueError("etp %d: eval prices expert TP 1 only" % p["etp"])
     cmd = ["--tp", str(p["tp"]), "--pp", str(p["pp"]), "--dp", str(p["dp"]),
            "--sdp", str(p["sdp"]), "--mbs", str(p["mbs"]), "--batch", str(p["batch"]),
            "--ckpt", p["ckpt"]]
@@ -179,6 +177,8 @@ def plan_args(row):
         cmd += ["--cp", str(p["cp"]), "--cp-comm", p.get("cp_comm", "p2p")]
     if p.get("ep", 1) > 1:  # the MoE layers' experts over EP ranks of a stage
         cmd += ["--ep", str(p["ep"])]
+    if p.get("etp", 1) > 1:  # each routed expert's FFN split over etp ranks (Megatron's ETP)
+        cmd += ["--etp", str(p["etp"])]
     counts = stage_counts(row)
     if counts:
         cmd += ["--layers-per-stage", ",".join(str(c) for c in counts)]
