@@ -210,6 +210,8 @@ def knob_args(row, amp_profile=None):
         cmd += ["--no-fp32-master"]
     if p.get("bf16_moments"):  # Adam's moments in bf16 beside the fp32 master
         cmd += ["--bf16-moments"]
+    if p.get("lazy_grads"):  # gradients from each chunk's first backward (PyTorch FSDP)
+        cmd += ["--lazy-grads"]
     if "overlap_grad_reduce" in p:
         cmd += ["--overlap-grad-reduce" if p["overlap_grad_reduce"] else "--no-overlap-grad-reduce"]
     if p.get("overlap_param_gather"):
