@@ -192,6 +192,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->grad_reduce_bytes = eo->grad_reduce_bytes;
     r->no_fp32_master = eo->no_fp32_master;
     r->bf16_moments = eo->bf16_moments;
+    r->lazy_grads = eo->lazy_grads;
     r->overlap_grad_reduce = eo->overlap_grad_reduce;
     r->no_overlap_grad_reduce = eo->no_overlap_grad_reduce;
     r->overlap_param_gather = eo->overlap_param_gather;

@@ -17,6 +17,7 @@ static const char eval_usage[] =
     "                      [--unfused-attn] [--no-dropout] [--autocast]\n"
     "                      [--paper-cost] [--no-host-floor]\n"
     "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
+    "                      [--lazy-grads]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
@@ -116,6 +117,9 @@ static const char eval_usage[] =
     "  --no-fp32-master    no fp32 master weights: 16-bit Adam states\n"
     "  --bf16-moments      Adam's moments in bf16 beside fp32 master weights\n"
     "                      (Megatron-LM's precision-aware optimizer)\n"
+    "  --lazy-grads        the gradients exist from each chunk's first backward to\n"
+    "                      the step (PyTorch FSDP), not in a buffer kept all along\n"
+    "                      (Megatron-LM): interleaved 1F1B's peak\n"
     "  --overlap-grad-reduce, --no-overlap-grad-reduce\n"
     "                      the DP gradient reduce under the backward, or after it\n"
     "  --overlap-param-gather\n"
@@ -173,6 +177,7 @@ enum {
     OPT_SCHEDULE,
     OPT_RECOMPUTE_MODULES,
     OPT_BF16_MOMENTS,
+    OPT_LAZY_GRADS,
     OPT_INTERLEAVE,
     OPT_LPS,
     OPT_STRATEGY,
@@ -233,6 +238,7 @@ static const struct option eval_long[] = {
     {"schedule", required_argument, 0, OPT_SCHEDULE},
     {"recompute-modules", required_argument, 0, OPT_RECOMPUTE_MODULES},
     {"bf16-moments", no_argument, 0, OPT_BF16_MOMENTS},
+    {"lazy-grads", no_argument, 0, OPT_LAZY_GRADS},
     {"interleave", required_argument, 0, OPT_INTERLEAVE},
     {"layers-per-stage", required_argument, 0, OPT_LPS},
     {"strategy", required_argument, 0, OPT_STRATEGY},
@@ -390,6 +396,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         return 0;
     case OPT_NO_MASTER: eo->no_fp32_master = true; return 0;
     case OPT_BF16_MOMENTS: eo->bf16_moments = true; return 0;
+    case OPT_LAZY_GRADS: eo->lazy_grads = true; return 0;
     case OPT_OVERLAP_GRAD: eo->overlap_grad_reduce = true; return 0;
     case OPT_NO_OVERLAP_GRAD: eo->no_overlap_grad_reduce = true; return 0;
     case OPT_OVERLAP_PARAM: eo->overlap_param_gather = true; return 0;

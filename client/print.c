@@ -155,6 +155,10 @@ static void print_recompute(FILE *out, json_t *plan)
         fputs("  moments:   Adam's moments in bf16 beside fp32 master weights (12 bytes of "
               "states per parameter with 16-bit gradients)\n",
               out);
+    if (json_is_true(json_object_get(plan, "lazy_grads")))
+        fputs("  gradients: from each chunk's first backward to the step (PyTorch FSDP), not "
+              "kept all along\n",
+              out);
 }
 
 /* Context parallelism (docs/cost-model.md "Context parallelism"): the degree and

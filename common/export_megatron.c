@@ -198,6 +198,11 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
                             "megatron: the plan recomputes modules beside full recompute of "
                             "%u layers; Megatron-LM takes one --recompute-granularity",
                             u->ckpt_blocks);
+    if (p->lazy_grads)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: the plan's memory counts its gradients from each "
+                            "chunk's first backward (lazy_grads, PyTorch FSDP); Megatron-LM "
+                            "keeps its gradient buffer all along and would need more");
     if (p->bf16_moments && !u->s.zero)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: bf16 Adam moments need Megatron-LM's precision-aware "

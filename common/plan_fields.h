@@ -102,6 +102,7 @@
     X(fb_serial, BOOL, fb_serial, "fb_serial", NONZERO)                                            \
     X(recompute_modules, CUSTOM, recompute_modules, "recompute_modules", ALWAYS)                   \
     X(bf16_moments, BOOL, bf16_moments, "bf16_moments", NONZERO)                                   \
+    X(lazy_grads, BOOL, lazy_grads, "lazy_grads", NONZERO)                                         \
     X(slicer, CUSTOM, slicer, "slicer", ALWAYS)                                                    \
     X(memopt, CUSTOM, memopt, "memopt", ALWAYS)                                                    \
     X(node_order, CUSTOM, node_order, "node_order", ALWAYS)

@@ -513,12 +513,19 @@ static double transient_bytes(const tsl_strategy_t *s, degrees_t g, double p, do
     return b;
 }
 
+/* The gradient part of states_bytes: g bytes per parameter, ÷ z, ÷ d under ZeRO-2. */
+static double grads_bytes(const tsl_strategy_t *s, degrees_t g, double p, const tsl_cost_knobs_t *k)
+{
+    return p / g.z * grad_elem_bytes(k) / (s->zero >= 2 ? g.d : 1);
+}
+
 static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t mb,
                          uint64_t w, uint64_t cp, double p, const tsl_cost_knobs_t *k, bool fp8,
                          tsl_layer_cost_t *out)
 {
     double gb = grad_elem_bytes(k);
     out->ms_bytes = (uint64_t)ceil(states_bytes(s, g, p, k));
+    out->grad_bytes = (uint64_t)ceil(grads_bytes(s, g, p, k));
     /* a rank holds mb / w samples' tokens (mb·c / w samples of s / c tokens under
      * CP: activations ÷ c); an unfused core's scores are a block's, (s/c)² per
      * chunk pair, so ÷ c again */
@@ -767,6 +774,7 @@ static void calibrate_memory(double k, tsl_layer_cost_t *out)
     if (!(k > 0) || k == 1.0)
         return;
     out->ms_bytes = (uint64_t)ceil((double)out->ms_bytes * k);
+    out->grad_bytes = (uint64_t)ceil((double)out->grad_bytes * k);
     out->fwd_bytes = (uint64_t)ceil((double)out->fwd_bytes * k);
     out->bwd_bytes = (uint64_t)ceil((double)out->bwd_bytes * k);
 }
@@ -1079,6 +1087,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     layer_memory(l, s, g, mb, w, cp, p, &env->knobs, fp8_priced(env), out);
     if (l->experts) {
         out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs));
+        out->grad_bytes += (uint64_t)ceil(grads_bytes(s, moe.g, moe.p, &env->knobs));
         out->ms_bytes += (uint64_t)ceil(expert_fp8_cache_bytes(env, l, moe.p));
         out->bwd_bytes += (uint64_t)transient_bytes(s, moe.g, moe.p, grad_elem_bytes(&env->knobs));
         moe_stash(s, moe.stash, mb, w, out);

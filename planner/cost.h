@@ -182,8 +182,9 @@ typedef enum tsl_cost_mode {
  * under torch.autocast (autocast), models without dropout (no_dropout), the causal flash
  * kernel's rate, the host floor re-measured on the step as it ran (57.2 us); 15: the
  * experts' clamped gated activation (glu_clamp) and Megatron-LM's per-expert FFN-out
- * bias add (experts with biases). */
-#define TSL_COST_MODEL_VERSION 15u
+ * bias add (experts with biases); 16: the gradients' lifetime (lazy_grads) in
+ * interleaved 1F1B's peak. */
+#define TSL_COST_MODEL_VERSION 16u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -258,6 +259,12 @@ typedef struct tsl_cost_knobs {
                                    --use-precision-aware-optimizer --exp-avg-dtype bf16
                                    --exp-avg-sq-dtype bf16; DeepSeek-V3 Sec. 3.3.3): 8
                                    optimizer bytes per parameter instead of 12 */
+    bool lazy_grads;            /* the gradients (grad_bytes) exist from a chunk's first
+                                   backward to the step (PyTorch FSDP's unsharded fp32
+                                   accumulation, freed after its reduce-scatter); false:
+                                   a buffer kept all along (Megatron-LM's grad buffer).
+                                   Moves interleaved 1F1B's peak only (docs/cost-model.md
+                                   "Interleaved 1F1B", the gradients' lifetime) */
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
@@ -430,22 +437,24 @@ typedef struct tsl_layer_cost {
     bool feasible; /* false when B_m does not divide by the data width, or
                                  the TP degree does not divide heads/K/V heads/FFN */
     double fwd_s;
-    double bwd_s;       /* without gradient synchronisation */
-    double bwd_sync_s;  /* the micro-batch that synchronises gradients */
-    double wgrad_s;     /* the weight-gradient GEMMs' part of compute_b (in bwd_s): a
+    double bwd_s;        /* without gradient synchronisation */
+    double bwd_sync_s;   /* the micro-batch that synchronises gradients */
+    double wgrad_s;      /* the weight-gradient GEMMs' part of compute_b (in bwd_s): a
                            zero-bubble schedule's W (tsl_roofline_layer_wgrad_frac) */
-    double grad_comm_s; /* raw gradient communication time (before overlap) */
-    double compute_s;   /* compute part of fwd_s + bwd_s (for reporting) */
-    double comm_s;      /* communication part of fwd_s + bwd_s (for reporting) */
-    uint64_t ms_bytes;  /* O_ms */
-    uint64_t fwd_bytes; /* O_f for one micro-batch */
-    uint64_t bwd_bytes; /* O_b for one micro-batch */
-    double cp_s;        /* context parallelism's exposed attention exchange, forward +
+    double grad_comm_s;  /* raw gradient communication time (before overlap) */
+    double compute_s;    /* compute part of fwd_s + bwd_s (for reporting) */
+    double comm_s;       /* communication part of fwd_s + bwd_s (for reporting) */
+    uint64_t ms_bytes;   /* O_ms */
+    uint64_t fwd_bytes;  /* O_f for one micro-batch */
+    uint64_t bwd_bytes;  /* O_b for one micro-batch */
+    uint64_t grad_bytes; /* the gradients' part of ms_bytes (g bytes per parameter the
+                            rank accumulates) */
+    double cp_s;         /* context parallelism's exposed attention exchange, forward +
                            backward (in fwd_s and bwd_s; 0 at cp 1) */
-    double ep_s;        /* the routed experts' token exchange, forward + backward (in
+    double ep_s;         /* the routed experts' token exchange, forward + backward (in
                            fwd_s and bwd_s): the EP dispatch and combine all-to-alls and
                            the expert-TP all-gather and reduce-scatter; 0 at ep, etp 1 */
-    double opt_s;       /* the layer's optimizer step, once per iteration after its
+    double opt_s;        /* the layer's optimizer step, once per iteration after its
                            last backward (and gradient sync): 28 B per parameter the
                            device updates / opt_mem_bw + one launch; 0 when the
                            bandwidth is unknown */

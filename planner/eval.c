@@ -267,6 +267,7 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     if (!r->recompute_modules)    /* the given plan's recompute modules */
         k->recompute_modules = g->recompute_modules;
     k->bf16_moments |= g->bf16_moments;
+    k->lazy_grads |= g->lazy_grads; /* the given plan's stack frees its gradients */
     if (r->no_fp8)
         k->fp8 = 0;
 }

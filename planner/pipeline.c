@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* The slowest stage paces the m − 1 steady-state micro-batches; the last one
  * (with gradient sync) still has to pass through every stage. */
@@ -117,28 +118,60 @@ int tsl_pipeline_vp_check(uint32_t n_stages, uint32_t m, uint32_t N)
 uint32_t tsl_pipeline_inflight_chunks(uint32_t m, uint32_t v, uint32_t N, uint32_t warmup,
                                       const double *chunk_w, uint32_t *held)
 {
+    uint8_t live[TSL_PIPELINE_MAX_CHUNKS];
+    return tsl_pipeline_peak_chunks(m, v, N, warmup, chunk_w, NULL, held, live);
+}
+
+/* The walk's state: chunk micro-batches live, gradients come, the bytes held. */
+typedef struct chunk_walk {
+    uint32_t stash[TSL_PIPELINE_MAX_CHUNKS];
+    uint8_t grads[TSL_PIPELINE_MAX_CHUNKS];
+    double sum, best;
+} chunk_walk_t;
+
+/* Records the walk's state as the peak where the sum first exceeds the best. */
+static void walk_mark(chunk_walk_t *st, uint32_t v, uint32_t *held, uint8_t *live)
+{
+    if (st->best >= 0 && !(st->sum > st->best * (1 + 1e-12)))
+        return;
+    st->best = st->sum;
+    for (uint32_t q = 0; q < v; q++) {
+        held[q] = st->stash[q];
+        live[q] = st->grads[q];
+    }
+}
+
+uint32_t tsl_pipeline_peak_chunks(uint32_t m, uint32_t v, uint32_t N, uint32_t warmup,
+                                  const double *chunk_w, const double *grad_w, uint32_t *held,
+                                  uint8_t *live)
+{
     if (v < 1 || v > TSL_PIPELINE_MAX_CHUNKS || m == 0 || N == 0)
         return 0;
-    uint32_t live[TSL_PIPELINE_MAX_CHUNKS] = {0}, total = m * v, nf = 0, nb = 0, j, c;
+    chunk_walk_t st = {.sum = 0, .best = -1};
+    uint32_t total = m * v, nf = 0, nb = 0, j, c;
     uint32_t w = warmup < total ? warmup : total;
-    double sum = 0, best = -1;
-    for (c = 0; c < v; c++)
+    for (c = 0; c < v; c++) {
         held[c] = 0;
+        st.grads[c] = grad_w == NULL; /* a buffer from the start: not in the sum */
+        live[c] = st.grads[c];
+    }
     while (nf < total || nb < total) {
         bool fwd = nf < w || (nf < total && nf - w == nb);
         tsl_pipeline_vp_table(fwd ? nf++ : nb++, m, v, N, &j, &c);
         if (!fwd) { /* backward k runs chunk v − 1 − its table chunk */
-            live[v - 1 - c]--;
-            sum -= chunk_w ? chunk_w[v - 1 - c] : 1.0;
+            uint32_t b = v - 1 - c;
+            if (!st.grads[b]) { /* its gradients come while its stash is held */
+                st.grads[b] = 1;
+                st.sum += grad_w[b];
+                walk_mark(&st, v, held, live);
+            }
+            st.stash[b]--;
+            st.sum -= chunk_w ? chunk_w[b] : 1.0;
             continue;
         }
-        live[c]++;
-        sum += chunk_w ? chunk_w[c] : 1.0;
-        if (best < 0 || sum > best * (1 + 1e-12)) { /* the first moment of the peak */
-            best = sum;
-            for (uint32_t q = 0; q < v; q++)
-                held[q] = live[q];
-        }
+        st.stash[c]++;
+        st.sum += chunk_w ? chunk_w[c] : 1.0;
+        walk_mark(&st, v, held, live); /* the first moment of the peak */
     }
     uint32_t n = 0;
     for (c = 0; c < v; c++)

@@ -159,6 +159,23 @@ uint32_t tsl_pipeline_inflight_chunks(uint32_t m, uint32_t v, uint32_t N, uint32
                                       const double *chunk_w, uint32_t *held);
 
 /*
+ * The same walk with the gradients' lifetime (tsl_cost_knobs_t.lazy_grads): chunk
+ * c's gradients, grad_w[c] bytes, come at its first backward and stay to the step,
+ * so a backward's start (its stash still held, its chunk's gradients new) may be
+ * the peak too. Fills held[c] and live[c] (1: chunk c's gradients exist then) at
+ * the first moment stash + gradients peak; grad_w NULL: the gradients counted from
+ * the start, held as tsl_pipeline_inflight_chunks and every live[c] 1. Llama 3
+ * 405B's second stage at m 16 (P 16, v 8, N 16, a layer a chunk; 532.68 MB of stash
+ * and 1.594 GB of fp32 gradients per chunk): all 128 forwards precede its first
+ * backward, which adds chunk 7's gradients: held 16 of each, live only chunk 7. At
+ * m 32 its 113th backward, chunk 0's first, comes with 141 held: every chunk live.
+ * Returns Σ held; 0 as tsl_pipeline_inflight_chunks.
+ */
+uint32_t tsl_pipeline_peak_chunks(uint32_t m, uint32_t v, uint32_t N, uint32_t warmup,
+                                  const double *chunk_w, const double *grad_w, uint32_t *held,
+                                  uint8_t *live);
+
+/*
  * The layers of each of a stage's v chunks, first to last (count[0 .. v)), as
  * Megatron-LM cuts them: the stage's Transformer layers (those of its n_layers
  * but the model's embedding, emb, and head, head) evenly over the chunks, the

@@ -132,6 +132,7 @@ typedef struct tsl_plan {
      * core is each layer's +selckpt) and Adam's moments in bf16 (cost.h knobs) */
     uint32_t recompute_modules;
     bool bf16_moments;
+    bool lazy_grads; /* gradients from each chunk's first backward (cost.h knobs) */
 } tsl_plan_t;
 
 /* The plan's knobs as the cost model takes them, and back. */

@@ -201,6 +201,10 @@
       "Adam's moments in bf16 beside fp32 master weights (Megatron-LM's precision-aware "          \
       "optimizer with --exp-avg-dtype/--exp-avg-sq-dtype bf16)",                                   \
       "bf16_moments", "bf16_moments")                                                              \
+    X(lazy_grads, BOOL, "lazy-grads", "", 0, 0,                                                    \
+      "the gradients exist from each chunk's first backward to the step (PyTorch FSDP's "          \
+      "accumulation), not in a buffer kept all along (Megatron-LM): interleaved 1F1B's peak",      \
+      "lazy_grads", "lazy_grads")                                                                  \
     X(moe_bf16_experts, BOOL, "moe-bf16-experts", "", 0, 0,                                        \
       "with FP8: the routed experts' grouped GEMMs stay bf16 (torchtitan without its "             \
       "grouped-experts converter; default: FP8 with the plan's recipe, as Megatron-LM runs them)", \

@@ -856,11 +856,18 @@ static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g,
     return !(e->space->ckpt_blocks_only && !block && g->items[j].ckpt);
 }
 
+/* The states a layer's row counts at the stage's peak: all of them, less its
+ * gradients where they do not exist yet then (live 0; lazy_grads). */
+static uint64_t peak_states(const tsl_layer_cost_t *lc, uint8_t live)
+{
+    return live ? lc->ms_bytes : lc->ms_bytes - lc->grad_bytes;
+}
+
 /* Fills the DP rows of one stage; the objective of a layer is its share of Eq. 9
  * when the stage is alone: (m − 1) micro-batches without gradient sync plus one
  * with it, then its optimizer step. A cell the space does not allow costs infinity. */
 static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
-                            uint32_t n, uint32_t m, const uint32_t *held)
+                            uint32_t n, uint32_t m, const uint32_t *held, const uint8_t *live)
 {
     uint32_t pos = 0, K = e->n_layouts, K2 = K * K;
     for (uint32_t i = 0; i < n; i++) {
@@ -879,7 +886,7 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
             e->saw_divisible |= lc[j].feasible;
             e->fwd_bytes[k] = lc[j].fwd_bytes * held[i];
             e->bwd_bytes[k] = lc[j].bwd_bytes;
-            e->ms_bytes[k] = lc[j].ms_bytes;
+            e->ms_bytes[k] = peak_states(&lc[j], live[i]);
         }
         pos += is_block(&e->model->layers[first + i]);
     }
@@ -997,6 +1004,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->recompute_modules = r->recompute_modules;
     if (r->bf16_moments)
         k->bf16_moments = true;
+    if (r->lazy_grads)
+        k->lazy_grads = true;
     if (r->moe_bf16_experts)
         k->moe_bf16_experts = true;
     if (r->moe_fp8_dispatch)
@@ -1242,55 +1251,70 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
     }
 }
 
-/* The activations each layer of stage s keeps: fwd_bytes of its held micro-batches
- * (the rows' other figures stay). */
+/* The memory each layer of stage s holds at the peak: fwd_bytes of its held
+ * micro-batches, its states with or without its gradients (the rows' other
+ * figures stay). */
 static void set_stage_act(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t first,
-                          uint32_t n, const uint32_t *held)
+                          uint32_t n, const uint32_t *held, const uint8_t *live)
 {
     for (uint32_t i = 0; i < n; i++) {
         const tsl_layer_cost_t *lc = e->class_row[e->layer_class[first + i]];
-        for (uint32_t j = 0; j < g->n; j++)
+        for (uint32_t j = 0; j < g->n; j++) {
             e->fwd_bytes[(size_t)i * g->n + j] = lc[j].fwd_bytes * held[i];
+            e->ms_bytes[(size_t)i * g->n + j] = peak_states(&lc[j], live[i]);
+        }
     }
 }
 
-/* Interleaved 1F1B, chunk by chunk (pipeline.h tsl_pipeline_inflight_chunks): the
+/* Interleaved 1F1B, chunk by chunk (pipeline.h tsl_pipeline_peak_chunks): the
  * stage's layers cut into v chunks as Megatron-LM cuts them, each chunk weighing
  * its layers' stash — of the strategies in choice, or before the DP (choice NULL)
- * each layer's smallest — and held[i] the micro-batches layer i's chunk holds at
- * the stage's peak. Returns the stage's micro-batches' worth (the plan's inflight):
- * Σ held × chunk bytes over the stage's bytes, rounded. */
+ * each layer's smallest, and with lazy_grads their gradients — and held[i] the
+ * micro-batches layer i's chunk holds at the stage's peak, live[i] whether its
+ * gradients exist then. Returns the stage's micro-batches' worth (the plan's
+ * inflight): Σ held × chunk bytes over the stage's bytes, rounded. */
 static uint32_t chunk_held(const tsl_engine_t *e, const tsl_group_strategies_t *g,
                            const tsl_plan_t *plan, uint32_t s, uint32_t first, uint32_t n,
-                           uint32_t m, uint32_t v, const uint32_t *choice, uint32_t *held)
+                           uint32_t m, uint32_t v, const uint32_t *choice, uint32_t *held,
+                           uint8_t *live)
 {
     const tsl_model_t *md = e->model;
     uint32_t count[TSL_PIPELINE_MAX_CHUNKS], per[TSL_PIPELINE_MAX_CHUNKS];
-    double w[TSL_PIPELINE_MAX_CHUNKS] = {0}, all = 0, held_w = 0;
+    uint8_t glive[TSL_PIPELINE_MAX_CHUNKS];
+    double w[TSL_PIPELINE_MAX_CHUNKS] = {0}, gw[TSL_PIPELINE_MAX_CHUNKS] = {0}, all = 0, held_w = 0;
     bool emb = first == 0 && md->layers[0].kind == TSL_LAYER_EMBEDDING;
     bool head = first + n == md->n_layers && md->layers[first + n - 1].kind == TSL_LAYER_HEAD;
     tsl_pipeline_chunk_layers(n, emb, head, v, count);
     for (uint32_t c = 0, i = 0; c < v; c++) {
         for (uint32_t k = 0; k < count[c]; k++, i++) {
             const tsl_layer_cost_t *lc = e->class_row[e->layer_class[first + i]];
-            double least = INFINITY;
-            if (choice)
+            double least = INFINITY, grads = INFINITY;
+            if (choice) {
                 least = (double)lc[choice[i]].fwd_bytes;
-            else
+                grads = (double)lc[choice[i]].grad_bytes;
+            } else {
                 for (uint32_t j = 0; j < g->n; j++)
                     if (lc[j].feasible && (double)lc[j].fwd_bytes < least)
                         least = (double)lc[j].fwd_bytes;
+                for (uint32_t j = 0; j < g->n; j++)
+                    if (lc[j].feasible && (double)lc[j].grad_bytes < grads)
+                        grads = (double)lc[j].grad_bytes;
+            }
             w[c] += isfinite(least) ? least : 0.0;
+            gw[c] += isfinite(grads) ? grads : 0.0;
         }
         all += w[c];
     }
     uint32_t N = tsl_pipeline_vp_group(plan->pp, e->vp_group);
     uint32_t chunks =
-        tsl_pipeline_inflight_chunks(m, v, N, tsl_pipeline_vp_warmup(s, plan->pp, m, v, N), w, per);
+        tsl_pipeline_peak_chunks(m, v, N, tsl_pipeline_vp_warmup(s, plan->pp, m, v, N), w,
+                                 e->knobs.lazy_grads ? gw : NULL, per, glive);
     for (uint32_t c = 0, i = 0; c < v; c++) {
         held_w += per[c] * w[c];
-        for (uint32_t k = 0; k < count[c]; k++)
-            held[i++] = per[c];
+        for (uint32_t k = 0; k < count[c]; k++, i++) {
+            held[i] = per[c];
+            live[i] = glive[c];
+        }
     }
     uint32_t worth = all > 0 ? (uint32_t)lround(held_w / all) : (chunks + v - 1) / v;
     return worth ? worth : 1;
@@ -1343,16 +1367,20 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         if (!cost_class_trans(e, &env, first + i, Bm))
             return false;
     uint32_t held[TSL_PLAN_MAX_LAYERS], held2[TSL_PLAN_MAX_LAYERS];
+    uint8_t live[TSL_PLAN_MAX_LAYERS], live2[TSL_PLAN_MAX_LAYERS];
     bool chunked = !plan->schedule && v > 1;
     uint32_t inflight =
         plan->schedule == TSL_PIPESIM_SCHED_DUALPIPEV ? tsl_pipeline_inflight_dualpipev(P, m)
         : plan->schedule                              ? tsl_pipeline_inflight_zb(P, m)
-        : chunked ? chunk_held(e, g, plan, s, first, n, m, v, given ? given + first : NULL, held)
-                  : tsl_pipeline_inflight(s, P, m);
-    if (!chunked)
-        for (uint32_t i = 0; i < n; i++)
+        : chunked
+            ? chunk_held(e, g, plan, s, first, n, m, v, given ? given + first : NULL, held, live)
+            : tsl_pipeline_inflight(s, P, m);
+    if (!chunked) /* one chunk: its first backward comes with the peak's stash held */
+        for (uint32_t i = 0; i < n; i++) {
             held[i] = inflight;
-    fill_stage_rows(e, g, first, n, m, held);
+            live[i] = 1;
+        }
+    fill_stage_rows(e, g, first, n, m, held, live);
 
     tsl_layerdp_problem_t prob = {.n_layers = n,
                                   .n_strategies = g->n,
@@ -1377,11 +1405,12 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
      * elsewhere than the smallest stashes' did; the DP again on that count while
      * it moves and the peak is over the budget */
     for (uint32_t round = 0; chunked && !given; round++) {
-        inflight = chunk_held(e, g, plan, s, first, n, m, v, e->choice, held2);
-        if (memcmp(held, held2, n * sizeof(*held)) == 0)
+        inflight = chunk_held(e, g, plan, s, first, n, m, v, e->choice, held2, live2);
+        if (memcmp(held, held2, n * sizeof(*held)) == 0 && memcmp(live, live2, n) == 0)
             break;
         memcpy(held, held2, n * sizeof(*held));
-        set_stage_act(e, g, first, n, held);
+        memcpy(live, live2, n);
+        set_stage_act(e, g, first, n, held, live);
         res.peak_bytes = tsl_layerdp_peak_bytes(&prob, e->choice);
         if (res.peak_bytes <= prob.budget_bytes)
             break;

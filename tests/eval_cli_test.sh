@@ -70,6 +70,26 @@ a = json.load(open(sys.argv[1]))["plan"]["stages"][0]
 b = json.load(open(sys.argv[2]))["plan"]["stages"][0]
 assert a["act_bytes"] > b["act_bytes"] and a["inflight"] > b["inflight"], (a["inflight"], b["inflight"])
 PY
+# --lazy-grads: the gradients from each chunk's first backward (PyTorch FSDP). GPT-2
+# 345M over pp 4 x dp 2, v 2, 4 micro-batches: stage 1 holds 7 layers, chunks of 4
+# and 3; its warm-up (4-1-1)*2 + 4 = 8 = m*v runs every forward before the first
+# backward, chunk 1's, so at the peak chunk 0's 4 layers have no gradients yet:
+# 4 x 12,596,224 parameters x 2 bytes = 100,769,792 off the peak; ms_bytes unchanged
+expect 0 "" eval $m345 --pp 4 --interleave 2 --batch 8 --no-search --json
+cp "$out" "$dir/grads.json"
+expect 0 "" eval $m345 --pp 4 --interleave 2 --batch 8 --no-search --json --lazy-grads
+python3 - "$dir/grads.json" "$out" <<'PY' && ok || bad "--lazy-grads: stage 1's peak not 4 layers' gradients lower"
+import json, sys
+a = json.load(open(sys.argv[1]))["plan"]
+b = json.load(open(sys.argv[2]))["plan"]
+assert "lazy_grads" not in a and b["lazy_grads"] is True
+sa, sb = a["stages"][1], b["stages"][1]
+assert sa["n_layers"] == sb["n_layers"] == 7 and sa["ms_bytes"] == sb["ms_bytes"]
+assert sa["peak_bytes"] - sb["peak_bytes"] == 4 * 12596224 * 2, sa["peak_bytes"] - sb["peak_bytes"]
+assert a["iter_time_s"] == b["iter_time_s"]
+PY
+expect 0 "" eval $m345 --pp 4 --interleave 2 --batch 8 --no-search --lazy-grads
+grep -q "gradients: from each chunk's first backward" "$out" && ok || bad "--lazy-grads not printed: $(cat "$out")"
 expect 2 "vp_group 3" eval $m345 --pp 4 --interleave 2 --batch 32 --vp-group 3 --no-search
 expect 2 "vp_group 5" eval $m345 --pp 4 --interleave 2 --batch 32 --vp-group 5 --no-search
 expect 2 "vp_group 8: micro-batches per group of the interleaved schedule" eval $m345 --pp 4 --batch 32 --vp-group 8 --no-search

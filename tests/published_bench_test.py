@@ -6,11 +6,14 @@ topology, and checks the shape of its output: one line per selected row, a
 per-source line with numeric errors, the leave-one-source-out and targets lines,
 the JSON file, exit status 0. Then the mixture-of-experts sources: one line per
 row, `refused` rows printed as not expressible, `unmodelled` rows listed, the
-JSON keeping both. It asserts no accuracy: the errors are the bench's
+JSON keeping both. The runner's argument building for expert TP: a row's `etp`
+reaches eval as `--etp` and eval prices the plan at it. It asserts no accuracy: the errors are the bench's
 result, not a test condition.
 
 usage: published_bench_test.py SOURCE_ROOT TESSELCTL
 """
+import copy
+import importlib.util
 import json
 import os
 import re
@@ -22,6 +25,35 @@ import tempfile
 def fail(msg):
     print("FAIL: " + msg)
     sys.exit(1)
+
+
+def check_etp(runner, tesselctl, rows):
+    """A row's expert TP goes to eval as --etp, after --ep; etp 1 adds no flag.
+    Qwen3-30B-A3B on one 8-GPU B200 node at EP 4 x ETP 2 (4·2 = 8 = the stage's
+    ranks): eval takes it and its plan keeps ep 4, etp 2."""
+    spec = importlib.util.spec_from_file_location("published_run", runner)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    base = next((r for r in rows if r["id"] == "mb2604-q30b-b200-mxfp8"), None)
+    if base is None:
+        fail("rows.json lost mb2604-q30b-b200-mxfp8")
+    row = copy.deepcopy(base)
+    row["plan"].update(ep=4, etp=1)
+    if "--etp" in run.plan_args(row):
+        fail("etp 1 passed --etp: %s" % run.plan_args(row))
+    row["plan"]["etp"] = 2
+    args = run.plan_args(row)
+    i = args.index("--ep") if "--ep" in args else -1
+    if i < 0 or args[i:i + 4] != ["--ep", "4", "--etp", "2"]:
+        fail("etp 2: plan arguments %s lack '--ep 4 --etp 2'" % args)
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = run.eval_command(row, tesselctl, "aggregate", tmp)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if p.returncode != 0:
+            fail("etp 2: %s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr))
+        plan = json.loads(p.stdout)["plan"]
+        if plan.get("ep") != 4 or plan.get("etp") != 2:
+            fail("etp 2: eval's plan has ep %s etp %s, want 4 and 2" % (plan.get("ep"), plan.get("etp")))
 
 
 def main():
@@ -100,6 +132,7 @@ def main():
                 fail("moe: JSON row %s lost its unmodelled list" % r["id"])
             if not g["ok"] and not g.get("error"):
                 fail("moe: JSON row %s neither evaluated nor refused with a reason" % r["id"])
+    check_etp(runner, tesselctl, rows)
     # an unknown source is an error, not an empty table
     p = subprocess.run([sys.executable, runner, "--tesselctl", tesselctl, "--source", "nope"],
                        capture_output=True, text=True, timeout=60)

@@ -1065,6 +1065,61 @@ static void test_cp_llama3(void)
     tsl_cluster_free(&c);
 }
 
+/* What a Llama 3 405B layer keeps for its backward on one rank of the paper's
+ * Table 4 run (seq 8192, TP 8 with SP, bf16, flash attention, no recompute), tensor
+ * by tensor as Megatron-LM with TransformerEngine saves it (bench/published/README.md
+ * "Llama 3 rows"; TE d0067d0 LayerNormLinear/Linear/FusedAttnFunc, Megatron d98e8a6
+ * SwiGLUFunction), per token of the rank's s/t under SP, h = d = 16384, e = 1024
+ * (8 K/V heads of 128), f = 53248:
+ *   RMSNorm inputs (TE's inputmat: the layer input, x + attention)  2·2h = 65536
+ *   RMSNorm outputs (ln_out, the QKV and fc1 inputs: the local
+ *     shard, all-gathered again in the backward)                   2·2h = 65536
+ *   Q after RoPE 2d, attention output (= the proj input) 2d                 65536
+ *   K, V (one K/V head per TP rank) 2e + 2e                                  4096
+ *   fc1 output (SwiGLU's input) 2·2f, SwiGLU output (fc2's input) 2f       319488
+ * = 520192 bytes = 31.75·h; × 8192 tokens / 8 = 532,676,608 per micro-batch.
+ * Left out (< 0.2 %): flash's fp32 softmax statistics (4 bytes × 16 heads per
+ * token), the norms' fp32 rsigma. Model states per layer, Megatron's distributed
+ * optimizer over DP 64 with fp32 gradients: P/8 · (2 + 4 + 12/64), P = 2·h·d +
+ * 2·h·e + 3·h·f + 2·h = 3,187,703,808. */
+static void test_llama3_405b_memory(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "64x8xH100-80G:8xroce400", &err) == 0, "%s", err.msg);
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 8192,
+                     .hidden = 16384,
+                     .ffn_hidden = 53248,
+                     .heads = 128,
+                     .kv_heads = 8,
+                     .causal = true,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    CHECK(l.params == 3187703808ull, "params %llu", (unsigned long long)l.params);
+    CHECK(l.act_repl_bytes == 8ull * 8192 * 16384, "norm inputs and outputs %llu",
+          (unsigned long long)l.act_repl_bytes);
+    CHECK(l.act_shard_bytes == 8192ull * (4 * 16384 + 4 * 1024 + 6 * 53248), "Q, O, K, V, FFN %llu",
+          (unsigned long long)l.act_shard_bytes);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 512, &err) == 0, "%s", err.msg);
+    env.knobs.grad_reduce_bytes = 4;
+    tsl_strategy_t s;
+    CHECK(tsl_strategy_parse("tp8-dp64+sp+zero1", &s, &err) == 0, "%s", err.msg);
+    tsl_layer_cost_t r;
+    tsl_cost_layer(&env, &l, &s, NULL, 64, &r); /* one sequence per DP rank */
+    CHECK(r.feasible, "tp8-dp64+sp+zero1, micro-batch 1 per DP rank");
+    CHECK(r.fwd_bytes == 532676608ull && r.bwd_bytes == 0, "stash %llu / %llu",
+          (unsigned long long)r.fwd_bytes, (unsigned long long)r.bwd_bytes);
+    const double ms = 3187703808.0 / 8 * (2 + 4 + 12.0 / 64);
+    CHECK_NEAR((double)r.ms_bytes, ms, 1e-6, "model states %llu, want %.0f",
+               (unsigned long long)r.ms_bytes, ms);
+    tsl_cluster_free(&c);
+}
+
 /* FP8's memory on one H100 TP pair with SP (docs/cost-model.md "FP8"):
  * delayed scaling keeps 2 bytes of FP8 weight copies per linear weight element
  * and stashes the linear inputs in 1 byte instead of 2; tensorwise (torchao)
@@ -1868,6 +1923,7 @@ int main(void)
     test_vocab_layers();
     test_cp();
     test_cp_llama3();
+    test_llama3_405b_memory();
     test_moe();
     test_moe_bw_made();
     test_moe_etp_capacity();

@@ -309,6 +309,9 @@ static void test_megatron_modules(void)
     plan.bf16_moments = true;
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "distributed optimizer only");
     plan.bf16_moments = false;
+    plan.lazy_grads = true; /* Megatron-LM's gradient buffer is kept all along */
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "lazy_grads");
+    plan.lazy_grads = false;
     plan.recompute_modules = TSL_RECOMPUTE_MOE_ACT;
     for (uint32_t i = 1; i + 1 < model.n_layers; i++)
         plan.layer[i].ckpt = true;

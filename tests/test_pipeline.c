@@ -140,6 +140,46 @@ static bool vp_order_runs(uint32_t P, uint32_t m, uint32_t v, uint32_t N)
     return true;
 }
 
+/* The same walk with the gradients' lifetime (tsl_pipeline_peak_chunks, lazy_grads).
+ * Llama 3 405B's stage 1 (P 16, v 8, N 16, a layer a chunk: 532.68 MB of stash and
+ * 1.594 GB of fp32 gradients per chunk and micro-batch / chunk). At m 16 (DP 128)
+ * w_1 = 140 ≥ m·v = 128: every forward precedes the first backward, chunk 7's,
+ * which adds its gradients while all 128 are held: 16 of each chunk, only chunk 7's
+ * gradients, 128·A + G = 69.78 GB, where a buffer held all along (grad_w NULL)
+ * counts 8·G beside 128·A. At m 32 (DP 64) the steady state holds 140–141 until
+ * backward 113, chunk 0's first (backwards 16k..16k+15 run chunk 7 − k), with 32 of
+ * chunk 0, 16 of chunks 1–6, 13 of chunk 7 held: 141·A + 8·G, every gradient live —
+ * the buffer's peak again. P 4, v 2, m 8 with grad_w NULL: the held counts of
+ * tsl_pipeline_inflight_chunks, every chunk live. */
+static void test_peak_chunks(void)
+{
+    uint32_t held[8], held0[8];
+    uint8_t live[8];
+    uint32_t n = tsl_pipeline_peak_chunks(8, 2, 4, tsl_pipeline_vp_warmup(0, 4, 8, 2, 4), NULL,
+                                          NULL, held, live);
+    tsl_pipeline_inflight_chunks(8, 2, 4, tsl_pipeline_vp_warmup(0, 4, 8, 2, 4), NULL, held0);
+    CHECK(n == 11 && held[0] == held0[0] && held[1] == held0[1] && live[0] && live[1],
+          "no gradient weights: the plain walk, %u = %u + %u", n, held[0], held[1]);
+
+    double a[8], g[8];
+    for (uint32_t c = 0; c < 8; c++) {
+        a[c] = 532.68e6;
+        g[c] = 1.594e9;
+    }
+    n = tsl_pipeline_peak_chunks(16, 8, 16, tsl_pipeline_vp_warmup(1, 16, 16, 8, 16), a, g, held,
+                                 live);
+    CHECK(n == 128, "DP 128, stage 1: %u held", n);
+    for (uint32_t c = 0; c < 8; c++)
+        CHECK(held[c] == 16 && live[c] == (c == 7), "DP 128, chunk %u: %u held, live %u", c,
+              held[c], live[c]);
+    n = tsl_pipeline_peak_chunks(32, 8, 16, tsl_pipeline_vp_warmup(1, 16, 32, 8, 16), a, g, held,
+                                 live);
+    CHECK(n == 141 && held[0] == 32 && held[1] == 16 && held[6] == 16 && held[7] == 13,
+          "DP 64, stage 1: %u = %u + 16·6 + %u", n, held[0], held[7]);
+    for (uint32_t c = 0; c < 8; c++)
+        CHECK(live[c] == 1, "DP 64: chunk %u's gradients live at the peak", c);
+}
+
 /* In flight, chunk by chunk (tsl_pipeline_inflight_chunks), by hand.
  *
  * P 4, v 2, m 8, N 4 (Megatron's default), equal chunks: stage s runs w_s = 10, 8,
@@ -358,6 +398,7 @@ int main(void)
     test_interleaved();
     test_vp_table();
     test_inflight_chunks();
+    test_peak_chunks();
     test_opt_tail();
     test_iter();
     test_balance();

@@ -162,8 +162,6 @@ def plan_args(row):
     recompute (and Megatron's recompute modules), ZeRO, SP, interleave, context
     and expert parallelism, Megatron's split as --layers-per-stage, a schedule."""
     p = row["plan"]
-    if p.get("etp", 1) > 1:
-        raise ValueError("etp %d: eval prices expert TP 1 only" % p["etp"])
     cmd = ["--tp", str(p["tp"]), "--pp", str(p["pp"]), "--dp", str(p["dp"]),
            "--sdp", str(p["sdp"]), "--mbs", str(p["mbs"]), "--batch", str(p["batch"]),
            "--ckpt", p["ckpt"]]
@@ -179,6 +177,8 @@ def plan_args(row):
         cmd += ["--cp", str(p["cp"]), "--cp-comm", p.get("cp_comm", "p2p")]
     if p.get("ep", 1) > 1:  # the MoE layers' experts over EP ranks of a stage
         cmd += ["--ep", str(p["ep"])]
+    if p.get("etp", 1) > 1:  # each routed expert's FFN split over etp ranks (Megatron's ETP)
+        cmd += ["--etp", str(p["etp"])]
     counts = stage_counts(row)
     if counts:
         cmd += ["--layers-per-stage", ",".join(str(c) for c in counts)]
@@ -210,6 +210,8 @@ def knob_args(row, amp_profile=None):
         cmd += ["--no-fp32-master"]
     if p.get("bf16_moments"):  # Adam's moments in bf16 beside the fp32 master
         cmd += ["--bf16-moments"]
+    if p.get("lazy_grads"):  # gradients from each chunk's first backward (PyTorch FSDP)
+        cmd += ["--lazy-grads"]
     if "overlap_grad_reduce" in p:
         cmd += ["--overlap-grad-reduce" if p["overlap_grad_reduce"] else "--no-overlap-grad-reduce"]
     if p.get("overlap_param_gather"):
