@@ -263,6 +263,8 @@ def flops_per_iter(row, tessel_model):
         s = m.get("seq") or cfg.get("max_position_embeddings")
         per_token = moe_flops_per_token(cfg, s) if row["flops"] == "moe" else megatron_2024_flops_per_token(cfg, s)
         return batch * s * per_token
+    if row["flops"] == "3fwd":  # forward + backward of a preset's count (docs/models.md)
+        return 3 * m["fwd_gflops_per_sample"] * 1e9 * batch
     if "preset" in m:  # shape of the preset, as bench/torch_gpt_step.py states it
         m = PRESET_SHAPES[m["preset"]]
     s, l, h, V = m["seq"], m["layers"], m["hidden"], m["vocab"]
