@@ -160,6 +160,15 @@
  * mixed-precision Adam reads the fp32 master, m and v (4 + 4 + 4) and the fp16
  * gradient (2), and writes master, m, v (12) and the fp16 weights (2). */
 #define TSL_BYTES_PER_PARAM_OPT_STEP 28u
+/* Under autocast, an LM head's loss as a script writes it (cross_entropy over
+ * logits.float(), the bf16 logits held by the script through the backward;
+ * docs/cost-model.md "Autocast"): per logit, the bf16 logits kept beside the
+ * fp32 log-probabilities the stash already counts (2 B), and the backward's
+ * transient (ATen: nll_loss_backward's dense fp32 grad_input, zeros then
+ * scattered, and log_softmax_backward's fp32 output, both alive while it runs:
+ * 8 B). */
+#define TSL_AUTOCAST_LOGITS_KEPT_BYTES 2.0
+#define TSL_AUTOCAST_LOSS_BWD_BYTES    8.0
 
 /* Which formulas price a plan (docs/cost-model.md, "Cost modes"). STACK, the
  * default, prices what the training stacks run (Megatron-LM, torchtitan, the
@@ -181,7 +190,7 @@ typedef enum tsl_cost_mode {
  * chunk by chunk from Megatron's schedule table (pipeline.h); 14: PyTorch eager modules
  * under torch.autocast (autocast), models without dropout (no_dropout), the causal flash
  * kernel's rate, the host floor re-measured on the step as it ran (57.2 us). */
-#define TSL_COST_MODEL_VERSION 14u
+#define TSL_COST_MODEL_VERSION 15u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
