@@ -42,12 +42,15 @@
  *   recompute  = compute_f + tp_f                    (CKPT only, in backward: the
  *                re-run forward's collectives exposed, as the forward's)
  *   fwd_s      = compute_f + tp_f + sdp_gather
- *   bwd_s      = compute_b + tp_b + sdp_gather + recompute      (no gradient sync)
+ *   bwd_s      = compute_b + tp_b + sdp_gather + recompute      (no gradient sync;
+ *                under autocast compute_b with the .grad accumulation of a later
+ *                micro-batch: roofline.h tsl_roofline_layer_bwd_acc_s)
  *   grad_comm  = all-reduce(2·P/(t·z) bytes, d) + reduce-scatter(2·P/t bytes, z)
  *                (STACK: the SDP reduce-scatter runs under every micro-batch's
  *                backward, as the executor and FSDP/ZeRO-3 do; PAPER: with the
  *                all-reduce on the last one)
- *   bwd_sync_s = bwd_s − compute_b + overlap(compute_b, grad_comm)
+ *   bwd_sync_s = bwd_s − compute_b + overlap(compute_b, grad_comm)   (no accumulation:
+ *                with m micro-batches, m − 1 accumulate, as m − 1 take bwd_s)
  *   overlap(X, C) = max(X, C) + (k − 1) · min(X, C)
  *     — while both run each is slowed by k (Galvatron V: k ≈ 1.3); the longer one
  *       then finishes alone at full speed. k = 1 gives max(X, C).
@@ -189,7 +192,9 @@ typedef enum tsl_cost_mode {
  * (fp8_param_gather), TE's weight casts once per step; 13: interleaved 1F1B's activations
  * chunk by chunk from Megatron's schedule table (pipeline.h); 14: PyTorch eager modules
  * under torch.autocast (autocast), models without dropout (no_dropout), the causal flash
- * kernel's rate, the host floor re-measured on the step as it ran (57.2 us). */
+ * kernel's rate, the host floor re-measured on the step as it ran (57.2 us); 15: under
+ * autocast, eager PyTorch's layout copies around the attention core, the .grad
+ * accumulation of later micro-batches, the loss's bf16 logits and backward transient. */
 #define TSL_COST_MODEL_VERSION 15u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
