@@ -536,6 +536,8 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
 {
     double gb = grad_elem_bytes(k);
     out->ms_bytes = (uint64_t)ceil(states_bytes(s, g, p, k));
+    if (k->autocast) /* the script's .grad: allocated by the backward (cost.h) */
+        out->lazy_grad_bytes = (uint64_t)(p / g.z * gb / (s->zero >= 2 ? g.d : 1));
     /* a rank holds mb / w samples' tokens (mb·c / w samples of s / c tokens under
      * CP: activations ÷ c); an unfused core's scores are a block's, (s/c)² per
      * chunk pair, so ÷ c again */

@@ -194,7 +194,8 @@ typedef enum tsl_cost_mode {
  * under torch.autocast (autocast), models without dropout (no_dropout), the causal flash
  * kernel's rate, the host floor re-measured on the step as it ran (57.2 us); 15: under
  * autocast, eager PyTorch's layout copies around the attention core, the .grad
- * accumulation of later micro-batches, the loss's bf16 logits and backward transient. */
+ * accumulation of later micro-batches, the loss's bf16 logits and backward transient, a
+ * one-micro-batch step's peak before its backward has allocated the .grad. */
 #define TSL_COST_MODEL_VERSION 15u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
@@ -442,22 +443,27 @@ typedef struct tsl_layer_cost {
     bool feasible; /* false when B_m does not divide by the data width, or
                                  the TP degree does not divide heads/K/V heads/FFN */
     double fwd_s;
-    double bwd_s;       /* without gradient synchronisation */
-    double bwd_sync_s;  /* the micro-batch that synchronises gradients */
-    double wgrad_s;     /* the weight-gradient GEMMs' part of compute_b (in bwd_s): a
+    double bwd_s;             /* without gradient synchronisation */
+    double bwd_sync_s;        /* the micro-batch that synchronises gradients */
+    double wgrad_s;           /* the weight-gradient GEMMs' part of compute_b (in bwd_s): a
                            zero-bubble schedule's W (tsl_roofline_layer_wgrad_frac) */
-    double grad_comm_s; /* raw gradient communication time (before overlap) */
-    double compute_s;   /* compute part of fwd_s + bwd_s (for reporting) */
-    double comm_s;      /* communication part of fwd_s + bwd_s (for reporting) */
-    uint64_t ms_bytes;  /* O_ms */
-    uint64_t fwd_bytes; /* O_f for one micro-batch */
-    uint64_t bwd_bytes; /* O_b for one micro-batch */
-    double cp_s;        /* context parallelism's exposed attention exchange, forward +
+    double grad_comm_s;       /* raw gradient communication time (before overlap) */
+    double compute_s;         /* compute part of fwd_s + bwd_s (for reporting) */
+    double comm_s;            /* communication part of fwd_s + bwd_s (for reporting) */
+    uint64_t ms_bytes;        /* O_ms */
+    uint64_t fwd_bytes;       /* O_f for one micro-batch */
+    uint64_t bwd_bytes;       /* O_b for one micro-batch */
+    uint64_t lazy_grad_bytes; /* the part of ms_bytes a step's first micro-batch allocates
+                                 only in its own backward: autocast's fp32 .grad, freed by
+                                 zero_grad(set_to_none=True) after each step (0 otherwise);
+                                 a one-micro-batch plan's peak leaves out those of the
+                                 layers not yet reached (search_eval.c) */
+    double cp_s;              /* context parallelism's exposed attention exchange, forward +
                            backward (in fwd_s and bwd_s; 0 at cp 1) */
-    double ep_s;        /* the routed experts' token exchange, forward + backward (in
+    double ep_s;              /* the routed experts' token exchange, forward + backward (in
                            fwd_s and bwd_s): the EP dispatch and combine all-to-alls and
                            the expert-TP all-gather and reduce-scatter; 0 at ep, etp 1 */
-    double opt_s;       /* the layer's optimizer step, once per iteration after its
+    double opt_s;             /* the layer's optimizer step, once per iteration after its
                            last backward (and gradient sync): 28 B per parameter the
                            device updates / opt_mem_bw + one launch; 0 when the
                            bandwidth is unknown */
