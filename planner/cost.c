@@ -519,6 +519,23 @@ static double grads_bytes(const tsl_strategy_t *s, degrees_t g, double p, const 
     return p / g.z * grad_elem_bytes(k) / (s->zero >= 2 ? g.d : 1);
 }
 
+/* An LM head under autocast (a script's own loss, F.cross_entropy(logits.float(),
+ * ...) with its bf16 logits still held by the script: bench/torch_gpt_step.py,
+ * nanoGPT), for `samples` samples' logits on this rank: beyond the model's fp32
+ * logits (log_softmax's output, kept for the backward), the bf16 logits the
+ * script holds until the step's end (*act, TSL_AUTOCAST_LOGITS_KEPT_BYTES), and,
+ * while log_softmax's backward runs, nll_loss's dense fp32 input gradient and the
+ * fp32 gradient it writes (*loss, TSL_AUTOCAST_LOSS_BWD_BYTES): the peak of the
+ * layer's backward. */
+static void autocast_loss_bytes(const tsl_layer_t *l, double samples, uint64_t *act, double *loss)
+{
+    if (l->kind != TSL_LAYER_HEAD || l->head_tokens != 0 || l->vocab == 0)
+        return;
+    double logits = (double)l->seq_len * l->vocab * samples;
+    *act += (uint64_t)ceil(TSL_AUTOCAST_LOGITS_KEPT_BYTES * logits);
+    *loss = TSL_AUTOCAST_LOSS_BWD_BYTES * logits;
+}
+
 static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t mb,
                          uint64_t w, uint64_t cp, double p, const tsl_cost_knobs_t *k, bool fp8,
                          tsl_layer_cost_t *out)
@@ -556,6 +573,9 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         if (!s->selective)
             act += (uint64_t)ceil(x_score * (double)mb / ((double)g.t * w * (cp > 1 ? cp : 1)));
     }
+    double loss = 0.0; /* the loss's backward transient (autocast_loss_bytes) */
+    if (k->autocast)
+        autocast_loss_bytes(l, (double)mb / ((double)g.t * w), &act, &loss);
     if (s->ckpt) {
         out->fwd_bytes = div_ceil(l->bnd_act_bytes * mb, split);
         out->bwd_bytes = act;
@@ -563,6 +583,7 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         out->fwd_bytes = act;
         out->bwd_bytes = 0;
     }
+    out->bwd_bytes += (uint64_t)ceil(loss);
     if (g.z > 1)
         out->bwd_bytes += (uint64_t)ceil((2.0 + gb) * p * (g.z - 1) / g.z);
     if (s->zero >= 2 && g.d > 1)
@@ -628,8 +649,9 @@ static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8)
  * gradient GEMMs) and the attention core selective recomputation repeats. A
  * measured profile, where one exists, replaces the first two. ---- */
 static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
-                            const tsl_strategy_t *s, double n, uint32_t t, double *fwd_s,
-                            double *bwd_s, double *core_s, double *wgrad_frac, double col_frac[2])
+                            const tsl_strategy_t *s, double n, uint32_t t, double acc_params,
+                            double *fwd_s, double *bwd_s, double *acc_s, double *core_s,
+                            double *wgrad_frac, double col_frac[2])
 {
     tsl_roofline_dev_t dev;
     tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
@@ -646,6 +668,10 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     dev.autocast = env->knobs.autocast;
     *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
     *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
+    /* autocast: a later micro-batch's backward adds its gradients into .grad */
+    *acc_s = tsl_roofline_layer_bwd_acc_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs),
+                                          acc_params) -
+             *bwd_s;
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
     *wgrad_frac =
         tsl_roofline_layer_wgrad_frac(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
@@ -1012,8 +1038,9 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     }
     double act_msg = (double)TSL_ACT_DTYPE_BYTES * l->seq_len * l->hidden * n;
 
-    double compute_f, compute_b, core_f, wgrad_frac, col_frac[2];
-    layer_compute_f(env, l, s, n, g.t, &compute_f, &compute_b, &core_f, &wgrad_frac, col_frac);
+    double compute_f, compute_b, acc_b, core_f, wgrad_frac, col_frac[2];
+    layer_compute_f(env, l, s, n, g.t, p / g.z, &compute_f, &compute_b, &acc_b, &core_f,
+                    &wgrad_frac, col_frac);
     /* measured per-shape block times replace the roofline (not for MoE or latent
      * attention: a profile measures dense blocks) */
     bool profiled = env->profile != NULL && !l->experts && !l->kv_lora_rank;
@@ -1067,7 +1094,9 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->feasible = true;
     out->fwd_s = compute_f + tp_f + gather + cp_f + ep_f;
     double bwd_rest = tp_b + gather + recompute + cp_b + ep_b;
-    out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb, k);
+    /* every micro-batch but one accumulates its gradients (acc_b, autocast): the
+     * count is the same whether the one spared is the first or the last */
+    out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b + acc_b, per_mb, k);
     out->grad_comm_s = per_mb + last + exposed + gather_next;
     out->bwd_sync_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last, k) + exposed + next_s;
     /* a zero-bubble schedule defers W, so B pays its collective unhidden: what the

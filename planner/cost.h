@@ -42,12 +42,15 @@
  *   recompute  = compute_f + tp_f                    (CKPT only, in backward: the
  *                re-run forward's collectives exposed, as the forward's)
  *   fwd_s      = compute_f + tp_f + sdp_gather
- *   bwd_s      = compute_b + tp_b + sdp_gather + recompute      (no gradient sync)
+ *   bwd_s      = compute_b + tp_b + sdp_gather + recompute      (no gradient sync;
+ *                under autocast compute_b with the .grad accumulation of a later
+ *                micro-batch: roofline.h tsl_roofline_layer_bwd_acc_s)
  *   grad_comm  = all-reduce(2·P/(t·z) bytes, d) + reduce-scatter(2·P/t bytes, z)
  *                (STACK: the SDP reduce-scatter runs under every micro-batch's
  *                backward, as the executor and FSDP/ZeRO-3 do; PAPER: with the
  *                all-reduce on the last one)
- *   bwd_sync_s = bwd_s − compute_b + overlap(compute_b, grad_comm)
+ *   bwd_sync_s = bwd_s − compute_b + overlap(compute_b, grad_comm)   (no accumulation:
+ *                with m micro-batches, m − 1 accumulate, as m − 1 take bwd_s)
  *   overlap(X, C) = max(X, C) + (k − 1) · min(X, C)
  *     — while both run each is slowed by k (Galvatron V: k ≈ 1.3); the longer one
  *       then finishes alone at full speed. k = 1 gives max(X, C).
@@ -160,6 +163,15 @@
  * mixed-precision Adam reads the fp32 master, m and v (4 + 4 + 4) and the fp16
  * gradient (2), and writes master, m, v (12) and the fp16 weights (2). */
 #define TSL_BYTES_PER_PARAM_OPT_STEP 28u
+/* Under autocast, an LM head's loss as a script writes it (cross_entropy over
+ * logits.float(), the bf16 logits held by the script through the backward;
+ * docs/cost-model.md "Autocast"): per logit, the bf16 logits kept beside the
+ * fp32 log-probabilities the stash already counts (2 B), and the backward's
+ * transient (ATen: nll_loss_backward's dense fp32 grad_input, zeros then
+ * scattered, and log_softmax_backward's fp32 output, both alive while it runs:
+ * 8 B). */
+#define TSL_AUTOCAST_LOGITS_KEPT_BYTES 2.0
+#define TSL_AUTOCAST_LOSS_BWD_BYTES    8.0
 
 /* Which formulas price a plan (docs/cost-model.md, "Cost modes"). STACK, the
  * default, prices what the training stacks run (Megatron-LM, torchtitan, the
@@ -183,8 +195,11 @@ typedef enum tsl_cost_mode {
  * kernel's rate, the host floor re-measured on the step as it ran (57.2 us); 15: the
  * experts' clamped gated activation (glu_clamp) and Megatron-LM's per-expert FFN-out
  * bias add (experts with biases); 16: the gradients' lifetime (lazy_grads) in
- * interleaved 1F1B's peak. */
-#define TSL_COST_MODEL_VERSION 16u
+ * interleaved 1F1B's peak; 17: under autocast, eager PyTorch's layout copies around
+ * the attention core, the .grad accumulation of later micro-batches, the loss's bf16
+ * logits and backward transient, a one-micro-batch step's peak before its backward
+ * has allocated the .grad. */
+#define TSL_COST_MODEL_VERSION 17u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -448,7 +463,11 @@ typedef struct tsl_layer_cost {
     uint64_t fwd_bytes;  /* O_f for one micro-batch */
     uint64_t bwd_bytes;  /* O_b for one micro-batch */
     uint64_t grad_bytes; /* the gradients' part of ms_bytes (g bytes per parameter the
-                            rank accumulates) */
+                            rank accumulates): what lazy_grads frees between steps, and
+                            what autocast's fp32 .grad (freed by zero_grad(set_to_none=
+                            True) after each step) leaves out of a one-micro-batch
+                            plan's peak for the layers its backward has not reached
+                            (search_eval.c) */
     double cp_s;         /* context parallelism's exposed attention exchange, forward +
                            backward (in fwd_s and bwd_s; 0 at cp 1) */
     double ep_s;         /* the routed experts' token exchange, forward + backward (in

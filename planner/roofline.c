@@ -365,6 +365,26 @@ static double latent_attention_s(pass_t *p, const tsl_layer_t *l, const shape_t 
            block_elementwise_s(p, x, S, split);
 }
 
+/* Under autocast (a script's modules as written), eager PyTorch's layout copies
+ * around a self-attention core (roofline.h, TSL_ROOFLINE_EAGER_*): the q, k, v
+ * gradients stacked and reshaped in the backward, and, unfused, matmul's copies
+ * of q, kᵀ, v and the context's in the forward, the context gradient's in the
+ * backward. The host op count is unchanged (H lumps them). */
+static double eager_layout_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
+                             double t)
+{
+    if (!p->d->autocast)
+        return 0.0;
+    double T = S * x->s, qkv = T * (x->d + 2.0 * x->e) / t, ctx = T * x->d / t;
+    double bytes = p->bwd ? TSL_ROOFLINE_EAGER_QKV_GRAD_BYTES * qkv : 0.0;
+    uint32_t kernels = p->bwd ? 2u : 0u;
+    if (l->unfused_attn) {
+        bytes += TSL_ROOFLINE_EAGER_COPY_BYTES * (p->bwd ? ctx : qkv + ctx);
+        kernels += p->bwd ? 1u : 4u;
+    }
+    return tsl_roofline_mem_s(p->d, bytes, kernels);
+}
+
 static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
                           double split, bool cross)
 {
@@ -376,7 +396,7 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
         q = lin_col(p, T, x->d / t, x->h) + lin_col(p, S * x->ct, 2.0 * x->e / t, x->h);
         col = T * x->d / t + S * x->ct * 2.0 * x->e / t;
     } else {
-        q = lin_col(p, T, (x->d + 2.0 * x->e) / t, x->h);
+        q = lin_col(p, T, (x->d + 2.0 * x->e) / t, x->h) + eager_layout_s(p, l, x, S, t);
         col = T * (x->d + 2.0 * x->e) / t;
     }
     return q + core_s(p, l, x, S, t, keys, visited) + lin(p, T, x->h, x->d / t) +
@@ -571,6 +591,34 @@ double tsl_roofline_layer_bwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *
 {
     pass_t p = {.d = d, .bwd = true};
     return layer_s(&p, l, samples, t, sp, vocab);
+}
+
+/* Layer l's parameter tensors, a .grad accumulation kernel each: the linears'
+ * weights and biases (as weight_casts_s counts them), each norm's γ and β; the
+ * token (and position) table; an untied head's table and the final norm. */
+static uint32_t param_tensors(const tsl_layer_t *l)
+{
+    uint32_t per = l->no_bias ? 1 : 2, lin, norms;
+    switch (l->kind) {
+    case TSL_LAYER_EMBEDDING: return 1 + (l->positions ? 1 : 0) + (l->patch_embed ? per : 0);
+    case TSL_LAYER_HEAD: return (l->tied_head ? 0 : 1) + per;
+    case TSL_LAYER_DECODER: lin = 6, norms = 3; break;
+    case TSL_LAYER_ENCODER: lin = 4, norms = l->shared_norm ? 1 : 2; break;
+    default: lin = 2, norms = 1; break;
+    }
+    return per * (lin + norms);
+}
+
+double tsl_roofline_layer_bwd_acc_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
+                                    double samples, uint32_t t, bool sp, double vocab,
+                                    double params)
+{
+    pass_t p = {.d = d, .bwd = true};
+    if (!d->autocast || d->mem_bw <= 0 || !(params > 0))
+        return layer_s(&p, l, samples, t, sp, vocab);
+    double gpu = layer_gpu_s(&p, l, samples, t, sp, vocab) +
+                 tsl_roofline_mem_s(d, TSL_ROOFLINE_AUTOCAST_ACC_BYTES * params, param_tensors(l));
+    return host_floor(&p, gpu);
 }
 
 double tsl_roofline_layer_wgrad_frac(const tsl_roofline_dev_t *d, const tsl_layer_t *l,

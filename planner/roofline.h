@@ -152,6 +152,33 @@
 #define TSL_ROOFLINE_AUTOCAST_SCORE_BWD_BYTES 28.0 /* + 8 with a causal mask */
 #define TSL_ROOFLINE_AUTOCAST_MASK_BYTES      8.0
 #define TSL_ROOFLINE_AUTOCAST_CAST_BYTES      6.0
+/* Eager PyTorch's layout copies around the attention core of a script's modules
+ * as written (q, k, v = qkv.view(b, s, 3, a, hd).permute(2, 0, 3, 1, 4), as
+ * nanoGPT and bench/torch_gpt_step.py), per element of the QKV projection's output
+ * (T·(d + 2e)/t) or of the context (T·d/t), read + write, 2-byte elements:
+ *   backward, fused or not   unbind's backward stacks the q, k, v gradients into
+ *       one tensor (tools/autograd/derivatives.yaml: unbind_backward = stack: 4 B
+ *       per QKV element), and view's backward reshapes that permuted stack to
+ *       (b, s, 3h), which is not a view of it: a copy (TensorShape.cpp reshape:
+ *       4 B); 2 kernels. SDPA takes the strided q, k, v and its output is already
+ *       (b, s, a, hd) in memory: nothing in the forward (flash's last-dimension
+ *       check alone).
+ *   unfused, forward         torch.matmul folds 4-d operands to 3-d batches with
+ *       reshape (LinearAlgebra.cpp _matmul_impl): the strided q, kᵀ and v are not
+ *       views of a batch, so each is copied (4 B per QKV element, 3 kernels); the
+ *       context's transpose(1, 2).reshape(b, s, h) copies again (4 B per context
+ *       element, 1 kernel)
+ *   unfused, backward        the context gradient, a transposed view, copied for
+ *       the batched GEMMs (4 B per context element, 1 kernel)
+ * The host op count is unchanged (TSL_ROOFLINE_HOST_OP_S lumps them). */
+#define TSL_ROOFLINE_EAGER_QKV_GRAD_BYTES 8.0
+#define TSL_ROOFLINE_EAGER_COPY_BYTES     4.0
+/* .grad accumulation across micro-batches under autocast: AccumulateGrad adds
+ * the fp32 gradient of every micro-batch after the first into the fp32 .grad in
+ * place (torch/csrc/autograd/functions/accumulate_grad.h: variable_grad +=
+ * new_grad; the first takes the tensor as it is): read 4 + 4, write 4 per
+ * parameter, a kernel per parameter tensor (tsl_roofline_layer_bwd_acc_s). */
+#define TSL_ROOFLINE_AUTOCAST_ACC_BYTES 12.0
 /* A GEMM whose row length is not a multiple of 16 bytes (the LM head over an
  * unpadded vocabulary, e.g. GPT-2's 50257): cuBLAS cannot take its aligned
  * (TMA, vectorised) kernels and falls back to a slower path — "tripling that
@@ -277,6 +304,15 @@ double tsl_roofline_layer_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *
  * backward and the elementwise backward kernels (header above). */
 double tsl_roofline_layer_bwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                 uint32_t t, bool sp, double vocab);
+
+/* tsl_roofline_layer_bwd_s of a micro-batch whose backward then adds `params`
+ * fp32 gradients of this rank into .grad (autocast, every micro-batch after the
+ * first: TSL_ROOFLINE_AUTOCAST_ACC_BYTES each, a kernel per parameter tensor of the
+ * layer): the GPU's time grows by it before the host floor, so a host-bound pass
+ * hides it. Without autocast or a bandwidth figure: tsl_roofline_layer_bwd_s. */
+double tsl_roofline_layer_bwd_acc_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
+                                    double samples, uint32_t t, bool sp, double vocab,
+                                    double params);
 
 /* The weight-gradient (dW GEMMs) share of tsl_roofline_layer_bwd_s's GPU time, in
  * [0, 1]: what a zero-bubble schedule's W pass runs (Qi et al. 2024); the rest is B,

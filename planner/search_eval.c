@@ -1322,6 +1322,26 @@ static uint32_t chunk_held(const tsl_engine_t *e, const tsl_group_strategies_t *
 
 /* given: NULL runs the layer DP; otherwise the per-layer strategy indices of a
  * given plan (tsl_engine_eval_given), costed as they are. */
+/* A stage's peak when the step has one micro-batch under autocast: a script's fp32
+ * .grad (tsl_layer_cost_t.grad_bytes) is allocated as its backward reaches each
+ * layer, so while layer l's backward runs those of layers ≤ l are not there yet
+ * (docs/cost-model.md "Autocast"): Σ ms + max(0, max_l Σ_{i≤l} (O_f − lazy) + O_b(l)),
+ * the layer DP's peak (tsl_layerdp_peak_bytes) less what is not yet allocated. The
+ * DP itself keeps the whole states: a feasibility judged conservatively. */
+static uint64_t lazy_grad_peak(const tsl_engine_t *e, const tsl_group_strategies_t *g,
+                               uint32_t first, uint32_t n)
+{
+    double cum = 0.0, top = 0.0, ms = 0.0;
+    for (uint32_t i = 0; i < n; i++) {
+        size_t k = (size_t)i * g->n + e->choice[i];
+        const tsl_layer_cost_t *lc = &e->class_row[e->layer_class[first + i]][e->choice[i]];
+        cum += (double)e->fwd_bytes[k] - (double)lc->grad_bytes;
+        top = fmax(top, cum + (double)e->bwd_bytes[k]);
+        ms += (double)e->ms_bytes[k];
+    }
+    return (uint64_t)(ms + top);
+}
+
 static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
                        uint32_t s, const uint32_t *first_layer, uint32_t Bm, uint32_t m,
                        const uint32_t *given)
@@ -1424,6 +1444,8 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
     st->first_device = s * G;
     st->n_devices = G;
     st->inflight = inflight;
+    if (m == 1 && env.knobs.autocast)
+        res.peak_bytes = lazy_grad_peak(e, g, first, n);
     st->peak_bytes = res.peak_bytes;
     stage_times(e, g, first, n, st, &st->act_bytes);
     if (!boundary_relayout(e, &env, plan, &g->items[e->choice[0]], s, first, Bm, st))

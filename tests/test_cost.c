@@ -1202,6 +1202,12 @@ static void test_autocast_memory(void)
     CHECK(a.fwd_bytes - b.fwd_bytes == more, "activations + %llu (by hand %llu)",
           (unsigned long long)(a.fwd_bytes - b.fwd_bytes), (unsigned long long)more);
     CHECK(a.fwd_s > b.fwd_s && a.bwd_s > b.bwd_s, "autocast slower");
+    /* a micro-batch that accumulates into .grad (bwd_s) against the one that does
+     * not (bwd_sync_s: one micro-batch of m spared; no DP, so nothing else apart):
+     * 12 B per parameter and a kernel per tensor (12), tsl_roofline_layer_bwd_acc_s */
+    CHECK_NEAR(a.bwd_s - a.bwd_sync_s, 12.0 * l.params / (0.8 * 3350e9) + 12 * 4e-6, 1e-9,
+               "accumulation %g s", a.bwd_s - a.bwd_sync_s);
+    CHECK(b.bwd_s == b.bwd_sync_s, "bf16 stack: none priced");
     tsl_cost_knobs_t k = {.autocast = true};
     CHECK(tsl_cost_opt_step_bytes(&k) == 28, "autocast step: 28 B");
     /* with main's bf16 moments (the merge): m and v read and written in 2 B each,
@@ -1218,6 +1224,16 @@ static void test_autocast_memory(void)
     CHECK(b.ms_bytes == 16ull * 50304 * 1024 && a.ms_bytes == 18ull * 50257 * 1024,
           "head: padded %llu, as given %llu", (unsigned long long)b.ms_bytes,
           (unsigned long long)a.ms_bytes);
+    /* the script's loss over one sample's 1024 × 50257 logits: kept, the fp32
+     * log-probabilities (4 B each) and the bf16 logits the script holds (2 B), beside
+     * the GEMM's bf16 input (2·s·h) and the final norm's fp32 input (4·s·h); while
+     * log_softmax's backward runs, nll_loss's fp32 gradient and its own (8 B per
+     * logit, transient: bwd_bytes) */
+    uint64_t logits = 1024ull * 50257;
+    CHECK(b.bwd_bytes == 0 && a.bwd_bytes == 8 * logits, "loss transient %llu",
+          (unsigned long long)a.bwd_bytes);
+    CHECK(a.fwd_bytes == (2 + 4) * logits + 2 * 1024 * 1024 + 4 * 1024 * 1024, "head stash %llu",
+          (unsigned long long)a.fwd_bytes);
     tsl_cluster_free(&c);
 }
 

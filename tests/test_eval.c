@@ -492,6 +492,19 @@ static void test_request_dropout_autocast(void)
           ac.iter_time_s, without.iter_time_s);
     CHECK(ac.stages[0].ms_bytes == 18 * m.layers[0].params, "autocast: 18 B/param (%llu)",
           (unsigned long long)ac.stages[0].ms_bytes);
+    /* one micro-batch: its backward allocates the fp32 .grad as it goes, so the peak
+     * (this layer's backward) lacks its 4 B per parameter; with two of the same size
+     * the second finds the first's .grad there: the whole 18 B (the activations the
+     * same, one micro-batch held either way) */
+    tsl_plan_t g2, ac2;
+    given_plan(&g2, 1, 1, "single", 16, 2);
+    CHECK(tsl_eval_plan(&m, &c, &r, &g2, &ac2, &err) == 0, "%s", err.msg);
+    CHECK(ac2.peak_bytes - ac.peak_bytes == 4 * m.layers[0].params,
+          "first micro-batch: %llu B less (4 B x %llu)",
+          (unsigned long long)(ac2.peak_bytes - ac.peak_bytes),
+          (unsigned long long)m.layers[0].params);
+    CHECK(ac2.peak_bytes == ac2.stages[0].ms_bytes + ac2.stages[0].act_bytes,
+          "two micro-batches: states and activations whole");
     tsl_model_free(&nd);
     tsl_model_free(&m);
     tsl_cluster_free(&c);

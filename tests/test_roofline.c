@@ -538,6 +538,10 @@ static void test_host_floor(void)
  *   fused core: unchanged; unfused core, per score (a·s²·16 = 2^28): 24 + 8 (the
  *   mask's clone and fill) against 4 forward, 28 + 8 against 1.5 × 4 backward, 6
  *   kernels against 1;
+ *   eager layout copies (TSL_ROOFLINE_EAGER_*), per token and h: backward the q, k,
+ *   v gradients' stack and reshape, 8 B per QKV output element = 24, 2 kernels;
+ *   unfused, forward matmul's copies of q, kᵀ, v (4 × 3) and the context's (4) =
+ *   16, 4 kernels; backward the context gradient's, 4, 1 kernel;
  *   host ops: unchanged (the floor's figure lumps autocast's). */
 static void test_autocast(void)
 {
@@ -557,9 +561,9 @@ static void test_autocast(void)
     double P = 12.0 * 1024 * 1024 + 13.0 * 1024;
     CHECK(l.params == (uint64_t)P, "layer parameters %llu", (unsigned long long)l.params);
     double fwd = ((48.0 - 20.0) * hT + 6.0 * P) / W + (2 + 8) * L;
-    double bwd = ((88.0 - 30.0) * hT + 6.0 * P) / W + (6 + 8) * L;
+    double bwd = ((88.0 - 30.0 + 24.0) * hT + 6.0 * P) / W + (6 + 8 + 2) * L;
     CHECK_NEAR(fwd, 243.49e-6, 1e-4, "by hand: forward + %.2f us", fwd * 1e6);
-    CHECK_NEAR(bwd, 447.29e-6, 1e-4, "by hand: backward + %.2f us", bwd * 1e6);
+    CHECK_NEAR(bwd, 605.55e-6, 1e-4, "by hand: backward + %.2f us", bwd * 1e6);
     CHECK_NEAR(tsl_roofline_layer_fwd_s(&ac, &l, 16, 1, false, 0) -
                    tsl_roofline_layer_fwd_s(&d, &l, 16, 1, false, 0),
                fwd, 1e-9, "forward: autocast's bytes");
@@ -567,7 +571,8 @@ static void test_autocast(void)
                    tsl_roofline_layer_bwd_s(&d, &l, 16, 1, false, 0),
                bwd, 1e-9, "backward: autocast's bytes");
     double E = 16.0 * 1024 * 1024 * 16;
-    double core_f = (32.0 - 4.0) * E / W + 5 * L, core_b = (36.0 - 6.0) * E / W + 5 * L;
+    double core_f = (32.0 - 4.0) * E / W + 5 * L + 16.0 * hT / W + 4 * L,
+           core_b = (36.0 - 6.0) * E / W + 5 * L + 4.0 * hT / W + L;
     CHECK_NEAR(tsl_roofline_layer_fwd_s(&ac, &un, 16, 1, false, 0) -
                    tsl_roofline_layer_fwd_s(&d, &un, 16, 1, false, 0),
                fwd + core_f, 1e-9, "unfused forward: + %.1f us on the scores", core_f * 1e6);
@@ -575,8 +580,22 @@ static void test_autocast(void)
                    tsl_roofline_layer_bwd_s(&d, &un, 16, 1, false, 0),
                bwd + core_b, 1e-9, "unfused backward: + %.1f us on the scores", core_b * 1e6);
     CHECK_NEAR(tsl_roofline_core_fwd_s(&ac, &un, 16, 1) - tsl_roofline_core_fwd_s(&d, &un, 16, 1),
-               core_f, 1e-9, "the recomputed core too");
+               (32.0 - 4.0) * E / W + 5 * L, 1e-9, "the recomputed core: its scores alone");
+    /* .grad accumulation of a later micro-batch: 12 B per parameter (read the fp32
+     * gradient and .grad, write .grad), a kernel per tensor: 4 weights, 4 biases, 2
+     * norms' γ and β = 12 kernels; 12 × 12,596,224 B / 2.68 TB/s + 48 us = 104.4 us;
+     * none without autocast */
+    double acc = 12.0 * P / W + 12 * L;
+    CHECK_NEAR(acc, 104.40e-6, 1e-4, "by hand: accumulation %.2f us", acc * 1e6);
+    CHECK_NEAR(tsl_roofline_layer_bwd_acc_s(&ac, &l, 16, 1, false, 0, P) -
+                   tsl_roofline_layer_bwd_s(&ac, &l, 16, 1, false, 0),
+               acc, 1e-9, "accumulation in the backward");
+    CHECK(tsl_roofline_layer_bwd_acc_s(&d, &l, 16, 1, false, 0, P) ==
+              tsl_roofline_layer_bwd_s(&d, &l, 16, 1, false, 0),
+          "no accumulation priced without autocast");
     ac.host_op_s = d.host_op_s = 1.0;
+    CHECK(tsl_roofline_layer_bwd_acc_s(&ac, &l, 1, 1, false, 0, P) == 18,
+          "a host-bound backward hides the accumulation");
     CHECK(tsl_roofline_layer_fwd_s(&ac, &l, 1, 1, false, 0) == 10 &&
               tsl_roofline_layer_bwd_s(&ac, &l, 1, 1, false, 0) == 18,
           "host ops: 10 / 18 without dropout, autocast or not");
