@@ -718,6 +718,24 @@ static double optimizer_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, de
     return tsl_cost_opt_step_bytes(&env->knobs) * p / div / env->opt_mem_bw + TSL_ROOFLINE_LAUNCH_S;
 }
 
+/* A micro-batch's weight gradients added into the gradient buffer by a kernel of
+ * their own (knobs.unfused_grad_accum): PyTorch's AccumulateGrad on a 16-bit .grad
+ * (Megatron-LM 2021, fp16: 2 + 2 + 2 bytes per parameter) or Megatron's
+ * main_grad.add_ hook on an fp32 buffer (4 + 2 + 4), HBM-bound at W_opt like the
+ * step. Paid by every micro-batch but the first, priced on the non-synchronising
+ * ones (bwd_s: m − 1 per iteration). None where the gradients do not stay
+ * unsharded between micro-batches (SDP, ZeRO-2: reduce-scattered every
+ * micro-batch) or the bandwidth is unknown. p: this TP rank's parameters. */
+static double grad_accum_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, degrees_t g,
+                           double p)
+{
+    const tsl_cost_knobs_t *k = &env->knobs;
+    if (!k->unfused_grad_accum || g.z > 1 || s->zero >= 2 || !(env->opt_mem_bw > 0) || !(p > 0))
+        return 0.0;
+    double fresh = k->autocast ? 4.0 : TSL_BYTES_PER_PARAM_FP16; /* the new gradient */
+    return (2.0 * grad_elem_bytes(k) + fresh) * p / env->opt_mem_bw + TSL_ROOFLINE_LAUNCH_S;
+}
+
 /* Gradient synchronisation of the DP and SDP levels (grad_bytes: the gradients
  * of this device's TP shard, in the knobs' reduce precision). Plain DP
  * all-reduces once, on the last micro-batch, under the backward (or after it:
@@ -1059,7 +1077,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->feasible = true;
     out->fwd_s = compute_f + tp_f + gather + cp_f + ep_f;
     double bwd_rest = tp_b + gather + recompute + cp_b + ep_b;
-    out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb, k);
+    out->bwd_s =
+        bwd_rest + tsl_cost_overlap_s(compute_b, per_mb, k) + grad_accum_s(env, s, g, p + moe.p);
     out->grad_comm_s = per_mb + last + exposed + gather_next;
     out->bwd_sync_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last, k) + exposed + next_s;
     /* a zero-bubble schedule defers W, so B pays its collective unhidden: what the

@@ -43,6 +43,10 @@
  *                re-run forward's collectives exposed, as the forward's)
  *   fwd_s      = compute_f + tp_f + sdp_gather
  *   bwd_s      = compute_b + tp_b + sdp_gather + recompute      (no gradient sync)
+ *                + with knobs.unfused_grad_accum, (2·g + 2)·P/t / W: the micro-batch's
+ *                weight gradients added into the buffer (not on the last micro-batch,
+ *                so m − 1 of them per iteration; none under SDP or ZeRO-2, which
+ *                reduce-scatter each micro-batch's gradients)
  *   grad_comm  = all-reduce(2·P/(t·z) bytes, d) + reduce-scatter(2·P/t bytes, z)
  *                (STACK: the SDP reduce-scatter runs under every micro-batch's
  *                backward, as the executor and FSDP/ZeRO-3 do; PAPER: with the
@@ -180,8 +184,9 @@ typedef enum tsl_cost_mode {
  * (fp8_param_gather), TE's weight casts once per step; 13: interleaved 1F1B's activations
  * chunk by chunk from Megatron's schedule table (pipeline.h); 14: PyTorch eager modules
  * under torch.autocast (autocast), models without dropout (no_dropout), the causal flash
- * kernel's rate, the host floor re-measured on the step as it ran (57.2 us). */
-#define TSL_COST_MODEL_VERSION 14u
+ * kernel's rate, the host floor re-measured on the step as it ran (57.2 us); 15: the
+ * weight gradients' accumulation as its own kernel (unfused_grad_accum). */
+#define TSL_COST_MODEL_VERSION 15u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -239,6 +244,14 @@ typedef struct tsl_cost_knobs {
                                    dgrad all-reduce, default since 2021-09; with SP its
                                    dX reduce-scatter and input re-gather); false: exposed,
                                    as the forward's (docs/cost-model.md "TP in the backward") */
+    bool unfused_grad_accum;    /* every micro-batch but the first adds its weight gradients
+                                   into the gradient buffer with a kernel of its own, reading
+                                   the buffer (g bytes) and the new gradient (2; 4 under
+                                   autocast) and writing the buffer (g): PyTorch's
+                                   AccumulateGrad and Megatron-LM before its gradient-
+                                   accumulation fusion (2022-02); false: the weight-gradient
+                                   GEMM accumulates in place (docs/cost-model.md "Gradient
+                                   accumulation") */
     bool autocast;              /* PyTorch eager modules under torch.autocast(bfloat16) over
                                    fp32 parameters (bench/torch_gpt_step.py, nanoGPT/HF-style
                                    scripts): fp32 norms and residual stream with casts, the

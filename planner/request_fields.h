@@ -148,6 +148,10 @@
     X(no_overlap_tp_dgrad, BOOL, "no-overlap-tp-dgrad", "", 0, 0,                                  \
       "the backward's TP collectives exposed, as the forward's (Megatron-LM before 2021-09)",      \
       "no_overlap_tp_dgrad", "no_overlap_tp_dgrad")                                                \
+    X(unfused_grad_accum, BOOL, "unfused-grad-accum", "", 0, 0,                                    \
+      "each micro-batch's weight gradients added into the buffer by a kernel of their own "        \
+      "(PyTorch's AccumulateGrad; Megatron-LM before 2022-02)",                                    \
+      "unfused_grad_accum", "unfused_grad_accum")                                                  \
     X(autocast, BOOL, "autocast", "", 0, 0,                                                        \
       "price PyTorch eager modules under torch.autocast over fp32 parameters: fp32 norms and "     \
       "residual stream, per-micro-batch weight casts, fp32 gradients, the vocabulary unpadded",    \

@@ -317,6 +317,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
                             (uint64_t)k.overlap_tp_dgrad << 19 | (uint64_t)k.autocast << 20);
     if (k.recompute_modules || k.bf16_moments) /* absent: the fingerprints from before */
         tsl_fp_u64(&fp, 0x72636d00000000ull | (uint64_t)k.bf16_moments << 32 | k.recompute_modules);
+    if (k.unfused_grad_accum) /* absent: the fingerprints from before */
+        tsl_fp_u64(&fp, 0x67616363ull);
     if (r->no_dropout) /* hashed only when set, as the target */
         tsl_fp_u64(&fp, 0x6e6f647200ull);
     tsl_fp_hex(&fp, hex);

@@ -262,7 +262,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->moe_fp8_dispatch << 5 | (uint64_t)k->moe_pad << 6 |
             (uint64_t)k->overlap_tp_dgrad << 7 | (uint64_t)k->fb_serial << 8 |
             (uint64_t)k->bf16_moments << 9 | (uint64_t)k->autocast << 10 |
-            (uint64_t)env->mode << 16,
+            (uint64_t)k->unfused_grad_accum << 11 | (uint64_t)env->mode << 16,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -983,6 +983,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->overlap_tp_dgrad = true;
     if (r->no_overlap_tp_dgrad)
         k->overlap_tp_dgrad = false;
+    if (r->unfused_grad_accum)
+        k->unfused_grad_accum = true;
     if (r->autocast)
         k->autocast = true;
     k->cp = r->cp > 1 && !r->no_cp ? r->cp : 0; /* the search sets each degree it tries */

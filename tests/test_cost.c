@@ -263,6 +263,43 @@ static void test_knobs(void)
     tsl_cluster_free(&c);
 }
 
+/* unfused_grad_accum (docs/cost-model.md "Gradient accumulation"): a micro-batch
+ * that does not synchronise adds its weight gradients into the buffer with a
+ * kernel of its own, HBM-bound at W_opt. P = 12,582,912 parameters, DP 8, W = 1 TB/s:
+ * fp16 .grad (Megatron-LM 2021): (2 + 2 + 2)·P / W + 4 µs = 79.497 µs; an fp32
+ * buffer (main_grad.add_): (4 + 2 + 4)·P / W + 4 µs = 129.829 µs; the synchronising
+ * micro-batch is the one priced without it (m − 1 per iteration); under SDP the
+ * gradients are reduce-scattered every micro-batch: nothing to accumulate. */
+static void test_grad_accum(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t base, r;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.opt_mem_bw = 1e12;
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false), z = one(TSL_DIM_SDP, 8, false);
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &base);
+    env.knobs.unfused_grad_accum = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    CHECK_NEAR(r.bwd_s - base.bwd_s, 79.497472e-6, 1e-12, "fp16 accumulate: 6 B/param (%g)",
+               r.bwd_s - base.bwd_s);
+    CHECK_NEAR(r.bwd_sync_s, base.bwd_sync_s, 1e-15, "not on the synchronising micro-batch");
+    CHECK_NEAR(r.fwd_s, base.fwd_s, 1e-15, "forward unchanged");
+    env.knobs.grad_reduce_bytes = 4;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    env.knobs.unfused_grad_accum = false;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &base);
+    CHECK_NEAR(r.bwd_s - base.bwd_s, 129.82912e-6, 1e-12, "fp32 buffer: 10 B/param (%g)",
+               r.bwd_s - base.bwd_s);
+    env.knobs = (tsl_cost_knobs_t){0};
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
+    env.knobs.unfused_grad_accum = true;
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    CHECK_NEAR(r.bwd_s, base.bwd_s, 1e-15, "SDP: reduce-scattered, not accumulated");
+    tsl_cluster_free(&c);
+}
+
 static void test_sdp(void)
 {
     tsl_cluster_t c;
@@ -1853,6 +1890,7 @@ int main(void)
     test_env();
     test_dp();
     test_knobs();
+    test_grad_accum();
     test_sdp();
     test_tp_and_ckpt();
     test_placement();

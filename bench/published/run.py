@@ -216,6 +216,8 @@ def knob_args(row, amp_profile=None):
         cmd += ["--overlap-param-gather"]
     if p.get("overlap_tp_dgrad"):
         cmd += ["--overlap-tp-dgrad"]
+    if p.get("unfused_grad_accum"):
+        cmd += ["--unfused-grad-accum"]
     # the precision of the linear GEMMs (docs/cost-model.md "FP8"): absent = bf16
     if p.get("fp8"):
         cmd += ["--fp8", p["fp8"]]
