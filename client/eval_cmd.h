@@ -38,6 +38,7 @@ typedef struct tsl_eval_opts {
     /* --[no-]overlap-tp-dgrad: the request's overlap_tp_dgrad / no_overlap_tp_dgrad */
     bool overlap_tp_dgrad, no_overlap_tp_dgrad;
     bool unfused_grad_accum; /* --unfused-grad-accum: the request's unfused_grad_accum */
+    bool legacy_p2p;         /* --legacy-p2p: the request's legacy_p2p */
     bool bf16_moments;       /* --bf16-moments: the request's bf16_moments */
     bool recompute_core;     /* --recompute-modules names core_attn: --ckpt selective */
     /* --fp8 RECIPE / --no-fp8: the request's fp8_recipe / no_fp8 (tsl_fp8_recipe_t) */

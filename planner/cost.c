@@ -1144,7 +1144,8 @@ static double rank_boundary_bytes(const tsl_strategy_t *s, uint64_t bnd, uint32_
 
 double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
                                   uint32_t to_first, const tsl_strategy_t *sender,
-                                  uint64_t bnd_bytes_per_sample, uint32_t mb, double pairs_bw)
+                                  uint64_t bnd_bytes_per_sample, uint32_t mb, double pairs_bw,
+                                  bool scatter_gather)
 {
     double k = sender_comm_scale(c, from_first);
     if (mode == TSL_COST_PAPER || sender == NULL) { /* AMP: the whole boundary on one link */
@@ -1153,6 +1154,15 @@ double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, 
     }
     /* every rank sends to its counterpart at once: the pairs share the network */
     double bytes = rank_boundary_bytes(sender, bnd_bytes_per_sample, mb);
+    uint32_t t = dim_degree(sender, TSL_DIM_TP);
+    if (scatter_gather && !sender->sp && t > 1) {
+        /* Megatron-LM 2021-2022: 1/t over the network, then the TP group's
+         * all-gather of the whole on the receiving side (p2p_communication.py
+         * split_tensor_into_1d_equal_chunks / gather_split_1d_tensor) */
+        double gather =
+            tsl_cost_allgather_s(bytes, t, tsl_cluster_link_bw(c, to_first, to_first + 1));
+        return 2.0 * k * (tsl_cost_p2p_s(bytes / t, pairs_bw) + gather);
+    }
     /* activation forward, its gradient backward: two transfers of the same size */
     return 2.0 * k * tsl_cost_p2p_s(bytes, pairs_bw);
 }
@@ -1165,7 +1175,7 @@ double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32
                     ? 0.0 /* not read */
                     : tsl_cluster_pairs_bw(c, from_first, to_first, group_size(sender));
     return tsl_cost_stage_p2p_pairs_s(c, mode, from_first, to_first, sender, bnd_bytes_per_sample,
-                                      mb, bw);
+                                      mb, bw, false);
 }
 
 double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head,

@@ -185,7 +185,8 @@ typedef enum tsl_cost_mode {
  * chunk by chunk from Megatron's schedule table (pipeline.h); 14: PyTorch eager modules
  * under torch.autocast (autocast), models without dropout (no_dropout), the causal flash
  * kernel's rate, the host floor re-measured on the step as it ran (57.2 us); 15: the
- * weight gradients' accumulation as its own kernel (unfused_grad_accum). */
+ * weight gradients' accumulation as its own kernel (unfused_grad_accum), Megatron-LM's
+ * p2p before core: scatter/gather over TP, blocking hops (legacy_p2p). */
 #define TSL_COST_MODEL_VERSION 15u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
@@ -244,6 +245,15 @@ typedef struct tsl_cost_knobs {
                                    dgrad all-reduce, default since 2021-09; with SP its
                                    dX reduce-scatter and input re-gather); false: exposed,
                                    as the forward's (docs/cost-model.md "TP in the backward") */
+    bool legacy_p2p;            /* Megatron-LM's p2p_communication.py before Megatron-core
+                                   (2021-2022): without SP each TP rank sends 1/t of the
+                                   boundary and the receiving TP group all-gathers it
+                                   (--scatter-gather-tensors-in-pipeline, on by default),
+                                   and every exchange blocks its stage (batched isend/irecv,
+                                   wait, device synchronize), the interleaved schedule's
+                                   steady state included; false: Megatron-core's whole
+                                   tensor from every TP rank, interleaved hops overlapped
+                                   (docs/cost-model.md "Between stages") */
     bool unfused_grad_accum;    /* every micro-batch but the first adds its weight gradients
                                    into the gradient buffer with a kernel of its own, reading
                                    the buffer (g bytes) and the new gradient (2; 4 under
@@ -519,9 +529,12 @@ double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32
 /* The same with the pairs' figure given: pairs_bw = tsl_cluster_pairs_bw(c,
  * from_first, to_first, G) for the sender's G devices, which a caller pricing many
  * boundaries between the same two blocks walks once (PAPER and a NULL sender do
- * not read it). */
+ * not read it). scatter_gather (STACK, knobs.legacy_p2p): without SP each TP rank
+ * sends 1/t of its share and the receiving TP group all-gathers the whole over its
+ * first two devices' link: 2 · (size/t / pairs_bw + (t − 1)/t · size / bw_tp). */
 double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
                                   uint32_t to_first, const tsl_strategy_t *sender,
-                                  uint64_t bnd_bytes_per_sample, uint32_t mb, double pairs_bw);
+                                  uint64_t bnd_bytes_per_sample, uint32_t mb, double pairs_bw,
+                                  bool scatter_gather);
 
 #endif

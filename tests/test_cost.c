@@ -600,6 +600,16 @@ static void test_p2p(void)
                "stack: DP 2 sends no more per rank");
     CHECK_NEAR(tsl_cost_stage_p2p_s(&c, TSL_COST_PAPER, 0, 4, &tp2dp2, BND, 2),
                2.0 * BND * 2 / (10 * GB), EPS, "paper: the whole micro-batch on one link");
+    /* legacy_p2p (Megatron-LM 2021-2022's scatter/gather): tp4 sends BND/4 from each
+     * rank over the shared NIC, then the receiving node's TP group all-gathers
+     * the whole at 100 GB/s: 2 · (BND/4 / nic4 + 3/4 · BND / 100 GB) */
+    double pairs = tsl_cluster_pairs_bw(&c, 0, 4, 4);
+    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &tp4, BND, 1, pairs, true),
+               2.0 * (BND / 4.0 / nic4 + 0.75 * BND / (100 * GB)), EPS, "scatter/gather: tp4");
+    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &sp, BND, 8, pairs, true),
+               2.0 * BND * 2 / nic4, EPS, "scatter/gather: SP already sends 1/t");
+    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &dp4, BND, 8, pairs, true),
+               2.0 * BND * 2 / nic4, EPS, "scatter/gather: no TP, nothing to split");
     tsl_cluster_free(&c);
 }
 
