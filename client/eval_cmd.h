@@ -37,9 +37,11 @@ typedef struct tsl_eval_opts {
     bool no_fp32_master, overlap_grad_reduce, no_overlap_grad_reduce, overlap_param_gather;
     /* --[no-]overlap-tp-dgrad: the request's overlap_tp_dgrad / no_overlap_tp_dgrad */
     bool overlap_tp_dgrad, no_overlap_tp_dgrad;
-    bool bf16_moments;   /* --bf16-moments: the request's bf16_moments */
-    bool lazy_grads;     /* --lazy-grads: the request's lazy_grads */
-    bool recompute_core; /* --recompute-modules names core_attn: --ckpt selective */
+    bool unfused_grad_accum; /* --unfused-grad-accum: the request's unfused_grad_accum */
+    bool legacy_p2p;         /* --legacy-p2p: the request's legacy_p2p */
+    bool bf16_moments;       /* --bf16-moments: the request's bf16_moments */
+    bool lazy_grads;         /* --lazy-grads: the request's lazy_grads */
+    bool recompute_core;     /* --recompute-modules names core_attn: --ckpt selective */
     /* --fp8 RECIPE / --no-fp8: the request's fp8_recipe / no_fp8 (tsl_fp8_recipe_t) */
     uint32_t fp8_recipe;
     bool no_fp8;

@@ -22,7 +22,7 @@ static const char eval_usage[] =
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
     "                      [--vp-group N]\n"
-    "                      [--[no-]overlap-tp-dgrad]\n"
+    "                      [--[no-]overlap-tp-dgrad] [--unfused-grad-accum] [--legacy-p2p]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
     "Predict the iteration time, throughput and per-stage memory of a GIVEN plan (no\n"
@@ -129,6 +129,15 @@ static const char eval_usage[] =
     "                      gradient GEMMs (Megatron-LM's async dgrad all-reduce), or\n"
     "                      exposed as the forward's (docs/cost-model.md \"TP in the\n"
     "                      backward\")\n"
+    "  --unfused-grad-accum\n"
+    "                      each micro-batch's weight gradients added into the\n"
+    "                      buffer by a kernel of their own (PyTorch's AccumulateGrad;\n"
+    "                      Megatron-LM before 2022-02; docs/cost-model.md \"Gradient\n"
+    "                      accumulation\")\n"
+    "  --legacy-p2p        Megatron-LM's p2p before Megatron-core (2021-2022): each\n"
+    "                      TP rank sends 1/t of the boundary, all-gathered on\n"
+    "                      arrival; every exchange blocks, interleaved too\n"
+    "                      (docs/cost-model.md \"Between stages\")\n"
     "  --fp8 RECIPE        the blocks' linear GEMMs in FP8: delayed, tensorwise,\n"
     "                      blockwise or mxfp8 (docs/cost-model.md \"FP8\"); refused\n"
     "                      on GPUs without FP8 tensor cores\n"
@@ -202,6 +211,8 @@ enum {
     OPT_OVERLAP_PARAM,
     OPT_OVERLAP_TP,
     OPT_NO_OVERLAP_TP,
+    OPT_UNFUSED_ACCUM,
+    OPT_LEGACY_P2P,
     OPT_FP8,
     OPT_NO_FP8,
     OPT_FP8_PARAM_GATHER,
@@ -262,6 +273,8 @@ static const struct option eval_long[] = {
     {"overlap-param-gather", no_argument, 0, OPT_OVERLAP_PARAM},
     {"overlap-tp-dgrad", no_argument, 0, OPT_OVERLAP_TP},
     {"no-overlap-tp-dgrad", no_argument, 0, OPT_NO_OVERLAP_TP},
+    {"unfused-grad-accum", no_argument, 0, OPT_UNFUSED_ACCUM},
+    {"legacy-p2p", no_argument, 0, OPT_LEGACY_P2P},
     {"fp8", required_argument, 0, OPT_FP8},
     {"no-fp8", no_argument, 0, OPT_NO_FP8},
     {"fp8-param-gather", no_argument, 0, OPT_FP8_PARAM_GATHER},
@@ -402,6 +415,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_OVERLAP_PARAM: eo->overlap_param_gather = true; return 0;
     case OPT_OVERLAP_TP: eo->overlap_tp_dgrad = true; return 0;
     case OPT_NO_OVERLAP_TP: eo->no_overlap_tp_dgrad = true; return 0;
+    case OPT_UNFUSED_ACCUM: eo->unfused_grad_accum = true; return 0;
+    case OPT_LEGACY_P2P: eo->legacy_p2p = true; return 0;
     case OPT_FP8: {
         int rc = tsl_fp8_recipe_parse(optarg);
         if (rc <= 0)

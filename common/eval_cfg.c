@@ -640,7 +640,6 @@ static const char *const mg_no_effect[] = {
     "ddp-bucket-size",
     "ddp-num-buckets",
     "ddp-average-in-collective",
-    "no-gradient-accumulation-fusion",
     "no-masked-softmax-fusion",
     "no-bias-gelu-fusion",
     "no-bias-swiglu-fusion",
@@ -722,12 +721,13 @@ typedef struct mg_state {
     bool method_block, method_set, num_layers_set, granularity_set;
     bool recompute_activations, fsdp2, dist_opt;
     bool bf16, fp16, grad_bf16, grad_fp32, overlap_grad, overlap_param;
-    bool fp8_e4m3;       /* --fp8-format e4m3 (priced as hybrid) */
-    bool fp8_param;      /* --fp8-param-gather */
-    uint32_t fp8_format; /* 1: --fp8-format given */
-    uint32_t fp8_recipe; /* --fp8-recipe (tsl_fp8_recipe_t); 0: Megatron's default */
-    bool fp8_dispatch;   /* --moe-dispatch-fwd-dtype mxfp8 */
-    bool fp8_combine;    /* --moe-combine-bwd-dtype mxfp8 */
+    bool fp8_e4m3;        /* --fp8-format e4m3 (priced as hybrid) */
+    bool fp8_param;       /* --fp8-param-gather */
+    bool no_accum_fusion; /* --no-gradient-accumulation-fusion */
+    uint32_t fp8_format;  /* 1: --fp8-format given */
+    uint32_t fp8_recipe;  /* --fp8-recipe (tsl_fp8_recipe_t); 0: Megatron's default */
+    bool fp8_dispatch;    /* --moe-dispatch-fwd-dtype mxfp8 */
+    bool fp8_combine;     /* --moe-combine-bwd-dtype mxfp8 */
     uint32_t cp, ep, etp;
     char cp_comm[16];  /* --cp-comm-type; "" = p2p */
     double capacity;   /* --moe-expert-capacity-factor; 0: dropless */
@@ -916,10 +916,11 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "overlap-grad-reduce") == 0                     ? &st->overlap_grad
                  : strcmp(key, "overlap-param-gather") == 0                    ? &st->overlap_param
                  : strcmp(key, "fp8-param-gather") == 0                        ? &st->fp8_param
-                 : strcmp(key, "moe-pad-expert-input-to-capacity") == 0        ? &st->pad_capacity
-                 : strcmp(key, "use-precision-aware-optimizer") == 0 ? &st->precision_aware
-                 : strcmp(key, "moe-layer-recompute") == 0           ? &st->moe_layer_recompute
-                                                                     : NULL;
+                 : strcmp(key, "no-gradient-accumulation-fusion") == 0  ? &st->no_accum_fusion
+                 : strcmp(key, "moe-pad-expert-input-to-capacity") == 0 ? &st->pad_capacity
+                 : strcmp(key, "use-precision-aware-optimizer") == 0    ? &st->precision_aware
+                 : strcmp(key, "moe-layer-recompute") == 0              ? &st->moe_layer_recompute
+                                                                        : NULL;
     if (flag) {
         *flag = true;
         return mg_flag_only(key, val, err);
@@ -1166,6 +1167,9 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
                                 "(Megatron-LM)");
     c->knobs.overlap_param_gather = st->overlap_param;
     c->knobs.overlap_tp_dgrad = true;
+    /* without the fused wgrad accumulation the DDP hook adds each micro-batch's
+     * gradient into main_grad (distributed/distributed_data_parallel.py) */
+    c->knobs.unfused_grad_accum = st->no_accum_fusion;
     /* FP8 (Megatron-LM: --fp8-format turns it on, --fp8-recipe defaults to delayed) */
     if (st->fp8_format)
         c->knobs.fp8 = st->fp8_recipe ? st->fp8_recipe : TSL_FP8_DELAYED;

@@ -189,6 +189,12 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan has no fp32 master weights; Megatron-LM's "
                             "bf16 optimizer always keeps them (plan it with --target megatron)");
+    if (p->legacy_p2p)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: the plan was priced with Megatron-LM's pipeline p2p "
+                            "before Megatron-core (legacy_p2p: scatter/gather, blocking hops), "
+                            "which today's Megatron-LM does not run (plan it without "
+                            "--legacy-p2p)");
     if (p->recompute_modules & ~TSL_RECOMPUTE_ALL)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan names a recompute module this build does not "
@@ -246,6 +252,8 @@ static void write_knobs(const tsl_plan_t *p, FILE *out)
         fputs("--overlap-grad-reduce\n", out);
     if (p->overlap_param_gather)
         fputs("--overlap-param-gather\n", out);
+    if (p->unfused_grad_accum) /* the DDP hook's add instead of the fused wgrad GEMM */
+        fputs("--no-gradient-accumulation-fusion\n", out);
     write_fp8(p, out);
 }
 

@@ -87,6 +87,8 @@
     X(grad_reduce_exposed, BOOL, grad_reduce_exposed, "grad_reduce_exposed", NONZERO)              \
     X(overlap_param_gather, BOOL, overlap_param_gather, "overlap_param_gather", NONZERO)           \
     X(overlap_tp_dgrad, BOOL, overlap_tp_dgrad, "overlap_tp_dgrad", NONZERO)                       \
+    X(unfused_grad_accum, BOOL, unfused_grad_accum, "unfused_grad_accum", NONZERO)                 \
+    X(legacy_p2p, BOOL, legacy_p2p, "legacy_p2p", NONZERO)                                         \
     X(autocast, BOOL, autocast, "autocast", NONZERO)                                               \
     X(cp, U32, cp, "cp", OVER1)                                                                    \
     X(cp_comm, U32, cp_comm, "cp_comm", NONZERO)                                                   \

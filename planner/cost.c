@@ -650,8 +650,8 @@ static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8)
  * measured profile, where one exists, replaces the first two. ---- */
 static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
                             const tsl_strategy_t *s, double n, uint32_t t, double acc_params,
-                            double *fwd_s, double *bwd_s, double *acc_s, double *core_s,
-                            double *wgrad_frac, double col_frac[2])
+                            double acc_bytes, double *fwd_s, double *bwd_s, double *acc_s,
+                            double *core_s, double *wgrad_frac, double col_frac[2])
 {
     tsl_roofline_dev_t dev;
     tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
@@ -666,9 +666,10 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
         dev.moe_fp8 = !env->knobs.moe_bf16_experts;
     }
     dev.autocast = env->knobs.autocast;
+    dev.grad_acc_bytes = acc_bytes;
     *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
     *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
-    /* autocast: a later micro-batch's backward adds its gradients into .grad */
+    /* a later micro-batch's backward adds its gradients into the buffer (acc_bytes) */
     *acc_s = tsl_roofline_layer_bwd_acc_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs),
                                           acc_params) -
              *bwd_s;
@@ -749,6 +750,23 @@ static double optimizer_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, de
     if (!(env->opt_mem_bw > 0) || !(p > 0))
         return 0.0;
     return tsl_cost_opt_step_bytes(&env->knobs) * p / div / env->opt_mem_bw + TSL_ROOFLINE_LAUNCH_S;
+}
+
+/* Bytes per parameter a micro-batch's weight gradients cost to add into the gradient
+ * buffer by kernels of their own (docs/cost-model.md "Gradient accumulation"):
+ * PyTorch's AccumulateGrad under autocast (fp32 .grad: 4 + 4 read, 4 written) or
+ * with knobs.unfused_grad_accum (Megatron-LM 2021's fp16 param.grad: 2 + 2 + 2;
+ * Megatron's main_grad.add_ hook on an fp32 buffer: 4 + 2 + 4) — the buffer read and
+ * written at g bytes, the fresh gradient read. Paid by every micro-batch but one
+ * (roofline.h tsl_roofline_layer_bwd_acc_s, in bwd_s). 0 where the GEMM
+ * accumulates itself (fused), or where nothing unsharded is kept between
+ * micro-batches (SDP, ZeRO-2: reduce-scattered every micro-batch). */
+static double grad_accum_bytes(const tsl_cost_knobs_t *k, const tsl_strategy_t *s, degrees_t g)
+{
+    if (!(k->autocast || k->unfused_grad_accum) || g.z > 1 || s->zero >= 2)
+        return 0.0;
+    double fresh = k->autocast ? 4.0 : TSL_BYTES_PER_PARAM_FP16; /* fp32 params' grads */
+    return 2.0 * grad_elem_bytes(k) + fresh;
 }
 
 /* Gradient synchronisation of the DP and SDP levels (grad_bytes: the gradients
@@ -1039,8 +1057,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double act_msg = (double)TSL_ACT_DTYPE_BYTES * l->seq_len * l->hidden * n;
 
     double compute_f, compute_b, acc_b, core_f, wgrad_frac, col_frac[2];
-    layer_compute_f(env, l, s, n, g.t, p / g.z, &compute_f, &compute_b, &acc_b, &core_f,
-                    &wgrad_frac, col_frac);
+    layer_compute_f(env, l, s, n, g.t, p / g.z, grad_accum_bytes(&env->knobs, s, g), &compute_f,
+                    &compute_b, &acc_b, &core_f, &wgrad_frac, col_frac);
     /* measured per-shape block times replace the roofline (not for MoE or latent
      * attention: a profile measures dense blocks) */
     bool profiled = env->profile != NULL && !l->experts && !l->kv_lora_rank;
@@ -1094,7 +1112,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->feasible = true;
     out->fwd_s = compute_f + tp_f + gather + cp_f + ep_f;
     double bwd_rest = tp_b + gather + recompute + cp_b + ep_b;
-    /* every micro-batch but one accumulates its gradients (acc_b, autocast): the
+    /* every micro-batch but one accumulates its gradients (acc_b: autocast,
+     * unfused_grad_accum): the
      * count is the same whether the one spared is the first or the last */
     out->bwd_s = bwd_rest + tsl_cost_overlap_s(compute_b + acc_b, per_mb, k);
     out->grad_comm_s = per_mb + last + exposed + gather_next;
@@ -1163,7 +1182,8 @@ static double rank_boundary_bytes(const tsl_strategy_t *s, uint64_t bnd, uint32_
 
 double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
                                   uint32_t to_first, const tsl_strategy_t *sender,
-                                  uint64_t bnd_bytes_per_sample, uint32_t mb, double pairs_bw)
+                                  uint64_t bnd_bytes_per_sample, uint32_t mb, double pairs_bw,
+                                  bool scatter_gather)
 {
     double k = sender_comm_scale(c, from_first);
     if (mode == TSL_COST_PAPER || sender == NULL) { /* AMP: the whole boundary on one link */
@@ -1172,6 +1192,15 @@ double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, 
     }
     /* every rank sends to its counterpart at once: the pairs share the network */
     double bytes = rank_boundary_bytes(sender, bnd_bytes_per_sample, mb);
+    uint32_t t = dim_degree(sender, TSL_DIM_TP);
+    if (scatter_gather && !sender->sp && t > 1) {
+        /* Megatron-LM 2021-2022: 1/t over the network, then the TP group's
+         * all-gather of the whole on the receiving side (p2p_communication.py
+         * split_tensor_into_1d_equal_chunks / gather_split_1d_tensor) */
+        double gather =
+            tsl_cost_allgather_s(bytes, t, tsl_cluster_link_bw(c, to_first, to_first + 1));
+        return 2.0 * k * (tsl_cost_p2p_s(bytes / t, pairs_bw) + gather);
+    }
     /* activation forward, its gradient backward: two transfers of the same size */
     return 2.0 * k * tsl_cost_p2p_s(bytes, pairs_bw);
 }
@@ -1184,7 +1213,7 @@ double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32
                     ? 0.0 /* not read */
                     : tsl_cluster_pairs_bw(c, from_first, to_first, group_size(sender));
     return tsl_cost_stage_p2p_pairs_s(c, mode, from_first, to_first, sender, bnd_bytes_per_sample,
-                                      mb, bw);
+                                      mb, bw, false);
 }
 
 double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head,

@@ -43,8 +43,10 @@
  *                re-run forward's collectives exposed, as the forward's)
  *   fwd_s      = compute_f + tp_f + sdp_gather
  *   bwd_s      = compute_b + tp_b + sdp_gather + recompute      (no gradient sync;
- *                under autocast compute_b with the .grad accumulation of a later
- *                micro-batch: roofline.h tsl_roofline_layer_bwd_acc_s)
+ *                compute_b with the gradient accumulation of a later micro-batch
+ *                where it is a kernel of its own — autocast, unfused_grad_accum:
+ *                roofline.h tsl_roofline_layer_bwd_acc_s; none under SDP or ZeRO-2,
+ *                which reduce-scatter each micro-batch's gradients)
  *   grad_comm  = all-reduce(2·P/(t·z) bytes, d) + reduce-scatter(2·P/t bytes, z)
  *                (STACK: the SDP reduce-scatter runs under every micro-batch's
  *                backward, as the executor and FSDP/ZeRO-3 do; PAPER: with the
@@ -198,8 +200,10 @@ typedef enum tsl_cost_mode {
  * interleaved 1F1B's peak; 17: under autocast, eager PyTorch's layout copies around
  * the attention core, the .grad accumulation of later micro-batches, the loss's bf16
  * logits and backward transient, a one-micro-batch step's peak before its backward
- * has allocated the .grad. */
-#define TSL_COST_MODEL_VERSION 17u
+ * has allocated the .grad; 18: the weight gradients' accumulation as its own kernel
+ * (unfused_grad_accum), Megatron-LM's p2p before core: scatter/gather over TP,
+ * blocking hops (legacy_p2p). */
+#define TSL_COST_MODEL_VERSION 18u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -257,6 +261,23 @@ typedef struct tsl_cost_knobs {
                                    dgrad all-reduce, default since 2021-09; with SP its
                                    dX reduce-scatter and input re-gather); false: exposed,
                                    as the forward's (docs/cost-model.md "TP in the backward") */
+    bool legacy_p2p;            /* Megatron-LM's p2p_communication.py before Megatron-core
+                                   (2021-2022): without SP each TP rank sends 1/t of the
+                                   boundary and the receiving TP group all-gathers it
+                                   (--scatter-gather-tensors-in-pipeline, on by default),
+                                   and every exchange blocks its stage (batched isend/irecv,
+                                   wait, device synchronize), the interleaved schedule's
+                                   steady state included; false: Megatron-core's whole
+                                   tensor from every TP rank, interleaved hops overlapped
+                                   (docs/cost-model.md "Between stages") */
+    bool unfused_grad_accum;    /* every micro-batch but the first adds its weight gradients
+                                   into the gradient buffer with a kernel of its own, reading
+                                   the buffer (g bytes) and the new gradient (2; 4 under
+                                   autocast) and writing the buffer (g): PyTorch's
+                                   AccumulateGrad and Megatron-LM before its gradient-
+                                   accumulation fusion (2022-02); false: the weight-gradient
+                                   GEMM accumulates in place (docs/cost-model.md "Gradient
+                                   accumulation") */
     bool autocast;              /* PyTorch eager modules under torch.autocast(bfloat16) over
                                    fp32 parameters (bench/torch_gpt_step.py, nanoGPT/HF-style
                                    scripts): fp32 norms and residual stream with casts, the
@@ -536,9 +557,12 @@ double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32
 /* The same with the pairs' figure given: pairs_bw = tsl_cluster_pairs_bw(c,
  * from_first, to_first, G) for the sender's G devices, which a caller pricing many
  * boundaries between the same two blocks walks once (PAPER and a NULL sender do
- * not read it). */
+ * not read it). scatter_gather (STACK, knobs.legacy_p2p): without SP each TP rank
+ * sends 1/t of its share and the receiving TP group all-gathers the whole over its
+ * first two devices' link: 2 · (size/t / pairs_bw + (t − 1)/t · size / bw_tp). */
 double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
                                   uint32_t to_first, const tsl_strategy_t *sender,
-                                  uint64_t bnd_bytes_per_sample, uint32_t mb, double pairs_bw);
+                                  uint64_t bnd_bytes_per_sample, uint32_t mb, double pairs_bw,
+                                  bool scatter_gather);
 
 #endif

@@ -219,19 +219,23 @@ double tsl_pipeline_opt_tail_s(uint32_t n_stages, const double *stage_fwd_s,
  * steady state hides the p2p (Megatron's overlap_p2p_comm); the fill and drain
  * expose the hops of every chunk but the first, (v − 1)/v of the stage's p2p
  * (fitted to pipesim's schedule: within 5 % for stages within 10 % of each other,
- * tests/test_pipesim.c). */
+ * tests/test_pipesim.c). With p2p_blocking (Megatron-LM before core) nothing is
+ * hidden: K_i = C_nosync(i), its hops inside, and the fill and drain take 1/v of it. */
 static double stack_body_s(const tsl_pipeline_in_t *in)
 {
     uint32_t P = in->n_stages, v = in->interleave > 1 ? in->interleave : 1;
     double slowest = 0, sum = 0, hops = 0;
+    bool hidden = v > 1 && !in->p2p_blocking; /* blocking: every hop is stage time */
     for (uint32_t i = 0; i < P; i++) {
-        double k = in->nosync_s[i] - (v > 1 ? in->p2p_s[i] : 0.0);
+        double k = in->nosync_s[i] - (hidden ? in->p2p_s[i] : 0.0);
         slowest = fmax(slowest, k);
         sum += k;
         hops += in->p2p_s[i];
     }
     if (v == 1)
         return (double)(in->n_micro - 1) * slowest + sum;
+    if (!hidden) /* each chunk's hops ride in its 1/v of the stage, fill and drain too */
+        return (double)in->n_micro * slowest + (sum - slowest) / v;
     return (double)in->n_micro * slowest + (sum - slowest) / v + hops * (v - 1.0) / v;
 }
 

@@ -225,6 +225,8 @@ typedef struct tsl_pipeline_in {
     bool paper;                             /* the papers' formulas (TSL_COST_PAPER) */
     const double *fwd_s, *nosync_s, *sync_s, *p2p_s, *opt_s; /* [P], as plan.h's stages */
     double tie_s;                                            /* 0: no tied head */
+    bool p2p_blocking; /* interleaved STACK: every hop blocks its stage, none hidden in the
+                          steady state (Megatron-LM before core: knobs.legacy_p2p) */
 } tsl_pipeline_in_t;
 
 typedef struct tsl_pipeline_out {

@@ -337,6 +337,8 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->grad_reduce_exposed = p->grad_reduce_exposed;
     k->overlap_param_gather = p->overlap_param_gather;
     k->overlap_tp_dgrad = p->overlap_tp_dgrad;
+    k->unfused_grad_accum = p->unfused_grad_accum;
+    k->legacy_p2p = p->legacy_p2p;
     k->autocast = p->autocast;
     k->cp = p->cp > 1 ? p->cp : 0;
     k->cp_comm = k->cp ? p->cp_comm : 0;
@@ -363,6 +365,8 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->grad_reduce_exposed = k->grad_reduce_exposed;
     p->overlap_param_gather = k->overlap_param_gather;
     p->overlap_tp_dgrad = k->overlap_tp_dgrad;
+    p->unfused_grad_accum = k->unfused_grad_accum;
+    p->legacy_p2p = k->legacy_p2p;
     p->autocast = k->autocast;
     p->cp = k->cp > 1 ? k->cp : 0;
     p->cp_comm = p->cp ? k->cp_comm : 0;

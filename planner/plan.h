@@ -106,6 +106,8 @@ typedef struct tsl_plan {
     bool grad_reduce_exposed;   /* DP gradient reduce after the backward */
     bool overlap_param_gather;  /* ZeRO-1 weight all-gather under the next forward */
     bool overlap_tp_dgrad;      /* the backward's TP collectives under the gradient GEMMs */
+    bool unfused_grad_accum;    /* weight gradients accumulated by a kernel of their own */
+    bool legacy_p2p;            /* Megatron-LM's p2p before core: scatter/gather, blocking */
     bool autocast;              /* PyTorch eager modules under torch.autocast (cost.h) */
     /* Context parallelism of every layer (cost.h tsl_cost_knobs_t.cp, cp_comm):
      * 0 or 1 none; the CP ranks are the innermost of each layer's data level. */

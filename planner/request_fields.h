@@ -148,6 +148,14 @@
     X(no_overlap_tp_dgrad, BOOL, "no-overlap-tp-dgrad", "", 0, 0,                                  \
       "the backward's TP collectives exposed, as the forward's (Megatron-LM before 2021-09)",      \
       "no_overlap_tp_dgrad", "no_overlap_tp_dgrad")                                                \
+    X(unfused_grad_accum, BOOL, "unfused-grad-accum", "", 0, 0,                                    \
+      "each micro-batch's weight gradients added into the buffer by a kernel of their own "        \
+      "(PyTorch's AccumulateGrad; Megatron-LM before 2022-02)",                                    \
+      "unfused_grad_accum", "unfused_grad_accum")                                                  \
+    X(legacy_p2p, BOOL, "legacy-p2p", "", 0, 0,                                                    \
+      "Megatron-LM's p2p before Megatron-core (2021-2022): 1/t per TP rank, all-gathered on "      \
+      "arrival, every exchange blocking, interleaved too",                                         \
+      "legacy_p2p", "legacy_p2p")                                                                  \
     X(autocast, BOOL, "autocast", "", 0, 0,                                                        \
       "price PyTorch eager modules under torch.autocast over fp32 parameters: fp32 norms and "     \
       "residual stream, per-micro-batch weight casts, fp32 gradients, the vocabulary unpadded",    \

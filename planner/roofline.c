@@ -26,6 +26,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->moe_busy = 1.0;
     d->moe_moved = 1.0;
     d->autocast = false;
+    d->grad_acc_bytes = 0.0;
     d->moe_fp8 = false;
 }
 
@@ -614,10 +615,10 @@ double tsl_roofline_layer_bwd_acc_s(const tsl_roofline_dev_t *d, const tsl_layer
                                     double params)
 {
     pass_t p = {.d = d, .bwd = true};
-    if (!d->autocast || d->mem_bw <= 0 || !(params > 0))
+    if (!(d->grad_acc_bytes > 0) || d->mem_bw <= 0 || !(params > 0))
         return layer_s(&p, l, samples, t, sp, vocab);
     double gpu = layer_gpu_s(&p, l, samples, t, sp, vocab) +
-                 tsl_roofline_mem_s(d, TSL_ROOFLINE_AUTOCAST_ACC_BYTES * params, param_tensors(l));
+                 tsl_roofline_mem_s(d, d->grad_acc_bytes * params, param_tensors(l));
     return host_floor(&p, gpu);
 }
 

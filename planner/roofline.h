@@ -173,12 +173,6 @@
  * The host op count is unchanged (TSL_ROOFLINE_HOST_OP_S lumps them). */
 #define TSL_ROOFLINE_EAGER_QKV_GRAD_BYTES 8.0
 #define TSL_ROOFLINE_EAGER_COPY_BYTES     4.0
-/* .grad accumulation across micro-batches under autocast: AccumulateGrad adds
- * the fp32 gradient of every micro-batch after the first into the fp32 .grad in
- * place (torch/csrc/autograd/functions/accumulate_grad.h: variable_grad +=
- * new_grad; the first takes the tensor as it is): read 4 + 4, write 4 per
- * parameter, a kernel per parameter tensor (tsl_roofline_layer_bwd_acc_s). */
-#define TSL_ROOFLINE_AUTOCAST_ACC_BYTES 12.0
 /* A GEMM whose row length is not a multiple of 16 bytes (the LM head over an
  * unpadded vocabulary, e.g. GPT-2's 50257): cuBLAS cannot take its aligned
  * (TMA, vectorised) kernels and falls back to a slower path — "tripling that
@@ -249,23 +243,28 @@ bool tsl_roofline_fp8_experts(const tsl_layer_t *l, uint32_t etp);
 double tsl_fp8_wire_bytes(uint32_t recipe);
 
 typedef struct tsl_roofline_dev {
-    double gemm_flops;    /* F: sustained tensor-core FLOP/s */
-    double mem_bw;        /* W: sustained device-memory bytes/s; 0 = unknown */
-    double launch_s;      /* L */
-    double host_op_s;     /* host dispatch per op of an eager stack; 0: none (the
+    double gemm_flops;     /* F: sustained tensor-core FLOP/s */
+    double mem_bw;         /* W: sustained device-memory bytes/s; 0 = unknown */
+    double launch_s;       /* L */
+    double host_op_s;      /* host dispatch per op of an eager stack; 0: none (the
                              GPU's time alone). A pass takes max(GPU, ops × it) */
-    tsl_gemm_eff_t shape; /* the GPU's GEMM shape curve (gemm_eff.h) */
-    double fp8_flops;     /* F8: sustained FP8 tensor-core FLOP/s (peak × e_max) */
-    uint32_t fp8;         /* tsl_fp8_recipe_t of the linear GEMMs; NONE (0): bf16. Needs
+    tsl_gemm_eff_t shape;  /* the GPU's GEMM shape curve (gemm_eff.h) */
+    double fp8_flops;      /* F8: sustained FP8 tensor-core FLOP/s (peak × e_max) */
+    uint32_t fp8;          /* tsl_fp8_recipe_t of the linear GEMMs; NONE (0): bf16. Needs
                              fp8_flops > 0 and a bandwidth */
-    uint32_t ep;          /* expert-parallel degree of MoE layers (1 after init) */
-    uint32_t etp;         /* expert tensor-parallel degree of their experts (1 after init) */
-    double moe_busy;      /* rows of the busiest expert over the mean k·T/E (1 after init;
+    uint32_t ep;           /* expert-parallel degree of MoE layers (1 after init) */
+    uint32_t etp;          /* expert tensor-parallel degree of their experts (1 after init) */
+    double moe_busy;       /* rows of the busiest expert over the mean k·T/E (1 after init;
                              tsl_cost_moe_rows: the imbalance, or the capacity's) */
-    double moe_moved;     /* rows dispatched per rank over k·T (1 after init; below 1
+    double moe_moved;      /* rows dispatched per rank over k·T (1 after init; below 1
                              when a capacity drops tokens, c when padded to it) */
-    bool autocast;        /* torch.autocast over fp32 parameters (above); false after init */
-    bool moe_fp8;         /* with fp8: the routed experts' grouped GEMMs in FP8 too (false
+    bool autocast;         /* torch.autocast over fp32 parameters (above); false after init */
+    double grad_acc_bytes; /* bytes per parameter a later micro-batch's gradient
+                              accumulation moves as kernels of its own (cost.c
+                              grad_accum_bytes: AccumulateGrad under autocast, 4 + 4
+                              read, 4 written; Megatron-LM 2021's fp16 .grad, 2 + 2 + 2);
+                              0 after init: fused into the GEMM or none */
+    bool moe_fp8;          /* with fp8: the routed experts' grouped GEMMs in FP8 too (false
                              after init: bf16, as torchtitan without its grouped-experts
                              converter) */
 } tsl_roofline_dev_t;
@@ -306,10 +305,11 @@ double tsl_roofline_layer_bwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *
                                 uint32_t t, bool sp, double vocab);
 
 /* tsl_roofline_layer_bwd_s of a micro-batch whose backward then adds `params`
- * fp32 gradients of this rank into .grad (autocast, every micro-batch after the
- * first: TSL_ROOFLINE_AUTOCAST_ACC_BYTES each, a kernel per parameter tensor of the
- * layer): the GPU's time grows by it before the host floor, so a host-bound pass
- * hides it. Without autocast or a bandwidth figure: tsl_roofline_layer_bwd_s. */
+ * gradients of this rank into the gradient buffer by kernels of their own (every
+ * micro-batch after the first: d->grad_acc_bytes each, a kernel per parameter
+ * tensor of the layer, as AccumulateGrad runs per tensor): the GPU's time grows by
+ * it before the host floor, so a host-bound pass hides it. Without grad_acc_bytes
+ * or a bandwidth figure: tsl_roofline_layer_bwd_s. */
 double tsl_roofline_layer_bwd_acc_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
                                     double samples, uint32_t t, bool sp, double vocab,
                                     double params);

@@ -319,6 +319,10 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x72636d00000000ull | (uint64_t)k.bf16_moments << 32 | k.recompute_modules);
     if (k.lazy_grads) /* absent: the fingerprints from before */
         tsl_fp_u64(&fp, 0x6c617a7900ull);
+    if (k.unfused_grad_accum) /* absent: the fingerprints from before */
+        tsl_fp_u64(&fp, 0x67616363ull);
+    if (k.legacy_p2p) /* likewise */
+        tsl_fp_u64(&fp, 0x6c703270ull);
     if (r->no_dropout) /* hashed only when set, as the target */
         tsl_fp_u64(&fp, 0x6e6f647200ull);
     tsl_fp_hex(&fp, hex);

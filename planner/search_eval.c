@@ -262,6 +262,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->moe_fp8_dispatch << 5 | (uint64_t)k->moe_pad << 6 |
             (uint64_t)k->overlap_tp_dgrad << 7 | (uint64_t)k->fb_serial << 8 |
             (uint64_t)k->bf16_moments << 9 | (uint64_t)k->autocast << 10 |
+            (uint64_t)k->unfused_grad_accum << 11 | (uint64_t)k->legacy_p2p << 12 |
             (uint64_t)env->mode << 16,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
@@ -990,6 +991,10 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->overlap_tp_dgrad = true;
     if (r->no_overlap_tp_dgrad)
         k->overlap_tp_dgrad = false;
+    if (r->unfused_grad_accum)
+        k->unfused_grad_accum = true;
+    if (r->legacy_p2p)
+        k->legacy_p2p = true;
     if (r->autocast)
         k->autocast = true;
     k->cp = r->cp > 1 && !r->no_cp ? r->cp : 0; /* the search sets each degree it tries */
@@ -1082,10 +1087,10 @@ static double stage_p2p_s(const tsl_engine_t *e, const tsl_group_strategies_t *g
     if (next)
         return v * tsl_cost_stage_p2p_pairs_s(e->cluster, mode, s * G, to, last,
                                               e->model->layers[first_layer[s + 1]].bnd_act_bytes,
-                                              Bm, bw);
+                                              Bm, bw, e->knobs.legacy_p2p);
     return (v - 1) * tsl_cost_stage_p2p_pairs_s(e->cluster, mode, s * G, 0, last,
                                                 e->model->layers[first_layer[s]].bnd_act_bytes, Bm,
-                                                bw);
+                                                bw, e->knobs.legacy_p2p);
 }
 
 /*
@@ -1525,7 +1530,8 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
                             .sync_s = sync,
                             .p2p_s = p2p,
                             .opt_s = opt,
-                            .tie_s = plan->tie_s};
+                            .tie_s = plan->tie_s,
+                            .p2p_blocking = e->knobs.legacy_p2p};
     tsl_pipeline_out_t t;
     tsl_pipeline_iter(&in, &t);
     if ((plan->schedule || plan->vp_group) && zb_iter(e, plan, &t) != 0)

@@ -263,6 +263,57 @@ static void test_knobs(void)
     tsl_cluster_free(&c);
 }
 
+/* unfused_grad_accum (docs/cost-model.md "Gradient accumulation"): a micro-batch
+ * that does not synchronise adds its weight gradients into the buffer with a
+ * kernel of its own, HBM-bound at W_opt. P = 12,582,912 parameters, DP 8, W = 1 TB/s:
+ * fp16 .grad (Megatron-LM 2021): (2 + 2 + 2)·P / W + 4 µs = 79.497 µs; an fp32
+ * buffer (main_grad.add_): (4 + 2 + 4)·P / W + 4 µs = 129.829 µs; the synchronising
+ * micro-batch is the one priced without it (m − 1 per iteration); under SDP the
+ * gradients are reduce-scattered every micro-batch: nothing to accumulate. */
+static void test_grad_accum(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t base, r;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.device_mem_bw = 1.25e12; /* W = 0.8 x 1.25 TB/s = 1 TB/s */
+    env.host_op_s = 0.0;         /* the GPU's time alone (a host-bound pass hides it) */
+    /* one AccumulateGrad kernel per parameter tensor: QKV, projection, FC1, FC2 and
+     * two norms, weight and bias each: 12 kernels at L = 4 us */
+    double launches = 12 * TSL_ROOFLINE_LAUNCH_S;
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false), z = one(TSL_DIM_SDP, 8, false);
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &base);
+    env.knobs.unfused_grad_accum = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    /* fp16 .grad read and written, the fresh fp16 gradient read: 6 B x 12582912 at
+     * 1 TB/s = 75.497472 us */
+    CHECK_NEAR(r.bwd_s - base.bwd_s, 75.497472e-6 + launches, 1e-12,
+               "fp16 accumulate: 6 B/param (%g)", r.bwd_s - base.bwd_s);
+    CHECK_NEAR(r.bwd_sync_s, base.bwd_sync_s, 1e-15, "not on the synchronising micro-batch");
+    CHECK_NEAR(r.fwd_s, base.fwd_s, 1e-15, "forward unchanged");
+    env.knobs.grad_reduce_bytes = 4;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    env.knobs.unfused_grad_accum = false;
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &base);
+    /* an fp32 buffer: 4 + 4 + 2 = 10 B x 12582912 = 125.82912 us */
+    CHECK_NEAR(r.bwd_s - base.bwd_s, 125.82912e-6 + launches, 1e-12, "fp32 buffer: 10 B/param (%g)",
+               r.bwd_s - base.bwd_s);
+    env.knobs = (tsl_cost_knobs_t){0};
+    env.knobs.autocast = true; /* AccumulateGrad on fp32 .grad: 4 + 4 + 4, the same term */
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
+    CHECK(r.bwd_s > r.bwd_sync_s - r.grad_comm_s, "autocast accumulates on its own");
+    env.knobs.unfused_grad_accum = true; /* implied by autocast: not counted twice */
+    tsl_cost_layer(&env, &l, &s, NULL, 16, &base);
+    CHECK_NEAR(base.bwd_s, r.bwd_s, 1e-15, "autocast + --unfused-grad-accum: one accumulation");
+    env.knobs = (tsl_cost_knobs_t){0};
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
+    env.knobs.unfused_grad_accum = true;
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    CHECK_NEAR(r.bwd_s, base.bwd_s, 1e-15, "SDP: reduce-scattered, not accumulated");
+    tsl_cluster_free(&c);
+}
+
 static void test_sdp(void)
 {
     tsl_cluster_t c;
@@ -563,6 +614,16 @@ static void test_p2p(void)
                "stack: DP 2 sends no more per rank");
     CHECK_NEAR(tsl_cost_stage_p2p_s(&c, TSL_COST_PAPER, 0, 4, &tp2dp2, BND, 2),
                2.0 * BND * 2 / (10 * GB), EPS, "paper: the whole micro-batch on one link");
+    /* legacy_p2p (Megatron-LM 2021-2022's scatter/gather): tp4 sends BND/4 from each
+     * rank over the shared NIC, then the receiving node's TP group all-gathers
+     * the whole at 100 GB/s: 2 · (BND/4 / nic4 + 3/4 · BND / 100 GB) */
+    double pairs = tsl_cluster_pairs_bw(&c, 0, 4, 4);
+    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &tp4, BND, 1, pairs, true),
+               2.0 * (BND / 4.0 / nic4 + 0.75 * BND / (100 * GB)), EPS, "scatter/gather: tp4");
+    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &sp, BND, 8, pairs, true),
+               2.0 * BND * 2 / nic4, EPS, "scatter/gather: SP already sends 1/t");
+    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &dp4, BND, 8, pairs, true),
+               2.0 * BND * 2 / nic4, EPS, "scatter/gather: no TP, nothing to split");
     tsl_cluster_free(&c);
 }
 
@@ -1924,6 +1985,7 @@ int main(void)
     test_env();
     test_dp();
     test_knobs();
+    test_grad_accum();
     test_sdp();
     test_tp_and_ckpt();
     test_placement();

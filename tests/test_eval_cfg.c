@@ -260,6 +260,14 @@ static void test_knobs(void)
 
     tsl_eval_cfg_t c;
     tsl_err_t err = {0};
+    /* --no-gradient-accumulation-fusion: the DDP hook's main_grad.add_ per micro-batch */
+    snprintf(line, sizeof line, "%s--bf16", base);
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 && !c.knobs.unfused_grad_accum,
+          "fused gradient accumulation by default (%s)", err.msg);
+    snprintf(line, sizeof line, "%s--bf16 --no-gradient-accumulation-fusion", base);
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 && c.knobs.unfused_grad_accum &&
+              c.knobs.grad_reduce_bytes == 4,
+          "--no-gradient-accumulation-fusion: unfused, into fp32 main_grad (%s)", err.msg);
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ndata_parallel_shard_degree = 8\n", &c, &err) ==
                   0 &&
               c.knobs.grad_reduce_bytes == 4 && !c.knobs.grad_reduce_exposed &&

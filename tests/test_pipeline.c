@@ -311,7 +311,7 @@ static void test_opt_tail(void)
  * stage (6.5, its backward ending at 24 − 5.5) ends at 18.5 + 6.5 = 25: flush 25
  * against Eq. 9's 31.5.
  * v = 2, m = 6: K = 3.5, T0 = 6 · 3.5 + 7 / 2 + 1.5 · 1/2 = 25.25; tails halve
- * (0, 1.375, 2.75): flush 25.75, steps 1, 2, 3 → tail 1.
+ * (0, 1.375, 2.75): flush 25.75, steps 1, 2, 3 → tail 1. Blocking hops: K = 4.
  * PAPER: Eq. 9 / T_v and tsl_pipeline_opt_tail_s, bit for bit. */
 static void test_iter(void)
 {
@@ -355,6 +355,13 @@ static void test_iter(void)
     tsl_pipeline_iter(&in, &o);
     CHECK_NEAR(o.flush_s, 25.75, EPS, "stack, v 2: %g", o.flush_s);
     CHECK_NEAR(o.opt_tail_s, 1.0, EPS, "stack, v 2 steps: %g", o.opt_tail_s);
+    /* blocking hops (Megatron-LM before core): K = C_nosync = 4, T0 = 6 · 4 + 8 / 2
+     * = 28, flush 28.5; the steps as before */
+    in.p2p_blocking = true;
+    tsl_pipeline_iter(&in, &o);
+    CHECK_NEAR(o.flush_s, 28.5, EPS, "stack, v 2, blocking: %g", o.flush_s);
+    CHECK_NEAR(o.opt_tail_s, 1.0, EPS, "stack, v 2, blocking steps: %g", o.opt_tail_s);
+    in.p2p_blocking = false;
     in.paper = true;
     tsl_pipeline_iter(&in, &o);
     CHECK(o.flush_s == tsl_pipeline_time_interleaved_s(3, nosync, sync, 6, 2) &&

@@ -584,7 +584,9 @@ static void test_autocast(void)
     /* .grad accumulation of a later micro-batch: 12 B per parameter (read the fp32
      * gradient and .grad, write .grad), a kernel per tensor: 4 weights, 4 biases, 2
      * norms' γ and β = 12 kernels; 12 × 12,596,224 B / 2.68 TB/s + 48 us = 104.4 us;
-     * none without autocast */
+     * none where the device has no accumulation bytes (cost.c grad_accum_bytes sets
+     * 12 under autocast) */
+    ac.grad_acc_bytes = 12.0;
     double acc = 12.0 * P / W + 12 * L;
     CHECK_NEAR(acc, 104.40e-6, 1e-4, "by hand: accumulation %.2f us", acc * 1e6);
     CHECK_NEAR(tsl_roofline_layer_bwd_acc_s(&ac, &l, 16, 1, false, 0, P) -
@@ -592,7 +594,7 @@ static void test_autocast(void)
                acc, 1e-9, "accumulation in the backward");
     CHECK(tsl_roofline_layer_bwd_acc_s(&d, &l, 16, 1, false, 0, P) ==
               tsl_roofline_layer_bwd_s(&d, &l, 16, 1, false, 0),
-          "no accumulation priced without autocast");
+          "no accumulation priced without accumulation bytes");
     ac.host_op_s = d.host_op_s = 1.0;
     CHECK(tsl_roofline_layer_bwd_acc_s(&ac, &l, 1, 1, false, 0, P) == 18,
           "a host-bound backward hides the accumulation");

@@ -218,6 +218,10 @@ def knob_args(row, amp_profile=None):
         cmd += ["--overlap-param-gather"]
     if p.get("overlap_tp_dgrad"):
         cmd += ["--overlap-tp-dgrad"]
+    if p.get("unfused_grad_accum"):
+        cmd += ["--unfused-grad-accum"]
+    if p.get("legacy_p2p"):
+        cmd += ["--legacy-p2p"]
     # the precision of the linear GEMMs (docs/cost-model.md "FP8"): absent = bf16
     if p.get("fp8"):
         cmd += ["--fp8", p["fp8"]]
