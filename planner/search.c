@@ -319,6 +319,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x72636d00000000ull | (uint64_t)k.bf16_moments << 32 | k.recompute_modules);
     if (r->no_dropout) /* hashed only when set, as the target */
         tsl_fp_u64(&fp, 0x6e6f647200ull);
+    if (r->double_block_fwd) /* likewise */
+        tsl_fp_u64(&fp, 0x64626c6600ull);
     tsl_fp_hex(&fp, hex);
 }
 

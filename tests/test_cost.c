@@ -383,6 +383,45 @@ static void test_tp_and_ckpt(void)
     tsl_cluster_free(&c);
 }
 
+/* double_block_fwd (AMP's Megatron-LM v1.1.5 fork runs each block's forward twice):
+ * test_tp_and_ckpt's TP-8 layer, by hand: the forward pays cf + tpf twice, the
+ * backward is unchanged; a full recompute runs the twice-run forward again; the
+ * embedding and the head are not blocks and stay as they were. */
+static void test_double_block_fwd(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t r, ck, h0, h1;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.knobs.double_block_fwd = true;
+    tsl_strategy_t s = one(TSL_DIM_TP, 8, false), sc = one(TSL_DIM_TP, 8, true);
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &r);
+    tsl_cost_layer(&env, &l, &sc, NULL, 4, &ck);
+    double cf = F_FLOPS * 4 / (8 * X_FLOPS); /* 4e-5, as test_tp_and_ckpt */
+    double tpf = 3.670016e-5;                /* its two all-reduces */
+    CHECK_NEAR(r.fwd_s, 2 * (cf + tpf), EPS, "forward twice: %g", r.fwd_s);
+    CHECK_NEAR(r.bwd_s, 2 * cf + tpf, EPS, "backward once");
+    CHECK_NEAR(r.compute_s, 4 * cf, EPS, "compute: 2 cf forward + 2 cf backward");
+    CHECK_NEAR(r.comm_s, 3 * tpf, EPS, "comm: two forwards' and the backward's all-reduces");
+    CHECK_NEAR(ck.fwd_s, r.fwd_s, EPS, "CKPT forward as without");
+    CHECK_NEAR(ck.bwd_s, 2 * cf + tpf + 2 * (cf + tpf), EPS, "CKPT recomputes both runs");
+    CHECK_NEAR(ck.compute_s + ck.comm_s, ck.fwd_s + ck.bwd_s, EPS, "parts add up: %g + %g",
+               ck.compute_s, ck.comm_s);
+    CHECK_NEAR(ck.comm_s, 5 * tpf, EPS, "CKPT comm: 2 + 2 forward runs, 1 backward");
+    /* the first run's output only printed: its activations are freed at once */
+    CHECK(r.fwd_bytes == (ACT_REPL + ACT_SHARD / 8) * 4 && ck.fwd_bytes == BND * 4,
+          "memory as one run");
+    tsl_layer_t h = l;
+    h.kind = TSL_LAYER_HEAD;
+    tsl_cost_layer(&env, &h, &s, NULL, 4, &h1);
+    env.knobs.double_block_fwd = false;
+    tsl_cost_layer(&env, &h, &s, NULL, 4, &h0);
+    CHECK(h1.fwd_s == h0.fwd_s && h1.bwd_s == h0.bwd_s, "a head runs once (%g, %g)", h1.fwd_s,
+          h0.fwd_s);
+    tsl_cluster_free(&c);
+}
+
 /* TP2 inner stays in a node; TP over the outer level crosses the slow link. */
 static void test_placement(void)
 {
@@ -1855,6 +1894,7 @@ int main(void)
     test_knobs();
     test_sdp();
     test_tp_and_ckpt();
+    test_double_block_fwd();
     test_placement();
     test_infeasible();
     test_transition();
