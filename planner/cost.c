@@ -1180,7 +1180,10 @@ double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head
     double bytes = TSL_BYTES_PER_PARAM_FP16 * padded_vocab(head, t, NULL) / t * head->hidden;
     const struct tsl_calib *cal = tsl_cluster_block_calib(c, first_a, 1);
     double k = cal != NULL ? cal->comm_scale : 1.0;
-    double sum = tsl_cost_allreduce_s(bytes, 2, tsl_cluster_link_bw(c, first_a, first_b));
+    /* every rank of the head's stage sums with its counterpart in the first at the
+     * same time (Megatron's embedding groups, DeepSpeed's tied-module groups: one
+     * per rank of the stage): the pairs share the network as a boundary's sends do */
+    double sum = tsl_cost_allreduce_s(bytes, 2, tsl_cluster_pairs_bw(c, first_a, first_b, size_b));
     /* under SDP each side first all-gathers its shard over its data group (the
      * executor's tie sum), priced as a layer's SDP gather on the head's block */
     dim_shape(s, TSL_DIM_SDP, &z, &stride);

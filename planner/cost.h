@@ -181,7 +181,8 @@ typedef enum tsl_cost_mode {
  * chunk by chunk from Megatron's schedule table (pipeline.h); 14: PyTorch eager modules
  * under torch.autocast (autocast), models without dropout (no_dropout), the causal flash
  * kernel's rate, the host floor re-measured on the step as it ran (57.2 us); 15: a
- * stack that runs each block's forward twice (double_block_fwd, AMP's fork). */
+ * stack that runs each block's forward twice (double_block_fwd, AMP's fork), the tied
+ * head's all-reduce with every rank pair at once on the shared NICs. */
 #define TSL_COST_MODEL_VERSION 15u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
@@ -485,7 +486,8 @@ double tsl_cost_overlap_s(double compute_s, double comm_s, double slowdown);
  * is in a later stage than its embedding, each TP rank of the first stage (block at
  * first_a) and its counterpart in the head's stage (first_b) sum the word embedding's
  * fp16 gradient, V'/t · h of them, once per iteration before either steps: a 2-rank
- * ring all-reduce over the link between the two blocks (the first's calibration).
+ * ring all-reduce per rank of the head's block, all at once, each pair at the
+ * bandwidth the size_b pairs share (tsl_cluster_pairs_bw; the first's calibration).
  * t and z are the head's strategy s's TP and SDP degrees; with z > 1 the executor first
  * all-gathers the V'/t · h gradient over the data group, priced as a layer's SDP gather
  * on the head's block [first_b, first_b + size_b). 0 for a head that is not tied. */

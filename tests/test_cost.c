@@ -946,25 +946,29 @@ static void test_vocab_layers(void)
           (unsigned long long)r.ms_bytes);
     tsl_cluster_free(&c);
 
-    /* The tied all-reduce: stage 0 on node 0, the head's stage on node 1 (10 GB/s);
-     * 2 ranks, ring 2·(2 − 1)/2 · M, M = 2 B · 50432·1024/2 = 51,642,368 B at t = 2:
-     * 5.1642368 ms. Between GPUs of one node the intra link (100 GB/s): 0.51642 ms. */
+    /* The tied all-reduce: stage 0 on node 0, the head's stage on node 1 (10 GB/s,
+     * one NIC); 2 ranks, ring 2·(2 − 1)/2 · M, M = 2 B · 50432·1024/2 = 51,642,368 B at
+     * t = 2, and both TP ranks' pairs cross the one NIC at once: 5 GB/s each, 10.328 ms.
+     * Between GPUs of one node the intra link (100 GB/s), one pair: 0.51642 ms. */
     make_env(&c, &env, 2, 2);
     tsl_strategy_t tp2 = one(TSL_DIM_TP, 2, false);
-    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &tp2, 0, 2, 2), 51642368.0 / (10 * GB), EPS,
-               "tied all-reduce across nodes");
+    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &tp2, 0, 2, 2), 51642368.0 / (5 * GB), EPS,
+               "tied all-reduce across nodes, two pairs on one NIC");
     CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &tp2, 0, 1, 1), 51642368.0 / (100 * GB), EPS,
                "tied all-reduce inside a node");
     /* SDP 2 (t = 1, z = 2), the head's block [2, 4) on node 1: M = 2 B · 50304·1024 =
-     * 103,022,592 B; the 2-rank sum across nodes M / 10 GB/s = 10.302 ms, plus the
-     * gather over the data group inside node 1, (2 − 1)/2 · M / 100 GB/s = 0.515 ms. */
+     * 103,022,592 B; the 2-rank sums across nodes, both data ranks' pairs on the NIC,
+     * M / 5 GB/s = 20.605 ms, plus the gather over the data group inside node 1,
+     * (2 − 1)/2 · M / 100 GB/s = 0.515 ms. */
     tsl_strategy_t sdp2 = one(TSL_DIM_SDP, 2, false);
     CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &sdp2, 0, 2, 2),
-               103022592.0 / (10 * GB) + 0.5 * 103022592.0 / (100 * GB), EPS,
+               103022592.0 / (5 * GB) + 0.5 * 103022592.0 / (100 * GB), EPS,
                "tied all-reduce plus the SDP gather");
     tsl_strategy_t dp2 = one(TSL_DIM_DP, 2, false); /* z = 1: the sum alone */
-    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &dp2, 0, 2, 2), 103022592.0 / (10 * GB), EPS,
+    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &dp2, 0, 2, 2), 103022592.0 / (5 * GB), EPS,
                "tied all-reduce, no SDP");
+    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &dp2, 0, 2, 1), 103022592.0 / (10 * GB), EPS,
+               "one pair alone has the NIC");
     h.tied_head = false;
     CHECK(tsl_cost_tied_allreduce_s(&c, &h, &tp2, 0, 2, 2) == 0, "an untied head sums nothing");
     CHECK(tsl_cost_tied_allreduce_s(&c, &e, &tp2, 0, 2, 2) == 0, "not a head");
