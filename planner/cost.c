@@ -1018,6 +1018,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     bool profiled = env->profile != NULL && !l->experts && !l->kv_lora_rank;
     if (profiled)
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
+    /* a per-layer profile's backward is twice its forward; a block timed as a stack
+     * that runs its forward twice (double_block_fwd) ran it: twice one run is that */
+    if (profiled && env->knobs.double_block_fwd && block_layer(l))
+        compute_b *= 0.5;
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes;
      * none where the measured times already hold it */
     double k = env->overlap_slowdown;
