@@ -15,6 +15,7 @@ static const char eval_usage[] =
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
     "                      [--unfused-attn] [--no-dropout] [--autocast]\n"
+    "                      [--double-block-fwd]\n"
     "                      [--paper-cost] [--no-host-floor]\n"
     "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
     "                      [--lazy-grads]\n"
@@ -104,6 +105,8 @@ static const char eval_usage[] =
     "                      parameters: fp32 norms and residual stream, weight casts,\n"
     "                      fp32 gradients, the vocabulary unpadded\n"
     "                      (docs/cost-model.md, \"Autocast\")\n"
+    "  --double-block-fwd  every transformer block's forward runs twice per\n"
+    "                      micro-batch (AMP's Megatron-LM v1.1.5 fork)\n"
     "  --paper-cost        the seed papers' formulas instead of the stacks'\n"
     "                      (docs/cost-model.md, \"Cost modes\")\n"
     "  --no-host-floor     the GPU's time alone, no eager PyTorch host dispatch\n"
@@ -202,6 +205,7 @@ enum {
     OPT_UNFUSED,
     OPT_NO_DROPOUT,
     OPT_AUTOCAST,
+    OPT_DOUBLE_FWD,
     OPT_PAPER,
     OPT_NO_HOST_FLOOR,
     OPT_GRAD_BYTES,
@@ -264,6 +268,7 @@ static const struct option eval_long[] = {
     {"unfused-attn", no_argument, 0, OPT_UNFUSED},
     {"no-dropout", no_argument, 0, OPT_NO_DROPOUT},
     {"autocast", no_argument, 0, OPT_AUTOCAST},
+    {"double-block-fwd", no_argument, 0, OPT_DOUBLE_FWD},
     {"paper-cost", no_argument, 0, OPT_PAPER},
     {"no-host-floor", no_argument, 0, OPT_NO_HOST_FLOOR},
     {"grad-reduce-bytes", required_argument, 0, OPT_GRAD_BYTES},
@@ -399,6 +404,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_UNFUSED: eo->unfused_attn = true; return 0;
     case OPT_NO_DROPOUT: eo->no_dropout = true; return 0;
     case OPT_AUTOCAST: eo->autocast = true; return 0;
+    case OPT_DOUBLE_FWD: eo->double_block_fwd = true; return 0;
     case OPT_PAPER: eo->paper_cost = true; return 0;
     case OPT_NO_HOST_FLOOR: eo->no_host_floor = true; return 0;
     case OPT_GRAD_BYTES:

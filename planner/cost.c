@@ -1026,6 +1026,13 @@ static double expert_fp8_cache_bytes(const tsl_cost_env_t *env, const tsl_layer_
     return 2.0 * p;
 }
 
+/* A transformer block, or one half of it under sub-layer partitioning: not the
+ * embedding or the head. */
+static bool block_layer(const tsl_layer_t *l)
+{
+    return l->kind != TSL_LAYER_EMBEDDING && l->kind != TSL_LAYER_HEAD;
+}
+
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out)
 {
@@ -1064,6 +1071,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     bool profiled = env->profile != NULL && !l->experts && !l->kv_lora_rank;
     if (profiled)
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
+    /* a per-layer profile's backward is twice its forward; a block timed as a stack
+     * that runs its forward twice (double_block_fwd) ran it: twice one run is that */
+    if (profiled && env->knobs.double_block_fwd && block_layer(l))
+        compute_b *= 0.5;
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes;
      * none where the measured times already hold it */
     double k = env->overlap_slowdown;
@@ -1100,9 +1111,19 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * the forward does not hide (Megatron-LM --overlap-param-gather) */
     double next_s =
         gather_next > 0 ? tsl_cost_overlap_s(compute_f, gather_next, k) - compute_f : 0.0;
+    /* a stack that runs each block's forward twice (double_block_fwd) pays the first
+     * run's compute and TP all-reduces again, in the forward and in a full recompute;
+     * a measured profile timed the layer as the stack ran it and holds both */
+    double twice_c = 0.0, twice_comm = 0.0;
+    if (env->knobs.double_block_fwd && block_layer(l) && !profiled) {
+        twice_c = compute_f;
+        twice_comm = tp_f;
+    }
     /* full recomputation re-runs the forward with its collectives, exposed as in
      * the forward; selective only the attention core (and CP's exchange for it) */
     double recompute = s->ckpt ? compute_f + tp_f + cp_f + ep_f : core_f + cp_f * (core_f > 0);
+    if (s->ckpt)
+        recompute += twice_c + twice_comm;
     double tp_b = tp_bwd_s(env, s->sp, tp_f, col_frac[0] * compute_b, col_frac[1] * compute_b, k);
     double mod_c, mod_comm; /* the recompute modules (recompute.h) */
     module_recompute_s(env, l, s, n, g.t, tp_f, ep_f, &mod_c, &mod_comm);
@@ -1110,7 +1131,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
 
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */
     out->feasible = true;
-    out->fwd_s = compute_f + tp_f + gather + cp_f + ep_f;
+    out->fwd_s = compute_f + tp_f + gather + cp_f + ep_f + twice_c + twice_comm;
     double bwd_rest = tp_b + gather + recompute + cp_b + ep_b;
     /* every micro-batch but one accumulates its gradients (acc_b: autocast,
      * unfused_grad_accum): the
@@ -1128,6 +1149,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         tp_f + tp_b + 2.0 * gather + (s->ckpt ? tp_f + ep_f : 0.0) + cp_f + cp_b + ep_f + ep_b;
     out->compute_s -= mod_comm; /* what the modules repeat of the layer's communication */
     out->comm_s += mod_comm;
+    /* the second run: compute, its all-reduces communication (a full recompute's
+     * share is in recompute above, its all-reduces moved here as tp_f's are) */
+    out->compute_s += twice_c - (s->ckpt ? twice_comm : 0.0);
+    out->comm_s += twice_comm * (s->ckpt ? 2.0 : 1.0);
     out->cp_s = cp_f + cp_b;
     out->ep_s = ep_f + ep_b;
     out->opt_s = optimizer_s(env, s, g, p) + moe.opt_s;
@@ -1226,7 +1251,10 @@ double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head
     double bytes = TSL_BYTES_PER_PARAM_FP16 * padded_vocab(head, t, NULL) / t * head->hidden;
     const struct tsl_calib *cal = tsl_cluster_block_calib(c, first_a, 1);
     double k = cal != NULL ? cal->comm_scale : 1.0;
-    double sum = tsl_cost_allreduce_s(bytes, 2, tsl_cluster_link_bw(c, first_a, first_b));
+    /* every rank of the head's stage sums with its counterpart in the first at the
+     * same time (Megatron's embedding groups, DeepSpeed's tied-module groups: one
+     * per rank of the stage): the pairs share the network as a boundary's sends do */
+    double sum = tsl_cost_allreduce_s(bytes, 2, tsl_cluster_pairs_bw(c, first_a, first_b, size_b));
     /* under SDP each side first all-gathers its shard over its data group (the
      * executor's tie sum), priced as a layer's SDP gather on the head's block */
     dim_shape(s, TSL_DIM_SDP, &z, &stride);

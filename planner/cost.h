@@ -202,8 +202,10 @@ typedef enum tsl_cost_mode {
  * logits and backward transient, a one-micro-batch step's peak before its backward
  * has allocated the .grad; 18: the weight gradients' accumulation as its own kernel
  * (unfused_grad_accum), Megatron-LM's p2p before core: scatter/gather over TP,
- * blocking hops (legacy_p2p). */
-#define TSL_COST_MODEL_VERSION 18u
+ * blocking hops (legacy_p2p); 19: a stack that runs each block's forward twice
+ * (double_block_fwd, AMP's fork), the tied head's all-reduce with every rank pair at
+ * once on the shared NICs. */
+#define TSL_COST_MODEL_VERSION 19u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -285,6 +287,10 @@ typedef struct tsl_cost_knobs {
                                    and no 16-bit weight copy for the step to write, an eager
                                    unfused core with an fp32 softmax, the vocabulary as given
                                    (no padding); docs/cost-model.md "Autocast" */
+    bool double_block_fwd;      /* every transformer block's forward runs twice per
+                                   micro-batch, the first output thrown away (AMP's fork of
+                                   Megatron-LM v1.1.5): its compute and TP all-reduces twice;
+                                   docs/cost-model.md "A block's forward run twice" */
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */
@@ -531,7 +537,8 @@ double tsl_cost_overlap_s(double compute_s, double comm_s, double slowdown);
  * is in a later stage than its embedding, each TP rank of the first stage (block at
  * first_a) and its counterpart in the head's stage (first_b) sum the word embedding's
  * fp16 gradient, V'/t · h of them, once per iteration before either steps: a 2-rank
- * ring all-reduce over the link between the two blocks (the first's calibration).
+ * ring all-reduce per rank of the head's block, all at once, each pair at the
+ * bandwidth the size_b pairs share (tsl_cluster_pairs_bw; the first's calibration).
  * t and z are the head's strategy s's TP and SDP degrees; with z > 1 the executor first
  * all-gathers the V'/t · h gradient over the data group, priced as a layer's SDP gather
  * on the head's block [first_b, first_b + size_b). 0 for a head that is not tied. */

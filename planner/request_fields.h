@@ -164,6 +164,10 @@
       "the model without dropout (the GPT/BERT/T5 presets and imports keep it where the "          \
       "architecture has it)",                                                                      \
       "no_dropout", "no_dropout")                                                                  \
+    X(double_block_fwd, BOOL, "double-block-fwd", "", 0, 0,                                        \
+      "every transformer block's forward runs twice per micro-batch (AMP's fork of Megatron-LM "   \
+      "v1.1.5, whose pipe layer prints the shape of a first full forward)",                        \
+      "double_block_fwd", "double_block_fwd")                                                      \
     X(no_cp, BOOL, "no-cp", "", 0, 0,                                                              \
       "no context parallelism: every rank holds whole sequences (the same as --cp 1)", "no_cp",    \
       "no_cp")                                                                                     \

@@ -325,6 +325,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6c703270ull);
     if (r->no_dropout) /* hashed only when set, as the target */
         tsl_fp_u64(&fp, 0x6e6f647200ull);
+    if (r->double_block_fwd) /* likewise */
+        tsl_fp_u64(&fp, 0x64626c6600ull);
     tsl_fp_hex(&fp, hex);
 }
 

@@ -115,18 +115,25 @@ static void test_fixture(const char *data)
     tsl_model_free(&m);
 }
 
-/* Layer 1 of m under tp2 on the first two GPUs of c, forward seconds, 2 samples. */
-static double tp2_fwd_s(const tsl_cluster_t *c, const tsl_model_t *m)
+/* Layer 1 of m under tp2 on the first two GPUs of c, 2 samples; dbl: the stack
+ * runs each block's forward twice (double_block_fwd). */
+static tsl_layer_cost_t tp2_cost(const tsl_cluster_t *c, const tsl_model_t *m, bool dbl)
 {
     tsl_cost_env_t env;
     tsl_strategy_t s;
     tsl_layer_cost_t r;
     tsl_err_t err = {0};
     CHECK(tsl_cost_env_init(&env, c, 0, 2, &err) == 0, "env: %s", err.msg);
+    env.knobs.double_block_fwd = dbl;
     CHECK(tsl_strategy_parse("tp2", &s, &err) == 0, "tp2: %s", err.msg);
     tsl_cost_layer(&env, &m->layers[1], &s, NULL, 2, &r);
     CHECK(r.feasible, "tp2 feasible on 2 T4s");
-    return r.fwd_s;
+    return r;
+}
+
+static double tp2_fwd_s(const tsl_cluster_t *c, const tsl_model_t *m)
+{
+    return tp2_cost(c, m, false).fwd_s;
 }
 
 /* AMP measured its TP-2 layer on a running TP group: the all-reduce is inside the
@@ -149,6 +156,13 @@ static void test_tp_comm_inside(const char *data)
         CHECK(tsl_profile_attach(&c, p[0], &use, &err) == 0, "attach: %s", err.msg);
         double inside = tp2_fwd_s(&c, &m);
         CHECK_NEAR(inside, 0.012, 1e-9, "TP 2 forward %.6f s: the profile's time alone", inside);
+        /* AMP's fork ran each block's forward twice and its profile timed both runs:
+         * the forward stays 0.012 s, the backward is twice one run, 0.012 s, not 0.024 */
+        tsl_layer_cost_t one = tp2_cost(&c, &m, false), dbl = tp2_cost(&c, &m, true);
+        CHECK_NEAR(one.bwd_s, 0.024, 1e-9, "backward twice the profiled forward");
+        CHECK_NEAR(dbl.fwd_s, 0.012, 1e-9, "double_block_fwd: the profiled forward holds both");
+        CHECK_NEAR(dbl.bwd_s, 0.012, 1e-9, "double_block_fwd: the backward of one run, %.6f s",
+                   dbl.bwd_s);
         p[0]->tp_comm_in_times = false;
         double added = tp2_fwd_s(&c, &m);
         CHECK(added > inside + 1e-5, "unmarked: the all-reduce added (%.6f > %.6f s)", added,

@@ -434,6 +434,45 @@ static void test_tp_and_ckpt(void)
     tsl_cluster_free(&c);
 }
 
+/* double_block_fwd (AMP's Megatron-LM v1.1.5 fork runs each block's forward twice):
+ * test_tp_and_ckpt's TP-8 layer, by hand: the forward pays cf + tpf twice, the
+ * backward is unchanged; a full recompute runs the twice-run forward again; the
+ * embedding and the head are not blocks and stay as they were. */
+static void test_double_block_fwd(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t r, ck, h0, h1;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.knobs.double_block_fwd = true;
+    tsl_strategy_t s = one(TSL_DIM_TP, 8, false), sc = one(TSL_DIM_TP, 8, true);
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &r);
+    tsl_cost_layer(&env, &l, &sc, NULL, 4, &ck);
+    double cf = F_FLOPS * 4 / (8 * X_FLOPS); /* 4e-5, as test_tp_and_ckpt */
+    double tpf = 3.670016e-5;                /* its two all-reduces */
+    CHECK_NEAR(r.fwd_s, 2 * (cf + tpf), EPS, "forward twice: %g", r.fwd_s);
+    CHECK_NEAR(r.bwd_s, 2 * cf + tpf, EPS, "backward once");
+    CHECK_NEAR(r.compute_s, 4 * cf, EPS, "compute: 2 cf forward + 2 cf backward");
+    CHECK_NEAR(r.comm_s, 3 * tpf, EPS, "comm: two forwards' and the backward's all-reduces");
+    CHECK_NEAR(ck.fwd_s, r.fwd_s, EPS, "CKPT forward as without");
+    CHECK_NEAR(ck.bwd_s, 2 * cf + tpf + 2 * (cf + tpf), EPS, "CKPT recomputes both runs");
+    CHECK_NEAR(ck.compute_s + ck.comm_s, ck.fwd_s + ck.bwd_s, EPS, "parts add up: %g + %g",
+               ck.compute_s, ck.comm_s);
+    CHECK_NEAR(ck.comm_s, 5 * tpf, EPS, "CKPT comm: 2 + 2 forward runs, 1 backward");
+    /* the first run's output only printed: its activations are freed at once */
+    CHECK(r.fwd_bytes == (ACT_REPL + ACT_SHARD / 8) * 4 && ck.fwd_bytes == BND * 4,
+          "memory as one run");
+    tsl_layer_t h = l;
+    h.kind = TSL_LAYER_HEAD;
+    tsl_cost_layer(&env, &h, &s, NULL, 4, &h1);
+    env.knobs.double_block_fwd = false;
+    tsl_cost_layer(&env, &h, &s, NULL, 4, &h0);
+    CHECK(h1.fwd_s == h0.fwd_s && h1.bwd_s == h0.bwd_s, "a head runs once (%g, %g)", h1.fwd_s,
+          h0.fwd_s);
+    tsl_cluster_free(&c);
+}
+
 /* TP2 inner stays in a node; TP over the outer level crosses the slow link. */
 static void test_placement(void)
 {
@@ -968,25 +1007,29 @@ static void test_vocab_layers(void)
           (unsigned long long)r.ms_bytes);
     tsl_cluster_free(&c);
 
-    /* The tied all-reduce: stage 0 on node 0, the head's stage on node 1 (10 GB/s);
-     * 2 ranks, ring 2·(2 − 1)/2 · M, M = 2 B · 50432·1024/2 = 51,642,368 B at t = 2:
-     * 5.1642368 ms. Between GPUs of one node the intra link (100 GB/s): 0.51642 ms. */
+    /* The tied all-reduce: stage 0 on node 0, the head's stage on node 1 (10 GB/s,
+     * one NIC); 2 ranks, ring 2·(2 − 1)/2 · M, M = 2 B · 50432·1024/2 = 51,642,368 B at
+     * t = 2, and both TP ranks' pairs cross the one NIC at once: 5 GB/s each, 10.328 ms.
+     * Between GPUs of one node the intra link (100 GB/s), one pair: 0.51642 ms. */
     make_env(&c, &env, 2, 2);
     tsl_strategy_t tp2 = one(TSL_DIM_TP, 2, false);
-    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &tp2, 0, 2, 2), 51642368.0 / (10 * GB), EPS,
-               "tied all-reduce across nodes");
+    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &tp2, 0, 2, 2), 51642368.0 / (5 * GB), EPS,
+               "tied all-reduce across nodes, two pairs on one NIC");
     CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &tp2, 0, 1, 1), 51642368.0 / (100 * GB), EPS,
                "tied all-reduce inside a node");
     /* SDP 2 (t = 1, z = 2), the head's block [2, 4) on node 1: M = 2 B · 50304·1024 =
-     * 103,022,592 B; the 2-rank sum across nodes M / 10 GB/s = 10.302 ms, plus the
-     * gather over the data group inside node 1, (2 − 1)/2 · M / 100 GB/s = 0.515 ms. */
+     * 103,022,592 B; the 2-rank sums across nodes, both data ranks' pairs on the NIC,
+     * M / 5 GB/s = 20.605 ms, plus the gather over the data group inside node 1,
+     * (2 − 1)/2 · M / 100 GB/s = 0.515 ms. */
     tsl_strategy_t sdp2 = one(TSL_DIM_SDP, 2, false);
     CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &sdp2, 0, 2, 2),
-               103022592.0 / (10 * GB) + 0.5 * 103022592.0 / (100 * GB), EPS,
+               103022592.0 / (5 * GB) + 0.5 * 103022592.0 / (100 * GB), EPS,
                "tied all-reduce plus the SDP gather");
     tsl_strategy_t dp2 = one(TSL_DIM_DP, 2, false); /* z = 1: the sum alone */
-    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &dp2, 0, 2, 2), 103022592.0 / (10 * GB), EPS,
+    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &dp2, 0, 2, 2), 103022592.0 / (5 * GB), EPS,
                "tied all-reduce, no SDP");
+    CHECK_NEAR(tsl_cost_tied_allreduce_s(&c, &h, &dp2, 0, 2, 1), 103022592.0 / (10 * GB), EPS,
+               "one pair alone has the NIC");
     h.tied_head = false;
     CHECK(tsl_cost_tied_allreduce_s(&c, &h, &tp2, 0, 2, 2) == 0, "an untied head sums nothing");
     CHECK(tsl_cost_tied_allreduce_s(&c, &e, &tp2, 0, 2, 2) == 0, "not a head");
@@ -1988,6 +2031,7 @@ int main(void)
     test_grad_accum();
     test_sdp();
     test_tp_and_ckpt();
+    test_double_block_fwd();
     test_placement();
     test_infeasible();
     test_transition();

@@ -129,6 +129,8 @@ def stage_counts(row):
     Megatron-LM runs: their Transformer layers split evenly otherwise, as
     Megatron does (eval's flags alone balance by FLOPs). None: eval's split."""
     p = row["plan"]
+    if p.get("layers_per_stage"):  # the split as run, given per stage
+        return p["layers_per_stage"]
     f, l = p.get("first_stage_layers", 0), p.get("last_stage_layers", 0)
     ae, al = int(bool(p.get("account_embedding"))), int(bool(p.get("account_loss")))
     if not (f or l or ae or al) and ("ep" not in p or p["pp"] < 2):
@@ -200,6 +202,8 @@ def knob_args(row, amp_profile=None):
         cmd += ["--no-dropout"]
     if p.get("autocast"):  # PyTorch eager modules under torch.autocast (cost-model.md "Autocast")
         cmd += ["--autocast"]
+    if p.get("block_fwd_runs") == 2:  # the stack ran each block's forward twice (AMP's fork)
+        cmd += ["--double-block-fwd"]
     if amp_profile and row["source"].startswith("amp-"):  # AMP's own layer times
         cmd += ["--amp-profile", amp_profile]
     # how the stack kept and synced gradients (docs/cost-model.md "Precision and
