@@ -14,7 +14,7 @@ static const char eval_usage[] =
     "usage: tesselctl eval (--model NAME | --hf-config PATH) [--seq-len N]\n"
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
-    "                      [--unfused-attn] [--no-dropout] [--autocast]\n"
+    "                      [--unfused-attn] [--no-dropout] [--autocast] [--eager]\n"
     "                      [--paper-cost] [--no-host-floor]\n"
     "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
@@ -60,6 +60,9 @@ static const char eval_usage[] =
     "                      as Megatron-LM's DP and torchtitan's dp_shard do)\n"
     "  --cp-comm TYPE      its attention exchange: p2p (ring, the default), a2a\n"
     "                      (Ulysses) or allgather (Megatron-LM's --cp-comm-type)\n"
+    "  --cp-shard          FSDP over the CP ranks too, also at --sdp 1 (torchtitan's\n"
+    "                      dp_shard_cp mesh; without it --sdp 1 --cp N leaves the\n"
+    "                      CP ranks' data level unsharded)\n"
     "  --ep N --etp N      MoE layers: routed experts over N expert-parallel ranks,\n"
     "                      each expert's width over N expert-TP ranks (default 1)\n"
     "  --moe-capacity-factor C [--moe-pad-to-capacity]\n"
@@ -103,6 +106,9 @@ static const char eval_usage[] =
     "                      parameters: fp32 norms and residual stream, weight casts,\n"
     "                      fp32 gradients, the vocabulary unpadded\n"
     "                      (docs/cost-model.md, \"Autocast\")\n"
+    "  --eager             the model's modules run eagerly, no torch.compile\n"
+    "                      (torchtitan's default): RMSNorm, RoPE and SwiGLU as\n"
+    "                      unfused ATen kernels (docs/cost-model.md, \"Eager modules\")\n"
     "  --paper-cost        the seed papers' formulas instead of the stacks'\n"
     "                      (docs/cost-model.md, \"Cost modes\")\n"
     "  --no-host-floor     the GPU's time alone, no eager PyTorch host dispatch\n"
@@ -165,6 +171,7 @@ enum {
     OPT_ZERO,
     OPT_CP,
     OPT_CP_COMM,
+    OPT_CP_SHARD,
     OPT_EP,
     OPT_ETP,
     OPT_CAPACITY,
@@ -188,6 +195,7 @@ enum {
     OPT_UNFUSED,
     OPT_NO_DROPOUT,
     OPT_AUTOCAST,
+    OPT_EAGER,
     OPT_PAPER,
     OPT_NO_HOST_FLOOR,
     OPT_GRAD_BYTES,
@@ -225,6 +233,7 @@ static const struct option eval_long[] = {
     {"zero", required_argument, 0, OPT_ZERO},
     {"cp", required_argument, 0, OPT_CP},
     {"cp-comm", required_argument, 0, OPT_CP_COMM},
+    {"cp-shard", no_argument, 0, OPT_CP_SHARD},
     {"ep", required_argument, 0, OPT_EP},
     {"etp", required_argument, 0, OPT_ETP},
     {"moe-capacity-factor", required_argument, 0, OPT_CAPACITY},
@@ -247,6 +256,7 @@ static const struct option eval_long[] = {
     {"unfused-attn", no_argument, 0, OPT_UNFUSED},
     {"no-dropout", no_argument, 0, OPT_NO_DROPOUT},
     {"autocast", no_argument, 0, OPT_AUTOCAST},
+    {"eager", no_argument, 0, OPT_EAGER},
     {"paper-cost", no_argument, 0, OPT_PAPER},
     {"no-host-floor", no_argument, 0, OPT_NO_HOST_FLOOR},
     {"grad-reduce-bytes", required_argument, 0, OPT_GRAD_BYTES},
@@ -337,6 +347,7 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         c->zero = (uint8_t)zero;
         return 0;
     case OPT_CP: return tsl_parse_u32("cp", optarg, 1, 1024, &c->knobs.cp, err);
+    case OPT_CP_SHARD: c->cp_shard = true; return 0;
     case OPT_CP_COMM: {
         int comm = tsl_cp_comm_parse(optarg);
         if (comm < 0)
@@ -380,6 +391,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_UNFUSED: eo->unfused_attn = true; return 0;
     case OPT_NO_DROPOUT: eo->no_dropout = true; return 0;
     case OPT_AUTOCAST: eo->autocast = true; return 0;
+    case OPT_EAGER: eo->eager = true; return 0;
     case OPT_PAPER: eo->paper_cost = true; return 0;
     case OPT_NO_HOST_FLOOR: eo->no_host_floor = true; return 0;
     case OPT_GRAD_BYTES:

@@ -281,6 +281,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
         fputs("  autocast:  torch.autocast over fp32 parameters: fp32 norms and residual "
               "stream, weight casts, fp32 gradients, the vocabulary unpadded\n",
               out);
+    if (json_is_true(json_object_get(plan, "eager")))
+        fputs("  eager:     modules run eagerly, no torch.compile: RMSNorm, RoPE and SwiGLU as "
+              "unfused kernels\n",
+              out);
     print_recompute(out, plan);
     fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));

@@ -46,6 +46,10 @@ typedef struct tt_state {
      * or ".mx", main's Float8/MXFP8GroupedExpertsConverter); torchao's FSDP float8
      * all-gather (v0.1/v0.2 enable_fsdp_float8_all_gather) */
     bool grouped, fsdp_fp8;
+    /* torch.compile: [training] compile (late 2024, v0.1.0), [compile] enable and
+     * components (v0.2, main's CompileConfig); off, torchtitan's default, or
+     * without "model" among the components: the model runs eagerly (knobs.eager) */
+    bool compile, compile_no_model;
 } tt_state_t;
 
 /* An integer, or (Python) a product of integers: "8 * 8192". */
@@ -380,6 +384,13 @@ static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
         return want_str(t, st->ac_option, sizeof st->ac_option, err);
     if (is(t, "training", "dtype")) /* "bfloat16": no fp32 master (TrainingConfig.dtype) */
         return training_dtype(t, c, err);
+    if (is(t, "training", "compile") || is(t, "compile", "enable"))
+        return want_bool(t, &st->compile, err);
+    if (is(t, "compile", "components")) {
+        st->compile_no_model =
+            strstr(t->value, "\"model\"") == NULL && strstr(t->value, "'model'") == NULL;
+        return 0;
+    }
     return tt_float8(t, st, err);
 }
 
@@ -503,6 +514,9 @@ static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
     }
     if (tt_experts(c, st, err) != 0)
         return -1;
+    /* the model's modules eager unless torch.compile takes the model (docs/cost-model.md
+     * "Eager modules") */
+    c->knobs.eager = !st->compile || st->compile_no_model;
     /* TP is sequence-parallel in torchtitan (always before 2026-02; since, unless
        enable_sequence_parallel = False) */
     c->sp = c->tp > 1 && !st->sp_off;
@@ -682,6 +696,10 @@ static int py_line(char *s, toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, b
         char *tv = trim(t->value);
         memmove(t->value, tv, strlen(tv) + 1);
         const char *sec = py_section(t->key);
+        bool cc = (k - s >= 8 && strncmp(k - 8, "compile.", 8) == 0) ||
+                  strstr(s, "CompileConfig(") != NULL; /* config.compile's fields */
+        if (cc && (strcmp(t->key, "enable") == 0 || strcmp(t->key, "components") == 0))
+            sec = "compile";
         int r = 0;
         if (strcmp(t->key, "activation_checkpoint") == 0)
             r = py_ac(t, st, err);

@@ -88,6 +88,7 @@
     X(overlap_param_gather, BOOL, overlap_param_gather, "overlap_param_gather", NONZERO)           \
     X(overlap_tp_dgrad, BOOL, overlap_tp_dgrad, "overlap_tp_dgrad", NONZERO)                       \
     X(autocast, BOOL, autocast, "autocast", NONZERO)                                               \
+    X(eager, BOOL, eager, "eager", NONZERO)                                                        \
     X(cp, U32, cp, "cp", OVER1)                                                                    \
     X(cp_comm, U32, cp_comm, "cp_comm", NONZERO)                                                   \
     X(ep, U32, ep, "ep", OVER1)                                                                    \

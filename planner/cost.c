@@ -637,6 +637,7 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
         dev.moe_fp8 = !env->knobs.moe_bf16_experts;
     }
     dev.autocast = env->knobs.autocast;
+    dev.eager = env->knobs.eager;
     *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
     *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
@@ -686,6 +687,7 @@ static double core_fwd_s(const tsl_cost_env_t *env, const tsl_layer_t *l, double
     dev.shape = env->gemm_shape;
     dev.host_op_s = env->host_op_s;
     dev.autocast = env->knobs.autocast;
+    dev.eager = env->knobs.eager;
     return tsl_roofline_core_fwd_s(&dev, l, n, t);
 }
 
@@ -951,6 +953,7 @@ static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
         dev.moe_fp8 = !env->knobs.moe_bf16_experts; /* as layer_compute_f */
     }
     dev.autocast = env->knobs.autocast; /* as layer_compute_f */
+    dev.eager = env->knobs.eager;
     *compute = tsl_roofline_recompute_fwd_s(&dev, l, n, t, s->sp, m);
     if (env->calib != NULL)
         *compute *= tsl_calib_compute_scale(env->calib, l->hidden,

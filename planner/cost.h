@@ -180,8 +180,9 @@ typedef enum tsl_cost_mode {
  * (fp8_param_gather), TE's weight casts once per step; 13: interleaved 1F1B's activations
  * chunk by chunk from Megatron's schedule table (pipeline.h); 14: PyTorch eager modules
  * under torch.autocast (autocast), models without dropout (no_dropout), the causal flash
- * kernel's rate, the host floor re-measured on the step as it ran (57.2 us). */
-#define TSL_COST_MODEL_VERSION 14u
+ * kernel's rate, the host floor re-measured on the step as it ran (57.2 us); 15: eager
+ * modules (eager: torchtitan's RMSNorm, RoPE and SwiGLU as unfused ATen kernels). */
+#define TSL_COST_MODEL_VERSION 15u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -246,6 +247,12 @@ typedef struct tsl_cost_knobs {
                                    and no 16-bit weight copy for the step to write, an eager
                                    unfused core with an fp32 softmax, the vocabulary as given
                                    (no padding); docs/cost-model.md "Autocast" */
+    bool eager;                 /* the model's modules run eagerly, no torch.compile
+                                   (torchtitan's default): RMSNorm, RoPE, GQA's K/V repeat
+                                   and SwiGLU as the unfused ATen kernels its Llama
+                                   modules issue; false: one fused kernel each (a
+                                   compiler, Megatron-LM's fused kernels);
+                                   docs/cost-model.md "Eager modules" */
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */

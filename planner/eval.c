@@ -244,6 +244,7 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     if (!r->overlap_tp_dgrad && !r->no_overlap_tp_dgrad && g->overlap_tp_dgrad)
         k->overlap_tp_dgrad = true;
     k->autocast |= g->autocast;
+    k->eager |= g->eager;
     if (!r->cp && g->cp > 1) { /* the given plan's context parallelism */
         k->cp = g->cp;
         k->cp_comm = g->cp_comm;

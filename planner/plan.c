@@ -338,6 +338,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->overlap_param_gather = p->overlap_param_gather;
     k->overlap_tp_dgrad = p->overlap_tp_dgrad;
     k->autocast = p->autocast;
+    k->eager = p->eager;
     k->cp = p->cp > 1 ? p->cp : 0;
     k->cp_comm = k->cp ? p->cp_comm : 0;
     k->ep = p->ep > 1 ? p->ep : 0;
@@ -363,6 +364,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->overlap_param_gather = k->overlap_param_gather;
     p->overlap_tp_dgrad = k->overlap_tp_dgrad;
     p->autocast = k->autocast;
+    p->eager = k->eager;
     p->cp = k->cp > 1 ? k->cp : 0;
     p->cp_comm = p->cp ? k->cp_comm : 0;
     p->ep = k->ep > 1 ? k->ep : 0;

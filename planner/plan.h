@@ -107,6 +107,7 @@ typedef struct tsl_plan {
     bool overlap_param_gather;  /* ZeRO-1 weight all-gather under the next forward */
     bool overlap_tp_dgrad;      /* the backward's TP collectives under the gradient GEMMs */
     bool autocast;              /* PyTorch eager modules under torch.autocast (cost.h) */
+    bool eager;                 /* eager modules, no torch.compile (cost.h) */
     /* Context parallelism of every layer (cost.h tsl_cost_knobs_t.cp, cp_comm):
      * 0 or 1 none; the CP ranks are the innermost of each layer's data level. */
     uint32_t cp;

@@ -152,6 +152,10 @@
       "price PyTorch eager modules under torch.autocast over fp32 parameters: fp32 norms and "     \
       "residual stream, per-micro-batch weight casts, fp32 gradients, the vocabulary unpadded",    \
       "autocast", "autocast")                                                                      \
+    X(eager, BOOL, "eager", "", 0, 0,                                                              \
+      "price the model's modules run eagerly, no torch.compile (torchtitan's default): "           \
+      "RMSNorm, RoPE and SwiGLU as the unfused ATen kernels its Llama modules issue",              \
+      "eager", "eager")                                                                            \
     X(no_dropout, BOOL, "no-dropout", "", 0, 0,                                                    \
       "the model without dropout (the GPT/BERT/T5 presets and imports keep it where the "          \
       "architecture has it)",                                                                      \
