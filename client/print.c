@@ -138,6 +138,14 @@ static void print_recompute(FILE *out, json_t *plan)
 {
     json_t *mods = json_object_get(plan, "recompute_modules"), *m;
     size_t i;
+    m = json_array_get(mods, 0);
+    if (json_array_size(mods) == 1 && json_is_string(m) &&
+        strcmp(json_string_value(m), "torchtitan_op") == 0) {
+        fputs("  recompute: torchtitan's op-level selective AC (torchtitan_op): every other matmul "
+              "output and the attention output saved, the rest again in the backward\n",
+              out);
+        mods = NULL;
+    }
     if (json_array_size(mods) > 0) {
         fputs("  recompute: modules", out);
         json_array_foreach(mods, i, m)

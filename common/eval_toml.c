@@ -416,10 +416,8 @@ static int tt_line(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, tsl_
 }
 
 static const char op_sac[] =
-    "torchtitan's op-level selective checkpointing (it saves matmul and attention "
-    "outputs and recomputes the rest, activation_checkpoint.py) is not Megatron's "
-    "selective recompute, and Tessel does not model it: evaluate with full or no "
-    "checkpointing";
+    "every other matmul output and the attention outputs saved, the rest recomputed "
+    "(recompute module torchtitan_op)";
 
 /* Checkpointing as torchtitan applies it: TOML mode "selective" (its default) is
  * full recompute of every N-th layer for selective_ac_option N (default "2",
@@ -431,8 +429,14 @@ static int tt_ckpt(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
     c->ckpt = st->ac_mode;
     if (st->ac_mode != TSL_EVAL_CKPT_SELECTIVE)
         return 0;
-    if (st->python || strcmp(opt, "op") == 0)
-        return tsl_err_set(err, "torchtitan: %s%s", st->ac_given ? "" : "(the default) ", op_sac);
+    if (st->python || strcmp(opt, "op") == 0) { /* recompute.h torchtitan_op */
+        c->ckpt = TSL_EVAL_CKPT_NONE;
+        c->knobs.recompute_modules = TSL_RECOMPUTE_TORCHTITAN_OP;
+        tsl_eval_cfg_note(c, "torchtitan: %sop-level selective checkpointing: %s",
+                          st->ac_given ? "" : "no activation checkpointing given: its default, ",
+                          op_sac);
+        return 0;
+    }
     char *end;
     long n = strtol(opt, &end, 10);
     if (end == opt || *end || n < 0)

@@ -182,6 +182,8 @@ static void py_imports(const tsl_export_view_t *v, const tsl_export_uniform_t *u
                 base->module, base->fn);
     if (u->ckpt_blocks)
         fputs("from torchtitan.distributed.activation_checkpoint import FullAC\n", out);
+    else if (v->plan->recompute_modules & TSL_RECOMPUTE_TORCHTITAN_OP)
+        fputs("from torchtitan.distributed.activation_checkpoint import SelectiveAC\n", out);
     bool mx = v->plan->fp8_recipe == TSL_FP8_MXFP8;
     if (v->plan->fp8_recipe)
         fprintf(out, "from torchtitan.components.quantization import %s%s\n",
@@ -272,7 +274,9 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
      * pricing's fused norms, RoPE and SwiGLU; off for an eager plan */
     fprintf(out, "    config.compile.enable = %s\n", p->eager ? "False" : "True");
     fputs(u.ckpt_blocks ? "    config.activation_checkpoint = FullAC.Config()\n"
-                        : "    config.activation_checkpoint = None\n",
+          : p->recompute_modules & TSL_RECOMPUTE_TORCHTITAN_OP
+              ? "    config.activation_checkpoint = SelectiveAC.Config()  # op-level\n"
+              : "    config.activation_checkpoint = None\n",
           out);
     fputs("    return config\n", out);
     return 0;
@@ -386,7 +390,11 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
                 "pipeline_parallel_microbatch_size = %u\n",
                 schedule_name(p), u.micro_per_rank);
     }
-    fprintf(out, "\n[activation_checkpoint]\nmode = \"%s\"\n", u.ckpt_blocks ? "full" : "none");
+    if (!u.ckpt_blocks && (p->recompute_modules & TSL_RECOMPUTE_TORCHTITAN_OP))
+        fputs("\n[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n",
+              out);
+    else
+        fprintf(out, "\n[activation_checkpoint]\nmode = \"%s\"\n", u.ckpt_blocks ? "full" : "none");
     toml_fp8(v, out);
     toml_compile(p, out);
     return 0;

@@ -963,6 +963,8 @@ static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
         *comm += block;
     if (m & TSL_RECOMPUTE_MOE)
         *comm += block + ep_f;
+    if (m & TSL_RECOMPUTE_TORCHTITAN_OP) /* its policy saves reduce-scatters, not all-reduces */
+        *comm += s->sp ? tp_f / 2.0 : tp_f;
 }
 
 /* TransformerEngine's FP8 copies of the routed experts' weights, p of them on

@@ -199,7 +199,8 @@
       "fp8_recipe", "fp8_recipe")                                                                  \
     X(recompute_modules, MODULES, "recompute-modules", "LIST", 0, 0,                               \
       "price Megatron-LM's recompute of these modules on every layer without full recompute: "     \
-      "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts (comma-separated)",               \
+      "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts (comma-separated); or "           \
+      "torchtitan_op, torchtitan's op-level selective AC",                                         \
       "recompute_modules", "recompute_modules")                                                    \
     X(bf16_moments, BOOL, "bf16-moments", "", 0, 0,                                                \
       "Adam's moments in bf16 beside fp32 master weights (Megatron-LM's precision-aware "          \

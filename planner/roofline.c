@@ -96,6 +96,7 @@ typedef struct pass {
     double ops;
     double wgrad_s;            /* backward: the dW GEMMs' part of the time (zero-bubble's W) */
     double dx_s, dw_s;         /* backward: the last GEMM's dX and dW (lin_col) */
+    double lin_s;              /* forward: the linear GEMMs' part (torchtitan_op recompute) */
     double col_dx_s, col_dw_s; /* backward: the column-parallel linears' dX and dW */
 } pass_t;
 
@@ -170,9 +171,12 @@ static double fp8_lin(pass_t *p, double m, double n, double k, double b)
 static double lin(pass_t *p, double m, double n, double k)
 {
     const tsl_roofline_dev_t *d = p->d;
-    if (d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || !fp8_dims(k, n))
-        return gemm(p, m, n, k, 1);
-    return fp8_lin(p, m, n, k, 1);
+    double c = d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || !fp8_dims(k, n)
+                   ? gemm(p, m, n, k, 1)
+                   : fp8_lin(p, m, n, k, 1);
+    if (!p->bwd)
+        p->lin_s += c;
+    return c;
 }
 
 /* The routed experts' grouped GEMM: b local experts of (m × k)·(k × n), FP8 as
@@ -755,6 +759,8 @@ static double recompute_flops(const tsl_layer_t *l, uint32_t m)
         fl += 2.0 * x.s * ((q ? q : x.h) * a * (n + r) + c * a * (n + v));
     if (m & TSL_RECOMPUTE_MLP)
         fl += per_width * x.f;
+    if (m & TSL_RECOMPUTE_TORCHTITAN_OP) /* half the block's linears (no core) */
+        fl += 0.5 * (l->fwd_flops - l->core_fwd_flops);
     if (m & TSL_RECOMPUTE_MOE)
         fl += k * per_width * x.f + per_width * fs + 2.0 * x.s * x.h * l->experts;
     else if (m & TSL_RECOMPUTE_SHARED_EXPERTS)
@@ -786,6 +792,11 @@ double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer
     if (m & TSL_RECOMPUTE_MLP) /* the fused norm, FFN-in, the activation, FFN-out */
         c += mem(&p, norm, 1) + lin(&p, T, x.g * x.f / tt, x.h) +
              mem(&p, 2.0 * (x.g + 1.0) * x.f / tt * T, 1) + lin(&p, T, x.h, x.f / tt);
+    if (m & TSL_RECOMPUTE_TORCHTITAN_OP) { /* the block but its core and half its linears */
+        pass_t b = {.d = d};
+        c += kernels_s(&b, l, samples, tt, split, 0.0) - 0.5 * b.lin_s -
+             tsl_roofline_core_fwd_s(d, l, samples, t);
+    }
     if (m & TSL_RECOMPUTE_MOE) { /* the MoE FFN without the block's norm and residual */
         pass_t e = {.d = d};
         c += moe_ffn_s(&p, l, &x, samples, tt, split) -
