@@ -181,7 +181,8 @@ typedef enum tsl_cost_mode {
  * chunk by chunk from Megatron's schedule table (pipeline.h); 14: PyTorch eager modules
  * under torch.autocast (autocast), models without dropout (no_dropout), the causal flash
  * kernel's rate, the host floor re-measured on the step as it ran (57.2 us); 15: eager
- * modules (eager: torchtitan's RMSNorm, RoPE and SwiGLU as unfused ATen kernels). */
+ * modules (eager: torchtitan's RMSNorm, RoPE and SwiGLU as unfused ATen kernels),
+ * torchtitan's op-level selective AC (the recompute module torchtitan_op). */
 #define TSL_COST_MODEL_VERSION 15u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
