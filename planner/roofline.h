@@ -153,10 +153,12 @@
  *   SwiGLU, per element of the FFN's width: silu (4) and the product (6):
  *       10 B, 2 kernels; backward the product's two gradients (6 + 6) and
  *       silu's (6): 18 B, 3 kernels
- * RoPE is priced on the self-attention of layers with an RMSNorm (rms_norm: the
- * Llama family, whose torchtitan models all rotate q and k). Under autocast its
- * own figures stand (a LayerNorm model's fused ATen norm). Each kernel is one
- * host op (layer_s's floor).
+ * The norms are priced so in every layer with an RMSNorm (rms_norm); RoPE and
+ * repeat_kv on those layers' self-attention but latent attention (the Llama
+ * family, whose torchtitan models all rotate q and k); SwiGLU on dense gated FFNs
+ * (MoE experts keep one activation kernel). Under autocast its own figures stand
+ * (a LayerNorm model's fused ATen norm). Each kernel is one host op (layer_s's
+ * floor).
  */
 #define TSL_ROOFLINE_EAGER_RMSNORM_FWD_BYTES   36.0
 #define TSL_ROOFLINE_EAGER_RMSNORM_BWD_BYTES   92.0
