@@ -29,6 +29,7 @@ typedef struct tsl_eval_opts {
     bool no_dropout;               /* --no-dropout: the request's no_dropout */
     bool autocast;                 /* --autocast: the request's autocast */
     bool double_block_fwd;         /* --double-block-fwd: the request's double_block_fwd */
+    bool eager;                    /* --eager: the request's eager */
     bool paper_cost;               /* --paper-cost: the request's paper_cost */
     bool no_host_floor;            /* --no-host-floor: the request's no_host_floor */
     /* --grad-reduce-bytes N, --no-fp32-master, --[no-]overlap-grad-reduce,

@@ -188,6 +188,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->no_dropout = eo->no_dropout;
     r->autocast = eo->autocast;
     r->double_block_fwd = eo->double_block_fwd;
+    r->eager = eo->eager;
     r->paper_cost = eo->paper_cost;
     r->no_host_floor = eo->no_host_floor;
     r->grad_reduce_bytes = eo->grad_reduce_bytes;

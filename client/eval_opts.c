@@ -14,7 +14,7 @@ static const char eval_usage[] =
     "usage: tesselctl eval (--model NAME | --hf-config PATH) [--seq-len N]\n"
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
-    "                      [--unfused-attn] [--no-dropout] [--autocast]\n"
+    "                      [--unfused-attn] [--no-dropout] [--autocast] [--eager]\n"
     "                      [--double-block-fwd]\n"
     "                      [--paper-cost] [--no-host-floor]\n"
     "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
@@ -62,6 +62,9 @@ static const char eval_usage[] =
     "                      as Megatron-LM's DP and torchtitan's dp_shard do)\n"
     "  --cp-comm TYPE      its attention exchange: p2p (ring, the default), a2a\n"
     "                      (Ulysses) or allgather (Megatron-LM's --cp-comm-type)\n"
+    "  --cp-shard          FSDP over the CP ranks too, also at --sdp 1 (torchtitan's\n"
+    "                      dp_shard_cp mesh; without it --sdp 1 --cp N leaves the\n"
+    "                      CP ranks' data level unsharded)\n"
     "  --ep N --etp N      MoE layers: routed experts over N expert-parallel ranks,\n"
     "                      each expert's width over N expert-TP ranks (default 1)\n"
     "  --moe-capacity-factor C [--moe-pad-to-capacity]\n"
@@ -72,7 +75,9 @@ static const char eval_usage[] =
     "  --recompute-modules LIST\n"
     "                      Megatron-LM's selective recompute of these modules on\n"
     "                      every Transformer layer: core_attn (as --ckpt selective),\n"
-    "                      moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts\n"
+    "                      moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts;\n"
+    "                      or torchtitan_op: torchtitan's op-level selective AC\n"
+    "                      (with --ckpt none)\n"
     "  --layers-per-stage A,B,...\n"
     "                      layers of each stage, embedding and head included\n"
     "                      (default: balanced by FLOPs, as the search starts)\n"
@@ -107,6 +112,9 @@ static const char eval_usage[] =
     "                      (docs/cost-model.md, \"Autocast\")\n"
     "  --double-block-fwd  every transformer block's forward runs twice per\n"
     "                      micro-batch (AMP's Megatron-LM v1.1.5 fork)\n"
+    "  --eager             the model's modules run eagerly, no torch.compile\n"
+    "                      (torchtitan's default): RMSNorm, RoPE and SwiGLU as\n"
+    "                      unfused ATen kernels (docs/cost-model.md, \"Eager modules\")\n"
     "  --paper-cost        the seed papers' formulas instead of the stacks'\n"
     "                      (docs/cost-model.md, \"Cost modes\")\n"
     "  --no-host-floor     the GPU's time alone, no eager PyTorch host dispatch\n"
@@ -181,6 +189,7 @@ enum {
     OPT_ZERO,
     OPT_CP,
     OPT_CP_COMM,
+    OPT_CP_SHARD,
     OPT_EP,
     OPT_ETP,
     OPT_CAPACITY,
@@ -206,6 +215,7 @@ enum {
     OPT_NO_DROPOUT,
     OPT_AUTOCAST,
     OPT_DOUBLE_FWD,
+    OPT_EAGER,
     OPT_PAPER,
     OPT_NO_HOST_FLOOR,
     OPT_GRAD_BYTES,
@@ -245,6 +255,7 @@ static const struct option eval_long[] = {
     {"zero", required_argument, 0, OPT_ZERO},
     {"cp", required_argument, 0, OPT_CP},
     {"cp-comm", required_argument, 0, OPT_CP_COMM},
+    {"cp-shard", no_argument, 0, OPT_CP_SHARD},
     {"ep", required_argument, 0, OPT_EP},
     {"etp", required_argument, 0, OPT_ETP},
     {"moe-capacity-factor", required_argument, 0, OPT_CAPACITY},
@@ -269,6 +280,7 @@ static const struct option eval_long[] = {
     {"no-dropout", no_argument, 0, OPT_NO_DROPOUT},
     {"autocast", no_argument, 0, OPT_AUTOCAST},
     {"double-block-fwd", no_argument, 0, OPT_DOUBLE_FWD},
+    {"eager", no_argument, 0, OPT_EAGER},
     {"paper-cost", no_argument, 0, OPT_PAPER},
     {"no-host-floor", no_argument, 0, OPT_NO_HOST_FLOOR},
     {"grad-reduce-bytes", required_argument, 0, OPT_GRAD_BYTES},
@@ -361,6 +373,7 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         c->zero = (uint8_t)zero;
         return 0;
     case OPT_CP: return tsl_parse_u32("cp", optarg, 1, 1024, &c->knobs.cp, err);
+    case OPT_CP_SHARD: c->cp_shard = true; return 0;
     case OPT_CP_COMM: {
         int comm = tsl_cp_comm_parse(optarg);
         if (comm < 0)
@@ -405,6 +418,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_NO_DROPOUT: eo->no_dropout = true; return 0;
     case OPT_AUTOCAST: eo->autocast = true; return 0;
     case OPT_DOUBLE_FWD: eo->double_block_fwd = true; return 0;
+    case OPT_EAGER: eo->eager = true; return 0;
     case OPT_PAPER: eo->paper_cost = true; return 0;
     case OPT_NO_HOST_FLOOR: eo->no_host_floor = true; return 0;
     case OPT_GRAD_BYTES:

@@ -138,6 +138,14 @@ static void print_recompute(FILE *out, json_t *plan)
 {
     json_t *mods = json_object_get(plan, "recompute_modules"), *m;
     size_t i;
+    m = json_array_get(mods, 0);
+    if (json_array_size(mods) == 1 && json_is_string(m) &&
+        strcmp(json_string_value(m), "torchtitan_op") == 0) {
+        fputs("  recompute: torchtitan's op-level selective AC (torchtitan_op): every other matmul "
+              "output and the attention output saved, the rest again in the backward\n",
+              out);
+        mods = NULL;
+    }
     if (json_array_size(mods) > 0) {
         fputs("  recompute: modules", out);
         json_array_foreach(mods, i, m)
@@ -284,6 +292,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
     if (json_is_true(json_object_get(plan, "autocast")))
         fputs("  autocast:  torch.autocast over fp32 parameters: fp32 norms and residual "
               "stream, weight casts, fp32 gradients, the vocabulary unpadded\n",
+              out);
+    if (json_is_true(json_object_get(plan, "eager")))
+        fputs("  eager:     modules run eagerly, no torch.compile: RMSNorm, RoPE and SwiGLU as "
+              "unfused kernels\n",
               out);
     print_recompute(out, plan);
     fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),

@@ -343,6 +343,11 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
      * (Megatron's DP, torchtitan's dp_shard): the innermost data level (SDP,
      * else DP; strategy_of's order) holds them too. A degree left as the rest
      * of the stage's devices has them already. */
+    if (cfg->cp_shard && cfg->knobs.cp > 1 && !cfg->sdp_rest && !cfg->cp_counted &&
+        cfg->sdp <= 1) { /* the CP ranks alone are the shard group (torchtitan's dp_shard_cp) */
+        cfg->sdp = cfg->knobs.cp;
+        cfg->cp_counted = true;
+    }
     if (cfg->knobs.cp > 1 && !cfg->sdp_rest && !cfg->cp_counted) {
         if (cfg->sdp > 1)
             cfg->sdp *= cfg->knobs.cp;

@@ -31,6 +31,8 @@ typedef struct tsl_eval_cfg {
     uint32_t tp, pp, dp, sdp; /* 0: unset (tp, pp, sdp 1; dp the rest of a stage's devices) */
     bool sdp_rest;            /* sdp is the rest instead (torchtitan's shard degree -1) */
     bool cp_counted;          /* dp / sdp already hold the CP ranks (knobs.cp) */
+    bool cp_shard;            /* FSDP over the CP ranks even at sdp 1 (eval --cp-shard:
+                                 torchtitan's dp_shard_cp mesh at dp_shard 1) */
     uint32_t mbs;             /* samples per micro-batch per data-parallel rank; 0: 1 */
     uint32_t n_micro;         /* micro-batches; 0: from global_batch, else pp */
     uint32_t global_batch;    /* samples per iteration; 0: from n_micro */

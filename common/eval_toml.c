@@ -46,6 +46,10 @@ typedef struct tt_state {
      * or ".mx", main's Float8/MXFP8GroupedExpertsConverter); torchao's FSDP float8
      * all-gather (v0.1/v0.2 enable_fsdp_float8_all_gather) */
     bool grouped, fsdp_fp8;
+    /* torch.compile: [training] compile (late 2024, v0.1.0), [compile] enable and
+     * components (v0.2, main's CompileConfig); off, torchtitan's default, or
+     * without "model" among the components: the model runs eagerly (knobs.eager) */
+    bool compile, compile_no_model;
 } tt_state_t;
 
 /* An integer, or (Python) a product of integers: "8 * 8192". */
@@ -380,6 +384,13 @@ static int tt_special(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, t
         return want_str(t, st->ac_option, sizeof st->ac_option, err);
     if (is(t, "training", "dtype")) /* "bfloat16": no fp32 master (TrainingConfig.dtype) */
         return training_dtype(t, c, err);
+    if (is(t, "training", "compile") || is(t, "compile", "enable"))
+        return want_bool(t, &st->compile, err);
+    if (is(t, "compile", "components")) {
+        st->compile_no_model =
+            strstr(t->value, "\"model\"") == NULL && strstr(t->value, "'model'") == NULL;
+        return 0;
+    }
     return tt_float8(t, st, err);
 }
 
@@ -405,10 +416,8 @@ static int tt_line(const toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, tsl_
 }
 
 static const char op_sac[] =
-    "torchtitan's op-level selective checkpointing (it saves matmul and attention "
-    "outputs and recomputes the rest, activation_checkpoint.py) is not Megatron's "
-    "selective recompute, and Tessel does not model it: evaluate with full or no "
-    "checkpointing";
+    "every other matmul output and the attention outputs saved, the rest recomputed "
+    "(recompute module torchtitan_op)";
 
 /* Checkpointing as torchtitan applies it: TOML mode "selective" (its default) is
  * full recompute of every N-th layer for selective_ac_option N (default "2",
@@ -420,8 +429,14 @@ static int tt_ckpt(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
     c->ckpt = st->ac_mode;
     if (st->ac_mode != TSL_EVAL_CKPT_SELECTIVE)
         return 0;
-    if (st->python || strcmp(opt, "op") == 0)
-        return tsl_err_set(err, "torchtitan: %s%s", st->ac_given ? "" : "(the default) ", op_sac);
+    if (st->python || strcmp(opt, "op") == 0) { /* recompute.h torchtitan_op */
+        c->ckpt = TSL_EVAL_CKPT_NONE;
+        c->knobs.recompute_modules = TSL_RECOMPUTE_TORCHTITAN_OP;
+        tsl_eval_cfg_note(c, "torchtitan: %sop-level selective checkpointing: %s",
+                          st->ac_given ? "" : "no activation checkpointing given: its default, ",
+                          op_sac);
+        return 0;
+    }
     char *end;
     long n = strtol(opt, &end, 10);
     if (end == opt || *end || n < 0)
@@ -503,6 +518,9 @@ static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
     }
     if (tt_experts(c, st, err) != 0)
         return -1;
+    /* the model's modules eager unless torch.compile takes the model (docs/cost-model.md
+     * "Eager modules") */
+    c->knobs.eager = !st->compile || st->compile_no_model;
     /* TP is sequence-parallel in torchtitan (always before 2026-02; since, unless
        enable_sequence_parallel = False) */
     c->sp = c->tp > 1 && !st->sp_off;
@@ -682,6 +700,10 @@ static int py_line(char *s, toml_line_t *t, tsl_eval_cfg_t *c, tt_state_t *st, b
         char *tv = trim(t->value);
         memmove(t->value, tv, strlen(tv) + 1);
         const char *sec = py_section(t->key);
+        bool cc = (k - s >= 8 && strncmp(k - 8, "compile.", 8) == 0) ||
+                  strstr(s, "CompileConfig(") != NULL; /* config.compile's fields */
+        if (cc && (strcmp(t->key, "enable") == 0 || strcmp(t->key, "components") == 0))
+            sec = "compile";
         int r = 0;
         if (strcmp(t->key, "activation_checkpoint") == 0)
             r = py_ac(t, st, err);

@@ -106,7 +106,8 @@ static int check_megatron_only(tsl_export_format_t f, const tsl_plan_t *p, tsl_e
     char mods[96];
     if (f == TSL_EXPORT_MEGATRON)
         return 0;
-    if (p->recompute_modules) {
+    bool tt = f == TSL_EXPORT_TORCHTITAN || f == TSL_EXPORT_TORCHTITAN_TOML;
+    if (p->recompute_modules && !(tt && p->recompute_modules == TSL_RECOMPUTE_TORCHTITAN_OP)) {
         tsl_recompute_modules_format(p->recompute_modules, mods, sizeof mods);
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: the plan recomputes modules (%s) as Megatron-LM's "

@@ -182,6 +182,8 @@ static void py_imports(const tsl_export_view_t *v, const tsl_export_uniform_t *u
                 base->module, base->fn);
     if (u->ckpt_blocks)
         fputs("from torchtitan.distributed.activation_checkpoint import FullAC\n", out);
+    else if (v->plan->recompute_modules & TSL_RECOMPUTE_TORCHTITAN_OP)
+        fputs("from torchtitan.distributed.activation_checkpoint import SelectiveAC\n", out);
     bool mx = v->plan->fp8_recipe == TSL_FP8_MXFP8;
     if (v->plan->fp8_recipe)
         fprintf(out, "from torchtitan.components.quantization import %s%s\n",
@@ -268,8 +270,13 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
               "float8\n    # all-gather is v0.2's tensorwise enable_fsdp_float8_all_gather; "
               "see the TOML export)\n",
               out);
+    /* torch.compile as priced (docs/cost-model.md "Eager modules"): on, the default
+     * pricing's fused norms, RoPE and SwiGLU; off for an eager plan */
+    fprintf(out, "    config.compile.enable = %s\n", p->eager ? "False" : "True");
     fputs(u.ckpt_blocks ? "    config.activation_checkpoint = FullAC.Config()\n"
-                        : "    config.activation_checkpoint = None\n",
+          : p->recompute_modules & TSL_RECOMPUTE_TORCHTITAN_OP
+              ? "    config.activation_checkpoint = SelectiveAC.Config()  # op-level\n"
+              : "    config.activation_checkpoint = None\n",
           out);
     fputs("    return config\n", out);
     return 0;
@@ -291,6 +298,17 @@ static void toml_experts(const tsl_export_view_t *v, const tsl_export_uniform_t 
                 "tensor_parallel_degree = %u) == 0: run v0.2.1 or later\n",
                 u->cp * u->tp);
     fprintf(out, "expert_parallel_degree = %u\nexpert_tensor_parallel_degree = 1\n", ep);
+}
+
+/* torch.compile as priced (docs/cost-model.md "Eager modules"): v0.2's [compile]
+ * section (v0.1.0 reads [training] compile instead: said in a comment). */
+static void toml_compile(const tsl_plan_t *p, FILE *out)
+{
+    fprintf(out,
+            "\n# priced %s (v0.1.0: [training] compile = %s)\n[compile]\nenable = %s\n"
+            "components = [\"model\", \"loss\"]\n",
+            p->eager ? "eager, without torch.compile" : "with torch.compile",
+            p->eager ? "false" : "true", p->eager ? "false" : "true");
 }
 
 /* FP8 in v0.2's converters (config/job_config.py Quantize): the linears, the routed
@@ -372,7 +390,12 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
                 "pipeline_parallel_microbatch_size = %u\n",
                 schedule_name(p), u.micro_per_rank);
     }
-    fprintf(out, "\n[activation_checkpoint]\nmode = \"%s\"\n", u.ckpt_blocks ? "full" : "none");
+    if (!u.ckpt_blocks && (p->recompute_modules & TSL_RECOMPUTE_TORCHTITAN_OP))
+        fputs("\n[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n",
+              out);
+    else
+        fprintf(out, "\n[activation_checkpoint]\nmode = \"%s\"\n", u.ckpt_blocks ? "full" : "none");
     toml_fp8(v, out);
+    toml_compile(p, out);
     return 0;
 }

@@ -90,6 +90,7 @@
     X(unfused_grad_accum, BOOL, unfused_grad_accum, "unfused_grad_accum", NONZERO)                 \
     X(legacy_p2p, BOOL, legacy_p2p, "legacy_p2p", NONZERO)                                         \
     X(autocast, BOOL, autocast, "autocast", NONZERO)                                               \
+    X(eager, BOOL, eager, "eager", NONZERO)                                                        \
     X(cp, U32, cp, "cp", OVER1)                                                                    \
     X(cp_comm, U32, cp_comm, "cp_comm", NONZERO)                                                   \
     X(ep, U32, ep, "ep", OVER1)                                                                    \

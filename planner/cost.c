@@ -667,6 +667,7 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     }
     dev.autocast = env->knobs.autocast;
     dev.grad_acc_bytes = acc_bytes;
+    dev.eager = env->knobs.eager;
     *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
     *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
     /* a later micro-batch's backward adds its gradients into the buffer (acc_bytes) */
@@ -720,6 +721,7 @@ static double core_fwd_s(const tsl_cost_env_t *env, const tsl_layer_t *l, double
     dev.shape = env->gemm_shape;
     dev.host_op_s = env->host_op_s;
     dev.autocast = env->knobs.autocast;
+    dev.eager = env->knobs.eager;
     return tsl_roofline_core_fwd_s(&dev, l, n, t);
 }
 
@@ -1003,6 +1005,7 @@ static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
         dev.moe_fp8 = !env->knobs.moe_bf16_experts; /* as layer_compute_f */
     }
     dev.autocast = env->knobs.autocast; /* as layer_compute_f */
+    dev.eager = env->knobs.eager;
     *compute = tsl_roofline_recompute_fwd_s(&dev, l, n, t, s->sp, m);
     if (env->calib != NULL)
         *compute *= tsl_calib_compute_scale(env->calib, l->hidden,
@@ -1012,6 +1015,8 @@ static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
         *comm += block;
     if (m & TSL_RECOMPUTE_MOE)
         *comm += block + ep_f;
+    if (m & TSL_RECOMPUTE_TORCHTITAN_OP) /* its policy saves reduce-scatters, not all-reduces */
+        *comm += s->sp ? tp_f / 2.0 : tp_f;
 }
 
 /* TransformerEngine's FP8 copies of the routed experts' weights, p of them on

@@ -204,8 +204,10 @@ typedef enum tsl_cost_mode {
  * (unfused_grad_accum), Megatron-LM's p2p before core: scatter/gather over TP,
  * blocking hops (legacy_p2p); 19: a stack that runs each block's forward twice
  * (double_block_fwd, AMP's fork), the tied head's all-reduce with every rank pair at
- * once on the shared NICs. */
-#define TSL_COST_MODEL_VERSION 19u
+ * once on the shared NICs; 20: eager modules (eager: torchtitan's RMSNorm, RoPE and
+ * SwiGLU as unfused ATen kernels), torchtitan's op-level selective AC (the recompute
+ * module torchtitan_op). */
+#define TSL_COST_MODEL_VERSION 20u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -291,6 +293,12 @@ typedef struct tsl_cost_knobs {
                                    micro-batch, the first output thrown away (AMP's fork of
                                    Megatron-LM v1.1.5): its compute and TP all-reduces twice;
                                    docs/cost-model.md "A block's forward run twice" */
+    bool eager;                 /* the model's modules run eagerly, no torch.compile
+                                   (torchtitan's default): RMSNorm, RoPE, GQA's K/V repeat
+                                   and SwiGLU as the unfused ATen kernels its Llama
+                                   modules issue; false: one fused kernel each (a
+                                   compiler, Megatron-LM's fused kernels);
+                                   docs/cost-model.md "Eager modules" */
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */

@@ -109,6 +109,7 @@ typedef struct tsl_plan {
     bool unfused_grad_accum;    /* weight gradients accumulated by a kernel of their own */
     bool legacy_p2p;            /* Megatron-LM's p2p before core: scatter/gather, blocking */
     bool autocast;              /* PyTorch eager modules under torch.autocast (cost.h) */
+    bool eager;                 /* eager modules, no torch.compile (cost.h) */
     /* Context parallelism of every layer (cost.h tsl_cost_knobs_t.cp, cp_comm):
      * 0 or 1 none; the CP ranks are the innermost of each layer's data level. */
     uint32_t cp;

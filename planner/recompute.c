@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *const names[TSL_RECOMPUTE_COUNT] = {
-    "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts",
+    "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts", "torchtitan_op",
 };
 
 const char *tsl_recompute_module_name(uint32_t i)
@@ -33,7 +33,8 @@ static int one_name(const char *w, size_t n, uint32_t *mask, bool *core_attn, ts
         }
     return tsl_err_set(err,
                        "recompute-modules: '%.*s' is not a module Tessel prices (core_attn, "
-                       "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts)",
+                       "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts, "
+                       "torchtitan_op)",
                        (int)(n > 64 ? 64 : n), w);
 }
 
@@ -89,6 +90,8 @@ uint32_t tsl_recompute_applies(const tsl_layer_t *l, uint32_t mask)
         has |= TSL_RECOMPUTE_MLA_UP_PROJ | TSL_RECOMPUTE_LAYERNORM;
     if (ffn_of(l) && !l->experts)
         has |= TSL_RECOMPUTE_MLP;
+    if (l->kind == TSL_LAYER_ENCODER && !l->experts && !l->kv_lora_rank)
+        has |= TSL_RECOMPUTE_TORCHTITAN_OP; /* torchtitan's dense TransformerBlock */
     return mask & has;
 }
 
@@ -119,6 +122,13 @@ void tsl_recompute_drop(const tsl_layer_t *l, uint32_t mask, uint64_t *repl, uin
             sh += 2.0 * k * s * f;
         if (m & TSL_RECOMPUTE_SHARED_EXPERTS)
             sh += shared;
+    }
+    if (m & TSL_RECOMPUTE_TORCHTITAN_OP) { /* all but what its policy saves */
+        double d = l->attn_dim ? l->attn_dim : h;
+        double e = l->kv_heads && l->heads ? d / l->heads * l->kv_heads : d;
+        double kr = 2.0 * s * h, ks = 2.0 * s * (d + e + f) + 2.0 * s * d + 4.0 * s * a;
+        rp = kr < (double)l->act_repl_bytes ? (double)l->act_repl_bytes - kr : 0.0;
+        sh = ks < (double)l->act_shard_bytes ? (double)l->act_shard_bytes - ks : 0.0;
     }
     /* within the stash (a hand-built layer may hold less than its shape says) */
     *repl = rp < (double)l->act_repl_bytes ? (uint64_t)rp : l->act_repl_bytes;

@@ -33,6 +33,16 @@
  *                                              (moe_layer.py; a normal checkpoint of the
  *                                              norm's output)
  *   shared_experts  MoE FFN with shared ones   the shared experts (moe_layer.py)
+ *   torchtitan_op   dense Transformer block    not Megatron's: torchtitan's op-level
+ *                   (encoder kind, no experts, selective AC (parallelize_llama.py at
+ *                   no latent attention)       9dec370, selective_ac_option "op"): it
+ *                                              saves the outputs of aten.mm (every other
+ *                                              one, counted through the block), of SDPA
+ *                                              and of abs/max, and recomputes the rest —
+ *                                              half the block's linear GEMMs on average
+ *                                              and every pointwise op; the attention core
+ *                                              is not recomputed (a plan takes it with
+ *                                              --ckpt none)
  *
  * Stash dropped per sample (bytes; s tokens, h hidden, g 1 or 2 gated, k top-k, E
  * experts, f one expert's width or the dense FFN's, S shared experts of f_s, a
@@ -46,9 +56,15 @@
  *                   and shared_experts then add nothing)
  *   moe_act         shard 2·k·s·f (the routed copies' activation outputs)
  *   shared_experts  shard S·(2·g·s·f_s + 2·s·f_s)
+ *   torchtitan_op   all of the block's stash but what it saves: the larger of the
+ *                   two sets of alternate mm outputs, wq, wv, w1, w2 (shard
+ *                   2·s·(d + e + f), repl 2·s·h), and SDPA's output and logsumexp
+ *                   (shard 2·s·d + 4·s·a)
  * Time: the recomputed modules' forward again in the backward (roofline.h
  * tsl_roofline_recompute_fwd_s; cost.c adds the MLP's and the MoE layer's TP
- * communication and the MoE layer's dispatch and combine).
+ * communication and the MoE layer's dispatch and combine; torchtitan_op: the
+ * block's forward but its attention core and half its linear GEMMs, and its TP
+ * collectives but the saved reduce-scatters).
  *
  * Pure, no allocation.
  */
@@ -71,9 +87,10 @@ typedef enum tsl_recompute_module {
     TSL_RECOMPUTE_MLP = 1u << 3,
     TSL_RECOMPUTE_MOE = 1u << 4,
     TSL_RECOMPUTE_SHARED_EXPERTS = 1u << 5,
+    TSL_RECOMPUTE_TORCHTITAN_OP = 1u << 6,
 } tsl_recompute_module_t;
 
-#define TSL_RECOMPUTE_COUNT 6u
+#define TSL_RECOMPUTE_COUNT 7u
 #define TSL_RECOMPUTE_ALL   ((1u << TSL_RECOMPUTE_COUNT) - 1u)
 /* A module a plan document names that this build does not price (refused). */
 #define TSL_RECOMPUTE_UNKNOWN (1u << 31)

@@ -160,6 +160,10 @@
       "price PyTorch eager modules under torch.autocast over fp32 parameters: fp32 norms and "     \
       "residual stream, per-micro-batch weight casts, fp32 gradients, the vocabulary unpadded",    \
       "autocast", "autocast")                                                                      \
+    X(eager, BOOL, "eager", "", 0, 0,                                                              \
+      "price the model's modules run eagerly, no torch.compile (torchtitan's default): "           \
+      "RMSNorm, RoPE and SwiGLU as the unfused ATen kernels its Llama modules issue",              \
+      "eager", "eager")                                                                            \
     X(no_dropout, BOOL, "no-dropout", "", 0, 0,                                                    \
       "the model without dropout (the GPT/BERT/T5 presets and imports keep it where the "          \
       "architecture has it)",                                                                      \
@@ -207,7 +211,8 @@
       "fp8_recipe", "fp8_recipe")                                                                  \
     X(recompute_modules, MODULES, "recompute-modules", "LIST", 0, 0,                               \
       "price Megatron-LM's recompute of these modules on every layer without full recompute: "     \
-      "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts (comma-separated)",               \
+      "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts (comma-separated); or "           \
+      "torchtitan_op, torchtitan's op-level selective AC",                                         \
       "recompute_modules", "recompute_modules")                                                    \
     X(bf16_moments, BOOL, "bf16-moments", "", 0, 0,                                                \
       "Adam's moments in bf16 beside fp32 master weights (Megatron-LM's precision-aware "          \

@@ -27,6 +27,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->moe_moved = 1.0;
     d->autocast = false;
     d->grad_acc_bytes = 0.0;
+    d->eager = false;
     d->moe_fp8 = false;
 }
 
@@ -96,6 +97,7 @@ typedef struct pass {
     double ops;
     double wgrad_s;            /* backward: the dW GEMMs' part of the time (zero-bubble's W) */
     double dx_s, dw_s;         /* backward: the last GEMM's dX and dW (lin_col) */
+    double lin_s;              /* forward: the linear GEMMs' part (torchtitan_op recompute) */
     double col_dx_s, col_dw_s; /* backward: the column-parallel linears' dX and dW */
 } pass_t;
 
@@ -170,9 +172,12 @@ static double fp8_lin(pass_t *p, double m, double n, double k, double b)
 static double lin(pass_t *p, double m, double n, double k)
 {
     const tsl_roofline_dev_t *d = p->d;
-    if (d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || !fp8_dims(k, n))
-        return gemm(p, m, n, k, 1);
-    return fp8_lin(p, m, n, k, 1);
+    double c = d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || !fp8_dims(k, n)
+                   ? gemm(p, m, n, k, 1)
+                   : fp8_lin(p, m, n, k, 1);
+    if (!p->bwd)
+        p->lin_s += c;
+    return c;
 }
 
 /* The routed experts' grouped GEMM: b local experts of (m × k)·(k × n), FP8 as
@@ -320,14 +325,58 @@ static double core_saved_flops(const tsl_layer_t *l)
     return 4.0 * x.s * (x.w - self_visited(l, &x)) * x.d;
 }
 
+/* Kernels that move `bytes` in this pass as counted (no backward ratio): the
+ * eager modules' figures count each pass's kernels (roofline.h). */
+static double counted(pass_t *p, double bytes, uint32_t kernels)
+{
+    p->ops += kernels;
+    return tsl_roofline_mem_s(p->d, bytes, kernels);
+}
+
+/* torchtitan's eager RMSNorm over `elems` elements (roofline.h "Eager modules"). */
+static double eager_norm_s(pass_t *p, double elems)
+{
+    return p->bwd ? counted(p, TSL_ROOFLINE_EAGER_RMSNORM_BWD_BYTES * elems,
+                            TSL_ROOFLINE_EAGER_RMSNORM_BWD_KERNELS)
+                  : counted(p, TSL_ROOFLINE_EAGER_RMSNORM_FWD_BYTES * elems,
+                            TSL_ROOFLINE_EAGER_RMSNORM_FWD_KERNELS);
+}
+
+/* Eager RoPE on q and k and GQA's repeat_kv of k and v, T tokens on one TP rank of
+ * t (roofline.h "Eager modules"): 0 unless eager, for RMSNorm layers. */
+static double eager_rope_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double T, double t)
+{
+    if (!p->d->eager || !l->rms_norm || p->d->autocast)
+        return 0.0;
+    double c = counted(p, TSL_ROOFLINE_EAGER_ROPE_BYTES * (x->d + x->e) * T / t, 6);
+    if (x->e < x->d) /* K and V: read e, write d (backward: read d, write e) each */
+        c += counted(p, 2.0 * 2.0 * (x->e + x->d) * T / t, 2);
+    return c;
+}
+
+/* The FFN's activation over `elems` elements of its width: SwiGLU as two eager
+ * kernels (silu, product) under eager, else one fused kernel reading the g
+ * inputs and writing the output. */
+static double ffn_act_s(pass_t *p, const shape_t *x, double elems)
+{
+    if (p->d->eager && x->g == 2.0 && !p->d->autocast)
+        return p->bwd ? counted(p, TSL_ROOFLINE_EAGER_SWIGLU_BWD_BYTES * elems, 3)
+                      : counted(p, TSL_ROOFLINE_EAGER_SWIGLU_FWD_BYTES * elems, 2);
+    return mem(p, 2.0 * (x->g + 1.0) * elems, 1);
+}
+
 /* Norm (4 bytes/element), residual add (6) and dropout (5: two copies and a
  * mask) of one block: replicated over the TP group unless sequence-parallel.
  * Under autocast the norm and the residual stream are fp32 with a cast to bf16
  * between (roofline.h): 24 bytes forward, 44 backward (dropout 5 each way), the
  * host op count as without. */
-static double block_elementwise_s(pass_t *p, const shape_t *x, double S, double split)
+static double block_elementwise_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
+                                  double split)
 {
     double elems = x->h * x->s * S / split;
+    if (p->d->eager && l->rms_norm && !p->d->autocast)
+        return eager_norm_s(p, elems) +
+               mem(p, (x->dropout ? 11.0 : 6.0) * elems, x->dropout ? 2 : 1);
     if (!p->d->autocast)
         return mem(p, (x->dropout ? 15.0 : 10.0) * elems, x->dropout ? 3 : 2);
     p->ops += x->dropout ? 3 : 2;
@@ -363,7 +412,7 @@ static double latent_attention_s(pass_t *p, const tsl_layer_t *l, const shape_t 
     double kv = lin(p, T, c + r, x->h) + lin_col(p, T, a * (n + v) / t, c);
     double norms = mem(p, 4.0 * T * (q + c), q ? 2 : 1);
     return qp + kv + norms + core_s(p, l, x, S, t, keys, visited) + lin(p, T, x->h, a * v / t) +
-           block_elementwise_s(p, x, S, split);
+           block_elementwise_s(p, l, x, S, split);
 }
 
 /* Under autocast (a script's modules as written), eager PyTorch's layout copies
@@ -397,11 +446,12 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
         q = lin_col(p, T, x->d / t, x->h) + lin_col(p, S * x->ct, 2.0 * x->e / t, x->h);
         col = T * x->d / t + S * x->ct * 2.0 * x->e / t;
     } else {
-        q = lin_col(p, T, (x->d + 2.0 * x->e) / t, x->h) + eager_layout_s(p, l, x, S, t);
+        q = lin_col(p, T, (x->d + 2.0 * x->e) / t, x->h) + eager_layout_s(p, l, x, S, t) +
+            eager_rope_s(p, l, x, T, t);
         col = T * (x->d + 2.0 * x->e) / t;
     }
     return q + core_s(p, l, x, S, t, keys, visited) + lin(p, T, x->h, x->d / t) +
-           bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, x, S, split);
+           bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, l, x, S, split);
 }
 
 /* The clamp before a clamped gated activation (gpt-oss; roofline.h), over elems
@@ -450,7 +500,7 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
         c += lin_col(p, T, x->g * fs / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) +
              lin(p, T, x->h, fs / t);
     }
-    return c + block_elementwise_s(p, x, S, split);
+    return c + block_elementwise_s(p, l, x, S, split);
 }
 
 static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
@@ -459,9 +509,9 @@ static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
     double T = S * x->s;
     if (l->experts)
         return moe_ffn_s(p, l, x, S, t, split);
-    return lin_col(p, T, x->g * x->f / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * x->f / t * T, 1) +
+    return lin_col(p, T, x->g * x->f / t, x->h) + ffn_act_s(p, x, x->f / t * T) +
            lin(p, T, x->h, x->f / t) + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
-           block_elementwise_s(p, x, S, split);
+           block_elementwise_s(p, l, x, S, split);
 }
 
 static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
@@ -785,6 +835,8 @@ static double recompute_flops(const tsl_layer_t *l, uint32_t m)
         fl += 2.0 * x.s * ((q ? q : x.h) * a * (n + r) + c * a * (n + v));
     if (m & TSL_RECOMPUTE_MLP)
         fl += per_width * x.f;
+    if (m & TSL_RECOMPUTE_TORCHTITAN_OP) /* half the block's linears (no core) */
+        fl += 0.5 * (l->fwd_flops - l->core_fwd_flops);
     if (m & TSL_RECOMPUTE_MOE)
         fl += k * per_width * x.f + per_width * fs + 2.0 * x.s * x.h * l->experts;
     else if (m & TSL_RECOMPUTE_SHARED_EXPERTS)
@@ -816,9 +868,15 @@ double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer
     if (m & TSL_RECOMPUTE_MLP) /* the fused norm, FFN-in, the activation, FFN-out */
         c += mem(&p, norm, 1) + lin(&p, T, x.g * x.f / tt, x.h) +
              mem(&p, 2.0 * (x.g + 1.0) * x.f / tt * T, 1) + lin(&p, T, x.h, x.f / tt);
+    if (m & TSL_RECOMPUTE_TORCHTITAN_OP) { /* the block but its core and half its linears */
+        pass_t b = {.d = d};
+        c += kernels_s(&b, l, samples, tt, split, 0.0) - 0.5 * b.lin_s -
+             tsl_roofline_core_fwd_s(d, l, samples, t);
+    }
     if (m & TSL_RECOMPUTE_MOE) { /* the MoE FFN without the block's norm and residual */
         pass_t e = {.d = d};
-        c += moe_ffn_s(&p, l, &x, samples, tt, split) - block_elementwise_s(&e, &x, samples, split);
+        c += moe_ffn_s(&p, l, &x, samples, tt, split) -
+             block_elementwise_s(&e, l, &x, samples, split);
         return c;
     }
     if (m & TSL_RECOMPUTE_MOE_ACT) { /* the routed copies' activation, as moe_ffn_s runs it */

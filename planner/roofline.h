@@ -173,6 +173,45 @@
  * The host op count is unchanged (TSL_ROOFLINE_HOST_OP_S lumps them). */
 #define TSL_ROOFLINE_EAGER_QKV_GRAD_BYTES 8.0
 #define TSL_ROOFLINE_EAGER_COPY_BYTES     4.0
+/*
+ * Eager modules (dev.eager; docs/cost-model.md "Eager modules"): the model's
+ * pointwise work as torchtitan's Llama modules are written, each ATen op its own
+ * kernel, as PyTorch runs them without torch.compile (pytorch/torchtitan
+ * torchtitan/models/llama/model.py and models/norms.py at 9dec370). The default
+ * prices what a compiler or a fused-kernel stack runs: one norm kernel (read 2,
+ * write 2), one activation kernel, no RoPE kernel. Per element, bf16 activations
+ * (FSDP's MixedPrecisionPolicy: bf16 parameters, no autocast):
+ *   RMSNorm, forward   x.float() (6), pow(2) (8), mean(-1) (4), + eps and rsqrt
+ *       (per row), x * rsqrt (8), type_as (6), * weight (4): 36 B, 8 kernels
+ *   RMSNorm, backward  autograd of the same: * weight's two products and the
+ *       weight's sum (6 + 4 + 2), the cast back to fp32 (6), x * rsqrt's two
+ *       products and its row sum (8 + 12 + 4), rsqrt's (per row), mean's expand
+ *       (4), pow's pow(1) copy, scale and product (8 + 8 + 12), the two
+ *       gradients of x summed (12), the cast to bf16 (6): 92 B, 14 kernels
+ *   RoPE by complex multiplication, per element of q and of k, each pass:
+ *       .float() (6), the complex product (8), type_as (6); backward the same
+ *       three in reverse: 20 B, 3 kernels per tensor
+ *   GQA's repeat_kv (kv_heads < heads): K and V expanded to every head by a
+ *       reshape that copies (read e, write d per token, each tensor); backward
+ *       the sum back over the repeats (read d, write e): 2 kernels each pass
+ *   SwiGLU, per element of the FFN's width: silu (4) and the product (6):
+ *       10 B, 2 kernels; backward the product's two gradients (6 + 6) and
+ *       silu's (6): 18 B, 3 kernels
+ * The norms are priced so in every layer with an RMSNorm (rms_norm); RoPE and
+ * repeat_kv on those layers' self-attention but latent attention (the Llama
+ * family, whose torchtitan models all rotate q and k); SwiGLU on dense gated FFNs
+ * (MoE experts keep one activation kernel). Under autocast its own figures stand
+ * (a LayerNorm model's fused ATen norm). Each kernel is one host op (layer_s's
+ * floor).
+ */
+#define TSL_ROOFLINE_EAGER_RMSNORM_FWD_BYTES   36.0
+#define TSL_ROOFLINE_EAGER_RMSNORM_BWD_BYTES   92.0
+#define TSL_ROOFLINE_EAGER_RMSNORM_FWD_KERNELS 8u
+#define TSL_ROOFLINE_EAGER_RMSNORM_BWD_KERNELS 14u
+#define TSL_ROOFLINE_EAGER_ROPE_BYTES          20.0
+#define TSL_ROOFLINE_EAGER_SWIGLU_FWD_BYTES    10.0
+#define TSL_ROOFLINE_EAGER_SWIGLU_BWD_BYTES    18.0
+
 /* A GEMM whose row length is not a multiple of 16 bytes (the LM head over an
  * unpadded vocabulary, e.g. GPT-2's 50257): cuBLAS cannot take its aligned
  * (TMA, vectorised) kernels and falls back to a slower path — "tripling that
@@ -264,6 +303,7 @@ typedef struct tsl_roofline_dev {
                               grad_accum_bytes: AccumulateGrad under autocast, 4 + 4
                               read, 4 written; Megatron-LM 2021's fp16 .grad, 2 + 2 + 2);
                               0 after init: fused into the GEMM or none */
+    bool eager;            /* eager modules, no torch.compile (above); false after init */
     bool moe_fp8;          /* with fp8: the routed experts' grouped GEMMs in FP8 too (false
                              after init: bf16, as torchtitan without its grouped-experts
                              converter) */

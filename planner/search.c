@@ -309,12 +309,12 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
                            executor's (all zero) keep the fingerprints from before */
     tsl_request_knobs(r, &k);
     if (k.grad_reduce_bytes || k.no_fp32_master || k.grad_reduce_exposed ||
-        k.overlap_param_gather || k.overlap_tp_dgrad || k.autocast)
-        tsl_fp_u64(&fp, 0x6b6e6f6200000000ull | k.grad_reduce_bytes << 8 |
-                            (uint64_t)k.no_fp32_master << 16 |
-                            (uint64_t)k.grad_reduce_exposed << 17 |
-                            (uint64_t)k.overlap_param_gather << 18 |
-                            (uint64_t)k.overlap_tp_dgrad << 19 | (uint64_t)k.autocast << 20);
+        k.overlap_param_gather || k.overlap_tp_dgrad || k.autocast || k.eager)
+        tsl_fp_u64(&fp,
+                   0x6b6e6f6200000000ull | k.grad_reduce_bytes << 8 |
+                       (uint64_t)k.no_fp32_master << 16 | (uint64_t)k.grad_reduce_exposed << 17 |
+                       (uint64_t)k.overlap_param_gather << 18 | (uint64_t)k.overlap_tp_dgrad << 19 |
+                       (uint64_t)k.autocast << 20 | (uint64_t)k.eager << 21);
     if (k.recompute_modules || k.bf16_moments) /* absent: the fingerprints from before */
         tsl_fp_u64(&fp, 0x72636d00000000ull | (uint64_t)k.bf16_moments << 32 | k.recompute_modules);
     if (k.lazy_grads) /* absent: the fingerprints from before */

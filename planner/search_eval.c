@@ -263,7 +263,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->overlap_tp_dgrad << 7 | (uint64_t)k->fb_serial << 8 |
             (uint64_t)k->bf16_moments << 9 | (uint64_t)k->autocast << 10 |
             (uint64_t)k->unfused_grad_accum << 11 | (uint64_t)k->legacy_p2p << 12 |
-            (uint64_t)k->double_block_fwd << 13 | (uint64_t)env->mode << 16,
+            (uint64_t)k->double_block_fwd << 13 | (uint64_t)k->eager << 14 |
+            (uint64_t)env->mode << 16,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -999,6 +1000,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->autocast = true;
     if (r->double_block_fwd)
         k->double_block_fwd = true;
+    if (r->eager)
+        k->eager = true;
     k->cp = r->cp > 1 && !r->no_cp ? r->cp : 0; /* the search sets each degree it tries */
     k->ep = r->ep > 1 && !r->no_ep ? r->ep : 0; /* likewise */
     k->etp = r->etp > 1 ? r->etp : 0;           /* likewise */

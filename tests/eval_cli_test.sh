@@ -188,13 +188,16 @@ ttrun 0 ""
 grep -q "context:   cp 2 (allgather" "$out" && ok || bad "torchtitan cp: $(cat "$out")"
 ttjob 'context_parallel_degree = 2\ncontext_parallel_rotate_method = "ring"\n'
 ttrun 2 "context_parallel_rotate_method ring"
-# selective: torchtitan's layer frequency is full recompute of every 2nd layer; op-level refused
+# selective: torchtitan's layer frequency is full recompute of every 2nd layer; op-level is
+# the recompute module torchtitan_op (recompute.h), no layer checkpointed
 ttjob "" selective
 ttrun 0 "every N-th Transformer layer, N = 2"
 grep -q "layers: 0-1 sdp2 ×2, 2 sdp2+ckpt ×1, 3 sdp2 ×1" "$out" && ok || bad "selective_ac_option 2: $(cat "$out")"
 ttjob "" "selective\"
 selective_ac_option = \"op"
-ttrun 2 "op-level selective checkpointing"
+ttrun 0 ""
+grep -q "op-level selective AC (torchtitan_op)" "$out" && grep -q "layers: 0-8 sdp2 ×9" "$out" && ok ||
+    bad "selective_ac_option op: $(cat "$out")"
 
 # zero-bubble plans through torchtitan and back: the export's 2·pp model parts in a V
 # (part q on rank q and 2·pp − 1 − q) read back as the plan's stages, the same figures

@@ -1995,6 +1995,26 @@ static void test_recompute_modules(void)
           "fp8 + mlp drops %llu, by hand %.0f",
           (unsigned long long)(base.fwd_bytes - mod.fwd_bytes), mlp_drop - fp8_kept);
 
+    /* torchtitan_op (recompute.h): the block's stash but the saved mm outputs (the
+     * larger alternate set wq, wv, w1, w2: 2·T·(d + e + f) sharded, 2·T·h
+     * replicated) and SDPA's output and logsumexp (2·T·d + 4·T·a); again in the
+     * backward, the block's forward but its core and half its linear GEMMs */
+    env.knobs = (tsl_cost_knobs_t){0};
+    tsl_cost_layer(&env, &ll, &single, NULL, 1, &base);
+    env.knobs.recompute_modules = TSL_RECOMPUTE_TORCHTITAN_OP;
+    tsl_cost_layer(&env, &ll, &single, NULL, 1, &mod);
+    double kept = 2 * T * H + 2 * T * (H + H + F) + 2 * T * H + 4 * T * 32;
+    double stash = (double)ll.act_repl_bytes + (double)ll.act_shard_bytes;
+    CHECK(base.fwd_bytes - mod.fwd_bytes == (uint64_t)(stash - kept),
+          "torchtitan_op drops %llu, by hand %.0f",
+          (unsigned long long)(base.fwd_bytes - mod.fwd_bytes), stash - kept);
+    double lins = tsl_roofline_gemm_s(&d, T, 3 * H, H, 1) + tsl_roofline_gemm_s(&d, T, H, H, 1) +
+                  tsl_roofline_gemm_s(&d, T, 2 * F, H, 1) + tsl_roofline_gemm_s(&d, T, H, F, 1);
+    double tt_again = tsl_roofline_layer_fwd_s(&d, &ll, 1, 1, false, 0) - 0.5 * lins -
+                      tsl_roofline_core_fwd_s(&d, &ll, 1, 1);
+    CHECK_NEAR(mod.bwd_s - base.bwd_s, tt_again, 1e-12, "torchtitan_op recompute %g, by hand %g",
+               mod.bwd_s - base.bwd_s, tt_again);
+
     /* (c) bf16 moments, Megatron's precision-aware optimizer */
     tsl_cost_env_t env8;
     CHECK(tsl_cost_env_init(&env8, &c, 0, 8, &err) == 0, "%s", err.msg);

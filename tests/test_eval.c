@@ -510,6 +510,43 @@ static void test_request_dropout_autocast(void)
     tsl_cluster_free(&c);
 }
 
+/* The request's eager through eval (docs/cost-model.md "Eager modules"): Llama 3 8B
+ * on 8 H100 under FSDP, one micro-batch of 8 × 8192 tokens: the same plan slower by
+ * the eager kernels, nothing else (memory the same), the plan records it, and GPT-2
+ * (LayerNorm, GELU) does not move. */
+static void test_request_eager(void)
+{
+    tsl_model_t m, gpt;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset("Llama3-8B", &m, &err) == 0 &&
+              tsl_model_preset("GPT2-345M", &gpt, &err) == 0,
+          "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.mem_budget_bytes = 1ull << 40;
+    tsl_plan_t g, fused, eager, g2, gf, ge;
+    given_plan(&g, m.n_layers, 1, "sdp8", 8, 1);
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &fused, &err) == 0, "%s", err.msg);
+    given_plan(&g2, gpt.n_layers, 1, "sdp8", 8, 1);
+    CHECK(tsl_eval_plan(&gpt, &c, &r, &g2, &gf, &err) == 0, "%s", err.msg);
+    r.eager = true;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &eager, &err) == 0, "%s", err.msg);
+    CHECK(tsl_eval_plan(&gpt, &c, &r, &g2, &ge, &err) == 0, "%s", err.msg);
+    CHECK(eager.eager && !fused.eager, "the plan records eager");
+    /* 1.40 MB per token and layer at 0.8 x 3350 GB/s: 65,536 tokens x 32 layers over
+     * 8 GPUs ≈ 0.137 s more per iteration */
+    double more = eager.iter_time_s - fused.iter_time_s;
+    CHECK(more > 0.12 && more < 0.16, "eager: %.3f s more", more);
+    CHECK(eager.peak_bytes == fused.peak_bytes, "eager: memory as priced fused");
+    CHECK(ge.iter_time_s == gf.iter_time_s, "GPT-2: unchanged (%g, %g)", ge.iter_time_s,
+          gf.iter_time_s);
+    tsl_model_free(&gpt);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 /* Mixtral-8x7B on 2x8xH100 as one NVLink domain: the search's best plan at ep 8 x
  * etp 2 with a padded capacity factor carries its expert layout and routing,
  * and eval reproduces its figures from the plan alone; dropping instead of
@@ -576,6 +613,7 @@ int main(void)
     test_causal_by_hand();
     test_host_floor();
     test_request_dropout_autocast();
+    test_request_eager();
     test_tied_head_by_hand();
     test_refusals();
     test_moe_plan();

@@ -649,6 +649,37 @@ static void test_torchtitan_keys(void)
                                   &c, &err) == -1 &&
               strstr(err.msg, "context_parallel_rotate_method ring"),
           "cp rotate: %s", err.msg);
+    /* torch.compile: off by default (eager modules); [training] compile (late 2024,
+     * v0.1.0), [compile] enable and components (v0.2), Python's config.compile */
+    CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ntensor_parallel_degree = 1\n", &c, &err) == 0 &&
+              c.knobs.eager,
+          "no compile key: torchtitan's default, eager: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[training]\ncompile = true\n", &c, &err) == 0 && !c.knobs.eager,
+          "[training] compile: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n",
+                                  &c, &err) == 0 &&
+              !c.knobs.eager,
+          "[compile] enable: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[compile]\nenable = true\ncomponents = [\"loss\"]\n", &c,
+                                  &err) == 0 &&
+              c.knobs.eager,
+          "the loss alone compiled: the model eager: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("[compile]\nenable = \"yes\"\n", &c, &err) == -1 &&
+              strstr(err.msg, "enable"),
+          "enable typed: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("def f():\n    config = base_config()\n"
+                                  "    config.compile.enable = True\n"
+                                  "    config.activation_checkpoint = None\n    return config\n",
+                                  &c, &err) == 0 &&
+              !c.knobs.eager,
+          "python compile.enable: %s", err.msg);
+    CHECK(tsl_eval_cfg_torchtitan("def f():\n    config = base_config()\n"
+                                  "    config.compile = CompileConfig(enable=True, "
+                                  "components=[\"loss\"])\n"
+                                  "    config.activation_checkpoint = None\n    return config\n",
+                                  &c, &err) == 0 &&
+              c.knobs.eager,
+          "python CompileConfig without the model: %s", err.msg);
     /* expert parallelism: priced as the plan's ep; v0.2.x's expert TP only at 1 (no
      * effect at ep 1); the Python form's keyword */
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\nexpert_parallel_degree = 8\n"
@@ -712,6 +743,25 @@ static void test_torchtitan_keys(void)
     tsl_err_t e2;
     static tsl_plan_t g;
     CHECK(tsl_model_preset("GPT3-15B", &m, &e2) == 0, "%s", e2.msg);
+    /* eval --cp-shard (cfg.cp_shard): at sdp 1 the CP ranks alone are the FSDP group
+     * (torchtitan's dp_shard_cp at dp_shard 1); without it --sdp 1 --cp 8 leaves
+     * them a plain data level; at sdp 2 the shard level holds them either way */
+    for (int shard = 0; shard < 2; shard++) {
+        tsl_eval_cfg_t f = {.tp = 1, .pp = 1, .dp = 1, .sdp = 1, .mbs = 1, .global_batch = 1};
+        f.knobs.cp = 8;
+        f.cp_shard = shard;
+        char text[64];
+        CHECK(tsl_eval_cfg_plan(&f, &m, 8, &g, &err) == 0, "cp-shard %d: %s", shard, err.msg);
+        tsl_strategy_format(&g.layer[1], text, sizeof text);
+        CHECK(strcmp(text, shard ? "sdp8" : "dp8") == 0 && g.cp == 8, "cp-shard %d: %s", shard,
+              text);
+    }
+    tsl_eval_cfg_t f2 = {.pp = 1, .sdp = 2, .mbs = 1, .global_batch = 2, .cp_shard = true};
+    f2.knobs.cp = 4;
+    char t2[64];
+    CHECK(tsl_eval_cfg_plan(&f2, &m, 8, &g, &err) == 0, "cp-shard at sdp 2: %s", err.msg);
+    tsl_strategy_format(&g.layer[1], t2, sizeof t2);
+    CHECK(strcmp(t2, "sdp8") == 0, "sdp 2 x cp 4: %s", t2);
     uint32_t nb = m.n_layers - 2;
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\npipeline_parallel_degree = 4\n"
                                   "[activation_checkpoint]\nmode = \"none\"\n",

@@ -641,6 +641,37 @@ static void test_torchtitan(void)
               strstr(text, "raise NotImplementedError"),
           "one stage:\n%s", text);
     free(text);
+    /* torchtitan's op-level selective AC (recompute module torchtitan_op) and eager
+     * modules: written as torchtitan takes them, read back the same; Megatron-LM and
+     * DeepSpeed have no such policy */
+    plan.recompute_modules = TSL_RECOMPUTE_TORCHTITAN_OP;
+    plan.eager = true;
+    text = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
+    CHECK(strstr(text, "mode = \"selective\"\nselective_ac_option = \"op\"\n") &&
+              strstr(text, "[compile]\nenable = false\n"),
+          "op-level SAC, eager:\n%s", text);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t err = {0};
+    CHECK(cfg && tsl_eval_cfg_torchtitan(text, cfg, &err) == 0 && cfg->ckpt == TSL_EVAL_CKPT_NONE &&
+              cfg->knobs.recompute_modules == TSL_RECOMPUTE_TORCHTITAN_OP && cfg->knobs.eager,
+          "read back: %s", err.msg);
+    free(text);
+    text = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
+    CHECK(strstr(text, "import SelectiveAC\n") &&
+              strstr(text, "config.activation_checkpoint = SelectiveAC.Config()") &&
+              strstr(text, "config.compile.enable = False\n"),
+          "python: op-level SAC, eager:\n%s", text);
+    CHECK(cfg && tsl_eval_cfg_torchtitan(text, cfg, &err) == 0 &&
+              cfg->knobs.recompute_modules == TSL_RECOMPUTE_TORCHTITAN_OP && cfg->knobs.eager,
+          "python read back: %s", err.msg);
+    free(cfg);
+    free(text);
+    expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "recomputes modules (torchtitan_op)");
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "dp8", 16, 2);
+    plan.recompute_modules = TSL_RECOMPUTE_TORCHTITAN_OP;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "op-level selective");
+    plan.recompute_modules = 0;
+    plan.eager = false;
 }
 
 /* Zero-bubble plans: torchtitan runs ZBV and DualPipeV with 2·pp model parts

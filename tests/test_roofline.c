@@ -612,6 +612,69 @@ static void test_autocast(void)
           "unfused: %g B per sample more", score);
 }
 
+/* Eager modules (roofline.h "Eager modules", docs/cost-model.md): a Llama 3.1 8B
+ * layer (h 4096, a 32, 8 K/V heads: d 4096, e 1024, SwiGLU f 14336, RMSNorm, no
+ * biases or dropout, causal, s 8192) for 2 samples, T = 16384 tokens, on the H100
+ * (W = 0.8 × 3350 GB/s), by hand against the same layer priced fused:
+ *   forward   norms 2 × (36 + 6 − 10) B per token and h, RoPE 20·(d + e), repeat_kv
+ *             2·2·(d + e), SwiGLU (10 − 6)·f: 442,368 B per token; kernels 2 × 7
+ *             + 6 + 2 + 1 = 23 more
+ *   backward  norms 2 × (92 + 1.5·6 − 1.5·10), RoPE and repeat_kv as forward,
+ *             SwiGLU (18 − 1.5·6)·f: 956,416 B per token; kernels 2 × 13 + 6 + 2
+ *             + 2 = 36 more
+ * = 2.796 ms forward and 5.991 ms backward more; the host floor counts each
+ * kernel (10 → 33 ops forward, 14 → 50 backward). A GPT-2 layer (LayerNorm,
+ * GELU, learned positions) is unchanged, and autocast keeps its own figures. */
+static void test_eager(void)
+{
+    tsl_roofline_dev_t d, eg;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    eg = d;
+    eg.eager = true;
+    tsl_layer_t l = layer(8192, 4096, 32), gpt = layer(1024, 1024, 16);
+    l.kv_heads = 8;
+    l.ffn_hidden = 14336;
+    l.gated_ffn = l.no_bias = l.rms_norm = l.causal = l.no_dropout = true;
+    gpt.causal = gpt.no_dropout = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0 && tsl_layer_derive(&gpt, &err) == 0, "%s", err.msg);
+    double W = 0.8 * 3350e9, L = TSL_ROOFLINE_LAUNCH_S, T = 16384.0;
+    double h = 4096, de = 4096 + 1024, f = 14336;
+    double fb = 2 * 32.0 * h + 20.0 * de + 4.0 * de + 4.0 * f;
+    double bb = 2 * (92.0 + 9.0 - 15.0) * h + 20.0 * de + 4.0 * de + (18.0 - 9.0) * f;
+    CHECK(fb == 442368 && bb == 956416, "bytes per token %g / %g", fb, bb);
+    double fwd = fb * T / W + 23 * L, bwd = bb * T / W + 36 * L;
+    CHECK_NEAR(fwd, 2.796e-3, 1e-3, "by hand: forward + %.3f ms", fwd * 1e3);
+    CHECK_NEAR(bwd, 5.991e-3, 1e-3, "by hand: backward + %.3f ms", bwd * 1e3);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&eg, &l, 2, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &l, 2, 1, false, 0),
+               fwd, 1e-9, "forward: the eager kernels' bytes");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&eg, &l, 2, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&d, &l, 2, 1, false, 0),
+               bwd, 1e-9, "backward: the eager kernels' bytes");
+    CHECK(tsl_roofline_layer_fwd_s(&eg, &gpt, 16, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&d, &gpt, 16, 1, false, 0) &&
+              tsl_roofline_layer_bwd_s(&eg, &gpt, 16, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&d, &gpt, 16, 1, false, 0),
+          "GPT-2's LayerNorm and GELU: one ATen kernel each either way");
+    tsl_roofline_dev_t ac = d, both = d;
+    ac.autocast = both.autocast = true;
+    both.eager = true;
+    CHECK(tsl_roofline_layer_fwd_s(&both, &l, 2, 1, false, 0) ==
+              tsl_roofline_layer_fwd_s(&ac, &l, 2, 1, false, 0),
+          "under autocast its own figures");
+    d.host_op_s = eg.host_op_s = 1.0;
+    CHECK(tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0) == 10 &&
+              tsl_roofline_layer_fwd_s(&eg, &l, 1, 1, false, 0) == 33,
+          "host ops forward: 10 fused, 33 eager (%g)",
+          tsl_roofline_layer_fwd_s(&eg, &l, 1, 1, false, 0));
+    CHECK(tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) == 14 &&
+              tsl_roofline_layer_bwd_s(&eg, &l, 1, 1, false, 0) == 50,
+          "host ops backward: 14 fused, 50 eager (%g)",
+          tsl_roofline_layer_bwd_s(&eg, &l, 1, 1, false, 0));
+}
+
 /* An LM head whose V/t rows are not 16-byte aligned (an unpadded GPT-2
  * vocabulary, 50257) runs its three GEMMs at TSL_ROOFLINE_UNALIGNED_GEMM × their
  * aligned time; the padded 50304 does not (roofline.h). */
@@ -944,6 +1007,7 @@ int main(void)
     test_loss();
     test_host_floor();
     test_autocast();
+    test_eager();
     test_unaligned_head();
     return CHECK_DONE();
 }

@@ -177,6 +177,8 @@ def plan_args(row):
         cmd += ["--vp-group", str(p["vp_group"])]
     if p.get("cp", 1) > 1:  # context parallelism: the sequence split over CP ranks
         cmd += ["--cp", str(p["cp"]), "--cp-comm", p.get("cp_comm", "p2p")]
+        if p.get("cp_shard"):  # FSDP over the CP ranks too (torchtitan's dp_shard_cp)
+            cmd += ["--cp-shard"]
     if p.get("ep", 1) > 1:  # the MoE layers' experts over EP ranks of a stage
         cmd += ["--ep", str(p["ep"])]
     if p.get("etp", 1) > 1:  # each routed expert's FFN split over etp ranks (Megatron's ETP)
@@ -204,6 +206,8 @@ def knob_args(row, amp_profile=None):
         cmd += ["--autocast"]
     if p.get("block_fwd_runs") == 2:  # the stack ran each block's forward twice (AMP's fork)
         cmd += ["--double-block-fwd"]
+    if p.get("eager"):  # modules run eagerly, no torch.compile (cost-model.md "Eager modules")
+        cmd += ["--eager"]
     if amp_profile and row["source"].startswith("amp-"):  # AMP's own layer times
         cmd += ["--amp-profile", amp_profile]
     # how the stack kept and synced gradients (docs/cost-model.md "Precision and
