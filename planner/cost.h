@@ -206,8 +206,10 @@ typedef enum tsl_cost_mode {
  * (double_block_fwd, AMP's fork), the tied head's all-reduce with every rank pair at
  * once on the shared NICs; 20: eager modules (eager: torchtitan's RMSNorm, RoPE and
  * SwiGLU as unfused ATen kernels), torchtitan's op-level selective AC (the recompute
- * module torchtitan_op). */
-#define TSL_COST_MODEL_VERSION 20u
+ * module torchtitan_op); 21: TransGAN's block as AMP's fork writes it
+ * (transgan_eager: pixel norms, erf GELU, noise, the QKV bias add, the scores' scale
+ * and relative-position bias as eager kernels). */
+#define TSL_COST_MODEL_VERSION 21u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

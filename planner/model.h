@@ -147,6 +147,14 @@
  *                 T5's decoder; not BERT, ViT, Swin, TransGAN). Changes no count
  *                 above: the FLOPs keep the full s·w (the MFU convention); time
  *                 with a fused kernel uses tsl_attn_keys (roofline.c).
+ *   transgan_eager  the block as AMP's fork writes TransGAN's generator
+ *                 (trans_gan_gen.py ParallelTransformerBlock, PyTorch eager): pixel
+ *                 norms and the erf GELU as chains of ATen kernels, a noise
+ *                 injection before the QKV projection, the QKV bias added by a
+ *                 kernel of its own, and, unfused, the scores scaled and biased by a
+ *                 relative-position table in kernels of their own. Changes no count
+ *                 above (their intermediates are not priced as memory); time only:
+ *                 the kernels' bytes and host ops (roofline.h TSL_ROOFLINE_TRANSGAN_*).
  *   parallel_block  y = x + attn(LN(x)) + ffn(LN'(x)): the FFN's norm input is the
  *                 attention's (−2·s·h replicated) and TP all-reduces once per layer;
  *                 with shared_norm LN' = LN: no FFN norm and its output is the QKV
@@ -211,6 +219,7 @@ typedef struct tsl_layer {
     /* shape flags (see "Stash variants" above); false keeps the GPT forms */
     bool no_dropout;     /* no dropout anywhere (Llama family): no masks, no dropped copies */
     bool unfused_attn;   /* attention keeps its s×w scores (no fused/flash kernel) */
+    bool transgan_eager; /* TransGAN's block as AMP's fork writes it (see above) */
     bool parallel_block; /* attention and FFN read the same input (GPT-J/NeoX/Falcon/Phi) */
     bool shared_norm;    /* with parallel_block: one norm feeds both (Falcon-7B, Phi) */
     bool causal;         /* self-attention is causal (decoder-only LMs, T5's decoder): a

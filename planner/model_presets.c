@@ -566,6 +566,7 @@ static int build_transgan(const preset_def_t *p, tsl_model_t *m, tsl_err_t *err)
     l.ffn_hidden = (uint32_t)(4 * h1);
     l.heads = 4;
     l.extra_params = (2 * bw - 1) * (2 * bw - 1) * 4; /* relative-position table */
+    l.transgan_eager = true; /* the block as AMP's fork writes it (roofline.h) */
     tail_t pos_2_to_6 = no_tail;
     pos_2_to_6.params = (18 * 18 + 36 * 36) * h1 + 72 * 72 * (h1 / 4) + 144 * 144 * (h1 / 16) +
                         288 * 288 * (h1 / 64);

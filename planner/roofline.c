@@ -273,6 +273,11 @@ static double core_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
                                     4u + (l->causal ? 2u : 0u) + (x->dropout ? 1u : 0u));
         else
             c += mem(p, (x->dropout ? 9.0 : 4.0) * scores, x->dropout ? 2 : 1);
+        if (l->transgan_eager) /* the scale and the relative-position bias (roofline.h) */
+            c += tsl_roofline_mem_s(d,
+                                    scores * (p->bwd ? TSL_ROOFLINE_TRANSGAN_SCORE_BWD_BYTES
+                                                     : TSL_ROOFLINE_TRANSGAN_SCORE_FWD_BYTES),
+                                    TSL_ROOFLINE_TRANSGAN_SCORE_KERNELS);
         p->ops = ops;
         return c;
     }
@@ -599,6 +604,24 @@ static double weight_casts_s(const pass_t *p, const tsl_layer_t *l, const shape_
     return tsl_roofline_mem_s(p->d, TSL_ROOFLINE_AUTOCAST_CAST_BYTES * w / tt, kernels);
 }
 
+/* TransGAN's block as AMP's fork writes it, beyond the roofline's kernels
+ * (roofline.h TSL_ROOFLINE_TRANSGAN_*): the pixel norms and the noise over the
+ * block's h-wide activations (replicated over TP unless sequence-parallel), the
+ * QKV bias add over its column-parallel output, the erf GELU over the FFN width;
+ * each kernel one host op. The scores' scale and bias are in core_s. */
+static double transgan_eager_s(pass_t *p, const shape_t *x, double S, double t, double split)
+{
+    double T = S * x->s, h = T * x->h / split, f = T * x->f / t;
+    if (p->bwd)
+        return counted(p, TSL_ROOFLINE_TRANSGAN_H_BWD_BYTES * h,
+                       TSL_ROOFLINE_TRANSGAN_H_BWD_KERNELS) +
+               counted(p, TSL_ROOFLINE_TRANSGAN_F_BWD_BYTES * f,
+                       TSL_ROOFLINE_TRANSGAN_F_BWD_KERNELS);
+    return counted(p, TSL_ROOFLINE_TRANSGAN_H_FWD_BYTES * h, TSL_ROOFLINE_TRANSGAN_H_FWD_KERNELS) +
+           counted(p, TSL_ROOFLINE_TRANSGAN_QKV_BIAS_BYTES * T * (x->d + 2.0 * x->e) / t, 1) +
+           counted(p, TSL_ROOFLINE_TRANSGAN_F_FWD_BYTES * f, TSL_ROOFLINE_TRANSGAN_F_FWD_KERNELS);
+}
+
 /* The layer's kernels, by kind (with W = 0 its GEMMs alone, as FLOPs over F). */
 static double kernels_s(pass_t *p, const tsl_layer_t *l, double samples, double tt, double split,
                         double vocab)
@@ -607,6 +630,8 @@ static double kernels_s(pass_t *p, const tsl_layer_t *l, double samples, double 
     shape_t x = shape_of(l);
     if (p->d->autocast)
         extra += weight_casts_s(p, l, &x, tt, vocab);
+    if (l->transgan_eager && l->kind == TSL_LAYER_ENCODER)
+        extra += transgan_eager_s(p, &x, samples, tt, split);
     switch (l->kind) {
     case TSL_LAYER_ENCODER:
         return extra + attention_s(p, l, &x, samples, tt, split, false) +

@@ -71,6 +71,60 @@
 /* backward/forward bytes of an elementwise kernel: saved input + incoming
  * gradient read, outgoing gradient written, against the forward's read + write */
 #define TSL_ROOFLINE_BWD_MEM_RATIO 1.5
+/*
+ * TransGAN's block as AMP's fork writes it (tsl_layer_t.transgan_eager; DachengLi1/AMP
+ * 72eeea4, DeepSpeed/DeepSpeedExamples/Megatron-LM-v1.1.5-3D_parallelism/megatron/
+ * model/trans_gan_gen.py: ParallelTransformerBlock, ParallelTransGanAttention,
+ * ParallelTransGANMlp, PixelNorm, gelu), eager PyTorch 1.7 in fp16, against the
+ * roofline's block (one norm kernel of 4 B per element, one activation kernel of
+ * 4 B per FFN element, biases in the GEMMs' epilogues, scores only softmaxed).
+ * Each ATen kernel is one host op, as docs/cost-model.md "Eager modules" counts
+ * torchtitan's; autograd's kernels from tools/autograd/derivatives.yaml. Bytes
+ * per element; "per row" work (one value per token) is left out.
+ *   per element of h, forward: the two PixelNorms, input * rsqrt(mean(input ** 2)
+ *       + 1e-8): pow (4), mean (2), + eps and rsqrt per row, the product (4): 10 B
+ *       and 5 kernels each where the roofline has 4 B and 1 (+6, +4 twice); the
+ *       noise, (x + randn(b, s, 1) * strength).to(float16): randn and the product
+ *       per row, the fp16 + fp32 add (read 2, write 4) and the cast (read 4,
+ *       write 2): +12 B, 4 kernels. 24 B, 12 kernels
+ *   per element of h, backward: each PixelNorm's autograd, the product's two
+ *       gradients and the row sum of one (4 + 6 + 2), rsqrt's three per row,
+ *       mean's expand and division (2), pow's self.pow(1), the scale and the
+ *       product (4 + 4 + 6), the two gradients of the input summed (6): 34 B and
+ *       11 kernels against the roofline's 6 B and 1 (+28, +10 twice); the noise's,
+ *       the cast's gradient (6), the add's gradient cast to the input's fp16 (6)
+ *       and summed to (b, s, 1) (4), the strength's two per row: +16 B, 5 kernels.
+ *       72 B, 25 kernels
+ *   per element of the QKV output, forward: F.linear on a 3-d input is a matmul
+ *       and `output += bias` (read 2, write 2): 4 B, 1 kernel. The other three
+ *       linears return their bias unadded (skip_bias_add=True, never used)
+ *   per element of the FFN width: gelu(x) = x * 0.5 * (1 + erf(x / sqrt(2))), five
+ *       kernels of 4 B but the last product's 6: 22 B against the roofline's 4
+ *       (+18 B, +4 kernels); backward the product's two gradients (6 + 6), erf's
+ *       2/sqrt(pi) * exp(-b.pow(2)) * grad (4 + 4 + 4 + 4 + 6), the division's and
+ *       the scale's (4 + 4), x's two gradients summed (6): 48 B, 10 kernels
+ *       against 6 B and 1 (+42 B, +9 kernels)
+ *   per score (unfused), forward: attn = (q @ kT) * scale and attn +
+ *       relative_position_bias.unsqueeze(0), each read 2 + write 2 beside the
+ *       softmax: +8 B, 2 kernels; backward the scale's gradient (4) and the
+ *       bias's, a reduction over the windows and the batch (read 2; the add passes
+ *       the gradient on as is): +6 B, 2 kernels. The core stays one host op (the
+ *       roofline's rule for an unfused core), as do matmul's layout copies.
+ * The intermediates' memory is not priced (those of the norms and the GELU are
+ * per element of h and f, not of the scores).
+ */
+#define TSL_ROOFLINE_TRANSGAN_H_FWD_BYTES     24.0
+#define TSL_ROOFLINE_TRANSGAN_H_FWD_KERNELS   12u
+#define TSL_ROOFLINE_TRANSGAN_H_BWD_BYTES     72.0
+#define TSL_ROOFLINE_TRANSGAN_H_BWD_KERNELS   25u
+#define TSL_ROOFLINE_TRANSGAN_QKV_BIAS_BYTES  4.0
+#define TSL_ROOFLINE_TRANSGAN_F_FWD_BYTES     18.0
+#define TSL_ROOFLINE_TRANSGAN_F_FWD_KERNELS   4u
+#define TSL_ROOFLINE_TRANSGAN_F_BWD_BYTES     42.0
+#define TSL_ROOFLINE_TRANSGAN_F_BWD_KERNELS   9u
+#define TSL_ROOFLINE_TRANSGAN_SCORE_FWD_BYTES 8.0
+#define TSL_ROOFLINE_TRANSGAN_SCORE_BWD_BYTES 6.0
+#define TSL_ROOFLINE_TRANSGAN_SCORE_KERNELS   2u
 /* The loss over fp32 logits, bytes per logit (PyTorch's cross_entropy on
  * logits.float(): torchtitan's loss, Megatron's .float() before its vocab-parallel
  * loss, bench/torch_gpt_step.py). Forward: the cast (read 2, write 4), log_softmax

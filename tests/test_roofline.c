@@ -675,6 +675,55 @@ static void test_eager(void)
           tsl_roofline_layer_bwd_s(&eg, &l, 1, 1, false, 0));
 }
 
+/* TransGAN's block as AMP's fork writes it (transgan_eager, roofline.h
+ * TSL_ROOFLINE_TRANSGAN_*), on the generator's stage-6 layer (82944 tokens of
+ * h 16, f 64, 4 heads in windows of 324, unfused, no dropout) and one sample, on a
+ * V100 (900 GB/s × 0.8). Bytes per token, forward: h-wide 24 · 16 = 384, the QKV
+ * bias add 4 · 48 = 192, the GELU 18 · 64 = 1152, the scores' scale and bias
+ * 8 · 4 · 324 = 10368: 12096; backward: 72 · 16 = 1152, 42 · 64 = 2688,
+ * 6 · 1296 = 7776: 11616. Kernels: 12 + 1 + 4 + 2 = 19 forward, 25 + 9 + 2 = 36
+ * backward: 1.393 ms + 19 launches of 4 µs = 1.4695 ms more forward; host ops
+ * 17 and 34 more (the scores' two kernels ride in the core's one op). */
+static void test_transgan_eager(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 125e12 * 0.8, 900e9);
+    tsl_layer_t l = layer(82944, 16, 4), tg;
+    l.ffn_hidden = 64;
+    l.attn_window = 324;
+    l.unfused_attn = l.no_dropout = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tg = l;
+    tg.transgan_eager = true;
+    double W = 0.8 * 900e9, L = TSL_ROOFLINE_LAUNCH_S, T = 82944.0;
+    double fwd = 12096.0 * T / W + 19 * L, bwd = 11616.0 * T / W + 36 * L;
+    CHECK_NEAR(fwd, 1.4695e-3, 1e-3, "by hand: forward + %.4f ms", fwd * 1e3);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &tg, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0),
+               fwd, 1e-9, "forward: the fork's eager kernels");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &tg, 1, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0),
+               bwd, 1e-9, "backward: the fork's eager kernels");
+    tsl_layer_t e = l; /* a non-encoder layer and a fused core: no change */
+    e.kind = TSL_LAYER_HEAD;
+    e.vocab = 3;
+    tsl_layer_t et = e;
+    et.transgan_eager = true;
+    CHECK(tsl_roofline_layer_fwd_s(&d, &et, 1, 1, false, 0) ==
+              tsl_roofline_layer_fwd_s(&d, &e, 1, 1, false, 0),
+          "the head: as before");
+    tsl_layer_t s1 = layer(81, 1024, 4), s1t; /* stage 1: host-bound */
+    s1t = s1;
+    s1t.transgan_eager = true;
+    d.host_op_s = 1.0;
+    double f0 = tsl_roofline_layer_fwd_s(&d, &s1, 1, 1, false, 0);
+    double b0 = tsl_roofline_layer_bwd_s(&d, &s1, 1, 1, false, 0);
+    CHECK(tsl_roofline_layer_fwd_s(&d, &s1t, 1, 1, false, 0) - f0 == 17 &&
+              tsl_roofline_layer_bwd_s(&d, &s1t, 1, 1, false, 0) - b0 == 34,
+          "host ops: 17 more forward (%g of %g), 34 more backward", f0 + 17, f0);
+}
+
 /* An LM head whose V/t rows are not 16-byte aligned (an unpadded GPT-2
  * vocabulary, 50257) runs its three GEMMs at TSL_ROOFLINE_UNALIGNED_GEMM × their
  * aligned time; the padded 50304 does not (roofline.h). */
@@ -1008,6 +1057,7 @@ int main(void)
     test_host_floor();
     test_autocast();
     test_eager();
+    test_transgan_eager();
     test_unaligned_head();
     return CHECK_DONE();
 }
