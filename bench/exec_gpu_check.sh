@@ -23,7 +23,11 @@
 #   4. the profiler (tessel-worker profile --backend cuda, built on the same device and
 #      comm ops): a quick profile with the executor's fused attention (the default)
 #      and one with --unfused-attn, each checked for its blocks and its notes, and the
-#      attention rows of the two printed side by side.
+#      attention rows of the two printed side by side;
+#   5. where PyTorch imports, bench/torch_blocks.py --quick: its GEMMs and blocks and
+#      SDPA's core alone, forward and backward, causal and not, with the kernels it ran
+#      (the H100 flash rate of docs/cost-model.md rests on these; its JSON in
+#      $B/torch_blocks.json).
 # Usage: sh bench/exec_gpu_check.sh [build-dir]   (prints tables; exits non-zero only
 # when the check in 1 fails or something does not build)
 set -eu
@@ -174,3 +178,10 @@ for a, b in zip(f, u):
           a["fwd_s"] * 1e3, b["fwd_s"] * 1e3, a["bwd_s"] * 1e3, b["bwd_s"] * 1e3,
           a["memory_bytes"] / 2**20, b["memory_bytes"] / 2**20))
 PY
+
+echo "== 5. PyTorch on the same shapes: GEMMs, blocks, SDPA's core alone (bench/torch_blocks.py)"
+if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    python3 bench/torch_blocks.py --quick --json "$B/torch_blocks.json" || echo "torch_blocks.py failed (not part of the check)"
+else
+    echo "no PyTorch with CUDA here: skipped"
+fi

@@ -6,7 +6,9 @@ bf16 shapes the cuda backend times: the forward GEMMs of the attention and FFN
 blocks (torch.matmul), the attention core both unfused (QK^T, softmax, PV:
 the profiler's "batched-gemm" path) and fused (scaled_dot_product_attention,
 whatever kernel torch picks: flash / cuDNN / efficient), and whole blocks
-forward + backward through autograd. Median of N runs timed with CUDA events
+forward + backward through autograd; and the fused core alone, forward and
+backward, causal and not, with the kernels it ran (SDPA_CORES: the flash rate of
+docs/cost-model.md rests on these shapes). Median of N runs timed with CUDA events
 after warm-up, on random data.
 
 usage: python3 bench/torch_blocks.py [--quick] [--json FILE]
@@ -19,6 +21,9 @@ import torch
 import torch.nn.functional as F
 
 SHAPES = [(1024, 1024, 16), (2048, 1024, 32)]   # (h, s, a): GPT2-345M, GPT2-1.3B
+# (batch, heads, s, head dim): the GPT-2 blocks above at micro-batch 16, and Llama 3.1
+# 8B's core at 8K (torchtitan's rows) and 32K (its CP 1 row)
+SDPA_CORES = [(16, 16, 1024, 64), (16, 32, 1024, 64), (1, 32, 8192, 128), (1, 32, 32768, 128)]
 
 
 def bench(fn, warmup=3, iters=10):
@@ -40,6 +45,39 @@ def bench(fn, warmup=3, iters=10):
 def rnd(*shape, grad=False):
     t = torch.rand(*shape, device="cuda", dtype=torch.bfloat16) * 2 - 1
     return t.requires_grad_(grad)
+
+
+def cuda_kernels(fn):
+    """The names of the CUDA kernels one call of fn runs."""
+    acts = [torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return sorted({e.name[:80] for e in prof.events()
+                   if e.device_type == torch.autograd.DeviceType.CUDA})
+
+
+def sdpa_core_rows(quick):
+    """SDPA's forward and backward alone on leaf q, k, v: no projection, no indexing,
+    no .grad accumulation beside the kernel (the backward is timed from a kept graph)."""
+    rows = []
+    for (b, a, s, dh) in SDPA_CORES[:2] if quick else SDPA_CORES:
+        for causal in (False, True):
+            q, k, v = (rnd(b, a, s, dh, grad=True) for _ in range(3))
+            fwd = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            out = fwd()
+            g = torch.rand_like(out)
+
+            def bwd():
+                torch.autograd.grad(out, (q, k, v), g, retain_graph=True)
+            flops = 4 * b * a * s * s * dh  # unmasked: QK^T and PV; backward 2.5x
+            rows.append(dict(what="sdpa core", b=b, heads=a, s=s, dh=dh, causal=causal,
+                             fwd_s=bench(fwd), bwd_s=bench(bwd), fwd_flops=flops,
+                             bwd_flops=2.5 * flops, kernels_fwd=cuda_kernels(fwd),
+                             kernels_bwd=cuda_kernels(bwd)))
+            del q, k, v, out, g
+            torch.cuda.empty_cache()
+    return rows
 
 
 def main():
@@ -121,10 +159,20 @@ def main():
                 rows.append(r)
                 del x, wqkv, wo, w1, w2, q, k, v, ctx, u, xg, Wqkv, Wo, W1, W2
                 torch.cuda.empty_cache()
+    cores = sdpa_core_rows(args.quick)
+    for r in cores:
+        print(f"sdpa core b {r['b']} heads {r['heads']} s {r['s']} dh {r['dh']}"
+              f" causal {int(r['causal'])}: fwd {r['fwd_s']*1e6:.1f} us"
+              f" ({r['fwd_flops']/r['fwd_s']/1e12:.0f} TFLOP/s unmasked),"
+              f" bwd {r['bwd_s']*1e6:.1f} us ({r['bwd_flops']/r['bwd_s']/1e12:.0f});"
+              f" kernels {r['kernels_fwd'][:2]} / {r['kernels_bwd'][:3]}")
+    rows += cores
     print(f"{'h':>5} {'mb':>3} {'tp':>3} {'qkv':>6} {'qkT':>6} {'out':>6} {'up':>6} {'down':>6}"
           f" {'core-unf':>9} {'core-sdpa':>9} {'attn f/b unf':>14} {'attn f/b sdpa':>14}"
           f" {'ffn f/b':>14}   (TFLOP/s; times us)")
     for r in rows:
+        if r.get("what") == "sdpa core":
+            continue
         if "h" not in r:
             print(f"{r['what']}: {r['tflops']:.1f} TFLOP/s ({r['time_s']*1e6:.1f} us)")
             continue

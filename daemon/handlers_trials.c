@@ -22,9 +22,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "export.h"
 #include "handlers.h"
 #include "handlers_check.h"
 #include "log.h"
+#include "pipesim.h"
+#include "plan.h"
 #include "trial_run.h"
 #include "trial_sched.h"
 
@@ -171,6 +174,44 @@ static void run_settings(tsl_trial_t *t, const Tessel__V1__StartTrialRequest *re
     t->simulated = sim;
 }
 
+/* Whether the executor runs plan i as priced (plan.h tsl_plan_exec_scope): refused
+ * here, naming the field, rather than failed on every worker. It runs no split
+ * backward: a ZB-H1 plan is tried as 1F1B over its own stages (the worker runs it so:
+ * agent_trial_run.c) and held to Tessel's 1F1B figure of those stages
+ * (trial_predicted_s). */
+static bool trial_plan_runs(start_ctx_t *c, const json_t *p, uint32_t i)
+{
+    tsl_err_t err = {0};
+    tsl_plan_t *plan = malloc(sizeof *plan);
+    if (plan == NULL) {
+        tsl_call_fail(c->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "StartTrial: out of memory");
+        return false;
+    }
+    int rc = tsl_plan_from_json(p, plan, &err);
+    if (rc == 0) {
+        if (plan->schedule == TSL_PIPESIM_SCHED_ZBH1)
+            plan->schedule = TSL_PIPESIM_SCHED_1F1B;
+        rc = tsl_plan_exec_scope(plan, &err);
+    }
+    free(plan);
+    if (rc != 0)
+        tsl_call_fail(c->call, GRPC_STATUS_FAILED_PRECONDITION,
+                      "plan %s: plan %u: %s; the executor cannot try it", c->plan.fingerprint, i,
+                      err.msg);
+    return rc == 0;
+}
+
+/* What a trial of plan p is held to: its iteration, or for ZB-H1 the 1F1B figure of
+ * the same stages (trial_plan_runs). */
+static double trial_predicted_s(const json_t *p)
+{
+    const char *sched = json_string_value(json_object_get(p, "schedule"));
+    double f1b = json_number_value(json_object_get(p, "iter_time_1f1b_s"));
+    if (sched && !strcmp(sched, "zbh1") && f1b > 0)
+        return f1b;
+    return json_number_value(json_object_get(p, "iter_time_s"));
+}
+
 /* Trial i of the batch: plan index i, its workers picked. false after answering. */
 static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_t seed)
 {
@@ -188,6 +229,8 @@ static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_
                       c->plan.fingerprint, i);
         return false;
     }
+    if (!trial_plan_runs(c, p, i))
+        return false;
     if (tsl_sched_need_from_request(c->plan.request_json, p, world, &need, &err) != 0) {
         tsl_call_fail_err(c->call, &err);
         return false;
@@ -215,7 +258,7 @@ static bool make_trial(start_ctx_t *c, uint32_t i, const char *batch_id, uint64_
     t->world_size = t->n_ranks = world;
     run_settings(t, c->req, sim);
     t->global_batch = (uint32_t)json_integer_value(json_object_get(p, "global_batch"));
-    t->predicted_iter_time_s = json_number_value(json_object_get(p, "iter_time_s"));
+    t->predicted_iter_time_s = trial_predicted_s(p);
     t->predicted_peak_bytes = (uint64_t)json_integer_value(json_object_get(p, "peak_bytes"));
     t->seed = seed;
     t->created_unix = (int64_t)time(NULL);

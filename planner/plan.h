@@ -138,6 +138,15 @@ typedef struct tsl_plan {
     bool lazy_grads; /* gradients from each chunk's first backward (cost.h knobs) */
 } tsl_plan_t;
 
+/* What a plan asks beyond its stages' layouts that Tessel's executor (worker/exec)
+ * does not run — a zero-bubble or DualPipeV schedule, context parallelism, expert
+ * TP, FP8 GEMMs, MoE padding to capacity, Megatron's recompute modules, bf16 Adam
+ * moments, H3T's memory switches — refused with TSL_E_UNSUPPORTED and the plan
+ * field named, rather than run as another plan (a trial would time something else
+ * than what was priced). The executor checks it before any rank starts, tesseld
+ * before it starts a trial. 0: the executor runs every plan-level field p holds. */
+int tsl_plan_exec_scope(const tsl_plan_t *p, tsl_err_t *err);
+
 /* The plan's knobs as the cost model takes them, and back. */
 void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k);
 void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k);

@@ -1484,12 +1484,12 @@ static void il_refusals(void)
 }
 
 /* One plan-level field set on a plan the executor runs: refused by name, code
- * TSL_E_UNSUPPORTED, by tsl_exec_plan_scope and by tsl_exec_rank_from_plan alike. */
+ * TSL_E_UNSUPPORTED, by tsl_plan_exec_scope and by tsl_exec_rank_from_plan alike. */
 static void scope_refused(const tsl_plan_t *p, const tsl_model_t *m, const char *want)
 {
     tsl_err_t err = {0};
     tsl_exec_rank_t r;
-    CHECK(tsl_exec_plan_scope(p, &err) == -1 && tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+    CHECK(tsl_plan_exec_scope(p, &err) == -1 && tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
               strstr(err.msg, want),
           "scope refuses '%s': %s", want, err.msg);
     err = (tsl_err_t){0};
@@ -1497,7 +1497,7 @@ static void scope_refused(const tsl_plan_t *p, const tsl_model_t *m, const char 
           "rank_from_plan refuses '%s': %s", want, err.msg);
 }
 
-/* Plan-level fields the executor does not run (exec_scope.c): a trial must not time
+/* Plan-level fields the executor does not run (planner/plan_scope.c): a trial must not time
  * another plan than the one priced. */
 static void plan_scope_refusals(void)
 {
@@ -1509,7 +1509,7 @@ static void plan_scope_refusals(void)
     CHECK(!tsl_exec_uniform_plan(&m, &(tsl_exec_plan_spec_t){2, 1, 1, false, false, 2, 4}, &base,
                                  &err),
           "%s", err.msg);
-    CHECK(!tsl_exec_plan_scope(&base, &err) && !tsl_exec_rank_from_plan(&base, &m, 0, &r, &err),
+    CHECK(!tsl_plan_exec_scope(&base, &err) && !tsl_exec_rank_from_plan(&base, &m, 0, &r, &err),
           "the plain plan runs: %s", err.msg);
     tsl_exec_rank_free(&r);
     p = base, p.schedule = TSL_PIPESIM_SCHED_ZBH1;
@@ -1536,7 +1536,7 @@ static void plan_scope_refusals(void)
     scope_refused(&p, &m, "layer 1: memory switches");
     /* ZeRO-3 without switches, expert TP 1 and cp 1 spelled out: plain plans */
     p = base, p.memopt = 1 + TSL_MEMOPT_MODE_ZERO3, p.etp = 1, p.cp = 1;
-    CHECK(!tsl_exec_plan_scope(&p, &err), "zero3 without switches runs: %s", err.msg);
+    CHECK(!tsl_plan_exec_scope(&p, &err), "zero3 without switches runs: %s", err.msg);
     tsl_model_free(&m);
 }
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "pipesim.h"
 #include "exec.h"
 #include "exec_doc.h"
 
@@ -106,8 +107,13 @@ static int load_rank(const tsl_agent_assignment_t *a, tsl_exec_rank_t *r, tsl_ex
         if (a->world_size != p->n_devices)
             rc = tsl_err_set(err, "assignment: world_size %u, but plan %u has %u devices",
                              a->world_size, a->plan_index, p->n_devices);
-        else
+        else {
+            /* no split backward here: a ZB-H1 plan runs as 1F1B over its own stages, as
+             * tesseld holds it to their 1F1B figure (handlers_trials.c) */
+            if (p->schedule == TSL_PIPESIM_SCHED_ZBH1)
+                p->schedule = TSL_PIPESIM_SCHED_1F1B;
             rc = tsl_exec_rank_from_plan(p, &m, a->rank, r, err);
+        }
         eo->moe_capacity = (float)p->moe_capacity;
         tsl_model_free(&m);
     }

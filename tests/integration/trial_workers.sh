@@ -34,14 +34,26 @@ ok "two sim workers registered"
 cat >"$TMPD/tiny.json" <<'JSON'
 {"model_type": "gpt2", "n_layer": 4, "n_embd": 64, "n_head": 4, "n_positions": 32, "vocab_size": 128}
 JSON
+# bf16: the executor runs no FP8 GEMMs (an FP8 plan is refused below)
 if timeout 120 "$CTL" --server "$T" plan --hf-config "$TMPD/tiny.json" --cluster registered \
-    --batch 8 --no-baselines --json >"$TMPD/plan.json" 2>"$TMPD/plan.log"; then
+    --batch 8 --no-baselines --no-fp8 --json >"$TMPD/plan.json" 2>"$TMPD/plan.log"; then
     ok "a plan on --cluster registered"
 else
     fail "tesselctl plan --cluster registered: $(cat "$TMPD/plan.log")"
     finish
 fi
 FP=$(jget "$TMPD/plan.json" fingerprint)
+
+# a plan the executor would run as another one: refused before any worker is asked,
+# the plan field named (planner/plan_scope.c)
+timeout 120 "$CTL" --server "$T" plan --hf-config "$TMPD/tiny.json" --cluster registered \
+    --batch 8 --no-baselines --fp8-recipe 1 --json >"$TMPD/plan8.json" 2>"$TMPD/plan8.log"
+FP8=$(jget "$TMPD/plan8.json" fingerprint)
+timeout 60 "$CTL" --server "$T" trial start "$FP8" >"$TMPD/start8.out" 2>&1
+rc8=$?
+[ "$rc8" -eq 4 ] && grep -q "FP8 linear GEMMs (delayed).*the executor cannot try it" "$TMPD/start8.out" &&
+    ok "trial start of an FP8 plan: FAILED_PRECONDITION naming FP8 (exit 4)" ||
+    fail "trial start of an FP8 plan: exit $rc8: $(cat "$TMPD/start8.out")"
 
 # ---- through tesselctl: the top 2 run one after the other, the measured best
 # becomes the answer, plans show prints measured beside predicted ----
@@ -51,6 +63,19 @@ if timeout 240 "$CTL" --server "$T" trial start --top-k 2 --iterations 2 --warmu
 else
     fail "tesselctl trial start --wait: exit $?: $(cat "$TMPD/cli-start.out" "$TMPD/cli-start.err")"
 fi
+# a ZB-H1 plan runs as 1F1B over its own stages and is held to their 1F1B figure
+# (handlers_trials.c trial_predicted_s); any other plan to its iteration
+T0=$(grep -Eo "^Trial t-[^:]+" "$TMPD/cli-start.out" | head -1 | cut -d' ' -f2)
+timeout 60 "$CTL" --server "$T" trial show "$T0" --json >"$TMPD/t0.json" 2>&1
+[ "$("$PY" -c '
+import json, sys
+plan = json.load(open(sys.argv[1]))["plan"]
+t = json.load(open(sys.argv[2]))
+t = t.get("trial", t)
+want = plan["iter_time_1f1b_s"] if plan.get("schedule") == "zbh1" else plan["iter_time_s"]
+print(abs(t["predicted_iter_time_s"] - want) <= 1e-12 * want)' "$TMPD/plan.json" "$TMPD/t0.json")" = True ] &&
+    ok "the trial is held to the plan's figure (ZB-H1: its 1F1B figure; this plan: $(jget "$TMPD/plan.json" plan.schedule))" ||
+    fail "predicted: $(head -c 400 "$TMPD/t0.json") schedule $(jget "$TMPD/plan.json" plan.schedule)"
 grep -Eq "^Trial t-[^:]+: done" "$TMPD/cli-start.out" &&
     grep -q "iteration: predicted .* measured .* error" "$TMPD/cli-start.out" &&
     ok "each trial printed done, with predicted, measured and the error" ||

@@ -244,16 +244,8 @@ typedef struct tsl_exec_rank {
     int32_t wrap_rank;
 } tsl_exec_rank_t;
 
-/* What a plan asks beyond its stages' layouts that the executor does not run — a
- * zero-bubble or DualPipeV schedule, context parallelism, expert TP, FP8 GEMMs, MoE
- * padding to capacity, Megatron's recompute modules, bf16 Adam moments, H3T's memory
- * switches — refused with TSL_E_UNSUPPORTED and the plan field named, rather than run
- * as another plan (a trial would time something else than what was priced). 0: the
- * executor runs every plan-level field p holds. */
-int tsl_exec_plan_scope(const tsl_plan_t *p, tsl_err_t *err);
-
 /* Rank `rank`'s work in plan p of model m (m as given: a sub-layer plan is mapped
- * through tsl_sublayer_split). Refusals as listed above (tsl_exec_plan_scope's
+ * through tsl_sublayer_split). Refusals as listed above (plan.h tsl_plan_exec_scope's
  * first), naming the stage or layer. */
 int tsl_exec_rank_from_plan(const tsl_plan_t *p, const tsl_model_t *m, uint32_t rank,
                             tsl_exec_rank_t *out, tsl_err_t *err);

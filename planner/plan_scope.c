@@ -1,16 +1,17 @@
 /*
- * exec_scope.c — the plan-level fields the executor does not run, refused by name.
+ * plan_scope.c — the plan-level fields Tessel's executor does not run, refused by name.
  *
  * The planner prices more than the executor runs. A trial exists to time the plan that
  * was priced, so a plan whose schedule, precision or memory switches the executor
- * would silently replace with its own must fail before any rank starts, saying which
- * field; the layer-level refusals (exec_rank.c check_layer) follow it.
+ * would silently replace with its own must fail before any rank starts (tesseld
+ * refuses to start such a trial), saying which field; the executor's layer-level
+ * refusals (worker/exec/exec_rank.c check_layer) follow it.
  */
 #include <stdio.h>
 
-#include "exec_internal.h"
 #include "memopt.h"
 #include "pipesim.h"
+#include "plan.h"
 #include "recompute.h"
 #include "roofline.h"
 
@@ -35,7 +36,7 @@ static int check_memopt(const tsl_plan_t *p, tsl_err_t *err)
     return 0;
 }
 
-int tsl_exec_plan_scope(const tsl_plan_t *p, tsl_err_t *err)
+int tsl_plan_exec_scope(const tsl_plan_t *p, tsl_err_t *err)
 {
     char buf[160];
     if (p->schedule != TSL_PIPESIM_SCHED_1F1B) {
