@@ -206,8 +206,10 @@ typedef enum tsl_cost_mode {
  * (double_block_fwd, AMP's fork), the tied head's all-reduce with every rank pair at
  * once on the shared NICs; 20: eager modules (eager: torchtitan's RMSNorm, RoPE and
  * SwiGLU as unfused ATen kernels), torchtitan's op-level selective AC (the recompute
- * module torchtitan_op). */
-#define TSL_COST_MODEL_VERSION 20u
+ * module torchtitan_op); 21: the CP ring's kernels (the diagonal causal, the other
+ * blocks unmasked) for p2p, torch's context_parallel (torch-allgather: its fp32 merges,
+ * the gather under the first step, dK/dV in fp32 around the ring). */
+#define TSL_COST_MODEL_VERSION 21u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -366,10 +368,13 @@ typedef enum tsl_cp_comm {
     TSL_CP_P2P = 0,       /* ring attention: c−1 K/V block exchanges under the block compute */
     TSL_CP_ALLGATHER = 1, /* all-gather K/V before the core, reduce-scatter dK/dV after */
     TSL_CP_A2A = 2,       /* Ulysses: all-to-all Q/K/V (heads split) and O, both ways */
+    TSL_CP_TORCH_AG = 3,  /* torch's context_parallel, rotate method allgather (torchtitan):
+                             K/V all-gathered under the first ring step, the ring's kernels
+                             and fp32 merges, dK/dV passed around the ring in fp32 */
     TSL_CP_COMM_COUNT
 } tsl_cp_comm_t;
 
-/* "p2p", "allgather", "a2a" (Megatron's names); NULL past the end. */
+/* "p2p", "allgather", "a2a" (Megatron's names), "torch-allgather"; NULL past the end. */
 const char *tsl_cp_comm_name(uint32_t comm);
 /* Inverse of tsl_cp_comm_name; -1 for another name. */
 int tsl_cp_comm_parse(const char *name);
