@@ -273,10 +273,17 @@ static double flash_s(pass_t *p, const shape_t *x, double q, double keys, double
 }
 
 /* torch's fp32 merges around the ring's kernels (roofline.h: bytes per element of
- * O and of K or V on the slowest rank; K/V repeated to every head), c steps. */
+ * O and of K or V on the slowest rank; K/V repeated to every head), c steps: eager
+ * kernel by kernel, or compiled (the block under torch.compile: one fused kernel
+ * per step between the SDPA calls, the dead cats gone). */
 static double ring_merge_s(pass_t *p, const shape_t *x, double S, double t, double c)
 {
     double o = S * x->s * x->d / t, kv = o; /* K, V as SDPA sees them: a heads */
+    if (!p->d->eager) {
+        if (!p->bwd)
+            return counted(p, o * 10.0 * (c - 1.0) + 2.0 * kv * 4.0, (uint32_t)c);
+        return counted(p, o * 10.0 * c + 2.0 * kv * (10.0 + 10.0 * c), (uint32_t)(2.0 * c + 2.0));
+    }
     if (!p->bwd)
         return counted(p, o * (12.0 + 38.0 * (c - 1.0)) + 2.0 * kv * 4.0 * c,
                        (uint32_t)(4.0 + 5.0 * (c - 1.0)));

@@ -47,6 +47,13 @@
  *            dK/dV: 4 + 4 per step but the last, as forward, + 4 (zeros) + 10 +
  *            13 per later step (the chunk-0 update and its cat) + 8 per step (the
  *            cat of dK, dV to pass on) + 6 (to bf16): 7 + 25·c.
+ * That is eager (dev.eager). Compiled (torchtitan compiles each block with
+ * fullgraph=True, so the ring's Python is traced and Inductor fuses the pointwise
+ * work between the SDPA calls and collectives): forward O 10 per later step (one
+ * kernel: the fp32 running output and the bf16 step output read, fp32 written), K/V
+ * 4 (the one torch.cat the gather uses; the later ones are dead); backward dQ 10
+ * per step, dK/dV 10 + 10 per step (each step's update and cat one kernel: read 4 +
+ * 2, write 4; the casts 6 + 4).
  *
  * Multi-head latent attention (kv_lora_rank > 0; docs/cost-model.md "Multi-head
  * latent attention"): with T = tokens, a heads, n/r/v the per-head widths, q/c the

@@ -559,7 +559,9 @@ static int check_cp(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err)
                         "(it searches %s) or --no-cp",
                         v->target, cp, tsl_cp_comm_name(comm) ? tsl_cp_comm_name(comm) : "?",
                         v->target, v->target,
-                        t == TSL_TARGET_TORCHTITAN ? "ring attention only" : "without CP");
+                        t == TSL_TARGET_TORCHTITAN ? "ring attention only"
+                        : t == TSL_TARGET_MEGATRON ? "TransformerEngine's p2p and a2a"
+                                                   : "without CP");
 }
 
 int tsl_target_check_view(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err)
