@@ -61,7 +61,8 @@ static const char eval_usage[] =
     "                      ranks of the data level (--dp/--sdp count the others,\n"
     "                      as Megatron-LM's DP and torchtitan's dp_shard do)\n"
     "  --cp-comm TYPE      its attention exchange: p2p (ring, the default), a2a\n"
-    "                      (Ulysses) or allgather (Megatron-LM's --cp-comm-type)\n"
+    "                      (Ulysses) or allgather (Megatron-LM's --cp-comm-type),\n"
+    "                      torch-allgather (torch's context_parallel, torchtitan)\n"
     "  --cp-shard          FSDP over the CP ranks too, also at --sdp 1 (torchtitan's\n"
     "                      dp_shard_cp mesh; without it --sdp 1 --cp N leaves the\n"
     "                      CP ranks' data level unsharded)\n"
@@ -377,7 +378,8 @@ static int plan_flag(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_CP_COMM: {
         int comm = tsl_cp_comm_parse(optarg);
         if (comm < 0)
-            return tsl_err_set(err, "cp-comm: '%s' is not p2p, a2a or allgather", optarg);
+            return tsl_err_set(err, "cp-comm: '%s' is not p2p, a2a, allgather or torch-allgather",
+                               optarg);
         c->knobs.cp_comm = (uint32_t)comm;
         return 0;
     }

@@ -175,13 +175,14 @@ static void print_cp(FILE *out, json_t *plan, json_t *doc)
 {
     static const char *const how[] = {"ring attention, K/V blocks passed under the core",
                                       "K/V all-gathered before the core",
-                                      "Ulysses all-to-all of Q/K/V and O, heads split"};
+                                      "Ulysses all-to-all of Q/K/V and O, heads split",
+                                      "torch's ring, K/V all-gathered under its first step"};
     long long cp = integer(plan, "cp"), comm = integer(plan, "cp_comm");
     const char *why = json_object_get(doc, "plan") == plan ? str(doc, "cp_why") : "";
     if (cp > 1)
         fprintf(out, "  context:   cp %lld (%s: %s), every layer's sequence split %lld ways\n", cp,
-                comm >= 0 && comm < 3 ? tsl_cp_comm_name((uint32_t)comm) : "?",
-                comm >= 0 && comm < 3 ? how[comm] : "?", cp);
+                comm >= 0 && comm < TSL_CP_COMM_COUNT ? tsl_cp_comm_name((uint32_t)comm) : "?",
+                comm >= 0 && comm < TSL_CP_COMM_COUNT ? how[comm] : "?", cp);
     if (why[0])
         fprintf(out, "  cp why:    %s\n", why);
 }

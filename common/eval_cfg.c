@@ -1201,7 +1201,7 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
 {
     if (st->cp > 1) { /* TransformerEngine's CP attention, --cp-comm-type (default p2p) */
         int comm = tsl_cp_comm_parse(st->cp_comm[0] ? st->cp_comm : "p2p");
-        if (comm < 0)
+        if (comm < 0 || comm == TSL_CP_TORCH_AG) /* torch's, not a Megatron type */
             return tsl_err_set(err,
                                "megatron: --cp-comm-type %s: Tessel prices p2p, a2a and "
                                "allgather (one type for every layer; not a2a+p2p)",

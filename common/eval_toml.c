@@ -497,7 +497,7 @@ static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
 {
     if (st->cp > 1) {
         /* ring attention (torch's context_parallel): K/V rotated by all-gather (the
-         * default) or all-to-all, Tessel's allgather and p2p; the FSDP mesh is
+         * default) or all-to-all, Tessel's torch-allgather and p2p; the FSDP mesh is
          * dp_shard x cp, so the CP ranks are the innermost of the SDP level
          * (tsl_eval_cfg_plan multiplies a given shard degree by cp) */
         const char *rot = st->cp_rotate[0] ? st->cp_rotate : "allgather";
@@ -510,7 +510,7 @@ static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
             return tsl_err_set(err, "torchtitan: context_parallel_degree %lld is above 1024",
                                (long long)st->cp);
         c->knobs.cp = (uint32_t)st->cp;
-        c->knobs.cp_comm = strcmp(rot, "allgather") == 0 ? TSL_CP_ALLGATHER : TSL_CP_P2P;
+        c->knobs.cp_comm = strcmp(rot, "allgather") == 0 ? TSL_CP_TORCH_AG : TSL_CP_P2P;
         if (!c->sdp_rest && c->sdp <= 1) { /* FSDP over dp_shard x cp at dp_shard 1 too */
             c->sdp = (uint32_t)st->cp;
             c->cp_counted = true;

@@ -228,7 +228,7 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
             u.dp, u.sdp, u.tp, u.cp, v->pp);
     if (u.cp > 1) /* ring attention; the K/V rotation Tessel priced (docs/exports.md) */
         fprintf(out, "    par.context_parallel_rotate_method = \"%s\"\n",
-                p->cp_comm == TSL_CP_ALLGATHER ? "allgather" : "alltoall");
+                p->cp_comm == TSL_CP_P2P ? "alltoall" : "allgather");
     if (moe_layer(v->model)) /* always: a base configuration may set its own */
         fprintf(out, "    par.expert_parallel_degree = %u\n", p->ep > 1 ? p->ep : 1);
     if (v->pp > 1) {
@@ -369,7 +369,7 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
             u.dp, u.sdp, u.tp, v->pp);
     if (u.cp > 1) /* [parallelism] since v0.1.0 (JobConfig Parallelism) */
         fprintf(out, "context_parallel_degree = %u\ncontext_parallel_rotate_method = \"%s\"\n",
-                u.cp, p->cp_comm == TSL_CP_ALLGATHER ? "allgather" : "alltoall");
+                u.cp, p->cp_comm == TSL_CP_P2P ? "alltoall" : "allgather");
     if (moe_layer(v->model))
         toml_experts(v, &u, out);
     if (v->pp > 1) {

@@ -161,7 +161,8 @@ static double group_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degr
 
 /* ---- context parallelism (docs/cost-model.md "Context parallelism") ---- */
 
-static const char *const cp_comm_names[TSL_CP_COMM_COUNT] = {"p2p", "allgather", "a2a"};
+static const char *const cp_comm_names[TSL_CP_COMM_COUNT] = {"p2p", "allgather", "a2a",
+                                                             "torch-allgather"};
 
 const char *tsl_cp_comm_name(uint32_t comm)
 {
@@ -174,6 +175,21 @@ int tsl_cp_comm_parse(const char *name)
         if (strcmp(name, cp_comm_names[i]) == 0)
             return i;
     return -1;
+}
+
+/* How the attention core runs under CP (roofline.h): as the ring's c kernels per
+ * rank where the ring's blocks are the kernels — TransformerEngine's p2p, torch's
+ * context_parallel (with its fp32 merges) — else as priced without CP: TE's
+ * all-gather runs one causal kernel per local chunk over the keys up to its end,
+ * the same time as one causal kernel over s at n = B_m/w (docs/cost-model.md),
+ * and Ulysses the whole sequence on a/c heads. */
+static void cp_core(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
+{
+    uint32_t c = env->knobs.cp, comm = env->knobs.cp_comm;
+    if (c <= 1 || env->mode == TSL_COST_PAPER || (comm != TSL_CP_P2P && comm != TSL_CP_TORCH_AG))
+        return;
+    dev->cp_ring = c;
+    dev->cp_merge = comm == TSL_CP_TORCH_AG;
 }
 
 bool tsl_cost_cp_group(const tsl_strategy_t *s, uint32_t cp, uint32_t *stride)
@@ -668,6 +684,7 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     dev.autocast = env->knobs.autocast;
     dev.grad_acc_bytes = acc_bytes;
     dev.eager = env->knobs.eager;
+    cp_core(env, &dev);
     *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
     *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
     /* a later micro-batch's backward adds its gradients into the buffer (acc_bytes) */
@@ -722,6 +739,7 @@ static double core_fwd_s(const tsl_cost_env_t *env, const tsl_layer_t *l, double
     dev.host_op_s = env->host_op_s;
     dev.autocast = env->knobs.autocast;
     dev.eager = env->knobs.eager;
+    cp_core(env, &dev);
     return tsl_roofline_core_fwd_s(&dev, l, n, t);
 }
 
@@ -839,6 +857,12 @@ static void calibrate_memory(double k, tsl_layer_cost_t *out)
  *              spread over its steps (PAPER: B_kv/bw)
  *   allgather  fwd: all-gather(c·B_kv, c); bwd: the gather again (only the chunk
  *              is kept) and a reduce-scatter of dK/dV: 2 · all-gather(c·B_kv, c)
+ *   torch-allgather  torch's context_parallel (rotate method allgather): K/V of
+ *              all a heads (torchtitan repeats them before SDPA), B_all, gathered
+ *              under the first step's kernel, fwd = overlap(core_f/c, AG) − core_f/c;
+ *              bwd the gather again under the first step's backward and c sends of
+ *              dK/dV in fp32 (2·B_all each), c − 1 under the next step's kernel, the
+ *              last exposed
  *   a2a        Ulysses: all-to-all of Q, K, V before the core and O after it,
  *              each (c−1)/c of the rank's bytes: fwd = bwd =
  *              all-to-all(B_q + B_kv, c) + all-to-all(B_o, c) (two collectives)
@@ -864,6 +888,19 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
         double ag = allgather_lat_s(c * b_kv, c, bw->cp_bw, lat);
         *fwd = ag;
         *bwd = 2.0 * ag;
+        break;
+    }
+    case TSL_CP_TORCH_AG: {
+        /* K/V as SDPA sees them (repeated to all a heads): gathered once per pass
+         * under the first step's kernel; the backward's dK/dV in fp32 around the
+         * ring, each step's under the next step's kernel, the last exposed */
+        double b_all = 2.0 * TSL_ACT_DTYPE_BYTES * T * l->heads * hd / t;
+        double ag = allgather_lat_s(c * b_all, c, bw->cp_bw, lat);
+        double dkv = lat->n > 1 ? allgather_lat_s(2.0 * c * b_all, c, bw->cp_bw, lat) / (c - 1)
+                                : 2.0 * b_all / bw->cp_bw;
+        *fwd = tsl_cost_overlap_s(core_f / c, ag, k) - core_f / c;
+        *bwd = tsl_cost_overlap_s(core_b / c, ag, k) - core_b / c +
+               (c - 1) * (tsl_cost_overlap_s(core_b / c, dkv, k) - core_b / c) + dkv;
         break;
     }
     case TSL_CP_A2A: /* Q, K, V before the core; O after it (PAPER: the bytes alone) */
@@ -1006,6 +1043,7 @@ static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
     }
     dev.autocast = env->knobs.autocast; /* as layer_compute_f */
     dev.eager = env->knobs.eager;
+    cp_core(env, &dev);
     *compute = tsl_roofline_recompute_fwd_s(&dev, l, n, t, s->sp, m);
     if (env->calib != NULL)
         *compute *= tsl_calib_compute_scale(env->calib, l->hidden,

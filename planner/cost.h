@@ -208,8 +208,11 @@ typedef enum tsl_cost_mode {
  * SwiGLU as unfused ATen kernels), torchtitan's op-level selective AC (the recompute
  * module torchtitan_op); 21: TransGAN's block as AMP's fork writes it
  * (transgan_eager: pixel norms, erf GELU, noise, the QKV bias add, the scores' scale
- * and relative-position bias as eager kernels). */
-#define TSL_COST_MODEL_VERSION 21u
+ * and relative-position bias as eager kernels); 22: the CP ring's kernels (the
+ * diagonal causal, the other blocks unmasked) for p2p, torch's context_parallel
+ * (torch-allgather: its fp32 merges, the gather under the first step, dK/dV in fp32
+ * around the ring). */
+#define TSL_COST_MODEL_VERSION 22u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -368,10 +371,13 @@ typedef enum tsl_cp_comm {
     TSL_CP_P2P = 0,       /* ring attention: c−1 K/V block exchanges under the block compute */
     TSL_CP_ALLGATHER = 1, /* all-gather K/V before the core, reduce-scatter dK/dV after */
     TSL_CP_A2A = 2,       /* Ulysses: all-to-all Q/K/V (heads split) and O, both ways */
+    TSL_CP_TORCH_AG = 3,  /* torch's context_parallel, rotate method allgather (torchtitan):
+                             K/V all-gathered under the first ring step, the ring's kernels
+                             and fp32 merges, dK/dV passed around the ring in fp32 */
     TSL_CP_COMM_COUNT
 } tsl_cp_comm_t;
 
-/* "p2p", "allgather", "a2a" (Megatron's names); NULL past the end. */
+/* "p2p", "allgather", "a2a" (Megatron's names), "torch-allgather"; NULL past the end. */
 const char *tsl_cp_comm_name(uint32_t comm);
 /* Inverse of tsl_cp_comm_name; -1 for another name. */
 int tsl_cp_comm_parse(const char *name);

@@ -29,6 +29,8 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->grad_acc_bytes = 0.0;
     d->eager = false;
     d->moe_fp8 = false;
+    d->cp_ring = 1;
+    d->cp_merge = false;
 }
 
 static const char *const fp8_names[TSL_FP8_COUNT] = {"bf16", "delayed", "tensorwise", "blockwise",
@@ -242,6 +244,64 @@ static shape_t shape_of(const tsl_layer_t *l)
     return x;
 }
 
+/* Kernels that move `bytes` in this pass as counted (no backward ratio): the
+ * eager modules' figures count each pass's kernels (roofline.h). */
+static double counted(pass_t *p, double bytes, uint32_t kernels)
+{
+    p->ops += kernels;
+    return tsl_roofline_mem_s(p->d, bytes, kernels);
+}
+
+/* One fused (flash) kernel of q queries over `keys` keys per sample, `visited` of
+ * them per query (fewer: a causal mask), S samples, t TP ranks (core_s). */
+static double flash_s(pass_t *p, const shape_t *x, double q, double keys, double visited, double S,
+                      double t)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    double hd = x->d / x->a, b = S * x->a / t;
+    double flops = 4.0 * q * visited * x->d * S / t * (p->bwd ? TSL_ROOFLINE_FLASH_BWD_FLOPS : 1);
+    if (d->mem_bw <= 0)
+        return flops / d->gemm_flops;
+    double flash = p->bwd ? d->shape.attn_bwd_flops : d->shape.attn_fwd_flops;
+    double rate = flash > 0 ? fmin(d->gemm_flops, flash) *
+                                  tsl_gemm_eff_occupancy(&d->shape, q, hd, visited, b)
+                            : d->gemm_flops * tsl_gemm_eff_shape(&d->shape, q, hd, visited, b);
+    if (flash > 0 && visited < keys) /* masked: below the unmasked rate (gemm_eff.h) */
+        rate *= TSL_ATTN_CAUSAL_EFF * visited / (visited + TSL_ATTN_CAUSAL_KEYS);
+    double bytes = 2.0 * (2.0 * q * x->d + 2.0 * keys * x->e) * S / t * (p->bwd ? 2.0 : 1.0);
+    return fmax(flops / rate, bytes / d->mem_bw) + d->launch_s;
+}
+
+/* torch's fp32 merges around the ring's kernels (roofline.h: bytes per element of
+ * O and of K or V on the slowest rank; K/V repeated to every head), c steps: eager
+ * kernel by kernel, or compiled (the block under torch.compile: one fused kernel
+ * per step between the SDPA calls, the dead cats gone). */
+static double ring_merge_s(pass_t *p, const shape_t *x, double S, double t, double c)
+{
+    double o = S * x->s * x->d / t, kv = o; /* K, V as SDPA sees them: a heads */
+    if (!p->d->eager) {
+        if (!p->bwd)
+            return counted(p, o * 10.0 * (c - 1.0) + 2.0 * kv * 4.0, (uint32_t)c);
+        return counted(p, o * 10.0 * c + 2.0 * kv * (10.0 + 10.0 * c), (uint32_t)(2.0 * c + 2.0));
+    }
+    if (!p->bwd)
+        return counted(p, o * (12.0 + 38.0 * (c - 1.0)) + 2.0 * kv * 4.0 * c,
+                       (uint32_t)(4.0 + 5.0 * (c - 1.0)));
+    return counted(p, o * (10.0 + 10.0 * c) + 2.0 * kv * (7.0 + 25.0 * c),
+                   (uint32_t)(5.0 + 7.0 * c));
+}
+
+/* The CP ring's kernels on a rank (roofline.h): S·c pieces of 2L = s/c tokens,
+ * the diagonal causal, c − 1 blocks of 2L queries × L keys unmasked. */
+static double ring_s(pass_t *p, const shape_t *x, double S, double t)
+{
+    double c = p->d->cp_ring, q = x->s / c, n = S * c;
+    p->ops += c - 1.0; /* c kernels where one was counted */
+    double r = flash_s(p, x, q, q, (q + 1.0) / 2.0, n, t) +
+               (c - 1.0) * flash_s(p, x, q, q / 2.0, q / 2.0, n, t);
+    return p->d->cp_merge ? r + ring_merge_s(p, x, S, t, c) : r;
+}
+
 /* QKᵀ, softmax (+ dropout), AV for `keys` keys per query. Fused (flash): one
  * kernel that reads Q, K, V and writes O, no score traffic, at the GPU's
  * measured flash rate (gemm_eff.h: attn_fwd_flops / attn_bwd_flops, times the
@@ -282,18 +342,11 @@ static double core_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
         return c;
     }
     p->ops = ops;
-    double flops =
-        4.0 * x->s * visited * x->d * S / t * (p->bwd ? TSL_ROOFLINE_FLASH_BWD_FLOPS : 1);
-    if (d->mem_bw <= 0)
-        return flops / d->gemm_flops;
-    double flash = p->bwd ? d->shape.attn_bwd_flops : d->shape.attn_fwd_flops;
-    double rate = flash > 0 ? fmin(d->gemm_flops, flash) *
-                                  tsl_gemm_eff_occupancy(&d->shape, x->s, hd, visited, b)
-                            : d->gemm_flops * tsl_gemm_eff_shape(&d->shape, x->s, hd, visited, b);
-    if (flash > 0 && visited < keys) /* masked: below the unmasked rate (gemm_eff.h) */
-        rate *= TSL_ATTN_CAUSAL_EFF * visited / (visited + TSL_ATTN_CAUSAL_KEYS);
-    double bytes = 2.0 * (2.0 * x->s * x->d + 2.0 * keys * x->e) * S / t * (p->bwd ? 2.0 : 1.0);
-    return fmax(flops / rate, bytes / d->mem_bw) + d->launch_s;
+    uint32_t c = d->cp_ring;
+    if (c > 1 && l->causal && !l->attn_chunked && keys == x->s && visited < keys &&
+        d->mem_bw > 0) /* the CP ring's kernels (roofline.h) */
+        return ring_s(p, x, S, t);
+    return flash_s(p, x, x->s, keys, visited, S, t);
 }
 
 /* Keys per query whose scores the layer's self-attention core computes: an
@@ -328,14 +381,6 @@ static double core_saved_flops(const tsl_layer_t *l)
         return 0.0;
     shape_t x = shape_of(l);
     return 4.0 * x.s * (x.w - self_visited(l, &x)) * x.d;
-}
-
-/* Kernels that move `bytes` in this pass as counted (no backward ratio): the
- * eager modules' figures count each pass's kernels (roofline.h). */
-static double counted(pass_t *p, double bytes, uint32_t kernels)
-{
-    p->ops += kernels;
-    return tsl_roofline_mem_s(p->d, bytes, kernels);
 }
 
 /* torchtitan's eager RMSNorm over `elems` elements (roofline.h "Eager modules"). */

@@ -30,6 +30,31 @@
  * them — all s keys under a sliding window too (the FLOP-only fallback adds those
  * masked FLOPs). The layer's counted FLOPs (fwd_flops) stay s·w.
  *
+ * Context parallelism as a ring (dev.cp_ring = c > 1: Megatron/TransformerEngine's
+ * p2p, torch's context_parallel): a rank holds `samples`·c pieces of 2L = s/c
+ * tokens (chunks i and 2c−1−i, L = s/2c) and runs, per pass, one causal kernel
+ * over its own 2L × 2L block (the diagonal, (2L + 1)/2 keys per query) and c − 1
+ * unmasked kernels of 2L queries × L keys (the blocks it sees whole) at the
+ * unmasked rate: the same FLOPs as one causal kernel over s keys, the causal
+ * rate only on the diagonal (docs/cost-model.md "Context parallelism"). With
+ * dev.cp_merge (torch's _templated_ring_attention), eager fp32 kernels around
+ * them, counted per element of O and K/V on the rank (K/V repeated to every head,
+ * as torchtitan's Llama hands them to SDPA), the slowest rank (every step full):
+ *   forward  O: 6 (first output to fp32) + 38 per later step (cast 6, out − o 12,
+ *            σ(Δlse)·(…) 8, out − … 12) + 6 (back to bf16); K/V: 4 (made
+ *            contiguous) + 4 per step but the last (the torch.cat to pass them on)
+ *   backward dQ: 4 (zeros) + 10 per step (fp32 += bf16) + 6 (to bf16); K/V and
+ *            dK/dV: 4 + 4 per step but the last, as forward, + 4 (zeros) + 10 +
+ *            13 per later step (the chunk-0 update and its cat) + 8 per step (the
+ *            cat of dK, dV to pass on) + 6 (to bf16): 7 + 25·c.
+ * That is eager (dev.eager). Compiled (torchtitan compiles each block with
+ * fullgraph=True, so the ring's Python is traced and Inductor fuses the pointwise
+ * work between the SDPA calls and collectives): forward O 10 per later step (one
+ * kernel: the fp32 running output and the bf16 step output read, fp32 written), K/V
+ * 4 (the one torch.cat the gather uses; the later ones are dead); backward dQ 10
+ * per step, dK/dV 10 + 10 per step (each step's update and cat one kernel: read 4 +
+ * 2, write 4; the casts 6 + 4).
+ *
  * Multi-head latent attention (kv_lora_rank > 0; docs/cost-model.md "Multi-head
  * latent attention"): with T = tokens, a heads, n/r/v the per-head widths, q/c the
  * latents: [q ? gemm(T, q, h) + gemm(T, a(n+r)/t, q) : gemm(T, a(n+r)/t, h)] +
@@ -361,6 +386,11 @@ typedef struct tsl_roofline_dev {
     bool moe_fp8;          /* with fp8: the routed experts' grouped GEMMs in FP8 too (false
                              after init: bf16, as torchtitan without its grouped-experts
                              converter) */
+    uint32_t cp_ring;      /* c > 1: a causal fused self-attention core runs as the CP
+                             ring's c kernels per rank (below); 1 after init: one kernel */
+    bool cp_merge;         /* with cp_ring: torch's context_parallel, which merges each
+                             step's partial output in fp32 and accumulates dQ, dK, dV in
+                             fp32 (below); false after init */
 } tsl_roofline_dev_t;
 
 /* Under torch.autocast (above), the activation bytes per sample layer l keeps

@@ -542,14 +542,14 @@ static int check_schedule(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err
 
 /* Context parallelism a stack runs (docs/exports.md): Megatron-LM every
  * --cp-comm-type Tessel prices (p2p, a2a, allgather; TransformerEngine's
- * context-parallel attention); torchtitan ring attention only
+ * context-parallel attention; not torch-allgather, torch's); torchtitan ring attention only
  * (context_parallel_degree, torch.distributed.tensor.experimental.context_parallel:
  * K/V rotated by all-gather or all-to-all, no head split); DeepSpeed's Ulysses
  * (sequence_parallel_size) is not exported, Galvatron has none. */
 static int check_cp(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err)
 {
     uint32_t cp = v->plan->cp, comm = v->plan->cp_comm;
-    if (cp <= 1 || t == TSL_TARGET_MEGATRON)
+    if (cp <= 1 || (t == TSL_TARGET_MEGATRON && comm != TSL_CP_TORCH_AG))
         return 0;
     if (t == TSL_TARGET_TORCHTITAN && comm != TSL_CP_A2A)
         return 0;
@@ -559,7 +559,9 @@ static int check_cp(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err)
                         "(it searches %s) or --no-cp",
                         v->target, cp, tsl_cp_comm_name(comm) ? tsl_cp_comm_name(comm) : "?",
                         v->target, v->target,
-                        t == TSL_TARGET_TORCHTITAN ? "ring attention only" : "without CP");
+                        t == TSL_TARGET_TORCHTITAN ? "ring attention only"
+                        : t == TSL_TARGET_MEGATRON ? "TransformerEngine's p2p and a2a"
+                                                   : "without CP");
 }
 
 int tsl_target_check_view(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err)

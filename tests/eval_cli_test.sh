@@ -185,7 +185,7 @@ ttjob 'pipeline_parallel_layers_per_stage = 9\n'
 ttrun 0 ""
 ttjob 'context_parallel_degree = 2\n'
 ttrun 0 ""
-grep -q "context:   cp 2 (allgather" "$out" && ok || bad "torchtitan cp: $(cat "$out")"
+grep -q "context:   cp 2 (torch-allgather: torch's ring" "$out" && ok || bad "torchtitan cp: $(cat "$out")"
 ttjob 'context_parallel_degree = 2\ncontext_parallel_rotate_method = "ring"\n'
 ttrun 2 "context_parallel_rotate_method ring"
 # selective: torchtitan's layer frequency is full recompute of every 2nd layer; op-level is

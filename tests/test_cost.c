@@ -1088,6 +1088,21 @@ static void test_cp(void)
     CHECK_NEAR(r.cp_s, 3 * ag, EPS, "allgather: %g, want %g", r.cp_s, 3 * ag);
     CHECK(r.cp_s > f + b, "allgather exposes what the ring hides");
 
+    /* torch's context_parallel (torch-allgather): K/V of every head (16: no GQA here,
+     * B_kv) gathered under the first ring step's kernel (a quarter of the core); the
+     * backward gathers again under its first step and sends dK/dV in fp32 (2·B_kv)
+     * each step, three under the next step's backward, the last exposed. PAPER mode:
+     * the kernels as one (the ring's kernels are the roofline's, test_roofline) */
+    env.knobs.cp_comm = TSL_CP_TORCH_AG;
+    tsl_cost_layer(&env, &l, &s, NULL, 2, &r);
+    double dkv = 2 * b_kv / bw;
+    double tf = tsl_cost_overlap_s(core / 4, ag, k) - core / 4;
+    double tb = tsl_cost_overlap_s(2 * core / 4, ag, k) - 2 * core / 4 +
+                3 * (tsl_cost_overlap_s(2 * core / 4, dkv, k) - 2 * core / 4) + dkv;
+    CHECK_NEAR(r.cp_s, tf + tb, EPS, "torch-allgather: %g, want %g", r.cp_s, tf + tb);
+    CHECK_NEAR(r.fwd_s, cf + tf, EPS, "torch-allgather forward");
+    CHECK(r.cp_s < 3 * ag, "torch's gather runs under the first step");
+
     /* Ulysses: all-to-all of Q, K, V and of O, (c−1)/c of the rank's bytes, both ways */
     env.knobs.cp_comm = TSL_CP_A2A;
     tsl_cost_layer(&env, &l, &s, NULL, 2, &r);
@@ -1106,8 +1121,9 @@ static void test_cp(void)
     tsl_strategy_t tp = one(TSL_DIM_TP, 8, false);
     CHECK(!tsl_cost_cp_fits(&l, &tp, 2, TSL_CP_P2P), "no data level, no CP group");
     CHECK(tsl_cp_comm_parse("a2a") == TSL_CP_A2A && tsl_cp_comm_parse("a2a+p2p") == -1 &&
-              strcmp(tsl_cp_comm_name(TSL_CP_ALLGATHER), "allgather") == 0,
-          "Megatron's --cp-comm-type names");
+              strcmp(tsl_cp_comm_name(TSL_CP_ALLGATHER), "allgather") == 0 &&
+              tsl_cp_comm_parse("torch-allgather") == TSL_CP_TORCH_AG,
+          "Megatron's --cp-comm-type names, and torch's");
     tsl_cluster_free(&c);
 }
 

@@ -628,10 +628,11 @@ static void test_torchtitan_keys(void)
                                   &c, &err) == 0 &&
               c.sp && c.global_batch == 0,
           "sp / global -1: %s", err.msg);
-    /* CP is read: ring attention, K/V rotated by all-gather (torchtitan's default) or
-     * all-to-all (Tessel's p2p); the CP ranks join the FSDP (SDP) level */
+    /* CP is read: ring attention, K/V rotated by all-gather (torchtitan's default:
+     * Tessel's torch-allgather) or all-to-all (Tessel's p2p); the CP ranks join the
+     * FSDP (SDP) level */
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ncontext_parallel_degree = 2\n", &c, &err) == 0 &&
-              c.knobs.cp == 2 && c.knobs.cp_comm == TSL_CP_ALLGATHER,
+              c.knobs.cp == 2 && c.knobs.cp_comm == TSL_CP_TORCH_AG,
           "cp: %s", err.msg);
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ndata_parallel_shard_degree = 4\n"
                                   "context_parallel_degree = 2\n"

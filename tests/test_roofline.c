@@ -440,6 +440,73 @@ static void test_flash(void)
           "unfused: the GEMM curve");
 }
 
+/* Context parallelism's core (roofline.h "Context parallelism as a ring"): one
+ * causal layer of s = 8192 tokens, 16 heads of 64 (d = 1024), on the H100, CP 4,
+ * n = 0.5 sample per rank: the rank holds n·c = 2 pieces of 2L = 2048 tokens
+ * (chunks of L = 1024). Every kernel below is compute-bound and fills the GPU
+ * (2048 queries: 16 blocks × 2 × 16 heads = 512 > 132 SMs). */
+static void test_cp_ring(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    tsl_layer_t l = layer(8192, 1024, 16);
+    l.causal = true;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double R = 0.35 * 989e12, L = 4e-6, n = 0.5;
+    /* without the ring (TE's all-gather, Ulysses): one causal kernel over s at n,
+     * v = 4096.5; it equals TE's two chunk kernels (1024 queries over the keys up
+     * to the chunk's end, bottom-right causal, v_j = 1024·j + 512.5): for rank 0,
+     * chunks 0 and 7, Σ_j 4·1024·v_j·d·2 / (R·0.94·v_j / (v_j + 128)) =
+     * 4·1024·d·2·(512.5 + 7680.5 + 256) / (0.94·R) — the same 8449 key-units */
+    double v = 4096.5, one = 4.0 * 8192 * v * 1024 * n /
+                                 (R * TSL_ATTN_CAUSAL_EFF * v / (v + TSL_ATTN_CAUSAL_KEYS)) +
+                             L;
+    double te = 4.0 * 1024 * 1024 * 2 * (512.5 + 7680.5 + 2 * 128) / (TSL_ATTN_CAUSAL_EFF * R);
+    CHECK_NEAR(one, te + L, 1e-12, "one causal kernel %.2f us, TE's chunks %.2f us", one * 1e6,
+               (te + L) * 1e6);
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, n, 1), one, 1e-12, "one kernel: %.2f us",
+               tsl_roofline_core_fwd_s(&d, &l, n, 1) * 1e6);
+    /* the ring (p2p): the diagonal 2048 × 2048 causal (v = 1024.5: 0.94 · 1024.5 /
+     * 1152.5 = 0.8356 of R), three unmasked 2048 × 1024 blocks at R: the same FLOPs */
+    double r0 = TSL_ATTN_CAUSAL_EFF * 1024.5 / (1024.5 + TSL_ATTN_CAUSAL_KEYS);
+    CHECK_NEAR(r0, 0.83560, 1e-4, "diagonal's causal efficiency %.5f", r0);
+    double diag = 4.0 * 2048 * 1024.5 * 1024 * 2, block = 4.0 * 2048 * 1024 * 1024 * 2;
+    CHECK_NEAR(diag + 3 * block, 4.0 * 8192 * v * 1024 * n, 1e-3,
+               "the ring's FLOPs are the core's");
+    double ring = diag / (R * r0) + L + 3 * (block / R + L);
+    d.cp_ring = 4;
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, n, 1), ring, 1e-12, "ring: %.2f us, by hand %.2f",
+               tsl_roofline_core_fwd_s(&d, &l, n, 1) * 1e6, ring * 1e6);
+    /* 208.4 µs of kernels against one kernel's 218.0 (its 0.94 · 4096.5 / 4224.5 =
+     * 0.9115 on every block), but three launches more: 224.4 against 222.0 µs */
+    CHECK_NEAR(ring - 4 * L, 208.4e-6, 1e-3, "ring's kernels %.2f us", (ring - 4 * L) * 1e6);
+    CHECK_NEAR(one - L, 218.0e-6, 1e-3, "one kernel %.2f us", (one - L) * 1e6);
+    /* torch's merges: O and K/V of n·s·d = 4,194,304 elements each (no GQA); compiled,
+     * the forward 10 per O element and later step (30) and 2·4 per K/V element, 4
+     * kernels; eager 12 + 38·3 per O element and 2·4·4 per K/V element, 19 kernels */
+    d.cp_merge = true;
+    double o = n * 8192 * 1024, merge = (30.0 * o + 8.0 * o) / d.mem_bw + 4 * L;
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, n, 1), ring + merge, 1e-12,
+               "torch compiled: %.2f us, by hand %.2f", tsl_roofline_core_fwd_s(&d, &l, n, 1) * 1e6,
+               (ring + merge) * 1e6);
+    d.eager = true;
+    merge = (126.0 * o + 32.0 * o) / d.mem_bw + 19 * L;
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, n, 1), ring + merge, 1e-12,
+               "torch eager: %.2f us, by hand %.2f", tsl_roofline_core_fwd_s(&d, &l, n, 1) * 1e6,
+               (ring + merge) * 1e6);
+    d.eager = false;
+    /* a sliding window keeps one kernel (the ring's blocks are not its kernels here) */
+    l.attn_window = 1024;
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t plain = d;
+    plain.cp_ring = 1;
+    plain.cp_merge = false;
+    CHECK(tsl_roofline_core_fwd_s(&d, &l, n, 1) == tsl_roofline_core_fwd_s(&plain, &l, n, 1),
+          "windowed: one kernel");
+}
+
 /* The LM head's loss over fp32 logits: 22 bytes per logit forward, 26 backward
  * (roofline.h), 3 kernels each. GPT-2's head, 16 × 1024 tokens, V' = 50304: by
  * hand 22 · 50304 · 16384 = 18.13 GB, 6.77 ms at 0.8 × 3350 GB/s, on top of the
@@ -1053,6 +1120,7 @@ int main(void)
     test_head_dim_96();
     test_backward();
     test_flash();
+    test_cp_ring();
     test_loss();
     test_host_floor();
     test_autocast();

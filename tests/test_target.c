@@ -374,6 +374,15 @@ static void test_knobs(void)
               !strstr(text, "--grad-reduce-in-bf16") && !strstr(text, "--overlap-grad-reduce"),
           "megatron's defaults export as no flag: %s", text ? text : err.msg);
     free(text);
+    /* torch's CP (torch-allgather) is not a Megatron --cp-comm-type: refused by name */
+    tsl_plan_t tp = f.res->best;
+    tp.cp = 2;
+    tp.cp_comm = TSL_CP_TORCH_AG;
+    text = NULL;
+    CHECK(tsl_export(TSL_EXPORT_MEGATRON, &tp, &f.m, &text, &len, &err) != 0 && !text &&
+              strstr(err.msg, "torch-allgather") && strstr(err.msg, "p2p and a2a"),
+          "megatron refuses torch's CP: %s", text ? text : err.msg);
+    free(text);
     double megatron_s = f.res->best.iter_time_s;
     /* the switches over the target: bf16 reduce, overlapped */
     f.r.grad_reduce_bytes = 2;
