@@ -1127,6 +1127,25 @@ static void test_cp(void)
     tsl_cluster_free(&c);
 }
 
+/* One Llama 3 405B layer at seq s (h 16384, GQA 128 / 8 heads, SwiGLU 53248, RMSNorm,
+ * no biases, no dropout, causal), derived. */
+static tsl_layer_t llama3_405b_layer(uint32_t s, tsl_err_t *err)
+{
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = s,
+                     .hidden = 16384,
+                     .ffn_hidden = 53248,
+                     .heads = 128,
+                     .kv_heads = 8,
+                     .causal = true,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true};
+    CHECK(tsl_layer_derive(&l, err) == 0, "%s", err->msg);
+    return l;
+}
+
 /* The Llama 3 paper's CP (Dubey et al. 2024, Sec. 3.3.2; bench/published row
  * llama3-405b-128k-cp16): one Llama 3 405B layer at 131,072 tokens, TP 8 in a node,
  * CP 16 over 16 nodes, one 400 Gb/s RoCE NIC per GPU, micro-batch 1 over the CP
@@ -1142,18 +1161,7 @@ static void test_cp_llama3(void)
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "16x8xH100-80G:8xroce400", &err) == 0, "%s", err.msg);
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 131072,
-                     .hidden = 16384,
-                     .ffn_hidden = 53248,
-                     .heads = 128,
-                     .kv_heads = 8,
-                     .causal = true,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = llama3_405b_layer(131072, &err);
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 128, &err) == 0, "%s", err.msg);
     env.knobs.cp = 16;
@@ -1207,18 +1215,7 @@ static void test_llama3_405b_memory(void)
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "64x8xH100-80G:8xroce400", &err) == 0, "%s", err.msg);
-    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
-                     .seq_len = 8192,
-                     .hidden = 16384,
-                     .ffn_hidden = 53248,
-                     .heads = 128,
-                     .kv_heads = 8,
-                     .causal = true,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = llama3_405b_layer(8192, &err);
     CHECK(l.params == 3187703808ull, "params %llu", (unsigned long long)l.params);
     CHECK(l.act_repl_bytes == 8ull * 8192 * 16384, "norm inputs and outputs %llu",
           (unsigned long long)l.act_repl_bytes);
