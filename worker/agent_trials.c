@@ -7,7 +7,10 @@
  * first with its rendezvous: tcp at once (the agent knows its address and port;
  * the others retry their connects until rank 0 listens), nccl when the child has
  * written the unique id it made. A cancel (an assignment with cancel, or a
- * ReportTrial answered cancelled) kills the trial's ranks and reports nothing.
+ * ReportTrial answered cancelled) kills the trial's ranks and reports nothing;
+ * each is logged "stopped" when reaped. A rank that ended on its own before the
+ * cancel reached us (say its peer was stopped first) was reported already, and
+ * the answer to that report logs it as "had already ended".
  *
  * Reports are kept in memory, in order, until tesseld acknowledged them: a call
  * that fails is retried after the agent's backoff, and after a reconnect. They are
@@ -57,14 +60,20 @@ struct tsl_agent_trials {
     tsl_backoff_t backoff;
 };
 
-static void drop_rank(trial_rank_t *r)
+/* Takes r off the list of running ranks: from then on no cancel can find (and
+ * signal) it — its pid may already be reaped and reused. */
+static void unlink_rank(trial_rank_t *r)
 {
-    tsl_agent_trials_t *t = r->t;
-    for (trial_rank_t **pp = &t->ranks; *pp; pp = &(*pp)->next)
+    for (trial_rank_t **pp = &r->t->ranks; *pp; pp = &(*pp)->next)
         if (*pp == r) {
             *pp = r->next;
             break;
         }
+}
+
+static void drop_rank(trial_rank_t *r)
+{
+    unlink_rank(r);
     if (r->ev_pipe)
         event_free(r->ev_pipe);
     if (r->ev_limit)
@@ -102,6 +111,9 @@ static bool send_one(tsl_agent_trials_t *t, pending_t *p)
     tsl_agent_rpc_rc_t rc =
         tsl_agent_rpc_report_trial(t->rpc, t->worker_id, &p->rep, &cancelled, &err);
     if (rc == TSL_AGENT_RPC_OK) {
+        if (cancelled && !p->rep.ready) /* this rank was reaped before the cancel came */
+            tsl_log_info("trial %s: cancelled: rank %u had already ended (%s)", p->rep.trial_id,
+                         p->rep.rank, p->rep.error[0] ? p->rep.error : "done");
         if (cancelled)
             cancel_trial(t, p->rep.trial_id);
         return true;
@@ -305,6 +317,10 @@ static void report_link(tsl_agent_trials_t *t, const tsl_agent_rank_t *rk)
     free(p.m);
 }
 
+/* Each rank that ended: logged, then reported unless cancelled. A report sent
+ * here can be answered cancelled (the cancel raced the rank's end), and
+ * cancel_trial() then runs inside this loop: the rank is unlinked first, so the
+ * cancel neither signals its reaped pid nor takes it for running. */
 void tsl_agent_trials_reap(tsl_agent_trials_t *t)
 {
     for (trial_rank_t *r = t->ranks, *next; r; r = next) {
@@ -312,6 +328,7 @@ void tsl_agent_trials_reap(tsl_agent_trials_t *t)
         next = r->next;
         if (waitpid(r->rk.pid, &st, WNOHANG) != r->rk.pid)
             continue;
+        unlink_rank(r);
         tsl_agent_trial_report_t rep;
         read_pipe(r); /* an nccl id the child wrote just before it ended goes first */
         tsl_agent_rank_end(&r->rk, st, &rep);

@@ -14,7 +14,11 @@ got, as JSON, to --out and exits:
       why;
   t3  rank 0 of 2 on A; after its ready, an assignment with cancel: A kills it and
       reports no result;
-  t4  rank 0 of 2 on A; its ready report is answered cancelled: A stops it.
+  t4  rank 0 of 2 on A; its ready report is answered cancelled: A stops it;
+  t5  rank 0 of 1 on A with comm nccl on cpu devops: it ends at once on the
+      refusal, and its (error) result is answered cancelled, as when a cancel
+      races a rank's end: A must log that it had already ended, and signal
+      nothing (its pid is reaped).
 
 usage: fake_registry.py --proto DIR --stubs DIR --listen unix:PATH --doc FILE --out FILE
 """
@@ -34,6 +38,7 @@ workers = {}      # worker_id -> hostname
 queues = {}       # worker_id -> [Assignment]
 reports = []      # dicts, in arrival order
 cancel_on_ready = set()
+cancel_on_result = {"t5"}
 unavailable = {"t1": 2}   # trial -> result reports still to refuse
 
 
@@ -87,7 +92,8 @@ def make_servicer(pb, pbg):
                     ctx.abort(grpc.StatusCode.UNAVAILABLE, "briefly away")
                 reports.append(d)
                 lock.notify_all()
-                cancelled = req.ready and req.trial_id in cancel_on_ready
+                cancelled = (req.ready and req.trial_id in cancel_on_ready) or \
+                    (not req.ready and req.trial_id in cancel_on_result)
             return pb.ReportTrialResponse(cancelled=cancelled)
 
     return Registry()
@@ -127,6 +133,9 @@ def scenario(pb, doc):
         cancel_on_ready.add("t4")
     assign(pb, a, trial_id="t4", rank=0, **base)
     wait_for(lambda: got("t4", 0, True), 60, "t4 rank 0 ready")
+
+    assign(pb, a, trial_id="t5", rank=0, **dict(base, world_size=1, comm="nccl"))
+    wait_for(lambda: got("t5", 0, False), 60, "t5 result")
     time.sleep(3)  # a t3/t4 result would arrive by now (rank 0 waits for rank 1 otherwise)
 
 

@@ -8,7 +8,9 @@
 #   first reports were refused UNAVAILABLE and retried;
 #   a rank past its timeout_s is killed and reported with the reason;
 #   an assignment with cancel, and a ReportTrial answered cancelled, stop the rank
-#   without a result; the agents stay up throughout.
+#   without a result; a rank that ended on its own before its result was answered
+#   cancelled (a cancel racing the rank's end) is logged as having already ended,
+#   not "stopping" a pid already reaped; the agents stay up throughout.
 #
 # usage: trial_agent.sh TESSELCTL TESSEL_WORKER DEVICE_FILE PROTO_DIR
 set -u
@@ -78,7 +80,7 @@ wb=${pids[2]}
 for _ in $(seq 1 600); do kill -0 "$reg" 2>/dev/null || break; sleep 0.2; done
 wait "$reg"
 rc=$?
-[ "$rc" -eq 0 ] && ok "the stand-in registry played its four trials" ||
+[ "$rc" -eq 0 ] && ok "the stand-in registry played its five trials" ||
     fail "the registry's scenario stopped (status $rc): $(tail -n 3 "$tmp/registry.log")"
 [ -f "$tmp/reports.json" ] || { fail "no reports written"; exit 1; }
 
@@ -117,6 +119,12 @@ grep -q "trial t3: cancelled: stopping rank 0" "$tmp/a.log" && ok "worker a logg
     fail "worker a did not log the t3 cancel"
 grep -q "trial t4: cancelled: stopping rank 0" "$tmp/a.log" && ok "worker a stopped t4 on the answer" ||
     fail "worker a did not stop t4"
+check "t5: the rank's refusal is reported" \
+    "len(by('t5', 0)) == 1 and 'cpu pairs with tcp' in by('t5', 0)[0].get('error', '')"
+grep -q "trial t5: cancelled: rank 0 had already ended (rank 0: .*cpu pairs with tcp" "$tmp/a.log" &&
+    ! grep -q "trial t5: cancelled: stopping" "$tmp/a.log" &&
+    ok "t5: a result answered cancelled logs the rank as already ended, stops nothing" ||
+    fail "t5: $(grep 't5' "$tmp/a.log")"
 kill -0 "$wa" 2>/dev/null && kill -0 "$wb" 2>/dev/null && ok "both agents still run" ||
     fail "an agent died"
 
