@@ -124,6 +124,10 @@ static void add_charted_plan(tsl_store_t *s)
 }
 
 /* A worker whose hostname and GPU model try to inject markup, with one report. */
+/* When the worker above was seeded: the page renders its ages from this clock, so
+ * that a second passing between seeding and rendering does not move "30 s ago". */
+static int64_t seeded_at;
+
 static void add_worker(tsl_store_t *s)
 {
     tsl_reg_device_t dev = {
@@ -161,7 +165,7 @@ static void add_worker(tsl_store_t *s)
     tsl_reg_report_result_t res;
     tsl_err_t err = {0};
     bool known;
-    int64_t now = (int64_t)time(NULL);
+    int64_t now = seeded_at = (int64_t)time(NULL);
     if (tsl_registry_register(s, &w, now - 30, &known, &err) != 0 ||
         tsl_registry_report(s, w.worker_id, "r-1", now - 30, now - 30, m, 3, &res, &err) != 0)
         fprintf(stderr, "registry: %s\n", err.msg);
@@ -402,7 +406,7 @@ static void test_page_render(tsl_store_t *store)
     tsl_metrics_t *m = tsl_metrics_new();
     struct evbuffer *b = evbuffer_new();
     tsl_metrics_set_queue(m, 7, 2);
-    tsl_page_ctx_t c = {.store = store, .m = m, .healthy = true, .now = (int64_t)time(NULL)};
+    tsl_page_ctx_t c = {.store = store, .m = m, .healthy = true, .now = seeded_at};
     tsl_page_status(b, &c);
     evbuffer_add(b, "", 1);
     const char *html = (const char *)evbuffer_pullup(b, -1);
