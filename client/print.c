@@ -294,6 +294,9 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
         fputs("  autocast:  torch.autocast over fp32 parameters: fp32 norms and residual "
               "stream, weight casts, fp32 gradients, the vocabulary unpadded\n",
               out);
+    if (json_is_true(json_object_get(plan, "double_block_fwd")))
+        fputs("  stack:     every block's forward runs twice (AMP's Megatron-LM v1.1.5 fork)\n",
+              out);
     if (json_is_true(json_object_get(plan, "eager")))
         fputs("  eager:     modules run eagerly, no torch.compile: RMSNorm, RoPE and SwiGLU as "
               "unfused kernels\n",

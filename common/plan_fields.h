@@ -91,6 +91,7 @@
     X(legacy_p2p, BOOL, legacy_p2p, "legacy_p2p", NONZERO)                                         \
     X(autocast, BOOL, autocast, "autocast", NONZERO)                                               \
     X(eager, BOOL, eager, "eager", NONZERO)                                                        \
+    X(double_block_fwd, BOOL, double_block_fwd, "double_block_fwd", NONZERO)                       \
     X(cp, U32, cp, "cp", OVER1)                                                                    \
     X(cp_comm, U32, cp_comm, "cp_comm", NONZERO)                                                   \
     X(ep, U32, ep, "ep", OVER1)                                                                    \

@@ -819,13 +819,14 @@ static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl
     *gather_next = k->overlap_param_gather ? gather : 0.0;
 }
 
-/* compute_scale (by the layer's tokens per micro-batch on one device) on its 3
- * compute times, comm_scale on its 6 communication times. */
+/* compute_scale (by the layer's tokens per micro-batch on one device) on its 4
+ * compute times (the gradient accumulation's with them), comm_scale on its 6
+ * communication times. */
 static void calibrate_times(const struct tsl_calib *k, const tsl_layer_t *l, double n,
-                            double *compute[3], double *comm[6])
+                            double *compute[4], double *comm[6])
 {
     double kc = tsl_calib_compute_scale(k, l->hidden, (uint32_t)fmin(n * l->seq_len, UINT32_MAX));
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         *compute[i] *= kc;
     for (int i = 0; i < 6; i++)
         *comm[i] *= k->comm_scale;
@@ -1142,7 +1143,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         gather_next += moe.gather_next;
     }
     if (env->calib != NULL) { /* corrections fitted from trials (calibrate.h) */
-        double *compute[] = {&compute_f, &compute_b, &core_f};
+        double *compute[] = {&compute_f, &compute_b, &core_f, &acc_b};
         double *comm[] = {&tp_f, &gather, &per_mb, &last, &exposed, &gather_next};
         calibrate_times(env->calib, l, n, compute, comm);
         cp_f *= env->calib->comm_scale;
@@ -1187,7 +1188,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->wgrad_s = fmax(0.0, wgrad_frac * compute_b - fmax(0.0, tp_f - tp_b));
     /* (ZeRO-2's and, in STACK, ZeRO-3's last micro-batch reduce-scatter once, as
      * every other: per_mb) */
-    out->compute_s = compute_f + compute_b + recompute - (s->ckpt ? tp_f + ep_f : 0.0);
+    out->compute_s = compute_f + compute_b + acc_b + recompute - (s->ckpt ? tp_f + ep_f : 0.0);
     out->comm_s =
         tp_f + tp_b + 2.0 * gather + (s->ckpt ? tp_f + ep_f : 0.0) + cp_f + cp_b + ep_f + ep_b;
     out->compute_s -= mod_comm; /* what the modules repeat of the layer's communication */

@@ -13,6 +13,7 @@
 #include "partition.h"
 #include "pipeline.h"
 #include "pipesim.h"
+#include "recompute.h"
 #include "search_internal.h"
 #include "sublayer.h"
 
@@ -136,10 +137,8 @@ static int check_modules(const tsl_model_t *m, uint32_t mods, tsl_err_t *err)
         return tsl_err_set(err, "eval: recompute_modules: a module this build does not price "
                                 "(it prices moe_act, layernorm, mla_up_proj, mlp, moe, "
                                 "shared_experts, torchtitan_op)");
-    if ((mods & TSL_RECOMPUTE_TORCHTITAN_OP) && mods != TSL_RECOMPUTE_TORCHTITAN_OP)
-        return tsl_err_set(err, "eval: recompute module torchtitan_op (torchtitan's op-level "
-                                "selective AC) is a policy of its own, not one beside "
-                                "Megatron-LM's modules");
+    if (tsl_recompute_modules_check(mods, err) != 0)
+        return tsl_err_prefix(err, "eval");
     if ((mods & TSL_RECOMPUTE_MLA_UP_PROJ) && tsl_model_mla_layers(m) == 0)
         return tsl_err_set(err,
                            "eval: recompute module mla_up_proj: %s has no multi-head latent "
@@ -251,6 +250,7 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     k->unfused_grad_accum |= g->unfused_grad_accum;
     k->legacy_p2p |= g->legacy_p2p;
     k->eager |= g->eager;
+    k->double_block_fwd |= g->double_block_fwd;
     if (!r->cp && g->cp > 1) { /* the given plan's context parallelism */
         k->cp = g->cp;
         k->cp_comm = g->cp_comm;

@@ -658,7 +658,10 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
                                            l->shared_norm,   l->act_score_bytes, l->causal};
     memset(key, 0, TSL_LAYER_KEY_LEN * sizeof(key[0]));
     memcpy(key, k, 30 * sizeof(k[0]));
-    if (l->experts == 0 && l->kv_lora_rank == 0 && !l->attn_chunked)
+    /* kernel-level flags of a few models (gpt-oss's clamped GLU, AMP's TransGAN block):
+     * keyed only where set, so every other layer keeps its key and fingerprint */
+    bool flags = l->glu_clamp || l->transgan_eager;
+    if (l->experts == 0 && l->kv_lora_rank == 0 && !l->attn_chunked && !flags)
         return 30; /* the dense key, as before MoE (plan fingerprints unchanged) */
     key[30] = l->experts;
     key[31] = l->experts_per_tok;
@@ -669,8 +672,12 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     key[36] = l->qk_nope_dim;
     key[37] = l->qk_rope_dim;
     key[38] = l->v_head_dim;
-    if (!l->attn_chunked)
+    if (!l->attn_chunked && !flags)
         return 39; /* the MoE/MLA key, as before chunked attention */
     key[39] = l->attn_chunked;
+    if (!flags)
+        return 40; /* as before the kernel-level flags */
+    key[40] = l->glu_clamp;
+    key[41] = l->transgan_eager;
     return TSL_LAYER_KEY_LEN;
 }

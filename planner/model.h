@@ -336,7 +336,7 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
  * it always had, so dense fingerprints are unchanged), 39 with the MoE and MLA
  * shape appended, 40 with attn_chunked after those (so MoE keys are unchanged).
  */
-#define TSL_LAYER_KEY_LEN 40 /* 30 for a dense layer without MLA, which keeps its old key */
+#define TSL_LAYER_KEY_LEN 42 /* 30 for a dense layer without MLA, which keeps its old key */
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN]);
 
 /* Short lowercase name of a kind: "embedding", "encoder", ... */

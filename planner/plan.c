@@ -341,6 +341,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->legacy_p2p = p->legacy_p2p;
     k->autocast = p->autocast;
     k->eager = p->eager;
+    k->double_block_fwd = p->double_block_fwd;
     k->cp = p->cp > 1 ? p->cp : 0;
     k->cp_comm = k->cp ? p->cp_comm : 0;
     k->ep = p->ep > 1 ? p->ep : 0;
@@ -370,6 +371,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->legacy_p2p = k->legacy_p2p;
     p->autocast = k->autocast;
     p->eager = k->eager;
+    p->double_block_fwd = k->double_block_fwd;
     p->cp = k->cp > 1 ? k->cp : 0;
     p->cp_comm = p->cp ? k->cp_comm : 0;
     p->ep = k->ep > 1 ? k->ep : 0;

@@ -110,6 +110,7 @@ typedef struct tsl_plan {
     bool legacy_p2p;            /* Megatron-LM's p2p before core: scatter/gather, blocking */
     bool autocast;              /* PyTorch eager modules under torch.autocast (cost.h) */
     bool eager;                 /* eager modules, no torch.compile (cost.h) */
+    bool double_block_fwd;      /* every block's forward run twice (cost.h) */
     /* Context parallelism of every layer (cost.h tsl_cost_knobs_t.cp, cp_comm):
      * 0 or 1 none; the CP ranks are the innermost of each layer's data level. */
     uint32_t cp;
@@ -144,7 +145,9 @@ typedef struct tsl_plan {
  * moments, H3T's memory switches — refused with TSL_E_UNSUPPORTED and the plan
  * field named, rather than run as another plan (a trial would time something else
  * than what was priced). The executor checks it before any rank starts, tesseld
- * before it starts a trial. 0: the executor runs every plan-level field p holds. */
+ * before it starts a trial. 0: the executor runs every plan-level field p holds.
+ * Not refused: how a target stack keeps gradients, issues kernels and sends (the
+ * tsl_cost_knobs_t switches); the executor runs the same work its own way. */
 int tsl_plan_exec_scope(const tsl_plan_t *p, tsl_err_t *err);
 
 /* The plan's knobs as the cost model takes them, and back. */

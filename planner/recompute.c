@@ -53,6 +53,15 @@ int tsl_recompute_modules_parse(const char *list, uint32_t *mask, bool *core_att
     return 0;
 }
 
+int tsl_recompute_modules_check(uint32_t mask, tsl_err_t *err)
+{
+    if ((mask & TSL_RECOMPUTE_TORCHTITAN_OP) && mask != TSL_RECOMPUTE_TORCHTITAN_OP)
+        return tsl_err_set(err, "recompute_modules: torchtitan_op (torchtitan's op-level "
+                                "selective AC) is a policy of its own, not one beside "
+                                "Megatron-LM's modules");
+    return 0;
+}
+
 size_t tsl_recompute_modules_format(uint32_t mask, char *buf, size_t cap)
 {
     size_t len = 0;

@@ -107,6 +107,11 @@ const char *tsl_recompute_module_name(uint32_t i);
  */
 int tsl_recompute_modules_parse(const char *list, uint32_t *mask, bool *core_attn, tsl_err_t *err);
 
+/* 0 where mask is one policy: Megatron-LM's modules, or torchtitan_op alone (its
+ * op-level selective AC replaces the stash the others would trim); else -1 with
+ * `recompute_modules:` and the clash named. */
+int tsl_recompute_modules_check(uint32_t mask, tsl_err_t *err);
+
 /* The names of mask's bits, comma-separated in bit order ("" for 0); returns
  * the length snprintf would (cap 96 holds them all). */
 size_t tsl_recompute_modules_format(uint32_t mask, char *buf, size_t cap);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recompute.h"
 #include "search_internal.h"
 
 void tsl_request_init(tsl_request_t *r)
@@ -44,6 +45,8 @@ static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
                             "%s: %s: Tessel exports expert TP and capacity factors to megatron "
                             "only",
                             r->etp > 1 ? "etp" : "moe_capacity_factor", tsl_target_name(r->target));
+    if (tsl_recompute_modules_check(r->recompute_modules, err) != 0)
+        return -1;
     if (r->no_fp8 && r->fp8_recipe)
         return tsl_err_set(err, "fp8_recipe: FP8 asked for with FP8 switched off (--no-fp8)");
     if (r->vp_group && r->no_interleave)

@@ -18,8 +18,7 @@ static bool same_shape(const tsl_layer_t *a, const tsl_layer_t *b)
     uint64_t ka[TSL_LAYER_KEY_LEN], kb[TSL_LAYER_KEY_LEN];
     uint32_t n = tsl_layer_key(a, ka);
     return tsl_layer_key(b, kb) == n && memcmp(ka, kb, n * sizeof(uint64_t)) == 0 &&
-           a->fwd_flops == b->fwd_flops && a->extra_fwd_flops == b->extra_fwd_flops &&
-           a->transgan_eager == b->transgan_eager;
+           a->fwd_flops == b->fwd_flops && a->extra_fwd_flops == b->extra_fwd_flops;
 }
 
 /* Layers with identical shapes cost the same: cost them once per stage. */

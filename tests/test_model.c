@@ -631,9 +631,11 @@ static void test_moe_mla(void)
         CHECK(tsl_model_preset(p->name, &m, &err) == 0, "%s", err.msg);
         if (tsl_model_moe_layers(&m) == 0) {
             CHECK(tsl_model_active_params(&m) == tsl_model_params(&m) &&
-                      tsl_layer_key(&m.layers[1], key) == 30 &&
+                      tsl_layer_key(&m.layers[1], key) ==
+                          (m.layers[1].transgan_eager ? TSL_LAYER_KEY_LEN : 30) &&
                       tsl_model_check_priced(&m, &err) == 0,
-                  "%s: dense: active = total, old key, priced", p->name);
+                  "%s: dense: active = total, old key (TransGAN's block: its own), priced",
+                  p->name);
         }
         tsl_model_free(&m);
     }
@@ -672,9 +674,18 @@ static void test_chunked(void)
               ch.act_shard_bytes == sl.act_shard_bytes,
           "a chunk counts as a window of the same size (s/w blocks of w^2 scores)");
     uint64_t ka[TSL_LAYER_KEY_LEN], kb[TSL_LAYER_KEY_LEN];
-    CHECK(tsl_layer_key(&sl, ka) == 30 && tsl_layer_key(&ch, kb) == TSL_LAYER_KEY_LEN &&
-              kb[39] == 1,
+    CHECK(tsl_layer_key(&sl, ka) == 30 && tsl_layer_key(&ch, kb) == 40 && kb[39] == 1,
           "a chunked layer has a key of its own; a sliding one keeps the dense key");
+    /* the kernel-level flags are keyed where set (a plan cache must not hand a clamped
+     * gpt-oss layer's plan to an unclamped one), and only there */
+    tsl_layer_t cl = sl, tg = sl;
+    cl.glu_clamp = true;
+    tg.transgan_eager = true;
+    CHECK(tsl_layer_key(&cl, kb) == TSL_LAYER_KEY_LEN && kb[40] == 1 && kb[41] == 0 &&
+              memcmp(ka, kb, 30 * sizeof ka[0]) == 0,
+          "glu_clamp keyed");
+    CHECK(tsl_layer_key(&tg, kb) == TSL_LAYER_KEY_LEN && kb[40] == 0 && kb[41] == 1,
+          "transgan_eager keyed");
 
     /* FLOP-only device: the fused core runs 4·s·keys·d per sample */
     tsl_roofline_dev_t flat;

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "recompute.h"
 #include "search_tiny.h"
 #include "memopt.h"
 #include "partition.h"
@@ -219,6 +220,15 @@ static void test_request_validation(void)
     tsl_request_init(&r);
     r.no_dp = r.no_sdp = r.no_tp = r.no_pp = true;
     CHECK(tsl_request_validate(&r, &m, &c, &err) != 0, "all dimensions off accepted");
+    /* torchtitan's op-level AC is a policy of its own: with a Megatron module beside it
+     * the stash and the recompute time would be priced from two policies */
+    tsl_request_init(&r);
+    r.recompute_modules = TSL_RECOMPUTE_TORCHTITAN_OP | TSL_RECOMPUTE_MLP;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 &&
+              strstr(err.msg, "recompute_modules: torchtitan_op"),
+          "torchtitan_op beside mlp: %s", err.msg);
+    r.recompute_modules = TSL_RECOMPUTE_TORCHTITAN_OP;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) == 0, "torchtitan_op alone: %s", err.msg);
 
     /* max_batch bounds the sweep only: a fixed batch above it is searched as given */
     tsl_request_init(&r);
