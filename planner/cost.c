@@ -660,6 +660,29 @@ static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8)
            tsl_fp8_cast_kernels(r) * TSL_ROOFLINE_LAUNCH_S;
 }
 
+/* The roofline's device as env prices it: the GPU's rates and shape curve, the
+ * stack's host dispatch, the plan's expert layout and routing, its FP8 recipe, the
+ * stack's kernels (autocast, eager) and CP's core (cp_core). One description for
+ * every roofline call of the cost model, so that a layer's passes, its modules'
+ * recompute and its core under CP are priced on the same device. */
+static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
+{
+    tsl_roofline_dev_init(dev, env->device_flops, env->device_mem_bw);
+    dev->shape = env->gemm_shape;
+    dev->host_op_s = env->host_op_s;
+    dev->ep = env->knobs.ep > 1 ? env->knobs.ep : 1;
+    dev->etp = env->knobs.etp > 1 ? env->knobs.etp : 1;
+    tsl_cost_moe_rows(&env->knobs, &dev->moe_busy, &dev->moe_moved);
+    if (fp8_priced(env)) {
+        dev->fp8 = env->knobs.fp8;
+        dev->fp8_flops = env->device_fp8_flops;
+        dev->moe_fp8 = !env->knobs.moe_bf16_experts;
+    }
+    dev->autocast = env->knobs.autocast;
+    dev->eager = env->knobs.eager;
+    cp_core(env, dev);
+}
+
 /* ---- the one place compute time is modelled: a roofline per GEMM with the
  * GPU's shape curve (roofline.h, gemm_eff.h): forward, backward (each GEMM's two
  * gradient GEMMs) and the attention core selective recomputation repeats. A
@@ -670,21 +693,8 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
                             double *core_s, double *wgrad_frac, double col_frac[2])
 {
     tsl_roofline_dev_t dev;
-    tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
-    dev.shape = env->gemm_shape;
-    dev.host_op_s = env->host_op_s;
-    dev.ep = env->knobs.ep > 1 ? env->knobs.ep : 1;
-    dev.etp = env->knobs.etp > 1 ? env->knobs.etp : 1;
-    tsl_cost_moe_rows(&env->knobs, &dev.moe_busy, &dev.moe_moved);
-    if (fp8_priced(env)) {
-        dev.fp8 = env->knobs.fp8;
-        dev.fp8_flops = env->device_fp8_flops;
-        dev.moe_fp8 = !env->knobs.moe_bf16_experts;
-    }
-    dev.autocast = env->knobs.autocast;
+    env_dev(env, &dev);
     dev.grad_acc_bytes = acc_bytes;
-    dev.eager = env->knobs.eager;
-    cp_core(env, &dev);
     *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
     *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
     /* a later micro-batch's backward adds its gradients into the buffer (acc_bytes) */
@@ -734,12 +744,7 @@ static double core_fwd_s(const tsl_cost_env_t *env, const tsl_layer_t *l, double
     if (core_f > 0 || env->knobs.cp <= 1 || !has_attention(l))
         return core_f;
     tsl_roofline_dev_t dev;
-    tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
-    dev.shape = env->gemm_shape;
-    dev.host_op_s = env->host_op_s;
-    dev.autocast = env->knobs.autocast;
-    dev.eager = env->knobs.eager;
-    cp_core(env, &dev);
+    env_dev(env, &dev);
     return tsl_roofline_core_fwd_s(&dev, l, n, t);
 }
 
@@ -1032,19 +1037,7 @@ static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
     if (m == 0)
         return;
     tsl_roofline_dev_t dev;
-    tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
-    dev.shape = env->gemm_shape;
-    dev.ep = env->knobs.ep > 1 ? env->knobs.ep : 1;
-    dev.etp = env->knobs.etp > 1 ? env->knobs.etp : 1;
-    tsl_cost_moe_rows(&env->knobs, &dev.moe_busy, &dev.moe_moved);
-    if (fp8_priced(env)) {
-        dev.fp8 = env->knobs.fp8;
-        dev.fp8_flops = env->device_fp8_flops;
-        dev.moe_fp8 = !env->knobs.moe_bf16_experts; /* as layer_compute_f */
-    }
-    dev.autocast = env->knobs.autocast; /* as layer_compute_f */
-    dev.eager = env->knobs.eager;
-    cp_core(env, &dev);
+    env_dev(env, &dev); /* the recompute is GPU time: roofline.h, no host floor */
     *compute = tsl_roofline_recompute_fwd_s(&dev, l, n, t, s->sp, m);
     if (env->calib != NULL)
         *compute *= tsl_calib_compute_scale(env->calib, l->hidden,
