@@ -26,7 +26,6 @@
 #include "handlers.h"
 #include "handlers_check.h"
 #include "log.h"
-#include "pipesim.h"
 #include "plan.h"
 #include "trial_run.h"
 #include "trial_sched.h"
@@ -175,10 +174,9 @@ static void run_settings(tsl_trial_t *t, const Tessel__V1__StartTrialRequest *re
 }
 
 /* Whether the executor runs plan i as priced (plan.h tsl_plan_exec_scope): refused
- * here, naming the field, rather than failed on every worker. It runs no split
- * backward: a ZB-H1 plan is tried as 1F1B over its own stages (the worker runs it so:
- * agent_trial_run.c) and held to Tessel's 1F1B figure of those stages
- * (trial_predicted_s). */
+ * here, naming the field, rather than failed on every worker. Checked in the form a
+ * trial runs it (plan.h tsl_plan_trial_form, as the worker runs it: ZB-H1 as 1F1B),
+ * held to Tessel's 1F1B figure of those stages (trial_predicted_s). */
 static bool trial_plan_runs(start_ctx_t *c, const json_t *p, uint32_t i)
 {
     tsl_err_t err = {0};
@@ -189,8 +187,7 @@ static bool trial_plan_runs(start_ctx_t *c, const json_t *p, uint32_t i)
     }
     int rc = tsl_plan_from_json(p, plan, &err);
     if (rc == 0) {
-        if (plan->schedule == TSL_PIPESIM_SCHED_ZBH1)
-            plan->schedule = TSL_PIPESIM_SCHED_1F1B;
+        tsl_plan_trial_form(plan);
         rc = tsl_plan_exec_scope(plan, &err);
     }
     free(plan);

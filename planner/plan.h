@@ -150,6 +150,11 @@ typedef struct tsl_plan {
  * tsl_cost_knobs_t switches); the executor runs the same work its own way. */
 int tsl_plan_exec_scope(const tsl_plan_t *p, tsl_err_t *err);
 
+/* The plan a trial of p runs, in place: the executor has no split backward, so a ZB-H1
+ * plan runs as 1F1B over its own stages (the same layers, devices and in-flight
+ * activations; tesseld holds it to iter_time_1f1b_s). Every other plan as it is. */
+void tsl_plan_trial_form(tsl_plan_t *p);
+
 /* The plan's knobs as the cost model takes them, and back. */
 void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k);
 void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k);

@@ -36,6 +36,12 @@ static int check_memopt(const tsl_plan_t *p, tsl_err_t *err)
     return 0;
 }
 
+void tsl_plan_trial_form(tsl_plan_t *p)
+{
+    if (p->schedule == TSL_PIPESIM_SCHED_ZBH1)
+        p->schedule = TSL_PIPESIM_SCHED_1F1B;
+}
+
 int tsl_plan_exec_scope(const tsl_plan_t *p, tsl_err_t *err)
 {
     char buf[160];

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "pipesim.h"
+#include "plan.h"
 #include "exec.h"
 #include "exec_doc.h"
 
@@ -108,10 +108,7 @@ static int load_rank(const tsl_agent_assignment_t *a, tsl_exec_rank_t *r, tsl_ex
             rc = tsl_err_set(err, "assignment: world_size %u, but plan %u has %u devices",
                              a->world_size, a->plan_index, p->n_devices);
         else {
-            /* no split backward here: a ZB-H1 plan runs as 1F1B over its own stages, as
-             * tesseld holds it to their 1F1B figure (handlers_trials.c) */
-            if (p->schedule == TSL_PIPESIM_SCHED_ZBH1)
-                p->schedule = TSL_PIPESIM_SCHED_1F1B;
+            tsl_plan_trial_form(p); /* what tesseld checked and holds it to */
             rc = tsl_exec_rank_from_plan(p, &m, a->rank, r, err);
         }
         eo->moe_capacity = (float)p->moe_capacity;
