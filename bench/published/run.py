@@ -283,6 +283,10 @@ def flops_per_iter(row, tessel_model):
     if row["flops"] == "narayanan21":
         # Narayanan et al. 2021 Eq. (3), full recomputation counted (96 = 4 x 24)
         return 96 * batch * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))
+    if row["flops"] == "6n-causal":
+        # the same with the causal core's half, 6 l h s: Megatron-LM's count since 2025
+        # and Megatron-Bridge's flop_utils.py (README.md); recomputation is not counted
+        return batch * s * (6 * matmul_params(m) + 6 * l * h * s)
     # 6 x matmul parameters per token plus attention 12 l h s (torchtitan's
     # get_num_flop_per_token); recomputation is not counted
     return batch * s * (6 * matmul_params(m) + 12 * l * h * s)
@@ -377,6 +381,8 @@ PRESET_SHAPES = {  # planner/model_presets.c, as bench/torch_gpt_step.py trains 
                   "vocab": 50257, "seq": 1024},
     "GPT2-1.3B": {"kind": "gpt2", "layers": 24, "hidden": 2048, "heads": 32, "ffn": 8192,
                   "vocab": 50257, "seq": 1024},
+    "Llama3-70B": {"kind": "llama", "layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8,
+                   "ffn": 28672, "vocab": 128256, "seq": 8192},
     "Llama3-405B": {"kind": "llama", "layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8,
                     "ffn": 53248, "vocab": 128256, "seq": 8192},
 }
