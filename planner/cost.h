@@ -303,8 +303,11 @@ typedef struct tsl_cost_knobs {
                                    (torchtitan's default): RMSNorm, RoPE, GQA's K/V repeat
                                    and SwiGLU as the unfused ATen kernels its Llama
                                    modules issue; false: one fused kernel each (a
-                                   compiler, Megatron-LM's fused kernels);
-                                   docs/cost-model.md "Eager modules" */
+                                   compiler, Megatron-LM's fused kernels); torch's CP
+                                   ring (torch-allgather) waits each collective at its
+                                   first use, under the next kernel (compiled: where it is
+                                   issued, exposed); docs/cost-model.md "Eager modules",
+                                   "Context parallelism" */
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */
