@@ -176,13 +176,18 @@ static void print_cp(FILE *out, json_t *plan, json_t *doc)
     static const char *const how[] = {"ring attention, K/V blocks passed under the core",
                                       "K/V all-gathered before the core",
                                       "Ulysses all-to-all of Q/K/V and O, heads split",
-                                      "torch's ring, K/V all-gathered under its first step"};
+                                      "torch's ring, K/V all-gathered once per pass, "
+                                      "exposed as compiled"};
     long long cp = integer(plan, "cp"), comm = integer(plan, "cp_comm");
+    bool known = comm >= 0 && comm < TSL_CP_COMM_COUNT;
+    const char *text = known ? how[comm] : "?";
+    /* eager, torch's waits fall at each buffer's first use (docs/cost-model.md) */
+    if (comm == TSL_CP_TORCH_AG && json_is_true(json_object_get(plan, "eager")))
+        text = "torch's ring, K/V all-gathered under its first step (eager)";
     const char *why = json_object_get(doc, "plan") == plan ? str(doc, "cp_why") : "";
     if (cp > 1)
         fprintf(out, "  context:   cp %lld (%s: %s), every layer's sequence split %lld ways\n", cp,
-                comm >= 0 && comm < TSL_CP_COMM_COUNT ? tsl_cp_comm_name((uint32_t)comm) : "?",
-                comm >= 0 && comm < TSL_CP_COMM_COUNT ? how[comm] : "?", cp);
+                known ? tsl_cp_comm_name((uint32_t)comm) : "?", text, cp);
     if (why[0])
         fprintf(out, "  cp why:    %s\n", why);
 }

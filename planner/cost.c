@@ -865,10 +865,15 @@ static void calibrate_memory(double k, tsl_layer_cost_t *out)
  *              is kept) and a reduce-scatter of dK/dV: 2 · all-gather(c·B_kv, c)
  *   torch-allgather  torch's context_parallel (rotate method allgather): K/V of
  *              all a heads (torchtitan repeats them before SDPA), B_all, gathered
- *              under the first step's kernel, fwd = overlap(core_f/c, AG) − core_f/c;
- *              bwd the gather again under the first step's backward and c sends of
- *              dK/dV in fp32 (2·B_all each), c − 1 under the next step's kernel, the
- *              last exposed
+ *              once per pass; the backward gathers again and sends dK/dV in fp32
+ *              (2·B_all each) around the ring c times. Eager (AsyncCollectiveTensor:
+ *              each wait at the first use) the gather runs under the first step's
+ *              kernel, fwd = overlap(core_f/c, AG) − core_f/c, and c − 1 of the sends
+ *              under the next step's backward, the last exposed. Compiled (the
+ *              block under torch.compile, the ring traced into it) every functional
+ *              collective is waited right where it is issued and Inductor does not
+ *              move the wait (reorder_for_compute_comm_overlap off): fwd = AG,
+ *              bwd = AG + c sends, all exposed
  *   a2a        Ulysses: all-to-all of Q, K, V before the core and O after it,
  *              each (c−1)/c of the rank's bytes: fwd = bwd =
  *              all-to-all(B_q + B_kv, c) + all-to-all(B_o, c) (two collectives)
@@ -904,6 +909,11 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
         double ag = allgather_lat_s(c * b_all, c, bw->cp_bw, lat);
         double dkv = lat->n > 1 ? allgather_lat_s(2.0 * c * b_all, c, bw->cp_bw, lat) / (c - 1)
                                 : 2.0 * b_all / bw->cp_bw;
+        if (!env->knobs.eager) { /* compiled: every wait right after its collective */
+            *fwd = ag;
+            *bwd = ag + c * dkv;
+            break;
+        }
         *fwd = tsl_cost_overlap_s(core_f / c, ag, k) - core_f / c;
         *bwd = tsl_cost_overlap_s(core_b / c, ag, k) - core_b / c +
                (c - 1) * (tsl_cost_overlap_s(core_b / c, dkv, k) - core_b / c) + dkv;

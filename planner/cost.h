@@ -211,8 +211,9 @@ typedef enum tsl_cost_mode {
  * and relative-position bias as eager kernels); 22: the CP ring's kernels (the
  * diagonal causal, the other blocks unmasked) for p2p, torch's context_parallel
  * (torch-allgather: its fp32 merges, the gather under the first step, dK/dV in fp32
- * around the ring). */
-#define TSL_COST_MODEL_VERSION 22u
+ * around the ring); 23: torch-allgather compiled (not eager): its gathers and dK/dV
+ * sends exposed, each waited where it is issued under torch.compile. */
+#define TSL_COST_MODEL_VERSION 23u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -302,8 +303,11 @@ typedef struct tsl_cost_knobs {
                                    (torchtitan's default): RMSNorm, RoPE, GQA's K/V repeat
                                    and SwiGLU as the unfused ATen kernels its Llama
                                    modules issue; false: one fused kernel each (a
-                                   compiler, Megatron-LM's fused kernels);
-                                   docs/cost-model.md "Eager modules" */
+                                   compiler, Megatron-LM's fused kernels); torch's CP
+                                   ring (torch-allgather) waits each collective at its
+                                   first use, under the next kernel (compiled: where it is
+                                   issued, exposed); docs/cost-model.md "Eager modules",
+                                   "Context parallelism" */
     bool fb_serial;             /* DualPipeV's F&B step runs its forward, then its backward
                                    (torch.distributed.pipelining's OVERLAP_F_B without a
                                    model's own overlap: torchtitan): fb_save_s 0 */

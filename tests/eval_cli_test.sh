@@ -185,7 +185,13 @@ ttjob 'pipeline_parallel_layers_per_stage = 9\n'
 ttrun 0 ""
 ttjob 'context_parallel_degree = 2\n'
 ttrun 0 ""
-grep -q "context:   cp 2 (torch-allgather: torch's ring" "$out" && ok || bad "torchtitan cp: $(cat "$out")"
+grep -q "context:   cp 2 (torch-allgather: torch's ring, K/V all-gathered under its first step (eager))" "$out" &&
+    ok || bad "torchtitan cp, eager (no compile key): $(cat "$out")"
+# compiled, each gather and dK/dV send is waited where it is issued (docs/cost-model.md)
+ttjob 'context_parallel_degree = 2\n[compile]\nenable = true\n'
+ttrun 0 ""
+grep -q "context:   cp 2 (torch-allgather: torch's ring, K/V all-gathered once per pass, exposed as compiled)" "$out" &&
+    ! grep -q "^  eager:" "$out" && ok || bad "torchtitan cp, compiled: $(cat "$out")"
 ttjob 'context_parallel_degree = 2\ncontext_parallel_rotate_method = "ring"\n'
 ttrun 2 "context_parallel_rotate_method ring"
 # selective: torchtitan's layer frequency is full recompute of every 2nd layer; op-level is

@@ -1089,19 +1089,32 @@ static void test_cp(void)
     CHECK(r.cp_s > f + b, "allgather exposes what the ring hides");
 
     /* torch's context_parallel (torch-allgather): K/V of every head (16: no GQA here,
-     * B_kv) gathered under the first ring step's kernel (a quarter of the core); the
-     * backward gathers again under its first step and sends dK/dV in fp32 (2·B_kv)
-     * each step, three under the next step's backward, the last exposed. PAPER mode:
-     * the kernels as one (the ring's kernels are the roofline's, test_roofline) */
+     * B_kv) gathered once per pass, gathered again in the backward, and dK/dV in fp32
+     * (2·B_kv) sent around the ring at each of the 4 steps. PAPER mode: the kernels
+     * as one (the ring's kernels are the roofline's, test_roofline). Compiled (eager
+     * off, torchtitan's rows): each wait right after its collective, nothing hidden:
+     * forward ag = 3·B_kv/bw, backward ag + 4 · 2·B_kv/bw; 14·B_kv/bw in all against
+     * TE's all-gather's 9 */
     env.knobs.cp_comm = TSL_CP_TORCH_AG;
     tsl_cost_layer(&env, &l, &s, NULL, 2, &r);
     double dkv = 2 * b_kv / bw;
+    CHECK_NEAR(r.cp_s, 14 * b_kv / bw, EPS, "torch-allgather compiled: %g, want %g", r.cp_s,
+               14 * b_kv / bw);
+    CHECK_NEAR(r.fwd_s, cf + ag, EPS, "torch-allgather compiled forward: the gather exposed");
+    CHECK(r.cp_s > 3 * ag, "compiled, torch's ring exposes more than TE's all-gather");
+    /* eager (AsyncCollectiveTensor, each wait at the first use): the gather under the
+     * first ring step's kernel (a quarter of the core); the backward's gather under
+     * its first step, three of the four sends under the next step's backward, the
+     * last exposed */
+    env.knobs.eager = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 2, &r);
+    env.knobs.eager = false;
     double tf = tsl_cost_overlap_s(core / 4, ag, k) - core / 4;
     double tb = tsl_cost_overlap_s(2 * core / 4, ag, k) - 2 * core / 4 +
                 3 * (tsl_cost_overlap_s(2 * core / 4, dkv, k) - 2 * core / 4) + dkv;
-    CHECK_NEAR(r.cp_s, tf + tb, EPS, "torch-allgather: %g, want %g", r.cp_s, tf + tb);
-    CHECK_NEAR(r.fwd_s, cf + tf, EPS, "torch-allgather forward");
-    CHECK(r.cp_s < 3 * ag, "torch's gather runs under the first step");
+    CHECK_NEAR(r.cp_s, tf + tb, EPS, "torch-allgather eager: %g, want %g", r.cp_s, tf + tb);
+    CHECK_NEAR(r.fwd_s, cf + tf, EPS, "torch-allgather eager forward");
+    CHECK(r.cp_s < 3 * ag, "eager, torch's gather runs under the first step");
 
     /* Ulysses: all-to-all of Q, K, V and of O, (c−1)/c of the rank's bytes, both ways */
     env.knobs.cp_comm = TSL_CP_A2A;
