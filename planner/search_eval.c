@@ -1037,7 +1037,7 @@ int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err)
             return tsl_err_set(err,
                                "fp8_recipe: nvfp4 needs FP4 tensor cores (Blackwell: B200, "
                                "GB200); the %s has none (fp4_peak_flops 0): plan it in FP8 "
-                               "(mxfp8, delayed, ...) or bf16",
+                               "or bf16",
                                g->name);
         if (!(g->fp8_peak_flops > 0))
             return tsl_err_set(err,
