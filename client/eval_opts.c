@@ -151,11 +151,13 @@ static const char eval_usage[] =
     "                      arrival; every exchange blocks, interleaved too\n"
     "                      (docs/cost-model.md \"Between stages\")\n"
     "  --fp8 RECIPE        the blocks' linear GEMMs in FP8: delayed, tensorwise,\n"
-    "                      blockwise or mxfp8 (docs/cost-model.md \"FP8\"); refused\n"
-    "                      on GPUs without FP8 tensor cores\n"
+    "                      blockwise or mxfp8 (docs/cost-model.md \"FP8\"), or in\n"
+    "                      FP4: nvfp4 (\"NVFP4\"); refused on GPUs without FP8\n"
+    "                      (nvfp4: FP4) tensor cores\n"
     "  --no-fp8            bf16 GEMMs, whatever the imported plan says\n"
     "  --fp8-param-gather  with FP8: the weights themselves in FP8, all-gathered in\n"
-    "                      FP8 (Megatron-LM --fp8-param-gather)\n"
+    "                      FP8 (Megatron-LM --fp8-param-gather; nvfp4: in FP4,\n"
+    "                      --fp4-param-gather)\n"
     "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
     "                      mean tokens (default: the plan's, else 1, an even split)\n"
     "  --moe-bf16-experts  with FP8: the routed experts' grouped GEMMs in bf16\n"
@@ -443,7 +445,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         int rc = tsl_fp8_recipe_parse(optarg);
         if (rc <= 0)
             return tsl_err_set(
-                err, "fp8: '%s' is not a recipe (delayed, tensorwise, blockwise, mxfp8)", optarg);
+                err, "fp8: '%s' is not a recipe (delayed, tensorwise, blockwise, mxfp8, nvfp4)",
+                optarg);
         eo->fp8_recipe = (uint32_t)rc;
         return 0;
     }

@@ -280,15 +280,18 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
                 tsl_format_seconds(num(plan, "tie_s"), it, sizeof it), pp - 1);
     uint32_t fp8 = (uint32_t)integer(plan, "fp8_recipe");
     bool bf16_experts = json_is_true(json_object_get(plan, "moe_bf16_experts"));
+    const char *bits = fp8 == TSL_FP8_NVFP4 ? "FP4" : "FP8"; /* nvfp4: E2M1 */
     if (fp8)
         fprintf(out,
-                "  precision: FP8 (%s scaling) in the blocks' linear GEMMs%s; attention core, "
-                "%snorms and LM head in bf16%s%s\n",
-                tsl_fp8_recipe_name(fp8) ? tsl_fp8_recipe_name(fp8) : "?",
+                "  precision: %s (%s scaling) in the blocks' linear GEMMs%s; attention core, "
+                "%snorms and LM head in bf16%s%s%s\n",
+                bits, tsl_fp8_recipe_name(fp8) ? tsl_fp8_recipe_name(fp8) : "?",
                 bf16_experts ? "" : " and any MoE layer's routed experts'",
                 bf16_experts ? "routed experts (MoE), " : "",
+                json_is_true(json_object_get(plan, "fp8_param_gather")) ? "; " : "",
                 json_is_true(json_object_get(plan, "fp8_param_gather"))
-                    ? "; FP8 weights, gathered in FP8"
+                    ? (fp8 == TSL_FP8_NVFP4 ? "FP4 weights, gathered in FP4"
+                                            : "FP8 weights, gathered in FP8")
                     : "",
                 json_is_true(json_object_get(plan, "moe_fp8_dispatch"))
                     ? "; MoE dispatch all-to-all in FP8"

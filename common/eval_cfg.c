@@ -537,8 +537,6 @@ static const mg_why_t mg_refused[] = {
 
 /* Accepted with a note: they change the figures, not the plan. */
 static const mg_why_t mg_noted[] = {
-    {"fp4-format", "FP4 is not modelled; the plan is costed in 16-bit"},
-    {"fp4-param-gather", "FP4 is not modelled; the plan is costed in 16-bit"},
     {"tp-comm-overlap", "TP communication is costed without the forward's GEMM overlap (the "
                         "backward's under the gradient GEMMs, as without it)"},
 };
@@ -731,6 +729,8 @@ typedef struct mg_state {
     bool no_accum_fusion; /* --no-gradient-accumulation-fusion */
     uint32_t fp8_format;  /* 1: --fp8-format given */
     uint32_t fp8_recipe;  /* --fp8-recipe (tsl_fp8_recipe_t); 0: Megatron's default */
+    bool fp4_format;      /* --fp4-format e2m1: NVFP4 (--fp4-recipe nvfp4, the default) */
+    bool fp4_param;       /* --fp4-param-gather */
     bool fp8_dispatch;    /* --moe-dispatch-fwd-dtype mxfp8 */
     bool fp8_combine;     /* --moe-combine-bwd-dtype mxfp8 */
     uint32_t cp, ep, etp;
@@ -903,6 +903,26 @@ static int mg_dtype(const char *key, const char *val, uint8_t *dt, mg_state_t *s
     return 0;
 }
 
+/* FP4 (Megatron-LM TransformerConfig: fp4 'e2m1' as --fp4-format, fp4_recipe
+ * 'nvfp4' (the default) or 'custom' as --fp4-recipe): TE's NVFP4BlockScaling,
+ * priced as the nvfp4 recipe (docs/cost-model.md "NVFP4"). */
+static int mg_fp4(const char *key, const char *val, mg_state_t *st, tsl_err_t *err)
+{
+    if (strcmp(key, "fp4-format") == 0) {
+        if (val == NULL || strcmp(val, "e2m1") != 0)
+            return tsl_err_set(err, "megatron: --fp4-format: '%s' is not e2m1", val ? val : "");
+        st->fp4_format = true;
+        return 0;
+    }
+    if (val != NULL && strcmp(val, "custom") == 0)
+        return tsl_err_set(err, "megatron: --fp4-recipe custom: a custom quantizer factory is "
+                                "not priced (nvfp4 is)");
+    if (val == NULL || strcmp(val, "nvfp4") != 0)
+        return tsl_err_set(err, "megatron: --fp4-recipe: '%s' is not nvfp4 or custom",
+                           val ? val : "");
+    return 0;
+}
+
 /* The flags read beside the numbers of mg_u32; 1: not one of them. all: every
  * value word of the flag, space-separated (val is the first). */
 static int mg_read(const char *key, const char *val, const char *all, tsl_eval_cfg_t *c,
@@ -921,6 +941,7 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "overlap-grad-reduce") == 0                     ? &st->overlap_grad
                  : strcmp(key, "overlap-param-gather") == 0                    ? &st->overlap_param
                  : strcmp(key, "fp8-param-gather") == 0                        ? &st->fp8_param
+                 : strcmp(key, "fp4-param-gather") == 0                        ? &st->fp4_param
                  : strcmp(key, "no-gradient-accumulation-fusion") == 0  ? &st->no_accum_fusion
                  : strcmp(key, "moe-pad-expert-input-to-capacity") == 0 ? &st->pad_capacity
                  : strcmp(key, "use-precision-aware-optimizer") == 0    ? &st->precision_aware
@@ -966,6 +987,8 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
         st->fp8_e4m3 = strcmp(val, "e4m3") == 0;
         return 0;
     }
+    if (strcmp(key, "fp4-format") == 0 || strcmp(key, "fp4-recipe") == 0)
+        return mg_fp4(key, val, st, err);
     if (strcmp(key, "moe-dispatch-fwd-dtype") == 0 || strcmp(key, "moe-combine-bwd-dtype") == 0) {
         if (val == NULL || (strcmp(val, "bf16") != 0 && strcmp(val, "mxfp8") != 0))
             return tsl_err_set(err, "megatron: --%s: '%s' is not bf16 or mxfp8", key,
@@ -975,10 +998,10 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
     }
     if (strcmp(key, "fp8-recipe") == 0) {
         int r = tsl_fp8_recipe_parse(val);
-        if (r <= 0)
+        if (r <= 0 || r == TSL_FP8_NVFP4) /* Megatron-LM's Fp8Recipe; NVFP4 is --fp4-format */
             return tsl_err_set(err,
                                "megatron: --fp8-recipe: '%s' is not delayed, tensorwise, "
-                               "blockwise or mxfp8",
+                               "blockwise or mxfp8 (NVFP4: --fp4-format e2m1)",
                                val ? val : "");
         st->fp8_recipe = (uint32_t)r;
         return 0;
@@ -1175,13 +1198,25 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     /* without the fused wgrad accumulation the DDP hook adds each micro-batch's
      * gradient into main_grad (distributed/distributed_data_parallel.py) */
     c->knobs.unfused_grad_accum = st->no_accum_fusion;
-    /* FP8 (Megatron-LM: --fp8-format turns it on, --fp8-recipe defaults to delayed) */
+    /* FP8 (Megatron-LM: --fp8-format turns it on, --fp8-recipe defaults to delayed);
+     * FP4 (--fp4-format: NVFP4, its weights in FP4 with --fp4-param-gather) */
+    if (st->fp4_format && st->fp8_format)
+        return tsl_err_set(err, "megatron: --fp4-format and --fp8-format cannot be used "
+                                "together (Megatron-LM validate_args)");
+    if (st->fp4_param && !st->fp4_format)
+        return tsl_err_set(err, "megatron: --fp4-param-gather must be used together with "
+                                "--fp4-format (Megatron-LM validate_args)");
     if (st->fp8_format)
         c->knobs.fp8 = st->fp8_recipe ? st->fp8_recipe : TSL_FP8_DELAYED;
     else if (st->fp8_recipe)
         tsl_eval_cfg_note(c, "megatron: --fp8-recipe without --fp8-format: bf16, as in "
                              "Megatron-LM");
-    c->knobs.fp8_param_gather = st->fp8_param && c->knobs.fp8;
+    if (st->fp4_format)
+        c->knobs.fp8 = TSL_FP8_NVFP4;
+    c->knobs.fp8_param_gather = st->fp4_format ? st->fp4_param : st->fp8_param && c->knobs.fp8;
+    if (st->fp4_format && st->fp8_param)
+        tsl_eval_cfg_note(c, "megatron: --fp8-param-gather with --fp4-format: the weights "
+                             "are FP4 only with --fp4-param-gather");
     /* the flex dispatcher's MXFP8 wire (TransformerConfig moe_dispatch_fwd_dtype /
      * moe_combine_bwd_dtype): priced as one knob, the dispatch and the combine's gradient */
     c->knobs.moe_fp8_dispatch = (st->fp8_dispatch || st->fp8_combine) && c->knobs.fp8;

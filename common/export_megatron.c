@@ -229,11 +229,18 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
 /* FP8 as priced (docs/exports.md "FP8"; Megatron-LM arguments.py
  * _add_transformer_engine_args): the hybrid format (E4M3 forward, E5M2
  * gradients) and the plan's recipe; delayed scaling with the amax history of
- * Megatron-LM's FP8 examples. The LM head stays bf16 in Megatron-LM. */
+ * Megatron-LM's FP8 examples. The LM head stays bf16 in Megatron-LM. nvfp4 is
+ * Megatron-LM's FP4 (TransformerConfig fp4 'e2m1', fp4_recipe 'nvfp4'). */
 static void write_fp8(const tsl_plan_t *p, FILE *out)
 {
     if (p->fp8_recipe == TSL_FP8_NONE || tsl_fp8_recipe_name(p->fp8_recipe) == NULL)
         return;
+    if (p->fp8_recipe == TSL_FP8_NVFP4) {
+        fputs("--fp4-format e2m1\n--fp4-recipe nvfp4\n", out);
+        if (p->fp8_param_gather)
+            fputs("--fp4-param-gather\n", out);
+        return;
+    }
     fprintf(out, "--fp8-format hybrid\n--fp8-recipe %s\n", tsl_fp8_recipe_name(p->fp8_recipe));
     if (p->fp8_recipe == TSL_FP8_DELAYED)
         fputs("--fp8-amax-history-len 1024\n--fp8-amax-compute-algo max\n", out);

@@ -540,6 +540,12 @@ double tsl_gpu_fp8_flops(const tsl_gpu_spec_t *g)
     return g->fp8_peak_flops > 0 ? g->fp8_peak_flops * e : 0.0;
 }
 
+double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g)
+{
+    double e = g->fp8_efficiency > 0 ? g->fp8_efficiency : g->efficiency;
+    return g->fp4_peak_flops > 0 ? g->fp4_peak_flops * e : 0.0;
+}
+
 uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev)
 {
     return tsl_cluster_device_gpu(c, dev)->mem_bytes;

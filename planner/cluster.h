@@ -57,6 +57,8 @@ typedef struct tsl_gpu_spec {
                               tensor cores (Ampere and older): FP8 plans are refused */
     double fp8_efficiency; /* e_max of its FP8 GEMMs (a published FP8 MAMF scaled as the
                               bf16 one: cluster_hw.c); 0 = unmeasured, the bf16 efficiency */
+    double fp4_peak_flops; /* dense FP4 (NVFP4, E2M1) tensor-core peak, FLOP/s; 0 = no FP4
+                              tensor cores (Hopper and older): nvfp4 plans are refused */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {
@@ -161,6 +163,9 @@ double tsl_cluster_device_flops(const tsl_cluster_t *c, uint32_t dev); /* peak �
 /* A GPU's sustained FP8 GEMM rate: fp8_peak_flops × fp8_efficiency (× efficiency where
  * no FP8 figure is known); 0 without FP8 tensor cores. */
 double tsl_gpu_fp8_flops(const tsl_gpu_spec_t *g);
+/* Its sustained FP4 GEMM rate: fp4_peak_flops × the FP8 e_max (no FP4 matmul
+ * sweep is published: docs/cost-model.md "NVFP4"); 0 without FP4 tensor cores. */
+double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g);
 uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev);
 uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c);
 uint64_t tsl_cluster_max_device_mem(const tsl_cluster_t *c);

@@ -61,6 +61,13 @@
  *              MI300X FP8 row is empty), L40S and L4 have no published figure: 0, the
  *              bf16 e_max (assumed). The shape curve (occupancy, depth) is the bf16 one
  *              (docs/cost-model.md "FP8").
+ * fp4_peak     dense FP4 tensor-core peak (NVFP4: E2M1 with E4M3 block scales), from the
+ *              same datasheets: twice the FP8 peak on Blackwell (HGX B200 144 PFLOPS
+ *              sparse / 8 / 2 = 9000, GB200 NVL72 1440 PFLOPS sparse / 72 / 2 = 10000;
+ *              ml-engineering's TFLOPS table at 744d01e, fp4 column: 9000 and 10000).
+ *              0 elsewhere (Hopper, Ada, Ampere, MI300): no FP4 tensor cores, nvfp4
+ *              plans refused. Its e_max is the FP8 one (no FP4 MAMF is published:
+ *              assumed; docs/cost-model.md "NVFP4").
  * memory       the datasheet capacity, in GiB as the datasheets mean it (an
  *              "80 GB" A100 reports 81920 MiB). 2080Ti-10G is H3T's setting (10 GB
  *              usable of 11; H3T Sec. 4.1).
@@ -95,9 +102,9 @@
 
 static const tsl_gpu_spec_t gpu_table[] = {
     {"A100-40G", (uint64_t)(40 * GIB), 312 * TFLOPS, 0.82, 150 * GBPS, 24 * GBPS, SRC_A100,
-     1555 * GBPS, 0.0, 0.0},
+     1555 * GBPS, 0.0, 0.0, 0.0},
     {"A100-80G", (uint64_t)(80 * GIB), 312 * TFLOPS, 0.82, 150 * GBPS, 24 * GBPS, SRC_A100,
-     2039 * GBPS, 0.0, 0.0},
+     2039 * GBPS, 0.0, 0.0, 0.0},
     {"H100-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, 0.777, 230 * GBPS, 48 * GBPS,
      "peak: NVIDIA H100 SXM5 datasheet (989 TFLOPS bf16 dense); efficiency: e_max 0.777 of a "
      "GEMM shape curve (132 SMs) fitted to tessel-worker's measured cuBLAS table "
@@ -105,19 +112,19 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "intra: NVLink4 450 GB/s/direction x 0.51 (the A100 measured ratio), conservative; "
      "pcie: gen5 x16 ~78% of line rate; fp8: e_max 0.688 = MAMF FP8 1402.6/1979 = 70.9% "
      "(ml-engineering, torch._scaled_mm) x 0.97",
-     3350 * GBPS, 1979 * TFLOPS, FP8_EFF_H100},
+     3350 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0},
     {"H100-96G", (uint64_t)(96 * GIB), 989 * TFLOPS, 0.777, 230 * GBPS, 48 * GBPS,
      "H100 SXM 96 GB HBM2e (Meta Grand Teton): torchtitan docs/performance.md (96GB HBM2e, "
      "2.4 TB/s peak memory bandwidth, default 500 W power limit); peak, SMs, efficiency, intra "
      "and pcie as H100-80G (same GH100 SXM5 part; the 500 W cap is not modelled)",
-     2400 * GBPS, 1979 * TFLOPS, FP8_EFF_H100},
+     2400 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0},
     {"H200-141G", (uint64_t)(141 * GIB), 989 * TFLOPS, 0.777, 230 * GBPS, 48 * GBPS,
      "peak: NVIDIA H200 SXM datasheet (141 GB HBM3e, 4.8 TB/s, BF16 1979 TFLOPS with "
      "sparsity = 989 dense, NVLink4 900 GB/s, PCIe gen5); same GH100 part as H100 (132 SMs): "
      "efficiency e_max 0.777 as H100 (ml-engineering MAMF table: 'H200 is the same'); intra: "
      "NVLink4 450 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen5 x16 ~78%; fp8: "
      "e_max 0.712 = the H200's own MAMF FP8 1453.4/1979 = 73.4% x 0.97",
-     4800 * GBPS, 1979 * TFLOPS, 0.712},
+     4800 * GBPS, 1979 * TFLOPS, 0.712, 0.0},
     {"H800-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, 0.777, 102 * GBPS, 48 * GBPS,
      "H800 SXM (NVIDIA's export-compliant H100 for China, launched March 2023): the H100 "
      "SXM5 part with NVLink cut to 400 GB/s bidirectional = 200 GB/s/direction (third-party "
@@ -126,81 +133,83 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "3.35 TB/s, FP8, SMs, efficiency and pcie as H100-80G; intra: 200 GB/s/direction x 0.51 "
      "(the A100 measured ratio). DeepSeek-V3 report Sec. 3.2.2 quotes NVLink 160 GB/s and IB "
      "50 GB/s per GPU on its H800 cluster (not used: no busbw definition)",
-     3350 * GBPS, 1979 * TFLOPS, FP8_EFF_H100},
+     3350 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0},
     {"B200-180G", (uint64_t)(180 * GIB), 2250 * TFLOPS, 0.753, 460 * GBPS, 48 * GBPS,
      "peak: NVIDIA HGX B200 spec (8 GPUs: 1.44 TB HBM3e, FP16/BF16 36 PFLOPS with sparsity = "
      "2.25 PFLOPS dense per GPU, 8 TB/s per GPU, NVLink5 1.8 TB/s per GPU); efficiency: e_max "
      "0.753 = published MAMF 1745/2250 = 77.6% (ml-engineering, torch 2.7.1+cu128) x 0.97 (H100's "
      "fitted e_max / its MAMF), 148 SMs; intra: NVLink5 900 GB/s/direction x 0.51; pcie: gen5; "
-     "fp8: e_max 0.740 = MAMF FP8 3432.5/4500 = 76.3% x 0.97",
-     8000 * GBPS, 4500 * TFLOPS, 0.740},
+     "fp8: e_max 0.740 = MAMF FP8 3432.5/4500 = 76.3% x 0.97; fp4: HGX B200 FP4 144 PFLOPS "
+     "with sparsity = 9 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published)",
+     8000 * GBPS, 4500 * TFLOPS, 0.740, 9000 * TFLOPS},
     {"GB200-186G", (uint64_t)(186 * GIB), 2500 * TFLOPS, 0.707, 460 * GBPS, 350 * GBPS,
      "per GPU of NVIDIA GB200 NVL72 spec (a superchip: 2 GPUs, 372 GB HBM3e, 16 TB/s, "
      "FP16/BF16 10 PFLOPS with sparsity = 2.5 PFLOPS dense per GPU; NVLink5 1.8 TB/s per GPU, "
      "72 GPUs in one domain); efficiency: e_max 0.707 = MAMF 1822/2500 = 72.9% (ml-engineering, "
      "cu130) x 0.97, 148 SMs as B200 (assumed); intra: NVLink5 900 GB/s/direction x 0.51, across "
      "the rack's trays too (spec ':nvl72'); pcie: NVLink-C2C to Grace 450 GB/s/direction x 0.78; "
-     "fp8: e_max 0.701 = MAMF FP8 3615.6/5000 = 72.3% x 0.97",
-     8000 * GBPS, 5000 * TFLOPS, 0.701},
+     "fp8: e_max 0.701 = MAMF FP8 3615.6/5000 = 72.3% x 0.97; fp4: GB200 NVL72 FP4 1440 "
+     "PFLOPS with sparsity = 10 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published)",
+     8000 * GBPS, 5000 * TFLOPS, 0.701, 10000 * TFLOPS},
     {"MI300X-192G", (uint64_t)(192 * GIB), 1307.4 * TFLOPS, 0.499, 228 * GBPS, 48 * GBPS,
      "peak: AMD Instinct MI300X datasheet (192 GB HBM3, 5.3 TB/s, BF16 1307.4 TFLOPS dense, "
      "304 CUs, Infinity Fabric 7 links x 64 GB/s/direction = 448 GB/s, PCIe gen5 x16); "
      "efficiency: e_max 0.499 = MAMF 668.4/1300 = 51.4% (ml-engineering, ROCm 6.3, tunableop) "
      "x 0.97; intra: RCCL over the fully connected Infinity Fabric, 448 GB/s/direction x 0.51 "
      "(the NVLink ratio, assumed: no citable rccl-tests figure); pcie: gen5 x16 ~78%",
-     5300 * GBPS, 2614.9 * TFLOPS, 0.0},
+     5300 * GBPS, 2614.9 * TFLOPS, 0.0, 0.0},
     {"MI325X-256G", (uint64_t)(256 * GIB), 1307.4 * TFLOPS, 0.586, 228 * GBPS, 48 * GBPS,
      "peak: AMD Instinct MI325X datasheet (256 GB HBM3E, 6 TB/s, BF16 1307.4 TFLOPS dense, "
      "304 CUs, Infinity Fabric as MI300X); efficiency: e_max 0.586 = MAMF 784.9/1300 = 60.4% "
      "(ml-engineering, ROCm 6.2.4, 1000 W) x 0.97; intra: as MI300X (assumed ratio); pcie: gen5",
-     6000 * GBPS, 2614.9 * TFLOPS, 0.0},
+     6000 * GBPS, 2614.9 * TFLOPS, 0.0, 0.0},
     {"L40S-48G", (uint64_t)(48 * GIB), 362.05 * TFLOPS, 0.50, 20 * GBPS, 24 * GBPS,
      "peak: NVIDIA L40S datasheet (48 GB GDDR6, 864 GB/s, BF16 362.05 TFLOPS dense / 733 "
      "sparse, PCIe gen4 x16, no NVLink; 142 SMs); efficiency: e_max 0.5 assumed (no published "
      "MAMF), H100 shape curve; intra: PCIe gen4, ~63% of the 31.5 GB/s x16 line rate; pcie: gen4",
-     864 * GBPS, 733 * TFLOPS, 0.0},
+     864 * GBPS, 733 * TFLOPS, 0.0, 0.0},
     {"L4-24G", (uint64_t)(24 * GIB), 121 * TFLOPS, 0.40, 20 * GBPS, 24 * GBPS,
      "peak: NVIDIA L4 datasheet (24 GB GDDR6, 300 GB/s, BF16 121 TFLOPS dense / 242 sparse, "
      "72 W, PCIe gen4 x16; 58 SMs); efficiency: e_max 0.4 assumed as T4 (a 70 W-class cap "
      "throttles clocks); intra: PCIe gen4 ~63% of line rate; pcie: gen4",
-     300 * GBPS, 242.5 * TFLOPS, 0.0},
+     300 * GBPS, 242.5 * TFLOPS, 0.0, 0.0},
     {"A10G-24G", (uint64_t)(24 * GIB), 70 * TFLOPS, 0.50, 20 * GBPS, 24 * GBPS,
      "AWS G5's A10G (NVIDIA publishes no A10G datasheet): 24 GB GDDR6 600 GB/s (AWS EC2 G5), "
      "tensor BF16 70 TFLOPS dense per Baseten's 'NVIDIA A10 vs A10G' spec table (the A10's is "
      "125); 80 SMs assumed; efficiency: e_max 0.5 assumed; intra: PCIe gen4 ~63% of line rate "
      "(g5.48xlarge, no NVLink); pcie: gen4",
-     600 * GBPS, 0.0, 0.0},
+     600 * GBPS, 0.0, 0.0, 0.0},
     {"RTX-TITAN-24G", (uint64_t)(24 * GIB), 130 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "peak: NVIDIA TITAN RTX datasheet (130 TFLOPS tensor); efficiency: e_max 0.5 assumed, H100 "
      "shape curve; "
      "intra: PCIe 3.0, no NVLink (Galvatron-BMW testbed), ~63% of x16 line rate; "
      "pcie: gen3 x16 ~78% of line rate",
-     672 * GBPS, 0.0, 0.0},
+     672 * GBPS, 0.0, 0.0, 0.0},
     {"V100-16G", (uint64_t)(16 * GIB), 125 * TFLOPS, 0.50, 75 * GBPS, 12 * GBPS,
      "peak: NVIDIA V100 SXM2 datasheet (125 TFLOPS tensor); efficiency: e_max 0.5 assumed, H100 "
      "shape curve; "
      "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3",
-     900 * GBPS, 0.0, 0.0},
+     900 * GBPS, 0.0, 0.0, 0.0},
     {"V100-32G", (uint64_t)(32 * GIB), 125 * TFLOPS, 0.50, 75 * GBPS, 12 * GBPS,
      "peak: NVIDIA V100 SXM2 datasheet (125 TFLOPS tensor); efficiency: e_max 0.5 assumed, H100 "
      "shape curve; "
      "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3",
-     900 * GBPS, 0.0, 0.0},
+     900 * GBPS, 0.0, 0.0, 0.0},
     {"T4-16G", (uint64_t)(16 * GIB), 65 * TFLOPS, 0.38, 6.25 * GBPS, 12 * GBPS,
      "peak: NVIDIA T4 datasheet (65 TFLOPS fp16 mixed); efficiency: e_max 0.38, the 70 W cap "
      "throttles: a sustained 4096^3 fp16 cuBLAS GEMM runs at ~24 TFLOP/s (NVIDIA developer "
      "forums, 'About GPU peak performance', 2023, power capping confirmed by NVIDIA), the H100 "
      "shape curve's 0.966 of X there; "
      "intra: AMP Sec. 4.3 measured 50 Gb/s PCIe on g4dn.12xlarge; pcie: gen3",
-     320 * GBPS, 0.0, 0.0},
+     320 * GBPS, 0.0, 0.0, 0.0},
     {"2080Ti-11G", (uint64_t)(11 * GIB), 53.8 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "peak: NVIDIA Turing whitepaper (53.8 TFLOPS fp16, fp32 accumulate); efficiency: e_max 0.5 "
      "assumed, H100 shape curve; intra: PCIe 3.0, no NVLink, ~63% of x16 line rate; pcie: gen3",
-     616 * GBPS, 0.0, 0.0},
+     616 * GBPS, 0.0, 0.0, 0.0},
     {"2080Ti-10G", (uint64_t)(10 * GIB), 53.8 * TFLOPS, 0.50, 10 * GBPS, 12 * GBPS,
      "as 2080Ti-11G with 10 GB, H3T's 8x2080Ti environment (H3T Sec. 4.1 and its "
      "appendix: PCIe 3.0 at 15.8 GB/s line rate, no NVLink)",
-     616 * GBPS, 0.0, 0.0},
+     616 * GBPS, 0.0, 0.0, 0.0},
 };
 
 /* Short names people type; each maps to the one entry it can only mean. */

@@ -49,11 +49,12 @@ static uint32_t group_size(const tsl_strategy_t *s)
 /* Slowest device of the block: a collective waits for it (AMP Eq. 3's logic
  * applied to compute). Walks nodes, not devices. *slowest: that device's GPU type. */
 static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size, double *mem_bw,
-                          double *fp8_flops, const tsl_gpu_spec_t **slowest)
+                          double *fp8_flops, double *fp4_flops, const tsl_gpu_spec_t **slowest)
 {
     double x = INFINITY;
     *mem_bw = INFINITY;
     *fp8_flops = INFINITY;
+    *fp4_flops = INFINITY;
     *slowest = tsl_cluster_device_gpu(c, first);
     for (uint32_t dev = first; dev < first + size;) {
         uint32_t node = c->device_node[dev];
@@ -65,6 +66,7 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
         *mem_bw = fmin(*mem_bw, gpu->mem_bw);
         /* FP8 peak × its own e_max (cluster_hw.c; docs/cost-model.md "FP8") */
         *fp8_flops = fmin(*fp8_flops, tsl_gpu_fp8_flops(gpu));
+        *fp4_flops = fmin(*fp4_flops, tsl_gpu_fp4_flops(gpu)); /* docs/cost-model.md "NVFP4" */
         dev = c->node_first[node] + c->nodes[node].n_gpus;
     }
     return x;
@@ -84,9 +86,11 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     env->block_size = block_size;
     const tsl_gpu_spec_t *slowest;
     env->device_flops = block_flops(c, block_first, block_size, &env->device_mem_bw,
-                                    &env->device_fp8_flops, &slowest);
+                                    &env->device_fp8_flops, &env->device_fp4_flops, &slowest);
     if (!isfinite(env->device_fp8_flops))
         env->device_fp8_flops = 0.0;
+    if (!isfinite(env->device_fp4_flops))
+        env->device_fp4_flops = 0.0;
     tsl_gemm_eff_for_gpu(&env->gemm_shape, slowest->name, slowest->peak_flops, slowest->mem_bw);
     env->host_op_s = TSL_ROOFLINE_HOST_OP_S; /* the stacks Tessel targets run eager PyTorch */
     env->block_bw = tsl_cluster_group_bw(c, block_first, 1, block_size);
@@ -552,6 +556,36 @@ static void autocast_loss_bytes(const tsl_layer_t *l, double samples, uint64_t *
     *loss = TSL_AUTOCAST_LOSS_BWD_BYTES * logits;
 }
 
+/* Adds d bytes (d < 0: takes them away, down to 0) to *b. */
+static void shift_bytes(uint64_t *b, double d)
+{
+    if (d >= 0)
+        *b += (uint64_t)ceil(d);
+    else
+        *b = (double)*b > -d ? *b - (uint64_t)(-d) : 0;
+}
+
+/* Model-state bytes per weight element of a linear the recipe quantises, beyond
+ * its bf16 weight: Transformer Engine's two cached copies (rowwise and columnwise,
+ * tsl_fp8_copy_bytes each; FP8 2, nvfp4 1.125) kept between steps. With
+ * fp8_param_gather the copies are the weight itself, in place of its 2 bf16 bytes
+ * (FP8 0, nvfp4 -0.875: Megatron-LM --fp8-param-gather / --fp4-param-gather, "keep
+ * the compute param in fp8/fp4"). None under tensorwise: torchao keeps no copy. */
+static double fp8_weight_bytes(const tsl_cost_knobs_t *k)
+{
+    if (k->fp8 == TSL_FP8_TENSORWISE)
+        return 0.0;
+    double copies = 2.0 * tsl_fp8_copy_bytes(k->fp8);
+    return k->fp8_param_gather ? copies - TSL_BYTES_PER_PARAM_FP16 : copies;
+}
+
+/* Bytes saved per element of a linear input TE keeps for the backward in the
+ * recipe's columnwise copy instead of bf16 (FP8 1, nvfp4 2 − 0.5625). */
+static double fp8_stash_save_bytes(uint32_t recipe)
+{
+    return TSL_ACT_DTYPE_BYTES - tsl_fp8_copy_bytes(recipe);
+}
+
 static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t mb,
                          uint64_t w, uint64_t cp, double p, const tsl_cost_knobs_t *k, bool fp8,
                          tsl_layer_cost_t *out)
@@ -576,10 +610,10 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
     if (fp8 && k->fp8 != TSL_FP8_TENSORWISE) { /* TE: FP8 weight caches, FP8 stashes */
         double w8, repl, shard;
         tsl_roofline_fp8_elems(l, g.t, mods, &w8, &repl, &shard);
-        if (!k->fp8_param_gather) /* else FP8 + transpose in place of the bf16 weight */
-            out->ms_bytes += (uint64_t)ceil(2.0 * w8);
+        shift_bytes(&out->ms_bytes, fp8_weight_bytes(k) * w8);
         uint64_t save =
-            (uint64_t)(repl * (double)mb / (double)split + shard * (double)mb / (double)w);
+            (uint64_t)(fp8_stash_save_bytes(k->fp8) *
+                       (repl * (double)mb / (double)split + shard * (double)mb / (double)w));
         act = act > save ? act - save : 0;
     }
     if (k->autocast) { /* fp32 norm inputs, the fp32 softmax beside its bf16 copy */
@@ -606,12 +640,19 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         out->bwd_bytes += (uint64_t)ceil(gb * p / g.z * (1.0 - 1.0 / g.d));
 }
 
+/* The block's rate for the plan's low-precision GEMMs: the FP4 tensor cores'
+ * under nvfp4, else the FP8 ones' (docs/cost-model.md "FP8", "NVFP4"). */
+static double fp8_recipe_flops(const tsl_cost_env_t *env)
+{
+    return env->knobs.fp8 == TSL_FP8_NVFP4 ? env->device_fp4_flops : env->device_fp8_flops;
+}
+
 /* FP8 is priced where the knobs ask for it and every device of the block has it
  * (a search never asks elsewhere; eval refuses: search.c, eval.c) and no measured
  * (bf16) profile replaces the roofline. */
 static bool fp8_priced(const tsl_cost_env_t *env)
 {
-    return env->knobs.fp8 != TSL_FP8_NONE && env->profile == NULL && env->device_fp8_flops > 0 &&
+    return env->knobs.fp8 != TSL_FP8_NONE && env->profile == NULL && fp8_recipe_flops(env) > 0 &&
            env->device_mem_bw > 0 && isfinite(env->device_mem_bw);
 }
 
@@ -626,13 +667,15 @@ static bool experts_fp8(const tsl_cost_env_t *env, const tsl_layer_t *l)
 /* Bytes a ZeRO-3 / ZeRO-1 weight all-gather moves for p weights of which w8 belong
  * to FP8 GEMMs: 2 each, 1 for those with fp8_param_gather (Megatron-LM
  * --fp8-param-gather: "perform the param all-gather in fp8"; torchao's
- * enable_fsdp_float8_all_gather casts the shard before FSDP gathers it). */
+ * enable_fsdp_float8_all_gather casts the shard before FSDP gathers it), 0.5
+ * under nvfp4 (--fp4-param-gather: the packed E2M1 bytes, tsl_fp8_data_bytes). */
 static double gather_bytes(const tsl_cost_env_t *env, double p, double w8)
 {
     double b = TSL_BYTES_PER_PARAM_FP16 * p;
     if (!env->knobs.fp8_param_gather || !fp8_priced(env))
         return b;
-    return b - fmin(fmax(w8, 0.0), p);
+    return b -
+           (TSL_BYTES_PER_PARAM_FP16 - tsl_fp8_data_bytes(env->knobs.fp8)) * fmin(fmax(w8, 0.0), p);
 }
 
 /* The weight elements of the layer's FP8 linears on one TP rank of t (the routed
@@ -675,7 +718,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     tsl_cost_moe_rows(&env->knobs, &dev->moe_busy, &dev->moe_moved);
     if (fp8_priced(env)) {
         dev->fp8 = env->knobs.fp8;
-        dev->fp8_flops = env->device_fp8_flops;
+        dev->fp8_flops = fp8_recipe_flops(env);
         dev->moe_fp8 = !env->knobs.moe_bf16_experts;
     }
     dev->autocast = env->knobs.autocast;
@@ -1013,7 +1056,8 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
          * moe_act) in the stash in place of bf16, 1 byte less each; moe keeps neither.
          * The weight copies: expert_fp8_cache_bytes */
         double fc2 = (mods & TSL_RECOMPUTE_MOE_ACT) ? 0.0 : (double)l->ffn_hidden;
-        o->stash -= per_tok * moved * (etp * l->hidden + fc2);
+        o->stash -=
+            fp8_stash_save_bytes(env->knobs.fp8) * per_tok * moved * (etp * l->hidden + fc2);
     }
 }
 
@@ -1063,14 +1107,15 @@ static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
 
 /* TransformerEngine's FP8 copies of the routed experts' weights, p of them on
  * the rank: its grouped linears cache them between micro-batches as its linears
- * do (2 bytes each, rowwise and columnwise; none where the experts stay bf16
- * (experts_fp8: moe_bf16_experts, widths not multiples of 16), under tensorwise
- * or with FP8 weights: docs/cost-model.md "FP8"). */
+ * do (fp8_weight_bytes each: 2 bytes, rowwise and columnwise; none where the
+ * experts stay bf16 (experts_fp8: moe_bf16_experts, widths not multiples of 16),
+ * under tensorwise or with FP8 weights; nvfp4's are fewer: docs/cost-model.md
+ * "FP8", "NVFP4"). */
 static double expert_fp8_cache_bytes(const tsl_cost_env_t *env, const tsl_layer_t *l, double p)
 {
-    if (!experts_fp8(env, l) || env->knobs.fp8 == TSL_FP8_TENSORWISE || env->knobs.fp8_param_gather)
+    if (!experts_fp8(env, l))
         return 0.0;
-    return 2.0 * p;
+    return fp8_weight_bytes(&env->knobs) * p;
 }
 
 /* A transformer block, or one half of it under sub-layer partitioning: not the
@@ -1208,7 +1253,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     if (l->experts) {
         out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs));
         out->grad_bytes += (uint64_t)ceil(grads_bytes(s, moe.g, moe.p, &env->knobs));
-        out->ms_bytes += (uint64_t)ceil(expert_fp8_cache_bytes(env, l, moe.p));
+        shift_bytes(&out->ms_bytes, expert_fp8_cache_bytes(env, l, moe.p));
         out->bwd_bytes += (uint64_t)transient_bytes(s, moe.g, moe.p, grad_elem_bytes(&env->knobs));
         moe_stash(s, moe.stash, mb, w, out);
     }

@@ -212,8 +212,9 @@ typedef enum tsl_cost_mode {
  * diagonal causal, the other blocks unmasked) for p2p, torch's context_parallel
  * (torch-allgather: its fp32 merges, the gather under the first step, dK/dV in fp32
  * around the ring); 23: torch-allgather compiled (not eager): its gathers and dK/dV
- * sends exposed, each waited where it is issued under torch.compile. */
-#define TSL_COST_MODEL_VERSION 23u
+ * sends exposed, each waited where it is issued under torch.compile; 24: the nvfp4 recipe
+ * (Blackwell's FP4 GEMMs, TE's NVFP4 quantize kernels and copies). */
+#define TSL_COST_MODEL_VERSION 24u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -239,7 +240,8 @@ typedef struct tsl_cost_knobs {
     uint32_t cp_comm;           /* tsl_cp_comm_t: how attention meets the other CP ranks */
     uint32_t fp8;               /* tsl_fp8_recipe_t (roofline.h) of the blocks' linear
                                    GEMMs; 0: bf16. Priced where the block's GPUs have FP8
-                                   tensor cores (env.device_fp8_flops), bf16 elsewhere */
+                                   tensor cores (env.device_fp8_flops; nvfp4: FP4 ones,
+                                   env.device_fp4_flops), bf16 elsewhere */
     bool fp8_param_gather;      /* with fp8: the model's weights themselves are FP8 (1 byte
                                    and its transpose) in place of bf16 (Megatron-LM
                                    --fp8-param-gather, torchao's FSDP float8 all-gather):
@@ -429,6 +431,8 @@ typedef struct tsl_cost_env {
                                           tsl_cost_env_init; 0: the GPU's time alone */
     double device_fp8_flops;           /* the block's slowest FP8 rate, FP8 peak × e_max
                                           (FLOP/s); 0 when a device has no FP8 */
+    double device_fp4_flops;           /* its slowest FP4 rate (nvfp4), FP4 peak × the FP8
+                                          e_max; 0 when a device has no FP4 */
     tsl_cost_knobs_t knobs;            /* how the stack keeps and syncs gradients; all zero
                                           (Tessel's executor) after tsl_cost_env_init */
 } tsl_cost_env_t;

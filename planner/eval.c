@@ -296,7 +296,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     e.node_order = g->n_nodes ? g->node_order : NULL;
     e.vp_group = given_vp_group(r, g);
     given_knobs(r, g, &e.knobs);
-    if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0) /* an FP8 plan on an Ampere cluster */
+    if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
+        tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0)
         goto out;
     if (check_modules(m, e.knobs.recompute_modules, err) != 0)
         goto out;

@@ -205,9 +205,9 @@
       "bf16 GEMMs only: do not weigh FP8 (weighed by default where every GPU has FP8 tensor "      \
       "cores and the target runs it)",                                                             \
       "no_fp8", "no_fp8")                                                                          \
-    X(fp8_recipe, UINT, "fp8-recipe", "N", 1, 4,                                                   \
+    X(fp8_recipe, UINT, "fp8-recipe", "N", 1, 5,                                                   \
       "FP8 only, with this recipe: 1 delayed, 2 tensorwise, 3 blockwise, 4 mxfp8 (Blackwell); "    \
-      "refused where a GPU has no FP8",                                                            \
+      "5 nvfp4 (FP4, Blackwell; never weighed unasked); refused where a GPU has no FP8 (FP4)",     \
       "fp8_recipe", "fp8_recipe")                                                                  \
     X(recompute_modules, MODULES, "recompute-modules", "LIST", 0, 0,                               \
       "price Megatron-LM's recompute of these modules on every layer without full recompute: "     \

@@ -33,8 +33,8 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->cp_merge = false;
 }
 
-static const char *const fp8_names[TSL_FP8_COUNT] = {"bf16", "delayed", "tensorwise", "blockwise",
-                                                     "mxfp8"};
+static const char *const fp8_names[TSL_FP8_COUNT] = {"bf16",      "delayed", "tensorwise",
+                                                     "blockwise", "mxfp8",   "nvfp4"};
 
 const char *tsl_fp8_recipe_name(uint32_t r)
 {
@@ -49,6 +49,16 @@ int tsl_fp8_recipe_parse(const char *name)
     return -1;
 }
 
+double tsl_fp8_data_bytes(uint32_t recipe)
+{
+    return recipe == TSL_FP8_NVFP4 ? 0.5 : 1.0;
+}
+
+double tsl_fp8_copy_bytes(uint32_t recipe)
+{
+    return recipe == TSL_FP8_NVFP4 ? 0.5 + 1.0 / 16.0 : 1.0;
+}
+
 double tsl_fp8_cast_bytes(uint32_t recipe)
 {
     switch (recipe) {
@@ -56,6 +66,8 @@ double tsl_fp8_cast_bytes(uint32_t recipe)
     case TSL_FP8_TENSORWISE: return 6.0;
     case TSL_FP8_BLOCKWISE: return 4.0 + 2.0 * 4.0 / 128.0;
     case TSL_FP8_MXFP8: return 4.0 + 2.0 / 32.0;
+    /* the amax pass's read, the cast's read, its rowwise and columnwise copies */
+    case TSL_FP8_NVFP4: return 2.0 + 2.0 + 2.0 * tsl_fp8_copy_bytes(recipe);
     default: return 0.0;
     }
 }
@@ -72,7 +84,7 @@ double tsl_fp8_wire_bytes(uint32_t recipe)
 
 uint32_t tsl_fp8_cast_kernels(uint32_t recipe)
 {
-    return recipe == TSL_FP8_TENSORWISE ? 2u : recipe ? 1u : 0u;
+    return recipe == TSL_FP8_TENSORWISE || recipe == TSL_FP8_NVFP4 ? 2u : recipe ? 1u : 0u;
 }
 
 double tsl_roofline_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b)
@@ -119,12 +131,12 @@ static double gemm(pass_t *p, double m, double n, double k, double b)
     return p->dx_s + p->dw_s;
 }
 
-/* b FP8 GEMMs of (m × k)·(k × n): F8 by the same shape curve, 1-byte operands,
- * a 2-byte output. */
+/* b FP8 GEMMs of (m × k)·(k × n): F8 by the same shape curve, operands of the
+ * recipe's copy bytes (1; nvfp4 0.5 + 1/16), a 2-byte output. */
 static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b)
 {
     double rate = d->fp8_flops * tsl_gemm_eff_shape(&d->shape, m, n, k, b);
-    double bytes = (m * k + k * n + 2.0 * m * n) * b;
+    double bytes = ((m * k + k * n) * tsl_fp8_copy_bytes(d->fp8) + 2.0 * m * n) * b;
     return fmax(2.0 * m * n * k * b / rate, bytes / d->mem_bw) + d->launch_s;
 }
 

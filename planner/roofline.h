@@ -314,7 +314,14 @@
  *   tensorwise  current scaling: an amax pass first (+2 B read)      2 kernels
  *   blockwise   1×128 / 128×128 scales (+4/128 B per copy)           1 kernel
  *   mxfp8       E8M0 scale per 32 elements (+1/32 B per copy)        1 kernel
- * (TSL_FP8_CAST_BYTES). tensorwise stands for torchao's recipe (torchtitan),
+ *   nvfp4       E2M1 copies (0.5 B + an E4M3 scale per 16: 1/16 B)    2 kernels
+ *               after an amax pass (+2 B read): the per-tensor FP32 scale needs
+ *               the amax first (TE's NVFP4Quantizer; Hadamard-transformed amax
+ *               for the columnwise copies of X and dY, which get a 16x16 random
+ *               Hadamard transform and, for dY, stochastic rounding in the cast
+ *               kernel; weights 16x16 2D scales, no transform): 5.125 B
+ * (tsl_fp8_cast_bytes). Under nvfp4 the GEMMs run on the FP4 tensor cores
+ * (fp8_flops holds their rate), operands tsl_fp8_copy_bytes each. tensorwise stands for torchao's recipe (torchtitan),
  * which saves the bf16 input and weight and casts them again in the backward:
  * its backward casts X and W once more. What stays bf16: the attention core,
  * norms, softmax, residuals, the embedding, the LM head (Megatron-LM's and
@@ -327,17 +334,27 @@ typedef enum tsl_fp8_recipe {
     TSL_FP8_TENSORWISE = 2, /* per-tensor current scaling (torchao, TE Float8CurrentScaling) */
     TSL_FP8_BLOCKWISE = 3,  /* TE Float8BlockScaling (DeepSeek-V3's 1x128 / 128x128) */
     TSL_FP8_MXFP8 = 4,      /* OCP MX, Blackwell only (TE MXFP8BlockScaling) */
-    TSL_FP8_COUNT = 5
+    TSL_FP8_NVFP4 = 5,      /* 4-bit E2M1, FP4 tensor cores only (TE NVFP4BlockScaling) */
+    TSL_FP8_COUNT = 6
 } tsl_fp8_recipe_t;
 
-/* "bf16", "delayed", "tensorwise", "blockwise", "mxfp8"; NULL out of range. */
+/* "bf16", "delayed", "tensorwise", "blockwise", "mxfp8", "nvfp4"; NULL out of range. */
 const char *tsl_fp8_recipe_name(uint32_t r);
 /* The recipe of a name above; -1 for none ("bf16" gives 0). */
 int tsl_fp8_recipe_parse(const char *name);
-/* Bytes moved per element quantised (read bf16, write two FP8 copies, the
- * recipe's amax pass or scales) and kernels per quantised tensor. */
+/* Bytes moved per element quantised (read bf16, write the two quantised copies
+ * of tsl_fp8_copy_bytes, the recipe's amax pass or scales) and kernels per
+ * quantised tensor. */
 double tsl_fp8_cast_bytes(uint32_t recipe);
 uint32_t tsl_fp8_cast_kernels(uint32_t recipe);
+/* Bytes per element of one quantised copy as a GEMM reads it and Transformer
+ * Engine keeps it (a cached weight, a saved input): 1 for the FP8 recipes (their
+ * block scales, at most 1/32 B, are not counted), 0.5 + 1/16 for nvfp4 (two E2M1
+ * values per byte and one E4M3 scale per 16: an eighth of the payload, counted).
+ * tsl_fp8_data_bytes: the payload alone (1; nvfp4 0.5), what a weight all-gather
+ * in the recipe's format moves (Megatron-LM's packed NVFP4 buffer). */
+double tsl_fp8_copy_bytes(uint32_t recipe);
+double tsl_fp8_data_bytes(uint32_t recipe);
 
 /* The FP8 GEMMs of layer l per sample on one TP rank of t (sp: sequence
  * parallel): their weight elements (*weights; a MoE FFN's routed experts are
@@ -357,7 +374,8 @@ void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, uint32_t recompute
  * (h and the widths multiples of 16); false for a layer without experts. */
 bool tsl_roofline_fp8_experts(const tsl_layer_t *l, uint32_t etp);
 /* Bytes per element an FP8 activation moves on the wire (the MoE dispatch in FP8):
- * one FP8 copy with the recipe's scales (blockwise 4/128, mxfp8 1/32); 2 for bf16. */
+ * one FP8 copy with the recipe's scales (blockwise 4/128, mxfp8 1/32); 2 for bf16.
+ * nvfp4 has no such dispatch (Megatron-LM's wire is MXFP8: refused, search.h). */
 double tsl_fp8_wire_bytes(uint32_t recipe);
 
 typedef struct tsl_roofline_dev {
@@ -367,7 +385,8 @@ typedef struct tsl_roofline_dev {
     double host_op_s;      /* host dispatch per op of an eager stack; 0: none (the
                              GPU's time alone). A pass takes max(GPU, ops × it) */
     tsl_gemm_eff_t shape;  /* the GPU's GEMM shape curve (gemm_eff.h) */
-    double fp8_flops;      /* F8: sustained FP8 tensor-core FLOP/s (peak × e_max) */
+    double fp8_flops;      /* F8: sustained FP8 tensor-core FLOP/s (peak × e_max); under
+                              nvfp4 the FP4 tensor cores' (F4, the same use) */
     uint32_t fp8;          /* tsl_fp8_recipe_t of the linear GEMMs; NONE (0): bf16. Needs
                              fp8_flops > 0 and a bandwidth */
     uint32_t ep;           /* expert-parallel degree of MoE layers (1 after init) */

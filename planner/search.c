@@ -66,6 +66,8 @@ static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
                            "moe_fp8_dispatch: the dispatch in FP8 feeds FP8 experts; not "
                            "with %s",
                            r->no_fp8 ? "--no-fp8" : "--moe-bf16-experts");
+    if (tsl_fp8_dispatch_ok(r->fp8_recipe, r->moe_fp8_dispatch, err) != 0)
+        return -1;
     if (r->moe_fp8_dispatch && r->target && r->target != TSL_TARGET_MEGATRON)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "moe_fp8_dispatch: %s dispatches in bf16; megatron runs an FP8 "

@@ -114,9 +114,12 @@ uint64_t tsl_request_device_budget(const tsl_request_t *r, uint64_t dev_mem);
 void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k);
 
 /* Whether every GPU of c runs FP8 recipe r (0: always): FP8 tensor cores
- * (tsl_gpu_spec_t.fp8_peak_flops), and for mxfp8 a Blackwell part. err names the
- * first GPU type that does not. */
+ * (tsl_gpu_spec_t.fp8_peak_flops), for mxfp8 a Blackwell part, for nvfp4 FP4
+ * tensor cores (fp4_peak_flops). err names the first GPU type that does not. */
 int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err);
+/* Whether recipe r admits an FP8 MoE dispatch (moe_fp8_dispatch): not nvfp4, whose
+ * experts take no MXFP8 payload (Megatron-LM's only low-precision wire). */
+int tsl_fp8_dispatch_ok(uint32_t r, bool moe_fp8_dispatch, tsl_err_t *err);
 
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err);

@@ -1029,10 +1029,16 @@ int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err)
     if (r >= TSL_FP8_COUNT)
         return tsl_err_set(err,
                            "fp8_recipe: %u is not a recipe (1 delayed, 2 tensorwise, "
-                           "3 blockwise, 4 mxfp8)",
+                           "3 blockwise, 4 mxfp8, 5 nvfp4)",
                            r);
     for (uint32_t i = 0; i < c->n_gpu_types; i++) {
         const tsl_gpu_spec_t *g = &c->gpu_types[i];
+        if (r == TSL_FP8_NVFP4 && !(g->fp4_peak_flops > 0))
+            return tsl_err_set(err,
+                               "fp8_recipe: nvfp4 needs FP4 tensor cores (Blackwell: B200, "
+                               "GB200); the %s has none (fp4_peak_flops 0): plan it in FP8 "
+                               "or bf16",
+                               g->name);
         if (!(g->fp8_peak_flops > 0))
             return tsl_err_set(err,
                                "fp8: the %s has no FP8 tensor cores (Hopper, Ada, Blackwell "
@@ -1046,6 +1052,15 @@ int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err)
                                g->name);
     }
     return 0;
+}
+
+int tsl_fp8_dispatch_ok(uint32_t r, bool moe_fp8_dispatch, tsl_err_t *err)
+{
+    if (!moe_fp8_dispatch || r != TSL_FP8_NVFP4)
+        return 0;
+    return tsl_err_set(err, "moe_fp8_dispatch: Megatron-LM's low-precision dispatch sends "
+                            "MXFP8 (--moe-dispatch-fwd-dtype mxfp8), which feeds MXFP8 "
+                            "experts; not with fp8_recipe nvfp4");
 }
 
 tsl_cost_mode_t tsl_engine_cost_mode(const tsl_engine_t *e)

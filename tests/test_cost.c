@@ -1419,6 +1419,83 @@ static void test_fp8_gather(void)
     tsl_cluster_free(&c);
 }
 
+/* NVFP4 on 8 GB200s (docs/cost-model.md "NVFP4"), the encoder layer of
+ * test_fp8_memory by hand:
+ *   rate    the block's FP4 rate 10000e12 x 0.701 (FP4 peak x the FP8 e_max);
+ *   memory  TP 2 + SP, 4 samples: TE's two NVFP4 weight copies, 2 x 0.5625 =
+ *           1.125 B per weight element beyond the bf16 weight; with
+ *           --fp4-param-gather they are the weight, in place of its 2 bytes:
+ *           0.875 B less; the stash keeps each linear input's 0.5625-byte copy in
+ *           place of bf16, 1.4375 B less per element;
+ *   gather  SDP 8: a layer's gather moves 2 B per weight, 0.5 (the packed E2M1
+ *           bytes) per NVFP4 weight element with --fp4-param-gather;
+ *   step    without it, the weights' cast once per iteration: 5.125 B per element,
+ *           2 kernels. */
+static void test_nvfp4_memory(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "2x4xGB200-186G:nvl72", &err) == 0, "%s", err.msg);
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 2048,
+                     .hidden = 4096,
+                     .ffn_hidden = 16384,
+                     .heads = 32};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
+    CHECK_NEAR(env.device_fp4_flops, 10000e12 * 0.701, 1e-9, "GB200 FP4 rate");
+    tsl_strategy_t s = one(TSL_DIM_TP, 2, false);
+    s.sp = true;
+    tsl_layer_cost_t b, m8, f4, p4;
+    /* the GPU's time alone: at 4 samples of this small layer the eager host floor
+     * (57.2 us per kernel) binds, and NVFP4's second kernel per cast costs there */
+    env.host_op_s = 0;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &b);
+    env.knobs.fp8 = TSL_FP8_MXFP8;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &m8);
+    env.knobs.fp8 = TSL_FP8_NVFP4;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &f4);
+    env.knobs.fp8_param_gather = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &p4);
+    double w8 = (2.0 * 4096 * 4096 * 2 + 2.0 * 16384 * 4096) / 2; /* QKV + out, FFN, / t */
+    double kept = 4 * (2.0 * 2048 * 4096 / 2 + 2048.0 * (4096 + 16384) / 2);
+    CHECK(f4.ms_bytes - b.ms_bytes == (uint64_t)(1.125 * w8), "NVFP4 weight copies: %llu vs %g",
+          (unsigned long long)(f4.ms_bytes - b.ms_bytes), 1.125 * w8);
+    CHECK(b.ms_bytes - p4.ms_bytes == (uint64_t)(0.875 * w8), "FP4 weights: %llu less vs %g",
+          (unsigned long long)(b.ms_bytes - p4.ms_bytes), 0.875 * w8);
+    CHECK(b.fwd_bytes - f4.fwd_bytes == (uint64_t)(1.4375 * kept), "NVFP4 stash: %llu vs %g",
+          (unsigned long long)(b.fwd_bytes - f4.fwd_bytes), 1.4375 * kept);
+    CHECK(f4.fwd_s < m8.fwd_s && f4.bwd_s < m8.bwd_s,
+          "NVFP4 faster than MXFP8: %g %g vs %g %g (bf16 %g %g)", f4.fwd_s, f4.bwd_s, m8.fwd_s,
+          m8.bwd_s, b.fwd_s, b.bwd_s);
+    /* the step's weight cast: 5.125 B per element, 2 kernels; none with FP4 weights */
+    env.knobs.fp8_param_gather = false;
+    tsl_strategy_t z1 = one(TSL_DIM_DP, 2, false);
+    z1.zero = 1;
+    tsl_layer_cost_t o4, o0;
+    tsl_cost_layer(&env, &l, &z1, NULL, 4, &o4);
+    env.knobs.fp8 = TSL_FP8_NONE;
+    tsl_cost_layer(&env, &l, &z1, NULL, 4, &o0);
+    const double W8 = 2.0 * 4096 * 4096 * 2 + 2.0 * 16384 * 4096;
+    CHECK_NEAR(o4.opt_s - o0.opt_s, 5.125 * W8 / (0.8 * 8000e9) + 2 * 4e-6, 1e-9,
+               "nvfp4: the weights cast once per step, %g s", o4.opt_s - o0.opt_s);
+    /* gathers: SDP 8, PAPER mode (test_fp8_gather's way) */
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    env.mode = TSL_COST_PAPER;
+    const double P = (double)l.params, bw = tsl_cluster_dim_bw(&c, 0, 8, 1, 8);
+    tsl_strategy_t sdp = one(TSL_DIM_SDP, 8, false);
+    tsl_layer_cost_t a, g;
+    env.knobs.fp8 = TSL_FP8_NVFP4;
+    tsl_cost_layer(&env, &l, &sdp, NULL, 8, &a);
+    env.knobs.fp8_param_gather = true;
+    tsl_cost_layer(&env, &l, &sdp, NULL, 8, &g);
+    double g16 = tsl_cost_allgather_s(2 * P, 8, bw),
+           g4 = tsl_cost_allgather_s(2 * P - 1.5 * W8, 8, bw);
+    CHECK_NEAR(a.fwd_s - g.fwd_s, g16 - g4, 1e-9, "SDP: the forward's gather %g -> %g", g16, g4);
+    tsl_cluster_free(&c);
+}
+
 /* One FP8 MoE layer: test_moe's Mixtral FFN on 8xH100-80G at EP 8 (one expert per
  * rank, m = R = 2T rows), DP 8, PAPER mode, delayed scaling (docs/cost-model.md
  * "FP8" and "Mixture of experts"):
@@ -2096,6 +2173,7 @@ int main(void)
     test_moe_bw_made();
     test_moe_etp_capacity();
     test_fp8_gather();
+    test_nvfp4_memory();
     test_fp8_moe();
     test_recompute_modules();
     test_mla();

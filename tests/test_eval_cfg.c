@@ -512,8 +512,23 @@ static void test_megatron_flags(void)
     CHECK(tsl_eval_cfg_megatron("--bf16 --fp8-recipe tensorwise", &c, &err) == 0 &&
               c.knobs.fp8 == 0 && strstr(c.notes, "without --fp8-format"),
           "a recipe alone is bf16: %s / %s", err.msg, c.notes);
-    mg_refuses("--fp8-format hybrid --fp8-recipe nvfp4", "--fp8-recipe");
+    mg_refuses("--fp8-format hybrid --fp8-recipe nvfp4", "--fp4-format e2m1");
     mg_refuses("--fp8-format e5m2", "--fp8-format");
+    /* NVFP4 as Megatron-LM names it (TransformerConfig fp4 'e2m1', fp4_recipe 'nvfp4'
+     * by default, arguments.py --fp4-param-gather): Megatron-Bridge's
+     * bf16_with_nvfp4_mixed */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --fp4-format e2m1 --fp4-recipe nvfp4 --fp4-param-gather "
+                                "--use-distributed-optimizer",
+                                &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_NVFP4 && c.knobs.fp8_param_gather && c.notes[0] == '\0',
+          "nvfp4, FP4 weights: %s / %s", err.msg, c.notes);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --fp4-format e2m1", &c, &err) == 0 &&
+              c.knobs.fp8 == TSL_FP8_NVFP4 && !c.knobs.fp8_param_gather,
+          "--fp4-format alone: nvfp4 (the default fp4_recipe): %s", err.msg);
+    mg_refuses("--fp4-format e2m1 --fp8-format hybrid", "cannot be used together");
+    mg_refuses("--fp4-param-gather", "together with --fp4-format");
+    mg_refuses("--fp4-format e3m0", "--fp4-format");
+    mg_refuses("--fp4-format e2m1 --fp4-recipe custom", "custom");
 
     /* what the flags mean on a model: FSDP2 shards the data-parallel ranks; the
      * embedding counted as a layer takes one from the first stage; 2 virtual stages */

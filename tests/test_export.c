@@ -251,6 +251,18 @@ static void test_megatron_moe_freq(void)
               cfg->knobs.fp8 == TSL_FP8_MXFP8,
           "fp8 dispatch: %s\n%s", err.msg, fp8);
     free(fp8);
+    /* NVFP4 is Megatron-LM's FP4 (--fp4-format e2m1 --fp4-recipe nvfp4, weights in FP4
+     * with --fp4-param-gather), no --fp8-* flag; read back as the same recipe */
+    plan.fp8_recipe = TSL_FP8_NVFP4;
+    plan.moe_fp8_dispatch = false;
+    plan.fp8_param_gather = true;
+    char *fp4 = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(fp4, "--fp4-format e2m1\n--fp4-recipe nvfp4\n--fp4-param-gather\n") &&
+              !strstr(fp4, "--fp8-") && tsl_eval_cfg_megatron(fp4, cfg, &err) == 0 &&
+              cfg->knobs.fp8 == TSL_FP8_NVFP4 && cfg->knobs.fp8_param_gather,
+          "nvfp4: %s\n%s", err.msg, fp4);
+    free(fp4);
+    plan.fp8_param_gather = false;
     plan.fp8_recipe = TSL_FP8_NONE;
     plan.moe_fp8_dispatch = false;
     CHECK(tsl_eval_cfg_plan(cfg, &model, 32, back, &err) == 0 && back->pp == 2 &&

@@ -899,6 +899,82 @@ static void test_fp8_layer(void)
 #undef CAST
 }
 
+/* NVFP4 (docs/cost-model.md "NVFP4"), one FFN layer on a GB200 at its built-in
+ * figures, by hand. The rate: the FP4 peak 10000 TFLOPS (GB200 NVL72: 1440
+ * PFLOPS sparse / 72 / 2) times the FP8 e_max 0.701 (no FP4 MAMF published),
+ * 2x the FP8 rate. The quantise kernels of TE's NVFP4Quantizer: an amax pass
+ * (read bf16: 2 B) and the cast (read 2 B, write a rowwise and a columnwise E2M1
+ * copy of 0.5 B + one E4M3 scale per 16 = 0.5625 B each): 2 + 2 + 2 · 0.5625 =
+ * 5.125 B per element, 2 kernels per tensor. The GEMMs at F4 on 0.5625-byte
+ * operands, bf16 output; the weights' copies are cast once per iteration (the
+ * step, cost.c). No shape curve (u = 1), no host floor. */
+static void test_nvfp4_layer(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "1x4xGB200-186G", &err) == 0, "%s", err.msg);
+    const tsl_gpu_spec_t *g = tsl_cluster_device_gpu(&c, 0);
+    CHECK(g->fp4_peak_flops == 10000e12 && g->fp4_peak_flops == 2.0 * g->fp8_peak_flops,
+          "GB200 FP4 dense peak 10 PFLOPS = 2 x its FP8: %g", g->fp4_peak_flops);
+    CHECK_NEAR(tsl_gpu_fp4_flops(g), 10000e12 * 0.701, 1e-12, "FP4 rate: peak x the FP8 e_max");
+    CHECK_NEAR(tsl_gpu_fp4_flops(g), 2.0 * tsl_gpu_fp8_flops(g), 1e-12, "twice the FP8 rate");
+    tsl_cluster_free(&c);
+    CHECK(tsl_cluster_parse_spec(&c, "1x8xB200-180G", &err) == 0, "%s", err.msg);
+    g = tsl_cluster_device_gpu(&c, 0);
+    CHECK(g->fp4_peak_flops == 9000e12, "B200 FP4 dense 9 PFLOPS (HGX B200 144 sparse / 8 / 2)");
+    tsl_cluster_free(&c);
+    CHECK(tsl_cluster_parse_spec(&c, "1x8xH100-80G", &err) == 0, "%s", err.msg);
+    g = tsl_cluster_device_gpu(&c, 0);
+    CHECK(g->fp4_peak_flops == 0 && tsl_gpu_fp4_flops(g) == 0, "H100: no FP4 tensor cores");
+    tsl_cluster_free(&c);
+
+    CHECK(tsl_fp8_cast_bytes(TSL_FP8_NVFP4) == 5.125 && tsl_fp8_cast_kernels(TSL_FP8_NVFP4) == 2 &&
+              tsl_fp8_copy_bytes(TSL_FP8_NVFP4) == 0.5625 &&
+              tsl_fp8_data_bytes(TSL_FP8_NVFP4) == 0.5,
+          "nvfp4 bytes: cast 2 + 2 + 2 x (0.5 + 1/16), copy 0.5625, payload 0.5");
+    CHECK(tsl_fp8_copy_bytes(TSL_FP8_MXFP8) == 1 && tsl_fp8_data_bytes(TSL_FP8_DELAYED) == 1,
+          "FP8 copies: 1 byte");
+    CHECK(strcmp(tsl_fp8_recipe_name(TSL_FP8_NVFP4), "nvfp4") == 0 &&
+              tsl_fp8_recipe_parse("nvfp4") == TSL_FP8_NVFP4 && tsl_fp8_recipe_name(6) == NULL,
+          "recipe name nvfp4 = 5");
+
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 2500e12 * 0.707, 8000e9);
+    d.fp8_flops = 10000e12 * 0.701;
+    d.fp8 = TSL_FP8_NVFP4;
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 2048,
+                     .hidden = 4096,
+                     .ffn_hidden = 16384,
+                     .heads = 32,
+                     .no_dropout = true,
+                     .no_bias = true};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double S = 2, T = S * 2048, h = 4096, f = 16384, W = d.mem_bw, L = d.launch_s;
+    const double F4 = d.fp8_flops, q = 0.5625;
+#define G4(m, n, k)                                                                                \
+    (fmax(2.0 * (m) * (n) * (k) / F4, (((m) * (k) + (k) * (n)) * q + 2.0 * (m) * (n)) / W) + L)
+#define CAST(e) (5.125 * (e) / W + 2 * L)
+    double act = 2.0 * 2.0 * f * T / W + L;  /* GELU: read, write bf16 */
+    double blk = 10.0 * h * T / W + 2.0 * L; /* norm + residual, no dropout */
+    double fwd = CAST(T * h) + G4(T, f, h) + act + CAST(T * f) + G4(T, h, f) + blk;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, S, 1, false, 0), fwd, 1e-12, "nvfp4 forward");
+    CHECK(G4(T, f, h) - L == 2.0 * T * f * h / F4, "compute-bound at F4");
+    /* backward: cast dY (Hadamard amax pass + cast), dgrad and wgrad in FP4 */
+    double bwd = CAST(T * f) + G4(T, h, f) + G4(h, f, T) + 1.5 * (act - L) + L + CAST(T * h) +
+                 G4(T, f, h) + G4(f, h, T) + 1.5 * (blk - 2 * L) + 2 * L;
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0), bwd, 1e-12, "nvfp4 backward");
+    /* the same layer in MXFP8 at the FP8 rate: NVFP4's GEMMs take half the time,
+     * its casts a little more (5.125 B and 2 kernels against 4.0625 B and 1) */
+    tsl_roofline_dev_t m8 = d;
+    m8.fp8_flops = 5000e12 * 0.701;
+    m8.fp8 = TSL_FP8_MXFP8;
+    double fm = tsl_roofline_layer_fwd_s(&m8, &l, S, 1, false, 0);
+    CHECK(fwd < 0.75 * fm && fwd > 0.5 * fm, "nvfp4 %g against mxfp8 %g", fwd, fm);
+#undef G4
+#undef CAST
+}
+
 /* One FP8 MoE FFN on the H100 by hand (docs/cost-model.md "FP8" and "Mixture of
  * experts"): Mixtral's shape (h 4096, f 14336, E 8, top-2, SwiGLU, no bias) over
  * T = 4096 tokens at EP 2: 4 local experts of m = 2·R/8 = 2048 rows each (R = 2T
@@ -1110,6 +1186,7 @@ int main(void)
     test_gpt_oss_experts();
     test_fp8_layer();
     test_fp8_moe_layer();
+    test_nvfp4_layer();
     test_h200_gemm();
     test_gemm();
     test_layers();

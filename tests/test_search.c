@@ -930,6 +930,32 @@ static void test_fp8(void)
     CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
               strstr(err.msg, "mxfp8") && strstr(err.msg, "H100-80G"),
           "H100 refuses MXFP8: %s", err.msg);
+    /* NVFP4 needs FP4 tensor cores: refused on a Hopper, naming the field and the GPU;
+     * searched when asked on a Blackwell; never weighed unasked (the default search on
+     * B200s weighs bf16 and delayed FP8 only); no MXFP8 dispatch feeds its experts;
+     * torchtitan does not run it */
+    r.fp8_recipe = TSL_FP8_NVFP4;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "fp8_recipe") && strstr(err.msg, "nvfp4") &&
+              strstr(err.msg, "H100-80G") && strstr(err.msg, "FP4"),
+          "H100 refuses NVFP4: %s", err.msg);
+    CHECK(run_request("Llama2-7B", "8xB200-180G", &r, &res, &err) == TSL_SEARCH_OK &&
+              res.best.fp8_recipe == TSL_FP8_NVFP4,
+          "B200 runs NVFP4 when asked (%u) %s", res.best.fp8_recipe, err.msg);
+    r.moe_fp8_dispatch = true;
+    CHECK(run_request("Llama2-7B", "8xB200-180G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "moe_fp8_dispatch") && strstr(err.msg, "nvfp4"),
+          "no FP8 dispatch with nvfp4: %s", err.msg);
+    r.moe_fp8_dispatch = false;
+    r.target = TSL_TARGET_TORCHTITAN;
+    CHECK(run_request("Llama2-7B", "8xB200-180G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "torchtitan") && strstr(err.msg, "nvfp4"),
+          "torchtitan refuses nvfp4: %s", err.msg);
+    r.target = TSL_TARGET_ANY;
+    r.fp8_recipe = 0;
+    CHECK(run_request("Llama2-7B", "8xB200-180G", &r, &res, &err) == TSL_SEARCH_OK &&
+              res.best.fp8_recipe != TSL_FP8_NVFP4,
+          "B200 unasked: not nvfp4 (%u) %s", res.best.fp8_recipe, err.msg);
     r.fp8_recipe = TSL_FP8_DELAYED;
     r.target = TSL_TARGET_TORCHTITAN;
     CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
