@@ -27,7 +27,8 @@
 #   5. where PyTorch imports, bench/torch_blocks.py --quick: its GEMMs and blocks and
 #      SDPA's core alone, forward and backward, causal and not, with the kernels it ran
 #      (the H100 flash rate of docs/cost-model.md rests on these; its JSON in
-#      $B/torch_blocks.json).
+#      $B/torch_blocks.json), and torch_gpt_step.py's unfused core kernel by kernel
+#      beside matmul's q and k^T copies (the unfused rows' open remainder).
 # Usage: sh bench/exec_gpu_check.sh [build-dir]   (prints tables; exits non-zero only
 # when the check in 1 fails or something does not build)
 set -eu

@@ -8,13 +8,17 @@ the profiler's "batched-gemm" path) and fused (scaled_dot_product_attention,
 whatever kernel torch picks: flash / cuDNN / efficient), and whole blocks
 forward + backward through autograd; and the fused core alone, forward and
 backward, causal and not, with the kernels it ran (SDPA_CORES: the flash rate of
-docs/cost-model.md rests on these shapes). Median of N runs timed with CUDA events
-after warm-up, on random data.
+docs/cost-model.md rests on these shapes); and bench/torch_gpt_step.py's unfused core
+alone (autocast, its mask, masked_fill, the fp32 softmax by casts) forward and backward
+with each kernel's time, beside torch.matmul's copies of the strided q and k^T
+(bench/published/README.md "tessel-h100 rows": the per-op count and what is left).
+Median of N runs timed with CUDA events after warm-up, on random data.
 
 usage: python3 bench/torch_blocks.py [--quick] [--json FILE]
 """
 import argparse
 import json
+import math
 import statistics
 
 import torch
@@ -55,6 +59,53 @@ def cuda_kernels(fn):
         torch.cuda.synchronize()
     return sorted({e.name[:80] for e in prof.events()
                    if e.device_type == torch.autograd.DeviceType.CUDA})
+
+
+def kernel_times(fn):
+    """Each CUDA kernel one call of fn runs: [name, launches, total us], dearest first."""
+    acts = [torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        fn()
+        torch.cuda.synchronize()
+    tot = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            n, t = tot.get(e.name[:80], (0, 0.0))
+            tot[e.name[:80]] = (n + 1, t + e.time_range.elapsed_us())
+    return sorted(([k, n, t] for k, (n, t) in tot.items()), key=lambda x: -x[2])
+
+
+def unfused_core_rows(quick):
+    """torch_gpt_step.py's unfused core on the permuted views of a leaf (b, s, 3h) qkv,
+    as its Block writes it, forward and backward (from a kept graph), kernel by kernel;
+    and matmul's reshape copies of the strided q (rows of hd contiguous) and k^T (a
+    transposing copy: 2-byte reads 3h apart), 4 bytes per element each as priced."""
+    rows = []
+    for (b, a, s, dh) in SDPA_CORES[:1] if quick else SDPA_CORES[:2]:
+        h = a * dh
+        qkv = rnd(b, s, 3 * h, grad=True)
+
+        def fwd():
+            q, k, v = qkv.view(b, s, 3, a, dh).permute(2, 0, 3, 1, 4)
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                mask = torch.ones(s, s, dtype=torch.bool, device="cuda").triu(1)
+                sc = (q @ k.transpose(-1, -2)) / math.sqrt(dh)
+                return torch.softmax(sc.masked_fill(mask, float("-inf")), dim=-1) @ v
+        out = fwd()
+        g = torch.rand_like(out)
+
+        def bwd():
+            torch.autograd.grad(out, (qkv,), g, retain_graph=True)
+        q, k, _ = qkv.detach().view(b, s, 3, a, dh).permute(2, 0, 3, 1, 4)
+        rows.append(dict(what="unfused core", b=b, heads=a, s=s, dh=dh, scores=b * a * s * s,
+                         fwd_s=bench(fwd), bwd_s=bench(bwd),
+                         q_copy_s=bench(lambda: q.reshape(b * a, s, dh)),
+                         kT_copy_s=bench(lambda: k.transpose(-1, -2).reshape(b * a, dh, s)),
+                         copy_bytes=4 * b * s * h,
+                         kernels_fwd=kernel_times(fwd), kernels_bwd=kernel_times(bwd)))
+        del qkv, out, g, q, k
+        torch.cuda.empty_cache()
+    return rows
 
 
 def sdpa_core_rows(quick):
@@ -167,11 +218,20 @@ def main():
               f" bwd {r['bwd_s']*1e6:.1f} us ({r['bwd_flops']/r['bwd_s']/1e12:.0f});"
               f" kernels {r['kernels_fwd'][:2]} / {r['kernels_bwd'][:3]}")
     rows += cores
+    unfused = unfused_core_rows(args.quick)
+    for r in unfused:
+        print(f"unfused core b {r['b']} heads {r['heads']} s {r['s']} dh {r['dh']}:"
+              f" fwd {r['fwd_s']*1e6:.1f} us, bwd {r['bwd_s']*1e6:.1f} us"
+              f" ({r['scores']} scores); copies q {r['q_copy_s']*1e6:.1f} us,"
+              f" k^T {r['kT_copy_s']*1e6:.1f} us ({r['copy_bytes']/1e6:.0f} MB each)")
+        for k, n, t in r["kernels_fwd"] + r["kernels_bwd"]:
+            print(f"    {t:9.1f} us  x{n:<3} {k}")
+    rows += unfused
     print(f"{'h':>5} {'mb':>3} {'tp':>3} {'qkv':>6} {'qkT':>6} {'out':>6} {'up':>6} {'down':>6}"
           f" {'core-unf':>9} {'core-sdpa':>9} {'attn f/b unf':>14} {'attn f/b sdpa':>14}"
           f" {'ffn f/b':>14}   (TFLOP/s; times us)")
     for r in rows:
-        if r.get("what") == "sdpa core":
+        if r.get("what") in ("sdpa core", "unfused core"):
             continue
         if "h" not in r:
             print(f"{r['what']}: {r['tflops']:.1f} TFLOP/s ({r['time_s']*1e6:.1f} us)")

@@ -314,6 +314,33 @@ static double ring_s(pass_t *p, const shape_t *x, double S, double t)
     return p->d->cp_merge ? r + ring_merge_s(p, x, S, t, c) : r;
 }
 
+/* An unfused core's score kernels under autocast, `scores` scores on this rank
+ * (roofline.h "torch.autocast"): the scale and the fp32 softmax by casts, the
+ * backward's softmax multiply in fp32 (TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS),
+ * dropout's 5 bytes; causal, masked_fill each way and, forward, the mask the
+ * script builds for the micro-batch (s × keys, broadcast over batch and heads). */
+static double autocast_scores_s(const pass_t *p, const tsl_layer_t *l, const shape_t *x,
+                                double scores, double keys)
+{
+    double bytes =
+        p->bwd ? TSL_ROOFLINE_AUTOCAST_SCORE_BWD_BYTES + 4.0 * TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS
+               : TSL_ROOFLINE_AUTOCAST_SCORE_FWD_BYTES;
+    uint32_t kernels = TSL_ROOFLINE_AUTOCAST_SCORE_KERNELS + (p->bwd ? 1u : 0u);
+    double mask = 0.0;
+    if (x->dropout) {
+        bytes += 5.0;
+        kernels += 1u;
+    }
+    if (l->causal) {
+        bytes += TSL_ROOFLINE_AUTOCAST_MASK_BYTES;
+        kernels += 2u;
+        if (!p->bwd)
+            mask = tsl_roofline_mem_s(p->d, TSL_ROOFLINE_AUTOCAST_MASK_BUILD_BYTES * x->s * keys,
+                                      TSL_ROOFLINE_AUTOCAST_MASK_BUILD_KERNELS);
+    }
+    return tsl_roofline_mem_s(p->d, bytes * scores, kernels) + mask;
+}
+
 /* QKᵀ, softmax (+ dropout), AV for `keys` keys per query. Fused (flash): one
  * kernel that reads Q, K, V and writes O, no score traffic, at the GPU's
  * measured flash rate (gemm_eff.h: attn_fwd_flops / attn_bwd_flops, times the
@@ -337,19 +364,16 @@ static double core_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
         double scores = x->a * x->s * keys * S / t;
         double c = gemm(p, x->s, keys, hd, b) + gemm(p, x->s, hd, keys, b);
         if (d->autocast) /* eager: scale, mask, fp32 softmax by casts (roofline.h) */
-            c += tsl_roofline_mem_s(d,
-                                    scores * ((p->bwd ? TSL_ROOFLINE_AUTOCAST_SCORE_BWD_BYTES
-                                                      : TSL_ROOFLINE_AUTOCAST_SCORE_FWD_BYTES) +
-                                              (l->causal ? TSL_ROOFLINE_AUTOCAST_MASK_BYTES : 0.0) +
-                                              (x->dropout ? 5.0 : 0.0)),
-                                    4u + (l->causal ? 2u : 0u) + (x->dropout ? 1u : 0u));
+            c += autocast_scores_s(p, l, x, scores, keys);
         else
             c += mem(p, (x->dropout ? 9.0 : 4.0) * scores, x->dropout ? 2 : 1);
-        if (l->transgan_eager) /* the scale and the relative-position bias (roofline.h) */
+        if (l->transgan_eager) /* the scale, the relative-position bias and torch.softmax's
+                                  fp16 backward multiply (roofline.h) */
             c += tsl_roofline_mem_s(d,
-                                    scores * (p->bwd ? TSL_ROOFLINE_TRANSGAN_SCORE_BWD_BYTES
+                                    scores * (p->bwd ? TSL_ROOFLINE_TRANSGAN_SCORE_BWD_BYTES +
+                                                           2.0 * TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS
                                                      : TSL_ROOFLINE_TRANSGAN_SCORE_FWD_BYTES),
-                                    TSL_ROOFLINE_TRANSGAN_SCORE_KERNELS);
+                                    TSL_ROOFLINE_TRANSGAN_SCORE_KERNELS + (p->bwd ? 1u : 0u));
         p->ops = ops;
         return c;
     }

@@ -96,6 +96,16 @@
 /* backward/forward bytes of an elementwise kernel: saved input + incoming
  * gradient read, outgoing gradient written, against the forward's read + write */
 #define TSL_ROOFLINE_BWD_MEM_RATIO 1.5
+/* PyTorch's own softmax backward (_softmax_backward_data on CUDA, a script's
+ * torch.softmax rather than a stack's fused softmax kernel) is two kernels:
+ * softmax_backward_cuda_out computes `Tensor tmp = grad * output` and only then
+ * runs the softmax backward kernel on tmp and the output (aten/src/ATen/native/
+ * cuda/SoftMax.cu, from PyTorch 1.x through the 2025 tree that added
+ * cunn_SoftMaxBackwardSmem, pytorch/pytorch PR #145866, whose description names
+ * "an elementwise kernel that runs before this"). The multiply reads the
+ * gradient and the output and writes tmp: elements per score, of the softmax's
+ * dtype, beside the softmax kernel's own three. */
+#define TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS 3.0
 /*
  * TransGAN's block as AMP's fork writes it (tsl_layer_t.transgan_eager; DachengLi1/AMP
  * 72eeea4, DeepSpeed/DeepSpeedExamples/Megatron-LM-v1.1.5-3D_parallelism/megatron/
@@ -133,7 +143,9 @@
  *       relative_position_bias.unsqueeze(0), each read 2 + write 2 beside the
  *       softmax: +8 B, 2 kernels; backward the scale's gradient (4) and the
  *       bias's, a reduction over the windows and the batch (read 2; the add passes
- *       the gradient on as is): +6 B, 2 kernels. The core stays one host op (the
+ *       the gradient on as is): +6 B, 2 kernels, and attn.softmax's backward
+ *       multiply in fp16 (TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS × 2 B: +6 B, a kernel;
+ *       PyTorch 1.7's SoftMax.cu has it too). The core stays one host op (the
  *       roofline's rule for an unfused core), as do matmul's layout copies.
  * The intermediates' memory is not priced (those of the norms and the GELU are
  * per element of h and f, not of the scores).
@@ -216,8 +228,18 @@
  *       probabilities cast back to bf16 for PV (6): 24 B, 4 kernels; causal, the
  *       mask as masked_fill (nanoGPT, torch_gpt_step.py), which is a clone and
  *       an in-place fill (TensorAdvancedIndexing.cpp): + 8 B, 2 kernels
- *   unfused core, backward     cast (6), fp32 softmax backward (12), cast (6),
- *       scale (4): 28 B; causal, the mask's (grad.masked_fill: + 8 B, 2 kernels)
+ *   unfused core, backward     cast (6), the fp32 softmax backward: ATen's
+ *       softmax_backward_cuda_out multiplies first, `tmp = grad * output` (a
+ *       kernel of its own, TSL_ROOFLINE_SOFTMAX_BWD_MUL_ELEMS fp32 elements:
+ *       12), then the softmax kernel reads tmp and the output and writes the
+ *       gradient (12), cast (6), scale (4): 28 + 12 B, 4 + 1 kernels; causal,
+ *       the mask's (grad.masked_fill: + 8 B, 2 kernels)
+ *   the causal mask itself, forward, per s × keys element of one micro-batch
+ *       (not per score: one mask broadcast over the batch and the heads):
+ *       bench/torch_gpt_step.py builds it in every block's forward,
+ *       torch.ones(s, s, dtype=bool) (write 1) then .triu(1) (read 1, write 1):
+ *       3 B, 2 kernels (nanoGPT keeps a buffer and compares it, `bias == 0`: one
+ *       kernel of 5 B; the step this knob is checked against is priced)
  *   weights                    each linear's fp32 weight cast to bf16 every
  *       forward (6 B per parameter), its bf16 gradient cast to fp32 in the
  *       backward (6 B): TSL_ROOFLINE_AUTOCAST_CAST_BYTES
@@ -225,12 +247,15 @@
  * op count is unchanged: TSL_ROOFLINE_HOST_OP_S was measured on this very step
  * and lumps autocast's extra ops.
  */
-#define TSL_ROOFLINE_AUTOCAST_NORM_FWD_BYTES  24.0
-#define TSL_ROOFLINE_AUTOCAST_NORM_BWD_BYTES  44.0
-#define TSL_ROOFLINE_AUTOCAST_SCORE_FWD_BYTES 24.0 /* + 8 with a causal mask */
-#define TSL_ROOFLINE_AUTOCAST_SCORE_BWD_BYTES 28.0 /* + 8 with a causal mask */
-#define TSL_ROOFLINE_AUTOCAST_MASK_BYTES      8.0
-#define TSL_ROOFLINE_AUTOCAST_CAST_BYTES      6.0
+#define TSL_ROOFLINE_AUTOCAST_NORM_FWD_BYTES     24.0
+#define TSL_ROOFLINE_AUTOCAST_NORM_BWD_BYTES     44.0
+#define TSL_ROOFLINE_AUTOCAST_SCORE_FWD_BYTES    24.0 /* + 8 with a causal mask */
+#define TSL_ROOFLINE_AUTOCAST_SCORE_BWD_BYTES    28.0 /* + the multiply's 12; + 8 causal */
+#define TSL_ROOFLINE_AUTOCAST_SCORE_KERNELS      4u   /* each way; + the multiply backward */
+#define TSL_ROOFLINE_AUTOCAST_MASK_BYTES         8.0
+#define TSL_ROOFLINE_AUTOCAST_MASK_BUILD_BYTES   3.0
+#define TSL_ROOFLINE_AUTOCAST_MASK_BUILD_KERNELS 2u
+#define TSL_ROOFLINE_AUTOCAST_CAST_BYTES         6.0
 /* Eager PyTorch's layout copies around the attention core of a script's modules
  * as written (q, k, v = qkv.view(b, s, 3, a, hd).permute(2, 0, 3, 1, 4), as
  * nanoGPT and bench/torch_gpt_step.py), per element of the QKV projection's output

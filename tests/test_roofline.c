@@ -603,8 +603,10 @@ static void test_host_floor(void)
  *   against 2 backward;
  *   weight casts: 6 B per parameter each way (12h² + 13h, norms in), 8 kernels;
  *   fused core: unchanged; unfused core, per score (a·s²·16 = 2^28): 24 + 8 (the
- *   mask's clone and fill) against 4 forward, 28 + 8 against 1.5 × 4 backward, 6
- *   kernels against 1;
+ *   mask's clone and fill) against 4 forward, 6 kernels against 1, and the mask
+ *   itself once per micro-batch (ones and triu: 3 B per s² element, 2 kernels);
+ *   backward 28 + 12 (softmax_backward_cuda_out's `grad * output` in fp32) + 8
+ *   against 1.5 × 4, 7 kernels against 1;
  *   eager layout copies (TSL_ROOFLINE_EAGER_*), per token and h: backward the q, k,
  *   v gradients' stack and reshape, 8 B per QKV output element = 24, 2 kernels;
  *   unfused, forward matmul's copies of q, kᵀ, v (4 × 3) and the context's (4) =
@@ -638,8 +640,11 @@ static void test_autocast(void)
                    tsl_roofline_layer_bwd_s(&d, &l, 16, 1, false, 0),
                bwd, 1e-9, "backward: autocast's bytes");
     double E = 16.0 * 1024 * 1024 * 16;
-    double core_f = (32.0 - 4.0) * E / W + 5 * L + 16.0 * hT / W + 4 * L,
-           core_b = (36.0 - 6.0) * E / W + 5 * L + 4.0 * hT / W + L;
+    double mask = 3.0 * 1024 * 1024 / W + 2 * L;
+    double core_f = (32.0 - 4.0) * E / W + 5 * L + mask + 16.0 * hT / W + 4 * L,
+           core_b = (48.0 - 6.0) * E / W + 6 * L + 4.0 * hT / W + L;
+    CHECK_NEAR(core_b - 4.0 * hT / W - L, 4230.8e-6, 1e-5, "by hand: backward scores + %.1f us",
+               (core_b - 4.0 * hT / W - L) * 1e6);
     CHECK_NEAR(tsl_roofline_layer_fwd_s(&ac, &un, 16, 1, false, 0) -
                    tsl_roofline_layer_fwd_s(&d, &un, 16, 1, false, 0),
                fwd + core_f, 1e-9, "unfused forward: + %.1f us on the scores", core_f * 1e6);
@@ -647,7 +652,8 @@ static void test_autocast(void)
                    tsl_roofline_layer_bwd_s(&d, &un, 16, 1, false, 0),
                bwd + core_b, 1e-9, "unfused backward: + %.1f us on the scores", core_b * 1e6);
     CHECK_NEAR(tsl_roofline_core_fwd_s(&ac, &un, 16, 1) - tsl_roofline_core_fwd_s(&d, &un, 16, 1),
-               (32.0 - 4.0) * E / W + 5 * L, 1e-9, "the recomputed core: its scores alone");
+               (32.0 - 4.0) * E / W + 5 * L + mask, 1e-9,
+               "the recomputed core: its scores and mask alone");
     /* .grad accumulation of a later micro-batch: 12 B per parameter (read the fp32
      * gradient and .grad, write .grad), a kernel per tensor: 4 weights, 4 biases, 2
      * norms' γ and β = 12 kernels; 12 × 12,596,224 B / 2.68 TB/s + 48 us = 104.4 us;
@@ -747,10 +753,12 @@ static void test_eager(void)
  * h 16, f 64, 4 heads in windows of 324, unfused, no dropout) and one sample, on a
  * V100 (900 GB/s × 0.8). Bytes per token, forward: h-wide 24 · 16 = 384, the QKV
  * bias add 4 · 48 = 192, the GELU 18 · 64 = 1152, the scores' scale and bias
- * 8 · 4 · 324 = 10368: 12096; backward: 72 · 16 = 1152, 42 · 64 = 2688,
- * 6 · 1296 = 7776: 11616. Kernels: 12 + 1 + 4 + 2 = 19 forward, 25 + 9 + 2 = 36
- * backward: 1.393 ms + 19 launches of 4 µs = 1.4695 ms more forward; host ops
- * 17 and 34 more (the scores' two kernels ride in the core's one op). */
+ * 8 · 4 · 324 = 10368: 12096; backward: 72 · 16 = 1152, 42 · 64 = 2688, the
+ * scores' 6 and torch.softmax's fp16 `grad * output` 6 (TSL_ROOFLINE_SOFTMAX_BWD_
+ * MUL_ELEMS × 2 B), 12 · 1296 = 15552: 19392. Kernels: 12 + 1 + 4 + 2 = 19
+ * forward, 25 + 9 + 2 + 1 = 37 backward: 1.393 ms + 19 launches of 4 µs =
+ * 1.4695 ms more forward; host ops 17 and 34 more (the scores' kernels ride in
+ * the core's one op). */
 static void test_transgan_eager(void)
 {
     tsl_roofline_dev_t d;
@@ -764,7 +772,7 @@ static void test_transgan_eager(void)
     tg = l;
     tg.transgan_eager = true;
     double W = 0.8 * 900e9, L = TSL_ROOFLINE_LAUNCH_S, T = 82944.0;
-    double fwd = 12096.0 * T / W + 19 * L, bwd = 11616.0 * T / W + 36 * L;
+    double fwd = 12096.0 * T / W + 19 * L, bwd = 19392.0 * T / W + 37 * L;
     CHECK_NEAR(fwd, 1.4695e-3, 1e-3, "by hand: forward + %.4f ms", fwd * 1e3);
     CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &tg, 1, 1, false, 0) -
                    tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0),
