@@ -539,8 +539,6 @@ static const mg_why_t mg_refused[] = {
 static const mg_why_t mg_noted[] = {
     {"fp4-format", "FP4 is not modelled; the plan is costed in 16-bit"},
     {"fp4-param-gather", "FP4 is not modelled; the plan is costed in 16-bit"},
-    {"tp-comm-overlap", "TP communication is costed without the forward's GEMM overlap (the "
-                        "backward's under the gradient GEMMs, as without it)"},
 };
 
 /* Accepted: they do not change the plan (the model comes from --model/--hf-config,
@@ -729,6 +727,7 @@ typedef struct mg_state {
     bool fp8_e4m3;        /* --fp8-format e4m3 (priced as hybrid) */
     bool fp8_param;       /* --fp8-param-gather */
     bool no_accum_fusion; /* --no-gradient-accumulation-fusion */
+    bool tp_overlap;      /* --tp-comm-overlap */
     uint32_t fp8_format;  /* 1: --fp8-format given */
     uint32_t fp8_recipe;  /* --fp8-recipe (tsl_fp8_recipe_t); 0: Megatron's default */
     bool fp8_dispatch;    /* --moe-dispatch-fwd-dtype mxfp8 */
@@ -922,6 +921,7 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "overlap-param-gather") == 0                    ? &st->overlap_param
                  : strcmp(key, "fp8-param-gather") == 0                        ? &st->fp8_param
                  : strcmp(key, "no-gradient-accumulation-fusion") == 0  ? &st->no_accum_fusion
+                 : strcmp(key, "tp-comm-overlap") == 0                  ? &st->tp_overlap
                  : strcmp(key, "moe-pad-expert-input-to-capacity") == 0 ? &st->pad_capacity
                  : strcmp(key, "use-precision-aware-optimizer") == 0    ? &st->precision_aware
                  : strcmp(key, "moe-layer-recompute") == 0              ? &st->moe_layer_recompute
@@ -1246,6 +1246,13 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
                              "switched off, as Megatron-LM does (\"Disabling sequence "
                              "parallelism because tensor model parallelism is disabled\")");
     }
+    /* TE's userbuffers under each SP collective (arguments.py asserts SP with it) */
+    if (st->tp_overlap && !c->sp)
+        return tsl_err_set(err, "megatron: --tp-comm-overlap needs --sequence-parallel (and "
+                                "TP > 1): \"Tensor parallel communication/GEMM overlap can "
+                                "happen only when sequence parallelism is enabled\" "
+                                "(Megatron-LM)");
+    c->knobs.tp_comm_overlap = st->tp_overlap;
     return mg_recompute(c, st, err);
 }
 

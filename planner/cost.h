@@ -211,8 +211,9 @@ typedef enum tsl_cost_mode {
  * and relative-position bias as eager kernels); 22: the CP ring's kernels (the
  * diagonal causal, the other blocks unmasked) for p2p, torch's context_parallel
  * (torch-allgather: its fp32 merges, the gather under the first step, dK/dV in fp32
- * around the ring). */
-#define TSL_COST_MODEL_VERSION 22u
+ * around the ring); 23: TransformerEngine's userbuffers TP overlap (tp_comm_overlap:
+ * each sequence-parallel collective under its own GEMM, chunked). */
+#define TSL_COST_MODEL_VERSION 23u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -270,6 +271,13 @@ typedef struct tsl_cost_knobs {
                                    dgrad all-reduce, default since 2021-09; with SP its
                                    dX reduce-scatter and input re-gather); false: exposed,
                                    as the forward's (docs/cost-model.md "TP in the backward") */
+    bool tp_comm_overlap;       /* Megatron-LM --tp-comm-overlap: TransformerEngine's
+                                   userbuffers run each SP all-gather / reduce-scatter of
+                                   the attention and dense MLP blocks under its own GEMM,
+                                   forward and backward, split into t chunks (ring exchange;
+                                   the bulk dgrad/wgrad overlaps are overlap_tp_dgrad's,
+                                   which it implies); only with SP, as Megatron requires
+                                   (docs/cost-model.md "TP communication overlap") */
     bool legacy_p2p;            /* Megatron-LM's p2p_communication.py before Megatron-core
                                    (2021-2022): without SP each TP rank sends 1/t of the
                                    boundary and the receiving TP group all-gathers it
