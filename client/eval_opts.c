@@ -23,7 +23,8 @@ static const char eval_usage[] =
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
     "                      [--vp-group N]\n"
-    "                      [--[no-]overlap-tp-dgrad] [--unfused-grad-accum] [--legacy-p2p]\n"
+    "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap]\n"
+    "                      [--unfused-grad-accum] [--legacy-p2p]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
     "Predict the iteration time, throughput and per-stage memory of a GIVEN plan (no\n"
@@ -141,6 +142,11 @@ static const char eval_usage[] =
     "                      gradient GEMMs (Megatron-LM's async dgrad all-reduce), or\n"
     "                      exposed as the forward's (docs/cost-model.md \"TP in the\n"
     "                      backward\")\n"
+    "  --tp-comm-overlap   TransformerEngine's userbuffers (Megatron-LM\n"
+    "                      --tp-comm-overlap): each SP all-gather and reduce-scatter\n"
+    "                      of the attention and MLP blocks under its own GEMM, in t\n"
+    "                      chunks, forward and backward; with SP only\n"
+    "                      (docs/cost-model.md \"TP communication overlap\")\n"
     "  --unfused-grad-accum\n"
     "                      each micro-batch's weight gradients added into the\n"
     "                      buffer by a kernel of their own (PyTorch's AccumulateGrad;\n"
@@ -230,6 +236,7 @@ enum {
     OPT_NO_OVERLAP_TP,
     OPT_UNFUSED_ACCUM,
     OPT_LEGACY_P2P,
+    OPT_TP_COMM_OVERLAP,
     OPT_FP8,
     OPT_NO_FP8,
     OPT_FP8_PARAM_GATHER,
@@ -295,6 +302,7 @@ static const struct option eval_long[] = {
     {"no-overlap-tp-dgrad", no_argument, 0, OPT_NO_OVERLAP_TP},
     {"unfused-grad-accum", no_argument, 0, OPT_UNFUSED_ACCUM},
     {"legacy-p2p", no_argument, 0, OPT_LEGACY_P2P},
+    {"tp-comm-overlap", no_argument, 0, OPT_TP_COMM_OVERLAP},
     {"fp8", required_argument, 0, OPT_FP8},
     {"no-fp8", no_argument, 0, OPT_NO_FP8},
     {"fp8-param-gather", no_argument, 0, OPT_FP8_PARAM_GATHER},
@@ -441,6 +449,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_NO_OVERLAP_TP: eo->no_overlap_tp_dgrad = true; return 0;
     case OPT_UNFUSED_ACCUM: eo->unfused_grad_accum = true; return 0;
     case OPT_LEGACY_P2P: eo->legacy_p2p = true; return 0;
+    case OPT_TP_COMM_OVERLAP: eo->tp_comm_overlap = true; return 0;
     case OPT_FP8: {
         int rc = tsl_fp8_recipe_parse(optarg);
         if (rc <= 0)

@@ -537,8 +537,7 @@ static const mg_why_t mg_refused[] = {
 
 /* Accepted with a note: they change the figures, not the plan. */
 static const mg_why_t mg_noted[] = {
-    {"tp-comm-overlap", "TP communication is costed without the forward's GEMM overlap (the "
-                        "backward's under the gradient GEMMs, as without it)"},
+    {"moe-flex-dispatcher-backend", "DeepEP / HybridEP / ncclep are priced as NCCL all-to-all"},
 };
 
 /* Accepted: they do not change the plan (the model comes from --model/--hf-config,
@@ -565,7 +564,6 @@ static const char *const mg_no_effect[] = {
     "moe-ffn-hidden-size",
     "moe-grouped-gemm",
     "moe-token-dispatcher-type",
-    "moe-flex-dispatcher-backend", /* DeepEP / HybridEP / ncclep: priced as NCCL all-to-all */
     "use-transformer-engine-op-fuser",
     "moe-token-drop-policy", /* which tokens a capacity drops, not how many */
     "moe-shared-expert-intermediate-size",
@@ -727,6 +725,7 @@ typedef struct mg_state {
     bool fp8_e4m3;        /* --fp8-format e4m3 (priced as hybrid) */
     bool fp8_param;       /* --fp8-param-gather */
     bool no_accum_fusion; /* --no-gradient-accumulation-fusion */
+    bool tp_overlap;      /* --tp-comm-overlap */
     uint32_t fp8_format;  /* 1: --fp8-format given */
     uint32_t fp8_recipe;  /* --fp8-recipe (tsl_fp8_recipe_t); 0: Megatron's default */
     bool fp4_format;      /* --fp4-format e2m1: NVFP4 (--fp4-recipe nvfp4, the default) */
@@ -943,6 +942,7 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "fp8-param-gather") == 0                        ? &st->fp8_param
                  : strcmp(key, "fp4-param-gather") == 0                        ? &st->fp4_param
                  : strcmp(key, "no-gradient-accumulation-fusion") == 0  ? &st->no_accum_fusion
+                 : strcmp(key, "tp-comm-overlap") == 0                  ? &st->tp_overlap
                  : strcmp(key, "moe-pad-expert-input-to-capacity") == 0 ? &st->pad_capacity
                  : strcmp(key, "use-precision-aware-optimizer") == 0    ? &st->precision_aware
                  : strcmp(key, "moe-layer-recompute") == 0              ? &st->moe_layer_recompute
@@ -1281,6 +1281,13 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
                              "switched off, as Megatron-LM does (\"Disabling sequence "
                              "parallelism because tensor model parallelism is disabled\")");
     }
+    /* TE's userbuffers under each SP collective (arguments.py asserts SP with it) */
+    if (st->tp_overlap && !c->sp)
+        return tsl_err_set(err, "megatron: --tp-comm-overlap needs --sequence-parallel (and "
+                                "TP > 1): \"Tensor parallel communication/GEMM overlap can "
+                                "happen only when sequence parallelism is enabled\" "
+                                "(Megatron-LM)");
+    c->knobs.tp_comm_overlap = st->tp_overlap;
     return mg_recompute(c, st, err);
 }
 

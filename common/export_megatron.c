@@ -154,6 +154,9 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
         fprintf(out, "--microbatch-group-size-per-virtual-pipeline-stage %u\n", p->vp_group);
     if (u->s.sp)
         fputs("--sequence-parallel\n", out);
+    /* TE's userbuffers: Megatron-LM takes them with SP only, and so were they priced */
+    if (u->s.sp && p->tp_comm_overlap)
+        fputs("--tp-comm-overlap\n", out);
     if (u->cp > 1) /* TransformerEngine's context-parallel attention (docs/exports.md) */
         fprintf(out, "--context-parallel-size %u\n--cp-comm-type %s\n", u->cp,
                 tsl_cp_comm_name(p->cp_comm));

@@ -89,6 +89,7 @@
     X(overlap_tp_dgrad, BOOL, overlap_tp_dgrad, "overlap_tp_dgrad", NONZERO)                       \
     X(unfused_grad_accum, BOOL, unfused_grad_accum, "unfused_grad_accum", NONZERO)                 \
     X(legacy_p2p, BOOL, legacy_p2p, "legacy_p2p", NONZERO)                                         \
+    X(tp_comm_overlap, BOOL, tp_comm_overlap, "tp_comm_overlap", NONZERO)                          \
     X(autocast, BOOL, autocast, "autocast", NONZERO)                                               \
     X(eager, BOOL, eager, "eager", NONZERO)                                                        \
     X(double_block_fwd, BOOL, double_block_fwd, "double_block_fwd", NONZERO)                       \

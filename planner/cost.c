@@ -779,6 +779,68 @@ static double tp_bwd_s(const tsl_cost_env_t *env, bool sp, double tp_f, double d
     return half + tsl_cost_overlap_s(dx, half, k) - dx + tsl_cost_overlap_s(dw, half, k) - dw;
 }
 
+/* One collective of c seconds under a GEMM of g seconds as TransformerEngine's
+ * userbuffers ring exchange runs it (comm_gemm_overlap.cpp, CommOverlapP2PBase::
+ * split_overlap_ag / split_overlap_rs, release_v2.16): the GEMM in t chunks, one per
+ * TP rank's shard, the t − 1 point-to-point transfers each beside one chunk, and one
+ * chunk with nothing beside it (the local shard: the all-gather's first, the
+ * reduce-scatter's last). Exposed: what the t − 1 chunks do not hide, with the
+ * overlap slowdown k. */
+static double ub_ring_s(double g, double c, uint32_t t, double k)
+{
+    double under = g * (t - 1.0) / t;
+    return tsl_cost_overlap_s(under, c, k) - under;
+}
+
+/* One collective under a whole GEMM (userbuffers' bulk overlap: the dgrad and wgrad
+ * GEMMs of the column-parallel linears; Megatron-LM's async dgrad): exposed part. */
+static double ub_bulk_s(double g, double c, double k)
+{
+    return tsl_cost_overlap_s(g, c, k) - g;
+}
+
+/* TP communication overlap (Megatron-LM --tp-comm-overlap, knobs.tp_comm_overlap;
+ * docs/cost-model.md "TP communication overlap"): each userbuffers block of the
+ * layer (roofline.h tsl_roofline_layer_tp_gemms: self-attention, dense MLP) runs its
+ * forward all-gather under the column-parallel GEMM and its reduce-scatter under
+ * the row-parallel one (ring exchange), and in the backward the all-gather of dY
+ * under the row-parallel dX GEMM (ring exchange), the input's re-gather under the
+ * column-parallel dX GEMM and dX's reduce-scatter under its dW GEMM (bulk: the
+ * overlaps overlap_tp_dgrad prices, block by block). Collectives of other blocks
+ * (the MoE FFN's, the embedding's) keep the forward exposed and, in the backward,
+ * their share of tp_b, the layer's by tp_bwd_s. half = one block's
+ * all-gather (or reduce-scatter), tp_f / tp_allreduces / 2. Gives the forward's
+ * and the backward's exposed TP time and what of the backward's the dW GEMMs hid;
+ * false where it does not apply (PAPER, the knob off, no SP: Megatron-LM asserts
+ * --sequence-parallel with --tp-comm-overlap, arguments.py). */
+static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                    double n, uint32_t t, const double pass[2], double tp_f, double tp_b, double k,
+                    double out[3])
+{
+    if (env->mode == TSL_COST_PAPER || !env->knobs.tp_comm_overlap || !s->sp || t < 2 ||
+        !(tp_f > 0) || l->tp_allreduces == 0)
+        return false;
+    tsl_roofline_dev_t dev;
+    tsl_roofline_tp_gemms_t g;
+    env_dev(env, &dev);
+    tsl_roofline_layer_tp_gemms(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), &g);
+    uint32_t m = g.n < l->tp_allreduces ? g.n : l->tp_allreduces;
+    double half = tp_f / l->tp_allreduces / 2.0, f = pass[0], b = pass[1];
+    double rest = tp_f - 2.0 * half * m;
+    double fwd = rest, bwd = 0.0, hid = 0.0;
+    for (uint32_t i = 0; i < m; i++) {
+        double w = ub_bulk_s(g.col_dw[i] * b, half, k);
+        fwd += ub_ring_s(g.col_f[i] * f, half, t, k) + ub_ring_s(g.row_f[i] * f, half, t, k);
+        bwd += ub_ring_s(g.row_dx[i] * b, half, t, k) + ub_bulk_s(g.col_dx[i] * b, half, k) + w;
+        hid += half - w;
+    }
+    double rest_b = rest * tp_b / tp_f; /* their share of "TP in the backward" */
+    out[0] = fwd;
+    out[1] = bwd + rest_b;
+    out[2] = hid + rest - rest_b;
+    return true;
+}
+
 /* The attention core's forward, as the ring's blocks split it: the selective
  * recompute figure where the strategy has one, else the roofline's. */
 static double core_fwd_s(const tsl_cost_env_t *env, const tsl_layer_t *l, double n, uint32_t t,
@@ -1213,17 +1275,26 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     }
     /* full recomputation re-runs the forward with its collectives, exposed as in
      * the forward; selective only the attention core (and CP's exchange for it) */
-    double recompute = s->ckpt ? compute_f + tp_f + cp_f + ep_f : core_f + cp_f * (core_f > 0);
+    /* the forward's TP exposed, or under its GEMMs (tp_comm_overlap); the
+     * backward's, and what of it the dW GEMMs hid (zero-bubble's W gives it up) */
+    double tp_fx = tp_f;
+    double tp_b = tp_bwd_s(env, s->sp, tp_f, col_frac[0] * compute_b, col_frac[1] * compute_b, k);
+    double dw_hid = tp_f - tp_b, ub[3], pass[2] = {compute_f, compute_b};
+    if (tp_ub_s(env, l, s, n, g.t, pass, tp_f, tp_b, k, ub)) {
+        tp_fx = ub[0];
+        tp_b = ub[1];
+        dw_hid = ub[2];
+    }
+    double recompute = s->ckpt ? compute_f + tp_fx + cp_f + ep_f : core_f + cp_f * (core_f > 0);
     if (s->ckpt)
         recompute += twice_c + twice_comm;
-    double tp_b = tp_bwd_s(env, s->sp, tp_f, col_frac[0] * compute_b, col_frac[1] * compute_b, k);
     double mod_c, mod_comm; /* the recompute modules (recompute.h) */
     module_recompute_s(env, l, s, n, g.t, tp_f, ep_f, &mod_c, &mod_comm);
     recompute += mod_c + mod_comm;
 
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */
     out->feasible = true;
-    out->fwd_s = compute_f + tp_f + gather + cp_f + ep_f + twice_c + twice_comm;
+    out->fwd_s = compute_f + tp_fx + gather + cp_f + ep_f + twice_c + twice_comm;
     double bwd_rest = tp_b + gather + recompute + cp_b + ep_b;
     /* every micro-batch but one accumulates its gradients (acc_b: autocast,
      * unfused_grad_accum): the
@@ -1233,12 +1304,12 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->bwd_sync_s = bwd_rest + tsl_cost_overlap_s(compute_b, per_mb + last, k) + exposed + next_s;
     /* a zero-bubble schedule defers W, so B pays its collective unhidden: what the
      * dW GEMMs hid is taken off W (B = bwd_s − W keeps tp_f) */
-    out->wgrad_s = fmax(0.0, wgrad_frac * compute_b - fmax(0.0, tp_f - tp_b));
+    out->wgrad_s = fmax(0.0, wgrad_frac * compute_b - fmax(0.0, dw_hid));
     /* (ZeRO-2's and, in STACK, ZeRO-3's last micro-batch reduce-scatter once, as
      * every other: per_mb) */
-    out->compute_s = compute_f + compute_b + acc_b + recompute - (s->ckpt ? tp_f + ep_f : 0.0);
+    out->compute_s = compute_f + compute_b + acc_b + recompute - (s->ckpt ? tp_fx + ep_f : 0.0);
     out->comm_s =
-        tp_f + tp_b + 2.0 * gather + (s->ckpt ? tp_f + ep_f : 0.0) + cp_f + cp_b + ep_f + ep_b;
+        tp_fx + tp_b + 2.0 * gather + (s->ckpt ? tp_fx + ep_f : 0.0) + cp_f + cp_b + ep_f + ep_b;
     out->compute_s -= mod_comm; /* what the modules repeat of the layer's communication */
     out->comm_s += mod_comm;
     /* the second run: compute, its all-reduces communication (a full recompute's

@@ -215,8 +215,9 @@ typedef enum tsl_cost_mode {
  * sends exposed, each waited where it is issued under torch.compile; 24: the nvfp4 recipe
  * (Blackwell's FP4 GEMMs, TE's NVFP4 quantize kernels and copies); 25: PyTorch's own softmax backward as two kernels (its
  * `grad * output` first: autocast's fp32 unfused core, TransGAN's fp16 one) and,
- * under autocast, the causal mask the script builds per block and micro-batch. */
-#define TSL_COST_MODEL_VERSION 25u
+ * under autocast, the causal mask the script builds per block and micro-batch; 26: TransformerEngine's userbuffers TP overlap
+ * (tp_comm_overlap: each sequence-parallel collective under its own GEMM, chunked). */
+#define TSL_COST_MODEL_VERSION 26u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -275,6 +276,13 @@ typedef struct tsl_cost_knobs {
                                    dgrad all-reduce, default since 2021-09; with SP its
                                    dX reduce-scatter and input re-gather); false: exposed,
                                    as the forward's (docs/cost-model.md "TP in the backward") */
+    bool tp_comm_overlap;       /* Megatron-LM --tp-comm-overlap: TransformerEngine's
+                                   userbuffers run each SP all-gather / reduce-scatter of
+                                   the attention and dense MLP blocks under its own GEMM,
+                                   forward and backward, split into t chunks (ring exchange;
+                                   the bulk dgrad/wgrad overlaps are overlap_tp_dgrad's,
+                                   which it implies); only with SP, as Megatron requires
+                                   (docs/cost-model.md "TP communication overlap") */
     bool legacy_p2p;            /* Megatron-LM's p2p_communication.py before Megatron-core
                                    (2021-2022): without SP each TP rank sends 1/t of the
                                    boundary and the receiving TP group all-gathers it

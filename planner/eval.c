@@ -249,6 +249,7 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     k->autocast |= g->autocast;
     k->unfused_grad_accum |= g->unfused_grad_accum;
     k->legacy_p2p |= g->legacy_p2p;
+    k->tp_comm_overlap |= g->tp_comm_overlap;
     k->eager |= g->eager;
     k->double_block_fwd |= g->double_block_fwd;
     if (!r->cp && g->cp > 1) { /* the given plan's context parallelism */

@@ -156,6 +156,10 @@
       "Megatron-LM's p2p before Megatron-core (2021-2022): 1/t per TP rank, all-gathered on "      \
       "arrival, every exchange blocking, interleaved too",                                         \
       "legacy_p2p", "legacy_p2p")                                                                  \
+    X(tp_comm_overlap, BOOL, "tp-comm-overlap", "", 0, 0,                                          \
+      "TransformerEngine's userbuffers (Megatron-LM --tp-comm-overlap): each SP all-gather and "   \
+      "reduce-scatter of the attention and MLP blocks under its own GEMM, in chunks; with SP",     \
+      "tp_comm_overlap", "tp_comm_overlap")                                                        \
     X(autocast, BOOL, "autocast", "", 0, 0,                                                        \
       "price PyTorch eager modules under torch.autocast over fp32 parameters: fp32 norms and "     \
       "residual stream, per-micro-batch weight casts, fp32 gradients, the vocabulary unpadded",    \

@@ -113,6 +113,13 @@ typedef struct pass {
     double dx_s, dw_s;         /* backward: the last GEMM's dX and dW (lin_col) */
     double lin_s;              /* forward: the linear GEMMs' part (torchtitan_op recompute) */
     double col_dx_s, col_dw_s; /* backward: the column-parallel linears' dX and dW */
+    /* userbuffers' TP blocks (tsl_roofline_layer_tp_gemms): the column-parallel
+     * linear of the block being priced (forward GEMM, or dX and dW), then each
+     * block whole: {col, col_dw, row} per pass */
+    double open_col, open_dw;
+    bool open;
+    uint32_t nblk;
+    double blk[TSL_ROOFLINE_TP_BLOCKS][3];
 } pass_t;
 
 /* A forward GEMM Y = X·W, (m × k)·(k × n); its backward is two GEMMs of other
@@ -217,6 +224,25 @@ static double lin_col(pass_t *p, double m, double n, double k)
         p->col_dx_s += p->dx_s;
         p->col_dw_s += p->dw_s;
     }
+    p->open_col = p->bwd ? p->dx_s : c;
+    p->open_dw = p->bwd ? p->dw_s : 0.0;
+    p->open = true;
+    return c;
+}
+
+/* The row-parallel linear that closes a TP block userbuffers overlap (QKV's
+ * projection, FFN-in's FFN-out; tsl_roofline_layer_tp_gemms): lin(), the block
+ * recorded with the column-parallel linear priced just before it. */
+static double lin_row(pass_t *p, double m, double n, double k)
+{
+    double c = lin(p, m, n, k);
+    if (p->open && p->nblk < TSL_ROOFLINE_TP_BLOCKS) {
+        double *b = p->blk[p->nblk++];
+        b[0] = p->open_col;
+        b[1] = p->open_dw;
+        b[2] = p->bwd ? p->dx_s : c;
+    }
+    p->open = false;
     return c;
 }
 
@@ -497,6 +523,7 @@ static double latent_attention_s(pass_t *p, const tsl_layer_t *l, const shape_t 
                   : lin_col(p, T, a * (n + r) / t, x->h);
     double kv = lin(p, T, c + r, x->h) + lin_col(p, T, a * (n + v) / t, c);
     double norms = mem(p, 4.0 * T * (q + c), q ? 2 : 1);
+    p->open = false; /* no userbuffers block: its projection is plain lin() */
     return qp + kv + norms + core_s(p, l, x, S, t, keys, visited) + lin(p, T, x->h, a * v / t) +
            block_elementwise_s(p, l, x, S, split);
 }
@@ -532,11 +559,13 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
         q = lin_col(p, T, x->d / t, x->h) + lin_col(p, S * x->ct, 2.0 * x->e / t, x->h);
         col = T * x->d / t + S * x->ct * 2.0 * x->e / t;
     } else {
-        q = lin_col(p, T, (x->d + 2.0 * x->e) / t, x->h) + eager_layout_s(p, l, x, S, t) +
-            eager_rope_s(p, l, x, T, t);
+        q = lin_col(p, T, (x->d + 2.0 * x->e) / t, x->h);
+        q += eager_layout_s(p, l, x, S, t) + eager_rope_s(p, l, x, T, t);
         col = T * (x->d + 2.0 * x->e) / t;
     }
-    return q + core_s(p, l, x, S, t, keys, visited) + lin(p, T, x->h, x->d / t) +
+    p->open = p->open && !cross; /* userbuffers: self-attention's block only */
+    double out = lin_row(p, T, x->h, x->d / t);
+    return q + core_s(p, l, x, S, t, keys, visited) + out +
            bias_grad_s(p, l, col, T / split * x->h) + block_elementwise_s(p, l, x, S, split);
 }
 
@@ -595,8 +624,10 @@ static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
     double T = S * x->s;
     if (l->experts)
         return moe_ffn_s(p, l, x, S, t, split);
-    return lin_col(p, T, x->g * x->f / t, x->h) + ffn_act_s(p, x, x->f / t * T) +
-           lin(p, T, x->h, x->f / t) + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
+    double up = lin_col(p, T, x->g * x->f / t, x->h);
+    double act = ffn_act_s(p, x, x->f / t * T);
+    double down = lin_row(p, T, x->h, x->f / t);
+    return up + act + down + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
            block_elementwise_s(p, l, x, S, split);
 }
 
@@ -809,6 +840,34 @@ void tsl_roofline_layer_col_frac(const tsl_roofline_dev_t *d, const tsl_layer_t 
     if (b > 0) {
         *dgrad_frac = fmin(1.0, p.col_dx_s / b);
         *wgrad_frac = fmin(1.0, p.col_dw_s / b);
+    }
+}
+
+void tsl_roofline_layer_tp_gemms(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                                 uint32_t t, bool sp, double vocab, tsl_roofline_tp_gemms_t *out)
+{
+    double tt = t ? t : 1;
+    pass_t f = {.d = d, .bwd = false}, b = {.d = d, .bwd = true};
+    double gf, gb;
+    memset(out, 0, sizeof(*out));
+    if (d->mem_bw > 0) {
+        gf = layer_gpu_s(&f, l, samples, t, sp, vocab);
+        gb = layer_gpu_s(&b, l, samples, t, sp, vocab);
+    } else { /* FLOP count only: the shapes' GEMM FLOPs against fwd_flops, 2 × backward */
+        gf = flat_s(d, l, samples, tt, vocab);
+        gb = 2.0 * gf;
+        kernels_s(&f, l, samples, tt, sp ? tt : 1.0, vocab);
+        kernels_s(&b, l, samples, tt, sp ? tt : 1.0, vocab);
+    }
+    if (!(gf > 0) || !(gb > 0))
+        return;
+    out->n = f.nblk < b.nblk ? f.nblk : b.nblk;
+    for (uint32_t i = 0; i < out->n; i++) {
+        out->col_f[i] = fmin(1.0, f.blk[i][0] / gf);
+        out->row_f[i] = fmin(1.0, f.blk[i][2] / gf);
+        out->col_dx[i] = fmin(1.0, b.blk[i][0] / gb);
+        out->col_dw[i] = fmin(1.0, b.blk[i][1] / gb);
+        out->row_dx[i] = fmin(1.0, b.blk[i][2] / gb);
     }
 }
 

@@ -502,6 +502,28 @@ void tsl_roofline_layer_col_frac(const tsl_roofline_dev_t *d, const tsl_layer_t 
                                  uint32_t t, bool sp, double vocab, double *dgrad_frac,
                                  double *wgrad_frac);
 
+/* The TP blocks whose sequence-parallel collectives TransformerEngine's
+ * userbuffers overlap with their own GEMMs (Megatron-LM --tp-comm-overlap: the TE
+ * linears qkv/proj and fc1/fc2; cost.c "TP communication overlap"): a
+ * self-attention's QKV and output projection, a dense MLP's FFN-in and FFN-out,
+ * at most TSL_ROOFLINE_TP_BLOCKS per layer, in that order. Not the routed experts
+ * (their linears leave TP to the dispatcher), latent or cross attention or shared
+ * experts (no userbuffers there). Each GEMM as a share of the pass's GPU time, as
+ * tsl_roofline_layer_col_frac gives its shares: col_f, row_f the column- and
+ * row-parallel forward GEMMs (with their FP8 input casts); col_dx, col_dw the
+ * column-parallel linear's dX and dW GEMMs and row_dx the row-parallel one's dX,
+ * of the backward. Without a bandwidth figure: FLOP shares as col_frac's. */
+#define TSL_ROOFLINE_TP_BLOCKS 2
+typedef struct {
+    uint32_t n; /* blocks recorded */
+    double col_f[TSL_ROOFLINE_TP_BLOCKS], row_f[TSL_ROOFLINE_TP_BLOCKS];
+    double col_dx[TSL_ROOFLINE_TP_BLOCKS], col_dw[TSL_ROOFLINE_TP_BLOCKS];
+    double row_dx[TSL_ROOFLINE_TP_BLOCKS];
+} tsl_roofline_tp_gemms_t;
+
+void tsl_roofline_layer_tp_gemms(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                                 uint32_t t, bool sp, double vocab, tsl_roofline_tp_gemms_t *out);
+
 /* The attention core (QKᵀ, softmax, dropout, AV) alone: what selective
  * recomputation repeats in the backward. 0 for layers without attention. */
 double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,

@@ -31,6 +31,15 @@ static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
     if (r->overlap_tp_dgrad && r->no_overlap_tp_dgrad)
         return tsl_err_set(err, "overlap_tp_dgrad: both on and off (--overlap-tp-dgrad and "
                                 "--no-overlap-tp-dgrad)");
+    if (r->tp_comm_overlap && r->no_seq_par)
+        return tsl_err_set(err, "tp_comm_overlap: TransformerEngine's userbuffers overlap the "
+                                "sequence-parallel collectives, and the request switches SP off "
+                                "(--no-seq-par); Megatron-LM asserts SP with --tp-comm-overlap");
+    if (r->tp_comm_overlap && r->target && r->target != TSL_TARGET_MEGATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "tp_comm_overlap: %s: TransformerEngine's userbuffers run under "
+                            "Megatron-LM (--tp-comm-overlap) only",
+                            tsl_target_name(r->target));
     if (r->cp > 1 && r->no_cp)
         return tsl_err_set(err, "cp: --cp %u with --no-cp", r->cp);
     if (r->cp > 1 && (r->target == TSL_TARGET_DEEPSPEED || r->target == TSL_TARGET_GALVATRON))
@@ -328,6 +337,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x67616363ull);
     if (k.legacy_p2p) /* likewise */
         tsl_fp_u64(&fp, 0x6c703270ull);
+    if (k.tp_comm_overlap) /* likewise */
+        tsl_fp_u64(&fp, 0x7475626full);
     if (r->no_dropout) /* hashed only when set, as the target */
         tsl_fp_u64(&fp, 0x6e6f647200ull);
     if (r->double_block_fwd) /* likewise */

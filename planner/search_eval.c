@@ -264,7 +264,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->bf16_moments << 9 | (uint64_t)k->autocast << 10 |
             (uint64_t)k->unfused_grad_accum << 11 | (uint64_t)k->legacy_p2p << 12 |
             (uint64_t)k->double_block_fwd << 13 | (uint64_t)k->eager << 14 |
-            (uint64_t)env->mode << 16,
+            (uint64_t)k->tp_comm_overlap << 15 | (uint64_t)env->mode << 16,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -996,6 +996,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->unfused_grad_accum = true;
     if (r->legacy_p2p)
         k->legacy_p2p = true;
+    if (r->tp_comm_overlap)
+        k->tp_comm_overlap = true;
     if (r->autocast)
         k->autocast = true;
     if (r->double_block_fwd)

@@ -114,6 +114,31 @@ grep -q "global batch 128 = 16 micro-batches of 8" "$out" && grep -q "dp8+zero1"
     ok || bad "NVIDIA's llama3 8B fp8 example: $(cat "$out")"
 grep -q "precision: FP8 (delayed scaling)" "$out" && ok ||
     bad "NVIDIA's llama3 8B fp8 example is not priced in FP8: $(cat "$out")"
+# --tp-comm-overlap (TE's userbuffers, docs/cost-model.md "TP communication overlap"):
+# the plan prices it, the megatron export writes it, --megatron-args reads it back to the
+# same iteration time; without SP, or for another stack, refused naming the field
+l8="--model Llama3-8B --cluster 8xH100-80G"
+expect 0 "" plan --local $l8 --batch 64 --target megatron --tp-comm-overlap --json
+cp "$out" "$dir/ub.json"
+expect 0 "" plan --local $l8 --batch 64 --target megatron --tp-comm-overlap --export megatron
+grep -v '^#' "$out" >"$dir/ub.args"
+grep -qx -- "--tp-comm-overlap" "$dir/ub.args" && grep -qx -- "--sequence-parallel" "$dir/ub.args" &&
+    ok || bad "--tp-comm-overlap not exported: $(cat "$out")"
+expect 0 "" eval $l8 --no-search --json --megatron-args "$(tr '\n' ' ' <"$dir/ub.args")"
+python3 -c 'import json,sys
+a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]
+assert a.get("tp_comm_overlap") and b.get("tp_comm_overlap"), "field"
+assert abs(a["iter_time_s"] - b["iter_time_s"]) <= 1e-9 * a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' \
+    "$dir/ub.json" "$out" && ok || bad "--tp-comm-overlap round trip: $(head -c 400 "$out")"
+expect 0 "" eval $l8 --tp 2 --sp --batch 64 --no-search --json
+cp "$out" "$dir/ub-off.json"
+expect 0 "" eval $l8 --tp 2 --sp --batch 64 --no-search --json --tp-comm-overlap
+python3 -c 'import json,sys
+a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]
+assert b["stages"][0]["fwd_s"] < a["stages"][0]["fwd_s"], (a["stages"][0]["fwd_s"], b["stages"][0]["fwd_s"])' \
+    "$dir/ub-off.json" "$out" && ok || bad "--tp-comm-overlap: the forward not faster"
+expect 2 "tp_comm_overlap: .*--no-seq-par" plan --local $l8 --batch 64 --no-seq-par --tp-comm-overlap
+expect 4 "tp_comm_overlap: torchtitan" plan --local $l8 --batch 64 --target torchtitan --tp-comm-overlap
 # FP8 by flag; refused where the GPU has none, naming it; unknown recipes refused
 expect 0 "" eval --model GPT2-345M --cluster 8xH100-80G --tp 2 --batch 32 --no-search --fp8 delayed
 grep -q "precision: FP8 (delayed scaling)" "$out" && ok || bad "--fp8 delayed: $(cat "$out")"

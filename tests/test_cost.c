@@ -877,6 +877,86 @@ static void test_recompute_tp_overlap(void)
     tsl_cluster_free(&c);
 }
 
+/* TransformerEngine's userbuffers (knobs.tp_comm_overlap; docs/cost-model.md "TP
+ * communication overlap") on the GPT layer above, TP 4 with SP, one sample, FLOP-only
+ * device (X = 5e13), STACK. Each block's all-gather and reduce-scatter (half = tp_f / 4:
+ * two all-reduces' worth, each an AG + RS) under its own GEMM, by hand:
+ *   QKV  2·s·h·3h/t / X = 1.03079215104e-3    proj 2·s·h·h/t / X = 3.4359738368e-4
+ *   FC1 = FC2 = 2·s·h·f/t / X = 1.37438953472e-3
+ * ring exchange: t chunks, t − 1 under transfers: ring(g) = overlap(¾g, half) − ¾g;
+ * bulk (the column-parallel dX and dW, overlap_tp_dgrad's): overlap(g, half) − g. In the
+ * backward col dX = col dW = the forward GEMM, row dX = the forward GEMM. */
+static void test_tp_comm_overlap(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    make_env(&c, &env, 1, 4);
+    env.mode = TSL_COST_STACK;
+    tsl_layer_t l = gpt_layer();
+    double s = 2048, h = 4096, f = 4 * 4096, t = 4, k = 1.3;
+    tsl_strategy_t sp = one(TSL_DIM_TP, 4, false), plain = sp;
+    sp.sp = true;
+    tsl_strategy_bw_t bw;
+    tsl_cost_strategy_bw(&env, &sp, &bw);
+    double tpf = 2 * tsl_cluster_coll_allreduce_s(&bw.tp_lat, 2 * s * h, 4, bw.tp_bw, NULL);
+    double half = tpf / 4;
+    double qkv = 2 * s * h * 3 * h / t / X_FLOPS, proj = 2 * s * h * h / t / X_FLOPS;
+    double fc = 2 * s * h * f / t / X_FLOPS;
+    CHECK_NEAR(qkv, 1.03079215104e-3, 1e-12, "QKV by hand");
+    CHECK_NEAR(proj, 3.4359738368e-4, 1e-12, "proj by hand");
+    CHECK_NEAR(fc, 1.37438953472e-3, 1e-12, "FC1 by hand");
+#define RING(g) (tsl_cost_overlap_s(0.75 * (g), half, k) - 0.75 * (g))
+#define BULK(g) (tsl_cost_overlap_s((g), half, k) - (g))
+    double fwd = RING(qkv) + RING(proj) + 2 * RING(fc);
+    double bwd = RING(proj) + RING(fc) + 2 * BULK(qkv) + 2 * BULK(fc);
+    /* the one tail chunk (¼ of the GEMM) has no transfer beside it: a comm-bound
+     * pair shows half − ¾g + 0.3·¾g, a compute-bound one 0.3·half */
+    double lo = fmin(0.75 * proj, half), hi = fmax(0.75 * proj, half);
+    CHECK_NEAR(RING(proj), hi + 0.3 * lo - 0.75 * proj, 1e-15, "ring by its parts");
+
+    tsl_layer_cost_t off, on, noseq, paper;
+    env.knobs.overlap_tp_dgrad = true; /* the rows' Megatron default */
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &off);
+    env.knobs.tp_comm_overlap = true;
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &on);
+    tsl_cost_layer(&env, &l, &plain, NULL, 1, &noseq);
+    CHECK_NEAR(off.fwd_s - on.fwd_s, tpf - fwd, 1e-12, "forward: %g exposed of %g", fwd, tpf);
+    CHECK(fwd < 0.75 * tpf, "most of the forward's %g hidden: %g", tpf, fwd);
+    /* overlap_tp_dgrad alone: dY's all-gather exposed, the re-gather and dX's
+     * reduce-scatter under the column-parallel dX and dW summed (qkv + fc each) */
+    double agg = tsl_cost_overlap_s(qkv + fc, tpf / 2, k) - (qkv + fc);
+    double tpb_off = tpf / 2 + 2 * agg;
+    CHECK_NEAR(on.bwd_s - off.bwd_s, bwd - tpb_off, 1e-12,
+               "backward: ring under row dX, bulk under col dX and dW, block by block: %g", bwd);
+    CHECK_NEAR(on.compute_s + on.comm_s, on.fwd_s + on.bwd_s, 1e-12, "parts add up");
+    CHECK_NEAR(on.wgrad_s - off.wgrad_s, (tpf / 2 - 2 * agg) - (2 * half - BULK(qkv) - BULK(fc)),
+               1e-12, "W gives up what the dW GEMMs hid, block by block");
+    /* without SP Megatron-LM refuses it and Megatron-Bridge turns it off: as before */
+    env.knobs.tp_comm_overlap = false;
+    tsl_layer_cost_t plain_off;
+    tsl_cost_layer(&env, &l, &plain, NULL, 1, &plain_off);
+    CHECK_NEAR(noseq.fwd_s, plain_off.fwd_s, 1e-15, "no SP: forward as without the knob");
+    CHECK_NEAR(noseq.bwd_s, plain_off.bwd_s, 1e-15, "no SP: backward as without the knob");
+    /* the bulk overlaps come with the switch (TE's ub_bulk_dgrad/wgrad), even where
+     * overlap_tp_dgrad is off */
+    env.knobs.tp_comm_overlap = true;
+    env.knobs.overlap_tp_dgrad = false;
+    tsl_layer_cost_t bare;
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &bare);
+    CHECK_NEAR(bare.bwd_s, on.bwd_s, 1e-15, "bulk overlaps implied");
+    /* PAPER keeps every TP collective exposed */
+    env.mode = TSL_COST_PAPER;
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &paper);
+    env.knobs.tp_comm_overlap = false;
+    tsl_layer_cost_t paper_off;
+    tsl_cost_layer(&env, &l, &sp, NULL, 1, &paper_off);
+    CHECK_NEAR(paper.fwd_s, paper_off.fwd_s, 1e-15, "paper: forward exposed");
+    CHECK_NEAR(paper.bwd_s, paper_off.bwd_s, 1e-15, "paper: backward exposed");
+#undef RING
+#undef BULK
+    tsl_cluster_free(&c);
+}
+
 /* ZeRO-1 / ZeRO-2 on dp4: states, transient gradients, communication. */
 static void test_zero(void)
 {
@@ -2163,6 +2243,7 @@ int main(void)
     test_sp_selective_memory();
     test_sp_selective_time();
     test_recompute_tp_overlap();
+    test_tp_comm_overlap();
     test_zero();
     test_feasibility_and_padding();
     test_vocab_layers();

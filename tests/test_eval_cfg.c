@@ -268,6 +268,21 @@ static void test_knobs(void)
     CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 && c.knobs.unfused_grad_accum &&
               c.knobs.grad_reduce_bytes == 4,
           "--no-gradient-accumulation-fusion: unfused, into fp32 main_grad (%s)", err.msg);
+    /* --tp-comm-overlap: TE's userbuffers, read as tp_comm_overlap; Megatron-LM asserts SP
+     * with it (arguments.py), and SP is switched off at TP 1 before that assert */
+    snprintf(line, sizeof line, "%s--bf16", base);
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 && !c.knobs.tp_comm_overlap,
+          "no userbuffers by default (%s)", err.msg);
+    snprintf(line, sizeof line, "%s--bf16 --sequence-parallel --tp-comm-overlap", base);
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 && c.knobs.tp_comm_overlap &&
+              c.knobs.overlap_tp_dgrad && c.sp,
+          "--tp-comm-overlap with SP (%s)", err.msg);
+    snprintf(line, sizeof line, "%s--bf16 --tp-comm-overlap", base);
+    mg_refuses(line, "--tp-comm-overlap needs --sequence-parallel");
+    snprintf(line, sizeof line,
+             "--tensor-model-parallel-size 1 --micro-batch-size 1 --bf16 --sequence-parallel "
+             "--tp-comm-overlap");
+    mg_refuses(line, "--tp-comm-overlap needs --sequence-parallel");
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ndata_parallel_shard_degree = 8\n", &c, &err) ==
                   0 &&
               c.knobs.grad_reduce_bytes == 4 && !c.knobs.grad_reduce_exposed &&

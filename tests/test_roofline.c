@@ -983,6 +983,50 @@ static void test_nvfp4_layer(void)
 #undef CAST
 }
 
+/* The userbuffers blocks (tsl_roofline_layer_tp_gemms; cost.c "TP communication
+ * overlap") of one GPT layer (s 2048, h 4096, f 4h, 32 heads), two samples, TP 4 with
+ * SP, bf16 H100, flat curve: the self-attention block (QKV → projection) and the MLP
+ * (FFN-in → FFN-out), each GEMM's time by gemm() over its pass's GPU time — forward
+ * Y = X·W of (m × k)·(k × n), backward dX (m × n)·(n × k) and dW (k × m)·(m × n). An
+ * FFN-only half has one block; the embedding none. */
+static void test_tp_gemms(void)
+{
+    tsl_roofline_dev_t d = h100();
+    tsl_layer_t l = layer(2048, 4096, 32);
+    const double S = 2, T = S * 2048, h = 4096, f = 4 * 4096, t = 4;
+#define G(m, n, k) tsl_roofline_gemm_s(&d, (m), (n), (k), 1)
+    tsl_roofline_tp_gemms_t g;
+    tsl_roofline_layer_tp_gemms(&d, &l, S, 4, true, 0, &g);
+    double fwd = tsl_roofline_layer_fwd_s(&d, &l, S, 4, true, 0);
+    double bwd = tsl_roofline_layer_bwd_s(&d, &l, S, 4, true, 0);
+    CHECK(g.n == 2, "two blocks: %u", g.n);
+    CHECK_NEAR(g.col_f[0] * fwd, G(T, 3 * h / t, h), 1e-12, "QKV forward");
+    CHECK_NEAR(g.row_f[0] * fwd, G(T, h, h / t), 1e-12, "projection forward");
+    CHECK_NEAR(g.col_f[1] * fwd, G(T, f / t, h), 1e-12, "FFN-in forward");
+    CHECK_NEAR(g.row_f[1] * fwd, G(T, h, f / t), 1e-12, "FFN-out forward");
+    CHECK_NEAR(g.col_dx[0] * bwd, G(T, h, 3 * h / t), 1e-12, "QKV dX");
+    CHECK_NEAR(g.col_dw[0] * bwd, G(h, 3 * h / t, T), 1e-12, "QKV dW");
+    CHECK_NEAR(g.row_dx[0] * bwd, G(T, h / t, h), 1e-12, "projection dX");
+    CHECK_NEAR(g.col_dx[1] * bwd, G(T, h, f / t), 1e-12, "FFN-in dX");
+    CHECK_NEAR(g.col_dw[1] * bwd, G(h, f / t, T), 1e-12, "FFN-in dW");
+    CHECK_NEAR(g.row_dx[1] * bwd, G(T, f / t, h), 1e-12, "FFN-out dX");
+    double dx, dw; /* the column-parallel shares are the blocks' summed */
+    tsl_roofline_layer_col_frac(&d, &l, S, 4, true, 0, &dx, &dw);
+    CHECK_NEAR(dx, g.col_dx[0] + g.col_dx[1], 1e-12, "col dX = the blocks'");
+    CHECK_NEAR(dw, g.col_dw[0] + g.col_dw[1], 1e-12, "col dW = the blocks'");
+    tsl_layer_t ffn = l,
+                emb = {
+                    .kind = TSL_LAYER_EMBEDDING, .seq_len = 2048, .hidden = 4096, .vocab = 32000};
+    ffn.kind = TSL_LAYER_FFN;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&ffn, &err) == 0 && tsl_layer_derive(&emb, &err) == 0, "%s", err.msg);
+    tsl_roofline_layer_tp_gemms(&d, &ffn, S, 4, true, 0, &g);
+    CHECK(g.n == 1, "an FFN half: one block (%u)", g.n);
+    tsl_roofline_layer_tp_gemms(&d, &emb, S, 4, true, 32000, &g);
+    CHECK(g.n == 0, "the embedding: none (%u)", g.n);
+#undef G
+}
+
 /* One FP8 MoE FFN on the H100 by hand (docs/cost-model.md "FP8" and "Mixture of
  * experts"): Mixtral's shape (h 4096, f 14336, E 8, top-2, SwiGLU, no bias) over
  * T = 4096 tokens at EP 2: 4 local experts of m = 2·R/8 = 2048 rows each (R = 2T
@@ -1191,6 +1235,7 @@ static void test_gpt_oss_experts(void)
 
 int main(void)
 {
+    test_tp_gemms();
     test_gpt_oss_experts();
     test_fp8_layer();
     test_fp8_moe_layer();

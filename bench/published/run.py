@@ -226,6 +226,8 @@ def knob_args(row, amp_profile=None):
         cmd += ["--overlap-param-gather"]
     if p.get("overlap_tp_dgrad"):
         cmd += ["--overlap-tp-dgrad"]
+    if p.get("tp_comm_overlap"):  # TE's userbuffers under the SP collectives (--tp-comm-overlap)
+        cmd += ["--tp-comm-overlap"]
     if p.get("unfused_grad_accum"):
         cmd += ["--unfused-grad-accum"]
     if p.get("legacy_p2p"):
