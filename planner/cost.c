@@ -4,6 +4,7 @@
  * no allocation, no strings, no bandwidth lookups when the caller passes them.
  */
 #include "cost.h"
+#include "mamba.h"
 #include "profile.h"
 
 #include <math.h>
@@ -220,6 +221,10 @@ bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp
     if (cp <= 1)
         return true;
     if (!tsl_cost_cp_group(s, cp, &stride) || comm >= TSL_CP_COMM_COUNT || l->seq_len % cp != 0)
+        return false;
+    /* Megatron's Mamba CP (mamba_context_parallel.py: all-to-alls of the heads around
+     * the conv and the scan) is not priced: no plan puts a Mamba layer under CP */
+    if (l->kind == TSL_LAYER_MAMBA)
         return false;
     if (!has_attention(l))
         return true;
@@ -456,6 +461,8 @@ static bool tp_fits(const tsl_layer_t *l, uint32_t t)
 {
     if (t <= 1)
         return true;
+    if (l->kind == TSL_LAYER_MAMBA) /* SSM heads and B/C groups (mamba.h) */
+        return tsl_mamba_tp_fits(l, t);
     bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
                 l->kind == TSL_LAYER_ATTENTION;
     bool ffn =

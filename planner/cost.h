@@ -211,8 +211,9 @@ typedef enum tsl_cost_mode {
  * and relative-position bias as eager kernels); 22: the CP ring's kernels (the
  * diagonal causal, the other blocks unmasked) for p2p, torch's context_parallel
  * (torch-allgather: its fp32 merges, the gather under the first step, dK/dV in fp32
- * around the ring). */
-#define TSL_COST_MODEL_VERSION 22u
+ * around the ring); 23: Mamba-2 mixer layers (mamba.h: in_proj/out_proj, the conv and
+ * the SSD scan's kernels, the grouped norm) of hybrid models. */
+#define TSL_COST_MODEL_VERSION 23u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -77,3 +77,15 @@ int tsl_plan_exec_scope(const tsl_plan_t *p, tsl_err_t *err)
         return refuse(err, "bf16 Adam moments", "the executor keeps Adam's moments in fp32");
     return check_memopt(p, err);
 }
+
+int tsl_model_exec_scope(const tsl_model_t *m, tsl_err_t *err)
+{
+    for (uint32_t i = 0; m != NULL && i < m->n_layers; i++)
+        if (m->layers[i].kind == TSL_LAYER_MAMBA)
+            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                                "model %s: layer %u: a Mamba-2 mixer layer (%u of the model's "
+                                "%u layers): the executor runs attention, FFN and MoE layers, "
+                                "no SSM scan",
+                                m->name, i, tsl_model_mamba_layers(m), m->n_layers);
+    return 0;
+}
