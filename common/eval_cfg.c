@@ -14,9 +14,52 @@
 #include "pipeline.h"
 #include "target.h"
 
+/* A Transformer layer as Megatron-LM counts them: a whole layer, or one block of a
+ * hybrid model (M, *, - or E of its pattern: each is a layer of --num-layers). */
 static bool is_block(const tsl_layer_t *l)
 {
-    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER;
+    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
+           l->kind == TSL_LAYER_MAMBA || l->kind == TSL_LAYER_ATTENTION || l->kind == TSL_LAYER_FFN;
+}
+
+/* The hybrid pattern's character of block l (model.h tsl_arch_spec_t.hybrid). */
+static char hybrid_char(const tsl_layer_t *l)
+{
+    return l->kind == TSL_LAYER_MAMBA       ? 'M'
+           : l->kind == TSL_LAYER_ATTENTION ? '*'
+           : l->kind != TSL_LAYER_FFN       ? '?'
+           : l->experts                     ? 'E'
+                                            : '-';
+}
+
+/* --hybrid-layer-pattern against the model's blocks: the same letters in order. */
+static int hybrid_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, tsl_err_t *err)
+{
+    if (!cfg->hybrid[0])
+        return 0;
+    if (tsl_model_mamba_layers(m) == 0)
+        return tsl_err_set(err,
+                           "megatron: --hybrid-layer-pattern: model %s is not a hybrid (no "
+                           "Mamba layers); give its config (a nemotron_h --hf-config)",
+                           m->name);
+    uint32_t b = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        if (!is_block(&m->layers[i]))
+            continue;
+        char want = cfg->hybrid[b], has = hybrid_char(&m->layers[i]);
+        if (want == '\0' || want != has)
+            return tsl_err_set(err,
+                               "megatron: --hybrid-layer-pattern: layer %u is '%c' in the "
+                               "configuration, '%c' in the model %s",
+                               b, want ? want : ' ', has, m->name);
+        b++;
+    }
+    if (cfg->hybrid[b])
+        return tsl_err_set(err,
+                           "megatron: --hybrid-layer-pattern: %zu layers in the configuration, "
+                           "%u in the model %s",
+                           strlen(cfg->hybrid), b, m->name);
+    return 0;
 }
 
 /* deg[0..2] = TP, SDP, DP for a stage of G devices. */
@@ -218,7 +261,7 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
                            "num-layers: the configuration has %u Transformer layers, the "
                            "model %u",
                            cfg->n_blocks, nb);
-    if (moe_layers_match(cfg, m, nb, err) != 0)
+    if (moe_layers_match(cfg, m, nb, err) != 0 || hybrid_match(cfg, m, err) != 0)
         return -1;
     first[P] = L;
     if (cfg->n_counts) {
@@ -526,7 +569,6 @@ static const mg_why_t mg_refused[] = {
     {"warmup", "is no longer valid, use --lr-warmup-fraction instead (Megatron-LM)"},
     {"pipeline-model-parallel-layout", "is not read by Tessel; give the split with "
                                        "--decoder-first/last-pipeline-num-layers"},
-    {"hybrid-layer-pattern", "(hybrid Mamba models) is not modelled by Tessel"},
     {"use-megatron-fsdp", "is not modelled by Tessel; --use-torch-fsdp2 is read"},
     {"distribute-saved-activations", "is not modelled by Tessel"},
     {"cpu-offloading", "is not modelled by Tessel's eval (plan's memory switches are H3T's)"},
@@ -905,6 +947,29 @@ static int mg_dtype(const char *key, const char *val, uint8_t *dt, mg_state_t *s
 
 /* The flags read beside the numbers of mg_u32; 1: not one of them. all: every
  * value word of the flag, space-separated (val is the first). */
+/* --hybrid-layer-pattern P: M, *, - and E only (hybrid_match checks it against the
+ * model); Megatron's pipeline segments ('|') and MTP part ('/') are not read. */
+static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    if (val == NULL || !*val)
+        return tsl_err_set(err, "megatron: --%s needs a pattern, e.g. MEM*EME", key);
+    size_t n = strlen(val), ok = strspn(val, "M*-E");
+    if (ok < n && (val[ok] == '|' || val[ok] == '/'))
+        return tsl_err_set(err,
+                           "megatron: --%s: '%c' (%s) is not read by Tessel; give the layers "
+                           "alone and the split with --decoder-first/last-pipeline-num-layers",
+                           key, val[ok],
+                           val[ok] == '|' ? "pipeline segments" : "multi-token prediction");
+    if (ok < n)
+        return tsl_err_set(err, "megatron: --%s: '%c' at %zu is not M, *, - or E", key, val[ok],
+                           ok);
+    if (n >= sizeof c->hybrid)
+        return tsl_err_set(err, "megatron: --%s: %zu layers exceed the limit of %zu", key, n,
+                           sizeof c->hybrid - 1);
+    memcpy(c->hybrid, val, n + 1);
+    return 0;
+}
+
 static int mg_read(const char *key, const char *val, const char *all, tsl_eval_cfg_t *c,
                    mg_state_t *st, tsl_err_t *err)
 {
@@ -945,6 +1010,8 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
     }
     if (strcmp(key, "moe-layer-freq") == 0)
         return mg_moe_freq(val, c, err);
+    if (strcmp(key, "hybrid-layer-pattern") == 0 || strcmp(key, "hybrid-override-pattern") == 0)
+        return mg_hybrid(key, val, c, err);
     if (strcmp(key, "recompute-modules") == 0) { /* nargs '*': every word up to the next flag */
         st->modules_set = true;
         if (tsl_recompute_modules_parse(all, &st->modules, &st->modules_core, err) != 0)

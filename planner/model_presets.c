@@ -893,6 +893,43 @@ static const preset_def_t presets[] = {
      LLAMA4_SPEC(128, 0xAAAAAAAAAAAAAAAAull, TSL_QK_NORM_NONE),
      NULL,
      {0}},
+    /* Nemotron 3 Nano 30B-A3B (NVIDIA 2025; Megatron-Bridge recipes/nemotronh/
+     * nemotron_3_nano.py at 21d102f5e and the HF config.json): a hybrid of 23 Mamba-2
+     * mixers (64 heads of 64, state 128, 8 groups, conv 4, chunk 128), 6 GQA
+     * attention blocks (32 heads of 128, 2 K/V heads) and 23 MoE blocks (128 squared-
+     * ReLU experts of 1856, top 6, one shared expert of 3712, a sigmoid router with a
+     * score-correction bias, scaled by 2.5); h 2688, vocab 131072, untied head;
+     * pre-training at sequence 8192. The model card: 31.6B total, 3.2B active (3.6B
+     * with the embeddings). */
+    {{"Nemotron-3-Nano", "Nemotron 3 Nano model card (NVIDIA 2025): 31.6B total, 3.2B active",
+      31600000000, false},
+     {.arch = TSL_ARCH_LLAMA,
+      .layers = 52,
+      .hidden = 2688,
+      .ffn_hidden = 1856,
+      .heads = 32,
+      .kv_heads = 2,
+      .head_dim = 128,
+      .seq_len = 8192,
+      .vocab = 131072,
+      .experts = 128,
+      .experts_per_tok = 6,
+      .moe_ffn_hidden = 1856,
+      .shared_experts = 1,
+      .shared_ffn_hidden = 3712,
+      .router_bias = true,
+      .router_score = TSL_ROUTER_SIGMOID,
+      .router_norm = true,
+      .router_scale = 2.5,
+      .hybrid = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+      .ssm_heads = 64,
+      .ssm_head_dim = 64,
+      .ssm_state = 128,
+      .ssm_groups = 8,
+      .ssm_conv = 4,
+      .ssm_chunk = 128},
+     NULL,
+     {0}},
 };
 
 #define N_PRESETS (sizeof(presets) / sizeof(presets[0]))
