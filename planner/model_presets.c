@@ -33,7 +33,8 @@ static int spec_field_zero(const tsl_arch_spec_t *sp, tsl_err_t *err)
     } f[] = {
         {"layers", sp->layers, true},
         {"hidden", sp->hidden, true},
-        {"ffn_hidden", sp->ffn_hidden, true},
+        /* a hybrid needs it only for its MLP blocks (hybrid_check) */
+        {"ffn_hidden", sp->ffn_hidden, !sp->hybrid[0]},
         {"heads", sp->heads, true},
         {"seq_len", sp->seq_len, true},
         {"vocab", sp->vocab, sp->arch != TSL_ARCH_VIT},

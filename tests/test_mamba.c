@@ -171,12 +171,26 @@ static void test_exec_scope(void)
     tsl_model_t m;
     CHECK(tsl_model_build(&sp, "Nemotron-3-Nano", &m, &err) == 0, "%s", err.msg);
     CHECK(tsl_model_exec_scope(&m, &err) == -1 && tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
-              strstr(err.msg, "layer 1: a Mamba-2 mixer layer (23 of the model's 54"),
+              strstr(err.msg, "(layer 1 the first): 23 Mamba-2 mixer layers"),
           "refused: %s", err.msg);
     tsl_model_free(&m);
     CHECK(tsl_model_preset("GPT2-345M", &m, &err) == 0 && tsl_model_exec_scope(&m, &err) == 0,
           "a Transformer runs: %s", err.msg);
     tsl_model_free(&m);
+    /* tesseld's form, from a plan document's model.mamba_layers */
+    CHECK(tsl_exec_scope_mamba(0, &err) == 0 && tsl_exec_scope_mamba(23, &err) == -1 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+              strstr(err.msg, "23 Mamba-2 mixer layers (a hybrid model)"),
+          "from the count: %s", err.msg);
+    /* a hybrid without MLP blocks needs no ffn_hidden; one with them does */
+    sp = nano();
+    sp.ffn_hidden = 0;
+    CHECK(tsl_model_build(&sp, "no-mlp", &m, &err) == 0, "no '-' blocks: %s", err.msg);
+    tsl_model_free(&m);
+    sp.hybrid[0] = '-';
+    CHECK(tsl_model_build(&sp, "mlp", &m, &err) == -1 &&
+              strstr(err.msg, "- layers need ffn_hidden"),
+          "a '-' block without a width: %s", err.msg);
 }
 
 int main(void)
