@@ -1110,9 +1110,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double compute_f, compute_b, acc_b, core_f, wgrad_frac, col_frac[2];
     layer_compute_f(env, l, s, n, g.t, p / g.z, grad_accum_bytes(&env->knobs, s, g), &compute_f,
                     &compute_b, &acc_b, &core_f, &wgrad_frac, col_frac);
-    /* measured per-shape block times replace the roofline (not for MoE or latent
-     * attention: a profile measures dense blocks) */
-    bool profiled = env->profile != NULL && !l->experts && !l->kv_lora_rank;
+    /* measured per-shape block times replace the roofline (not for MoE, latent
+     * attention or Mamba layers: a profile measures dense Transformer blocks) */
+    bool profiled = env->profile != NULL && !l->experts && !l->kv_lora_rank &&
+                    l->kind != TSL_LAYER_MAMBA;
     if (profiled)
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
     /* a per-layer profile's backward is twice its forward; a block timed as a stack
