@@ -12,6 +12,7 @@
 #include "mamba.h"
 #include "model.h"
 #include "plan.h"
+#include "roofline.h"
 
 static tsl_layer_t toy(void)
 {
@@ -163,6 +164,48 @@ static void test_nano(void)
           "length: %s", err.msg);
 }
 
+/* Time: with no bandwidth known a layer is its FLOPs over F (the pre-roofline
+ * model); with one, Nano's mixer is at least its two projections' GEMM time, its
+ * backward longer than its forward, and TP 2 shortens it. */
+static void test_roofline(void)
+{
+    tsl_err_t err = {0};
+    tsl_layer_t l = toy();
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 1e12, 0.0);
+    /* 3904 FLOPs per sample, 2 samples, 1e12 FLOP/s; backward twice */
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, 2, 1, false, 0), 7808e-12, 1e-12, "flat fwd");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, 2, 1, false, 0), 15616e-12, 1e-12, "flat bwd");
+
+    tsl_arch_spec_t sp = {0};
+    sp.arch = TSL_ARCH_LLAMA;
+    snprintf(sp.hybrid, sizeof sp.hybrid, "M");
+    sp.layers = 1;
+    sp.hidden = 2688;
+    sp.heads = 32;
+    sp.seq_len = 8192;
+    sp.vocab = 131072;
+    sp.ssm_heads = 64;
+    sp.ssm_head_dim = 64;
+    sp.ssm_state = 128;
+    sp.ssm_groups = 8;
+    sp.ssm_conv = 4;
+    sp.ssm_chunk = 128;
+    tsl_model_t m;
+    CHECK(tsl_model_build(&sp, "one-mixer", &m, &err) == 0, "%s", err.msg);
+    const tsl_layer_t *M = &m.layers[1];
+    tsl_roofline_dev_init(&d, 989e12, 3.35e12); /* H100 SXM bf16 dense, HBM3 */
+    double f1 = tsl_roofline_layer_fwd_s(&d, M, 1, 1, false, 0);
+    double b1 = tsl_roofline_layer_bwd_s(&d, M, 1, 1, false, 0);
+    double f2 = tsl_roofline_layer_fwd_s(&d, M, 1, 2, false, 0);
+    /* in_proj 2·8192·2688·10304 + out_proj 2·8192·4096·2688 FLOPs at F at best */
+    double gemms = (2.0 * 8192 * 2688 * 10304 + 2.0 * 8192 * 4096 * 2688) / 989e12;
+    CHECK(f1 > gemms && b1 > f1 && f2 < f1, "fwd %.3g ms (GEMMs alone %.3g), bwd %.3g, tp2 %.3g",
+          f1 * 1e3, gemms * 1e3, b1 * 1e3, f2 * 1e3);
+    tsl_model_free(&m);
+}
+
 /* The executor runs no Mamba layer: refused by name before any rank starts. */
 static void test_exec_scope(void)
 {
@@ -198,6 +241,7 @@ int main(void)
     test_toy();
     test_refusals();
     test_nano();
+    test_roofline();
     test_exec_scope();
     return CHECK_DONE();
 }
