@@ -14,14 +14,6 @@
 #include "pipeline.h"
 #include "target.h"
 
-/* A Transformer layer as Megatron-LM counts them: a whole layer, or one block of a
- * hybrid model (M, *, - or E of its pattern: each is a layer of --num-layers). */
-static bool is_block(const tsl_layer_t *l)
-{
-    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
-           l->kind == TSL_LAYER_MAMBA || l->kind == TSL_LAYER_ATTENTION || l->kind == TSL_LAYER_FFN;
-}
-
 /* The hybrid pattern's character of block l (model.h tsl_arch_spec_t.hybrid). */
 static char hybrid_char(const tsl_layer_t *l)
 {
@@ -44,7 +36,7 @@ static int hybrid_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, tsl_err
                            m->name);
     uint32_t b = 0;
     for (uint32_t i = 0; i < m->n_layers; i++) {
-        if (!is_block(&m->layers[i]))
+        if (!tsl_model_is_block(m, i))
             continue;
         char want = cfg->hybrid[b], has = hybrid_char(&m->layers[i]);
         if (want == '\0' || want != has)
@@ -138,7 +130,7 @@ static int batch(const tsl_eval_cfg_t *cfg, uint32_t width, uint32_t P, tsl_plan
 static uint32_t block_layer(const tsl_model_t *m, uint32_t b)
 {
     for (uint32_t i = 0, n = 0; i < m->n_layers; i++)
-        if (is_block(&m->layers[i]) && n++ == b)
+        if (tsl_model_is_block(m, i) && n++ == b)
             return i;
     return m->n_layers;
 }
@@ -236,7 +228,7 @@ static int moe_layers_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uin
                            "Transformer layers (Megatron-LM: its length must match)",
                            cfg->moe_len, nb);
     for (uint32_t i = 0, b = 0; i < m->n_layers; i++) {
-        if (!is_block(&m->layers[i]))
+        if (!tsl_model_is_block(m, i))
             continue;
         bool want = cfg->moe_len ? cfg->moe_pattern[b] != 0 : b % cfg->moe_every == 0;
         bool has = m->layers[i].experts > 0;
@@ -255,7 +247,7 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
 {
     uint32_t L = m->n_layers, nb = 0, fb[TSL_PLAN_MAX_STAGES];
     for (uint32_t i = 0; i < L; i++)
-        nb += is_block(&m->layers[i]);
+        nb += tsl_model_is_block(m, i);
     if (cfg->n_blocks && cfg->n_blocks != nb)
         return tsl_err_set(err,
                            "num-layers: the configuration has %u Transformer layers, the "
@@ -314,7 +306,7 @@ static void fill_layers(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const u
         uint32_t k = 0;
         for (uint32_t i = first[st]; i < first[st + 1]; i++) {
             tsl_strategy_t x = *s;
-            if (is_block(&m->layers[i])) {
+            if (tsl_model_is_block(m, i)) {
                 k++;
                 bool on = cfg->ckpt_per_stage ? k <= cfg->ckpt_per_stage
                           : cfg->ckpt_every   ? k % cfg->ckpt_every == 0
@@ -354,7 +346,7 @@ static int tt_stages(tsl_eval_cfg_t *c, const tsl_model_t *m, uint32_t P, tsl_er
 {
     uint32_t nb = 0, v = c->tt_multi ? 2 : 1;
     for (uint32_t i = 0; i < m->n_layers; i++)
-        nb += is_block(&m->layers[i]);
+        nb += tsl_model_is_block(m, i);
     if (c->tt_layers_per_stage) {
         uint32_t lps = c->tt_layers_per_stage, eff = nb + c->tt_in_w + c->tt_out_w;
         uint32_t S = (eff + lps - 1) / lps;
@@ -451,7 +443,7 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
     if (cfg->vpp_blocks) {
         uint32_t n0 = 0;
         for (uint32_t i = first[0]; i < first[1]; i++)
-            n0 += is_block(&m->layers[i]);
+            n0 += tsl_model_is_block(m, i);
         n0 += cfg->acct_embed; /* Megatron counts it in the stage's layers */
         if (n0 % cfg->vpp_blocks != 0)
             return tsl_err_set(err,

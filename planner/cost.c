@@ -1112,8 +1112,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
                     &compute_b, &acc_b, &core_f, &wgrad_frac, col_frac);
     /* measured per-shape block times replace the roofline (not for MoE, latent
      * attention or Mamba layers: a profile measures dense Transformer blocks) */
-    bool profiled = env->profile != NULL && !l->experts && !l->kv_lora_rank &&
-                    l->kind != TSL_LAYER_MAMBA;
+    bool profiled =
+        env->profile != NULL && !l->experts && !l->kv_lora_rank && l->kind != TSL_LAYER_MAMBA;
     if (profiled)
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
     /* a per-layer profile's backward is twice its forward; a block timed as a stack

@@ -462,6 +462,15 @@ void tsl_model_free(tsl_model_t *m)
     memset(&m->rope, 0, sizeof(m->rope));
     m->norm_eps = 0.0;
     m->qkv_bias = false;
+    m->hybrid = false;
+}
+
+bool tsl_model_is_block(const tsl_model_t *m, uint32_t i)
+{
+    tsl_layer_kind_t k = m->layers[i].kind;
+    if (k == TSL_LAYER_ENCODER || k == TSL_LAYER_DECODER || k == TSL_LAYER_MAMBA)
+        return true;
+    return m->hybrid && (k == TSL_LAYER_ATTENTION || k == TSL_LAYER_FFN);
 }
 
 int tsl_model_add_n(tsl_model_t *m, const tsl_layer_t *l, uint32_t count, tsl_err_t *err)

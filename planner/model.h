@@ -303,7 +303,15 @@ typedef struct tsl_model {
     double norm_eps;            /* rms_norm_eps / layer_norm_eps; 0: not given */
     bool qkv_bias;              /* Q/K/V carry biases though the other linears have none (Qwen2;
                       counted in the layers' extra_params) */
+    bool hybrid; /* built from a hybrid pattern (tsl_arch_spec_t.hybrid): its attention,
+                    FFN and Mamba blocks are each a layer, as Megatron-LM counts them */
 } tsl_model_t;
+
+/* Whether layer i of m is a Transformer layer as the stacks count them (what a
+ * stack's uniform recompute covers, what Megatron's --num-layers counts): a whole
+ * encoder or decoder layer, or one block of a hybrid model (M, *, - or E). Not the
+ * embedding, the head, nor AutoPipe's attention/FFN halves of a split layer. */
+bool tsl_model_is_block(const tsl_model_t *m, uint32_t i);
 
 /*
  * Keys per query, averaged over the s queries, that attention over s tokens with

@@ -510,6 +510,7 @@ static int build_llama(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err
     if (sp->logit_softcap)
         hd.extra_fwd_flops = SOFTCAP_FLOPS_PER_ELEM * s * sp->vocab;
     m->qkv_bias = sp->qkv_bias;
+    m->hybrid = sp->hybrid[0] != '\0';
     if (tsl_model_add(m, &e, err) != 0)
         return -1;
     if ((sp->hybrid[0] ? add_hybrid_layers(sp, m, err) : add_llama_layers(sp, m, err)) != 0)

@@ -129,6 +129,12 @@ static void test_nano(void)
     CHECK(m.n_layers == 54 && tsl_model_mamba_layers(&m) == 23 && tsl_model_moe_layers(&m) == 23,
           "layers %u, mamba %u, moe %u", m.n_layers, tsl_model_mamba_layers(&m),
           tsl_model_moe_layers(&m));
+    /* every block of the pattern is a layer as Megatron counts them, the ends not */
+    uint32_t blocks = 0;
+    for (uint32_t i = 0; i < m.n_layers; i++)
+        blocks += tsl_model_is_block(&m, i);
+    CHECK(m.hybrid && blocks == 52 && !tsl_model_is_block(&m, 0) && !tsl_model_is_block(&m, 53),
+          "52 blocks (%u)", blocks);
     const tsl_layer_t *M = &m.layers[1], *E = &m.layers[2], *A = &m.layers[6];
     CHECK(M->kind == TSL_LAYER_MAMBA && E->kind == TSL_LAYER_FFN && E->experts == 128 &&
               A->kind == TSL_LAYER_ATTENTION && A->causal,
