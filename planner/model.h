@@ -136,6 +136,10 @@
  *   The down projections are replicated under TP, the heads split (act_repl /
  *   act_shard as above).
  *
+ * Mamba-2 mixer (kind TSL_LAYER_MAMBA; the ssm_* fields): a hybrid model's M block,
+ * its parameters, FLOPs (the SSD scan's by Dao & Gu 2024, Sec. 6), stash and TP split
+ * as mamba.h states them; tp_allreduces 1; no attention core (core_fwd_flops 0).
+ *
  * Stash variants (Korthikanti et al. 2022, Sec. 4; docs/models.md, docs/cost-model.md):
  *   unfused_attn  false (the default) is fused/flash attention: the 5·a·s·w score
  *                 stash above is not kept (flash keeps only fp32 softmax statistics,
