@@ -594,14 +594,17 @@ static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
  * in chunks of Q, Hl heads and Gl groups local. Its matmuls as batched GEMMs by
  * the shape curve — C·Bᵀ per chunk and group (Q × Q × N), the chunk states Bᵀ·X
  * per chunk and head (N × P × Q), the chunk scan (L∘CBᵀ)·X and C·state per chunk
- * and head (Q × P × Q, Q × P × N) — and the fp32 chunk states' traffic (written by
- * the chunk-state kernel, read and written by the state passing, read by the
- * scan: 16 bytes per state element), the dt cumsum (per head and token: read 2,
+ * and head (Q × P × Q, Q × P × N) — and, per element of the chunk states (mamba_ssm
+ * ssd_combined.py _mamba_chunk_scan_combined_fwd / _bwd): forward 12 bytes (written
+ * in fp32 by the chunk-state kernel, read by the state passing, which writes them
+ * in the inputs' bf16, out_dtype=C.dtype, read by the scan); backward 28 (dstates
+ * written in fp32, the passing's backward reading states and dstates in fp32 and
+ * writing both in bf16, dstates read by the dx and dB kernels, the states cast to
+ * bf16 and read by the dC kernel); the dt cumsum (per head and token: read 2,
  * write 8 fp32 dt and dA_cumsum), the causal conv1d with its silu (read 2, write 2
- * per element of x, B, C). The backward (mamba_ssm _mamba_chunk_scan_combined_bwd
- * under MambaSplitConv1dScanCombinedFn.backward) recomputes the conv, C·Bᵀ, the
- * chunk states and their passing before its gradient kernels: those recomputed
- * forward kernels are added to the backward pass. */
+ * per element of x, B, C). The backward (MambaSplitConv1dScanCombinedFn.backward)
+ * first runs the conv, C·Bᵀ, the chunk states and their passing again (the passing
+ * in fp32 then: 12 bytes per state element): those forward kernels are added. */
 static double ssd_s(pass_t *p, const tsl_layer_t *l, double T, double t)
 {
     double Q = l->ssm_chunk, N = l->ssm_state, P = l->ssm_head_dim;
@@ -609,11 +612,12 @@ static double ssd_s(pass_t *p, const tsl_layer_t *l, double T, double t)
     double conv = T * (Hl * P + 2.0 * Gl * N), states = chunks * Hl * P * N;
     double c = gemm(p, Q, Q, N, chunks * Gl) + gemm(p, N, P, Q, chunks * Hl) +
                gemm(p, Q, P, Q, chunks * Hl) + gemm(p, Q, P, N, chunks * Hl);
-    c += mem(p, 16.0 * states, 2) + mem(p, 10.0 * T * Hl, 1) + mem(p, 4.0 * conv, 1);
+    c += counted(p, (p->bwd ? 28.0 : 12.0) * states, p->bwd ? 2u : 1u) + mem(p, 10.0 * T * Hl, 1) +
+         mem(p, 4.0 * conv, 1);
     if (p->bwd) { /* the forward kernels the backward runs again */
         pass_t f = {.d = p->d, .bwd = false};
         c += gemm(&f, Q, Q, N, chunks * Gl) + gemm(&f, N, P, Q, chunks * Hl) +
-             mem(&f, 16.0 * states, 2) + mem(&f, 10.0 * T * Hl, 1) + mem(&f, 4.0 * conv, 1);
+             counted(&f, 12.0 * states, 1) + mem(&f, 10.0 * T * Hl, 1) + mem(&f, 4.0 * conv, 1);
         p->ops += f.ops;
     }
     return c;

@@ -78,8 +78,9 @@
  *
  * Mamba-2 layers (TSL_LAYER_MAMBA; mamba.h, docs/cost-model.md "Mamba-2 layers"):
  * lin(T, w_in/t, h) + the SSD scan's batched GEMMs (Q × Q × N per chunk and local
- * group; N × P × Q, Q × P × Q, Q × P × N per chunk and local head) + its fp32 chunk
- * states (16 bytes per element), dt cumsum (10 per head and token) and conv (4 per
+ * group; N × P × Q, Q × P × Q, Q × P × N per chunk and local head) + its chunk
+ * states (12 bytes per element forward, 28 backward), dt cumsum (10 per head and
+ * token) and conv (4 per
  * element of x, B, C) + the grouped norm (4 per element of d_i/t) + lin(T, h, d_i/t)
  * + the block's elementwise work (+ two layout copies when a micro-batch holds more
  * than one sample); the backward adds the scan's recomputed forward kernels.
