@@ -14,9 +14,44 @@
 #include "pipeline.h"
 #include "target.h"
 
-static bool is_block(const tsl_layer_t *l)
+/* The hybrid pattern's character of block l (model.h tsl_arch_spec_t.hybrid). */
+static char hybrid_char(const tsl_layer_t *l)
 {
-    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER;
+    return l->kind == TSL_LAYER_MAMBA       ? 'M'
+           : l->kind == TSL_LAYER_ATTENTION ? '*'
+           : l->kind != TSL_LAYER_FFN       ? '?'
+           : l->experts                     ? 'E'
+                                            : '-';
+}
+
+/* --hybrid-layer-pattern against the model's blocks: the same letters in order. */
+static int hybrid_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, tsl_err_t *err)
+{
+    if (!cfg->hybrid[0])
+        return 0;
+    if (tsl_model_mamba_layers(m) == 0)
+        return tsl_err_set(err,
+                           "megatron: --hybrid-layer-pattern: model %s is not a hybrid (no "
+                           "Mamba layers); give its config (a nemotron_h --hf-config)",
+                           m->name);
+    uint32_t b = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        if (!tsl_model_is_block(m, i))
+            continue;
+        char want = cfg->hybrid[b], has = hybrid_char(&m->layers[i]);
+        if (want == '\0' || want != has)
+            return tsl_err_set(err,
+                               "megatron: --hybrid-layer-pattern: layer %u is '%c' in the "
+                               "configuration, '%c' in the model %s",
+                               b, want ? want : ' ', has, m->name);
+        b++;
+    }
+    if (cfg->hybrid[b])
+        return tsl_err_set(err,
+                           "megatron: --hybrid-layer-pattern: %zu layers in the configuration, "
+                           "%u in the model %s",
+                           strlen(cfg->hybrid), b, m->name);
+    return 0;
 }
 
 /* deg[0..2] = TP, SDP, DP for a stage of G devices. */
@@ -95,7 +130,7 @@ static int batch(const tsl_eval_cfg_t *cfg, uint32_t width, uint32_t P, tsl_plan
 static uint32_t block_layer(const tsl_model_t *m, uint32_t b)
 {
     for (uint32_t i = 0, n = 0; i < m->n_layers; i++)
-        if (is_block(&m->layers[i]) && n++ == b)
+        if (tsl_model_is_block(m, i) && n++ == b)
             return i;
     return m->n_layers;
 }
@@ -193,7 +228,7 @@ static int moe_layers_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uin
                            "Transformer layers (Megatron-LM: its length must match)",
                            cfg->moe_len, nb);
     for (uint32_t i = 0, b = 0; i < m->n_layers; i++) {
-        if (!is_block(&m->layers[i]))
+        if (!tsl_model_is_block(m, i))
             continue;
         bool want = cfg->moe_len ? cfg->moe_pattern[b] != 0 : b % cfg->moe_every == 0;
         bool has = m->layers[i].experts > 0;
@@ -212,13 +247,13 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
 {
     uint32_t L = m->n_layers, nb = 0, fb[TSL_PLAN_MAX_STAGES];
     for (uint32_t i = 0; i < L; i++)
-        nb += is_block(&m->layers[i]);
+        nb += tsl_model_is_block(m, i);
     if (cfg->n_blocks && cfg->n_blocks != nb)
         return tsl_err_set(err,
                            "num-layers: the configuration has %u Transformer layers, the "
                            "model %u",
                            cfg->n_blocks, nb);
-    if (moe_layers_match(cfg, m, nb, err) != 0)
+    if (moe_layers_match(cfg, m, nb, err) != 0 || hybrid_match(cfg, m, err) != 0)
         return -1;
     first[P] = L;
     if (cfg->n_counts) {
@@ -271,7 +306,7 @@ static void fill_layers(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const u
         uint32_t k = 0;
         for (uint32_t i = first[st]; i < first[st + 1]; i++) {
             tsl_strategy_t x = *s;
-            if (is_block(&m->layers[i])) {
+            if (tsl_model_is_block(m, i)) {
                 k++;
                 bool on = cfg->ckpt_per_stage ? k <= cfg->ckpt_per_stage
                           : cfg->ckpt_every   ? k % cfg->ckpt_every == 0
@@ -311,7 +346,7 @@ static int tt_stages(tsl_eval_cfg_t *c, const tsl_model_t *m, uint32_t P, tsl_er
 {
     uint32_t nb = 0, v = c->tt_multi ? 2 : 1;
     for (uint32_t i = 0; i < m->n_layers; i++)
-        nb += is_block(&m->layers[i]);
+        nb += tsl_model_is_block(m, i);
     if (c->tt_layers_per_stage) {
         uint32_t lps = c->tt_layers_per_stage, eff = nb + c->tt_in_w + c->tt_out_w;
         uint32_t S = (eff + lps - 1) / lps;
@@ -408,7 +443,7 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
     if (cfg->vpp_blocks) {
         uint32_t n0 = 0;
         for (uint32_t i = first[0]; i < first[1]; i++)
-            n0 += is_block(&m->layers[i]);
+            n0 += tsl_model_is_block(m, i);
         n0 += cfg->acct_embed; /* Megatron counts it in the stage's layers */
         if (n0 % cfg->vpp_blocks != 0)
             return tsl_err_set(err,
@@ -526,7 +561,6 @@ static const mg_why_t mg_refused[] = {
     {"warmup", "is no longer valid, use --lr-warmup-fraction instead (Megatron-LM)"},
     {"pipeline-model-parallel-layout", "is not read by Tessel; give the split with "
                                        "--decoder-first/last-pipeline-num-layers"},
-    {"hybrid-layer-pattern", "(hybrid Mamba models) is not modelled by Tessel"},
     {"use-megatron-fsdp", "is not modelled by Tessel; --use-torch-fsdp2 is read"},
     {"distribute-saved-activations", "is not modelled by Tessel"},
     {"cpu-offloading", "is not modelled by Tessel's eval (plan's memory switches are H3T's)"},
@@ -924,6 +958,29 @@ static int mg_fp4(const char *key, const char *val, mg_state_t *st, tsl_err_t *e
 
 /* The flags read beside the numbers of mg_u32; 1: not one of them. all: every
  * value word of the flag, space-separated (val is the first). */
+/* --hybrid-layer-pattern P: M, *, - and E only (hybrid_match checks it against the
+ * model); Megatron's pipeline segments ('|') and MTP part ('/') are not read. */
+static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    if (val == NULL || !*val)
+        return tsl_err_set(err, "megatron: --%s needs a pattern, e.g. MEM*EME", key);
+    size_t n = strlen(val), ok = strspn(val, "M*-E");
+    if (ok < n && (val[ok] == '|' || val[ok] == '/'))
+        return tsl_err_set(err,
+                           "megatron: --%s: '%c' (%s) is not read by Tessel; give the layers "
+                           "alone and the split with --decoder-first/last-pipeline-num-layers",
+                           key, val[ok],
+                           val[ok] == '|' ? "pipeline segments" : "multi-token prediction");
+    if (ok < n)
+        return tsl_err_set(err, "megatron: --%s: '%c' at %zu is not M, *, - or E", key, val[ok],
+                           ok);
+    if (n >= sizeof c->hybrid)
+        return tsl_err_set(err, "megatron: --%s: %zu layers exceed the limit of %zu", key, n,
+                           sizeof c->hybrid - 1);
+    memcpy(c->hybrid, val, n + 1);
+    return 0;
+}
+
 static int mg_read(const char *key, const char *val, const char *all, tsl_eval_cfg_t *c,
                    mg_state_t *st, tsl_err_t *err)
 {
@@ -966,6 +1023,8 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
     }
     if (strcmp(key, "moe-layer-freq") == 0)
         return mg_moe_freq(val, c, err);
+    if (strcmp(key, "hybrid-layer-pattern") == 0 || strcmp(key, "hybrid-override-pattern") == 0)
+        return mg_hybrid(key, val, c, err);
     if (strcmp(key, "recompute-modules") == 0) { /* nargs '*': every word up to the next flag */
         st->modules_set = true;
         if (tsl_recompute_modules_parse(all, &st->modules, &st->modules_core, err) != 0)

@@ -97,6 +97,10 @@ typedef struct tsl_eval_cfg {
     /* Megatron-LM without --expert-tensor-parallel-size: the routed experts take the
      * attention's TP degree (validate_args), knobs.etp = tp for a model with experts */
     bool etp_follows_tp;
+    /* Megatron-LM's --hybrid-layer-pattern (or the deprecated --hybrid-override-pattern):
+     * M, *, - and E per layer; checked against the model's blocks (a nemotron_h
+     * --hf-config or preset), which it must match; empty: not given */
+    char hybrid[TSL_MODEL_MAX_LAYERS + 1];
     /* what the import read differently from the stack or left out, one note a line,
        for the person to see (tsl_eval_cfg_note) */
     char notes[1024];

@@ -19,7 +19,7 @@
 #define SUPPORTED                                                                                  \
     "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2, gpt_neox, falcon, phi, qwen3, gemma2, "  \
     "gemma3, gemma3_text, phi3, olmo2, RefinedWeb, RefinedWebModel, mixtral, qwen2_moe, "          \
-    "qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss, llama4, llama4_text"
+    "qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss, llama4, llama4_text, nemotron_h"
 
 /* The sequence a config with a longer window is planned at by default: what
  * people pre-train such models at (Llama 2/3 pre-training: 4096 / 8192); the
@@ -792,6 +792,123 @@ static void read_llama4(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
 
 /* ---- mixture of experts: refused for the families not read (docs/models.md) ---- */
 
+/* Nemotron-H's block list: hybrid_override_pattern (M, *, -, E), or the newer
+ * configs' layers_block_type list ("mamba", "attention", "mlp", "moe"). */
+static void read_hybrid_pattern(reader_t *r, tsl_arch_spec_t *sp)
+{
+    const char *pat = opt_str(r, "hybrid_override_pattern", NULL);
+    const json_t *list = json_object_get(r->root, "layers_block_type");
+    size_t n = 0, cap = sizeof sp->hybrid - 1;
+    if (pat != NULL) {
+        n = strlen(pat);
+        if (n > cap) {
+            note_bad(r, "hybrid_override_pattern: %zu layers exceed the limit of %zu", n, cap);
+            return;
+        }
+        memcpy(sp->hybrid, pat, n + 1);
+    } else if (json_is_array(list)) {
+        static const char *const names[] = {"mamba", "attention", "mlp", "moe"};
+        static const char sym[] = "M*-E";
+        n = json_array_size(list);
+        for (size_t i = 0; i < n && i < cap; i++) {
+            const char *t = json_string_value(json_array_get(list, i));
+            char c = '?';
+            for (size_t j = 0; t != NULL && j < 4; j++)
+                c = strcmp(t, names[j]) == 0 ? sym[j] : c;
+            if (c == '?') {
+                note_bad(r,
+                         "layers_block_type[%zu]: \"%.32s\" is not mamba, attention, mlp or "
+                         "moe",
+                         i, t ? t : "(not a string)");
+                return;
+            }
+            sp->hybrid[i] = c;
+        }
+        if (n > cap) {
+            note_bad(r, "layers_block_type: %zu layers exceed the limit of %zu", n, cap);
+            return;
+        }
+    } else {
+        note_missing(r, "hybrid_override_pattern (or layers_block_type)");
+        return;
+    }
+    if (sp->layers != n)
+        note_bad(r, "hybrid_override_pattern: %zu layers, num_hidden_layers says %u", n,
+                 sp->layers);
+}
+
+/* Nemotron-H and Nemotron 3 (transformers' NemotronHConfig; Megatron-Bridge's
+ * nemotron_h_bridge.py): a hybrid of Mamba-2 mixers (mamba_num_heads,
+ * mamba_head_dim, ssm_state_size, n_groups, conv_kernel, chunk_size), grouped-query
+ * attention blocks without RoPE cost (head_dim), non-gated squared-ReLU MLP blocks
+ * (intermediate_size) and MoE blocks (n_routed_experts of moe_intermediate_size,
+ * top num_experts_per_tok, one shared expert of moe_shared_expert_intermediate_size,
+ * DeepSeek-V3's sigmoid router with its score-correction bias, routed_scaling_factor,
+ * n_group/topk_group); RMSNorm, no biases, an untied head. Refused: the MTP layers
+ * (num_nextn_predict_layers, mtp_*) and the latent MoE (moe_latent_size) of
+ * Nemotron 3 Super, which no Tessel layer models. */
+static void read_nemotron_h(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
+{
+    *k = (keys_t){"num_hidden_layers", "hidden_size", "num_attention_heads", 0};
+    sp->arch = TSL_ARCH_LLAMA;
+    sp->hidden = req_u32(r, "hidden_size");
+    sp->layers = req_u32(r, "num_hidden_layers");
+    sp->heads = req_u32(r, "num_attention_heads");
+    sp->vocab = req_u32(r, "vocab_size");
+    sp->seq_len = req_u32(r, "max_position_embeddings");
+    sp->tied_head = opt_bool(r, "tie_word_embeddings", false);
+    sp->kv_heads = opt_u32(r, "num_key_value_heads", 0);
+    sp->head_dim = opt_u32(r, "head_dim", 0);
+    sp->ffn_hidden = opt_u32(r, "intermediate_size", 0);
+    const char *act = opt_str(r, "mlp_hidden_act", "relu2");
+    if (strcmp(act, "relu2") != 0)
+        note_bad(r,
+                 "mlp_hidden_act: \"%s\": Nemotron-H's MLP is modelled with relu2 (squared "
+                 "ReLU, not gated)",
+                 act);
+    if (opt_bool(r, "mamba_proj_bias", false) || opt_bool(r, "use_bias", false) ||
+        opt_bool(r, "mlp_bias", false) || opt_bool(r, "attention_bias", false))
+        note_bad(r, "mamba_proj_bias, use_bias, mlp_bias, attention_bias: biases are not modelled "
+                    "on a hybrid (Megatron's MambaMixer asserts bias=False)");
+    if (opt_u32(r, "num_nextn_predict_layers", 0) ||
+        json_object_get(r->root, "mtp_layers_block_type") ||
+        json_object_get(r->root, "mtp_hybrid_override_pattern"))
+        note_bad(r, "num_nextn_predict_layers / mtp_*: multi-token prediction layers (Nemotron 3 "
+                    "Super) are not modelled");
+    const json_t *latent = json_object_get(r->root, "moe_latent_size");
+    if (latent != NULL && !json_is_null(latent))
+        note_bad(r, "moe_latent_size: latent MoE (experts run on a projection of h; Nemotron 3 "
+                    "Super) is not modelled");
+    read_hybrid_pattern(r, sp);
+    sp->ssm_heads = req_u32(r, "mamba_num_heads");
+    sp->ssm_head_dim = req_u32(r, "mamba_head_dim");
+    sp->ssm_state = req_u32(r, "ssm_state_size");
+    sp->ssm_groups = req_u32(r, "n_groups");
+    sp->ssm_conv = opt_u32(r, "conv_kernel", 4);
+    sp->ssm_chunk = opt_u32(r, "chunk_size", 128);
+    if (!strchr(sp->hybrid, 'E'))
+        return;
+    sp->experts = req_u32(r, "n_routed_experts");
+    sp->experts_per_tok = req_u32(r, "num_experts_per_tok");
+    sp->moe_ffn_hidden = req_u32(r, "moe_intermediate_size");
+    uint32_t fs = opt_u32(r, "moe_shared_expert_intermediate_size", 0);
+    sp->shared_experts = fs ? opt_u32(r, "n_shared_experts", 1) : 0;
+    sp->shared_ffn_hidden = sp->shared_experts ? fs / sp->shared_experts : 0;
+    sp->router_bias = true; /* e_score_correction_bias: DeepSeek-V3's noaux_tc choice */
+    sp->router_score = TSL_ROUTER_SIGMOID;
+    sp->router_norm = opt_bool(r, "norm_topk_prob", true);
+    double scale = opt_pos_real(r, r->root, "routed_scaling_factor");
+    sp->router_scale = scale > 0 ? scale : 1.0;
+    uint32_t g = opt_u32(r, "n_group", 1), tg = opt_u32(r, "topk_group", 1);
+    if (g > 1 && (g > UINT16_MAX || sp->experts % g || tg > g))
+        note_bad(r, "n_group %u, topk_group %u: the groups must split the %u experts", g, tg,
+                 sp->experts);
+    else if (g > 1) {
+        sp->router_groups = (uint16_t)g;
+        sp->router_topk_groups = (uint16_t)tg;
+    }
+}
+
 static const char *const moe_types[] = {
     "deepseek", "dbrx", "olmoe", "phimoe", "jamba", "granitemoe", "jetmoe", "switch_transformers",
     "nllb_moe",
@@ -818,8 +935,9 @@ static int64_t moe_experts(const json_t *root, const char **key)
  * figure. */
 static bool moe_type_read(const char *type)
 {
-    static const char *const read[] = {"mixtral",     "qwen2_moe", "qwen3_moe", "deepseek_v2",
-                                       "deepseek_v3", "gpt_oss",   "llama4",    "llama4_text"};
+    static const char *const read[] = {"mixtral",     "qwen2_moe",   "qwen3_moe",
+                                       "deepseek_v2", "deepseek_v3", "gpt_oss",
+                                       "llama4",      "llama4_text", "nemotron_h"};
     for (size_t i = 0; type && i < sizeof(read) / sizeof(read[0]); i++) {
         if (strcmp(type, read[i]) == 0)
             return true;
@@ -884,6 +1002,7 @@ static const hf_arch_t archs[] = {
     {"gpt_oss", "GptOss"},
     {"llama4", "Llama4"}, /* Llama4ForConditionalGeneration, Llama4ForCausalLM */
     {"llama4_text", "Llama4"},
+    {"nemotron_h", "NemotronH"},
     /* Falcon's own code: RWForCausalLM, told apart by n_head_kv (read_falcon) */
     {"RefinedWebModel", "RW"},
     {"RefinedWeb", "RW"},
@@ -1058,6 +1177,8 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
         read_gpt_oss(&r, &sp, &k);
     else if (llama4)
         read_llama4(&r, &sp, &k);
+    else if (strcmp(t, "nemotron_h") == 0)
+        read_nemotron_h(&r, &sp, &k);
     else
         read_llama(&r, &sp, &k, t);
     if (strcmp(t, "mixtral") == 0)

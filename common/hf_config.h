@@ -39,6 +39,11 @@
  *                        planned); num_local_experts, intermediate_size_mlp,
  *                        interleave_moe_layer_step or moe_layers, no_rope_layers,
  *                        attention_chunk_size, use_qk_norm (docs/models.md)
+ *   nemotron_h           a hybrid (Nemotron-H, Nemotron 3): hybrid_override_pattern or
+ *                        layers_block_type (M Mamba-2, * attention, - MLP, E MoE),
+ *                        mamba_num_heads, mamba_head_dim, ssm_state_size, n_groups,
+ *                        conv_kernel, chunk_size and the MoE keys; MTP and latent MoE
+ *                        refused (docs/models.md "Hybrid models")
  * Every type also reads "causal" (Tessel's own key, true or false): whether
  * self-attention is causal (model.h). Absent, the family decides: gpt2, llama,
  * mistral, qwen2, gpt_neox, falcon, phi and t5's decoder are causal; bert and

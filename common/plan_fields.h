@@ -122,6 +122,7 @@
     X(seq_len, CUSTOM, "model", "seq_len", ALWAYS)                                                 \
     X(max_context, U32, "model", "max_context", NONZERO)                                           \
     X(train_context, U32, "model", "train_context", NONZERO)                                       \
+    X(model_mamba_layers, U32, "model", "mamba_layers", NONZERO)                                   \
     X(cluster_description, STR, "cluster", "description", ALWAYS)                                  \
     X(n_devices, U32, "cluster", "devices", ALWAYS)                                                \
     X(cluster_nodes, U32, "cluster", "nodes", ALWAYS)                                              \

@@ -394,6 +394,7 @@ void tsl_plan_head_fill(tsl_plan_head_t *h, const tsl_search_result_t *res, cons
     h->tokens_per_sample = m->tokens_per_sample;
     h->max_context = m->max_context;
     h->train_context = m->train_context;
+    h->model_mamba_layers = tsl_model_mamba_layers(m);
     tsl_cluster_describe(c, h->cluster_description, sizeof h->cluster_description);
     h->n_devices = c->n_devices;
     h->cluster_nodes = c->n_nodes;

@@ -57,8 +57,9 @@ typedef struct tsl_plan_head {
     uint32_t model_layers;
     uint64_t model_params;
     uint32_t tokens_per_sample;
-    uint32_t max_context;   /* the window an HF config allows; 0 = none */
-    uint32_t train_context; /* the training length it records, when planned at it; 0 = none */
+    uint32_t max_context;        /* the window an HF config allows; 0 = none */
+    uint32_t train_context;      /* the training length it records, when planned at it; 0 = none */
+    uint32_t model_mamba_layers; /* Mamba-2 layers (a hybrid model); 0 = none */
     char cluster_description[256];
     uint32_t n_devices, cluster_nodes;
     uint64_t dp_runs, dp_states, configs;

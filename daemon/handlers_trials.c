@@ -190,6 +190,10 @@ static bool trial_plan_runs(start_ctx_t *c, const json_t *p, uint32_t i)
         tsl_plan_trial_form(plan);
         rc = tsl_plan_exec_scope(plan, &err);
     }
+    if (rc == 0) /* the model's layers: the document's head counts the Mamba ones */
+        rc = tsl_exec_scope_mamba((uint32_t)json_integer_value(json_object_get(
+                                      json_object_get(c->doc, "model"), "mamba_layers")),
+                                  &err);
     free(plan);
     if (rc != 0)
         tsl_call_fail(c->call, GRPC_STATUS_FAILED_PRECONDITION,

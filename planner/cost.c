@@ -4,6 +4,7 @@
  * no allocation, no strings, no bandwidth lookups when the caller passes them.
  */
 #include "cost.h"
+#include "mamba.h"
 #include "profile.h"
 
 #include <math.h>
@@ -224,6 +225,10 @@ bool tsl_cost_cp_fits(const tsl_layer_t *l, const tsl_strategy_t *s, uint32_t cp
     if (cp <= 1)
         return true;
     if (!tsl_cost_cp_group(s, cp, &stride) || comm >= TSL_CP_COMM_COUNT || l->seq_len % cp != 0)
+        return false;
+    /* Megatron's Mamba CP (mamba_context_parallel.py: all-to-alls of the heads around
+     * the conv and the scan) is not priced: no plan puts a Mamba layer under CP */
+    if (l->kind == TSL_LAYER_MAMBA)
         return false;
     if (!has_attention(l))
         return true;
@@ -460,6 +465,8 @@ static bool tp_fits(const tsl_layer_t *l, uint32_t t)
 {
     if (t <= 1)
         return true;
+    if (l->kind == TSL_LAYER_MAMBA) /* SSM heads and B/C groups (mamba.h) */
+        return tsl_mamba_tp_fits(l, t);
     bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
                 l->kind == TSL_LAYER_ATTENTION;
     bool ffn =
@@ -1220,9 +1227,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double compute_f, compute_b, acc_b, core_f, wgrad_frac, col_frac[2];
     layer_compute_f(env, l, s, n, g.t, p / g.z, grad_accum_bytes(&env->knobs, s, g), &compute_f,
                     &compute_b, &acc_b, &core_f, &wgrad_frac, col_frac);
-    /* measured per-shape block times replace the roofline (not for MoE or latent
-     * attention: a profile measures dense blocks) */
-    bool profiled = env->profile != NULL && !l->experts && !l->kv_lora_rank;
+    /* measured per-shape block times replace the roofline (not for MoE, latent
+     * attention or Mamba layers: a profile measures dense Transformer blocks) */
+    bool profiled =
+        env->profile != NULL && !l->experts && !l->kv_lora_rank && l->kind != TSL_LAYER_MAMBA;
     if (profiled)
         tsl_profile_layer_s(env->profile, l, n, g.t, env->device_flops, &compute_f, &compute_b);
     /* a per-layer profile's backward is twice its forward; a block timed as a stack

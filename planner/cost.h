@@ -216,8 +216,9 @@ typedef enum tsl_cost_mode {
  * (Blackwell's FP4 GEMMs, TE's NVFP4 quantize kernels and copies); 25: PyTorch's own softmax backward as two kernels (its
  * `grad * output` first: autocast's fp32 unfused core, TransGAN's fp16 one) and,
  * under autocast, the causal mask the script builds per block and micro-batch; 26: TransformerEngine's userbuffers TP overlap
- * (tp_comm_overlap: each sequence-parallel collective under its own GEMM, chunked). */
-#define TSL_COST_MODEL_VERSION 26u
+ * (tp_comm_overlap: each sequence-parallel collective under its own GEMM, chunked); 27: Mamba-2 mixer layers (mamba.h: in_proj/out_proj, the conv and
+ * the SSD scan's kernels, the grouped norm) of hybrid models. */
+#define TSL_COST_MODEL_VERSION 27u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -70,6 +70,11 @@ static int check_layer(const tsl_model_t *m, const tsl_cluster_t *c, uint32_t i,
                            "eval: layer %u (%s): context-parallel degree %u does not divide "
                            "its innermost data level (the CP ranks are part of DP or SDP)",
                            i, name, cp);
+    if (cp > 1 && m->layers[i].kind == TSL_LAYER_MAMBA)
+        return tsl_err_set(err,
+                           "eval: layer %u (mamba): context parallelism %u over a Mamba layer "
+                           "is not priced (Megatron's all-to-alls around the scan)",
+                           i, cp);
     if (!tsl_cost_cp_fits(&m->layers[i], st, cp, g->cp_comm))
         return tsl_err_set(err,
                            "eval: layer %u (%s): context parallelism %u (%s) needs 2 x %u to "
@@ -99,6 +104,13 @@ static int check_layer(const tsl_model_t *m, const tsl_cluster_t *c, uint32_t i,
     if (tsl_cost_env_init(&env, c, stage * G, G, err) != 0)
         return -1;
     tsl_cost_layer(&env, &m->layers[i], st, NULL, tsl_strategy_data_width(st), &lc);
+    if (!lc.feasible && l->kind == TSL_LAYER_MAMBA)
+        return tsl_err_set(err,
+                           "eval: layer %u (%s): TP degree %u does not divide its %u SSM heads "
+                           "and %u B/C groups (Megatron's MambaMixer asserts nheads %% tp == 0 "
+                           "and ngroups %% tp == 0)",
+                           i, name, tsl_strategy_degree(st, TSL_DIM_TP), l->ssm_heads,
+                           l->ssm_groups);
     if (!lc.feasible) {
         return tsl_err_set(err,
                            "eval: layer %u (%s): TP degree %u does not divide its %u heads, "

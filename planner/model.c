@@ -8,6 +8,7 @@
  * uint64 silently.
  */
 #include "model.h"
+#include "mamba.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@ static const char *const kind_names[TSL_LAYER_KIND_COUNT] = {
     [TSL_LAYER_ATTENTION] = "attention",
     [TSL_LAYER_FFN] = "ffn",
     [TSL_LAYER_HEAD] = "head",
+    [TSL_LAYER_MAMBA] = "mamba",
 };
 
 const char *tsl_layer_kind_name(tsl_layer_kind_t kind)
@@ -171,6 +173,11 @@ static int check_shape(const tsl_layer_t *l, tsl_err_t *err)
                            kn, 4ull * l->hidden);
     if (has_attention(l->kind) && check_attention(l, kn, err) != 0)
         return -1;
+    if (l->kind == TSL_LAYER_MAMBA && tsl_mamba_check(l, kn, err) != 0)
+        return -1;
+    if (l->kind != TSL_LAYER_MAMBA && (l->ssm_heads || l->ssm_head_dim || l->ssm_state ||
+                                       l->ssm_groups || l->ssm_conv || l->ssm_chunk))
+        return tsl_err_set(err, "%s layer: the ssm_* widths belong to a Mamba layer", kn);
     if (check_moe(l, kn, err) != 0)
         return -1;
     if (!(l->extra_fwd_flops >= 0.0) || !isfinite(l->extra_fwd_flops))
@@ -352,6 +359,19 @@ static void add_head(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
     fg->shard += 4.0 * x->n * x->V; /* fp32 logits kept for the loss */
 }
 
+/* A Mamba-2 mixer with its pre-norm (mamba.h): one all-reduce per forward
+ * (out_proj, row-parallel). */
+static void add_mamba(const tsl_layer_t *l, figures_t *fg)
+{
+    tsl_mamba_figures_t mf;
+    tsl_mamba_figures(l, &mf);
+    fg->params += mf.params;
+    fg->flops += mf.fwd_flops;
+    fg->repl += mf.repl_bytes;
+    fg->shard += mf.shard_bytes;
+    fg->allreduces += 1;
+}
+
 /* y = x + attn(LN(x)) + ffn(LN'(x)) (model.h): the FFN's norm reads the stashed
  * x, TP sums both outputs before one all-reduce; a shared norm also shares its
  * output (the FFN's GEMM input) and has no parameters of its own. */
@@ -387,6 +407,7 @@ static void compute(const tsl_layer_t *l, figures_t *fg)
     case TSL_LAYER_ATTENTION: add_self_attention(l, &x, fg); break;
     case TSL_LAYER_FFN: add_ffn(l, &x, fg); break;
     case TSL_LAYER_HEAD: add_head(l, &x, fg); break;
+    case TSL_LAYER_MAMBA: add_mamba(l, fg); break;
     default: break;
     }
     fg->shard += fg->score;
@@ -441,6 +462,15 @@ void tsl_model_free(tsl_model_t *m)
     memset(&m->rope, 0, sizeof(m->rope));
     m->norm_eps = 0.0;
     m->qkv_bias = false;
+    m->hybrid = false;
+}
+
+bool tsl_model_is_block(const tsl_model_t *m, uint32_t i)
+{
+    tsl_layer_kind_t k = m->layers[i].kind;
+    if (k == TSL_LAYER_ENCODER || k == TSL_LAYER_DECODER || k == TSL_LAYER_MAMBA)
+        return true;
+    return m->hybrid && (k == TSL_LAYER_ATTENTION || k == TSL_LAYER_FFN);
 }
 
 int tsl_model_add_n(tsl_model_t *m, const tsl_layer_t *l, uint32_t count, tsl_err_t *err)
@@ -543,6 +573,14 @@ uint32_t tsl_model_moe_layers(const tsl_model_t *m)
     uint32_t n = 0;
     for (uint32_t i = 0; m && i < m->n_layers; i++)
         n += m->layers[i].experts > 0;
+    return n;
+}
+
+uint32_t tsl_model_mamba_layers(const tsl_model_t *m)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; m && i < m->n_layers; i++)
+        n += m->layers[i].kind == TSL_LAYER_MAMBA;
     return n;
 }
 
@@ -660,7 +698,8 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     memcpy(key, k, 30 * sizeof(k[0]));
     /* kernel-level flags of a few models (gpt-oss's clamped GLU, AMP's TransGAN block):
      * keyed only where set, so every other layer keeps its key and fingerprint */
-    bool flags = l->glu_clamp || l->transgan_eager;
+    bool flags = l->glu_clamp || l->transgan_eager, mamba = l->kind == TSL_LAYER_MAMBA;
+    flags = flags || mamba;
     if (l->experts == 0 && l->kv_lora_rank == 0 && !l->attn_chunked && !flags)
         return 30; /* the dense key, as before MoE (plan fingerprints unchanged) */
     key[30] = l->experts;
@@ -679,5 +718,13 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
         return 40; /* as before the kernel-level flags */
     key[40] = l->glu_clamp;
     key[41] = l->transgan_eager;
+    if (!mamba)
+        return 42; /* as before Mamba layers */
+    key[42] = l->ssm_heads;
+    key[43] = l->ssm_head_dim;
+    key[44] = l->ssm_state;
+    key[45] = l->ssm_groups;
+    key[46] = l->ssm_conv;
+    key[47] = l->ssm_chunk;
     return TSL_LAYER_KEY_LEN;
 }

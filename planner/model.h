@@ -136,6 +136,10 @@
  *   The down projections are replicated under TP, the heads split (act_repl /
  *   act_shard as above).
  *
+ * Mamba-2 mixer (kind TSL_LAYER_MAMBA; the ssm_* fields): a hybrid model's M block,
+ * its parameters, FLOPs (the SSD scan's by Dao & Gu 2024, Sec. 6), stash and TP split
+ * as mamba.h states them; tp_allreduces 1; no attention core (core_fwd_flops 0).
+ *
  * Stash variants (Korthikanti et al. 2022, Sec. 4; docs/models.md, docs/cost-model.md):
  *   unfused_attn  false (the default) is fused/flash attention: the 5·a·s·w score
  *                 stash above is not kept (flash keeps only fp32 softmax statistics,
@@ -183,6 +187,7 @@ typedef enum tsl_layer_kind {
     TSL_LAYER_ATTENTION,     /* self-attention block alone (sub-layer partitioning) */
     TSL_LAYER_FFN,           /* FFN block alone (sub-layer partitioning) */
     TSL_LAYER_HEAD,          /* LM / classification head */
+    TSL_LAYER_MAMBA,         /* Mamba-2 mixer with its pre-norm (hybrid models; mamba.h) */
     TSL_LAYER_KIND_COUNT
 } tsl_layer_kind_t;
 
@@ -249,6 +254,13 @@ typedef struct tsl_layer {
     uint32_t qk_nope_dim;  /* per-head query/key width without RoPE */
     uint32_t qk_rope_dim;  /* per-head query/key RoPE width (the key's is shared) */
     uint32_t v_head_dim;   /* per-head value width */
+    /* Mamba-2 mixer (kind TSL_LAYER_MAMBA; mamba.h); zero on every other kind */
+    uint32_t ssm_heads;    /* H: SSM heads (mamba_num_heads) */
+    uint32_t ssm_head_dim; /* P: each head's width (mamba_head_dim); d_i = H·P */
+    uint32_t ssm_state;    /* N: state size (ssm_state_size) */
+    uint32_t ssm_groups;   /* G: B/C groups (n_groups) */
+    uint32_t ssm_conv;     /* K: causal conv1d width (conv_kernel, 4) */
+    uint32_t ssm_chunk;    /* Q: the SSD scan's chunk (chunk_size, 128) */
 
     /* derived by tsl_layer_derive() */
     uint64_t params;
@@ -295,7 +307,15 @@ typedef struct tsl_model {
     double norm_eps;            /* rms_norm_eps / layer_norm_eps; 0: not given */
     bool qkv_bias;              /* Q/K/V carry biases though the other linears have none (Qwen2;
                       counted in the layers' extra_params) */
+    bool hybrid; /* built from a hybrid pattern (tsl_arch_spec_t.hybrid): its attention,
+                    FFN and Mamba blocks are each a layer, as Megatron-LM counts them */
 } tsl_model_t;
+
+/* Whether layer i of m is a Transformer layer as the stacks count them (what a
+ * stack's uniform recompute covers, what Megatron's --num-layers counts): a whole
+ * encoder or decoder layer, or one block of a hybrid model (M, *, - or E). Not the
+ * embedding, the head, nor AutoPipe's attention/FFN halves of a split layer. */
+bool tsl_model_is_block(const tsl_model_t *m, uint32_t i);
 
 /*
  * Keys per query, averaged over the s queries, that attention over s tokens with
@@ -334,9 +354,10 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
  * groups layers by it and the plan fingerprint hashes it. Returns the length:
  * 30 for a layer without experts, latent attention or chunked attention (the key
  * it always had, so dense fingerprints are unchanged), 39 with the MoE and MLA
- * shape appended, 40 with attn_chunked after those (so MoE keys are unchanged).
+ * shape appended, 40 with attn_chunked after those (so MoE keys are unchanged),
+ * 42 with the kernel-level flags, 48 for a Mamba layer (its ssm_* shape last).
  */
-#define TSL_LAYER_KEY_LEN 42 /* 30 for a dense layer without MLA, which keeps its old key */
+#define TSL_LAYER_KEY_LEN 48 /* 30 for a dense layer without MLA, which keeps its old key */
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN]);
 
 /* Short lowercase name of a kind: "embedding", "encoder", ... */
@@ -365,9 +386,11 @@ uint64_t tsl_model_active_params(const tsl_model_t *m); /* per token; = params w
 /* The routed experts' parameters of layer l, E·p_e (0 without experts): the part
  * of l->params that expert parallelism shards (cost.h "Mixture of experts"). */
 double tsl_layer_expert_params(const tsl_layer_t *l);
-/* Layers with routed experts / with latent attention (0 for a dense model). */
+/* Layers with routed experts / with latent attention / Mamba layers (0 for a
+ * dense Transformer). */
 uint32_t tsl_model_moe_layers(const tsl_model_t *m);
 uint32_t tsl_model_mla_layers(const tsl_model_t *m);
+uint32_t tsl_model_mamba_layers(const tsl_model_t *m);
 
 /*
  * Whether the cost model can price m: 0 for every model the builders make — dense
@@ -448,7 +471,9 @@ int tsl_model_preset_seq(const char *name, uint32_t seq_len, tsl_model_t *out, t
  *         DeepSeek-V2/V3 (their MoE layers per moe_layers); gpt-oss (biases on
  *         every block linear, attention sinks, a 128-token window on alternate
  *         layers); Llama 4 (a shared expert, chunked attention on its RoPE
- *         layers, full attention and no QK-norm on its NoPE layers).
+ *         layers, full attention and no QK-norm on its NoPE layers). With a
+ *         hybrid pattern (Nemotron-H, Nemotron 3): one Mamba-2, attention, FFN or
+ *         MoE block per character instead of whole layers (docs/models.md).
  *   NEOX  token embedding, rotary (no position table); LayerNorm with bias;
  *         plain (GELU) FFN; biases unless no_bias; attention and FFN in parallel
  *         when parallel_block (one norm when shared_norm); grouped-query
@@ -543,6 +568,13 @@ typedef struct tsl_arch_spec {
     /* LLAMA family, multi-head latent attention (DeepSeek-V2/V3); kv_lora_rank = 0:
      * ordinary attention. head_dim and kv_heads are then ignored */
     uint32_t q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
+    /* LLAMA family, a hybrid model (Nemotron-H, Nemotron 3; Megatron-LM's
+     * hybrid_layer_pattern): one layer per character, M a Mamba-2 mixer (the ssm_*
+     * widths, mamba.h), * an attention block, - a dense FFN block (ffn_hidden), E an
+     * FFN block with the experts; layers is then the pattern's length. Empty: every
+     * layer a whole Transformer layer. */
+    char hybrid[TSL_MODEL_MAX_LAYERS + 1];
+    uint32_t ssm_heads, ssm_head_dim, ssm_state, ssm_groups, ssm_conv, ssm_chunk;
 } tsl_arch_spec_t;
 
 /* QK-norm: none; one RMSNorm of head_dim shared by every head, on Q and on K

@@ -33,7 +33,8 @@ static int spec_field_zero(const tsl_arch_spec_t *sp, tsl_err_t *err)
     } f[] = {
         {"layers", sp->layers, true},
         {"hidden", sp->hidden, true},
-        {"ffn_hidden", sp->ffn_hidden, true},
+        /* a hybrid needs it only for its MLP blocks (hybrid_check) */
+        {"ffn_hidden", sp->ffn_hidden, !sp->hybrid[0]},
         {"heads", sp->heads, true},
         {"seq_len", sp->seq_len, true},
         {"vocab", sp->vocab, sp->arch != TSL_ARCH_VIT},
@@ -63,6 +64,36 @@ static bool any_bit(const uint64_t bits[TSL_MODEL_MAX_LAYERS / 64])
 static bool bit_at(const uint64_t bits[TSL_MODEL_MAX_LAYERS / 64], uint32_t i)
 {
     return i < TSL_MODEL_MAX_LAYERS && (bits[i / 64] >> (i % 64) & 1u) != 0;
+}
+
+/* A hybrid pattern (model.h): the LLAMA family, M * - E only, as long as layers,
+ * Mamba widths where there is an M, experts where there is an E. */
+static int hybrid_check(const tsl_arch_spec_t *sp, const char *an, tsl_err_t *err)
+{
+    const char *end = memchr(sp->hybrid, 0, sizeof sp->hybrid);
+    size_t n = end ? (size_t)(end - sp->hybrid) : sizeof sp->hybrid;
+    if (sp->arch != TSL_ARCH_LLAMA)
+        return tsl_err_set(err, "%s spec: hybrid: a hybrid pattern belongs to the llama family",
+                           an);
+    if (n != sp->layers)
+        return tsl_err_set(err, "%s spec: hybrid: the pattern has %zu layers, layers says %u", an,
+                           n, sp->layers);
+    size_t bad = strspn(sp->hybrid, "M*-E");
+    if (bad < n)
+        return tsl_err_set(err,
+                           "%s spec: hybrid: '%c' at layer %zu is not M (Mamba-2), * (attention), "
+                           "- (MLP) or E (MoE)",
+                           an, sp->hybrid[bad], bad);
+    if (strchr(sp->hybrid, 'E') && sp->experts == 0)
+        return tsl_err_set(err, "%s spec: hybrid: E layers need experts", an);
+    if (strchr(sp->hybrid, '-') && sp->ffn_hidden == 0)
+        return tsl_err_set(err, "%s spec: hybrid: - layers need ffn_hidden", an);
+    if (sp->kv_lora_rank || any_bit(sp->moe_layers))
+        return tsl_err_set(err,
+                           "%s spec: hybrid: latent attention and moe_layers are not "
+                           "modelled with a hybrid pattern (E marks the MoE layers)",
+                           an);
+    return 0;
 }
 
 static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
@@ -130,6 +161,8 @@ static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
                            "%s spec: experts: %u needs moe_ffn_hidden > 0 and experts_per_tok "
                            "between 1 and experts (got %u, %u)",
                            an, sp->experts, sp->moe_ffn_hidden, sp->experts_per_tok);
+    if (sp->hybrid[0] && hybrid_check(sp, an, err) != 0)
+        return -1;
     if (sp->causal > TSL_CAUSAL_OFF)
         return tsl_err_set(err, "%s spec: causal: %u is not 0 (the family's), 1 (on) or 2 (off)",
                            an, sp->causal);
@@ -417,6 +450,55 @@ static int add_llama_layers(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t
     return 0;
 }
 
+/* A Mamba-2 mixer block of the hybrid (mamba.h). */
+static tsl_layer_t mamba_of(const tsl_arch_spec_t *sp)
+{
+    tsl_layer_t l = {0};
+    l.kind = TSL_LAYER_MAMBA;
+    l.seq_len = sp->seq_len;
+    l.hidden = sp->hidden;
+    l.no_bias = true;
+    l.rms_norm = true;
+    l.no_dropout = true;
+    l.ssm_heads = sp->ssm_heads;
+    l.ssm_head_dim = sp->ssm_head_dim;
+    l.ssm_state = sp->ssm_state;
+    l.ssm_groups = sp->ssm_groups;
+    l.ssm_conv = sp->ssm_conv;
+    l.ssm_chunk = sp->ssm_chunk;
+    return l;
+}
+
+/* Block i of a hybrid pattern (model.h): M, *, - or E. */
+static tsl_layer_t hybrid_block(const tsl_arch_spec_t *sp, char c)
+{
+    if (c == 'M')
+        return mamba_of(sp);
+    tsl_layer_t l = block_of(sp);
+    l.kind = c == '*' ? TSL_LAYER_ATTENTION : TSL_LAYER_FFN;
+    if (c == '*')
+        llama_extras(sp, &l, sp->attn_window, false);
+    llama_moe_mla(sp, &l, c == 'E');
+    if (c == '*') /* the attention block has no FFN */
+        l.ffn_hidden = 0;
+    return l;
+}
+
+/* The hybrid's blocks in runs of the same character. */
+static int add_hybrid_layers(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
+{
+    for (uint32_t i = 0; sp->hybrid[i];) {
+        uint32_t run = 1;
+        while (sp->hybrid[i + run] == sp->hybrid[i])
+            run++;
+        tsl_layer_t l = hybrid_block(sp, sp->hybrid[i]);
+        if (tsl_model_add_n(m, &l, run, err) != 0)
+            return -1;
+        i += run;
+    }
+    return 0;
+}
+
 static int build_llama(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
 {
     double s = sp->seq_len, h = sp->hidden;
@@ -428,7 +510,10 @@ static int build_llama(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err
     if (sp->logit_softcap)
         hd.extra_fwd_flops = SOFTCAP_FLOPS_PER_ELEM * s * sp->vocab;
     m->qkv_bias = sp->qkv_bias;
-    if (tsl_model_add(m, &e, err) != 0 || add_llama_layers(sp, m, err) != 0)
+    m->hybrid = sp->hybrid[0] != '\0';
+    if (tsl_model_add(m, &e, err) != 0)
+        return -1;
+    if ((sp->hybrid[0] ? add_hybrid_layers(sp, m, err) : add_llama_layers(sp, m, err)) != 0)
         return -1;
     return tsl_model_add(m, &hd, err);
 }
@@ -808,6 +893,43 @@ static const preset_def_t presets[] = {
     {{"Llama4-Maverick", "Llama 4 model card (Meta 2025): 400B total (vision included), 17B active",
       400000000000, false},
      LLAMA4_SPEC(128, 0xAAAAAAAAAAAAAAAAull, TSL_QK_NORM_NONE),
+     NULL,
+     {0}},
+    /* Nemotron 3 Nano 30B-A3B (NVIDIA 2025; Megatron-Bridge recipes/nemotronh/
+     * nemotron_3_nano.py at 21d102f5e and the HF config.json): a hybrid of 23 Mamba-2
+     * mixers (64 heads of 64, state 128, 8 groups, conv 4, chunk 128), 6 GQA
+     * attention blocks (32 heads of 128, 2 K/V heads) and 23 MoE blocks (128 squared-
+     * ReLU experts of 1856, top 6, one shared expert of 3712, a sigmoid router with a
+     * score-correction bias, scaled by 2.5); h 2688, vocab 131072, untied head;
+     * pre-training at sequence 8192. The model card: 31.6B total, 3.2B active (3.6B
+     * with the embeddings). */
+    {{"Nemotron-3-Nano", "Nemotron 3 Nano model card (NVIDIA 2025): 31.6B total, 3.2B active",
+      31600000000, false},
+     {.arch = TSL_ARCH_LLAMA,
+      .layers = 52,
+      .hidden = 2688,
+      .ffn_hidden = 1856,
+      .heads = 32,
+      .kv_heads = 2,
+      .head_dim = 128,
+      .seq_len = 8192,
+      .vocab = 131072,
+      .experts = 128,
+      .experts_per_tok = 6,
+      .moe_ffn_hidden = 1856,
+      .shared_experts = 1,
+      .shared_ffn_hidden = 3712,
+      .router_bias = true,
+      .router_score = TSL_ROUTER_SIGMOID,
+      .router_norm = true,
+      .router_scale = 2.5,
+      .hybrid = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+      .ssm_heads = 64,
+      .ssm_head_dim = 64,
+      .ssm_state = 128,
+      .ssm_groups = 8,
+      .ssm_conv = 4,
+      .ssm_chunk = 128},
      NULL,
      {0}},
 };

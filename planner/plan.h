@@ -151,6 +151,16 @@ typedef struct tsl_plan {
  * tsl_cost_knobs_t switches); the executor runs the same work its own way. */
 int tsl_plan_exec_scope(const tsl_plan_t *p, tsl_err_t *err);
 
+/* The model-level half: layers the executor has no kernels for — Mamba-2 mixer
+ * layers (mamba.h) — refused with TSL_E_UNSUPPORTED naming the first such layer.
+ * The executor checks it with tsl_plan_exec_scope before any rank starts; 0: it
+ * runs every layer kind m holds. */
+int tsl_model_exec_scope(const tsl_model_t *m, tsl_err_t *err);
+/* The same from a plan document's count (its model.mamba_layers, plan_fields.h), as
+ * tesseld checks a trial's plan without the model: -1 with TSL_E_UNSUPPORTED when
+ * mamba_layers > 0. */
+int tsl_exec_scope_mamba(uint32_t mamba_layers, tsl_err_t *err);
+
 /* The plan a trial of p runs, in place: the executor has no split backward, so a ZB-H1
  * plan runs as 1F1B over its own stages (the same layers, devices and in-flight
  * activations; tesseld holds it to iter_time_1f1b_s). Every other plan as it is. */

@@ -77,3 +77,23 @@ int tsl_plan_exec_scope(const tsl_plan_t *p, tsl_err_t *err)
         return refuse(err, "bf16 Adam moments", "the executor keeps Adam's moments in fp32");
     return check_memopt(p, err);
 }
+
+int tsl_exec_scope_mamba(uint32_t mamba_layers, tsl_err_t *err)
+{
+    if (mamba_layers == 0)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%u Mamba-2 mixer layers (a hybrid model): the executor runs "
+                        "attention, FFN and MoE layers, no SSM scan",
+                        mamba_layers);
+}
+
+int tsl_model_exec_scope(const tsl_model_t *m, tsl_err_t *err)
+{
+    for (uint32_t i = 0; m != NULL && i < m->n_layers; i++)
+        if (m->layers[i].kind == TSL_LAYER_MAMBA) {
+            tsl_exec_scope_mamba(tsl_model_mamba_layers(m), err);
+            return tsl_err_prefix(err, "model %s (layer %u the first)", m->name, i);
+        }
+    return 0;
+}

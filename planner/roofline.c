@@ -4,6 +4,7 @@
  * write, 2-byte elements unless said); docs/cost-model.md has the table.
  */
 #include "roofline.h"
+#include "mamba.h"
 #include "recompute.h"
 
 #include <math.h>
@@ -656,6 +657,56 @@ static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
     return rows;
 }
 
+/* The SSD scan's kernels on one TP rank (roofline.h "Mamba-2 layers"): T tokens
+ * in chunks of Q, Hl heads and Gl groups local. Its matmuls as batched GEMMs by
+ * the shape curve — C·Bᵀ per chunk and group (Q × Q × N), the chunk states Bᵀ·X
+ * per chunk and head (N × P × Q), the chunk scan (L∘CBᵀ)·X and C·state per chunk
+ * and head (Q × P × Q, Q × P × N) — and, per element of the chunk states (mamba_ssm
+ * ssd_combined.py _mamba_chunk_scan_combined_fwd / _bwd): forward 12 bytes (written
+ * in fp32 by the chunk-state kernel, read by the state passing, which writes them
+ * in the inputs' bf16, out_dtype=C.dtype, read by the scan); backward 28 (dstates
+ * written in fp32, the passing's backward reading states and dstates in fp32 and
+ * writing both in bf16, dstates read by the dx and dB kernels, the states cast to
+ * bf16 and read by the dC kernel); the dt cumsum (per head and token: read 2,
+ * write 8 fp32 dt and dA_cumsum), the causal conv1d with its silu (read 2, write 2
+ * per element of x, B, C). The backward (MambaSplitConv1dScanCombinedFn.backward)
+ * first runs the conv, C·Bᵀ, the chunk states and their passing again (the passing
+ * in fp32 then: 12 bytes per state element): those forward kernels are added. */
+static double ssd_s(pass_t *p, const tsl_layer_t *l, double T, double t)
+{
+    double Q = l->ssm_chunk, N = l->ssm_state, P = l->ssm_head_dim;
+    double Hl = l->ssm_heads / t, Gl = l->ssm_groups / t, chunks = ceil(T / Q);
+    double conv = T * (Hl * P + 2.0 * Gl * N), states = chunks * Hl * P * N;
+    double c = gemm(p, Q, Q, N, chunks * Gl) + gemm(p, N, P, Q, chunks * Hl) +
+               gemm(p, Q, P, Q, chunks * Hl) + gemm(p, Q, P, N, chunks * Hl);
+    c += counted(p, (p->bwd ? 28.0 : 12.0) * states, p->bwd ? 2u : 1u) + mem(p, 10.0 * T * Hl, 1) +
+         mem(p, 4.0 * conv, 1);
+    if (p->bwd) { /* the forward kernels the backward runs again */
+        pass_t f = {.d = p->d, .bwd = false};
+        c += gemm(&f, Q, Q, N, chunks * Gl) + gemm(&f, N, P, Q, chunks * Hl) +
+             counted(&f, 12.0 * states, 1) + mem(&f, 10.0 * T * Hl, 1) + mem(&f, 4.0 * conv, 1);
+        p->ops += f.ops;
+    }
+    return c;
+}
+
+/* A Mamba-2 mixer layer (mamba.h; roofline.h "Mamba-2 layers"): the fused pre-norm
+ * and residual as a block's, in_proj (column-parallel, w_in/t wide), the SSD scan
+ * with its conv (ssd_s), the grouped RMSNorm over d_i/t (read 2, write 2), out_proj
+ * (row-parallel), and, with more than one sample per micro-batch, the two layout
+ * copies _ssm_training makes (rearrange(...).contiguous() of in_proj's output to
+ * batch-major and of the scan's output back: read 2, write 2 each). */
+static double mamba_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
+                      double split)
+{
+    double T = S * x->s, win = tsl_mamba_in_width(l) / t, di = tsl_mamba_inner(l) / t;
+    double c = lin_col(p, T, win, x->h) + ssd_s(p, l, T, t) + mem(p, 4.0 * T * di, 1) +
+               lin(p, T, x->h, di) + block_elementwise_s(p, l, x, S, split);
+    if (S > 1.0)
+        c += mem(p, 4.0 * T * (win + di), 2);
+    return c;
+}
+
 /* The FLOP count over F: no bandwidth known (the pre-roofline model). */
 static double flat_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples, double tt,
                      double vocab)
@@ -706,9 +757,11 @@ static double weight_casts_s(const pass_t *p, const tsl_layer_t *l, const shape_
         kernels = 1;
         break;
     default: { /* QKV and output (+ cross-attention's), FFN in and out */
-        uint32_t lin = l->kind == TSL_LAYER_ATTENTION || l->kind == TSL_LAYER_FFN ? 2
-                       : l->kind == TSL_LAYER_DECODER                             ? 6
-                                                                                  : 4;
+        uint32_t lin =
+            l->kind == TSL_LAYER_ATTENTION || l->kind == TSL_LAYER_FFN || l->kind == TSL_LAYER_MAMBA
+                ? 2
+            : l->kind == TSL_LAYER_DECODER ? 6
+                                           : 4;
         w = (double)l->params;
         kernels = l->no_bias ? lin : 2 * lin;
     }
@@ -754,6 +807,7 @@ static double kernels_s(pass_t *p, const tsl_layer_t *l, double samples, double 
                ffn_s(p, l, &x, samples, tt, split);
     case TSL_LAYER_ATTENTION: return extra + attention_s(p, l, &x, samples, tt, split, false);
     case TSL_LAYER_FFN: return extra + ffn_s(p, l, &x, samples, tt, split);
+    case TSL_LAYER_MAMBA: return extra + mamba_s(p, l, &x, samples, tt, split);
     default: return extra + ends_s(p, l, &x, samples, tt, split, vocab);
     }
 }
@@ -792,6 +846,7 @@ static uint32_t param_tensors(const tsl_layer_t *l)
     case TSL_LAYER_HEAD: return (l->tied_head ? 0 : 1) + per;
     case TSL_LAYER_DECODER: lin = 6, norms = 3; break;
     case TSL_LAYER_ENCODER: lin = 4, norms = l->shared_norm ? 1 : 2; break;
+    case TSL_LAYER_MAMBA: return 9; /* in/out_proj, conv w and b, dt_bias, A_log, D, 2 norms */
     default: lin = 2, norms = 1; break;
     }
     return per * (lin + norms);
@@ -984,6 +1039,12 @@ void tsl_roofline_fp8_elems(const tsl_layer_t *l, uint32_t t, uint32_t recompute
         fp8_attention(l, &x, tt, mods, weights, repl, shard);
     if (ffn)
         fp8_ffn(l, &x, tt, mods, weights, repl, shard);
+    if (l->kind == TSL_LAYER_MAMBA) { /* in_proj from the norm's output, out_proj from the
+                                         gated norm's (mamba_s) */
+        double di = tsl_mamba_inner(l) / tt;
+        fp8_count(x.h, tsl_mamba_in_width(l) / tt, x.s * x.h, weights, repl);
+        fp8_count(di, x.h, x.s * di, weights, shard);
+    }
 }
 
 /* ---- the forward of the modules a plan recomputes (recompute.h) ---- */

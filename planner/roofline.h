@@ -76,6 +76,15 @@
  *   + the block's elementwise work.
  * The all-to-alls and expert-TP gathers are communication (cost.c).
  *
+ * Mamba-2 layers (TSL_LAYER_MAMBA; mamba.h, docs/cost-model.md "Mamba-2 layers"):
+ * lin(T, w_in/t, h) + the SSD scan's batched GEMMs (Q × Q × N per chunk and local
+ * group; N × P × Q, Q × P × Q, Q × P × N per chunk and local head) + its chunk
+ * states (12 bytes per element forward, 28 backward), dt cumsum (10 per head and
+ * token) and conv (4 per
+ * element of x, B, C) + the grouped norm (4 per element of d_i/t) + lin(T, h, d_i/t)
+ * + the block's elementwise work (+ two layout copies when a micro-batch holds more
+ * than one sample); the backward adds the scan's recomputed forward kernels.
+ *
  * Pure: no allocation, no I/O. W = 0 means "bandwidth unknown": every function
  * then returns the plain FLOP count over F with no floor (the pre-roofline model).
  */

@@ -836,11 +836,6 @@ static bool cost_class_trans(tsl_engine_t *e, const tsl_cost_env_t *env, uint32_
     return true;
 }
 
-static bool is_block(const tsl_layer_t *l)
-{
-    return l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER;
-}
-
 /* Whether the space lets layer take item j: a uniform pass gives the blocks
  * item uniform_ckpt (with uniform_block_n, only the blocks before position N
  * of the stage: pos counts the stage's blocks before this one) and the rest
@@ -848,7 +843,7 @@ static bool is_block(const tsl_layer_t *l)
 static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t layer,
                          uint32_t pos, uint32_t j)
 {
-    bool block = is_block(&e->model->layers[layer]);
+    bool block = tsl_model_is_block(e->model, layer);
     if (e->uniform_ckpt >= 0) {
         uint32_t want = block ? (uint32_t)e->uniform_ckpt : 0u;
         if (want && e->uniform_block_n && pos >= e->uniform_block_n)
@@ -890,7 +885,7 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
             e->bwd_bytes[k] = lc[j].bwd_bytes;
             e->ms_bytes[k] = peak_states(&lc[j], live[i]);
         }
-        pos += is_block(&e->model->layers[first + i]);
+        pos += tsl_model_is_block(e->model, first + i);
     }
 }
 
@@ -1826,7 +1821,7 @@ static uint32_t max_stage_blocks(const tsl_engine_t *e, uint32_t P, const uint32
     for (uint32_t s = 0; s < P; s++) {
         uint32_t n = 0;
         for (uint32_t i = first_layer[s]; i < first_layer[s + 1]; i++)
-            n += is_block(&e->model->layers[i]);
+            n += tsl_model_is_block(e->model, i);
         most = n > most ? n : most;
     }
     return most;

@@ -111,6 +111,7 @@ int tsl_sublayer_split(const tsl_model_t *src, tsl_sublayer_model_t *out, tsl_er
     out->model.n_layers = n;
     out->model.layers = layers;
     out->model.tokens_per_sample = src->tokens_per_sample;
+    out->model.hybrid = src->hybrid; /* a hybrid's blocks are not split: layers as they were */
     out->ref = ref;
     out->n_src_layers = src->n_layers;
     layers = NULL;

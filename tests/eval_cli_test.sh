@@ -298,6 +298,19 @@ expect 4 "DeepSpeed takes experts from the model's code" plan --local $moe --bat
 printf '[parallelism]\ntensor_parallel_degree = two\n' >"$dir/bad.toml"
 expect 2 "tensor_parallel_degree" eval $m345 --torchtitan "$dir/bad.toml"
 
+# a hybrid Mamba-2 model (Nemotron 3 Nano): Megatron's --hybrid-layer-pattern checked
+# against the config's blocks; a TP degree that splits the SSM heads (64) but not the
+# B/C groups (8) refused as Megatron's MambaMixer asserts
+nano="--hf-config $hf/nemotron_3_nano.json --seq-len 8192 --cluster 2x8xB200-180G --no-search"
+pat='MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME'
+mgn="--bf16 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-size 8 --num-layers 52"
+expect 0 "" eval $nano --megatron-args "$mgn --hybrid-layer-pattern $pat"
+expect 2 "layer 1 is 'M' in the configuration, 'E' in the model" eval $nano \
+    --megatron-args "$mgn --hybrid-override-pattern MMMEM${pat:5}"
+expect 2 "'|' (pipeline segments) is not read" eval $nano --megatron-args "$mgn --hybrid-layer-pattern MEM|EME"
+expect 2 "model GPT2-345M is not a hybrid" eval $m345 --megatron-args "--hybrid-layer-pattern M*-E"
+expect 2 "TP degree 16 does not divide its 64 SSM heads and 8 B/C groups" eval $nano --tp 16
+
 # plans that cannot run: the reason, exit 2
 expect 2 "TP degree 3 does not divide its 16 heads" eval --model GPT2-345M --cluster 6xA100-80G --tp 3
 expect 2 "stage 0 (layers 0-25) needs" eval --model GPT2-1.3B --cluster 1xA100-80G --memory 8G --batch 8

@@ -558,6 +558,8 @@ static void test_moe(void)
         {"deepseek_v3.json", 671e9, 1e9, 36.6e9, 0.1e9, true, 58, 61},
         {"gpt_oss_120b.json", 116.8e9, 0.1e9, 5.1e9, 0.1e9, true, 36, 0},
         {"gpt_oss_20b.json", 20.9e9, 0.1e9, 3.6e9, 0.1e9, true, 24, 0},
+        /* Nemotron 3 Nano's model card: 31.6B total, 3.2B active without embeddings */
+        {"nemotron_3_nano.json", 31.6e9, 0.1e9, 3.2e9, 0.1e9, true, 23, 0},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         tsl_model_t m;
@@ -831,6 +833,71 @@ static void test_gpt_oss_llama4(void)
                        "missing keys", "num_local_experts");
 }
 
+/*
+ * Nemotron 3 Nano (nemotron_h; tests/data/hf/nemotron_3_nano.json, written from
+ * Megatron-Bridge's nemotron_3_nano.py at 21d102f5e and the HF config.json): the
+ * pattern's blocks in order with their widths, the same model from the newer
+ * layers_block_type list, and Super's MTP and latent MoE refused by name.
+ */
+static void test_nemotron_h(void)
+{
+    tsl_model_t m;
+    tsl_err_t err = {0};
+    CHECK(tsl_hf_config_load(path_of("nemotron_3_nano.json"), 8192, &m, &err) == 0, "%s", err.msg);
+    const char *pat = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME";
+    bool order = m.n_layers == 54 && m.layers[0].kind == TSL_LAYER_EMBEDDING &&
+                 m.layers[53].kind == TSL_LAYER_HEAD && !m.layers[53].tied_head;
+    for (uint32_t i = 0; order && i < 52; i++) {
+        const tsl_layer_t *l = &m.layers[i + 1];
+        order = pat[i] == 'M' ? l->kind == TSL_LAYER_MAMBA && l->ssm_heads == 64 &&
+                                    l->ssm_head_dim == 64 && l->ssm_state == 128 &&
+                                    l->ssm_groups == 8 && l->ssm_conv == 4 && l->ssm_chunk == 128
+                : pat[i] == '*'
+                    ? l->kind == TSL_LAYER_ATTENTION && l->heads == 32 && l->kv_heads == 2 &&
+                          l->attn_dim == 4096 && l->causal
+                    : l->kind == TSL_LAYER_FFN && l->experts == 128 && l->experts_per_tok == 6 &&
+                          l->ffn_hidden == 1856 && !l->gated_ffn && l->shared_experts == 1 &&
+                          l->shared_ffn_hidden == 3712 && l->router_score == TSL_ROUTER_SIGMOID &&
+                          l->router_bias == TSL_ROUTER_BIAS_CHOICE && l->router_scale == 2.5;
+    }
+    CHECK(order, "nemotron_h: the pattern's blocks in order, relu2 (not gated) experts");
+    CHECK(m.tokens_per_sample == 8192 && m.layers[1].seq_len == 8192, "seq %u",
+          m.tokens_per_sample);
+    uint64_t total = tsl_model_params(&m);
+    tsl_model_free(&m);
+
+    /* the same blocks from layers_block_type */
+    static const char base[] =
+        "{\"model_type\": \"nemotron_h\", \"hidden_size\": 2688, "
+        "\"num_hidden_layers\": 3, \"num_attention_heads\": 32, \"num_key_value_heads\": 2, "
+        "\"head_dim\": 128, \"vocab_size\": 131072, \"max_position_embeddings\": 8192, "
+        "\"intermediate_size\": 1856, \"layers_block_type\": [\"mamba\", \"moe\", "
+        "\"attention\"], \"mamba_num_heads\": 64, \"mamba_head_dim\": 64, "
+        "\"ssm_state_size\": 128, \"n_groups\": 8, \"n_routed_experts\": 128, "
+        "\"num_experts_per_tok\": 6, \"moe_intermediate_size\": 1856, "
+        "\"moe_shared_expert_intermediate_size\": 3712";
+    char doc[4096];
+    snprintf(doc, sizeof doc, "%s}", base);
+    CHECK(tsl_hf_config_parse(doc, "lbt", 0, &m, &err) == 0, "layers_block_type: %s", err.msg);
+    CHECK(m.n_layers == 5 && m.layers[1].kind == TSL_LAYER_MAMBA && m.layers[2].experts == 128 &&
+              m.layers[3].kind == TSL_LAYER_ATTENTION,
+          "layers_block_type: M E *");
+    CHECK(total > 0, "total");
+    tsl_model_free(&m);
+    snprintf(doc, sizeof doc, "%s, \"num_nextn_predict_layers\": 1}", base);
+    CHECK(tsl_hf_config_parse(doc, "mtp", 0, &m, &err) == -1 &&
+              strstr(err.msg, "multi-token prediction"),
+          "MTP refused: %s", err.msg);
+    snprintf(doc, sizeof doc, "%s, \"moe_latent_size\": 1024}", base);
+    CHECK(tsl_hf_config_parse(doc, "latent", 0, &m, &err) == -1 &&
+              strstr(err.msg, "moe_latent_size: latent MoE"),
+          "latent MoE refused: %s", err.msg);
+    snprintf(doc, sizeof doc, "%s, \"hybrid_override_pattern\": \"M*\"}", base);
+    CHECK(tsl_hf_config_parse(doc, "short", 0, &m, &err) == -1 &&
+              strstr(err.msg, "2 layers, num_hidden_layers says 3"),
+          "pattern length: %s", err.msg);
+}
+
 int main(void)
 {
     const char *d = getenv("TSL_TESTDATA");
@@ -847,5 +914,6 @@ int main(void)
     test_default_seq();
     test_moe();
     test_gpt_oss_llama4();
+    test_nemotron_h();
     return CHECK_DONE();
 }

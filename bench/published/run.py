@@ -356,11 +356,36 @@ def moe_shape(cfg):
     return layers, h * cfg["vocab_size"]
 
 
+def hybrid_flops_per_token(cfg, s):
+    """A hybrid Mamba-2 / attention / MLP / MoE model (nemotron_h), as
+    Megatron-Bridge counts it (src/megatron/bridge/training/utils/flop_utils.py
+    hybrid_flops at 21d102f5e, README.md): 3 x the forward of each block by the
+    hybrid pattern. Mamba: in_proj 2·h·(2·d + 2·G·N + H) and out_proj 2·d·h with
+    d = 2·h (its d_in, not H·P), the scan 7·d·N; attention 4·h·q·(h + h·g/a + s/2)
+    with q = a·head_dim/h (causal); MLP 4·4·h² (its fixed expansion 4); MoE
+    4·h·f·k + 4·h·f_s (no router); the logits 2·h·V."""
+    h, a, V = cfg["hidden_size"], cfg["num_attention_heads"], cfg["vocab_size"]
+    pat = cfg["hybrid_override_pattern"]
+    g = cfg.get("num_key_value_heads", a)
+    q = (cfg.get("head_dim") or h // a) * a / h
+    d, G, N, H = 2 * h, cfg["n_groups"], cfg["ssm_state_size"], cfg["mamba_num_heads"]
+    mamba = 2 * h * (2 * d + 2 * G * N + H) + 7 * d * N + 2 * d * h
+    attn = 4 * h * q * (h + h * g / a + s / 2)
+    mlp = 4 * 4 * h * h
+    moe = (4 * h * cfg.get("moe_intermediate_size", 0) * cfg.get("num_experts_per_tok", 0)
+           + 4 * h * cfg.get("moe_shared_expert_intermediate_size", 0))
+    per = {"M": mamba, "*": attn, "-": mlp, "E": moe}
+    return 3 * (sum(per[c] for c in pat) + 2 * h * V)
+
+
 def moe_flops_per_token(cfg, s):
     """6 x the matmul parameters one token uses (attention incl. MLA, router,
     top-k and shared experts, dense FFNs, LM head) + causal attention
     3·s·a·(d_qk + d_v) per layer (Megatron-LM's count, README.md), a sliding
-    window's layer 6·w·a·(d_qk + d_v)."""
+    window's layer 6·w·a·(d_qk + d_v); a hybrid (nemotron_h) as
+    hybrid_flops_per_token counts it."""
+    if cfg["model_type"] == "nemotron_h":
+        return hybrid_flops_per_token(cfg, s)
     layers, head = moe_shape(cfg)
     return sum(6 * (attn + ffn) + 6 * (min(w, s / 2) if w else s / 2) * width
                for attn, width, ffn, w in layers) + 6 * head

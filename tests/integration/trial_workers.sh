@@ -55,6 +55,24 @@ rc8=$?
     ok "trial start of an FP8 plan: FAILED_PRECONDITION naming FP8 (exit 4)" ||
     fail "trial start of an FP8 plan: exit $rc8: $(cat "$TMPD/start8.out")"
 
+# a hybrid model's plan: the executor runs no Mamba-2 layer (the document's
+# model.mamba_layers; planner/plan_scope.c tsl_exec_scope_mamba)
+cat >"$TMPD/hybrid.json" <<'JSON'
+{"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 3, "num_attention_heads": 4,
+ "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 128, "max_position_embeddings": 32,
+ "hybrid_override_pattern": "M*E", "mamba_num_heads": 4, "mamba_head_dim": 16,
+ "ssm_state_size": 16, "n_groups": 2, "chunk_size": 16, "n_routed_experts": 4,
+ "num_experts_per_tok": 2, "moe_intermediate_size": 32, "moe_shared_expert_intermediate_size": 32}
+JSON
+timeout 120 "$CTL" --server "$T" plan --hf-config "$TMPD/hybrid.json" --cluster registered \
+    --batch 8 --no-baselines --no-fp8 --json >"$TMPD/planm.json" 2>"$TMPD/planm.log"
+FPM=$(jget "$TMPD/planm.json" fingerprint)
+timeout 60 "$CTL" --server "$T" trial start "$FPM" >"$TMPD/startm.out" 2>&1
+rcm=$?
+[ "$rcm" -eq 4 ] && grep -q "1 Mamba-2 mixer layers.*the executor cannot try it" "$TMPD/startm.out" &&
+    ok "trial start of a hybrid plan: FAILED_PRECONDITION naming the Mamba layers (exit 4)" ||
+    fail "trial start of a hybrid plan: exit $rcm: $(cat "$TMPD/startm.out" "$TMPD/planm.log")"
+
 # ---- through tesselctl: the top 2 run one after the other, the measured best
 # becomes the answer, plans show prints measured beside predicted ----
 if timeout 240 "$CTL" --server "$T" trial start --top-k 2 --iterations 2 --warmup 1 --wait "$FP" \

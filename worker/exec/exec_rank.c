@@ -617,7 +617,7 @@ int tsl_exec_rank_from_plan(const tsl_plan_t *p, const tsl_model_t *m, uint32_t 
     int rc = -1;
     if (!p->valid || p->pp == 0 || p->n_micro == 0 || p->micro_batch == 0)
         return tsl_err_set(err, "plan: not a valid plan (no stages or no micro-batches)");
-    if (tsl_plan_exec_scope(p, err))
+    if (tsl_plan_exec_scope(p, err) || tsl_model_exec_scope(m, err))
         return -1;
     if (p->sublayer) {
         if (tsl_sublayer_split(m, &sm, err))
