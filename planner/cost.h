@@ -213,8 +213,10 @@ typedef enum tsl_cost_mode {
  * (torch-allgather: its fp32 merges, the gather under the first step, dK/dV in fp32
  * around the ring); 23: torch-allgather compiled (not eager): its gathers and dK/dV
  * sends exposed, each waited where it is issued under torch.compile; 24: the nvfp4 recipe
- * (Blackwell's FP4 GEMMs, TE's NVFP4 quantize kernels and copies). */
-#define TSL_COST_MODEL_VERSION 24u
+ * (Blackwell's FP4 GEMMs, TE's NVFP4 quantize kernels and copies); 25: the fused
+ * attention kernel's rate on B200 and GB200 (cuDNN's published GB200 sweeps; MLA's
+ * backward its own). */
+#define TSL_COST_MODEL_VERSION 25u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
