@@ -140,7 +140,9 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "0.753 = published MAMF 1745/2250 = 77.6% (ml-engineering, torch 2.7.1+cu128) x 0.97 (H100's "
      "fitted e_max / its MAMF), 148 SMs; intra: NVLink5 900 GB/s/direction x 0.51; pcie: gen5; "
      "fp8: e_max 0.740 = MAMF FP8 3432.5/4500 = 76.3% x 0.97; fp4: HGX B200 FP4 144 PFLOPS "
-     "with sparsity = 9 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published)",
+     "with sparsity = 9 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published); fused "
+     "attention: 0.67 / 0.54 of peak forward / backward (MLA's backward 0.42), GB200's "
+     "(gemm_eff.h)",
      8000 * GBPS, 4500 * TFLOPS, 0.740, 9000 * TFLOPS},
     {"GB200-186G", (uint64_t)(186 * GIB), 2500 * TFLOPS, 0.707, 460 * GBPS, 350 * GBPS,
      "per GPU of NVIDIA GB200 NVL72 spec (a superchip: 2 GPUs, 372 GB HBM3e, 16 TB/s, "
@@ -149,7 +151,10 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "cu130) x 0.97, 148 SMs as B200 (assumed); intra: NVLink5 900 GB/s/direction x 0.51, across "
      "the rack's trays too (spec ':nvl72'); pcie: NVLink-C2C to Grace 450 GB/s/direction x 0.78; "
      "fp8: e_max 0.701 = MAMF FP8 3615.6/5000 = 72.3% x 0.97; fp4: GB200 NVL72 FP4 1440 "
-     "PFLOPS with sparsity = 10 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published)",
+     "PFLOPS with sparsity = 10 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published); "
+     "fused attention: 0.67 / 0.54 of peak forward / backward (cudnn-frontend's published "
+     "GB200 SDPA sweeps, cuDNN 9.19.1 and 9.22.0, bf16, head dim 128; MLA's 192/128 "
+     "backward 0.42, its dsv3 sweep; gemm_eff.h)",
      8000 * GBPS, 5000 * TFLOPS, 0.701, 10000 * TFLOPS},
     {"MI300X-192G", (uint64_t)(192 * GIB), 1307.4 * TFLOPS, 0.499, 228 * GBPS, 48 * GBPS,
      "peak: AMD Instinct MI300X datasheet (192 GB HBM3, 5.3 TB/s, BF16 1307.4 TFLOPS dense, "

@@ -217,8 +217,9 @@ typedef enum tsl_cost_mode {
  * `grad * output` first: autocast's fp32 unfused core, TransGAN's fp16 one) and,
  * under autocast, the causal mask the script builds per block and micro-batch; 26: TransformerEngine's userbuffers TP overlap
  * (tp_comm_overlap: each sequence-parallel collective under its own GEMM, chunked); 27: Mamba-2 mixer layers (mamba.h: in_proj/out_proj, the conv and
- * the SSD scan's kernels, the grouped norm) of hybrid models. */
-#define TSL_COST_MODEL_VERSION 27u
+ * the SSD scan's kernels, the grouped norm) of hybrid models; 28: the fused attention kernel's rate on B200 and GB200 (cuDNN's
+ * published GB200 sweeps; MLA's backward its own). */
+#define TSL_COST_MODEL_VERSION 28u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -13,27 +13,28 @@
  * A10G: 80, assumed) or compute units for AMD (MI300X, MI325X: 304 CUs, the
  * same tile-per-unit model). Matched by prefix, first hit: "L40S" must precede
  * "L4". */
-/* Flash attention's share of peak (forward, backward): H100 in gemm_eff.h; no
- * published or measured figure here for the others (0: priced as a GEMM). */
+/* Flash attention's share of peak (forward, backward, MLA's backward): H100 and
+ * Blackwell in gemm_eff.h; no published or measured figure here for the others (0:
+ * priced as a GEMM; an MLA backward of 0 takes the GPU's backward share). */
 static const struct {
     const char *family;
-    double sms, attn_fwd, attn_bwd;
+    double sms, attn_fwd, attn_bwd, attn_mla_bwd;
 } sm_table[] = {
-    {"A100", 108, 0, 0},
-    {"H100", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF},
-    {"V100", 80, 0, 0},
-    {"T4", 40, 0, 0},
-    {"RTX-TITAN", 72, 0, 0},
-    {"2080Ti", 68, 0, 0},
-    {"H200", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF}, /* the H100's part */
-    {"H800", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF}, /* the H100's part */
-    {"B200", 148, 0, 0},
-    {"GB200", 148, 0, 0},
-    {"MI300X", 304, 0, 0},
-    {"MI325X", 304, 0, 0},
-    {"L40S", 142, 0, 0},
-    {"L4", 58, 0, 0},
-    {"A10G", 80, 0, 0},
+    {"A100", 108, 0, 0, 0},
+    {"H100", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0},
+    {"V100", 80, 0, 0, 0},
+    {"T4", 40, 0, 0, 0},
+    {"RTX-TITAN", 72, 0, 0, 0},
+    {"2080Ti", 68, 0, 0, 0},
+    {"H200", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0}, /* the H100's part */
+    {"H800", 132, TSL_ATTN_H100_FWD_EFF, TSL_ATTN_H100_BWD_EFF, 0}, /* the H100's part */
+    {"B200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF},
+    {"GB200", 148, TSL_ATTN_GB100_FWD_EFF, TSL_ATTN_GB100_BWD_EFF, TSL_ATTN_GB100_MLA_BWD_EFF},
+    {"MI300X", 304, 0, 0, 0},
+    {"MI325X", 304, 0, 0, 0},
+    {"L40S", 142, 0, 0, 0},
+    {"L4", 58, 0, 0, 0},
+    {"A10G", 80, 0, 0, 0},
 };
 
 static int family_of(const char *name)
@@ -50,6 +51,7 @@ void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops
     g->sms = f >= 0 ? sm_table[f].sms : 0.0;
     g->attn_fwd_flops = f >= 0 && peak_flops > 0 ? sm_table[f].attn_fwd * peak_flops : 0.0;
     g->attn_bwd_flops = f >= 0 && peak_flops > 0 ? sm_table[f].attn_bwd * peak_flops : 0.0;
+    g->attn_mla_bwd_flops = f >= 0 && peak_flops > 0 ? sm_table[f].attn_mla_bwd * peak_flops : 0.0;
     g->k_half = peak_flops > 0 && mem_bw > 0 && isfinite(mem_bw)
                     ? TSL_GEMM_K_HALF_PER_BALANCE * peak_flops / mem_bw
                     : 0.0;

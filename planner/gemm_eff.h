@@ -43,6 +43,23 @@
  * backward less its GEMMs and copies, 0.18 at both widths (docs/cost-model.md). */
 #define TSL_ATTN_H100_FWD_EFF 0.35
 #define TSL_ATTN_H100_BWD_EFF 0.18
+/* The same shares on Blackwell (GB100: B200 and GB200), cuDNN's fused SDPA as
+ * TransformerEngine runs it: NVIDIA/cudnn-frontend's published training sweeps on
+ * one GB200 (benchmark/sdpa_benchmark_training/results: cuDNN 9.19.1, 2026-02, and
+ * 9.22.0, 2026-04; bf16, head dim 128, 64 query / 8 KV heads, non-causal, s 2k–32k,
+ * kernel time; FLOPs 4·s²·h·hd forward and 2.5 × that backward, Tessel's count):
+ * forward 1245–1781 TFLOP/s, median 1665 = 0.67 of the 2500 peak; backward
+ * 1089–1501, median 1362 = 0.54. B200 takes them of its own peak (the same part;
+ * its own published sweep is cuDNN 9.13.1's, causal only, 0.52 / 0.42 at 8k: an
+ * older kernel). docs/cost-model.md "Flash attention's rate". */
+#define TSL_ATTN_GB100_FWD_EFF 0.67
+#define TSL_ATTN_GB100_BWD_EFF 0.54
+/* MLA's core (DeepSeek-V3: Q·K over 192, A·V over 128 per head) backward on the
+ * same GPUs: the 9.22.0 sweep's `dsv3` runs (GB200, 128 heads, non-causal, s 2k–32k)
+ * 1048–1175 TFLOP/s by cuDNN's count 2·(3·192 + 2·128) per score, median 1088;
+ * Tessel counts 2.5 × 2·(192 + 128) = 0.9615 of that: 0.42 of the 2500 peak. Its
+ * forward (1492–1812, median 1666) is the head-dimension-128 share. */
+#define TSL_ATTN_GB100_MLA_BWD_EFF 0.42
 /* A causal (masked) fused kernel runs below those rates, which are the unmasked
  * kernel's: over v keys visited per query it reaches
  *   eff · v / (v + keys)
@@ -64,12 +81,13 @@ typedef struct tsl_gemm_eff {
                               forward and backward, FLOP/s; 0 = unknown: the GEMM
                               curve (e_max · depth) prices it as a GEMM */
     double attn_bwd_flops;
+    double attn_mla_bwd_flops; /* latent attention's (MLA's) backward; 0 = attn_bwd_flops */
 } tsl_gemm_eff_t;
 
 /* The shape parameters of a GPU: SMs by the family of its name ("A100-80G" →
  * A100: 108), k_half from its datasheet peak (FLOP/s) and memory bandwidth
  * (bytes/s), the fused attention kernel's rates from the family's measured or
- * published share of peak (H100 only; others 0). An unknown family or a bandwidth of 0 leaves that term out (the
+ * published share of peak (H100, H200, H800, B200, GB200; others 0). An unknown family or a bandwidth of 0 leaves that term out (the
  * rate is then e_max · the remaining terms, as a flat efficiency was). */
 void tsl_gemm_eff_for_gpu(tsl_gemm_eff_t *g, const char *name, double peak_flops, double mem_bw);
 

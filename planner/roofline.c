@@ -20,6 +20,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->shape.k_half = 0.0;
     d->shape.attn_fwd_flops = 0.0; /* flash priced as a GEMM until then */
     d->shape.attn_bwd_flops = 0.0;
+    d->shape.attn_mla_bwd_flops = 0.0;
     d->fp8_flops = 0.0;
     d->fp8 = TSL_FP8_NONE;
     d->ep = 1;
@@ -260,6 +261,7 @@ static double mem(pass_t *p, double bytes, uint32_t kernels)
 typedef struct shape {
     double s, h, f, a, d, e, w, ct, g, n;
     bool dropout;
+    bool mla; /* latent attention's core: its own backward rate where known */
 } shape_t;
 
 static shape_t shape_of(const tsl_layer_t *l)
@@ -276,6 +278,7 @@ static shape_t shape_of(const tsl_layer_t *l)
     x.g = l->gated_ffn ? 2.0 : 1.0;
     x.n = l->head_tokens ? l->head_tokens : l->seq_len;
     x.dropout = !l->no_dropout;
+    x.mla = l->kv_lora_rank != 0;
     if (l->kv_lora_rank) { /* latent attention's core: Q·K of n + r, A·V of v per head */
         x.d = x.a * ((double)l->qk_nope_dim + l->qk_rope_dim + l->v_head_dim) / 2.0;
         x.e = x.d;
@@ -301,7 +304,9 @@ static double flash_s(pass_t *p, const shape_t *x, double q, double keys, double
     double flops = 4.0 * q * visited * x->d * S / t * (p->bwd ? TSL_ROOFLINE_FLASH_BWD_FLOPS : 1);
     if (d->mem_bw <= 0)
         return flops / d->gemm_flops;
-    double flash = p->bwd ? d->shape.attn_bwd_flops : d->shape.attn_fwd_flops;
+    double flash = !p->bwd                                     ? d->shape.attn_fwd_flops
+                   : x->mla && d->shape.attn_mla_bwd_flops > 0 ? d->shape.attn_mla_bwd_flops
+                                                               : d->shape.attn_bwd_flops;
     double rate = flash > 0 ? fmin(d->gemm_flops, flash) *
                                   tsl_gemm_eff_occupancy(&d->shape, q, hd, visited, b)
                             : d->gemm_flops * tsl_gemm_eff_shape(&d->shape, q, hd, visited, b);

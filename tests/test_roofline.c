@@ -440,6 +440,138 @@ static void test_flash(void)
           "unfused: the GEMM curve");
 }
 
+/* Blackwell's fused attention (gemm_eff.h TSL_ATTN_GB100_*, cuDNN's published GB200
+ * sweeps): 0.67 forward, 0.54 backward of the bf16 peak on B200 and GB200. The
+ * Llama 3 70B layer of the mbridge GB200 row, one sample at TP 2: s 8192, 64 heads
+ * of 128 (32 per rank), 8 KV heads, causal. Per rank 4 · 8192 · 4096.5 · 8192 / 2 =
+ * 549.82 GFLOP forward; 64 query blocks × 32 heads = 2048 > 148 SMs (one wave or
+ * more: occupancy 1); causal 0.94 · 4096.5 / 4224.5 = 0.91152 of the unmasked rate.
+ * Forward at 0.67 · 2500 · 0.91152 = 1526.8 TFLOP/s: 360.12 µs + L (the GEMM curve
+ * gave 1767.5 · 4096.5 / (4096.5 + 220.31) = 1677.3 TFLOP/s, 327.80 µs); backward
+ * 2.5 × at 0.54 · 2500 · 0.91152 = 1230.6 TFLOP/s: 1117.03 µs (GEMM curve 819.51).
+ * Its Q, K, V, O (151 MB per rank, 23.6 µs at 0.8 × 8 TB/s) stay hidden. The
+ * published kernel at this shape (GB200, 8k causal, 64/8 heads) ran 1574–1598
+ * forward and 1311–1332 backward. */
+static void test_blackwell_flash(void)
+{
+    const tsl_gpu_spec_t *gb = tsl_gpu_find("GB200"), *b = tsl_gpu_find("B200");
+    CHECK(gb != NULL && b != NULL, "B200, GB200 built in");
+    if (gb == NULL || b == NULL)
+        return;
+    tsl_gemm_eff_t be;
+    tsl_gemm_eff_for_gpu(&be, b->name, b->peak_flops, b->mem_bw);
+    CHECK(be.attn_fwd_flops == 0.67 * 2250e12 && be.attn_bwd_flops == 0.54 * 2250e12,
+          "B200: %g / %g", be.attn_fwd_flops, be.attn_bwd_flops);
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, gb->peak_flops * gb->efficiency, gb->mem_bw);
+    tsl_gemm_eff_for_gpu(&d.shape, gb->name, gb->peak_flops, gb->mem_bw);
+    CHECK(d.shape.attn_fwd_flops == 0.67 * 2500e12 && d.shape.attn_bwd_flops == 0.54 * 2500e12,
+          "GB200: %g / %g", d.shape.attn_fwd_flops, d.shape.attn_bwd_flops);
+    CHECK(d.shape.attn_fwd_flops < d.gemm_flops, "below the GEMM rate: no cap");
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER, /* causal: a GPT-style block */
+                     .seq_len = 8192,
+                     .hidden = 8192,
+                     .ffn_hidden = 28672,
+                     .heads = 64,
+                     .kv_heads = 8,
+                     .causal = true};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    double flops = 4.0 * 8192 * 4096.5 * 8192 / 2;
+    CHECK(flops == 549822922752.0, "core FLOPs per rank %.17g", flops);
+    double r = TSL_ATTN_CAUSAL_EFF * 4096.5 / (4096.5 + TSL_ATTN_CAUSAL_KEYS);
+    CHECK_NEAR(r, 0.91152, 1e-4, "causal %.5f", r);
+    double fwd = flops / (0.67 * 2500e12 * r);
+    CHECK_NEAR(fwd, 360.12e-6, 1e-4, "by hand %.2f us", fwd * 1e6);
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, 1, 2), fwd + TSL_ROOFLINE_LAUNCH_S, 1e-12,
+               "forward core %.2f us", tsl_roofline_core_fwd_s(&d, &l, 1, 2) * 1e6);
+    tsl_roofline_dev_t gemm_priced = d;
+    gemm_priced.shape.attn_fwd_flops = gemm_priced.shape.attn_bwd_flops = 0.0;
+    gemm_priced.shape.attn_mla_bwd_flops = 0.0;
+    double u = 4096.5 / (4096.5 + 0.705 * 2500e12 / 8000e9);
+    double gemm_f = flops / (2500e12 * 0.707 * u);
+    CHECK_NEAR(gemm_f, 327.80e-6, 1e-4, "GEMM curve by hand %.2f us", gemm_f * 1e6);
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&gemm_priced, &l, 1, 2), gemm_f + TSL_ROOFLINE_LAUNCH_S,
+               1e-12, "GEMM-curve core %.2f us",
+               tsl_roofline_core_fwd_s(&gemm_priced, &l, 1, 2) * 1e6);
+    double flash_b = 2.5 * flops / (0.54 * 2500e12 * r), gemm_b = 2.5 * gemm_f;
+    CHECK_NEAR(flash_b, 1117.03e-6, 1e-4, "by hand %.2f us", flash_b * 1e6);
+    CHECK_NEAR(gemm_b, 819.51e-6, 1e-4, "by hand %.2f us", gemm_b * 1e6);
+    double bytes = 2.0 * (2.0 * 8192 * 8192 + 2.0 * 8192 * 1024) / 2;
+    CHECK(2.0 * bytes / d.mem_bw < gemm_b, "the backward core is compute-bound");
+    double diff = tsl_roofline_layer_bwd_s(&d, &l, 1, 2, false, 0) -
+                  tsl_roofline_layer_bwd_s(&gemm_priced, &l, 1, 2, false, 0);
+    CHECK_NEAR(diff, flash_b - gemm_b, 1e-9, "backward core: %.2f us more, by hand %.2f",
+               diff * 1e6, (flash_b - gemm_b) * 1e6);
+}
+
+/* MLA's backward on Blackwell (gemm_eff.h TSL_ATTN_GB100_MLA_BWD_EFF, cuDNN's
+ * published GB200 `dsv3` sweep): DeepSeek-V3's attention layer on one GB200, one
+ * sample of s 4096, TP 1: 128 heads, Q·K over 128 + 64, A·V over 128, so the core is
+ * a flash kernel of d' = 128 · 320 / 2 = 20480 (hd 160: 32 × 2 × 128 = 8192 blocks,
+ * occupancy 1). 4 · 4096 · 2048.5 · 20480 = 687.36 GFLOP forward, causal
+ * 0.94 · 2048.5 / 2176.5 = 0.88472. Backward 2.5 × at 0.42 · 2500 · 0.88472 =
+ * 928.95 TFLOP/s: 1849.85 µs, where the head-dimension-128 share 0.54 gives
+ * 1438.77 µs (411.09 µs less). The forward keeps the 0.67 share; an ordinary
+ * attention layer keeps 0.54 backward; a GPU without an MLA figure (H100) prices
+ * MLA's backward at its own backward share. */
+static void test_blackwell_mla(void)
+{
+    const tsl_gpu_spec_t *gb = tsl_gpu_find("GB200");
+    CHECK(gb != NULL, "GB200 built in");
+    if (gb == NULL)
+        return;
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, gb->peak_flops * gb->efficiency, gb->mem_bw);
+    tsl_gemm_eff_for_gpu(&d.shape, gb->name, gb->peak_flops, gb->mem_bw);
+    CHECK(d.shape.attn_mla_bwd_flops == 0.42 * 2500e12, "GB200 MLA backward %g",
+          d.shape.attn_mla_bwd_flops);
+    tsl_gemm_eff_t h100;
+    tsl_gemm_eff_for_gpu(&h100, "H100-80G", 989e12, 3350e9);
+    CHECK(h100.attn_mla_bwd_flops == 0, "H100: no MLA figure");
+    tsl_layer_t l = {.kind = TSL_LAYER_ATTENTION,
+                     .seq_len = 4096,
+                     .hidden = 7168,
+                     .heads = 128,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .causal = true,
+                     .q_lora_rank = 1536,
+                     .kv_lora_rank = 512,
+                     .qk_nope_dim = 128,
+                     .qk_rope_dim = 64,
+                     .v_head_dim = 128};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    double flops = 4.0 * 4096 * 2048.5 * 20480;
+    CHECK(flops == 687362539520.0, "core FLOPs %.17g", flops);
+    double r = TSL_ATTN_CAUSAL_EFF * 2048.5 / (2048.5 + TSL_ATTN_CAUSAL_KEYS);
+    CHECK_NEAR(r, 0.88472, 1e-4, "causal %.5f", r);
+    double mla_b = 2.5 * flops / (0.42 * 2500e12 * r), gen_b = 2.5 * flops / (0.54 * 2500e12 * r);
+    CHECK_NEAR(mla_b, 1849.85e-6, 1e-4, "by hand %.2f us", mla_b * 1e6);
+    CHECK_NEAR(gen_b, 1438.77e-6, 1e-4, "by hand %.2f us", gen_b * 1e6);
+    CHECK(2.0 * 2.0 * (2.0 * 4096 * 20480 * 2) / d.mem_bw < gen_b,
+          "the backward core is compute-bound");
+    tsl_roofline_dev_t gen = d; /* the same GPU without its MLA figure */
+    gen.shape.attn_mla_bwd_flops = 0.0;
+    double diff = tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0) -
+                  tsl_roofline_layer_bwd_s(&gen, &l, 1, 1, false, 0);
+    CHECK_NEAR(diff, mla_b - gen_b, 1e-9, "MLA backward: %.2f us more, by hand %.2f", diff * 1e6,
+               (mla_b - gen_b) * 1e6);
+    CHECK(tsl_roofline_core_fwd_s(&d, &l, 1, 1) == tsl_roofline_core_fwd_s(&gen, &l, 1, 1),
+          "the forward keeps the 0.67 share");
+    CHECK_NEAR(tsl_roofline_core_fwd_s(&d, &l, 1, 1),
+               flops / (0.67 * 2500e12 * r) + TSL_ROOFLINE_LAUNCH_S, 1e-12, "forward core %.2f us",
+               tsl_roofline_core_fwd_s(&d, &l, 1, 1) * 1e6);
+    tsl_layer_t mha = layer(4096, 7168, 56); /* ordinary heads of 128: not MLA */
+    mha.causal = true;
+    CHECK(tsl_layer_derive(&mha, &err) == 0, "%s", err.msg);
+    CHECK(tsl_roofline_layer_bwd_s(&d, &mha, 1, 1, false, 0) ==
+              tsl_roofline_layer_bwd_s(&gen, &mha, 1, 1, false, 0),
+          "ordinary attention: the MLA figure unused");
+}
+
 /* Context parallelism's core (roofline.h "Context parallelism as a ring"): one
  * causal layer of s = 8192 tokens, 16 heads of 64 (d = 1024), on the H100, CP 4,
  * n = 0.5 sample per rank: the rank holds n·c = 2 pieces of 2L = 2048 tokens
@@ -1250,6 +1382,8 @@ int main(void)
     test_head_dim_96();
     test_backward();
     test_flash();
+    test_blackwell_flash();
+    test_blackwell_mla();
     test_cp_ring();
     test_loss();
     test_host_floor();
