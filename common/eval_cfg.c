@@ -1175,13 +1175,16 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     /* without the fused wgrad accumulation the DDP hook adds each micro-batch's
      * gradient into main_grad (distributed/distributed_data_parallel.py) */
     c->knobs.unfused_grad_accum = st->no_accum_fusion;
-    /* FP8 (Megatron-LM: --fp8-format turns it on, --fp8-recipe defaults to delayed) */
+    /* FP8 (Megatron-LM: --fp8-format turns it on, --fp8-recipe defaults to delayed),
+     * every recipe through Transformer Engine (fp8_impl.h; tensorwise is TE's
+     * Float8CurrentScaling, megatron/core/fp8_utils.py) */
     if (st->fp8_format)
         c->knobs.fp8 = st->fp8_recipe ? st->fp8_recipe : TSL_FP8_DELAYED;
     else if (st->fp8_recipe)
         tsl_eval_cfg_note(c, "megatron: --fp8-recipe without --fp8-format: bf16, as in "
                              "Megatron-LM");
     c->knobs.fp8_param_gather = st->fp8_param && c->knobs.fp8;
+    c->knobs.fp8_impl = TSL_FP8_IMPL_TE;
     /* the flex dispatcher's MXFP8 wire (TransformerConfig moe_dispatch_fwd_dtype /
      * moe_combine_bwd_dtype): priced as one knob, the dispatch and the combine's gradient */
     c->knobs.moe_fp8_dispatch = (st->fp8_dispatch || st->fp8_combine) && c->knobs.fp8;
