@@ -643,12 +643,12 @@ static int fp8_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
     uint32_t want = tsl_target_fp8_impl(t);
     if (!p->fp8_recipe || p->fp8_impl == want)
         return 0;
-    return tsl_err_setc(
-        err, TSL_E_UNSUPPORTED,
-        "fp8_impl: %s runs FP8 through %s (the plan is priced as %s runs it); "
-        "plan it with --target %s",
-        tsl_target_name(t), want == TSL_FP8_IMPL_TORCHAO ? "torchao" : "Transformer Engine",
-        tsl_fp8_impl_name(p->fp8_impl) ? tsl_fp8_impl_name(p->fp8_impl) : "?", tsl_target_name(t));
+    const char *had = tsl_fp8_impl_name(p->fp8_impl);
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: runs FP8 through %s; the plan's fp8_impl is %s (priced as that "
+                        "stack runs it): plan it with --target %s",
+                        tsl_target_name(t), tsl_fp8_impl_name(want), had ? had : "?",
+                        tsl_target_name(t));
 }
 
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
