@@ -658,7 +658,7 @@ static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8)
     if (!fp8_priced(env) || !tsl_fp8_impl_caches(impl) || env->knobs.fp8_param_gather || !(w8 > 0))
         return 0.0;
     return tsl_fp8_cast_bytes(r) * w8 / (TSL_ROOFLINE_MEM_EFF * env->device_mem_bw) +
-           tsl_fp8_impl_cast_kernels(r, impl) * TSL_ROOFLINE_LAUNCH_S;
+           (tsl_fp8_cast_kernels(r) + tsl_fp8_impl_scale_kernels(r, impl)) * TSL_ROOFLINE_LAUNCH_S;
 }
 
 /* The roofline's device as env prices it: the GPU's rates and shape curve, the

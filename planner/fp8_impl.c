@@ -32,7 +32,9 @@ int tsl_fp8_impl_ok(uint32_t recipe, uint32_t impl, tsl_err_t *err)
         return tsl_err_set(err,
                            "fp8_impl: torchao runs tensorwise and mxfp8, not %s (a Transformer "
                            "Engine recipe: fp8_impl te)",
-                           tsl_fp8_recipe_name(recipe) ? tsl_fp8_recipe_name(recipe) : "?");
+                           recipe == TSL_FP8_DELAYED     ? "delayed"
+                           : recipe == TSL_FP8_BLOCKWISE ? "blockwise"
+                                                         : "this recipe");
     return 0;
 }
 
@@ -41,10 +43,9 @@ bool tsl_fp8_impl_caches(uint32_t impl)
     return impl == TSL_FP8_IMPL_TE;
 }
 
-uint32_t tsl_fp8_impl_cast_kernels(uint32_t recipe, uint32_t impl)
+uint32_t tsl_fp8_impl_scale_kernels(uint32_t recipe, uint32_t impl)
 {
-    uint32_t k = tsl_fp8_cast_kernels(recipe);
-    return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? k + 1u : k;
+    return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 1u : 0u;
 }
 
 double tsl_fp8_impl_fused_amax_bytes(uint32_t recipe, uint32_t impl)

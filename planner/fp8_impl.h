@@ -49,9 +49,9 @@ int tsl_fp8_impl_ok(uint32_t recipe, uint32_t impl, tsl_err_t *err);
 /* True where the implementation keeps FP8 weight copies across micro-batches and
  * FP8 stashes for the backward (TE); false: casts per use, bf16 stashes. */
 bool tsl_fp8_impl_caches(uint32_t impl);
-/* Kernels per quantised tensor: the recipe's (roofline.h), plus TE current
- * scaling's separate scale kernel. */
-uint32_t tsl_fp8_impl_cast_kernels(uint32_t recipe, uint32_t impl);
+/* Kernels per quantised tensor beyond the recipe's (roofline.h
+ * tsl_fp8_cast_kernels): TE current scaling's separate scale kernel (1); 0 else. */
+uint32_t tsl_fp8_impl_scale_kernels(uint32_t recipe, uint32_t impl);
 /* Bytes and kernels a cast saves when the preceding kernel computed the amax
  * (TE current scaling after its norm): the amax pass's 2 B read and kernel;
  * 0 elsewhere. */

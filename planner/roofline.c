@@ -138,7 +138,7 @@ static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double
 static double cast_s(pass_t *p, double elems, bool normed)
 {
     const tsl_roofline_dev_t *d = p->d;
-    uint32_t kern = tsl_fp8_impl_cast_kernels(d->fp8, d->fp8_impl);
+    uint32_t kern = tsl_fp8_cast_kernels(d->fp8) + tsl_fp8_impl_scale_kernels(d->fp8, d->fp8_impl);
     double bytes = tsl_fp8_cast_bytes(d->fp8);
     if (normed) {
         kern -= tsl_fp8_impl_fused_amax_kernels(d->fp8, d->fp8_impl);

@@ -845,9 +845,9 @@ static void test_fp8_impl(void)
           "torchao blockwise refused: %s", err.msg);
     CHECK(tsl_fp8_impl_ok(TSL_FP8_DELAYED, 7, &err) != 0 && strstr(err.msg, "fp8_impl: 7"),
           "impl out of range: %s", err.msg);
-    CHECK(tsl_fp8_impl_cast_kernels(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE) == 3 &&
-              tsl_fp8_impl_cast_kernels(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO) == 2 &&
-              tsl_fp8_impl_cast_kernels(TSL_FP8_DELAYED, TSL_FP8_IMPL_TE) == 1 &&
+    CHECK(tsl_fp8_impl_scale_kernels(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE) == 1 &&
+              tsl_fp8_impl_scale_kernels(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO) == 0 &&
+              tsl_fp8_impl_scale_kernels(TSL_FP8_DELAYED, TSL_FP8_IMPL_TE) == 0 &&
               tsl_fp8_impl_fused_amax_bytes(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE) == 2.0 &&
               tsl_fp8_impl_fused_amax_bytes(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO) == 0.0 &&
               tsl_fp8_impl_caches(TSL_FP8_IMPL_TE) && !tsl_fp8_impl_caches(TSL_FP8_IMPL_TORCHAO),
