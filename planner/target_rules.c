@@ -640,15 +640,15 @@ static int moe_fp8_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
  * what t's export runs. */
 static int fp8_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
+    static const char *const who[TSL_FP8_IMPL_COUNT] = {"Transformer Engine", "torchao"};
     uint32_t want = tsl_target_fp8_impl(t);
     if (!p->fp8_recipe || p->fp8_impl == want)
         return 0;
     const char *had = tsl_fp8_impl_name(p->fp8_impl);
     return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                        "%s: runs FP8 through %s; the plan's fp8_impl is %s (priced as that "
-                        "stack runs it): plan it with --target %s",
-                        tsl_target_name(t), tsl_fp8_impl_name(want), had ? had : "?",
-                        tsl_target_name(t));
+                        "%s: runs FP8 through %s; the plan was priced as %s runs it (fp8_impl %s)",
+                        tsl_target_name(t), who[want], had ? who[p->fp8_impl] : "an unknown stack",
+                        had ? had : "?");
 }
 
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)

@@ -416,7 +416,8 @@ static void test_torchtitan_moe(void)
      * torchtitan's torchao runs: refused, the field named */
     plan.fp8_recipe = TSL_FP8_TENSORWISE;
     expect_refused(TSL_EXPORT_TORCHTITAN, &plan,
-                   "runs FP8 through torchao; the plan's fp8_impl is te");
+                   "runs FP8 through torchao; the plan was priced as Transformer Engine runs it "
+                   "(fp8_impl te)");
     /* FP8 as torchao runs it: the router's gate stays bf16, as priced */
     plan.fp8_impl = TSL_FP8_IMPL_TORCHAO;
     py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
