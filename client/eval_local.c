@@ -109,19 +109,24 @@ static int given_plan_of(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, t
     return tsl_eval_cfg_plan(cfg, &in->model, in->cluster.n_devices, in->given, err);
 }
 
-/* The given plan; --fp8-param-gather sets its fp8_param_gather (and the plan
- * document's, which the remote mode sends as given): priced where the plan or
- * --fp8 runs FP8. */
+/* The given plan; --fp8-param-gather and --fp8-impl set its fp8_param_gather and
+ * fp8_impl (and the plan document's, which the remote mode sends as given): priced
+ * where the plan or --fp8 runs FP8. */
 static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
                       tsl_err_t *err)
 {
     if (given_plan_of(eo, cfg, in, err) != 0)
         return -1;
+    json_t *p = json_object_get(in->doc, "plan") ? json_object_get(in->doc, "plan") : in->doc;
     if (eo->fp8_param_gather) {
         in->given->fp8_param_gather = true;
-        json_t *p = json_object_get(in->doc, "plan") ? json_object_get(in->doc, "plan") : in->doc;
         if (json_is_object(p))
             json_object_set_new(p, "fp8_param_gather", json_true());
+    }
+    if (eo->fp8_impl >= 0) { /* --fp8-impl: who runs the recipe (fp8_impl.h) */
+        in->given->fp8_impl = (uint32_t)eo->fp8_impl;
+        if (json_is_object(p))
+            json_object_set_new(p, "fp8_impl", json_integer(eo->fp8_impl));
     }
     return 0;
 }

@@ -20,7 +20,7 @@ static const char eval_usage[] =
     "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
     "                      [--lazy-grads]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
-    "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather]\n"
+    "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
     "                      [--vp-group N]\n"
     "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap]\n"
@@ -164,6 +164,11 @@ static const char eval_usage[] =
     "  --fp8-param-gather  with FP8: the weights themselves in FP8, all-gathered in\n"
     "                      FP8 (Megatron-LM --fp8-param-gather; nvfp4: in FP4,\n"
     "                      --fp4-param-gather)\n"
+    "  --fp8-impl IMPL     who runs the FP8 recipe: te (Transformer Engine, the\n"
+    "                      default: FP8 weight copies cast once per iteration, FP8\n"
+    "                      inputs saved) or torchao (torchtitan: weights cast at\n"
+    "                      every use, bf16 inputs saved; tensorwise and mxfp8 only;\n"
+    "                      an --torchtitan import sets it)\n"
     "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
     "                      mean tokens (default: the plan's, else 1, an even split)\n"
     "  --moe-bf16-experts  with FP8: the routed experts' grouped GEMMs in bf16\n"
@@ -240,6 +245,7 @@ enum {
     OPT_FP8,
     OPT_NO_FP8,
     OPT_FP8_PARAM_GATHER,
+    OPT_FP8_IMPL,
     OPT_MOE_BF16,
     OPT_MOE_FP8_DISPATCH,
     OPT_VP_GROUP,
@@ -306,6 +312,7 @@ static const struct option eval_long[] = {
     {"fp8", required_argument, 0, OPT_FP8},
     {"no-fp8", no_argument, 0, OPT_NO_FP8},
     {"fp8-param-gather", no_argument, 0, OPT_FP8_PARAM_GATHER},
+    {"fp8-impl", required_argument, 0, OPT_FP8_IMPL},
     {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
     {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
     {"vp-group", required_argument, 0, OPT_VP_GROUP},
@@ -461,6 +468,11 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     }
     case OPT_NO_FP8: eo->no_fp8 = true; return 0;
     case OPT_FP8_PARAM_GATHER: eo->fp8_param_gather = true; return 0;
+    case OPT_FP8_IMPL:
+        eo->fp8_impl = tsl_fp8_impl_parse(optarg);
+        if (eo->fp8_impl < 0)
+            return tsl_err_set(err, "fp8-impl: '%s' is not te or torchao", optarg);
+        return 0;
     case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
     case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
     case OPT_IMBALANCE:
@@ -541,6 +553,7 @@ int tsl_cmd_eval(int argc, char **argv, tsl_client_opts_t *co)
     tsl_err_t err = {0};
     int opt;
     memset(&eo, 0, sizeof eo);
+    eo.fp8_impl = -1;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":h", eval_long, NULL)) != -1) {

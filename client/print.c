@@ -283,9 +283,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
     const char *bits = fp8 == TSL_FP8_NVFP4 ? "FP4" : "FP8"; /* nvfp4: E2M1 */
     if (fp8)
         fprintf(out,
-                "  precision: %s (%s scaling) in the blocks' linear GEMMs%s; attention core, "
+                "  precision: %s (%s scaling%s) in the blocks' linear GEMMs%s; attention core, "
                 "%snorms and LM head in bf16%s%s%s\n",
                 bits, tsl_fp8_recipe_name(fp8) ? tsl_fp8_recipe_name(fp8) : "?",
+                integer(plan, "fp8_impl") == TSL_FP8_IMPL_TORCHAO ? ", torchao" : "",
                 bf16_experts ? "" : " and any MoE layer's routed experts'",
                 bf16_experts ? "routed experts (MoE), " : "",
                 json_is_true(json_object_get(plan, "fp8_param_gather")) ? "; " : "",

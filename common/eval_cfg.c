@@ -1257,7 +1257,9 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     /* without the fused wgrad accumulation the DDP hook adds each micro-batch's
      * gradient into main_grad (distributed/distributed_data_parallel.py) */
     c->knobs.unfused_grad_accum = st->no_accum_fusion;
-    /* FP8 (Megatron-LM: --fp8-format turns it on, --fp8-recipe defaults to delayed);
+    /* FP8 (Megatron-LM: --fp8-format turns it on, --fp8-recipe defaults to delayed),
+     * every recipe through Transformer Engine (fp8_impl.h; tensorwise is TE's
+     * Float8CurrentScaling, megatron/core/fp8_utils.py);
      * FP4 (--fp4-format: NVFP4, its weights in FP4 with --fp4-param-gather) */
     if (st->fp4_format && st->fp8_format)
         return tsl_err_set(err, "megatron: --fp4-format and --fp8-format cannot be used "
@@ -1276,6 +1278,7 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     if (st->fp4_format && st->fp8_param)
         tsl_eval_cfg_note(c, "megatron: --fp8-param-gather with --fp4-format: the weights "
                              "are FP4 only with --fp4-param-gather");
+    c->knobs.fp8_impl = TSL_FP8_IMPL_TE;
     /* the flex dispatcher's MXFP8 wire (TransformerConfig moe_dispatch_fwd_dtype /
      * moe_combine_bwd_dtype): priced as one knob, the dispatch and the combine's gradient */
     c->knobs.moe_fp8_dispatch = (st->fp8_dispatch || st->fp8_combine) && c->knobs.fp8;

@@ -308,11 +308,12 @@ static int tt_float8(const toml_line_t *t, tt_state_t *st, tsl_err_t *err)
 }
 
 /* The recipe the converters ask for: torchao's tensorwise (its default, and
- * the benchmarks'), rowwise priced as tensorwise (noted), MXFP8. */
+ * the benchmarks'), rowwise priced as tensorwise (noted), MXFP8 — run by torchao. */
 static int tt_fp8(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
 {
     /* the experts stay bf16 unless their grouped GEMMs are converted too */
     c->knobs.moe_bf16_experts = (st->mx || st->float8) && !st->grouped;
+    c->knobs.fp8_impl = TSL_FP8_IMPL_TORCHAO; /* Float8Linear, MX linear (fp8_impl.h) */
     if (st->mx) {
         c->knobs.fp8 = TSL_FP8_MXFP8;
         return 0;

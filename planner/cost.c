@@ -577,10 +577,10 @@ static void shift_bytes(uint64_t *b, double d)
  * tsl_fp8_copy_bytes each; FP8 2, nvfp4 1.125) kept between steps. With
  * fp8_param_gather the copies are the weight itself, in place of its 2 bf16 bytes
  * (FP8 0, nvfp4 -0.875: Megatron-LM --fp8-param-gather / --fp4-param-gather, "keep
- * the compute param in fp8/fp4"). None under tensorwise: torchao keeps no copy. */
+ * the compute param in fp8/fp4"). None under torchao: it keeps no copy (fp8_impl.h). */
 static double fp8_weight_bytes(const tsl_cost_knobs_t *k)
 {
-    if (k->fp8 == TSL_FP8_TENSORWISE)
+    if (!tsl_fp8_impl_caches(k->fp8_impl))
         return 0.0;
     double copies = 2.0 * tsl_fp8_copy_bytes(k->fp8);
     return k->fp8_param_gather ? copies - TSL_BYTES_PER_PARAM_FP16 : copies;
@@ -614,7 +614,7 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
     rest = rest > drop_shard ? rest - drop_shard : 0;
     uint64_t act = div_ceil((l->act_repl_bytes - drop_repl) * mb, split) +
                    div_ceil(rest * mb, g.t * w) + div_ceil(kept_score * mb, g.t * w * cp);
-    if (fp8 && k->fp8 != TSL_FP8_TENSORWISE) { /* TE: FP8 weight caches, FP8 stashes */
+    if (fp8 && tsl_fp8_impl_caches(k->fp8_impl)) { /* TE: FP8 weight caches, FP8 stashes */
         double w8, repl, shard;
         tsl_roofline_fp8_elems(l, g.t, mods, &w8, &repl, &shard);
         shift_bytes(&out->ms_bytes, fp8_weight_bytes(k) * w8);
@@ -698,16 +698,17 @@ static double fp8_weights(const tsl_cost_env_t *env, const tsl_layer_t *l, uint3
 /* Transformer Engine's FP8 weight copies are cast once per iteration, not per
  * micro-batch: Megatron-LM passes is_first_microbatch to its TE linears and grouped
  * linears (extensions/transformer_engine.py), which reuse the cached copies after.
- * The cast of this rank's w8 FP8 weight elements, in the step (opt_s). None under
- * tensorwise (torchao casts per use: in the roofline) or with fp8_param_gather
- * (the weights are FP8 themselves: the optimizer step writes them). */
+ * The cast of this rank's w8 FP8 weight elements, in the step (opt_s): the recipe's
+ * bytes and the implementation's kernels (current scaling: amax, scale, cast). None
+ * under torchao (it casts per use: in the roofline) or with fp8_param_gather (the
+ * weights are FP8 themselves: the optimizer step writes them). */
 static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8)
 {
-    uint32_t r = env->knobs.fp8;
-    if (!fp8_priced(env) || r == TSL_FP8_TENSORWISE || env->knobs.fp8_param_gather || !(w8 > 0))
+    uint32_t r = env->knobs.fp8, impl = env->knobs.fp8_impl;
+    if (!fp8_priced(env) || !tsl_fp8_impl_caches(impl) || env->knobs.fp8_param_gather || !(w8 > 0))
         return 0.0;
     return tsl_fp8_cast_bytes(r) * w8 / (TSL_ROOFLINE_MEM_EFF * env->device_mem_bw) +
-           tsl_fp8_cast_kernels(r) * TSL_ROOFLINE_LAUNCH_S;
+           (tsl_fp8_cast_kernels(r) + tsl_fp8_impl_scale_kernels(r, impl)) * TSL_ROOFLINE_LAUNCH_S;
 }
 
 /* The roofline's device as env prices it: the GPU's rates and shape curve, the
@@ -725,6 +726,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     tsl_cost_moe_rows(&env->knobs, &dev->moe_busy, &dev->moe_moved);
     if (fp8_priced(env)) {
         dev->fp8 = env->knobs.fp8;
+        dev->fp8_impl = env->knobs.fp8_impl;
         dev->fp8_flops = fp8_recipe_flops(env);
         dev->moe_fp8 = !env->knobs.moe_bf16_experts;
     }
@@ -1061,7 +1063,7 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
  * reduce-scatter after them over the expert-TP group (the innermost etp ranks;
  * Megatron-LM's MoEAlltoAllTokenDispatcher). The stash holds the gathered rows:
  * the model's k input copies per token times etp·moved, its expert activations
- * (f/etp wide) times moved; FP8 experts (not tensorwise) stash their inputs in 1
+ * (f/etp wide) times moved; FP8 experts (under TE, fp8_impl.h) stash their inputs in 1
  * byte (those the plan's recompute modules keep: none under moe, fc2's not under
  * moe_act) and keep FP8 weight copies as the dense linears do (layer_memory;
  * expert_fp8_cache_bytes).
@@ -1119,7 +1121,7 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
                           (moved - 1.0) * (2.0 * gated + 2.0) * l->ffn_hidden);
     /* the recompute modules (recompute.h) on a layer without full CKPT */
     uint32_t mods = s->ckpt ? 0 : tsl_recompute_applies(l, env->knobs.recompute_modules);
-    if (fp8 && env->knobs.fp8 != TSL_FP8_TENSORWISE && !(mods & TSL_RECOMPUTE_MOE)) {
+    if (fp8 && tsl_fp8_impl_caches(env->knobs.fp8_impl) && !(mods & TSL_RECOMPUTE_MOE)) {
         /* TE's grouped linears as its dense ones (layer_memory): the FP8 copies of fc1's
          * gathered input rows (h) and fc2's (the f/etp-wide activation; not kept under
          * moe_act) in the stash in place of bf16, 1 byte less each; moe keeps neither.
@@ -1178,11 +1180,11 @@ static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
  * the rank: its grouped linears cache them between micro-batches as its linears
  * do (fp8_weight_bytes each: 2 bytes, rowwise and columnwise; none where the
  * experts stay bf16 (experts_fp8: moe_bf16_experts, widths not multiples of 16),
- * under tensorwise or with FP8 weights; nvfp4's are fewer: docs/cost-model.md
+ * under torchao (fp8_impl) or with FP8 weights; nvfp4's are fewer: docs/cost-model.md
  * "FP8", "NVFP4"). */
 static double expert_fp8_cache_bytes(const tsl_cost_env_t *env, const tsl_layer_t *l, double p)
 {
-    if (!experts_fp8(env, l))
+    if (!experts_fp8(env, l) || !tsl_fp8_impl_caches(env->knobs.fp8_impl))
         return 0.0;
     return fp8_weight_bytes(&env->knobs) * p;
 }

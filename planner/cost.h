@@ -83,9 +83,9 @@
  * blocks' linear GEMMs at the FP8 rate with their cast kernels (roofline.h).
  * Memory: O_ms += 2 bytes per FP8 weight element W8 of the rank (the cached
  * rowwise and columnwise FP8 copies Transformer Engine keeps between steps; not
- * under tensorwise, torchao casting afresh per use); act −= 1 byte per element of
- * the linear inputs the backward keeps (TE saves their FP8 copy instead of bf16;
- * not under tensorwise, which saves bf16), per sample. fp8_param_gather: the
+ * under knobs.fp8_impl torchao, which casts afresh per use); act −= 1 byte per
+ * element of the linear inputs the backward keeps (TE saves their FP8 copy instead
+ * of bf16; not under torchao, which saves bf16), per sample. fp8_param_gather: the
  * FP8 weight and its transpose replace the 2-byte bf16 copy, O_ms unchanged, and
  * the SDP gather and ZeRO-1's weight all-gather move 1 byte per FP8 weight element
  * (2 for the rest). The routed experts of a MoE layer run FP8 grouped GEMMs
@@ -218,8 +218,10 @@ typedef enum tsl_cost_mode {
  * under autocast, the causal mask the script builds per block and micro-batch; 26: TransformerEngine's userbuffers TP overlap
  * (tp_comm_overlap: each sequence-parallel collective under its own GEMM, chunked); 27: Mamba-2 mixer layers (mamba.h: in_proj/out_proj, the conv and
  * the SSD scan's kernels, the grouped norm) of hybrid models; 28: the fused attention kernel's rate on B200 and GB200 (cuDNN's
- * published GB200 sweeps; MLA's backward its own). */
-#define TSL_COST_MODEL_VERSION 28u
+ * published GB200 sweeps; MLA's backward its own); 29: FP8's implementation a plan property (fp8_impl: TE or
+ * torchao, fp8_impl.h): TE's current scaling with cached weight copies, FP8 stashes and
+ * its amax and scale kernels (the norm's amax before a LayerNormLinear). */
+#define TSL_COST_MODEL_VERSION 29u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -247,6 +249,9 @@ typedef struct tsl_cost_knobs {
                                    GEMMs; 0: bf16. Priced where the block's GPUs have FP8
                                    tensor cores (env.device_fp8_flops; nvfp4: FP4 ones,
                                    env.device_fp4_flops), bf16 elsewhere */
+    uint32_t fp8_impl;          /* tsl_fp8_impl_t (fp8_impl.h): who runs the recipe —
+                                   TE (0: Megatron-LM, Megatron-Bridge, NeMo) or torchao
+                                   (torchtitan); what is cast per use and what is saved */
     bool fp8_param_gather;      /* with fp8: the model's weights themselves are FP8 (1 byte
                                    and its transpose) in place of bf16 (Megatron-LM
                                    --fp8-param-gather, torchao's FSDP float8 all-gather):

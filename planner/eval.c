@@ -280,6 +280,8 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
         k->moe_imbalance = g->moe_imbalance;
     if (!r->fp8_recipe && g->fp8_recipe)
         k->fp8 = g->fp8_recipe;
+    if (g->fp8_impl) /* who runs it (fp8_impl.h); 0: the target's (TE but torchtitan) */
+        k->fp8_impl = g->fp8_impl;
     k->fp8_param_gather |= g->fp8_param_gather;
     k->moe_bf16_experts |= g->moe_bf16_experts;
     k->moe_fp8_dispatch |= g->moe_fp8_dispatch;
@@ -310,7 +312,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     e.vp_group = given_vp_group(r, g);
     given_knobs(r, g, &e.knobs);
     if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
-        tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0)
+        tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
+        tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0)
         goto out;
     if (check_modules(m, e.knobs.recompute_modules, err) != 0)
         goto out;

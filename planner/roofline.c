@@ -23,6 +23,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->shape.attn_mla_bwd_flops = 0.0;
     d->fp8_flops = 0.0;
     d->fp8 = TSL_FP8_NONE;
+    d->fp8_impl = TSL_FP8_IMPL_TE;
     d->ep = 1;
     d->etp = 1;
     d->moe_busy = 1.0;
@@ -122,6 +123,8 @@ typedef struct pass {
     bool open;
     uint32_t nblk;
     double blk[TSL_ROOFLINE_TP_BLOCKS][3];
+    bool normed; /* the linear being priced takes a norm's output as TE's
+                                  LayerNormLinear does (ln_lin_col) */
 } pass_t;
 
 /* A forward GEMM Y = X·W, (m × k)·(k × n); its backward is two GEMMs of other
@@ -150,12 +153,20 @@ static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double
 }
 
 /* Quantising `elems` bf16 elements to FP8 (roofline.h: the recipe's bytes and
- * kernels per tensor). */
-static double cast_s(pass_t *p, double elems)
+ * kernels per tensor, the implementation's scale kernel: fp8_impl.h). normed: the
+ * input of a LayerNormLinear, whose amax TE's current scaling takes from the norm
+ * kernel (one read and one kernel fewer). */
+static double cast_s(pass_t *p, double elems, bool normed)
 {
-    uint32_t kern = tsl_fp8_cast_kernels(p->d->fp8);
+    const tsl_roofline_dev_t *d = p->d;
+    uint32_t kern = tsl_fp8_cast_kernels(d->fp8) + tsl_fp8_impl_scale_kernels(d->fp8, d->fp8_impl);
+    double bytes = tsl_fp8_cast_bytes(d->fp8);
+    if (normed) {
+        kern -= tsl_fp8_impl_fused_amax_kernels(d->fp8, d->fp8_impl);
+        bytes -= tsl_fp8_impl_fused_amax_bytes(d->fp8, d->fp8_impl);
+    }
     p->ops += kern;
-    return tsl_roofline_mem_s(p->d, tsl_fp8_cast_bytes(p->d->fp8) * elems, kern);
+    return tsl_roofline_mem_s(d, bytes * elems, kern);
 }
 
 /* TE and torchao take an FP8 GEMM only where k and n are multiples of 16. */
@@ -166,26 +177,27 @@ static bool fp8_dims(double k, double n)
 
 /* b FP8 linears Y = X·W of (m × k)·(k × n) each, run as one kernel (b > 1: a
  * grouped GEMM over the local experts, one cast kernel per tensor group). Forward:
- * cast X, then the GEMM; W is cast here only under tensorwise (torchao casts it
- * per use), Transformer Engine's recipes reuse the FP8 weight copies cast once per
- * iteration (priced in the step: cost.c). Backward: cast dY (E5M2 under the hybrid
- * format), dX = dY·Wᵀ and dW = Xᵀ·dY from the columnwise copies — tensorwise casts
- * X and W again from the bf16 it saved. */
+ * cast X, then the GEMM; W is cast here only under torchao (it casts per use),
+ * Transformer Engine reuses the FP8 weight copies cast once per iteration (priced
+ * in the step: cost.c). Backward: cast dY (E5M2 under the hybrid format),
+ * dX = dY·Wᵀ and dW = Xᵀ·dY from the columnwise copies — torchao casts X and W
+ * again from the bf16 it saved (fp8_impl.h). */
 static double fp8_lin(pass_t *p, double m, double n, double k, double b)
 {
     const tsl_roofline_dev_t *d = p->d;
+    bool per_use = !tsl_fp8_impl_caches(d->fp8_impl);
     if (!p->bwd) {
         p->ops += 1.0;
-        double w = d->fp8 == TSL_FP8_TENSORWISE ? cast_s(p, k * n * b) : 0.0;
-        return cast_s(p, m * k * b) + w + fp8_gemm_s(d, m, n, k, b);
+        double w = per_use ? cast_s(p, k * n * b, false) : 0.0;
+        return cast_s(p, m * k * b, p->normed) + w + fp8_gemm_s(d, m, n, k, b);
     }
     p->ops += 2.0;
     p->dw_s = fp8_gemm_s(d, k, n, m, b);
     p->dx_s = fp8_gemm_s(d, m, k, n, b);
     p->wgrad_s += p->dw_s;
-    double c = cast_s(p, m * n * b);
-    if (d->fp8 == TSL_FP8_TENSORWISE)
-        c += cast_s(p, m * k * b) + cast_s(p, k * n * b);
+    double c = cast_s(p, m * n * b, false);
+    if (per_use)
+        c += cast_s(p, m * k * b, false) + cast_s(p, k * n * b, false);
     return c + p->dx_s + p->dw_s;
 }
 
@@ -245,6 +257,18 @@ static double lin_row(pass_t *p, double m, double n, double k)
         b[2] = p->bwd ? p->dx_s : c;
     }
     p->open = false;
+    return c;
+}
+
+/* A column-parallel linear that takes a norm's output, as Transformer Engine's
+ * LayerNormLinear runs it under Megatron-LM (QKV, FFN-in, latent attention's up
+ * projections after their norms): lin_col, its input's amax from the norm kernel
+ * under TE current scaling (cast_s). */
+static double ln_lin_col(pass_t *p, double m, double n, double k)
+{
+    p->normed = true;
+    double c = lin_col(p, m, n, k);
+    p->normed = false;
     return c;
 }
 
@@ -525,9 +549,9 @@ static double latent_attention_s(pass_t *p, const tsl_layer_t *l, const shape_t 
 {
     double T = S * x->s, a = x->a, n = l->qk_nope_dim, r = l->qk_rope_dim, v = l->v_head_dim;
     double q = l->q_lora_rank, c = l->kv_lora_rank;
-    double qp = q ? lin(p, T, q, x->h) + lin_col(p, T, a * (n + r) / t, q)
+    double qp = q ? lin(p, T, q, x->h) + ln_lin_col(p, T, a * (n + r) / t, q)
                   : lin_col(p, T, a * (n + r) / t, x->h);
-    double kv = lin(p, T, c + r, x->h) + lin_col(p, T, a * (n + v) / t, c);
+    double kv = lin(p, T, c + r, x->h) + ln_lin_col(p, T, a * (n + v) / t, c);
     double norms = mem(p, 4.0 * T * (q + c), q ? 2 : 1);
     p->open = false; /* no userbuffers block: its projection is plain lin() */
     return qp + kv + norms + core_s(p, l, x, S, t, keys, visited) + lin(p, T, x->h, a * v / t) +
@@ -562,10 +586,10 @@ static double attention_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, dou
     if (!cross && l->kv_lora_rank)
         return latent_attention_s(p, l, x, S, t, split, keys, visited);
     if (cross) {
-        q = lin_col(p, T, x->d / t, x->h) + lin_col(p, S * x->ct, 2.0 * x->e / t, x->h);
+        q = ln_lin_col(p, T, x->d / t, x->h) + lin_col(p, S * x->ct, 2.0 * x->e / t, x->h);
         col = T * x->d / t + S * x->ct * 2.0 * x->e / t;
     } else {
-        q = lin_col(p, T, (x->d + 2.0 * x->e) / t, x->h);
+        q = ln_lin_col(p, T, (x->d + 2.0 * x->e) / t, x->h);
         q += eager_layout_s(p, l, x, S, t) + eager_rope_s(p, l, x, T, t);
         col = T * (x->d + 2.0 * x->e) / t;
     }
@@ -630,7 +654,7 @@ static double ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S,
     double T = S * x->s;
     if (l->experts)
         return moe_ffn_s(p, l, x, S, t, split);
-    double up = lin_col(p, T, x->g * x->f / t, x->h);
+    double up = ln_lin_col(p, T, x->g * x->f / t, x->h);
     double act = ffn_act_s(p, x, x->f / t * T);
     double down = lin_row(p, T, x->h, x->f / t);
     return up + act + down + bias_grad_s(p, l, T * x->g * x->f / t, T / split * x->h) +
@@ -705,7 +729,7 @@ static double mamba_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double 
                       double split)
 {
     double T = S * x->s, win = tsl_mamba_in_width(l) / t, di = tsl_mamba_inner(l) / t;
-    double c = lin_col(p, T, win, x->h) + ssd_s(p, l, T, t) + mem(p, 4.0 * T * di, 1) +
+    double c = ln_lin_col(p, T, win, x->h) + ssd_s(p, l, T, t) + mem(p, 4.0 * T * di, 1) +
                lin(p, T, x->h, di) + block_elementwise_s(p, l, x, S, split);
     if (S > 1.0)
         c += mem(p, 4.0 * T * (win + di), 2);

@@ -94,6 +94,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fp8_impl.h"
 #include "gemm_eff.h"
 #include "model.h"
 
@@ -355,9 +356,12 @@
  *               Hadamard transform and, for dY, stochastic rounding in the cast
  *               kernel; weights 16x16 2D scales, no transform): 5.125 B
  * (tsl_fp8_cast_bytes). Under nvfp4 the GEMMs run on the FP4 tensor cores
- * (fp8_flops holds their rate), operands tsl_fp8_copy_bytes each. tensorwise stands for torchao's recipe (torchtitan),
- * which saves the bf16 input and weight and casts them again in the backward:
- * its backward casts X and W once more. What stays bf16: the attention core,
+ * (fp8_flops holds their rate), operands tsl_fp8_copy_bytes each.
+ * Who runs the recipe is dev.fp8_impl (fp8_impl.h): under
+ * torchao (torchtitan) the weight is cast at every use and the backward casts the
+ * bf16 X and W it saved once more; under Transformer Engine the weight copies are
+ * cast once per iteration (cost.c) and current scaling adds its scale kernel,
+ * its amax pass taken by the norm before a LayerNormLinear. What stays bf16: the attention core,
  * norms, softmax, residuals, the embedding, the LM head (Megatron-LM's and
  * torchtitan's defaults) and any GEMM whose k or n is not a multiple of 16
  * (TE's and torchao's requirement).
@@ -423,6 +427,7 @@ typedef struct tsl_roofline_dev {
                               nvfp4 the FP4 tensor cores' (F4, the same use) */
     uint32_t fp8;          /* tsl_fp8_recipe_t of the linear GEMMs; NONE (0): bf16. Needs
                              fp8_flops > 0 and a bandwidth */
+    uint32_t fp8_impl;     /* tsl_fp8_impl_t: who runs it (TE after init) */
     uint32_t ep;           /* expert-parallel degree of MoE layers (1 after init) */
     uint32_t etp;          /* expert tensor-parallel degree of their experts (1 after init) */
     double moe_busy;       /* rows of the busiest expert over the mean k·T/E (1 after init;

@@ -123,6 +123,10 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k);
  * space delayed; 0 for deepspeed and galvatron, whose exports have no FP8. */
 uint32_t tsl_target_fp8_recipe(uint32_t t);
 
+/* Who runs stack t's FP8 (fp8_impl.h): torchao for torchtitan, Transformer
+ * Engine for the rest (Megatron-LM's TE linears; Tessel's own space). */
+uint32_t tsl_target_fp8_impl(uint32_t t);
+
 /* Whether stack t runs recipe r (0, bf16: every stack); err says why not. */
 int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err);
 

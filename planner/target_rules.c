@@ -636,6 +636,21 @@ static int moe_fp8_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* An FP8 plan priced with the other stack's implementation (fp8_impl.h) is not
+ * what t's export runs. */
+static int fp8_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    static const char *const who[TSL_FP8_IMPL_COUNT] = {"Transformer Engine", "torchao"};
+    uint32_t want = tsl_target_fp8_impl(t);
+    if (!p->fp8_recipe || p->fp8_impl == want)
+        return 0;
+    const char *had = tsl_fp8_impl_name(p->fp8_impl);
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: runs FP8 through %s; the plan was priced as %s runs it (fp8_impl %s)",
+                        tsl_target_name(t), who[want], had ? who[p->fp8_impl] : "an unknown stack",
+                        had ? had : "?");
+}
+
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
 {
     if (t == TSL_TARGET_ANY)
@@ -657,7 +672,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
     if (t >= TSL_TARGET_COUNT)
         return tsl_err_set(err, "target: %u is not a stack", t);
     if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 ||
-        tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || moe_fp8_ok(t, p, err) != 0)
+        tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || fp8_impl_ok(t, p, err) != 0 ||
+        moe_fp8_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;
@@ -695,6 +711,7 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
     case TSL_TARGET_TORCHTITAN:
         k->grad_reduce_bytes = 4;
         k->fb_serial = true;
+        k->fp8_impl = TSL_FP8_IMPL_TORCHAO; /* Float8Linear, MX linear (fp8_impl.h) */
         break;
     case TSL_TARGET_DEEPSPEED: k->grad_reduce_exposed = true; break;
     default: break;
@@ -710,6 +727,11 @@ uint32_t tsl_target_fp8_recipe(uint32_t t)
     case TSL_TARGET_GALVATRON: return TSL_FP8_NONE;
     default: return TSL_FP8_DELAYED;
     }
+}
+
+uint32_t tsl_target_fp8_impl(uint32_t t)
+{
+    return t == TSL_TARGET_TORCHTITAN ? TSL_FP8_IMPL_TORCHAO : TSL_FP8_IMPL_TE;
 }
 
 /* megatron: --fp8-recipe delayed|tensorwise|blockwise|mxfp8 (Megatron-LM

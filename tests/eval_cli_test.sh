@@ -155,6 +155,23 @@ assert b["fp8_param_gather"] is True and "fp8_param_gather" not in a, (a, b)
 assert b["iter_time_s"] < a["iter_time_s"] and b["peak_bytes"] < a["peak_bytes"], (a, b)
 PY
 expect 2 "not a recipe" eval --model GPT2-345M --cluster 8xH100-80G --tp 2 --fp8 fp4
+# --fp8-impl: who runs the recipe. torchao's tensorwise casts the weights per use and
+# saves bf16 inputs: slower and heavier than TE's on the same plan; torchao has no
+# delayed scaling; unknown names refused, the option named
+h8w="--model GPT2-345M --cluster 8xH100-80G --tp 2 --batch 32 --no-search --json --fp8 tensorwise"
+expect 0 "" eval $h8w
+cp "$out" "$dir/te.json"
+expect 0 "" eval $h8w --fp8-impl torchao
+python3 - "$dir/te.json" "$out" <<'PY' && ok || bad "--fp8-impl torchao: $(cat "$out")"
+import json, sys
+a, b = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert b["fp8_impl"] == 1 and "fp8_impl" not in a, (a, b)
+assert b["iter_time_s"] > a["iter_time_s"] and b["stages"][0]["act_bytes"] > a["stages"][0]["act_bytes"], (a, b)
+PY
+expect 2 "fp8_impl: torchao runs tensorwise and mxfp8, not delayed" eval --model GPT2-345M \
+    --cluster 8xH100-80G --tp 2 --batch 32 --no-search --fp8 delayed --fp8-impl torchao
+expect 2 "fp8-impl: 'ao' is not te or torchao" eval --model GPT2-345M --cluster 8xH100-80G \
+    --fp8-impl ao
 
 cat >"$dir/job.toml" <<'TOML'
 [training]

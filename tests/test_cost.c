@@ -1355,8 +1355,13 @@ static void test_fp8_memory(void)
     tsl_cost_layer(&env, &l, &s, NULL, 4, &b);
     env.knobs.fp8 = TSL_FP8_DELAYED;
     tsl_cost_layer(&env, &l, &s, NULL, 4, &f8);
-    env.knobs.fp8 = TSL_FP8_TENSORWISE;
+    env.knobs.fp8 = TSL_FP8_TENSORWISE; /* TE's current scaling: as delayed in memory */
     tsl_cost_layer(&env, &l, &s, NULL, 4, &tw);
+    CHECK(tw.ms_bytes == f8.ms_bytes && tw.fwd_bytes == f8.fwd_bytes,
+          "TE tensorwise: the weight copies and FP8 stashes of delayed");
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TORCHAO;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &tw);
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
     double w8 = (2.0 * 4096 * 4096 * 2 + 2.0 * 16384 * 4096) / 2; /* QKV + out, FFN, / t */
     double stash = 4 * (2.0 * 2048 * 4096 / 2 + 2048.0 * (4096 + 16384) / 2);
     CHECK(f8.ms_bytes - b.ms_bytes == (uint64_t)(2 * w8), "FP8 weight copies: %llu",
@@ -1364,7 +1369,7 @@ static void test_fp8_memory(void)
     CHECK(b.fwd_bytes - f8.fwd_bytes == (uint64_t)stash, "FP8 stashes: %llu vs %g",
           (unsigned long long)(b.fwd_bytes - f8.fwd_bytes), stash);
     CHECK(tw.ms_bytes == b.ms_bytes && tw.fwd_bytes == b.fwd_bytes,
-          "tensorwise: bf16 stashes, no weight copies kept");
+          "torchao tensorwise: bf16 stashes, no weight copies kept");
     CHECK(f8.fwd_s < b.fwd_s && f8.bwd_s < b.bwd_s, "FP8 faster on this layer");
     tsl_cluster_free(&c);
     CHECK(tsl_cluster_parse_spec(&c, "2xA100-80G", &err) == 0, "%s", err.msg);
@@ -1495,7 +1500,15 @@ static void test_fp8_gather(void)
     tsl_cost_layer(&env, &l, &z1, NULL, 8, &a);
     env.knobs.fp8 = TSL_FP8_NONE;
     tsl_cost_layer(&env, &l, &z1, NULL, 8, &b);
-    CHECK_NEAR(a.opt_s, b.opt_s, 1e-15, "tensorwise: the weights cast per use, not in the step");
+    /* TE current scaling: 6 bytes per element (amax read, read, two FP8 writes) and
+     * three kernels (amax, scale, cast) per tensor, once per step */
+    CHECK_NEAR(a.opt_s - b.opt_s, 6 * w8 / (0.8 * 3350e9) + 3 * 4e-6, 1e-9,
+               "TE tensorwise: the FP8 weights cast once per step, %g s", a.opt_s - b.opt_s);
+    env.knobs.fp8 = TSL_FP8_TENSORWISE;
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TORCHAO;
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &a);
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
+    CHECK_NEAR(a.opt_s, b.opt_s, 1e-15, "torchao: the weights cast per use, not in the step");
     tsl_cluster_free(&c);
 }
 

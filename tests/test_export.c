@@ -424,8 +424,14 @@ static void test_torchtitan_moe(void)
           "ep 2 under tp 4:\n%s", toml);
     torchtitan_back(toml, &plan);
     free(toml);
-    /* FP8: the router's gate stays bf16, as priced */
+    /* FP8: priced as Transformer Engine runs it (fp8_impl te), it is not what
+     * torchtitan's torchao runs: refused, the field named */
     plan.fp8_recipe = TSL_FP8_TENSORWISE;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan,
+                   "runs FP8 through torchao; the plan was priced as Transformer Engine runs it "
+                   "(fp8_impl te)");
+    /* FP8 as torchao runs it: the router's gate stays bf16, as priced */
+    plan.fp8_impl = TSL_FP8_IMPL_TORCHAO;
     py = export_ok(TSL_EXPORT_TORCHTITAN, &plan);
     toml = export_ok(TSL_EXPORT_TORCHTITAN_TOML, &plan);
     CHECK(strstr(py, "filter_fqns=[\"lm_head\", \"router.gate\"]") &&
@@ -442,8 +448,9 @@ static void test_torchtitan_moe(void)
     tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
     tsl_err_t e8 = {0};
     CHECK(cfg && tsl_eval_cfg_torchtitan(py, cfg, &e8) == 0 && !cfg->knobs.moe_bf16_experts &&
-              tsl_eval_cfg_torchtitan(toml, cfg, &e8) == 0 && !cfg->knobs.moe_bf16_experts,
-          "fp8 experts read back: %s", e8.msg);
+              tsl_eval_cfg_torchtitan(toml, cfg, &e8) == 0 && !cfg->knobs.moe_bf16_experts &&
+              cfg->knobs.fp8_impl == TSL_FP8_IMPL_TORCHAO,
+          "fp8 experts read back (torchao): %s", e8.msg);
     free(py);
     free(toml);
     plan.moe_bf16_experts = true;

@@ -964,14 +964,47 @@ static void test_unaligned_head(void)
  * 26.2 µs its 96 MiB take at 0.8 · 4800 GB/s, + the 4 µs launch = 189.194 µs.
  * 1024³: 64 tiles, occupancy 64/132, depth 1024/1169.259: u = 0.424615,
  * 2·1024³ / (768.453e12 · u) + 4 µs = 10.581 µs. */
+/* Who runs the recipe (fp8_impl.h): names both ways; torchao runs tensorwise and
+ * mxfp8, not TE's delayed or blockwise (the field named); TE's current scaling
+ * has three kernels per cast, two where the norm took the amax (2 B less). */
+static void test_fp8_impl(void)
+{
+    tsl_err_t err = {0};
+    CHECK(tsl_fp8_impl_parse("te") == TSL_FP8_IMPL_TE &&
+              tsl_fp8_impl_parse("torchao") == TSL_FP8_IMPL_TORCHAO &&
+              tsl_fp8_impl_parse("TE") == -1 && tsl_fp8_impl_parse(NULL) == -1 &&
+              strcmp(tsl_fp8_impl_name(TSL_FP8_IMPL_TORCHAO), "torchao") == 0 &&
+              tsl_fp8_impl_name(2) == NULL,
+          "fp8_impl names");
+    CHECK(tsl_fp8_impl_ok(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO, &err) == 0 &&
+              tsl_fp8_impl_ok(TSL_FP8_MXFP8, TSL_FP8_IMPL_TORCHAO, &err) == 0 &&
+              tsl_fp8_impl_ok(TSL_FP8_BLOCKWISE, TSL_FP8_IMPL_TE, &err) == 0,
+          "%s", err.msg);
+    CHECK(tsl_fp8_impl_ok(TSL_FP8_BLOCKWISE, TSL_FP8_IMPL_TORCHAO, &err) != 0 &&
+              strstr(err.msg, "fp8_impl") && strstr(err.msg, "blockwise"),
+          "torchao blockwise refused: %s", err.msg);
+    CHECK(tsl_fp8_impl_ok(TSL_FP8_DELAYED, 7, &err) != 0 && strstr(err.msg, "fp8_impl: 7"),
+          "impl out of range: %s", err.msg);
+    CHECK(tsl_fp8_impl_scale_kernels(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE) == 1 &&
+              tsl_fp8_impl_scale_kernels(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO) == 0 &&
+              tsl_fp8_impl_scale_kernels(TSL_FP8_DELAYED, TSL_FP8_IMPL_TE) == 0 &&
+              tsl_fp8_impl_fused_amax_bytes(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE) == 2.0 &&
+              tsl_fp8_impl_fused_amax_bytes(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO) == 0.0 &&
+              tsl_fp8_impl_caches(TSL_FP8_IMPL_TE) && !tsl_fp8_impl_caches(TSL_FP8_IMPL_TORCHAO),
+          "TE current scaling's kernels");
+}
+
 /* One FP8 FFN layer on the H100 by hand (docs/cost-model.md "FP8"): the two
  * linears at the FP8 rate on 1-byte operands, each input quantised by a cast
  * kernel of 4 bytes per element (delayed scaling: read bf16, write the rowwise
  * and columnwise FP8 copies; the weights' copies are cast once per iteration, in
  * the step), the activation in bf16; the backward casts dY and runs dgrad and
- * wgrad in FP8. Tensorwise (torchao) adds its amax pass (6 B, 2 kernels), casts
- * the weights per forward and X and W again in the backward. A width not a
- * multiple of 16 stays bf16. No shape curve (u = 1), no host floor. */
+ * wgrad in FP8. Tensorwise under TE (current scaling, fp8_impl.h) adds an amax
+ * kernel and a scale kernel to each cast (6 B, 3 kernels), but FFN-in's input has
+ * its amax from the norm (4 B, 2 kernels). Tensorwise under torchao adds its amax
+ * pass (6 B, 2 kernels), casts the weights per forward and X and W again in the
+ * backward. A width not a multiple of 16 stays bf16. No shape curve (u = 1), no
+ * host floor. */
 static void test_fp8_layer(void)
 {
     tsl_roofline_dev_t d;
@@ -1005,8 +1038,17 @@ static void test_fp8_layer(void)
     CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0), bwd, 1e-12, "fp8 backward");
     double f16 = tsl_roofline_layer_fwd_s(&b16, &l, S, 1, false, 0);
     CHECK(fwd < 0.8 * f16, "fp8 pays on a large layer: %.6g vs bf16 %.6g", fwd, f16);
-    /* tensorwise: amax pass, and X, W cast again in the backward */
+    /* TE tensorwise: FFN-in's cast one scale kernel more (its amax from the norm),
+     * FFN-out's and both dY casts an amax read and two kernels more */
     d.fp8 = TSL_FP8_TENSORWISE;
+    double te = fwd + CAST(T * h, 0, 1) + CAST(T * f, 2, 2);
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, S, 1, false, 0), te, 1e-12,
+               "TE tensorwise forward");
+    double teb = bwd + CAST(T * f, 2, 2) + CAST(T * h, 2, 2);
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0), teb, 1e-12,
+               "TE tensorwise backward");
+    /* torchao tensorwise: amax pass, and X, W cast again in the backward */
+    d.fp8_impl = TSL_FP8_IMPL_TORCHAO;
     double tw = CAST(T * h, 6, 2) + CAST(h * f, 6, 2) + G8(T, f, h) + act + CAST(T * f, 6, 2) +
                 CAST(f * h, 6, 2) + G8(T, h, f) + blk;
     CHECK_NEAR(tsl_roofline_layer_fwd_s(&d, &l, S, 1, false, 0), tw, 1e-12, "tensorwise forward");
@@ -1015,6 +1057,7 @@ static void test_fp8_layer(void)
     CHECK_NEAR(tsl_roofline_layer_bwd_s(&d, &l, S, 1, false, 0), twb, 1e-12, "tensorwise backward");
     /* what stays bf16: a width not a multiple of 16, the LM head */
     d.fp8 = TSL_FP8_DELAYED;
+    d.fp8_impl = TSL_FP8_IMPL_TE;
     tsl_layer_t odd = l;
     odd.hidden = 4104;
     CHECK(tsl_layer_derive(&odd, &err) == 0, "%s", err.msg);
@@ -1369,6 +1412,7 @@ int main(void)
 {
     test_tp_gemms();
     test_gpt_oss_experts();
+    test_fp8_impl();
     test_fp8_layer();
     test_fp8_moe_layer();
     test_nvfp4_layer();

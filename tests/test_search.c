@@ -911,8 +911,10 @@ static void test_fp8(void)
     r = fixed_request(64);
     r.target = TSL_TARGET_TORCHTITAN;
     CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_OK &&
-              res.best.fp8_recipe == TSL_FP8_TENSORWISE,
-          "torchtitan: tensorwise (%u) %s", res.best.fp8_recipe, err.msg);
+              res.best.fp8_recipe == TSL_FP8_TENSORWISE &&
+              res.best.fp8_impl == TSL_FP8_IMPL_TORCHAO,
+          "torchtitan: tensorwise (%u) through torchao (%u) %s", res.best.fp8_recipe,
+          res.best.fp8_impl, err.msg);
     r.target = TSL_TARGET_DEEPSPEED;
     CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_OK &&
               res.best.fp8_recipe == 0,

@@ -1,0 +1,58 @@
+/*
+ * fp8_impl.c — the rules of fp8_impl.h.
+ */
+#include "fp8_impl.h"
+#include "roofline.h"
+
+#include <string.h>
+
+static const char *const impl_names[TSL_FP8_IMPL_COUNT] = {"te", "torchao"};
+
+const char *tsl_fp8_impl_name(uint32_t impl)
+{
+    return impl < TSL_FP8_IMPL_COUNT ? impl_names[impl] : NULL;
+}
+
+int tsl_fp8_impl_parse(const char *name)
+{
+    for (int i = 0; name != NULL && i < (int)TSL_FP8_IMPL_COUNT; i++)
+        if (strcmp(name, impl_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* torchao's Float8Linear runs dynamic (tensorwise) scaling and its MX linear
+ * MXFP8; TE's 1×128 / 128×128 blocks and delayed scaling are TE's. */
+int tsl_fp8_impl_ok(uint32_t recipe, uint32_t impl, tsl_err_t *err)
+{
+    if (impl >= TSL_FP8_IMPL_COUNT)
+        return tsl_err_set(err, "fp8_impl: %u is not an implementation (0 te, 1 torchao)", impl);
+    if (impl == TSL_FP8_IMPL_TORCHAO && recipe != TSL_FP8_NONE && recipe != TSL_FP8_TENSORWISE &&
+        recipe != TSL_FP8_MXFP8)
+        return tsl_err_set(err,
+                           "fp8_impl: torchao runs tensorwise and mxfp8, not %s (a Transformer "
+                           "Engine recipe: fp8_impl te)",
+                           tsl_fp8_recipe_name(recipe) ? tsl_fp8_recipe_name(recipe)
+                                                       : "this recipe");
+    return 0;
+}
+
+bool tsl_fp8_impl_caches(uint32_t impl)
+{
+    return impl == TSL_FP8_IMPL_TE;
+}
+
+uint32_t tsl_fp8_impl_scale_kernels(uint32_t recipe, uint32_t impl)
+{
+    return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 1u : 0u;
+}
+
+double tsl_fp8_impl_fused_amax_bytes(uint32_t recipe, uint32_t impl)
+{
+    return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 2.0 : 0.0;
+}
+
+uint32_t tsl_fp8_impl_fused_amax_kernels(uint32_t recipe, uint32_t impl)
+{
+    return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 1u : 0u;
+}

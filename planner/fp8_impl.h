@@ -1,0 +1,61 @@
+/*
+ * fp8_impl.h — who runs a plan's FP8 recipe: Transformer Engine or torchao.
+ *
+ * The recipe (roofline.h tsl_fp8_recipe_t) says how tensors are scaled; the
+ * implementation says what the stack does around each FP8 GEMM, and the two
+ * stacks differ (docs/cost-model.md "FP8 — TE and torchao"):
+ *
+ *   TE (Megatron-LM, Megatron-Bridge, NeMo; TE release_v2.16
+ *   pytorch/module/linear.py, layernorm_linear.py, grouped_linear.py)
+ *     - the FP8 weight copies are cast on the first micro-batch and reused on
+ *       the others (Megatron passes is_first_microbatch; update_workspace only
+ *       then): once per iteration, in the step; none with fp8_param_gather;
+ *     - the backward keeps the FP8 (columnwise) copy of each linear input, not
+ *       the bf16 one, and the two FP8 weight copies between steps;
+ *     - current scaling (tensorwise = Float8CurrentScaling) computes the amax
+ *       in its own kernel, then the scale (nvte_compute_scale_from_amax), then
+ *       casts (csrc/quantizer.cpp Float8CurrentScalingQuantizer::quantize_impl):
+ *       three kernels, one more read; a LayerNormLinear's input has its amax
+ *       computed by the norm kernel (csrc/extensions/normalization.cpp
+ *       FUSED_NORM_AMAX_FP8): two kernels, no extra read.
+ *   torchao (torchtitan; Float8Linear tensorwise, MX linear)
+ *     - every use casts the weight (forward, and again in the backward);
+ *     - the backward keeps the bf16 input and weight and casts them again;
+ *     - tensorwise's amax: a reduction kernel, then the cast (2 kernels).
+ *     Delayed and blockwise are not torchao's recipes here: refused.
+ */
+#ifndef TSL_FP8_IMPL_H
+#define TSL_FP8_IMPL_H
+
+#include "err.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum tsl_fp8_impl {
+    TSL_FP8_IMPL_TE = 0,      /* Transformer Engine (the default: Megatron/DeepSpeed-TE) */
+    TSL_FP8_IMPL_TORCHAO = 1, /* torchao's Float8Linear / MX linear (torchtitan) */
+    TSL_FP8_IMPL_COUNT = 2
+} tsl_fp8_impl_t;
+
+/* "te", "torchao"; NULL out of range. */
+const char *tsl_fp8_impl_name(uint32_t impl);
+/* The implementation of a name above; -1 for none. */
+int tsl_fp8_impl_parse(const char *name);
+/* 0 when impl runs recipe (TE: every recipe; torchao: tensorwise and mxfp8),
+ * else -1 with err naming the field fp8_impl. */
+int tsl_fp8_impl_ok(uint32_t recipe, uint32_t impl, tsl_err_t *err);
+
+/* True where the implementation keeps FP8 weight copies across micro-batches and
+ * FP8 stashes for the backward (TE); false: casts per use, bf16 stashes. */
+bool tsl_fp8_impl_caches(uint32_t impl);
+/* Kernels per quantised tensor beyond the recipe's (roofline.h
+ * tsl_fp8_cast_kernels): TE current scaling's separate scale kernel (1); 0 else. */
+uint32_t tsl_fp8_impl_scale_kernels(uint32_t recipe, uint32_t impl);
+/* Bytes and kernels a cast saves when the preceding kernel computed the amax
+ * (TE current scaling after its norm): the amax pass's 2 B read and kernel;
+ * 0 elsewhere. */
+double tsl_fp8_impl_fused_amax_bytes(uint32_t recipe, uint32_t impl);
+uint32_t tsl_fp8_impl_fused_amax_kernels(uint32_t recipe, uint32_t impl);
+
+#endif
