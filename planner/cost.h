@@ -213,8 +213,9 @@ typedef enum tsl_cost_mode {
  * (torch-allgather: its fp32 merges, the gather under the first step, dK/dV in fp32
  * around the ring); 23: torch-allgather compiled (not eager): its gathers and dK/dV
  * sends exposed, each waited where it is issued under torch.compile; 24: the nvfp4 recipe
- * (Blackwell's FP4 GEMMs, TE's NVFP4 quantize kernels and copies). */
-#define TSL_COST_MODEL_VERSION 24u
+ * (Blackwell's FP4 GEMMs, TE's NVFP4 quantize kernels and copies); 25: activation CPU
+ * offloading (cpu_offload_layers: TE's schedule, offload.h). */
+#define TSL_COST_MODEL_VERSION 25u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -326,6 +327,12 @@ typedef struct tsl_cost_knobs {
                                    a buffer kept all along (Megatron-LM's grad buffer).
                                    Moves interleaved 1F1B's peak only (docs/cost-model.md
                                    "Interleaved 1F1B", the gradients' lifetime) */
+    /* Activation CPU offloading: the first N Transformer layers' stashes copied to the
+     * host after their forward and back before their backward (Megatron-LM
+     * --cpu-offloading-num-layers N through TransformerEngine; offload.h): a stage's
+     * peak keeps the other layers', its micro-batch the copies' exposed waits; 0: none.
+     * Priced by the engine (search_eval.c), not by tsl_cost_layer. */
+    uint32_t cpu_offload_layers;
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
