@@ -54,6 +54,8 @@ typedef struct tsl_eval_opts {
     bool moe_bf16_experts, moe_fp8_dispatch;
     double moe_imbalance; /* --moe-imbalance X: the request's moe_imbalance (0: the plan's) */
     uint32_t vp_group;    /* --vp-group N: the request's vp_group (0: the plan's, else pp) */
+    /* --cpu-offload-layers N: the request's cpu_offload_layers (0: the plan's) */
+    uint32_t cpu_offload_layers;
     bool no_search;
     bool local; /* --local: run here even when a server is named */
 } tsl_eval_opts_t;

@@ -22,7 +22,7 @@ static const char eval_usage[] =
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
-    "                      [--vp-group N]\n"
+    "                      [--vp-group N] [--cpu-offload-layers N]\n"
     "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap]\n"
     "                      [--unfused-grad-accum] [--legacy-p2p]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
@@ -178,6 +178,11 @@ static const char eval_usage[] =
     "  --vp-group N        interleaved plans: N micro-batches per group of Megatron-LM's\n"
     "                      schedule (--microbatch-group-size-per-virtual-pipeline-stage;\n"
     "                      default: the plan's, else pp; pp <= N <= micro-batches)\n"
+    "  --cpu-offload-layers N\n"
+    "                      the first N Transformer layers' activations offloaded to\n"
+    "                      host memory between their forward and backward, as\n"
+    "                      Megatron-LM's --cpu-offloading-num-layers N (default: the\n"
+    "                      plan's; one stage, no recompute)\n"
     "\n"
     "  --no-search         do not run the search to compare with\n"
     "  --server ADDR       evaluate in tesseld at ADDR (also before `eval`, or\n"
@@ -249,6 +254,7 @@ enum {
     OPT_MOE_BF16,
     OPT_MOE_FP8_DISPATCH,
     OPT_VP_GROUP,
+    OPT_CPU_OFFLOAD,
 };
 
 static const struct option eval_long[] = {
@@ -316,6 +322,7 @@ static const struct option eval_long[] = {
     {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
     {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
     {"vp-group", required_argument, 0, OPT_VP_GROUP},
+    {"cpu-offload-layers", required_argument, 0, OPT_CPU_OFFLOAD},
     {0, 0, 0, 0},
 };
 
@@ -478,6 +485,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_IMBALANCE:
         return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
     case OPT_VP_GROUP: return tsl_parse_u32("vp-group", optarg, 1, 4096, &eo->vp_group, err);
+    case OPT_CPU_OFFLOAD:
+        return tsl_parse_u32("cpu-offload-layers", optarg, 1, 1023, &eo->cpu_offload_layers, err);
     default: return plan_flag(opt, eo, err);
     }
 }

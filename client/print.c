@@ -167,6 +167,15 @@ static void print_recompute(FILE *out, json_t *plan)
         fputs("  gradients: from each chunk's first backward to the step (PyTorch FSDP), not "
               "kept all along\n",
               out);
+    if (json_integer_value(json_object_get(plan, "cpu_offload_layers")) > 0)
+        fprintf(out,
+                "  offload:   the first %lld Transformer layers' activations to host memory "
+                "and back (Megatron-LM --cpu-offloading-num-layers), %.1f GiB per device; "
+                "%.4f s of waits for the copies\n",
+                (long long)json_integer_value(json_object_get(plan, "cpu_offload_layers")),
+                (double)json_integer_value(json_object_get(plan, "cpu_offload_bytes")) /
+                    (1024.0 * 1024.0 * 1024.0),
+                json_number_value(json_object_get(plan, "cpu_offload_s")));
 }
 
 /* Context parallelism (docs/cost-model.md "Context parallelism"): the degree and

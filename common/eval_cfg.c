@@ -563,7 +563,8 @@ static const mg_why_t mg_refused[] = {
                                        "--decoder-first/last-pipeline-num-layers"},
     {"use-megatron-fsdp", "is not modelled by Tessel; --use-torch-fsdp2 is read"},
     {"distribute-saved-activations", "is not modelled by Tessel"},
-    {"cpu-offloading", "is not modelled by Tessel's eval (plan's memory switches are H3T's)"},
+    {"cpu-offloading-weights", "(weights offloaded to the host) is not modelled by Tessel: "
+                               "activations only (--cpu-offloading-num-layers)"},
     {"hybrid-context-parallel", "is not modelled by Tessel (one CP group size per model)"},
     {"hierarchical-context-parallel-sizes", "is not modelled by Tessel (a2a+p2p: one CP "
                                             "exchange per model)"},
@@ -760,6 +761,8 @@ typedef struct mg_state {
     bool fp8_param;       /* --fp8-param-gather */
     bool no_accum_fusion; /* --no-gradient-accumulation-fusion */
     bool tp_overlap;      /* --tp-comm-overlap */
+    bool cpu_offloading;  /* --cpu-offloading (older trees; --cpu-offloading-num-layers > 0
+                             sets it in Megatron-LM's validate_args) */
     uint32_t fp8_format;  /* 1: --fp8-format given */
     uint32_t fp8_recipe;  /* --fp8-recipe (tsl_fp8_recipe_t); 0: Megatron's default */
     bool fp4_format;      /* --fp4-format e2m1: NVFP4 (--fp4-recipe nvfp4, the default) */
@@ -1003,6 +1006,8 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "moe-pad-expert-input-to-capacity") == 0 ? &st->pad_capacity
                  : strcmp(key, "use-precision-aware-optimizer") == 0    ? &st->precision_aware
                  : strcmp(key, "moe-layer-recompute") == 0              ? &st->moe_layer_recompute
+                 : strcmp(key, "cpu-offloading") == 0                   ? &st->cpu_offloading
+                 : strcmp(key, "cpu-offloading-activations") == 0       ? &st->cpu_offloading
                                                                         : NULL;
     if (flag) {
         *flag = true;
@@ -1086,6 +1091,8 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                                                                     : NULL;
     if (u)
         return tsl_parse_u32(key, val ? val : "", 1, 1u << 24, u, err);
+    if (strcmp(key, "cpu-offloading-num-layers") == 0) /* TransformerConfig's; 0: none */
+        return tsl_parse_u32(key, val ? val : "", 0, 1023, &c->knobs.cpu_offload_layers, err);
     if (strcmp(key, "moe-expert-capacity-factor") == 0) /* a float; None: dropless */
         return tsl_parse_double(key, val ? val : "", 1e-6, 1e6, &st->capacity, err);
     if (strcmp(key, "optimizer") == 0) {
@@ -1290,6 +1297,9 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     if (st->fp8_e4m3)
         tsl_eval_cfg_note(c, "megatron: --fp8-format e4m3 is priced as hybrid (the same "
                              "GEMM rate and casts)");
+    if (st->cpu_offloading && !c->knobs.cpu_offload_layers)
+        tsl_eval_cfg_note(c, "megatron: --cpu-offloading without --cpu-offloading-num-layers: "
+                             "no layer offloaded (TransformerConfig's default, 0)");
     return 0;
 }
 

@@ -99,7 +99,8 @@ static int check_target(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m, t
 }
 
 /* What of the plan's pricing only Megatron-LM runs (docs/exports.md): its
- * recompute of named modules and its precision-aware optimizer's bf16 moments.
+ * recompute of named modules, its precision-aware optimizer's bf16 moments and its
+ * activation CPU offloading.
  * Another stack's file would drop them silently: refused. */
 static int check_megatron_only(tsl_export_format_t f, const tsl_plan_t *p, tsl_err_t *err)
 {
@@ -120,6 +121,12 @@ static int check_megatron_only(tsl_export_format_t f, const tsl_plan_t *p, tsl_e
                             "(Megatron-LM's precision-aware optimizer); this stack has no such "
                             "setting",
                             tsl_export_format_name(f));
+    if (p->cpu_offload_layers)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: the plan offloads %u layers' activations to the host "
+                            "(cpu_offload_layers, Megatron-LM's --cpu-offloading-num-layers); "
+                            "this export writes no such setting",
+                            tsl_export_format_name(f), p->cpu_offload_layers);
     return 0;
 }
 

@@ -262,6 +262,10 @@ static void write_knobs(const tsl_plan_t *p, FILE *out)
                 "--use-precision-aware-optimizer\n--exp-avg-dtype bf16\n--exp-avg-sq-dtype "
                 "bf16\n%s",
                 p->grad_reduce_bytes != 4 ? "--main-grads-dtype bf16\n" : "");
+    /* TransformerConfig's cpu_offloading_num_layers (validate_args turns cpu_offloading
+     * on with it; activations only, weights not: the defaults) */
+    if (p->cpu_offload_layers)
+        fprintf(out, "--cpu-offloading-num-layers %u\n", p->cpu_offload_layers);
     if (!p->grad_reduce_exposed)
         fputs("--overlap-grad-reduce\n", out);
     if (p->overlap_param_gather)

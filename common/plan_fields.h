@@ -109,6 +109,9 @@
     X(recompute_modules, CUSTOM, recompute_modules, "recompute_modules", ALWAYS)                   \
     X(bf16_moments, BOOL, bf16_moments, "bf16_moments", NONZERO)                                   \
     X(lazy_grads, BOOL, lazy_grads, "lazy_grads", NONZERO)                                         \
+    X(cpu_offload_layers, U32, cpu_offload_layers, "cpu_offload_layers", NONZERO)                  \
+    X(cpu_offload_s, REAL, cpu_offload_s, "cpu_offload_s", NONZERO)                                \
+    X(cpu_offload_bytes, U64, cpu_offload_bytes, "cpu_offload_bytes", NONZERO)                     \
     X(slicer, CUSTOM, slicer, "slicer", ALWAYS)                                                    \
     X(memopt, CUSTOM, memopt, "memopt", ALWAYS)                                                    \
     X(node_order, CUSTOM, node_order, "node_order", ALWAYS)

@@ -220,8 +220,9 @@ typedef enum tsl_cost_mode {
  * the SSD scan's kernels, the grouped norm) of hybrid models; 28: the fused attention kernel's rate on B200 and GB200 (cuDNN's
  * published GB200 sweeps; MLA's backward its own); 29: FP8's implementation a plan property (fp8_impl: TE or
  * torchao, fp8_impl.h): TE's current scaling with cached weight copies, FP8 stashes and
- * its amax and scale kernels (the norm's amax before a LayerNormLinear). */
-#define TSL_COST_MODEL_VERSION 29u
+ * its amax and scale kernels (the norm's amax before a LayerNormLinear); 30: activation CPU offloading (cpu_offload_layers: TE's
+ * schedule, offload.h). */
+#define TSL_COST_MODEL_VERSION 30u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -343,6 +344,12 @@ typedef struct tsl_cost_knobs {
                                    a buffer kept all along (Megatron-LM's grad buffer).
                                    Moves interleaved 1F1B's peak only (docs/cost-model.md
                                    "Interleaved 1F1B", the gradients' lifetime) */
+    /* Activation CPU offloading: the first N Transformer layers' stashes copied to the
+     * host after their forward and back before their backward (Megatron-LM
+     * --cpu-offloading-num-layers N through TransformerEngine; offload.h): a stage's
+     * peak keeps the other layers', its micro-batch the copies' exposed waits; 0: none.
+     * Priced by the engine (search_eval.c), not by tsl_cost_layer. */
+    uint32_t cpu_offload_layers;
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens

@@ -10,6 +10,7 @@
 
 #include "cost.h"
 #include "eval.h"
+#include "offload.h"
 #include "partition.h"
 #include "pipeline.h"
 #include "pipesim.h"
@@ -159,6 +160,36 @@ static int check_modules(const tsl_model_t *m, uint32_t mods, tsl_err_t *err)
     return 0;
 }
 
+/* Activation offloading as Megatron-LM runs it (offload.h): fewer layers than the
+ * model's, one stage, no recompute of any kind. */
+static int check_offload(const tsl_model_t *m, const tsl_plan_t *g, uint32_t N, uint32_t mods,
+                         tsl_err_t *err)
+{
+    bool recompute = mods != 0;
+    for (uint32_t i = 0; N && i < m->n_layers; i++)
+        recompute |= g->layer[i].ckpt || g->layer[i].selective;
+    if (tsl_offload_check(N, tsl_offload_blocks(m), g->pp, recompute, err) != 0)
+        return tsl_err_prefix(err, "eval");
+    return 0;
+}
+
+/* The offloaded activations of a node's devices must fit its host memory (cluster.h
+ * cpu_mem_bytes, the datasheet's or twice its GPUs' memory when not given). */
+static int check_host(const tsl_cluster_t *c, const tsl_plan_t *p, tsl_err_t *err)
+{
+    for (uint32_t k = 0; p->cpu_offload_bytes && k < c->n_nodes; k++) {
+        const tsl_node_t *node = &c->nodes[k];
+        double need = (double)p->cpu_offload_bytes * node->n_gpus;
+        if (node->cpu_mem_bytes && need > (double)node->cpu_mem_bytes)
+            return tsl_err_setc(err, TSL_E_NOFIT,
+                                "eval: cpu_offload_layers %u: node %u's %u devices offload "
+                                "%.2f GiB of activations, over its %.2f GiB of host memory",
+                                p->cpu_offload_layers, k, node->n_gpus, need / GIB,
+                                node->cpu_mem_bytes / GIB);
+    }
+    return 0;
+}
+
 /* The group size N the plan is priced with: the request's (eval --vp-group),
  * else the given plan's (0: pp). */
 static uint32_t given_vp_group(const tsl_request_t *r, const tsl_plan_t *g)
@@ -290,6 +321,8 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
         k->recompute_modules = g->recompute_modules;
     k->bf16_moments |= g->bf16_moments;
     k->lazy_grads |= g->lazy_grads; /* the given plan's stack frees its gradients */
+    if (!r->cpu_offload_layers)     /* the given plan's activation offloading */
+        k->cpu_offload_layers = g->cpu_offload_layers;
     if (r->no_fp8)
         k->fp8 = 0;
 }
@@ -315,7 +348,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0)
         goto out;
-    if (check_modules(m, e.knobs.recompute_modules, err) != 0)
+    if (check_modules(m, e.knobs.recompute_modules, err) != 0 ||
+        check_offload(m, g, e.knobs.cpu_offload_layers, e.knobs.recompute_modules, err) != 0)
         goto out;
     tsl_plan_init(out);
     tsl_engine_eval_given(&e, g->micro_batch * g->n_micro, g->pp, g->n_micro, g->interleave,
@@ -339,6 +373,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
                               s, st->first_layer, st->first_layer + st->n_layers - 1,
                               st->peak_bytes / GIB, budget / GIB);
     }
+    if (rc == 0)
+        rc = check_host(c, out, err);
 out:
     tsl_engine_free(&e);
     free(choice);

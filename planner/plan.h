@@ -139,6 +139,13 @@ typedef struct tsl_plan {
     uint32_t recompute_modules;
     bool bf16_moments;
     bool lazy_grads; /* gradients from each chunk's first backward (cost.h knobs) */
+    /* Activation CPU offloading (cost.h knobs, offload.h): the first N Transformer
+     * layers' stashes on the host between their forward and backward; the compute's
+     * waits for the copies over the iteration (in the stages' times), and the host
+     * memory one device's offloaded stash takes (one micro-batch's). */
+    uint32_t cpu_offload_layers;
+    double cpu_offload_s;
+    uint64_t cpu_offload_bytes;
 } tsl_plan_t;
 
 /* What a plan asks beyond its stages' layouts that Tessel's executor (worker/exec)

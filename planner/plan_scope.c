@@ -75,6 +75,11 @@ int tsl_plan_exec_scope(const tsl_plan_t *p, tsl_err_t *err)
     }
     if (p->bf16_moments)
         return refuse(err, "bf16 Adam moments", "the executor keeps Adam's moments in fp32");
+    if (p->cpu_offload_layers) {
+        snprintf(buf, sizeof buf, "cpu_offload_layers %u (activation CPU offloading)",
+                 p->cpu_offload_layers);
+        return refuse(err, buf, "the executor keeps every activation on the device");
+    }
     return check_memopt(p, err);
 }
 

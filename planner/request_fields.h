@@ -222,6 +222,10 @@
       "Adam's moments in bf16 beside fp32 master weights (Megatron-LM's precision-aware "          \
       "optimizer with --exp-avg-dtype/--exp-avg-sq-dtype bf16)",                                   \
       "bf16_moments", "bf16_moments")                                                              \
+    X(cpu_offload_layers, UINT, "cpu-offload-layers", "N", 1, 1023,                                \
+      "the first N Transformer layers' activations offloaded to host memory between their "        \
+      "forward and backward (Megatron-LM --cpu-offloading-num-layers N; one stage, no recompute)", \
+      "cpu_offload_layers", "cpu_offload_layers")                                                  \
     X(lazy_grads, BOOL, "lazy-grads", "", 0, 0,                                                    \
       "the gradients exist from each chunk's first backward to the step (PyTorch FSDP's "          \
       "accumulation), not in a buffer kept all along (Megatron-LM): interleaved 1F1B's peak",      \

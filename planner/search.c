@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "offload.h"
 #include "recompute.h"
 #include "search_internal.h"
 
@@ -246,6 +247,14 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
         return -1;
     if (validate_knobs(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0)
         return -1;
+    if (r->cpu_offload_layers && r->target && r->target != TSL_TARGET_MEGATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "cpu_offload_layers: %s: Tessel exports activation offloading to "
+                            "megatron only",
+                            tsl_target_name(r->target));
+    if (tsl_offload_check(r->cpu_offload_layers, tsl_offload_blocks(m), r->pp,
+                          r->recompute_modules != 0, err) != 0)
+        return -1;
     if (r->top_k > TSL_SEARCH_MAX_TOPK)
         return tsl_err_set(err, "top_k: %u is above the limit of %u", r->top_k,
                            TSL_SEARCH_MAX_TOPK);
@@ -331,6 +340,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
                        (uint64_t)k.autocast << 20 | (uint64_t)k.eager << 21);
     if (k.recompute_modules || k.bf16_moments) /* absent: the fingerprints from before */
         tsl_fp_u64(&fp, 0x72636d00000000ull | (uint64_t)k.bf16_moments << 32 | k.recompute_modules);
+    if (k.cpu_offload_layers) /* absent: the fingerprints from before */
+        tsl_fp_u64(&fp, 0x6370756f00000000ull | k.cpu_offload_layers);
     if (k.lazy_grads) /* absent: the fingerprints from before */
         tsl_fp_u64(&fp, 0x6c617a7900ull);
     if (k.unfused_grad_accum) /* absent: the fingerprints from before */

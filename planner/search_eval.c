@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "offload.h"
 #include "pipeline.h"
 #include "pipesim.h"
 #include "search_internal.h"
@@ -268,6 +269,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
+        k->cpu_offload_layers,
         f64[0],
         f64[1],
         f64[2]};
@@ -506,6 +508,8 @@ static bool pp_allowed(const tsl_engine_t *e, uint32_t P)
     if (e->space->fixed_pp)
         return P == e->space->fixed_pp;
     if (r->no_pp && P > 1)
+        return false;
+    if (e->knobs.cpu_offload_layers && P > 1) /* Megatron-LM offloads without PP only */
         return false;
     if (r->pp && P != r->pp)
         return false;
@@ -844,6 +848,8 @@ static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g,
                          uint32_t pos, uint32_t j)
 {
     bool block = tsl_model_is_block(e->model, layer);
+    if (e->knobs.cpu_offload_layers && (g->items[j].ckpt || g->items[j].selective))
+        return false; /* Megatron-LM offloads without recompute only */
     if (e->uniform_ckpt >= 0) {
         uint32_t want = block ? (uint32_t)e->uniform_ckpt : 0u;
         if (want && e->uniform_block_n && pos >= e->uniform_block_n)
@@ -1017,6 +1023,7 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->moe_bf16_experts = true;
     if (r->moe_fp8_dispatch)
         k->moe_fp8_dispatch = true;
+    k->cpu_offload_layers = r->cpu_offload_layers;
 }
 
 int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err)
@@ -1364,6 +1371,51 @@ static uint64_t lazy_grad_peak(const tsl_engine_t *e, const tsl_group_strategies
     return (uint64_t)(ms + top);
 }
 
+/* Activation CPU offloading (knobs.cpu_offload_layers = N, offload.h): the model's
+ * first N Transformer layers hold no stash on the GPU at the peak (TransformerEngine
+ * keeps at most the other layers' there, the reload in flight among them). */
+static void offload_held(const tsl_engine_t *e, uint32_t first, uint32_t n, uint32_t *held)
+{
+    uint32_t N = e->knobs.cpu_offload_layers, b = 0;
+    for (uint32_t i = 0; N && i < first + n; i++) {
+        bool block = is_block(&e->model->layers[i]);
+        if (i >= first && block && b < N)
+            held[i - first] = 0;
+        b += block;
+    }
+}
+
+/* The compute's waits for the offload copies in one micro-batch of the stage's
+ * chosen strategies (tsl_offload_exposed_s over its Transformer layers, each copy its
+ * one-micro-batch stash over the block's slowest host link), and the bytes one
+ * device's offloaded layers put on the host (*host_bytes); the block is devices
+ * [dev_first, dev_first + G). */
+static double offload_exposed_s(const tsl_engine_t *e, uint32_t first, uint32_t n,
+                                uint32_t dev_first, uint32_t G, uint64_t *host_bytes)
+{
+    tsl_offload_layer_t ol[TSL_MODEL_MAX_LAYERS];
+    const tsl_cluster_t *c = e->cluster;
+    uint32_t N = e->knobs.cpu_offload_layers, L = 0, b = 0;
+    double link = INFINITY;
+    *host_bytes = 0;
+    if (N == 0)
+        return 0.0;
+    for (uint32_t i = 0; i < first; i++)
+        b += is_block(&e->model->layers[i]);
+    for (uint32_t d = dev_first; d < dev_first + G; d++)
+        link = fmin(link, tsl_cluster_device_gpu(c, d)->pcie_bw);
+    for (uint32_t i = 0; i < n; i++) {
+        if (!is_block(&e->model->layers[first + i]))
+            continue;
+        const tsl_layer_cost_t *lc = &e->class_row[e->layer_class[first + i]][e->choice[i]];
+        bool off = b + L < N;
+        double out_s = off && link > 0 ? (double)lc->fwd_bytes / link : 0.0;
+        ol[L++] = (tsl_offload_layer_t){lc->fwd_s, lc->bwd_s, out_s, out_s};
+        *host_bytes += off ? lc->fwd_bytes : 0;
+    }
+    return tsl_offload_exposed_s(ol, L, N > b ? N - b : 0);
+}
+
 static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
                        uint32_t s, const uint32_t *first_layer, uint32_t Bm, uint32_t m,
                        const uint32_t *given)
@@ -1422,6 +1474,7 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
             held[i] = inflight;
             live[i] = 1;
         }
+    offload_held(e, first, n, held);
     fill_stage_rows(e, g, first, n, m, held, live);
 
     tsl_layerdp_problem_t prob = {.n_layers = n,
@@ -1470,6 +1523,13 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         res.peak_bytes = lazy_grad_peak(e, g, first, n);
     st->peak_bytes = res.peak_bytes;
     stage_times(e, g, first, n, st, &st->act_bytes);
+    if (e->knobs.cpu_offload_layers) { /* one stage (pp_allowed, eval's check) */
+        double wait = offload_exposed_s(e, first, n, s * G, G, &plan->cpu_offload_bytes);
+        st->time_s += wait;
+        st->time_nosync_s += wait;
+        plan->cpu_offload_s = wait * m;
+        plan->cpu_offload_layers = e->knobs.cpu_offload_layers;
+    }
     if (!boundary_relayout(e, &env, plan, &g->items[e->choice[0]], s, first, Bm, st))
         return false;
     if (s + 1 < P || v > 1) {

@@ -462,5 +462,22 @@ python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["r
 expect 4 "Tessel prices both moments in fp32 or both in 16 bits" eval $m345 --no-search --megatron-args \
     "--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16"
 
+# Megatron-LM's activation CPU offloading (--cpu-offloading-num-layers; docs/cost-model.md
+# "Activation CPU offloading"): the first 12 layers' stashes leave the peak, the host holds
+# them, and what Megatron-LM refuses beside it is refused naming the field
+expect 0 "" eval $m345 --no-search --json --megatron-args "--micro-batch-size 2 --global-batch-size 16 --bf16"
+cp "$out" "$dir/nooff.json"
+expect 0 "" eval $m345 --no-search --json --megatron-args \
+    "--micro-batch-size 2 --global-batch-size 16 --bf16 --cpu-offloading-num-layers 12"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert "cpu_offload_layers" not in a and b["cpu_offload_layers"] == 12 and a["peak_bytes"] - b["peak_bytes"] == b["cpu_offload_bytes"] > 0 and b["cpu_offload_s"] > 0, (a, b)' "$dir/nooff.json" "$out" &&
+    ok || bad "offloaded layers leave the peak: $(cat "$out")"
+expect 0 "" eval $m345 --no-search --mbs 2 --batch 16 --cpu-offload-layers 12
+grep -q "offload:   the first 12 Transformer layers' activations" "$out" && ok || bad "the offload line: $(cat "$out")"
+expect 2 "cpu_offload_layers: with pipeline parallelism (pp 2)" eval $m345 --no-search --megatron-args \
+    "--micro-batch-size 2 --global-batch-size 16 --bf16 --pipeline-model-parallel-size 2 --cpu-offloading-num-layers 12"
+expect 2 "cpu_offload_layers: with activation recompute" eval $m345 --no-search --ckpt full --mbs 2 --batch 16 --cpu-offload-layers 4
+expect 2 "cpu_offload_layers: 24 of the model's 24" eval $m345 --no-search --mbs 2 --batch 16 --cpu-offload-layers 24
+expect 2 "cpu-offloading-weights" eval $m345 --no-search --megatron-args "--bf16 --cpu-offloading-weights"
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1530,6 +1530,8 @@ static void plan_scope_refusals(void)
     scope_refused(&p, &m, "recompute modules");
     p = base, p.bf16_moments = true;
     scope_refused(&p, &m, "bf16 Adam moments");
+    p = base, p.cpu_offload_layers = 1;
+    scope_refused(&p, &m, "cpu_offload_layers 1");
     p = base, p.memopt = 1 + TSL_MEMOPT_MODE_OFFLOAD;
     scope_refused(&p, &m, "zero3-offload");
     p = base, p.memopt = 1 + TSL_MEMOPT_MODE_ZERO3, p.layer_switches[1] = TSL_MEMOPT_ECON_FWD;

@@ -865,6 +865,26 @@ static void test_common_refusals(void)
         expect_refused((tsl_export_format_t)f, &plan, "--no-memopt");
 }
 
+/* Activation CPU offloading (cpu_offload_layers): megatron writes Megatron-LM's
+ * --cpu-offloading-num-layers, which eval --megatron-args reads back; the other
+ * exports write no such setting and refuse it by name. */
+static void test_cpu_offload(void)
+{
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "dp8+zero1", 8, 4);
+    plan.cpu_offload_layers = 12;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--cpu-offloading-num-layers 12\n") != NULL, "megatron:\n%s", text);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t err = {0};
+    CHECK(cfg && tsl_eval_cfg_megatron(text, cfg, &err) == 0 && cfg->knobs.cpu_offload_layers == 12,
+          "read back: %s", err.msg);
+    free(cfg);
+    free(text);
+    for (int f = 0; f < TSL_EXPORT_COUNT; f++)
+        if (f != TSL_EXPORT_MEGATRON)
+            expect_refused((tsl_export_format_t)f, &plan, "offloads 12 layers' activations");
+}
+
 /* A plan through its JSON document and back exports the same text (the daemon's path). */
 static void test_roundtrip(void)
 {
@@ -905,6 +925,7 @@ int main(void)
     test_galvatron();
     test_galvatron_rules();
     test_refusals();
+    test_cpu_offload();
     test_common_refusals();
     test_roundtrip();
     tsl_model_free(&model);

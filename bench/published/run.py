@@ -190,6 +190,8 @@ def plan_args(row):
         cmd += ["--schedule", p["schedule"]]
     if p.get("recompute_modules"):  # Megatron's --recompute-modules beside core_attn
         cmd += ["--recompute-modules", ",".join(p["recompute_modules"])]
+    if p.get("cpu_offload_layers"):  # Megatron's --cpu-offloading-num-layers (activations)
+        cmd += ["--cpu-offload-layers", str(p["cpu_offload_layers"])]
     return cmd
 
 

@@ -1,0 +1,64 @@
+/*
+ * offload.h — activation CPU offloading of the first N Transformer layers, as
+ * Megatron-LM runs it (--cpu-offloading --cpu-offloading-num-layers N; activations
+ * only, weights not) through TransformerEngine's get_cpu_offload_context with its
+ * default scheduling (transformer_engine/pytorch/cpu_offload.py,
+ * DefaultOffloadSynchronizer, at release v2.16; docs/cost-model.md "Activation CPU
+ * offloading"). A plan-level memory switch beside H3T's per-layer ones (memopt.h):
+ * H3T offloads a layer's input hidden state inside its ZeRO-3 segment model; this is
+ * the whole saved stash of a layer, in the stack's own schedule.
+ *
+ * What TE does, per micro-batch, over the L layers of the Transformer block:
+ *   - layers 0 .. N−1 offload: every tensor a layer saves for its backward (at least
+ *     256 Ki elements, not a parameter) is copied device-to-host on one side stream,
+ *     started as the next layer's forward starts;
+ *   - layer i's copy must be done before layer L − N + i's forward starts (its GPU
+ *     memory is released then; the compute stream waits for it);
+ *   - layer i's copy back (host-to-device, the same stream) starts as layer
+ *     L − 1 − N + i's backward starts, and layer i's backward waits for it.
+ * So at most L − N layers' stashes are on the GPU at once (the reload in flight
+ * among them): the stage's peak holds the L − N layers not offloaded.
+ *
+ * Time: the copies hide under the compute but for what this simulator finds the
+ * compute stream waiting (exposed_s). The copy engines take no SMs; the HBM
+ * bandwidth they share with the kernels is not priced (TE's documentation: unlikely
+ * to affect GEMMs, visible on memory-bound kernels). The embedding and the head sit
+ * outside the block and are neither offloaded nor counted here.
+ *
+ * Pure: no allocation, no I/O; O(L).
+ */
+#ifndef TSL_OFFLOAD_H
+#define TSL_OFFLOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "model.h"
+
+/* One Transformer layer of the block, one micro-batch. */
+typedef struct tsl_offload_layer {
+    double fwd_s; /* its forward on the compute stream */
+    double bwd_s; /* its backward */
+    double d2h_s; /* its stash to the host (0 for a layer not offloaded) */
+    double h2d_s; /* and back */
+} tsl_offload_layer_t;
+
+/* The time the compute stream waits for the copies in one micro-batch's forward and
+ * backward of layers[0 .. L) with the first N offloaded (N < L), by the schedule
+ * above: the forward's waits before layer L − N + i for copy i, the backward's before
+ * layer i for its reload; each wait delays everything after it. 0 for N = 0. */
+double tsl_offload_exposed_s(const tsl_offload_layer_t *layers, uint32_t L, uint32_t N);
+
+/* The Transformer layers of m (encoder and decoder layers: the block's layers TE's
+ * context wraps; not the embedding, the head or AutoPipe's attention/FFN halves). */
+uint32_t tsl_offload_blocks(const tsl_model_t *m);
+
+/* Whether Megatron-LM runs N offloaded layers in a plan: N < the model's Transformer
+ * layers (TE needs one on the GPU; Megatron refuses N >= num_layers), one pipeline
+ * stage (Megatron refuses pipeline parallelism with CPU offloading), no full or
+ * selective recompute (refused beside it too: recompute_granularity must be None).
+ * 0 when it does, else -1 with err naming cpu_offload_layers and the reason. */
+int tsl_offload_check(uint32_t N, uint32_t blocks, uint32_t pp, bool recompute, tsl_err_t *err);
+
+#endif

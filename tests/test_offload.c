@@ -1,0 +1,175 @@
+/*
+ * test_offload.c — activation CPU offloading (planner/offload.h): TransformerEngine's
+ * schedule by hand, and through eval the memory an offloaded layer leaves and the
+ * time its copies add, with Megatron-LM's refusals named.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+#include "cost.h"
+#include "eval.h"
+#include "offload.h"
+
+#define EPS 1e-12
+
+static void uniform(tsl_offload_layer_t *l, uint32_t L, uint32_t N, double f, double b, double c)
+{
+    for (uint32_t i = 0; i < L; i++)
+        l[i] = (tsl_offload_layer_t){f, b, i < N ? c : 0.0, i < N ? c : 0.0};
+}
+
+/* The schedule by hand (offload.h). Copy i leaves as layer i + 1's forward starts,
+ * must be done before layer L − N + i's; its reload starts with layer L − 1 − N + i's
+ * backward and layer i's backward waits for it; one copy stream. */
+static void test_schedule_by_hand(void)
+{
+    tsl_offload_layer_t l[80];
+    /* TE's Figure 3: L 5, N 2, copies shorter than a layer: nothing waits */
+    uniform(l, 5, 2, 1.0, 2.0, 0.5);
+    CHECK(fabs(tsl_offload_exposed_s(l, 5, 2)) < EPS, "L 5, N 2: hidden");
+    /* TE's Figure 4: L 5, N 3, f 1, b 2, copies 1.5. Forward: copy 0 runs 1–2.5,
+     * copy 1 2.5–4, copy 2 4–5.5; layer 2 waits for copy 0 (2 → 2.5), layer 3 for
+     * copy 1 (3.5 → 4), layer 4 for copy 2 (5 → 5.5): 1.5 s. Backward: the reloads
+     * start at layers 3, 2, 1 (8.5, 10.5, 12.5) and end at 10, 12, 14, each before
+     * its layer's backward (10.5, 12.5, 14.5): none. */
+    uniform(l, 5, 3, 1.0, 2.0, 1.5);
+    CHECK_NEAR(tsl_offload_exposed_s(l, 5, 3), 1.5, EPS, "L 5, N 3: %.6f",
+               tsl_offload_exposed_s(l, 5, 3));
+    /* L 4, N 2, f = b = 1, copies 3 (slower than a layer both ways): forward waits
+     * 4 − 2 and 7 − 5, backward 12 − 10 and 15 − 13: 4c − 2f − 2b = 8 s */
+    uniform(l, 4, 2, 1.0, 1.0, 3.0);
+    CHECK_NEAR(tsl_offload_exposed_s(l, 4, 2), 8.0, EPS, "L 4, N 2, slow link: %.6f",
+               tsl_offload_exposed_s(l, 4, 2));
+    /* the row's shape: 80 layers, 40 offloaded, a copy (10 ms) under a forward (13 ms) */
+    uniform(l, 80, 40, 0.013, 0.026, 0.010);
+    CHECK(fabs(tsl_offload_exposed_s(l, 80, 40)) < EPS, "80/40: hidden");
+    /* copies of 1.5 forwards still hide: the 40 serial copies (0.78 s) end before
+     * layer 79's forward (1.03 s), and the reloads (0.039 s) outlast no backward */
+    uniform(l, 80, 40, 0.013, 0.026, 0.0195);
+    CHECK(fabs(tsl_offload_exposed_s(l, 80, 40)) < EPS, "80/40, 1.5x: %.6f",
+          tsl_offload_exposed_s(l, 80, 40));
+    /* at 3 forwards the copy stream binds: copy 39 ends at f + 40c = 1.573 s, where
+     * layer 79 would start at 79f = 1.027 s: 40c − 78f = 0.546 s; the reloads (40c =
+     * 1.56 s from layer 78's backward) end before layer 0's (39b + 39b = 2.03 s) */
+    uniform(l, 80, 40, 0.013, 0.026, 0.039);
+    CHECK_NEAR(tsl_offload_exposed_s(l, 80, 40), 40 * 0.039 - 78 * 0.013, 1e-9, "80/40, 3x: %.6f",
+               tsl_offload_exposed_s(l, 80, 40));
+    /* ... not at 78 of 80, where a copy has one layer's forward to hide under */
+    uniform(l, 80, 78, 0.013, 0.026, 0.039);
+    CHECK(tsl_offload_exposed_s(l, 80, 78) > 1.0, "80/78, 3x: %.6f",
+          tsl_offload_exposed_s(l, 80, 78));
+    CHECK(tsl_offload_exposed_s(l, 80, 0) == 0.0 && tsl_offload_exposed_s(l, 4, 4) == 0.0,
+          "none offloaded, or all (not run): 0");
+}
+
+static void refusals(void)
+{
+    tsl_err_t err = {0};
+    CHECK(tsl_offload_check(0, 80, 8, true, &err) == 0, "none: anything goes");
+    CHECK(tsl_offload_check(40, 80, 1, false, &err) == 0, "40 of 80: %s", err.msg);
+    CHECK(tsl_offload_check(80, 80, 1, false, &err) == -1 &&
+              strstr(err.msg, "cpu_offload_layers: 80 of the model's 80"),
+          "all: %s", err.msg);
+    CHECK(tsl_offload_check(4, 80, 2, false, &err) == -1 &&
+              strstr(err.msg, "cpu_offload_layers: with pipeline parallelism (pp 2)"),
+          "pp: %s", err.msg);
+    CHECK(tsl_offload_check(4, 80, 1, true, &err) == -1 &&
+              strstr(err.msg, "cpu_offload_layers: with activation recompute"),
+          "recompute: %s", err.msg);
+}
+
+/* Four encoder layers (h 1024, FFN 4h, 16 heads, sequence 512) on one H100-80G. */
+static void four_layers(tsl_model_t *m)
+{
+    tsl_err_t err;
+    tsl_layer_t l = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_model_init(m, "four-layers");
+    for (int i = 0; i < 4; i++)
+        if (tsl_model_add(m, &l, &err) != 0) {
+            fprintf(stderr, "setup: %s\n", err.msg);
+            exit(2);
+        }
+}
+
+static void given(tsl_plan_t *g, const char *strategy)
+{
+    tsl_err_t err;
+    tsl_plan_init(g);
+    g->pp = 1;
+    g->n_layers = 4;
+    g->micro_batch = 8;
+    g->n_micro = 2;
+    g->global_batch = 16;
+    for (uint32_t i = 0; i < 4; i++)
+        CHECK(tsl_strategy_parse(strategy, &g->layer[i], &err) == 0, "%s", err.msg);
+}
+
+/* Through eval: with layers 0 and 1 offloaded the stage's peak drops by exactly their
+ * two one-micro-batch stashes (O_f of the layer, tsl_cost_layer); the iteration grows
+ * by m × the schedule's waits, which on the H100's host link (48 GB/s: PCIe gen5 x16
+ * × 0.78) are those of the slow-link case above, 4c − 2f − 2b per micro-batch, c the
+ * stash over 48 GB/s and f, b the layer's forward and backward. */
+static void test_eval_by_hand(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    tsl_request_t r;
+    tsl_plan_t g, plain, off;
+    four_layers(&m);
+    CHECK(tsl_cluster_parse_spec(&c, "1xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_request_init(&r);
+    given(&g, "single");
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &plain, &err) == 0, "plain: %s", err.msg);
+    r.cpu_offload_layers = 2;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &off, &err) == 0, "offload 2: %s", err.msg);
+
+    tsl_cost_env_t env;
+    tsl_layer_cost_t lc;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0, "%s", err.msg);
+    tsl_cost_layer(&env, &m.layers[0], &g.layer[0], NULL, 8, &lc);
+    CHECK(lc.feasible && lc.bwd_bytes == 0, "the layer's costs");
+    CHECK(plain.peak_bytes - off.peak_bytes == 2 * lc.fwd_bytes, "peak: %llu - %llu = 2 x %llu",
+          (unsigned long long)plain.peak_bytes, (unsigned long long)off.peak_bytes,
+          (unsigned long long)lc.fwd_bytes);
+    CHECK(off.cpu_offload_layers == 2 && off.cpu_offload_bytes == 2 * lc.fwd_bytes,
+          "host bytes: %llu", (unsigned long long)off.cpu_offload_bytes);
+
+    double f = lc.fwd_s, b = lc.bwd_s, cp = (double)lc.fwd_bytes / 48e9;
+    CHECK(cp > f && cp > b, "the copy (%.3g s) outlasts a layer (%.3g, %.3g)", cp, f, b);
+    double wait = 4 * cp - 2 * f - 2 * b;
+    CHECK_NEAR(off.cpu_offload_s, 2 * wait, 1e-9, "waits: %.9f, by hand %.9f", off.cpu_offload_s,
+               2 * wait);
+    CHECK_NEAR(off.iter_time_s - plain.iter_time_s, 2 * wait, 1e-9, "iteration: +%.9f",
+               off.iter_time_s - plain.iter_time_s);
+
+    /* Megatron-LM's refusals, through eval: all four layers, full recompute */
+    r.cpu_offload_layers = 4;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &off, &err) == -1 &&
+              strstr(err.msg, "eval: cpu_offload_layers: 4 of the model's 4"),
+          "all four: %s", err.msg);
+    r.cpu_offload_layers = 1;
+    given(&g, "single+ckpt");
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &off, &err) == -1 &&
+              strstr(err.msg, "cpu_offload_layers: with activation recompute"),
+          "ckpt: %s", err.msg);
+    /* the given plan's field is read when the request has none */
+    r.cpu_offload_layers = 0;
+    given(&g, "single");
+    g.cpu_offload_layers = 2;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &off, &err) == 0 && off.cpu_offload_layers == 2 &&
+              plain.peak_bytes - off.peak_bytes == 2 * lc.fwd_bytes,
+          "the plan's own: %s", err.msg);
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
+int main(void)
+{
+    test_schedule_by_hand();
+    refusals();
+    test_eval_by_hand();
+    return CHECK_DONE();
+}
