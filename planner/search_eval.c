@@ -1378,7 +1378,7 @@ static void offload_held(const tsl_engine_t *e, uint32_t first, uint32_t n, uint
 {
     uint32_t N = e->knobs.cpu_offload_layers, b = 0;
     for (uint32_t i = 0; N && i < first + n; i++) {
-        bool block = is_block(&e->model->layers[i]);
+        bool block = tsl_model_is_block(e->model, i);
         if (i >= first && block && b < N)
             held[i - first] = 0;
         b += block;
@@ -1401,11 +1401,11 @@ static double offload_exposed_s(const tsl_engine_t *e, uint32_t first, uint32_t 
     if (N == 0)
         return 0.0;
     for (uint32_t i = 0; i < first; i++)
-        b += is_block(&e->model->layers[i]);
+        b += tsl_model_is_block(e->model, i);
     for (uint32_t d = dev_first; d < dev_first + G; d++)
         link = fmin(link, tsl_cluster_device_gpu(c, d)->pcie_bw);
     for (uint32_t i = 0; i < n; i++) {
-        if (!is_block(&e->model->layers[first + i]))
+        if (!tsl_model_is_block(e->model, first + i))
             continue;
         const tsl_layer_cost_t *lc = &e->class_row[e->layer_class[first + i]][e->choice[i]];
         bool off = b + L < N;
