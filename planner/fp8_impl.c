@@ -32,8 +32,10 @@ int tsl_fp8_impl_ok(uint32_t recipe, uint32_t impl, tsl_err_t *err)
         return tsl_err_set(err,
                            "fp8_impl: torchao runs tensorwise and mxfp8, not %s (a Transformer "
                            "Engine recipe: fp8_impl te)",
-                           tsl_fp8_recipe_name(recipe) ? tsl_fp8_recipe_name(recipe)
-                                                       : "this recipe");
+                           recipe == TSL_FP8_DELAYED     ? "delayed"
+                           : recipe == TSL_FP8_BLOCKWISE ? "blockwise"
+                           : recipe == TSL_FP8_NVFP4     ? "nvfp4"
+                                                         : "this recipe");
     return 0;
 }
 
