@@ -24,36 +24,45 @@
  *              Other GPUs keep an assumed constant as e_max (no data): 0.5, T4 and
  *              L4 0.4 because their 70 W-class cap throttles clocks under sustained
  *              tensor load.
- * intra_bw     bus bandwidth of NCCL's ring inside one node (nccl-tests busbw at large
- *              messages, NCCL_ALGO=Ring: the Simple ring Tessel's tuner prices,
- *              docs/cost-model.md "Collectives"; NVLS is not modelled, so its figure is
- *              not this one). A100: Galvatron's fixture measured 138–159 GB/s (154 GB/s
- *              over 8 GPUs), taken as 150 (the figure Galvatron's search prices with;
- *              nccl-tests reaches ~230 on the same NVLink3, NVIDIA's 232 below).
- *              Published measurements, 8 GPUs in one HGX/DGX node unless said: NVIDIA's
- *              GTC25 talk S72583 ("NCCL Tests Allreduce Bus Bandwidth in GB/s", slide 12,
- *              reproduced in ml-engineering network/README.md at 744d01e): A100 232,
- *              H100 370, H100 with NVLink SHARP 480, B200 700 (SHARP 850), GB200 NVL72
- *              680 over 32 GPUs (SHARP 850). H100 370: also NCCL's maintainer in
- *              NVIDIA/nccl-tests#212 and NVIDIA/nccl#1442 ("370GB/s ... BusBw when
- *              running non-allreduce operations, or when running with NCCL_ALGO=RING");
- *              users measured 365–370 with NCCL_ALGO=RING (NVIDIA/nccl#1455), 368.8 with
- *              NVLS off (NVIDIA/nccl-tests#309), reduce-scatter 362 at 8 GB
- *              (NVIDIA/nccl#1047); H200 (the same NVLink4) measured 367.2 all-reduce with
- *              NVLS off, 361.4 all-gather, 362.9 reduce-scatter at 16 GiB (ml-engineering,
- *              NCCL 2.27.7): H100, H100-96G and H200 take 370. B200 700: ml-engineering's
- *              p6-b200 node measured 682.2 with NVLS off at 8 GiB. GB200 680 (the rack's
- *              domain, spec ':nvl72'). H800 (NVLink cut to 200 GB/s/direction) keeps the
- *              assumed 102 = 51 % of it: DeepSeek measured 160 GB/s unidirectional on its
- *              H800s (DeepSeek-V3 report Sec. 3.2.2; DeepEP's README, intranode 153–158
- *              GB/s), but taking it moves the deepseek-v3-report row from -4.3 % to -9.9 %
- *              (bench/published/README.md), so it waits for the term that row misses.
- *              All-to-all is priced at this figure too; NVIDIA's same talk (slide 13,
- *              "NCCL Tests Alltoall Bus Bandwidth") has it lower: A100 210, H100 320, B200
- *              640, GB200 NVL72 640 (not modelled). The other NVLink parts keep the A100's
- *              51 % of their per-direction NVLink bandwidth (V100 NVLink2 150 GB/s → 75;
- *              MI300X/MI325X Infinity Fabric 448 GB/s per direction → 228, the same ratio
- *              assumed for RCCL). PCIe-only nodes: T4 6.25 GB/s
+ * intra_bw     effective bus bandwidth a training step's collectives get inside one
+ *              NVLink domain (the Simple ring Tessel's tuner prices, docs/cost-model.md
+ *              "Collectives"; NVLS is not modelled). A100: Galvatron's fixture measured
+ *              138–159 GB/s (154 GB/s over 8 GPUs) inside its training stack, taken as
+ *              150 (the figure Galvatron's search prices with). Isolated nccl-tests ring
+ *              busbw runs higher: NVIDIA's GTC25 talk S72583 (slide 12, "NCCL Tests
+ *              Allreduce Bus Bandwidth in GB/s", 8 GPUs in one node, NVLink SHARP off;
+ *              a slide read off its bar chart, reproduced in ml-engineering
+ *              network/README.md at 744d01e, no text gives the A100 figure) has A100
+ *              232, H100 370, B200 700, GB200 NVL72 680 over 32 GPUs. The rule: every
+ *              NVLink GPU with a published nccl-tests ring busbw gets it x the A100's
+ *              150 / 232 = 0.6466 (the one GPU where both the training-stack and the
+ *              isolated figure are measured), so the parts keep the A100's ratio of
+ *              effective to isolated bandwidth; the raw figures made an H100 2.47x an
+ *              A100 against ~1.6x on the hardware (bench/published/README.md, "NVLink
+ *              figures"). H100 370 (also NCCL's maintainer in NVIDIA/nccl-tests#212 and
+ *              NVIDIA/nccl#1442: "370GB/s ... BusBw when running non-allreduce
+ *              operations, or when running with NCCL_ALGO=RING"; users measured 365–370
+ *              with NCCL_ALGO=RING, NVIDIA/nccl#1455, 368.8 with NVLS off,
+ *              NVIDIA/nccl-tests#309) -> 55500 / 232 = 239.2 -> 239 for H100, H100-96G
+ *              and H200 (the same NVLink4: ml-engineering measured 367.2 ring
+ *              all-reduce, 361.4 all-gather, 362.9 reduce-scatter on 8 H200 at 16 GiB);
+ *              B200 700 (ml-engineering's p6-b200 node: 682.2 with NVLS off) -> 105000 /
+ *              232 = 452.6 -> 453; GB200 680 -> 102000 / 232 = 439.7 -> 440 (the rack's
+ *              domain, spec ':nvl72'). No published nccl-tests ring busbw was found for
+ *              the H800, V100 or MI300X/MI325X, so they keep assumed figures, the A100
+ *              fixture's 154 / 300 = 0.51 of the per-direction link rate (cost model 30):
+ *              H800 (NVLink cut to 200 GB/s/direction) 102 — DeepSeek measured 160 GB/s
+ *              unidirectional on its H800s (DeepSeek-V3 report Sec. 3.2.2; DeepEP's
+ *              README, intranode 153–158 GB/s), a point-to-point rate, not an
+ *              nccl-tests busbw; the one 8xH800 busbw published, 215 GB/s all-reduce at
+ *              NCCL's defaults (NVIDIA/nccl#1374), is above the wire, so NVLS, not the
+ *              ring. V100 NVLink2 150 GB/s → 75; MI300X/MI325X Infinity Fabric 448 GB/s
+ *              per direction → 228 (ml-engineering's all_reduce_bench.py measured 312.9
+ *              GB/s busbw on 8 MI300X, a torch.distributed all-reduce with RCCL's own
+ *              algorithm choice, not an rccl-tests ring figure: not taken). All-to-all
+ *              is priced at this figure too; the same talk (slide 13) has its busbw
+ *              lower than the ring's: A100 210, H100 320, B200 640, GB200 NVL72 640
+ *              (not modelled). PCIe-only nodes: T4 6.25 GB/s
  *              as AMP measured on g4dn.12xlarge (50 Gb/s, AMP Sec. 4.3); PCIe 3.0
  *              boxes without NVLink (RTX TITAN, 2080 Ti) 10 GB/s, ~63% of the
  *              15.75 GB/s x16 line rate since rings cross PCIe switches and the
@@ -126,24 +135,25 @@ static const tsl_gpu_spec_t gpu_table[] = {
      1555 * GBPS, 0.0, 0.0, 0.0},
     {"A100-80G", (uint64_t)(80 * GIB), 312 * TFLOPS, 0.82, 150 * GBPS, 24 * GBPS, SRC_A100,
      2039 * GBPS, 0.0, 0.0, 0.0},
-    {"H100-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, 0.777, 370 * GBPS, 48 * GBPS,
+    {"H100-80G", (uint64_t)(80 * GIB), 989 * TFLOPS, 0.777, 239 * GBPS, 48 * GBPS,
      "peak: NVIDIA H100 SXM5 datasheet (989 TFLOPS bf16 dense); efficiency: e_max 0.777 of a "
      "GEMM shape curve (132 SMs) fitted to tessel-worker's measured cuBLAS table "
      "(deploy/profiles/h100-80g.json, 38 shapes, median residual 5%); "
-     "intra: 370 GB/s, NCCL ring busbw on 8 GPUs (NVIDIA GTC25 S72583; NVIDIA/nccl-tests#212); "
+     "intra: 239 GB/s = NCCL ring busbw 370 on 8 GPUs (NVIDIA GTC25 S72583; NVIDIA/nccl-tests#212) "
+     "x 150/232 (the A100's training-stack / nccl-tests ratio); "
      "pcie: gen5 x16 ~78% of line rate; fp8: e_max 0.688 = MAMF FP8 1402.6/1979 = 70.9% "
      "(ml-engineering, torch._scaled_mm) x 0.97",
      3350 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0},
-    {"H100-96G", (uint64_t)(96 * GIB), 989 * TFLOPS, 0.777, 370 * GBPS, 48 * GBPS,
+    {"H100-96G", (uint64_t)(96 * GIB), 989 * TFLOPS, 0.777, 239 * GBPS, 48 * GBPS,
      "H100 SXM 96 GB HBM2e (Meta Grand Teton): torchtitan docs/performance.md (96GB HBM2e, "
      "2.4 TB/s peak memory bandwidth, default 500 W power limit); peak, SMs, efficiency, intra "
      "and pcie as H100-80G (same GH100 SXM5 part; the 500 W cap is not modelled)",
      2400 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0},
-    {"H200-141G", (uint64_t)(141 * GIB), 989 * TFLOPS, 0.777, 370 * GBPS, 48 * GBPS,
+    {"H200-141G", (uint64_t)(141 * GIB), 989 * TFLOPS, 0.777, 239 * GBPS, 48 * GBPS,
      "peak: NVIDIA H200 SXM datasheet (141 GB HBM3e, 4.8 TB/s, BF16 1979 TFLOPS with "
      "sparsity = 989 dense, NVLink4 900 GB/s, PCIe gen5); same GH100 part as H100 (132 SMs): "
      "efficiency e_max 0.777 as H100 (ml-engineering MAMF table: 'H200 is the same'); intra: "
-     "370 GB/s as H100 (ring busbw measured on H200: 367.2 all-reduce, NVLS off, ml-engineering); "
+     "239 GB/s as H100 (ring busbw measured on H200: 367.2 all-reduce, NVLS off, ml-engineering); "
      "pcie: gen5 x16 ~78%; fp8: "
      "e_max 0.712 = the H200's own MAMF FP8 1453.4/1979 = 73.4% x 0.97",
      4800 * GBPS, 1979 * TFLOPS, 0.712, 0.0},
@@ -152,28 +162,32 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "SXM5 part with NVLink cut to 400 GB/s bidirectional = 200 GB/s/direction (third-party "
      "spec tables, e.g. philisun.com 'NVIDIA H800 vs H100'; Reuters via Tom's Hardware, Mar "
      "2023: about half the H100's chip-to-chip rate; no NVIDIA datasheet found); peak, HBM3 "
-     "3.35 TB/s, FP8, SMs, efficiency and pcie as H100-80G; intra: 200 GB/s/direction x 0.51 "
-     "(the A100 measured ratio; assumed). DeepSeek-V3 report Sec. 3.2.2 quotes NVLink 160 GB/s "
-     "(measured, unidirectional) and IB 50 GB/s per GPU on its H800 cluster: not taken, its own "
-     "row would fall to -9.9% (bench/published/README.md)",
+     "3.35 TB/s, FP8, SMs, efficiency and pcie as H100-80G; intra: 102 GB/s, assumed: "
+     "200 GB/s/direction x 0.51 (cost model 30's rule; no published nccl-tests ring busbw of an "
+     "H800 node). DeepSeek-V3 report Sec. 3.2.2 quotes NVLink 160 GB/s (measured, "
+     "unidirectional point to point, not an nccl-tests busbw: not taken) and IB 50 GB/s per GPU "
+     "on its H800 cluster",
      3350 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0},
-    {"B200-180G", (uint64_t)(180 * GIB), 2250 * TFLOPS, 0.753, 700 * GBPS, 48 * GBPS,
+    {"B200-180G", (uint64_t)(180 * GIB), 2250 * TFLOPS, 0.753, 453 * GBPS, 48 * GBPS,
      "peak: NVIDIA HGX B200 spec (8 GPUs: 1.44 TB HBM3e, FP16/BF16 36 PFLOPS with sparsity = "
      "2.25 PFLOPS dense per GPU, 8 TB/s per GPU, NVLink5 1.8 TB/s per GPU); efficiency: e_max "
      "0.753 = published MAMF 1745/2250 = 77.6% (ml-engineering, torch 2.7.1+cu128) x 0.97 (H100's "
-     "fitted e_max / its MAMF), 148 SMs; intra: 700 GB/s, NCCL ring busbw on 8 GPUs (NVIDIA GTC25 "
-     "S72583; 682.2 measured with NVLS off, ml-engineering); pcie: gen5; "
+     "fitted e_max / its MAMF), 148 SMs; intra: 453 GB/s = NCCL ring busbw 700 on 8 GPUs (NVIDIA "
+     "GTC25 S72583; 682.2 measured with NVLS off, ml-engineering) x 150/232 (the A100's ratio); "
+     "pcie: gen5; "
      "fp8: e_max 0.740 = MAMF FP8 3432.5/4500 = 76.3% x 0.97; fp4: HGX B200 FP4 144 PFLOPS "
      "with sparsity = 9 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published); fused "
      "attention: 0.67 / 0.54 of peak forward / backward (MLA's backward 0.42), GB200's "
      "(gemm_eff.h)",
      8000 * GBPS, 4500 * TFLOPS, 0.740, 9000 * TFLOPS},
-    {"GB200-186G", (uint64_t)(186 * GIB), 2500 * TFLOPS, 0.707, 680 * GBPS, 350 * GBPS,
+    {"GB200-186G", (uint64_t)(186 * GIB), 2500 * TFLOPS, 0.707, 440 * GBPS, 350 * GBPS,
      "per GPU of NVIDIA GB200 NVL72 spec (a superchip: 2 GPUs, 372 GB HBM3e, 16 TB/s, "
      "FP16/BF16 10 PFLOPS with sparsity = 2.5 PFLOPS dense per GPU; NVLink5 1.8 TB/s per GPU, "
      "72 GPUs in one domain); efficiency: e_max 0.707 = MAMF 1822/2500 = 72.9% (ml-engineering, "
-     "cu130) x 0.97, 148 SMs as B200 (assumed); intra: 680 GB/s, NCCL busbw without NVLink SHARP "
-     "over 32 GPUs of an NVL72 (NVIDIA GTC25 S72583), across the rack's trays too (spec ':nvl72'); "
+     "cu130) x 0.97, 148 SMs as B200 (assumed); intra: 440 GB/s = NCCL busbw 680 without NVLink "
+     "SHARP over 32 GPUs of an NVL72 (NVIDIA GTC25 S72583) x 150/232 (the A100's ratio), across "
+     "the "
+     "rack's trays too (spec ':nvl72'); "
      "pcie: NVLink-C2C to Grace 450 GB/s/direction x 0.78; "
      "fp8: e_max 0.701 = MAMF FP8 3615.6/5000 = 72.3% x 0.97; fp4: GB200 NVL72 FP4 1440 "
      "PFLOPS with sparsity = 10 PFLOPS dense per GPU, e_max as FP8 (no FP4 MAMF published); "
@@ -185,8 +199,9 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "peak: AMD Instinct MI300X datasheet (192 GB HBM3, 5.3 TB/s, BF16 1307.4 TFLOPS dense, "
      "304 CUs, Infinity Fabric 7 links x 64 GB/s/direction = 448 GB/s, PCIe gen5 x16); "
      "efficiency: e_max 0.499 = MAMF 668.4/1300 = 51.4% (ml-engineering, ROCm 6.3, tunableop) "
-     "x 0.97; intra: RCCL over the fully connected Infinity Fabric, 448 GB/s/direction x 0.51 "
-     "(the NVLink ratio, assumed: no citable rccl-tests figure); pcie: gen5 x16 ~78%",
+     "x 0.97; intra: RCCL over the fully connected Infinity Fabric, 228 GB/s, assumed: "
+     "448 GB/s/direction x 0.51 (cost model 30's rule; no published rccl-tests ring busbw: "
+     "ml-engineering's torch all-reduce, 312.9 GB/s on 8 GPUs, is not one); pcie: gen5 x16 ~78%",
      5300 * GBPS, 2614.9 * TFLOPS, 0.0, 0.0},
     {"MI325X-256G", (uint64_t)(256 * GIB), 1307.4 * TFLOPS, 0.586, 228 * GBPS, 48 * GBPS,
      "peak: AMD Instinct MI325X datasheet (256 GB HBM3E, 6 TB/s, BF16 1307.4 TFLOPS dense, "
@@ -218,12 +233,14 @@ static const tsl_gpu_spec_t gpu_table[] = {
     {"V100-16G", (uint64_t)(16 * GIB), 125 * TFLOPS, 0.50, 75 * GBPS, 12 * GBPS,
      "peak: NVIDIA V100 SXM2 datasheet (125 TFLOPS tensor); efficiency: e_max 0.5 assumed, H100 "
      "shape curve; "
-     "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3",
+     "intra: 75 GB/s, assumed: NVLink2 150 GB/s/direction x 0.51 (cost model 30's rule; no "
+     "published nccl-tests ring busbw of a V100 node); pcie: gen3",
      900 * GBPS, 0.0, 0.0, 0.0},
     {"V100-32G", (uint64_t)(32 * GIB), 125 * TFLOPS, 0.50, 75 * GBPS, 12 * GBPS,
      "peak: NVIDIA V100 SXM2 datasheet (125 TFLOPS tensor); efficiency: e_max 0.5 assumed, H100 "
      "shape curve; "
-     "intra: NVLink2 150 GB/s/direction x 0.51 (the A100 measured ratio); pcie: gen3",
+     "intra: 75 GB/s, assumed: NVLink2 150 GB/s/direction x 0.51 (cost model 30's rule; no "
+     "published nccl-tests ring busbw of a V100 node); pcie: gen3",
      900 * GBPS, 0.0, 0.0, 0.0},
     {"T4-16G", (uint64_t)(16 * GIB), 65 * TFLOPS, 0.38, 6.25 * GBPS, 12 * GBPS,
      "peak: NVIDIA T4 datasheet (65 TFLOPS fp16 mixed); efficiency: e_max 0.38, the 70 W cap "

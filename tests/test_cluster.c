@@ -719,7 +719,7 @@ static void test_spec_nvl72(void)
               c.inter_bw == link_of("ib800")->bw,
           "two NVL72 racks");
     tsl_cluster_describe(&c, buf, sizeof buf);
-    CHECK(strstr(buf, "36 nodes x 4 GB200-186G (186 GiB), intra 680 GB/s, inter 85 GB/s, 4 "
+    CHECK(strstr(buf, "36 nodes x 4 GB200-186G (186 GiB), intra 440 GB/s, inter 85 GB/s, 4 "
                       "NICs/node, NVLink domain 18 nodes") != NULL,
           "describe: %s", buf);
     /* TP8 over two trays and EP/TP72 over a rack stay on NVLink; a group across the
@@ -755,7 +755,7 @@ static void test_limits(void)
               c.node_first[12499] == 99992,
           "100k GPUs");
     tsl_cluster_describe(&c, buf, sizeof buf);
-    CHECK(strcmp(buf, "12500 nodes x 8 H100-80G (80 GiB), intra 370 GB/s, inter 42.5 GB/s, 8 "
+    CHECK(strcmp(buf, "12500 nodes x 8 H100-80G (80 GiB), intra 239 GB/s, inter 42.5 GB/s, 8 "
                       "NICs/node") == 0,
           "describe: %s", buf);
     /* DP over all 100k (TP8 inside the nodes): eight groups, one per rail */
