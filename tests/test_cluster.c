@@ -690,7 +690,23 @@ static void test_new_gpus(void)
         CHECK(tsl_cluster_parse_spec(&c, spec, &err) == 0, "%s: %s", spec, err.msg);
         tsl_cluster_free(&c);
     }
-    /* H800: the H100 part with NVLink at 200 GB/s per direction (x 0.51), FP8 as H100 */
+    /* NVLink parts with a published nccl-tests ring busbw take it x the A100's 150 / 232
+     * (Galvatron's in-stack 150 over GTC25 S72583's 232), rounded to whole GB/s:
+     * 370 x 150 / 232 = 239.22 -> 239, 700 x 150 / 232 = 452.59 -> 453,
+     * 680 x 150 / 232 = 439.66 -> 440 */
+    static const struct {
+        const char *name;
+        double busbw, intra;
+    } nvl[] = {{"A100-80G", 232, 150},  {"H100-80G", 370, 239},  {"H100-96G", 370, 239},
+               {"H200-141G", 370, 239}, {"B200-180G", 700, 453}, {"GB200-186G", 680, 440}};
+    for (size_t i = 0; i < sizeof nvl / sizeof nvl[0]; i++) {
+        const tsl_gpu_spec_t *g = tsl_gpu_find(nvl[i].name);
+        CHECK(g && g->intra_bw == nvl[i].intra * 1e9 &&
+                  fabs(nvl[i].busbw * 150.0 / 232.0 - nvl[i].intra) <= 0.5,
+              "%s intra %.0f GB/s", nvl[i].name, g ? g->intra_bw / 1e9 : 0.0);
+    }
+    /* H800: the H100 part with NVLink at 200 GB/s per direction; no published ring busbw,
+     * so it keeps the assumed 0.51 of it; FP8 as H100 */
     const tsl_gpu_spec_t *h800 = tsl_gpu_find("H800"), *h100 = tsl_gpu_find("H100");
     CHECK(h800 && h100 && h800->intra_bw < h100->intra_bw &&
               fabs(h800->intra_bw - 200e9 * 0.51) < 1e9 &&
