@@ -24,20 +24,24 @@
  *              Other GPUs keep an assumed constant as e_max (no data): 0.5, T4 and
  *              L4 0.4 because their 70 W-class cap throttles clocks under sustained
  *              tensor load.
- * intra_bw     effective bus bandwidth a training step's collectives get inside one
- *              NVLink domain (the Simple ring Tessel's tuner prices, docs/cost-model.md
- *              "Collectives"; NVLS is not modelled). A100: Galvatron's fixture measured
- *              138–159 GB/s (154 GB/s over 8 GPUs) inside its training stack, taken as
- *              150 (the figure Galvatron's search prices with). Isolated nccl-tests ring
- *              busbw runs higher: NVIDIA's GTC25 talk S72583 (slide 12, "NCCL Tests
- *              Allreduce Bus Bandwidth in GB/s", 8 GPUs in one node, NVLink SHARP off;
+ * intra_bw     effective bus bandwidth of NCCL's Simple ring inside one NVLink domain
+ *              (what Tessel's tuner prices, docs/cost-model.md "Collectives"; NVLS is not
+ *              modelled). A100: Galvatron's fixture measured 138–159 GB/s (154 GB/s over
+ *              8 GPUs), taken as 150 (the figure Galvatron's search prices with).
+ *              Galvatron's hardware profiler, in its default nccl mode, runs nccl-tests'
+ *              all_reduce_perf from --start_mb 16 to --end_mb 512 and records its "Avg bus
+ *              bandwidth", the mean over that sweep of training-sized messages on its own
+ *              node (the fixture does not say which mode or sizes produced it). NVIDIA's
+ *              best-case large-message figure runs higher: its GTC25 talk S72583 (slide
+ *              12, "NCCL Tests Allreduce Bus Bandwidth in GB/s", 8 GPUs in one node,
+ *              NVLink SHARP off;
  *              a slide read off its bar chart, reproduced in ml-engineering
  *              network/README.md at 744d01e, no text gives the A100 figure) has A100
  *              232, H100 370, B200 700, GB200 NVL72 680 over 32 GPUs. The rule: every
  *              NVLink GPU with a published nccl-tests ring busbw gets it x the A100's
- *              150 / 232 = 0.6466 (the one GPU where both the training-stack and the
- *              isolated figure are measured), so the parts keep the A100's ratio of
- *              effective to isolated bandwidth; the raw figures made an H100 2.47x an
+ *              150 / 232 = 0.6466 (the one GPU where both Galvatron's figure and NVIDIA's
+ *              are measured), so the parts keep the A100's ratio of effective to
+ *              best-case bandwidth; the raw figures made an H100 2.47x an
  *              A100 against ~1.6x on the hardware (bench/published/README.md, "NVLink
  *              figures"). H100 370 (also NCCL's maintainer in NVIDIA/nccl-tests#212 and
  *              NVIDIA/nccl#1442: "370GB/s ... BusBw when running non-allreduce
@@ -140,7 +144,7 @@ static const tsl_gpu_spec_t gpu_table[] = {
      "GEMM shape curve (132 SMs) fitted to tessel-worker's measured cuBLAS table "
      "(deploy/profiles/h100-80g.json, 38 shapes, median residual 5%); "
      "intra: 239 GB/s = NCCL ring busbw 370 on 8 GPUs (NVIDIA GTC25 S72583; NVIDIA/nccl-tests#212) "
-     "x 150/232 (the A100's training-stack / nccl-tests ratio); "
+     "x 150/232 (the A100's Galvatron-measured / NVIDIA-published ratio); "
      "pcie: gen5 x16 ~78% of line rate; fp8: e_max 0.688 = MAMF FP8 1402.6/1979 = 70.9% "
      "(ml-engineering, torch._scaled_mm) x 0.97",
      3350 * GBPS, 1979 * TFLOPS, FP8_EFF_H100, 0.0},

@@ -222,8 +222,8 @@ typedef enum tsl_cost_mode {
  * torchao, fp8_impl.h): TE's current scaling with cached weight copies, FP8 stashes and
  * its amax and scale kernels (the norm's amax before a LayerNormLinear); 30: activation CPU offloading (cpu_offload_layers: TE's
  * schedule, offload.h); 31: the built-in intra-node bandwidth of H100/H200 (239 GB/s), B200
- * (453) and GB200 (440): the published NCCL ring busbw x the A100's training-stack /
- * nccl-tests ratio 150/232 (cluster_hw.c). */
+ * (453) and GB200 (440): the published NCCL ring busbw x the A100's ratio of Galvatron's
+ * measured 150 to NVIDIA's published 232 (cluster_hw.c). */
 #define TSL_COST_MODEL_VERSION 31u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states

@@ -691,7 +691,7 @@ static void test_new_gpus(void)
         tsl_cluster_free(&c);
     }
     /* NVLink parts with a published nccl-tests ring busbw take it x the A100's 150 / 232
-     * (Galvatron's in-stack 150 over GTC25 S72583's 232), rounded to whole GB/s:
+     * (Galvatron's measured 150 over GTC25 S72583's 232), rounded to whole GB/s:
      * 370 x 150 / 232 = 239.22 -> 239, 700 x 150 / 232 = 452.59 -> 453,
      * 680 x 150 / 232 = 439.66 -> 440 */
     static const struct {
