@@ -168,7 +168,7 @@ static int check_offload(const tsl_model_t *m, const tsl_plan_t *g, uint32_t N, 
     bool recompute = mods != 0;
     for (uint32_t i = 0; N && i < m->n_layers; i++)
         recompute |= g->layer[i].ckpt || g->layer[i].selective;
-    if (tsl_offload_check(N, tsl_offload_blocks(m), g->pp, recompute, err) != 0)
+    if (tsl_offload_check(N, m, g->pp, recompute, err) != 0)
         return tsl_err_prefix(err, "eval");
     return 0;
 }

@@ -40,14 +40,22 @@ uint32_t tsl_offload_blocks(const tsl_model_t *m)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < m->n_layers; i++)
-        n += m->layers[i].kind == TSL_LAYER_ENCODER || m->layers[i].kind == TSL_LAYER_DECODER;
+        n += tsl_model_is_block(m, i);
     return n;
 }
 
-int tsl_offload_check(uint32_t N, uint32_t blocks, uint32_t pp, bool recompute, tsl_err_t *err)
+int tsl_offload_check(uint32_t N, const tsl_model_t *m, uint32_t pp, bool recompute, tsl_err_t *err)
 {
     if (N == 0)
         return 0;
+    if (m->hybrid)
+        return tsl_err_set(err,
+                           "cpu_offload_layers: %s is a hybrid (Mamba) model: "
+                           "Megatron-LM's hybrid stack does not run TransformerEngine's "
+                           "CPU offloading (only its Transformer block enters the "
+                           "offload context)",
+                           m->name);
+    uint32_t blocks = tsl_offload_blocks(m);
     if (N >= blocks)
         return tsl_err_set(err,
                            "cpu_offload_layers: %u of the model's %u Transformer layers: "

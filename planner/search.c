@@ -252,8 +252,7 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                             "cpu_offload_layers: %s: Tessel exports activation offloading to "
                             "megatron only",
                             tsl_target_name(r->target));
-    if (tsl_offload_check(r->cpu_offload_layers, tsl_offload_blocks(m), r->pp,
-                          r->recompute_modules != 0, err) != 0)
+    if (tsl_offload_check(r->cpu_offload_layers, m, r->pp, r->recompute_modules != 0, err) != 0)
         return -1;
     if (r->top_k > TSL_SEARCH_MAX_TOPK)
         return tsl_err_set(err, "top_k: %u is above the limit of %u", r->top_k,

@@ -63,20 +63,71 @@ static void test_schedule_by_hand(void)
           "none offloaded, or all (not run): 0");
 }
 
+/* n encoder layers (h 1024, FFN 4h, 16 heads, sequence 512). */
+static void encoders(tsl_model_t *m, uint32_t n)
+{
+    tsl_err_t err;
+    tsl_layer_t l = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_model_init(m, "encoders");
+    if (tsl_model_add_n(m, &l, n, &err) != 0) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        exit(2);
+    }
+}
+
+/* A small hybrid (Megatron's hybrid_layer_pattern "M*-M-"): 5 blocks. */
+static void hybrid(tsl_model_t *m)
+{
+    tsl_err_t err;
+    tsl_arch_spec_t sp = {.arch = TSL_ARCH_LLAMA,
+                          .layers = 5,
+                          .hidden = 1024,
+                          .ffn_hidden = 4096,
+                          .heads = 16,
+                          .kv_heads = 16,
+                          .head_dim = 64,
+                          .seq_len = 512,
+                          .vocab = 32000,
+                          .ssm_heads = 32,
+                          .ssm_head_dim = 64,
+                          .ssm_state = 128,
+                          .ssm_groups = 8,
+                          .ssm_conv = 4,
+                          .ssm_chunk = 128};
+    snprintf(sp.hybrid, sizeof sp.hybrid, "M*-M-");
+    if (tsl_model_build(&sp, "tiny-hybrid", m, &err) != 0) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        exit(2);
+    }
+}
+
 static void refusals(void)
 {
     tsl_err_t err = {0};
-    CHECK(tsl_offload_check(0, 80, 8, true, &err) == 0, "none: anything goes");
-    CHECK(tsl_offload_check(40, 80, 1, false, &err) == 0, "40 of 80: %s", err.msg);
-    CHECK(tsl_offload_check(80, 80, 1, false, &err) == -1 &&
+    static tsl_model_t m;
+    encoders(&m, 80);
+    CHECK(tsl_offload_check(0, &m, 8, true, &err) == 0, "none: anything goes");
+    CHECK(tsl_offload_check(40, &m, 1, false, &err) == 0, "40 of 80: %s", err.msg);
+    CHECK(tsl_offload_check(80, &m, 1, false, &err) == -1 &&
               strstr(err.msg, "cpu_offload_layers: 80 of the model's 80"),
           "all: %s", err.msg);
-    CHECK(tsl_offload_check(4, 80, 2, false, &err) == -1 &&
+    CHECK(tsl_offload_check(4, &m, 2, false, &err) == -1 &&
               strstr(err.msg, "cpu_offload_layers: with pipeline parallelism (pp 2)"),
           "pp: %s", err.msg);
-    CHECK(tsl_offload_check(4, 80, 1, true, &err) == -1 &&
+    CHECK(tsl_offload_check(4, &m, 1, true, &err) == -1 &&
               strstr(err.msg, "cpu_offload_layers: with activation recompute"),
           "recompute: %s", err.msg);
+    /* a hybrid: its 5 blocks are layers as Megatron counts them (the embedding and
+     * head not), but its stack never enters TE's offload context: refused as a
+     * hybrid, not as "N of the model's 0 Transformer layers" */
+    hybrid(&m);
+    CHECK(tsl_offload_blocks(&m) == 5, "hybrid blocks %u", tsl_offload_blocks(&m));
+    CHECK(tsl_offload_check(0, &m, 1, false, &err) == 0, "hybrid, none offloaded");
+    CHECK(tsl_offload_check(2, &m, 1, false, &err) == -1 &&
+              strstr(err.msg, "cpu_offload_layers: tiny-hybrid is a hybrid (Mamba) model") &&
+              !strstr(err.msg, "of the model's"),
+          "hybrid: %s", err.msg);
 }
 
 /* Four encoder layers (h 1024, FFN 4h, 16 heads, sequence 512) on one H100-80G. */
