@@ -520,7 +520,8 @@ void tsl_roofline_layer_col_frac(const tsl_roofline_dev_t *d, const tsl_layer_t 
  * userbuffers overlap with their own GEMMs (Megatron-LM --tp-comm-overlap: the TE
  * linears qkv/proj and fc1/fc2; cost.c "TP communication overlap"): a
  * self-attention's QKV and output projection, a dense MLP's FFN-in and FFN-out,
- * at most TSL_ROOFLINE_TP_BLOCKS per layer, in that order. Not the routed experts
+ * a Mamba-2 mixer's in_proj and out_proj (Megatron-LM's MambaMixer names their
+ * buffers fc1/fc2), at most TSL_ROOFLINE_TP_BLOCKS per layer, in that order. Not the routed experts
  * (their linears leave TP to the dispatcher), latent or cross attention or shared
  * experts (no userbuffers there). Each GEMM as a share of the pass's GPU time, as
  * tsl_roofline_layer_col_frac gives its shares: col_f, row_f the column- and
