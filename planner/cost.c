@@ -817,14 +817,15 @@ static double ub_bulk_s(double g, double c, double k)
  * column-parallel dX GEMM and dX's reduce-scatter under its dW GEMM (bulk: the
  * overlaps overlap_tp_dgrad prices, block by block). Collectives of other blocks
  * (the MoE FFN's, the embedding's) keep the forward exposed and, in the backward,
- * their share of tp_b, the layer's by tp_bwd_s. half = one block's
+ * tp_bwd_s's figure for them under the column-parallel dX and dW GEMMs (col, the
+ * layer's, in seconds) the blocks did not use. half = one block's
  * all-gather (or reduce-scatter), tp_f / tp_allreduces / 2. Gives the forward's
  * and the backward's exposed TP time and what of the backward's the dW GEMMs hid;
  * false where it does not apply (PAPER, the knob off, no SP: Megatron-LM asserts
  * --sequence-parallel with --tp-comm-overlap, arguments.py). */
 static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
-                    double n, uint32_t t, const double pass[2], double tp_f, double tp_b, double k,
-                    double out[3])
+                    double n, uint32_t t, const double pass[2], double tp_f, const double col[2],
+                    double k, double out[3])
 {
     if (env->mode == TSL_COST_PAPER || !env->knobs.tp_comm_overlap || !s->sp || t < 2 ||
         !(tp_f > 0) || l->tp_allreduces == 0)
@@ -836,14 +837,18 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     uint32_t m = g.n < l->tp_allreduces ? g.n : l->tp_allreduces;
     double half = tp_f / l->tp_allreduces / 2.0, f = pass[0], b = pass[1];
     double rest = tp_f - 2.0 * half * m;
-    double fwd = rest, bwd = 0.0, hid = 0.0;
+    double fwd = rest, bwd = 0.0, hid = 0.0, dx = col[0], dw = col[1];
     for (uint32_t i = 0; i < m; i++) {
         double w = ub_bulk_s(g.col_dw[i] * b, half, k);
         fwd += ub_ring_s(g.col_f[i] * f, half, t, k) + ub_ring_s(g.row_f[i] * f, half, t, k);
         bwd += ub_ring_s(g.row_dx[i] * b, half, t, k) + ub_bulk_s(g.col_dx[i] * b, half, k) + w;
         hid += half - w;
+        dx -= g.col_dx[i] * b; /* these GEMMs hide their own block's collectives */
+        dw -= g.col_dw[i] * b;
     }
-    double rest_b = rest * tp_b / tp_f; /* their share of "TP in the backward" */
+    /* the rest as "TP in the backward" prices it, under the column-parallel GEMMs
+     * no block took */
+    double rest_b = tp_bwd_s(env, s->sp, rest, fmax(0.0, dx), fmax(0.0, dw), k);
     out[0] = fwd;
     out[1] = bwd + rest_b;
     out[2] = hid + rest - rest_b;
@@ -1288,9 +1293,10 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     /* the forward's TP exposed, or under its GEMMs (tp_comm_overlap); the
      * backward's, and what of it the dW GEMMs hid (zero-bubble's W gives it up) */
     double tp_fx = tp_f;
-    double tp_b = tp_bwd_s(env, s->sp, tp_f, col_frac[0] * compute_b, col_frac[1] * compute_b, k);
+    double col[2] = {col_frac[0] * compute_b, col_frac[1] * compute_b};
+    double tp_b = tp_bwd_s(env, s->sp, tp_f, col[0], col[1], k);
     double dw_hid = tp_f - tp_b, ub[3], pass[2] = {compute_f, compute_b};
-    if (tp_ub_s(env, l, s, n, g.t, pass, tp_f, tp_b, k, ub)) {
+    if (tp_ub_s(env, l, s, n, g.t, pass, tp_f, col, k, ub)) {
         tp_fx = ub[0];
         tp_b = ub[1];
         dw_hid = ub[2];

@@ -952,6 +952,32 @@ static void test_tp_comm_overlap(void)
     tsl_cost_layer(&env, &l, &sp, NULL, 1, &paper_off);
     CHECK_NEAR(paper.fwd_s, paper_off.fwd_s, 1e-15, "paper: forward exposed");
     CHECK_NEAR(paper.bwd_s, paper_off.bwd_s, 1e-15, "paper: backward exposed");
+    /* A MoE layer (the GPT layer, its FFN 8 experts, top-2): the attention block is
+     * the only userbuffers block and QKV the only column-parallel linear (the
+     * experts leave TP to the dispatcher), so the MoE FFN's collectives (rest =
+     * tpf/2) have no column-parallel GEMM left to hide under: "TP in the backward"
+     * with dX = dW = 0 gives rest/2 exposed + rest/2 + rest/2 = 3/4·tpf. Taking
+     * their share of the layer's tp_b (which hid them under QKV's dX and dW, the
+     * GEMMs the attention's bulk overlaps use) counted QKV twice. */
+    env.mode = TSL_COST_STACK;
+    env.knobs.overlap_tp_dgrad = true;
+    tsl_layer_t moe = l;
+    moe.experts = 8;
+    moe.experts_per_tok = 2;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&moe, &err) == 0 && moe.tp_allreduces == 2, "%s", err.msg);
+    tsl_layer_cost_t moff, mon;
+    env.knobs.tp_comm_overlap = false;
+    tsl_cost_layer(&env, &moe, &sp, NULL, 1, &moff);
+    env.knobs.tp_comm_overlap = true;
+    tsl_cost_layer(&env, &moe, &sp, NULL, 1, &mon);
+    double qagg = tsl_cost_overlap_s(qkv, tpf / 2, k) - qkv; /* QKV's dX (= its dW) */
+    double mb_off = tpf / 2 + 2 * qagg;
+    double mb_on = RING(proj) + 2 * BULK(qkv) + 0.75 * tpf;
+    CHECK_NEAR(mon.bwd_s - moff.bwd_s, mb_on - mb_off, 1e-12,
+               "MoE backward: the rest under no GEMM the block used (%g)", mb_on - mb_off);
+    CHECK_NEAR(moff.fwd_s - mon.fwd_s, tpf - (RING(qkv) + RING(proj) + tpf / 2), 1e-12,
+               "MoE forward: the attention block's rings, the FFN's exposed");
 #undef RING
 #undef BULK
     tsl_cluster_free(&c);
