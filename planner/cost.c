@@ -820,12 +820,12 @@ static double ub_bulk_s(double g, double c, double k)
  * tp_bwd_s's figure for them under the column-parallel dX and dW GEMMs (col, the
  * layer's, in seconds) the blocks did not use. half = one block's
  * all-gather (or reduce-scatter), tp_f / tp_allreduces / 2. Gives the forward's
- * and the backward's exposed TP time and what of the backward's the dW GEMMs hid;
- * false where it does not apply (PAPER, the knob off, no SP: Megatron-LM asserts
+ * and the backward's exposed TP time, what of the backward's the dW GEMMs hid and
+ * the forward's exposed TP time of the last block (a dense MLP's); false where it does not apply (PAPER, the knob off, no SP: Megatron-LM asserts
  * --sequence-parallel with --tp-comm-overlap, arguments.py). */
 static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     double n, uint32_t t, const double pass[2], double tp_f, const double col[2],
-                    double k, double out[3])
+                    double k, double out[4])
 {
     if (env->mode == TSL_COST_PAPER || !env->knobs.tp_comm_overlap || !s->sp || t < 2 ||
         !(tp_f > 0) || l->tp_allreduces == 0)
@@ -852,6 +852,10 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out[0] = fwd;
     out[1] = bwd + rest_b;
     out[2] = hid + rest - rest_b;
+    /* a dense MLP is the last block recorded (roofline.h): its forward's figure */
+    out[3] = m > 0 && m == g.n ? ub_ring_s(g.col_f[m - 1] * f, half, t, k) +
+                                     ub_ring_s(g.row_f[m - 1] * f, half, t, k)
+                               : 2.0 * half;
     return true;
 }
 
@@ -1155,12 +1159,14 @@ static void moe_stash(const tsl_strategy_t *s, double stash, uint64_t mb, uint64
 /* The backward's recomputation of the plan's modules on layer l (none under full
  * CKPT, which recomputes everything): their forward compute (*compute: the
  * roofline's, in FP8 where the plan's linears are, calibrated as the layer's
- * compute is) and the communication they repeat (*comm): the MLP's and the MoE
- * FFN's TP all-reduce (one block's, tp_f / tp_allreduces) and the MoE FFN's
- * dispatch and combine (ep_f). tp_f and ep_f are the layer's, calibrated. */
+ * compute is) and the communication they repeat (*comm): the MLP's forward TP
+ * (mlp_f: one block's all-reduce, tp_f / tp_allreduces, or what of it userbuffers
+ * leave exposed under tp_comm_overlap, tp_ub_s), the MoE FFN's TP all-reduce (one
+ * block's: no userbuffers there) and its dispatch and combine (ep_f). tp_f and
+ * ep_f are the layer's, calibrated. */
 static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
                                const tsl_strategy_t *s, double n, uint32_t t, double tp_f,
-                               double ep_f, double *compute, double *comm)
+                               double mlp_f, double ep_f, double *compute, double *comm)
 {
     uint32_t m = s->ckpt ? 0 : tsl_recompute_applies(l, env->knobs.recompute_modules);
     *compute = *comm = 0.0;
@@ -1174,7 +1180,7 @@ static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
                                             (uint32_t)fmin(n * l->seq_len, UINT32_MAX));
     double block = l->tp_allreduces ? tp_f / l->tp_allreduces : 0.0;
     if (m & TSL_RECOMPUTE_MLP)
-        *comm += block;
+        *comm += mlp_f;
     if (m & TSL_RECOMPUTE_MOE)
         *comm += block + ep_f;
     if (m & TSL_RECOMPUTE_TORCHTITAN_OP) /* its policy saves reduce-scatters, not all-reduces */
@@ -1280,32 +1286,34 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * the forward does not hide (Megatron-LM --overlap-param-gather) */
     double next_s =
         gather_next > 0 ? tsl_cost_overlap_s(compute_f, gather_next, k) - compute_f : 0.0;
-    /* a stack that runs each block's forward twice (double_block_fwd) pays the first
-     * run's compute and TP all-reduces again, in the forward and in a full recompute;
-     * a measured profile timed the layer as the stack ran it and holds both */
-    double twice_c = 0.0, twice_comm = 0.0;
-    if (env->knobs.double_block_fwd && block_layer(l) && !profiled) {
-        twice_c = compute_f;
-        twice_comm = tp_f;
-    }
-    /* full recomputation re-runs the forward with its collectives, exposed as in
-     * the forward; selective only the attention core (and CP's exchange for it) */
     /* the forward's TP exposed, or under its GEMMs (tp_comm_overlap); the
      * backward's, and what of it the dW GEMMs hid (zero-bubble's W gives it up) */
-    double tp_fx = tp_f;
+    double tp_fx = tp_f, mlp_fx = l->tp_allreduces ? tp_f / l->tp_allreduces : 0.0;
     double col[2] = {col_frac[0] * compute_b, col_frac[1] * compute_b};
     double tp_b = tp_bwd_s(env, s->sp, tp_f, col[0], col[1], k);
-    double dw_hid = tp_f - tp_b, ub[3], pass[2] = {compute_f, compute_b};
+    double dw_hid = tp_f - tp_b, ub[4], pass[2] = {compute_f, compute_b};
     if (tp_ub_s(env, l, s, n, g.t, pass, tp_f, col, k, ub)) {
         tp_fx = ub[0];
         tp_b = ub[1];
         dw_hid = ub[2];
+        mlp_fx = ub[3];
     }
+    /* a stack that runs each block's forward twice (double_block_fwd) pays the first
+     * run's compute and forward TP (as the forward runs it) again, in the forward and
+     * in a full recompute; a measured profile timed the layer as the stack ran it
+     * and holds both */
+    double twice_c = 0.0, twice_comm = 0.0;
+    if (env->knobs.double_block_fwd && block_layer(l) && !profiled) {
+        twice_c = compute_f;
+        twice_comm = tp_fx;
+    }
+    /* full recomputation re-runs the forward with its collectives, exposed as in
+     * the forward; selective only the attention core (and CP's exchange for it) */
     double recompute = s->ckpt ? compute_f + tp_fx + cp_f + ep_f : core_f + cp_f * (core_f > 0);
     if (s->ckpt)
         recompute += twice_c + twice_comm;
     double mod_c, mod_comm; /* the recompute modules (recompute.h) */
-    module_recompute_s(env, l, s, n, g.t, tp_f, ep_f, &mod_c, &mod_comm);
+    module_recompute_s(env, l, s, n, g.t, tp_f, mlp_fx, ep_f, &mod_c, &mod_comm);
     recompute += mod_c + mod_comm;
 
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */

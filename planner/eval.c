@@ -16,6 +16,7 @@
 #include "pipesim.h"
 #include "recompute.h"
 #include "search_internal.h"
+#include "target.h"
 #include "sublayer.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -346,7 +347,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     given_knobs(r, g, &e.knobs);
     if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
-        tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0)
+        tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0 ||
+        tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0)
         goto out;
     if (check_modules(m, e.knobs.recompute_modules, err) != 0 ||
         check_offload(m, g, e.knobs.cpu_offload_layers, e.knobs.recompute_modules, err) != 0)
@@ -416,7 +418,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
                                          {.moe_capacity = r->moe_capacity,
                                           .moe_pad = r->moe_pad,
                                           .moe_imbalance = r->moe_imbalance}};
-    if (tsl_cost_moe_check(&routing[0], err) != 0 || tsl_cost_moe_check(&routing[1], err) != 0)
+    if (tsl_cost_moe_check(&routing[0], err) != 0 || tsl_cost_moe_check(&routing[1], err) != 0 ||
+        tsl_request_knobs_check(r, err) != 0) /* the request's switches, as a search's */
         return tsl_err_prefix(err, "eval");
     tsl_sublayer_model_t sm = {0};
     tsl_cluster_t pc = {0};

@@ -754,3 +754,14 @@ int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err)
                         "plan it with --no-fp8",
                         tsl_target_name(t), tsl_fp8_recipe_name(r));
 }
+
+int tsl_target_tp_comm_overlap_ok(uint32_t r, bool tp_comm_overlap, tsl_err_t *err)
+{
+    if (!tp_comm_overlap || r != TSL_FP8_NVFP4)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "tp_comm_overlap: with fp8_recipe nvfp4: TransformerEngine's "
+                        "userbuffers take no NVFP4 tensors (\"Unsupported quantizer for "
+                        "Userbuffers\", module/base.py at release_v2.16); Megatron-Bridge "
+                        "runs nvfp4 with the overlap off");
+}

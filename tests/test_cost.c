@@ -978,6 +978,27 @@ static void test_tp_comm_overlap(void)
                "MoE backward: the rest under no GEMM the block used (%g)", mb_on - mb_off);
     CHECK_NEAR(moff.fwd_s - mon.fwd_s, tpf - (RING(qkv) + RING(proj) + tpf / 2), 1e-12,
                "MoE forward: the attention block's rings, the FFN's exposed");
+    /* What re-runs the overlapped forward runs it overlapped: a recomputed MLP
+     * repeats its block's rings (2·RING(fc)), not its exposed all-reduce (tpf/2); a
+     * stack's second forward repeats the layer's forward figure (fwd), not tpf. The
+     * compute each adds is the same with the switch off, so the differences of
+     * differences are the TP figures' alone. */
+    tsl_layer_cost_t r[2][2], w[2][2]; /* [overlap][mlp recompute / double forward] */
+    for (int ov = 0; ov < 2; ov++) {
+        env.knobs.tp_comm_overlap = ov;
+        for (int x = 0; x < 2; x++) {
+            env.knobs.recompute_modules = x ? TSL_RECOMPUTE_MLP : 0;
+            tsl_cost_layer(&env, &l, &sp, NULL, 1, &r[ov][x]);
+            env.knobs.recompute_modules = 0;
+            env.knobs.double_block_fwd = x;
+            tsl_cost_layer(&env, &l, &sp, NULL, 1, &w[ov][x]);
+            env.knobs.double_block_fwd = false;
+        }
+    }
+    CHECK_NEAR((r[1][1].bwd_s - r[1][0].bwd_s) - (r[0][1].bwd_s - r[0][0].bwd_s),
+               2 * RING(fc) - tpf / 2, 1e-12, "recomputed MLP: its block's rings");
+    CHECK_NEAR((w[1][1].fwd_s - w[1][0].fwd_s) - (w[0][1].fwd_s - w[0][0].fwd_s), fwd - tpf, 1e-12,
+               "second forward: the overlapped figure");
 #undef RING
 #undef BULK
     tsl_cluster_free(&c);
