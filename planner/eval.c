@@ -174,23 +174,6 @@ static int check_offload(const tsl_model_t *m, const tsl_plan_t *g, uint32_t N, 
     return 0;
 }
 
-/* The offloaded activations of a node's devices must fit its host memory (cluster.h
- * cpu_mem_bytes, the datasheet's or twice its GPUs' memory when not given). */
-static int check_host(const tsl_cluster_t *c, const tsl_plan_t *p, tsl_err_t *err)
-{
-    for (uint32_t k = 0; p->cpu_offload_bytes && k < c->n_nodes; k++) {
-        const tsl_node_t *node = &c->nodes[k];
-        double need = (double)p->cpu_offload_bytes * node->n_gpus;
-        if (node->cpu_mem_bytes && need > (double)node->cpu_mem_bytes)
-            return tsl_err_setc(err, TSL_E_NOFIT,
-                                "eval: cpu_offload_layers %u: node %u's %u devices offload "
-                                "%.2f GiB of activations, over its %.2f GiB of host memory",
-                                p->cpu_offload_layers, k, node->n_gpus, need / GIB,
-                                node->cpu_mem_bytes / GIB);
-    }
-    return 0;
-}
-
 /* The group size N the plan is priced with: the request's (eval --vp-group),
  * else the given plan's (0: pp). */
 static uint32_t given_vp_group(const tsl_request_t *r, const tsl_plan_t *g)
@@ -375,8 +358,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
                               s, st->first_layer, st->first_layer + st->n_layers - 1,
                               st->peak_bytes / GIB, budget / GIB);
     }
-    if (rc == 0)
-        rc = check_host(c, out, err);
+    if (rc == 0 && tsl_offload_host_check(c, out, err) != 0)
+        rc = tsl_err_prefix(err, "eval");
 out:
     tsl_engine_free(&e);
     free(choice);

@@ -73,3 +73,19 @@ int tsl_offload_check(uint32_t N, const tsl_model_t *m, uint32_t pp, bool recomp
                                 "beside it");
     return 0;
 }
+
+int tsl_offload_host_check(const tsl_cluster_t *c, const tsl_plan_t *p, tsl_err_t *err)
+{
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    for (uint32_t k = 0; p->cpu_offload_bytes && k < c->n_nodes; k++) {
+        const tsl_node_t *node = &c->nodes[k];
+        double need = (double)p->cpu_offload_bytes * node->n_gpus;
+        if (node->cpu_mem_bytes && need > (double)node->cpu_mem_bytes)
+            return tsl_err_setc(err, TSL_E_NOFIT,
+                                "cpu_offload_layers %u: node %u's %u devices offload %.2f GiB "
+                                "of activations, over its %.2f GiB of host memory",
+                                p->cpu_offload_layers, k, node->n_gpus, need / gib,
+                                node->cpu_mem_bytes / gib);
+    }
+    return 0;
+}

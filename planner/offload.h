@@ -34,7 +34,9 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "cluster.h"
 #include "model.h"
+#include "plan.h"
 
 /* One Transformer layer of the block, one micro-batch. */
 typedef struct tsl_offload_layer {
@@ -66,5 +68,12 @@ uint32_t tsl_offload_blocks(const tsl_model_t *m);
  * cpu_offload_layers and the reason. */
 int tsl_offload_check(uint32_t N, const tsl_model_t *m, uint32_t pp, bool recompute,
                       tsl_err_t *err);
+
+/* Whether plan p's offloaded activations fit the host memory of c's nodes: one
+ * device's (p->cpu_offload_bytes) times each node's GPUs at most its cpu_mem_bytes
+ * (cluster.h: the datasheet's, or twice its GPUs' memory when not given; a node
+ * with none known passes). The search and eval hold plans to the same test. 0 when
+ * they fit, else -1 (TSL_E_NOFIT) with err naming cpu_offload_layers and the node. */
+int tsl_offload_host_check(const tsl_cluster_t *c, const tsl_plan_t *p, tsl_err_t *err);
 
 #endif

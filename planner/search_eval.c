@@ -1529,6 +1529,8 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         st->time_nosync_s += wait;
         plan->cpu_offload_s = wait * m;
         plan->cpu_offload_layers = e->knobs.cpu_offload_layers;
+        if (!given && tsl_offload_host_check(e->cluster, plan, NULL) != 0)
+            return false; /* the host cannot hold it: eval refuses it too */
     }
     if (!boundary_relayout(e, &env, plan, &g->items[e->choice[0]], s, first, Bm, st))
         return false;

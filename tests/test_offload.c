@@ -10,6 +10,7 @@
 #include "cost.h"
 #include "eval.h"
 #include "offload.h"
+#include "search.h"
 
 #define EPS 1e-12
 
@@ -217,10 +218,53 @@ static void test_eval_by_hand(void)
     tsl_model_free(&m);
 }
 
+/* The host must hold what the node's devices offload (tsl_offload_host_check): eval
+ * refuses a plan whose stashes do not fit, and the search holds its plans to the same
+ * test, so it never returns one eval would refuse. */
+static void test_host_memory(void)
+{
+    static tsl_search_result_t res;
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    tsl_request_t r;
+    tsl_plan_t g, off;
+    four_layers(&m);
+    CHECK(tsl_cluster_parse_spec(&c, "1xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_request_init(&r);
+    r.cpu_offload_layers = 2;
+    r.global_batch = 16;
+    r.pp = 1;
+    given(&g, "single");
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &off, &err) == 0 && off.cpu_offload_bytes > 0, "%s",
+          err.msg);
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK &&
+              res.best.cpu_offload_bytes > 0,
+          "search with room: %s", err.msg);
+    /* one byte short of the given plan's stash, and of the search's */
+    uint64_t need = off.cpu_offload_bytes < res.best.cpu_offload_bytes ? off.cpu_offload_bytes
+                                                                       : res.best.cpu_offload_bytes;
+    c.nodes[0].cpu_mem_bytes = need - 1;
+    CHECK(tsl_offload_host_check(&c, &off, &err) == -1 && tsl_err_code(&err) == TSL_E_NOFIT &&
+              strstr(err.msg, "cpu_offload_layers 2: node 0's 1 devices offload"),
+          "the shared test: %s", err.msg);
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &off, &err) == -1 &&
+              strstr(err.msg, "eval: cpu_offload_layers 2: node 0's"),
+          "eval: %s", err.msg);
+    int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
+    CHECK(rc == TSL_SEARCH_ERR || (res.best.cpu_offload_bytes <= need - 1 &&
+                                   tsl_eval_plan(&m, &c, &r, &res.best, &off, &err) == 0),
+          "the search returns no plan eval refuses: rc %d, %llu bytes offloaded", rc,
+          (unsigned long long)res.best.cpu_offload_bytes);
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
     test_schedule_by_hand();
     refusals();
     test_eval_by_hand();
+    test_host_memory();
     return CHECK_DONE();
 }
