@@ -295,7 +295,8 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
         k->moe_imbalance = g->moe_imbalance;
     if (!r->fp8_recipe && g->fp8_recipe)
         k->fp8 = g->fp8_recipe;
-    if (g->fp8_impl) /* who runs it (fp8_impl.h); 0: the target's (TE but torchtitan) */
+    if (g->fp8_impl) /* who runs it (fp8_impl.h): torchao binds; 0 (TE, or absent: one
+                        value, docs/api.md) leaves the target's (TE but torchtitan) */
         k->fp8_impl = g->fp8_impl;
     k->fp8_param_gather |= g->fp8_param_gather;
     k->moe_bf16_experts |= g->moe_bf16_experts;
