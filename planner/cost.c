@@ -1133,7 +1133,8 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     if (fp8 && tsl_fp8_impl_caches(env->knobs.fp8_impl) && !(mods & TSL_RECOMPUTE_MOE)) {
         /* TE's grouped linears as its dense ones (layer_memory): the FP8 copies of fc1's
          * gathered input rows (h) and fc2's (the f/etp-wide activation; not kept under
-         * moe_act) in the stash in place of bf16, 1 byte less each; moe keeps neither.
+         * moe_act) in the stash in place of bf16, fp8_stash_save_bytes less each (1;
+         * nvfp4 1.4375); moe keeps neither.
          * The weight copies: expert_fp8_cache_bytes */
         double fc2 = (mods & TSL_RECOMPUTE_MOE_ACT) ? 0.0 : (double)l->ffn_hidden;
         o->stash -=

@@ -1000,7 +1000,8 @@ static void fp8_count(double k, double n, double in, double *weights, double *ke
     *kept += in;
 }
 
-/* Elements of the linear inputs TransformerEngine keeps in FP8 (1 byte, not 2),
+/* Elements of the linear inputs TransformerEngine keeps quantised
+ * (tsl_fp8_copy_bytes each: 1 byte, nvfp4 0.5625, not bf16's 2),
  * per sample on one TP rank, for each linear TE/torchao run in FP8 (fp8_count):
  * a linear's input read by that linear alone (the norm output two MLA down
  * projections read is kept in FP8 twice: no saving); for a MoE FFN the shared

@@ -339,7 +339,8 @@
  * FP8 (docs/cost-model.md "FP8"; Transformer Engine's Linear, torchao's
  * Float8Linear). With dev.fp8 set, the Transformer blocks' linear GEMMs (QKV,
  * attention output, FFN in and out, cross-attention's projections) run on FP8
- * tensor cores: rate F8 = fp8_flops · u(shape), operands 1 byte, output 2.
+ * tensor cores: rate F8 = fp8_flops · u(shape), operands tsl_fp8_copy_bytes
+ * (1 byte; nvfp4 below), output 2.
  * Before each, the operands are quantised by memory-bound cast kernels:
  *   forward   X (m × k) and W (k × n)        backward  dY (m × n)
  * each element read in bf16 (2 B) and written in FP8 twice — rowwise for this
