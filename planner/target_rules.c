@@ -734,8 +734,8 @@ uint32_t tsl_target_fp8_impl(uint32_t t)
     return t == TSL_TARGET_TORCHTITAN ? TSL_FP8_IMPL_TORCHAO : TSL_FP8_IMPL_TE;
 }
 
-/* megatron: --fp8-recipe delayed|tensorwise|blockwise|mxfp8 (Megatron-LM
- * arguments.py); torchtitan: torchao's tensorwise Float8Linear
+/* megatron: --fp8-recipe delayed|tensorwise|blockwise|mxfp8, and nvfp4 through
+ * --fp4-format e2m1 (Megatron-LM arguments.py); torchtitan: torchao's tensorwise Float8Linear
  * (quantize.linear.float8) and MXFP8 (quantize.linear.mx); DeepSpeed's config
  * and Galvatron's have no FP8 training switch. */
 int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err)
