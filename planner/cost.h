@@ -224,8 +224,11 @@ typedef enum tsl_cost_mode {
  * published GB200 sweeps; MLA's backward its own); 29: FP8's implementation a plan property (fp8_impl: TE or
  * torchao, fp8_impl.h): TE's current scaling with cached weight copies, FP8 stashes and
  * its amax and scale kernels (the norm's amax before a LayerNormLinear); 30: activation CPU offloading (cpu_offload_layers: TE's
- * schedule, offload.h). */
-#define TSL_COST_MODEL_VERSION 30u
+ * schedule, offload.h); 31: tp_comm_overlap's blocks include a Mamba-2 mixer's
+ * in_proj/out_proj, the collectives outside a block hide only under the column-parallel
+ * GEMMs no block used, and a recomputed MLP or a second forward re-runs the overlapped
+ * forward. */
+#define TSL_COST_MODEL_VERSION 31u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
