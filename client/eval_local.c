@@ -14,6 +14,8 @@
 #include "eval_doc.h"
 #include "plan_json.h"
 #include "remote.h"
+#include "search.h"
+#include "target.h"
 
 /* What the import read differently from the stack, or left out, on stderr: a
  * person sees it whichever way the plan is then costed. */
@@ -158,6 +160,18 @@ static void note_figures(const json_t *doc, const tsl_figures_load_t *f)
             compute, line && line[0] ? line : "see its figures");
 }
 
+/* The request's switches checked as a search checks them (tsl_request_knobs_check),
+ * for the stack the configuration names: a torchtitan configuration runs neither
+ * userbuffers nor Megatron-LM's activation offloading. */
+static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
+{
+    tsl_request_t r;
+    tsl_eval_request(eo, &r);
+    if (eo->torchtitan)
+        r.target = TSL_TARGET_TORCHTITAN;
+    return tsl_request_knobs_check(&r, err);
+}
+
 int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl_eval_input_t *in,
                         tsl_err_t *err)
 {
@@ -166,7 +180,8 @@ int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl
     in->given = malloc(sizeof(*in->given));
     if (in->given == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "out of memory");
-    if (load_source(eo, &cfg, &in->doc, err) != 0 || load_model(eo, &cfg, in, err) != 0 ||
+    if (check_switches(eo, err) != 0 || load_source(eo, &cfg, &in->doc, err) != 0 ||
+        load_model(eo, &cfg, in, err) != 0 ||
         load_cluster(eo, cluster_json, &in->cluster, err) != 0 ||
         tsl_figures_load(eo->profile, eo->galvatron_profile, eo->amp_profile, &in->model,
                          &in->cluster, &in->figures, err) != 0)

@@ -1360,6 +1360,8 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
                                 "happen only when sequence parallelism is enabled\" "
                                 "(Megatron-LM)");
     c->knobs.tp_comm_overlap = st->tp_overlap;
+    if (tsl_target_tp_comm_overlap_ok(c->knobs.fp8, c->knobs.tp_comm_overlap, err) != 0)
+        return tsl_err_prefix(err, "megatron: --tp-comm-overlap with --fp4-format e2m1");
     return mg_recompute(c, st, err);
 }
 

@@ -127,6 +127,12 @@ static int check_megatron_only(tsl_export_format_t f, const tsl_plan_t *p, tsl_e
                             "(cpu_offload_layers, Megatron-LM's --cpu-offloading-num-layers); "
                             "this export writes no such setting",
                             tsl_export_format_name(f), p->cpu_offload_layers);
+    if (p->tp_comm_overlap) /* priced with it: refused, as cpu_offload_layers, not dropped */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: the plan was priced with TransformerEngine's userbuffers "
+                            "(tp_comm_overlap, Megatron-LM's --tp-comm-overlap); this stack "
+                            "runs none",
+                            tsl_export_format_name(f));
     return 0;
 }
 

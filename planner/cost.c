@@ -817,14 +817,15 @@ static double ub_bulk_s(double g, double c, double k)
  * column-parallel dX GEMM and dX's reduce-scatter under its dW GEMM (bulk: the
  * overlaps overlap_tp_dgrad prices, block by block). Collectives of other blocks
  * (the MoE FFN's, the embedding's) keep the forward exposed and, in the backward,
- * their share of tp_b, the layer's by tp_bwd_s. half = one block's
+ * tp_bwd_s's figure for them under the column-parallel dX and dW GEMMs (col, the
+ * layer's, in seconds) the blocks did not use. half = one block's
  * all-gather (or reduce-scatter), tp_f / tp_allreduces / 2. Gives the forward's
- * and the backward's exposed TP time and what of the backward's the dW GEMMs hid;
- * false where it does not apply (PAPER, the knob off, no SP: Megatron-LM asserts
+ * and the backward's exposed TP time, what of the backward's the dW GEMMs hid and
+ * the forward's exposed TP time of the last block (a dense MLP's); false where it does not apply (PAPER, the knob off, no SP: Megatron-LM asserts
  * --sequence-parallel with --tp-comm-overlap, arguments.py). */
 static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
-                    double n, uint32_t t, const double pass[2], double tp_f, double tp_b, double k,
-                    double out[3])
+                    double n, uint32_t t, const double pass[2], double tp_f, const double col[2],
+                    double k, double out[4])
 {
     if (env->mode == TSL_COST_PAPER || !env->knobs.tp_comm_overlap || !s->sp || t < 2 ||
         !(tp_f > 0) || l->tp_allreduces == 0)
@@ -836,17 +837,25 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     uint32_t m = g.n < l->tp_allreduces ? g.n : l->tp_allreduces;
     double half = tp_f / l->tp_allreduces / 2.0, f = pass[0], b = pass[1];
     double rest = tp_f - 2.0 * half * m;
-    double fwd = rest, bwd = 0.0, hid = 0.0;
+    double fwd = rest, bwd = 0.0, hid = 0.0, dx = col[0], dw = col[1];
     for (uint32_t i = 0; i < m; i++) {
         double w = ub_bulk_s(g.col_dw[i] * b, half, k);
         fwd += ub_ring_s(g.col_f[i] * f, half, t, k) + ub_ring_s(g.row_f[i] * f, half, t, k);
         bwd += ub_ring_s(g.row_dx[i] * b, half, t, k) + ub_bulk_s(g.col_dx[i] * b, half, k) + w;
         hid += half - w;
+        dx -= g.col_dx[i] * b; /* these GEMMs hide their own block's collectives */
+        dw -= g.col_dw[i] * b;
     }
-    double rest_b = rest * tp_b / tp_f; /* their share of "TP in the backward" */
+    /* the rest as "TP in the backward" prices it, under the column-parallel GEMMs
+     * no block took */
+    double rest_b = tp_bwd_s(env, s->sp, rest, fmax(0.0, dx), fmax(0.0, dw), k);
     out[0] = fwd;
     out[1] = bwd + rest_b;
     out[2] = hid + rest - rest_b;
+    /* a dense MLP is the last block recorded (roofline.h): its forward's figure */
+    out[3] = m > 0 && m == g.n ? ub_ring_s(g.col_f[m - 1] * f, half, t, k) +
+                                     ub_ring_s(g.row_f[m - 1] * f, half, t, k)
+                               : 2.0 * half;
     return true;
 }
 
@@ -1124,7 +1133,8 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     if (fp8 && tsl_fp8_impl_caches(env->knobs.fp8_impl) && !(mods & TSL_RECOMPUTE_MOE)) {
         /* TE's grouped linears as its dense ones (layer_memory): the FP8 copies of fc1's
          * gathered input rows (h) and fc2's (the f/etp-wide activation; not kept under
-         * moe_act) in the stash in place of bf16, 1 byte less each; moe keeps neither.
+         * moe_act) in the stash in place of bf16, fp8_stash_save_bytes less each (1;
+         * nvfp4 1.4375); moe keeps neither.
          * The weight copies: expert_fp8_cache_bytes */
         double fc2 = (mods & TSL_RECOMPUTE_MOE_ACT) ? 0.0 : (double)l->ffn_hidden;
         o->stash -=
@@ -1150,12 +1160,14 @@ static void moe_stash(const tsl_strategy_t *s, double stash, uint64_t mb, uint64
 /* The backward's recomputation of the plan's modules on layer l (none under full
  * CKPT, which recomputes everything): their forward compute (*compute: the
  * roofline's, in FP8 where the plan's linears are, calibrated as the layer's
- * compute is) and the communication they repeat (*comm): the MLP's and the MoE
- * FFN's TP all-reduce (one block's, tp_f / tp_allreduces) and the MoE FFN's
- * dispatch and combine (ep_f). tp_f and ep_f are the layer's, calibrated. */
+ * compute is) and the communication they repeat (*comm): the MLP's forward TP
+ * (mlp_f: one block's all-reduce, tp_f / tp_allreduces, or what of it userbuffers
+ * leave exposed under tp_comm_overlap, tp_ub_s), the MoE FFN's TP all-reduce (one
+ * block's: no userbuffers there) and its dispatch and combine (ep_f). tp_f and
+ * ep_f are the layer's, calibrated. */
 static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
                                const tsl_strategy_t *s, double n, uint32_t t, double tp_f,
-                               double ep_f, double *compute, double *comm)
+                               double mlp_f, double ep_f, double *compute, double *comm)
 {
     uint32_t m = s->ckpt ? 0 : tsl_recompute_applies(l, env->knobs.recompute_modules);
     *compute = *comm = 0.0;
@@ -1169,7 +1181,7 @@ static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
                                             (uint32_t)fmin(n * l->seq_len, UINT32_MAX));
     double block = l->tp_allreduces ? tp_f / l->tp_allreduces : 0.0;
     if (m & TSL_RECOMPUTE_MLP)
-        *comm += block;
+        *comm += mlp_f;
     if (m & TSL_RECOMPUTE_MOE)
         *comm += block + ep_f;
     if (m & TSL_RECOMPUTE_TORCHTITAN_OP) /* its policy saves reduce-scatters, not all-reduces */
@@ -1275,31 +1287,34 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * the forward does not hide (Megatron-LM --overlap-param-gather) */
     double next_s =
         gather_next > 0 ? tsl_cost_overlap_s(compute_f, gather_next, k) - compute_f : 0.0;
-    /* a stack that runs each block's forward twice (double_block_fwd) pays the first
-     * run's compute and TP all-reduces again, in the forward and in a full recompute;
-     * a measured profile timed the layer as the stack ran it and holds both */
-    double twice_c = 0.0, twice_comm = 0.0;
-    if (env->knobs.double_block_fwd && block_layer(l) && !profiled) {
-        twice_c = compute_f;
-        twice_comm = tp_f;
-    }
-    /* full recomputation re-runs the forward with its collectives, exposed as in
-     * the forward; selective only the attention core (and CP's exchange for it) */
     /* the forward's TP exposed, or under its GEMMs (tp_comm_overlap); the
      * backward's, and what of it the dW GEMMs hid (zero-bubble's W gives it up) */
-    double tp_fx = tp_f;
-    double tp_b = tp_bwd_s(env, s->sp, tp_f, col_frac[0] * compute_b, col_frac[1] * compute_b, k);
-    double dw_hid = tp_f - tp_b, ub[3], pass[2] = {compute_f, compute_b};
-    if (tp_ub_s(env, l, s, n, g.t, pass, tp_f, tp_b, k, ub)) {
+    double tp_fx = tp_f, mlp_fx = l->tp_allreduces ? tp_f / l->tp_allreduces : 0.0;
+    double col[2] = {col_frac[0] * compute_b, col_frac[1] * compute_b};
+    double tp_b = tp_bwd_s(env, s->sp, tp_f, col[0], col[1], k);
+    double dw_hid = tp_f - tp_b, ub[4], pass[2] = {compute_f, compute_b};
+    if (tp_ub_s(env, l, s, n, g.t, pass, tp_f, col, k, ub)) {
         tp_fx = ub[0];
         tp_b = ub[1];
         dw_hid = ub[2];
+        mlp_fx = ub[3];
     }
+    /* a stack that runs each block's forward twice (double_block_fwd) pays the first
+     * run's compute and forward TP (as the forward runs it) again, in the forward and
+     * in a full recompute; a measured profile timed the layer as the stack ran it
+     * and holds both */
+    double twice_c = 0.0, twice_comm = 0.0;
+    if (env->knobs.double_block_fwd && block_layer(l) && !profiled) {
+        twice_c = compute_f;
+        twice_comm = tp_fx;
+    }
+    /* full recomputation re-runs the forward with its collectives, exposed as in
+     * the forward; selective only the attention core (and CP's exchange for it) */
     double recompute = s->ckpt ? compute_f + tp_fx + cp_f + ep_f : core_f + cp_f * (core_f > 0);
     if (s->ckpt)
         recompute += twice_c + twice_comm;
     double mod_c, mod_comm; /* the recompute modules (recompute.h) */
-    module_recompute_s(env, l, s, n, g.t, tp_f, ep_f, &mod_c, &mod_comm);
+    module_recompute_s(env, l, s, n, g.t, tp_f, mlp_fx, ep_f, &mod_c, &mod_comm);
     recompute += mod_c + mod_comm;
 
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */

@@ -81,14 +81,17 @@
  *
  * FP8 (knobs.fp8, docs/cost-model.md "FP8"): compute_f and compute_b price the
  * blocks' linear GEMMs at the FP8 rate with their cast kernels (roofline.h).
- * Memory: O_ms += 2 bytes per FP8 weight element W8 of the rank (the cached
- * rowwise and columnwise FP8 copies Transformer Engine keeps between steps; not
- * under knobs.fp8_impl torchao, which casts afresh per use); act −= 1 byte per
- * element of the linear inputs the backward keeps (TE saves their FP8 copy instead
- * of bf16; not under torchao, which saves bf16), per sample. fp8_param_gather: the
- * FP8 weight and its transpose replace the 2-byte bf16 copy, O_ms unchanged, and
- * the SDP gather and ZeRO-1's weight all-gather move 1 byte per FP8 weight element
- * (2 for the rest). The routed experts of a MoE layer run FP8 grouped GEMMs
+ * Memory, with c = tsl_fp8_copy_bytes(recipe) (one quantised copy: 1 byte for the
+ * FP8 recipes, 0.5625 for nvfp4) and d = tsl_fp8_data_bytes(recipe) (its payload:
+ * 1, nvfp4 0.5): O_ms += 2·c bytes per FP8 weight element W8 of the rank (the
+ * cached rowwise and columnwise copies Transformer Engine keeps between steps: 2,
+ * nvfp4 1.125; not under knobs.fp8_impl torchao, which casts afresh per use);
+ * act −= 2 − c bytes per element of the linear inputs the backward keeps (TE saves
+ * their columnwise copy instead of bf16: 1, nvfp4 1.4375; not under torchao, which
+ * saves bf16), per sample. fp8_param_gather: the two copies replace the 2-byte
+ * bf16 weight, O_ms += 2·c − 2 per W8 (0 for the FP8 recipes, nvfp4 −0.875), and
+ * the SDP gather and ZeRO-1's weight all-gather move d bytes per FP8 weight
+ * element (2 for the rest). The routed experts of a MoE layer run FP8 grouped GEMMs
  * (unless moe_bf16_experts) with the same memory terms over their own weights
  * and routed rows, and with moe_fp8_dispatch one of each pass's two all-to-alls
  * moves tsl_fp8_wire_bytes per element instead of 2.
@@ -223,8 +226,11 @@ typedef enum tsl_cost_mode {
  * its amax and scale kernels (the norm's amax before a LayerNormLinear); 30: activation CPU offloading (cpu_offload_layers: TE's
  * schedule, offload.h); 31: the built-in intra-node bandwidth of H100/H200 (239 GB/s), B200
  * (453) and GB200 (440): the published NCCL ring busbw x the A100's ratio of Galvatron's
- * measured 150 to NVIDIA's published 232 (cluster_hw.c). */
-#define TSL_COST_MODEL_VERSION 31u
+ * measured 150 to NVIDIA's published 232 (cluster_hw.c); 32: tp_comm_overlap's blocks include a Mamba-2 mixer's
+ * in_proj/out_proj, the collectives outside a block hide only under the column-parallel
+ * GEMMs no block used, and a recomputed MLP or a second forward re-runs the overlapped
+ * forward. */
+#define TSL_COST_MODEL_VERSION 32u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -16,6 +16,7 @@
 #include "pipesim.h"
 #include "recompute.h"
 #include "search_internal.h"
+#include "target.h"
 #include "sublayer.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -168,25 +169,8 @@ static int check_offload(const tsl_model_t *m, const tsl_plan_t *g, uint32_t N, 
     bool recompute = mods != 0;
     for (uint32_t i = 0; N && i < m->n_layers; i++)
         recompute |= g->layer[i].ckpt || g->layer[i].selective;
-    if (tsl_offload_check(N, tsl_offload_blocks(m), g->pp, recompute, err) != 0)
+    if (tsl_offload_check(N, m, g->pp, recompute, err) != 0)
         return tsl_err_prefix(err, "eval");
-    return 0;
-}
-
-/* The offloaded activations of a node's devices must fit its host memory (cluster.h
- * cpu_mem_bytes, the datasheet's or twice its GPUs' memory when not given). */
-static int check_host(const tsl_cluster_t *c, const tsl_plan_t *p, tsl_err_t *err)
-{
-    for (uint32_t k = 0; p->cpu_offload_bytes && k < c->n_nodes; k++) {
-        const tsl_node_t *node = &c->nodes[k];
-        double need = (double)p->cpu_offload_bytes * node->n_gpus;
-        if (node->cpu_mem_bytes && need > (double)node->cpu_mem_bytes)
-            return tsl_err_setc(err, TSL_E_NOFIT,
-                                "eval: cpu_offload_layers %u: node %u's %u devices offload "
-                                "%.2f GiB of activations, over its %.2f GiB of host memory",
-                                p->cpu_offload_layers, k, node->n_gpus, need / GIB,
-                                node->cpu_mem_bytes / GIB);
-    }
     return 0;
 }
 
@@ -311,7 +295,8 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
         k->moe_imbalance = g->moe_imbalance;
     if (!r->fp8_recipe && g->fp8_recipe)
         k->fp8 = g->fp8_recipe;
-    if (g->fp8_impl) /* who runs it (fp8_impl.h); 0: the target's (TE but torchtitan) */
+    if (g->fp8_impl) /* who runs it (fp8_impl.h): torchao binds; 0 (TE, or absent: one
+                        value, docs/api.md) leaves the target's (TE but torchtitan) */
         k->fp8_impl = g->fp8_impl;
     k->fp8_param_gather |= g->fp8_param_gather;
     k->moe_bf16_experts |= g->moe_bf16_experts;
@@ -346,7 +331,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     given_knobs(r, g, &e.knobs);
     if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
-        tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0)
+        tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0 ||
+        tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0)
         goto out;
     if (check_modules(m, e.knobs.recompute_modules, err) != 0 ||
         check_offload(m, g, e.knobs.cpu_offload_layers, e.knobs.recompute_modules, err) != 0)
@@ -373,8 +359,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
                               s, st->first_layer, st->first_layer + st->n_layers - 1,
                               st->peak_bytes / GIB, budget / GIB);
     }
-    if (rc == 0)
-        rc = check_host(c, out, err);
+    if (rc == 0 && tsl_offload_host_check(c, out, err) != 0)
+        rc = tsl_err_prefix(err, "eval");
 out:
     tsl_engine_free(&e);
     free(choice);
@@ -416,7 +402,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
                                          {.moe_capacity = r->moe_capacity,
                                           .moe_pad = r->moe_pad,
                                           .moe_imbalance = r->moe_imbalance}};
-    if (tsl_cost_moe_check(&routing[0], err) != 0 || tsl_cost_moe_check(&routing[1], err) != 0)
+    if (tsl_cost_moe_check(&routing[0], err) != 0 || tsl_cost_moe_check(&routing[1], err) != 0 ||
+        tsl_request_knobs_check(r, err) != 0) /* the request's switches, as a search's */
         return tsl_err_prefix(err, "eval");
     tsl_sublayer_model_t sm = {0};
     tsl_cluster_t pc = {0};

@@ -22,7 +22,7 @@
  *     - every use casts the weight (forward, and again in the backward);
  *     - the backward keeps the bf16 input and weight and casts them again;
  *     - tensorwise's amax: a reduction kernel, then the cast (2 kernels).
- *     Delayed and blockwise are not torchao's recipes here: refused.
+ *     Delayed, blockwise and nvfp4 are not torchao's recipes here: refused.
  */
 #ifndef TSL_FP8_IMPL_H
 #define TSL_FP8_IMPL_H

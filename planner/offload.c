@@ -40,14 +40,22 @@ uint32_t tsl_offload_blocks(const tsl_model_t *m)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < m->n_layers; i++)
-        n += m->layers[i].kind == TSL_LAYER_ENCODER || m->layers[i].kind == TSL_LAYER_DECODER;
+        n += tsl_model_is_block(m, i);
     return n;
 }
 
-int tsl_offload_check(uint32_t N, uint32_t blocks, uint32_t pp, bool recompute, tsl_err_t *err)
+int tsl_offload_check(uint32_t N, const tsl_model_t *m, uint32_t pp, bool recompute, tsl_err_t *err)
 {
     if (N == 0)
         return 0;
+    if (m->hybrid)
+        return tsl_err_set(err,
+                           "cpu_offload_layers: %s is a hybrid (Mamba) model: "
+                           "Megatron-LM's hybrid stack does not run TransformerEngine's "
+                           "CPU offloading (only its Transformer block enters the "
+                           "offload context)",
+                           m->name);
+    uint32_t blocks = tsl_offload_blocks(m);
     if (N >= blocks)
         return tsl_err_set(err,
                            "cpu_offload_layers: %u of the model's %u Transformer layers: "
@@ -63,5 +71,21 @@ int tsl_offload_check(uint32_t N, uint32_t blocks, uint32_t pp, bool recompute, 
         return tsl_err_set(err, "cpu_offload_layers: with activation recompute (ckpt, selective "
                                 "or recompute modules): Megatron-LM refuses CPU offloading "
                                 "beside it");
+    return 0;
+}
+
+int tsl_offload_host_check(const tsl_cluster_t *c, const tsl_plan_t *p, tsl_err_t *err)
+{
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    for (uint32_t k = 0; p->cpu_offload_bytes && k < c->n_nodes; k++) {
+        const tsl_node_t *node = &c->nodes[k];
+        double need = (double)p->cpu_offload_bytes * node->n_gpus;
+        if (node->cpu_mem_bytes && need > (double)node->cpu_mem_bytes)
+            return tsl_err_setc(err, TSL_E_NOFIT,
+                                "cpu_offload_layers %u: node %u's %u devices offload %.2f GiB "
+                                "of activations, over its %.2f GiB of host memory",
+                                p->cpu_offload_layers, k, node->n_gpus, need / gib,
+                                node->cpu_mem_bytes / gib);
+    }
     return 0;
 }

@@ -34,7 +34,9 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "cluster.h"
 #include "model.h"
+#include "plan.h"
 
 /* One Transformer layer of the block, one micro-batch. */
 typedef struct tsl_offload_layer {
@@ -50,15 +52,28 @@ typedef struct tsl_offload_layer {
  * layer i for its reload; each wait delays everything after it. 0 for N = 0. */
 double tsl_offload_exposed_s(const tsl_offload_layer_t *layers, uint32_t L, uint32_t N);
 
-/* The Transformer layers of m (encoder and decoder layers: the block's layers TE's
- * context wraps; not the embedding, the head or AutoPipe's attention/FFN halves). */
+/* The Transformer layers of m, counted as Megatron-LM counts num_layers
+ * (tsl_model_is_block: encoder and decoder layers, a hybrid's blocks; not the
+ * embedding, the head or AutoPipe's attention/FFN halves). */
 uint32_t tsl_offload_blocks(const tsl_model_t *m);
 
-/* Whether Megatron-LM runs N offloaded layers in a plan: N < the model's Transformer
- * layers (TE needs one on the GPU; Megatron refuses N >= num_layers), one pipeline
- * stage (Megatron refuses pipeline parallelism with CPU offloading), no full or
- * selective recompute (refused beside it too: recompute_granularity must be None).
- * 0 when it does, else -1 with err naming cpu_offload_layers and the reason. */
-int tsl_offload_check(uint32_t N, uint32_t blocks, uint32_t pp, bool recompute, tsl_err_t *err);
+/* Whether Megatron-LM runs N offloaded layers of m in a plan: m not a hybrid model
+ * (Megatron-LM's hybrid stack, HybridBlock / MambaStack, never enters TE's offload
+ * context: only TransformerBlock builds it, megatron/core/transformer/
+ * transformer_block.py at d98e8a64dd, so --cpu-offloading offloads nothing there),
+ * N < its Transformer layers (TE needs one on the GPU; Megatron refuses N >=
+ * num_layers), one pipeline stage (Megatron refuses pipeline parallelism with CPU
+ * offloading), no full or selective recompute (refused beside it too:
+ * recompute_granularity must be None). 0 when it does, else -1 with err naming
+ * cpu_offload_layers and the reason. */
+int tsl_offload_check(uint32_t N, const tsl_model_t *m, uint32_t pp, bool recompute,
+                      tsl_err_t *err);
+
+/* Whether plan p's offloaded activations fit the host memory of c's nodes: one
+ * device's (p->cpu_offload_bytes) times each node's GPUs at most its cpu_mem_bytes
+ * (cluster.h: the datasheet's, or twice its GPUs' memory when not given; a node
+ * with none known passes). The search and eval hold plans to the same test. 0 when
+ * they fit, else -1 (TSL_E_NOFIT) with err naming cpu_offload_layers and the node. */
+int tsl_offload_host_check(const tsl_cluster_t *c, const tsl_plan_t *p, tsl_err_t *err);
 
 #endif

@@ -222,6 +222,9 @@ void tsl_fp_model(tsl_fp_t *fp, const tsl_model_t *m)
     tsl_fp_str(fp, "model");
     tsl_fp_u64(fp, m->n_layers);
     tsl_fp_u64(fp, m->tokens_per_sample);
+    if (m->hybrid) /* its attention and FFN layers are blocks (tsl_model_is_block);
+                      hashed only when set, so other models keep their fingerprints */
+        tsl_fp_str(fp, "hybrid");
     for (uint32_t i = 0; i < m->n_layers; i++)
         fp_layer(fp, &m->layers[i]);
 }

@@ -722,7 +722,9 @@ static double ssd_s(pass_t *p, const tsl_layer_t *l, double T, double t)
 /* A Mamba-2 mixer layer (mamba.h; roofline.h "Mamba-2 layers"): the fused pre-norm
  * and residual as a block's, in_proj (column-parallel, w_in/t wide), the SSD scan
  * with its conv (ssd_s), the grouped RMSNorm over d_i/t (read 2, write 2), out_proj
- * (row-parallel), and, with more than one sample per micro-batch, the two layout
+ * (row-parallel; with in_proj one userbuffers TP block: MambaMixer builds them with
+ * tp_comm_buffer_name "fc1" and "fc2", megatron/core/ssm/mamba_mixer.py at
+ * d98e8a64dd), and, with more than one sample per micro-batch, the two layout
  * copies _ssm_training makes (rearrange(...).contiguous() of in_proj's output to
  * batch-major and of the scan's output back: read 2, write 2 each). */
 static double mamba_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S, double t,
@@ -730,7 +732,7 @@ static double mamba_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double 
 {
     double T = S * x->s, win = tsl_mamba_in_width(l) / t, di = tsl_mamba_inner(l) / t;
     double c = ln_lin_col(p, T, win, x->h) + ssd_s(p, l, T, t) + mem(p, 4.0 * T * di, 1) +
-               lin(p, T, x->h, di) + block_elementwise_s(p, l, x, S, split);
+               lin_row(p, T, x->h, di) + block_elementwise_s(p, l, x, S, split);
     if (S > 1.0)
         c += mem(p, 4.0 * T * (win + di), 2);
     return c;
@@ -998,7 +1000,8 @@ static void fp8_count(double k, double n, double in, double *weights, double *ke
     *kept += in;
 }
 
-/* Elements of the linear inputs TransformerEngine keeps in FP8 (1 byte, not 2),
+/* Elements of the linear inputs TransformerEngine keeps quantised
+ * (tsl_fp8_copy_bytes each: 1 byte, nvfp4 0.5625, not bf16's 2),
  * per sample on one TP rank, for each linear TE/torchao run in FP8 (fp8_count):
  * a linear's input read by that linear alone (the norm output two MLA down
  * projections read is kept in FP8 twice: no saving); for a MoE FFN the shared

@@ -339,7 +339,8 @@
  * FP8 (docs/cost-model.md "FP8"; Transformer Engine's Linear, torchao's
  * Float8Linear). With dev.fp8 set, the Transformer blocks' linear GEMMs (QKV,
  * attention output, FFN in and out, cross-attention's projections) run on FP8
- * tensor cores: rate F8 = fp8_flops · u(shape), operands 1 byte, output 2.
+ * tensor cores: rate F8 = fp8_flops · u(shape), operands tsl_fp8_copy_bytes
+ * (1 byte; nvfp4 below), output 2.
  * Before each, the operands are quantised by memory-bound cast kernels:
  *   forward   X (m × k) and W (k × n)        backward  dY (m × n)
  * each element read in bf16 (2 B) and written in FP8 twice — rowwise for this
@@ -520,7 +521,8 @@ void tsl_roofline_layer_col_frac(const tsl_roofline_dev_t *d, const tsl_layer_t 
  * userbuffers overlap with their own GEMMs (Megatron-LM --tp-comm-overlap: the TE
  * linears qkv/proj and fc1/fc2; cost.c "TP communication overlap"): a
  * self-attention's QKV and output projection, a dense MLP's FFN-in and FFN-out,
- * at most TSL_ROOFLINE_TP_BLOCKS per layer, in that order. Not the routed experts
+ * a Mamba-2 mixer's in_proj and out_proj (Megatron-LM's MambaMixer names their
+ * buffers fc1/fc2), at most TSL_ROOFLINE_TP_BLOCKS per layer, in that order. Not the routed experts
  * (their linears leave TP to the dispatcher), latent or cross attention or shared
  * experts (no userbuffers there). Each GEMM as a share of the pass's GPU time, as
  * tsl_roofline_layer_col_frac gives its shares: col_f, row_f the column- and

@@ -13,6 +13,7 @@
 #include "offload.h"
 #include "recompute.h"
 #include "search_internal.h"
+#include "target.h"
 
 void tsl_request_init(tsl_request_t *r)
 {
@@ -21,7 +22,7 @@ void tsl_request_init(tsl_request_t *r)
 
 /* The precision and overlap switches: values the cost model has, not both ways
  * at once, and what the target's stack accepts. */
-static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
+int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
 {
     if (r->grad_reduce_bytes && r->grad_reduce_bytes != 2 && r->grad_reduce_bytes != 4)
         return tsl_err_set(err, "grad_reduce_bytes: %u is not 2 (bf16) or 4 (fp32)",
@@ -40,6 +41,13 @@ static int validate_knobs(const tsl_request_t *r, tsl_err_t *err)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "tp_comm_overlap: %s: TransformerEngine's userbuffers run under "
                             "Megatron-LM (--tp-comm-overlap) only",
+                            tsl_target_name(r->target));
+    if (tsl_target_tp_comm_overlap_ok(r->fp8_recipe, r->tp_comm_overlap, err) != 0)
+        return -1;
+    if (r->cpu_offload_layers && r->target && r->target != TSL_TARGET_MEGATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "cpu_offload_layers: %s: Tessel exports activation offloading to "
+                            "megatron only",
                             tsl_target_name(r->target));
     if (r->cp > 1 && r->no_cp)
         return tsl_err_set(err, "cp: --cp %u with --no-cp", r->cp);
@@ -245,15 +253,9 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                            r->target);
     if (r->target && tsl_target_model_ok(r->target, m, err) != 0)
         return -1;
-    if (validate_knobs(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0)
+    if (tsl_request_knobs_check(r, err) != 0 || tsl_cluster_fp8_ok(c, r->fp8_recipe, err) != 0)
         return -1;
-    if (r->cpu_offload_layers && r->target && r->target != TSL_TARGET_MEGATRON)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "cpu_offload_layers: %s: Tessel exports activation offloading to "
-                            "megatron only",
-                            tsl_target_name(r->target));
-    if (tsl_offload_check(r->cpu_offload_layers, tsl_offload_blocks(m), r->pp,
-                          r->recompute_modules != 0, err) != 0)
+    if (tsl_offload_check(r->cpu_offload_layers, m, r->pp, r->recompute_modules != 0, err) != 0)
         return -1;
     if (r->top_k > TSL_SEARCH_MAX_TOPK)
         return tsl_err_set(err, "top_k: %u is above the limit of %u", r->top_k,

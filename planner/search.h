@@ -113,6 +113,12 @@ uint64_t tsl_request_device_budget(const tsl_request_t *r, uint64_t dev_mem);
  * overlap_param_gather) over it. */
 void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k);
 
+/* Whether the request's precision, overlap and stack switches go together
+ * (search and eval alike): each pair a stack refuses or that contradicts itself
+ * (both on and off, tp_comm_overlap without SP or beside nvfp4, a switch only
+ * megatron runs with another target, ...); err names the field(s). */
+int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err);
+
 /* Whether every GPU of c runs FP8 recipe r (0: always): FP8 tensor cores
  * (tsl_gpu_spec_t.fp8_peak_flops), for mxfp8 a Blackwell part, for nvfp4 FP4
  * tensor cores (fp4_peak_flops). err names the first GPU type that does not. */

@@ -265,11 +265,12 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->bf16_moments << 9 | (uint64_t)k->autocast << 10 |
             (uint64_t)k->unfused_grad_accum << 11 | (uint64_t)k->legacy_p2p << 12 |
             (uint64_t)k->double_block_fwd << 13 | (uint64_t)k->eager << 14 |
-            (uint64_t)k->tp_comm_overlap << 15 | (uint64_t)env->mode << 16,
+            (uint64_t)k->tp_comm_overlap << 15 | (uint64_t)k->lazy_grads << 16 |
+            (uint64_t)env->mode << 17,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
-        k->cpu_offload_layers,
+        (uint64_t)k->fp8_impl << 32 | k->cpu_offload_layers,
         f64[0],
         f64[1],
         f64[2]};
@@ -1529,6 +1530,8 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
         st->time_nosync_s += wait;
         plan->cpu_offload_s = wait * m;
         plan->cpu_offload_layers = e->knobs.cpu_offload_layers;
+        if (!given && tsl_offload_host_check(e->cluster, plan, NULL) != 0)
+            return false; /* the host cannot hold it: eval refuses it too */
     }
     if (!boundary_relayout(e, &env, plan, &g->items[e->choice[0]], s, first, Bm, st))
         return false;

@@ -130,6 +130,13 @@ uint32_t tsl_target_fp8_impl(uint32_t t);
 /* Whether stack t runs recipe r (0, bf16: every stack); err says why not. */
 int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err);
 
+/* Whether TransformerEngine's userbuffers (tp_comm_overlap) run beside FP8 recipe
+ * r: not nvfp4 (TE's fill_userbuffers_buffer_for_all_gather, module/base.py at
+ * release_v2.16, takes bf16, FP8 and MXFP8 tensors and raises "Unsupported
+ * quantizer for Userbuffers" for the rest; Megatron-Bridge turns the overlap off
+ * under nvfp4). err names both fields. */
+int tsl_target_tp_comm_overlap_ok(uint32_t r, bool tp_comm_overlap, tsl_err_t *err);
+
 /* Whether model m can be run by target t at all (its shape); err says why not. */
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err);
 

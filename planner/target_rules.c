@@ -734,8 +734,8 @@ uint32_t tsl_target_fp8_impl(uint32_t t)
     return t == TSL_TARGET_TORCHTITAN ? TSL_FP8_IMPL_TORCHAO : TSL_FP8_IMPL_TE;
 }
 
-/* megatron: --fp8-recipe delayed|tensorwise|blockwise|mxfp8 (Megatron-LM
- * arguments.py); torchtitan: torchao's tensorwise Float8Linear
+/* megatron: --fp8-recipe delayed|tensorwise|blockwise|mxfp8, and nvfp4 through
+ * --fp4-format e2m1 (Megatron-LM arguments.py); torchtitan: torchao's tensorwise Float8Linear
  * (quantize.linear.float8) and MXFP8 (quantize.linear.mx); DeepSpeed's config
  * and Galvatron's have no FP8 training switch. */
 int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err)
@@ -753,4 +753,15 @@ int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err)
                         "%s: no FP8 training in its export (the plan is priced in FP8 %s); "
                         "plan it with --no-fp8",
                         tsl_target_name(t), tsl_fp8_recipe_name(r));
+}
+
+int tsl_target_tp_comm_overlap_ok(uint32_t r, bool tp_comm_overlap, tsl_err_t *err)
+{
+    if (!tp_comm_overlap || r != TSL_FP8_NVFP4)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "tp_comm_overlap: with fp8_recipe nvfp4: TransformerEngine's "
+                        "userbuffers take no NVFP4 tensors (\"Unsupported quantizer for "
+                        "Userbuffers\", module/base.py at release_v2.16); Megatron-Bridge "
+                        "runs nvfp4 with the overlap off");
 }

@@ -139,6 +139,17 @@ assert b["stages"][0]["fwd_s"] < a["stages"][0]["fwd_s"], (a["stages"][0]["fwd_s
     "$dir/ub-off.json" "$out" && ok || bad "--tp-comm-overlap: the forward not faster"
 expect 2 "tp_comm_overlap: .*--no-seq-par" plan --local $l8 --batch 64 --no-seq-par --tp-comm-overlap
 expect 4 "tp_comm_overlap: torchtitan" plan --local $l8 --batch 64 --target torchtitan --tp-comm-overlap
+# NVFP4 with userbuffers: TE takes no NVFP4 tensors there (Megatron-Bridge turns the
+# overlap off under nvfp4): refused by plan, eval and --megatron-args, naming both
+b8="--model Llama3-8B --cluster 8xB200"
+expect 4 "tp_comm_overlap: with fp8_recipe nvfp4" plan --local $b8 --batch 64 --target megatron \
+    --fp8-recipe 5 --tp-comm-overlap
+expect 4 "tp_comm_overlap: with fp8_recipe nvfp4" eval $b8 --tp 2 --sp --batch 64 --no-search \
+    --fp8 nvfp4 --tp-comm-overlap
+expect 4 "megatron: --tp-comm-overlap with --fp4-format e2m1: tp_comm_overlap" eval $b8 --no-search \
+    --megatron-args "--tensor-model-parallel-size 2 --sequence-parallel --micro-batch-size 1 --global-batch-size 64 --bf16 --fp4-format e2m1 --tp-comm-overlap"
+expect 0 "" eval $b8 --no-search --megatron-args \
+    "--tensor-model-parallel-size 2 --sequence-parallel --micro-batch-size 1 --global-batch-size 64 --bf16 --fp4-format e2m1"
 # FP8 by flag; refused where the GPU has none, naming it; unknown recipes refused
 expect 0 "" eval --model GPT2-345M --cluster 8xH100-80G --tp 2 --batch 32 --no-search --fp8 delayed
 grep -q "precision: FP8 (delayed scaling)" "$out" && ok || bad "--fp8 delayed: $(cat "$out")"
@@ -190,6 +201,12 @@ TOML
 expect 0 "" eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search
 grep -q "global batch 64 = 2 micro-batches of 32" "$out" && grep -q "tp2-sdp4+sp+ckpt" "$out" &&
     ok || bad "torchtitan: $(cat "$out")"
+# eval checks its switches as plan does, for the configuration's stack: torchtitan
+# runs neither TE's userbuffers nor Megatron-LM's activation offloading
+expect 4 "tp_comm_overlap: torchtitan" eval --model GPT2-345M --cluster 8xA100-80G \
+    --torchtitan "$dir/job.toml" --no-search --tp-comm-overlap
+expect 4 "cpu_offload_layers: torchtitan" eval --model GPT2-345M --cluster 8xA100-80G \
+    --torchtitan "$dir/job.toml" --no-search --cpu-offload-layers 2
 # torchtitan's own presets: TP is sequence-parallel there (31 and 58 GiB, not 103
 # and 115); global_batch_size = -1 is local_batch_size x DP; the Python form of
 # torchtitan since 2026-02-23 gives the same plan as its TOML

@@ -952,6 +952,53 @@ static void test_tp_comm_overlap(void)
     tsl_cost_layer(&env, &l, &sp, NULL, 1, &paper_off);
     CHECK_NEAR(paper.fwd_s, paper_off.fwd_s, 1e-15, "paper: forward exposed");
     CHECK_NEAR(paper.bwd_s, paper_off.bwd_s, 1e-15, "paper: backward exposed");
+    /* A MoE layer (the GPT layer, its FFN 8 experts, top-2): the attention block is
+     * the only userbuffers block and QKV the only column-parallel linear (the
+     * experts leave TP to the dispatcher), so the MoE FFN's collectives (rest =
+     * tpf/2) have no column-parallel GEMM left to hide under: "TP in the backward"
+     * with dX = dW = 0 gives rest/2 exposed + rest/2 + rest/2 = 3/4·tpf. Taking
+     * their share of the layer's tp_b (which hid them under QKV's dX and dW, the
+     * GEMMs the attention's bulk overlaps use) counted QKV twice. */
+    env.mode = TSL_COST_STACK;
+    env.knobs.overlap_tp_dgrad = true;
+    tsl_layer_t moe = l;
+    moe.experts = 8;
+    moe.experts_per_tok = 2;
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&moe, &err) == 0 && moe.tp_allreduces == 2, "%s", err.msg);
+    tsl_layer_cost_t moff, mon;
+    env.knobs.tp_comm_overlap = false;
+    tsl_cost_layer(&env, &moe, &sp, NULL, 1, &moff);
+    env.knobs.tp_comm_overlap = true;
+    tsl_cost_layer(&env, &moe, &sp, NULL, 1, &mon);
+    double qagg = tsl_cost_overlap_s(qkv, tpf / 2, k) - qkv; /* QKV's dX (= its dW) */
+    double mb_off = tpf / 2 + 2 * qagg;
+    double mb_on = RING(proj) + 2 * BULK(qkv) + 0.75 * tpf;
+    CHECK_NEAR(mon.bwd_s - moff.bwd_s, mb_on - mb_off, 1e-12,
+               "MoE backward: the rest under no GEMM the block used (%g)", mb_on - mb_off);
+    CHECK_NEAR(moff.fwd_s - mon.fwd_s, tpf - (RING(qkv) + RING(proj) + tpf / 2), 1e-12,
+               "MoE forward: the attention block's rings, the FFN's exposed");
+    /* What re-runs the overlapped forward runs it overlapped: a recomputed MLP
+     * repeats its block's rings (2·RING(fc)), not its exposed all-reduce (tpf/2); a
+     * stack's second forward repeats the layer's forward figure (fwd), not tpf. The
+     * compute each adds is the same with the switch off, so the differences of
+     * differences are the TP figures' alone. */
+    tsl_layer_cost_t r[2][2], w[2][2]; /* [overlap][mlp recompute / double forward] */
+    for (int ov = 0; ov < 2; ov++) {
+        env.knobs.tp_comm_overlap = ov;
+        for (int x = 0; x < 2; x++) {
+            env.knobs.recompute_modules = x ? TSL_RECOMPUTE_MLP : 0;
+            tsl_cost_layer(&env, &l, &sp, NULL, 1, &r[ov][x]);
+            env.knobs.recompute_modules = 0;
+            env.knobs.double_block_fwd = x;
+            tsl_cost_layer(&env, &l, &sp, NULL, 1, &w[ov][x]);
+            env.knobs.double_block_fwd = false;
+        }
+    }
+    CHECK_NEAR((r[1][1].bwd_s - r[1][0].bwd_s) - (r[0][1].bwd_s - r[0][0].bwd_s),
+               2 * RING(fc) - tpf / 2, 1e-12, "recomputed MLP: its block's rings");
+    CHECK_NEAR((w[1][1].fwd_s - w[1][0].fwd_s) - (w[0][1].fwd_s - w[0][0].fwd_s), fwd - tpf, 1e-12,
+               "second forward: the overlapped figure");
 #undef RING
 #undef BULK
     tsl_cluster_free(&c);

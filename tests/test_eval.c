@@ -547,6 +547,40 @@ static void test_request_eager(void)
     tsl_cluster_free(&c);
 }
 
+/* Who runs a given plan's FP8 (docs/api.md, plan_json): the plan's fp8_impl 1
+ * (torchao) binds whatever the request's target; 0 (Transformer Engine, or the field
+ * absent: a plan document writes it only when nonzero, and proto3 has no presence)
+ * leaves it to the target — torchtitan's torchao, TE for the rest. */
+static void test_fp8_impl_rule(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    load("GPT2-345M", "8xH100-80G", &m, &c);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    tsl_plan_t g, te, ao, tt0, tt1, mg1;
+    given_plan(&g, m.n_layers, 1, "tp2-dp4", 8, 1);
+    g.fp8_recipe = 2; /* tensorwise: both run it */
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &te, &err) == 0, "%s", err.msg);
+    g.fp8_impl = 1;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &ao, &err) == 0, "%s", err.msg);
+    CHECK(te.fp8_impl == 0 && ao.fp8_impl == 1 && te.iter_time_s != ao.iter_time_s,
+          "TE and torchao priced apart: %g, %g", te.iter_time_s, ao.iter_time_s);
+    r.target = 3; /* torchtitan */
+    g.fp8_impl = 0;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &tt0, &err) == 0, "%s", err.msg);
+    g.fp8_impl = 1;
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &tt1, &err) == 0, "%s", err.msg);
+    CHECK(tt0.fp8_impl == 1 && tt0.iter_time_s == tt1.iter_time_s,
+          "0 with target torchtitan: the target's torchao (%u, %g vs %g)", tt0.fp8_impl,
+          tt0.iter_time_s, tt1.iter_time_s);
+    r.target = 1; /* megatron: the plan's torchao still binds */
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &mg1, &err) == 0 && mg1.fp8_impl == 1, "%s", err.msg);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 /* Mixtral-8x7B on 2x8xH100 as one NVLink domain: the search's best plan at ep 8 x
  * etp 2 with a padded capacity factor carries its expert layout and routing,
  * and eval reproduces its figures from the plan alone; dropping instead of
@@ -617,6 +651,7 @@ int main(void)
     test_tied_head_by_hand();
     test_refusals();
     test_moe_plan();
+    test_fp8_impl_rule();
     test_interleaved_chunks();
     check_reproduces("BERT-Huge-32", "8xA100-40G", 32);
     check_reproduces("GPT2-1.3B", "2x4xV100-16G:ib100", 16);

@@ -885,6 +885,23 @@ static void test_cpu_offload(void)
             expect_refused((tsl_export_format_t)f, &plan, "offloads 12 layers' activations");
 }
 
+/* TE's userbuffers (tp_comm_overlap): megatron writes --tp-comm-overlap beside
+ * --sequence-parallel; the other exports refuse the plan priced with them by name,
+ * as they refuse cpu_offload_layers. */
+static void test_tp_comm_overlap(void)
+{
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "tp2-dp4+sp", 8, 4);
+    plan.tp_comm_overlap = true;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--tp-comm-overlap\n") != NULL &&
+              strstr(text, "--sequence-parallel\n") != NULL,
+          "megatron:\n%s", text);
+    free(text);
+    for (int f = 0; f < TSL_EXPORT_COUNT; f++)
+        if (f != TSL_EXPORT_MEGATRON)
+            expect_refused((tsl_export_format_t)f, &plan, "userbuffers (tp_comm_overlap");
+}
+
 /* A plan through its JSON document and back exports the same text (the daemon's path). */
 static void test_roundtrip(void)
 {
@@ -926,6 +943,7 @@ int main(void)
     test_galvatron_rules();
     test_refusals();
     test_cpu_offload();
+    test_tp_comm_overlap();
     test_common_refusals();
     test_roundtrip();
     tsl_model_free(&model);

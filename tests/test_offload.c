@@ -10,6 +10,7 @@
 #include "cost.h"
 #include "eval.h"
 #include "offload.h"
+#include "search.h"
 
 #define EPS 1e-12
 
@@ -63,20 +64,71 @@ static void test_schedule_by_hand(void)
           "none offloaded, or all (not run): 0");
 }
 
+/* n encoder layers (h 1024, FFN 4h, 16 heads, sequence 512). */
+static void encoders(tsl_model_t *m, uint32_t n)
+{
+    tsl_err_t err;
+    tsl_layer_t l = {
+        .kind = TSL_LAYER_ENCODER, .seq_len = 512, .hidden = 1024, .ffn_hidden = 4096, .heads = 16};
+    tsl_model_init(m, "encoders");
+    if (tsl_model_add_n(m, &l, n, &err) != 0) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        exit(2);
+    }
+}
+
+/* A small hybrid (Megatron's hybrid_layer_pattern "M*-M-"): 5 blocks. */
+static void hybrid(tsl_model_t *m)
+{
+    tsl_err_t err;
+    tsl_arch_spec_t sp = {.arch = TSL_ARCH_LLAMA,
+                          .layers = 5,
+                          .hidden = 1024,
+                          .ffn_hidden = 4096,
+                          .heads = 16,
+                          .kv_heads = 16,
+                          .head_dim = 64,
+                          .seq_len = 512,
+                          .vocab = 32000,
+                          .ssm_heads = 32,
+                          .ssm_head_dim = 64,
+                          .ssm_state = 128,
+                          .ssm_groups = 8,
+                          .ssm_conv = 4,
+                          .ssm_chunk = 128};
+    snprintf(sp.hybrid, sizeof sp.hybrid, "M*-M-");
+    if (tsl_model_build(&sp, "tiny-hybrid", m, &err) != 0) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        exit(2);
+    }
+}
+
 static void refusals(void)
 {
     tsl_err_t err = {0};
-    CHECK(tsl_offload_check(0, 80, 8, true, &err) == 0, "none: anything goes");
-    CHECK(tsl_offload_check(40, 80, 1, false, &err) == 0, "40 of 80: %s", err.msg);
-    CHECK(tsl_offload_check(80, 80, 1, false, &err) == -1 &&
+    static tsl_model_t m;
+    encoders(&m, 80);
+    CHECK(tsl_offload_check(0, &m, 8, true, &err) == 0, "none: anything goes");
+    CHECK(tsl_offload_check(40, &m, 1, false, &err) == 0, "40 of 80: %s", err.msg);
+    CHECK(tsl_offload_check(80, &m, 1, false, &err) == -1 &&
               strstr(err.msg, "cpu_offload_layers: 80 of the model's 80"),
           "all: %s", err.msg);
-    CHECK(tsl_offload_check(4, 80, 2, false, &err) == -1 &&
+    CHECK(tsl_offload_check(4, &m, 2, false, &err) == -1 &&
               strstr(err.msg, "cpu_offload_layers: with pipeline parallelism (pp 2)"),
           "pp: %s", err.msg);
-    CHECK(tsl_offload_check(4, 80, 1, true, &err) == -1 &&
+    CHECK(tsl_offload_check(4, &m, 1, true, &err) == -1 &&
               strstr(err.msg, "cpu_offload_layers: with activation recompute"),
           "recompute: %s", err.msg);
+    /* a hybrid: its 5 blocks are layers as Megatron counts them (the embedding and
+     * head not), but its stack never enters TE's offload context: refused as a
+     * hybrid, not as "N of the model's 0 Transformer layers" */
+    hybrid(&m);
+    CHECK(tsl_offload_blocks(&m) == 5, "hybrid blocks %u", tsl_offload_blocks(&m));
+    CHECK(tsl_offload_check(0, &m, 1, false, &err) == 0, "hybrid, none offloaded");
+    CHECK(tsl_offload_check(2, &m, 1, false, &err) == -1 &&
+              strstr(err.msg, "cpu_offload_layers: tiny-hybrid is a hybrid (Mamba) model") &&
+              !strstr(err.msg, "of the model's"),
+          "hybrid: %s", err.msg);
 }
 
 /* Four encoder layers (h 1024, FFN 4h, 16 heads, sequence 512) on one H100-80G. */
@@ -166,10 +218,53 @@ static void test_eval_by_hand(void)
     tsl_model_free(&m);
 }
 
+/* The host must hold what the node's devices offload (tsl_offload_host_check): eval
+ * refuses a plan whose stashes do not fit, and the search holds its plans to the same
+ * test, so it never returns one eval would refuse. */
+static void test_host_memory(void)
+{
+    static tsl_search_result_t res;
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    tsl_request_t r;
+    tsl_plan_t g, off;
+    four_layers(&m);
+    CHECK(tsl_cluster_parse_spec(&c, "1xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_request_init(&r);
+    r.cpu_offload_layers = 2;
+    r.global_batch = 16;
+    r.pp = 1;
+    given(&g, "single");
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &off, &err) == 0 && off.cpu_offload_bytes > 0, "%s",
+          err.msg);
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK &&
+              res.best.cpu_offload_bytes > 0,
+          "search with room: %s", err.msg);
+    /* one byte short of the given plan's stash, and of the search's */
+    uint64_t need = off.cpu_offload_bytes < res.best.cpu_offload_bytes ? off.cpu_offload_bytes
+                                                                       : res.best.cpu_offload_bytes;
+    c.nodes[0].cpu_mem_bytes = need - 1;
+    CHECK(tsl_offload_host_check(&c, &off, &err) == -1 && tsl_err_code(&err) == TSL_E_NOFIT &&
+              strstr(err.msg, "cpu_offload_layers 2: node 0's 1 devices offload"),
+          "the shared test: %s", err.msg);
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &off, &err) == -1 &&
+              strstr(err.msg, "eval: cpu_offload_layers 2: node 0's"),
+          "eval: %s", err.msg);
+    int rc = tsl_search(&m, &c, &r, NULL, &res, &err);
+    CHECK(rc == TSL_SEARCH_ERR || (res.best.cpu_offload_bytes <= need - 1 &&
+                                   tsl_eval_plan(&m, &c, &r, &res.best, &off, &err) == 0),
+          "the search returns no plan eval refuses: rc %d, %llu bytes offloaded", rc,
+          (unsigned long long)res.best.cpu_offload_bytes);
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
     test_schedule_by_hand();
     refusals();
     test_eval_by_hand();
+    test_host_memory();
     return CHECK_DONE();
 }

@@ -150,6 +150,15 @@ static void test_fingerprint(const tsl_model_t *m, const tsl_cluster_t *c)
     tsl_fp_model(&b, &m2);
     tsl_fp_cluster(&b, c);
     CHECK(a.h != b.h, "a changed layer kept the fingerprint");
+    /* the same layers as a hybrid's: its attention and FFN halves count as
+     * blocks (tsl_model_is_block: offloading, the offload window), another model */
+    tsl_model_free(&m2);
+    tsl_model_copy(&m2, m, &err);
+    m2.hybrid = true;
+    tsl_fp_init(&b);
+    tsl_fp_model(&b, &m2);
+    tsl_fp_cluster(&b, c);
+    CHECK(a.h != b.h, "hybrid kept the fingerprint");
     tsl_model_free(&m2);
 
     /* the inter-node figure: a matrix of equal figures is the cluster inter_bw

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "cluster.h"
 #include "gemm_eff.h"
+#include "mamba.h"
 #include "recompute.h"
 #include "roofline.h"
 
@@ -1199,6 +1200,27 @@ static void test_tp_gemms(void)
     CHECK(g.n == 1, "an FFN half: one block (%u)", g.n);
     tsl_roofline_layer_tp_gemms(&d, &emb, S, 4, true, 32000, &g);
     CHECK(g.n == 0, "the embedding: none (%u)", g.n);
+    /* a Mamba-2 mixer (Nemotron 3 Nano's: h 2688, 64 heads of 64, 8 groups, state
+     * 128): in_proj → out_proj is one block (MambaMixer's fc1/fc2 buffers), in_proj
+     * (T × w_in/t)·h wide, out_proj (T × h) over d_i/t = 1024 */
+    tsl_layer_t mm = {.kind = TSL_LAYER_MAMBA,
+                      .seq_len = 2048,
+                      .hidden = 2688,
+                      .ssm_heads = 64,
+                      .ssm_head_dim = 64,
+                      .ssm_state = 128,
+                      .ssm_groups = 8,
+                      .ssm_conv = 4,
+                      .ssm_chunk = 128};
+    CHECK(tsl_layer_derive(&mm, &err) == 0, "%s", err.msg);
+    double win = tsl_mamba_in_width(&mm), di = tsl_mamba_inner(&mm), hm = 2688;
+    tsl_roofline_layer_tp_gemms(&d, &mm, S, 4, true, 0, &g);
+    fwd = tsl_roofline_layer_fwd_s(&d, &mm, S, 4, true, 0);
+    bwd = tsl_roofline_layer_bwd_s(&d, &mm, S, 4, true, 0);
+    CHECK(g.n == 1 && di == 4096, "a Mamba-2 mixer: one block (%u), d_i %.0f", g.n, di);
+    CHECK_NEAR(g.col_f[0] * fwd, G(T, win / t, hm), 1e-12, "in_proj forward");
+    CHECK_NEAR(g.row_f[0] * fwd, G(T, hm, di / t), 1e-12, "out_proj forward");
+    CHECK_NEAR(g.row_dx[0] * bwd, G(T, di / t, hm), 1e-12, "out_proj dX");
 #undef G
 }
 
