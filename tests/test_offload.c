@@ -122,6 +122,7 @@ static void refusals(void)
     /* a hybrid: its 5 blocks are layers as Megatron counts them (the embedding and
      * head not), but its stack never enters TE's offload context: refused as a
      * hybrid, not as "N of the model's 0 Transformer layers" */
+    tsl_model_free(&m);
     hybrid(&m);
     CHECK(tsl_offload_blocks(&m) == 5, "hybrid blocks %u", tsl_offload_blocks(&m));
     CHECK(tsl_offload_check(0, &m, 1, false, &err) == 0, "hybrid, none offloaded");
@@ -129,6 +130,7 @@ static void refusals(void)
               strstr(err.msg, "cpu_offload_layers: tiny-hybrid is a hybrid (Mamba) model") &&
               !strstr(err.msg, "of the model's"),
           "hybrid: %s", err.msg);
+    tsl_model_free(&m);
 }
 
 /* Four encoder layers (h 1024, FFN 4h, 16 heads, sequence 512) on one H100-80G. */
