@@ -439,7 +439,6 @@ typedef struct tsl_cost_env {
     uint32_t block_first;              /* first device of the stage block */
     uint32_t block_size;               /* G */
     double device_flops;               /* slowest device of the block, FLOP/s */
-    double block_bw;                   /* slowest link inside the block (bytes/s), +INF if G == 1 */
     double overlap_slowdown;           /* k */
     const struct tsl_profile *profile; /* measured block times of the block's GPU
                                            type (planner/profile.h), or NULL: peak × efficiency */
