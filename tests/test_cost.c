@@ -13,6 +13,7 @@
 #include "calibrate.h"
 #include "check.h"
 #include "cost.h"
+#include "layer_dsv3.h"
 #include "pipesim.h"
 #include "roofline.h"
 
@@ -2072,19 +2073,7 @@ static void test_mla(void)
     tsl_cluster_t c;
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "1xH100-80G", &err) == 0, "%s", err.msg);
-    tsl_layer_t l = {.kind = TSL_LAYER_ATTENTION,
-                     .seq_len = 4096,
-                     .hidden = 7168,
-                     .heads = 128,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .causal = true,
-                     .q_lora_rank = 1536,
-                     .kv_lora_rank = 512,
-                     .qk_nope_dim = 128,
-                     .qk_rope_dim = 64,
-                     .v_head_dim = 128};
+    tsl_layer_t l = dsv3_mla_attention();
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0, "%s", err.msg);

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "cluster.h"
 #include "gemm_eff.h"
+#include "layer_dsv3.h"
 #include "mamba.h"
 #include "recompute.h"
 #include "roofline.h"
@@ -530,19 +531,7 @@ static void test_blackwell_mla(void)
     tsl_gemm_eff_t h100;
     tsl_gemm_eff_for_gpu(&h100, "H100-80G", 989e12, 3350e9);
     CHECK(h100.attn_mla_bwd_flops == 0, "H100: no MLA figure");
-    tsl_layer_t l = {.kind = TSL_LAYER_ATTENTION,
-                     .seq_len = 4096,
-                     .hidden = 7168,
-                     .heads = 128,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .causal = true,
-                     .q_lora_rank = 1536,
-                     .kv_lora_rank = 512,
-                     .qk_nope_dim = 128,
-                     .qk_rope_dim = 64,
-                     .v_head_dim = 128};
+    tsl_layer_t l = dsv3_mla_attention();
     tsl_err_t err = {0};
     CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
     double flops = 4.0 * 4096 * 2048.5 * 20480;
@@ -1307,19 +1296,7 @@ static void test_fp8_moe_layer(void)
      * FP8 copy of it (2 × 1 byte = the bf16 copy, no saving), so repl = s·(q + c) =
      * 4096·(1536 + 512) by hand, not fp8dual's s·(h + q + c); mla_up_proj drops the
      * latents (recomputed, not kept): repl 0, weights and shard unchanged */
-    tsl_layer_t a = {.kind = TSL_LAYER_ATTENTION,
-                     .seq_len = 4096,
-                     .hidden = 7168,
-                     .heads = 128,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .causal = true,
-                     .q_lora_rank = 1536,
-                     .kv_lora_rank = 512,
-                     .qk_nope_dim = 128,
-                     .qk_rope_dim = 64,
-                     .v_head_dim = 128};
+    tsl_layer_t a = dsv3_mla_attention();
     CHECK(tsl_layer_derive(&a, &err) == 0, "%s", err.msg);
     tsl_roofline_fp8_elems(&a, 1, 0, &w8, &repl, &shard);
     double wa =
