@@ -703,11 +703,14 @@ static double fp8_weights(const tsl_cost_env_t *env, const tsl_layer_t *l, uint3
  * weights are FP8 themselves: the optimizer step writes them). */
 static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8)
 {
-    uint32_t r = env->knobs.fp8, impl = env->knobs.fp8_impl;
-    if (!fp8_priced(env) || !tsl_fp8_impl_caches(impl) || env->knobs.fp8_param_gather || !(w8 > 0))
+    if (!fp8_priced(env) || !tsl_fp8_impl_caches(env->knobs.fp8_impl) ||
+        env->knobs.fp8_param_gather || !(w8 > 0))
         return 0.0;
-    return tsl_fp8_cast_bytes(r) * w8 / (TSL_ROOFLINE_MEM_EFF * env->device_mem_bw) +
-           (tsl_fp8_cast_kernels(r) + tsl_fp8_impl_scale_kernels(r, impl)) * TSL_ROOFLINE_LAUNCH_S;
+    tsl_roofline_dev_t dev;
+    tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
+    dev.fp8 = env->knobs.fp8;
+    dev.fp8_impl = env->knobs.fp8_impl;
+    return tsl_roofline_fp8_cast_s(&dev, w8, false, NULL);
 }
 
 /* The roofline's device as env prices it: the GPU's rates and shape curve, the

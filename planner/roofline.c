@@ -152,21 +152,28 @@ static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double
     return fmax(2.0 * m * n * k * b / rate, bytes / d->mem_bw) + d->launch_s;
 }
 
-/* Quantising `elems` bf16 elements to FP8 (roofline.h: the recipe's bytes and
- * kernels per tensor, the implementation's scale kernel: fp8_impl.h). normed: the
- * input of a LayerNormLinear, whose amax TE's current scaling takes from the norm
- * kernel (one read and one kernel fewer). */
-static double cast_s(pass_t *p, double elems, bool normed)
+double tsl_roofline_fp8_cast_s(const tsl_roofline_dev_t *d, double elems, bool normed,
+                               uint32_t *kernels)
 {
-    const tsl_roofline_dev_t *d = p->d;
     uint32_t kern = tsl_fp8_cast_kernels(d->fp8) + tsl_fp8_impl_scale_kernels(d->fp8, d->fp8_impl);
     double bytes = tsl_fp8_cast_bytes(d->fp8);
     if (normed) {
         kern -= tsl_fp8_impl_fused_amax_kernels(d->fp8, d->fp8_impl);
         bytes -= tsl_fp8_impl_fused_amax_bytes(d->fp8, d->fp8_impl);
     }
-    p->ops += kern;
+    if (kernels)
+        *kernels = kern;
     return tsl_roofline_mem_s(d, bytes * elems, kern);
+}
+
+/* A pass's quantisation of `elems` elements (tsl_roofline_fp8_cast_s), its
+ * kernels counted among the pass's ops. */
+static double cast_s(pass_t *p, double elems, bool normed)
+{
+    uint32_t kern;
+    double t = tsl_roofline_fp8_cast_s(p->d, elems, normed, &kern);
+    p->ops += kern;
+    return t;
 }
 
 /* TE and torchao take an FP8 GEMM only where k and n are multiples of 16. */

@@ -471,6 +471,14 @@ double tsl_roofline_gemm_s(const tsl_roofline_dev_t *d, double m, double n, doub
 /* `kernels` elementwise kernels moving `bytes` in all. */
 double tsl_roofline_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t kernels);
 
+/* Quantising `elems` bf16 elements under d->fp8 as d->fp8_impl runs it: the
+ * recipe's bytes and kernels per tensor (tsl_fp8_cast_bytes / _kernels) and the
+ * implementation's scale kernel (fp8_impl.h); normed: the input of a
+ * LayerNormLinear, whose amax TE's current scaling takes from the norm kernel (one
+ * read and one kernel fewer). *kernels (if not NULL) gets the kernel count. */
+double tsl_roofline_fp8_cast_s(const tsl_roofline_dev_t *d, double elems, bool normed,
+                               uint32_t *kernels);
+
 /*
  * Forward time of layer l for `samples` samples on one device of a TP group of
  * t (t divides the layer's heads and FFN: cost.c checks), with sequence
