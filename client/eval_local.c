@@ -111,9 +111,10 @@ static int given_plan_of(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, t
     return tsl_eval_cfg_plan(cfg, &in->model, in->cluster.n_devices, in->given, err);
 }
 
-/* The given plan; --fp8-param-gather and --fp8-impl set its fp8_param_gather and
- * fp8_impl (and the plan document's, which the remote mode sends as given): priced
- * where the plan or --fp8 runs FP8. */
+/* The given plan; --fp8-param-gather, --fp8-impl and --loss-impl set its
+ * fp8_param_gather, fp8_impl and loss_impl (and the plan document's, which the
+ * remote mode sends as given): the FP8 ones priced where the plan or --fp8 runs
+ * FP8. */
 static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
                       tsl_err_t *err)
 {
@@ -129,6 +130,11 @@ static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
         in->given->fp8_impl = (uint32_t)eo->fp8_impl;
         if (json_is_object(p))
             json_object_set_new(p, "fp8_impl", json_integer(eo->fp8_impl));
+    }
+    if (eo->loss_impl >= 0) { /* --loss-impl: how the LM loss runs (loss_impl.h) */
+        in->given->loss_impl = (uint32_t)eo->loss_impl;
+        if (json_is_object(p))
+            json_object_set_new(p, "loss_impl", json_integer(eo->loss_impl));
     }
     return 0;
 }

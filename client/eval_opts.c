@@ -21,6 +21,7 @@ static const char eval_usage[] =
     "                      [--lazy-grads]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
+    "                      [--loss-impl IMPL]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
     "                      [--vp-group N] [--cpu-offload-layers N]\n"
     "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap]\n"
@@ -169,6 +170,11 @@ static const char eval_usage[] =
     "                      inputs saved) or torchao (torchtitan: weights cast at\n"
     "                      every use, bf16 inputs saved; tensorwise and mxfp8 only;\n"
     "                      an --torchtitan import sets it)\n"
+    "  --loss-impl IMPL    how the LM loss runs, its memory per logit: exec (Tessel's\n"
+    "                      executor, the default), torch (eager cross_entropy over\n"
+    "                      logits.float(): torchtitan, an --torchtitan import),\n"
+    "                      megatron (vocab_parallel_cross_entropy: a --megatron-args\n"
+    "                      import) or te (TE's fused loss); --autocast is torch's\n"
     "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
     "                      mean tokens (default: the plan's, else 1, an even split)\n"
     "  --moe-bf16-experts  with FP8: the routed experts' grouped GEMMs in bf16\n"
@@ -251,6 +257,7 @@ enum {
     OPT_NO_FP8,
     OPT_FP8_PARAM_GATHER,
     OPT_FP8_IMPL,
+    OPT_LOSS_IMPL,
     OPT_MOE_BF16,
     OPT_MOE_FP8_DISPATCH,
     OPT_VP_GROUP,
@@ -319,6 +326,7 @@ static const struct option eval_long[] = {
     {"no-fp8", no_argument, 0, OPT_NO_FP8},
     {"fp8-param-gather", no_argument, 0, OPT_FP8_PARAM_GATHER},
     {"fp8-impl", required_argument, 0, OPT_FP8_IMPL},
+    {"loss-impl", required_argument, 0, OPT_LOSS_IMPL},
     {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
     {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
     {"vp-group", required_argument, 0, OPT_VP_GROUP},
@@ -480,6 +488,11 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         if (eo->fp8_impl < 0)
             return tsl_err_set(err, "fp8-impl: '%s' is not te or torchao", optarg);
         return 0;
+    case OPT_LOSS_IMPL:
+        eo->loss_impl = tsl_loss_impl_parse(optarg);
+        if (eo->loss_impl < 0)
+            return tsl_err_set(err, "loss-impl: '%s' is not exec, torch, megatron or te", optarg);
+        return 0;
     case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
     case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
     case OPT_IMBALANCE:
@@ -563,6 +576,7 @@ int tsl_cmd_eval(int argc, char **argv, tsl_client_opts_t *co)
     int opt;
     memset(&eo, 0, sizeof eo);
     eo.fp8_impl = -1;
+    eo.loss_impl = -1;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":h", eval_long, NULL)) != -1) {

@@ -632,8 +632,6 @@ static const char *const mg_no_effect[] = {
     "fp8-amax-compute-algo",
     "fp8-margin",
     "fp8-wgrad",
-    "cross-entropy-loss-fusion",
-    "cross-entropy-fusion-impl",
     "calculate-per-token-loss",
     "manual-gc",
     "manual-gc-interval",
@@ -761,6 +759,8 @@ typedef struct mg_state {
     bool fp8_param;       /* --fp8-param-gather */
     bool no_accum_fusion; /* --no-gradient-accumulation-fusion */
     bool tp_overlap;      /* --tp-comm-overlap */
+    bool ce_fusion;       /* --cross-entropy-loss-fusion */
+    bool ce_te;           /* --cross-entropy-fusion-impl te (default native) */
     bool cpu_offloading;  /* --cpu-offloading (older trees; --cpu-offloading-num-layers > 0
                              sets it in Megatron-LM's validate_args) */
     uint32_t fp8_format;  /* 1: --fp8-format given */
@@ -1003,6 +1003,7 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "fp4-param-gather") == 0                        ? &st->fp4_param
                  : strcmp(key, "no-gradient-accumulation-fusion") == 0  ? &st->no_accum_fusion
                  : strcmp(key, "tp-comm-overlap") == 0                  ? &st->tp_overlap
+                 : strcmp(key, "cross-entropy-loss-fusion") == 0        ? &st->ce_fusion
                  : strcmp(key, "moe-pad-expert-input-to-capacity") == 0 ? &st->pad_capacity
                  : strcmp(key, "use-precision-aware-optimizer") == 0    ? &st->precision_aware
                  : strcmp(key, "moe-layer-recompute") == 0              ? &st->moe_layer_recompute
@@ -1053,6 +1054,13 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
     }
     if (strcmp(key, "fp4-format") == 0 || strcmp(key, "fp4-recipe") == 0)
         return mg_fp4(key, val, st, err);
+    if (strcmp(key, "cross-entropy-fusion-impl") == 0) {
+        if (val == NULL || (strcmp(val, "native") != 0 && strcmp(val, "te") != 0))
+            return tsl_err_set(err, "megatron: --%s: '%s' is not native or te", key,
+                               val ? val : "");
+        st->ce_te = strcmp(val, "te") == 0;
+        return 0;
+    }
     if (strcmp(key, "moe-dispatch-fwd-dtype") == 0 || strcmp(key, "moe-combine-bwd-dtype") == 0) {
         if (val == NULL || (strcmp(val, "bf16") != 0 && strcmp(val, "mxfp8") != 0))
             return tsl_err_set(err, "megatron: --%s: '%s' is not bf16 or mxfp8", key,
@@ -1286,6 +1294,10 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
         tsl_eval_cfg_note(c, "megatron: --fp8-param-gather with --fp4-format: the weights "
                              "are FP4 only with --fp4-param-gather");
     c->knobs.fp8_impl = TSL_FP8_IMPL_TE;
+    /* the LM loss (loss_impl.h, LanguageModule.compute_language_model_loss): Megatron's
+     * vocab_parallel_cross_entropy, or its native fusion (the same tensors); TE's
+     * parallel_cross_entropy with --cross-entropy-loss-fusion --cross-entropy-fusion-impl te */
+    c->knobs.loss_impl = st->ce_fusion && st->ce_te ? TSL_LOSS_TE : TSL_LOSS_MEGATRON;
     /* the flex dispatcher's MXFP8 wire (TransformerConfig moe_dispatch_fwd_dtype /
      * moe_combine_bwd_dtype): priced as one knob, the dispatch and the combine's gradient */
     c->knobs.moe_fp8_dispatch = (st->fp8_dispatch || st->fp8_combine) && c->knobs.fp8;

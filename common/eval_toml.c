@@ -522,6 +522,9 @@ static int tt_finish(tsl_eval_cfg_t *c, tt_state_t *st, tsl_err_t *err)
     /* the model's modules eager unless torch.compile takes the model (docs/cost-model.md
      * "Eager modules") */
     c->knobs.eager = !st->compile || st->compile_no_model;
+    /* the loss: cross_entropy over the logits .float(), eager (loss_impl.h; train.py
+     * loss_fn at 9dec370, whose compile was commented out) */
+    c->knobs.loss_impl = TSL_LOSS_TORCH;
     /* TP is sequence-parallel in torchtitan (always before 2026-02; since, unless
        enable_sequence_parallel = False) */
     c->sp = c->tp > 1 && !st->sp_off;

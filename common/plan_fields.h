@@ -102,6 +102,7 @@
     X(moe_imbalance, REAL, moe_imbalance, "moe_imbalance", NONZERO)                                \
     X(fp8_recipe, U32, fp8_recipe, "fp8_recipe", NONZERO)                                          \
     X(fp8_impl, U32, fp8_impl, "fp8_impl", NONZERO)                                                \
+    X(loss_impl, U32, loss_impl, "loss_impl", NONZERO)                                             \
     X(fp8_param_gather, BOOL, fp8_param_gather, "fp8_param_gather", NONZERO)                       \
     X(moe_bf16_experts, BOOL, moe_bf16_experts, "moe_bf16_experts", NONZERO)                       \
     X(moe_fp8_dispatch, BOOL, moe_fp8_dispatch, "moe_fp8_dispatch", NONZERO)                       \

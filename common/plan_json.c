@@ -239,6 +239,10 @@ json_t *tsl_plan_to_json(const tsl_plan_t *p)
 #define JSON_OF_UINT(v)    json_integer((json_int_t)(v))
 #define JSON_OF_BYTES(v)   u64(v)
 #define JSON_OF_MODULES(v) tsl_recompute_json(v)
+/* an implementation's name; 0 (the target's) and a value none has stay numbers */
+#define JSON_OF_LOSS(v)                                                                            \
+    ((v) && (v) < TSL_LOSS_IMPL_COUNT ? json_string(tsl_loss_impl_name(v))                         \
+                                      : json_integer((json_int_t)(v)))
 /* a stack's name; a value no stack has stays a number, so that it reads back */
 #define JSON_OF_TARGET(v)                                                                          \
     ((v) < TSL_TARGET_COUNT ? json_string(tsl_target_name(v)) : json_integer((json_int_t)(v)))
@@ -269,6 +273,13 @@ static uint64_t json_u64(const json_t *v, uint64_t max)
 #define FROM_JSON_BYTES(v)   json_u64(v, UINT64_MAX)
 #define FROM_JSON_TARGET(v)  json_target(v)
 #define FROM_JSON_MODULES(v) tsl_recompute_of_json(v)
+#define FROM_JSON_LOSS(v)    json_loss_impl(v)
+
+static uint32_t json_loss_impl(const json_t *v)
+{
+    int i = json_is_string(v) ? tsl_loss_impl_parse(json_string_value(v)) : -1;
+    return i >= 0 ? (uint32_t)i : (uint32_t)json_u64(v, UINT32_MAX);
+}
 
 static uint32_t json_target(const json_t *v)
 {

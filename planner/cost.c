@@ -545,23 +545,6 @@ static double grads_bytes(const tsl_strategy_t *s, degrees_t g, double p, const 
     return p / g.z * grad_elem_bytes(k) / (s->zero >= 2 ? g.d : 1);
 }
 
-/* An LM head under autocast (a script's own loss, F.cross_entropy(logits.float(),
- * ...) with its bf16 logits still held by the script: bench/torch_gpt_step.py,
- * nanoGPT), for `samples` samples' logits on this rank: beyond the model's fp32
- * logits (log_softmax's output, kept for the backward), the bf16 logits the
- * script holds until the step's end (*act, TSL_AUTOCAST_LOGITS_KEPT_BYTES), and,
- * while log_softmax's backward runs, nll_loss's dense fp32 input gradient and the
- * fp32 gradient it writes (*loss, TSL_AUTOCAST_LOSS_BWD_BYTES): the peak of the
- * layer's backward. */
-static void autocast_loss_bytes(const tsl_layer_t *l, double samples, uint64_t *act, double *loss)
-{
-    if (l->kind != TSL_LAYER_HEAD || l->head_tokens != 0 || l->vocab == 0)
-        return;
-    double logits = (double)l->seq_len * l->vocab * samples;
-    *act += (uint64_t)ceil(TSL_AUTOCAST_LOGITS_KEPT_BYTES * logits);
-    *loss = TSL_AUTOCAST_LOSS_BWD_BYTES * logits;
-}
-
 /* Adds d bytes (d < 0: takes them away, down to 0) to *b. */
 static void shift_bytes(uint64_t *b, double d)
 {
@@ -569,6 +552,31 @@ static void shift_bytes(uint64_t *b, double d)
         *b += (uint64_t)ceil(d);
     else
         *b = (double)*b > -d ? *b - (uint64_t)(-d) : 0;
+}
+
+/* An LM head's loss (loss_impl.h) for `samples` samples' logits on this rank (the
+ * vocabulary split over TP by every stack's loss): what its implementation keeps
+ * beyond the fp32 logits the model's head figure counts (*act; TE's fused loss
+ * keeps the bf16 logits instead: less), and its transient (*loss), the larger of
+ * the loss forward's and backward's, both at the stage's whole stash: the peak of
+ * the head's backward. Under autocast the script's loss is torch's with its bf16
+ * logits kept through the backward (TSL_AUTOCAST_LOGITS_KEPT_BYTES), out of the
+ * forward's transient. */
+static void loss_bytes(const tsl_layer_t *l, const tsl_cost_knobs_t *k, double samples,
+                       uint64_t *act, double *loss)
+{
+    if (l->kind != TSL_LAYER_HEAD || l->head_tokens != 0 || l->vocab == 0)
+        return;
+    double logits = (double)l->seq_len * l->vocab * samples;
+    uint32_t impl = k->autocast ? TSL_LOSS_TORCH : k->loss_impl;
+    double kept = tsl_loss_kept_bytes(impl) - TSL_LOSS_MODEL_KEPT_BYTES;
+    double fwd = tsl_loss_fwd_bytes(impl);
+    if (k->autocast) {
+        kept += TSL_AUTOCAST_LOGITS_KEPT_BYTES;
+        fwd -= TSL_AUTOCAST_LOGITS_KEPT_BYTES;
+    }
+    shift_bytes(act, kept * logits);
+    *loss = fmax(fwd, tsl_loss_bwd_bytes(impl)) * logits;
 }
 
 /* Model-state bytes per weight element of a linear the recipe quantises, beyond
@@ -629,9 +637,8 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
         if (!s->selective)
             act += (uint64_t)ceil(x_score * (double)mb / ((double)g.t * w * (cp > 1 ? cp : 1)));
     }
-    double loss = 0.0; /* the loss's backward transient (autocast_loss_bytes) */
-    if (k->autocast)
-        autocast_loss_bytes(l, (double)mb / ((double)g.t * w), &act, &loss);
+    double loss = 0.0; /* the LM loss's transient (loss_bytes) */
+    loss_bytes(l, k, (double)mb / ((double)g.t * w), &act, &loss);
     if (s->ckpt) {
         out->fwd_bytes = div_ceil(l->bnd_act_bytes * mb, split);
         out->bwd_bytes = act;

@@ -156,6 +156,7 @@
 
 #include "cluster.h"
 #include "gemm_eff.h"
+#include "loss_impl.h"
 #include "model.h"
 #include "recompute.h"
 #include "relayout.h"
@@ -170,13 +171,11 @@
 #define TSL_BYTES_PER_PARAM_OPT_STEP 28u
 /* Under autocast, an LM head's loss as a script writes it (cross_entropy over
  * logits.float(), the bf16 logits held by the script through the backward;
- * docs/cost-model.md "Autocast"): per logit, the bf16 logits kept beside the
- * fp32 log-probabilities the stash already counts (2 B), and the backward's
- * transient (ATen: nll_loss_backward's dense fp32 grad_input, zeros then
- * scattered, and log_softmax_backward's fp32 output, both alive while it runs:
- * 8 B). */
+ * docs/cost-model.md "Autocast"): torch's loss (loss_impl.h TSL_LOSS_TORCH: its
+ * fp32 log-probabilities kept, 8 B per logit while its backward runs) with the
+ * script's bf16 logits kept beside them (2 B per logit), which its forward's
+ * transient then no longer counts. */
 #define TSL_AUTOCAST_LOGITS_KEPT_BYTES 2.0
-#define TSL_AUTOCAST_LOSS_BWD_BYTES    8.0
 
 /* Which formulas price a plan (docs/cost-model.md, "Cost modes"). STACK, the
  * default, prices what the training stacks run (Megatron-LM, torchtitan, the
@@ -229,8 +228,10 @@ typedef enum tsl_cost_mode {
  * measured 150 to NVIDIA's published 232 (cluster_hw.c); 32: tp_comm_overlap's blocks include a Mamba-2 mixer's
  * in_proj/out_proj, the collectives outside a block hide only under the column-parallel
  * GEMMs no block used, and a recomputed MLP or a second forward re-runs the overlapped
- * forward. */
-#define TSL_COST_MODEL_VERSION 32u
+ * forward; 33: the LM loss's memory as each stack runs it (loss_impl: the executor's bf16 logits
+ * workspace, torch's eager cross_entropy over logits.float(), Megatron-LM's vocabulary-parallel
+ * loss, TE's fused one; loss_impl.h), its transient on the head's backward peak. */
+#define TSL_COST_MODEL_VERSION 33u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -261,6 +262,11 @@ typedef struct tsl_cost_knobs {
     uint32_t fp8_impl;          /* tsl_fp8_impl_t (fp8_impl.h): who runs the recipe —
                                    TE (0: Megatron-LM, Megatron-Bridge, NeMo) or torchao
                                    (torchtitan); what is cast per use and what is saved */
+    uint32_t loss_impl;         /* tsl_loss_impl_t (loss_impl.h): how the stack runs an LM
+                                   head's cross-entropy — the executor's (0), torch's eager
+                                   cross_entropy (torchtitan), Megatron-LM's vocabulary-
+                                   parallel one, TE's fused one; its kept and transient
+                                   bytes per logit. Under autocast: torch's */
     bool fp8_param_gather;      /* with fp8: the model's weights themselves are FP8 (1 byte
                                    and its transpose) in place of bf16 (Megatron-LM
                                    --fp8-param-gather, torchao's FSDP float8 all-gather):

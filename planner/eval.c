@@ -298,6 +298,9 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     if (g->fp8_impl) /* who runs it (fp8_impl.h): torchao binds; 0 (TE, or absent: one
                         value, docs/api.md) leaves the target's (TE but torchtitan) */
         k->fp8_impl = g->fp8_impl;
+    if (!r->loss_impl && g->loss_impl) /* how its LM loss ran (loss_impl.h); 0 (the
+                                          executor's, or absent) leaves the target's */
+        k->loss_impl = g->loss_impl;
     k->fp8_param_gather |= g->fp8_param_gather;
     k->moe_bf16_experts |= g->moe_bf16_experts;
     k->moe_fp8_dispatch |= g->moe_fp8_dispatch;
@@ -332,6 +335,7 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0 ||
+        tsl_loss_impl_ok(e.knobs.loss_impl, e.knobs.autocast, err) != 0 ||
         tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0)
         goto out;
     if (check_modules(m, e.knobs.recompute_modules, err) != 0 ||

@@ -355,6 +355,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->moe_imbalance = p->moe_imbalance;
     k->fp8 = p->fp8_recipe;
     k->fp8_impl = p->fp8_impl;
+    k->loss_impl = p->loss_impl;
     k->fp8_param_gather = p->fp8_param_gather;
     k->moe_bf16_experts = p->moe_bf16_experts;
     k->moe_fp8_dispatch = p->moe_fp8_dispatch;
@@ -388,6 +389,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->moe_imbalance = k->moe_imbalance;
     p->fp8_recipe = k->fp8;
     p->fp8_impl = k->fp8 ? k->fp8_impl : 0;
+    p->loss_impl = k->autocast ? TSL_LOSS_TORCH : k->loss_impl;
     p->fp8_param_gather = k->fp8 && k->fp8_param_gather;
     p->moe_bf16_experts = k->fp8 && k->moe_bf16_experts;
     p->moe_fp8_dispatch = k->fp8 && !k->moe_bf16_experts && k->moe_fp8_dispatch;

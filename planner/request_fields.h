@@ -26,6 +26,10 @@
  *              MODULES uint32_t bitmask of recompute modules (recompute.h),
  *                    `--flag LIST` of Megatron's names, proto uint32, JSON an
  *                    array of the names
+ *              LOSS  uint32_t holding a tsl_loss_impl_t (loss_impl.h), `--flag
+ *                    NAME` (exec, torch, megatron, te), proto uint32 (0: the
+ *                    target's), JSON the name (0: absent from the CLI's view,
+ *                    written as 0)
  *     flag     tesselctl's long option without "--", or NULL: not a CLI option
  *     metavar  the argument's name in --help ("N", "SIZE"; "" for BOOL)
  *     min,max  the CLI's accepted range (UINT and REAL; 0, 0 otherwise)
@@ -213,6 +217,11 @@
       "FP8 only, with this recipe: 1 delayed, 2 tensorwise, 3 blockwise, 4 mxfp8 (Blackwell); "    \
       "5 nvfp4 (FP4, Blackwell; never weighed unasked); refused where a GPU has no FP8 (FP4)",     \
       "fp8_recipe", "fp8_recipe")                                                                  \
+    X(loss_impl, LOSS, "loss-impl", "IMPL", 0, 0,                                                  \
+      "how the LM loss runs, for its memory per logit: exec (Tessel's executor), torch (eager "    \
+      "cross_entropy over logits.float(), torchtitan), megatron (vocab_parallel_cross_entropy), "  \
+      "te (TE's fused loss); default: the target's",                                               \
+      "loss_impl", "loss_impl")                                                                    \
     X(recompute_modules, MODULES, "recompute-modules", "LIST", 0, 0,                               \
       "price Megatron-LM's recompute of these modules on every layer without full recompute: "     \
       "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts (comma-separated); or "           \
@@ -254,6 +263,7 @@
 #define TSL_REQUEST_CTYPE_BYTES   uint64_t
 #define TSL_REQUEST_CTYPE_TARGET  uint32_t
 #define TSL_REQUEST_CTYPE_MODULES uint32_t
+#define TSL_REQUEST_CTYPE_LOSS    uint32_t
 
 /* The kinds as values, for code that walks the list at run time. */
 typedef enum tsl_request_kind {
@@ -263,6 +273,7 @@ typedef enum tsl_request_kind {
     TSL_REQUEST_KIND_TARGET,
     TSL_REQUEST_KIND_REAL,
     TSL_REQUEST_KIND_MODULES,
+    TSL_REQUEST_KIND_LOSS,
 } tsl_request_kind_t;
 
 #endif

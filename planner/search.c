@@ -65,6 +65,14 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                             r->etp > 1 ? "etp" : "moe_capacity_factor", tsl_target_name(r->target));
     if (tsl_recompute_modules_check(r->recompute_modules, err) != 0)
         return -1;
+    if (tsl_loss_impl_ok(r->loss_impl, r->autocast, err) != 0)
+        return -1;
+    if (r->loss_impl && r->target && r->loss_impl != tsl_target_loss_impl(r->target))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "loss_impl: %s runs its LM loss as %s, not %s (its export would)",
+                            tsl_target_name(r->target),
+                            tsl_loss_impl_name(tsl_target_loss_impl(r->target)),
+                            tsl_loss_impl_name(r->loss_impl));
     if (r->no_fp8 && r->fp8_recipe)
         return tsl_err_set(err, "fp8_recipe: FP8 asked for with FP8 switched off (--no-fp8)");
     if (r->vp_group && r->no_interleave)
@@ -344,6 +352,9 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x72636d00000000ull | (uint64_t)k.bf16_moments << 32 | k.recompute_modules);
     if (k.cpu_offload_layers) /* absent: the fingerprints from before */
         tsl_fp_u64(&fp, 0x6370756f00000000ull | k.cpu_offload_layers);
+    /* a loss other than the target's, asked for (the target's is in the fingerprint) */
+    if (k.loss_impl != tsl_target_loss_impl(r->target < TSL_TARGET_COUNT ? r->target : 0))
+        tsl_fp_u64(&fp, 0x6c6f737300ull | k.loss_impl);
     if (k.lazy_grads) /* absent: the fingerprints from before */
         tsl_fp_u64(&fp, 0x6c617a7900ull);
     if (k.unfused_grad_accum) /* absent: the fingerprints from before */

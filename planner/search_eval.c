@@ -271,6 +271,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
         (uint64_t)k->fp8_impl << 32 | k->cpu_offload_layers,
+        (uint64_t)k->loss_impl,
         f64[0],
         f64[1],
         f64[2]};
@@ -1002,6 +1003,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->tp_comm_overlap = true;
     if (r->autocast)
         k->autocast = true;
+    if (r->loss_impl) /* 0: the target's (loss_impl.h) */
+        k->loss_impl = r->loss_impl;
     if (r->double_block_fwd)
         k->double_block_fwd = true;
     if (r->eager)

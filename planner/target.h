@@ -127,6 +127,11 @@ uint32_t tsl_target_fp8_recipe(uint32_t t);
  * Engine for the rest (Megatron-LM's TE linears; Tessel's own space). */
 uint32_t tsl_target_fp8_impl(uint32_t t);
 
+/* How stack t runs an LM head's cross-entropy (loss_impl.h): megatron's
+ * vocabulary-parallel loss for megatron, deepspeed and galvatron, torch's eager
+ * cross_entropy for torchtitan, the executor's for Tessel's own space. */
+uint32_t tsl_target_loss_impl(uint32_t t);
+
 /* Whether stack t runs recipe r (0, bf16: every stack); err says why not. */
 int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err);
 

@@ -651,6 +651,22 @@ static int fp8_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         had ? had : "?");
 }
 
+/* A plan priced with another stack's loss (loss_impl.h) is not what t's export runs:
+ * its head's memory would be another's. The executor's (0) passes, as the rest of
+ * a plan of Tessel's own space does (its gradients' and overlap's knobs are the
+ * executor's too). */
+static int loss_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    uint32_t want = tsl_target_loss_impl(t);
+    if (p->autocast || p->loss_impl == TSL_LOSS_EXEC || p->loss_impl == want)
+        return 0;
+    const char *had = tsl_loss_impl_name(p->loss_impl);
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: runs its LM loss as loss_impl %s; the plan was priced with loss_impl "
+                        "%s",
+                        tsl_target_name(t), tsl_loss_impl_name(want), had ? had : "?");
+}
+
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
 {
     if (t == TSL_TARGET_ANY)
@@ -673,7 +689,7 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         return tsl_err_set(err, "target: %u is not a stack", t);
     if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 ||
         tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || fp8_impl_ok(t, p, err) != 0 ||
-        moe_fp8_ok(t, p, err) != 0)
+        moe_fp8_ok(t, p, err) != 0 || loss_impl_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;
@@ -702,6 +718,7 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
 void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
 {
     memset(k, 0, sizeof(*k));
+    k->loss_impl = tsl_target_loss_impl(t);
     switch (t) {
     case TSL_TARGET_MEGATRON:
         k->grad_reduce_bytes = 4;
@@ -732,6 +749,26 @@ uint32_t tsl_target_fp8_recipe(uint32_t t)
 uint32_t tsl_target_fp8_impl(uint32_t t)
 {
     return t == TSL_TARGET_TORCHTITAN ? TSL_FP8_IMPL_TORCHAO : TSL_FP8_IMPL_TE;
+}
+
+/* The LM loss each stack's export runs (loss_impl.h):
+ *   megatron    vocab_parallel_cross_entropy: Megatron-LM's default
+ *               (--cross-entropy-loss-fusion off, TransformerConfig at 4415119);
+ *   torchtitan  cross_entropy(pred.flatten(0, 1).float(), ...) eager (train.py
+ *               loss_fn at 9dec370; loss_parallel under TP, sharded the same way);
+ *   deepspeed   Megatron-DeepSpeed's GPT runs Megatron's vocab-parallel loss;
+ *   galvatron   its parallel_loss, Megatron's vocabulary-parallel cross-entropy
+ *               (galvatron/core/runtime/models/modules.py at cea12ff);
+ *   any         Tessel's executor. */
+uint32_t tsl_target_loss_impl(uint32_t t)
+{
+    switch (t) {
+    case TSL_TARGET_MEGATRON:
+    case TSL_TARGET_DEEPSPEED:
+    case TSL_TARGET_GALVATRON: return TSL_LOSS_MEGATRON;
+    case TSL_TARGET_TORCHTITAN: return TSL_LOSS_TORCH;
+    default: return TSL_LOSS_EXEC;
+    }
 }
 
 /* megatron: --fp8-recipe delayed|tensorwise|blockwise|mxfp8, and nvfp4 through

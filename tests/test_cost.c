@@ -16,6 +16,7 @@
 #include "layer_dsv3.h"
 #include "pipesim.h"
 #include "roofline.h"
+#include "target.h"
 
 #define GB  1e9
 #define EPS 1e-12
@@ -1495,10 +1496,94 @@ static void test_autocast_memory(void)
      * log_softmax's backward runs, nll_loss's fp32 gradient and its own (8 B per
      * logit, transient: bwd_bytes) */
     uint64_t logits = 1024ull * 50257;
-    CHECK(b.bwd_bytes == 0 && a.bwd_bytes == 8 * logits, "loss transient %llu",
-          (unsigned long long)a.bwd_bytes);
+    CHECK(b.bwd_bytes == 2 * logits && a.bwd_bytes == 8 * logits,
+          "loss transient %llu (the executor's %llu)", (unsigned long long)a.bwd_bytes,
+          (unsigned long long)b.bwd_bytes);
+    /* the script's loss is torch's whatever the knob says (loss_impl.h) */
+    env.knobs.loss_impl = TSL_LOSS_TE;
+    tsl_layer_cost_t te;
+    tsl_cost_layer(&env, &h, &s, NULL, 1, &te);
+    CHECK(te.fwd_bytes == a.fwd_bytes && te.bwd_bytes == a.bwd_bytes, "autocast: torch's loss");
     CHECK(a.fwd_bytes == (2 + 4) * logits + 2 * 1024 * 1024 + 4 * 1024 * 1024, "head stash %llu",
           (unsigned long long)a.fwd_bytes);
+    tsl_cluster_free(&c);
+}
+
+/* The LM loss as each stack runs it (loss_impl.h, docs/cost-model.md "The loss"):
+ * GPT-2's untied head, s 1024, h 1024, V 50257, one sample per H100 (DP 2). The
+ * head keeps its bf16 input (2·s·h) and, per logit L = s·V, what the loss keeps;
+ * its transient, max(forward, backward), is the head's O_b:
+ *   exec      4 B kept (fp32 dlogits); 2 B (the bf16 logits workspace)
+ *   torch     4 B (log_softmax's output); max(2 + 4, 4 + 4) = 8 B
+ *   megatron  4 B (the fp32 softmax); max(2 bf16 logits, 2 bf16 gradient) = 2 B
+ *   te        2 B (the bf16 logits, the gradient written into them); 0
+ * Under TP 2 every figure halves (the vocabulary split: L/2 logits a rank). */
+static void test_loss_impl(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "2xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_layer_t h = {.kind = TSL_LAYER_HEAD, .seq_len = 1024, .hidden = 1024, .vocab = 50257};
+    CHECK(tsl_layer_derive(&h, &err) == 0, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
+    const uint64_t L = 1024ull * 50257, x = 2ull * 1024 * 1024;
+    const uint64_t kept[] = {4, 4, 4, 2}, peak[] = {2, 8, 2, 0};
+    tsl_strategy_t s1 = one(TSL_DIM_DP, 2, false), s2 = one(TSL_DIM_TP, 2, false);
+    for (uint32_t i = 0; i < TSL_LOSS_IMPL_COUNT; i++) {
+        tsl_layer_cost_t a, b;
+        env.knobs.loss_impl = i;
+        tsl_cost_layer(&env, &h, &s1, NULL, 2, &a);
+        tsl_cost_layer(&env, &h, &s2, NULL, 1, &b);
+        CHECK(a.fwd_bytes == kept[i] * L + x && a.bwd_bytes == peak[i] * L,
+              "%s: kept %llu, transient %llu", tsl_loss_impl_name(i),
+              (unsigned long long)a.fwd_bytes, (unsigned long long)a.bwd_bytes);
+        CHECK(b.fwd_bytes == kept[i] * L / 2 + x && b.bwd_bytes == peak[i] * L / 2,
+              "%s, TP 2: kept %llu, transient %llu", tsl_loss_impl_name(i),
+              (unsigned long long)b.fwd_bytes, (unsigned long long)b.bwd_bytes);
+    }
+    /* the three figures as loss_impl.h gives them */
+    CHECK(tsl_loss_kept_bytes(TSL_LOSS_TORCH) == 4.0 && tsl_loss_fwd_bytes(TSL_LOSS_TORCH) == 6.0 &&
+              tsl_loss_bwd_bytes(TSL_LOSS_TORCH) == 8.0 &&
+              tsl_loss_fwd_bytes(TSL_LOSS_MEGATRON) == 2.0 &&
+              tsl_loss_bwd_bytes(TSL_LOSS_MEGATRON) == 2.0 &&
+              tsl_loss_kept_bytes(TSL_LOSS_TE) == 2.0 && tsl_loss_bwd_bytes(TSL_LOSS_TE) == 0.0 &&
+              tsl_loss_kept_bytes(9) == 4.0,
+          "figures");
+    /* a classification head (one token) has no LM loss */
+    tsl_layer_t cls = {
+        .kind = TSL_LAYER_HEAD, .seq_len = 1024, .hidden = 1024, .vocab = 1000, .head_tokens = 1};
+    CHECK(tsl_layer_derive(&cls, &err) == 0, "%s", err.msg);
+    tsl_layer_cost_t e, t;
+    env.knobs.loss_impl = TSL_LOSS_EXEC;
+    tsl_cost_layer(&env, &cls, &s1, NULL, 2, &e);
+    env.knobs.loss_impl = TSL_LOSS_TORCH;
+    tsl_cost_layer(&env, &cls, &s1, NULL, 2, &t);
+    CHECK(e.bwd_bytes == 0 && t.bwd_bytes == 0 && e.fwd_bytes == t.fwd_bytes, "no LM loss");
+    /* names both ways, the defaults by target, and the field named when refused */
+    CHECK(tsl_loss_impl_parse("exec") == TSL_LOSS_EXEC &&
+              tsl_loss_impl_parse("te") == TSL_LOSS_TE && tsl_loss_impl_parse("Torch") == -1 &&
+              tsl_loss_impl_parse(NULL) == -1 &&
+              strcmp(tsl_loss_impl_name(TSL_LOSS_MEGATRON), "megatron") == 0 &&
+              tsl_loss_impl_name(4) == NULL,
+          "names");
+    CHECK(tsl_target_loss_impl(TSL_TARGET_ANY) == TSL_LOSS_EXEC &&
+              tsl_target_loss_impl(TSL_TARGET_TORCHTITAN) == TSL_LOSS_TORCH &&
+              tsl_target_loss_impl(TSL_TARGET_MEGATRON) == TSL_LOSS_MEGATRON &&
+              tsl_target_loss_impl(TSL_TARGET_DEEPSPEED) == TSL_LOSS_MEGATRON &&
+              tsl_target_loss_impl(TSL_TARGET_GALVATRON) == TSL_LOSS_MEGATRON,
+          "defaults by target");
+    tsl_cost_knobs_t k;
+    tsl_target_knobs(TSL_TARGET_TORCHTITAN, &k);
+    CHECK(k.loss_impl == TSL_LOSS_TORCH, "torchtitan's knobs: torch (%u)", k.loss_impl);
+    CHECK(tsl_loss_impl_ok(TSL_LOSS_TE, false, &err) == 0 &&
+              tsl_loss_impl_ok(TSL_LOSS_EXEC, true, &err) == 0 &&
+              tsl_loss_impl_ok(TSL_LOSS_TORCH, true, &err) == 0,
+          "accepted: %s", err.msg);
+    CHECK(tsl_loss_impl_ok(4, false, &err) != 0 && strstr(err.msg, "loss_impl: 4"), "%s", err.msg);
+    CHECK(tsl_loss_impl_ok(TSL_LOSS_MEGATRON, true, &err) != 0 && strstr(err.msg, "loss_impl") &&
+              strstr(err.msg, "autocast"),
+          "%s", err.msg);
     tsl_cluster_free(&c);
 }
 
@@ -2277,6 +2362,7 @@ int main(void)
 {
     test_fp8_memory();
     test_autocast_memory();
+    test_loss_impl();
     test_collectives();
     test_overlap();
     test_env();

@@ -32,6 +32,8 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
      * GEMMs (no flag turns it off): its plans are priced so */
     if (f == TSL_EXPORT_MEGATRON)
         copy.knobs.overlap_tp_dgrad = true;
+    /* and each stack's LM loss is its own (loss_impl.h): an import reads it back so */
+    copy.knobs.loss_impl = f == TSL_EXPORT_MEGATRON ? TSL_LOSS_MEGATRON : TSL_LOSS_TORCH;
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_err_t err = {0};
@@ -68,7 +70,8 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
               a.ep == (cfg->knobs.ep > 1 ? cfg->knobs.ep : 0) &&
               a.recompute_modules == b.recompute_modules &&
               a.recompute_modules == cfg->knobs.recompute_modules &&
-              a.bf16_moments == b.bf16_moments && a.bf16_moments == cfg->knobs.bf16_moments,
+              a.bf16_moments == b.bf16_moments && a.bf16_moments == cfg->knobs.bf16_moments &&
+              a.loss_impl == b.loss_impl && a.loss_impl == cfg->knobs.loss_impl,
           "%s round trip: the plan's precision, overlap and ep kept (fp8 %u %u %u, ep %u %u)\n%s",
           fmt, a.fp8_recipe, b.fp8_recipe, cfg->knobs.fp8, a.ep, b.ep, text);
 out:
@@ -283,6 +286,23 @@ static void test_knobs(void)
              "--tensor-model-parallel-size 1 --micro-batch-size 1 --bf16 --sequence-parallel "
              "--tp-comm-overlap");
     mg_refuses(line, "--tp-comm-overlap needs --sequence-parallel");
+    /* the LM loss (loss_impl.h): Megatron's vocab_parallel_cross_entropy, its native
+     * fusion the same tensors, TE's fused loss with --cross-entropy-fusion-impl te */
+    snprintf(line, sizeof line, "%s--bf16", base);
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 && c.knobs.loss_impl == TSL_LOSS_MEGATRON,
+          "megatron's loss by default (%u, %s)", c.knobs.loss_impl, err.msg);
+    snprintf(line, sizeof line, "%s--bf16 --cross-entropy-loss-fusion", base);
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 && c.knobs.loss_impl == TSL_LOSS_MEGATRON,
+          "the native fusion: megatron's (%u, %s)", c.knobs.loss_impl, err.msg);
+    snprintf(line, sizeof line,
+             "%s--bf16 --cross-entropy-loss-fusion --cross-entropy-fusion-impl te", base);
+    CHECK(tsl_eval_cfg_megatron(line, &c, &err) == 0 && c.knobs.loss_impl == TSL_LOSS_TE,
+          "TE's fused loss (%u, %s)", c.knobs.loss_impl, err.msg);
+    snprintf(line, sizeof line, "%s--bf16 --cross-entropy-fusion-impl triton", base);
+    mg_refuses(line, "--cross-entropy-fusion-impl: 'triton' is not native or te");
+    CHECK(tsl_eval_cfg_torchtitan("[training]\nlocal_batch_size = 2\n", &c, &err) == 0 &&
+              c.knobs.loss_impl == TSL_LOSS_TORCH,
+          "torchtitan: torch's loss (%u, %s)", c.knobs.loss_impl, err.msg);
     CHECK(tsl_eval_cfg_torchtitan("[parallelism]\ndata_parallel_shard_degree = 8\n", &c, &err) ==
                   0 &&
               c.knobs.grad_reduce_bytes == 4 && !c.knobs.grad_reduce_exposed &&

@@ -1,0 +1,63 @@
+/*
+ * loss_impl.c — the figures of loss_impl.h.
+ */
+#include "loss_impl.h"
+
+#include <string.h>
+
+static const char *const impl_names[TSL_LOSS_IMPL_COUNT] = {"exec", "torch", "megatron", "te"};
+
+/* kept, fwd, bwd bytes per logit (loss_impl.h says where each comes from) */
+static const double impl_bytes[TSL_LOSS_IMPL_COUNT][3] = {
+    [TSL_LOSS_EXEC] = {4.0, 2.0, 2.0},
+    [TSL_LOSS_TORCH] = {4.0, 6.0, 8.0},
+    [TSL_LOSS_MEGATRON] = {4.0, 2.0, 2.0},
+    [TSL_LOSS_TE] = {2.0, 0.0, 0.0},
+};
+
+const char *tsl_loss_impl_name(uint32_t impl)
+{
+    return impl < TSL_LOSS_IMPL_COUNT ? impl_names[impl] : NULL;
+}
+
+int tsl_loss_impl_parse(const char *name)
+{
+    for (int i = 0; name != NULL && i < (int)TSL_LOSS_IMPL_COUNT; i++)
+        if (strcmp(name, impl_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int tsl_loss_impl_ok(uint32_t impl, bool autocast, tsl_err_t *err)
+{
+    if (impl >= TSL_LOSS_IMPL_COUNT)
+        return tsl_err_set(
+            err, "loss_impl: %u is not an implementation (0 exec, 1 torch, 2 megatron, 3 te)",
+            impl);
+    if (autocast && impl != TSL_LOSS_EXEC && impl != TSL_LOSS_TORCH)
+        return tsl_err_set(err,
+                           "loss_impl: autocast prices a script's own loss, torch's cross_entropy "
+                           "over logits.float() (loss_impl torch), not %s",
+                           impl_names[impl]);
+    return 0;
+}
+
+static double figure(uint32_t impl, int which)
+{
+    return impl_bytes[impl < TSL_LOSS_IMPL_COUNT ? impl : TSL_LOSS_EXEC][which];
+}
+
+double tsl_loss_kept_bytes(uint32_t impl)
+{
+    return figure(impl, 0);
+}
+
+double tsl_loss_fwd_bytes(uint32_t impl)
+{
+    return figure(impl, 1);
+}
+
+double tsl_loss_bwd_bytes(uint32_t impl)
+{
+    return figure(impl, 2);
+}

@@ -1,0 +1,81 @@
+/*
+ * loss_impl.h — how a stack runs an LM head's cross-entropy, and the memory it
+ * takes beyond the logits themselves (docs/cost-model.md "The loss").
+ *
+ * Bytes per logit of one micro-batch on the head's rank (every stack here splits
+ * the vocabulary over TP, so a rank holds seq × V / t logits), in three figures:
+ *   kept  what the backward keeps from the forward (in the head's stash);
+ *   fwd   the loss forward's transient beyond kept, at the end of the last
+ *         stage's forward;
+ *   bwd   the loss backward's transient beyond kept, at the start of that
+ *         stage's backward.
+ * The head's transient is max(fwd, bwd): both fall where the stage holds its
+ * whole stash (cost.c layer_memory adds it to the head's O_b).
+ *
+ *   exec      Tessel's executor (worker/exec/exec_vocab.c tsl_exec_head_fwd,
+ *             exec_engine.c: e->vlog): the logits GEMM writes a bf16 workspace of
+ *             one micro-batch (2 B, allocated once, there at every moment), the
+ *             vocabulary-parallel softmax writes dlogits = softmax − onehot in
+ *             fp32 into the stash (4 B kept); the backward copies them back into
+ *             the same bf16 workspace for its GEMMs: kept 4, fwd 2, bwd 2.
+ *   torch     F.cross_entropy(logits.float(), labels) eager (torchtitan 9dec370
+ *             train.py loss_fn, not compiled; `del pred` before backward):
+ *             log_softmax's fp32 output kept (4); while it runs the bf16 logits
+ *             (2) and their fp32 copy (4) are alive too: fwd 6; the backward's
+ *             nll_loss_backward writes a dense fp32 grad_input (4) and
+ *             log_softmax_backward its fp32 output (4) beside the saved output:
+ *             bwd 8. Under autocast the script holds its bf16 logits through the
+ *             backward (TSL_AUTOCAST_LOGITS_KEPT_BYTES, cost.h), so its fwd is 4.
+ *   megatron  Megatron-LM's vocab_parallel_cross_entropy
+ *             (megatron/core/tensor_parallel/cross_entropy.py at 4415119 — the
+ *             Megatron-Bridge 21d102f5e submodule — and e223b92072; the native
+ *             fusion, megatron/core/fusions/fused_cross_entropy.py, the same
+ *             tensors): .float() copies the bf16 logits (2, alive in the caller)
+ *             into fp32, subtracts the max, exponentiates and normalises in place
+ *             and saves that softmax (4 kept): fwd 2; the backward updates it in
+ *             place and autograd casts the fp32 gradient to the logits' bf16 (2)
+ *             while it lives: bwd 2.
+ *   te        Transformer Engine's parallel_cross_entropy (Megatron-LM
+ *             --cross-entropy-loss-fusion --cross-entropy-fusion-impl te, set by
+ *             Megatron-Bridge's performance scripts, scripts/performance/utils/
+ *             overrides.py at 21d102f5e; TE release_v2.16 pytorch/cross_entropy.py,
+ *             triton/cross_entropy.py): an online softmax then a kernel that
+ *             writes the gradient into the bf16 logits in place, saved (2 kept);
+ *             the backward scales them in place: fwd 0, bwd 0 (per-row
+ *             scalars only).
+ */
+#ifndef TSL_LOSS_IMPL_H
+#define TSL_LOSS_IMPL_H
+
+#include "err.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum tsl_loss_impl {
+    TSL_LOSS_EXEC = 0,     /* Tessel's executor: the default (target any) */
+    TSL_LOSS_TORCH = 1,    /* F.cross_entropy over logits.float(), eager (torchtitan) */
+    TSL_LOSS_MEGATRON = 2, /* Megatron-LM's vocab_parallel_cross_entropy */
+    TSL_LOSS_TE = 3,       /* Transformer Engine's fused parallel_cross_entropy */
+    TSL_LOSS_IMPL_COUNT = 4
+} tsl_loss_impl_t;
+
+/* Bytes per logit the model's head figure already counts as kept (model.c
+ * add_head: the fp32 logits kept for the loss). */
+#define TSL_LOSS_MODEL_KEPT_BYTES 4.0
+
+/* "exec", "torch", "megatron", "te"; NULL out of range. */
+const char *tsl_loss_impl_name(uint32_t impl);
+/* The implementation of a name above; -1 for none. */
+int tsl_loss_impl_parse(const char *name);
+/* 0 when impl is an implementation that can price the plan, else -1 with err
+ * naming the field loss_impl: under autocast the script's loss is torch's (exec,
+ * the default, stands for it; megatron and te are refused). */
+int tsl_loss_impl_ok(uint32_t impl, bool autocast, tsl_err_t *err);
+
+/* Bytes per logit, as above (an impl out of range: exec's). */
+double tsl_loss_kept_bytes(uint32_t impl);
+double tsl_loss_fwd_bytes(uint32_t impl);
+double tsl_loss_bwd_bytes(uint32_t impl);
+
+#endif
