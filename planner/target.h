@@ -131,6 +131,10 @@ uint32_t tsl_target_fp8_impl(uint32_t t);
  * vocabulary-parallel loss for megatron, deepspeed and galvatron, torch's eager
  * cross_entropy for torchtitan, the executor's for Tessel's own space. */
 uint32_t tsl_target_loss_impl(uint32_t t);
+/* Whether stack t's export runs loss impl: its own, and for megatron TE's fused
+ * loss too (--cross-entropy-loss-fusion --cross-entropy-fusion-impl te, which the
+ * export then writes). */
+bool tsl_target_loss_runs(uint32_t t, uint32_t impl);
 
 /* Whether stack t runs recipe r (0, bf16: every stack); err says why not. */
 int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err);

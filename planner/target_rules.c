@@ -658,7 +658,7 @@ static int fp8_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 static int loss_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
     uint32_t want = tsl_target_loss_impl(t);
-    if (p->autocast || p->loss_impl == TSL_LOSS_EXEC || p->loss_impl == want)
+    if (p->autocast || p->loss_impl == TSL_LOSS_EXEC || tsl_target_loss_runs(t, p->loss_impl))
         return 0;
     const char *had = tsl_loss_impl_name(p->loss_impl);
     return tsl_err_setc(err, TSL_E_UNSUPPORTED,
@@ -760,6 +760,11 @@ uint32_t tsl_target_fp8_impl(uint32_t t)
  *   galvatron   its parallel_loss, Megatron's vocabulary-parallel cross-entropy
  *               (galvatron/core/runtime/models/modules.py at cea12ff);
  *   any         Tessel's executor. */
+bool tsl_target_loss_runs(uint32_t t, uint32_t impl)
+{
+    return impl == tsl_target_loss_impl(t) || (t == TSL_TARGET_MEGATRON && impl == TSL_LOSS_TE);
+}
+
 uint32_t tsl_target_loss_impl(uint32_t t)
 {
     switch (t) {

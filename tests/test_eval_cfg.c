@@ -32,8 +32,11 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
      * GEMMs (no flag turns it off): its plans are priced so */
     if (f == TSL_EXPORT_MEGATRON)
         copy.knobs.overlap_tp_dgrad = true;
-    /* and each stack's LM loss is its own (loss_impl.h): an import reads it back so */
-    copy.knobs.loss_impl = f == TSL_EXPORT_MEGATRON ? TSL_LOSS_MEGATRON : TSL_LOSS_TORCH;
+    /* and each stack's LM loss is its own (loss_impl.h): an import reads it back so;
+     * Megatron-LM runs TE's fused loss too (--cross-entropy-fusion-impl te) */
+    copy.knobs.loss_impl = f != TSL_EXPORT_MEGATRON                 ? TSL_LOSS_TORCH
+                           : cfg_in->knobs.loss_impl == TSL_LOSS_TE ? TSL_LOSS_TE
+                                                                    : TSL_LOSS_MEGATRON;
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_err_t err = {0};
@@ -89,6 +92,11 @@ static void test_round_trips(void)
                           .ckpt = TSL_EVAL_CKPT_FULL,
                           .even_blocks = true};
     round_trip("GPT2-345M", "8xA100-80G", &cfg, TSL_EXPORT_MEGATRON);
+    /* TE's fused loss: written as --cross-entropy-loss-fusion --cross-entropy-fusion-impl
+     * te, read back as loss_impl te */
+    tsl_eval_cfg_t te = cfg;
+    te.knobs.loss_impl = TSL_LOSS_TE;
+    round_trip("GPT2-345M", "8xA100-80G", &te, TSL_EXPORT_MEGATRON);
     /* torchtitan's TP is sequence-parallel, and beside TP or stages its data
      * parallelism is sharded (it refuses DDP there): the plans it runs, in both
      * the Python form and the TOML */

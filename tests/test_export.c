@@ -424,6 +424,15 @@ static void test_torchtitan_moe(void)
           "ep 2 under tp 4:\n%s", toml);
     torchtitan_back(toml, &plan);
     free(toml);
+    /* the loss: priced as Megatron-LM's (loss_impl megatron) it is not torchtitan's,
+     * refused naming the field; the executor's and torch's pass (loss_impl.h) */
+    plan.loss_impl = TSL_LOSS_MEGATRON;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan,
+                   "torchtitan: runs its LM loss as loss_impl torch; the plan was priced with "
+                   "loss_impl megatron");
+    plan.loss_impl = TSL_LOSS_TORCH;
+    free(export_ok(TSL_EXPORT_TORCHTITAN, &plan));
+    plan.loss_impl = TSL_LOSS_EXEC;
     /* FP8: priced as Transformer Engine runs it (fp8_impl te), it is not what
      * torchtitan's torchao runs: refused, the field named */
     plan.fp8_recipe = TSL_FP8_TENSORWISE;
