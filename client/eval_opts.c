@@ -18,7 +18,7 @@ static const char eval_usage[] =
     "                      [--double-block-fwd]\n"
     "                      [--paper-cost] [--no-host-floor]\n"
     "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
-    "                      [--lazy-grads]\n"
+    "                      [--lazy-grads] [--opt-step STEP]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
@@ -169,6 +169,13 @@ static const char eval_usage[] =
     "                      inputs saved) or torchao (torchtitan: weights cast at\n"
     "                      every use, bf16 inputs saved; tensorwise and mxfp8 only;\n"
     "                      an --torchtitan import sets it)\n"
+    "  --opt-step STEP     the stack's optimizer step (docs/cost-model.md \"The\n"
+    "                      optimizer step\"): fused (one Adam kernel, Tessel's\n"
+    "                      executor; the default), megatron (Megatron-core, bf16:\n"
+    "                      fp32 main grads, clip norm and scale, Adam, param copy,\n"
+    "                      grad buffer zeroed), megatron-fp16 (Megatron-LM 2021-22,\n"
+    "                      --fp16: unscale and inf check, no clip scale) or torch\n"
+    "                      (torch.optim.AdamW foreach + clip_grad_norm_, torchtitan)\n"
     "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
     "                      mean tokens (default: the plan's, else 1, an even split)\n"
     "  --moe-bf16-experts  with FP8: the routed experts' grouped GEMMs in bf16\n"
@@ -251,6 +258,7 @@ enum {
     OPT_NO_FP8,
     OPT_FP8_PARAM_GATHER,
     OPT_FP8_IMPL,
+    OPT_OPT_STEP,
     OPT_MOE_BF16,
     OPT_MOE_FP8_DISPATCH,
     OPT_VP_GROUP,
@@ -319,6 +327,7 @@ static const struct option eval_long[] = {
     {"no-fp8", no_argument, 0, OPT_NO_FP8},
     {"fp8-param-gather", no_argument, 0, OPT_FP8_PARAM_GATHER},
     {"fp8-impl", required_argument, 0, OPT_FP8_IMPL},
+    {"opt-step", required_argument, 0, OPT_OPT_STEP},
     {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
     {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
     {"vp-group", required_argument, 0, OPT_VP_GROUP},
@@ -480,6 +489,12 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         if (eo->fp8_impl < 0)
             return tsl_err_set(err, "fp8-impl: '%s' is not te or torchao", optarg);
         return 0;
+    case OPT_OPT_STEP:
+        eo->opt_step = tsl_opt_step_parse(optarg);
+        if (eo->opt_step < 0)
+            return tsl_err_set(err, "opt-step: '%s' is not fused, megatron, megatron-fp16 or torch",
+                               optarg);
+        return 0;
     case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
     case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
     case OPT_IMBALANCE:
@@ -563,6 +578,7 @@ int tsl_cmd_eval(int argc, char **argv, tsl_client_opts_t *co)
     int opt;
     memset(&eo, 0, sizeof eo);
     eo.fp8_impl = -1;
+    eo.opt_step = -1;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":h", eval_long, NULL)) != -1) {
