@@ -176,6 +176,8 @@ static const char eval_usage[] =
     "                      grad buffer zeroed), megatron-fp16 (Megatron-LM 2021-22,\n"
     "                      --fp16: unscale and inf check, no clip scale) or torch\n"
     "                      (torch.optim.AdamW foreach + clip_grad_norm_, torchtitan)\n"
+    "                      or deepspeed-fp16 (DeepSpeed's unfused fp16 optimizer,\n"
+    "                      tensor by tensor: AMP's Megatron-LM v1.1.5 fork)\n"
     "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
     "                      mean tokens (default: the plan's, else 1, an even split)\n"
     "  --moe-bf16-experts  with FP8: the routed experts' grouped GEMMs in bf16\n"
@@ -492,7 +494,9 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_OPT_STEP:
         eo->opt_step = tsl_opt_step_parse(optarg);
         if (eo->opt_step < 0)
-            return tsl_err_set(err, "opt-step: '%s' is not fused, megatron, megatron-fp16 or torch",
+            return tsl_err_set(err,
+                               "opt-step: '%s' is not fused, megatron, megatron-fp16, torch or "
+                               "deepspeed-fp16",
                                optarg);
         return 0;
     case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;

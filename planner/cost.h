@@ -231,7 +231,7 @@ typedef enum tsl_cost_mode {
  * in_proj/out_proj, the collectives outside a block hide only under the column-parallel
  * GEMMs no block used, and a recomputed MLP or a second forward re-runs the overlapped
  * forward; 33: the optimizer step as the stack runs it (knobs.opt_step, opt_step.h:
- * fused, megatron, megatron-fp16, torch), its passes beyond the fused kernel and the
+ * fused, megatron, megatron-fp16, torch, deepspeed-fp16), its passes beyond the fused kernel and the
  * grad buffer's zeroing. */
 #define TSL_COST_MODEL_VERSION 33u
 
@@ -363,7 +363,8 @@ typedef struct tsl_cost_knobs {
     uint32_t cpu_offload_layers;
     uint32_t opt_step; /* tsl_opt_step_impl_t (opt_step.h): the passes the stack's
                                    optimizer step makes (0 fused: one kernel, Tessel's
-                                   executor; megatron, megatron-fp16, torch); the PAPER
+                                   executor; megatron, megatron-fp16, torch,
+                                   deepspeed-fp16); the PAPER
                                    mode prices fused */
 } tsl_cost_knobs_t;
 
@@ -479,7 +480,7 @@ typedef struct tsl_cost_env {
  * (opt_step.h, k->opt_step): TSL_BYTES_PER_PARAM_OPT_STEP (28) for the executor's;
  * fused: 26 + g with a master, 18 + g with a master and bf16 moments, 12 + g
  * without (g = the gradient's bytes); megatron 52 (g = 2) or 46 (g = 4); torch 92
- * (g = 4). The bytes per kept gradient element (the buffer's zeroing) in
+ * (g = 4); deepspeed-fp16 68. The bytes per kept gradient element (the buffer's zeroing) in
  * *local_bytes and the kernels in *kernels where not NULL. */
 double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k);
 double tsl_cost_opt_step_cost(const tsl_cost_knobs_t *k, double *local_bytes, uint32_t *kernels);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 static const char *const step_names[TSL_OPT_STEP_COUNT] = {"fused", "megatron", "megatron-fp16",
-                                                           "torch"};
+                                                           "torch", "deepspeed-fp16"};
 
 const char *tsl_opt_step_name(uint32_t impl)
 {
@@ -26,7 +26,7 @@ int tsl_opt_step_ok(uint32_t impl, tsl_err_t *err)
     if (impl >= TSL_OPT_STEP_COUNT)
         return tsl_err_set(err,
                            "opt_step: %u is not an optimizer step (0 fused, 1 megatron, "
-                           "2 megatron-fp16, 3 torch)",
+                           "2 megatron-fp16, 3 torch, 4 deepspeed-fp16)",
                            impl);
     return 0;
 }
@@ -90,6 +90,14 @@ void tsl_opt_step_cost(uint32_t impl, const tsl_opt_step_states_t *st, tsl_opt_s
         /* _foreach_norm g, _foreach_mul_ 2g; _multi_tensor_adamw 4P + 14M + 2g */
         out->shard_bytes = 3.0 * g + 4.0 * P + 14.0 * M + 2.0 * g;
         out->kernels = 10;
+        break;
+    }
+    case TSL_OPT_STEP_DEEPSPEED_FP16: {
+        /* over fp16 gradients (2 B): overflow check 2 + 4 + 4, norm 2 + 4 + 4, the
+         * fp32 .grad 2 + 4, unscale and clip 8, Adam 28 (bf16 moments 20), copy 6 */
+        double fp16 = 2.0;
+        out->shard_bytes = 2.0 * (fp16 + 8.0) + (fp16 + 4.0) + 8.0 + main_adam_bytes(st) + 6.0;
+        out->kernels = 7;
         break;
     }
     default: break;

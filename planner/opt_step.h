@@ -49,6 +49,19 @@
  *                  2M, addcdiv_ into the parameter 2P + 2M: 4P + 14M + 2g; 92 B at
  *                  P = M = g = 4. No 16-bit copy (FSDP2 casts at its all-gather) and
  *                  no zeroing (zero_grad sets the gradients to None).
+ *   deepspeed-fp16 (4)  DeepSpeed's FP16_UnfusedOptimizer, which its engine wraps
+ *                  around a client optimizer that is not DeepSpeed's own FusedAdam
+ *                  (runtime/engine.py _configure_fp16_optimizer) — Megatron-LM
+ *                  v1.1.5's Apex FusedAdam as AMP's fork ran it (DachengLi1/AMP
+ *                  72eeea4 DeepSpeed/deepspeed/runtime/fp16/unfused_optimizer.py
+ *                  step), tensor by tensor over the fp16 param.grad (2 B whatever
+ *                  the reduce: fp32_allreduce copies its result back): the overflow
+ *                  check (utils.py CheckOverflow: float(x.float().sum()), 2 + 4 + 4),
+ *                  the norm (get_grad_norm: .float().norm(), 2 + 4 + 4), the fp32
+ *                  .grad (2 + 4), unscale and clip (mul_, 8), Adam (28), the fp16
+ *                  copy (4 + 2): 68 B. No zeroing (grads set to None). Its two host
+ *                  syncs and seven launches per tensor are not priced (one kernel
+ *                  per pass is).
  *
  * Kernels: one per pass (multi-tensor kernels, one launch per layer's tensors). The
  * norm's all-reduce of one scalar (ZeRO-1, TP, PP groups) is not priced. The PAPER
@@ -63,14 +76,15 @@
 #include <stdint.h>
 
 typedef enum tsl_opt_step_impl {
-    TSL_OPT_STEP_FUSED = 0,         /* one fused Adam kernel (Tessel's executor) */
-    TSL_OPT_STEP_MEGATRON = 1,      /* Megatron-core, bf16, clip by norm */
-    TSL_OPT_STEP_MEGATRON_FP16 = 2, /* Megatron-LM 2021-22, fp16 with a loss scaler */
-    TSL_OPT_STEP_TORCH = 3,         /* torch.optim.AdamW foreach + clip_grad_norm_ */
-    TSL_OPT_STEP_COUNT = 4
+    TSL_OPT_STEP_FUSED = 0,          /* one fused Adam kernel (Tessel's executor) */
+    TSL_OPT_STEP_MEGATRON = 1,       /* Megatron-core, bf16, clip by norm */
+    TSL_OPT_STEP_MEGATRON_FP16 = 2,  /* Megatron-LM 2021-22, fp16 with a loss scaler */
+    TSL_OPT_STEP_TORCH = 3,          /* torch.optim.AdamW foreach + clip_grad_norm_ */
+    TSL_OPT_STEP_DEEPSPEED_FP16 = 4, /* DeepSpeed's unfused fp16 optimizer (AMP's fork) */
+    TSL_OPT_STEP_COUNT = 5
 } tsl_opt_step_impl_t;
 
-/* "fused", "megatron", "megatron-fp16", "torch"; NULL out of range. */
+/* "fused", "megatron", "megatron-fp16", "torch", "deepspeed-fp16"; NULL out of range. */
 const char *tsl_opt_step_name(uint32_t impl);
 /* The implementation of a name above; -1 for none. */
 int tsl_opt_step_parse(const char *name);

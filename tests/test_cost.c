@@ -2283,17 +2283,19 @@ static void test_recompute_modules(void)
  *                  unfused_grad_accum (param.grad set to None)
  *   torch          norm 4 + scale 8 + AdamW foreach 4·4 + 14·4 + 2·4 = 92 (g = 4);
  *                  without a master (P = M = 2): 12 + 8 + 28 + 8 = 56
+ *   deepspeed-fp16 68 over fp16 gradients
  * Times on H100 (W_opt = 0.8 × 3350 GB/s), a launch (4 µs) per pass. */
 static void test_opt_step(void)
 {
     tsl_err_t err = {0};
     CHECK(tsl_opt_step_parse("megatron-fp16") == TSL_OPT_STEP_MEGATRON_FP16 &&
               tsl_opt_step_parse("torch") == TSL_OPT_STEP_TORCH &&
+              tsl_opt_step_parse("deepspeed-fp16") == TSL_OPT_STEP_DEEPSPEED_FP16 &&
               tsl_opt_step_parse("Megatron") == -1 && tsl_opt_step_parse(NULL) == -1 &&
               strcmp(tsl_opt_step_name(TSL_OPT_STEP_FUSED), "fused") == 0 &&
               tsl_opt_step_name(TSL_OPT_STEP_COUNT) == NULL,
           "opt_step names");
-    CHECK(tsl_opt_step_ok(TSL_OPT_STEP_COUNT, &err) != 0 && strstr(err.msg, "opt_step: 4"),
+    CHECK(tsl_opt_step_ok(TSL_OPT_STEP_COUNT, &err) != 0 && strstr(err.msg, "opt_step: 5"),
           "refused naming the field: %s", err.msg);
 
     double local;
@@ -2321,6 +2323,11 @@ static void test_opt_step(void)
     CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 92 && local == 0 && n == 10, "torch 92");
     k.no_fp32_master = true;
     CHECK(tsl_cost_opt_step_bytes(&k) == 56, "torch, bf16 training dtype: 56");
+    /* DeepSpeed's unfused fp16 optimizer over fp16 param.grad, whatever the reduce:
+     * overflow 10 + norm 10 + cast 6 + unscale 8 + Adam 28 + copy 6 = 68 */
+    k = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_DEEPSPEED_FP16, .grad_reduce_bytes = 4};
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 68 && local == 0 && n == 7,
+          "deepspeed-fp16 68");
 
     /* one H100, DP 1: megatron's (52 + 2)·P / W + 6 launches; PAPER keeps the
      * seeds' fused 28·P / W + 1 */
