@@ -65,7 +65,7 @@ static void megatron(bool fp16, const tsl_opt_step_states_t *st, tsl_opt_step_co
      * the scale by the clamped coefficient, every step (8) */
     double unscale_or_scale = 8.0;
     o->shard_bytes = cast + unscale_or_scale + 4.0 + main_adam_bytes(st) + 4.0 + 2.0;
-    o->kernels = (cast > 0 ? 1u : 0u) + 4u; /* + norm, Adam, copy */
+    o->kernels = (cast > 0 ? 1u : 0u) + 4u; /* + (un)scale, norm, Adam, copy */
 }
 
 void tsl_opt_step_cost(uint32_t impl, const tsl_opt_step_states_t *st, tsl_opt_step_cost_t *out)
