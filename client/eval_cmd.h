@@ -52,6 +52,7 @@ typedef struct tsl_eval_opts {
     int fp8_impl;          /* --fp8-impl te|torchao: the given plan's fp8_impl; -1: unset */
     int loss_impl;         /* --loss-impl exec|torch|megatron|te: the given plan's loss_impl
                               (loss_impl.h); -1: unset */
+    int opt_step;          /* --opt-step NAME (opt_step.h): the given plan's; -1: unset */
     /* --moe-bf16-experts, --moe-fp8-dispatch: the request's fields of those names */
     bool moe_bf16_experts, moe_fp8_dispatch;
     double moe_imbalance; /* --moe-imbalance X: the request's moe_imbalance (0: the plan's) */

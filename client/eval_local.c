@@ -111,10 +111,10 @@ static int given_plan_of(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, t
     return tsl_eval_cfg_plan(cfg, &in->model, in->cluster.n_devices, in->given, err);
 }
 
-/* The given plan; --fp8-param-gather, --fp8-impl and --loss-impl set its
- * fp8_param_gather, fp8_impl and loss_impl (and the plan document's, which the
- * remote mode sends as given): the FP8 ones priced where the plan or --fp8 runs
- * FP8. */
+/* The given plan; --fp8-param-gather, --fp8-impl, --loss-impl and --opt-step set
+ * its fp8_param_gather, fp8_impl, loss_impl and opt_step (and the plan document's,
+ * which the remote mode sends as given): the FP8 ones priced where the plan or
+ * --fp8 runs FP8. */
 static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
                       tsl_err_t *err)
 {
@@ -135,6 +135,11 @@ static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
         in->given->loss_impl = (uint32_t)eo->loss_impl;
         if (json_is_object(p))
             json_object_set_new(p, "loss_impl", json_integer(eo->loss_impl));
+    }
+    if (eo->opt_step >= 0) { /* --opt-step: the stack's optimizer step (opt_step.h) */
+        in->given->opt_step = (uint32_t)eo->opt_step;
+        if (json_is_object(p))
+            json_object_set_new(p, "opt_step", json_integer(eo->opt_step));
     }
     return 0;
 }

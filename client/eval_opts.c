@@ -18,7 +18,7 @@ static const char eval_usage[] =
     "                      [--double-block-fwd]\n"
     "                      [--paper-cost] [--no-host-floor]\n"
     "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
-    "                      [--lazy-grads]\n"
+    "                      [--lazy-grads] [--opt-step STEP]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
     "                      [--loss-impl IMPL]\n"
@@ -175,6 +175,15 @@ static const char eval_usage[] =
     "                      logits.float(): torchtitan, an --torchtitan import),\n"
     "                      megatron (vocab_parallel_cross_entropy: a --megatron-args\n"
     "                      import) or te (TE's fused loss); --autocast is torch's\n"
+    "  --opt-step STEP     the stack's optimizer step (docs/cost-model.md \"The\n"
+    "                      optimizer step\"): fused (one Adam kernel, Tessel's\n"
+    "                      executor; the default), megatron (Megatron-core, bf16:\n"
+    "                      fp32 main grads, clip norm and scale, Adam, param copy,\n"
+    "                      grad buffer zeroed), megatron-fp16 (Megatron-LM 2021-22,\n"
+    "                      --fp16: unscale and inf check, no clip scale) or torch\n"
+    "                      (torch.optim.AdamW foreach + clip_grad_norm_, torchtitan)\n"
+    "                      or deepspeed-fp16 (DeepSpeed's unfused fp16 optimizer,\n"
+    "                      tensor by tensor: AMP's Megatron-LM v1.1.5 fork)\n"
     "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
     "                      mean tokens (default: the plan's, else 1, an even split)\n"
     "  --moe-bf16-experts  with FP8: the routed experts' grouped GEMMs in bf16\n"
@@ -258,6 +267,7 @@ enum {
     OPT_FP8_PARAM_GATHER,
     OPT_FP8_IMPL,
     OPT_LOSS_IMPL,
+    OPT_OPT_STEP,
     OPT_MOE_BF16,
     OPT_MOE_FP8_DISPATCH,
     OPT_VP_GROUP,
@@ -327,6 +337,7 @@ static const struct option eval_long[] = {
     {"fp8-param-gather", no_argument, 0, OPT_FP8_PARAM_GATHER},
     {"fp8-impl", required_argument, 0, OPT_FP8_IMPL},
     {"loss-impl", required_argument, 0, OPT_LOSS_IMPL},
+    {"opt-step", required_argument, 0, OPT_OPT_STEP},
     {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
     {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
     {"vp-group", required_argument, 0, OPT_VP_GROUP},
@@ -493,6 +504,14 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         if (eo->loss_impl < 0)
             return tsl_err_set(err, "loss-impl: '%s' is not exec, torch, megatron or te", optarg);
         return 0;
+    case OPT_OPT_STEP:
+        eo->opt_step = tsl_opt_step_parse(optarg);
+        if (eo->opt_step < 0)
+            return tsl_err_set(err,
+                               "opt-step: '%s' is not fused, megatron, megatron-fp16, torch or "
+                               "deepspeed-fp16",
+                               optarg);
+        return 0;
     case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
     case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
     case OPT_IMBALANCE:
@@ -577,6 +596,7 @@ int tsl_cmd_eval(int argc, char **argv, tsl_client_opts_t *co)
     memset(&eo, 0, sizeof eo);
     eo.fp8_impl = -1;
     eo.loss_impl = -1;
+    eo.opt_step = -1;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":h", eval_long, NULL)) != -1) {

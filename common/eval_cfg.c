@@ -1272,6 +1272,9 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     /* without the fused wgrad accumulation the DDP hook adds each micro-batch's
      * gradient into main_grad (distributed/distributed_data_parallel.py) */
     c->knobs.unfused_grad_accum = st->no_accum_fusion;
+    /* its optimizer step (opt_step.h): --fp16's loss scaler adds the unscale and
+     * inf check */
+    c->knobs.opt_step = st->fp16 ? TSL_OPT_STEP_MEGATRON_FP16 : TSL_OPT_STEP_MEGATRON;
     /* FP8 (Megatron-LM: --fp8-format turns it on, --fp8-recipe defaults to delayed),
      * every recipe through Transformer Engine (fp8_impl.h; tensorwise is TE's
      * Float8CurrentScaling, megatron/core/fp8_utils.py);

@@ -810,6 +810,8 @@ int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *er
     /* torch.distributed.pipelining runs DualPipeV's OVERLAP_F_B as its forward, then its
      * backward (schedules.py), as --target torchtitan prices it */
     out->knobs.fb_serial = true;
+    /* torch.optim.AdamW foreach after clip_grad_norm_ (opt_step.h) */
+    out->knobs.opt_step = TSL_OPT_STEP_TORCH;
     out->dp = 1;
     toml_line_t *t = calloc(1, sizeof *t);
     char *buf = malloc(4 * TT_VALUE);

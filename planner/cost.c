@@ -880,33 +880,49 @@ static double core_fwd_s(const tsl_cost_env_t *env, const tsl_layer_t *l, double
     return tsl_roofline_core_fwd_s(&dev, l, n, t);
 }
 
+double tsl_cost_opt_step_cost(const tsl_cost_knobs_t *k, double *local_bytes, uint32_t *kernels)
+{
+    /* autocast: the fp32 parameters are the master, no 16-bit copy to write
+     * (torch.optim.AdamW(fused=True) over fp32: 24 + 4) */
+    tsl_opt_step_states_t st = {.grad_bytes = grad_elem_bytes(k),
+                                .master = !k->no_fp32_master,
+                                .bf16_moments = k->bf16_moments,
+                                .weights16 = !k->autocast,
+                                .unfused_grad_accum = k->unfused_grad_accum};
+    tsl_opt_step_cost_t c;
+    tsl_opt_step_cost(k->opt_step, &st, &c);
+    if (local_bytes)
+        *local_bytes = c.local_bytes;
+    if (kernels)
+        *kernels = c.kernels;
+    return c.shard_bytes;
+}
+
 double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k)
 {
-    double gb = grad_elem_bytes(k);
-    /* master: read master, m, v (12) + the gradient, write them (12) + the
-     * 16-bit weights (2); without: read weights, m, v (6) + the gradient, write
-     * the three (6) */
-    if (k->no_fp32_master)
-        return 12.0 + gb;
-    /* the master read and written (4 + 4), m and v read and written (16; bf16
-     * moments 8), the 16-bit weights written (2): 26 + g, bf16 moments 18 + g;
-     * autocast: the fp32 parameters are the master, no 16-bit copy to write
-     * (torch.optim.AdamW(fused=True) over fp32: 24 + 4) */
-    double moments = k->bf16_moments ? 8.0 : 16.0;
-    return 8.0 + moments + (k->autocast ? 0.0 : TSL_BYTES_PER_PARAM_FP16) + gb;
+    return tsl_cost_opt_step_cost(k, NULL, NULL);
 }
 
 /* The optimizer step of the parameters this device updates: its TP rank's p,
- * divided by SDP (ZeRO-3) and by DP under ZeRO-1/2 (sharded optimizer states).
- * HBM-bound: TSL_BYTES_PER_PARAM_OPT_STEP bytes each at W_opt, one fused kernel
- * (the executor launches one Adam per layer). Unknown bandwidth: 0, as the
- * pre-roofline model charged nothing for it. */
+ * divided by SDP (ZeRO-3) and by DP under ZeRO-1/2 (sharded optimizer states),
+ * at the stack's bytes per parameter (opt_step.h), and the stack's zeroing of the
+ * gradients it keeps (p / z, / d under ZeRO-2). HBM-bound at W_opt, a launch per
+ * pass (the executor: one Adam per layer). PAPER: the seeds' one fused kernel
+ * whatever the stack. Unknown bandwidth: 0, as the pre-roofline model charged
+ * nothing for it. */
 static double optimizer_s(const tsl_cost_env_t *env, const tsl_strategy_t *s, degrees_t g, double p)
 {
     double div = (double)g.z * (s->zero >= 1 ? g.d : 1);
     if (!(env->opt_mem_bw > 0) || !(p > 0))
         return 0.0;
-    return tsl_cost_opt_step_bytes(&env->knobs) * p / div / env->opt_mem_bw + TSL_ROOFLINE_LAUNCH_S;
+    tsl_cost_knobs_t k = env->knobs;
+    if (env->mode == TSL_COST_PAPER)
+        k.opt_step = TSL_OPT_STEP_FUSED;
+    double local = 0.0;
+    uint32_t kernels = 1;
+    double shard = tsl_cost_opt_step_cost(&k, &local, &kernels);
+    double kept = p / g.z / (s->zero >= 2 ? g.d : 1); /* gradient elements kept */
+    return (shard * p / div + local * kept) / env->opt_mem_bw + kernels * TSL_ROOFLINE_LAUNCH_S;
 }
 
 /* Bytes per parameter a micro-batch's weight gradients cost to add into the gradient

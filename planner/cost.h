@@ -158,6 +158,7 @@
 #include "gemm_eff.h"
 #include "loss_impl.h"
 #include "model.h"
+#include "opt_step.h"
 #include "recompute.h"
 #include "relayout.h"
 #include "roofline.h"
@@ -230,8 +231,11 @@ typedef enum tsl_cost_mode {
  * GEMMs no block used, and a recomputed MLP or a second forward re-runs the overlapped
  * forward; 33: the LM loss's memory as each stack runs it (loss_impl: the executor's bf16 logits
  * workspace, torch's eager cross_entropy over logits.float(), Megatron-LM's vocabulary-parallel
- * loss, TE's fused one; loss_impl.h), its transient on the head's backward peak. */
-#define TSL_COST_MODEL_VERSION 33u
+ * loss, TE's fused one; loss_impl.h), its transient on the head's backward peak; 34: the
+ * optimizer step as the stack runs it (knobs.opt_step, opt_step.h:
+ * fused, megatron, megatron-fp16, torch, deepspeed-fp16), its passes beyond the fused kernel and the
+ * grad buffer's zeroing. */
+#define TSL_COST_MODEL_VERSION 34u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -364,6 +368,11 @@ typedef struct tsl_cost_knobs {
      * peak keeps the other layers', its micro-batch the copies' exposed waits; 0: none.
      * Priced by the engine (search_eval.c), not by tsl_cost_layer. */
     uint32_t cpu_offload_layers;
+    uint32_t opt_step; /* tsl_opt_step_impl_t (opt_step.h): the passes the stack's
+                                   optimizer step makes (0 fused: one kernel, Tessel's
+                                   executor; megatron, megatron-fp16, torch,
+                                   deepspeed-fp16); the PAPER
+                                   mode prices fused */
 } tsl_cost_knobs_t;
 
 /* The default expert load imbalance: 1.0, an even split of the routed tokens
@@ -474,11 +483,14 @@ typedef struct tsl_cost_env {
                                           (Tessel's executor) after tsl_cost_env_init */
 } tsl_cost_env_t;
 
-/* The optimizer step's device-memory bytes per parameter a rank updates under k:
- * TSL_BYTES_PER_PARAM_OPT_STEP (28) for the executor's; 26 + g with a master,
- * 18 + g with a master and bf16 moments, 12 + g without (g = the gradient's
- * bytes). */
+/* The optimizer step's device-memory bytes per parameter a rank updates under k
+ * (opt_step.h, k->opt_step): TSL_BYTES_PER_PARAM_OPT_STEP (28) for the executor's;
+ * fused: 26 + g with a master, 18 + g with a master and bf16 moments, 12 + g
+ * without (g = the gradient's bytes); megatron 52 (g = 2) or 46 (g = 4); torch 92
+ * (g = 4); deepspeed-fp16 68. The bytes per kept gradient element (the buffer's zeroing) in
+ * *local_bytes and the kernels in *kernels where not NULL. */
 double tsl_cost_opt_step_bytes(const tsl_cost_knobs_t *k);
+double tsl_cost_opt_step_cost(const tsl_cost_knobs_t *k, double *local_bytes, uint32_t *kernels);
 
 int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t block_first,
                       uint32_t block_size, tsl_err_t *err);

@@ -311,6 +311,8 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     k->lazy_grads |= g->lazy_grads; /* the given plan's stack frees its gradients */
     if (!r->cpu_offload_layers)     /* the given plan's activation offloading */
         k->cpu_offload_layers = g->cpu_offload_layers;
+    if (g->opt_step) /* the given plan's stack's optimizer step (opt_step.h) */
+        k->opt_step = g->opt_step;
     if (r->no_fp8)
         k->fp8 = 0;
 }
@@ -336,6 +338,7 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0 ||
         tsl_loss_impl_ok(e.knobs.loss_impl, e.knobs.autocast, err) != 0 ||
+        tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
         tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0)
         goto out;
     if (check_modules(m, e.knobs.recompute_modules, err) != 0 ||

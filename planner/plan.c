@@ -364,6 +364,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->bf16_moments = p->bf16_moments;
     k->lazy_grads = p->lazy_grads;
     k->cpu_offload_layers = p->cpu_offload_layers;
+    k->opt_step = p->opt_step;
 }
 
 void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
@@ -398,4 +399,5 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->bf16_moments = k->bf16_moments && !k->no_fp32_master;
     p->lazy_grads = k->lazy_grads;
     p->cpu_offload_layers = k->cpu_offload_layers;
+    p->opt_step = k->opt_step;
 }

@@ -140,7 +140,8 @@ typedef struct tsl_plan {
      * core is each layer's +selckpt) and Adam's moments in bf16 (cost.h knobs) */
     uint32_t recompute_modules;
     bool bf16_moments;
-    bool lazy_grads; /* gradients from each chunk's first backward (cost.h knobs) */
+    bool lazy_grads;   /* gradients from each chunk's first backward (cost.h knobs) */
+    uint32_t opt_step; /* tsl_opt_step_impl_t: the stack's optimizer step (opt_step.h) */
     /* Activation CPU offloading (cost.h knobs, offload.h): the first N Transformer
      * layers' stashes on the host between their forward and backward; the compute's
      * waits for the copies over the iteration (in the stages' times), and the host

@@ -272,6 +272,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
         (uint64_t)k->ep << 32 | k->etp,
         (uint64_t)k->fp8_impl << 32 | k->cpu_offload_layers,
         (uint64_t)k->loss_impl,
+        k->opt_step,
         f64[0],
         f64[1],
         f64[2]};

@@ -706,10 +706,14 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
  *               the TP collectives of the backward run under the column-parallel
  *               gradient GEMMs (tensor_parallel/layers.py, async dgrad all-reduce,
  *               on by default since 2021-09, no flag left to turn it off).
+ *               Its optimizer step: MixedPrecisionOptimizer's passes (opt_step.h
+ *               megatron).
  *   torchtitan  fully_shard's MixedPrecisionPolicy(param_dtype bfloat16,
  *               reduce_dtype float32) (TrainingConfig.mixed_precision_param /
  *               _reduce, torchtitan/config/configs.py); FSDP2 reduce-scatters
  *               under the backward.
+ *               Its step: torch.optim.AdamW foreach after clip_grad_norm_
+ *               (opt_step.h torch).
  *   deepspeed   "bf16" with no communication_data_type reduces in the
  *               gradients' 16 bits; zero_optimization.overlap_comm defaults to
  *               stage == 3 (runtime/zero/config.py), so ZeRO-0/1/2 reduce after
@@ -724,10 +728,12 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
         k->grad_reduce_bytes = 4;
         k->grad_reduce_exposed = true;
         k->overlap_tp_dgrad = true;
+        k->opt_step = TSL_OPT_STEP_MEGATRON;
         break;
     case TSL_TARGET_TORCHTITAN:
         k->grad_reduce_bytes = 4;
         k->fb_serial = true;
+        k->opt_step = TSL_OPT_STEP_TORCH;
         k->fp8_impl = TSL_FP8_IMPL_TORCHAO; /* Float8Linear, MX linear (fp8_impl.h) */
         break;
     case TSL_TARGET_DEEPSPEED: k->grad_reduce_exposed = true; break;

@@ -2358,8 +2358,93 @@ static void test_recompute_modules(void)
     tsl_cluster_free(&c);
 }
 
+/* The optimizer step as the stack runs it (opt_step.h), bytes per parameter by hand:
+ *   fused          28 (g = 2: master, m, v read and written 24, g read, 2 written);
+ *                  30 with g = 4
+ *   megatron       cast 2 + 4, scale 8, norm 4, Adam 28, copy 4 + 2 = 52 (g = 2);
+ *                  46 with g = 4 (no cast); bf16 moments: norm 2 + scale 4 + the
+ *                  fused kernel's 18 + 2 = 26; the buffer zeroed, g per kept element
+ *   megatron-fp16  cast 6, unscale 8, norm 4, Adam 28, copy 6 = 52; no zeroing with
+ *                  unfused_grad_accum (param.grad set to None)
+ *   torch          norm 4 + scale 8 + AdamW foreach 4·4 + 14·4 + 2·4 = 92 (g = 4);
+ *                  without a master (P = M = 2): 12 + 8 + 28 + 8 = 56
+ *   deepspeed-fp16 68 over fp16 gradients
+ * Times on H100 (W_opt = 0.8 × 3350 GB/s), a launch (4 µs) per pass. */
+static void test_opt_step(void)
+{
+    tsl_err_t err = {0};
+    CHECK(tsl_opt_step_parse("megatron-fp16") == TSL_OPT_STEP_MEGATRON_FP16 &&
+              tsl_opt_step_parse("torch") == TSL_OPT_STEP_TORCH &&
+              tsl_opt_step_parse("deepspeed-fp16") == TSL_OPT_STEP_DEEPSPEED_FP16 &&
+              tsl_opt_step_parse("Megatron") == -1 && tsl_opt_step_parse(NULL) == -1 &&
+              strcmp(tsl_opt_step_name(TSL_OPT_STEP_FUSED), "fused") == 0 &&
+              tsl_opt_step_name(TSL_OPT_STEP_COUNT) == NULL,
+          "opt_step names");
+    CHECK(tsl_opt_step_ok(TSL_OPT_STEP_COUNT, &err) != 0 && strstr(err.msg, "opt_step: 5"),
+          "refused naming the field: %s", err.msg);
+
+    double local;
+    uint32_t n;
+    tsl_cost_knobs_t k = {0};
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 28 && local == 0 && n == 1, "fused 28");
+    k.grad_reduce_bytes = 4;
+    CHECK(tsl_cost_opt_step_bytes(&k) == 30, "fused, fp32 gradients: 30");
+    k = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_MEGATRON};
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 52 && local == 2 && n == 6,
+          "megatron, bf16 buffer: 52 + zeroing 2, 6 kernels (%g, %u)", local, n);
+    k.grad_reduce_bytes = 4;
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 46 && local == 4 && n == 5,
+          "megatron, fp32 main grads: 46 + zeroing 4, 5 kernels (%g, %u)", local, n);
+    k = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_MEGATRON, .bf16_moments = true};
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 26 && local == 2 && n == 4,
+          "megatron precision-aware: 26 (%g, %u)", local, n);
+    k = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_MEGATRON_FP16};
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 52 && local == 2 && n == 6,
+          "megatron-fp16: 52 + zeroing 2");
+    k.unfused_grad_accum = true;
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 52 && local == 0 && n == 5,
+          "megatron-fp16 over param.grad: no zeroing");
+    k = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_TORCH, .grad_reduce_bytes = 4};
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 92 && local == 0 && n == 10, "torch 92");
+    k.no_fp32_master = true;
+    CHECK(tsl_cost_opt_step_bytes(&k) == 56, "torch, bf16 training dtype: 56");
+    /* DeepSpeed's unfused fp16 optimizer over fp16 param.grad, whatever the reduce:
+     * overflow 10 + norm 10 + cast 6 + unscale 8 + Adam 28 + copy 6 = 68 */
+    k = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_DEEPSPEED_FP16, .grad_reduce_bytes = 4};
+    CHECK(tsl_cost_opt_step_cost(&k, &local, &n) == 68 && local == 0 && n == 7,
+          "deepspeed-fp16 68");
+
+    /* one H100, DP 1: megatron's (52 + 2)·P / W + 6 launches; PAPER keeps the
+     * seeds' fused 28·P / W + 1 */
+    tsl_cluster_t c;
+    CHECK(tsl_cluster_parse_spec(&c, "2xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_layer_t l = test_layer();
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 1, &err) == 0, "%s", err.msg);
+    double P = (double)l.params, W = 0.8 * 3350e9;
+    tsl_strategy_t s = one(TSL_DIM_DP, 1, false);
+    tsl_layer_cost_t r;
+    env.knobs.opt_step = TSL_OPT_STEP_MEGATRON;
+    tsl_cost_layer(&env, &l, &s, NULL, 1, &r);
+    CHECK_NEAR(r.opt_s, 54.0 * P / W + 6 * 4e-6, 1e-12, "megatron step %g s", r.opt_s);
+    env.mode = TSL_COST_PAPER;
+    tsl_cost_layer(&env, &l, &s, NULL, 1, &r);
+    CHECK_NEAR(r.opt_s, 28.0 * P / W + 4e-6, 1e-12, "PAPER: fused %g s", r.opt_s);
+    /* two H100s, ZeRO-1 with fp32 main grads: 46 B over the half the rank
+     * updates, the whole buffer's 4 B zeroed: (23 + 4)·P / W + 5 launches */
+    CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
+    env.knobs = (tsl_cost_knobs_t){.opt_step = TSL_OPT_STEP_MEGATRON, .grad_reduce_bytes = 4};
+    s = one(TSL_DIM_DP, 2, false);
+    s.zero = 1;
+    tsl_cost_layer(&env, &l, &s, NULL, 2, &r);
+    CHECK(r.feasible, "ZeRO-1 over two ranks");
+    CHECK_NEAR(r.opt_s, 27.0 * P / W + 5 * 4e-6, 1e-12, "ZeRO-1 megatron step %g s", r.opt_s);
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
+    test_opt_step();
     test_fp8_memory();
     test_autocast_memory();
     test_loss_impl();

@@ -37,6 +37,10 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
     copy.knobs.loss_impl = f != TSL_EXPORT_MEGATRON                 ? TSL_LOSS_TORCH
                            : cfg_in->knobs.loss_impl == TSL_LOSS_TE ? TSL_LOSS_TE
                                                                     : TSL_LOSS_MEGATRON;
+    /* and each stack steps its own way (opt_step.h): Megatron-LM's MixedPrecision-
+     * Optimizer (the export's --bf16), torchtitan's foreach AdamW after clipping */
+    if (copy.knobs.opt_step == TSL_OPT_STEP_FUSED)
+        copy.knobs.opt_step = f == TSL_EXPORT_MEGATRON ? TSL_OPT_STEP_MEGATRON : TSL_OPT_STEP_TORCH;
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_err_t err = {0};
@@ -74,7 +78,8 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
               a.recompute_modules == b.recompute_modules &&
               a.recompute_modules == cfg->knobs.recompute_modules &&
               a.bf16_moments == b.bf16_moments && a.bf16_moments == cfg->knobs.bf16_moments &&
-              a.loss_impl == b.loss_impl && a.loss_impl == cfg->knobs.loss_impl,
+              a.loss_impl == b.loss_impl && a.loss_impl == cfg->knobs.loss_impl &&
+              a.opt_step == b.opt_step && a.opt_step == cfg->knobs.opt_step,
           "%s round trip: the plan's precision, overlap and ep kept (fp8 %u %u %u, ep %u %u)\n%s",
           fmt, a.fp8_recipe, b.fp8_recipe, cfg->knobs.fp8, a.ep, b.ep, text);
 out:

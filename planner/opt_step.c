@@ -1,0 +1,105 @@
+/*
+ * opt_step.c — the passes of opt_step.h, byte by byte.
+ */
+#include "opt_step.h"
+
+#include <string.h>
+
+static const char *const step_names[TSL_OPT_STEP_COUNT] = {"fused", "megatron", "megatron-fp16",
+                                                           "torch", "deepspeed-fp16"};
+
+const char *tsl_opt_step_name(uint32_t impl)
+{
+    return impl < TSL_OPT_STEP_COUNT ? step_names[impl] : NULL;
+}
+
+int tsl_opt_step_parse(const char *name)
+{
+    for (int i = 0; name != NULL && i < (int)TSL_OPT_STEP_COUNT; i++)
+        if (strcmp(name, step_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int tsl_opt_step_ok(uint32_t impl, tsl_err_t *err)
+{
+    if (impl >= TSL_OPT_STEP_COUNT)
+        return tsl_err_set(err,
+                           "opt_step: %u is not an optimizer step (0 fused, 1 megatron, "
+                           "2 megatron-fp16, 3 torch, 4 deepspeed-fp16)",
+                           impl);
+    return 0;
+}
+
+/* One fused kernel: the states read and written, the gradient read, the 16-bit
+ * weights written. Master: 4 + 4 and two moments of M read and written (4M);
+ * without: the 16-bit weights and moments, 2 each, read and written (12). */
+static double fused_bytes(const tsl_opt_step_states_t *st)
+{
+    if (!st->master)
+        return 12.0 + st->grad_bytes;
+    double moments = st->bf16_moments ? 8.0 : 16.0;
+    return 8.0 + moments + (st->weights16 ? 2.0 : 0.0) + st->grad_bytes;
+}
+
+/* Adam over fp32 main parameters with an fp32 gradient, no 16-bit write: p, g, m, v
+ * read (16), p, m, v written (12); bf16 moments 4 fewer each way. */
+static double main_adam_bytes(const tsl_opt_step_states_t *st)
+{
+    return st->bf16_moments ? 20.0 : 28.0;
+}
+
+/* Megatron's step around Adam over the fp32 main parameters (opt_step.h). */
+static void megatron(bool fp16, const tsl_opt_step_states_t *st, tsl_opt_step_cost_t *o)
+{
+    double g = st->grad_bytes;
+    if (!st->master || (st->bf16_moments && !fp16)) {
+        /* the optimizer reads the buffer's gradient itself (precision-aware
+         * FusedAdam's decoupled_grad): norm g, scale 2g, the fused kernel */
+        o->shard_bytes = g + 2.0 * g + fused_bytes(st);
+        o->kernels = 3;
+        return;
+    }
+    double cast = g < 4.0 ? g + 4.0 : 0.0; /* .float() of a 16-bit buffer */
+    /* fp16: unscale and inf check (8; its conditional clip scale not priced); bf16:
+     * the scale by the clamped coefficient, every step (8) */
+    double unscale_or_scale = 8.0;
+    o->shard_bytes = cast + unscale_or_scale + 4.0 + main_adam_bytes(st) + 4.0 + 2.0;
+    o->kernels = (cast > 0 ? 1u : 0u) + 4u; /* + (un)scale, norm, Adam, copy */
+}
+
+void tsl_opt_step_cost(uint32_t impl, const tsl_opt_step_states_t *st, tsl_opt_step_cost_t *out)
+{
+    *out = (tsl_opt_step_cost_t){.shard_bytes = fused_bytes(st), .kernels = 1};
+    double g = st->grad_bytes;
+    switch (impl) {
+    case TSL_OPT_STEP_MEGATRON:
+    case TSL_OPT_STEP_MEGATRON_FP16: {
+        bool fp16 = impl == TSL_OPT_STEP_MEGATRON_FP16;
+        megatron(fp16, st, out);
+        /* the grad buffer zeroed every iteration; 2021's param.grad is set to None */
+        if (!(fp16 && st->unfused_grad_accum)) {
+            out->local_bytes = g;
+            out->kernels += 1;
+        }
+        break;
+    }
+    case TSL_OPT_STEP_TORCH: {
+        double P = st->master ? 4.0 : 2.0;
+        double M = st->master && !st->bf16_moments ? 4.0 : 2.0;
+        /* _foreach_norm g, _foreach_mul_ 2g; _multi_tensor_adamw 4P + 14M + 2g */
+        out->shard_bytes = 3.0 * g + 4.0 * P + 14.0 * M + 2.0 * g;
+        out->kernels = 10;
+        break;
+    }
+    case TSL_OPT_STEP_DEEPSPEED_FP16: {
+        /* over fp16 gradients (2 B): overflow check 2 + 4 + 4, norm 2 + 4 + 4, the
+         * fp32 .grad 2 + 4, unscale and clip 8, Adam 28 (bf16 moments 20), copy 6 */
+        double fp16 = 2.0;
+        out->shard_bytes = 2.0 * (fp16 + 8.0) + (fp16 + 4.0) + 8.0 + main_adam_bytes(st) + 6.0;
+        out->kernels = 7;
+        break;
+    }
+    default: break;
+    }
+}
