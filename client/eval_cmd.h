@@ -50,8 +50,9 @@ typedef struct tsl_eval_opts {
     bool no_fp8;
     bool fp8_param_gather; /* --fp8-param-gather: the given plan's fp8_param_gather */
     int fp8_impl;          /* --fp8-impl te|torchao: the given plan's fp8_impl; -1: unset */
-    /* --moe-bf16-experts, --moe-fp8-dispatch: the request's fields of those names */
-    bool moe_bf16_experts, moe_fp8_dispatch;
+    /* --moe-bf16-experts, --moe-fp8-dispatch: the request's fields of those names;
+     * --moe-alltoall-dispatcher: its moe_alltoall */
+    bool moe_bf16_experts, moe_fp8_dispatch, moe_alltoall;
     double moe_imbalance; /* --moe-imbalance X: the request's moe_imbalance (0: the plan's) */
     uint32_t vp_group;    /* --vp-group N: the request's vp_group (0: the plan's, else pp) */
     /* --cpu-offload-layers N: the request's cpu_offload_layers (0: the plan's) */

@@ -22,6 +22,7 @@ static const char eval_usage[] =
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
+    "                      [--moe-alltoall-dispatcher]\n"
     "                      [--vp-group N] [--cpu-offload-layers N]\n"
     "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap]\n"
     "                      [--unfused-grad-accum] [--legacy-p2p]\n"
@@ -175,6 +176,10 @@ static const char eval_usage[] =
     "                      (torchtitan without its grouped-experts converter)\n"
     "  --moe-fp8-dispatch  with FP8 experts: the dispatch all-to-all (and the\n"
     "                      combine's gradient) in FP8, as DeepSeek-V3\n"
+    "  --moe-alltoall-dispatcher\n"
+    "                      Megatron-LM's all-to-all token dispatcher: its counts,\n"
+    "                      sync, routing-weight all-to-all and second permutation\n"
+    "                      (default: the permutation and two all-to-alls alone)\n"
     "  --vp-group N        interleaved plans: N micro-batches per group of Megatron-LM's\n"
     "                      schedule (--microbatch-group-size-per-virtual-pipeline-stage;\n"
     "                      default: the plan's, else pp; pp <= N <= micro-batches)\n"
@@ -253,6 +258,7 @@ enum {
     OPT_FP8_IMPL,
     OPT_MOE_BF16,
     OPT_MOE_FP8_DISPATCH,
+    OPT_MOE_ALLTOALL,
     OPT_VP_GROUP,
     OPT_CPU_OFFLOAD,
 };
@@ -321,6 +327,7 @@ static const struct option eval_long[] = {
     {"fp8-impl", required_argument, 0, OPT_FP8_IMPL},
     {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
     {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
+    {"moe-alltoall-dispatcher", no_argument, 0, OPT_MOE_ALLTOALL},
     {"vp-group", required_argument, 0, OPT_VP_GROUP},
     {"cpu-offload-layers", required_argument, 0, OPT_CPU_OFFLOAD},
     {0, 0, 0, 0},
@@ -482,6 +489,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         return 0;
     case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
     case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
+    case OPT_MOE_ALLTOALL: eo->moe_alltoall = true; return 0;
     case OPT_IMBALANCE:
         return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
     case OPT_VP_GROUP: return tsl_parse_u32("vp-group", optarg, 1, 4096, &eo->vp_group, err);

@@ -732,6 +732,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
         dev->fp8_flops = fp8_recipe_flops(env);
         dev->moe_fp8 = !env->knobs.moe_bf16_experts;
     }
+    dev->moe_a2a = env->knobs.moe_alltoall;
     dev->autocast = env->knobs.autocast;
     dev->eager = env->knobs.eager;
     cp_core(env, dev);
@@ -1083,6 +1084,8 @@ typedef struct moe_terms {
     double p;        /* routed expert parameters on this rank */
     degrees_t g;     /* the expert data group as degrees: t 1, d or z = G/(ep·etp) */
     double a2a_pass; /* a pass's two all-to-alls (dispatch and combine), with their α */
+    double disp_f, disp_b; /* Megatron-LM's all-to-all dispatcher's own collectives
+                              (moe_alltoall): forward, backward */
     double tpc;      /* one expert-TP all-gather or reduce-scatter, with its α */
     double gather;   /* ZeRO-3 gather of the expert weights, per pass */
     double per_mb, last, exposed, gather_next;
@@ -1091,6 +1094,27 @@ typedef struct moe_terms {
                         (negative when a capacity below 1 drops rows or FP8 halves it) */
     double w8;    /* the FP8 experts' weight elements on this rank (0: bf16 experts) */
 } moe_terms_t;
+
+/* Megatron-LM's all-to-all dispatcher's collectives beyond the tokens' (token_dispatcher.py
+ * MoEAlltoAllTokenDispatcher at 44151194): the routing weights (bf16, w bytes: one per
+ * routed row) go to the experts by an all-to-all of their own each pass (forward, and
+ * its gradient back), gathered over expert TP and reduce-scattered back where etp > 1;
+ * the forward first all-gathers every rank's tokens per expert (E int64) over the
+ * expert-TP × EP group. Each through the NCCL model (α and protocol). */
+static void alltoall_dispatcher(const tsl_cost_env_t *env, const tsl_layer_t *l,
+                                const tsl_strategy_bw_t *bw, uint32_t ep, uint32_t etp, double w,
+                                moe_terms_t *o)
+{
+    tsl_coll_lat_t lat_ep, lat_etp, lat_tep;
+    double bw_ep = made_group_bw(env, bw, etp, ep, &lat_ep),
+           bw_etp = made_group_bw(env, bw, 1, etp, &lat_etp),
+           bw_tep = made_group_bw(env, bw, 1, ep * etp, &lat_tep);
+    double probs = alltoall_lat_s(w, ep, bw_ep, &lat_ep) +
+                   allgather_lat_s(etp * w, etp, bw_etp, &lat_etp);
+    double counts = 8.0 * l->experts * ep * etp;
+    o->disp_f = probs + allgather_lat_s(counts, ep * etp, bw_tep, &lat_tep);
+    o->disp_b = probs;
+}
 
 static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                       const tsl_strategy_bw_t *bw, degrees_t g, double n, moe_terms_t *o)
@@ -1119,6 +1143,8 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     o->a2a_pass = alltoall_lat_s(bytes, ep, bw_ep, &lat_ep) +
                   alltoall_lat_s(bytes * wire / 2.0, ep, bw_ep, &lat_ep);
     o->tpc = allgather_lat_s(etp * bytes, etp, bw_etp, &lat_etp);
+    if (env->knobs.moe_alltoall && ep > 1)
+        alltoall_dispatcher(env, l, bw, ep, etp, bytes / l->hidden, o);
     o->w8 = fp8 ? o->p : 0.0;
     double pg = gather_bytes(env, o->p, o->w8);
     o->gather = allgather_lat_s(pg, o->g.z, bw_edp, &lat_edp);
@@ -1268,7 +1294,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     grad_sync(env->mode, &env->knobs, s, g, bw, grad_elem_bytes(&env->knobs) * p, pg, &per_mb,
               &last, &exposed, &gather_next);
     /* dispatch + combine, and at etp > 1 the gather and the reduce-scatter */
-    double ep_f = moe.a2a_pass + 2.0 * moe.tpc, ep_b = ep_f;
+    double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f,
+           ep_b = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_b;
     if (l->experts) {
         gather += moe.gather;
         per_mb += moe.per_mb;

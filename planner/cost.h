@@ -276,6 +276,13 @@ typedef struct tsl_cost_knobs {
                                    scales (DeepSeek-V3 Sec. 3.3.2; Megatron-LM
                                    --moe-dispatch-fwd-dtype / --moe-combine-bwd-dtype
                                    mxfp8); false: bf16 */
+    bool moe_alltoall;          /* Megatron-LM's all-to-all token dispatcher
+                                   (--moe-token-dispatcher-type alltoall, permute fusion):
+                                   its counts and their all-gather, the sync before the
+                                   dispatch, the routing weights' all-to-all and the second
+                                   permutation (roofline.h TSL_ROOFLINE_A2A_*); false: the
+                                   permutation and the two all-to-alls alone (HybridEP,
+                                   DeepEP, torchtitan) */
     uint32_t ep;                /* expert-parallel degree of every MoE layer (0 or 1: none);
                                    docs/cost-model.md "Mixture of experts" */
     uint32_t etp;               /* expert tensor-parallel degree of the routed experts (0 or

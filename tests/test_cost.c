@@ -1813,6 +1813,20 @@ static void test_moe(void)
     CHECK_NEAR(r8.ep_s, 4 * a2a, 1e-12, "ep 8: 4 all-to-alls of %g s", a2a);
     CHECK_NEAR(r8.fwd_s, fwd[1] + 2 * a2a, 1e-12, "ep 8 forward %g, by hand %g", r8.fwd_s,
                fwd[1] + 2 * a2a);
+    /* Megatron-LM's all-to-all dispatcher (knobs.moe_alltoall; one local expert, so no
+     * second permutation): the routing weights' all-to-all each pass (R bf16 values,
+     * 2·R bytes), the forward's all-gather of the counts over the 8 ranks (E int64 each:
+     * 512 bytes), and in the forward the roofline's counts and row-id map (30 bytes per
+     * T × E entry, 9 kernels; no host floor here, so no sync idle) */
+    env.knobs.moe_alltoall = true;
+    tsl_layer_cost_t ra;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &ra);
+    env.knobs.moe_alltoall = false;
+    const double w = 7.0 / 8 * (2 * R) / bw, counts = 7.0 / 8 * (8 * E * 8) / bw;
+    CHECK_NEAR(ra.ep_s, 4 * a2a + 2 * w + counts, 1e-12, "dispatcher: %g, by hand %g", ra.ep_s,
+               4 * a2a + 2 * w + counts);
+    CHECK_NEAR(ra.fwd_s, fwd[1] + 2 * a2a + w + counts + tsl_roofline_mem_s(&d, 30 * T * E, 9),
+               1e-12, "dispatcher forward %g", ra.fwd_s);
     /* the same FLOPs per rank either way: E/ep experts of ep·R/E rows */
     CHECK(fabs(fwd[1] / fwd[0] - 1) < 0.05, "ep 8 compute %g vs ep 1 %g", fwd[1], fwd[0]);
     /* memory: expert states ÷ ep; the router (h·E) and the norm (h) on every rank */
