@@ -763,6 +763,24 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
                                 &col_frac[1]);
 }
 
+/* The EP collectives of a host-bound MoE pass (docs/cost-model.md "Host dispatch"): NCCL's
+ * kernels run on the compute stream while the host goes on dispatching the layer's ops,
+ * so a pass whose host floor (fwd, bwd: the roofline's, floored) is above its kernels'
+ * time shows only what of the collectives that lead does not cover: the pass takes
+ * max(kernels + collectives, ops · H). GPU-bound passes keep them whole. */
+static void ep_host_lead(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                         double n, uint32_t t, double fwd, double bwd, double *ep_f, double *ep_b)
+{
+    if (!(env->host_op_s > 0) || !(*ep_f + *ep_b > 0))
+        return;
+    tsl_roofline_dev_t dev;
+    env_dev(env, &dev);
+    dev.host_op_s = 0.0; /* the kernels alone */
+    double V = padded_vocab(l, t, &env->knobs);
+    *ep_f = fmax(0.0, *ep_f - (fwd - tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, V)));
+    *ep_b = fmax(0.0, *ep_b - (bwd - tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, V)));
+}
+
 /*
  * TP in the backward: the exposed part of the backward's TP collectives, tp_f's
  * ring bytes again (docs/cost-model.md "TP in the backward"). All of it in PAPER
@@ -1081,13 +1099,13 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
  * expert_fp8_cache_bytes).
  */
 typedef struct moe_terms {
-    double p;        /* routed expert parameters on this rank */
-    degrees_t g;     /* the expert data group as degrees: t 1, d or z = G/(ep·etp) */
-    double a2a_pass; /* a pass's two all-to-alls (dispatch and combine), with their α */
+    double p;              /* routed expert parameters on this rank */
+    degrees_t g;           /* the expert data group as degrees: t 1, d or z = G/(ep·etp) */
+    double a2a_pass;       /* a pass's two all-to-alls (dispatch and combine), with their α */
     double disp_f, disp_b; /* Megatron-LM's all-to-all dispatcher's own collectives
                               (moe_alltoall): forward, backward */
-    double tpc;      /* one expert-TP all-gather or reduce-scatter, with its α */
-    double gather;   /* ZeRO-3 gather of the expert weights, per pass */
+    double tpc;            /* one expert-TP all-gather or reduce-scatter, with its α */
+    double gather;         /* ZeRO-3 gather of the expert weights, per pass */
     double per_mb, last, exposed, gather_next;
     double opt_s;
     double stash; /* bytes per sample of the routed stash beyond the model's, per rank
@@ -1109,8 +1127,8 @@ static void alltoall_dispatcher(const tsl_cost_env_t *env, const tsl_layer_t *l,
     double bw_ep = made_group_bw(env, bw, etp, ep, &lat_ep),
            bw_etp = made_group_bw(env, bw, 1, etp, &lat_etp),
            bw_tep = made_group_bw(env, bw, 1, ep * etp, &lat_tep);
-    double probs = alltoall_lat_s(w, ep, bw_ep, &lat_ep) +
-                   allgather_lat_s(etp * w, etp, bw_etp, &lat_etp);
+    double probs =
+        alltoall_lat_s(w, ep, bw_ep, &lat_ep) + allgather_lat_s(etp * w, etp, bw_etp, &lat_etp);
     double counts = 8.0 * l->experts * ep * etp;
     o->disp_f = probs + allgather_lat_s(counts, ep * etp, bw_tep, &lat_tep);
     o->disp_b = probs;
@@ -1295,7 +1313,9 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
               &last, &exposed, &gather_next);
     /* dispatch + combine, and at etp > 1 the gather and the reduce-scatter */
     double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f,
-           ep_b = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_b;
+           ep_b = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_b, ep_rf = ep_f;
+    if (l->experts && !profiled)
+        ep_host_lead(env, l, s, n, g.t, compute_f, compute_b, &ep_f, &ep_b);
     if (l->experts) {
         gather += moe.gather;
         per_mb += moe.per_mb;
@@ -1343,7 +1363,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     if (s->ckpt)
         recompute += twice_c + twice_comm;
     double mod_c, mod_comm; /* the recompute modules (recompute.h) */
-    module_recompute_s(env, l, s, n, g.t, tp_f, mlp_fx, ep_f, &mod_c, &mod_comm);
+    module_recompute_s(env, l, s, n, g.t, tp_f, mlp_fx, ep_rf, &mod_c, &mod_comm);
     recompute += mod_c + mod_comm;
 
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */

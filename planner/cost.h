@@ -229,8 +229,9 @@ typedef enum tsl_cost_mode {
  * measured 150 to NVIDIA's published 232 (cluster_hw.c); 32: tp_comm_overlap's blocks include a Mamba-2 mixer's
  * in_proj/out_proj, the collectives outside a block hide only under the column-parallel
  * GEMMs no block used, and a recomputed MLP or a second forward re-runs the overlapped
- * forward. */
-#define TSL_COST_MODEL_VERSION 32u
+ * forward; 33: Megatron-LM's all-to-all MoE dispatcher (moe_alltoall: its counts and their
+ * all-gather, the sync, the routing weights' all-to-all, the second permutation). */
+#define TSL_COST_MODEL_VERSION 33u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
