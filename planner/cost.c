@@ -765,20 +765,25 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
 
 /* The EP collectives of a host-bound MoE pass (docs/cost-model.md "Host dispatch"): NCCL's
  * kernels run on the compute stream while the host goes on dispatching the layer's ops,
- * so a pass whose host floor (fwd, bwd: the roofline's, floored) is above its kernels'
- * time shows only what of the collectives that lead does not cover: the pass takes
- * max(kernels + collectives, ops · H). GPU-bound passes keep them whole. */
+ * so a pass whose host floor (fwd; bwd with a later micro-batch's gradient accumulation,
+ * acc: the roofline's, floored) is above its kernels' time shows only what of the
+ * collectives that lead does not cover: the pass takes max(kernels + collectives,
+ * ops · H). GPU-bound passes keep them whole. */
 static void ep_host_lead(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
-                         double n, uint32_t t, double fwd, double bwd, double *ep_f, double *ep_b)
+                         double n, uint32_t t, double acc_params, double acc_bytes, double fwd,
+                         double bwd, double *ep_f, double *ep_b)
 {
     if (!(env->host_op_s > 0) || !(*ep_f + *ep_b > 0))
         return;
     tsl_roofline_dev_t dev;
     env_dev(env, &dev);
     dev.host_op_s = 0.0; /* the kernels alone */
+    dev.grad_acc_bytes = acc_bytes;
     double V = padded_vocab(l, t, &env->knobs);
-    *ep_f = fmax(0.0, *ep_f - (fwd - tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, V)));
-    *ep_b = fmax(0.0, *ep_b - (bwd - tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, V)));
+    double gf = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, V);
+    double gb = tsl_roofline_layer_bwd_acc_s(&dev, l, n, t, s->sp, V, acc_params);
+    *ep_f = fmax(0.0, *ep_f - fmax(0.0, fwd - gf));
+    *ep_b = fmax(0.0, *ep_b - fmax(0.0, bwd - gb));
 }
 
 /*
@@ -1315,7 +1320,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f,
            ep_b = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_b, ep_rf = ep_f;
     if (l->experts && !profiled)
-        ep_host_lead(env, l, s, n, g.t, compute_f, compute_b, &ep_f, &ep_b);
+        ep_host_lead(env, l, s, n, g.t, p / g.z, grad_accum_bytes(&env->knobs, s, g), compute_f,
+                     compute_b + acc_b, &ep_f, &ep_b);
     if (l->experts) {
         gather += moe.gather;
         per_mb += moe.per_mb;
