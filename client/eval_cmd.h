@@ -53,8 +53,9 @@ typedef struct tsl_eval_opts {
     int loss_impl;         /* --loss-impl exec|torch|megatron|te: the given plan's loss_impl
                               (loss_impl.h); -1: unset */
     int opt_step;          /* --opt-step NAME (opt_step.h): the given plan's; -1: unset */
-    /* --moe-bf16-experts, --moe-fp8-dispatch: the request's fields of those names */
-    bool moe_bf16_experts, moe_fp8_dispatch;
+    /* --moe-bf16-experts, --moe-fp8-dispatch: the request's fields of those names;
+     * --moe-alltoall-dispatcher: its moe_alltoall */
+    bool moe_bf16_experts, moe_fp8_dispatch, moe_alltoall;
     double moe_imbalance; /* --moe-imbalance X: the request's moe_imbalance (0: the plan's) */
     uint32_t vp_group;    /* --vp-group N: the request's vp_group (0: the plan's, else pp) */
     /* --cpu-offload-layers N: the request's cpu_offload_layers (0: the plan's) */

@@ -23,6 +23,7 @@ static const char eval_usage[] =
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
     "                      [--loss-impl IMPL]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
+    "                      [--moe-alltoall-dispatcher]\n"
     "                      [--vp-group N] [--cpu-offload-layers N]\n"
     "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap]\n"
     "                      [--unfused-grad-accum] [--legacy-p2p]\n"
@@ -190,6 +191,10 @@ static const char eval_usage[] =
     "                      (torchtitan without its grouped-experts converter)\n"
     "  --moe-fp8-dispatch  with FP8 experts: the dispatch all-to-all (and the\n"
     "                      combine's gradient) in FP8, as DeepSeek-V3\n"
+    "  --moe-alltoall-dispatcher\n"
+    "                      Megatron-LM's all-to-all token dispatcher: its counts,\n"
+    "                      sync, routing-weight all-to-all and second permutation\n"
+    "                      (default: the permutation and two all-to-alls alone)\n"
     "  --vp-group N        interleaved plans: N micro-batches per group of Megatron-LM's\n"
     "                      schedule (--microbatch-group-size-per-virtual-pipeline-stage;\n"
     "                      default: the plan's, else pp; pp <= N <= micro-batches)\n"
@@ -270,6 +275,7 @@ enum {
     OPT_OPT_STEP,
     OPT_MOE_BF16,
     OPT_MOE_FP8_DISPATCH,
+    OPT_MOE_ALLTOALL,
     OPT_VP_GROUP,
     OPT_CPU_OFFLOAD,
 };
@@ -340,6 +346,7 @@ static const struct option eval_long[] = {
     {"opt-step", required_argument, 0, OPT_OPT_STEP},
     {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
     {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
+    {"moe-alltoall-dispatcher", no_argument, 0, OPT_MOE_ALLTOALL},
     {"vp-group", required_argument, 0, OPT_VP_GROUP},
     {"cpu-offload-layers", required_argument, 0, OPT_CPU_OFFLOAD},
     {0, 0, 0, 0},
@@ -514,6 +521,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         return 0;
     case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
     case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
+    case OPT_MOE_ALLTOALL: eo->moe_alltoall = true; return 0;
     case OPT_IMBALANCE:
         return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
     case OPT_VP_GROUP: return tsl_parse_u32("vp-group", optarg, 1, 4096, &eo->vp_group, err);

@@ -233,6 +233,11 @@ static void print_ep(FILE *out, json_t *plan, json_t *doc)
                 cap > 0 && !json_is_true(json_object_get(plan, "moe_pad_to_capacity"))
                     ? " (up to the capacity)"
                     : "");
+    if (json_is_true(json_object_get(plan, "moe_alltoall_dispatcher")))
+        fputs("  dispatch:  Megatron-LM's all-to-all dispatcher (its counts' all-gather, the "
+              "sync before the dispatch, the routing weights' all-to-all, the second "
+              "permutation)\n",
+              out);
     if (why[0])
         fprintf(out, "  ep why:    %s\n", why);
 }

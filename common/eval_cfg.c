@@ -598,7 +598,6 @@ static const char *const mg_no_effect[] = {
     "moe-router-topk",
     "moe-ffn-hidden-size",
     "moe-grouped-gemm",
-    "moe-token-dispatcher-type",
     "use-transformer-engine-op-fuser",
     "moe-token-drop-policy", /* which tokens a capacity drops, not how many */
     "moe-shared-expert-intermediate-size",
@@ -769,6 +768,8 @@ typedef struct mg_state {
     bool fp4_param;       /* --fp4-param-gather */
     bool fp8_dispatch;    /* --moe-dispatch-fwd-dtype mxfp8 */
     bool fp8_combine;     /* --moe-combine-bwd-dtype mxfp8 */
+    bool a2a_dispatcher;  /* --moe-token-dispatcher-type alltoall (noted) */
+    bool ag_dispatcher;   /* --moe-token-dispatcher-type allgather */
     uint32_t cp, ep, etp;
     char cp_comm[16];  /* --cp-comm-type; "" = p2p */
     double capacity;   /* --moe-expert-capacity-factor; 0: dropless */
@@ -1068,6 +1069,17 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
         *(key[4] == 'd' ? &st->fp8_dispatch : &st->fp8_combine) = strcmp(val, "mxfp8") == 0;
         return 0;
     }
+    if (strcmp(key, "moe-token-dispatcher-type") == 0) {
+        if (val == NULL || (strcmp(val, "alltoall") != 0 && strcmp(val, "allgather") != 0 &&
+                            strcmp(val, "flex") != 0))
+            return tsl_err_set(err,
+                               "megatron: --moe-token-dispatcher-type: '%s' is not allgather, "
+                               "alltoall or flex",
+                               val ? val : "");
+        st->a2a_dispatcher = strcmp(val, "alltoall") == 0;
+        st->ag_dispatcher = strcmp(val, "allgather") == 0;
+        return 0;
+    }
     if (strcmp(key, "fp8-recipe") == 0) {
         int r = tsl_fp8_recipe_parse(val);
         if (r <= 0 || r == TSL_FP8_NVFP4) /* Megatron-LM's Fp8Recipe; NVFP4 is --fp4-format */
@@ -1307,6 +1319,16 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     if (st->fp8_dispatch != st->fp8_combine && c->knobs.fp8)
         tsl_eval_cfg_note(c, "megatron: --moe-dispatch-fwd-dtype and --moe-combine-bwd-dtype "
                              "differ: both priced in FP8");
+    /* the dispatcher is the request's (knobs.moe_alltoall, --moe-alltoall-dispatcher), not
+     * the line's: Tessel's megatron export writes alltoall for every MoE plan, and reading
+     * it back must price the plan as it was priced */
+    if (st->a2a_dispatcher)
+        tsl_eval_cfg_note(c, "megatron: --moe-token-dispatcher-type alltoall: its counts, sync, "
+                             "routing-weight all-to-all and second permutation are priced with "
+                             "--moe-alltoall-dispatcher");
+    if (st->ag_dispatcher)
+        tsl_eval_cfg_note(c, "megatron: --moe-token-dispatcher-type allgather is priced as "
+                             "the permutation and two all-to-alls");
     if ((st->fp8_dispatch || st->fp8_combine) && !c->knobs.fp8)
         tsl_eval_cfg_note(c, "megatron: an MXFP8 dispatch without --fp8-format: priced bf16");
     if (st->fp8_e4m3)

@@ -106,6 +106,7 @@
     X(fp8_param_gather, BOOL, fp8_param_gather, "fp8_param_gather", NONZERO)                       \
     X(moe_bf16_experts, BOOL, moe_bf16_experts, "moe_bf16_experts", NONZERO)                       \
     X(moe_fp8_dispatch, BOOL, moe_fp8_dispatch, "moe_fp8_dispatch", NONZERO)                       \
+    X(moe_alltoall, BOOL, moe_alltoall_dispatcher, "moe_alltoall_dispatcher", NONZERO)             \
     X(fb_serial, BOOL, fb_serial, "fb_serial", NONZERO)                                            \
     X(recompute_modules, CUSTOM, recompute_modules, "recompute_modules", ALWAYS)                   \
     X(bf16_moments, BOOL, bf16_moments, "bf16_moments", NONZERO)                                   \

@@ -739,6 +739,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
         dev->fp8_flops = fp8_recipe_flops(env);
         dev->moe_fp8 = !env->knobs.moe_bf16_experts;
     }
+    dev->moe_a2a = env->knobs.moe_alltoall;
     dev->autocast = env->knobs.autocast;
     dev->eager = env->knobs.eager;
     cp_core(env, dev);
@@ -767,6 +768,29 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
         tsl_roofline_layer_wgrad_frac(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
     tsl_roofline_layer_col_frac(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), &col_frac[0],
                                 &col_frac[1]);
+}
+
+/* The EP collectives of a host-bound MoE pass (docs/cost-model.md "Host dispatch"): NCCL's
+ * kernels run on the compute stream while the host goes on dispatching the layer's ops,
+ * so a pass whose host floor (fwd; bwd with a later micro-batch's gradient accumulation,
+ * acc: the roofline's, floored) is above its kernels' time shows only what of the
+ * collectives that lead does not cover: the pass takes max(kernels + collectives,
+ * ops · H). GPU-bound passes keep them whole. */
+static void ep_host_lead(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                         double n, uint32_t t, double acc_params, double acc_bytes, double fwd,
+                         double bwd, double *ep_f, double *ep_b)
+{
+    if (!(env->host_op_s > 0) || !(*ep_f + *ep_b > 0))
+        return;
+    tsl_roofline_dev_t dev;
+    env_dev(env, &dev);
+    dev.host_op_s = 0.0; /* the kernels alone */
+    dev.grad_acc_bytes = acc_bytes;
+    double V = padded_vocab(l, t, &env->knobs);
+    double gf = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, V);
+    double gb = tsl_roofline_layer_bwd_acc_s(&dev, l, n, t, s->sp, V, acc_params);
+    *ep_f = fmax(0.0, *ep_f - fmax(0.0, fwd - gf));
+    *ep_b = fmax(0.0, *ep_b - fmax(0.0, bwd - gb));
 }
 
 /*
@@ -1103,17 +1127,40 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
  * expert_fp8_cache_bytes).
  */
 typedef struct moe_terms {
-    double p;        /* routed expert parameters on this rank */
-    degrees_t g;     /* the expert data group as degrees: t 1, d or z = G/(ep·etp) */
-    double a2a_pass; /* a pass's two all-to-alls (dispatch and combine), with their α */
-    double tpc;      /* one expert-TP all-gather or reduce-scatter, with its α */
-    double gather;   /* ZeRO-3 gather of the expert weights, per pass */
+    double p;              /* routed expert parameters on this rank */
+    degrees_t g;           /* the expert data group as degrees: t 1, d or z = G/(ep·etp) */
+    double a2a_pass;       /* a pass's two all-to-alls (dispatch and combine), with their α */
+    double disp_f, disp_b; /* Megatron-LM's all-to-all dispatcher's own collectives
+                              (moe_alltoall): forward, backward */
+    double tpc;            /* one expert-TP all-gather or reduce-scatter, with its α */
+    double gather;         /* ZeRO-3 gather of the expert weights, per pass */
     double per_mb, last, exposed, gather_next;
     double opt_s;
     double stash; /* bytes per sample of the routed stash beyond the model's, per rank
                         (negative when a capacity below 1 drops rows or FP8 halves it) */
     double w8;    /* the FP8 experts' weight elements on this rank (0: bf16 experts) */
 } moe_terms_t;
+
+/* Megatron-LM's all-to-all dispatcher's collectives beyond the tokens' (token_dispatcher.py
+ * MoEAlltoAllTokenDispatcher at 44151194): the routing weights (bf16, w bytes: one per
+ * routed row) go to the experts by an all-to-all of their own each pass (forward, and
+ * its gradient back), gathered over expert TP and reduce-scattered back where etp > 1;
+ * the forward first all-gathers every rank's tokens per expert (E int64) over the
+ * expert-TP × EP group. Each through the NCCL model (α and protocol). */
+static void alltoall_dispatcher(const tsl_cost_env_t *env, const tsl_layer_t *l,
+                                const tsl_strategy_bw_t *bw, uint32_t ep, uint32_t etp, double w,
+                                moe_terms_t *o)
+{
+    tsl_coll_lat_t lat_ep, lat_etp, lat_tep;
+    double bw_ep = made_group_bw(env, bw, etp, ep, &lat_ep),
+           bw_etp = made_group_bw(env, bw, 1, etp, &lat_etp),
+           bw_tep = made_group_bw(env, bw, 1, ep * etp, &lat_tep);
+    double probs =
+        alltoall_lat_s(w, ep, bw_ep, &lat_ep) + allgather_lat_s(etp * w, etp, bw_etp, &lat_etp);
+    double counts = 8.0 * l->experts * ep * etp;
+    o->disp_f = probs + allgather_lat_s(counts, ep * etp, bw_tep, &lat_tep);
+    o->disp_b = probs;
+}
 
 static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                       const tsl_strategy_bw_t *bw, degrees_t g, double n, moe_terms_t *o)
@@ -1142,6 +1189,8 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     o->a2a_pass = alltoall_lat_s(bytes, ep, bw_ep, &lat_ep) +
                   alltoall_lat_s(bytes * wire / 2.0, ep, bw_ep, &lat_ep);
     o->tpc = allgather_lat_s(etp * bytes, etp, bw_etp, &lat_etp);
+    if (env->knobs.moe_alltoall && ep > 1)
+        alltoall_dispatcher(env, l, bw, ep, etp, bytes / l->hidden, o);
     o->w8 = fp8 ? o->p : 0.0;
     double pg = gather_bytes(env, o->p, o->w8);
     o->gather = allgather_lat_s(pg, o->g.z, bw_edp, &lat_edp);
@@ -1291,7 +1340,11 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     grad_sync(env->mode, &env->knobs, s, g, bw, grad_elem_bytes(&env->knobs) * p, pg, &per_mb,
               &last, &exposed, &gather_next);
     /* dispatch + combine, and at etp > 1 the gather and the reduce-scatter */
-    double ep_f = moe.a2a_pass + 2.0 * moe.tpc, ep_b = ep_f;
+    double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f,
+           ep_b = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_b, ep_rf = ep_f;
+    if (l->experts && !profiled)
+        ep_host_lead(env, l, s, n, g.t, p / g.z, grad_accum_bytes(&env->knobs, s, g), compute_f,
+                     compute_b + acc_b, &ep_f, &ep_b);
     if (l->experts) {
         gather += moe.gather;
         per_mb += moe.per_mb;
@@ -1339,7 +1392,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     if (s->ckpt)
         recompute += twice_c + twice_comm;
     double mod_c, mod_comm; /* the recompute modules (recompute.h) */
-    module_recompute_s(env, l, s, n, g.t, tp_f, mlp_fx, ep_f, &mod_c, &mod_comm);
+    module_recompute_s(env, l, s, n, g.t, tp_f, mlp_fx, ep_rf, &mod_c, &mod_comm);
     recompute += mod_c + mod_comm;
 
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */

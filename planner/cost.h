@@ -234,8 +234,9 @@ typedef enum tsl_cost_mode {
  * loss, TE's fused one; loss_impl.h), its transient on the head's backward peak; 34: the
  * optimizer step as the stack runs it (knobs.opt_step, opt_step.h:
  * fused, megatron, megatron-fp16, torch, deepspeed-fp16), its passes beyond the fused kernel and the
- * grad buffer's zeroing. */
-#define TSL_COST_MODEL_VERSION 34u
+ * grad buffer's zeroing; 35: Megatron-LM's all-to-all MoE dispatcher (moe_alltoall: its counts and
+ * their all-gather, the sync, the routing weights' all-to-all, the second permutation). */
+#define TSL_COST_MODEL_VERSION 35u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -286,6 +287,13 @@ typedef struct tsl_cost_knobs {
                                    scales (DeepSeek-V3 Sec. 3.3.2; Megatron-LM
                                    --moe-dispatch-fwd-dtype / --moe-combine-bwd-dtype
                                    mxfp8); false: bf16 */
+    bool moe_alltoall;          /* Megatron-LM's all-to-all token dispatcher
+                                   (--moe-token-dispatcher-type alltoall, permute fusion):
+                                   its counts and their all-gather, the sync before the
+                                   dispatch, the routing weights' all-to-all and the second
+                                   permutation (roofline.h TSL_ROOFLINE_A2A_*); false: the
+                                   permutation and the two all-to-alls alone (HybridEP,
+                                   DeepEP, torchtitan) */
     uint32_t ep;                /* expert-parallel degree of every MoE layer (0 or 1: none);
                                    docs/cost-model.md "Mixture of experts" */
     uint32_t etp;               /* expert tensor-parallel degree of the routed experts (0 or

@@ -304,6 +304,7 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
     k->fp8_param_gather |= g->fp8_param_gather;
     k->moe_bf16_experts |= g->moe_bf16_experts;
     k->moe_fp8_dispatch |= g->moe_fp8_dispatch;
+    k->moe_alltoall |= g->moe_alltoall;
     k->fb_serial |= g->fb_serial; /* the stack runs DualPipeV's F&B as F + B */
     if (!r->recompute_modules)    /* the given plan's recompute modules */
         k->recompute_modules = g->recompute_modules;

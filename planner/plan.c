@@ -359,6 +359,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->fp8_param_gather = p->fp8_param_gather;
     k->moe_bf16_experts = p->moe_bf16_experts;
     k->moe_fp8_dispatch = p->moe_fp8_dispatch;
+    k->moe_alltoall = p->moe_alltoall;
     k->fb_serial = p->fb_serial;
     k->recompute_modules = p->recompute_modules;
     k->bf16_moments = p->bf16_moments;
@@ -394,6 +395,7 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->fp8_param_gather = k->fp8 && k->fp8_param_gather;
     p->moe_bf16_experts = k->fp8 && k->moe_bf16_experts;
     p->moe_fp8_dispatch = k->fp8 && !k->moe_bf16_experts && k->moe_fp8_dispatch;
+    p->moe_alltoall = k->moe_alltoall;
     p->fb_serial = k->fb_serial;
     p->recompute_modules = k->recompute_modules;
     p->bf16_moments = k->bf16_moments && !k->no_fp32_master;

@@ -135,6 +135,8 @@ typedef struct tsl_plan {
     bool moe_bf16_experts; /* with fp8_recipe: the routed experts' GEMMs kept bf16 */
     bool moe_fp8_dispatch; /* with FP8 experts: the dispatch (and the combine's gradient)
                               all-to-all in FP8 */
+    bool moe_alltoall;     /* priced with Megatron-LM's all-to-all token dispatcher
+                              (cost.h knobs.moe_alltoall) */
     bool fb_serial;        /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
     /* Megatron's recompute modules beside the attention core (recompute.h bits; the
      * core is each layer's +selckpt) and Adam's moments in bf16 (cost.h knobs) */

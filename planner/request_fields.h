@@ -247,6 +247,11 @@
       "with FP8 experts: the MoE dispatch all-to-all and the combine's gradient in FP8 "           \
       "(DeepSeek-V3; Megatron-LM --moe-dispatch-fwd-dtype mxfp8); default bf16",                   \
       "moe_fp8_dispatch", "moe_fp8_dispatch")                                                      \
+    X(moe_alltoall, BOOL, "moe-alltoall-dispatcher", "", 0, 0,                                     \
+      "price Megatron-LM's all-to-all token dispatcher (its moe_token_dispatcher_type alltoall): " \
+      "its counts, sync, routing-weight all-to-all and second permutation; default: the "          \
+      "permutation and two all-to-alls alone (HybridEP, DeepEP, torchtitan)",                      \
+      "moe_alltoall_dispatcher", "moe_alltoall_dispatcher")                                        \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

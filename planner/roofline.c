@@ -32,6 +32,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->grad_acc_bytes = 0.0;
     d->eager = false;
     d->moe_fp8 = false;
+    d->moe_a2a = false;
     d->cp_ring = 1;
     d->cp_merge = false;
 }
@@ -628,6 +629,32 @@ static double expert_bias_s(pass_t *p, double rows, double h, double local)
     return tsl_roofline_mem_s(p->d, b * rows * h, (uint32_t)(per * local + 1.0));
 }
 
+/* Megatron-LM's all-to-all dispatcher beyond the permutation and its all-to-alls
+ * (roofline.h TSL_ROOFLINE_A2A_*): Tr tokens routed over E experts, R rows
+ * permuted, `rows` on this rank after the dispatch (the expert-TP group's), h
+ * wide, `local` experts here; the counts, the row-id map and the sync only with
+ * an EP group (ep > 1), the second permutation with more than one local expert. */
+static double a2a_dispatcher_s(pass_t *p, double Tr, double E, double R, double rows, double h,
+                               double local, double ep)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    double c = 0.0;
+    if (local > 1.0) /* sort_chunks_by_idxs after the dispatch and before the combine */
+        c += counted(p, 2.0 * TSL_ROOFLINE_A2A_SORT_BYTES * h * rows, p->bwd ? 2u : 4u);
+    if (!(ep > 1.0))
+        return c;
+    if (p->bwd) { /* the three all-to-alls' gradients: NCCL calls */
+        p->ops += 3.0;
+        return c;
+    }
+    c += counted(p, Tr * E, TSL_ROOFLINE_A2A_COUNT_KERNELS);
+    p->ops += TSL_ROOFLINE_A2A_D2H_COPIES + 4.0; /* the copies; the NCCL calls */
+    double map = counted(p, TSL_ROOFLINE_A2A_ROW_MAP_BYTES * Tr * E, 3);
+    /* the permutation queued behind the copies: what covers the host's restart */
+    double permute = map + tsl_roofline_mem_s(d, 4.0 * R * h, 1);
+    return c + map + fmax(0.0, d->host_op_s - permute);
+}
+
 /* A mixture-of-experts FFN (roofline.h): router, permutation, the local experts'
  * grouped GEMMs over the expert-TP group's gathered rows at f/etp, the shared
  * experts as one dense FFN. */
@@ -647,6 +674,8 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
         c += glu_clamp_s(p, x->g * fe * m * local);
     if (!l->no_bias) /* experts with biases (gpt-oss): Megatron-LM adds FFN-out's per expert */
         c += expert_bias_s(p, m * local, x->h, local);
+    if (p->d->moe_a2a)
+        c += a2a_dispatcher_s(p, Tr, E, moved * R, m * local, x->h, local, ep);
     if (l->shared_experts) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
         c += lin_col(p, T, x->g * fs / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) +

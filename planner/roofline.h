@@ -205,6 +205,38 @@
  * gradients in TE's wgrad GEMM (bf16) or its bgrad-quantize kernel (FP8): free. */
 #define TSL_ROOFLINE_EXPERT_BIAS_FWD_BYTES 12.0
 #define TSL_ROOFLINE_EXPERT_BIAS_BWD_BYTES 16.0
+/* Megatron-LM's all-to-all token dispatcher (dev.moe_a2a; MoEAlltoAllTokenDispatcher
+ * with moe_permute_fusion, token_dispatcher.py at 44151194; its kernels Transformer
+ * Engine's, pytorch/permutation.py and triton/permutation.py at v2.16), beyond the
+ * permute, unpermute and the two all-to-alls every dispatcher runs. Forward:
+ *   the counts   routing_map.sum(0) over the T × E mask (read 1 byte per entry) and
+ *                five sums and copies of E-long vectors (the splits, the counts per
+ *                local expert): 6 kernels; four D2H copies of them on a side stream
+ *                (host ops, off the compute stream)
+ *   row-id map   TE's permute first builds the T × (2E + 1) int32 map in three Triton
+ *                passes: the mask read and E columns written (1 + 4), read and
+ *                written (8), the 2E + 1 columns read and written (16): 29 bytes per
+ *                T × E entry
+ *   the sync     the host waits on the D2H copies before the dispatch all-to-all
+ *                (d2h_event.synchronize()), so nothing of its own is queued behind
+ *                the permutation: the GPU idles max(0, H − the permutation's time)
+ *                while the host dispatches the all-to-all (H = host_op_s; none
+ *                without a host floor)
+ *   second permutation  with more than one local expert, the dispatched rows sorted
+ *                by local expert after the all-to-all and back before the combine
+ *                (sort_chunks_by_idxs: make_chunk_sort_map, then sort_chunks_by_map,
+ *                reading and writing each row's h bf16 elements): 4·h bytes per row
+ *                each way, 4 kernels; backward each sort's gradient once more, 2
+ *                kernels (its int32 maps and the routing weights, 4 bytes a row, not
+ *                counted)
+ *   host ops     each kernel above, each D2H copy, and each NCCL call (the counts'
+ *                all-gather, the tokens' and the routing weights' all-to-alls, the
+ *                combine's): forward 6 + 3 + 4 + 4 + 4, backward 2 + 3
+ * The collectives' time is cost.c's (moe_terms). */
+#define TSL_ROOFLINE_A2A_COUNT_KERNELS 6u
+#define TSL_ROOFLINE_A2A_D2H_COPIES    4u
+#define TSL_ROOFLINE_A2A_ROW_MAP_BYTES 29.0
+#define TSL_ROOFLINE_A2A_SORT_BYTES    4.0
 /* Host time per eager op of a PyTorch training step, seconds: measured on the
  * H100 (bench/results/torch_gpt_step-h100.json, 16 micro-batches of 1, SDPA),
  * the model as that step ran it (no dropout: 685 ops per micro-batch; autocast;
@@ -445,6 +477,9 @@ typedef struct tsl_roofline_dev {
     bool moe_fp8;          /* with fp8: the routed experts' grouped GEMMs in FP8 too (false
                              after init: bf16, as torchtitan without its grouped-experts
                              converter) */
+    bool moe_a2a;          /* the MoE layers' dispatcher is Megatron-LM's all-to-all one
+                             (TSL_ROOFLINE_A2A_*); false after init: the permutation and
+                             its two all-to-alls alone */
     uint32_t cp_ring;      /* c > 1: a causal fused self-attention core runs as the CP
                              ring's c kernels per rank (below); 1 after init: one kernel */
     bool cp_merge;         /* with cp_ring: torch's context_parallel, which merges each

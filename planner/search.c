@@ -94,6 +94,15 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                            r->no_fp8 ? "--no-fp8" : "--moe-bf16-experts");
     if (tsl_fp8_dispatch_ok(r->fp8_recipe, r->moe_fp8_dispatch, err) != 0)
         return -1;
+    if (r->moe_alltoall && r->moe_fp8_dispatch)
+        return tsl_err_set(err, "moe_alltoall_dispatcher: Megatron-LM's FP8 dispatch runs the "
+                                "flex dispatcher, not the all-to-all one; not with "
+                                "--moe-fp8-dispatch");
+    if (r->moe_alltoall && r->target && r->target != TSL_TARGET_MEGATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "moe_alltoall_dispatcher: Megatron-LM's all-to-all dispatcher; %s "
+                            "runs its own",
+                            tsl_target_name(r->target));
     if (r->moe_fp8_dispatch && r->target && r->target != TSL_TARGET_MEGATRON)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "moe_fp8_dispatch: %s dispatches in bf16; megatron runs an FP8 "
@@ -336,6 +345,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
     if (r->moe_bf16_experts || r->moe_fp8_dispatch) /* likewise */
         tsl_fp_u64(&fp,
                    0x6d6f6538ull << 8 | (uint64_t)r->moe_bf16_experts << 1 | r->moe_fp8_dispatch);
+    if (r->moe_alltoall) /* likewise */
+        tsl_fp_u64(&fp, 0x6d6f6561327461ull);
     if (r->vp_group) /* likewise */
         tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the

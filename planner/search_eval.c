@@ -266,7 +266,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->unfused_grad_accum << 11 | (uint64_t)k->legacy_p2p << 12 |
             (uint64_t)k->double_block_fwd << 13 | (uint64_t)k->eager << 14 |
             (uint64_t)k->tp_comm_overlap << 15 | (uint64_t)k->lazy_grads << 16 |
-            (uint64_t)env->mode << 17,
+            (uint64_t)k->moe_alltoall << 18 | (uint64_t)env->mode << 17,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -1028,6 +1028,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->moe_bf16_experts = true;
     if (r->moe_fp8_dispatch)
         k->moe_fp8_dispatch = true;
+    if (r->moe_alltoall)
+        k->moe_alltoall = true;
     k->cpu_offload_layers = r->cpu_offload_layers;
 }
 

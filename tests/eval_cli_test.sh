@@ -504,6 +504,16 @@ expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search
     "--pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-size 8 --bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --recompute-granularity selective --recompute-modules moe_act layernorm"
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["recompute_modules"] == ["moe_act", "layernorm"] and p["bf16_moments"], p' "$out" &&
     ok || bad "the Megatron-LM line's modules and moments: $(cat "$out")"
+# Megatron-LM's all-to-all dispatcher (docs/cost-model.md "Mixture of experts"): the request's
+# --moe-alltoall-dispatcher, noted where the line names it, priced above the same plan without
+mgx="--pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-size 8 --bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --recompute-granularity selective --recompute-modules moe_act layernorm"
+expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgx --moe-token-dispatcher-type flex"
+cp "$out" "$dir/moe-flex.json"
+expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgx --moe-token-dispatcher-type alltoall" --moe-alltoall-dispatcher
+grep -q "note: megatron: --moe-token-dispatcher-type alltoall: its counts" "$err" && ok || bad "the dispatcher's note: $(cat "$err")"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert "moe_alltoall_dispatcher" not in a and b["moe_alltoall_dispatcher"] is True and b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-flex.json" "$out" &&
+    ok || bad "the all-to-all dispatcher from --moe-token-dispatcher-type: $(cat "$out")"
+expect 2 "megatron: --moe-token-dispatcher-type: 'a2a' is not allgather, alltoall or flex" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --megatron-args "$mgx --moe-token-dispatcher-type a2a"
 expect 4 "Tessel prices both moments in fp32 or both in 16 bits" eval $m345 --no-search --megatron-args \
     "--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16"
 

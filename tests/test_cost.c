@@ -1898,6 +1898,38 @@ static void test_moe(void)
     CHECK_NEAR(r8.ep_s, 4 * a2a, 1e-12, "ep 8: 4 all-to-alls of %g s", a2a);
     CHECK_NEAR(r8.fwd_s, fwd[1] + 2 * a2a, 1e-12, "ep 8 forward %g, by hand %g", r8.fwd_s,
                fwd[1] + 2 * a2a);
+    /* Megatron-LM's all-to-all dispatcher (knobs.moe_alltoall; one local expert, so no
+     * second permutation): the routing weights' all-to-all each pass (R bf16 values,
+     * 2·R bytes), the forward's all-gather of the counts over the 8 ranks (E int64 each:
+     * 512 bytes), and in the forward the roofline's counts and row-id map (30 bytes per
+     * T × E entry, 9 kernels; no host floor here, so no sync idle) */
+    env.knobs.moe_alltoall = true;
+    tsl_layer_cost_t ra;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &ra);
+    env.knobs.moe_alltoall = false;
+    const double w = 7.0 / 8 * (2 * R) / bw, counts = 7.0 / 8 * (8 * E * 8) / bw;
+    CHECK_NEAR(ra.ep_s, 4 * a2a + 2 * w + counts, 1e-12, "dispatcher: %g, by hand %g", ra.ep_s,
+               4 * a2a + 2 * w + counts);
+    CHECK_NEAR(ra.fwd_s, fwd[1] + 2 * a2a + w + counts + tsl_roofline_mem_s(&d, 30 * T * E, 9),
+               1e-12, "dispatcher forward %g", ra.fwd_s);
+    /* a host-bound pass (docs/cost-model.md "Host dispatch"): the all-to-alls run on the
+     * stream while the host dispatches, so the forward takes max(kernels + all-to-alls,
+     * ops · H); ops from H = 1 s, then H set so that ops · H is the kernels and one, or
+     * three, of the forward's two all-to-alls */
+    tsl_roofline_dev_t dh = d;
+    dh.ep = 8;
+    dh.host_op_s = 1.0;
+    const double ops = tsl_roofline_layer_fwd_s(&dh, &l, 1, 1, false, 0);
+    for (int x = 1; x <= 3; x += 2) {
+        env.host_op_s = dh.host_op_s = (fwd[1] + x * a2a) / ops;
+        tsl_layer_cost_t rh;
+        tsl_cost_layer(&env, &l, &s, NULL, 8, &rh);
+        CHECK_NEAR(tsl_roofline_layer_fwd_s(&dh, &l, 1, 1, false, 0), fwd[1] + x * a2a, 1e-12,
+                   "host-bound: ops · H");
+        CHECK_NEAR(rh.fwd_s, fmax(fwd[1] + 2 * a2a, fwd[1] + x * a2a), 1e-12,
+                   "host lead %d all-to-alls: forward %g", x, rh.fwd_s);
+    }
+    env.host_op_s = 0;
     /* the same FLOPs per rank either way: E/ep experts of ep·R/E rows */
     CHECK(fabs(fwd[1] / fwd[0] - 1) < 0.05, "ep 8 compute %g vs ep 1 %g", fwd[1], fwd[0]);
     /* memory: expert states ÷ ep; the router (h·E) and the norm (h) on every rank */

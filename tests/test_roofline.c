@@ -1356,6 +1356,73 @@ static void test_h200_gemm(void)
  * FFN-out bias 12 B forward and 16 B backward per element of the h-wide output,
  * 2 × 16 + 1 kernels forward, 4 × 16 + 1 backward, 16 + 1 and 32 + 1 host ops.
  * moe_act's recompute repeats the clamp's forward. */
+/* Megatron-LM's all-to-all dispatcher (dev.moe_a2a; roofline.h TSL_ROOFLINE_A2A_*) on
+ * a Qwen3-235B-A22B MoE FFN on the H100 at EP 8: T = 4096 tokens, k 8 of E 128, 16
+ * local experts, R = 32768 routed rows, all of them on this rank after the dispatch.
+ * Forward: the two sorts 2 × 4·h per row (1.07 GB, 0.40 ms at 2.68 TB/s), the counts
+ * 1 byte and the row-id map 29 bytes per T × E entry, 4 + 6 + 3 kernels; backward the
+ * sorts' 8·h per row in 2 kernels. Host ops: 21 forward (6 counts, 4 copies, 3 map
+ * passes, 4 sort kernels, 4 NCCL calls), 5 backward; at EP 1 the sorts alone. */
+static void test_alltoall_dispatcher(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    d.ep = 8;
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 1536,
+                     .heads = 64,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 128,
+                     .experts_per_tok = 8};
+    tsl_err_t err = {0};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t a = d;
+    a.moe_a2a = true;
+    const double W = d.mem_bw, L = d.launch_s, h = 4096, rows = 32768, TE = 4096.0 * 128;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&a, &l, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&d, &l, 1, 1, false, 0),
+               (8 * h * rows + 30 * TE) / W + 13 * L, 1e-12, "forward: 0.46 ms");
+    CHECK_NEAR(tsl_roofline_layer_bwd_s(&a, &l, 1, 1, false, 0) -
+                   tsl_roofline_layer_bwd_s(&d, &l, 1, 1, false, 0),
+               8 * h * rows / W + 2 * L, 1e-12, "backward: 0.41 ms");
+    tsl_roofline_dev_t o = d, oa = a; /* one second an op: the passes' op counts */
+    o.host_op_s = oa.host_op_s = 1.0;
+    CHECK(tsl_roofline_layer_fwd_s(&oa, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&o, &l, 1, 1, false, 0) + 21 &&
+              tsl_roofline_layer_bwd_s(&oa, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&o, &l, 1, 1, false, 0) + 5,
+          "21 host ops forward, 5 backward");
+    o.ep = oa.ep = 1; /* 128 local experts: the sorts alone */
+    CHECK(tsl_roofline_layer_fwd_s(&oa, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_fwd_s(&o, &l, 1, 1, false, 0) + 4 &&
+              tsl_roofline_layer_bwd_s(&oa, &l, 1, 1, false, 0) ==
+                  tsl_roofline_layer_bwd_s(&o, &l, 1, 1, false, 0) + 2,
+          "EP 1: the sorts' 4 and 2 ops");
+    /* one local expert (E = ep = 8), a thin h and wide f: GPU-bound (8.6 ms of GEMMs
+     * against 31 ops at H), the permutation 4 MB (1.6 µs) and its map shorter than H,
+     * so the sync leaves the GPU idle for the rest of H; no sort */
+    tsl_layer_t one = l;
+    one.hidden = 256;
+    one.ffn_hidden = 1u << 20;
+    one.experts = 8;
+    one.experts_per_tok = 1;
+    CHECK(tsl_layer_derive(&one, &err) == 0, "%s", err.msg);
+    tsl_roofline_dev_t s = d, sa = a;
+    s.host_op_s = sa.host_op_s = TSL_ROOFLINE_HOST_OP_S;
+    const double TE1 = 4096.0 * 8, map = 29 * TE1 / W + 3 * L, perm = 4 * 4096.0 * 256 / W + L;
+    CHECK_NEAR(tsl_roofline_layer_fwd_s(&sa, &one, 1, 1, false, 0) -
+                   tsl_roofline_layer_fwd_s(&s, &one, 1, 1, false, 0),
+               TE1 / W + 6 * L + map + (TSL_ROOFLINE_HOST_OP_S - map - perm), 1e-12,
+               "the sync's idle: H less the permutation queued behind the copies");
+    CHECK(tsl_roofline_layer_fwd_s(&s, &one, 1, 1, false, 0) > 31 * TSL_ROOFLINE_HOST_OP_S,
+          "GPU-bound");
+}
+
 static void test_gpt_oss_experts(void)
 {
     tsl_roofline_dev_t d;
@@ -1411,6 +1478,7 @@ int main(void)
 {
     test_tp_gemms();
     test_gpt_oss_experts();
+    test_alltoall_dispatcher();
     test_fp8_impl();
     test_fp8_layer();
     test_fp8_moe_layer();

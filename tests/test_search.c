@@ -982,7 +982,19 @@ static void test_fp8(void)
               strstr(err.msg, "torchtitan dispatches in bf16"),
           "torchtitan refuses the FP8 dispatch: %s", err.msg);
     r.target = TSL_TARGET_ANY;
+    /* Megatron-LM's all-to-all dispatcher: not its FP8 dispatch (the flex dispatcher's),
+     * and megatron's own */
+    r.moe_alltoall = true;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "moe_alltoall_dispatcher") && strstr(err.msg, "--moe-fp8-dispatch"),
+          "the all-to-all dispatcher with an FP8 dispatch: %s", err.msg);
     r.moe_fp8_dispatch = false;
+    r.target = TSL_TARGET_TORCHTITAN;
+    CHECK(run_request("Llama2-7B", "8xH100-80G", &r, &res, &err) == TSL_SEARCH_ERR &&
+              strstr(err.msg, "moe_alltoall_dispatcher") && strstr(err.msg, "torchtitan"),
+          "torchtitan refuses Megatron-LM's dispatcher: %s", err.msg);
+    r.target = TSL_TARGET_ANY;
+    r.moe_alltoall = false;
     /* a tiny model: FP8 does not pay, the search keeps bf16; forced, it is slower */
     tsl_model_t m;
     tsl_cluster_t c;

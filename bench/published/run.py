@@ -249,6 +249,8 @@ def knob_args(row, amp_profile=None):
         cmd += ["--moe-bf16-experts"]
     if p.get("moe_fp8_dispatch"):  # the MoE dispatch (and the combine's gradient) in FP8
         cmd += ["--moe-fp8-dispatch"]
+    if p.get("moe_dispatcher") == "alltoall":  # Megatron-LM's all-to-all token dispatcher
+        cmd += ["--moe-alltoall-dispatcher"]
     return cmd
 
 
