@@ -60,6 +60,9 @@ typedef struct tsl_eval_opts {
     uint32_t vp_group;    /* --vp-group N: the request's vp_group (0: the plan's, else pp) */
     /* --cpu-offload-layers N: the request's cpu_offload_layers (0: the plan's) */
     uint32_t cpu_offload_layers;
+    /* --target STACK: the request's target (target.h), the stack the plan is priced
+     * and checked for; 0: none, or the stack a --torchtitan configuration names */
+    uint32_t target;
     bool no_search;
     bool local; /* --local: run here even when a server is named */
 } tsl_eval_opts_t;

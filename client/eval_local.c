@@ -178,6 +178,11 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
 {
     tsl_request_t r;
     tsl_eval_request(eo, &r);
+    if ((eo->torchtitan && eo->target && eo->target != TSL_TARGET_TORCHTITAN) ||
+        (eo->megatron_args && eo->target && eo->target != TSL_TARGET_MEGATRON))
+        return tsl_err_set(err, "target: %s: the plan comes from a %s configuration",
+                           tsl_target_name(eo->target),
+                           eo->torchtitan ? "torchtitan" : "Megatron-LM");
     if (eo->torchtitan)
         r.target = TSL_TARGET_TORCHTITAN;
     return tsl_request_knobs_check(&r, err);
@@ -242,6 +247,7 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->moe_alltoall = eo->moe_alltoall;
     r->vp_group = eo->vp_group;
     r->cpu_offload_layers = eo->cpu_offload_layers;
+    r->target = eo->target;
 }
 
 int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)

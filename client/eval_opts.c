@@ -9,6 +9,7 @@
 #include "args.h"
 #include "eval_cmd.h"
 #include "remote.h"
+#include "target.h"
 
 static const char eval_usage[] =
     "usage: tesselctl eval (--model NAME | --hf-config PATH) [--seq-len N]\n"
@@ -27,6 +28,7 @@ static const char eval_usage[] =
     "                      [--vp-group N] [--cpu-offload-layers N]\n"
     "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap]\n"
     "                      [--unfused-grad-accum] [--legacy-p2p]\n"
+    "                      [--target STACK]\n"
     "                      [--no-search] [--json] [--server ADDR [--local]]\n"
     "\n"
     "Predict the iteration time, throughput and per-stage memory of a GIVEN plan (no\n"
@@ -119,6 +121,12 @@ static const char eval_usage[] =
     "  --eager             the model's modules run eagerly, no torch.compile\n"
     "                      (torchtitan's default): RMSNorm, RoPE and SwiGLU as\n"
     "                      unfused ATen kernels (docs/cost-model.md, \"Eager modules\")\n"
+    "  --target STACK      price the plan as STACK runs it (megatron, deepspeed,\n"
+    "                      torchtitan, galvatron: its defaults for what the plan\n"
+    "                      and the flags leave open, as plan --target) and refuse\n"
+    "                      a plan STACK cannot run, naming the rule (exit 4); the\n"
+    "                      comparison search stays in STACK's space; a --torchtitan\n"
+    "                      configuration is torchtitan's\n"
     "  --paper-cost        the seed papers' formulas instead of the stacks'\n"
     "                      (docs/cost-model.md, \"Cost modes\")\n"
     "  --no-host-floor     the GPU's time alone, no eager PyTorch host dispatch\n"
@@ -256,6 +264,7 @@ enum {
     OPT_DOUBLE_FWD,
     OPT_EAGER,
     OPT_PAPER,
+    OPT_TARGET,
     OPT_NO_HOST_FLOOR,
     OPT_GRAD_BYTES,
     OPT_NO_MASTER,
@@ -327,6 +336,7 @@ static const struct option eval_long[] = {
     {"double-block-fwd", no_argument, 0, OPT_DOUBLE_FWD},
     {"eager", no_argument, 0, OPT_EAGER},
     {"paper-cost", no_argument, 0, OPT_PAPER},
+    {"target", required_argument, 0, OPT_TARGET},
     {"no-host-floor", no_argument, 0, OPT_NO_HOST_FLOOR},
     {"grad-reduce-bytes", required_argument, 0, OPT_GRAD_BYTES},
     {"no-fp32-master", no_argument, 0, OPT_NO_MASTER},
@@ -472,6 +482,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_DOUBLE_FWD: eo->double_block_fwd = true; return 0;
     case OPT_EAGER: eo->eager = true; return 0;
     case OPT_PAPER: eo->paper_cost = true; return 0;
+    case OPT_TARGET: return tsl_target_parse(optarg, &eo->target, err);
     case OPT_NO_HOST_FLOOR: eo->no_host_floor = true; return 0;
     case OPT_GRAD_BYTES:
         if (tsl_parse_u32("grad-reduce-bytes", optarg, 2, 4, &eo->grad_reduce_bytes, err) != 0)

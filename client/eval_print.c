@@ -20,7 +20,7 @@ static unsigned uint_of(const json_t *o, const char *key)
 }
 
 /* "Search at the same batch ...": the search's plan and the throughput ratio. */
-static void print_search(const json_t *given, const json_t *search)
+static void print_search(const json_t *given, const json_t *search, const char *target)
 {
     const json_t *b = json_object_get(search, "plan");
     if (!json_is_object(b)) {
@@ -29,8 +29,8 @@ static void print_search(const json_t *given, const json_t *search)
         return;
     }
     double gs = num(given, "samples_per_s"), bs = num(b, "samples_per_s");
-    printf("\nSearch at the same batch (%u), memory budget and cluster\n",
-           uint_of(given, "global_batch"));
+    printf("\nSearch at the same batch (%u), memory budget and cluster%s%s\n",
+           uint_of(given, "global_batch"), target ? ", within " : "", target ? target : "");
     printf("  found:     %.4f s/iteration, %.2f samples/s; pp %u, %u micro-batches of %u%s\n",
            num(b, "iter_time_s"), bs, uint_of(b, "pp"), uint_of(b, "n_micro"),
            uint_of(b, "micro_batch"), uint_of(b, "interleave") > 1 ? ", interleaved" : "");
@@ -52,12 +52,15 @@ int tsl_eval_print(json_t *doc, const tsl_client_opts_t *co)
         (long long)json_integer_value(json_object_get(jm, "layers")),
         tsl_format_params((double)json_integer_value(json_object_get(jm, "params")), np, sizeof np),
         json_string_value(json_object_get(json_object_get(doc, "cluster"), "description")));
+    const char *target = json_string_value(json_object_get(doc, "target"));
+    if (target)
+        printf("  stack:     %s: priced with its defaults, within its rules (--target)\n", target);
     tsl_print_plan(stdout, plan);
     const char *line = json_string_value(json_object_get(json_object_get(doc, "figures"), "line"));
     if (line && line[0])
         printf("%s\n", line);
     if (json_object_get(doc, "search"))
-        print_search(plan, json_object_get(doc, "search"));
+        print_search(plan, json_object_get(doc, "search"), target);
     json_decref(doc);
     return TSL_EXIT_OK;
 }

@@ -1319,13 +1319,10 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     if (st->fp8_dispatch != st->fp8_combine && c->knobs.fp8)
         tsl_eval_cfg_note(c, "megatron: --moe-dispatch-fwd-dtype and --moe-combine-bwd-dtype "
                              "differ: both priced in FP8");
-    /* the dispatcher is the request's (knobs.moe_alltoall, --moe-alltoall-dispatcher), not
-     * the line's: Tessel's megatron export writes alltoall for every MoE plan, and reading
-     * it back must price the plan as it was priced */
-    if (st->a2a_dispatcher)
-        tsl_eval_cfg_note(c, "megatron: --moe-token-dispatcher-type alltoall: its counts, sync, "
-                             "routing-weight all-to-all and second permutation are priced with "
-                             "--moe-alltoall-dispatcher");
+    /* the all-to-all dispatcher's own pieces (knobs.moe_alltoall): what the line runs, as
+     * target megatron prices what Tessel's megatron export writes (alltoall without an
+     * FP8 dispatch) */
+    c->knobs.moe_alltoall = st->a2a_dispatcher && !c->knobs.moe_fp8_dispatch;
     if (st->ag_dispatcher)
         tsl_eval_cfg_note(c, "megatron: --moe-token-dispatcher-type allgather is priced as "
                              "the permutation and two all-to-alls");

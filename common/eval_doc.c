@@ -8,6 +8,7 @@
 #include "eval_doc.h"
 #include "export.h"
 #include "plan_json.h"
+#include "target.h"
 
 int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *g, tsl_err_t *err)
 {
@@ -92,6 +93,8 @@ int tsl_eval_document(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
         tsl_err_setc(err, TSL_E_NOMEM, "eval: out of memory");
         goto out;
     }
+    if (r->target) /* priced with its defaults, checked against its rules */
+        json_object_set_new(*doc, "target", json_string(tsl_target_name(r->target)));
     if (search)
         add_search(*doc, p, res, &serr);
     rc = 0;

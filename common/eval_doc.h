@@ -8,6 +8,8 @@
  *   { "model": {"name","layers","params","tokens_per_sample"},
  *     "cluster": {"description","devices"},
  *     "plan": <plan> (plan_json.h: the given plan with its predicted figures),
+ *     "target": "megatron" | ...   the request's target (priced with its defaults,
+ *                                  checked against its rules), only when set,
  *     "search": {"plan": <plan>|null, "why" (only when null)},   unless no search
  *     "ratio": given samples/s over the search's                  when it found one }
  *

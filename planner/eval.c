@@ -316,6 +316,8 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
         k->opt_step = g->opt_step;
     if (r->no_fp8)
         k->fp8 = 0;
+    if (k->moe_fp8_dispatch) /* the flex dispatcher runs it, not the all-to-all one */
+        k->moe_alltoall = false;
 }
 
 /* Costs the checked plan and holds each stage to its budget. */
@@ -394,6 +396,19 @@ static int eval_on(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reque
     return cost_plan(m, c, r, g, first, out, err);
 }
 
+/* The priced plan in the request's target's space (tsl_target_check): eval --target
+ * prices a plan as that stack runs it, so a plan it cannot run is refused, naming
+ * the rule, as the search drops it. */
+static int target_runs(uint32_t target, const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err)
+{
+    tsl_target_view_t *view = malloc(sizeof(*view));
+    if (view == NULL)
+        return tsl_err_setc(err, TSL_E_NOMEM, "eval: out of memory");
+    int rc = tsl_target_check(target, p, m, view, err);
+    free(view);
+    return rc != 0 ? tsl_err_prefix(err, "eval") : 0;
+}
+
 int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                   const tsl_plan_t *given, tsl_plan_t *out, tsl_err_t *err)
 {
@@ -438,6 +453,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
         ec = &pc;
     }
     rc = eval_on(em, ec, r, given, out, err);
+    if (rc == 0 && r->target)
+        rc = target_runs(r->target, out, m, err);
 out:
     if (given->n_nodes && ec == &pc)
         tsl_cluster_free(&pc);

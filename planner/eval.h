@@ -25,7 +25,8 @@
 /*
  * Costs `given` on model m and cluster c under the request's memory budget
  * (r->mem_budget_bytes, 0: the smallest device's), attention kind (unfused_attn),
- * cost mode (paper_cost) and slicer switch into out.
+ * cost mode (paper_cost) and slicer switch into out, priced with the request's
+ * target's defaults (r->target: what the plan and the switches leave open).
  * Returns 0, or -1 with err:
  *   TSL_E_INVALID  naming what cannot run: pp not dividing the devices, a layer
  *                  split that does not cover the layers, a layer whose degrees
@@ -35,7 +36,8 @@
  *                  data width, an interleave the schedule cannot run;
  *   TSL_E_NOFIT    a stage's peak above its budget (the stage, its peak and the
  *                  budget); out then holds the figures all the same;
- *   TSL_E_UNSUPPORTED a memory-switch (H3T) plan.
+ *   TSL_E_UNSUPPORTED a memory-switch (H3T) plan, or a plan the request's target
+ *                  cannot run (tsl_target_check's rule); out then holds the figures.
  */
 int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                   const tsl_plan_t *given, tsl_plan_t *out, tsl_err_t *err);

@@ -1026,8 +1026,10 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->lazy_grads = true;
     if (r->moe_bf16_experts)
         k->moe_bf16_experts = true;
-    if (r->moe_fp8_dispatch)
+    if (r->moe_fp8_dispatch) { /* Megatron-LM's FP8 dispatch runs the flex dispatcher */
         k->moe_fp8_dispatch = true;
+        k->moe_alltoall = false;
+    }
     if (r->moe_alltoall)
         k->moe_alltoall = true;
     k->cpu_offload_layers = r->cpu_offload_layers;

@@ -729,6 +729,7 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
         k->grad_reduce_exposed = true;
         k->overlap_tp_dgrad = true;
         k->opt_step = TSL_OPT_STEP_MEGATRON;
+        k->moe_alltoall = true; /* what its export writes without an FP8 dispatch */
         break;
     case TSL_TARGET_TORCHTITAN:
         k->grad_reduce_bytes = 4;

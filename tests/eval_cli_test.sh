@@ -504,13 +504,12 @@ expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search
     "--pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-size 8 --bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --recompute-granularity selective --recompute-modules moe_act layernorm"
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["recompute_modules"] == ["moe_act", "layernorm"] and p["bf16_moments"], p' "$out" &&
     ok || bad "the Megatron-LM line's modules and moments: $(cat "$out")"
-# Megatron-LM's all-to-all dispatcher (docs/cost-model.md "Mixture of experts"): the request's
-# --moe-alltoall-dispatcher, noted where the line names it, priced above the same plan without
+# Megatron-LM's all-to-all dispatcher (docs/cost-model.md "Mixture of experts"): what the line
+# names (--moe-token-dispatcher-type alltoall), priced above the same plan with the flex one
 mgx="--pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-size 8 --bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --recompute-granularity selective --recompute-modules moe_act layernorm"
 expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgx --moe-token-dispatcher-type flex"
 cp "$out" "$dir/moe-flex.json"
-expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgx --moe-token-dispatcher-type alltoall" --moe-alltoall-dispatcher
-grep -q "note: megatron: --moe-token-dispatcher-type alltoall: its counts" "$err" && ok || bad "the dispatcher's note: $(cat "$err")"
+expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgx --moe-token-dispatcher-type alltoall"
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert "moe_alltoall_dispatcher" not in a and b["moe_alltoall_dispatcher"] is True and b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-flex.json" "$out" &&
     ok || bad "the all-to-all dispatcher from --moe-token-dispatcher-type: $(cat "$out")"
 expect 2 "megatron: --moe-token-dispatcher-type: 'a2a' is not allgather, alltoall or flex" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --megatron-args "$mgx --moe-token-dispatcher-type a2a"
@@ -533,6 +532,21 @@ expect 2 "cpu_offload_layers: with pipeline parallelism (pp 2)" eval $m345 --no-
 expect 2 "cpu_offload_layers: with activation recompute" eval $m345 --no-search --ckpt full --mbs 2 --batch 16 --cpu-offload-layers 4
 expect 2 "cpu_offload_layers: 24 of the model's 24" eval $m345 --no-search --mbs 2 --batch 16 --cpu-offload-layers 24
 expect 2 "cpu-offloading-weights" eval $m345 --no-search --megatron-args "--bf16 --cpu-offloading-weights"
+
+# --target STACK: the plan priced with the stack's defaults, refused where the stack
+# cannot run it (exit 4, naming the rule), the comparison searched in its space
+expect 0 "" eval $m345 --tp 2 --pp 2 --batch 32 --no-search --json
+cp "$out" "$dir/notarget.json"
+expect 0 "" eval $m345 --tp 2 --pp 2 --batch 32 --no-search --json --target megatron
+python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:3]); assert "target" not in a and b["target"] == "megatron", b.get("target"); p=b["plan"]; assert p["opt_step"] == 1 and p["loss_impl"] == 2 and p["iter_time_s"] != a["plan"]["iter_time_s"], (p["opt_step"], p["loss_impl"], p["iter_time_s"])' "$dir/notarget.json" "$out" &&
+    ok || bad "eval --target megatron: the stack's defaults: $(cat "$out")"
+expect 0 "" eval $m345 --tp 2 --pp 2 --batch 32 --target megatron
+grep -q "stack:     megatron" "$out" && grep -q "cluster, within megatron" "$out" &&
+    ok || bad "eval --target prints the stack: $(cat "$out")"
+expect 4 "eval: megatron: the plan shards model states" eval $m345 --sdp 8 --batch 32 --no-search --target megatron
+expect 4 "eval: torchtitan: tp2-dp4 replicates the model (DDP) together with tensor parallelism" eval $m345 --tp 2 --batch 32 --no-search --target torchtitan
+expect 2 "target: 'stack' is not one of megatron" eval $m345 --tp 2 --batch 32 --no-search --target stack
+expect 2 "target: megatron: the plan comes from a torchtitan configuration" eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search --target megatron
 
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -560,8 +560,8 @@ static void test_fp8_impl_rule(void)
     tsl_request_t r;
     tsl_request_init(&r);
     tsl_plan_t g, te, ao, tt0, tt1, mg1;
-    given_plan(&g, m.n_layers, 1, "tp2-dp4", 8, 1);
-    g.fp8_recipe = 2; /* tensorwise: both run it */
+    given_plan(&g, m.n_layers, 1, "tp2-sdp4+sp", 8, 1); /* in both stacks' spaces */
+    g.fp8_recipe = 2;                                   /* tensorwise: both run it */
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &te, &err) == 0, "%s", err.msg);
     g.fp8_impl = 1;
     CHECK(tsl_eval_plan(&m, &c, &r, &g, &ao, &err) == 0, "%s", err.msg);
@@ -575,8 +575,11 @@ static void test_fp8_impl_rule(void)
     CHECK(tt0.fp8_impl == 1 && tt0.iter_time_s == tt1.iter_time_s,
           "0 with target torchtitan: the target's torchao (%u, %g vs %g)", tt0.fp8_impl,
           tt0.iter_time_s, tt1.iter_time_s);
-    r.target = 1; /* megatron: the plan's torchao still binds */
-    CHECK(tsl_eval_plan(&m, &c, &r, &g, &mg1, &err) == 0 && mg1.fp8_impl == 1, "%s", err.msg);
+    r.target = 1; /* megatron: the plan's torchao still binds, and Megatron-LM cannot run it */
+    CHECK(tsl_eval_plan(&m, &c, &r, &g, &mg1, &err) != 0 &&
+              tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+              strstr(err.msg, "priced as torchao runs it (fp8_impl torchao)") != NULL,
+          "megatron refuses a torchao plan: %s", err.msg);
     tsl_model_free(&m);
     tsl_cluster_free(&c);
 }

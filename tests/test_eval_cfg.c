@@ -41,6 +41,10 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
      * Optimizer (the export's --bf16), torchtitan's foreach AdamW after clipping */
     if (copy.knobs.opt_step == TSL_OPT_STEP_FUSED)
         copy.knobs.opt_step = f == TSL_EXPORT_MEGATRON ? TSL_OPT_STEP_MEGATRON : TSL_OPT_STEP_TORCH;
+    /* and the export names Megatron-LM's all-to-all dispatcher (the flex one with an FP8
+     * dispatch), which an import reads back: priced so (a dense model has no dispatch) */
+    if (f == TSL_EXPORT_MEGATRON)
+        copy.knobs.moe_alltoall = !copy.knobs.moe_fp8_dispatch;
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_err_t err = {0};
