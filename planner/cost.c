@@ -821,24 +821,44 @@ static double tp_bwd_s(const tsl_cost_env_t *env, bool sp, double tp_f, double d
     return half + tsl_cost_overlap_s(dx, half, k) - dx + tsl_cost_overlap_s(dw, half, k) - dw;
 }
 
+/* The SMs TransformerEngine's userbuffers collectives take beside their GEMM, as
+ * Megatron-Bridge's FP8 cfgs set them (training/comm_overlap.py at 21d102f5e,
+ * userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192; docs/cost-model.md "TP
+ * communication overlap"): each bulk overlap's kernel (allgather2_userbuff_inplace /
+ * reducescatter2_userbuff_*, launched before its GEMM, set_sm_margin false) holds
+ * num_sm SMs; a ring exchange moves its shards by cudaMemcpyAsync on the copy
+ * engines (use_ce, TE's default: no SMs), and the reduce-scatter rings of the
+ * projection and FFN-out keep num_sm 1 off the GEMM (set_sm_margin true:
+ * _math_sms = SMs − 1, comm_gemm_overlap.cpp at TE release_v2.16). */
+#define TSL_UB_QKV_DGRAD_SMS 4.0  /* bulk: the input's re-gather under QKV's dX */
+#define TSL_UB_QKV_WGRAD_SMS 24.0 /* bulk: dX's reduce-scatter under QKV's dW */
+#define TSL_UB_FC1_DGRAD_SMS 2.0  /* bulk: under FFN-in's dX */
+#define TSL_UB_FC1_WGRAD_SMS 4.0  /* bulk: under FFN-in's dW */
+#define TSL_UB_RS_RING_SMS   1.0  /* the projection / FFN-out forward rings' margin */
+
+/* A GEMM of g seconds beside a collective of c seconds that holds a share f of
+ * the GPU's SMs: the collective at its own rate, the GEMM at 1 − f of its rate
+ * while both run, alone after. Total max(c, g + f·c); exposed beyond g. With no
+ * SM figure for the GPU (sms 0) the overlap slowdown k of "Time of one
+ * micro-batch" in its place. */
+static double ub_share_s(double g, double c, double sms, double comm_sms, double k)
+{
+    if (!(sms > comm_sms))
+        return tsl_cost_overlap_s(g, c, k) - g;
+    return fmax(c, g + comm_sms / sms * c) - g;
+}
+
 /* One collective of c seconds under a GEMM of g seconds as TransformerEngine's
  * userbuffers ring exchange runs it (comm_gemm_overlap.cpp, CommOverlapP2PBase::
  * split_overlap_ag / split_overlap_rs, release_v2.16): the GEMM in t chunks, one per
  * TP rank's shard, the t − 1 point-to-point transfers each beside one chunk, and one
  * chunk with nothing beside it (the local shard: the all-gather's first, the
- * reduce-scatter's last). Exposed: what the t − 1 chunks do not hide, with the
- * overlap slowdown k. */
-static double ub_ring_s(double g, double c, uint32_t t, double k)
+ * reduce-scatter's last). Exposed: what the t − 1 chunks do not hide, the GEMM
+ * short of comm_sms SMs while they run. */
+static double ub_ring_s(double g, double c, uint32_t t, double sms, double comm_sms, double k)
 {
     double under = g * (t - 1.0) / t;
-    return tsl_cost_overlap_s(under, c, k) - under;
-}
-
-/* One collective under a whole GEMM (userbuffers' bulk overlap: the dgrad and wgrad
- * GEMMs of the column-parallel linears; Megatron-LM's async dgrad): exposed part. */
-static double ub_bulk_s(double g, double c, double k)
-{
-    return tsl_cost_overlap_s(g, c, k) - g;
+    return ub_share_s(under, c, sms, comm_sms, k);
 }
 
 /* TP communication overlap (Megatron-LM --tp-comm-overlap, knobs.tp_comm_overlap;
@@ -871,10 +891,18 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double half = tp_f / l->tp_allreduces / 2.0, f = pass[0], b = pass[1];
     double rest = tp_f - 2.0 * half * m;
     double fwd = rest, bwd = 0.0, hid = 0.0, dx = col[0], dw = col[1];
+    /* the bulk overlaps' SMs by buffer: a self-attention's are qkv's, a dense MLP's
+     * and a Mamba-2 mixer's fc1's (the blocks come in that order: roofline.h) */
+    const double dx_sms[2] = {TSL_UB_QKV_DGRAD_SMS, TSL_UB_FC1_DGRAD_SMS};
+    const double dw_sms[2] = {TSL_UB_QKV_WGRAD_SMS, TSL_UB_FC1_WGRAD_SMS};
+    double sms = dev.shape.sms, rs = TSL_UB_RS_RING_SMS;
     for (uint32_t i = 0; i < m; i++) {
-        double w = ub_bulk_s(g.col_dw[i] * b, half, k);
-        fwd += ub_ring_s(g.col_f[i] * f, half, t, k) + ub_ring_s(g.row_f[i] * f, half, t, k);
-        bwd += ub_ring_s(g.row_dx[i] * b, half, t, k) + ub_bulk_s(g.col_dx[i] * b, half, k) + w;
+        uint32_t j = has_attention(l) && i == 0 ? 0 : 1;
+        double w = ub_share_s(g.col_dw[i] * b, half, sms, dw_sms[j], k);
+        fwd += ub_ring_s(g.col_f[i] * f, half, t, sms, 0.0, k) +
+               ub_ring_s(g.row_f[i] * f, half, t, sms, rs, k);
+        bwd += ub_ring_s(g.row_dx[i] * b, half, t, sms, 0.0, k) +
+               ub_share_s(g.col_dx[i] * b, half, sms, dx_sms[j], k) + w;
         hid += half - w;
         dx -= g.col_dx[i] * b; /* these GEMMs hide their own block's collectives */
         dw -= g.col_dw[i] * b;
@@ -886,8 +914,8 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out[1] = bwd + rest_b;
     out[2] = hid + rest - rest_b;
     /* a dense MLP is the last block recorded (roofline.h): its forward's figure */
-    out[3] = m > 0 && m == g.n ? ub_ring_s(g.col_f[m - 1] * f, half, t, k) +
-                                     ub_ring_s(g.row_f[m - 1] * f, half, t, k)
+    out[3] = m > 0 && m == g.n ? ub_ring_s(g.col_f[m - 1] * f, half, t, sms, 0.0, k) +
+                                     ub_ring_s(g.row_f[m - 1] * f, half, t, sms, rs, k)
                                : 2.0 * half;
     return true;
 }

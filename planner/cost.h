@@ -236,8 +236,10 @@ typedef enum tsl_cost_mode {
  * fused, megatron, megatron-fp16, torch, deepspeed-fp16), its passes beyond the fused kernel and the
  * grad buffer's zeroing; 35: Megatron-LM's all-to-all MoE dispatcher (moe_alltoall: its counts and
  * their all-gather, the sync, the routing weights' all-to-all, the second permutation); 36: target megatron prices its export's all-to-all
- * dispatcher by default. */
-#define TSL_COST_MODEL_VERSION 36u
+ * dispatcher by default; 37: tp_comm_overlap's GEMMs lose the SMs their userbuffers collective
+ * holds (none for the copy-engine rings, Megatron-Bridge's FP8 cfgs' num_sm for the bulk
+ * overlaps) in place of the overlap slowdown k, where the GPU's SM count is known. */
+#define TSL_COST_MODEL_VERSION 37u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -890,6 +890,61 @@ static void test_recompute_tp_overlap(void)
  * ring exchange: t chunks, t − 1 under transfers: ring(g) = overlap(¾g, half) − ¾g;
  * bulk (the column-parallel dX and dW, overlap_tp_dgrad's): overlap(g, half) − g. In the
  * backward col dX = col dW = the forward GEMM, row dX = the forward GEMM. */
+/* test_tp_comm_overlap's layer on a GPU with a known SM count (132, an H100's):
+ * each userbuffers overlap prices its GEMM short of the SMs its collective holds,
+ * not k. A GEMM g beside a collective c on n of N SMs: max(c, g + n/N·c) − g
+ * exposed. The rings (copy engines) hold none, the projection / FFN-out rings
+ * keep 1 off the GEMM, the bulk overlaps Megatron-Bridge's FP8 cfg's 4, 24 (QKV
+ * dX, dW) and 2, 4 (FFN-in dX, dW). On this layer one transfer (half) is
+ * 0.140 ms and every GEMM is longer (QKV 1.031, projection 0.344 — ¾ of it 0.258
+ * —, FFN 1.374 ms), so each overlap shows n/N of its transfer: the forward
+ * (0 + 1 + 0 + 1)/132 · half = 2.1 µs (k = 1.3 gave 4 · 0.3 · half = 168 µs), the
+ * backward's rings 0 and its bulk overlaps (4 + 24 + 2 + 4)/132 · half = 36.1 µs. */
+static void test_tp_comm_overlap_sms(tsl_cost_env_t *env, const tsl_layer_t *l,
+                                     const tsl_strategy_t *sp, double tpf, double qkv, double proj,
+                                     double fc)
+{
+    double half = tpf / 4, N = 132;
+#define SHARE(g, n) (fmax(half, (g) + (n) / N * half) - (g))
+#define RING(g, n)  SHARE(0.75 * (g), n)
+    /* the share rule by its parts: a compute-bound pair shows n/N of the transfer,
+     * a comm-bound one what the GEMM does not cover */
+    CHECK_NEAR(SHARE(10 * half, 24), 24.0 / 132 * half, 1e-12, "compute-bound: n/N of c");
+    CHECK_NEAR(SHARE(0.5 * half, 24), 0.5 * half, 1e-15, "comm-bound: c − g");
+    env->knobs.overlap_tp_dgrad = true;
+    env->knobs.recompute_modules = 0;
+    env->knobs.double_block_fwd = false;
+    env->knobs.tp_comm_overlap = false;
+    tsl_layer_cost_t off, on, kon;
+    env->gemm_shape.sms = N;
+    tsl_cost_layer(env, l, sp, NULL, 1, &off);
+    env->knobs.tp_comm_overlap = true;
+    tsl_cost_layer(env, l, sp, NULL, 1, &on);
+    double fwd = RING(qkv, 0) + RING(proj, 1) + RING(fc, 0) + RING(fc, 1);
+    double bwd =
+        RING(proj, 0) + RING(fc, 0) + SHARE(qkv, 4) + SHARE(qkv, 24) + SHARE(fc, 2) + SHARE(fc, 4);
+    CHECK_NEAR(fwd, 2.0 / 132 * half, 1e-12, "forward: the two 1-SM margins alone");
+    CHECK_NEAR(bwd, 34.0 / 132 * half, 1e-12, "backward: the bulk overlaps' 34 SMs");
+    CHECK_NEAR(off.fwd_s - on.fwd_s, tpf - fwd, 1e-12, "forward by SMs: %g exposed of %g", fwd,
+               tpf);
+    double agg = tsl_cost_overlap_s(qkv + fc, tpf / 2, 1.3) - (qkv + fc);
+    CHECK_NEAR(on.bwd_s - off.bwd_s, bwd - (tpf / 2 + 2 * agg), 1e-12,
+               "backward by SMs: %g (overlap_tp_dgrad alone keeps k)", bwd);
+    /* the FFN-in's GEMM hides its ring's transfer whole: nothing shows on the copy
+     * engines, 1/132 of it on the FFN-out's margin */
+    CHECK(0.75 * fc > half, "FFN-in longer than its transfer");
+    CHECK_NEAR(RING(fc, 0), 0.0, 1e-18, "copy-engine ring: nothing exposed");
+    CHECK_NEAR(RING(fc, 1), half / 132, 1e-12, "1-SM margin: 1/132 of the transfer");
+    /* below k's figure: k bounded the contention from above */
+    env->gemm_shape.sms = 0; /* no SM figure: k, as before */
+    tsl_cost_layer(env, l, sp, NULL, 1, &kon);
+    CHECK(on.fwd_s < kon.fwd_s && on.bwd_s < kon.bwd_s, "SM shares below k = 1.3: %g < %g",
+          on.fwd_s + on.bwd_s, kon.fwd_s + kon.bwd_s);
+    env->knobs.tp_comm_overlap = false;
+#undef SHARE
+#undef RING
+}
+
 static void test_tp_comm_overlap(void)
 {
     tsl_cluster_t c;
@@ -1005,6 +1060,7 @@ static void test_tp_comm_overlap(void)
                "second forward: the overlapped figure");
 #undef RING
 #undef BULK
+    test_tp_comm_overlap_sms(&env, &l, &sp, tpf, qkv, proj, fc);
     tsl_cluster_free(&c);
 }
 
