@@ -1542,6 +1542,27 @@ static void test_loss_impl(void)
               "%s, TP 2: kept %llu, transient %llu", tsl_loss_impl_name(i),
               (unsigned long long)b.fwd_bytes, (unsigned long long)b.bwd_bytes);
     }
+    /* PAPER keeps the seeds' head: the model's 4 B fp32 logits kept, no transient,
+     * whatever loss_impl says; autocast's script loss stays as STACK prices it */
+    env.mode = TSL_COST_PAPER;
+    for (uint32_t i = 0; i < TSL_LOSS_IMPL_COUNT; i++) {
+        tsl_layer_cost_t a;
+        env.knobs.loss_impl = i;
+        tsl_cost_layer(&env, &h, &s1, NULL, 2, &a);
+        CHECK(a.fwd_bytes == 4 * L + x && a.bwd_bytes == 0, "PAPER, %s: kept %llu, transient %llu",
+              tsl_loss_impl_name(i), (unsigned long long)a.fwd_bytes,
+              (unsigned long long)a.bwd_bytes);
+    }
+    env.knobs.loss_impl = TSL_LOSS_EXEC;
+    env.knobs.autocast = true;
+    tsl_layer_cost_t pa, sa;
+    tsl_cost_layer(&env, &h, &s1, NULL, 2, &pa);
+    env.mode = TSL_COST_STACK;
+    tsl_cost_layer(&env, &h, &s1, NULL, 2, &sa);
+    env.knobs.autocast = false;
+    CHECK(pa.fwd_bytes == sa.fwd_bytes && pa.bwd_bytes == sa.bwd_bytes && pa.bwd_bytes == 8 * L,
+          "PAPER, autocast: the script's loss (%llu, %llu)", (unsigned long long)pa.bwd_bytes,
+          (unsigned long long)sa.bwd_bytes);
     /* the three figures as loss_impl.h gives them */
     CHECK(tsl_loss_kept_bytes(TSL_LOSS_TORCH) == 4.0 && tsl_loss_fwd_bytes(TSL_LOSS_TORCH) == 6.0 &&
               tsl_loss_bwd_bytes(TSL_LOSS_TORCH) == 8.0 &&
