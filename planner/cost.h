@@ -293,7 +293,8 @@ typedef struct tsl_cost_knobs {
                                    dispatch, the routing weights' all-to-all and the second
                                    permutation (roofline.h TSL_ROOFLINE_A2A_*); false: the
                                    permutation and the two all-to-alls alone (HybridEP,
-                                   DeepEP, torchtitan) */
+                                   DeepEP, torchtitan; and the PAPER mode's, whose env
+                                   the engine gives it off) */
     uint32_t ep;                /* expert-parallel degree of every MoE layer (0 or 1: none);
                                    docs/cost-model.md "Mixture of experts" */
     uint32_t etp;               /* expert tensor-parallel degree of the routed experts (0 or

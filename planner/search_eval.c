@@ -1086,6 +1086,10 @@ void tsl_engine_env_request(const tsl_engine_t *e, tsl_cost_env_t *env)
     /* the papers' formulas have no host floor; a C or CUDA-graph stack none either */
     if (env->mode == TSL_COST_PAPER || (e->req != NULL && e->req->no_host_floor))
         env->host_op_s = 0.0;
+    /* nor Megatron-LM's all-to-all dispatcher's own pieces: the seeds' MoE layer is
+     * the permutation and two all-to-alls */
+    if (env->mode == TSL_COST_PAPER)
+        env->knobs.moe_alltoall = false;
 }
 
 /* Stage s's point-to-point time per micro-batch, both directions: its boundary to

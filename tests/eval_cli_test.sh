@@ -513,6 +513,12 @@ expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search
 grep -q "note: megatron: --moe-token-dispatcher-type alltoall: its counts" "$err" && ok || bad "the dispatcher's note: $(cat "$err")"
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert "moe_alltoall_dispatcher" not in a and b["moe_alltoall_dispatcher"] is True and b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-flex.json" "$out" &&
     ok || bad "the all-to-all dispatcher from --moe-token-dispatcher-type: $(cat "$out")"
+# the PAPER mode keeps the seeds' MoE layer: the dispatcher's pieces are not priced there
+expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --paper-cost --megatron-args "$mgx"
+cp "$out" "$dir/moe-paper.json"
+expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --paper-cost --megatron-args "$mgx" --moe-alltoall-dispatcher
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["moe_alltoall_dispatcher"] is True and b["iter_time_s"] == a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-paper.json" "$out" &&
+    ok || bad "PAPER prices the all-to-all dispatcher: $(cat "$out")"
 expect 2 "megatron: --moe-token-dispatcher-type: 'a2a' is not allgather, alltoall or flex" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --megatron-args "$mgx --moe-token-dispatcher-type a2a"
 expect 4 "Tessel prices both moments in fp32 or both in 16 bits" eval $m345 --no-search --megatron-args \
     "--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16"
