@@ -1363,6 +1363,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         cp_b *= env->calib->comm_scale;
         ep_f *= env->calib->comm_scale;
         ep_b *= env->calib->comm_scale;
+        ep_rf *= env->calib->comm_scale; /* the modules' recompute repeats them */
     }
     /* ZeRO-1's weight all-gather under the next iteration's first forward: what
      * the forward does not hide (Megatron-LM --overlap-param-gather) */

@@ -1951,6 +1951,21 @@ static void test_moe(void)
                    "host lead %d all-to-alls: forward %g", x, rh.fwd_s);
     }
     env.host_op_s = 0;
+    /* calibration scales every collective, the ones the moe module's recompute repeats
+     * too: a DP layer's communication is its all-to-alls alone (forward 2, backward 2,
+     * the recompute's 2 again), so comm_scale 2 doubles all of it */
+    tsl_calib_t cal;
+    tsl_calib_identity(&cal);
+    env.calib = &cal;
+    env.knobs.recompute_modules = TSL_RECOMPUTE_MOE;
+    tsl_layer_cost_t c1, c2;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &c1);
+    cal.comm_scale = 2.0;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &c2);
+    env.calib = NULL;
+    env.knobs.recompute_modules = 0;
+    CHECK_NEAR(c1.comm_s, 6 * a2a, 1e-12, "moe recompute: 6 all-to-alls, %g", c1.comm_s);
+    CHECK_NEAR(c2.comm_s, 2 * c1.comm_s, 1e-12, "comm_scale 2: %g, twice %g", c2.comm_s, c1.comm_s);
     /* the same FLOPs per rank either way: E/ep experts of ep·R/E rows */
     CHECK(fabs(fwd[1] / fwd[0] - 1) < 0.05, "ep 8 compute %g vs ep 1 %g", fwd[1], fwd[0]);
     /* memory: expert states ÷ ep; the router (h·E) and the norm (h) on every rank */
