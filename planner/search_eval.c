@@ -1074,6 +1074,15 @@ int tsl_fp8_dispatch_ok(uint32_t r, bool moe_fp8_dispatch, tsl_err_t *err)
                             "experts; not with fp8_recipe nvfp4");
 }
 
+int tsl_moe_alltoall_ok(bool moe_alltoall, bool moe_fp8_dispatch, tsl_err_t *err)
+{
+    if (!moe_alltoall || !moe_fp8_dispatch)
+        return 0;
+    return tsl_err_set(err, "moe_alltoall_dispatcher: Megatron-LM's FP8 dispatch runs the flex "
+                            "dispatcher, not the all-to-all one; not with moe_fp8_dispatch "
+                            "(--moe-fp8-dispatch)");
+}
+
 tsl_cost_mode_t tsl_engine_cost_mode(const tsl_engine_t *e)
 {
     return e->req != NULL && e->req->paper_cost ? TSL_COST_PAPER : TSL_COST_STACK;

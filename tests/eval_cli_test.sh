@@ -513,6 +513,16 @@ expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search
 grep -q "note: megatron: --moe-token-dispatcher-type alltoall: its counts" "$err" && ok || bad "the dispatcher's note: $(cat "$err")"
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert "moe_alltoall_dispatcher" not in a and b["moe_alltoall_dispatcher"] is True and b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-flex.json" "$out" &&
     ok || bad "the all-to-all dispatcher from --moe-token-dispatcher-type: $(cat "$out")"
+# a plan document priced with both the all-to-all dispatcher and an FP8 dispatch: refused
+# as the request's flags are, naming the field
+python3 - "$dir/moe-flex.json" "$dir/moe-both.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["plan"].update(moe_alltoall_dispatcher=True, moe_fp8_dispatch=True, fp8_recipe=2)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 2 "moe_alltoall_dispatcher: Megatron-LM's FP8 dispatch runs the flex dispatcher" eval \
+    --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/moe-both.json"
 # the PAPER mode keeps the seeds' MoE layer: the dispatcher's pieces are not priced there
 expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --paper-cost --megatron-args "$mgx"
 cp "$out" "$dir/moe-paper.json"
