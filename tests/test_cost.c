@@ -1509,7 +1509,7 @@ static void test_autocast_memory(void)
     tsl_cluster_free(&c);
 }
 
-/* The LM loss as each stack runs it (loss_impl.h, docs/cost-model.md "The loss"):
+/* The LM loss as each stack runs it (loss_impl.h, docs/cost-model.md "The loss's memory"):
  * GPT-2's untied head, s 1024, h 1024, V 50257, one sample per H100 (DP 2). The
  * head keeps its bf16 input (2·s·h) and, per logit L = s·V, what the loss keeps;
  * its transient, max(forward, backward), is the head's O_b:
