@@ -203,6 +203,23 @@ assert a["iter_time_s"] == b["iter_time_s"] == c["iter_time_s"], (a, b, c)
 assert b["peak_bytes"] - a["peak_bytes"] == 6 * L, (b["peak_bytes"] - a["peak_bytes"], 6 * L)
 assert a["peak_bytes"] - c["peak_bytes"] == 4 * L, (a["peak_bytes"] - c["peak_bytes"], 4 * L)
 PY
+# the stack switches through a plan document: out of range or of the wrong type, refused
+# naming the field (never read as 0)
+expect 0 "" plan --local $m345 --batch 32 --no-baselines --json
+cp "$out" "$dir/sw.json"
+sw() { # KEY VALUE(json) STATUS PATTERN
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"][sys.argv[2]]=json.loads(sys.argv[3]); json.dump(d,open(sys.argv[4],"w"))' \
+        "$dir/sw.json" "$1" "$2" "$dir/sw-bad.json"
+    expect "$3" "$4" eval --cluster 8xA100-80G --plan "$dir/sw-bad.json" --no-search
+}
+sw loss_impl 9 2 "loss_impl: 9 is not an implementation"
+sw loss_impl '"torch"' 2 "eval: plan: loss_impl: \"torch\" is not an implementation's number"
+sw loss_impl -1 2 "eval: plan: loss_impl: -1 is not an implementation's number"
+sw opt_step 5 2 "opt_step: 5 is not an optimizer step"
+sw opt_step '"megatron"' 2 "eval: plan: opt_step: \"megatron\" is not an optimizer step's number"
+sw opt_step 1.5 2 "eval: plan: opt_step: 1.5 is not an optimizer step's number"
+sw moe_alltoall_dispatcher 1 2 "eval: plan: moe_alltoall_dispatcher: 1 is not true or false"
+sw moe_alltoall_dispatcher true 0 ""
 expect 2 "loss-impl: 'nll' is not exec, torch, megatron or te" eval $lw --loss-impl nll
 expect 2 "loss_impl: autocast prices a script's own loss" eval $lw --autocast --loss-impl megatron
 expect 4 "loss_impl: torchtitan runs its LM loss as torch, not megatron" plan --local \
