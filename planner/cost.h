@@ -235,8 +235,10 @@ typedef enum tsl_cost_mode {
  * optimizer step as the stack runs it (knobs.opt_step, opt_step.h:
  * fused, megatron, megatron-fp16, torch, deepspeed-fp16), its passes beyond the fused kernel and the
  * grad buffer's zeroing; 35: Megatron-LM's all-to-all MoE dispatcher (moe_alltoall: its counts and
- * their all-gather, the sync, the routing weights' all-to-all, the second permutation). */
-#define TSL_COST_MODEL_VERSION 35u
+ * their all-gather, the sync, the routing weights' all-to-all, the second permutation); 36: the
+ * PAPER mode without 33's loss figures or 35's dispatcher pieces (the seeds' as before them), and
+ * the moe module's recompute of the EP collectives calibrated as they are. */
+#define TSL_COST_MODEL_VERSION 36u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
