@@ -220,6 +220,13 @@ sw opt_step '"megatron"' 2 "eval: plan: opt_step: \"megatron\" is not an optimiz
 sw opt_step 1.5 2 "eval: plan: opt_step: 1.5 is not an optimizer step's number"
 sw moe_alltoall_dispatcher 1 2 "eval: plan: moe_alltoall_dispatcher: 1 is not true or false"
 sw moe_alltoall_dispatcher true 0 ""
+# the text output names both switches where they are not the executor's
+expect 0 "" eval ${lw% --json} --loss-impl te --opt-step megatron
+grep -q "^  loss:      the LM head's memory as Transformer Engine's fused cross-entropy keeps it (loss_impl te)$" "$out" &&
+    grep -q "^  optimizer: .*after its last backward; opt_step megatron)$" "$out" &&
+    ok || bad "loss and step not printed: $(cat "$out")"
+expect 0 "" eval ${lw% --json}
+! grep -q "^  loss:\|opt_step" "$out" && ok || bad "the executor's printed: $(cat "$out")"
 expect 2 "loss-impl: 'nll' is not exec, torch, megatron or te" eval $lw --loss-impl nll
 expect 2 "loss_impl: autocast prices a script's own loss" eval $lw --autocast --loss-impl megatron
 expect 4 "loss_impl: torchtitan runs its LM loss as torch, not megatron" plan --local \
