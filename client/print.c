@@ -282,11 +282,15 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
     fprintf(out, "  predicted: %s/iteration, %.2f samples/s, %.0f tokens/s\n",
             tsl_format_seconds(num(plan, "iter_time_s"), it, sizeof it), num(plan, "samples_per_s"),
             num(plan, "tokens_per_s"));
+    /* the stack's step (opt_step.h) where it is not the one fused kernel */
+    const char *step = tsl_opt_step_name((uint32_t)integer(plan, "opt_step"));
     if (num(plan, "opt_tail_s") > 0)
         fprintf(out,
                 "  optimizer: %s of it after the pipeline's end (each stage's step, once per "
-                "iteration, after its last backward)\n",
-                tsl_format_seconds(num(plan, "opt_tail_s"), it, sizeof it));
+                "iteration, after its last backward%s%s)\n",
+                tsl_format_seconds(num(plan, "opt_tail_s"), it, sizeof it),
+                integer(plan, "opt_step") ? "; opt_step " : "",
+                integer(plan, "opt_step") ? (step ? step : "?") : "");
     if (num(plan, "tie_s") > 0)
         fprintf(out,
                 "  tied head: %s of that all-reduces the word embedding's gradient between "
@@ -313,6 +317,16 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
                     : "");
     else
         fputs("  precision: bf16\n", out);
+    /* the LM loss's memory as a stack runs it (loss_impl.h); autocast's is its own line */
+    static const char *const loss_how[TSL_LOSS_IMPL_COUNT] = {
+        [TSL_LOSS_TORCH] = "torch's eager cross_entropy over logits.float()",
+        [TSL_LOSS_MEGATRON] = "Megatron-LM's vocab_parallel_cross_entropy",
+        [TSL_LOSS_TE] = "Transformer Engine's fused cross-entropy"};
+    uint64_t loss = (uint64_t)integer(plan, "loss_impl");
+    if (loss && !json_is_true(json_object_get(plan, "autocast")))
+        fprintf(out, "  loss:      the LM head's memory as %s keeps it (loss_impl %s)\n",
+                loss < TSL_LOSS_IMPL_COUNT ? loss_how[loss] : "an unknown stack",
+                loss < TSL_LOSS_IMPL_COUNT ? tsl_loss_impl_name((uint32_t)loss) : "?");
     if (json_is_true(json_object_get(plan, "autocast")))
         fputs("  autocast:  torch.autocast over fp32 parameters: fp32 norms and residual "
               "stream, weight casts, fp32 gradients, the vocabulary unpadded\n",

@@ -561,11 +561,14 @@ static void shift_bytes(uint64_t *b, double d)
  * the loss forward's and backward's, both at the stage's whole stash: the peak of
  * the head's backward. Under autocast the script's loss is torch's with its bf16
  * logits kept through the backward (TSL_AUTOCAST_LOGITS_KEPT_BYTES), out of the
- * forward's transient. */
-static void loss_bytes(const tsl_layer_t *l, const tsl_cost_knobs_t *k, double samples,
-                       uint64_t *act, double *loss)
+ * forward's transient. PAPER: the seeds' head, the fp32 logits alone, whatever
+ * loss_impl says (a script's autocast loss stays priced, as before loss_impl). */
+static void loss_bytes(const tsl_layer_t *l, const tsl_cost_knobs_t *k, tsl_cost_mode_t mode,
+                       double samples, uint64_t *act, double *loss)
 {
     if (l->kind != TSL_LAYER_HEAD || l->head_tokens != 0 || l->vocab == 0)
+        return;
+    if (mode == TSL_COST_PAPER && !k->autocast)
         return;
     double logits = (double)l->seq_len * l->vocab * samples;
     uint32_t impl = k->autocast ? TSL_LOSS_TORCH : k->loss_impl;
@@ -601,8 +604,8 @@ static double fp8_stash_save_bytes(uint32_t recipe)
 }
 
 static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t mb,
-                         uint64_t w, uint64_t cp, double p, const tsl_cost_knobs_t *k, bool fp8,
-                         tsl_layer_cost_t *out)
+                         uint64_t w, uint64_t cp, double p, const tsl_cost_knobs_t *k,
+                         tsl_cost_mode_t mode, bool fp8, tsl_layer_cost_t *out)
 {
     double gb = grad_elem_bytes(k);
     out->ms_bytes = (uint64_t)ceil(states_bytes(s, g, p, k));
@@ -638,7 +641,7 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
             act += (uint64_t)ceil(x_score * (double)mb / ((double)g.t * w * (cp > 1 ? cp : 1)));
     }
     double loss = 0.0; /* the LM loss's transient (loss_bytes) */
-    loss_bytes(l, k, (double)mb / ((double)g.t * w), &act, &loss);
+    loss_bytes(l, k, mode, (double)mb / ((double)g.t * w), &act, &loss);
     if (s->ckpt) {
         out->fwd_bytes = div_ceil(l->bnd_act_bytes * mb, split);
         out->bwd_bytes = act;
@@ -1388,6 +1391,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         cp_b *= env->calib->comm_scale;
         ep_f *= env->calib->comm_scale;
         ep_b *= env->calib->comm_scale;
+        ep_rf *= env->calib->comm_scale; /* the modules' recompute repeats them */
     }
     /* ZeRO-1's weight all-gather under the next iteration's first forward: what
      * the forward does not hide (Megatron-LM --overlap-param-gather) */
@@ -1451,7 +1455,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->ep_s = ep_f + ep_b;
     out->opt_s = optimizer_s(env, s, g, p) + moe.opt_s;
     out->opt_s += fp8_weight_cast_s(env, w8 + moe.w8);
-    layer_memory(l, s, g, mb, w, cp, p, &env->knobs, fp8_priced(env), out);
+    layer_memory(l, s, g, mb, w, cp, p, &env->knobs, env->mode, fp8_priced(env), out);
     if (l->experts) {
         out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs));
         out->grad_bytes += (uint64_t)ceil(grads_bytes(s, moe.g, moe.p, &env->knobs));

@@ -238,8 +238,10 @@ typedef enum tsl_cost_mode {
  * their all-gather, the sync, the routing weights' all-to-all, the second permutation); 36: target megatron prices its export's all-to-all
  * dispatcher by default; 37: tp_comm_overlap's GEMMs lose the SMs their userbuffers collective
  * holds (none for the copy-engine rings, Megatron-Bridge's FP8 cfgs' num_sm for the bulk
- * overlaps) in place of the overlap slowdown k, where the GPU's SM count is known. */
-#define TSL_COST_MODEL_VERSION 37u
+ * overlaps) in place of the overlap slowdown k, where the GPU's SM count is known; 38: the
+ * PAPER mode without 33's loss figures or 35's dispatcher pieces (the seeds' as before them),
+ * and the moe module's recompute of the EP collectives calibrated as they are. */
+#define TSL_COST_MODEL_VERSION 38u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -296,7 +298,8 @@ typedef struct tsl_cost_knobs {
                                    dispatch, the routing weights' all-to-all and the second
                                    permutation (roofline.h TSL_ROOFLINE_A2A_*); false: the
                                    permutation and the two all-to-alls alone (HybridEP,
-                                   DeepEP, torchtitan) */
+                                   DeepEP, torchtitan; and the PAPER mode's, whose env
+                                   the engine gives it off) */
     uint32_t ep;                /* expert-parallel degree of every MoE layer (0 or 1: none);
                                    docs/cost-model.md "Mixture of experts" */
     uint32_t etp;               /* expert tensor-parallel degree of the routed experts (0 or

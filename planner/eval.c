@@ -316,7 +316,9 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
         k->opt_step = g->opt_step;
     if (r->no_fp8)
         k->fp8 = 0;
-    if (k->moe_fp8_dispatch) /* the flex dispatcher runs it, not the all-to-all one */
+    /* the target's default dispatcher gives way to an FP8 dispatch (the flex one runs
+     * it); both asked for by the plan or the request are refused (cost_plan) */
+    if (k->moe_fp8_dispatch && !g->moe_alltoall && !r->moe_alltoall)
         k->moe_alltoall = false;
 }
 
@@ -339,6 +341,7 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     given_knobs(r, g, &e.knobs);
     if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
+        tsl_moe_alltoall_ok(e.knobs.moe_alltoall, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0 ||
         tsl_loss_impl_ok(e.knobs.loss_impl, e.knobs.autocast, err) != 0 ||
         tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||

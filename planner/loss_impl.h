@@ -1,6 +1,6 @@
 /*
  * loss_impl.h — how a stack runs an LM head's cross-entropy, and the memory it
- * takes beyond the logits themselves (docs/cost-model.md "The loss").
+ * takes beyond the logits themselves (docs/cost-model.md "The loss's memory").
  *
  * Bytes per logit of one micro-batch on the head's rank (every stack here splits
  * the vocabulary over TP, so a rank holds seq × V / t logits), in three figures:

@@ -3,7 +3,7 @@
  *
  * The step is HBM-bound (cost.h, opt_s): each pass reads and writes every element it
  * touches once. Stacks differ in how many passes they make around Adam's update
- * (docs/cost-model.md "The optimizer step"); bytes per parameter, g the gradient
+ * (docs/cost-model.md "The step as the stack runs it"); bytes per parameter, g the gradient
  * buffer's bytes per element (2 or 4), M an Adam moment's (4; 2 with bf16 moments):
  *
  *   fused (0)      one fused kernel over the gradient where it lies: read the fp32

@@ -94,10 +94,8 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                            r->no_fp8 ? "--no-fp8" : "--moe-bf16-experts");
     if (tsl_fp8_dispatch_ok(r->fp8_recipe, r->moe_fp8_dispatch, err) != 0)
         return -1;
-    if (r->moe_alltoall && r->moe_fp8_dispatch)
-        return tsl_err_set(err, "moe_alltoall_dispatcher: Megatron-LM's FP8 dispatch runs the "
-                                "flex dispatcher, not the all-to-all one; not with "
-                                "--moe-fp8-dispatch");
+    if (tsl_moe_alltoall_ok(r->moe_alltoall, r->moe_fp8_dispatch, err) != 0)
+        return -1;
     if (r->moe_alltoall && r->target && r->target != TSL_TARGET_MEGATRON)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "moe_alltoall_dispatcher: Megatron-LM's all-to-all dispatcher; %s "

@@ -126,6 +126,10 @@ int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err);
 /* Whether recipe r admits an FP8 MoE dispatch (moe_fp8_dispatch): not nvfp4, whose
  * experts take no MXFP8 payload (Megatron-LM's only low-precision wire). */
 int tsl_fp8_dispatch_ok(uint32_t r, bool moe_fp8_dispatch, tsl_err_t *err);
+/* Whether Megatron-LM's all-to-all dispatcher (moe_alltoall) goes with the MoE
+ * dispatch's wire: not with moe_fp8_dispatch, which Megatron-LM sends through the
+ * flex dispatcher. err names moe_alltoall_dispatcher. */
+int tsl_moe_alltoall_ok(bool moe_alltoall, bool moe_fp8_dispatch, tsl_err_t *err);
 
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err);

@@ -212,8 +212,9 @@ uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t
 
 /* The formulas the engine's request asks for (cost.h): PAPER for paper_cost. */
 tsl_cost_mode_t tsl_engine_cost_mode(const tsl_engine_t *e);
-/* The request's pricing on a stage's env: its cost mode, and no host dispatch
- * floor (host_op_s = 0) under PAPER or the request's no_host_floor. */
+/* The request's pricing on a stage's env: its cost mode, no host dispatch floor
+ * (host_op_s = 0) under PAPER or the request's no_host_floor, and under PAPER
+ * no all-to-all dispatcher's pieces (knobs.moe_alltoall off). */
 void tsl_engine_env_request(const tsl_engine_t *e, tsl_cost_env_t *env);
 
 /*

@@ -1076,6 +1076,15 @@ int tsl_fp8_dispatch_ok(uint32_t r, bool moe_fp8_dispatch, tsl_err_t *err)
                             "experts; not with fp8_recipe nvfp4");
 }
 
+int tsl_moe_alltoall_ok(bool moe_alltoall, bool moe_fp8_dispatch, tsl_err_t *err)
+{
+    if (!moe_alltoall || !moe_fp8_dispatch)
+        return 0;
+    return tsl_err_set(err, "moe_alltoall_dispatcher: Megatron-LM's FP8 dispatch runs the flex "
+                            "dispatcher, not the all-to-all one; not with moe_fp8_dispatch "
+                            "(--moe-fp8-dispatch)");
+}
+
 tsl_cost_mode_t tsl_engine_cost_mode(const tsl_engine_t *e)
 {
     return e->req != NULL && e->req->paper_cost ? TSL_COST_PAPER : TSL_COST_STACK;
@@ -1088,6 +1097,10 @@ void tsl_engine_env_request(const tsl_engine_t *e, tsl_cost_env_t *env)
     /* the papers' formulas have no host floor; a C or CUDA-graph stack none either */
     if (env->mode == TSL_COST_PAPER || (e->req != NULL && e->req->no_host_floor))
         env->host_op_s = 0.0;
+    /* nor Megatron-LM's all-to-all dispatcher's own pieces: the seeds' MoE layer is
+     * the permutation and two all-to-alls */
+    if (env->mode == TSL_COST_PAPER)
+        env->knobs.moe_alltoall = false;
 }
 
 /* Stage s's point-to-point time per micro-batch, both directions: its boundary to

@@ -636,6 +636,19 @@ static int moe_fp8_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with Megatron-LM's all-to-all dispatcher's pieces (moe_alltoall) is
+ * not what another stack's dispatch runs. */
+static int moe_alltoall_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->moe_alltoall || t == TSL_TARGET_MEGATRON)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: runs its own token dispatch (the plan priced Megatron-LM's all-to-all "
+                        "dispatcher, moe_alltoall_dispatcher); plan it without "
+                        "--moe-alltoall-dispatcher",
+                        tsl_target_name(t));
+}
+
 /* An FP8 plan priced with the other stack's implementation (fp8_impl.h) is not
  * what t's export runs. */
 static int fp8_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
@@ -689,7 +702,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
         return tsl_err_set(err, "target: %u is not a stack", t);
     if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 ||
         tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || fp8_impl_ok(t, p, err) != 0 ||
-        moe_fp8_ok(t, p, err) != 0 || loss_impl_ok(t, p, err) != 0)
+        moe_fp8_ok(t, p, err) != 0 || moe_alltoall_ok(t, p, err) != 0 ||
+        loss_impl_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

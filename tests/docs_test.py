@@ -86,6 +86,29 @@ def check(path, cmd, out, tmp):
         failed += 1
 
 
+def check_help_cites():
+    """Every docs/cost-model.md section the --help texts, the man page and the docs cite
+    by name ("... (docs/cost-model.md "Section")") is one of its headings."""
+    global failed
+    with open(os.path.join(ROOT, "docs", "cost-model.md")) as f:
+        heads = [re.sub(r"^#+\s*", "", l).strip() for l in f if l.startswith("#")]
+    texts = {}
+    for c in ("plan", "eval"):
+        r = subprocess.run([CTL, c, "--help"], capture_output=True, text=True)
+        texts[f"tesselctl {c} --help"] = r.stdout + r.stderr
+    pages = ["README.md", "docs/man/tesselctl.1"] + sorted(
+        os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
+    for page in pages:
+        with open(os.path.join(ROOT, page)) as f:
+            texts[page] = f.read().replace("\\-", "-")
+    for where, text in texts.items():
+        for name in re.findall(r'cost-model\.md`?,? "([^"]+)"', " ".join(text.split())):
+            good = any(h.startswith(name) for h in heads)
+            print(("ok" if good else "not ok") + f' - {where} cites cost-model.md "{name}"')
+            failed += not good
+
+
+check_help_cites()
 with tempfile.TemporaryDirectory() as tmp:
     for path in ["README.md"] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))):
         full = os.path.join(ROOT, path)

@@ -203,6 +203,30 @@ assert a["iter_time_s"] == b["iter_time_s"] == c["iter_time_s"], (a, b, c)
 assert b["peak_bytes"] - a["peak_bytes"] == 6 * L, (b["peak_bytes"] - a["peak_bytes"], 6 * L)
 assert a["peak_bytes"] - c["peak_bytes"] == 4 * L, (a["peak_bytes"] - c["peak_bytes"], 4 * L)
 PY
+# the stack switches through a plan document: out of range or of the wrong type, refused
+# naming the field (never read as 0)
+expect 0 "" plan --local $m345 --batch 32 --no-baselines --json
+cp "$out" "$dir/sw.json"
+sw() { # KEY VALUE(json) STATUS PATTERN
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"][sys.argv[2]]=json.loads(sys.argv[3]); json.dump(d,open(sys.argv[4],"w"))' \
+        "$dir/sw.json" "$1" "$2" "$dir/sw-bad.json"
+    expect "$3" "$4" eval --cluster 8xA100-80G --plan "$dir/sw-bad.json" --no-search
+}
+sw loss_impl 9 2 "loss_impl: 9 is not an implementation"
+sw loss_impl '"torch"' 2 "eval: plan: loss_impl: \"torch\" is not an implementation's number"
+sw loss_impl -1 2 "eval: plan: loss_impl: -1 is not an implementation's number"
+sw opt_step 5 2 "opt_step: 5 is not an optimizer step"
+sw opt_step '"megatron"' 2 "eval: plan: opt_step: \"megatron\" is not an optimizer step's number"
+sw opt_step 1.5 2 "eval: plan: opt_step: 1.5 is not an optimizer step's number"
+sw moe_alltoall_dispatcher 1 2 "eval: plan: moe_alltoall_dispatcher: 1 is not true or false"
+sw moe_alltoall_dispatcher true 0 ""
+# the text output names both switches where they are not the executor's
+expect 0 "" eval ${lw% --json} --loss-impl te --opt-step megatron
+grep -q "^  loss:      the LM head's memory as Transformer Engine's fused cross-entropy keeps it (loss_impl te)$" "$out" &&
+    grep -q "^  optimizer: .*after its last backward; opt_step megatron)$" "$out" &&
+    ok || bad "loss and step not printed: $(cat "$out")"
+expect 0 "" eval ${lw% --json}
+! grep -q "^  loss:\|opt_step" "$out" && ok || bad "the executor's printed: $(cat "$out")"
 expect 2 "loss-impl: 'nll' is not exec, torch, megatron or te" eval $lw --loss-impl nll
 expect 2 "loss_impl: autocast prices a script's own loss" eval $lw --autocast --loss-impl megatron
 expect 4 "loss_impl: torchtitan runs its LM loss as torch, not megatron" plan --local \
@@ -512,6 +536,22 @@ cp "$out" "$dir/moe-flex.json"
 expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgx --moe-token-dispatcher-type alltoall"
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert "moe_alltoall_dispatcher" not in a and b["moe_alltoall_dispatcher"] is True and b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-flex.json" "$out" &&
     ok || bad "the all-to-all dispatcher from --moe-token-dispatcher-type: $(cat "$out")"
+# a plan document priced with both the all-to-all dispatcher and an FP8 dispatch: refused
+# as the request's flags are, naming the field
+python3 - "$dir/moe-flex.json" "$dir/moe-both.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["plan"].update(moe_alltoall_dispatcher=True, moe_fp8_dispatch=True, fp8_recipe=2)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 2 "moe_alltoall_dispatcher: Megatron-LM's FP8 dispatch runs the flex dispatcher" eval \
+    --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/moe-both.json"
+# the PAPER mode keeps the seeds' MoE layer: the dispatcher's pieces are not priced there
+expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --paper-cost --megatron-args "$mgx"
+cp "$out" "$dir/moe-paper.json"
+expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --paper-cost --megatron-args "$mgx" --moe-alltoall-dispatcher
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["moe_alltoall_dispatcher"] is True and b["iter_time_s"] == a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-paper.json" "$out" &&
+    ok || bad "PAPER prices the all-to-all dispatcher: $(cat "$out")"
 expect 2 "megatron: --moe-token-dispatcher-type: 'a2a' is not allgather, alltoall or flex" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --megatron-args "$mgx --moe-token-dispatcher-type a2a"
 expect 4 "Tessel prices both moments in fp32 or both in 16 bits" eval $m345 --no-search --megatron-args \
     "--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16"

@@ -1565,7 +1565,7 @@ static void test_autocast_memory(void)
     tsl_cluster_free(&c);
 }
 
-/* The LM loss as each stack runs it (loss_impl.h, docs/cost-model.md "The loss"):
+/* The LM loss as each stack runs it (loss_impl.h, docs/cost-model.md "The loss's memory"):
  * GPT-2's untied head, s 1024, h 1024, V 50257, one sample per H100 (DP 2). The
  * head keeps its bf16 input (2·s·h) and, per logit L = s·V, what the loss keeps;
  * its transient, max(forward, backward), is the head's O_b:
@@ -1598,6 +1598,27 @@ static void test_loss_impl(void)
               "%s, TP 2: kept %llu, transient %llu", tsl_loss_impl_name(i),
               (unsigned long long)b.fwd_bytes, (unsigned long long)b.bwd_bytes);
     }
+    /* PAPER keeps the seeds' head: the model's 4 B fp32 logits kept, no transient,
+     * whatever loss_impl says; autocast's script loss stays as STACK prices it */
+    env.mode = TSL_COST_PAPER;
+    for (uint32_t i = 0; i < TSL_LOSS_IMPL_COUNT; i++) {
+        tsl_layer_cost_t a;
+        env.knobs.loss_impl = i;
+        tsl_cost_layer(&env, &h, &s1, NULL, 2, &a);
+        CHECK(a.fwd_bytes == 4 * L + x && a.bwd_bytes == 0, "PAPER, %s: kept %llu, transient %llu",
+              tsl_loss_impl_name(i), (unsigned long long)a.fwd_bytes,
+              (unsigned long long)a.bwd_bytes);
+    }
+    env.knobs.loss_impl = TSL_LOSS_EXEC;
+    env.knobs.autocast = true;
+    tsl_layer_cost_t pa, sa;
+    tsl_cost_layer(&env, &h, &s1, NULL, 2, &pa);
+    env.mode = TSL_COST_STACK;
+    tsl_cost_layer(&env, &h, &s1, NULL, 2, &sa);
+    env.knobs.autocast = false;
+    CHECK(pa.fwd_bytes == sa.fwd_bytes && pa.bwd_bytes == sa.bwd_bytes && pa.bwd_bytes == 8 * L,
+          "PAPER, autocast: the script's loss (%llu, %llu)", (unsigned long long)pa.bwd_bytes,
+          (unsigned long long)sa.bwd_bytes);
     /* the three figures as loss_impl.h gives them */
     CHECK(tsl_loss_kept_bytes(TSL_LOSS_TORCH) == 4.0 && tsl_loss_fwd_bytes(TSL_LOSS_TORCH) == 6.0 &&
               tsl_loss_bwd_bytes(TSL_LOSS_TORCH) == 8.0 &&
@@ -1986,6 +2007,21 @@ static void test_moe(void)
                    "host lead %d all-to-alls: forward %g", x, rh.fwd_s);
     }
     env.host_op_s = 0;
+    /* calibration scales every collective, the ones the moe module's recompute repeats
+     * too: a DP layer's communication is its all-to-alls alone (forward 2, backward 2,
+     * the recompute's 2 again), so comm_scale 2 doubles all of it */
+    tsl_calib_t cal;
+    tsl_calib_identity(&cal);
+    env.calib = &cal;
+    env.knobs.recompute_modules = TSL_RECOMPUTE_MOE;
+    tsl_layer_cost_t c1, c2;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &c1);
+    cal.comm_scale = 2.0;
+    tsl_cost_layer(&env, &l, &s, NULL, 8, &c2);
+    env.calib = NULL;
+    env.knobs.recompute_modules = 0;
+    CHECK_NEAR(c1.comm_s, 6 * a2a, 1e-12, "moe recompute: 6 all-to-alls, %g", c1.comm_s);
+    CHECK_NEAR(c2.comm_s, 2 * c1.comm_s, 1e-12, "comm_scale 2: %g, twice %g", c2.comm_s, c1.comm_s);
     /* the same FLOPs per rank either way: E/ep experts of ep·R/E rows */
     CHECK(fabs(fwd[1] / fwd[0] - 1) < 0.05, "ep 8 compute %g vs ep 1 %g", fwd[1], fwd[0]);
     /* memory: expert states ÷ ep; the router (h·E) and the norm (h) on every rank */

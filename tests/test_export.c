@@ -480,6 +480,12 @@ static void test_torchtitan_moe(void)
     plan.moe_bf16_experts = plan.fp8_param_gather = false;
     expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "dispatches the routed tokens in bf16");
     plan.moe_fp8_dispatch = false;
+    /* priced with Megatron-LM's all-to-all dispatcher: not torchtitan's dispatch */
+    plan.moe_alltoall = true;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan,
+                   "torchtitan: runs its own token dispatch (the plan priced Megatron-LM's "
+                   "all-to-all dispatcher, moe_alltoall_dispatcher)");
+    plan.moe_alltoall = false;
     static const struct {
         const char *strategy;
         uint32_t ep;

@@ -995,6 +995,20 @@ static void test_fp8(void)
           "torchtitan refuses Megatron-LM's dispatcher: %s", err.msg);
     r.target = TSL_TARGET_ANY;
     r.moe_alltoall = false;
+    /* megatron prices its export's all-to-all dispatcher by default, the flex one under
+     * an FP8 dispatch; no other target runs it */
+    tsl_cost_knobs_t kn;
+    r.target = TSL_TARGET_MEGATRON;
+    tsl_request_knobs(&r, &kn);
+    CHECK(kn.moe_alltoall, "megatron's default dispatcher: all-to-all");
+    r.moe_fp8_dispatch = true;
+    tsl_request_knobs(&r, &kn);
+    CHECK(!kn.moe_alltoall && kn.moe_fp8_dispatch, "megatron's FP8 dispatch: the flex dispatcher");
+    r.moe_fp8_dispatch = false;
+    r.target = TSL_TARGET_TORCHTITAN;
+    tsl_request_knobs(&r, &kn);
+    CHECK(!kn.moe_alltoall, "torchtitan: its own dispatch");
+    r.target = TSL_TARGET_ANY;
     /* a tiny model: FP8 does not pay, the search keeps bf16; forced, it is slower */
     tsl_model_t m;
     tsl_cluster_t c;

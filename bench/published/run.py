@@ -222,7 +222,7 @@ def knob_args(row, amp_profile=None):
         cmd += ["--bf16-moments"]
     if p.get("lazy_grads"):  # gradients from each chunk's first backward (PyTorch FSDP)
         cmd += ["--lazy-grads"]
-    if p.get("opt_step"):  # the stack's optimizer step (cost-model.md "The optimizer step")
+    if p.get("opt_step"):  # the stack's optimizer step (cost-model.md "The step as the stack runs it")
         cmd += ["--opt-step", p["opt_step"]]
     if "overlap_grad_reduce" in p:
         cmd += ["--overlap-grad-reduce" if p["overlap_grad_reduce"] else "--no-overlap-grad-reduce"]

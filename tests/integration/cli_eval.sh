@@ -83,6 +83,22 @@ else
     fail "the search's plan evaluated by tesseld: $(head -c 300 "$TMPD/r.out")"
 fi
 
+# the stacks' switches (loss_impl, opt_step, Megatron-LM's all-to-all dispatcher): written into
+# the plan document or the request the remote mode sends, priced the same both ways; a plan
+# document with one of another type refused naming it, both ways
+same "--loss-impl --opt-step" 0 $M --tp 2 --mbs 4 --batch 32 --no-search --json \
+    --loss-impl torch --opt-step megatron
+"$PY" -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["loss_impl"] == 1 and p["opt_step"] == 1, p' \
+    "$TMPD/r.out" && ok "tesseld prices the given loss_impl and opt_step" || fail "switches: $(head -c 300 "$TMPD/r.out")"
+same "--plan document with --opt-step" 0 --cluster 8xA100-80G --plan "$TMPD/plan.json" --json --opt-step torch
+same "--moe-alltoall-dispatcher" 0 --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search \
+    --json --megatron-args "--pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-size 8 --bf16 --use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --recompute-granularity selective --recompute-modules moe_act layernorm" \
+    --moe-alltoall-dispatcher
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["loss_impl"]="torch"; json.dump(d,open(sys.argv[2],"w"))' \
+    "$TMPD/plan.json" "$TMPD/bad-loss.json"
+same "a plan document's loss_impl of another type" 2 --cluster 8xA100-80G --plan "$TMPD/bad-loss.json" --no-search
+grep -q "plan: loss_impl: \"torch\" is not" "$TMPD/r.err" && ok "the field named" || fail "reason: $(cat "$TMPD/r.err")"
+
 # plans that cannot run: the same reason and exit status both ways
 same "TP 3 does not divide 16 heads" 2 --model GPT2-345M --cluster 6xA100-80G --tp 3 --batch 12
 grep -q "TP degree 3 does not divide its 16 heads" "$TMPD/r.err" &&
@@ -144,6 +160,14 @@ expect_details "plan_json not JSON" "^plan_json: not JSON"
 rpc_to "$S" raw "$EV" "$(pb GPT2-345M 8xA100-80G '{"pp": 3, "stages": []}')"
 expect "plan_json with no stages" code INVALID_ARGUMENT
 expect_details "plan_json with no stages" "^plan_json: plan: pp and stages"
+BADSW=$("$PY" -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; p["opt_step"]="megatron"; print(json.dumps(p))' "$TMPD/plan.json")
+rpc_to "$S" raw "$EV" "$(pb GPT2-345M 8xA100-80G "$BADSW")"
+expect "plan_json with opt_step a name" code INVALID_ARGUMENT
+expect_details "plan_json with opt_step a name" "^plan_json: plan: opt_step: \"megatron\" is not"
+BADSW=$("$PY" -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; p["loss_impl"]=7; print(json.dumps(p))' "$TMPD/plan.json")
+rpc_to "$S" raw "$EV" "$(pb GPT2-345M 8xA100-80G "$BADSW")"
+expect "plan_json with loss_impl 7" code INVALID_ARGUMENT
+expect_details "plan_json with loss_impl 7" "loss_impl: 7 is not an implementation"
 rpc_to "$S" raw "$EV" "$(pb NoSuchModel 8xA100-80G "$PLAN")"
 expect "an unknown preset" code INVALID_ARGUMENT
 expect_details "an unknown preset" "^model_preset"
