@@ -239,7 +239,7 @@ typedef enum tsl_cost_mode {
  * dispatcher by default; 37: tp_comm_overlap's GEMMs lose the SMs their userbuffers collective
  * holds (none for the copy-engine rings, Megatron-Bridge's FP8 cfgs' num_sm for the bulk
  * overlaps) in place of the overlap slowdown k, where the GPU's SM count is known. */
-#define TSL_COST_MODEL_VERSION 37u
+#define TSL_COST_MODEL_VERSION 38u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -58,3 +58,16 @@ uint32_t tsl_fp8_impl_fused_amax_kernels(uint32_t recipe, uint32_t impl)
 {
     return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 1u : 0u;
 }
+
+double tsl_fp8_impl_sp_gather_bytes(uint32_t recipe, uint32_t impl, bool grad)
+{
+    if (recipe == TSL_FP8_NONE || recipe >= TSL_FP8_COUNT)
+        return 2.0;
+    if (impl == TSL_FP8_IMPL_TORCHAO)
+        return recipe == TSL_FP8_TENSORWISE ? 1.0 : 2.0;
+    double copy = recipe == TSL_FP8_BLOCKWISE ? 1.0 + 4.0 / 128.0
+                  : recipe == TSL_FP8_MXFP8   ? 1.0 + 1.0 / 32.0
+                                              : tsl_fp8_copy_bytes(recipe);
+    bool per_tensor = recipe == TSL_FP8_DELAYED || recipe == TSL_FP8_TENSORWISE;
+    return grad && !per_tensor ? 2.0 * copy : copy;
+}
