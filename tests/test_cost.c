@@ -1716,7 +1716,8 @@ static void test_fp8_gather(void)
  * longer than its GEMM) what shows is the transfer less a GEMM term that does
  * not depend on the link: halving the bandwidth adds the transfers again, the
  * forward half (2 + b_in), the backward half (2 + b_in + b_dy) (dY, the
- * re-gather under dX, the reduce-scatter under dW), userbuffers or not. */
+ * re-gather under dX, the reduce-scatter under dW), userbuffers or not; the
+ * recomputed MLP and torchtitan's op policy repeat the FP8 gathers they re-run. */
 static void test_fp8_sp_gather(void)
 {
     tsl_cluster_t c;
@@ -1774,6 +1775,24 @@ static void test_fp8_sp_gather(void)
                        b.fwd_s - a.fwd_s);
             CHECK_NEAR(b.bwd_s - a.bwd_s, bwd, 1e-9, "%s/%s overlap %d: backward's %g, by hand %g",
                        name, impl, ov, b.bwd_s - a.bwd_s, bwd);
+        }
+        /* what a recompute repeats (exposed): the MLP module its block's gather and
+         * reduce-scatter, half (1 + b_in / 2); torchtitan's op policy the forward's
+         * all-gathers, 2 half · b_in / 2 */
+        env.knobs.overlap_tp_dgrad = env.knobs.tp_comm_overlap = false;
+        const uint32_t mods[2] = {TSL_RECOMPUTE_MLP, TSL_RECOMPUTE_TORCHTITAN_OP};
+        const double rep[2] = {shalf * (1.0 + v[i].in / 2.0), shalf * v[i].in};
+        for (int m = 0; m < 2; m++) {
+            tsl_layer_cost_t ra, rb;
+            env.knobs.recompute_modules = mods[m];
+            tsl_cost_layer(&env, &l, &s, &slow, 4, &ra);
+            tsl_cost_layer(&env, &l, &s, &slower, 4, &rb);
+            env.knobs.recompute_modules = 0;
+            tsl_cost_layer(&env, &l, &s, &slow, 4, &a);
+            tsl_cost_layer(&env, &l, &s, &slower, 4, &b);
+            double d = (rb.bwd_s - ra.bwd_s) - (b.bwd_s - a.bwd_s);
+            CHECK_NEAR(d, rep[m], 1e-9, "%s/%s recompute %u repeats %g, by hand %g", name, impl,
+                       mods[m], d, rep[m]);
         }
     }
     /* bf16 where FP8 is not SP's: without SP (all-reduces), in PAPER mode */
