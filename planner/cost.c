@@ -805,23 +805,79 @@ static void ep_host_lead(const tsl_cost_env_t *env, const tsl_layer_t *l, const 
  * LinearWithGradAccumulationAndAsyncCommunication; Korthikanti et al. 2022, Sec.
  * 4.2.2 and 6.2): the input gradient's all-reduce is launched before the
  * weight-gradient GEMM and runs under it, so only overlap(dW, C) − dW shows;
- * under SP the backward of the forward's reduce-scatter (an all-gather, half of
- * tp_f) is exposed, the dX reduce-scatter (the other half) runs under dW, and
+ * under SP the backward of the forward's reduce-scatter (an all-gather of dY,
+ * ag_dy) is exposed, the dX reduce-scatter (half of tp_f) runs under dW, and
  * the input that SP keeps sharded is all-gathered again for dW under the dX GEMM
- * (the paper's "extra all-gather", a third half). dx, dw: the layer's
- * column-parallel dX and dW GEMM times, taken as one span each; k the overlap
- * slowdown. The recomputed forward of full recomputation keeps its collectives
- * exposed, as every forward does.
+ * (the paper's "extra all-gather", ag_in). ag_dy and ag_in are half of tp_f in
+ * bf16, less where the gathered tensor feeds an FP8 linear (tp_sp_t). dx, dw: the
+ * layer's column-parallel dX and dW GEMM times, taken as one span each; k the
+ * overlap slowdown. The recomputed forward of full recomputation keeps its
+ * collectives exposed, as every forward does.
  */
-static double tp_bwd_s(const tsl_cost_env_t *env, bool sp, double tp_f, double dx, double dw,
-                       double k)
+static double tp_bwd_s(const tsl_cost_env_t *env, bool sp, double tp_f, double ag_in, double ag_dy,
+                       double dx, double dw, double k)
 {
+    double half = tp_f / 2.0;
     if (env->mode == TSL_COST_PAPER || !env->knobs.overlap_tp_dgrad || !(tp_f > 0))
-        return tp_f;
+        return sp ? ag_dy + half : tp_f;
     if (!sp)
         return tsl_cost_overlap_s(dw, tp_f, k) - dw;
-    double half = tp_f / 2.0;
-    return half + tsl_cost_overlap_s(dx, half, k) - dx + tsl_cost_overlap_s(dw, half, k) - dw;
+    return ag_dy + tsl_cost_overlap_s(dx, ag_in, k) - dx + tsl_cost_overlap_s(dw, half, k) - dw;
+}
+
+/* FP8 sequence-parallel all-gathers (docs/cost-model.md "FP8 sequence-parallel
+ * all-gathers"): under SP the all-gathers of a TP block whose linears run in FP8
+ * move the quantised tensor, not bf16 — the input of its column-parallel linear
+ * (the forward's gather, the backward's re-gather for dW) and the output gradient
+ * of its row-parallel one (dY's gather) — at tsl_fp8_impl_sp_gather_bytes per
+ * element; the reduce-scatters stay bf16. The blocks are the layer's userbuffers
+ * blocks (roofline.h tsl_roofline_layer_tp_gemms: self-attention, dense MLP,
+ * Mamba-2 mixer; the MoE FFN's gather feeds the router and the dispatcher, latent
+ * attention's its replicated down projections: bf16). Each gather's time as a
+ * share of the bf16 one's, the collective priced at both sizes; n 0 (every share
+ * 1) where FP8 is not priced, in PAPER mode, without SP or TP. */
+typedef struct tp_sp {
+    uint32_t n;                        /* blocks with shares below */
+    double in[TSL_ROOFLINE_TP_BLOCKS]; /* the input's gather */
+    double dy[TSL_ROOFLINE_TP_BLOCKS]; /* dY's gather */
+} tp_sp_t;
+
+static void tp_sp_shares(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                         double n, uint32_t t, double msg, const tsl_strategy_bw_t *bw,
+                         tp_sp_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (env->mode == TSL_COST_PAPER || !s->sp || t < 2 || !fp8_priced(env) || !(msg > 0))
+        return;
+    tsl_roofline_dev_t dev;
+    tsl_roofline_tp_gemms_t g;
+    env_dev(env, &dev);
+    tsl_roofline_layer_tp_gemms(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), &g);
+    double bf16 = allgather_lat_s(msg, t, bw->tp_bw, &bw->tp_lat);
+    if (!(bf16 > 0))
+        return;
+    double b_in = tsl_fp8_impl_sp_gather_bytes(env->knobs.fp8, env->knobs.fp8_impl, false);
+    double b_dy = tsl_fp8_impl_sp_gather_bytes(env->knobs.fp8, env->knobs.fp8_impl, true);
+    double in = allgather_lat_s(msg * b_in / 2.0, t, bw->tp_bw, &bw->tp_lat) / bf16;
+    double dy = allgather_lat_s(msg * b_dy / 2.0, t, bw->tp_bw, &bw->tp_lat) / bf16;
+    out->n = g.n < l->tp_allreduces ? g.n : l->tp_allreduces;
+    for (uint32_t i = 0; i < out->n; i++) {
+        out->in[i] = g.col_fp8[i] ? in : 1.0;
+        out->dy[i] = g.row_fp8[i] ? dy : 1.0;
+    }
+}
+
+/* The layer's SP all-gathers of the inputs (*ag_in) and of dY (*ag_dy) in
+ * seconds: half of tp_f each in bf16, each block's FP8 share taken off. */
+static void tp_sp_gathers(const tp_sp_t *sp, uint32_t allreduces, double tp_f, double *ag_in,
+                          double *ag_dy)
+{
+    double half = allreduces ? tp_f / allreduces / 2.0 : 0.0;
+    *ag_in = *ag_dy = tp_f / 2.0;
+    for (uint32_t i = 0; i < sp->n; i++) {
+        *ag_in -= half * (1.0 - sp->in[i]);
+        *ag_dy -= half * (1.0 - sp->dy[i]);
+    }
 }
 
 /* The SMs TransformerEngine's userbuffers collectives take beside their GEMM, as
@@ -877,11 +933,14 @@ static double ub_ring_s(double g, double c, uint32_t t, double sms, double comm_
  * layer's, in seconds) the blocks did not use. half = one block's
  * all-gather (or reduce-scatter), tp_f / tp_allreduces / 2. Gives the forward's
  * and the backward's exposed TP time, what of the backward's the dW GEMMs hid and
- * the forward's exposed TP time of the last block (a dense MLP's); false where it does not apply (PAPER, the knob off, no SP: Megatron-LM asserts
- * --sequence-parallel with --tp-comm-overlap, arguments.py). */
+ * the forward's exposed TP time of the last block (a dense MLP's); false where it
+ * does not apply (PAPER, the knob off, no SP: Megatron-LM asserts
+ * --sequence-parallel with --tp-comm-overlap, arguments.py). The all-gathers of
+ * FP8 blocks at their share of half (sp: the userbuffers are FP8 under an FP8
+ * recipe, TE's initialize_ub fp8_buf), the reduce-scatters whole. */
 static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     double n, uint32_t t, const double pass[2], double tp_f, const double col[2],
-                    double k, double out[4])
+                    double k, const tp_sp_t *sp, double out[4])
 {
     if (env->mode == TSL_COST_PAPER || !env->knobs.tp_comm_overlap || !s->sp || t < 2 ||
         !(tp_f > 0) || l->tp_allreduces == 0)
@@ -901,23 +960,26 @@ static bool tp_ub_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double sms = dev.shape.sms, rs = TSL_UB_RS_RING_SMS;
     for (uint32_t i = 0; i < m; i++) {
         uint32_t j = has_attention(l) && i == 0 ? 0 : 1;
+        double in = half * (i < sp->n ? sp->in[i] : 1.0), dy = half * (i < sp->n ? sp->dy[i] : 1.0);
         double w = ub_share_s(g.col_dw[i] * b, half, sms, dw_sms[j], k);
-        fwd += ub_ring_s(g.col_f[i] * f, half, t, sms, 0.0, k) +
+        fwd += ub_ring_s(g.col_f[i] * f, in, t, sms, 0.0, k) +
                ub_ring_s(g.row_f[i] * f, half, t, sms, rs, k);
-        bwd += ub_ring_s(g.row_dx[i] * b, half, t, sms, 0.0, k) +
-               ub_share_s(g.col_dx[i] * b, half, sms, dx_sms[j], k) + w;
+        bwd += ub_ring_s(g.row_dx[i] * b, dy, t, sms, 0.0, k) +
+               ub_share_s(g.col_dx[i] * b, in, sms, dx_sms[j], k) + w;
         hid += half - w;
         dx -= g.col_dx[i] * b; /* these GEMMs hide their own block's collectives */
         dw -= g.col_dw[i] * b;
     }
     /* the rest as "TP in the backward" prices it, under the column-parallel GEMMs
      * no block took */
-    double rest_b = tp_bwd_s(env, s->sp, rest, fmax(0.0, dx), fmax(0.0, dw), k);
+    double rest_b =
+        tp_bwd_s(env, s->sp, rest, rest / 2.0, rest / 2.0, fmax(0.0, dx), fmax(0.0, dw), k);
     out[0] = fwd;
     out[1] = bwd + rest_b;
     out[2] = hid + rest - rest_b;
     /* a dense MLP is the last block recorded (roofline.h): its forward's figure */
-    out[3] = m > 0 && m == g.n ? ub_ring_s(g.col_f[m - 1] * f, half, t, sms, 0.0, k) +
+    double last_in = half * (m > 0 && m - 1 < sp->n ? sp->in[m - 1] : 1.0);
+    out[3] = m > 0 && m == g.n ? ub_ring_s(g.col_f[m - 1] * f, last_in, t, sms, 0.0, k) +
                                      ub_ring_s(g.row_f[m - 1] * f, half, t, sms, rs, k)
                                : 2.0 * half;
     return true;
@@ -1268,11 +1330,13 @@ static void moe_stash(const tsl_strategy_t *s, double stash, uint64_t mb, uint64
  * compute is) and the communication they repeat (*comm): the MLP's forward TP
  * (mlp_f: one block's all-reduce, tp_f / tp_allreduces, or what of it userbuffers
  * leave exposed under tp_comm_overlap, tp_ub_s), the MoE FFN's TP all-reduce (one
- * block's: no userbuffers there) and its dispatch and combine (ep_f). tp_f and
- * ep_f are the layer's, calibrated. */
+ * block's: no userbuffers there) and its dispatch and combine (ep_f), and under
+ * torchtitan's op policy the forward's SP all-gathers (ag_f: tp_sp_gathers). tp_f,
+ * ag_f and ep_f are the layer's, calibrated. */
 static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
                                const tsl_strategy_t *s, double n, uint32_t t, double tp_f,
-                               double mlp_f, double ep_f, double *compute, double *comm)
+                               double ag_f, double mlp_f, double ep_f, double *compute,
+                               double *comm)
 {
     uint32_t m = s->ckpt ? 0 : tsl_recompute_applies(l, env->knobs.recompute_modules);
     *compute = *comm = 0.0;
@@ -1290,7 +1354,7 @@ static void module_recompute_s(const tsl_cost_env_t *env, const tsl_layer_t *l,
     if (m & TSL_RECOMPUTE_MOE)
         *comm += block + ep_f;
     if (m & TSL_RECOMPUTE_TORCHTITAN_OP) /* its policy saves reduce-scatters, not all-reduces */
-        *comm += s->sp ? tp_f / 2.0 : tp_f;
+        *comm += s->sp ? ag_f : tp_f;
 }
 
 /* TransformerEngine's FP8 copies of the routed experts' weights, p of them on
@@ -1362,6 +1426,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double tp_f = profiled && env->profile->tp_comm_in_times
                       ? 0.0
                       : l->tp_allreduces * allreduce_lat_s(act_msg, g.t, bw->tp_bw, &bw->tp_lat);
+    tp_sp_t sp; /* the SP all-gathers of FP8 linears, as shares of bf16's */
+    tp_sp_shares(env, l, s, n, g.t, act_msg, bw, &sp);
     double w8 = fp8_weights(env, l, g.t); /* this rank's FP8 linear weights (0: bf16) */
     double pg = gather_bytes(env, p, w8); /* 2 per weight, FP8 ones 1 (fp8_param_gather) */
     double gather = allgather_lat_s(pg, g.z, bw->sdp_bw, &bw->sdp_lat);
@@ -1399,11 +1465,17 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         gather_next > 0 ? tsl_cost_overlap_s(compute_f, gather_next, k) - compute_f : 0.0;
     /* the forward's TP exposed, or under its GEMMs (tp_comm_overlap); the
      * backward's, and what of it the dW GEMMs hid (zero-bubble's W gives it up) */
-    double tp_fx = tp_f, mlp_fx = l->tp_allreduces ? tp_f / l->tp_allreduces : 0.0;
+    double ag_in, ag_dy; /* under SP: the all-gathers, FP8 ones at their share */
+    tp_sp_gathers(&sp, l->tp_allreduces, tp_f, &ag_in, &ag_dy);
+    double tp_fx = s->sp ? ag_in + tp_f / 2.0 : tp_f;
+    double mlp_fx = l->tp_allreduces ? tp_f / l->tp_allreduces : 0.0;
+    if (sp.n > 0 && sp.n == l->tp_allreduces) /* the last block, a dense MLP's */
+        mlp_fx *= (1.0 + sp.in[sp.n - 1]) / 2.0;
     double col[2] = {col_frac[0] * compute_b, col_frac[1] * compute_b};
-    double tp_b = tp_bwd_s(env, s->sp, tp_f, col[0], col[1], k);
-    double dw_hid = tp_f - tp_b, ub[4], pass[2] = {compute_f, compute_b};
-    if (tp_ub_s(env, l, s, n, g.t, pass, tp_f, col, k, ub)) {
+    double tp_b = tp_bwd_s(env, s->sp, tp_f, ag_in, ag_dy, col[0], col[1], k);
+    double dw_hid = (s->sp ? ag_dy + tp_f / 2.0 : tp_f) - tp_b, ub[4];
+    double pass[2] = {compute_f, compute_b};
+    if (tp_ub_s(env, l, s, n, g.t, pass, tp_f, col, k, &sp, ub)) {
         tp_fx = ub[0];
         tp_b = ub[1];
         dw_hid = ub[2];
@@ -1424,7 +1496,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     if (s->ckpt)
         recompute += twice_c + twice_comm;
     double mod_c, mod_comm; /* the recompute modules (recompute.h) */
-    module_recompute_s(env, l, s, n, g.t, tp_f, mlp_fx, ep_rf, &mod_c, &mod_comm);
+    module_recompute_s(env, l, s, n, g.t, tp_f, ag_in, mlp_fx, ep_rf, &mod_c, &mod_comm);
     recompute += mod_c + mod_comm;
 
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */

@@ -240,8 +240,10 @@ typedef enum tsl_cost_mode {
  * holds (none for the copy-engine rings, Megatron-Bridge's FP8 cfgs' num_sm for the bulk
  * overlaps) in place of the overlap slowdown k, where the GPU's SM count is known; 38: the
  * PAPER mode without 33's loss figures or 35's dispatcher pieces (the seeds' as before them),
- * and the moe module's recompute of the EP collectives calibrated as they are. */
-#define TSL_COST_MODEL_VERSION 38u
+ * and the moe module's recompute of the EP collectives calibrated as they are; 39: the SP
+ * all-gathers of FP8 linears' inputs (and dY) in the recipe's bytes as TE and torchao run them
+ * (tsl_fp8_impl_sp_gather_bytes). */
+#define TSL_COST_MODEL_VERSION 39u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

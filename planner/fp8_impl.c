@@ -58,3 +58,19 @@ uint32_t tsl_fp8_impl_fused_amax_kernels(uint32_t recipe, uint32_t impl)
 {
     return recipe == TSL_FP8_TENSORWISE && impl == TSL_FP8_IMPL_TE ? 1u : 0u;
 }
+
+double tsl_fp8_impl_sp_gather_bytes(uint32_t recipe, uint32_t impl, bool grad)
+{
+    if (recipe == TSL_FP8_NONE || recipe >= TSL_FP8_COUNT)
+        return 2.0;
+    if (impl == TSL_FP8_IMPL_TORCHAO)
+        return recipe == TSL_FP8_TENSORWISE ? 1.0 : 2.0;
+    /* one copy with its scales: an fp32 per 1x128, an E8M0 per 32, nvfp4's two E2M1
+     * per byte and an E4M3 per 16 (roofline.h tsl_fp8_copy_bytes) */
+    double copy = recipe == TSL_FP8_BLOCKWISE ? 1.0 + 4.0 / 128.0
+                  : recipe == TSL_FP8_MXFP8   ? 1.0 + 1.0 / 32.0
+                  : recipe == TSL_FP8_NVFP4   ? 0.5 + 1.0 / 16.0
+                                              : 1.0;
+    bool per_tensor = recipe == TSL_FP8_DELAYED || recipe == TSL_FP8_TENSORWISE;
+    return grad && !per_tensor ? 2.0 * copy : copy;
+}

@@ -57,5 +57,21 @@ uint32_t tsl_fp8_impl_scale_kernels(uint32_t recipe, uint32_t impl);
  * 0 elsewhere. */
 double tsl_fp8_impl_fused_amax_bytes(uint32_t recipe, uint32_t impl);
 uint32_t tsl_fp8_impl_fused_amax_kernels(uint32_t recipe, uint32_t impl);
+/* Bytes per element a sequence-parallel all-gather moves for an FP8 linear
+ * (docs/cost-model.md "FP8 sequence-parallel all-gathers"): of its input (grad
+ * false: the forward's gather before a column-parallel linear, its backward
+ * re-gather for dW) or of its output gradient (grad true: the backward's gather of
+ * dY before a row-parallel linear's dX and dW). Transformer Engine (release_v2.16,
+ * distributed.py gather_along_first_dim, base.py
+ * fill_userbuffers_buffer_for_all_gather) quantises before it gathers, NCCL or
+ * userbuffers alike: one copy of the input (rowwise, or columnwise for the
+ * re-gather: as many bytes) with its scales, tsl_fp8_copy_bytes plus the block
+ * scales (blockwise 4/128, mxfp8 1/32, nvfp4's counted there); dY under delayed
+ * and tensorwise scaling likewise (1: the transpose is made after), under the
+ * block-scaled recipes both copies, rowwise for dX and columnwise for dW (twice
+ * that). torchao (Float8ColwiseParallel / Float8RowwiseParallel /
+ * PrepareFloat8ModuleInput) gathers float8 under tensorwise scaling alone: 1 byte;
+ * its mxfp8 linears and bf16 (recipe none) gather 2. */
+double tsl_fp8_impl_sp_gather_bytes(uint32_t recipe, uint32_t impl, bool grad);
 
 #endif

@@ -124,6 +124,9 @@ typedef struct pass {
     bool open;
     uint32_t nblk;
     double blk[TSL_ROOFLINE_TP_BLOCKS][3];
+    bool lin_fp8;                            /* the last lin() ran in FP8 */
+    bool open_fp8;                           /* the open block's column-parallel linear did */
+    bool blk_fp8[TSL_ROOFLINE_TP_BLOCKS][2]; /* each block's {col, row} linear in FP8 */
     bool normed; /* the linear being priced takes a norm's output as TE's
                                   LayerNormLinear does (ln_lin_col) */
 } pass_t;
@@ -215,9 +218,8 @@ static double fp8_lin(pass_t *p, double m, double n, double k, double b)
 static double lin(pass_t *p, double m, double n, double k)
 {
     const tsl_roofline_dev_t *d = p->d;
-    double c = d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || !fp8_dims(k, n)
-                   ? gemm(p, m, n, k, 1)
-                   : fp8_lin(p, m, n, k, 1);
+    p->lin_fp8 = d->fp8 != TSL_FP8_NONE && d->fp8_flops > 0 && fp8_dims(k, n);
+    double c = p->lin_fp8 ? fp8_lin(p, m, n, k, 1) : gemm(p, m, n, k, 1);
     if (!p->bwd)
         p->lin_s += c;
     return c;
@@ -248,6 +250,7 @@ static double lin_col(pass_t *p, double m, double n, double k)
     }
     p->open_col = p->bwd ? p->dx_s : c;
     p->open_dw = p->bwd ? p->dw_s : 0.0;
+    p->open_fp8 = p->lin_fp8;
     p->open = true;
     return c;
 }
@@ -263,6 +266,8 @@ static double lin_row(pass_t *p, double m, double n, double k)
         b[0] = p->open_col;
         b[1] = p->open_dw;
         b[2] = p->bwd ? p->dx_s : c;
+        p->blk_fp8[p->nblk - 1][0] = p->open_fp8;
+        p->blk_fp8[p->nblk - 1][1] = p->lin_fp8;
     }
     p->open = false;
     return c;
@@ -990,6 +995,8 @@ void tsl_roofline_layer_tp_gemms(const tsl_roofline_dev_t *d, const tsl_layer_t 
         out->col_dx[i] = fmin(1.0, b.blk[i][0] / gb);
         out->col_dw[i] = fmin(1.0, b.blk[i][1] / gb);
         out->row_dx[i] = fmin(1.0, b.blk[i][2] / gb);
+        out->col_fp8[i] = f.blk_fp8[i][0];
+        out->row_fp8[i] = f.blk_fp8[i][1];
     }
 }
 

@@ -571,13 +571,18 @@ void tsl_roofline_layer_col_frac(const tsl_roofline_dev_t *d, const tsl_layer_t 
  * tsl_roofline_layer_col_frac gives its shares: col_f, row_f the column- and
  * row-parallel forward GEMMs (with their FP8 input casts); col_dx, col_dw the
  * column-parallel linear's dX and dW GEMMs and row_dx the row-parallel one's dX,
- * of the backward. Without a bandwidth figure: FLOP shares as col_frac's. */
+ * of the backward. Without a bandwidth figure: FLOP shares as col_frac's.
+ * col_fp8, row_fp8: whether the block's column- / row-parallel linear runs in FP8
+ * (dev.fp8 set, its k and n multiples of 16): the sequence-parallel all-gathers
+ * of its input (col) and of its output gradient (row) then move FP8 (cost.c,
+ * "FP8 sequence-parallel all-gathers"). */
 #define TSL_ROOFLINE_TP_BLOCKS 2
 typedef struct {
     uint32_t n; /* blocks recorded */
     double col_f[TSL_ROOFLINE_TP_BLOCKS], row_f[TSL_ROOFLINE_TP_BLOCKS];
     double col_dx[TSL_ROOFLINE_TP_BLOCKS], col_dw[TSL_ROOFLINE_TP_BLOCKS];
     double row_dx[TSL_ROOFLINE_TP_BLOCKS];
+    bool col_fp8[TSL_ROOFLINE_TP_BLOCKS], row_fp8[TSL_ROOFLINE_TP_BLOCKS];
 } tsl_roofline_tp_gemms_t;
 
 void tsl_roofline_layer_tp_gemms(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,

@@ -1724,6 +1724,113 @@ static void test_fp8_gather(void)
     tsl_cluster_free(&c);
 }
 
+/* FP8 sequence-parallel all-gathers (docs/cost-model.md "FP8 sequence-parallel
+ * all-gathers"): the encoder layer of test_nvfp4_memory on 8 GB200s, TP 2 + SP,
+ * 4 samples, STACK, the TP link priced as a ring (NCCL's alphas zeroed). msg =
+ * 2 B x 2048 x 4096 x 4 = 64 MiB; an all-reduce over 2 ranks moves msg / bw, so
+ * tp_f = 2 msg / bw (attention and MLP) and one block's all-gather or
+ * reduce-scatter half = msg / (2 bw). Both blocks' linears run FP8 (widths
+ * multiples of 16): the input's gathers move b_in per element, dY's b_dy
+ * (fp8_impl.h), the reduce-scatters 2. Exposed (no overlap knob): the forward
+ * pays half (2 + b_in), the backward half (2 + b_dy): comm_s = half (4 + b_in +
+ * b_dy), 8 half in bf16. With the overlaps on a slow link (every collective
+ * longer than its GEMM) what shows is the transfer less a GEMM term that does
+ * not depend on the link: halving the bandwidth adds the transfers again, the
+ * forward half (2 + b_in), the backward half (2 + b_in + b_dy) (dY, the
+ * re-gather under dX, the reduce-scatter under dW), userbuffers or not; the
+ * recomputed MLP and torchtitan's op policy repeat the FP8 gathers they re-run. */
+static void test_fp8_sp_gather(void)
+{
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "2x4xGB200-186G:nvl72", &err) == 0, "%s", err.msg);
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 2048,
+                     .hidden = 4096,
+                     .ffn_hidden = 16384,
+                     .heads = 32};
+    CHECK(tsl_layer_derive(&l, &err) == 0 && l.tp_allreduces == 2, "%s", err.msg);
+    tsl_cost_env_t env;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 2, &err) == 0, "%s", err.msg);
+    env.mode = TSL_COST_STACK;
+    env.host_op_s = 0;
+    tsl_strategy_t s = one(TSL_DIM_TP, 2, false);
+    s.sp = true;
+    tsl_strategy_bw_t bw, slow, slower;
+    tsl_cost_strategy_bw(&env, &s, &bw);
+    memset(&bw.tp_lat, 0, sizeof(bw.tp_lat));
+    const double msg = 2.0 * 2048 * 4096 * 4, half = msg / (2.0 * bw.tp_bw);
+    slow = slower = bw;
+    slow.tp_bw = 1e9; /* 33.6 ms per transfer: longer than any GEMM here */
+    slower.tp_bw = 0.5e9;
+    const double shalf = msg / (2.0 * slow.tp_bw);
+    const struct {
+        uint32_t r, impl;
+        double in, dy;
+    } v[] = {{TSL_FP8_NONE, TSL_FP8_IMPL_TE, 2.0, 2.0},
+             {TSL_FP8_DELAYED, TSL_FP8_IMPL_TE, 1.0, 1.0},
+             {TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE, 1.0, 1.0},
+             {TSL_FP8_BLOCKWISE, TSL_FP8_IMPL_TE, 1.03125, 2.0625},
+             {TSL_FP8_MXFP8, TSL_FP8_IMPL_TE, 1.03125, 2.0625},
+             {TSL_FP8_NVFP4, TSL_FP8_IMPL_TE, 0.5625, 1.125},
+             {TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO, 1.0, 1.0},
+             {TSL_FP8_MXFP8, TSL_FP8_IMPL_TORCHAO, 2.0, 2.0}};
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        const char *name = tsl_fp8_recipe_name(v[i].r), *impl = tsl_fp8_impl_name(v[i].impl);
+        env.knobs.fp8 = v[i].r;
+        env.knobs.fp8_impl = v[i].impl;
+        env.knobs.overlap_tp_dgrad = env.knobs.tp_comm_overlap = false;
+        tsl_layer_cost_t a, b;
+        tsl_cost_layer(&env, &l, &s, &bw, 4, &a);
+        CHECK_NEAR(a.comm_s, half * (4.0 + v[i].in + v[i].dy), 1e-12,
+                   "%s/%s exposed: comm %g, by hand %g", name, impl, a.comm_s,
+                   half * (4.0 + v[i].in + v[i].dy));
+        for (int ov = 0; ov < 3; ov++) { /* none, overlap_tp_dgrad, + userbuffers */
+            env.knobs.overlap_tp_dgrad = ov >= 1;
+            env.knobs.tp_comm_overlap = ov == 2;
+            tsl_cost_layer(&env, &l, &s, &slow, 4, &a);
+            tsl_cost_layer(&env, &l, &s, &slower, 4, &b);
+            double bwd = shalf * (2.0 + v[i].dy + (ov ? v[i].in : 0.0));
+            CHECK_NEAR(b.fwd_s - a.fwd_s, shalf * (2.0 + v[i].in), 1e-9,
+                       "%s/%s overlap %d: forward's transfers %g", name, impl, ov,
+                       b.fwd_s - a.fwd_s);
+            CHECK_NEAR(b.bwd_s - a.bwd_s, bwd, 1e-9, "%s/%s overlap %d: backward's %g, by hand %g",
+                       name, impl, ov, b.bwd_s - a.bwd_s, bwd);
+        }
+        /* what a recompute repeats (exposed): the MLP module its block's gather and
+         * reduce-scatter, half (1 + b_in / 2); torchtitan's op policy the forward's
+         * all-gathers, 2 half · b_in / 2 */
+        env.knobs.overlap_tp_dgrad = env.knobs.tp_comm_overlap = false;
+        const uint32_t mods[2] = {TSL_RECOMPUTE_MLP, TSL_RECOMPUTE_TORCHTITAN_OP};
+        const double rep[2] = {shalf * (1.0 + v[i].in / 2.0), shalf * v[i].in};
+        for (int m = 0; m < 2; m++) {
+            tsl_layer_cost_t ra, rb;
+            env.knobs.recompute_modules = mods[m];
+            tsl_cost_layer(&env, &l, &s, &slow, 4, &ra);
+            tsl_cost_layer(&env, &l, &s, &slower, 4, &rb);
+            env.knobs.recompute_modules = 0;
+            tsl_cost_layer(&env, &l, &s, &slow, 4, &a);
+            tsl_cost_layer(&env, &l, &s, &slower, 4, &b);
+            double d = (rb.bwd_s - ra.bwd_s) - (b.bwd_s - a.bwd_s);
+            CHECK_NEAR(d, rep[m], 1e-9, "%s/%s recompute %u repeats %g, by hand %g", name, impl,
+                       mods[m], d, rep[m]);
+        }
+    }
+    /* bf16 where FP8 is not SP's: without SP (all-reduces), in PAPER mode */
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
+    env.knobs.overlap_tp_dgrad = env.knobs.tp_comm_overlap = false;
+    tsl_strategy_t plain = one(TSL_DIM_TP, 2, false);
+    tsl_layer_cost_t a;
+    tsl_cost_layer(&env, &l, &plain, &bw, 4, &a);
+    CHECK_NEAR(a.comm_s, 8.0 * half, 1e-12, "no SP: bf16 all-reduces, %g", a.comm_s);
+    env.mode = TSL_COST_PAPER;
+    tsl_cost_strategy_bw(&env, &s, &bw);
+    tsl_cost_layer(&env, &l, &s, &bw, 4, &a);
+    CHECK_NEAR(a.comm_s, 8.0 * msg / (2.0 * bw.tp_bw), 1e-12, "PAPER: 2 bytes, %g", a.comm_s);
+    tsl_cluster_free(&c);
+}
+
 /* NVFP4 on 8 GB200s (docs/cost-model.md "NVFP4"), the encoder layer of
  * test_fp8_memory by hand:
  *   rate    the block's FP4 rate 10000e12 x 0.701 (FP4 peak x the FP8 e_max);
@@ -2601,6 +2708,7 @@ int main(void)
     test_moe_etp_capacity();
     test_fp8_gather();
     test_nvfp4_memory();
+    test_fp8_sp_gather();
     test_fp8_moe();
     test_recompute_modules();
     test_mla();
