@@ -128,7 +128,9 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
     write_moe_freq(v, out);
     if (!h->tied_head && h->params)
         fputs("--untie-embeddings-and-output-weights\n", out);
-    fputs("--bf16\n", out);
+    /* a plan priced with the fp16 optimizer's step (opt_step megatron-fp16: its loss
+     * scaler's unscale) trains in fp16, as the --fp16 line it was read from */
+    fputs(v->plan->opt_step == TSL_OPT_STEP_MEGATRON_FP16 ? "--fp16\n" : "--bf16\n", out);
 }
 
 static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_t *u,
@@ -262,8 +264,13 @@ static void write_fp8(const tsl_plan_t *p, FILE *out)
 
 static void write_knobs(const tsl_plan_t *p, FILE *out)
 {
-    if (p->grad_reduce_bytes != 4)
+    /* --bf16 reduces in fp32 unless told; --fp16 in fp16 unless told (validate_args) */
+    if (p->opt_step == TSL_OPT_STEP_MEGATRON_FP16) {
+        if (p->grad_reduce_bytes == 4)
+            fputs("--accumulate-allreduce-grads-in-fp32\n", out);
+    } else if (p->grad_reduce_bytes != 4) {
         fputs("--grad-reduce-in-bf16\n", out);
+    }
     /* the precision-aware optimizer (OptimizerConfig): bf16 moments, an fp32 master,
      * bf16 main gradients where the plan reduces in 2 bytes (DeepSeek-V3's recipe) */
     if (p->bf16_moments)

@@ -680,6 +680,26 @@ static int loss_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t), tsl_loss_impl_name(want), had ? had : "?");
 }
 
+/* A plan priced with another stack's optimizer step (opt_step.h) is not what t's
+ * export runs: megatron steps as Megatron-core (bf16) or its fp16 optimizer,
+ * torchtitan with torch's foreach AdamW, deepspeed with its fp16 optimizer; the
+ * executor's fused step (0) passes, as its loss does (loss_impl_ok). */
+static int opt_step_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    uint32_t s = p->opt_step;
+    bool runs = s == TSL_OPT_STEP_FUSED ||
+                (t == TSL_TARGET_MEGATRON &&
+                 (s == TSL_OPT_STEP_MEGATRON || s == TSL_OPT_STEP_MEGATRON_FP16)) ||
+                (t == TSL_TARGET_TORCHTITAN && s == TSL_OPT_STEP_TORCH) ||
+                (t == TSL_TARGET_DEEPSPEED && s == TSL_OPT_STEP_DEEPSPEED_FP16);
+    if (runs)
+        return 0;
+    const char *had = tsl_opt_step_name(s);
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: runs its own optimizer step; the plan was priced with opt_step %s",
+                        tsl_target_name(t), had ? had : "?");
+}
+
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
 {
     if (t == TSL_TARGET_ANY)
@@ -703,7 +723,7 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
     if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 ||
         tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || fp8_impl_ok(t, p, err) != 0 ||
         moe_fp8_ok(t, p, err) != 0 || moe_alltoall_ok(t, p, err) != 0 ||
-        loss_impl_ok(t, p, err) != 0)
+        loss_impl_ok(t, p, err) != 0 || opt_step_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

@@ -106,6 +106,12 @@ static void test_round_trips(void)
     tsl_eval_cfg_t te = cfg;
     te.knobs.loss_impl = TSL_LOSS_TE;
     round_trip("GPT2-345M", "8xA100-80G", &te, TSL_EXPORT_MEGATRON);
+    /* the fp16 optimizer's step: written as --fp16 (with its fp32 reduce), read back so */
+    tsl_eval_cfg_t fp16 = cfg;
+    fp16.knobs.opt_step = TSL_OPT_STEP_MEGATRON_FP16;
+    round_trip("GPT2-345M", "8xA100-80G", &fp16, TSL_EXPORT_MEGATRON);
+    fp16.knobs.grad_reduce_bytes = 4;
+    round_trip("GPT2-345M", "8xA100-80G", &fp16, TSL_EXPORT_MEGATRON);
     /* torchtitan's TP is sequence-parallel, and beside TP or stages its data
      * parallelism is sharded (it refuses DDP there): the plans it runs, in both
      * the Python form and the TOML */

@@ -153,6 +153,27 @@ static void test_megatron(void)
           "uneven stages:\n%s", text);
     free(text);
 
+    /* priced with the fp16 optimizer's step (opt_step megatron-fp16, what a --fp16
+     * line reads as): trained in fp16, its gradients reduced in fp16 (Megatron-LM's
+     * default under --fp16) or fp32 (--accumulate-allreduce-grads-in-fp32); a step
+     * Megatron-LM does not run (torch's) is refused naming the field */
+    make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
+    plan.opt_step = TSL_OPT_STEP_MEGATRON_FP16;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "\n--fp16\n") && !strstr(text, "--bf16") &&
+              !strstr(text, "--grad-reduce-in-bf16") && !strstr(text, "accumulate-allreduce"),
+          "megatron-fp16, 2-byte reduce:\n%s", text);
+    free(text);
+    plan.grad_reduce_bytes = 4;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "\n--fp16\n") && strstr(text, "\n--accumulate-allreduce-grads-in-fp32\n"),
+          "megatron-fp16, fp32 reduce:\n%s", text);
+    free(text);
+    plan.opt_step = TSL_OPT_STEP_TORCH;
+    expect_refused(
+        TSL_EXPORT_MEGATRON, &plan,
+        "megatron: runs its own optimizer step; the plan was priced with opt_step torch");
+
     make_plan(&plan, 2, cut, 4, "tp2-dp2", 8, 16);
     set_layers(&plan, 5, 3, "tp4");
     expect_refused(TSL_EXPORT_MEGATRON, &plan,
@@ -433,6 +454,15 @@ static void test_torchtitan_moe(void)
     plan.loss_impl = TSL_LOSS_TORCH;
     free(export_ok(TSL_EXPORT_TORCHTITAN, &plan));
     plan.loss_impl = TSL_LOSS_EXEC;
+    /* the optimizer step likewise (opt_step.h): Megatron-core's is not torchtitan's;
+     * torch's foreach AdamW and the executor's fused step pass */
+    plan.opt_step = TSL_OPT_STEP_MEGATRON;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan,
+                   "torchtitan: runs its own optimizer step; the plan was priced with opt_step "
+                   "megatron");
+    plan.opt_step = TSL_OPT_STEP_TORCH;
+    free(export_ok(TSL_EXPORT_TORCHTITAN, &plan));
+    plan.opt_step = TSL_OPT_STEP_FUSED;
     /* FP8: priced as Transformer Engine runs it (fp8_impl te), it is not what
      * torchtitan's torchao runs: refused, the field named */
     plan.fp8_recipe = TSL_FP8_TENSORWISE;
