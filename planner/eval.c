@@ -320,6 +320,23 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
         k->moe_alltoall = false;
 }
 
+/* The loss the request or the given plan names (0: neither, the target's).
+ * Under autocast only a named megatron or te is refused: the target's default
+ * gives way to the script's torch loss there, as in a search (cost.c). */
+static uint32_t asked_loss_impl(const tsl_request_t *r, const tsl_plan_t *g)
+{
+    return r->loss_impl ? r->loss_impl : g->loss_impl;
+}
+
+/* A plan document's grad_reduce_bytes: absent (0), 2 or 4, as a request's. */
+static int given_grad_bytes_ok(const tsl_plan_t *g, tsl_err_t *err)
+{
+    uint32_t b = g->grad_reduce_bytes;
+    if (b == 0 || b == 2 || b == 4)
+        return 0;
+    return tsl_err_set(err, "eval: grad_reduce_bytes: %u is not 2 (bf16) or 4 (fp32)", b);
+}
+
 /* Costs the checked plan and holds each stage to its budget. */
 static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                      const tsl_plan_t *g, const uint32_t *first, tsl_plan_t *out, tsl_err_t *err)
@@ -340,8 +357,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0 ||
-        tsl_loss_impl_ok(e.knobs.loss_impl, e.knobs.autocast, err) != 0 ||
-        tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
+        tsl_loss_impl_ok(asked_loss_impl(r, g), e.knobs.autocast, err) != 0 ||
+        given_grad_bytes_ok(g, err) != 0 || tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
         tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0)
         goto out;
     if (check_modules(m, e.knobs.recompute_modules, err) != 0 ||

@@ -548,5 +548,36 @@ expect 4 "eval: torchtitan: tp2-dp4 replicates the model (DDP) together with ten
 expect 2 "target: 'stack' is not one of megatron" eval $m345 --tp 2 --batch 32 --no-search --target stack
 expect 2 "target: megatron: the plan comes from a torchtitan configuration" eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search --target megatron
 
+# --autocast under a stack's target: the target's default loss (megatron's) gives way
+# to the script's torch loss, as plan --autocast --target megatron does; only a named
+# megatron or te loss is refused (exit 2, naming loss_impl)
+expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --json --autocast --target megatron
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["autocast"] is True and p["loss_impl"] == 1, (p.get("loss_impl"),)' "$out" &&
+    ok || bad "eval --autocast --target megatron: $(cat "$out")"
+expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --autocast --target deepspeed
+expect 2 "loss_impl: autocast prices a script's own loss" eval $m345 --tp 2 --batch 32 --no-search --autocast --target megatron --loss-impl te
+
+# a hand-edited plan document: each field's kind and range checked, naming the key
+# (exit 2), not read as absent or as another number
+expect 0 "" eval $m345 --tp 2 --pp 2 --batch 32 --no-search --json
+cp "$out" "$dir/doc.json"
+docset() { # KEY JSON-VALUE: the plan document with plan[KEY] = VALUE in $dir/edit.json
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"][sys.argv[2]]=json.loads(sys.argv[3]); json.dump(d, open(sys.argv[4], "w"))' \
+        "$dir/doc.json" "$1" "$2" "$dir/edit.json"
+}
+for kv in 'fp8_recipe "5"|plan: fp8_recipe: expected a whole number, got a string' \
+    'cpu_offload_layers -1|plan: cpu_offload_layers: -1 is negative' \
+    'opt_step 1.5|plan: opt_step: 1.5 is not a whole number' \
+    'loss_impl 4294967296|plan: loss_impl: 4294967296 is out of range' \
+    'tp_comm_overlap 1|plan: tp_comm_overlap: expected true or false, got a number' \
+    'moe_alltoall_dispatcher "yes"|plan: moe_alltoall_dispatcher: expected true or false, got a string' \
+    'moe_imbalance "2"|plan: moe_imbalance: expected a number, got a string' \
+    'grad_reduce_bytes 3|grad_reduce_bytes: 3 is not 2 (bf16) or 4 (fp32)'; do
+    docset "${kv%% *}" "$(v=${kv#* }; echo "${v%%|*}")"
+    expect 2 "${kv#*|}" eval --cluster 8xA100-80G --plan "$dir/edit.json" --no-search
+done
+docset grad_reduce_bytes 4
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/edit.json" --no-search
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
