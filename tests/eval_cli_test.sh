@@ -579,5 +579,16 @@ done
 docset grad_reduce_bytes 4
 expect 0 "" eval --cluster 8xA100-80G --plan "$dir/edit.json" --no-search
 
+# --fp8-impl te and --opt-step fused are a plan document's 0, which --target prices as
+# its own: where the target's differs they are refused naming the field, not dropped
+expect 4 "fp8_impl: torchtitan runs FP8 through torchao, not Transformer Engine" eval --model GPT2-345M \
+    --cluster 8xH100-80G --tp 2 --sdp 4 --sp --fp8 tensorwise --fp8-impl te --batch 32 --no-search --target torchtitan
+expect 2 "opt_step: fused under --target megatron, which prices its own step (megatron)" eval $m345 --tp 2 \
+    --batch 32 --no-search --opt-step fused --target megatron
+expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --opt-step fused --target deepspeed --json
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert "opt_step" not in p, p["opt_step"]' "$out" &&
+    ok || bad "--opt-step fused --target deepspeed: $(cat "$out")"
+expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --fp8-impl te --target megatron
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
