@@ -590,5 +590,19 @@ python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert "opt
     ok || bad "--opt-step fused --target deepspeed: $(cat "$out")"
 expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --fp8-impl te --target megatron
 
+# a Megatron-LM line's switches that do nothing alone are noted, not dropped silently
+b200="--model GPT2-345M --cluster 8xB200-180G --no-search"
+expect 0 "" eval $b200 --json --megatron-args "--bf16 --tensor-model-parallel-size 2 --fp4-recipe nvfp4"
+grep -q "note: megatron: --fp4-recipe without --fp4-format: bf16" "$err" &&
+    python3 -c 'import json,sys; assert "fp8_recipe" not in json.load(open(sys.argv[1]))["plan"]' "$out" &&
+    ok || bad "--fp4-recipe alone: $(cat "$err")"
+expect 0 "" eval $b200 --json --megatron-args "--bf16 --tensor-model-parallel-size 2 --cross-entropy-fusion-impl te"
+grep -q "note: megatron: --cross-entropy-fusion-impl te without --cross-entropy-loss-fusion" "$err" &&
+    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["plan"]["loss_impl"] == 2' "$out" &&
+    ok || bad "--cross-entropy-fusion-impl te alone: $(cat "$err")"
+# a hybrid pattern shorter than the model's blocks is a count, not a wrong letter
+expect 2 "hybrid-layer-pattern: 3 layers in the configuration, 52 in the model" eval $nano \
+    --megatron-args "$mgn --hybrid-layer-pattern MEM"
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
