@@ -413,11 +413,28 @@ static int eval_on(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reque
     return cost_plan(m, c, r, g, first, out, err);
 }
 
+/* Megatron-LM's own switches that a plan document carries as it carries the request's
+ * (--tp-comm-overlap, --cpu-offload-layers, --moe-alltoall-dispatcher): another target
+ * refuses them from the document as the request check refuses the flags (exit 4). */
+static int megatron_only(uint32_t target, const tsl_plan_t *p, tsl_err_t *err)
+{
+    const char *what = p->tp_comm_overlap      ? "tp_comm_overlap (TransformerEngine's userbuffers)"
+                       : p->cpu_offload_layers ? "cpu_offload_layers (activation CPU offloading)"
+                       : p->moe_alltoall ? "moe_alltoall_dispatcher (the all-to-all dispatcher)"
+                                         : NULL;
+    if (target == TSL_TARGET_MEGATRON || what == NULL)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED, "%s: the plan runs Megatron-LM's %s",
+                        tsl_target_name(target), what);
+}
+
 /* The priced plan in the request's target's space (tsl_target_check): eval --target
  * prices a plan as that stack runs it, so a plan it cannot run is refused, naming
  * the rule, as the search drops it. */
 static int target_runs(uint32_t target, const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err)
 {
+    if (megatron_only(target, p, err) != 0)
+        return tsl_err_prefix(err, "eval");
     tsl_target_view_t *view = malloc(sizeof(*view));
     if (view == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "eval: out of memory");

@@ -604,5 +604,15 @@ grep -q "note: megatron: --cross-entropy-fusion-impl te without --cross-entropy-
 expect 2 "hybrid-layer-pattern: 3 layers in the configuration, 52 in the model" eval $nano \
     --megatron-args "$mgn --hybrid-layer-pattern MEM"
 
+# Megatron-LM's own switches carried in a plan document are refused by another target
+# as their flags are (exit 4), not priced under it
+expect 0 "" eval $m345 --mbs 2 --batch 16 --no-search --json
+cp "$out" "$dir/doc.json" # one stage: offloading's own rule (pp 1) holds
+for kv in 'tp_comm_overlap true' 'cpu_offload_layers 4' 'moe_alltoall_dispatcher true'; do
+    docset "${kv%% *}" "${kv#* }"
+    expect 4 "eval: torchtitan: the plan runs Megatron-LM's ${kv%% *}" eval --cluster 8xA100-80G \
+        --plan "$dir/edit.json" --no-search --target torchtitan
+done
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
