@@ -614,5 +614,11 @@ for kv in 'tp_comm_overlap true' 'cpu_offload_layers 4' 'moe_alltoall_dispatcher
         --plan "$dir/edit.json" --no-search --target torchtitan
 done
 
+# a hybrid config's real-valued key out of range says the value, not its type
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["routed_scaling_factor"]=0; json.dump(d, open(sys.argv[2], "w"))' \
+    "$hf/nemotron_3_nano.json" "$dir/nano-rsf.json"
+expect 2 "routed_scaling_factor: 0 is not valid; expected a positive number" eval --hf-config "$dir/nano-rsf.json" \
+    --seq-len 8192 --cluster 2x8xB200-180G --ep 8 --batch 64 --no-search
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
