@@ -608,11 +608,23 @@ expect 2 "hybrid-layer-pattern: 3 layers in the configuration, 52 in the model" 
 # as their flags are (exit 4), not priced under it
 expect 0 "" eval $m345 --mbs 2 --batch 16 --no-search --json
 cp "$out" "$dir/doc.json" # one stage: offloading's own rule (pp 1) holds
-for kv in 'tp_comm_overlap true' 'cpu_offload_layers 4' 'moe_alltoall_dispatcher true'; do
+for kv in 'tp_comm_overlap true' 'cpu_offload_layers 4'; do
     docset "${kv%% *}" "${kv#* }"
     expect 4 "eval: torchtitan: the plan runs Megatron-LM's ${kv%% *}" eval --cluster 8xA100-80G \
         --plan "$dir/edit.json" --no-search --target torchtitan
 done
+# the all-to-all dispatcher: refused beside a MoE model's experts; a dense model has
+# none to dispatch (no key in its plan, no dispatch: line, even under target megatron)
+h200="--model Mixtral-8x7B --cluster 2x8xH200-141G:8xib400 --no-search"
+expect 0 "" eval $h200 --pp 2 --sdp 8 --mbs 1 --batch 64 --ep 8 --moe-alltoall-dispatcher --json
+cp "$out" "$dir/a2a.json"
+expect 4 "eval: torchtitan: the plan runs Megatron-LM's moe_alltoall_dispatcher" eval \
+    --cluster 2x8xH200-141G:8xib400 --plan "$dir/a2a.json" --no-search --target torchtitan
+expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --target megatron
+! grep -q "dispatch:" "$out" && ok || bad "a dense plan prints a dispatcher: $(cat "$out")"
+expect 0 "" plan --local $m345 --batch 32 --no-baselines --target megatron --json
+python3 -c 'import json,sys; assert "moe_alltoall_dispatcher" not in json.load(open(sys.argv[1]))["plan"]' "$out" &&
+    ok || bad "a dense plan under target megatron has moe_alltoall_dispatcher"
 
 # a hybrid config's real-valued key out of range says the value, not its type
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["routed_scaling_factor"]=0; json.dump(d, open(sys.argv[2], "w"))' \
