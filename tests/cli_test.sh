@@ -299,5 +299,11 @@ expect 0 "" plan --local --model GPT2-345M --cluster 2x8xB200-180G --batch 16 --
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["memopt"]["mode"], p' "$out" &&
     ok || bad "the H3T fallback without those switches: $(cat "$out")"
 
+# --fp8-recipe takes the recipe's name as eval --fp8 does: the same plan as its number
+expect 0 "" plan --local --model GPT2-345M --cluster 8xB200-180G --batch 32 --no-baselines --fp8-recipe nvfp4 --json
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["plan"]["fp8_recipe"] == 5' "$out" &&
+    ok || bad "--fp8-recipe nvfp4: $(cat "$out")"
+expect 2 "fp8-recipe: 'bf16' is not a whole number" plan --local --model GPT2-345M --cluster 8xB200-180G --fp8-recipe bf16
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
