@@ -632,5 +632,19 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["routed_scaling_f
 expect 2 "routed_scaling_factor: 0 is not valid; expected a positive number" eval --hf-config "$dir/nano-rsf.json" \
     --seq-len 8192 --cluster 2x8xB200-180G --ep 8 --batch 64 --no-search
 
+# a torchtitan model converter Tessel does not price (a misspelt Float8 one) is noted,
+# not dropped without a word, in both forms; the known ones are not
+printf '[parallelism]\ndata_parallel_shard_degree = 8\n[activation_checkpoint]\nmode = "full"\n[model]\nconverters = ["quantize.linear.flaot8"]\n' >"$dir/conv.toml"
+expect 0 "" eval --model Llama3-8B --cluster 8xH100-80G --no-search --torchtitan "$dir/conv.toml"
+grep -q 'note: torchtitan: model converter "quantize.linear.flaot8" is not one Tessel prices' "$err" &&
+    grep -q "precision: bf16" "$out" && ok || bad "misspelt converter: $(cat "$err")"
+sed 's/model_registry("70B")/model_registry("70B", converters=[Float8LinearConvertr.Config()])/' \
+    "$data/torchtitan_llama3_70b.py" >"$dir/conv.py"
+expect 0 "" eval --model Llama3-70B --cluster 8x8xH100-80G:8xib400 --no-search --torchtitan "$dir/conv.py"
+grep -q 'model converter "Float8LinearConvertr"' "$err" && ok || bad "misspelt Python converter: $(cat "$err")"
+sed 's/Convertr/Converter/' "$dir/conv.py" >"$dir/conv-ok.py"
+expect 0 "" eval --model Llama3-70B --cluster 8x8xH100-80G:8xib400 --no-search --torchtitan "$dir/conv-ok.py"
+! grep -q "converter" "$err" && grep -q "precision: FP8 (tensorwise" "$out" && ok || bad "Float8LinearConverter: $(cat "$err")"
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
