@@ -12,6 +12,8 @@
 #include "eval.h"
 #include "eval_cmd.h"
 #include "eval_doc.h"
+#include "fp8_impl.h"
+#include "opt_step.h"
 #include "plan_json.h"
 #include "remote.h"
 #include "search.h"
@@ -171,6 +173,33 @@ static void note_figures(const json_t *doc, const tsl_figures_load_t *f)
             compute, line && line[0] ? line : "see its figures");
 }
 
+/* --fp8-impl te and --opt-step fused are a plan document's 0, which a --target
+ * prices as its own (docs/api.md): where the target's differs, the flag would
+ * be dropped without a word, so it is refused naming the field. torchtitan runs
+ * no Transformer Engine (its rule, exit 4); a stack's own step is the target's
+ * default, and the executor's fused step under a stack is asked for by leaving
+ * --target out (exit 2). */
+static int check_target_zeros(const tsl_eval_opts_t *eo, tsl_err_t *err)
+{
+    tsl_cost_knobs_t k;
+    if (!eo->target)
+        return 0;
+    tsl_target_knobs(eo->target, &k);
+    if (eo->fp8_impl == TSL_FP8_IMPL_TE && tsl_target_fp8_impl(eo->target) != TSL_FP8_IMPL_TE)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "fp8_impl: %s runs FP8 through %s, not Transformer Engine "
+                            "(--fp8-impl te); leave --fp8-impl out, or --target",
+                            tsl_target_name(eo->target),
+                            tsl_fp8_impl_name(tsl_target_fp8_impl(eo->target)));
+    if (eo->opt_step == TSL_OPT_STEP_FUSED && k.opt_step != TSL_OPT_STEP_FUSED)
+        return tsl_err_set(err,
+                           "opt_step: fused under --target %s, which prices its own step (%s): "
+                           "give --opt-step %s, or leave --target out for the executor's",
+                           tsl_target_name(eo->target), tsl_opt_step_name(k.opt_step),
+                           tsl_opt_step_name(k.opt_step));
+    return 0;
+}
+
 /* The request's switches checked as a search checks them (tsl_request_knobs_check),
  * for the stack the configuration names: a torchtitan configuration runs neither
  * userbuffers nor Megatron-LM's activation offloading. */
@@ -183,6 +212,8 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
         return tsl_err_set(err, "target: %s: the plan comes from a %s configuration",
                            tsl_target_name(eo->target),
                            eo->torchtitan ? "torchtitan" : "Megatron-LM");
+    if (check_target_zeros(eo, err) != 0)
+        return -1;
     if (eo->torchtitan)
         r.target = TSL_TARGET_TORCHTITAN;
     return tsl_request_knobs_check(&r, err);

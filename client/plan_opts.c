@@ -5,6 +5,7 @@
  * spelled out below.
  */
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "args.h"
 #include "commands.h"
 #include "remote.h"
+#include "roofline.h"
 
 static const char plan_usage_head[] =
     "usage: tesselctl plan (--model NAME | --hf-config PATH|DIR|-) [--seq-len N]\n"
@@ -108,6 +110,11 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
     switch (o->kind) {
     case TSL_REQUEST_KIND_BOOL: *(bool *)field = true; return 0;
     case TSL_REQUEST_KIND_UINT:
+        /* the recipe by eval --fp8's name too (nvfp4), not only its number */
+        if (o->offset == offsetof(tsl_request_t, fp8_recipe) && tsl_fp8_recipe_parse(arg) > 0) {
+            *(uint32_t *)field = (uint32_t)tsl_fp8_recipe_parse(arg);
+            return 0;
+        }
         return tsl_parse_u32(o->flag, arg, o->min, o->max, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_BYTES: return tsl_parse_bytes(o->flag, arg, (uint64_t *)field, err);
     case TSL_REQUEST_KIND_TARGET: return tsl_target_parse(arg, (uint32_t *)field, err);

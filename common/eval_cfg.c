@@ -34,23 +34,25 @@ static int hybrid_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, tsl_err
                            "megatron: --hybrid-layer-pattern: model %s is not a hybrid (no "
                            "Mamba layers); give its config (a nemotron_h --hf-config)",
                            m->name);
-    uint32_t b = 0;
+    uint32_t n = 0, b = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        n += tsl_model_is_block(m, i);
+    if (strlen(cfg->hybrid) != n) /* a count first: a short pattern is not a wrong letter */
+        return tsl_err_set(err,
+                           "megatron: --hybrid-layer-pattern: %zu layers in the configuration, "
+                           "%u in the model %s",
+                           strlen(cfg->hybrid), n, m->name);
     for (uint32_t i = 0; i < m->n_layers; i++) {
         if (!tsl_model_is_block(m, i))
             continue;
         char want = cfg->hybrid[b], has = hybrid_char(&m->layers[i]);
-        if (want == '\0' || want != has)
+        if (want != has)
             return tsl_err_set(err,
                                "megatron: --hybrid-layer-pattern: layer %u is '%c' in the "
                                "configuration, '%c' in the model %s",
-                               b, want ? want : ' ', has, m->name);
+                               b, want, has, m->name);
         b++;
     }
-    if (cfg->hybrid[b])
-        return tsl_err_set(err,
-                           "megatron: --hybrid-layer-pattern: %zu layers in the configuration, "
-                           "%u in the model %s",
-                           strlen(cfg->hybrid), b, m->name);
     return 0;
 }
 
@@ -766,6 +768,7 @@ typedef struct mg_state {
     uint32_t fp8_recipe;  /* --fp8-recipe (tsl_fp8_recipe_t); 0: Megatron's default */
     bool fp4_format;      /* --fp4-format e2m1: NVFP4 (--fp4-recipe nvfp4, the default) */
     bool fp4_param;       /* --fp4-param-gather */
+    bool fp4_recipe;      /* --fp4-recipe nvfp4 given (noted without --fp4-format) */
     bool fp8_dispatch;    /* --moe-dispatch-fwd-dtype mxfp8 */
     bool fp8_combine;     /* --moe-combine-bwd-dtype mxfp8 */
     bool a2a_dispatcher;  /* --moe-token-dispatcher-type alltoall (noted) */
@@ -957,6 +960,7 @@ static int mg_fp4(const char *key, const char *val, mg_state_t *st, tsl_err_t *e
     if (val == NULL || strcmp(val, "nvfp4") != 0)
         return tsl_err_set(err, "megatron: --fp4-recipe: '%s' is not nvfp4 or custom",
                            val ? val : "");
+    st->fp4_recipe = true;
     return 0;
 }
 
@@ -1304,6 +1308,9 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
                              "Megatron-LM");
     if (st->fp4_format)
         c->knobs.fp8 = TSL_FP8_NVFP4;
+    else if (st->fp4_recipe)
+        tsl_eval_cfg_note(c, "megatron: --fp4-recipe without --fp4-format: bf16, as in "
+                             "Megatron-LM");
     c->knobs.fp8_param_gather = st->fp4_format ? st->fp4_param : st->fp8_param && c->knobs.fp8;
     if (st->fp4_format && st->fp8_param)
         tsl_eval_cfg_note(c, "megatron: --fp8-param-gather with --fp4-format: the weights "
@@ -1313,6 +1320,10 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
      * vocab_parallel_cross_entropy, or its native fusion (the same tensors); TE's
      * parallel_cross_entropy with --cross-entropy-loss-fusion --cross-entropy-fusion-impl te */
     c->knobs.loss_impl = st->ce_fusion && st->ce_te ? TSL_LOSS_TE : TSL_LOSS_MEGATRON;
+    if (st->ce_te && !st->ce_fusion)
+        tsl_eval_cfg_note(c, "megatron: --cross-entropy-fusion-impl te without "
+                             "--cross-entropy-loss-fusion: the unfused loss (loss_impl megatron), "
+                             "as in Megatron-LM");
     /* the flex dispatcher's MXFP8 wire (TransformerConfig moe_dispatch_fwd_dtype /
      * moe_combine_bwd_dtype): priced as one knob, the dispatch and the combine's gradient */
     c->knobs.moe_fp8_dispatch = (st->fp8_dispatch || st->fp8_combine) && c->knobs.fp8;

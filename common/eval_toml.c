@@ -46,6 +46,7 @@ typedef struct tt_state {
      * or ".mx", main's Float8/MXFP8GroupedExpertsConverter); torchao's FSDP float8
      * all-gather (v0.1/v0.2 enable_fsdp_float8_all_gather) */
     bool grouped, fsdp_fp8;
+    char other_conv[48]; /* the first [model] converters name none of the above (noted) */
     /* torch.compile: [training] compile (late 2024, v0.1.0), [compile] enable and
      * components (v0.2, main's CompileConfig); off, torchtitan's default, or
      * without "model" among the components: the model runs eagerly (knobs.eager) */
@@ -278,6 +279,31 @@ static int training_dtype(const toml_line_t *t, tsl_eval_cfg_t *c, tsl_err_t *er
     return 0;
 }
 
+/* The first quoted name in a converters list that is none of the Float8/MX ones
+ * read above, into st->other_conv: a misspelt "quantize.linear.flaot8" would
+ * otherwise price bf16 without a word (torchtitan's registry refuses it). */
+static void other_converter(const char *v, tt_state_t *st)
+{
+    static const char *const known[] = {"float8",
+                                        "mx",
+                                        "quantize.linear.float8",
+                                        "quantize.linear.mx",
+                                        "quantize.grouped_mm.float8",
+                                        "quantize.grouped_mm.mx"};
+    for (const char *q = strchr(v, '"'); q && !st->other_conv[0]; q = strchr(q, '"')) {
+        const char *e = strchr(q + 1, '"');
+        if (e == NULL)
+            break;
+        size_t n = (size_t)(e - q - 1);
+        bool ok = false;
+        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+            ok |= strlen(known[k]) == n && strncmp(known[k], q + 1, n) == 0;
+        if (!ok)
+            snprintf(st->other_conv, sizeof st->other_conv, "%.*s", (int)(n < 40 ? n : 40), q + 1);
+        q = e + 1;
+    }
+}
+
 /* Float8 keys (docs/tesselctl.md "eval"): [model] converters naming float8 or
  * mx, [float8] enable_float8_linear (torchtitan late 2024), recipe_name under
  * [quantize.linear.float8] (v0.2) or [float8] (v0.1); 1: not one of them. */
@@ -290,6 +316,7 @@ static int tt_float8(const toml_line_t *t, tt_state_t *st, tsl_err_t *err)
                   strstr(t->value, "\"quantize.linear.mx\"") != NULL;
         st->grouped |= strstr(t->value, "\"quantize.grouped_mm.float8\"") != NULL ||
                        strstr(t->value, "\"quantize.grouped_mm.mx\"") != NULL;
+        other_converter(t->value, st);
         return 0;
     }
     if (is(t, "quantize.linear.float8", "enable_fsdp_float8_all_gather") ||
@@ -314,6 +341,12 @@ static int tt_fp8(tsl_eval_cfg_t *c, const tt_state_t *st, tsl_err_t *err)
     /* the experts stay bf16 unless their grouped GEMMs are converted too */
     c->knobs.moe_bf16_experts = (st->mx || st->float8) && !st->grouped;
     c->knobs.fp8_impl = TSL_FP8_IMPL_TORCHAO; /* Float8Linear, MX linear (fp8_impl.h) */
+    if (st->other_conv[0])
+        tsl_eval_cfg_note(c,
+                          "torchtitan: model converter \"%s\" is not one Tessel prices (the "
+                          "Float8 and MX linear and grouped-experts converters): priced without "
+                          "it",
+                          st->other_conv);
     if (st->mx) {
         c->knobs.fp8 = TSL_FP8_MXFP8;
         return 0;
@@ -786,6 +819,29 @@ static bool py_true_kwarg(const char *text, const char *name)
     return false;
 }
 
+/* The Python form's first *Converter name that is none of the Float8/MX ones read
+ * below, into st->other_conv (a misspelt Float8LinearConvertr would price bf16). */
+static void py_other_converter(const char *text, tt_state_t *st)
+{
+    static const char *const known[] = {"Float8LinearConverter", "MXFP8LinearConverter",
+                                        "MXLinearConverter", "Float8GroupedExpertsConverter",
+                                        "MXFP8GroupedExpertsConverter"};
+    for (const char *q = strstr(text, "Convert"); q && !st->other_conv[0];
+         q = strstr(q + 1, "Convert")) {
+        const char *b = q, *e = q;
+        while (b > text && (isalnum((unsigned char)b[-1]) || b[-1] == '_'))
+            b--;
+        while (isalnum((unsigned char)*e) || *e == '_')
+            e++;
+        size_t n = (size_t)(e - b);
+        bool ok = b == q; /* "Convert..." alone: a base class or a word, not a converter */
+        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+            ok |= strlen(known[k]) == n && strncmp(known[k], b, n) == 0;
+        if (!ok)
+            snprintf(st->other_conv, sizeof st->other_conv, "%.*s", (int)(n < 40 ? n : 40), b);
+    }
+}
+
 int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *err)
 {
     tt_state_t st = {.python = is_python(text), .ac_mode = TSL_EVAL_CKPT_SELECTIVE};
@@ -798,6 +854,7 @@ int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *er
         st.grouped = strstr(text, "Float8GroupedExpertsConverter") != NULL ||
                      strstr(text, "MXFP8GroupedExpertsConverter") != NULL;
         st.fsdp_fp8 = py_true_kwarg(text, "enable_fsdp_float8_all_gather");
+        py_other_converter(text, &st);
     }
     memset(out, 0, sizeof(*out));
     out->torchtitan = true;

@@ -75,6 +75,11 @@ int tsl_export(tsl_export_format_t f, const tsl_plan_t *p, const tsl_model_t *m,
  * memopt plan comes back with memopt set, which every export refuses.
  */
 int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err);
+/* 0 when each scalar key of the <plan> object o that is present has its kind
+ * (plan_fields.h: a whole number in the type's range, a number, true/false),
+ * its stages' too; else -1 with err naming the key ("plan: fp8_recipe: expected
+ * a whole number, got a string"). tsl_plan_from_json checks it first. */
+int tsl_plan_json_check(const json_t *o, tsl_err_t *err);
 
 /*
  * Export of a plan the daemon stored: request_json is the request as the daemon

@@ -143,6 +143,8 @@ int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
     tsl_plan_init(out);
     if (!json_is_object(plan))
         return tsl_err_set(err, "plan: not an object");
+    if (tsl_plan_json_check(plan, err) != 0)
+        return -1;
 #define PLAN_(c, kind, proto, json, when) PLAN_##kind(c, json)
 #define PLAN_CUSTOM(c, json)              read_plan_##c(plan, out);
 #define PLAN_U32(c, json)                 READ_SCALAR_U32(out->c, plan, json)

@@ -159,8 +159,12 @@ static double opt_pos_real(reader_t *r, const json_t *obj, const char *key)
     const json_t *v = json_object_get(obj, key);
     if (v == NULL || json_is_null(v))
         return 0.0;
-    if (!json_is_number(v) || !(json_number_value(v) > 0.0)) {
+    if (!json_is_number(v)) {
         note_bad(r, "%s: expected a positive number, got %s", key, type_name(v));
+        return 0.0;
+    }
+    if (!(json_number_value(v) > 0.0)) {
+        note_bad(r, "%s: %g is not valid; expected a positive number", key, json_number_value(v));
         return 0.0;
     }
     return json_number_value(v);

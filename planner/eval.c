@@ -322,6 +322,23 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
         k->moe_alltoall = false;
 }
 
+/* The loss the request or the given plan names (0: neither, the target's).
+ * Under autocast only a named megatron or te is refused: the target's default
+ * gives way to the script's torch loss there, as in a search (cost.c). */
+static uint32_t asked_loss_impl(const tsl_request_t *r, const tsl_plan_t *g)
+{
+    return r->loss_impl ? r->loss_impl : g->loss_impl;
+}
+
+/* A plan document's grad_reduce_bytes: absent (0), 2 or 4, as a request's. */
+static int given_grad_bytes_ok(const tsl_plan_t *g, tsl_err_t *err)
+{
+    uint32_t b = g->grad_reduce_bytes;
+    if (b == 0 || b == 2 || b == 4)
+        return 0;
+    return tsl_err_set(err, "eval: grad_reduce_bytes: %u is not 2 (bf16) or 4 (fp32)", b);
+}
+
 /* Costs the checked plan and holds each stage to its budget. */
 static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                      const tsl_plan_t *g, const uint32_t *first, tsl_plan_t *out, tsl_err_t *err)
@@ -343,8 +360,8 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_moe_alltoall_ok(e.knobs.moe_alltoall, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0 ||
-        tsl_loss_impl_ok(e.knobs.loss_impl, e.knobs.autocast, err) != 0 ||
-        tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
+        tsl_loss_impl_ok(asked_loss_impl(r, g), e.knobs.autocast, err) != 0 ||
+        given_grad_bytes_ok(g, err) != 0 || tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||
         tsl_target_tp_comm_overlap_ok(e.knobs.fp8, e.knobs.tp_comm_overlap, err) != 0)
         goto out;
     if (check_modules(m, e.knobs.recompute_modules, err) != 0 ||
@@ -399,11 +416,28 @@ static int eval_on(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reque
     return cost_plan(m, c, r, g, first, out, err);
 }
 
+/* Megatron-LM's own switches that a plan document carries as it carries the request's
+ * (--tp-comm-overlap, --cpu-offload-layers, --moe-alltoall-dispatcher): another target
+ * refuses them from the document as the request check refuses the flags (exit 4). */
+static int megatron_only(uint32_t target, const tsl_plan_t *p, tsl_err_t *err)
+{
+    const char *what = p->tp_comm_overlap      ? "tp_comm_overlap (TransformerEngine's userbuffers)"
+                       : p->cpu_offload_layers ? "cpu_offload_layers (activation CPU offloading)"
+                       : p->moe_alltoall ? "moe_alltoall_dispatcher (the all-to-all dispatcher)"
+                                         : NULL;
+    if (target == TSL_TARGET_MEGATRON || what == NULL)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED, "%s: the plan runs Megatron-LM's %s",
+                        tsl_target_name(target), what);
+}
+
 /* The priced plan in the request's target's space (tsl_target_check): eval --target
  * prices a plan as that stack runs it, so a plan it cannot run is refused, naming
  * the rule, as the search drops it. */
 static int target_runs(uint32_t target, const tsl_plan_t *p, const tsl_model_t *m, tsl_err_t *err)
 {
+    if (megatron_only(target, p, err) != 0)
+        return tsl_err_prefix(err, "eval");
     tsl_target_view_t *view = malloc(sizeof(*view));
     if (view == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "eval: out of memory");

@@ -214,7 +214,8 @@
       "cores and the target runs it)",                                                             \
       "no_fp8", "no_fp8")                                                                          \
     X(fp8_recipe, UINT, "fp8-recipe", "N", 1, 5,                                                   \
-      "FP8 only, with this recipe: 1 delayed, 2 tensorwise, 3 blockwise, 4 mxfp8 (Blackwell); "    \
+      "FP8 only, with this recipe (its number or name): 1 delayed, 2 tensorwise, 3 blockwise, "    \
+      "4 mxfp8 (Blackwell); "                                                                      \
       "5 nvfp4 (FP4, Blackwell; never weighed unasked); refused where a GPU has no FP8 (FP4)",     \
       "fp8_recipe", "fp8_recipe")                                                                  \
     X(loss_impl, LOSS, "loss-impl", "IMPL", 0, 0,                                                  \

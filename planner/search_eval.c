@@ -1702,6 +1702,8 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     e->stats.configs++;
     snprintf(plan->label, sizeof(plan->label), "%s", e->space->label);
     tsl_plan_set_knobs(plan, &e->knobs);
+    if (plan->moe_alltoall && tsl_model_moe_layers(e->model) == 0)
+        plan->moe_alltoall = false; /* no MoE layer runs a dispatcher (target megatron's default) */
     plan->n_devices = e->cluster->n_devices;
     plan->n_layers = e->model->n_layers;
     plan->pp = P;

@@ -68,9 +68,12 @@ static bool memopt_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
     return ok;
 }
 
-/* H3T's space is ZeRO-3 over every device in one stage: a request that switches
- * sharding off or fixes several stages excludes it. Adds why to err's no-fit
- * message (keeping its code) and returns -1 then. */
+/* H3T's space is ZeRO-3 over every device in one stage, in bf16, its own
+ * rematerialisation and offload in place of the stacks': a request that switches
+ * sharding off, fixes several stages, asks for Megatron-LM's activation offloading
+ * (which refuses recompute) or an FP8/FP4 recipe (FP8 only, docs/tesselctl.md)
+ * excludes it. Adds why to err's no-fit message (keeping its code) and returns
+ * -1 then. */
 static int request_excludes(const tsl_request_t *r, uint32_t N, tsl_err_t *err)
 {
     const char *why = NULL;
@@ -79,6 +82,12 @@ static int request_excludes(const tsl_request_t *r, uint32_t N, tsl_err_t *err)
               "build on ZeRO-3";
     else if (r->pp > 1)
         why = "H3T's memory switches run in one pipeline stage and the request fixes more";
+    else if (r->cpu_offload_layers)
+        why = "the request offloads activations as Megatron-LM does (cpu_offload_layers), which "
+              "runs without recompute, and H3T's switches rematerialise and offload their own way";
+    else if (r->fp8_recipe)
+        why = "the request asks for an FP8 recipe (fp8_recipe) and H3T's switches are priced "
+              "in bf16";
     if (why == NULL)
         return 0;
     char prev[TSL_ERR_MAX];

@@ -288,5 +288,22 @@ expect 2 "moe_imbalance: 5 is above E/k = 4" plan --local $moe --moe-imbalance 5
 expect 2 "etp: --etp 2 asked for, but model GPT2-345M has no MoE layers" plan --local --model GPT2-345M --cluster 8xA100-80G --etp 2
 expect 2 "layer 1 (tp2-dp8+sp): ep 4 x etp 3 does not fit" eval --local --model Mixtral-8x7B --cluster 2x8xH100-80G --tp 2 --sp --ep 4 --etp 3 --batch 64 --no-search
 
+# H3T's fallback (ZeRO-3 with its own rematerialisation, in bf16) is not what a request
+# for Megatron-LM's activation offloading (no recompute) or an FP8/FP4 recipe asks for:
+# with nothing else fitting, the answer is no plan, naming why, not an H3T plan without them
+expect 2 "the fallback to H3T is not tried: the request offloads activations as Megatron-LM does" \
+    plan --local --model GPT2-345M --cluster 2x8xA100-80G --batch 16 --memory 1G --cpu-offload-layers 4
+expect 2 "the fallback to H3T is not tried: the request asks for an FP8 recipe" \
+    plan --local --model GPT2-345M --cluster 2x8xB200-180G --batch 16 --memory 600M --fp8-recipe 5
+expect 0 "" plan --local --model GPT2-345M --cluster 2x8xB200-180G --batch 16 --memory 600M --no-baselines --json
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["memopt"]["mode"], p' "$out" &&
+    ok || bad "the H3T fallback without those switches: $(cat "$out")"
+
+# --fp8-recipe takes the recipe's name as eval --fp8 does: the same plan as its number
+expect 0 "" plan --local --model GPT2-345M --cluster 8xB200-180G --batch 32 --no-baselines --fp8-recipe nvfp4 --json
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["plan"]["fp8_recipe"] == 5' "$out" &&
+    ok || bad "--fp8-recipe nvfp4: $(cat "$out")"
+expect 2 "fp8-recipe: 'bf16' is not a whole number" plan --local --model GPT2-345M --cluster 8xB200-180G --fp8-recipe bf16
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -588,5 +588,103 @@ expect 4 "eval: torchtitan: tp2-dp4 replicates the model (DDP) together with ten
 expect 2 "target: 'stack' is not one of megatron" eval $m345 --tp 2 --batch 32 --no-search --target stack
 expect 2 "target: megatron: the plan comes from a torchtitan configuration" eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search --target megatron
 
+# --autocast under a stack's target: the target's default loss (megatron's) gives way
+# to the script's torch loss, as plan --autocast --target megatron does; only a named
+# megatron or te loss is refused (exit 2, naming loss_impl)
+expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --json --autocast --target megatron
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["autocast"] is True and p["loss_impl"] == 1, (p.get("loss_impl"),)' "$out" &&
+    ok || bad "eval --autocast --target megatron: $(cat "$out")"
+expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --autocast --target deepspeed
+expect 2 "loss_impl: autocast prices a script's own loss" eval $m345 --tp 2 --batch 32 --no-search --autocast --target megatron --loss-impl te
+
+# a hand-edited plan document: each field's kind and range checked, naming the key
+# (exit 2), not read as absent or as another number
+expect 0 "" eval $m345 --tp 2 --pp 2 --batch 32 --no-search --json
+cp "$out" "$dir/doc.json"
+docset() { # KEY JSON-VALUE: the plan document with plan[KEY] = VALUE in $dir/edit.json
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"][sys.argv[2]]=json.loads(sys.argv[3]); json.dump(d, open(sys.argv[4], "w"))' \
+        "$dir/doc.json" "$1" "$2" "$dir/edit.json"
+}
+for kv in 'fp8_recipe "5"|plan: fp8_recipe: expected a whole number, got a string' \
+    'cpu_offload_layers -1|plan: cpu_offload_layers: -1 is negative' \
+    'opt_step 1.5|plan: opt_step: 1.5 is not a whole number' \
+    'loss_impl 4294967296|plan: loss_impl: 4294967296 is out of range' \
+    'tp_comm_overlap 1|plan: tp_comm_overlap: expected true or false, got a number' \
+    'moe_alltoall_dispatcher "yes"|plan: moe_alltoall_dispatcher: expected true or false, got a string' \
+    'moe_imbalance "2"|plan: moe_imbalance: expected a number, got a string' \
+    'grad_reduce_bytes 3|grad_reduce_bytes: 3 is not 2 (bf16) or 4 (fp32)'; do
+    docset "${kv%% *}" "$(v=${kv#* }; echo "${v%%|*}")"
+    expect 2 "${kv#*|}" eval --cluster 8xA100-80G --plan "$dir/edit.json" --no-search
+done
+docset grad_reduce_bytes 4
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/edit.json" --no-search
+
+# --fp8-impl te and --opt-step fused are a plan document's 0, which --target prices as
+# its own: where the target's differs they are refused naming the field, not dropped
+expect 4 "fp8_impl: torchtitan runs FP8 through torchao, not Transformer Engine" eval --model GPT2-345M \
+    --cluster 8xH100-80G --tp 2 --sdp 4 --sp --fp8 tensorwise --fp8-impl te --batch 32 --no-search --target torchtitan
+expect 2 "opt_step: fused under --target megatron, which prices its own step (megatron)" eval $m345 --tp 2 \
+    --batch 32 --no-search --opt-step fused --target megatron
+expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --opt-step fused --target deepspeed --json
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert "opt_step" not in p, p["opt_step"]' "$out" &&
+    ok || bad "--opt-step fused --target deepspeed: $(cat "$out")"
+expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --fp8-impl te --target megatron
+
+# a Megatron-LM line's switches that do nothing alone are noted, not dropped silently
+b200="--model GPT2-345M --cluster 8xB200-180G --no-search"
+expect 0 "" eval $b200 --json --megatron-args "--bf16 --tensor-model-parallel-size 2 --fp4-recipe nvfp4"
+grep -q "note: megatron: --fp4-recipe without --fp4-format: bf16" "$err" &&
+    python3 -c 'import json,sys; assert "fp8_recipe" not in json.load(open(sys.argv[1]))["plan"]' "$out" &&
+    ok || bad "--fp4-recipe alone: $(cat "$err")"
+expect 0 "" eval $b200 --json --megatron-args "--bf16 --tensor-model-parallel-size 2 --cross-entropy-fusion-impl te"
+grep -q "note: megatron: --cross-entropy-fusion-impl te without --cross-entropy-loss-fusion" "$err" &&
+    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["plan"]["loss_impl"] == 2' "$out" &&
+    ok || bad "--cross-entropy-fusion-impl te alone: $(cat "$err")"
+# a hybrid pattern shorter than the model's blocks is a count, not a wrong letter
+expect 2 "hybrid-layer-pattern: 3 layers in the configuration, 52 in the model" eval $nano \
+    --megatron-args "$mgn --hybrid-layer-pattern MEM"
+
+# Megatron-LM's own switches carried in a plan document are refused by another target
+# as their flags are (exit 4), not priced under it
+expect 0 "" eval $m345 --mbs 2 --batch 16 --no-search --json
+cp "$out" "$dir/doc.json" # one stage: offloading's own rule (pp 1) holds
+for kv in 'tp_comm_overlap true' 'cpu_offload_layers 4'; do
+    docset "${kv%% *}" "${kv#* }"
+    expect 4 "eval: torchtitan: the plan runs Megatron-LM's ${kv%% *}" eval --cluster 8xA100-80G \
+        --plan "$dir/edit.json" --no-search --target torchtitan
+done
+# the all-to-all dispatcher: refused beside a MoE model's experts; a dense model has
+# none to dispatch (no key in its plan, no dispatch: line, even under target megatron)
+h200="--model Mixtral-8x7B --cluster 2x8xH200-141G:8xib400 --no-search"
+expect 0 "" eval $h200 --pp 2 --sdp 8 --mbs 1 --batch 64 --ep 8 --moe-alltoall-dispatcher --json
+cp "$out" "$dir/a2a.json"
+expect 4 "eval: torchtitan: the plan runs Megatron-LM's moe_alltoall_dispatcher" eval \
+    --cluster 2x8xH200-141G:8xib400 --plan "$dir/a2a.json" --no-search --target torchtitan
+expect 0 "" eval $m345 --tp 2 --batch 32 --no-search --target megatron
+! grep -q "dispatch:" "$out" && ok || bad "a dense plan prints a dispatcher: $(cat "$out")"
+expect 0 "" plan --local $m345 --batch 32 --no-baselines --target megatron --json
+python3 -c 'import json,sys; assert "moe_alltoall_dispatcher" not in json.load(open(sys.argv[1]))["plan"]' "$out" &&
+    ok || bad "a dense plan under target megatron has moe_alltoall_dispatcher"
+
+# a hybrid config's real-valued key out of range says the value, not its type
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["routed_scaling_factor"]=0; json.dump(d, open(sys.argv[2], "w"))' \
+    "$hf/nemotron_3_nano.json" "$dir/nano-rsf.json"
+expect 2 "routed_scaling_factor: 0 is not valid; expected a positive number" eval --hf-config "$dir/nano-rsf.json" \
+    --seq-len 8192 --cluster 2x8xB200-180G --ep 8 --batch 64 --no-search
+
+# a torchtitan model converter Tessel does not price (a misspelt Float8 one) is noted,
+# not dropped without a word, in both forms; the known ones are not
+printf '[parallelism]\ndata_parallel_shard_degree = 8\n[activation_checkpoint]\nmode = "full"\n[model]\nconverters = ["quantize.linear.flaot8"]\n' >"$dir/conv.toml"
+expect 0 "" eval --model Llama3-8B --cluster 8xH100-80G --no-search --torchtitan "$dir/conv.toml"
+grep -q 'note: torchtitan: model converter "quantize.linear.flaot8" is not one Tessel prices' "$err" &&
+    grep -q "precision: bf16" "$out" && ok || bad "misspelt converter: $(cat "$err")"
+sed 's/model_registry("70B")/model_registry("70B", converters=[Float8LinearConvertr.Config()])/' \
+    "$data/torchtitan_llama3_70b.py" >"$dir/conv.py"
+expect 0 "" eval --model Llama3-70B --cluster 8x8xH100-80G:8xib400 --no-search --torchtitan "$dir/conv.py"
+grep -q 'model converter "Float8LinearConvertr"' "$err" && ok || bad "misspelt Python converter: $(cat "$err")"
+sed 's/Convertr/Converter/' "$dir/conv.py" >"$dir/conv-ok.py"
+expect 0 "" eval --model Llama3-70B --cluster 8x8xH100-80G:8xib400 --no-search --torchtitan "$dir/conv-ok.py"
+! grep -q "converter" "$err" && grep -q "precision: FP8 (tensorwise" "$out" && ok || bad "Float8LinearConverter: $(cat "$err")"
+
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,101 @@
+/*
+ * plan_json_check.c — a <plan> object's scalar keys checked against their kinds
+ * (plan_fields.h) before tsl_plan_from_json reads them: a hand-edited document's
+ * "fp8_recipe": "5", "cpu_offload_layers": -1 or "tp_comm_overlap": 1 would
+ * otherwise read as absent, and 1.5 or 2^32 as another number, and the plan be
+ * priced as something it does not say.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#include "export.h"
+#include "plan_fields.h"
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    default: return "a number";
+    }
+}
+
+/* A whole number from 0 to max; integral reals (2.0) pass, as some tools write them. */
+static int check_whole(const json_t *o, const char *where, const char *key, double max,
+                       tsl_err_t *err)
+{
+    const json_t *v = json_object_get(o, key);
+    if (v == NULL)
+        return 0;
+    if (!json_is_number(v))
+        return tsl_err_set(err, "%s%s: expected a whole number, got %s", where, key, type_name(v));
+    double x = json_number_value(v);
+    if (json_is_integer(v) && json_integer_value(v) < 0)
+        return tsl_err_set(err, "%s%s: %lld is negative", where, key,
+                           (long long)json_integer_value(v));
+    if (!(x >= 0) || x != floor(x))
+        return tsl_err_set(err, "%s%s: %g is not a whole number >= 0", where, key, x);
+    if (x > max && x < 1e18)
+        return tsl_err_set(err, "%s%s: %.0f is out of range (at most %.0f)", where, key, x, max);
+    if (x > max)
+        return tsl_err_set(err, "%s%s: %g is out of range (at most %.0f)", where, key, x, max);
+    return 0;
+}
+
+static int check_real(const json_t *o, const char *where, const char *key, tsl_err_t *err)
+{
+    const json_t *v = json_object_get(o, key);
+    if (v == NULL || json_is_number(v))
+        return 0;
+    return tsl_err_set(err, "%s%s: expected a number, got %s", where, key, type_name(v));
+}
+
+static int check_bool(const json_t *o, const char *where, const char *key, tsl_err_t *err)
+{
+    const json_t *v = json_object_get(o, key);
+    if (v == NULL || json_is_boolean(v))
+        return 0;
+    return tsl_err_set(err, "%s%s: expected true or false, got %s", where, key, type_name(v));
+}
+
+#define CHECK_(c, kind, proto, json, when) CHECK_##kind(json)
+#define CHECK_CUSTOM(json)                 /* each read_plan_* reads its own */
+#define CHECK_U32(json)                                                                            \
+    if (check_whole(o, where, json, (double)UINT32_MAX, err) != 0)                                 \
+        return -1;
+#define CHECK_U64(json)                                                                            \
+    if (check_whole(o, where, json, 18446744073709551615.0, err) != 0)                             \
+        return -1;
+#define CHECK_REAL(json)                                                                           \
+    if (check_real(o, where, json, err) != 0)                                                      \
+        return -1;
+#define CHECK_BOOL(json)                                                                           \
+    if (check_bool(o, where, json, err) != 0)                                                      \
+        return -1;
+
+static int check_stage(const json_t *o, const char *where, tsl_err_t *err)
+{
+    TSL_PLAN_STAGE_FIELDS(CHECK_)
+    return 0;
+}
+
+int tsl_plan_json_check(const json_t *o, tsl_err_t *err)
+{
+    const char *where = "plan: ";
+    TSL_PLAN_FIELDS(CHECK_)
+    size_t s;
+    const json_t *st;
+    json_array_foreach(json_object_get(o, "stages"), s, st)
+    {
+        char at[48];
+        snprintf(at, sizeof at, "plan: stages[%zu].", s);
+        if (check_stage(st, at, err) != 0)
+            return -1;
+    }
+    return 0;
+}
