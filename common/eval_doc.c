@@ -11,39 +11,10 @@
 #include "plan_json.h"
 #include "target.h"
 
-/* The stack switches of a plan document that its reader would take as 0 when they
- * are of another type (tsl_plan_from_json reads what it can): an implementation's
- * number (its range is the cost's check: loss_impl.h, opt_step.h) and a boolean. */
-static int stack_keys_ok(const json_t *p, tsl_err_t *err)
-{
-    static const struct {
-        const char *key, *want;
-    } keys[] = {
-        {"loss_impl", "an implementation's number (0 exec, 1 torch, 2 megatron, 3 te)"},
-        {"opt_step", "an optimizer step's number (0 fused, 1 megatron, 2 megatron-fp16, 3 torch, "
-                     "4 deepspeed-fp16)"},
-        {"moe_alltoall_dispatcher", "true or false"},
-    };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        const json_t *v = json_object_get(p, keys[i].key);
-        bool good = v == NULL ||
-                    (keys[i].want[0] == 't' ? json_is_boolean(v)
-                                            : json_is_integer(v) && json_integer_value(v) >= 0 &&
-                                                  json_integer_value(v) <= UINT32_MAX);
-        if (good)
-            continue;
-        char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-        tsl_err_set(err, "plan: %s: %s is not %s", keys[i].key, text ? text : "?", keys[i].want);
-        free(text);
-        return -1;
-    }
-    return 0;
-}
-
 int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *g, tsl_err_t *err)
 {
     const json_t *p = json_object_get(doc, "plan") ? json_object_get(doc, "plan") : doc;
-    if (tsl_plan_from_json(p, g, err) != 0 || stack_keys_ok(p, err) != 0)
+    if (tsl_plan_from_json(p, g, err) != 0)
         return -1;
     g->interleave = (uint32_t)json_integer_value(json_object_get(p, "interleave"));
     const json_t *order = json_object_get(p, "node_order");

@@ -213,12 +213,12 @@ sw() { # KEY VALUE(json) STATUS PATTERN
     expect "$3" "$4" eval --cluster 8xA100-80G --plan "$dir/sw-bad.json" --no-search
 }
 sw loss_impl 9 2 "loss_impl: 9 is not an implementation"
-sw loss_impl '"torch"' 2 "eval: plan: loss_impl: \"torch\" is not an implementation's number"
-sw loss_impl -1 2 "eval: plan: loss_impl: -1 is not an implementation's number"
+sw loss_impl '"torch"' 2 "eval: plan: loss_impl: expected a whole number, got a string"
+sw loss_impl -1 2 "eval: plan: loss_impl: -1 is negative"
 sw opt_step 5 2 "opt_step: 5 is not an optimizer step"
-sw opt_step '"megatron"' 2 "eval: plan: opt_step: \"megatron\" is not an optimizer step's number"
-sw opt_step 1.5 2 "eval: plan: opt_step: 1.5 is not an optimizer step's number"
-sw moe_alltoall_dispatcher 1 2 "eval: plan: moe_alltoall_dispatcher: 1 is not true or false"
+sw opt_step '"megatron"' 2 "eval: plan: opt_step: expected a whole number, got a string"
+sw opt_step 1.5 2 "eval: plan: opt_step: 1.5 is not a whole number >= 0"
+sw moe_alltoall_dispatcher 1 2 "eval: plan: moe_alltoall_dispatcher: expected true or false, got a number"
 sw moe_alltoall_dispatcher true 0 ""
 # the text output names both switches where they are not the executor's
 expect 0 "" eval ${lw% --json} --loss-impl te --opt-step megatron
