@@ -1059,6 +1059,38 @@ static double grad_accum_bytes(const tsl_cost_knobs_t *k, const tsl_strategy_t *
     return 2.0 * grad_elem_bytes(k) + fresh;
 }
 
+/* Bytes per parameter each micro-batch's weight gradients cost to copy into a fresh
+ * gradient bucket where the stack reduce-scatters every micro-batch (SDP, ZeRO-2) and
+ * its GEMMs do not write the bucket themselves (knobs.unfused_grad_accum):
+ * Megatron-FSDP with gradient_accumulation_fusion off (Megatron-LM 44151194
+ * megatron_fsdp.py _grad_acc: param.main_grad.copy_(param.grad), then del param.grad),
+ * the fresh gradient read (2) and the bucket written at g bytes (docs/cost-model.md
+ * "Gradient accumulation"). 0 elsewhere: grad_accum_bytes prices the unsharded
+ * buffer's adds. */
+static double grad_copy_bytes(const tsl_cost_knobs_t *k, const tsl_strategy_t *s, degrees_t g)
+{
+    if (!k->unfused_grad_accum || k->autocast || !(g.z > 1 || s->zero >= 2))
+        return 0.0;
+    return TSL_BYTES_PER_PARAM_FP16 + grad_elem_bytes(k);
+}
+
+/* The GPU time of grad_copy_bytes over this rank's `params` (the whole unsharded
+ * gradient of its TP shard: the bucket is reduce-scattered after the copy), a kernel
+ * per parameter tensor, on every micro-batch's backward; 0 without a copy. */
+static double grad_copy_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                          degrees_t g, double n, double params)
+{
+    double bytes = grad_copy_bytes(&env->knobs, s, g);
+    if (!(bytes > 0))
+        return 0.0;
+    tsl_roofline_dev_t dev;
+    env_dev(env, &dev);
+    double V = padded_vocab(l, g.t, &env->knobs);
+    double bwd = tsl_roofline_layer_bwd_s(&dev, l, n, g.t, s->sp, V);
+    dev.grad_acc_bytes = bytes;
+    return tsl_roofline_layer_bwd_acc_s(&dev, l, n, g.t, s->sp, V, params) - bwd;
+}
+
 /* Gradient synchronisation of the DP and SDP levels (grad_bytes: the gradients
  * of this device's TP shard, in the knobs' reduce precision). Plain DP
  * all-reduces once, on the last micro-batch, under the backward (or after it:
@@ -1420,6 +1452,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * that runs its forward twice (double_block_fwd) ran it: twice one run is that */
     if (profiled && env->knobs.double_block_fwd && block_layer(l))
         compute_b *= 0.5;
+    compute_b += grad_copy_s(env, l, s, g, n, p); /* SDP's unfused bucket copies */
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes;
      * none where the measured times already hold it */
     double k = env->overlap_slowdown;

@@ -46,7 +46,8 @@
  *                compute_b with the gradient accumulation of a later micro-batch
  *                where it is a kernel of its own — autocast, unfused_grad_accum:
  *                roofline.h tsl_roofline_layer_bwd_acc_s; none under SDP or ZeRO-2,
- *                which reduce-scatter each micro-batch's gradients)
+ *                which reduce-scatter each micro-batch's gradients: there
+ *                unfused_grad_accum copies them into the bucket on every micro-batch)
  *   grad_comm  = all-reduce(2·P/(t·z) bytes, d) + reduce-scatter(2·P/t bytes, z)
  *                (STACK: the SDP reduce-scatter runs under every micro-batch's
  *                backward, as the executor and FSDP/ZeRO-3 do; PAPER: with the
@@ -243,7 +244,7 @@ typedef enum tsl_cost_mode {
  * and the moe module's recompute of the EP collectives calibrated as they are; 39: the SP
  * all-gathers of FP8 linears' inputs (and dY) in the recipe's bytes as TE and torchao run them
  * (tsl_fp8_impl_sp_gather_bytes). */
-#define TSL_COST_MODEL_VERSION 39u
+#define TSL_COST_MODEL_VERSION 40u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -339,9 +340,12 @@ typedef struct tsl_cost_knobs {
                                    the buffer (g bytes) and the new gradient (2; 4 under
                                    autocast) and writing the buffer (g): PyTorch's
                                    AccumulateGrad and Megatron-LM before its gradient-
-                                   accumulation fusion (2022-02); false: the weight-gradient
-                                   GEMM accumulates in place (docs/cost-model.md "Gradient
-                                   accumulation") */
+                                   accumulation fusion (2022-02); under SDP / ZeRO-2 (a
+                                   reduce-scatter every micro-batch) every micro-batch copies
+                                   its fresh gradient (2) into the unsharded bucket (g):
+                                   Megatron-FSDP without the fusion; false: the weight-
+                                   gradient GEMM accumulates in place (docs/cost-model.md
+                                   "Gradient accumulation") */
     bool autocast;              /* PyTorch eager modules under torch.autocast(bfloat16) over
                                    fp32 parameters (bench/torch_gpt_step.py, nanoGPT/HF-style
                                    scripts): fp32 norms and residual stream with casts, the

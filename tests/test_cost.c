@@ -273,7 +273,8 @@ static void test_knobs(void)
  * fp16 .grad (Megatron-LM 2021): (2 + 2 + 2)·P / W + 4 µs = 79.497 µs; an fp32
  * buffer (main_grad.add_): (4 + 2 + 4)·P / W + 4 µs = 129.829 µs; the synchronising
  * micro-batch is the one priced without it (m − 1 per iteration); under SDP the
- * gradients are reduce-scattered every micro-batch: nothing to accumulate. */
+ * gradients are reduce-scattered every micro-batch: nothing to accumulate, a copy
+ * into the bucket instead (Megatron-FSDP). */
 static void test_grad_accum(void)
 {
     tsl_cluster_t c;
@@ -314,7 +315,27 @@ static void test_grad_accum(void)
     tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
     env.knobs.unfused_grad_accum = true;
     tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
-    CHECK_NEAR(r.bwd_s, base.bwd_s, 1e-15, "SDP: reduce-scattered, not accumulated");
+    /* SDP reduce-scatters every micro-batch: nothing accumulated, but Megatron-FSDP
+     * without the fusion copies each micro-batch's fresh gradient into the bucket of
+     * the whole unsharded gradient (megatron_fsdp.py _grad_acc): 2 read + 2 written
+     * = 4 B x 12582912 (all of P, not P / 8) at 1 TB/s = 50.331648 us, on every
+     * micro-batch, the synchronising one too */
+    CHECK_NEAR(r.bwd_s - base.bwd_s, 50.331648e-6 + launches, 1e-12,
+               "SDP unfused: a 4 B/param copy (%g)", r.bwd_s - base.bwd_s);
+    CHECK_NEAR(r.bwd_sync_s - base.bwd_sync_s, 50.331648e-6 + launches, 1e-12,
+               "SDP unfused: the synchronising micro-batch copies too (%g)",
+               r.bwd_sync_s - base.bwd_sync_s);
+    env.knobs.grad_reduce_bytes = 4; /* an fp32 bucket: 2 + 4 = 6 B = 75.497472 us */
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    env.knobs.unfused_grad_accum = false;
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
+    CHECK_NEAR(r.bwd_s - base.bwd_s, 75.497472e-6 + launches, 1e-12,
+               "SDP unfused, fp32 bucket: 6 B/param (%g)", r.bwd_s - base.bwd_s);
+    env.knobs = (tsl_cost_knobs_t){.autocast = true}; /* FSDP2: no copy priced */
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &base);
+    env.knobs.unfused_grad_accum = true;
+    tsl_cost_layer(&env, &l, &z, NULL, 16, &r);
+    CHECK_NEAR(r.bwd_s, base.bwd_s, 1e-15, "SDP under autocast: unchanged");
     tsl_cluster_free(&c);
 }
 
