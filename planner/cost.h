@@ -243,7 +243,9 @@ typedef enum tsl_cost_mode {
  * PAPER mode without 33's loss figures or 35's dispatcher pieces (the seeds' as before them),
  * and the moe module's recompute of the EP collectives calibrated as they are; 39: the SP
  * all-gathers of FP8 linears' inputs (and dY) in the recipe's bytes as TE and torchao run them
- * (tsl_fp8_impl_sp_gather_bytes). */
+ * (tsl_fp8_impl_sp_gather_bytes); 40: unfused_grad_accum under SDP / ZeRO-2 as Megatron-FSDP
+ * runs it without gradient-accumulation fusion (each micro-batch's param.grad copied into the
+ * unsharded bucket). */
 #define TSL_COST_MODEL_VERSION 40u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
