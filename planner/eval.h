@@ -54,7 +54,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
  * capacity factor, padding, imbalance, bf16 experts, FP8 dispatch and all-to-all
  * dispatcher. The stack switches no request field names (fp8_impl, opt_step,
  * fp8_param_gather, fb_serial) go to the search as its hooks' stack
- * (tsl_plan_stack_knobs). Left to the search, as g's choices: pp, the layer split,
+ * (tsl_plan_stack_knobs; under torchao the search skips trying the target's FP8
+ * recipe where torchao does not run it). Left to the search, as g's choices: pp, the layer split,
  * each layer's strategy (degrees, SP, ZeRO, checkpointing), the micro-batching,
  * interleave, schedule and vp_group, sub-layer stages, node placement, and the
  * CP (and its exchange), EP and expert TP degrees. Recording nothing leaves r.

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fp8_impl.h"
 #include "offload.h"
 #include "recompute.h"
 #include "search_internal.h"
@@ -510,6 +511,8 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
         return TSL_SEARCH_ERR;
     }
     e.node_order = order;
+    if (tsl_fp8_impl_ok(fp8, e.knobs.fp8_impl, NULL) != 0) /* torchao runs no delayed */
+        both = false;
     tsl_cost_knobs_t k = e.knobs;
     if (k.cp > 1) /* the degree came from r->cp (tsl_request_knobs) */
         k.cp_comm = cp_comm;
