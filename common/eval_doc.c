@@ -23,21 +23,27 @@ int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *g, tsl_err_t *err)
     return 0;
 }
 
-/* The search for the same model, cluster, budget and batch: TSL_SEARCH_OK with
- * *res, else the search's code (why in err). */
+/* The search for the same model, cluster, budget and batch, under the stack
+ * switches the given plan g was priced with (eval.h, tsl_eval_search_request):
+ * TSL_SEARCH_OK with *res, else the search's code (why in err). */
 static int search_same(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *er,
-                       uint32_t batch, const tsl_search_hooks_t *hooks, tsl_search_result_t **res,
-                       tsl_err_t *err)
+                       const tsl_plan_t *g, uint32_t batch, const tsl_search_hooks_t *hooks,
+                       tsl_search_result_t **res, tsl_err_t *err)
 {
-    tsl_request_t r = *er;
+    tsl_request_t r;
+    tsl_eval_search_request(er, g, &r);
     r.global_batch = batch;
     r.no_baselines = true;
+    tsl_search_hooks_t h = {0};
+    if (hooks != NULL)
+        h = *hooks;
+    h.stack = g;
     *res = malloc(sizeof(**res));
     if (*res == NULL) {
         tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
         return TSL_SEARCH_ERR;
     }
-    int rc = tsl_search(m, c, &r, hooks, *res, err);
+    int rc = tsl_search(m, c, &r, &h, *res, err);
     if (rc != TSL_SEARCH_OK) {
         free(*res);
         *res = NULL;
@@ -84,7 +90,8 @@ int tsl_eval_document(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
             *doc = given_doc(m, c, p);
         goto out;
     }
-    int src = search ? search_same(m, c, r, p->global_batch, hooks, &res, &serr) : TSL_SEARCH_OK;
+    int src =
+        search ? search_same(m, c, r, given, p->global_batch, hooks, &res, &serr) : TSL_SEARCH_OK;
     if (src == TSL_SEARCH_CANCELLED || tsl_err_code(&serr) == TSL_E_CANCELLED) {
         tsl_err_setc(err, TSL_E_CANCELLED, "eval: the search was cancelled");
         goto out;

@@ -14,8 +14,15 @@
  *     "ratio": given samples/s over the search's                  when it found one }
  *
  * The search runs at the given plan's global batch, the request's memory
- * budget and cluster, without baselines; "nothing found" is part of the
- * answer ("search.why"), not a failure.
+ * budget and cluster, without baselines, and under the switches the given plan
+ * was priced with: the request's, then those the plan records about how its
+ * stack runs (autocast, CPU offloading, the FP8 recipe and who runs it, the loss,
+ * the optimizer step, the overlaps, ...; eval.h tsl_eval_search_request says
+ * which), so that the ratio compares two plans of one stack and the search's own
+ * plan given back is 1.0. What the plan chose — pp, the layer split, each layer's
+ * degrees, SP, ZeRO and checkpointing, the micro-batching, schedule, placement,
+ * the CP, EP and expert TP degrees — the search chooses for itself. "Nothing
+ * found" is part of the answer ("search.why"), not a failure.
  */
 #ifndef TSL_EVAL_DOC_H
 #define TSL_EVAL_DOC_H

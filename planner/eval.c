@@ -259,26 +259,55 @@ static int check_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_pl
     return 0;
 }
 
-/* The given plan's recorded precision and overlap (an import's, a plan
- * document's) where the request sets none: its own switches win, then the
- * plan's, then the request's target (already in k). */
+void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_request_t *out)
+{
+    *out = *r;
+    if (!r->grad_reduce_bytes)
+        out->grad_reduce_bytes = g->grad_reduce_bytes;
+    out->no_fp32_master |= g->no_fp32_master;
+    if (!r->overlap_grad_reduce && !r->no_overlap_grad_reduce && g->grad_reduce_exposed)
+        out->no_overlap_grad_reduce = true;
+    out->overlap_param_gather |= g->overlap_param_gather;
+    if (!r->overlap_tp_dgrad && !r->no_overlap_tp_dgrad && g->overlap_tp_dgrad)
+        out->overlap_tp_dgrad = true;
+    out->autocast |= g->autocast;
+    out->unfused_grad_accum |= g->unfused_grad_accum;
+    out->legacy_p2p |= g->legacy_p2p;
+    out->tp_comm_overlap |= g->tp_comm_overlap;
+    out->eager |= g->eager;
+    out->double_block_fwd |= g->double_block_fwd;
+    if (!(r->moe_capacity > 0) && g->moe_capacity > 0) { /* its routing */
+        out->moe_capacity = g->moe_capacity;
+        out->moe_pad = g->moe_pad;
+    }
+    if (!r->moe_imbalance)
+        out->moe_imbalance = g->moe_imbalance;
+    if (!r->fp8_recipe && !r->no_fp8) /* --no-fp8 prices it in bf16: searches so too */
+        out->fp8_recipe = g->fp8_recipe;
+    if (!r->loss_impl) /* how its LM loss ran (loss_impl.h); 0: the target's */
+        out->loss_impl = g->loss_impl;
+    out->moe_bf16_experts |= g->moe_bf16_experts;
+    out->moe_fp8_dispatch |= g->moe_fp8_dispatch;
+    out->moe_alltoall |= g->moe_alltoall;
+    if (!r->recompute_modules)
+        out->recompute_modules = g->recompute_modules;
+    out->bf16_moments |= g->bf16_moments;
+    out->lazy_grads |= g->lazy_grads; /* its stack frees its gradients */
+    if (!r->cpu_offload_layers)       /* its activation offloading */
+        out->cpu_offload_layers = g->cpu_offload_layers;
+}
+
+/* The given plan's recorded switches (an import's, a plan document's) where the
+ * request sets none: the request's win, then the plan's, then the request's
+ * target's. The stack's (tsl_eval_search_request, tsl_plan_stack_knobs: what the
+ * comparison search runs under too), and the plan's own choices the search makes
+ * for itself: its CP, EP and expert TP degrees. */
 static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_knobs_t *k)
 {
-    if (!r->grad_reduce_bytes && g->grad_reduce_bytes)
-        k->grad_reduce_bytes =
-            g->grad_reduce_bytes == TSL_BYTES_PER_PARAM_FP16 ? 0 : g->grad_reduce_bytes;
-    k->no_fp32_master |= g->no_fp32_master;
-    if (!r->overlap_grad_reduce && !r->no_overlap_grad_reduce && g->grad_reduce_exposed)
-        k->grad_reduce_exposed = true;
-    k->overlap_param_gather |= g->overlap_param_gather;
-    if (!r->overlap_tp_dgrad && !r->no_overlap_tp_dgrad && g->overlap_tp_dgrad)
-        k->overlap_tp_dgrad = true;
-    k->autocast |= g->autocast;
-    k->unfused_grad_accum |= g->unfused_grad_accum;
-    k->legacy_p2p |= g->legacy_p2p;
-    k->tp_comm_overlap |= g->tp_comm_overlap;
-    k->eager |= g->eager;
-    k->double_block_fwd |= g->double_block_fwd;
+    tsl_request_t sr;
+    tsl_eval_search_request(r, g, &sr);
+    tsl_request_knobs(&sr, k);
+    tsl_plan_stack_knobs(g, k);
     if (!r->cp && g->cp > 1) { /* the given plan's context parallelism */
         k->cp = g->cp;
         k->cp_comm = g->cp_comm;
@@ -287,39 +316,6 @@ static void given_knobs(const tsl_request_t *r, const tsl_plan_t *g, tsl_cost_kn
         k->ep = g->ep;
     if (!r->etp && g->etp > 1)
         k->etp = g->etp;
-    if (!(r->moe_capacity > 0) && g->moe_capacity > 0) { /* and its routing */
-        k->moe_capacity = g->moe_capacity;
-        k->moe_pad = g->moe_pad;
-    }
-    if (!r->moe_imbalance && g->moe_imbalance)
-        k->moe_imbalance = g->moe_imbalance;
-    if (!r->fp8_recipe && g->fp8_recipe)
-        k->fp8 = g->fp8_recipe;
-    if (g->fp8_impl) /* who runs it (fp8_impl.h): torchao binds; 0 (TE, or absent: one
-                        value, docs/api.md) leaves the target's (TE but torchtitan) */
-        k->fp8_impl = g->fp8_impl;
-    if (!r->loss_impl && g->loss_impl) /* how its LM loss ran (loss_impl.h); 0 (the
-                                          executor's, or absent) leaves the target's */
-        k->loss_impl = g->loss_impl;
-    k->fp8_param_gather |= g->fp8_param_gather;
-    k->moe_bf16_experts |= g->moe_bf16_experts;
-    k->moe_fp8_dispatch |= g->moe_fp8_dispatch;
-    k->moe_alltoall |= g->moe_alltoall;
-    k->fb_serial |= g->fb_serial; /* the stack runs DualPipeV's F&B as F + B */
-    if (!r->recompute_modules)    /* the given plan's recompute modules */
-        k->recompute_modules = g->recompute_modules;
-    k->bf16_moments |= g->bf16_moments;
-    k->lazy_grads |= g->lazy_grads; /* the given plan's stack frees its gradients */
-    if (!r->cpu_offload_layers)     /* the given plan's activation offloading */
-        k->cpu_offload_layers = g->cpu_offload_layers;
-    if (g->opt_step) /* the given plan's stack's optimizer step (opt_step.h) */
-        k->opt_step = g->opt_step;
-    if (r->no_fp8)
-        k->fp8 = 0;
-    /* the target's default dispatcher gives way to an FP8 dispatch (the flex one runs
-     * it); both asked for by the plan or the request are refused (cost_plan) */
-    if (k->moe_fp8_dispatch && !g->moe_alltoall && !r->moe_alltoall)
-        k->moe_alltoall = false;
 }
 
 /* The loss the request or the given plan names (0: neither, the target's).

@@ -42,6 +42,26 @@
 int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                   const tsl_plan_t *given, tsl_plan_t *out, tsl_err_t *err);
 
+/*
+ * The request a search compared with the given plan g runs under (eval_doc.h),
+ * and the one g's switches are priced from: r, with each switch g records about
+ * how its stack runs taken where r sets none (r's win, then g's, then r's
+ * target's, as for the pricing). Taken from g: the gradients' reduce bytes and
+ * overlap, no fp32 master, bf16 moments, lazy gradients, param-gather and dgrad
+ * overlap, TP comm overlap, unfused gradient accumulation, legacy p2p, autocast,
+ * eager modules, a block's forward run twice, the FP8 recipe (not under r's
+ * no_fp8), the loss, the recompute modules, activation CPU offloading, the MoE
+ * capacity factor, padding, imbalance, bf16 experts, FP8 dispatch and all-to-all
+ * dispatcher. The stack switches no request field names (fp8_impl, opt_step,
+ * fp8_param_gather, fb_serial) go to the search as its hooks' stack
+ * (tsl_plan_stack_knobs; under torchao the search skips trying the target's FP8
+ * recipe where torchao does not run it). Left to the search, as g's choices: pp, the layer split,
+ * each layer's strategy (degrees, SP, ZeRO, checkpointing), the micro-batching,
+ * interleave, schedule and vp_group, sub-layer stages, node placement, and the
+ * CP (and its exchange), EP and expert TP degrees. Recording nothing leaves r.
+ */
+void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_request_t *out);
+
 /* The figures of two plans agree (iteration, simulated and sliced times,
  * throughput, per-stage times and bytes): what eval(search best) == search best
  * means. Labels and search bookkeeping are not compared. */

@@ -368,6 +368,17 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->opt_step = p->opt_step;
 }
 
+void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
+{
+    if (p->fp8_impl) /* torchao binds; 0 (TE, or absent: one value, docs/api.md) leaves
+                        the target's (TE but torchtitan) */
+        k->fp8_impl = p->fp8_impl;
+    k->fp8_param_gather |= p->fp8_param_gather;
+    k->fb_serial |= p->fb_serial; /* the stack runs DualPipeV's F&B as F + B */
+    if (p->opt_step)              /* the stack's optimizer step (opt_step.h) */
+        k->opt_step = p->opt_step;
+}
+
 void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
 {
     p->grad_reduce_bytes =

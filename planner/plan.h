@@ -183,6 +183,13 @@ void tsl_plan_trial_form(tsl_plan_t *p);
 void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k);
 void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k);
 
+/* The stack switches p records that no request field names, over k where p records
+ * one: who runs its FP8 (fp8_impl), its optimizer step (opt_step), FP8 weights'
+ * gathers (fp8_param_gather) and DualPipeV's F&B run serially (fb_serial). A
+ * request takes these from its target; an evaluated plan and the search it is
+ * compared with (eval.h, tsl_eval_search_request) from the plan. */
+void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k);
+
 void tsl_plan_init(tsl_plan_t *p);
 
 /*

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fp8_impl.h"
 #include "offload.h"
 #include "recompute.h"
 #include "search_internal.h"
@@ -510,6 +511,8 @@ static int search_placement(const tsl_model_t *m, const tsl_cluster_t *c, const 
         return TSL_SEARCH_ERR;
     }
     e.node_order = order;
+    if (tsl_fp8_impl_ok(fp8, e.knobs.fp8_impl, NULL) != 0) /* torchao runs no delayed */
+        both = false;
     tsl_cost_knobs_t k = e.knobs;
     if (k.cp > 1) /* the degree came from r->cp (tsl_request_knobs) */
         k.cp_comm = cp_comm;
@@ -812,7 +815,7 @@ static int search_model(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_
         rc = tsl_search_memopt(m, c, r, hooks, res, err);
     }
     if (rc == TSL_SEARCH_OK && !r->no_sublayer && !r->target && !tsl_search_cancelled(hooks))
-        tsl_search_sublayer(m, c, r, res);
+        tsl_search_sublayer(m, c, r, hooks, res);
     if (rc == TSL_SEARCH_OK && !r->no_baselines && !tsl_search_cancelled(hooks))
         tsl_search_baselines(m, c, r, hooks, res);
     /* the steps after the engine return early when cancelled: their results are
@@ -853,7 +856,8 @@ static int search_target(const tsl_model_t *m, const tsl_cluster_t *c, const tsl
         return rc;
     tsl_request_t free_r = *r;
     free_r.target = TSL_TARGET_ANY;
-    tsl_search_hooks_t quiet = {.cancel = hooks ? hooks->cancel : NULL};
+    tsl_search_hooks_t quiet = {.cancel = hooks ? hooks->cancel : NULL,
+                                .stack = hooks ? hooks->stack : NULL};
     tsl_search_result_t *other = malloc(sizeof(*other));
     if (other == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");

@@ -199,6 +199,11 @@ typedef struct tsl_search_hooks {
     tsl_progress_fn progress;
     void *progress_ud;
     const atomic_int *cancel; /* non-zero: stop at the next check, return TSL_SEARCH_CANCELLED */
+    /* NULL, or a plan whose recorded stack switches that no request field names
+     * (tsl_plan_stack_knobs: fp8_impl, opt_step, fp8_param_gather, fb_serial) every
+     * plan searched runs under, over the target's: eval's comparison search runs
+     * where the given plan was priced (eval.h, tsl_eval_search_request) */
+    const tsl_plan_t *stack;
 } tsl_search_hooks_t;
 
 enum {

@@ -100,8 +100,9 @@ static uint32_t sublayer_partitions(const tsl_model_t *sm, const tsl_cluster_t *
  * plan then indexes the blocks of tsl_sublayer_split(m) and has sublayer set.
  */
 void tsl_search_sublayer(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                         tsl_search_result_t *res)
+                         const tsl_search_hooks_t *hooks, tsl_search_result_t *res)
 {
+    const tsl_search_hooks_t stack = {.stack = hooks ? hooks->stack : NULL};
     tsl_plan_t *best = &res->best;
     if (!best->valid || best->pp < 2 || best->memopt)
         return;
@@ -117,7 +118,7 @@ void tsl_search_sublayer(const tsl_model_t *m, const tsl_cluster_t *c, const tsl
     tsl_engine_t e;
     uint32_t(*first)[TSL_PLAN_MAX_STAGES + 1] = malloc(2 * sizeof(*first));
     tsl_plan_t *cand = malloc(sizeof(*cand));
-    if (first && cand && tsl_engine_init(&e, &sm.model, cc, r, NULL, &sp, NULL) == 0) {
+    if (first && cand && tsl_engine_init(&e, &sm.model, cc, r, &stack, &sp, NULL) == 0) {
         e.node_order = best->n_nodes ? best->node_order : NULL;
         uint32_t n = sublayer_partitions(&sm.model, cc, best, tsl_engine_cost_mode(&e), first);
         for (uint32_t i = 0; i < n; i++) {

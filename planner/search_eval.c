@@ -541,6 +541,8 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
                     const tsl_space_t *space, tsl_err_t *err)
 {
     engine_base(e, m, c, r, space);
+    if (hooks != NULL && hooks->stack != NULL) /* eval's comparison: the given plan's stack */
+        tsl_plan_stack_knobs(hooks->stack, &e->knobs);
     /* a searched plan keeps the request's reserve; a given one (eval) is held to
      * the device's memory, as it ran or will run */
     e->keep_reserve = true;

@@ -31,9 +31,10 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
  * and, when slicer is set and it helps, the slicer's figures. paper: the request's
  * paper_cost (the sync and p2p as tsl_pipeline_iter prices them in each mode). */
 void tsl_search_simulate(tsl_plan_t *p, bool slicer, bool paper);
-/* Re-partitions res->best at attention/FFN granularity; keeps it when faster. */
+/* Re-partitions res->best at attention/FFN granularity; keeps it when faster. Of
+ * hooks (may be NULL) only the stack is taken: no progress, no cancel. */
 void tsl_search_sublayer(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                         tsl_search_result_t *res);
+                         const tsl_search_hooks_t *hooks, tsl_search_result_t *res);
 
 /* The baseline spaces, and their search (search_baselines.c). */
 void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,

@@ -643,8 +643,54 @@ static void test_moe_plan(void)
     tsl_cluster_free(&c);
 }
 
+/* The comparison search's request (tsl_eval_search_request): the request's switches
+ * win, then the given plan's recorded stack switches; the plan's own choices (its
+ * degrees) stay the search's; a plan recording nothing leaves the request. */
+static void test_search_request(void)
+{
+    tsl_request_t r, out;
+    tsl_plan_t g;
+    tsl_request_init(&r);
+    tsl_plan_init(&g);
+    tsl_eval_search_request(&r, &g, &out);
+    CHECK(memcmp(&r, &out, sizeof r) == 0, "a plan recording nothing leaves the request");
+    g.autocast = true;
+    g.cpu_offload_layers = 2;
+    g.fp8_recipe = TSL_FP8_TENSORWISE;
+    g.loss_impl = TSL_LOSS_MEGATRON;
+    g.tp_comm_overlap = true;
+    g.grad_reduce_bytes = 4;
+    g.grad_reduce_exposed = true;
+    g.recompute_modules = 1;
+    g.moe_capacity = 1.25;
+    g.moe_pad = true;
+    g.cp = 2;
+    g.ep = 4;
+    g.etp = 2;
+    g.pp = 2;
+    tsl_eval_search_request(&r, &g, &out);
+    CHECK(out.autocast && out.cpu_offload_layers == 2 && out.fp8_recipe == TSL_FP8_TENSORWISE &&
+              out.loss_impl == TSL_LOSS_MEGATRON && out.tp_comm_overlap &&
+              out.grad_reduce_bytes == 4 && out.no_overlap_grad_reduce &&
+              out.recompute_modules == 1 && out.moe_capacity == 1.25 && out.moe_pad,
+          "the plan's stack switches are inherited");
+    CHECK(out.cp == 0 && out.ep == 0 && out.etp == 0 && out.pp == 0,
+          "the plan's degrees stay the search's: cp %u ep %u etp %u pp %u", out.cp, out.ep, out.etp,
+          out.pp);
+    r.cpu_offload_layers = 1;
+    r.loss_impl = TSL_LOSS_TE;
+    r.overlap_grad_reduce = true;
+    r.no_fp8 = true;
+    tsl_eval_search_request(&r, &g, &out);
+    CHECK(out.cpu_offload_layers == 1 && out.loss_impl == TSL_LOSS_TE &&
+              !out.no_overlap_grad_reduce && out.overlap_grad_reduce && out.fp8_recipe == 0,
+          "the request's switches win (offload %u, loss %u, fp8 %u under --no-fp8)",
+          out.cpu_offload_layers, out.loss_impl, out.fp8_recipe);
+}
+
 int main(void)
 {
+    test_search_request();
     test_sublayer();
     test_one_layer_by_hand();
     test_causal_by_hand();

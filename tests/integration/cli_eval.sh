@@ -83,6 +83,21 @@ else
     fail "the search's plan evaluated by tesseld: $(head -c 300 "$TMPD/r.out")"
 fi
 
+# a plan searched under switches (autocast; FP8 with Megatron-LM's loss): tesseld's
+# comparison search runs under them too (eval.h tsl_eval_search_request): ratio 1
+timeout 300 "$CTL" plan --local $M --batch 32 --no-baselines --json --autocast >"$TMPD/ac.json"
+timeout 300 "$CTL" plan --local --model GPT2-345M --cluster 8xH100-80G --batch 32 --no-baselines \
+    --json --fp8 tensorwise --loss-impl megatron >"$TMPD/fp8.json"
+for p in "ac:8xA100-80G" "fp8:8xH100-80G"; do
+    same "--plan document searched with ${p%%:*} switches" 0 --cluster "${p#*:}" \
+        --plan "$TMPD/${p%%:*}.json" --json
+    if "$PY" -c 'import json,sys; assert json.load(open(sys.argv[1]))["ratio"] == 1.0' "$TMPD/r.out"; then
+        ok "tesseld's comparison under the plan's ${p%%:*} switches: ratio 1"
+    else
+        fail "${p%%:*} plan by tesseld: $(head -c 300 "$TMPD/r.out")"
+    fi
+done
+
 # the stacks' switches (loss_impl, opt_step, Megatron-LM's all-to-all dispatcher): written into
 # the plan document or the request the remote mode sends, priced the same both ways; a plan
 # document with one of another type refused naming it, both ways
