@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "json_num.h"
+
 #define SUPPORTED                                                                                  \
     "gpt2, bert, roberta, t5, vit, llama, mistral, qwen2, gpt_neox, falcon, phi, qwen3, gemma2, "  \
     "gemma3, gemma3_text, phi3, olmo2, RefinedWeb, RefinedWebModel, mixtral, qwen2_moe, "          \
@@ -57,19 +59,6 @@ static void note_bad(reader_t *r, const char *fmt, ...)
     va_end(ap);
 }
 
-static const char *type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
-    default: return "a number";
-    }
-}
-
 /* A positive integer that fits uint32; integral reals (768.0) are accepted
  * because some tools write them. Returns 0 after noting what was wrong. */
 static uint32_t as_u32(reader_t *r, const char *key, const json_t *v)
@@ -84,7 +73,7 @@ static uint32_t as_u32(reader_t *r, const char *key, const json_t *v)
             return 0;
         }
     } else {
-        note_bad(r, "%s: expected a positive integer, got %s", key, type_name(v));
+        note_bad(r, "%s: expected a positive integer, got %s", key, tsl_json_type_name(v));
         return 0;
     }
     if (!(x >= 1.0)) {
@@ -134,7 +123,7 @@ static bool opt_bool(reader_t *r, const char *key, bool dflt)
     if (v == NULL || json_is_null(v))
         return dflt;
     if (!json_is_boolean(v)) {
-        note_bad(r, "%s: expected true or false, got %s", key, type_name(v));
+        note_bad(r, "%s: expected true or false, got %s", key, tsl_json_type_name(v));
         return dflt;
     }
     return json_is_true(v);
@@ -146,7 +135,7 @@ static const char *opt_str(reader_t *r, const char *key, const char *dflt)
     if (v == NULL || json_is_null(v))
         return dflt;
     if (!json_is_string(v)) {
-        note_bad(r, "%s: expected a string, got %s", key, type_name(v));
+        note_bad(r, "%s: expected a string, got %s", key, tsl_json_type_name(v));
         return dflt;
     }
     const char *s = json_string_value(v);
@@ -160,7 +149,7 @@ static double opt_pos_real(reader_t *r, const json_t *obj, const char *key)
     if (v == NULL || json_is_null(v))
         return 0.0;
     if (!json_is_number(v)) {
-        note_bad(r, "%s: expected a positive number, got %s", key, type_name(v));
+        note_bad(r, "%s: expected a positive number, got %s", key, tsl_json_type_name(v));
         return 0.0;
     }
     if (!(json_number_value(v) > 0.0)) {
@@ -186,7 +175,7 @@ static void read_rope(reader_t *r, tsl_model_rope_t *rope, double *eps)
     if (sc == NULL || json_is_null(sc))
         return;
     if (!json_is_object(sc)) {
-        note_bad(r, "rope_scaling: expected an object or null, got %s", type_name(sc));
+        note_bad(r, "rope_scaling: expected an object or null, got %s", tsl_json_type_name(sc));
         return;
     }
     const json_t *t = json_object_get(sc, "rope_type");
@@ -524,7 +513,7 @@ static void read_layer_list(reader_t *r, const char *key, uint32_t layers, bool 
     if (v == NULL || json_is_null(v))
         return;
     if (!json_is_array(v)) {
-        note_bad(r, "%s: expected an array of layer indices, got %s", key, type_name(v));
+        note_bad(r, "%s: expected an array of layer indices, got %s", key, tsl_json_type_name(v));
         return;
     }
     for (size_t i = 0; i < json_array_size(v); i++) {
@@ -706,7 +695,8 @@ static void read_llama4_rope(reader_t *r, tsl_arch_spec_t *sp)
 {
     const json_t *v = json_object_get(r->root, "no_rope_layers");
     if (v != NULL && !json_is_null(v) && !json_is_array(v)) {
-        note_bad(r, "no_rope_layers: expected an array of 0 or 1 per layer, got %s", type_name(v));
+        note_bad(r, "no_rope_layers: expected an array of 0 or 1 per layer, got %s",
+                 tsl_json_type_name(v));
         return;
     }
     size_t n = json_array_size(v); /* 0 unless an array */
@@ -1044,7 +1034,7 @@ static const hf_arch_t *detect(const json_t *root, tsl_err_t *err)
 {
     const json_t *mt = json_object_get(root, "model_type");
     if (mt != NULL && !json_is_string(mt)) {
-        tsl_err_set(err, "model_type: expected a string, got %s", type_name(mt));
+        tsl_err_set(err, "model_type: expected a string, got %s", tsl_json_type_name(mt));
         return NULL;
     }
     if (mt != NULL) {
@@ -1135,7 +1125,7 @@ static int from_json(const json_t *root, const char *name, uint32_t seq, tsl_mod
                      tsl_err_t *err)
 {
     if (!json_is_object(root))
-        return tsl_err_set(err, "the top level is %s, not a JSON object", type_name(root));
+        return tsl_err_set(err, "the top level is %s, not a JSON object", tsl_json_type_name(root));
     tsl_err_t unknown = {0};
     const hf_arch_t *a = detect(root, &unknown);
     const char *type = json_string_value(json_object_get(root, "model_type"));

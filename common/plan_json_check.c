@@ -9,21 +9,9 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "json_num.h"
 #include "export.h"
 #include "plan_fields.h"
-
-static const char *type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
-    default: return "a number";
-    }
-}
 
 /* A whole number from 0 to max; integral reals (2.0) pass, as some tools write them. */
 static int check_whole(const json_t *o, const char *where, const char *key, double max,
@@ -33,7 +21,8 @@ static int check_whole(const json_t *o, const char *where, const char *key, doub
     if (v == NULL)
         return 0;
     if (!json_is_number(v))
-        return tsl_err_set(err, "%s%s: expected a whole number, got %s", where, key, type_name(v));
+        return tsl_err_set(err, "%s%s: expected a whole number, got %s", where, key,
+                           tsl_json_type_name(v));
     double x = json_number_value(v);
     if (json_is_integer(v) && json_integer_value(v) < 0)
         return tsl_err_set(err, "%s%s: %lld is negative", where, key,
@@ -52,7 +41,7 @@ static int check_real(const json_t *o, const char *where, const char *key, tsl_e
     const json_t *v = json_object_get(o, key);
     if (v == NULL || json_is_number(v))
         return 0;
-    return tsl_err_set(err, "%s%s: expected a number, got %s", where, key, type_name(v));
+    return tsl_err_set(err, "%s%s: expected a number, got %s", where, key, tsl_json_type_name(v));
 }
 
 static int check_bool(const json_t *o, const char *where, const char *key, tsl_err_t *err)
@@ -60,7 +49,8 @@ static int check_bool(const json_t *o, const char *where, const char *key, tsl_e
     const json_t *v = json_object_get(o, key);
     if (v == NULL || json_is_boolean(v))
         return 0;
-    return tsl_err_set(err, "%s%s: expected true or false, got %s", where, key, type_name(v));
+    return tsl_err_set(err, "%s%s: expected true or false, got %s", where, key,
+                       tsl_json_type_name(v));
 }
 
 #define CHECK_(c, kind, proto, json, when) CHECK_##kind(json)
