@@ -924,16 +924,42 @@ static uint32_t param_tensors(const tsl_layer_t *l)
     return per * (lin + norms);
 }
 
+double tsl_roofline_layer_bwd_acc_gpu_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
+                                        double samples, uint32_t t, bool sp, double vocab,
+                                        double params, double *gpu_s)
+{
+    pass_t p = {.d = d, .bwd = true};
+    *gpu_s = layer_gpu_s(&p, l, samples, t, sp, vocab);
+    if (!(d->grad_acc_bytes > 0) || d->mem_bw <= 0 || !(params > 0))
+        return d->mem_bw > 0 ? host_floor(&p, *gpu_s) : *gpu_s; /* layer_s */
+    *gpu_s += tsl_roofline_mem_s(d, d->grad_acc_bytes * params, param_tensors(l));
+    return host_floor(&p, *gpu_s);
+}
+
 double tsl_roofline_layer_bwd_acc_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
                                     double samples, uint32_t t, bool sp, double vocab,
                                     double params)
 {
-    pass_t p = {.d = d, .bwd = true};
-    if (!(d->grad_acc_bytes > 0) || d->mem_bw <= 0 || !(params > 0))
-        return layer_s(&p, l, samples, t, sp, vocab);
-    double gpu = layer_gpu_s(&p, l, samples, t, sp, vocab) +
-                 tsl_roofline_mem_s(d, d->grad_acc_bytes * params, param_tensors(l));
-    return host_floor(&p, gpu);
+    double gpu;
+    return tsl_roofline_layer_bwd_acc_gpu_s(d, l, samples, t, sp, vocab, params, &gpu);
+}
+
+void tsl_roofline_layer_fwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                            uint32_t t, bool sp, double vocab, tsl_roofline_fwd_t *out)
+{
+    pass_t p = {.d = d, .bwd = false};
+    memset(out, 0, sizeof(*out));
+    out->gpu_s = layer_gpu_s(&p, l, samples, t, sp, vocab);
+    out->s = d->mem_bw > 0 ? host_floor(&p, out->gpu_s) : out->gpu_s; /* layer_s */
+    /* the blocks as tsl_roofline_layer_tp_gemms keeps them: a backward records the
+     * same linears in the same order, and prices them above 0 where the forward does */
+    if (!(d->mem_bw > 0) || !(out->gpu_s > 0))
+        return;
+    out->n = p.nblk;
+    for (uint32_t i = 0; i < p.nblk; i++) {
+        out->col_fp8[i] = p.blk_fp8[i][0];
+        out->row_fp8[i] = p.blk_fp8[i][1];
+    }
 }
 
 double tsl_roofline_layer_wgrad_frac(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
