@@ -772,16 +772,16 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     dev.grad_acc_bytes = acc_bytes;
     tsl_roofline_layer_fwd(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), &kern->fwd);
     *fwd_s = kern->fwd.s;
-    *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
+    tsl_roofline_bwd_t b;
+    tsl_roofline_layer_bwd(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), acc_params, &b);
+    *bwd_s = b.s;
     /* a later micro-batch's backward adds its gradients into the buffer (acc_bytes) */
-    *acc_s = tsl_roofline_layer_bwd_acc_gpu_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs),
-                                              acc_params, &kern->bwd_acc_gpu_s) -
-             *bwd_s;
+    *acc_s = b.acc_s - *bwd_s;
+    kern->bwd_acc_gpu_s = b.acc_gpu_s;
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
-    *wgrad_frac =
-        tsl_roofline_layer_wgrad_frac(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
-    tsl_roofline_layer_col_frac(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), &col_frac[0],
-                                &col_frac[1]);
+    *wgrad_frac = b.wgrad_frac;
+    col_frac[0] = b.col_frac[0];
+    col_frac[1] = b.col_frac[1];
 }
 
 /* The EP collectives of a host-bound MoE pass (docs/cost-model.md "Host dispatch"): NCCL's

@@ -606,11 +606,23 @@ typedef struct tsl_roofline_fwd {
 void tsl_roofline_layer_fwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                             uint32_t t, bool sp, double vocab, tsl_roofline_fwd_t *out);
 
-/* tsl_roofline_layer_bwd_acc_s, and (*gpu_s) the same pass's GPU time before the
- * host floor, as tsl_roofline_fwd_t's gpu_s. */
-double tsl_roofline_layer_bwd_acc_gpu_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
-                                        double samples, uint32_t t, bool sp, double vocab,
-                                        double params, double *gpu_s);
+/* One backward pass's figures for the cost layer, priced once: its time (s,
+ * tsl_roofline_layer_bwd_s's), with the gradient accumulation of `params`
+ * parameters at d->grad_acc_bytes (acc_s, tsl_roofline_layer_bwd_acc_s's) and that
+ * before the host floor (acc_gpu_s, as tsl_roofline_fwd_t's gpu_s), its dW share
+ * (wgrad_frac, tsl_roofline_layer_wgrad_frac's) and its column-parallel linears'
+ * dX and dW shares (col_frac, tsl_roofline_layer_col_frac's). */
+typedef struct tsl_roofline_bwd {
+    double s;
+    double acc_s;
+    double acc_gpu_s;
+    double wgrad_frac;
+    double col_frac[2];
+} tsl_roofline_bwd_t;
+
+void tsl_roofline_layer_bwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                            uint32_t t, bool sp, double vocab, double params,
+                            tsl_roofline_bwd_t *out);
 
 /* The attention core (QKᵀ, softmax, dropout, AV) alone: what selective
  * recomputation repeats in the backward. 0 for layers without attention. */
