@@ -748,6 +748,15 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     cp_core(env, dev);
 }
 
+/* What layer_compute_f's roofline passes tell beside their times, for the terms
+ * that would otherwise price the same passes again: the forward's GPU time before
+ * the host floor and its FP8 TP blocks (fwd), the backward's with the gradient
+ * accumulation before the floor (bwd_acc_gpu_s). */
+typedef struct layer_kernels {
+    tsl_roofline_fwd_t fwd;
+    double bwd_acc_gpu_s;
+} layer_kernels_t;
+
 /* ---- the one place compute time is modelled: a roofline per GEMM with the
  * GPU's shape curve (roofline.h, gemm_eff.h): forward, backward (each GEMM's two
  * gradient GEMMs) and the attention core selective recomputation repeats. A
@@ -755,22 +764,24 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
 static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
                             const tsl_strategy_t *s, double n, uint32_t t, double acc_params,
                             double acc_bytes, double *fwd_s, double *bwd_s, double *acc_s,
-                            double *core_s, double *wgrad_frac, double col_frac[2])
+                            double *core_s, double *wgrad_frac, double col_frac[2],
+                            layer_kernels_t *kern)
 {
     tsl_roofline_dev_t dev;
     env_dev(env, &dev);
     dev.grad_acc_bytes = acc_bytes;
-    *fwd_s = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
-    *bwd_s = tsl_roofline_layer_bwd_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
+    tsl_roofline_layer_fwd(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), &kern->fwd);
+    *fwd_s = kern->fwd.s;
+    tsl_roofline_bwd_t b;
+    tsl_roofline_layer_bwd(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), acc_params, &b);
+    *bwd_s = b.s;
     /* a later micro-batch's backward adds its gradients into the buffer (acc_bytes) */
-    *acc_s = tsl_roofline_layer_bwd_acc_s(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs),
-                                          acc_params) -
-             *bwd_s;
+    *acc_s = b.acc_s - *bwd_s;
+    kern->bwd_acc_gpu_s = b.acc_gpu_s;
     *core_s = s->selective ? tsl_roofline_core_fwd_s(&dev, l, n, t) : 0.0;
-    *wgrad_frac =
-        tsl_roofline_layer_wgrad_frac(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs));
-    tsl_roofline_layer_col_frac(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), &col_frac[0],
-                                &col_frac[1]);
+    *wgrad_frac = b.wgrad_frac;
+    col_frac[0] = b.col_frac[0];
+    col_frac[1] = b.col_frac[1];
 }
 
 /* The EP collectives of a host-bound MoE pass (docs/cost-model.md "Host dispatch"): NCCL's
@@ -778,20 +789,25 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
  * so a pass whose host floor (fwd; bwd with a later micro-batch's gradient accumulation,
  * acc: the roofline's, floored) is above its kernels' time shows only what of the
  * collectives that lead does not cover: the pass takes max(kernels + collectives,
- * ops · H). GPU-bound passes keep them whole. */
+ * ops · H). GPU-bound passes keep them whole. The kernels' times are the layer's own
+ * passes' (kern), priced again only where the dispatcher's host restart sits in them. */
 static void ep_host_lead(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
-                         double n, uint32_t t, double acc_params, double acc_bytes, double fwd,
-                         double bwd, double *ep_f, double *ep_b)
+                         double n, uint32_t t, double acc_params, double acc_bytes,
+                         const layer_kernels_t *kern, double fwd, double bwd, double *ep_f,
+                         double *ep_b)
 {
     if (!(env->host_op_s > 0) || !(*ep_f + *ep_b > 0))
         return;
-    tsl_roofline_dev_t dev;
-    env_dev(env, &dev);
-    dev.host_op_s = 0.0; /* the kernels alone */
-    dev.grad_acc_bytes = acc_bytes;
-    double V = padded_vocab(l, t, &env->knobs);
-    double gf = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, V);
-    double gb = tsl_roofline_layer_bwd_acc_s(&dev, l, n, t, s->sp, V, acc_params);
+    double gf = kern->fwd.gpu_s, gb = kern->bwd_acc_gpu_s; /* the kernels alone */
+    if (env->knobs.moe_alltoall) { /* the dispatcher's host restart is in those: without */
+        tsl_roofline_dev_t dev;
+        env_dev(env, &dev);
+        dev.host_op_s = 0.0;
+        dev.grad_acc_bytes = acc_bytes;
+        double V = padded_vocab(l, t, &env->knobs);
+        gf = tsl_roofline_layer_fwd_s(&dev, l, n, t, s->sp, V);
+        gb = tsl_roofline_layer_bwd_acc_s(&dev, l, n, t, s->sp, V, acc_params);
+    }
     *ep_f = fmax(0.0, *ep_f - fmax(0.0, fwd - gf));
     *ep_b = fmax(0.0, *ep_b - fmax(0.0, bwd - gb));
 }
@@ -844,15 +860,21 @@ typedef struct tp_sp {
 
 static void tp_sp_shares(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                          double n, uint32_t t, double msg, const tsl_strategy_bw_t *bw,
-                         tp_sp_t *out)
+                         const tsl_roofline_fwd_t *fwd, tp_sp_t *out)
 {
     memset(out, 0, sizeof(*out));
     if (env->mode == TSL_COST_PAPER || !s->sp || t < 2 || !fp8_priced(env) || !(msg > 0))
         return;
-    tsl_roofline_dev_t dev;
-    tsl_roofline_tp_gemms_t g;
-    env_dev(env, &dev);
-    tsl_roofline_layer_tp_gemms(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), &g);
+    /* the blocks' FP8 linears: layer_compute_f's forward pass recorded them, save
+     * without a memory bandwidth (FLOP count only), where only tp_gemms walks them */
+    tsl_roofline_tp_gemms_t g = {.n = fwd->n};
+    memcpy(g.col_fp8, fwd->col_fp8, sizeof(g.col_fp8));
+    memcpy(g.row_fp8, fwd->row_fp8, sizeof(g.row_fp8));
+    if (!(env->device_mem_bw > 0)) {
+        tsl_roofline_dev_t dev;
+        env_dev(env, &dev);
+        tsl_roofline_layer_tp_gemms(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), &g);
+    }
     double bf16 = allgather_lat_s(msg, t, bw->tp_bw, &bw->tp_lat);
     if (!(bf16 > 0))
         return;
@@ -1440,8 +1462,9 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double act_msg = (double)TSL_ACT_DTYPE_BYTES * l->seq_len * l->hidden * n;
 
     double compute_f, compute_b, acc_b, core_f, wgrad_frac, col_frac[2];
+    layer_kernels_t kern; /* what the passes tell beside their times */
     layer_compute_f(env, l, s, n, g.t, p / g.z, grad_accum_bytes(&env->knobs, s, g), &compute_f,
-                    &compute_b, &acc_b, &core_f, &wgrad_frac, col_frac);
+                    &compute_b, &acc_b, &core_f, &wgrad_frac, col_frac, &kern);
     /* measured per-shape block times replace the roofline (not for MoE, latent
      * attention or Mamba layers: a profile measures dense Transformer blocks) */
     bool profiled =
@@ -1460,7 +1483,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
                       ? 0.0
                       : l->tp_allreduces * allreduce_lat_s(act_msg, g.t, bw->tp_bw, &bw->tp_lat);
     tp_sp_t sp; /* the SP all-gathers of FP8 linears, as shares of bf16's */
-    tp_sp_shares(env, l, s, n, g.t, act_msg, bw, &sp);
+    tp_sp_shares(env, l, s, n, g.t, act_msg, bw, &kern.fwd, &sp);
     double w8 = fp8_weights(env, l, g.t); /* this rank's FP8 linear weights (0: bf16) */
     double pg = gather_bytes(env, p, w8); /* 2 per weight, FP8 ones 1 (fp8_param_gather) */
     double gather = allgather_lat_s(pg, g.z, bw->sdp_bw, &bw->sdp_lat);
@@ -1473,8 +1496,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f,
            ep_b = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_b, ep_rf = ep_f;
     if (l->experts && !profiled)
-        ep_host_lead(env, l, s, n, g.t, p / g.z, grad_accum_bytes(&env->knobs, s, g), compute_f,
-                     compute_b + acc_b, &ep_f, &ep_b);
+        ep_host_lead(env, l, s, n, g.t, p / g.z, grad_accum_bytes(&env->knobs, s, g), &kern,
+                     compute_f, compute_b + acc_b, &ep_f, &ep_b);
     if (l->experts) {
         gather += moe.gather;
         per_mb += moe.per_mb;

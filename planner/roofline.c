@@ -924,16 +924,44 @@ static uint32_t param_tensors(const tsl_layer_t *l)
     return per * (lin + norms);
 }
 
+/* A backward pass's time with the gradient accumulation after its kernels (gpu_s:
+ * the pass's GPU time), floored by the host; *acc_gpu_s the same before the floor. */
+static double acc_pass_s(const pass_t *p, const tsl_layer_t *l, double params, double gpu_s,
+                         double *acc_gpu_s)
+{
+    const tsl_roofline_dev_t *d = p->d;
+    *acc_gpu_s = gpu_s;
+    if (!(d->grad_acc_bytes > 0) || d->mem_bw <= 0 || !(params > 0))
+        return d->mem_bw > 0 ? host_floor(p, gpu_s) : gpu_s; /* layer_s */
+    *acc_gpu_s += tsl_roofline_mem_s(d, d->grad_acc_bytes * params, param_tensors(l));
+    return host_floor(p, *acc_gpu_s);
+}
+
 double tsl_roofline_layer_bwd_acc_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
                                     double samples, uint32_t t, bool sp, double vocab,
                                     double params)
 {
     pass_t p = {.d = d, .bwd = true};
-    if (!(d->grad_acc_bytes > 0) || d->mem_bw <= 0 || !(params > 0))
-        return layer_s(&p, l, samples, t, sp, vocab);
-    double gpu = layer_gpu_s(&p, l, samples, t, sp, vocab) +
-                 tsl_roofline_mem_s(d, d->grad_acc_bytes * params, param_tensors(l));
-    return host_floor(&p, gpu);
+    double gpu = layer_gpu_s(&p, l, samples, t, sp, vocab), acc_gpu;
+    return acc_pass_s(&p, l, params, gpu, &acc_gpu);
+}
+
+void tsl_roofline_layer_fwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                            uint32_t t, bool sp, double vocab, tsl_roofline_fwd_t *out)
+{
+    pass_t p = {.d = d, .bwd = false};
+    memset(out, 0, sizeof(*out));
+    out->gpu_s = layer_gpu_s(&p, l, samples, t, sp, vocab);
+    out->s = d->mem_bw > 0 ? host_floor(&p, out->gpu_s) : out->gpu_s; /* layer_s */
+    /* the blocks as tsl_roofline_layer_tp_gemms keeps them: a backward records the
+     * same linears in the same order, and prices them above 0 where the forward does */
+    if (!(d->mem_bw > 0) || !(out->gpu_s > 0))
+        return;
+    out->n = p.nblk;
+    for (uint32_t i = 0; i < p.nblk; i++) {
+        out->col_fp8[i] = p.blk_fp8[i][0];
+        out->row_fp8[i] = p.blk_fp8[i][1];
+    }
 }
 
 double tsl_roofline_layer_wgrad_frac(const tsl_roofline_dev_t *d, const tsl_layer_t *l,
@@ -968,6 +996,25 @@ void tsl_roofline_layer_col_frac(const tsl_roofline_dev_t *d, const tsl_layer_t 
         *dgrad_frac = fmin(1.0, p.col_dx_s / b);
         *wgrad_frac = fmin(1.0, p.col_dw_s / b);
     }
+}
+
+void tsl_roofline_layer_bwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                            uint32_t t, bool sp, double vocab, double params,
+                            tsl_roofline_bwd_t *out)
+{
+    pass_t p = {.d = d, .bwd = true};
+    double gpu = layer_gpu_s(&p, l, samples, t, sp, vocab);
+    memset(out, 0, sizeof(*out));
+    out->s = d->mem_bw > 0 ? host_floor(&p, gpu) : gpu; /* layer_s */
+    out->acc_s = acc_pass_s(&p, l, params, gpu, &out->acc_gpu_s);
+    if (d->mem_bw > 0) { /* tsl_roofline_layer_wgrad_frac, _col_frac */
+        out->wgrad_frac = gpu > 0 ? fmin(1.0, p.wgrad_s / gpu) : 0.0;
+        out->col_frac[0] = gpu > 0 ? fmin(1.0, p.col_dx_s / gpu) : 0.0;
+        out->col_frac[1] = gpu > 0 ? fmin(1.0, p.col_dw_s / gpu) : 0.0;
+        return;
+    }
+    out->wgrad_frac = 0.5; /* FLOP count only: as those functions price it */
+    tsl_roofline_layer_col_frac(d, l, samples, t, sp, vocab, &out->col_frac[0], &out->col_frac[1]);
 }
 
 void tsl_roofline_layer_tp_gemms(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,

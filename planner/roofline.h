@@ -588,6 +588,42 @@ typedef struct {
 void tsl_roofline_layer_tp_gemms(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                  uint32_t t, bool sp, double vocab, tsl_roofline_tp_gemms_t *out);
 
+/* One forward pass's figures for the cost layer, so that it prices the pass once
+ * (planner/cost.c layer_compute_f): its time (s, tsl_roofline_layer_fwd_s's), the
+ * GPU time of its kernels before the host floor (gpu_s: the pass at host_op_s 0,
+ * save where the all-to-all dispatcher's host restart, moe_a2a, enters the
+ * kernels), and which of its TP blocks' linears run in FP8 (n, col_fp8, row_fp8:
+ * tsl_roofline_layer_tp_gemms's, where the device has a memory bandwidth; n 0
+ * without one or for an empty pass). */
+typedef struct tsl_roofline_fwd {
+    double s;
+    double gpu_s;
+    uint32_t n;
+    bool col_fp8[TSL_ROOFLINE_TP_BLOCKS];
+    bool row_fp8[TSL_ROOFLINE_TP_BLOCKS];
+} tsl_roofline_fwd_t;
+
+void tsl_roofline_layer_fwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                            uint32_t t, bool sp, double vocab, tsl_roofline_fwd_t *out);
+
+/* One backward pass's figures for the cost layer, priced once: its time (s,
+ * tsl_roofline_layer_bwd_s's), with the gradient accumulation of `params`
+ * parameters at d->grad_acc_bytes (acc_s, tsl_roofline_layer_bwd_acc_s's) and that
+ * before the host floor (acc_gpu_s, as tsl_roofline_fwd_t's gpu_s), its dW share
+ * (wgrad_frac, tsl_roofline_layer_wgrad_frac's) and its column-parallel linears'
+ * dX and dW shares (col_frac, tsl_roofline_layer_col_frac's). */
+typedef struct tsl_roofline_bwd {
+    double s;
+    double acc_s;
+    double acc_gpu_s;
+    double wgrad_frac;
+    double col_frac[2];
+} tsl_roofline_bwd_t;
+
+void tsl_roofline_layer_bwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                            uint32_t t, bool sp, double vocab, double params,
+                            tsl_roofline_bwd_t *out);
+
 /* The attention core (QKᵀ, softmax, dropout, AV) alone: what selective
  * recomputation repeats in the backward. 0 for layers without attention. */
 double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,

@@ -1496,8 +1496,67 @@ static void test_gpt_oss_experts(void)
                8 * out / W + 3 * L, 1e-12, "moe_act's recompute repeats the clamp");
 }
 
+/* One pass, the figures of several (tsl_roofline_layer_fwd / _bwd, which the cost
+ * layer prices once per evaluation): each field is, bit for bit, what its own
+ * function gives — a GPT layer (s 2048, h 4096, 32 heads), two samples, TP 4 with
+ * SP, with and without the host floor, in bf16 and FP8 (delayed: every linear's
+ * dims qualify, so both blocks' linears are FP8), with and without gradient
+ * accumulation, and with no bandwidth (FLOP count: no floor, dW share 0.5, no
+ * blocks). gpu_s is the pass at host_op_s 0. */
+static void check_one_pass(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double params,
+                           const char *what)
+{
+    const double S = 2;
+    tsl_roofline_fwd_t f;
+    tsl_roofline_bwd_t b;
+    tsl_roofline_tp_gemms_t g;
+    tsl_roofline_dev_t kern = *d;
+    kern.host_op_s = 0.0;
+    tsl_roofline_layer_fwd(d, l, S, 4, true, 0, &f);
+    tsl_roofline_layer_bwd(d, l, S, 4, true, 0, params, &b);
+    tsl_roofline_layer_tp_gemms(d, l, S, 4, true, 0, &g);
+    double dx, dw;
+    tsl_roofline_layer_col_frac(d, l, S, 4, true, 0, &dx, &dw);
+    CHECK(f.s == tsl_roofline_layer_fwd_s(d, l, S, 4, true, 0), "%s: forward", what);
+    CHECK(f.gpu_s == tsl_roofline_layer_fwd_s(&kern, l, S, 4, true, 0), "%s: forward GPU", what);
+    CHECK(b.s == tsl_roofline_layer_bwd_s(d, l, S, 4, true, 0), "%s: backward", what);
+    CHECK(b.acc_s == tsl_roofline_layer_bwd_acc_s(d, l, S, 4, true, 0, params), "%s: acc", what);
+    CHECK(b.acc_gpu_s == tsl_roofline_layer_bwd_acc_s(&kern, l, S, 4, true, 0, params),
+          "%s: acc GPU", what);
+    CHECK(b.wgrad_frac == tsl_roofline_layer_wgrad_frac(d, l, S, 4, true, 0), "%s: dW", what);
+    CHECK(b.col_frac[0] == dx && b.col_frac[1] == dw, "%s: column-parallel shares", what);
+    CHECK(f.n == (d->mem_bw > 0 ? g.n : 0), "%s: %u blocks (tp_gemms %u)", what, f.n, g.n);
+    for (uint32_t i = 0; i < f.n; i++)
+        CHECK(f.col_fp8[i] == g.col_fp8[i] && f.row_fp8[i] == g.row_fp8[i] &&
+                  f.col_fp8[i] == (d->fp8 != TSL_FP8_NONE),
+              "%s: block %u's FP8 linears", what, i);
+}
+
+static void test_one_pass(void)
+{
+    tsl_layer_t l = layer(2048, 4096, 32);
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    check_one_pass(&d, &l, 0, "bf16");
+    d.grad_acc_bytes = 6.0;
+    check_one_pass(&d, &l, 12.0 * 4096 * 4096 / 4, "bf16, accumulation");
+    d.host_op_s = 1.0; /* host-bound: the floor differs from the GPU time */
+    check_one_pass(&d, &l, 12.0 * 4096 * 4096 / 4, "host-bound");
+    d.fp8_flops = 1979e12 * 0.777;
+    d.fp8 = TSL_FP8_DELAYED;
+    check_one_pass(&d, &l, 12.0 * 4096 * 4096 / 4, "FP8, host-bound");
+    d.host_op_s = TSL_ROOFLINE_HOST_OP_S;
+    check_one_pass(&d, &l, 12.0 * 4096 * 4096 / 4, "FP8");
+    tsl_roofline_dev_t flat;
+    tsl_roofline_dev_init(&flat, 1e14, 0);
+    flat.host_op_s = 1.0;
+    check_one_pass(&flat, &l, 12.0 * 4096 * 4096 / 4, "FLOP count");
+}
+
 int main(void)
 {
+    test_one_pass();
     test_tp_gemms();
     test_gpt_oss_experts();
     test_alltoall_dispatcher();
