@@ -964,8 +964,6 @@ static int mg_fp4(const char *key, const char *val, mg_state_t *st, tsl_err_t *e
     return 0;
 }
 
-/* The flags read beside the numbers of mg_u32; 1: not one of them. all: every
- * value word of the flag, space-separated (val is the first). */
 /* --hybrid-layer-pattern P: M, *, - and E only (hybrid_match checks it against the
  * model); Megatron's pipeline segments ('|') and MTP part ('/') are not read. */
 static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_err_t *err)
@@ -985,10 +983,17 @@ static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_er
     if (n >= sizeof c->hybrid)
         return tsl_err_set(err, "megatron: --%s: %zu layers exceed the limit of %zu", key, n,
                            sizeof c->hybrid - 1);
+    if (c->hybrid[0]) /* the old and the new spelling of one flag: which would run? */
+        return tsl_err_set(err,
+                           "megatron: --%s: a hybrid pattern is given twice "
+                           "(--hybrid-layer-pattern, --hybrid-override-pattern): give one",
+                           key);
     memcpy(c->hybrid, val, n + 1);
     return 0;
 }
 
+/* The flags read beside the numbers of mg_u32; 1: not one of them. all: every
+ * value word of the flag, space-separated (val is the first). */
 static int mg_read(const char *key, const char *val, const char *all, tsl_eval_cfg_t *c,
                    mg_state_t *st, tsl_err_t *err)
 {

@@ -395,6 +395,8 @@ expect 2 "layer 1 is 'M' in the configuration, 'E' in the model" eval $nano \
     --megatron-args "$mgn --hybrid-override-pattern MMMEM${pat:5}"
 expect 2 "'|' (pipeline segments) is not read" eval $nano --megatron-args "$mgn --hybrid-layer-pattern MEM|EME"
 expect 2 "model GPT2-345M is not a hybrid" eval $m345 --megatron-args "--hybrid-layer-pattern M*-E"
+expect 2 "hybrid-override-pattern: a hybrid pattern is given twice" eval $nano \
+    --megatron-args "$mgn --hybrid-layer-pattern $pat --hybrid-override-pattern $pat"
 expect 2 "TP degree 16 does not divide its 64 SSM heads and 8 B/C groups" eval $nano --tp 16
 
 # plans that cannot run: the reason, exit 2
