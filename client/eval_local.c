@@ -13,6 +13,7 @@
 #include "eval_cmd.h"
 #include "eval_doc.h"
 #include "fp8_impl.h"
+#include "loss_impl.h"
 #include "opt_step.h"
 #include "plan_json.h"
 #include "remote.h"
@@ -203,6 +204,28 @@ static int check_target_zeros(const tsl_eval_opts_t *eo, tsl_err_t *err)
 /* The request's switches checked as a search checks them (tsl_request_knobs_check),
  * for the stack the configuration names: a torchtitan configuration runs neither
  * userbuffers nor Megatron-LM's activation offloading. */
+/* A --torchtitan or --megatron-args configuration is that stack's run: a loss or an
+ * optimizer step the stack does not run is refused, as its other switches are
+ * (tsl_request_knobs_check), not priced as a what-if. */
+static int check_config_stack(const tsl_eval_opts_t *eo, tsl_err_t *err)
+{
+    uint32_t t = eo->torchtitan      ? TSL_TARGET_TORCHTITAN
+                 : eo->megatron_args ? TSL_TARGET_MEGATRON
+                                     : TSL_TARGET_ANY;
+    if (t == TSL_TARGET_ANY)
+        return 0;
+    if (eo->loss_impl > 0 && !tsl_target_loss_runs(t, (uint32_t)eo->loss_impl))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "loss_impl: a %s configuration runs its LM loss as %s, not %s",
+                            tsl_target_name(t), tsl_loss_impl_name(tsl_target_loss_impl(t)),
+                            tsl_loss_impl_name((uint32_t)eo->loss_impl));
+    if (eo->opt_step > 0 && !tsl_target_opt_step_runs(t, (uint32_t)eo->opt_step))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "opt_step: a %s configuration runs its own optimizer step, not %s",
+                            tsl_target_name(t), tsl_opt_step_name((uint32_t)eo->opt_step));
+    return 0;
+}
+
 static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
 {
     tsl_request_t r;
@@ -212,7 +235,7 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
         return tsl_err_set(err, "target: %s: the plan comes from a %s configuration",
                            tsl_target_name(eo->target),
                            eo->torchtitan ? "torchtitan" : "Megatron-LM");
-    if (check_target_zeros(eo, err) != 0)
+    if (check_target_zeros(eo, err) != 0 || check_config_stack(eo, err) != 0)
         return -1;
     if (eo->torchtitan)
         r.target = TSL_TARGET_TORCHTITAN;

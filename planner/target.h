@@ -135,6 +135,10 @@ uint32_t tsl_target_loss_impl(uint32_t t);
  * loss too (--cross-entropy-loss-fusion --cross-entropy-fusion-impl te, which the
  * export then writes). */
 bool tsl_target_loss_runs(uint32_t t, uint32_t impl);
+/* Whether stack t runs optimizer step s (opt_step.h): megatron Megatron-core's or
+ * its fp16 optimizer's, torchtitan torch's foreach AdamW, deepspeed its fp16
+ * optimizer; the executor's fused step passes everywhere (Tessel's own space). */
+bool tsl_target_opt_step_runs(uint32_t t, uint32_t s);
 
 /* Whether stack t runs recipe r (0, bf16: every stack); err says why not. */
 int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err);

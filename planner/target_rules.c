@@ -687,12 +687,7 @@ static int loss_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 static int opt_step_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
 {
     uint32_t s = p->opt_step;
-    bool runs = s == TSL_OPT_STEP_FUSED ||
-                (t == TSL_TARGET_MEGATRON &&
-                 (s == TSL_OPT_STEP_MEGATRON || s == TSL_OPT_STEP_MEGATRON_FP16)) ||
-                (t == TSL_TARGET_TORCHTITAN && s == TSL_OPT_STEP_TORCH) ||
-                (t == TSL_TARGET_DEEPSPEED && s == TSL_OPT_STEP_DEEPSPEED_FP16);
-    if (runs)
+    if (tsl_target_opt_step_runs(t, s))
         return 0;
     const char *had = tsl_opt_step_name(s);
     return tsl_err_setc(err, TSL_E_UNSUPPORTED,
@@ -801,6 +796,15 @@ uint32_t tsl_target_fp8_impl(uint32_t t)
  *   galvatron   its parallel_loss, Megatron's vocabulary-parallel cross-entropy
  *               (galvatron/core/runtime/models/modules.py at cea12ff);
  *   any         Tessel's executor. */
+bool tsl_target_opt_step_runs(uint32_t t, uint32_t s)
+{
+    return s == TSL_OPT_STEP_FUSED ||
+           (t == TSL_TARGET_MEGATRON &&
+            (s == TSL_OPT_STEP_MEGATRON || s == TSL_OPT_STEP_MEGATRON_FP16)) ||
+           (t == TSL_TARGET_TORCHTITAN && s == TSL_OPT_STEP_TORCH) ||
+           (t == TSL_TARGET_DEEPSPEED && s == TSL_OPT_STEP_DEEPSPEED_FP16);
+}
+
 bool tsl_target_loss_runs(uint32_t t, uint32_t impl)
 {
     return impl == tsl_target_loss_impl(t) || (t == TSL_TARGET_MEGATRON && impl == TSL_LOSS_TE);

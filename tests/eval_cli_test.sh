@@ -256,6 +256,20 @@ expect 4 "tp_comm_overlap: torchtitan" eval --model GPT2-345M --cluster 8xA100-8
     --torchtitan "$dir/job.toml" --no-search --tp-comm-overlap
 expect 4 "cpu_offload_layers: torchtitan" eval --model GPT2-345M --cluster 8xA100-80G \
     --torchtitan "$dir/job.toml" --no-search --cpu-offload-layers 2
+# nor another stack's loss or optimizer step (a configuration is its stack's run); the
+# stack's own, and the executor's, pass
+expect 4 "loss_impl: a torchtitan configuration runs its LM loss as torch, not megatron" eval \
+    --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search --loss-impl megatron
+expect 4 "opt_step: a torchtitan configuration runs its own optimizer step, not megatron" eval \
+    --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search --opt-step megatron
+expect 0 "" eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search \
+    --loss-impl torch --opt-step torch
+expect 4 "opt_step: a megatron configuration runs its own optimizer step, not torch" eval $m345 \
+    --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" --opt-step torch
+expect 4 "loss_impl: a megatron configuration runs its LM loss as megatron, not torch" eval $m345 \
+    --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" --loss-impl torch
+expect 0 "" eval $m345 --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" \
+    --loss-impl te --opt-step megatron-fp16
 # torchtitan's own presets: TP is sequence-parallel there (31 and 58 GiB, not 103
 # and 115; with torch's loss, loss_impl torch, + 8 B per logit on the head's rank:
 # 8 x 8192 x 128256 / 8 x 8 B = 7.8 GiB and 2 x 8192 x 128256 / 8 x 8 B = 2.0 GiB,
