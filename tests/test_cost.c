@@ -12,6 +12,7 @@
 
 #include "calibrate.h"
 #include "check.h"
+#include "fp8_sp_gather_bytes.h"
 #include "cost.h"
 #include "layer_dsv3.h"
 #include "pipesim.h"
@@ -1785,18 +1786,8 @@ static void test_fp8_sp_gather(void)
     slow.tp_bw = 1e9; /* 33.6 ms per transfer: longer than any GEMM here */
     slower.tp_bw = 0.5e9;
     const double shalf = msg / (2.0 * slow.tp_bw);
-    const struct {
-        uint32_t r, impl;
-        double in, dy;
-    } v[] = {{TSL_FP8_NONE, TSL_FP8_IMPL_TE, 2.0, 2.0},
-             {TSL_FP8_DELAYED, TSL_FP8_IMPL_TE, 1.0, 1.0},
-             {TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE, 1.0, 1.0},
-             {TSL_FP8_BLOCKWISE, TSL_FP8_IMPL_TE, 1.03125, 2.0625},
-             {TSL_FP8_MXFP8, TSL_FP8_IMPL_TE, 1.03125, 2.0625},
-             {TSL_FP8_NVFP4, TSL_FP8_IMPL_TE, 0.5625, 1.125},
-             {TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO, 1.0, 1.0},
-             {TSL_FP8_MXFP8, TSL_FP8_IMPL_TORCHAO, 2.0, 2.0}};
-    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+    const struct fp8_sp_gather_bytes *v = fp8_sp_gather_bytes;
+    for (size_t i = 0; i < sizeof(fp8_sp_gather_bytes) / sizeof(v[0]); i++) {
         const char *name = tsl_fp8_recipe_name(v[i].r), *impl = tsl_fp8_impl_name(v[i].impl);
         env.knobs.fp8 = v[i].r;
         env.knobs.fp8_impl = v[i].impl;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fp8_sp_gather_bytes.h"
 #include "cluster.h"
 #include "gemm_eff.h"
 #include "layer_dsv3.h"
@@ -982,23 +983,9 @@ static void test_fp8_impl(void)
               tsl_fp8_impl_fused_amax_bytes(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO) == 0.0 &&
               tsl_fp8_impl_caches(TSL_FP8_IMPL_TE) && !tsl_fp8_impl_caches(TSL_FP8_IMPL_TORCHAO),
           "TE current scaling's kernels");
-    /* SP all-gathers of FP8 linears (fp8_impl.h): TE one copy of the input with its
-     * scales (delayed, tensorwise 1; blockwise 1 + 4/128; mxfp8 1 + 1/32; nvfp4
-     * 0.5 + 1/16), dY the same under per-tensor scaling, both copies under the
-     * block-scaled recipes; torchao float8 under tensorwise alone; bf16 2. */
-    const struct {
-        uint32_t r, impl;
-        double in, dy;
-    } g[] = {{TSL_FP8_NONE, TSL_FP8_IMPL_TE, 2.0, 2.0},
-             {TSL_FP8_DELAYED, TSL_FP8_IMPL_TE, 1.0, 1.0},
-             {TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE, 1.0, 1.0},
-             {TSL_FP8_BLOCKWISE, TSL_FP8_IMPL_TE, 1.03125, 2.0625},
-             {TSL_FP8_MXFP8, TSL_FP8_IMPL_TE, 1.03125, 2.0625},
-             {TSL_FP8_NVFP4, TSL_FP8_IMPL_TE, 0.5625, 1.125},
-             {TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO, 1.0, 1.0},
-             {TSL_FP8_MXFP8, TSL_FP8_IMPL_TORCHAO, 2.0, 2.0},
-             {TSL_FP8_NONE, TSL_FP8_IMPL_TORCHAO, 2.0, 2.0}};
-    for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
+    /* SP all-gathers of FP8 linears (fp8_impl.h), the table by hand */
+    const struct fp8_sp_gather_bytes *g = fp8_sp_gather_bytes;
+    for (size_t i = 0; i < sizeof(fp8_sp_gather_bytes) / sizeof(g[0]); i++)
         CHECK(tsl_fp8_impl_sp_gather_bytes(g[i].r, g[i].impl, false) == g[i].in &&
                   tsl_fp8_impl_sp_gather_bytes(g[i].r, g[i].impl, true) == g[i].dy,
               "SP gather bytes of %s under %s: %g, %g", tsl_fp8_recipe_name(g[i].r),
