@@ -204,14 +204,20 @@ static int check_target_zeros(const tsl_eval_opts_t *eo, tsl_err_t *err)
 /* The request's switches checked as a search checks them (tsl_request_knobs_check),
  * for the stack the configuration names: a torchtitan configuration runs neither
  * userbuffers nor Megatron-LM's activation offloading. */
-/* A --torchtitan or --megatron-args configuration is that stack's run: a loss or an
- * optimizer step the stack does not run is refused, as its other switches are
- * (tsl_request_knobs_check), not priced as a what-if. */
-static int check_config_stack(const tsl_eval_opts_t *eo, tsl_err_t *err)
+/* The stack a --torchtitan or --megatron-args configuration names; TSL_TARGET_ANY
+ * for flags or a plan document. */
+static uint32_t config_stack(const tsl_eval_opts_t *eo)
 {
-    uint32_t t = eo->torchtitan      ? TSL_TARGET_TORCHTITAN
-                 : eo->megatron_args ? TSL_TARGET_MEGATRON
-                                     : TSL_TARGET_ANY;
+    return eo->torchtitan      ? TSL_TARGET_TORCHTITAN
+           : eo->megatron_args ? TSL_TARGET_MEGATRON
+                               : TSL_TARGET_ANY;
+}
+
+/* A configuration is its stack t's run: a loss or an optimizer step the stack does
+ * not run is refused, as its other switches are (tsl_request_knobs_check), not
+ * priced as a what-if. */
+static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *err)
+{
     if (t == TSL_TARGET_ANY)
         return 0;
     if (eo->loss_impl > 0 && !tsl_target_loss_runs(t, (uint32_t)eo->loss_impl))
@@ -230,12 +236,12 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
 {
     tsl_request_t r;
     tsl_eval_request(eo, &r);
-    if ((eo->torchtitan && eo->target && eo->target != TSL_TARGET_TORCHTITAN) ||
-        (eo->megatron_args && eo->target && eo->target != TSL_TARGET_MEGATRON))
+    uint32_t cs = config_stack(eo);
+    if (cs && eo->target && eo->target != cs)
         return tsl_err_set(err, "target: %s: the plan comes from a %s configuration",
                            tsl_target_name(eo->target),
-                           eo->torchtitan ? "torchtitan" : "Megatron-LM");
-    if (check_target_zeros(eo, err) != 0 || check_config_stack(eo, err) != 0)
+                           cs == TSL_TARGET_TORCHTITAN ? "torchtitan" : "Megatron-LM");
+    if (check_target_zeros(eo, err) != 0 || check_config_stack(eo, cs, err) != 0)
         return -1;
     if (eo->torchtitan)
         r.target = TSL_TARGET_TORCHTITAN;
