@@ -630,6 +630,40 @@ static void test_cp_ring(void)
           "windowed: one kernel");
 }
 
+/* torchtitan's CP rows (bench/published torchtitan-cp: Llama 3 8B, s = 32,768·c over c
+ * ranks, one sample): every rank holds 32,768 tokens at every c, so the ring's kernels
+ * keep their shapes (L = 16,384) and only their count grows — the priced forward core is
+ * a + b·c exactly, the premise of the rows' diagnosis (bench/published/README.md
+ * "What changes between CP 2 and CP 4"). b by hand, forward, compiled merges: one
+ * unmasked 2L × L block, 4·32768·16384·4096 = 8.796e12 FLOP at 0.35·989 = 346.15
+ * TFLOP/s (the grid fills the 132 SMs) = 25.411 ms, + its merge, 10 B per O element
+ * of 32768·4096 = 1.342 GB at 0.8·3.35 TB/s = 0.501 ms, + 2 launches of 4 µs:
+ * 25.920 ms. */
+static void test_cp_ring_fixed_tokens(void)
+{
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, 989e12 * 0.777, 3350e9);
+    tsl_gemm_eff_for_gpu(&d.shape, "H100-80G", 989e12, 3350e9);
+    d.cp_merge = true;
+    double f[9] = {0};
+    for (uint32_t c = 2; c <= 8; c *= 2) {
+        tsl_layer_t l = layer(32768 * c, 4096, 32);
+        l.kv_heads = 8;
+        l.causal = true;
+        tsl_err_t err = {0};
+        CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+        d.cp_ring = c;
+        f[c] = tsl_roofline_core_fwd_s(&d, &l, 1.0 / c, 1);
+    }
+    double step = 4.0 * 32768 * 16384 * 4096 / (0.35 * 989e12) +
+                  10.0 * 32768 * 4096 / (TSL_ROOFLINE_MEM_EFF * 3350e9) + 2 * 4e-6;
+    CHECK_NEAR(step, 25.920e-3, 1e-4, "a ring step by hand: %.3f ms", step * 1e3);
+    CHECK_NEAR((f[4] - f[2]) / 2, step, 1e-9, "CP 2 -> 4: %.3f ms per step, by hand %.3f",
+               (f[4] - f[2]) / 2 * 1e3, step * 1e3);
+    CHECK_NEAR((f[8] - f[4]) / 4, step, 1e-9, "CP 4 -> 8: %.3f ms per step, by hand %.3f",
+               (f[8] - f[4]) / 4 * 1e3, step * 1e3);
+}
+
 /* The LM head's loss over fp32 logits: 22 bytes per logit forward, 26 backward
  * (roofline.h), 3 kernels each. GPT-2's head, 16 × 1024 tokens, V' = 50304: by
  * hand 22 · 50304 · 16384 = 18.13 GB, 6.77 ms at 0.8 × 3350 GB/s, on top of the
@@ -1564,6 +1598,7 @@ int main(void)
     test_blackwell_flash();
     test_blackwell_mla();
     test_cp_ring();
+    test_cp_ring_fixed_tokens();
     test_loss();
     test_host_floor();
     test_autocast();
