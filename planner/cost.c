@@ -1435,25 +1435,39 @@ static double expert_fp8_cache_bytes(const tsl_cost_env_t *env, const tsl_layer_
  *     dispatches the all-reduce onto the idle GPU: one host op, H, on the critical
  *     path whether the pass is host- or GPU-bound (k·H);
  *   - after each the queue restarts empty: the next kernel waits for its own
- *     dispatch, so the kernels cannot run back to back across the cut: the pass's
- *     kernels take at least G + k·H (a host-bound pass, N·H ≥ G + k·H, already pays
- *     every dispatch).
- * The pass then takes max(G + k·H, s) + k·H; this returns what that adds to s, for
- * the forward (*sf: one run; the caller doubles it for a second run) and the
- * backward with its gradient accumulation (*sb). The collectives' own time is
- * tp_f's as before. k = the layer's tp_allreduces each way (the backward's
+ *     dispatch (H), and so does each of the short kernels that follow up to the
+ *     next GEMM — the replicated activation's norm, dropout and residual add, n_p
+ *     kernels of g_p seconds in all (tsl_roofline_tp_restart_s) — which run at the
+ *     host's pace: the GEMM starts (n_p + 1)·H after the restart, not H + g_p, so
+ *     each restart costs r = H + max(0, n_p·H − g_p) beyond the kernels.
+ * The pass then takes max(G + k·r, s) + k·H (a host-bound pass, N·H ≥ G + k·r,
+ * already pays every dispatch but the collectives'); this returns what that adds
+ * to s, for the forward (*sf: one run; the caller doubles it for a second run)
+ * and the backward with its gradient accumulation (*sb). The collectives' own time
+ * is tp_f's as before. k = the layer's tp_allreduces each way (the backward's
  * all-reduces sit in _CopyToModelParallelRegion.backward, the same _reduce). H is
  * the stack's host op (env->host_op_s); 0 (PAPER, no host floor) or t < 2: none.
  */
-static void tp_sync_s(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t,
+static double sync_pass_s(double gpu, double s, double k, double H, double n_p, double g_p)
+{
+    double r = H + fmax(0.0, n_p * H - g_p);
+    return fmax(gpu + k * r, s) + k * H - s;
+}
+
+static void tp_sync_s(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t, double n,
                       const layer_kernels_t *kern, double fwd, double bwd, double *sf, double *sb)
 {
     double H = env->host_op_s, k = l->tp_allreduces;
     *sf = *sb = 0.0;
     if (!env->knobs.tp_sync || t < 2 || !(H > 0) || !(k > 0))
         return;
-    *sf = fmax(kern->fwd.gpu_s + k * H, fwd) + k * H - fwd;
-    *sb = fmax(kern->bwd_acc_gpu_s + k * H, bwd) + k * H - bwd;
+    tsl_roofline_dev_t dev;
+    env_dev(env, &dev);
+    uint32_t nf, nb;
+    double gf = tsl_roofline_tp_restart_s(&dev, l, n, false, &nf);
+    double gb = tsl_roofline_tp_restart_s(&dev, l, n, true, &nb);
+    *sf = sync_pass_s(kern->fwd.gpu_s, fwd, k, H, nf, gf);
+    *sb = sync_pass_s(kern->bwd_acc_gpu_s, bwd, k, H, nb, gb);
 }
 
 /* A transformer block, or one half of it under sub-layer partitioning: not the
@@ -1591,7 +1605,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * in each forward run; a measured profile timed the layer with them */
     double sync_f = 0.0, sync_b = 0.0;
     if (!profiled)
-        tp_sync_s(env, l, g.t, &kern, compute_f, compute_b + acc_b, &sync_f, &sync_b);
+        tp_sync_s(env, l, g.t, n, &kern, compute_f, compute_b + acc_b, &sync_f, &sync_b);
     if (env->knobs.double_block_fwd && block_layer(l))
         sync_f *= 2.0;
     if (s->ckpt) /* a full recompute re-runs the forward and its syncs */

@@ -524,6 +524,38 @@ static void test_tp_sync(void)
                on.fwd_s - off.fwd_s);
     CHECK_NEAR(on.bwd_s - off.bwd_s, 2.0, 1e-9, "host-bound backward: the dispatches, %g",
                on.bwd_s - off.bwd_s);
+
+    /* at Tessel's H = 57.2 µs the same block is GPU-bound, and the restart's short
+     * kernels count: one norm, dropout and residual unit on the replicated
+     * activation, 15 B per element over 1024 × 1024 elements at the T4's 0.8 × 320
+     * GB/s = 61.44 µs, plus 3 launches of 4 µs: g_p = 73.44 µs, three kernels, each
+     * shorter than H, so the next GEMM starts 4H after the restart, not H + g_p: r =
+     * H + (3H − g_p) = 155.36 µs; the pass takes max(G + 2r, s) + 2H. At 8 samples
+     * g_p = 8 × 61.44 + 12 = 503.52 µs is longer than 3H: r = H. */
+    env.host_op_s = 57.2e-6;
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, env.device_flops, env.device_mem_bw);
+    d.shape = env.gemm_shape;
+    d.host_op_s = env.host_op_s;
+    uint32_t kf = 0;
+    double gp = tsl_roofline_tp_restart_s(&d, &g, 1, false, &kf);
+    CHECK(kf == 3, "the restart's kernels: norm, dropout, residual (%u)", kf);
+    CHECK_NEAR(gp, 73.44e-6, 1e-12, "g_p by hand: %g", gp);
+    CHECK_NEAR(tsl_roofline_tp_restart_s(&d, &g, 8, false, NULL), 503.52e-6, 1e-12, "8 samples");
+    const double H = 57.2e-6;
+    for (int n = 1; n <= 8; n += 7) {
+        tsl_roofline_fwd_t f;
+        tsl_roofline_layer_fwd(&d, &g, n, 4, false, 0, &f);
+        double r = H + fmax(0.0, 3 * H - tsl_roofline_tp_restart_s(&d, &g, n, false, NULL));
+        CHECK(n == 1 ? r > 2 * H : r == H, "n %d: restart %g", n, r);
+        env.knobs.tp_sync = false;
+        tsl_cost_layer(&env, &g, &t4, NULL, n, &off);
+        env.knobs.tp_sync = true;
+        tsl_cost_layer(&env, &g, &t4, NULL, n, &on);
+        CHECK(f.gpu_s + 2 * r > f.s, "n %d: GPU-bound across the restarts", n);
+        CHECK_NEAR(on.fwd_s - off.fwd_s, fmax(f.gpu_s + 2 * r, f.s) + 2 * H - f.s, 1e-12,
+                   "n %d: forward + %g", n, on.fwd_s - off.fwd_s);
+    }
     tsl_cluster_free(&c);
 }
 
