@@ -114,8 +114,9 @@ static int given_plan_of(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, t
     return tsl_eval_cfg_plan(cfg, &in->model, in->cluster.n_devices, in->given, err);
 }
 
-/* The given plan; --fp8-param-gather, --fp8-impl, --loss-impl and --opt-step set
- * its fp8_param_gather, fp8_impl, loss_impl and opt_step (and the plan document's,
+/* The given plan; --fp8-param-gather, --fp8-impl, --loss-impl, --opt-step and
+ * --tp-sync set its fp8_param_gather, fp8_impl, loss_impl, opt_step and tp_sync (and
+ * the plan document's,
  * which the remote mode sends as given): the FP8 ones priced where the plan or
  * --fp8 runs FP8. */
 static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
@@ -143,6 +144,11 @@ static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
         in->given->opt_step = (uint32_t)eo->opt_step;
         if (json_is_object(p))
             json_object_set_new(p, "opt_step", json_integer(eo->opt_step));
+    }
+    if (eo->tp_sync) { /* --tp-sync: TP collectives between device synchronisations */
+        in->given->tp_sync = true;
+        if (json_is_object(p))
+            json_object_set_new(p, "tp_sync", json_true());
     }
     return 0;
 }
@@ -229,6 +235,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "opt_step: a %s configuration runs its own optimizer step, not %s",
                             tsl_target_name(t), tsl_opt_step_name((uint32_t)eo->opt_step));
+    if (eo->tp_sync) /* neither stack times its TP collectives with device syncs */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "tp_sync: a %s configuration does not synchronise the device "
+                            "around its TP collectives (AMP's Megatron-LM v1.1.5 fork does)",
+                            tsl_target_name(t));
     return 0;
 }
 

@@ -16,7 +16,7 @@ static const char eval_usage[] =
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
     "                      [--unfused-attn] [--no-dropout] [--autocast] [--eager]\n"
-    "                      [--double-block-fwd]\n"
+    "                      [--double-block-fwd] [--tp-sync]\n"
     "                      [--paper-cost] [--no-host-floor]\n"
     "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
     "                      [--lazy-grads] [--opt-step STEP]\n"
@@ -118,6 +118,11 @@ static const char eval_usage[] =
     "                      (docs/cost-model.md, \"Autocast\")\n"
     "  --double-block-fwd  every transformer block's forward runs twice per\n"
     "                      micro-batch (AMP's Megatron-LM v1.1.5 fork)\n"
+    "  --tp-sync           every TP all-reduce between two device synchronisations\n"
+    "                      (a synchronising timer around it: AMP's Megatron-LM\n"
+    "                      v1.1.5 fork): its dispatch and the queue's restart, one\n"
+    "                      host op each (docs/cost-model.md \"Synchronised TP\n"
+    "                      collectives\")\n"
     "  --eager             the model's modules run eagerly, no torch.compile\n"
     "                      (torchtitan's default): RMSNorm, RoPE and SwiGLU as\n"
     "                      unfused ATen kernels (docs/cost-model.md, \"Eager modules\")\n"
@@ -282,6 +287,7 @@ enum {
     OPT_FP8_IMPL,
     OPT_LOSS_IMPL,
     OPT_OPT_STEP,
+    OPT_TP_SYNC,
     OPT_MOE_BF16,
     OPT_MOE_FP8_DISPATCH,
     OPT_MOE_ALLTOALL,
@@ -354,6 +360,7 @@ static const struct option eval_long[] = {
     {"fp8-impl", required_argument, 0, OPT_FP8_IMPL},
     {"loss-impl", required_argument, 0, OPT_LOSS_IMPL},
     {"opt-step", required_argument, 0, OPT_OPT_STEP},
+    {"tp-sync", no_argument, 0, OPT_TP_SYNC},
     {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
     {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
     {"moe-alltoall-dispatcher", no_argument, 0, OPT_MOE_ALLTOALL},
@@ -530,6 +537,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
                                "deepspeed-fp16",
                                optarg);
         return 0;
+    case OPT_TP_SYNC: eo->tp_sync = true; return 0;
     case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
     case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
     case OPT_MOE_ALLTOALL: eo->moe_alltoall = true; return 0;

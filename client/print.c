@@ -334,6 +334,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
     if (json_is_true(json_object_get(plan, "double_block_fwd")))
         fputs("  stack:     every block's forward runs twice (AMP's Megatron-LM v1.1.5 fork)\n",
               out);
+    if (json_is_true(json_object_get(plan, "tp_sync")))
+        fputs("  stack:     every TP all-reduce between two device synchronisations (AMP's "
+              "Megatron-LM v1.1.5 fork)\n",
+              out);
     if (json_is_true(json_object_get(plan, "eager")))
         fputs("  eager:     modules run eagerly, no torch.compile: RMSNorm, RoPE and SwiGLU as "
               "unfused kernels\n",

@@ -112,6 +112,7 @@
     X(bf16_moments, BOOL, bf16_moments, "bf16_moments", NONZERO)                                   \
     X(lazy_grads, BOOL, lazy_grads, "lazy_grads", NONZERO)                                         \
     X(opt_step, U32, opt_step, "opt_step", NONZERO)                                                \
+    X(tp_sync, BOOL, tp_sync, "tp_sync", NONZERO)                                                  \
     X(cpu_offload_layers, U32, cpu_offload_layers, "cpu_offload_layers", NONZERO)                  \
     X(cpu_offload_s, REAL, cpu_offload_s, "cpu_offload_s", NONZERO)                                \
     X(cpu_offload_bytes, U64, cpu_offload_bytes, "cpu_offload_bytes", NONZERO)                     \

@@ -1424,6 +1424,52 @@ static double expert_fp8_cache_bytes(const tsl_cost_env_t *env, const tsl_layer_
     return fp8_weight_bytes(&env->knobs) * p;
 }
 
+/*
+ * Synchronised TP collectives (knobs.tp_sync; docs/cost-model.md "Synchronised TP
+ * collectives"): AMP's fork of Megatron-LM v1.1.5 times every TP all-reduce with a
+ * Megatron timer whose start() and stop() call torch.cuda.synchronize()
+ * (megatron/mpu/mappings.py _reduce, megatron/global_vars.py _Timer). A pass of G
+ * seconds of kernels and N host ops (pass time s = max(G, N·H)) with k such
+ * collectives runs as k + 1 pieces, each from an empty queue:
+ *   - before each collective the host waits until the GPU has drained, then
+ *     dispatches the all-reduce onto the idle GPU: one host op, H, on the critical
+ *     path whether the pass is host- or GPU-bound (k·H);
+ *   - after each the queue restarts empty: the next kernel waits for its own
+ *     dispatch (H), and so does each of the short kernels that follow up to the
+ *     next GEMM — the replicated activation's norm, dropout and residual add, n_p
+ *     kernels of g_p seconds in all (tsl_roofline_tp_restart_s) — which run at the
+ *     host's pace: the GEMM starts (n_p + 1)·H after the restart, not H + g_p, so
+ *     each restart costs r = H + max(0, n_p·H − g_p) beyond the kernels.
+ * The pass then takes max(G + k·r, s) + k·H (a host-bound pass, N·H ≥ G + k·r,
+ * already pays every dispatch but the collectives'); this returns what that adds
+ * to s, for the forward (*sf: one run; the caller doubles it for a second run)
+ * and the backward with its gradient accumulation (*sb). The collectives' own time
+ * is tp_f's as before. k = the layer's tp_allreduces each way (the backward's
+ * all-reduces sit in _CopyToModelParallelRegion.backward, the same _reduce). H is
+ * the stack's host op (env->host_op_s); 0 (PAPER, no host floor) or t < 2: none.
+ */
+static double sync_pass_s(double gpu, double s, double k, double H, double n_p, double g_p)
+{
+    double r = H + fmax(0.0, n_p * H - g_p);
+    return fmax(gpu + k * r, s) + k * H - s;
+}
+
+static void tp_sync_s(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t t, double n,
+                      const layer_kernels_t *kern, double fwd, double bwd, double *sf, double *sb)
+{
+    double H = env->host_op_s, k = l->tp_allreduces;
+    *sf = *sb = 0.0;
+    if (!env->knobs.tp_sync || t < 2 || !(H > 0) || !(k > 0))
+        return;
+    tsl_roofline_dev_t dev;
+    env_dev(env, &dev);
+    uint32_t nf, nb;
+    double gf = tsl_roofline_tp_restart_s(&dev, l, n, false, &nf);
+    double gb = tsl_roofline_tp_restart_s(&dev, l, n, true, &nb);
+    *sf = sync_pass_s(kern->fwd.gpu_s, fwd, k, H, nf, gf);
+    *sb = sync_pass_s(kern->bwd_acc_gpu_s, bwd, k, H, nb, gb);
+}
+
 /* A transformer block, or one half of it under sub-layer partitioning: not the
  * embedding or the head. */
 static bool block_layer(const tsl_layer_t *l)
@@ -1555,10 +1601,19 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     module_recompute_s(env, l, s, n, g.t, tp_f, ag_in, mlp_fx, ep_rf, &mod_c, &mod_comm);
     recompute += mod_c + mod_comm;
 
+    /* synchronised TP collectives (tp_sync): their dispatch and the queue's restart,
+     * in each forward run; a measured profile timed the layer with them */
+    double sync_f = 0.0, sync_b = 0.0;
+    if (!profiled)
+        tp_sync_s(env, l, g.t, n, &kern, compute_f, compute_b + acc_b, &sync_f, &sync_b);
+    if (env->knobs.double_block_fwd && block_layer(l))
+        sync_f *= 2.0;
+    if (s->ckpt) /* a full recompute re-runs the forward and its syncs */
+        sync_b += sync_f;
     memset(out, 0, sizeof(*out)); /* padding too: callers may compare whole results */
     out->feasible = true;
-    out->fwd_s = compute_f + tp_fx + gather + cp_f + ep_f + twice_c + twice_comm;
-    double bwd_rest = tp_b + gather + recompute + cp_b + ep_b;
+    out->fwd_s = compute_f + tp_fx + gather + cp_f + ep_f + twice_c + twice_comm + sync_f;
+    double bwd_rest = tp_b + gather + recompute + cp_b + ep_b + sync_b;
     /* every micro-batch but one accumulates its gradients (acc_b: autocast,
      * unfused_grad_accum): the
      * count is the same whether the one spared is the first or the last */
@@ -1578,6 +1633,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     /* the second run: compute, its all-reduces communication (a full recompute's
      * share is in recompute above, its all-reduces moved here as tp_f's are) */
     out->compute_s += twice_c - (s->ckpt ? twice_comm : 0.0);
+    out->compute_s += sync_f + sync_b; /* the GPU idle around synchronised TP collectives */
     out->comm_s += twice_comm * (s->ckpt ? 2.0 : 1.0);
     out->cp_s = cp_f + cp_b;
     out->ep_s = ep_f + ep_b;

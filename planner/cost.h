@@ -245,8 +245,9 @@ typedef enum tsl_cost_mode {
  * all-gathers of FP8 linears' inputs (and dY) in the recipe's bytes as TE and torchao run them
  * (tsl_fp8_impl_sp_gather_bytes); 40: unfused_grad_accum under SDP / ZeRO-2 as Megatron-FSDP
  * runs it without gradient-accumulation fusion (each micro-batch's param.grad copied into the
- * unsharded bucket). */
-#define TSL_COST_MODEL_VERSION 40u
+ * unsharded bucket); 41: TP collectives between two device synchronisations (tp_sync,
+ * AMP's fork): each one's dispatch and the queue's restart after it, one host op each. */
+#define TSL_COST_MODEL_VERSION 41u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -390,6 +391,12 @@ typedef struct tsl_cost_knobs {
      * peak keeps the other layers', its micro-batch the copies' exposed waits; 0: none.
      * Priced by the engine (search_eval.c), not by tsl_cost_layer. */
     uint32_t cpu_offload_layers;
+    bool tp_sync;      /* every TP collective between two device synchronisations (a
+                          synchronising timer around it: AMP's fork of Megatron-LM
+                          v1.1.5, megatron/mpu/mappings.py _reduce under
+                          timers('mp allreduce')): each is dispatched onto a drained GPU
+                          and the queue restarts empty after it; docs/cost-model.md
+                          "Synchronised TP collectives" */
     uint32_t opt_step; /* tsl_opt_step_impl_t (opt_step.h): the passes the stack's
                                    optimizer step makes (0 fused: one kernel, Tessel's
                                    executor; megatron, megatron-fp16, torch,

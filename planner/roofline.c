@@ -1047,6 +1047,21 @@ void tsl_roofline_layer_tp_gemms(const tsl_roofline_dev_t *d, const tsl_layer_t 
     }
 }
 
+double tsl_roofline_tp_restart_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                                 bool bwd, uint32_t *kernels)
+{
+    if (kernels)
+        *kernels = 0;
+    if (d->mem_bw <= 0)
+        return 0.0;
+    shape_t x = shape_of(l);
+    pass_t p = {.d = d, .bwd = bwd};
+    double s = block_elementwise_s(&p, l, &x, samples, 1.0);
+    if (kernels)
+        *kernels = (uint32_t)p.ops;
+    return s;
+}
+
 double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
                                uint32_t t)
 {

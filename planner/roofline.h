@@ -624,6 +624,16 @@ void tsl_roofline_layer_bwd(const tsl_roofline_dev_t *d, const tsl_layer_t *l, d
                             uint32_t t, bool sp, double vocab, double params,
                             tsl_roofline_bwd_t *out);
 
+/* The short kernels a block runs between a TP collective and its next GEMM,
+ * without sequence parallelism: one norm, dropout and residual-add unit on the
+ * replicated activation (the block's elementwise figures above, for `samples`
+ * samples; the backward's at TSL_ROOFLINE_BWD_MEM_RATIO). Returns their GPU
+ * seconds and sets *kernels (may be NULL) to their count; 0 and 0 without a
+ * bandwidth figure. What a queue restarted empty after a synchronised collective
+ * runs at the host's pace (cost.c, "Synchronised TP collectives"). */
+double tsl_roofline_tp_restart_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,
+                                 bool bwd, uint32_t *kernels);
+
 /* The attention core (QKᵀ, softmax, dropout, AV) alone: what selective
  * recomputation repeats in the backward. 0 for layers without attention. */
 double tsl_roofline_core_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples,

@@ -266,7 +266,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->unfused_grad_accum << 11 | (uint64_t)k->legacy_p2p << 12 |
             (uint64_t)k->double_block_fwd << 13 | (uint64_t)k->eager << 14 |
             (uint64_t)k->tp_comm_overlap << 15 | (uint64_t)k->lazy_grads << 16 |
-            (uint64_t)k->moe_alltoall << 18 | (uint64_t)env->mode << 17,
+            (uint64_t)k->moe_alltoall << 18 | (uint64_t)k->tp_sync << 19 |
+            (uint64_t)env->mode << 17,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,

@@ -220,6 +220,27 @@ sw opt_step '"megatron"' 2 "eval: plan: opt_step: expected a whole number, got a
 sw opt_step 1.5 2 "eval: plan: opt_step: 1.5 is not a whole number >= 0"
 sw moe_alltoall_dispatcher 1 2 "eval: plan: moe_alltoall_dispatcher: expected true or false, got a number"
 sw moe_alltoall_dispatcher true 0 ""
+sw tp_sync 1 2 "eval: plan: tp_sync: expected true or false, got a number"
+sw tp_sync true 0 ""
+# --tp-sync (AMP's fork: every TP all-reduce between two device synchronisations): the
+# plan says so and takes longer at TP 2; at TP 1 there is nothing to synchronise
+expect 0 "" eval $lw
+cp "$out" "$dir/sync-off.json"
+expect 0 "" eval $lw --tp-sync
+cp "$out" "$dir/sync-on.json"
+expect 0 "" eval ${lw/--tp 2/--tp 1} --tp-sync
+cp "$out" "$dir/sync-tp1.json"
+expect 0 "" eval ${lw/--tp 2/--tp 1}
+python3 - "$dir/sync-off.json" "$dir/sync-on.json" "$dir/sync-tp1.json" "$out" <<'PY' && ok || bad "--tp-sync: $(cat "$out")"
+import json, sys
+a, b, c, d = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert "tp_sync" not in a and b["tp_sync"] is True and c["tp_sync"] is True, (a, b, c)
+assert b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])
+assert c["iter_time_s"] == d["iter_time_s"], (c["iter_time_s"], d["iter_time_s"])
+PY
+expect 0 "" eval ${lw% --json} --tp-sync
+grep -q "^  stack:     every TP all-reduce between two device synchronisations (AMP's Megatron-LM v1.1.5 fork)$" "$out" &&
+    ok || bad "--tp-sync not printed: $(cat "$out")"
 # the text output names both switches where they are not the executor's
 expect 0 "" eval ${lw% --json} --loss-impl te --opt-step megatron
 grep -q "^  loss:      the LM head's memory as Transformer Engine's fused cross-entropy keeps it (loss_impl te)$" "$out" &&
@@ -270,6 +291,11 @@ expect 4 "loss_impl: a megatron configuration runs its LM loss as megatron, not 
     --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" --loss-impl torch
 expect 0 "" eval $m345 --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" \
     --loss-impl te --opt-step megatron-fp16
+# nor synchronises the device around its TP collectives (AMP's fork does: --tp-sync)
+expect 4 "tp_sync: a torchtitan configuration does not synchronise the device around its TP collectives" \
+    eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search --tp-sync
+expect 4 "tp_sync: a megatron configuration does not synchronise the device around its TP collectives" \
+    eval $m345 --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" --tp-sync
 # torchtitan's own presets: TP is sequence-parallel there (31 and 58 GiB, not 103
 # and 115; with torch's loss, loss_impl torch, + 8 B per logit on the head's rank:
 # 8 x 8192 x 128256 / 8 x 8 B = 7.8 GiB and 2 x 8192 x 128256 / 8 x 8 B = 2.0 GiB,

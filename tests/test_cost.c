@@ -460,6 +460,105 @@ static void test_tp_and_ckpt(void)
     tsl_cluster_free(&c);
 }
 
+/* tp_sync (AMP's fork times every TP all-reduce between two torch.cuda.synchronize()):
+ * a pass of G kernel seconds, time s = max(G, N·H), with k synchronised collectives
+ * takes max(G + k·H, s) + k·H. test_tp_and_ckpt's TP-8 layer (no bandwidth figure:
+ * GEMMs alone, no host floor, s = G), H = 10 µs, k = 2 each way, by hand: the
+ * forward cf = 4e-5 s grows by 2H (the kernels across two restarts) + 2H (the two
+ * dispatches) = 4e-5 s; the backward (2cf) likewise; a second forward run pays it
+ * again, a full recompute re-runs both runs' syncs; DP and H = 0 add nothing. Then
+ * a host-bound pass: GPT-2 345M's block at TP 4 on a T4, H = 1 s, so N·H (N ≥ 3
+ * ops) is above G + 2H: only the two dispatches show, 2H = 2 s each way. */
+static void test_tp_sync(void)
+{
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_layer_cost_t off, on, d2, ck, dp0, dp1;
+    tsl_layer_t l = test_layer();
+    make_env(&c, &env, 1, 8);
+    env.host_op_s = 1e-5;
+    tsl_strategy_t s = one(TSL_DIM_TP, 8, false), sc = one(TSL_DIM_TP, 8, true);
+    tsl_strategy_t dp = one(TSL_DIM_DP, 8, false);
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &off);
+    tsl_cost_layer(&env, &l, &dp, NULL, 8, &dp0);
+    env.knobs.tp_sync = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &on);
+    tsl_cost_layer(&env, &l, &dp, NULL, 8, &dp1);
+    double cf = F_FLOPS * 4 / (8 * X_FLOPS), tpf = 3.670016e-5, sync = 4e-5;
+    CHECK_NEAR(off.fwd_s, cf + tpf, EPS, "off: as test_tp_and_ckpt");
+    CHECK_NEAR(on.fwd_s, cf + tpf + sync, EPS, "forward + 4H: %g", on.fwd_s);
+    CHECK_NEAR(on.bwd_s, 2 * cf + tpf + sync, EPS, "backward + 4H: %g", on.bwd_s);
+    CHECK_NEAR(on.compute_s, off.compute_s + 2 * sync, EPS, "the idle GPU is compute time");
+    CHECK_NEAR(on.comm_s, off.comm_s, EPS, "the collectives as they were");
+    CHECK(dp1.fwd_s == dp0.fwd_s && dp1.bwd_s == dp0.bwd_s, "no TP, no syncs");
+    env.knobs.double_block_fwd = true;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &d2);
+    tsl_cost_layer(&env, &l, &sc, NULL, 4, &ck);
+    CHECK_NEAR(d2.fwd_s, 2 * (cf + tpf + sync), EPS, "two runs, two runs' syncs");
+    CHECK_NEAR(d2.bwd_s, on.bwd_s, EPS, "backward once");
+    CHECK_NEAR(ck.bwd_s, 2 * cf + tpf + sync + 2 * (cf + tpf + sync), EPS,
+               "CKPT re-runs both runs with their syncs: %g", ck.bwd_s);
+    CHECK_NEAR(ck.compute_s + ck.comm_s, ck.fwd_s + ck.bwd_s, EPS, "parts add up");
+    env.knobs.double_block_fwd = false;
+    env.host_op_s = 0;
+    tsl_cost_layer(&env, &l, &s, NULL, 4, &on);
+    CHECK(on.fwd_s == off.fwd_s && on.bwd_s == off.bwd_s, "no host model (H = 0): none");
+    tsl_cluster_free(&c);
+
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "4xT4-16G", &err) == 0, "%s", err.msg);
+    tsl_layer_t g = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 1024,
+                     .hidden = 1024,
+                     .ffn_hidden = 4096,
+                     .heads = 16};
+    CHECK(tsl_layer_derive(&g, &err) == 0, "%s", err.msg);
+    CHECK(g.tp_allreduces == 2, "a block: two TP all-reduces each way");
+    CHECK(tsl_cost_env_init(&env, &c, 0, 4, &err) == 0, "%s", err.msg);
+    env.host_op_s = 1.0;
+    tsl_strategy_t t4 = one(TSL_DIM_TP, 4, false);
+    tsl_cost_layer(&env, &g, &t4, NULL, 1, &off);
+    env.knobs.tp_sync = true;
+    tsl_cost_layer(&env, &g, &t4, NULL, 1, &on);
+    CHECK_NEAR(on.fwd_s - off.fwd_s, 2.0, 1e-9, "host-bound forward: the dispatches, %g",
+               on.fwd_s - off.fwd_s);
+    CHECK_NEAR(on.bwd_s - off.bwd_s, 2.0, 1e-9, "host-bound backward: the dispatches, %g",
+               on.bwd_s - off.bwd_s);
+
+    /* at Tessel's H = 57.2 µs the same block is GPU-bound, and the restart's short
+     * kernels count: one norm, dropout and residual unit on the replicated
+     * activation, 15 B per element over 1024 × 1024 elements at the T4's 0.8 × 320
+     * GB/s = 61.44 µs, plus 3 launches of 4 µs: g_p = 73.44 µs, three kernels, each
+     * shorter than H, so the next GEMM starts 4H after the restart, not H + g_p: r =
+     * H + (3H − g_p) = 155.36 µs; the pass takes max(G + 2r, s) + 2H. At 8 samples
+     * g_p = 8 × 61.44 + 12 = 503.52 µs is longer than 3H: r = H. */
+    env.host_op_s = 57.2e-6;
+    tsl_roofline_dev_t d;
+    tsl_roofline_dev_init(&d, env.device_flops, env.device_mem_bw);
+    d.shape = env.gemm_shape;
+    d.host_op_s = env.host_op_s;
+    uint32_t kf = 0;
+    double gp = tsl_roofline_tp_restart_s(&d, &g, 1, false, &kf);
+    CHECK(kf == 3, "the restart's kernels: norm, dropout, residual (%u)", kf);
+    CHECK_NEAR(gp, 73.44e-6, 1e-12, "g_p by hand: %g", gp);
+    CHECK_NEAR(tsl_roofline_tp_restart_s(&d, &g, 8, false, NULL), 503.52e-6, 1e-12, "8 samples");
+    const double H = 57.2e-6;
+    for (int n = 1; n <= 8; n += 7) {
+        tsl_roofline_fwd_t f;
+        tsl_roofline_layer_fwd(&d, &g, n, 4, false, 0, &f);
+        double r = H + fmax(0.0, 3 * H - tsl_roofline_tp_restart_s(&d, &g, n, false, NULL));
+        CHECK(n == 1 ? r > 2 * H : r == H, "n %d: restart %g", n, r);
+        env.knobs.tp_sync = false;
+        tsl_cost_layer(&env, &g, &t4, NULL, n, &off);
+        env.knobs.tp_sync = true;
+        tsl_cost_layer(&env, &g, &t4, NULL, n, &on);
+        CHECK(f.gpu_s + 2 * r > f.s, "n %d: GPU-bound across the restarts", n);
+        CHECK_NEAR(on.fwd_s - off.fwd_s, fmax(f.gpu_s + 2 * r, f.s) + 2 * H - f.s, 1e-12,
+                   "n %d: forward + %g", n, on.fwd_s - off.fwd_s);
+    }
+    tsl_cluster_free(&c);
+}
+
 /* double_block_fwd (AMP's Megatron-LM v1.1.5 fork runs each block's forward twice):
  * test_tp_and_ckpt's TP-8 layer, by hand: the forward pays cf + tpf twice, the
  * backward is unchanged; a full recompute runs the twice-run forward again; the
@@ -2700,6 +2799,7 @@ int main(void)
     test_sdp();
     test_tp_and_ckpt();
     test_double_block_fwd();
+    test_tp_sync();
     test_placement();
     test_infeasible();
     test_transition();

@@ -224,6 +224,8 @@ def knob_args(row, amp_profile=None):
         cmd += ["--lazy-grads"]
     if p.get("opt_step"):  # the stack's optimizer step (cost-model.md "The step as the stack runs it")
         cmd += ["--opt-step", p["opt_step"]]
+    if p.get("tp_sync"):  # TP all-reduces between device syncs (cost-model.md "Synchronised TP collectives")
+        cmd += ["--tp-sync"]
     if "overlap_grad_reduce" in p:
         cmd += ["--overlap-grad-reduce" if p["overlap_grad_reduce"] else "--no-overlap-grad-reduce"]
     if p.get("overlap_param_gather"):
