@@ -6,7 +6,11 @@ figure) this runs `tesselctl eval --local --no-search --json` on the same
 model, cluster and plan and prints measured against predicted seconds per
 iteration, model TFLOP/s per GPU and memory; then per source the error
 summary, a leave-one-source-out check of one global efficiency scale, and the
-targets line. Standard library only. See README.md in this directory.
+targets line. Rows with a `peer_prediction` (another planner's own model run
+on the same row: AMP's p_cost, Calculon's total_time from calculon_peer.py)
+get a `peer: WHO` line under their source, its error and Spearman computed as
+Tessel's are (the published figure in seconds by the row's FLOP count).
+Standard library only. See README.md in this directory.
 
 usage: python3 bench/published/run.py [--tesselctl PATH] [--source KEY]...
            [--topology nics|aggregate|single] [--rows FILE] [--json FILE]
@@ -470,14 +474,29 @@ def run_fit_vp_group(row, args, tmpdir):
     return None, why[0][1], None, why
 
 
+def peer_figures(row):
+    """A row's peer prediction (rows.json `peer_prediction`: AMP's p_cost,
+    Calculon's total_time) held to the measured figure as Tessel's is: the
+    published figure in seconds by measured_seconds and the row's FLOP
+    convention, and both as model TFLOP/s per GPU for the rank correlation.
+    Needs no Tessel run (the FLOP conventions take the row's own shape)."""
+    peer = row["peer_prediction"]
+    flops = flops_per_iter(row, None)
+    meas = measured_seconds(row, flops)
+    n = gpus(row)
+    return {"peer": peer.get("who", "peer"), "peer_s": peer["iter_s"], "peer_measured_s": meas,
+            "peer_error_pct": 100 * (peer["iter_s"] - meas) / meas,
+            "peer_tflops": flops / peer["iter_s"] / n / 1e12,
+            "peer_measured_tflops": flops / meas / n / 1e12}
+
+
 def run_row(row, args, tmpdir):
     res = {"id": row["id"], "source": row["source"], "ok": False}
-    peer = row.get("peer_prediction")
-    if peer and row["measured"]["metric"] == "iter_s":  # the peer's own model, beside Tessel's
-        res["peer"] = peer.get("who", "peer")
-        res["peer_s"] = peer["iter_s"]
-        res["peer_measured_s"] = row["measured"]["value"]
-        res["peer_error_pct"] = 100 * (peer["iter_s"] - res["peer_measured_s"]) / res["peer_measured_s"]
+    if row.get("peer_prediction"):  # the peer's own model, beside Tessel's
+        try:
+            res.update(peer_figures(row))
+        except (ValueError, KeyError) as e:
+            res["peer_error"] = "runner: %s" % e
     if row.get("unmodelled"):
         res["unmodelled"] = row["unmodelled"]
     if row.get("refused"):  # what the row needs that Tessel cannot express yet
@@ -555,16 +574,16 @@ def summarize(results, sources):
              "mean_abs_pct": sum(errs) / len(errs) if errs else None,
              "max_abs_pct": max(errs) if errs else None, "spearman": rho,
              "mem_mean_abs_pct": sum(mems) / len(mems) if mems else None}
-        # a peer's own predictions (AMP's p_cost), over every row that has one,
-        # and Tessel's Spearman on the same rows it evaluated among them
+        # a peer's own predictions (AMP's p_cost, Calculon's), over every row
+        # that has one, by the same error and the same rank correlation of
+        # model TFLOP/s per GPU as Tessel's
         pr = [r for r in rs if "peer_s" in r]
         if pr:
             perr = [abs(r["peer_error_pct"]) for r in pr]
             s["peer"] = {"who": pr[0]["peer"], "rows": len(pr),
                          "mean_abs_pct": sum(perr) / len(perr), "max_abs_pct": max(perr),
-                         # rank correlation of time: FLOPs per iteration are one per source
-                         "spearman": spearman([r["peer_s"] for r in pr],
-                                              [r["peer_measured_s"] for r in pr])}
+                         "spearman": spearman([r["peer_tflops"] for r in pr],
+                                              [r["peer_measured_tflops"] for r in pr])}
         # A refused row is a miss; so is a source with too few rows for a rank
         # correlation only when it has three or more (below that rho is n/a).
         s["pass"] = (s["refused"] == 0 and errs != [] and s["mean_abs_pct"] <= TARGET_MEAN
@@ -656,6 +675,13 @@ def main():
             for n, err in r.get("vp_group_tried", []):
                 print("  %-26s   N = %d%s: %s" % ("", n, " and below" if n < row["plan"]["pp"] else "",
                                                   err))
+
+    bad_peer = [r for r in results if r.get("peer_error")]
+    if bad_peer:  # a peer figure the runner could not hold to the measured one
+        print()
+        print("peer predictions left out:")
+        for r in bad_peer:
+            print("  %-26s %s" % (r["id"], r["peer_error"]))
 
     gaps = [r for r in results if r.get("unmodelled")]
     if gaps:  # evaluated, but with parts of the run eval cannot express (rows.json "unmodelled")
