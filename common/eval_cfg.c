@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "eval_cfg.h"
+#include "mtp.h"
 #include "partition.h"
 #include "pipeline.h"
 #include "target.h"
@@ -247,7 +248,7 @@ static int moe_layers_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uin
 static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, uint32_t *first,
                  tsl_err_t *err)
 {
-    uint32_t L = m->n_layers, nb = 0, fb[TSL_PLAN_MAX_STAGES];
+    uint32_t L = m->n_layers, nb = 0, fb[TSL_PLAN_MAX_STAGES], mtp = tsl_mtp_layers(m);
     for (uint32_t i = 0; i < L; i++)
         nb += tsl_model_is_block(m, i);
     if (cfg->n_blocks && cfg->n_blocks != nb)
@@ -265,11 +266,12 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
         first[0] = 0;
         for (uint32_t s = 0; s < P; s++)
             first[s + 1] = first[s] + per_rank[s];
-        if (first[P] != L)
+        if (first[P] + mtp != L)
             return tsl_err_set(err,
                                "layers-per-stage: the counts add up to %u, the model has %u "
-                               "layers (embedding and head included)",
-                               first[P], L);
+                               "layers (embedding and head included%s)",
+                               first[P], L - mtp, mtp ? "; its MTP layers follow the head" : "");
+        first[P] = L; /* the MTP depths on the head's stage, as Megatron-LM places them */
         return 0;
     }
     if (cfg->n_split_points) {
@@ -308,6 +310,7 @@ static void fill_layers(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const u
         uint32_t k = 0;
         for (uint32_t i = first[st]; i < first[st + 1]; i++) {
             tsl_strategy_t x = *s;
+            const tsl_layer_t *l = &m->layers[i];
             if (tsl_model_is_block(m, i)) {
                 k++;
                 bool on = cfg->ckpt_per_stage ? k <= cfg->ckpt_per_stage
@@ -315,6 +318,12 @@ static void fill_layers(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const u
                                               : true;
                 x.ckpt = on && cfg->ckpt == TSL_EVAL_CKPT_FULL;
                 x.selective = on && cfg->ckpt == TSL_EVAL_CKPT_SELECTIVE;
+            } else if (l->mtp_depth && l->kind != TSL_LAYER_HEAD) {
+                /* an MTP depth is recomputed whole under uniform full recompute, not
+                 * under the block method (Megatron-LM multi_token_prediction.py
+                 * _checkpointed_forward); its inner layer selectively as a block */
+                x.ckpt = cfg->ckpt == TSL_EVAL_CKPT_FULL && !cfg->ckpt_per_stage;
+                x.selective = cfg->ckpt == TSL_EVAL_CKPT_SELECTIVE;
             }
             out->layer[i] = x;
         }
@@ -542,6 +551,7 @@ static const mg_key_t mg_u32[] = {
     {"microbatch-group-size-per-virtual-pipeline-stage", offsetof(tsl_eval_cfg_t, vp_group)},
     {"seq-length", offsetof(tsl_eval_cfg_t, seq_len)},
     {"num-layers", offsetof(tsl_eval_cfg_t, n_blocks)},
+    {"mtp-num-layers", offsetof(tsl_eval_cfg_t, mtp_layers)},
 };
 
 typedef struct mg_why {
@@ -604,6 +614,8 @@ static const char *const mg_no_effect[] = {
     "moe-token-drop-policy", /* which tokens a capacity drops, not how many */
     "moe-shared-expert-intermediate-size",
     "multi-latent-attention",
+    "moe-latent-size",
+    "mtp-loss-scaling-factor",
     "q-lora-rank",
     "kv-lora-rank",
     "qk-head-dim",
@@ -1424,6 +1436,7 @@ int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
     int have = next_word(&p, key, sizeof key);
     memset(out, 0, sizeof(*out));
     out->even_blocks = true;
+    out->mtp_read = true; /* Megatron-LM builds MTP depths only with --mtp-num-layers */
     while (have > 0) {
         if (strncmp(key, "--", 2) != 0)
             return tsl_err_set(err, "megatron: '%s' is not an --argument", key);

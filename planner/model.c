@@ -678,22 +678,6 @@ int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err)
     return 0;
 }
 
-int tsl_model_for_request(const tsl_model_t *m, bool unfused_attn, bool no_dropout,
-                          tsl_model_t *own, const tsl_model_t **out, tsl_err_t *err)
-{
-    *out = m;
-    if (!unfused_attn && !no_dropout)
-        return 0;
-    if (tsl_model_copy(own, m, err) != 0)
-        return -1;
-    if (unfused_attn && tsl_model_set_unfused_attn(own, true, err) != 0)
-        return -1;
-    if (no_dropout && tsl_model_set_no_dropout(own, err) != 0)
-        return -1;
-    *out = own;
-    return 0;
-}
-
 int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err)
 {
     if (m == NULL)

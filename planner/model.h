@@ -442,11 +442,20 @@ int tsl_model_set_unfused_attn(tsl_model_t *m, bool unfused, tsl_err_t *err);
  * dropout 0.0, HF configs with zero *_pdrop). */
 int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err);
 
-/* A request's model switches (unfused_attn, no_dropout) applied to a copy of m in
- * *own, whose layers are re-derived: *out is own, or m itself when the request
- * changes nothing (own is then left empty). tsl_model_free(own) either way. */
-int tsl_model_for_request(const tsl_model_t *m, bool unfused_attn, bool no_dropout,
-                          tsl_model_t *own, const tsl_model_t **out, tsl_err_t *err);
+/* A request's model switches: unfused_attn, no_dropout, and the MTP depths
+ * (mtp.h tsl_model_set_mtp: mtp_layers depths, or none with no_mtp; 0 and false:
+ * the model's own). */
+typedef struct tsl_model_switches {
+    bool unfused_attn, no_dropout;
+    uint32_t mtp_layers;
+    bool no_mtp;
+} tsl_model_switches_t;
+
+/* The switches applied (model_request.c) to a copy of m in *own, whose layers are
+ * re-derived: *out is own, or m itself when the request changes nothing (own is
+ * then left empty). tsl_model_free(own) either way. */
+int tsl_model_for_request(const tsl_model_t *m, const tsl_model_switches_t *sw, tsl_model_t *own,
+                          const tsl_model_t **out, tsl_err_t *err);
 
 /* Checks every layer's shape and the layer count. */
 int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err);
