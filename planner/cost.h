@@ -245,8 +245,11 @@ typedef enum tsl_cost_mode {
  * all-gathers of FP8 linears' inputs (and dY) in the recipe's bytes as TE and torchao run them
  * (tsl_fp8_impl_sp_gather_bytes); 40: unfused_grad_accum under SDP / ZeRO-2 as Megatron-FSDP
  * runs it without gradient-accumulation fusion (each micro-batch's param.grad copied into the
- * unsharded bucket). */
-#define TSL_COST_MODEL_VERSION 40u
+ * unsharded bucket); 41: latent MoE (moe_latent: the routed rows, experts and dispatch at
+ * the latent width, fc1/fc2_latent) and MTP depths (mtp.h: an entry layer, shared-weight
+ * layers kept, synced and stepped once, an MTP entry's embedding copy on a later stage and
+ * its embedding-group all-reduce). */
+#define TSL_COST_MODEL_VERSION 41u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -561,6 +561,10 @@ static void test_moe(void)
         {"gpt_oss_20b.json", 20.9e9, 0.1e9, 3.6e9, 0.1e9, true, 24, 0},
         /* Nemotron 3 Nano's model card: 31.6B total, 3.2B active without embeddings */
         {"nemotron_3_nano.json", 31.6e9, 0.1e9, 3.2e9, 0.1e9, true, 23, 0},
+        /* Nemotron 3 Super: "120B total / 12B active" (NVIDIA's model name and
+         * announcement); its latent MoE's experts on 1024 of 4096, its MTP depth
+         * apart (with it 123.6B: the HF model page's "124B" for the checkpoint) */
+        {"nemotron_3_super.json", 120e9, 1e9, 12e9, 1e9, true, 40, 0},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         tsl_model_t m;
