@@ -253,6 +253,8 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
                            cs == TSL_TARGET_TORCHTITAN ? "torchtitan" : "Megatron-LM");
     if (check_target_zeros(eo, err) != 0 || check_config_stack(eo, cs, err) != 0)
         return -1;
+    if (eo->mtp_layers && eo->no_mtp)
+        return tsl_err_set(err, "mtp-layers: %u with --no-mtp: give one", eo->mtp_layers);
     if (eo->torchtitan)
         r.target = TSL_TARGET_TORCHTITAN;
     return tsl_request_knobs_check(&r, err);

@@ -26,6 +26,25 @@ static char hybrid_char(const tsl_layer_t *l)
 }
 
 /* --hybrid-layer-pattern against the model's blocks: the same letters in order. */
+/* The pattern's MTP part against the model's depth 1 (its blocks between the
+ * entry and the head copy; mtp.h). */
+static int hybrid_mtp_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, tsl_err_t *err)
+{
+    char has[sizeof cfg->hybrid_mtp] = {0};
+    size_t n = 0;
+    for (uint32_t i = 0; i < m->n_layers && n + 1 < sizeof has; i++) {
+        const tsl_layer_t *l = &m->layers[i];
+        if (l->mtp_depth == 1 && l->kind != TSL_LAYER_MTP && l->kind != TSL_LAYER_HEAD)
+            has[n++] = hybrid_char(l);
+    }
+    if (cfg->hybrid_mtp_depths && strcmp(has, cfg->hybrid_mtp) != 0)
+        return tsl_err_set(err,
+                           "megatron: --hybrid-layer-pattern: the MTP depth is '%s' in the "
+                           "configuration, '%s' in the model %s",
+                           cfg->hybrid_mtp, has, m->name);
+    return 0;
+}
+
 static int hybrid_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, tsl_err_t *err)
 {
     if (!cfg->hybrid[0])
@@ -54,7 +73,7 @@ static int hybrid_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, tsl_err
                                b, want, has, m->name);
         b++;
     }
-    return 0;
+    return hybrid_mtp_match(cfg, m, err);
 }
 
 /* deg[0..2] = TP, SDP, DP for a stage of G devices. */
@@ -976,19 +995,51 @@ static int mg_fp4(const char *key, const char *val, mg_state_t *st, tsl_err_t *e
     return 0;
 }
 
-/* --hybrid-layer-pattern P: M, *, - and E only (hybrid_match checks it against the
- * model); Megatron's pipeline segments ('|') and MTP part ('/') are not read. */
+/* The MTP part of a unified pattern, after the main one's '/': one depth's blocks
+ * per '/'-separated part, every part alike (Megatron-LM mamba_hybrid_layer_allocation
+ * parse_hybrid_pattern at 44151194); the depths and the blocks into c. */
+static int mg_hybrid_mtp(const char *key, const char *mtp, tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    size_t w = strcspn(mtp, "/");
+    if (w == 0 || w >= sizeof c->hybrid_mtp || strspn(mtp, "M*-E") != w)
+        return tsl_err_set(err,
+                           "megatron: --%s: the MTP part '%.16s' must be 1..%zu blocks of M, *, "
+                           "- or E per depth",
+                           key, mtp, sizeof c->hybrid_mtp - 1);
+    memcpy(c->hybrid_mtp, mtp, w);
+    c->hybrid_mtp[w] = '\0';
+    uint32_t d = 0;
+    for (const char *q = mtp;; q += w + 1) {
+        if (strncmp(q, mtp, w) != 0 || (q[w] != '/' && q[w] != '\0'))
+            return tsl_err_set(err, "megatron: --%s: MTP depth %u is not '%s' as the first", key,
+                               d + 1, c->hybrid_mtp);
+        d++;
+        if (q[w] == '\0')
+            break;
+    }
+    c->hybrid_mtp_depths = d;
+    return 0;
+}
+
+/* --hybrid-layer-pattern P: M, *, - and E (hybrid_match checks it against the model),
+ * then Megatron's MTP part ('/' and one depth's blocks per depth: mg_hybrid_mtp);
+ * its pipeline segments ('|') are not read. */
 static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_err_t *err)
 {
     if (val == NULL || !*val)
         return tsl_err_set(err, "megatron: --%s needs a pattern, e.g. MEM*EME", key);
     size_t n = strlen(val), ok = strspn(val, "M*-E");
-    if (ok < n && (val[ok] == '|' || val[ok] == '/'))
+    if (ok < n && val[ok] == '|')
         return tsl_err_set(err,
-                           "megatron: --%s: '%c' (%s) is not read by Tessel; give the layers "
-                           "alone and the split with --decoder-first/last-pipeline-num-layers",
-                           key, val[ok],
-                           val[ok] == '|' ? "pipeline segments" : "multi-token prediction");
+                           "megatron: --%s: '|' (pipeline segments) is not read by Tessel; give "
+                           "the layers alone and the split with "
+                           "--decoder-first/last-pipeline-num-layers",
+                           key);
+    if (ok < n && val[ok] == '/') {
+        if (mg_hybrid_mtp(key, val + ok + 1, c, err) != 0)
+            return -1;
+        n = ok;
+    }
     if (ok < n)
         return tsl_err_set(err, "megatron: --%s: '%c' at %zu is not M, *, - or E", key, val[ok],
                            ok);
@@ -1000,7 +1051,8 @@ static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_er
                            "megatron: --%s: a hybrid pattern is given twice "
                            "(--hybrid-layer-pattern, --hybrid-override-pattern): give one",
                            key);
-    memcpy(c->hybrid, val, n + 1);
+    memcpy(c->hybrid, val, n);
+    c->hybrid[n] = '\0';
     return 0;
 }
 
@@ -1471,5 +1523,7 @@ int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
     }
     if (have < 0)
         return tsl_err_set(err, unterminated);
+    if (out->hybrid_mtp_depths) /* Megatron infers --mtp-num-layers from the pattern */
+        out->mtp_layers = out->hybrid_mtp_depths;
     return mg_finish(out, &st, err);
 }

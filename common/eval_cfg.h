@@ -106,6 +106,11 @@ typedef struct tsl_eval_cfg {
      * M, *, - and E per layer; checked against the model's blocks (a nemotron_h
      * --hf-config or preset), which it must match; empty: not given */
     char hybrid[TSL_MODEL_MAX_LAYERS + 1];
+    /* its MTP part (Megatron-LM's unified pattern "MAIN/MTP/MTP": one depth's blocks
+     * per '/', all alike): the blocks of a depth and the depths (which set mtp_layers,
+     * as Megatron infers --mtp-num-layers from it); empty, 0: none given */
+    char hybrid_mtp[9];
+    uint32_t hybrid_mtp_depths;
     /* what the import read differently from the stack or left out, one note a line,
        for the person to see (tsl_eval_cfg_note) */
     char notes[1024];

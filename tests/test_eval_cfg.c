@@ -928,6 +928,18 @@ static void test_megatron_mtp(void)
     mg_refuses("--mtp-num-layers -1", "mtp-num-layers");
     mg_refuses("--mtp-num-layers 1.5", "mtp-num-layers");
     mg_refuses("--mtp-num-layers 0", "mtp-num-layers");
+    /* the unified pattern's MTP part (Megatron's functional test of Super ends in two
+     * "*E" depths after slashes):
+     * 2 depths of *E, which win over --mtp-num-layers as Megatron infers them */
+    CHECK(tsl_eval_cfg_megatron("--mtp-num-layers 1 --hybrid-layer-pattern MEM*E/*E/*E", &c,
+                                &err) == 0 &&
+              strcmp(c.hybrid, "MEM*E") == 0 && strcmp(c.hybrid_mtp, "*E") == 0 &&
+              c.hybrid_mtp_depths == 2 && c.mtp_layers == 2,
+          "MTP part: %s '%s' '%s' %u", err.msg, c.hybrid, c.hybrid_mtp, c.mtp_layers);
+    mg_refuses("--hybrid-layer-pattern MEM*E/*E/E*", "MTP depth 2 is not '*E'");
+    mg_refuses("--hybrid-layer-pattern MEM*E/", "MTP part");
+    mg_refuses("--hybrid-layer-pattern MEM*E/*X", "MTP part");
+    mg_refuses("--hybrid-layer-pattern ME|M*E", "pipeline segments");
 }
 
 int main(void)
