@@ -27,6 +27,8 @@ typedef struct tsl_eval_opts {
     const char *amp_profile;       /* --amp-profile DIR (local only) */
     bool unfused_attn;             /* --unfused-attn: the request's unfused_attn */
     bool no_dropout;               /* --no-dropout: the request's no_dropout */
+    uint32_t mtp_layers;           /* --mtp-layers N: the request's mtp_layers (mtp.h) */
+    bool no_mtp;                   /* --no-mtp: the request's no_mtp */
     bool autocast;                 /* --autocast: the request's autocast */
     bool double_block_fwd;         /* --double-block-fwd: the request's double_block_fwd */
     bool eager;                    /* --eager: the request's eager */

@@ -14,6 +14,7 @@
 #include "eval_doc.h"
 #include "fp8_impl.h"
 #include "loss_impl.h"
+#include "mtp.h"
 #include "opt_step.h"
 #include "plan_json.h"
 #include "remote.h"
@@ -81,7 +82,16 @@ static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
         if (!po->seq_len)
             po->seq_len = (uint32_t)json_integer_value(json_object_get(jm, "tokens_per_sample"));
     }
-    return tsl_plan_load_model(po, &in->model, err);
+    if (tsl_plan_load_model(po, &in->model, err) != 0)
+        return -1;
+    /* the MTP depths the run trains (mtp.h): --no-mtp, --mtp-layers N, a Megatron-LM
+     * line's --mtp-num-layers (none without it), else the model's own; before the
+     * split, which puts them with the head */
+    uint32_t want = eo->no_mtp       ? 0
+                    : eo->mtp_layers ? eo->mtp_layers
+                    : cfg->mtp_read  ? cfg->mtp_layers
+                                     : tsl_mtp_depths(&in->model);
+    return tsl_model_set_mtp(&in->model, want, err);
 }
 
 /* --strategy TEXT: its degrees for the batch arithmetic, then every layer's. */
@@ -254,6 +264,8 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
                            cs == TSL_TARGET_TORCHTITAN ? "torchtitan" : "Megatron-LM");
     if (check_target_zeros(eo, err) != 0 || check_config_stack(eo, cs, err) != 0)
         return -1;
+    if (eo->mtp_layers && eo->no_mtp)
+        return tsl_err_set(err, "mtp-layers: %u with --no-mtp: give one", eo->mtp_layers);
     if (eo->torchtitan)
         r.target = TSL_TARGET_TORCHTITAN;
     return tsl_request_knobs_check(&r, err);
@@ -293,6 +305,8 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->mem_budget_bytes = eo->mem_budget_bytes;
     r->unfused_attn = eo->unfused_attn;
     r->no_dropout = eo->no_dropout;
+    r->mtp_layers = eo->mtp_layers;
+    r->no_mtp = eo->no_mtp;
     r->autocast = eo->autocast;
     r->double_block_fwd = eo->double_block_fwd;
     r->eager = eo->eager;

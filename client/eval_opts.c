@@ -112,6 +112,10 @@ static const char eval_usage[] =
     "                      gpt2_{G4,P3}_{tp}.npy: T4, V100); in this process only\n"
     "  --unfused-attn      attention keeps its s x s scores (no flash kernel)\n"
     "  --no-dropout        the model without dropout\n"
+    "  --mtp-layers N      N multi-token-prediction depths (Megatron-LM\n"
+    "                      --mtp-num-layers; default: the HF config's\n"
+    "                      num_nextn_predict_layers, or a --megatron-args line's)\n"
+    "  --no-mtp            leave the model's MTP depths out\n"
     "  --autocast          PyTorch eager modules under torch.autocast over fp32\n"
     "                      parameters: fp32 norms and residual stream, weight casts,\n"
     "                      fp32 gradients, the vocabulary unpadded\n"
@@ -265,6 +269,8 @@ enum {
     OPT_AMP,
     OPT_UNFUSED,
     OPT_NO_DROPOUT,
+    OPT_MTP_LAYERS,
+    OPT_NO_MTP,
     OPT_AUTOCAST,
     OPT_DOUBLE_FWD,
     OPT_EAGER,
@@ -338,6 +344,8 @@ static const struct option eval_long[] = {
     {"amp-profile", required_argument, 0, OPT_AMP},
     {"unfused-attn", no_argument, 0, OPT_UNFUSED},
     {"no-dropout", no_argument, 0, OPT_NO_DROPOUT},
+    {"mtp-layers", required_argument, 0, OPT_MTP_LAYERS},
+    {"no-mtp", no_argument, 0, OPT_NO_MTP},
     {"autocast", no_argument, 0, OPT_AUTOCAST},
     {"double-block-fwd", no_argument, 0, OPT_DOUBLE_FWD},
     {"eager", no_argument, 0, OPT_EAGER},
@@ -485,6 +493,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_AMP: eo->amp_profile = optarg; return 0;
     case OPT_UNFUSED: eo->unfused_attn = true; return 0;
     case OPT_NO_DROPOUT: eo->no_dropout = true; return 0;
+    case OPT_MTP_LAYERS: return tsl_parse_u32("mtp-layers", optarg, 1, 16, &eo->mtp_layers, err);
+    case OPT_NO_MTP: eo->no_mtp = true; return 0;
     case OPT_AUTOCAST: eo->autocast = true; return 0;
     case OPT_DOUBLE_FWD: eo->double_block_fwd = true; return 0;
     case OPT_EAGER: eo->eager = true; return 0;

@@ -18,6 +18,7 @@
 #include "export.h"
 #include "figures_load.h"
 #include "hf_config.h"
+#include "mtp.h"
 #include "plan_json.h"
 #include "plan_proto.h"
 #include "progress.h"
@@ -245,6 +246,15 @@ static int inputs_load(const tsl_plan_opts_t *po, inputs_t *in, tsl_err_t *err)
 {
     memset(in, 0, sizeof(*in));
     if (tsl_plan_load_model(po, &in->m, err) != 0)
+        return -1;
+    /* the request's MTP depths on the model shown and searched (mtp.h; the search
+     * would apply them again to a copy, a no-op then) */
+    const tsl_request_t *r = &po->req;
+    if (!(r->mtp_layers && r->no_mtp) && tsl_model_set_mtp(&in->m,
+                                                           r->no_mtp       ? 0
+                                                           : r->mtp_layers ? r->mtp_layers
+                                                                           : tsl_mtp_depths(&in->m),
+                                                           err) != 0)
         return -1;
     if (po->cluster == NULL)
         return tsl_err_set(err, "cluster: missing; give --cluster 8xA100-80G or a JSON file");

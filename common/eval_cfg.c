@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "eval_cfg.h"
+#include "mtp.h"
 #include "partition.h"
 #include "pipeline.h"
 #include "target.h"
@@ -25,6 +26,25 @@ static char hybrid_char(const tsl_layer_t *l)
 }
 
 /* --hybrid-layer-pattern against the model's blocks: the same letters in order. */
+/* The pattern's MTP part against the model's depth 1 (its blocks between the
+ * entry and the head copy; mtp.h). */
+static int hybrid_mtp_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, tsl_err_t *err)
+{
+    char has[sizeof cfg->hybrid_mtp] = {0};
+    size_t n = 0;
+    for (uint32_t i = 0; i < m->n_layers && n + 1 < sizeof has; i++) {
+        const tsl_layer_t *l = &m->layers[i];
+        if (l->mtp_depth == 1 && l->kind != TSL_LAYER_MTP && l->kind != TSL_LAYER_HEAD)
+            has[n++] = hybrid_char(l);
+    }
+    if (cfg->hybrid_mtp_depths && strcmp(has, cfg->hybrid_mtp) != 0)
+        return tsl_err_set(err,
+                           "megatron: --hybrid-layer-pattern: the MTP depth is '%s' in the "
+                           "configuration, '%s' in the model %s",
+                           cfg->hybrid_mtp, has, m->name);
+    return 0;
+}
+
 static int hybrid_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, tsl_err_t *err)
 {
     if (!cfg->hybrid[0])
@@ -53,7 +73,7 @@ static int hybrid_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, tsl_err
                                b, want, has, m->name);
         b++;
     }
-    return 0;
+    return hybrid_mtp_match(cfg, m, err);
 }
 
 /* deg[0..2] = TP, SDP, DP for a stage of G devices. */
@@ -247,7 +267,7 @@ static int moe_layers_match(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uin
 static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, uint32_t *first,
                  tsl_err_t *err)
 {
-    uint32_t L = m->n_layers, nb = 0, fb[TSL_PLAN_MAX_STAGES];
+    uint32_t L = m->n_layers, nb = 0, fb[TSL_PLAN_MAX_STAGES], mtp = tsl_mtp_layers(m);
     for (uint32_t i = 0; i < L; i++)
         nb += tsl_model_is_block(m, i);
     if (cfg->n_blocks && cfg->n_blocks != nb)
@@ -265,11 +285,12 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
         first[0] = 0;
         for (uint32_t s = 0; s < P; s++)
             first[s + 1] = first[s] + per_rank[s];
-        if (first[P] != L)
+        if (first[P] + mtp != L)
             return tsl_err_set(err,
                                "layers-per-stage: the counts add up to %u, the model has %u "
-                               "layers (embedding and head included)",
-                               first[P], L);
+                               "layers (embedding and head included%s)",
+                               first[P], L - mtp, mtp ? "; its MTP layers follow the head" : "");
+        first[P] = L; /* the MTP depths on the head's stage, as Megatron-LM places them */
         return 0;
     }
     if (cfg->n_split_points) {
@@ -308,6 +329,7 @@ static void fill_layers(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const u
         uint32_t k = 0;
         for (uint32_t i = first[st]; i < first[st + 1]; i++) {
             tsl_strategy_t x = *s;
+            const tsl_layer_t *l = &m->layers[i];
             if (tsl_model_is_block(m, i)) {
                 k++;
                 bool on = cfg->ckpt_per_stage ? k <= cfg->ckpt_per_stage
@@ -315,6 +337,12 @@ static void fill_layers(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const u
                                               : true;
                 x.ckpt = on && cfg->ckpt == TSL_EVAL_CKPT_FULL;
                 x.selective = on && cfg->ckpt == TSL_EVAL_CKPT_SELECTIVE;
+            } else if (l->mtp_depth && l->kind != TSL_LAYER_HEAD) {
+                /* an MTP depth is recomputed whole under uniform full recompute, not
+                 * under the block method (Megatron-LM multi_token_prediction.py
+                 * _checkpointed_forward); its inner layer selectively as a block */
+                x.ckpt = cfg->ckpt == TSL_EVAL_CKPT_FULL && !cfg->ckpt_per_stage;
+                x.selective = cfg->ckpt == TSL_EVAL_CKPT_SELECTIVE;
             }
             out->layer[i] = x;
         }
@@ -542,6 +570,7 @@ static const mg_key_t mg_u32[] = {
     {"microbatch-group-size-per-virtual-pipeline-stage", offsetof(tsl_eval_cfg_t, vp_group)},
     {"seq-length", offsetof(tsl_eval_cfg_t, seq_len)},
     {"num-layers", offsetof(tsl_eval_cfg_t, n_blocks)},
+    {"mtp-num-layers", offsetof(tsl_eval_cfg_t, mtp_layers)},
 };
 
 typedef struct mg_why {
@@ -604,6 +633,8 @@ static const char *const mg_no_effect[] = {
     "moe-token-drop-policy", /* which tokens a capacity drops, not how many */
     "moe-shared-expert-intermediate-size",
     "multi-latent-attention",
+    "moe-latent-size",
+    "mtp-loss-scaling-factor",
     "q-lora-rank",
     "kv-lora-rank",
     "qk-head-dim",
@@ -964,19 +995,51 @@ static int mg_fp4(const char *key, const char *val, mg_state_t *st, tsl_err_t *e
     return 0;
 }
 
-/* --hybrid-layer-pattern P: M, *, - and E only (hybrid_match checks it against the
- * model); Megatron's pipeline segments ('|') and MTP part ('/') are not read. */
+/* The MTP part of a unified pattern, after the main one's '/': one depth's blocks
+ * per '/'-separated part, every part alike (Megatron-LM mamba_hybrid_layer_allocation
+ * parse_hybrid_pattern at 44151194); the depths and the blocks into c. */
+static int mg_hybrid_mtp(const char *key, const char *mtp, tsl_eval_cfg_t *c, tsl_err_t *err)
+{
+    size_t w = strcspn(mtp, "/");
+    if (w == 0 || w >= sizeof c->hybrid_mtp || strspn(mtp, "M*-E") != w)
+        return tsl_err_set(err,
+                           "megatron: --%s: the MTP part '%.16s' must be 1..%zu blocks of M, *, "
+                           "- or E per depth",
+                           key, mtp, sizeof c->hybrid_mtp - 1);
+    memcpy(c->hybrid_mtp, mtp, w);
+    c->hybrid_mtp[w] = '\0';
+    uint32_t d = 0;
+    for (const char *q = mtp;; q += w + 1) {
+        if (strncmp(q, mtp, w) != 0 || (q[w] != '/' && q[w] != '\0'))
+            return tsl_err_set(err, "megatron: --%s: MTP depth %u is not '%s' as the first", key,
+                               d + 1, c->hybrid_mtp);
+        d++;
+        if (q[w] == '\0')
+            break;
+    }
+    c->hybrid_mtp_depths = d;
+    return 0;
+}
+
+/* --hybrid-layer-pattern P: M, *, - and E (hybrid_match checks it against the model),
+ * then Megatron's MTP part ('/' and one depth's blocks per depth: mg_hybrid_mtp);
+ * its pipeline segments ('|') are not read. */
 static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_err_t *err)
 {
     if (val == NULL || !*val)
         return tsl_err_set(err, "megatron: --%s needs a pattern, e.g. MEM*EME", key);
     size_t n = strlen(val), ok = strspn(val, "M*-E");
-    if (ok < n && (val[ok] == '|' || val[ok] == '/'))
+    if (ok < n && val[ok] == '|')
         return tsl_err_set(err,
-                           "megatron: --%s: '%c' (%s) is not read by Tessel; give the layers "
-                           "alone and the split with --decoder-first/last-pipeline-num-layers",
-                           key, val[ok],
-                           val[ok] == '|' ? "pipeline segments" : "multi-token prediction");
+                           "megatron: --%s: '|' (pipeline segments) is not read by Tessel; give "
+                           "the layers alone and the split with "
+                           "--decoder-first/last-pipeline-num-layers",
+                           key);
+    if (ok < n && val[ok] == '/') {
+        if (mg_hybrid_mtp(key, val + ok + 1, c, err) != 0)
+            return -1;
+        n = ok;
+    }
     if (ok < n)
         return tsl_err_set(err, "megatron: --%s: '%c' at %zu is not M, *, - or E", key, val[ok],
                            ok);
@@ -988,7 +1051,8 @@ static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_er
                            "megatron: --%s: a hybrid pattern is given twice "
                            "(--hybrid-layer-pattern, --hybrid-override-pattern): give one",
                            key);
-    memcpy(c->hybrid, val, n + 1);
+    memcpy(c->hybrid, val, n);
+    c->hybrid[n] = '\0';
     return 0;
 }
 
@@ -1424,6 +1488,7 @@ int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
     int have = next_word(&p, key, sizeof key);
     memset(out, 0, sizeof(*out));
     out->even_blocks = true;
+    out->mtp_read = true; /* Megatron-LM builds MTP depths only with --mtp-num-layers */
     while (have > 0) {
         if (strncmp(key, "--", 2) != 0)
             return tsl_err_set(err, "megatron: '%s' is not an --argument", key);
@@ -1458,5 +1523,7 @@ int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
     }
     if (have < 0)
         return tsl_err_set(err, unterminated);
+    if (out->hybrid_mtp_depths) /* Megatron infers --mtp-num-layers from the pattern */
+        out->mtp_layers = out->hybrid_mtp_depths;
     return mg_finish(out, &st, err);
 }

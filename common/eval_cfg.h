@@ -88,6 +88,11 @@ typedef struct tsl_eval_cfg {
                           must have their experts laid out as torchtitan does
                           (tsl_target_torchtitan_experts) */
     uint32_t tt_in_w, tt_out_w, tt_layers_per_stage;
+    /* multi-token prediction (mtp.h): mtp_read, the configuration says whether the
+     * run has MTP (a Megatron-LM line: --mtp-num-layers N, mtp_layers; without it
+     * Megatron builds none, mtp_layers 0); unset: the model's own depths */
+    bool mtp_read;
+    uint32_t mtp_layers;
     uint32_t ckpt_every; /* > 0: full recompute of every N-th Transformer layer of a
                             stage (torchtitan selective_ac_option N: the N-th, 2N-th...) */
     /* how the stack keeps and syncs gradients (cost.h; all zero: Tessel's
@@ -101,6 +106,11 @@ typedef struct tsl_eval_cfg {
      * M, *, - and E per layer; checked against the model's blocks (a nemotron_h
      * --hf-config or preset), which it must match; empty: not given */
     char hybrid[TSL_MODEL_MAX_LAYERS + 1];
+    /* its MTP part (Megatron-LM's unified pattern "MAIN/MTP/MTP": one depth's blocks
+     * per '/', all alike): the blocks of a depth and the depths (which set mtp_layers,
+     * as Megatron infers --mtp-num-layers from it); empty, 0: none given */
+    char hybrid_mtp[9];
+    uint32_t hybrid_mtp_depths;
     /* what the import read differently from the stack or left out, one note a line,
        for the person to see (tsl_eval_cfg_note) */
     char notes[1024];

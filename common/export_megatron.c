@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "mtp.h"
 
 /* What builds the same model but no cost reads (tsl_target_megatron_shapes
  * refuses what Megatron-LM cannot take): --rotary-base (an int in Megatron-LM,
@@ -95,10 +96,24 @@ static void write_moe_freq(const tsl_export_view_t *v, FILE *out)
     fputs(")'\n", out);
 }
 
+/* The MTP depths (mtp.h): Megatron-LM's --mtp-num-layers; a repeated depth's
+ * weights (mtp_use_repeated_layer) are a TransformerConfig field without a flag. */
+static void write_mtp(const tsl_model_t *m, FILE *out)
+{
+    uint32_t d = tsl_mtp_depths(m);
+    if (d == 0)
+        return;
+    fprintf(out, "--mtp-num-layers %u\n", d);
+    if (tsl_mtp_repeated(m))
+        fputs("# mtp_use_repeated_layer: depths 2.. reuse depth 1's weights (TransformerConfig "
+              "field; no flag)\n",
+              out);
+}
+
 static void write_model(const tsl_export_view_t *v, FILE *out)
 {
     const tsl_layer_t *e = &v->model->layers[0], *l = &v->model->layers[1];
-    const tsl_layer_t *h = &v->model->layers[v->n_blocks + 1];
+    const tsl_layer_t *h = &v->model->layers[v->model->n_layers - 1];
     /* --ffn-hidden-size: the dense layers' width (a model without one: the first
      * layer's, as before); the MoE layers' goes to --moe-ffn-hidden-size */
     const tsl_layer_t *dense = l, *moe = l;
@@ -128,6 +143,7 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
     write_moe_freq(v, out);
     if (!h->tied_head && h->params)
         fputs("--untie-embeddings-and-output-weights\n", out);
+    write_mtp(v->model, out);
     /* a plan priced with the fp16 optimizer's step (opt_step megatron-fp16: its loss
      * scaler's unscale) trains in fp16, as the --fp16 line it was read from */
     fputs(v->plan->opt_step == TSL_OPT_STEP_MEGATRON_FP16 ? "--fp16\n" : "--bf16\n", out);

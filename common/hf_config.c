@@ -8,6 +8,7 @@
  * key before failing, so one run tells the user all that is absent.
  */
 #include "hf_config.h"
+#include "mtp.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -115,6 +116,27 @@ static uint32_t opt_u32(reader_t *r, const char *key, uint32_t dflt)
     if (v == NULL || json_is_null(v))
         return dflt;
     return as_u32(r, key, v);
+}
+
+/* A count that may be 0 (absent or null: 0). */
+static uint32_t opt_count(reader_t *r, const char *key)
+{
+    const json_t *v = json_object_get(r->root, key);
+    if (v == NULL || json_is_null(v) || (json_is_integer(v) && json_integer_value(v) == 0))
+        return 0;
+    return as_u32(r, key, v);
+}
+
+/* The MTP depths with weights of their own (mtp.h): num_nextn_predict_layers
+ * (DeepSeek-V3 1, Nemotron 3 Super 1), at most TSL_MTP_MAX_DEPTHS. */
+static void read_mtp_layers(reader_t *r, tsl_arch_spec_t *sp)
+{
+    sp->mtp_layers = opt_count(r, "num_nextn_predict_layers");
+    if (sp->mtp_layers > TSL_MTP_MAX_DEPTHS) {
+        note_bad(r, "num_nextn_predict_layers: %u exceeds %u MTP depths", sp->mtp_layers,
+                 TSL_MTP_MAX_DEPTHS);
+        sp->mtp_layers = 0;
+    }
 }
 
 static bool opt_bool(reader_t *r, const char *key, bool dflt)
@@ -614,10 +636,12 @@ static void read_deepseek_router(reader_t *r, tsl_arch_spec_t *sp, bool v3)
  * modeling_deepseek.py); n_shared_experts shared experts of moe_intermediate_size
  * (one MLP of n_shared x that width in the code: the same counts); the router as
  * read_deepseek_router reads it (V3's "noaux_tc" has a score-correction bias of E).
- * The MTP module (num_nextn_predict_layers) is not built. */
+ * The MTP module (num_nextn_predict_layers: V3's one depth, a MoE layer as its last)
+ * is built (mtp.h; leave it out with --no-mtp). */
 static void read_deepseek(reader_t *r, tsl_arch_spec_t *sp, bool v3)
 {
     sp->kv_heads = 0;
+    read_mtp_layers(r, sp);
     sp->q_lora_rank = opt_u32(r, "q_lora_rank", 0);
     sp->kv_lora_rank = req_u32(r, "kv_lora_rank");
     sp->qk_nope_dim = req_u32(r, "qk_nope_head_dim");
@@ -831,6 +855,49 @@ static void read_hybrid_pattern(reader_t *r, tsl_arch_spec_t *sp)
                  sp->layers);
 }
 
+/* A hybrid's MTP depths (mtp.h): num_nextn_predict_layers, each the blocks of
+ * mtp_hybrid_override_pattern ("*E": attention then MoE, Nemotron 3 Super) or of
+ * mtp_layers_block_type (["attention", "moe"]). */
+static void read_mtp_pattern(reader_t *r, tsl_arch_spec_t *sp)
+{
+    read_mtp_layers(r, sp);
+    const char *pat = opt_str(r, "mtp_hybrid_override_pattern", NULL);
+    const json_t *list = json_object_get(r->root, "mtp_layers_block_type");
+    size_t cap = sizeof sp->mtp_hybrid - 1;
+    if (sp->mtp_layers == 0)
+        return;
+    if (pat != NULL) {
+        if (strlen(pat) > cap || strspn(pat, "M*-E") != strlen(pat) || pat[0] == '\0') {
+            note_bad(r, "mtp_hybrid_override_pattern: \"%.16s\": 1..%zu blocks of M, *, - or E",
+                     pat, cap);
+            return;
+        }
+        memcpy(sp->mtp_hybrid, pat, strlen(pat) + 1);
+        return;
+    }
+    static const char *const names[] = {"mamba", "attention", "mlp", "moe"};
+    static const char sym[] = "M*-E";
+    size_t n = json_is_array(list) ? json_array_size(list) : 0;
+    if (n == 0 || n > cap) {
+        note_bad(r,
+                 "num_nextn_predict_layers: %u MTP depths need their blocks: "
+                 "mtp_hybrid_override_pattern (\"*E\") or mtp_layers_block_type (1..%zu)",
+                 sp->mtp_layers, cap);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *t = json_string_value(json_array_get(list, i));
+        char c = '?';
+        for (size_t j = 0; t != NULL && j < 4; j++)
+            c = strcmp(t, names[j]) == 0 ? sym[j] : c;
+        if (c == '?') {
+            note_bad(r, "mtp_layers_block_type[%zu]: not mamba, attention, mlp or moe", i);
+            return;
+        }
+        sp->mtp_hybrid[i] = c;
+    }
+}
+
 /* Nemotron-H and Nemotron 3 (transformers' NemotronHConfig; Megatron-Bridge's
  * nemotron_h_bridge.py): a hybrid of Mamba-2 mixers (mamba_num_heads,
  * mamba_head_dim, ssm_state_size, n_groups, conv_kernel, chunk_size), grouped-query
@@ -838,9 +905,10 @@ static void read_hybrid_pattern(reader_t *r, tsl_arch_spec_t *sp)
  * (intermediate_size) and MoE blocks (n_routed_experts of moe_intermediate_size,
  * top num_experts_per_tok, one shared expert of moe_shared_expert_intermediate_size,
  * DeepSeek-V3's sigmoid router with its score-correction bias, routed_scaling_factor,
- * n_group/topk_group); RMSNorm, no biases, an untied head. Refused: the MTP layers
- * (num_nextn_predict_layers, mtp_*) and the latent MoE (moe_latent_size) of
- * Nemotron 3 Super, which no Tessel layer models. */
+ * n_group/topk_group); RMSNorm, no biases, an untied head. Nemotron 3 Super's
+ * latent MoE (moe_latent_size, model.h "Latent MoE") and MTP depths
+ * (num_nextn_predict_layers, each depth the blocks of mtp_hybrid_override_pattern
+ * or mtp_layers_block_type; mtp.h). */
 static void read_nemotron_h(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
 {
     *k = (keys_t){"num_hidden_layers", "hidden_size", "num_attention_heads", 0};
@@ -864,16 +932,8 @@ static void read_nemotron_h(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
         opt_bool(r, "mlp_bias", false) || opt_bool(r, "attention_bias", false))
         note_bad(r, "mamba_proj_bias, use_bias, mlp_bias, attention_bias: biases are not modelled "
                     "on a hybrid (Megatron's MambaMixer asserts bias=False)");
-    if (opt_u32(r, "num_nextn_predict_layers", 0) ||
-        json_object_get(r->root, "mtp_layers_block_type") ||
-        json_object_get(r->root, "mtp_hybrid_override_pattern"))
-        note_bad(r, "num_nextn_predict_layers / mtp_*: multi-token prediction layers (Nemotron 3 "
-                    "Super) are not modelled");
-    const json_t *latent = json_object_get(r->root, "moe_latent_size");
-    if (latent != NULL && !json_is_null(latent))
-        note_bad(r, "moe_latent_size: latent MoE (experts run on a projection of h; Nemotron 3 "
-                    "Super) is not modelled");
     read_hybrid_pattern(r, sp);
+    read_mtp_pattern(r, sp);
     sp->ssm_heads = req_u32(r, "mamba_num_heads");
     sp->ssm_head_dim = req_u32(r, "mamba_head_dim");
     sp->ssm_state = req_u32(r, "ssm_state_size");
@@ -888,6 +948,14 @@ static void read_nemotron_h(reader_t *r, tsl_arch_spec_t *sp, keys_t *k)
     uint32_t fs = opt_u32(r, "moe_shared_expert_intermediate_size", 0);
     sp->shared_experts = fs ? opt_u32(r, "n_shared_experts", 1) : 0;
     sp->shared_ffn_hidden = sp->shared_experts ? fs / sp->shared_experts : 0;
+    sp->moe_latent = opt_u32(r, "moe_latent_size", 0);
+    if (sp->moe_latent >= sp->hidden && sp->hidden) {
+        note_bad(r,
+                 "moe_latent_size: %u must be below hidden_size (%u): the latent projection "
+                 "narrows the routed experts' rows",
+                 sp->moe_latent, sp->hidden);
+        sp->moe_latent = 0;
+    }
     sp->router_bias = true; /* e_score_correction_bias: DeepSeek-V3's noaux_tc choice */
     sp->router_score = TSL_ROUTER_SIGMOID;
     sp->router_norm = opt_bool(r, "norm_topk_prob", true);

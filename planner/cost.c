@@ -430,7 +430,7 @@ static inline uint64_t div_ceil(uint64_t a, uint64_t b)
 static double padded_vocab(const tsl_layer_t *l, uint32_t t, const tsl_cost_knobs_t *k)
 {
     bool lm = (l->kind == TSL_LAYER_EMBEDDING && !l->patch_embed) ||
-              (l->kind == TSL_LAYER_HEAD && l->head_tokens == 0);
+              (l->kind == TSL_LAYER_HEAD && l->head_tokens == 0) || l->kind == TSL_LAYER_MTP;
     if (!lm || l->vocab == 0 || (k != NULL && k->autocast))
         return (double)l->vocab;
     uint64_t q = 128ull * t;
@@ -447,12 +447,14 @@ static double tp_replicated_params(const tsl_layer_t *l)
 /* Parameters one TP rank holds: the vocabulary-parallel rest with the padded rows,
  * over t, plus the replicated position table in full. A tied head owns none in its
  * embedding's stage; in a later stage (tied_copy) it keeps a copy of the padded
- * word embedding's rows, as an untied head holds its own (Megatron). */
+ * word embedding's rows, as an untied head holds its own (Megatron). So does an
+ * MTP depth's entry, whose lookup reads the word embedding (mtp.h; Megatron-LM
+ * language_module.py setup_embeddings_and_output_layer at 44151194). */
 static double rank_params(const tsl_layer_t *l, uint32_t t, bool tied_copy,
                           const tsl_cost_knobs_t *k)
 {
     double repl = tp_replicated_params(l), extra = (padded_vocab(l, t, k) - l->vocab) * l->hidden;
-    if (l->kind == TSL_LAYER_HEAD && l->tied_head)
+    if ((l->kind == TSL_LAYER_HEAD && l->tied_head) || l->kind == TSL_LAYER_MTP)
         extra = tied_copy ? padded_vocab(l, t, k) * l->hidden : 0.0;
     return ((double)l->params - repl + extra) / t + repl;
 }
@@ -1320,7 +1322,8 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
            bw_etp = made_group_bw(env, bw, 1, etp, &lat_etp);
     double busy, moved, k = l->experts_per_tok;
     tsl_cost_moe_rows(&env->knobs, &busy, &moved);
-    double bytes = (double)TSL_ACT_DTYPE_BYTES * n * l->seq_len / g.t * k * l->hidden * moved;
+    double r = tsl_layer_expert_width(l); /* a routed row: ℓ under latent MoE (model.h) */
+    double bytes = (double)TSL_ACT_DTYPE_BYTES * n * l->seq_len / g.t * k * r * moved;
     tsl_strategy_bw_t bwe = {.tp_bw = INFINITY,
                              .dp_bw = bw_edp,
                              .sdp_bw = bw_edp,
@@ -1337,7 +1340,7 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
                   alltoall_lat_s(bytes * wire / 2.0, ep, bw_ep, &lat_ep);
     o->tpc = allgather_lat_s(etp * bytes, etp, bw_etp, &lat_etp);
     if (env->knobs.moe_alltoall && ep > 1)
-        alltoall_dispatcher(env, l, bw, ep, etp, bytes / l->hidden, o);
+        alltoall_dispatcher(env, l, bw, ep, etp, bytes / r, o);
     o->w8 = fp8 ? o->p : 0.0;
     double pg = gather_bytes(env, o->p, o->w8);
     o->gather = allgather_lat_s(pg, o->g.z, bw_edp, &lat_edp);
@@ -1347,7 +1350,7 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     /* the model's stash (model.c): k input copies of h and k FFN activations of
      * (2g + 2)·f per token, of the T/t tokens a rank routes */
     double gated = l->gated_ffn ? 2.0 : 1.0, per_tok = (double)l->seq_len / g.t * k;
-    o->stash = per_tok * ((etp * moved - 1.0) * TSL_ACT_DTYPE_BYTES * l->hidden +
+    o->stash = per_tok * ((etp * moved - 1.0) * TSL_ACT_DTYPE_BYTES * r +
                           (moved - 1.0) * (2.0 * gated + 2.0) * l->ffn_hidden);
     /* the recompute modules (recompute.h) on a layer without full CKPT */
     uint32_t mods = s->ckpt ? 0 : tsl_recompute_applies(l, env->knobs.recompute_modules);
@@ -1358,9 +1361,16 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
          * nvfp4 1.4375); moe keeps neither.
          * The weight copies: expert_fp8_cache_bytes */
         double fc2 = (mods & TSL_RECOMPUTE_MOE_ACT) ? 0.0 : (double)l->ffn_hidden;
-        o->stash -=
-            fp8_stash_save_bytes(env->knobs.fp8) * per_tok * moved * (etp * l->hidden + fc2);
+        o->stash -= fp8_stash_save_bytes(env->knobs.fp8) * per_tok * moved * (etp * r + fc2);
     }
+}
+
+/* The routed experts of a layer whose weights another layer holds (mtp.h): their
+ * tokens' all-to-alls and stash stay, their weights' gather, sync and step go. */
+static void shared_moe(moe_terms_t *o)
+{
+    o->gather = o->per_mb = o->last = o->exposed = o->gather_next = 0.0;
+    o->opt_s = o->w8 = 0.0;
 }
 
 /* The routed stash beyond the model's (moe_terms_t.stash) on the bytes that hold
@@ -1505,6 +1515,11 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         moe_terms(env, l, s, bw, g, n, &moe);
         p -= tsl_layer_expert_params(l) / g.t;
     }
+    /* weights another layer holds (mtp.h: an MTP head's, a repeated MTP depth's):
+     * computed with, never kept, gathered, synced or stepped here */
+    double own = l->shared_weights ? 0.0 : p;
+    if (l->shared_weights)
+        shared_moe(&moe);
     double act_msg = (double)TSL_ACT_DTYPE_BYTES * l->seq_len * l->hidden * n;
 
     double compute_f, compute_b, acc_b, core_f, wgrad_frac, col_frac[2];
@@ -1521,7 +1536,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * that runs its forward twice (double_block_fwd) ran it: twice one run is that */
     if (profiled && env->knobs.double_block_fwd && block_layer(l))
         compute_b *= 0.5;
-    compute_b += grad_copy_s(env, l, s, g, n, p); /* SDP's unfused bucket copies */
+    compute_b += grad_copy_s(env, l, s, g, n, own); /* SDP's unfused bucket copies */
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes;
      * none where the measured times already hold it */
     double k = env->overlap_slowdown;
@@ -1530,13 +1545,13 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
                       : l->tp_allreduces * allreduce_lat_s(act_msg, g.t, bw->tp_bw, &bw->tp_lat);
     tp_sp_t sp; /* the SP all-gathers of FP8 linears, as shares of bf16's */
     tp_sp_shares(env, l, s, n, g.t, act_msg, bw, &kern.fwd, &sp);
-    double w8 = fp8_weights(env, l, g.t); /* this rank's FP8 linear weights (0: bf16) */
-    double pg = gather_bytes(env, p, w8); /* 2 per weight, FP8 ones 1 (fp8_param_gather) */
+    double w8 = l->shared_weights ? 0.0 : fp8_weights(env, l, g.t); /* FP8 weights (0: bf16) */
+    double pg = gather_bytes(env, own, w8); /* 2 per weight, FP8 ones 1 (fp8_param_gather) */
     double gather = allgather_lat_s(pg, g.z, bw->sdp_bw, &bw->sdp_lat);
     double cp_f, cp_b;
     cp_exchange(env, l, g.t, n, core_fwd_s(env, l, n, g.t, core_f), bw, &cp_f, &cp_b);
     double per_mb, last, exposed, gather_next;
-    grad_sync(env->mode, &env->knobs, s, g, bw, grad_elem_bytes(&env->knobs) * p, pg, &per_mb,
+    grad_sync(env->mode, &env->knobs, s, g, bw, grad_elem_bytes(&env->knobs) * own, pg, &per_mb,
               &last, &exposed, &gather_next);
     /* dispatch + combine, and at etp > 1 the gather and the reduce-scatter */
     double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f,
@@ -1637,16 +1652,17 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->comm_s += twice_comm * (s->ckpt ? 2.0 : 1.0);
     out->cp_s = cp_f + cp_b;
     out->ep_s = ep_f + ep_b;
-    out->opt_s = optimizer_s(env, s, g, p) + moe.opt_s;
+    out->opt_s = optimizer_s(env, s, g, own) + moe.opt_s;
     out->opt_s += fp8_weight_cast_s(env, w8 + moe.w8);
-    layer_memory(l, s, g, mb, w, cp, p, &env->knobs, env->mode, fp8_priced(env), out);
-    if (l->experts) {
+    layer_memory(l, s, g, mb, w, cp, own, &env->knobs, env->mode, fp8_priced(env), out);
+    if (l->experts && !l->shared_weights) {
         out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs));
         out->grad_bytes += (uint64_t)ceil(grads_bytes(s, moe.g, moe.p, &env->knobs));
         shift_bytes(&out->ms_bytes, expert_fp8_cache_bytes(env, l, moe.p));
         out->bwd_bytes += (uint64_t)transient_bytes(s, moe.g, moe.p, grad_elem_bytes(&env->knobs));
-        moe_stash(s, moe.stash, mb, w, out);
     }
+    if (l->experts)
+        moe_stash(s, moe.stash, mb, w, out);
     if (env->calib != NULL)
         calibrate_memory(env->calib->mem_scale, out);
 }
@@ -1728,7 +1744,8 @@ double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head
                                  uint32_t size_b)
 {
     uint32_t t = tsl_strategy_degree(s, TSL_DIM_TP), z, stride;
-    if (head->kind != TSL_LAYER_HEAD || !head->tied_head || t == 0)
+    bool tied = head->kind == TSL_LAYER_HEAD && head->tied_head;
+    if (!(tied || head->kind == TSL_LAYER_MTP) || t == 0)
         return 0.0;
     double bytes = TSL_BYTES_PER_PARAM_FP16 * padded_vocab(head, t, NULL) / t * head->hidden;
     const struct tsl_calib *cal = tsl_cluster_block_calib(c, first_a, 1);

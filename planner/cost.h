@@ -246,8 +246,12 @@ typedef enum tsl_cost_mode {
  * (tsl_fp8_impl_sp_gather_bytes); 40: unfused_grad_accum under SDP / ZeRO-2 as Megatron-FSDP
  * runs it without gradient-accumulation fusion (each micro-batch's param.grad copied into the
  * unsharded bucket); 41: TP collectives between two device synchronisations (tp_sync,
- * AMP's fork): each one's dispatch and the queue's restart after it, one host op each. */
-#define TSL_COST_MODEL_VERSION 41u
+ * AMP's fork): each one's dispatch and the queue's restart after it, one host op each.
+ * 42: latent MoE (moe_latent: the routed rows, experts and dispatch at
+ * the latent width, fc1/fc2_latent) and MTP depths (mtp.h: an entry layer, shared-weight
+ * layers kept, synced and stepped once, an MTP entry's embedding copy on a later stage and
+ * its embedding-group all-reduce). */
+#define TSL_COST_MODEL_VERSION 42u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

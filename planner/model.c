@@ -25,6 +25,7 @@ static const char *const kind_names[TSL_LAYER_KIND_COUNT] = {
     [TSL_LAYER_FFN] = "ffn",
     [TSL_LAYER_HEAD] = "head",
     [TSL_LAYER_MAMBA] = "mamba",
+    [TSL_LAYER_MTP] = "mtp",
 };
 
 const char *tsl_layer_kind_name(tsl_layer_kind_t kind)
@@ -37,6 +38,7 @@ const char *tsl_layer_kind_name(tsl_layer_kind_t kind)
 /* The shape as doubles, with the defaults (d = h, e = d, w = s) resolved. */
 typedef struct dims {
     double s, h, f, a, d, e, t, w, V, P, g, n;
+    double r; /* a routed expert's width in and out: ℓ under latent MoE, else h */
 } dims_t;
 
 typedef struct figures {
@@ -130,13 +132,19 @@ static int check_ends(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
 static int check_moe(const tsl_layer_t *l, const char *kn, tsl_err_t *err)
 {
     if (l->experts == 0) {
-        if (l->experts_per_tok || l->shared_experts || l->shared_ffn_hidden)
+        if (l->experts_per_tok || l->shared_experts || l->shared_ffn_hidden || l->moe_latent)
             return tsl_err_set(err,
-                               "%s layer: experts_per_tok, shared_experts and shared_ffn_hidden "
-                               "belong to a mixture-of-experts layer: give experts too",
+                               "%s layer: experts_per_tok, shared_experts, shared_ffn_hidden and "
+                               "moe_latent belong to a mixture-of-experts layer: give experts too",
                                kn);
         return 0;
     }
+    if (l->moe_latent >= l->hidden)
+        return tsl_err_set(err,
+                           "%s layer: moe_latent: %u must be below hidden (%u): the latent "
+                           "projection narrows the routed experts' rows (Nemotron 3 Super: 1024 "
+                           "of 4096)",
+                           kn, l->moe_latent, l->hidden);
     if (!has_ffn(l->kind) || l->kind == TSL_LAYER_DECODER)
         return tsl_err_set(err,
                            "%s layer: experts: %u; only an encoder-kind or FFN layer can "
@@ -180,6 +188,9 @@ static int check_shape(const tsl_layer_t *l, tsl_err_t *err)
         return tsl_err_set(err, "%s layer: the ssm_* widths belong to a Mamba layer", kn);
     if (check_moe(l, kn, err) != 0)
         return -1;
+    if (l->kind == TSL_LAYER_MTP && l->mtp_depth == 0)
+        return tsl_err_set(err, "%s layer: mtp_depth: 0; an MTP entry belongs to a depth (1..)",
+                           kn);
     if (!(l->extra_fwd_flops >= 0.0) || !isfinite(l->extra_fwd_flops))
         return tsl_err_set(err, "%s layer: extra_fwd_flops: %g is not a valid FLOP count", kn,
                            l->extra_fwd_flops);
@@ -203,6 +214,7 @@ static dims_t dims_of(const tsl_layer_t *l)
     x.P = l->positions;
     x.g = l->gated_ffn ? 2.0 : 1.0;
     x.n = l->head_tokens ? l->head_tokens : l->seq_len;
+    x.r = l->moe_latent ? l->moe_latent : l->hidden;
     return x;
 }
 
@@ -220,13 +232,25 @@ static double attn_params(const tsl_layer_t *l, const dims_t *x)
     return p;
 }
 
-/* One FFN (or one expert) of width f. */
+/* One FFN of width f on rows h wide in and out (a routed expert: r wide). */
+static double ffn_params_wide(const tsl_layer_t *l, const dims_t *x, double f, double h)
+{
+    double p = (x->g + 1.0) * h * f;
+    if (!l->no_bias)
+        p += x->g * f + h;
+    return p;
+}
+
+/* One FFN (or one shared expert) of width f. */
 static double ffn_params_at(const tsl_layer_t *l, const dims_t *x, double f)
 {
-    double p = (x->g + 1.0) * x->h * f;
-    if (!l->no_bias)
-        p += x->g * f + x->h;
-    return p;
+    return ffn_params_wide(l, x, f, x->h);
+}
+
+/* One routed expert: on the latent width under latent MoE (model.h). */
+static double expert_params(const tsl_layer_t *l, const dims_t *x)
+{
+    return ffn_params_wide(l, x, x->f, x->r);
 }
 
 static double ffn_params(const tsl_layer_t *l, const dims_t *x)
@@ -304,18 +328,24 @@ static void add_cross_attention(const tsl_layer_t *l, const dims_t *x, figures_t
     add_attention(l, x, x->t, x->t, x->t, fg);
 }
 
-/* Routed experts at EP 1 (model.h "Mixture of experts"). */
+/* Routed experts at EP 1 (model.h "Mixture of experts"), on ℓ-wide rows under
+ * latent MoE with its two projections ("Latent MoE"). */
 static void add_moe_ffn(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
 {
     double E = l->experts, k = l->experts_per_tok, S = l->shared_experts;
     double fs = l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f;
-    double pe = ffn_params_at(l, x, x->f), ps = ffn_params_at(l, x, fs);
-    double per_tok = 2.0 * (x->g + 1.0) * x->s * x->h; /* FLOPs per unit of FFN width */
+    double pe = expert_params(l, x), ps = ffn_params_at(l, x, fs);
+    double per_tok = 2.0 * (x->g + 1.0) * x->s; /* FLOPs per unit of FFN width and row width */
     fg->params += E * pe + S * ps + x->h * E + norm_params(l, x);
     fg->idle_params += (E - k) * pe;
-    fg->flops += k * per_tok * x->f + S * per_tok * fs + 2.0 * x->s * x->h * E;
+    fg->flops += k * per_tok * x->r * x->f + S * per_tok * x->h * fs + 2.0 * x->s * x->h * E;
     /* LN in, router/shared input, dropout mask; k dispatched copies; fp32 probs */
-    fg->repl += block_repl(l, x) + k * 2.0 * x->s * x->h + 4.0 * x->s * E;
+    fg->repl += block_repl(l, x) + k * 2.0 * x->s * x->r + 4.0 * x->s * E;
+    if (l->moe_latent) { /* fc1_latent and fc2_latent; fc2_latent's input kept */
+        fg->params += 2.0 * x->h * x->r + (l->no_bias ? 0.0 : x->r + x->h);
+        fg->flops += 4.0 * x->s * x->h * x->r;
+        fg->repl += 2.0 * x->s * x->r;
+    }
     fg->shard += k * (2.0 * x->g * x->s * x->f + 2.0 * x->s * x->f) +
                  S * (2.0 * x->g * x->s * fs + 2.0 * x->s * fs);
     fg->allreduces += 1;
@@ -357,6 +387,19 @@ static void add_head(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
     fg->flops += 2.0 * x->n * x->h * x->V;
     fg->repl += 2.0 * x->s * x->h;
     fg->shard += 4.0 * x->n * x->V; /* fp32 logits kept for the loss */
+}
+
+/* An MTP depth's entry (mtp.h): enorm and hnorm, eh_proj (2h -> h, no bias), and
+ * the depth's final_layernorm (its input is the MTP head's stash); it keeps the
+ * two norm inputs (the shifted tokens' embedding, the previous depth's hidden)
+ * and eh_proj's 2h-wide input. The embedding lookup reads the word embedding
+ * (its copy on a later stage: cost.h). One TP collective per forward. */
+static void add_mtp(const tsl_layer_t *l, const dims_t *x, figures_t *fg)
+{
+    fg->params += 2.0 * x->h * x->h + 3.0 * norm_params(l, x);
+    fg->flops += 4.0 * x->s * x->h * x->h;
+    fg->repl += 8.0 * x->s * x->h;
+    fg->allreduces = 1;
 }
 
 /* A Mamba-2 mixer with its pre-norm (mamba.h): one all-reduce per forward
@@ -408,6 +451,7 @@ static void compute(const tsl_layer_t *l, figures_t *fg)
     case TSL_LAYER_FFN: add_ffn(l, &x, fg); break;
     case TSL_LAYER_HEAD: add_head(l, &x, fg); break;
     case TSL_LAYER_MAMBA: add_mamba(l, fg); break;
+    case TSL_LAYER_MTP: add_mtp(l, &x, fg); break;
     default: break;
     }
     fg->shard += fg->score;
@@ -468,6 +512,8 @@ void tsl_model_free(tsl_model_t *m)
 bool tsl_model_is_block(const tsl_model_t *m, uint32_t i)
 {
     tsl_layer_kind_t k = m->layers[i].kind;
+    if (m->layers[i].mtp_depth) /* Megatron's --num-layers leaves the MTP out (mtp.h) */
+        return false;
     if (k == TSL_LAYER_ENCODER || k == TSL_LAYER_DECODER || k == TSL_LAYER_MAMBA)
         return true;
     return m->hybrid && (k == TSL_LAYER_ATTENTION || k == TSL_LAYER_FFN);
@@ -530,9 +576,9 @@ int tsl_model_copy(tsl_model_t *dst, const tsl_model_t *src, tsl_err_t *err)
 
 uint64_t tsl_model_params(const tsl_model_t *m)
 {
-    uint64_t sum = 0;
+    uint64_t sum = 0; /* weights a layer shares with another are counted there (mtp.h) */
     for (uint32_t i = 0; m && i < m->n_layers; i++)
-        sum += m->layers[i].params;
+        sum += m->layers[i].shared_weights ? 0 : m->layers[i].params;
     return sum;
 }
 
@@ -556,7 +602,7 @@ uint64_t tsl_model_active_params(const tsl_model_t *m)
 {
     uint64_t sum = 0;
     for (uint32_t i = 0; m && i < m->n_layers; i++)
-        sum += m->layers[i].active_params;
+        sum += m->layers[i].shared_weights ? 0 : m->layers[i].active_params;
     return sum;
 }
 
@@ -565,7 +611,12 @@ double tsl_layer_expert_params(const tsl_layer_t *l)
     if (l == NULL || l->experts == 0)
         return 0.0;
     dims_t x = dims_of(l);
-    return (double)l->experts * ffn_params_at(l, &x, x.f);
+    return (double)l->experts * expert_params(l, &x);
+}
+
+uint32_t tsl_layer_expert_width(const tsl_layer_t *l)
+{
+    return l->moe_latent ? l->moe_latent : l->hidden;
 }
 
 uint32_t tsl_model_moe_layers(const tsl_model_t *m)
@@ -627,22 +678,6 @@ int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err)
     return 0;
 }
 
-int tsl_model_for_request(const tsl_model_t *m, bool unfused_attn, bool no_dropout,
-                          tsl_model_t *own, const tsl_model_t **out, tsl_err_t *err)
-{
-    *out = m;
-    if (!unfused_attn && !no_dropout)
-        return 0;
-    if (tsl_model_copy(own, m, err) != 0)
-        return -1;
-    if (unfused_attn && tsl_model_set_unfused_attn(own, true, err) != 0)
-        return -1;
-    if (no_dropout && tsl_model_set_no_dropout(own, err) != 0)
-        return -1;
-    *out = own;
-    return 0;
-}
-
 int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err)
 {
     if (m == NULL)
@@ -699,7 +734,8 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     /* kernel-level flags of a few models (gpt-oss's clamped GLU, AMP's TransGAN block):
      * keyed only where set, so every other layer keeps its key and fingerprint */
     bool flags = l->glu_clamp || l->transgan_eager, mamba = l->kind == TSL_LAYER_MAMBA;
-    flags = flags || mamba;
+    bool ext = l->moe_latent || l->mtp_depth || l->shared_weights || l->kind == TSL_LAYER_MTP;
+    flags = flags || mamba || ext;
     if (l->experts == 0 && l->kv_lora_rank == 0 && !l->attn_chunked && !flags)
         return 30; /* the dense key, as before MoE (plan fingerprints unchanged) */
     key[30] = l->experts;
@@ -718,7 +754,7 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
         return 40; /* as before the kernel-level flags */
     key[40] = l->glu_clamp;
     key[41] = l->transgan_eager;
-    if (!mamba)
+    if (!mamba && !ext)
         return 42; /* as before Mamba layers */
     key[42] = l->ssm_heads;
     key[43] = l->ssm_head_dim;
@@ -726,5 +762,10 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     key[45] = l->ssm_groups;
     key[46] = l->ssm_conv;
     key[47] = l->ssm_chunk;
+    if (!ext)
+        return 48; /* as before latent MoE and MTP */
+    key[48] = l->moe_latent;
+    key[49] = l->mtp_depth;
+    key[50] = l->shared_weights;
     return TSL_LAYER_KEY_LEN;
 }

@@ -121,6 +121,22 @@
  *   h; DeepSeek-V3's router correction bias, E) are in extra_params and count as
  *   active.
  *
+ * Latent MoE (moe_latent = ℓ > 0, with experts; Nemotron 3 Super; Megatron-LM
+ * moe_layer.py at 44151194: fc1_latent_proj / fc2_latent_proj, TELinear
+ * "duplicated"): the router and the shared experts read h as above; the routed
+ * experts run on ℓ: fc1_latent (h × ℓ) projects the tokens down before the
+ * dispatch, each expert is ℓ → f → ℓ, fc2_latent (ℓ × h) projects the combined
+ * output back. With p_e = (g+1)·ℓ·f (+ g·f + ℓ biases) one expert's:
+ *     params          E·p_e + S·p_s + h·E + norm + 2·h·ℓ (+ ℓ + h biases)
+ *     FLOPs           k·2·(g+1)·s·ℓ·f + S·2·(g+1)·s·h·f_s + 2·s·h·E + 4·s·h·ℓ
+ *     stash, repl     5·s·h (4 without dropout) + k·2·s·ℓ (the dispatched copies,
+ *                     ℓ wide) + 4·s·E + 2·s·ℓ (fc2_latent's input); fc1_latent
+ *                     reads the norm output the router keeps
+ *     stash, shard    as above (k·(2·g·s·f + 2·s·f) + the shared experts')
+ *   The dispatch and combine carry ℓ-wide rows (cost.h "Mixture of experts").
+ *   The two projections are replicated over TP: on the rank's s/t tokens under
+ *   SP (roofline.h).
+ *
  * Multi-head latent attention (kv_lora_rank > 0; DeepSeek-V2/V3; DeepSeek-V2
  * paper, Sec. 2.1). a = heads, r = qk_rope_dim, n = qk_nope_dim, v = v_head_dim,
  * q = q_lora_rank (0: a full h × a·(n+r) query projection), c = kv_lora_rank;
@@ -188,6 +204,7 @@ typedef enum tsl_layer_kind {
     TSL_LAYER_FFN,           /* FFN block alone (sub-layer partitioning) */
     TSL_LAYER_HEAD,          /* LM / classification head */
     TSL_LAYER_MAMBA,         /* Mamba-2 mixer with its pre-norm (hybrid models; mamba.h) */
+    TSL_LAYER_MTP,           /* an MTP depth's entry: enorm, hnorm, eh_proj (mtp.h) */
     TSL_LAYER_KIND_COUNT
 } tsl_layer_kind_t;
 
@@ -248,6 +265,9 @@ typedef struct tsl_layer {
     uint16_t router_topk_groups; /* topk_group: the groups a token's experts come from */
     double router_scale;         /* routed_scaling_factor on the weights; 0 means 1 */
     bool shared_expert_gate;     /* sigmoid(x·w_g), w_g h x 1, scales the shared experts' output */
+    /* latent MoE (see "Latent MoE" above): the routed experts' width in and out,
+     * ℓ < h; 0: the experts take h */
+    uint32_t moe_latent;
     /* multi-head latent attention (see above); kv_lora_rank = 0: ordinary attention */
     uint32_t q_lora_rank;  /* query latent width; 0 = a full query projection */
     uint32_t kv_lora_rank; /* compressed KV latent width c */
@@ -261,6 +281,13 @@ typedef struct tsl_layer {
     uint32_t ssm_groups;   /* G: B/C groups (n_groups) */
     uint32_t ssm_conv;     /* K: causal conv1d width (conv_kernel, 4) */
     uint32_t ssm_chunk;    /* Q: the SSD scan's chunk (chunk_size, 128) */
+    /* multi-token prediction (mtp.h): the MTP depth this layer belongs to (0: the
+     * main model), and whether its weights are another layer's of the same stage
+     * (an MTP head's are the output head's, a repeated depth's the first depth's):
+     * its parameters are counted, kept, synced and stepped there, never here; its
+     * compute and activations are its own */
+    uint8_t mtp_depth;
+    bool shared_weights;
 
     /* derived by tsl_layer_derive() */
     uint64_t params;
@@ -314,7 +341,8 @@ typedef struct tsl_model {
 /* Whether layer i of m is a Transformer layer as the stacks count them (what a
  * stack's uniform recompute covers, what Megatron's --num-layers counts): a whole
  * encoder or decoder layer, or one block of a hybrid model (M, *, - or E). Not the
- * embedding, the head, nor AutoPipe's attention/FFN halves of a split layer. */
+ * embedding, the head, AutoPipe's attention/FFN halves of a split layer, nor the
+ * layers of an MTP depth (mtp.h). */
 bool tsl_model_is_block(const tsl_model_t *m, uint32_t i);
 
 /*
@@ -355,9 +383,10 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
  * 30 for a layer without experts, latent attention or chunked attention (the key
  * it always had, so dense fingerprints are unchanged), 39 with the MoE and MLA
  * shape appended, 40 with attn_chunked after those (so MoE keys are unchanged),
- * 42 with the kernel-level flags, 48 for a Mamba layer (its ssm_* shape last).
+ * 42 with the kernel-level flags, 48 for a Mamba layer (its ssm_* shape last), 51
+ * with latent MoE or multi-token prediction (moe_latent, mtp_depth, shared_weights).
  */
-#define TSL_LAYER_KEY_LEN 48 /* 30 for a dense layer without MLA, which keeps its old key */
+#define TSL_LAYER_KEY_LEN 51 /* 30 for a dense layer without MLA, which keeps its old key */
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN]);
 
 /* Short lowercase name of a kind: "embedding", "encoder", ... */
@@ -386,6 +415,9 @@ uint64_t tsl_model_active_params(const tsl_model_t *m); /* per token; = params w
 /* The routed experts' parameters of layer l, E·p_e (0 without experts): the part
  * of l->params that expert parallelism shards (cost.h "Mixture of experts"). */
 double tsl_layer_expert_params(const tsl_layer_t *l);
+/* The width of a routed row of layer l: what its experts read and write and its
+ * dispatch carries, ℓ under latent MoE, else h. */
+uint32_t tsl_layer_expert_width(const tsl_layer_t *l);
 /* Layers with routed experts / with latent attention / Mamba layers (0 for a
  * dense Transformer). */
 uint32_t tsl_model_moe_layers(const tsl_model_t *m);
@@ -410,11 +442,20 @@ int tsl_model_set_unfused_attn(tsl_model_t *m, bool unfused, tsl_err_t *err);
  * dropout 0.0, HF configs with zero *_pdrop). */
 int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err);
 
-/* A request's model switches (unfused_attn, no_dropout) applied to a copy of m in
- * *own, whose layers are re-derived: *out is own, or m itself when the request
- * changes nothing (own is then left empty). tsl_model_free(own) either way. */
-int tsl_model_for_request(const tsl_model_t *m, bool unfused_attn, bool no_dropout,
-                          tsl_model_t *own, const tsl_model_t **out, tsl_err_t *err);
+/* A request's model switches: unfused_attn, no_dropout, and the MTP depths
+ * (mtp.h tsl_model_set_mtp: mtp_layers depths, or none with no_mtp; 0 and false:
+ * the model's own). */
+typedef struct tsl_model_switches {
+    bool unfused_attn, no_dropout;
+    uint32_t mtp_layers;
+    bool no_mtp;
+} tsl_model_switches_t;
+
+/* The switches applied (model_request.c) to a copy of m in *own, whose layers are
+ * re-derived: *out is own, or m itself when the request changes nothing (own is
+ * then left empty). tsl_model_free(own) either way. */
+int tsl_model_for_request(const tsl_model_t *m, const tsl_model_switches_t *sw, tsl_model_t *own,
+                          const tsl_model_t **out, tsl_err_t *err);
 
 /* Checks every layer's shape and the layer count. */
 int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err);
@@ -575,6 +616,15 @@ typedef struct tsl_arch_spec {
      * layer a whole Transformer layer. */
     char hybrid[TSL_MODEL_MAX_LAYERS + 1];
     uint32_t ssm_heads, ssm_head_dim, ssm_state, ssm_groups, ssm_conv, ssm_chunk;
+    /* LLAMA family, latent MoE (model.h "Latent MoE"): the routed experts' width ℓ
+     * (moe_latent_size); 0: h */
+    uint32_t moe_latent;
+    /* LLAMA family, multi-token prediction (mtp.h): depths, each with its own
+     * weights (HF num_nextn_predict_layers); each depth's inner layer a copy of the
+     * model's last one, or for a hybrid the blocks of mtp_hybrid (HF
+     * mtp_hybrid_override_pattern, "*E"; required with a hybrid) */
+    uint32_t mtp_layers;
+    char mtp_hybrid[9];
 } tsl_arch_spec_t;
 
 /* QK-norm: none; one RMSNorm of head_dim shared by every head, on Q and on K

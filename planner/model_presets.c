@@ -4,6 +4,7 @@
  * and published parameter counts and says where each shape comes from.
  */
 #include "model.h"
+#include "mtp.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -96,6 +97,35 @@ static int hybrid_check(const tsl_arch_spec_t *sp, const char *an, tsl_err_t *er
     return 0;
 }
 
+/* MTP depths (mtp.h): the llama family; a hybrid names its depth's blocks. */
+static int mtp_check(const tsl_arch_spec_t *sp, const char *an, tsl_err_t *err)
+{
+    const char *end = memchr(sp->mtp_hybrid, 0, sizeof sp->mtp_hybrid);
+    if (end == NULL)
+        return tsl_err_set(err, "%s spec: mtp_hybrid: not terminated within %zu characters", an,
+                           sizeof sp->mtp_hybrid - 1);
+    if (sp->mtp_layers == 0)
+        return 0;
+    if (sp->arch != TSL_ARCH_LLAMA)
+        return tsl_err_set(err,
+                           "%s spec: mtp_layers: multi-token prediction belongs to the "
+                           "llama family",
+                           an);
+    if (sp->mtp_layers > TSL_MTP_MAX_DEPTHS)
+        return tsl_err_set(err, "%s spec: mtp_layers: %u exceeds %u depths", an, sp->mtp_layers,
+                           TSL_MTP_MAX_DEPTHS);
+    if (sp->hybrid[0] && sp->mtp_hybrid[0] == '\0')
+        return tsl_err_set(err,
+                           "%s spec: mtp_hybrid: a hybrid's MTP depth needs its blocks "
+                           "(mtp_hybrid_override_pattern, e.g. \"*E\")",
+                           an);
+    size_t bad = strspn(sp->mtp_hybrid, "M*-E");
+    if (sp->mtp_hybrid[bad] != '\0')
+        return tsl_err_set(err, "%s spec: mtp_hybrid: '%c' at %zu is not M, *, - or E", an,
+                           sp->mtp_hybrid[bad], bad);
+    return 0;
+}
+
 static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
 {
     if ((unsigned)sp->arch >= TSL_ARCH_COUNT)
@@ -162,6 +192,12 @@ static int spec_check(const tsl_arch_spec_t *sp, tsl_err_t *err)
                            "between 1 and experts (got %u, %u)",
                            an, sp->experts, sp->moe_ffn_hidden, sp->experts_per_tok);
     if (sp->hybrid[0] && hybrid_check(sp, an, err) != 0)
+        return -1;
+    if (sp->moe_latent && (sp->experts == 0 || sp->moe_latent >= sp->hidden))
+        return tsl_err_set(err,
+                           "%s spec: moe_latent: %u needs experts and must be below hidden (%u)",
+                           an, sp->moe_latent, sp->hidden);
+    if (mtp_check(sp, an, err) != 0)
         return -1;
     if (sp->causal > TSL_CAUSAL_OFF)
         return tsl_err_set(err, "%s spec: causal: %u is not 0 (the family's), 1 (on) or 2 (off)",
@@ -421,6 +457,7 @@ static void llama_moe_mla(const tsl_arch_spec_t *sp, tsl_layer_t *l, bool moe)
     l->router_scale = sp->router_scale;
     l->router_groups = sp->router_groups;
     l->router_topk_groups = sp->router_topk_groups;
+    l->moe_latent = sp->moe_latent;
 }
 
 /* Whether layers i and j are built alike: the same window, FFN and RoPE. */
@@ -499,6 +536,26 @@ static int add_hybrid_layers(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_
     return 0;
 }
 
+/* The spec's MTP depths (mtp.h) before the head: each a copy of the last layer, or
+ * of the hybrid's MTP blocks, with weights of its own. */
+static int add_mtp_depths(const tsl_arch_spec_t *sp, tsl_model_t *m, const tsl_layer_t *hd,
+                          tsl_err_t *err)
+{
+    tsl_layer_t inner[sizeof sp->mtp_hybrid];
+    uint32_t n = 0;
+    if (sp->mtp_layers == 0)
+        return 0;
+    if (sp->hybrid[0])
+        for (; sp->mtp_hybrid[n]; n++)
+            inner[n] = hybrid_block(sp, sp->mtp_hybrid[n]);
+    else
+        inner[n++] = m->layers[m->n_layers - 1];
+    for (uint32_t d = 1; d <= sp->mtp_layers; d++)
+        if (tsl_mtp_add_depth(m, d, inner, n, hd, false, err) != 0)
+            return -1;
+    return 0;
+}
+
 static int build_llama(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err)
 {
     double s = sp->seq_len, h = sp->hidden;
@@ -514,6 +571,8 @@ static int build_llama(const tsl_arch_spec_t *sp, tsl_model_t *m, tsl_err_t *err
     if (tsl_model_add(m, &e, err) != 0)
         return -1;
     if ((sp->hybrid[0] ? add_hybrid_layers(sp, m, err) : add_llama_layers(sp, m, err)) != 0)
+        return -1;
+    if (add_mtp_depths(sp, m, &hd, err) != 0)
         return -1;
     return tsl_model_add(m, &hd, err);
 }

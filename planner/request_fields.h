@@ -176,6 +176,14 @@
       "the model without dropout (the GPT/BERT/T5 presets and imports keep it where the "          \
       "architecture has it)",                                                                      \
       "no_dropout", "no_dropout")                                                                  \
+    X(mtp_layers, UINT, "mtp-layers", "N", 1, 16,                                                  \
+      "train N multi-token-prediction depths (Megatron-LM --mtp-num-layers; depths beyond "        \
+      "those the model has weights for repeat its last one's; default: the HF config's "           \
+      "num_nextn_predict_layers)",                                                                 \
+      "mtp_layers", "mtp_layers")                                                                  \
+    X(no_mtp, BOOL, "no-mtp", "", 0, 0,                                                            \
+      "leave the model's multi-token-prediction layers out (HF num_nextn_predict_layers)",         \
+      "no_mtp", "no_mtp")                                                                          \
     X(double_block_fwd, BOOL, "double-block-fwd", "", 0, 0,                                        \
       "every transformer block's forward runs twice per micro-batch (AMP's fork of Megatron-LM "   \
       "v1.1.5, whose pipe layer prints the shape of a first full forward)",                        \

@@ -671,16 +671,19 @@ static double moe_ffn_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, doubl
     double busy = p->d->moe_busy > 0 ? p->d->moe_busy : 1.0;
     double moved = p->d->moe_moved > 0 ? p->d->moe_moved : 1.0;
     double R = k * Tr, local = E / ep, m = etp * ep * R / E * busy, fe = x->f / etp;
-    double c =
-        gemm(p, Tr, E, x->h, 1) + mem(p, 8.0 * Tr * E, 2) + mem(p, 8.0 * moved * R * x->h, 2);
-    c += grouped_lin(p, m, x->g * fe, x->h, local) +
-         mem(p, 2.0 * (x->g + 1.0) * fe * m * local, 1) + grouped_lin(p, m, x->h, fe, local);
+    double r = tsl_layer_expert_width(l); /* the routed rows' width: ℓ under latent MoE */
+    double c = gemm(p, Tr, E, x->h, 1) + mem(p, 8.0 * Tr * E, 2) + mem(p, 8.0 * moved * R * r, 2);
+    if (l->moe_latent) /* fc1_latent before the dispatch, fc2_latent after the combine:
+                          replicated linears over the rank's Tr tokens (model.h) */
+        c += lin(p, Tr, r, x->h) + lin(p, Tr, x->h, r);
+    c += grouped_lin(p, m, x->g * fe, r, local) + mem(p, 2.0 * (x->g + 1.0) * fe * m * local, 1) +
+         grouped_lin(p, m, r, fe, local);
     if (l->glu_clamp)
         c += glu_clamp_s(p, x->g * fe * m * local);
     if (!l->no_bias) /* experts with biases (gpt-oss): Megatron-LM adds FFN-out's per expert */
-        c += expert_bias_s(p, m * local, x->h, local);
+        c += expert_bias_s(p, m * local, r, local);
     if (p->d->moe_a2a)
-        c += a2a_dispatcher_s(p, Tr, E, moved * R, m * local, x->h, local, ep);
+        c += a2a_dispatcher_s(p, Tr, E, moved * R, m * local, r, local, ep);
     if (l->shared_experts) {
         double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x->f) * l->shared_experts;
         c += lin_col(p, T, x->g * fs / t, x->h) + mem(p, 2.0 * (x->g + 1.0) * fs / t * T, 1) +
@@ -779,6 +782,17 @@ static double mamba_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double 
     return c;
 }
 
+/* An MTP depth's entry (mtp.h): the shifted tokens' embedding rows (read and
+ * written, 4 bytes per element), enorm and hnorm (read 2, write 2 each), their
+ * concatenation into eh_proj's 2h-wide input (read 4, write 4), eh_proj (column-
+ * parallel, 2h -> h/t) and the depth's final norm after its inner layer. */
+static double mtp_s(pass_t *p, const shape_t *x, double S, double t, double split)
+{
+    double T = S * x->s, row = x->h * T / split;
+    return mem(p, 4.0 * row, 1) + mem(p, 2.0 * 4.0 * row, 2) + mem(p, 8.0 * row, 1) +
+           lin_col(p, T, x->h / t, 2.0 * x->h) + mem(p, 4.0 * row, 1);
+}
+
 /* The FLOP count over F: no bandwidth known (the pre-roofline model). */
 static double flat_s(const tsl_roofline_dev_t *d, const tsl_layer_t *l, double samples, double tt,
                      double vocab)
@@ -829,11 +843,12 @@ static double weight_casts_s(const pass_t *p, const tsl_layer_t *l, const shape_
         kernels = 1;
         break;
     default: { /* QKV and output (+ cross-attention's), FFN in and out */
-        uint32_t lin =
-            l->kind == TSL_LAYER_ATTENTION || l->kind == TSL_LAYER_FFN || l->kind == TSL_LAYER_MAMBA
-                ? 2
-            : l->kind == TSL_LAYER_DECODER ? 6
-                                           : 4;
+        uint32_t lin = l->kind == TSL_LAYER_MTP ? 1
+                       : l->kind == TSL_LAYER_ATTENTION || l->kind == TSL_LAYER_FFN ||
+                               l->kind == TSL_LAYER_MAMBA
+                           ? 2
+                       : l->kind == TSL_LAYER_DECODER ? 6
+                                                      : 4;
         w = (double)l->params;
         kernels = l->no_bias ? lin : 2 * lin;
     }
@@ -880,6 +895,7 @@ static double kernels_s(pass_t *p, const tsl_layer_t *l, double samples, double 
     case TSL_LAYER_ATTENTION: return extra + attention_s(p, l, &x, samples, tt, split, false);
     case TSL_LAYER_FFN: return extra + ffn_s(p, l, &x, samples, tt, split);
     case TSL_LAYER_MAMBA: return extra + mamba_s(p, l, &x, samples, tt, split);
+    case TSL_LAYER_MTP: return extra + mtp_s(p, &x, samples, tt, split);
     default: return extra + ends_s(p, l, &x, samples, tt, split, vocab);
     }
 }
@@ -919,6 +935,7 @@ static uint32_t param_tensors(const tsl_layer_t *l)
     case TSL_LAYER_DECODER: lin = 6, norms = 3; break;
     case TSL_LAYER_ENCODER: lin = 4, norms = l->shared_norm ? 1 : 2; break;
     case TSL_LAYER_MAMBA: return 9; /* in/out_proj, conv w and b, dt_bias, A_log, D, 2 norms */
+    case TSL_LAYER_MTP: return 4;   /* eh_proj and three norms (mtp.h) */
     default: lin = 2, norms = 1; break;
     }
     return per * (lin + norms);
@@ -1194,6 +1211,7 @@ static double recompute_flops(const tsl_layer_t *l, uint32_t m)
     double q = l->q_lora_rank, c = l->kv_lora_rank, k = l->experts_per_tok;
     double fs = (l->shared_ffn_hidden ? l->shared_ffn_hidden : x.f) * l->shared_experts;
     double per_width = 2.0 * (x.g + 1.0) * x.s * x.h, fl = 0.0;
+    double routed = per_width / x.h * tsl_layer_expert_width(l); /* ℓ wide under latent MoE */
     if (m & TSL_RECOMPUTE_MLA_UP_PROJ)
         fl += 2.0 * x.s * ((q ? q : x.h) * a * (n + r) + c * a * (n + v));
     if (m & TSL_RECOMPUTE_MLP)
@@ -1201,7 +1219,8 @@ static double recompute_flops(const tsl_layer_t *l, uint32_t m)
     if (m & TSL_RECOMPUTE_TORCHTITAN_OP) /* half the block's linears (no core) */
         fl += 0.5 * (l->fwd_flops - l->core_fwd_flops);
     if (m & TSL_RECOMPUTE_MOE)
-        fl += k * per_width * x.f + per_width * fs + 2.0 * x.s * x.h * l->experts;
+        fl += k * routed * x.f + per_width * fs + 2.0 * x.s * x.h * l->experts +
+              (l->moe_latent ? 4.0 * x.s * x.h * l->moe_latent : 0.0);
     else if (m & TSL_RECOMPUTE_SHARED_EXPERTS)
         fl += per_width * fs;
     return fl;
@@ -1260,5 +1279,6 @@ double tsl_roofline_recompute_fwd_s(const tsl_roofline_dev_t *d, const tsl_layer
 bool tsl_roofline_fp8_experts(const tsl_layer_t *l, uint32_t etp)
 {
     double fe = (double)l->ffn_hidden / (etp > 1 ? etp : 1), g = l->gated_ffn ? 2.0 : 1.0;
-    return l->experts > 0 && fp8_dims(l->hidden, g * fe) && fp8_dims(fe, l->hidden);
+    double r = tsl_layer_expert_width(l);
+    return l->experts > 0 && fp8_dims(r, g * fe) && fp8_dims(fe, r);
 }

@@ -4,6 +4,7 @@
  * adoption of a better baseline, simulation). The engine is search_engine.c.
  */
 #include "search.h"
+#include "mtp.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -236,6 +237,15 @@ static int validate_expert_ranks(const tsl_request_t *r, const tsl_cluster_t *c,
     return 0;
 }
 
+/* The MTP switches (mtp.h): at most TSL_MTP_MAX_DEPTHS depths, not with no_mtp. */
+static int mtp_request_check(const tsl_request_t *r, tsl_err_t *err)
+{
+    if (r->mtp_layers > TSL_MTP_MAX_DEPTHS || (r->mtp_layers && r->no_mtp))
+        return tsl_err_set(err, "mtp_layers: %u with no_mtp %s: give 1..%u depths, or no_mtp alone",
+                           r->mtp_layers, r->no_mtp ? "set" : "unset", TSL_MTP_MAX_DEPTHS);
+    return 0;
+}
+
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err)
 {
@@ -262,6 +272,8 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
                            r->pp, c->n_devices, m->n_layers, TSL_PLAN_MAX_STAGES);
     if (r->pp > 1 && r->no_pp)
         return tsl_err_set(err, "pp: %u stages asked with pipelining switched off", r->pp);
+    if (mtp_request_check(r, err) != 0)
+        return -1;
     if (r->target >= TSL_TARGET_COUNT)
         return tsl_err_set(err,
                            "target: %u is not a stack (0 any, 1 megatron, 2 deepspeed, "
@@ -375,6 +387,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x7475626full);
     if (r->no_dropout) /* hashed only when set, as the target */
         tsl_fp_u64(&fp, 0x6e6f647200ull);
+    if (r->mtp_layers || r->no_mtp) /* likewise (the model's own depths otherwise) */
+        tsl_fp_u64(&fp, 0x6d74700000ull | (uint64_t)r->mtp_layers << 1 | r->no_mtp);
     if (r->double_block_fwd) /* likewise */
         tsl_fp_u64(&fp, 0x64626c6600ull);
     tsl_fp_hex(&fp, hex);
@@ -898,16 +912,17 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
     if (err == NULL)
         err = &local;
     memset(res, 0, sizeof(*res));
-    if (tsl_request_validate(r, m, c, err) != 0)
-        return TSL_SEARCH_ERR;
-    if (!r->unfused_attn && !r->no_dropout)
-        return search_request(m, c, r, hooks, res, err);
-    /* the request's attention kind (unfused_attn) and dropout (no_dropout) apply to
-     * the model searched */
+    /* the request's attention kind (unfused_attn), dropout (no_dropout) and MTP depths
+     * (mtp_layers, no_mtp) apply to the model searched, and validated */
     tsl_model_t own = {0};
     const tsl_model_t *sm = m;
     int rc = TSL_SEARCH_ERR;
-    if (tsl_model_for_request(m, r->unfused_attn, r->no_dropout, &own, &sm, err) == 0)
+    if (mtp_request_check(r, err) != 0)
+        return TSL_SEARCH_ERR;
+    if (tsl_model_for_request(
+            m, &(tsl_model_switches_t){r->unfused_attn, r->no_dropout, r->mtp_layers, r->no_mtp},
+            &own, &sm, err) == 0 &&
+        tsl_request_validate(r, sm, c, err) == 0)
         rc = search_request(sm, c, r, hooks, res, err);
     tsl_model_free(&own);
     return rc;

@@ -1570,15 +1570,29 @@ static bool eval_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pla
 }
 
 /* A tied head in the last stage (the executor's rule: the model's last layer, in
- * another stage than layer 0) sums its copy's gradient with the first stage's. */
+ * another stage than layer 0) sums its copy's gradient with the first stage's; so
+ * does an MTP depth's embedding copy in a later stage (mtp.h; Megatron-LM
+ * finalize_model_grads.py _allreduce_word_embedding_grads: one all-reduce of the
+ * embedding group, the tied head's and the MTP's being the same table). */
 static double tied_allreduce_s(const tsl_engine_t *e, const tsl_plan_t *plan)
 {
-    uint32_t last = e->model->n_layers - 1, P = plan->pp;
-    if (P < 2 || e->model->n_layers == 0)
+    const tsl_model_t *m = e->model;
+    uint32_t last = m->n_layers - 1, P = plan->pp, at = last, st = P - 1;
+    if (P < 2 || m->n_layers == 0)
         return 0.0;
-    return tsl_cost_tied_allreduce_s(e->cluster, &e->model->layers[last], &plan->layer[last],
-                                     plan->stages[0].first_device, plan->stages[P - 1].first_device,
-                                     plan->stages[P - 1].n_devices);
+    if (!m->layers[last].tied_head) /* the first MTP entry, where there is one */
+        for (uint32_t i = 0; i < m->n_layers; i++)
+            if (m->layers[i].kind == TSL_LAYER_MTP && !m->layers[i].shared_weights) {
+                at = i;
+                break;
+            }
+    while (st > 0 && plan->stages[st].first_layer > at)
+        st--;
+    if (st == 0)
+        return 0.0;
+    return tsl_cost_tied_allreduce_s(e->cluster, &m->layers[at], &plan->layer[at],
+                                     plan->stages[0].first_device, plan->stages[st].first_device,
+                                     plan->stages[st].n_devices);
 }
 
 /* A zero-bubble schedule has no closed form over unequal stages: the event

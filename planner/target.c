@@ -6,6 +6,7 @@
  * target_rules.c.
  */
 #include "target.h"
+#include "mtp.h"
 
 #include <math.h>
 #include <string.h>
@@ -48,6 +49,8 @@ const char *tsl_target_layer_kind(const tsl_target_view_t *v, uint32_t layer)
 {
     if (layer == 0)
         return "embedding";
+    if (layer > v->n_blocks && layer + 1 < v->model->n_layers)
+        return "MTP layer";
     return layer > v->n_blocks ? "head" : "Transformer layer";
 }
 
@@ -72,8 +75,14 @@ int tsl_target_check_model(const char *target, const tsl_model_t *m, tsl_err_t *
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: model %s is not [embedding, Transformer layers..., head]", target,
                             m->name);
+    uint32_t mtp = tsl_mtp_layers(m); /* MTP depths: Megatron-LM's, before the head (mtp.h) */
+    if (mtp && strcmp(target, "megatron") != 0)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "%s: model %s has %u MTP depths; only Megatron-LM runs multi-token "
+                            "prediction here: plan with --no-mtp",
+                            target, m->name, tsl_mtp_depths(m));
     for (uint32_t i = 1; i + 1 < n; i++)
-        if (!is_block(&m->layers[i]))
+        if (i + 1 + mtp >= n ? m->layers[i].mtp_depth == 0 : !is_block(&m->layers[i]))
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "%s: layer %u of %s is a %s block, not a whole Transformer layer",
                                 target, i, m->name, tsl_layer_kind_name(m->layers[i].kind));
@@ -135,7 +144,7 @@ static int fold_sublayers(tsl_target_view_t *v, const tsl_plan_t *p, const tsl_s
 /* CKPT of the embedding or the head: no target recomputes those. */
 static int check_ckpt_outside_blocks(const tsl_target_view_t *v, tsl_err_t *err)
 {
-    uint32_t ends[2] = {0, v->n_blocks + 1};
+    uint32_t ends[2] = {0, v->model->n_layers - 1};
     for (int k = 0; k < 2; k++)
         if (v->layer[ends[k]].ckpt)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
@@ -162,7 +171,7 @@ int tsl_target_view_init(tsl_target_view_t *v, const char *target, const tsl_pla
                             target, target);
     if (tsl_target_check_model(target, m, err) != 0)
         return -1;
-    v->n_blocks = m->n_layers - 2;
+    v->n_blocks = m->n_layers - 2 - tsl_mtp_layers(m); /* the MTP layers follow (mtp.h) */
     int rc;
     if (!p->sublayer) {
         rc = view_layers(v, p, m, err);

@@ -207,6 +207,8 @@ int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
     const tsl_layer_t *ld = NULL, *le = NULL;
     for (uint32_t i = 1; i + 1 < m->n_layers; i++) {
         const tsl_layer_t *l = &m->layers[i], **first = l->experts ? &le : &ld;
+        if (l->mtp_depth) /* the MTP depths copy a layer of the model's (mtp.h) */
+            continue;
         if (*first == NULL) {
             *first = l;
             n1 = tsl_layer_key(l, k1);

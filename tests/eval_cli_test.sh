@@ -439,6 +439,18 @@ expect 2 "hybrid-override-pattern: a hybrid pattern is given twice" eval $nano \
     --megatron-args "$mgn --hybrid-layer-pattern $pat --hybrid-override-pattern $pat"
 expect 2 "TP degree 16 does not divide its 64 SSM heads and 8 B/C groups" eval $nano --tp 16
 
+# Nemotron 3 Super: latent MoE and MTP depths (docs/models.md); Megatron's unified pattern's
+# MTP part ("/" and a depth's blocks per depth) sets the depths and is checked against the
+# config's mtp_hybrid_override_pattern; --mtp-layers and --no-mtp are not given together
+sup="--hf-config $hf/nemotron_3_super.json --seq-len 4096 --cluster 8x8xB200-180G --no-search"
+spat='MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME'
+mgs="--bf16 --micro-batch-size 1 --global-batch-size 512 --expert-model-parallel-size 64 --use-distributed-optimizer --num-layers 88"
+expect 0 "" eval $sup --megatron-args "$mgs --hybrid-layer-pattern $spat/*E/*E"
+expect 2 "the MTP depth is 'E\*' in the configuration, '\*E' in the model" eval $sup \
+    --megatron-args "$mgs --hybrid-layer-pattern $spat/E*/E*"
+expect 2 "mtp-layers: 2 with --no-mtp" eval $sup --zero 1 --ep 64 --mtp-layers 2 --no-mtp
+expect 2 "mtp-layers" eval $sup --zero 1 --ep 64 --mtp-layers 17
+
 # plans that cannot run: the reason, exit 2
 expect 2 "TP degree 3 does not divide its 16 heads" eval --model GPT2-345M --cluster 6xA100-80G --tp 3
 expect 2 "stage 0 (layers 0-25) needs" eval --model GPT2-1.3B --cluster 1xA100-80G --memory 8G --batch 8

@@ -912,6 +912,36 @@ static void test_cfg_refusals(void)
     tsl_cluster_free(&c);
 }
 
+/* --mtp-num-layers (Megatron-LM arguments.py at 44151194): the depths read; a line
+ * without it trains none (mtp_read, 0); a bad count refused naming the flag. */
+static void test_megatron_mtp(void)
+{
+    tsl_eval_cfg_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_eval_cfg_megatron("--mtp-num-layers 2 --mtp-loss-scaling-factor 0.3 "
+                                "--moe-latent-size 1024",
+                                &c, &err) == 0 &&
+              c.mtp_read && c.mtp_layers == 2,
+          "--mtp-num-layers 2: %s (%u)", err.msg, c.mtp_layers);
+    CHECK(tsl_eval_cfg_megatron("--num-layers 4", &c, &err) == 0 && c.mtp_read && c.mtp_layers == 0,
+          "no --mtp-num-layers: none");
+    mg_refuses("--mtp-num-layers -1", "mtp-num-layers");
+    mg_refuses("--mtp-num-layers 1.5", "mtp-num-layers");
+    mg_refuses("--mtp-num-layers 0", "mtp-num-layers");
+    /* the unified pattern's MTP part (Megatron's functional test of Super ends in two
+     * "*E" depths after slashes):
+     * 2 depths of *E, which win over --mtp-num-layers as Megatron infers them */
+    CHECK(tsl_eval_cfg_megatron("--mtp-num-layers 1 --hybrid-layer-pattern MEM*E/*E/*E", &c,
+                                &err) == 0 &&
+              strcmp(c.hybrid, "MEM*E") == 0 && strcmp(c.hybrid_mtp, "*E") == 0 &&
+              c.hybrid_mtp_depths == 2 && c.mtp_layers == 2,
+          "MTP part: %s '%s' '%s' %u", err.msg, c.hybrid, c.hybrid_mtp, c.mtp_layers);
+    mg_refuses("--hybrid-layer-pattern MEM*E/*E/E*", "MTP depth 2 is not '*E'");
+    mg_refuses("--hybrid-layer-pattern MEM*E/", "MTP part");
+    mg_refuses("--hybrid-layer-pattern MEM*E/*X", "MTP part");
+    mg_refuses("--hybrid-layer-pattern ME|M*E", "pipeline segments");
+}
+
 int main(void)
 {
     test_megatron_line();
@@ -923,5 +953,6 @@ int main(void)
     test_round_trips();
     test_megatron_modules();
     test_knobs();
+    test_megatron_mtp();
     return CHECK_DONE();
 }

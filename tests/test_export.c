@@ -14,6 +14,7 @@
 #include "check.h"
 #include "eval_cfg.h"
 #include "export.h"
+#include "mtp.h"
 #include "hf_config.h"
 #include "plan_json.h"
 #include "sublayer.h"
@@ -260,6 +261,22 @@ static void test_megatron_moe_freq(void)
     CHECK(cfg->moe_len == 61 && cfg->moe_pattern[2] == 0 && cfg->moe_pattern[3] == 1 &&
               cfg->moe_pattern[60] == 1 && cfg->knobs.ep == 8,
           "pattern %u layers, ep %u", cfg->moe_len, cfg->knobs.ep);
+    /* its MTP depth (HF num_nextn_predict_layers 1) exported and read back; a line
+     * without the flag trains none */
+    CHECK(strstr(text, "--mtp-num-layers 1\n") && !strstr(text, "mtp_use_repeated_layer") &&
+              cfg->mtp_read && cfg->mtp_layers == 1,
+          "MTP round trip: %u depths read", cfg->mtp_layers);
+    tsl_err_t me = {0};
+    CHECK(tsl_model_set_mtp(&model, 2, &me) == 0 && tsl_mtp_repeated(&model), "2 depths: %s",
+          me.msg);
+    make_plan(&plan, 2, (const uint32_t[]){0, 32, model.n_layers}, 16, "tp2-dp8+sp", 8, 64);
+    plan.ep = 8;
+    char *two = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(two, "--mtp-num-layers 2\n# mtp_use_repeated_layer") &&
+              strstr(two, "--num-layers 61\n") && tsl_eval_cfg_megatron(two, cfg, &err) == 0 &&
+              cfg->mtp_layers == 2,
+          "2 repeated depths:\n%s", two);
+    free(two);
     /* an FP8 dispatch: the flex dispatcher's MXFP8 wire, read back as the same knob */
     plan.fp8_recipe = TSL_FP8_MXFP8;
     plan.moe_fp8_dispatch = true;
@@ -418,6 +435,8 @@ static void test_torchtitan_moe(void)
 {
     tsl_model_t saved;
     use_hf("deepseek_v3.json", &saved);
+    tsl_err_t e = {0}; /* torchtitan's DeepSeek-V3 trains no MTP depth: --no-mtp (mtp.h) */
+    CHECK(tsl_model_set_mtp(&model, 0, &e) == 0, "no MTP: %s", e.msg);
     const uint32_t cut[] = {0, 32, 63};
     make_plan(&plan, 2, cut, 16, "tp2-sdp8+sp", 16, 32);
     plan.ep = 16;

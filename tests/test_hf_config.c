@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "hf_config.h"
+#include "mtp.h"
 
 static char data_dir[1024];
 
@@ -560,6 +561,10 @@ static void test_moe(void)
         {"gpt_oss_20b.json", 20.9e9, 0.1e9, 3.6e9, 0.1e9, true, 24, 0},
         /* Nemotron 3 Nano's model card: 31.6B total, 3.2B active without embeddings */
         {"nemotron_3_nano.json", 31.6e9, 0.1e9, 3.2e9, 0.1e9, true, 23, 0},
+        /* Nemotron 3 Super: "120B total / 12B active" (NVIDIA's model name and
+         * announcement); its latent MoE's experts on 1024 of 4096, its MTP depth
+         * apart (with it 123.6B: the HF model page's "124B" for the checkpoint) */
+        {"nemotron_3_super.json", 120e9, 1e9, 12e9, 1e9, true, 40, 0},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         tsl_model_t m;
@@ -568,6 +573,9 @@ static void test_moe(void)
         CHECK(rc == 0, "%s: %s", c[i].file, err.msg);
         if (rc != 0)
             continue;
+        /* the published counts are the main model's: DeepSeek-V3's MTP depth apart
+         * (test_mtp.c prices it) */
+        CHECK(tsl_model_set_mtp(&m, 0, &err) == 0, "%s: without MTP: %s", c[i].file, err.msg);
         double total = (double)tsl_model_params(&m);
         double active = (double)tsl_model_active_params(&m);
         if (c[i].active_wo_embedding)
@@ -884,14 +892,46 @@ static void test_nemotron_h(void)
           "layers_block_type: M E *");
     CHECK(total > 0, "total");
     tsl_model_free(&m);
+    /* MTP depths need their blocks; a pattern builds one depth: entry, * and E, head */
     snprintf(doc, sizeof doc, "%s, \"num_nextn_predict_layers\": 1}", base);
     CHECK(tsl_hf_config_parse(doc, "mtp", 0, &m, &err) == -1 &&
-              strstr(err.msg, "multi-token prediction"),
-          "MTP refused: %s", err.msg);
+              strstr(err.msg, "mtp_hybrid_override_pattern"),
+          "MTP without its blocks refused: %s", err.msg);
+    snprintf(doc, sizeof doc,
+             "%s, \"num_nextn_predict_layers\": 1, \"mtp_hybrid_override_pattern\": \"*E\"}", base);
+    CHECK(tsl_hf_config_parse(doc, "mtp", 0, &m, &err) == 0, "MTP *E: %s", err.msg);
+    CHECK(m.n_layers == 9 && m.layers[4].kind == TSL_LAYER_MTP && m.layers[4].mtp_depth == 1 &&
+              m.layers[5].kind == TSL_LAYER_ATTENTION && m.layers[6].experts == 128 &&
+              m.layers[7].kind == TSL_LAYER_HEAD && m.layers[7].shared_weights &&
+              m.layers[8].kind == TSL_LAYER_HEAD && !m.layers[8].shared_weights,
+          "MTP *E: [emb M E * | mtp * E head | head]");
+    tsl_model_free(&m);
+    snprintf(doc, sizeof doc,
+             "%s, \"num_nextn_predict_layers\": -1, \"mtp_hybrid_override_pattern\": \"*E\"}",
+             base);
+    CHECK(tsl_hf_config_parse(doc, "mtp", 0, &m, &err) == -1 &&
+              strstr(err.msg, "num_nextn_predict_layers"),
+          "negative MTP depths refused, naming the key: %s", err.msg);
+    snprintf(doc, sizeof doc,
+             "%s, \"num_nextn_predict_layers\": 1.5, \"mtp_hybrid_override_pattern\": \"*E\"}",
+             base);
+    CHECK(tsl_hf_config_parse(doc, "mtp", 0, &m, &err) == -1 &&
+              strstr(err.msg, "num_nextn_predict_layers: 1.5 is not an integer"),
+          "fractional MTP depths refused: %s", err.msg);
+    snprintf(doc, sizeof doc,
+             "%s, \"num_nextn_predict_layers\": 1, \"mtp_hybrid_override_pattern\": \"*X\"}", base);
+    CHECK(tsl_hf_config_parse(doc, "mtp", 0, &m, &err) == -1 &&
+              strstr(err.msg, "mtp_hybrid_override_pattern"),
+          "bad MTP pattern refused: %s", err.msg);
+    /* latent MoE: the experts on 1024 of 2688; a latent at h or above refused */
     snprintf(doc, sizeof doc, "%s, \"moe_latent_size\": 1024}", base);
+    CHECK(tsl_hf_config_parse(doc, "latent", 0, &m, &err) == 0, "latent MoE: %s", err.msg);
+    CHECK(m.layers[2].moe_latent == 1024, "latent MoE: %u", m.layers[2].moe_latent);
+    tsl_model_free(&m);
+    snprintf(doc, sizeof doc, "%s, \"moe_latent_size\": 2688}", base);
     CHECK(tsl_hf_config_parse(doc, "latent", 0, &m, &err) == -1 &&
-              strstr(err.msg, "moe_latent_size: latent MoE"),
-          "latent MoE refused: %s", err.msg);
+              strstr(err.msg, "moe_latent_size: 2688 must be below hidden_size"),
+          "latent MoE at h refused: %s", err.msg);
     snprintf(doc, sizeof doc, "%s, \"hybrid_override_pattern\": \"M*\"}", base);
     CHECK(tsl_hf_config_parse(doc, "short", 0, &m, &err) == -1 &&
               strstr(err.msg, "2 layers, num_hidden_layers says 3"),

@@ -50,13 +50,14 @@ static void test_toy(void)
           "stash %llu + %llu", (unsigned long long)l.act_repl_bytes,
           (unsigned long long)l.act_shard_bytes);
     CHECK(tsl_mamba_inner(&l) == 8 && tsl_mamba_in_width(&l) == 32, "widths");
-    /* the key holds the SSM shape: a wider state is another layer class */
+    /* the key holds the SSM shape (48 words: the MTP/latent tail only where set): a
+     * wider state is another layer class */
     uint64_t ka[TSL_LAYER_KEY_LEN], kb[TSL_LAYER_KEY_LEN];
     tsl_layer_t w = toy();
     w.ssm_state = 4;
     CHECK(tsl_layer_derive(&w, &err) == 0, "%s", err.msg);
-    CHECK(tsl_layer_key(&l, ka) == TSL_LAYER_KEY_LEN && ka[44] == 3 &&
-              tsl_layer_key(&w, kb) == TSL_LAYER_KEY_LEN && memcmp(ka, kb, sizeof ka) != 0,
+    CHECK(tsl_layer_key(&l, ka) == 48 && ka[44] == 3 && tsl_layer_key(&w, kb) == 48 &&
+              memcmp(ka, kb, sizeof ka) != 0,
           "SSM shape keyed");
 }
 

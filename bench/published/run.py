@@ -214,6 +214,8 @@ def knob_args(row, amp_profile=None):
         cmd += ["--double-block-fwd"]
     if p.get("eager"):  # modules run eagerly, no torch.compile (cost-model.md "Eager modules")
         cmd += ["--eager"]
+    if p.get("mtp_layers"):  # multi-token-prediction depths trained (docs/models.md)
+        cmd += ["--mtp-layers", str(p["mtp_layers"])]
     if amp_profile and row["source"].startswith("amp-"):  # AMP's own layer times
         cmd += ["--amp-profile", amp_profile]
     # how the stack kept and synced gradients (docs/cost-model.md "Precision and
@@ -291,7 +293,8 @@ def flops_per_iter(row, tessel_model):
     if row["flops"] in ("moe", "megatron-2024"):  # from the HF config (README.md)
         cfg = hf_config_of(m)
         s = m.get("seq") or cfg.get("max_position_embeddings")
-        per_token = moe_flops_per_token(cfg, s) if row["flops"] == "moe" else megatron_2024_flops_per_token(cfg, s)
+        mtp = row["plan"].get("mtp_layers", 0)  # MTP depths trained (counted as the Bridge counts them)
+        per_token = moe_flops_per_token(cfg, s, mtp) if row["flops"] == "moe" else megatron_2024_flops_per_token(cfg, s)
         return batch * s * per_token
     if row["flops"] == "3fwd":  # forward + backward of a preset's count (docs/models.md)
         return 3 * m["fwd_gflops_per_sample"] * 1e9 * batch
@@ -372,14 +375,16 @@ def moe_shape(cfg):
     return layers, h * cfg["vocab_size"]
 
 
-def hybrid_flops_per_token(cfg, s):
+def hybrid_flops_per_token(cfg, s, mtp=0):
     """A hybrid Mamba-2 / attention / MLP / MoE model (nemotron_h), as
     Megatron-Bridge counts it (src/megatron/bridge/training/utils/flop_utils.py
     hybrid_flops at 21d102f5e, README.md): 3 x the forward of each block by the
     hybrid pattern. Mamba: in_proj 2·h·(2·d + 2·G·N + H) and out_proj 2·d·h with
     d = 2·h (its d_in, not H·P), the scan 7·d·N; attention 4·h·q·(h + h·g/a + s/2)
     with q = a·head_dim/h (causal); MLP 4·4·h² (its fixed expansion 4); MoE
-    4·h·f·k + 4·h·f_s (no router); the logits 2·h·V."""
+    4·h·f·k + 4·h·f_s (no router), under latent MoE (moe_latent_size ℓ)
+    4·ℓ·f·k + 4·h·ℓ + 4·h·f_s; the logits 2·h·V. With mtp MTP depths: each
+    depth's blocks (mtp_hybrid_override_pattern) and its logits again (no eh_proj)."""
     h, a, V = cfg["hidden_size"], cfg["num_attention_heads"], cfg["vocab_size"]
     pat = cfg["hybrid_override_pattern"]
     g = cfg.get("num_key_value_heads", a)
@@ -388,23 +393,30 @@ def hybrid_flops_per_token(cfg, s):
     mamba = 2 * h * (2 * d + 2 * G * N + H) + 7 * d * N + 2 * d * h
     attn = 4 * h * q * (h + h * g / a + s / 2)
     mlp = 4 * 4 * h * h
-    moe = (4 * h * cfg.get("moe_intermediate_size", 0) * cfg.get("num_experts_per_tok", 0)
-           + 4 * h * cfg.get("moe_shared_expert_intermediate_size", 0))
+    lat = cfg.get("moe_latent_size")
+    routed = (4 * (lat or h) * cfg.get("moe_intermediate_size", 0) * cfg.get("num_experts_per_tok", 0)
+              + (4 * h * lat if lat else 0))
+    moe = routed + 4 * h * cfg.get("moe_shared_expert_intermediate_size", 0)
     per = {"M": mamba, "*": attn, "-": mlp, "E": moe}
-    return 3 * (sum(per[c] for c in pat) + 2 * h * V)
+    depth = sum(per[c] for c in cfg.get("mtp_hybrid_override_pattern", "")) if mtp else 0
+    return 3 * (sum(per[c] for c in pat) + mtp * depth + 2 * h * V * (1 + mtp))
 
 
-def moe_flops_per_token(cfg, s):
+def moe_flops_per_token(cfg, s, mtp=0):
     """6 x the matmul parameters one token uses (attention incl. MLA, router,
     top-k and shared experts, dense FFNs, LM head) + causal attention
     3·s·a·(d_qk + d_v) per layer (Megatron-LM's count, README.md), a sliding
-    window's layer 6·w·a·(d_qk + d_v); a hybrid (nemotron_h) as
-    hybrid_flops_per_token counts it."""
+    window's layer 6·w·a·(d_qk + d_v); with mtp MTP depths each one more layer
+    as the last, eh_proj 2·h² and its norms 3·h, and the logits again
+    (Megatron-Bridge flop_utils.py transformer_flops at 21d102f5e); a hybrid
+    (nemotron_h) as hybrid_flops_per_token counts it."""
     if cfg["model_type"] == "nemotron_h":
-        return hybrid_flops_per_token(cfg, s)
+        return hybrid_flops_per_token(cfg, s, mtp)
     layers, head = moe_shape(cfg)
-    return sum(6 * (attn + ffn) + 6 * (min(w, s / 2) if w else s / 2) * width
-               for attn, width, ffn, w in layers) + 6 * head
+    per = [6 * (attn + ffn) + 6 * (min(w, s / 2) if w else s / 2) * width
+           for attn, width, ffn, w in layers]
+    h = cfg["hidden_size"]
+    return sum(per) + mtp * (per[-1] + 6 * (2 * h * h + 3 * h)) + 6 * head * (1 + mtp)
 
 
 def megatron_2024_flops_per_token(cfg, s):

@@ -1,0 +1,27 @@
+/*
+ * model_request.c — a request's model switches applied to a copy of the model
+ * (model.h tsl_model_for_request): attention kind, dropout, MTP depths (mtp.h).
+ */
+#include "model.h"
+#include "mtp.h"
+
+int tsl_model_for_request(const tsl_model_t *m, const tsl_model_switches_t *sw, tsl_model_t *own,
+                          const tsl_model_t **out, tsl_err_t *err)
+{
+    *out = m;
+    uint32_t have = tsl_mtp_depths(m), want = sw->no_mtp       ? 0
+                                              : sw->mtp_layers ? sw->mtp_layers
+                                                               : have;
+    if (!sw->unfused_attn && !sw->no_dropout && want == have)
+        return 0;
+    if (tsl_model_copy(own, m, err) != 0)
+        return -1;
+    if (want != have && tsl_model_set_mtp(own, want, err) != 0)
+        return -1;
+    if (sw->unfused_attn && tsl_model_set_unfused_attn(own, true, err) != 0)
+        return -1;
+    if (sw->no_dropout && tsl_model_set_no_dropout(own, err) != 0)
+        return -1;
+    *out = own;
+    return 0;
+}
