@@ -30,6 +30,7 @@ struct tsl_partition_ws {
 typedef struct ctx {
     const tsl_partition_in_t *in;
     uint32_t L, P, m;
+    uint32_t cut; /* the latest stage start (partition.h max_cut) */
     double speed[TSL_PARTITION_MAX_STAGES];
     uint64_t w[TSL_PARTITION_MAX_STAGES]; /* in-flight micro-batches */
     uint64_t budget[TSL_PARTITION_MAX_STAGES];
@@ -123,9 +124,15 @@ static int ctx_init(ctx_t *c, const tsl_partition_in_t *in, tsl_partition_ws_t *
     if (in->budget_bytes == 0 && !in->stage_budget_bytes)
         return tsl_err_set(err, "budget_bytes: 0 is not a valid budget; give the bytes per "
                                 "device, or TSL_PARTITION_NO_BUDGET for none");
+    if (in->max_cut && (in->max_cut >= L || in->max_cut + 1 < P))
+        return tsl_err_set(err,
+                           "max_cut: %u leaves no partition of %u layers into %u stages; give "
+                           "%u..%u (0: any cut)",
+                           in->max_cut, L, P, P - 1, L - 1);
     c->in = in;
     c->L = L;
     c->P = P;
+    c->cut = in->max_cut ? in->max_cut : L - 1;
     c->m = in->n_micro;
     c->ws = ws;
     uint64_t wmax = 0;
@@ -188,6 +195,11 @@ static int check_first(const ctx_t *c, const uint32_t *first, tsl_err_t *err)
                                "first[%u]: %u does not follow first[%u] = %u; every stage "
                                "needs at least one layer",
                                i + 1, first[i + 1], i, first[i]);
+    if (!tsl_partition_cuts_ok(first, c->P, c->cut))
+        return tsl_err_set(err,
+                           "first[%u]: %u; the last stage must start at or before layer %u "
+                           "(max_cut: the MTP layers stay with the head)",
+                           c->P - 1, first[c->P - 1], c->cut);
     return 0;
 }
 
@@ -293,7 +305,7 @@ static bool feasible(ctx_t *c, double tcap, uint64_t mcap, bool use_budget)
             if (j == 0 ? x == 0 : pp[x] != NONE)
                 last = x;
             pv[y] = NONE;
-            if (last == NONE)
+            if (last == NONE || (j + 1 < P && y > c->cut)) /* no cut after max_cut */
                 continue;
             if (stage_time(c, j, ws->T[last], ws->T[y], y) <= tcap &&
                 stage_mem(c, j, ws->O[last], ws->O[y], ws->U[last], ws->U[y]) <= cap)
@@ -479,6 +491,11 @@ static int adjust(const ctx_t *c, const uint32_t *first, const tsl_partition_sta
             cand[d][k]++; /* its first layer joins stage k − 1 */
         else
             cand[d][k + 1]--; /* its last layer joins stage k + 1 */
+        if (!tsl_partition_cuts_ok(cand[d], P, c->cut)) {
+            snprintf(why[d], sizeof(why[d]), "max_cut (layer %u stays on the last stage)",
+                     cand[d][k + 1]);
+            continue;
+        }
         eval_partition(c, cand[d], &cs[d]);
         ok[d] = validate_move(c, &cs[d], k, d == 0 ? k - 1 : k + 1, c_max_s, pt_max_mem, why[d],
                               sizeof(why[d]));
@@ -641,7 +658,7 @@ static bool min_sum(ctx_t *c, double cap, bool strict, bool use_budget)
             }
             row[y] = INFINITY;
             pv[y] = NONE;
-            if (n == 0)
+            if (n == 0 || (j + 1 < P && y > c->cut)) /* no cut after max_cut */
                 continue;
             /* lo: first x in [xmin, y) whose stage [x, y) meets the cap and budget */
             /* starts before stk[0] have larger keys: searching from there is enough */
@@ -746,34 +763,58 @@ int tsl_partition_amp(const tsl_partition_in_t *in, tsl_partition_ws_t *ws, bool
 
 /* ---- the search's starting partitions ---- */
 
-void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first)
+uint32_t tsl_partition_max_cut(const tsl_model_t *m)
 {
     uint32_t L = m->n_layers;
-    double *w = malloc((size_t)L * sizeof(double));
+    for (uint32_t i = 0; i + 1 < L; i++)
+        if (m->layers[i].mtp_depth)
+            return i; /* the depths are contiguous, before the head (mtp.h) */
+    return L ? L - 1 : 0;
+}
+
+bool tsl_partition_cuts_ok(const uint32_t *first, uint32_t P, uint32_t max_cut)
+{
+    return P < 2 || max_cut == 0 || first[P - 1] <= max_cut;
+}
+
+/* Units of m for the starting partitions: a layer each up to max_cut, then the
+ * MTP layers and the head as one (the last unit). */
+void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first)
+{
+    uint32_t L = m->n_layers, U = tsl_partition_max_cut(m) + 1;
+    double *w = malloc((size_t)U * sizeof(double));
     /* a tiny per-layer floor keeps zero-FLOP layers (embeddings) from piling up */
     double floor_flops = tsl_model_fwd_flops(m) / L * 1e-3;
-    for (uint32_t l = 0; w && l < L; l++)
-        w[l] = m->layers[l].fwd_flops + floor_flops;
-    if (w == NULL || tsl_autopipe_minmax(w, L, P, first, NULL, NULL) != 0)
-        for (uint32_t s = 0; s <= P; s++) /* equal layer counts */
-            first[s] = (uint32_t)((uint64_t)L * s / P);
+    for (uint32_t l = 0; w && l < L; l++) {
+        double f = m->layers[l].fwd_flops + floor_flops;
+        if (l < U)
+            w[l] = f;
+        else
+            w[U - 1] += f;
+    }
+    if (w == NULL || tsl_autopipe_minmax(w, U, P, first, NULL, NULL) != 0)
+        for (uint32_t s = 0; s <= P; s++) /* equal unit counts */
+            first[s] = (uint32_t)((uint64_t)U * s / P);
+    first[P] = L;
     free(w);
 }
 
-void tsl_partition_uniform(uint32_t n_layers, uint32_t P, uint32_t *first)
+void tsl_partition_uniform(const tsl_model_t *m, uint32_t P, uint32_t *first)
 {
-    uint32_t base = n_layers / P, extra = n_layers % P;
+    uint32_t U = tsl_partition_max_cut(m) + 1, base = U / P, extra = U % P;
     first[0] = 0;
     for (uint32_t s = 0; s < P; s++)
         first[s + 1] = first[s] + base + (s < extra ? 1 : 0);
+    first[P] = m->n_layers;
 }
 
-uint32_t tsl_partition_count(uint32_t n_layers, uint32_t P)
+uint32_t tsl_partition_count(uint32_t n_layers, uint32_t max_cut, uint32_t P)
 {
+    uint32_t U = (max_cut ? max_cut : n_layers - 1) + 1; /* the cuts lie in 1..U − 1 */
     uint64_t c = 1;
     for (uint32_t i = 1; i < P; i++) {
-        c = c * (n_layers - i) / i; /* exact: C(L − 1, i) from C(L − 1, i − 1) */
-        if (c > UINT32_MAX / n_layers)
+        c = c * (U - i) / i; /* exact: C(U − 1, i) from C(U − 1, i − 1) */
+        if (c > UINT32_MAX / U)
             return UINT32_MAX;
     }
     return (uint32_t)c;
@@ -786,11 +827,11 @@ void tsl_partition_first(uint32_t n_layers, uint32_t P, uint32_t *first)
     first[P] = n_layers;
 }
 
-bool tsl_partition_next(uint32_t n_layers, uint32_t P, uint32_t *first)
+bool tsl_partition_next(uint32_t n_layers, uint32_t max_cut, uint32_t P, uint32_t *first)
 {
     /* the rightmost cut that can move right does; the cuts after it follow it */
-    uint32_t s = P - 1;
-    while (s >= 1 && first[s] == n_layers - (P - s))
+    uint32_t U = (max_cut ? max_cut : n_layers - 1) + 1, s = P - 1;
+    while (s >= 1 && first[s] == U - (P - s))
         s--;
     if (s == 0)
         return false;

@@ -25,6 +25,11 @@
  *   T   = (m − 1) · max_i a_i + Σ_i c_i                    (Eq. 9; Eq. 5 when y ≡ 0)
  *   α_t = 1 − max_i a_i / Σ_i a_i,  α_m = 1 − max_i M_i / Σ_i M_i     (Eq. 6)
  *
+ * A model's last layers may have to stay on the last stage (the MTP depths with the
+ * output head, mtp.h): max_cut bounds every cut, first[i] ≤ max_cut for
+ * 0 < i < P (0: L − 1, no bound); every function here searches only such
+ * partitions, so the optimum each finds is the best one that keeps them together.
+ *
  * A partition fits when M_i ≤ E_i for every stage. Sync and p2p times are not
  * divided by the speed (they are communication). Sums are taken through prefix
  * sums: every function here computes a_i, c_i and M_i with the same expression,
@@ -134,6 +139,8 @@ typedef struct tsl_partition_in {
     const double *speed;                /* [P] v_i, finite, > 0, or NULL (all 1) */
     uint64_t budget_bytes;              /* E for every stage, > 0; TSL_PARTITION_NO_BUDGET: none */
     const uint64_t *stage_budget_bytes; /* [P] E_i (> 0), or NULL: budget_bytes */
+    uint32_t max_cut; /* the last stage starts at or before this layer (P − 1 ≤ max_cut < L;
+                         tsl_partition_max_cut); 0: L − 1, any cut */
 } tsl_partition_in_t;
 
 typedef struct tsl_partition_stats {
@@ -248,23 +255,38 @@ int tsl_partition_amp(const tsl_partition_in_t *in, tsl_partition_ws_t *ws, bool
                       tsl_partition_amp_t *out, tsl_err_t *err);
 
 /*
- * The search's starting partitions (first[0..P], first[P] = L). By compute: the
- * min-max contiguous split of forward FLOPs (tsl_autopipe_minmax; equal layer
- * counts when that cannot run). Uniform: equal layer counts, Megatron's
- * assignment, the first stages taking the remainder.
+ * The latest layer m's last stage may start at: its first MTP layer, so that
+ * every MTP depth (entry, inner layers, head copy) stays on the output head's
+ * stage, as Megatron-LM builds them (mtp.h); n_layers − 1 for a model without
+ * MTP (the head alone). A sub-layer split model (sublayer.h) keeps mtp_depth on
+ * its blocks, so this holds for it too.
  */
-void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first);
-void tsl_partition_uniform(uint32_t n_layers, uint32_t P, uint32_t *first);
+uint32_t tsl_partition_max_cut(const tsl_model_t *m);
+
+/* Whether first[0..P] keeps every cut at or before max_cut (0: L − 1). */
+bool tsl_partition_cuts_ok(const uint32_t *first, uint32_t P, uint32_t max_cut);
 
 /*
- * Every contiguous partition of n_layers into P non-empty stages, for small
- * cases: tsl_partition_count gives their number C(L − 1, P − 1) (UINT32_MAX when
- * it would overflow), tsl_partition_first the first (stages of one layer, the
- * last taking the rest), tsl_partition_next the next in lexicographic order of
- * the cuts (false after the last). Requires 1 <= P <= n_layers.
+ * The search's starting partitions (first[0..P], first[P] = L), both with every
+ * cut at or before tsl_partition_max_cut(m). By compute: the min-max contiguous
+ * split of forward FLOPs (tsl_autopipe_minmax, the MTP layers and the head
+ * weighed as one unit; equal counts of those units when that cannot run).
+ * Uniform: equal counts of the units, Megatron's assignment, the first stages
+ * taking the remainder. Requires P ≤ tsl_partition_max_cut(m) + 1.
  */
-uint32_t tsl_partition_count(uint32_t n_layers, uint32_t P);
+void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first);
+void tsl_partition_uniform(const tsl_model_t *m, uint32_t P, uint32_t *first);
+
+/*
+ * Every contiguous partition of n_layers into P non-empty stages whose cuts lie
+ * at or before max_cut (0: n_layers − 1, every partition), for small cases:
+ * tsl_partition_count gives their number C(max_cut, P − 1) (UINT32_MAX when it
+ * would overflow), tsl_partition_first the first (stages of one layer, the last
+ * taking the rest), tsl_partition_next the next in lexicographic order of the
+ * cuts (false after the last). Requires 1 <= P <= max_cut + 1 <= n_layers.
+ */
+uint32_t tsl_partition_count(uint32_t n_layers, uint32_t max_cut, uint32_t P);
 void tsl_partition_first(uint32_t n_layers, uint32_t P, uint32_t *first);
-bool tsl_partition_next(uint32_t n_layers, uint32_t P, uint32_t *first);
+bool tsl_partition_next(uint32_t n_layers, uint32_t max_cut, uint32_t P, uint32_t *first);
 
 #endif

@@ -179,12 +179,15 @@ uint32_t tsl_pipeline_peak_chunks(uint32_t m, uint32_t v, uint32_t N, uint32_t w
     return n;
 }
 
-void tsl_pipeline_chunk_layers(uint32_t n_layers, bool emb, bool head, uint32_t v, uint32_t *count)
+void tsl_pipeline_chunk_layers(uint32_t n_layers, bool emb, bool head, uint32_t mtp, uint32_t v,
+                               uint32_t *count)
 {
     if (v <= 1) {
         count[0] = n_layers;
         return;
     }
+    mtp = mtp < n_layers ? mtp : 0;
+    n_layers -= mtp;
     uint32_t extra = (uint32_t)emb + (uint32_t)head, nb = n_layers > extra ? n_layers - extra : 0;
     bool whole = nb % v == 0; /* the blocks divide: the embedding and head ride along */
     uint32_t units = whole ? nb : n_layers;
@@ -194,6 +197,7 @@ void tsl_pipeline_chunk_layers(uint32_t n_layers, bool emb, bool head, uint32_t 
         count[0] += emb;
         count[v - 1] += head;
     }
+    count[v - 1] += mtp;
 }
 
 /* Stage i's last backward ends after stage i + 1's and before stage i − 1's:

@@ -183,10 +183,14 @@ uint32_t tsl_pipeline_peak_chunks(uint32_t m, uint32_t v, uint32_t N, uint32_t w
  * (--num-layers-per-virtual-pipeline-stage); where they do not divide, the
  * embedding and the head each count as a layer of their own
  * (--account-for-embedding/loss-in-pipeline-split: Llama 3's first chunk, only the
- * embedding), earlier chunks one more where that is uneven still. v ≤ 1: count[0]
- * = n_layers.
+ * embedding), earlier chunks one more where that is uneven still. mtp: MTP layers
+ * among the n_layers, just before the head (mtp.h), which all join the last chunk
+ * outside that split (Megatron-LM's --num-layers leaves them out and
+ * MultiTokenPredictionBlock asserts the last virtual stage). v ≤ 1: count[0] =
+ * n_layers.
  */
-void tsl_pipeline_chunk_layers(uint32_t n_layers, bool emb, bool head, uint32_t v, uint32_t *count);
+void tsl_pipeline_chunk_layers(uint32_t n_layers, bool emb, bool head, uint32_t mtp, uint32_t v,
+                               uint32_t *count);
 
 /* T_opt − T above: what the optimizer steps (and a tied head's all-reduce, tie_s;
  * 0 for none, ignored for one stage) add to the pipeline's T (or T_v); fwd_s,

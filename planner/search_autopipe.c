@@ -68,26 +68,35 @@ static void block_times(const tsl_model_t *sm, const tsl_cluster_t *c, const tsl
 }
 
 /* Candidate sub-layer partitions for best's (B, P, m): compute-balanced over the
- * blocks, and AutoPipe's heuristic partitioner (Alg. 1 + master-stage moves). */
+ * blocks, and AutoPipe's heuristic partitioner (Alg. 1 + master-stage moves).
+ * Both keep the MTP layers with the head (partition.h max_cut): the partitioner
+ * moves the blocks up to max_cut and the rest as the last block. */
 static uint32_t sublayer_partitions(const tsl_model_t *sm, const tsl_cluster_t *c,
                                     const tsl_plan_t *best, tsl_cost_mode_t mode,
                                     uint32_t (*first)[TSL_PLAN_MAX_STAGES + 1])
 {
-    uint32_t n = 0, L = sm->n_layers;
+    uint32_t n = 0, L = sm->n_layers, U = tsl_partition_max_cut(sm) + 1;
     tsl_partition_by_flops(sm, best->pp, first[n++]);
     double *t = malloc(3 * (size_t)L * sizeof(double));
     tsl_autopipe_result_t *ap = malloc(sizeof(*ap));
     if (t && ap && best->pp <= TSL_PIPESIM_MAX_STAGES &&
         best->n_micro <= TSL_SEARCH_SIM_MAX_MICRO) {
         block_times(sm, c, best, mode, t, t + L, t + 2 * L);
-        tsl_autopipe_in_t in = {.n_blocks = L,
+        for (uint32_t k = U; k < L; k++) { /* the MTP layers and the head: one block */
+            t[U - 1] += t[k];
+            t[L + U - 1] += t[L + k];
+        }
+        t[2 * L + U - 1] = 0;
+        tsl_autopipe_in_t in = {.n_blocks = U,
                                 .fwd_s = t,
                                 .bwd_s = t + L,
                                 .cut_p2p_s = t + 2 * L,
                                 .n_stages = best->pp,
                                 .n_micro = best->n_micro};
-        if (tsl_autopipe_partition(&in, ap, NULL) == 0)
-            memcpy(first[n++], ap->first, (best->pp + 1) * sizeof(uint32_t));
+        if (tsl_autopipe_partition(&in, ap, NULL) == 0) {
+            memcpy(first[n], ap->first, best->pp * sizeof(uint32_t));
+            first[n++][best->pp] = L;
+        }
     }
     free(t);
     free(ap);

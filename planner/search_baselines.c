@@ -143,7 +143,7 @@ static void megatron_eval(const tsl_model_t *m, const tsl_cluster_t *c, const ts
     tsl_engine_t e;
     plan->valid = false;
     if (tsl_engine_init(&e, m, c, r, NULL, &sp, NULL) == 0) {
-        tsl_partition_uniform(m->n_layers, pp, first);
+        tsl_partition_uniform(m, pp, first);
         tsl_engine_eval(&e, B_run, pp, B_run / per, first, plan);
     }
     *fits = plan->valid;
@@ -158,7 +158,8 @@ static void megatron_eval(const tsl_model_t *m, const tsl_cluster_t *c, const ts
 static void megatron_baseline(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                               const tsl_search_hooks_t *hooks, uint32_t B, tsl_search_result_t *res)
 {
-    uint32_t N = c->n_devices, gpn = min_gpus_per_node(c);
+    /* at most one stage a layer, the MTP layers and the head one unit (partition.h) */
+    uint32_t N = c->n_devices, gpn = min_gpus_per_node(c), units = tsl_partition_max_cut(m) + 1;
     tsl_plan_t *best = &res->baseline[TSL_BASELINE_MEGATRON], *cand = malloc(sizeof(*cand));
     if (cand == NULL)
         return;
@@ -167,7 +168,7 @@ static void megatron_baseline(const tsl_model_t *m, const tsl_cluster_t *c, cons
         for (uint32_t k = 1; k <= N && !found; k++) {
             for (uint32_t tp = 1; tp <= k && tp <= gpn; tp++) {
                 uint32_t pp = k / tp;
-                if (k % tp || N % k || pp > m->n_layers || pp > TSL_PLAN_MAX_STAGES)
+                if (k % tp || N % k || pp > units || pp > TSL_PLAN_MAX_STAGES)
                     continue;
                 if (tsl_search_cancelled(hooks))
                     goto out;

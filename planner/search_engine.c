@@ -117,7 +117,7 @@ static void eval_every_partition(tsl_engine_t *e, run_state_t *rs, uint32_t B, u
                                  uint32_t m)
 {
     const uint32_t L = e->model->n_layers;
-    if (P < 2 || tsl_partition_count(L, P) > TSL_SEARCH_ALL_PARTITIONS)
+    if (P < 2 || tsl_partition_count(L, e->max_cut, P) > TSL_SEARCH_ALL_PARTITIONS)
         return;
     uint32_t first[TSL_PLAN_MAX_STAGES + 1];
     tsl_partition_first(L, P, first);
@@ -127,7 +127,7 @@ static void eval_every_partition(tsl_engine_t *e, run_state_t *rs, uint32_t B, u
         if (rs->scratch2->valid &&
             (!rs->scratch->valid || tsl_plan_better(rs->scratch2, rs->scratch)))
             *rs->scratch = *rs->scratch2;
-    } while (tsl_partition_next(L, P, first));
+    } while (tsl_partition_next(L, e->max_cut, P, first));
 }
 
 /* All (P, m) for one batch size; returns -1 when cancelled, else whether anything fit. */
@@ -304,7 +304,7 @@ int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t 
         /* a stack's own cut first: whole layers, equal middle stages */
         bool cut = e->space->target && tsl_target_partition(e->space->target, e->model, P, first);
         if (!cut && e->space->uniform_layers)
-            tsl_partition_uniform(e->model->n_layers, P, first);
+            tsl_partition_uniform(e->model, P, first);
         else if (!cut)
             tsl_partition_by_flops(e->model, P, first);
         rs.n_pp++;

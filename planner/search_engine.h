@@ -91,6 +91,9 @@ typedef struct tsl_group_layouts {
 /* Everything one search needs, allocated once up front. */
 typedef struct tsl_engine {
     const tsl_model_t *model;
+    uint32_t max_cut; /* the latest start of the last stage: every partition the
+                         engine costs keeps the MTP layers with the head
+                         (partition.h tsl_partition_max_cut) */
     const tsl_cluster_t *cluster;
     const tsl_request_t *req;
     const tsl_search_hooks_t *hooks;

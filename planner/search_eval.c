@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "offload.h"
+#include "partition.h"
 #include "pipeline.h"
 #include "pipesim.h"
 #include "search_internal.h"
@@ -507,7 +508,8 @@ static bool uniform_nodes(const tsl_cluster_t *c)
 static bool pp_allowed(const tsl_engine_t *e, uint32_t P)
 {
     const tsl_request_t *r = e->req;
-    if (e->cluster->n_devices % P != 0 || P > e->model->n_layers || P > TSL_PLAN_MAX_STAGES)
+    /* P − 1 cuts at or before max_cut: the MTP layers and the head share a stage */
+    if (e->cluster->n_devices % P != 0 || P > e->max_cut + 1 || P > TSL_PLAN_MAX_STAGES)
         return false;
     if (e->space->fixed_pp)
         return P == e->space->fixed_pp;
@@ -526,6 +528,7 @@ static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster
 {
     memset(e, 0, sizeof(*e));
     e->model = m;
+    e->max_cut = tsl_partition_max_cut(m);
     e->cluster = c;
     e->req = r;
     e->space = space;
@@ -1338,7 +1341,10 @@ static uint32_t chunk_held(const tsl_engine_t *e, const tsl_group_strategies_t *
     double w[TSL_PIPELINE_MAX_CHUNKS] = {0}, gw[TSL_PIPELINE_MAX_CHUNKS] = {0}, all = 0, held_w = 0;
     bool emb = first == 0 && md->layers[0].kind == TSL_LAYER_EMBEDDING;
     bool head = first + n == md->n_layers && md->layers[first + n - 1].kind == TSL_LAYER_HEAD;
-    tsl_pipeline_chunk_layers(n, emb, head, v, count);
+    uint32_t mtp = 0; /* the MTP layers: in the last chunk, with the head (pipeline.h) */
+    for (uint32_t i = first; head && i + 1 < first + n; i++)
+        mtp += md->layers[i].mtp_depth > 0;
+    tsl_pipeline_chunk_layers(n, emb, head, mtp, v, count);
     for (uint32_t c = 0, i = 0; c < v; c++) {
         for (uint32_t k = 0; k < count[c]; k++, i++) {
             const tsl_layer_cost_t *lc = e->class_row[e->layer_class[first + i]];
@@ -1903,7 +1909,8 @@ void tsl_engine_eval_given(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m, 
                            tsl_plan_t *plan)
 {
     plan->valid = false;
-    if (e->n_groups != 1 || m == 0 || B % m != 0)
+    if (e->n_groups != 1 || m == 0 || B % m != 0 ||
+        !tsl_partition_cuts_ok(first_layer, P, e->max_cut))
         return;
     eval_config(e, &e->groups[0], B, P, m, v ? v : 1, sched, first_layer, choice, plan);
     if (plan->valid && sched) { /* the reason, as the search records it */
@@ -1988,7 +1995,10 @@ void tsl_engine_eval(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m,
 {
     plan->valid = false;
     const tsl_group_strategies_t *g = tsl_engine_group(e, e->cluster->n_devices / P);
-    if (g == NULL || g->n == 0 || m == 0 || B % m != 0)
+    /* the partitioners keep the MTP layers with the head; a split that does not
+     * is no plan (partition.h max_cut) */
+    if (g == NULL || g->n == 0 || m == 0 || B % m != 0 ||
+        !tsl_partition_cuts_ok(first_layer, P, e->max_cut))
         return;
     if (e->space->uniform_strategy) {
         eval_uniform(e, g, B, P, m, first_layer, plan);

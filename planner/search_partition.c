@@ -150,7 +150,8 @@ static bool refine_round(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
                              .p2p_s = b->p2p,
                              .speed = b->speed,
                              .budget_bytes = p->budget_bytes,
-                             .stage_budget_bytes = b->stage_budget};
+                             .stage_budget_bytes = b->stage_budget,
+                             .max_cut = e->max_cut};
     bool improved = false;
     if (tsl_partition_bi_objective(&in, b->ws, 0, true, b->bo, NULL) == 0 && b->bo->found)
         improved |= try_partition(e, p, b->bo->first, b);
@@ -170,7 +171,7 @@ static void try_every_partition(tsl_engine_t *e, tsl_plan_t *p, refine_buf_t *b)
         if (tsl_search_cancelled(e->hooks))
             return;
         try_partition(e, p, first, b);
-    } while (tsl_partition_next(L, P, first));
+    } while (tsl_partition_next(L, e->max_cut, P, first));
 }
 
 void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n)
@@ -180,7 +181,8 @@ void tsl_search_rebalance(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n)
         for (uint32_t i = 0; i < n; i++) {
             if (!plans[i].valid || plans[i].pp < 2 || plans[i].pp > TSL_PARTITION_MAX_STAGES)
                 continue;
-            if (tsl_partition_count(e->model->n_layers, plans[i].pp) <= TSL_SEARCH_ALL_PARTITIONS) {
+            if (tsl_partition_count(e->model->n_layers, e->max_cut, plans[i].pp) <=
+                TSL_SEARCH_ALL_PARTITIONS) {
                 try_every_partition(e, &plans[i], &b);
                 continue;
             }

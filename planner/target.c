@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "partition.h"
 #include "sublayer.h"
 
 static const char *const target_names[TSL_TARGET_COUNT] = {
@@ -267,10 +268,11 @@ static double flops(const tsl_model_t *m, uint32_t a, uint32_t b)
 
 /* First stage f blocks, last l, the P − 2 middle ones mid each: the split whose
  * largest stage (forward FLOPs) is smallest. Megatron's shape, which torchtitan
- * and Galvatron also run. */
+ * and Galvatron also run. The MTP layers ride on the last stage with the head
+ * (mtp.h): B counts the main model's blocks only. */
 static bool partition_ends(const tsl_model_t *m, uint32_t P, uint32_t *first)
 {
-    uint32_t B = m->n_layers - 2, best_f = 0, best_mid = 0;
+    uint32_t B = m->n_layers - 2 - tsl_mtp_layers(m), best_f = 0, best_mid = 0;
     double best = INFINITY;
     if (P == 1) {
         first[0] = 0;
@@ -281,7 +283,7 @@ static bool partition_ends(const tsl_model_t *m, uint32_t P, uint32_t *first)
         uint32_t rest = B - mid * (P - 2);
         for (uint32_t f = 1; f < rest; f++) {
             uint32_t l = rest - f;
-            double worst = fmax(flops(m, 0, 1 + f), flops(m, B + 1 - l, B + 2));
+            double worst = fmax(flops(m, 0, 1 + f), flops(m, B + 1 - l, m->n_layers));
             if (P > 2)
                 worst = fmax(worst, flops(m, 1 + f, 1 + f + mid));
             if (worst < best) {
@@ -312,5 +314,6 @@ bool tsl_target_partition(uint32_t t, const tsl_model_t *m, uint32_t P, uint32_t
         return false;
     for (uint32_t s = 0; s <= P; s++)
         first[s] = s * (m->n_layers / P);
-    return true;
+    /* equal counts that would cut an MTP depth off the head: the engine's own cut */
+    return tsl_partition_cuts_ok(first, P, tsl_partition_max_cut(m));
 }

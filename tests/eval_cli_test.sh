@@ -451,6 +451,32 @@ expect 2 "the MTP depth is 'E\*' in the configuration, '\*E' in the model" eval 
 expect 2 "mtp-layers: 2 with --no-mtp" eval $sup --zero 1 --ep 64 --mtp-layers 2 --no-mtp
 expect 2 "mtp-layers" eval $sup --zero 1 --ep 64 --mtp-layers 17
 
+# the MTP depth stays on the head's stage (planner/partition.h max_cut): a searched plan's
+# last stage holds it; counts per stage put it there (GPT2-345M with one depth: embedding,
+# 24 layers, the depth's 3 layers 25-27, the head 28; 25 + 1 counts leave it with the head);
+# a given split that cuts it off the head is refused, naming the layers
+expect 0 "" plan --local $m345 --batch 32 --pp 2 --mtp-layers 1 --no-baselines --json
+cp "$out" "$dir/mtp_plan.json"
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["plan"]["stages"]; assert s[-1]["first_layer"] <= 25, s' \
+    "$dir/mtp_plan.json" && ok || bad "the searched plan's last stage starts after the MTP entry"
+expect 0 "" eval $m345 --mtp-layers 1 --pp 2 --layers-per-stage 25,1 --batch 32 --no-search --json
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["plan"]["stages"]; assert (s[1]["first_layer"], s[1]["n_layers"]) == (25, 4), s' \
+    "$out" && ok || bad "--layers-per-stage 25,1 with one MTP depth: $(cat "$out")"
+python3 - "$dir/mtp_plan.json" "$dir/mtp_bad.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+a, b = d["plan"]["stages"]
+# the last stage from layer 27 (the depth's head copy): its earlier runs go to stage 0
+a["runs"] += [r for r in b["runs"] if r["first_layer"] < 27]
+b["runs"] = [r for r in b["runs"] if r["first_layer"] >= 27]
+for r in a["runs"][-1:]:
+    r["count"] = 27 - r["first_layer"]
+a["n_layers"], b["first_layer"], b["n_layers"] = 27, 27, 2
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 2 "stage 1 starts at layer 27, after the first MTP layer 25" eval --cluster 8xA100-80G \
+    --plan "$dir/mtp_bad.json" --mtp-layers 1
+
 # plans that cannot run: the reason, exit 2
 expect 2 "TP degree 3 does not divide its 16 heads" eval --model GPT2-345M --cluster 6xA100-80G --tp 3
 expect 2 "stage 0 (layers 0-25) needs" eval --model GPT2-1.3B --cluster 1xA100-80G --memory 8G --batch 8

@@ -159,7 +159,7 @@ static void test_hetero_model(void)
     uint32_t first[5];
     tsl_plan_t *u = malloc(sizeof(*u));
     CHECK(tsl_engine_init(&e, &m, &c, &r, NULL, &sp, &err) == 0, "%s", err.msg);
-    tsl_partition_uniform(m.n_layers, 4, first);
+    tsl_partition_uniform(&m, 4, first);
     tsl_plan_init(u);
     tsl_engine_eval(&e, p->global_batch, 4, p->n_micro, first, u);
     CHECK(!u->valid || p->samples_per_s > u->samples_per_s,

@@ -238,17 +238,25 @@ static void test_inflight_chunks(void)
 
     /* the chunks as Megatron-LM cuts a stage's layers */
     uint32_t cnt[8];
-    tsl_pipeline_chunk_layers(8, true, false, 8, cnt);
+    tsl_pipeline_chunk_layers(8, true, false, 0, 8, cnt);
     CHECK(cnt[0] == 1 && cnt[7] == 1, "Llama 3 stage 0: the embedding alone in chunk 0");
-    tsl_pipeline_chunk_layers(9, true, false, 2, cnt);
+    tsl_pipeline_chunk_layers(9, true, false, 0, 2, cnt);
     CHECK(cnt[0] == 5 && cnt[1] == 4, "embedding + 8 layers, v 2: %u, %u", cnt[0], cnt[1]);
-    tsl_pipeline_chunk_layers(9, false, true, 2, cnt);
+    tsl_pipeline_chunk_layers(9, false, true, 0, 2, cnt);
     CHECK(cnt[0] == 4 && cnt[1] == 5, "8 layers + head, v 2: %u, %u", cnt[0], cnt[1]);
-    tsl_pipeline_chunk_layers(8, true, false, 2, cnt);
+    tsl_pipeline_chunk_layers(8, true, false, 0, 2, cnt);
     CHECK(cnt[0] == 4 && cnt[1] == 4, "embedding + 7 layers (account-for-embedding): %u, %u",
           cnt[0], cnt[1]);
-    tsl_pipeline_chunk_layers(7, false, false, 2, cnt);
+    tsl_pipeline_chunk_layers(7, false, false, 0, 2, cnt);
     CHECK(cnt[0] == 4 && cnt[1] == 3, "7 layers: %u, %u", cnt[0], cnt[1]);
+    /* DeepSeek-V3's last stage, v 2: 8 layers, one MTP depth (entry, layer, head copy)
+     * and the head: the 8 layers split 4 + 4, the head and the 3 MTP layers join the
+     * last chunk (Megatron-LM: MTP on the last virtual stage) */
+    tsl_pipeline_chunk_layers(12, false, true, 3, 2, cnt);
+    CHECK(cnt[0] == 4 && cnt[1] == 8, "8 layers + MTP 3 + head, v 2: %u, %u", cnt[0], cnt[1]);
+    /* 7 layers + head, account-for-loss: 8 units 4 + 4, the MTP layers after them */
+    tsl_pipeline_chunk_layers(11, false, true, 3, 2, cnt);
+    CHECK(cnt[0] == 4 && cnt[1] == 7, "7 layers + MTP 3 + head, v 2: %u, %u", cnt[0], cnt[1]);
 
     /* Why N >= P: below it Megatron's order deadlocks (it refuses N < P) */
     CHECK(vp_order_runs(4, 8, 2, 4) && vp_order_runs(4, 8, 2, 8) && vp_order_runs(2, 5, 2, 3) &&

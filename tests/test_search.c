@@ -548,7 +548,7 @@ static double exhaustive(const tsl_model_t *m, const tsl_cluster_t *c, const tsl
                     tsl_engine_eval(&e, B, P, mc, first, &res2.best);
                     if (res2.best.valid && res2.best.samples_per_s > best)
                         best = res2.best.samples_per_s;
-                } while (tsl_partition_next(L, P, first));
+                } while (tsl_partition_next(L, 0, P, first));
             }
     }
     tsl_engine_free(&e);
