@@ -66,6 +66,15 @@ static int load_source(const tsl_eval_opts_t *eo, tsl_eval_cfg_t *cfg, json_t **
     return 0;
 }
 
+/* The stack a --torchtitan or --megatron-args configuration names; TSL_TARGET_ANY
+ * for flags or a plan document. */
+static uint32_t config_stack(const tsl_eval_opts_t *eo)
+{
+    return eo->torchtitan      ? TSL_TARGET_TORCHTITAN
+           : eo->megatron_args ? TSL_TARGET_MEGATRON
+                               : TSL_TARGET_ANY;
+}
+
 /* --model/--hf-config, or the plan document's model when it names a preset;
  * in->po keeps the options it was loaded by. */
 static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
@@ -85,13 +94,20 @@ static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
     if (tsl_plan_load_model(po, &in->model, err) != 0)
         return -1;
     /* the MTP depths the run trains (mtp.h): --no-mtp, --mtp-layers N, a Megatron-LM
-     * line's --mtp-num-layers (none without it), else the model's own; before the
-     * split, which puts them with the head */
-    uint32_t want = eo->no_mtp       ? 0
-                    : eo->mtp_layers ? eo->mtp_layers
-                    : cfg->mtp_read  ? cfg->mtp_layers
-                                     : tsl_mtp_depths(&in->model);
-    return tsl_model_set_mtp(&in->model, want, err);
+     * line's --mtp-num-layers (none without it), else the model's own where the
+     * stack (--target, or the configuration's) trains them by default, none where it
+     * does not, with a note (target.h); before the split, which puts them with the
+     * head */
+    uint32_t have = tsl_mtp_depths(&in->model), t = eo->target ? eo->target : config_stack(eo);
+    uint32_t want = cfg->mtp_read && !eo->no_mtp && !eo->mtp_layers
+                        ? cfg->mtp_layers
+                        : tsl_target_mtp_depths(t, have, eo->mtp_layers, eo->no_mtp);
+    char note[400];
+    if (tsl_model_set_mtp(&in->model, want, err) != 0)
+        return -1;
+    if (tsl_target_mtp_note(t, in->model.name, have, want, note, sizeof note))
+        fprintf(stderr, "tesselctl: eval: note: %s\n", note);
+    return 0;
 }
 
 /* --strategy TEXT: its degrees for the batch arithmetic, then every layer's. */
@@ -220,14 +236,6 @@ static int check_target_zeros(const tsl_eval_opts_t *eo, tsl_err_t *err)
 /* The request's switches checked as a search checks them (tsl_request_knobs_check),
  * for the stack the configuration names: a torchtitan configuration runs neither
  * userbuffers nor Megatron-LM's activation offloading. */
-/* The stack a --torchtitan or --megatron-args configuration names; TSL_TARGET_ANY
- * for flags or a plan document. */
-static uint32_t config_stack(const tsl_eval_opts_t *eo)
-{
-    return eo->torchtitan      ? TSL_TARGET_TORCHTITAN
-           : eo->megatron_args ? TSL_TARGET_MEGATRON
-                               : TSL_TARGET_ANY;
-}
 
 /* A configuration is its stack t's run: a loss or an optimizer step the stack does
  * not run is refused, as its other switches are (tsl_request_knobs_check), not

@@ -248,14 +248,16 @@ static int inputs_load(const tsl_plan_opts_t *po, inputs_t *in, tsl_err_t *err)
     if (tsl_plan_load_model(po, &in->m, err) != 0)
         return -1;
     /* the request's MTP depths on the model shown and searched (mtp.h; the search
-     * would apply them again to a copy, a no-op then) */
+     * would apply them again to a copy, a no-op then): under a stack that trains
+     * none by default, none unless asked, and a note says so (target.h) */
     const tsl_request_t *r = &po->req;
-    if (!(r->mtp_layers && r->no_mtp) && tsl_model_set_mtp(&in->m,
-                                                           r->no_mtp       ? 0
-                                                           : r->mtp_layers ? r->mtp_layers
-                                                                           : tsl_mtp_depths(&in->m),
-                                                           err) != 0)
+    uint32_t have = tsl_mtp_depths(&in->m), t = r->target < TSL_TARGET_COUNT ? r->target : 0;
+    uint32_t want = tsl_target_mtp_depths(t, have, r->mtp_layers, r->no_mtp);
+    char note[400];
+    if (!(r->mtp_layers && r->no_mtp) && tsl_model_set_mtp(&in->m, want, err) != 0)
         return -1;
+    if (tsl_target_mtp_note(t, in->m.name, have, want, note, sizeof note))
+        fprintf(stderr, "tesselctl: plan: note: %s\n", note);
     if (po->cluster == NULL)
         return tsl_err_set(err, "cluster: missing; give --cluster 8xA100-80G or a JSON file");
     if (tsl_cluster_from_arg(po->cluster, &in->c, err) != 0)

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "mtp.h"
 
 /* Samples per rank per step: with stages the rank's batch is cut into the
  * micro-batches, otherwise they are gradient-accumulation steps. */
@@ -191,6 +192,11 @@ static void py_imports(const tsl_export_view_t *v, const tsl_export_uniform_t *u
                 !fp8_experts(v) ? ""
                 : mx            ? ", MXFP8GroupedExpertsConverter"
                                 : ", Float8GroupedExpertsConverter");
+    if (tsl_mtp_depths(v->model)) /* the MTP depths (mtp.py, since f59c215e8) */
+        fputs("from torchtitan.models.common.config_utils import decoder_vocab_size\n"
+              "from torchtitan.models.deepseek_v3 import model_registry\n"
+              "from torchtitan.models.deepseek_v3.mtp import MTPLoss\n",
+              out);
     fputs("from torchtitan.trainer import Trainer\n\n", out);
     if (base == NULL)
         fprintf(out,
@@ -243,6 +249,26 @@ int tsl_export_torchtitan(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         }
         fputs("    ]\n", out);
     }
+    /* the MTP depths priced: deepseek_v3's model_registry builds them from its last
+     * layer and MTPLoss adds their losses (models/deepseek_v3 at b5bcd76c6, as its
+     * deepseek_v3_debugmodel_mtp); the flavor is deepseek_v3_671b's; before the converters, which
+     * rewrite the model_spec's Linear configs */
+    uint32_t mtp = tsl_mtp_depths(v->model);
+    const struct base_config *bc = base_config(v->model);
+    if (mtp && (bc == NULL || strcmp(bc->module, "deepseek_v3") != 0))
+        fprintf(out,
+                "    # EDIT: %u MTP depth%s, as priced: the model from deepseek_v3's "
+                "model_registry(FLAVOR,\n    # num_mtp_layers=%u) and config.loss = "
+                "MTPLoss.Config(...) (torchtitan runs them without PP and CP)\n",
+                mtp, mtp > 1 ? "s" : "", mtp);
+    else if (mtp)
+        fprintf(out,
+                "    # %u MTP depth%s, as priced (torchtitan runs them without PP and CP)\n"
+                "    config.model_spec = model_registry(\"671B\", attn_backend=\"flex\", "
+                "num_mtp_layers=%u)\n"
+                "    config.loss = MTPLoss.Config(\n"
+                "        global_vocab_size=decoder_vocab_size(config.model_spec),\n    )\n",
+                mtp, mtp > 1 ? "s" : "", mtp);
     if (p->no_fp32_master) /* bf16 parameters, gradients and Adam states */
         fputs("    config.training.dtype = \"bfloat16\"\n", out);
     /* the converters rewrite the model's Linear configs; lm_head (and a MoE router's
@@ -355,6 +381,11 @@ int tsl_export_torchtitan_toml(const tsl_export_view_t *v, FILE *out, tsl_err_t 
     tsl_export_uniform_t u;
     if (tsl_target_uniform(v, &u, err) != 0)
         return -1;
+    if (tsl_mtp_depths(v->model)) /* v0.2.x has no MTP (mtp.py came with f59c215e8) */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan-toml: the plan trains %u MTP depths, which torchtitan "
+                            "v0.2.x has no module for; export torchtitan (main's Trainer.Config)",
+                            tsl_mtp_depths(v->model));
     const tsl_plan_t *p = v->plan;
     header(v, &u, "job TOML (v0.2.0 .. v0.2.2; v0.1.0: see the split points below)", out);
     moe_note(v, out);

@@ -474,9 +474,10 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
     const tsl_model_t *em = m;
     const tsl_cluster_t *ec = c;
     int rc = -1;
-    if (tsl_model_for_request(
-            m, &(tsl_model_switches_t){r->unfused_attn, r->no_dropout, r->mtp_layers, r->no_mtp},
-            &own, &m, err) != 0)
+    if (tsl_model_for_request(m,
+                              &(tsl_model_switches_t){r->unfused_attn, r->no_dropout, r->mtp_layers,
+                                                      r->no_mtp, r->target},
+                              &own, &m, err) != 0)
         goto out;
     em = m;
     if (given->sublayer) {

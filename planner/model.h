@@ -444,11 +444,13 @@ int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err);
 
 /* A request's model switches: unfused_attn, no_dropout, and the MTP depths
  * (mtp.h tsl_model_set_mtp: mtp_layers depths, or none with no_mtp; 0 and false:
- * the model's own). */
+ * the model's own where the stack `target` trains them by default, none where it
+ * does not: target.h tsl_target_mtp_depths). */
 typedef struct tsl_model_switches {
     bool unfused_attn, no_dropout;
     uint32_t mtp_layers;
     bool no_mtp;
+    uint32_t target; /* the request's stack (target.h TSL_TARGET_*; 0: any) */
 } tsl_model_switches_t;
 
 /* The switches applied (model_request.c) to a copy of m in *own, whose layers are

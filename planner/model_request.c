@@ -4,14 +4,14 @@
  */
 #include "model.h"
 #include "mtp.h"
+#include "target.h"
 
 int tsl_model_for_request(const tsl_model_t *m, const tsl_model_switches_t *sw, tsl_model_t *own,
                           const tsl_model_t **out, tsl_err_t *err)
 {
     *out = m;
-    uint32_t have = tsl_mtp_depths(m), want = sw->no_mtp       ? 0
-                                              : sw->mtp_layers ? sw->mtp_layers
-                                                               : have;
+    uint32_t have = tsl_mtp_depths(m),
+             want = tsl_target_mtp_depths(sw->target, have, sw->mtp_layers, sw->no_mtp);
     if (!sw->unfused_attn && !sw->no_dropout && want == have)
         return 0;
     if (tsl_model_copy(own, m, err) != 0)

@@ -108,6 +108,9 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                             "moe_fp8_dispatch: %s dispatches in bf16; megatron runs an FP8 "
                             "dispatch (--moe-dispatch-fwd-dtype mxfp8)",
                             tsl_target_name(r->target));
+    if (r->target && r->target < TSL_TARGET_COUNT &&
+        tsl_target_mtp_ok(r->target, r->mtp_layers, r->pp, r->cp, err) != 0)
+        return -1; /* (tsl_search checks it first, before the model's depths are built) */
     tsl_cost_knobs_t k;
     tsl_request_knobs(r, &k);
     if (r->target == TSL_TARGET_MEGATRON && k.overlap_param_gather && k.grad_reduce_exposed)
@@ -237,12 +240,16 @@ static int validate_expert_ranks(const tsl_request_t *r, const tsl_cluster_t *c,
     return 0;
 }
 
-/* The MTP switches (mtp.h): at most TSL_MTP_MAX_DEPTHS depths, not with no_mtp. */
+/* The MTP switches (mtp.h): at most TSL_MTP_MAX_DEPTHS depths, not with no_mtp,
+ * and explicit depths only under a stack that trains them (target.h). */
 static int mtp_request_check(const tsl_request_t *r, tsl_err_t *err)
 {
     if (r->mtp_layers > TSL_MTP_MAX_DEPTHS || (r->mtp_layers && r->no_mtp))
         return tsl_err_set(err, "mtp_layers: %u with no_mtp %s: give 1..%u depths, or no_mtp alone",
                            r->mtp_layers, r->no_mtp ? "set" : "unset", TSL_MTP_MAX_DEPTHS);
+    if (r->target && r->target < TSL_TARGET_COUNT &&
+        tsl_target_mtp_ok(r->target, r->mtp_layers, r->pp, r->cp, err) != 0)
+        return -1;
     return 0;
 }
 
@@ -919,9 +926,10 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
     int rc = TSL_SEARCH_ERR;
     if (mtp_request_check(r, err) != 0)
         return TSL_SEARCH_ERR;
-    if (tsl_model_for_request(
-            m, &(tsl_model_switches_t){r->unfused_attn, r->no_dropout, r->mtp_layers, r->no_mtp},
-            &own, &sm, err) == 0 &&
+    if (tsl_model_for_request(m,
+                              &(tsl_model_switches_t){r->unfused_attn, r->no_dropout, r->mtp_layers,
+                                                      r->no_mtp, r->target},
+                              &own, &sm, err) == 0 &&
         tsl_request_validate(r, sm, c, err) == 0)
         rc = search_request(sm, c, r, hooks, res, err);
     tsl_model_free(&own);

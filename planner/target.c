@@ -76,12 +76,19 @@ int tsl_target_check_model(const char *target, const tsl_model_t *m, tsl_err_t *
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "%s: model %s is not [embedding, Transformer layers..., head]", target,
                             m->name);
-    uint32_t mtp = tsl_mtp_layers(m); /* MTP depths: Megatron-LM's, before the head (mtp.h) */
-    if (mtp && strcmp(target, "megatron") != 0)
+    /* MTP depths (mtp.h, target.h): Megatron-LM's, and torchtitan's DeepSeek-V3's
+     * (multi-head latent attention: its deepseek_v3 model, MTPDecoder) */
+    uint32_t mtp = tsl_mtp_layers(m);
+    bool tt = strcmp(target, "torchtitan") == 0;
+    if (mtp && strcmp(target, "megatron") != 0 && !(tt && tsl_model_mla_layers(m) > 0))
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "%s: model %s has %u MTP depths; only Megatron-LM runs multi-token "
-                            "prediction here: plan with --no-mtp",
-                            target, m->name, tsl_mtp_depths(m));
+                            "%s: mtp_layers: model %s has %u MTP depths; %s: plan without "
+                            "--mtp-layers (the model as %s trains it) or with --no-mtp",
+                            target, m->name, tsl_mtp_depths(m),
+                            tt ? "torchtitan trains them for DeepSeek-V3 only (its deepseek_v3 "
+                                 "model)"
+                               : "this stack trains no multi-token prediction",
+                            target);
     for (uint32_t i = 1; i + 1 < n; i++)
         if (i + 1 + mtp >= n ? m->layers[i].mtp_depth == 0 : !is_block(&m->layers[i]))
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,

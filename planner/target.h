@@ -150,6 +150,33 @@ int tsl_target_fp8_ok(uint32_t t, uint32_t r, tsl_err_t *err);
  * under nvfp4). err names both fields. */
 int tsl_target_tp_comm_overlap_ok(uint32_t r, bool tp_comm_overlap, tsl_err_t *err);
 
+/*
+ * Multi-token prediction (mtp.h) per stack:
+ *   megatron    builds the depths the config asks for (--mtp-num-layers; Megatron-
+ *               Bridge passes an HF config's num_nextn_predict_layers), on the last
+ *               stage with the head;
+ *   torchtitan  DeepSeek-V3 only (models/deepseek_v3/mtp.py at b5bcd76c6, since
+ *               f59c215e8): none unless model_registry(num_mtp_layers=N) asks (its
+ *               deepseek_v3_671b builds none), and then without pipeline or
+ *               context parallelism (MTPDecoder.Config.update_from_config raises);
+ *   deepspeed, galvatron: no MTP.
+ * tsl_target_mtp_default: whether t trains the model's own depths when the
+ * request leaves them open (megatron, and Tessel's own space). tsl_target_mtp_
+ * depths: the depths a request trains under t on a model with `have`: none with
+ * no_mtp, mtp_layers when given, else `have` where t trains them by default, else
+ * 0 (the stack's run without them; the caller says so). tsl_target_mtp_ok: an
+ * explicit mtp_layers under t (with pp and cp as asked, 0: open): 0, or -1 with
+ * TSL_E_UNSUPPORTED naming mtp_layers.
+ */
+bool tsl_target_mtp_default(uint32_t t);
+uint32_t tsl_target_mtp_depths(uint32_t t, uint32_t have, uint32_t mtp_layers, bool no_mtp);
+int tsl_target_mtp_ok(uint32_t t, uint32_t mtp_layers, uint32_t pp, uint32_t cp, tsl_err_t *err);
+/* The note a plan or eval under t shows when it left a model's `have` depths out
+ * (tsl_target_mtp_depths gave 0 for have > 0): written into buf, true; false and
+ * buf empty when nothing was left out. */
+bool tsl_target_mtp_note(uint32_t t, const char *model, uint32_t have, uint32_t depths, char *buf,
+                         size_t n);
+
 /* Whether model m can be run by target t at all (its shape); err says why not. */
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err);
 

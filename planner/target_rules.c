@@ -2,8 +2,10 @@
  * target_rules.c — each stack's space (target.h): the rules its exporter and
  * `plan --target` share. Messages name the layer or stage and the stack's rule.
  */
+#include <stdio.h>
 #include <string.h>
 
+#include "mtp.h"
 #include "pipeline.h"
 #include "target.h"
 
@@ -324,6 +326,13 @@ static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
                             "torchtitan: %u of %u Transformer layers are checkpointed; Tessel "
                             "exports [activation_checkpoint] mode full or none",
                             u.ckpt_blocks, v->n_blocks);
+    /* its MTP (target.h): MTPDecoder.Config.update_from_config raises under PP and CP */
+    if (tsl_mtp_layers(v->model) && (v->pp > 1 || u.cp > 1))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: the model's %u MTP depths run without pipeline and "
+                            "context parallelism (models/deepseek_v3/mtp.py: \"MTP does not "
+                            "support pipeline parallelism yet\"); the plan has pp %u, cp %u",
+                            tsl_mtp_depths(v->model), v->pp, u.cp);
     for (uint32_t s = 1; s < v->pp; s++)
         if (v->stage_first[s] > v->n_blocks)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
@@ -805,6 +814,64 @@ bool tsl_target_opt_step_runs(uint32_t t, uint32_t s)
             (s == TSL_OPT_STEP_MEGATRON || s == TSL_OPT_STEP_MEGATRON_FP16)) ||
            (t == TSL_TARGET_TORCHTITAN && s == TSL_OPT_STEP_TORCH) ||
            (t == TSL_TARGET_DEEPSPEED && s == TSL_OPT_STEP_DEEPSPEED_FP16);
+}
+
+bool tsl_target_mtp_default(uint32_t t)
+{
+    return t == TSL_TARGET_ANY || t == TSL_TARGET_MEGATRON;
+}
+
+uint32_t tsl_target_mtp_depths(uint32_t t, uint32_t have, uint32_t mtp_layers, bool no_mtp)
+{
+    if (no_mtp)
+        return 0;
+    if (mtp_layers)
+        return mtp_layers;
+    return tsl_target_mtp_default(t) ? have : 0;
+}
+
+int tsl_target_mtp_ok(uint32_t t, uint32_t mtp_layers, uint32_t pp, uint32_t cp, tsl_err_t *err)
+{
+    if (mtp_layers == 0 || tsl_target_mtp_default(t))
+        return 0;
+    if (t == TSL_TARGET_TORCHTITAN && pp <= 1 && cp <= 1)
+        return 0;
+    if (t == TSL_TARGET_TORCHTITAN)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "mtp_layers: %u with torchtitan at %s %u: its MTP (DeepSeek-V3, "
+                            "models/deepseek_v3/mtp.py) runs without pipeline and context "
+                            "parallelism; plan with pp 1 and cp 1, --target megatron, or "
+                            "without --mtp-layers",
+                            mtp_layers, pp > 1 ? "pp" : "cp", pp > 1 ? pp : cp);
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "mtp_layers: %u: %s trains no multi-token prediction; megatron does "
+                        "(and torchtitan's DeepSeek-V3 without stages): plan without "
+                        "--mtp-layers to price the model as %s trains it",
+                        mtp_layers, tsl_target_name(t), tsl_target_name(t));
+}
+
+bool tsl_target_mtp_note(uint32_t t, const char *model, uint32_t have, uint32_t depths, char *buf,
+                         size_t n)
+{
+    if (n)
+        buf[0] = '\0';
+    if (have == 0 || depths != 0 || tsl_target_mtp_default(t) || n == 0)
+        return false;
+    if (t == TSL_TARGET_TORCHTITAN)
+        snprintf(buf, n,
+                 "torchtitan: %s's %u MTP depth%s left out: torchtitan builds none unless "
+                 "asked (deepseek_v3_671b has none; model_registry(num_mtp_layers=N) for "
+                 "DeepSeek-V3, without stages), so the plan is priced without %s; give "
+                 "--mtp-layers %u (pp 1, cp 1) to price %s",
+                 model, have, have > 1 ? "s" : "", have > 1 ? "them" : "it", have,
+                 have > 1 ? "them" : "it");
+    else
+        snprintf(buf, n,
+                 "%s: %s's %u MTP depth%s left out: %s trains no multi-token prediction, so the "
+                 "plan is priced without %s (--target megatron trains %s)",
+                 tsl_target_name(t), model, have, have > 1 ? "s" : "", tsl_target_name(t),
+                 have > 1 ? "them" : "it", have > 1 ? "them" : "it");
+    return true;
 }
 
 bool tsl_target_loss_runs(uint32_t t, uint32_t impl)

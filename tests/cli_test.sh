@@ -144,6 +144,23 @@ done
 expect 2 "target: 'colossal' is not one of" plan --local --model GPT2-345M --cluster 8xA100-80G --target colossal
 expect 4 "megatron" plan --local --model T5-Large-32 --cluster 8xA100-80G --target megatron
 
+# MTP under a stack (planner/target.h): left open, torchtitan prices DeepSeek-V3 as its
+# deepseek_v3_671b trains it, without the HF config's MTP depth (63 layers, not 66), and
+# says so; asked for, it trains it without stages; DeepSpeed and Galvatron refuse it (exit 4)
+dsv3="--hf-config $(dirname "$0")/data/hf/deepseek_v3.json --cluster 32x8xH100-80G --batch 1024"
+expect 0 "note: torchtitan: deepseek_v3's 1 MTP depth left out" plan --local $dsv3 --target torchtitan \
+    --no-baselines --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["model"]["layers"] == 63, d["model"]' "$out" &&
+    ok || bad "torchtitan without the MTP depth: $(head -c 300 "$out")"
+expect 0 "" plan --local $dsv3 --target torchtitan --mtp-layers 1 --no-baselines --export torchtitan
+grep -q 'model_registry("671B", attn_backend="flex", num_mtp_layers=1)' "$out" && ok ||
+    bad "torchtitan export of an MTP plan: $(cat "$out")"
+expect 4 "mtp_layers: 1 with torchtitan at pp 2" plan --local $dsv3 --target torchtitan --mtp-layers 1 --pp 2
+for stack in deepspeed galvatron; do
+    expect 4 "mtp_layers: 1: $stack trains no multi-token prediction" plan --local --model GPT2-345M \
+        --cluster 8xA100-80G --target $stack --mtp-layers 1
+done
+
 # --galvatron-profile: Galvatron's own profiles (skipped without ../shared)
 gdir="$(dirname "$0")/../../shared/fixtures/galvatron/llama2-7b"
 if [ -d "$gdir" ]; then

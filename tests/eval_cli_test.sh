@@ -476,6 +476,12 @@ json.dump(d, open(sys.argv[2], "w"))
 PY
 expect 2 "stage 1 starts at layer 27, after the first MTP layer 25" eval --cluster 8xA100-80G \
     --plan "$dir/mtp_bad.json" --mtp-layers 1
+# a stack that trains no MTP by default prices the model without it, with a note (torchtitan:
+# 63 layers), megatron with it (66); too little memory either way here, which names the layers
+dsv3e="--hf-config $hf/deepseek_v3.json --cluster 32x8xH100-80G --strategy sdp256 --ep 64 --mbs 256 --micro 1 --ckpt full --no-search"
+expect 2 "note: torchtitan: deepseek_v3's 1 MTP depth left out" eval $dsv3e --target torchtitan
+grep -q "stage 0 (layers 0-62)" "$err" && ok || bad "torchtitan eval with the MTP depth: $(cat "$err")"
+expect 2 "stage 0 (layers 0-65)" eval $dsv3e --target megatron
 
 # plans that cannot run: the reason, exit 2
 expect 2 "TP degree 3 does not divide its 16 heads" eval --model GPT2-345M --cluster 6xA100-80G --tp 3

@@ -6,11 +6,14 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "cost.h"
 #include "mtp.h"
+#include "search.h"
+#include "target.h"
 
 static uint32_t blocks(const tsl_model_t *m)
 {
@@ -183,11 +186,67 @@ static void test_cost_shared(void)
     tsl_model_free(&m);
 }
 
+/* Stacks and MTP (target.h): left open, a stack that trains none prices the model
+ * without its depths (GPT2-345M with one depth: 29 layers, 26 without), Megatron
+ * with them; asked for explicitly, DeepSpeed and Galvatron refuse naming
+ * mtp_layers (TSL_E_UNSUPPORTED: exit 4), torchtitan only with stages. */
+static void test_targets(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset("GPT2-345M", &m, &err) == 0 && tsl_model_set_mtp(&m, 1, &err) == 0 &&
+              m.n_layers == 29 && tsl_cluster_parse_spec(&c, "8xA100-80G", &err) == 0,
+          "%s", err.msg);
+    static const struct {
+        uint32_t target, layers;
+    } want[] = {{TSL_TARGET_ANY, 29},
+                {TSL_TARGET_MEGATRON, 29},
+                {TSL_TARGET_DEEPSPEED, 26},
+                {TSL_TARGET_GALVATRON, 26},
+                {TSL_TARGET_TORCHTITAN, 26}};
+    tsl_search_result_t *res = calloc(1, sizeof(*res));
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        tsl_request_t r;
+        tsl_request_init(&r);
+        r.global_batch = 32;
+        r.no_baselines = true;
+        r.target = want[i].target;
+        CHECK(tsl_search(&m, &c, &r, NULL, res, &err) == TSL_SEARCH_OK &&
+                  res->best.n_layers == want[i].layers,
+              "%s: %u layers (want %u): %s", tsl_target_name(want[i].target), res->best.n_layers,
+              want[i].layers, err.msg);
+        r.mtp_layers = 1;
+        int rc = tsl_search(&m, &c, &r, NULL, res, &err);
+        if (want[i].layers == 29)
+            CHECK(rc == TSL_SEARCH_OK, "%s --mtp-layers 1: %s", tsl_target_name(r.target), err.msg);
+        else
+            CHECK(rc != TSL_SEARCH_OK && err.code == TSL_E_UNSUPPORTED &&
+                      (strstr(err.msg, "mtp_layers: 1") || strstr(err.msg, "MTP depths")),
+                  "%s --mtp-layers 1 refused: %s", tsl_target_name(r.target), err.msg);
+    }
+    char note[400];
+    CHECK(tsl_target_mtp_note(TSL_TARGET_DEEPSPEED, "m", 1, 0, note, sizeof note) &&
+              strstr(note, "deepspeed: m's 1 MTP depth left out") &&
+              !tsl_target_mtp_note(TSL_TARGET_MEGATRON, "m", 1, 0, note, sizeof note) &&
+              !tsl_target_mtp_note(TSL_TARGET_TORCHTITAN, "m", 1, 1, note, sizeof note),
+          "notes: %s", note);
+    /* torchtitan's MTP: pp 1 and cp 1 only */
+    CHECK(tsl_target_mtp_ok(TSL_TARGET_TORCHTITAN, 1, 1, 1, &err) == 0 &&
+              tsl_target_mtp_ok(TSL_TARGET_TORCHTITAN, 1, 2, 0, &err) == -1 &&
+              strstr(err.msg, "mtp_layers: 1 with torchtitan at pp 2"),
+          "torchtitan pp 2: %s", err.msg);
+    free(res);
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
     test_depth_by_hand();
     test_refusals();
     test_latent_by_hand();
     test_cost_shared();
+    test_targets();
     return CHECK_DONE();
 }
