@@ -60,15 +60,29 @@ int tsl_model_name_check(const char *name, tsl_err_t *err);
  * local or the remote mode. */
 int tsl_cmd_plan(int argc, char **argv, tsl_client_opts_t *co);
 
+/* Whose copy of the word embedding a later stage holds, for the line of a plan's
+ * embedding-group all-reduce (tie_s; planner/search_eval.c tied_allreduce_s): a
+ * tied head's, the MTP depths' (mtp.h: their entries read it; Megatron-LM's
+ * embedding group), or not known to the printer (a plan from tesseld, whose
+ * document does not say). */
+typedef enum tsl_print_tie {
+    TSL_PRINT_TIE_UNKNOWN = 0,
+    TSL_PRINT_TIE_HEAD,
+    TSL_PRINT_TIE_MTP,
+} tsl_print_tie_t;
+/* Of model m: HEAD for a tied LM head (with or without MTP), MTP for MTP depths
+ * without one, else HEAD (no copy: tie_s is 0 and nothing is printed). */
+tsl_print_tie_t tsl_print_tie_of(const tsl_model_t *m);
+
 /* Human output of a search-result document (plan_json.h shape). */
-void tsl_print_result(FILE *out, json_t *doc);
+void tsl_print_result(FILE *out, json_t *doc, tsl_print_tie_t tie);
 /* A parameter count for people: "6.74B", "124.44M" (below 10^8), "9.5K", "512". */
 const char *tsl_format_params(double n, char *buf, size_t cap);
 /* A duration: "%.4f s" from 1 ms up (and 0), "%.3f ms" or "%.2f us" below, so that a
  * small model's figures do not print as 0.0000 s. */
 const char *tsl_format_seconds(double s, char *buf, size_t cap);
 /* The table of one <plan> object of that document (client/print.c). */
-void tsl_print_plan(FILE *out, json_t *plan);
+void tsl_print_plan(FILE *out, json_t *plan, tsl_print_tie_t tie);
 
 /* `tesselctl eval ...` (client/eval_opts.c): a given plan's predicted figures,
  * beside the search's (docs/tesselctl.md "eval"). */

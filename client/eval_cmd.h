@@ -100,6 +100,6 @@ int tsl_eval_remote(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co);
 
 /* Prints common/eval_doc.h's document (the table and the comparison, or JSON
  * with co->json); steals doc (NULL: out of memory). */
-int tsl_eval_print(json_t *doc, const tsl_client_opts_t *co);
+int tsl_eval_print(json_t *doc, tsl_print_tie_t tie, const tsl_client_opts_t *co);
 
 #endif

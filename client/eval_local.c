@@ -365,7 +365,7 @@ int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)
             /* only for figures loaded here: a remote answer has none (same bytes) */
             if (in.figures.prof != NULL)
                 json_object_set_new(doc, "figures", tsl_figures_load_json(&in.figures));
-            rc = tsl_eval_print(doc, co);
+            rc = tsl_eval_print(doc, tsl_print_tie_of(&in.model), co);
         }
     }
     tsl_eval_input_free(&in);

@@ -38,7 +38,7 @@ static void print_search(const json_t *given, const json_t *search, const char *
            bs >= gs ? bs / gs : gs / bs, bs >= gs ? "faster" : "slower");
 }
 
-int tsl_eval_print(json_t *doc, const tsl_client_opts_t *co)
+int tsl_eval_print(json_t *doc, tsl_print_tie_t tie, const tsl_client_opts_t *co)
 {
     if (doc == NULL)
         return tsl_remote_fail(TSL_EXIT_SERVER, "eval: out of memory building the answer");
@@ -55,7 +55,7 @@ int tsl_eval_print(json_t *doc, const tsl_client_opts_t *co)
     const char *target = json_string_value(json_object_get(doc, "target"));
     if (target)
         printf("  stack:     %s: priced with its defaults, within its rules (--target)\n", target);
-    tsl_print_plan(stdout, plan);
+    tsl_print_plan(stdout, plan, tie);
     const char *line = json_string_value(json_object_get(json_object_get(doc, "figures"), "line"));
     if (line && line[0])
         printf("%s\n", line);

@@ -65,7 +65,8 @@ static char *plan_text(tsl_eval_input_t *in)
 }
 
 /* Prints the answer as the local mode does. */
-static int print_answer(const Tessel__V1__EvaluatePlanResponse *resp, const tsl_client_opts_t *co)
+static int print_answer(const Tessel__V1__EvaluatePlanResponse *resp, tsl_print_tie_t tie,
+                        const tsl_client_opts_t *co)
 {
     if (!resp->fits) {
         fprintf(stderr, "tesselctl: %s\n", resp->why);
@@ -80,10 +81,11 @@ static int print_answer(const Tessel__V1__EvaluatePlanResponse *resp, const tsl_
                                "JSON object (%s)",
                                je.text);
     }
-    return tsl_eval_print(doc, co);
+    return tsl_eval_print(doc, tie, co);
 }
 
-static int call(const Tessel__V1__EvaluatePlanRequest *req, const tsl_client_opts_t *co)
+static int call(const Tessel__V1__EvaluatePlanRequest *req, tsl_print_tie_t tie,
+                const tsl_client_opts_t *co)
 {
     tsl_rpc_client_t *c;
     tsl_rpc_status_t st = {0};
@@ -95,7 +97,7 @@ static int call(const Tessel__V1__EvaluatePlanRequest *req, const tsl_client_opt
                       &tessel__v1__evaluate_plan_response__descriptor, &out, &st) != 0)
         rc = tsl_rpc_report(stderr, &st);
     else
-        rc = print_answer((const Tessel__V1__EvaluatePlanResponse *)out, co);
+        rc = print_answer((const Tessel__V1__EvaluatePlanResponse *)out, tie, co);
     if (out)
         protobuf_c_message_free_unpacked(out, NULL);
     tsl_rpc_client_close(c);
@@ -124,7 +126,7 @@ static int send_eval(const tsl_eval_opts_t *eo, tsl_eval_input_t *in, Tessel__V1
     req.plan_json = plan_text(in);
     if (req.plan_json == NULL)
         return tsl_remote_fail(TSL_EXIT_SERVER, "eval: out of memory");
-    rc = call(&req, co);
+    rc = call(&req, tsl_print_tie_of(&in->model), co);
     free(req.plan_json);
     return rc;
 }

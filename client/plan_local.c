@@ -219,7 +219,7 @@ static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl
     if (co->json)
         json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     else
-        tsl_print_result(stdout, doc);
+        tsl_print_result(stdout, doc, tsl_print_tie_of(m));
     if (co->json)
         fputc('\n', stdout);
     json_decref(doc);

@@ -9,6 +9,7 @@
 #include "args.h"
 #include "commands.h"
 #include "cost.h"
+#include "mtp.h"
 
 static double num(json_t *o, const char *key)
 {
@@ -242,7 +243,7 @@ static void print_ep(FILE *out, json_t *plan, json_t *doc)
         fprintf(out, "  ep why:    %s\n", why);
 }
 
-static void print_plan(FILE *out, json_t *plan, json_t *doc)
+static void print_plan(FILE *out, json_t *plan, json_t *doc, tsl_print_tie_t tie)
 {
     char peak[32], budget[32];
     long long pp = integer(plan, "pp");
@@ -291,11 +292,18 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
                 tsl_format_seconds(num(plan, "opt_tail_s"), it, sizeof it),
                 integer(plan, "opt_step") ? "; opt_step " : "",
                 integer(plan, "opt_step") ? (step ? step : "?") : "");
-    if (num(plan, "tie_s") > 0)
+    if (num(plan, "tie_s") > 0) /* the embedding group's all-reduce: whose copy it sums */
         fprintf(out,
-                "  tied head: %s of that all-reduces the word embedding's gradient between "
-                "stage 0 and stage %lld (its copy in the last stage), before their steps\n",
-                tsl_format_seconds(num(plan, "tie_s"), it, sizeof it), pp - 1);
+                "  %s: %s of that all-reduces the word embedding's gradient between stage 0 and "
+                "stage %lld (%s), before their steps\n",
+                tie == TSL_PRINT_TIE_HEAD  ? "tied head"
+                : tie == TSL_PRINT_TIE_MTP ? "embedding group (MTP)"
+                                           : "embedding group",
+                tsl_format_seconds(num(plan, "tie_s"), it, sizeof it), pp - 1,
+                tie == TSL_PRINT_TIE_HEAD  ? "its copy in the last stage"
+                : tie == TSL_PRINT_TIE_MTP ? "the copy the MTP depths read in the last stage"
+                                           : "its copy in the last stage: a tied head's or the "
+                                             "MTP depths'");
     uint32_t fp8 = (uint32_t)integer(plan, "fp8_recipe");
     bool bf16_experts = json_is_true(json_object_get(plan, "moe_bf16_experts"));
     const char *bits = fp8 == TSL_FP8_NVFP4 ? "FP4" : "FP8"; /* nvfp4: E2M1 */
@@ -381,9 +389,18 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc)
 }
 
 /* One plan's table (tesselctl eval). */
-void tsl_print_plan(FILE *out, json_t *plan)
+tsl_print_tie_t tsl_print_tie_of(const tsl_model_t *m)
 {
-    print_plan(out, plan, NULL);
+    if (m == NULL || m->n_layers == 0)
+        return TSL_PRINT_TIE_UNKNOWN;
+    if (!m->layers[m->n_layers - 1].tied_head && tsl_mtp_layers(m) > 0)
+        return TSL_PRINT_TIE_MTP;
+    return TSL_PRINT_TIE_HEAD;
+}
+
+void tsl_print_plan(FILE *out, json_t *plan, tsl_print_tie_t tie)
+{
+    print_plan(out, plan, NULL, tie);
 }
 
 static void print_baselines(FILE *out, json_t *doc, double best)
@@ -446,7 +463,7 @@ static void print_target(FILE *out, json_t *t)
     fputc('\n', out);
 }
 
-void tsl_print_result(FILE *out, json_t *doc)
+void tsl_print_result(FILE *out, json_t *doc, tsl_print_tie_t tie)
 {
     json_t *model = json_object_get(doc, "model"), *cluster = json_object_get(doc, "cluster");
     json_t *plan = json_object_get(doc, "plan");
@@ -474,7 +491,7 @@ void tsl_print_result(FILE *out, json_t *doc)
         fprintf(out, "  no plan\n");
         return;
     }
-    print_plan(out, plan, doc);
+    print_plan(out, plan, doc, tie);
     print_target(out, json_object_get(doc, "target"));
     print_baselines(out, doc, num(plan, "samples_per_s"));
     print_alternatives(out, doc);

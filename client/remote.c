@@ -152,7 +152,9 @@ int tsl_remote_print_doc(json_t *doc, const tsl_client_opts_t *co)
         return tsl_remote_fail(TSL_EXIT_SERVER, "out of memory building the plan document");
     if (co->json)
         return tsl_remote_print_json(stdout, doc);
-    tsl_print_result(stdout, doc); /* says "(cached)" from the document */
+    /* says "(cached)" from the document, which does not say whose embedding copy the
+     * embedding group sums */
+    tsl_print_result(stdout, doc, TSL_PRINT_TIE_UNKNOWN);
     json_decref(doc);
     return TSL_EXIT_OK;
 }

@@ -156,6 +156,11 @@ expect 0 "" plan --local $dsv3 --target torchtitan --mtp-layers 1 --no-baselines
 grep -q 'model_registry("671B", attn_backend="flex", num_mtp_layers=1)' "$out" && ok ||
     bad "torchtitan export of an MTP plan: $(cat "$out")"
 expect 4 "mtp_layers: 1 with torchtitan at pp 2" plan --local $dsv3 --target torchtitan --mtp-layers 1 --pp 2
+# DeepSeek-V3's head is not tied: its embedding group's all-reduce sums the copy its MTP
+# depth reads in the last stage, and says so (a tied head's line keeps its name)
+expect 0 "" plan --local $dsv3 --target megatron --no-baselines
+grep -q "^  embedding group (MTP): .* between stage 0 and stage 15 (the copy the MTP depths read" "$out" &&
+    ! grep -q "tied head:" "$out" && ok || bad "DeepSeek-V3's embedding group line: $(cat "$out")"
 for stack in deepspeed galvatron; do
     expect 4 "mtp_layers: 1: $stack trains no multi-token prediction" plan --local --model GPT2-345M \
         --cluster 8xA100-80G --target $stack --mtp-layers 1
