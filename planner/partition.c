@@ -811,6 +811,8 @@ void tsl_partition_uniform(const tsl_model_t *m, uint32_t P, uint32_t *first)
 uint32_t tsl_partition_count(uint32_t n_layers, uint32_t max_cut, uint32_t P)
 {
     uint32_t U = (max_cut ? max_cut : n_layers - 1) + 1; /* the cuts lie in 1..U − 1 */
+    if (P == 0 || P > U)
+        return 0;
     uint64_t c = 1;
     for (uint32_t i = 1; i < P; i++) {
         c = c * (U - i) / i; /* exact: C(U − 1, i) from C(U − 1, i − 1) */

@@ -73,8 +73,9 @@ static void test_by_hand(void)
               strstr(err.msg, "max_cut: 1"),
           "max_cut 1 for 3 stages: %s", err.msg);
     /* the enumeration: C(4, 2) = 6 partitions with both cuts in 1..4, of C(7, 2) = 21 */
-    CHECK(tsl_partition_count(8, 4, 3) == 6 && tsl_partition_count(8, 0, 3) == 21, "counts %u %u",
-          tsl_partition_count(8, 4, 3), tsl_partition_count(8, 0, 3));
+    CHECK(tsl_partition_count(8, 4, 3) == 6 && tsl_partition_count(8, 0, 3) == 21 &&
+              tsl_partition_count(8, 4, 6) == 0,
+          "counts %u %u", tsl_partition_count(8, 4, 3), tsl_partition_count(8, 0, 3));
     uint32_t n = 0, ok = 0;
     tsl_partition_first(8, 3, first);
     do {
