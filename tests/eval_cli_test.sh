@@ -451,6 +451,36 @@ expect 2 "the MTP depth is 'E\*' in the configuration, '\*E' in the model" eval 
 expect 2 "mtp-layers: 2 with --no-mtp" eval $sup --zero 1 --ep 64 --mtp-layers 2 --no-mtp
 expect 2 "mtp-layers" eval $sup --zero 1 --ep 64 --mtp-layers 17
 
+# a plan searched with MTP switches given back: eval takes the depths from the document's
+# request (GPT2-345M with 2 depths has 26 + 2 x 3 = 32 layers; DeepSeek-V3 without its one
+# 61 + 2 = 63), so the search's own plan prices the same, ratio 1; a bad depth there is
+# refused naming the document's request
+for sw in "--model GPT2-345M --mtp-layers 2 --cluster 8xH100-80G|32" \
+    "--hf-config $hf/deepseek_v3.json --seq-len 1024 --no-mtp --cluster 16x8xH200-141G|63"; do
+    expect 0 "" plan --local ${sw%|*} --batch 128 --no-baselines --no-memopt --json
+    cp "$out" "$dir/mtp-plan.json"
+    given=${sw%|*} && given=${given/--mtp-layers 2/} && given=${given/--no-mtp/}
+    expect 0 "" eval $given --plan "$dir/mtp-plan.json" --json
+    python3 - "$dir/mtp-plan.json" "$out" "${sw#*|}" <<'PY' && ok || bad "MTP plan given back ($sw): $(cat "$out")"
+import json, sys
+s = json.load(open(sys.argv[1]))["plan"]
+d = json.load(open(sys.argv[2]))
+assert d["model"]["layers"] == int(sys.argv[3]), d["model"]
+assert d["plan"]["iter_time_s"] == s["iter_time_s"] and d["ratio"] == 1.0, (d["plan"], d["ratio"])
+PY
+done
+hfv3="--hf-config $hf/deepseek_v3.json --seq-len 1024 --cluster 16x8xH200-141G"
+expect 0 "" eval $hfv3 --plan "$dir/mtp-plan.json" --no-search
+python3 - "$dir/mtp-plan.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["request"]["no_mtp"] = False
+d["request"]["mtp_layers"] = 17
+json.dump(d, open(sys.argv[1], "w"))
+PY
+expect 2 "mtp-plan.json: request: mtp_layers: 17 exceeds 16" eval $hfv3 --plan "$dir/mtp-plan.json" \
+    --no-search
+
 # plans that cannot run: the reason, exit 2
 expect 2 "TP degree 3 does not divide its 16 heads" eval --model GPT2-345M --cluster 6xA100-80G --tp 3
 expect 2 "stage 0 (layers 0-25) needs" eval --model GPT2-1.3B --cluster 1xA100-80G --memory 8G --batch 8
