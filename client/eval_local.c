@@ -100,10 +100,12 @@ static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
     /* the MTP depths the run trains (mtp.h): --no-mtp, --mtp-layers N, a Megatron-LM
      * line's --mtp-num-layers (none without it), a plan document's request, else the
      * model's own; before the split, which puts them with the head */
+    uint32_t own = tsl_mtp_depths(&in->model);
     uint32_t want = eo->no_mtp       ? 0
                     : eo->mtp_layers ? eo->mtp_layers
                     : cfg->mtp_read  ? cfg->mtp_layers
-                                     : doc_mtp_depths(in->doc, tsl_mtp_depths(&in->model));
+                                     : doc_mtp_depths(in->doc, own);
+    in->mtp_dropped = want == 0 && own > 0;
     if (tsl_model_set_mtp(&in->model, want, err) != 0)
         return eo->no_mtp || eo->mtp_layers || cfg->mtp_read || !in->doc
                    ? -1
