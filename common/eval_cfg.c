@@ -1523,7 +1523,16 @@ int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
     }
     if (have < 0)
         return tsl_err_set(err, unterminated);
-    if (out->hybrid_mtp_depths) /* Megatron infers --mtp-num-layers from the pattern */
+    if (out->hybrid_mtp_depths) { /* Megatron infers --mtp-num-layers from the pattern */
+        if (out->mtp_layers && out->mtp_layers != out->hybrid_mtp_depths)
+            tsl_eval_cfg_note(out,
+                              "--mtp-num-layers %u conflicts with the %u MTP depths of "
+                              "--hybrid-layer-pattern: the pattern's, as Megatron-LM takes them",
+                              out->mtp_layers, out->hybrid_mtp_depths);
         out->mtp_layers = out->hybrid_mtp_depths;
+    }
+    if (out->mtp_layers > TSL_MTP_MAX_DEPTHS)
+        return tsl_err_set(err, "megatron: --mtp-num-layers: %u depths; Tessel models 1..%u",
+                           out->mtp_layers, TSL_MTP_MAX_DEPTHS);
     return mg_finish(out, &st, err);
 }
