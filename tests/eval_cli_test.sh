@@ -296,6 +296,14 @@ expect 4 "tp_sync: a torchtitan configuration does not synchronise the device ar
     eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search --tp-sync
 expect 4 "tp_sync: a megatron configuration does not synchronise the device around its TP collectives" \
     eval $m345 --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" --tp-sync
+# and so under --target (the stack's rules, as for a plan priced with another loss): no
+# target's launch synchronises so (deepspeed's TP is AutoTP, without stages)
+for t in megatron torchtitan galvatron; do
+    expect 4 "$t: does not synchronise the device around its TP collectives" \
+        eval $m345 --no-search --strategy tp2-sdp4+sp --tp-sync --target $t
+done
+expect 4 "deepspeed: does not synchronise the device around its TP collectives" \
+    eval $m345 --no-search --tp 2 --tp-sync --target deepspeed
 # torchtitan's own presets: TP is sequence-parallel there (31 and 58 GiB, not 103
 # and 115; with torch's loss, loss_impl torch, + 8 B per logit on the head's rank:
 # 8 x 8192 x 128256 / 8 x 8 B = 7.8 GiB and 2 x 8192 x 128256 / 8 x 8 B = 2.0 GiB,
