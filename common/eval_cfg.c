@@ -1035,6 +1035,11 @@ static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_er
                            "the layers alone and the split with "
                            "--decoder-first/last-pipeline-num-layers",
                            key);
+    if (ok == 0 && val[0] == '/') /* else nothing would check the MTP part (hybrid_match) */
+        return tsl_err_set(err,
+                           "megatron: --%s: no layers before the MTP part '%.16s'; give the "
+                           "main pattern first (M, *, - and E), then '/' and a depth's blocks",
+                           key, val);
     if (ok < n && val[ok] == '/') {
         if (mg_hybrid_mtp(key, val + ok + 1, c, err) != 0)
             return -1;

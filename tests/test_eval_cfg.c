@@ -947,6 +947,8 @@ static void test_megatron_mtp(void)
                "--mtp-num-layers: 17 depths");
     mg_refuses("--hybrid-layer-pattern MEM*E/*E/E*", "MTP depth 2 is not '*E'");
     mg_refuses("--hybrid-layer-pattern MEM*E/", "MTP part");
+    /* an MTP part alone: no main pattern to check it against the model's */
+    mg_refuses("--hybrid-layer-pattern /*E/*E", "no layers before the MTP part '/*E/*E'");
     mg_refuses("--hybrid-layer-pattern MEM*E/*X", "MTP part");
     mg_refuses("--hybrid-layer-pattern ME|M*E", "pipeline segments");
 }
