@@ -427,6 +427,13 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
                            P, n_devices, m->n_layers);
     if (degrees(cfg, n_devices / P, deg, err) != 0)
         return -1;
+    /* Megatron-LM MultiTokenPredictionLayer._checkpointed_forward (at 44151194):
+     * "recompute_num_layers must be 1 for MTP recompute" under uniform */
+    if (cfg->ckpt_uniform_chunk > 1 && tsl_mtp_depths(m) > 0)
+        return tsl_err_set(err,
+                           "megatron: --recompute-num-layers %u with --recompute-method uniform "
+                           "and %u MTP depths: Megatron-LM asserts 1 for MTP recompute",
+                           cfg->ckpt_uniform_chunk, tsl_mtp_depths(m));
     if (cfg->tt_split && P > 1 && cfg->n_split_points == 0 && tt_stages(cfg, m, P, err) != 0)
         return -1;
     tsl_strategy_t s = strategy_of(cfg, deg);
@@ -1274,6 +1281,8 @@ static int mg_recompute(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
         tsl_eval_cfg_note(c, "megatron: --recompute-method/--recompute-num-layers without "
                              "--recompute-granularity: no recompute, as in Megatron-LM");
     /* uniform (its num-layers is a chunk size there) recomputes every layer */
+    if (c->ckpt == TSL_EVAL_CKPT_FULL && !st->method_block)
+        c->ckpt_uniform_chunk = c->ckpt_per_stage;
     if (!st->method_block || c->ckpt != TSL_EVAL_CKPT_FULL)
         c->ckpt_per_stage = 0;
     /* TransformerConfig: modules default to [core_attn], used by selective only;

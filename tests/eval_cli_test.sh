@@ -459,6 +459,15 @@ expect 2 "the MTP depth is 'E\*' in the configuration, '\*E' in the model" eval 
 expect 2 "mtp-layers: 2 with --no-mtp" eval $sup --zero 1 --ep 64 --mtp-layers 2 --no-mtp
 expect 2 "mtp-layers" eval $sup --zero 1 --ep 64 --mtp-layers 17
 
+# Megatron-LM asserts --recompute-num-layers 1 under uniform full recompute where MTP depths
+# are recomputed (MultiTokenPredictionLayer._checkpointed_forward): refused naming the flag;
+# 1, or a line without MTP depths, runs
+mgu="--bf16 --recompute-granularity full --recompute-method uniform --recompute-num-layers"
+expect 2 "recompute-num-layers 2 with --recompute-method uniform and 1 MTP depths" eval $m345 \
+    --no-search --megatron-args "$mgu 2 --mtp-num-layers 1"
+expect 0 "" eval $m345 --no-search --megatron-args "$mgu 1 --mtp-num-layers 1"
+expect 0 "" eval $m345 --no-search --megatron-args "$mgu 2"
+
 # a plan searched with MTP switches given back: eval takes the depths from the document's
 # request (GPT2-345M with 2 depths has 26 + 2 x 3 = 32 layers; DeepSeek-V3 without its one
 # 61 + 2 = 63), so the search's own plan prices the same, ratio 1; a bad depth there is
