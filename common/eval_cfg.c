@@ -427,7 +427,7 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
                            P, n_devices, m->n_layers);
     if (degrees(cfg, n_devices / P, deg, err) != 0)
         return -1;
-    /* Megatron-LM MultiTokenPredictionLayer._checkpointed_forward (at 44151194):
+    /* Megatron-LM MultiTokenPredictionLayer._checkpointed_forward (read at 00611e6e):
      * "recompute_num_layers must be 1 for MTP recompute" under uniform */
     if (cfg->ckpt_uniform_chunk > 1 && tsl_mtp_depths(m) > 0)
         return tsl_err_set(err,
