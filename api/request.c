@@ -11,6 +11,7 @@
 
 #include "cluster_json.h"
 #include "hf_config.h"
+#include "mtp.h"
 
 /* ---- request fields ↔ proto, by name ---------------------------------------- */
 
@@ -254,6 +255,24 @@ static int build_model(const Tessel__V1__PlanRequest *req, const tsl_request_lim
     return 0;
 }
 
+/* The request's MTP depths on the model (mtp.h), as plan --local applies them
+ * before its search: the fingerprint, the plan document's model and the layer
+ * limit see the layers searched. Run after tsl_request_validate, which refuses
+ * mtp_layers above TSL_MTP_MAX_DEPTHS or with no_mtp naming them. */
+static int model_mtp(const tsl_request_t *r, const tsl_request_limits_t *lim, tsl_model_t *m,
+                     tsl_err_t *err)
+{
+    uint32_t want = r->no_mtp ? 0 : r->mtp_layers ? r->mtp_layers : tsl_mtp_depths(m);
+    if (tsl_model_set_mtp(m, want, err) != 0)
+        return -1;
+    if (m->n_layers > lim->max_layers)
+        return tsl_err_set(err,
+                           "model: %u layers (%u of them MTP depths') is above the limit "
+                           "max_layers=%u",
+                           m->n_layers, tsl_mtp_layers(m), lim->max_layers);
+    return 0;
+}
+
 /* The cluster field's name in errors. */
 static const char *cluster_field(const Tessel__V1__PlanRequest *req)
 {
@@ -415,7 +434,8 @@ int tsl_plan_request_decode_registered(const Tessel__V1__PlanRequest *req,
     if (build_cluster(req, lim, reg, &in->cluster, err) != 0)
         goto fail;
     build_request(req, lim, in->cluster.n_devices, &in->request);
-    if (tsl_request_validate(&in->request, &in->model, &in->cluster, err) != 0)
+    if (tsl_request_validate(&in->request, &in->model, &in->cluster, err) != 0 ||
+        model_mtp(&in->request, lim, &in->model, err) != 0)
         goto fail;
     tsl_request_fingerprint(&in->request, &in->model, &in->cluster, in->fingerprint);
     in->force = req->force;

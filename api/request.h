@@ -33,6 +33,10 @@
  * PlanOptions (whichever message is given), by field name through the
  * protobuf-c descriptor; fields the message does not have are skipped.
  *
+ * The model carries the request's MTP depths (mtp_layers, no_mtp; mtp.h) as plan
+ * --local builds it, so the fingerprint, the plan document's model and the
+ * max_layers limit see the layers searched.
+ *
  * Ownership: tsl_plan_input_t owns its model, cluster and request_json; free it
  * with tsl_plan_input_free (also after a failed decode).
  */

@@ -84,6 +84,8 @@ typedef struct tsl_eval_input {
     tsl_plan_t *given;
     json_t *doc;
     tsl_figures_load_t figures; /* --profile / --galvatron-profile attached to cluster */
+    bool mtp_dropped;           /* the model's own MTP depths left out (--no-mtp, a Megatron-LM
+                         line without --mtp-num-layers, a document's no_mtp; mtp.h) */
 } tsl_eval_input_t;
 
 /* Loads *in from the options; cluster_json, when not NULL, is the cluster

@@ -75,6 +75,19 @@ static uint32_t config_stack(const tsl_eval_opts_t *eo)
                                : TSL_TARGET_ANY;
 }
 
+/* The MTP depths a plan document's request was searched with (plan --json, plans
+ * show --json: request.mtp_layers, request.no_mtp; mtp.h), so that the plan given
+ * back is split on the layers it was found on; `own` where the document has no
+ * request or leaves the model's own. */
+static uint32_t doc_mtp_depths(const json_t *doc, uint32_t own)
+{
+    const json_t *rq = json_object_get(doc, "request");
+    if (json_is_true(json_object_get(rq, "no_mtp")))
+        return 0;
+    json_int_t n = json_integer_value(json_object_get(rq, "mtp_layers"));
+    return n <= 0 ? own : n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
 /* --model/--hf-config, or the plan document's model when it names a preset;
  * in->po keeps the options it was loaded by. */
 static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
@@ -94,18 +107,23 @@ static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
     if (tsl_plan_load_model(po, &in->model, err) != 0)
         return -1;
     /* the MTP depths the run trains (mtp.h): --no-mtp, --mtp-layers N, a Megatron-LM
-     * line's --mtp-num-layers (none without it), else the model's own where the
-     * stack (--target, or the configuration's) trains them by default, none where it
-     * does not, with a note (target.h); before the split, which puts them with the
-     * head */
-    uint32_t have = tsl_mtp_depths(&in->model), t = eo->target ? eo->target : config_stack(eo);
-    uint32_t want = cfg->mtp_read && !eo->no_mtp && !eo->mtp_layers
-                        ? cfg->mtp_layers
-                        : tsl_target_mtp_depths(t, have, eo->mtp_layers, eo->no_mtp);
-    char note[400];
+     * line's --mtp-num-layers (none without it), a plan document's request, else the
+     * model's own where the stack (--target, or the configuration's) trains them by
+     * default, none where it does not, with a note (target.h); before the split,
+     * which puts them with the head */
+    uint32_t own = tsl_mtp_depths(&in->model), t = eo->target ? eo->target : config_stack(eo);
+    uint32_t want = eo->no_mtp || eo->mtp_layers
+                        ? tsl_target_mtp_depths(t, own, eo->mtp_layers, eo->no_mtp)
+                    : cfg->mtp_read ? cfg->mtp_layers
+                    : in->doc ? doc_mtp_depths(in->doc, tsl_target_mtp_depths(t, own, 0, false))
+                              : tsl_target_mtp_depths(t, own, 0, false);
+    in->mtp_dropped = want == 0 && own > 0;
     if (tsl_model_set_mtp(&in->model, want, err) != 0)
-        return -1;
-    if (tsl_target_mtp_note(t, in->model.name, have, want, note, sizeof note))
+        return eo->no_mtp || eo->mtp_layers || cfg->mtp_read || !in->doc
+                   ? -1
+                   : tsl_err_prefix(err, "plan: %s: request", eo->plan_file);
+    char note[400];
+    if (tsl_target_mtp_note(t, in->model.name, own, want, note, sizeof note))
         fprintf(stderr, "tesselctl: eval: note: %s\n", note);
     return 0;
 }

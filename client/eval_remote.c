@@ -113,11 +113,11 @@ static int send_eval(const tsl_eval_opts_t *eo, tsl_eval_input_t *in, Tessel__V1
         return rc;
     tsl_request_t r;
     tsl_eval_request(eo, &r);
-    /* the MTP depths the plan was split on (mtp.h; a --megatron-args line decides
-     * them), so that tesseld builds the same layers */
+    /* the MTP depths the plan was split on (mtp.h; a --megatron-args line or a plan
+     * document's request decides them), so that tesseld builds the same layers */
     uint32_t d = tsl_mtp_depths(&in->model);
     r.mtp_layers = d;
-    r.no_mtp = d == 0 && (eo->no_mtp || eo->megatron_args != NULL);
+    r.no_mtp = d == 0 && (eo->no_mtp || eo->megatron_args != NULL || in->mtp_dropped);
     tsl_request_to_proto(&r, &pr->base);
     pr->seq_len = in->po.seq_len;
     Tessel__V1__EvaluatePlanRequest req = TESSEL__V1__EVALUATE_PLAN_REQUEST__INIT;

@@ -427,6 +427,13 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
                            P, n_devices, m->n_layers);
     if (degrees(cfg, n_devices / P, deg, err) != 0)
         return -1;
+    /* Megatron-LM MultiTokenPredictionLayer._checkpointed_forward (read at 00611e6e):
+     * "recompute_num_layers must be 1 for MTP recompute" under uniform */
+    if (cfg->ckpt_uniform_chunk > 1 && tsl_mtp_depths(m) > 0)
+        return tsl_err_set(err,
+                           "megatron: --recompute-num-layers %u with --recompute-method uniform "
+                           "and %u MTP depths: Megatron-LM asserts 1 for MTP recompute",
+                           cfg->ckpt_uniform_chunk, tsl_mtp_depths(m));
     if (cfg->tt_split && P > 1 && cfg->n_split_points == 0 && tt_stages(cfg, m, P, err) != 0)
         return -1;
     tsl_strategy_t s = strategy_of(cfg, deg);
@@ -1035,6 +1042,11 @@ static int mg_hybrid(const char *key, const char *val, tsl_eval_cfg_t *c, tsl_er
                            "the layers alone and the split with "
                            "--decoder-first/last-pipeline-num-layers",
                            key);
+    if (ok == 0 && val[0] == '/') /* else nothing would check the MTP part (hybrid_match) */
+        return tsl_err_set(err,
+                           "megatron: --%s: no layers before the MTP part '%.16s'; give the "
+                           "main pattern first (M, *, - and E), then '/' and a depth's blocks",
+                           key, val);
     if (ok < n && val[ok] == '/') {
         if (mg_hybrid_mtp(key, val + ok + 1, c, err) != 0)
             return -1;
@@ -1269,6 +1281,8 @@ static int mg_recompute(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
         tsl_eval_cfg_note(c, "megatron: --recompute-method/--recompute-num-layers without "
                              "--recompute-granularity: no recompute, as in Megatron-LM");
     /* uniform (its num-layers is a chunk size there) recomputes every layer */
+    if (c->ckpt == TSL_EVAL_CKPT_FULL && !st->method_block)
+        c->ckpt_uniform_chunk = c->ckpt_per_stage;
     if (!st->method_block || c->ckpt != TSL_EVAL_CKPT_FULL)
         c->ckpt_per_stage = 0;
     /* TransformerConfig: modules default to [core_attn], used by selective only;
@@ -1523,7 +1537,16 @@ int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
     }
     if (have < 0)
         return tsl_err_set(err, unterminated);
-    if (out->hybrid_mtp_depths) /* Megatron infers --mtp-num-layers from the pattern */
+    if (out->hybrid_mtp_depths) { /* Megatron infers --mtp-num-layers from the pattern */
+        if (out->mtp_layers && out->mtp_layers != out->hybrid_mtp_depths)
+            tsl_eval_cfg_note(out,
+                              "--mtp-num-layers %u conflicts with the %u MTP depths of "
+                              "--hybrid-layer-pattern: the pattern's, as Megatron-LM takes them",
+                              out->mtp_layers, out->hybrid_mtp_depths);
         out->mtp_layers = out->hybrid_mtp_depths;
+    }
+    if (out->mtp_layers > TSL_MTP_MAX_DEPTHS)
+        return tsl_err_set(err, "megatron: --mtp-num-layers: %u depths; Tessel models 1..%u",
+                           out->mtp_layers, TSL_MTP_MAX_DEPTHS);
     return mg_finish(out, &st, err);
 }

@@ -93,6 +93,10 @@ typedef struct tsl_eval_cfg {
      * Megatron builds none, mtp_layers 0); unset: the model's own depths */
     bool mtp_read;
     uint32_t mtp_layers;
+    /* a Megatron-LM line's --recompute-num-layers under full uniform recompute (its
+     * chunk size; every layer is recomputed either way), kept because Megatron-LM
+     * asserts 1 where MTP depths are recomputed; 0: not given */
+    uint32_t ckpt_uniform_chunk;
     uint32_t ckpt_every; /* > 0: full recompute of every N-th Transformer layer of a
                             stage (torchtitan selective_ac_option N: the N-th, 2N-th...) */
     /* how the stack keeps and syncs gradients (cost.h; all zero: Tessel's

@@ -9,6 +9,7 @@
 #include "export.h"
 #include "hf_config.h"
 #include "memopt.h"
+#include "mtp.h"
 #include "plan_fields.h"
 #include "plan_json.h"
 #include "trace_json.h"
@@ -165,12 +166,24 @@ int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
     return 0;
 }
 
-/* The model of a stored request: {"model_preset": NAME} or {"hf_config": {...}}. */
+/* The MTP depths the stored request searched with (mtp_layers, no_mtp; mtp.h), as
+ * the search applied them: the plan's layers are the model's with those depths. */
+static int stored_mtp(const json_t *req, tsl_model_t *m, tsl_err_t *err)
+{
+    uint32_t n = u32_of(req, "mtp_layers");
+    bool off = json_is_true(json_object_get(req, "no_mtp"));
+    return tsl_model_set_mtp(m, off ? 0 : n ? n : tsl_mtp_depths(m), err);
+}
+
+/* The model of a stored request: {"model_preset": NAME} or {"hf_config": {...}},
+ * with the request's MTP depths. */
 static int stored_model(const json_t *req, const json_t *doc, tsl_model_t *m, tsl_err_t *err)
 {
     const char *preset = json_string_value(json_object_get(req, "model_preset"));
     if (preset)
-        return tsl_model_preset_seq(preset, u32_of(req, "seq_len"), m, err);
+        return tsl_model_preset_seq(preset, u32_of(req, "seq_len"), m, err) != 0
+                   ? -1
+                   : stored_mtp(req, m, err);
     const json_t *hf = json_object_get(req, "hf_config");
     if (hf == NULL)
         return tsl_err_set(err, "request: neither model_preset nor hf_config");
@@ -179,7 +192,7 @@ static int stored_model(const json_t *req, const json_t *doc, tsl_model_t *m, ts
     int rc = text ? tsl_hf_config_parse(text, name ? name : "", u32_of(req, "seq_len"), m, err)
                   : tsl_err_setc(err, TSL_E_NOMEM, "export: out of memory");
     free(text);
-    return rc;
+    return rc != 0 ? -1 : stored_mtp(req, m, err);
 }
 
 /* The stored plan's Chrome trace as compact JSON text (trace_json.h). */

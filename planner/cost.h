@@ -250,8 +250,9 @@ typedef enum tsl_cost_mode {
  * 42: latent MoE (moe_latent: the routed rows, experts and dispatch at
  * the latent width, fc1/fc2_latent) and MTP depths (mtp.h: an entry layer, shared-weight
  * layers kept, synced and stepped once, an MTP entry's embedding copy on a later stage and
- * its embedding-group all-reduce). */
-#define TSL_COST_MODEL_VERSION 42u
+ * its embedding-group all-reduce). 43: one embedding copy per later stage with MTP
+ * depths (a tied head's, else depth 1's entry's), not one per entry and head. */
+#define TSL_COST_MODEL_VERSION 43u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -41,7 +41,12 @@ int tsl_mtp_add_depth(tsl_model_t *m, uint32_t depth, const tsl_layer_t *inner, 
     e.kind = TSL_LAYER_MTP;
     e.seq_len = head->seq_len;
     e.hidden = head->hidden;
-    e.vocab = head->vocab;
+    /* the word-embedding rows whose copy a later stage keeps (cost.h): one copy per
+     * stage, which every depth's lookup reads (Megatron-LM LanguageModule
+     * shared_embedding_or_output_weight: the MTP stage's one embedding, the tied
+     * output layer's weight too): a tied head's, else depth 1's entry's; 0 on the
+     * entries that read it */
+    e.vocab = depth == 1 && !head->tied_head ? head->vocab : 0;
     e.rms_norm = inner[0].rms_norm;
     e.no_bias = true; /* eh_proj: bias=False */
     e.no_dropout = inner[0].no_dropout;

@@ -18,7 +18,9 @@
  * once, on the head. The entry's figures (model.h) hold the depth's three norms and
  * eh_proj; the shifted tokens' embedding lookup reads the word embedding, of which
  * a stage other than the first keeps a copy (weights, gradient, optimizer states)
- * summed with the first stage's every step, as a tied head's (cost.h).
+ * summed with the first stage's every step, as a tied head's (cost.h): one copy
+ * per stage, held by a tied head where there is one, else by depth 1's entry (its
+ * vocab; the other entries' vocab is 0).
  *
  * Repeated layer (mtp_use_repeated_layer; Nemotron 3 Super): one depth's weights
  * (entry and inner layer) serve every depth: depths 2..D are marked

@@ -706,6 +706,21 @@ static int opt_step_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t), had ? had : "?");
 }
 
+/* A plan priced with synchronised TP collectives (tp_sync: AMP's fork of
+ * Megatron-LM v1.1.5, its timers around _reduce) is not what any target launches:
+ * megatron, torchtitan and galvatron do not synchronise the device around their TP
+ * collectives, and deepspeed's TP is AutoTP, without stages (AMP's TP, the fork's
+ * own model code under pipeline stages, is refused there). */
+static int tp_sync_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->tp_sync)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: does not synchronise the device around its TP collectives; the plan "
+                        "was priced with tp_sync (AMP's Megatron-LM v1.1.5 fork)",
+                        tsl_target_name(t));
+}
+
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
 {
     if (t == TSL_TARGET_ANY)
@@ -729,7 +744,7 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
     if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 ||
         tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || fp8_impl_ok(t, p, err) != 0 ||
         moe_fp8_ok(t, p, err) != 0 || moe_alltoall_ok(t, p, err) != 0 ||
-        loss_impl_ok(t, p, err) != 0 || opt_step_ok(t, p, err) != 0)
+        loss_impl_ok(t, p, err) != 0 || opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

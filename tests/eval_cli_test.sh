@@ -296,6 +296,14 @@ expect 4 "tp_sync: a torchtitan configuration does not synchronise the device ar
     eval --model GPT2-345M --cluster 8xA100-80G --torchtitan "$dir/job.toml" --no-search --tp-sync
 expect 4 "tp_sync: a megatron configuration does not synchronise the device around its TP collectives" \
     eval $m345 --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" --tp-sync
+# and so under --target (the stack's rules, as for a plan priced with another loss): no
+# target's launch synchronises so (deepspeed's TP is AutoTP, without stages)
+for t in megatron torchtitan galvatron; do
+    expect 4 "$t: does not synchronise the device around its TP collectives" \
+        eval $m345 --no-search --strategy tp2-sdp4+sp --tp-sync --target $t
+done
+expect 4 "deepspeed: does not synchronise the device around its TP collectives" \
+    eval $m345 --no-search --tp 2 --tp-sync --target deepspeed
 # torchtitan's own presets: TP is sequence-parallel there (31 and 58 GiB, not 103
 # and 115; with torch's loss, loss_impl torch, + 8 B per logit on the head's rank:
 # 8 x 8192 x 128256 / 8 x 8 B = 7.8 GiB and 2 x 8192 x 128256 / 8 x 8 B = 2.0 GiB,
@@ -482,6 +490,45 @@ dsv3e="--hf-config $hf/deepseek_v3.json --cluster 32x8xH100-80G --strategy sdp25
 expect 2 "note: torchtitan: deepseek_v3's 1 MTP depth left out" eval $dsv3e --target torchtitan
 grep -q "stage 0 (layers 0-62)" "$err" && ok || bad "torchtitan eval with the MTP depth: $(cat "$err")"
 expect 2 "stage 0 (layers 0-65)" eval $dsv3e --target megatron
+
+# Megatron-LM asserts --recompute-num-layers 1 under uniform full recompute where MTP depths
+# are recomputed (MultiTokenPredictionLayer._checkpointed_forward): refused naming the flag;
+# 1, or a line without MTP depths, runs
+mgu="--bf16 --recompute-granularity full --recompute-method uniform --recompute-num-layers"
+expect 2 "recompute-num-layers 2 with --recompute-method uniform and 1 MTP depths" eval $m345 \
+    --no-search --megatron-args "$mgu 2 --mtp-num-layers 1"
+expect 0 "" eval $m345 --no-search --megatron-args "$mgu 1 --mtp-num-layers 1"
+expect 0 "" eval $m345 --no-search --megatron-args "$mgu 2"
+
+# a plan searched with MTP switches given back: eval takes the depths from the document's
+# request (GPT2-345M with 2 depths has 26 + 2 x 3 = 32 layers; DeepSeek-V3 without its one
+# 61 + 2 = 63), so the search's own plan prices the same, ratio 1; a bad depth there is
+# refused naming the document's request
+for sw in "--model GPT2-345M --mtp-layers 2 --cluster 8xH100-80G|32" \
+    "--hf-config $hf/deepseek_v3.json --seq-len 1024 --no-mtp --cluster 16x8xH200-141G|63"; do
+    expect 0 "" plan --local ${sw%|*} --batch 128 --no-baselines --no-memopt --json
+    cp "$out" "$dir/mtp-plan.json"
+    given=${sw%|*} && given=${given/--mtp-layers 2/} && given=${given/--no-mtp/}
+    expect 0 "" eval $given --plan "$dir/mtp-plan.json" --json
+    python3 - "$dir/mtp-plan.json" "$out" "${sw#*|}" <<'PY' && ok || bad "MTP plan given back ($sw): $(cat "$out")"
+import json, sys
+s = json.load(open(sys.argv[1]))["plan"]
+d = json.load(open(sys.argv[2]))
+assert d["model"]["layers"] == int(sys.argv[3]), d["model"]
+assert d["plan"]["iter_time_s"] == s["iter_time_s"] and d["ratio"] == 1.0, (d["plan"], d["ratio"])
+PY
+done
+hfv3="--hf-config $hf/deepseek_v3.json --seq-len 1024 --cluster 16x8xH200-141G"
+expect 0 "" eval $hfv3 --plan "$dir/mtp-plan.json" --no-search
+python3 - "$dir/mtp-plan.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["request"]["no_mtp"] = False
+d["request"]["mtp_layers"] = 17
+json.dump(d, open(sys.argv[1], "w"))
+PY
+expect 2 "mtp-plan.json: request: mtp_layers: 17 exceeds 16" eval $hfv3 --plan "$dir/mtp-plan.json" \
+    --no-search
 
 # plans that cannot run: the reason, exit 2
 expect 2 "TP degree 3 does not divide its 16 heads" eval --model GPT2-345M --cluster 6xA100-80G --tp 3

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "figures_json.h"
 #include "methods.h"
+#include "mtp.h"
 #include "plan_fields.h"
 #include "plan_json.h"
 #include "plan_proto.h"
@@ -444,6 +445,60 @@ static void test_bounds(void)
     tsl_cluster_free(&c);
 }
 
+/* A PlanRequest's MTP switches decoded as plan --local applies them: GPT2-345M (26
+ * layers) with 2 depths of its own copy of the last block has 26 + 2 x (entry, block,
+ * head copy) = 32 layers, the fingerprint plan --local computes on that model, and
+ * the layer limit counts them; a hybrid without an MTP pattern and a depth above 16
+ * are refused naming mtp_layers. */
+static void decode_mtp(uint32_t depths, bool no_mtp, const char *preset, uint32_t max_layers,
+                       tsl_plan_input_t *in, tsl_err_t *err)
+{
+    Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
+    req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET;
+    req.model_preset = (char *)preset;
+    req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
+    req.cluster_spec = (char *)"8xA100-80G";
+    req.global_batch = 16;
+    req.mtp_layers = depths;
+    req.no_mtp = no_mtp;
+    tsl_request_limits_t lim = {.max_batch = 4096, .max_layers = max_layers, .max_devices = 64};
+    memset(in, 0, sizeof *in);
+    memset(err, 0, sizeof *err);
+    tsl_plan_request_decode(&req, &lim, in, err);
+}
+
+static void test_decode_mtp(void)
+{
+    tsl_plan_input_t in;
+    tsl_err_t err;
+    decode_mtp(2, false, "GPT2-345M", 1000, &in, &err);
+    CHECK(err.msg[0] == '\0' && in.model.n_layers == 32 && tsl_mtp_depths(&in.model) == 2,
+          "2 depths: %u layers: %s", in.model.n_layers, err.msg);
+    tsl_model_t m = {0};
+    tsl_cluster_t c = {0};
+    char fp[17];
+    CHECK(tsl_model_preset("GPT2-345M", &m, &err) == 0 && tsl_model_set_mtp(&m, 2, &err) == 0 &&
+              tsl_cluster_parse_spec(&c, "8xA100-80G", &err) == 0,
+          "%s", err.msg);
+    tsl_request_fingerprint(&in.request, &m, &c, fp);
+    CHECK(strcmp(fp, in.fingerprint) == 0, "fingerprint %s, plan --local's %s", in.fingerprint, fp);
+    tsl_plan_input_free(&in);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+    decode_mtp(2, false, "GPT2-345M", 30, &in, &err);
+    CHECK(strstr(err.msg, "32 layers (6 of them MTP depths') is above the limit max_layers=30"),
+          "%s", err.msg);
+    decode_mtp(17, false, "GPT2-345M", 1000, &in, &err);
+    CHECK(strstr(err.msg, "mtp_layers: 17"), "%s", err.msg);
+    decode_mtp(1, true, "GPT2-345M", 1000, &in, &err);
+    CHECK(strstr(err.msg, "mtp_layers: 1 with no_mtp set"), "%s", err.msg);
+    decode_mtp(1, false, "Nemotron-3-Nano", 1000, &in, &err);
+    CHECK(strstr(err.msg, "mtp_layers: 1: hybrid model"), "%s", err.msg);
+    decode_mtp(0, true, "GPT2-345M", 1000, &in, &err);
+    CHECK(err.msg[0] == '\0' && in.model.n_layers == 26, "no_mtp on a model without: %s", err.msg);
+    tsl_plan_input_free(&in);
+}
+
 int main(void)
 {
     test_status_table();
@@ -457,5 +512,6 @@ int main(void)
     test_profile_bounds();
     test_profile_outliers();
     test_bounds();
+    test_decode_mtp();
     return CHECK_DONE();
 }

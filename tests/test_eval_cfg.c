@@ -936,8 +936,19 @@ static void test_megatron_mtp(void)
               strcmp(c.hybrid, "MEM*E") == 0 && strcmp(c.hybrid_mtp, "*E") == 0 &&
               c.hybrid_mtp_depths == 2 && c.mtp_layers == 2,
           "MTP part: %s '%s' '%s' %u", err.msg, c.hybrid, c.hybrid_mtp, c.mtp_layers);
+    CHECK(strstr(c.notes, "--mtp-num-layers 1 conflicts with the 2 MTP depths"),
+          "the conflict noted, as Megatron-LM warns: '%s'", c.notes);
+    CHECK(tsl_eval_cfg_megatron("--mtp-num-layers 2 --hybrid-layer-pattern MEM*E/*E/*E", &c,
+                                &err) == 0 &&
+              !strstr(c.notes, "conflicts"),
+          "no conflict, no note: '%s'", c.notes);
+    mg_refuses("--mtp-num-layers 17", "megatron: --mtp-num-layers: 17 depths; Tessel models 1..16");
+    mg_refuses("--hybrid-layer-pattern M/E/E/E/E/E/E/E/E/E/E/E/E/E/E/E/E/E",
+               "--mtp-num-layers: 17 depths");
     mg_refuses("--hybrid-layer-pattern MEM*E/*E/E*", "MTP depth 2 is not '*E'");
     mg_refuses("--hybrid-layer-pattern MEM*E/", "MTP part");
+    /* an MTP part alone: no main pattern to check it against the model's */
+    mg_refuses("--hybrid-layer-pattern /*E/*E", "no layers before the MTP part '/*E/*E'");
     mg_refuses("--hybrid-layer-pattern MEM*E/*X", "MTP part");
     mg_refuses("--hybrid-layer-pattern ME|M*E", "pipeline segments");
 }

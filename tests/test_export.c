@@ -989,9 +989,43 @@ static void test_roundtrip(void)
           "an unknown format lists the known ones: %s", err.msg);
 }
 
+/* The daemon's export of a stored plan (tsl_export_stored): the model rebuilt from the
+ * stored request with its MTP depths (mtp_layers 2: 26 + 2 x 3 = 32 layers, the plan's),
+ * so the Megatron-LM line trains them; without them the 32-layer plan is not the
+ * 26-layer model's and is refused. */
+static void test_stored_mtp(void)
+{
+    tsl_model_t saved = model, two = {0};
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset("GPT2-345M", &two, &err) == 0 && tsl_model_set_mtp(&two, 2, &err) == 0,
+          "%s", err.msg);
+    model = two;
+    make_plan(&plan, 2, (const uint32_t[]){0, 13, model.n_layers}, 4, "tp2-dp2", 8, 4);
+    json_t *result = json_pack("{s:o}", "plan", tsl_plan_to_json(&plan));
+    char *doc = json_dumps(result, JSON_COMPACT), *text = NULL;
+    size_t len = 0;
+    CHECK(tsl_export_stored(TSL_EXPORT_MEGATRON,
+                            "{\"model_preset\": \"GPT2-345M\", "
+                            "\"mtp_layers\": 2}",
+                            doc, &text, &len, &err) == 0 &&
+              strstr(text, "--mtp-num-layers 2\n") && strstr(text, "--num-layers 24\n"),
+          "stored, 2 depths: %s\n%s", err.msg, text ? text : "");
+    free(text);
+    text = NULL;
+    CHECK(tsl_export_stored(TSL_EXPORT_MEGATRON, "{\"model_preset\": \"GPT2-345M\"}", doc, &text,
+                            &len, &err) == -1 &&
+              text == NULL,
+          "a 32-layer plan on the 26-layer model is refused");
+    free(doc);
+    json_decref(result);
+    tsl_model_free(&two);
+    model = saved;
+}
+
 int main(void)
 {
     CHECK(tsl_model_preset("GPT2-345M", &model, NULL) == 0 && model.n_layers == 26, "GPT2-345M");
+    test_stored_mtp();
     test_megatron();
     test_megatron_model();
     test_megatron_moe_freq();

@@ -182,6 +182,33 @@ static void test_cost_shared(void)
     CHECK(fabs((double)(e1.ms_bytes - e0.ms_bytes) - per * extra) <= 1e-6 * per * extra,
           "embedding copy: +%llu bytes, want %.0f", (unsigned long long)(e1.ms_bytes - e0.ms_bytes),
           per * extra);
+    /* one copy per stage (Megatron-LM LanguageModule.shared_embedding_or_output_weight:
+     * the MTP stage's one embedding, every depth's lookup and a tied output layer
+     * use it): a second depth with weights of its own (a preset's) keeps none */
+    CHECK(tsl_model_set_mtp(&m, 0, &err) == 0 && tsl_model_set_mtp(&m, 2, &err) == 0 &&
+              !tsl_mtp_repeated(&m),
+          "2 depths of their own: %s", err.msg);
+    const tsl_layer_t *entry2 = &m.layers[m.n_layers - 4];
+    CHECK(entry2->kind == TSL_LAYER_MTP && entry2->mtp_depth == 2 && !entry2->shared_weights,
+          "depth 2's entry, its own weights");
+    env.tied_copy = false;
+    tsl_cost_layer(&env, entry2, &dp, NULL, 8, &e0);
+    env.tied_copy = true;
+    tsl_cost_layer(&env, entry2, &dp, NULL, 8, &e1);
+    CHECK(e1.ms_bytes == e0.ms_bytes, "depth 2 reads depth 1's copy: +%llu bytes",
+          (unsigned long long)(e1.ms_bytes - e0.ms_bytes));
+    tsl_model_free(&m);
+    /* a tied head (GPT-2) keeps the stage's copy: the entry none */
+    CHECK(tsl_model_preset("GPT2-345M", &m, &err) == 0 && tsl_model_set_mtp(&m, 1, &err) == 0, "%s",
+          err.msg);
+    entry = &m.layers[m.n_layers - 4];
+    CHECK(entry->kind == TSL_LAYER_MTP && m.layers[m.n_layers - 1].tied_head, "GPT-2's entry");
+    env.tied_copy = false;
+    tsl_cost_layer(&env, entry, &dp, NULL, 8, &e0);
+    env.tied_copy = true;
+    tsl_cost_layer(&env, entry, &dp, NULL, 8, &e1);
+    CHECK(e1.ms_bytes == e0.ms_bytes, "the tied head's copy: the entry +%llu bytes",
+          (unsigned long long)(e1.ms_bytes - e0.ms_bytes));
     tsl_cluster_free(&c);
     tsl_model_free(&m);
 }

@@ -98,6 +98,24 @@ for p in "ac:8xA100-80G" "fp8:8xH100-80G"; do
     fi
 done
 
+# MTP depths: a plan document's request decides them (eval --plan without --mtp-layers
+# or --no-mtp), and the request the remote mode sends carries them, so tesseld builds
+# the layers the plan was split on (GPT2-345M with 2 depths; DeepSeek-V3 without its
+# one): ratio 1 both ways
+timeout 300 "$CTL" plan --local $M --batch 32 --no-baselines --json --mtp-layers 2 >"$TMPD/mtp.json"
+V3="--hf-config $DATA/hf/deepseek_v3.json --seq-len 1024 --cluster 16x8xH200-141G"
+timeout 300 "$CTL" plan --local $V3 --batch 128 --no-baselines --no-memopt --json --no-mtp \
+    >"$TMPD/nomtp.json"
+for p in "mtp:$M" "nomtp:$V3"; do
+    same "--plan document searched with ${p%%:*}" 0 ${p#*:} --plan "$TMPD/${p%%:*}.json" --json
+    if "$PY" -c 'import json,sys; assert json.load(open(sys.argv[1]))["ratio"] == 1.0' "$TMPD/r.out"; then
+        ok "the ${p%%:*} plan evaluated by tesseld: ratio 1"
+    else
+        fail "the ${p%%:*} plan by tesseld: $(head -c 300 "$TMPD/r.out")"
+    fi
+done
+same "--tp-sync" 0 $M --tp 2 --tp-sync --no-search --json
+
 # the stacks' switches (loss_impl, opt_step, Megatron-LM's all-to-all dispatcher): written into
 # the plan document or the request the remote mode sends, priced the same both ways; a plan
 # document with one of another type refused naming it, both ways

@@ -256,6 +256,21 @@ expect_rc 0 "plans show --json $same_fp"
 d=$(same_doc "$tmp/local.json" "$tmp/out" 2>&1)
 [ "$d" = "same" ] && ok "GetPlan document = local plan --json" || fail "GetPlan vs local plan --json: $d"
 
+# ---- MTP depths: tesseld builds the model with the request's depths as --local does
+# (the same fingerprint and document: GPT2-345M with 2 depths, 26 + 2 x 3 = 32 layers),
+# and exports the stored plan with them (--mtp-num-layers 2) -------------------------
+mtp_args=(--model GPT2-345M --cluster 8xA100-40G --batch 32 --mtp-layers 2 --target megatron)
+timeout 300 "$CTL" plan --local --json "${mtp_args[@]}" >"$tmp/local.json" 2>"$tmp/err"
+ctl plan --json "${mtp_args[@]}"
+expect_rc 0 "plan --json ${mtp_args[*]} (remote)"
+d=$(same_doc "$tmp/local.json" "$tmp/out" 2>&1)
+[ "$d" = "same" ] && ok "--mtp-layers 2: remote --json = local --json (fingerprint, 32 layers)" ||
+    fail "--mtp-layers 2, remote vs local: $d"
+mtp_fp=$(json_field "$tmp/out" fingerprint 2>/dev/null)
+ctl plans export "$mtp_fp" --format megatron
+expect_rc 0 "plans export --format megatron of a plan with 2 MTP depths"
+expect_grep "$tmp/out" "^--mtp-num-layers 2$" "the stored plan's export trains its 2 MTP depths"
+
 # ---- refusals: the same exit status and message, --local or through tesseld --------
 # (no plan fits is exit 2 both ways: the daemon's OUT_OF_RANGE; bad input
 # INVALID_ARGUMENT, whose message the daemon may prefix with the request field)
