@@ -383,11 +383,10 @@ typedef struct tsl_cost_knobs {
                                    --use-precision-aware-optimizer --exp-avg-dtype bf16
                                    --exp-avg-sq-dtype bf16; DeepSeek-V3 Sec. 3.3.3): 8
                                    optimizer bytes per parameter instead of 12 */
-    uint32_t bf16_layers_start; /* with fp8: the model's first / last blocks kept bf16
-                                   (Megatron-LM --first-last-layers-bf16); carried to
+    uint32_t bf16_layers_start; /* with fp8: the model's first and last blocks kept */
+    uint32_t bf16_layers_end;   /* bf16 (Megatron-LM --first-last-layers-bf16), carried to
                                    the plan: the cost model reads it from the layers
                                    (model.h tsl_layer_t.bf16), never from here */
-    uint32_t bf16_layers_end;
     bool lazy_grads;            /* the gradients (grad_bytes) exist from a chunk's first
                                    backward to the step (PyTorch FSDP's unsharded fp32
                                    accumulation, freed after its reduce-scatter); false:

@@ -292,12 +292,12 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     if (!r->recompute_modules)
         out->recompute_modules = g->recompute_modules;
     out->bf16_moments |= g->bf16_moments;
-    out->lazy_grads |= g->lazy_grads; /* its stack frees its gradients */
+    out->lazy_grads |= g->lazy_grads;                   /* its stack frees its gradients */
     if (!r->bf16_layers_start && !r->bf16_layers_end) { /* the blocks it kept bf16 */
         out->bf16_layers_start = g->bf16_layers_start;
         out->bf16_layers_end = g->bf16_layers_end;
     }
-    if (!r->cpu_offload_layers)       /* its activation offloading */
+    if (!r->cpu_offload_layers) /* its activation offloading */
         out->cpu_offload_layers = g->cpu_offload_layers;
 }
 

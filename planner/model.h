@@ -446,18 +446,15 @@ int tsl_model_set_unfused_attn(tsl_model_t *m, bool unfused, tsl_err_t *err);
  * dropout 0.0, HF configs with zero *_pdrop). */
 int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err);
 
-/* The first `start` and the last `end` blocks of the main model (every layer but
- * the embedding, the head and the MTP depths: a hybrid's Mamba, attention and FFN
- * blocks each one, as Megatron-LM numbers them) kept bf16 under a low-precision
+/* The first `start` and the last `end` blocks of m (tsl_model_is_block: a hybrid's
+ * Mamba, attention and FFN blocks each one, the MTP depths none, as Megatron-LM
+ * numbers them) kept bf16 under a low-precision
  * recipe, the others not: Megatron-LM --first-last-layers-bf16 with
  * --num-layers-at-start-in-bf16 / --num-layers-at-end-in-bf16 (fp8_utils.py
  * is_first_last_bf16_layer, fp4_utils.py get_fp4_context: a global layer index
  * below start or at least num_layers − end runs outside the FP8/FP4 autocast).
  * Fails, naming bf16_layers_start, when start + end exceed the blocks. */
 int tsl_model_set_bf16_layers(tsl_model_t *m, uint32_t start, uint32_t end, tsl_err_t *err);
-
-/* The blocks of m tsl_model_set_bf16_layers counts (its main model's). */
-uint32_t tsl_model_blocks(const tsl_model_t *m);
 
 /* A request's model switches: unfused_attn, no_dropout, and the MTP depths
  * (mtp.h tsl_model_set_mtp: mtp_layers depths, or none with no_mtp; 0 and false:

@@ -24,7 +24,8 @@ int tsl_model_for_request(const tsl_model_t *m, const tsl_model_switches_t *sw, 
         return -1;
     if (sw->no_dropout && tsl_model_set_no_dropout(own, err) != 0)
         return -1;
-    if (bf16 && tsl_model_set_bf16_layers(own, sw->bf16_layers_start, sw->bf16_layers_end, err) != 0)
+    if (bf16 &&
+        tsl_model_set_bf16_layers(own, sw->bf16_layers_start, sw->bf16_layers_end, err) != 0)
         return -1;
     *out = own;
     return 0;

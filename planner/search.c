@@ -925,10 +925,11 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
     int rc = TSL_SEARCH_ERR;
     if (mtp_request_check(r, err) != 0)
         return TSL_SEARCH_ERR;
-    if (tsl_model_for_request(
-            m, &(tsl_model_switches_t){r->unfused_attn, r->no_dropout, r->mtp_layers, r->no_mtp,
-                                    r->bf16_layers_start, r->bf16_layers_end},
-            &own, &sm, err) == 0 &&
+    if (tsl_model_for_request(m,
+                              &(tsl_model_switches_t){r->unfused_attn, r->no_dropout, r->mtp_layers,
+                                                      r->no_mtp, r->bf16_layers_start,
+                                                      r->bf16_layers_end},
+                              &own, &sm, err) == 0 &&
         tsl_request_validate(r, sm, c, err) == 0)
         rc = search_request(sm, c, r, hooks, res, err);
     tsl_model_free(&own);
