@@ -250,7 +250,9 @@ typedef enum tsl_cost_mode {
  * 42: latent MoE (moe_latent: the routed rows, experts and dispatch at
  * the latent width, fc1/fc2_latent) and MTP depths (mtp.h: an entry layer, shared-weight
  * layers kept, synced and stepped once, an MTP entry's embedding copy on a later stage and
- * its embedding-group all-reduce). */
+ * its embedding-group all-reduce); 43: blocks kept bf16 under FP8/NVFP4 (model.h
+ * tsl_model_set_bf16_layers, Megatron-LM --first-last-layers-bf16) and MTP layers under
+ * nvfp4, each priced as under a bf16 plan. */
 #define TSL_COST_MODEL_VERSION 43u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
