@@ -29,6 +29,8 @@ typedef struct tsl_eval_opts {
     bool no_dropout;               /* --no-dropout: the request's no_dropout */
     uint32_t mtp_layers;           /* --mtp-layers N: the request's mtp_layers (mtp.h) */
     bool no_mtp;                   /* --no-mtp: the request's no_mtp */
+    uint32_t bf16_layers_start;    /* --bf16-layers-start N: the request's (model.h) */
+    uint32_t bf16_layers_end;      /* --bf16-layers-end N */
     bool autocast;                 /* --autocast: the request's autocast */
     bool double_block_fwd;         /* --double-block-fwd: the request's double_block_fwd */
     bool eager;                    /* --eager: the request's eager */

@@ -333,6 +333,8 @@ void tsl_eval_request(const tsl_eval_opts_t *eo, tsl_request_t *r)
     r->no_dropout = eo->no_dropout;
     r->mtp_layers = eo->mtp_layers;
     r->no_mtp = eo->no_mtp;
+    r->bf16_layers_start = eo->bf16_layers_start;
+    r->bf16_layers_end = eo->bf16_layers_end;
     r->autocast = eo->autocast;
     r->double_block_fwd = eo->double_block_fwd;
     r->eager = eo->eager;

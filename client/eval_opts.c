@@ -22,7 +22,7 @@ static const char eval_usage[] =
     "                      [--lazy-grads] [--opt-step STEP]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
-    "                      [--loss-impl IMPL]\n"
+    "                      [--loss-impl IMPL] [--bf16-layers-start N] [--bf16-layers-end N]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
     "                      [--moe-alltoall-dispatcher]\n"
     "                      [--vp-group N] [--cpu-offload-layers N]\n"
@@ -204,6 +204,11 @@ static const char eval_usage[] =
     "                      tensor by tensor: AMP's Megatron-LM v1.1.5 fork)\n"
     "  --moe-imbalance X   MoE layers: the busiest expert routed X >= 1 times the\n"
     "                      mean tokens (default: the plan's, else 1, an even split)\n"
+    "  --bf16-layers-start N, --bf16-layers-end N\n"
+    "                      with FP8/NVFP4: the model's first / last N blocks kept\n"
+    "                      bf16 (Megatron-LM --first-last-layers-bf16\n"
+    "                      --num-layers-at-start/end-in-bf16; a hybrid's blocks one\n"
+    "                      each; default: the plan's or --megatron-args line's)\n"
     "  --moe-bf16-experts  with FP8: the routed experts' grouped GEMMs in bf16\n"
     "                      (torchtitan without its grouped-experts converter)\n"
     "  --moe-fp8-dispatch  with FP8 experts: the dispatch all-to-all (and the\n"
@@ -295,6 +300,8 @@ enum {
     OPT_OPT_STEP,
     OPT_TP_SYNC,
     OPT_MOE_BF16,
+    OPT_BF16_START,
+    OPT_BF16_END,
     OPT_MOE_FP8_DISPATCH,
     OPT_MOE_ALLTOALL,
     OPT_VP_GROUP,
@@ -370,6 +377,8 @@ static const struct option eval_long[] = {
     {"opt-step", required_argument, 0, OPT_OPT_STEP},
     {"tp-sync", no_argument, 0, OPT_TP_SYNC},
     {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
+    {"bf16-layers-start", required_argument, 0, OPT_BF16_START},
+    {"bf16-layers-end", required_argument, 0, OPT_BF16_END},
     {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
     {"moe-alltoall-dispatcher", no_argument, 0, OPT_MOE_ALLTOALL},
     {"vp-group", required_argument, 0, OPT_VP_GROUP},
@@ -549,6 +558,10 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         return 0;
     case OPT_TP_SYNC: eo->tp_sync = true; return 0;
     case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
+    case OPT_BF16_START:
+        return tsl_parse_u32("bf16-layers-start", optarg, 1, 1024, &eo->bf16_layers_start, err);
+    case OPT_BF16_END:
+        return tsl_parse_u32("bf16-layers-end", optarg, 1, 1024, &eo->bf16_layers_end, err);
     case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
     case OPT_MOE_ALLTOALL: eo->moe_alltoall = true; return 0;
     case OPT_IMBALANCE:

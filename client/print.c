@@ -325,6 +325,12 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, tsl_print_tie_t tie
                     : "");
     else
         fputs("  precision: bf16\n", out);
+    long long b16s = integer(plan, "bf16_layers_start"), b16e = integer(plan, "bf16_layers_end");
+    if (fp8 && (b16s || b16e)) /* model.h tsl_model_set_bf16_layers */
+        fprintf(out,
+                "  bf16:      the first %lld and the last %lld blocks kept bf16 (Megatron-LM "
+                "--first-last-layers-bf16)\n",
+                b16s, b16e);
     /* the LM loss's memory as a stack runs it (loss_impl.h); autocast's is its own line */
     static const char *const loss_how[TSL_LOSS_IMPL_COUNT] = {
         [TSL_LOSS_TORCH] = "torch's eager cross_entropy over logits.float()",

@@ -822,7 +822,36 @@ typedef struct mg_state {
     bool precision_aware;
     uint8_t exp_avg, exp_avg_sq, main_grads, main_params;
     bool dtypes_set;
+    /* --first-last-layers-bf16 and the blocks it keeps bf16 (TransformerConfig
+     * num_layers_at_start/end_in_bf16, 1 each unless given: bf16_start/end_set) */
+    bool first_last_bf16, bf16_start_set, bf16_end_set;
+    uint32_t bf16_start, bf16_end;
 } mg_state_t;
+
+/* --first-last-layers-bf16: the first --num-layers-at-start-in-bf16 and the last
+ * --num-layers-at-end-in-bf16 blocks (1 each by default: TransformerConfig) outside
+ * the FP8/FP4 autocast (fp8_utils.py is_first_last_bf16_layer, fp4_utils.py
+ * get_fp4_context); Megatron refuses it under delayed scaling, and without FP8 or
+ * FP4 every block is bf16 anyway. */
+static int mg_bf16_layers(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
+{
+    if (!st->first_last_bf16) {
+        if (st->bf16_start_set || st->bf16_end_set)
+            tsl_eval_cfg_note(c, "megatron: --num-layers-at-start/end-in-bf16 without "
+                                 "--first-last-layers-bf16: no block kept bf16, as in "
+                                 "Megatron-LM");
+        return 0;
+    }
+    if (c->knobs.fp8 == TSL_FP8_DELAYED)
+        return tsl_err_set(err, "megatron: --first-last-layers-bf16: delayed scaling does not "
+                                "support first / last layer in BF16 (Megatron-LM "
+                                "TransformerConfig)");
+    if (!c->knobs.fp8)
+        return 0;
+    c->knobs.bf16_layers_start = st->bf16_start_set ? st->bf16_start : 1;
+    c->knobs.bf16_layers_end = st->bf16_end_set ? st->bf16_end : 1;
+    return 0;
+}
 
 static int mg_flag_only(const char *key, const char *val, tsl_err_t *err)
 {
@@ -1095,6 +1124,7 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "moe-layer-recompute") == 0              ? &st->moe_layer_recompute
                  : strcmp(key, "cpu-offloading") == 0                   ? &st->cpu_offloading
                  : strcmp(key, "cpu-offloading-activations") == 0       ? &st->cpu_offloading
+                 : strcmp(key, "first-last-layers-bf16") == 0           ? &st->first_last_bf16
                                                                         : NULL;
     if (flag) {
         *flag = true;
@@ -1112,6 +1142,14 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                                "selective",
                                val ? val : "");
         return 0;
+    }
+    if (strcmp(key, "num-layers-at-start-in-bf16") == 0) { /* 0 is Megatron's too */
+        st->bf16_start_set = true;
+        return tsl_parse_u32(key, val, 0, 1u << 24, &st->bf16_start, err);
+    }
+    if (strcmp(key, "num-layers-at-end-in-bf16") == 0) {
+        st->bf16_end_set = true;
+        return tsl_parse_u32(key, val, 0, 1u << 24, &st->bf16_end, err);
     }
     if (strcmp(key, "moe-layer-freq") == 0)
         return mg_moe_freq(val, c, err);
@@ -1399,6 +1437,8 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
         tsl_eval_cfg_note(c, "megatron: --fp8-param-gather with --fp4-format: the weights "
                              "are FP4 only with --fp4-param-gather");
     c->knobs.fp8_impl = TSL_FP8_IMPL_TE;
+    if (mg_bf16_layers(c, st, err) != 0)
+        return -1;
     /* the LM loss (loss_impl.h, LanguageModule.compute_language_model_loss): Megatron's
      * vocab_parallel_cross_entropy, or its native fusion (the same tensors); TE's
      * parallel_cross_entropy with --cross-entropy-loss-fusion --cross-entropy-fusion-impl te */

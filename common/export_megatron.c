@@ -265,6 +265,11 @@ static void write_fp8(const tsl_plan_t *p, FILE *out)
 {
     if (p->fp8_recipe == TSL_FP8_NONE || tsl_fp8_recipe_name(p->fp8_recipe) == NULL)
         return;
+    if (p->bf16_layers_start || p->bf16_layers_end) /* TransformerConfig's defaults are 1 */
+        fprintf(out,
+                "--first-last-layers-bf16\n--num-layers-at-start-in-bf16 %u\n"
+                "--num-layers-at-end-in-bf16 %u\n",
+                p->bf16_layers_start, p->bf16_layers_end);
     if (p->fp8_recipe == TSL_FP8_NVFP4) {
         fputs("--fp4-format e2m1\n--fp4-recipe nvfp4\n", out);
         if (p->fp8_param_gather)

@@ -111,6 +111,8 @@
     X(recompute_modules, CUSTOM, recompute_modules, "recompute_modules", ALWAYS)                   \
     X(bf16_moments, BOOL, bf16_moments, "bf16_moments", NONZERO)                                   \
     X(lazy_grads, BOOL, lazy_grads, "lazy_grads", NONZERO)                                         \
+    X(bf16_layers_start, U32, bf16_layers_start, "bf16_layers_start", NONZERO)                     \
+    X(bf16_layers_end, U32, bf16_layers_end, "bf16_layers_end", NONZERO)                           \
     X(opt_step, U32, opt_step, "opt_step", NONZERO)                                                \
     X(tp_sync, BOOL, tp_sync, "tp_sync", NONZERO)                                                  \
     X(cpu_offload_layers, U32, cpu_offload_layers, "cpu_offload_layers", NONZERO)                  \

@@ -1487,9 +1487,31 @@ static bool block_layer(const tsl_layer_t *l)
     return l->kind != TSL_LAYER_EMBEDDING && l->kind != TSL_LAYER_HEAD;
 }
 
+/* A layer the stack runs outside the plan's low-precision recipe: a block kept bf16
+ * (model.h tsl_model_set_bf16_layers), or under nvfp4 an MTP depth's layer:
+ * Megatron-core enters only an FP8 autocast around its MTP layers, never FP4's
+ * (transformer/multi_token_prediction.py at 44151194: "currently ignoring FP4 in
+ * MTP layers"). docs/cost-model.md "Blocks kept bf16". */
+static bool layer_bf16(const tsl_cost_env_t *env, const tsl_layer_t *l)
+{
+    if (env->knobs.fp8 == TSL_FP8_NONE)
+        return false;
+    return l->bf16 || (env->knobs.fp8 == TSL_FP8_NVFP4 && l->mtp_depth > 0);
+}
+
 void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                     const tsl_strategy_bw_t *bw, uint32_t mb, tsl_layer_cost_t *out)
 {
+    /* a layer kept bf16 is priced as under a bf16 plan: its GEMMs at the bf16 rate,
+     * its weights without FP8 copies and gathered in bf16, its stashes bf16 */
+    tsl_cost_env_t bf16_env;
+    if (layer_bf16(env, l)) {
+        bf16_env = *env;
+        bf16_env.knobs.fp8 = TSL_FP8_NONE;
+        bf16_env.knobs.fp8_param_gather = false;
+        bf16_env.knobs.moe_fp8_dispatch = false;
+        env = &bf16_env;
+    }
     degrees_t g = {dim_degree(s, TSL_DIM_TP), dim_degree(s, TSL_DIM_DP),
                    dim_degree(s, TSL_DIM_SDP)};
     uint32_t w = g.d * g.z, cp = env->knobs.cp > 1 ? env->knobs.cp : 1;

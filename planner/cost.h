@@ -251,8 +251,11 @@ typedef enum tsl_cost_mode {
  * the latent width, fc1/fc2_latent) and MTP depths (mtp.h: an entry layer, shared-weight
  * layers kept, synced and stepped once, an MTP entry's embedding copy on a later stage and
  * its embedding-group all-reduce). 43: one embedding copy per later stage with MTP
- * depths (a tied head's, else depth 1's entry's), not one per entry and head. */
-#define TSL_COST_MODEL_VERSION 43u
+ * depths (a tied head's, else depth 1's entry's), not one per entry and head.
+ * 44: blocks kept bf16 under FP8/NVFP4 (model.h
+ * tsl_model_set_bf16_layers, Megatron-LM --first-last-layers-bf16) and MTP layers under
+ * nvfp4, each priced as under a bf16 plan. */
+#define TSL_COST_MODEL_VERSION 44u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -384,6 +387,10 @@ typedef struct tsl_cost_knobs {
                                    --use-precision-aware-optimizer --exp-avg-dtype bf16
                                    --exp-avg-sq-dtype bf16; DeepSeek-V3 Sec. 3.3.3): 8
                                    optimizer bytes per parameter instead of 12 */
+    uint32_t bf16_layers_start; /* with fp8: the model's first and last blocks kept */
+    uint32_t bf16_layers_end;   /* bf16 (Megatron-LM --first-last-layers-bf16), carried to
+                                   the plan: the cost model reads it from the layers
+                                   (model.h tsl_layer_t.bf16), never from here */
     bool lazy_grads;            /* the gradients (grad_bytes) exist from a chunk's first
                                    backward to the step (PyTorch FSDP's unsharded fp32
                                    accumulation, freed after its reduce-scatter); false:

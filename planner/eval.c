@@ -299,8 +299,12 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     if (!r->recompute_modules)
         out->recompute_modules = g->recompute_modules;
     out->bf16_moments |= g->bf16_moments;
-    out->lazy_grads |= g->lazy_grads; /* its stack frees its gradients */
-    if (!r->cpu_offload_layers)       /* its activation offloading */
+    out->lazy_grads |= g->lazy_grads;                   /* its stack frees its gradients */
+    if (!r->bf16_layers_start && !r->bf16_layers_end) { /* the blocks it kept bf16 */
+        out->bf16_layers_start = g->bf16_layers_start;
+        out->bf16_layers_end = g->bf16_layers_end;
+    }
+    if (!r->cpu_offload_layers) /* its activation offloading */
         out->cpu_offload_layers = g->cpu_offload_layers;
 }
 
@@ -474,10 +478,16 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
     const tsl_model_t *em = m;
     const tsl_cluster_t *ec = c;
     int rc = -1;
-    if (tsl_model_for_request(m,
-                              &(tsl_model_switches_t){r->unfused_attn, r->no_dropout, r->mtp_layers,
-                                                      r->no_mtp, r->target},
-                              &own, &m, err) != 0)
+    /* the blocks kept bf16: the request's, else the given plan's */
+    bool asked = r->bf16_layers_start || r->bf16_layers_end;
+    tsl_model_switches_t sw = {r->unfused_attn,
+                               r->no_dropout,
+                               r->mtp_layers,
+                               r->no_mtp,
+                               r->target,
+                               asked ? r->bf16_layers_start : given->bf16_layers_start,
+                               asked ? r->bf16_layers_end : given->bf16_layers_end};
+    if (tsl_model_for_request(m, &sw, &own, &m, err) != 0)
         goto out;
     em = m;
     if (given->sublayer) {

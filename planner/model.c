@@ -678,6 +678,27 @@ int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err)
     return 0;
 }
 
+int tsl_model_set_bf16_layers(tsl_model_t *m, uint32_t start, uint32_t end, tsl_err_t *err)
+{
+    if (m == NULL || (m->n_layers > 0 && m->layers == NULL))
+        return tsl_err_set(err, "model: NULL model or layer array");
+    uint32_t blocks = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        blocks += tsl_model_is_block(m, i);
+    if ((uint64_t)start + end > blocks)
+        return tsl_err_set(err,
+                           "bf16_layers_start: %u + bf16_layers_end %u exceed the %u blocks of "
+                           "model %s",
+                           start, end, blocks, m->name);
+    for (uint32_t i = 0, b = 0; i < m->n_layers; i++) {
+        if (!tsl_model_is_block(m, i))
+            continue;
+        m->layers[i].bf16 = b < start || b >= blocks - end;
+        b++;
+    }
+    return 0;
+}
+
 int tsl_model_validate(const tsl_model_t *m, tsl_err_t *err)
 {
     if (m == NULL)
@@ -734,7 +755,8 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     /* kernel-level flags of a few models (gpt-oss's clamped GLU, AMP's TransGAN block):
      * keyed only where set, so every other layer keeps its key and fingerprint */
     bool flags = l->glu_clamp || l->transgan_eager, mamba = l->kind == TSL_LAYER_MAMBA;
-    bool ext = l->moe_latent || l->mtp_depth || l->shared_weights || l->kind == TSL_LAYER_MTP;
+    bool ext =
+        l->moe_latent || l->mtp_depth || l->shared_weights || l->kind == TSL_LAYER_MTP || l->bf16;
     flags = flags || mamba || ext;
     if (l->experts == 0 && l->kv_lora_rank == 0 && !l->attn_chunked && !flags)
         return 30; /* the dense key, as before MoE (plan fingerprints unchanged) */
@@ -767,5 +789,8 @@ uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
     key[48] = l->moe_latent;
     key[49] = l->mtp_depth;
     key[50] = l->shared_weights;
+    if (!l->bf16)
+        return 51; /* as before blocks kept bf16 */
+    key[51] = 1;
     return TSL_LAYER_KEY_LEN;
 }

@@ -288,6 +288,10 @@ typedef struct tsl_layer {
      * compute and activations are its own */
     uint8_t mtp_depth;
     bool shared_weights;
+    /* the stack keeps this block's linears in bf16 under the plan's low-precision
+     * recipe (Megatron-LM --first-last-layers-bf16: tsl_model_set_bf16_layers); the
+     * cost model prices its GEMMs, weights and stashes as bf16 (cost.h) */
+    bool bf16;
 
     /* derived by tsl_layer_derive() */
     uint64_t params;
@@ -386,7 +390,7 @@ int tsl_layer_derive(tsl_layer_t *l, tsl_err_t *err);
  * 42 with the kernel-level flags, 48 for a Mamba layer (its ssm_* shape last), 51
  * with latent MoE or multi-token prediction (moe_latent, mtp_depth, shared_weights).
  */
-#define TSL_LAYER_KEY_LEN 51 /* 30 for a dense layer without MLA, which keeps its old key */
+#define TSL_LAYER_KEY_LEN 52 /* 30 for a dense layer without MLA, which keeps its old key */
 uint32_t tsl_layer_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN]);
 
 /* Short lowercase name of a kind: "embedding", "encoder", ... */
@@ -442,15 +446,27 @@ int tsl_model_set_unfused_attn(tsl_model_t *m, bool unfused, tsl_err_t *err);
  * dropout 0.0, HF configs with zero *_pdrop). */
 int tsl_model_set_no_dropout(tsl_model_t *m, tsl_err_t *err);
 
+/* The first `start` and the last `end` blocks of m (tsl_model_is_block: a hybrid's
+ * Mamba, attention and FFN blocks each one, the MTP depths none, as Megatron-LM
+ * numbers them) kept bf16 under a low-precision
+ * recipe, the others not: Megatron-LM --first-last-layers-bf16 with
+ * --num-layers-at-start-in-bf16 / --num-layers-at-end-in-bf16 (fp8_utils.py
+ * is_first_last_bf16_layer, fp4_utils.py get_fp4_context: a global layer index
+ * below start or at least num_layers − end runs outside the FP8/FP4 autocast).
+ * Fails, naming bf16_layers_start, when start + end exceed the blocks. */
+int tsl_model_set_bf16_layers(tsl_model_t *m, uint32_t start, uint32_t end, tsl_err_t *err);
+
 /* A request's model switches: unfused_attn, no_dropout, and the MTP depths
  * (mtp.h tsl_model_set_mtp: mtp_layers depths, or none with no_mtp; 0 and false:
  * the model's own where the stack `target` trains them by default, none where it
- * does not: target.h tsl_target_mtp_depths). */
+ * does not: target.h tsl_target_mtp_depths), the blocks kept bf16 (bf16_layers_start /
+ * _end, after the MTP depths are set). */
 typedef struct tsl_model_switches {
     bool unfused_attn, no_dropout;
     uint32_t mtp_layers;
     bool no_mtp;
     uint32_t target; /* the request's stack (target.h TSL_TARGET_*; 0: any) */
+    uint32_t bf16_layers_start, bf16_layers_end; /* tsl_model_set_bf16_layers */
 } tsl_model_switches_t;
 
 /* The switches applied (model_request.c) to a copy of m in *own, whose layers are

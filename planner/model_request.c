@@ -1,6 +1,7 @@
 /*
  * model_request.c — a request's model switches applied to a copy of the model
- * (model.h tsl_model_for_request): attention kind, dropout, MTP depths (mtp.h).
+ * (model.h tsl_model_for_request): attention kind, dropout, MTP depths (mtp.h), the
+ * blocks kept bf16.
  */
 #include "model.h"
 #include "mtp.h"
@@ -12,7 +13,8 @@ int tsl_model_for_request(const tsl_model_t *m, const tsl_model_switches_t *sw, 
     *out = m;
     uint32_t have = tsl_mtp_depths(m),
              want = tsl_target_mtp_depths(sw->target, have, sw->mtp_layers, sw->no_mtp);
-    if (!sw->unfused_attn && !sw->no_dropout && want == have)
+    bool bf16 = sw->bf16_layers_start || sw->bf16_layers_end;
+    if (!sw->unfused_attn && !sw->no_dropout && want == have && !bf16)
         return 0;
     if (tsl_model_copy(own, m, err) != 0)
         return -1;
@@ -21,6 +23,9 @@ int tsl_model_for_request(const tsl_model_t *m, const tsl_model_switches_t *sw, 
     if (sw->unfused_attn && tsl_model_set_unfused_attn(own, true, err) != 0)
         return -1;
     if (sw->no_dropout && tsl_model_set_no_dropout(own, err) != 0)
+        return -1;
+    if (bf16 &&
+        tsl_model_set_bf16_layers(own, sw->bf16_layers_start, sw->bf16_layers_end, err) != 0)
         return -1;
     *out = own;
     return 0;

@@ -370,6 +370,8 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->fb_serial = p->fb_serial;
     k->recompute_modules = p->recompute_modules;
     k->bf16_moments = p->bf16_moments;
+    k->bf16_layers_start = p->bf16_layers_start;
+    k->bf16_layers_end = p->bf16_layers_end;
     k->lazy_grads = p->lazy_grads;
     k->cpu_offload_layers = p->cpu_offload_layers;
     k->opt_step = p->opt_step;
@@ -420,6 +422,8 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->recompute_modules = k->recompute_modules;
     p->bf16_moments = k->bf16_moments && !k->no_fp32_master;
     p->lazy_grads = k->lazy_grads;
+    p->bf16_layers_start = k->fp8 ? k->bf16_layers_start : 0;
+    p->bf16_layers_end = k->fp8 ? k->bf16_layers_end : 0;
     p->cpu_offload_layers = k->cpu_offload_layers;
     p->opt_step = k->opt_step;
     p->tp_sync = k->tp_sync;

@@ -142,6 +142,9 @@ typedef struct tsl_plan {
      * core is each layer's +selckpt) and Adam's moments in bf16 (cost.h knobs) */
     uint32_t recompute_modules;
     bool bf16_moments;
+    /* with fp8_recipe: the model's first and last blocks kept bf16 (model.h
+     * tsl_model_set_bf16_layers; Megatron-LM --num-layers-at-start/end-in-bf16) */
+    uint32_t bf16_layers_start, bf16_layers_end;
     bool lazy_grads;   /* gradients from each chunk's first backward (cost.h knobs) */
     uint32_t opt_step; /* tsl_opt_step_impl_t: the stack's optimizer step (opt_step.h) */
     bool tp_sync;      /* TP collectives between device synchronisations (cost.h knobs) */

@@ -184,6 +184,15 @@
     X(no_mtp, BOOL, "no-mtp", "", 0, 0,                                                            \
       "leave the model's multi-token-prediction layers out (HF num_nextn_predict_layers)",         \
       "no_mtp", "no_mtp")                                                                          \
+    X(bf16_layers_start, UINT, "bf16-layers-start", "N", 1, 1024,                                  \
+      "with FP8/NVFP4: the model's first N blocks kept bf16 (Megatron-LM "                         \
+      "--first-last-layers-bf16 --num-layers-at-start-in-bf16 N; a hybrid's blocks count one "     \
+      "each, the MTP depths none)",                                                                \
+      "bf16_layers_start", "bf16_layers_start")                                                    \
+    X(bf16_layers_end, UINT, "bf16-layers-end", "N", 1, 1024,                                      \
+      "with FP8/NVFP4: the model's last N blocks kept bf16 (Megatron-LM "                          \
+      "--num-layers-at-end-in-bf16 N)",                                                            \
+      "bf16_layers_end", "bf16_layers_end")                                                        \
     X(double_block_fwd, BOOL, "double-block-fwd", "", 0, 0,                                        \
       "every transformer block's forward runs twice per micro-batch (AMP's fork of Megatron-LM "   \
       "v1.1.5, whose pipe layer prints the shape of a first full forward)",                        \

@@ -51,6 +51,9 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                             "cpu_offload_layers: %s: Tessel exports activation offloading to "
                             "megatron only",
                             tsl_target_name(r->target));
+    if ((r->bf16_layers_start || r->bf16_layers_end) && r->fp8_recipe == TSL_FP8_DELAYED)
+        return tsl_err_set(err, "bf16_layers_start: blocks kept bf16 under delayed scaling: "
+                                "Megatron-LM refuses it (first / last layer in BF16)");
     if (r->cp > 1 && r->no_cp)
         return tsl_err_set(err, "cp: --cp %u with --no-cp", r->cp);
     if (r->cp > 1 && (r->target == TSL_TARGET_DEEPSPEED || r->target == TSL_TARGET_GALVATRON))
@@ -398,6 +401,9 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6d74700000ull | (uint64_t)r->mtp_layers << 1 | r->no_mtp);
     if (r->double_block_fwd) /* likewise */
         tsl_fp_u64(&fp, 0x64626c6600ull);
+    if (r->bf16_layers_start || r->bf16_layers_end) /* likewise */
+        tsl_fp_u64(&fp, 0x6266313600000000ull | (uint64_t)r->bf16_layers_start << 16 |
+                            r->bf16_layers_end);
     tsl_fp_hex(&fp, hex);
 }
 
@@ -928,7 +934,8 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
         return TSL_SEARCH_ERR;
     if (tsl_model_for_request(m,
                               &(tsl_model_switches_t){r->unfused_attn, r->no_dropout, r->mtp_layers,
-                                                      r->no_mtp, r->target},
+                                                      r->no_mtp, r->target, r->bf16_layers_start,
+                                                      r->bf16_layers_end},
                               &own, &sm, err) == 0 &&
         tsl_request_validate(r, sm, c, err) == 0)
         rc = search_request(sm, c, r, hooks, res, err);

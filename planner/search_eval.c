@@ -1030,6 +1030,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->bf16_moments = true;
     if (r->lazy_grads)
         k->lazy_grads = true;
+    k->bf16_layers_start = r->bf16_layers_start; /* priced through the layers (model.h) */
+    k->bf16_layers_end = r->bf16_layers_end;
     if (r->moe_bf16_experts)
         k->moe_bf16_experts = true;
     if (r->moe_fp8_dispatch) { /* Megatron-LM's FP8 dispatch runs the flex dispatcher */

@@ -530,6 +530,34 @@ PY
 expect 2 "mtp-plan.json: request: mtp_layers: 17 exceeds 16" eval $hfv3 --plan "$dir/mtp-plan.json" \
     --no-search
 
+# blocks kept bf16 (Megatron-LM --first-last-layers-bf16): a Megatron-LM line's counts and
+# the flags price the same, printed and carried in the plan document, which gives them
+# back; more than the 88 blocks and delayed scaling refused naming the field
+mg4="$mgs --fp4-format e2m1 --mtp-num-layers 2"
+expect 0 "" eval $sup --megatron-args "$mg4 --first-last-layers-bf16 --num-layers-at-start-in-bf16 0 --num-layers-at-end-in-bf16 14" --json
+cp "$out" "$dir/sup-bf16-mg.json"
+expect 0 "" eval $sup --megatron-args "$mg4" --bf16-layers-end 14
+grep -q "bf16: *the first 0 and the last 14 blocks kept bf16" "$out" && ok || bad "bf16 line: $(cat "$out")"
+expect 0 "" eval $sup --megatron-args "$mg4" --bf16-layers-end 14 --json
+cp "$out" "$dir/sup-bf16-flag.json"
+expect 0 "" eval $sup --megatron-args "$mg4" --json
+cp "$out" "$dir/sup-fp4.json"
+python3 - "$dir/sup-bf16-mg.json" "$dir/sup-bf16-flag.json" "$dir/sup-fp4.json" >"$dir/sup-plan.json" <<'PY' && ok || bad "bf16 blocks: line, flag, plan fields"
+import json, sys
+a, b, c = (json.load(open(x)) for x in sys.argv[1:4])
+assert a["plan"]["iter_time_s"] == b["plan"]["iter_time_s"] > c["plan"]["iter_time_s"]
+assert a["plan"]["bf16_layers_end"] == 14 and "bf16_layers_start" not in a["plan"]
+assert "bf16_layers_end" not in c["plan"]
+print(json.dumps(a))
+PY
+expect 0 "" eval $sup --mtp-layers 2 --plan "$dir/sup-plan.json" --json
+python3 -c 'import json,sys; a,b=(json.load(open(x)) for x in sys.argv[1:3]); assert a["plan"]["iter_time_s"]==b["plan"]["iter_time_s"] and b["plan"]["bf16_layers_end"]==14' \
+    "$dir/sup-plan.json" "$out" && ok || bad "the plan document's bf16 blocks read back"
+expect 2 "bf16_layers_start: 80 + bf16_layers_end 14 exceed the 88 blocks" eval $sup \
+    --megatron-args "$mg4" --bf16-layers-start 80 --bf16-layers-end 14
+expect 2 "delayed scaling does not support first / last layer in BF16" eval $sup \
+    --megatron-args "$mgs --fp8-format hybrid --first-last-layers-bf16"
+
 # plans that cannot run: the reason, exit 2
 expect 2 "TP degree 3 does not divide its 16 heads" eval --model GPT2-345M --cluster 6xA100-80G --tp 3
 expect 2 "stage 0 (layers 0-25) needs" eval --model GPT2-1.3B --cluster 1xA100-80G --memory 8G --batch 8

@@ -587,6 +587,29 @@ static void test_megatron_flags(void)
     mg_refuses("--fp4-param-gather", "together with --fp4-format");
     mg_refuses("--fp4-format e3m0", "--fp4-format");
     mg_refuses("--fp4-format e2m1 --fp4-recipe custom", "custom");
+    /* blocks kept bf16 (TransformerConfig first_last_layers_bf16, 1 at each end unless
+     * told): Megatron-Bridge's nemotron_3_super_bf16_with_nvfp4_mixed keeps the last 14,
+     * none at the start (its MixedPrecisionConfig's 0 written over the model's 1) */
+    CHECK(tsl_eval_cfg_megatron("--bf16 --fp4-format e2m1 --first-last-layers-bf16 "
+                                "--num-layers-at-start-in-bf16 0 --num-layers-at-end-in-bf16 14",
+                                &c, &err) == 0 &&
+              c.knobs.bf16_layers_start == 0 && c.knobs.bf16_layers_end == 14,
+          "Super's NVFP4: the last 14 blocks: %s", err.msg);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --fp8-format hybrid --fp8-recipe mxfp8 "
+                                "--first-last-layers-bf16",
+                                &c, &err) == 0 &&
+              c.knobs.bf16_layers_start == 1 && c.knobs.bf16_layers_end == 1,
+          "the flag alone: one block at each end: %s", err.msg);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --first-last-layers-bf16", &c, &err) == 0 &&
+              c.knobs.bf16_layers_start == 0 && c.knobs.bf16_layers_end == 0,
+          "without FP8 every block is bf16: nothing kept apart: %s", err.msg);
+    CHECK(tsl_eval_cfg_megatron("--bf16 --fp4-format e2m1 --num-layers-at-end-in-bf16 14", &c,
+                                &err) == 0 &&
+              c.knobs.bf16_layers_end == 0 && strstr(c.notes, "without --first-last-layers-bf16"),
+          "counts without the flag: none, noted: %s / %s", err.msg, c.notes);
+    mg_refuses("--fp8-format hybrid --first-last-layers-bf16", "delayed scaling");
+    mg_refuses("--fp4-format e2m1 --first-last-layers-bf16 --num-layers-at-end-in-bf16 x",
+               "num-layers-at-end-in-bf16");
 
     /* what the flags mean on a model: FSDP2 shards the data-parallel ranks; the
      * embedding counted as a layer takes one from the first stage; 2 virtual stages */

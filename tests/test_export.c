@@ -300,7 +300,18 @@ static void test_megatron_moe_freq(void)
               cfg->knobs.fp8 == TSL_FP8_NVFP4 && cfg->knobs.fp8_param_gather,
           "nvfp4: %s\n%s", err.msg, fp4);
     free(fp4);
+    /* blocks kept bf16: Megatron-LM's flag and both counts, read back the same */
     plan.fp8_param_gather = false;
+    plan.bf16_layers_start = 0;
+    plan.bf16_layers_end = 14;
+    char *kb = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(kb, "--first-last-layers-bf16\n--num-layers-at-start-in-bf16 0\n"
+                     "--num-layers-at-end-in-bf16 14\n") &&
+              tsl_eval_cfg_megatron(kb, cfg, &err) == 0 && cfg->knobs.bf16_layers_start == 0 &&
+              cfg->knobs.bf16_layers_end == 14,
+          "bf16 blocks: %s\n%s", err.msg, kb);
+    free(kb);
+    plan.bf16_layers_end = 0;
     plan.fp8_recipe = TSL_FP8_NONE;
     plan.moe_fp8_dispatch = false;
     CHECK(tsl_eval_cfg_plan(cfg, &model, 32, back, &err) == 0 && back->pp == 2 &&

@@ -216,6 +216,12 @@ def knob_args(row, amp_profile=None):
         cmd += ["--eager"]
     if p.get("mtp_layers"):  # multi-token-prediction depths trained (docs/models.md)
         cmd += ["--mtp-layers", str(p["mtp_layers"])]
+    # blocks the stack kept bf16 under the FP8/NVFP4 recipe (Megatron-LM
+    # --first-last-layers-bf16; docs/cost-model.md "Blocks kept bf16")
+    if p.get("bf16_layers_start"):
+        cmd += ["--bf16-layers-start", str(p["bf16_layers_start"])]
+    if p.get("bf16_layers_end"):
+        cmd += ["--bf16-layers-end", str(p["bf16_layers_end"])]
     if amp_profile and row["source"].startswith("amp-"):  # AMP's own layer times
         cmd += ["--amp-profile", amp_profile]
     # how the stack kept and synced gradients (docs/cost-model.md "Precision and
