@@ -12,6 +12,7 @@
 #include "cluster_json.h"
 #include "hf_config.h"
 #include "mtp.h"
+#include "target.h"
 
 /* ---- request fields ↔ proto, by name ---------------------------------------- */
 
@@ -257,12 +258,19 @@ static int build_model(const Tessel__V1__PlanRequest *req, const tsl_request_lim
 
 /* The request's MTP depths on the model (mtp.h), as plan --local applies them
  * before its search: the fingerprint, the plan document's model and the layer
- * limit see the layers searched. Run after tsl_request_validate, which refuses
- * mtp_layers above TSL_MTP_MAX_DEPTHS or with no_mtp naming them. */
+ * limit see the layers searched. Left open, the target decides whether the
+ * model's own depths are trained (target.h tsl_target_mtp_depths: none under
+ * torchtitan, deepspeed, galvatron), as the search does. Run before
+ * tsl_request_validate, as --local validates the model searched (a target's model
+ * check sees the depths it trains); mtp_layers above TSL_MTP_MAX_DEPTHS or with
+ * no_mtp are left for it to refuse, naming them. */
 static int model_mtp(const tsl_request_t *r, const tsl_request_limits_t *lim, tsl_model_t *m,
                      tsl_err_t *err)
 {
-    uint32_t want = r->no_mtp ? 0 : r->mtp_layers ? r->mtp_layers : tsl_mtp_depths(m);
+    if (r->mtp_layers > TSL_MTP_MAX_DEPTHS || (r->mtp_layers && r->no_mtp))
+        return 0;
+    uint32_t t = r->target < TSL_TARGET_COUNT ? r->target : TSL_TARGET_ANY;
+    uint32_t want = tsl_target_mtp_depths(t, tsl_mtp_depths(m), r->mtp_layers, r->no_mtp);
     if (tsl_model_set_mtp(m, want, err) != 0)
         return -1;
     if (m->n_layers > lim->max_layers)
@@ -434,8 +442,8 @@ int tsl_plan_request_decode_registered(const Tessel__V1__PlanRequest *req,
     if (build_cluster(req, lim, reg, &in->cluster, err) != 0)
         goto fail;
     build_request(req, lim, in->cluster.n_devices, &in->request);
-    if (tsl_request_validate(&in->request, &in->model, &in->cluster, err) != 0 ||
-        model_mtp(&in->request, lim, &in->model, err) != 0)
+    if (model_mtp(&in->request, lim, &in->model, err) != 0 ||
+        tsl_request_validate(&in->request, &in->model, &in->cluster, err) != 0)
         goto fail;
     tsl_request_fingerprint(&in->request, &in->model, &in->cluster, in->fingerprint);
     in->force = req->force;

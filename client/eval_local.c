@@ -77,15 +77,22 @@ static uint32_t config_stack(const tsl_eval_opts_t *eo)
 
 /* The MTP depths a plan document's request was searched with (plan --json, plans
  * show --json: request.mtp_layers, request.no_mtp; mtp.h), so that the plan given
- * back is split on the layers it was found on; `own` where the document has no
- * request or leaves the model's own. */
-static uint32_t doc_mtp_depths(const json_t *doc, uint32_t own)
+ * back is split on the layers it was found on. Where the request leaves them open,
+ * the rule of stack t (target.h), or where eval names none (t: any), of the
+ * request's target: a torchtitan plan is searched without the model's own depths. */
+static uint32_t doc_mtp_depths(const json_t *doc, uint32_t t, uint32_t own)
 {
     const json_t *rq = json_object_get(doc, "request");
     if (json_is_true(json_object_get(rq, "no_mtp")))
         return 0;
     json_int_t n = json_integer_value(json_object_get(rq, "mtp_layers"));
-    return n <= 0 ? own : n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+    if (n > 0)
+        return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+    const char *name = json_string_value(json_object_get(rq, "target"));
+    uint32_t dt;
+    if (t == TSL_TARGET_ANY && name != NULL && tsl_target_parse(name, &dt, NULL) == 0)
+        t = dt;
+    return tsl_target_mtp_depths(t, own, 0, false);
 }
 
 /* --model/--hf-config, or the plan document's model when it names a preset;
@@ -115,8 +122,8 @@ static int load_model(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
     uint32_t want = eo->no_mtp || eo->mtp_layers
                         ? tsl_target_mtp_depths(t, own, eo->mtp_layers, eo->no_mtp)
                     : cfg->mtp_read ? cfg->mtp_layers
-                    : in->doc ? doc_mtp_depths(in->doc, tsl_target_mtp_depths(t, own, 0, false))
-                              : tsl_target_mtp_depths(t, own, 0, false);
+                    : in->doc       ? doc_mtp_depths(in->doc, t, own)
+                                    : tsl_target_mtp_depths(t, own, 0, false);
     in->mtp_dropped = want == 0 && own > 0;
     if (tsl_model_set_mtp(&in->model, want, err) != 0)
         return eo->no_mtp || eo->mtp_layers || cfg->mtp_read || !in->doc

@@ -12,6 +12,7 @@
 #include "mtp.h"
 #include "plan_fields.h"
 #include "plan_json.h"
+#include "target.h"
 #include "trace_json.h"
 
 static uint32_t u32_of(const json_t *o, const char *key)
@@ -167,12 +168,16 @@ int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
 }
 
 /* The MTP depths the stored request searched with (mtp_layers, no_mtp; mtp.h), as
- * the search applied them: the plan's layers are the model's with those depths. */
+ * the search applied them: the plan's layers are the model's with those depths.
+ * Left open, its target decides (target.h: none of the model's own under
+ * torchtitan, deepspeed, galvatron). */
 static int stored_mtp(const json_t *req, tsl_model_t *m, tsl_err_t *err)
 {
-    uint32_t n = u32_of(req, "mtp_layers");
+    uint32_t t = u32_of(req, "target");
     bool off = json_is_true(json_object_get(req, "no_mtp"));
-    return tsl_model_set_mtp(m, off ? 0 : n ? n : tsl_mtp_depths(m), err);
+    uint32_t want = tsl_target_mtp_depths(t < TSL_TARGET_COUNT ? t : TSL_TARGET_ANY,
+                                          tsl_mtp_depths(m), u32_of(req, "mtp_layers"), off);
+    return tsl_model_set_mtp(m, want, err);
 }
 
 /* The model of a stored request: {"model_preset": NAME} or {"hf_config": {...}},

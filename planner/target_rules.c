@@ -190,13 +190,23 @@ static bool same_attention(const tsl_layer_t *a, const tsl_layer_t *b)
            a->parallel_block == b->parallel_block;
 }
 
+/* A layer's key for Megatron-LM's identical layers: a block kept bf16
+ * (--first-last-layers-bf16) is built as the others, its precision chosen at run
+ * time (fp8_utils.py is_first_last_bf16_layer), so the mark is left out. */
+static uint32_t shape_key(const tsl_layer_t *l, uint64_t key[TSL_LAYER_KEY_LEN])
+{
+    tsl_layer_t c = *l;
+    c.bf16 = false;
+    return tsl_layer_key(&c, key);
+}
+
 int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
 {
     if (megatron_rope(m, err) != 0)
         return -1;
     const tsl_layer_t *l1 = &m->layers[1];
     uint64_t k1[TSL_LAYER_KEY_LEN], k[TSL_LAYER_KEY_LEN];
-    uint32_t n1 = tsl_layer_key(l1, k1);
+    uint32_t n1 = shape_key(l1, k1);
     if (l1->kind != TSL_LAYER_ENCODER || l1->attn_window || m->layers[0].patch_embed)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: Tessel exports GPT-, BERT- and Llama-style stacks of "
@@ -213,7 +223,7 @@ int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
             continue;
         if (*first == NULL) {
             *first = l;
-            n1 = tsl_layer_key(l, k1);
+            n1 = shape_key(l, k1);
             if (ld && le && !same_attention(ld, le))
                 return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                     "megatron: layer %u's attention differs from layer "
@@ -222,8 +232,8 @@ int tsl_target_megatron_shapes(const tsl_model_t *m, tsl_err_t *err)
                                     i, (uint32_t)((l == ld ? le : ld) - m->layers));
             continue;
         }
-        n1 = tsl_layer_key(*first, k1);
-        if (tsl_layer_key(l, k) != n1 || memcmp(k, k1, n1 * sizeof k[0]))
+        n1 = shape_key(*first, k1);
+        if (shape_key(l, k) != n1 || memcmp(k, k1, n1 * sizeof k[0]))
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                                 "megatron: layer %u's shape differs from layer %u's; "
                                 "Megatron-LM builds identical layers (dense and MoE ones "

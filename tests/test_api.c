@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "figures_json.h"
+#include "hf_config.h"
 #include "methods.h"
 #include "mtp.h"
 #include "plan_fields.h"
@@ -17,6 +18,7 @@
 #include "proto_json.h"
 #include "request.h"
 #include "status.h"
+#include "target.h"
 #include "wire.h"
 
 static void test_status_table(void)
@@ -499,6 +501,53 @@ static void test_decode_mtp(void)
     tsl_plan_input_free(&in);
 }
 
+/* Left open, the depths are the target's (target.h), as plan --local builds them: a
+ * 2-layer DeepSeek-V3 config with one MTP depth (num_nextn_predict_layers 1) is
+ * [emb, 2 layers, head] + (entry, block, head copy) = 7 layers under megatron, 4 under
+ * torchtitan, which trains none unless asked, with --local's fingerprint on that model
+ * (tesseld kept the depth: 7 layers, another fingerprint). */
+static void test_decode_target_mtp(void)
+{
+    const char *js = "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, "
+                     "\"intermediate_size\": 128, \"num_hidden_layers\": 2, "
+                     "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                     "\"max_position_embeddings\": 128, \"kv_lora_rank\": 16, "
+                     "\"qk_nope_head_dim\": 8, \"qk_rope_head_dim\": 4, \"v_head_dim\": 8, "
+                     "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
+                     "\"moe_intermediate_size\": 32, \"num_nextn_predict_layers\": 1}";
+    const uint32_t targets[] = {TSL_TARGET_MEGATRON, TSL_TARGET_TORCHTITAN}, layers[] = {7, 4};
+    for (int k = 0; k < 2; k++) {
+        Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
+        req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_HF_CONFIG_JSON;
+        req.hf_config_json = (char *)js;
+        req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
+        req.cluster_spec = (char *)"8xH100-80G";
+        req.global_batch = 16;
+        req.target = (Tessel__V1__Target)targets[k];
+        tsl_request_limits_t lim = {.max_batch = 4096, .max_layers = 1000, .max_devices = 64};
+        tsl_plan_input_t in;
+        tsl_err_t err = {0};
+        memset(&in, 0, sizeof in);
+        CHECK(tsl_plan_request_decode(&req, &lim, &in, &err) == 0 &&
+                  in.model.n_layers == layers[k] && tsl_mtp_depths(&in.model) == (k == 0 ? 1u : 0u),
+              "target %u: %u layers, want %u: %s", targets[k], in.model.n_layers, layers[k],
+              err.msg);
+        tsl_model_t m = {0};
+        tsl_cluster_t c = {0};
+        char fp[17] = "";
+        CHECK(tsl_hf_config_parse(js, in.model.name, 0, &m, &err) == 0 &&
+                  tsl_model_set_mtp(&m, k == 0 ? 1 : 0, &err) == 0 &&
+                  tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0,
+              "%s", err.msg);
+        tsl_request_fingerprint(&in.request, &m, &c, fp);
+        CHECK(strcmp(fp, in.fingerprint) == 0, "target %u: fingerprint %s, plan --local's %s",
+              targets[k], in.fingerprint, fp);
+        tsl_model_free(&m);
+        tsl_cluster_free(&c);
+        tsl_plan_input_free(&in);
+    }
+}
+
 int main(void)
 {
     test_status_table();
@@ -513,5 +562,6 @@ int main(void)
     test_profile_outliers();
     test_bounds();
     test_decode_mtp();
+    test_decode_target_mtp();
     return CHECK_DONE();
 }

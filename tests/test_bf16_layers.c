@@ -12,6 +12,7 @@
 #include "check.h"
 #include "cost.h"
 #include "mtp.h"
+#include "target.h"
 
 /* A hybrid "M*EM" (Megatron numbers its blocks 0..3) with one MTP depth "*E":
  * [emb, M, *, E, M, head, mtp entry, *, E, head copy]. start 1, end 2 keeps
@@ -127,9 +128,31 @@ static void test_pricing(void)
     tsl_cluster_free(&c);
 }
 
+/* Megatron-LM builds every layer alike and picks a block's precision at run time
+ * (is_first_last_bf16_layer), so --target megatron sees a GPT2-345M with its last 2
+ * of 24 layers kept bf16 as one shape (it refused: "layer 23's shape differs from
+ * layer 1's"); a layer of another width still differs. */
+static void test_megatron_shapes(void)
+{
+    tsl_model_t m = {0};
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset("GPT2-345M", &m, &err) == 0, "%s", err.msg);
+    if (m.n_layers == 0)
+        return;
+    CHECK(tsl_model_set_bf16_layers(&m, 0, 2, &err) == 0 && m.layers[23].bf16 &&
+              m.layers[24].bf16 && !m.layers[22].bf16,
+          "end 2: %s", err.msg);
+    CHECK(tsl_target_megatron_shapes(&m, &err) == 0, "bf16 blocks as one shape: %s", err.msg);
+    m.layers[23].ffn_hidden *= 2;
+    CHECK(tsl_target_megatron_shapes(&m, &err) == -1 && strstr(err.msg, "layer 23's shape"),
+          "a wider layer still refused: %s", err.msg);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
     test_marking();
+    test_megatron_shapes();
     test_pricing();
     return CHECK_DONE();
 }

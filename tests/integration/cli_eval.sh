@@ -115,6 +115,21 @@ for p in "mtp:$M" "nomtp:$V3"; do
     fi
 done
 same "--tp-sync" 0 $M --tp 2 --tp-sync --no-search --json
+# A plan searched under --target torchtitan leaves DeepSeek-V3's own MTP depth out
+# (target.h): given back without --target, eval splits it on the 63 layers its request
+# was searched with (it refused, 'the plan has 63 layers, the model 66'), both ways;
+# with --target torchtitan the comparison is that search's: ratio 1
+timeout 300 "$CTL" plan --local $V3 --batch 128 --no-baselines --no-memopt --json \
+    --target torchtitan >"$TMPD/tt.json" 2>/dev/null
+same "--plan document searched under --target torchtitan" 0 $V3 --plan "$TMPD/tt.json" --json
+"$PY" -c 'import json,sys; assert json.load(open(sys.argv[1]))["model"]["layers"] == 63' "$TMPD/r.out" &&
+    ok "the torchtitan document priced on its 63 layers" || fail "torchtitan document: $(head -c 300 "$TMPD/r.out")"
+same "--plan document under --target torchtitan, with it" 0 $V3 --plan "$TMPD/tt.json" --json \
+    --target torchtitan
+"$PY" -c 'import json,sys; assert json.load(open(sys.argv[1]))["ratio"] == 1.0' "$TMPD/r.out" &&
+    grep -q "note: torchtitan: deepseek_v3's 1 MTP depth left out" "$TMPD/r.err" &&
+    ok "the torchtitan plan evaluated by tesseld under its target: ratio 1, the note" ||
+    fail "the torchtitan plan by tesseld: $(head -c 300 "$TMPD/r.out") $(cat "$TMPD/r.err")"
 
 # the stacks' switches (loss_impl, opt_step, Megatron-LM's all-to-all dispatcher): written into
 # the plan document or the request the remote mode sends, priced the same both ways; a plan

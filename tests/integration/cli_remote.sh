@@ -271,6 +271,62 @@ ctl plans export "$mtp_fp" --format megatron
 expect_rc 0 "plans export --format megatron of a plan with 2 MTP depths"
 expect_grep "$tmp/out" "^--mtp-num-layers 2$" "the stored plan's export trains its 2 MTP depths"
 
+# Under --target torchtitan the HF config's own MTP depth is left out (target.h): tesseld
+# builds DeepSeek-V3 without it as --local does (63 layers, not 66: the same fingerprint
+# and document; it searched 63 and stored 66 with another fingerprint), and the stored
+# plan exports as the local one (its request's target rebuilds the model without it)
+v3_base=(--hf-config "$(dirname "$HF_CONFIG")/deepseek_v3.json" --seq-len 1024 --cluster 16x8xH200-141G
+    --batch 128 --no-baselines --no-memopt)
+v3_args=("${v3_base[@]}" --target torchtitan)
+timeout 300 "$CTL" plan --local --json "${v3_args[@]}" >"$tmp/local.json" 2>"$tmp/err"
+expect_grep "$tmp/err" "note: torchtitan: deepseek_v3's 1 MTP depth left out" "--local notes the depth left out"
+ctl plan --json "${v3_args[@]}"
+expect_rc 0 "plan --json DeepSeek-V3 --target torchtitan (remote)"
+d=$(same_doc "$tmp/local.json" "$tmp/out" 2>&1)
+v3_layers=$(json_field "$tmp/out" model 2>/dev/null)
+[ "$d" = "same" ] && [[ "$v3_layers" == *"'layers': 63,"* ]] &&
+    ok "torchtitan without the MTP depth: remote --json = local --json (63 layers)" ||
+    fail "DeepSeek-V3 --target torchtitan, remote vs local: $d; model $v3_layers"
+v3_fp=$(json_field "$tmp/out" fingerprint 2>/dev/null)
+timeout 300 "$CTL" plan --local "${v3_args[@]}" --export torchtitan >"$tmp/local.tt" 2>/dev/null
+ctl plans export "$v3_fp" --format torchtitan
+[ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/local.tt" &&
+    ok "the stored torchtitan plan exports as plan --local --export torchtitan" ||
+    fail "plans export --format torchtitan of the DeepSeek-V3 plan: exit $rc: $(head -c 300 "$tmp/err")"
+# Blocks kept bf16 with MTP depths, --target megatron: DeepSeek-V3 in FP8 (blockwise) with
+# its last 14 blocks bf16 and 2 depths (61 + 2 + 2 x 3 = 69 layers) is the local document
+# through tesseld, and the stored plan exports Megatron-LM's flags for both (the megatron
+# target refused it: the bf16 blocks keyed as another layer shape)
+bf_args=("${v3_base[@]}" --target megatron --fp8-recipe blockwise --bf16-layers-end 14 --mtp-layers 2)
+timeout 300 "$CTL" plan --local --json "${bf_args[@]}" >"$tmp/local.json" 2>"$tmp/err"
+ctl plan --json "${bf_args[@]}"
+expect_rc 0 "plan --json DeepSeek-V3 megatron FP8 --bf16-layers-end 14 --mtp-layers 2 (remote)"
+d=$(same_doc "$tmp/local.json" "$tmp/out" 2>&1)
+bf_layers=$(json_field "$tmp/out" model 2>/dev/null)
+[ "$d" = "same" ] && [[ "$bf_layers" == *"'layers': 69,"* ]] &&
+    ok "bf16 blocks and 2 MTP depths: remote --json = local --json (69 layers)" ||
+    fail "bf16 blocks and MTP depths, remote vs local: $d; model $bf_layers"
+bf_fp=$(json_field "$tmp/out" fingerprint 2>/dev/null)
+timeout 300 "$CTL" plan --local "${bf_args[@]}" --export megatron >"$tmp/local.mg" 2>/dev/null
+ctl plans export "$bf_fp" --format megatron
+[ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/local.mg" &&
+    grep -q "^--mtp-num-layers 2$" "$tmp/out" &&
+    tr '\n' ' ' <"$tmp/out" | grep -q -- "--first-last-layers-bf16 --num-layers-at-start-in-bf16 0 --num-layers-at-end-in-bf16 14 " &&
+    ok "the stored plan's megatron export: --mtp-num-layers 2, the last 14 blocks bf16, as --local's" ||
+    fail "plans export --format megatron of the bf16 plan: exit $rc: $(head -c 300 "$tmp/err")"
+# Nemotron 3 Super (a Mamba hybrid with an MTP depth) under --target torchtitan: tesseld
+# checks the model the target trains, without the depth, as --local does: the same
+# refusal, its Mamba blocks (it refused the depth instead: validated before the rule)
+sup_args=(--hf-config "$(dirname "$HF_CONFIG")/nemotron_3_super.json" --seq-len 2048 --cluster 8x8xB200-180G
+    --batch 256 --no-baselines --fp8-recipe nvfp4 --bf16-layers-end 14 --target torchtitan)
+timeout 300 "$CTL" plan --local "${sup_args[@]}" >/dev/null 2>"$tmp/local.err"; lrc=$?
+ctl plan "${sup_args[@]}"
+lmsg=$(grep -v ': note: ' "$tmp/local.err" | head -1)
+[ "$rc" = 4 ] && [ "$lrc" = 4 ] && [[ "$lmsg" == *"layer 1 of nemotron_3_super is a mamba block"* ]] &&
+    [ "$(head -1 "$tmp/err")" = "$lmsg" ] &&
+    ok "Super under torchtitan: exit 4 and the same reason, local and remote" ||
+    fail "Super under torchtitan: local exit $lrc '$lmsg', remote exit $rc '$(head -1 "$tmp/err")'"
+
 # ---- refusals: the same exit status and message, --local or through tesseld --------
 # (no plan fits is exit 2 both ways: the daemon's OUT_OF_RANGE; bad input
 # INVALID_ARGUMENT, whose message the daemon may prefix with the request field)
