@@ -94,6 +94,27 @@ static void test_doc(void)
     tsl_model_free(&m);
     free(bare);
     json_decref(j);
+    /* the request's model switches, as the search applied them: one MTP depth adds its
+     * entry, inner layer and head copy (3 layers, mtp.h), unfused_attn marks the
+     * blocks; a bad target is named */
+    uint32_t base = p->n_layers;
+    j = json_loads(doc, 0, NULL);
+    json_t *rq = json_object_get(j, "request");
+    json_object_set_new(rq, "mtp_layers", json_integer(1));
+    json_object_set_new(rq, "unfused_attn", json_true());
+    bare = json_dumps(j, JSON_COMPACT);
+    CHECK(tsl_exec_doc_load(bare, 0, &m, p, &err) == 0 && m.n_layers == base + 3 &&
+              m.layers[1].unfused_attn,
+          "request.mtp_layers 1 and unfused_attn: %u layers (%u without): %s", m.n_layers, base,
+          err.msg);
+    tsl_model_free(&m);
+    free(bare);
+    json_object_set_new(rq, "target", json_string("caffe"));
+    bare = json_dumps(j, JSON_COMPACT);
+    CHECK(tsl_exec_doc_load(bare, 0, &m, p, &err) != 0 && strstr(err.msg, "request.target"),
+          "an unknown request.target: %s", err.msg);
+    free(bare);
+    json_decref(j);
     free(p);
     free(doc);
 }

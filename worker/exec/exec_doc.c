@@ -10,6 +10,7 @@
 #include "exec_doc.h"
 #include "export.h"
 #include "hf_config.h"
+#include "target.h"
 
 static uint32_t u32_of(const json_t *o, const char *key)
 {
@@ -57,6 +58,37 @@ static int doc_model(const json_t *doc, tsl_model_t *m, tsl_err_t *err)
     return 0;
 }
 
+/* The request's model switches (MTP depths, left to its target when open; blocks kept
+ * bf16) on m, as plan --local and tesseld apply them before the search (model.h
+ * tsl_model_for_request), so the model has the layers the plan was split on and
+ * the attention kind and dropout it was priced with. */
+static int doc_switches(const json_t *doc, tsl_model_t *m, tsl_err_t *err)
+{
+    const json_t *r = json_object_get(doc, "request");
+    if (!json_is_object(r))
+        r = doc;
+    const char *target = json_string_value(json_object_get(r, "target"));
+    tsl_model_switches_t sw = {.unfused_attn = json_is_true(json_object_get(r, "unfused_attn")),
+                               .no_dropout = json_is_true(json_object_get(r, "no_dropout")),
+                               .mtp_layers = u32_of(r, "mtp_layers"),
+                               .no_mtp = json_is_true(json_object_get(r, "no_mtp")),
+                               .bf16_layers_start = u32_of(r, "bf16_layers_start"),
+                               .bf16_layers_end = u32_of(r, "bf16_layers_end")};
+    if (target && *target && tsl_target_parse(target, &sw.target, err) != 0)
+        return tsl_err_prefix(err, "document: request.target");
+    tsl_model_t own = {0};
+    const tsl_model_t *out;
+    if (tsl_model_for_request(m, &sw, &own, &out, err) != 0) {
+        tsl_model_free(&own);
+        return tsl_err_prefix(err, "document: request");
+    }
+    if (out == &own) {
+        tsl_model_free(m);
+        *m = own;
+    }
+    return 0;
+}
+
 static const json_t *doc_plan(const json_t *doc, uint32_t plan_index, tsl_err_t *err)
 {
     const json_t *p = plan_index == 0
@@ -88,7 +120,7 @@ int tsl_exec_doc_load(const char *document, uint32_t plan_index, tsl_model_t *m,
     }
     const json_t *jp = doc_plan(doc, plan_index, err);
     int rc = -1;
-    if (jp && doc_model(doc, m, err) == 0) {
+    if (jp && doc_model(doc, m, err) == 0 && doc_switches(doc, m, err) == 0) {
         rc = tsl_plan_from_json(jp, p, err);
         if (rc)
             tsl_err_prefix(err, "document: plan %u", plan_index);
