@@ -78,8 +78,9 @@ static void test_marking(void)
  * copies of 0.5 + 1/16 bytes: 1.125·w = 113,246,208 bytes beside its states; its
  * linears' inputs are stashed in 0.5625 bytes, not 2: QKV's (s·h / t with SP),
  * out's (s·h/t), FFN-in's (s·h/t, SP) and FFN-out's (s·f/t), for 4 samples
- * 4·s·(3h + f)/2 = 117,440,512 elements × 1.4375 = 168,820,736 bytes fewer. Kept bf16 the layer has neither, and its passes are the bf16 layer's:
- * every figure equals the bf16 plan's. An MTP layer is bf16 under nvfp4 (Megatron
+ * 4·s·(3h + f)/2 = 117,440,512 elements × 1.4375 = 168,820,736 bytes fewer. Kept
+ * bf16 the layer has neither, and its passes are the bf16 layer's: every figure
+ * equals the bf16 plan's. An MTP layer is bf16 under nvfp4 (Megatron
  * enters no FP4 autocast there) but FP8 under mxfp8. */
 static void test_pricing(void)
 {

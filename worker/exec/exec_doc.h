@@ -8,8 +8,8 @@
  * merged in); failing both, the document's "model" {"name", "seq_len"} read as a
  * preset; then the request's model switches on it (mtp_layers, no_mtp and the target's
  * rule for MTP depths left open, bf16_layers_start/_end, unfused_attn, no_dropout:
- * model.h tsl_model_for_request), as the search applied them. The plan: "plan" for plan_index 0, "alternatives"[i-1] for i, through
- * tsl_plan_from_json (common/export.h). Errors name the key that was wrong.
+ * model.h tsl_model_for_request), as the search applied them. The plan: "plan" for
+ * plan_index 0, "alternatives"[i-1] for i, through tsl_plan_from_json (common/export.h). Errors name the key that was wrong.
  */
 #ifndef TSL_EXEC_DOC_H
 #define TSL_EXEC_DOC_H
