@@ -21,6 +21,12 @@ static const char *str(const json_t *o, const char *key)
     return s ? s : "";
 }
 
+static const char *text_of(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s ? s : "";
+}
+
 /* A scalar of plan_fields.h from the document, by its KIND; a string is copied
  * into the arena (NULL when out of memory: the caller checks). */
 #define GET_U32(o, key)  tsl_plan_json_u32(o, key)
@@ -288,6 +294,23 @@ static int read_doc_figures(const read_doc_ctx_t *x, Tessel__V1__Plan *p)
     return 0;
 }
 
+/* "notes": what plan --local prints as notes on stderr, present only when there
+ * are some (tesseld's stored documents; a local document has none). */
+static int read_doc_notes(const read_doc_ctx_t *x, Tessel__V1__Plan *p)
+{
+    const json_t *notes = json_object_get(x->doc, "notes");
+    size_t n = json_array_size(notes);
+    if (n == 0)
+        return 0;
+    if (!(p->notes = tsl_arena_alloc(x->a, n * sizeof *p->notes)))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!(p->notes[i] = tsl_arena_strdup(x->a, text_of(json_array_get(notes, i)))))
+            return -1;
+    p->n_notes = n;
+    return 0;
+}
+
 /* The object a head key sits in (plan_fields.h: NULL = the document). */
 static const json_t *doc_obj(const json_t *doc, const char *obj)
 {
@@ -308,7 +331,7 @@ static int read_doc(tsl_arena_t *a, const json_t *doc, Tessel__V1__Plan *p)
 #define READ_DOC_STR(c, obj, json)          rc |= (p->c = GET_STR(doc_obj(doc, obj), json)) ? 0 : -1;
     TSL_PLAN_DOC_FIELDS(READ_DOC_)
 #undef READ_DOC_
-    return rc;
+    return rc | read_doc_notes(&x, p);
 }
 
 int tsl_plan_proto_from_doc(const json_t *doc, tsl_arena_t *a, Tessel__V1__Plan **out,
@@ -559,6 +582,12 @@ json_t *tsl_plan_proto_to_json(const Tessel__V1__Plan *p)
     TSL_PLAN_PUT(tsl_plan_doc_obj(doc, obj), p, STR, c, json, when)
     TSL_PLAN_DOC_FIELDS(WRITE_DOC_)
 #undef WRITE_DOC_
+    if (p->n_notes > 0) { /* as tesseld stored them (read_doc_notes) */
+        json_t *notes = json_array();
+        for (size_t i = 0; i < p->n_notes; i++)
+            json_array_append_new(notes, json_string(text(p->notes[i])));
+        json_object_set_new(doc, "notes", notes);
+    }
     return doc;
 }
 

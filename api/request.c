@@ -263,16 +263,20 @@ static int build_model(const Tessel__V1__PlanRequest *req, const tsl_request_lim
  * torchtitan, deepspeed, galvatron), as the search does. Run before
  * tsl_request_validate, as --local validates the model searched (a target's model
  * check sees the depths it trains); mtp_layers above TSL_MTP_MAX_DEPTHS or with
- * no_mtp are left for it to refuse, naming them. */
+ * no_mtp are left for it to refuse, naming them. The note plan --local prints
+ * for the depths a target leaves out goes into note (cap bytes; "" none). */
 static int model_mtp(const tsl_request_t *r, const tsl_request_limits_t *lim, tsl_model_t *m,
-                     tsl_err_t *err)
+                     char *note, size_t cap, tsl_err_t *err)
 {
     if (r->mtp_layers > TSL_MTP_MAX_DEPTHS || (r->mtp_layers && r->no_mtp))
         return 0;
     uint32_t t = r->target < TSL_TARGET_COUNT ? r->target : TSL_TARGET_ANY;
-    uint32_t want = tsl_target_mtp_depths(t, tsl_mtp_depths(m), r->mtp_layers, r->no_mtp);
+    uint32_t have = tsl_mtp_depths(m);
+    uint32_t want = tsl_target_mtp_depths(t, have, r->mtp_layers, r->no_mtp);
     if (tsl_model_set_mtp(m, want, err) != 0)
         return -1;
+    if (!tsl_target_mtp_note(t, m->name, have, want, note, cap))
+        note[0] = '\0';
     if (m->n_layers > lim->max_layers)
         return tsl_err_set(err,
                            "model: %u layers (%u of them MTP depths') is above the limit "
@@ -442,7 +446,7 @@ int tsl_plan_request_decode_registered(const Tessel__V1__PlanRequest *req,
     if (build_cluster(req, lim, reg, &in->cluster, err) != 0)
         goto fail;
     build_request(req, lim, in->cluster.n_devices, &in->request);
-    if (model_mtp(&in->request, lim, &in->model, err) != 0 ||
+    if (model_mtp(&in->request, lim, &in->model, in->note, sizeof in->note, err) != 0 ||
         tsl_request_validate(&in->request, &in->model, &in->cluster, err) != 0)
         goto fail;
     tsl_request_fingerprint(&in->request, &in->model, &in->cluster, in->fingerprint);

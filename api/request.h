@@ -71,6 +71,9 @@ typedef struct tsl_plan_input {
     char fingerprint[17];
     char *request_json; /* canonical JSON of the PlanRequest as received (malloc'd) */
     bool force;
+    /* what plan --local prints as a note on the same request (target.h
+     * tsl_target_mtp_note: a target leaving the model's MTP depths out); "" none */
+    char note[400];
 } tsl_plan_input_t;
 
 /* A registered cluster as tesseld built it: the cluster document and the keys

@@ -168,8 +168,11 @@ static int write_trace(const char *path, const tsl_plan_t *best, const tsl_model
     return TSL_EXIT_OK;
 }
 
+/* note: what inputs_load printed as a note ("" none), kept in the document's
+ * "notes" as tesseld stores it (docs/plan-format.md), so both --json agree. */
 static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl_cluster_t *c,
-                      const tsl_request_t *r, const tsl_client_opts_t *co, json_t *figures)
+                      const tsl_request_t *r, const tsl_client_opts_t *co, json_t *figures,
+                      const char *note)
 {
     tsl_search_result_t *res = malloc(sizeof(*res));
     if (res == NULL) {
@@ -208,6 +211,8 @@ static int run_search(const tsl_plan_opts_t *po, const tsl_model_t *m, const tsl
     head.search_time_s = elapsed;
     head.created_unix = (int64_t)time(NULL);
     json_t *made = tsl_search_result_to_json(res, m, r, &head, figures);
+    if (made && note[0])
+        json_object_set_new(made, "notes", json_pack("[s]", note));
     /* printed as a plan from tesseld is: through tessel.v1.Plan and back */
     json_t *doc = made ? tsl_plan_doc_canonical(made, &err) : NULL;
     json_decref(made);
@@ -233,6 +238,7 @@ typedef struct inputs {
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_figures_load_t f;
+    char note[400]; /* the note printed on stderr ("" none) */
 } inputs_t;
 
 static void inputs_free(inputs_t *in)
@@ -253,11 +259,10 @@ static int inputs_load(const tsl_plan_opts_t *po, inputs_t *in, tsl_err_t *err)
     const tsl_request_t *r = &po->req;
     uint32_t have = tsl_mtp_depths(&in->m), t = r->target < TSL_TARGET_COUNT ? r->target : 0;
     uint32_t want = tsl_target_mtp_depths(t, have, r->mtp_layers, r->no_mtp);
-    char note[400];
     if (!(r->mtp_layers && r->no_mtp) && tsl_model_set_mtp(&in->m, want, err) != 0)
         return -1;
-    if (tsl_target_mtp_note(t, in->m.name, have, want, note, sizeof note))
-        fprintf(stderr, "tesselctl: plan: note: %s\n", note);
+    if (tsl_target_mtp_note(t, in->m.name, have, want, in->note, sizeof in->note))
+        fprintf(stderr, "tesselctl: plan: note: %s\n", in->note);
     if (po->cluster == NULL)
         return tsl_err_set(err, "cluster: missing; give --cluster 8xA100-80G or a JSON file");
     if (tsl_cluster_from_arg(po->cluster, &in->c, err) != 0)
@@ -275,7 +280,7 @@ int tsl_plan_local(const tsl_plan_opts_t *po, const tsl_client_opts_t *co)
         fprintf(stderr, "tesselctl: %s\n", in ? err.msg : "out of memory");
     } else {
         json_t *figures = tsl_figures_load_json(&in->f);
-        rc = run_search(po, &in->m, &in->c, &po->req, co, figures);
+        rc = run_search(po, &in->m, &in->c, &po->req, co, figures, in->note);
         json_decref(figures);
     }
     if (in != NULL)

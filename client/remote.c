@@ -177,6 +177,12 @@ static json_t *with_sources(json_t *doc, json_t *sources, const tsl_client_opts_
     return doc;
 }
 
+void tsl_remote_print_notes(const Tessel__V1__Plan *plan)
+{
+    for (size_t i = 0; i < plan->n_notes; i++)
+        fprintf(stderr, "tesselctl: plan: note: %s\n", plan->notes[i]);
+}
+
 static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t *co,
                     json_t *sources, const char *trace)
 {
@@ -191,8 +197,10 @@ static int run_plan(const Tessel__V1__PlanRequest *req, const tsl_client_opts_t 
         rc = tsl_rpc_report(stderr, &st);
     else if (!plan)
         rc = tsl_remote_fail(TSL_EXIT_SERVER, "the daemon ended the Plan stream without a plan");
-    else
+    else {
+        tsl_remote_print_notes(plan); /* on stderr, as plan --local prints them */
         rc = tsl_remote_print_doc(with_sources(tsl_plan_proto_to_json(plan), sources, co), co);
+    }
     if (rc == 0 && trace != NULL) /* --trace FILE: the stored plan's timeline (ExportPlan) */
         rc = tsl_remote_export_to(co, plan->fingerprint, "trace", trace);
     if (plan)

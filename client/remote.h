@@ -87,6 +87,10 @@ int tsl_remote_one_arg(const char *cmd, const char *what, int argc, char **argv,
 int tsl_remote_call(const tsl_client_opts_t *co, const char *method, const ProtobufCMessage *req,
                     const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out);
 
+/* A Plan's notes on stderr, one "tesselctl: plan: note: ..." line each, the
+ * wording plan --local prints them in (plan_local.c). */
+void tsl_remote_print_notes(const Tessel__V1__Plan *plan);
+
 /* Prints a plan document (proto_json.h) like a local search result, or as JSON
  * with co->json; steals doc (NULL: out of memory). */
 int tsl_remote_print_doc(json_t *doc, const tsl_client_opts_t *co);

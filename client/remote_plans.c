@@ -171,9 +171,11 @@ static int plans_show(int argc, char **argv, tsl_client_opts_t *co)
         return rc < 0 ? TSL_EXIT_OK : rc;
     req.fingerprint = (char *)fo.fingerprint;
     rc = tsl_remote_call(co, TSL_RPC_GET_PLAN, &req.base, &tessel__v1__plan__descriptor, &reply);
-    if (rc == 0)
+    if (rc == 0) {
+        tsl_remote_print_notes((const Tessel__V1__Plan *)reply); /* stored with the plan */
         rc = show_with_trials(tsl_plan_proto_to_json((const Tessel__V1__Plan *)reply),
                               fo.fingerprint, co);
+    }
     if (reply)
         protobuf_c_message_free_unpacked(reply, NULL);
     return rc;

@@ -262,6 +262,9 @@ static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, do
     json_t *doc =
         figures ? tsl_search_result_to_json(res, &in->model, &in->request, &head, figures) : NULL;
     json_decref(figures);
+    /* the note plan --local prints, stored with the plan (Plan.notes) */
+    if (doc && in->note[0])
+        json_object_set_new(doc, "notes", json_pack("[s]", in->note));
     char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
     if (!text) {
         json_decref(doc);

@@ -197,6 +197,10 @@
       "every transformer block's forward runs twice per micro-batch (AMP's fork of Megatron-LM "   \
       "v1.1.5, whose pipe layer prints the shape of a first full forward)",                        \
       "double_block_fwd", "double_block_fwd")                                                      \
+    X(tp_sync, BOOL, "tp-sync", "", 0, 0,                                                          \
+      "every TP all-reduce between two device synchronisations (AMP's fork of Megatron-LM "        \
+      "v1.1.5, which times them so); no --target launches it",                                     \
+      "tp_sync", "tp_sync")                                                                        \
     X(no_cp, BOOL, "no-cp", "", 0, 0,                                                              \
       "no context parallelism: every rank holds whole sequences (the same as --cp 1)", "no_cp",    \
       "no_cp")                                                                                     \

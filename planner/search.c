@@ -46,6 +46,12 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                             tsl_target_name(r->target));
     if (tsl_target_tp_comm_overlap_ok(r->fp8_recipe, r->tp_comm_overlap, err) != 0)
         return -1;
+    if (r->tp_sync && r->target) /* as tsl_target_check refuses such a plan */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "tp_sync: %s does not synchronise the device around its TP "
+                            "collectives (AMP's Megatron-LM v1.1.5 fork does); no target "
+                            "launches it",
+                            tsl_target_name(r->target));
     if (r->cpu_offload_layers && r->target && r->target != TSL_TARGET_MEGATRON)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "cpu_offload_layers: %s: Tessel exports activation offloading to "
@@ -401,6 +407,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6d74700000ull | (uint64_t)r->mtp_layers << 1 | r->no_mtp);
     if (r->double_block_fwd) /* likewise */
         tsl_fp_u64(&fp, 0x64626c6600ull);
+    if (r->tp_sync) /* likewise */
+        tsl_fp_u64(&fp, 0x7470737900ull);
     if (r->bf16_layers_start || r->bf16_layers_end) /* likewise */
         tsl_fp_u64(&fp, 0x6266313600000000ull | (uint64_t)r->bf16_layers_start << 16 |
                             r->bf16_layers_end);

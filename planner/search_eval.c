@@ -1014,6 +1014,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
         k->loss_impl = r->loss_impl;
     if (r->double_block_fwd)
         k->double_block_fwd = true;
+    if (r->tp_sync)
+        k->tp_sync = true;
     if (r->eager)
         k->eager = true;
     k->cp = r->cp > 1 && !r->no_cp ? r->cp : 0; /* the search sets each degree it tries */

@@ -144,6 +144,8 @@ static void test_plan_round_trip(void)
     CHECK(json_integer_value(json_object_get(doc, "created_unix")) == 1700000000 &&
               json_is_false(json_object_get(doc, "cached")),
           "the head's answer fields are in the document");
+    /* the notes tesseld stores with a plan (Plan.notes, 29), last as it adds them */
+    json_object_set_new(doc, "notes", json_pack("[s, s]", "first note", "second note"));
     char *text = json_dumps(doc, 0);
 
     tsl_arena_t a = {0};
@@ -157,6 +159,9 @@ static void test_plan_round_trip(void)
           "recompute modules and bf16 moments → Plan: %u %u",
           p && p->best ? p->best->recompute_modules : 0,
           p && p->request ? p->request->recompute_modules : 0);
+    CHECK(p && p->n_notes == 2 && strcmp(p->notes[0], "first note") == 0 &&
+              strcmp(p->notes[1], "second note") == 0,
+          "notes → Plan.notes, in order: %zu", p ? p->n_notes : 0);
     json_t *back = p ? tsl_plan_proto_to_json(p) : NULL;
     CHECK(back != NULL, "Plan → document");
     char *t1 = json_dumps(doc, JSON_REAL_PRECISION(17)),
@@ -202,7 +207,7 @@ static void test_plan_fields_cover_proto(void)
     const char *plan[] = {TSL_PLAN_FIELDS(PROTO_NAME_) "valid", "why"};
     /* the unrestricted figures: the "target" object */
     const char *doc[] = {TSL_PLAN_DOC_FIELDS(DOC_NAME_) "unrestricted_samples_per_s",
-                         "unrestricted_iter_time_s"};
+                         "unrestricted_iter_time_s", "notes"};
 #undef PROTO_NAME_
 #undef DOC_NAME_
     check_covered(&tessel__v1__stage__descriptor, stage, sizeof stage / sizeof *stage);
@@ -532,6 +537,13 @@ static void test_decode_target_mtp(void)
                   in.model.n_layers == layers[k] && tsl_mtp_depths(&in.model) == (k == 0 ? 1u : 0u),
               "target %u: %u layers, want %u: %s", targets[k], in.model.n_layers, layers[k],
               err.msg);
+        /* the note plan --local prints for the depth torchtitan leaves out (target.h),
+         * which tesseld stores with the plan (Plan.notes); none under megatron */
+        char want[400] = "";
+        tsl_target_mtp_note(targets[k], in.model.name, 1, k == 0 ? 1 : 0, want, sizeof want);
+        CHECK(strcmp(in.note, want) == 0 && (k == 0) == (in.note[0] == '\0') &&
+                  (k == 0 || strstr(in.note, "1 MTP depth left out")),
+              "target %u: note '%s', plan --local's '%s'", targets[k], in.note, want);
         tsl_model_t m = {0};
         tsl_cluster_t c = {0};
         char fp[17] = "";

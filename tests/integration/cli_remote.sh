@@ -280,14 +280,33 @@ v3_base=(--hf-config "$(dirname "$HF_CONFIG")/deepseek_v3.json" --seq-len 1024 -
 v3_args=("${v3_base[@]}" --target torchtitan)
 timeout 300 "$CTL" plan --local --json "${v3_args[@]}" >"$tmp/local.json" 2>"$tmp/err"
 expect_grep "$tmp/err" "note: torchtitan: deepseek_v3's 1 MTP depth left out" "--local notes the depth left out"
+cp "$tmp/err" "$tmp/local.err"
 ctl plan --json "${v3_args[@]}"
 expect_rc 0 "plan --json DeepSeek-V3 --target torchtitan (remote)"
+# ... and so does the remote plan: tesseld sends the note in Plan.notes (field 29) and
+# tesselctl prints it on stderr in --local's words (both documents carry it in "notes")
+grep "note:" "$tmp/local.err" >"$tmp/local.notes"
+grep "note:" "$tmp/err" >"$tmp/remote.notes"
+[ -s "$tmp/local.notes" ] && cmp -s "$tmp/local.notes" "$tmp/remote.notes" &&
+    ok "the remote plan prints --local's note: $(head -c 80 "$tmp/remote.notes")" ||
+    fail "remote plan's notes: $(cat "$tmp/remote.notes") vs --local's: $(cat "$tmp/local.notes")"
 d=$(same_doc "$tmp/local.json" "$tmp/out" 2>&1)
 v3_layers=$(json_field "$tmp/out" model 2>/dev/null)
 [ "$d" = "same" ] && [[ "$v3_layers" == *"'layers': 63,"* ]] &&
     ok "torchtitan without the MTP depth: remote --json = local --json (63 layers)" ||
     fail "DeepSeek-V3 --target torchtitan, remote vs local: $d; model $v3_layers"
 v3_fp=$(json_field "$tmp/out" fingerprint 2>/dev/null)
+# stored with the plan: the cached answer and GetPlan (plans show) print it too
+ctl plan "${v3_args[@]}"
+grep "note:" "$tmp/err" >"$tmp/remote.notes"
+[ "$rc" = 0 ] && grep -q "(cached)" "$tmp/out" && cmp -s "$tmp/local.notes" "$tmp/remote.notes" &&
+    ok "the cached answer prints the stored note" ||
+    fail "cached DeepSeek-V3 plan: exit $rc, notes: $(cat "$tmp/remote.notes")"
+ctl plans show "$v3_fp"
+grep "note:" "$tmp/err" >"$tmp/remote.notes"
+[ "$rc" = 0 ] && cmp -s "$tmp/local.notes" "$tmp/remote.notes" &&
+    ok "plans show prints the stored note" ||
+    fail "plans show $v3_fp: exit $rc, notes: $(cat "$tmp/remote.notes")"
 timeout 300 "$CTL" plan --local "${v3_args[@]}" --export torchtitan >"$tmp/local.tt" 2>/dev/null
 ctl plans export "$v3_fp" --format torchtitan
 [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/local.tt" &&
