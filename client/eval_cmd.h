@@ -58,6 +58,7 @@ typedef struct tsl_eval_opts {
                               (loss_impl.h); -1: unset */
     int opt_step;          /* --opt-step NAME (opt_step.h): the given plan's; -1: unset */
     bool tp_sync;          /* --tp-sync: the given plan's tp_sync */
+    bool ds_pipe_p2p;      /* --ds-pipe-p2p: the given plan's ds_pipe_p2p */
     /* --moe-bf16-experts, --moe-fp8-dispatch: the request's fields of those names;
      * --moe-alltoall-dispatcher: its moe_alltoall */
     bool moe_bf16_experts, moe_fp8_dispatch, moe_alltoall;

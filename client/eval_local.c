@@ -165,9 +165,9 @@ static int given_plan_of(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, t
     return tsl_eval_cfg_plan(cfg, &in->model, in->cluster.n_devices, in->given, err);
 }
 
-/* The given plan; --fp8-param-gather, --fp8-impl, --loss-impl, --opt-step and
- * --tp-sync set its fp8_param_gather, fp8_impl, loss_impl, opt_step and tp_sync (and
- * the plan document's,
+/* The given plan; --fp8-param-gather, --fp8-impl, --loss-impl, --opt-step,
+ * --tp-sync and --ds-pipe-p2p set its fp8_param_gather, fp8_impl, loss_impl,
+ * opt_step, tp_sync and ds_pipe_p2p (and the plan document's,
  * which the remote mode sends as given): the FP8 ones priced where the plan or
  * --fp8 runs FP8. */
 static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_eval_input_t *in,
@@ -200,6 +200,11 @@ static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
         in->given->tp_sync = true;
         if (json_is_object(p))
             json_object_set_new(p, "tp_sync", json_true());
+    }
+    if (eo->ds_pipe_p2p) { /* --ds-pipe-p2p: DeepSpeed's pipeline p2p (AMP's fork) */
+        in->given->ds_pipe_p2p = true;
+        if (json_is_object(p))
+            json_object_set_new(p, "ds_pipe_p2p", json_true());
     }
     return 0;
 }
@@ -282,6 +287,11 @@ static int check_config_stack(const tsl_eval_opts_t *eo, uint32_t t, tsl_err_t *
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "tp_sync: a %s configuration does not synchronise the device "
                             "around its TP collectives (AMP's Megatron-LM v1.1.5 fork does)",
+                            tsl_target_name(t));
+    if (eo->ds_pipe_p2p) /* none runs DeepSpeed's pipeline engine */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "ds_pipe_p2p: a %s configuration does not run DeepSpeed's pipeline "
+                            "engine (AMP's DeepSpeed fork does)",
                             tsl_target_name(t));
     return 0;
 }

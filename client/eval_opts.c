@@ -16,7 +16,7 @@ static const char eval_usage[] =
     "                      --cluster SPEC|FILE.json|registered [--memory SIZE] PLAN\n"
     "                      [--profile FILE | --galvatron-profile DIR | --amp-profile DIR]\n"
     "                      [--unfused-attn] [--no-dropout] [--autocast] [--eager]\n"
-    "                      [--double-block-fwd] [--tp-sync]\n"
+    "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p]\n"
     "                      [--paper-cost] [--no-host-floor]\n"
     "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
     "                      [--lazy-grads] [--opt-step STEP]\n"
@@ -127,6 +127,11 @@ static const char eval_usage[] =
     "                      v1.1.5 fork): its dispatch and the queue's restart, one\n"
     "                      host op each (docs/cost-model.md \"Synchronised TP\n"
     "                      collectives\")\n"
+    "  --ds-pipe-p2p       stage boundaries by DeepSpeed's pipeline engine as AMP's\n"
+    "                      fork runs it: 1/t of the activation and the fp16 mask per\n"
+    "                      TP rank, a TP all-gather on each side, each exchange held\n"
+    "                      by both stages (docs/cost-model.md \"DeepSpeed's pipeline\n"
+    "                      p2p\")\n"
     "  --eager             the model's modules run eagerly, no torch.compile\n"
     "                      (torchtitan's default): RMSNorm, RoPE and SwiGLU as\n"
     "                      unfused ATen kernels (docs/cost-model.md, \"Eager modules\")\n"
@@ -299,6 +304,7 @@ enum {
     OPT_LOSS_IMPL,
     OPT_OPT_STEP,
     OPT_TP_SYNC,
+    OPT_DS_PIPE_P2P,
     OPT_MOE_BF16,
     OPT_BF16_START,
     OPT_BF16_END,
@@ -376,6 +382,7 @@ static const struct option eval_long[] = {
     {"loss-impl", required_argument, 0, OPT_LOSS_IMPL},
     {"opt-step", required_argument, 0, OPT_OPT_STEP},
     {"tp-sync", no_argument, 0, OPT_TP_SYNC},
+    {"ds-pipe-p2p", no_argument, 0, OPT_DS_PIPE_P2P},
     {"moe-bf16-experts", no_argument, 0, OPT_MOE_BF16},
     {"bf16-layers-start", required_argument, 0, OPT_BF16_START},
     {"bf16-layers-end", required_argument, 0, OPT_BF16_END},
@@ -557,6 +564,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
                                optarg);
         return 0;
     case OPT_TP_SYNC: eo->tp_sync = true; return 0;
+    case OPT_DS_PIPE_P2P: eo->ds_pipe_p2p = true; return 0;
     case OPT_MOE_BF16: eo->moe_bf16_experts = true; return 0;
     case OPT_BF16_START:
         return tsl_parse_u32("bf16-layers-start", optarg, 1, 1024, &eo->bf16_layers_start, err);

@@ -348,6 +348,10 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, tsl_print_tie_t tie
     if (json_is_true(json_object_get(plan, "double_block_fwd")))
         fputs("  stack:     every block's forward runs twice (AMP's Megatron-LM v1.1.5 fork)\n",
               out);
+    if (json_is_true(json_object_get(plan, "ds_pipe_p2p")))
+        fputs("  stack:     stage boundaries by DeepSpeed's pipeline engine (AMP's fork: 1/t and "
+              "the fp16 mask per TP rank, blocking)\n",
+              out);
     if (json_is_true(json_object_get(plan, "tp_sync")))
         fputs("  stack:     every TP all-reduce between two device synchronisations (AMP's "
               "Megatron-LM v1.1.5 fork)\n",

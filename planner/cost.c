@@ -1725,10 +1725,43 @@ static double rank_boundary_bytes(const tsl_strategy_t *s, uint64_t bnd, uint32_
     return (double)bnd * n / (s->sp ? t : 1);
 }
 
+tsl_p2p_proto_t tsl_cost_p2p_proto(const tsl_cost_knobs_t *k)
+{
+    if (k->ds_pipe_p2p)
+        return TSL_P2P_DS_PIPE;
+    return k->legacy_p2p ? TSL_P2P_SCATTER_GATHER : TSL_P2P_CORE;
+}
+
+uint64_t tsl_cost_ds_mask_bytes(tsl_p2p_proto_t proto, const tsl_layer_t *l)
+{
+    if (proto != TSL_P2P_DS_PIPE || l == NULL)
+        return 0;
+    return 2u * (uint64_t)l->seq_len * l->seq_len;
+}
+
+/* DeepSpeed's PipelineEngine under AMP's fork (runtime/pipe/engine.py, p2p.py,
+ * runtime/utils.py PartitionedTensor; docs/cost-model.md "DeepSpeed's pipeline
+ * p2p"): with TP (is_pipe_partitioned) each rank sends its 1/t of the activation,
+ * a meta tensor (not priced: a few longs) and the fp16 mask; the receivers
+ * all-gather the activation; the gradient goes back whole (is_grad_partitioned
+ * false) and the senders all-gather their own output back before the backward.
+ * Without TP the whole activation and the mask. Bytes per rank. */
+static double ds_pipe_p2p_s(const tsl_cluster_t *c, uint32_t from_first, uint32_t to_first,
+                            double bytes, uint32_t t, double pairs_bw, double mask)
+{
+    double fwd = tsl_cost_p2p_s(bytes / t + mask, pairs_bw);
+    double bwd = tsl_cost_p2p_s(bytes, pairs_bw);
+    if (t > 1) {
+        fwd += tsl_cost_allgather_s(bytes, t, tsl_cluster_link_bw(c, to_first, to_first + 1));
+        bwd += tsl_cost_allgather_s(bytes, t, tsl_cluster_link_bw(c, from_first, from_first + 1));
+    }
+    return fwd + bwd;
+}
+
 double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
                                   uint32_t to_first, const tsl_strategy_t *sender,
                                   uint64_t bnd_bytes_per_sample, uint32_t mb, double pairs_bw,
-                                  bool scatter_gather)
+                                  tsl_p2p_proto_t proto, uint64_t mask_bytes)
 {
     double k = sender_comm_scale(c, from_first);
     if (mode == TSL_COST_PAPER || sender == NULL) { /* AMP: the whole boundary on one link */
@@ -1738,7 +1771,9 @@ double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, 
     /* every rank sends to its counterpart at once: the pairs share the network */
     double bytes = rank_boundary_bytes(sender, bnd_bytes_per_sample, mb);
     uint32_t t = dim_degree(sender, TSL_DIM_TP);
-    if (scatter_gather && !sender->sp && t > 1) {
+    if (proto == TSL_P2P_DS_PIPE && !sender->sp)
+        return k * ds_pipe_p2p_s(c, from_first, to_first, bytes, t, pairs_bw, (double)mask_bytes);
+    if (proto == TSL_P2P_SCATTER_GATHER && !sender->sp && t > 1) {
         /* Megatron-LM 2021-2022: 1/t over the network, then the TP group's
          * all-gather of the whole on the receiving side (p2p_communication.py
          * split_tensor_into_1d_equal_chunks / gather_split_1d_tensor) */
@@ -1758,7 +1793,7 @@ double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32
                     ? 0.0 /* not read */
                     : tsl_cluster_pairs_bw(c, from_first, to_first, group_size(sender));
     return tsl_cost_stage_p2p_pairs_s(c, mode, from_first, to_first, sender, bnd_bytes_per_sample,
-                                      mb, bw, false);
+                                      mb, bw, TSL_P2P_CORE, 0);
 }
 
 double tsl_cost_tied_allreduce_s(const tsl_cluster_t *c, const tsl_layer_t *head,

@@ -254,8 +254,10 @@ typedef enum tsl_cost_mode {
  * depths (a tied head's, else depth 1's entry's), not one per entry and head.
  * 44: blocks kept bf16 under FP8/NVFP4 (model.h
  * tsl_model_set_bf16_layers, Megatron-LM --first-last-layers-bf16) and MTP layers under
- * nvfp4, each priced as under a bf16 plan. */
-#define TSL_COST_MODEL_VERSION 44u
+ * nvfp4, each priced as under a bf16 plan. 45: DeepSpeed's pipeline p2p as AMP's fork runs
+ * it (ds_pipe_p2p): 1/t of the activation and the fp16 attention mask per TP rank, a TP
+ * all-gather on each side, every exchange held by both of its stages. */
+#define TSL_COST_MODEL_VERSION 45u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -409,6 +411,10 @@ typedef struct tsl_cost_knobs {
                           timers('mp allreduce')): each is dispatched onto a drained GPU
                           and the queue restarts empty after it; docs/cost-model.md
                           "Synchronised TP collectives" */
+    bool ds_pipe_p2p;  /* DeepSpeed's PipelineEngine p2p as AMP's fork runs it (a stage
+                          boundary's tsl_p2p_proto_t TSL_P2P_DS_PIPE, each exchange a
+                          blocking broadcast held by both stages); docs/cost-model.md
+                          "DeepSpeed's pipeline p2p" */
     uint32_t opt_step; /* tsl_opt_step_impl_t (opt_step.h): the passes the stack's
                                    optimizer step makes (0 fused: one kernel, Tessel's
                                    executor; megatron, megatron-fp16, torch,
@@ -675,15 +681,39 @@ double tsl_cost_stage_p2p_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32
                             uint32_t to_first, const tsl_strategy_t *sender,
                             uint64_t bnd_bytes_per_sample, uint32_t mb);
 
+/* How a stack moves a stage boundary (STACK; PAPER ignores it). */
+typedef enum tsl_p2p_proto {
+    TSL_P2P_CORE = 0,           /* Megatron-core: each rank's whole share, both ways */
+    TSL_P2P_SCATTER_GATHER = 1, /* Megatron-LM 2021-2022 (knobs.legacy_p2p) */
+    TSL_P2P_DS_PIPE = 2,        /* DeepSpeed's PipelineEngine as AMP's fork runs it
+                                   (knobs.ds_pipe_p2p) */
+} tsl_p2p_proto_t;
+
+/* The stack's protocol of knobs k (ds_pipe_p2p before legacy_p2p). */
+tsl_p2p_proto_t tsl_cost_p2p_proto(const tsl_cost_knobs_t *k);
+
+/* The attention mask DeepSpeed's engine sends with every activation of a GPT-2
+ * pipe (AMP's fork, engine.py _exec_send_activations: Megatron's 1 × 1 × s × s
+ * causal mask cast to fp16 for NCCL) on a boundary into layer l: 2 · s² bytes
+ * whatever the micro-batch; 0 unless proto is TSL_P2P_DS_PIPE. */
+uint64_t tsl_cost_ds_mask_bytes(tsl_p2p_proto_t proto, const tsl_layer_t *l);
+
 /* The same with the pairs' figure given: pairs_bw = tsl_cluster_pairs_bw(c,
  * from_first, to_first, G) for the sender's G devices, which a caller pricing many
  * boundaries between the same two blocks walks once (PAPER and a NULL sender do
- * not read it). scatter_gather (STACK, knobs.legacy_p2p): without SP each TP rank
- * sends 1/t of its share and the receiving TP group all-gathers the whole over its
- * first two devices' link: 2 · (size/t / pairs_bw + (t − 1)/t · size / bw_tp). */
+ * not read it). Without SP, with size the rank's share and bw_to / bw_from the
+ * link between the receiving / sending block's first two devices:
+ *   TSL_P2P_SCATTER_GATHER  each TP rank sends 1/t of its share and the receiving
+ *     TP group all-gathers the whole: 2 · (size/t / pairs_bw + (t − 1)/t · size / bw_to);
+ *   TSL_P2P_DS_PIPE  forward each TP rank's 1/t and the mask (mask_bytes), then the
+ *     receivers' all-gather (PartitionedTensor.full); backward the whole gradient
+ *     from each rank, and the senders' all-gather of their own output back
+ *     (_exec_recv_grads): (size/t + mask + size) / pairs_bw + (t − 1)/t · size ·
+ *     (1/bw_to + 1/bw_from); at t = 1 the mask alone is added.
+ * All times the sender's comm_scale. */
 double tsl_cost_stage_p2p_pairs_s(const tsl_cluster_t *c, tsl_cost_mode_t mode, uint32_t from_first,
                                   uint32_t to_first, const tsl_strategy_t *sender,
                                   uint64_t bnd_bytes_per_sample, uint32_t mb, double pairs_bw,
-                                  bool scatter_gather);
+                                  tsl_p2p_proto_t proto, uint64_t mask_bytes);
 
 #endif

@@ -224,7 +224,10 @@ double tsl_pipeline_opt_tail_s(uint32_t n_stages, const double *stage_fwd_s,
  * expose the hops of every chunk but the first, (v − 1)/v of the stage's p2p
  * (fitted to pipesim's schedule: within 5 % for stages within 10 % of each other,
  * tests/test_pipesim.c). With p2p_blocking (Megatron-LM before core) nothing is
- * hidden: K_i = C_nosync(i), its hops inside, and the fill and drain take 1/v of it. */
+ * hidden: K_i = C_nosync(i), its hops inside, and the fill and drain take 1/v of it.
+ * With p2p_both (plain 1F1B) the receiving stage holds each exchange too: every
+ * transfer is a blocking broadcast both ranks sit in, so stage i's cycle has its
+ * incoming boundary's p2p besides its own, K_i = C_nosync(i) + p2p_{i−1}. */
 static double stack_body_s(const tsl_pipeline_in_t *in)
 {
     uint32_t P = in->n_stages, v = in->interleave > 1 ? in->interleave : 1;
@@ -232,6 +235,8 @@ static double stack_body_s(const tsl_pipeline_in_t *in)
     bool hidden = v > 1 && !in->p2p_blocking; /* blocking: every hop is stage time */
     for (uint32_t i = 0; i < P; i++) {
         double k = in->nosync_s[i] - (hidden ? in->p2p_s[i] : 0.0);
+        if (in->p2p_both && v == 1 && i > 0)
+            k += in->p2p_s[i - 1];
         slowest = fmax(slowest, k);
         sum += k;
         hops += in->p2p_s[i];

@@ -231,6 +231,10 @@ typedef struct tsl_pipeline_in {
     double tie_s;                                            /* 0: no tied head */
     bool p2p_blocking; /* interleaved STACK: every hop blocks its stage, none hidden in the
                           steady state (Megatron-LM before core: knobs.legacy_p2p) */
+    bool p2p_both;     /* plain 1F1B STACK: each boundary's exchange held by both of its
+                          stages, the receiver's stage time too (DeepSpeed's engine:
+                          blocking broadcasts in instruction order, knobs.ds_pipe_p2p):
+                          K_i = C_nosync(i) + p2p_{i−1} */
 } tsl_pipeline_in_t;
 
 typedef struct tsl_pipeline_out {

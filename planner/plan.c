@@ -376,6 +376,7 @@ void tsl_plan_get_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->cpu_offload_layers = p->cpu_offload_layers;
     k->opt_step = p->opt_step;
     k->tp_sync = p->tp_sync;
+    k->ds_pipe_p2p = p->ds_pipe_p2p;
 }
 
 void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
@@ -387,7 +388,8 @@ void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k)
     k->fb_serial |= p->fb_serial; /* the stack runs DualPipeV's F&B as F + B */
     if (p->opt_step)              /* the stack's optimizer step (opt_step.h) */
         k->opt_step = p->opt_step;
-    k->tp_sync |= p->tp_sync; /* its TP collectives between device synchronisations */
+    k->tp_sync |= p->tp_sync;         /* its TP collectives between device synchronisations */
+    k->ds_pipe_p2p |= p->ds_pipe_p2p; /* its boundaries by DeepSpeed's pipeline engine */
 }
 
 void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
@@ -427,4 +429,5 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k)
     p->cpu_offload_layers = k->cpu_offload_layers;
     p->opt_step = k->opt_step;
     p->tp_sync = k->tp_sync;
+    p->ds_pipe_p2p = k->ds_pipe_p2p;
 }

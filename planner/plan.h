@@ -148,6 +148,7 @@ typedef struct tsl_plan {
     bool lazy_grads;   /* gradients from each chunk's first backward (cost.h knobs) */
     uint32_t opt_step; /* tsl_opt_step_impl_t: the stack's optimizer step (opt_step.h) */
     bool tp_sync;      /* TP collectives between device synchronisations (cost.h knobs) */
+    bool ds_pipe_p2p;  /* DeepSpeed's pipeline p2p as AMP's fork runs it (cost.h knobs) */
     /* Activation CPU offloading (cost.h knobs, offload.h): the first N Transformer
      * layers' stashes on the host between their forward and backward; the compute's
      * waits for the copies over the iteration (in the stages' times), and the host
@@ -190,7 +191,8 @@ void tsl_plan_set_knobs(tsl_plan_t *p, const tsl_cost_knobs_t *k);
 /* The stack switches p records that no request field names, over k where p records
  * one: who runs its FP8 (fp8_impl), its optimizer step (opt_step), FP8 weights'
  * gathers (fp8_param_gather), DualPipeV's F&B run serially (fb_serial) and its TP
- * collectives between device synchronisations (tp_sync). A
+ * collectives between device synchronisations (tp_sync), its stage boundaries by
+ * DeepSpeed's pipeline engine (ds_pipe_p2p). A
  * request takes these from its target; an evaluated plan and the search it is
  * compared with (eval.h, tsl_eval_search_request) from the plan. */
 void tsl_plan_stack_knobs(const tsl_plan_t *p, tsl_cost_knobs_t *k);

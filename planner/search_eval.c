@@ -268,7 +268,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->double_block_fwd << 13 | (uint64_t)k->eager << 14 |
             (uint64_t)k->tp_comm_overlap << 15 | (uint64_t)k->lazy_grads << 16 |
             (uint64_t)k->moe_alltoall << 18 | (uint64_t)k->tp_sync << 19 |
-            (uint64_t)env->mode << 17,
+            (uint64_t)k->ds_pipe_p2p << 20 | (uint64_t)env->mode << 17,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -1140,13 +1140,11 @@ static double stage_p2p_s(const tsl_engine_t *e, const tsl_group_strategies_t *g
     } else if (mode != TSL_COST_PAPER) {
         bw = tsl_cluster_pairs_bw(e->cluster, s * G, to, G);
     }
-    if (next)
-        return v * tsl_cost_stage_p2p_pairs_s(e->cluster, mode, s * G, to, last,
-                                              e->model->layers[first_layer[s + 1]].bnd_act_bytes,
-                                              Bm, bw, e->knobs.legacy_p2p);
-    return (v - 1) * tsl_cost_stage_p2p_pairs_s(e->cluster, mode, s * G, 0, last,
-                                                e->model->layers[first_layer[s]].bnd_act_bytes, Bm,
-                                                bw, e->knobs.legacy_p2p);
+    tsl_p2p_proto_t proto = tsl_cost_p2p_proto(&e->knobs);
+    const tsl_layer_t *into = &e->model->layers[first_layer[next ? s + 1 : s]];
+    double one = tsl_cost_stage_p2p_pairs_s(e->cluster, mode, s * G, to, last, into->bnd_act_bytes,
+                                            Bm, bw, proto, tsl_cost_ds_mask_bytes(proto, into));
+    return (next ? v : v - 1) * one;
 }
 
 /*
@@ -1659,7 +1657,8 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
                             .p2p_s = p2p,
                             .opt_s = opt,
                             .tie_s = plan->tie_s,
-                            .p2p_blocking = e->knobs.legacy_p2p};
+                            .p2p_blocking = e->knobs.legacy_p2p,
+                            .p2p_both = e->knobs.ds_pipe_p2p};
     tsl_pipeline_out_t t;
     tsl_pipeline_iter(&in, &t);
     if ((plan->schedule || plan->vp_group) && zb_iter(e, plan, &t) != 0)

@@ -105,12 +105,13 @@ static void layer_costs(const tsl_engine_t *e, const tsl_plan_t *p, refine_buf_t
                 pairs_bw = tsl_cluster_pairs_bw(e->cluster, st->first_device, to, G);
                 pairs_of = G;
             }
-            b->p2p[l] =
-                l + 1 < m->n_layers
-                    ? tsl_cost_stage_p2p_pairs_s(e->cluster, env[s].mode, st->first_device, to,
-                                                 &p->layer[l], m->layers[l + 1].bnd_act_bytes,
-                                                 p->micro_batch, pairs_bw, env[s].knobs.legacy_p2p)
-                    : 0;
+            tsl_p2p_proto_t proto = tsl_cost_p2p_proto(&env[s].knobs);
+            b->p2p[l] = l + 1 < m->n_layers
+                            ? tsl_cost_stage_p2p_pairs_s(
+                                  e->cluster, env[s].mode, st->first_device, to, &p->layer[l],
+                                  m->layers[l + 1].bnd_act_bytes, p->micro_batch, pairs_bw, proto,
+                                  tsl_cost_ds_mask_bytes(proto, &m->layers[l + 1]))
+                            : 0;
         }
     }
 }

@@ -731,6 +731,20 @@ static int tp_sync_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with DeepSpeed's pipeline p2p as AMP's fork runs it (ds_pipe_p2p:
+ * partitioned activations, the fp16 mask, blocking broadcasts) is not what any
+ * target launches: megatron and torchtitan send each rank's whole share
+ * asynchronously, galvatron likewise, and the deepspeed target has no stages. */
+static int ds_pipe_p2p_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->ds_pipe_p2p)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: does not run DeepSpeed's pipeline engine; the plan was priced with "
+                        "ds_pipe_p2p (AMP's DeepSpeed fork)",
+                        tsl_target_name(t));
+}
+
 int tsl_target_model_ok(uint32_t t, const tsl_model_t *m, tsl_err_t *err)
 {
     if (t == TSL_TARGET_ANY)
@@ -754,7 +768,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
     if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 ||
         tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || fp8_impl_ok(t, p, err) != 0 ||
         moe_fp8_ok(t, p, err) != 0 || moe_alltoall_ok(t, p, err) != 0 ||
-        loss_impl_ok(t, p, err) != 0 || opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0)
+        loss_impl_ok(t, p, err) != 0 || opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
+        ds_pipe_p2p_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

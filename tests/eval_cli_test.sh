@@ -241,6 +241,36 @@ PY
 expect 0 "" eval ${lw% --json} --tp-sync
 grep -q "^  stack:     every TP all-reduce between two device synchronisations (AMP's Megatron-LM v1.1.5 fork)$" "$out" &&
     ok || bad "--tp-sync not printed: $(cat "$out")"
+sw ds_pipe_p2p 1 2 "eval: plan: ds_pipe_p2p: expected true or false, got a number"
+sw ds_pipe_p2p true 0 ""
+# --ds-pipe-p2p (AMP's DeepSpeed pipeline engine): over 2 nodes of 4 GPUs, PP 2 across
+# them at TP 4, the plan says so and takes longer (the mask, the two TP all-gathers,
+# the receiving stage holding each exchange); at PP 1 there is no boundary
+pw="--model GPT2-345M --cluster 2x4xA100-80G --tp 4 --pp 2 --mbs 1 --batch 32 --no-search --json"
+expect 0 "" eval $pw
+cp "$out" "$dir/dsp-off.json"
+expect 0 "" eval $pw --ds-pipe-p2p
+cp "$out" "$dir/dsp-on.json"
+expect 0 "" eval ${pw/--pp 2/--pp 1} --ds-pipe-p2p
+cp "$out" "$dir/dsp-pp1.json"
+expect 0 "" eval ${pw/--pp 2/--pp 1}
+python3 - "$dir/dsp-off.json" "$dir/dsp-on.json" "$dir/dsp-pp1.json" "$out" <<'PY' && ok || bad "--ds-pipe-p2p: $(cat "$out")"
+import json, sys
+a, b, c, d = (json.load(open(f))["plan"] for f in sys.argv[1:])
+assert "ds_pipe_p2p" not in a and b["ds_pipe_p2p"] is True, (a, b)
+assert b["stages"][0]["p2p_s"] > a["stages"][0]["p2p_s"], (a["stages"], b["stages"])
+assert b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])
+assert c["iter_time_s"] == d["iter_time_s"], (c["iter_time_s"], d["iter_time_s"])
+PY
+expect 0 "" eval ${pw% --json} --ds-pipe-p2p
+grep -q "^  stack:     stage boundaries by DeepSpeed's pipeline engine" "$out" &&
+    ok || bad "--ds-pipe-p2p not printed: $(cat "$out")"
+expect 4 "ds_pipe_p2p: a megatron configuration does not run DeepSpeed's pipeline engine" \
+    eval $m345 --no-search --megatron-args "--bf16 --tensor-model-parallel-size 2" --ds-pipe-p2p
+for t in megatron deepspeed; do
+    expect 4 "$t: does not run DeepSpeed's pipeline engine; the plan was priced with ds_pipe_p2p" \
+        eval $m345 --no-search --tp 2 --pp 2 --ds-pipe-p2p --target $t
+done
 # the text output names both switches where they are not the executor's
 expect 0 "" eval ${lw% --json} --loss-impl te --opt-step megatron
 grep -q "^  loss:      the LM head's memory as Transformer Engine's fused cross-entropy keeps it (loss_impl te)$" "$out" &&

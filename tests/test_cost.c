@@ -782,12 +782,36 @@ static void test_p2p(void)
      * rank over the shared NIC, then the receiving node's TP group all-gathers
      * the whole at 100 GB/s: 2 · (BND/4 / nic4 + 3/4 · BND / 100 GB) */
     double pairs = tsl_cluster_pairs_bw(&c, 0, 4, 4);
-    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &tp4, BND, 1, pairs, true),
+    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &tp4, BND, 1, pairs,
+                                          TSL_P2P_SCATTER_GATHER, 0),
                2.0 * (BND / 4.0 / nic4 + 0.75 * BND / (100 * GB)), EPS, "scatter/gather: tp4");
-    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &sp, BND, 8, pairs, true),
+    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &sp, BND, 8, pairs,
+                                          TSL_P2P_SCATTER_GATHER, 0),
                2.0 * BND * 2 / nic4, EPS, "scatter/gather: SP already sends 1/t");
-    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &dp4, BND, 8, pairs, true),
+    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &dp4, BND, 8, pairs,
+                                          TSL_P2P_SCATTER_GATHER, 0),
                2.0 * BND * 2 / nic4, EPS, "scatter/gather: no TP, nothing to split");
+    /* ds_pipe_p2p (DeepSpeed's PipelineEngine, AMP's fork), mask M = 1 MB: tp4 sends
+     * BND/4 + M from each rank over the shared NIC, the receivers all-gather BND at
+     * 100 GB/s; the gradient goes back whole (BND from each rank) and the senders
+     * all-gather their output back: (BND/4 + M + BND) / nic4 + 2 · 3/4 · BND / 100 GB */
+    const double M = 1e6;
+    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &tp4, BND, 1, pairs,
+                                          TSL_P2P_DS_PIPE, (uint64_t)M),
+               (BND / 4.0 + M + BND) / nic4 + 2.0 * 0.75 * BND / (100 * GB), EPS, "ds pipe: tp4");
+    /* no TP: each rank's whole share both ways, and the mask forward: (2 + 2) samples
+     * and M over the shared NIC */
+    CHECK_NEAR(tsl_cost_stage_p2p_pairs_s(&c, TSL_COST_STACK, 0, 4, &dp4, BND, 8, pairs,
+                                          TSL_P2P_DS_PIPE, (uint64_t)M),
+               (2.0 * BND * 2 + M) / nic4, EPS, "ds pipe: no TP, the mask alone added");
+    /* the mask: Megatron's 1 x 1 x s x s causal mask in fp16, 2 s^2 bytes */
+    tsl_layer_t gl = {.seq_len = 1024};
+    CHECK(tsl_cost_ds_mask_bytes(TSL_P2P_DS_PIPE, &gl) == 2097152u, "ds mask: 2 MB at s 1024");
+    CHECK(tsl_cost_ds_mask_bytes(TSL_P2P_CORE, &gl) == 0, "ds mask: none under core");
+    tsl_cost_knobs_t kn = {.legacy_p2p = true};
+    CHECK(tsl_cost_p2p_proto(&kn) == TSL_P2P_SCATTER_GATHER, "proto: legacy");
+    kn.ds_pipe_p2p = true;
+    CHECK(tsl_cost_p2p_proto(&kn) == TSL_P2P_DS_PIPE, "proto: ds first");
     tsl_cluster_free(&c);
 }
 

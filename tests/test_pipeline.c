@@ -320,6 +320,7 @@ static void test_opt_tail(void)
  * against Eq. 9's 31.5.
  * v = 2, m = 6: K = 3.5, T0 = 6 · 3.5 + 7 / 2 + 1.5 · 1/2 = 25.25; tails halve
  * (0, 1.375, 2.75): flush 25.75, steps 1, 2, 3 → tail 1. Blocking hops: K = 4.
+ * Both stages holding each exchange (v = 1, p2p_both): see below.
  * PAPER: Eq. 9 / T_v and tsl_pipeline_opt_tail_s, bit for bit. */
 static void test_iter(void)
 {
@@ -337,6 +338,12 @@ static void test_iter(void)
     tsl_pipeline_iter(&in, &o);
     CHECK_NEAR(o.flush_s, 24.5, EPS, "stack flush: %g", o.flush_s);
     CHECK_NEAR(o.opt_tail_s, 1.0, EPS, "stack steps: %g", o.opt_tail_s);
+    /* each exchange held by both stages (DeepSpeed's engine): K = 4, 4.5, 4.5 (the
+     * receivers add the incoming 0.5), T0 = 3 · 4.5 + 13 = 26.5, flush 27 */
+    in.p2p_both = true;
+    tsl_pipeline_iter(&in, &o);
+    CHECK_NEAR(o.flush_s, 27.0, EPS, "stack, both stages hold each hop: %g", o.flush_s);
+    in.p2p_both = false;
     in.opt_s = big;
     tsl_pipeline_iter(&in, &o);
     CHECK_NEAR(o.flush_s + o.opt_tail_s, 28.0, EPS, "stack, a long last step: %g",

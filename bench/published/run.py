@@ -236,6 +236,8 @@ def knob_args(row, amp_profile=None):
         cmd += ["--lazy-grads"]
     if p.get("opt_step"):  # the stack's optimizer step (cost-model.md "The step as the stack runs it")
         cmd += ["--opt-step", p["opt_step"]]
+    if p.get("ds_pipe_p2p"):  # DeepSpeed's pipeline p2p (cost-model.md "DeepSpeed's pipeline p2p")
+        cmd += ["--ds-pipe-p2p"]
     if p.get("tp_sync"):  # TP all-reduces between device syncs (cost-model.md "Synchronised TP collectives")
         cmd += ["--tp-sync"]
     if "overlap_grad_reduce" in p:
