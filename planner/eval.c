@@ -480,13 +480,11 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
     int rc = -1;
     /* the blocks kept bf16: the request's, else the given plan's */
     bool asked = r->bf16_layers_start || r->bf16_layers_end;
-    tsl_model_switches_t sw = {r->unfused_attn,
-                               r->no_dropout,
-                               r->mtp_layers,
-                               r->no_mtp,
-                               r->target,
-                               asked ? r->bf16_layers_start : given->bf16_layers_start,
-                               asked ? r->bf16_layers_end : given->bf16_layers_end};
+    tsl_model_switches_t sw = tsl_request_model_switches(r);
+    if (!asked) {
+        sw.bf16_layers_start = given->bf16_layers_start;
+        sw.bf16_layers_end = given->bf16_layers_end;
+    }
     if (tsl_model_for_request(m, &sw, &own, &m, err) != 0)
         goto out;
     em = m;

@@ -926,6 +926,17 @@ static int search_request(const tsl_model_t *m, const tsl_cluster_t *c, const ts
                      : search_model(m, c, r, hooks, res, err);
 }
 
+tsl_model_switches_t tsl_request_model_switches(const tsl_request_t *r)
+{
+    return (tsl_model_switches_t){.unfused_attn = r->unfused_attn,
+                                  .no_dropout = r->no_dropout,
+                                  .mtp_layers = r->mtp_layers,
+                                  .no_mtp = r->no_mtp,
+                                  .target = r->target,
+                                  .bf16_layers_start = r->bf16_layers_start,
+                                  .bf16_layers_end = r->bf16_layers_end};
+}
+
 int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
                const tsl_search_hooks_t *hooks, tsl_search_result_t *res, tsl_err_t *err)
 {
@@ -940,11 +951,8 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
     int rc = TSL_SEARCH_ERR;
     if (mtp_request_check(r, err) != 0)
         return TSL_SEARCH_ERR;
-    if (tsl_model_for_request(m,
-                              &(tsl_model_switches_t){r->unfused_attn, r->no_dropout, r->mtp_layers,
-                                                      r->no_mtp, r->target, r->bf16_layers_start,
-                                                      r->bf16_layers_end},
-                              &own, &sm, err) == 0 &&
+    tsl_model_switches_t sw = tsl_request_model_switches(r);
+    if (tsl_model_for_request(m, &sw, &own, &sm, err) == 0 &&
         tsl_request_validate(r, sm, c, err) == 0)
         rc = search_request(sm, c, r, hooks, res, err);
     tsl_model_free(&own);

@@ -97,6 +97,11 @@ typedef struct tsl_request {
 
 void tsl_request_init(tsl_request_t *r);
 
+/* The request's model switches (model.h tsl_model_for_request): attention kind,
+ * dropout, MTP depths under its target's rule, blocks kept bf16 — the model the
+ * search builds, and so the one a plan document's request was split on. */
+tsl_model_switches_t tsl_request_model_switches(const tsl_request_t *r);
+
 /* The bytes kept back on a device of dev_mem bytes: 0 when the request gives
  * a budget, else its mem_reserve_bytes or the default above. */
 uint64_t tsl_request_reserve_bytes(const tsl_request_t *r, uint64_t dev_mem);

@@ -23,6 +23,7 @@
 #include "check.h"
 #include "exec.h"
 #include "exec_doc.h"
+#include "target.h"
 #include "hf_config.h"
 #include "plan_json.h"
 
@@ -113,6 +114,19 @@ static void test_doc(void)
     bare = json_dumps(j, JSON_COMPACT);
     CHECK(tsl_exec_doc_load(bare, 0, &m, p, &err) != 0 && strstr(err.msg, "request.target"),
           "an unknown request.target: %s", err.msg);
+    free(bare);
+    /* the daemon's stored request gives the target as its number (api/request.c) */
+    json_object_set_new(rq, "target", json_integer(TSL_TARGET_COUNT));
+    bare = json_dumps(j, JSON_COMPACT);
+    err.msg[0] = '\0';
+    CHECK(tsl_exec_doc_load(bare, 0, &m, p, &err) != 0 && strstr(err.msg, "request.target"),
+          "a request.target number out of range: %s", err.msg);
+    free(bare);
+    json_object_set_new(rq, "target", json_integer(TSL_TARGET_MEGATRON));
+    bare = json_dumps(j, JSON_COMPACT);
+    CHECK(tsl_exec_doc_load(bare, 0, &m, p, &err) == 0 && m.n_layers == base + 3,
+          "request.target by number: %s", err.msg);
+    tsl_model_free(&m);
     free(bare);
     json_decref(j);
     free(p);

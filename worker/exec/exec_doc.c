@@ -10,6 +10,8 @@
 #include "exec_doc.h"
 #include "export.h"
 #include "hf_config.h"
+#include "plan_json.h"
+#include "search.h"
 #include "target.h"
 
 static uint32_t u32_of(const json_t *o, const char *key)
@@ -58,24 +60,26 @@ static int doc_model(const json_t *doc, tsl_model_t *m, tsl_err_t *err)
     return 0;
 }
 
-/* The request's model switches (MTP depths, left to its target when open; blocks kept
- * bf16) on m, as plan --local and tesseld apply them before the search (model.h
- * tsl_model_for_request), so the model has the layers the plan was split on and
- * the attention kind and dropout it was priced with. */
+/* The request's model switches on m, as the search applied them (search.h
+ * tsl_request_model_switches: MTP depths under the target's rule, blocks kept bf16,
+ * unfused_attn, no_dropout), so the model has the layers the plan was split on and
+ * the attention kind and dropout it was priced with. The request is read as every
+ * request document is (plan_json.h: a target by name or by number). */
 static int doc_switches(const json_t *doc, tsl_model_t *m, tsl_err_t *err)
 {
     const json_t *r = json_object_get(doc, "request");
+    tsl_request_t req;
     if (!json_is_object(r))
         r = doc;
-    const char *target = json_string_value(json_object_get(r, "target"));
-    tsl_model_switches_t sw = {.unfused_attn = json_is_true(json_object_get(r, "unfused_attn")),
-                               .no_dropout = json_is_true(json_object_get(r, "no_dropout")),
-                               .mtp_layers = u32_of(r, "mtp_layers"),
-                               .no_mtp = json_is_true(json_object_get(r, "no_mtp")),
-                               .bf16_layers_start = u32_of(r, "bf16_layers_start"),
-                               .bf16_layers_end = u32_of(r, "bf16_layers_end")};
-    if (target && *target && tsl_target_parse(target, &sw.target, err) != 0)
+    tsl_request_from_json(r, &req);
+    const json_t *jt = json_object_get(r, "target");
+    uint32_t named;
+    if (json_is_string(jt) && tsl_target_parse(json_string_value(jt), &named, err) != 0)
         return tsl_err_prefix(err, "document: request.target");
+    if (req.target >= TSL_TARGET_COUNT)
+        return tsl_err_set(err, "document: request.target: %u is no target (0 .. %u)", req.target,
+                           TSL_TARGET_COUNT - 1);
+    tsl_model_switches_t sw = tsl_request_model_switches(&req);
     tsl_model_t own = {0};
     const tsl_model_t *out;
     if (tsl_model_for_request(m, &sw, &own, &out, err) != 0) {
