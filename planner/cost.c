@@ -756,6 +756,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
  * accumulation before the floor (bwd_acc_gpu_s). */
 typedef struct layer_kernels {
     tsl_roofline_fwd_t fwd;
+    double bwd_s; /* the backward's roofline time, before any measured profile */
     double bwd_acc_gpu_s;
 } layer_kernels_t;
 
@@ -776,7 +777,7 @@ static void layer_compute_f(const tsl_cost_env_t *env, const tsl_layer_t *l,
     *fwd_s = kern->fwd.s;
     tsl_roofline_bwd_t b;
     tsl_roofline_layer_bwd(&dev, l, n, t, s->sp, padded_vocab(l, t, &env->knobs), acc_params, &b);
-    *bwd_s = b.s;
+    *bwd_s = kern->bwd_s = b.s;
     /* a later micro-batch's backward adds its gradients into the buffer (acc_bytes) */
     *acc_s = b.acc_s - *bwd_s;
     kern->bwd_acc_gpu_s = b.acc_gpu_s;
@@ -1100,9 +1101,10 @@ static double grad_copy_bytes(const tsl_cost_knobs_t *k, const tsl_strategy_t *s
 
 /* The GPU time of grad_copy_bytes over this rank's `params` (the whole unsharded
  * gradient of its TP shard: the bucket is reduce-scattered after the copy), a kernel
- * per parameter tensor, on every micro-batch's backward; 0 without a copy. */
+ * per parameter tensor, on every micro-batch's backward; 0 without a copy. bwd: the
+ * backward's roofline time (layer_compute_f's), which the copy's pass adds to. */
 static double grad_copy_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
-                          degrees_t g, double n, double params)
+                          degrees_t g, double n, double params, double bwd)
 {
     double bytes = grad_copy_bytes(&env->knobs, s, g);
     if (!(bytes > 0))
@@ -1110,7 +1112,6 @@ static double grad_copy_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const
     tsl_roofline_dev_t dev;
     env_dev(env, &dev);
     double V = padded_vocab(l, g.t, &env->knobs);
-    double bwd = tsl_roofline_layer_bwd_s(&dev, l, n, g.t, s->sp, V);
     dev.grad_acc_bytes = bytes;
     return tsl_roofline_layer_bwd_acc_s(&dev, l, n, g.t, s->sp, V, params) - bwd;
 }
@@ -1558,7 +1559,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
      * that runs its forward twice (double_block_fwd) ran it: twice one run is that */
     if (profiled && env->knobs.double_block_fwd && block_layer(l))
         compute_b *= 0.5;
-    compute_b += grad_copy_s(env, l, s, g, n, own); /* SDP's unfused bucket copies */
+    compute_b += grad_copy_s(env, l, s, g, n, own, kern.bwd_s); /* SDP's unfused bucket copies */
     /* with SP the all-reduce becomes an all-gather + reduce-scatter: same ring bytes;
      * none where the measured times already hold it */
     double k = env->overlap_slowdown;
