@@ -725,6 +725,18 @@ static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8)
     return tsl_roofline_fp8_cast_s(&dev, w8, false, NULL);
 }
 
+/* The FP8 weight-gradient GEMMs accumulate into an fp32 main_grad in their epilogue:
+ * Transformer Engine's linears and grouped linears under Megatron-LM take
+ * fuse_wgrad_accumulation from gradient_accumulation_fusion (TEGroupedLinear, TELinear:
+ * megatron/core/extensions/transformer_engine.py; on in Megatron-LM's arguments and in
+ * Megatron-Bridge's providers where the fused kernel is installed: utils/fusions.py);
+ * not where the stack adds the gradients by kernels of their own (unfused_grad_accum,
+ * autocast) nor under torchao, whose GEMM writes a fresh gradient for FSDP. */
+static bool fp8_wgrad_acc(const tsl_cost_knobs_t *k)
+{
+    return k->fp8_impl == TSL_FP8_IMPL_TE && !k->unfused_grad_accum && !k->autocast;
+}
+
 /* The roofline's device as env prices it: the GPU's rates and shape curve, the
  * stack's host dispatch, the plan's expert layout and routing, its FP8 recipe, the
  * stack's kernels (autocast, eager) and CP's core (cp_core). One description for
@@ -743,6 +755,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
         dev->fp8_impl = env->knobs.fp8_impl;
         dev->fp8_flops = fp8_recipe_flops(env);
         dev->moe_fp8 = !env->knobs.moe_bf16_experts;
+        dev->fp8_wgrad_acc = fp8_wgrad_acc(&env->knobs);
     }
     dev->moe_a2a = env->knobs.moe_alltoall;
     dev->autocast = env->knobs.autocast;

@@ -74,10 +74,24 @@ double tsl_gemm_eff_occupancy(const tsl_gemm_eff_t *g, double m, double n, doubl
     return occupancy(g, m, n, k, b);
 }
 
-double tsl_gemm_eff_shape(const tsl_gemm_eff_t *g, double m, double n, double k, double b)
+double tsl_gemm_eff_shape_tc(const tsl_gemm_eff_t *g, double m, double n, double k, double b,
+                             double tile_cost)
 {
     if (!(m > 0 && n > 0 && k > 0 && b > 0))
         return 1.0;
-    double depth = g->k_half > 0 ? k / (k + g->k_half) : 1.0;
+    double k_half = g->k_half * (tile_cost > 0 ? tile_cost : 1.0);
+    double depth = k_half > 0 ? k / (k + k_half) : 1.0;
     return occupancy(g, m, n, k, b) * depth;
+}
+
+double tsl_gemm_eff_shape(const tsl_gemm_eff_t *g, double m, double n, double k, double b)
+{
+    return tsl_gemm_eff_shape_tc(g, m, n, k, b, 1.0);
+}
+
+double tsl_gemm_tile_cost(double rate_ratio, double epilogue_bytes)
+{
+    double r = rate_ratio > 0 && isfinite(rate_ratio) ? rate_ratio : 1.0;
+    double e = epilogue_bytes > 0 ? epilogue_bytes : TSL_GEMM_FIT_EPILOGUE_BYTES;
+    return r * e / TSL_GEMM_FIT_EPILOGUE_BYTES;
 }

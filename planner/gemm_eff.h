@@ -98,4 +98,21 @@ double tsl_gemm_eff_occupancy(const tsl_gemm_eff_t *g, double m, double n, doubl
 /* occupancy · depth of b independent (m × k)·(k × n) GEMMs, in (0, 1]. */
 double tsl_gemm_eff_shape(const tsl_gemm_eff_t *g, double m, double n, double k, double b);
 
+/* tsl_gemm_eff_shape of a GEMM whose per-tile fixed cost is `tile_cost` times the
+ * fitted one in depth (k_half · tile_cost; docs/cost-model.md "GEMM efficiency by
+ * shape", "The tile's fixed cost under FP8"): the fixed cost is a time, so a main loop
+ * running r times faster (FP8: the FP8 rate over the bf16 one) covers r times the
+ * depth in it, and an epilogue moving e bytes per output element where the fit's
+ * wrote 2 (bf16) takes e / 2 of its time (tsl_gemm_tile_cost). tile_cost <= 0 is 1. */
+double tsl_gemm_eff_shape_tc(const tsl_gemm_eff_t *g, double m, double n, double k, double b,
+                             double tile_cost);
+
+/* The per-tile fixed cost of a GEMM over the fitted bf16 one: its main loop's rate
+ * over the bf16 rate (rate_ratio), its epilogue's bytes per output element over the
+ * 2 of a bf16 write (epilogue_bytes / TSL_GEMM_FIT_EPILOGUE_BYTES). */
+#define TSL_GEMM_FIT_EPILOGUE_BYTES 2.0 /* the fitted table's bf16 output, written once */
+#define TSL_GEMM_FP32_ACC_EPILOGUE_BYTES                                                           \
+    8.0 /* fused wgrad accumulation: the fp32 main_grad read (C, beta 1) and written */
+double tsl_gemm_tile_cost(double rate_ratio, double epilogue_bytes);
+
 #endif

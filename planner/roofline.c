@@ -32,6 +32,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->grad_acc_bytes = 0.0;
     d->eager = false;
     d->moe_fp8 = false;
+    d->fp8_wgrad_acc = false;
     d->moe_a2a = false;
     d->cp_ring = 1;
     d->cp_merge = false;
@@ -147,12 +148,19 @@ static double gemm(pass_t *p, double m, double n, double k, double b)
     return p->dx_s + p->dw_s;
 }
 
-/* b FP8 GEMMs of (m × k)·(k × n): F8 by the same shape curve, operands of the
- * recipe's copy bytes (1; nvfp4 0.5 + 1/16), a 2-byte output. */
-static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b)
+/* b FP8 GEMMs of (m × k)·(k × n): F8 by the same shape curve, its tile's fixed
+ * cost in depth scaled by F8 over the bf16 rate and by the epilogue's bytes per
+ * output element (gemm_eff.h tsl_gemm_tile_cost: 2, a bf16 output written; wgrad
+ * under fp8_wgrad_acc 8, the fp32 main_grad read and written), operands of the
+ * recipe's copy bytes (1; nvfp4 0.5 + 1/16), the output's bytes once each way. */
+static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b,
+                         bool wgrad)
 {
-    double rate = d->fp8_flops * tsl_gemm_eff_shape(&d->shape, m, n, k, b);
-    double bytes = ((m * k + k * n) * tsl_fp8_copy_bytes(d->fp8) + 2.0 * m * n) * b;
+    double epi =
+        wgrad && d->fp8_wgrad_acc ? TSL_GEMM_FP32_ACC_EPILOGUE_BYTES : TSL_GEMM_FIT_EPILOGUE_BYTES;
+    double tc = tsl_gemm_tile_cost(d->gemm_flops > 0 ? d->fp8_flops / d->gemm_flops : 1.0, epi);
+    double rate = d->fp8_flops * tsl_gemm_eff_shape_tc(&d->shape, m, n, k, b, tc);
+    double bytes = ((m * k + k * n) * tsl_fp8_copy_bytes(d->fp8) + epi * m * n) * b;
     return fmax(2.0 * m * n * k * b / rate, bytes / d->mem_bw) + d->launch_s;
 }
 
@@ -200,11 +208,11 @@ static double fp8_lin(pass_t *p, double m, double n, double k, double b)
     if (!p->bwd) {
         p->ops += 1.0;
         double w = per_use ? cast_s(p, k * n * b, false) : 0.0;
-        return cast_s(p, m * k * b, p->normed) + w + fp8_gemm_s(d, m, n, k, b);
+        return cast_s(p, m * k * b, p->normed) + w + fp8_gemm_s(d, m, n, k, b, false);
     }
     p->ops += 2.0;
-    p->dw_s = fp8_gemm_s(d, k, n, m, b);
-    p->dx_s = fp8_gemm_s(d, m, k, n, b);
+    p->dw_s = fp8_gemm_s(d, k, n, m, b, true);
+    p->dx_s = fp8_gemm_s(d, m, k, n, b, false);
     p->wgrad_s += p->dw_s;
     double c = cast_s(p, m * n * b, false);
     if (per_use)

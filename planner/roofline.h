@@ -477,6 +477,12 @@ typedef struct tsl_roofline_dev {
     bool moe_fp8;          /* with fp8: the routed experts' grouped GEMMs in FP8 too (false
                              after init: bf16, as torchtitan without its grouped-experts
                              converter) */
+    bool fp8_wgrad_acc;    /* with fp8: the FP8 weight-gradient GEMMs accumulate into an fp32
+                             main_grad in their epilogue (Transformer Engine's
+                             fuse_wgrad_accumulation, set by Megatron-LM's
+                             gradient_accumulation_fusion): each output element read and
+                             written at 4 bytes (gemm_eff.h tsl_gemm_tile_cost); false
+                             after init: a 2-byte output written once */
     bool moe_a2a;          /* the MoE layers' dispatcher is Megatron-LM's all-to-all one
                              (TSL_ROOFLINE_A2A_*); false after init: the permutation and
                              its two all-to-alls alone */
