@@ -93,8 +93,9 @@
  *              part), H200 1453.4/1979 = 73.4 % -> 0.712, B200 3432.5/4500 = 76.3 % ->
  *              0.740, GB200 3615.6/5000 = 72.3 % -> 0.701. MI300X/MI325X (the table's
  *              MI300X FP8 row is empty), L40S and L4 have no published figure: 0, the
- *              bf16 e_max (assumed). The shape curve (occupancy, depth) is the bf16 one
- *              (docs/cost-model.md "FP8").
+ *              bf16 e_max (assumed). The shape curve (occupancy, depth) is the bf16 one,
+ *              its tile's fixed cost scaled by the FP8 rate (gemm_eff.h
+ *              tsl_gemm_tile_cost; docs/cost-model.md "The tile's fixed cost under FP8").
  * fp4_peak     dense FP4 tensor-core peak (NVFP4: E2M1 with E4M3 block scales), from the
  *              same datasheets: twice the FP8 peak on Blackwell (HGX B200 144 PFLOPS
  *              sparse / 8 / 2 = 9000, GB200 NVL72 1440 PFLOPS sparse / 72 / 2 = 10000;
