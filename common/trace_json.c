@@ -117,6 +117,15 @@ static void put_op(trace_t *t, const tsl_pipesim_event_t *e, uint32_t v)
      * stage, its backward's from the previous one */
     bool up = vshape(t) && e->chunk == 1;
     op_id(e, v, id, sizeof id);
+    if (e->op == TSL_PIPESIM_P2P) { /* DeepSpeed's broadcast: both stages sit in it */
+        snprintf(name, sizeof name, "p2p %s%s with stage %u", e->half & 1 ? "activation" : "",
+                 e->half == 3  ? " and gradient"
+                 : e->half & 2 ? "gradient"
+                               : "",
+                 e->peer);
+        put(t, s, 1, name, "p2p", e->start_s, e->end_s - e->start_s, j);
+        return;
+    }
     if (e->op == TSL_PIPESIM_FWD) {
         double f = t->fwd[s] / v;
         snprintf(name, sizeof name, "F %s", id);

@@ -259,8 +259,11 @@ typedef enum tsl_cost_mode {
  * all-gather on each side, every exchange held by both of its stages. 46: an FP8 GEMM's
  * per-tile fixed cost in depth scaled by its rate over the bf16 one, and TE's FP8 wgrad
  * GEMMs accumulating into the fp32 main_grad (read and written in their epilogue) under
- * Megatron-LM's gradient_accumulation_fusion (gemm_eff.h tsl_gemm_tile_cost). */
-#define TSL_COST_MODEL_VERSION 46u
+ * Megatron-LM's gradient_accumulation_fusion (gemm_eff.h tsl_gemm_tile_cost). 47: under
+ * ds_pipe_p2p the fill and the drain cross each boundary once each way (Σ C_nosync, not
+ * Σ K: the incoming exchanges are steady-state time only), as the event simulator's
+ * rendezvous. */
+#define TSL_COST_MODEL_VERSION 47u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -227,7 +227,9 @@ double tsl_pipeline_opt_tail_s(uint32_t n_stages, const double *stage_fwd_s,
  * hidden: K_i = C_nosync(i), its hops inside, and the fill and drain take 1/v of it.
  * With p2p_both (plain 1F1B) the receiving stage holds each exchange too: every
  * transfer is a blocking broadcast both ranks sit in, so stage i's cycle has its
- * incoming boundary's p2p besides its own, K_i = C_nosync(i) + p2p_{i−1}. */
+ * incoming boundary's p2p besides its own, K_i = C_nosync(i) + p2p_{i−1}; the fill
+ * and the drain still cross each boundary once each way, Σ_i C_nosync(i) (one
+ * micro-batch: F, hop, F, ..., B, hop, B — the event simulator's rendezvous). */
 static double stack_body_s(const tsl_pipeline_in_t *in)
 {
     uint32_t P = in->n_stages, v = in->interleave > 1 ? in->interleave : 1;
@@ -235,10 +237,10 @@ static double stack_body_s(const tsl_pipeline_in_t *in)
     bool hidden = v > 1 && !in->p2p_blocking; /* blocking: every hop is stage time */
     for (uint32_t i = 0; i < P; i++) {
         double k = in->nosync_s[i] - (hidden ? in->p2p_s[i] : 0.0);
-        if (in->p2p_both && v == 1 && i > 0)
+        sum += k;
+        if (in->p2p_both && v == 1 && i > 0) /* the steady state's incoming exchanges */
             k += in->p2p_s[i - 1];
         slowest = fmax(slowest, k);
-        sum += k;
         hops += in->p2p_s[i];
     }
     if (v == 1)
@@ -249,14 +251,17 @@ static double stack_body_s(const tsl_pipeline_in_t *in)
 }
 
 /* STACK: each stage syncs after its own last backward (tail_i before T0) and
- * steps after that; a tied head's two stages meet first. */
+ * steps after that; a tied head's two stages meet first. With p2p_both a stage's
+ * last instruction is the send of its last gradient, which holds it too: its sync
+ * starts one hop (p2p_{i−1} / 2) after its backward. */
 static void stack_iter(const tsl_pipeline_in_t *in, tsl_pipeline_out_t *out)
 {
     uint32_t P = in->n_stages;
     double v = in->interleave > 1 ? in->interleave : 1, tail = 0;
     double flush = -INFINITY, done = -INFINITY, end[2] = {0, 0};
     for (uint32_t i = 0; i < P; i++) {
-        double e = in->sync_s[i] - in->nosync_s[i] - tail; /* end_i − T0 */
+        double held = in->p2p_both && v == 1 && i > 0 ? in->p2p_s[i - 1] / 2.0 : 0.0;
+        double e = in->sync_s[i] - in->nosync_s[i] - tail + held; /* end_i − T0 */
         flush = fmax(flush, e);
         done = fmax(done, e + in->opt_s[i]);
         if (i == 0 || i + 1 == P)

@@ -234,7 +234,9 @@ typedef struct tsl_pipeline_in {
     bool p2p_both;     /* plain 1F1B STACK: each boundary's exchange held by both of its
                           stages, the receiver's stage time too (DeepSpeed's engine:
                           blocking broadcasts in instruction order, knobs.ds_pipe_p2p):
-                          K_i = C_nosync(i) + p2p_{i−1} */
+                          K_i = C_nosync(i) + p2p_{i−1} in the steady state, the fill
+                          and drain Σ_i C_nosync(i): T0 = (m − 1) · max_i K_i +
+                          Σ_i C_nosync(i) */
 } tsl_pipeline_in_t;
 
 typedef struct tsl_pipeline_out {

@@ -38,6 +38,7 @@ typedef struct sim_op {
     uint8_t chunk;
     uint8_t fused; /* 1, 2: forward, backward of an overlapped F&B step */
     uint8_t whole; /* DualPipeV: a backward not split */
+    int32_t peer;  /* a rendezvous exchange (TSL_PIPESIM_P2P): the other stage */
 } sim_op_t;
 
 /* An unused slot (DualPipeV splits only some backwards: fewer W's than slots). */
@@ -93,7 +94,18 @@ static uint32_t dualpipev_w(uint32_t P, uint32_t s)
 static uint32_t stride_of(const tsl_pipesim_in_t *in)
 {
     uint32_t mv = in->n_micro * chunks(in);
+    if (in->p2p_rendezvous) /* F, B and at most 2m exchanges with each neighbour */
+        return 6u * mv;
     return zero_bubble(in) ? 3u * mv : ops_per_stage(mv, in->n_sliced);
+}
+
+/* Rendezvous p2p: the exchanges over boundary b (stages b and b + 1), one per
+ * DeepSpeed step that moves anything over it: the m activations, and the m
+ * gradients, P − b − 1 steps behind (pipesim.h). */
+static uint32_t rdv_exchanges(uint32_t P, uint32_t m, uint32_t b)
+{
+    uint32_t lag = P - b - 1;
+    return m + (lag < m ? lag : m);
 }
 
 static size_t ws_bytes_for(uint32_t P, uint32_t mv, uint32_t stride)
@@ -114,6 +126,12 @@ size_t tsl_pipesim_in_ws_bytes(const tsl_pipesim_in_t *in)
 
 uint32_t tsl_pipesim_n_ops(const tsl_pipesim_in_t *in)
 {
+    if (in->p2p_rendezvous) { /* each boundary's exchanges on both of its stages */
+        uint32_t n = 2 * in->n_stages * in->n_micro;
+        for (uint32_t b = 0; b + 1 < in->n_stages; b++)
+            n += 2 * rdv_exchanges(in->n_stages, in->n_micro, b);
+        return n;
+    }
     if (in->schedule != TSL_PIPESIM_SCHED_DUALPIPEV)
         return in->n_stages * stride_of(in);
     uint32_t n = 0;
@@ -199,6 +217,10 @@ static int check_in(const tsl_pipesim_in_t *in, tsl_err_t *err)
     if (in->p2p_blocking && in->n_chunks > 1)
         return tsl_err_set(err, "p2p_blocking: plain 1F1B only (Megatron overlaps the "
                                 "interleaved schedule's p2p); give n_chunks 0 or 1");
+    if (in->p2p_rendezvous && (in->p2p_blocking || in->n_chunks > 1 || in->n_sliced ||
+                               in->schedule != TSL_PIPESIM_SCHED_1F1B))
+        return tsl_err_set(err, "p2p_rendezvous: plain 1F1B only (DeepSpeed's TrainSchedule), "
+                                "without p2p_blocking, chunks or slicing");
     if (!(in->slice_fwd_frac >= 0 && in->slice_fwd_frac <= 1))
         return tsl_err_set(err, "slice_fwd_frac: %g is out of range; give 0..1 (0: one half)",
                            in->slice_fwd_frac);
@@ -640,6 +662,88 @@ static uint32_t build_stage(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *op
     return q;
 }
 
+/* Rendezvous p2p: appends the exchange of a DeepSpeed step with peer over boundary
+ * b, carrying the activation of micro-batch act and the gradient of grad (each
+ * where it is one of the m); none when neither is. */
+static void rdv_exchange(const tsl_pipesim_in_t *in, sim_op_t *ops, uint32_t *q, uint32_t peer,
+                         uint32_t b, int64_t act, int64_t grad)
+{
+    const int64_t m = in->n_micro;
+    const bool a = act >= 0 && act < m, g = grad >= 0 && grad < m;
+    if (!a && !g)
+        return;
+    sim_op_t *o = &ops[(*q)++];
+    memset(o, 0, sizeof(*o));
+    o->op = TSL_PIPESIM_P2P;
+    o->micro = (uint32_t)(a ? act : grad);
+    o->half = (uint8_t)((a ? 1u : 0u) | (g ? 2u : 0u));
+    o->dur_s = ((a ? 1.0 : 0.0) + (g ? 1.0 : 0.0)) * (in->p2p_s ? in->p2p_s[b] : 0.0);
+    o->peer = (int32_t)peer;
+    o->dep_stage = (int32_t)peer; /* the peer's op before its side: resolved in layout */
+    o->pred_stage = -1;
+}
+
+/* Rendezvous p2p: stage s's instructions in DeepSpeed's TrainSchedule order, step
+ * by step (pipesim.h): a forward step of micro-batch j receives j's activation from
+ * s − 1 and sends it the gradient of j + s − P, then runs F(j); a backward step of
+ * i sends s + 1 the activation of i + P − s − 1, receives i's gradient, then runs
+ * B(i). Steps whose micro-batch is none of the m run their exchange only. */
+static uint32_t build_stage_rendezvous(const tsl_pipesim_in_t *in, uint32_t s, sim_op_t *ops,
+                                       uint32_t *fidx, uint32_t *bidx)
+{
+    const uint32_t P = in->n_stages, m = in->n_micro, w = tsl_pipesim_warmup(s, P, m);
+    const int64_t S = s, PP = P;
+    uint32_t q = 0;
+    for (int64_t t = 0; t < 2 * ((int64_t)m + PP - 1); t++) {
+        const bool fwd = (t + S) % 2 == 0;
+        const int64_t j = fwd ? (t - S) / 2 : (t + S + 1 - 2 * PP) / 2;
+        if (fwd && s > 0)
+            rdv_exchange(in, ops, &q, s - 1, s - 1, j, j + S - PP);
+        else if (!fwd && s + 1 < P)
+            rdv_exchange(in, ops, &q, s + 1, s, j + PP - S - 1, j);
+        if (j < 0 || j >= (int64_t)m)
+            continue;
+        sim_op_t *o = &ops[q];
+        memset(o, 0, sizeof(*o));
+        o->op = fwd ? TSL_PIPESIM_FWD : TSL_PIPESIM_BWD;
+        o->micro = (uint32_t)j;
+        o->steady = fwd ? j >= w : j < (int64_t)(m - w);
+        o->dur_s = fwd                                       ? in->fwd_s[s]
+                   : (j + 1 == (int64_t)m && in->bwd_sync_s) ? in->bwd_sync_s[s]
+                                                             : in->bwd_s[s];
+        o->dep_stage = o->pred_stage = -1; /* its input came in the step's exchange */
+        (fwd ? fidx : bidx)[j] = q++;
+    }
+    for (uint32_t k = q, n = stride_of(in); k < n; k++) { /* the slots left */
+        memset(&ops[k], 0, sizeof(ops[k]));
+        ops[k].op = OP_NONE;
+    }
+    return q;
+}
+
+/* Rendezvous p2p: pairs the two sides of every exchange over boundary b, the k-th
+ * on stage b with the k-th on stage b + 1 (both run them in the same order); each
+ * side waits for the op before the other's. */
+static void resolve_rendezvous(sim_op_t *left, uint32_t nl, sim_op_t *right, uint32_t nr,
+                               uint32_t b)
+{
+    uint32_t i = 0, k = 0;
+    for (;;) {
+        while (i < nl && !(left[i].op == TSL_PIPESIM_P2P && left[i].peer == (int32_t)b + 1))
+            i++;
+        while (k < nr && !(right[k].op == TSL_PIPESIM_P2P && right[k].peer == (int32_t)b))
+            k++;
+        if (i >= nl || k >= nr)
+            return;
+        left[i].dep_stage = k > 0 ? (int32_t)b + 1 : -1;
+        left[i].dep_idx = k > 0 ? k - 1 : 0;
+        right[k].dep_stage = i > 0 ? (int32_t)b : -1;
+        right[k].dep_idx = i > 0 ? i - 1 : 0;
+        i++;
+        k++;
+    }
+}
+
 /* One simulation's working set: the op table and the index arrays, carved out of
  * the caller's workspace. */
 typedef struct sim {
@@ -717,15 +821,19 @@ static void layout(sim_t *sm)
 {
     const uint32_t P = sm->P, m = sm->m, mv = sm->mv, stride = sm->stride;
     const bool zb = zero_bubble(sm->in);
-    const bool inter = !zb && chunks(sm->in) > 1;
+    const bool inter = !zb && chunks(sm->in) > 1, rdv = sm->in->p2p_rendezvous;
     double scale = 0;
     for (uint32_t s = 0; s < P; s++) {
         sim_op_t *so = sm->ops + (size_t)s * stride;
         uint32_t *fi = sm->fidx + (size_t)s * mv, *bi = sm->bidx + (size_t)s * mv;
         sm->nops[s] = inter ? build_stage_interleaved(sm->in, s, so, fi, bi)
                       : zb  ? build_stage_zb(sm->in, s, so, fi, bi)
+                      : rdv ? build_stage_rendezvous(sm->in, s, so, fi, bi)
                             : build_stage(sm->in, s, so, fi, bi);
     }
+    for (uint32_t b = 0; rdv && b + 1 < P; b++)
+        resolve_rendezvous(sm->ops + (size_t)b * stride, sm->nops[b],
+                           sm->ops + (size_t)(b + 1) * stride, sm->nops[b + 1], b);
     for (uint32_t s = 0; s < P; s++) {
         sim_op_t *so = sm->ops + (size_t)s * stride;
         for (uint32_t q = 0; q < sm->nops[s]; q++) {
@@ -735,7 +843,7 @@ static void layout(sim_t *sm)
             else if (zb)
                 resolve_zb(sm->in, s, o, sm->fidx, sm->bidx);
             scale += o->dur_s + o->p2p_s;
-            if (o->dep_stage < 0 || inter || zb)
+            if (o->dep_stage < 0 || inter || zb || rdv)
                 continue;
             uint32_t d = (uint32_t)o->dep_stage;
             if (o->op == TSL_PIPESIM_FWD)
@@ -862,7 +970,8 @@ static void find_end(const sim_t *sm, const double *opt_s, double tie_s, tsl_pip
     for (uint32_t s = 0; s < sm->P; s++) {
         const sim_op_t *so = sm->ops + (size_t)s * sm->stride;
         for (uint32_t q = 0; q < sm->nops[s]; q++) {
-            out->busy_s[s] += so[q].dur_s;
+            if (so[q].op != TSL_PIPESIM_P2P) /* compute; an exchange is communication */
+                out->busy_s[s] += so[q].dur_s;
             if (so[q].end_s >= iter - sm->tol) {
                 if (so[q].end_s > iter)
                     iter = so[q].end_s;
@@ -917,6 +1026,11 @@ static void path_stats(const sim_t *sm, tsl_pipesim_out_t *out)
     for (uint32_t k = 0; k < out->path_len; k++) {
         double d = path[k].end_s - path[k].start_s;
         uint32_t st = path[k].stage;
+        out->crit_p2p_s += path[k].p2p_before_s;
+        if (path[k].op == TSL_PIPESIM_P2P) { /* a rendezvous exchange: communication */
+            out->crit_p2p_s += d;
+            continue;
+        }
         out->crit_s[st] += d;
         if (path[k].steady)
             out->crit_steady_s[st] += d;
@@ -924,7 +1038,6 @@ static void path_stats(const sim_t *sm, tsl_pipesim_out_t *out)
          * previous op (the first op of the path, at time 0, too) */
         if (k == 0 || (path[k - 1].stage == st))
             out->crit_chain_s[st] += d;
-        out->crit_p2p_s += path[k].p2p_before_s;
     }
     uint32_t master = 0;
     double best = -1;
@@ -953,7 +1066,10 @@ int tsl_pipesim_run(const tsl_pipesim_in_t *in, void *ws, size_t ws_bytes, tsl_p
 
     memset(out, 0, sizeof(*out));
     out->n_ops = (uint32_t)sm.n_run;
-    out->startup_s = sm.ops[(size_t)(sm.P - 1) * sm.stride].start_s;
+    /* the last stage's first forward (rendezvous: after its first exchange) */
+    out->startup_s = sm.ops[(size_t)(sm.P - 1) * sm.stride +
+                            (in->p2p_rendezvous ? sm.fidx[(size_t)(sm.P - 1) * sm.mv] : 0)]
+                         .start_s;
     uint32_t end_stage, end_idx;
     find_end(&sm, in->opt_s, in->tie_s, out, &end_stage, &end_idx);
     out->path_len = walk_path(&sm, end_stage, end_idx);
@@ -987,8 +1103,11 @@ int tsl_pipesim_events(const tsl_pipesim_in_t *in, const void *ws, tsl_pipesim_e
         e->whole = o->whole;
         e->start_s = o->start_s;
         e->end_s = o->end_s;
+        e->peer = o->op == TSL_PIPESIM_P2P ? (uint32_t)o->peer : e->stage;
         e->p2p_s = o->dep_stage >= 0 ? o->p2p_s : 0;
-        e->sent_s = o->dep_stage >= 0 ? ops[(size_t)o->dep_stage * stride + o->dep_idx].end_s : 0;
+        e->sent_s = o->dep_stage >= 0 && o->op != TSL_PIPESIM_P2P
+                        ? ops[(size_t)o->dep_stage * stride + o->dep_idx].end_s
+                        : 0;
     }
     return (int)n;
 }

@@ -112,6 +112,22 @@
  * boundary c, the steady period of an inner stage is f + b + 2c, of the end stages
  * f + b + c; the first forward and the last backward each cross P − 1 boundaries.
  *
+ * Rendezvous p2p (p2p_rendezvous, DeepSpeed's PipelineEngine as AMP's fork runs it,
+ * cost.h knobs.ds_pipe_p2p): every send and receive is a blocking broadcast on the
+ * pair's two-rank group, so a transfer starts when both stages have reached it and
+ * holds both for its p2p_s. Each stage runs DeepSpeed's TrainSchedule (deepspeed/
+ * runtime/pipe/schedule.py): 2(m + P − 1) steps, F(j) at step 2j + s, B(i) at step
+ * 2i + 2P − s − 1 (the 1F1B order above), a forward step receiving the activation
+ * from s − 1 and sending it the gradient of micro-batch j + s − P, a backward step
+ * sending s + 1 the activation of i + P − s − 1 and receiving the gradient — one
+ * exchange op (TSL_PIPESIM_P2P) of each step's one or two transfers, on both
+ * stages, before the step's compute; warmup and cooldown steps without a
+ * micro-batch run their exchange only. A compute op waits for its stage only. The
+ * steady period of an inner stage is f + b + 2c_{s−1} + 2c_s, as the analytic K_i
+ * = C_nosync(i) + p2p_{i−1} (pipeline.h); the fill and the drain cross each
+ * boundary once each way. Busy and critical-path compute times leave the exchanges
+ * out (crit_p2p_s holds the path's).
+ *
  * Startup overhead: the time at which the last stage starts its first forward.
  *
  * Memory. The simulator never allocates: the caller passes a workspace of at least
@@ -141,6 +157,8 @@ typedef enum tsl_pipesim_op {
     TSL_PIPESIM_FWD = 0,
     TSL_PIPESIM_BWD = 1, /* the whole backward; under ZB-H1 / ZBV its input-gradient part B */
     TSL_PIPESIM_WGT = 2, /* ZB-H1 / ZBV: the weight-gradient part W */
+    TSL_PIPESIM_P2P = 3, /* p2p_rendezvous: one step's exchange with a neighbour, both
+                            stages in it (half: 1 the activation, 2 the gradient, 3 both) */
 } tsl_pipesim_op_t;
 
 /* The schedule (docs/cost-model.md "Zero-bubble schedules"). */
@@ -180,6 +198,10 @@ typedef struct tsl_pipesim_in {
                                   activation to s + 1, B(s) the gradient to s − 1 — and
                                   the edge has no further latency. 0: AutoPipe's
                                   asynchronous sends (a latency on the edge) */
+    uint8_t p2p_rendezvous;    /* plain 1F1B only, not with p2p_blocking or slicing:
+                                  every transfer a blocking broadcast both stages sit in,
+                                  in DeepSpeed's TrainSchedule order (see above); 0: as
+                                  p2p_blocking says */
     uint8_t schedule;          /* tsl_pipesim_sched_t; ZB-H1 / ZBV: no slicing, no
                                   blocking sends, n_chunks 0 or 1 (ZBV implies 2) */
     const double *wgrad_s;     /* [P] or NULL: the weight-gradient part W of bwd_s (ZB
@@ -270,6 +292,8 @@ typedef struct tsl_pipesim_event {
     double p2p_s;  /* latency of its cross-stage input; 0 when it has none */
     double sent_s; /* when that input left the neighbour (the end of the op that
                         produced it); it arrived at sent_s + p2p_s <= start_s */
+    uint32_t peer; /* TSL_PIPESIM_P2P: the other stage of the exchange (its own copy
+                      there runs start_s .. end_s too); else the op's stage */
 } tsl_pipesim_event_t;
 
 /*

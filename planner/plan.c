@@ -328,7 +328,9 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
         .bwd_s = sim->bwd,
         .bwd_sync_s = paper ? sim->sync : NULL,
         .sync_tail_s = paper ? NULL : sim->tail,
-        .p2p_blocking = !paper && v == 1 && !zb,
+        /* Megatron's blocking sends, or DeepSpeed's broadcasts both stages sit in */
+        .p2p_blocking = !paper && v == 1 && !zb && !p->ds_pipe_p2p,
+        .p2p_rendezvous = !paper && v == 1 && !zb && p->ds_pipe_p2p,
         .p2p_s = sim->p2p,
         .n_chunks = zb ? 0 : v,
         .vp_group = zb || v <= 1 ? 0 : p->vp_group,

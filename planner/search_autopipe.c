@@ -33,9 +33,10 @@ void tsl_search_simulate(tsl_plan_t *p, bool slicer, bool paper)
     free(ws);
     tsl_autopipe_slice_cfg_t cfg = {0};
     tsl_autopipe_slice_t sl;
-    /* the slicer splits plain 1F1B's start-up; interleaving already shrinks it */
-    if (slicer && v == 1 && !p->schedule && tsl_autopipe_slice(&in, &cfg, &sl, NULL) == 0 &&
-        sl.applied) {
+    /* the slicer splits plain 1F1B's start-up; interleaving already shrinks it;
+     * DeepSpeed's engine (rendezvous p2p) runs whole micro-batches only */
+    if (slicer && v == 1 && !p->schedule && !in.p2p_rendezvous &&
+        tsl_autopipe_slice(&in, &cfg, &sl, NULL) == 0 && sl.applied) {
         p->n_sliced = sl.n_sliced;
         p->sliced_iter_time_s = sl.sliced_iter_s;
     }

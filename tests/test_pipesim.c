@@ -602,6 +602,180 @@ static void test_closed_form_tracks(void)
     printf("# closed form vs simulator: worst %.2f%%\n", 100 * worst);
 }
 
+/* ---- rendezvous p2p: DeepSpeed's pipeline engine (pipesim.h) ---- */
+
+/* A stage's ops as "F0 X0a B0 ..." (exchanges: X, the micro-batch, a the
+ * activation, g the gradient, ag both). */
+static void rdv_order(const tsl_pipesim_event_t *ev, uint32_t n, char *buf, size_t cap)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (uint32_t k = 0; k < n && at + 8 < cap; k++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%c%u%s", k ? " " : "", "FBWX"[ev[k].op],
+                               ev[k].micro,
+                               ev[k].op != TSL_PIPESIM_P2P ? ""
+                               : ev[k].half == 3           ? "ag"
+                               : ev[k].half == 1           ? "a"
+                                                           : "g");
+}
+
+/* By hand: 3 equal stages (f 1, b 2), boundaries of c = 0.25 each way, m = 2.
+ * DeepSpeed's TrainSchedule: stage 0 F0, sends A0 (its idle backward step), F1,
+ * sends A1, receives G0, B0, receives G1, B1; stage 1 receives A0, F0, sends A0,
+ * receives A1, F1, [sends A1, receives G0], B0, sends G0, receives G1, B1, sends G1;
+ * stage 2 receives A0, F0, B0, [receives A1, sends G0], F1, B1, sends G1. Each
+ * transfer holds both of its stages. The longest chain: F0 c F0 c F0 B0 2c F1 B1 c
+ * B1 c B1 = 4 (f + b) + 6c = 13.5 s, 6c of it exchanges. The closed form
+ * (pipeline.h, p2p_both): K = 3.5, 4, 3.5, T0 = (m − 1) · 4 + Σ C_nosync 10 = 14 —
+ * 2c above: stage 1's K = f + b + 4c never binds at m = 2 (the last stage's 3.5
+ * runs the steady state), and with more micro-batches its first cycle still lacks
+ * one exchange each way (checked for P 3..8, m 2..16: T0 − T = 2c exactly, c < f).
+ * The closed form is exact with one micro-batch (Σ C_nosync: each boundary once
+ * each way) and whenever the last stage is the slowest, as the LM head's is on the
+ * AMP rows (both below). */
+static void test_rendezvous_by_hand(void)
+{
+    const double f[3] = {1, 1, 1}, b[3] = {2, 2, 2}, c[2] = {0.25, 0.25};
+    tsl_pipesim_in_t in = {
+        .n_stages = 3, .n_micro = 2, .fwd_s = f, .bwd_s = b, .p2p_s = c, .p2p_rendezvous = 1};
+    tsl_pipesim_out_t o;
+    tsl_err_t err = {0};
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0 && fabs(o.iter_s - 13.5) < 1e-12,
+          "rendezvous: %g (%s)", o.iter_s, err.msg);
+    CHECK(fabs(o.crit_p2p_s - 1.5) < 1e-12 && o.path_len == 13, "path: %g s of exchanges, %u ops",
+          o.crit_p2p_s, o.path_len);
+    CHECK(o.busy_s[0] == 6 && o.busy_s[1] == 6 && o.busy_s[2] == 6,
+          "busy is compute only: %g %g %g", o.busy_s[0], o.busy_s[1], o.busy_s[2]);
+    CHECK(fabs(o.startup_s - 2.5) < 1e-12, "the last stage's F0 after two forwards and hops: %g",
+          o.startup_s);
+    tsl_pipesim_event_t ev[32];
+    uint32_t n = tsl_pipesim_n_ops(&in);
+    CHECK(n == 26 && tsl_pipesim_events(&in, ws, ev, 32, &err) == 26,
+          "6 F/B and 2 · (2 + 2) + 2 · (2 + 1) exchange sides: %u", n);
+    static const char *const want[3] = {"F0 X0a F1 X1a X0g B0 X1g B1",
+                                        "X0a F0 X0a X1a F1 X1ag B0 X0g X1g B1 X1g",
+                                        "X0a F0 B0 X1ag F1 B1 X1g"};
+    uint32_t at = 0;
+    for (uint32_t s = 0; s < 3; s++) {
+        uint32_t k = 0;
+        while (at + k < n && ev[at + k].stage == s)
+            k++;
+        char buf[256];
+        rdv_order(ev + at, k, buf, sizeof buf);
+        CHECK(strcmp(buf, want[s]) == 0, "stage %u: %s", s, buf);
+        at += k;
+    }
+    /* each exchange's two sides run together; its peer's copy names this stage */
+    uint32_t paired = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++)
+            if (ev[i].op == TSL_PIPESIM_P2P && ev[j].op == TSL_PIPESIM_P2P &&
+                ev[i].peer == ev[j].stage && ev[j].peer == ev[i].stage &&
+                ev[i].start_s == ev[j].start_s && ev[i].end_s == ev[j].end_s)
+                paired++;
+    CHECK(paired == 14, "14 exchange sides, each with its peer's: %u", paired);
+    double nosync[3] = {3.5, 3.5, 3}, p2p[3] = {0.5, 0.5, 0}, zero[3] = {0};
+    tsl_pipeline_in_t pin = {.n_stages = 3,
+                             .n_micro = 2,
+                             .interleave = 1,
+                             .fwd_s = f,
+                             .nosync_s = nosync,
+                             .sync_s = nosync,
+                             .p2p_s = p2p,
+                             .opt_s = zero,
+                             .p2p_both = true};
+    tsl_pipeline_out_t pout;
+    tsl_pipeline_iter(&pin, &pout);
+    CHECK(fabs(pout.flush_s - 14) < 1e-12, "closed form 14 = simulated + 2c: %g", pout.flush_s);
+    in.p2p_blocking = 1;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "p2p_rendezvous"),
+          "not with blocking sends");
+    in.p2p_blocking = 0;
+    in.n_sliced = 1;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "p2p_rendezvous"),
+          "not sliced");
+    in.n_sliced = 0;
+    in.n_chunks = 2;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "p2p_rendezvous"),
+          "not interleaved");
+    in.n_chunks = 0;
+    in.schedule = TSL_PIPESIM_SCHED_ZBH1;
+    CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == -1 && strstr(err.msg, "p2p_rendezvous"),
+          "not zero-bubble");
+}
+
+/* The closed form (tsl_pipeline_iter, STACK, p2p_both) against the rendezvous:
+ * stage times in [1, 1.1) s, forward a third, hops up to 5 % of a stage each way,
+ * each stage's sync up to 30 % after its last instruction (the send of its last
+ * gradient), steps up to 5 %, a tied head's all-reduce. Equal to 1e-9 s with one
+ * micro-batch (any stages), and for any m with the last stage's K the largest (its
+ * compute 1.5× here: the LM head's stage on the AMP rows). Otherwise the closed
+ * form is an upper bound, within 5 % (the 2c of test_rendezvous_by_hand, and what
+ * a slower early stage's warmup hides, as for Megatron: test_eq9_not_a_lower_bound). */
+static void test_rendezvous_closed_form(void)
+{
+    static const uint32_t Ps[] = {2, 3, 4, 8}, ms[] = {1, 2, 4, 8, 32};
+    double worst = 0, above = INFINITY, above_max = 0;
+    for (uint32_t a = 0; a < 4; a++)
+        for (uint32_t k = 0; k < 5; k++)
+            for (uint32_t rep = 0; rep < 6; rep++) {
+                uint32_t P = Ps[a], m = ms[k];
+                bool head = rep % 2 == 1; /* the last stage the slowest */
+                double f[8], b[8], hop[8], y[8], opt[8], nosync[8], sync[8], p2p[8];
+                for (uint32_t s = 0; s < P; s++) {
+                    double t = (1 + 0.1 * lcg01()) * (head && s + 1 == P ? 1.5 : 1);
+                    f[s] = t / 3;
+                    b[s] = t - f[s];
+                    hop[s] = s + 1 < P ? 0.05 * t * lcg01() : 0;
+                    y[s] = rep < 2 ? 0 : 0.3 * t * lcg01();
+                    opt[s] = 0.05 * t * lcg01();
+                    p2p[s] = 2 * hop[s];
+                    nosync[s] = f[s] + b[s] + p2p[s];
+                    sync[s] = nosync[s] + y[s];
+                }
+                double tie = rep >= 4 ? 0.2 : 0;
+                tsl_pipeline_in_t pin = {.n_stages = P,
+                                         .n_micro = m,
+                                         .interleave = 1,
+                                         .fwd_s = f,
+                                         .nosync_s = nosync,
+                                         .sync_s = sync,
+                                         .p2p_s = p2p,
+                                         .opt_s = opt,
+                                         .tie_s = tie,
+                                         .p2p_both = true};
+                tsl_pipeline_out_t pout;
+                tsl_pipeline_iter(&pin, &pout);
+                tsl_pipesim_in_t in = {.n_stages = P,
+                                       .n_micro = m,
+                                       .fwd_s = f,
+                                       .bwd_s = b,
+                                       .p2p_s = hop,
+                                       .opt_s = opt,
+                                       .tie_s = tie,
+                                       .sync_tail_s = y,
+                                       .p2p_rendezvous = 1};
+                tsl_pipesim_out_t o;
+                tsl_err_t err = {0};
+                CHECK(tsl_pipesim_run(&in, ws, ws_bytes, &o, &err) == 0, "%s", err.msg);
+                double closed = pout.flush_s + pout.opt_tail_s, d = fabs(closed - o.iter_s);
+                if (head || m == 1) {
+                    worst = fmax(worst, d);
+                    CHECK(d < 1e-9, "P %u m %u rep %u: closed %.12g, simulated %.12g", P, m, rep,
+                          closed, o.iter_s);
+                    continue;
+                }
+                double rel = (closed - o.iter_s) / o.iter_s;
+                above = fmin(above, rel);
+                above_max = fmax(above_max, rel);
+                CHECK(rel > -1e-12 && rel < 0.05, "P %u m %u rep %u: closed %g, simulated %g", P, m,
+                      rep, closed, o.iter_s);
+            }
+    printf("# rendezvous: closed form vs simulator, worst %.3g s (last stage slowest, or m = 1); "
+           "otherwise above it by %.2f%% .. %.2f%%\n",
+           worst, 100 * fmax(above, 0.0), 100 * above_max);
+}
+
 /* ---- zero-bubble schedules (pipesim.h) ---- */
 
 /* P equal stages of F, B (input gradient) and W (weight gradient), no p2p. */
@@ -918,6 +1092,8 @@ int main(void)
     test_optimizer();
     test_blocking_and_sync_tail();
     test_closed_form_tracks();
+    test_rendezvous_by_hand();
+    test_rendezvous_closed_form();
     test_zero_bubble();
     test_dualpipev();
     test_cap();

@@ -1,7 +1,11 @@
 /* Tests for planner/plan: validation, run folding, fingerprints. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "pipeline.h"
+#include "pipesim.h"
 #include "plan.h"
 
 static tsl_strategy_t strat(const char *text)
@@ -212,6 +216,59 @@ static void test_fingerprint(const tsl_model_t *m, const tsl_cluster_t *c)
     CHECK(strcmp(ha, "29034675a49f07c2") == 0, "reference value %s", ha);
 }
 
+/* A ds_pipe_p2p plan (DeepSpeed's pipeline engine, AMP's fork) by hand: 3 stages, f 1,
+ * b 2 and a boundary of 0.5 per micro-batch (0.25 each way) on stages 0 and 1, the head's
+ * stage 2 f 2, b 4 (nosync 3.5, 3.5, 6), m = 4, no sync, no steps. K = 3.5, 4, 6.5
+ * (each stage's incoming exchanges too); the closed form (m − 1) · 6.5 + Σ C_nosync 13 =
+ * 32.5. The event simulator's rendezvous (tsl_plan_sim_input sets it from ds_pipe_p2p):
+ * F0, hop, F0, hop on stages 0, 1 (2.5), stage 2's F0 B0 (6) and three cycles of its
+ * exchange with stage 1 (receive A_j, send G_{j−1}: 0.5), F, B (19.5), then G3 back
+ * down: hop, B3, hop, B3 (4.5) = 32.5, the same. Without the switch: Megatron's
+ * blocking sends, no rendezvous. */
+static void test_ds_pipe_p2p_sim(void)
+{
+    tsl_plan_t *p = malloc(sizeof(*p));
+    tsl_plan_sim_t *sim = malloc(sizeof(*sim));
+    make_plan(p);
+    p->pp = 3;
+    double fwd[3] = {1, 1, 2}, nosync[3] = {3.5, 3.5, 6}, p2p[3] = {0.5, 0.5, 0}, zero[3] = {0};
+    for (uint32_t s = 0; s < 3; s++) {
+        p->stages[s].fwd_s = fwd[s];
+        p->stages[s].time_nosync_s = p->stages[s].time_s = nosync[s];
+        p->stages[s].p2p_s = p2p[s];
+        p->stages[s].opt_s = 0;
+    }
+    p->ds_pipe_p2p = true;
+    tsl_plan_sim_input(p, false, sim);
+    CHECK(sim->in.p2p_rendezvous && !sim->in.p2p_blocking && sim->p2p[0] == 0.25,
+          "ds_pipe_p2p: a rendezvous of 0.25 each way");
+    size_t bytes = tsl_pipesim_in_ws_bytes(&sim->in);
+    void *ws = malloc(bytes);
+    tsl_pipesim_out_t out;
+    tsl_err_t err = {0};
+    CHECK(tsl_pipesim_run(&sim->in, ws, bytes, &out, &err) == 0 && fabs(out.iter_s - 32.5) < 1e-12,
+          "simulated %g (%s)", out.iter_s, err.msg);
+    tsl_pipeline_in_t in = {.n_stages = 3,
+                            .n_micro = 4,
+                            .interleave = 1,
+                            .fwd_s = fwd,
+                            .nosync_s = nosync,
+                            .sync_s = nosync,
+                            .p2p_s = p2p,
+                            .opt_s = zero,
+                            .p2p_both = true};
+    tsl_pipeline_out_t t;
+    tsl_pipeline_iter(&in, &t);
+    CHECK(fabs(t.flush_s + t.opt_tail_s - 32.5) < 1e-12, "closed form %g",
+          t.flush_s + t.opt_tail_s);
+    p->ds_pipe_p2p = false;
+    tsl_plan_sim_input(p, false, sim);
+    CHECK(!sim->in.p2p_rendezvous && sim->in.p2p_blocking, "without it: Megatron's sends");
+    free(ws);
+    free(sim);
+    free(p);
+}
+
 int main(void)
 {
     tsl_model_t m;
@@ -220,6 +277,7 @@ int main(void)
     test_validate(&m, &c);
     test_runs();
     test_fingerprint(&m, &c);
+    test_ds_pipe_p2p_sim();
     tsl_model_free(&m);
     tsl_cluster_free(&c);
     return CHECK_DONE();

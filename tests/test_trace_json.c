@@ -286,6 +286,55 @@ static void check_dualpipev(tsl_plan_t *p, const tsl_model_t *m)
     json_decref(doc);
 }
 
+/* The same stages run by DeepSpeed's pipeline engine (ds_pipe_p2p): each exchange a
+ * "p2p" slice on both of its stages' compute tracks, one per DeepSpeed step that moves
+ * anything over the boundary — m + min(m, P − b − 1) over boundary b — and no
+ * receive slices (the transfer holds the receiver itself). */
+static void check_ds_pipe_p2p(tsl_plan_t *p, const tsl_model_t *m)
+{
+    uint32_t P = p->pp, mm = p->n_micro;
+    if (P < 2)
+        return;
+    tsl_err_t err = {0};
+    p->schedule = TSL_PIPESIM_SCHED_1F1B;
+    p->interleave = 1;
+    p->ds_pipe_p2p = true;
+    tsl_plan_sim_t *sim = malloc(sizeof(*sim));
+    tsl_plan_sim_input(p, false, sim);
+    size_t bytes = tsl_pipesim_in_ws_bytes(&sim->in);
+    void *ws = malloc(bytes);
+    tsl_pipesim_out_t out;
+    CHECK(tsl_pipesim_run(&sim->in, ws, bytes, &out, &err) == 0, "ds_pipe_p2p: %s", err.msg);
+    p->sim_iter_time_s = out.iter_s;
+    free(ws);
+    free(sim);
+    json_t *doc = tsl_trace_plan(p, m, &err);
+    CHECK(doc != NULL, "ds_pipe_p2p trace: %s", err.msg);
+    p->ds_pipe_p2p = false;
+    if (doc == NULL)
+        return;
+    check_format(doc, p);
+    uint32_t x[TSL_PLAN_MAX_STAGES] = {0}, recv = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(doc, "traceEvents"), i, e)
+    {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        uint32_t s = (uint32_t)json_integer_value(json_object_get(e, "pid")) - 1;
+        if (name == NULL || s >= P)
+            continue;
+        x[s] += strncmp(name, "p2p ", 4) == 0 && strstr(name, " with stage ") != NULL;
+        recv += strncmp(name, "recv ", 5) == 0;
+    }
+    for (uint32_t s = 0; s < P; s++) {
+        uint32_t want = (s > 0 ? mm + (P - s < mm ? P - s : mm) : 0) +
+                        (s + 1 < P ? mm + (P - s - 1 < mm ? P - s - 1 : mm) : 0);
+        CHECK(x[s] == want, "ds_pipe_p2p stage %u: %u exchanges (want %u)", s, x[s], want);
+    }
+    CHECK(recv == 0, "no receive slices: %u", recv);
+    json_decref(doc);
+}
+
 static void check_plan(const char *model, const char *cluster, uint32_t pp, bool ckpt)
 {
     tsl_model_t m = {0};
@@ -346,6 +395,7 @@ static void check_plan(const char *model, const char *cluster, uint32_t pp, bool
               "otherData.schedule zbh1");
     }
     json_decref(doc);
+    check_ds_pipe_p2p(p, &m);
     check_dualpipev(p, &m);
     free(ws);
     free(sim);
