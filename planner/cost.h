@@ -256,8 +256,11 @@ typedef enum tsl_cost_mode {
  * tsl_model_set_bf16_layers, Megatron-LM --first-last-layers-bf16) and MTP layers under
  * nvfp4, each priced as under a bf16 plan. 45: DeepSpeed's pipeline p2p as AMP's fork runs
  * it (ds_pipe_p2p): 1/t of the activation and the fp16 attention mask per TP rank, a TP
- * all-gather on each side, every exchange held by both of its stages. */
-#define TSL_COST_MODEL_VERSION 45u
+ * all-gather on each side, every exchange held by both of its stages. 46: all-to-alls
+ * (EP dispatch and combine, Ulysses CP) inside an NVLink domain at the part's published
+ * all-to-all / ring busbw (tsl_gpu_a2a_ratio: A100 210/232, H100/H200 320/370, B200
+ * 640/700, GB200 640/680). */
+#define TSL_COST_MODEL_VERSION 46u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -548,6 +551,8 @@ typedef struct tsl_group_bw {
     uint32_t stride, degree; /* degree 0: not made */
     double bw;
     tsl_coll_lat_t lat;
+    double a2a_bw; /* its all-to-all's (tsl_cluster_dim_a2a_busbw; PAPER: bw); made by
+                      tsl_cost_moe_bw, not kept in a memo */
 } tsl_group_bw_t;
 
 /* the EP group, the expert data-parallel group and the expert-TP group */
@@ -561,6 +566,7 @@ typedef struct tsl_strategy_bw {
                                                mode or unused */
     double cp_bw;                           /* the CP group's (env->knobs.cp), +INF at cp 1 */
     tsl_coll_lat_t cp_lat;
+    double cp_a2a_bw; /* its all-to-all's, Ulysses' (cp_comm a2a; else cp_bw) */
     /* the EP, expert-DP and expert-TP groups of the env's EP and expert-TP degrees
      * (tsl_cost_moe_bw), with their NCCL α's, which a MoE layer's costing reads; a
      * group it does not find here (none made, or made at other degrees) it walks
