@@ -63,15 +63,23 @@
  *              ring. V100 NVLink2 150 GB/s → 75; MI300X/MI325X Infinity Fabric 448 GB/s
  *              per direction → 228 (ml-engineering's all_reduce_bench.py measured 312.9
  *              GB/s busbw on 8 MI300X, a torch.distributed all-reduce with RCCL's own
- *              algorithm choice, not an rccl-tests ring figure: not taken). All-to-all
- *              is priced at this figure too; the same talk (slide 13) has its busbw
- *              lower than the ring's: A100 210, H100 320, B200 640, GB200 NVL72 640
- *              (not modelled). PCIe-only nodes: T4 6.25 GB/s
+ *              algorithm choice, not an rccl-tests ring figure: not taken). PCIe-only
+ *              nodes: T4 6.25 GB/s
  *              as AMP measured on g4dn.12xlarge (50 Gb/s, AMP Sec. 4.3); PCIe 3.0
  *              boxes without NVLink (RTX TITAN, 2080 Ti) 10 GB/s, ~63% of the
  *              15.75 GB/s x16 line rate since rings cross PCIe switches and the
  *              inter-socket link; PCIe 4.0 boxes (L40S, L4, A10G) 20 GB/s, the same
  *              63 % of 31.5 GB/s.
+ * a2a_ratio    NCCL's all-to-all inside an NVLink domain over its ring (cost model 46,
+ *              docs/cost-model.md "All-to-all"): the same talk's slide 13 ("NCCL Tests
+ *              Alltoall Bus Bandwidth", 8 GPUs; read off its bar chart in
+ *              ml-engineering network/images/all-to-all-bw-2025.png at 744d01e) over
+ *              slide 12's ring all-reduce: A100 210 / 232, H100 320 / 370 (also H100-96G
+ *              and H200, the same NVLink4), B200 640 / 700, GB200 NVL72 640 / 680 (32
+ *              GPUs). A ratio, so a measured ring figure (a worker's profile) keeps it.
+ *              No published all-to-all figure for the H800, V100, MI300X/MI325X or the
+ *              PCIe boxes (slide 13's PCIe bars are 2 × 4 GPUs, with no ring pair): 0,
+ *              the ring's figure.
  * pcie_bw      host<->device copy bandwidth: ~78% of the x16 line rate, as pinned
  *              cudaMemcpy typically reaches: gen3 12 GB/s, gen4 24, gen5 48.
  * mem_bw       device-memory bandwidth from the datasheet (the roofline of
