@@ -2209,6 +2209,41 @@ static void test_moe_a2a_ratio(void)
     CHECK_NEAR(a2a[0], alpha + 7.0 / 8 * B / (ring * 320 / 370), 1e-9, "all-to-all %g s", a2a[0]);
     CHECK_NEAR((a2a[0] - alpha) / (a2a[1] - alpha), 370.0 / 320, 1e-9,
                "bandwidth term x 370/320: %g", (a2a[0] - alpha) / (a2a[1] - alpha));
+
+    /* Ulysses CP (cp 4, the 4 innermost of DP 8) on a causal layer of s 8192, 32 heads
+     * of 128, micro-batch 2: T = 2048 tokens per rank, B_q = 2·T·4096 = 16.8 MB,
+     * B_kv = 33.6 MB; each pass an all-to-all of B_q + B_kv and one of B_q, Simple (α
+     * the same on both clusters): the two clusters differ by 2 · 3/4 · (2·B_q + B_kv) ·
+     * (370/320 − 1) / 239 GB/s */
+    tsl_layer_t d = {.kind = TSL_LAYER_ENCODER,
+                     .causal = true,
+                     .seq_len = 8192,
+                     .hidden = 4096,
+                     .ffn_hidden = 14336,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true};
+    CHECK(tsl_layer_derive(&d, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c[0], "8xH100-80G", &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_homogeneous(&c[1], 1, 8, &ring_only, 0, &err) == 0, "%s", err.msg);
+    double cp_s[2];
+    for (int i = 0; i < 2; i++) {
+        tsl_cost_env_t env;
+        tsl_layer_cost_t r;
+        CHECK(tsl_cost_env_init(&env, &c[i], 0, 8, &err) == 0, "%s", err.msg);
+        env.knobs.cp = 4;
+        env.knobs.cp_comm = TSL_CP_A2A;
+        tsl_cost_layer(&env, &d, &s, NULL, 2, &r);
+        CHECK(r.feasible && r.cp_s > 0, "Ulysses cp 4 feasible");
+        cp_s[i] = r.cp_s;
+        tsl_cluster_free(&c[i]);
+    }
+    const double bq = 2.0 * 2048 * 4096, bkv = 2 * bq;
+    const double want = 2 * 0.75 * (2 * bq + bkv) * (370.0 / 320 - 1) / ring;
+    CHECK_NEAR(cp_s[0] - cp_s[1], want, 1e-9, "Ulysses: %g s more, by hand %g", cp_s[0] - cp_s[1],
+               want);
 }
 
 static void test_moe(void)
