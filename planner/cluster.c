@@ -546,6 +546,11 @@ double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g)
     return g->fp4_peak_flops > 0 ? g->fp4_peak_flops * e : 0.0;
 }
 
+double tsl_gpu_a2a_ratio(const tsl_gpu_spec_t *g)
+{
+    return g->a2a_ratio > 0 ? g->a2a_ratio : 1.0;
+}
+
 uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev)
 {
     return tsl_cluster_device_gpu(c, dev)->mem_bytes;

@@ -59,6 +59,9 @@ typedef struct tsl_gpu_spec {
                               bf16 one: cluster_hw.c); 0 = unmeasured, the bf16 efficiency */
     double fp4_peak_flops; /* dense FP4 (NVFP4, E2M1) tensor-core peak, FLOP/s; 0 = no FP4
                               tensor cores (Hopper and older): nvfp4 plans are refused */
+    double a2a_ratio;      /* NCCL's all-to-all bus bandwidth over its ring's inside one
+                              NVLink domain, a published pair on the same part (cluster_hw.c);
+                              0 = none published: priced at the ring's (tsl_gpu_a2a_ratio) */
 } tsl_gpu_spec_t;
 
 typedef struct tsl_link_spec {
@@ -166,6 +169,10 @@ double tsl_gpu_fp8_flops(const tsl_gpu_spec_t *g);
 /* Its sustained FP4 GEMM rate: fp4_peak_flops × the FP8 e_max (no FP4 matmul
  * sweep is published: docs/cost-model.md "NVFP4"); 0 without FP4 tensor cores. */
 double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g);
+/* What an all-to-all inside one NVLink domain gets of the ring's bus bandwidth:
+ * a2a_ratio, or 1 where none is published. The ratio is the part's, so it holds for
+ * a measured ring figure (a profile's intra_bw) as for the built-in one. */
+double tsl_gpu_a2a_ratio(const tsl_gpu_spec_t *g);
 uint64_t tsl_cluster_device_mem(const tsl_cluster_t *c, uint32_t dev);
 uint64_t tsl_cluster_min_device_mem(const tsl_cluster_t *c);
 uint64_t tsl_cluster_max_device_mem(const tsl_cluster_t *c);
@@ -282,6 +289,19 @@ double tsl_cluster_coll_allgather_s(const tsl_coll_lat_t *lat, double bytes, uin
  */
 double tsl_cluster_dim_busbw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
                              uint32_t stride, uint32_t count, tsl_coll_lat_t *lat);
+
+/*
+ * The same groups' bus bandwidth for an all-to-all (nccl-tests' convention: a rank's
+ * buffer B moves (n−1)/n · B, time = (n−1)/n · B / busbw): as tsl_cluster_dim_busbw
+ * with each node's intra_bw × its GPU's tsl_gpu_a2a_ratio (NCCL's all-to-all, a send
+ * and a receive to every peer, runs below its ring inside an NVLink domain:
+ * docs/cost-model.md "All-to-all"). The NICs of a group spanning domains are priced
+ * as the ring's, cap_D, which is optimistic for NCCL's all-to-all (each domain sends
+ * m_D · (n − m_D)/n · B off it: docs/cost-model.md, not priced). lat as
+ * tsl_cluster_dim_busbw's. Same cost.
+ */
+double tsl_cluster_dim_a2a_busbw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                                 uint32_t stride, uint32_t count, tsl_coll_lat_t *lat);
 
 /* Bandwidth each pair gets when device from_first + k sends to to_first + k for
  * every k < count at the same time (a pipeline boundary's ranks): the slowest

@@ -131,9 +131,16 @@ static double group_rail_bw(const tsl_cluster_t *c, const dim_shape_t *d, uint64
 }
 
 /* What one group of the dimension gets: intra (NVLink hops of domains holding ≥ 2
- * of its members) and, when it spans domains, the slowest domain's share of its
- * NICs. *domains = NVLink domains touched. */
-static double group_busbw(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t first,
+ * of its members, at the all-to-all's share of the ring where a2a) and, when it
+ * spans domains, the slowest domain's share of its NICs (as a ring either way:
+ * cluster.h, tsl_cluster_dim_a2a_busbw). *domains = NVLink domains touched. */
+static double node_intra_bw(const tsl_cluster_t *c, uint32_t x, bool a2a)
+{
+    const tsl_node_t *nd = &c->nodes[x];
+    return a2a ? nd->intra_bw * tsl_gpu_a2a_ratio(&c->gpu_types[nd->gpu_type]) : nd->intra_bw;
+}
+
+static double group_busbw(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t first, bool a2a,
                           uint32_t *domains)
 {
     bool crosses = group_crosses(c, d, first);
@@ -159,7 +166,7 @@ static double group_busbw(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t
         }
         uint32_t m = k_next - k;
         dom_members += m;
-        dom_intra = fmin(dom_intra, c->nodes[x].intra_bw);
+        dom_intra = fmin(dom_intra, node_intra_bw(c, x, a2a));
         if (crosses) /* x's NICs split between the crossing groups, ≤ m each */
             dom_cap += rail * fmin((double)m, (double)c->nodes[x].n_nics / crossing_on(c, d, x));
         k = k_next;
@@ -342,7 +349,8 @@ static uint64_t gcd_u64(uint64_t a, uint64_t b)
  * identical tiles — those of the first tile. A tile is lcm(span, domain devices)
  * devices; the block repeats it when it starts on a domain boundary, its length
  * is a whole number of tiles, there is no pair matrix and every node it touches
- * has the first's GPUs, intra bandwidth, NICs and NIC bandwidth. Then each tile
+ * has the first's GPUs, GPU type (the all-to-all's ratio), intra bandwidth, NICs and
+ * NIC bandwidth. Then each tile
  * holds whole groups and whole domains, every node's crossing groups lie in its
  * own tile, and tiles differ only by translation: the same slowest group and the
  * same widest. A 16,384-GPU block walks one tile instead of every group (O(tile)
@@ -361,8 +369,8 @@ static uint64_t spans_to_walk(const tsl_cluster_t *c, const dim_shape_t *d)
         return all;
     for (uint32_t x = n_lo + 1; x <= n_hi; x++) {
         const tsl_node_t *b = &c->nodes[x];
-        if (b->n_gpus != a->n_gpus || b->intra_bw != a->intra_bw || b->n_nics != a->n_nics ||
-            b->nic_bw != a->nic_bw)
+        if (b->n_gpus != a->n_gpus || b->gpu_type != a->gpu_type || b->intra_bw != a->intra_bw ||
+            b->n_nics != a->n_nics || b->nic_bw != a->nic_bw)
             return all;
     }
     uint64_t dom_devs = (uint64_t)dom * a->n_gpus;
@@ -372,8 +380,8 @@ static uint64_t spans_to_walk(const tsl_cluster_t *c, const dim_shape_t *d)
     return tile / d->span;
 }
 
-double tsl_cluster_dim_busbw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
-                             uint32_t stride, uint32_t count, tsl_coll_lat_t *lat)
+static double dim_walk(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                       uint32_t stride, uint32_t count, bool a2a, tsl_coll_lat_t *lat)
 {
     if (lat != NULL)
         memset(lat, 0, sizeof(*lat));
@@ -388,12 +396,24 @@ double tsl_cluster_dim_busbw(const tsl_cluster_t *c, uint32_t block_first, uint3
     uint64_t spans = spans_to_walk(c, &d);
     for (uint64_t q = 0; q < spans; q++)
         for (uint32_t r = 0; r < stride; r++) {
-            bw = fmin(bw, group_busbw(c, &d, group_first(&d, q, r), &domains));
+            bw = fmin(bw, group_busbw(c, &d, group_first(&d, q, r), a2a, &domains));
             widest = domains > widest ? domains : widest;
         }
     if (lat != NULL)
         tsl_cluster_coll_lat(count, widest, lat);
     return bw;
+}
+
+double tsl_cluster_dim_busbw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                             uint32_t stride, uint32_t count, tsl_coll_lat_t *lat)
+{
+    return dim_walk(c, block_first, block_size, stride, count, false, lat);
+}
+
+double tsl_cluster_dim_a2a_busbw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                                 uint32_t stride, uint32_t count, tsl_coll_lat_t *lat)
+{
+    return dim_walk(c, block_first, block_size, stride, count, true, lat);
 }
 
 /* ---- a pipeline boundary's concurrent sends ---- */

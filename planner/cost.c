@@ -133,7 +133,7 @@ static double mode_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degre
         }
     double bw = walk_bw(env, stride, degree, lat);
     if (memo != NULL && memo->n < TSL_COST_BW_MEMO)
-        memo->g[memo->n++] = (tsl_group_bw_t){stride, degree, bw, *lat};
+        memo->g[memo->n++] = (tsl_group_bw_t){stride, degree, bw, *lat, NAN};
     return bw;
 }
 
@@ -161,6 +161,20 @@ static double group_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degr
                        tsl_coll_lat_t *lat)
 {
     return group_bw_memo(env, stride, degree, lat, NULL);
+}
+
+/* The same group's all-to-all figure: the paper's slowest link, as for any of its
+ * collectives (AMP Eq. 3); the stacks' NCCL all-to-all, each domain's NVLink at its
+ * part's all-to-all ratio and its NICs carrying what leaves it
+ * (tsl_cluster_dim_a2a_busbw; docs/cost-model.md "All-to-all"). Its α is the group's. */
+static double group_a2a_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree)
+{
+    if (degree <= 1 || env->block_size % ((uint64_t)stride * degree) != 0)
+        return INFINITY;
+    if (env->mode == TSL_COST_PAPER)
+        return tsl_cluster_dim_bw(env->cluster, env->block_first, env->block_size, stride, degree);
+    return tsl_cluster_dim_a2a_busbw(env->cluster, env->block_first, env->block_size, stride,
+                                     degree, NULL);
 }
 
 /* ---- context parallelism (docs/cost-model.md "Context parallelism") ---- */
@@ -308,6 +322,11 @@ void tsl_cost_strategy_bw_memo(const tsl_cost_env_t *env, const tsl_strategy_t *
     out->dp_bw = dim_bw(env, s, TSL_DIM_DP, &out->dp_lat, memo);
     out->sdp_bw = dim_bw(env, s, TSL_DIM_SDP, &out->sdp_lat, memo);
     out->cp_bw = cp_bw(env, s, &out->cp_lat, memo);
+    uint32_t cp_stride;
+    out->cp_a2a_bw = env->knobs.cp_comm == TSL_CP_A2A && env->knobs.cp > 1 &&
+                             tsl_cost_cp_group(s, env->knobs.cp, &cp_stride)
+                         ? group_a2a_bw(env, cp_stride, env->knobs.cp)
+                         : out->cp_bw;
     memset(out->moe, 0, sizeof(out->moe)); /* none made */
 }
 
@@ -330,21 +349,27 @@ void tsl_cost_moe_bw(const tsl_cost_env_t *env, tsl_strategy_bw_t *out)
         g->stride = stride[i];
         g->degree = degree[i];
         g->bw = group_bw(env, stride[i], degree[i], &g->lat);
+        g->a2a_bw = group_a2a_bw(env, stride[i], degree[i]);
     }
 }
 
 /* group_bw, read from bw's made groups where one matches (tsl_cost_moe_bw), else
- * walked: the same figure either way. */
+ * walked: the same figure either way; its all-to-all figure (group_a2a_bw) into *a2a
+ * where not NULL. */
 static double made_group_bw(const tsl_cost_env_t *env, const tsl_strategy_bw_t *bw, uint32_t stride,
-                            uint32_t degree, tsl_coll_lat_t *lat)
+                            uint32_t degree, tsl_coll_lat_t *lat, double *a2a)
 {
     for (uint32_t i = 0; i < TSL_COST_MOE_GROUPS; i++) {
         const tsl_group_bw_t *g = &bw->moe[i];
         if (g->degree == degree && g->stride == stride) {
             *lat = g->lat;
+            if (a2a != NULL)
+                *a2a = g->a2a_bw;
             return g->bw;
         }
     }
+    if (a2a != NULL)
+        *a2a = group_a2a_bw(env, stride, degree);
     return group_bw(env, stride, degree, lat);
 }
 
@@ -1255,9 +1280,9 @@ static void cp_exchange(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_
         break;
     }
     case TSL_CP_A2A: /* Q, K, V before the core; O after it (PAPER: the bytes alone) */
-        *fwd = *bwd = lat->n > 1 ? alltoall_lat_s(b_q + b_kv, c, bw->cp_bw, lat) +
-                                       alltoall_lat_s(b_q, c, bw->cp_bw, lat)
-                                 : tsl_cost_allgather_s(2.0 * b_q + b_kv, c, bw->cp_bw);
+        *fwd = *bwd = lat->n > 1 ? alltoall_lat_s(b_q + b_kv, c, bw->cp_a2a_bw, lat) +
+                                       alltoall_lat_s(b_q, c, bw->cp_a2a_bw, lat)
+                                 : tsl_cost_allgather_s(2.0 * b_q + b_kv, c, bw->cp_a2a_bw);
         break;
     default: {
         /* one ring step: the all-gather of the c blocks spread over its c − 1 steps
@@ -1315,11 +1340,12 @@ static void alltoall_dispatcher(const tsl_cost_env_t *env, const tsl_layer_t *l,
                                 moe_terms_t *o)
 {
     tsl_coll_lat_t lat_ep, lat_etp, lat_tep;
-    double bw_ep = made_group_bw(env, bw, etp, ep, &lat_ep),
-           bw_etp = made_group_bw(env, bw, 1, etp, &lat_etp),
-           bw_tep = made_group_bw(env, bw, 1, ep * etp, &lat_tep);
+    double a2a_ep;
+    made_group_bw(env, bw, etp, ep, &lat_ep, &a2a_ep);
+    double bw_etp = made_group_bw(env, bw, 1, etp, &lat_etp, NULL),
+           bw_tep = made_group_bw(env, bw, 1, ep * etp, &lat_tep, NULL);
     double probs =
-        alltoall_lat_s(w, ep, bw_ep, &lat_ep) + allgather_lat_s(etp * w, etp, bw_etp, &lat_etp);
+        alltoall_lat_s(w, ep, a2a_ep, &lat_ep) + allgather_lat_s(etp * w, etp, bw_etp, &lat_etp);
     double counts = 8.0 * l->experts * ep * etp;
     o->disp_f = probs + allgather_lat_s(counts, ep * etp, bw_tep, &lat_tep);
     o->disp_b = probs;
@@ -1331,9 +1357,10 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     uint32_t G = env->block_size, ep = env->knobs.ep > 1 ? env->knobs.ep : 1;
     uint32_t etp = env->knobs.etp > 1 ? env->knobs.etp : 1, edp = G / (ep * etp);
     tsl_coll_lat_t lat_ep, lat_edp, lat_etp;
-    double bw_ep = made_group_bw(env, bw, etp, ep, &lat_ep),
-           bw_edp = made_group_bw(env, bw, ep * etp, edp, &lat_edp),
-           bw_etp = made_group_bw(env, bw, 1, etp, &lat_etp);
+    double a2a_ep;
+    made_group_bw(env, bw, etp, ep, &lat_ep, &a2a_ep);
+    double bw_edp = made_group_bw(env, bw, ep * etp, edp, &lat_edp, NULL),
+           bw_etp = made_group_bw(env, bw, 1, etp, &lat_etp, NULL);
     double busy, moved, k = l->experts_per_tok;
     tsl_cost_moe_rows(&env->knobs, &busy, &moved);
     double r = tsl_layer_expert_width(l); /* a routed row: ℓ under latent MoE (model.h) */
@@ -1343,15 +1370,16 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
                              .sdp_bw = bw_edp,
                              .dp_lat = lat_edp,
                              .sdp_lat = lat_edp,
-                             .cp_bw = INFINITY};
+                             .cp_bw = INFINITY,
+                             .cp_a2a_bw = INFINITY};
     o->p = tsl_layer_expert_params(l) / ep / etp;
     o->g = (degrees_t){1, g.z > 1 ? 1 : edp, g.z > 1 ? edp : 1};
     bool fp8 = experts_fp8(env, l);
     /* a pass's dispatch and combine; with moe_fp8_dispatch the dispatch (forward)
      * and the combine's gradient (backward) in FP8, the other of each in bf16 */
     double wire = fp8 && env->knobs.moe_fp8_dispatch ? tsl_fp8_wire_bytes(env->knobs.fp8) : 2.0;
-    o->a2a_pass = alltoall_lat_s(bytes, ep, bw_ep, &lat_ep) +
-                  alltoall_lat_s(bytes * wire / 2.0, ep, bw_ep, &lat_ep);
+    o->a2a_pass = alltoall_lat_s(bytes, ep, a2a_ep, &lat_ep) +
+                  alltoall_lat_s(bytes * wire / 2.0, ep, a2a_ep, &lat_ep);
     o->tpc = allgather_lat_s(etp * bytes, etp, bw_etp, &lat_etp);
     if (env->knobs.moe_alltoall && ep > 1)
         alltoall_dispatcher(env, l, bw, ep, etp, bytes / r, o);

@@ -262,8 +262,10 @@ typedef enum tsl_cost_mode {
  * Megatron-LM's gradient_accumulation_fusion (gemm_eff.h tsl_gemm_tile_cost). 47: under
  * ds_pipe_p2p the fill and the drain cross each boundary once each way (Σ C_nosync, not
  * Σ K: the incoming exchanges are steady-state time only), as the event simulator's
- * rendezvous. */
-#define TSL_COST_MODEL_VERSION 47u
+ * rendezvous. 48: all-to-alls (EP dispatch and combine, Ulysses CP) inside an NVLink
+ * domain at the part's published all-to-all / ring busbw (tsl_gpu_a2a_ratio: A100
+ * 210/232, H100/H200 320/370, B200 640/700, GB200 640/680). */
+#define TSL_COST_MODEL_VERSION 48u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -554,6 +556,8 @@ typedef struct tsl_group_bw {
     uint32_t stride, degree; /* degree 0: not made */
     double bw;
     tsl_coll_lat_t lat;
+    double a2a_bw; /* its all-to-all's (tsl_cluster_dim_a2a_busbw; PAPER: bw); made by
+                      tsl_cost_moe_bw, not kept in a memo */
 } tsl_group_bw_t;
 
 /* the EP group, the expert data-parallel group and the expert-TP group */
@@ -567,6 +571,7 @@ typedef struct tsl_strategy_bw {
                                                mode or unused */
     double cp_bw;                           /* the CP group's (env->knobs.cp), +INF at cp 1 */
     tsl_coll_lat_t cp_lat;
+    double cp_a2a_bw; /* its all-to-all's, Ulysses' (cp_comm a2a; else cp_bw) */
     /* the EP, expert-DP and expert-TP groups of the env's EP and expert-TP degrees
      * (tsl_cost_moe_bw), with their NCCL α's, which a MoE layer's costing reads; a
      * group it does not find here (none made, or made at other degrees) it walks

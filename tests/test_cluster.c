@@ -625,6 +625,61 @@ static void test_dim_busbw(void)
     tsl_cluster_free(&c1);
 }
 
+/* NCCL's all-to-all inside an NVLink domain runs below its ring (docs/cost-model.md
+ * "All-to-all"): the ring figure × the part's published all-to-all / ring busbw
+ * (NVIDIA GTC25 S72583 slides 13 / 12); parts without a published pair keep the
+ * ring's. Across nodes the NICs stay the ring's cap (not the all-to-all's own). */
+static void test_dim_a2a_busbw(void)
+{
+    static const struct {
+        const char *spec;
+        double ring, ratio;
+    } cases[] = {
+        {"8xA100-80G", 150 * GB, 210.0 / 232},
+        {"8xH100-80G", 239 * GB, 320.0 / 370},
+        {"8xH100-96G", 239 * GB, 320.0 / 370},
+        {"8xH200", 239 * GB, 320.0 / 370},
+        {"8xB200", 453 * GB, 640.0 / 700},
+        {"8xGB200:nvl8", 440 * GB, 640.0 / 680},
+        {"8xH800", 102 * GB, 1.0},
+        {"8xV100-32G", 75 * GB, 1.0},
+        {"8xMI300X", 228 * GB, 1.0},
+        {"8xT4", 6.25 * GB, 1.0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tsl_cluster_t c;
+        tsl_coll_lat_t lat, ring_lat;
+        parse(cases[i].spec, &c);
+        double ring = tsl_cluster_dim_busbw(&c, 0, 8, 1, 8, &ring_lat);
+        double a2a = tsl_cluster_dim_a2a_busbw(&c, 0, 8, 1, 8, &lat);
+        CHECK(ring == cases[i].ring, "%s: ring %g", cases[i].spec, ring);
+        CHECK_NEAR(a2a, cases[i].ring * cases[i].ratio, 1e-3, "%s: all-to-all %g, by hand %g",
+                   cases[i].spec, a2a, cases[i].ring * cases[i].ratio);
+        CHECK(memcmp(&lat, &ring_lat, sizeof(lat)) == 0, "%s: the ring's α", cases[i].spec);
+        tsl_cluster_free(&c);
+    }
+    const tsl_gpu_spec_t *h800 = tsl_gpu_find("H800");
+    CHECK(h800->a2a_ratio == 0 && tsl_gpu_a2a_ratio(h800) == 1.0 &&
+              strstr(h800->source, "no published figure"),
+          "H800: no published all-to-all figure");
+    CHECK(strstr(tsl_gpu_find("H100")->source, "a2a: 320/370"), "H100's source names the pair");
+
+    /* EP16 over two H100 nodes, 8 NICs: the ring's NIC cap 8 × 42.5 = 340 GB/s leaves
+     * the NVLink part binding, 239 × 320/370 = 206.7; one NIC: the NIC's 42.5 binds,
+     * as for the ring */
+    tsl_cluster_t c8, c1;
+    parse("2x8xH100-80G:8xib400", &c8);
+    parse("2x8xH100-80G:ib400", &c1);
+    CHECK_NEAR(tsl_cluster_dim_a2a_busbw(&c8, 0, 16, 1, 16, NULL), 239 * GB * 320 / 370, 1e-3,
+               "EP16, 8 NICs: NVLink binds");
+    CHECK_NEAR(tsl_cluster_dim_a2a_busbw(&c1, 0, 16, 1, 16, NULL), 400 * GB / 8 * 0.85, 1e-3,
+               "EP16, 1 NIC: the NIC binds");
+    CHECK(isinf(tsl_cluster_dim_a2a_busbw(&c8, 0, 16, 1, 1, NULL)), "one rank: none");
+    CHECK(tsl_cluster_dim_a2a_busbw(&c8, 0, 16, 3, 4, NULL) == 0, "does not tile");
+    tsl_cluster_free(&c8);
+    tsl_cluster_free(&c1);
+}
+
 static void test_nvlink_domain(void)
 {
     tsl_cluster_t c;
@@ -924,6 +979,7 @@ int main(void)
     test_nccl_choice();
     test_spec_nics();
     test_dim_busbw();
+    test_dim_a2a_busbw();
     test_nvlink_domain();
     test_new_gpus();
     test_spec_nvl72();

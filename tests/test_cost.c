@@ -2167,6 +2167,85 @@ static void test_fp8_moe(void)
  * block's norm + residual 10·h·T bytes; dispatch + combine all-to-all of R·h·2
  * bytes, (ep−1)/ep of it over the node's link, forward (2) and backward (2).
  * PAPER mode (no α), no host floor. */
+/* The same layer's EP all-to-alls in the default mode (NCCL's α and protocol): over the
+ * 8 H100s of a node NCCL's all-to-all runs at 320 / 370 of its ring (cluster_hw.c,
+ * docs/cost-model.md "All-to-all"), so each of the four all-to-alls of B = 2·R·h =
+ * 67.1 MB is α + 7/8 · B / (239 GB/s · 320/370): Simple, α = 8.4 + 7 · 3.4 = 32.2 µs,
+ * 277.9 µs at the ring's 239 GB/s (an H100 copy without the ratio) → 316.3 µs, the
+ * bandwidth term × 370/320. */
+static void test_moe_a2a_ratio(void)
+{
+    tsl_err_t err = {0};
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 14336,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 8,
+                     .experts_per_tok = 2};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_gpu_spec_t ring_only = *tsl_gpu_find("H100-80G");
+    ring_only.a2a_ratio = 0;
+    tsl_cluster_t c[2];
+    CHECK(tsl_cluster_parse_spec(&c[0], "8xH100-80G", &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_homogeneous(&c[1], 1, 8, &ring_only, 0, &err) == 0, "%s", err.msg);
+    tsl_strategy_t s = one(TSL_DIM_DP, 8, false);
+    const double B = 2.0 * (2 * 4096) * 4096, alpha = 32.2e-6, ring = 239e9;
+    double a2a[2];
+    for (int i = 0; i < 2; i++) {
+        tsl_cost_env_t env;
+        tsl_layer_cost_t r;
+        CHECK(tsl_cost_env_init(&env, &c[i], 0, 8, &err) == 0, "%s", err.msg);
+        env.knobs.ep = 8;
+        tsl_cost_layer(&env, &l, &s, NULL, 8, &r);
+        a2a[i] = r.ep_s / 4;
+        tsl_cluster_free(&c[i]);
+    }
+    CHECK_NEAR(a2a[1], alpha + 7.0 / 8 * B / ring, 1e-9, "ring-priced all-to-all %g s", a2a[1]);
+    CHECK_NEAR(a2a[0], alpha + 7.0 / 8 * B / (ring * 320 / 370), 1e-9, "all-to-all %g s", a2a[0]);
+    CHECK_NEAR((a2a[0] - alpha) / (a2a[1] - alpha), 370.0 / 320, 1e-9,
+               "bandwidth term x 370/320: %g", (a2a[0] - alpha) / (a2a[1] - alpha));
+
+    /* Ulysses CP (cp 4, the 4 innermost of DP 8) on a causal layer of s 8192, 32 heads
+     * of 128, micro-batch 2: T = 2048 tokens per rank, B_q = 2·T·4096 = 16.8 MB,
+     * B_kv = 33.6 MB; each pass an all-to-all of B_q + B_kv and one of B_q, Simple (α
+     * the same on both clusters): the two clusters differ by 2 · 3/4 · (2·B_q + B_kv) ·
+     * (370/320 − 1) / 239 GB/s */
+    tsl_layer_t d = {.kind = TSL_LAYER_ENCODER,
+                     .causal = true,
+                     .seq_len = 8192,
+                     .hidden = 4096,
+                     .ffn_hidden = 14336,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true};
+    CHECK(tsl_layer_derive(&d, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&c[0], "8xH100-80G", &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_homogeneous(&c[1], 1, 8, &ring_only, 0, &err) == 0, "%s", err.msg);
+    double cp_s[2];
+    for (int i = 0; i < 2; i++) {
+        tsl_cost_env_t env;
+        tsl_layer_cost_t r;
+        CHECK(tsl_cost_env_init(&env, &c[i], 0, 8, &err) == 0, "%s", err.msg);
+        env.knobs.cp = 4;
+        env.knobs.cp_comm = TSL_CP_A2A;
+        tsl_cost_layer(&env, &d, &s, NULL, 2, &r);
+        CHECK(r.feasible && r.cp_s > 0, "Ulysses cp 4 feasible");
+        cp_s[i] = r.cp_s;
+        tsl_cluster_free(&c[i]);
+    }
+    const double bq = 2.0 * 2048 * 4096, bkv = 2 * bq;
+    const double want = 2 * 0.75 * (2 * bq + bkv) * (370.0 / 320 - 1) / ring;
+    CHECK_NEAR(cp_s[0] - cp_s[1], want, 1e-9, "Ulysses: %g s more, by hand %g", cp_s[0] - cp_s[1],
+               want);
+}
+
 static void test_moe(void)
 {
     tsl_cluster_t c;
@@ -2358,7 +2437,8 @@ static void test_moe_bw_made(void)
                 if (made.moe[q].degree <= 1)
                     continue;
                 tsl_strategy_bw_t spoilt = made;
-                spoilt.moe[q].bw /= 2;
+                spoilt.moe[q].bw /= 2; /* the EP group's all-to-all reads its own */
+                spoilt.moe[q].a2a_bw /= 2;
                 tsl_cost_layer(&env, &l, &ss[k], &spoilt, 32, &got);
                 CHECK(got.fwd_s + got.bwd_s + got.grad_comm_s + got.opt_s >
                           ref[i][k].fwd_s + ref[i][k].bwd_s + ref[i][k].grad_comm_s +
@@ -2840,6 +2920,7 @@ int main(void)
     test_cp_llama3();
     test_llama3_405b_memory();
     test_moe();
+    test_moe_a2a_ratio();
     test_moe_bw_made();
     test_moe_etp_capacity();
     test_fp8_gather();

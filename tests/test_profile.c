@@ -204,6 +204,11 @@ static void test_attach(void)
     CHECK(c.gpu_types[0].pcie_bw == 54e9 && c.nodes[0].intra_bw == 400e9 &&
               c.overlap_slowdown == 1.2,
           "figures replaced");
+    /* the all-to-all keeps the part's ratio to the ring on the measured figure: NCCL's
+     * all-to-all over its ring all-reduce, 320 / 370 on H100 (cluster_hw.c) */
+    CHECK_NEAR(tsl_cluster_dim_a2a_busbw(&c, 0, 2, 1, 2, NULL), 400e9 * 320 / 370, 1e-3,
+               "measured 400 GB/s ring: all-to-all %g",
+               tsl_cluster_dim_a2a_busbw(&c, 0, 2, 1, 2, NULL));
     tsl_cluster_t copy;
     CHECK(tsl_cluster_copy(&copy, &c, &err) == 0 && copy.gpu_profile[0] == p, "copy keeps it");
     tsl_cluster_free(&copy);
