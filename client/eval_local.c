@@ -203,6 +203,9 @@ static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
         if (json_is_object(p))
             json_object_set_new(p, "ds_pipe_p2p", json_true());
     }
+    char note[160]; /* tp_sync on a plan without TP: said, not refused (search.h) */
+    if (tsl_tp_sync_note(NULL, 0, in->given, note, sizeof note))
+        fprintf(stderr, "tesselctl: eval: note: %s\n", note);
     return 0;
 }
 

@@ -346,6 +346,21 @@ ctl plans export "$v3_fp" --format torchtitan
 [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/local.tt" &&
     ok "the stored torchtitan plan exports as plan --local --export torchtitan" ||
     fail "plans export --format torchtitan of the DeepSeek-V3 plan: exit $rc: $(head -c 300 "$tmp/err")"
+# tp_sync where no layer may run TP (--no-tp): tesseld notes it as --local does, and a
+# request beside --tp-comm-overlap is refused naming tp_sync (the shared validation)
+sync_args=(--model GPT2-345M --cluster 4xA100-40G --batch 16 --no-tp --tp-sync --no-baselines)
+timeout 300 "$CTL" plan --local "${sync_args[@]}" >/dev/null 2>"$tmp/local.err"
+ctl plan "${sync_args[@]}"
+grep "note:" "$tmp/local.err" >"$tmp/local.notes"
+grep "note:" "$tmp/err" >"$tmp/remote.notes"
+[ "$rc" = 0 ] && grep -q "note: tp_sync: --no-tp leaves every layer at TP 1" "$tmp/remote.notes" &&
+    cmp -s "$tmp/local.notes" "$tmp/remote.notes" &&
+    ok "plan --no-tp --tp-sync: tesseld's note is --local's" ||
+    fail "plan --no-tp --tp-sync: exit $rc, notes $(cat "$tmp/remote.notes") vs $(cat "$tmp/local.notes")"
+ctl plan --model GPT2-345M --cluster 4xA100-40G --batch 16 --tp-sync --tp-comm-overlap
+[ "$rc" = 2 ] && grep -q "tp_sync: .*no sequence parallelism.*tp_comm_overlap" "$tmp/err" &&
+    ok "plan --tp-sync --tp-comm-overlap: refused naming tp_sync" ||
+    fail "plan --tp-sync --tp-comm-overlap: exit $rc: $(cat "$tmp/err")"
 # Blocks kept bf16 with MTP depths, --target megatron: DeepSeek-V3 in FP8 (blockwise) with
 # its last 14 blocks bf16 and 2 depths (61 + 2 + 2 x 3 = 69 layers) is the local document
 # through tesseld, and the stored plan exports Megatron-LM's flags for both (the megatron
