@@ -256,8 +256,12 @@ typedef enum tsl_cost_mode {
  * tsl_model_set_bf16_layers, Megatron-LM --first-last-layers-bf16) and MTP layers under
  * nvfp4, each priced as under a bf16 plan. 45: DeepSpeed's pipeline p2p as AMP's fork runs
  * it (ds_pipe_p2p): 1/t of the activation and the fp16 attention mask per TP rank, a TP
- * all-gather on each side, every exchange held by both of its stages. */
-#define TSL_COST_MODEL_VERSION 45u
+ * all-gather on each side, every exchange held by both of its stages. 46: an MTP entry's
+ * eh_proj as Megatron-LM runs it: the output's all-gather forward (under SP after the
+ * 2h-wide input's), the 2h-wide input gradient's all-reduce backward (under SP its
+ * reduce-scatter, dY's all-gather and the input's re-gather for dW), not one s·h
+ * all-reduce each way. */
+#define TSL_COST_MODEL_VERSION 46u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
