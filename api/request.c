@@ -449,6 +449,8 @@ int tsl_plan_request_decode_registered(const Tessel__V1__PlanRequest *req,
     if (model_mtp(&in->request, lim, &in->model, in->note, sizeof in->note, err) != 0 ||
         tsl_request_validate(&in->request, &in->model, &in->cluster, err) != 0)
         goto fail;
+    if (!in->note[0]) /* plan --local's note on tp_sync where no layer runs TP (search.h) */
+        tsl_tp_sync_note(&in->request, in->cluster.n_devices, NULL, in->note, sizeof in->note);
     tsl_request_fingerprint(&in->request, &in->model, &in->cluster, in->fingerprint);
     in->force = req->force;
     in->request_json = request_json(req, reg);

@@ -72,7 +72,8 @@ typedef struct tsl_plan_input {
     char *request_json; /* canonical JSON of the PlanRequest as received (malloc'd) */
     bool force;
     /* what plan --local prints as a note on the same request (target.h
-     * tsl_target_mtp_note: a target leaving the model's MTP depths out); "" none */
+     * tsl_target_mtp_note: a target leaving the model's MTP depths out; search.h
+     * tsl_tp_sync_note: tp_sync where no layer runs TP); "" none */
     char note[400];
 } tsl_plan_input_t;
 

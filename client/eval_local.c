@@ -76,23 +76,20 @@ static uint32_t config_stack(const tsl_eval_opts_t *eo)
 }
 
 /* The MTP depths a plan document's request was searched with (plan --json, plans
- * show --json: request.mtp_layers, request.no_mtp; mtp.h), so that the plan given
- * back is split on the layers it was found on. Where the request leaves them open,
- * the rule of stack t (target.h), or where eval names none (t: any), of the
- * request's target: a torchtitan plan is searched without the model's own depths. */
+ * show --json), so that the plan given back is split on the layers it was found on:
+ * the request read as every request document is (plan_json.h: its target by name or
+ * by number) and its switches as the search applied them (search.h
+ * tsl_request_model_switches: mtp_layers, no_mtp, else the target's rule; mtp.h),
+ * the rule of stack t where eval names one (target.h), else of the request's
+ * target: a torchtitan plan is searched without the model's own depths. */
 static uint32_t doc_mtp_depths(const json_t *doc, uint32_t t, uint32_t own)
 {
-    const json_t *rq = json_object_get(doc, "request");
-    if (json_is_true(json_object_get(rq, "no_mtp")))
-        return 0;
-    json_int_t n = json_integer_value(json_object_get(rq, "mtp_layers"));
-    if (n > 0)
-        return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-    const char *name = json_string_value(json_object_get(rq, "target"));
-    uint32_t dt;
-    if (t == TSL_TARGET_ANY && name != NULL && tsl_target_parse(name, &dt, NULL) == 0)
-        t = dt;
-    return tsl_target_mtp_depths(t, own, 0, false);
+    tsl_request_t r;
+    tsl_request_from_json(json_object_get(doc, "request"), &r);
+    tsl_model_switches_t sw = tsl_request_model_switches(&r);
+    if (t == TSL_TARGET_ANY && sw.target < TSL_TARGET_COUNT)
+        t = sw.target;
+    return tsl_target_mtp_depths(t, own, sw.mtp_layers, sw.no_mtp);
 }
 
 /* --model/--hf-config, or the plan document's model when it names a preset;
@@ -206,6 +203,9 @@ static int given_plan(const tsl_eval_opts_t *eo, const tsl_eval_cfg_t *cfg, tsl_
         if (json_is_object(p))
             json_object_set_new(p, "ds_pipe_p2p", json_true());
     }
+    char note[160]; /* tp_sync on a plan without TP: said, not refused (search.h) */
+    if (tsl_tp_sync_note(NULL, 0, in->given, note, sizeof note))
+        fprintf(stderr, "tesselctl: eval: note: %s\n", note);
     return 0;
 }
 

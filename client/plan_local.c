@@ -267,6 +267,10 @@ static int inputs_load(const tsl_plan_opts_t *po, inputs_t *in, tsl_err_t *err)
         return tsl_err_set(err, "cluster: missing; give --cluster 8xA100-80G or a JSON file");
     if (tsl_cluster_from_arg(po->cluster, &in->c, err) != 0)
         return -1;
+    /* tp_sync where no layer can run TP (search.h); never beside the MTP note, which
+     * needs a target that tp_sync is refused under */
+    if (!in->note[0] && tsl_tp_sync_note(r, in->c.n_devices, NULL, in->note, sizeof in->note))
+        fprintf(stderr, "tesselctl: plan: note: %s\n", in->note);
     return tsl_figures_load(po->profile, po->galvatron_profile, po->amp_profile, &in->m, &in->c,
                             &in->f, err);
 }

@@ -84,7 +84,10 @@ int tsl_plan_json_check(const json_t *o, tsl_err_t *err);
 /*
  * Export of a plan the daemon stored: request_json is the request as the daemon
  * keeps it ({"model_preset": NAME} or {"hf_config": {...}}, "seq_len"), result_json
- * the search-result document. Rebuilds the model, reads the document's "plan"
+ * the search-result document. Rebuilds the model with the request's model
+ * switches as the search applied them (search.h tsl_request_model_switches: MTP
+ * depths under the target's rule, blocks kept bf16, unfused_attn, no_dropout),
+ * so that the export is plan --local --export's, reads the document's "plan"
  * and calls tsl_export(), or for TSL_EXPORT_TRACE writes tsl_trace_plan()'s
  * Chrome trace (the stage timings the document stores: fwd_s, time_s,
  * time_nosync_s, p2p_s, interleave).

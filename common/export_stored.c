@@ -9,9 +9,9 @@
 #include "export.h"
 #include "hf_config.h"
 #include "memopt.h"
-#include "mtp.h"
 #include "plan_fields.h"
 #include "plan_json.h"
+#include "search.h"
 #include "target.h"
 #include "trace_json.h"
 
@@ -167,28 +167,39 @@ int tsl_plan_from_json(const json_t *plan, tsl_plan_t *out, tsl_err_t *err)
     return 0;
 }
 
-/* The MTP depths the stored request searched with (mtp_layers, no_mtp; mtp.h), as
- * the search applied them: the plan's layers are the model's with those depths.
- * Left open, its target decides (target.h: none of the model's own under
- * torchtitan, deepspeed, galvatron). */
-static int stored_mtp(const json_t *req, tsl_model_t *m, tsl_err_t *err)
+/* The stored request's model switches (search.h tsl_request_model_switches: MTP
+ * depths under its target's rule, blocks kept bf16, unfused_attn, no_dropout) on
+ * m, as the search applied them: the plan's layers are that model's, so the
+ * export is plan --local --export's. The request is read as every request
+ * document is (plan_json.h; tesseld stores its target as a number). */
+static int stored_switches(const json_t *req, tsl_model_t *m, tsl_err_t *err)
 {
-    uint32_t t = u32_of(req, "target");
-    bool off = json_is_true(json_object_get(req, "no_mtp"));
-    uint32_t want = tsl_target_mtp_depths(t < TSL_TARGET_COUNT ? t : TSL_TARGET_ANY,
-                                          tsl_mtp_depths(m), u32_of(req, "mtp_layers"), off);
-    return tsl_model_set_mtp(m, want, err);
+    tsl_request_t r;
+    tsl_request_from_json(req, &r);
+    if (r.target >= TSL_TARGET_COUNT)
+        r.target = TSL_TARGET_ANY; /* tesseld stores only targets it knows */
+    tsl_model_switches_t sw = tsl_request_model_switches(&r);
+    tsl_model_t own = {0};
+    const tsl_model_t *out = m;
+    int rc = tsl_model_for_request(m, &sw, &own, &out, err);
+    if (rc == 0 && out == &own) {
+        tsl_model_free(m);
+        *m = own;
+    } else {
+        tsl_model_free(&own);
+    }
+    return rc;
 }
 
 /* The model of a stored request: {"model_preset": NAME} or {"hf_config": {...}},
- * with the request's MTP depths. */
+ * with the request's model switches. */
 static int stored_model(const json_t *req, const json_t *doc, tsl_model_t *m, tsl_err_t *err)
 {
     const char *preset = json_string_value(json_object_get(req, "model_preset"));
     if (preset)
         return tsl_model_preset_seq(preset, u32_of(req, "seq_len"), m, err) != 0
                    ? -1
-                   : stored_mtp(req, m, err);
+                   : stored_switches(req, m, err);
     const json_t *hf = json_object_get(req, "hf_config");
     if (hf == NULL)
         return tsl_err_set(err, "request: neither model_preset nor hf_config");
@@ -197,7 +208,7 @@ static int stored_model(const json_t *req, const json_t *doc, tsl_model_t *m, ts
     int rc = text ? tsl_hf_config_parse(text, name ? name : "", u32_of(req, "seq_len"), m, err)
                   : tsl_err_setc(err, TSL_E_NOMEM, "export: out of memory");
     free(text);
-    return rc != 0 ? -1 : stored_mtp(req, m, err);
+    return rc != 0 ? -1 : stored_switches(req, m, err);
 }
 
 /* The stored plan's Chrome trace as compact JSON text (trace_json.h). */

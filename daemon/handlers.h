@@ -56,12 +56,17 @@ void tsl_handle_report_trial(tsl_call_t *call);
  * as worker_id; otherwise the call is answered with the status and message. */
 bool tsl_handlers_own_worker(tsl_call_t *call, const char *worker_id);
 
-/* Answers with the Plan of a stored row (GetPlan), or with it as the last
- * PlanEvent (as_event, Plan): made once from the stored document and kept
- * (handlers_cache.c). row may be a head only (tsl_store_plan_head): the
- * document is read from the store when the Plan is not cached. */
-void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row, bool cached,
-                              bool as_event);
+/* Answers with the Plan of a stored row (GetPlan), its stored notes those of
+ * the request stored with it; answer_plan_event: as the last PlanEvent of a
+ * Plan call (cached = true), with the notes of the request that asked (note,
+ * "" none; api/request.h tsl_plan_input_t) in place of the stored ones, since
+ * requests of one fingerprint may differ in them. Made once from the stored
+ * document and kept (handlers_cache.c). row may be a head only
+ * (tsl_store_plan_head): the document is read from the store when the Plan is
+ * not cached. */
+void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row);
+void tsl_handlers_answer_plan_event(tsl_call_t *call, const tsl_stored_plan_t *row,
+                                    const char *note);
 
 /* Answers a search just stored as row, as the last PlanEvent, from its document
  * in memory (never re-reading the text it stored), and caches the Plan. */

@@ -9,9 +9,11 @@
  * shallow copy of it with its per-answer fields set (cached, stale and
  * created_unix from the row), alone or as a PlanEvent, packed by protobuf-c like
  * every other message (no byte is encoded by hand). The answers that repeat — a
- * GetPlan and a cache hit of Plan, both cached and fresh — are packed once and
- * kept in the entry, sent as reference-counted slices, so they pack nothing; the
- * rest (the first answer of a search, a stale plan's GetPlan) are packed per call. Entries are keyed by fingerprint and the row's
+ * GetPlan and a cache hit of Plan, both cached and fresh, with the stored notes
+ * — are packed once and kept in the entry, sent as reference-counted slices, so
+ * they pack nothing; the rest (the first answer of a search, a stale plan's
+ * GetPlan, a Plan cache hit whose request has other notes than the stored
+ * one's) are packed per call. Entries are keyed by fingerprint and the row's
  * created_unix and are forgotten when the daemon stores or deletes that
  * fingerprint; the store row's head (tsl_store_plan_head: the summary columns,
  * a prepared statement, no JSON) is still read on every call, so a plan
@@ -199,15 +201,29 @@ static entry_t *row_entry(tsl_server_t *srv, tsl_stored_plan_t *row, tsl_err_t *
     return e;
 }
 
+/* The notes of an answer (Plan.notes): the stored ones (NULL), or those of the
+ * request that asked (note, "" none) — requests of one fingerprint may differ
+ * in them (an MTP depth a target leaves out builds the same model). */
+static bool notes_stored(const entry_t *e, const char *note)
+{
+    const Tessel__V1__Plan *p = e->plan;
+    return !note || (note[0] ? p->n_notes == 1 && strcmp(p->notes[0], note) == 0 : !p->n_notes);
+}
+
 /* The packed answer: the entry's Plan with this answer's fields, alone (GetPlan)
  * or as the stream's last PlanEvent (Plan). A new slice reference. */
 static grpc_slice pack_answer(const entry_t *e, bool cached, bool stale, int64_t created,
-                              bool as_event)
+                              bool as_event, const char *note)
 {
     Tessel__V1__Plan p = *e->plan; /* shallow: the entry stays as it is */
+    char *notes[1] = {(char *)note};
     p.cached = cached;
     p.stale = stale;
     p.created_unix = created;
+    if (!notes_stored(e, note)) {
+        p.notes = notes;
+        p.n_notes = note[0] ? 1 : 0;
+    }
     Tessel__V1__PlanEvent ev = TESSEL__V1__PLAN_EVENT__INIT;
     ev.event_case = TESSEL__V1__PLAN_EVENT__EVENT_PLAN;
     ev.plan = &p;
@@ -217,17 +233,19 @@ static grpc_slice pack_answer(const entry_t *e, bool cached, bool stale, int64_t
     return out;
 }
 
-/* The packed answer (a new slice reference): a cached, fresh one is packed on
- * first use and kept (the entry's key includes created_unix, so only as_event
- * tells them apart); any other is packed for this call. */
-static grpc_slice answer_bytes(entry_t *e, const tsl_stored_plan_t *row, bool cached, bool as_event)
+/* The packed answer (a new slice reference): a cached, fresh one with the
+ * stored notes is packed on first use and kept (the entry's key includes
+ * created_unix, so only as_event tells them apart); any other is packed for
+ * this call. */
+static grpc_slice answer_bytes(entry_t *e, const tsl_stored_plan_t *row, bool cached, bool as_event,
+                               const char *note)
 {
-    if (!cached || row->stale)
-        return pack_answer(e, cached, row->stale, row->created_unix, as_event);
+    if (!cached || row->stale || !notes_stored(e, note))
+        return pack_answer(e, cached, row->stale, row->created_unix, as_event, note);
     int v = as_event ? 1 : 0;
     pthread_mutex_lock(&e->lock);
     if (!e->have[v]) {
-        e->packed[v] = pack_answer(e, true, false, row->created_unix, as_event);
+        e->packed[v] = pack_answer(e, true, false, row->created_unix, as_event, NULL);
         e->have[v] = true;
     }
     grpc_slice out = grpc_slice_ref(e->packed[v]);
@@ -236,15 +254,15 @@ static grpc_slice answer_bytes(entry_t *e, const tsl_stored_plan_t *row, bool ca
 }
 
 static void reply(tsl_call_t *call, entry_t *e, const tsl_stored_plan_t *row, bool cached,
-                  bool as_event)
+                  bool as_event, const char *note)
 {
-    grpc_slice s = answer_bytes(e, row, cached, as_event);
+    grpc_slice s = answer_bytes(e, row, cached, as_event, note);
     tsl_call_reply_slices(call, &s, 1);
     grpc_slice_unref(s);
 }
 
-void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row_in, bool cached,
-                              bool as_event)
+static void answer_row(tsl_call_t *call, const tsl_stored_plan_t *row_in, bool cached,
+                       bool as_event, const char *note)
 {
     tsl_err_t err = {0};
     tsl_stored_plan_t row = *row_in; /* the head fields; the JSON stays row_in's */
@@ -253,8 +271,19 @@ void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row_in,
         tsl_call_fail(call, GRPC_STATUS_INTERNAL, "plan %s: %s", row.fingerprint, err.msg);
         return;
     }
-    reply(call, e, &row, cached, as_event);
+    reply(call, e, &row, cached, as_event, note);
     entry_unref(e);
+}
+
+void tsl_handlers_answer_plan(tsl_call_t *call, const tsl_stored_plan_t *row)
+{
+    answer_row(call, row, true, false, NULL);
+}
+
+void tsl_handlers_answer_plan_event(tsl_call_t *call, const tsl_stored_plan_t *row,
+                                    const char *note)
+{
+    answer_row(call, row, true, true, note);
 }
 
 void tsl_handlers_answer_new_plan(tsl_call_t *call, const tsl_stored_plan_t *row, const json_t *doc)
@@ -267,6 +296,6 @@ void tsl_handlers_answer_new_plan(tsl_call_t *call, const tsl_stored_plan_t *row
         return;
     }
     insert(call->srv->plans, row->fingerprint, row->created_unix, e);
-    reply(call, e, row, false, true);
+    reply(call, e, row, false, true, NULL);
     entry_unref(e);
 }

@@ -4,9 +4,10 @@
  *
  * On the completion-queue thread: decode and check every field (api/request.h
  * → INVALID_ARGUMENT naming the field and the limit), look the fingerprint up in
- * the store (a fresh plan comes back at once with cached = true unless
- * force), then either refuse at once with RESOURCE_EXHAUSTED when the pool and
- * its queue are full, or send a "queued" progress event and submit the job.
+ * the store (a fresh plan comes back at once with cached = true, and the notes
+ * of this request rather than the stored one's, unless force), then either
+ * refuse at once with RESOURCE_EXHAUSTED when the pool and its queue are full,
+ * or send a "queued" progress event and submit the job.
  *
  * On a pool thread: the search, with progress events (at most 10 a second;
  * one may be dropped while the previous is still being sent) and the
@@ -24,7 +25,9 @@
  * Identical requests coalesce: a Plan (without force) whose fingerprint a
  * search is already computing does not queue a second search; it waits on the
  * running one (a "queued" event, then nothing until it ends) and gets the same
- * plan with cached = true, or the same error. Such a search no longer stops
+ * plan with cached = true (with its own request's notes: two requests of one
+ * fingerprint may differ in them, an MTP depth a target leaves out building
+ * the same model), or the same error. Such a search no longer stops
  * when its first caller cancels or passes its deadline while another still
  * waits: the waiting calls would lose what was already done. The daemon's
  * stop cancels it as before, and its waiting calls answer UNAVAILABLE.
@@ -46,7 +49,8 @@
 #define PROGRESS_MIN_INTERVAL_S 0.1
 
 typedef struct follower {
-    tsl_call_t *call; /* a reference of ours */
+    tsl_call_t *call;                               /* a reference of ours */
+    char note[sizeof((tsl_plan_input_t *)0)->note]; /* its request's (answer_plan_event) */
     struct follower *next;
 } follower_t;
 
@@ -131,12 +135,14 @@ static follower_t *unlist_running(plan_job_t *job)
     return fs;
 }
 
-/* true when call now waits on a search of the same fingerprint. */
-static bool follow_running(tsl_call_t *call, const char *fingerprint)
+/* true when call now waits on a search of the same fingerprint; in: its request. */
+static bool follow_running(tsl_call_t *call, const tsl_plan_input_t *in)
 {
+    const char *fingerprint = in->fingerprint;
     follower_t *f = calloc(1, sizeof *f);
     if (!f)
         return false;
+    snprintf(f->note, sizeof f->note, "%s", in->note);
     unsigned n = 0;
     pthread_mutex_lock(&running_mu);
     plan_job_t *job = running;
@@ -167,7 +173,7 @@ static void answer_followers(follower_t *fs, int rc, const tsl_stored_plan_t *ro
     while (fs) {
         follower_t *next = fs->next;
         if (rc == 0)
-            tsl_handlers_answer_plan(fs->call, row, true, true);
+            tsl_handlers_answer_plan_event(fs->call, row, fs->note);
         else if (rc > 0)
             tsl_search_job_cancelled(fs->call, "search", took);
         else
@@ -262,7 +268,9 @@ static void store_and_answer(plan_job_t *job, const tsl_search_result_t *res, do
     json_t *doc =
         figures ? tsl_search_result_to_json(res, &in->model, &in->request, &head, figures) : NULL;
     json_decref(figures);
-    /* the note plan --local prints, stored with the plan (Plan.notes) */
+    /* the note plan --local prints, stored with the plan (Plan.notes): the notes
+     * of the request stored with it; a later request of the same fingerprint is
+     * answered with its own (answer_cached, answer_followers) */
     if (doc && in->note[0])
         json_object_set_new(doc, "notes", json_pack("[s]", in->note));
     char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
@@ -344,7 +352,7 @@ static bool answer_cached(tsl_call_t *call, const plan_job_t *job)
         tsl_log_warnx("plan %s: cache lookup failed: %s", job->s.in.fingerprint, err.msg);
     bool hit = rc == 0 && !row.stale;
     if (hit)
-        tsl_handlers_answer_plan(call, &row, true, true);
+        tsl_handlers_answer_plan_event(call, &row, job->s.in.note);
     if (call->srv->metrics)
         tsl_metrics_cache(call->srv->metrics, hit);
     return hit;
@@ -376,7 +384,7 @@ void tsl_handle_plan(tsl_call_t *call)
         tsl_search_job_free(job);
     } else if (!job->s.in.force && answer_cached(call, job)) {
         tsl_search_job_free(job);
-    } else if (!job->s.in.force && follow_running(call, job->s.in.fingerprint)) {
+    } else if (!job->s.in.force && follow_running(call, &job->s.in)) {
         tsl_search_job_free(job);
     } else {
         tsl_search_job_submit(call, &job->s, job_run, queued);

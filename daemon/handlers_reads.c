@@ -61,7 +61,7 @@ void tsl_handle_get_plan(tsl_call_t *call)
     tsl_stored_plan_t row;
     memset(&row, 0, sizeof row);
     if (request_fingerprint(call, req->fingerprint, fp) && load(call, fp, &row, true) == 0)
-        tsl_handlers_answer_plan(call, &row, true, false);
+        tsl_handlers_answer_plan(call, &row);
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 

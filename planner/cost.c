@@ -943,6 +943,46 @@ static void tp_sp_gathers(const tp_sp_t *sp, uint32_t allreduces, double tp_f, d
     }
 }
 
+/*
+ * An MTP depth's entry (TSL_LAYER_MTP, mtp.h) as Megatron-LM runs its eh_proj in
+ * training (transformer/multi_token_prediction.py at d98e8a6, _concat_embeddings):
+ * a column-parallel linear 2h -> h/t (gather_output False, TE's
+ * TEColumnParallelLinear), its output then all-gathered over TP
+ * (gather_from_tensor_model_parallel_region) and, under SP, split along the
+ * sequence again (scatter_to_sequence_parallel_region). Not one all-reduce of s·h
+ * each way (tp_f, the layer's tp_allreduces 1) but, with U = tp_f / 2 the
+ * all-gather of s·h (docs/cost-model.md "Multi-token prediction"):
+ *   forward   the output's all-gather U; under SP first the 2h-wide input's
+ *             all-gather 2U (at the FP8 share where eh_proj runs FP8: "FP8
+ *             sequence-parallel all-gathers")
+ *   backward  the gather's backward is a split; the input gradient, 2h wide: an
+ *             all-reduce 2·tp_f, under SP a reduce-scatter 2U after the scatter's
+ *             backward, an all-gather of dY (U), and for dW the input's re-gather
+ *             2U under the dX GEMM where the dX collective runs under dW
+ *             (overlap_tp_dgrad: tp_bwd_s with the 2h-wide collectives)
+ * Gives the forward's and the backward's exposed TP time and what of the backward's
+ * the dW GEMMs hid; false where it does not apply (PAPER keeps the seeds' count of
+ * all-reduces; not an entry; no TP). No userbuffers overlap is priced for eh_proj.
+ */
+static bool mtp_entry_tp(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
+                         uint32_t t, double act_msg, const tsl_strategy_bw_t *bw, double tp_f,
+                         const double col[2], double k, double out[3])
+{
+    if (env->mode == TSL_COST_PAPER || l->kind != TSL_LAYER_MTP || t < 2 || !(tp_f > 0))
+        return false;
+    double u = tp_f / 2.0, in = tp_f;
+    double h = l->hidden, bf16 = allgather_lat_s(2.0 * act_msg, t, bw->tp_bw, &bw->tp_lat);
+    bool fp8 = fp8_priced(env) && fmod(2.0 * h, 16.0) == 0 && fmod(h / t, 16.0) == 0;
+    if (s->sp && fp8 && bf16 > 0) { /* eh_proj's FP8 input, gathered in the recipe's bytes */
+        double b_in = tsl_fp8_impl_sp_gather_bytes(env->knobs.fp8, env->knobs.fp8_impl, false);
+        in *= allgather_lat_s(2.0 * act_msg * b_in / 2.0, t, bw->tp_bw, &bw->tp_lat) / bf16;
+    }
+    out[0] = s->sp ? in + u : u;
+    out[1] = tp_bwd_s(env, s->sp, 2.0 * tp_f, in, u, col[0], col[1], k);
+    out[2] = (s->sp ? u + tp_f : 2.0 * tp_f) - out[1];
+    return true;
+}
+
 /* The SMs TransformerEngine's userbuffers collectives take beside their GEMM, as
  * Megatron-Bridge's FP8 cfgs set them (training/comm_overlap.py at 21d102f5e,
  * userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192; docs/cost-model.md "TP
@@ -1661,6 +1701,12 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
         tp_b = ub[1];
         dw_hid = ub[2];
         mlp_fx = ub[3];
+    }
+    double mtp[3]; /* an MTP entry's eh_proj: its own collectives */
+    if (mtp_entry_tp(env, l, s, g.t, act_msg, bw, tp_f, col, k, mtp)) {
+        tp_fx = mtp[0];
+        tp_b = mtp[1];
+        dw_hid = mtp[2];
     }
     /* a stack that runs each block's forward twice (double_block_fwd) pays the first
      * run's compute and forward TP (as the forward runs it) again, in the forward and

@@ -264,8 +264,12 @@ typedef enum tsl_cost_mode {
  * Σ K: the incoming exchanges are steady-state time only), as the event simulator's
  * rendezvous. 48: all-to-alls (EP dispatch and combine, Ulysses CP) inside an NVLink
  * domain at the part's published all-to-all / ring busbw (tsl_gpu_a2a_ratio: A100
- * 210/232, H100/H200 320/370, B200 640/700, GB200 640/680). */
-#define TSL_COST_MODEL_VERSION 48u
+ * 210/232, H100/H200 320/370, B200 640/700, GB200 640/680). 49: an MTP entry's eh_proj
+ * as Megatron-LM runs it: the output's all-gather forward (under SP after the 2h-wide
+ * input's), the 2h-wide input gradient's all-reduce backward (under SP its
+ * reduce-scatter, dY's all-gather and the input's re-gather for dW), not one s·h
+ * all-reduce each way. */
+#define TSL_COST_MODEL_VERSION 49u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -283,6 +283,7 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->tp_comm_overlap |= g->tp_comm_overlap;
     out->eager |= g->eager;
     out->double_block_fwd |= g->double_block_fwd;
+    out->tp_sync |= g->tp_sync; /* the fork's space too: no SP (search.h) */
     if (!(r->moe_capacity > 0) && g->moe_capacity > 0) { /* its routing */
         out->moe_capacity = g->moe_capacity;
         out->moe_pad = g->moe_pad;
@@ -472,6 +473,10 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
     if (tsl_cost_moe_check(&routing[0], err) != 0 || tsl_cost_moe_check(&routing[1], err) != 0 ||
         tsl_request_knobs_check(r, err) != 0) /* the request's switches, as a search's */
         return tsl_err_prefix(err, "eval");
+    /* the fork tp_sync describes runs no SP; under a target tp_sync is refused as
+     * such (target_runs) */
+    if (!r->target && tsl_plan_tp_sync_check(given, given->tp_sync || r->tp_sync, err) != 0)
+        return -1;
     tsl_sublayer_model_t sm = {0};
     tsl_cluster_t pc = {0};
     tsl_model_t own = {0}; /* the request's attention kind and dropout apply, as in tsl_search */

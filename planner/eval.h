@@ -33,7 +33,8 @@
  *                  do not multiply to its stage's devices, a TP degree that does
  *                  not divide a layer's heads / K/V heads / FFN width (the layer
  *                  and the degree), a micro-batch not divisible by a layer's
- *                  data width, an interleave the schedule cannot run;
+ *                  data width, an interleave the schedule cannot run, a layer
+ *                  with SP under tp_sync (search.h tsl_plan_tp_sync_check);
  *   TSL_E_NOFIT    a stage's peak above its budget (the stage, its peak and the
  *                  budget); out then holds the figures all the same;
  *   TSL_E_UNSUPPORTED a memory-switch (H3T) plan, or a plan the request's target
@@ -49,7 +50,8 @@ int tsl_eval_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_reques
  * target's, as for the pricing). Taken from g: the gradients' reduce bytes and
  * overlap, no fp32 master, bf16 moments, lazy gradients, param-gather and dgrad
  * overlap, TP comm overlap, unfused gradient accumulation, legacy p2p, autocast,
- * eager modules, a block's forward run twice, the FP8 recipe (not under r's
+ * eager modules, a block's forward run twice, synchronised TP collectives (tp_sync,
+ * so the search leaves SP out as for such a request), the FP8 recipe (not under r's
  * no_fp8), the loss, the recompute modules, activation CPU offloading, the MoE
  * capacity factor, padding, imbalance, bf16 experts, FP8 dispatch and all-to-all
  * dispatcher. The stack switches no request field names (fp8_impl, opt_step,

@@ -199,7 +199,8 @@
       "double_block_fwd", "double_block_fwd")                                                      \
     X(tp_sync, BOOL, "tp-sync", "", 0, 0,                                                          \
       "every TP all-reduce between two device synchronisations (AMP's fork of Megatron-LM "        \
-      "v1.1.5, which times them so); no --target launches it",                                     \
+      "v1.1.5, which times them so; searched without SP, which it has not); no --target launches " \
+      "it",                                                                                        \
       "tp_sync", "tp_sync")                                                                        \
     X(no_cp, BOOL, "no-cp", "", 0, 0,                                                              \
       "no context parallelism: every rank holds whole sequences (the same as --cp 1)", "no_cp",    \

@@ -22,6 +22,44 @@ void tsl_request_init(tsl_request_t *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* Why tp_sync and sequence parallelism do not go together. */
+#define TP_SYNC_NO_SP                                                                              \
+    "tp_sync: AMP's Megatron-LM v1.1.5 fork, whose synchronised TP all-reduces tp_sync "           \
+    "prices, has no sequence parallelism (Megatron-LM added it in 2022, Korthikanti et al.; "      \
+    "the fork's mpu/mappings.py only all-reduces)"
+
+int tsl_plan_tp_sync_check(const tsl_plan_t *p, bool tp_sync, tsl_err_t *err)
+{
+    for (uint32_t i = 0; tp_sync && i < p->n_layers && i < TSL_PLAN_MAX_LAYERS; i++)
+        if (p->layer[i].sp)
+            return tsl_err_set(err, TP_SYNC_NO_SP ": layer %u runs SP; drop --sp or --tp-sync", i);
+    return 0;
+}
+
+static bool plan_has_tp(const tsl_plan_t *p)
+{
+    for (uint32_t i = 0; i < p->n_layers && i < TSL_PLAN_MAX_LAYERS; i++)
+        if (tsl_strategy_degree(&p->layer[i], TSL_DIM_TP) > 1)
+            return true;
+    return false;
+}
+
+bool tsl_tp_sync_note(const tsl_request_t *r, uint32_t n_devices, const tsl_plan_t *p, char *buf,
+                      size_t n)
+{
+    const char *why = NULL;
+    if (p && p->tp_sync && !plan_has_tp(p))
+        why = "the plan runs TP 1 on every layer";
+    else if (!p && r->tp_sync && (r->no_tp || n_devices < 2))
+        why = r->no_tp ? "--no-tp leaves every layer at TP 1" : "one GPU runs every layer at TP 1";
+    if (why)
+        snprintf(buf, n, "tp_sync: %s: no TP all-reduce to synchronise, so it changes nothing",
+                 why);
+    else if (n)
+        buf[0] = '\0';
+    return why != NULL;
+}
+
 /* The precision and overlap switches: values the cost model has, not both ways
  * at once, and what the target's stack accepts. */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
@@ -52,6 +90,8 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                             "collectives (AMP's Megatron-LM v1.1.5 fork does); no target "
                             "launches it",
                             tsl_target_name(r->target));
+    if (r->tp_sync && r->tp_comm_overlap) /* the fork has no SP for userbuffers to overlap */
+        return tsl_err_set(err, TP_SYNC_NO_SP ", and tp_comm_overlap overlaps its collectives");
     if (r->cpu_offload_layers && r->target && r->target != TSL_TARGET_MEGATRON)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "cpu_offload_layers: %s: Tessel exports activation offloading to "
@@ -407,8 +447,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6d74700000ull | (uint64_t)r->mtp_layers << 1 | r->no_mtp);
     if (r->double_block_fwd) /* likewise */
         tsl_fp_u64(&fp, 0x64626c6600ull);
-    if (r->tp_sync) /* likewise */
-        tsl_fp_u64(&fp, 0x7470737900ull);
+    if (r->tp_sync) /* likewise; 01: searched without SP, which AMP's fork has not */
+        tsl_fp_u64(&fp, 0x7470737901ull);
     if (r->bf16_layers_start || r->bf16_layers_end) /* likewise */
         tsl_fp_u64(&fp, 0x6266313600000000ull | (uint64_t)r->bf16_layers_start << 16 |
                             r->bf16_layers_end);

@@ -124,6 +124,22 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k);
  * megatron runs with another target, ...); err names the field(s). */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err);
 
+/* Synchronised TP collectives (tp_sync: AMP's Megatron-LM v1.1.5 fork; docs/
+ * cost-model.md "Synchronised TP collectives") and what the fork runs. The fork
+ * has no sequence parallelism: the search leaves SP out under r->tp_sync (and
+ * hashes that into the fingerprint), tsl_request_knobs_check refuses it beside
+ * tp_comm_overlap, and tsl_plan_tp_sync_check refuses a given plan with any SP
+ * layer when tp_sync (the plan's or the request's) is set, naming tp_sync and the
+ * layer (eval, local and remote). */
+int tsl_plan_tp_sync_check(const tsl_plan_t *p, bool tp_sync, tsl_err_t *err);
+
+/* The note a plan or eval shows when tp_sync cannot change anything: with p (an
+ * eval's given plan, p->tp_sync set) no layer runs TP >= 2; without p (a plan
+ * request) r->tp_sync under no_tp or on n_devices < 2. Written into buf (n bytes),
+ * true; false and buf empty otherwise. */
+bool tsl_tp_sync_note(const tsl_request_t *r, uint32_t n_devices, const tsl_plan_t *p, char *buf,
+                      size_t n);
+
 /* Whether every GPU of c runs FP8 recipe r (0: always): FP8 tensor cores
  * (tsl_gpu_spec_t.fp8_peak_flops), for mxfp8 a Blackwell part, for nvfp4 FP4
  * tensor cores (fp4_peak_flops). err names the first GPU type that does not. */

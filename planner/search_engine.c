@@ -375,7 +375,7 @@ tsl_space_t tsl_space_tessel(const tsl_request_t *r)
     /* the choices beyond the papers (docs/search-space.md); selective recomputation
      * only has scores to drop when
      * attention is unfused */
-    sp.opts.allow_sp = !r->no_seq_par;
+    sp.opts.allow_sp = !r->no_seq_par && !r->tp_sync; /* AMP's fork has no SP (search.h) */
     sp.opts.allow_zero = !r->no_zero;
     sp.opts.allow_selective = !r->no_selective && r->unfused_attn;
     space_target(&sp, r->target);

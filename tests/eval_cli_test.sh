@@ -221,15 +221,24 @@ sw opt_step 1.5 2 "eval: plan: opt_step: 1.5 is not a whole number >= 0"
 sw moe_alltoall_dispatcher 1 2 "eval: plan: moe_alltoall_dispatcher: expected true or false, got a number"
 sw moe_alltoall_dispatcher true 0 ""
 sw tp_sync 1 2 "eval: plan: tp_sync: expected true or false, got a number"
-sw tp_sync true 0 ""
+sw tp_sync true 2 "tp_sync: .*no sequence parallelism.*: layer 0 runs SP" # its tp2+sp layers
 # --tp-sync (AMP's fork: every TP all-reduce between two device synchronisations): the
-# plan says so and takes longer at TP 2; at TP 1 there is nothing to synchronise
+# plan says so and takes longer at TP 2; at TP 1 there is nothing to synchronise, and a
+# note says it changes nothing
 expect 0 "" eval $lw
 cp "$out" "$dir/sync-off.json"
 expect 0 "" eval $lw --tp-sync
 cp "$out" "$dir/sync-on.json"
-expect 0 "" eval ${lw/--tp 2/--tp 1} --tp-sync
+! grep -q "note: tp_sync" "$err" && ok || bad "--tp-sync at TP 2 noted: $(cat "$err")"
+expect 0 "note: tp_sync: the plan runs TP 1 on every layer: no TP all-reduce to synchronise, so it changes nothing" \
+    eval ${lw/--tp 2/--tp 1} --tp-sync
 cp "$out" "$dir/sync-tp1.json"
+# the fork has no sequence parallelism: --sp beside it is refused naming tp_sync and the
+# first layer with SP (exit 2, as any plan/switch contradiction), and so is a plan
+# document with SP layers given --tp-sync
+expect 2 "tp_sync: AMP's Megatron-LM v1.1.5 fork.*has no sequence parallelism.*: layer 0 runs SP" \
+    eval $lw --sp --tp-sync
+expect 2 "tp_sync: .*no sequence parallelism" eval ${lw/--tp 2/--strategy tp2-dp4+sp} --tp-sync
 expect 0 "" eval ${lw/--tp 2/--tp 1}
 python3 - "$dir/sync-off.json" "$dir/sync-on.json" "$dir/sync-tp1.json" "$out" <<'PY' && ok || bad "--tp-sync: $(cat "$out")"
 import json, sys
@@ -878,10 +887,11 @@ expect 0 "" eval --model Llama3-70B --cluster 8x8xH100-80G:8xib400 --no-search -
 ! grep -q "converter" "$err" && grep -q "precision: FP8 (tensorwise" "$out" && ok || bad "Float8LinearConverter: $(cat "$err")"
 
 # plan --tp-sync (AMP's fork: every TP all-reduce between two device synchronisations)
-# searches for that stack. GPT2-345M with TP 4 forced (no DP, SDP or PP) on 4 A100s:
-# 0.0956 s/iteration without, 0.1064 s with each all-reduce's dispatch and the queue's
-# restart priced (docs/cost-model.md "Synchronised TP collectives"); the plan document
-# records it, in its request and its plan
+# searches for that stack, without sequence parallelism, which the fork has not.
+# GPT2-345M with TP 4 forced (no DP, SDP or PP) on 4 A100s: tp4+sp without, plain tp4
+# with each all-reduce's dispatch and the queue's restart priced (docs/cost-model.md
+# "Synchronised TP collectives"), over 5 % longer; the plan document records it, in its
+# request and its plan
 tp4="--model GPT2-345M --cluster 4xA100-80G --batch 16 --no-dp --no-sdp --no-pp --no-baselines --top-k 1 --json"
 expect 0 "" plan --local $tp4
 cp "$out" "$dir/tp4.json"
@@ -889,7 +899,8 @@ expect 0 "" plan --local $tp4 --tp-sync
 /usr/bin/python3 - "$dir/tp4.json" "$out" <<'PY' && ok || bad "plan --tp-sync: $(head -c 400 "$out")"
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
-assert [r["strategy"] for r in b["plan"]["stages"][0]["runs"]] == ["tp4+sp"], b["plan"]["stages"]
+assert [r["strategy"] for r in a["plan"]["stages"][0]["runs"]] == ["tp4+sp"], a["plan"]["stages"]
+assert [r["strategy"] for r in b["plan"]["stages"][0]["runs"]] == ["tp4"], b["plan"]["stages"]
 assert not a["plan"].get("tp_sync") and not a["request"].get("tp_sync"), a["request"]
 assert b["plan"]["tp_sync"] is True and b["request"]["tp_sync"] is True, b["request"]
 assert b["plan"]["iter_time_s"] > a["plan"]["iter_time_s"] * 1.05, (a["plan"]["iter_time_s"], b["plan"]["iter_time_s"])
@@ -909,6 +920,17 @@ assert e["plan"]["tp_sync"] is True, e["plan"]
 assert e["plan"]["iter_time_s"] == p["plan"]["iter_time_s"], (e["plan"]["iter_time_s"], p["plan"]["iter_time_s"])
 assert e["ratio"] == 1.0, e["ratio"]
 PY
+# the SP plan searched without it, given back with --tp-sync, is refused naming tp_sync
+expect 2 "tp_sync: .*no sequence parallelism.*: layer 0 runs SP" eval --cluster 4xA100-80G \
+    --plan "$dir/tp4.json" --no-search --tp-sync
+# nothing to synchronise where no layer may run TP: a note (in the document's notes too);
+# beside --tp-comm-overlap (userbuffers under SP's collectives) refused naming tp_sync
+expect 0 "note: tp_sync: --no-tp leaves every layer at TP 1: no TP all-reduce to synchronise" \
+    plan --local $m345 --batch 16 --no-tp --no-baselines --tp-sync --json
+/usr/bin/python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["notes"]; assert len(n) == 1 and n[0].startswith("tp_sync: --no-tp"), n' \
+    "$out" && ok || bad "plan --no-tp --tp-sync notes: $(head -c 300 "$out")"
+expect 2 "tp_sync: .*no sequence parallelism.*tp_comm_overlap" \
+    plan --local $m345 --batch 16 --tp-comm-overlap --tp-sync
 # refused under any --target, as eval --tp-sync is (no target's launch synchronises so)
 for t in megatron torchtitan deepspeed galvatron; do
     expect 4 "tp_sync: $t does not synchronise the device around its TP collectives" \

@@ -17,7 +17,9 @@
 #include "mtp.h"
 #include "hf_config.h"
 #include "plan_json.h"
+#include "search.h"
 #include "sublayer.h"
+#include "trace_json.h"
 
 static tsl_model_t model;
 
@@ -1033,10 +1035,77 @@ static void test_stored_mtp(void)
     model = saved;
 }
 
+/* Every model switch the search applies (search.h tsl_request_model_switches) is
+ * applied by the stored plan's export too, so that it is plan --local --export's:
+ * the export of a stored request with unfused_attn, no_dropout, blocks kept bf16
+ * and an MTP depth under --target megatron equals the export of the same plan on
+ * the model the search built, in every format (the trace included). */
+static void test_stored_switches(void)
+{
+    static const char req[] = "{\"model_preset\": \"GPT2-345M\", \"target\": 1, \"mtp_layers\": 1, "
+                              "\"unfused_attn\": true, \"no_dropout\": true, \"fp8_recipe\": 1, "
+                              "\"bf16_layers_start\": 1, \"bf16_layers_end\": 2, "
+                              "\"recompute_modules\": 0}";
+    tsl_model_t saved = model, own = {0};
+    const tsl_model_t *built = NULL;
+    tsl_err_t err = {0};
+    tsl_request_t r;
+    json_t *jr = json_loads(req, 0, NULL);
+    tsl_request_from_json(jr, &r);
+    json_decref(jr);
+    tsl_model_switches_t sw = tsl_request_model_switches(&r);
+    CHECK(tsl_model_for_request(&saved, &sw, &own, &built, &err) == 0 && built == &own,
+          "the switches: %s", err.msg);
+    model = own;
+    /* 26 + 1 x 3 = 29 layers, the last 3 the depth's */
+    make_plan(&plan, 2, (const uint32_t[]){0, 14, model.n_layers}, 4, "tp2-dp2", 8, 4);
+    plan.fp8_recipe = 1;
+    plan.bf16_layers_start = 1;
+    plan.bf16_layers_end = 2;
+    json_t *result = json_pack("{s:o}", "plan", tsl_plan_to_json(&plan));
+    char *doc = json_dumps(result, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    static const tsl_export_format_t fs[] = {TSL_EXPORT_MEGATRON, TSL_EXPORT_DEEPSPEED,
+                                             TSL_EXPORT_TORCHTITAN, TSL_EXPORT_GALVATRON,
+                                             TSL_EXPORT_TRACE};
+    for (size_t k = 0; k < sizeof fs / sizeof fs[0]; k++) {
+        char *a = NULL, *b = NULL;
+        size_t na = 0, nb = 0;
+        tsl_err_t ea = {0}, eb = {0};
+        int ra = fs[k] == TSL_EXPORT_TRACE ? -2 : tsl_export(fs[k], &plan, &model, &a, &na, &ea);
+        if (fs[k] == TSL_EXPORT_TRACE) {
+            json_t *t = tsl_trace_plan(&plan, &model, &ea);
+            a = t ? json_dumps(t, JSON_COMPACT | JSON_REAL_PRECISION(12)) : NULL;
+            ra = a ? 0 : -1;
+            json_decref(t);
+        }
+        int rb = tsl_export_stored(fs[k], req, doc, &b, &nb, &eb);
+        CHECK(ra == rb && (ra != 0 || strcmp(a, b) == 0) && (ra == 0 || !strcmp(ea.msg, eb.msg)),
+              "format %d: stored %d '%s' vs direct %d '%s'\n%s\n----\n%s", (int)fs[k], rb, eb.msg,
+              ra, ea.msg, b ? b : "", a ? a : "");
+        free(a);
+        free(b);
+    }
+    /* the switches are applied, not only read: 20 + 10 blocks kept bf16 are more than
+     * GPT2-345M's 24 (the MTP depth is none), refused as the search refuses them */
+    char *text = NULL;
+    size_t len = 0;
+    CHECK(tsl_export_stored(TSL_EXPORT_MEGATRON,
+                            "{\"model_preset\": \"GPT2-345M\", \"target\": 1, \"mtp_layers\": 1, "
+                            "\"bf16_layers_start\": 20, \"bf16_layers_end\": 10}",
+                            doc, &text, &len, &err) == -1 &&
+              text == NULL && strstr(err.msg, "bf16_layers_start"),
+          "30 bf16 blocks of 24: '%s'", err.msg);
+    free(doc);
+    json_decref(result);
+    tsl_model_free(&own);
+    model = saved;
+}
+
 int main(void)
 {
     CHECK(tsl_model_preset("GPT2-345M", &model, NULL) == 0 && model.n_layers == 26, "GPT2-345M");
     test_stored_mtp();
+    test_stored_switches();
     test_megatron();
     test_megatron_model();
     test_megatron_moe_freq();

@@ -268,8 +268,47 @@ static void test_targets(void)
     tsl_model_free(&m);
 }
 
+/* An MTP entry's eh_proj (cost.c mtp_entry_tp): a column-parallel 2h -> h/t linear whose
+ * output is all-gathered (and split again under SP), not one s·h all-reduce each way.
+ * With tp_f one s·h all-reduce and U = tp_f / 2 its all-gather, against Llama 2 7B's
+ * layer (two all-reduces each way: comm 4·tp_f, with SP or without; tp 8, the
+ * executor's exposed backward):
+ *   without SP  forward U (the output's gather), backward 2·tp_f (the 2h input
+ *               gradient's all-reduce): 2.5·tp_f, 0.625 of the layer's
+ *   SP          forward 2U (the 2h input's gather) + U, backward U (dY's gather for
+ *               the scatter) + 2U (the 2h reduce-scatter): 3·tp_f, 0.75
+ * (one all-reduce each way, before cost model 49: 0.5 both). */
+static void test_entry_tp(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_cost_env_t env;
+    tsl_err_t err = {0};
+    CHECK(tsl_model_preset("Llama2-7B", &m, &err) == 0 && tsl_model_set_mtp(&m, 1, &err) == 0 &&
+              tsl_cluster_homogeneous(&c, 1, 8, tsl_gpu_find("H100-80G"), 0, &err) == 0 &&
+              tsl_cost_env_init(&env, &c, 0, 8, &err) == 0,
+          "%s", err.msg);
+    const tsl_layer_t *entry = &m.layers[m.n_layers - 4], *layer = &m.layers[1];
+    CHECK(entry->kind == TSL_LAYER_MTP && layer->tp_allreduces == 2 &&
+              entry->seq_len == layer->seq_len && entry->hidden == layer->hidden,
+          "the entry and a layer of the same s·h");
+    for (int sp = 0; sp < 2; sp++) {
+        tsl_strategy_t tp = {.n_levels = 1, .dim = {TSL_DIM_TP}, .degree = {8}, .sp = sp};
+        tsl_layer_cost_t e, l;
+        tsl_cost_layer(&env, entry, &tp, NULL, 1, &e);
+        tsl_cost_layer(&env, layer, &tp, NULL, 1, &l);
+        double want = sp ? 0.75 : 0.625;
+        CHECK(e.feasible && l.feasible && l.comm_s > 0 && fabs(e.comm_s / l.comm_s - want) < 1e-9,
+              "sp %d: the entry's TP %g s, the layer's %g s: ratio %.6f, want %.3f", sp, e.comm_s,
+              l.comm_s, e.comm_s / l.comm_s, want);
+    }
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
+    test_entry_tp();
     test_depth_by_hand();
     test_refusals();
     test_latent_by_hand();

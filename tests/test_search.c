@@ -1239,8 +1239,63 @@ static void test_memo_fresh(void)
     CHECK(interleaved > 0, "no interleaved configuration compared");
 }
 
+/* tp_sync is AMP's fork, which has no sequence parallelism (search.h): the search
+ * leaves SP out (GPT2-345M with TP 4 forced on 4 GPUs: tp4+sp without it, tp4 with
+ * it), under another fingerprint; a given plan with an SP layer is refused naming
+ * tp_sync and the layer, only when tp_sync is set; the note where TP cannot occur. */
+static void test_tp_sync_space(void)
+{
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.global_batch = 16;
+    r.no_dp = r.no_sdp = r.no_pp = r.no_baselines = true;
+    r.top_k = 1;
+    tsl_err_t err = {0};
+    CHECK(run_request("GPT2-345M", "4xA100-80G", &r, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    CHECK(res.best.layer[1].sp && tsl_strategy_degree(&res.best.layer[1], TSL_DIM_TP) == 4,
+          "without tp_sync: tp4+sp");
+    r.tp_sync = true;
+    CHECK(run_request("GPT2-345M", "4xA100-80G", &r, &res2, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    bool sp = false;
+    for (uint32_t i = 0; i < res2.best.n_layers; i++)
+        sp |= res2.best.layer[i].sp;
+    CHECK(!sp && tsl_strategy_degree(&res2.best.layer[1], TSL_DIM_TP) == 4 && res2.best.tp_sync,
+          "with tp_sync: tp4 without SP");
+    CHECK(tsl_plan_tp_sync_check(&res2.best, true, &err) == 0, "%s", err.msg);
+    CHECK(tsl_plan_tp_sync_check(&res.best, false, &err) == 0, "SP without tp_sync: %s", err.msg);
+    CHECK(tsl_plan_tp_sync_check(&res.best, true, &err) == -1 && strstr(err.msg, "tp_sync: ") &&
+              strstr(err.msg, "no sequence parallelism") && strstr(err.msg, "layer 0 runs SP"),
+          "SP with tp_sync: '%s'", err.msg);
+    r.tp_comm_overlap = true;
+    CHECK(tsl_request_knobs_check(&r, &err) == -1 && strstr(err.msg, "tp_sync: ") &&
+              strstr(err.msg, "tp_comm_overlap"),
+          "beside tp_comm_overlap: '%s'", err.msg);
+    r.tp_comm_overlap = false;
+    char note[200];
+    CHECK(!tsl_tp_sync_note(&r, 4, NULL, note, sizeof note) && !note[0], "TP allowed: no note");
+    CHECK(!tsl_tp_sync_note(&r, 4, &res2.best, note, sizeof note), "a TP 4 plan: no note");
+    r.no_tp = true;
+    CHECK(tsl_tp_sync_note(&r, 4, NULL, note, sizeof note) &&
+              strstr(note, "tp_sync: --no-tp leaves every layer at TP 1"),
+          "--no-tp: '%s'", note);
+    r.no_tp = false;
+    CHECK(tsl_tp_sync_note(&r, 1, NULL, note, sizeof note) && strstr(note, "one GPU"),
+          "one GPU: '%s'", note);
+    r.tp_sync = false;
+    CHECK(!tsl_tp_sync_note(&r, 1, NULL, note, sizeof note), "no tp_sync: no note");
+    tsl_plan_t p = res2.best;
+    for (uint32_t i = 0; i < p.n_layers; i++)
+        tsl_strategy_parse("dp4", &p.layer[i], NULL);
+    CHECK(tsl_tp_sync_note(&r, 4, &p, note, sizeof note) &&
+              strstr(note, "the plan runs TP 1 on every layer"),
+          "a TP 1 plan with tp_sync: '%s'", note);
+    p.tp_sync = false;
+    CHECK(!tsl_tp_sync_note(&r, 4, &p, note, sizeof note), "a TP 1 plan without tp_sync");
+}
+
 int main(void)
 {
+    test_tp_sync_space();
     test_fp8();
     test_100k_devices();
     test_tied_head_rule();

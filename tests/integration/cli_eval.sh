@@ -115,6 +115,15 @@ for p in "mtp:$M" "nomtp:$V3"; do
     fi
 done
 same "--tp-sync" 0 $M --tp 2 --tp-sync --no-search --json
+# AMP's fork has no SP: --sp beside --tp-sync is refused naming tp_sync by tesseld as by
+# --local (the pricing's check, eval.h); at TP 1 both print the note that it changes nothing
+same "--tp-sync with --sp" 2 $M --tp 2 --sp --tp-sync --no-search
+grep -q "tp_sync: AMP's Megatron-LM v1.1.5 fork.*has no sequence parallelism.*layer 0 runs SP" \
+    "$TMPD/r.err" && ok "--tp-sync with --sp: tesseld names tp_sync" ||
+    fail "--tp-sync with --sp, remote: $(cat "$TMPD/r.err")"
+same "--tp-sync at TP 1" 0 $M --tp 1 --tp-sync --no-search --json
+grep -q "note: tp_sync: the plan runs TP 1 on every layer" "$TMPD/r.err" &&
+    ok "--tp-sync at TP 1: the remote eval notes it" || fail "--tp-sync at TP 1, remote: $(cat "$TMPD/r.err")"
 # A plan searched under --target torchtitan leaves DeepSeek-V3's own MTP depth out
 # (target.h): given back without --target, eval splits it on the 63 layers its request
 # was searched with (it refused, 'the plan has 63 layers, the model 66'), both ways;

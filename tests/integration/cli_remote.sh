@@ -307,11 +307,60 @@ grep "note:" "$tmp/err" >"$tmp/remote.notes"
 [ "$rc" = 0 ] && cmp -s "$tmp/local.notes" "$tmp/remote.notes" &&
     ok "plans show prints the stored note" ||
     fail "plans show $v3_fp: exit $rc, notes: $(cat "$tmp/remote.notes")"
+# The same config without its MTP depth (num_nextn_predict_layers 0) builds the same model
+# under torchtitan, so the same fingerprint and the stored plan; the note is the request's
+# own: none here (--local prints none), and the stored row's request keeps its note (the
+# file keeps its name, which names the model in exports)
+mkdir -p "$tmp/nomtp"
+"$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); c["num_nextn_predict_layers"]=0
+json.dump(c, open(sys.argv[2], "w"))' "$(dirname "$HF_CONFIG")/deepseek_v3.json" "$tmp/nomtp/deepseek_v3.json"
+v3_nomtp=(--hf-config "$tmp/nomtp/deepseek_v3.json" "${v3_base[@]:2}" --target torchtitan)
+timeout 300 "$CTL" plan --local "${v3_nomtp[@]}" >/dev/null 2>"$tmp/local0.err"
+ctl plan --json "${v3_nomtp[@]}"
+[ "$rc" = 0 ] && [ "$(json_field "$tmp/out" fingerprint)" = "$v3_fp" ] &&
+    [ "$(json_field "$tmp/out" cached)" = True ] && ! grep -q "note:" "$tmp/local0.err" &&
+    ! grep -q "note:" "$tmp/err" && ! grep -q '"notes"' "$tmp/out" &&
+    ok "the cached plan of a request without the depth carries no note (--local prints none)" ||
+    fail "DeepSeek-V3 without MTP, cached: exit $rc, notes: $(grep note: "$tmp/err" "$tmp/local0.err")"
+ctl plans show "$v3_fp"
+grep "note:" "$tmp/err" >"$tmp/remote.notes"
+[ "$rc" = 0 ] && cmp -s "$tmp/local.notes" "$tmp/remote.notes" &&
+    ok "plans show still prints the note of the request stored with the plan" ||
+    fail "plans show $v3_fp after the request without MTP: notes: $(cat "$tmp/remote.notes")"
+# ... and the other way round: stored (--force) from the request without the depth, the
+# request with it still gets its note from the cache, and plans show has none
+ctl plan "${v3_nomtp[@]}" --force
+rc0=$rc
+ctl plan "${v3_args[@]}"
+grep "note:" "$tmp/err" >"$tmp/remote.notes"
+[ "$rc0" = 0 ] && [ "$rc" = 0 ] && grep -q "(cached)" "$tmp/out" &&
+    cmp -s "$tmp/local.notes" "$tmp/remote.notes" &&
+    ok "a cached plan stored without a note answers the request with the depth with its note" ||
+    fail "DeepSeek-V3 cached after --force without MTP: exit $rc0/$rc, notes: $(cat "$tmp/remote.notes")"
+ctl plans show "$v3_fp"
+[ "$rc" = 0 ] && ! grep -q "note:" "$tmp/err" &&
+    ok "plans show of the plan stored without the depth prints no note" ||
+    fail "plans show $v3_fp after --force without MTP: exit $rc: $(grep note: "$tmp/err")"
 timeout 300 "$CTL" plan --local "${v3_args[@]}" --export torchtitan >"$tmp/local.tt" 2>/dev/null
 ctl plans export "$v3_fp" --format torchtitan
 [ "$rc" = 0 ] && cmp -s "$tmp/out" "$tmp/local.tt" &&
     ok "the stored torchtitan plan exports as plan --local --export torchtitan" ||
     fail "plans export --format torchtitan of the DeepSeek-V3 plan: exit $rc: $(head -c 300 "$tmp/err")"
+# tp_sync where no layer may run TP (--no-tp): tesseld notes it as --local does, and a
+# request beside --tp-comm-overlap is refused naming tp_sync (the shared validation)
+sync_args=(--model GPT2-345M --cluster 4xA100-40G --batch 16 --no-tp --tp-sync --no-baselines)
+timeout 300 "$CTL" plan --local "${sync_args[@]}" >/dev/null 2>"$tmp/local.err"
+ctl plan "${sync_args[@]}"
+grep "note:" "$tmp/local.err" >"$tmp/local.notes"
+grep "note:" "$tmp/err" >"$tmp/remote.notes"
+[ "$rc" = 0 ] && grep -q "note: tp_sync: --no-tp leaves every layer at TP 1" "$tmp/remote.notes" &&
+    cmp -s "$tmp/local.notes" "$tmp/remote.notes" &&
+    ok "plan --no-tp --tp-sync: tesseld's note is --local's" ||
+    fail "plan --no-tp --tp-sync: exit $rc, notes $(cat "$tmp/remote.notes") vs $(cat "$tmp/local.notes")"
+ctl plan --model GPT2-345M --cluster 4xA100-40G --batch 16 --tp-sync --tp-comm-overlap
+[ "$rc" = 2 ] && grep -q "tp_sync: .*no sequence parallelism.*tp_comm_overlap" "$tmp/err" &&
+    ok "plan --tp-sync --tp-comm-overlap: refused naming tp_sync" ||
+    fail "plan --tp-sync --tp-comm-overlap: exit $rc: $(cat "$tmp/err")"
 # Blocks kept bf16 with MTP depths, --target megatron: DeepSeek-V3 in FP8 (blockwise) with
 # its last 14 blocks bf16 and 2 depths (61 + 2 + 2 x 3 = 69 layers) is the local document
 # through tesseld, and the stored plan exports Megatron-LM's flags for both (the megatron

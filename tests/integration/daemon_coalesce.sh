@@ -4,7 +4,10 @@
 #    event each) and all get its plan, cached = true, the same fingerprint;
 #  * the first caller cancels while they wait: the search goes on for them;
 #  * /metrics counts one search, and the log says the calls joined it;
-#  * force still runs its own search.
+#  * force still runs its own search;
+#  * a call that joins a search gets its own request's notes: DeepSeek-V3's HF config
+#    with its MTP depth and without it build one model under torchtitan (one
+#    fingerprint), the first noted, the second not.
 # Ordering, not timing: the cancel comes after the four have joined (their
 # "queued" events), and the search is checked to have still been running then.
 #
@@ -84,4 +87,34 @@ expect "force still plans" code OK
 searches=$(metric tessel_search_seconds_count)
 [ "$searches" = 3 ] && ok "force runs its own searches" ||
     fail "tessel_search_seconds_count=$searches after two forced plans, want 3"
+
+# Notes follow the request (docs/plan-format.md "notes"): the config with its MTP depth
+# leads a search under torchtitan (3, tessel.v1.Target), which leaves the depth out with a
+# note; the same config without it (num_nextn_predict_layers 0: the same fingerprint)
+# joins the search once the first is queued and gets no note
+V3=$HERE/../data/hf/deepseek_v3.json
+mkdir -p "$TMPD/nomtp"
+"$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); c["num_nextn_predict_layers"]=0
+json.dump(c, open(sys.argv[2], "w"))' "$V3" "$TMPD/nomtp/deepseek_v3.json"
+V3ARGS=(--cluster 32x8xH100-80G:8xib400 --stack 3)
+joined=$(grep -c 'joins the search already running' "$TMPD/d.log")
+client --deadline 240 plan --hf-config "$V3" "${V3ARGS[@]}" --events-file "$TMPD/v3ev" \
+    >"$TMPD/v3a.json" 2>"$TMPD/v3a.err" &
+lead=$!
+wait_events "$TMPD/v3ev" 'progress queued' 1 60 || fail "the DeepSeek-V3 search was not queued"
+client --deadline 240 plan --hf-config "$TMPD/nomtp/deepseek_v3.json" "${V3ARGS[@]}" \
+    >"$TMPD/v3b.json" 2>"$TMPD/v3b.err"
+wait $lead
+[ "$(grep -c 'joins the search already running' "$TMPD/d.log")" = $((joined + 1)) ] &&
+    ok "premise: the call without the depth joined the running search" ||
+    fail "premise: the call without the depth did not join the search (answered from the store?)"
+"$PY" - "$TMPD/v3a.json" "$TMPD/v3b.json" <<'PY' && ok "each coalesced call has its own request's notes" ||
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["code"] == b["code"] == "OK", (a["code"], b["code"])
+assert a["fingerprint"] == b["fingerprint"] and b["cached"], (a["fingerprint"], b["fingerprint"])
+assert len(a["notes"]) == 1 and "1 MTP depth left out" in a["notes"][0], a["notes"]
+assert b["notes"] == [], b["notes"]
+PY
+    fail "notes of the coalesced calls: $(head -c 300 "$TMPD/v3a.json") / $(head -c 300 "$TMPD/v3b.json")"
 finish

@@ -78,6 +78,7 @@ def plan_request(a):
     req.max_batch = a.max_batch
     req.top_k = a.top_k
     req.no_baselines = a.no_baselines
+    req.target = a.stack
     req.force = a.force
     return req
 
@@ -120,7 +121,7 @@ def run_plan(stub, args, a):
                            iter_time_s=p.best.iter_time_s, global_batch=p.best.global_batch,
                            n_stages=len(p.best.stages), n_baselines=len(p.baselines),
                            n_alternatives=len(p.alternatives), created_unix=p.created_unix,
-                           plan_after_s=t, events_after_plan=0)
+                           plan_after_s=t, events_after_plan=0, notes=list(p.notes))
     except Exception as e:  # grpc.RpcError
         if not hasattr(e, "code"):
             raise
@@ -202,6 +203,7 @@ def build_parser():
         p.add_argument("--max-batch", type=int, default=0)
         p.add_argument("--top-k", type=int, default=0)
         p.add_argument("--no-baselines", action="store_true")
+        p.add_argument("--stack", type=int, default=0, help="PlanRequest.target (tessel.v1.Target)")
         p.add_argument("--force", action="store_true")
         p.add_argument("--cancel-after", type=float, help="cancel the call after S seconds")
         p.add_argument("--events-file", help="append a line per event to this file")
