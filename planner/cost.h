@@ -259,8 +259,13 @@ typedef enum tsl_cost_mode {
  * all-gather on each side, every exchange held by both of its stages. 46: an FP8 GEMM's
  * per-tile fixed cost in depth scaled by its rate over the bf16 one, and TE's FP8 wgrad
  * GEMMs accumulating into the fp32 main_grad (read and written in their epilogue) under
- * Megatron-LM's gradient_accumulation_fusion (gemm_eff.h tsl_gemm_tile_cost). */
-#define TSL_COST_MODEL_VERSION 46u
+ * Megatron-LM's gradient_accumulation_fusion (gemm_eff.h tsl_gemm_tile_cost). 47: every
+ * linear's weight-gradient GEMM, bf16 and FP8, that accumulates into the kept gradient
+ * buffer (the default: Megatron-LM's fusion, TE's, the executor's beta 1; not under
+ * unfused_grad_accum, autocast, lazy_grads or torchao) reads and writes it in its
+ * epilogue at g = its element bytes, 2·g per output element (FP8 under a bf16 main_grad:
+ * 4, not 46's 8). */
+#define TSL_COST_MODEL_VERSION 47u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -360,8 +365,9 @@ typedef struct tsl_cost_knobs {
                                    reduce-scatter every micro-batch) every micro-batch copies
                                    its fresh gradient (2) into the unsharded bucket (g):
                                    Megatron-FSDP without the fusion; false: the weight-
-                                   gradient GEMM accumulates in place (docs/cost-model.md
-                                   "Gradient accumulation") */
+                                   gradient GEMM accumulates in place, the buffer read and
+                                   written in its epilogue (docs/cost-model.md "Gradient
+                                   accumulation", cost model 47) */
     bool autocast;              /* PyTorch eager modules under torch.autocast(bfloat16) over
                                    fp32 parameters (bench/torch_gpt_step.py, nanoGPT/HF-style
                                    scripts): fp32 norms and residual stream with casts, the
@@ -400,8 +406,10 @@ typedef struct tsl_cost_knobs {
                                    backward to the step (PyTorch FSDP's unsharded fp32
                                    accumulation, freed after its reduce-scatter); false:
                                    a buffer kept all along (Megatron-LM's grad buffer).
-                                   Moves interleaved 1F1B's peak only (docs/cost-model.md
-                                   "Interleaved 1F1B", the gradients' lifetime) */
+                                   Moves interleaved 1F1B's peak (docs/cost-model.md
+                                   "Interleaved 1F1B", the gradients' lifetime), and with
+                                   no kept buffer the weight-gradient GEMMs write a fresh
+                                   2-byte gradient (no beta-1 epilogue: cost model 47) */
     /* Activation CPU offloading: the first N Transformer layers' stashes copied to the
      * host after their forward and back before their backward (Megatron-LM
      * --cpu-offloading-num-layers N through TransformerEngine; offload.h): a stage's
