@@ -750,16 +750,25 @@ static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8)
     return tsl_roofline_fp8_cast_s(&dev, w8, false, NULL);
 }
 
-/* The FP8 weight-gradient GEMMs accumulate into an fp32 main_grad in their epilogue:
- * Transformer Engine's linears and grouped linears under Megatron-LM take
- * fuse_wgrad_accumulation from gradient_accumulation_fusion (TEGroupedLinear, TELinear:
- * megatron/core/extensions/transformer_engine.py; on in Megatron-LM's arguments and in
- * Megatron-Bridge's providers where the fused kernel is installed: utils/fusions.py);
- * not where the stack adds the gradients by kernels of their own (unfused_grad_accum,
- * autocast) nor under torchao, whose GEMM writes a fresh gradient for FSDP. */
-static bool fp8_wgrad_acc(const tsl_cost_knobs_t *k)
+/* The element bytes g of the kept gradient buffer the linears' weight-gradient GEMMs
+ * accumulate into in their epilogue (C read with beta 1, D written: 2·g bytes per
+ * element; roofline.h wgrad_acc_bytes), bf16 and FP8 alike: Megatron-LM's
+ * gradient_accumulation_fusion (since 83b1e42f30, 2022-02, fp32 main_grad only; a 16-bit
+ * main_grad since 07916bf245, 2022-09: megatron/core/tensor_parallel/layers.py
+ * wgrad_gemm_accum_fp32 / _fp16 into weight.main_grad, whose dtype is the grad buffer's,
+ * fp32 under grad_reduce_in_fp32, else the parameters'), Transformer Engine's
+ * fuse_wgrad_accumulation in TELinear / TEGroupedLinear (out = main_grad, its dtype), and
+ * Tessel's executor (beta 1 on its bf16 gradient buffer). 0 where the GEMM writes a
+ * fresh gradient: the stack adds it by kernels of its own (unfused_grad_accum,
+ * autocast), PyTorch FSDP keeps no buffer between backwards (lazy_grads: torchtitan,
+ * Llama 3's), torchao's FP8 (torchtitan's). */
+static double wgrad_acc_bytes(const tsl_cost_knobs_t *k)
 {
-    return k->fp8_impl == TSL_FP8_IMPL_TE && !k->unfused_grad_accum && !k->autocast;
+    if (k->unfused_grad_accum || k->autocast || k->lazy_grads)
+        return 0.0;
+    if (k->fp8 != TSL_FP8_NONE && k->fp8_impl != TSL_FP8_IMPL_TE)
+        return 0.0;
+    return grad_elem_bytes(k);
 }
 
 /* The roofline's device as env prices it: the GPU's rates and shape curve, the
@@ -780,8 +789,8 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
         dev->fp8_impl = env->knobs.fp8_impl;
         dev->fp8_flops = fp8_recipe_flops(env);
         dev->moe_fp8 = !env->knobs.moe_bf16_experts;
-        dev->fp8_wgrad_acc = fp8_wgrad_acc(&env->knobs);
     }
+    dev->wgrad_acc_bytes = wgrad_acc_bytes(&env->knobs);
     dev->moe_a2a = env->knobs.moe_alltoall;
     dev->autocast = env->knobs.autocast;
     dev->eager = env->knobs.eager;

@@ -268,8 +268,12 @@ typedef enum tsl_cost_mode {
  * as Megatron-LM runs it: the output's all-gather forward (under SP after the 2h-wide
  * input's), the 2h-wide input gradient's all-reduce backward (under SP its
  * reduce-scatter, dY's all-gather and the input's re-gather for dW), not one s·h
- * all-reduce each way. */
-#define TSL_COST_MODEL_VERSION 49u
+ * all-reduce each way. 50: every linear's weight-gradient GEMM, bf16 and FP8, that
+ * accumulates into the kept gradient buffer (the default: Megatron-LM's fusion, TE's, the
+ * executor's beta 1; not under unfused_grad_accum, autocast, lazy_grads or torchao)
+ * reads and writes it in its epilogue at g = its element bytes, 2·g per output element
+ * (FP8 under a bf16 main_grad: 4, not 46's 8). */
+#define TSL_COST_MODEL_VERSION 50u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -369,8 +373,9 @@ typedef struct tsl_cost_knobs {
                                    reduce-scatter every micro-batch) every micro-batch copies
                                    its fresh gradient (2) into the unsharded bucket (g):
                                    Megatron-FSDP without the fusion; false: the weight-
-                                   gradient GEMM accumulates in place (docs/cost-model.md
-                                   "Gradient accumulation") */
+                                   gradient GEMM accumulates in place, the buffer read and
+                                   written in its epilogue (docs/cost-model.md "Gradient
+                                   accumulation", cost model 50) */
     bool autocast;              /* PyTorch eager modules under torch.autocast(bfloat16) over
                                    fp32 parameters (bench/torch_gpt_step.py, nanoGPT/HF-style
                                    scripts): fp32 norms and residual stream with casts, the
@@ -409,8 +414,10 @@ typedef struct tsl_cost_knobs {
                                    backward to the step (PyTorch FSDP's unsharded fp32
                                    accumulation, freed after its reduce-scatter); false:
                                    a buffer kept all along (Megatron-LM's grad buffer).
-                                   Moves interleaved 1F1B's peak only (docs/cost-model.md
-                                   "Interleaved 1F1B", the gradients' lifetime) */
+                                   Moves interleaved 1F1B's peak (docs/cost-model.md
+                                   "Interleaved 1F1B", the gradients' lifetime), and with
+                                   no kept buffer the weight-gradient GEMMs write a fresh
+                                   2-byte gradient (no beta-1 epilogue: cost model 50) */
     /* Activation CPU offloading: the first N Transformer layers' stashes copied to the
      * host after their forward and back before their backward (Megatron-LM
      * --cpu-offloading-num-layers N through TransformerEngine; offload.h): a stage's

@@ -260,7 +260,8 @@
       "cpu_offload_layers", "cpu_offload_layers")                                                  \
     X(lazy_grads, BOOL, "lazy-grads", "", 0, 0,                                                    \
       "the gradients exist from each chunk's first backward to the step (PyTorch FSDP's "          \
-      "accumulation), not in a buffer kept all along (Megatron-LM): interleaved 1F1B's peak",      \
+      "accumulation), not in a buffer kept all along (Megatron-LM): interleaved 1F1B's peak; "     \
+      "the weight-gradient GEMMs write fresh gradients",                                           \
       "lazy_grads", "lazy_grads")                                                                  \
     X(moe_bf16_experts, BOOL, "moe-bf16-experts", "", 0, 0,                                        \
       "with FP8: the routed experts' grouped GEMMs stay bf16 (torchtitan without its "             \

@@ -32,7 +32,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->grad_acc_bytes = 0.0;
     d->eager = false;
     d->moe_fp8 = false;
-    d->fp8_wgrad_acc = false;
+    d->wgrad_acc_bytes = 0.0;
     d->moe_a2a = false;
     d->cp_ring = 1;
     d->cp_merge = false;
@@ -132,32 +132,70 @@ typedef struct pass {
                                   LayerNormLinear does (ln_lin_col) */
 } pass_t;
 
+/* b bf16 GEMMs of (m × k)·(k × n) whose epilogue moves `epi` bytes per output
+ * element: tsl_roofline_gemm_s with its tile's fixed cost in depth scaled by epi / 2
+ * (gemm_eff.h tsl_gemm_tile_cost) and its output's bytes at epi. epi 2 (a bf16
+ * output written once, the fit's) is tsl_roofline_gemm_s itself. */
+static double gemm_epi_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b,
+                         double epi)
+{
+    if (d->mem_bw <= 0 || epi == TSL_GEMM_FIT_EPILOGUE_BYTES)
+        return tsl_roofline_gemm_s(d, m, n, k, b);
+    double tc = tsl_gemm_tile_cost(1.0, epi);
+    double rate = d->gemm_flops * tsl_gemm_eff_shape_tc(&d->shape, m, n, k, b, tc);
+    double bytes = (2.0 * (m * k + k * n) + epi * m * n) * b;
+    return fmax(2.0 * m * n * k * b / rate, bytes / d->mem_bw) + d->launch_s;
+}
+
+/* The bytes per output element of a linear's weight-gradient GEMM epilogue: 2·g where
+ * it accumulates into the kept g-byte gradient buffer (wgrad_acc_bytes: C read with
+ * beta 1, D written), else the fit's 2 (a fresh bf16 gradient written once). */
+static double wgrad_epi_bytes(const tsl_roofline_dev_t *d)
+{
+    return d->wgrad_acc_bytes > 0 ? 2.0 * d->wgrad_acc_bytes : TSL_GEMM_FIT_EPILOGUE_BYTES;
+}
+
 /* A forward GEMM Y = X·W, (m × k)·(k × n); its backward is two GEMMs of other
  * shapes: dX = dY·Wᵀ, (m × n)·(n × k), and dW = Xᵀ·dY, (k × m)·(m × n) — the
  * weight gradient's depth is the token count m, so a thin-k forward GEMM
- * (a TP shard) has a deep, efficient wgrad. Batched attention GEMMs (both
- * operands activations) have the same two gradients. */
-static double gemm(pass_t *p, double m, double n, double k, double b)
+ * (a TP shard) has a deep, efficient wgrad. dW's epilogue moves dw_epi bytes per
+ * output element (gemm_epi_s). */
+static double gemm_dw(pass_t *p, double m, double n, double k, double b, double dw_epi)
 {
     p->ops += p->bwd ? 2.0 : 1.0;
     if (!p->bwd)
         return tsl_roofline_gemm_s(p->d, m, n, k, b);
-    p->dw_s = tsl_roofline_gemm_s(p->d, k, n, m, b);
+    p->dw_s = gemm_epi_s(p->d, k, n, m, b, dw_epi);
     p->dx_s = tsl_roofline_gemm_s(p->d, m, k, n, b);
     p->wgrad_s += p->dw_s;
     return p->dx_s + p->dw_s;
 }
 
+/* gemm_dw of GEMMs without a kept gradient: batched attention GEMMs (both operands
+ * activations, their "dW" an activation's gradient), the SSD scan's, the router's
+ * (a plain linear whose gradient autograd hands to a hook) and the patch embedding's:
+ * each gradient a fresh bf16 output. */
+static double gemm(pass_t *p, double m, double n, double k, double b)
+{
+    return gemm_dw(p, m, n, k, b, TSL_GEMM_FIT_EPILOGUE_BYTES);
+}
+
+/* gemm_dw of a linear layer's weight in bf16: its dW's epilogue accumulates into the
+ * kept gradient buffer where the stack fuses it (wgrad_epi_bytes). */
+static double wgemm(pass_t *p, double m, double n, double k, double b)
+{
+    return gemm_dw(p, m, n, k, b, wgrad_epi_bytes(p->d));
+}
+
 /* b FP8 GEMMs of (m × k)·(k × n): F8 by the same shape curve, its tile's fixed
  * cost in depth scaled by F8 over the bf16 rate and by the epilogue's bytes per
- * output element (gemm_eff.h tsl_gemm_tile_cost: 2, a bf16 output written; wgrad
- * under fp8_wgrad_acc 8, the fp32 main_grad read and written), operands of the
+ * output element (gemm_eff.h tsl_gemm_tile_cost: 2, a bf16 output written; a wgrad
+ * accumulating into the kept g-byte buffer 2·g: wgrad_epi_bytes), operands of the
  * recipe's copy bytes (1; nvfp4 0.5 + 1/16), the output's bytes once each way. */
 static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b,
                          bool wgrad)
 {
-    double epi =
-        wgrad && d->fp8_wgrad_acc ? TSL_GEMM_FP32_ACC_EPILOGUE_BYTES : TSL_GEMM_FIT_EPILOGUE_BYTES;
+    double epi = wgrad ? wgrad_epi_bytes(d) : TSL_GEMM_FIT_EPILOGUE_BYTES;
     double tc = tsl_gemm_tile_cost(d->gemm_flops > 0 ? d->fp8_flops / d->gemm_flops : 1.0, epi);
     double rate = d->fp8_flops * tsl_gemm_eff_shape_tc(&d->shape, m, n, k, b, tc);
     double bytes = ((m * k + k * n) * tsl_fp8_copy_bytes(d->fp8) + epi * m * n) * b;
@@ -227,7 +265,7 @@ static double lin(pass_t *p, double m, double n, double k)
 {
     const tsl_roofline_dev_t *d = p->d;
     p->lin_fp8 = d->fp8 != TSL_FP8_NONE && d->fp8_flops > 0 && fp8_dims(k, n);
-    double c = p->lin_fp8 ? fp8_lin(p, m, n, k, 1) : gemm(p, m, n, k, 1);
+    double c = p->lin_fp8 ? fp8_lin(p, m, n, k, 1) : wgemm(p, m, n, k, 1);
     if (!p->bwd)
         p->lin_s += c;
     return c;
@@ -241,7 +279,7 @@ static double grouped_lin(pass_t *p, double m, double n, double k, double b)
 {
     const tsl_roofline_dev_t *d = p->d;
     if (!d->moe_fp8 || d->fp8 == TSL_FP8_NONE || !(d->fp8_flops > 0) || !fp8_dims(k, n))
-        return gemm(p, m, n, k, b);
+        return wgemm(p, m, n, k, b);
     return fp8_lin(p, m, n, k, b);
 }
 
@@ -719,7 +757,7 @@ static double ends_s(pass_t *p, const tsl_layer_t *l, const shape_t *x, double S
     double T = S * x->s;
     if (l->kind == TSL_LAYER_HEAD) { /* logits GEMM, then the loss over fp32 logits */
         double ce = (p->bwd ? TSL_ROOFLINE_CE_BWD_BYTES : TSL_ROOFLINE_CE_FWD_BYTES) * V / t;
-        double logits = gemm(p, S * x->n, V / t, x->h, 1);
+        double logits = wgemm(p, S * x->n, V / t, x->h, 1);
         /* an LM head's rows of V/t bf16 not 16-byte aligned: an unpadded vocabulary
          * (roofline.h; a classifier's few outputs are launch-bound either way) */
         if (l->head_tokens == 0 && fmod(V / t, 8.0) != 0) {

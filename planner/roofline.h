@@ -450,45 +450,48 @@ bool tsl_roofline_fp8_experts(const tsl_layer_t *l, uint32_t etp);
 double tsl_fp8_wire_bytes(uint32_t recipe);
 
 typedef struct tsl_roofline_dev {
-    double gemm_flops;     /* F: sustained tensor-core FLOP/s */
-    double mem_bw;         /* W: sustained device-memory bytes/s; 0 = unknown */
-    double launch_s;       /* L */
-    double host_op_s;      /* host dispatch per op of an eager stack; 0: none (the
+    double gemm_flops;      /* F: sustained tensor-core FLOP/s */
+    double mem_bw;          /* W: sustained device-memory bytes/s; 0 = unknown */
+    double launch_s;        /* L */
+    double host_op_s;       /* host dispatch per op of an eager stack; 0: none (the
                              GPU's time alone). A pass takes max(GPU, ops × it) */
-    tsl_gemm_eff_t shape;  /* the GPU's GEMM shape curve (gemm_eff.h) */
-    double fp8_flops;      /* F8: sustained FP8 tensor-core FLOP/s (peak × e_max); under
+    tsl_gemm_eff_t shape;   /* the GPU's GEMM shape curve (gemm_eff.h) */
+    double fp8_flops;       /* F8: sustained FP8 tensor-core FLOP/s (peak × e_max); under
                               nvfp4 the FP4 tensor cores' (F4, the same use) */
-    uint32_t fp8;          /* tsl_fp8_recipe_t of the linear GEMMs; NONE (0): bf16. Needs
+    uint32_t fp8;           /* tsl_fp8_recipe_t of the linear GEMMs; NONE (0): bf16. Needs
                              fp8_flops > 0 and a bandwidth */
-    uint32_t fp8_impl;     /* tsl_fp8_impl_t: who runs it (TE after init) */
-    uint32_t ep;           /* expert-parallel degree of MoE layers (1 after init) */
-    uint32_t etp;          /* expert tensor-parallel degree of their experts (1 after init) */
-    double moe_busy;       /* rows of the busiest expert over the mean k·T/E (1 after init;
+    uint32_t fp8_impl;      /* tsl_fp8_impl_t: who runs it (TE after init) */
+    uint32_t ep;            /* expert-parallel degree of MoE layers (1 after init) */
+    uint32_t etp;           /* expert tensor-parallel degree of their experts (1 after init) */
+    double moe_busy;        /* rows of the busiest expert over the mean k·T/E (1 after init;
                              tsl_cost_moe_rows: the imbalance, or the capacity's) */
-    double moe_moved;      /* rows dispatched per rank over k·T (1 after init; below 1
+    double moe_moved;       /* rows dispatched per rank over k·T (1 after init; below 1
                              when a capacity drops tokens, c when padded to it) */
-    bool autocast;         /* torch.autocast over fp32 parameters (above); false after init */
-    double grad_acc_bytes; /* bytes per parameter a later micro-batch's gradient
+    bool autocast;          /* torch.autocast over fp32 parameters (above); false after init */
+    double grad_acc_bytes;  /* bytes per parameter a later micro-batch's gradient
                               accumulation moves as kernels of its own (cost.c
                               grad_accum_bytes: AccumulateGrad under autocast, 4 + 4
                               read, 4 written; Megatron-LM 2021's fp16 .grad, 2 + 2 + 2);
                               0 after init: fused into the GEMM or none */
-    bool eager;            /* eager modules, no torch.compile (above); false after init */
-    bool moe_fp8;          /* with fp8: the routed experts' grouped GEMMs in FP8 too (false
+    bool eager;             /* eager modules, no torch.compile (above); false after init */
+    bool moe_fp8;           /* with fp8: the routed experts' grouped GEMMs in FP8 too (false
                              after init: bf16, as torchtitan without its grouped-experts
                              converter) */
-    bool fp8_wgrad_acc;    /* with fp8: the FP8 weight-gradient GEMMs accumulate into an fp32
-                             main_grad in their epilogue (Transformer Engine's
-                             fuse_wgrad_accumulation, set by Megatron-LM's
-                             gradient_accumulation_fusion): each output element read and
-                             written at 4 bytes (gemm_eff.h tsl_gemm_tile_cost); false
-                             after init: a 2-byte output written once */
-    bool moe_a2a;          /* the MoE layers' dispatcher is Megatron-LM's all-to-all one
+    double wgrad_acc_bytes; /* g > 0: the linears' weight-gradient GEMMs (bf16 and FP8)
+                              accumulate into a kept gradient buffer of g-byte elements
+                              in their epilogue, C read with beta 1 and D written: 2·g
+                              bytes per output element (gemm_eff.h tsl_gemm_tile_cost;
+                              Megatron-LM's gradient_accumulation_fusion: Apex's
+                              wgrad_gemm_accum_fp32 / _fp16, Transformer Engine's
+                              fuse_wgrad_accumulation; Tessel's executor, beta 1 on its
+                              bf16 buffer); 0 after init: a fresh 2-byte gradient
+                              written once, the fit's epilogue */
+    bool moe_a2a;           /* the MoE layers' dispatcher is Megatron-LM's all-to-all one
                              (TSL_ROOFLINE_A2A_*); false after init: the permutation and
                              its two all-to-alls alone */
-    uint32_t cp_ring;      /* c > 1: a causal fused self-attention core runs as the CP
+    uint32_t cp_ring;       /* c > 1: a causal fused self-attention core runs as the CP
                              ring's c kernels per rank (below); 1 after init: one kernel */
-    bool cp_merge;         /* with cp_ring: torch's context_parallel, which merges each
+    bool cp_merge;          /* with cp_ring: torch's context_parallel, which merges each
                              step's partial output in fp32 and accumulates dQ, dK, dV in
                              fp32 (below); false after init */
 } tsl_roofline_dev_t;

@@ -104,6 +104,7 @@ static void test_one_layer_by_hand(void)
     tsl_roofline_dev_t dev;
     tsl_roofline_dev_init(&dev, 312e12 * 0.82, 2039e9);
     tsl_gemm_eff_for_gpu(&dev.shape, "A100-80G", 312e12, 2039e9);
+    dev.wgrad_acc_bytes = 2.0; /* the dW GEMMs accumulate into the bf16 gradient buffer */
     const tsl_layer_t *l0 = &m.layers[0];
     CHECK_NEAR(lc.fwd_s, tsl_roofline_layer_fwd_s(&dev, l0, 2, 1, false, 0), 1e-12, "forward");
     CHECK_NEAR(lc.bwd_s, tsl_roofline_layer_bwd_s(&dev, l0, 2, 1, false, 0), 1e-12, "backward");
@@ -442,6 +443,7 @@ static void test_host_floor(void)
     tsl_roofline_dev_t dev;
     tsl_roofline_dev_init(&dev, 312e12 * 0.82, 2039e9);
     tsl_gemm_eff_for_gpu(&dev.shape, "A100-80G", 312e12, 2039e9);
+    dev.wgrad_acc_bytes = 2.0; /* the executor's dW GEMMs: beta 1 on its bf16 buffer */
     double gf = tsl_roofline_layer_fwd_s(&dev, &m.layers[0], 2, 1, false, 0);
     double gb = tsl_roofline_layer_bwd_s(&dev, &m.layers[0], 2, 1, false, 0);
     CHECK(gf < 686.4e-6 && gb < 1144e-6, "GPU %.1f / %.1f us", gf * 1e6, gb * 1e6);
