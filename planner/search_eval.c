@@ -564,6 +564,20 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
     return alloc_tables(e, err);
 }
 
+static void free_group_layouts(tsl_group_layouts_t *gl)
+{
+    free(gl->of);
+    free(gl->rep);
+    free(gl->moves);
+    free(gl->pair_done);
+    free(gl->bw);
+    free(gl->bw_done);
+    free(gl->env);
+    free(gl->env_done);
+    free(gl->pairs_bw);
+    free(gl->pairs_done);
+}
+
 void tsl_engine_free(tsl_engine_t *e)
 {
     for (uint32_t i = 0; i < e->n_groups; i++) {
@@ -578,18 +592,9 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->trans_s);
     free(e->class_cost);
     free(e->class_trans);
-    for (uint32_t i = 0; e->glay != NULL && i < e->n_groups; i++) {
-        free(e->glay[i].of);
-        free(e->glay[i].rep);
-        free(e->glay[i].moves);
-        free(e->glay[i].pair_done);
-        free(e->glay[i].bw);
-        free(e->glay[i].bw_done);
-        free(e->glay[i].env);
-        free(e->glay[i].env_done);
-        free(e->glay[i].pairs_bw);
-        free(e->glay[i].pairs_done);
-    }
+    for (uint32_t i = 0; e->glay != NULL && i < e->n_groups; i++)
+        if (!e->glay[i].borrowed)
+            free_group_layouts(&e->glay[i]);
     free(e->glay);
     free(e->layout_of);
     free(e->layout_rep);
@@ -627,6 +632,32 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
         memset(e->glay[i].env_done, 0, stages); /* the envs carry the knobs */
         if (groups)
             memset(e->glay[i].bw_done, 0, stages);
+    }
+}
+
+static bool has_moe(const tsl_model_t *m);
+
+void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src)
+{
+    /* the collective figures carry the EP groups' walk where the model has MoE */
+    if (dst->glay == NULL || src->glay == NULL || dst->cluster != src->cluster ||
+        dst->req != src->req || has_moe(dst->model) != has_moe(src->model) ||
+        memcmp(&dst->knobs, &src->knobs, sizeof(dst->knobs)) != 0)
+        return;
+    for (uint32_t i = 0; i < dst->n_groups; i++) {
+        const tsl_group_strategies_t *g = &dst->groups[i];
+        for (uint32_t k = 0; k < src->n_groups; k++) {
+            const tsl_group_strategies_t *h = &src->groups[k];
+            if (h->group_size != g->group_size || h->n != g->n ||
+                memcmp(h->items, g->items, g->n * sizeof(*g->items)) != 0 ||
+                memcmp(h->layout, g->layout, g->n * sizeof(*g->layout)) != 0)
+                continue;
+            if (!dst->glay[i].borrowed)
+                free_group_layouts(&dst->glay[i]);
+            dst->glay[i] = src->glay[k];
+            dst->glay[i].borrowed = true;
+            break;
+        }
     }
 }
 
@@ -1719,6 +1750,20 @@ static double interleave_bound_s(const tsl_engine_t *e, const tsl_plan_t *p, uin
     return t.flush_s;
 }
 
+/* No schedule runs a stage's m micro-batches in less than m·K, K its time per
+ * micro-batch without p2p less what DualPipeV's overlapped F&B steps save
+ * (fb_save_s, subtracted whatever the schedule: a smaller K bounds no less):
+ * Eq. 9 and the stacks' form are at least (m − 1)·max + Σ of the stages' times
+ * (pipeline.h), interleaving m·max, the zero-bubble schedules zb_bound_s, and the
+ * sync, the optimizer tail and the p2p only add. So once one stage has
+ * m·K ≥ B / bar_samples_per_s, the configuration cannot beat the bar, whatever
+ * its other stages and its schedule: the later stages' DPs are skipped. */
+static bool below_bar(const tsl_engine_t *e, const tsl_plan_stage_t *st, uint32_t B, uint32_t m)
+{
+    double k = st->time_nosync_s - st->p2p_s - st->fb_save_s;
+    return e->bar_samples_per_s > 0 && m * k * e->bar_samples_per_s >= B;
+}
+
 /* One configuration at one interleave v. */
 static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
                         uint32_t m, uint32_t v, uint32_t sched, const uint32_t *first_layer,
@@ -1743,9 +1788,12 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         plan->n_nodes = e->cluster->n_nodes;
         memcpy(plan->node_order, e->node_order, plan->n_nodes * sizeof(uint16_t));
     }
-    for (uint32_t s = 0; s < P; s++)
+    for (uint32_t s = 0; s < P; s++) {
         if (!eval_stage(e, g, plan, s, first_layer, B / m, m, given))
             return;
+        if (e->prune_below_bar && below_bar(e, &plan->stages[s], B, m))
+            return;
+    }
     finish_plan(e, plan);
 }
 
