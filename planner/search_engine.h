@@ -158,6 +158,8 @@ typedef struct tsl_engine {
     tsl_strategy_bw_t *bw;      /* [S_max] */
     uint32_t *choice;           /* [L] */
     uint32_t *zb_choice;        /* [L]: a plan's strategies, for its zero-bubble costing */
+    uint32_t *tie_choice;       /* [L]: the tied pair's first layout's assignment (solve_stage) */
+    double *tie_rows;           /* [2 × S_max]: the embedding's and the head's DP rows */
     tsl_layerdp_ws_t *ws;
 
     /* stage partitions by PP degree: part[P-index][stage] = first layer */
