@@ -68,16 +68,15 @@ static void block_times(const tsl_model_t *sm, const tsl_cluster_t *c, const tsl
     }
 }
 
-/* Candidate sub-layer partitions for best's (B, P, m): compute-balanced over the
- * blocks, and AutoPipe's heuristic partitioner (Alg. 1 + master-stage moves).
- * Both keep the MTP layers with the head (partition.h max_cut): the partitioner
- * moves the blocks up to max_cut and the rest as the last block. */
-static uint32_t sublayer_partitions(const tsl_model_t *sm, const tsl_cluster_t *c,
-                                    const tsl_plan_t *best, tsl_cost_mode_t mode,
-                                    uint32_t (*first)[TSL_PLAN_MAX_STAGES + 1])
+/* AutoPipe's heuristic partitioner (Alg. 1 + master-stage moves) over the blocks
+ * for best's (B, P, m) into first; false when it has none. It keeps the MTP
+ * layers with the head (partition.h max_cut): it moves the blocks up to max_cut
+ * and the rest as the last block. */
+static bool autopipe_partition(const tsl_model_t *sm, const tsl_cluster_t *c,
+                               const tsl_plan_t *best, tsl_cost_mode_t mode, uint32_t *first)
 {
-    uint32_t n = 0, L = sm->n_layers, U = tsl_partition_max_cut(sm) + 1;
-    tsl_partition_by_flops(sm, best->pp, first[n++]);
+    uint32_t L = sm->n_layers, U = tsl_partition_max_cut(sm) + 1;
+    bool ok = false;
     double *t = malloc(3 * (size_t)L * sizeof(double));
     tsl_autopipe_result_t *ap = malloc(sizeof(*ap));
     if (t && ap && best->pp <= TSL_PIPESIM_MAX_STAGES &&
@@ -95,57 +94,89 @@ static uint32_t sublayer_partitions(const tsl_model_t *sm, const tsl_cluster_t *
                                 .n_stages = best->pp,
                                 .n_micro = best->n_micro};
         if (tsl_autopipe_partition(&in, ap, NULL) == 0) {
-            memcpy(first[n], ap->first, best->pp * sizeof(uint32_t));
-            first[n++][best->pp] = L;
+            memcpy(first, ap->first, best->pp * sizeof(uint32_t));
+            first[best->pp] = L;
+            ok = true;
         }
     }
     free(t);
     free(ap);
-    return n;
+    return ok;
 }
 
-/*
- * Re-partitions the best configuration at sub-layer granularity (attention and
- * FFN blocks as separate units); replaces res->best when that is faster. The
- * plan then indexes the blocks of tsl_sublayer_split(m) and has sublayer set.
- */
-void tsl_search_sublayer(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                         const tsl_search_hooks_t *hooks, tsl_search_result_t *res)
+/* The layer DP over plan's (B, P, m) with the blocks cut at first, on the
+ * sub-layer engine se; *plan is replaced when that beats *bar (samples/s, the
+ * best of the candidates so far), which it then raises. An interleave or
+ * zero-bubble schedule whose lower bound (search_eval.c) cannot beat *bar is not
+ * costed: it could not change the answer. */
+static void sublayer_try(tsl_engine_t *se, tsl_plan_t *plan, double *bar, const uint32_t *first,
+                         tsl_plan_t *cand)
 {
-    const tsl_search_hooks_t stack = {.stack = hooks ? hooks->stack : NULL};
-    tsl_plan_t *best = &res->best;
-    if (!best->valid || best->pp < 2 || best->memopt)
+    tsl_plan_init(cand);
+    se->bar_samples_per_s = *bar;
+    tsl_engine_eval(se, plan->global_batch, plan->pp, plan->n_micro, first, cand);
+    se->bar_samples_per_s = 0;
+    if (cand->valid && cand->samples_per_s > *bar * (1 + 1e-9)) {
+        cand->sublayer = true;
+        *plan = *cand;
+        *bar = cand->samples_per_s;
+    }
+}
+
+static bool splittable(const tsl_plan_t *p)
+{
+    return p->valid && p->pp >= 2 && !p->memopt;
+}
+
+void tsl_search_sublayer(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n, double floor)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < n; i++)
+        any |= splittable(&plans[i]) && !plans[i].sublayer;
+    if (!any)
         return;
     tsl_sublayer_model_t sm;
-    if (tsl_sublayer_split(m, &sm, NULL) != 0)
+    if (tsl_sublayer_split(e->model, &sm, NULL) != 0)
         return;
-    tsl_cluster_t pc;
-    const tsl_cluster_t *cc = c;
-    if (best->n_nodes && tsl_cluster_permute(c, best->node_order, &pc, NULL) == 0)
-        cc = &pc;
-    tsl_space_t sp = tsl_space_tessel(r);
-    sp.fixed_pp = best->pp;
-    tsl_engine_t e;
-    uint32_t(*first)[TSL_PLAN_MAX_STAGES + 1] = malloc(2 * sizeof(*first));
+    const tsl_search_hooks_t hooks = {.cancel = e->hooks ? e->hooks->cancel : NULL,
+                                      .stack = e->hooks ? e->hooks->stack : NULL};
+    tsl_space_t sp = *e->space;
+    tsl_engine_t se;
+    memset(&se, 0, sizeof(se));
+    uint32_t first[TSL_PLAN_MAX_STAGES + 1];
     tsl_plan_t *cand = malloc(sizeof(*cand));
-    if (first && cand && tsl_engine_init(&e, &sm.model, cc, r, &stack, &sp, NULL) == 0) {
-        e.node_order = best->n_nodes ? best->node_order : NULL;
-        uint32_t n = sublayer_partitions(&sm.model, cc, best, tsl_engine_cost_mode(&e), first);
-        for (uint32_t i = 0; i < n; i++) {
-            tsl_plan_init(cand);
-            tsl_engine_eval(&e, best->global_batch, best->pp, best->n_micro, first[i], cand);
-            if (cand->valid && cand->samples_per_s > best->samples_per_s * (1 + 1e-9)) {
-                cand->sublayer = true;
-                *best = *cand;
-                res->top[0] = *cand;
-            }
+    if (cand && tsl_engine_init(&se, &sm.model, e->cluster, e->req, &hooks, &sp, NULL) == 0) {
+        tsl_engine_rerun(&se, &e->knobs);  /* the precision, CP and EP of e's run */
+        tsl_engine_borrow_figures(&se, e); /* and the walks it made of the cluster */
+        se.node_order = e->node_order;
+        se.prune_below_bar = true; /* a plan that does not beat the bar replaces none */
+        double bar = floor;
+        for (uint32_t i = 0; i < n; i++)
+            if (plans[i].valid && plans[i].samples_per_s > bar)
+                bar = plans[i].samples_per_s;
+        /* the fastest on AutoPipe's partition (a simulation per move: the costly
+         * step, as it was taken for the search's best alone before) and its
+         * compute-balanced one; then every other candidate on its compute-balanced
+         * cut, each against the best so far */
+        uint32_t b = 0;
+        for (uint32_t i = 1; i < n; i++)
+            if (plans[i].valid &&
+                (!plans[b].valid || plans[i].samples_per_s > plans[b].samples_per_s))
+                b = i;
+        for (uint32_t k = 0; k <= n && !tsl_search_cancelled(&hooks); k++) {
+            uint32_t i = k == 0 ? b : k - 1;
+            if ((k > 0 && i == b) || !splittable(&plans[i]) || plans[i].sublayer)
+                continue;
+            const tsl_plan_t ref = plans[i]; /* block_times reads its strategies */
+            if (k == 0 &&
+                autopipe_partition(&sm.model, se.cluster, &ref, tsl_engine_cost_mode(&se), first))
+                sublayer_try(&se, &plans[i], &bar, first, cand);
+            tsl_partition_by_flops(&sm.model, ref.pp, first);
+            sublayer_try(&se, &plans[i], &bar, first, cand);
         }
-        tsl_search_add_stats(&res->stats, &e.stats);
-        tsl_engine_free(&e);
+        tsl_search_add_stats(&e->stats, &se.stats);
     }
-    free(first);
+    tsl_engine_free(&se);
     free(cand);
-    if (cc == &pc)
-        tsl_cluster_free(&pc);
     tsl_sublayer_free(&sm);
 }

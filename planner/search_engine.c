@@ -47,7 +47,7 @@ void tsl_top_offer(tsl_plan_t *top, uint32_t cap, uint32_t *n, const tsl_plan_t 
         (*n)++;
 }
 
-/* Insertion sort, best first (n ≤ TSL_SEARCH_MAX_TOPK). */
+/* Insertion sort, best first: the top-k and the best of each PP degree. */
 void tsl_top_sort(tsl_plan_t *top, uint32_t n)
 {
     for (uint32_t i = 1; i < n; i++)

@@ -86,6 +86,7 @@ typedef struct tsl_group_layouts {
     uint8_t *env_done;
     double *pairs_bw;
     uint8_t *pairs_done;
+    bool borrowed; /* another engine's arrays (tsl_engine_borrow_figures): not freed here */
 } tsl_group_layouts_t;
 
 /* Everything one search needs, allocated once up front. */
@@ -157,6 +158,8 @@ typedef struct tsl_engine {
     tsl_strategy_bw_t *bw;      /* [S_max] */
     uint32_t *choice;           /* [L] */
     uint32_t *zb_choice;        /* [L]: a plan's strategies, for its zero-bubble costing */
+    uint32_t *tie_choice;       /* [L]: the tied pair's first layout's assignment (solve_stage) */
+    double *tie_rows;           /* [2 × S_max]: the embedding's and the head's DP rows */
     tsl_layerdp_ws_t *ws;
 
     /* stage partitions by PP degree: part[P-index][stage] = first layer */
@@ -174,6 +177,9 @@ typedef struct tsl_engine {
                                    block); 0: all of them */
     double bar_samples_per_s;   /* during the sweep: the best throughput so far; an interleave
                                    that cannot beat it is not costed (0: cost every one) */
+    bool prune_below_bar;       /* only a plan above bar_samples_per_s is of use (the
+                                   sub-layer step): a configuration that a stage proves
+                                   cannot beat it is left unfinished (.valid false) */
     tsl_plan_t *per_pp;         /* NULL, or [n_groups] set by the caller: tsl_engine_run
                                    fills it with the best plan of each PP degree (group i,
                                    P = N / groups[i].group_size; .valid false where none
@@ -202,6 +208,17 @@ void tsl_engine_free(tsl_engine_t *e);
  * and the collective figures unless k's CP, EP or expert-TP degree differs, are kept (they
  * depend on neither the precision nor the other knobs). */
 void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k);
+
+/* Lends src's per-group figures to dst — the layouts and the moves between them,
+ * the collective figures and envs of each stage block, the boundaries' pair
+ * figures — for every group the two enumerate alike. None of them depends on the
+ * model (only on the strategies, the cluster, the request's pricing and the
+ * knobs), so an engine over another split of the same model (the sub-layer
+ * step's) reads the walks src made instead of walking a 100k-GPU cluster again.
+ * Both must have the same cluster, request and knobs (call after
+ * tsl_engine_rerun, never rerun dst after); src must outlive dst, and the two
+ * must not run at once. Figures dst makes go into the shared arrays. */
+void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src);
 
 /* Adds one run's counters to a result's. */
 void tsl_search_add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s);
@@ -259,7 +276,7 @@ bool tsl_search_cancelled(const tsl_search_hooks_t *hooks);
 
 /* Offers p to the best-first list top[0..*n) of capacity cap (top may be NULL). */
 void tsl_top_offer(tsl_plan_t *top, uint32_t cap, uint32_t *n, const tsl_plan_t *p);
-/* Sorts top[0..n) best first (n <= TSL_SEARCH_MAX_TOPK). */
+/* Sorts top[0..n) best first (an insertion sort: the refinement's few tens of plans). */
 void tsl_top_sort(tsl_plan_t *top, uint32_t n);
 
 #endif

@@ -476,6 +476,8 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->bw = calloc(S, sizeof(tsl_strategy_bw_t));
     e->choice = calloc(L, sizeof(uint32_t));
     e->zb_choice = calloc(L, sizeof(uint32_t));
+    e->tie_choice = calloc(L, sizeof(uint32_t));
+    e->tie_rows = calloc(2 * S, sizeof(double));
     e->alt = malloc(sizeof(*e->alt));
     e->cand = malloc(sizeof(*e->cand));
     if (e->space->target && (e->tview = malloc(sizeof(*e->tview))) == NULL)
@@ -484,9 +486,9 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     e->ws = tsl_layerdp_ws_new((uint32_t)L, (uint32_t)S, buckets);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
         !e->class_cost || !e->class_trans || !e->class_done || !e->class_row || !e->bw ||
-        !e->choice || !e->zb_choice || !e->ws || !e->alt || !e->cand || !e->layout_of ||
-        !e->layout_rep || !e->moves_tmp || !e->layout_live || !e->relayout_scratch || !e->glay ||
-        alloc_layouts(e) != 0)
+        !e->choice || !e->zb_choice || !e->tie_choice || !e->tie_rows || !e->ws || !e->alt ||
+        !e->cand || !e->layout_of || !e->layout_rep || !e->moves_tmp || !e->layout_live ||
+        !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
                             "memory buckets",
@@ -564,6 +566,20 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
     return alloc_tables(e, err);
 }
 
+static void free_group_layouts(tsl_group_layouts_t *gl)
+{
+    free(gl->of);
+    free(gl->rep);
+    free(gl->moves);
+    free(gl->pair_done);
+    free(gl->bw);
+    free(gl->bw_done);
+    free(gl->env);
+    free(gl->env_done);
+    free(gl->pairs_bw);
+    free(gl->pairs_done);
+}
+
 void tsl_engine_free(tsl_engine_t *e)
 {
     for (uint32_t i = 0; i < e->n_groups; i++) {
@@ -578,18 +594,9 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->trans_s);
     free(e->class_cost);
     free(e->class_trans);
-    for (uint32_t i = 0; e->glay != NULL && i < e->n_groups; i++) {
-        free(e->glay[i].of);
-        free(e->glay[i].rep);
-        free(e->glay[i].moves);
-        free(e->glay[i].pair_done);
-        free(e->glay[i].bw);
-        free(e->glay[i].bw_done);
-        free(e->glay[i].env);
-        free(e->glay[i].env_done);
-        free(e->glay[i].pairs_bw);
-        free(e->glay[i].pairs_done);
-    }
+    for (uint32_t i = 0; e->glay != NULL && i < e->n_groups; i++)
+        if (!e->glay[i].borrowed)
+            free_group_layouts(&e->glay[i]);
     free(e->glay);
     free(e->layout_of);
     free(e->layout_rep);
@@ -603,6 +610,8 @@ void tsl_engine_free(tsl_engine_t *e)
     free(e->bw);
     free(e->choice);
     free(e->zb_choice);
+    free(e->tie_choice);
+    free(e->tie_rows);
     free(e->alt);
     free(e->cand);
     free(e->tview);
@@ -627,6 +636,32 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
         memset(e->glay[i].env_done, 0, stages); /* the envs carry the knobs */
         if (groups)
             memset(e->glay[i].bw_done, 0, stages);
+    }
+}
+
+static bool has_moe(const tsl_model_t *m);
+
+void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src)
+{
+    /* the collective figures carry the EP groups' walk where the model has MoE */
+    if (dst->glay == NULL || src->glay == NULL || dst->cluster != src->cluster ||
+        dst->req != src->req || has_moe(dst->model) != has_moe(src->model) ||
+        memcmp(&dst->knobs, &src->knobs, sizeof(dst->knobs)) != 0)
+        return;
+    for (uint32_t i = 0; i < dst->n_groups; i++) {
+        const tsl_group_strategies_t *g = &dst->groups[i];
+        for (uint32_t k = 0; k < src->n_groups; k++) {
+            const tsl_group_strategies_t *h = &src->groups[k];
+            if (h->group_size != g->group_size || h->n != g->n ||
+                memcmp(h->items, g->items, g->n * sizeof(*g->items)) != 0 ||
+                memcmp(h->layout, g->layout, g->n * sizeof(*g->layout)) != 0)
+                continue;
+            if (!dst->glay[i].borrowed)
+                free_group_layouts(&dst->glay[i]);
+            dst->glay[i] = src->glay[k];
+            dst->glay[i].borrowed = true;
+            break;
+        }
     }
 }
 
@@ -1227,7 +1262,12 @@ static void keep_tie_ok(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
 /* The layer DP of a stage, with the tied head's rule: in a later stage than the
  * embedding its row keeps what matches the embedding chosen there; in the
  * embedding's own stage, when the best assignment gives the two different layouts,
- * both rows keep the embedding's layout and the DP runs again. */
+ * the pair must share one: the DP runs again with both rows kept to the
+ * embedding's layout, and again to the head's, and the faster stands. (Keeping
+ * the embedding's alone missed the head's: GPT2-1.3B on 8 A100s, batch 64, took
+ * tp2-dp4 for both at 0.345478 s where dp8 for both is 0.345454 s.) Other layouts
+ * are not tried: the pair's two choices when free are the likeliest, and each
+ * try is a DP run. */
 static bool solve_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_plan_t *plan,
                         uint32_t s, uint32_t first, uint32_t n, tsl_layerdp_problem_t *prob,
                         tsl_layerdp_result_t *res)
@@ -1242,13 +1282,38 @@ static bool solve_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pl
     if (!tied || s > 0 ||
         tsl_strategy_same_layout(&g->items[e->choice[0]], &g->items[e->choice[n - 1]]))
         return true;
-    tsl_strategy_t emb = g->items[e->choice[0]];
-    keep_tie_ok(e, g, 0, &emb, true);
-    keep_tie_ok(e, g, n - 1, &emb, true);
-    e->stats.dp_runs++;
-    if (dp_solve(e, prob, res) != 0 || !isfinite(res->time_s))
+    const tsl_strategy_t pair[2] = {g->items[e->choice[0]], g->items[e->choice[n - 1]]};
+    double *row0 = &e->time_s[0], *rowh = &e->time_s[(size_t)(n - 1) * g->n];
+    memcpy(e->tie_rows, row0, g->n * sizeof(double));
+    memcpy(e->tie_rows + g->n, rowh, g->n * sizeof(double));
+    tsl_layerdp_result_t best = {.time_s = INFINITY};
+    int won = -1;
+    for (int k = 0; k < 2; k++) {
+        memcpy(row0, e->tie_rows, g->n * sizeof(double));
+        memcpy(rowh, e->tie_rows + g->n, g->n * sizeof(double));
+        keep_tie_ok(e, g, 0, &pair[k], true);
+        keep_tie_ok(e, g, n - 1, &pair[k], true);
+        tsl_layerdp_result_t r;
+        e->stats.dp_runs++;
+        if (dp_solve(e, prob, &r) != 0)
+            return false;
+        e->stats.dp_states += r.states_visited;
+        if (isfinite(r.time_s) && r.time_s < best.time_s) {
+            best = r;
+            won = k;
+            memcpy(e->tie_choice, e->choice, n * sizeof(*e->choice));
+        }
+    }
+    if (won < 0)
         return false;
-    e->stats.dp_states += res->states_visited;
+    if (won == 0) { /* the rows as the winner had them (an interleaved re-solve reads them) */
+        memcpy(row0, e->tie_rows, g->n * sizeof(double));
+        memcpy(rowh, e->tie_rows + g->n, g->n * sizeof(double));
+        keep_tie_ok(e, g, 0, &pair[0], true);
+        keep_tie_ok(e, g, n - 1, &pair[0], true);
+    }
+    *res = best;
+    memcpy(e->choice, e->tie_choice, n * sizeof(*e->choice));
     return true;
 }
 
@@ -1719,6 +1784,20 @@ static double interleave_bound_s(const tsl_engine_t *e, const tsl_plan_t *p, uin
     return t.flush_s;
 }
 
+/* No schedule runs a stage's m micro-batches in less than m·K, K its time per
+ * micro-batch without p2p less what DualPipeV's overlapped F&B steps save
+ * (fb_save_s, subtracted whatever the schedule: a smaller K bounds no less):
+ * Eq. 9 and the stacks' form are at least (m − 1)·max + Σ of the stages' times
+ * (pipeline.h), interleaving m·max, the zero-bubble schedules zb_bound_s, and the
+ * sync, the optimizer tail and the p2p only add. So once one stage has
+ * m·K ≥ B / bar_samples_per_s, the configuration cannot beat the bar, whatever
+ * its other stages and its schedule: the later stages' DPs are skipped. */
+static bool below_bar(const tsl_engine_t *e, const tsl_plan_stage_t *st, uint32_t B, uint32_t m)
+{
+    double k = st->time_nosync_s - st->p2p_s - st->fb_save_s;
+    return e->bar_samples_per_s > 0 && m * k * e->bar_samples_per_s >= B;
+}
+
 /* One configuration at one interleave v. */
 static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
                         uint32_t m, uint32_t v, uint32_t sched, const uint32_t *first_layer,
@@ -1743,9 +1822,12 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         plan->n_nodes = e->cluster->n_nodes;
         memcpy(plan->node_order, e->node_order, plan->n_nodes * sizeof(uint16_t));
     }
-    for (uint32_t s = 0; s < P; s++)
+    for (uint32_t s = 0; s < P; s++) {
         if (!eval_stage(e, g, plan, s, first_layer, B / m, m, given))
             return;
+        if (e->prune_below_bar && below_bar(e, &plan->stages[s], B, m))
+            return;
+    }
     finish_plan(e, plan);
 }
 

@@ -31,10 +31,13 @@ int tsl_search_memopt(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
  * and, when slicer is set and it helps, the slicer's figures. paper: the request's
  * paper_cost (the sync and p2p as tsl_pipeline_iter prices them in each mode). */
 void tsl_search_simulate(tsl_plan_t *p, bool slicer, bool paper);
-/* Re-partitions res->best at attention/FFN granularity; keeps it when faster. Of
- * hooks (may be NULL) only the stack is taken: no progress, no cancel. */
-void tsl_search_sublayer(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,
-                         const tsl_search_hooks_t *hooks, tsl_search_result_t *res);
+/* AutoPipe's sub-layer granularity (search_autopipe.c): re-partitions each plan
+ * of plans[0..n) with two or more stages — configurations of e's run, priced
+ * under e's knobs and node order — at attention/FFN granularity (the blocks of
+ * tsl_sublayer_split), each (B, P, m) on its compute-balanced and AutoPipe's
+ * partition; a plan is replaced by a faster one, which has sublayer set. The
+ * caller re-sorts. Takes e's cancel flag and stack, reports no progress. */
+void tsl_search_sublayer(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n, double floor);
 
 /* The baseline spaces, and their search (search_baselines.c). */
 void tsl_search_baselines(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t *r,

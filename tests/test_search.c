@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "eval.h"
 #include "recompute.h"
 #include "search_tiny.h"
 #include "memopt.h"
@@ -328,6 +329,58 @@ static void test_sublayer_and_simulator(void)
         CHECK(res.best.sliced_iter_time_s < res.best.sim_iter_time_s, "slicer made it slower");
     tsl_model_free(&m);
     tsl_cluster_free(&c);
+}
+
+/* The search returns the best plan of its space: a plan a restricted search
+ * finds (a fixed PP degree, no TP) is a plan of the default space too, so the
+ * default search, priced by the same costing, is no slower. On one node of 8
+ * A100-80G:
+ * - GPT3-15B, batch 16: the layer-granular search ranks pp 1 with TP 2 first
+ *   (1.9027 s) and pp 2 with ZB-V second (1.9144 s); cut inside a layer, pp 2
+ *   comes to 1.8947 s (--pp 2) and 1.8979 s (--no-tp, DP only). The sub-layer
+ *   split used to re-partition the best plan alone (pp 1: nothing to cut);
+ * - GPT2-1.3B, batch 64, pp 1: the tied embedding and head must share a layout;
+ *   the layer DP kept them to the embedding's (tp2-dp4, 0.345478 s) where the
+ *   head's (dp8, found with --no-tp) is 0.345454 s. */
+static void test_best_of_space(void)
+{
+    static const struct {
+        const char *model;
+        uint32_t batch;
+        uint32_t pp; /* the restricted search: pp fixed, or 0: no TP */
+    } cases[] = {{"GPT3-15B", 16, 2}, {"GPT3-15B", 16, 0}, {"GPT2-1.3B", 64, 0}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tsl_model_t m;
+        tsl_cluster_t c;
+        load(cases[i].model, "1x8xA100-80G", &m, &c);
+        tsl_request_t r = fixed_request(cases[i].batch);
+        tsl_err_t err = {0};
+        CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s: %s", cases[i].model,
+              err.msg);
+        tsl_request_t rq = r;
+        rq.pp = cases[i].pp;
+        rq.no_tp = cases[i].pp == 0;
+        const char *what = rq.no_tp ? "no_tp" : "pp 2";
+        CHECK(tsl_search(&m, &c, &rq, NULL, &res2, &err) == TSL_SEARCH_OK, "%s %s: %s",
+              cases[i].model, what, err.msg);
+        /* the restricted search's plan, evaluated as given under the default
+         * request's budget: it fits, and costs what the search said */
+        tsl_request_t er = r;
+        er.mem_budget_bytes = res.best.budget_bytes;
+        tsl_plan_t out;
+        CHECK(tsl_eval_plan(&m, &c, &er, &res2.best, &out, &err) == 0,
+              "%s: eval of the %s plan: %s", cases[i].model, what, err.msg);
+        CHECK(fabs(out.iter_time_s - res2.best.iter_time_s) <= 1e-9 * out.iter_time_s,
+              "%s %s plan: eval %.6f s, search %.6f s", cases[i].model, what, out.iter_time_s,
+              res2.best.iter_time_s);
+        CHECK(res.best.iter_time_s <= out.iter_time_s * (1 + 1e-9),
+              "%s batch %u: default search %.6f s (pp %u) slower than the %s plan it can "
+              "express, %.6f s (pp %u)",
+              cases[i].model, cases[i].batch, res.best.iter_time_s, res.best.pp, what,
+              out.iter_time_s, out.pp);
+        tsl_model_free(&m);
+        tsl_cluster_free(&c);
+    }
 }
 
 /* ---- cancellation in every path ---- */
@@ -859,6 +912,16 @@ static void test_tp_inside_nvlink(void)
  * embedding had ZeRO-1 on another layout, and the executor refused the plan. */
 static bool ties_kept(const tsl_plan_t *p, const tsl_model_t *m)
 {
+    if (p->valid && p->sublayer) { /* its layers are the split's blocks */
+        tsl_sublayer_model_t sm;
+        if (tsl_sublayer_split(m, &sm, NULL) != 0)
+            return false;
+        tsl_plan_t flat = *p;
+        flat.sublayer = false;
+        bool kept = ties_kept(&flat, &sm.model);
+        tsl_sublayer_free(&sm);
+        return kept;
+    }
     uint32_t h = m->n_layers - 1, last = p->pp - 1;
     if (!p->valid || !m->layers[h].tied_head)
         return true;
@@ -1301,6 +1364,7 @@ int main(void)
     test_tied_head_rule();
     test_tp_inside_nvlink();
     test_sublayer_and_simulator();
+    test_best_of_space();
     test_memopt_fallback();
     test_request_validation();
     test_max_batch_default();
