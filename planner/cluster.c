@@ -546,6 +546,11 @@ double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g)
     return g->fp4_peak_flops > 0 ? g->fp4_peak_flops * e : 0.0;
 }
 
+bool tsl_gpu_is_blackwell(const tsl_gpu_spec_t *g)
+{
+    return strncasecmp(g->name, "B", 1) == 0 || strncasecmp(g->name, "GB", 2) == 0;
+}
+
 double tsl_gpu_a2a_ratio(const tsl_gpu_spec_t *g)
 {
     return g->a2a_ratio > 0 ? g->a2a_ratio : 1.0;

@@ -169,6 +169,12 @@ double tsl_gpu_fp8_flops(const tsl_gpu_spec_t *g);
 /* Its sustained FP4 GEMM rate: fp4_peak_flops × the FP8 e_max (no FP4 matmul
  * sweep is published: docs/cost-model.md "NVFP4"); 0 without FP4 tensor cores. */
 double tsl_gpu_fp4_flops(const tsl_gpu_spec_t *g);
+/* Whether it is a data-centre Blackwell part (B200, GB200, ... by name: "B" or "GB"),
+ * compute capability 10.x: MX tensor cores (mxfp8), and cuBLASLt FP8 GEMMs that take
+ * every operand layout, not Hopper's TN alone (Transformer Engine's
+ * nvte_is_non_tn_fp8_gemm_supported: sm 100-119 and 130+, release_v2.16
+ * common/transformer_engine.cpp; docs/cost-model.md "FP8"). */
+bool tsl_gpu_is_blackwell(const tsl_gpu_spec_t *g);
 /* What an all-to-all inside one NVLink domain gets of the ring's bus bandwidth:
  * a2a_ratio, or 1 where none is published. The ratio is the part's, so it holds for
  * a measured ring figure (a profile's intra_bw) as for the built-in one. */

@@ -50,9 +50,11 @@ static uint32_t group_size(const tsl_strategy_t *s)
 /* Slowest device of the block: a collective waits for it (AMP Eq. 3's logic
  * applied to compute). Walks nodes, not devices. *slowest: that device's GPU type. */
 static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size, double *mem_bw,
-                          double *fp8_flops, double *fp4_flops, const tsl_gpu_spec_t **slowest)
+                          double *fp8_flops, double *fp4_flops, bool *any_layout,
+                          const tsl_gpu_spec_t **slowest)
 {
     double x = INFINITY;
+    *any_layout = true;
     *mem_bw = INFINITY;
     *fp8_flops = INFINITY;
     *fp4_flops = INFINITY;
@@ -68,6 +70,7 @@ static double block_flops(const tsl_cluster_t *c, uint32_t first, uint32_t size,
         /* FP8 peak × its own e_max (cluster_hw.c; docs/cost-model.md "FP8") */
         *fp8_flops = fmin(*fp8_flops, tsl_gpu_fp8_flops(gpu));
         *fp4_flops = fmin(*fp4_flops, tsl_gpu_fp4_flops(gpu)); /* docs/cost-model.md "NVFP4" */
+        *any_layout = *any_layout && tsl_gpu_is_blackwell(gpu);
         dev = c->node_first[node] + c->nodes[node].n_gpus;
     }
     return x;
@@ -86,8 +89,9 @@ int tsl_cost_env_init(tsl_cost_env_t *env, const tsl_cluster_t *c, uint32_t bloc
     env->block_first = block_first;
     env->block_size = block_size;
     const tsl_gpu_spec_t *slowest;
-    env->device_flops = block_flops(c, block_first, block_size, &env->device_mem_bw,
-                                    &env->device_fp8_flops, &env->device_fp4_flops, &slowest);
+    env->device_flops =
+        block_flops(c, block_first, block_size, &env->device_mem_bw, &env->device_fp8_flops,
+                    &env->device_fp4_flops, &env->device_fp8_any_layout, &slowest);
     if (!isfinite(env->device_fp8_flops))
         env->device_fp8_flops = 0.0;
     if (!isfinite(env->device_fp4_flops))
@@ -615,11 +619,13 @@ static void loss_bytes(const tsl_layer_t *l, const tsl_cost_knobs_t *k, tsl_cost
  * fp8_param_gather the copies are the weight itself, in place of its 2 bf16 bytes
  * (FP8 0, nvfp4 -0.875: Megatron-LM --fp8-param-gather / --fp4-param-gather, "keep
  * the compute param in fp8/fp4"). None under torchao: it keeps no copy (fp8_impl.h). */
-static double fp8_weight_bytes(const tsl_cost_knobs_t *k)
+static double fp8_weight_bytes(const tsl_cost_knobs_t *k, bool any_layout)
 {
     if (!tsl_fp8_impl_caches(k->fp8_impl))
         return 0.0;
-    double copies = 2.0 * tsl_fp8_copy_bytes(k->fp8);
+    /* one copy where the GEMMs take any layout (Blackwell, per-tensor recipes) */
+    double n = tsl_fp8_one_copy(k->fp8, k->fp8_impl, any_layout) ? 1.0 : 2.0;
+    double copies = n * tsl_fp8_copy_bytes(k->fp8);
     return k->fp8_param_gather ? copies - TSL_BYTES_PER_PARAM_FP16 : copies;
 }
 
@@ -632,7 +638,7 @@ static double fp8_stash_save_bytes(uint32_t recipe)
 
 static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_t g, uint64_t mb,
                          uint64_t w, uint64_t cp, double p, const tsl_cost_knobs_t *k,
-                         tsl_cost_mode_t mode, bool fp8, tsl_layer_cost_t *out)
+                         tsl_cost_mode_t mode, bool fp8, bool any_layout, tsl_layer_cost_t *out)
 {
     double gb = grad_elem_bytes(k);
     out->ms_bytes = (uint64_t)ceil(states_bytes(s, g, p, k));
@@ -654,7 +660,7 @@ static void layer_memory(const tsl_layer_t *l, const tsl_strategy_t *s, degrees_
     if (fp8 && tsl_fp8_impl_caches(k->fp8_impl)) { /* TE: FP8 weight caches, FP8 stashes */
         double w8, repl, shard;
         tsl_roofline_fp8_elems(l, g.t, mods, &w8, &repl, &shard);
-        shift_bytes(&out->ms_bytes, fp8_weight_bytes(k) * w8);
+        shift_bytes(&out->ms_bytes, fp8_weight_bytes(k, any_layout) * w8);
         uint64_t save =
             (uint64_t)(fp8_stash_save_bytes(k->fp8) *
                        (repl * (double)mb / (double)split + shard * (double)mb / (double)w));
@@ -712,13 +718,30 @@ static bool experts_fp8(const tsl_cost_env_t *env, const tsl_layer_t *l)
  * --fp8-param-gather: "perform the param all-gather in fp8"; torchao's
  * enable_fsdp_float8_all_gather casts the shard before FSDP gathers it), 0.5
  * under nvfp4 (--fp4-param-gather: the packed E2M1 bytes, tsl_fp8_data_bytes). */
-static double gather_bytes(const tsl_cost_env_t *env, double p, double w8)
+static double gather_bytes(const tsl_cost_env_t *env, double p, double w8, bool bf16_ag)
 {
     double b = TSL_BYTES_PER_PARAM_FP16 * p;
-    if (!env->knobs.fp8_param_gather || !fp8_priced(env))
+    if (!env->knobs.fp8_param_gather || !fp8_priced(env) || bf16_ag)
         return b;
     return b -
            (TSL_BYTES_PER_PARAM_FP16 - tsl_fp8_data_bytes(env->knobs.fp8)) * fmin(fmax(w8, 0.0), p);
+}
+
+/* Whether the distributed optimizer gathers MXFP8 weights in bf16 through the
+ * gradient buffer: Megatron-LM's reuse_grad_buf_for_mxfp8_param_ag (44151194
+ * param_and_grad_buffer.py: the shared param/grad buffer holds "params in bf16";
+ * _post_param_sync copies each gathered bf16 slice into its MXFP8 parameter,
+ * `param.data.copy_`, which quantises it, then zeroes the bucket for the gradients),
+ * which Megatron-Bridge requires with fp8_param_gather under MXFP8 without
+ * Megatron-FSDP (21d102f5e training/config.py: "reuse_grad_buf_for_mxfp8_param_ag
+ * must be set to True"; bf16_with_mxfp8_mixed sets it) and Megatron-LM recommends
+ * (optimizer_config.py). So with ZeRO-1/2 and no SDP (g.z) an MXFP8 plan's
+ * fp8_param_gather gathers 2 bytes per weight and casts every weight once per
+ * iteration (fp8_weight_cast_s); Megatron-FSDP (SDP) keeps its MXFP8 gathers. */
+static bool mxfp8_bf16_param_ag(const tsl_cost_env_t *env, const tsl_strategy_t *s, degrees_t g)
+{
+    return fp8_priced(env) && env->knobs.fp8 == TSL_FP8_MXFP8 && env->knobs.fp8_param_gather &&
+           tsl_fp8_impl_caches(env->knobs.fp8_impl) && s->zero >= 1 && g.z <= 1;
 }
 
 /* The weight elements of the layer's FP8 linears on one TP rank of t (the routed
@@ -738,16 +761,20 @@ static double fp8_weights(const tsl_cost_env_t *env, const tsl_layer_t *l, uint3
  * bytes and the implementation's kernels (current scaling: amax, scale, cast). None
  * under torchao (it casts per use: in the roofline) or with fp8_param_gather (the
  * weights are FP8 themselves: the optimizer step writes them). */
-static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8)
+static double fp8_weight_cast_s(const tsl_cost_env_t *env, double w8, bool bf16_ag)
 {
     if (!fp8_priced(env) || !tsl_fp8_impl_caches(env->knobs.fp8_impl) ||
-        env->knobs.fp8_param_gather || !(w8 > 0))
+        (env->knobs.fp8_param_gather && !bf16_ag) || !(w8 > 0))
         return 0.0;
     tsl_roofline_dev_t dev;
     tsl_roofline_dev_init(&dev, env->device_flops, env->device_mem_bw);
     dev.fp8 = env->knobs.fp8;
     dev.fp8_impl = env->knobs.fp8_impl;
-    return tsl_roofline_fp8_cast_s(&dev, w8, false, NULL);
+    dev.fp8_any_layout = env->device_fp8_any_layout;
+    double t = tsl_roofline_fp8_cast_s(&dev, w8, false, NULL);
+    if (bf16_ag) /* the bucket's bf16 view zeroed after the copy: 2 B written, a kernel */
+        t += tsl_roofline_mem_s(&dev, TSL_BYTES_PER_PARAM_FP16 * w8, 1);
+    return t;
 }
 
 /* The element bytes g of the kept gradient buffer the linears' weight-gradient GEMMs
@@ -787,6 +814,7 @@ static void env_dev(const tsl_cost_env_t *env, tsl_roofline_dev_t *dev)
     if (fp8_priced(env)) {
         dev->fp8 = env->knobs.fp8;
         dev->fp8_impl = env->knobs.fp8_impl;
+        dev->fp8_any_layout = env->device_fp8_any_layout;
         dev->fp8_flops = fp8_recipe_flops(env);
         dev->moe_fp8 = !env->knobs.moe_bf16_experts;
     }
@@ -1433,7 +1461,7 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     if (env->knobs.moe_alltoall && ep > 1)
         alltoall_dispatcher(env, l, bw, ep, etp, bytes / r, o);
     o->w8 = fp8 ? o->p : 0.0;
-    double pg = gather_bytes(env, o->p, o->w8);
+    double pg = gather_bytes(env, o->p, o->w8, mxfp8_bf16_param_ag(env, s, o->g));
     o->gather = allgather_lat_s(pg, o->g.z, bw_edp, &lat_edp);
     grad_sync(env->mode, &env->knobs, s, o->g, &bwe, grad_elem_bytes(&env->knobs) * o->p, pg,
               &o->per_mb, &o->last, &o->exposed, &o->gather_next);
@@ -1522,7 +1550,7 @@ static double expert_fp8_cache_bytes(const tsl_cost_env_t *env, const tsl_layer_
 {
     if (!experts_fp8(env, l) || !tsl_fp8_impl_caches(env->knobs.fp8_impl))
         return 0.0;
-    return fp8_weight_bytes(&env->knobs) * p;
+    return fp8_weight_bytes(&env->knobs, env->device_fp8_any_layout) * p;
 }
 
 /*
@@ -1659,7 +1687,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     tp_sp_t sp; /* the SP all-gathers of FP8 linears, as shares of bf16's */
     tp_sp_shares(env, l, s, n, g.t, act_msg, bw, &kern.fwd, &sp);
     double w8 = l->shared_weights ? 0.0 : fp8_weights(env, l, g.t); /* FP8 weights (0: bf16) */
-    double pg = gather_bytes(env, own, w8); /* 2 per weight, FP8 ones 1 (fp8_param_gather) */
+    bool bf16_ag = mxfp8_bf16_param_ag(env, s, g);                  /* MXFP8's bf16 gather */
+    double pg = gather_bytes(env, own, w8, bf16_ag);                /* 2 per weight, FP8 ones 1 */
     double gather = allgather_lat_s(pg, g.z, bw->sdp_bw, &bw->sdp_lat);
     double cp_f, cp_b;
     cp_exchange(env, l, g.t, n, core_fwd_s(env, l, n, g.t, core_f), bw, &cp_f, &cp_b);
@@ -1772,8 +1801,9 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     out->cp_s = cp_f + cp_b;
     out->ep_s = ep_f + ep_b;
     out->opt_s = optimizer_s(env, s, g, own) + moe.opt_s;
-    out->opt_s += fp8_weight_cast_s(env, w8 + moe.w8);
-    layer_memory(l, s, g, mb, w, cp, own, &env->knobs, env->mode, fp8_priced(env), out);
+    out->opt_s += fp8_weight_cast_s(env, w8 + moe.w8, bf16_ag);
+    layer_memory(l, s, g, mb, w, cp, own, &env->knobs, env->mode, fp8_priced(env),
+                 env->device_fp8_any_layout, out);
     if (l->experts && !l->shared_weights) {
         out->ms_bytes += (uint64_t)ceil(states_bytes(s, moe.g, moe.p, &env->knobs));
         out->grad_bytes += (uint64_t)ceil(grads_bytes(s, moe.g, moe.p, &env->knobs));

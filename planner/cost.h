@@ -272,8 +272,12 @@ typedef enum tsl_cost_mode {
  * accumulates into the kept gradient buffer (the default: Megatron-LM's fusion, TE's, the
  * executor's beta 1; not under unfused_grad_accum, autocast, lazy_grads or torchao)
  * reads and writes it in its epilogue at g = its element bytes, 2·g per output element
- * (FP8 under a bf16 main_grad: 4, not 46's 8). */
-#define TSL_COST_MODEL_VERSION 50u
+ * (FP8 under a bf16 main_grad: 4, not 46's 8); 51: TE's per-tensor FP8 (delayed,
+ * tensorwise) on Blackwell writes and keeps the rowwise copy alone (its GEMMs take any
+ * layout), and MXFP8's fp8_param_gather under ZeRO-1 gathers bf16 through the gradient
+ * buffer and casts every weight once per step (Megatron-LM's
+ * reuse_grad_buf_for_mxfp8_param_ag). */
+#define TSL_COST_MODEL_VERSION 51u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -545,6 +549,9 @@ typedef struct tsl_cost_env {
                                           (FLOP/s); 0 when a device has no FP8 */
     double device_fp4_flops;           /* its slowest FP4 rate (nvfp4), FP4 peak × the FP8
                                           e_max; 0 when a device has no FP4 */
+    bool device_fp8_any_layout;        /* every device of the block a Blackwell part
+                                          (tsl_gpu_is_blackwell): TE keeps one per-tensor
+                                          FP8 copy, no transpose (docs/cost-model.md "FP8") */
     tsl_cost_knobs_t knobs;            /* how the stack keeps and syncs gradients; all zero
                                           (Tessel's executor) after tsl_cost_env_init */
 } tsl_cost_env_t;

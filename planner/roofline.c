@@ -24,6 +24,7 @@ void tsl_roofline_dev_init(tsl_roofline_dev_t *d, double gemm_flops, double data
     d->fp8_flops = 0.0;
     d->fp8 = TSL_FP8_NONE;
     d->fp8_impl = TSL_FP8_IMPL_TE;
+    d->fp8_any_layout = false;
     d->ep = 1;
     d->etp = 1;
     d->moe_busy = 1.0;
@@ -85,6 +86,12 @@ double tsl_fp8_wire_bytes(uint32_t recipe)
     case TSL_FP8_MXFP8: return 1.0 + 1.0 / 32.0;
     default: return 1.0;
     }
+}
+
+bool tsl_fp8_one_copy(uint32_t recipe, uint32_t impl, bool any_layout)
+{
+    return any_layout && tsl_fp8_impl_caches(impl) &&
+           (recipe == TSL_FP8_DELAYED || recipe == TSL_FP8_TENSORWISE);
 }
 
 uint32_t tsl_fp8_cast_kernels(uint32_t recipe)
@@ -211,6 +218,8 @@ double tsl_roofline_fp8_cast_s(const tsl_roofline_dev_t *d, double elems, bool n
         kern -= tsl_fp8_impl_fused_amax_kernels(d->fp8, d->fp8_impl);
         bytes -= tsl_fp8_impl_fused_amax_bytes(d->fp8, d->fp8_impl);
     }
+    if (tsl_fp8_one_copy(d->fp8, d->fp8_impl, d->fp8_any_layout))
+        bytes -= tsl_fp8_copy_bytes(d->fp8); /* no columnwise (transposed) copy written */
     if (kernels)
         *kernels = kern;
     return tsl_roofline_mem_s(d, bytes * elems, kern);

@@ -418,6 +418,15 @@ int tsl_fp8_recipe_parse(const char *name);
  * quantised tensor. */
 double tsl_fp8_cast_bytes(uint32_t recipe);
 uint32_t tsl_fp8_cast_kernels(uint32_t recipe);
+/* Whether Transformer Engine keeps one copy of a quantised tensor, the rowwise one,
+ * where the table of tsl_fp8_cast_bytes counts two: the per-tensor recipes (delayed,
+ * tensorwise) under TE on a GPU whose FP8 GEMMs take any layout (any_layout:
+ * Blackwell), where its Float8 quantizers allocate no transpose
+ * (`with_transpose = columnwise_usage && !is_non_tn_fp8_gemm_supported`,
+ * pytorch/csrc/quantizer.cpp at release_v2.16) and cuBLASLt reads the rowwise data
+ * transposed. The block-scaled recipes keep both (their scales run along one
+ * dimension); torchao casts its own (fp8_impl.h). */
+bool tsl_fp8_one_copy(uint32_t recipe, uint32_t impl, bool any_layout);
 /* Bytes per element of one quantised copy as a GEMM reads it and Transformer
  * Engine keeps it (a cached weight, a saved input): 1 for the FP8 recipes (their
  * block scales, at most 1/32 B, are not counted), 0.5 + 1/16 for nvfp4 (two E2M1
@@ -461,6 +470,10 @@ typedef struct tsl_roofline_dev {
     uint32_t fp8;           /* tsl_fp8_recipe_t of the linear GEMMs; NONE (0): bf16. Needs
                              fp8_flops > 0 and a bandwidth */
     uint32_t fp8_impl;      /* tsl_fp8_impl_t: who runs it (TE after init) */
+    bool fp8_any_layout;    /* the FP8 GEMMs take any operand layout (Blackwell's cuBLASLt;
+                               TE's nvte_is_non_tn_fp8_gemm_supported): TE's per-tensor
+                               casts (delayed, tensorwise) write the rowwise copy alone
+                               (tsl_roofline_fp8_cast_s); false after init (Hopper's TN) */
     uint32_t ep;            /* expert-parallel degree of MoE layers (1 after init) */
     uint32_t etp;           /* expert tensor-parallel degree of their experts (1 after init) */
     double moe_busy;        /* rows of the busiest expert over the mean k·T/E (1 after init;

@@ -1102,8 +1102,7 @@ int tsl_cluster_fp8_ok(const tsl_cluster_t *c, uint32_t r, tsl_err_t *err)
                                "fp8: the %s has no FP8 tensor cores (Hopper, Ada, Blackwell "
                                "and MI300 have; Ampere and older do not): plan it in bf16",
                                g->name);
-        if (r == TSL_FP8_MXFP8 && strncasecmp(g->name, "B", 1) != 0 &&
-            strncasecmp(g->name, "GB", 2) != 0)
+        if (r == TSL_FP8_MXFP8 && !tsl_gpu_is_blackwell(g))
             return tsl_err_set(err,
                                "fp8: mxfp8 needs Blackwell's MX tensor cores; the %s has none "
                                "(delayed, tensorwise or blockwise run there)",

@@ -1869,6 +1869,87 @@ static void test_fp8_gather(void)
     tsl_cluster_free(&c);
 }
 
+/* FP8 on Blackwell (docs/cost-model.md "FP8", Time and Memory; cost model 51): the
+ * encoder layer of test_fp8_gather on 8 GB200s. The GB200's FP8 GEMMs take every
+ * layout, so TE's per-tensor casts write the rowwise copy alone (tensorwise 6 -> 5 B
+ * per element, delayed 4 -> 3) and keep one cached FP8 weight (1 B, not 2; with
+ * fp8_param_gather the weight's 1 B replaces its 2 bf16 bytes: -1 B); an H100
+ * keeps both. MXFP8 keeps both everywhere, and with fp8_param_gather under ZeRO-1
+ * (Megatron-LM's reuse_grad_buf_for_mxfp8_param_ag) gathers bf16 and casts every
+ * weight once per step: 4 + 2/32 B and a kernel, then the bucket's 2 B zeroed and a
+ * kernel; under SDP (Megatron-FSDP) its gathers stay FP8. W = 0.8 x the datasheet
+ * bandwidth, L = 4 us. */
+static void test_fp8_blackwell(void)
+{
+    tsl_cluster_t c, h;
+    tsl_err_t err = {0};
+    CHECK(tsl_cluster_parse_spec(&c, "2x4xGB200-186G:nvl72", &err) == 0, "%s", err.msg);
+    CHECK(tsl_cluster_parse_spec(&h, "8xH100-80G", &err) == 0, "%s", err.msg);
+    const double hd = 4096, f = 16384, w8 = 4 * hd * hd + 2 * f * hd;
+    tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
+                     .seq_len = 2048,
+                     .hidden = 4096,
+                     .ffn_hidden = 16384,
+                     .heads = 32};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    const double P = (double)l.params;
+    tsl_cost_env_t env, envh;
+    CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
+    CHECK(tsl_cost_env_init(&envh, &h, 0, 8, &err) == 0, "%s", err.msg);
+    CHECK(env.device_fp8_any_layout && !envh.device_fp8_any_layout,
+          "GB200: any FP8 layout; H100: TN only");
+    env.mode = envh.mode = TSL_COST_PAPER;
+    const double W = 0.8 * tsl_cluster_device_gpu(&c, 0)->mem_bw, L = 4e-6;
+    tsl_strategy_t z1 = one(TSL_DIM_DP, 8, false), sdp = one(TSL_DIM_SDP, 8, false);
+    z1.zero = 1;
+    tsl_layer_cost_t bf, a, b;
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &bf);
+    env.knobs.fp8 = TSL_FP8_TENSORWISE;
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &a);
+    CHECK_NEAR(a.opt_s - bf.opt_s, 5 * w8 / W + 3 * L, 1e-9,
+               "GB200 TE tensorwise: 5 B per weight element, %g s", a.opt_s - bf.opt_s);
+    CHECK_NEAR((double)a.ms_bytes - (double)bf.ms_bytes, w8, 2, "one cached FP8 weight");
+    env.knobs.fp8_param_gather = true;
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &b);
+    CHECK_NEAR((double)b.ms_bytes - (double)bf.ms_bytes, -w8, 2, "the FP8 weight replaces bf16");
+    CHECK_NEAR(b.opt_s, bf.opt_s, 1e-15, "FP8-CS with FP8 weights: no cast in the step");
+    env.knobs.fp8_param_gather = false;
+    env.knobs.fp8 = TSL_FP8_DELAYED;
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &a);
+    CHECK_NEAR(a.opt_s - bf.opt_s, 3 * w8 / W + L, 1e-9, "GB200 delayed: 3 B, one kernel");
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TORCHAO;
+    env.knobs.fp8 = TSL_FP8_TENSORWISE;
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &a);
+    CHECK_NEAR(a.opt_s, bf.opt_s, 1e-15, "torchao: nothing in the step");
+    env.knobs.fp8_impl = TSL_FP8_IMPL_TE;
+    /* MXFP8: both copies; with FP8 weights under ZeRO-1, the bf16 gather and the cast */
+    env.knobs.fp8 = TSL_FP8_MXFP8;
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &a);
+    CHECK_NEAR(a.opt_s - bf.opt_s, (4 + 2.0 / 32) * w8 / W + L, 1e-9, "mxfp8: 4 + 2/32 B");
+    CHECK_NEAR((double)a.ms_bytes - (double)bf.ms_bytes, 2 * w8, 2, "mxfp8: two copies");
+    env.knobs.fp8_param_gather = true;
+    tsl_cost_layer(&env, &l, &z1, NULL, 8, &b);
+    CHECK_NEAR(b.opt_s - bf.opt_s, (6 + 2.0 / 32) * w8 / W + 2 * L, 1e-9,
+               "mxfp8 ZeRO-1: cast and zero once per step, %g s", b.opt_s - bf.opt_s);
+    CHECK_NEAR(b.grad_comm_s, bf.grad_comm_s, 1e-12, "mxfp8 ZeRO-1: the gather in bf16");
+    const double bw = tsl_cluster_dim_bw(&c, 0, 8, 1, 8);
+    tsl_layer_cost_t s8, s16;
+    tsl_cost_layer(&env, &l, &sdp, NULL, 8, &s8);
+    env.knobs.fp8_param_gather = false;
+    tsl_cost_layer(&env, &l, &sdp, NULL, 8, &s16);
+    double g16 = tsl_cost_allgather_s(2 * P, 8, bw), g8 = tsl_cost_allgather_s(2 * P - w8, 8, bw);
+    CHECK_NEAR(s16.fwd_s - s8.fwd_s, g16 - g8, 1e-9, "mxfp8 SDP: the gathers stay FP8");
+    /* the H100 keeps two per-tensor copies */
+    tsl_layer_cost_t hb, ha;
+    tsl_cost_layer(&envh, &l, &z1, NULL, 8, &hb);
+    envh.knobs.fp8 = TSL_FP8_TENSORWISE;
+    tsl_cost_layer(&envh, &l, &z1, NULL, 8, &ha);
+    CHECK_NEAR(ha.opt_s - hb.opt_s, 6 * w8 / (0.8 * 3350e9) + 3 * L, 1e-9, "H100: 6 B");
+    CHECK_NEAR((double)ha.ms_bytes - (double)hb.ms_bytes, 2 * w8, 2, "H100: two copies");
+    tsl_cluster_free(&c);
+    tsl_cluster_free(&h);
+}
+
 /* FP8 sequence-parallel all-gathers (docs/cost-model.md "FP8 sequence-parallel
  * all-gathers"): the encoder layer of test_nvfp4_memory on 8 GB200s, TP 2 + SP,
  * 4 samples, STACK, the TP link priced as a ring (NCCL's alphas zeroed). msg =
@@ -2924,6 +3005,7 @@ int main(void)
     test_moe_bw_made();
     test_moe_etp_capacity();
     test_fp8_gather();
+    test_fp8_blackwell();
     test_nvfp4_memory();
     test_fp8_sp_gather();
     test_fp8_moe();

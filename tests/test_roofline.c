@@ -1017,6 +1017,36 @@ static void test_fp8_impl(void)
               tsl_fp8_impl_fused_amax_bytes(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO) == 0.0 &&
               tsl_fp8_impl_caches(TSL_FP8_IMPL_TE) && !tsl_fp8_impl_caches(TSL_FP8_IMPL_TORCHAO),
           "TE current scaling's kernels");
+    /* Blackwell (any FP8 layout): TE's per-tensor casts write one copy. On a device of
+     * W = 1e12 B/s and L = 4 us, 1e9 elements: tensorwise 5 B -> 5 ms + 3 L (after its
+     * norm 3 B, 2 kernels), delayed 3 B + L; mxfp8 4 + 2/32 B + L either way;
+     * torchao's tensorwise 6 B + 2 L (it casts its own) */
+    CHECK(tsl_fp8_one_copy(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE, true) &&
+              tsl_fp8_one_copy(TSL_FP8_DELAYED, TSL_FP8_IMPL_TE, true) &&
+              !tsl_fp8_one_copy(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TE, false) &&
+              !tsl_fp8_one_copy(TSL_FP8_MXFP8, TSL_FP8_IMPL_TE, true) &&
+              !tsl_fp8_one_copy(TSL_FP8_BLOCKWISE, TSL_FP8_IMPL_TE, true) &&
+              !tsl_fp8_one_copy(TSL_FP8_NVFP4, TSL_FP8_IMPL_TE, true) &&
+              !tsl_fp8_one_copy(TSL_FP8_TENSORWISE, TSL_FP8_IMPL_TORCHAO, true),
+          "one FP8 copy: TE's per-tensor recipes where the GEMMs take any layout");
+    tsl_roofline_dev_t bw;
+    tsl_roofline_dev_init(&bw, 1e15, 1e12 / TSL_ROOFLINE_MEM_EFF);
+    bw.fp8_any_layout = true;
+    const double L = bw.launch_s, E = 1e9;
+    bw.fp8 = TSL_FP8_TENSORWISE;
+    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), 5e-3 + 3 * L, 1e-12, "CS 5 B");
+    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, true, NULL), 3e-3 + 2 * L, 1e-12, "normed 3 B");
+    bw.fp8_any_layout = false;
+    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), 6e-3 + 3 * L, 1e-12, "TN: 6 B");
+    bw.fp8_any_layout = true;
+    bw.fp8 = TSL_FP8_DELAYED;
+    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), 3e-3 + L, 1e-12, "delayed 3 B");
+    bw.fp8 = TSL_FP8_MXFP8;
+    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), (4 + 2.0 / 32) * 1e-3 + L, 1e-12,
+               "mxfp8 both copies");
+    bw.fp8 = TSL_FP8_TENSORWISE;
+    bw.fp8_impl = TSL_FP8_IMPL_TORCHAO;
+    CHECK_NEAR(tsl_roofline_fp8_cast_s(&bw, E, false, NULL), 6e-3 + 2 * L, 1e-12, "torchao 6 B");
     /* SP all-gathers of FP8 linears (fp8_impl.h), the table by hand */
     const struct fp8_sp_gather_bytes *g = fp8_sp_gather_bytes;
     for (size_t i = 0; i < sizeof(fp8_sp_gather_bytes) / sizeof(g[0]); i++)
