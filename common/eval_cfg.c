@@ -668,6 +668,7 @@ static const char *const mg_no_effect[] = {
     "no-position-embedding",
     "use-rotary-position-embeddings",
     "fp8-amax-history-len",
+    "reuse-grad-buf-for-mxfp8-param-ag", /* what an MXFP8 plan's weight gather is priced as */
     "fp8-amax-compute-algo",
     "fp8-margin",
     "fp8-wgrad",

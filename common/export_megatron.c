@@ -180,6 +180,12 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
                 tsl_cp_comm_name(p->cp_comm));
     if (u->s.zero)
         fputs("--use-distributed-optimizer\n", out);
+    /* MXFP8 weights under the distributed optimizer were priced gathered in bf16 through
+     * the gradient buffer and cast after the gather (cost.c mxfp8_bf16_param_ag, what
+     * Megatron-Bridge requires); Megatron-LM does that with this flag only, and without
+     * it maps the MXFP8 weights into its param buffer (param_and_grad_buffer.py) */
+    if (u->s.zero && p->fp8_recipe == TSL_FP8_MXFP8 && p->fp8_param_gather)
+        fputs("--reuse-grad-buf-for-mxfp8-param-ag\n", out);
     if (u->s.selective || p->recompute_modules) {
         fputs("--recompute-granularity selective\n", out);
         if (p->recompute_modules) { /* beside Megatron's default, core_attn, where the plan has it */

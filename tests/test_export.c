@@ -962,6 +962,44 @@ static void test_cpu_offload(void)
             expect_refused((tsl_export_format_t)f, &plan, "offloads 12 layers' activations");
 }
 
+/* An MXFP8 plan with FP8 weights under the distributed optimizer was priced with
+ * its weights gathered in bf16 through the gradient buffer (cost model 51): the
+ * Megatron-LM export asks for that gather; without ZeRO or FP8 weights it does not. */
+static void test_mxfp8_param_ag(void)
+{
+    const char *flag = "--reuse-grad-buf-for-mxfp8-param-ag\n";
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "dp8+zero1", 8, 4);
+    plan.fp8_recipe = TSL_FP8_MXFP8;
+    plan.fp8_param_gather = true;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t err = {0};
+    CHECK(cfg && strstr(text, "--use-distributed-optimizer\n") && strstr(text, flag) &&
+              tsl_eval_cfg_megatron(text, cfg, &err) == 0 && cfg->knobs.fp8 == TSL_FP8_MXFP8 &&
+              cfg->knobs.fp8_param_gather,
+          "mxfp8 zero1 (read back: %s):\n%s", err.msg, text);
+    free(cfg);
+    free(text);
+    plan.fp8_recipe = TSL_FP8_TENSORWISE;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(!strstr(text, flag), "tensorwise:\n%s", text);
+    free(text);
+    plan.fp8_recipe = TSL_FP8_MXFP8;
+    plan.fp8_param_gather = false;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(!strstr(text, flag), "bf16 weights:\n%s", text);
+    free(text);
+    make_plan(&plan, 1, (const uint32_t[]){0, 26}, 8, "dp8", 8, 4);
+    plan.fp8_recipe = TSL_FP8_MXFP8;
+    plan.fp8_param_gather = true;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(!strstr(text, "--use-distributed-optimizer\n") && !strstr(text, flag), "no zero:\n%s",
+          text);
+    free(text);
+    plan.fp8_recipe = TSL_FP8_NONE;
+    plan.fp8_param_gather = false;
+}
+
 /* TE's userbuffers (tp_comm_overlap): megatron writes --tp-comm-overlap beside
  * --sequence-parallel; the other exports refuse the plan priced with them by name,
  * as they refuse cpu_offload_layers. */
@@ -1121,6 +1159,7 @@ int main(void)
     test_galvatron_rules();
     test_refusals();
     test_cpu_offload();
+    test_mxfp8_param_ag();
     test_tp_comm_overlap();
     test_common_refusals();
     test_roundtrip();
