@@ -137,6 +137,8 @@ typedef struct tsl_plan {
                               all-to-all in FP8 */
     bool moe_alltoall;     /* priced with Megatron-LM's all-to-all token dispatcher
                               (cost.h knobs.moe_alltoall) */
+    bool moe_flex;         /* priced with a flex dispatcher's all-to-alls (HybridEP,
+                              DeepEP; cost.h knobs.moe_flex) */
     bool fb_serial;        /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
     /* Megatron's recompute modules beside the attention core (recompute.h bits; the
      * core is each layer's +selckpt) and Adam's moments in bf16 (cost.h knobs) */

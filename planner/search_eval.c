@@ -268,7 +268,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->double_block_fwd << 13 | (uint64_t)k->eager << 14 |
             (uint64_t)k->tp_comm_overlap << 15 | (uint64_t)k->lazy_grads << 16 |
             (uint64_t)k->moe_alltoall << 18 | (uint64_t)k->tp_sync << 19 |
-            (uint64_t)k->ds_pipe_p2p << 20 | (uint64_t)env->mode << 17,
+            (uint64_t)k->ds_pipe_p2p << 20 | (uint64_t)k->moe_flex << 21 |
+            (uint64_t)env->mode << 17,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -1042,6 +1043,11 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
     }
     if (r->moe_alltoall)
         k->moe_alltoall = true;
+    if (r->moe_flex) { /* the flex dispatcher in place of the target's all-to-all one (both
+                          asked: refused, tsl_moe_flex_ok) */
+        k->moe_flex = true;
+        k->moe_alltoall = r->moe_alltoall;
+    }
     k->cpu_offload_layers = r->cpu_offload_layers;
 }
 
@@ -1084,6 +1090,14 @@ int tsl_fp8_dispatch_ok(uint32_t r, bool moe_fp8_dispatch, tsl_err_t *err)
     return tsl_err_set(err, "moe_fp8_dispatch: Megatron-LM's low-precision dispatch sends "
                             "MXFP8 (--moe-dispatch-fwd-dtype mxfp8), which feeds MXFP8 "
                             "experts; not with fp8_recipe nvfp4");
+}
+
+int tsl_moe_flex_ok(bool moe_flex, bool moe_alltoall, tsl_err_t *err)
+{
+    if (!moe_flex || !moe_alltoall)
+        return 0;
+    return tsl_err_set(err, "moe_flex_dispatcher: Megatron-LM runs one token dispatcher; not "
+                            "with moe_alltoall_dispatcher");
 }
 
 int tsl_moe_alltoall_ok(bool moe_alltoall, bool moe_fp8_dispatch, tsl_err_t *err)
@@ -1265,12 +1279,14 @@ static bool same_groups(const tsl_strategy_t *a, const tsl_strategy_t *b)
     return true;
 }
 
-static bool has_moe(const tsl_model_t *m)
+/* The model's first MoE layer (the routing its EP groups' flex figures are made for),
+ * or NULL. */
+static const tsl_layer_t *first_moe(const tsl_model_t *m)
 {
     for (uint32_t i = 0; i < m->n_layers; i++)
         if (m->layers[i].experts)
-            return true;
-    return false;
+            return &m->layers[i];
+    return NULL;
 }
 
 /* e->bw: the strategies' collective figures on stage s's block, kept per group
@@ -1290,8 +1306,9 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
     }
     tsl_strategy_bw_t moe; /* the EP groups: one walk per block, not per strategy */
     memset(&moe, 0, sizeof(moe));
-    if (has_moe(e->model))
-        tsl_cost_moe_bw(env, &moe);
+    const tsl_layer_t *ml = first_moe(e->model);
+    if (ml != NULL)
+        tsl_cost_moe_bw(env, ml, &moe);
     tsl_cost_bw_memo_t memo; /* and each group of the block's strategies walked once */
     memo.n = 0;
     for (uint32_t j = 0; j < g->n; j++) {
@@ -1730,6 +1747,8 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     tsl_plan_set_knobs(plan, &e->knobs);
     if (plan->moe_alltoall && tsl_model_moe_layers(e->model) == 0)
         plan->moe_alltoall = false; /* no MoE layer runs a dispatcher (target megatron's default) */
+    if (plan->moe_flex && tsl_model_moe_layers(e->model) == 0)
+        plan->moe_flex = false;
     plan->n_devices = e->cluster->n_devices;
     plan->n_layers = e->model->n_layers;
     plan->pp = P;
