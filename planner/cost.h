@@ -267,7 +267,8 @@ typedef enum tsl_cost_mode {
  * 210/232, H100/H200 320/370, B200 640/700, GB200 640/680). 49: NCCL's all-to-all across
  * NVLink domains at its NICs' bound (n − 1)·cap_D / (m_D·(n − m_D)); a flex dispatcher's
  * (moe_flex: HybridEP, DeepEP) one network copy per token and destination domain at the
- * rank's NIC share, pipelined with its NVLink forwarding. */
+ * rank's NIC share, pipelined with its NVLink forwarding; Megatron-LM's EP all-to-all overlap
+ * (moe_a2a_overlap: the 1F1B steady state's merged steps hide the EP all-to-alls). */
 #define TSL_COST_MODEL_VERSION 49u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
@@ -327,6 +328,12 @@ typedef struct tsl_cost_knobs {
                                    permutation and the two all-to-alls alone (HybridEP,
                                    DeepEP, torchtitan; and the PAPER mode's, whose env
                                    the engine gives it off) */
+    bool moe_a2a_overlap;       /* Megatron-LM's --overlap-moe-expert-parallel-comm (with
+                                   --delay-wgrad-compute): in the 1F1B steady state one
+                                   micro-batch's forward and another's backward run as one
+                                   step, each one's EP all-to-alls under the other's
+                                   compute (PP 1 or interleaved; tsl_plan_stage_t
+                                   ep_save_s) */
     bool moe_flex;              /* a flex dispatcher's all-to-alls (Megatron-LM's
                                    --moe-token-dispatcher-type flex: HybridEP, DeepEP;
                                    DeepSeek-V3's own kernels): across NVLink domains one

@@ -269,7 +269,7 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->tp_comm_overlap << 15 | (uint64_t)k->lazy_grads << 16 |
             (uint64_t)k->moe_alltoall << 18 | (uint64_t)k->tp_sync << 19 |
             (uint64_t)k->ds_pipe_p2p << 20 | (uint64_t)k->moe_flex << 21 |
-            (uint64_t)env->mode << 17,
+            (uint64_t)k->moe_a2a_overlap << 22 | (uint64_t)env->mode << 17,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -910,7 +910,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
                         uint32_t n, tsl_plan_stage_t *st, uint64_t *act_bytes)
 {
     uint32_t K = e->n_layouts;
-    double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0, f = 0, b = 0, comm = 0;
+    double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0, f = 0, b = 0, comm = 0, ep = 0;
     uint64_t act = 0, ms = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t j = e->choice[i], cls = e->layer_class[first + i];
@@ -927,6 +927,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         f += lc->fwd_s;
         b += lc->bwd_s;
         comm += lc->comm_s;
+        ep += lc->ep_s;
         act += e->fwd_bytes[(size_t)i * g->n + j];
         ms += lc->ms_bytes;
     }
@@ -941,6 +942,10 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     st->fb_save_s = e->space->target == TSL_TARGET_TORCHTITAN || e->knobs.fb_serial
                         ? 0.0
                         : tsl_pipesim_fb_save_s(f, b, comm, e->cluster->overlap_slowdown);
+    /* Megatron-LM's EP overlap: its merged step hides the EP all-to-alls alone */
+    st->ep_save_s = e->knobs.moe_a2a_overlap
+                        ? tsl_pipesim_fb_save_s(f, b, ep, e->cluster->overlap_slowdown)
+                        : 0.0;
     st->ms_bytes = ms;
     *act_bytes = act;
 }
@@ -1043,6 +1048,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
     }
     if (r->moe_alltoall)
         k->moe_alltoall = true;
+    if (r->moe_a2a_overlap)
+        k->moe_a2a_overlap = true;
     if (r->moe_flex) { /* the flex dispatcher in place of the target's all-to-all one (both
                           asked: refused, tsl_moe_flex_ok) */
         k->moe_flex = true;
@@ -1642,6 +1649,33 @@ static int zb_iter(const tsl_engine_t *e, const tsl_plan_t *plan, tsl_pipeline_o
     return rc;
 }
 
+/*
+ * Megatron-LM's EP all-to-all overlap (knobs.moe_a2a_overlap; docs/cost-model.md "EP
+ * all-to-all overlap"): in the steady state its schedule runs a micro-batch's forward
+ * and another's backward as one step (combined_1f1b), each one's EP all-to-alls under
+ * the other's compute, saving ep_save_s per merged step of a whole micro-batch. Stage s
+ * has v·m chunk steps each way, of which the warmup's w_s forwards (interleaved:
+ * Megatron's table; PP 1: the first forward) run alone: v·m − w_s merged steps of 1/v
+ * micro-batch, spread over its m micro-batches in the closed form. Megatron runs it at
+ * PP 1 or interleaved only; DualPipeV's F&B holds the overlap already and the zero-bubble
+ * schedules are priced exposed.
+ */
+static void ep_overlap(const tsl_plan_t *plan, double *nosync, double *sync)
+{
+    uint32_t P = plan->pp, m = plan->n_micro, v = plan->interleave > 1 ? plan->interleave : 1;
+    if (!plan->moe_a2a_overlap || plan->schedule || (P > 1 && v == 1) || m < 2)
+        return;
+    for (uint32_t s = 0; s < P; s++) {
+        uint32_t w =
+            P == 1 ? 1
+                   : tsl_pipeline_vp_warmup(s, P, m, v, tsl_pipeline_vp_group(P, plan->vp_group));
+        double steps = w < (uint64_t)v * m ? (double)v * m - w : 0.0;
+        double save = plan->stages[s].ep_save_s * steps / ((double)v * m);
+        nosync[s] -= save;
+        sync[s] -= save;
+    }
+}
+
 static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
 {
     double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES], mem[TSL_PLAN_MAX_STAGES],
@@ -1664,6 +1698,7 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
                          ? e->vp_group
                          : 0;
     plan->tie_s = tied_allreduce_s(e, plan);
+    ep_overlap(plan, nosync, sync);
     tsl_pipeline_in_t in = {.n_stages = plan->pp,
                             .n_micro = plan->n_micro,
                             .interleave = plan->interleave,
@@ -1749,6 +1784,8 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         plan->moe_alltoall = false; /* no MoE layer runs a dispatcher (target megatron's default) */
     if (plan->moe_flex && tsl_model_moe_layers(e->model) == 0)
         plan->moe_flex = false;
+    if (plan->moe_a2a_overlap && tsl_model_moe_layers(e->model) == 0)
+        plan->moe_a2a_overlap = false;
     plan->n_devices = e->cluster->n_devices;
     plan->n_layers = e->model->n_layers;
     plan->pp = P;

@@ -748,6 +748,16 @@ cp "$out" "$dir/moe-flex16.json"
 expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mg16"
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["moe_flex_dispatcher"] is True and a["iter_time_s"] < b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-flex16.json" "$out" &&
     ok || bad "the flex dispatcher across nodes below NCCL's all-to-all: $(cat "$out")"
+# Megatron-LM's EP all-to-all overlap at PP 1 (docs/cost-model.md "EP all-to-all overlap"):
+# m − 1 = 3 merged steps each save what hides of the stage's EP all-to-alls, at most its
+# F&B saving over all its communication (fb_save_s); the line's flag says the same
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mg16 --moe-token-dispatcher-type flex --overlap-moe-expert-parallel-comm --delay-wgrad-compute"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); d=a["iter_time_s"]-b["iter_time_s"]; m=a["n_micro"]; assert b["moe_a2a_overlap"] is True and "moe_a2a_overlap" not in a and m == 4 and 0 < d <= (m-1)*a["stages"][0]["fb_save_s"]+1e-9, (d, a["stages"][0]["fb_save_s"])' "$dir/moe-flex16.json" "$out" &&
+    ok || bad "the EP all-to-all overlap at PP 1: $(cat "$out")"
+cp "$out" "$dir/moe-overlap.json"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --plan "$dir/moe-overlap.json"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"] and b["moe_a2a_overlap"] is True, (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-overlap.json" "$out" &&
+    ok || bad "the overlap round-trips through the plan document: $(cat "$out")"
 # the PAPER mode keeps the seeds' MoE layer: the dispatcher's pieces are not priced there
 expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --paper-cost --megatron-args "$mgx"
 cp "$out" "$dir/moe-paper.json"
