@@ -1654,23 +1654,17 @@ static int zb_iter(const tsl_engine_t *e, const tsl_plan_t *plan, tsl_pipeline_o
  * all-to-all overlap"): in the steady state its schedule runs a micro-batch's forward
  * and another's backward as one step (combined_1f1b), each one's EP all-to-alls under
  * the other's compute, saving ep_save_s per merged step of a whole micro-batch. Stage s
- * has v·m chunk steps each way, of which the warmup's w_s forwards (interleaved:
- * Megatron's table; PP 1: the first forward) run alone: v·m − w_s merged steps of 1/v
- * micro-batch, spread over its m micro-batches in the closed form. Megatron runs it at
- * PP 1 or interleaved only; DualPipeV's F&B holds the overlap already and the zero-bubble
- * schedules are priced exposed.
+ * saves tsl_pipeline_ep_overlap_s per micro-batch in the closed form. Megatron runs it
+ * at PP 1 or interleaved only; DualPipeV's F&B holds the overlap already and the
+ * zero-bubble schedules are priced exposed.
  */
 static void ep_overlap(const tsl_plan_t *plan, double *nosync, double *sync)
 {
-    uint32_t P = plan->pp, m = plan->n_micro, v = plan->interleave > 1 ? plan->interleave : 1;
-    if (!plan->moe_a2a_overlap || plan->schedule || (P > 1 && v == 1) || m < 2)
+    if (!plan->moe_a2a_overlap || plan->schedule)
         return;
-    for (uint32_t s = 0; s < P; s++) {
-        uint32_t w =
-            P == 1 ? 1
-                   : tsl_pipeline_vp_warmup(s, P, m, v, tsl_pipeline_vp_group(P, plan->vp_group));
-        double steps = w < (uint64_t)v * m ? (double)v * m - w : 0.0;
-        double save = plan->stages[s].ep_save_s * steps / ((double)v * m);
+    for (uint32_t s = 0; s < plan->pp; s++) {
+        double save = tsl_pipeline_ep_overlap_s(s, plan->pp, plan->n_micro, plan->interleave,
+                                                plan->vp_group, plan->stages[s].ep_save_s);
         nosync[s] -= save;
         sync[s] -= save;
     }
