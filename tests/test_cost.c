@@ -2421,6 +2421,28 @@ static void test_moe_flex(void)
         a2a[i] = r.ep_s / 4;
     }
     CHECK_NEAR(a2a[1], B / 4 * 12 / cap, 1e-9, "flex: %g s", a2a[1]);
+    { /* the EP group's flex figures made once per block (the search's cache) price the
+         same; made for another routing they are walked again */
+        tsl_cost_env_t env;
+        tsl_layer_cost_t walked, made_r, other_r;
+        CHECK(tsl_cost_env_init(&env, &c, 0, 32, &err) == 0, "%s", err.msg);
+        env.knobs.ep = 32;
+        env.knobs.moe_flex = true;
+        tsl_cost_layer(&env, &l, &s, NULL, 32, &walked);
+        tsl_strategy_bw_t made, other;
+        tsl_cost_strategy_bw(&env, &s, &made);
+        tsl_cost_moe_bw(&env, &l, &made);
+        CHECK(made.moe[0].flex_key == tsl_cost_flex_key(&l) && made.moe[0].flex.net_s > 0,
+              "flex figures made for the layer's routing");
+        tsl_cost_layer(&env, &l, &s, &made, 32, &made_r);
+        CHECK(memcmp(&walked, &made_r, sizeof(walked)) == 0, "made flex figures: the walked ones");
+        tsl_layer_t plain = l; /* a plain top-4: other figures, not read */
+        plain.router_groups = plain.router_topk_groups = 0;
+        tsl_cost_strategy_bw(&env, &s, &other);
+        tsl_cost_moe_bw(&env, &plain, &other);
+        tsl_cost_layer(&env, &l, &s, &other, 32, &other_r);
+        CHECK(memcmp(&walked, &other_r, sizeof(walked)) == 0, "another routing's figures: walked");
+    }
     CHECK(a2a[0] > 31.0 / 32 * B / (31 * cap / 192) &&
               a2a[0] < 31.0 / 32 * B / (31 * cap / 192) + 1e-3,
           "NCCL: %g s, bandwidth term %g", a2a[0], 31.0 / 32 * B / (31 * cap / 192));
