@@ -24,7 +24,8 @@ static const char eval_usage[] =
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
     "                      [--loss-impl IMPL] [--bf16-layers-start N] [--bf16-layers-end N]\n"
     "                      [--moe-imbalance X] [--moe-bf16-experts] [--moe-fp8-dispatch]\n"
-    "                      [--moe-alltoall-dispatcher]\n"
+    "                      [--moe-alltoall-dispatcher] [--moe-flex-dispatcher]\n"
+    "                      [--moe-a2a-overlap]\n"
     "                      [--vp-group N] [--cpu-offload-layers N]\n"
     "                      [--[no-]overlap-tp-dgrad] [--tp-comm-overlap]\n"
     "                      [--unfused-grad-accum] [--legacy-p2p]\n"
@@ -222,6 +223,13 @@ static const char eval_usage[] =
     "                      Megatron-LM's all-to-all token dispatcher: its counts,\n"
     "                      sync, routing-weight all-to-all and second permutation\n"
     "                      (default: the permutation and two all-to-alls alone)\n"
+    "  --moe-flex-dispatcher\n"
+    "                      a flex dispatcher (HybridEP, DeepEP): across NVLink domains\n"
+    "                      one network copy per token and destination domain\n"
+    "                      (default: NCCL's all-to-all, a copy per routed expert)\n"
+    "  --moe-a2a-overlap   Megatron-LM's --overlap-moe-expert-parallel-comm: one\n"
+    "                      micro-batch's EP all-to-alls under another's compute in\n"
+    "                      the 1F1B steady state (PP 1 or interleaved)\n"
     "  --vp-group N        interleaved plans: N micro-batches per group of Megatron-LM's\n"
     "                      schedule (--microbatch-group-size-per-virtual-pipeline-stage;\n"
     "                      default: the plan's, else pp; pp <= N <= micro-batches)\n"
@@ -310,6 +318,8 @@ enum {
     OPT_BF16_END,
     OPT_MOE_FP8_DISPATCH,
     OPT_MOE_ALLTOALL,
+    OPT_MOE_FLEX,
+    OPT_MOE_A2A_OVERLAP,
     OPT_VP_GROUP,
     OPT_CPU_OFFLOAD,
 };
@@ -388,6 +398,8 @@ static const struct option eval_long[] = {
     {"bf16-layers-end", required_argument, 0, OPT_BF16_END},
     {"moe-fp8-dispatch", no_argument, 0, OPT_MOE_FP8_DISPATCH},
     {"moe-alltoall-dispatcher", no_argument, 0, OPT_MOE_ALLTOALL},
+    {"moe-flex-dispatcher", no_argument, 0, OPT_MOE_FLEX},
+    {"moe-a2a-overlap", no_argument, 0, OPT_MOE_A2A_OVERLAP},
     {"vp-group", required_argument, 0, OPT_VP_GROUP},
     {"cpu-offload-layers", required_argument, 0, OPT_CPU_OFFLOAD},
     {0, 0, 0, 0},
@@ -572,6 +584,8 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
         return tsl_parse_u32("bf16-layers-end", optarg, 1, 1024, &eo->bf16_layers_end, err);
     case OPT_MOE_FP8_DISPATCH: eo->moe_fp8_dispatch = true; return 0;
     case OPT_MOE_ALLTOALL: eo->moe_alltoall = true; return 0;
+    case OPT_MOE_FLEX: eo->moe_flex = true; return 0;
+    case OPT_MOE_A2A_OVERLAP: eo->moe_a2a_overlap = true; return 0;
     case OPT_IMBALANCE:
         return tsl_parse_double("moe-imbalance", optarg, 1, 1024, &eo->moe_imbalance, err);
     case OPT_VP_GROUP: return tsl_parse_u32("vp-group", optarg, 1, 4096, &eo->vp_group, err);

@@ -239,6 +239,14 @@ static void print_ep(FILE *out, json_t *plan, json_t *doc)
               "sync before the dispatch, the routing weights' all-to-all, the second "
               "permutation)\n",
               out);
+    if (json_is_true(json_object_get(plan, "moe_a2a_overlap")))
+        fputs("  overlap:   the EP all-to-alls of one micro-batch under another's compute "
+              "(Megatron-LM's --overlap-moe-expert-parallel-comm)\n",
+              out);
+    if (json_is_true(json_object_get(plan, "moe_flex_dispatcher")))
+        fputs("  dispatch:  a flex dispatcher (HybridEP, DeepEP: one network copy per token and "
+              "destination NVLink domain)\n",
+              out);
     if (why[0])
         fprintf(out, "  ep why:    %s\n", why);
 }

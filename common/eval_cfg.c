@@ -610,7 +610,8 @@ static const mg_why_t mg_refused[] = {
 
 /* Accepted with a note: they change the figures, not the plan. */
 static const mg_why_t mg_noted[] = {
-    {"moe-flex-dispatcher-backend", "DeepEP / HybridEP / ncclep are priced as NCCL all-to-all"},
+    {"moe-flex-dispatcher-backend", "DeepEP / HybridEP / ncclep are priced alike: one network "
+                                    "copy per token and destination NVLink domain"},
 };
 
 /* Accepted: they do not change the plan (the model comes from --model/--hf-config,
@@ -812,6 +813,9 @@ typedef struct mg_state {
     bool fp8_combine;     /* --moe-combine-bwd-dtype mxfp8 */
     bool a2a_dispatcher;  /* --moe-token-dispatcher-type alltoall (noted) */
     bool ag_dispatcher;   /* --moe-token-dispatcher-type allgather */
+    bool flex_dispatcher; /* --moe-token-dispatcher-type flex */
+    bool a2a_overlap;     /* --overlap-moe-expert-parallel-comm */
+    bool delay_wgrad;     /* --delay-wgrad-compute (with it: priced as part of the overlap) */
     uint32_t cp, ep, etp;
     char cp_comm[16];  /* --cp-comm-type; "" = p2p */
     double capacity;   /* --moe-expert-capacity-factor; 0: dropless */
@@ -1126,6 +1130,8 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "cpu-offloading") == 0                   ? &st->cpu_offloading
                  : strcmp(key, "cpu-offloading-activations") == 0       ? &st->cpu_offloading
                  : strcmp(key, "first-last-layers-bf16") == 0           ? &st->first_last_bf16
+                 : strcmp(key, "overlap-moe-expert-parallel-comm") == 0 ? &st->a2a_overlap
+                 : strcmp(key, "delay-wgrad-compute") == 0              ? &st->delay_wgrad
                                                                         : NULL;
     if (flag) {
         *flag = true;
@@ -1202,6 +1208,7 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                                val ? val : "");
         st->a2a_dispatcher = strcmp(val, "alltoall") == 0;
         st->ag_dispatcher = strcmp(val, "allgather") == 0;
+        st->flex_dispatcher = strcmp(val, "flex") == 0;
         return 0;
     }
     if (strcmp(key, "fp8-recipe") == 0) {
@@ -1458,6 +1465,15 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
      * target megatron prices what Tessel's megatron export writes (alltoall without an
      * FP8 dispatch) */
     c->knobs.moe_alltoall = st->a2a_dispatcher && !c->knobs.moe_fp8_dispatch;
+    /* the flex dispatcher's all-to-alls (knobs.moe_flex): one network copy per token and
+     * destination domain, whichever backend */
+    c->knobs.moe_flex = st->flex_dispatcher;
+    /* the EP all-to-all overlap (knobs.moe_a2a_overlap); --delay-wgrad-compute is what
+     * the overlap runs with (Megatron-Bridge's presets set both) */
+    c->knobs.moe_a2a_overlap = st->a2a_overlap;
+    if (st->delay_wgrad && !st->a2a_overlap)
+        tsl_eval_cfg_note(c, "megatron: --delay-wgrad-compute without "
+                             "--overlap-moe-expert-parallel-comm is not modelled");
     if (st->ag_dispatcher)
         tsl_eval_cfg_note(c, "megatron: --moe-token-dispatcher-type allgather is priced as "
                              "the permutation and two all-to-alls");

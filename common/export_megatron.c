@@ -58,7 +58,11 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
             "--expert-model-parallel-size %u\n"
             "--expert-tensor-parallel-size %u\n",
             l->experts, l->experts_per_tok, l->ffn_hidden,
-            p->moe_fp8_dispatch ? "flex" : "alltoall", ep, etp);
+            p->moe_fp8_dispatch || p->moe_flex ? "flex" : "alltoall", ep, etp);
+    if (p->moe_flex && !p->moe_fp8_dispatch) /* Megatron-LM's default backend */
+        fputs("--moe-flex-dispatcher-backend deepep\n", out);
+    if (p->moe_a2a_overlap && ep > 1) /* what the overlap runs with */
+        fputs("--overlap-moe-expert-parallel-comm\n--delay-wgrad-compute\n", out);
     if (p->moe_fp8_dispatch)
         fputs("--moe-flex-dispatcher-backend ncclep\n--use-transformer-engine-op-fuser\n"
               "--moe-dispatch-fwd-dtype mxfp8\n--moe-combine-bwd-dtype mxfp8\n",

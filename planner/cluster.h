@@ -301,13 +301,35 @@ double tsl_cluster_dim_busbw(const tsl_cluster_t *c, uint32_t block_first, uint3
  * buffer B moves (n−1)/n · B, time = (n−1)/n · B / busbw): as tsl_cluster_dim_busbw
  * with each node's intra_bw × its GPU's tsl_gpu_a2a_ratio (NCCL's all-to-all, a send
  * and a receive to every peer, runs below its ring inside an NVLink domain:
- * docs/cost-model.md "All-to-all"). The NICs of a group spanning domains are priced
- * as the ring's, cap_D, which is optimistic for NCCL's all-to-all (each domain sends
- * m_D · (n − m_D)/n · B off it: docs/cost-model.md, not priced). lat as
- * tsl_cluster_dim_busbw's. Same cost.
+ * docs/cost-model.md "All-to-all"). A group spanning domains sends m_D·(n − m_D)/n of
+ * a rank's buffer off each domain D of m_D members, so its NICs (the ring's cap_D)
+ * bound it at (n − 1)·cap_D / (m_D·(n − m_D)) (NCCL's p2p sends, PXN putting each on
+ * the destination's rail). lat as tsl_cluster_dim_busbw's. Same cost.
  */
 double tsl_cluster_dim_a2a_busbw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
                                  uint32_t stride, uint32_t count, tsl_coll_lat_t *lat);
+
+/* A token's chance of having one of its routed experts in a domain that holds `share`
+ * of them (the caller's routing; docs/cost-model.md "Across NVLink domains"). */
+typedef double (*tsl_cluster_hit_fn)(double share, const void *ctx);
+
+/* What a flex MoE dispatcher (HybridEP, DeepEP: one network copy per token and
+ * destination domain, forwarded over NVLink there) sees of the same groups: nvl_bw the
+ * slowest NVLink all-to-all figure of a domain holding ≥ 2 members (as
+ * tsl_cluster_dim_a2a_busbw's inside a domain; +INF where none does); net_s the
+ * network's seconds per byte of a rank's token row (one copy), the slowest domain's
+ * max(in, out) / cap_D, where a domain D of m_D of the n members receives
+ * (n − m_D)·hit(m_D/n) copies per token row of a rank and sends m_D·Σ_{D' ≠ D}
+ * hit(m_D'/n) (0 where no group spans domains); domains the most domains one group
+ * touches. nvl_bw 0 where the groups do not tile the block. */
+typedef struct tsl_cluster_flex_bw {
+    double nvl_bw; /* B/s */
+    double net_s;  /* s/B */
+    uint32_t domains;
+} tsl_cluster_flex_bw_t;
+void tsl_cluster_dim_flex_bw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                             uint32_t stride, uint32_t count, tsl_cluster_hit_fn hit,
+                             const void *ctx, tsl_cluster_flex_bw_t *out);
 
 /* Bandwidth each pair gets when device from_first + k sends to to_first + k for
  * every k < count at the same time (a pipeline boundary's ranks): the slowest

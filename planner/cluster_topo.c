@@ -132,46 +132,95 @@ static double group_rail_bw(const tsl_cluster_t *c, const dim_shape_t *d, uint64
 
 /* What one group of the dimension gets: intra (NVLink hops of domains holding ≥ 2
  * of its members, at the all-to-all's share of the ring where a2a) and, when it
- * spans domains, the slowest domain's share of its NICs (as a ring either way:
- * cluster.h, tsl_cluster_dim_a2a_busbw). *domains = NVLink domains touched. */
+ * spans domains, the slowest domain's share of its NICs: a ring's cap_D, an
+ * all-to-all's (n − 1)·cap_D / (m_D·(n − m_D)) — each domain sends m_D·(n − m_D)/n
+ * of a rank's buffer off it (cluster.h, tsl_cluster_dim_a2a_busbw). *domains = NVLink
+ * domains touched. */
 static double node_intra_bw(const tsl_cluster_t *c, uint32_t x, bool a2a)
 {
     const tsl_node_t *nd = &c->nodes[x];
     return a2a ? nd->intra_bw * tsl_gpu_a2a_ratio(&c->gpu_types[nd->gpu_type]) : nd->intra_bw;
 }
 
+static double domain_nic_bw(double cap, uint32_t m, uint32_t n, bool a2a)
+{
+    return a2a ? (double)(n - 1) * cap / ((double)m * (n - m)) : cap;
+}
+
+/* One domain's run of a group's members, from member *k on (members are node-major
+ * and domains runs of nodes): its members, its NICs' share for the crossing groups
+ * (cap_D; 0 where the group stays in one domain) and its slowest node's intra figure.
+ * false past the last member. */
+typedef struct dom_run {
+    uint32_t members;
+    double cap, intra;
+} dom_run_t;
+
+static bool next_domain(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t first, double rail,
+                        bool a2a, uint32_t *k, dom_run_t *out)
+{
+    if (*k >= d->count)
+        return false;
+    uint32_t x, k_next = next_member_off_node(c, d, first, *k, &x);
+    uint32_t dom = tsl_cluster_node_domain(c, x);
+    *out = (dom_run_t){0, 0.0, INFINITY};
+    for (;;) {
+        uint32_t m = k_next - *k;
+        out->members += m;
+        out->intra = fmin(out->intra, node_intra_bw(c, x, a2a));
+        if (rail > 0) /* x's NICs split between the crossing groups, ≤ m each */
+            out->cap += rail * fmin((double)m, (double)c->nodes[x].n_nics / crossing_on(c, d, x));
+        *k = k_next;
+        if (*k >= d->count)
+            return true;
+        uint32_t y, after = next_member_off_node(c, d, first, *k, &y);
+        if (tsl_cluster_node_domain(c, y) != dom)
+            return true;
+        x = y;
+        k_next = after;
+    }
+}
+
 static double group_busbw(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t first, bool a2a,
                           uint32_t *domains)
 {
     bool crosses = group_crosses(c, d, first);
-    double rail = crosses ? group_rail_bw(c, d, first) : 0.0;
-    double bw = INFINITY, dom_intra = INFINITY, dom_cap = 0.0;
-    uint32_t dom_members = 0, dom = UINT32_MAX, x = 0;
+    double rail = crosses ? group_rail_bw(c, d, first) : 0.0, bw = INFINITY;
+    uint32_t k = 0;
+    dom_run_t r;
     *domains = 0;
-    for (uint32_t k = 0; k <= d->count;) {
-        bool end = k == d->count;
-        uint32_t k_next = end ? k + 1 : next_member_off_node(c, d, first, k, &x);
-        if (end || tsl_cluster_node_domain(c, x) != dom) { /* close the domain */
-            if (dom_members >= 2)
-                bw = fmin(bw, dom_intra);
-            if (crosses && dom_members > 0)
-                bw = fmin(bw, dom_cap);
-            if (end)
-                break;
-            dom = tsl_cluster_node_domain(c, x);
-            dom_intra = INFINITY;
-            dom_cap = 0.0;
-            dom_members = 0;
-            (*domains)++;
-        }
-        uint32_t m = k_next - k;
-        dom_members += m;
-        dom_intra = fmin(dom_intra, node_intra_bw(c, x, a2a));
-        if (crosses) /* x's NICs split between the crossing groups, ≤ m each */
-            dom_cap += rail * fmin((double)m, (double)c->nodes[x].n_nics / crossing_on(c, d, x));
-        k = k_next;
+    while (next_domain(c, d, first, rail, a2a, &k, &r)) {
+        (*domains)++;
+        if (r.members >= 2)
+            bw = fmin(bw, r.intra);
+        if (crosses)
+            bw = fmin(bw, domain_nic_bw(r.cap, r.members, d->count, a2a));
     }
     return bw;
+}
+
+/* The flex dispatcher's figures of one group into fx (cluster.h, tsl_cluster_dim_flex_bw):
+ * a domain D of m_D of the n members receives (n − m_D)·hit(m_D/n) token copies per token
+ * of a rank and sends m_D·Σ_{D' ≠ D} hit(m_D'/n), both through cap_D. */
+static void group_flex(const tsl_cluster_t *c, const dim_shape_t *d, uint64_t first,
+                       tsl_cluster_hit_fn hit, const void *ctx, tsl_cluster_flex_bw_t *fx)
+{
+    bool crosses = group_crosses(c, d, first);
+    double rail = crosses ? group_rail_bw(c, d, first) : 0.0, all = 0.0;
+    uint32_t k = 0, n = 0;
+    dom_run_t r;
+    while (next_domain(c, d, first, rail, true, &k, &r)) {
+        n++;
+        if (r.members >= 2)
+            fx->nvl_bw = fmin(fx->nvl_bw, r.intra);
+        all += hit((double)r.members / d->count, ctx);
+    }
+    fx->domains = n > fx->domains ? n : fx->domains;
+    for (k = 0; crosses && next_domain(c, d, first, rail, true, &k, &r);) {
+        double h = hit((double)r.members / d->count, ctx);
+        double in = (d->count - r.members) * h, out = r.members * (all - h);
+        fx->net_s = fmax(fx->net_s, fmax(in, out) / r.cap);
+    }
 }
 
 /* ---- NCCL's tuning model (cluster.h; NVIDIA/nccl v2.30.7-1 src/graph/tuning.cc) ---- */
@@ -414,6 +463,25 @@ double tsl_cluster_dim_a2a_busbw(const tsl_cluster_t *c, uint32_t block_first, u
                                  uint32_t stride, uint32_t count, tsl_coll_lat_t *lat)
 {
     return dim_walk(c, block_first, block_size, stride, count, true, lat);
+}
+
+void tsl_cluster_dim_flex_bw(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                             uint32_t stride, uint32_t count, tsl_cluster_hit_fn hit,
+                             const void *ctx, tsl_cluster_flex_bw_t *out)
+{
+    *out = (tsl_cluster_flex_bw_t){INFINITY, 0.0, count > 1 ? 1 : 0};
+    if (count <= 1)
+        return;
+    dim_shape_t d = {block_first, block_size, stride, count, (uint64_t)stride * count};
+    if (stride == 0 || block_size % d.span != 0 ||
+        (uint64_t)block_first + block_size > c->n_devices) {
+        out->nvl_bw = 0;
+        return;
+    }
+    uint64_t spans = spans_to_walk(c, &d);
+    for (uint64_t q = 0; q < spans; q++)
+        for (uint32_t r = 0; r < stride; r++)
+            group_flex(c, &d, group_first(&d, q, r), hit, ctx, out);
 }
 
 /* ---- a pipeline boundary's concurrent sends ---- */

@@ -137,7 +137,7 @@ static double mode_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degre
         }
     double bw = walk_bw(env, stride, degree, lat);
     if (memo != NULL && memo->n < TSL_COST_BW_MEMO)
-        memo->g[memo->n++] = (tsl_group_bw_t){stride, degree, bw, *lat, NAN};
+        memo->g[memo->n++] = (tsl_group_bw_t){stride, degree, bw, *lat, NAN, {0, 0, 0}, 0};
     return bw;
 }
 
@@ -179,6 +179,20 @@ static double group_a2a_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t 
         return tsl_cluster_dim_bw(env->cluster, env->block_first, env->block_size, stride, degree);
     return tsl_cluster_dim_a2a_busbw(env->cluster, env->block_first, env->block_size, stride,
                                      degree, NULL);
+}
+
+/* The EP group's flex-dispatcher figures for layer l's routing
+ * (tsl_cluster_dim_flex_bw) where the plan runs one (knobs.moe_flex; not in PAPER
+ * mode), else none (domains 0). */
+static void group_flex_bw(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t stride,
+                          uint32_t degree, tsl_cluster_flex_bw_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (l == NULL || !l->experts || !env->knobs.moe_flex || env->mode == TSL_COST_PAPER ||
+        degree <= 1 || env->block_size % ((uint64_t)stride * degree) != 0)
+        return;
+    tsl_cluster_dim_flex_bw(env->cluster, env->block_first, env->block_size, stride, degree,
+                            tsl_cost_flex_hit, l, out);
 }
 
 /* ---- context parallelism (docs/cost-model.md "Context parallelism") ---- */
@@ -319,6 +333,29 @@ double tsl_cost_alltoall_s(double bytes, uint32_t n, double bw)
     return tsl_cost_allgather_s(bytes, n, bw);
 }
 
+double tsl_cost_flex_hit(double share, const void *layer)
+{
+    const tsl_layer_t *l = layer;
+    double U = l->experts, c = l->experts_per_tok, g = l->router_groups * share;
+    if (l->router_groups > 1 && l->router_topk_groups > 0 &&
+        l->router_topk_groups < l->router_groups && g >= 1.0 && fabs(g - round(g)) < 1e-9) {
+        U = l->router_groups; /* the groups lie whole in the domain */
+        c = l->router_topk_groups;
+    }
+    double miss = 1.0; /* C(U − U·share, c)/C(U, c): none of the token's in the domain */
+    for (double i = 0; i < c; i++)
+        miss *= fmax(U - U * share - i, 0.0) / (U - i);
+    return 1.0 - miss;
+}
+
+uint64_t tsl_cost_flex_key(const tsl_layer_t *l)
+{
+    if (l == NULL || l->experts == 0)
+        return 0;
+    return (uint64_t)l->experts << 32 | (uint64_t)l->experts_per_tok << 16 |
+           (uint64_t)(l->router_groups & 0xff) << 8 | (l->router_topk_groups & 0xff) | 1u << 31;
+}
+
 void tsl_cost_strategy_bw_memo(const tsl_cost_env_t *env, const tsl_strategy_t *s,
                                tsl_cost_bw_memo_t *memo, tsl_strategy_bw_t *out)
 {
@@ -340,7 +377,7 @@ void tsl_cost_strategy_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s,
     tsl_cost_strategy_bw_memo(env, s, NULL, out);
 }
 
-void tsl_cost_moe_bw(const tsl_cost_env_t *env, tsl_strategy_bw_t *out)
+void tsl_cost_moe_bw(const tsl_cost_env_t *env, const tsl_layer_t *l, tsl_strategy_bw_t *out)
 {
     uint32_t G = env->block_size, ep = env->knobs.ep > 1 ? env->knobs.ep : 1;
     uint32_t etp = env->knobs.etp > 1 ? env->knobs.etp : 1;
@@ -354,6 +391,8 @@ void tsl_cost_moe_bw(const tsl_cost_env_t *env, tsl_strategy_bw_t *out)
         g->degree = degree[i];
         g->bw = group_bw(env, stride[i], degree[i], &g->lat);
         g->a2a_bw = group_a2a_bw(env, stride[i], degree[i]);
+        g->flex_key = i == 0 ? tsl_cost_flex_key(l) : 0;
+        group_flex_bw(env, g->flex_key ? l : NULL, stride[i], degree[i], &g->flex);
     }
 }
 
@@ -375,6 +414,21 @@ static double made_group_bw(const tsl_cost_env_t *env, const tsl_strategy_bw_t *
     if (a2a != NULL)
         *a2a = group_a2a_bw(env, stride, degree);
     return group_bw(env, stride, degree, lat);
+}
+
+/* The EP group's flex figures for layer l, read from bw's made groups where one
+ * matches (and was made for l's routing), else walked (group_flex_bw): the same either
+ * way. */
+static void made_group_flex(const tsl_cost_env_t *env, const tsl_layer_t *l,
+                            const tsl_strategy_bw_t *bw, uint32_t stride, uint32_t degree,
+                            tsl_cluster_flex_bw_t *out)
+{
+    const tsl_group_bw_t *g = &bw->moe[0];
+    if (g->degree == degree && g->stride == stride && g->flex_key == tsl_cost_flex_key(l)) {
+        *out = g->flex;
+        return;
+    }
+    group_flex_bw(env, l, stride, degree, out);
 }
 
 /* ---- collectives (ring, AMP Eq. 3; nccl-tests bus bandwidth) ---- */
@@ -1428,6 +1482,22 @@ static void alltoall_dispatcher(const tsl_cost_env_t *env, const tsl_layer_t *l,
     o->disp_b = probs;
 }
 
+/* One EP all-to-all (dispatch or combine) of a rank's routed copies, `bytes`: NCCL's at
+ * the group's all-to-all figure; a flex dispatcher's across domains (fx from
+ * made_group_flex) sends one copy per token and destination domain, bytes / k · net_s
+ * through the slowest domain's NICs, and forwards the copies over NVLink inside each
+ * domain, pipelined in chunks (DeepEP's normal kernels; HybridEP likewise): the slower
+ * of the two, the NVLink part with the group's α (docs/cost-model.md "All-to-all",
+ * "Across NVLink domains"). */
+static double ep_a2a_s(const tsl_layer_t *l, double bytes, uint32_t ep, double a2a_bw,
+                       const tsl_coll_lat_t *lat, const tsl_cluster_flex_bw_t *fx)
+{
+    if (fx->domains <= 1 || !(fx->net_s > 0))
+        return alltoall_lat_s(bytes, ep, a2a_bw, lat);
+    double net = bytes / l->experts_per_tok * fx->net_s;
+    return fmax(alltoall_lat_s(bytes, ep, fx->nvl_bw, lat), net);
+}
+
 static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_strategy_t *s,
                       const tsl_strategy_bw_t *bw, degrees_t g, double n, moe_terms_t *o)
 {
@@ -1455,8 +1525,10 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     /* a pass's dispatch and combine; with moe_fp8_dispatch the dispatch (forward)
      * and the combine's gradient (backward) in FP8, the other of each in bf16 */
     double wire = fp8 && env->knobs.moe_fp8_dispatch ? tsl_fp8_wire_bytes(env->knobs.fp8) : 2.0;
-    o->a2a_pass = alltoall_lat_s(bytes, ep, a2a_ep, &lat_ep) +
-                  alltoall_lat_s(bytes * wire / 2.0, ep, a2a_ep, &lat_ep);
+    tsl_cluster_flex_bw_t fx;
+    made_group_flex(env, l, bw, etp, ep, &fx);
+    o->a2a_pass = ep_a2a_s(l, bytes, ep, a2a_ep, &lat_ep, &fx) +
+                  ep_a2a_s(l, bytes * wire / 2.0, ep, a2a_ep, &lat_ep, &fx);
     o->tpc = allgather_lat_s(etp * bytes, etp, bw_etp, &lat_etp);
     if (env->knobs.moe_alltoall && ep > 1)
         alltoall_dispatcher(env, l, bw, ep, etp, bytes / r, o);
@@ -1646,7 +1718,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     if (bw == NULL) {
         tsl_cost_strategy_bw(env, s, &local);
         if (l->experts)
-            tsl_cost_moe_bw(env, &local);
+            tsl_cost_moe_bw(env, l, &local);
         bw = &local;
     }
     double n = cp > 1 ? (double)mb / w : (double)(mb / w);

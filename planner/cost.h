@@ -276,8 +276,12 @@ typedef enum tsl_cost_mode {
  * tensorwise) on Blackwell writes and keeps the rowwise copy alone (its GEMMs take any
  * layout), and MXFP8's fp8_param_gather under ZeRO-1 gathers bf16 through the gradient
  * buffer and casts every weight once per step (Megatron-LM's
- * reuse_grad_buf_for_mxfp8_param_ag). */
-#define TSL_COST_MODEL_VERSION 51u
+ * reuse_grad_buf_for_mxfp8_param_ag). 52: NCCL's all-to-all across NVLink domains at its
+ * NICs' bound (n − 1)·cap_D / (m_D·(n − m_D)); a flex dispatcher's (moe_flex: HybridEP,
+ * DeepEP) one network copy per token and destination domain at the rank's NIC share,
+ * pipelined with its NVLink forwarding; Megatron-LM's EP all-to-all overlap
+ * (moe_a2a_overlap: the 1F1B steady state's merged steps hide the EP all-to-alls). */
+#define TSL_COST_MODEL_VERSION 52u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -336,6 +340,18 @@ typedef struct tsl_cost_knobs {
                                    permutation and the two all-to-alls alone (HybridEP,
                                    DeepEP, torchtitan; and the PAPER mode's, whose env
                                    the engine gives it off) */
+    bool moe_a2a_overlap;       /* Megatron-LM's --overlap-moe-expert-parallel-comm (with
+                                   --delay-wgrad-compute): in the 1F1B steady state one
+                                   micro-batch's forward and another's backward run as one
+                                   step, each one's EP all-to-alls under the other's
+                                   compute (PP 1 or interleaved; tsl_plan_stage_t
+                                   ep_save_s) */
+    bool moe_flex;              /* a flex dispatcher's all-to-alls (Megatron-LM's
+                                   --moe-token-dispatcher-type flex: HybridEP, DeepEP;
+                                   DeepSeek-V3's own kernels): across NVLink domains one
+                                   network copy per token and destination domain,
+                                   forwarded over NVLink there (tsl_cost_flex_remote);
+                                   false: NCCL's all-to-all, a copy per routed expert */
     uint32_t ep;                /* expert-parallel degree of every MoE layer (0 or 1: none);
                                    docs/cost-model.md "Mixture of experts" */
     uint32_t etp;               /* expert tensor-parallel degree of the routed experts (0 or
@@ -488,6 +504,18 @@ int tsl_cost_moe_check(const tsl_cost_knobs_t *k, tsl_err_t *err);
  * (n−1)/n · bytes / bw (NCCL's alltoall bus bandwidth convention). */
 double tsl_cost_alltoall_s(double bytes, uint32_t n, double bw);
 
+/* A token's chance of sending a copy to a domain holding `share` of a MoE layer's
+ * experts under a flex dispatcher (one copy per destination domain):
+ * 1 − C(U − U·share, c)/C(U, c) with (U, c) = (E, k) for a plain top-k, or
+ * (router_groups, router_topk_groups) where a group-limited router's groups lie whole
+ * in the domain (router_groups · share a whole number: DeepSeek-V3's node-limited
+ * routing). l is a tsl_layer_t (tsl_cluster_hit_fn). */
+double tsl_cost_flex_hit(double share, const void *l);
+
+/* The routing a layer's flex figures depend on (experts, top-k, groups), never 0 for a
+ * MoE layer; 0 for NULL or a dense one. */
+uint64_t tsl_cost_flex_key(const tsl_layer_t *l);
+
 /* Context parallelism's attention exchange (Megatron-LM --cp-comm-type;
  * TransformerEngine's attention/dot_product_attention/context_parallel.py). */
 typedef enum tsl_cp_comm {
@@ -574,8 +602,12 @@ typedef struct tsl_group_bw {
     uint32_t stride, degree; /* degree 0: not made */
     double bw;
     tsl_coll_lat_t lat;
-    double a2a_bw; /* its all-to-all's (tsl_cluster_dim_a2a_busbw; PAPER: bw); made by
+    double a2a_bw;              /* its all-to-all's (tsl_cluster_dim_a2a_busbw; PAPER: bw); made by
                       tsl_cost_moe_bw, not kept in a memo */
+    tsl_cluster_flex_bw_t flex; /* a flex dispatcher's figures (tsl_cluster_dim_flex_bw;
+                                   the EP group's under knobs.moe_flex) for the routing of
+                                   flex_key (tsl_cost_flex_key; 0: none made) */
+    uint64_t flex_key;
 } tsl_group_bw_t;
 
 /* the EP group, the expert data-parallel group and the expert-TP group */
@@ -622,7 +654,7 @@ void tsl_cost_strategy_bw_memo(const tsl_cost_env_t *env, const tsl_strategy_t *
  * and expert-TP degrees, not on the strategy: a caller costing MoE layers under many
  * strategies makes them once per block and copies them into each strategy's
  * figures (a topology walk each, which tsl_cost_layer otherwise repeats per call). */
-void tsl_cost_moe_bw(const tsl_cost_env_t *env, tsl_strategy_bw_t *out);
+void tsl_cost_moe_bw(const tsl_cost_env_t *env, const tsl_layer_t *l, tsl_strategy_bw_t *out);
 
 typedef struct tsl_layer_cost {
     bool feasible; /* false when B_m does not divide by the data width, or

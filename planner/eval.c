@@ -297,6 +297,8 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     out->moe_bf16_experts |= g->moe_bf16_experts;
     out->moe_fp8_dispatch |= g->moe_fp8_dispatch;
     out->moe_alltoall |= g->moe_alltoall;
+    out->moe_flex |= g->moe_flex;
+    out->moe_a2a_overlap |= g->moe_a2a_overlap;
     if (!r->recompute_modules)
         out->recompute_modules = g->recompute_modules;
     out->bf16_moments |= g->bf16_moments;
@@ -367,6 +369,7 @@ static int cost_plan(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_req
     if (tsl_cluster_fp8_ok(c, e.knobs.fp8, err) != 0 || /* an FP8 plan on an Ampere cluster */
         tsl_fp8_dispatch_ok(e.knobs.fp8, e.knobs.moe_fp8_dispatch, err) != 0 ||
         tsl_moe_alltoall_ok(e.knobs.moe_alltoall, e.knobs.moe_fp8_dispatch, err) != 0 ||
+        tsl_moe_flex_ok(e.knobs.moe_flex, e.knobs.moe_alltoall, err) != 0 ||
         tsl_fp8_impl_ok(e.knobs.fp8, e.knobs.fp8_impl, err) != 0 ||
         tsl_loss_impl_ok(asked_loss_impl(r, g), e.knobs.autocast, err) != 0 ||
         given_grad_bytes_ok(g, err) != 0 || tsl_opt_step_ok(e.knobs.opt_step, err) != 0 ||

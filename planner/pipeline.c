@@ -106,6 +106,19 @@ uint32_t tsl_pipeline_vp_group(uint32_t n_stages, uint32_t N)
     return N ? N : n_stages;
 }
 
+double tsl_pipeline_ep_overlap_s(uint32_t stage, uint32_t n_stages, uint32_t m, uint32_t v,
+                                 uint32_t N, double save_s)
+{
+    v = v > 1 ? v : 1;
+    if (m < 2 || stage >= n_stages || (n_stages > 1 && v == 1))
+        return 0.0;
+    uint64_t steps = (uint64_t)v * m;
+    uint64_t w = n_stages == 1 ? 1
+                               : tsl_pipeline_vp_warmup(stage, n_stages, m, v,
+                                                        tsl_pipeline_vp_group(n_stages, N));
+    return w < steps ? save_s * (double)(steps - w) / (double)steps : 0.0;
+}
+
 int tsl_pipeline_vp_check(uint32_t n_stages, uint32_t m, uint32_t N)
 {
     N = tsl_pipeline_vp_group(n_stages, N);

@@ -124,6 +124,18 @@ uint32_t tsl_pipeline_vp_warmup(uint32_t stage, uint32_t n_stages, uint32_t m, u
 uint32_t tsl_pipeline_vp_group(uint32_t n_stages, uint32_t N);
 
 /*
+ * Megatron-LM's EP all-to-all overlap (docs/cost-model.md "EP all-to-all overlap"):
+ * what stage s saves per micro-batch when each merged step of a forward and another
+ * micro-batch's backward saves save_s (a whole micro-batch's; a chunk's is save_s / v).
+ * Of its v·m chunk steps each way the w_s warm-up forwards run alone (interleaved:
+ * tsl_pipeline_vp_warmup with group N; one stage: the first forward): save_s ·
+ * (v·m − w_s) / (v·m). 0 where Megatron-LM does not run it (P > 1 without
+ * interleaving, v 0 or 1) or m < 2.
+ */
+double tsl_pipeline_ep_overlap_s(uint32_t stage, uint32_t n_stages, uint32_t m, uint32_t v,
+                                 uint32_t N, double save_s);
+
+/*
  * Whether Megatron-LM runs N (0: P) for P stages and m micro-batches: 0, or -1
  * where schedules.py (forward_backward_pipelining_with_interleaving) raises —
  * N outside [P, m] ("The number of contiguous micro-batches in a virtual

@@ -40,6 +40,10 @@ typedef struct tsl_plan_stage {
     double wgrad_s;       /* the weight-gradient GEMMs' part of the backward, included
                              above (tsl_layer_cost_t.wgrad_s summed): a zero-bubble
                              schedule's W; the rest of the backward is its B */
+    double ep_save_s;     /* moe_a2a_overlap: what one merged step of a micro-batch's
+                             forward and another's backward saves, its EP all-to-alls
+                             under the other's compute (tsl_pipesim_fb_save_s over the
+                             stage's ep_s; not in the plan document) */
     double fb_save_s;     /* DualPipeV: what one overlapped F&B step (a micro-batch's
                              forward with another's backward) saves against F + B
                              (tsl_pipesim_fb_save_s over the stage's communication) */
@@ -137,6 +141,10 @@ typedef struct tsl_plan {
                               all-to-all in FP8 */
     bool moe_alltoall;     /* priced with Megatron-LM's all-to-all token dispatcher
                               (cost.h knobs.moe_alltoall) */
+    bool moe_flex;         /* priced with a flex dispatcher's all-to-alls (HybridEP,
+                              DeepEP; cost.h knobs.moe_flex) */
+    bool moe_a2a_overlap;  /* priced with Megatron-LM's EP all-to-all overlap (cost.h
+                              knobs.moe_a2a_overlap) */
     bool fb_serial;        /* DualPipeV's F&B priced as F + B (torchtitan runs it so) */
     /* Megatron's recompute modules beside the attention core (recompute.h bits; the
      * core is each layer's +selckpt) and Adam's moments in bf16 (cost.h knobs) */

@@ -276,6 +276,15 @@
       "its counts, sync, routing-weight all-to-all and second permutation; default: the "          \
       "permutation and two all-to-alls alone (HybridEP, DeepEP, torchtitan)",                      \
       "moe_alltoall_dispatcher", "moe_alltoall_dispatcher")                                        \
+    X(moe_flex, BOOL, "moe-flex-dispatcher", "", 0, 0,                                             \
+      "price a flex MoE dispatcher's all-to-alls (HybridEP, DeepEP; Megatron-LM's "                \
+      "moe_token_dispatcher_type flex): across NVLink domains one network copy per token and "     \
+      "destination domain; default: NCCL's all-to-all, a copy per routed expert",                  \
+      "moe_flex_dispatcher", "moe_flex_dispatcher")                                                \
+    X(moe_a2a_overlap, BOOL, "moe-a2a-overlap", "", 0, 0,                                          \
+      "Megatron-LM's --overlap-moe-expert-parallel-comm: one micro-batch's EP all-to-alls under "  \
+      "another's compute in the 1F1B steady state (PP 1 or interleaved); default exposed",         \
+      "moe_a2a_overlap", "moe_a2a_overlap")                                                        \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

@@ -147,6 +147,8 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
         return -1;
     if (tsl_moe_alltoall_ok(r->moe_alltoall, r->moe_fp8_dispatch, err) != 0)
         return -1;
+    if (tsl_moe_flex_ok(r->moe_flex, r->moe_alltoall, err) != 0)
+        return -1;
     if (r->moe_alltoall && r->target && r->target != TSL_TARGET_MEGATRON)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "moe_alltoall_dispatcher: Megatron-LM's all-to-all dispatcher; %s "
@@ -414,6 +416,10 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
                    0x6d6f6538ull << 8 | (uint64_t)r->moe_bf16_experts << 1 | r->moe_fp8_dispatch);
     if (r->moe_alltoall) /* likewise */
         tsl_fp_u64(&fp, 0x6d6f6561327461ull);
+    if (r->moe_flex) /* likewise */
+        tsl_fp_u64(&fp, 0x6d6f65666c6578ull);
+    if (r->moe_a2a_overlap) /* likewise */
+        tsl_fp_u64(&fp, 0x6d6f6561326f76ull);
     if (r->vp_group) /* likewise */
         tsl_fp_u64(&fp, 0x767000000000ull | r->vp_group);
     tsl_cost_knobs_t k; /* as priced (the target's, the switches over them); the

@@ -152,6 +152,10 @@ int tsl_fp8_dispatch_ok(uint32_t r, bool moe_fp8_dispatch, tsl_err_t *err);
  * flex dispatcher. err names moe_alltoall_dispatcher. */
 int tsl_moe_alltoall_ok(bool moe_alltoall, bool moe_fp8_dispatch, tsl_err_t *err);
 
+/* Whether a flex dispatcher (moe_flex) goes with the all-to-all one: Megatron-LM runs
+ * one token dispatcher. err names moe_flex_dispatcher. */
+int tsl_moe_flex_ok(bool moe_flex, bool moe_alltoall, tsl_err_t *err);
+
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err);
 

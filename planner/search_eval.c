@@ -268,7 +268,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->double_block_fwd << 13 | (uint64_t)k->eager << 14 |
             (uint64_t)k->tp_comm_overlap << 15 | (uint64_t)k->lazy_grads << 16 |
             (uint64_t)k->moe_alltoall << 18 | (uint64_t)k->tp_sync << 19 |
-            (uint64_t)k->ds_pipe_p2p << 20 | (uint64_t)env->mode << 17,
+            (uint64_t)k->ds_pipe_p2p << 20 | (uint64_t)k->moe_flex << 21 |
+            (uint64_t)k->moe_a2a_overlap << 22 | (uint64_t)env->mode << 17,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -944,7 +945,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
                         uint32_t n, tsl_plan_stage_t *st, uint64_t *act_bytes)
 {
     uint32_t K = e->n_layouts;
-    double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0, f = 0, b = 0, comm = 0;
+    double nosync = 0, sync = 0, fwd = 0, opt = 0, wgrad = 0, f = 0, b = 0, comm = 0, ep = 0;
     uint64_t act = 0, ms = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t j = e->choice[i], cls = e->layer_class[first + i];
@@ -961,6 +962,7 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         f += lc->fwd_s;
         b += lc->bwd_s;
         comm += lc->comm_s;
+        ep += lc->ep_s;
         act += e->fwd_bytes[(size_t)i * g->n + j];
         ms += lc->ms_bytes;
     }
@@ -975,6 +977,10 @@ static void stage_times(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     st->fb_save_s = e->space->target == TSL_TARGET_TORCHTITAN || e->knobs.fb_serial
                         ? 0.0
                         : tsl_pipesim_fb_save_s(f, b, comm, e->cluster->overlap_slowdown);
+    /* Megatron-LM's EP overlap: its merged step hides the EP all-to-alls alone */
+    st->ep_save_s = e->knobs.moe_a2a_overlap
+                        ? tsl_pipesim_fb_save_s(f, b, ep, e->cluster->overlap_slowdown)
+                        : 0.0;
     st->ms_bytes = ms;
     *act_bytes = act;
 }
@@ -1077,6 +1083,13 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
     }
     if (r->moe_alltoall)
         k->moe_alltoall = true;
+    if (r->moe_a2a_overlap)
+        k->moe_a2a_overlap = true;
+    if (r->moe_flex) { /* the flex dispatcher in place of the target's all-to-all one (both
+                          asked: refused, tsl_moe_flex_ok) */
+        k->moe_flex = true;
+        k->moe_alltoall = r->moe_alltoall;
+    }
     k->cpu_offload_layers = r->cpu_offload_layers;
 }
 
@@ -1118,6 +1131,14 @@ int tsl_fp8_dispatch_ok(uint32_t r, bool moe_fp8_dispatch, tsl_err_t *err)
     return tsl_err_set(err, "moe_fp8_dispatch: Megatron-LM's low-precision dispatch sends "
                             "MXFP8 (--moe-dispatch-fwd-dtype mxfp8), which feeds MXFP8 "
                             "experts; not with fp8_recipe nvfp4");
+}
+
+int tsl_moe_flex_ok(bool moe_flex, bool moe_alltoall, tsl_err_t *err)
+{
+    if (!moe_flex || !moe_alltoall)
+        return 0;
+    return tsl_err_set(err, "moe_flex_dispatcher: Megatron-LM runs one token dispatcher; not "
+                            "with moe_alltoall_dispatcher");
 }
 
 int tsl_moe_alltoall_ok(bool moe_alltoall, bool moe_fp8_dispatch, tsl_err_t *err)
@@ -1329,12 +1350,14 @@ static bool same_groups(const tsl_strategy_t *a, const tsl_strategy_t *b)
     return true;
 }
 
-static bool has_moe(const tsl_model_t *m)
+/* The model's first MoE layer (the routing its EP groups' flex figures are made for),
+ * or NULL. */
+static const tsl_layer_t *first_moe(const tsl_model_t *m)
 {
     for (uint32_t i = 0; i < m->n_layers; i++)
         if (m->layers[i].experts)
-            return true;
-    return false;
+            return &m->layers[i];
+    return NULL;
 }
 
 /* e->bw: the strategies' collective figures on stage s's block, kept per group
@@ -1354,8 +1377,9 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
     }
     tsl_strategy_bw_t moe; /* the EP groups: one walk per block, not per strategy */
     memset(&moe, 0, sizeof(moe));
-    if (has_moe(e->model))
-        tsl_cost_moe_bw(env, &moe);
+    const tsl_layer_t *ml = first_moe(e->model);
+    if (ml != NULL)
+        tsl_cost_moe_bw(env, ml, &moe);
     tsl_cost_bw_memo_t memo; /* and each group of the block's strategies walked once */
     memo.n = 0;
     for (uint32_t j = 0; j < g->n; j++) {
@@ -1689,6 +1713,27 @@ static int zb_iter(const tsl_engine_t *e, const tsl_plan_t *plan, tsl_pipeline_o
     return rc;
 }
 
+/*
+ * Megatron-LM's EP all-to-all overlap (knobs.moe_a2a_overlap; docs/cost-model.md "EP
+ * all-to-all overlap"): in the steady state its schedule runs a micro-batch's forward
+ * and another's backward as one step (combined_1f1b), each one's EP all-to-alls under
+ * the other's compute, saving ep_save_s per merged step of a whole micro-batch. Stage s
+ * saves tsl_pipeline_ep_overlap_s per micro-batch in the closed form. Megatron runs it
+ * at PP 1 or interleaved only; DualPipeV's F&B holds the overlap already and the
+ * zero-bubble schedules are priced exposed.
+ */
+static void ep_overlap(const tsl_plan_t *plan, double *nosync, double *sync)
+{
+    if (!plan->moe_a2a_overlap || plan->schedule)
+        return;
+    for (uint32_t s = 0; s < plan->pp; s++) {
+        double save = tsl_pipeline_ep_overlap_s(s, plan->pp, plan->n_micro, plan->interleave,
+                                                plan->vp_group, plan->stages[s].ep_save_s);
+        nosync[s] -= save;
+        sync[s] -= save;
+    }
+}
+
 static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
 {
     double nosync[TSL_PLAN_MAX_STAGES], sync[TSL_PLAN_MAX_STAGES], mem[TSL_PLAN_MAX_STAGES],
@@ -1711,6 +1756,7 @@ static void finish_plan(tsl_engine_t *e, tsl_plan_t *plan)
                          ? e->vp_group
                          : 0;
     plan->tie_s = tied_allreduce_s(e, plan);
+    ep_overlap(plan, nosync, sync);
     tsl_pipeline_in_t in = {.n_stages = plan->pp,
                             .n_micro = plan->n_micro,
                             .interleave = plan->interleave,
@@ -1808,6 +1854,10 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     tsl_plan_set_knobs(plan, &e->knobs);
     if (plan->moe_alltoall && tsl_model_moe_layers(e->model) == 0)
         plan->moe_alltoall = false; /* no MoE layer runs a dispatcher (target megatron's default) */
+    if (plan->moe_flex && tsl_model_moe_layers(e->model) == 0)
+        plan->moe_flex = false;
+    if (plan->moe_a2a_overlap && tsl_model_moe_layers(e->model) == 0)
+        plan->moe_a2a_overlap = false;
     plan->n_devices = e->cluster->n_devices;
     plan->n_layers = e->model->n_layers;
     plan->pp = P;

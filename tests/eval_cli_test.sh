@@ -737,7 +737,7 @@ mgx="--pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 6
 expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgx --moe-token-dispatcher-type flex"
 cp "$out" "$dir/moe-flex.json"
 expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgx --moe-token-dispatcher-type alltoall"
-python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert "moe_alltoall_dispatcher" not in a and b["moe_alltoall_dispatcher"] is True and b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-flex.json" "$out" &&
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert "moe_alltoall_dispatcher" not in a and a["moe_flex_dispatcher"] is True and "moe_flex_dispatcher" not in b and b["moe_alltoall_dispatcher"] is True and b["iter_time_s"] > a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-flex.json" "$out" &&
     ok || bad "the all-to-all dispatcher from --moe-token-dispatcher-type: $(cat "$out")"
 # a plan document priced with both the all-to-all dispatcher and an FP8 dispatch: refused
 # as the request's flags are, naming the field
@@ -749,6 +749,27 @@ json.dump(d, open(sys.argv[2], "w"))
 PY
 expect 2 "moe_alltoall_dispatcher: Megatron-LM's FP8 dispatch runs the flex dispatcher" eval \
     --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/moe-both.json"
+# the flex dispatcher beside the all-to-all one: refused naming the field
+expect 2 "moe_flex_dispatcher: Megatron-LM runs one token dispatcher" eval --model Mixtral-8x7B \
+    --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/moe-flex.json" --moe-alltoall-dispatcher
+# the flex dispatcher across two nodes (EP 16 of gpt-oss-20b's 32 experts, top-4): one copy
+# per token and node, below NCCL's all-to-all bounded by the NICs
+mg16="--pipeline-model-parallel-size 1 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-size 16 --bf16 --use-distributed-optimizer"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mg16 --moe-token-dispatcher-type flex"
+cp "$out" "$dir/moe-flex16.json"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mg16"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["moe_flex_dispatcher"] is True and a["iter_time_s"] < b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-flex16.json" "$out" &&
+    ok || bad "the flex dispatcher across nodes below NCCL's all-to-all: $(cat "$out")"
+# Megatron-LM's EP all-to-all overlap at PP 1 (docs/cost-model.md "EP all-to-all overlap"):
+# m − 1 = 3 merged steps each save what hides of the stage's EP all-to-alls, at most its
+# F&B saving over all its communication (fb_save_s); the line's flag says the same
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mg16 --moe-token-dispatcher-type flex --overlap-moe-expert-parallel-comm --delay-wgrad-compute"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); d=a["iter_time_s"]-b["iter_time_s"]; m=a["n_micro"]; assert b["moe_a2a_overlap"] is True and "moe_a2a_overlap" not in a and m == 4 and 0 < d <= (m-1)*a["stages"][0]["fb_save_s"]+1e-9, (d, a["stages"][0]["fb_save_s"])' "$dir/moe-flex16.json" "$out" &&
+    ok || bad "the EP all-to-all overlap at PP 1: $(cat "$out")"
+cp "$out" "$dir/moe-overlap.json"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --plan "$dir/moe-overlap.json"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"] and b["moe_a2a_overlap"] is True, (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-overlap.json" "$out" &&
+    ok || bad "the overlap round-trips through the plan document: $(cat "$out")"
 # the PAPER mode keeps the seeds' MoE layer: the dispatcher's pieces are not priced there
 expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --paper-cost --megatron-args "$mgx"
 cp "$out" "$dir/moe-paper.json"

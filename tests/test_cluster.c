@@ -629,6 +629,14 @@ static void test_dim_busbw(void)
  * "All-to-all"): the ring figure × the part's published all-to-all / ring busbw
  * (NVIDIA GTC25 S72583 slides 13 / 12); parts without a published pair keep the
  * ring's. Across nodes the NICs stay the ring's cap (not the all-to-all's own). */
+/* A routing whose token reaches a domain with its share of the experts: half of them
+ * half the time (tsl_cluster_hit_fn). */
+static double half_hit(double share, const void *ctx)
+{
+    (void)ctx;
+    return share == 0.5 ? 0.5 : share;
+}
+
 static void test_dim_a2a_busbw(void)
 {
     static const struct {
@@ -664,16 +672,35 @@ static void test_dim_a2a_busbw(void)
           "H800: no published all-to-all figure");
     CHECK(strstr(tsl_gpu_find("H100")->source, "a2a: 320/370"), "H100's source names the pair");
 
-    /* EP16 over two H100 nodes, 8 NICs: the ring's NIC cap 8 × 42.5 = 340 GB/s leaves
-     * the NVLink part binding, 239 × 320/370 = 206.7; one NIC: the NIC's 42.5 binds,
-     * as for the ring */
-    tsl_cluster_t c8, c1;
+    /* EP16 over two H100 nodes, 8 NICs: each node sends m·(n − m)/n = 4 of a rank's
+     * buffers off it through cap = 8 × 42.5 = 340 GB/s, busbw ≤ (n − 1)·cap/(m·(n − m))
+     * = 15 × 340/64 = 79.7 GB/s (the ring: 206.7, NVLink binding); one NIC: 15 × 42.5/64
+     * = 9.96. DGX H100 × 4 (32 GPUs): 31 × 340/(8 × 24) = 54.9, the bound NVIDIA's
+     * slide 13 measures 48 GB/s under */
+    tsl_cluster_t c8, c1, c4;
     parse("2x8xH100-80G:8xib400", &c8);
     parse("2x8xH100-80G:ib400", &c1);
-    CHECK_NEAR(tsl_cluster_dim_a2a_busbw(&c8, 0, 16, 1, 16, NULL), 239 * GB * 320 / 370, 1e-3,
-               "EP16, 8 NICs: NVLink binds");
-    CHECK_NEAR(tsl_cluster_dim_a2a_busbw(&c1, 0, 16, 1, 16, NULL), 400 * GB / 8 * 0.85, 1e-3,
+    parse("4x8xH100-80G:8xib400", &c4);
+    const double rail = 400 * GB / 8 * 0.85;
+    CHECK_NEAR(tsl_cluster_dim_a2a_busbw(&c8, 0, 16, 1, 16, NULL), 15 * 8 * rail / 64, 1e-3,
+               "EP16, 8 NICs: the NICs bind");
+    CHECK_NEAR(tsl_cluster_dim_busbw(&c8, 0, 16, 1, 16, NULL), 239 * GB, 1e-3,
+               "EP16, 8 NICs: the ring's NVLink binds");
+    CHECK_NEAR(tsl_cluster_dim_a2a_busbw(&c1, 0, 16, 1, 16, NULL), 15 * rail / 64, 1e-3,
                "EP16, 1 NIC: the NIC binds");
+    CHECK_NEAR(tsl_cluster_dim_a2a_busbw(&c4, 0, 32, 1, 32, NULL), 31 * 8 * rail / 192, 1e-3,
+               "4 DGX H100: %g", tsl_cluster_dim_a2a_busbw(&c4, 0, 32, 1, 32, NULL) / GB);
+    /* the flex figures with a token reaching a domain of half the experts half the time:
+     * each node receives 8 × 0.5 = 4 copies per token row and sends 8 × (1 − 0.5) = 4,
+     * through 340 GB/s; NVLink the all-to-all's 206.7. In one node: no network. */
+    tsl_cluster_flex_bw_t fx;
+    tsl_cluster_dim_flex_bw(&c8, 0, 16, 1, 16, half_hit, NULL, &fx);
+    CHECK_NEAR(fx.net_s, 4 / (8 * rail), 1e-9, "flex: %g s/B", fx.net_s);
+    CHECK_NEAR(fx.nvl_bw, 239 * GB * 320 / 370, 1e-9, "flex: NVLink %g", fx.nvl_bw);
+    CHECK(fx.domains == 2, "flex: 2 domains, %u", fx.domains);
+    tsl_cluster_dim_flex_bw(&c8, 0, 16, 1, 8, half_hit, NULL, &fx);
+    CHECK(fx.net_s == 0 && fx.domains == 1, "flex in one node: no network");
+    tsl_cluster_free(&c4);
     CHECK(isinf(tsl_cluster_dim_a2a_busbw(&c8, 0, 16, 1, 1, NULL)), "one rank: none");
     CHECK(tsl_cluster_dim_a2a_busbw(&c8, 0, 16, 3, 4, NULL) == 0, "does not tile");
     tsl_cluster_free(&c8);

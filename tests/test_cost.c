@@ -2449,6 +2449,98 @@ static void test_moe(void)
     tsl_cluster_free(&c);
 }
 
+/* A flex dispatcher (moe_flex) against NCCL's all-to-all over 4 DGX H100 (EP 32, 8 per
+ * node; docs/cost-model.md "Across NVLink domains"). */
+static void test_moe_flex(void)
+{
+    tsl_err_t err = {0};
+    /* the hit chance: DeepSeek-V3's 256 experts, top-8 of the best 4 of 8 groups; a
+     * domain of one group (share 1/8): 1 − C(7,4)/C(8,4) = 1 − 35/70 = 0.5; of two
+     * (1/4): 1 − C(6,4)/C(8,4) = 1 − 15/70; of 1/3 (no whole group): the plain top-8,
+     * 1 − Π_{i<8} (256 − 256/3 − i)/(256 − i) */
+    tsl_layer_t v3 = {
+        .experts = 256, .experts_per_tok = 8, .router_groups = 8, .router_topk_groups = 4};
+    CHECK_NEAR(tsl_cost_flex_hit(1.0 / 8, &v3), 0.5, 1e-12, "one group");
+    CHECK_NEAR(tsl_cost_flex_hit(1.0 / 4, &v3), 55.0 / 70, 1e-12, "two groups");
+    double miss = 1;
+    for (int i = 0; i < 8; i++)
+        miss *= (256 - 256.0 / 3 - i) / (256 - i);
+    CHECK_NEAR(tsl_cost_flex_hit(1.0 / 3, &v3), 1 - miss, 1e-12, "no whole group: plain top-8");
+    CHECK(tsl_cost_flex_key(&v3) != 0 && tsl_cost_flex_key(NULL) == 0, "routing key");
+
+    /* 32 experts, top-4 of the best 2 of 4 groups, one group per node: hit 1/2, each node
+     * receives 24 × 1/2 = 12 copies per token row of a rank and sends 8 × (2 − 1/2) = 12
+     * through 8 × 42.5 GB/s. A rank's dispatch B = 2·4096·4·4096 bytes (k = 4 copies of
+     * 4096 tokens): B/4 · 12 / 340 GB/s = 1.184 ms, over NVLink's 31/32 · B / 206.7 GB/s
+     * + α; NCCL's: 31/32 · B at 31 × 340/(8 × 24) = 54.9 GB/s (2.37 ms) + α */
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 1024,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 32,
+                     .experts_per_tok = 4,
+                     .router_groups = 4,
+                     .router_topk_groups = 2};
+    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_cluster_t c;
+    CHECK(tsl_cluster_parse_spec(&c, "4x8xH100-80G:8xib400", &err) == 0, "%s", err.msg);
+    tsl_strategy_t s = one(TSL_DIM_DP, 32, false);
+    const double B = 2.0 * 4096 * 4 * 4096, cap = 8 * 400e9 / 8 * 0.85;
+    double a2a[2];
+    for (int i = 0; i < 2; i++) {
+        tsl_cost_env_t env;
+        tsl_layer_cost_t r;
+        CHECK(tsl_cost_env_init(&env, &c, 0, 32, &err) == 0, "%s", err.msg);
+        env.knobs.ep = 32;
+        env.knobs.moe_flex = i == 1;
+        tsl_cost_layer(&env, &l, &s, NULL, 32, &r);
+        a2a[i] = r.ep_s / 4;
+    }
+    CHECK_NEAR(a2a[1], B / 4 * 12 / cap, 1e-9, "flex: %g s", a2a[1]);
+    { /* the EP group's flex figures made once per block (the search's cache) price the
+         same; made for another routing they are walked again */
+        tsl_cost_env_t env;
+        tsl_layer_cost_t walked, made_r, other_r;
+        CHECK(tsl_cost_env_init(&env, &c, 0, 32, &err) == 0, "%s", err.msg);
+        env.knobs.ep = 32;
+        env.knobs.moe_flex = true;
+        tsl_cost_layer(&env, &l, &s, NULL, 32, &walked);
+        tsl_strategy_bw_t made, other;
+        tsl_cost_strategy_bw(&env, &s, &made);
+        tsl_cost_moe_bw(&env, &l, &made);
+        CHECK(made.moe[0].flex_key == tsl_cost_flex_key(&l) && made.moe[0].flex.net_s > 0,
+              "flex figures made for the layer's routing");
+        tsl_cost_layer(&env, &l, &s, &made, 32, &made_r);
+        CHECK(memcmp(&walked, &made_r, sizeof(walked)) == 0, "made flex figures: the walked ones");
+        tsl_layer_t plain = l; /* a plain top-4: other figures, not read */
+        plain.router_groups = plain.router_topk_groups = 0;
+        tsl_cost_strategy_bw(&env, &s, &other);
+        tsl_cost_moe_bw(&env, &plain, &other);
+        tsl_cost_layer(&env, &l, &s, &other, 32, &other_r);
+        CHECK(memcmp(&walked, &other_r, sizeof(walked)) == 0, "another routing's figures: walked");
+    }
+    CHECK(a2a[0] > 31.0 / 32 * B / (31 * cap / 192) &&
+              a2a[0] < 31.0 / 32 * B / (31 * cap / 192) + 1e-3,
+          "NCCL: %g s, bandwidth term %g", a2a[0], 31.0 / 32 * B / (31 * cap / 192));
+    /* PAPER mode keeps the slowest link whatever the dispatcher */
+    tsl_cost_env_t p;
+    tsl_layer_cost_t rp[2];
+    for (int i = 0; i < 2; i++) {
+        CHECK(tsl_cost_env_init(&p, &c, 0, 32, &err) == 0, "%s", err.msg);
+        p.mode = TSL_COST_PAPER;
+        p.knobs.ep = 32;
+        p.knobs.moe_flex = i == 1;
+        tsl_cost_layer(&p, &l, &s, NULL, 32, &rp[i]);
+    }
+    CHECK(rp[0].ep_s == rp[1].ep_s, "PAPER: the same with and without flex");
+    tsl_cluster_free(&c);
+}
+
 /* The EP, expert-DP and expert-TP groups' figures made once per block
  * (tsl_cost_moe_bw, the search's cache) price a MoE layer as the topology walk
  * tsl_cost_layer makes without them does, at several (EP, expert TP) degrees in
@@ -2495,7 +2587,7 @@ static void test_moe_bw_made(void)
             CHECK(ref[i][k].feasible && ref[i][k].ep_s > 0, "ep %u etp %u, strategy %zu feasible",
                   eps[i], etps[i], k);
             tsl_cost_strategy_bw(&env, &ss[k], &made);
-            tsl_cost_moe_bw(&env, &made);
+            tsl_cost_moe_bw(&env, &l, &made);
             memset(&got, 0, sizeof(got));
             tsl_cost_layer(&env, &l, &ss[k], &made, 32, &got);
             CHECK(memcmp(&got, &ref[i][k], sizeof(got)) == 0,
@@ -2507,7 +2599,7 @@ static void test_moe_bw_made(void)
             CHECK(memcmp(&got, &ref[i][k], sizeof(got)) == 0,
                   "ep %u etp %u, strategy %zu: none made", eps[i], etps[i], k);
             tsl_cost_strategy_bw(&other, &ss[k], &stale); /* made at other degrees */
-            tsl_cost_moe_bw(&other, &stale);
+            tsl_cost_moe_bw(&other, &l, &stale);
             memset(&got, 0, sizeof(got));
             tsl_cost_layer(&env, &l, &ss[k], &stale, 32, &got);
             CHECK(memcmp(&got, &ref[i][k], sizeof(got)) == 0,
@@ -2529,7 +2621,7 @@ static void test_moe_bw_made(void)
             }
         }
         tsl_strategy_bw_t g;
-        tsl_cost_moe_bw(&env, &g);
+        tsl_cost_moe_bw(&env, &l, &g);
         const uint32_t ep = eps[i], etp = etps[i];
         CHECK(g.moe[0].stride == etp && g.moe[0].degree == ep && g.moe[1].stride == ep * etp &&
                   g.moe[1].degree == 32 / (ep * etp) && g.moe[2].stride == 1 &&
@@ -3002,6 +3094,7 @@ int main(void)
     test_llama3_405b_memory();
     test_moe();
     test_moe_a2a_ratio();
+    test_moe_flex();
     test_moe_bw_made();
     test_moe_etp_capacity();
     test_fp8_gather();

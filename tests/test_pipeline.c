@@ -419,6 +419,23 @@ static void test_balance(void)
     }
 }
 
+/* Megatron-LM's EP all-to-all overlap: the merged steps' saving per micro-batch
+ * (docs/cost-model.md "EP all-to-all overlap"), by hand. */
+static void test_ep_overlap(void)
+{
+    /* PP 1, 4 micro-batches: F0, then F1&B0, F2&B1, F3&B2, then B3 — 3 merged steps */
+    CHECK_NEAR(tsl_pipeline_ep_overlap_s(0, 1, 4, 1, 0, 2.0), 2.0 * 3 / 4, EPS, "PP 1");
+    /* PP 8, v 4, N = P, 512 micro-batches (Qwen3-235B H100): stage 0 warms up with
+     * 7·2 + 3·8 = 38 of its 2048 chunk forwards, stage 7 with 24 */
+    CHECK_NEAR(tsl_pipeline_ep_overlap_s(0, 8, 512, 4, 0, 1.0), 2010.0 / 2048, EPS, "stage 0");
+    CHECK_NEAR(tsl_pipeline_ep_overlap_s(7, 8, 512, 4, 8, 1.0), 2024.0 / 2048, EPS, "stage 7");
+    /* N = 16: (v − 1)·16 = 48 more in the warm-up: stage 7 2000 of 2048 */
+    CHECK_NEAR(tsl_pipeline_ep_overlap_s(7, 8, 512, 4, 16, 1.0), 2000.0 / 2048, EPS, "N 16");
+    CHECK(tsl_pipeline_ep_overlap_s(0, 8, 512, 1, 0, 1.0) == 0, "plain 1F1B: Megatron refuses");
+    CHECK(tsl_pipeline_ep_overlap_s(0, 1, 1, 1, 0, 1.0) == 0, "one micro-batch: nothing merged");
+    CHECK(tsl_pipeline_ep_overlap_s(0, 2, 2, 2, 0, 1.0) == 0, "all warm-up: w = 2 + 2 = m·v");
+}
+
 int main(void)
 {
     test_time();
@@ -426,6 +443,7 @@ int main(void)
     test_interleaved();
     test_vp_table();
     test_inflight_chunks();
+    test_ep_overlap();
     test_peak_chunks();
     test_opt_tail();
     test_iter();

@@ -267,6 +267,10 @@ def knob_args(row, amp_profile=None):
         cmd += ["--moe-fp8-dispatch"]
     if p.get("moe_dispatcher") == "alltoall":  # Megatron-LM's all-to-all token dispatcher
         cmd += ["--moe-alltoall-dispatcher"]
+    if p.get("moe_dispatcher") == "flex":  # HybridEP / DeepEP (DeepSeek-V3's own kernels)
+        cmd += ["--moe-flex-dispatcher"]
+    if p.get("moe_a2a_overlap"):  # Megatron-LM's --overlap-moe-expert-parallel-comm (moe_a2a_overlap)
+        cmd += ["--moe-a2a-overlap"]
     return cmd
 
 
