@@ -640,13 +640,15 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
     }
 }
 
-static bool has_moe(const tsl_model_t *m);
+static const tsl_layer_t *first_moe(const tsl_model_t *m);
 
 void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src)
 {
-    /* the collective figures carry the EP groups' walk where the model has MoE */
+    /* the collective figures carry the EP groups' walk where the model has MoE, and
+     * their flex figures the routing of its first MoE layer (tsl_cost_flex_key) */
     if (dst->glay == NULL || src->glay == NULL || dst->cluster != src->cluster ||
-        dst->req != src->req || has_moe(dst->model) != has_moe(src->model) ||
+        dst->req != src->req ||
+        tsl_cost_flex_key(first_moe(dst->model)) != tsl_cost_flex_key(first_moe(src->model)) ||
         memcmp(&dst->knobs, &src->knobs, sizeof(dst->knobs)) != 0)
         return;
     for (uint32_t i = 0; i < dst->n_groups; i++) {
