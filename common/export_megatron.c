@@ -30,6 +30,16 @@ static void write_rope(const tsl_model_t *m, FILE *out)
         fprintf(out, "--use-rope-scaling\n--rope-scaling-factor %g\n", m->rope.scaling_factor);
 }
 
+/* Whether Megatron-LM runs the plan's EP all-to-all overlap (moe_a2a_overlap):
+ * TransformerConfig asserts expert parallelism and, at PP > 1, a virtual pipeline
+ * (Megatron-LM d98e8a6 transformer_config.py); the pricing saves nothing elsewhere
+ * (tsl_pipeline_ep_overlap_s), so the flags are left out there, not refused. */
+static bool a2a_overlap_runs(const tsl_export_view_t *v)
+{
+    const tsl_plan_t *p = v->plan;
+    return p->moe_a2a_overlap && p->ep > 1 && (v->pp == 1 || p->interleave > 1);
+}
+
 /* Multi-head latent attention and routed experts (docs/exports.md "Mixture of
  * experts"; Megatron-LM arguments.py _add_moe_args, _add_mla_args): the plan's EP
  * and expert TP (written also at 1: Megatron's default is the attention TP), its
@@ -59,10 +69,20 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
             "--expert-tensor-parallel-size %u\n",
             l->experts, l->experts_per_tok, l->ffn_hidden,
             p->moe_fp8_dispatch || p->moe_flex ? "flex" : "alltoall", ep, etp);
-    if (p->moe_flex && !p->moe_fp8_dispatch) /* Megatron-LM's default backend */
-        fputs("--moe-flex-dispatcher-backend deepep\n", out);
-    if (p->moe_a2a_overlap && ep > 1) /* what the overlap runs with */
+    /* Megatron-LM's default backend, DeepEP, raises on padding to capacity
+     * (TransformerConfig: "Flex token dispatcher with deepep backend does not support
+     * moe_pad_expert_input_to_capacity"); HybridEP pads (_HybridEPManager drop_and_pad) */
+    if (p->moe_flex && !p->moe_fp8_dispatch)
+        fprintf(out, "--moe-flex-dispatcher-backend %s\n", p->moe_pad ? "hybridep" : "deepep");
+    if (a2a_overlap_runs(v)) /* what the overlap runs with */
         fputs("--overlap-moe-expert-parallel-comm\n--delay-wgrad-compute\n", out);
+    else if (p->moe_a2a_overlap)
+        fprintf(out,
+                "# moe_a2a_overlap not written: Megatron-LM runs "
+                "--overlap-moe-expert-parallel-comm only with EP > 1 and, at PP > 1, "
+                "interleaved (TransformerConfig); the plan (EP %u, PP %u%s) was priced with "
+                "its all-to-alls exposed\n",
+                ep, v->pp, p->interleave > 1 ? ", interleaved" : "");
     if (p->moe_fp8_dispatch)
         fputs("--moe-flex-dispatcher-backend ncclep\n--use-transformer-engine-op-fuser\n"
               "--moe-dispatch-fwd-dtype mxfp8\n--moe-combine-bwd-dtype mxfp8\n",
@@ -257,6 +277,35 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
     return 0;
 }
 
+/* What TransformerConfig asserts beside --overlap-moe-expert-parallel-comm
+ * (d98e8a6): no full recompute, no "moe" among the recomputed modules, at most one
+ * MTP depth. The plan was priced with the overlap's saving: refused, not dropped. */
+static int check_a2a_overlap(const tsl_export_view_t *v, const tsl_export_uniform_t *u,
+                             tsl_err_t *err)
+{
+    const tsl_plan_t *p = v->plan;
+    if (!a2a_overlap_runs(v))
+        return 0;
+    if (u->ckpt_blocks)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: moe_a2a_overlap: the plan recomputes %u layers in full; "
+                            "Megatron-LM refuses --overlap-moe-expert-parallel-comm beside "
+                            "full recompute (plan it with --no-ckpt)",
+                            u->ckpt_blocks);
+    if (p->recompute_modules & TSL_RECOMPUTE_MOE)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: moe_a2a_overlap: the plan recomputes the moe module; "
+                            "Megatron-LM refuses --overlap-moe-expert-parallel-comm with moe "
+                            "in --recompute-modules");
+    if (tsl_mtp_depths(v->model) > 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: moe_a2a_overlap: the model has %u MTP depths; "
+                            "Megatron-LM runs --overlap-moe-expert-parallel-comm with at most "
+                            "one",
+                            tsl_mtp_depths(v->model));
+    return 0;
+}
+
 /* The LM loss as priced (loss_impl.h): TE's fused loss is Megatron-LM's
  * --cross-entropy-loss-fusion with --cross-entropy-fusion-impl te; its own
  * vocab_parallel_cross_entropy needs no flag. */
@@ -330,7 +379,7 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         return -1;
     uint32_t ckpt_k = tsl_target_megatron_recompute(v);
     const tsl_plan_t *p = v->plan;
-    if (check_knobs(&u, p, err) != 0)
+    if (check_knobs(&u, p, err) != 0 || check_a2a_overlap(v, &u, err) != 0)
         return -1;
     fprintf(out,
             "# Megatron-LM arguments for %s, plan \"%s\" from Tessel (docs/exports.md)\n"
