@@ -1471,9 +1471,6 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     /* the EP all-to-all overlap (knobs.moe_a2a_overlap); --delay-wgrad-compute is what
      * the overlap runs with (Megatron-Bridge's presets set both) */
     c->knobs.moe_a2a_overlap = st->a2a_overlap;
-    if (st->delay_wgrad && !st->a2a_overlap)
-        tsl_eval_cfg_note(c, "megatron: --delay-wgrad-compute without "
-                             "--overlap-moe-expert-parallel-comm is not modelled");
     if (st->ag_dispatcher)
         tsl_eval_cfg_note(c, "megatron: --moe-token-dispatcher-type allgather is priced as "
                              "the permutation and two all-to-alls");
@@ -1486,6 +1483,37 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
         tsl_eval_cfg_note(c, "megatron: --cpu-offloading without --cpu-offloading-num-layers: "
                              "no layer offloaded (TransformerConfig's default, 0)");
     return 0;
+}
+
+/* What TransformerConfig (Megatron-LM d98e8a6) asserts beside
+ * --overlap-moe-expert-parallel-comm, and --delay-wgrad-compute without it: a line
+ * Megatron-LM refuses is refused here, naming the flag and the reason. The dispatcher
+ * defaults to allgather there. Called once the recompute is read (mg_recompute). */
+static int mg_a2a_overlap(const tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
+{
+    static const char pre[] = "megatron: --overlap-moe-expert-parallel-comm";
+    const char *why = NULL;
+    if (st->delay_wgrad && !st->a2a_overlap)
+        return tsl_err_set(err, "megatron: --delay-wgrad-compute needs "
+                                "--overlap-moe-expert-parallel-comm (Megatron-LM refuses it "
+                                "without)");
+    if (!st->a2a_overlap)
+        return 0;
+    if (st->ep <= 1)
+        why = "needs --expert-model-parallel-size > 1";
+    else if (!st->a2a_dispatcher && !st->flex_dispatcher)
+        why = "needs --moe-token-dispatcher-type alltoall or flex (the default is allgather)";
+    else if (c->pp > 1 && c->interleave <= 1 && !c->vpp_blocks)
+        why = "at --pipeline-model-parallel-size > 1 needs a virtual pipeline "
+              "(--num-layers-per-virtual-pipeline-stage or "
+              "--num-virtual-stages-per-pipeline-rank)";
+    else if (c->ckpt == TSL_EVAL_CKPT_FULL)
+        why = "is refused beside --recompute-granularity full";
+    else if (c->knobs.recompute_modules & TSL_RECOMPUTE_MOE)
+        why = "is refused with moe recomputed (--recompute-modules moe, --moe-layer-recompute)";
+    else if (c->mtp_layers > 1)
+        why = "runs with at most one MTP depth (--mtp-num-layers)";
+    return why ? tsl_err_set(err, "%s %s (Megatron-LM's TransformerConfig)", pre, why) : 0;
 }
 
 /* The checks Megatron-LM's validate_args makes on what the line set together. */
@@ -1547,7 +1575,9 @@ static int mg_finish(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     c->knobs.tp_comm_overlap = st->tp_overlap;
     if (tsl_target_tp_comm_overlap_ok(c->knobs.fp8, c->knobs.tp_comm_overlap, err) != 0)
         return tsl_err_prefix(err, "megatron: --tp-comm-overlap with --fp4-format e2m1");
-    return mg_recompute(c, st, err);
+    if (mg_recompute(c, st, err) != 0)
+        return -1;
+    return mg_a2a_overlap(c, st, err);
 }
 
 int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err)
