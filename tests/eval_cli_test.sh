@@ -770,6 +770,28 @@ cp "$out" "$dir/moe-overlap.json"
 expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --plan "$dir/moe-overlap.json"
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"] and b["moe_a2a_overlap"] is True, (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-overlap.json" "$out" &&
     ok || bad "the overlap round-trips through the plan document: $(cat "$out")"
+# what Megatron-LM's TransformerConfig asserts beside --overlap-moe-expert-parallel-comm
+# (d98e8a6): refused naming the flag and the reason, as Megatron-LM would stop
+gox="--model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --megatron-args"
+ovl="--moe-token-dispatcher-type flex --overlap-moe-expert-parallel-comm"
+expect 2 "overlap-moe-expert-parallel-comm needs --expert-model-parallel-size > 1" eval $gox \
+    "${mg16/--expert-model-parallel-size 16/} $ovl"
+expect 2 "overlap-moe-expert-parallel-comm needs --moe-token-dispatcher-type alltoall or flex (the default is allgather)" \
+    eval $gox "$mg16 --overlap-moe-expert-parallel-comm"
+expect 2 "overlap-moe-expert-parallel-comm at --pipeline-model-parallel-size > 1 needs a virtual pipeline" \
+    eval $gox "${mg16/--pipeline-model-parallel-size 1/--pipeline-model-parallel-size 2} $ovl"
+expect 2 "overlap-moe-expert-parallel-comm is refused beside --recompute-granularity full" eval $gox \
+    "$mg16 $ovl --recompute-granularity full --recompute-method uniform --recompute-num-layers 1"
+expect 2 "overlap-moe-expert-parallel-comm is refused with moe recomputed" eval $gox \
+    "$mg16 $ovl --recompute-granularity selective --recompute-modules moe"
+expect 2 "delay-wgrad-compute needs --overlap-moe-expert-parallel-comm" eval $gox "$mg16 --delay-wgrad-compute"
+# no stack but megatron runs the flex dispatcher or the overlap as priced: refused by name
+expect 4 "moe_flex_dispatcher: .*torchtitan's export runs its standard all-to-all" plan --local \
+    --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --batch 64 --target torchtitan --moe-flex-dispatcher
+expect 4 "moe_a2a_overlap: .*torchtitan runs none" plan --local --model Mixtral-8x7B \
+    --cluster 2x8xH100-80G:8xib400 --batch 64 --target torchtitan --moe-a2a-overlap
+expect 4 "eval: torchtitan: runs its standard all-to-all (the plan priced a flex dispatcher, moe_flex_dispatcher)" eval --model GPT-OSS-20B \
+    --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/moe-overlap.json" --target torchtitan
 # the PAPER mode keeps the seeds' MoE layer: the dispatcher's pieces are not priced there
 expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --json --paper-cost --megatron-args "$mgx"
 cp "$out" "$dir/moe-paper.json"

@@ -1017,6 +1017,58 @@ static void test_tp_comm_overlap(void)
             expect_refused((tsl_export_format_t)f, &plan, "userbuffers (tp_comm_overlap");
 }
 
+/* The flex dispatcher and the EP all-to-all overlap on Mixtral-8x7B at EP 8:
+ * megatron writes them where Megatron-LM runs them and reads them back; DeepEP
+ * (its default backend) raises on padding to capacity, so a padded plan gets
+ * HybridEP; at PP 2 without interleaving TransformerConfig refuses the overlap, and
+ * the plan saved nothing there (tsl_pipeline_ep_overlap_s), so a comment says it is
+ * left out; beside full recompute it refuses it too, and the plan was priced with
+ * the saving: refused naming the field. torchtitan's export refuses both by name. */
+static void test_moe_flex_overlap(void)
+{
+    static const char ovl[] = "--overlap-moe-expert-parallel-comm\n--delay-wgrad-compute\n";
+    tsl_model_t saved = model;
+    CHECK(tsl_model_preset("Mixtral-8x7B", &model, NULL) == 0, "Mixtral-8x7B");
+    make_plan(&plan, 1, (const uint32_t[]){0, model.n_layers}, 8, "dp8", 8, 8);
+    plan.ep = 8;
+    plan.moe_flex = true;
+    plan.moe_a2a_overlap = true;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_err_t err = {0};
+    CHECK(cfg && strstr(text, "--moe-token-dispatcher-type flex\n") &&
+              strstr(text, "--moe-flex-dispatcher-backend deepep\n") && strstr(text, ovl) &&
+              tsl_eval_cfg_megatron(text, cfg, &err) == 0 && cfg->knobs.moe_flex &&
+              cfg->knobs.moe_a2a_overlap,
+          "pp 1 (read back: %s):\n%s", err.msg, text);
+    free(text);
+    plan.moe_capacity = 1.25;
+    plan.moe_pad = true;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--moe-flex-dispatcher-backend hybridep\n") && !strstr(text, "deepep"),
+          "padded:\n%s", text);
+    free(text);
+    plan.moe_capacity = 0;
+    plan.moe_pad = false;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "moe_flex_dispatcher");
+    plan.moe_flex = false;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "moe_a2a_overlap");
+    plan.layer[5].ckpt = true;
+    set_layers(&plan, 1, model.n_layers - 2, "dp8+ckpt");
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "moe_a2a_overlap: the plan recomputes 32 layers");
+    make_plan(&plan, 2, (const uint32_t[]){0, 17, model.n_layers}, 8, "dp8", 8, 8);
+    plan.ep = 8;
+    plan.moe_a2a_overlap = true;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(!strstr(text, ovl) && strstr(text, "# moe_a2a_overlap not written") &&
+              tsl_eval_cfg_megatron(text, cfg, &err) == 0 && !cfg->knobs.moe_a2a_overlap,
+          "pp 2 without interleaving (%s):\n%s", err.msg, text);
+    free(text);
+    free(cfg);
+    tsl_model_free(&model);
+    model = saved;
+}
+
 /* A plan through its JSON document and back exports the same text (the daemon's path). */
 static void test_roundtrip(void)
 {
@@ -1161,6 +1213,7 @@ int main(void)
     test_cpu_offload();
     test_mxfp8_param_ag();
     test_tp_comm_overlap();
+    test_moe_flex_overlap();
     test_common_refusals();
     test_roundtrip();
     tsl_model_free(&model);
