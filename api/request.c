@@ -451,6 +451,8 @@ int tsl_plan_request_decode_registered(const Tessel__V1__PlanRequest *req,
         goto fail;
     if (!in->note[0]) /* plan --local's note on tp_sync where no layer runs TP (search.h) */
         tsl_tp_sync_note(&in->request, in->cluster.n_devices, NULL, in->note, sizeof in->note);
+    if (!in->note[0]) /* and on MoE dispatch switches that change nothing (search.h) */
+        tsl_moe_switch_note(&in->request, &in->model, in->note, sizeof in->note);
     tsl_request_fingerprint(&in->request, &in->model, &in->cluster, in->fingerprint);
     in->force = req->force;
     in->request_json = request_json(req, reg);

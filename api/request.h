@@ -73,7 +73,8 @@ typedef struct tsl_plan_input {
     bool force;
     /* what plan --local prints as a note on the same request (target.h
      * tsl_target_mtp_note: a target leaving the model's MTP depths out; search.h
-     * tsl_tp_sync_note: tp_sync where no layer runs TP); "" none */
+     * tsl_tp_sync_note: tp_sync where no layer runs TP; tsl_moe_switch_note: MoE
+     * dispatch switches without MoE layers or EP); "" none */
     char note[400];
 } tsl_plan_input_t;
 

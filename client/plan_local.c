@@ -271,6 +271,9 @@ static int inputs_load(const tsl_plan_opts_t *po, inputs_t *in, tsl_err_t *err)
      * needs a target that tp_sync is refused under */
     if (!in->note[0] && tsl_tp_sync_note(r, in->c.n_devices, NULL, in->note, sizeof in->note))
         fprintf(stderr, "tesselctl: plan: note: %s\n", in->note);
+    /* MoE dispatch switches on a dense model or at EP 1 (search.h) */
+    if (!in->note[0] && tsl_moe_switch_note(r, &in->m, in->note, sizeof in->note))
+        fprintf(stderr, "tesselctl: plan: note: %s\n", in->note);
     return tsl_figures_load(po->profile, po->galvatron_profile, po->amp_profile, &in->m, &in->c,
                             &in->f, err);
 }

@@ -60,6 +60,25 @@ bool tsl_tp_sync_note(const tsl_request_t *r, uint32_t n_devices, const tsl_plan
     return why != NULL;
 }
 
+bool tsl_moe_switch_note(const tsl_request_t *r, const tsl_model_t *m, char *buf, size_t n)
+{
+    const char *name = r->moe_a2a_overlap ? "moe_a2a_overlap"
+                       : r->moe_flex      ? "moe_flex_dispatcher"
+                       : r->moe_alltoall  ? "moe_alltoall_dispatcher"
+                                          : NULL;
+    const char *why = NULL;
+    if (name && tsl_model_moe_layers(m) == 0)
+        why = "the model has no MoE layer";
+    else if ((r->moe_a2a_overlap || r->moe_flex) && (r->no_ep || r->ep == 1))
+        why = r->no_ep ? "--no-ep leaves the experts unsplit: no EP all-to-all"
+                       : "ep 1 leaves the experts unsplit: no EP all-to-all";
+    if (why)
+        snprintf(buf, n, "%s: %s, so it changes nothing", name, why);
+    else if (n)
+        buf[0] = '\0';
+    return why != NULL;
+}
+
 /* The precision and overlap switches: values the cost model has, not both ways
  * at once, and what the target's stack accepts. */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)

@@ -140,6 +140,13 @@ int tsl_plan_tp_sync_check(const tsl_plan_t *p, bool tp_sync, tsl_err_t *err);
 bool tsl_tp_sync_note(const tsl_request_t *r, uint32_t n_devices, const tsl_plan_t *p, char *buf,
                       size_t n);
 
+/* The note a plan request shows when its MoE token-dispatch switches
+ * (moe_alltoall_dispatcher, moe_flex_dispatcher, moe_a2a_overlap) cannot change
+ * anything: the model m has no MoE layer (the search drops them from its plans), or
+ * no_ep / ep 1 leaves no EP all-to-all to dispatch by or overlap. Written into buf
+ * (n bytes), true; false and buf empty otherwise. */
+bool tsl_moe_switch_note(const tsl_request_t *r, const tsl_model_t *m, char *buf, size_t n);
+
 /* Whether every GPU of c runs FP8 recipe r (0: always): FP8 tensor cores
  * (tsl_gpu_spec_t.fp8_peak_flops), for mxfp8 a Blackwell part, for nvfp4 FP4
  * tensor cores (fp4_peak_flops). err names the first GPU type that does not. */

@@ -785,6 +785,11 @@ expect 2 "overlap-moe-expert-parallel-comm is refused beside --recompute-granula
 expect 2 "overlap-moe-expert-parallel-comm is refused with moe recomputed" eval $gox \
     "$mg16 $ovl --recompute-granularity selective --recompute-modules moe"
 expect 2 "delay-wgrad-compute needs --overlap-moe-expert-parallel-comm" eval $gox "$mg16 --delay-wgrad-compute"
+# the switches where they change nothing: noted, not refused (search.h tsl_moe_switch_note)
+expect 0 "note: moe_flex_dispatcher: the model has no MoE layer, so it changes nothing" plan \
+    --local $m345 --batch 32 --no-baselines --moe-flex-dispatcher
+expect 0 "note: moe_a2a_overlap: --no-ep leaves the experts unsplit" plan --local \
+    --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --batch 64 --no-baselines --no-ep --moe-a2a-overlap
 # no stack but megatron runs the flex dispatcher or the overlap as priced: refused by name
 expect 4 "moe_flex_dispatcher: .*torchtitan's export runs its standard all-to-all" plan --local \
     --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --batch 64 --target torchtitan --moe-flex-dispatcher

@@ -1356,9 +1356,65 @@ static void test_tp_sync_space(void)
     CHECK(!tsl_tp_sync_note(&r, 4, &p, note, sizeof note), "a TP 1 plan without tp_sync");
 }
 
+/* The MoE dispatch switches' note (tsl_moe_switch_note): on a dense model each says
+ * it changes nothing (the search drops them from its plans), the overlap and the flex
+ * dispatcher at no_ep / ep 1 too (no EP all-to-all); on a MoE model with EP allowed,
+ * none. Their refusals under a target other than megatron name the field. */
+static void test_moe_switch_note(void)
+{
+    tsl_model_t dense, moe;
+    tsl_request_t r;
+    tsl_err_t err = {0};
+    char note[200];
+    CHECK(tsl_model_preset("GPT2-345M", &dense, NULL) == 0 &&
+              tsl_model_preset("Mixtral-8x7B", &moe, NULL) == 0,
+          "presets");
+    tsl_request_init(&r);
+    CHECK(!tsl_moe_switch_note(&r, &dense, note, sizeof note) && !note[0], "no switch: no note");
+    r.moe_a2a_overlap = true;
+    CHECK(tsl_moe_switch_note(&r, &dense, note, sizeof note) &&
+              strcmp(note, "moe_a2a_overlap: the model has no MoE layer, so it changes nothing") ==
+                  0,
+          "dense: '%s'", note);
+    CHECK(!tsl_moe_switch_note(&r, &moe, note, sizeof note), "MoE, EP allowed: '%s'", note);
+    r.ep = 1;
+    CHECK(tsl_moe_switch_note(&r, &moe, note, sizeof note) && strstr(note, "moe_a2a_overlap: ep 1"),
+          "ep 1: '%s'", note);
+    r.moe_a2a_overlap = false;
+    r.moe_flex = true;
+    r.ep = 0;
+    r.no_ep = true;
+    CHECK(tsl_moe_switch_note(&r, &moe, note, sizeof note) &&
+              strstr(note, "moe_flex_dispatcher: --no-ep"),
+          "no_ep: '%s'", note);
+    r.moe_flex = false;
+    r.moe_alltoall = true; /* its pieces are priced at EP 1 too */
+    CHECK(!tsl_moe_switch_note(&r, &moe, note, sizeof note), "alltoall at no_ep: '%s'", note);
+    CHECK(tsl_moe_switch_note(&r, &dense, note, sizeof note) &&
+              strstr(note, "moe_alltoall_dispatcher: the model has no MoE layer"),
+          "alltoall, dense: '%s'", note);
+    tsl_request_init(&r);
+    r.target = TSL_TARGET_TORCHTITAN;
+    r.moe_flex = true;
+    CHECK(tsl_request_knobs_check(&r, &err) == -1 && tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+              strstr(err.msg, "moe_flex_dispatcher: ") && strstr(err.msg, "torchtitan"),
+          "flex under torchtitan: '%s'", err.msg);
+    r.moe_flex = false;
+    r.moe_a2a_overlap = true;
+    r.target = TSL_TARGET_DEEPSPEED;
+    CHECK(tsl_request_knobs_check(&r, &err) == -1 && strstr(err.msg, "moe_a2a_overlap: ") &&
+              strstr(err.msg, "deepspeed runs none"),
+          "overlap under deepspeed: '%s'", err.msg);
+    r.target = TSL_TARGET_MEGATRON;
+    CHECK(tsl_request_knobs_check(&r, &err) == 0, "overlap under megatron: %s", err.msg);
+    tsl_model_free(&dense);
+    tsl_model_free(&moe);
+}
+
 int main(void)
 {
     test_tp_sync_space();
+    test_moe_switch_note();
     test_fp8();
     test_100k_devices();
     test_tied_head_rule();

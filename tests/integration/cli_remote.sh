@@ -361,6 +361,24 @@ ctl plan --model GPT2-345M --cluster 4xA100-40G --batch 16 --tp-sync --tp-comm-o
 [ "$rc" = 2 ] && grep -q "tp_sync: .*no sequence parallelism.*tp_comm_overlap" "$tmp/err" &&
     ok "plan --tp-sync --tp-comm-overlap: refused naming tp_sync" ||
     fail "plan --tp-sync --tp-comm-overlap: exit $rc: $(cat "$tmp/err")"
+# the MoE dispatch switches on a dense model: tesseld notes they change nothing as --local
+# does, and the request with one has its own fingerprint (no cached plan without it served)
+moe_args=(--model GPT2-345M --cluster 4xA100-40G --batch 16 --no-baselines)
+timeout 300 "$CTL" plan --local "${moe_args[@]}" --moe-a2a-overlap >/dev/null 2>"$tmp/local.err"
+ctl plan "${moe_args[@]}" --moe-a2a-overlap
+grep "note:" "$tmp/local.err" >"$tmp/local.notes"
+grep "note:" "$tmp/err" >"$tmp/remote.notes"
+[ "$rc" = 0 ] && grep -q "note: moe_a2a_overlap: the model has no MoE layer, so it changes nothing" \
+    "$tmp/remote.notes" && cmp -s "$tmp/local.notes" "$tmp/remote.notes" &&
+    ok "plan --moe-a2a-overlap on a dense model: tesseld's note is --local's" ||
+    fail "plan --moe-a2a-overlap on GPT2-345M: exit $rc, notes $(cat "$tmp/remote.notes") vs $(cat "$tmp/local.notes")"
+ctl plan "${moe_args[@]}" --json
+fp_off=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["fingerprint"])' "$tmp/out")
+ctl plan "${moe_args[@]}" --moe-flex-dispatcher --json
+fp_flex=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["fingerprint"], d.get("cached", False))' "$tmp/out")
+[ "$rc" = 0 ] && [ -n "$fp_off" ] && [ "${fp_flex%% *}" != "$fp_off" ] && [ "${fp_flex##* }" = False ] &&
+    ok "plan --moe-flex-dispatcher: its own fingerprint, not the plan stored without it" ||
+    fail "plan --moe-flex-dispatcher: exit $rc, fingerprint $fp_flex against $fp_off"
 # Blocks kept bf16 with MTP depths, --target megatron: DeepSeek-V3 in FP8 (blockwise) with
 # its last 14 blocks bf16 and 2 depths (61 + 2 + 2 x 3 = 69 layers) is the local document
 # through tesseld, and the stored plan exports Megatron-LM's flags for both (the megatron
