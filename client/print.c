@@ -239,10 +239,20 @@ static void print_ep(FILE *out, json_t *plan, json_t *doc)
               "sync before the dispatch, the routing weights' all-to-all, the second "
               "permutation)\n",
               out);
-    if (json_is_true(json_object_get(plan, "moe_a2a_overlap")))
+    if (json_is_true(json_object_get(plan, "moe_a2a_overlap")) && ep > 1 && !zero_bubble(plan) &&
+        !dualpipev(plan) && (integer(plan, "pp") <= 1 || integer(plan, "interleave") > 1))
         fputs("  overlap:   the EP all-to-alls of one micro-batch under another's compute "
               "(Megatron-LM's --overlap-moe-expert-parallel-comm)\n",
               out);
+    else if (json_is_true(json_object_get(plan, "moe_a2a_overlap"))) /* ep_overlap saves 0 */
+        fprintf(out,
+                "  overlap:   none priced (moe_a2a_overlap asked): Megatron-LM overlaps the EP "
+                "all-to-alls at EP > 1 with PP 1 or its interleaved 1F1B only; this plan runs "
+                "EP %lld, PP %lld, %s\n",
+                ep, integer(plan, "pp") > 1 ? integer(plan, "pp") : 1,
+                zero_bubble(plan) || dualpipev(plan) ? str(plan, "schedule")
+                : integer(plan, "interleave") > 1    ? "interleaved"
+                                                     : "not interleaved");
     if (json_is_true(json_object_get(plan, "moe_flex_dispatcher")))
         fputs("  dispatch:  a flex dispatcher (HybridEP, DeepEP: one network copy per token and "
               "destination NVLink domain)\n",

@@ -785,6 +785,12 @@ expect 2 "overlap-moe-expert-parallel-comm is refused beside --recompute-granula
 expect 2 "overlap-moe-expert-parallel-comm is refused with moe recomputed" eval $gox \
     "$mg16 $ovl --recompute-granularity selective --recompute-modules moe"
 expect 2 "delay-wgrad-compute needs --overlap-moe-expert-parallel-comm" eval $gox "$mg16 --delay-wgrad-compute"
+# at PP 2 without interleaving the overlap saves nothing (Megatron-LM runs it at PP 1 or
+# interleaved): the same time as without it, and the plan says none was priced
+expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/moe-flex.json" --moe-a2a-overlap
+grep -q "overlap:   none priced (moe_a2a_overlap asked): .*this plan runs EP 8, PP 2, not interleaved" "$out" &&
+    grep -q "$(grep -o 'predicted: [0-9.]* s' <(python3 -c 'import json,sys; print("predicted: %.4f s" % json.load(open(sys.argv[1]))["plan"]["iter_time_s"])' "$dir/moe-flex.json"))" "$out" &&
+    ok || bad "the overlap at PP 2 without interleaving: $(cat "$out")"
 # the switches where they change nothing: noted, not refused (search.h tsl_moe_switch_note)
 expect 0 "note: moe_flex_dispatcher: the model has no MoE layer, so it changes nothing" plan \
     --local $m345 --batch 32 --no-baselines --moe-flex-dispatcher
