@@ -669,7 +669,6 @@ static const char *const mg_no_effect[] = {
     "no-position-embedding",
     "use-rotary-position-embeddings",
     "fp8-amax-history-len",
-    "reuse-grad-buf-for-mxfp8-param-ag", /* what an MXFP8 plan's weight gather is priced as */
     "fp8-amax-compute-algo",
     "fp8-margin",
     "fp8-wgrad",
@@ -816,6 +815,8 @@ typedef struct mg_state {
     bool flex_dispatcher; /* --moe-token-dispatcher-type flex */
     bool a2a_overlap;     /* --overlap-moe-expert-parallel-comm */
     bool delay_wgrad;     /* --delay-wgrad-compute (with it: priced as part of the overlap) */
+    bool reuse_grad_buf;  /* --reuse-grad-buf-for-mxfp8-param-ag: what an MXFP8 plan's
+                             weight gather is priced as; needs --fp8-param-gather */
     uint32_t cp, ep, etp;
     char cp_comm[16];  /* --cp-comm-type; "" = p2p */
     double capacity;   /* --moe-expert-capacity-factor; 0: dropless */
@@ -1121,18 +1122,19 @@ static int mg_read(const char *key, const char *val, const char *all, tsl_eval_c
                  : strcmp(key, "overlap-param-gather") == 0                    ? &st->overlap_param
                  : strcmp(key, "fp8-param-gather") == 0                        ? &st->fp8_param
                  : strcmp(key, "fp4-param-gather") == 0                        ? &st->fp4_param
-                 : strcmp(key, "no-gradient-accumulation-fusion") == 0  ? &st->no_accum_fusion
-                 : strcmp(key, "tp-comm-overlap") == 0                  ? &st->tp_overlap
-                 : strcmp(key, "cross-entropy-loss-fusion") == 0        ? &st->ce_fusion
-                 : strcmp(key, "moe-pad-expert-input-to-capacity") == 0 ? &st->pad_capacity
-                 : strcmp(key, "use-precision-aware-optimizer") == 0    ? &st->precision_aware
-                 : strcmp(key, "moe-layer-recompute") == 0              ? &st->moe_layer_recompute
-                 : strcmp(key, "cpu-offloading") == 0                   ? &st->cpu_offloading
-                 : strcmp(key, "cpu-offloading-activations") == 0       ? &st->cpu_offloading
-                 : strcmp(key, "first-last-layers-bf16") == 0           ? &st->first_last_bf16
-                 : strcmp(key, "overlap-moe-expert-parallel-comm") == 0 ? &st->a2a_overlap
-                 : strcmp(key, "delay-wgrad-compute") == 0              ? &st->delay_wgrad
-                                                                        : NULL;
+                 : strcmp(key, "no-gradient-accumulation-fusion") == 0   ? &st->no_accum_fusion
+                 : strcmp(key, "tp-comm-overlap") == 0                   ? &st->tp_overlap
+                 : strcmp(key, "cross-entropy-loss-fusion") == 0         ? &st->ce_fusion
+                 : strcmp(key, "moe-pad-expert-input-to-capacity") == 0  ? &st->pad_capacity
+                 : strcmp(key, "use-precision-aware-optimizer") == 0     ? &st->precision_aware
+                 : strcmp(key, "moe-layer-recompute") == 0               ? &st->moe_layer_recompute
+                 : strcmp(key, "cpu-offloading") == 0                    ? &st->cpu_offloading
+                 : strcmp(key, "cpu-offloading-activations") == 0        ? &st->cpu_offloading
+                 : strcmp(key, "first-last-layers-bf16") == 0            ? &st->first_last_bf16
+                 : strcmp(key, "overlap-moe-expert-parallel-comm") == 0  ? &st->a2a_overlap
+                 : strcmp(key, "delay-wgrad-compute") == 0               ? &st->delay_wgrad
+                 : strcmp(key, "reuse-grad-buf-for-mxfp8-param-ag") == 0 ? &st->reuse_grad_buf
+                                                                         : NULL;
     if (flag) {
         *flag = true;
         return mg_flag_only(key, val, err);
@@ -1441,6 +1443,11 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
         tsl_eval_cfg_note(c, "megatron: --fp4-recipe without --fp4-format: bf16, as in "
                              "Megatron-LM");
     c->knobs.fp8_param_gather = st->fp4_format ? st->fp4_param : st->fp8_param && c->knobs.fp8;
+    /* DistributedDataParallelConfig asserts it: "Reuse grad buffer only when keeping
+     * params in MXFP8." (Megatron-LM d98e8a6) */
+    if (st->reuse_grad_buf && !st->fp8_param)
+        return tsl_err_set(err, "megatron: --reuse-grad-buf-for-mxfp8-param-ag needs "
+                                "--fp8-param-gather (Megatron-LM refuses it without)");
     if (st->fp4_format && st->fp8_param)
         tsl_eval_cfg_note(c, "megatron: --fp8-param-gather with --fp4-format: the weights "
                              "are FP4 only with --fp4-param-gather");
