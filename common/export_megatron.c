@@ -259,6 +259,13 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
                             "megatron: the plan recomputes modules beside full recompute of "
                             "%u layers; Megatron-LM takes one --recompute-granularity",
                             u->ckpt_blocks);
+    if (p->moe_fp8_dispatch && p->moe_capacity > 0) /* token_dispatcher.py _NCCLEPManager */
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: moe_fp8_dispatch: the FP8 dispatch runs the flex "
+                            "dispatcher's ncclep backend, which Megatron-LM runs without a "
+                            "capacity factor (the plan has %g); plan it without "
+                            "--moe-capacity-factor",
+                            p->moe_capacity);
     if (p->lazy_grads)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan's memory counts its gradients from each "

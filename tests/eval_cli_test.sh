@@ -791,6 +791,12 @@ expect 0 "" eval --model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --no-search
 grep -q "overlap:   none priced (moe_a2a_overlap asked): .*this plan runs EP 8, PP 2, not interleaved" "$out" &&
     grep -q "$(grep -o 'predicted: [0-9.]* s' <(python3 -c 'import json,sys; print("predicted: %.4f s" % json.load(open(sys.argv[1]))["plan"]["iter_time_s"])' "$dir/moe-flex.json"))" "$out" &&
     ok || bad "the overlap at PP 2 without interleaving: $(cat "$out")"
+# --reuse-grad-buf-for-mxfp8-param-ag without --fp8-param-gather: Megatron-LM's
+# DistributedDataParallelConfig asserts ("Reuse grad buffer only when keeping params in MXFP8")
+expect 2 "megatron: --reuse-grad-buf-for-mxfp8-param-ag needs --fp8-param-gather" eval --model Llama3-8B \
+    --cluster 8xB200 --no-search --megatron-args "--bf16 --fp8-format hybrid --fp8-recipe mxfp8 --use-distributed-optimizer --reuse-grad-buf-for-mxfp8-param-ag"
+expect 0 "" eval --model Llama3-8B --cluster 8xB200 --no-search --megatron-args \
+    "--bf16 --fp8-format hybrid --fp8-recipe mxfp8 --use-distributed-optimizer --fp8-param-gather --reuse-grad-buf-for-mxfp8-param-ag"
 # the switches where they change nothing: noted, not refused (search.h tsl_moe_switch_note)
 expect 0 "note: moe_flex_dispatcher: the model has no MoE layer, so it changes nothing" plan \
     --local $m345 --batch 32 --no-baselines --moe-flex-dispatcher

@@ -1048,6 +1048,11 @@ static void test_moe_flex_overlap(void)
     CHECK(strstr(text, "--moe-flex-dispatcher-backend hybridep\n") && !strstr(text, "deepep"),
           "padded:\n%s", text);
     free(text);
+    plan.moe_fp8_dispatch = true; /* ncclep: "drop and pad is not supported yet" */
+    plan.fp8_recipe = TSL_FP8_MXFP8;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "moe_fp8_dispatch: the FP8 dispatch runs");
+    plan.moe_fp8_dispatch = false;
+    plan.fp8_recipe = TSL_FP8_NONE;
     plan.moe_capacity = 0;
     plan.moe_pad = false;
     expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "moe_flex_dispatcher");
