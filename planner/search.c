@@ -154,6 +154,11 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
                             "moe_alltoall_dispatcher: Megatron-LM's all-to-all dispatcher; %s "
                             "runs its own",
                             tsl_target_name(r->target));
+    if (r->moe_a2a_overlap && r->target && r->target != TSL_TARGET_MEGATRON)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "moe_a2a_overlap: Megatron-LM's --overlap-moe-expert-parallel-comm; "
+                            "%s runs no such overlap",
+                            tsl_target_name(r->target));
     if (r->moe_fp8_dispatch && r->target && r->target != TSL_TARGET_MEGATRON)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "moe_fp8_dispatch: %s dispatches in bf16; megatron runs an FP8 "

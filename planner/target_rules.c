@@ -670,6 +670,19 @@ static int moe_alltoall_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
                         tsl_target_name(t));
 }
 
+/* A plan priced with Megatron-LM's EP all-to-all overlap (moe_a2a_overlap: its merged
+ * forward-and-backward steps) is not what another stack's schedule runs. */
+static int moe_a2a_overlap_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
+{
+    if (!p->moe_a2a_overlap || t == TSL_TARGET_MEGATRON)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "%s: runs no EP all-to-all overlap (the plan priced Megatron-LM's "
+                        "--overlap-moe-expert-parallel-comm, moe_a2a_overlap); plan it without "
+                        "--moe-a2a-overlap",
+                        tsl_target_name(t));
+}
+
 /* An FP8 plan priced with the other stack's implementation (fp8_impl.h) is not
  * what t's export runs. */
 static int fp8_impl_ok(uint32_t t, const tsl_plan_t *p, tsl_err_t *err)
@@ -768,8 +781,8 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
     if (moe_ok(t, m, err) != 0 || moe_layout_ok(t, p, err) != 0 ||
         tsl_target_fp8_ok(t, p->fp8_recipe, err) != 0 || fp8_impl_ok(t, p, err) != 0 ||
         moe_fp8_ok(t, p, err) != 0 || moe_alltoall_ok(t, p, err) != 0 ||
-        loss_impl_ok(t, p, err) != 0 || opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 ||
-        ds_pipe_p2p_ok(t, p, err) != 0)
+        moe_a2a_overlap_ok(t, p, err) != 0 || loss_impl_ok(t, p, err) != 0 ||
+        opt_step_ok(t, p, err) != 0 || tp_sync_ok(t, p, err) != 0 || ds_pipe_p2p_ok(t, p, err) != 0)
         return -1;
     if (tsl_target_view_init(scratch, tsl_target_name(t), p, m, err) != 0)
         return -1;

@@ -548,6 +548,12 @@ static void test_torchtitan_moe(void)
                    "torchtitan: runs its own token dispatch (the plan priced Megatron-LM's "
                    "all-to-all dispatcher, moe_alltoall_dispatcher)");
     plan.moe_alltoall = false;
+    /* priced with Megatron-LM's EP all-to-all overlap: torchtitan runs no such step */
+    plan.moe_a2a_overlap = true;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan,
+                   "torchtitan: runs no EP all-to-all overlap (the plan priced Megatron-LM's "
+                   "--overlap-moe-expert-parallel-comm, moe_a2a_overlap)");
+    plan.moe_a2a_overlap = false;
     static const struct {
         const char *strategy;
         uint32_t ep;
