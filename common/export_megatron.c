@@ -37,6 +37,22 @@ static void write_rope(const tsl_model_t *m, FILE *out)
  * flex dispatcher's ncclep backend with MXFP8 on the wire both ways Tessel prices
  * (TransformerConfig moe_dispatch_fwd_dtype / moe_combine_bwd_dtype, which need it,
  * the grouped GEMM and the TE op fuser). */
+/* Whether Megatron-LM runs the EP all-to-all overlap for this plan: EP, PP 1 or
+ * interleaved (TransformerConfig asserts virtual pipelining where PP > 1) and no full
+ * recompute (it asserts recompute_granularity != 'full'); elsewhere the plan was priced
+ * without its saving (pipeline.h tsl_pipeline_ep_overlap_s, search_eval.c ep_overlap),
+ * and the flags would stop the run. */
+static bool a2a_overlap_runs(const tsl_export_view_t *v, uint32_t ep)
+{
+    const tsl_plan_t *p = v->plan;
+    if (ep <= 1 || p->schedule || (v->pp > 1 && p->interleave <= 1))
+        return false;
+    for (uint32_t i = 0; i < p->n_layers; i++)
+        if (p->layer[i].ckpt)
+            return false;
+    return true;
+}
+
 static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *out)
 {
     if (l->kv_lora_rank) {
@@ -61,7 +77,7 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
             p->moe_fp8_dispatch || p->moe_flex ? "flex" : "alltoall", ep, etp);
     if (p->moe_flex && !p->moe_fp8_dispatch) /* Megatron-LM's default backend */
         fputs("--moe-flex-dispatcher-backend deepep\n", out);
-    if (p->moe_a2a_overlap && ep > 1) /* what the overlap runs with */
+    if (p->moe_a2a_overlap && a2a_overlap_runs(v, ep)) /* what the overlap runs with */
         fputs("--overlap-moe-expert-parallel-comm\n--delay-wgrad-compute\n", out);
     if (p->moe_fp8_dispatch)
         fputs("--moe-flex-dispatcher-backend ncclep\n--use-transformer-engine-op-fuser\n"

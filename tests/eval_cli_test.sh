@@ -767,6 +767,14 @@ expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search 
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); d=a["iter_time_s"]-b["iter_time_s"]; m=a["n_micro"]; assert b["moe_a2a_overlap"] is True and "moe_a2a_overlap" not in a and m == 4 and 0 < d <= (m-1)*a["stages"][0]["fb_save_s"]+1e-9, (d, a["stages"][0]["fb_save_s"])' "$dir/moe-flex16.json" "$out" &&
     ok || bad "the EP all-to-all overlap at PP 1: $(cat "$out")"
 cp "$out" "$dir/moe-overlap.json"
+# under full recompute Megatron-LM runs no overlap (TransformerConfig asserts
+# recompute_granularity != 'full'): no saving priced, the export writes no flag
+mgr="$mg16 --moe-token-dispatcher-type flex --recompute-granularity full --recompute-method uniform --recompute-num-layers 1"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgr"
+cp "$out" "$dir/moe-full.json"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgr --overlap-moe-expert-parallel-comm --delay-wgrad-compute"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"] and b["moe_a2a_overlap"] is True, (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-full.json" "$out" &&
+    ok || bad "the EP overlap under full recompute: $(cat "$out")"
 expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --plan "$dir/moe-overlap.json"
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"] and b["moe_a2a_overlap"] is True, (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-overlap.json" "$out" &&
     ok || bad "the overlap round-trips through the plan document: $(cat "$out")"

@@ -279,6 +279,29 @@ static void test_megatron_moe_freq(void)
               cfg->mtp_layers == 2,
           "2 repeated depths:\n%s", two);
     free(two);
+    /* the EP all-to-all overlap where Megatron-LM runs it: TransformerConfig asserts
+     * virtual pipelining where PP > 1 and no full recompute, so the flags go out at PP
+     * 1 without recompute only (the pricing saves nothing elsewhere:
+     * tsl_pipeline_ep_overlap_s, search_eval.c ep_overlap) */
+    plan.moe_a2a_overlap = true;
+    char *ov = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(!strstr(ov, "--overlap-moe-expert-parallel-comm"), "PP 2 without VP:\n%s", ov);
+    free(ov);
+    make_plan(&plan, 1, (const uint32_t[]){0, model.n_layers}, 16, "tp2-dp8+sp", 8, 64);
+    plan.ep = 8;
+    plan.moe_a2a_overlap = true;
+    ov = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(ov, "--overlap-moe-expert-parallel-comm\n--delay-wgrad-compute\n"), "PP 1:\n%s",
+          ov);
+    free(ov);
+    set_layers(&plan, 1, model.n_layers - 2, "tp2-dp8+sp+ckpt");
+    ov = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(ov, "--recompute-granularity full") &&
+              !strstr(ov, "--overlap-moe-expert-parallel-comm"),
+          "full recompute:\n%s", ov);
+    free(ov);
+    make_plan(&plan, 2, (const uint32_t[]){0, 32, model.n_layers}, 16, "tp2-dp8+sp", 8, 64);
+    plan.ep = 8;
     /* an FP8 dispatch: the flex dispatcher's MXFP8 wire, read back as the same knob */
     plan.fp8_recipe = TSL_FP8_MXFP8;
     plan.moe_fp8_dispatch = true;
