@@ -969,5 +969,15 @@ for t in megatron torchtitan deepspeed galvatron; do
         plan --local --model GPT2-345M --cluster 4xA100-80G --batch 16 --target $t --tp-sync
 done
 
+# torchtitan keeps no gradient buffer for the weight-gradient GEMMs to accumulate into
+# (FSDP2: a fresh gradient per backward, docs/cost-model.md "The wgrad epilogue under
+# gradient-accumulation fusion"): the target prices as --lazy-grads does
+expect 0 "" plan --local $l8 --batch 64 --target torchtitan --no-fp8 --no-baselines --json
+cp "$out" "$dir/tt-bf16.json"
+expect 0 "" eval $l8 --target torchtitan --no-search --json --plan "$dir/tt-bf16.json"
+cp "$out" "$dir/tt-bf16-eval.json"
+expect 0 "" eval $l8 --target torchtitan --no-search --json --plan "$dir/tt-bf16.json" --lazy-grads
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/tt-bf16-eval.json" "$out" &&
+    ok || bad "torchtitan priced with a kept gradient buffer: $(cat "$out")"
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
