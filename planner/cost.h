@@ -283,7 +283,8 @@ typedef enum tsl_cost_mode {
  * (moe_a2a_overlap: the 1F1B steady state's merged steps hide the EP all-to-alls). 53:
  * an FP8 dispatch (moe_fp8_dispatch) runs the flex dispatcher's all-to-alls, as
  * Megatron-LM runs it (ncclep) and its export writes it; the EP all-to-all overlap saves
- * nothing on a plan with full recompute, which Megatron-LM refuses beside it; torchtitan
+ * nothing on a plan with full recompute, which Megatron-LM refuses beside it, and the event
+ * simulator takes its saving as the closed form does (a non-default vp_group); torchtitan
  * (its target and its configuration read back) keeps no gradient buffer (lazy_grads), so
  * its weight-gradient GEMMs write fresh gradients. */
 #define TSL_COST_MODEL_VERSION 53u

@@ -1727,14 +1727,8 @@ static int zb_iter(const tsl_engine_t *e, const tsl_plan_t *plan, tsl_pipeline_o
  */
 static void ep_overlap(const tsl_plan_t *plan, double *nosync, double *sync)
 {
-    if (!plan->moe_a2a_overlap || plan->schedule)
-        return;
-    for (uint32_t i = 0; i < plan->n_layers; i++)
-        if (plan->layer[i].ckpt)
-            return;
     for (uint32_t s = 0; s < plan->pp; s++) {
-        double save = tsl_pipeline_ep_overlap_s(s, plan->pp, plan->n_micro, plan->interleave,
-                                                plan->vp_group, plan->stages[s].ep_save_s);
+        double save = tsl_plan_ep_overlap_s(plan, s); /* the simulator's input likewise */
         nosync[s] -= save;
         sync[s] -= save;
     }
