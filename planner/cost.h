@@ -286,7 +286,8 @@ typedef enum tsl_cost_mode {
  * nothing on a plan with full recompute, which Megatron-LM refuses beside it, and the event
  * simulator takes its saving as the closed form does (a non-default vp_group); torchtitan
  * (its target and its configuration read back) keeps no gradient buffer (lazy_grads), so
- * its weight-gradient GEMMs write fresh gradients. */
+ * its weight-gradient GEMMs write fresh gradients, and DeepSpeed's engine adds them by
+ * kernels of its own (unfused_grad_accum). */
 #define TSL_COST_MODEL_VERSION 53u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states

@@ -987,5 +987,14 @@ cp "$out" "$dir/tt-bf16-eval.json"
 expect 0 "" eval $l8 --target torchtitan --no-search --json --plan "$dir/tt-bf16.json" --lazy-grads
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/tt-bf16-eval.json" "$out" &&
     ok || bad "torchtitan priced with a kept gradient buffer: $(cat "$out")"
+# nor does DeepSpeed's engine: autograd's fresh gradient, added by a kernel of its own
+# (AccumulateGrad, or the ZeRO hooks' copy): the target prices as --unfused-grad-accum
+expect 0 "" plan --local $m345 --batch 64 --target deepspeed --no-baselines --json
+cp "$out" "$dir/ds.json"
+expect 0 "" eval $m345 --target deepspeed --no-search --json --plan "$dir/ds.json"
+cp "$out" "$dir/ds-eval.json"
+expect 0 "" eval $m345 --target deepspeed --no-search --json --plan "$dir/ds.json" --unfused-grad-accum
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/ds-eval.json" "$out" &&
+    ok || bad "deepspeed priced with Megatron-LM's fused accumulation: $(cat "$out")"
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
