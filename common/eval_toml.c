@@ -869,6 +869,9 @@ int tsl_eval_cfg_torchtitan(const char *text, tsl_eval_cfg_t *out, tsl_err_t *er
     out->knobs.fb_serial = true;
     /* torch.optim.AdamW foreach after clip_grad_norm_ (opt_step.h) */
     out->knobs.opt_step = TSL_OPT_STEP_TORCH;
+    /* FSDP2 keeps no gradient buffer: a fresh gradient per backward (lazy_grads), as
+     * --target torchtitan prices it */
+    out->knobs.lazy_grads = true;
     out->dp = 1;
     toml_line_t *t = calloc(1, sizeof *t);
     char *buf = malloc(4 * TT_VALUE);

@@ -31,13 +31,20 @@ static void write_rope(const tsl_model_t *m, FILE *out)
 }
 
 /* Whether Megatron-LM runs the plan's EP all-to-all overlap (moe_a2a_overlap):
- * TransformerConfig asserts expert parallelism and, at PP > 1, a virtual pipeline
- * (Megatron-LM d98e8a6 transformer_config.py); the pricing saves nothing elsewhere
- * (tsl_pipeline_ep_overlap_s), so the flags are left out there, not refused. */
+ * TransformerConfig asserts expert parallelism, at PP > 1 a virtual pipeline, and no
+ * full recompute (Megatron-LM d98e8a6 transformer_config.py); the pricing saves
+ * nothing elsewhere, nor under a zero-bubble or DualPipeV schedule
+ * (tsl_pipeline_ep_overlap_s, search_eval.c ep_overlap), so the flags are left out
+ * there, not refused. */
 static bool a2a_overlap_runs(const tsl_export_view_t *v)
 {
     const tsl_plan_t *p = v->plan;
-    return p->moe_a2a_overlap && p->ep > 1 && (v->pp == 1 || p->interleave > 1);
+    if (!p->moe_a2a_overlap || p->ep <= 1 || p->schedule || (v->pp > 1 && p->interleave <= 1))
+        return false;
+    for (uint32_t i = 0; i < p->n_layers; i++)
+        if (p->layer[i].ckpt)
+            return false;
+    return true;
 }
 
 /* Multi-head latent attention and routed experts (docs/exports.md "Mixture of
@@ -47,6 +54,7 @@ static bool a2a_overlap_runs(const tsl_export_view_t *v)
  * flex dispatcher's ncclep backend with MXFP8 on the wire both ways Tessel prices
  * (TransformerConfig moe_dispatch_fwd_dtype / moe_combine_bwd_dtype, which need it,
  * the grouped GEMM and the TE op fuser). */
+
 static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *out)
 {
     if (l->kv_lora_rank) {
@@ -79,9 +87,9 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
     else if (p->moe_a2a_overlap)
         fprintf(out,
                 "# moe_a2a_overlap not written: Megatron-LM runs "
-                "--overlap-moe-expert-parallel-comm only with EP > 1 and, at PP > 1, "
-                "interleaved (TransformerConfig); the plan (EP %u, PP %u%s) was priced with "
-                "its all-to-alls exposed\n",
+                "--overlap-moe-expert-parallel-comm only with EP > 1, at PP > 1 interleaved, "
+                "and without full recompute (TransformerConfig); the plan (EP %u, PP %u%s) "
+                "was priced with its all-to-alls exposed\n",
                 ep, v->pp, p->interleave > 1 ? ", interleaved" : "");
     if (p->moe_fp8_dispatch)
         fputs("--moe-flex-dispatcher-backend ncclep\n--use-transformer-engine-op-fuser\n"
@@ -285,20 +293,14 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
 }
 
 /* What TransformerConfig asserts beside --overlap-moe-expert-parallel-comm
- * (d98e8a6): no full recompute, no "moe" among the recomputed modules, at most one
- * MTP depth. The plan was priced with the overlap's saving: refused, not dropped. */
-static int check_a2a_overlap(const tsl_export_view_t *v, const tsl_export_uniform_t *u,
-                             tsl_err_t *err)
+ * (d98e8a6) where the overlap runs (a2a_overlap_runs: full recompute leaves it out):
+ * no "moe" among the recomputed modules, at most one MTP depth. The plan was priced
+ * with the overlap's saving: refused, not dropped. */
+static int check_a2a_overlap(const tsl_export_view_t *v, tsl_err_t *err)
 {
     const tsl_plan_t *p = v->plan;
     if (!a2a_overlap_runs(v))
         return 0;
-    if (u->ckpt_blocks)
-        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "megatron: moe_a2a_overlap: the plan recomputes %u layers in full; "
-                            "Megatron-LM refuses --overlap-moe-expert-parallel-comm beside "
-                            "full recompute (plan it with --no-ckpt)",
-                            u->ckpt_blocks);
     if (p->recompute_modules & TSL_RECOMPUTE_MOE)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: moe_a2a_overlap: the plan recomputes the moe module; "
@@ -386,7 +388,7 @@ int tsl_export_megatron(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         return -1;
     uint32_t ckpt_k = tsl_target_megatron_recompute(v);
     const tsl_plan_t *p = v->plan;
-    if (check_knobs(&u, p, err) != 0 || check_a2a_overlap(v, &u, err) != 0)
+    if (check_knobs(&u, p, err) != 0 || check_a2a_overlap(v, err) != 0)
         return -1;
     fprintf(out,
             "# Megatron-LM arguments for %s, plan \"%s\" from Tessel (docs/exports.md)\n"

@@ -182,14 +182,17 @@ static double group_a2a_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t 
 }
 
 /* The EP group's flex-dispatcher figures for layer l's routing
- * (tsl_cluster_dim_flex_bw) where the plan runs one (knobs.moe_flex; not in PAPER
- * mode), else none (domains 0). */
+ * (tsl_cluster_dim_flex_bw) where the plan runs one (knobs.moe_flex, or an FP8
+ * dispatch: Megatron-LM runs it only through the flex dispatcher's ncclep backend,
+ * which its export writes and its line reads back as moe_flex; not in PAPER mode),
+ * else none (domains 0). */
 static void group_flex_bw(const tsl_cost_env_t *env, const tsl_layer_t *l, uint32_t stride,
                           uint32_t degree, tsl_cluster_flex_bw_t *out)
 {
     memset(out, 0, sizeof(*out));
-    if (l == NULL || !l->experts || !env->knobs.moe_flex || env->mode == TSL_COST_PAPER ||
-        degree <= 1 || env->block_size % ((uint64_t)stride * degree) != 0)
+    bool flex = env->knobs.moe_flex || env->knobs.moe_fp8_dispatch;
+    if (l == NULL || !l->experts || !flex || env->mode == TSL_COST_PAPER || degree <= 1 ||
+        env->block_size % ((uint64_t)stride * degree) != 0)
         return;
     tsl_cluster_dim_flex_bw(env->cluster, env->block_first, env->block_size, stride, degree,
                             tsl_cost_flex_hit, l, out);

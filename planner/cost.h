@@ -280,8 +280,15 @@ typedef enum tsl_cost_mode {
  * NICs' bound (n − 1)·cap_D / (m_D·(n − m_D)); a flex dispatcher's (moe_flex: HybridEP,
  * DeepEP) one network copy per token and destination domain at the rank's NIC share,
  * pipelined with its NVLink forwarding; Megatron-LM's EP all-to-all overlap
- * (moe_a2a_overlap: the 1F1B steady state's merged steps hide the EP all-to-alls). */
-#define TSL_COST_MODEL_VERSION 52u
+ * (moe_a2a_overlap: the 1F1B steady state's merged steps hide the EP all-to-alls). 53:
+ * an FP8 dispatch (moe_fp8_dispatch) runs the flex dispatcher's all-to-alls, as
+ * Megatron-LM runs it (ncclep) and its export writes it; the EP all-to-all overlap saves
+ * nothing on a plan with full recompute, which Megatron-LM refuses beside it, and the event
+ * simulator takes its saving as the closed form does (a non-default vp_group); torchtitan
+ * (its target and its configuration read back) keeps no gradient buffer (lazy_grads), so
+ * its weight-gradient GEMMs write fresh gradients, and DeepSpeed's engine adds them by
+ * kernels of its own (unfused_grad_accum). */
+#define TSL_COST_MODEL_VERSION 53u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

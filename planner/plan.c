@@ -304,6 +304,17 @@ bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b)
     return a->n_micro < b->n_micro;
 }
 
+double tsl_plan_ep_overlap_s(const tsl_plan_t *p, uint32_t s)
+{
+    if (!p->moe_a2a_overlap || p->schedule || s >= p->pp)
+        return 0.0;
+    for (uint32_t i = 0; i < p->n_layers && i < TSL_PLAN_MAX_LAYERS; i++)
+        if (p->layer[i].ckpt)
+            return 0.0;
+    return tsl_pipeline_ep_overlap_s(s, p->pp, p->n_micro, p->interleave, p->vp_group,
+                                     p->stages[s].ep_save_s);
+}
+
 void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
 {
     const bool zb = p->schedule != TSL_PIPESIM_SCHED_1F1B;
@@ -311,9 +322,10 @@ void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim)
     memset(sim, 0, sizeof(*sim));
     for (uint32_t s = 0; s < p->pp && s < TSL_PLAN_MAX_STAGES; s++) {
         const tsl_plan_stage_t *st = &p->stages[s];
+        double ep = tsl_plan_ep_overlap_s(p, s); /* the merged steps' saving */
         sim->fwd[s] = st->fwd_s;
-        sim->bwd[s] = st->time_nosync_s - st->p2p_s - st->fwd_s;
-        sim->sync[s] = st->time_s - st->p2p_s - st->fwd_s;
+        sim->bwd[s] = st->time_nosync_s - st->p2p_s - st->fwd_s - ep;
+        sim->sync[s] = st->time_s - st->p2p_s - st->fwd_s - ep;
         sim->tail[s] = st->time_s - st->time_nosync_s;
         /* the stage's p2p counts both directions and, interleaved, v hops */
         sim->p2p[s] = st->p2p_s / (2.0 * v);

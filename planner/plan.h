@@ -267,6 +267,15 @@ typedef struct tsl_plan_sim {
     tsl_pipesim_in_t in;
 } tsl_plan_sim_t;
 
+/* The simulator's input from plan p's stages; under moe_a2a_overlap each stage's
+ * backward less tsl_plan_ep_overlap_s, as the closed form prices it. */
 void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim);
+
+/* What stage s of p saves per micro-batch by Megatron-LM's EP all-to-all overlap
+ * (moe_a2a_overlap; pipeline.h tsl_pipeline_ep_overlap_s over its ep_save_s): 0 where
+ * Megatron-LM does not run it — not 1F1B (a zero-bubble schedule), a layer under full
+ * recompute (TransformerConfig asserts recompute_granularity != 'full'), PP > 1 without
+ * interleaving. */
+double tsl_plan_ep_overlap_s(const tsl_plan_t *p, uint32_t s);
 
 #endif

@@ -1721,16 +1721,14 @@ static int zb_iter(const tsl_engine_t *e, const tsl_plan_t *plan, tsl_pipeline_o
  * and another's backward as one step (combined_1f1b), each one's EP all-to-alls under
  * the other's compute, saving ep_save_s per merged step of a whole micro-batch. Stage s
  * saves tsl_pipeline_ep_overlap_s per micro-batch in the closed form. Megatron runs it
- * at PP 1 or interleaved only; DualPipeV's F&B holds the overlap already and the
- * zero-bubble schedules are priced exposed.
+ * at PP 1 or interleaved only, and never beside full recompute (TransformerConfig
+ * asserts recompute_granularity != 'full'; the export writes no flag then); DualPipeV's
+ * F&B holds the overlap already and the zero-bubble schedules are priced exposed.
  */
 static void ep_overlap(const tsl_plan_t *plan, double *nosync, double *sync)
 {
-    if (!plan->moe_a2a_overlap || plan->schedule)
-        return;
     for (uint32_t s = 0; s < plan->pp; s++) {
-        double save = tsl_pipeline_ep_overlap_s(s, plan->pp, plan->n_micro, plan->interleave,
-                                                plan->vp_group, plan->stages[s].ep_save_s);
+        double save = tsl_plan_ep_overlap_s(plan, s); /* the simulator's input likewise */
         nosync[s] -= save;
         sync[s] -= save;
     }

@@ -815,13 +815,17 @@ int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
  *   torchtitan  fully_shard's MixedPrecisionPolicy(param_dtype bfloat16,
  *               reduce_dtype float32) (TrainingConfig.mixed_precision_param /
  *               _reduce, torchtitan/config/configs.py); FSDP2 reduce-scatters
- *               under the backward.
+ *               under the backward; its gradients live from a backward to the
+ *               step, no kept buffer for the weight-gradient GEMMs to accumulate
+ *               into (lazy_grads).
  *               Its step: torch.optim.AdamW foreach after clip_grad_norm_
  *               (opt_step.h torch).
  *   deepspeed   "bf16" with no communication_data_type reduces in the
  *               gradients' 16 bits; zero_optimization.overlap_comm defaults to
  *               stage == 3 (runtime/zero/config.py), so ZeRO-0/1/2 reduce after
- *               the backward.
+ *               the backward. Its engine keeps no main_grad for a weight-gradient
+ *               GEMM to accumulate into: autograd's fresh gradient, added by
+ *               AccumulateGrad or copied by the ZeRO hooks (unfused_grad_accum).
  *   galvatron, any: the executor's and Galvatron-BMW's (all zero). */
 void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
 {
@@ -840,8 +844,12 @@ void tsl_target_knobs(uint32_t t, tsl_cost_knobs_t *k)
         k->fb_serial = true;
         k->opt_step = TSL_OPT_STEP_TORCH;
         k->fp8_impl = TSL_FP8_IMPL_TORCHAO; /* Float8Linear, MX linear (fp8_impl.h) */
+        k->lazy_grads = true; /* FSDP2: no kept buffer, a fresh gradient per backward */
         break;
-    case TSL_TARGET_DEEPSPEED: k->grad_reduce_exposed = true; break;
+    case TSL_TARGET_DEEPSPEED:
+        k->grad_reduce_exposed = true;
+        k->unfused_grad_accum = true; /* autograd's fresh gradient, added by its own kernel */
+        break;
     default: break;
     }
 }

@@ -767,6 +767,24 @@ expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search 
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); d=a["iter_time_s"]-b["iter_time_s"]; m=a["n_micro"]; assert b["moe_a2a_overlap"] is True and "moe_a2a_overlap" not in a and m == 4 and 0 < d <= (m-1)*a["stages"][0]["fb_save_s"]+1e-9, (d, a["stages"][0]["fb_save_s"])' "$dir/moe-flex16.json" "$out" &&
     ok || bad "the EP all-to-all overlap at PP 1: $(cat "$out")"
 cp "$out" "$dir/moe-overlap.json"
+# under full recompute Megatron-LM runs no overlap (TransformerConfig asserts
+# recompute_granularity != 'full'): its line with the flag is refused, and a plan
+# document asking for the overlap beside full recompute is priced without its saving
+mgr="$mg16 --moe-token-dispatcher-type flex --recompute-granularity full --recompute-method uniform --recompute-num-layers 1"
+expect 2 "--overlap-moe-expert-parallel-comm is refused beside --recompute-granularity full" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgr --overlap-moe-expert-parallel-comm --delay-wgrad-compute"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgr"
+cp "$out" "$dir/moe-full.json"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --plan "$dir/moe-full.json" --moe-a2a-overlap
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"] and b["moe_a2a_overlap"] is True, (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-full.json" "$out" &&
+    ok || bad "the EP overlap under full recompute: $(cat "$out")"
+# interleaved with a group size N other than pp the event simulator prices the
+# schedule; it takes the merged steps' saving as the closed form does
+mgv="--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 6 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-size 8 --bf16 --use-distributed-optimizer --moe-token-dispatcher-type alltoall --microbatch-group-size-per-virtual-pipeline-stage 4"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgv"
+cp "$out" "$dir/moe-vpn.json"
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --megatron-args "$mgv --overlap-moe-expert-parallel-comm --delay-wgrad-compute"
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert b["vp_group"] == 4 and b["moe_a2a_overlap"] is True and b["iter_time_s"] < a["iter_time_s"] - 0.01, (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-vpn.json" "$out" &&
+    ok || bad "the EP overlap at N != pp: $(cat "$out")"
 expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --plan "$dir/moe-overlap.json"
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"] and b["moe_a2a_overlap"] is True, (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-overlap.json" "$out" &&
     ok || bad "the overlap round-trips through the plan document: $(cat "$out")"
@@ -1000,5 +1018,24 @@ for t in megatron torchtitan deepspeed galvatron; do
         plan --local --model GPT2-345M --cluster 4xA100-80G --batch 16 --target $t --tp-sync
 done
 
+# torchtitan keeps no gradient buffer for the weight-gradient GEMMs to accumulate into
+# (FSDP2: a fresh gradient per backward, docs/cost-model.md "The wgrad epilogue under
+# gradient-accumulation fusion"): the target prices as --lazy-grads does
+expect 0 "" plan --local $l8 --batch 64 --target torchtitan --no-fp8 --no-baselines --json
+cp "$out" "$dir/tt-bf16.json"
+expect 0 "" eval $l8 --target torchtitan --no-search --json --plan "$dir/tt-bf16.json"
+cp "$out" "$dir/tt-bf16-eval.json"
+expect 0 "" eval $l8 --target torchtitan --no-search --json --plan "$dir/tt-bf16.json" --lazy-grads
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/tt-bf16-eval.json" "$out" &&
+    ok || bad "torchtitan priced with a kept gradient buffer: $(cat "$out")"
+# nor does DeepSpeed's engine: autograd's fresh gradient, added by a kernel of its own
+# (AccumulateGrad, or the ZeRO hooks' copy): the target prices as --unfused-grad-accum
+expect 0 "" plan --local $m345 --batch 64 --target deepspeed --no-baselines --json
+cp "$out" "$dir/ds.json"
+expect 0 "" eval $m345 --target deepspeed --no-search --json --plan "$dir/ds.json"
+cp "$out" "$dir/ds-eval.json"
+expect 0 "" eval $m345 --target deepspeed --no-search --json --plan "$dir/ds.json" --unfused-grad-accum
+python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' "$dir/ds-eval.json" "$out" &&
+    ok || bad "deepspeed priced with Megatron-LM's fused accumulation: $(cat "$out")"
 echo "eval cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

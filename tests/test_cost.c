@@ -2524,6 +2524,22 @@ static void test_moe_flex(void)
         tsl_cost_layer(&env, &l, &s, &other, 32, &other_r);
         CHECK(memcmp(&walked, &other_r, sizeof(walked)) == 0, "another routing's figures: walked");
     }
+    { /* Megatron-LM's FP8 dispatch runs the flex dispatcher (ncclep): its all-to-alls
+         are the flex ones, asked for or not, in FP8 or not (the export writes flex, the
+         Megatron-LM line reads back as moe_flex) */
+        tsl_layer_cost_t r8[2];
+        for (int i = 0; i < 2; i++) {
+            tsl_cost_env_t env;
+            CHECK(tsl_cost_env_init(&env, &c, 0, 32, &err) == 0, "%s", err.msg);
+            env.knobs.ep = 32;
+            env.knobs.fp8 = TSL_FP8_BLOCKWISE;
+            env.knobs.moe_fp8_dispatch = true;
+            env.knobs.moe_flex = i == 1;
+            tsl_cost_layer(&env, &l, &s, NULL, 32, &r8[i]);
+        }
+        CHECK(r8[0].ep_s == r8[1].ep_s, "FP8 dispatch: %g s, with moe_flex %g s", r8[0].ep_s,
+              r8[1].ep_s);
+    }
     CHECK(a2a[0] > 31.0 / 32 * B / (31 * cap / 192) &&
               a2a[0] < 31.0 / 32 * B / (31 * cap / 192) + 1e-3,
           "NCCL: %g s, bandwidth term %g", a2a[0], 31.0 / 32 * B / (31 * cap / 192));

@@ -45,6 +45,10 @@ static void round_trip(const char *model, const char *cluster, const tsl_eval_cf
      * dispatch), which an import reads back: priced so (a dense model has no dispatch) */
     if (f == TSL_EXPORT_MEGATRON)
         copy.knobs.moe_alltoall = !copy.knobs.moe_fp8_dispatch;
+    /* and torchtitan's FSDP2 keeps no gradient buffer (lazy_grads), which its import
+     * reads back */
+    if (f != TSL_EXPORT_MEGATRON)
+        copy.knobs.lazy_grads = true;
     tsl_model_t m;
     tsl_cluster_t c;
     tsl_err_t err = {0};

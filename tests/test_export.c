@@ -279,6 +279,33 @@ static void test_megatron_moe_freq(void)
               cfg->mtp_layers == 2,
           "2 repeated depths:\n%s", two);
     free(two);
+    /* the EP all-to-all overlap where Megatron-LM runs it: TransformerConfig asserts
+     * virtual pipelining where PP > 1 and no full recompute, so the flags go out at PP
+     * 1 without recompute only (the pricing saves nothing elsewhere:
+     * tsl_pipeline_ep_overlap_s, search_eval.c ep_overlap); one MTP depth at most
+     * beside it (two are refused: test_moe_flex_overlap) */
+    CHECK(tsl_model_set_mtp(&model, 1, &me) == 0, "1 depth: %s", me.msg);
+    make_plan(&plan, 2, (const uint32_t[]){0, 32, model.n_layers}, 16, "tp2-dp8+sp", 8, 64);
+    plan.ep = 8;
+    plan.moe_a2a_overlap = true;
+    char *ov = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(!strstr(ov, "\n--overlap-moe-expert-parallel-comm\n"), "PP 2 without VP:\n%s", ov);
+    free(ov);
+    make_plan(&plan, 1, (const uint32_t[]){0, model.n_layers}, 16, "tp2-dp8+sp", 8, 64);
+    plan.ep = 8;
+    plan.moe_a2a_overlap = true;
+    ov = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(ov, "--overlap-moe-expert-parallel-comm\n--delay-wgrad-compute\n"), "PP 1:\n%s",
+          ov);
+    free(ov);
+    set_layers(&plan, 1, model.n_layers - 2, "tp2-dp8+sp+ckpt");
+    ov = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(ov, "--recompute-granularity full") &&
+              !strstr(ov, "\n--overlap-moe-expert-parallel-comm\n"),
+          "full recompute:\n%s", ov);
+    free(ov);
+    make_plan(&plan, 2, (const uint32_t[]){0, 32, model.n_layers}, 16, "tp2-dp8+sp", 8, 64);
+    plan.ep = 8;
     /* an FP8 dispatch: the flex dispatcher's MXFP8 wire, read back as the same knob */
     plan.fp8_recipe = TSL_FP8_MXFP8;
     plan.moe_fp8_dispatch = true;
@@ -548,6 +575,12 @@ static void test_torchtitan_moe(void)
                    "torchtitan: runs its own token dispatch (the plan priced Megatron-LM's "
                    "all-to-all dispatcher, moe_alltoall_dispatcher)");
     plan.moe_alltoall = false;
+    /* priced with Megatron-LM's EP all-to-all overlap: torchtitan runs no such step */
+    plan.moe_a2a_overlap = true;
+    expect_refused(TSL_EXPORT_TORCHTITAN, &plan,
+                   "torchtitan: runs no EP all-to-all overlap (the plan priced Megatron-LM's "
+                   "--overlap-moe-expert-parallel-comm, moe_a2a_overlap)");
+    plan.moe_a2a_overlap = false;
     static const struct {
         const char *strategy;
         uint32_t ep;
@@ -1060,7 +1093,13 @@ static void test_moe_flex_overlap(void)
     expect_refused(TSL_EXPORT_TORCHTITAN, &plan, "moe_a2a_overlap");
     plan.layer[5].ckpt = true;
     set_layers(&plan, 1, model.n_layers - 2, "dp8+ckpt");
-    expect_refused(TSL_EXPORT_MEGATRON, &plan, "moe_a2a_overlap: the plan recomputes 32 layers");
+    /* full recompute: Megatron-LM refuses the overlap there and the pricing saved
+     * nothing (search_eval.c ep_overlap), so the flags are left out with a comment */
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(!strstr(text, ovl) && strstr(text, "# moe_a2a_overlap not written") &&
+              strstr(text, "--recompute-granularity full"),
+          "full recompute:\n%s", text);
+    free(text);
     make_plan(&plan, 2, (const uint32_t[]){0, 17, model.n_layers}, 8, "dp8", 8, 8);
     plan.ep = 8;
     plan.moe_a2a_overlap = true;

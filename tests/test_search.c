@@ -1133,6 +1133,21 @@ static void test_moe_ep(void)
     tsl_request_t r;
     tsl_err_t err = {0};
     tsl_request_init(&r);
+    /* Megatron-LM's EP all-to-all overlap under another stack: refused naming the field,
+     * as its all-to-all dispatcher is (no other stack runs the merged steps) */
+    r.moe_a2a_overlap = true;
+    for (uint32_t t = TSL_TARGET_ANY + 1; t < TSL_TARGET_COUNT; t++) {
+        r.target = t;
+        int rc = tsl_request_knobs_check(&r, &err);
+        if (t == TSL_TARGET_MEGATRON)
+            CHECK(rc == 0, "megatron runs the overlap: %s", err.msg);
+        else
+            CHECK(rc == -1 && tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+                      strstr(err.msg, "moe_a2a_overlap: ") && strstr(err.msg, tsl_target_name(t)),
+                  "%s: '%s'", tsl_target_name(t), err.msg);
+    }
+    r.target = TSL_TARGET_ANY;
+    r.moe_a2a_overlap = false;
     r.global_batch = 64;
     r.no_baselines = true;
     CHECK(run_request("Mixtral-8x7B", "2x8xH100-80G:8xib400", &r, &res, &err) == TSL_SEARCH_OK,
