@@ -68,8 +68,11 @@ typedef struct tsl_eval_opts {
     /* --cpu-offload-layers N: the request's cpu_offload_layers (0: the plan's) */
     uint32_t cpu_offload_layers;
     /* --target STACK: the request's target (target.h), the stack the plan is priced
-     * and checked for; 0: none, or the stack a --torchtitan configuration names */
+     * and checked for; 0: none, or the stack a --torchtitan configuration names.
+     * target_given: --target was on the line (--target any keeps a plan document's
+     * stack out; without it the document's request's target is eval's) */
     uint32_t target;
+    bool target_given;
     bool no_search;
     bool local; /* --local: run here even when a server is named */
 } tsl_eval_opts_t;
@@ -90,6 +93,10 @@ typedef struct tsl_eval_input {
     tsl_figures_load_t figures; /* --profile / --galvatron-profile attached to cluster */
     bool mtp_dropped;           /* the model's own MTP depths left out (--no-mtp, a Megatron-LM
                          line without --mtp-num-layers, a document's no_mtp; mtp.h) */
+    /* the stack the plan is priced as and the comparison searched in (target.h):
+     * --target, else a plan document's request's target (a plan searched with plan
+     * --target STACK is compared within STACK's space, as plan compared it) */
+    uint32_t target;
 } tsl_eval_input_t;
 
 /* Loads *in from the options; cluster_json, when not NULL, is the cluster

@@ -314,6 +314,19 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
     return tsl_request_knobs_check(&r, err);
 }
 
+/* The stack eval prices the plan as and searches the comparison in: --target (any
+ * included), else a plan document's request's target, so that a plan searched with
+ * plan --target STACK is held to STACK's rules and compared within its space as
+ * plan compared it, not with plans STACK cannot run. */
+static uint32_t eval_target(const tsl_eval_opts_t *eo, const json_t *doc)
+{
+    if (eo->target_given || doc == NULL)
+        return eo->target;
+    tsl_request_t r;
+    tsl_request_from_json(json_object_get(doc, "request"), &r);
+    return r.target < TSL_TARGET_COUNT ? r.target : TSL_TARGET_ANY;
+}
+
 int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl_eval_input_t *in,
                         tsl_err_t *err)
 {
@@ -322,14 +335,19 @@ int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl
     in->given = malloc(sizeof(*in->given));
     if (in->given == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "out of memory");
-    if (check_switches(eo, err) != 0 || load_source(eo, &cfg, &in->doc, err) != 0 ||
-        load_model(eo, &cfg, in, err) != 0 ||
-        load_cluster(eo, cluster_json, &in->cluster, err) != 0 ||
-        tsl_figures_load(eo->profile, eo->galvatron_profile, eo->amp_profile, &in->model,
-                         &in->cluster, &in->figures, err) != 0)
+    if (check_switches(eo, err) != 0 || load_source(eo, &cfg, &in->doc, err) != 0)
+        return -1;
+    /* the flags under the document's stack, as if --target had named it */
+    tsl_eval_opts_t e = *eo;
+    e.target = in->target = eval_target(eo, in->doc);
+    if ((e.target != eo->target && check_switches(&e, err) != 0) ||
+        load_model(&e, &cfg, in, err) != 0 ||
+        load_cluster(&e, cluster_json, &in->cluster, err) != 0 ||
+        tsl_figures_load(e.profile, e.galvatron_profile, e.amp_profile, &in->model, &in->cluster,
+                         &in->figures, err) != 0)
         return -1;
     note_figures(in->doc, &in->figures);
-    return given_plan(eo, &cfg, in, err);
+    return given_plan(&e, &cfg, in, err);
 }
 
 void tsl_eval_input_free(tsl_eval_input_t *in)
@@ -394,6 +412,7 @@ int tsl_eval_local(const tsl_eval_opts_t *eo, const tsl_client_opts_t *co)
     } else {
         tsl_request_t r;
         tsl_eval_request(eo, &r);
+        r.target = in.target;
         json_t *doc = NULL;
         if (tsl_eval_document(&in.model, &in.cluster, &r, in.given, !eo->no_search, NULL, &doc,
                               &err) != 0) {

@@ -141,7 +141,8 @@ static const char eval_usage[] =
     "                      and the flags leave open, as plan --target) and refuse\n"
     "                      a plan STACK cannot run, naming the rule (exit 4); the\n"
     "                      comparison search stays in STACK's space; a --torchtitan\n"
-    "                      configuration is torchtitan's\n"
+    "                      configuration is torchtitan's; default: a --plan\n"
+    "                      document's target (plan --target), else none; any: none\n"
     "  --paper-cost        the seed papers' formulas instead of the stacks'\n"
     "                      (docs/cost-model.md, \"Cost modes\")\n"
     "  --no-host-floor     the GPU's time alone, no eager PyTorch host dispatch\n"
@@ -527,7 +528,7 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_DOUBLE_FWD: eo->double_block_fwd = true; return 0;
     case OPT_EAGER: eo->eager = true; return 0;
     case OPT_PAPER: eo->paper_cost = true; return 0;
-    case OPT_TARGET: return tsl_target_parse(optarg, &eo->target, err);
+    case OPT_TARGET: eo->target_given = true; return tsl_target_parse(optarg, &eo->target, err);
     case OPT_NO_HOST_FLOOR: eo->no_host_floor = true; return 0;
     case OPT_GRAD_BYTES:
         if (tsl_parse_u32("grad-reduce-bytes", optarg, 2, 4, &eo->grad_reduce_bytes, err) != 0)

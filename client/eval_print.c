@@ -54,7 +54,9 @@ int tsl_eval_print(json_t *doc, tsl_print_tie_t tie, const tsl_client_opts_t *co
         json_string_value(json_object_get(json_object_get(doc, "cluster"), "description")));
     const char *target = json_string_value(json_object_get(doc, "target"));
     if (target)
-        printf("  stack:     %s: priced with its defaults, within its rules (--target)\n", target);
+        printf("  stack:     %s: priced with its defaults, within its rules (--target or the "
+               "plan's)\n",
+               target);
     tsl_print_plan(stdout, plan, tie);
     const char *line = json_string_value(json_object_get(json_object_get(doc, "figures"), "line"));
     if (line && line[0])

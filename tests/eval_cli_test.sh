@@ -864,6 +864,21 @@ python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:3]); as
 expect 0 "" eval $m345 --tp 2 --pp 2 --batch 32 --target megatron
 grep -q "stack:     megatron" "$out" && grep -q "cluster, within megatron" "$out" &&
     ok || bad "eval --target prints the stack: $(cat "$out")"
+# a plan document searched with plan --target STACK: eval takes the stack from its
+# request, as plan priced and compared it (before, without --target the comparison
+# searched Tessel's whole space and reported a plan Megatron-LM cannot run as faster:
+# ratio 0.907 here); --target any asks for that comparison
+expect 0 "" plan --local $m345 --batch 32 --target megatron --no-baselines --json
+cp "$out" "$dir/megatron-plan.json"
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/megatron-plan.json" --json
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["plan"]; d=json.load(open(sys.argv[2])); assert d["target"] == "megatron" and d["ratio"] == 1.0, (d.get("target"), d["ratio"]); assert d["plan"]["iter_time_s"] == d["search"]["plan"]["iter_time_s"] == s["iter_time_s"], (d["plan"]["iter_time_s"], d["search"]["plan"]["iter_time_s"], s["iter_time_s"])' "$dir/megatron-plan.json" "$out" &&
+    ok || bad "eval --plan of a megatron plan: compared within megatron: $(head -c 400 "$out")"
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/megatron-plan.json"
+grep -q "stack:     megatron" "$out" && grep -q "cluster, within megatron" "$out" &&
+    ok || bad "eval --plan of a megatron plan prints the stack: $(cat "$out")"
+expect 0 "" eval --cluster 8xA100-80G --plan "$dir/megatron-plan.json" --json --target any
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "target" not in d and d["ratio"] < 1.0, (d.get("target"), d["ratio"])' "$out" &&
+    ok || bad "eval --plan --target any: Tessel's whole space: $(head -c 400 "$out")"
 expect 4 "eval: megatron: the plan shards model states" eval $m345 --sdp 8 --batch 32 --no-search --target megatron
 expect 4 "eval: torchtitan: tp2-dp4 replicates the model (DDP) together with tensor parallelism" eval $m345 --tp 2 --batch 32 --no-search --target torchtitan
 expect 2 "target: 'stack' is not one of megatron" eval $m345 --tp 2 --batch 32 --no-search --target stack

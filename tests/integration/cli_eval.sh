@@ -140,6 +140,16 @@ same "--plan document under --target torchtitan, with it" 0 $V3 --plan "$TMPD/tt
     ok "the torchtitan plan evaluated by tesseld under its target: ratio 1, the note" ||
     fail "the torchtitan plan by tesseld: $(head -c 300 "$TMPD/r.out") $(cat "$TMPD/r.err")"
 
+# A plan searched under --target megatron, given back without --target: tesseld prices
+# and compares it within megatron too (the request's target is the document's), ratio 1
+timeout 300 "$CTL" plan --local $M --batch 32 --target megatron --no-baselines --json \
+    >"$TMPD/mg.json" 2>/dev/null
+same "--plan document searched under --target megatron" 0 --cluster 8xA100-80G \
+    --plan "$TMPD/mg.json" --json
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["target"] == "megatron" and d["ratio"] == 1.0, (d.get("target"), d["ratio"])' \
+    "$TMPD/r.out" && ok "the megatron plan evaluated by tesseld within megatron: ratio 1" ||
+    fail "the megatron plan by tesseld: $(head -c 300 "$TMPD/r.out")"
+
 # the stacks' switches (loss_impl, opt_step, Megatron-LM's all-to-all dispatcher): written into
 # the plan document or the request the remote mode sends, priced the same both ways; a plan
 # document with one of another type refused naming it, both ways
