@@ -99,13 +99,23 @@ uint32_t tsl_fp8_cast_kernels(uint32_t recipe)
     return recipe == TSL_FP8_TENSORWISE || recipe == TSL_FP8_NVFP4 ? 2u : recipe ? 1u : 0u;
 }
 
+/* The roofline of b GEMMs of (m × k)·(k × n) at `peak` FLOP/s through the shape curve
+ * with its tile's fixed cost scaled by tc (gemm_eff.h tsl_gemm_tile_cost), operands of
+ * op_bytes per element and an epilogue moving epi bytes per output element; one
+ * launch. Every GEMM the roofline prices (bf16, a fused-wgrad epilogue, FP8) is one. */
+static double gemm_roof_s(const tsl_roofline_dev_t *d, double peak, double m, double n, double k,
+                          double b, double op_bytes, double epi, double tc)
+{
+    double rate = peak * tsl_gemm_eff_shape_tc(&d->shape, m, n, k, b, tc);
+    double bytes = (op_bytes * (m * k + k * n) + epi * m * n) * b;
+    return fmax(2.0 * m * n * k * b / rate, bytes / d->mem_bw) + d->launch_s;
+}
+
 double tsl_roofline_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double k, double b)
 {
     if (d->mem_bw <= 0)
         return 2.0 * m * n * k * b / d->gemm_flops;
-    double rate = d->gemm_flops * tsl_gemm_eff_shape(&d->shape, m, n, k, b);
-    double bytes = 2.0 * (m * k + k * n + m * n) * b;
-    return fmax(2.0 * m * n * k * b / rate, bytes / d->mem_bw) + d->launch_s;
+    return gemm_roof_s(d, d->gemm_flops, m, n, k, b, 2.0, TSL_GEMM_FIT_EPILOGUE_BYTES, 1.0);
 }
 
 double tsl_roofline_mem_s(const tsl_roofline_dev_t *d, double bytes, uint32_t kernels)
@@ -148,10 +158,7 @@ static double gemm_epi_s(const tsl_roofline_dev_t *d, double m, double n, double
 {
     if (d->mem_bw <= 0 || epi == TSL_GEMM_FIT_EPILOGUE_BYTES)
         return tsl_roofline_gemm_s(d, m, n, k, b);
-    double tc = tsl_gemm_tile_cost(1.0, epi);
-    double rate = d->gemm_flops * tsl_gemm_eff_shape_tc(&d->shape, m, n, k, b, tc);
-    double bytes = (2.0 * (m * k + k * n) + epi * m * n) * b;
-    return fmax(2.0 * m * n * k * b / rate, bytes / d->mem_bw) + d->launch_s;
+    return gemm_roof_s(d, d->gemm_flops, m, n, k, b, 2.0, epi, tsl_gemm_tile_cost(1.0, epi));
 }
 
 /* The bytes per output element of a linear's weight-gradient GEMM epilogue: 2·g where
@@ -204,9 +211,7 @@ static double fp8_gemm_s(const tsl_roofline_dev_t *d, double m, double n, double
 {
     double epi = wgrad ? wgrad_epi_bytes(d) : TSL_GEMM_FIT_EPILOGUE_BYTES;
     double tc = tsl_gemm_tile_cost(d->gemm_flops > 0 ? d->fp8_flops / d->gemm_flops : 1.0, epi);
-    double rate = d->fp8_flops * tsl_gemm_eff_shape_tc(&d->shape, m, n, k, b, tc);
-    double bytes = ((m * k + k * n) * tsl_fp8_copy_bytes(d->fp8) + epi * m * n) * b;
-    return fmax(2.0 * m * n * k * b / rate, bytes / d->mem_bw) + d->launch_s;
+    return gemm_roof_s(d, d->fp8_flops, m, n, k, b, tsl_fp8_copy_bytes(d->fp8), epi, tc);
 }
 
 double tsl_roofline_fp8_cast_s(const tsl_roofline_dev_t *d, double elems, bool normed,
