@@ -429,6 +429,16 @@ static uint64_t spans_to_walk(const tsl_cluster_t *c, const dim_shape_t *d)
     return tile / d->span;
 }
 
+/* The dimension's groups of `count` at `stride` in the block as *d; false where they
+ * do not tile it or the block runs past the cluster. */
+static bool dim_tiles(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
+                      uint32_t stride, uint32_t count, dim_shape_t *d)
+{
+    *d = (dim_shape_t){block_first, block_size, stride, count, (uint64_t)stride * count};
+    return stride != 0 && block_size % d->span == 0 &&
+           (uint64_t)block_first + block_size <= c->n_devices;
+}
+
 static double dim_walk(const tsl_cluster_t *c, uint32_t block_first, uint32_t block_size,
                        uint32_t stride, uint32_t count, bool a2a, tsl_coll_lat_t *lat)
 {
@@ -436,9 +446,8 @@ static double dim_walk(const tsl_cluster_t *c, uint32_t block_first, uint32_t bl
         memset(lat, 0, sizeof(*lat));
     if (count <= 1)
         return INFINITY;
-    dim_shape_t d = {block_first, block_size, stride, count, (uint64_t)stride * count};
-    if (stride == 0 || block_size % d.span != 0 ||
-        (uint64_t)block_first + block_size > c->n_devices)
+    dim_shape_t d;
+    if (!dim_tiles(c, block_first, block_size, stride, count, &d))
         return 0;
     double bw = INFINITY;
     uint32_t widest = 1, domains;
@@ -472,9 +481,8 @@ void tsl_cluster_dim_flex_bw(const tsl_cluster_t *c, uint32_t block_first, uint3
     *out = (tsl_cluster_flex_bw_t){INFINITY, 0.0, count > 1 ? 1 : 0};
     if (count <= 1)
         return;
-    dim_shape_t d = {block_first, block_size, stride, count, (uint64_t)stride * count};
-    if (stride == 0 || block_size % d.span != 0 ||
-        (uint64_t)block_first + block_size > c->n_devices) {
+    dim_shape_t d;
+    if (!dim_tiles(c, block_first, block_size, stride, count, &d)) {
         out->nvl_bw = 0;
         return;
     }

@@ -150,13 +150,19 @@ static double dim_bw(const tsl_cost_env_t *env, const tsl_strategy_t *s, tsl_dim
     return mode_bw(env, stride, degree, lat, memo);
 }
 
-/* A group the strategy does not name (CP, EP, expert DP): none where it does not
- * tile the block. */
+/* Whether a group the strategy does not name (CP, EP, expert DP) of `degree` ranks
+ * at `stride` is one: more than one rank, its groups tiling the block. */
+static bool group_tiles(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree)
+{
+    return degree > 1 && env->block_size % ((uint64_t)stride * degree) == 0;
+}
+
+/* Such a group's figures: none where it is not one (group_tiles). */
 static double group_bw_memo(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree,
                             tsl_coll_lat_t *lat, tsl_cost_bw_memo_t *memo)
 {
     memset(lat, 0, sizeof(*lat));
-    if (degree <= 1 || env->block_size % ((uint64_t)stride * degree) != 0)
+    if (!group_tiles(env, stride, degree))
         return INFINITY;
     return mode_bw(env, stride, degree, lat, memo);
 }
@@ -173,7 +179,7 @@ static double group_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degr
  * (tsl_cluster_dim_a2a_busbw; docs/cost-model.md "All-to-all"). Its α is the group's. */
 static double group_a2a_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degree)
 {
-    if (degree <= 1 || env->block_size % ((uint64_t)stride * degree) != 0)
+    if (!group_tiles(env, stride, degree))
         return INFINITY;
     if (env->mode == TSL_COST_PAPER)
         return tsl_cluster_dim_bw(env->cluster, env->block_first, env->block_size, stride, degree);
@@ -191,8 +197,8 @@ static void group_flex_bw(const tsl_cost_env_t *env, const tsl_layer_t *l, uint3
 {
     memset(out, 0, sizeof(*out));
     bool flex = env->knobs.moe_flex || env->knobs.moe_fp8_dispatch;
-    if (l == NULL || !l->experts || !flex || env->mode == TSL_COST_PAPER || degree <= 1 ||
-        env->block_size % ((uint64_t)stride * degree) != 0)
+    if (l == NULL || !l->experts || !flex || env->mode == TSL_COST_PAPER ||
+        !group_tiles(env, stride, degree))
         return;
     tsl_cluster_dim_flex_bw(env->cluster, env->block_first, env->block_size, stride, degree,
                             tsl_cost_flex_hit, l, out);
