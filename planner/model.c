@@ -627,6 +627,14 @@ uint32_t tsl_model_moe_layers(const tsl_model_t *m)
     return n;
 }
 
+const tsl_layer_t *tsl_model_first_moe(const tsl_model_t *m)
+{
+    for (uint32_t i = 0; m && i < m->n_layers; i++)
+        if (m->layers[i].experts)
+            return &m->layers[i];
+    return NULL;
+}
+
 uint32_t tsl_model_mamba_layers(const tsl_model_t *m)
 {
     uint32_t n = 0;

@@ -427,6 +427,9 @@ uint32_t tsl_layer_expert_width(const tsl_layer_t *l);
 uint32_t tsl_model_moe_layers(const tsl_model_t *m);
 uint32_t tsl_model_mla_layers(const tsl_model_t *m);
 uint32_t tsl_model_mamba_layers(const tsl_model_t *m);
+/* The model's first layer with routed experts (the routing its EP groups' figures are
+ * made for, cost.h tsl_cost_moe_bw), or NULL. */
+const tsl_layer_t *tsl_model_first_moe(const tsl_model_t *m);
 
 /*
  * Whether the cost model can price m: 0 for every model the builders make — dense

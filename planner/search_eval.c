@@ -640,15 +640,14 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
     }
 }
 
-static const tsl_layer_t *first_moe(const tsl_model_t *m);
-
 void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src)
 {
     /* the collective figures carry the EP groups' walk where the model has MoE, and
      * their flex figures the routing of its first MoE layer (tsl_cost_flex_key) */
     if (dst->glay == NULL || src->glay == NULL || dst->cluster != src->cluster ||
         dst->req != src->req ||
-        tsl_cost_flex_key(first_moe(dst->model)) != tsl_cost_flex_key(first_moe(src->model)) ||
+        tsl_cost_flex_key(tsl_model_first_moe(dst->model)) !=
+            tsl_cost_flex_key(tsl_model_first_moe(src->model)) ||
         memcmp(&dst->knobs, &src->knobs, sizeof(dst->knobs)) != 0)
         return;
     for (uint32_t i = 0; i < dst->n_groups; i++) {
@@ -1352,16 +1351,6 @@ static bool same_groups(const tsl_strategy_t *a, const tsl_strategy_t *b)
     return true;
 }
 
-/* The model's first MoE layer (the routing its EP groups' flex figures are made for),
- * or NULL. */
-static const tsl_layer_t *first_moe(const tsl_model_t *m)
-{
-    for (uint32_t i = 0; i < m->n_layers; i++)
-        if (m->layers[i].experts)
-            return &m->layers[i];
-    return NULL;
-}
-
 /* e->bw: the strategies' collective figures on stage s's block, kept per group
  * and stage (the env's mode is the engine's throughout a search). */
 static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t s,
@@ -1379,7 +1368,7 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
     }
     tsl_strategy_bw_t moe; /* the EP groups: one walk per block, not per strategy */
     memset(&moe, 0, sizeof(moe));
-    const tsl_layer_t *ml = first_moe(e->model);
+    const tsl_layer_t *ml = tsl_model_first_moe(e->model);
     if (ml != NULL)
         tsl_cost_moe_bw(env, ml, &moe);
     tsl_cost_bw_memo_t memo; /* and each group of the block's strategies walked once */

@@ -84,10 +84,7 @@ static void layer_costs(const tsl_engine_t *e, const tsl_plan_t *p, refine_buf_t
          * layers under one strategy (a 2048-GPU block's walks are not cheap) */
         tsl_strategy_bw_t bw, moe;
         memset(&moe, 0, sizeof(moe));
-        const tsl_layer_t *ml = NULL; /* the routing the EP group's flex figures are for */
-        for (uint32_t i = 0; ml == NULL && i < m->n_layers; i++)
-            ml = m->layers[i].experts ? &m->layers[i] : NULL;
-        tsl_cost_moe_bw(&env[s], ml, &moe);
+        tsl_cost_moe_bw(&env[s], tsl_model_first_moe(m), &moe);
         /* and the pairs' figure of the stage's boundary once (its layers' strategies
          * all span the stage's devices) */
         uint32_t pairs_of = 0;
