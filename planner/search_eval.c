@@ -1280,6 +1280,17 @@ static void keep_tie_ok(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
     }
 }
 
+/* The tied pair's two rows (the stage's first and last of n) from their saved
+ * unconstrained copies (e->tie_rows), then both kept to `pair`'s layout. */
+static void keep_tie_pair(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t n,
+                          const tsl_strategy_t *pair)
+{
+    memcpy(&e->time_s[0], e->tie_rows, g->n * sizeof(double));
+    memcpy(&e->time_s[(size_t)(n - 1) * g->n], e->tie_rows + g->n, g->n * sizeof(double));
+    keep_tie_ok(e, g, 0, pair, true);
+    keep_tie_ok(e, g, n - 1, pair, true);
+}
+
 /* The layer DP of a stage, with the tied head's rule: in a later stage than the
  * embedding its row keeps what matches the embedding chosen there; in the
  * embedding's own stage, when the best assignment gives the two different layouts,
@@ -1304,16 +1315,12 @@ static bool solve_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pl
         tsl_strategy_same_layout(&g->items[e->choice[0]], &g->items[e->choice[n - 1]]))
         return true;
     const tsl_strategy_t pair[2] = {g->items[e->choice[0]], g->items[e->choice[n - 1]]};
-    double *row0 = &e->time_s[0], *rowh = &e->time_s[(size_t)(n - 1) * g->n];
-    memcpy(e->tie_rows, row0, g->n * sizeof(double));
-    memcpy(e->tie_rows + g->n, rowh, g->n * sizeof(double));
+    memcpy(e->tie_rows, &e->time_s[0], g->n * sizeof(double));
+    memcpy(e->tie_rows + g->n, &e->time_s[(size_t)(n - 1) * g->n], g->n * sizeof(double));
     tsl_layerdp_result_t best = {.time_s = INFINITY};
     int won = -1;
     for (int k = 0; k < 2; k++) {
-        memcpy(row0, e->tie_rows, g->n * sizeof(double));
-        memcpy(rowh, e->tie_rows + g->n, g->n * sizeof(double));
-        keep_tie_ok(e, g, 0, &pair[k], true);
-        keep_tie_ok(e, g, n - 1, &pair[k], true);
+        keep_tie_pair(e, g, n, &pair[k]);
         tsl_layerdp_result_t r;
         e->stats.dp_runs++;
         if (dp_solve(e, prob, &r) != 0)
@@ -1327,12 +1334,8 @@ static bool solve_stage(tsl_engine_t *e, const tsl_group_strategies_t *g, tsl_pl
     }
     if (won < 0)
         return false;
-    if (won == 0) { /* the rows as the winner had them (an interleaved re-solve reads them) */
-        memcpy(row0, e->tie_rows, g->n * sizeof(double));
-        memcpy(rowh, e->tie_rows + g->n, g->n * sizeof(double));
-        keep_tie_ok(e, g, 0, &pair[0], true);
-        keep_tie_ok(e, g, n - 1, &pair[0], true);
-    }
+    if (won == 0) /* the rows as the winner had them (an interleaved re-solve reads them) */
+        keep_tie_pair(e, g, n, &pair[0]);
     *res = best;
     memcpy(e->choice, e->tie_choice, n * sizeof(*e->choice));
     return true;
