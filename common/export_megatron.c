@@ -30,23 +30,6 @@ static void write_rope(const tsl_model_t *m, FILE *out)
         fprintf(out, "--use-rope-scaling\n--rope-scaling-factor %g\n", m->rope.scaling_factor);
 }
 
-/* Whether Megatron-LM runs the plan's EP all-to-all overlap (moe_a2a_overlap):
- * TransformerConfig asserts expert parallelism, at PP > 1 a virtual pipeline, and no
- * full recompute (Megatron-LM d98e8a6 transformer_config.py); the pricing saves
- * nothing elsewhere, nor under a zero-bubble or DualPipeV schedule
- * (tsl_pipeline_ep_overlap_s, search_eval.c ep_overlap), so the flags are left out
- * there, not refused. */
-static bool a2a_overlap_runs(const tsl_export_view_t *v)
-{
-    const tsl_plan_t *p = v->plan;
-    if (!p->moe_a2a_overlap || p->ep <= 1 || p->schedule || (v->pp > 1 && p->interleave <= 1))
-        return false;
-    for (uint32_t i = 0; i < p->n_layers; i++)
-        if (p->layer[i].ckpt)
-            return false;
-    return true;
-}
-
 /* Multi-head latent attention and routed experts (docs/exports.md "Mixture of
  * experts"; Megatron-LM arguments.py _add_moe_args, _add_mla_args): the plan's EP
  * and expert TP (written also at 1: Megatron's default is the attention TP), its
@@ -82,7 +65,7 @@ static void write_moe(const tsl_export_view_t *v, const tsl_layer_t *l, FILE *ou
      * moe_pad_expert_input_to_capacity"); HybridEP pads (_HybridEPManager drop_and_pad) */
     if (p->moe_flex && !p->moe_fp8_dispatch)
         fprintf(out, "--moe-flex-dispatcher-backend %s\n", p->moe_pad ? "hybridep" : "deepep");
-    if (a2a_overlap_runs(v)) /* what the overlap runs with */
+    if (tsl_plan_ep_overlap_runs(v->plan)) /* what the overlap runs with */
         fputs("--overlap-moe-expert-parallel-comm\n--delay-wgrad-compute\n", out);
     else if (p->moe_a2a_overlap)
         fprintf(out,
@@ -293,13 +276,13 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
 }
 
 /* What TransformerConfig asserts beside --overlap-moe-expert-parallel-comm
- * (d98e8a6) where the overlap runs (a2a_overlap_runs: full recompute leaves it out):
+ * (d98e8a6) where the overlap runs (tsl_plan_ep_overlap_runs: full recompute leaves it out):
  * no "moe" among the recomputed modules, at most one MTP depth. The plan was priced
  * with the overlap's saving: refused, not dropped. */
 static int check_a2a_overlap(const tsl_export_view_t *v, tsl_err_t *err)
 {
     const tsl_plan_t *p = v->plan;
-    if (!a2a_overlap_runs(v))
+    if (!tsl_plan_ep_overlap_runs(v->plan))
         return 0;
     if (p->recompute_modules & TSL_RECOMPUTE_MOE)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,

@@ -304,13 +304,20 @@ bool tsl_plan_better(const tsl_plan_t *a, const tsl_plan_t *b)
     return a->n_micro < b->n_micro;
 }
 
-double tsl_plan_ep_overlap_s(const tsl_plan_t *p, uint32_t s)
+bool tsl_plan_ep_overlap_runs(const tsl_plan_t *p)
 {
-    if (!p->moe_a2a_overlap || p->schedule || s >= p->pp)
-        return 0.0;
+    if (!p->moe_a2a_overlap || p->ep <= 1 || p->schedule || (p->pp > 1 && p->interleave <= 1))
+        return false;
     for (uint32_t i = 0; i < p->n_layers && i < TSL_PLAN_MAX_LAYERS; i++)
         if (p->layer[i].ckpt)
-            return 0.0;
+            return false;
+    return true;
+}
+
+double tsl_plan_ep_overlap_s(const tsl_plan_t *p, uint32_t s)
+{
+    if (!tsl_plan_ep_overlap_runs(p) || s >= p->pp)
+        return 0.0;
     return tsl_pipeline_ep_overlap_s(s, p->pp, p->n_micro, p->interleave, p->vp_group,
                                      p->stages[s].ep_save_s);
 }

@@ -271,11 +271,16 @@ typedef struct tsl_plan_sim {
  * backward less tsl_plan_ep_overlap_s, as the closed form prices it. */
 void tsl_plan_sim_input(const tsl_plan_t *p, bool paper, tsl_plan_sim_t *sim);
 
+/* Whether Megatron-LM runs p's EP all-to-all overlap (moe_a2a_overlap): EP > 1, 1F1B
+ * (not a zero-bubble or DualPipeV schedule), PP 1 or interleaved, no layer under full
+ * recompute (TransformerConfig asserts a virtual pipeline at PP > 1 and
+ * recompute_granularity != 'full'). Where it does not, nothing is saved and no
+ * export writes it. */
+bool tsl_plan_ep_overlap_runs(const tsl_plan_t *p);
+
 /* What stage s of p saves per micro-batch by Megatron-LM's EP all-to-all overlap
- * (moe_a2a_overlap; pipeline.h tsl_pipeline_ep_overlap_s over its ep_save_s): 0 where
- * Megatron-LM does not run it — not 1F1B (a zero-bubble schedule), a layer under full
- * recompute (TransformerConfig asserts recompute_granularity != 'full'), PP > 1 without
- * interleaving. */
+ * (pipeline.h tsl_pipeline_ep_overlap_s over its ep_save_s): 0 where it does not run
+ * (tsl_plan_ep_overlap_runs). */
 double tsl_plan_ep_overlap_s(const tsl_plan_t *p, uint32_t s);
 
 #endif
