@@ -869,6 +869,25 @@ static void test_agrees_with_strategy(void)
 
 /* One GPT layer of Korthikanti et al. Table 2's shape, derived by model.c:
  * s = 2048, h = 4096, a = 32, f = 4h, unfused attention with dropout. */
+/* Mixtral 8x7B's MoE FFN (h 4096, f 14336, 8 experts, top-2; SwiGLU, RMSNorm, no bias,
+ * no dropout) at s 4096, derived; the MoE tests' layer. */
+static tsl_layer_t mixtral_ffn(tsl_err_t *err)
+{
+    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
+                     .seq_len = 4096,
+                     .hidden = 4096,
+                     .ffn_hidden = 14336,
+                     .heads = 32,
+                     .gated_ffn = true,
+                     .no_bias = true,
+                     .rms_norm = true,
+                     .no_dropout = true,
+                     .experts = 8,
+                     .experts_per_tok = 2};
+    CHECK(tsl_layer_derive(&l, err) == 0, "%s", err->msg);
+    return l;
+}
+
 static tsl_layer_t gpt_layer(void)
 {
     tsl_layer_t l = {.kind = TSL_LAYER_ENCODER,
@@ -2144,18 +2163,7 @@ static void test_fp8_moe(void)
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
     const double h = 4096, f = 14336, T = 4096, R = 2 * T, pe = 3 * h * f;
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 4096,
-                     .ffn_hidden = 14336,
-                     .heads = 32,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 8,
-                     .experts_per_tok = 2};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = mixtral_ffn(&err);
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
     env.mode = TSL_COST_PAPER;
@@ -2257,18 +2265,7 @@ static void test_fp8_moe(void)
 static void test_moe_a2a_ratio(void)
 {
     tsl_err_t err = {0};
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 4096,
-                     .ffn_hidden = 14336,
-                     .heads = 32,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 8,
-                     .experts_per_tok = 2};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = mixtral_ffn(&err);
     tsl_gpu_spec_t ring_only = *tsl_gpu_find("H100-80G");
     ring_only.a2a_ratio = 0;
     tsl_cluster_t c[2];
@@ -2333,18 +2330,7 @@ static void test_moe(void)
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
     const double h = 4096, f = 14336, E = 8, k = 2, T = 4096;
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 4096,
-                     .ffn_hidden = 14336,
-                     .heads = 32,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 8,
-                     .experts_per_tok = 2};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = mixtral_ffn(&err);
     const double pe = 3 * h * f; /* one expert: gate, up, down */
     CHECK(tsl_layer_expert_params(&l) == E * pe, "expert params %g", tsl_layer_expert_params(&l));
     tsl_cost_env_t env;
@@ -2689,18 +2675,7 @@ static void test_moe_etp_capacity(void)
     tsl_err_t err = {0};
     CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
     const double h = 4096, f = 14336, E = 8, k = 2, T = 4096, R = k * T;
-    tsl_layer_t l = {.kind = TSL_LAYER_FFN,
-                     .seq_len = 4096,
-                     .hidden = 4096,
-                     .ffn_hidden = 14336,
-                     .heads = 32,
-                     .gated_ffn = true,
-                     .no_bias = true,
-                     .rms_norm = true,
-                     .no_dropout = true,
-                     .experts = 8,
-                     .experts_per_tok = 2};
-    CHECK(tsl_layer_derive(&l, &err) == 0, "%s", err.msg);
+    tsl_layer_t l = mixtral_ffn(&err);
     const double pe = 3 * h * f, dense = h * E + h;
     tsl_cost_env_t env;
     CHECK(tsl_cost_env_init(&env, &c, 0, 8, &err) == 0, "%s", err.msg);
