@@ -20,7 +20,6 @@ import argparse
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -481,23 +480,6 @@ def run_eval(cmd, verbose):
     return json.loads(proc.stdout), None
 
 
-def run_fit_vp_group(row, args, tmpdir):
-    """A row whose plan says "vp_group": "fit" (README.md, "Llama 3 rows"): the
-    published run states that N is tunable, not its value, so the rule is what a
-    user tuning memory would do — the largest N <= PP that eval accepts, tried from
-    PP down (never chosen by time). (out, None, N, []) for the first accepted, else
-    (None, the refusal at N = PP, None, [(N, refusal) where the reason changes])."""
-    why = []
-    for n in range(row["plan"]["pp"], 0, -1):
-        out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir, args.amp_profile)
-                            + ["--vp-group", str(n)], args.verbose)
-        if not err:
-            return out, None, n, why
-        if not why or re.sub(r"[0-9.]+", "#", why[-1][1]) != re.sub(r"[0-9.]+", "#", err):
-            why.append((n, err))
-    return None, why[0][1], None, why
-
-
 def peer_figures(row):
     """A row's peer prediction (rows.json `peer_prediction`: AMP's p_cost,
     Calculon's total_time) held to the measured figure as Tessel's is: the
@@ -527,11 +509,8 @@ def run_row(row, args, tmpdir):
         res["error"] = "not expressible: %s" % row["refused"]
         return res
     try:
-        if row["plan"].get("vp_group") == "fit":
-            out, err, res["vp_group"], res["vp_group_tried"] = run_fit_vp_group(row, args, tmpdir)
-        else:
-            out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir,
-                                             args.amp_profile), args.verbose)
+        out, err = run_eval(eval_command(row, args.tesselctl, args.topology, tmpdir,
+                                         args.amp_profile), args.verbose)
     except (ValueError, KeyError) as e:
         res["error"] = "runner: %s" % e
         return res
@@ -685,20 +664,6 @@ def main():
         print("%-28s %-20s %10.4g %10.4g %+8.1f %8.1f %8.1f %15s %9s %9s" % (
             r["id"], r["source"], r["measured_s"], r["predicted_s"], r["error_pct"],
             r["measured_tflops"], r["predicted_tflops"], mem, params, peer))
-
-    fit = [r for r in rows if r["plan"].get("vp_group") == "fit"]
-    if fit:  # README.md "Llama 3 rows": the largest N <= PP that fits, tried from PP down
-        print()
-        print("vp_group by the rule (the largest N <= pp that eval accepts, tried from pp down):")
-        for row in fit:
-            r = next(x for x in results if x["id"] == row["id"])
-            if r.get("vp_group"):
-                print("  %-26s N = %d" % (r["id"], r["vp_group"]))
-                continue
-            print("  %-26s none of N = %d .. 1 fits:" % (r["id"], row["plan"]["pp"]))
-            for n, err in r.get("vp_group_tried", []):
-                print("  %-26s   N = %d%s: %s" % ("", n, " and below" if n < row["plan"]["pp"] else "",
-                                                  err))
 
     bad_peer = [r for r in results if r.get("peer_error")]
     if bad_peer:  # a peer figure the runner could not hold to the measured one
