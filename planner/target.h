@@ -13,8 +13,10 @@
  *               counts whose middle stages hold equal Transformer layer counts
  *               (first/last may differ); CKPT of the first N layers of every
  *               stage (the same N; a stage of fewer recomputes all; with v
- *               chunks, the first v·N) or selective recompute of all; interleaving
- *               with equal stages that split evenly into the chunks.
+ *               chunks, the first N of each chunk) or selective recompute of all;
+ *               interleaving as Megatron-LM splits ranks into chunks (even, the
+ *               embedding and/or the loss counted as a layer, or uneven first/last
+ *               stages: tsl_target_megatron_vp).
  *   deepspeed   one strategy; ZeRO stage 0–3 (DP, DP+ZeRO-1/2, SDP), not DP with
  *               SDP; TP (AutoTP) and ZeRO-3 only without stages, ZeRO-2 neither;
  *               stages of equal layer counts (embedding and head count); CKPT of
