@@ -322,17 +322,57 @@ static int split(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P, ui
 
 /* Strategies per layer: ckpt on Transformer layers (all, a stage's first k, or
  * every n-th of a stage). */
+/* The model chunks per stage (cfg->interleave, or Megatron's
+ * --num-layers-per-virtual-pipeline-stage over stage 0's layers, the embedding
+ * counted as one with --account-for-embedding-in-pipeline-split) into *v; with
+ * the embedding or the loss counted, every rank's R = (L + e + l)/P must split into
+ * them (TransformerConfig.__post_init__ at d98e8a6 raises otherwise). */
+static int megatron_chunks(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t P,
+                           const uint32_t *first, uint32_t *v, tsl_err_t *err)
+{
+    uint32_t n0 = cfg->acct_embed; /* Megatron counts it in the stage's layers */
+    for (uint32_t i = first[0]; i < first[1]; i++)
+        n0 += tsl_model_is_block(m, i);
+    *v = cfg->interleave;
+    if (cfg->vpp_blocks) {
+        if (n0 % cfg->vpp_blocks != 0)
+            return tsl_err_set(err,
+                               "num-layers-per-virtual-pipeline-stage: %u does not divide "
+                               "stage 0's %u Transformer layers",
+                               cfg->vpp_blocks, n0);
+        *v = n0 / cfg->vpp_blocks;
+    }
+    if (*v > 1 && P > 1 && (cfg->acct_embed || cfg->acct_loss) && n0 % *v != 0)
+        return tsl_err_set(err,
+                           "num-virtual-stages-per-pipeline-rank: %u does not divide the %u "
+                           "layers of a rank (with --account-for-%s-in-pipeline-split)",
+                           *v, n0, cfg->acct_embed ? "embedding" : "loss");
+    return 0;
+}
+
+/* Megatron's block recompute with v chunks per stage: --recompute-num-layers N of
+ * every chunk (pipeline.h tsl_pipeline_chunk_ckpt), the stage's first that many. */
+static uint32_t stage_ckpt_n(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const uint32_t *first,
+                             uint32_t P, uint32_t st, uint32_t v)
+{
+    if (!cfg->ckpt_per_stage || v <= 1)
+        return cfg->ckpt_per_stage;
+    bool last = st + 1 == P;
+    return tsl_pipeline_chunk_ckpt(first[st + 1] - first[st], st == 0, last,
+                                   last ? tsl_mtp_layers(m) : 0, v, cfg->ckpt_per_stage);
+}
+
 static void fill_layers(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, const uint32_t *first,
-                        const tsl_strategy_t *s, tsl_plan_t *out)
+                        const tsl_strategy_t *s, uint32_t v, tsl_plan_t *out)
 {
     for (uint32_t st = 0; st < out->pp; st++) {
-        uint32_t k = 0;
+        uint32_t k = 0, ckpt_n = stage_ckpt_n(cfg, m, first, out->pp, st, v);
         for (uint32_t i = first[st]; i < first[st + 1]; i++) {
             tsl_strategy_t x = *s;
             const tsl_layer_t *l = &m->layers[i];
             if (tsl_model_is_block(m, i)) {
                 k++;
-                bool on = cfg->ckpt_per_stage ? k <= cfg->ckpt_per_stage
+                bool on = cfg->ckpt_per_stage ? k <= ckpt_n
                           : cfg->ckpt_every   ? k % cfg->ckpt_every == 0
                                               : true;
                 x.ckpt = on && cfg->ckpt == TSL_EVAL_CKPT_FULL;
@@ -450,8 +490,11 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
                            cp, deg[1] * deg[2]);
     if (batch(cfg, deg[1] * deg[2] / cp, P, out, err) != 0 || split(cfg, m, P, first, err) != 0)
         return -1;
-    fill_layers(cfg, m, first, &s, out);
-    out->interleave = cfg->interleave;
+    uint32_t v = 0;
+    if (megatron_chunks(cfg, m, P, first, &v, err) != 0)
+        return -1;
+    fill_layers(cfg, m, first, &s, v, out);
+    out->interleave = v;
     if (cfg->n_counts > P && cfg->tt_multi) /* a looped schedule's model parts */
         out->interleave = cfg->n_counts / P;
     if (cfg->tt_zbv) { /* a V's 2 parts per rank: its own schedule, not interleaving */
@@ -476,18 +519,6 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
         if (err)
             err->code = TSL_E_INVALID;
         return -1;
-    }
-    if (cfg->vpp_blocks) {
-        uint32_t n0 = 0;
-        for (uint32_t i = first[0]; i < first[1]; i++)
-            n0 += tsl_model_is_block(m, i);
-        n0 += cfg->acct_embed; /* Megatron counts it in the stage's layers */
-        if (n0 % cfg->vpp_blocks != 0)
-            return tsl_err_set(err,
-                               "num-layers-per-virtual-pipeline-stage: %u does not divide "
-                               "stage 0's %u Transformer layers",
-                               cfg->vpp_blocks, n0);
-        out->interleave = n0 / cfg->vpp_blocks;
     }
     return vp_group(cfg, out, err);
 }

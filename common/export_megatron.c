@@ -7,9 +7,11 @@
  * one strategy on consecutive GPUs (rank order tp, dp, pp), with
  * --sequence-parallel and --use-distributed-optimizer (ZeRO-1) when the plan has
  * them; uneven first/last stages (--decoder-first/last-pipeline-num-layers);
- * full recompute of the first N layers of every stage (--recompute-method block)
- * or of all (uniform, 1), or selective recompute; interleaving through
- * --num-layers-per-virtual-pipeline-stage.
+ * full recompute of the first N layers of every model chunk (--recompute-method
+ * block) or of all (uniform, 1), or selective recompute; interleaving through
+ * --num-layers-per-virtual-pipeline-stage, with the embedding and/or the loss
+ * counted as a layer (--account-for-embedding/loss-in-pipeline-split), or
+ * --num-virtual-stages-per-pipeline-rank under uneven first/last stages.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -164,6 +166,39 @@ static void write_model(const tsl_export_view_t *v, FILE *out)
     fputs(v->plan->opt_step == TSL_OPT_STEP_MEGATRON_FP16 ? "--fp16\n" : "--bf16\n", out);
 }
 
+/* The stages' Transformer layers as Megatron-LM splits them (target.h
+ * tsl_target_megatron_vp): even, uneven first/last stages, and interleaved with
+ * the embedding and/or the loss counted as a layer. */
+static void write_split(const tsl_export_view_t *v, FILE *out)
+{
+    const tsl_plan_t *p = v->plan;
+    tsl_target_megatron_vp_t vp = {0};
+    bool uneven = false;
+    for (uint32_t s = 1; s < v->pp; s++)
+        uneven |= v->stage_blocks[s] != v->stage_blocks[0];
+    if (p->interleave > 1)
+        tsl_target_megatron_vp(v, &vp, NULL); /* the check passed: it fills vp */
+    if (vp.kind == TSL_TARGET_VP_ACCOUNT) {
+        if (vp.acct_embed)
+            fputs("--account-for-embedding-in-pipeline-split\n", out);
+        if (vp.acct_loss)
+            fputs("--account-for-loss-in-pipeline-split\n", out);
+        fprintf(out, "--num-layers-per-virtual-pipeline-stage %u\n", vp.per_chunk);
+        return;
+    }
+    if (uneven)
+        fprintf(out,
+                "--decoder-first-pipeline-num-layers %u\n"
+                "--decoder-last-pipeline-num-layers %u\n",
+                v->stage_blocks[0], v->stage_blocks[v->pp - 1]);
+    /* arguments.py asserts --num-virtual-stages-per-pipeline-rank under uneven stages */
+    if (p->interleave > 1 && uneven)
+        fprintf(out, "--num-virtual-stages-per-pipeline-rank %u\n", p->interleave);
+    else if (p->interleave > 1)
+        fprintf(out, "--num-layers-per-virtual-pipeline-stage %u\n",
+                v->stage_blocks[0] / p->interleave);
+}
+
 static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_t *u,
                            uint32_t ckpt_k, FILE *out)
 {
@@ -172,17 +207,7 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
             "--tensor-model-parallel-size %u\n--pipeline-model-parallel-size %u\n"
             "--micro-batch-size %u\n--global-batch-size %u\n",
             u->tp, v->pp, u->micro_per_rank, p->global_batch);
-    bool uneven = false;
-    for (uint32_t s = 1; s < v->pp; s++)
-        uneven |= v->stage_blocks[s] != v->stage_blocks[0];
-    if (uneven)
-        fprintf(out,
-                "--decoder-first-pipeline-num-layers %u\n"
-                "--decoder-last-pipeline-num-layers %u\n",
-                v->stage_blocks[0], v->stage_blocks[v->pp - 1]);
-    if (p->interleave > 1)
-        fprintf(out, "--num-layers-per-virtual-pipeline-stage %u\n",
-                v->stage_blocks[0] / p->interleave);
+    write_split(v, out);
     if (p->interleave > 1 && p->vp_group) /* Megatron's default is pp: written when not */
         fprintf(out, "--microbatch-group-size-per-virtual-pipeline-stage %u\n", p->vp_group);
     if (u->s.sp)

@@ -213,6 +213,22 @@ void tsl_pipeline_chunk_layers(uint32_t n_layers, bool emb, bool head, uint32_t 
     count[v - 1] += mtp;
 }
 
+uint32_t tsl_pipeline_chunk_ckpt(uint32_t n_layers, bool emb, bool head, uint32_t mtp, uint32_t v,
+                                 uint32_t N)
+{
+    uint32_t count[TSL_PIPELINE_MAX_CHUNKS], chunks = v > 1 ? v : 1, sum = 0;
+    if (chunks > TSL_PIPELINE_MAX_CHUNKS)
+        return 0;
+    tsl_pipeline_chunk_layers(n_layers, emb, head, mtp, chunks, count);
+    mtp = mtp < n_layers ? mtp : 0;
+    for (uint32_t c = 0; c < chunks; c++) {
+        uint32_t other = (c == 0 && emb) + (c + 1 == chunks ? (uint32_t)head + mtp : 0);
+        uint32_t blocks = count[c] > other ? count[c] - other : 0;
+        sum += blocks < N ? blocks : N;
+    }
+    return sum;
+}
+
 /* Stage i's last backward ends after stage i + 1's and before stage i − 1's:
  * the drain below it (tail) runs while it steps. A tied head's all-reduce holds
  * the first and last stages until stage 0's backward is done, and tie after. */

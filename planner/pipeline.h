@@ -204,6 +204,16 @@ uint32_t tsl_pipeline_peak_chunks(uint32_t m, uint32_t v, uint32_t N, uint32_t w
 void tsl_pipeline_chunk_layers(uint32_t n_layers, bool emb, bool head, uint32_t mtp, uint32_t v,
                                uint32_t *count);
 
+/* Megatron-LM's block recompute (--recompute-method block, --recompute-num-layers
+ * N; transformer_block.py _checkpointed_forward): the first N Transformer layers
+ * of every model chunk, all of a shorter one. Of a stage cut as
+ * tsl_pipeline_chunk_layers cuts it: Σ_c min(N, the Transformer layers of chunk c)
+ * — the embedding, the head and the MTP layers are none. A stage of Qwen3-235B at
+ * PP 32 with the embedding counted (3 chunks: the embedding, a layer, a layer)
+ * recomputes 2 at N 1; a middle stage 3. */
+uint32_t tsl_pipeline_chunk_ckpt(uint32_t n_layers, bool emb, bool head, uint32_t mtp, uint32_t v,
+                                 uint32_t N);
+
 /* T_opt − T above: what the optimizer steps (and a tied head's all-reduce, tie_s;
  * 0 for none, ignored for one stage) add to the pipeline's T (or T_v); fwd_s,
  * p2p_s are the stages' forward and boundary times (plan.h's stage fields), v ≤ 1

@@ -14,6 +14,7 @@
 #include "pipeline.h"
 #include "pipesim.h"
 #include "search_internal.h"
+#include "target.h"
 
 static bool same_shape(const tsl_layer_t *a, const tsl_layer_t *b)
 {
@@ -1967,8 +1968,45 @@ static void eval_zero_bubble(tsl_engine_t *e, const tsl_group_strategies_t *g, u
     }
 }
 
+/* Whether stage cut a is cut b (P stages). */
+static bool same_cut(const uint32_t *a, const uint32_t *b, uint32_t P)
+{
+    return memcmp(a, b, (P + 1) * sizeof(a[0])) == 0;
+}
+
+/* Megatron-LM's interleaved splits the doubling of eval_group does not reach: for
+ * each v up to TSL_SEARCH_MAX_INTERLEAVE, the cut Megatron-LM builds for v chunks
+ * (target.h tsl_target_megatron_vp_cut: even, or with the embedding and/or the loss
+ * counted as a layer) where it is not the configuration's own cut or v is not a
+ * power of two (Qwen3-235B at PP 32: 94 layers + embedding + loss, 3 a rank, v 3).
+ * Each is priced on its cut and kept when faster and admitted; the plain plan's
+ * bound does not hold for another cut, so none is skipped by it. */
+static void eval_megatron_vp(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B,
+                             uint32_t P, uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
+{
+    uint32_t cut[TSL_PLAN_MAX_STAGES + 1];
+    if (e->space->target != TSL_TARGET_MEGATRON || !e->space->interleave || plan->schedule)
+        return;
+    for (uint32_t v = 2; v <= TSL_SEARCH_MAX_INTERLEAVE; v++) {
+        if (!tsl_target_megatron_vp_cut(e->model, P, v, cut) ||
+            (same_cut(cut, first_layer, P) && (v & (v - 1)) == 0) ||
+            !tsl_partition_cuts_ok(cut, P, e->max_cut) || max_interleave(e, P, m, cut) < 2 ||
+            (uint64_t)m * v > TSL_SEARCH_SIM_MAX_MICRO)
+            continue;
+        uint32_t fewest = UINT32_MAX;
+        for (uint32_t s = 0; s < P; s++)
+            fewest = cut[s + 1] - cut[s] < fewest ? cut[s + 1] - cut[s] : fewest;
+        if (fewest < v)
+            continue;
+        tsl_plan_init(e->alt);
+        eval_config(e, g, B, P, m, v, 0, cut, NULL, e->alt);
+        if (e->alt->valid && e->alt->samples_per_s > plan->samples_per_s && admits(e, e->alt))
+            *plan = *e->alt;
+    }
+}
+
 /* One configuration over group g: plain 1F1B, then more chunks while faster;
- * then the zero-bubble schedules. */
+ * then Megatron-LM's own interleaved splits; then the zero-bubble schedules. */
 static void eval_group(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
                        uint32_t m, const uint32_t *first_layer, tsl_plan_t *plan)
 {
@@ -1986,6 +2024,8 @@ static void eval_group(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_
             break; /* more chunks: still more memory and p2p for a smaller gain */
         *plan = *e->alt;
     }
+    if (plan->valid)
+        eval_megatron_vp(e, g, B, P, m, first_layer, plan);
     if (plan->valid)
         eval_zero_bubble(e, g, B, P, m, first_layer, plan);
 }

@@ -13,8 +13,10 @@
  *               counts whose middle stages hold equal Transformer layer counts
  *               (first/last may differ); CKPT of the first N layers of every
  *               stage (the same N; a stage of fewer recomputes all; with v
- *               chunks, the first v·N) or selective recompute of all; interleaving
- *               with equal stages that split evenly into the chunks.
+ *               chunks, the first N of each chunk) or selective recompute of all;
+ *               interleaving as Megatron-LM splits ranks into chunks (even, the
+ *               embedding and/or the loss counted as a layer, or uneven first/last
+ *               stages: tsl_target_megatron_vp).
  *   deepspeed   one strategy; ZeRO stage 0–3 (DP, DP+ZeRO-1/2, SDP), not DP with
  *               SDP; TP (AutoTP) and ZeRO-3 only without stages, ZeRO-2 neither;
  *               stages of equal layer counts (embedding and head count); CKPT of
@@ -106,6 +108,55 @@ int tsl_target_check_view(uint32_t t, const tsl_target_view_t *v, tsl_err_t *err
  * every plan. err may be NULL. */
 int tsl_target_check(uint32_t t, const tsl_plan_t *p, const tsl_model_t *m,
                      tsl_target_view_t *scratch, tsl_err_t *err);
+
+/*
+ * Megatron-LM's interleaved split (get_num_layers_to_build and TransformerConfig.
+ * __post_init__, megatron/core/transformer/transformer_block.py and
+ * transformer_config.py at d98e8a6; arguments.py validate_args) of a view with v =
+ * interleave > 1 chunks per stage, its P stages holding b_0 .. b_{P−1} Transformer
+ * layers (the middle ones equal, megatron_layout):
+ *   even     every b_s = b, v | b: --num-layers-per-virtual-pipeline-stage b/v; the
+ *            embedding rides the first chunk of stage 0, the loss the last of stage
+ *            P − 1;
+ *   account  the embedding (e = 1: --account-for-embedding-in-pipeline-split) and/or
+ *            the loss (l = 1: --account-for-loss-in-pipeline-split) count as a layer:
+ *            every rank holds R = (L + e + l)/P, v | R, stage 0 R − e Transformer
+ *            layers, stage P − 1 R − l, and every chunk R/v — the first chunk of
+ *            stage 0 R/v − e besides the embedding (none at R = v: the embedding
+ *            alone), the last of stage P − 1 R/v − l besides the loss. Megatron-LM
+ *            builds chunk j of rank r from the [(jP + r)·R/v, +R/v) slots of the
+ *            L + e + l, the model's layers identical, so a rank's content is Tessel's
+ *            stage (its layers contiguous here) cut as tsl_pipeline_chunk_layers does;
+ *   uneven   v | b_0, v | b_{P−1}, v | the middle ones, b_0 or b_{P−1} different:
+ *            --num-virtual-stages-per-pipeline-rank v with
+ *            --decoder-first/last-pipeline-num-layers (arguments.py asserts the
+ *            former when the latter are given; TransformerConfig the divisibility).
+ * The MTP layers are outside the split, with the loss in the last chunk of the last
+ * stage. Anything else: -1, TSL_E_UNSUPPORTED naming the flags.
+ */
+typedef enum tsl_target_vp_kind {
+    TSL_TARGET_VP_EVEN = 0,
+    TSL_TARGET_VP_ACCOUNT,
+    TSL_TARGET_VP_UNEVEN,
+} tsl_target_vp_kind_t;
+
+typedef struct tsl_target_megatron_vp {
+    uint32_t kind;      /* tsl_target_vp_kind_t */
+    uint32_t per_chunk; /* even / account: the layers of a chunk (the slots counted) */
+    bool acct_embed;    /* account: the embedding counts as a layer */
+    bool acct_loss;     /* account: the loss counts as a layer */
+} tsl_target_megatron_vp_t;
+
+int tsl_target_megatron_vp(const tsl_target_view_t *v, tsl_target_megatron_vp_t *out,
+                           tsl_err_t *err);
+
+/* The cut the search weighs for v > 1 chunks over P stages of model m, as
+ * Megatron-LM splits it when the stage's own cut (tsl_target_partition) does not
+ * divide into v: even, or with the embedding, the loss or both counted (the
+ * R − e, R, ..., R, R − l above), of those whose L + e + l divide by P·v the one
+ * with the smallest largest stage in forward FLOPs. first[0 .. P]; false when
+ * none divides. */
+bool tsl_target_megatron_vp_cut(const tsl_model_t *m, uint32_t P, uint32_t v, uint32_t *first);
 
 /* Megatron's --recompute-num-layers N (--recompute-method block: per model
  * chunk) for a view that passed the megatron check with some but not all

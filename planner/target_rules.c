@@ -2,6 +2,7 @@
  * target_rules.c — each stack's space (target.h): the rules its exporter and
  * `plan --target` share. Messages name the layer or stage and the stack's rule.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -79,14 +80,99 @@ static int megatron_layout(const tsl_target_view_t *v, const tsl_target_uniform_
                             "<= micro-batches, their count mod N 0 or at least pp, and an "
                             "interleaved schedule",
                             v->plan->vp_group, vc, v->pp, v->plan->n_micro);
-    for (uint32_t s = 0; vc > 1 && s < v->pp; s++)
-        if (v->stage_blocks[s] != v->stage_blocks[0] || v->stage_blocks[s] % vc)
-            return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                                "megatron: %u model chunks per stage need every stage to hold "
-                                "the same multiple of %u Transformer layers "
-                                "(--num-layers-per-virtual-pipeline-stage); stage %u holds %u",
-                                vc, vc, s, v->stage_blocks[s]);
+    tsl_target_megatron_vp_t vp;
+    if (vc > 1 && tsl_target_megatron_vp(v, &vp, err) != 0)
+        return -1;
     return 0;
+}
+
+/* Whether the stages' layers split as the account rule of target.h says with the
+ * embedding (e) and the loss (l) counted: R = b_0 + e, every other stage R. */
+static bool vp_account(const tsl_target_view_t *v, uint32_t vc, uint32_t e, uint32_t l)
+{
+    const uint32_t *b = v->stage_blocks;
+    uint32_t P = v->pp, R = b[0] + e;
+    if (R % vc != 0 || b[P - 1] + l != R)
+        return false;
+    return P <= 2 || b[1] == R;
+}
+
+int tsl_target_megatron_vp(const tsl_target_view_t *v, tsl_target_megatron_vp_t *out,
+                           tsl_err_t *err)
+{
+    static const uint32_t acct[3][2] = {{1, 1}, {1, 0}, {0, 1}};
+    const uint32_t *b = v->stage_blocks;
+    uint32_t P = v->pp, vc = v->plan->interleave, last = b[P - 1], mid = P > 2 ? b[1] : b[0];
+    memset(out, 0, sizeof(*out));
+    if (vc <= 1 || P < 2)
+        return 0;
+    if (b[0] == last && b[0] == mid && b[0] % vc == 0) {
+        out->per_chunk = b[0] / vc;
+        return 0;
+    }
+    for (uint32_t k = 0; k < 3; k++) {
+        if (!vp_account(v, vc, acct[k][0], acct[k][1]))
+            continue;
+        out->kind = TSL_TARGET_VP_ACCOUNT;
+        out->per_chunk = (b[0] + acct[k][0]) / vc;
+        out->acct_embed = acct[k][0];
+        out->acct_loss = acct[k][1];
+        return 0;
+    }
+    if (b[0] % vc == 0 && last % vc == 0 && (P <= 2 || mid % vc == 0)) {
+        out->kind = TSL_TARGET_VP_UNEVEN;
+        return 0;
+    }
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "megatron: %u model chunks per stage over stages of %u, %u (middle) and "
+                        "%u Transformer layers: Megatron-LM splits a rank evenly into its chunks "
+                        "(--num-layers-per-virtual-pipeline-stage), counting the embedding "
+                        "and/or the loss as a layer (--account-for-embedding-in-pipeline-split, "
+                        "--account-for-loss-in-pipeline-split: every rank R, the first R - 1, "
+                        "the last R - 1, R a multiple of %u), or with first, middle and last "
+                        "stages each a multiple of %u "
+                        "(--num-virtual-stages-per-pipeline-rank with "
+                        "--decoder-first/last-pipeline-num-layers)",
+                        vc, b[0], mid, last, vc, vc);
+}
+
+/* Forward FLOPs of layers [a, b). */
+static double span_flops(const tsl_model_t *m, uint32_t a, uint32_t b)
+{
+    double f = 0;
+    for (uint32_t i = a; i < b; i++)
+        f += m->layers[i].fwd_flops + m->layers[i].extra_fwd_flops;
+    return f;
+}
+
+bool tsl_target_megatron_vp_cut(const tsl_model_t *m, uint32_t P, uint32_t v, uint32_t *first)
+{
+    static const uint32_t acct[4][2] = {{0, 0}, {1, 1}, {1, 0}, {0, 1}};
+    uint32_t L = m->n_layers - 2 - tsl_mtp_layers(m), best_k = 4;
+    double best = INFINITY;
+    if (P < 2 || v < 2 || P > TSL_PLAN_MAX_STAGES)
+        return false;
+    for (uint32_t k = 0; k < 4; k++) {
+        uint32_t n = L + acct[k][0] + acct[k][1];
+        if (n % (P * v) != 0 || n / P <= 1)
+            continue;
+        uint32_t R = n / P, f = R - acct[k][0], l = R - acct[k][1];
+        double worst = fmax(span_flops(m, 0, 1 + f), span_flops(m, 1 + L - l, m->n_layers));
+        if (P > 2)
+            worst = fmax(worst, span_flops(m, 1 + f, 1 + f + R));
+        if (worst < best) {
+            best = worst;
+            best_k = k;
+        }
+    }
+    if (best_k == 4)
+        return false;
+    uint32_t R = (L + acct[best_k][0] + acct[best_k][1]) / P, f = R - acct[best_k][0];
+    first[0] = 0;
+    for (uint32_t s = 1; s < P; s++)
+        first[s] = 1 + f + (s - 1) * R;
+    first[P] = m->n_layers;
+    return true;
 }
 
 /* The checkpointed Transformer layers at the start of stage s; -1 (err) when
@@ -107,33 +193,47 @@ static int stage_ckpt_prefix(const tsl_target_view_t *v, uint32_t s, uint32_t *c
     return 0;
 }
 
+/* Stage s's layers Megatron-LM's block recompute of N per chunk checkpoints, its
+ * chunks as the interleaved split cuts them (target.h tsl_target_megatron_vp). */
+static uint32_t stage_chunk_ckpt(const tsl_target_view_t *v, uint32_t s, uint32_t N)
+{
+    bool last = s + 1 == v->pp;
+    return tsl_pipeline_chunk_ckpt(v->stage_count[s], s == 0, last,
+                                   last ? tsl_mtp_layers(v->model) : 0, v->plan->interleave, N);
+}
+
 /* --recompute-method block: Megatron-LM recomputes the first N layers of every
- * model chunk (min(N, its layers)); a stage of v chunks (interleaving) then has
- * min(v·N, its layers) checkpointed at its start — Tessel's stage cost is the
- * same for any N·v of its identical layers. *k = N. */
+ * model chunk (min(N, its layers); pipeline.h tsl_pipeline_chunk_ckpt); a stage of
+ * v chunks then has Σ_c min(N, chunk c's layers) checkpointed — Tessel's stage cost
+ * is the same for any of its identical layers, so the rule asks for that count at
+ * the stage's start. The stage that checkpoints most fixes N. *k = N. */
 static int megatron_recompute(const tsl_target_view_t *v, uint32_t *k, tsl_err_t *err)
 {
-    uint32_t c[TSL_PLAN_MAX_STAGES], most = 0;
+    uint32_t c[TSL_PLAN_MAX_STAGES], most = 0, at = 0, N = 0;
     uint32_t chunks = v->plan->interleave > 1 ? v->plan->interleave : 1;
     for (uint32_t s = 0; s < v->pp; s++) {
         if (stage_ckpt_prefix(v, s, &c[s], err) != 0)
             return -1;
-        most = c[s] > most ? c[s] : most;
+        if (c[s] > most)
+            most = c[s], at = s;
     }
-    *k = most / chunks;
-    if (most % chunks != 0)
+    while (N <= most && stage_chunk_ckpt(v, at, N) != most)
+        N++;
+    if (N > most)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                            "megatron: %u layers of a stage are checkpointed, not a multiple "
-                            "of its %u model chunks; --recompute-num-layers counts the layers "
-                            "of one chunk",
-                            most, chunks);
+                            "megatron: stage %u checkpoints %u of its %u layers, which no "
+                            "--recompute-num-layers gives: it counts the first layers of each "
+                            "of the stage's %u model chunks",
+                            at, most, v->stage_blocks[at], chunks);
+    *k = N;
     for (uint32_t s = 0; s < v->pp; s++) {
-        uint32_t want = most < v->stage_blocks[s] ? most : v->stage_blocks[s];
+        uint32_t want = stage_chunk_ckpt(v, s, N);
         if (c[s] != want)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,
-                                "megatron: stage %u checkpoints %u of its %u layers but another "
-                                "stage %u; --recompute-num-layers is one number for every stage",
-                                s, c[s], v->stage_blocks[s], most);
+                                "megatron: stage %u checkpoints %u of its %u layers but stage %u "
+                                "%u (%u per model chunk); --recompute-num-layers is one number "
+                                "for every stage",
+                                s, c[s], v->stage_blocks[s], at, most, N);
     }
     return 0;
 }

@@ -442,6 +442,116 @@ static void test_megatron_vp_group(void)
     expect_refused(TSL_EXPORT_MEGATRON, &plan, "vp_group 5");
 }
 
+/* A Megatron export read back by eval --megatron-args: the same stages, chunks
+ * and checkpointed layers. */
+static void megatron_back(const char *text, const tsl_plan_t *p)
+{
+    tsl_eval_cfg_t *cfg = calloc(1, sizeof *cfg);
+    tsl_plan_t *back = calloc(1, sizeof *back);
+    tsl_err_t err = {0};
+    CHECK(cfg && back && tsl_eval_cfg_megatron(text, cfg, &err) == 0 &&
+              tsl_eval_cfg_plan(cfg, &model, p->n_devices, back, &err) == 0,
+          "read back: %s\n%s", err.msg, text);
+    bool same = back->pp == p->pp && back->interleave == p->interleave &&
+                back->n_micro == p->n_micro && back->global_batch == p->global_batch;
+    for (uint32_t s = 0; s < p->pp; s++)
+        same &= back->stages[s].first_layer == p->stages[s].first_layer &&
+                back->stages[s].n_layers == p->stages[s].n_layers;
+    for (uint32_t i = 0; i < model.n_layers; i++)
+        same &= back->layer[i].ckpt == p->layer[i].ckpt;
+    CHECK(same, "megatron round trip: pp %u v %u m %u, stage 0 [%u, +%u), last [%u, +%u)\n%s",
+          back->pp, back->interleave, back->n_micro, back->stages[0].first_layer,
+          back->stages[0].n_layers, back->stages[back->pp ? back->pp - 1 : 0].first_layer,
+          back->stages[back->pp ? back->pp - 1 : 0].n_layers, text);
+    free(cfg);
+    free(back);
+}
+
+/* Interleaved with the embedding and the loss counted as layers (Megatron-LM
+ * d98e8a6 get_num_layers_to_build): Qwen3-235B-A22B, 94 layers + 2 = 96 over PP 32,
+ * 3 a rank, 3 chunks of 1 — stage 0 the embedding and 2 layers (its first chunk
+ * the embedding alone), stages 1-30 3 layers, stage 31 2 layers and the head
+ * (its last chunk the loss alone). Written as the two flags and
+ * --num-layers-per-virtual-pipeline-stage 1, read back to the same split. Only
+ * the embedding counted (GPT2-345M, 24 + 1 = 25 over PP 5, 5 chunks of 1): stage
+ * 0 holds 4 layers, the others 5. Uneven first/last stages each a multiple of v:
+ * --num-virtual-stages-per-pipeline-rank (arguments.py asserts it there). */
+static void test_megatron_account(void)
+{
+    tsl_model_t gpt2;
+    use_hf("qwen3_235b_a22b.json", &gpt2);
+    CHECK(model.n_layers == 96, "Qwen3-235B: %u layers", model.n_layers);
+    uint32_t cut[33];
+    cut[0] = 0;
+    for (uint32_t s = 1; s < 32; s++)
+        cut[s] = 3 * s; /* stage 0: layers 0-2 (the embedding, blocks 1-2) */
+    cut[32] = 96;
+    make_plan(&plan, 32, cut, 8, "tp2-dp4+sp", 4, 256);
+    plan.interleave = 3;
+    char *text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--account-for-embedding-in-pipeline-split\n"
+                       "--account-for-loss-in-pipeline-split\n"
+                       "--num-layers-per-virtual-pipeline-stage 1\n") &&
+              !strstr(text, "--decoder-first") && strstr(text, "--num-layers 94\n"),
+          "qwen3-235b pp 32 v 3:\n%s", text);
+    megatron_back(text, &plan);
+    free(text);
+    /* the mb2604-q235b rows' split: PP 8, 12 a rank, 4 chunks of 3 (stage 0: the
+     * embedding and 2, then 3, 3, 3); block recompute of 2 a chunk checkpoints 8
+     * layers of every stage (2 + 2 + 2 + 2), 9 none */
+    uint32_t cut8[9] = {0};
+    for (uint32_t s = 1; s < 8; s++)
+        cut8[s] = 12 * s;
+    cut8[8] = 96;
+    make_plan(&plan, 8, cut8, 32, "tp2-dp16+sp", 16, 512);
+    plan.interleave = 4;
+    for (uint32_t s = 0; s < 8; s++)
+        for (uint32_t i = cut8[s]; i < cut8[s + 1]; i++)
+            plan.layer[i].ckpt = i >= 1 && i <= 94 && i - (s ? cut8[s] : 1) < 8;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--recompute-method block\n--recompute-num-layers 2\n") &&
+              strstr(text, "--num-layers-per-virtual-pipeline-stage 3\n"),
+          "block recompute 2 a chunk:\n%s", text);
+    megatron_back(text, &plan);
+    free(text);
+    plan.layer[8].ckpt = false; /* stage 0: 7 — no N gives it */
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "one number for every stage");
+    /* one layer moved from the last stage to stage 0: no Megatron split */
+    cut[1] = 4;
+    for (uint32_t s = 2; s < 32; s++)
+        cut[s] = 3 * s + 1;
+    make_plan(&plan, 32, cut, 8, "tp2-dp4+sp", 4, 256);
+    plan.interleave = 3;
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "--account-for-embedding-in-pipeline-split");
+    restore_model(&gpt2);
+
+    const uint32_t five[] = {0, 5, 10, 15, 20, 26}; /* the embedding and 4, then 5 each */
+    make_plan(&plan, 5, five, 2, "dp2", 2, 10);
+    plan.interleave = 5;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--account-for-embedding-in-pipeline-split\n"
+                       "--num-layers-per-virtual-pipeline-stage 1\n") &&
+              !strstr(text, "account-for-loss"),
+          "gpt2 pp 5 v 5, the embedding counted:\n%s", text);
+    megatron_back(text, &plan);
+    free(text);
+    const uint32_t uneven[] = {0, 5, 13, 21, 26}; /* 4, 8, 8, 4 layers: v 2 */
+    make_plan(&plan, 4, uneven, 2, "dp2", 2, 8);
+    plan.interleave = 2;
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    CHECK(strstr(text, "--decoder-first-pipeline-num-layers 4\n"
+                       "--decoder-last-pipeline-num-layers 4\n"
+                       "--num-virtual-stages-per-pipeline-rank 2\n") &&
+              !strstr(text, "--num-layers-per-virtual"),
+          "gpt2 4/8/8/4 v 2:\n%s", text);
+    megatron_back(text, &plan);
+    free(text);
+    plan.interleave = 4; /* 4 | 4 and 8, but the import must agree too */
+    text = export_ok(TSL_EXPORT_MEGATRON, &plan);
+    megatron_back(text, &plan);
+    free(text);
+}
+
 /* A torchtitan export read back by eval --torchtitan: the same stages,
  * strategy and ep. */
 static void torchtitan_back(const char *text, const tsl_plan_t *p)
@@ -1245,6 +1355,7 @@ int main(void)
     test_megatron_moe_freq();
     test_megatron_modules();
     test_megatron_vp_group();
+    test_megatron_account();
     test_torchtitan_moe();
     test_megatron_moe_etp();
     test_deepspeed();

@@ -14,6 +14,7 @@
 #include "search_engine.h"
 #include "search.h"
 #include "sublayer.h"
+#include "target.h"
 
 static tsl_search_result_t res, res2;
 
@@ -1426,8 +1427,58 @@ static void test_moe_switch_note(void)
     tsl_model_free(&moe);
 }
 
+/* Megatron-LM's interleaved split with the embedding and the loss counted as
+ * layers (target.h tsl_target_megatron_vp, Megatron-LM d98e8a6
+ * get_num_layers_to_build): a GPT of 14 layers (hidden 4096, vocabulary 32000:
+ * its head about 0.6 of a layer's FLOPs) over 4 stages cuts 3, 4, 4, 3 — the
+ * embedding and 3, the head and 3 — which is (14 + 2)/4 = 4 a rank. With 4
+ * micro-batches the 1F1B bubble is 3 of 7 stage-steps, and 2 chunks a rank halve
+ * it; before, the megatron rule asked every stage for the same multiple of the
+ * chunks and the search kept plain 1F1B. The plan it picks exports the flags. */
+static void test_megatron_account_split(void)
+{
+    tsl_err_t err = {0};
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_arch_spec_t spec = {.arch = TSL_ARCH_GPT,
+                            .layers = 14,
+                            .hidden = 4096,
+                            .ffn_hidden = 16384,
+                            .heads = 32,
+                            .seq_len = 2048,
+                            .vocab = 32000,
+                            .positions = 2048};
+    CHECK(!tsl_model_build(&spec, "gpt-14", &m, &err), "%s", err.msg);
+    tsl_cluster_init(&c);
+    CHECK(!tsl_cluster_parse_spec(&c, "8xH100-80G", &err), "%s", err.msg);
+    tsl_request_t r = fixed_request(16);
+    r.pp = 4;
+    r.target = TSL_TARGET_MEGATRON;
+    CHECK(tsl_search(&m, &c, &r, NULL, &res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    const tsl_plan_t *p = &res.best;
+    uint32_t blocks[4] = {0};
+    for (uint32_t s = 0; s < p->pp && s < 4; s++)
+        for (uint32_t i = p->stages[s].first_layer;
+             i < p->stages[s].first_layer + p->stages[s].n_layers; i++)
+            blocks[s] += tsl_model_is_block(&m, i);
+    CHECK(p->pp == 4 && p->interleave > 1 && blocks[0] == 3 && blocks[1] == 4 && blocks[2] == 4 &&
+              blocks[3] == 3,
+          "gpt-14 pp 4: interleave %u, blocks %u %u %u %u (%.4f s)", p->interleave, blocks[0],
+          blocks[1], blocks[2], blocks[3], p->iter_time_s);
+    tsl_target_view_t *v = malloc(sizeof(*v));
+    tsl_target_megatron_vp_t vp = {0};
+    CHECK(v && tsl_target_check(TSL_TARGET_MEGATRON, p, &m, v, &err) == 0 &&
+              tsl_target_megatron_vp(v, &vp, &err) == 0 && vp.kind == TSL_TARGET_VP_ACCOUNT &&
+              vp.acct_embed && vp.acct_loss && vp.per_chunk == 4 / p->interleave,
+          "the account split: kind %u per chunk %u (%s)", vp.kind, vp.per_chunk, err.msg);
+    free(v);
+    tsl_model_free(&m);
+    tsl_cluster_free(&c);
+}
+
 int main(void)
 {
+    test_megatron_account_split();
     test_tp_sync_space();
     test_moe_switch_note();
     test_fp8();
