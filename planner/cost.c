@@ -137,7 +137,7 @@ static double mode_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degre
         }
     double bw = walk_bw(env, stride, degree, lat);
     if (memo != NULL && memo->n < TSL_COST_BW_MEMO)
-        memo->g[memo->n++] = (tsl_group_bw_t){stride, degree, bw, *lat, NAN, {0, 0, 0}, 0};
+        memo->g[memo->n++] = (tsl_group_bw_t){stride, degree, bw, *lat, NAN, {0, 0, 0}, {0, 0, 0, 0}};
     return bw;
 }
 
@@ -357,12 +357,20 @@ double tsl_cost_flex_hit(double share, const void *layer)
     return 1.0 - miss;
 }
 
-uint64_t tsl_cost_flex_key(const tsl_layer_t *l)
+tsl_cost_route_t tsl_cost_flex_route(const tsl_layer_t *l)
 {
     if (l == NULL || l->experts == 0)
-        return 0;
-    return (uint64_t)l->experts << 32 | (uint64_t)l->experts_per_tok << 16 |
-           (uint64_t)(l->router_groups & 0xff) << 8 | (l->router_topk_groups & 0xff) | 1u << 31;
+        return (tsl_cost_route_t){0};
+    return (tsl_cost_route_t){.experts = l->experts,
+                              .experts_per_tok = l->experts_per_tok,
+                              .groups = l->router_groups,
+                              .topk_groups = l->router_topk_groups};
+}
+
+bool tsl_cost_route_eq(tsl_cost_route_t a, tsl_cost_route_t b)
+{
+    return a.experts == b.experts && a.experts_per_tok == b.experts_per_tok &&
+           a.groups == b.groups && a.topk_groups == b.topk_groups;
 }
 
 void tsl_cost_strategy_bw_memo(const tsl_cost_env_t *env, const tsl_strategy_t *s,
@@ -400,8 +408,8 @@ void tsl_cost_moe_bw(const tsl_cost_env_t *env, const tsl_layer_t *l, tsl_strate
         g->degree = degree[i];
         g->bw = group_bw(env, stride[i], degree[i], &g->lat);
         g->a2a_bw = group_a2a_bw(env, stride[i], degree[i]);
-        g->flex_key = i == 0 ? tsl_cost_flex_key(l) : 0;
-        group_flex_bw(env, g->flex_key ? l : NULL, stride[i], degree[i], &g->flex);
+        g->flex_route = i == 0 ? tsl_cost_flex_route(l) : (tsl_cost_route_t){0};
+        group_flex_bw(env, g->flex_route.experts ? l : NULL, stride[i], degree[i], &g->flex);
     }
 }
 
@@ -433,7 +441,8 @@ static void made_group_flex(const tsl_cost_env_t *env, const tsl_layer_t *l,
                             tsl_cluster_flex_bw_t *out)
 {
     const tsl_group_bw_t *g = &bw->moe[0];
-    if (g->degree == degree && g->stride == stride && g->flex_key == tsl_cost_flex_key(l)) {
+    if (g->degree == degree && g->stride == stride &&
+        tsl_cost_route_eq(g->flex_route, tsl_cost_flex_route(l))) {
         *out = g->flex;
         return;
     }

@@ -519,9 +519,19 @@ double tsl_cost_alltoall_s(double bytes, uint32_t n, double bw);
  * routing). l is a tsl_layer_t (tsl_cluster_hit_fn). */
 double tsl_cost_flex_hit(double share, const void *l);
 
-/* The routing a layer's flex figures depend on (experts, top-k, groups), never 0 for a
- * MoE layer; 0 for NULL or a dense one. */
-uint64_t tsl_cost_flex_key(const tsl_layer_t *l);
+/* The routing a layer's flex figures depend on (tsl_cost_flex_hit's experts, top-k,
+ * groups and the groups a token picks), each field whole: no packing, so that no two
+ * routings a model can hold (router_groups up to 65535) compare equal. experts 0: none
+ * (NULL or a dense layer). */
+typedef struct tsl_cost_route {
+    uint32_t experts, experts_per_tok;
+    uint16_t groups, topk_groups;
+} tsl_cost_route_t;
+
+tsl_cost_route_t tsl_cost_flex_route(const tsl_layer_t *l);
+
+/* Whether two routings are the same, field by field. */
+bool tsl_cost_route_eq(tsl_cost_route_t a, tsl_cost_route_t b);
 
 /* Context parallelism's attention exchange (Megatron-LM --cp-comm-type;
  * TransformerEngine's attention/dot_product_attention/context_parallel.py). */
@@ -612,9 +622,9 @@ typedef struct tsl_group_bw {
     double a2a_bw;              /* its all-to-all's (tsl_cluster_dim_a2a_busbw; PAPER: bw); made by
                       tsl_cost_moe_bw, not kept in a memo */
     tsl_cluster_flex_bw_t flex; /* a flex dispatcher's figures (tsl_cluster_dim_flex_bw;
-                                   the EP group's under knobs.moe_flex) for the routing of
-                                   flex_key (tsl_cost_flex_key; 0: none made) */
-    uint64_t flex_key;
+                                   the EP group's under knobs.moe_flex) for the routing
+                                   flex_route (tsl_cost_flex_route; experts 0: none made) */
+    tsl_cost_route_t flex_route;
 } tsl_group_bw_t;
 
 /* the EP group, the expert data-parallel group and the expert-TP group */

@@ -643,11 +643,11 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
 void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src)
 {
     /* the collective figures carry the EP groups' walk where the model has MoE, and
-     * their flex figures the routing of its first MoE layer (tsl_cost_flex_key) */
+     * their flex figures the routing of its first MoE layer (tsl_cost_flex_route) */
     if (dst->glay == NULL || src->glay == NULL || dst->cluster != src->cluster ||
         dst->req != src->req ||
-        tsl_cost_flex_key(tsl_model_first_moe(dst->model)) !=
-            tsl_cost_flex_key(tsl_model_first_moe(src->model)) ||
+        !tsl_cost_route_eq(tsl_cost_flex_route(tsl_model_first_moe(dst->model)),
+                           tsl_cost_flex_route(tsl_model_first_moe(src->model))) ||
         memcmp(&dst->knobs, &src->knobs, sizeof(dst->knobs)) != 0)
         return;
     for (uint32_t i = 0; i < dst->n_groups; i++) {
