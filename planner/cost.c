@@ -137,7 +137,8 @@ static double mode_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degre
         }
     double bw = walk_bw(env, stride, degree, lat);
     if (memo != NULL && memo->n < TSL_COST_BW_MEMO)
-        memo->g[memo->n++] = (tsl_group_bw_t){stride, degree, bw, *lat, NAN, {0, 0, 0}, {0, 0, 0, 0}};
+        memo->g[memo->n++] =
+            (tsl_group_bw_t){stride, degree, bw, *lat, NAN, {0, 0, 0}, {0, 0, 0, 0}};
     return bw;
 }
 
