@@ -198,7 +198,8 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
     /* MXFP8 weights under the distributed optimizer were priced gathered in bf16 through
      * the gradient buffer and cast after the gather (cost.c mxfp8_bf16_param_ag, what
      * Megatron-Bridge requires); Megatron-LM does that with this flag only, and without
-     * it maps the MXFP8 weights into its param buffer (param_and_grad_buffer.py) */
+     * it maps the MXFP8 weights into its param buffer (param_and_grad_buffer.py) through
+     * TE's replace_raw_data, which refuses MXFP8Tensor: that line would not run */
     if (u->s.zero && p->fp8_recipe == TSL_FP8_MXFP8 && p->fp8_param_gather)
         fputs("--reuse-grad-buf-for-mxfp8-param-ag\n", out);
     if (u->s.selective || p->recompute_modules) {

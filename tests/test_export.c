@@ -1011,6 +1011,16 @@ static void test_mxfp8_param_ag(void)
               tsl_eval_cfg_megatron(text, cfg, &err) == 0 && cfg->knobs.fp8 == TSL_FP8_MXFP8 &&
               cfg->knobs.fp8_param_gather,
           "mxfp8 zero1 (read back: %s):\n%s", err.msg, text);
+    /* the line without the flag does not run in Megatron-LM (its param buffer cannot hold
+     * MXFP8 weights: TE's replace_raw_data refuses them): refused by the flag's name */
+    char *at = strstr(text, flag);
+    if (at != NULL)
+        memmove(at, at + strlen(flag), strlen(at + strlen(flag)) + 1);
+    memset(cfg, 0, sizeof *cfg);
+    err = (tsl_err_t){0};
+    CHECK(at != NULL && tsl_eval_cfg_megatron(text, cfg, &err) != 0 &&
+              strstr(err.msg, "needs --reuse-grad-buf-for-mxfp8-param-ag"),
+          "mxfp8 zero1 without the flag refused (%s)", err.msg);
     free(cfg);
     free(text);
     plan.fp8_recipe = TSL_FP8_TENSORWISE;
