@@ -232,6 +232,15 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan has no fp32 master weights; Megatron-LM's "
                             "bf16 optimizer always keeps them (plan it with --target megatron)");
+    /* Megatron's grad buffer is its reduce's dtype (param_and_grad_buffer.py grad_dtype:
+     * fp32 under grad_reduce_in_fp32, else the parameters'): no narrower buffer cast for
+     * the collective, which the plan was priced with */
+    if (p->grad_buf_bytes && p->grad_buf_bytes != (p->grad_reduce_bytes == 4 ? 4u : 2u))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: the plan keeps %u-byte gradients reduced in %u bytes "
+                            "(grad_buf_bytes); Megatron-LM's grad buffer is the reduce's dtype "
+                            "(plan it without --grad-buf-bytes)",
+                            p->grad_buf_bytes, p->grad_reduce_bytes == 4 ? 4u : 2u);
     if (p->legacy_p2p)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan was priced with Megatron-LM's pipeline p2p "

@@ -287,8 +287,12 @@ typedef enum tsl_cost_mode {
  * simulator takes its saving as the closed form does (a non-default vp_group); torchtitan
  * (its target and its configuration read back) keeps no gradient buffer (lazy_grads), so
  * its weight-gradient GEMMs write fresh gradients, and DeepSpeed's engine adds them by
- * kernels of its own (unfused_grad_accum). */
-#define TSL_COST_MODEL_VERSION 53u
+ * kernels of its own (unfused_grad_accum). 54: the gradient buffer's element bytes
+ * apart from the reduce's (grad_buf_bytes: a 16-bit .grad cast to fp32 for the
+ * collective alone, DeepSpeed's fp32_allreduce): what the weight gradients accumulate
+ * into, the model states keep and the step reads, the DP/SDP collectives at
+ * grad_reduce_bytes. */
+#define TSL_COST_MODEL_VERSION 54u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -300,6 +304,12 @@ typedef struct tsl_cost_knobs {
                                    2 bytes; 4: fp32 main gradients (Megatron-LM's
                                    accumulate_allreduce_grads_in_fp32 with --bf16,
                                    torchtitan's mixed_precision_reduce float32) */
+    uint32_t grad_buf_bytes;    /* the gradient buffer's element bytes (param.grad,
+                                   main_grad: what the weight gradients accumulate into,
+                                   the memory keeps and the step reads) where it is not
+                                   grad_reduce_bytes's: 2 for a 16-bit .grad the stack casts
+                                   to fp32 for its reduce (DeepSpeed's fp32_allreduce,
+                                   engine.py allreduce_bucket); 0: the reduce's */
     bool no_fp32_master;        /* no fp32 master copy: Adam's moments in the weights'
                                    16 bits (torchtitan training_dtype bfloat16):
                                    2 + g + 4 bytes per parameter instead of 2 + g + 12 */

@@ -305,6 +305,26 @@ static void test_grad_accum(void)
     /* an fp32 buffer: 4 + 4 + 2 = 10 B x 12582912 = 125.82912 us */
     CHECK_NEAR(r.bwd_s - base.bwd_s, 125.82912e-6 + launches, 1e-12, "fp32 buffer: 10 B/param (%g)",
                r.bwd_s - base.bwd_s);
+    { /* DeepSpeed's fp32_allreduce (AMP's fork): the fp16 param.grad accumulated, 6 B
+         (75.497472 us), cast to fp32 for the reduce alone: the all-reduce still moves
+         4 B per parameter, the kept gradient 2 */
+        tsl_layer_cost_t fp32_reduce = r, buf16, buf16_base;
+        env.knobs.grad_buf_bytes = 2;
+        tsl_cost_layer(&env, &l, &s, NULL, 16, &buf16_base);
+        env.knobs.unfused_grad_accum = true;
+        tsl_cost_layer(&env, &l, &s, NULL, 16, &buf16);
+        CHECK_NEAR(buf16.bwd_s - buf16_base.bwd_s, 75.497472e-6 + launches, 1e-12,
+                   "fp16 .grad, fp32 reduce: 6 B/param (%g)", buf16.bwd_s - buf16_base.bwd_s);
+        CHECK_NEAR(buf16.grad_comm_s, fp32_reduce.grad_comm_s, 1e-15,
+                   "the reduce moves 4 B/param still (%g, %g)", buf16.grad_comm_s,
+                   fp32_reduce.grad_comm_s);
+        CHECK(buf16.grad_bytes == 2 * P_PARAMS && fp32_reduce.grad_bytes == 4 * P_PARAMS,
+              "kept gradient: 2 B/param (%llu), 4 with an fp32 buffer (%llu)",
+              (unsigned long long)buf16.grad_bytes, (unsigned long long)fp32_reduce.grad_bytes);
+        env.knobs.grad_buf_bytes = 4; /* the reduce's own: as left out */
+        tsl_cost_layer(&env, &l, &s, NULL, 16, &buf16);
+        CHECK(memcmp(&buf16, &fp32_reduce, sizeof(buf16)) == 0, "grad_buf_bytes 4 = the reduce's");
+    }
     env.knobs = (tsl_cost_knobs_t){0};
     env.knobs.autocast = true; /* AccumulateGrad on fp32 .grad: 4 + 4 + 4, the same term */
     tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
