@@ -18,7 +18,8 @@ static const char eval_usage[] =
     "                      [--unfused-attn] [--no-dropout] [--autocast] [--eager]\n"
     "                      [--double-block-fwd] [--tp-sync] [--ds-pipe-p2p]\n"
     "                      [--paper-cost] [--no-host-floor]\n"
-    "                      [--grad-reduce-bytes N] [--no-fp32-master] [--bf16-moments]\n"
+    "                      [--grad-reduce-bytes N] [--grad-buf-bytes N]\n"
+    "                      [--no-fp32-master] [--bf16-moments]\n"
     "                      [--lazy-grads] [--opt-step STEP]\n"
     "                      [--[no-]overlap-grad-reduce] [--overlap-param-gather]\n"
     "                      [--fp8 RECIPE | --no-fp8] [--fp8-param-gather] [--fp8-impl IMPL]\n"
@@ -153,6 +154,10 @@ static const char eval_usage[] =
     "  --grad-reduce-bytes N\n"
     "                      gradient bytes in the buffer and the DP/SDP reduce: 2\n"
     "                      (bf16/fp16) or 4 (fp32 main gradients)\n"
+    "  --grad-buf-bytes N  the gradient buffer's bytes where not the reduce's: 2\n"
+    "                      (a 16-bit .grad cast to fp32 for the reduce: DeepSpeed's\n"
+    "                      fp32_allreduce) or 4; what the weight gradients\n"
+    "                      accumulate into, the memory keeps and the step reads\n"
     "  --no-fp32-master    no fp32 master weights: 16-bit Adam states\n"
     "  --bf16-moments      Adam's moments in bf16 beside fp32 master weights\n"
     "                      (Megatron-LM's precision-aware optimizer)\n"
@@ -297,6 +302,7 @@ enum {
     OPT_TARGET,
     OPT_NO_HOST_FLOOR,
     OPT_GRAD_BYTES,
+    OPT_GRAD_BUF_BYTES,
     OPT_NO_MASTER,
     OPT_OVERLAP_GRAD,
     OPT_NO_OVERLAP_GRAD,
@@ -377,6 +383,7 @@ static const struct option eval_long[] = {
     {"target", required_argument, 0, OPT_TARGET},
     {"no-host-floor", no_argument, 0, OPT_NO_HOST_FLOOR},
     {"grad-reduce-bytes", required_argument, 0, OPT_GRAD_BYTES},
+    {"grad-buf-bytes", required_argument, 0, OPT_GRAD_BUF_BYTES},
     {"no-fp32-master", no_argument, 0, OPT_NO_MASTER},
     {"overlap-grad-reduce", no_argument, 0, OPT_OVERLAP_GRAD},
     {"no-overlap-grad-reduce", no_argument, 0, OPT_NO_OVERLAP_GRAD},
@@ -535,6 +542,12 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
             return -1;
         if (eo->grad_reduce_bytes == 3)
             return tsl_err_set(err, "grad-reduce-bytes: 3 is not 2 (bf16) or 4 (fp32)");
+        return 0;
+    case OPT_GRAD_BUF_BYTES:
+        if (tsl_parse_u32("grad-buf-bytes", optarg, 2, 4, &eo->grad_buf_bytes, err) != 0)
+            return -1;
+        if (eo->grad_buf_bytes == 3)
+            return tsl_err_set(err, "grad-buf-bytes: 3 is not 2 (a 16-bit .grad) or 4 (fp32)");
         return 0;
     case OPT_NO_MASTER: eo->no_fp32_master = true; return 0;
     case OPT_BF16_MOMENTS: eo->bf16_moments = true; return 0;

@@ -1479,6 +1479,19 @@ static int mg_knobs(tsl_eval_cfg_t *c, const mg_state_t *st, tsl_err_t *err)
     if (st->reuse_grad_buf && !st->fp8_param)
         return tsl_err_set(err, "megatron: --reuse-grad-buf-for-mxfp8-param-ag needs "
                                 "--fp8-param-gather (Megatron-LM refuses it without)");
+    /* MXFP8 weights under the distributed optimizer without the flag: Megatron-LM d98e8a6
+     * maps every quantized weight into its param buffer (param_and_grad_buffer.py,
+     * modify_underlying_storage -> TE's replace_raw_data), which TransformerEngine (since
+     * 868138937, 2025-03; still at d0067d0) does not implement for MXFP8Tensor
+     * (NotImplementedError): the run stops building its DDP buffers, so it has no time */
+    if (c->knobs.fp8 == TSL_FP8_MXFP8 && c->knobs.fp8_param_gather && st->dist_opt &&
+        !st->reuse_grad_buf)
+        return tsl_err_set(err, "megatron: --fp8-recipe mxfp8 --fp8-param-gather under "
+                                "--use-distributed-optimizer needs "
+                                "--reuse-grad-buf-for-mxfp8-param-ag: without it Megatron-LM "
+                                "maps the MXFP8 weights into its param buffer, which "
+                                "TransformerEngine refuses (replace_raw_data: MXFP8Tensor not "
+                                "supported)");
     if (st->fp4_format && st->fp8_param)
         tsl_eval_cfg_note(c, "megatron: --fp8-param-gather with --fp4-format: the weights "
                              "are FP4 only with --fp4-param-gather");

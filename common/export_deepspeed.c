@@ -44,7 +44,8 @@ int tsl_export_deepspeed(const tsl_export_view_t *v, FILE *out, tsl_err_t *err)
         json_object_set_new(zero, "overlap_comm", json_true());
     json_object_set_new(o, "zero_optimization", zero);
     /* the reduce in the gradients' bf16 unless the plan has fp32 (runtime/config.py
-     * communication_data_type, default None: the gradients' dtype) */
+     * communication_data_type, default None: the gradients' dtype): the 16-bit .grad
+     * cast for the collective alone, a plan's grad_buf_bytes 2 beside grad_reduce_bytes 4 */
     if (p->grad_reduce_bytes == 4)
         json_object_set_new(o, "communication_data_type", json_string("fp32"));
     if (u.tp > 1)

@@ -223,7 +223,8 @@ static void write_parallel(const tsl_export_view_t *v, const tsl_export_uniform_
     /* MXFP8 weights under the distributed optimizer were priced gathered in bf16 through
      * the gradient buffer and cast after the gather (cost.c mxfp8_bf16_param_ag, what
      * Megatron-Bridge requires); Megatron-LM does that with this flag only, and without
-     * it maps the MXFP8 weights into its param buffer (param_and_grad_buffer.py) */
+     * it maps the MXFP8 weights into its param buffer (param_and_grad_buffer.py) through
+     * TE's replace_raw_data, which refuses MXFP8Tensor: that line would not run */
     if (u->s.zero && p->fp8_recipe == TSL_FP8_MXFP8 && p->fp8_param_gather)
         fputs("--reuse-grad-buf-for-mxfp8-param-ag\n", out);
     if (u->s.selective || p->recompute_modules) {
@@ -256,6 +257,15 @@ static int check_knobs(const tsl_export_uniform_t *u, const tsl_plan_t *p, tsl_e
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan has no fp32 master weights; Megatron-LM's "
                             "bf16 optimizer always keeps them (plan it with --target megatron)");
+    /* Megatron's grad buffer is its reduce's dtype (param_and_grad_buffer.py grad_dtype:
+     * fp32 under grad_reduce_in_fp32, else the parameters'): no narrower buffer cast for
+     * the collective, which the plan was priced with */
+    if (p->grad_buf_bytes && p->grad_buf_bytes != (p->grad_reduce_bytes == 4 ? 4u : 2u))
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "megatron: the plan keeps %u-byte gradients reduced in %u bytes "
+                            "(grad_buf_bytes); Megatron-LM's grad buffer is the reduce's dtype "
+                            "(plan it without --grad-buf-bytes)",
+                            p->grad_buf_bytes, p->grad_reduce_bytes == 4 ? 4u : 2u);
     if (p->legacy_p2p)
         return tsl_err_setc(err, TSL_E_UNSUPPORTED,
                             "megatron: the plan was priced with Megatron-LM's pipeline p2p "

@@ -83,6 +83,7 @@
     X(schedule, CUSTOM, schedule, "schedule", ALWAYS)                                              \
     X(iter_time_1f1b_s, REAL, iter_time_1f1b_s, "iter_time_1f1b_s", NONZERO)                       \
     X(grad_reduce_bytes, U32, grad_reduce_bytes, "grad_reduce_bytes", NONZERO)                     \
+    X(grad_buf_bytes, U32, grad_buf_bytes, "grad_buf_bytes", NONZERO)                              \
     X(no_fp32_master, BOOL, no_fp32_master, "no_fp32_master", NONZERO)                             \
     X(grad_reduce_exposed, BOOL, grad_reduce_exposed, "grad_reduce_exposed", NONZERO)              \
     X(overlap_param_gather, BOOL, overlap_param_gather, "overlap_param_gather", NONZERO)           \

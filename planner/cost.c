@@ -137,7 +137,8 @@ static double mode_bw(const tsl_cost_env_t *env, uint32_t stride, uint32_t degre
         }
     double bw = walk_bw(env, stride, degree, lat);
     if (memo != NULL && memo->n < TSL_COST_BW_MEMO)
-        memo->g[memo->n++] = (tsl_group_bw_t){stride, degree, bw, *lat, NAN, {0, 0, 0}, 0};
+        memo->g[memo->n++] =
+            (tsl_group_bw_t){stride, degree, bw, *lat, NAN, {0, 0, 0}, {0, 0, 0, 0}};
     return bw;
 }
 
@@ -357,12 +358,20 @@ double tsl_cost_flex_hit(double share, const void *layer)
     return 1.0 - miss;
 }
 
-uint64_t tsl_cost_flex_key(const tsl_layer_t *l)
+tsl_cost_route_t tsl_cost_flex_route(const tsl_layer_t *l)
 {
     if (l == NULL || l->experts == 0)
-        return 0;
-    return (uint64_t)l->experts << 32 | (uint64_t)l->experts_per_tok << 16 |
-           (uint64_t)(l->router_groups & 0xff) << 8 | (l->router_topk_groups & 0xff) | 1u << 31;
+        return (tsl_cost_route_t){0};
+    return (tsl_cost_route_t){.experts = l->experts,
+                              .experts_per_tok = l->experts_per_tok,
+                              .groups = l->router_groups,
+                              .topk_groups = l->router_topk_groups};
+}
+
+bool tsl_cost_route_eq(tsl_cost_route_t a, tsl_cost_route_t b)
+{
+    return a.experts == b.experts && a.experts_per_tok == b.experts_per_tok &&
+           a.groups == b.groups && a.topk_groups == b.topk_groups;
 }
 
 void tsl_cost_strategy_bw_memo(const tsl_cost_env_t *env, const tsl_strategy_t *s,
@@ -400,8 +409,8 @@ void tsl_cost_moe_bw(const tsl_cost_env_t *env, const tsl_layer_t *l, tsl_strate
         g->degree = degree[i];
         g->bw = group_bw(env, stride[i], degree[i], &g->lat);
         g->a2a_bw = group_a2a_bw(env, stride[i], degree[i]);
-        g->flex_key = i == 0 ? tsl_cost_flex_key(l) : 0;
-        group_flex_bw(env, g->flex_key ? l : NULL, stride[i], degree[i], &g->flex);
+        g->flex_route = i == 0 ? tsl_cost_flex_route(l) : (tsl_cost_route_t){0};
+        group_flex_bw(env, g->flex_route.experts ? l : NULL, stride[i], degree[i], &g->flex);
     }
 }
 
@@ -433,7 +442,8 @@ static void made_group_flex(const tsl_cost_env_t *env, const tsl_layer_t *l,
                             tsl_cluster_flex_bw_t *out)
 {
     const tsl_group_bw_t *g = &bw->moe[0];
-    if (g->degree == degree && g->stride == stride && g->flex_key == tsl_cost_flex_key(l)) {
+    if (g->degree == degree && g->stride == stride &&
+        tsl_cost_route_eq(g->flex_route, tsl_cost_flex_route(l))) {
         *out = g->flex;
         return;
     }
@@ -581,13 +591,24 @@ typedef struct degrees {
     uint32_t t, d, z;
 } degrees_t;
 
-/* Gradient bytes per element: what the gradient buffer holds and the DP/SDP
- * reduce moves (knobs: 0 = 2; autocast: the fp32 parameters' fp32 .grad, 4). */
-static inline double grad_elem_bytes(const tsl_cost_knobs_t *k)
+/* Gradient bytes per element the DP/SDP reduce moves (knobs: 0 = 2; autocast: the
+ * fp32 parameters' fp32 .grad, 4). */
+static inline double reduce_elem_bytes(const tsl_cost_knobs_t *k)
 {
     return k->grad_reduce_bytes ? (double)k->grad_reduce_bytes
            : k->autocast        ? 4.0
                                 : TSL_BYTES_PER_PARAM_FP16;
+}
+
+/* Gradient bytes per element the buffer holds (param.grad, main_grad): what the
+ * weight gradients accumulate into, the model states keep and the step reads. The
+ * reduce's where the stack reduces its buffer as it is (Megatron's grad buffer is
+ * grad_reduce_in_fp32's dtype; FSDP2's reduce_dtype); knobs.grad_buf_bytes where it
+ * casts a narrower one for the collective (DeepSpeed's fp32_allreduce over fp16
+ * .grad: 2). */
+static inline double grad_elem_bytes(const tsl_cost_knobs_t *k)
+{
+    return k->grad_buf_bytes ? (double)k->grad_buf_bytes : reduce_elem_bytes(k);
 }
 
 /* Optimizer bytes per parameter between steps: the fp32 master and Adam's two
@@ -1544,7 +1565,7 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     o->w8 = fp8 ? o->p : 0.0;
     double pg = gather_bytes(env, o->p, o->w8, mxfp8_bf16_param_ag(env, s, o->g));
     o->gather = allgather_lat_s(pg, o->g.z, bw_edp, &lat_edp);
-    grad_sync(env->mode, &env->knobs, s, o->g, &bwe, grad_elem_bytes(&env->knobs) * o->p, pg,
+    grad_sync(env->mode, &env->knobs, s, o->g, &bwe, reduce_elem_bytes(&env->knobs) * o->p, pg,
               &o->per_mb, &o->last, &o->exposed, &o->gather_next);
     o->opt_s = optimizer_s(env, s, o->g, o->p);
     /* the model's stash (model.c): k input copies of h and k FFN activations of
@@ -1774,7 +1795,7 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double cp_f, cp_b;
     cp_exchange(env, l, g.t, n, core_fwd_s(env, l, n, g.t, core_f), bw, &cp_f, &cp_b);
     double per_mb, last, exposed, gather_next;
-    grad_sync(env->mode, &env->knobs, s, g, bw, grad_elem_bytes(&env->knobs) * own, pg, &per_mb,
+    grad_sync(env->mode, &env->knobs, s, g, bw, reduce_elem_bytes(&env->knobs) * own, pg, &per_mb,
               &last, &exposed, &gather_next);
     /* dispatch + combine, and at etp > 1 the gather and the reduce-scatter */
     double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f,

@@ -287,8 +287,12 @@ typedef enum tsl_cost_mode {
  * simulator takes its saving as the closed form does (a non-default vp_group); torchtitan
  * (its target and its configuration read back) keeps no gradient buffer (lazy_grads), so
  * its weight-gradient GEMMs write fresh gradients, and DeepSpeed's engine adds them by
- * kernels of its own (unfused_grad_accum). */
-#define TSL_COST_MODEL_VERSION 53u
+ * kernels of its own (unfused_grad_accum). 54: the gradient buffer's element bytes
+ * apart from the reduce's (grad_buf_bytes: a 16-bit .grad cast to fp32 for the
+ * collective alone, DeepSpeed's fp32_allreduce): what the weight gradients accumulate
+ * into, the model states keep and the step reads, the DP/SDP collectives at
+ * grad_reduce_bytes. */
+#define TSL_COST_MODEL_VERSION 54u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's
@@ -300,6 +304,12 @@ typedef struct tsl_cost_knobs {
                                    2 bytes; 4: fp32 main gradients (Megatron-LM's
                                    accumulate_allreduce_grads_in_fp32 with --bf16,
                                    torchtitan's mixed_precision_reduce float32) */
+    uint32_t grad_buf_bytes;    /* the gradient buffer's element bytes (param.grad,
+                                   main_grad: what the weight gradients accumulate into,
+                                   the memory keeps and the step reads) where it is not
+                                   grad_reduce_bytes's: 2 for a 16-bit .grad the stack casts
+                                   to fp32 for its reduce (DeepSpeed's fp32_allreduce,
+                                   engine.py allreduce_bucket); 0: the reduce's */
     bool no_fp32_master;        /* no fp32 master copy: Adam's moments in the weights'
                                    16 bits (torchtitan training_dtype bfloat16):
                                    2 + g + 4 bytes per parameter instead of 2 + g + 12 */
@@ -519,9 +529,19 @@ double tsl_cost_alltoall_s(double bytes, uint32_t n, double bw);
  * routing). l is a tsl_layer_t (tsl_cluster_hit_fn). */
 double tsl_cost_flex_hit(double share, const void *l);
 
-/* The routing a layer's flex figures depend on (experts, top-k, groups), never 0 for a
- * MoE layer; 0 for NULL or a dense one. */
-uint64_t tsl_cost_flex_key(const tsl_layer_t *l);
+/* The routing a layer's flex figures depend on (tsl_cost_flex_hit's experts, top-k,
+ * groups and the groups a token picks), each field whole: no packing, so that no two
+ * routings a model can hold (router_groups up to 65535) compare equal. experts 0: none
+ * (NULL or a dense layer). */
+typedef struct tsl_cost_route {
+    uint32_t experts, experts_per_tok;
+    uint16_t groups, topk_groups;
+} tsl_cost_route_t;
+
+tsl_cost_route_t tsl_cost_flex_route(const tsl_layer_t *l);
+
+/* Whether two routings are the same, field by field. */
+bool tsl_cost_route_eq(tsl_cost_route_t a, tsl_cost_route_t b);
 
 /* Context parallelism's attention exchange (Megatron-LM --cp-comm-type;
  * TransformerEngine's attention/dot_product_attention/context_parallel.py). */
@@ -612,9 +632,9 @@ typedef struct tsl_group_bw {
     double a2a_bw;              /* its all-to-all's (tsl_cluster_dim_a2a_busbw; PAPER: bw); made by
                       tsl_cost_moe_bw, not kept in a memo */
     tsl_cluster_flex_bw_t flex; /* a flex dispatcher's figures (tsl_cluster_dim_flex_bw;
-                                   the EP group's under knobs.moe_flex) for the routing of
-                                   flex_key (tsl_cost_flex_key; 0: none made) */
-    uint64_t flex_key;
+                                   the EP group's under knobs.moe_flex) for the routing
+                                   flex_route (tsl_cost_flex_route; experts 0: none made) */
+    tsl_cost_route_t flex_route;
 } tsl_group_bw_t;
 
 /* the EP group, the expert data-parallel group and the expert-TP group */

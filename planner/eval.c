@@ -271,6 +271,8 @@ void tsl_eval_search_request(const tsl_request_t *r, const tsl_plan_t *g, tsl_re
     *out = *r;
     if (!r->grad_reduce_bytes)
         out->grad_reduce_bytes = g->grad_reduce_bytes;
+    if (!r->grad_buf_bytes)
+        out->grad_buf_bytes = g->grad_buf_bytes;
     out->no_fp32_master |= g->no_fp32_master;
     if (!r->overlap_grad_reduce && !r->no_overlap_grad_reduce && g->grad_reduce_exposed)
         out->no_overlap_grad_reduce = true;
@@ -340,13 +342,17 @@ static uint32_t asked_loss_impl(const tsl_request_t *r, const tsl_plan_t *g)
     return r->loss_impl ? r->loss_impl : g->loss_impl;
 }
 
-/* A plan document's grad_reduce_bytes: absent (0), 2 or 4, as a request's. */
+/* A plan document's grad_reduce_bytes and grad_buf_bytes: absent (0), 2 or 4, as a
+ * request's. */
 static int given_grad_bytes_ok(const tsl_plan_t *g, tsl_err_t *err)
 {
-    uint32_t b = g->grad_reduce_bytes;
-    if (b == 0 || b == 2 || b == 4)
-        return 0;
-    return tsl_err_set(err, "eval: grad_reduce_bytes: %u is not 2 (bf16) or 4 (fp32)", b);
+    uint32_t b = g->grad_reduce_bytes, f = g->grad_buf_bytes;
+    if (!(b == 0 || b == 2 || b == 4))
+        return tsl_err_set(err, "eval: grad_reduce_bytes: %u is not 2 (bf16) or 4 (fp32)", b);
+    if (!(f == 0 || f == 2 || f == 4))
+        return tsl_err_set(err, "eval: grad_buf_bytes: %u is not 2 (a 16-bit .grad) or 4 (fp32)",
+                           f);
+    return 0;
 }
 
 /* Costs the checked plan and holds each stage to its budget. */

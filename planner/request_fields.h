@@ -285,6 +285,10 @@
       "Megatron-LM's --overlap-moe-expert-parallel-comm: one micro-batch's EP all-to-alls under "  \
       "another's compute in the 1F1B steady state (PP 1 or interleaved); default exposed",         \
       "moe_a2a_overlap", "moe_a2a_overlap")                                                        \
+    X(grad_buf_bytes, UINT, "grad-buf-bytes", "N", 2, 4,                                           \
+      "bytes per element of the gradient buffer the weight gradients accumulate into (.grad, "     \
+      "main_grad): 2 or 4; default: --grad-reduce-bytes's (2 with 4: DeepSpeed's fp32_allreduce)", \
+      "grad_buf_bytes", "grad_buf_bytes")                                                          \
     X(target, TARGET, "target", "STACK", 0, 0,                                                     \
       "search only what megatron, deepspeed, torchtitan or galvatron runs, and say what that "     \
       "costs against the unrestricted plan",                                                       \

@@ -86,6 +86,9 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
     if (r->grad_reduce_bytes && r->grad_reduce_bytes != 2 && r->grad_reduce_bytes != 4)
         return tsl_err_set(err, "grad_reduce_bytes: %u is not 2 (bf16) or 4 (fp32)",
                            r->grad_reduce_bytes);
+    if (r->grad_buf_bytes && r->grad_buf_bytes != 2 && r->grad_buf_bytes != 4)
+        return tsl_err_set(err, "grad_buf_bytes: %u is not 2 (a 16-bit .grad) or 4 (fp32)",
+                           r->grad_buf_bytes);
     if (r->overlap_grad_reduce && r->no_overlap_grad_reduce)
         return tsl_err_set(err, "overlap_grad_reduce: both on and off (--overlap-grad-reduce "
                                 "and --no-overlap-grad-reduce)");
@@ -473,6 +476,8 @@ void tsl_request_fingerprint(const tsl_request_t *r, const tsl_model_t *m, const
         tsl_fp_u64(&fp, 0x6c617a7900ull);
     if (k.unfused_grad_accum) /* absent: the fingerprints from before */
         tsl_fp_u64(&fp, 0x67616363ull);
+    if (k.grad_buf_bytes) /* likewise */
+        tsl_fp_u64(&fp, 0x6762756600ull | k.grad_buf_bytes);
     if (k.legacy_p2p) /* likewise */
         tsl_fp_u64(&fp, 0x6c703270ull);
     if (k.tp_comm_overlap) /* likewise */

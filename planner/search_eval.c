@@ -270,7 +270,8 @@ static uint64_t env_fingerprint(const tsl_cost_env_t *env)
             (uint64_t)k->tp_comm_overlap << 15 | (uint64_t)k->lazy_grads << 16 |
             (uint64_t)k->moe_alltoall << 18 | (uint64_t)k->tp_sync << 19 |
             (uint64_t)k->ds_pipe_p2p << 20 | (uint64_t)k->moe_flex << 21 |
-            (uint64_t)k->moe_a2a_overlap << 22 | (uint64_t)env->mode << 17,
+            (uint64_t)k->moe_a2a_overlap << 22 | (uint64_t)env->mode << 17 |
+            (uint64_t)k->grad_buf_bytes << 40,
         (uint64_t)k->cp << 32 | k->cp_comm,
         (uint64_t)k->fp8 << 32 | k->recompute_modules,
         (uint64_t)k->ep << 32 | k->etp,
@@ -644,11 +645,11 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
 void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src)
 {
     /* the collective figures carry the EP groups' walk where the model has MoE, and
-     * their flex figures the routing of its first MoE layer (tsl_cost_flex_key) */
+     * their flex figures the routing of its first MoE layer (tsl_cost_flex_route) */
     if (dst->glay == NULL || src->glay == NULL || dst->cluster != src->cluster ||
         dst->req != src->req ||
-        tsl_cost_flex_key(tsl_model_first_moe(dst->model)) !=
-            tsl_cost_flex_key(tsl_model_first_moe(src->model)) ||
+        !tsl_cost_route_eq(tsl_cost_flex_route(tsl_model_first_moe(dst->model)),
+                           tsl_cost_flex_route(tsl_model_first_moe(src->model))) ||
         memcmp(&dst->knobs, &src->knobs, sizeof(dst->knobs)) != 0)
         return;
     for (uint32_t i = 0; i < dst->n_groups; i++) {
@@ -1033,6 +1034,8 @@ void tsl_request_knobs(const tsl_request_t *r, tsl_cost_knobs_t *k)
     if (r->grad_reduce_bytes)
         k->grad_reduce_bytes =
             r->grad_reduce_bytes == TSL_BYTES_PER_PARAM_FP16 ? 0 : r->grad_reduce_bytes;
+    if (r->grad_buf_bytes)
+        k->grad_buf_bytes = r->grad_buf_bytes;
     if (r->no_fp32_master)
         k->no_fp32_master = true;
     if (r->overlap_grad_reduce)

@@ -305,6 +305,26 @@ static void test_grad_accum(void)
     /* an fp32 buffer: 4 + 4 + 2 = 10 B x 12582912 = 125.82912 us */
     CHECK_NEAR(r.bwd_s - base.bwd_s, 125.82912e-6 + launches, 1e-12, "fp32 buffer: 10 B/param (%g)",
                r.bwd_s - base.bwd_s);
+    { /* DeepSpeed's fp32_allreduce (AMP's fork): the fp16 param.grad accumulated, 6 B
+         (75.497472 us), cast to fp32 for the reduce alone: the all-reduce still moves
+         4 B per parameter, the kept gradient 2 */
+        tsl_layer_cost_t fp32_reduce = r, buf16, buf16_base;
+        env.knobs.grad_buf_bytes = 2;
+        tsl_cost_layer(&env, &l, &s, NULL, 16, &buf16_base);
+        env.knobs.unfused_grad_accum = true;
+        tsl_cost_layer(&env, &l, &s, NULL, 16, &buf16);
+        CHECK_NEAR(buf16.bwd_s - buf16_base.bwd_s, 75.497472e-6 + launches, 1e-12,
+                   "fp16 .grad, fp32 reduce: 6 B/param (%g)", buf16.bwd_s - buf16_base.bwd_s);
+        CHECK_NEAR(buf16.grad_comm_s, fp32_reduce.grad_comm_s, 1e-15,
+                   "the reduce moves 4 B/param still (%g, %g)", buf16.grad_comm_s,
+                   fp32_reduce.grad_comm_s);
+        CHECK(buf16.grad_bytes == 2 * P_PARAMS && fp32_reduce.grad_bytes == 4 * P_PARAMS,
+              "kept gradient: 2 B/param (%llu), 4 with an fp32 buffer (%llu)",
+              (unsigned long long)buf16.grad_bytes, (unsigned long long)fp32_reduce.grad_bytes);
+        env.knobs.grad_buf_bytes = 4; /* the reduce's own: as left out */
+        tsl_cost_layer(&env, &l, &s, NULL, 16, &buf16);
+        CHECK(memcmp(&buf16, &fp32_reduce, sizeof(buf16)) == 0, "grad_buf_bytes 4 = the reduce's");
+    }
     env.knobs = (tsl_cost_knobs_t){0};
     env.knobs.autocast = true; /* AccumulateGrad on fp32 .grad: 4 + 4 + 4, the same term */
     tsl_cost_layer(&env, &l, &s, NULL, 16, &r);
@@ -2452,7 +2472,25 @@ static void test_moe_flex(void)
     for (int i = 0; i < 8; i++)
         miss *= (256 - 256.0 / 3 - i) / (256 - i);
     CHECK_NEAR(tsl_cost_flex_hit(1.0 / 3, &v3), 1 - miss, 1e-12, "no whole group: plain top-8");
-    CHECK(tsl_cost_flex_key(&v3) != 0 && tsl_cost_flex_key(NULL) == 0, "routing key");
+    CHECK(tsl_cost_flex_route(&v3).experts == 256 && tsl_cost_flex_route(NULL).experts == 0,
+          "routing key");
+    { /* more than 255 groups: 264 groups are not 8 (264 & 0xff, what an 8-bit key kept),
+         and their hit differs: a domain of 1/4 holds 66 of 264 groups, 1 − C(198,2)/C(264,2)
+         = 1 − 198·197/(264·263), against 2 of 8: 1 − C(6,2)/C(8,2) = 13/28 */
+        tsl_layer_t wide = {.experts = 1056,
+                            .experts_per_tok = 4,
+                            .router_groups = 264,
+                            .router_topk_groups = 2},
+                    narrow = wide;
+        narrow.router_groups = 8;
+        CHECK(!tsl_cost_route_eq(tsl_cost_flex_route(&wide), tsl_cost_flex_route(&narrow)),
+              "264 groups and 8: two routings");
+        CHECK(tsl_cost_route_eq(tsl_cost_flex_route(&wide), tsl_cost_flex_route(&wide)),
+              "a routing is itself");
+        CHECK_NEAR(tsl_cost_flex_hit(0.25, &wide), 1 - 198.0 * 197 / (264.0 * 263), 1e-12,
+                   "264 groups");
+        CHECK_NEAR(tsl_cost_flex_hit(0.25, &narrow), 13.0 / 28, 1e-12, "8 groups");
+    }
 
     /* 32 experts, top-4 of the best 2 of 4 groups, one group per node: hit 1/2, each node
      * receives 24 × 1/2 = 12 copies per token row of a rank and sends 8 × (2 − 1/2) = 12
@@ -2499,7 +2537,8 @@ static void test_moe_flex(void)
         tsl_strategy_bw_t made, other;
         tsl_cost_strategy_bw(&env, &s, &made);
         tsl_cost_moe_bw(&env, &l, &made);
-        CHECK(made.moe[0].flex_key == tsl_cost_flex_key(&l) && made.moe[0].flex.net_s > 0,
+        CHECK(tsl_cost_route_eq(made.moe[0].flex_route, tsl_cost_flex_route(&l)) &&
+                  made.moe[0].flex.net_s > 0,
               "flex figures made for the layer's routing");
         tsl_cost_layer(&env, &l, &s, &made, 32, &made_r);
         CHECK(memcmp(&walked, &made_r, sizeof(walked)) == 0, "made flex figures: the walked ones");
@@ -2509,6 +2548,23 @@ static void test_moe_flex(void)
         tsl_cost_moe_bw(&env, &plain, &other);
         tsl_cost_layer(&env, &l, &s, &other, 32, &other_r);
         CHECK(memcmp(&walked, &other_r, sizeof(walked)) == 0, "another routing's figures: walked");
+        /* 260 groups kept 4 in an 8-bit key (260 & 0xff): 2080 experts in 4 groups and in
+         * 260 (one node, 1/4: 1 and 65 whole groups) route apart, and the figures made for
+         * the 260 are not read for the 4 */
+        tsl_layer_t g4 = l, g260;
+        g4.experts = 2080;
+        CHECK(tsl_layer_derive(&g4, &err) == 0, "%s", err.msg);
+        g260 = g4;
+        g260.router_groups = 260;
+        tsl_layer_cost_t g4_walked, g4_made;
+        tsl_cost_layer(&env, &g4, &s, NULL, 32, &g4_walked);
+        tsl_cost_strategy_bw(&env, &s, &other);
+        tsl_cost_moe_bw(&env, &g260, &other);
+        tsl_cost_layer(&env, &g4, &s, &other, 32, &g4_made);
+        CHECK(tsl_cost_flex_hit(0.25, &g4) != tsl_cost_flex_hit(0.25, &g260),
+              "260 groups: another hit");
+        CHECK(memcmp(&g4_walked, &g4_made, sizeof(g4_walked)) == 0,
+              "260 groups' figures: not read for 4 (walked)");
     }
     { /* Megatron-LM's FP8 dispatch runs the flex dispatcher (ncclep): its all-to-alls
          are the flex ones, asked for or not, in FP8 or not (the export writes flex, the

@@ -851,6 +851,25 @@ static void test_deepspeed(void)
     make_plan(&plan, 1, cut, 8, "sdp8", 16, 4);
     plan.layer[2].ckpt = true;
     expect_refused(TSL_EXPORT_DEEPSPEED, &plan, "1 of 24 Transformer layers");
+    /* a 16-bit .grad reduced in fp32 (grad_buf_bytes 2, grad_reduce_bytes 4): DeepSpeed's
+     * communication_data_type fp32 over its bf16 gradients; Megatron-LM's buffer is its
+     * reduce's dtype, so refused there by the field's name */
+    make_plan(&plan, 2, cut2, 4, "dp4", 8, 16);
+    plan.grad_reduce_bytes = 4;
+    plan.grad_buf_bytes = 2;
+    {
+        char *text = export_ok(TSL_EXPORT_DEEPSPEED, &plan);
+        json_t *o = json_loads(text, 0, NULL);
+        const char *comm = json_string_value(json_object_get(o, "communication_data_type"));
+        CHECK(comm && !strcmp(comm, "fp32"), "deepspeed fp32 reduce over a 16-bit .grad:\n%s",
+              text);
+        json_decref(o);
+        free(text);
+    }
+    expect_refused(TSL_EXPORT_MEGATRON, &plan, "(grad_buf_bytes)");
+    plan.grad_buf_bytes = 4; /* the reduce's own: exported as before */
+    free(export_ok(TSL_EXPORT_MEGATRON, &plan));
+    plan.grad_reduce_bytes = plan.grad_buf_bytes = 0;
 }
 
 static void test_torchtitan(void)
@@ -1121,6 +1140,16 @@ static void test_mxfp8_param_ag(void)
               tsl_eval_cfg_megatron(text, cfg, &err) == 0 && cfg->knobs.fp8 == TSL_FP8_MXFP8 &&
               cfg->knobs.fp8_param_gather,
           "mxfp8 zero1 (read back: %s):\n%s", err.msg, text);
+    /* the line without the flag does not run in Megatron-LM (its param buffer cannot hold
+     * MXFP8 weights: TE's replace_raw_data refuses them): refused by the flag's name */
+    char *at = strstr(text, flag);
+    if (at != NULL)
+        memmove(at, at + strlen(flag), strlen(at + strlen(flag)) + 1);
+    memset(cfg, 0, sizeof *cfg);
+    err = (tsl_err_t){0};
+    CHECK(at != NULL && tsl_eval_cfg_megatron(text, cfg, &err) != 0 &&
+              strstr(err.msg, "needs --reuse-grad-buf-for-mxfp8-param-ag"),
+          "mxfp8 zero1 without the flag refused (%s)", err.msg);
     free(cfg);
     free(text);
     plan.fp8_recipe = TSL_FP8_TENSORWISE;

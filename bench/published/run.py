@@ -227,6 +227,8 @@ def knob_args(row, amp_profile=None):
     # overlap"); a field left out keeps Tessel's executor's way
     if p.get("grad_reduce_bytes"):
         cmd += ["--grad-reduce-bytes", str(p["grad_reduce_bytes"])]
+    if p.get("grad_buf_bytes"):  # the buffer's bytes where not the reduce's (DeepSpeed's fp32_allreduce)
+        cmd += ["--grad-buf-bytes", str(p["grad_buf_bytes"])]
     if p.get("fp32_master") is False:
         cmd += ["--no-fp32-master"]
     if p.get("bf16_moments"):  # Adam's moments in bf16 beside the fp32 master
