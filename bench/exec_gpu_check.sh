@@ -29,6 +29,15 @@
 #      (the H100 flash rate of docs/cost-model.md rests on these; its JSON in
 #      $B/torch_blocks.json), and torch_gpt_step.py's unfused core kernel by kernel
 #      beside matmul's q and k^T copies (the unfused rows' open remainder).
+#   6. where PyTorch imports, bench/torch_probe.py --quick (under 2 minutes; its JSON in
+#      $B/torch_probe.json), for three questions bench/published/README.md leaves open:
+#      8192^3 bf16 and FP8 GEMMs back to back for 40 + 20 s, TFLOP/s per second beside
+#      the SM clock, power, temperature and throttle reasons (the first second against
+#      the last 10: does e_max's burst rate hold at the power cap?); the host time per
+#      grouped-GEMM call (torch._grouped_mm and a per-expert torch.mm loop) at 4-32
+#      local experts, forward and backward; and a torchtitan-like step's peak
+#      allocated and reserved memory with PYTORCH_CUDA_ALLOC_CONF unset and
+#      expandable_segments:True (the predicted 7.8 GiB gap at the loss).
 # Usage: sh bench/exec_gpu_check.sh [build-dir]   (prints tables; exits non-zero only
 # when the check in 1 fails or something does not build)
 set -eu
@@ -183,6 +192,13 @@ PY
 echo "== 5. PyTorch on the same shapes: GEMMs, blocks, SDPA's core alone (bench/torch_blocks.py)"
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     python3 bench/torch_blocks.py --quick --json "$B/torch_blocks.json" || echo "torch_blocks.py failed (not part of the check)"
+else
+    echo "no PyTorch with CUDA here: skipped"
+fi
+
+echo "== 6. PyTorch probes: sustained GEMM rate, grouped-GEMM host time, allocator peaks (bench/torch_probe.py)"
+if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    python3 bench/torch_probe.py --quick --json "$B/torch_probe.json" || echo "torch_probe.py failed (not part of the check)"
 else
     echo "no PyTorch with CUDA here: skipped"
 fi

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""torch_probe_test.py — bench/torch_probe.py where there is no GPU (suite bench).
+
+The probe itself needs a CUDA device (bench/exec_gpu_check.sh step 6 runs it); here:
+it byte-compiles; its pure helpers give the hand-worked figures below; and it refuses
+with exit 2, a message naming the reason and no JSON written, both where PyTorch does
+not import and where torch sees no CUDA device (each with a stub `torch` package first
+on PYTHONPATH, so the result does not depend on what this machine has installed).
+
+usage: torch_probe_test.py PATH/TO/bench/torch_probe.py
+"""
+import importlib.util
+import os
+import py_compile
+import subprocess
+import sys
+import tempfile
+
+STUBS = {
+    "no-import": ("raise ImportError('stub: no torch here')\n", "PyTorch does not import"),
+    "no-cuda": ("__version__ = '0.0-stub'\n\n\nclass cuda:\n"
+                "    @staticmethod\n    def is_available():\n        return False\n",
+                "torch 0.0-stub sees no CUDA device"),
+}
+
+
+RESULTS = []  # (ok, what) per check
+
+
+def check(ok, what):
+    RESULTS.append((ok, what))
+
+
+def check_helpers(probe):
+    p = probe
+    want = [(p.reason_names(0), ["none"]),
+            (p.reason_names(0x4 | 0x80), ["sw-power-cap", "hw-thermal"]),
+            (p.reason_names(0x4 | 0x10), ["sw-power-cap", "0x10"]),
+            # slope of 10 + 3 x over 4, 8, 16, 32 experts: 3 us per expert
+            (round(p.slope([4, 8, 16, 32], [22, 34, 58, 106]), 9), 3.0),
+            # 32,768 x 128,256 x 2 B = 8,405,385,216 B = 7.828 GiB (the README's 7.8)
+            (round(p.predicted_gap_gib(32768), 3), 7.828),
+            # per token 16 x 128256 + 2 x 4096 x 32 + 2 x (6 x 4096 + 2048 + 3 x 14336)
+            # = 2,052,096 + 262,144 + 139,264 = 2,453,504 B; x 32,768 + 4 x 128256 x 4096
+            (p.mem_need_bytes(32768), 2453504 * 32768 + 4 * 128256 * 4096)]
+    # batches of (s, flop): mids at 0.2, 0.6 -> window 0 (0-0.8 s, 8e12: 10 TFLOP/s);
+    # 1.0, 1.6 -> window 1 (0.8-2.0 s, 10e12: 8.333 TFLOP/s)
+    w = p.windows([(0.4, 4e12), (0.4, 4e12), (0.4, 2e12), (0.8, 8e12)])
+    want.append(([(round(s, 9), round(e, 9), round(r / 1e12, 3)) for s, e, r in w],
+                 [(0.0, 0.8, 10.0), (0.8, 2.0, 8.333)]))
+    for got, exp in want:
+        check(got == exp, f"helper: got {got}, want {exp}")
+
+
+def check_refusal(script, tmp, name):
+    body, reason = STUBS[name]
+    pkg = os.path.join(tmp, name, "torch")
+    os.makedirs(pkg)
+    with open(os.path.join(pkg, "__init__.py"), "w") as f:
+        f.write(body)
+    out = os.path.join(tmp, name + ".json")
+    env = dict(os.environ, PYTHONPATH=os.path.join(tmp, name), CUDA_VISIBLE_DEVICES="")
+    r = subprocess.run([sys.executable, script, "--quick", "--json", out], env=env,
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2, f"{name}: exit {r.returncode}, want 2 ({r.stderr.strip()})")
+    check("refused" in r.stderr and reason in r.stderr,
+          f"{name}: stderr {r.stderr.strip()!r} names '{reason}'")
+    check(not r.stdout and not os.path.exists(out),
+          f"{name}: prints nothing and writes no {out} while refusing (stdout {r.stdout!r})")
+
+
+def main():
+    script = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        py_compile.compile(script, cfile=os.path.join(tmp, "probe.pyc"), doraise=True)
+        spec = importlib.util.spec_from_file_location("torch_probe", script)
+        probe = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(probe)  # imports no torch: main() does
+        check_helpers(probe)
+        for name in STUBS:
+            check_refusal(script, tmp, name)
+    fails = [what for ok, what in RESULTS if not ok]
+    for what in fails:
+        print("FAIL", what)
+    print(f"{len(RESULTS) - len(fails)} passed, {len(fails)} failed")
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
