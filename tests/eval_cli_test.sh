@@ -777,6 +777,16 @@ cp "$out" "$dir/moe-full.json"
 expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --plan "$dir/moe-full.json" --moe-a2a-overlap
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"] and b["moe_a2a_overlap"] is True, (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-full.json" "$out" &&
     ok || bad "the EP overlap under full recompute: $(cat "$out")"
+# ... and the table says so, by the planner's rule (plan.h tsl_plan_ep_overlap_runs): at PP 1
+# with EP 16 the printer's own rule (EP > 1, 1F1B, PP 1 or interleaved) had said overlapped
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/moe-full.json" --moe-a2a-overlap
+grep -q "overlap:   none priced (moe_a2a_overlap asked): .*this plan runs EP 16, PP 1, not interleaved, full recompute" "$out" &&
+    ! grep -q "under another's compute" "$out" && ok ||
+    bad "the EP overlap line under full recompute: $(cat "$out")"
+# without full recompute the same plan's line says overlapped
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/moe-overlap.json"
+grep -q "overlap:   the EP all-to-alls of one micro-batch under another's compute" "$out" && ok ||
+    bad "the EP overlap line at PP 1: $(cat "$out")"
 # interleaved with a group size N other than pp the event simulator prices the
 # schedule; it takes the merged steps' saving as the closed form does
 mgv="--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 6 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-size 8 --bf16 --use-distributed-optimizer --moe-token-dispatcher-type alltoall --microbatch-group-size-per-virtual-pipeline-stage 4"
