@@ -1937,6 +1937,24 @@ static bool fits(const tsl_engine_t *e, const tsl_plan_t *p)
     return true;
 }
 
+/* What a zero-bubble plan's own stages and layer strategies (choice) take under plain
+ * 1F1B: its iter_time_1f1b_s (plan.h), the schedule's reason and what a trial of a
+ * ZB-H1 plan, run as 1F1B over its stages, is held to. One figure for a searched plan
+ * and a given one (eval), so that plan and eval print the same "without it"; costed
+ * in scratch, with no bar to prune it (the figure is recorded, not compared). 0 where
+ * it has no finite time. */
+static double plain_1f1b_s(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
+                           uint32_t m, const uint32_t *first_layer, const uint32_t *choice,
+                           tsl_plan_t *scratch)
+{
+    bool prune = e->prune_below_bar;
+    e->prune_below_bar = false;
+    tsl_plan_init(scratch);
+    eval_config(e, g, B, P, m, 1, 0, first_layer, choice, scratch);
+    e->prune_below_bar = prune;
+    return scratch->valid ? scratch->iter_time_s : 0;
+}
+
 /* plan (1F1B or interleaved, the fastest so far) against ZB-H1 and ZBV on the same
  * configuration and layer strategies, each with its own memory in flight (min(P, m)
  * on every stage, pipeline.h); the fastest that fits, recording what the same
@@ -1950,6 +1968,7 @@ static void eval_zero_bubble(tsl_engine_t *e, const tsl_group_strategies_t *g, u
     if (!mask)
         return;
     double base = plan->iter_time_s, bound = zb_bound_s(plan, (mask & TSL_SPACE_DUALPIPEV) != 0);
+    uint32_t base_v = plan->interleave;
     if (bound >= base || bound * e->bar_samples_per_s >= B || !plan_choices(e, g, plan))
         return;
     const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBH1, TSL_PIPESIM_SCHED_ZBV,
@@ -1962,9 +1981,12 @@ static void eval_zero_bubble(tsl_engine_t *e, const tsl_group_strategies_t *g, u
         if (!e->alt->valid || e->alt->samples_per_s <= plan->samples_per_s || !fits(e, e->alt) ||
             !admits(e, e->alt))
             continue;
-        e->alt->iter_time_1f1b_s = base;
         *plan = *e->alt;
     }
+    /* the same stages under plain 1F1B: the base itself unless it was interleaved */
+    if (plan->schedule)
+        plan->iter_time_1f1b_s =
+            base_v > 1 ? plain_1f1b_s(e, g, B, P, m, first_layer, e->zb_choice, e->alt) : base;
 }
 
 /* One configuration over group g: plain 1F1B, then more chunks while faster;
@@ -2041,12 +2063,10 @@ void tsl_engine_eval_given(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m, 
     eval_config(e, &e->groups[0], B, P, m, v ? v : 1, sched, first_layer, choice, plan);
     if (plan->valid && sched) { /* the reason, as the search records it */
         tsl_plan_t *one = malloc(sizeof(*one));
-        if (one) {
-            tsl_plan_init(one);
-            eval_config(e, &e->groups[0], B, P, m, 1, 0, first_layer, choice, one);
-            plan->iter_time_1f1b_s = one->valid ? one->iter_time_s : 0;
-            free(one);
-        }
+        if (one)
+            plan->iter_time_1f1b_s =
+                plain_1f1b_s(e, &e->groups[0], B, P, m, first_layer, choice, one);
+        free(one);
     }
 }
 

@@ -414,6 +414,23 @@ zb="--model GPT3-39B --cluster 2x8xA100-80G:ib200"
 expect 0 "" plan --local $zb --batch 32 --target torchtitan --json
 cp "$out" "$dir/zbv.json"
 grep -q '"schedule": "zbv"' "$dir/zbv.json" && ok || bad "GPT3-39B under torchtitan is no zbv plan"
+# "without it" (iter_time_1f1b_s): the plan's own stages and strategies under plain 1F1B,
+# the same figure from plan and from eval of its document (planner/search_eval.c
+# plain_1f1b_s). GPT3-15B on 4x8 A100 at batch 32 is a zbv plan whose search weighed it
+# against interleaved 1F1B (1.1899 s), which plan printed where eval printed plain 1F1B
+# (1.4556 s); the figure is what the document with schedule 1F1B evaluates to
+zb15="--model GPT3-15B --cluster 4x8xA100-80G:ib200"
+expect 0 "" plan --local $zb15 --batch 32 --no-baselines
+grep "^  schedule:  ZB-V" "$out" >"$dir/zb15-plan.line" || bad "GPT3-15B at batch 32 is no zbv plan: $(cat "$out")"
+expect 0 "" plan --local $zb15 --batch 32 --no-baselines --json
+cp "$out" "$dir/zb15.json"
+expect 0 "" eval --cluster 4x8xA100-80G:ib200 --plan "$dir/zb15.json" --no-search
+grep "^  schedule:  ZB-V" "$out" | cmp -s - "$dir/zb15-plan.line" && ok ||
+    bad "zbv 'without it': plan $(cat "$dir/zb15-plan.line"), eval $(grep '^  schedule:' "$out")"
+sed 's/"schedule": "zbv"/"schedule": "1F1B"/' "$dir/zb15.json" >"$dir/zb15-1f1b.json"
+expect 0 "" eval --cluster 4x8xA100-80G:ib200 --plan "$dir/zb15-1f1b.json" --no-search --json
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]; assert b["schedule"] == "1F1B" and "interleave" not in b and a["iter_time_1f1b_s"] == b["iter_time_s"], (a["iter_time_1f1b_s"], b["iter_time_s"])' \
+    "$dir/zb15.json" "$out" && ok || bad "zbv iter_time_1f1b_s is not its stages under 1F1B: $(head -c 300 "$out")"
 zbsame() { # PLAN-DOC EVAL-OUT SCHEDULE
     python3 - "$1" "$2" "$3" <<'PY'
 import json, sys
