@@ -285,7 +285,7 @@ static void print_ep(FILE *out, json_t *plan, json_t *doc)
         fprintf(out, "  ep why:    %s\n", why);
 }
 
-static void print_plan(FILE *out, json_t *plan, json_t *doc, tsl_print_tie_t tie)
+static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, tsl_print_tie_t tie)
 {
     char peak[32], budget[32];
     long long pp = integer(plan, "pp");
@@ -405,7 +405,7 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, tsl_print_tie_t tie
     print_recompute(out, plan);
     fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));
-    print_reserve(out, json_object_get(doc, "request"));
+    print_reserve(out, req);
     print_cp(out, plan, doc);
     print_ep(out, plan, doc);
     fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),
@@ -450,9 +450,9 @@ tsl_print_tie_t tsl_print_tie_of(const tsl_model_t *m)
     return TSL_PRINT_TIE_HEAD;
 }
 
-void tsl_print_plan(FILE *out, json_t *plan, tsl_print_tie_t tie)
+void tsl_print_plan(FILE *out, json_t *plan, json_t *req, tsl_print_tie_t tie)
 {
-    print_plan(out, plan, NULL, tie);
+    print_plan(out, plan, NULL, req, tie);
 }
 
 static void print_baselines(FILE *out, json_t *doc, double best)
@@ -543,7 +543,7 @@ void tsl_print_result(FILE *out, json_t *doc, tsl_print_tie_t tie)
         fprintf(out, "  no plan\n");
         return;
     }
-    print_plan(out, plan, doc, tie);
+    print_plan(out, plan, doc, json_object_get(doc, "request"), tie);
     print_target(out, json_object_get(doc, "target"));
     print_baselines(out, doc, num(plan, "samples_per_s"));
     print_alternatives(out, doc);

@@ -101,6 +101,10 @@ int tsl_eval_document(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
         tsl_err_setc(err, TSL_E_NOMEM, "eval: out of memory");
         goto out;
     }
+    /* the budget's source (search.h tsl_request_device_budget), which the table names */
+    json_object_set_new(*doc, "memory",
+                        json_pack("{s:I, s:I}", "memory_bytes", (json_int_t)r->mem_budget_bytes,
+                                  "memory_reserve_bytes", (json_int_t)r->mem_reserve_bytes));
     if (r->target) /* priced with its defaults, checked against its rules */
         json_object_set_new(*doc, "target", json_string(tsl_target_name(r->target)));
     if (search)

@@ -8,6 +8,9 @@
  *   { "model": {"name","layers","params","tokens_per_sample"},
  *     "cluster": {"description","devices"},
  *     "plan": <plan> (plan_json.h: the given plan with its predicted figures),
+ *     "memory": {"memory_bytes", "memory_reserve_bytes"}   the request's (0: absent): its
+ *                                  budget, else each device's memory less the reserve
+ *                                  (search.h: the one default of plan and eval),
  *     "target": "megatron" | ...   the request's target (priced with its defaults,
  *                                  checked against its rules), only when set,
  *     "search": {"plan": <plan>|null, "why" (only when null)},   unless no search

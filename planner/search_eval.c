@@ -538,7 +538,9 @@ static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster
     tsl_request_knobs(r, &e->knobs);
     e->uniform_ckpt = -1;
     e->uniform_block_n = 0;
-    e->budget_bytes = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_max_device_mem(c);
+    /* the request's budget (search.h tsl_request_device_budget: the device less the
+     * reserve by default), the one a searched plan and a given one (eval) are held to */
+    e->budget_bytes = tsl_request_device_budget(r, tsl_cluster_max_device_mem(c));
     e->vp_group = r->vp_group;
     e->bucket_bytes = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
 }
@@ -550,10 +552,6 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
     engine_base(e, m, c, r, space);
     if (hooks != NULL && hooks->stack != NULL) /* eval's comparison: the given plan's stack */
         tsl_plan_stack_knobs(hooks->stack, &e->knobs);
-    /* a searched plan keeps the request's reserve; a given one (eval) is held to
-     * the device's memory, as it ran or will run */
-    e->keep_reserve = true;
-    e->budget_bytes = tsl_request_device_budget(r, tsl_cluster_max_device_mem(c));
     e->hooks = hooks;
     e->uniform_blocks = uniform_nodes(c);
     for (uint32_t P = 1; P <= c->n_devices; P++) {
@@ -1017,8 +1015,7 @@ uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t
     for (uint32_t d = first; d < first + n;) {
         uint32_t node = c->device_node[d];
         uint64_t mem = tsl_cluster_device_mem(c, d);
-        if (e->keep_reserve)
-            mem = tsl_request_device_budget(e->req, mem);
+        mem = tsl_request_device_budget(e->req, mem);
         if (mem < budget)
             budget = mem;
         d = c->node_first[node] + c->nodes[node].n_gpus; /* next node */

@@ -133,9 +133,10 @@ a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]
 assert a.get("tp_comm_overlap") and b.get("tp_comm_overlap"), "field"
 assert abs(a["iter_time_s"] - b["iter_time_s"]) <= 1e-9 * a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' \
     "$dir/ub.json" "$out" && ok || bad "--tp-comm-overlap round trip: $(head -c 400 "$out")"
-expect 0 "" eval $l8 --tp 2 --sp --batch 64 --no-search --json
+# (79.84 GiB on stage 0: held to the whole device, --memory 80G, not plan's 75 GiB default)
+expect 0 "" eval $l8 --tp 2 --sp --batch 64 --no-search --json --memory 80G
 cp "$out" "$dir/ub-off.json"
-expect 0 "" eval $l8 --tp 2 --sp --batch 64 --no-search --json --tp-comm-overlap
+expect 0 "" eval $l8 --tp 2 --sp --batch 64 --no-search --json --tp-comm-overlap --memory 80G
 python3 -c 'import json,sys
 a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]
 assert b["stages"][0]["fwd_s"] < a["stages"][0]["fwd_s"], (a["stages"][0]["fwd_s"], b["stages"][0]["fwd_s"])' \
@@ -414,6 +415,26 @@ zb="--model GPT3-39B --cluster 2x8xA100-80G:ib200"
 expect 0 "" plan --local $zb --batch 32 --target torchtitan --json
 cp "$out" "$dir/zbv.json"
 grep -q '"schedule": "zbv"' "$dir/zbv.json" && ok || bad "GPT3-39B under torchtitan is no zbv plan"
+# one default budget (search.h tsl_request_device_budget): eval holds a given plan to the
+# budget plan holds its search to, an 80 GiB A100 less 1G + 5% = 75 GiB. GPT2-1.3B with one
+# micro-batch of 30 on one A100 needs 76.31 GiB (1.89 GiB a sample): refused without
+# --memory (eval's default was the device's 80 GiB, which admitted it beside a search held to
+# 75 GiB that cannot find it: given/search above 1); with --memory 80G the given plan and the
+# search share that budget, and the search finds the plan itself (ratio 1)
+g13="--model GPT2-1.3B --cluster 1xA100-80G --batch 30"
+expect 2 "stage 0 (layers 0-25) needs 76.31 GiB per device, over its 75.00 GiB budget" eval $g13 --mbs 30
+expect 0 "" eval $g13 --mbs 30 --memory 80G --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["plan"]["budget_bytes"] == 80 << 30 and d["ratio"] == 1.0 and d["memory"]["memory_bytes"] == 80 << 30, (d["plan"]["budget_bytes"], d.get("ratio"))' "$out" &&
+    ok || bad "--memory 80G: $(head -c 300 "$out")"
+expect 0 "" plan --local $g13 --no-baselines --json
+cp "$out" "$dir/g13.json"
+expect 0 "" eval --cluster 1xA100-80G --plan "$dir/g13.json" --json
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; d=json.load(open(sys.argv[2])); assert p["budget_bytes"] == d["plan"]["budget_bytes"] == 80530636800 and d["ratio"] == 1.0 and d["memory"]["memory_bytes"] == 0, (p["budget_bytes"], d["plan"]["budget_bytes"])' \
+    "$dir/g13.json" "$out" && ok || bad "plan's and eval's default budget: $(head -c 300 "$out")"
+expect 0 "" eval --cluster 1xA100-80G --plan "$dir/g13.json"
+grep -q "of a 75.0 GiB budget (device memory less 1G + 5% reserved" "$out" && ok ||
+    bad "eval's budget line: $(grep memory: "$out")"
+
 # "without it" (iter_time_1f1b_s): the plan's own stages and strategies under plain 1F1B,
 # the same figure from plan and from eval of its document (planner/search_eval.c
 # plain_1f1b_s). GPT3-15B on 4x8 A100 at batch 32 is a zbv plan whose search weighed it
@@ -723,8 +744,9 @@ python3 -c 'import json,sys; f,u=(json.load(open(a))["plan"] for a in sys.argv[1
 # a model without latent attention refused as Megatron-LM refuses it, an EP that
 # does not divide the experts refused; the modules cut memory and add time, the
 # moments cut the model states; the Megatron-LM line and the plan document carry
-# the same (docs/cost-model.md "Recompute of named modules")
-moe8="--model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --pp 2 --zero 1 --mbs 1 --batch 64 --no-search"
+# the same (docs/cost-model.md "Recompute of named modules"); held to the whole device
+# (75.65 GiB on stage 0 without the modules: above plan's 75 GiB default budget)
+moe8="--model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --pp 2 --zero 1 --mbs 1 --batch 64 --no-search --memory 80G"
 expect 2 "'bogus' is not a module" eval $moe8 --ep 8 --recompute-modules moe_act,bogus
 expect 2 "mla_up_proj: Mixtral-8x7B has no multi-head latent attention" eval $moe8 --ep 8 --recompute-modules mla_up_proj
 expect 2 "ep 3 x etp 1 does not fit its stage of 8 devices (ep must divide its 8 experts" eval $moe8 --ep 3
