@@ -23,6 +23,16 @@ int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *g, tsl_err_t *err)
     return 0;
 }
 
+uint32_t tsl_eval_doc_target(const json_t *doc)
+{
+    const json_t *req = json_object_get(doc, "request");
+    if (!json_is_object(req))
+        return TSL_TARGET_ANY;
+    tsl_request_t r;
+    tsl_request_from_json(req, &r);
+    return r.target < TSL_TARGET_COUNT ? r.target : TSL_TARGET_ANY;
+}
+
 /* The search for the same model, cluster, budget and batch, under the stack
  * switches the given plan g was priced with (eval.h, tsl_eval_search_request):
  * TSL_SEARCH_OK with *res, else the search's code (why in err). */

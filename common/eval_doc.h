@@ -47,6 +47,16 @@
 int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *given, tsl_err_t *err);
 
 /*
+ * The stack a plan document was searched for: its request's target (plan_json.h:
+ * by name or by number), TSL_TARGET_ANY where it names none, one this build does
+ * not know, or doc is a <plan> object. Unless the request says otherwise (eval
+ * --target, EvaluatePlanRequest.target_given), the plan is priced as that stack and
+ * compared within its space, as `plan --target STACK` compared it — one rule for
+ * `tesselctl eval --plan` and Planner.EvaluatePlan.
+ */
+uint32_t tsl_eval_doc_target(const json_t *doc);
+
+/*
  * Costs `given` (eval.h, tsl_eval_plan) on m and c under r, then, when search,
  * runs the search for the same batch (hooks may be NULL: progress and cancel of
  * the search). Returns 0 with *doc (a new reference), or -1 with err:
