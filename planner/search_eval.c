@@ -1938,17 +1938,19 @@ static bool fits(const tsl_engine_t *e, const tsl_plan_t *p)
  * 1F1B: its iter_time_1f1b_s (plan.h), the schedule's reason and what a trial of a
  * ZB-H1 plan, run as 1F1B over its stages, is held to. One figure for a searched plan
  * and a given one (eval), so that plan and eval print the same "without it"; costed
- * in scratch, with no bar to prune it (the figure is recorded, not compared). 0 where
- * it has no finite time. */
+ * in scratch, with no bar to prune it and not counted among the configurations weighed
+ * (the figure is recorded, not compared). 0 where it has no finite time. */
 static double plain_1f1b_s(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
                            uint32_t m, const uint32_t *first_layer, const uint32_t *choice,
                            tsl_plan_t *scratch)
 {
     bool prune = e->prune_below_bar;
+    uint64_t configs = e->stats.configs;
     e->prune_below_bar = false;
     tsl_plan_init(scratch);
     eval_config(e, g, B, P, m, 1, 0, first_layer, choice, scratch);
     e->prune_below_bar = prune;
+    e->stats.configs = configs;
     return scratch->valid ? scratch->iter_time_s : 0;
 }
 
