@@ -81,8 +81,10 @@ const char *tsl_format_params(double n, char *buf, size_t cap);
 /* A duration: "%.4f s" from 1 ms up (and 0), "%.3f ms" or "%.2f us" below, so that a
  * small model's figures do not print as 0.0000 s. */
 const char *tsl_format_seconds(double s, char *buf, size_t cap);
-/* The table of one <plan> object of that document (client/print.c). */
-void tsl_print_plan(FILE *out, json_t *plan, tsl_print_tie_t tie);
+/* The table of one <plan> object of that document (client/print.c); req holds the
+ * request's memory_bytes and memory_reserve_bytes, which the budget line names (a
+ * default budget: the device less the reserve), or NULL. */
+void tsl_print_plan(FILE *out, json_t *plan, json_t *req, tsl_print_tie_t tie);
 
 /* `tesselctl eval ...` (client/eval_opts.c): a given plan's predicted figures,
  * beside the search's (docs/tesselctl.md "eval"). */

@@ -320,11 +320,7 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
  * plan compared it, not with plans STACK cannot run. */
 static uint32_t eval_target(const tsl_eval_opts_t *eo, const json_t *doc)
 {
-    if (eo->target_given || doc == NULL)
-        return eo->target;
-    tsl_request_t r;
-    tsl_request_from_json(json_object_get(doc, "request"), &r);
-    return r.target < TSL_TARGET_COUNT ? r.target : TSL_TARGET_ANY;
+    return eo->target_given || doc == NULL ? eo->target : tsl_eval_doc_target(doc);
 }
 
 int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl_eval_input_t *in,

@@ -124,6 +124,7 @@ static int send_eval(const tsl_eval_opts_t *eo, tsl_eval_input_t *in, Tessel__V1
     Tessel__V1__EvaluatePlanRequest req = TESSEL__V1__EVALUATE_PLAN_REQUEST__INIT;
     req.request = pr;
     req.no_search = eo->no_search;
+    req.target_given = eo->target_given; /* --target any: not the document's */
     req.plan_json = plan_text(in);
     if (req.plan_json == NULL)
         return tsl_remote_fail(TSL_EXIT_SERVER, "eval: out of memory");

@@ -4,11 +4,13 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
 #include "commands.h"
 #include "cost.h"
+#include "export.h"
 #include "mtp.h"
 
 static double num(json_t *o, const char *key)
@@ -202,6 +204,40 @@ static void print_cp(FILE *out, json_t *plan, json_t *doc)
         fprintf(out, "  cp why:    %s\n", why);
 }
 
+/* Where the plan asks for Megatron-LM's EP all-to-all overlap (moe_a2a_overlap), the
+ * overlap line: the planner's rule (plan.h tsl_plan_ep_overlap_runs, which the pricing
+ * and the Megatron-LM export follow) on the plan read back (export.h), so that the line
+ * says "overlapped" exactly where a saving was priced; where it does not run, what the
+ * rule found in the plan. */
+static void print_ep_overlap(FILE *out, json_t *plan)
+{
+    tsl_plan_t *p = malloc(sizeof(*p));
+    tsl_err_t err = {0};
+    if (p == NULL || tsl_plan_from_json(plan, p, &err) != 0) {
+        fprintf(out, "  overlap:   moe_a2a_overlap asked (%s)\n", p ? err.msg : "out of memory");
+        free(p);
+        return;
+    }
+    uint32_t full = 0; /* layers under full recompute */
+    for (uint32_t i = 0; i < p->n_layers && i < TSL_PLAN_MAX_LAYERS; i++)
+        full += p->layer[i].ckpt;
+    if (tsl_plan_ep_overlap_runs(p))
+        fputs("  overlap:   the EP all-to-alls of one micro-batch under another's compute "
+              "(Megatron-LM's --overlap-moe-expert-parallel-comm)\n",
+              out);
+    else /* ep_overlap saves 0 */
+        fprintf(out,
+                "  overlap:   none priced (moe_a2a_overlap asked): Megatron-LM overlaps the EP "
+                "all-to-alls at EP > 1 with PP 1 or its interleaved 1F1B only, and not under "
+                "full recompute; this plan runs EP %u, PP %u, %s%s\n",
+                p->ep > 1 ? p->ep : 1, p->pp,
+                p->schedule         ? str(plan, "schedule")
+                : p->interleave > 1 ? "interleaved"
+                                    : "not interleaved",
+                full ? ", full recompute" : "");
+    free(p);
+}
+
 /* Expert parallelism (docs/cost-model.md "Mixture of experts"): the degrees, the
  * routing as priced, and for the best plan why the search took them. */
 static void print_ep(FILE *out, json_t *plan, json_t *doc)
@@ -239,20 +275,8 @@ static void print_ep(FILE *out, json_t *plan, json_t *doc)
               "sync before the dispatch, the routing weights' all-to-all, the second "
               "permutation)\n",
               out);
-    if (json_is_true(json_object_get(plan, "moe_a2a_overlap")) && ep > 1 && !zero_bubble(plan) &&
-        !dualpipev(plan) && (integer(plan, "pp") <= 1 || integer(plan, "interleave") > 1))
-        fputs("  overlap:   the EP all-to-alls of one micro-batch under another's compute "
-              "(Megatron-LM's --overlap-moe-expert-parallel-comm)\n",
-              out);
-    else if (json_is_true(json_object_get(plan, "moe_a2a_overlap"))) /* ep_overlap saves 0 */
-        fprintf(out,
-                "  overlap:   none priced (moe_a2a_overlap asked): Megatron-LM overlaps the EP "
-                "all-to-alls at EP > 1 with PP 1 or its interleaved 1F1B only; this plan runs "
-                "EP %lld, PP %lld, %s\n",
-                ep, integer(plan, "pp") > 1 ? integer(plan, "pp") : 1,
-                zero_bubble(plan) || dualpipev(plan) ? str(plan, "schedule")
-                : integer(plan, "interleave") > 1    ? "interleaved"
-                                                     : "not interleaved");
+    if (json_is_true(json_object_get(plan, "moe_a2a_overlap")))
+        print_ep_overlap(out, plan);
     if (json_is_true(json_object_get(plan, "moe_flex_dispatcher")))
         fputs("  dispatch:  a flex dispatcher (HybridEP, DeepEP: one network copy per token and "
               "destination NVLink domain)\n",
@@ -261,7 +285,7 @@ static void print_ep(FILE *out, json_t *plan, json_t *doc)
         fprintf(out, "  ep why:    %s\n", why);
 }
 
-static void print_plan(FILE *out, json_t *plan, json_t *doc, tsl_print_tie_t tie)
+static void print_plan(FILE *out, json_t *plan, json_t *doc, json_t *req, tsl_print_tie_t tie)
 {
     char peak[32], budget[32];
     long long pp = integer(plan, "pp");
@@ -381,7 +405,7 @@ static void print_plan(FILE *out, json_t *plan, json_t *doc, tsl_print_tie_t tie
     print_recompute(out, plan);
     fprintf(out, "  memory:    %s peak per device of a %s budget", gib(plan, "peak_bytes", peak),
             gib(plan, "budget_bytes", budget));
-    print_reserve(out, json_object_get(doc, "request"));
+    print_reserve(out, req);
     print_cp(out, plan, doc);
     print_ep(out, plan, doc);
     fprintf(out, "  balance:   alpha_t %.3f, alpha_m %.3f (perfect: %.3f)\n", num(plan, "alpha_t"),
@@ -426,9 +450,9 @@ tsl_print_tie_t tsl_print_tie_of(const tsl_model_t *m)
     return TSL_PRINT_TIE_HEAD;
 }
 
-void tsl_print_plan(FILE *out, json_t *plan, tsl_print_tie_t tie)
+void tsl_print_plan(FILE *out, json_t *plan, json_t *req, tsl_print_tie_t tie)
 {
-    print_plan(out, plan, NULL, tie);
+    print_plan(out, plan, NULL, req, tie);
 }
 
 static void print_baselines(FILE *out, json_t *doc, double best)
@@ -519,7 +543,7 @@ void tsl_print_result(FILE *out, json_t *doc, tsl_print_tie_t tie)
         fprintf(out, "  no plan\n");
         return;
     }
-    print_plan(out, plan, doc, tie);
+    print_plan(out, plan, doc, json_object_get(doc, "request"), tie);
     print_target(out, json_object_get(doc, "target"));
     print_baselines(out, doc, num(plan, "samples_per_s"));
     print_alternatives(out, doc);

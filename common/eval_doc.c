@@ -23,6 +23,16 @@ int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *g, tsl_err_t *err)
     return 0;
 }
 
+uint32_t tsl_eval_doc_target(const json_t *doc)
+{
+    const json_t *req = json_object_get(doc, "request");
+    if (!json_is_object(req))
+        return TSL_TARGET_ANY;
+    tsl_request_t r;
+    tsl_request_from_json(req, &r);
+    return r.target < TSL_TARGET_COUNT ? r.target : TSL_TARGET_ANY;
+}
+
 /* The search for the same model, cluster, budget and batch, under the stack
  * switches the given plan g was priced with (eval.h, tsl_eval_search_request):
  * TSL_SEARCH_OK with *res, else the search's code (why in err). */
@@ -101,6 +111,10 @@ int tsl_eval_document(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_re
         tsl_err_setc(err, TSL_E_NOMEM, "eval: out of memory");
         goto out;
     }
+    /* the budget's source (search.h tsl_request_device_budget), which the table names */
+    json_object_set_new(*doc, "memory",
+                        json_pack("{s:I, s:I}", "memory_bytes", (json_int_t)r->mem_budget_bytes,
+                                  "memory_reserve_bytes", (json_int_t)r->mem_reserve_bytes));
     if (r->target) /* priced with its defaults, checked against its rules */
         json_object_set_new(*doc, "target", json_string(tsl_target_name(r->target)));
     if (search)

@@ -8,6 +8,9 @@
  *   { "model": {"name","layers","params","tokens_per_sample"},
  *     "cluster": {"description","devices"},
  *     "plan": <plan> (plan_json.h: the given plan with its predicted figures),
+ *     "memory": {"memory_bytes", "memory_reserve_bytes"}   the request's (0: absent): its
+ *                                  budget, else each device's memory less the reserve
+ *                                  (search.h: the one default of plan and eval),
  *     "target": "megatron" | ...   the request's target (priced with its defaults,
  *                                  checked against its rules), only when set,
  *     "search": {"plan": <plan>|null, "why" (only when null)},   unless no search
@@ -42,6 +45,16 @@
  * TSL_E_INVALID naming what is wrong.
  */
 int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *given, tsl_err_t *err);
+
+/*
+ * The stack a plan document was searched for: its request's target (plan_json.h:
+ * by name or by number), TSL_TARGET_ANY where it names none, one this build does
+ * not know, or doc is a <plan> object. Unless the request says otherwise (eval
+ * --target, EvaluatePlanRequest.target_given), the plan is priced as that stack and
+ * compared within its space, as `plan --target STACK` compared it — one rule for
+ * `tesselctl eval --plan` and Planner.EvaluatePlan.
+ */
+uint32_t tsl_eval_doc_target(const json_t *doc);
 
 /*
  * Costs `given` (eval.h, tsl_eval_plan) on m and c under r, then, when search,

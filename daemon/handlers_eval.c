@@ -86,18 +86,34 @@ static void job_run(tsl_pool_job_t *pj)
 
 /* ---- completion-queue thread --------------------------------------------- */
 
-/* plan_json into job->given; INVALID naming plan_json on failure. */
-static int read_plan(const char *text, uint32_t max_batch, eval_job_t *job, tsl_err_t *err)
+/* plan_json as JSON (NULL: missing or not JSON, the reason in err). */
+static json_t *load_plan(const char *text, tsl_err_t *err)
 {
-    if (text == NULL || *text == '\0')
-        return tsl_err_set(err, "plan_json: missing; give a <plan> object or a plan document");
+    if (text == NULL || *text == '\0') {
+        tsl_err_set(err, "plan_json: missing; give a <plan> object or a plan document");
+        return NULL;
+    }
     json_error_t je;
     json_t *doc = json_loads(text, JSON_REJECT_DUPLICATES, &je);
     if (doc == NULL)
-        return tsl_err_set(err, "plan_json: not JSON: line %d: %s", je.line, je.text);
-    int rc = tsl_eval_plan_of_json(doc, &job->given, err);
-    json_decref(doc);
-    if (rc != 0)
+        tsl_err_set(err, "plan_json: not JSON: line %d: %s", je.line, je.text);
+    return doc;
+}
+
+/* The plan document's target where the request leaves it open (TARGET_ANY without
+ * target_given): eval_doc.h tsl_eval_doc_target, `tesselctl eval --plan`'s rule, set
+ * before the request is decoded, so that the model (a target's MTP depths) and the
+ * switches are checked under it as Plan checks them. */
+static void doc_target(Tessel__V1__EvaluatePlanRequest *req, const json_t *doc)
+{
+    if (doc != NULL && !req->target_given && req->request->target == TESSEL__V1__TARGET__TARGET_ANY)
+        req->request->target = (Tessel__V1__Target)tsl_eval_doc_target(doc);
+}
+
+/* The plan of doc into job->given; INVALID naming plan_json on failure. */
+static int read_plan(const json_t *doc, uint32_t max_batch, eval_job_t *job, tsl_err_t *err)
+{
+    if (tsl_eval_plan_of_json(doc, &job->given, err) != 0)
         return tsl_err_prefix(err, "plan_json");
     if (job->given.global_batch > max_batch)
         return tsl_err_set(err, "plan_json: global_batch %u is above the limit max_batch=%u",
@@ -105,16 +121,28 @@ static int read_plan(const char *text, uint32_t max_batch, eval_job_t *job, tsl_
     return 0;
 }
 
-/* Checks the request as Plan does, then the plan; 0 or -1 with err. */
-static int decode(tsl_call_t *call, const Tessel__V1__EvaluatePlanRequest *req, eval_job_t *job,
+/* Checks the request as Plan does (under the plan document's target where it
+ * names none), then the plan; 0 or -1 with err. */
+static int decode(tsl_call_t *call, Tessel__V1__EvaluatePlanRequest *req, eval_job_t *job,
                   tsl_err_t *err)
 {
     if (req->request == NULL)
         return tsl_err_set(err, "request: missing; give the model, the cluster and the options");
+    tsl_err_t perr = {0};
+    json_t *doc = load_plan(req->plan_json, &perr);
+    doc_target(req, doc);
+    int rc = -1;
     if (tsl_search_job_decode(call, req->request, &job->s, err) != 0)
-        return -1;
+        goto out;
     job->no_search = req->no_search;
-    return read_plan(req->plan_json, call->srv->cfg->max_batch, job, err);
+    if (doc == NULL) {
+        *err = perr;
+        goto out;
+    }
+    rc = read_plan(doc, call->srv->cfg->max_batch, job, err);
+out:
+    json_decref(doc);
+    return rc;
 }
 
 void tsl_handle_evaluate_plan(tsl_call_t *call)

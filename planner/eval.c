@@ -50,13 +50,8 @@ static int layer_split(const tsl_model_t *m, const tsl_plan_t *g, uint32_t *firs
                                "and the next at %u",
                                s, g->stages[s].n_layers, first[s], first[s + 1]);
     }
-    uint32_t cut = tsl_partition_max_cut(m);
-    if (!tsl_partition_cuts_ok(first, P, cut))
-        return tsl_err_set(err,
-                           "eval: layer split: stage %u starts at layer %u, after the first MTP "
-                           "layer %u; Megatron-LM builds every MTP depth on the head's stage, "
-                           "so the last stage starts at layer %u at the latest",
-                           P - 1, first[P - 1], cut, cut);
+    if (tsl_partition_mtp_check(m, P, first[P - 1], err) != 0)
+        return tsl_err_prefix(err, "eval: layer split");
     return 0;
 }
 

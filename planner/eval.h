@@ -23,8 +23,9 @@
 #include "search.h"
 
 /*
- * Costs `given` on model m and cluster c under the request's memory budget
- * (r->mem_budget_bytes, 0: the smallest device's), attention kind (unfused_attn),
+ * Costs `given` on model m and cluster c under the request's memory budget, the
+ * search's (search.h tsl_request_device_budget: r->mem_budget_bytes, 0: each device's
+ * memory less the reserve, mem_reserve_bytes or the default), attention kind (unfused_attn),
  * cost mode (paper_cost) and slicer switch into out, priced with the request's
  * target's defaults (r->target: what the plan and the switches leave open).
  * Returns 0, or -1 with err:

@@ -777,6 +777,18 @@ bool tsl_partition_cuts_ok(const uint32_t *first, uint32_t P, uint32_t max_cut)
     return P < 2 || max_cut == 0 || first[P - 1] <= max_cut;
 }
 
+int tsl_partition_mtp_check(const tsl_model_t *m, uint32_t P, uint32_t last_first, tsl_err_t *err)
+{
+    uint32_t cut = tsl_partition_max_cut(m), cuts[2] = {0, last_first}; /* first[P − 1] */
+    if (P < 2 || tsl_partition_cuts_ok(cuts, 2, cut))
+        return 0;
+    return tsl_err_set(err,
+                       "stage %u starts at layer %u, after the first MTP layer %u; Megatron-LM "
+                       "builds every MTP depth on the head's stage, so the last stage starts at "
+                       "layer %u at the latest",
+                       P - 1, last_first, cut, cut);
+}
+
 /* Units of m for the starting partitions: a layer each up to max_cut, then the
  * MTP layers and the head as one (the last unit). */
 void tsl_partition_by_flops(const tsl_model_t *m, uint32_t P, uint32_t *first)

@@ -267,6 +267,15 @@ uint32_t tsl_partition_max_cut(const tsl_model_t *m);
 bool tsl_partition_cuts_ok(const uint32_t *first, uint32_t P, uint32_t max_cut);
 
 /*
+ * The one check that a P-stage split of m whose last stage starts at layer
+ * last_first keeps every MTP depth on the head's stage (at or before
+ * tsl_partition_max_cut(m)), for a given plan's layer split (eval.c) and a
+ * plan's validation (plan.c) alike. 0, or -1 with err naming the stage, its
+ * first layer and the first MTP layer; the caller prefixes what it checked.
+ */
+int tsl_partition_mtp_check(const tsl_model_t *m, uint32_t P, uint32_t last_first, tsl_err_t *err);
+
+/*
  * The search's starting partitions (first[0..P], first[P] = L), both with every
  * cut at or before tsl_partition_max_cut(m). By compute: the min-max contiguous
  * split of forward FLOPs (tsl_autopipe_minmax, the MTP layers and the head

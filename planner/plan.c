@@ -146,12 +146,9 @@ static int validate(const tsl_plan_t *p, const tsl_model_t *m, const tsl_cluster
         return tsl_err_set(err, "plan: %u stages; must be 1..%u", p->pp, TSL_PLAN_MAX_STAGES);
     if (validate_stage_cover(p, m, c, err) != 0)
         return -1;
-    uint32_t cut = tsl_partition_max_cut(m); /* the MTP layers with the head (partition.h) */
-    if (p->pp > 1 && p->stages[p->pp - 1].first_layer > cut)
-        return tsl_err_set(err,
-                           "plan: the last stage starts at layer %u, after the first MTP layer "
-                           "%u; every MTP depth runs on the head's stage",
-                           p->stages[p->pp - 1].first_layer, cut);
+    /* the MTP layers with the head (partition.h) */
+    if (tsl_partition_mtp_check(m, p->pp, p->stages[p->pp - 1].first_layer, err) != 0)
+        return tsl_err_prefix(err, "plan");
     if (validate_strategies(p, err) != 0 || validate_interleave(p, err) != 0)
         return -1;
     return validate_figures(p, err);

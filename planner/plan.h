@@ -72,8 +72,8 @@ typedef struct tsl_plan {
                                 pipeline.h), P <= N <= n_micro; 0: N = P, the default */
     uint32_t schedule;       /* tsl_pipesim_sched_t: 0 1F1B (interleaved with v > 1), ZB-H1,
                              ZBV (2 chunks per stage in a V; interleave stays 0) */
-    double iter_time_1f1b_s; /* zero-bubble plans: the same stages under 1F1B, the
-                                schedule's reason (0 otherwise) */
+    double iter_time_1f1b_s; /* zero-bubble plans: the same stages and strategies under
+                                plain 1F1B, the schedule's reason (0 otherwise) */
     double iter_time_s;      /* Eq. 9 (or T_v) + opt_tail_s */
     double opt_tail_s;       /* what the stages' optimizer steps add after the pipeline's
                            end (tsl_pipeline_opt_tail_s), tie_s included */

@@ -103,7 +103,6 @@ typedef struct tsl_engine {
                                plan's recorded ones where the request sets none */
     uint64_t budget_bytes;  /* on the largest device; tsl_engine_stage_budget per stage */
     uint64_t bucket_bytes;
-    bool keep_reserve; /* budgets keep the request's reserve (a search; not eval) */
     uint32_t vp_group; /* interleaved plans' micro-batches per group N (pipeline.h;
                           0: P): the request's, or eval's given plan's */
 
@@ -225,9 +224,10 @@ void tsl_search_add_stats(tsl_search_stats_t *into, const tsl_search_stats_t *s)
 
 const tsl_group_strategies_t *tsl_engine_group(const tsl_engine_t *e, uint32_t group_size);
 
-/* Memory budget of the stage on devices [first, first + n): the request's, or
- * less on devices with less memory; in a search, each device's memory less the
- * request's reserve (tsl_request_device_budget). */
+/* Memory budget of the stage on devices [first, first + n): the least of its
+ * devices' tsl_request_device_budget (search.h: the request's budget, at most the
+ * device's memory, else the device's memory less the reserve), for a search and a
+ * given plan (eval) alike. */
 uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t n);
 
 /* The formulas the engine's request asks for (cost.h): PAPER for paper_cost. */

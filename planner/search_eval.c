@@ -540,7 +540,9 @@ static void engine_base(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster
     tsl_request_knobs(r, &e->knobs);
     e->uniform_ckpt = -1;
     e->uniform_block_n = 0;
-    e->budget_bytes = r->mem_budget_bytes ? r->mem_budget_bytes : tsl_cluster_max_device_mem(c);
+    /* the request's budget (search.h tsl_request_device_budget: the device less the
+     * reserve by default), the one a searched plan and a given one (eval) are held to */
+    e->budget_bytes = tsl_request_device_budget(r, tsl_cluster_max_device_mem(c));
     e->vp_group = r->vp_group;
     e->bucket_bytes = r->bucket_bytes ? r->bucket_bytes : TSL_LAYERDP_DEFAULT_BUCKET_BYTES;
 }
@@ -552,10 +554,6 @@ int tsl_engine_init(tsl_engine_t *e, const tsl_model_t *m, const tsl_cluster_t *
     engine_base(e, m, c, r, space);
     if (hooks != NULL && hooks->stack != NULL) /* eval's comparison: the given plan's stack */
         tsl_plan_stack_knobs(hooks->stack, &e->knobs);
-    /* a searched plan keeps the request's reserve; a given one (eval) is held to
-     * the device's memory, as it ran or will run */
-    e->keep_reserve = true;
-    e->budget_bytes = tsl_request_device_budget(r, tsl_cluster_max_device_mem(c));
     e->hooks = hooks;
     e->uniform_blocks = uniform_nodes(c);
     for (uint32_t P = 1; P <= c->n_devices; P++) {
@@ -1019,8 +1017,7 @@ uint64_t tsl_engine_stage_budget(const tsl_engine_t *e, uint32_t first, uint32_t
     for (uint32_t d = first; d < first + n;) {
         uint32_t node = c->device_node[d];
         uint64_t mem = tsl_cluster_device_mem(c, d);
-        if (e->keep_reserve)
-            mem = tsl_request_device_budget(e->req, mem);
+        mem = tsl_request_device_budget(e->req, mem);
         if (mem < budget)
             budget = mem;
         d = c->node_first[node] + c->nodes[node].n_gpus; /* next node */
@@ -1941,6 +1938,26 @@ static bool fits(const tsl_engine_t *e, const tsl_plan_t *p)
     return true;
 }
 
+/* What a zero-bubble plan's own stages and layer strategies (choice) take under plain
+ * 1F1B: its iter_time_1f1b_s (plan.h), the schedule's reason and what a trial of a
+ * ZB-H1 plan, run as 1F1B over its stages, is held to. One figure for a searched plan
+ * and a given one (eval), so that plan and eval print the same "without it"; costed
+ * in scratch, with no bar to prune it and not counted among the configurations weighed
+ * (the figure is recorded, not compared). 0 where it has no finite time. */
+static double plain_1f1b_s(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t B, uint32_t P,
+                           uint32_t m, const uint32_t *first_layer, const uint32_t *choice,
+                           tsl_plan_t *scratch)
+{
+    bool prune = e->prune_below_bar;
+    uint64_t configs = e->stats.configs;
+    e->prune_below_bar = false;
+    tsl_plan_init(scratch);
+    eval_config(e, g, B, P, m, 1, 0, first_layer, choice, scratch);
+    e->prune_below_bar = prune;
+    e->stats.configs = configs;
+    return scratch->valid ? scratch->iter_time_s : 0;
+}
+
 /* plan (1F1B or interleaved, the fastest so far) against ZB-H1 and ZBV on the same
  * configuration and layer strategies, each with its own memory in flight (min(P, m)
  * on every stage, pipeline.h); the fastest that fits, recording what the same
@@ -1954,6 +1971,7 @@ static void eval_zero_bubble(tsl_engine_t *e, const tsl_group_strategies_t *g, u
     if (!mask)
         return;
     double base = plan->iter_time_s, bound = zb_bound_s(plan, (mask & TSL_SPACE_DUALPIPEV) != 0);
+    uint32_t base_v = plan->interleave;
     if (bound >= base || bound * e->bar_samples_per_s >= B || !plan_choices(e, g, plan))
         return;
     const uint32_t scheds[] = {TSL_PIPESIM_SCHED_ZBH1, TSL_PIPESIM_SCHED_ZBV,
@@ -1966,9 +1984,12 @@ static void eval_zero_bubble(tsl_engine_t *e, const tsl_group_strategies_t *g, u
         if (!e->alt->valid || e->alt->samples_per_s <= plan->samples_per_s || !fits(e, e->alt) ||
             !admits(e, e->alt))
             continue;
-        e->alt->iter_time_1f1b_s = base;
         *plan = *e->alt;
     }
+    /* the same stages under plain 1F1B: the base itself unless it was interleaved */
+    if (plan->schedule)
+        plan->iter_time_1f1b_s =
+            base_v > 1 ? plain_1f1b_s(e, g, B, P, m, first_layer, e->zb_choice, e->alt) : base;
 }
 
 /* Whether stage cut a is cut b (P stages). */
@@ -2084,12 +2105,10 @@ void tsl_engine_eval_given(tsl_engine_t *e, uint32_t B, uint32_t P, uint32_t m, 
     eval_config(e, &e->groups[0], B, P, m, v ? v : 1, sched, first_layer, choice, plan);
     if (plan->valid && sched) { /* the reason, as the search records it */
         tsl_plan_t *one = malloc(sizeof(*one));
-        if (one) {
-            tsl_plan_init(one);
-            eval_config(e, &e->groups[0], B, P, m, 1, 0, first_layer, choice, one);
-            plan->iter_time_1f1b_s = one->valid ? one->iter_time_s : 0;
-            free(one);
-        }
+        if (one)
+            plan->iter_time_1f1b_s =
+                plain_1f1b_s(e, &e->groups[0], B, P, m, first_layer, choice, one);
+        free(one);
     }
 }
 

@@ -133,9 +133,10 @@ a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]
 assert a.get("tp_comm_overlap") and b.get("tp_comm_overlap"), "field"
 assert abs(a["iter_time_s"] - b["iter_time_s"]) <= 1e-9 * a["iter_time_s"], (a["iter_time_s"], b["iter_time_s"])' \
     "$dir/ub.json" "$out" && ok || bad "--tp-comm-overlap round trip: $(head -c 400 "$out")"
-expect 0 "" eval $l8 --tp 2 --sp --batch 64 --no-search --json
+# (79.84 GiB on stage 0: held to the whole device, --memory 80G, not plan's 75 GiB default)
+expect 0 "" eval $l8 --tp 2 --sp --batch 64 --no-search --json --memory 80G
 cp "$out" "$dir/ub-off.json"
-expect 0 "" eval $l8 --tp 2 --sp --batch 64 --no-search --json --tp-comm-overlap
+expect 0 "" eval $l8 --tp 2 --sp --batch 64 --no-search --json --tp-comm-overlap --memory 80G
 python3 -c 'import json,sys
 a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]
 assert b["stages"][0]["fwd_s"] < a["stages"][0]["fwd_s"], (a["stages"][0]["fwd_s"], b["stages"][0]["fwd_s"])' \
@@ -414,6 +415,43 @@ zb="--model GPT3-39B --cluster 2x8xA100-80G:ib200"
 expect 0 "" plan --local $zb --batch 32 --target torchtitan --json
 cp "$out" "$dir/zbv.json"
 grep -q '"schedule": "zbv"' "$dir/zbv.json" && ok || bad "GPT3-39B under torchtitan is no zbv plan"
+# one default budget (search.h tsl_request_device_budget): eval holds a given plan to the
+# budget plan holds its search to, an 80 GiB A100 less 1G + 5% = 75 GiB. GPT2-1.3B with one
+# micro-batch of 30 on one A100 needs 76.31 GiB (1.89 GiB a sample): refused without
+# --memory (eval's default was the device's 80 GiB, which admitted it beside a search held to
+# 75 GiB that cannot find it: given/search above 1); with --memory 80G the given plan and the
+# search share that budget, and the search finds the plan itself (ratio 1)
+g13="--model GPT2-1.3B --cluster 1xA100-80G --batch 30"
+expect 2 "stage 0 (layers 0-25) needs 76.31 GiB per device, over its 75.00 GiB budget" eval $g13 --mbs 30
+expect 0 "" eval $g13 --mbs 30 --memory 80G --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["plan"]["budget_bytes"] == 80 << 30 and d["ratio"] == 1.0 and d["memory"]["memory_bytes"] == 80 << 30, (d["plan"]["budget_bytes"], d.get("ratio"))' "$out" &&
+    ok || bad "--memory 80G: $(head -c 300 "$out")"
+expect 0 "" plan --local $g13 --no-baselines --json
+cp "$out" "$dir/g13.json"
+expect 0 "" eval --cluster 1xA100-80G --plan "$dir/g13.json" --json
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; d=json.load(open(sys.argv[2])); assert p["budget_bytes"] == d["plan"]["budget_bytes"] == 80530636800 and d["ratio"] == 1.0 and d["memory"]["memory_bytes"] == 0, (p["budget_bytes"], d["plan"]["budget_bytes"])' \
+    "$dir/g13.json" "$out" && ok || bad "plan's and eval's default budget: $(head -c 300 "$out")"
+expect 0 "" eval --cluster 1xA100-80G --plan "$dir/g13.json"
+grep -q "of a 75.0 GiB budget (device memory less 1G + 5% reserved" "$out" && ok ||
+    bad "eval's budget line: $(grep memory: "$out")"
+
+# "without it" (iter_time_1f1b_s): the plan's own stages and strategies under plain 1F1B,
+# the same figure from plan and from eval of its document (planner/search_eval.c
+# plain_1f1b_s). GPT3-15B on 4x8 A100 at batch 32 is a zbv plan whose search weighed it
+# against interleaved 1F1B (1.1899 s), which plan printed where eval printed plain 1F1B
+# (1.4556 s); the figure is what the document with schedule 1F1B evaluates to
+zb15="--model GPT3-15B --cluster 4x8xA100-80G:ib200"
+expect 0 "" plan --local $zb15 --batch 32 --no-baselines
+grep "^  schedule:  ZB-V" "$out" >"$dir/zb15-plan.line" || bad "GPT3-15B at batch 32 is no zbv plan: $(cat "$out")"
+expect 0 "" plan --local $zb15 --batch 32 --no-baselines --json
+cp "$out" "$dir/zb15.json"
+expect 0 "" eval --cluster 4x8xA100-80G:ib200 --plan "$dir/zb15.json" --no-search
+grep "^  schedule:  ZB-V" "$out" | cmp -s - "$dir/zb15-plan.line" && ok ||
+    bad "zbv 'without it': plan $(cat "$dir/zb15-plan.line"), eval $(grep '^  schedule:' "$out")"
+sed 's/"schedule": "zbv"/"schedule": "1F1B"/' "$dir/zb15.json" >"$dir/zb15-1f1b.json"
+expect 0 "" eval --cluster 4x8xA100-80G:ib200 --plan "$dir/zb15-1f1b.json" --no-search --json
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["plan"]; b=json.load(open(sys.argv[2]))["plan"]; assert b["schedule"] == "1F1B" and "interleave" not in b and a["iter_time_1f1b_s"] == b["iter_time_s"], (a["iter_time_1f1b_s"], b["iter_time_s"])' \
+    "$dir/zb15.json" "$out" && ok || bad "zbv iter_time_1f1b_s is not its stages under 1F1B: $(head -c 300 "$out")"
 zbsame() { # PLAN-DOC EVAL-OUT SCHEDULE
     python3 - "$1" "$2" "$3" <<'PY'
 import json, sys
@@ -706,8 +744,9 @@ python3 -c 'import json,sys; f,u=(json.load(open(a))["plan"] for a in sys.argv[1
 # a model without latent attention refused as Megatron-LM refuses it, an EP that
 # does not divide the experts refused; the modules cut memory and add time, the
 # moments cut the model states; the Megatron-LM line and the plan document carry
-# the same (docs/cost-model.md "Recompute of named modules")
-moe8="--model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --pp 2 --zero 1 --mbs 1 --batch 64 --no-search"
+# the same (docs/cost-model.md "Recompute of named modules"); held to the whole device
+# (75.65 GiB on stage 0 without the modules: above plan's 75 GiB default budget)
+moe8="--model Mixtral-8x7B --cluster 2x8xH100-80G:8xib400 --pp 2 --zero 1 --mbs 1 --batch 64 --no-search --memory 80G"
 expect 2 "'bogus' is not a module" eval $moe8 --ep 8 --recompute-modules moe_act,bogus
 expect 2 "mla_up_proj: Mixtral-8x7B has no multi-head latent attention" eval $moe8 --ep 8 --recompute-modules mla_up_proj
 expect 2 "ep 3 x etp 1 does not fit its stage of 8 devices (ep must divide its 8 experts" eval $moe8 --ep 3
@@ -777,6 +816,16 @@ cp "$out" "$dir/moe-full.json"
 expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --json --plan "$dir/moe-full.json" --moe-a2a-overlap
 python3 -c 'import json,sys; a,b=(json.load(open(f))["plan"] for f in sys.argv[1:3]); assert a["iter_time_s"] == b["iter_time_s"] and b["moe_a2a_overlap"] is True, (a["iter_time_s"], b["iter_time_s"])' "$dir/moe-full.json" "$out" &&
     ok || bad "the EP overlap under full recompute: $(cat "$out")"
+# ... and the table says so, by the planner's rule (plan.h tsl_plan_ep_overlap_runs): at PP 1
+# with EP 16 the printer's own rule (EP > 1, 1F1B, PP 1 or interleaved) had said overlapped
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/moe-full.json" --moe-a2a-overlap
+grep -q "overlap:   none priced (moe_a2a_overlap asked): .*this plan runs EP 16, PP 1, not interleaved, full recompute" "$out" &&
+    ! grep -q "under another's compute" "$out" && ok ||
+    bad "the EP overlap line under full recompute: $(cat "$out")"
+# without full recompute the same plan's line says overlapped
+expect 0 "" eval --model GPT-OSS-20B --cluster 2x8xH100-80G:8xib400 --no-search --plan "$dir/moe-overlap.json"
+grep -q "overlap:   the EP all-to-alls of one micro-batch under another's compute" "$out" && ok ||
+    bad "the EP overlap line at PP 1: $(cat "$out")"
 # interleaved with a group size N other than pp the event simulator prices the
 # schedule; it takes the merged steps' saving as the closed form does
 mgv="--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 6 --micro-batch-size 1 --global-batch-size 64 --expert-model-parallel-size 8 --bf16 --use-distributed-optimizer --moe-token-dispatcher-type alltoall --microbatch-group-size-per-virtual-pipeline-stage 4"

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "eval.h"
 #include "mtp.h"
 #include "partition.h"
 #include "plan.h"
@@ -286,6 +287,47 @@ static void test_engine_guard(void)
     tsl_model_free(&m);
 }
 
+/* A plan whose last stage starts after the MTP entry is refused with one message
+ * whoever checks it (partition.h tsl_partition_mtp_check): the plan's validation
+ * (plan.c) and eval's layer split (eval.c) say the same after their prefixes. The
+ * searched pp 2 split of dsv3_small, 0-6 | 7-10, moved to 0-8 | 9-10: stage 1
+ * from layer 9, the depth's head copy, after the entry at 7. */
+static void test_one_check(void)
+{
+    tsl_model_t m;
+    tsl_cluster_t c;
+    tsl_err_t err = {0}, verr = {0}, eerr = {0};
+    dsv3_small(&m);
+    CHECK(tsl_cluster_parse_spec(&c, "8xH100-80G", &err) == 0, "%s", err.msg);
+    tsl_request_t r;
+    tsl_request_init(&r);
+    r.pp = 2, r.global_batch = 16, r.no_baselines = true, r.no_sublayer = true;
+    tsl_search_result_t *res = calloc(1, sizeof(*res));
+    tsl_plan_t *out = malloc(sizeof(*out));
+    CHECK(tsl_search(&m, &c, &r, NULL, res, &err) == TSL_SEARCH_OK, "%s", err.msg);
+    tsl_plan_t *p = &res->best;
+    CHECK(p->pp == 2 && !p->sublayer && tsl_plan_validate(p, &m, &c, &err) == 0, "searched: %s",
+          err.msg);
+    p->stages[0].n_layers = 9;
+    p->stages[1].first_layer = 9;
+    p->stages[1].n_layers = 2;
+    const char *want = "stage 1 starts at layer 9, after the first MTP layer 7; Megatron-LM "
+                       "builds every MTP depth on the head's stage, so the last stage starts at "
+                       "layer 7 at the latest";
+    char vwant[TSL_ERR_MAX], ewant[TSL_ERR_MAX];
+    snprintf(vwant, sizeof vwant, "plan: %s", want);
+    snprintf(ewant, sizeof ewant, "eval: layer split: %s", want);
+    CHECK(tsl_plan_validate(p, &m, &c, &verr) != 0 && strcmp(verr.msg, vwant) == 0, "validate: %s",
+          verr.msg);
+    tsl_request_init(&r);
+    CHECK(tsl_eval_plan(&m, &c, &r, p, out, &eerr) != 0 && strcmp(eerr.msg, ewant) == 0, "eval: %s",
+          eerr.msg);
+    free(out);
+    free(res);
+    tsl_cluster_free(&c);
+    tsl_model_free(&m);
+}
+
 int main(void)
 {
     test_by_hand();
@@ -293,5 +335,6 @@ int main(void)
     test_model_partitions();
     test_search();
     test_engine_guard();
+    test_one_check();
     return CHECK_DONE();
 }

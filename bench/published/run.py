@@ -275,13 +275,25 @@ def knob_args(row, amp_profile=None):
     return cmd
 
 
+def device_memory_gib(c):
+    """The memory of a row's largest GPU: gpu_memory_gib where the row gives it (a GPU
+    with more memory than Tessel's type), else the type's, which its name states
+    (A100-80G: 80 GiB; a node_list names each node's type)."""
+    if c.get("gpu_memory_gib"):
+        return c["gpu_memory_gib"]
+    types = [n["type"] for n in c["node_list"]] if c.get("node_list") else [c["gpu"]]
+    return max(int(re.fullmatch(r".*-(\d+)G", t).group(1)) for t in types)
+
+
 def eval_command(row, tesselctl, topology, tmpdir, amp_profile=None):
-    """The tesselctl eval command of a row."""
+    """The tesselctl eval command of a row. A published run ran within its devices'
+    memory: eval holds it to the whole device (--memory), not to plan's default budget,
+    which keeps a reserve back for what the cost model does not count (README.md,
+    "Memory")."""
     c = row["cluster"]
     cmd = [tesselctl, "eval", "--local", "--no-search", "--json"] + model_args(row, tmpdir)
     cmd += ["--cluster", cluster_arg(c, topology, tmpdir, row["id"])]
-    if c.get("gpu_memory_gib"):  # a GPU with more memory than Tessel's type
-        cmd += ["--memory", "%dG" % c["gpu_memory_gib"]]
+    cmd += ["--memory", "%dG" % device_memory_gib(c)]
     cmd += plan_args(row)
     return cmd + knob_args(row, amp_profile)
 

@@ -150,6 +150,50 @@ same "--plan document searched under --target megatron" 0 --cluster 8xA100-80G \
     "$TMPD/r.out" && ok "the megatron plan evaluated by tesseld within megatron: ratio 1" ||
     fail "the megatron plan by tesseld: $(head -c 300 "$TMPD/r.out")"
 
+# tesseld reads the target from the plan document it is sent as eval --plan does
+# (eval_doc.h tsl_eval_doc_target), not only from the request tesselctl fills in: an
+# EvaluatePlan from another client whose request names no target answers what
+# `eval --plan` prints (target megatron, ratio 1); with target_given the request's
+# TARGET_ANY binds, as `eval --plan --target any`. Before, tesseld priced the document
+# under no target and compared it with Tessel's whole space.
+# same_doc WHAT LOCAL-JSON — the last rpc answer's result_json is that document (its
+# figures as tesselctl --json prints them, to 10 significant digits)
+same_doc() {
+    if "$PY" - "$OUT" "$2" <<'PY'; then
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+def same(x, y):
+    if isinstance(x, dict):
+        return isinstance(y, dict) and x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
+    if isinstance(x, list):
+        return isinstance(y, list) and len(x) == len(y) and all(map(same, x, y))
+    if isinstance(x, float) or isinstance(y, float):
+        return abs(x - y) <= 1e-9 * max(abs(x), abs(y))
+    return x == y
+assert a["code"] == "OK" and a["fits"] and same(a["result"], b), (a["code"], a.get("details"))
+PY
+        ok "$1"
+    else
+        fail "$1: $(head -c 400 "$OUT")"
+    fi
+}
+timeout 300 "$CTL" eval --local --cluster 8xA100-80G --plan "$TMPD/mg.json" --json >"$TMPD/mg-local.json"
+rpc_to "$S" eval --model GPT2-345M --cluster 8xA100-80G --plan-json "$TMPD/mg.json"
+same_doc "EvaluatePlan with no target: the document's (megatron), as eval --plan" "$TMPD/mg-local.json"
+expect "the document's target in result_json" result.target megatron
+timeout 300 "$CTL" eval --local --cluster 8xA100-80G --plan "$TMPD/mg.json" --target any --json \
+    >"$TMPD/mg-any.json"
+rpc_to "$S" eval --model GPT2-345M --cluster 8xA100-80G --plan-json "$TMPD/mg.json" --target-given
+same_doc "EvaluatePlan with target_given at TARGET_ANY: as eval --plan --target any" "$TMPD/mg-any.json"
+expect "no target with target_given" result.target ""
+# the model too is built under the document's target: torchtitan leaves DeepSeek-V3's
+# MTP depth out, so the plan's 63 layers are the model's (without it, 66: refused)
+timeout 300 "$CTL" eval --local $V3 --plan "$TMPD/tt.json" --no-search --json >"$TMPD/tt-local.json" 2>/dev/null
+rpc_to "$S" eval --hf-config "$DATA/hf/deepseek_v3.json" --seq-len 1024 --cluster 16x8xH200-141G \
+    --plan-json "$TMPD/tt.json" --no-search
+same_doc "EvaluatePlan of a torchtitan document: its 63 layers, as eval --plan" "$TMPD/tt-local.json"
+expect "the torchtitan document's layers" result.model.layers 63
+
 # the stacks' switches (loss_impl, opt_step, Megatron-LM's all-to-all dispatcher): written into
 # the plan document or the request the remote mode sends, priced the same both ways; a plan
 # document with one of another type refused naming it, both ways

@@ -11,6 +11,7 @@ usage: tsl_rpc.py --proto DIR --stubs DIR --target unix:PATH|HOST:PORT
                   [--token T] [--tls-ca PEM] [--deadline S] COMMAND ...
 commands: health [SERVICE] | plan OPTS | plans N OPTS | get FP | list [...] |
           delete FP | export FP [--format F] | raw METHOD HEX | unknown |
+          eval OPTS --plan-json FILE [--no-search] [--target-given] |
           registry | trials
 """
 import argparse
@@ -169,6 +170,19 @@ def cmd_list(stub, args, a):
         "next_page_token": r.next_page_token})
 
 
+def cmd_eval(stub, args, a):
+    """One EvaluatePlan: the request as plan's options build it, plan_json from a file;
+    the answer's result_json parsed (null when empty)."""
+    from tessel.v1 import planner_pb2 as pb
+    with open(a.plan_json) as f:
+        plan = f.read()
+    req = pb.EvaluatePlanRequest(request=plan_request(a), plan_json=plan, no_search=a.no_search,
+                                 target_given=a.target_given)
+    return unary(stub.EvaluatePlan, req, args, lambda r: {
+        "fits": r.fits, "why": r.why,
+        "result": json.loads(r.result_json) if r.result_json else None})
+
+
 def cmd_raw(ch, args, a):
     ident = lambda b: b
     fn = ch.unary_unary(a.method, request_serializer=ident, response_deserializer=ident)
@@ -186,10 +200,15 @@ def build_parser():
     sub = ap.add_subparsers(dest="cmd", required=True)
     h = sub.add_parser("health")
     h.add_argument("service", nargs="?", default="")
-    for name in ("plan", "plans"):
+    for name in ("plan", "plans", "eval"):
         p = sub.add_parser(name)
         if name == "plans":
             p.add_argument("n", type=int)
+        if name == "eval":
+            p.add_argument("--plan-json", required=True, help="EvaluatePlanRequest.plan_json")
+            p.add_argument("--no-search", action="store_true")
+            p.add_argument("--target-given", action="store_true",
+                           help="EvaluatePlanRequest.target_given")
         p.add_argument("--model")
         p.add_argument("--hf-config")
         p.add_argument("--hf-config-text")
@@ -258,6 +277,8 @@ def dispatch(args):
                                 "content": r.content.decode("utf-8", "replace")})
     if c == "list":
         return cmd_list(planner, args, args)
+    if c == "eval":
+        return cmd_eval(planner, args, args)
     if c == "raw":
         return cmd_raw(ch, args, args)
     if c == "unknown":
