@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "args.h"
 #include "commands.h"
+#include "export.h"
 #include "remote.h"
 #include "roofline.h"
 
@@ -146,6 +148,20 @@ int tsl_model_name_check(const char *name, tsl_err_t *err)
     return 0;
 }
 
+/* --export FORMAT, checked before the search runs (a typo would otherwise cost
+ * the whole search); json is --json's, not a stack's format. */
+static int export_opt(const char *arg, tsl_plan_opts_t *po, tsl_err_t *err)
+{
+    tsl_export_format_t f;
+    if (strcasecmp(arg, "json") == 0)
+        return tsl_err_set(err, "export: json is the plan document, not a training stack's "
+                                "format; give --json");
+    if (tsl_export_format_parse(arg, &f, err) != 0)
+        return -1;
+    po->export_format = arg;
+    return 0;
+}
+
 /* 0 applied, 1 not a plan option, -1 bad value (err). */
 static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
 {
@@ -159,7 +175,7 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_SWEEP: po->sweep = true; return 0;
     case OPT_LOCAL: po->local = true; return 0;
     case OPT_FORCE: po->force = true; return 0;
-    case OPT_EXPORT: po->export_format = optarg; return 0;
+    case OPT_EXPORT: return export_opt(optarg, po, err);
     case OPT_TRACE: po->trace = optarg; return 0;
     case OPT_NODES: po->nodes = optarg; return 0;
     case OPT_PROFILE: po->profile = optarg; return 0;

@@ -34,6 +34,12 @@ grep -q -- "--no-bi-objective" "$out" && grep -q -- "--memory SIZE" "$out" && gr
     ok || bad "plan --help lacks request options: $(cat "$out")"
 
 # bad input: exit 2, one line naming the field
+# --export FORMAT is checked before the search: an unknown format lists the formats it
+# takes (torchtitan-toml among them, json not: the plan document is --json's)
+expect 2 "torchtitan, galvatron, torchtitan-toml" plan --local --model GPT2-345M --cluster 8xA100-80G --export bogus
+grep -q "json" "$err" && bad "--export bogus lists json, which --export refuses: $(cat "$err")" || ok
+expect 2 "export: json is the plan document, not a training stack's format; give --json" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --export json
 expect 2 "model:" plan --local --model NoSuchModel --cluster 8xA100-80G
 expect 2 "cluster:" plan --local --model GPT2-345M --cluster 8xA200-80G
 expect 2 "cluster:" plan --local --model GPT2-345M --cluster 0xA100-80G
