@@ -112,14 +112,28 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
     switch (o->kind) {
     case TSL_REQUEST_KIND_BOOL: *(bool *)field = true; return 0;
     case TSL_REQUEST_KIND_UINT:
-        /* the recipe by eval --fp8's name too (nvfp4), not only its number */
-        if (o->offset == offsetof(tsl_request_t, fp8_recipe) && tsl_fp8_recipe_parse(arg) > 0) {
-            *(uint32_t *)field = (uint32_t)tsl_fp8_recipe_parse(arg);
-            return 0;
+        /* the recipe by eval --fp8's name too (nvfp4), not only its number; a
+         * word that is neither is refused as a name, listing the names */
+        if (o->offset == offsetof(tsl_request_t, fp8_recipe)) {
+            if (tsl_fp8_recipe_parse(arg) > 0) {
+                *(uint32_t *)field = (uint32_t)tsl_fp8_recipe_parse(arg);
+                return 0;
+            }
+            if (arg[0] < '0' || arg[0] > '9')
+                return tsl_err_set(err,
+                                   "%s: '%.40s' is not a recipe (1 delayed, 2 tensorwise, "
+                                   "3 blockwise, 4 mxfp8, 5 nvfp4)",
+                                   o->flag, arg);
         }
         return tsl_parse_u32(o->flag, arg, o->min, o->max, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_BYTES: return tsl_parse_bytes(o->flag, arg, (uint64_t *)field, err);
-    case TSL_REQUEST_KIND_TARGET: return tsl_target_parse(arg, (uint32_t *)field, err);
+    case TSL_REQUEST_KIND_TARGET:
+        /* the planner reads "" as no target (a request's absent field); on the
+         * command line it is an unset shell variable, not a choice */
+        if (arg[0] == '\0')
+            return tsl_err_set(err, "target: empty; give megatron, deepspeed, torchtitan or "
+                                    "galvatron (or leave --target out)");
+        return tsl_target_parse(arg, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_REAL:
         return tsl_parse_double(o->flag, arg, o->min, o->max, (double *)field, err);
     case TSL_REQUEST_KIND_MODULES:
