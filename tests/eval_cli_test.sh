@@ -33,6 +33,18 @@ for a, b in zip(e["stages"], s["stages"]):
 assert d["ratio"] == 1.0, d["ratio"]
 PY
 
+# node_order, read as given from a document: each of the cluster's nodes once, else
+# refused naming the entry (an index past the nodes was read out of bounds)
+for o in "[5]:node_order\[0\]: node 5, but the cluster has nodes 0..1" \
+    "[1, 1]:node_order\[1\]: node 1 named twice; give each of the 2 nodes once"; do
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["node_order"]=json.loads(sys.argv[3]); d["plan"]["node_order"]+=[0]*(2-len(d["plan"]["node_order"])); json.dump(d,open(sys.argv[2],"w"))' \
+        "$dir/plan.json" "$dir/order.json" "${o%%:*}"
+    expect 2 "${o#*:}" eval --cluster 2x4xA100-80G:ib400 --plan "$dir/order.json" --no-search
+done
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["node_order"]=[1, 0]; json.dump(d,open(sys.argv[2],"w"))' \
+    "$dir/plan.json" "$dir/order.json"
+expect 0 "" eval --cluster 2x4xA100-80G:ib400 --plan "$dir/order.json" --no-search
+
 # --no-search: no comparison; --strategy for every layer
 expect 0 "" eval $m345 --strategy tp2-dp4+sp+zero1+ckpt --mbs 2 --micro 4 --no-search --json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "search" not in d; assert d["plan"]["global_batch"] == 32' "$out" &&
