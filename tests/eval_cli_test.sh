@@ -920,12 +920,24 @@ for kv in 'fp8_recipe "5"|plan: fp8_recipe: expected a whole number, got a strin
     'tp_comm_overlap 1|plan: tp_comm_overlap: expected true or false, got a number' \
     'moe_alltoall_dispatcher "yes"|plan: moe_alltoall_dispatcher: expected true or false, got a string' \
     'moe_imbalance "2"|plan: moe_imbalance: expected a number, got a string' \
-    'grad_reduce_bytes 3|grad_reduce_bytes: 3 is not 2 (bf16) or 4 (fp32)'; do
+    'grad_reduce_bytes 3|grad_reduce_bytes: 3 is not 2 (bf16) or 4 (fp32)' \
+    'schedule 2|plan: schedule: expected a schedule'"'"'s name (1F1B, interleaved, zbh1, zbv, dualpipev), got a number' \
+    'granularity "Sublayer"|plan: granularity: expected "layer" or "sublayer", got Sublayer' \
+    'recompute_modules "mlp"|plan: recompute_modules: expected an array of module names' \
+    'node_order ["1"]|plan: node_order\[0\]: expected a node index 0..65535' \
+    'label 7|plan: label: expected a string, got a number' \
+    'slicer []|plan: slicer: expected an object, got an array' \
+    'stages {}|plan: stages: expected an array, got an object'; do
     docset "${kv%% *}" "$(v=${kv#* }; echo "${v%%|*}")"
     expect 2 "${kv#*|}" eval --cluster 8xA100-80G --plan "$dir/edit.json" --no-search
 done
 docset grad_reduce_bytes 4
 expect 0 "" eval --cluster 8xA100-80G --plan "$dir/edit.json" --no-search
+# (the hand-built keys were read as absent: a schedule of 2 as 1F1B, "Sublayer" as
+# whole layers, "mlp" as no module; a stage's runs of another type as no strategy)
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["stages"][0]["runs"]={}; json.dump(d, open(sys.argv[2], "w"))' \
+    "$dir/doc.json" "$dir/edit.json"
+expect 2 "plan: stages\[0\].runs: expected an array, got an object" eval --cluster 8xA100-80G --plan "$dir/edit.json" --no-search
 
 # --fp8-impl te and --opt-step fused are a plan document's 0, which --target prices as
 # its own: where the target's differs they are refused naming the field, not dropped
