@@ -166,6 +166,15 @@ static int check_fields(const Tessel__V1__PlanRequest *req, const tsl_request_li
                            lim->max_batch);
     if (req->top_k > TSL_SEARCH_MAX_TOPK)
         return tsl_err_set(err, "top_k: %u is above the limit %u", req->top_k, TSL_SEARCH_MAX_TOPK);
+    /* kept back on each device, so no more than a device may hold (the bound on
+     * devices[i].memory_bytes); near 2^64 the planner's "leaves 64 MiB" sum would
+     * wrap and a 0-byte budget be planned and cached */
+    if (req->memory_reserve_bytes > TSL_REQUEST_MAX_DEVICE_MEMORY)
+        return tsl_err_set(err,
+                           "memory_reserve_bytes: %llu is above the physical bound %llu "
+                           "(16 TiB, the most a device holds)",
+                           (unsigned long long)req->memory_reserve_bytes,
+                           (unsigned long long)TSL_REQUEST_MAX_DEVICE_MEMORY);
     return 0;
 }
 
@@ -185,12 +194,13 @@ static int bounded(const char *field, double v, double lo, double hi, double uni
 
 int tsl_request_check_device_memory(size_t i, uint64_t bytes, tsl_err_t *err)
 {
-    if (bytes <= (uint64_t)(16384 * GIB))
+    if (bytes <= TSL_REQUEST_MAX_DEVICE_MEMORY)
         return 0;
     return tsl_err_set(err,
                        "devices[%zu].memory_bytes: %llu is above the physical bound %llu "
                        "(16 TiB; 0 = unknown)",
-                       i, (unsigned long long)bytes, (unsigned long long)(16384 * GIB));
+                       i, (unsigned long long)bytes,
+                       (unsigned long long)TSL_REQUEST_MAX_DEVICE_MEMORY);
 }
 
 static int check_gpu(const tsl_gpu_spec_t *g, tsl_err_t *err)

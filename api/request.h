@@ -56,6 +56,8 @@
 #define TSL_REQUEST_MAX_SPEC    255u     /* cluster_spec length limit */
 #define TSL_REQUEST_MAX_NODES   256u     /* cluster.registered.nodes entries */
 #define TSL_REQUEST_MAX_NODE    127u     /* one node name's length */
+/* a device's memory and the reserve kept back on it: at most 16 TiB */
+#define TSL_REQUEST_MAX_DEVICE_MEMORY (16384ull << 30)
 
 /* What a server accepts; the daemon copies its [limits] here. */
 typedef struct tsl_request_limits {

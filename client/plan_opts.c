@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "args.h"
 #include "commands.h"
+#include "export.h"
 #include "remote.h"
 #include "roofline.h"
 
@@ -58,9 +60,11 @@ static const char plan_usage_tail[] =
     "  --force             ignore tesseld's cached plan and search again\n"
     "  --json              print the plan document as JSON (docs/plan-format.md)\n"
     "  --export FORMAT     print the best plan as megatron (launch arguments), deepspeed\n"
-    "                      (config JSON), torchtitan (TOML) or galvatron (strategy JSON)\n"
-    "                      takes it, instead of the table; a plan the stack cannot run is\n"
-    "                      refused with the reason, exit 4 (docs/exports.md; with --local)\n"
+    "                      (config JSON), torchtitan (a Python config for torchtitan main),\n"
+    "                      torchtitan-toml (the job TOML of v0.1.0 .. v0.2.2) or galvatron\n"
+    "                      (strategy JSON) takes it, instead of the table; a plan the stack\n"
+    "                      cannot run is refused with the reason, exit 4 (docs/exports.md;\n"
+    "                      with --local)\n"
     "  --trace FILE        also write the simulated 1F1B timeline of the best plan as a\n"
     "                      Chrome trace (Perfetto, chrome://tracing; through tesseld\n"
     "                      too: ExportPlan format trace)\n";
@@ -110,14 +114,28 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
     switch (o->kind) {
     case TSL_REQUEST_KIND_BOOL: *(bool *)field = true; return 0;
     case TSL_REQUEST_KIND_UINT:
-        /* the recipe by eval --fp8's name too (nvfp4), not only its number */
-        if (o->offset == offsetof(tsl_request_t, fp8_recipe) && tsl_fp8_recipe_parse(arg) > 0) {
-            *(uint32_t *)field = (uint32_t)tsl_fp8_recipe_parse(arg);
-            return 0;
+        /* the recipe by eval --fp8's name too (nvfp4), not only its number; a
+         * word that is neither is refused as a name, listing the names */
+        if (o->offset == offsetof(tsl_request_t, fp8_recipe)) {
+            if (tsl_fp8_recipe_parse(arg) > 0) {
+                *(uint32_t *)field = (uint32_t)tsl_fp8_recipe_parse(arg);
+                return 0;
+            }
+            if (arg[0] < '0' || arg[0] > '9')
+                return tsl_err_set(err,
+                                   "%s: '%.40s' is not a recipe (1 delayed, 2 tensorwise, "
+                                   "3 blockwise, 4 mxfp8, 5 nvfp4)",
+                                   o->flag, arg);
         }
         return tsl_parse_u32(o->flag, arg, o->min, o->max, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_BYTES: return tsl_parse_bytes(o->flag, arg, (uint64_t *)field, err);
-    case TSL_REQUEST_KIND_TARGET: return tsl_target_parse(arg, (uint32_t *)field, err);
+    case TSL_REQUEST_KIND_TARGET:
+        /* the planner reads "" as no target (a request's absent field); on the
+         * command line it is an unset shell variable, not a choice */
+        if (arg[0] == '\0')
+            return tsl_err_set(err, "target: empty; give megatron, deepspeed, torchtitan or "
+                                    "galvatron (or leave --target out)");
+        return tsl_target_parse(arg, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_REAL:
         return tsl_parse_double(o->flag, arg, o->min, o->max, (double *)field, err);
     case TSL_REQUEST_KIND_MODULES:
@@ -146,6 +164,20 @@ int tsl_model_name_check(const char *name, tsl_err_t *err)
     return 0;
 }
 
+/* --export FORMAT, checked before the search runs (a typo would otherwise cost
+ * the whole search); json is --json's, not a stack's format. */
+static int export_opt(const char *arg, tsl_plan_opts_t *po, tsl_err_t *err)
+{
+    tsl_export_format_t f;
+    if (strcasecmp(arg, "json") == 0)
+        return tsl_err_set(err, "export: json is the plan document, not a training stack's "
+                                "format; give --json");
+    if (tsl_export_format_parse(arg, &f, err) != 0)
+        return -1;
+    po->export_format = arg;
+    return 0;
+}
+
 /* 0 applied, 1 not a plan option, -1 bad value (err). */
 static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
 {
@@ -159,7 +191,7 @@ static int plan_opt(int opt, tsl_plan_opts_t *po, tsl_err_t *err)
     case OPT_SWEEP: po->sweep = true; return 0;
     case OPT_LOCAL: po->local = true; return 0;
     case OPT_FORCE: po->force = true; return 0;
-    case OPT_EXPORT: po->export_format = optarg; return 0;
+    case OPT_EXPORT: return export_opt(optarg, po, err);
     case OPT_TRACE: po->trace = optarg; return 0;
     case OPT_NODES: po->nodes = optarg; return 0;
     case OPT_PROFILE: po->profile = optarg; return 0;

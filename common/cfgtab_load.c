@@ -187,6 +187,14 @@ static bool is_own_opt(const char *const *own, const char *a)
     return false;
 }
 
+static bool is_flag(const tsl_cfgtab_t *t, const char *flag)
+{
+    for (size_t i = 0; i < t->n_keys; i++)
+        if (strcmp(t->keys[i].flag, flag) == 0)
+            return true;
+    return false;
+}
+
 int tsl_cfgtab_apply_argv(const tsl_cfgtab_t *t, void *obj, int argc, char **argv,
                           const char *const *own, tsl_err_t *err)
 {
@@ -206,6 +214,9 @@ int tsl_cfgtab_apply_argv(const tsl_cfgtab_t *t, void *obj, int argc, char **arg
             if (tsl_cfgtab_set(t, obj, key, eq + 1, err) != 0)
                 return -1;
         } else if (i + 1 >= argc) {
+            /* the last word: an unknown flag is unknown, not one short of a value */
+            if (strchr(a, '.') == NULL && !is_flag(t, a + 2))
+                return tsl_err_set(err, "unknown option '%s' (see %s --help)", a + 2, t->program);
             return tsl_err_set(err, "%s needs a value (see %s --help)", a, t->program);
         } else if (tsl_cfgtab_set(t, obj, a, argv[++i], err) != 0) {
             return -1;

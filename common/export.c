@@ -57,10 +57,19 @@ int tsl_export_format_parse(const char *name, tsl_export_format_t *out, tsl_err_
             return 0;
         }
     }
-    return tsl_err_set(err,
-                       "format: '%.40s' is not one of json, megatron, deepspeed, "
-                       "torchtitan, torchtitan-toml, galvatron",
-                       name);
+    /* the names from the two tables, so that the list never names a format
+     * this parser refuses (json and trace are its callers' own) */
+    char known[128] = "";
+    for (int f = 0; f < TSL_EXPORT_COUNT; f++) {
+        if (f > 0)
+            strcat(known, ", ");
+        strcat(known, formats[f].name);
+    }
+    for (size_t i = 0; i < N_VARIANTS; i++) {
+        strcat(known, ", ");
+        strcat(known, variants[i].name);
+    }
+    return tsl_err_set(err, "format: '%.40s' is not one of %s", name, known);
 }
 
 const char *tsl_export_format_name(tsl_export_format_t f)

@@ -6,8 +6,10 @@
  * priced as something it does not say.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "json_num.h"
 #include "export.h"
@@ -74,17 +76,67 @@ static int check_stage(const json_t *o, const char *where, tsl_err_t *err)
     return 0;
 }
 
+/* The hand-built keys (CUSTOM) their readers take by type: of another type each
+ * read as absent — a "schedule": 2 as 1F1B, "granularity": "Sublayer" as whole
+ * layers, "recompute_modules": "mlp" as none, "runs": {} as one strategy for the
+ * stage — and the plan priced as something it does not say. */
+static int check_type(const json_t *o, const char *where, const char *key, bool ok,
+                      const char *want, tsl_err_t *err)
+{
+    const json_t *v = json_object_get(o, key);
+    if (v == NULL || ok)
+        return 0;
+    return tsl_err_set(err, "%s%s: expected %s, got %s", where, key, want, tsl_json_type_name(v));
+}
+
+static int check_custom(const json_t *o, tsl_err_t *err)
+{
+    const char *w = "plan: ";
+    const json_t *g = json_object_get(o, "granularity"),
+                 *rm = json_object_get(o, "recompute_modules");
+    const json_t *no = json_object_get(o, "node_order");
+    if (check_type(o, w, "label", json_is_string(json_object_get(o, "label")), "a string", err) ||
+        check_type(o, w, "schedule", json_is_string(json_object_get(o, "schedule")),
+                   "a schedule's name (1F1B, interleaved, zbh1, zbv, dualpipev)", err) ||
+        check_type(o, w, "recompute_modules", json_is_array(rm) || json_is_integer(rm),
+                   "an array of module names (or tessel.v1's bitmask)", err) ||
+        check_type(o, w, "node_order", json_is_array(no), "an array of node indices", err) ||
+        check_type(o, w, "slicer", json_is_object(json_object_get(o, "slicer")), "an object",
+                   err) ||
+        check_type(o, w, "memopt", json_is_object(json_object_get(o, "memopt")), "an object",
+                   err) ||
+        check_type(o, w, "stages", json_is_array(json_object_get(o, "stages")), "an array", err))
+        return -1;
+    if (g && !(json_is_string(g) && (strcmp(json_string_value(g), "layer") == 0 ||
+                                     strcmp(json_string_value(g), "sublayer") == 0)))
+        return tsl_err_set(err, "plan: granularity: expected \"layer\" or \"sublayer\"%s%s",
+                           json_is_string(g) ? ", got " : "",
+                           json_is_string(g) ? json_string_value(g) : "");
+    size_t k;
+    const json_t *e;
+    json_array_foreach(no, k, e)
+    {
+        if (!json_is_integer(e) || json_integer_value(e) < 0 || json_integer_value(e) > 65535)
+            return tsl_err_set(err, "plan: node_order[%zu]: expected a node index 0..65535", k);
+    }
+    return 0;
+}
+
 int tsl_plan_json_check(const json_t *o, tsl_err_t *err)
 {
     const char *where = "plan: ";
     TSL_PLAN_FIELDS(CHECK_)
+    if (check_custom(o, err) != 0)
+        return -1;
     size_t s;
     const json_t *st;
     json_array_foreach(json_object_get(o, "stages"), s, st)
     {
         char at[48];
         snprintf(at, sizeof at, "plan: stages[%zu].", s);
-        if (check_stage(st, at, err) != 0)
+        if (check_stage(st, at, err) != 0 ||
+            check_type(st, at, "runs", json_is_array(json_object_get(st, "runs")), "an array",
+                       err) != 0)
             return -1;
     }
     return 0;

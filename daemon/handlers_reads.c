@@ -193,7 +193,7 @@ static bool export_format(tsl_call_t *call, const char *format, tsl_export_forma
     }
     if (tsl_export_format_parse(format, f, &err) == 0)
         return true;
-    tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s (or trace)", err.msg);
+    tsl_call_fail(call, GRPC_STATUS_INVALID_ARGUMENT, "%s (or json, trace)", err.msg);
     return false;
 }
 

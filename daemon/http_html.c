@@ -3,10 +3,11 @@
  */
 #include "http_html.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "fingerprint.h"
 
 /* Model names, hostnames, GPU models and error texts are whatever a client sent. */
 void tsl_page_escape(struct evbuffer *b, const char *s)
@@ -51,10 +52,7 @@ void tsl_html_age(char *buf, size_t cap, int64_t now, int64_t then)
 
 bool tsl_html_is_fingerprint(const char *s)
 {
-    size_t n = 0;
-    while (n <= 16 && isalnum((unsigned char)s[n]))
-        n++;
-    return n > 0 && n <= 16 && s[n] == '\0';
+    return tsl_fingerprint_valid(s);
 }
 
 void tsl_html_error(struct evbuffer *b, const char *what, const char *msg)

@@ -28,7 +28,9 @@ void tsl_html_cell(struct evbuffer *b, bool num, const char *text);
 void tsl_html_cellf(struct evbuffer *b, const char *fmt, double v);
 /* "42 s ago", "5 min ago", "3.1 h ago"; then <= 0 reads "never". */
 void tsl_html_age(char *buf, size_t cap, int64_t now, int64_t then);
-/* The store's rule (1–16 letters or digits): safe in an href as it stands. */
+/* The store's rule (16 hex digits, common/fingerprint.h): safe in an href as it
+ * stands; anything else is no plan's (/plan/zzz is 404, not the store's refusal
+ * as a 500). */
 bool tsl_html_is_fingerprint(const char *s);
 /* v with three significant figures and no exponent: "1.35", "13.5", "135", "1350";
  * below 1, "0.5", "0.0123". */

@@ -758,10 +758,34 @@ size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap)
 
 /* ---- re-placing: a copy with its nodes in another order ---- */
 
+/* order[0 .. n-1] names each of the n nodes once: a given plan's order is read
+ * as given, and an index past the nodes would be read as one. */
+static int permutation_check(const uint16_t *order, uint32_t n, tsl_err_t *err)
+{
+    uint8_t *seen = calloc(n ? n : 1, 1);
+    if (seen == NULL)
+        return tsl_err_setc(err, TSL_E_NOMEM, "node_order: out of memory");
+    int rc = 0;
+    for (uint32_t k = 0; k < n && rc == 0; k++) {
+        if (order[k] >= n)
+            rc = tsl_err_set(err, "node_order[%u]: node %u, but the cluster has nodes 0..%u", k,
+                             order[k], n - 1);
+        else if (seen[order[k]]++)
+            rc = tsl_err_set(err,
+                             "node_order[%u]: node %u named twice; give each of the %u nodes "
+                             "once",
+                             k, order[k], n);
+    }
+    free(seen);
+    return rc;
+}
+
 int tsl_cluster_permute(const tsl_cluster_t *c, const uint16_t *order, tsl_cluster_t *out,
                         tsl_err_t *err)
 {
     tsl_cluster_init(out);
+    if (permutation_check(order, c->n_nodes, err) != 0)
+        return -1;
     for (uint32_t t = 0; t < c->n_gpu_types; t++) {
         uint32_t idx;
         if (tsl_cluster_add_gpu_type(out, &c->gpu_types[t], &idx, err) != 0)

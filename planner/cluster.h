@@ -386,7 +386,8 @@ size_t tsl_cluster_describe(const tsl_cluster_t *c, char *buf, size_t cap);
 /* A copy of c into out (initialised here) with its nodes taken in `order` (a
  * permutation of 0 .. n_nodes − 1), pair bandwidths following them; stages laid
  * over the devices in node order are thereby re-placed (AMP 3.6). Returns -1 with
- * err on failure (out is then freed). */
+ * err on failure (out is then freed), naming node_order when `order` is not such a
+ * permutation (a plan document's or EvaluatePlan's, read as given). */
 int tsl_cluster_permute(const tsl_cluster_t *c, const uint16_t *order, tsl_cluster_t *out,
                         tsl_err_t *err);
 

@@ -34,6 +34,16 @@ grep -q -- "--no-bi-objective" "$out" && grep -q -- "--memory SIZE" "$out" && gr
     ok || bad "plan --help lacks request options: $(cat "$out")"
 
 # bad input: exit 2, one line naming the field
+# --export FORMAT is checked before the search: an unknown format lists the formats it
+# takes (torchtitan-toml among them, json not: the plan document is --json's)
+expect 2 "torchtitan, galvatron, torchtitan-toml" plan --local --model GPT2-345M --cluster 8xA100-80G --export bogus
+grep -q "json" "$err" && bad "--export bogus lists json, which --export refuses: $(cat "$err")" || ok
+expect 2 "export: json is the plan document, not a training stack's format; give --json" \
+    plan --local --model GPT2-345M --cluster 8xA100-80G --export json
+# --fp8-recipe takes a number or a name; a word that is neither is named as a recipe
+expect 2 "fp8-recipe: 'tensorwyse' is not a recipe (1 delayed, 2 tensorwise" \
+    plan --local --model GPT2-345M --cluster 8xH100-80G --fp8-recipe tensorwyse
+expect 2 "fp8-recipe: 9 is out of range; must be 1..5" plan --local --model GPT2-345M --cluster 8xH100-80G --fp8-recipe 9
 expect 2 "model:" plan --local --model NoSuchModel --cluster 8xA100-80G
 expect 2 "cluster:" plan --local --model GPT2-345M --cluster 8xA200-80G
 expect 2 "cluster:" plan --local --model GPT2-345M --cluster 0xA100-80G
@@ -142,6 +152,9 @@ for stack in megatron deepspeed torchtitan galvatron; do
     expect 0 "" plan --local --model GPT2-345M --cluster 2x4xA100-40G:ib100 --target $stack --export $stack
 done
 expect 2 "target: 'colossal' is not one of" plan --local --model GPT2-345M --cluster 8xA100-80G --target colossal
+# an empty --target is an unset shell variable, not "no target": refused, not searched
+# unrestricted (whose plan --export STACK may then refuse)
+expect 2 "target: empty; give megatron" plan --local --model GPT2-345M --cluster 8xA100-80G --target ""
 expect 4 "megatron" plan --local --model T5-Large-32 --cluster 8xA100-80G --target megatron
 
 # MTP under a stack (planner/target.h): left open, torchtitan prices DeepSeek-V3 as its
@@ -325,7 +338,7 @@ python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; assert p["m
 expect 0 "" plan --local --model GPT2-345M --cluster 8xB200-180G --batch 32 --no-baselines --fp8-recipe nvfp4 --json
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["plan"]["fp8_recipe"] == 5' "$out" &&
     ok || bad "--fp8-recipe nvfp4: $(cat "$out")"
-expect 2 "fp8-recipe: 'bf16' is not a whole number" plan --local --model GPT2-345M --cluster 8xB200-180G --fp8-recipe bf16
+expect 2 "fp8-recipe: 'bf16' is not a recipe (1 delayed" plan --local --model GPT2-345M --cluster 8xB200-180G --fp8-recipe bf16
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

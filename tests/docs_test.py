@@ -108,7 +108,56 @@ def check_help_cites():
             failed += not good
 
 
+CONNECTION = {"--server", "--token", "--timeout", "--json", "--tls", "--ca", "--cert", "--key",
+              "--help", "--local"}
+
+
+def section(text, head):
+    """The lines of a "## head" section of a markdown page, up to the next "## "."""
+    m = re.search(r"^## " + re.escape(head) + r"\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    return m.group(1) if m else ""
+
+
+def check_help_in_docs():
+    """Every option a subcommand's --help lists is in that command's section of
+    docs/tesselctl.md (the connection options have their own), and every export
+    format of docs/exports.md's table is named where --export / --format are: the
+    --help texts and their docs/tesselctl.md sections."""
+    global failed
+    with open(os.path.join(ROOT, "docs", "tesselctl.md")) as f:
+        page = f.read()
+    for cmd, head in (("plan", "plan"), ("eval", "eval"), ("plans list", "plans list"),
+                      ("plans show", "plans show"), ("plans delete", "plans delete"),
+                      ("plans export", "plans export"), ("workers", "workers"),
+                      ("profiles", "profiles"), ("health", "health"),
+                      ("trial start", "trial"), ("trial list", "trial"),
+                      ("trial probe-link", "trial")):
+        r = subprocess.run([CTL] + cmd.split() + ["--help"], capture_output=True, text=True)
+        text = section(page, head)
+        # (an option written as "--first/second-..." is Megatron's pair, not ours)
+        opts = sorted(set(re.findall(r"--[a-z0-9][a-z0-9-]*(?![a-z0-9/-])", r.stdout)) -
+                      CONNECTION)
+        missing = [o for o in opts if not re.search(re.escape(o) + r"(?![a-z0-9-])", text)]
+        print(("ok" if text and not missing else "not ok") +
+              f" - docs/tesselctl.md \"{head}\" names every option of `tesselctl {cmd} --help`" +
+              (f": lacks {' '.join(missing)}" if missing else ""))
+        failed += bool(missing) or not text
+    with open(os.path.join(ROOT, "docs", "exports.md")) as f:
+        formats = re.findall(r"^\| `([a-z-]+)` \|", f.read().split("\n\n| format |")[1]
+                             .split("\n\n")[0], re.M)
+    for cmd, head in (("plan", "plan"), ("plans export", "plans export")):
+        r = subprocess.run([CTL] + cmd.split() + ["--help"], capture_output=True, text=True)
+        for where, text in ((f"tesselctl {cmd} --help", " ".join(r.stdout.split())),
+                            (f'docs/tesselctl.md "{head}"', section(page, head))):
+            missing = [f for f in formats if not re.search(r"(?<![a-z-])" + f + r"(?![a-z-])", text)]
+            print(("ok" if formats and not missing else "not ok") +
+                  f" - {where} names every export format" +
+                  (f": lacks {' '.join(missing)}" if missing else ""))
+            failed += bool(missing) or not formats
+
+
 check_help_cites()
+check_help_in_docs()
 with tempfile.TemporaryDirectory() as tmp:
     for path in ["README.md"] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))):
         full = os.path.join(ROOT, path)

@@ -33,6 +33,18 @@ for a, b in zip(e["stages"], s["stages"]):
 assert d["ratio"] == 1.0, d["ratio"]
 PY
 
+# node_order, read as given from a document: each of the cluster's nodes once, else
+# refused naming the entry (an index past the nodes was read out of bounds)
+for o in "[5]:node_order\[0\]: node 5, but the cluster has nodes 0..1" \
+    "[1, 1]:node_order\[1\]: node 1 named twice; give each of the 2 nodes once"; do
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["node_order"]=json.loads(sys.argv[3]); d["plan"]["node_order"]+=[0]*(2-len(d["plan"]["node_order"])); json.dump(d,open(sys.argv[2],"w"))' \
+        "$dir/plan.json" "$dir/order.json" "${o%%:*}"
+    expect 2 "${o#*:}" eval --cluster 2x4xA100-80G:ib400 --plan "$dir/order.json" --no-search
+done
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["node_order"]=[1, 0]; json.dump(d,open(sys.argv[2],"w"))' \
+    "$dir/plan.json" "$dir/order.json"
+expect 0 "" eval --cluster 2x4xA100-80G:ib400 --plan "$dir/order.json" --no-search
+
 # --no-search: no comparison; --strategy for every layer
 expect 0 "" eval $m345 --strategy tp2-dp4+sp+zero1+ckpt --mbs 2 --micro 4 --no-search --json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "search" not in d; assert d["plan"]["global_batch"] == 32' "$out" &&
@@ -979,12 +991,24 @@ for kv in 'fp8_recipe "5"|plan: fp8_recipe: expected a whole number, got a strin
     'tp_comm_overlap 1|plan: tp_comm_overlap: expected true or false, got a number' \
     'moe_alltoall_dispatcher "yes"|plan: moe_alltoall_dispatcher: expected true or false, got a string' \
     'moe_imbalance "2"|plan: moe_imbalance: expected a number, got a string' \
-    'grad_reduce_bytes 3|grad_reduce_bytes: 3 is not 2 (bf16) or 4 (fp32)'; do
+    'grad_reduce_bytes 3|grad_reduce_bytes: 3 is not 2 (bf16) or 4 (fp32)' \
+    'schedule 2|plan: schedule: expected a schedule'"'"'s name (1F1B, interleaved, zbh1, zbv, dualpipev), got a number' \
+    'granularity "Sublayer"|plan: granularity: expected "layer" or "sublayer", got Sublayer' \
+    'recompute_modules "mlp"|plan: recompute_modules: expected an array of module names' \
+    'node_order ["1"]|plan: node_order\[0\]: expected a node index 0..65535' \
+    'label 7|plan: label: expected a string, got a number' \
+    'slicer []|plan: slicer: expected an object, got an array' \
+    'stages {}|plan: stages: expected an array, got an object'; do
     docset "${kv%% *}" "$(v=${kv#* }; echo "${v%%|*}")"
     expect 2 "${kv#*|}" eval --cluster 8xA100-80G --plan "$dir/edit.json" --no-search
 done
 docset grad_reduce_bytes 4
 expect 0 "" eval --cluster 8xA100-80G --plan "$dir/edit.json" --no-search
+# (the hand-built keys were read as absent: a schedule of 2 as 1F1B, "Sublayer" as
+# whole layers, "mlp" as no module; a stage's runs of another type as no strategy)
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["stages"][0]["runs"]={}; json.dump(d, open(sys.argv[2], "w"))' \
+    "$dir/doc.json" "$dir/edit.json"
+expect 2 "plan: stages\[0\].runs: expected an array, got an object" eval --cluster 8xA100-80G --plan "$dir/edit.json" --no-search
 
 # --fp8-impl te and --opt-step fused are a plan document's 0, which --target prices as
 # its own: where the target's differs they are refused naming the field, not dropped

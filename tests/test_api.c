@@ -506,6 +506,38 @@ static void test_decode_mtp(void)
     tsl_plan_input_free(&in);
 }
 
+/* memory_reserve_bytes is kept back on every device, so at most what a device
+ * holds (16 TiB): 2^64 - 1 and 2^64 - 32 MiB used to pass the planner's "leaves
+ * 64 MiB" check by wrapping (reserve + 64 MiB < 80 GiB) and plan against a 0-byte
+ * budget, cached; 2 GiB is a reserve like any. */
+static void test_decode_reserve(void)
+{
+    const uint64_t bad[] = {UINT64_MAX, UINT64_MAX - (32ull << 20), (16384ull << 30) + 1};
+    for (int k = 0; k < 4; k++) {
+        Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
+        req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET;
+        req.model_preset = (char *)"GPT2-345M";
+        req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
+        req.cluster_spec = (char *)"8xA100-80G";
+        req.global_batch = 16;
+        req.memory_reserve_bytes = k < 3 ? bad[k] : 2ull << 30;
+        tsl_request_limits_t lim = {.max_batch = 4096, .max_layers = 1000, .max_devices = 64};
+        tsl_plan_input_t in;
+        tsl_err_t err = {0};
+        memset(&in, 0, sizeof in);
+        int rc = tsl_plan_request_decode(&req, &lim, &in, &err);
+        if (k < 3)
+            CHECK(rc != 0 && strstr(err.msg, "memory_reserve_bytes: ") == err.msg &&
+                      strstr(err.msg, "above the physical bound 17592186044416"),
+                  "reserve %llu: rc %d, '%s'", (unsigned long long)bad[k], rc, err.msg);
+        else
+            CHECK(rc == 0 && in.request.mem_reserve_bytes == 2ull << 30 &&
+                      tsl_request_device_budget(&in.request, 80ull << 30) == 78ull << 30,
+                  "a 2 GiB reserve: rc %d, '%s'", rc, err.msg);
+        tsl_plan_input_free(&in);
+    }
+}
+
 /* Left open, the depths are the target's (target.h), as plan --local builds them: a
  * 2-layer DeepSeek-V3 config with one MTP depth (num_nextn_predict_layers 1) is
  * [emb, 2 layers, head] + (entry, block, head copy) = 7 layers under megatron, 4 under
@@ -574,6 +606,7 @@ int main(void)
     test_profile_outliers();
     test_bounds();
     test_decode_mtp();
+    test_decode_reserve();
     test_decode_target_mtp();
     return CHECK_DONE();
 }

@@ -295,6 +295,12 @@ static void test_argv(void)
     CHECK(tsl_cfgtab_apply_argv(&TAB, &d, 2, tail, NULL, &err) == -1 &&
               strstr(err.msg, "--count needs a value"),
           "no value: %s", err.msg);
+    /* the last word an unknown flag: unknown, as with a value after it (it said
+     * "--bogus needs a value") */
+    char *unknown[] = {"demo", "--bogus", NULL};
+    CHECK(tsl_cfgtab_apply_argv(&TAB, &d, 2, unknown, NULL, &err) == -1 &&
+              strstr(err.msg, "unknown option 'bogus'") && !strstr(err.msg, "needs a value"),
+          "an unknown last flag: %s", err.msg);
     char *sect[] = {"demo", "--num.count=3", "--extra.k", "ok", NULL};
     CHECK(tsl_cfgtab_apply_argv(&TAB, &d, 4, sect, NULL, &err) == 0 && d.count == 3 &&
               !strcmp(d.last_extra, "k"),

@@ -556,6 +556,13 @@ static void test_plan_page(tsl_store_t *store)
     free(r.body);
     CHECK(fetch(port, "GET", "/plan/%3Cx%3E", &r) == 0 && r.status == 404, "malformed 404");
     free(r.body);
+    /* letters or digits that are not 16 hex digits: no plan's either (the store
+     * refused them and the page answered 500) */
+    CHECK(fetch(port, "GET", "/plan/zzz", &r) == 0 && r.status == 404, "/plan/zzz: %d", r.status);
+    free(r.body);
+    CHECK(fetch(port, "GET", "/plan/00000000000000a", &r) == 0 && r.status == 404, "15 digits: %d",
+          r.status);
+    free(r.body);
     CHECK(fetch(port, "POST", "/plan/00000000000000aa", &r) == 0 && r.status == 405, "POST 405");
     free(r.body);
     tsl_http_stop(h);

@@ -210,6 +210,17 @@ same "--moe-alltoall-dispatcher" 0 --model Mixtral-8x7B --cluster 2x8xH100-80G:8
 same "a plan document's loss_impl of another type" 2 --cluster 8xA100-80G --plan "$TMPD/bad-loss.json" --no-search
 grep -q "plan: loss_impl: expected a whole number, got a string" "$TMPD/r.err" && ok "the field named" || fail "reason: $(cat "$TMPD/r.err")"
 
+# a plan document's node_order is read as given: an index past the cluster's nodes, or
+# a node named twice, is refused naming it (it was read as a node: out of bounds, and
+# it took tesseld down); the daemon answers the next call
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["plan"]["node_order"]=[5]; json.dump(d,open(sys.argv[2],"w"))' \
+    "$TMPD/plan.json" "$TMPD/bad-order.json"
+same "a plan document's node_order past the nodes" 2 --cluster 8xA100-80G --plan "$TMPD/bad-order.json" --no-search
+grep -q "node_order\[0\]: node 5, but the cluster has nodes 0..0" "$TMPD/r.err" && ok "the node named" ||
+    fail "reason: $(cat "$TMPD/r.err")"
+timeout 10 "$CTL" --server "$S" health >/dev/null && ok "tesseld healthy after a bad node_order" ||
+    fail "tesseld down after a bad node_order"
+
 # plans that cannot run: the same reason and exit status both ways
 same "TP 3 does not divide 16 heads" 2 --model GPT2-345M --cluster 6xA100-80G --tp 3 --batch 12
 grep -q "TP degree 3 does not divide its 16 heads" "$TMPD/r.err" &&

@@ -217,6 +217,9 @@ if "$PY" -m json.tool "$tmp/plan.json" >/dev/null 2>&1; then ok "export -o wrote
 
 ctl plans export "$fp" --format no-such-format
 expect_rc 2 "export with an unknown format"
+# the daemon's list names what ExportPlan takes: the parser's formats, json and trace
+grep -q "is not one of megatron, deepspeed, torchtitan, galvatron, torchtitan-toml (or json, trace)" "$tmp/err" &&
+    ok "unknown format: the formats listed once each" || fail "unknown format: $(cat "$tmp/err")"
 
 # The stacks' formats: the daemon's export of the stored plan is the local one's,
 # byte for byte, or the same refusal (exit 4, the same reason).
