@@ -1315,6 +1315,19 @@ static double grad_copy_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const
     return tsl_roofline_layer_bwd_acc_s(&dev, l, n, g.t, s->sp, V, params) - bwd;
 }
 
+/* The casts a gradient buffer narrower than its reduce needs (knobs.grad_buf_bytes 2
+ * under grad_reduce_bytes 4: DeepSpeed's fp32_allreduce over fp16 .grad, `tensor.float()`
+ * before the collective and `copy_` back after it): each of the rank's `elems` gradient
+ * elements read at one width and written at the other, twice, at the device's sustained
+ * memory rate, two kernels. 0 where the widths agree. */
+static double grad_cast_s(const tsl_cost_env_t *env, double elems)
+{
+    double b = grad_elem_bytes(&env->knobs), r = reduce_elem_bytes(&env->knobs);
+    if (!(r > b) || !(env->opt_mem_bw > 0) || !(elems > 0))
+        return 0.0;
+    return 2.0 * (b + r) * elems / env->opt_mem_bw + 2.0 * TSL_ROOFLINE_LAUNCH_S;
+}
+
 /* Gradient synchronisation of the DP and SDP levels (grad_bytes: the gradients
  * of this device's TP shard, in the knobs' reduce precision). Plain DP
  * all-reduces once, on the last micro-batch, under the backward (or after it:
@@ -1322,11 +1335,12 @@ static double grad_copy_s(const tsl_cost_env_t *env, const tsl_layer_t *l, const
  * instead and all-gathers the updated 16-bit weights (param_bytes) after the
  * optimizer step, where no backward hides it (exposed; *gather_next with
  * knobs.overlap_param_gather: under the next forward). ZeRO-2 also
- * reduce-scatters every micro-batch (per_mb), under its backward. */
+ * reduce-scatters every micro-batch (per_mb), under its backward. cast: the time
+ * of the casts around each reduce (grad_cast_s), paid where the reduce is. */
 static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl_strategy_t *s,
                       degrees_t g, const tsl_strategy_bw_t *bw, double grad_bytes,
-                      double param_bytes, double *per_mb, double *last, double *exposed,
-                      double *gather_next)
+                      double param_bytes, double cast, double *per_mb, double *last,
+                      double *exposed, double *gather_next)
 {
     double shard = grad_bytes / g.z;
     /* a reduce-scatter moves what an all-gather moves, with the same α */
@@ -1339,6 +1353,14 @@ static void grad_sync(tsl_cost_mode_t mode, const tsl_cost_knobs_t *k, const tsl
                      : s->zero == 1 ? rs
                                     : 0.0;
     double gather = s->zero ? allgather_lat_s(param_bytes / g.z, g.d, bw->dp_bw, &bw->dp_lat) : 0.0;
+    if (g.d * g.z > 1) { /* the casts go with the first reduce of the buffer */
+        if (g.z > 1)
+            sdp_rs += cast;
+        else if (s->zero >= 2)
+            rs += cast;
+        else
+            dp_last += cast;
+    }
     *per_mb = (s->zero >= 2 ? rs : 0.0) + (sdp_every_mb ? sdp_rs : 0.0);
     *last = (sdp_every_mb ? 0.0 : sdp_rs) + (k->grad_reduce_exposed ? 0.0 : dp_last);
     *exposed = (k->grad_reduce_exposed ? dp_last : 0.0) + (k->overlap_param_gather ? 0.0 : gather);
@@ -1566,7 +1588,7 @@ static void moe_terms(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl
     double pg = gather_bytes(env, o->p, o->w8, mxfp8_bf16_param_ag(env, s, o->g));
     o->gather = allgather_lat_s(pg, o->g.z, bw_edp, &lat_edp);
     grad_sync(env->mode, &env->knobs, s, o->g, &bwe, reduce_elem_bytes(&env->knobs) * o->p, pg,
-              &o->per_mb, &o->last, &o->exposed, &o->gather_next);
+              grad_cast_s(env, o->p), &o->per_mb, &o->last, &o->exposed, &o->gather_next);
     o->opt_s = optimizer_s(env, s, o->g, o->p);
     /* the model's stash (model.c): k input copies of h and k FFN activations of
      * (2g + 2)·f per token, of the T/t tokens a rank routes */
@@ -1795,8 +1817,8 @@ void tsl_cost_layer(const tsl_cost_env_t *env, const tsl_layer_t *l, const tsl_s
     double cp_f, cp_b;
     cp_exchange(env, l, g.t, n, core_fwd_s(env, l, n, g.t, core_f), bw, &cp_f, &cp_b);
     double per_mb, last, exposed, gather_next;
-    grad_sync(env->mode, &env->knobs, s, g, bw, reduce_elem_bytes(&env->knobs) * own, pg, &per_mb,
-              &last, &exposed, &gather_next);
+    grad_sync(env->mode, &env->knobs, s, g, bw, reduce_elem_bytes(&env->knobs) * own, pg,
+              grad_cast_s(env, own), &per_mb, &last, &exposed, &gather_next);
     /* dispatch + combine, and at etp > 1 the gather and the reduce-scatter */
     double ep_f = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_f,
            ep_b = moe.a2a_pass + 2.0 * moe.tpc + moe.disp_b, ep_rf = ep_f;

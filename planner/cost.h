@@ -291,8 +291,9 @@ typedef enum tsl_cost_mode {
  * apart from the reduce's (grad_buf_bytes: a 16-bit .grad cast to fp32 for the
  * collective alone, DeepSpeed's fp32_allreduce): what the weight gradients accumulate
  * into, the model states keep and the step reads, the DP/SDP collectives at
- * grad_reduce_bytes. */
-#define TSL_COST_MODEL_VERSION 54u
+ * grad_reduce_bytes. 55: the casts such a buffer needs around its reduce (grad_cast_s:
+ * read at one width, written at the other, before and after the collective). */
+#define TSL_COST_MODEL_VERSION 55u
 
 /* How a training stack keeps and synchronises its gradients and optimizer states
  * (docs/cost-model.md, "Precision and overlap"), each zero for what Tessel's

@@ -324,6 +324,24 @@ static void test_grad_accum(void)
         env.knobs.grad_buf_bytes = 4; /* the reduce's own: as left out */
         tsl_cost_layer(&env, &l, &s, NULL, 16, &buf16);
         CHECK(memcmp(&buf16, &fp32_reduce, sizeof(buf16)) == 0, "grad_buf_bytes 4 = the reduce's");
+        /* the casts around the reduce (grad_cast_s), at W_opt = 1 TB/s: the fp16 buffer
+           read and fp32 written before it, fp32 read and fp16 written after, 2 x (2 + 4)
+           B x 12582912 = 150.994944 us and two launches, on the DP all-reduce */
+        double opt_bw = env.opt_mem_bw;
+        env.opt_mem_bw = 1e12;
+        tsl_cost_layer(&env, &l, &s, NULL, 16, &fp32_reduce);
+        env.knobs.grad_buf_bytes = 2;
+        tsl_cost_layer(&env, &l, &s, NULL, 16, &buf16);
+        CHECK_NEAR(buf16.grad_comm_s - fp32_reduce.grad_comm_s,
+                   150.994944e-6 + 2 * TSL_ROOFLINE_LAUNCH_S, 1e-12,
+                   "fp16 buffer, fp32 reduce: the casts (%g)",
+                   buf16.grad_comm_s - fp32_reduce.grad_comm_s);
+        tsl_strategy_t solo = one(TSL_DIM_TP, 8, false); /* no DP: no reduce, no cast */
+        tsl_cost_layer(&env, &l, &solo, NULL, 16, &buf16);
+        env.knobs.grad_buf_bytes = 4;
+        tsl_cost_layer(&env, &l, &solo, NULL, 16, &fp32_reduce);
+        CHECK_NEAR(buf16.grad_comm_s, fp32_reduce.grad_comm_s, 1e-15, "TP 8, DP 1: no cast");
+        env.opt_mem_bw = opt_bw;
     }
     env.knobs = (tsl_cost_knobs_t){0};
     env.knobs.autocast = true; /* AccumulateGrad on fp32 .grad: 4 + 4 + 4, the same term */
