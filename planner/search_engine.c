@@ -130,6 +130,30 @@ static void eval_every_partition(tsl_engine_t *e, run_state_t *rs, uint32_t B, u
     } while (tsl_partition_next(L, e->max_cut, P, first));
 }
 
+/* The throughput a configuration of PP index i at a batch where fit says
+ * something fitted must reach to change anything the sweep keeps (its best, its
+ * top-k, that PP degree's best, whether the batch fitted), less a margin for
+ * rounding: every plan it could yield then ranks below all three (samples/s
+ * first, tsl_plan_better). 0 — cost it whole — until the top-k is full and the
+ * degree has a plan, in a stack's space (search_eval.c prunes none there), and
+ * where a configuration that fits nothing on its first partition has every
+ * partition costed (eval_every_partition: another partition's stages are not
+ * bound by its). */
+static double need_samples_per_s(const tsl_engine_t *e, const run_state_t *rs, uint32_t i,
+                                 uint32_t P, int fit)
+{
+    const tsl_plan_t *pp_best = e->per_pp ? &e->per_pp[i] : NULL;
+    if (!fit || pp_best == NULL || !pp_best->valid || rs->top == NULL || rs->n_top == NULL ||
+        rs->top_cap == 0 || *rs->n_top < rs->top_cap || e->space->target ||
+        e->space->uniform_strategy)
+        return 0;
+    if (P >= 2 &&
+        tsl_partition_count(e->model->n_layers, e->max_cut, P) <= TSL_SEARCH_ALL_PARTITIONS)
+        return 0;
+    double least = fmin(pp_best->samples_per_s, rs->top[rs->top_cap - 1].samples_per_s);
+    return least * (1 - 1e-9);
+}
+
 /* All (P, m) for one batch size; returns -1 when cancelled, else whether anything fit. */
 static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
 {
@@ -142,8 +166,11 @@ static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
                 return -1;
             tsl_plan_init(rs->scratch);
             e->bar_samples_per_s = rs->best->valid ? rs->best->samples_per_s : 0;
+            e->need_samples_per_s = need_samples_per_s(e, rs, i, P, fit);
             tsl_engine_eval(e, B, P, ms[k], &rs->first[i * (TSL_PLAN_MAX_STAGES + 1)], rs->scratch);
-            if (!rs->scratch->valid)
+            bool held = e->need_samples_per_s > 0; /* invalid: below the need, or no fit */
+            e->need_samples_per_s = 0;
+            if (!rs->scratch->valid && !held)
                 eval_every_partition(e, rs, B, P, ms[k]);
             if (!rs->scratch->valid)
                 continue;
@@ -329,6 +356,7 @@ int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t 
     rc = TSL_SEARCH_OK;
 out:
     e->bar_samples_per_s = 0; /* the refinement costs every interleave */
+    e->need_samples_per_s = 0;
     free(rs.scratch);
     free(rs.scratch2);
     free(rs.first);

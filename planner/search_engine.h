@@ -180,6 +180,12 @@ typedef struct tsl_engine {
     bool prune_below_bar;       /* only a plan above bar_samples_per_s is of use (the
                                    sub-layer step): a configuration that a stage proves
                                    cannot beat it is left unfinished (.valid false) */
+    double need_samples_per_s;  /* 0, or the throughput a configuration must beat to
+                                   change anything (the sweep: what it keeps; the
+                                   re-balancing: the plan it re-partitions): a plain
+                                   (v = 1) configuration that a stage proves cannot is
+                                   left unfinished (.valid false), as under
+                                   prune_below_bar; Tessel's space only (no target) */
     tsl_plan_t *per_pp;         /* NULL, or [n_groups] set by the caller: tsl_engine_run
                                    fills it with the best plan of each PP degree (group i,
                                    P = N / groups[i].group_size; .valid false where none
@@ -208,6 +214,11 @@ void tsl_engine_free(tsl_engine_t *e);
  * and the collective figures unless k's CP, EP or expert-TP degree differs, are kept (they
  * depend on neither the precision nor the other knobs). */
 void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k);
+
+/* Frees e's layer-cost memo (tsl_engine_t.memo) while e is idle: another engine's
+ * step (the sub-layer one) then peaks without it beside its own. e stays usable;
+ * it costs the rows it meets again afresh, to the same figures. */
+void tsl_engine_drop_costs(tsl_engine_t *e);
 
 /* Lends src's per-group figures to dst — the layouts and the moves between them,
  * the collective figures and envs of each stage block, the boundaries' pair

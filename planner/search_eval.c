@@ -628,6 +628,7 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
     memset(&e->stats, 0, sizeof(e->stats));
     e->saw_divisible = false;
     e->bar_samples_per_s = 0;
+    e->need_samples_per_s = 0;
     e->uniform_ckpt = -1;
     e->uniform_block_n = 0;
     memo_free(e->memo); /* priced under the other knobs */
@@ -638,6 +639,12 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
         if (groups)
             memset(e->glay[i].bw_done, 0, stages);
     }
+}
+
+void tsl_engine_drop_costs(tsl_engine_t *e)
+{
+    memo_free(e->memo);
+    e->memo = NULL;
 }
 
 void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src)
@@ -1829,10 +1836,25 @@ static double interleave_bound_s(const tsl_engine_t *e, const tsl_plan_t *p, uin
  * sync, the optimizer tail and the p2p only add. So once one stage has
  * m·K ≥ B / bar_samples_per_s, the configuration cannot beat the bar, whatever
  * its other stages and its schedule: the later stages' DPs are skipped. */
-static bool below_bar(const tsl_engine_t *e, const tsl_plan_stage_t *st, uint32_t B, uint32_t m)
+static bool below_bar(const tsl_plan_stage_t *st, uint32_t B, uint32_t m, double bar)
 {
     double k = st->time_nosync_s - st->p2p_s - st->fb_save_s;
-    return e->bar_samples_per_s > 0 && m * k * e->bar_samples_per_s >= B;
+    return bar > 0 && m * k * bar >= B;
+}
+
+/* The bar below_bar holds a configuration to (0: none): under prune_below_bar
+ * every schedule's; else the engine's need, for the plain configuration only —
+ * the one costed first, whose stages bound every interleave and zero-bubble
+ * schedule of it as well (they only add to its stage times: interleave_bound_s),
+ * so that none of them is costed either. Never in a stack's space: its uniform
+ * passes tell a configuration that fits from one that does not (eval_uniform). */
+static double prune_bar(const tsl_engine_t *e, uint32_t v, uint32_t sched, const uint32_t *given)
+{
+    if (e->prune_below_bar)
+        return e->bar_samples_per_s;
+    if (e->space->target || e->space->uniform_strategy)
+        return 0.0;
+    return v == 1 && sched == 0 && given == NULL ? e->need_samples_per_s : 0.0;
 }
 
 /* One configuration at one interleave v. */
@@ -1863,10 +1885,11 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         plan->n_nodes = e->cluster->n_nodes;
         memcpy(plan->node_order, e->node_order, plan->n_nodes * sizeof(uint16_t));
     }
+    double bar = prune_bar(e, v, sched, given);
     for (uint32_t s = 0; s < P; s++) {
         if (!eval_stage(e, g, plan, s, first_layer, B / m, m, given))
             return;
-        if (e->prune_below_bar && below_bar(e, &plan->stages[s], B, m))
+        if (below_bar(&plan->stages[s], B, m, bar))
             return;
     }
     finish_plan(e, plan);
