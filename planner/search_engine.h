@@ -155,11 +155,12 @@ typedef struct tsl_engine {
     uint32_t *layout_rep;       /* [Λ_max] scratch */
     tsl_relayout_t *moves_tmp;  /* [Λ_max²] scratch */
     uint32_t *relayout_scratch; /* [3 × devices] for tsl_relayout_plan */
-    tsl_strategy_bw_t *bw;      /* [S_max] */
-    uint32_t *choice;           /* [L] */
-    uint32_t *zb_choice;        /* [L]: a plan's strategies, for its zero-bubble costing */
-    uint32_t *tie_choice;       /* [L]: the tied pair's first layout's assignment (solve_stage) */
-    double *tie_rows;           /* [2 × S_max]: the embedding's and the head's DP rows */
+    tsl_strategy_bw_t *bw;      /* [S_max] scratch: a block's collective figures, made */
+    const tsl_strategy_bw_t *stage_bw; /* [S]: the stage's (e->bw or a kept glay row) */
+    uint32_t *choice;                  /* [L] */
+    uint32_t *zb_choice;               /* [L]: a plan's strategies, for its zero-bubble costing */
+    uint32_t *tie_choice; /* [L]: the tied pair's first layout's assignment (solve_stage) */
+    double *tie_rows;     /* [2 × S_max]: the embedding's and the head's DP rows */
     tsl_layerdp_ws_t *ws;
 
     /* stage partitions by PP degree: part[P-index][stage] = first layer */

@@ -858,7 +858,7 @@ static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gro
     }
     if (row != NULL)
         for (uint32_t j = 0; j < g->n; j++)
-            tsl_cost_layer(env, l, &g->items[j], &e->bw[j], Bm, &row[j]);
+            tsl_cost_layer(env, l, &g->items[j], &e->stage_bw[j], Bm, &row[j]);
     const tsl_layer_cost_t *lc = slot != NULL ? e->memo->cells + slot->row : row;
     for (uint32_t j = 0; j < g->n; j++)
         if (lc[j].feasible)
@@ -893,14 +893,14 @@ static bool cost_class_trans(tsl_engine_t *e, const tsl_cost_env_t *env, uint32_
     return true;
 }
 
-/* Whether the space lets layer take item j: a uniform pass gives the blocks
- * item uniform_ckpt (with uniform_block_n, only the blocks before position N
- * of the stage: pos counts the stage's blocks before this one) and the rest
- * item 0; a stack never recomputes the embedding or the head. */
-static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t layer,
+/* Whether the space lets a layer (a Transformer block when `block`,
+ * tsl_model_is_block) take item j: a uniform pass gives the blocks item
+ * uniform_ckpt (with uniform_block_n, only the blocks before position N of the
+ * stage: pos counts the stage's blocks before this one) and the rest item 0; a
+ * stack never recomputes the embedding or the head. */
+static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g, bool block,
                          uint32_t pos, uint32_t j)
 {
-    bool block = tsl_model_is_block(e->model, layer);
     if (e->knobs.cpu_offload_layers && (g->items[j].ckpt || g->items[j].selective))
         return false; /* Megatron-LM offloads without recompute only */
     if (e->uniform_ckpt >= 0) {
@@ -930,6 +930,7 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
         const tsl_layer_cost_t *lc = e->class_row[e->layer_class[first + i]];
         const tsl_transition_cost_t *tr =
             &e->class_trans[(size_t)e->layer_class[first + i] * e->max_layouts * e->max_layouts];
+        const bool block = tsl_model_is_block(e->model, first + i);
         for (uint32_t q = 0; q < K2; q++) /* every micro-batch: forward and backward parts */
             e->trans_s[(size_t)i * K2 + q] = m * (tr[q].fwd_s + tr[q].bwd_s);
         for (uint32_t j = 0; j < g->n; j++) {
@@ -937,14 +938,14 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
             e->time_s[k] = lc[j].feasible ? (m - 1) * (lc[j].fwd_s + lc[j].bwd_s) + lc[j].fwd_s +
                                                 lc[j].bwd_sync_s + lc[j].opt_s
                                           : INFINITY;
-            if (!cell_allowed(e, g, first + i, pos, j))
+            if (!cell_allowed(e, g, block, pos, j))
                 e->time_s[k] = INFINITY;
             e->saw_divisible |= lc[j].feasible;
             e->fwd_bytes[k] = lc[j].fwd_bytes * held[i];
             e->bwd_bytes[k] = lc[j].bwd_bytes;
             e->ms_bytes[k] = peak_states(&lc[j], live[i]);
         }
-        pos += tsl_model_is_block(e->model, first + i);
+        pos += block;
     }
 }
 
@@ -1361,8 +1362,10 @@ static bool same_groups(const tsl_strategy_t *a, const tsl_strategy_t *b)
     return true;
 }
 
-/* e->bw: the strategies' collective figures on stage s's block, kept per group
- * and stage (the env's mode is the engine's throughout a search). */
+/* e->stage_bw: the strategies' collective figures on stage s's block, kept per
+ * group and stage (the env's mode is the engine's throughout a search) and read
+ * where they are kept (a row is S × 1.3 KB: copying it cost more than the rest
+ * of a memoised stage's costing); made in e->bw for a group outside groups[]. */
 static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t s,
                      const tsl_cost_env_t *env)
 {
@@ -1372,8 +1375,7 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
     tsl_group_layouts_t *gl = i < e->n_groups ? &e->glay[i] : NULL;
     uint32_t t = gl != NULL ? stage_twin(e, g->group_size, s) : s;
     if (gl != NULL && (gl->bw_done[s] || gl->bw_done[t])) {
-        uint32_t from = gl->bw_done[s] ? s : t;
-        memcpy(e->bw, gl->bw + (size_t)from * g->n, g->n * sizeof(*e->bw));
+        e->stage_bw = gl->bw + (size_t)(gl->bw_done[s] ? s : t) * g->n;
         return;
     }
     tsl_strategy_bw_t moe; /* the EP groups: one walk per block, not per strategy */
@@ -1393,6 +1395,7 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
             tsl_cost_strategy_bw_memo(env, &g->items[j], &memo, &e->bw[j]);
         memcpy(e->bw[j].moe, moe.moe, sizeof(moe.moe));
     }
+    e->stage_bw = e->bw;
     if (gl != NULL) {
         memcpy(gl->bw + (size_t)s * g->n, e->bw, g->n * sizeof(*e->bw));
         gl->bw_done[s] = 1;
