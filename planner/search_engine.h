@@ -211,15 +211,16 @@ void tsl_engine_free(tsl_engine_t *e);
 
 /* Readies e for another tsl_engine_run under knobs k on the same model, cluster,
  * request and space (search.c: the FP8 pass after the bf16 one): statistics and
- * what the last run saw cleared, the layer costs made afresh; the layouts' moves,
+ * what the last run saw cleared, the layer costs and the DP's answers made afresh
+ * (tsl_engine_drop_memos); the layouts' moves,
  * and the collective figures unless k's CP, EP or expert-TP degree differs, are kept (they
  * depend on neither the precision nor the other knobs). */
 void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k);
 
-/* Frees e's layer-cost memo (tsl_engine_t.memo) while e is idle: another engine's
- * step (the sub-layer one) then peaks without it beside its own. e stays usable;
- * it costs the rows it meets again afresh, to the same figures. */
-void tsl_engine_drop_costs(tsl_engine_t *e);
+/* Frees e's memos (tsl_engine_t.memo, dp_memo) while e is idle: another engine's
+ * step (the sub-layer one) then peaks without them beside its own. e stays
+ * usable; it costs and solves what it meets again afresh, to the same figures. */
+void tsl_engine_drop_memos(tsl_engine_t *e);
 
 /* Lends src's per-group figures to dst — the layouts and the moves between them,
  * the collective figures and envs of each stage block, the boundaries' pair

@@ -110,15 +110,24 @@ typedef struct memo_key {
 
 typedef struct memo_slot {
     memo_key_t key;
-    size_t row; /* offset into cells; SIZE_MAX: empty */
+    tsl_layer_cost_t *row; /* in one of the chunks; NULL: empty */
 } memo_slot_t;
 
+/* Cells per chunk of rows (about 2 MB), or a stage's cells where more. */
+#define MEMO_CHUNK_CELLS 16384u
+
+/* The rows live in chunks that never move (a row is read where it was made): the
+ * memo grows a chunk at a time, without a reallocation's copy beside the old
+ * cells at its peak. */
 struct tsl_cost_memo {
     tsl_cost_knobs_t knobs; /* the bytes of the knobs its rows were made under */
     memo_slot_t *slot;      /* open addressing, n_slots a power of two */
     size_t n_slots, n_rows;
-    tsl_layer_cost_t *cells; /* the rows, one after another */
-    size_t n_cells, cap_cells;
+    tsl_layer_cost_t **chunk; /* [n_chunks] */
+    size_t *chunk_cap;        /* [n_chunks]: cells of each */
+    size_t n_chunks, cur;     /* rows go into chunk cur ... */
+    size_t used;              /* ... after its first `used` cells */
+    size_t n_cells;           /* cells handed out since the memo started afresh */
 };
 
 static void memo_free(struct tsl_cost_memo *m)
@@ -126,8 +135,56 @@ static void memo_free(struct tsl_cost_memo *m)
     if (m == NULL)
         return;
     free(m->slot);
-    free(m->cells);
+    for (size_t i = 0; i < m->n_chunks; i++)
+        free(m->chunk[i]);
+    free(m->chunk);
+    free(m->chunk_cap);
     free(m);
+}
+
+/* A row of n cells, from the chunk that memo_room readied. */
+static tsl_layer_cost_t *memo_row(struct tsl_cost_memo *m, uint32_t n)
+{
+    tsl_layer_cost_t *row = m->chunk[m->cur] + m->used;
+    m->used += n;
+    m->n_cells += n;
+    m->n_rows++;
+    return row;
+}
+
+/* A chunk with room for `cells` more cells in one run: the current one, the next
+ * one kept from before the memo started afresh, or a new one. */
+static bool memo_room(struct tsl_cost_memo *m, size_t cells)
+{
+    if (m->n_chunks > 0 && m->used + cells <= m->chunk_cap[m->cur])
+        return true;
+    size_t next = m->n_chunks > 0 && m->used > 0 ? m->cur + 1 : m->cur;
+    if (next < m->n_chunks && m->chunk_cap[next] >= cells) {
+        m->cur = next;
+        m->used = 0;
+        return true;
+    }
+    if (next == m->n_chunks) {
+        tsl_layer_cost_t **c = realloc(m->chunk, (next + 1) * sizeof(*c));
+        if (c != NULL)
+            m->chunk = c;
+        size_t *cap = c != NULL ? realloc(m->chunk_cap, (next + 1) * sizeof(*cap)) : NULL;
+        if (cap == NULL)
+            return false;
+        m->chunk_cap = cap;
+        m->chunk[next] = NULL;
+        m->chunk_cap[next] = 0;
+        m->n_chunks++;
+    }
+    size_t want = cells > MEMO_CHUNK_CELLS ? cells : MEMO_CHUNK_CELLS;
+    free(m->chunk[next]); /* a kept chunk too small for the stage: no row is read there */
+    m->chunk_cap[next] = 0;
+    if ((m->chunk[next] = malloc(want * sizeof(**m->chunk))) == NULL)
+        return false;
+    m->chunk_cap[next] = want;
+    m->cur = next;
+    m->used = 0;
+    return true;
 }
 
 static size_t memo_hash(const memo_key_t *k)
@@ -148,7 +205,7 @@ static bool memo_key_eq(const memo_key_t *a, const memo_key_t *b)
 static memo_slot_t *memo_slot(struct tsl_cost_memo *m, const memo_key_t *k)
 {
     size_t i = memo_hash(k) & (m->n_slots - 1);
-    while (m->slot[i].row != SIZE_MAX && !memo_key_eq(&m->slot[i].key, k))
+    while (m->slot[i].row != NULL && !memo_key_eq(&m->slot[i].key, k))
         i = (i + 1) & (m->n_slots - 1);
     return &m->slot[i];
 }
@@ -164,17 +221,17 @@ static bool memo_slots_alloc(struct tsl_cost_memo *m, size_t n)
     }
     m->n_slots = n;
     for (size_t i = 0; i < n; i++)
-        m->slot[i].row = SIZE_MAX;
+        m->slot[i].row = NULL;
     for (size_t i = 0; old != NULL && i < n_old; i++)
-        if (old[i].row != SIZE_MAX)
+        if (old[i].row != NULL)
             *memo_slot(m, &old[i].key) = old[i];
     free(old);
     return true;
 }
 
 /* Room for `rows` more rows of `cells` costs in all, made before a stage is
- * costed (rows handed out stay where they are until the next stage): the cells
- * grow up to TSL_SEARCH_COST_MEMO_BYTES, beyond which the memo starts afresh.
+ * costed (rows handed out stay where they are): the cells grow a chunk at a time
+ * up to TSL_SEARCH_COST_MEMO_BYTES, beyond which the memo starts afresh.
  * false (out of memory): the stage costs into class_cost as without a memo. */
 static bool memo_reserve(tsl_engine_t *e, const tsl_cost_env_t *env, size_t rows, size_t cells)
 {
@@ -189,22 +246,14 @@ static bool memo_reserve(tsl_engine_t *e, const tsl_cost_env_t *env, size_t rows
         memcpy(&m->knobs, &env->knobs, sizeof(m->knobs));
     if (m->n_cells + cells > cap || m->slot == NULL || other) { /* afresh */
         m->n_cells = m->n_rows = 0;
+        m->cur = m->used = 0; /* the chunks kept, to be written again */
         if (!memo_slots_alloc(m, m->n_slots ? m->n_slots : 1024))
             return false;
         for (size_t i = 0; i < m->n_slots; i++)
-            m->slot[i].row = SIZE_MAX;
+            m->slot[i].row = NULL;
     }
-    if (m->n_cells + cells > m->cap_cells) {
-        size_t want = m->cap_cells ? m->cap_cells : 4096;
-        while (want < m->n_cells + cells)
-            want *= 2;
-        want = want < cap ? want : cap > m->n_cells + cells ? cap : m->n_cells + cells;
-        tsl_layer_cost_t *c = realloc(m->cells, want * sizeof(*c));
-        if (c == NULL)
-            return false;
-        m->cells = c;
-        m->cap_cells = want;
-    }
+    if (!memo_room(m, cells))
+        return false;
     while (2 * (m->n_rows + rows) > m->n_slots)
         if (!memo_slots_alloc(m, 2 * m->n_slots))
             return false;
@@ -425,7 +474,11 @@ static int dp_solve(tsl_engine_t *e, const tsl_layerdp_problem_t *p, tsl_layerdp
 }
 
 /* Each group's layout numbering (made with its first stage's moves) and room for
- * the moves of every stage block of its size. */
+ * the moves of every stage block of its size. The figures themselves (moves,
+ * collective figures, envs, pairs) are read only once their marks say made: left
+ * unwritten (malloc), the pages a block never needs are never touched — a
+ * 100k-GPU cluster's groups hold tens of MB of them, most never made (and the
+ * sub-layer engine's are replaced by the main one's: tsl_engine_borrow_figures). */
 static int alloc_layouts(tsl_engine_t *e)
 {
     for (uint32_t i = 0; i < e->n_groups; i++) {
@@ -436,13 +489,13 @@ static int alloc_layouts(tsl_engine_t *e)
         size_t cells = stages * gl->n * gl->n;
         gl->of = calloc(g->n ? g->n : 1, sizeof(uint32_t));
         gl->rep = calloc(g->n ? g->n : 1, sizeof(uint32_t));
-        gl->moves = calloc(cells ? cells : 1, sizeof(tsl_relayout_t));
+        gl->moves = malloc((cells ? cells : 1) * sizeof(tsl_relayout_t));
         gl->pair_done = calloc(cells ? cells : 1, 1);
-        gl->bw = calloc(stages * g->n + 1, sizeof(*gl->bw));
+        gl->bw = malloc((stages * g->n + 1) * sizeof(*gl->bw));
         gl->bw_done = calloc(stages ? stages : 1, 1);
-        gl->env = calloc(stages ? stages : 1, sizeof(*gl->env));
+        gl->env = malloc((stages ? stages : 1) * sizeof(*gl->env));
         gl->env_done = calloc(stages ? stages : 1, 1);
-        gl->pairs_bw = calloc(2 * stages + 1, sizeof(*gl->pairs_bw));
+        gl->pairs_bw = malloc((2 * stages + 1) * sizeof(*gl->pairs_bw));
         gl->pairs_done = calloc(2 * stages + 1, 1);
         if (!gl->of || !gl->rep || !gl->moves || !gl->pair_done || !gl->bw || !gl->bw_done ||
             !gl->env || !gl->env_done || !gl->pairs_bw || !gl->pairs_done)
@@ -631,8 +684,9 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
     e->need_samples_per_s = 0;
     e->uniform_ckpt = -1;
     e->uniform_block_n = 0;
-    memo_free(e->memo); /* priced under the other knobs */
-    e->memo = NULL;
+    /* priced under the other knobs; and the DP's answers, whose rows they priced
+     * (the other precision's rows differ: kept, they only held memory) */
+    tsl_engine_drop_memos(e);
     for (uint32_t i = 0; e->glay != NULL && i < e->n_groups; i++) {
         uint32_t stages = e->cluster->n_devices / e->groups[i].group_size;
         memset(e->glay[i].env_done, 0, stages); /* the envs carry the knobs */
@@ -641,10 +695,12 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
     }
 }
 
-void tsl_engine_drop_costs(tsl_engine_t *e)
+void tsl_engine_drop_memos(tsl_engine_t *e)
 {
     memo_free(e->memo);
     e->memo = NULL;
+    dp_memo_free(e->dp_memo);
+    e->dp_memo = NULL;
 }
 
 void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src)
@@ -846,12 +902,9 @@ static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gro
         memo_key_t k = *key;
         k.cls = cls;
         slot = memo_slot(e->memo, &k);
-        if (slot->row == SIZE_MAX) { /* a new row: costed below */
+        if (slot->row == NULL) { /* a new row: costed below */
             slot->key = k;
-            slot->row = e->memo->n_cells;
-            e->memo->n_cells += g->n;
-            e->memo->n_rows++;
-            row = e->memo->cells + slot->row;
+            slot->row = row = memo_row(e->memo, g->n);
         } else {
             row = NULL;
         }
@@ -859,7 +912,7 @@ static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gro
     if (row != NULL)
         for (uint32_t j = 0; j < g->n; j++)
             tsl_cost_layer(env, l, &g->items[j], &e->stage_bw[j], Bm, &row[j]);
-    const tsl_layer_cost_t *lc = slot != NULL ? e->memo->cells + slot->row : row;
+    const tsl_layer_cost_t *lc = slot != NULL ? slot->row : row;
     for (uint32_t j = 0; j < g->n; j++)
         if (lc[j].feasible)
             e->layout_live[e->stage_layout[j]] = 1;
