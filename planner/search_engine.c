@@ -366,7 +366,8 @@ int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t 
     rs.scratch2 = malloc(sizeof(*rs.scratch2));
     rs.first = calloc((size_t)TSL_SEARCH_MAX_GROUPS * (TSL_PLAN_MAX_STAGES + 1), sizeof(uint32_t));
     rs.order = calloc(top_cap ? top_cap : 1, sizeof(*rs.order));
-    if (rs.scratch == NULL || rs.scratch2 == NULL || rs.first == NULL || rs.order == NULL) {
+    if (rs.scratch == NULL || rs.scratch2 == NULL || rs.first == NULL || rs.order == NULL ||
+        tsl_engine_ws(e) != 0) {
         tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
         goto out;
     }

@@ -217,10 +217,19 @@ void tsl_engine_free(tsl_engine_t *e);
  * depend on neither the precision nor the other knobs). */
 void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k);
 
-/* Frees e's memos (tsl_engine_t.memo, dp_memo) while e is idle: another engine's
- * step (the sub-layer one) then peaks without them beside its own. e stays
- * usable; it costs and solves what it meets again afresh, to the same figures. */
+/* Frees e's memos (tsl_engine_t.memo, dp_memo): it costs and solves what it
+ * meets again afresh, to the same figures. */
 void tsl_engine_drop_memos(tsl_engine_t *e);
+
+/* Frees the memos and the layer DP's workspace of an engine about to sit idle,
+ * so that another engine's step (the sub-layer one) peaks without them beside
+ * its own; reused blocks of the freed workspace serve the other's. e stays
+ * usable: tsl_engine_ws makes the workspace again (tsl_engine_run first). */
+void tsl_engine_idle(tsl_engine_t *e);
+
+/* e's layer-DP workspace (L × S × buckets), made when e has none; -1 when out
+ * of memory. */
+int tsl_engine_ws(tsl_engine_t *e);
 
 /* Lends src's per-group figures to dst — the layouts and the moves between them,
  * the collective figures and envs of each stage block, the boundaries' pair

@@ -455,6 +455,8 @@ static void dp_memo_add(tsl_engine_t *e, const uint64_t h[2], uint32_t L,
  * the same res and choice (and so the same statistics). */
 static int dp_solve(tsl_engine_t *e, const tsl_layerdp_problem_t *p, tsl_layerdp_result_t *res)
 {
+    if (tsl_engine_ws(e) != 0) /* tsl_engine_run made it; a bare eval after tsl_engine_idle */
+        return -1;
     if (p->trans_full_s != NULL) /* not the engine's form: not fingerprinted */
         return tsl_layerdp_solve(p, e->ws, e->choice, res, NULL);
     uint64_t h[2];
@@ -537,7 +539,7 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     if (e->space->target && (e->tview = malloc(sizeof(*e->tview))) == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
-    e->ws = tsl_layerdp_ws_new((uint32_t)L, (uint32_t)S, buckets);
+    tsl_engine_ws(e);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
         !e->class_cost || !e->class_trans || !e->class_done || !e->class_row || !e->bw ||
         !e->choice || !e->zb_choice || !e->tie_choice || !e->tie_rows || !e->ws || !e->alt ||
@@ -693,6 +695,21 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
         if (groups)
             memset(e->glay[i].bw_done, 0, stages);
     }
+}
+
+int tsl_engine_ws(tsl_engine_t *e)
+{
+    if (e->ws == NULL)
+        e->ws = tsl_layerdp_ws_new(e->model->n_layers, e->max_strategies ? e->max_strategies : 1,
+                                   tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes));
+    return e->ws != NULL ? 0 : -1;
+}
+
+void tsl_engine_idle(tsl_engine_t *e)
+{
+    tsl_engine_drop_memos(e);
+    tsl_layerdp_ws_free(e->ws);
+    e->ws = NULL;
 }
 
 void tsl_engine_drop_memos(tsl_engine_t *e)
