@@ -1196,14 +1196,15 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
     if (full) {
         r = dp_full(p, ws, E, minw, hi, &res->states_visited);
     } else {
-        /* compact layout classes 0..K−1, numbered by first appearance */
+        /* compact layout classes 0..K−1, numbered by first appearance (looked up
+         * among the K so far, not the j strategies before: O(S·K)) */
         for (uint32_t j = 0; j < S; j++) {
-            uint32_t q = 0;
-            while (q < j && p->layout[q] != p->layout[j])
-                q++;
-            if (q == j)
-                ws->corig[K] = p->layout[j];
-            ws->cls[j] = q < j ? ws->cls[q] : K++;
+            uint32_t k = 0;
+            while (k < K && ws->corig[k] != p->layout[j])
+                k++;
+            if (k == K)
+                ws->corig[K++] = p->layout[j];
+            ws->cls[j] = k;
         }
         r = dp_layout(p, ws, E, K, minw, hi, &res->states_visited);
     }
