@@ -203,6 +203,13 @@ void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws)
     free(ws);
 }
 
+bool tsl_layerdp_ws_holds(const tsl_layerdp_ws_t *ws, uint32_t max_layers, uint32_t max_strategies,
+                          uint32_t max_buckets)
+{
+    return ws != NULL && max_layers <= ws->max_layers && max_strategies <= ws->max_strategies &&
+           max_buckets <= ws->max_buckets;
+}
+
 uint32_t tsl_layerdp_buckets(uint64_t budget_bytes, uint64_t bucket_bytes)
 {
     if (bucket_bytes == 0)

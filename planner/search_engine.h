@@ -161,7 +161,11 @@ typedef struct tsl_engine {
     uint32_t *zb_choice;               /* [L]: a plan's strategies, for its zero-bubble costing */
     uint32_t *tie_choice; /* [L]: the tied pair's first layout's assignment (solve_stage) */
     double *tie_rows;     /* [2 × S_max]: the embedding's and the head's DP rows */
-    tsl_layerdp_ws_t *ws;
+    tsl_layerdp_ws_t *ws; /* made by tsl_engine_ws (tsl_engine_run first) */
+    /* NULL, or another engine's workspace, idle while this one runs: the layer DP
+     * uses it where it holds the problem (the sub-layer engine: the main one's,
+     * whose blocks are in memory already), e->ws only where it does not */
+    tsl_layerdp_ws_t *ws_lent;
 
     /* stage partitions by PP degree: part[P-index][stage] = first layer */
     uint32_t *partition; /* [(max stages + 1) per P], see search_eval.c */
@@ -220,12 +224,6 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k);
 /* Frees e's memos (tsl_engine_t.memo, dp_memo): it costs and solves what it
  * meets again afresh, to the same figures. */
 void tsl_engine_drop_memos(tsl_engine_t *e);
-
-/* Frees the memos and the layer DP's workspace of an engine about to sit idle,
- * so that another engine's step (the sub-layer one) peaks without them beside
- * its own; reused blocks of the freed workspace serve the other's. e stays
- * usable: tsl_engine_ws makes the workspace again (tsl_engine_run first). */
-void tsl_engine_idle(tsl_engine_t *e);
 
 /* e's layer-DP workspace (L × S × buckets), made when e has none; -1 when out
  * of memory. */

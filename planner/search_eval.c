@@ -451,14 +451,25 @@ static void dp_memo_add(tsl_engine_t *e, const uint64_t h[2], uint32_t L,
     m->n_used++;
 }
 
+/* The workspace p is solved in: the lent one where it holds p, else e's own (made
+ * when first needed); NULL when out of memory. */
+static tsl_layerdp_ws_t *dp_ws(tsl_engine_t *e, const tsl_layerdp_problem_t *p)
+{
+    if (tsl_layerdp_ws_holds(e->ws_lent, p->n_layers, p->n_strategies,
+                             tsl_layerdp_buckets(p->budget_bytes, p->bucket_bytes)))
+        return e->ws_lent;
+    return tsl_engine_ws(e) == 0 ? e->ws : NULL;
+}
+
 /* tsl_layerdp_solve into e->choice, or its answer to the same problem met before:
  * the same res and choice (and so the same statistics). */
 static int dp_solve(tsl_engine_t *e, const tsl_layerdp_problem_t *p, tsl_layerdp_result_t *res)
 {
-    if (tsl_engine_ws(e) != 0) /* tsl_engine_run made it; a bare eval after tsl_engine_idle */
+    tsl_layerdp_ws_t *ws = dp_ws(e, p);
+    if (ws == NULL)
         return -1;
     if (p->trans_full_s != NULL) /* not the engine's form: not fingerprinted */
-        return tsl_layerdp_solve(p, e->ws, e->choice, res, NULL);
+        return tsl_layerdp_solve(p, ws, e->choice, res, NULL);
     uint64_t h[2];
     dp_fingerprint(p, h);
     struct tsl_dp_memo *m = e->dp_memo;
@@ -469,7 +480,7 @@ static int dp_solve(tsl_engine_t *e, const tsl_layerdp_problem_t *p, tsl_layerdp
             memcpy(e->choice, m->choice + hit->off, p->n_layers * sizeof(*e->choice));
         return 0;
     }
-    int rc = tsl_layerdp_solve(p, e->ws, e->choice, res, NULL);
+    int rc = tsl_layerdp_solve(p, ws, e->choice, res, NULL);
     if (rc == 0)
         dp_memo_add(e, h, p->n_layers, res, e->choice);
     return rc;
@@ -539,11 +550,10 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     if (e->space->target && (e->tview = malloc(sizeof(*e->tview))) == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
-    tsl_engine_ws(e);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
         !e->class_cost || !e->class_trans || !e->class_done || !e->class_row || !e->bw ||
-        !e->choice || !e->zb_choice || !e->tie_choice || !e->tie_rows || !e->ws || !e->alt ||
-        !e->cand || !e->layout_of || !e->layout_rep || !e->moves_tmp || !e->layout_live ||
+        !e->choice || !e->zb_choice || !e->tie_choice || !e->tie_rows || !e->alt || !e->cand ||
+        !e->layout_of || !e->layout_rep || !e->moves_tmp || !e->layout_live ||
         !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
@@ -703,13 +713,6 @@ int tsl_engine_ws(tsl_engine_t *e)
         e->ws = tsl_layerdp_ws_new(e->model->n_layers, e->max_strategies ? e->max_strategies : 1,
                                    tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes));
     return e->ws != NULL ? 0 : -1;
-}
-
-void tsl_engine_idle(tsl_engine_t *e)
-{
-    tsl_engine_drop_memos(e);
-    tsl_layerdp_ws_free(e->ws);
-    e->ws = NULL;
 }
 
 void tsl_engine_drop_memos(tsl_engine_t *e)
