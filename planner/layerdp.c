@@ -203,6 +203,13 @@ void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws)
     free(ws);
 }
 
+bool tsl_layerdp_ws_holds(const tsl_layerdp_ws_t *ws, uint32_t max_layers, uint32_t max_strategies,
+                          uint32_t max_buckets)
+{
+    return ws != NULL && max_layers <= ws->max_layers && max_strategies <= ws->max_strategies &&
+           max_buckets <= ws->max_buckets;
+}
+
 uint32_t tsl_layerdp_buckets(uint64_t budget_bytes, uint64_t bucket_bytes)
 {
     if (bucket_bytes == 0)
@@ -1196,14 +1203,15 @@ int tsl_layerdp_solve(const tsl_layerdp_problem_t *p, tsl_layerdp_ws_t *ws, uint
     if (full) {
         r = dp_full(p, ws, E, minw, hi, &res->states_visited);
     } else {
-        /* compact layout classes 0..K−1, numbered by first appearance */
+        /* compact layout classes 0..K−1, numbered by first appearance (looked up
+         * among the K so far, not the j strategies before: O(S·K)) */
         for (uint32_t j = 0; j < S; j++) {
-            uint32_t q = 0;
-            while (q < j && p->layout[q] != p->layout[j])
-                q++;
-            if (q == j)
-                ws->corig[K] = p->layout[j];
-            ws->cls[j] = q < j ? ws->cls[q] : K++;
+            uint32_t k = 0;
+            while (k < K && ws->corig[k] != p->layout[j])
+                k++;
+            if (k == K)
+                ws->corig[K++] = p->layout[j];
+            ws->cls[j] = k;
         }
         r = dp_layout(p, ws, E, K, minw, hi, &res->states_visited);
     }

@@ -33,6 +33,7 @@
 #ifndef TSL_LAYERDP_H
 #define TSL_LAYERDP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -71,6 +72,10 @@ typedef struct tsl_layerdp_ws tsl_layerdp_ws_t;
 tsl_layerdp_ws_t *tsl_layerdp_ws_new(uint32_t max_layers, uint32_t max_strategies,
                                      uint32_t max_buckets);
 void tsl_layerdp_ws_free(tsl_layerdp_ws_t *ws);
+
+/* Whether ws takes problems of up to max_layers × max_strategies × max_buckets. */
+bool tsl_layerdp_ws_holds(const tsl_layerdp_ws_t *ws, uint32_t max_layers, uint32_t max_strategies,
+                          uint32_t max_buckets);
 
 /* On x86-64 the inner loops use AVX2 when the CPU has it (chosen at run time);
  * on = 1 forces the plain scalar loops. Both give bit-identical results — the

@@ -575,6 +575,9 @@ static void refine(tsl_engine_t *e, tsl_plan_t *top, uint32_t *n, double floor)
      * target skips the step */
     tsl_top_sort(work, w); /* best first: the sub-layer step's bar rises soonest */
     if (!r->no_sublayer && !r->target && !tsl_search_cancelled(e->hooks)) {
+        /* e's run is done: its memos would sit beside the step's (whose engine
+         * solves in e's DP workspace, tsl_search_sublayer) */
+        tsl_engine_drop_memos(e);
         tsl_search_sublayer(e, work, w, floor);
         tsl_top_sort(work, w);
     }

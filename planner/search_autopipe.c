@@ -149,6 +149,7 @@ void tsl_search_sublayer(tsl_engine_t *e, tsl_plan_t *plans, uint32_t n, double 
         tsl_engine_rerun(&se, &e->knobs);  /* the precision, CP and EP of e's run */
         tsl_engine_borrow_figures(&se, e); /* and the walks it made of the cluster */
         se.node_order = e->node_order;
+        se.ws_lent = e->ws;        /* e is idle through the step */
         se.prune_below_bar = true; /* a plan that does not beat the bar replaces none */
         double bar = floor;
         for (uint32_t i = 0; i < n; i++)

@@ -106,10 +106,57 @@ static void progress(const tsl_engine_t *e, double f, const char *phase)
 typedef struct run_state {
     tsl_plan_t *best, *top, *scratch, *scratch2;
     uint32_t top_cap, *n_top;
+    uint32_t *order; /* [top_cap]: the top-k best first, as slots of top (keep_top) */
     uint32_t n_pp;
     uint32_t pps[TSL_SEARCH_MAX_GROUPS];
     uint32_t *first; /* [n_pp × (TSL_PLAN_MAX_STAGES + 1)] */
 } run_state_t;
+
+/* tsl_top_offer's rule over rs->top's slots in rs->order: an offer copies one
+ * plan, not every plan it moves down (30 KB each, up to k − 1 per offer). */
+static void keep_top(run_state_t *rs, const tsl_plan_t *p)
+{
+    if (rs->top == NULL || rs->n_top == NULL || rs->top_cap == 0)
+        return;
+    uint32_t n = *rs->n_top, pos = n, cap = rs->top_cap;
+    while (pos > 0 && tsl_plan_better(p, &rs->top[rs->order[pos - 1]]))
+        pos--;
+    if (pos >= cap)
+        return;
+    uint32_t last = n < cap ? n : cap - 1, slot = n < cap ? n : rs->order[cap - 1];
+    memmove(&rs->order[pos + 1], &rs->order[pos], (last - pos) * sizeof(*rs->order));
+    rs->order[pos] = slot;
+    rs->top[slot] = *p;
+    if (n < cap)
+        (*rs->n_top)++;
+}
+
+/* The k-th best kept (k < *rs->n_top). */
+static const tsl_plan_t *top_at(const run_state_t *rs, uint32_t k)
+{
+    return &rs->top[rs->order[k]];
+}
+
+/* rs->top put in its order, best first, as tsl_top_offer keeps it: each cycle of
+ * the permutation moved round through one spare plan. */
+static void top_in_order(run_state_t *rs, tsl_plan_t *spare)
+{
+    uint32_t n = rs->top && rs->order && rs->n_top ? *rs->n_top : 0, *order = rs->order;
+    for (uint32_t i = 0; i < n; i++) {
+        if (order[i] == i)
+            continue;
+        *spare = rs->top[i];
+        uint32_t j = i;
+        while (order[j] != i) { /* slot j takes the plan of slot order[j] */
+            uint32_t k = order[j];
+            rs->top[j] = rs->top[k];
+            order[j] = j;
+            j = k;
+        }
+        rs->top[j] = *spare;
+        order[j] = j;
+    }
+}
 
 /* When the starting partition fits nothing and a handful of partitions exist,
  * the best of every one into rs->scratch: another may fit. */
@@ -130,6 +177,30 @@ static void eval_every_partition(tsl_engine_t *e, run_state_t *rs, uint32_t B, u
     } while (tsl_partition_next(L, e->max_cut, P, first));
 }
 
+/* The throughput a configuration of PP index i at a batch where fit says
+ * something fitted must reach to change anything the sweep keeps (its best, its
+ * top-k, that PP degree's best, whether the batch fitted), less a margin for
+ * rounding: every plan it could yield then ranks below all three (samples/s
+ * first, tsl_plan_better). 0 — cost it whole — until the top-k is full and the
+ * degree has a plan, in a stack's space (search_eval.c prunes none there), and
+ * where a configuration that fits nothing on its first partition has every
+ * partition costed (eval_every_partition: another partition's stages are not
+ * bound by its). */
+static double need_samples_per_s(const tsl_engine_t *e, const run_state_t *rs, uint32_t i,
+                                 uint32_t P, int fit)
+{
+    const tsl_plan_t *pp_best = e->per_pp ? &e->per_pp[i] : NULL;
+    if (!fit || pp_best == NULL || !pp_best->valid || rs->top == NULL || rs->n_top == NULL ||
+        rs->top_cap == 0 || *rs->n_top < rs->top_cap || e->space->target ||
+        e->space->uniform_strategy)
+        return 0;
+    if (P >= 2 &&
+        tsl_partition_count(e->model->n_layers, e->max_cut, P) <= TSL_SEARCH_ALL_PARTITIONS)
+        return 0;
+    double least = fmin(pp_best->samples_per_s, top_at(rs, rs->top_cap - 1)->samples_per_s);
+    return least * (1 - 1e-9);
+}
+
 /* All (P, m) for one batch size; returns -1 when cancelled, else whether anything fit. */
 static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
 {
@@ -142,8 +213,11 @@ static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
                 return -1;
             tsl_plan_init(rs->scratch);
             e->bar_samples_per_s = rs->best->valid ? rs->best->samples_per_s : 0;
+            e->need_samples_per_s = need_samples_per_s(e, rs, i, P, fit);
             tsl_engine_eval(e, B, P, ms[k], &rs->first[i * (TSL_PLAN_MAX_STAGES + 1)], rs->scratch);
-            if (!rs->scratch->valid)
+            bool held = e->need_samples_per_s > 0; /* invalid: below the need, or no fit */
+            e->need_samples_per_s = 0;
+            if (!rs->scratch->valid && !held)
                 eval_every_partition(e, rs, B, P, ms[k]);
             if (!rs->scratch->valid)
                 continue;
@@ -153,7 +227,7 @@ static int eval_batch(tsl_engine_t *e, run_state_t *rs, uint32_t B)
             tsl_plan_t *pp_best = e->per_pp ? &e->per_pp[i] : NULL;
             if (pp_best && (!pp_best->valid || tsl_plan_better(rs->scratch, pp_best)))
                 *pp_best = *rs->scratch;
-            tsl_top_offer(rs->top, rs->top_cap, rs->n_top, rs->scratch);
+            keep_top(rs, rs->scratch);
         }
     }
     e->stats.batches_tried++;
@@ -291,7 +365,9 @@ int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t 
     rs.scratch = malloc(sizeof(*rs.scratch));
     rs.scratch2 = malloc(sizeof(*rs.scratch2));
     rs.first = calloc((size_t)TSL_SEARCH_MAX_GROUPS * (TSL_PLAN_MAX_STAGES + 1), sizeof(uint32_t));
-    if (rs.scratch == NULL || rs.scratch2 == NULL || rs.first == NULL) {
+    rs.order = calloc(top_cap ? top_cap : 1, sizeof(*rs.order));
+    if (rs.scratch == NULL || rs.scratch2 == NULL || rs.first == NULL || rs.order == NULL ||
+        tsl_engine_ws(e) != 0) {
         tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
         goto out;
     }
@@ -329,9 +405,13 @@ int tsl_engine_run(tsl_engine_t *e, tsl_plan_t *best, tsl_plan_t *top, uint32_t 
     rc = TSL_SEARCH_OK;
 out:
     e->bar_samples_per_s = 0; /* the refinement costs every interleave */
+    e->need_samples_per_s = 0;
+    if (rs.scratch2 != NULL)
+        top_in_order(&rs, rs.scratch2);
     free(rs.scratch);
     free(rs.scratch2);
     free(rs.first);
+    free(rs.order);
     return rc;
 }
 

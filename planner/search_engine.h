@@ -154,12 +154,17 @@ typedef struct tsl_engine {
     uint32_t *layout_rep;       /* [Λ_max] scratch */
     tsl_relayout_t *moves_tmp;  /* [Λ_max²] scratch */
     uint32_t *relayout_scratch; /* [3 × devices] for tsl_relayout_plan */
-    tsl_strategy_bw_t *bw;      /* [S_max] */
-    uint32_t *choice;           /* [L] */
-    uint32_t *zb_choice;        /* [L]: a plan's strategies, for its zero-bubble costing */
-    uint32_t *tie_choice;       /* [L]: the tied pair's first layout's assignment (solve_stage) */
-    double *tie_rows;           /* [2 × S_max]: the embedding's and the head's DP rows */
-    tsl_layerdp_ws_t *ws;
+    tsl_strategy_bw_t *bw;      /* [S_max] scratch: a block's collective figures, made */
+    const tsl_strategy_bw_t *stage_bw; /* [S]: the stage's (e->bw or a kept glay row) */
+    uint32_t *choice;                  /* [L] */
+    uint32_t *zb_choice;               /* [L]: a plan's strategies, for its zero-bubble costing */
+    uint32_t *tie_choice; /* [L]: the tied pair's first layout's assignment (solve_stage) */
+    double *tie_rows;     /* [2 × S_max]: the embedding's and the head's DP rows */
+    tsl_layerdp_ws_t *ws; /* made by tsl_engine_ws (tsl_engine_run first) */
+    /* NULL, or another engine's workspace, idle while this one runs: the layer DP
+     * uses it where it holds the problem (the sub-layer engine: the main one's,
+     * whose blocks are in memory already), e->ws only where it does not */
+    tsl_layerdp_ws_t *ws_lent;
 
     /* stage partitions by PP degree: part[P-index][stage] = first layer */
     uint32_t *partition; /* [(max stages + 1) per P], see search_eval.c */
@@ -179,6 +184,12 @@ typedef struct tsl_engine {
     bool prune_below_bar;       /* only a plan above bar_samples_per_s is of use (the
                                    sub-layer step): a configuration that a stage proves
                                    cannot beat it is left unfinished (.valid false) */
+    double need_samples_per_s;  /* 0, or the throughput a configuration must beat to
+                                   change anything (the sweep: what it keeps; the
+                                   re-balancing: the plan it re-partitions): a plain
+                                   (v = 1) configuration that a stage proves cannot is
+                                   left unfinished (.valid false), as under
+                                   prune_below_bar; Tessel's space only (no target) */
     tsl_plan_t *per_pp;         /* NULL, or [n_groups] set by the caller: tsl_engine_run
                                    fills it with the best plan of each PP degree (group i,
                                    P = N / groups[i].group_size; .valid false where none
@@ -203,10 +214,19 @@ void tsl_engine_free(tsl_engine_t *e);
 
 /* Readies e for another tsl_engine_run under knobs k on the same model, cluster,
  * request and space (search.c: the FP8 pass after the bf16 one): statistics and
- * what the last run saw cleared, the layer costs made afresh; the layouts' moves,
+ * what the last run saw cleared, the layer costs and the DP's answers made afresh
+ * (tsl_engine_drop_memos); the layouts' moves,
  * and the collective figures unless k's CP, EP or expert-TP degree differs, are kept (they
  * depend on neither the precision nor the other knobs). */
 void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k);
+
+/* Frees e's memos (tsl_engine_t.memo, dp_memo): it costs and solves what it
+ * meets again afresh, to the same figures. */
+void tsl_engine_drop_memos(tsl_engine_t *e);
+
+/* e's layer-DP workspace (L × S × buckets), made when e has none; -1 when out
+ * of memory. */
+int tsl_engine_ws(tsl_engine_t *e);
 
 /* Lends src's per-group figures to dst — the layouts and the moves between them,
  * the collective figures and envs of each stage block, the boundaries' pair

@@ -111,15 +111,24 @@ typedef struct memo_key {
 
 typedef struct memo_slot {
     memo_key_t key;
-    size_t row; /* offset into cells; SIZE_MAX: empty */
+    tsl_layer_cost_t *row; /* in one of the chunks; NULL: empty */
 } memo_slot_t;
 
+/* Cells per chunk of rows (about 2 MB), or a stage's cells where more. */
+#define MEMO_CHUNK_CELLS 16384u
+
+/* The rows live in chunks that never move (a row is read where it was made): the
+ * memo grows a chunk at a time, without a reallocation's copy beside the old
+ * cells at its peak. */
 struct tsl_cost_memo {
     tsl_cost_knobs_t knobs; /* the bytes of the knobs its rows were made under */
     memo_slot_t *slot;      /* open addressing, n_slots a power of two */
     size_t n_slots, n_rows;
-    tsl_layer_cost_t *cells; /* the rows, one after another */
-    size_t n_cells, cap_cells;
+    tsl_layer_cost_t **chunk; /* [n_chunks] */
+    size_t *chunk_cap;        /* [n_chunks]: cells of each */
+    size_t n_chunks, cur;     /* rows go into chunk cur ... */
+    size_t used;              /* ... after its first `used` cells */
+    size_t n_cells;           /* cells handed out since the memo started afresh */
 };
 
 static void memo_free(struct tsl_cost_memo *m)
@@ -127,8 +136,56 @@ static void memo_free(struct tsl_cost_memo *m)
     if (m == NULL)
         return;
     free(m->slot);
-    free(m->cells);
+    for (size_t i = 0; i < m->n_chunks; i++)
+        free(m->chunk[i]);
+    free(m->chunk);
+    free(m->chunk_cap);
     free(m);
+}
+
+/* A row of n cells, from the chunk that memo_room readied. */
+static tsl_layer_cost_t *memo_row(struct tsl_cost_memo *m, uint32_t n)
+{
+    tsl_layer_cost_t *row = m->chunk[m->cur] + m->used;
+    m->used += n;
+    m->n_cells += n;
+    m->n_rows++;
+    return row;
+}
+
+/* A chunk with room for `cells` more cells in one run: the current one, the next
+ * one kept from before the memo started afresh, or a new one. */
+static bool memo_room(struct tsl_cost_memo *m, size_t cells)
+{
+    if (m->n_chunks > 0 && m->used + cells <= m->chunk_cap[m->cur])
+        return true;
+    size_t next = m->n_chunks > 0 && m->used > 0 ? m->cur + 1 : m->cur;
+    if (next < m->n_chunks && m->chunk_cap[next] >= cells) {
+        m->cur = next;
+        m->used = 0;
+        return true;
+    }
+    if (next == m->n_chunks) {
+        tsl_layer_cost_t **c = realloc(m->chunk, (next + 1) * sizeof(*c));
+        if (c != NULL)
+            m->chunk = c;
+        size_t *cap = c != NULL ? realloc(m->chunk_cap, (next + 1) * sizeof(*cap)) : NULL;
+        if (cap == NULL)
+            return false;
+        m->chunk_cap = cap;
+        m->chunk[next] = NULL;
+        m->chunk_cap[next] = 0;
+        m->n_chunks++;
+    }
+    size_t want = cells > MEMO_CHUNK_CELLS ? cells : MEMO_CHUNK_CELLS;
+    free(m->chunk[next]); /* a kept chunk too small for the stage: no row is read there */
+    m->chunk_cap[next] = 0;
+    if ((m->chunk[next] = malloc(want * sizeof(**m->chunk))) == NULL)
+        return false;
+    m->chunk_cap[next] = want;
+    m->cur = next;
+    m->used = 0;
+    return true;
 }
 
 static size_t memo_hash(const memo_key_t *k)
@@ -149,7 +206,7 @@ static bool memo_key_eq(const memo_key_t *a, const memo_key_t *b)
 static memo_slot_t *memo_slot(struct tsl_cost_memo *m, const memo_key_t *k)
 {
     size_t i = memo_hash(k) & (m->n_slots - 1);
-    while (m->slot[i].row != SIZE_MAX && !memo_key_eq(&m->slot[i].key, k))
+    while (m->slot[i].row != NULL && !memo_key_eq(&m->slot[i].key, k))
         i = (i + 1) & (m->n_slots - 1);
     return &m->slot[i];
 }
@@ -165,17 +222,17 @@ static bool memo_slots_alloc(struct tsl_cost_memo *m, size_t n)
     }
     m->n_slots = n;
     for (size_t i = 0; i < n; i++)
-        m->slot[i].row = SIZE_MAX;
+        m->slot[i].row = NULL;
     for (size_t i = 0; old != NULL && i < n_old; i++)
-        if (old[i].row != SIZE_MAX)
+        if (old[i].row != NULL)
             *memo_slot(m, &old[i].key) = old[i];
     free(old);
     return true;
 }
 
 /* Room for `rows` more rows of `cells` costs in all, made before a stage is
- * costed (rows handed out stay where they are until the next stage): the cells
- * grow up to TSL_SEARCH_COST_MEMO_BYTES, beyond which the memo starts afresh.
+ * costed (rows handed out stay where they are): the cells grow a chunk at a time
+ * up to TSL_SEARCH_COST_MEMO_BYTES, beyond which the memo starts afresh.
  * false (out of memory): the stage costs into class_cost as without a memo. */
 static bool memo_reserve(tsl_engine_t *e, const tsl_cost_env_t *env, size_t rows, size_t cells)
 {
@@ -190,22 +247,14 @@ static bool memo_reserve(tsl_engine_t *e, const tsl_cost_env_t *env, size_t rows
         memcpy(&m->knobs, &env->knobs, sizeof(m->knobs));
     if (m->n_cells + cells > cap || m->slot == NULL || other) { /* afresh */
         m->n_cells = m->n_rows = 0;
+        m->cur = m->used = 0; /* the chunks kept, to be written again */
         if (!memo_slots_alloc(m, m->n_slots ? m->n_slots : 1024))
             return false;
         for (size_t i = 0; i < m->n_slots; i++)
-            m->slot[i].row = SIZE_MAX;
+            m->slot[i].row = NULL;
     }
-    if (m->n_cells + cells > m->cap_cells) {
-        size_t want = m->cap_cells ? m->cap_cells : 4096;
-        while (want < m->n_cells + cells)
-            want *= 2;
-        want = want < cap ? want : cap > m->n_cells + cells ? cap : m->n_cells + cells;
-        tsl_layer_cost_t *c = realloc(m->cells, want * sizeof(*c));
-        if (c == NULL)
-            return false;
-        m->cells = c;
-        m->cap_cells = want;
-    }
+    if (!memo_room(m, cells))
+        return false;
     while (2 * (m->n_rows + rows) > m->n_slots)
         if (!memo_slots_alloc(m, 2 * m->n_slots))
             return false;
@@ -404,12 +453,25 @@ static void dp_memo_add(tsl_engine_t *e, const uint64_t h[2], uint32_t L,
     m->n_used++;
 }
 
+/* The workspace p is solved in: the lent one where it holds p, else e's own (made
+ * when first needed); NULL when out of memory. */
+static tsl_layerdp_ws_t *dp_ws(tsl_engine_t *e, const tsl_layerdp_problem_t *p)
+{
+    if (tsl_layerdp_ws_holds(e->ws_lent, p->n_layers, p->n_strategies,
+                             tsl_layerdp_buckets(p->budget_bytes, p->bucket_bytes)))
+        return e->ws_lent;
+    return tsl_engine_ws(e) == 0 ? e->ws : NULL;
+}
+
 /* tsl_layerdp_solve into e->choice, or its answer to the same problem met before:
  * the same res and choice (and so the same statistics). */
 static int dp_solve(tsl_engine_t *e, const tsl_layerdp_problem_t *p, tsl_layerdp_result_t *res)
 {
+    tsl_layerdp_ws_t *ws = dp_ws(e, p);
+    if (ws == NULL)
+        return -1;
     if (p->trans_full_s != NULL) /* not the engine's form: not fingerprinted */
-        return tsl_layerdp_solve(p, e->ws, e->choice, res, NULL);
+        return tsl_layerdp_solve(p, ws, e->choice, res, NULL);
     uint64_t h[2];
     dp_fingerprint(p, h);
     struct tsl_dp_memo *m = e->dp_memo;
@@ -420,14 +482,18 @@ static int dp_solve(tsl_engine_t *e, const tsl_layerdp_problem_t *p, tsl_layerdp
             memcpy(e->choice, m->choice + hit->off, p->n_layers * sizeof(*e->choice));
         return 0;
     }
-    int rc = tsl_layerdp_solve(p, e->ws, e->choice, res, NULL);
+    int rc = tsl_layerdp_solve(p, ws, e->choice, res, NULL);
     if (rc == 0)
         dp_memo_add(e, h, p->n_layers, res, e->choice);
     return rc;
 }
 
 /* Each group's layout numbering (made with its first stage's moves) and room for
- * the moves of every stage block of its size. */
+ * the moves of every stage block of its size. The figures themselves (moves,
+ * collective figures, envs, pairs) are read only once their marks say made: left
+ * unwritten (malloc), the pages a block never needs are never touched — a
+ * 100k-GPU cluster's groups hold tens of MB of them, most never made (and the
+ * sub-layer engine's are replaced by the main one's: tsl_engine_borrow_figures). */
 static int alloc_layouts(tsl_engine_t *e)
 {
     for (uint32_t i = 0; i < e->n_groups; i++) {
@@ -438,13 +504,13 @@ static int alloc_layouts(tsl_engine_t *e)
         size_t cells = stages * gl->n * gl->n;
         gl->of = calloc(g->n ? g->n : 1, sizeof(uint32_t));
         gl->rep = calloc(g->n ? g->n : 1, sizeof(uint32_t));
-        gl->moves = calloc(cells ? cells : 1, sizeof(tsl_relayout_t));
+        gl->moves = malloc((cells ? cells : 1) * sizeof(tsl_relayout_t));
         gl->pair_done = calloc(cells ? cells : 1, 1);
-        gl->bw = calloc(stages * g->n + 1, sizeof(*gl->bw));
+        gl->bw = malloc((stages * g->n + 1) * sizeof(*gl->bw));
         gl->bw_done = calloc(stages ? stages : 1, 1);
-        gl->env = calloc(stages ? stages : 1, sizeof(*gl->env));
+        gl->env = malloc((stages ? stages : 1) * sizeof(*gl->env));
         gl->env_done = calloc(stages ? stages : 1, 1);
-        gl->pairs_bw = calloc(2 * stages + 1, sizeof(*gl->pairs_bw));
+        gl->pairs_bw = malloc((2 * stages + 1) * sizeof(*gl->pairs_bw));
         gl->pairs_done = calloc(2 * stages + 1, 1);
         if (!gl->of || !gl->rep || !gl->moves || !gl->pair_done || !gl->bw || !gl->bw_done ||
             !gl->env || !gl->env_done || !gl->pairs_bw || !gl->pairs_done)
@@ -486,11 +552,10 @@ static int alloc_tables(tsl_engine_t *e, tsl_err_t *err)
     if (e->space->target && (e->tview = malloc(sizeof(*e->tview))) == NULL)
         return tsl_err_setc(err, TSL_E_NOMEM, "search: out of memory");
     uint32_t buckets = tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes);
-    e->ws = tsl_layerdp_ws_new((uint32_t)L, (uint32_t)S, buckets);
     if (!e->time_s || !e->fwd_bytes || !e->bwd_bytes || !e->ms_bytes || !e->trans_s ||
         !e->class_cost || !e->class_trans || !e->class_done || !e->class_row || !e->bw ||
-        !e->choice || !e->zb_choice || !e->tie_choice || !e->tie_rows || !e->ws || !e->alt ||
-        !e->cand || !e->layout_of || !e->layout_rep || !e->moves_tmp || !e->layout_live ||
+        !e->choice || !e->zb_choice || !e->tie_choice || !e->tie_rows || !e->alt || !e->cand ||
+        !e->layout_of || !e->layout_rep || !e->moves_tmp || !e->layout_live ||
         !e->relayout_scratch || !e->glay || alloc_layouts(e) != 0)
         return tsl_err_setc(err, TSL_E_NOMEM,
                             "search: out of memory for %zu layers × %zu strategies × %u "
@@ -628,16 +693,34 @@ void tsl_engine_rerun(tsl_engine_t *e, const tsl_cost_knobs_t *k)
     memset(&e->stats, 0, sizeof(e->stats));
     e->saw_divisible = false;
     e->bar_samples_per_s = 0;
+    e->need_samples_per_s = 0;
     e->uniform_ckpt = -1;
     e->uniform_block_n = 0;
-    memo_free(e->memo); /* priced under the other knobs */
-    e->memo = NULL;
+    /* priced under the other knobs; and the DP's answers, whose rows they priced
+     * (the other precision's rows differ: kept, they only held memory) */
+    tsl_engine_drop_memos(e);
     for (uint32_t i = 0; e->glay != NULL && i < e->n_groups; i++) {
         uint32_t stages = e->cluster->n_devices / e->groups[i].group_size;
         memset(e->glay[i].env_done, 0, stages); /* the envs carry the knobs */
         if (groups)
             memset(e->glay[i].bw_done, 0, stages);
     }
+}
+
+int tsl_engine_ws(tsl_engine_t *e)
+{
+    if (e->ws == NULL)
+        e->ws = tsl_layerdp_ws_new(e->model->n_layers, e->max_strategies ? e->max_strategies : 1,
+                                   tsl_layerdp_buckets(e->budget_bytes, e->bucket_bytes));
+    return e->ws != NULL ? 0 : -1;
+}
+
+void tsl_engine_drop_memos(tsl_engine_t *e)
+{
+    memo_free(e->memo);
+    e->memo = NULL;
+    dp_memo_free(e->dp_memo);
+    e->dp_memo = NULL;
 }
 
 void tsl_engine_borrow_figures(tsl_engine_t *dst, tsl_engine_t *src)
@@ -839,20 +922,17 @@ static void cost_class(tsl_engine_t *e, const tsl_cost_env_t *env, const tsl_gro
         memo_key_t k = *key;
         k.cls = cls;
         slot = memo_slot(e->memo, &k);
-        if (slot->row == SIZE_MAX) { /* a new row: costed below */
+        if (slot->row == NULL) { /* a new row: costed below */
             slot->key = k;
-            slot->row = e->memo->n_cells;
-            e->memo->n_cells += g->n;
-            e->memo->n_rows++;
-            row = e->memo->cells + slot->row;
+            slot->row = row = memo_row(e->memo, g->n);
         } else {
             row = NULL;
         }
     }
     if (row != NULL)
         for (uint32_t j = 0; j < g->n; j++)
-            tsl_cost_layer(env, l, &g->items[j], &e->bw[j], Bm, &row[j]);
-    const tsl_layer_cost_t *lc = slot != NULL ? e->memo->cells + slot->row : row;
+            tsl_cost_layer(env, l, &g->items[j], &e->stage_bw[j], Bm, &row[j]);
+    const tsl_layer_cost_t *lc = slot != NULL ? slot->row : row;
     for (uint32_t j = 0; j < g->n; j++)
         if (lc[j].feasible)
             e->layout_live[e->stage_layout[j]] = 1;
@@ -886,14 +966,14 @@ static bool cost_class_trans(tsl_engine_t *e, const tsl_cost_env_t *env, uint32_
     return true;
 }
 
-/* Whether the space lets layer take item j: a uniform pass gives the blocks
- * item uniform_ckpt (with uniform_block_n, only the blocks before position N
- * of the stage: pos counts the stage's blocks before this one) and the rest
- * item 0; a stack never recomputes the embedding or the head. */
-static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t layer,
+/* Whether the space lets a layer (a Transformer block when `block`,
+ * tsl_model_is_block) take item j: a uniform pass gives the blocks item
+ * uniform_ckpt (with uniform_block_n, only the blocks before position N of the
+ * stage: pos counts the stage's blocks before this one) and the rest item 0; a
+ * stack never recomputes the embedding or the head. */
+static bool cell_allowed(const tsl_engine_t *e, const tsl_group_strategies_t *g, bool block,
                          uint32_t pos, uint32_t j)
 {
-    bool block = tsl_model_is_block(e->model, layer);
     if (e->knobs.cpu_offload_layers && (g->items[j].ckpt || g->items[j].selective))
         return false; /* Megatron-LM offloads without recompute only */
     if (e->uniform_ckpt >= 0) {
@@ -923,6 +1003,7 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
         const tsl_layer_cost_t *lc = e->class_row[e->layer_class[first + i]];
         const tsl_transition_cost_t *tr =
             &e->class_trans[(size_t)e->layer_class[first + i] * e->max_layouts * e->max_layouts];
+        const bool block = tsl_model_is_block(e->model, first + i);
         for (uint32_t q = 0; q < K2; q++) /* every micro-batch: forward and backward parts */
             e->trans_s[(size_t)i * K2 + q] = m * (tr[q].fwd_s + tr[q].bwd_s);
         for (uint32_t j = 0; j < g->n; j++) {
@@ -930,14 +1011,14 @@ static void fill_stage_rows(tsl_engine_t *e, const tsl_group_strategies_t *g, ui
             e->time_s[k] = lc[j].feasible ? (m - 1) * (lc[j].fwd_s + lc[j].bwd_s) + lc[j].fwd_s +
                                                 lc[j].bwd_sync_s + lc[j].opt_s
                                           : INFINITY;
-            if (!cell_allowed(e, g, first + i, pos, j))
+            if (!cell_allowed(e, g, block, pos, j))
                 e->time_s[k] = INFINITY;
             e->saw_divisible |= lc[j].feasible;
             e->fwd_bytes[k] = lc[j].fwd_bytes * held[i];
             e->bwd_bytes[k] = lc[j].bwd_bytes;
             e->ms_bytes[k] = peak_states(&lc[j], live[i]);
         }
-        pos += tsl_model_is_block(e->model, first + i);
+        pos += block;
     }
 }
 
@@ -1355,8 +1436,10 @@ static bool same_groups(const tsl_strategy_t *a, const tsl_strategy_t *b)
     return true;
 }
 
-/* e->bw: the strategies' collective figures on stage s's block, kept per group
- * and stage (the env's mode is the engine's throughout a search). */
+/* e->stage_bw: the strategies' collective figures on stage s's block, kept per
+ * group and stage (the env's mode is the engine's throughout a search) and read
+ * where they are kept (a row is S × 1.3 KB: copying it cost more than the rest
+ * of a memoised stage's costing); made in e->bw for a group outside groups[]. */
 static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t s,
                      const tsl_cost_env_t *env)
 {
@@ -1366,8 +1449,7 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
     tsl_group_layouts_t *gl = i < e->n_groups ? &e->glay[i] : NULL;
     uint32_t t = gl != NULL ? stage_twin(e, g->group_size, s) : s;
     if (gl != NULL && (gl->bw_done[s] || gl->bw_done[t])) {
-        uint32_t from = gl->bw_done[s] ? s : t;
-        memcpy(e->bw, gl->bw + (size_t)from * g->n, g->n * sizeof(*e->bw));
+        e->stage_bw = gl->bw + (size_t)(gl->bw_done[s] ? s : t) * g->n;
         return;
     }
     tsl_strategy_bw_t moe; /* the EP groups: one walk per block, not per strategy */
@@ -1387,6 +1469,7 @@ static void stage_bw(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32_t 
             tsl_cost_strategy_bw_memo(env, &g->items[j], &memo, &e->bw[j]);
         memcpy(e->bw[j].moe, moe.moe, sizeof(moe.moe));
     }
+    e->stage_bw = e->bw;
     if (gl != NULL) {
         memcpy(gl->bw + (size_t)s * g->n, e->bw, g->n * sizeof(*e->bw));
         gl->bw_done[s] = 1;
@@ -1830,10 +1913,25 @@ static double interleave_bound_s(const tsl_engine_t *e, const tsl_plan_t *p, uin
  * sync, the optimizer tail and the p2p only add. So once one stage has
  * m·K ≥ B / bar_samples_per_s, the configuration cannot beat the bar, whatever
  * its other stages and its schedule: the later stages' DPs are skipped. */
-static bool below_bar(const tsl_engine_t *e, const tsl_plan_stage_t *st, uint32_t B, uint32_t m)
+static bool below_bar(const tsl_plan_stage_t *st, uint32_t B, uint32_t m, double bar)
 {
     double k = st->time_nosync_s - st->p2p_s - st->fb_save_s;
-    return e->bar_samples_per_s > 0 && m * k * e->bar_samples_per_s >= B;
+    return bar > 0 && m * k * bar >= B;
+}
+
+/* The bar below_bar holds a configuration to (0: none): under prune_below_bar
+ * every schedule's; else the engine's need, for the plain configuration only —
+ * the one costed first, whose stages bound every interleave and zero-bubble
+ * schedule of it as well (they only add to its stage times: interleave_bound_s),
+ * so that none of them is costed either. Never in a stack's space: its uniform
+ * passes tell a configuration that fits from one that does not (eval_uniform). */
+static double prune_bar(const tsl_engine_t *e, uint32_t v, uint32_t sched, const uint32_t *given)
+{
+    if (e->prune_below_bar)
+        return e->bar_samples_per_s;
+    if (e->space->target || e->space->uniform_strategy)
+        return 0.0;
+    return v == 1 && sched == 0 && given == NULL ? e->need_samples_per_s : 0.0;
 }
 
 /* One configuration at one interleave v. */
@@ -1864,10 +1962,11 @@ static void eval_config(tsl_engine_t *e, const tsl_group_strategies_t *g, uint32
         plan->n_nodes = e->cluster->n_nodes;
         memcpy(plan->node_order, e->node_order, plan->n_nodes * sizeof(uint16_t));
     }
+    double bar = prune_bar(e, v, sched, given);
     for (uint32_t s = 0; s < P; s++) {
         if (!eval_stage(e, g, plan, s, first_layer, B / m, m, given))
             return;
-        if (e->prune_below_bar && below_bar(e, &plan->stages[s], B, m))
+        if (below_bar(&plan->stages[s], B, m, bar))
             return;
     }
     finish_plan(e, plan);

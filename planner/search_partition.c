@@ -124,13 +124,17 @@ static bool same_partition(const tsl_plan_t *p, const uint32_t *first)
     return true;
 }
 
-/* Searches the configuration of *best again with partition `first`; keeps it when faster. */
+/* Searches the configuration of *best again with partition `first`; keeps it when
+ * faster. One that a stage proves cannot beat *best is left unfinished (the
+ * engine's need, search_engine.h). */
 static bool try_partition(tsl_engine_t *e, tsl_plan_t *best, const uint32_t *first, refine_buf_t *b)
 {
     if (same_partition(best, first))
         return false;
     tsl_plan_init(b->cand);
+    e->need_samples_per_s = best->samples_per_s;
     tsl_engine_eval(e, best->global_batch, best->pp, best->n_micro, first, b->cand);
+    e->need_samples_per_s = 0;
     if (!b->cand->valid || b->cand->samples_per_s <= best->samples_per_s * (1 + 1e-9))
         return false;
     *best = *b->cand;
