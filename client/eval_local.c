@@ -318,9 +318,14 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
  * included), else a plan document's request's target, so that a plan searched with
  * plan --target STACK is held to STACK's rules and compared within its space as
  * plan compared it, not with plans STACK cannot run. */
-static uint32_t eval_target(const tsl_eval_opts_t *eo, const json_t *doc)
+static int eval_target(const tsl_eval_opts_t *eo, const json_t *doc, uint32_t *target,
+                       tsl_err_t *err)
 {
-    return eo->target_given || doc == NULL ? eo->target : tsl_eval_doc_target(doc);
+    uint32_t t = TSL_TARGET_ANY;
+    if (doc != NULL && tsl_eval_doc_target(doc, &t, err) != 0) /* checked even under --target */
+        return tsl_err_prefix(err, "plan: %s", eo->plan_file);
+    *target = eo->target_given || doc == NULL ? eo->target : t;
+    return 0;
 }
 
 int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl_eval_input_t *in,
@@ -335,7 +340,9 @@ int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl
         return -1;
     /* the flags under the document's stack, as if --target had named it */
     tsl_eval_opts_t e = *eo;
-    e.target = in->target = eval_target(eo, in->doc);
+    if (eval_target(eo, in->doc, &in->target, err) != 0)
+        return -1;
+    e.target = in->target;
     if ((e.target != eo->target && check_switches(&e, err) != 0) ||
         load_model(&e, &cfg, in, err) != 0 ||
         load_cluster(&e, cluster_json, &in->cluster, err) != 0 ||

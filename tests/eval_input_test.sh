@@ -1,6 +1,7 @@
 #!/bin/bash
 # `tesselctl eval`'s inputs refused naming what is wrong (exit 2), never priced as
-# something else.
+# something else: a Megatron-LM line written for another model, a plan document's
+# unknown target, a plan file that cannot be read, an empty --server.
 set -u
 # shellcheck source=cli_lib.sh
 source "$(dirname "$0")/cli_lib.sh" "$1"
@@ -58,6 +59,29 @@ expect 2 "megatron: --num-experts 8: the model GPT2-345M has none" \
 expect 2 "megatron: --max-position-embeddings 2048: the model GPT2-345M has 1024 learned positions" \
     eval $gpt --megatron-args "$gptpar --max-position-embeddings 2048"
 expect 2 "hidden-size: missing number" eval $gpt --megatron-args "$gptpar --hidden-size ''"
+
+# ---- a plan document's request.target (common/eval_doc.c) and --target ----
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --target megatron --json
+cp "$out" "$dir/plan.json"
+settarget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["request"]["target"]=json.loads(sys.argv[3]); json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json" "$1"; }
+settarget '"megatorn"'
+expect 2 "plan: $dir/t.json: request.target: 'megatorn' is not one of any, megatron, deepspeed, torchtitan, galvatron" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+# checked under --target too: the document is wrong whichever stack prices it
+expect 2 "request.target: 'megatorn' is not one of" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search --target megatron
+settarget '[1]'
+expect 2 "request.target: a non-string is not one of any, megatron" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+# the names, either case, and the numbers plan --json writes read as before
+for t in '"any"' '"Megatron"' '1' 'null'; do
+    settarget "$t"
+    expect 0 "" eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+done
+# --target "" is an unset shell variable, as plan refuses it
+expect 2 "target: empty; give megatron, deepspeed, torchtitan or galvatron (or leave --target out)" \
+    eval --cluster 8xA100-80G --plan "$dir/plan.json" --no-search --target ""
+expect 2 "target: empty; give megatron" plan --local --model GPT2-345M --cluster 8xA100-80G --target ""
 
 echo "eval_input_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
