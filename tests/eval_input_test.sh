@@ -83,5 +83,13 @@ expect 2 "target: empty; give megatron, deepspeed, torchtitan or galvatron (or l
     eval --cluster 8xA100-80G --plan "$dir/plan.json" --no-search --target ""
 expect 2 "target: empty; give megatron" plan --local --model GPT2-345M --cluster 8xA100-80G --target ""
 
+# ---- --plan FILE that cannot be read: why, before JSON's complaint ----
+expect 2 "tesselctl: eval: plan: cannot open $dir/none.json: No such file or directory" \
+    eval --cluster 8xA100-80G --plan "$dir/none.json"
+mkdir "$dir/adir"
+expect 2 "tesselctl: eval: plan: $dir/adir: is a directory" eval --cluster 8xA100-80G --plan "$dir/adir"
+printf '{"plan": ' >"$dir/cut.json"
+expect 2 "plan: $dir/cut.json: line 1: " eval --cluster 8xA100-80G --plan "$dir/cut.json"
+
 echo "eval_input_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
