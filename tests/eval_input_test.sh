@@ -91,5 +91,18 @@ expect 2 "tesselctl: eval: plan: $dir/adir: is a directory" eval --cluster 8xA10
 printf '{"plan": ' >"$dir/cut.json"
 expect 2 "plan: $dir/cut.json: line 1: " eval --cluster 8xA100-80G --plan "$dir/cut.json"
 
+# ---- --server "": refused by the one parser every subcommand shares, before any
+# connection (not the default socket) ----
+srv="--server: empty; give unix:/path or host:port"
+expect 2 "$srv" --server "" health
+expect 2 "$srv" health --server ""
+expect 2 "$srv" plan --server "" --model GPT2-345M --cluster 8xA100-80G
+expect 2 "$srv" eval --server "" --model GPT2-345M --cluster 8xA100-80G --tp 2
+expect 2 "$srv" plans list --server ""
+expect 2 "$srv" plans show --server "" 0123456789abcdef
+expect 2 "$srv" workers --server ""
+expect 2 "$srv" profiles --server ""
+expect 2 "$srv" trial list --server ""
+
 echo "eval_input_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
