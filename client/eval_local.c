@@ -4,9 +4,11 @@
  * and cluster of the options (tsl_eval_input_load, shared with the remote
  * mode), costed here by common/eval_doc.h and printed by eval_print.c.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cluster_json.h"
 #include "eval.h"
@@ -33,6 +35,29 @@ static void print_notes(const tsl_eval_cfg_t *cfg)
     }
 }
 
+/* The --plan document; a path that cannot be opened says why (errno), and a
+ * directory, which opens but reads as nothing, says so before JSON would. */
+static json_t *load_plan_doc(const char *path, tsl_err_t *err)
+{
+    FILE *f = fopen(path, "r");
+    struct stat st;
+    json_error_t je;
+    if (f == NULL) {
+        tsl_err_setc(err, TSL_E_INVALID, "plan: cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        tsl_err_setc(err, TSL_E_INVALID, "plan: %s: is a directory", path);
+        return NULL;
+    }
+    json_t *doc = json_loadf(f, 0, &je);
+    fclose(f);
+    if (doc == NULL)
+        tsl_err_setc(err, TSL_E_INVALID, "plan: %s: line %d: %s", path, je.line, je.text);
+    return doc;
+}
+
 static int read_source(const tsl_eval_opts_t *eo, tsl_eval_cfg_t *cfg, json_t **doc, tsl_err_t *err)
 {
     *cfg = eo->cfg;
@@ -46,13 +71,8 @@ static int read_source(const tsl_eval_opts_t *eo, tsl_eval_cfg_t *cfg, json_t **
         free(text);
         return rc;
     }
-    if (eo->plan_file) {
-        json_error_t je;
-        *doc = json_load_file(eo->plan_file, 0, &je);
-        if (*doc == NULL)
-            return tsl_err_setc(err, TSL_E_INVALID, "plan: %s: line %d: %s", eo->plan_file, je.line,
-                                je.text);
-    }
+    if (eo->plan_file && (*doc = load_plan_doc(eo->plan_file, err)) == NULL)
+        return -1;
     return 0;
 }
 
@@ -318,9 +338,14 @@ static int check_switches(const tsl_eval_opts_t *eo, tsl_err_t *err)
  * included), else a plan document's request's target, so that a plan searched with
  * plan --target STACK is held to STACK's rules and compared within its space as
  * plan compared it, not with plans STACK cannot run. */
-static uint32_t eval_target(const tsl_eval_opts_t *eo, const json_t *doc)
+static int eval_target(const tsl_eval_opts_t *eo, const json_t *doc, uint32_t *target,
+                       tsl_err_t *err)
 {
-    return eo->target_given || doc == NULL ? eo->target : tsl_eval_doc_target(doc);
+    uint32_t t = TSL_TARGET_ANY;
+    if (doc != NULL && tsl_eval_doc_target(doc, &t, err) != 0) /* checked even under --target */
+        return tsl_err_prefix(err, "plan: %s", eo->plan_file);
+    *target = eo->target_given || doc == NULL ? eo->target : t;
+    return 0;
 }
 
 int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl_eval_input_t *in,
@@ -335,7 +360,9 @@ int tsl_eval_input_load(const tsl_eval_opts_t *eo, const char *cluster_json, tsl
         return -1;
     /* the flags under the document's stack, as if --target had named it */
     tsl_eval_opts_t e = *eo;
-    e.target = in->target = eval_target(eo, in->doc);
+    if (eval_target(eo, in->doc, &in->target, err) != 0)
+        return -1;
+    e.target = in->target;
     if ((e.target != eo->target && check_switches(&e, err) != 0) ||
         load_model(&e, &cfg, in, err) != 0 ||
         load_cluster(&e, cluster_json, &in->cluster, err) != 0 ||

@@ -536,7 +536,9 @@ static int eval_opt(int opt, tsl_eval_opts_t *eo, tsl_err_t *err)
     case OPT_DOUBLE_FWD: eo->double_block_fwd = true; return 0;
     case OPT_EAGER: eo->eager = true; return 0;
     case OPT_PAPER: eo->paper_cost = true; return 0;
-    case OPT_TARGET: eo->target_given = true; return tsl_target_parse(optarg, &eo->target, err);
+    case OPT_TARGET:
+        eo->target_given = true;
+        return tsl_target_parse_flag(optarg, &eo->target, err);
     case OPT_NO_HOST_FLOOR: eo->no_host_floor = true; return 0;
     case OPT_GRAD_BYTES:
         if (tsl_parse_u32("grad-reduce-bytes", optarg, 2, 4, &eo->grad_reduce_bytes, err) != 0)

@@ -130,12 +130,8 @@ static int req_opt(const req_opt_t *o, const char *arg, tsl_request_t *r, tsl_er
         return tsl_parse_u32(o->flag, arg, o->min, o->max, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_BYTES: return tsl_parse_bytes(o->flag, arg, (uint64_t *)field, err);
     case TSL_REQUEST_KIND_TARGET:
-        /* the planner reads "" as no target (a request's absent field); on the
-         * command line it is an unset shell variable, not a choice */
-        if (arg[0] == '\0')
-            return tsl_err_set(err, "target: empty; give megatron, deepspeed, torchtitan or "
-                                    "galvatron (or leave --target out)");
-        return tsl_target_parse(arg, (uint32_t *)field, err);
+        /* the planner reads "" as no target (a request's absent field) */
+        return tsl_target_parse_flag(arg, (uint32_t *)field, err);
     case TSL_REQUEST_KIND_REAL:
         return tsl_parse_double(o->flag, arg, o->min, o->max, (double *)field, err);
     case TSL_REQUEST_KIND_MODULES:

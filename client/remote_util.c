@@ -35,6 +35,13 @@ int tsl_remote_common_opt(int opt, const char *arg, tsl_client_opts_t *co)
 {
     switch (opt) {
     case TSL_OPT_SERVER:
+        /* an empty address is an unset shell variable, not a choice: falling back
+         * to the default socket would talk to another daemon than the one meant */
+        if (arg[0] == '\0')
+            return tsl_remote_fail(TSL_EXIT_USAGE,
+                                   "--server: empty; give unix:/path or host:port (or leave "
+                                   "--server out: TESSEL_SERVER, else %s)",
+                                   TSL_DEFAULT_SERVER);
         co->server = arg;
         co->server_given = true;
         return 0;

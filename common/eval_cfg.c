@@ -465,7 +465,8 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg_in, const tsl_model_t *m, uint32
                            "pp: %u does not divide the %u devices (or exceeds the %u "
                            "layers)",
                            P, n_devices, m->n_layers);
-    if (degrees(cfg, n_devices / P, deg, err) != 0)
+    if (tsl_eval_shape_check(&cfg->shape, m, cfg->tp ? cfg->tp : 1, err) != 0 ||
+        degrees(cfg, n_devices / P, deg, err) != 0)
         return -1;
     /* Megatron-LM MultiTokenPredictionLayer._checkpointed_forward (read at 00611e6e):
      * "recompute_num_layers must be 1 for MTP recompute" under uniform */
@@ -645,17 +646,11 @@ static const mg_why_t mg_noted[] = {
                                     "copy per token and destination NVLink domain"},
 };
 
-/* Accepted: they do not change the plan (the model comes from --model/--hf-config,
- * and Tessel checks only --num-layers and --seq-length against it). */
+/* Accepted: they do not change the plan (the model comes from --model/--hf-config;
+ * --num-layers, --seq-length and the shape flags of eval_shape.h are read and
+ * checked against it). */
 static const char *const mg_no_effect[] = {
     "use-mcore-models",
-    "hidden-size",
-    "ffn-hidden-size",
-    "num-attention-heads",
-    "group-query-attention",
-    "num-query-groups",
-    "kv-channels",
-    "max-position-embeddings",
     "position-embedding-type",
     "rotary-base",
     "rotary-percent",
@@ -664,21 +659,10 @@ static const char *const mg_no_effect[] = {
     "use-rope-scaling",
     "rope-scaling-factor",
     "swiglu",
-    "num-experts",
-    "moe-router-topk",
-    "moe-ffn-hidden-size",
     "moe-grouped-gemm",
     "use-transformer-engine-op-fuser",
     "moe-token-drop-policy", /* which tokens a capacity drops, not how many */
-    "moe-shared-expert-intermediate-size",
-    "multi-latent-attention",
-    "moe-latent-size",
     "mtp-loss-scaling-factor",
-    "q-lora-rank",
-    "kv-lora-rank",
-    "qk-head-dim",
-    "qk-pos-emb-head-dim",
-    "v-head-dim",
     "squared-relu",
     "normalization",
     "norm-epsilon",
@@ -688,8 +672,6 @@ static const char *const mg_no_effect[] = {
     "add-bias-linear",
     "add-qkv-bias",
     "qk-layernorm",
-    "vocab-size",
-    "make-vocab-size-divisible-by",
     "init-method-std",
     "attention-dropout",
     "hidden-dropout",
@@ -1314,8 +1296,10 @@ static int mg_arg(const char *key, const char *val, const char *all, unsigned nv
         return tsl_parse_u32(key, val, 1, 1u << 24, (uint32_t *)((char *)c + mg_u32[i].offset),
                              err);
     }
-    int r = mg_read(key, val, all, c, st, err);
+    int r = tsl_eval_shape_read(key, val, &c->shape, err);
     if (r <= 0)
+        return r;
+    if ((r = mg_read(key, val, all, c, st, err)) <= 0)
         return r;
     if ((why = mg_why(mg_refused, MG_N(mg_refused), key)) != NULL)
         return tsl_err_set(err, "megatron: --%s %s", key, why);

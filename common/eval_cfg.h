@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "eval_shape.h"
 #include "model.h"
 #include "plan.h"
 
@@ -115,6 +116,9 @@ typedef struct tsl_eval_cfg {
      * as Megatron infers --mtp-num-layers from it); empty, 0: none given */
     char hybrid_mtp[9];
     uint32_t hybrid_mtp_depths;
+    /* a Megatron-LM line's model shape (--hidden-size, --num-experts, ...), checked
+     * against the model (eval_shape.h); all 0: none given */
+    tsl_eval_shape_t shape;
     /* what the import read differently from the stack or left out, one note a line,
        for the person to see (tsl_eval_cfg_note) */
     char notes[1024];
@@ -136,8 +140,9 @@ int tsl_eval_cfg_plan(const tsl_eval_cfg_t *cfg, const tsl_model_t *m, uint32_t 
  * comment to the end of the line, so an `--export megatron` file reads as is).
  * Every flag is read, refused by name (one Megatron refuses, or one that changes
  * a plan in a way Tessel does not model: context or expert parallelism, ...),
- * noted (out->notes: accepted, not modelled) or on the list of flags that do not
- * change the plan (model shape, data, logging, optimizer settings); an unknown
+ * noted (out->notes: accepted, not modelled), a model-shape flag (out->shape,
+ * checked against the model by tsl_eval_cfg_plan: eval_shape.h) or on the list of
+ * flags that do not change the plan (data, logging, optimizer settings); an unknown
  * flag fails naming it. docs/tesselctl.md, "eval", lists the rules and the
  * Megatron-LM version they follow. */
 int tsl_eval_cfg_megatron(const char *args, tsl_eval_cfg_t *out, tsl_err_t *err);

@@ -23,14 +23,27 @@ int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *g, tsl_err_t *err)
     return 0;
 }
 
-uint32_t tsl_eval_doc_target(const json_t *doc)
+int tsl_eval_doc_target(const json_t *doc, uint32_t *target, tsl_err_t *err)
 {
     const json_t *req = json_object_get(doc, "request");
+    const json_t *t = json_object_get(req, "target");
+    *target = TSL_TARGET_ANY;
     if (!json_is_object(req))
-        return TSL_TARGET_ANY;
+        return 0;
+    /* a name that is none of the stacks' is a typo, not "no stack": pricing the plan
+     * without its stack's rules would answer another question */
+    if ((json_is_string(t) && tsl_target_parse(json_string_value(t), target, NULL) != 0) ||
+        (t != NULL && !json_is_string(t) && !json_is_integer(t) && !json_is_null(t)))
+        return tsl_err_set(err,
+                           "request.target: %s%.40s%s is not one of any, megatron, deepspeed, "
+                           "torchtitan, galvatron",
+                           json_is_string(t) ? "'" : "",
+                           json_is_string(t) ? json_string_value(t) : "a non-string",
+                           json_is_string(t) ? "'" : "");
     tsl_request_t r;
     tsl_request_from_json(req, &r);
-    return r.target < TSL_TARGET_COUNT ? r.target : TSL_TARGET_ANY;
+    *target = r.target < TSL_TARGET_COUNT ? r.target : TSL_TARGET_ANY;
+    return 0;
 }
 
 /* The search for the same model, cluster, budget and batch, under the stack

@@ -47,14 +47,16 @@
 int tsl_eval_plan_of_json(const json_t *doc, tsl_plan_t *given, tsl_err_t *err);
 
 /*
- * The stack a plan document was searched for: its request's target (plan_json.h:
- * by name or by number), TSL_TARGET_ANY where it names none, one this build does
- * not know, or doc is a <plan> object. Unless the request says otherwise (eval
+ * The stack a plan document was searched for, into *target: its request's target
+ * (plan_json.h: by name or by number), TSL_TARGET_ANY where it names none, a number
+ * this build does not know, or doc is a <plan> object. A name none of the stacks
+ * has (a typo: "megatorn") or a value neither a name nor a number fails naming
+ * request.target and the accepted names. Unless the request says otherwise (eval
  * --target, EvaluatePlanRequest.target_given), the plan is priced as that stack and
  * compared within its space, as `plan --target STACK` compared it — one rule for
  * `tesselctl eval --plan` and Planner.EvaluatePlan.
  */
-uint32_t tsl_eval_doc_target(const json_t *doc);
+int tsl_eval_doc_target(const json_t *doc, uint32_t *target, tsl_err_t *err);
 
 /*
  * Costs `given` (eval.h, tsl_eval_plan) on m and c under r, then, when search,

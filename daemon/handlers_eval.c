@@ -104,10 +104,14 @@ static json_t *load_plan(const char *text, tsl_err_t *err)
  * target_given): eval_doc.h tsl_eval_doc_target, `tesselctl eval --plan`'s rule, set
  * before the request is decoded, so that the model (a target's MTP depths) and the
  * switches are checked under it as Plan checks them. */
-static void doc_target(Tessel__V1__EvaluatePlanRequest *req, const json_t *doc)
+static int doc_target(Tessel__V1__EvaluatePlanRequest *req, const json_t *doc, tsl_err_t *err)
 {
+    uint32_t t = TSL_TARGET_ANY;
+    if (doc != NULL && tsl_eval_doc_target(doc, &t, err) != 0)
+        return tsl_err_prefix(err, "plan_json");
     if (doc != NULL && !req->target_given && req->request->target == TESSEL__V1__TARGET__TARGET_ANY)
-        req->request->target = (Tessel__V1__Target)tsl_eval_doc_target(doc);
+        req->request->target = (Tessel__V1__Target)t;
+    return 0;
 }
 
 /* The plan of doc into job->given; INVALID naming plan_json on failure. */
@@ -130,9 +134,9 @@ static int decode(tsl_call_t *call, Tessel__V1__EvaluatePlanRequest *req, eval_j
         return tsl_err_set(err, "request: missing; give the model, the cluster and the options");
     tsl_err_t perr = {0};
     json_t *doc = load_plan(req->plan_json, &perr);
-    doc_target(req, doc);
     int rc = -1;
-    if (tsl_search_job_decode(call, req->request, &job->s, err) != 0)
+    if (doc_target(req, doc, err) != 0 ||
+        tsl_search_job_decode(call, req->request, &job->s, err) != 0)
         goto out;
     job->no_search = req->no_search;
     if (doc == NULL) {

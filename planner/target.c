@@ -46,6 +46,14 @@ int tsl_target_parse(const char *name, uint32_t *out, tsl_err_t *err)
                        name);
 }
 
+int tsl_target_parse_flag(const char *arg, uint32_t *out, tsl_err_t *err)
+{
+    if (arg[0] == '\0')
+        return tsl_err_set(err, "target: empty; give megatron, deepspeed, torchtitan or "
+                                "galvatron (or leave --target out)");
+    return tsl_target_parse(arg, out, err);
+}
+
 const char *tsl_target_layer_kind(const tsl_target_view_t *v, uint32_t layer)
 {
     if (layer == 0)

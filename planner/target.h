@@ -61,6 +61,9 @@ typedef enum tsl_target {
 const char *tsl_target_name(uint32_t t);
 /* Case-insensitive; "any" or "" is TSL_TARGET_ANY. Fails naming the stacks. */
 int tsl_target_parse(const char *name, uint32_t *out, tsl_err_t *err);
+/* A --target flag's value (tesselctl plan and eval): as tsl_target_parse, but ""
+ * is refused: on a command line it is an unset shell variable, not a choice. */
+int tsl_target_parse_flag(const char *arg, uint32_t *out, tsl_err_t *err);
 
 /* The plan in the source model's layers (a sub-layer plan folded back). */
 typedef struct tsl_target_view {

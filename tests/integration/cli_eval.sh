@@ -186,6 +186,16 @@ timeout 300 "$CTL" eval --local --cluster 8xA100-80G --plan "$TMPD/mg.json" --ta
 rpc_to "$S" eval --model GPT2-345M --cluster 8xA100-80G --plan-json "$TMPD/mg.json" --target-given
 same_doc "EvaluatePlan with target_given at TARGET_ANY: as eval --plan --target any" "$TMPD/mg-any.json"
 expect "no target with target_given" result.target ""
+# a document's request.target that none of the stacks has (a typo) is refused naming
+# it, by tesseld too, with or without target_given (it was priced with no target)
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["request"]["target"]="megatorn"; json.dump(d,open(sys.argv[2],"w"))' \
+    "$TMPD/mg.json" "$TMPD/typo.json"
+same "a plan document's unknown request.target" 2 --cluster 8xA100-80G --plan "$TMPD/typo.json" --no-search
+for g in "" --target-given; do
+    rpc_to "$S" eval --model GPT2-345M --cluster 8xA100-80G --plan-json "$TMPD/typo.json" $g
+    expect "EvaluatePlan, an unknown request.target ${g:-(no target_given)}" code INVALID_ARGUMENT
+    expect_details "EvaluatePlan names request.target" "^plan_json: request.target: 'megatorn' is not one of any, megatron"
+done
 # the model too is built under the document's target: torchtitan leaves DeepSeek-V3's
 # MTP depth out, so the plan's 63 layers are the model's (without it, 66: refused)
 timeout 300 "$CTL" eval --local $V3 --plan "$TMPD/tt.json" --no-search --json >"$TMPD/tt-local.json" 2>/dev/null

@@ -1,0 +1,60 @@
+/*
+ * eval_shape.h — the model shape a Megatron-LM argument line states
+ * (--hidden-size, --num-experts, ...), checked against the model `tesselctl eval`
+ * prices (--model / --hf-config), so that a line written for another model is
+ * refused naming the flag instead of being priced as this one.
+ *
+ * Only what the line gives is checked (0: not given); the values are Megatron-LM's
+ * (megatron/training/arguments.py _add_network_size_args, _add_moe_args,
+ * _add_mla_args, validate_args at d98e8a6), the model's as the Megatron exporter
+ * (export_megatron.c) writes them for it.
+ */
+#ifndef TSL_EVAL_SHAPE_H
+#define TSL_EVAL_SHAPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "model.h"
+
+typedef enum tsl_eval_shape_key {
+    TSL_EVAL_SHAPE_HIDDEN = 0,   /* --hidden-size */
+    TSL_EVAL_SHAPE_FFN,          /* --ffn-hidden-size */
+    TSL_EVAL_SHAPE_HEADS,        /* --num-attention-heads */
+    TSL_EVAL_SHAPE_QUERY_GROUPS, /* --num-query-groups (read with --group-query-attention) */
+    TSL_EVAL_SHAPE_KV_CHANNELS,  /* --kv-channels */
+    TSL_EVAL_SHAPE_MAX_POS,      /* --max-position-embeddings */
+    TSL_EVAL_SHAPE_VOCAB,        /* --vocab-size (before Megatron's padding) */
+    TSL_EVAL_SHAPE_EXPERTS,      /* --num-experts */
+    TSL_EVAL_SHAPE_TOPK,         /* --moe-router-topk */
+    TSL_EVAL_SHAPE_MOE_FFN,      /* --moe-ffn-hidden-size */
+    TSL_EVAL_SHAPE_SHARED_FFN,   /* --moe-shared-expert-intermediate-size */
+    TSL_EVAL_SHAPE_MOE_LATENT,   /* --moe-latent-size */
+    TSL_EVAL_SHAPE_Q_LORA,       /* --q-lora-rank */
+    TSL_EVAL_SHAPE_KV_LORA,      /* --kv-lora-rank */
+    TSL_EVAL_SHAPE_QK_HEAD,      /* --qk-head-dim */
+    TSL_EVAL_SHAPE_QK_POS,       /* --qk-pos-emb-head-dim */
+    TSL_EVAL_SHAPE_V_HEAD,       /* --v-head-dim */
+    TSL_EVAL_SHAPE_COUNT
+} tsl_eval_shape_key_t;
+
+typedef struct tsl_eval_shape {
+    uint32_t v[TSL_EVAL_SHAPE_COUNT]; /* the line's values; 0: not given */
+    bool gqa;                         /* --group-query-attention */
+    bool mla;                         /* --multi-latent-attention */
+    uint32_t vocab_divisor;           /* --make-vocab-size-divisible-by; 0: 128 */
+} tsl_eval_shape_t;
+
+/* Reads "--key val" into sh when key is a shape flag (0); 1 when it is not one;
+ * -1 with err naming the flag for a bad value (a count must be a positive
+ * integer; a switch takes no value). */
+int tsl_eval_shape_read(const char *key, const char *val, tsl_eval_shape_t *sh, tsl_err_t *err);
+
+/* Checks sh against m, whose Transformer layers run tp-way tensor parallel (the
+ * vocabulary's padding): 0, or -1 with err naming the first flag that differs,
+ * the line's value and the model's. */
+int tsl_eval_shape_check(const tsl_eval_shape_t *sh, const tsl_model_t *m, uint32_t tp,
+                         tsl_err_t *err);
+
+#endif

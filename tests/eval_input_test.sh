@@ -1,0 +1,108 @@
+#!/bin/bash
+# `tesselctl eval`'s inputs refused naming what is wrong (exit 2), never priced as
+# something else: a Megatron-LM line written for another model, a plan document's
+# unknown target, a plan file that cannot be read, an empty --server.
+set -u
+# shellcheck source=cli_lib.sh
+source "$(dirname "$0")/cli_lib.sh" "$1"
+
+# ---- a Megatron-LM line's model shape against --model (common/eval_shape.c) ----
+# The line `plan --local --model Mixtral-8x7B ... --target megatron --export megatron`
+# writes (its parallel part, then the model's shape); a later flag wins, as argparse.
+mix="--model Mixtral-8x7B --cluster 4x8xH100-80G:8xib400 --no-search"
+mixpar="--tensor-model-parallel-size 1 --pipeline-model-parallel-size 2 --micro-batch-size 1
+--global-batch-size 1024 --use-distributed-optimizer --expert-model-parallel-size 8
+--expert-tensor-parallel-size 1 --moe-grouped-gemm --moe-token-dispatcher-type alltoall --bf16"
+mixshape="--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32
+--seq-length 4096 --max-position-embeddings 4096 --group-query-attention --num-query-groups 8
+--position-embedding-type rope --swiglu --normalization RMSNorm --disable-bias-linear
+--num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 14336
+--untie-embeddings-and-output-weights --vocab-size 32000"
+mg_mix() { expect "$1" "$2" eval $mix --megatron-args "$mixpar $mixshape $3"; }
+mg_mix 0 "" ""
+grep -q "dp16+zero1 ×17" "$out" && ok || bad "Mixtral's own line: $(cat "$out")"
+# Mixtral's: h 4096, 32 heads of 128 over 8 K/V groups, 8 experts of 14336, top-2,
+# vocabulary 32000 (Mixtral-8x7B's config.json)
+mg_mix 2 "megatron: --hidden-size 1024: the model Mixtral-8x7B has 4096" \
+    "--num-experts 64 --hidden-size 1024 --moe-router-topk 4"
+mg_mix 2 "megatron: --num-experts 64: the model Mixtral-8x7B has 8" "--num-experts 64"
+mg_mix 2 "megatron: --moe-router-topk 4: the model Mixtral-8x7B has 2" "--moe-router-topk 4"
+mg_mix 2 "megatron: --num-attention-heads 64: the model Mixtral-8x7B has 32" "--num-attention-heads 64"
+mg_mix 2 "megatron: --num-query-groups 4: the model Mixtral-8x7B has 8" "--num-query-groups 4"
+mg_mix 2 "megatron: --kv-channels 64: the model Mixtral-8x7B has 128" "--kv-channels 64"
+mg_mix 0 "" "--kv-channels 128"
+mg_mix 2 "megatron: --moe-ffn-hidden-size 1408: the model Mixtral-8x7B has 14336" \
+    "--moe-ffn-hidden-size 1408"
+mg_mix 2 "megatron: --moe-shared-expert-intermediate-size 2816: the model Mixtral-8x7B has none" \
+    "--moe-shared-expert-intermediate-size 2816"
+mg_mix 2 "megatron: --multi-latent-attention: the model Mixtral-8x7B has none" \
+    "--multi-latent-attention"
+# validate_args: max_position_embeddings >= seq_length (4096 here)
+mg_mix 2 "megatron: --max-position-embeddings 2048: below the sequence length 4096" \
+    "--max-position-embeddings 2048"
+mg_mix 0 "" "--max-position-embeddings 32768"
+# DeepSeek-V3's 129280 tokens pad (128 x TP 1) to 129280, Mixtral's 32000 to 32000;
+# 31999 pads to 32000 as well: the same table
+mg_mix 2 "megatron: --vocab-size 129280: the model Mixtral-8x7B has 32000 tokens" "--vocab-size 129280"
+mg_mix 0 "" "--vocab-size 31999"
+# without --group-query-attention Megatron-LM builds a K/V head per query head
+expect 2 "megatron: --group-query-attention not given (Megatron-LM builds 32 K/V heads, one per query head): the model Mixtral-8x7B has 8" \
+    eval $mix --megatron-args "$mixpar ${mixshape/--group-query-attention/}"
+# a dense model: GPT2-345M (h 1024, f 4096, 16 heads, 1024 learned positions)
+gpt="--model GPT2-345M --cluster 8xA100-80G --no-search"
+gptpar="--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 32 --bf16"
+expect 0 "" eval $gpt --megatron-args "$gptpar --num-layers 24 --hidden-size 1024 --ffn-hidden-size 4096 --num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024"
+expect 2 "megatron: --ffn-hidden-size 3072: the model GPT2-345M has 4096" \
+    eval $gpt --megatron-args "$gptpar --ffn-hidden-size 3072"
+expect 2 "megatron: --num-experts 8: the model GPT2-345M has none" \
+    eval $gpt --megatron-args "$gptpar --num-experts 8"
+expect 2 "megatron: --max-position-embeddings 2048: the model GPT2-345M has 1024 learned positions" \
+    eval $gpt --megatron-args "$gptpar --max-position-embeddings 2048"
+expect 2 "hidden-size: missing number" eval $gpt --megatron-args "$gptpar --hidden-size ''"
+
+# ---- a plan document's request.target (common/eval_doc.c) and --target ----
+expect 0 "" plan --local --model GPT2-345M --cluster 8xA100-80G --batch 32 --no-baselines --target megatron --json
+cp "$out" "$dir/plan.json"
+settarget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["request"]["target"]=json.loads(sys.argv[3]); json.dump(d,open(sys.argv[2],"w"))' "$dir/plan.json" "$dir/t.json" "$1"; }
+settarget '"megatorn"'
+expect 2 "plan: $dir/t.json: request.target: 'megatorn' is not one of any, megatron, deepspeed, torchtitan, galvatron" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+# checked under --target too: the document is wrong whichever stack prices it
+expect 2 "request.target: 'megatorn' is not one of" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search --target megatron
+settarget '[1]'
+expect 2 "request.target: a non-string is not one of any, megatron" \
+    eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+# the names, either case, and the numbers plan --json writes read as before
+for t in '"any"' '"Megatron"' '1' 'null'; do
+    settarget "$t"
+    expect 0 "" eval --cluster 8xA100-80G --plan "$dir/t.json" --no-search
+done
+# --target "" is an unset shell variable, as plan refuses it
+expect 2 "target: empty; give megatron, deepspeed, torchtitan or galvatron (or leave --target out)" \
+    eval --cluster 8xA100-80G --plan "$dir/plan.json" --no-search --target ""
+expect 2 "target: empty; give megatron" plan --local --model GPT2-345M --cluster 8xA100-80G --target ""
+
+# ---- --plan FILE that cannot be read: why, before JSON's complaint ----
+expect 2 "tesselctl: eval: plan: cannot open $dir/none.json: No such file or directory" \
+    eval --cluster 8xA100-80G --plan "$dir/none.json"
+mkdir "$dir/adir"
+expect 2 "tesselctl: eval: plan: $dir/adir: is a directory" eval --cluster 8xA100-80G --plan "$dir/adir"
+printf '{"plan": ' >"$dir/cut.json"
+expect 2 "plan: $dir/cut.json: line 1: " eval --cluster 8xA100-80G --plan "$dir/cut.json"
+
+# ---- --server "": refused by the one parser every subcommand shares, before any
+# connection (not the default socket) ----
+srv="--server: empty; give unix:/path or host:port"
+expect 2 "$srv" --server "" health
+expect 2 "$srv" health --server ""
+expect 2 "$srv" plan --server "" --model GPT2-345M --cluster 8xA100-80G
+expect 2 "$srv" eval --server "" --model GPT2-345M --cluster 8xA100-80G --tp 2
+expect 2 "$srv" plans list --server ""
+expect 2 "$srv" plans show --server "" 0123456789abcdef
+expect 2 "$srv" workers --server ""
+expect 2 "$srv" profiles --server ""
+expect 2 "$srv" trial list --server ""
+
+echo "eval_input_test: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
