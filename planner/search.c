@@ -215,7 +215,8 @@ static int validate_reserve(const tsl_request_t *r, const tsl_cluster_t *c, tsl_
                            "the memory budget given (%.1f GiB) is used as given",
                            r->mem_budget_bytes / 1073741824.0);
     uint64_t dev_mem = tsl_cluster_min_device_mem(c);
-    if (r->mem_reserve_bytes + (64ull << 20) > dev_mem)
+    /* compared against what is left, not summed: a reserve near 2^64 would wrap */
+    if (dev_mem < (64ull << 20) || r->mem_reserve_bytes > dev_mem - (64ull << 20))
         return tsl_err_set(err,
                            "memory_reserve: %.2f GiB leaves less than 64M of the %.2f GiB "
                            "of the smallest device",
