@@ -325,6 +325,40 @@ static int validate_expert_ranks(const tsl_request_t *r, const tsl_cluster_t *c,
     return 0;
 }
 
+/* A fixed CP degree (cost.h tsl_cost_cp_group, tsl_cost_cp_fits): its ranks are
+ * data-parallel ranks of each stage, so cp divides the devices, and each rank
+ * holds two chunks of every attention layer's sequence (causal load balancing).
+ * Said here, where the search would only find that no batch splits. */
+static int validate_cp(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
+                       tsl_err_t *err)
+{
+    if (r->cp <= 1)
+        return 0;
+    if (c->n_devices % r->cp != 0)
+        return tsl_err_set(err,
+                           "cp: %u does not divide the %u devices; the CP ranks are "
+                           "data-parallel ranks of a stage",
+                           r->cp, c->n_devices);
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        const tsl_layer_t *l = &m->layers[i];
+        bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
+                    l->kind == TSL_LAYER_ATTENTION;
+        uint32_t chunks = attn ? 2 * r->cp : r->cp;
+        if (l->kind == TSL_LAYER_MAMBA)
+            return tsl_err_set(err,
+                               "cp: %u with %s's Mamba layer %u, which Tessel prices "
+                               "without context parallelism",
+                               r->cp, m->name, i);
+        if (l->seq_len % chunks != 0)
+            return tsl_err_set(err,
+                               "cp: %u does not split layer %u's sequence of %u tokens into %u "
+                               "equal chunks (%s)",
+                               r->cp, i, l->seq_len, chunks,
+                               attn ? "two per CP rank, causal load balancing" : "one per CP rank");
+    }
+    return 0;
+}
+
 /* The MTP switches (mtp.h): at most TSL_MTP_MAX_DEPTHS depths, not with no_mtp,
  * and explicit depths only under a stack that trains them (target.h). */
 static int mtp_request_check(const tsl_request_t *r, tsl_err_t *err)
@@ -355,7 +389,8 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     if (r->mem_budget_bytes != 0 && r->mem_budget_bytes < (64ull << 20))
         return tsl_err_set(err, "memory: %llu bytes is too small a budget; give at least 64M",
                            (unsigned long long)r->mem_budget_bytes);
-    if (validate_reserve(r, c, err) != 0 || validate_expert_ranks(r, c, err) != 0)
+    if (validate_reserve(r, c, err) != 0 || validate_expert_ranks(r, c, err) != 0 ||
+        validate_cp(r, m, c, err) != 0)
         return -1;
     if (r->pp && (c->n_devices % r->pp != 0 || r->pp > m->n_layers || r->pp > TSL_PLAN_MAX_STAGES))
         return tsl_err_set(err,

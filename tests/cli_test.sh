@@ -310,6 +310,10 @@ rm -rf "$tt"
 # a stack without CP refuses it by name; a short sequence keeps cp 1 without a word
 expect 4 "cp: deepspeed: Tessel exports no context parallelism" plan --local $long --target deepspeed --cp 4
 expect 2 "cp: --cp 4 with --no-cp" plan --local $long --cp 4 --no-cp
+# a CP degree no plan can take says so by name, not as a batch that does not split:
+# 3 divides neither the 32 devices nor the 4096 tokens of the layers (seq_len 4096 here)
+expect 2 "cp: 3 does not divide the 32 devices" plan --local $llama --cluster 4x8xH100-80G:8xib400 --no-baselines --cp 3
+expect 2 "cp: 3 does not split layer 0's sequence of 4096 tokens" plan --local $llama --cluster 3x8xH100-80G:8xib400 --no-baselines --cp 3
 expect 0 "" plan --local $llama --seq-len 4096 --cluster 4x8xH100-80G:8xib400 --no-baselines
 ! grep -q "context:\|cp why:" "$out" && ok || bad "short sequence mentions CP: $(grep cp "$out")"
 
