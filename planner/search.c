@@ -79,10 +79,38 @@ bool tsl_moe_switch_note(const tsl_request_t *r, const tsl_model_t *m, char *buf
     return why != NULL;
 }
 
+/* The count fields' ranges (request_fields.h min..max, 0 unset): tesselctl's
+ * options hold them at parse time, a gRPC or JSON request only here, which both
+ * paths pass through. */
+static bool uint_out_of_range(uint32_t v, uint32_t min, uint32_t max)
+{
+    return max != 0 && v != 0 && (v < min || v > max);
+}
+#define BOUND_UINT(v, min, max, proto)                                                             \
+    if (uint_out_of_range(v, min, max))                                                            \
+        return tsl_err_set(err, "%s: %u is out of range; give %u..%u, or 0 for the default",       \
+                           proto, (unsigned)(v), (unsigned)(min), (unsigned)(max));
+#define BOUND_BOOL(v, min, max, proto)
+#define BOUND_BYTES(v, min, max, proto)
+#define BOUND_TARGET(v, min, max, proto)
+#define BOUND_REAL(v, min, max, proto)
+#define BOUND_MODULES(v, min, max, proto)
+#define BOUND_LOSS(v, min, max, proto)
+static int request_bounds_check(const tsl_request_t *r, tsl_err_t *err)
+{
+#define BOUND_FIELD_(name, kind, flag, metavar, min, max, help, proto, json)                       \
+    BOUND_##kind(r->name, min, max, proto)
+    TSL_REQUEST_FIELDS(BOUND_FIELD_)
+#undef BOUND_FIELD_
+    return 0;
+}
+
 /* The precision and overlap switches: values the cost model has, not both ways
  * at once, and what the target's stack accepts. */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
 {
+    if (request_bounds_check(r, err) != 0)
+        return -1;
     if (r->grad_reduce_bytes && r->grad_reduce_bytes != 2 && r->grad_reduce_bytes != 4)
         return tsl_err_set(err, "grad_reduce_bytes: %u is not 2 (bf16) or 4 (fp32)",
                            r->grad_reduce_bytes);
@@ -215,7 +243,8 @@ static int validate_reserve(const tsl_request_t *r, const tsl_cluster_t *c, tsl_
                            "the memory budget given (%.1f GiB) is used as given",
                            r->mem_budget_bytes / 1073741824.0);
     uint64_t dev_mem = tsl_cluster_min_device_mem(c);
-    if (r->mem_reserve_bytes + (64ull << 20) > dev_mem)
+    /* compared against what is left, not summed: a reserve near 2^64 would wrap */
+    if (dev_mem < (64ull << 20) || r->mem_reserve_bytes > dev_mem - (64ull << 20))
         return tsl_err_set(err,
                            "memory_reserve: %.2f GiB leaves less than 64M of the %.2f GiB "
                            "of the smallest device",
@@ -324,13 +353,51 @@ static int validate_expert_ranks(const tsl_request_t *r, const tsl_cluster_t *c,
     return 0;
 }
 
+/* A fixed CP degree (cost.h tsl_cost_cp_group, tsl_cost_cp_fits): its ranks are
+ * data-parallel ranks of each stage, so cp divides the devices, and each rank
+ * holds two chunks of every attention layer's sequence (causal load balancing).
+ * Said here, where the search would only find that no batch splits. */
+static int validate_cp(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
+                       tsl_err_t *err)
+{
+    if (r->cp <= 1)
+        return 0;
+    if (c->n_devices % r->cp != 0)
+        return tsl_err_set(err,
+                           "cp: %u does not divide the %u devices; the CP ranks are "
+                           "data-parallel ranks of a stage",
+                           r->cp, c->n_devices);
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        const tsl_layer_t *l = &m->layers[i];
+        bool attn = l->kind == TSL_LAYER_ENCODER || l->kind == TSL_LAYER_DECODER ||
+                    l->kind == TSL_LAYER_ATTENTION;
+        uint32_t chunks = attn ? 2 * r->cp : r->cp;
+        if (l->kind == TSL_LAYER_MAMBA)
+            return tsl_err_set(err,
+                               "cp: %u with %s's Mamba layer %u, which Tessel prices "
+                               "without context parallelism",
+                               r->cp, m->name, i);
+        if (l->seq_len % chunks != 0)
+            return tsl_err_set(err,
+                               "cp: %u does not split layer %u's sequence of %u tokens into %u "
+                               "equal chunks (%s)",
+                               r->cp, i, l->seq_len, chunks,
+                               attn ? "two per CP rank, causal load balancing" : "one per CP rank");
+    }
+    return 0;
+}
+
 /* The MTP switches (mtp.h): at most TSL_MTP_MAX_DEPTHS depths, not with no_mtp,
  * and explicit depths only under a stack that trains them (target.h). */
 static int mtp_request_check(const tsl_request_t *r, tsl_err_t *err)
 {
-    if (r->mtp_layers > TSL_MTP_MAX_DEPTHS || (r->mtp_layers && r->no_mtp))
-        return tsl_err_set(err, "mtp_layers: %u with no_mtp %s: give 1..%u depths, or no_mtp alone",
-                           r->mtp_layers, r->no_mtp ? "set" : "unset", TSL_MTP_MAX_DEPTHS);
+    if (r->mtp_layers > TSL_MTP_MAX_DEPTHS)
+        return tsl_err_set(err, "mtp_layers: %u is out of range; give 1..%u, or 0 for the default",
+                           r->mtp_layers, TSL_MTP_MAX_DEPTHS);
+    if (r->mtp_layers && r->no_mtp)
+        return tsl_err_set(err,
+                           "mtp_layers: %u with no_mtp set: give the depths or no_mtp, not both",
+                           r->mtp_layers);
     if (r->target && r->target < TSL_TARGET_COUNT &&
         tsl_target_mtp_ok(r->target, r->mtp_layers, r->pp, r->cp, err) != 0)
         return -1;
@@ -340,6 +407,8 @@ static int mtp_request_check(const tsl_request_t *r, tsl_err_t *err)
 int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl_cluster_t *c,
                          tsl_err_t *err)
 {
+    if (request_bounds_check(r, err) != 0)
+        return -1;
     if (tsl_model_validate(m, err) != 0 || tsl_model_check_priced(m, err) != 0 ||
         validate_moe(r, m, err) != 0)
         return -1;
@@ -354,7 +423,8 @@ int tsl_request_validate(const tsl_request_t *r, const tsl_model_t *m, const tsl
     if (r->mem_budget_bytes != 0 && r->mem_budget_bytes < (64ull << 20))
         return tsl_err_set(err, "memory: %llu bytes is too small a budget; give at least 64M",
                            (unsigned long long)r->mem_budget_bytes);
-    if (validate_reserve(r, c, err) != 0 || validate_expert_ranks(r, c, err) != 0)
+    if (validate_reserve(r, c, err) != 0 || validate_expert_ranks(r, c, err) != 0 ||
+        validate_cp(r, m, c, err) != 0)
         return -1;
     if (r->pp && (c->n_devices % r->pp != 0 || r->pp > m->n_layers || r->pp > TSL_PLAN_MAX_STAGES))
         return tsl_err_set(err,
@@ -1049,7 +1119,7 @@ int tsl_search(const tsl_model_t *m, const tsl_cluster_t *c, const tsl_request_t
     tsl_model_t own = {0};
     const tsl_model_t *sm = m;
     int rc = TSL_SEARCH_ERR;
-    if (mtp_request_check(r, err) != 0)
+    if (request_bounds_check(r, err) != 0 || mtp_request_check(r, err) != 0)
         return TSL_SEARCH_ERR;
     tsl_model_switches_t sw = tsl_request_model_switches(r);
     if (tsl_model_for_request(m, &sw, &own, &sm, err) == 0 &&

@@ -22,7 +22,8 @@
  *               stages of equal layer counts (embedding and head count); CKPT of
  *               all Transformer layers or none; plain 1F1B.
  *   torchtitan  one strategy on its mesh (tp innermost, then dp_shard, then
- *               dp_replicate); no ZeRO-1/2 on replicas; whole-layer stages, the
+ *               dp_replicate); no ZeRO-1/2 on replicas; CP ranks sharded (SDP:
+ *               its FSDP mesh is dp_shard x cp); whole-layer stages, the
  *               head never alone; CKPT full or none; 1F1B, ZBV, DualPipeV; MoE
  *               layers with the experts laid out as its sparse mesh does
  *               (tsl_target_torchtitan_experts).

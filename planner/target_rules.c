@@ -443,6 +443,18 @@ static int check_torchtitan(const tsl_target_view_t *v, tsl_err_t *err)
                             "context parallelism (models/deepseek_v3/mtp.py: \"MTP does not "
                             "support pipeline parallelism yet\"); the plan has pp %u, cp %u",
                             tsl_mtp_depths(v->model), v->pp, u.cp);
+    /* ParallelDims (distributed/parallel_dims.py): fsdp_enabled = dp_shard_enabled
+     * or cp_enabled, and the FSDP mesh is dp_shard x cp: torchtitan shards the model
+     * over the CP ranks. Tessel's CP ranks sit in the innermost data level (cost.h),
+     * so a plan whose CP ranks are replicas (DP) is not the plan torchtitan runs,
+     * and eval --torchtitan would read its export back sharded. */
+    if (u.cp > 1 && tsl_strategy_degree(&u.s, TSL_DIM_SDP) <= 1)
+        return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                            "torchtitan: %s replicates the model over its %u context-parallel "
+                            "ranks (cp %u in DP); torchtitan FSDP-shards over dp_shard x cp "
+                            "(ParallelDims: fsdp_enabled = dp_shard_enabled or cp_enabled): "
+                            "shard the CP ranks (sdp) instead",
+                            tsl_target_strategy_str(&u.s, b), u.cp, u.cp);
     for (uint32_t s = 1; s < v->pp; s++)
         if (v->stage_first[s] > v->n_blocks)
             return tsl_err_setc(err, TSL_E_UNSUPPORTED,

@@ -291,10 +291,29 @@ want=$(grep "predicted:" "$out")
 expect 0 "" eval --local $llama --seq-len 131072 --cluster 4x8xH100-80G:8xib400 --no-search --torchtitan "$tt/plan.py"
 [ "$(grep "predicted:" "$out")" = "$want" ] && ok ||
     bad "torchtitan CP round trip: '$want' vs '$(grep "predicted:" "$out")'"
+# torchtitan FSDP-shards over the CP ranks (ParallelDims: fsdp_enabled = dp_shard_enabled
+# or cp_enabled): its plans at cp 2 are sharded, and the export reads back to the same
+# time and memory (the plan was tp2-dp2+sp, read back as tp2-sdp2+sp: 3.79 s vs 3.97 s)
+short="--model Llama3-8B --cluster 2x8xH100-80G:ib400 --no-baselines --batch 64 --cp 2"
+"$ctl" plan --local $short --target torchtitan --export torchtitan >"$tt/plan.py" 2>"$err" || true
+expect 0 "" plan --local $short --target torchtitan
+want=$(grep -E "predicted:|memory:" "$out")
+grep -qE "layers: .*sdp[0-9]" "$out" && ! grep -qE "layers: .*[ -]dp[0-9]" "$out" && ok ||
+    bad "torchtitan at cp 2 with replicated CP ranks: $(grep layers: "$out")"
+expect 0 "" eval --local --model Llama3-8B --cluster 2x8xH100-80G:ib400 --no-search --torchtitan "$tt/plan.py"
+[ -n "$want" ] && [ "$(grep -E "predicted:|memory:" "$out")" = "$want" ] && ok ||
+    bad "torchtitan cp 2 round trip: '$want' vs '$(grep -E "predicted:|memory:" "$out")'"
+expect 4 "torchtitan: tp2-dp2 replicates the model over its 2 context-parallel ranks" \
+    eval --local --model Llama3-8B --cluster 2x8xH100-80G:ib400 --tp 2 --dp 1 --pp 4 --cp 2 \
+    --batch 64 --target torchtitan
 rm -rf "$tt"
 # a stack without CP refuses it by name; a short sequence keeps cp 1 without a word
 expect 4 "cp: deepspeed: Tessel exports no context parallelism" plan --local $long --target deepspeed --cp 4
 expect 2 "cp: --cp 4 with --no-cp" plan --local $long --cp 4 --no-cp
+# a CP degree no plan can take says so by name, not as a batch that does not split:
+# 3 divides neither the 32 devices nor the 4096 tokens of the layers (seq_len 4096 here)
+expect 2 "cp: 3 does not divide the 32 devices" plan --local $llama --cluster 4x8xH100-80G:8xib400 --no-baselines --cp 3
+expect 2 "cp: 3 does not split layer 0's sequence of 4096 tokens" plan --local $llama --cluster 3x8xH100-80G:8xib400 --no-baselines --cp 3
 expect 0 "" plan --local $llama --seq-len 4096 --cluster 4x8xH100-80G:8xib400 --no-baselines
 ! grep -q "context:\|cp why:" "$out" && ok || bad "short sequence mentions CP: $(grep cp "$out")"
 

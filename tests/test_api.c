@@ -497,6 +497,9 @@ static void test_decode_mtp(void)
           "%s", err.msg);
     decode_mtp(17, false, "GPT2-345M", 1000, &in, &err);
     CHECK(strstr(err.msg, "mtp_layers: 17"), "%s", err.msg);
+    /* the range named plainly (it read "with no_mtp unset: give 1..16 depths") */
+    decode_mtp(1000, false, "GPT2-345M", 1000, &in, &err);
+    CHECK(strstr(err.msg, "mtp_layers: 1000 is out of range; give 1..16"), "%s", err.msg);
     decode_mtp(1, true, "GPT2-345M", 1000, &in, &err);
     CHECK(strstr(err.msg, "mtp_layers: 1 with no_mtp set"), "%s", err.msg);
     decode_mtp(1, false, "Nemotron-3-Nano", 1000, &in, &err);
@@ -504,6 +507,33 @@ static void test_decode_mtp(void)
     decode_mtp(0, true, "GPT2-345M", 1000, &in, &err);
     CHECK(err.msg[0] == '\0' && in.model.n_layers == 26, "no_mtp on a model without: %s", err.msg);
     tsl_plan_input_free(&in);
+}
+
+/* A count field holds tesselctl's range over gRPC too (request_fields.h, checked in
+ * tsl_request_validate): vp_group 2^32 - 1 planned, where --vp-group stops at 4096. */
+static void test_decode_bounds(void)
+{
+    Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
+    req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET;
+    req.model_preset = (char *)"GPT2-345M";
+    req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
+    req.cluster_spec = (char *)"8xA100-80G";
+    req.global_batch = 16;
+    tsl_request_limits_t lim = {.max_batch = 4096, .max_layers = 1000, .max_devices = 64};
+    tsl_plan_input_t in;
+    tsl_err_t err;
+    uint32_t vp[] = {4294967295u, 4097u, 4096u};
+    for (unsigned i = 0; i < 3; i++) {
+        req.vp_group = vp[i];
+        memset(&in, 0, sizeof in);
+        memset(&err, 0, sizeof err);
+        int rc = tsl_plan_request_decode(&req, &lim, &in, &err);
+        char want[64];
+        snprintf(want, sizeof want, "vp_group: %u is out of range; give 1..4096", vp[i]);
+        CHECK(vp[i] > 4096 ? rc != 0 && strstr(err.msg, want) != NULL : rc == 0, "vp_group %u: %s",
+              vp[i], err.msg);
+        tsl_plan_input_free(&in);
+    }
 }
 
 /* memory_reserve_bytes is kept back on every device, so at most what a device
@@ -606,6 +636,7 @@ int main(void)
     test_profile_outliers();
     test_bounds();
     test_decode_mtp();
+    test_decode_bounds();
     test_decode_reserve();
     test_decode_target_mtp();
     return CHECK_DONE();

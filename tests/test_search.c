@@ -247,6 +247,11 @@ static void test_request_validation(void)
     r.mem_reserve_bytes = 40ull << 30;
     CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 && strstr(err.msg, "memory_reserve"),
           "a reserve of the whole device: %s", err.msg);
+    /* 2^64 - 32 MiB: summed with the 64 MiB kept it wrapped to 32 MiB and passed */
+    tsl_request_init(&r);
+    r.mem_reserve_bytes = UINT64_MAX - (32ull << 20) + 1;
+    CHECK(tsl_request_validate(&r, &m, &c, &err) != 0 && strstr(err.msg, "memory_reserve"),
+          "a reserve near 2^64 wraps: %s", err.msg);
 
     char a[17], b[17];
     tsl_request_init(&r);
