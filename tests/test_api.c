@@ -452,6 +452,18 @@ static void test_bounds(void)
     tsl_cluster_free(&c);
 }
 
+/* A PlanRequest for a preset on 8xA100-80G, batch 16, that the decode tests vary. */
+static Tessel__V1__PlanRequest preset_request(const char *preset)
+{
+    Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
+    req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET;
+    req.model_preset = (char *)preset;
+    req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
+    req.cluster_spec = (char *)"8xA100-80G";
+    req.global_batch = 16;
+    return req;
+}
+
 /* A PlanRequest's MTP switches decoded as plan --local applies them: GPT2-345M (26
  * layers) with 2 depths of its own copy of the last block has 26 + 2 x (entry, block,
  * head copy) = 32 layers, the fingerprint plan --local computes on that model, and
@@ -460,12 +472,7 @@ static void test_bounds(void)
 static void decode_mtp(uint32_t depths, bool no_mtp, const char *preset, uint32_t max_layers,
                        tsl_plan_input_t *in, tsl_err_t *err)
 {
-    Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
-    req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET;
-    req.model_preset = (char *)preset;
-    req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
-    req.cluster_spec = (char *)"8xA100-80G";
-    req.global_batch = 16;
+    Tessel__V1__PlanRequest req = preset_request(preset);
     req.mtp_layers = depths;
     req.no_mtp = no_mtp;
     tsl_request_limits_t lim = {.max_batch = 4096, .max_layers = max_layers, .max_devices = 64};
@@ -513,12 +520,7 @@ static void test_decode_mtp(void)
  * tsl_request_validate): vp_group 2^32 - 1 planned, where --vp-group stops at 4096. */
 static void test_decode_bounds(void)
 {
-    Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
-    req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET;
-    req.model_preset = (char *)"GPT2-345M";
-    req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
-    req.cluster_spec = (char *)"8xA100-80G";
-    req.global_batch = 16;
+    Tessel__V1__PlanRequest req = preset_request("GPT2-345M");
     tsl_request_limits_t lim = {.max_batch = 4096, .max_layers = 1000, .max_devices = 64};
     tsl_plan_input_t in;
     tsl_err_t err;
@@ -544,12 +546,7 @@ static void test_decode_reserve(void)
 {
     const uint64_t bad[] = {UINT64_MAX, UINT64_MAX - (32ull << 20), (16384ull << 30) + 1};
     for (int k = 0; k < 4; k++) {
-        Tessel__V1__PlanRequest req = TESSEL__V1__PLAN_REQUEST__INIT;
-        req.model_case = TESSEL__V1__PLAN_REQUEST__MODEL_MODEL_PRESET;
-        req.model_preset = (char *)"GPT2-345M";
-        req.cluster_case = TESSEL__V1__PLAN_REQUEST__CLUSTER_CLUSTER_SPEC;
-        req.cluster_spec = (char *)"8xA100-80G";
-        req.global_batch = 16;
+        Tessel__V1__PlanRequest req = preset_request("GPT2-345M");
         req.memory_reserve_bytes = k < 3 ? bad[k] : 2ull << 30;
         tsl_request_limits_t lim = {.max_batch = 4096, .max_layers = 1000, .max_devices = 64};
         tsl_plan_input_t in;
