@@ -36,7 +36,10 @@ static void print_notes(const tsl_eval_cfg_t *cfg)
 }
 
 /* The --plan document; a path that cannot be opened says why (errno), and a
- * directory, which opens but reads as nothing, says so before JSON would. */
+ * directory, which opens but reads as nothing, says so before JSON would. A key
+ * given twice is refused, as EvaluatePlan refuses it in plan_json
+ * (handlers_eval.c): otherwise the last would silently win here, and the remote
+ * mode, which sends the document as read here, would never see the second. */
 static json_t *load_plan_doc(const char *path, tsl_err_t *err)
 {
     FILE *f = fopen(path, "r");
@@ -51,7 +54,7 @@ static json_t *load_plan_doc(const char *path, tsl_err_t *err)
         tsl_err_setc(err, TSL_E_INVALID, "plan: %s: is a directory", path);
         return NULL;
     }
-    json_t *doc = json_loadf(f, 0, &je);
+    json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     fclose(f);
     if (doc == NULL)
         tsl_err_setc(err, TSL_E_INVALID, "plan: %s: line %d: %s", path, je.line, je.text);

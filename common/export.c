@@ -58,16 +58,16 @@ int tsl_export_format_parse(const char *name, tsl_export_format_t *out, tsl_err_
         }
     }
     /* the names from the two tables, so that the list never names a format
-     * this parser refuses (json and trace are its callers' own) */
+     * this parser refuses (json and trace are its callers' own); appended with
+     * the room left, so that a format added to a table cuts the list short
+     * rather than writing past it */
     char known[128] = "";
-    for (int f = 0; f < TSL_EXPORT_COUNT; f++) {
-        if (f > 0)
-            strcat(known, ", ");
-        strcat(known, formats[f].name);
-    }
-    for (size_t i = 0; i < N_VARIANTS; i++) {
-        strcat(known, ", ");
-        strcat(known, variants[i].name);
+    size_t n = 0;
+    for (size_t i = 0; i < TSL_EXPORT_COUNT + N_VARIANTS && n < sizeof known; i++) {
+        const char *nm =
+            i < TSL_EXPORT_COUNT ? formats[i].name : variants[i - TSL_EXPORT_COUNT].name;
+        int w = snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "", nm);
+        n += w > 0 ? (size_t)w : 0;
     }
     return tsl_err_set(err, "format: '%.40s' is not one of %s", name, known);
 }

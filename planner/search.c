@@ -105,6 +105,29 @@ static int request_bounds_check(const tsl_request_t *r, tsl_err_t *err)
     return 0;
 }
 
+/* Megatron-LM's grad buffer is its reduce's dtype (param_and_grad_buffer.py
+ * grad_dtype: fp32 under grad_reduce_in_fp32, else the parameters'), so its export
+ * refuses a plan priced with another (export_megatron.c check_knobs): refused here,
+ * before a search whose every plan the export would refuse. The reduce's bytes are
+ * the request's, else the stack's default (tsl_target_knobs: 4). */
+static int megatron_grad_buf_check(const tsl_request_t *r, tsl_err_t *err)
+{
+    if (!r->grad_buf_bytes || r->target != TSL_TARGET_MEGATRON)
+        return 0;
+    tsl_cost_knobs_t k;
+    tsl_target_knobs(r->target, &k);
+    uint32_t reduce = r->grad_reduce_bytes  ? r->grad_reduce_bytes
+                      : k.grad_reduce_bytes ? k.grad_reduce_bytes
+                                            : TSL_BYTES_PER_PARAM_FP16;
+    if (r->grad_buf_bytes == reduce)
+        return 0;
+    return tsl_err_setc(err, TSL_E_UNSUPPORTED,
+                        "grad_buf_bytes: megatron: %u-byte gradients reduced in %u bytes; "
+                        "Megatron-LM's grad buffer is the reduce's dtype (give "
+                        "--grad-reduce-bytes %u, or leave --grad-buf-bytes out)",
+                        r->grad_buf_bytes, reduce, r->grad_buf_bytes);
+}
+
 /* The precision and overlap switches: values the cost model has, not both ways
  * at once, and what the target's stack accepts. */
 int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
@@ -117,6 +140,8 @@ int tsl_request_knobs_check(const tsl_request_t *r, tsl_err_t *err)
     if (r->grad_buf_bytes && r->grad_buf_bytes != 2 && r->grad_buf_bytes != 4)
         return tsl_err_set(err, "grad_buf_bytes: %u is not 2 (a 16-bit .grad) or 4 (fp32)",
                            r->grad_buf_bytes);
+    if (megatron_grad_buf_check(r, err) != 0)
+        return -1;
     if (r->overlap_grad_reduce && r->no_overlap_grad_reduce)
         return tsl_err_set(err, "overlap_grad_reduce: both on and off (--overlap-grad-reduce "
                                 "and --no-overlap-grad-reduce)");

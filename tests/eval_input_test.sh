@@ -90,6 +90,10 @@ mkdir "$dir/adir"
 expect 2 "tesselctl: eval: plan: $dir/adir: is a directory" eval --cluster 8xA100-80G --plan "$dir/adir"
 printf '{"plan": ' >"$dir/cut.json"
 expect 2 "plan: $dir/cut.json: line 1: " eval --cluster 8xA100-80G --plan "$dir/cut.json"
+# a key given twice: refused as EvaluatePlan refuses plan_json's, not the last one taken
+python3 -c 'import json,sys; t=json.dumps(json.load(open(sys.argv[1]))); open(sys.argv[2],"w").write(t[:-1] + ", \"plan\": {}}")' \
+    "$dir/plan.json" "$dir/dup.json"
+expect 2 "plan: $dir/dup.json: line 1: duplicate object key" eval --cluster 8xA100-80G --plan "$dir/dup.json"
 
 # ---- --server "": refused by the one parser every subcommand shares, before any
 # connection (not the default socket) ----

@@ -1428,6 +1428,24 @@ static void test_moe_switch_note(void)
           "overlap under deepspeed: '%s'", err.msg);
     r.target = TSL_TARGET_MEGATRON;
     CHECK(tsl_request_knobs_check(&r, &err) == 0, "overlap under megatron: %s", err.msg);
+    /* Megatron-LM's grad buffer is its reduce's dtype, as its export holds a plan to
+     * (export_megatron.c): a 2-byte buffer under its default fp32 reduce is refused
+     * before the search, not after it by the export; the reduce's own width passes */
+    tsl_request_init(&r);
+    r.target = TSL_TARGET_MEGATRON;
+    r.grad_buf_bytes = 2;
+    CHECK(tsl_request_knobs_check(&r, &err) == -1 && tsl_err_code(&err) == TSL_E_UNSUPPORTED &&
+              strstr(err.msg, "grad_buf_bytes: megatron: 2-byte gradients reduced in 4 bytes"),
+          "2-byte buffer under megatron: '%s'", err.msg);
+    r.grad_reduce_bytes = 2; /* no grad_reduce_in_fp32: a bf16 buffer, reduced so */
+    CHECK(tsl_request_knobs_check(&r, &err) == 0, "2 and 2 under megatron: %s", err.msg);
+    r.grad_reduce_bytes = 0;
+    r.grad_buf_bytes = 4;
+    CHECK(tsl_request_knobs_check(&r, &err) == 0, "4 under megatron: %s", err.msg);
+    r.grad_buf_bytes = 2;
+    r.grad_reduce_bytes = 4;
+    r.target = TSL_TARGET_DEEPSPEED; /* its fp32_allreduce over a 16-bit .grad */
+    CHECK(tsl_request_knobs_check(&r, &err) == 0, "2 over 4 under deepspeed: %s", err.msg);
     tsl_model_free(&dense);
     tsl_model_free(&moe);
 }
